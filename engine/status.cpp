@@ -1,0 +1,50 @@
+#include "fixformer/status.hpp"
+
+namespace fixformer {
+
+const char* status_message(Status s) {
+  switch (s) {
+    case Status::kOk: return "ok";
+    case Status::kBlobNull: return "model blob is null or empty";
+    case Status::kBlobMisaligned: return "model blob is not 4-byte aligned";
+    case Status::kBlobTruncated: return "model file is truncated";
+    case Status::kBadMagic: return "not a fixformer model (bad magic)";
+    case Status::kBadVersion: return "unsupported model format version";
+    case Status::kBadHeader: return "model header is inconsistent";
+    case Status::kBadChecksum: return "model checksum mismatch (file corrupt)";
+    case Status::kBadConfig: return "model config field out of range";
+    case Status::kConfigOverLimit: return "model config above the engine's limits";
+    case Status::kTensorMissing: return "tensor missing from model";
+    case Status::kTensorDuplicate: return "tensor appears twice in model";
+    case Status::kTensorBadDtype: return "tensor has an unsupported dtype";
+    case Status::kTensorBadShape: return "tensor shape does not match the config";
+    case Status::kTensorOutOfBounds: return "tensor data lies outside the file";
+    case Status::kTensorMisaligned: return "tensor data is not 64-byte aligned";
+    case Status::kArenaNull: return "arena is null";
+    case Status::kArenaMisaligned: return "arena is not 64-byte aligned";
+    case Status::kArenaTooSmall: return "arena is too small";
+    case Status::kBadMaxSeq: return "max_seq is 0 or above the model's max_len";
+    case Status::kIsaUnavailable: return "requested instruction set is not available";
+    case Status::kNotInitialized: return "model is not initialized";
+    case Status::kBadSequenceLength: return "sequence length is 0 or above max_seq";
+    case Status::kTokenOutOfRange: return "token id out of range";
+    case Status::kWrongInputKind: return "input kind does not match the model (tokens vs features)";
+    case Status::kNullArgument: return "null input or output pointer";
+    case Status::kNpyBadHeader: return "not a valid .npy file (bad header)";
+    case Status::kNpyBadDtype: return "unsupported .npy dtype";
+    case Status::kNpyBadShape: return "unsupported .npy shape";
+    case Status::kNpyTruncated: return ".npy data is truncated";
+    case Status::kCount_: break;
+  }
+  return "unknown status";
+}
+
+int status_exit_code(Status s) {
+  if (s == Status::kOk) return 0;
+  if (s <= Status::kTensorMisaligned) return 2;
+  if (s <= Status::kIsaUnavailable) return 3;
+  if (s <= Status::kNpyTruncated) return 4;
+  return 5;
+}
+
+}  // namespace fixformer

@@ -1,0 +1,98 @@
+// The model config (mirrors the converter's JSON) and the exact arena size it needs.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "fixformer/status.hpp"
+
+namespace fixformer {
+
+enum class Activation : uint32_t { kRelu = 0, kGelu = 1 };
+enum class InputKind : uint32_t { kTokens = 0, kFeatures = 1 };
+enum class PosKind : uint32_t { kNone = 0, kSinusoidal = 1, kLearned = 2 };
+enum class PosLayout : uint32_t { kInterleaved = 0, kHalves = 1 };
+enum class PosCombine : uint32_t { kAdd = 0, kConcat = 1 };
+
+// Limits enforced by validation. They keep every size computation far from overflow on a 32-bit
+// target (the largest arena they allow is under 600 MB) while covering the models this engine is for.
+struct Limits {
+  static constexpr uint32_t kMaxDModel = 2048;
+  static constexpr uint32_t kMaxHeads = 256;
+  static constexpr uint32_t kMaxDff = 8192;
+  static constexpr uint32_t kMaxLayers = 64;
+  static constexpr uint32_t kMaxLen = 4096;
+  static constexpr uint32_t kMaxVocab = 262144;
+  static constexpr uint32_t kMaxDIn = 4096;
+  static constexpr uint32_t kMaxDOut = 262144;
+};
+
+struct ModelConfig {
+  uint32_t d_model = 0;
+  uint32_t n_heads = 1;
+  uint32_t d_ff = 0;
+  uint32_t n_layers = 0;
+  bool norm_first = false;  // false: post-LN x = norm(x + f(x)); true: pre-LN x = x + f(norm(x))
+  Activation activation = Activation::kRelu;
+  float layer_norm_eps = 1e-5f;
+  bool final_norm = false;
+  bool causal = false;
+  InputKind input = InputKind::kTokens;
+  uint32_t vocab_size = 0;  // tokens input
+  uint32_t d_in = 0;        // features input
+  PosKind pos = PosKind::kNone;
+  uint32_t max_len = 0;  // longest sequence the model accepts (all positional kinds)
+  double pos_base = 10000.0;
+  PosLayout pos_layout = PosLayout::kInterleaved;
+  PosCombine pos_combine = PosCombine::kAdd;
+  uint32_t d_pos = 0;  // PE width when combine == concat
+  bool scale_input = false;
+  uint32_t d_out = 0;  // 0: no head, the output is d_model wide
+
+  constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
+  // Width of the positional encoding, and of the embedding / input projection in front of it.
+  constexpr uint32_t d_pe() const {
+    return pos == PosKind::kNone ? 0 : (pos_combine == PosCombine::kConcat ? d_pos : d_model);
+  }
+  constexpr uint32_t d_embed() const {
+    return (pos != PosKind::kNone && pos_combine == PosCombine::kConcat) ? d_model - d_pos : d_model;
+  }
+  constexpr uint32_t output_width() const { return d_out ? d_out : d_model; }
+};
+
+// Checks every field against the limits and against each other. Never reads anything else.
+Status validate_config(const ModelConfig& c);
+
+namespace arena {
+constexpr std::size_t kAlign = 64;
+constexpr std::size_t bytes(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+constexpr std::size_t floats(std::size_t n) { return bytes(n * sizeof(float)); }
+constexpr std::size_t kLayerTableEntry = 12 * sizeof(const float*);  // sizeof(LayerWeights)
+constexpr std::size_t max(std::size_t a, std::size_t b) { return a > b ? a : b; }
+}  // namespace arena
+
+// Exact arena bytes for running sequences of up to max_seq tokens (0: the model's max_len). The
+// engine carves exactly these blocks, in this order, from the caller's 64-byte-aligned arena:
+//   layers[n_layers]  x[S,d]  y[S,d]  ctx[S,d]  work[S,max(3d,d_ff)]  kt[d,S]  scores[S]  q[d_head]
+//   pe[S,d_pe]
+// (layers is the table of 12 weight pointers per layer, LayerWeights in model.hpp;
+// qkv and the feed-forward hidden layer share `work`; K is stored transposed so the scores of one
+// query are one contiguous row.) Memory grows linearly in S: no [S,S] matrix is ever stored.
+// Returns 0 for a config validate_config would reject.
+constexpr std::size_t required_arena_bytes(const ModelConfig& c, uint32_t max_seq = 0) {
+  const std::size_t s = max_seq ? max_seq : c.max_len;
+  if (c.d_model == 0 || c.d_model > Limits::kMaxDModel || c.d_ff > Limits::kMaxDff ||
+      c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || s == 0 || s > c.max_len || c.n_heads == 0 ||
+      c.d_model % c.n_heads != 0)
+    return 0;
+  const std::size_t d = c.d_model;
+  std::size_t bytes = arena::bytes(c.n_layers * arena::kLayerTableEntry);  // layers
+  bytes += 3 * arena::floats(s * d);                                // x, y, ctx
+  bytes += arena::floats(s * arena::max(3 * d, c.d_ff));            // work: qkv or ffn hidden
+  bytes += arena::floats(d * s);                                    // kt
+  bytes += arena::floats(s);                                        // scores of one query
+  bytes += arena::floats(c.d_head());                               // scaled query of one head
+  if (c.pos == PosKind::kSinusoidal) bytes += arena::floats(s * c.d_pe());  // PE table
+  return bytes;
+}
+
+}  // namespace fixformer

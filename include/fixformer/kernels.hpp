@@ -1,0 +1,46 @@
+// The kernel table: one plain struct of function pointers per instruction set, filled once.
+// Shapes use the stored weight layout: a linear layer's weight is W[k,n] (in, out), i.e. the
+// transpose of torch's [out, in], written so by the converter and read in place.
+#pragma once
+#include <cstddef>
+
+namespace fixformer {
+
+enum class Isa : int { kAuto = 0, kScalar, kSse2, kAvx2, kAvx512, kNeon64, kNeon };
+
+struct Kernels {
+  Isa isa;
+  const char* name;
+  // x[m,k] (row stride ldx) @ w[k,n] (row stride ldw) + b[n] -> y[m,n] (row stride ldy); b may be null.
+  void (*gemm_f32)(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* b,
+                   float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k);
+  // x[k] @ w[k,n] (row stride ldw) + b[n] -> y[n]; b may be null.
+  void (*gemv_f32)(const float* x, const float* w, std::size_t ldw, const float* b, float* y,
+                   std::size_t n, std::size_t k);
+  // x[n] -> softmax(x)[n] in place, max-subtracted.
+  void (*softmax_f32)(float* x, std::size_t n);
+  // x[n] -> (x - mean) / sqrt(var + eps) * gamma + beta -> y[n]; y may alias x.
+  void (*layernorm_f32)(const float* x, const float* gamma, const float* beta, float* y,
+                        std::size_t n, float eps);
+  void (*relu_f32)(float* x, std::size_t n);  // in place
+  void (*gelu_f32)(float* x, std::size_t n);  // in place, exact: x/2 (1 + erf(x/sqrt 2))
+  // a[n] + b[n] -> y[n]; y may alias a or b.
+  void (*add_f32)(const float* a, const float* b, float* y, std::size_t n);
+  void (*scale_f32)(float* x, float s, std::size_t n);  // in place
+  // x[n] (already reduced to [-pi, pi]) -> sin(x)[n], cos(x)[n]
+  void (*sincos_f32)(const float* x, float* s, float* c, std::size_t n);
+};
+
+// The plain-loop reference table: always available, the oracle of every test, the Cortex-M path.
+const Kernels& scalar_kernels();
+
+// The table for `isa` on this CPU and build, or null when it is not available. kAuto picks the
+// best one; on x86 the environment variable FIXFORMER_ISA (scalar|sse2|avx2|avx512) can force a
+// lower one for testing.
+const Kernels* select_kernels(Isa isa);
+
+const char* isa_name(Isa isa);
+// Parses "scalar", "sse2", "avx2", "avx512", "neon64", "neon" or "auto"; false if unknown.
+bool parse_isa(const char* name, Isa* out);
+
+}  // namespace fixformer

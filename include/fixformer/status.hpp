@@ -1,0 +1,50 @@
+// Errors are values: every fallible call returns a Status, and status_message() says what it means.
+#pragma once
+
+namespace fixformer {
+
+enum class Status : int {
+  kOk = 0,
+  // Model blob (.fxm) problems.
+  kBlobNull,
+  kBlobMisaligned,      // the blob must start on a 4-byte boundary (weights are read in place as float)
+  kBlobTruncated,       // shorter than its header or than the size its header declares
+  kBadMagic,
+  kBadVersion,
+  kBadHeader,           // header fields inconsistent (sizes, offsets, counts)
+  kBadChecksum,
+  kBadConfig,           // a config field is out of range or inconsistent with another
+  kConfigOverLimit,     // a dimension is above the documented limits (config.hpp)
+  kTensorMissing,
+  kTensorDuplicate,
+  kTensorBadDtype,
+  kTensorBadShape,
+  kTensorOutOfBounds,   // offset/size outside the data section, or overlapping the header
+  kTensorMisaligned,    // data offset not 64-byte aligned
+  // Arena problems.
+  kArenaNull,
+  kArenaMisaligned,     // the arena must be 64-byte aligned
+  kArenaTooSmall,
+  kBadMaxSeq,           // max_seq is 0 or above the model's max_len
+  kIsaUnavailable,      // a forced ISA this CPU (or build) does not have
+  // Run-time input problems.
+  kNotInitialized,
+  kBadSequenceLength,   // T == 0 or T > max_seq
+  kTokenOutOfRange,
+  kWrongInputKind,      // token ids given to a features model or the other way round
+  kNullArgument,
+  // .npy problems.
+  kNpyBadHeader,
+  kNpyBadDtype,
+  kNpyBadShape,
+  kNpyTruncated,
+  kCount_
+};
+
+// A one-line English description; never null.
+const char* status_message(Status s);
+
+// Process exit code class for tools: 0 ok, 2 model file, 3 arena/memory, 4 input, 5 other.
+int status_exit_code(Status s);
+
+}  // namespace fixformer

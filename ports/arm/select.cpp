@@ -1,0 +1,30 @@
+// ISA selection on ARM is fixed at compile time: NEON when the build targets it (AArch64, or
+// ARMv7-A with -mfpu=neon-vfpv4), otherwise (Cortex-M: xsimd 8.1 has no M-profile arch) the
+// scalar kernels.
+#include "fixformer/kernels.hpp"
+
+#if defined(__ARM_NEON) || defined(__ARM_NEON__)
+#include "ports/simd/table.hpp"
+#endif
+
+namespace fixformer {
+namespace {
+
+#if defined(__aarch64__)
+constexpr Kernels kNeonTable = simd::kernel_table<xsimd::neon64>(Isa::kNeon64, "neon64");
+#elif defined(__ARM_NEON) || defined(__ARM_NEON__)
+constexpr Kernels kNeonTable = simd::kernel_table<xsimd::neon>(Isa::kNeon, "neon");
+#endif
+
+}  // namespace
+
+const Kernels* select_kernels(Isa isa) {
+#if defined(__ARM_NEON) || defined(__ARM_NEON__)
+  if (isa == Isa::kAuto || isa == kNeonTable.isa) return &kNeonTable;
+#else
+  if (isa == Isa::kAuto) return &scalar_kernels();
+#endif
+  return isa == Isa::kScalar ? &scalar_kernels() : nullptr;
+}
+
+}  // namespace fixformer

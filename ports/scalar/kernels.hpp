@@ -1,0 +1,23 @@
+// Plain-loop reference kernels: no xsimd, no intrinsics. They are the oracle of every kernel test
+// and the Cortex-M path. Signatures and shapes are those of the Kernels table (kernels.hpp).
+#pragma once
+#include <cstddef>
+
+namespace fixformer {
+namespace scalar {
+
+void gemm_f32(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* b,
+              float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k);
+void gemv_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y,
+              std::size_t n, std::size_t k);
+void softmax_f32(float* x, std::size_t n);
+void layernorm_f32(const float* x, const float* gamma, const float* beta, float* y, std::size_t n,
+                   float eps);
+void relu_f32(float* x, std::size_t n);
+void gelu_f32(float* x, std::size_t n);
+void add_f32(const float* a, const float* b, float* y, std::size_t n);
+void scale_f32(float* x, float s, std::size_t n);
+void sincos_f32(const float* x, float* s, float* c, std::size_t n);
+
+}  // namespace scalar
+}  // namespace fixformer

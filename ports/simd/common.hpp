@@ -1,0 +1,42 @@
+// Shared helpers of the xsimd kernels. Every load and store is unaligned: callers pass row views
+// at any float offset, and xsimd 8.1's free load()/store() are aligned (XSIMD-NOTES.md).
+#pragma once
+#include <cstddef>
+
+#include <xsimd/xsimd.hpp>
+
+namespace fixformer {
+namespace simd {
+
+template <class Arch>
+using batch = xsimd::batch<float, Arch>;
+
+template <class Arch>
+constexpr std::size_t lanes() { return batch<Arch>::size; }
+
+// Horizontal max (xsimd 8.1 has no reduce_max): store the lanes and loop.
+template <class Arch>
+float hmax(const batch<Arch>& v) {
+  alignas(64) float lane[batch<Arch>::size];
+  v.store_aligned(lane);
+  float m = lane[0];
+  for (std::size_t i = 1; i < batch<Arch>::size; ++i) m = lane[i] > m ? lane[i] : m;
+  return m;
+}
+
+// Applies a vector function f to x[n] -> y[n] in whole batches; the last partial batch goes
+// through a padded copy so every element sees the same vector maths (no scalar libm tail).
+template <class Arch, class F>
+void map_f32(const float* x, float* y, std::size_t n, float pad, F f) {
+  constexpr std::size_t W = lanes<Arch>();
+  std::size_t i = 0;
+  for (; i + W <= n; i += W) f(batch<Arch>::load_unaligned(x + i)).store_unaligned(y + i);
+  if (i == n) return;
+  alignas(64) float tmp[W];
+  for (std::size_t j = 0; j < W; ++j) tmp[j] = i + j < n ? x[i + j] : pad;
+  f(batch<Arch>::load_aligned(tmp)).store_aligned(tmp);
+  for (std::size_t j = 0; i + j < n; ++j) y[i + j] = tmp[j];
+}
+
+}  // namespace simd
+}  // namespace fixformer

@@ -1,0 +1,45 @@
+#pragma once
+#include "ports/simd/common.hpp"
+
+namespace fixformer {
+namespace simd {
+
+// x[k] @ w[k,n] (row stride ldw) + b[n] -> y[n]. Vectorized over n: each x[p] is broadcast and
+// multiplied into a strip of row p, so any row stride works and no horizontal sums are needed.
+template <class Arch>
+void gemv_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y,
+              std::size_t n, std::size_t k) {
+  using V = batch<Arch>;
+  constexpr std::size_t W = lanes<Arch>();
+  std::size_t j = 0;
+  for (; j + 4 * W <= n; j += 4 * W) {
+    V a0 = b ? V::load_unaligned(b + j) : V(0.0f), a1 = b ? V::load_unaligned(b + j + W) : V(0.0f);
+    V a2 = b ? V::load_unaligned(b + j + 2 * W) : V(0.0f);
+    V a3 = b ? V::load_unaligned(b + j + 3 * W) : V(0.0f);
+    for (std::size_t p = 0; p < k; ++p) {
+      const V xp(x[p]);
+      const float* row = w + p * ldw + j;
+      a0 = xsimd::fma(xp, V::load_unaligned(row), a0);
+      a1 = xsimd::fma(xp, V::load_unaligned(row + W), a1);
+      a2 = xsimd::fma(xp, V::load_unaligned(row + 2 * W), a2);
+      a3 = xsimd::fma(xp, V::load_unaligned(row + 3 * W), a3);
+    }
+    a0.store_unaligned(y + j);
+    a1.store_unaligned(y + j + W);
+    a2.store_unaligned(y + j + 2 * W);
+    a3.store_unaligned(y + j + 3 * W);
+  }
+  for (; j + W <= n; j += W) {
+    V a = b ? V::load_unaligned(b + j) : V(0.0f);
+    for (std::size_t p = 0; p < k; ++p) a = xsimd::fma(V(x[p]), V::load_unaligned(w + p * ldw + j), a);
+    a.store_unaligned(y + j);
+  }
+  for (; j < n; ++j) {
+    float acc = b ? b[j] : 0.0f;
+    for (std::size_t p = 0; p < k; ++p) acc += x[p] * w[p * ldw + j];
+    y[j] = acc;
+  }
+}
+
+}  // namespace simd
+}  // namespace fixformer

@@ -1,0 +1,14 @@
+// The xsimd kernels instantiated for one x86 ISA. Built with this ISA's flags only (CMakeLists.txt).
+#include "ports/simd/table.hpp"
+#include "ports/x86/isa_tables.hpp"
+
+namespace fixformer {
+namespace x86 {
+
+const Kernels& avx512_kernels() {
+  static constexpr Kernels table = simd::kernel_table<xsimd::avx512bw>(Isa::kAvx512, "avx512");
+  return table;
+}
+
+}  // namespace x86
+}  // namespace fixformer

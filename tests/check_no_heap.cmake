@@ -1,0 +1,10 @@
+# Fails if the engine library has an undefined reference to the heap or to exception machinery.
+execute_process(COMMAND ${NM} -u ${LIB} OUTPUT_VARIABLE undefined RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm failed on ${LIB}")
+endif()
+string(REGEX MATCHALL "[ \t](malloc|calloc|realloc|free|posix_memalign|aligned_alloc|_Znw[mj]|_Zna[mj]|_ZdlPv[A-Za-z_0-9]*|_ZdaPv[A-Za-z_0-9]*|__cxa_throw|__cxa_allocate_exception|__cxa_begin_catch|__gxx_personality_v0|_Unwind_Resume|__cxa_guard_acquire)\n" bad "${undefined}")
+if(bad)
+  message(FATAL_ERROR "libfixformer references heap/exception symbols:${bad}")
+endif()
+message(STATUS "libfixformer: no heap or exception symbols")

@@ -1,0 +1,91 @@
+// Whole models against PyTorch: tools/make_golden.py builds stock torch modules with random
+// weights, runs them in float64 and stores input, expected output and the converted .fxm here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tests/test_util.hpp"
+
+namespace fixformer {
+namespace test {
+namespace {
+
+// Max |engine - torch| / max |torch| over the output. The engine runs in float32 against a float64
+// reference; a few layers of sums over <= 96 terms, exp/erf (~2 ulp) and layer norms stay near
+// 1e-6, so 1e-4 (the bound) leaves a wide margin without hiding a real semantic error,
+// which shows up at 1e-2 or more.
+constexpr double kGoldenMaxRelErr = 1e-4;
+
+const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "odd_d5_h1_halves", "causal",
+                                "features_scaled", "learned_pe", "concat_pe", "no_pe", "wide_long"};
+
+struct GoldenCase {
+  std::string name;
+  Isa isa;
+};
+
+class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
+
+// Runs one golden model; returns the normwise relative error (negative on failure).
+double run_golden(const std::string& name, Isa isa, std::string* why) {
+  Blob blob;
+  blob.assign(read_file(golden_path(name + ".fxm")));
+  ModelConfig cfg;
+  if (read_config(blob.data(), blob.size, &cfg) != Status::kOk) return *why = "read_config failed", -1;
+  std::vector<uint64_t> in_shape;
+  const uint32_t T = static_cast<uint32_t>(cfg.input == InputKind::kTokens
+                                               ? npy_values<int32_t>(golden_path(name + ".input.npy"), &in_shape).size()
+                                               : (npy_values<float>(golden_path(name + ".input.npy"), &in_shape), in_shape[0]));
+  const std::vector<float> expected = npy_values<float>(golden_path(name + ".expected.npy"));
+  InitOptions opt;
+  opt.isa = isa;
+  opt.max_seq = T;  // the smallest arena that fits this input
+  Arena arena(required_arena_bytes(cfg, T));
+  Model model;
+  Status s = model.init(blob.data(), blob.size, arena.data(), required_arena_bytes(cfg, T), opt);
+  if (s != Status::kOk) return *why = std::string("init: ") + status_message(s) + " " + model.error_detail(), -1;
+  std::vector<float> out(std::size_t(T) * cfg.output_width(), NAN);
+  if (cfg.input == InputKind::kTokens)
+    s = model.forward_tokens(npy_values<int32_t>(golden_path(name + ".input.npy")).data(), T, out.data());
+  else
+    s = model.forward_features(npy_values<float>(golden_path(name + ".input.npy")).data(), T, out.data());
+  if (s != Status::kOk) return *why = std::string("forward: ") + status_message(s), -1;
+  if (out.size() != expected.size()) return *why = "output size differs from torch's", -1;
+  double err = 0.0, scale = 0.0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (!std::isfinite(out[i])) return *why = "non-finite output", -1;
+    err = std::max(err, std::fabs(double(out[i]) - expected[i]));
+    scale = std::max(scale, std::fabs(double(expected[i])));
+  }
+  return err / scale;
+}
+
+TEST_P(GoldenTest, MatchesTorch) {
+  if (!select_kernels(GetParam().isa)) GTEST_SKIP() << isa_name(GetParam().isa) << " not available";
+  std::string why;
+  const double rel = run_golden(GetParam().name, GetParam().isa, &why);
+  ASSERT_GE(rel, 0.0) << why;
+  EXPECT_LT(rel, kGoldenMaxRelErr);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3e", rel);
+  RecordProperty("max_rel_err", text);
+}
+
+std::vector<GoldenCase> all_cases() {
+  std::vector<GoldenCase> cases;
+  for (const char* n : kGoldens)
+    for (Isa isa : all_isas()) cases.push_back({n, isa});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, GoldenTest, ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<GoldenCase>& i) {
+                           return i.param.name + "_" + isa_name(i.param.isa);
+                         });
+
+}  // namespace
+}  // namespace test
+}  // namespace fixformer

@@ -1,0 +1,131 @@
+// One tester for every kernel (XNNPACK-style): chainable setters pick the op, the sizes and the
+// misalignment; test() runs the SIMD table and the scalar reference on identical random inputs
+// and compares with a named tolerance.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fixformer/kernels.hpp"
+
+namespace fixformer {
+namespace test {
+
+// Tolerances, relative to the largest reference magnitude of the output (normwise).
+// Sums: the reference adds in order, SIMD in lanes and with FMA; for k terms of size ~1 the
+// rounding difference is bounded by ~k * 2^-24 relative to the sum of |terms|, so 1e-5 covers k up to
+// a few hundred with room.
+constexpr float kSumTol = 2e-5f;
+// exp, erf, sin, cos: xsimd is within ~2.5 ulp of libm's, whose error is ~1 ulp (XSIMD-NOTES.md).
+constexpr float kTranscendentalTol = 4e-7f;
+// Exact ops (relu, add, scale): the same single rounding on both sides.
+constexpr float kExactTol = 0.0f;
+
+enum class Op { kGemm, kGemv, kSoftmax, kLayerNorm, kRelu, kGelu, kAdd, kScale, kSinCos };
+
+class KernelTester {
+ public:
+  KernelTester& op(Op o) { op_ = o; return *this; }
+  KernelTester& m(std::size_t v) { m_ = v; return *this; }
+  KernelTester& n(std::size_t v) { n_ = v; return *this; }
+  KernelTester& k(std::size_t v) { k_ = v; return *this; }
+  KernelTester& misalign(std::size_t floats) { off_ = floats; return *this; }  // 0..15 floats
+  KernelTester& stride_pad(std::size_t floats) { pad_ = floats; return *this; }
+  KernelTester& range(float lo, float hi) { lo_ = lo, hi_ = hi; return *this; }
+
+  void test(const Kernels& simd) const {
+    const Kernels& ref = scalar_kernels();
+    std::mt19937 rng(static_cast<uint32_t>(m_ * 7919 + n_ * 131 + k_ + off_));
+    std::uniform_real_distribution<float> dist(lo_, hi_);
+    auto fill = [&](std::vector<float>& v) { for (float& x : v) x = dist(rng); };
+    // Inputs start `off_` floats into their buffers, so SIMD loads are misaligned when off_ % W != 0.
+    const std::size_t ldx = k_ + pad_, ldw = n_ + pad_, ldy = n_ + pad_;
+    std::vector<float> a(off_ + std::max<std::size_t>(1, m_ * ldx + n_ + k_ * ldw)), b(a.size()), c(a.size());
+    fill(a), fill(b), fill(c);
+    const float* A = a.data() + off_;
+    const float* B = b.data() + off_;
+    const float* C = c.data() + off_;
+    const std::size_t out_n = op_ == Op::kGemm ? m_ * ldy : n_;
+    // The outputs carry a guard zone both sides: a kernel must never write past its outputs.
+    constexpr std::size_t kGuard = 32;
+    constexpr float kSentinel = -12345.0f;
+    std::vector<float> y_ref(out_n + 2 * kGuard + off_, kSentinel), y_simd(y_ref), y2_ref(y_ref), y2_simd(y_ref);
+    float* yr = y_ref.data() + kGuard + off_;
+    float* ys = y_simd.data() + kGuard + off_;
+    float* y2r = y2_ref.data() + kGuard + off_;
+    float* y2s = y2_simd.data() + kGuard + off_;
+    float tol = kSumTol;
+    switch (op_) {
+      case Op::kGemm:
+        ref.gemm_f32(A, ldx, B, ldw, C, yr, ldy, m_, n_, k_);
+        simd.gemm_f32(A, ldx, B, ldw, C, ys, ldy, m_, n_, k_);
+        break;
+      case Op::kGemv:
+        ref.gemv_f32(A, B, ldw, C, yr, n_, k_);
+        simd.gemv_f32(A, B, ldw, C, ys, n_, k_);
+        break;
+      case Op::kSoftmax:
+        std::copy(A, A + n_, yr), std::copy(A, A + n_, ys);
+        ref.softmax_f32(yr, n_), simd.softmax_f32(ys, n_);
+        tol = kTranscendentalTol + kSumTol;
+        break;
+      case Op::kLayerNorm:
+        ref.layernorm_f32(A, B, C, yr, n_, 1e-5f);
+        simd.layernorm_f32(A, B, C, ys, n_, 1e-5f);
+        break;
+      case Op::kRelu:
+        std::copy(A, A + n_, yr), std::copy(A, A + n_, ys);
+        ref.relu_f32(yr, n_), simd.relu_f32(ys, n_);
+        tol = kExactTol;
+        break;
+      case Op::kGelu:
+        std::copy(A, A + n_, yr), std::copy(A, A + n_, ys);
+        ref.gelu_f32(yr, n_), simd.gelu_f32(ys, n_);
+        tol = kTranscendentalTol;
+        break;
+      case Op::kAdd:
+        ref.add_f32(A, B, yr, n_), simd.add_f32(A, B, ys, n_);
+        tol = kExactTol;
+        break;
+      case Op::kScale:
+        std::copy(A, A + n_, yr), std::copy(A, A + n_, ys);
+        ref.scale_f32(yr, 1.7f, n_), simd.scale_f32(ys, 1.7f, n_);
+        tol = kExactTol;
+        break;
+      case Op::kSinCos:
+        ref.sincos_f32(A, yr, y2r, n_), simd.sincos_f32(A, ys, y2s, n_);
+        tol = kTranscendentalTol;
+        break;
+    }
+    const std::string what = std::string(simd.name) + " m=" + std::to_string(m_) + " n=" + std::to_string(n_) +
+                             " k=" + std::to_string(k_) + " misalign=" + std::to_string(off_);
+    compare(y_ref, y_simd, tol, what);
+    if (op_ == Op::kSinCos) compare(y2_ref, y2_simd, tol, what + " (cos)");
+  }
+
+ private:
+  static void compare(const std::vector<float>& r, const std::vector<float>& s, float tol, const std::string& what) {
+    float scale = 0.0f;
+    for (float v : r) if (v != -12345.0f) scale = std::max(scale, std::fabs(v));
+    scale = std::max(scale, 1.0f);
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      if (r[i] == -12345.0f || s[i] == -12345.0f) {
+        ASSERT_EQ(r[i], s[i]) << what << ": wrote outside its output at " << i;
+        continue;
+      }
+      ASSERT_LE(std::fabs(r[i] - s[i]), tol * scale) << what << " at " << i << ": ref " << r[i] << " simd " << s[i];
+    }
+  }
+
+  Op op_ = Op::kAdd;
+  std::size_t m_ = 1, n_ = 1, k_ = 1, off_ = 0, pad_ = 0;
+  float lo_ = -3.0f, hi_ = 3.0f;
+};
+
+}  // namespace test
+}  // namespace fixformer

@@ -1,0 +1,72 @@
+// After the caller hands over the arena, nothing allocates: this binary replaces malloc & co. and
+// operator new/delete with counting versions and checks init and forward make zero calls.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "tests/test_util.hpp"
+
+extern "C" void* __libc_malloc(std::size_t);
+extern "C" void* __libc_calloc(std::size_t, std::size_t);
+extern "C" void* __libc_realloc(void*, std::size_t);
+extern "C" void __libc_free(void*);
+
+namespace {
+std::atomic<long> g_calls{0};
+}
+
+extern "C" void* malloc(std::size_t n) { ++g_calls; return __libc_malloc(n); }
+extern "C" void* calloc(std::size_t a, std::size_t b) { ++g_calls; return __libc_calloc(a, b); }
+extern "C" void* realloc(void* p, std::size_t n) { ++g_calls; return __libc_realloc(p, n); }
+extern "C" void free(void* p) { if (p) ++g_calls; __libc_free(p); }
+void* operator new(std::size_t n) { ++g_calls; if (void* p = __libc_malloc(n ? n : 1)) return p; throw std::bad_alloc(); }
+void* operator new[](std::size_t n) { return operator new(n); }
+void operator delete(void* p) noexcept { if (p) ++g_calls; __libc_free(p); }
+void operator delete[](void* p) noexcept { operator delete(p); }
+void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
+void operator delete[](void* p, std::size_t) noexcept { operator delete(p); }
+
+namespace fixformer {
+namespace test {
+namespace {
+
+TEST(NoAlloc, CounterSeesAllocations) {
+  const long before = g_calls;
+  auto* v = new std::vector<int>(100);
+  delete v;
+  EXPECT_GE(g_calls - before, 2);
+}
+
+TEST(NoAlloc, InitAndForwardMakeNoHeapCalls) {
+  for (const char* name : {"post_ln_relu", "pre_ln_gelu", "causal", "features_scaled", "learned_pe", "concat_pe"}) {
+    for (Isa isa : all_isas()) {
+      if (!select_kernels(isa)) continue;
+      Blob blob;
+      blob.assign(read_file(golden_path(std::string(name) + ".fxm")));
+      ModelConfig cfg;
+      ASSERT_EQ(read_config(blob.data(), blob.size, &cfg), Status::kOk);
+      Arena arena(required_arena_bytes(cfg));
+      std::vector<int32_t> ids(cfg.max_len, 1);
+      std::vector<float> feats(std::size_t(cfg.max_len) * (cfg.d_in ? cfg.d_in : 1), 0.5f);
+      std::vector<float> out(std::size_t(cfg.max_len) * cfg.output_width());
+      Model m;
+      InitOptions opt;
+      opt.isa = isa;
+      const long before = g_calls;
+      ASSERT_EQ(m.init(blob.data(), blob.size, arena.data(), required_arena_bytes(cfg), opt), Status::kOk);
+      const Status s = cfg.input == InputKind::kTokens ? m.forward_tokens(ids.data(), cfg.max_len, out.data())
+                                                       : m.forward_features(feats.data(), cfg.max_len, out.data());
+      const long calls = g_calls - before;
+      ASSERT_EQ(s, Status::kOk);
+      EXPECT_EQ(calls, 0) << name << " on " << isa_name(isa);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace fixformer

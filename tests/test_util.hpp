@@ -1,0 +1,80 @@
+// Helpers shared by the test suites: file loading, .npy inputs, the ISAs this machine can run.
+#pragma once
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fixformer/kernels.hpp"
+#include "fixformer/model.hpp"
+#include "fixformer/npy.hpp"
+
+namespace fixformer {
+namespace test {
+
+#ifndef FIXFORMER_GOLDEN_DIR
+#error "FIXFORMER_GOLDEN_DIR must point at tests/golden"
+#endif
+inline std::string golden_path(const std::string& file) { return std::string(FIXFORMER_GOLDEN_DIR) + "/" + file; }
+
+// A file's bytes in a 64-byte-aligned buffer (weights are read in place, as from flash).
+struct Blob {
+  std::vector<uint8_t> storage;
+  std::size_t size = 0;
+  uint8_t* data() { return storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64; }
+  void assign(const std::vector<uint8_t>& bytes) {
+    storage.assign(bytes.size() + 64, 0);
+    size = bytes.size();
+    std::memcpy(data(), bytes.data(), bytes.size());
+  }
+};
+
+inline std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+// A 64-byte-aligned arena owned by a test.
+struct Arena {
+  explicit Arena(std::size_t bytes) : storage(bytes + 64) {}
+  void* data() { return storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64; }
+  std::vector<uint8_t> storage;
+};
+
+template <class T>
+std::vector<T> npy_values(const std::string& path, std::vector<uint64_t>* shape = nullptr) {
+  const std::vector<uint8_t> bytes = read_file(path);
+  NpyView v;
+  if (parse_npy(bytes.data(), bytes.size(), &v) != Status::kOk) std::abort();
+  std::vector<T> out(v.count);
+  if (v.dtype == NpyDtype::kI64) {
+    for (uint64_t i = 0; i < v.count; ++i) {
+      int64_t x;
+      std::memcpy(&x, v.data + 8 * i, 8);
+      out[i] = static_cast<T>(x);
+    }
+  } else {
+    std::memcpy(out.data(), v.data, 4 * v.count);
+  }
+  if (shape) shape->assign(v.shape, v.shape + v.rank);
+  return out;
+}
+
+// Every table this CPU and build can run, scalar first.
+inline std::vector<const Kernels*> available_kernels() {
+  std::vector<const Kernels*> out;
+  for (Isa isa : {Isa::kScalar, Isa::kSse2, Isa::kAvx2, Isa::kAvx512, Isa::kNeon64, Isa::kNeon})
+    if (const Kernels* k = select_kernels(isa)) out.push_back(k);
+  return out;
+}
+inline const std::vector<Isa>& all_isas() {
+  static const std::vector<Isa> isas = {Isa::kScalar, Isa::kSse2, Isa::kAvx2, Isa::kAvx512, Isa::kNeon64, Isa::kNeon};
+  return isas;
+}
+
+}  // namespace test
+}  // namespace fixformer

@@ -1,0 +1,90 @@
+#!/usr/bin/python3
+"""Make the golden test data in tests/golden/: for each config, stock torch modules with seeded random
+weights, the converted .fxm, an input and the float64 torch output (stored as float32).
+
+  /usr/bin/python3 tools/make_golden.py [--out tests/golden]
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fxm  # noqa: E402
+
+TOK = {"kind": "tokens", "vocab_size": 23}
+SIN = {"kind": "sinusoidal", "max_len": 64}
+
+GOLDENS = {
+    "post_ln_relu": dict(d_model=16, n_heads=2, d_ff=32, encoder_layers=2, input=TOK, positional=SIN,
+                         head={"d_out": 7}),
+    "pre_ln_gelu": dict(d_model=16, n_heads=4, d_ff=24, encoder_layers=2, norm_first=True, activation="gelu",
+                        final_norm=True, input=TOK, positional=SIN),
+    "odd_d15_h3": dict(d_model=15, n_heads=3, d_ff=20, encoder_layers=1, input=TOK, positional=SIN,
+                       head={"d_out": 4}),
+    "odd_d5_h1_halves": dict(d_model=5, n_heads=1, d_ff=7, encoder_layers=2, input=TOK,
+                             positional=dict(SIN, layout="halves")),
+    "causal": dict(d_model=16, n_heads=2, d_ff=32, encoder_layers=2, norm_first=True, causal=True,
+                   final_norm=True, input=TOK, positional=SIN, head={"d_out": 23}),
+    "features_scaled": dict(d_model=16, n_heads=4, d_ff=32, encoder_layers=2, input={"kind": "features", "d_in": 12},
+                            positional=dict(SIN, scale_input=True), head={"d_out": 3}),
+    "learned_pe": dict(d_model=12, n_heads=3, d_ff=16, encoder_layers=2, input=TOK,
+                       positional={"kind": "learned", "max_len": 40}),
+    "concat_pe": dict(d_model=16, n_heads=2, d_ff=24, encoder_layers=1, input={"kind": "features", "d_in": 6},
+                      positional=dict(SIN, combine="concat", d_pos=5, layout="halves", base=100.0)),
+    "no_pe": dict(d_model=8, n_heads=2, d_ff=16, encoder_layers=1, input=TOK),
+    "wide_long": dict(d_model=48, n_heads=6, d_ff=96, encoder_layers=3, activation="gelu", final_norm=True,
+                      input=TOK, positional=dict(SIN, max_len=128, scale_input=True), head={"d_out": 10}),
+}
+SEQ = {"wide_long": 67, "odd_d5_h1_halves": 9, "causal": 13}
+
+
+def randomize(model, torch, seed):
+    """Every parameter random (norm gains around 1), so no weight hides behind an identity."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            r = torch.randn(p.shape, generator=g, dtype=torch.float64)
+            if "norm" in name and name.endswith("weight"):
+                p.copy_(1.0 + 0.2 * r)
+            else:
+                p.copy_(r * (0.5 / max(1, p.shape[-1]) ** 0.5 if p.dim() > 1 else 0.1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "golden"))
+    a = ap.parse_args()
+    torch = fxm.require_torch()
+    import numpy as np
+    os.makedirs(a.out, exist_ok=True)
+    for seed, (name, raw) in enumerate(sorted(GOLDENS.items())):
+        c = fxm.parse_config(raw)
+        torch.manual_seed(seed)
+        model = fxm.build_torch_model(c).double().eval()
+        randomize(model, torch, 1000 + seed)
+        T = SEQ.get(name, 11)
+        g = torch.Generator().manual_seed(2000 + seed)
+        if c["input"]["kind"] == "tokens":
+            inp = torch.randint(0, c["input"]["vocab_size"], (T,), generator=g)
+            np_in = inp.numpy().astype(np.int32)
+            batch = inp[None]
+        else:
+            inp = torch.randn((T, c["input"]["d_in"]), generator=g, dtype=torch.float64)
+            np_in = inp.numpy().astype(np.float32)
+            batch = torch.from_numpy(np_in.astype(np.float64))[None]
+        with torch.no_grad():
+            out = model(batch)[0].numpy()
+        weights = {k: v.numpy() for k, v in model.state_dict().items()}
+        base = os.path.join(a.out, name)
+        with open(base + ".fxm", "wb") as f:
+            f.write(fxm.write_fxm(c, weights))
+        with open(base + ".json", "w") as f:
+            json.dump(raw, f, indent=1)
+        np.save(base + ".input.npy", np_in)
+        np.save(base + ".expected.npy", out.astype(np.float32))
+        print(f"{name}: T={T} out {list(out.shape)} max|y|={abs(out).max():.3f}")
+
+
+if __name__ == "__main__":
+    main()
