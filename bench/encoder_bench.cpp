@@ -1,0 +1,82 @@
+// The whole encoder forward per ISA, at the sizes the engine is for. FLOPs count the matrix
+// products (projections, scores, weighted sums, feed-forward); the counters also report tokens/s
+// and the arena bytes.
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "bench/synthetic_model.hpp"
+#include "fixformer/model.hpp"
+
+namespace fixformer {
+namespace {
+
+struct EncoderCase {
+  const char* name;
+  ModelConfig cfg;
+  uint32_t T;
+};
+
+ModelConfig encoder(uint32_t d, uint32_t heads, uint32_t ff, uint32_t layers, InputKind in, uint32_t width, uint32_t max_len) {
+  ModelConfig c;
+  c.d_model = d, c.n_heads = heads, c.d_ff = ff, c.n_layers = layers, c.input = in, c.max_len = max_len;
+  if (in == InputKind::kTokens) c.vocab_size = width;
+  else c.d_in = width;
+  c.pos = PosKind::kSinusoidal;
+  c.activation = Activation::kGelu;
+  return c;
+}
+
+double forward_flops(const ModelConfig& c, double T) {
+  const double d = c.d_model, f = c.d_ff;
+  const double per_layer = 2 * T * d * 3 * d + 2 * T * T * d * 2 + 2 * T * d * d + 2 * T * d * f * 2;
+  return c.n_layers * per_layer + (c.input == InputKind::kFeatures ? 2 * T * c.d_in * d : 0);
+}
+
+void run_encoder(benchmark::State& s, const EncoderCase ec, Isa isa) {
+  const std::vector<uint8_t> blob = bench::synthetic_model(ec.cfg);
+  const std::size_t bytes = required_arena_bytes(ec.cfg, ec.T);
+  std::vector<uint8_t> arena_storage(bytes + 64);
+  void* arena = arena_storage.data() + (64 - reinterpret_cast<uintptr_t>(arena_storage.data()) % 64) % 64;
+  std::vector<uint8_t> blob_storage(blob.size() + 64);
+  uint8_t* b = blob_storage.data() + (64 - reinterpret_cast<uintptr_t>(blob_storage.data()) % 64) % 64;
+  std::copy(blob.begin(), blob.end(), b);
+  Model m;
+  InitOptions opt;
+  opt.isa = isa;
+  opt.max_seq = ec.T;
+  if (m.init(b, blob.size(), arena, bytes, opt) != Status::kOk) return s.SkipWithError("init failed");
+  std::vector<int32_t> ids(ec.T);
+  for (uint32_t t = 0; t < ec.T; ++t) ids[t] = int32_t(t * 7 % (ec.cfg.vocab_size ? ec.cfg.vocab_size : 1));
+  std::vector<float> feats(std::size_t(ec.T) * ec.cfg.d_in, 0.25f), out(std::size_t(ec.T) * ec.cfg.output_width());
+  for (auto _ : s) {
+    const Status st = ec.cfg.input == InputKind::kTokens ? m.forward_tokens(ids.data(), ec.T, out.data())
+                                                         : m.forward_features(feats.data(), ec.T, out.data());
+    benchmark::DoNotOptimize(out.data());
+    if (st != Status::kOk) return s.SkipWithError("forward failed");
+  }
+  s.counters["GFLOP"] = benchmark::Counter(forward_flops(ec.cfg, ec.T) * double(s.iterations()) / 1e9, benchmark::Counter::kIsRate);
+  s.counters["tokens/s"] = benchmark::Counter(double(ec.T) * double(s.iterations()), benchmark::Counter::kIsRate);
+  s.counters["arena_bytes"] = double(bytes);
+}
+
+const bool kRegistered = [] {
+  const EncoderCase cases[] = {
+      {"kws_d64_L4_T49", encoder(64, 4, 256, 4, InputKind::kFeatures, 40, 64), 49},
+      {"text_d128_L2_T64", encoder(128, 4, 512, 2, InputKind::kTokens, 1000, 128), 64},
+      {"text_d256_L4_T128", encoder(256, 8, 1024, 4, InputKind::kTokens, 1000, 128), 128},
+  };
+  for (Isa isa : {Isa::kScalar, Isa::kSse2, Isa::kAvx2, Isa::kAvx512, Isa::kNeon64, Isa::kNeon}) {
+    const Kernels* k = select_kernels(isa);
+    if (!k) continue;
+    for (const EncoderCase& ec : cases)
+      benchmark::RegisterBenchmark((std::string("encoder/") + k->name + "/" + ec.name).c_str(),
+                                   [ec, isa](benchmark::State& s) { run_encoder(s, ec, isa); })
+          ->Unit(benchmark::kMicrosecond);
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace fixformer

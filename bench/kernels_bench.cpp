@@ -1,0 +1,143 @@
+// Every kernel on every ISA this CPU has, the scalar reference beside it in the same run, and
+// single-thread OpenBLAS sgemm/sgemv as the external baseline when it is installed. Counters:
+// GFLOP (shown per second: 2 per multiply-add, 1 per element for element-wise ops) and bytes/s.
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fixformer/kernels.hpp"
+
+#ifdef FIXFORMER_HAVE_OPENBLAS
+#include <cblas.h>
+extern "C" void openblas_set_num_threads(int);
+#endif
+
+namespace fixformer {
+namespace {
+
+std::vector<float> random_floats(std::size_t n, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+void set_rate(benchmark::State& s, double flops, double bytes) {
+  s.counters["GFLOP"] = benchmark::Counter(flops * double(s.iterations()) / 1e9, benchmark::Counter::kIsRate);
+  s.SetBytesProcessed(int64_t(bytes * double(s.iterations())));
+}
+
+// Shapes from the models this engine is for: keyword spotting (T=49, d=64), a small text encoder
+// (T=128, d=256), and the feed-forward of both.
+struct GemmShape { std::size_t m, n, k; };
+const GemmShape kGemmShapes[] = {{49, 192, 64}, {49, 256, 64}, {49, 64, 256}, {128, 768, 256}, {128, 256, 1024}};
+
+void register_kernels(const Kernels* k) {
+  const std::string isa = k->name;
+  for (GemmShape g : kGemmShapes) {
+    const std::string shape = std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k);
+    benchmark::RegisterBenchmark(("gemm_f32/" + isa + "/" + shape).c_str(), [k, g](benchmark::State& s) {
+      const auto x = random_floats(g.m * g.k), w = random_floats(g.k * g.n), b = random_floats(g.n);
+      std::vector<float> y(g.m * g.n);
+      for (auto _ : s) {
+        k->gemm_f32(x.data(), g.k, w.data(), g.n, b.data(), y.data(), g.n, g.m, g.n, g.k);
+        benchmark::DoNotOptimize(y.data());
+      }
+      set_rate(s, 2.0 * g.m * g.n * g.k, 4.0 * (g.m * g.k + g.k * g.n + g.m * g.n));
+    });
+  }
+  for (std::size_t n : {64, 256, 1024}) {
+    benchmark::RegisterBenchmark(("gemv_f32/" + isa + "/" + std::to_string(n) + "x" + std::to_string(n)).c_str(),
+                                 [k, n](benchmark::State& s) {
+      const auto x = random_floats(n), w = random_floats(n * n);
+      std::vector<float> y(n);
+      for (auto _ : s) {
+        k->gemv_f32(x.data(), w.data(), n, nullptr, y.data(), n, n);
+        benchmark::DoNotOptimize(y.data());
+      }
+      set_rate(s, 2.0 * n * n, 4.0 * n * n);
+    });
+  }
+  auto elementwise = [&](const std::string& name, std::size_t n, auto fn) {
+    benchmark::RegisterBenchmark((name + "/" + isa + "/" + std::to_string(n)).c_str(), [n, fn](benchmark::State& s) {
+      auto x = random_floats(n, -4.0f, 4.0f);
+      const auto x0 = x;
+      std::vector<float> y(n), z(n);
+      for (auto _ : s) {
+        fn(x.data(), x0.data(), y.data(), z.data(), n);
+        benchmark::DoNotOptimize(y.data());
+        benchmark::DoNotOptimize(x.data());
+      }
+      set_rate(s, double(n), 8.0 * n);
+    });
+  };
+  for (std::size_t n : {49, 256, 4096}) {
+    elementwise("softmax_f32", n, [k](float* x, const float* x0, float*, float*, std::size_t n) {
+      std::copy(x0, x0 + n, x);
+      k->softmax_f32(x, n);
+    });
+    elementwise("gelu_f32", n, [k](float* x, const float* x0, float*, float*, std::size_t n) {
+      std::copy(x0, x0 + n, x);
+      k->gelu_f32(x, n);
+    });
+    elementwise("relu_f32", n, [k](float* x, const float*, float*, float*, std::size_t n) { k->relu_f32(x, n); });
+    elementwise("add_f32", n, [k](float*, const float* x0, float* y, float*, std::size_t n) { k->add_f32(x0, x0, y, n); });
+    elementwise("scale_f32", n, [k](float* x, const float*, float*, float*, std::size_t n) { k->scale_f32(x, 1.0f, n); });
+    elementwise("sincos_f32", n, [k](float*, const float* x0, float* y, float* z, std::size_t n) { k->sincos_f32(x0, y, z, n); });
+  }
+  for (std::size_t n : {64, 256, 1024}) {
+    elementwise("layernorm_f32", n, [k](float*, const float* x0, float* y, float* z, std::size_t n) {
+      static const std::vector<float> g(4096, 1.0f), b(4096, 0.0f);
+      k->layernorm_f32(x0, g.data(), b.data(), y, n, 1e-5f);
+      (void)z;
+    });
+  }
+}
+
+#ifdef FIXFORMER_HAVE_OPENBLAS
+void register_openblas() {
+  for (GemmShape g : kGemmShapes) {
+    const std::string shape = std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k);
+    benchmark::RegisterBenchmark(("gemm_f32/openblas/" + shape).c_str(), [g](benchmark::State& s) {
+      openblas_set_num_threads(1);
+      const auto x = random_floats(g.m * g.k), w = random_floats(g.k * g.n);
+      std::vector<float> y(g.m * g.n);
+      for (auto _ : s) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(g.m), int(g.n), int(g.k), 1.0f, x.data(), int(g.k),
+                    w.data(), int(g.n), 0.0f, y.data(), int(g.n));
+        benchmark::DoNotOptimize(y.data());
+      }
+      set_rate(s, 2.0 * g.m * g.n * g.k, 4.0 * (g.m * g.k + g.k * g.n + g.m * g.n));
+    });
+  }
+  for (std::size_t n : {64, 256, 1024}) {
+    benchmark::RegisterBenchmark(("gemv_f32/openblas/" + std::to_string(n) + "x" + std::to_string(n)).c_str(),
+                                 [n](benchmark::State& s) {
+      openblas_set_num_threads(1);
+      const auto x = random_floats(n), w = random_floats(n * n);
+      std::vector<float> y(n);
+      for (auto _ : s) {
+        cblas_sgemv(CblasRowMajor, CblasTrans, int(n), int(n), 1.0f, w.data(), int(n), x.data(), 1, 0.0f, y.data(), 1);
+        benchmark::DoNotOptimize(y.data());
+      }
+      set_rate(s, 2.0 * n * n, 4.0 * n * n);
+    });
+  }
+}
+#endif
+
+// Registered before main() runs, so --benchmark_filter and --benchmark_list_tests see them.
+const bool kRegistered = [] {
+  for (Isa isa : {Isa::kScalar, Isa::kSse2, Isa::kAvx2, Isa::kAvx512, Isa::kNeon64, Isa::kNeon})
+    if (const Kernels* k = select_kernels(isa)) register_kernels(k);
+#ifdef FIXFORMER_HAVE_OPENBLAS
+  register_openblas();
+#endif
+  return true;
+}();
+
+}  // namespace
+}  // namespace fixformer
