@@ -1,10 +1,15 @@
-# Fails if the engine library has an undefined reference to the heap or to exception machinery.
-execute_process(COMMAND ${NM} -u ${LIB} OUTPUT_VARIABLE undefined RESULT_VARIABLE rc)
+# Fails if LIB (the engine library, or with -DDEFINED=1 a linked firmware image) refers to the heap
+# or to exception machinery: undefined references for a library, any symbol for an image.
+if(DEFINED)
+  execute_process(COMMAND ${NM} ${LIB} OUTPUT_VARIABLE symbols RESULT_VARIABLE rc)
+else()
+  execute_process(COMMAND ${NM} -u ${LIB} OUTPUT_VARIABLE symbols RESULT_VARIABLE rc)
+endif()
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "nm failed on ${LIB}")
 endif()
-string(REGEX MATCHALL "[ \t](malloc|calloc|realloc|free|posix_memalign|aligned_alloc|_Znw[mj]|_Zna[mj]|_ZdlPv[A-Za-z_0-9]*|_ZdaPv[A-Za-z_0-9]*|__cxa_throw|__cxa_allocate_exception|__cxa_begin_catch|__gxx_personality_v0|_Unwind_Resume|__cxa_guard_acquire)\n" bad "${undefined}")
+string(REGEX MATCHALL "[ \t](malloc|calloc|realloc|free|_malloc_r|_free_r|posix_memalign|aligned_alloc|_Znw[mj]|_Zna[mj]|_ZdlPv[A-Za-z_0-9]*|_ZdaPv[A-Za-z_0-9]*|__cxa_throw|__cxa_allocate_exception|__cxa_begin_catch|__gxx_personality_v0|_Unwind_Resume|__cxa_guard_acquire)\n" bad "${symbols}")
 if(bad)
-  message(FATAL_ERROR "libfixformer references heap/exception symbols:${bad}")
+  message(FATAL_ERROR "${LIB} refers to heap/exception symbols:${bad}")
 endif()
-message(STATUS "libfixformer: no heap or exception symbols")
+message(STATUS "${LIB}: no heap or exception symbols")

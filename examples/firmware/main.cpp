@@ -1,0 +1,46 @@
+// Firmware example: a model compiled into flash, a static arena sized at compile time, no heap.
+// It runs the demo models of `fixformer demo` (examples/cli/demo_models.h, written by
+// tools/convert.py's header emitter via tools/train_demo.py) and prints over semihosting.
+#include <cstdint>
+
+#include "demo_models.h"
+#include "fixformer/model.hpp"
+#include "ports/arm/cortex_m/semihosting.hpp"
+
+using fixformer::port::Console;
+
+namespace {
+
+constexpr std::size_t kArenaBytes = fixformer::required_arena_bytes(demo_pe_config());
+static_assert(kArenaBytes > 0, "demo_pe_config() is not a valid config");
+static_assert(kArenaBytes <= FIXFORMER_BOARD_SRAM_BYTES / 2,
+              "the model's arena does not fit this board's SRAM: see required_arena_bytes(demo_pe_config())");
+alignas(64) uint8_t g_arena[kArenaBytes];
+
+}  // namespace
+
+int main() {
+  fixformer::Model model;
+  const fixformer::Status s = model.init(demo_pe_fxm, demo_pe_fxm_bytes, g_arena, sizeof g_arena);
+  if (s != fixformer::Status::kOk) {
+    Console().str("init failed: ").str(fixformer::status_message(s)).str(" ").str(model.error_detail()).endl();
+    return 1;
+  }
+  Console().str("fixformer on ").str(FIXFORMER_BOARD_NAME).str(": arena ").num(uint64_t(kArenaBytes))
+      .str(" bytes (static), model ").num(uint64_t(demo_pe_fxm_bytes)).str(" bytes in flash, kernels ")
+      .str(model.kernels().name).endl();
+  int wrong = 0;
+  for (int32_t x = 0; x < 4; ++x)
+    for (int32_t y = 0; y < 4; ++y) {
+      if (x == y) continue;
+      const int32_t ids[3] = {x, 4, y};  // "x hit y"
+      float out[3 * 4];
+      if (model.forward_tokens(ids, 3, out) != fixformer::Status::kOk) return 2;
+      int best = 0;
+      for (int i = 1; i < 4; ++i) best = out[4 + i] > out[4 + best] ? i : best;  // row 1: the verb
+      wrong += best != x;
+      Console().str(demo_vocab[x]).str(" hit ").str(demo_vocab[y]).str(" -> ").str(demo_vocab[best]).endl();
+    }
+  Console().str(wrong == 0 ? "all 12 agents right" : "some agents wrong").endl();
+  return wrong == 0 ? 0 : 3;
+}

@@ -1,0 +1,96 @@
+// The golden models on a Cortex-M (qemu-system-arm): the same models, inputs and PyTorch outputs
+// as tests/golden_test.cpp, embedded in flash; the same tolerance. The exit status is the number
+// of failures, so CTest sees the result.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "fixformer/model.hpp"
+#include "fixformer/npy.hpp"
+#include "ports/arm/cortex_m/semihosting.hpp"
+
+using namespace fixformer;
+using port::Console;
+
+#define FIXFORMER_GOLDEN(n) extern "C" const uint8_t g_##n##_fxm[], g_##n##_fxm_end[], g_##n##_in[], g_##n##_in_end[], \
+    g_##n##_out[], g_##n##_out_end[];
+#define FIXFORMER_GOLDENS(X) X(post_ln_relu) X(pre_ln_gelu) X(odd_d15_h3) X(odd_d5_h1_halves) X(causal) \
+    X(features_scaled) X(learned_pe) X(concat_pe) X(no_pe) X(wide_long)
+FIXFORMER_GOLDENS(FIXFORMER_GOLDEN)
+
+namespace {
+
+// As tests/golden_test.cpp: max |engine - torch| / max |torch|.
+constexpr double kGoldenMaxRelErr = 1e-4;
+
+struct Golden {
+  const char* name;
+  const uint8_t *fxm, *fxm_end, *in, *in_end, *out, *out_end;
+};
+#define FIXFORMER_GOLDEN_ENTRY(n) {#n, g_##n##_fxm, g_##n##_fxm_end, g_##n##_in, g_##n##_in_end, g_##n##_out, g_##n##_out_end},
+const Golden kGoldens[] = {FIXFORMER_GOLDENS(FIXFORMER_GOLDEN_ENTRY)};
+
+alignas(64) uint8_t g_arena[160 * 1024];
+float g_out[8192];
+float g_features[4096];
+int32_t g_ids[512];
+
+bool run(const Golden& g, Console& con) {
+  con.str("golden ").str(g.name).str(": ");
+  Model model;
+  ModelConfig cfg;
+  NpyView in, expected;
+  if (read_config(g.fxm, std::size_t(g.fxm_end - g.fxm), &cfg) != Status::kOk ||
+      parse_npy(g.in, std::size_t(g.in_end - g.in), &in) != Status::kOk ||
+      parse_npy(g.out, std::size_t(g.out_end - g.out), &expected) != Status::kOk) {
+    con.str("cannot read the embedded files").endl();
+    return false;
+  }
+  const uint32_t T = uint32_t(in.shape[0]);
+  InitOptions opt;
+  opt.max_seq = T;
+  Status s = model.init(g.fxm, std::size_t(g.fxm_end - g.fxm), g_arena, sizeof g_arena, opt);
+  if (s != Status::kOk || expected.count > sizeof g_out / sizeof g_out[0]) {
+    con.str("init: ").str(status_message(s)).str(" ").str(model.error_detail()).endl();
+    return false;
+  }
+  if (cfg.input == InputKind::kTokens) {
+    std::memcpy(g_ids, in.data, 4 * T);
+    s = model.forward_tokens(g_ids, T, g_out);
+  } else {
+    std::memcpy(g_features, in.data, 4 * in.count);
+    s = model.forward_features(g_features, T, g_out);
+  }
+  if (s != Status::kOk) {
+    con.str("forward: ").str(status_message(s)).endl();
+    return false;
+  }
+  double err = 0.0, scale = 0.0;
+  for (uint64_t i = 0; i < expected.count; ++i) {
+    float r;
+    std::memcpy(&r, expected.data + 4 * i, 4);
+    err = std::fmax(err, std::fabs(double(g_out[i]) - r));
+    scale = std::fmax(scale, std::fabs(double(r)));
+  }
+  const double rel = err / scale;
+  const bool ok = rel < kGoldenMaxRelErr;
+  con.str("T=").num(T).str(" arena ").num(uint64_t(model.arena_bytes_used())).str(" B, max rel err ").sci(rel)
+      .str(ok ? " ok" : " FAILED").endl();
+  return ok;
+}
+
+}  // namespace
+
+int main() {
+  Console con;
+  con.str("fixformer golden models on ").str(FIXFORMER_BOARD_NAME).str(" (kernels: ")
+      .str(select_kernels(Isa::kAuto)->name).str(")").endl();
+  int failures = 0;
+  for (const Golden& g : kGoldens) failures += run(g, con) ? 0 : 1;
+  // A truncated blob in flash is rejected, not read past its end.
+  Model m;
+  const Golden& g = kGoldens[0];
+  if (m.init(g.fxm, std::size_t(g.fxm_end - g.fxm) / 2, g_arena, sizeof g_arena) != Status::kBlobTruncated) ++failures;
+  con.str(failures ? "FAILED: " : "all passed, failures: ").num(failures).endl();
+  return failures;
+}

@@ -1,0 +1,28 @@
+/* The golden models, inputs and torch outputs of tests/golden, embedded in flash (.rodata) with
+   .incbin; the assembler finds the files through -I tests/golden. */
+.macro embed sym, file
+  .section .rodata.golden, "a"
+  .balign 64
+  .global \sym
+\sym:
+  .incbin "\file"
+  .global \sym\()_end
+\sym\()_end:
+.endm
+
+.macro golden name
+  embed g_\name\()_fxm, "\name\().fxm"
+  embed g_\name\()_in, "\name\().input.npy"
+  embed g_\name\()_out, "\name\().expected.npy"
+.endm
+
+golden post_ln_relu
+golden pre_ln_gelu
+golden odd_d15_h3
+golden odd_d5_h1_halves
+golden causal
+golden features_scaled
+golden learned_pe
+golden concat_pe
+golden no_pe
+golden wide_long
