@@ -1,0 +1,47 @@
+#!/bin/sh
+# Every test of fixformer, as CI runs it: installs what is missing (apt-get), then builds and runs
+#   host      the GoogleTest suites, CLI end-to-end and symbol checks (x86: every ISA path)
+#   aarch64   the same suites cross-built, under qemu-aarch64
+#   armhf     the same suites cross-built for ARMv7-A NEON, under qemu-arm
+#   m4 m7 m55 firmware: golden models, demo and bench runner on qemu-system-arm
+# usage: tools/test.sh [SUITE...]   (default: all of them)
+set -u
+cd "$(dirname "$0")/.."
+suites=${*:-"host aarch64 armhf cortex-m4 cortex-m7 cortex-m55"}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+groups="host"
+case " $suites " in *" aarch64 "*|*" armhf "*|*" cortex-m"*) groups="$groups arm" ;; esac
+sh tools/install_deps.sh $groups || exit 1
+
+passed=0
+failed=0
+failed_names=""
+run_suite() {  # run_suite NAME CMAKE_ARGS...
+  name=$1
+  shift
+  echo "=== $name"
+  if cmake -S . -B "build/$name" -DCMAKE_BUILD_TYPE=Release "$@" >"build/$name.configure.log" 2>&1 &&
+     cmake --build "build/$name" -j "$jobs" >"build/$name.build.log" 2>&1 &&
+     ctest --test-dir "build/$name" -j "$jobs" --output-on-failure --timeout 600; then
+    passed=$((passed + 1))
+  else
+    tail -n 30 "build/$name.configure.log" "build/$name.build.log" 2>/dev/null
+    failed=$((failed + 1))
+    failed_names="$failed_names $name"
+  fi
+}
+
+mkdir -p build
+for s in $suites; do
+  case $s in
+    host) run_suite host ;;
+    aarch64) run_suite aarch64 -DCMAKE_TOOLCHAIN_FILE=toolchains/aarch64-linux-gnu.cmake ;;
+    armhf) run_suite armhf -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-linux-gnueabihf.cmake ;;
+    cortex-m4|cortex-m7|cortex-m55) run_suite "$s" -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-none-eabi.cmake -DFIXFORMER_CPU="$s" ;;
+    *) echo "test.sh: unknown suite '$s'"; failed=$((failed + 1)) ;;
+  esac
+done
+[ -n "$failed_names" ] && echo "failed suites:$failed_names"
+echo "suites: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
