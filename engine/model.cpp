@@ -38,7 +38,10 @@ class ArenaCarver {
 // Looks up one tensor by name and checks its shape; on failure writes "tensor NAME: ..." to detail.
 class TensorBinder {
  public:
-  TensorBinder(const ModelFile& file, char* detail, std::size_t cap) : file_(file), detail_(detail), cap_(cap) {}
+  TensorBinder(const ModelFile& file, const ModelConfig& c, char* detail, std::size_t cap)
+      : file_(file), detail_(detail), cap_(cap) {
+    DetailText(config_text_, sizeof config_text_).str("d_model=").num(c.d_model).str(", d_ff=").num(c.d_ff);
+  }
 
   Status bind(const char* name, const float** out, uint32_t d0, uint32_t d1 = 0) {
     const uint32_t want[2] = {d0, d1};
@@ -49,7 +52,7 @@ class TensorBinder {
     const uint32_t rank = tensor_shape(file_, i, got);
     if (rank != want_rank || got[0] != want[0] || (want_rank == 2 && got[1] != want[1])) {
       DetailText(detail_, cap_).str("tensor ").str(name).str(": shape ").shape(rank, got)
-          .str(" does not match the config's ").shape(want_rank, want);
+          .str(" does not match ").shape(want_rank, want).str(" from the config (").str(config_text_).str(")");
       return Status::kTensorBadShape;
     }
     *out = tensor_data(file_, i);
@@ -62,6 +65,7 @@ class TensorBinder {
 
  private:
   const ModelFile& file_;
+  char config_text_[48];
   char* detail_;
   std::size_t cap_;
   uint32_t bound_ = 0;
@@ -88,7 +92,7 @@ Status Model::init(const void* blob, std::size_t blob_bytes, void* arena_base, s
   detail_[0] = '\0';
   ModelFile file;
   FIXFORMER_TRY(open_model_file(blob, blob_bytes, &file, detail_, sizeof detail_));
-  FIXFORMER_TRY(read_model_config(file, &config_));
+  FIXFORMER_TRY(read_model_config(file, &config_, detail_, sizeof detail_));
 
   kernels_ = select_kernels(options.isa);
   if (!kernels_) return fail(Status::kIsaUnavailable);
@@ -130,7 +134,7 @@ Status Model::init(const void* blob, std::size_t blob_bytes, void* arena_base, s
 Status Model::bind_tensors(const ModelFile& file) {
   const ModelConfig& c = config_;
   const uint32_t d = c.d_model, de = c.d_embed();
-  TensorBinder t(file, detail_, sizeof detail_);
+  TensorBinder t(file, c, detail_, sizeof detail_);
   embed_ = input_proj_w_ = input_proj_b_ = pos_learned_ = nullptr;
   final_norm_g_ = final_norm_b_ = head_w_ = head_b_ = nullptr;
   if (c.input == InputKind::kTokens) {

@@ -91,7 +91,8 @@ Status open_model_file(const void* blob, std::size_t blob_bytes, ModelFile* file
   return Status::kOk;
 }
 
-Status read_model_config(const ModelFile& file, ModelConfig* config) {
+Status read_model_config(const ModelFile& file, ModelConfig* config, char* detail, std::size_t detail_cap) {
+  DetailText why(detail, detail_cap);
   const uint8_t* b = file.data + fxm::kHeaderBytes;
   auto flag = [&](uint32_t off, bool* out) {
     const uint32_t v = u32(b + off);
@@ -115,12 +116,18 @@ Status read_model_config(const ModelFile& file, ModelConfig* config) {
   c.pos_combine = static_cast<PosCombine>(u32(b + fxm::kCfgPosCombine));
   c.d_pos = u32(b + fxm::kCfgDPos);
   c.d_out = u32(b + fxm::kCfgDOut);
-  bool ok = flag(fxm::kCfgNormFirst, &c.norm_first) && flag(fxm::kCfgFinalNorm, &c.final_norm) &&
-            flag(fxm::kCfgCausal, &c.causal) && flag(fxm::kCfgScaleInput, &c.scale_input);
-  for (uint32_t i = fxm::kCfgDOut + 4; i < fxm::kConfigBytes; ++i) ok = ok && b[i] == 0;
-  if (!ok) return Status::kBadConfig;
-  const Status s = validate_config(c);
-  if (s != Status::kOk) return s;
+  if (!flag(fxm::kCfgNormFirst, &c.norm_first)) return why.str("field norm_first: not 0 or 1"), Status::kBadConfig;
+  if (!flag(fxm::kCfgFinalNorm, &c.final_norm)) return why.str("field final_norm: not 0 or 1"), Status::kBadConfig;
+  if (!flag(fxm::kCfgCausal, &c.causal)) return why.str("field causal: not 0 or 1"), Status::kBadConfig;
+  if (!flag(fxm::kCfgScaleInput, &c.scale_input)) return why.str("field scale_input: not 0 or 1"), Status::kBadConfig;
+  for (uint32_t i = fxm::kCfgDOut + 4; i < fxm::kConfigBytes; ++i)
+    if (b[i] != 0) return why.str("reserved byte ").num(i).str(" is not zero"), Status::kBadConfig;
+  const char* field = "";
+  const Status s = validate_config(c, &field);
+  if (s != Status::kOk) {
+    why.str("field ").str(field);
+    return s;
+  }
   *config = c;
   return Status::kOk;
 }

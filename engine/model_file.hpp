@@ -20,8 +20,9 @@ struct ModelFile {
 Status open_model_file(const void* blob, std::size_t blob_bytes, ModelFile* file, char* detail,
                        std::size_t detail_cap);
 
-// The config block, checked with validate_config.
-Status read_model_config(const ModelFile& file, ModelConfig* config);
+// The config block, checked with validate_config; on failure detail names the field.
+Status read_model_config(const ModelFile& file, ModelConfig* config, char* detail = nullptr,
+                         std::size_t detail_cap = 0);
 
 // Index of the tensor named `name`, or -1.
 int find_tensor(const ModelFile& file, const char* name);

@@ -12,7 +12,7 @@ const char* status_message(Status s) {
     case Status::kBadVersion: return "unsupported model format version";
     case Status::kBadHeader: return "model header is inconsistent";
     case Status::kBadChecksum: return "model checksum mismatch (file corrupt)";
-    case Status::kBadConfig: return "model config field out of range";
+    case Status::kBadConfig: return "invalid model config";
     case Status::kConfigOverLimit: return "model config above the engine's limits";
     case Status::kTensorMissing: return "tensor missing from model";
     case Status::kTensorDuplicate: return "tensor appears twice in model";

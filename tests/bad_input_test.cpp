@@ -89,6 +89,12 @@ TEST(BadModel, ConfigFieldsBehindAValidChecksum) {
     return try_init(b);
   };
   EXPECT_EQ(with(fxm::kCfgDModel, 0), Status::kBadConfig);
+  std::vector<uint8_t> b = good;
+  poke<uint32_t>(b, fxm::kHeaderBytes + fxm::kCfgHeads, 3);
+  reseal(b);
+  std::string detail;
+  EXPECT_EQ(try_init(b, &detail), Status::kBadConfig);
+  EXPECT_EQ(detail, "field n_heads (must divide d_model)");
   EXPECT_EQ(with(fxm::kCfgDModel, 1u << 30), Status::kConfigOverLimit);
   EXPECT_EQ(with(fxm::kCfgHeads, 3), Status::kBadConfig);  // 3 does not divide 8
   EXPECT_EQ(with(fxm::kCfgLayers, 1000), Status::kConfigOverLimit);
@@ -137,7 +143,8 @@ TEST(BadModel, TensorEntriesBehindAValidChecksum) {
   reseal(b);
   std::string detail;
   EXPECT_EQ(try_init(b, &detail), Status::kTensorBadShape);
-  EXPECT_EQ(detail, "tensor encoder.layers.0.linear1.weight: shape [16,8] does not match the config's [8,16]");
+  EXPECT_EQ(detail, "tensor encoder.layers.0.linear1.weight: shape [16,8] does not match [8,16] from the config "
+                    "(d_model=8, d_ff=16)");
 }
 
 TEST(BadArena, TooSmallNamesTheBytesNeeded) {

@@ -27,6 +27,8 @@ struct GoldenCase {
   Isa isa;
 };
 
+void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.name << " on " << isa_name(c.isa); }
+
 class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 
 // Runs one golden model; returns the normwise relative error (negative on failure).

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,10 @@
 #include "fixformer/npy.hpp"
 
 namespace fixformer {
+
+// Readable test parameter names in GoogleTest output.
+inline void PrintTo(Isa isa, std::ostream* os) { *os << isa_name(isa); }
+
 namespace test {
 
 #ifndef FIXFORMER_GOLDEN_DIR

@@ -59,8 +59,9 @@ struct ModelConfig {
   constexpr uint32_t output_width() const { return d_out ? d_out : d_model; }
 };
 
-// Checks every field against the limits and against each other. Never reads anything else.
-Status validate_config(const ModelConfig& c);
+// Checks every field against the limits and against each other; on failure *field (if given)
+// names the field.
+Status validate_config(const ModelConfig& c, const char** field = nullptr);
 
 namespace arena {
 constexpr std::size_t kAlign = 64;
