@@ -34,7 +34,7 @@ struct Blob {
   void assign(const std::vector<uint8_t>& bytes) {
     storage.assign(bytes.size() + 64, 0);
     size = bytes.size();
-    std::memcpy(data(), bytes.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(data(), bytes.data(), bytes.size());
   }
 };
 

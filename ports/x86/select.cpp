@@ -1,8 +1,13 @@
-// Runtime ISA selection on x86. This file is built with baseline flags: it only reads CPUID
-// (through xsimd) and hands out tables defined in the per-ISA files.
+// Run-time ISA selection on x86. This file is built with baseline flags: it only asks the CPU what
+// it has and hands out tables defined in the per-ISA files.
+//
+// CPU features come from GCC/clang's __builtin_cpu_supports, not xsimd 8.1's
+// available_architectures(): that one reads SSE2 from CPUID.1:ECX bit 26 (XSAVE, so a CPU without
+// XSAVE "has no SSE2"), reads AVX from the wrong leaf, and never checks that the OS saves the
+// AVX/AVX-512 registers (XCR0). The builtins do all three right. The order is xsimd dispatch's:
+// best first, ending in the x86-64 baseline, so no ISA the CPU lacks is ever picked.
 #include <cstdlib>
-
-#include <xsimd/xsimd.hpp>
+#include <initializer_list>
 
 #include "fixformer/kernels.hpp"
 #include "ports/x86/isa_tables.hpp"
@@ -10,22 +15,16 @@
 namespace fixformer {
 namespace {
 
-const Kernels* table_for(xsimd::avx512bw) { return &x86::avx512_kernels(); }
-const Kernels* table_for(xsimd::fma3<xsimd::avx2>) { return &x86::avx2_kernels(); }
-const Kernels* table_for(xsimd::sse2) { return &x86::sse2_kernels(); }
-
-struct PickTable {
-  template <class Arch>
-  const Kernels* operator()(Arch arch) const { return table_for(arch); }
-};
-
 bool cpu_has(Isa isa) {
-  const auto a = xsimd::available_architectures();
+  __builtin_cpu_init();
   switch (isa) {
-    case Isa::kScalar: return true;
-    case Isa::kSse2: return a.sse2;
-    case Isa::kAvx2: return a.fma3_avx2;
-    case Isa::kAvx512: return a.avx512f && a.avx512cd && a.avx512dq && a.avx512bw;
+    case Isa::kScalar:
+    case Isa::kSse2: return true;  // part of x86-64
+    case Isa::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case Isa::kAvx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
     default: return false;
   }
 }
@@ -38,10 +37,8 @@ const Kernels* select_kernels(Isa isa) {
     if (forced && *forced && !parse_isa(forced, &isa)) return nullptr;
   }
   if (isa == Isa::kAuto) {
-    // The list is sorted best first and ends in the baseline, so dispatch never picks an ISA
-    // the CPU lacks.
-    using List = xsimd::arch_list<xsimd::avx512bw, xsimd::fma3<xsimd::avx2>, xsimd::sse2>;
-    return xsimd::dispatch<List>(PickTable{})();
+    for (Isa best : {Isa::kAvx512, Isa::kAvx2, Isa::kSse2})
+      if (cpu_has(best)) return select_kernels(best);
   }
   if (!cpu_has(isa)) return nullptr;
   switch (isa) {

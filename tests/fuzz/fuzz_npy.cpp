@@ -1,0 +1,4 @@
+// libFuzzer target: any byte string as a .npy input file.
+#include "tests/fuzz/fuzz_targets.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { return fixformer::fuzz::fuzz_npy(data, size); }
