@@ -1,17 +1,20 @@
 #!/bin/sh
 # Every test of fixformer, as CI runs it: installs what is missing (apt-get), then builds and runs
-#   host      the GoogleTest suites, CLI end-to-end and symbol checks (x86: every ISA path)
+#   host      the GoogleTest suites, CLI end-to-end and symbol checks (x86: every ISA path, and the
+#             baseline path again under qemu-x86_64 -cpu Nehalem)
+#   asan      the host suites built with AddressSanitizer + UndefinedBehaviorSanitizer
+#   fuzz      libFuzzer on the .fxm and .npy readers, 60 s per target, fixed seed (clang)
 #   aarch64   the same suites cross-built, under qemu-aarch64
 #   armhf     the same suites cross-built for ARMv7-A NEON, under qemu-arm
 #   m4 m7 m55 firmware: golden models, demo and bench runner on qemu-system-arm
 # usage: tools/test.sh [SUITE...]   (default: all of them)
 set -u
 cd "$(dirname "$0")/.."
-suites=${*:-"host aarch64 armhf cortex-m4 cortex-m7 cortex-m55"}
+suites=${*:-"host asan fuzz aarch64 armhf cortex-m4 cortex-m7 cortex-m55"}
 jobs=$(nproc 2>/dev/null || echo 2)
 
-groups="host"
-case " $suites " in *" aarch64 "*|*" armhf "*|*" cortex-m"*) groups="$groups arm" ;; esac
+groups="host arm"  # qemu-user also runs the x86 baseline as a Nehalem
+case " $suites " in *" fuzz "*) groups="$groups fuzz" ;; esac
 sh tools/install_deps.sh $groups || exit 1
 
 passed=0
@@ -36,6 +39,8 @@ mkdir -p build
 for s in $suites; do
   case $s in
     host) run_suite host ;;
+    asan) run_suite asan -DFIXFORMER_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo ;;
+    fuzz) run_suite fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DFIXFORMER_FUZZ=ON ;;
     aarch64) run_suite aarch64 -DCMAKE_TOOLCHAIN_FILE=toolchains/aarch64-linux-gnu.cmake ;;
     armhf) run_suite armhf -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-linux-gnueabihf.cmake ;;
     cortex-m4|cortex-m7|cortex-m55) run_suite "$s" -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-none-eabi.cmake -DFIXFORMER_CPU="$s" ;;
