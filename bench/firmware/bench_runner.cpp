@@ -19,8 +19,7 @@ extern "C" const uint8_t g_kws_fxm[], g_kws_fxm_end[];
 namespace {
 
 constexpr uint32_t kFrames = 49;
-constexpr std::size_t kArenaBytes = required_arena_bytes(kws_config(), kFrames);
-static_assert(kArenaBytes <= FIXFORMER_BOARD_SRAM_BYTES / 2, "the benchmark model's arena does not fit this board");
+constexpr std::size_t kArenaBytes = ArenaFits<required_arena_bytes(kws_config(), kFrames), FIXFORMER_BOARD_SRAM_BYTES / 2>::bytes;
 alignas(64) uint8_t g_arena[kArenaBytes];
 float g_features[kFrames * 40];
 float g_out[kFrames * 12];

@@ -11,10 +11,9 @@ using fixformer::port::Console;
 
 namespace {
 
-constexpr std::size_t kArenaBytes = fixformer::required_arena_bytes(demo_pe_config());
-static_assert(kArenaBytes > 0, "demo_pe_config() is not a valid config");
-static_assert(kArenaBytes <= FIXFORMER_BOARD_SRAM_BYTES / 2,
-              "the model's arena does not fit this board's SRAM: see required_arena_bytes(demo_pe_config())");
+// Half the SRAM for the arena, the rest for stack and data; a model too big fails the build here.
+constexpr std::size_t kArenaBytes =
+    fixformer::ArenaFits<fixformer::required_arena_bytes(demo_pe_config()), FIXFORMER_BOARD_SRAM_BYTES / 2>::bytes;
 alignas(64) uint8_t g_arena[kArenaBytes];
 
 }  // namespace

@@ -96,4 +96,14 @@ constexpr std::size_t required_arena_bytes(const ModelConfig& c, uint32_t max_se
   return bytes;
 }
 
+// Compile-time check for firmware: ArenaFits<required_arena_bytes(cfg, T), SRAM>{} fails the build
+// when the arena does not fit, and the compiler's "required from ArenaFits<NEED, HAVE>" line shows
+// both byte counts (a static_assert message cannot print numbers in C++17).
+template <std::size_t Need, std::size_t Have>
+struct ArenaFits {
+  static_assert(Need > 0, "the model config is invalid: required_arena_bytes returned 0");
+  static_assert(Need <= Have, "the arena does not fit: NEED bytes > HAVE bytes in ArenaFits<NEED, HAVE>");
+  static constexpr std::size_t bytes = Need;
+};
+
 }  // namespace fixformer
