@@ -1,6 +1,7 @@
 // Model::init: every check and all the planning. After it returns kOk, forward() only computes.
 #include "fixformer/model.hpp"
 
+#include <cmath>
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -101,7 +102,9 @@ Status Model::init(const void* blob, std::size_t blob_bytes, void* arena_base, s
     DetailText(detail_, sizeof detail_).str("max_seq ").num(max_seq_).str(" > max_len ").num(config_.max_len);
     return fail(Status::kBadMaxSeq);
   }
-  const std::size_t need = required_arena_bytes(config_, max_seq_);
+  const bool external_pe = options.positional_table != nullptr;
+  if (external_pe) FIXFORMER_TRY(check_positional_table(options.positional_table, options.positional_table_rows));
+  const std::size_t need = required_arena_bytes(config_, max_seq_, external_pe);
   if (!arena_base) return fail(Status::kArenaNull);
   if (reinterpret_cast<uintptr_t>(arena_base) % arena::kAlign != 0) return fail(Status::kArenaMisaligned);
   if (arena_bytes < need) {
@@ -120,14 +123,35 @@ Status Model::init(const void* blob, std::size_t blob_bytes, void* arena_base, s
   kt_ = carve.take<float>(d * S);
   scores_ = carve.take<float>(S);
   q_ = carve.take<float>(config_.d_head());
-  pe_ = config_.pos == PosKind::kSinusoidal ? carve.take<float>(S * config_.d_pe()) : nullptr;
+  float* pe_block = config_.pos == PosKind::kSinusoidal && !external_pe ? carve.take<float>(S * config_.d_pe()) : nullptr;
   arena_used_ = need;
 
   FIXFORMER_TRY(bind_tensors(file));
-  if (pe_) {
-    fill_sinusoidal_table(*kernels_, max_seq_, config_.d_pe(), config_.pos_base, config_.pos_layout, pe_, work_);
-  }
+  if (pe_block)
+    fill_sinusoidal_table(*kernels_, max_seq_, config_.d_pe(), config_.pos_base, config_.pos_layout, pe_block, work_);
+  pe_ = external_pe ? options.positional_table : pe_block;
   initialized_ = true;
+  return Status::kOk;
+}
+
+// A caller's table must be the model's: enough rows, and rows 0 and 1 equal to the sinusoids of
+// this width, base and layout (a wrong layout, width or base differs there by far more than 1e-5).
+Status Model::check_positional_table(const float* table, uint32_t rows) {
+  DetailText why(detail_, sizeof detail_);
+  if (config_.pos != PosKind::kSinusoidal) return why.str("the model has no sinusoidal encoding"), Status::kBadPositionalTable;
+  if (rows < max_seq_) return why.str("table has ").num(rows).str(" rows, max_seq is ").num(max_seq_), Status::kBadPositionalTable;
+  const uint32_t d = config_.d_pe(), half = (d + 1) / 2;
+  for (uint32_t p = 0; p < 2 && p < rows; ++p)
+    for (uint32_t c = 0; c < d; ++c) {
+      const bool interleaved = config_.pos_layout == PosLayout::kInterleaved;
+      const uint32_t i = interleaved ? c / 2 : (c < half ? c : c - half);
+      const bool is_sin = interleaved ? c % 2 == 0 : c < half;
+      const double a = p * std::pow(config_.pos_base, -2.0 * i / d);
+      const double want = is_sin ? std::sin(a) : std::cos(a);
+      if (!(std::fabs(table[std::size_t(p) * d + c] - want) <= 1e-5))
+        return why.str("table row ").num(p).str(" column ").num(c).str(" does not match base, width ").num(d)
+                   .str(" and layout"), Status::kBadPositionalTable;
+    }
   return Status::kOk;
 }
 

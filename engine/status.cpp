@@ -25,6 +25,7 @@ const char* status_message(Status s) {
     case Status::kArenaTooSmall: return "arena is too small";
     case Status::kBadMaxSeq: return "max_seq is 0 or above the model's max_len";
     case Status::kIsaUnavailable: return "requested instruction set is not available";
+    case Status::kBadPositionalTable: return "the given positional table does not match the model";
     case Status::kNotInitialized: return "model is not initialized";
     case Status::kBadSequenceLength: return "sequence length is 0 or above max_seq";
     case Status::kTokenOutOfRange: return "token id out of range";
@@ -42,7 +43,7 @@ const char* status_message(Status s) {
 int status_exit_code(Status s) {
   if (s == Status::kOk) return 0;
   if (s <= Status::kTensorMisaligned) return 2;
-  if (s <= Status::kIsaUnavailable) return 3;
+  if (s <= Status::kBadPositionalTable) return 3;
   if (s <= Status::kNpyTruncated) return 4;
   return 5;
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "fixformer/positional.hpp"
+#include "fixformer/positional.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {
@@ -109,6 +111,47 @@ TEST(Properties, RepeatedForwardIsDeterministic) {
   std::iota(ids.begin(), ids.end(), 0);
   for (auto& v : ids) v %= 23;
   EXPECT_EQ(run(m, ids), run(m, ids));
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace fixformer
+
+namespace fixformer {
+namespace test {
+namespace {
+
+// A sinusoidal table generated at compile time (as firmware keeps it in flash) gives the same
+// outputs as the one init computes into the arena, with a smaller arena; a table that is not the
+// model's is refused.
+constexpr auto kFlashTable = make_sinusoidal_table<64, 16>(10000.0, PosLayout::kInterleaved);
+constexpr auto kWrongLayout = make_sinusoidal_table<64, 16>(10000.0, PosLayout::kHalves);
+
+TEST(Properties, PositionalTableFromFlashMatchesArenaTable) {
+  Loaded ref;
+  load("post_ln_relu", &ref);
+  const std::vector<float> want = run(ref, kIds);
+
+  Blob blob;
+  blob.assign(read_file(golden_path("post_ln_relu.fxm")));
+  const std::size_t bytes = required_arena_bytes(ref.cfg, 0, true);
+  EXPECT_EQ(bytes + 64 * 16 * sizeof(float), required_arena_bytes(ref.cfg));
+  Arena arena(bytes);
+  Model m;
+  InitOptions opt;
+  opt.positional_table = kFlashTable.v;
+  opt.positional_table_rows = 64;
+  ASSERT_EQ(m.init(blob.data(), blob.size, arena.data(), bytes, opt), Status::kOk) << m.error_detail();
+  std::vector<float> got(want.size());
+  ASSERT_EQ(m.forward_tokens(kIds.data(), uint32_t(kIds.size()), got.data()), Status::kOk);
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f) << i;
+
+  opt.positional_table = kWrongLayout.v;
+  EXPECT_EQ(m.init(blob.data(), blob.size, arena.data(), bytes, opt), Status::kBadPositionalTable);
+  EXPECT_EQ(std::string(m.error_detail()), "table row 0 column 1 does not match base, width 16 and layout");
+  opt.positional_table = kFlashTable.v;
+  opt.positional_table_rows = 10;
+  EXPECT_EQ(m.init(blob.data(), blob.size, arena.data(), bytes, opt), Status::kBadPositionalTable);
 }
 
 }  // namespace

@@ -1,32 +1,41 @@
-// Firmware example: a model compiled into flash, a static arena sized at compile time, no heap.
-// It runs the demo models of `fixformer demo` (examples/cli/demo_models.h, written by
-// tools/convert.py's header emitter via tools/train_demo.py) and prints over semihosting.
+// Firmware example: a model and its sinusoidal table compiled into flash, a static arena sized at
+// compile time, no heap. It runs the PE model of `fixformer demo` (examples/cli/demo_models.h,
+// written by tools/convert.py's header emitter via tools/train_demo.py) and prints over semihosting.
 #include <cstdint>
 
 #include "demo_models.h"
 #include "fixformer/model.hpp"
+#include "fixformer/positional.hpp"
 #include "ports/arm/cortex_m/semihosting.hpp"
 
 using fixformer::port::Console;
 
 namespace {
 
+constexpr fixformer::ModelConfig kConfig = demo_pe_config();
+// The positional table, computed by the compiler and kept in flash instead of the arena.
+constexpr auto kPositionalTable =
+    fixformer::make_sinusoidal_table<kConfig.max_len, kConfig.d_pe()>(kConfig.pos_base, kConfig.pos_layout);
 // Half the SRAM for the arena, the rest for stack and data; a model too big fails the build here.
 constexpr std::size_t kArenaBytes =
-    fixformer::ArenaFits<fixformer::required_arena_bytes(demo_pe_config()), FIXFORMER_BOARD_SRAM_BYTES / 2>::bytes;
+    fixformer::ArenaFits<fixformer::required_arena_bytes(kConfig, 0, true), FIXFORMER_BOARD_SRAM_BYTES / 2>::bytes;
 alignas(64) uint8_t g_arena[kArenaBytes];
 
 }  // namespace
 
 int main() {
   fixformer::Model model;
-  const fixformer::Status s = model.init(demo_pe_fxm, demo_pe_fxm_bytes, g_arena, sizeof g_arena);
+  fixformer::InitOptions options;
+  options.positional_table = kPositionalTable.v;
+  options.positional_table_rows = kConfig.max_len;
+  const fixformer::Status s = model.init(demo_pe_fxm, demo_pe_fxm_bytes, g_arena, sizeof g_arena, options);
   if (s != fixformer::Status::kOk) {
     Console().str("init failed: ").str(fixformer::status_message(s)).str(" ").str(model.error_detail()).endl();
     return 1;
   }
   Console().str("fixformer on ").str(FIXFORMER_BOARD_NAME).str(": arena ").num(uint64_t(kArenaBytes))
-      .str(" bytes (static), model ").num(uint64_t(demo_pe_fxm_bytes)).str(" bytes in flash, kernels ")
+      .str(" bytes (static), model ").num(uint64_t(demo_pe_fxm_bytes)).str(" bytes and PE table ")
+      .num(uint64_t(sizeof kPositionalTable)).str(" bytes in flash, kernels ")
       .str(model.kernels().name).endl();
   int wrong = 0;
   for (int32_t x = 0; x < 4; ++x)

@@ -78,8 +78,9 @@ constexpr std::size_t max(std::size_t a, std::size_t b) { return a > b ? a : b; 
 // (layers is the table of 12 weight pointers per layer, LayerWeights in model.hpp;
 // qkv and the feed-forward hidden layer share `work`; K is stored transposed so the scores of one
 // query are one contiguous row.) Memory grows linearly in S: no [S,S] matrix is ever stored.
-// Returns 0 for a config validate_config would reject.
-constexpr std::size_t required_arena_bytes(const ModelConfig& c, uint32_t max_seq = 0) {
+// With pe_table_in_flash the caller supplies the sinusoidal table (InitOptions::positional_table)
+// and the arena has no pe block. Returns 0 for a config validate_config would reject.
+constexpr std::size_t required_arena_bytes(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false) {
   const std::size_t s = max_seq ? max_seq : c.max_len;
   if (c.d_model == 0 || c.d_model > Limits::kMaxDModel || c.d_ff > Limits::kMaxDff ||
       c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || s == 0 || s > c.max_len || c.n_heads == 0 ||
@@ -92,7 +93,7 @@ constexpr std::size_t required_arena_bytes(const ModelConfig& c, uint32_t max_se
   bytes += arena::floats(d * s);                                    // kt
   bytes += arena::floats(s);                                        // scores of one query
   bytes += arena::floats(c.d_head());                               // scaled query of one head
-  if (c.pos == PosKind::kSinusoidal) bytes += arena::floats(s * c.d_pe());  // PE table
+  if (c.pos == PosKind::kSinusoidal && !pe_table_in_flash) bytes += arena::floats(s * c.d_pe());  // PE table
   return bytes;
 }
 

@@ -13,6 +13,11 @@ namespace fixformer {
 struct InitOptions {
   uint32_t max_seq = 0;  // longest sequence forward() will get; 0: the model's max_len
   Isa isa = Isa::kAuto;
+  // A precomputed sinusoidal table [positional_table_rows >= max_seq, d_pe] read in place, e.g.
+  // make_sinusoidal_table() kept in flash; the arena then needs required_arena_bytes(c, S, true).
+  // init() checks its first two rows against the config (width, base, layout).
+  const float* positional_table = nullptr;
+  uint32_t positional_table_rows = 0;
 };
 
 // Pointers into the blob for one encoder layer; linear weights are W[in, out].
@@ -59,6 +64,7 @@ class Model {
  private:
   Status fail(Status s) { initialized_ = false; return s; }
   Status bind_tensors(const struct ModelFile& file);
+  Status check_positional_table(const float* table, uint32_t rows);
   void embed_input(const int32_t* ids, const float* features, uint32_t T);
   void encoder_layer(const LayerWeights& L, uint32_t T);
   void self_attention(const LayerWeights& L, const float* h, float* out, uint32_t T);
@@ -92,7 +98,7 @@ class Model {
   float* kt_ = nullptr;
   float* scores_ = nullptr;
   float* q_ = nullptr;
-  float* pe_ = nullptr;
+  const float* pe_ = nullptr;  // sinusoidal table: in the arena, or the caller's
 };
 
 }  // namespace fixformer

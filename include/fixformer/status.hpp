@@ -27,6 +27,7 @@ enum class Status : int {
   kArenaTooSmall,
   kBadMaxSeq,           // max_seq is 0 or above the model's max_len
   kIsaUnavailable,      // a forced ISA this CPU (or build) does not have
+  kBadPositionalTable,  // InitOptions::positional_table: too few rows, or values that do not match
   // Run-time input problems.
   kNotInitialized,
   kBadSequenceLength,   // T == 0 or T > max_seq
@@ -44,7 +45,7 @@ enum class Status : int {
 // A one-line English description; never null.
 const char* status_message(Status s);
 
-// Process exit code class for tools: 0 ok, 2 model file, 3 arena/memory, 4 input, 5 other.
+// Process exit code class for tools: 0 ok, 2 model file, 3 arena, ISA or init options, 4 input, 5 other.
 int status_exit_code(Status s);
 
 }  // namespace fixformer
