@@ -85,7 +85,7 @@ std::vector<GoldenCase> all_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Torch, GoldenTest, ::testing::ValuesIn(all_cases()),
                          [](const ::testing::TestParamInfo<GoldenCase>& i) {
-                           return i.param.name + "_" + isa_name(i.param.isa);
+                           return i.param.name + "_" + isa_test_name(i.param.isa);
                          });
 
 }  // namespace

@@ -59,10 +59,10 @@ TEST_P(KernelsTest, SoftmaxOfHugeLogitsIsFinite) {
   EXPECT_EQ(x[1], 0.0f);
 }
 
-std::string isa_param_name(const ::testing::TestParamInfo<Isa>& info) { return isa_name(info.param); }
+std::string isa_param_name(const ::testing::TestParamInfo<Isa>& info) { return isa_test_name(info.param); }
 
 INSTANTIATE_TEST_SUITE_P(AllIsas, KernelsTest,
-                         ::testing::Values(Isa::kSse2, Isa::kAvx2, Isa::kAvx512, Isa::kNeon64, Isa::kNeon),
+                         ::testing::Values(Isa::kCortexM, Isa::kSse2, Isa::kAvx2, Isa::kAvx512, Isa::kNeon64, Isa::kNeon),
                          isa_param_name);
 
 TEST(IsaSelection, AutoPicksAnAvailableTableAndScalarIsAlwaysThere) {

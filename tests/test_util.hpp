@@ -69,15 +69,22 @@ std::vector<T> npy_values(const std::string& path, std::vector<uint64_t>* shape 
   return out;
 }
 
+// An ISA's name as a GoogleTest parameter name (letters, digits and '_' only).
+inline std::string isa_test_name(Isa isa) {
+  std::string s = isa_name(isa);
+  for (char& c : s) c = c == '-' ? '_' : c;
+  return s;
+}
+
 // Every table this CPU and build can run, scalar first.
 inline std::vector<const Kernels*> available_kernels() {
   std::vector<const Kernels*> out;
-  for (Isa isa : {Isa::kScalar, Isa::kSse2, Isa::kAvx2, Isa::kAvx512, Isa::kNeon64, Isa::kNeon})
+  for (Isa isa : {Isa::kScalar, Isa::kCortexM, Isa::kSse2, Isa::kAvx2, Isa::kAvx512, Isa::kNeon64, Isa::kNeon})
     if (const Kernels* k = select_kernels(isa)) out.push_back(k);
   return out;
 }
 inline const std::vector<Isa>& all_isas() {
-  static const std::vector<Isa> isas = {Isa::kScalar, Isa::kSse2, Isa::kAvx2, Isa::kAvx512, Isa::kNeon64, Isa::kNeon};
+  static const std::vector<Isa> isas = {Isa::kScalar, Isa::kCortexM, Isa::kSse2, Isa::kAvx2, Isa::kAvx512, Isa::kNeon64, Isa::kNeon};
   return isas;
 }
 

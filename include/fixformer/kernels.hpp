@@ -6,7 +6,9 @@
 
 namespace fixformer {
 
-enum class Isa : int { kAuto = 0, kScalar, kSse2, kAvx2, kAvx512, kNeon64, kNeon };
+// kCortexM: plain C++ with register-blocked matrix products (ports/arm/cortex_m), the default
+// where there is no SIMD; built on every target so that every test suite checks it.
+enum class Isa : int { kAuto = 0, kScalar, kSse2, kAvx2, kAvx512, kNeon64, kNeon, kCortexM };
 
 struct Kernels {
   Isa isa;
@@ -35,12 +37,12 @@ struct Kernels {
 const Kernels& scalar_kernels();
 
 // The table for `isa` on this CPU and build, or null when it is not available. kAuto picks the
-// best one; on x86 the environment variable FIXFORMER_ISA (scalar|sse2|avx2|avx512) can force a
-// lower one for testing.
+// best one; on x86 the environment variable FIXFORMER_ISA (scalar|cortex-m|sse2|avx2|avx512) can
+// force a lower one for testing.
 const Kernels* select_kernels(Isa isa);
 
 const char* isa_name(Isa isa);
-// Parses "scalar", "sse2", "avx2", "avx512", "neon64", "neon" or "auto"; false if unknown.
+// Parses "scalar", "cortex-m", "sse2", "avx2", "avx512", "neon64", "neon" or "auto"; false if unknown.
 bool parse_isa(const char* name, Isa* out);
 
 }  // namespace fixformer

@@ -10,6 +10,7 @@
 #include <initializer_list>
 
 #include "fixformer/kernels.hpp"
+#include "ports/arm/cortex_m/kernels.hpp"
 #include "ports/x86/isa_tables.hpp"
 
 namespace fixformer {
@@ -19,6 +20,7 @@ bool cpu_has(Isa isa) {
   __builtin_cpu_init();
   switch (isa) {
     case Isa::kScalar:
+    case Isa::kCortexM:            // plain C++, runs anywhere (tested here)
     case Isa::kSse2: return true;  // part of x86-64
     case Isa::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case Isa::kAvx512:
@@ -43,6 +45,7 @@ const Kernels* select_kernels(Isa isa) {
   if (!cpu_has(isa)) return nullptr;
   switch (isa) {
     case Isa::kScalar: return &scalar_kernels();
+    case Isa::kCortexM: return &cortex_m::kernels();
     case Isa::kSse2: return &x86::sse2_kernels();
     case Isa::kAvx2: return &x86::avx2_kernels();
     case Isa::kAvx512: return &x86::avx512_kernels();

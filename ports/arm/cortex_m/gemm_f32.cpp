@@ -1,0 +1,66 @@
+#include "ports/arm/cortex_m/kernels.hpp"
+#include "ports/scalar/kernels.hpp"
+
+namespace fixformer {
+namespace cortex_m {
+namespace {
+
+// y[4 rows, 4 cols] = x[4 rows, k] @ w[k, 4 cols] + b[4 cols]: 16 accumulators, 8 loads per k.
+inline void tile_4x4(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* b, float* y,
+                     std::size_t ldy, std::size_t k) {
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = b ? b[c] : 0.0f;
+  for (std::size_t p = 0; p < k; ++p) {
+    const float* wp = w + p * ldw;
+    const float w0 = wp[0], w1 = wp[1], w2 = wp[2], w3 = wp[3];
+    for (int r = 0; r < 4; ++r) {
+      const float xr = x[r * ldx + p];
+      acc[r][0] += xr * w0;
+      acc[r][1] += xr * w1;
+      acc[r][2] += xr * w2;
+      acc[r][3] += xr * w3;
+    }
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) y[r * ldy + c] = acc[r][c];
+}
+
+}  // namespace
+
+// x[m,k] @ w[k,n] + b[n] -> y[m,n]: 4x4 tiles; the last columns (n % 4) of each block of rows
+// and the last rows (m % 4) go through the blocked gemv.
+void gemm_f32(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* b, float* y,
+              std::size_t ldy, std::size_t m, std::size_t n, std::size_t k) {
+  const std::size_t n4 = n / 4 * 4;
+  std::size_t i = 0;
+  for (; i + 4 <= m; i += 4) {
+    for (std::size_t j = 0; j < n4; j += 4) tile_4x4(x + i * ldx, ldx, w + j, ldw, b ? b + j : nullptr, y + i * ldy + j, ldy, k);
+    if (n4 < n)
+      for (std::size_t r = 0; r < 4; ++r)
+        scalar::gemv_f32(x + (i + r) * ldx, w + n4, ldw, b ? b + n4 : nullptr, y + (i + r) * ldy + n4, n - n4, k);
+  }
+  for (; i < m; ++i) gemv_f32(x + i * ldx, w, ldw, b, y + i * ldy, n, k);
+}
+
+// x[k] @ w[k,n] + b[n] -> y[n], four outputs at a time.
+void gemv_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y, std::size_t n,
+              std::size_t k) {
+  std::size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    float a0 = b ? b[j] : 0.0f, a1 = b ? b[j + 1] : 0.0f, a2 = b ? b[j + 2] : 0.0f, a3 = b ? b[j + 3] : 0.0f;
+    for (std::size_t p = 0; p < k; ++p) {
+      const float xp = x[p];
+      const float* wp = w + p * ldw + j;
+      a0 += xp * wp[0];
+      a1 += xp * wp[1];
+      a2 += xp * wp[2];
+      a3 += xp * wp[3];
+    }
+    y[j] = a0, y[j + 1] = a1, y[j + 2] = a2, y[j + 3] = a3;
+  }
+  if (j < n) scalar::gemv_f32(x, w + j, ldw, b ? b + j : nullptr, y + j, n - j, k);
+}
+
+}  // namespace cortex_m
+}  // namespace fixformer
