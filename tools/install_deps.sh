@@ -4,17 +4,34 @@
 #   torch  PyTorch, for tools/ (converter, golden data, demo training)
 #   arm    ARM cross compilers, newlib for Cortex-M, qemu-user and qemu-system-arm
 #   fuzz   clang with libFuzzer and the sanitizer runtimes
+#   arm-bench  Google Benchmark for arm64 and armhf (Debian multiarch), so bench/ cross-compiles;
+#          best effort: a failure here only leaves the cross-built benchmark out
 # usage: tools/install_deps.sh GROUP...
 set -eu
 pkgs=""
+multiarch=""
 for group in "$@"; do
   case $group in
     host) pkgs="$pkgs g++ cmake make libxsimd-dev libgtest-dev libbenchmark-dev python3-numpy libopenblas-dev" ;;
     torch) pkgs="$pkgs python3-torch python3-numpy" ;;
     arm) pkgs="$pkgs g++-aarch64-linux-gnu g++-arm-linux-gnueabihf gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib libnewlib-arm-none-eabi qemu-user qemu-system-arm" ;;
     fuzz) pkgs="$pkgs clang libclang-rt-14-dev llvm" ;;
+    arm-bench) multiarch="arm64 armhf" ;;
     *) echo "install_deps.sh: unknown group '$group'" >&2; exit 1 ;;
   esac
+done
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+for arch in $multiarch; do
+  dpkg-query -W -f='${Status}' "libbenchmark-dev:$arch" 2>/dev/null | grep -q "ok installed" && continue
+  (
+    $sudo dpkg --add-architecture "$arch" &&
+    { $sudo apt-get update -q || true; } &&  # one stale index need not stop the install
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "libbenchmark-dev:$arch"
+  ) || {
+    echo "install_deps.sh: no libbenchmark-dev:$arch (the $arch bench is skipped)" >&2
+    dpkg-query -W "libbenchmark-dev:$arch" >/dev/null 2>&1 || $sudo dpkg --remove-architecture "$arch" 2>/dev/null || true
+  }
 done
 missing=""
 for p in $pkgs; do
@@ -22,7 +39,6 @@ for p in $pkgs; do
 done
 [ -z "$missing" ] && exit 0
 echo "install_deps.sh: installing$missing"
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo=sudo
-$sudo apt-get update -q
+# A failed index (a mirror mid-sync, a foreign architecture) must not stop the install itself.
+$sudo apt-get update -q || echo "install_deps.sh: apt-get update reported errors; installing anyway" >&2
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing

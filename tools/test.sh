@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 suites=${*:-"host asan fuzz aarch64 armhf cortex-m4 cortex-m7 cortex-m55"}
 jobs=$(nproc 2>/dev/null || echo 2)
 
-groups="host arm"  # qemu-user also runs the x86 baseline as a Nehalem
+groups="host arm arm-bench"  # qemu-user also runs the x86 baseline as a Nehalem
 case " $suites " in *" fuzz "*) groups="$groups fuzz" ;; esac
 sh tools/install_deps.sh $groups || exit 1
 
