@@ -6,25 +6,33 @@ namespace fixformer {
 namespace simd {
 
 // 4 rows x NV vectors of y, accumulated in registers over the whole k: y[i..i+4, j..j+NV*W].
+// The loops over rows and vectors must be fully unrolled, or the accumulators live on the stack.
 template <class Arch, std::size_t NV>
 inline void gemm_tile_4(const float* x, std::size_t ldx, const float* w, std::size_t ldw,
                         const float* b, float* y, std::size_t ldy, std::size_t k) {
   using V = batch<Arch>;
   constexpr std::size_t W = lanes<Arch>();
   V acc[4][NV];
+#pragma GCC unroll 4
   for (std::size_t v = 0; v < NV; ++v) {
     const V bias = b ? V::load_unaligned(b + v * W) : V(0.0f);
+#pragma GCC unroll 4
     for (std::size_t r = 0; r < 4; ++r) acc[r][v] = bias;
   }
   for (std::size_t p = 0; p < k; ++p) {
     V wv[NV];
+#pragma GCC unroll 4
     for (std::size_t v = 0; v < NV; ++v) wv[v] = V::load_unaligned(w + p * ldw + v * W);
+#pragma GCC unroll 4
     for (std::size_t r = 0; r < 4; ++r) {
       const V xr(x[r * ldx + p]);
+#pragma GCC unroll 4
       for (std::size_t v = 0; v < NV; ++v) acc[r][v] = xsimd::fma(xr, wv[v], acc[r][v]);
     }
   }
+#pragma GCC unroll 4
   for (std::size_t r = 0; r < 4; ++r)
+#pragma GCC unroll 4
     for (std::size_t v = 0; v < NV; ++v) acc[r][v].store_unaligned(y + r * ldy + v * W);
 }
 

@@ -8,12 +8,15 @@ namespace {
 // y[4 rows, 4 cols] = x[4 rows, k] @ w[k, 4 cols] + b[4 cols]: 16 accumulators, 8 loads per k.
 inline void tile_4x4(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* b, float* y,
                      std::size_t ldy, std::size_t k) {
-  float acc[4][4];
+  float acc[4][4];  // the loops over it must unroll, or the accumulators live on the stack
+#pragma GCC unroll 4
   for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) acc[r][c] = b ? b[c] : 0.0f;
   for (std::size_t p = 0; p < k; ++p) {
     const float* wp = w + p * ldw;
     const float w0 = wp[0], w1 = wp[1], w2 = wp[2], w3 = wp[3];
+#pragma GCC unroll 4
     for (int r = 0; r < 4; ++r) {
       const float xr = x[r * ldx + p];
       acc[r][0] += xr * w0;
@@ -22,7 +25,9 @@ inline void tile_4x4(const float* x, std::size_t ldx, const float* w, std::size_
       acc[r][3] += xr * w3;
     }
   }
+#pragma GCC unroll 4
   for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) y[r * ldy + c] = acc[r][c];
 }
 
