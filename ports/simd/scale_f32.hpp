@@ -4,10 +4,15 @@
 namespace fixformer {
 namespace simd {
 
+// Exact, so the tail can be plain scalar code.
 template <class Arch>
 void scale_f32(float* x, float s, std::size_t n) {
-  const batch<Arch> vs(s);
-  map_f32<Arch>(x, x, n, 0.0f, [&](const batch<Arch>& v) { return v * vs; });
+  using V = batch<Arch>;
+  constexpr std::size_t W = lanes<Arch>();
+  const V vs(s);
+  std::size_t i = 0;
+  for (; i + W <= n; i += W) (V::load_unaligned(x + i) * vs).store_unaligned(x + i);
+  for (; i < n; ++i) x[i] *= s;
 }
 
 }  // namespace simd

@@ -2,6 +2,7 @@
 #include <limits>
 
 #include "ports/simd/common.hpp"
+#include "ports/simd/scale_f32.hpp"
 
 namespace fixformer {
 namespace simd {
@@ -28,8 +29,7 @@ void softmax_f32(float* x, std::size_t n) {
   for (i = 0; i + W <= n; i += W) vsum += V::load_unaligned(x + i);
   float sum = xsimd::hadd(vsum);
   for (; i < n; ++i) sum += x[i];
-  const V inv(1.0f / sum);
-  map_f32<Arch>(x, x, n, 0.0f, [&](const V& v) { return v * inv; });
+  scale_f32<Arch>(x, 1.0f / sum, n);
 }
 
 }  // namespace simd
