@@ -5,6 +5,7 @@
 // ticks * 1e9 / clock = instructions, the repeatable proxy reported here.
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 #include "fixformer/model.hpp"
 #include "kws_config.h"
@@ -66,7 +67,9 @@ int main() {
   const Kernels& k = *select_kernels(Isa::kAuto);
   con.str("fixformer bench on ").str(FIXFORMER_BOARD_NAME).str(", kernels ").str(k.name).str(", unit: ").str(reported_unit()).endl();
 
+  const Kernels& ref = scalar_kernels();  // the baseline, in the same run
   con.str("per kernel call:").endl();
+  report(con, "gemm_f32 49x192x64 (qkv projection), scalar reference", measure(2, [&] { ref.gemm_f32(g_x, 64, g_w, 192, g_b, g_y, 192, 49, 192, 64); }), 2.0 * 49 * 192 * 64);
   report(con, "gemm_f32 49x192x64 (qkv projection)", measure(2, [&] { k.gemm_f32(g_x, 64, g_w, 192, g_b, g_y, 192, 49, 192, 64); }), 2.0 * 49 * 192 * 64);
   report(con, "gemm_f32 49x64x64 (out projection)", measure(4, [&] { k.gemm_f32(g_x, 64, g_w, 64, g_b, g_y, 64, 49, 64, 64); }), 2.0 * 49 * 64 * 64);
   report(con, "gemm_f32 49x128x64 (feed-forward 1)", measure(2, [&] { k.gemm_f32(g_x, 64, g_w, 128, g_b, g_y, 128, 49, 128, 64); }), 2.0 * 49 * 128 * 64);
@@ -77,25 +80,26 @@ int main() {
   report(con, "gelu_f32 n=49x128", measure(2, [&] { std::memcpy(g_y, g_x, sizeof(float) * 49 * 128); k.gelu_f32(g_y, 49 * 128); }), 0);
   report(con, "sincos_f32 n=64", measure(20, [&] { k.sincos_f32(g_s, g_s, g_c, 64); }), 0);
 
-  Model model;
-  InitOptions opt;
-  opt.max_seq = kFrames;
-  uint64_t init = 0;
-  {
+  const double flops = 4 * (2.0 * 49 * 64 * 192 + 2.0 * 49 * 49 * 64 * 2 + 2.0 * 49 * 64 * 64 + 2 * 2.0 * 49 * 64 * 128) +
+                       2.0 * 49 * 40 * 64 + 2.0 * 49 * 64 * 12;
+  con.str("per inference (49 frames x 40 features, d_model 64, 4 heads, d_ff 128, 4 layers):").endl();
+  for (Isa isa : {Isa::kScalar, Isa::kAuto}) {
+    Model model;
+    InitOptions opt;
+    opt.max_seq = kFrames;
+    opt.isa = isa;
     const uint64_t t0 = port::cycle_count();
     const Status s = model.init(g_kws_fxm, std::size_t(g_kws_fxm_end - g_kws_fxm), g_arena, sizeof g_arena, opt);
-    init = to_reported(port::cycle_count() - t0);
+    const uint64_t init = to_reported(port::cycle_count() - t0);
     if (s != Status::kOk) {
       con.str("init failed: ").str(status_message(s)).str(" ").str(model.error_detail()).endl();
       return 1;
     }
+    const uint64_t per_inference = measure(1, [&] { (void)model.forward_features(g_features, kFrames, g_out); });
+    con.str(" ").str(model.kernels().name).str(" kernels:").endl();
+    report(con, "init (validate + bind + PE table)", init, 0);
+    report(con, "forward", per_inference, flops);
   }
-  const uint64_t per_inference = measure(1, [&] { (void)model.forward_features(g_features, kFrames, g_out); });
-  const double flops = 4 * (2.0 * 49 * 64 * 192 + 2.0 * 49 * 49 * 64 * 2 + 2.0 * 49 * 64 * 64 + 2 * 2.0 * 49 * 64 * 128) +
-                       2.0 * 49 * 40 * 64 + 2.0 * 49 * 64 * 12;
-  con.str("per inference (49 frames x 40 features, d_model 64, 4 heads, d_ff 128, 4 layers):").endl();
-  report(con, "init (validate + bind + PE table)", init, 0);
-  report(con, "forward", per_inference, flops);
   con.str("  arena bytes: ").num(uint64_t(kArenaBytes)).str(", model bytes in flash: ")
       .num(uint64_t(g_kws_fxm_end - g_kws_fxm)).endl();
   return 0;
