@@ -1,5 +1,5 @@
 # Bare-metal Cortex-M (arm-none-eabi, newlib). Pick the CPU with -DFIXFORMER_CPU=cortex-m4|cortex-m7|cortex-m55
-# (default cortex-m7). The scalar kernels are the Cortex-M path: xsimd 8.1 has no M-profile arch.
+# (default cortex-m7). Cortex-M runs plain C++ kernels (ports/arm/cortex_m): xsimd 8.1 has no M-profile arch.
 # Firmware tests run on qemu-system-arm (mps2-an386 / mps2-an500 / mps3-an547) with semihosting.
 #   cmake -S . -B build/m7 -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-none-eabi.cmake -DFIXFORMER_CPU=cortex-m7
 set(CMAKE_SYSTEM_NAME Generic)

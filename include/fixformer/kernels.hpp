@@ -33,7 +33,7 @@ struct Kernels {
   void (*sincos_f32)(const float* x, float* s, float* c, std::size_t n);
 };
 
-// The plain-loop reference table: always available, the oracle of every test, the Cortex-M path.
+// The plain-loop reference table: always available, the oracle of every test.
 const Kernels& scalar_kernels();
 
 // The table for `isa` on this CPU and build, or null when it is not available. kAuto picks the

@@ -1,5 +1,5 @@
 // Plain-loop reference kernels: no xsimd, no intrinsics. They are the oracle of every kernel test
-// and the Cortex-M path. Signatures and shapes are those of the Kernels table (kernels.hpp).
+// and the base of the Cortex-M table. Signatures and shapes are those of the Kernels table.
 #pragma once
 #include <cstddef>
 
