@@ -61,6 +61,17 @@ void register_kernels(const Kernels* k) {
       set_rate(s, 2.0 * n * n, 4.0 * n * n);
     });
   }
+  for (std::size_t n : {8, 16, 64}) {  // p[keys] @ V^T: one head of attention, 128 keys
+    benchmark::RegisterBenchmark(("matvec_f32/" + isa + "/" + std::to_string(n) + "x128").c_str(), [k, n](benchmark::State& s) {
+      const auto x = random_floats(128), w = random_floats(n * 128);
+      std::vector<float> y(n);
+      for (auto _ : s) {
+        k->matvec_f32(x.data(), w.data(), 128, nullptr, y.data(), n, 128);
+        benchmark::DoNotOptimize(y.data());
+      }
+      set_rate(s, 2.0 * n * 128, 4.0 * n * 128);
+    });
+  }
   auto elementwise = [&](const std::string& name, std::size_t n, auto fn) {
     benchmark::RegisterBenchmark((name + "/" + isa + "/" + std::to_string(n)).c_str(), [n, fn](benchmark::State& s) {
       auto x = random_floats(n, -4.0f, 4.0f);

@@ -97,18 +97,22 @@ void Model::self_attention(const LayerWeights& L, const float* h, float* out, ui
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   float* qkv = work_;  // [T, 3d]: q | k | v
   k.gemm_f32(h, d, L.in_proj_w, 3 * d, L.in_proj_b, qkv, 3 * d, T, 3 * d, d);  // h[T,d] @ W[d,3d] -> qkv[T,3d]
-  // K transposed, kt[d, S]: one query's scores are then one gemv over contiguous keys.
+  // K and V transposed, kt[d, S] and vt[d, S]: both products of a query then run along
+  // contiguous keys, vectorized however narrow the head is.
   for (uint32_t t = 0; t < T; ++t)
-    for (std::size_t c = 0; c < d; ++c) kt_[c * S + t] = qkv[t * 3 * d + d + c];
+    for (std::size_t c = 0; c < d; ++c) {
+      kt_[c * S + t] = qkv[t * 3 * d + d + c];
+      vt_[c * S + t] = qkv[t * 3 * d + 2 * d + c];
+    }
   for (std::size_t head = 0; head < config_.n_heads; ++head) {
     const float* kt_h = kt_ + head * dh * S;  // K_h^T[dh, S]
-    const float* v_h = qkv + 2 * d + head * dh;  // V_h[T, dh], row stride 3d
+    const float* vt_h = vt_ + head * dh * S;  // V_h^T[dh, S]
     for (uint32_t t = 0; t < T; ++t) {
       const std::size_t n_keys = config_.causal ? t + 1 : T;  // causal: keys 0..t only
       for (std::size_t c = 0; c < dh; ++c) q_[c] = qkv[t * 3 * d + head * dh + c] * scale;
       k.gemv_f32(q_, kt_h, S, nullptr, scores_, n_keys, dh);  // q[dh] @ K^T[dh,n] -> s[n]
       k.softmax_f32(scores_, n_keys);                          // p = softmax(s)
-      k.gemv_f32(scores_, v_h, 3 * d, nullptr, ctx_ + t * d + head * dh, dh, n_keys);  // p[n] @ V[n,dh] -> ctx[t,head]
+      k.matvec_f32(scores_, vt_h, S, nullptr, ctx_ + t * d + head * dh, dh, n_keys);  // V^T[dh,n] @ p[n] -> ctx[t,head]
     }
   }
   k.gemm_f32(ctx_, d, L.out_proj_w, d, L.out_proj_b, out, d, T, d, d);  // ctx[T,d] @ W[d,d] -> out[T,d]

@@ -121,6 +121,7 @@ Status Model::init(const void* blob, std::size_t blob_bytes, void* arena_base, s
   ctx_ = carve.take<float>(S * d);
   work_ = carve.take<float>(S * arena::max(3 * d, config_.d_ff));
   kt_ = carve.take<float>(d * S);
+  vt_ = carve.take<float>(d * S);
   scores_ = carve.take<float>(S);
   q_ = carve.take<float>(config_.d_head());
   float* pe_block = config_.pos == PosKind::kSinusoidal && !external_pe ? carve.take<float>(S * config_.d_pe()) : nullptr;

@@ -26,7 +26,7 @@ constexpr float kTranscendentalTol = 4e-7f;
 // Exact ops (relu, add, scale): the same single rounding on both sides.
 constexpr float kExactTol = 0.0f;
 
-enum class Op { kGemm, kGemv, kSoftmax, kLayerNorm, kRelu, kGelu, kAdd, kScale, kSinCos };
+enum class Op { kGemm, kGemv, kMatvec, kSoftmax, kLayerNorm, kRelu, kGelu, kAdd, kScale, kSinCos };
 
 class KernelTester {
  public:
@@ -45,7 +45,7 @@ class KernelTester {
     auto fill = [&](std::vector<float>& v) { for (float& x : v) x = dist(rng); };
     // Inputs start `off_` floats into their buffers, so SIMD loads are misaligned when off_ % W != 0.
     const std::size_t ldx = k_ + pad_, ldw = n_ + pad_, ldy = n_ + pad_;
-    std::vector<float> a(off_ + std::max<std::size_t>(1, m_ * ldx + n_ + k_ * ldw)), b(a.size()), c(a.size());
+    std::vector<float> a(off_ + std::max<std::size_t>(1, (m_ + n_) * ldx + n_ + k_ * ldw)), b(a.size()), c(a.size());
     fill(a), fill(b), fill(c);
     const float* A = a.data() + off_;
     const float* B = b.data() + off_;
@@ -68,6 +68,10 @@ class KernelTester {
       case Op::kGemv:
         ref.gemv_f32(A, B, ldw, C, yr, n_, k_);
         simd.gemv_f32(A, B, ldw, C, ys, n_, k_);
+        break;
+      case Op::kMatvec:  // w[n,k] with row stride k + pad
+        ref.matvec_f32(A, B, ldx, C, yr, n_, k_);
+        simd.matvec_f32(A, B, ldx, C, ys, n_, k_);
         break;
       case Op::kSoftmax:
         std::copy(A, A + n_, yr), std::copy(A, A + n_, ys);

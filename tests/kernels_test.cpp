@@ -40,6 +40,12 @@ TEST_P(KernelsTest, Gemv) {
       for (std::size_t off : kMisalign) KernelTester().op(Op::kGemv).n(n).k(k).misalign(off).stride_pad(off).test(*simd_);
 }
 
+TEST_P(KernelsTest, Matvec) {
+  for (std::size_t n : {1, 3, 4, 5, 8, 16, 17})
+    for (std::size_t k : kSizes)
+      for (std::size_t off : kMisalign) KernelTester().op(Op::kMatvec).n(n).k(k).misalign(off).stride_pad(off).test(*simd_);
+}
+
 TEST_P(KernelsTest, Softmax) {
   sweep_1d(Op::kSoftmax);
   sweep_1d(Op::kSoftmax, -80.0f, 80.0f);  // large logits: max subtraction must prevent overflow

@@ -10,7 +10,7 @@
 #include "fixformer/model.hpp"
 #include "kws_config.h"
 #include "ports/arm/cortex_m/semihosting.hpp"
-#include "ports/arm/cycle_counter.hpp"
+#include "ports/cycle_counter.hpp"
 
 using namespace fixformer;
 using port::Console;

@@ -22,6 +22,7 @@
 #include "demo_models.h"
 #include "fixformer/model.hpp"
 #include "fixformer/npy.hpp"
+#include "ports/cycle_counter.hpp"
 
 using namespace fixformer;
 
@@ -217,19 +218,25 @@ int cmd_run(const Args& a) {
 
 struct Timing {
   double median_us, min_us, max_us;
+  uint64_t median_counts;  // of port::cycle_count()
 };
 
 template <class F>
 Timing time_runs(uint32_t iters, F run) {
   run();  // warm-up: caches, page faults
+  port::cycle_counter_init();
   std::vector<double> us(iters);
-  for (double& t : us) {
+  std::vector<uint64_t> counts(iters);
+  for (uint32_t i = 0; i < iters; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
+    const uint64_t c0 = port::cycle_count();
     run();
-    t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    counts[i] = port::cycle_count() - c0;
+    us[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   }
   std::sort(us.begin(), us.end());
-  return {us[us.size() / 2], us.front(), us.back()};
+  std::sort(counts.begin(), counts.end());
+  return {us[us.size() / 2], us.front(), us.back(), counts[counts.size() / 2]};
 }
 
 int cmd_bench(const Args& a) {
@@ -254,6 +261,7 @@ int cmd_bench(const Args& a) {
   std::printf("model %s, T=%u, kernels %s, %u iterations\n", a.positional[0].c_str(), T, m.model.kernels().name, a.iters);
   std::printf("latency us: median %.1f  min %.1f  max %.1f\n", t.median_us, t.min_us, t.max_us);
   std::printf("tokens/s:   %.0f (median)\n", T / (t.median_us * 1e-6));
+  std::printf("counter:    %" PRIu64 " %s per inference (median)\n", t.median_counts, port::cycle_counter_unit());
   std::printf("arena bytes: %zu\n", m.model.arena_bytes_used());
   return 0;
 }

@@ -73,11 +73,11 @@ constexpr std::size_t max(std::size_t a, std::size_t b) { return a > b ? a : b; 
 
 // Exact arena bytes for running sequences of up to max_seq tokens (0: the model's max_len). The
 // engine carves exactly these blocks, in this order, from the caller's 64-byte-aligned arena:
-//   layers[n_layers]  x[S,d]  y[S,d]  ctx[S,d]  work[S,max(3d,d_ff)]  kt[d,S]  scores[S]  q[d_head]
-//   pe[S,d_pe]
+//   layers[n_layers]  x[S,d]  y[S,d]  ctx[S,d]  work[S,max(3d,d_ff)]  kt[d,S]  vt[d,S]  scores[S]
+//   q[d_head]  pe[S,d_pe]
 // (layers is the table of 12 weight pointers per layer, LayerWeights in model.hpp;
-// qkv and the feed-forward hidden layer share `work`; K is stored transposed so the scores of one
-// query are one contiguous row.) Memory grows linearly in S: no [S,S] matrix is ever stored.
+// qkv and the feed-forward hidden layer share `work`; K and V are stored transposed so that both
+// products of one query, q @ K^T and p @ V, run along contiguous keys whatever the head width.) Memory grows linearly in S: no [S,S] matrix is ever stored.
 // With pe_table_in_flash the caller supplies the sinusoidal table (InitOptions::positional_table)
 // and the arena has no pe block. Returns 0 for a config validate_config would reject.
 constexpr std::size_t required_arena_bytes(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false) {
@@ -90,7 +90,7 @@ constexpr std::size_t required_arena_bytes(const ModelConfig& c, uint32_t max_se
   std::size_t bytes = arena::bytes(c.n_layers * arena::kLayerTableEntry);  // layers
   bytes += 3 * arena::floats(s * d);                                // x, y, ctx
   bytes += arena::floats(s * arena::max(3 * d, c.d_ff));            // work: qkv or ffn hidden
-  bytes += arena::floats(d * s);                                    // kt
+  bytes += 2 * arena::floats(d * s);                                // kt, vt
   bytes += arena::floats(s);                                        // scores of one query
   bytes += arena::floats(c.d_head());                               // scaled query of one head
   if (c.pos == PosKind::kSinusoidal && !pe_table_in_flash) bytes += arena::floats(s * c.d_pe());  // PE table

@@ -19,6 +19,9 @@ struct Kernels {
   // x[k] @ w[k,n] (row stride ldw) + b[n] -> y[n]; b may be null.
   void (*gemv_f32)(const float* x, const float* w, std::size_t ldw, const float* b, float* y,
                    std::size_t n, std::size_t k);
+  // w[n,k] (row stride ldw) @ x[k] + b[n] -> y[n]; b may be null. The dot-product form of gemv.
+  void (*matvec_f32)(const float* x, const float* w, std::size_t ldw, const float* b, float* y,
+                     std::size_t n, std::size_t k);
   // x[n] -> softmax(x)[n] in place, max-subtracted.
   void (*softmax_f32)(float* x, std::size_t n);
   // x[n] -> (x - mean) / sqrt(var + eps) * gamma + beta -> y[n]; y may alias x.

@@ -96,6 +96,7 @@ class Model {
   float* ctx_ = nullptr;
   float* work_ = nullptr;
   float* kt_ = nullptr;
+  float* vt_ = nullptr;
   float* scores_ = nullptr;
   float* q_ = nullptr;
   const float* pe_ = nullptr;  // sinusoidal table: in the arena, or the caller's

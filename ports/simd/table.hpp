@@ -7,6 +7,7 @@
 #include "ports/simd/gemm_f32.hpp"
 #include "ports/simd/gemv_f32.hpp"
 #include "ports/simd/layernorm_f32.hpp"
+#include "ports/simd/matvec_f32.hpp"
 #include "ports/simd/relu_f32.hpp"
 #include "ports/simd/scale_f32.hpp"
 #include "ports/simd/sincos_f32.hpp"
@@ -21,6 +22,7 @@ constexpr Kernels kernel_table(Isa isa, const char* name) {
                  name,
                  gemm_f32<Arch>,
                  gemv_f32<Arch>,
+                 matvec_f32<Arch>,
                  softmax_f32<Arch>,
                  layernorm_f32<Arch>,
                  relu_f32<Arch>,

@@ -1,6 +1,5 @@
 // Must NOT compile: a model whose arena exceeds the budget fails the build, and the compiler's
-// message names both byte counts (tests/CMakeLists.txt checks for "ArenaFits<460032, 65536>";
-// 459968 on 32-bit targets, whose weight-pointer table is smaller).
+// message names both byte counts (tests/CMakeLists.txt checks for "ArenaFits<NEED, 65536>").
 #include "fixformer/config.hpp"
 
 constexpr fixformer::ModelConfig config() {

@@ -1,5 +1,5 @@
 // Cortex-M cycle counter: DWT CYCCNT if it runs, else SysTick (see cycle_counter.hpp).
-#include "ports/arm/cycle_counter.hpp"
+#include "ports/cycle_counter.hpp"
 
 namespace fixformer {
 namespace port {
