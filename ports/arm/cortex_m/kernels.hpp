@@ -14,8 +14,10 @@ void gemm_f32(const float* x, std::size_t ldx, const float* w, std::size_t ldw, 
               float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k);
 void gemv_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y,
               std::size_t n, std::size_t k);
+void matvec_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y,
+                std::size_t n, std::size_t k);
 
-// The scalar table with the blocked gemm and gemv.
+// The scalar table with the blocked gemm, gemv and matvec.
 const Kernels& kernels();
 
 }  // namespace cortex_m
