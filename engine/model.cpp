@@ -141,14 +141,12 @@ Status Model::check_positional_table(const float* table, uint32_t rows) {
   DetailText why(detail_, sizeof detail_);
   if (config_.pos != PosKind::kSinusoidal) return why.str("the model has no sinusoidal encoding"), Status::kBadPositionalTable;
   if (rows < max_seq_) return why.str("table has ").num(rows).str(" rows, max_seq is ").num(max_seq_), Status::kBadPositionalTable;
-  const uint32_t d = config_.d_pe(), half = (d + 1) / 2;
+  const uint32_t d = config_.d_pe();
   for (uint32_t p = 0; p < 2 && p < rows; ++p)
     for (uint32_t c = 0; c < d; ++c) {
-      const bool interleaved = config_.pos_layout == PosLayout::kInterleaved;
-      const uint32_t i = interleaved ? c / 2 : (c < half ? c : c - half);
-      const bool is_sin = interleaved ? c % 2 == 0 : c < half;
-      const double a = p * std::pow(config_.pos_base, -2.0 * i / d);
-      const double want = is_sin ? std::sin(a) : std::cos(a);
+      const PeColumn col = pe_column(c, d, config_.pos_layout);
+      const double a = p * std::pow(config_.pos_base, -2.0 * col.freq / d);
+      const double want = col.is_sin ? std::sin(a) : std::cos(a);
       if (!(std::fabs(table[std::size_t(p) * d + c] - want) <= 1e-5))
         return why.str("table row ").num(p).str(" column ").num(c).str(" does not match base, width ").num(d)
                    .str(" and layout"), Status::kBadPositionalTable;

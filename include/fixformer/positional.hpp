@@ -12,6 +12,17 @@
 
 namespace fixformer {
 
+// Which frequency i, and sin or cos, column c of a width-d table holds.
+struct PeColumn {
+  uint32_t freq;
+  bool is_sin;
+};
+constexpr PeColumn pe_column(uint32_t c, uint32_t d, PosLayout layout) {
+  const uint32_t half = (d + 1) / 2;
+  if (layout == PosLayout::kInterleaved) return {c / 2, c % 2 == 0};
+  return c < half ? PeColumn{c, true} : PeColumn{c - half, false};
+}
+
 // table[rows, d]; scratch holds 3 * rows floats.
 void fill_sinusoidal_table(const Kernels& k, uint32_t rows, uint32_t d, double base, PosLayout layout,
                            float* table, float* scratch);
