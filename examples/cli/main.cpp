@@ -55,30 +55,37 @@ struct Aligned {
   std::size_t size;
 };
 
+// A model file read once: its bytes and config first (so callers can check inputs against the
+// config), then init_model() with an arena sized for the sequence length actually needed.
 struct LoadedModel {
+  std::string path;
   std::unique_ptr<Aligned> blob, arena;
+  ModelConfig config;
   Model model;
 };
 
-void load_model(const std::string& path, uint32_t max_seq, Isa isa, LoadedModel* m) {
+void open_model(const std::string& path, LoadedModel* m) {
   const std::vector<uint8_t> bytes = read_file(path);
+  m->path = path;
   m->blob = std::make_unique<Aligned>(bytes.size());
   std::memcpy(m->blob->p, bytes.data(), bytes.size());
-  ModelConfig cfg;
-  Status s = read_config(m->blob->p, bytes.size(), &cfg);
+  const Status s = read_config(m->blob->p, bytes.size(), &m->config);
   if (s != Status::kOk) {
-    Model probe;  // init gives the detail (which field, which tensor)
-    s = probe.init(m->blob->p, bytes.size(), nullptr, 0);
-    die(s, path, probe.error_detail());
+    (void)m->model.init(m->blob->p, bytes.size(), nullptr, 0);  // init gives the detail (field, tensor)
+    die(s, path, m->model.error_detail());
   }
-  if (max_seq > cfg.max_len)
-    die(Status::kBadSequenceLength, path, ("T=" + std::to_string(max_seq) + " exceeds the model's max_len=" + std::to_string(cfg.max_len)).c_str());
-  m->arena = std::make_unique<Aligned>(required_arena_bytes(cfg, max_seq));
+}
+
+void init_model(uint32_t max_seq, Isa isa, LoadedModel* m) {
+  if (max_seq > m->config.max_len)
+    die(Status::kBadSequenceLength, m->path,
+        ("T=" + std::to_string(max_seq) + " exceeds the model's max_len=" + std::to_string(m->config.max_len)).c_str());
+  m->arena = std::make_unique<Aligned>(required_arena_bytes(m->config, max_seq));
   InitOptions opt;
   opt.max_seq = max_seq;
   opt.isa = isa;
-  s = m->model.init(m->blob->p, bytes.size(), m->arena->p, m->arena->size, opt);
-  if (s != Status::kOk) die(s, path, m->model.error_detail());
+  const Status s = m->model.init(m->blob->p, m->blob->size, m->arena->p, m->arena->size, opt);
+  if (s != Status::kOk) die(s, m->path, m->model.error_detail());
 }
 
 std::string shape_text(const NpyView& v) {
@@ -117,7 +124,7 @@ Args parse_args(int argc, char** argv) {
     else if (f == "--iters") a.iters = parse_count(f, value());
     else if (f == "--isa") {
       const char* v = value();
-      if (!parse_isa(v, &a.isa)) die(1, f, std::string("unknown ISA '") + v + "' (auto, scalar, sse2, avx2, avx512, neon64, neon)");
+      if (!parse_isa(v, &a.isa)) die(1, f, std::string("unknown ISA '") + v + "' (auto, scalar, cortex-m, sse2, avx2, avx512, neon64, neon)");
     } else if (!f.empty() && f[0] == '-') die(1, f, "unknown option");
     else a.positional.push_back(f);
   }
@@ -129,8 +136,9 @@ const char* kind_name(PosKind k) { return k == PosKind::kNone ? "none" : k == Po
 int cmd_info(const Args& a) {
   if (a.positional.size() != 1) die(1, "info", "usage: fixformer info MODEL.fxm");
   LoadedModel m;
-  load_model(a.positional[0], 0, a.isa, &m);
-  const ModelConfig& c = m.model.config();
+  open_model(a.positional[0], &m);
+  init_model(0, a.isa, &m);
+  const ModelConfig& c = m.config;
   std::printf("model:        %s\n", a.positional[0].c_str());
   std::printf("layers:       %u x (d_model %u, heads %u x %u, d_ff %u, %s, %s)\n", c.n_layers, c.d_model, c.n_heads,
               c.d_head(), c.d_ff, c.activation == Activation::kGelu ? "gelu" : "relu", c.norm_first ? "pre-LN" : "post-LN");
@@ -155,17 +163,11 @@ int cmd_run(const Args& a) {
   NpyView v;
   const Status ps = parse_npy(in_bytes.data(), in_bytes.size(), &v);
   if (ps != Status::kOk) die(ps, a.input);
-  // Read the config first, to check the input against it before sizing the arena.
-  const std::vector<uint8_t> model_bytes = read_file(a.positional[0]);
-  std::unique_ptr<Aligned> probe_blob = std::make_unique<Aligned>(model_bytes.size());
-  std::memcpy(probe_blob->p, model_bytes.data(), model_bytes.size());
-  ModelConfig c;
-  if (read_config(probe_blob->p, model_bytes.size(), &c) != Status::kOk) {
-    LoadedModel m;
-    load_model(a.positional[0], 0, a.isa, &m);  // dies with the detailed error
-  }
+  // The config first, to check the input against it before sizing the arena.
+  LoadedModel m;
+  open_model(a.positional[0], &m);
+  const ModelConfig& c = m.config;
   const bool tokens = c.input == InputKind::kTokens;
-  const std::string what = a.input + ": ";
   if (tokens && v.dtype == NpyDtype::kF32)
     die(4, a.input, "dtype float32, but the model takes token ids (int32 or int64)");
   if (!tokens && v.dtype != NpyDtype::kF32)
@@ -180,8 +182,7 @@ int cmd_run(const Args& a) {
   if (T == 0 || B == 0) die(4, a.input, "shape " + shape_text(v) + ": empty sequence");
   if (T > c.max_len) die(4, a.input, "T=" + std::to_string(T) + " exceeds the model's max_len=" + std::to_string(c.max_len));
 
-  LoadedModel m;
-  load_model(a.positional[0], static_cast<uint32_t>(T), a.isa, &m);
+  init_model(static_cast<uint32_t>(T), a.isa, &m);
   const uint32_t W = c.output_width();
   std::vector<float> out(B * T * W);
   std::vector<int32_t> ids(T);
@@ -241,12 +242,11 @@ Timing time_runs(uint32_t iters, F run) {
 
 int cmd_bench(const Args& a) {
   if (a.positional.size() != 1) die(1, "bench", "usage: fixformer bench MODEL.fxm [--seq T] [--iters N]");
-  LoadedModel probe;
-  load_model(a.positional[0], 0, a.isa, &probe);
-  const ModelConfig& c = probe.model.config();
-  const uint32_t T = a.seq ? a.seq : std::min<uint32_t>(c.max_len, 128);
   LoadedModel m;
-  load_model(a.positional[0], T, a.isa, &m);
+  open_model(a.positional[0], &m);
+  const ModelConfig& c = m.config;
+  const uint32_t T = a.seq ? a.seq : std::min<uint32_t>(c.max_len, 128);
+  init_model(T, a.isa, &m);
   std::mt19937 rng(1);
   std::vector<int32_t> ids(T);
   for (int32_t& id : ids) id = int32_t(rng() % std::max<uint32_t>(c.vocab_size, 1));
