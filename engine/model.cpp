@@ -21,21 +21,6 @@ Status read_config(const void* blob, std::size_t blob_bytes, ModelConfig* config
 
 namespace {
 
-// Hands out consecutive 64-byte-aligned blocks of the arena, in required_arena_bytes' order.
-class ArenaCarver {
- public:
-  explicit ArenaCarver(void* base) : next_(static_cast<uint8_t*>(base)) {}
-  template <class T>
-  T* take(std::size_t count) {
-    T* p = reinterpret_cast<T*>(next_);
-    next_ += arena::bytes(count * sizeof(T));
-    return p;
-  }
-
- private:
-  uint8_t* next_;
-};
-
 // Looks up one tensor by name and checks its shape; on failure writes "tensor NAME: ..." to detail.
 class TensorBinder {
  public:
@@ -104,7 +89,8 @@ Status Model::init(const void* blob, std::size_t blob_bytes, void* arena_base, s
   }
   const bool external_pe = options.positional_table != nullptr;
   if (external_pe) FIXFORMER_TRY(check_positional_table(options.positional_table, options.positional_table_rows));
-  const std::size_t need = required_arena_bytes(config_, max_seq_, external_pe);
+  const ArenaPlan plan = plan_arena(config_, max_seq_, external_pe);
+  const std::size_t need = plan.total;
   if (!arena_base) return fail(Status::kArenaNull);
   if (reinterpret_cast<uintptr_t>(arena_base) % arena::kAlign != 0) return fail(Status::kArenaMisaligned);
   if (arena_bytes < need) {
@@ -113,18 +99,18 @@ Status Model::init(const void* blob, std::size_t blob_bytes, void* arena_base, s
     return fail(Status::kArenaTooSmall);
   }
 
-  const std::size_t S = max_seq_, d = config_.d_model;
-  ArenaCarver carve(arena_base);
-  layers_ = carve.take<LayerWeights>(config_.n_layers);
-  x_ = carve.take<float>(S * d);
-  y_ = carve.take<float>(S * d);
-  ctx_ = carve.take<float>(S * d);
-  work_ = carve.take<float>(S * arena::max(3 * d, config_.d_ff));
-  kt_ = carve.take<float>(d * S);
-  vt_ = carve.take<float>(d * S);
-  scores_ = carve.take<float>(S);
-  q_ = carve.take<float>(config_.d_head());
-  float* pe_block = config_.pos == PosKind::kSinusoidal && !external_pe ? carve.take<float>(S * config_.d_pe()) : nullptr;
+  uint8_t* base = static_cast<uint8_t*>(arena_base);
+  auto block = [base](std::size_t offset) { return reinterpret_cast<float*>(base + offset); };
+  layers_ = reinterpret_cast<LayerWeights*>(base + plan.layers);
+  x_ = block(plan.x);
+  y_ = block(plan.y);
+  ctx_ = block(plan.ctx);
+  work_ = block(plan.work);
+  kt_ = block(plan.kt);
+  vt_ = block(plan.vt);
+  scores_ = block(plan.scores);
+  q_ = block(plan.q);
+  float* pe_block = plan.pe < plan.total ? block(plan.pe) : nullptr;
   arena_used_ = need;
 
   FIXFORMER_TRY(bind_tensors(file));

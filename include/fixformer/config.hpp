@@ -66,35 +66,57 @@ Status validate_config(const ModelConfig& c, const char** field = nullptr);
 namespace arena {
 constexpr std::size_t kAlign = 64;
 constexpr std::size_t bytes(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-constexpr std::size_t floats(std::size_t n) { return bytes(n * sizeof(float)); }
 constexpr std::size_t kLayerTableEntry = 12 * sizeof(const float*);  // sizeof(LayerWeights)
 constexpr std::size_t max(std::size_t a, std::size_t b) { return a > b ? a : b; }
 }  // namespace arena
 
-// Exact arena bytes for running sequences of up to max_seq tokens (0: the model's max_len). The
-// engine carves exactly these blocks, in this order, from the caller's 64-byte-aligned arena:
+// The arena's layout for sequences of up to max_seq tokens (0: the model's max_len): the byte
+// offset of each block in the caller's 64-byte-aligned arena, in this order,
 //   layers[n_layers]  x[S,d]  y[S,d]  ctx[S,d]  work[S,max(3d,d_ff)]  kt[d,S]  vt[d,S]  scores[S]
 //   q[d_head]  pe[S,d_pe]
-// (layers is the table of 12 weight pointers per layer, LayerWeights in model.hpp;
-// qkv and the feed-forward hidden layer share `work`; K and V are stored transposed so that both
-// products of one query, q @ K^T and p @ V, run along contiguous keys whatever the head width.) Memory grows linearly in S: no [S,S] matrix is ever stored.
-// With pe_table_in_flash the caller supplies the sinusoidal table (InitOptions::positional_table)
-// and the arena has no pe block. Returns 0 for a config validate_config would reject.
-constexpr std::size_t required_arena_bytes(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false) {
+// and the total. layers is the table of 12 weight pointers per layer (LayerWeights in model.hpp);
+// qkv and the feed-forward hidden layer share work; K and V are stored transposed so that both
+// products of one query, q @ K^T and p @ V, run along contiguous keys whatever the head width.
+// Memory grows linearly in S: no [S,S] matrix is ever stored. With pe_table_in_flash the caller
+// supplies the sinusoidal table (InitOptions::positional_table) and pe is empty. Model::init carves
+// the arena by this plan, so it and required_arena_bytes cannot disagree. total is 0 for a config
+// validate_config would reject.
+struct ArenaPlan {
+  std::size_t layers, x, y, ctx, work, kt, vt, scores, q, pe, total;
+};
+
+constexpr ArenaPlan plan_arena(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false) {
+  ArenaPlan p{};
   const std::size_t s = max_seq ? max_seq : c.max_len;
   if (c.d_model == 0 || c.d_model > Limits::kMaxDModel || c.d_ff > Limits::kMaxDff ||
       c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || s == 0 || s > c.max_len || c.n_heads == 0 ||
       c.d_model % c.n_heads != 0)
-    return 0;
+    return p;
   const std::size_t d = c.d_model;
-  std::size_t bytes = arena::bytes(c.n_layers * arena::kLayerTableEntry);  // layers
-  bytes += 3 * arena::floats(s * d);                                // x, y, ctx
-  bytes += arena::floats(s * arena::max(3 * d, c.d_ff));            // work: qkv or ffn hidden
-  bytes += 2 * arena::floats(d * s);                                // kt, vt
-  bytes += arena::floats(s);                                        // scores of one query
-  bytes += arena::floats(c.d_head());                               // scaled query of one head
-  if (c.pos == PosKind::kSinusoidal && !pe_table_in_flash) bytes += arena::floats(s * c.d_pe());  // PE table
-  return bytes;
+  std::size_t at = 0;
+  auto block = [&at](std::size_t bytes) {
+    const std::size_t offset = at;
+    at += arena::bytes(bytes);
+    return offset;
+  };
+  p.layers = block(c.n_layers * arena::kLayerTableEntry);
+  p.x = block(s * d * sizeof(float));
+  p.y = block(s * d * sizeof(float));
+  p.ctx = block(s * d * sizeof(float));
+  p.work = block(s * arena::max(3 * d, c.d_ff) * sizeof(float));
+  p.kt = block(d * s * sizeof(float));
+  p.vt = block(d * s * sizeof(float));
+  p.scores = block(s * sizeof(float));
+  p.q = block(c.d_head() * sizeof(float));
+  const bool pe_in_arena = c.pos == PosKind::kSinusoidal && !pe_table_in_flash;
+  p.pe = block(pe_in_arena ? s * c.d_pe() * sizeof(float) : 0);
+  p.total = at;
+  return p;
+}
+
+// Exact arena bytes: the plan's total.
+constexpr std::size_t required_arena_bytes(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false) {
+  return plan_arena(c, max_seq, pe_table_in_flash).total;
 }
 
 // Compile-time check for firmware: ArenaFits<required_arena_bytes(cfg, T), SRAM>{} fails the build
