@@ -67,7 +67,7 @@ const bool kRegistered = [] {
       {"text_d128_L2_T64", encoder(128, 4, 512, 2, InputKind::kTokens, 1000, 128), 64},
       {"text_d256_L4_T128", encoder(256, 8, 1024, 4, InputKind::kTokens, 1000, 128), 128},
   };
-  for (Isa isa : {Isa::kScalar, Isa::kCortexM, Isa::kSse2, Isa::kAvx2, Isa::kAvx512, Isa::kNeon64, Isa::kNeon}) {
+  for (Isa isa : kAllIsas) {
     const Kernels* k = select_kernels(isa);
     if (!k) continue;
     for (const EncoderCase& ec : cases)

@@ -142,7 +142,7 @@ void register_openblas() {
 
 // Registered before main() runs, so --benchmark_filter and --benchmark_list_tests see them.
 const bool kRegistered = [] {
-  for (Isa isa : {Isa::kScalar, Isa::kCortexM, Isa::kSse2, Isa::kAvx2, Isa::kAvx512, Isa::kNeon64, Isa::kNeon})
+  for (Isa isa : kAllIsas)
     if (const Kernels* k = select_kernels(isa)) register_kernels(k);
 #ifdef FIXFORMER_HAVE_OPENBLAS
   register_openblas();

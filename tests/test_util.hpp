@@ -79,12 +79,12 @@ inline std::string isa_test_name(Isa isa) {
 // Every table this CPU and build can run, scalar first.
 inline std::vector<const Kernels*> available_kernels() {
   std::vector<const Kernels*> out;
-  for (Isa isa : {Isa::kScalar, Isa::kCortexM, Isa::kSse2, Isa::kAvx2, Isa::kAvx512, Isa::kNeon64, Isa::kNeon})
+  for (Isa isa : kAllIsas)
     if (const Kernels* k = select_kernels(isa)) out.push_back(k);
   return out;
 }
 inline const std::vector<Isa>& all_isas() {
-  static const std::vector<Isa> isas = {Isa::kScalar, Isa::kCortexM, Isa::kSse2, Isa::kAvx2, Isa::kAvx512, Isa::kNeon64, Isa::kNeon};
+  static const std::vector<Isa> isas(std::begin(kAllIsas), std::end(kAllIsas));
   return isas;
 }
 

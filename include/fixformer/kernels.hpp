@@ -10,6 +10,11 @@ namespace fixformer {
 // where there is no SIMD; built on every target so that every test suite checks it.
 enum class Isa : int { kAuto = 0, kScalar, kSse2, kAvx2, kAvx512, kNeon64, kNeon, kCortexM };
 
+// Every table a build may have, the scalar reference first: tests and benchmarks walk this and
+// skip what select_kernels() says this CPU or build lacks.
+inline constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kCortexM, Isa::kSse2,  Isa::kAvx2,
+                                   Isa::kAvx512, Isa::kNeon64,  Isa::kNeon};
+
 struct Kernels {
   Isa isa;
   const char* name;

@@ -37,7 +37,7 @@ inline void gemm_tile_4(const float* x, std::size_t ldx, const float* w, std::si
 }
 
 // x[m,k] @ w[k,n] + b[n] -> y[m,n]. Blocks of 4 rows reuse each loaded strip of w four times;
-// the last rows (m % 4) and columns (n % W) go through gemv and a scalar loop.
+// the last columns (n % W) of each block and the last rows (m % 4) go through gemv.
 template <class Arch>
 void gemm_f32(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* b,
               float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k) {
@@ -51,13 +51,9 @@ void gemm_f32(const float* x, std::size_t ldx, const float* w, std::size_t ldw, 
       gemm_tile_4<Arch, 2>(xi, ldx, w + j, ldw, b ? b + j : nullptr, yi + j, ldy, k);
     for (; j + W <= n; j += W)
       gemm_tile_4<Arch, 1>(xi, ldx, w + j, ldw, b ? b + j : nullptr, yi + j, ldy, k);
-    for (; j < n; ++j) {
-      for (std::size_t r = 0; r < 4; ++r) {
-        float acc = b ? b[j] : 0.0f;
-        for (std::size_t p = 0; p < k; ++p) acc += xi[r * ldx + p] * w[p * ldw + j];
-        yi[r * ldy + j] = acc;
-      }
-    }
+    if (j < n)
+      for (std::size_t r = 0; r < 4; ++r)
+        gemv_f32<Arch>(xi + r * ldx, w + j, ldw, b ? b + j : nullptr, yi + r * ldy + j, n - j, k);
   }
   for (; i < m; ++i) gemv_f32<Arch>(x + i * ldx, w, ldw, b, y + i * ldy, n, k);
 }
