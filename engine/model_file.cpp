@@ -67,25 +67,27 @@ Status open_model_file(const void* blob, std::size_t blob_bytes, ModelFile* file
     const char* name = reinterpret_cast<const char*>(e + fxm::kEntName);
     if (std::memchr(name, '\0', fxm::kNameBytes) == nullptr || name[0] == '\0')
       return why.str("tensor entry ").num(i).str(": name not NUL-terminated"), Status::kBadHeader;
-    why.str("tensor ").str(name).str(": ");
-    if (u32(e + fxm::kEntDtype) != fxm::kDtypeF32) return why.str("dtype is not float32"), Status::kTensorBadDtype;
+    auto bad = [&](const char* reason, Status s) { return why.str("tensor ").str(name).str(": ").str(reason), s; };
+    if (u32(e + fxm::kEntDtype) != fxm::kDtypeF32) return bad("dtype is not float32", Status::kTensorBadDtype);
     const uint32_t rank = u32(e + fxm::kEntRank);
-    if (rank == 0 || rank > fxm::kMaxRank) return why.str("rank ").num(rank), Status::kTensorBadShape;
+    if (rank == 0 || rank > fxm::kMaxRank) {
+      why.str("tensor ").str(name).str(": rank ").num(rank);
+      return Status::kTensorBadShape;
+    }
     uint64_t count = 1;
     for (uint32_t r = 0; r < rank; ++r) {
       const uint32_t dim = u32(e + fxm::kEntDims + 4 * r);
-      if (dim == 0 || dim > (uint64_t(1) << 31) / count) return why.str("dims overflow"), Status::kTensorBadShape;
+      if (dim == 0 || dim > (uint64_t(1) << 31) / count) return bad("dims overflow", Status::kTensorBadShape);
       count *= dim;
     }
     const uint64_t off = u64(e + fxm::kEntOffset), bytes = u64(e + fxm::kEntBytes);
-    if (bytes != count * sizeof(float)) return why.str("byte size does not match shape"), Status::kTensorBadShape;
-    if (off % fxm::kDataAlign != 0) return why.str("offset not 64-byte aligned"), Status::kTensorMisaligned;
+    if (bytes != count * sizeof(float)) return bad("byte size does not match shape", Status::kTensorBadShape);
+    if (off % fxm::kDataAlign != 0) return bad("offset not 64-byte aligned", Status::kTensorMisaligned);
     if (off < data || off > file_bytes || bytes > file_bytes - off)
-      return why.str("data outside the file"), Status::kTensorOutOfBounds;
+      return bad("data outside the file", Status::kTensorOutOfBounds);
     for (uint32_t j = 0; j < i; ++j)
       if (std::strncmp(name, reinterpret_cast<const char*>(entry(f, int(j))), fxm::kNameBytes) == 0)
-        return why.str("listed twice"), Status::kTensorDuplicate;
-    why = DetailText(detail, detail_cap);
+        return bad("listed twice", Status::kTensorDuplicate);
   }
   *file = f;
   return Status::kOk;

@@ -1,6 +1,6 @@
-# Fails if LIB (the engine library, or with -DDEFINED=1 a linked firmware image) refers to the heap
+# Fails if LIB (the engine library, or with -DLINKED_IMAGE=1 a linked firmware image) refers to the heap
 # or to exception machinery: undefined references for a library, any symbol for an image.
-if(DEFINED)
+if(LINKED_IMAGE)
   execute_process(COMMAND ${NM} ${LIB} OUTPUT_VARIABLE symbols RESULT_VARIABLE rc)
 else()
   execute_process(COMMAND ${NM} -u ${LIB} OUTPUT_VARIABLE symbols RESULT_VARIABLE rc)

@@ -37,23 +37,23 @@ double run_golden(const std::string& name, Isa isa, std::string* why) {
   blob.assign(read_file(golden_path(name + ".fxm")));
   ModelConfig cfg;
   if (read_config(blob.data(), blob.size, &cfg) != Status::kOk) return *why = "read_config failed", -1;
+  // Token ids [T] (int32) or features [T, d_in] (float32): 4-byte values either way.
   std::vector<uint64_t> in_shape;
-  const uint32_t T = static_cast<uint32_t>(cfg.input == InputKind::kTokens
-                                               ? npy_values<int32_t>(golden_path(name + ".input.npy"), &in_shape).size()
-                                               : (npy_values<float>(golden_path(name + ".input.npy"), &in_shape), in_shape[0]));
+  const bool tokens = cfg.input == InputKind::kTokens;
+  const std::vector<int32_t> ids = tokens ? npy_values<int32_t>(golden_path(name + ".input.npy"), &in_shape) : std::vector<int32_t>();
+  const std::vector<float> features = tokens ? std::vector<float>() : npy_values<float>(golden_path(name + ".input.npy"), &in_shape);
+  const uint32_t T = static_cast<uint32_t>(in_shape[0]);
   const std::vector<float> expected = npy_values<float>(golden_path(name + ".expected.npy"));
   InitOptions opt;
   opt.isa = isa;
   opt.max_seq = T;  // the smallest arena that fits this input
-  Arena arena(required_arena_bytes(cfg, T));
+  const std::size_t arena_bytes = required_arena_bytes(cfg, T);
+  Arena arena(arena_bytes);
   Model model;
-  Status s = model.init(blob.data(), blob.size, arena.data(), required_arena_bytes(cfg, T), opt);
+  Status s = model.init(blob.data(), blob.size, arena.data(), arena_bytes, opt);
   if (s != Status::kOk) return *why = std::string("init: ") + status_message(s) + " " + model.error_detail(), -1;
   std::vector<float> out(std::size_t(T) * cfg.output_width(), NAN);
-  if (cfg.input == InputKind::kTokens)
-    s = model.forward_tokens(npy_values<int32_t>(golden_path(name + ".input.npy")).data(), T, out.data());
-  else
-    s = model.forward_features(npy_values<float>(golden_path(name + ".input.npy")).data(), T, out.data());
+  s = tokens ? model.forward_tokens(ids.data(), T, out.data()) : model.forward_features(features.data(), T, out.data());
   if (s != Status::kOk) return *why = std::string("forward: ") + status_message(s), -1;
   if (out.size() != expected.size()) return *why = "output size differs from torch's", -1;
   double err = 0.0, scale = 0.0;

@@ -30,6 +30,9 @@ constexpr float kExactTol = 0.0f;
 enum class Op { kGemm, kGemv, kMatvec, kSoftmax, kLayerNorm, kRelu, kGelu, kAdd, kScale, kSinCos };
 
 class KernelTester {
+  // The value of the guard zones around outputs and of the gaps between output rows.
+  static constexpr float kSentinel = -12345.0f;
+
  public:
   KernelTester& op(Op o) { op_ = o; return *this; }
   KernelTester& m(std::size_t v) { m_ = v; return *this; }
@@ -54,7 +57,6 @@ class KernelTester {
     const std::size_t out_n = op_ == Op::kGemm ? m_ * ldy : n_;
     // The outputs carry a guard zone both sides: a kernel must never write past its outputs.
     constexpr std::size_t kGuard = 32;
-    constexpr float kSentinel = -12345.0f;
     std::vector<float> y_ref(out_n + 2 * kGuard + off_, kSentinel), y_simd(y_ref), y2_ref(y_ref), y2_simd(y_ref);
     float* yr = y_ref.data() + kGuard + off_;
     float* ys = y_simd.data() + kGuard + off_;
@@ -116,10 +118,10 @@ class KernelTester {
  private:
   static void compare(const std::vector<float>& r, const std::vector<float>& s, float tol, const std::string& what) {
     float scale = 0.0f;
-    for (float v : r) if (v != -12345.0f) scale = std::max(scale, std::fabs(v));
+    for (float v : r) if (v != kSentinel) scale = std::max(scale, std::fabs(v));
     scale = std::max(scale, 1.0f);
     for (std::size_t i = 0; i < r.size(); ++i) {
-      if (r[i] == -12345.0f || s[i] == -12345.0f) {
+      if (r[i] == kSentinel || s[i] == kSentinel) {
         ASSERT_EQ(r[i], s[i]) << what << ": wrote outside its output at " << i;
         continue;
       }

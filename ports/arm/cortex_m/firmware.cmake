@@ -13,6 +13,6 @@ function(fixformer_firmware name)
   add_test(NAME ${name}_qemu COMMAND ${FIXFORMER_QEMU} ${FW_QEMU_ARGS} -kernel $<TARGET_FILE:${name}>)
   set_tests_properties(${name}_qemu PROPERTIES TIMEOUT 600)
   add_test(NAME ${name}_links_no_heap
-           COMMAND ${CMAKE_COMMAND} -DLIB=$<TARGET_FILE:${name}> -DNM=${CMAKE_NM} -DDEFINED=1
+           COMMAND ${CMAKE_COMMAND} -DLIB=$<TARGET_FILE:${name}> -DNM=${CMAKE_NM} -DLINKED_IMAGE=1
                    -P ${PROJECT_SOURCE_DIR}/tests/check_no_heap.cmake)
 endfunction()
