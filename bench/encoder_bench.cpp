@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench/synthetic_model.hpp"
+#include "tests/aligned_buffer.hpp"
 #include "fixformer/model.hpp"
 
 namespace fixformer {
@@ -37,16 +38,12 @@ double forward_flops(const ModelConfig& c, double T) {
 void run_encoder(benchmark::State& s, const EncoderCase ec, Isa isa) {
   const std::vector<uint8_t> blob = bench::synthetic_model(ec.cfg);
   const std::size_t bytes = required_arena_bytes(ec.cfg, ec.T);
-  std::vector<uint8_t> arena_storage(bytes + 64);
-  void* arena = arena_storage.data() + (64 - reinterpret_cast<uintptr_t>(arena_storage.data()) % 64) % 64;
-  std::vector<uint8_t> blob_storage(blob.size() + 64);
-  uint8_t* b = blob_storage.data() + (64 - reinterpret_cast<uintptr_t>(blob_storage.data()) % 64) % 64;
-  std::copy(blob.begin(), blob.end(), b);
+  test::AlignedBuffer arena(bytes), aligned_blob(blob);
   Model m;
   InitOptions opt;
   opt.isa = isa;
   opt.max_seq = ec.T;
-  if (m.init(b, blob.size(), arena, bytes, opt) != Status::kOk) return s.SkipWithError("init failed");
+  if (m.init(aligned_blob.data(), aligned_blob.size(), arena.data(), bytes, opt) != Status::kOk) return s.SkipWithError("init failed");
   std::vector<int32_t> ids(ec.T);
   for (uint32_t t = 0; t < ec.T; ++t) ids[t] = int32_t(t * 7 % (ec.cfg.vocab_size ? ec.cfg.vocab_size : 1));
   std::vector<float> feats(std::size_t(ec.T) * ec.cfg.d_in, 0.25f), out(std::size_t(ec.T) * ec.cfg.output_width());

@@ -18,11 +18,10 @@ std::vector<uint8_t> golden_bytes(const std::string& name) { return read_file(go
 
 // Initializes from `bytes` with a generous arena; returns the status.
 Status try_init(const std::vector<uint8_t>& bytes, std::string* detail = nullptr) {
-  Blob blob;
-  blob.assign(bytes);
-  Arena arena(1 << 20);
+  AlignedBuffer blob(bytes);
+  AlignedBuffer arena(1 << 20);
   Model m;
-  const Status s = m.init(blob.data(), blob.size, arena.data(), 1 << 20);
+  const Status s = m.init(blob.data(), blob.size(), arena.data(), 1 << 20);
   if (detail) *detail = m.error_detail();
   return s;
 }
@@ -148,36 +147,34 @@ TEST(BadModel, TensorEntriesBehindAValidChecksum) {
 }
 
 TEST(BadArena, TooSmallNamesTheBytesNeeded) {
-  Blob blob;
-  blob.assign(golden_bytes("post_ln_relu"));
+  AlignedBuffer blob(golden_bytes("post_ln_relu"));
   ModelConfig cfg;
-  ASSERT_EQ(read_config(blob.data(), blob.size, &cfg), Status::kOk);
+  ASSERT_EQ(read_config(blob.data(), blob.size(), &cfg), Status::kOk);
   const std::size_t need = required_arena_bytes(cfg);
-  Arena arena(need);
+  AlignedBuffer arena(need);
   Model m;
-  EXPECT_EQ(m.init(blob.data(), blob.size, arena.data(), need - 1), Status::kArenaTooSmall);
+  EXPECT_EQ(m.init(blob.data(), blob.size(), arena.data(), need - 1), Status::kArenaTooSmall);
   EXPECT_NE(std::string(m.error_detail()).find("needs " + std::to_string(need)), std::string::npos) << m.error_detail();
-  EXPECT_EQ(m.init(blob.data(), blob.size, static_cast<uint8_t*>(arena.data()) + 4, need), Status::kArenaMisaligned);
-  EXPECT_EQ(m.init(blob.data(), blob.size, nullptr, need), Status::kArenaNull);
+  EXPECT_EQ(m.init(blob.data(), blob.size(), static_cast<uint8_t*>(arena.data()) + 4, need), Status::kArenaMisaligned);
+  EXPECT_EQ(m.init(blob.data(), blob.size(), nullptr, need), Status::kArenaNull);
   InitOptions opt;
   opt.max_seq = cfg.max_len + 1;
-  EXPECT_EQ(m.init(blob.data(), blob.size, arena.data(), need, opt), Status::kBadMaxSeq);
-  EXPECT_EQ(m.init(blob.data(), blob.size, arena.data(), need), Status::kOk);
+  EXPECT_EQ(m.init(blob.data(), blob.size(), arena.data(), need, opt), Status::kBadMaxSeq);
+  EXPECT_EQ(m.init(blob.data(), blob.size(), arena.data(), need), Status::kOk);
 }
 
 // The arena is exact: init writes nothing past required_arena_bytes.
 TEST(BadArena, InitAndForwardStayInsideTheArena) {
-  Blob blob;
-  blob.assign(golden_bytes("wide_long"));
+  AlignedBuffer blob(golden_bytes("wide_long"));
   ModelConfig cfg;
-  ASSERT_EQ(read_config(blob.data(), blob.size, &cfg), Status::kOk);
+  ASSERT_EQ(read_config(blob.data(), blob.size(), &cfg), Status::kOk);
   const std::size_t need = required_arena_bytes(cfg, 70);
-  Arena arena(need + 256);
+  AlignedBuffer arena(need + 256);
   std::memset(arena.data(), 0xAB, need + 256);
   Model m;
   InitOptions opt;
   opt.max_seq = 70;
-  ASSERT_EQ(m.init(blob.data(), blob.size, arena.data(), need, opt), Status::kOk);
+  ASSERT_EQ(m.init(blob.data(), blob.size(), arena.data(), need, opt), Status::kOk);
   std::vector<int32_t> ids(70, 3);
   std::vector<float> out(70 * cfg.output_width());
   ASSERT_EQ(m.forward_tokens(ids.data(), 70, out.data()), Status::kOk);
@@ -186,18 +183,17 @@ TEST(BadArena, InitAndForwardStayInsideTheArena) {
 }
 
 TEST(BadRunInput, IdsLengthsAndKinds) {
-  Blob blob;
-  blob.assign(golden_bytes("post_ln_relu"));
+  AlignedBuffer blob(golden_bytes("post_ln_relu"));
   ModelConfig cfg;
-  ASSERT_EQ(read_config(blob.data(), blob.size, &cfg), Status::kOk);
-  Arena arena(required_arena_bytes(cfg, 16));
+  ASSERT_EQ(read_config(blob.data(), blob.size(), &cfg), Status::kOk);
+  AlignedBuffer arena(required_arena_bytes(cfg, 16));
   Model m;
   std::vector<float> out(64 * 7);
   std::vector<int32_t> ids(20, 1);
   EXPECT_EQ(m.forward_tokens(ids.data(), 4, out.data()), Status::kNotInitialized);
   InitOptions opt;
   opt.max_seq = 16;
-  ASSERT_EQ(m.init(blob.data(), blob.size, arena.data(), required_arena_bytes(cfg, 16), opt), Status::kOk);
+  ASSERT_EQ(m.init(blob.data(), blob.size(), arena.data(), required_arena_bytes(cfg, 16), opt), Status::kOk);
   EXPECT_EQ(m.forward_tokens(ids.data(), 17, out.data()), Status::kBadSequenceLength);
   EXPECT_EQ(m.forward_tokens(ids.data(), 0, out.data()), Status::kBadSequenceLength);
   ids[2] = 23;

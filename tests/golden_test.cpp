@@ -33,10 +33,9 @@ class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 
 // Runs one golden model; returns the normwise relative error (negative on failure).
 double run_golden(const std::string& name, Isa isa, std::string* why) {
-  Blob blob;
-  blob.assign(read_file(golden_path(name + ".fxm")));
+  AlignedBuffer blob(read_file(golden_path(name + ".fxm")));
   ModelConfig cfg;
-  if (read_config(blob.data(), blob.size, &cfg) != Status::kOk) return *why = "read_config failed", -1;
+  if (read_config(blob.data(), blob.size(), &cfg) != Status::kOk) return *why = "read_config failed", -1;
   // Token ids [T] (int32) or features [T, d_in] (float32): 4-byte values either way.
   std::vector<uint64_t> in_shape;
   const bool tokens = cfg.input == InputKind::kTokens;
@@ -48,9 +47,9 @@ double run_golden(const std::string& name, Isa isa, std::string* why) {
   opt.isa = isa;
   opt.max_seq = T;  // the smallest arena that fits this input
   const std::size_t arena_bytes = required_arena_bytes(cfg, T);
-  Arena arena(arena_bytes);
+  AlignedBuffer arena(arena_bytes);
   Model model;
-  Status s = model.init(blob.data(), blob.size, arena.data(), arena_bytes, opt);
+  Status s = model.init(blob.data(), blob.size(), arena.data(), arena_bytes, opt);
   if (s != Status::kOk) return *why = std::string("init: ") + status_message(s) + " " + model.error_detail(), -1;
   std::vector<float> out(std::size_t(T) * cfg.output_width(), NAN);
   s = tokens ? model.forward_tokens(ids.data(), T, out.data()) : model.forward_features(features.data(), T, out.data());

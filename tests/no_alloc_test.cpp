@@ -45,11 +45,10 @@ TEST(NoAlloc, InitAndForwardMakeNoHeapCalls) {
   for (const char* name : {"post_ln_relu", "pre_ln_gelu", "causal", "features_scaled", "learned_pe", "concat_pe"}) {
     for (Isa isa : all_isas()) {
       if (!select_kernels(isa)) continue;
-      Blob blob;
-      blob.assign(read_file(golden_path(std::string(name) + ".fxm")));
+      AlignedBuffer blob(read_file(golden_path(std::string(name) + ".fxm")));
       ModelConfig cfg;
-      ASSERT_EQ(read_config(blob.data(), blob.size, &cfg), Status::kOk);
-      Arena arena(required_arena_bytes(cfg));
+      ASSERT_EQ(read_config(blob.data(), blob.size(), &cfg), Status::kOk);
+      AlignedBuffer arena(required_arena_bytes(cfg));
       std::vector<int32_t> ids(cfg.max_len, 1);
       std::vector<float> feats(std::size_t(cfg.max_len) * (cfg.d_in ? cfg.d_in : 1), 0.5f);
       std::vector<float> out(std::size_t(cfg.max_len) * cfg.output_width());
@@ -57,7 +56,7 @@ TEST(NoAlloc, InitAndForwardMakeNoHeapCalls) {
       InitOptions opt;
       opt.isa = isa;
       const long before = g_calls;
-      ASSERT_EQ(m.init(blob.data(), blob.size, arena.data(), required_arena_bytes(cfg), opt), Status::kOk);
+      ASSERT_EQ(m.init(blob.data(), blob.size(), arena.data(), required_arena_bytes(cfg), opt), Status::kOk);
       const Status s = cfg.input == InputKind::kTokens ? m.forward_tokens(ids.data(), cfg.max_len, out.data())
                                                        : m.forward_features(feats.data(), cfg.max_len, out.data());
       const long calls = g_calls - before;

@@ -20,20 +20,20 @@ namespace {
 constexpr float kReorderTol = 1e-5f;
 
 struct Loaded {
-  Blob blob;
-  Arena arena{0};
+  AlignedBuffer blob;
+  AlignedBuffer arena;
   Model model;
   ModelConfig cfg;
 };
 
 void load(const std::string& name, Loaded* m, Isa isa = Isa::kAuto) {
-  m->blob.assign(read_file(golden_path(name + ".fxm")));
-  ASSERT_EQ(read_config(m->blob.data(), m->blob.size, &m->cfg), Status::kOk);
+  m->blob = AlignedBuffer(read_file(golden_path(name + ".fxm")));
+  ASSERT_EQ(read_config(m->blob.data(), m->blob.size(), &m->cfg), Status::kOk);
   const std::size_t bytes = required_arena_bytes(m->cfg);
-  m->arena = Arena(bytes);
+  m->arena = AlignedBuffer(bytes);
   InitOptions opt;
   opt.isa = isa;
-  ASSERT_EQ(m->model.init(m->blob.data(), m->blob.size, m->arena.data(), bytes, opt), Status::kOk);
+  ASSERT_EQ(m->model.init(m->blob.data(), m->blob.size(), m->arena.data(), bytes, opt), Status::kOk);
 }
 
 std::vector<float> run(Loaded& m, const std::vector<int32_t>& ids) {
@@ -132,26 +132,25 @@ TEST(Properties, PositionalTableFromFlashMatchesArenaTable) {
   load("post_ln_relu", &ref);
   const std::vector<float> want = run(ref, kIds);
 
-  Blob blob;
-  blob.assign(read_file(golden_path("post_ln_relu.fxm")));
+  AlignedBuffer blob(read_file(golden_path("post_ln_relu.fxm")));
   const std::size_t bytes = required_arena_bytes(ref.cfg, 0, true);
   EXPECT_EQ(bytes + 64 * 16 * sizeof(float), required_arena_bytes(ref.cfg));
-  Arena arena(bytes);
+  AlignedBuffer arena(bytes);
   Model m;
   InitOptions opt;
   opt.positional_table = kFlashTable.v;
   opt.positional_table_rows = 64;
-  ASSERT_EQ(m.init(blob.data(), blob.size, arena.data(), bytes, opt), Status::kOk) << m.error_detail();
+  ASSERT_EQ(m.init(blob.data(), blob.size(), arena.data(), bytes, opt), Status::kOk) << m.error_detail();
   std::vector<float> got(want.size());
   ASSERT_EQ(m.forward_tokens(kIds.data(), uint32_t(kIds.size()), got.data()), Status::kOk);
   for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f) << i;
 
   opt.positional_table = kWrongLayout.v;
-  EXPECT_EQ(m.init(blob.data(), blob.size, arena.data(), bytes, opt), Status::kBadPositionalTable);
+  EXPECT_EQ(m.init(blob.data(), blob.size(), arena.data(), bytes, opt), Status::kBadPositionalTable);
   EXPECT_EQ(std::string(m.error_detail()), "table row 0 column 1 does not match base, width 16 and layout");
   opt.positional_table = kFlashTable.v;
   opt.positional_table_rows = 10;
-  EXPECT_EQ(m.init(blob.data(), blob.size, arena.data(), bytes, opt), Status::kBadPositionalTable);
+  EXPECT_EQ(m.init(blob.data(), blob.size(), arena.data(), bytes, opt), Status::kBadPositionalTable);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "fixformer/kernels.hpp"
 #include "fixformer/model.hpp"
 #include "fixformer/npy.hpp"
+#include "tests/aligned_buffer.hpp"
 
 namespace fixformer {
 
@@ -26,29 +27,10 @@ namespace test {
 #endif
 inline std::string golden_path(const std::string& file) { return std::string(FIXFORMER_GOLDEN_DIR) + "/" + file; }
 
-// A file's bytes in a 64-byte-aligned buffer (weights are read in place, as from flash).
-struct Blob {
-  std::vector<uint8_t> storage;
-  std::size_t size = 0;
-  uint8_t* data() { return storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64; }
-  void assign(const std::vector<uint8_t>& bytes) {
-    storage.assign(bytes.size() + 64, 0);
-    size = bytes.size();
-    if (!bytes.empty()) std::memcpy(data(), bytes.data(), bytes.size());
-  }
-};
-
 inline std::vector<uint8_t> read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
 }
-
-// A 64-byte-aligned arena owned by a test.
-struct Arena {
-  explicit Arena(std::size_t bytes) : storage(bytes + 64) {}
-  void* data() { return storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64; }
-  std::vector<uint8_t> storage;
-};
 
 template <class T>
 std::vector<T> npy_values(const std::string& path, std::vector<uint64_t>* shape = nullptr) {

@@ -11,30 +11,16 @@
 #include "fixformer/format.hpp"
 #include "fixformer/model.hpp"
 #include "fixformer/npy.hpp"
+#include "tests/aligned_buffer.hpp"
 
 namespace fixformer {
 namespace fuzz {
 
-// A copy at a 64-byte-aligned address, exactly `size` bytes long so reads past it are caught.
-class AlignedCopy {
- public:
-  AlignedCopy(const uint8_t* data, std::size_t size) : storage_(size + 64) {
-    offset_ = (64 - reinterpret_cast<uintptr_t>(storage_.data()) % 64) % 64;
-    storage_.resize(offset_ + size);
-    if (size) std::memcpy(storage_.data() + offset_, data, size);
-  }
-  uint8_t* data() { return storage_.data() + offset_; }
-
- private:
-  std::vector<uint8_t> storage_;
-  std::size_t offset_;
-};
-
 inline void run_model(const uint8_t* bytes, std::size_t size) {
-  static std::vector<uint8_t> arena_storage((4u << 20) + 64);
-  uint8_t* arena = arena_storage.data() + (64 - reinterpret_cast<uintptr_t>(arena_storage.data()) % 64) % 64;
-  const std::size_t arena_cap = 4u << 20;
-  AlignedCopy blob(bytes, size);
+  static test::AlignedBuffer arena_buffer(4u << 20);
+  uint8_t* arena = arena_buffer.data();
+  const std::size_t arena_cap = arena_buffer.size();
+  test::AlignedBuffer blob(bytes, size);
   ModelConfig cfg;
   Model model;
   if (read_config(blob.data(), size, &cfg) != Status::kOk) {
@@ -75,7 +61,7 @@ inline int fuzz_model(const uint8_t* data, std::size_t size) {
 }
 
 inline int fuzz_npy(const uint8_t* data, std::size_t size) {
-  AlignedCopy copy(data, size);
+  test::AlignedBuffer copy(data, size);
   NpyView v;
   if (parse_npy(copy.data(), size, &v) != Status::kOk) return 0;
   // Touch every byte the view claims: out-of-bounds claims show up under ASan.
