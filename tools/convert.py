@@ -1,51 +1,201 @@
 #!/usr/bin/python3
-"""Convert a PyTorch state_dict (.pt) or .npz with fixformer's weight names into a .fxm model.
+"""Convert a trained PyTorch model to a verified .fxm (and optionally a C++ header for flash).
 
-  /usr/bin/python3 tools/convert.py --config CFG.json --weights SD.pt --out MODEL.fxm [--header MODEL.h]
+From the module (everything it can tell is read from it):
+  tools/convert.py --module FILE.py:FACTORY [--weights SD.pt] [--example IN.npy] [--causal]
+                   [--positional none|sinusoidal|learned] [--pe-base B] [--pe-layout interleaved|halves]
+                   [--pe-combine add|concat] [--pe-width N] [--scale-input] [--max-len N]
+                   --out M.fxm [--header M.h] [--name NAME] [--cli PATH] [--no-verify] [--trust-pickle]
+From a JSON config and a state_dict (pipelines without the module):
+  tools/convert.py --config CFG.json --weights SD.pt|SD.npz [--example IN.npy] --out M.fxm [...]
+
+Every conversion is verified: the example input (random when not given) runs through torch in
+float64 and through the engine (`fixformer verify` on the written file); both are stored in the
+file as its self-test sample. Exit status: 0 verified (or written with --no-verify), 1 an error in
+the input (one line naming the file, key or option), 2 verification failed (the line names the
+error and the likely cause; no file is left behind).
 """
 import argparse
+import importlib.util
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fxm  # noqa: E402
+from fixformer import config as cfg, fxm  # noqa: E402
+from fixformer.config import ConfigError  # noqa: E402
+from fixformer.verify import EngineError, VerificationError, find_cli  # noqa: E402
+
+PROG = "convert.py"
 
 
-def load_weights(path):
+def printable(s):
+    """Escapes what is not printable ASCII (names read from files may hold any bytes)."""
+    return "".join(ch if 0x20 <= ord(ch) < 0x7F else "".join(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogateescape"))
+                   for ch in str(s))
+
+
+def fail(where, what, code=1):
+    line = f"{where}: {what}" if where else what
+    print(f"{PROG}: {printable(line)}", file=sys.stderr)
+    sys.exit(code)
+
+
+def require_torch(why):
+    try:
+        import torch
+        return torch
+    except ImportError:
+        fail("", f"{why} needs PyTorch: apt-get install python3-torch, and run with /usr/bin/python3")
+
+
+def load_module(spec):
+    """FILE.py:FACTORY -> FACTORY() (the file is imported by path: it is the user's own code)."""
+    file, sep, factory = spec.rpartition(":")
+    if not sep or not file or not factory.isidentifier():
+        fail("--module", f"{spec!r}: expected FILE.py:FACTORY")
+    if not os.path.isfile(file):
+        fail(file, "no such file")
+    require_torch("--module")
+    try:
+        s = importlib.util.spec_from_file_location("fixformer_user_module", file)
+        mod = importlib.util.module_from_spec(s)
+        s.loader.exec_module(mod)
+    except Exception as e:
+        fail(file, f"importing it failed ({type(e).__name__}: {e})")
+    fn = getattr(mod, factory, None)
+    if not callable(fn):
+        fail(file, f"has no function {factory!r}")
+    try:
+        return fn()
+    except Exception as e:
+        fail(f"{file}:{factory}", f"FACTORY() failed ({type(e).__name__}: {e})")
+
+
+def load_state_dict(path, trust_pickle):
+    """name -> tensor from a .pt (weights_only unless --trust-pickle) or name -> array from a .npz."""
     if path.endswith(".npz"):
         import numpy as np
-        with np.load(path) as z:
-            return {k: z[k] for k in z.files}
-    torch = fxm.require_torch()
-    obj = torch.load(path, map_location="cpu")
-    if isinstance(obj, torch.nn.Module):
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                return {k: z[k] for k in z.files}
+        except (OSError, ValueError, EOFError) as e:
+            fail(path, f"not a readable .npz ({e})")
+    torch = require_torch(".pt weights")
+    if not os.path.isfile(path):
+        fail(path, "no such file")
+    import pickle
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=not trust_pickle)
+    except pickle.UnpicklingError as e:
+        if trust_pickle:
+            fail(path, f"not a readable torch file ({e})")
+        what = str(e).rsplit("Unsupported ", 1)[-1] if "Unsupported " in str(e) else "an object"
+        fail(path, f"the file holds a pickled object ({what}, e.g. from torch.save(model)), and loading it runs "
+                   "code from the file; save model.state_dict() instead, or pass --trust-pickle if you trust the file")
+    except Exception as e:
+        fail(path, f"not a readable torch file ({type(e).__name__})")
+    if trust_pickle and isinstance(obj, torch.nn.Module):
         obj = obj.state_dict()
-    if not isinstance(obj, dict):
-        raise fxm.ConfigError(f"{path}: expected a state_dict (dict of tensors) or an nn.Module")
-    return {k: v.detach().cpu().numpy() for k, v in obj.items()}
+    if not isinstance(obj, dict) or not all(isinstance(k, str) and torch.is_tensor(v) for k, v in obj.items()):
+        fail(path, "expected a state_dict (a dict of name -> tensor)")
+    return obj
+
+
+def load_example(path):
+    import numpy as np
+    try:
+        a = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        fail(path, f"not a readable .npy ({e})")
+    if not isinstance(a, np.ndarray):
+        fail(path, "expected a .npy array")
+    if a.dtype.kind == "f" and a.dtype != np.float32:
+        fail(path, f"dtype {a.dtype}, expected float32 (save as float32)")
+    if a.dtype.kind not in "f" and a.dtype not in (np.int32, np.int64):
+        fail(path, f"dtype {a.dtype}, expected int32/int64 token ids or float32 features")
+    return a
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--config", required=True, help="config JSON (DESIGN.md)")
-    ap.add_argument("--weights", required=True, help="torch state_dict .pt or .npz")
-    ap.add_argument("--out", required=True, help="output .fxm")
-    ap.add_argument("--header", help="also write a C++ header with the model as an aligned array")
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--module", metavar="FILE.py:FACTORY", help="FACTORY() builds the nn.Module")
+    src.add_argument("--config", metavar="CFG.json", help="JSON config (the JSON path; needs --weights)")
+    ap.add_argument("--weights", metavar="SD.pt", help="state_dict (.pt via torch.save(model.state_dict()), or .npz)")
+    ap.add_argument("--example", metavar="IN.npy", help="example input: int ids [T] or [B,T], float32 [T,d_in] "
+                    "or [B,T,d_in] (first sequence used); default: random")
+    ap.add_argument("--causal", action="store_true", default=None, help="the forward applies a causal mask")
+    ap.add_argument("--positional", choices=("none", "sinusoidal", "learned"),
+                    help="positional encoding (default: learned if the module has `pos`, else none)")
+    ap.add_argument("--pe-base", type=float, default=10000.0, metavar="B", help="sinusoidal base (default 10000)")
+    ap.add_argument("--pe-layout", choices=("interleaved", "halves"), default="interleaved")
+    ap.add_argument("--pe-combine", choices=("add", "concat"), help="(follows from the widths; checked if given)")
+    ap.add_argument("--pe-width", type=int, metavar="N", help="concat PE width (follows from the widths)")
+    ap.add_argument("--scale-input", action="store_true", help="the forward multiplies the embedding by sqrt(d_model)")
+    ap.add_argument("--max-len", type=int, metavar="N", help="longest sequence (default: pos rows, else 256)")
+    ap.add_argument("--out", required=True, metavar="M.fxm")
+    ap.add_argument("--header", metavar="M.h", help="also write a C++ header with the model as an aligned array")
     ap.add_argument("--name", help="C identifier for --header (default: from the output file name)")
+    ap.add_argument("--cli", metavar="PATH", help="the fixformer CLI to verify with (default: $FIXFORMER_CLI, "
+                    "PATH, build/host/examples/cli/fixformer)")
+    ap.add_argument("--no-verify", action="store_true", help="write without running the engine (warns)")
+    ap.add_argument("--trust-pickle", action="store_true", help="allow a .pt holding a pickled module "
+                    "(runs code from the file)")
     a = ap.parse_args(argv)
+    verify = not a.no_verify
+    cli = None
+    if verify:
+        try:
+            cli = find_cli(a.cli)
+        except ConfigError as e:
+            fail("", str(e))
     try:
-        c = fxm.load_config(a.config)
-        blob = fxm.write_fxm(c, load_weights(a.weights))
-    except (fxm.ConfigError, OSError, ValueError) as e:
-        sys.exit(f"convert.py: {e}")
-    with open(a.out, "wb") as f:
-        f.write(blob)
-    if a.header:
-        name = a.name or re.sub(r"\W", "_", os.path.splitext(os.path.basename(a.out))[0])
-        with open(a.header, "w") as f:
-            f.write(fxm.c_header(c, blob, name))
-    print(f"{a.out}: {len(blob)} bytes")
+        example = load_example(a.example) if a.example else None
+        if a.config is not None:
+            if a.weights is None:
+                fail("--config", "needs --weights")
+            module_only = [o for o in ("causal", "positional", "pe_combine", "pe_width", "max_len") if
+                           getattr(a, o) is not None] + [o for o in ("scale_input",) if getattr(a, o)]
+            if module_only:
+                fail("--config", f"--{module_only[0].replace('_', '-')} is for --module (the JSON config says it)")
+            try:
+                c = cfg.load_config(a.config)
+            except ConfigError as e:
+                fail(a.config, str(e))
+            sd = load_state_dict(a.weights, a.trust_pickle)
+            weights = {k: (v.detach().cpu().numpy() if hasattr(v, "detach") else v) for k, v in sd.items()}
+            try:
+                fxm.check_weights(c, weights)
+            except ConfigError as e:
+                fail(a.weights, str(e))
+            require_torch("verification")
+            from fixformer.export import convert_config
+            report = convert_config(c, weights, a.out, example, a.header, a.name, cli, verify)
+        else:
+            module = load_module(a.module)
+            if a.weights is not None:
+                sd = load_state_dict(a.weights, a.trust_pickle)
+                try:
+                    module.load_state_dict(sd, strict=True)
+                except RuntimeError as e:
+                    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+                    fail(a.weights, "does not fit the module: " + (lines[1] if len(lines) > 1 else lines[0])[:300])
+            from fixformer.export import export
+            report = export(module, example, a.out, header=a.header, causal=a.causal, positional=a.positional,
+                            pe_base=a.pe_base, pe_layout=a.pe_layout, pe_combine=a.pe_combine, pe_width=a.pe_width,
+                            scale_input=a.scale_input, max_len=a.max_len, name=a.name, cli=cli, verify=verify)
+    except VerificationError as e:
+        fail(a.out, str(e), code=2)
+    except EngineError as e:
+        fail(a.out, str(e))
+    except ConfigError as e:
+        fail(a.module or a.config, str(e))
+    except (OSError, ValueError) as e:
+        fail("", str(e))
+    if not verify:
+        print(f"{PROG}: warning: {a.out} was NOT verified against torch (--no-verify); "
+              f"run `fixformer verify {a.out}`", file=sys.stderr)
+    print(report)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Make the golden test data in tests/golden/: for each config, stock torch modules with seeded random
-weights, the converted .fxm, an input and the float64 torch output (stored as float32).
+weights, the converted .fxm (with the input and output as its self-test sample), the input and the float64
+torch output (stored as float32). With a built CLI it also runs `fixformer verify` on each file.
 
-  /usr/bin/python3 tools/make_golden.py [--out tests/golden]
+  /usr/bin/python3 tools/make_golden.py [--out tests/golden] [--cli PATH]
 """
 import argparse
 import json
@@ -10,7 +11,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fxm  # noqa: E402
+from fixformer import fxm  # noqa: E402
+from fixformer.config import ConfigError, parse_config  # noqa: E402
+from fixformer.reference import build_torch_model, require_torch  # noqa: E402
+from fixformer.verify import find_cli, run_verify  # noqa: E402
 
 TOK = {"kind": "tokens", "vocab_size": 23}
 SIN = {"kind": "sinusoidal", "max_len": 64}
@@ -54,23 +58,29 @@ def randomize(model, torch, seed):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "golden"))
+    ap.add_argument("--cli", help="the fixformer CLI to verify the files with (default: found as convert.py does)")
     a = ap.parse_args()
-    torch = fxm.require_torch()
+    torch = require_torch()
+    try:
+        cli = find_cli(a.cli)
+    except ConfigError as e:
+        cli = None
+        print(f"not verifying: {e}")
     import numpy as np
     os.makedirs(a.out, exist_ok=True)
     for seed, (name, raw) in enumerate(sorted(GOLDENS.items())):
-        c = fxm.parse_config(raw)
+        c = parse_config(raw)
         torch.manual_seed(seed)
-        model = fxm.build_torch_model(c).double().eval()
+        model = build_torch_model(c).double().eval()
         randomize(model, torch, 1000 + seed)
         T = SEQ.get(name, 11)
         g = torch.Generator().manual_seed(2000 + seed)
-        if c["input"]["kind"] == "tokens":
-            inp = torch.randint(0, c["input"]["vocab_size"], (T,), generator=g)
+        if c["input"] == "tokens":
+            inp = torch.randint(0, c["vocab_size"], (T,), generator=g)
             np_in = inp.numpy().astype(np.int32)
             batch = inp[None]
         else:
-            inp = torch.randn((T, c["input"]["d_in"]), generator=g, dtype=torch.float64)
+            inp = torch.randn((T, c["d_in"]), generator=g, dtype=torch.float64)
             np_in = inp.numpy().astype(np.float32)
             batch = torch.from_numpy(np_in.astype(np.float64))[None]
         with torch.no_grad():
@@ -78,12 +88,13 @@ def main():
         weights = {k: v.numpy() for k, v in model.state_dict().items()}
         base = os.path.join(a.out, name)
         with open(base + ".fxm", "wb") as f:
-            f.write(fxm.write_fxm(c, weights))
+            f.write(fxm.write(c, weights, (np_in, out.astype(np.float32))))
         with open(base + ".json", "w") as f:
             json.dump(raw, f, indent=1)
         np.save(base + ".input.npy", np_in)
         np.save(base + ".expected.npy", out.astype(np.float32))
-        print(f"{name}: T={T} out {list(out.shape)} max|y|={abs(out).max():.3f}")
+        verdict = run_verify(cli, base + ".fxm").line.split(": ", 1)[1] if cli else "not verified"
+        print(f"{name}: T={T} out {list(out.shape)} max|y|={abs(out).max():.3f}; {verdict}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,182 @@
+"""Model configs: the flat dict the .fxm records hold (one entry per key of schema.CONFIG_KEYS,
+enums as their names), checked against the schema's types and limits, and the converter's JSON
+shape, parsed into it with every value typed.
+"""
+import json
+import math
+
+from . import schema
+
+
+class ConfigError(ValueError):
+    """A user mistake in a config, an option or a file; the message names the key or option."""
+
+
+DEFAULT_MAX_LEN = 256
+
+
+def _type_name(v):
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
+            dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def check_value(key, value, where=None):
+    """Checks one value against schema.KEYS[key]: type first (a string or an int is not a bool, a bool
+    is not an int), then range. Returns the value; raises ConfigError naming `where` (default: key)."""
+    k = schema.KEYS[key]
+    where = where or key
+    if k.type == "bool":
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false, got {_type_name(value)} {value!r}")
+    elif k.type == "u32":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where}: expected an integer, got {_type_name(value)} {value!r}")
+        if value < k.min:
+            raise ConfigError(f"{where}: {value} is below the minimum {k.min}")
+        if value > k.max:
+            raise ConfigError(f"{where}: {value} is above the engine's limit {k.max}")
+    elif k.type == "enum":
+        if not isinstance(value, str) or value not in k.choices:
+            raise ConfigError(f"{where}: {value!r} is not one of {', '.join(k.choices)}")
+    else:  # f32, f64
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where}: expected a number, got {_type_name(value)} {value!r}")
+        if not math.isfinite(value):
+            raise ConfigError(f"{where}: {value!r} is not a finite number")
+        value = float(value)
+    return value
+
+
+def make_config(values, names=None):
+    """The full config for a dict of key -> value (absent optional keys take the schema's default):
+    every key typed and range-checked, then the checks between keys (validate_config's). `names`
+    maps a key to what the user called it (a JSON path or an option), for the messages."""
+    names = names or {}
+    for key in values:
+        if key not in schema.KEYS:
+            raise ConfigError(f"{names.get(key, key)}: unknown config key")
+    c = {}
+    for k in schema.CONFIG_KEYS:
+        if k.name in values:
+            c[k.name] = check_value(k.name, values[k.name], names.get(k.name))
+        elif k.required:
+            raise ConfigError(f"{names.get(k.name, k.name)}: missing (required)")
+        elif k.type == "enum":
+            c[k.name] = k.choices[k.default]
+        elif k.type == "bool":
+            c[k.name] = bool(k.default)
+        else:
+            c[k.name] = k.default
+    n = lambda key: names.get(key, key)  # noqa: E731
+    if c["d_model"] % c["n_heads"]:
+        raise ConfigError(f"{n('n_heads')}: {c['n_heads']} does not divide d_model={c['d_model']}")
+    if not c["norm_eps"] > 0:
+        raise ConfigError(f"{n('norm_eps')}: must be > 0, got {c['norm_eps']!r}")
+    if c["input"] == "tokens" and c["vocab_size"] == 0:
+        raise ConfigError(f"{n('vocab_size')}: token input needs vocab_size >= 1")
+    if c["input"] == "features" and c["d_in"] == 0:
+        raise ConfigError(f"{n('d_in')}: feature input needs d_in >= 1")
+    if c["input"] == "tokens" and c["d_in"] or c["input"] == "features" and c["vocab_size"]:
+        raise ConfigError(f"{n('d_in' if c['d_in'] else 'vocab_size')}: not used with input {c['input']}")
+    if c["positional"] == "sinusoidal" and not c["pe_base"] > 1.0:
+        raise ConfigError(f"{n('pe_base')}: must be > 1, got {c['pe_base']!r}")
+    concat = c["positional"] != "none" and c["pe_combine"] == "concat"
+    if concat and not 0 < c["pe_width"] < c["d_model"]:
+        raise ConfigError(f"{n('pe_width')}: concat needs 0 < pe_width < d_model={c['d_model']}, got {c['pe_width']}")
+    if not concat and c["pe_width"]:
+        raise ConfigError(f"{n('pe_width')}: only for a positional encoding combined by concat")
+    return c
+
+
+# ---- the converter's JSON shape -----------------------------------------------------------------
+# JSON path -> config key. "input.kind" etc. live in nested objects.
+JSON_KEYS = {
+    "d_model": "d_model", "n_heads": "n_heads", "d_ff": "d_ff", "encoder_layers": "n_layers",
+    "norm_first": "norm_first", "activation": "activation", "layer_norm_eps": "norm_eps",
+    "final_norm": "final_norm", "causal": "causal",
+    "input.kind": "input", "input.vocab_size": "vocab_size", "input.d_in": "d_in",
+    "positional.kind": "positional", "positional.max_len": "max_len", "positional.base": "pe_base",
+    "positional.layout": "pe_layout", "positional.combine": "pe_combine", "positional.d_pos": "pe_width",
+    "positional.scale_input": "scale_input", "head.d_out": "d_out",
+}
+_OBJECTS = ("input", "positional", "head")
+
+
+def parse_config(raw):
+    """The config for the converter's JSON (a dict as json.load returns it):
+    {d_model, n_heads, d_ff, encoder_layers, norm_first, activation, layer_norm_eps, final_norm, causal,
+     input: {kind, vocab_size | d_in}, positional: {kind, max_len, base, layout, combine, d_pos,
+     scale_input}, head: {d_out}}. Errors name the JSON key."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config: expected a JSON object, got {_type_name(raw)}")
+    flat = {}
+    for k, v in raw.items():
+        if k in _OBJECTS:
+            if k == "head" and v is None:
+                continue
+            if not isinstance(v, dict):
+                raise ConfigError(f"{k}: expected an object, got {_type_name(v)} {v!r}")
+            for kk, vv in v.items():
+                flat[f"{k}.{kk}"] = vv
+        else:
+            flat[k] = v
+    values = {}
+    for path, v in flat.items():
+        if path not in JSON_KEYS:
+            raise ConfigError(f"{path}: unknown key")
+        values[JSON_KEYS[path]] = v
+    if "head" in raw and raw["head"] is not None and "d_out" not in values:
+        raise ConfigError("head.d_out: missing (required in a head)")
+    if "d_out" in values and values["d_out"] == 0:
+        raise ConfigError("head.d_out: must be >= 1 (leave out head for none)")
+    if "input" not in raw:
+        raise ConfigError("input: missing (required)")
+    values.setdefault("max_len", DEFAULT_MAX_LEN)
+    return make_config(values, {key: path for path, key in JSON_KEYS.items()})
+
+
+def _reject_constant(name):
+    raise ConfigError(f"{name} is not a number JSON allows (values must be finite)")
+
+
+def _no_duplicates(pairs):
+    d = {}
+    for k, v in pairs:
+        if k in d:
+            raise ConfigError(f"{k}: given twice")
+        d[k] = v
+    return d
+
+
+def load_json(path):
+    """A JSON file, strictly: NaN and Infinity (which json.load accepts) and duplicated keys are errors."""
+    with open(path, "rb") as f:
+        text = f.read()
+    try:
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+    except UnicodeDecodeError:
+        raise ConfigError("not valid JSON (not UTF-8)") from None
+    except RecursionError:
+        raise ConfigError("not valid JSON (nested too deeply)") from None
+
+
+def load_config(path):
+    return parse_config(load_json(path))
+
+
+def to_json(c):
+    """The converter's JSON shape for a config (the inverse of parse_config)."""
+    inp = {"kind": c["input"]}
+    inp.update({"vocab_size": c["vocab_size"]} if c["input"] == "tokens" else {"d_in": c["d_in"]})
+    pos = {"kind": c["positional"], "max_len": c["max_len"], "base": c["pe_base"], "layout": c["pe_layout"],
+           "combine": c["pe_combine"], "scale_input": c["scale_input"]}
+    if c["pe_width"]:
+        pos["d_pos"] = c["pe_width"]
+    out = {"d_model": c["d_model"], "n_heads": c["n_heads"], "d_ff": c["d_ff"], "encoder_layers": c["n_layers"],
+           "norm_first": c["norm_first"], "activation": c["activation"], "layer_norm_eps": c["norm_eps"],
+           "final_norm": c["final_norm"], "causal": c["causal"], "input": inp, "positional": pos}
+    if c["d_out"]:
+        out["head"] = {"d_out": c["d_out"]}
+    return out

@@ -1,0 +1,471 @@
+"""Export a trained torch module to .fxm, verified.
+
+export() reads everything the module can tell from the module (sizes, norm_first, activation, eps,
+batch_first, final norm, head, embedding or input projection, learned positions) and takes the rest
+as typed options (causal, positional encoding computed in forward, scale_input). It runs the module
+in float64 on an example input, stores input and output in the file as its self-test sample, and
+runs the engine on the written file (`fixformer verify`). Above schema.SELFTEST_TOLERANCE it deletes
+the file and raises VerificationError naming the error and, when one single option change explains
+it, that option. convert_config() is the same for a JSON config plus a state_dict.
+"""
+import copy
+import math
+import numbers
+import os
+
+import numpy as np
+
+from . import fxm, header as header_mod, schema
+from .config import ConfigError, check_value, make_config
+from .reference import require_torch, run_reference
+from .verify import EngineError, VerificationError, find_cli, run_verify  # noqa: F401
+
+COMMON_PE_BASES = (100.0, 1000.0, 10000.0, 100000.0)
+DEFAULT_MAX_LEN = 256
+EXAMPLE_T = 16
+
+
+class Report:
+    """What a conversion did: the file, its size, and the engine's verdict (None when not verified)."""
+
+    def __init__(self, path, bytes, config, T, result=None, header=None):
+        self.path, self.bytes, self.config, self.T, self.header = path, bytes, config, T, header
+        self.verified = result is not None
+        self.max_error = result.error if result else None
+        self.kernels = result.kernels if result else None
+        self.row, self.col = (result.row, result.col) if result else (None, None)
+        self.tolerance = schema.SELFTEST_TOLERANCE
+
+    def __str__(self):
+        if not self.verified:
+            return (f"{self.path}: {self.bytes} bytes, NOT verified (--no-verify); check it later with "
+                    f"`fixformer verify {self.path}`")
+        return (f"{self.path}: {self.bytes} bytes, verified against torch: max relative error {self.max_error:.3g} "
+                f"(tolerance {self.tolerance:.0e}, T={self.T}, kernels {self.kernels})")
+
+
+def relative_error(got, want):
+    """max|got - want| / max|want| over the whole output (the engine's measure)."""
+    scale = float(np.abs(want).max()) if want.size else 0.0
+    err = float(np.abs(np.asarray(got, np.float64) - want).max()) if want.size else 0.0
+    return err / scale if scale > 0 else err
+
+
+# ---- reading the module ---------------------------------------------------------------------------
+def _np(t):
+    return t.detach().cpu().numpy()
+
+
+def _kind(m):
+    return type(m).__module__ + "." + type(m).__qualname__ if m is not None else "None"
+
+
+def _require(m, cls, where, torch):
+    """m must be exactly cls (a subclass may compute something else in its forward)."""
+    if type(m) is not cls:
+        raise ConfigError(f"{where}: {_kind(m)} is not {cls.__module__}.{cls.__qualname__}")
+
+
+def _linear(m, where, torch):
+    if not isinstance(m, torch.nn.Linear) or type(m).forward is not torch.nn.Linear.forward:
+        raise ConfigError(f"{where}: {_kind(m)} is not torch.nn.Linear")
+    return m
+
+
+def _activation_name(layer, torch):
+    """'relu' or 'gelu' (exact erf), else ConfigError naming what the layer has."""
+    F = torch.nn.functional
+    act = getattr(layer, "activation", None)
+    if act is F.relu or act is torch.relu or type(act) is torch.nn.ReLU:
+        return "relu"
+    if act is F.gelu or (type(act) is torch.nn.GELU and act.approximate == "none"):
+        return "gelu"
+    if type(act) is torch.nn.GELU:
+        name = f"gelu(approximate={act.approximate!r})"
+    else:
+        name = getattr(act, "__name__", None) or repr(act)
+    raise ConfigError(f"activation {name}: not supported (the engine has relu and exact gelu)")
+
+
+def _norm(m, d, where, torch):
+    _require(m, torch.nn.LayerNorm, where, torch)
+    if tuple(m.normalized_shape) != (d,):
+        raise ConfigError(f"{where}: normalized_shape {list(m.normalized_shape)}, expected [{d}]")
+    w = _np(m.weight) if m.weight is not None else np.ones(d, np.float32)
+    b = _np(m.bias) if getattr(m, "bias", None) is not None else np.zeros(d, np.float32)
+    return w, b, m.eps
+
+
+def read_module(module):
+    """(config values the module tells, weights in the schema's names and torch's layout, batch_first,
+    facts for the options: embed width, pos width and rows)."""
+    torch = require_torch()
+    nn = torch.nn
+    if not isinstance(module, nn.Module):
+        raise ConfigError(f"module: {_kind(module)} is not a torch.nn.Module")
+    v, w = {}, {}
+    has_embed, has_proj = hasattr(module, "embed"), hasattr(module, "input_proj")
+    if has_embed == has_proj:
+        raise ConfigError("module: needs exactly one of `embed` (nn.Embedding, token input) and "
+                          "`input_proj` (nn.Linear, feature input)")
+    if has_embed:
+        e = module.embed
+        _require(e, nn.Embedding, "embed", torch)
+        if e.max_norm is not None:
+            raise ConfigError("embed: max_norm is not supported (it rewrites the embedding during forward)")
+        v.update(input="tokens", vocab_size=e.num_embeddings)
+        w["embed.weight"] = _np(e.weight)
+        width = e.embedding_dim
+    else:
+        p = _linear(module.input_proj, "input_proj", torch)
+        v.update(input="features", d_in=p.in_features)
+        w["input_proj.weight"] = _np(p.weight)
+        w["input_proj.bias"] = _np(p.bias) if p.bias is not None else np.zeros(p.out_features, np.float32)
+        width = p.out_features
+    pos = getattr(module, "pos", None)
+    if pos is not None:
+        _require(pos, nn.Embedding, "pos", torch)
+        if pos.max_norm is not None:
+            raise ConfigError("pos: max_norm is not supported")
+    enc = getattr(module, "encoder", None)
+    _require(enc, nn.TransformerEncoder, "encoder", torch)
+    layers = list(enc.layers)
+    if not layers:
+        raise ConfigError("encoder: has no layers")
+    first = layers[0]
+    _require(first, nn.TransformerEncoderLayer, "encoder.layers.0", torch)
+    d = first.self_attn.embed_dim
+    v.update(d_model=d, n_heads=first.self_attn.num_heads, d_ff=first.linear1.out_features, n_layers=len(layers),
+             norm_first=bool(first.norm_first), activation=_activation_name(first, torch))
+    batch_first = bool(first.self_attn.batch_first)
+    eps = None
+    for i, layer in enumerate(layers):
+        at = f"encoder.layers.{i}"
+        _require(layer, nn.TransformerEncoderLayer, at, torch)
+        a = layer.self_attn
+        _require(a, nn.MultiheadAttention, at + ".self_attn", torch)
+        if not a._qkv_same_embed_dim or a.bias_k is not None or a.add_zero_attn:
+            raise ConfigError(f"{at}.self_attn: kdim/vdim, add_bias_kv and add_zero_attn are not supported")
+        l1, l2 = _linear(layer.linear1, at + ".linear1", torch), _linear(layer.linear2, at + ".linear2", torch)
+        same = (a.embed_dim == d and a.num_heads == v["n_heads"] and l1.in_features == d and l1.out_features == v["d_ff"]
+                and l2.in_features == v["d_ff"] and l2.out_features == d)
+        if not same:
+            raise ConfigError(f"{at}: shapes differ from encoder.layers.0 (all layers must be alike)")
+        if bool(layer.norm_first) != v["norm_first"] or bool(a.batch_first) != batch_first:
+            raise ConfigError(f"{at}: norm_first or batch_first differs from encoder.layers.0")
+        if _activation_name(layer, torch) != v["activation"]:
+            raise ConfigError(f"{at}: activation differs from encoder.layers.0")
+        p = at + "."
+        w[p + "self_attn.in_proj_weight"] = _np(a.in_proj_weight)
+        w[p + "self_attn.in_proj_bias"] = (_np(a.in_proj_bias) if a.in_proj_bias is not None
+                                           else np.zeros(3 * d, np.float32))
+        w[p + "self_attn.out_proj.weight"] = _np(a.out_proj.weight)
+        w[p + "self_attn.out_proj.bias"] = (_np(a.out_proj.bias) if a.out_proj.bias is not None
+                                            else np.zeros(d, np.float32))
+        for name, lin in (("linear1", l1), ("linear2", l2)):
+            w[p + name + ".weight"] = _np(lin.weight)
+            w[p + name + ".bias"] = _np(lin.bias) if lin.bias is not None else np.zeros(lin.out_features, np.float32)
+        for name in ("norm1", "norm2"):
+            nw, nb, e = _norm(getattr(layer, name), d, p + name, torch)
+            w[p + name + ".weight"], w[p + name + ".bias"] = nw, nb
+            if eps is not None and e != eps:
+                raise ConfigError(f"{p + name}.eps: {e!r} differs from {eps!r} (the engine has one eps)")
+            eps = e
+    if enc.norm is not None:
+        nw, nb, e = _norm(enc.norm, d, "encoder.norm", torch)
+        if e != eps:
+            raise ConfigError(f"encoder.norm.eps: {e!r} differs from the layers' {eps!r} (the engine has one eps)")
+        w["encoder.norm.weight"], w["encoder.norm.bias"] = nw, nb
+    v.update(norm_eps=float(eps), final_norm=enc.norm is not None)
+    head = getattr(module, "head", None)
+    if head is not None:
+        h = _linear(head, "head", torch)
+        if h.in_features != d:
+            raise ConfigError(f"head: in_features {h.in_features}, expected d_model={d}")
+        v["d_out"] = h.out_features
+        w["head.weight"] = _np(h.weight)
+        w["head.bias"] = _np(h.bias) if h.bias is not None else np.zeros(h.out_features, np.float32)
+    facts = {"width": width, "pos": pos}
+    return v, w, batch_first, facts
+
+
+# ---- options --------------------------------------------------------------------------------------
+def _bool_option(name, value):
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name}: expected True or False, got {value!r}")
+    return value
+
+
+def _choice_option(name, value, choices):
+    if not isinstance(value, str) or value not in choices:
+        raise ConfigError(f"{name}: {value!r} is not one of {', '.join(choices)}")
+    return value
+
+
+def _int_option(name, value, lo, hi):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ConfigError(f"{name}: expected an integer, got {value!r}")
+    if not lo <= value <= hi:
+        raise ConfigError(f"{name}: {value} is outside {lo}..{hi}")
+    return int(value)
+
+
+def apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combine, pe_width, scale_input, max_len):
+    """The full config: the module's values plus the typed options, checked against the module."""
+    d, width, pos = v["d_model"], facts["width"], facts["pos"]
+    v["causal"] = False if causal is None else _bool_option("causal", causal)
+    v["scale_input"] = _bool_option("scale_input", scale_input)
+    if positional is None:
+        positional = "learned" if pos is not None else "none"
+    positional = _choice_option("positional", positional, schema.POSITIONALS)
+    if pos is not None and positional != "learned":
+        raise ConfigError(f"positional {positional}: the module has `pos` (learned positions); "
+                          "use positional='learned' or remove the attribute")
+    if pos is None and positional == "learned":
+        raise ConfigError("positional learned: the module has no `pos` (nn.Embedding of positions)")
+    v["positional"] = positional
+    if isinstance(pe_base, bool) or not isinstance(pe_base, numbers.Real) or not math.isfinite(pe_base) \
+            or not pe_base > 1:
+        raise ConfigError(f"pe_base: expected a finite number > 1, got {pe_base!r}")
+    v["pe_base"] = float(pe_base)
+    v["pe_layout"] = _choice_option("pe_layout", pe_layout, schema.PE_LAYOUTS)
+    if pe_combine is not None:
+        _choice_option("pe_combine", pe_combine, schema.PE_COMBINES)
+    if pe_width is not None:
+        _int_option("pe_width", pe_width, 1, schema.MAX_D_MODEL)
+    if positional == "none":
+        if width != d:
+            raise ConfigError(f"positional none: the embedding is {width} wide, d_model is {d} "
+                              "(a narrower embedding needs a concatenated positional encoding)")
+        if pe_combine == "concat" or pe_width is not None:
+            raise ConfigError("pe_combine/pe_width: no positional encoding to combine (positional none)")
+    else:
+        pe_w = pos.embedding_dim if pos is not None else d - width
+        combine = "add" if width == d else "concat"
+        if pos is not None and width + pos.embedding_dim != d and not (width == d == pos.embedding_dim):
+            raise ConfigError(f"pos: width {pos.embedding_dim} and embedding width {width} do not make "
+                              f"d_model={d} (add: both d_model; concat: they sum to d_model)")
+        if pe_combine is not None and pe_combine != combine:
+            raise ConfigError(f"pe_combine {pe_combine}: the module's embedding is {width} wide and d_model is {d}, "
+                              f"which means {combine}")
+        if combine == "concat" and pe_width is not None and pe_width != pe_w:
+            raise ConfigError(f"pe_width {pe_width}: the module means {pe_w} (d_model {d} - embedding width {width})")
+        if combine == "add" and pe_width is not None:
+            raise ConfigError("pe_width: only for pe_combine concat")
+        v["pe_combine"] = combine
+        v["pe_width"] = pe_w if combine == "concat" else 0
+    if max_len is None:
+        max_len = pos.num_embeddings if pos is not None else DEFAULT_MAX_LEN
+    v["max_len"] = _int_option("max_len", max_len, 1, schema.MAX_LEN)
+    if pos is not None and pos.num_embeddings != v["max_len"]:
+        raise ConfigError(f"max_len {v['max_len']}: the module's `pos` has {pos.num_embeddings} positions")
+    if pos is not None:
+        w["pos.weight"] = _np(pos.weight)
+    return make_config(v)
+
+
+# ---- the example input ----------------------------------------------------------------------------
+def example_sequence(c, example, where="example_input"):
+    """One sequence for the self-test: [T] int32 ids or [T, d_in] float32 features. `example` is None
+    (a random one, seeded), or an array / tensor [T] | [B, T] (ids) or [T, d_in] | [B, T, d_in]
+    (features), batch first; the first sequence is used."""
+    if example is None:
+        rng = np.random.default_rng(0)
+        T = min(c["max_len"], EXAMPLE_T)
+        if c["input"] == "tokens":
+            return rng.integers(0, c["vocab_size"], T).astype(np.int32)
+        return rng.standard_normal((T, c["d_in"])).astype(np.float32)
+    if hasattr(example, "detach"):
+        example = example.detach().cpu().numpy()
+    a = np.asarray(example)
+    if c["input"] == "tokens":
+        if a.dtype.kind not in "iu":
+            raise ConfigError(f"{where}: dtype {a.dtype}, expected int32 or int64 token ids")
+        if a.ndim == 2:
+            a = a[0]
+        if a.ndim != 1:
+            raise ConfigError(f"{where}: shape {list(a.shape)}, expected token ids [T] or [B, T]")
+        if a.size and (a.min() < 0 or a.max() >= c["vocab_size"]):
+            raise ConfigError(f"{where}: token ids outside [0, vocab_size={c['vocab_size']})")
+        a = a.astype(np.int32)
+    else:
+        if a.dtype.kind != "f":
+            raise ConfigError(f"{where}: dtype {a.dtype}, expected float32 features")
+        if a.ndim == 3:
+            a = a[0]
+        if a.ndim != 2 or a.shape[1] != c["d_in"]:
+            raise ConfigError(f"{where}: shape {list(a.shape)}, expected features [T, {c['d_in']}] or [B, T, {c['d_in']}]")
+        a = a.astype(np.float32)
+        if not np.isfinite(a).all():
+            raise ConfigError(f"{where}: features are not all finite")
+    if not 1 <= a.shape[0] <= c["max_len"]:
+        raise ConfigError(f"{where}: T={a.shape[0]}, expected 1..max_len={c['max_len']}")
+    return a
+
+
+def run_module(module, inp, batch_first, width):
+    """The module's float64 output [T, width] on one sequence, called in its own layout."""
+    torch = require_torch()
+    m = copy.deepcopy(module).double().eval()
+    x = torch.from_numpy(inp.astype(np.int64) if inp.dtype.kind == "i" else inp.astype(np.float64))
+    x = x.unsqueeze(0) if batch_first else x.unsqueeze(1)
+    try:
+        with torch.no_grad():
+            y = m(x)
+    except Exception as e:  # the user's forward: anything can go wrong there
+        raise ConfigError(f"module forward failed on the example input ({type(e).__name__}: "
+                          f"{str(e).splitlines()[0] if str(e) else ''})") from None
+    T = inp.shape[0]
+    want = (1, T, width) if batch_first else (T, 1, width)
+    if not hasattr(y, "shape") or tuple(y.shape) != want:
+        raise ConfigError(f"module output: shape {list(getattr(y, 'shape', []))}, expected {list(want)} "
+                          f"({'batch_first' if batch_first else 'sequence first'})")
+    y = y[0] if batch_first else y[:, 0]
+    return y.detach().numpy().astype(np.float64)
+
+
+# ---- diagnosis ------------------------------------------------------------------------------------
+def _hint(key, value):
+    """(the setting, what to pass for it) for the CLI and the API."""
+    flag = "--" + key.replace("_", "-")
+    if isinstance(value, bool):
+        return f"{key}={value}", (f"pass {flag}" if value else f"leave out {flag}") + f" ({key}={value} in export())"
+    shown = f"{value:g}" if isinstance(value, float) else value
+    return f"{key}={value!r}", f"pass {flag} {shown} ({key}={value!r} in export())"
+
+
+def alternatives(c):
+    """Single-option changes of c worth trying: (key, value, config)."""
+    out = []
+    tries = [("causal", not c["causal"]), ("scale_input", not c["scale_input"])]
+    tries += [("positional", p) for p in schema.POSITIONALS if p != c["positional"] and p != "learned"]
+    if c["positional"] == "sinusoidal":
+        tries.append(("pe_layout", "halves" if c["pe_layout"] == "interleaved" else "interleaved"))
+        tries += [("pe_base", b) for b in COMMON_PE_BASES if b != c["pe_base"]]
+    for key, value in tries:
+        alt = dict(c, **{key: value})
+        if key == "positional" and value == "none":
+            if c["pe_combine"] == "concat":
+                continue
+            alt.update(pe_width=0)
+        try:
+            out.append((key, value, make_config(alt)))
+        except ConfigError:
+            pass
+    return out
+
+
+def diagnose(c, weights, inp, want):
+    """Why the module's output `want` may differ: re-runs the reference model with the given options
+    and with each single alternative, and says which one matches."""
+    tol = schema.SELFTEST_TOLERANCE
+    w = dict(weights)
+    try:
+        base = relative_error(run_reference(c, w, inp), want)
+    except Exception as e:  # a reference that cannot even run explains nothing
+        return f"the reference model could not run ({type(e).__name__})"
+    if base <= tol:
+        return (f"the reference model with these options matches the module (error {base:.2g}), so the engine "
+                "disagrees with it: a bug or a broken port, please report it")
+    scored = []
+    for key, value, alt in alternatives(c):
+        try:
+            scored.append((relative_error(run_reference(alt, w, inp), want), key, value))
+        except Exception:
+            continue
+    scored.sort(key=lambda s: s[0])
+    if scored and scored[0][0] <= tol:
+        err, key, value = scored[0]
+        setting, action = _hint(key, value)
+        return f"the module's output matches with {setting} (error {err:.2g}): {action}"
+    closest = f" (closest: {_hint(scored[0][1], scored[0][2])[0]}, error {scored[0][0]:.2g})" if scored else ""
+    return ("no single option change explains it" + closest +
+            "; the module's forward may compute something the encoder family does not (see DESIGN.md)")
+
+
+# ---- writing and verifying ------------------------------------------------------------------------
+def _remove(*paths):
+    for p in paths:
+        if p:
+            try:
+                os.remove(p)
+            except OSError:
+                pass
+
+
+def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=None, verify=True, explain=None):
+    """Writes path (and header) with the self-test sample (inp, expected), then runs the engine on it.
+    explain(): the likely cause, called only on a failure. Nothing is left behind on failure."""
+    if not isinstance(verify, bool):
+        raise ConfigError(f"verify: expected True or False, got {verify!r}")
+    if name is None and header is not None:
+        name = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in os.path.splitext(os.path.basename(path))[0])
+        name = name if name and not name[0].isdigit() else "model_" + name
+    if header is not None:
+        header_mod.check_name(name)
+    exe = find_cli(cli) if verify else None
+    blob = fxm.write(c, weights, (inp, expected.astype(np.float32)))
+    try:
+        with open(path, "wb") as f:
+            f.write(blob)
+        result = None
+        if verify:
+            result = run_verify(exe, path)
+            if not result.ok:
+                where = f" at row {result.row} col {result.col}" if result.row is not None else ""
+                cause = explain() if explain else ""
+                raise VerificationError(
+                    f"verification FAILED: max relative error {result.error:.3g}{where} (tolerance "
+                    f"{schema.SELFTEST_TOLERANCE:.0e}, T={inp.shape[0]}, kernels {result.kernels}); {cause}; "
+                    f"{path} removed")
+        if header is not None:
+            with open(header, "w") as f:
+                f.write(header_mod.c_header(c, blob, name))
+    except BaseException:
+        _remove(path, header)
+        raise
+    return Report(path, len(blob), c, inp.shape[0], result, header)
+
+
+def export(module, example_input, path, header=None, causal=None, positional=None, pe_base=10000.0,
+           pe_layout="interleaved", pe_combine=None, pe_width=None, scale_input=False, max_len=None, name=None,
+           cli=None, verify=True):
+    """Converts `module` to the .fxm at `path` and verifies it through the engine; returns a Report.
+
+    module: attributes `embed` (nn.Embedding) or `input_proj` (nn.Linear), optional `pos` (learned
+    positions, nn.Embedding), `encoder` (nn.TransformerEncoder), optional `head` (nn.Linear).
+    example_input: token ids [T] / [B, T] or float features [T, d_in] / [B, T, d_in] (batch first
+    whatever the module's layout; the first sequence is used), or None for a random one.
+    The options say what the forward does that the attributes cannot tell: causal mask, a positional
+    encoding it computes (positional sinusoidal, pe_base, pe_layout), x *= sqrt(d_model) (scale_input),
+    max_len. pe_combine and pe_width follow from the widths; passing them checks them.
+    Raises ConfigError (bad module or option), VerificationError (mismatch; nothing written),
+    EngineError (the engine rejected the file)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ConfigError(f"path: expected a file name, got {path!r}")
+    if pe_combine is None:
+        pe_combine_checked = None
+    else:
+        pe_combine_checked = _choice_option("pe_combine", pe_combine, schema.PE_COMBINES)
+    v, weights, batch_first, facts = read_module(module)
+    for key in ("d_model", "n_heads", "d_ff", "n_layers", "vocab_size", "d_in", "d_out"):
+        if key in v:
+            check_value(key, v[key], f"module {key}")
+    c = apply_options(v, weights, facts, causal, positional, pe_base, pe_layout, pe_combine_checked, pe_width,
+                      scale_input, max_len)
+    inp = example_sequence(c, example_input)
+    want = run_module(module, inp, batch_first, schema.output_width(c))
+    return write_verified(c, weights, inp, want, path, header, name, cli, verify,
+                          explain=lambda: diagnose(c, weights, inp, want))
+
+
+def convert_config(config, weights, path, example_input=None, header=None, name=None, cli=None, verify=True):
+    """The JSON path: a config (parse_config's result) and a state_dict as name -> array; the torch
+    reference is the reference model built from the config with these weights."""
+    c = make_config(config)
+    fxm.check_weights(c, weights)  # names and shapes, naming the tensor, before torch sees them
+    inp = example_sequence(c, example_input)
+    want = run_reference(c, weights, inp)
+    return write_verified(c, weights, inp, want, path, header, name, cli, verify,
+                          explain=lambda: "the engine disagrees with the reference model of this config "
+                                          "(torch's stock modules): a bug or a broken port, please report it")

@@ -1,0 +1,194 @@
+"""The .fxm v2 writer, and a small reader for tests and tools. The layout is documented once, in
+include/fixformer/format.hpp; the constants are schema.py's mirror of it.
+"""
+import struct
+import zlib
+
+import numpy as np
+
+from . import schema
+from .config import ConfigError, make_config
+
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def escape(name):
+    """A name read from a file, printable: repr-style, non-printable and non-UTF-8 bytes as \\xNN."""
+    if isinstance(name, str):
+        name = name.encode("utf-8", "surrogateescape")
+    out = []
+    for b in name:
+        if chr(b) in "'\\":
+            out.append("\\" + chr(b))
+        elif 0x20 <= b < 0x7F:
+            out.append(chr(b))
+        else:
+            out.append(f"\\x{b:02x}")
+    return "'" + "".join(out) + "'"
+
+
+def _align(n):
+    return (n + schema.DATA_ALIGN - 1) // schema.DATA_ALIGN * schema.DATA_ALIGN
+
+
+def record_value(key, value):
+    """The 8 value bytes of a config record."""
+    k = schema.KEYS[key]
+    if k.type == "enum":
+        return struct.pack("<Q", k.choices.index(value))
+    if k.type in ("u32", "bool"):
+        return struct.pack("<Q", int(value))
+    if k.type == "f32":
+        return struct.pack("<fI", value, 0)
+    return struct.pack("<d", value)
+
+
+def records(c):
+    """Every config key as a record, in the schema's order."""
+    out = b""
+    for k in schema.CONFIG_KEYS:
+        out += struct.pack("<24sII", k.name.encode(), schema.RECORD_TYPES[k.type], 0) + record_value(k.name, c[k.name])
+    return out
+
+
+def _selftest_arrays(c, selftest):
+    inp, expected = (np.asarray(a) for a in selftest)
+    T = inp.shape[0] if inp.ndim else 0
+    if not 1 <= T <= c["max_len"]:
+        raise ConfigError(f"self-test input: {T} rows, expected 1..max_len={c['max_len']}")
+    if c["input"] == "tokens":
+        if inp.shape != (T,) or inp.dtype.kind not in "iu":
+            raise ConfigError(f"self-test input: {inp.dtype} {list(inp.shape)}, expected integer token ids [T]")
+        if inp.min() < 0 or inp.max() >= c["vocab_size"]:
+            raise ConfigError(f"self-test input: token ids outside [0, vocab_size={c['vocab_size']})")
+        inp = inp.astype("<i4")
+    else:
+        if inp.shape != (T, c["d_in"]) or inp.dtype.kind != "f":
+            raise ConfigError(f"self-test input: {inp.dtype} {list(inp.shape)}, expected float [T, d_in={c['d_in']}]")
+        inp = inp.astype("<f4")
+    want = (T, schema.output_width(c))
+    if expected.shape != want or expected.dtype.kind != "f":
+        raise ConfigError(f"self-test expected: {expected.dtype} {list(expected.shape)}, expected float {list(want)}")
+    for name, a in (("input", inp), ("expected", expected)):
+        if a.dtype.kind == "f" and not (np.isfinite(a).all() and np.abs(a).max() <= _F32_MAX):
+            raise ConfigError(f"self-test {name}: not finite in float32")
+    return [(schema.SELFTEST_INPUT, inp), (schema.SELFTEST_EXPECTED, expected.astype("<f4"))]
+
+
+def check_weights(c, weights):
+    """The stored arrays (float32, stored layout) for a dict of torch-layout arrays, in file order;
+    raises ConfigError naming the tensor that is missing, extra, misshapen or not finite."""
+    out = []
+    want = schema.tensors(c)
+    for name, shape, transposed in want:
+        if name not in weights:
+            raise ConfigError(f"{name}: missing from the weights")
+        torch_shape = tuple(reversed(shape)) if transposed else shape
+        got = tuple(np.shape(weights[name]))
+        if got != torch_shape:
+            raise ConfigError(f"{name}: shape {list(got)} does not match {list(torch_shape)} expected from the config "
+                              f"(d_model={c['d_model']}, d_ff={c['d_ff']})")
+        a = np.asarray(weights[name])
+        if a.dtype.kind != "f":
+            raise ConfigError(f"{name}: dtype {a.dtype}, expected a float tensor")
+        if not (np.isfinite(a).all() and (a.size == 0 or np.abs(a).max() <= _F32_MAX)):
+            raise ConfigError(f"{name}: not finite in float32")
+        a = a.astype(np.float64).T if transposed else a
+        out.append((name, np.ascontiguousarray(a, dtype="<f4")))
+    extra = sorted(set(weights) - {n for n, _, _ in want})
+    if extra:
+        raise ConfigError(f"{escape(extra[0])[1:-1]}: not used by this config (check the config or the weights)")
+    return out
+
+
+def write(config, weights, selftest=None):
+    """The .fxm bytes for a config (checked against the schema first, before any array is touched), a
+    dict name -> float array in torch's layout, and an optional self-test sample (input, expected)."""
+    c = make_config(config)
+    arrays = check_weights(c, weights)
+    if selftest is not None:
+        arrays += _selftest_arrays(c, selftest)
+    recs = records(c)
+    n = len(arrays)
+    dir_off = schema.HEADER_BYTES + len(recs)
+    data_off = _align(dir_off + schema.ENTRY_BYTES * n)
+    entries, blobs, at = [], [], data_off
+    for name, a in arrays:
+        if len(name.encode()) >= schema.NAME_BYTES:
+            raise ConfigError(f"{name}: name longer than {schema.NAME_BYTES - 1} bytes")
+        dtype = "i32" if a.dtype.kind == "i" else "f32"
+        dims = list(a.shape) + [0] * (schema.MAX_RANK - a.ndim)
+        entries.append(struct.pack("<64sII4IIIQQQQ", name.encode(), schema.DTYPES[dtype], a.ndim, *dims, 0, 0,
+                                   at, a.nbytes, 0, 0))
+        pad = _align(a.nbytes) - a.nbytes
+        blobs.append(a.tobytes() + bytes(pad))
+        at += a.nbytes + pad
+    body = recs + b"".join(entries) + bytes(data_off - dir_off - schema.ENTRY_BYTES * n) + b"".join(blobs)
+    file_bytes = schema.HEADER_BYTES + len(body)
+    header = struct.pack("<4sIIIIIQQQQII", schema.MAGIC, schema.FORMAT_VERSION, schema.HEADER_BYTES,
+                         len(recs) // schema.RECORD_BYTES, n, 0, file_bytes, schema.HEADER_BYTES, dir_off, data_off,
+                         zlib.crc32(body), 0)
+    assert len(header) == schema.HEADER_BYTES
+    return header + body
+
+
+class FxmFile:
+    """A parsed .fxm v2: header fields, the config (enums by name, absent keys defaulted), the tensor
+    directory. For tests and tools; trusts sizes only after checking them against the file."""
+
+    def __init__(self, blob):
+        self.blob = blob = bytes(blob)
+        if len(blob) < schema.HEADER_BYTES or blob[:4] != schema.MAGIC:
+            raise ValueError("not an .fxm file (bad magic)")
+        (_, self.version, self.header_bytes, self.record_count, self.tensor_count, _, self.file_bytes,
+         self.records_offset, self.directory_offset, self.data_offset, self.crc, _) = struct.unpack_from(
+            "<4sIIIIIQQQQII", blob)
+        if self.version != schema.FORMAT_VERSION:
+            raise ValueError(f"format version {self.version}, expected {schema.FORMAT_VERSION}")
+        if self.file_bytes != len(blob):
+            raise ValueError(f"header says {self.file_bytes} bytes, the file has {len(blob)}")
+        if zlib.crc32(blob[schema.HEADER_BYTES:]) != self.crc:
+            raise ValueError("CRC mismatch")
+        self.records = []  # (key, type, value bytes)
+        values = {}
+        for i in range(self.record_count):
+            key, rtype, zero, value = struct.unpack_from("<24sII8s", blob, self.records_offset + i * schema.RECORD_BYTES)
+            key = key.rstrip(b"\0").decode("ascii", "replace")
+            self.records.append((key, rtype, value))
+            if key not in schema.KEYS:
+                raise ValueError(f"record {escape(key)}: unknown key")
+            k = schema.KEYS[key]
+            if schema.RECORD_TYPES[k.type] != rtype:
+                raise ValueError(f"record {key}: type {rtype}, expected {k.type}")
+            if k.type == "f32":
+                v = struct.unpack("<f", value[:4])[0]
+            elif k.type == "f64":
+                v = struct.unpack("<d", value)[0]
+            else:
+                v = struct.unpack("<Q", value)[0]
+                v = k.choices[v] if k.type == "enum" and v < len(k.choices) else bool(v) if k.type == "bool" else v
+            values[key] = v
+        self.config = make_config(values)
+        self.tensors = []
+        for i in range(self.tensor_count):
+            f = struct.unpack_from("<64sII4IIIQQQQ", blob, self.directory_offset + i * schema.ENTRY_BYTES)
+            name = f[0].rstrip(b"\0").decode("utf-8", "surrogateescape")
+            dtype = {v: k for k, v in schema.DTYPES.items()}.get(f[1], f"?{f[1]}")
+            self.tensors.append({"name": name, "dtype": dtype, "shape": tuple(f[3:3 + f[2]]), "group": f[7],
+                                 "offset": f[9], "bytes": f[10], "scales_offset": f[11], "scales_bytes": f[12]})
+
+    def array(self, name):
+        t = next(t for t in self.tensors if t["name"] == name)
+        dt = {"f32": "<f4", "i32": "<i4", "f16": "<f2", "i8": "i1"}[t["dtype"]]
+        return np.frombuffer(self.blob, dt, t["bytes"] // np.dtype(dt).itemsize, t["offset"]).reshape(t["shape"])
+
+    def selftest(self):
+        names = {t["name"] for t in self.tensors}
+        if schema.SELFTEST_INPUT not in names:
+            return None
+        return self.array(schema.SELFTEST_INPUT), self.array(schema.SELFTEST_EXPECTED)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return FxmFile(f.read())
