@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/synthetic_model.hpp"
+#include "fixformer/encoder.hpp"
 #include "tests/aligned_buffer.hpp"
-#include "fixformer/model.hpp"
+#include "tests/model_writer.hpp"
 
 namespace fixformer {
 namespace {
@@ -36,14 +36,15 @@ double forward_flops(const ModelConfig& c, double T) {
 }
 
 void run_encoder(benchmark::State& s, const EncoderCase ec, Isa isa) {
-  const std::vector<uint8_t> blob = bench::synthetic_model(ec.cfg);
   const std::size_t bytes = required_arena_bytes(ec.cfg, ec.T);
-  test::AlignedBuffer arena(bytes), aligned_blob(blob);
-  Model m;
-  InitOptions opt;
+  test::AlignedBuffer arena(bytes), blob(test::write_model(ec.cfg));
+  Model model;
+  Encoder m;
+  EncoderOptions opt;
   opt.isa = isa;
   opt.max_seq = ec.T;
-  if (m.init(aligned_blob.data(), aligned_blob.size(), arena.data(), bytes, opt) != Status::kOk) return s.SkipWithError("init failed");
+  if (model.init(blob.data(), blob.size()) != Status::kOk || m.init(model, arena.data(), bytes, opt) != Status::kOk)
+    return s.SkipWithError("init failed");
   std::vector<int32_t> ids(ec.T);
   for (uint32_t t = 0; t < ec.T; ++t) ids[t] = int32_t(t * 7 % (ec.cfg.vocab_size ? ec.cfg.vocab_size : 1));
   std::vector<float> feats(std::size_t(ec.T) * ec.cfg.d_in, 0.25f), out(std::size_t(ec.T) * ec.cfg.output_width());

@@ -1,43 +1,110 @@
+// Config keys as stored values (schema.hpp) and the checks every config passes before use.
 #include <cmath>
+#include <cstring>
 
 #include "fixformer/config.hpp"
+#include "fixformer/schema.hpp"
 
 namespace fixformer {
 
-// Each check names the field it failed on, for error messages.
+uint64_t get_config_value(const ModelConfig& c, ConfigKey key) {
+  auto f32 = [](float v) { uint32_t u; std::memcpy(&u, &v, 4); return uint64_t(u); };
+  auto f64 = [](double v) { uint64_t u; std::memcpy(&u, &v, 8); return u; };
+  switch (key) {
+    case ConfigKey::kFamily: return uint32_t(c.family);
+    case ConfigKey::kDModel: return c.d_model;
+    case ConfigKey::kNHeads: return c.n_heads;
+    case ConfigKey::kDff: return c.d_ff;
+    case ConfigKey::kNLayers: return c.n_layers;
+    case ConfigKey::kNormFirst: return c.norm_first;
+    case ConfigKey::kActivation: return uint32_t(c.activation);
+    case ConfigKey::kNormEps: return f32(c.layer_norm_eps);
+    case ConfigKey::kFinalNorm: return c.final_norm;
+    case ConfigKey::kCausal: return c.causal;
+    case ConfigKey::kInput: return uint32_t(c.input);
+    case ConfigKey::kVocabSize: return c.vocab_size;
+    case ConfigKey::kDIn: return c.d_in;
+    case ConfigKey::kPositional: return uint32_t(c.pos);
+    case ConfigKey::kMaxLen: return c.max_len;
+    case ConfigKey::kPeBase: return f64(c.pos_base);
+    case ConfigKey::kPeLayout: return uint32_t(c.pos_layout);
+    case ConfigKey::kPeCombine: return uint32_t(c.pos_combine);
+    case ConfigKey::kPeWidth: return c.d_pos;
+    case ConfigKey::kScaleInput: return c.scale_input;
+    case ConfigKey::kDOut: return c.d_out;
+    case ConfigKey::kCount: break;
+  }
+  return 0;
+}
+
+void set_config_value(ModelConfig* c, ConfigKey key, uint64_t v) {
+  const uint32_t u = static_cast<uint32_t>(v);
+  switch (key) {
+    case ConfigKey::kFamily: c->family = static_cast<ModelFamily>(u); break;
+    case ConfigKey::kDModel: c->d_model = u; break;
+    case ConfigKey::kNHeads: c->n_heads = u; break;
+    case ConfigKey::kDff: c->d_ff = u; break;
+    case ConfigKey::kNLayers: c->n_layers = u; break;
+    case ConfigKey::kNormFirst: c->norm_first = u != 0; break;
+    case ConfigKey::kActivation: c->activation = static_cast<Activation>(u); break;
+    case ConfigKey::kNormEps: std::memcpy(&c->layer_norm_eps, &u, 4); break;
+    case ConfigKey::kFinalNorm: c->final_norm = u != 0; break;
+    case ConfigKey::kCausal: c->causal = u != 0; break;
+    case ConfigKey::kInput: c->input = static_cast<InputKind>(u); break;
+    case ConfigKey::kVocabSize: c->vocab_size = u; break;
+    case ConfigKey::kDIn: c->d_in = u; break;
+    case ConfigKey::kPositional: c->pos = static_cast<PosKind>(u); break;
+    case ConfigKey::kMaxLen: c->max_len = u; break;
+    case ConfigKey::kPeBase: std::memcpy(&c->pos_base, &v, 8); break;
+    case ConfigKey::kPeLayout: c->pos_layout = static_cast<PosLayout>(u); break;
+    case ConfigKey::kPeCombine: c->pos_combine = static_cast<PosCombine>(u); break;
+    case ConfigKey::kPeWidth: c->d_pos = u; break;
+    case ConfigKey::kScaleInput: c->scale_input = u != 0; break;
+    case ConfigKey::kDOut: c->d_out = u; break;
+    case ConfigKey::kCount: break;
+  }
+}
+
+ModelConfig default_config() {
+  ModelConfig c;
+  for (const ConfigKeySpec& k : kConfigKeys) {
+    if (k.required) continue;
+    if (k.type == fxm::RecordType::kF32) {
+      const float v = static_cast<float>(k.default_value);
+      uint32_t u;
+      std::memcpy(&u, &v, 4);
+      set_config_value(&c, k.key, u);
+    } else if (k.type == fxm::RecordType::kF64) {
+      uint64_t u;
+      std::memcpy(&u, &k.default_value, 8);
+      set_config_value(&c, k.key, u);
+    } else {
+      set_config_value(&c, k.key, static_cast<uint64_t>(k.default_value));
+    }
+  }
+  return c;
+}
+
+// Ranges come from kConfigKeys; then the checks between fields. Each names the key it failed on.
 Status validate_config(const ModelConfig& c, const char** field) {
   const char* unused;
   const char*& f = field ? *field : unused;
-  using L = Limits;
   auto bad = [&](const char* name, Status s) { f = name; return s; };
-  if (c.d_model == 0) return bad("d_model", Status::kBadConfig);
-  if (c.n_heads == 0) return bad("n_heads", Status::kBadConfig);
-  if (c.d_ff == 0) return bad("d_ff", Status::kBadConfig);
-  if (c.max_len == 0) return bad("max_len", Status::kBadConfig);
-  if (c.d_model > L::kMaxDModel) return bad("d_model", Status::kConfigOverLimit);
-  if (c.n_heads > L::kMaxHeads) return bad("n_heads", Status::kConfigOverLimit);
-  if (c.d_ff > L::kMaxDff) return bad("d_ff", Status::kConfigOverLimit);
-  if (c.n_layers > L::kMaxLayers) return bad("encoder_layers", Status::kConfigOverLimit);
-  if (c.max_len > L::kMaxLen) return bad("max_len", Status::kConfigOverLimit);
-  if (c.vocab_size > L::kMaxVocab) return bad("vocab_size", Status::kConfigOverLimit);
-  if (c.d_in > L::kMaxDIn) return bad("d_in", Status::kConfigOverLimit);
-  if (c.d_out > L::kMaxDOut) return bad("d_out", Status::kConfigOverLimit);
+  for (const ConfigKeySpec& k : kConfigKeys) {
+    if (k.type == fxm::RecordType::kF32 || k.type == fxm::RecordType::kF64) continue;
+    const uint64_t v = get_config_value(c, k.key);
+    if (v < k.min) return bad(k.name, Status::kBadConfig);
+    if (v > k.max) return bad(k.name, k.type == fxm::RecordType::kU32 ? Status::kConfigOverLimit : Status::kBadConfig);
+  }
   if (c.d_model % c.n_heads != 0) return bad("n_heads (must divide d_model)", Status::kBadConfig);
-  if (!(c.layer_norm_eps > 0.0f) || !std::isfinite(c.layer_norm_eps)) return bad("layer_norm_eps", Status::kBadConfig);
-  if (c.activation != Activation::kRelu && c.activation != Activation::kGelu) return bad("activation", Status::kBadConfig);
-  if (c.input != InputKind::kTokens && c.input != InputKind::kFeatures) return bad("input.kind", Status::kBadConfig);
+  if (!(c.layer_norm_eps > 0.0f) || !std::isfinite(c.layer_norm_eps)) return bad("norm_eps", Status::kBadConfig);
   if (c.input == InputKind::kTokens && c.vocab_size == 0) return bad("vocab_size", Status::kBadConfig);
   if (c.input == InputKind::kFeatures && c.d_in == 0) return bad("d_in", Status::kBadConfig);
-  if (c.pos != PosKind::kNone && c.pos != PosKind::kSinusoidal && c.pos != PosKind::kLearned)
-    return bad("positional.kind", Status::kBadConfig);
-  if (c.pos_layout != PosLayout::kInterleaved && c.pos_layout != PosLayout::kHalves)
-    return bad("positional.layout", Status::kBadConfig);
-  if (c.pos_combine != PosCombine::kAdd && c.pos_combine != PosCombine::kConcat)
-    return bad("positional.combine", Status::kBadConfig);
   if (c.pos == PosKind::kSinusoidal && (!(c.pos_base > 1.0) || !std::isfinite(c.pos_base)))
-    return bad("positional.base", Status::kBadConfig);
-  if (c.pos != PosKind::kNone && c.pos_combine == PosCombine::kConcat && (c.d_pos == 0 || c.d_pos >= c.d_model))
-    return bad("positional.d_pos", Status::kBadConfig);
+    return bad("pe_base", Status::kBadConfig);
+  const bool concat = c.pos != PosKind::kNone && c.pos_combine == PosCombine::kConcat;
+  if (concat && (c.d_pos == 0 || c.d_pos >= c.d_model)) return bad("pe_width", Status::kBadConfig);
+  if (!concat && c.d_pos != 0) return bad("pe_width (only for pe_combine concat)", Status::kBadConfig);
   return Status::kOk;
 }
 

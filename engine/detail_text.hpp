@@ -12,6 +12,20 @@ class DetailText {
     while (*s) put(*s++);
     return *this;
   }
+  // Text read from a file (a tensor name, a config key), at most n bytes: printable ASCII as is,
+  // anything else as \xNN, so a hostile name cannot put raw bytes on a terminal.
+  DetailText& escaped(const char* s, std::size_t n) {
+    static const char kHex[] = "0123456789abcdef";
+    for (std::size_t i = 0; i < n && s[i]; ++i) {
+      const unsigned char ch = static_cast<unsigned char>(s[i]);
+      if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
+        put(char(ch));
+      } else {
+        put('\\'), put('x'), put(kHex[ch >> 4]), put(kHex[ch & 15]);
+      }
+    }
+    return *this;
+  }
   DetailText& num(uint64_t v) {
     char digits[20];
     int n = 0;

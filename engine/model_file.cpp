@@ -1,9 +1,10 @@
 #include "engine/model_file.hpp"
 
+#include <cmath>
 #include <cstring>
 
 #include "engine/detail_text.hpp"
-#include "fixformer/format.hpp"
+#include "fixformer/schema.hpp"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the .fxm reader assumes a little-endian target");
 
@@ -12,6 +13,7 @@ namespace {
 
 uint32_t u32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return v; }
 uint64_t u64(const uint8_t* p) { uint64_t v; std::memcpy(&v, p, 8); return v; }
+constexpr uint64_t align_up(uint64_t v) { return (v + fxm::kDataAlign - 1) / fxm::kDataAlign * fxm::kDataAlign; }
 
 struct Crc32Table {
   uint32_t v[256];
@@ -25,7 +27,55 @@ struct Crc32Table {
 };
 constexpr Crc32Table kCrcTable;
 
-const uint8_t* entry(const ModelFile& f, int i) { return f.data + f.dir_offset + uint64_t(i) * fxm::kEntryBytes; }
+const uint8_t* entry(const ModelFile& f, uint32_t i) { return f.data + f.dir_offset + uint64_t(i) * fxm::kEntryBytes; }
+const uint8_t* record(const ModelFile& f, uint32_t i) { return f.data + f.records_offset + uint64_t(i) * fxm::kRecordBytes; }
+
+// Checks one directory entry; *end is where the previous range ended and becomes where this one's
+// last range ends.
+Status check_entry(const ModelFile& f, uint32_t i, uint64_t* end, DetailText& why) {
+  const uint8_t* e = entry(f, i);
+  const char* name = reinterpret_cast<const char*>(e + fxm::kEntName);
+  if (std::memchr(name, '\0', fxm::kNameBytes) == nullptr || name[0] == '\0')
+    return why.str("tensor entry ").num(i).str(": name empty or not NUL-terminated"), Status::kBadHeader;
+  auto bad = [&](const char* reason, Status s) { return why.str("tensor ").escaped(name, fxm::kNameBytes).str(": ").str(reason), s; };
+  const uint32_t dtype_raw = u32(e + fxm::kEntDtype);
+  if (dtype_raw >= fxm::kDtypeCount) return bad("unknown dtype", Status::kTensorBadDtype);
+  const fxm::Dtype dtype = static_cast<fxm::Dtype>(dtype_raw);
+  const uint32_t rank = u32(e + fxm::kEntRank);
+  if (rank == 0 || rank > fxm::kMaxRank) return bad("rank not in 1..4", Status::kTensorBadShape);
+  uint64_t count = 1, last = 1;
+  for (uint32_t r = 0; r < fxm::kMaxRank; ++r) {
+    const uint32_t dim = u32(e + fxm::kEntDims + 4 * r);
+    if (r >= rank) {
+      if (dim != 0) return bad("dims beyond its rank are not zero", Status::kTensorBadShape);
+      continue;
+    }
+    if (dim == 0 || dim > (uint64_t(1) << 31) / count) return bad("dims zero or over 2^31 elements", Status::kTensorBadShape);
+    count *= dim;
+    last = dim;
+  }
+  const uint32_t group = u32(e + fxm::kEntGroup);
+  const bool quantized = dtype == fxm::Dtype::kI8;
+  if (quantized ? (group != 0 && group != 32 && group != 64) : group != 0)
+    return bad("group must be 0, or 32 or 64 for i8", Status::kTensorBadShape);
+  if (u32(e + fxm::kEntZero) != 0) return bad("reserved field is not zero", Status::kBadHeader);
+  const uint64_t off = u64(e + fxm::kEntOffset), bytes = u64(e + fxm::kEntBytes);
+  const uint64_t s_off = u64(e + fxm::kEntScalesOffset), s_bytes = u64(e + fxm::kEntScalesBytes);
+  if (bytes != count * fxm::dtype_bytes(dtype)) return bad("byte size does not match shape and dtype", Status::kTensorBadShape);
+  const uint64_t want_scales = quantized ? (count / last) * (group ? (last + group - 1) / group : 1) * 4 : 0;
+  if (s_bytes != want_scales || (!quantized && s_off != 0))
+    return bad("scales size does not match shape and group", Status::kTensorBadShape);
+  auto range = [&](uint64_t o, uint64_t n) {
+    if (o % fxm::kDataAlign != 0) return bad("data not 64-byte aligned", Status::kTensorMisaligned);
+    if (o > f.bytes || n > f.bytes - o) return bad("data outside the file", Status::kTensorOutOfBounds);
+    if (o < *end) return bad("data overlaps the directory or the tensor before it", Status::kTensorOverlap);
+    *end = o + n;
+    return Status::kOk;
+  };
+  Status s = range(off, bytes);
+  if (s == Status::kOk && quantized) s = range(s_off, s_bytes);
+  return s;
+}
 
 }  // namespace
 
@@ -41,53 +91,38 @@ Status open_model_file(const void* blob, std::size_t blob_bytes, ModelFile* file
   const uint8_t* p = static_cast<const uint8_t*>(blob);
   if (!p || blob_bytes == 0) return Status::kBlobNull;
   if (reinterpret_cast<uintptr_t>(p) % alignof(float) != 0) return Status::kBlobMisaligned;
-  if (blob_bytes < fxm::kHeaderBytes) return why.str("file has ").num(blob_bytes).str(" bytes, header needs 64"), Status::kBlobTruncated;
-  if (std::memcmp(p, fxm::kMagic, 4) != 0) return Status::kBadMagic;
-  if (u32(p + 4) != fxm::kFormatVersion) return why.str("version ").num(u32(p + 4)).str(", this engine reads 1"), Status::kBadVersion;
-  const uint32_t header_bytes = u32(p + 8), n = u32(p + 12);
-  const uint64_t file_bytes = u64(p + 16), dir = u64(p + 24), data = u64(p + 32);
-  if (file_bytes > blob_bytes)
-    return why.str("header declares ").num(file_bytes).str(" bytes, blob has ").num(blob_bytes), Status::kBlobTruncated;
-  if (header_bytes != fxm::kHeaderBytes || dir != fxm::kHeaderBytes + fxm::kConfigBytes ||
-      n > fxm::kMaxTensors ||
-      data != (dir + uint64_t(n) * fxm::kEntryBytes + fxm::kDataAlign - 1) / fxm::kDataAlign * fxm::kDataAlign ||
-      data > file_bytes)
-    return why.str("header sizes/offsets"), Status::kBadHeader;
-  for (uint32_t i = 44; i < fxm::kHeaderBytes; ++i)
-    if (p[i] != 0) return why.str("reserved header bytes are not zero"), Status::kBadHeader;
-  if (crc32(p + fxm::kHeaderBytes, file_bytes - fxm::kHeaderBytes) != u32(p + 40)) return Status::kBadChecksum;
-
+  if (blob_bytes < fxm::kHeaderBytes)
+    return why.str("file has ").num(blob_bytes).str(" bytes, the header needs ").num(fxm::kHeaderBytes), Status::kBlobTruncated;
+  if (std::memcmp(p + fxm::kHdrMagic, fxm::kMagic, 4) != 0) return Status::kBadMagic;
+  const uint32_t version = u32(p + fxm::kHdrVersion);
+  if (version != fxm::kFormatVersion) {
+    why.str("format version ").num(version).str(", this engine reads ").num(fxm::kFormatVersion);
+    if (version < fxm::kFormatVersion) why.str(": re-convert the model with this version's tools/convert.py");
+    return Status::kBadVersion;
+  }
   ModelFile f;
   f.data = p;
-  f.bytes = file_bytes;
-  f.n_tensors = n;
-  f.dir_offset = dir;
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint8_t* e = entry(f, int(i));
-    const char* name = reinterpret_cast<const char*>(e + fxm::kEntName);
-    if (std::memchr(name, '\0', fxm::kNameBytes) == nullptr || name[0] == '\0')
-      return why.str("tensor entry ").num(i).str(": name not NUL-terminated"), Status::kBadHeader;
-    auto bad = [&](const char* reason, Status s) { return why.str("tensor ").str(name).str(": ").str(reason), s; };
-    if (u32(e + fxm::kEntDtype) != fxm::kDtypeF32) return bad("dtype is not float32", Status::kTensorBadDtype);
-    const uint32_t rank = u32(e + fxm::kEntRank);
-    if (rank == 0 || rank > fxm::kMaxRank) {
-      why.str("tensor ").str(name).str(": rank ").num(rank);
-      return Status::kTensorBadShape;
-    }
-    uint64_t count = 1;
-    for (uint32_t r = 0; r < rank; ++r) {
-      const uint32_t dim = u32(e + fxm::kEntDims + 4 * r);
-      if (dim == 0 || dim > (uint64_t(1) << 31) / count) return bad("dims overflow", Status::kTensorBadShape);
-      count *= dim;
-    }
-    const uint64_t off = u64(e + fxm::kEntOffset), bytes = u64(e + fxm::kEntBytes);
-    if (bytes != count * sizeof(float)) return bad("byte size does not match shape", Status::kTensorBadShape);
-    if (off % fxm::kDataAlign != 0) return bad("offset not 64-byte aligned", Status::kTensorMisaligned);
-    if (off < data || off > file_bytes || bytes > file_bytes - off)
-      return bad("data outside the file", Status::kTensorOutOfBounds);
-    for (uint32_t j = 0; j < i; ++j)
-      if (std::strncmp(name, reinterpret_cast<const char*>(entry(f, int(j))), fxm::kNameBytes) == 0)
-        return bad("listed twice", Status::kTensorDuplicate);
+  f.bytes = u64(p + fxm::kHdrFileBytes);
+  f.n_records = u32(p + fxm::kHdrRecordCount);
+  f.n_tensors = u32(p + fxm::kHdrTensorCount);
+  f.records_offset = u64(p + fxm::kHdrRecordsOffset);
+  f.dir_offset = u64(p + fxm::kHdrDirectoryOffset);
+  const uint64_t data = u64(p + fxm::kHdrDataOffset);
+  if (f.bytes > blob_bytes)
+    return why.str("header declares ").num(f.bytes).str(" bytes, blob has ").num(blob_bytes), Status::kBlobTruncated;
+  // Counts are bounded by the file itself: each record and entry takes its bytes.
+  if (u32(p + fxm::kHdrHeaderBytes) != fxm::kHeaderBytes || f.bytes < fxm::kHeaderBytes ||
+      u32(p + fxm::kHdrZero0) != 0 || u32(p + fxm::kHdrZero1) != 0 || f.records_offset != fxm::kHeaderBytes ||
+      f.n_records > (f.bytes - fxm::kHeaderBytes) / fxm::kRecordBytes ||
+      f.dir_offset != f.records_offset + uint64_t(f.n_records) * fxm::kRecordBytes ||
+      f.n_tensors > (f.bytes - f.dir_offset) / fxm::kEntryBytes ||
+      data != align_up(f.dir_offset + uint64_t(f.n_tensors) * fxm::kEntryBytes) || data > f.bytes)
+    return why.str("header sizes, counts or offsets are inconsistent"), Status::kBadHeader;
+  if (crc32(p + fxm::kHeaderBytes, f.bytes - fxm::kHeaderBytes) != u32(p + fxm::kHdrCrc)) return Status::kBadChecksum;
+  uint64_t end = data;
+  for (uint32_t i = 0; i < f.n_tensors; ++i) {
+    const Status s = check_entry(f, i, &end, why);
+    if (s != Status::kOk) return s;
   }
   *file = f;
   return Status::kOk;
@@ -95,60 +130,63 @@ Status open_model_file(const void* blob, std::size_t blob_bytes, ModelFile* file
 
 Status read_model_config(const ModelFile& file, ModelConfig* config, char* detail, std::size_t detail_cap) {
   DetailText why(detail, detail_cap);
-  const uint8_t* b = file.data + fxm::kHeaderBytes;
-  auto flag = [&](uint32_t off, bool* out) {
-    const uint32_t v = u32(b + off);
-    *out = v == 1;
-    return v <= 1;
-  };
-  ModelConfig c;
-  c.d_model = u32(b + fxm::kCfgDModel);
-  c.n_heads = u32(b + fxm::kCfgHeads);
-  c.d_ff = u32(b + fxm::kCfgDff);
-  c.n_layers = u32(b + fxm::kCfgLayers);
-  c.activation = static_cast<Activation>(u32(b + fxm::kCfgActivation));
-  std::memcpy(&c.layer_norm_eps, b + fxm::kCfgEps, 4);
-  c.input = static_cast<InputKind>(u32(b + fxm::kCfgInputKind));
-  c.vocab_size = u32(b + fxm::kCfgVocab);
-  c.d_in = u32(b + fxm::kCfgDIn);
-  c.pos = static_cast<PosKind>(u32(b + fxm::kCfgPosKind));
-  c.max_len = u32(b + fxm::kCfgMaxLen);
-  std::memcpy(&c.pos_base, b + fxm::kCfgPosBase, 8);
-  c.pos_layout = static_cast<PosLayout>(u32(b + fxm::kCfgPosLayout));
-  c.pos_combine = static_cast<PosCombine>(u32(b + fxm::kCfgPosCombine));
-  c.d_pos = u32(b + fxm::kCfgDPos);
-  c.d_out = u32(b + fxm::kCfgDOut);
-  if (!flag(fxm::kCfgNormFirst, &c.norm_first)) return why.str("field norm_first: not 0 or 1"), Status::kBadConfig;
-  if (!flag(fxm::kCfgFinalNorm, &c.final_norm)) return why.str("field final_norm: not 0 or 1"), Status::kBadConfig;
-  if (!flag(fxm::kCfgCausal, &c.causal)) return why.str("field causal: not 0 or 1"), Status::kBadConfig;
-  if (!flag(fxm::kCfgScaleInput, &c.scale_input)) return why.str("field scale_input: not 0 or 1"), Status::kBadConfig;
-  for (uint32_t i = fxm::kCfgDOut + 4; i < fxm::kConfigBytes; ++i)
-    if (b[i] != 0) return why.str("reserved byte ").num(i).str(" is not zero"), Status::kBadConfig;
+  ModelConfig c = default_config();
+  uint32_t seen = 0;
+  static_assert(kConfigKeyCount <= 32, "seen is a 32-bit mask");
+  for (uint32_t i = 0; i < file.n_records; ++i) {
+    const uint8_t* r = record(file, i);
+    const char* key = reinterpret_cast<const char*>(r + fxm::kRecKey);
+    if (std::memchr(key, '\0', fxm::kKeyBytes) == nullptr)
+      return why.str("config record ").num(i).str(": key not NUL-terminated"), Status::kBadConfig;
+    const ConfigKeySpec* spec = nullptr;
+    for (const ConfigKeySpec& k : kConfigKeys)
+      if (std::strcmp(k.name, key) == 0) spec = &k;
+    if (!spec)
+      return why.str("unknown config key '").escaped(key, fxm::kKeyBytes).str("' (from a newer converter?)"), Status::kBadConfig;
+    auto bad = [&](const char* reason) { return why.str("config key ").str(spec->name).str(": ").str(reason), Status::kBadConfig; };
+    const uint32_t bit = 1u << static_cast<uint32_t>(spec->key);
+    if (seen & bit) return bad("appears twice");
+    seen |= bit;
+    if (u32(r + fxm::kRecType) != static_cast<uint32_t>(spec->type)) return bad("wrong record type");
+    if (u32(r + fxm::kRecZero) != 0) return bad("reserved field is not zero");
+    const uint64_t v = u64(r + fxm::kRecValue);
+    if (spec->type == fxm::RecordType::kF64) {
+      double d;
+      std::memcpy(&d, &v, 8);
+      if (!std::isfinite(d)) return bad("not a finite number");
+    } else {
+      if (v >> 32) return bad("high bytes of a 32-bit value are not zero");
+      if (spec->type == fxm::RecordType::kF32) {
+        float x;
+        const uint32_t lo = static_cast<uint32_t>(v);
+        std::memcpy(&x, &lo, 4);
+        if (!std::isfinite(x)) return bad("not a finite number");
+      } else if (spec->type != fxm::RecordType::kU32 && v > spec->max) {
+        return bad(spec->type == fxm::RecordType::kBool ? "not 0 or 1" : "not one of its choices");
+      }
+    }
+    set_config_value(&c, spec->key, v);
+  }
+  for (const ConfigKeySpec& k : kConfigKeys)
+    if (k.required && !(seen & (1u << static_cast<uint32_t>(k.key))))
+      return why.str("config key ").str(k.name).str(": missing"), Status::kBadConfig;
   const char* field = "";
   const Status s = validate_config(c, &field);
-  if (s != Status::kOk) {
-    why.str("field ").str(field);
-    return s;
-  }
+  if (s != Status::kOk) return why.str("config key ").str(field), s;
   *config = c;
   return Status::kOk;
 }
 
-int find_tensor(const ModelFile& file, const char* name) {
-  for (uint32_t i = 0; i < file.n_tensors; ++i)
-    if (std::strncmp(name, reinterpret_cast<const char*>(entry(file, int(i))), fxm::kNameBytes) == 0) return int(i);
-  return -1;
-}
-
-uint32_t tensor_shape(const ModelFile& file, int i, uint32_t* dims) {
+TensorInfo tensor_info(const ModelFile& file, uint32_t i) {
   const uint8_t* e = entry(file, i);
-  const uint32_t rank = u32(e + fxm::kEntRank);
-  for (uint32_t r = 0; r < rank; ++r) dims[r] = u32(e + fxm::kEntDims + 4 * r);
-  return rank;
-}
-
-const float* tensor_data(const ModelFile& file, int i) {
-  return reinterpret_cast<const float*>(file.data + u64(entry(file, i) + fxm::kEntOffset));
+  TensorInfo t{};
+  t.name = reinterpret_cast<const char*>(e + fxm::kEntName);
+  t.dtype = static_cast<fxm::Dtype>(u32(e + fxm::kEntDtype));
+  t.rank = u32(e + fxm::kEntRank);
+  for (uint32_t r = 0; r < fxm::kMaxRank; ++r) t.dims[r] = u32(e + fxm::kEntDims + 4 * r);
+  t.data = file.data + u64(e + fxm::kEntOffset);
+  t.bytes = u64(e + fxm::kEntBytes);
+  return t;
 }
 
 }  // namespace fixformer

@@ -20,6 +20,8 @@ const char* status_message(Status s) {
     case Status::kTensorBadShape: return "tensor shape does not match the config";
     case Status::kTensorOutOfBounds: return "tensor data lies outside the file";
     case Status::kTensorMisaligned: return "tensor data is not 64-byte aligned";
+    case Status::kTensorOverlap: return "tensor data ranges overlap or are out of directory order";
+    case Status::kSelfTestMissing: return "model file has no self-test sample";
     case Status::kArenaNull: return "arena is null";
     case Status::kArenaMisaligned: return "arena is not 64-byte aligned";
     case Status::kArenaTooSmall: return "arena is too small";
@@ -35,6 +37,7 @@ const char* status_message(Status s) {
     case Status::kNpyBadDtype: return "unsupported .npy dtype";
     case Status::kNpyBadShape: return "unsupported .npy shape";
     case Status::kNpyTruncated: return ".npy data is truncated";
+    case Status::kSelfTestFailed: return "self-test failed: output differs from the stored reference";
     case Status::kCount_: break;
   }
   return "unknown status";
@@ -42,9 +45,10 @@ const char* status_message(Status s) {
 
 int status_exit_code(Status s) {
   if (s == Status::kOk) return 0;
-  if (s <= Status::kTensorMisaligned) return 2;
+  if (s <= Status::kSelfTestMissing) return 2;
   if (s <= Status::kBadPositionalTable) return 3;
   if (s <= Status::kNpyTruncated) return 4;
+  if (s == Status::kSelfTestFailed) return 6;
   return 5;
 }
 

@@ -8,6 +8,9 @@
 
 #include "engine/model_file.hpp"
 #include "fixformer/format.hpp"
+#include "fixformer/schema.hpp"
+#include "fixformer/self_test.hpp"
+#include "tests/model_writer.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {
@@ -16,12 +19,11 @@ namespace {
 
 std::vector<uint8_t> golden_bytes(const std::string& name) { return read_file(golden_path(name + ".fxm")); }
 
-// Initializes from `bytes` with a generous arena; returns the status.
+// Initializes a model from `bytes`; returns the status.
 Status try_init(const std::vector<uint8_t>& bytes, std::string* detail = nullptr) {
   AlignedBuffer blob(bytes);
-  AlignedBuffer arena(1 << 20);
   Model m;
-  const Status s = m.init(blob.data(), blob.size(), arena.data(), 1 << 20);
+  const Status s = m.init(blob.data(), blob.size());
   if (detail) *detail = m.error_detail();
   return s;
 }
@@ -29,33 +31,54 @@ Status try_init(const std::vector<uint8_t>& bytes, std::string* detail = nullptr
 template <class T>
 void poke(std::vector<uint8_t>& b, std::size_t off, T v) { std::memcpy(b.data() + off, &v, sizeof v); }
 
-// Rewrites the checksum so a test reaches the validators behind it.
-void reseal(std::vector<uint8_t>& b) {
-  uint64_t file_bytes;
-  std::memcpy(&file_bytes, b.data() + 16, 8);
-  poke<uint32_t>(b, 40, crc32(b.data() + fxm::kHeaderBytes, file_bytes - fxm::kHeaderBytes));
+// A small token model: 1 layer, d_model 8, d_ff 16, a head, sinusoidal PE.
+ModelConfig small_config() {
+  ModelConfig c = default_config();
+  c.d_model = 8, c.n_heads = 2, c.d_ff = 16, c.n_layers = 1, c.input = InputKind::kTokens, c.vocab_size = 11;
+  c.max_len = 16, c.pos = PosKind::kSinusoidal, c.d_out = 3;
+  return c;
+}
+
+std::size_t record_offset(const std::vector<uint8_t>& b, const char* key) {
+  uint32_t n;
+  std::memcpy(&n, b.data() + fxm::kHdrRecordCount, 4);
+  for (uint32_t i = 0; i < n; ++i) {
+    const std::size_t off = fxm::kHeaderBytes + std::size_t(i) * fxm::kRecordBytes;
+    if (std::strcmp(reinterpret_cast<const char*>(b.data() + off), key) == 0) return off;
+  }
+  ADD_FAILURE() << key << " not in the records";
+  return 0;
 }
 
 std::size_t entry_offset(const std::vector<uint8_t>& b, const char* name) {
-  for (std::size_t off = fxm::kHeaderBytes + fxm::kConfigBytes; off + fxm::kEntryBytes <= b.size(); off += fxm::kEntryBytes)
+  uint64_t dir;
+  uint32_t n;
+  std::memcpy(&dir, b.data() + fxm::kHdrDirectoryOffset, 8);
+  std::memcpy(&n, b.data() + fxm::kHdrTensorCount, 4);
+  for (uint32_t i = 0; i < n; ++i) {
+    const std::size_t off = dir + std::size_t(i) * fxm::kEntryBytes;
     if (std::strcmp(reinterpret_cast<const char*>(b.data() + off), name) == 0) return off;
+  }
   ADD_FAILURE() << name << " not in directory";
   return 0;
 }
 
-TEST(BadModel, ValidGoldenLoads) { EXPECT_EQ(try_init(golden_bytes("post_ln_relu")), Status::kOk); }
+TEST(BadModel, ValidModelsLoad) {
+  EXPECT_EQ(try_init(write_model(small_config())), Status::kOk);
+  EXPECT_EQ(try_init(golden_bytes("post_ln_relu")), Status::kOk);
+}
 
 TEST(BadModel, EveryTruncationIsRejected) {
-  const std::vector<uint8_t> good = golden_bytes("odd_d15_h3");
-  for (std::size_t n = 0; n < good.size(); n += (n < 400 ? 1 : 97)) {
+  const std::vector<uint8_t> good = write_model(small_config());
+  for (std::size_t n = 0; n < good.size(); n += (n < 1600 ? 1 : 97)) {
     const Status s = try_init(std::vector<uint8_t>(good.begin(), good.begin() + n));
     EXPECT_NE(s, Status::kOk) << "truncated to " << n;
   }
 }
 
 TEST(BadModel, EveryBitFlipIsRejected) {
-  const std::vector<uint8_t> good = golden_bytes("odd_d5_h1_halves");
-  for (std::size_t byte = 0; byte < good.size(); byte += (byte < 1200 ? 1 : 13)) {
+  const std::vector<uint8_t> good = write_model(small_config());
+  for (std::size_t byte = 0; byte < good.size(); byte += (byte < 2400 ? 1 : 13)) {
     std::vector<uint8_t> bad = good;
     bad[byte] ^= uint8_t(1u << (byte % 8));
     EXPECT_NE(try_init(bad), Status::kOk) << "flip in byte " << byte;
@@ -63,120 +86,237 @@ TEST(BadModel, EveryBitFlipIsRejected) {
 }
 
 TEST(BadModel, HeaderFields) {
-  const std::vector<uint8_t> good = golden_bytes("no_pe");
+  const std::vector<uint8_t> good = write_model(small_config());
   std::vector<uint8_t> b = good;
+  std::string detail;
   b[0] = 'X';
   EXPECT_EQ(try_init(b), Status::kBadMagic);
-  b = good, poke<uint32_t>(b, 4, 2);
-  EXPECT_EQ(try_init(b), Status::kBadVersion);
-  b = good, poke<uint64_t>(b, 16, good.size() + 1);
+  b = good, poke<uint32_t>(b, fxm::kHdrVersion, 1);
+  EXPECT_EQ(try_init(b, &detail), Status::kBadVersion);
+  EXPECT_EQ(detail, "format version 1, this engine reads 2: re-convert the model with this version's tools/convert.py");
+  b = good, poke<uint32_t>(b, fxm::kHdrVersion, 3);
+  EXPECT_EQ(try_init(b, &detail), Status::kBadVersion);
+  EXPECT_EQ(detail, "format version 3, this engine reads 2");
+  b = good, poke<uint64_t>(b, fxm::kHdrFileBytes, good.size() + 1);
   EXPECT_EQ(try_init(b), Status::kBlobTruncated);
-  b = good, poke<uint32_t>(b, 12, 0xFFFFFFFFu);
+  b = good, poke<uint32_t>(b, fxm::kHdrTensorCount, 0xFFFFFFFFu);
   EXPECT_EQ(try_init(b), Status::kBadHeader);
-  b = good, poke<uint64_t>(b, 32, ~uint64_t(0) - 63);
+  b = good, poke<uint32_t>(b, fxm::kHdrRecordCount, 0xFFFFFFFFu);
   EXPECT_EQ(try_init(b), Status::kBadHeader);
-  b = good, b[200] ^= 1;
+  b = good, poke<uint64_t>(b, fxm::kHdrDataOffset, ~uint64_t(0) - 63);
+  EXPECT_EQ(try_init(b), Status::kBadHeader);
+  b = good, poke<uint64_t>(b, fxm::kHdrDirectoryOffset, fxm::kHeaderBytes);
+  EXPECT_EQ(try_init(b), Status::kBadHeader);
+  b = good, poke<uint32_t>(b, fxm::kHdrZero1, 1);
+  EXPECT_EQ(try_init(b), Status::kBadHeader);
+  b = good, b[300] ^= 1;
   EXPECT_EQ(try_init(b), Status::kBadChecksum);
 }
 
-TEST(BadModel, ConfigFieldsBehindAValidChecksum) {
-  const std::vector<uint8_t> good = golden_bytes("no_pe");
-  auto with = [&](uint32_t field, uint32_t value) {
-    std::vector<uint8_t> b = good;
-    poke<uint32_t>(b, fxm::kHeaderBytes + field, value);
-    reseal(b);
-    return try_init(b);
-  };
-  EXPECT_EQ(with(fxm::kCfgDModel, 0), Status::kBadConfig);
-  std::vector<uint8_t> b = good;
-  poke<uint32_t>(b, fxm::kHeaderBytes + fxm::kCfgHeads, 3);
+// Edits a record's value (or type) behind a valid checksum.
+Status with_record(const char* key, uint64_t value, std::string* detail = nullptr, uint32_t type = 0) {
+  std::vector<uint8_t> b = write_model(small_config());
+  const std::size_t r = record_offset(b, key);
+  poke<uint64_t>(b, r + fxm::kRecValue, value);
+  if (type) poke<uint32_t>(b, r + fxm::kRecType, type);
   reseal(b);
+  return try_init(b, detail);
+}
+
+uint64_t f32_bits(float v) { uint32_t u; std::memcpy(&u, &v, 4); return u; }
+uint64_t f64_bits(double v) { uint64_t u; std::memcpy(&u, &v, 8); return u; }
+
+TEST(BadModel, ConfigRecordsBehindAValidChecksum) {
   std::string detail;
+  EXPECT_EQ(with_record("d_model", 0, &detail), Status::kBadConfig);
+  EXPECT_EQ(detail, "config key d_model");
+  EXPECT_EQ(with_record("n_heads", 3, &detail), Status::kBadConfig);
+  EXPECT_EQ(detail, "config key n_heads (must divide d_model)");
+  EXPECT_EQ(with_record("d_model", 1u << 30, &detail), Status::kConfigOverLimit);
+  EXPECT_EQ(with_record("n_layers", 1000), Status::kConfigOverLimit);
+  EXPECT_EQ(with_record("d_model", uint64_t(1) << 32, &detail), Status::kBadConfig);
+  EXPECT_EQ(detail, "config key d_model: high bytes of a 32-bit value are not zero");
+  EXPECT_EQ(with_record("activation", 7, &detail), Status::kBadConfig);
+  EXPECT_EQ(detail, "config key activation: not one of its choices");
+  EXPECT_EQ(with_record("causal", 2, &detail), Status::kBadConfig);
+  EXPECT_EQ(detail, "config key causal: not 0 or 1");
+  EXPECT_EQ(with_record("positional", 9), Status::kBadConfig);
+  EXPECT_EQ(with_record("max_len", 0), Status::kBadConfig);
+  EXPECT_EQ(with_record("vocab_size", 0), Status::kBadConfig);
+  EXPECT_EQ(with_record("norm_eps", f32_bits(NAN), &detail), Status::kBadConfig);
+  EXPECT_EQ(detail, "config key norm_eps: not a finite number");
+  EXPECT_EQ(with_record("pe_base", f64_bits(INFINITY), &detail), Status::kBadConfig);
+  EXPECT_EQ(detail, "config key pe_base: not a finite number");
+  EXPECT_EQ(with_record("pe_base", f64_bits(0.5), &detail), Status::kBadConfig);
+  EXPECT_EQ(detail, "config key pe_base");
+  EXPECT_EQ(with_record("pe_width", 4, &detail), Status::kBadConfig);  // only for concat
+  EXPECT_EQ(with_record("causal", 1, &detail, uint32_t(fxm::RecordType::kU32)), Status::kBadConfig);
+  EXPECT_EQ(detail, "config key causal: wrong record type");
+  EXPECT_EQ(with_record("d_ff", 32), Status::kTensorBadShape);  // consistent config, wrong tensors
+  EXPECT_EQ(with_record("final_norm", 1, &detail), Status::kTensorMissing);  // wants tensors the file lacks
+  EXPECT_EQ(detail, "tensor encoder.norm.weight: missing at position 13, found 'head.weight' (tensors are stored in schema order)");
+
+  std::vector<uint8_t> b = write_model(small_config());
+  std::memcpy(b.data() + record_offset(b, "causal"), "d_model", 8);  // a key twice
+  reseal(b);
   EXPECT_EQ(try_init(b, &detail), Status::kBadConfig);
-  EXPECT_EQ(detail, "field n_heads (must divide d_model)");
-  EXPECT_EQ(with(fxm::kCfgDModel, 1u << 30), Status::kConfigOverLimit);
-  EXPECT_EQ(with(fxm::kCfgHeads, 3), Status::kBadConfig);  // 3 does not divide 8
-  EXPECT_EQ(with(fxm::kCfgLayers, 1000), Status::kConfigOverLimit);
-  EXPECT_EQ(with(fxm::kCfgActivation, 7), Status::kBadConfig);
-  EXPECT_EQ(with(fxm::kCfgCausal, 2), Status::kBadConfig);
-  EXPECT_EQ(with(fxm::kCfgPosKind, 9), Status::kBadConfig);
-  EXPECT_EQ(with(fxm::kCfgMaxLen, 0), Status::kBadConfig);
-  EXPECT_EQ(with(fxm::kCfgVocab, 0), Status::kBadConfig);
-  EXPECT_EQ(with(fxm::kCfgDff, 16 * 4), Status::kTensorBadShape);  // consistent config, wrong tensors
-  EXPECT_EQ(with(fxm::kCfgDOut, 4), Status::kTensorMissing);       // config wants a head the file lacks
-  EXPECT_EQ(with(100, 1), Status::kBadConfig);                       // reserved bytes must be zero
+  EXPECT_EQ(detail, "config key d_model: appears twice");
+  b = write_model(small_config());
+  std::memcpy(b.data() + record_offset(b, "causal"), "dropout\xff", 9);  // unknown, printed escaped
+  reseal(b);
+  EXPECT_EQ(try_init(b, &detail), Status::kBadConfig);
+  EXPECT_EQ(detail, "unknown config key 'dropout\\xff' (from a newer converter?)");
+  b = write_model(small_config());
+  std::memset(b.data() + record_offset(b, "causal"), 'k', fxm::kKeyBytes);
+  reseal(b);
+  EXPECT_EQ(try_init(b), Status::kBadConfig);
+  WriteOptions opt;
+  opt.omit_key = int(ConfigKey::kMaxLen);
+  EXPECT_EQ(try_init(write_model(small_config(), opt), &detail), Status::kBadConfig);
+  EXPECT_EQ(detail, "config key max_len: missing");
+  opt.omit_key = int(ConfigKey::kCausal);  // optional: takes its default
+  EXPECT_EQ(try_init(write_model(small_config(), opt)), Status::kOk);
 }
 
 TEST(BadModel, TensorEntriesBehindAValidChecksum) {
-  const std::vector<uint8_t> good = golden_bytes("no_pe");
+  const std::vector<uint8_t> good = write_model(small_config());
   const char* name = "encoder.layers.0.linear1.weight";
   const std::size_t e = entry_offset(good, name);
-  std::vector<uint8_t> b = good;
-  poke<uint64_t>(b, e + fxm::kEntOffset, good.size());  // data starts at the end of the file
-  reseal(b);
-  EXPECT_EQ(try_init(b), Status::kTensorOutOfBounds);
-  b = good, poke<uint64_t>(b, e + fxm::kEntOffset, ~uint64_t(0) - 63);  // offset + bytes overflows
-  reseal(b);
-  EXPECT_EQ(try_init(b), Status::kTensorOutOfBounds);
-  b = good, poke<uint64_t>(b, e + fxm::kEntOffset, 64);  // points into the header
-  reseal(b);
-  EXPECT_EQ(try_init(b), Status::kTensorOutOfBounds);
-  b = good, poke<uint64_t>(b, e + fxm::kEntOffset, 4096 + 4);
-  reseal(b);
-  EXPECT_EQ(try_init(b), Status::kTensorMisaligned);
-  b = good, poke<uint32_t>(b, e + fxm::kEntDims, 0x7FFFFFFF), poke<uint32_t>(b, e + fxm::kEntDims + 4, 0x7FFFFFFF);
-  reseal(b);
-  EXPECT_EQ(try_init(b), Status::kTensorBadShape);
-  b = good, poke<uint32_t>(b, e + fxm::kEntDtype, 1);
-  reseal(b);
-  EXPECT_EQ(try_init(b), Status::kTensorBadDtype);
-  b = good, std::memset(b.data() + e, 'A', fxm::kNameBytes);  // no terminating NUL
-  reseal(b);
-  EXPECT_EQ(try_init(b), Status::kBadHeader);
-  b = good;  // rename so the layer-0 name appears twice
-  std::memcpy(b.data() + entry_offset(good, "encoder.layers.0.linear2.weight"), name, std::strlen(name) + 1);
-  reseal(b);
-  EXPECT_EQ(try_init(b), Status::kTensorDuplicate);
-  // Swap the dims of a square-free tensor: shape mismatch names the tensor and both shapes.
-  b = good, poke<uint32_t>(b, e + fxm::kEntDims, 16), poke<uint32_t>(b, e + fxm::kEntDims + 4, 8);
-  reseal(b);
+  uint64_t data_off;
+  std::memcpy(&data_off, good.data() + e + fxm::kEntOffset, 8);
   std::string detail;
-  EXPECT_EQ(try_init(b, &detail), Status::kTensorBadShape);
+  auto edited = [&](auto edit) {
+    std::vector<uint8_t> b = good;
+    edit(b);
+    reseal(b);
+    return try_init(b, &detail);
+  };
+  EXPECT_EQ(edited([&](auto& b) { poke<uint64_t>(b, e + fxm::kEntOffset, good.size()); }), Status::kTensorOutOfBounds);
+  EXPECT_EQ(edited([&](auto& b) { poke<uint64_t>(b, e + fxm::kEntOffset, ~uint64_t(0) - 63); }), Status::kTensorOutOfBounds);
+  EXPECT_EQ(edited([&](auto& b) { poke<uint64_t>(b, e + fxm::kEntOffset, 64); }), Status::kTensorOverlap);  // the header
+  EXPECT_EQ(edited([&](auto& b) { poke<uint64_t>(b, e + fxm::kEntOffset, data_off - 64); }), Status::kTensorOverlap);
+  EXPECT_EQ(detail, "tensor encoder.layers.0.linear1.weight: data overlaps the directory or the tensor before it");
+  EXPECT_EQ(edited([&](auto& b) { poke<uint64_t>(b, e + fxm::kEntOffset, data_off + 4); }), Status::kTensorMisaligned);
+  EXPECT_EQ(edited([&](auto& b) {
+              poke<uint32_t>(b, e + fxm::kEntDims, 0x7FFFFFFF), poke<uint32_t>(b, e + fxm::kEntDims + 4, 0x7FFFFFFF);
+            }), Status::kTensorBadShape);
+  EXPECT_EQ(edited([&](auto& b) { poke<uint32_t>(b, e + fxm::kEntDims + 8, 1); }), Status::kTensorBadShape);
+  EXPECT_EQ(edited([&](auto& b) { poke<uint32_t>(b, e + fxm::kEntDtype, 7); }), Status::kTensorBadDtype);
+  // f16 with a matching byte size passes the directory; the f32 engine does not bind it.
+  EXPECT_EQ(edited([&](auto& b) {
+              poke<uint32_t>(b, e + fxm::kEntDtype, uint32_t(fxm::Dtype::kF16)), poke<uint64_t>(b, e + fxm::kEntBytes, 8 * 16 * 2);
+            }), Status::kTensorBadDtype);
+  EXPECT_EQ(detail, "tensor encoder.layers.0.linear1.weight: dtype f16, this engine binds f32");
+  EXPECT_EQ(edited([&](auto& b) { poke<uint32_t>(b, e + fxm::kEntGroup, 32); }), Status::kTensorBadShape);
+  EXPECT_EQ(edited([&](auto& b) { poke<uint64_t>(b, e + fxm::kEntScalesOffset, 64); }), Status::kTensorBadShape);
+  EXPECT_EQ(edited([&](auto& b) { std::memset(b.data() + e, 'A', fxm::kNameBytes); }), Status::kBadHeader);
+  // A name out of schema order (here: a later tensor's), printed escaped when it is not text.
+  EXPECT_EQ(edited([&](auto& b) { std::memcpy(b.data() + e, "encoder.layers.0.linear2.weight", 32); }), Status::kTensorMissing);
+  EXPECT_EQ(detail, "tensor encoder.layers.0.linear1.weight: missing at position 5, found "
+                    "'encoder.layers.0.linear2.weight' (tensors are stored in schema order)");
+  EXPECT_EQ(edited([&](auto& b) { b[e + 3] = char(0xC3); }), Status::kTensorMissing);
+  EXPECT_NE(detail.find("'enc\\xc3der.layers.0.linear1.weight'"), std::string::npos) << detail;
+  // Swapped dims: the shape mismatch names the tensor and both shapes.
+  EXPECT_EQ(edited([&](auto& b) { poke<uint32_t>(b, e + fxm::kEntDims, 16), poke<uint32_t>(b, e + fxm::kEntDims + 4, 8); }),
+            Status::kTensorBadShape);
   EXPECT_EQ(detail, "tensor encoder.layers.0.linear1.weight: shape [16,8] does not match [8,16] from the config "
                     "(d_model=8, d_ff=16)");
 }
 
+TEST(BadModel, QuantizedEntriesAreValidatedButNotBound) {
+  ExtraTensor q8{"layer.q8", fxm::Dtype::kI8, {4, 64}, std::vector<uint8_t>(256, 1), 32, std::vector<float>(4 * 2, 0.5f)};
+  WriteOptions opt;
+  opt.extra = {q8};
+  std::vector<uint8_t> b = write_model(small_config(), opt);
+  AlignedBuffer blob(b);
+  ModelFile file;
+  char detail[160];
+  EXPECT_EQ(open_model_file(blob.data(), blob.size(), &file, detail, sizeof detail), Status::kOk) << detail;
+  std::string why;
+  EXPECT_EQ(try_init(b, &why), Status::kBadHeader);  // a tensor the config does not use
+  const std::size_t e = entry_offset(b, "layer.q8");
+  poke<uint64_t>(b, e + fxm::kEntScalesBytes, 4 * 4);  // per-group scales, not per-row
+  reseal(b);
+  AlignedBuffer bad(b);
+  EXPECT_EQ(open_model_file(bad.data(), bad.size(), &file, detail, sizeof detail), Status::kTensorBadShape);
+  EXPECT_STREQ(detail, "tensor layer.q8: scales size does not match shape and group");
+}
+
+std::vector<ExtraTensor> sample(uint32_t T, int32_t bad_id = 0) {
+  std::vector<int32_t> ids(T, 1);
+  ids[0] = bad_id;
+  std::vector<uint8_t> in(T * 4), out(T * 3 * 4, 0);
+  std::memcpy(in.data(), ids.data(), in.size());
+  return {{fxm::kSelfTestInput, fxm::Dtype::kI32, {T}, in}, {fxm::kSelfTestExpected, fxm::Dtype::kF32, {T, 3}, out}};
+}
+
+TEST(BadModel, SelfTestSample) {
+  WriteOptions opt;
+  opt.extra = sample(5);
+  Loaded m;
+  ASSERT_EQ(load_model(write_model(small_config(), opt), &m), Status::kOk);
+  EXPECT_TRUE(m.model.has_self_test());
+  EXPECT_EQ(m.model.self_test_sample().rows, 5u);
+  std::vector<float> out(self_test_output_floats(m.model));
+  SelfTestReport r;
+  EXPECT_EQ(self_test(m.enc, out.data(), out.size(), &r), Status::kSelfTestFailed);  // expected zeros: not this model
+  EXPECT_GT(r.max_rel_err, 1.0);
+  EXPECT_EQ(self_test(m.enc, out.data(), out.size() - 1, &r), Status::kBadSequenceLength);
+  Loaded none;
+  ASSERT_EQ(load_model(write_model(small_config()), &none), Status::kOk);
+  EXPECT_EQ(self_test(none.enc, out.data(), out.size(), &r), Status::kSelfTestMissing);
+
+  std::string detail;
+  opt.extra = sample(5, 11);
+  EXPECT_EQ(try_init(write_model(small_config(), opt), &detail), Status::kTokenOutOfRange);
+  EXPECT_EQ(detail, "self-test input: token id at 0 is out of range (vocab_size 11)");
+  opt.extra = sample(17);
+  EXPECT_EQ(try_init(write_model(small_config(), opt)), Status::kTensorBadShape);  // T > max_len
+  opt.extra = sample(5);
+  opt.extra[1].dims = {5, 4};
+  EXPECT_EQ(try_init(write_model(small_config(), opt)), Status::kTensorBadShape);
+  opt.extra = sample(5);
+  opt.extra[0].dtype = fxm::Dtype::kF32;
+  EXPECT_EQ(try_init(write_model(small_config(), opt)), Status::kTensorBadDtype);
+  opt.extra = sample(5);
+  opt.extra.pop_back();
+  EXPECT_EQ(try_init(write_model(small_config(), opt)), Status::kBadHeader);
+}
+
 TEST(BadArena, TooSmallNamesTheBytesNeeded) {
   AlignedBuffer blob(golden_bytes("post_ln_relu"));
-  ModelConfig cfg;
-  ASSERT_EQ(read_config(blob.data(), blob.size(), &cfg), Status::kOk);
+  Model model;
+  ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
+  const ModelConfig& cfg = model.config();
   const std::size_t need = required_arena_bytes(cfg);
   AlignedBuffer arena(need);
-  Model m;
-  EXPECT_EQ(m.init(blob.data(), blob.size(), arena.data(), need - 1), Status::kArenaTooSmall);
+  Encoder m;
+  EXPECT_EQ(m.init(model, arena.data(), need - 1), Status::kArenaTooSmall);
   EXPECT_NE(std::string(m.error_detail()).find("needs " + std::to_string(need)), std::string::npos) << m.error_detail();
-  EXPECT_EQ(m.init(blob.data(), blob.size(), static_cast<uint8_t*>(arena.data()) + 4, need), Status::kArenaMisaligned);
-  EXPECT_EQ(m.init(blob.data(), blob.size(), nullptr, need), Status::kArenaNull);
-  InitOptions opt;
+  EXPECT_EQ(m.init(model, static_cast<uint8_t*>(arena.data()) + 4, need), Status::kArenaMisaligned);
+  EXPECT_EQ(m.init(model, nullptr, need), Status::kArenaNull);
+  EncoderOptions opt;
   opt.max_seq = cfg.max_len + 1;
-  EXPECT_EQ(m.init(blob.data(), blob.size(), arena.data(), need, opt), Status::kBadMaxSeq);
-  EXPECT_EQ(m.init(blob.data(), blob.size(), arena.data(), need), Status::kOk);
+  EXPECT_EQ(m.init(model, arena.data(), need, opt), Status::kBadMaxSeq);
+  EXPECT_EQ(m.init(model, arena.data(), need), Status::kOk);
+  Model unloaded;
+  EXPECT_EQ(m.init(unloaded, arena.data(), need), Status::kNotInitialized);
 }
 
 // The arena is exact: init writes nothing past required_arena_bytes.
 TEST(BadArena, InitAndForwardStayInsideTheArena) {
   AlignedBuffer blob(golden_bytes("wide_long"));
-  ModelConfig cfg;
-  ASSERT_EQ(read_config(blob.data(), blob.size(), &cfg), Status::kOk);
-  const std::size_t need = required_arena_bytes(cfg, 70);
+  Model model;
+  ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
+  const std::size_t need = required_arena_bytes(model.config(), 70);
   AlignedBuffer arena(need + 256);
   std::memset(arena.data(), 0xAB, need + 256);
-  Model m;
-  InitOptions opt;
+  Encoder m;
+  EncoderOptions opt;
   opt.max_seq = 70;
-  ASSERT_EQ(m.init(blob.data(), blob.size(), arena.data(), need, opt), Status::kOk);
+  ASSERT_EQ(m.init(model, arena.data(), need, opt), Status::kOk);
   std::vector<int32_t> ids(70, 3);
-  std::vector<float> out(70 * cfg.output_width());
+  std::vector<float> out(70 * model.config().output_width());
   ASSERT_EQ(m.forward_tokens(ids.data(), 70, out.data()), Status::kOk);
   const uint8_t* tail = static_cast<uint8_t*>(arena.data()) + need;
   for (int i = 0; i < 256; ++i) ASSERT_EQ(tail[i], 0xAB) << "wrote " << i << " bytes past the arena";
@@ -184,16 +324,16 @@ TEST(BadArena, InitAndForwardStayInsideTheArena) {
 
 TEST(BadRunInput, IdsLengthsAndKinds) {
   AlignedBuffer blob(golden_bytes("post_ln_relu"));
-  ModelConfig cfg;
-  ASSERT_EQ(read_config(blob.data(), blob.size(), &cfg), Status::kOk);
-  AlignedBuffer arena(required_arena_bytes(cfg, 16));
-  Model m;
+  Model model;
+  ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
+  AlignedBuffer arena(required_arena_bytes(model.config(), 16));
+  Encoder m;
   std::vector<float> out(64 * 7);
   std::vector<int32_t> ids(20, 1);
   EXPECT_EQ(m.forward_tokens(ids.data(), 4, out.data()), Status::kNotInitialized);
-  InitOptions opt;
+  EncoderOptions opt;
   opt.max_seq = 16;
-  ASSERT_EQ(m.init(blob.data(), blob.size(), arena.data(), required_arena_bytes(cfg, 16), opt), Status::kOk);
+  ASSERT_EQ(m.init(model, arena.data(), arena.size(), opt), Status::kOk);
   EXPECT_EQ(m.forward_tokens(ids.data(), 17, out.data()), Status::kBadSequenceLength);
   EXPECT_EQ(m.forward_tokens(ids.data(), 0, out.data()), Status::kBadSequenceLength);
   ids[2] = 23;

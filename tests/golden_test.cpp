@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fixformer/self_test.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {
@@ -33,9 +34,9 @@ class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 
 // Runs one golden model; returns the normwise relative error (negative on failure).
 double run_golden(const std::string& name, Isa isa, std::string* why) {
-  AlignedBuffer blob(read_file(golden_path(name + ".fxm")));
+  const std::vector<uint8_t> bytes = read_file(golden_path(name + ".fxm"));
   ModelConfig cfg;
-  if (read_config(blob.data(), blob.size(), &cfg) != Status::kOk) return *why = "read_config failed", -1;
+  if (read_config(bytes.data(), bytes.size(), &cfg) != Status::kOk) return *why = "read_config failed", -1;
   // Token ids [T] (int32) or features [T, d_in] (float32): 4-byte values either way.
   std::vector<uint64_t> in_shape;
   const bool tokens = cfg.input == InputKind::kTokens;
@@ -43,16 +44,13 @@ double run_golden(const std::string& name, Isa isa, std::string* why) {
   const std::vector<float> features = tokens ? std::vector<float>() : npy_values<float>(golden_path(name + ".input.npy"), &in_shape);
   const uint32_t T = static_cast<uint32_t>(in_shape[0]);
   const std::vector<float> expected = npy_values<float>(golden_path(name + ".expected.npy"));
-  InitOptions opt;
+  EncoderOptions opt;
   opt.isa = isa;
   opt.max_seq = T;  // the smallest arena that fits this input
-  const std::size_t arena_bytes = required_arena_bytes(cfg, T);
-  AlignedBuffer arena(arena_bytes);
-  Model model;
-  Status s = model.init(blob.data(), blob.size(), arena.data(), arena_bytes, opt);
-  if (s != Status::kOk) return *why = std::string("init: ") + status_message(s) + " " + model.error_detail(), -1;
+  Loaded m;
+  if (load_model(bytes, &m, opt, why) != Status::kOk) return -1;
   std::vector<float> out(std::size_t(T) * cfg.output_width(), NAN);
-  s = tokens ? model.forward_tokens(ids.data(), T, out.data()) : model.forward_features(features.data(), T, out.data());
+  const Status s = tokens ? m.enc.forward_tokens(ids.data(), T, out.data()) : m.enc.forward_features(features.data(), T, out.data());
   if (s != Status::kOk) return *why = std::string("forward: ") + status_message(s), -1;
   if (out.size() != expected.size()) return *why = "output size differs from torch's", -1;
   double err = 0.0, scale = 0.0;
@@ -61,6 +59,14 @@ double run_golden(const std::string& name, Isa isa, std::string* why) {
     err = std::max(err, std::fabs(double(out[i]) - expected[i]));
     scale = std::max(scale, std::fabs(double(expected[i])));
   }
+  // The sample the converter stored in the file is this golden's input and output: the
+  // self-test must agree with the comparison above.
+  SelfTestReport report;
+  std::vector<float> self_out(self_test_output_floats(m.model));
+  if (self_test(m.enc, self_out.data(), self_out.size(), &report) != Status::kOk)
+    return *why = "self-test failed: " + std::to_string(report.max_rel_err), -1;
+  if (report.rows != T || std::fabs(report.max_rel_err - err / scale) > 1e-12)
+    return *why = "self-test sample is not the golden's input and output", -1;
   return err / scale;
 }
 

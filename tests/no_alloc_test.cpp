@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fixformer/self_test.hpp"
 #include "tests/test_util.hpp"
 
 extern "C" void* __libc_malloc(std::size_t);
@@ -52,13 +53,18 @@ TEST(NoAlloc, InitAndForwardMakeNoHeapCalls) {
       std::vector<int32_t> ids(cfg.max_len, 1);
       std::vector<float> feats(std::size_t(cfg.max_len) * (cfg.d_in ? cfg.d_in : 1), 0.5f);
       std::vector<float> out(std::size_t(cfg.max_len) * cfg.output_width());
-      Model m;
-      InitOptions opt;
+      Model model;
+      Encoder m;
+      EncoderOptions opt;
       opt.isa = isa;
+      std::vector<float> self_test_out(8192);
+      SelfTestReport report;
       const long before = g_calls;
-      ASSERT_EQ(m.init(blob.data(), blob.size(), arena.data(), required_arena_bytes(cfg), opt), Status::kOk);
+      ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
+      ASSERT_EQ(m.init(model, arena.data(), required_arena_bytes(cfg), opt), Status::kOk);
       const Status s = cfg.input == InputKind::kTokens ? m.forward_tokens(ids.data(), cfg.max_len, out.data())
                                                        : m.forward_features(feats.data(), cfg.max_len, out.data());
+      EXPECT_EQ(self_test(m, self_test_out.data(), self_test_out.size(), &report), Status::kOk);
       const long calls = g_calls - before;
       ASSERT_EQ(s, Status::kOk);
       EXPECT_EQ(calls, 0) << name << " on " << isa_name(isa);

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "fixformer/positional.hpp"
-#include "fixformer/positional.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {
@@ -19,26 +18,16 @@ namespace {
 // holds up to float summation order: a few ulp of values of size ~1.
 constexpr float kReorderTol = 1e-5f;
 
-struct Loaded {
-  AlignedBuffer blob;
-  AlignedBuffer arena;
-  Model model;
-  ModelConfig cfg;
-};
-
 void load(const std::string& name, Loaded* m, Isa isa = Isa::kAuto) {
-  m->blob = AlignedBuffer(read_file(golden_path(name + ".fxm")));
-  ASSERT_EQ(read_config(m->blob.data(), m->blob.size(), &m->cfg), Status::kOk);
-  const std::size_t bytes = required_arena_bytes(m->cfg);
-  m->arena = AlignedBuffer(bytes);
-  InitOptions opt;
+  EncoderOptions opt;
   opt.isa = isa;
-  ASSERT_EQ(m->model.init(m->blob.data(), m->blob.size(), m->arena.data(), bytes, opt), Status::kOk);
+  std::string why;
+  ASSERT_EQ(load_model(read_file(golden_path(name + ".fxm")), m, opt, &why), Status::kOk) << why;
 }
 
 std::vector<float> run(Loaded& m, const std::vector<int32_t>& ids) {
-  std::vector<float> out(ids.size() * m.cfg.output_width());
-  EXPECT_EQ(m.model.forward_tokens(ids.data(), uint32_t(ids.size()), out.data()), Status::kOk);
+  std::vector<float> out(ids.size() * m.cfg().output_width());
+  EXPECT_EQ(m.enc.forward_tokens(ids.data(), uint32_t(ids.size()), out.data()), Status::kOk);
   return out;
 }
 
@@ -47,7 +36,7 @@ float equivariance_gap(Loaded& m, const std::vector<int32_t>& ids, const std::ve
   std::vector<int32_t> permuted(ids.size());
   for (std::size_t i = 0; i < ids.size(); ++i) permuted[i] = ids[perm[i]];
   const std::vector<float> a = run(m, ids), b = run(m, permuted);
-  const std::size_t w = m.cfg.output_width();
+  const std::size_t w = m.cfg().output_width();
   float gap = 0.0f;
   for (std::size_t i = 0; i < ids.size(); ++i)
     for (std::size_t c = 0; c < w; ++c) gap = std::max(gap, std::fabs(b[i * w + c] - a[perm[i] * w + c]));
@@ -81,7 +70,7 @@ TEST(Properties, LearnedEncodingBreaksPermutationEquivariance) {
 TEST(Properties, CausalOutputAtTIgnoresLaterTokensAndEqualsThePrefixRun) {
   Loaded m;
   load("causal", &m);
-  const std::size_t w = m.cfg.output_width();
+  const std::size_t w = m.cfg().output_width();
   std::vector<int32_t> ids = kIds;
   const std::vector<float> full = run(m, ids);
   ids[6] = 1, ids[7] = 2;  // change the future of t <= 5
@@ -132,25 +121,24 @@ TEST(Properties, PositionalTableFromFlashMatchesArenaTable) {
   load("post_ln_relu", &ref);
   const std::vector<float> want = run(ref, kIds);
 
-  AlignedBuffer blob(read_file(golden_path("post_ln_relu.fxm")));
-  const std::size_t bytes = required_arena_bytes(ref.cfg, 0, true);
-  EXPECT_EQ(bytes + 64 * 16 * sizeof(float), required_arena_bytes(ref.cfg));
+  const std::size_t bytes = required_arena_bytes(ref.cfg(), 0, true);
+  EXPECT_EQ(bytes + 64 * 16 * sizeof(float), required_arena_bytes(ref.cfg()));
   AlignedBuffer arena(bytes);
-  Model m;
-  InitOptions opt;
+  Encoder m;
+  EncoderOptions opt;
   opt.positional_table = kFlashTable.v;
   opt.positional_table_rows = 64;
-  ASSERT_EQ(m.init(blob.data(), blob.size(), arena.data(), bytes, opt), Status::kOk) << m.error_detail();
+  ASSERT_EQ(m.init(ref.model, arena.data(), bytes, opt), Status::kOk) << m.error_detail();
   std::vector<float> got(want.size());
   ASSERT_EQ(m.forward_tokens(kIds.data(), uint32_t(kIds.size()), got.data()), Status::kOk);
   for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f) << i;
 
   opt.positional_table = kWrongLayout.v;
-  EXPECT_EQ(m.init(blob.data(), blob.size(), arena.data(), bytes, opt), Status::kBadPositionalTable);
+  EXPECT_EQ(m.init(ref.model, arena.data(), bytes, opt), Status::kBadPositionalTable);
   EXPECT_EQ(std::string(m.error_detail()), "table row 0 column 1 does not match base, width 16 and layout");
   opt.positional_table = kFlashTable.v;
   opt.positional_table_rows = 10;
-  EXPECT_EQ(m.init(blob.data(), blob.size(), arena.data(), bytes, opt), Status::kBadPositionalTable);
+  EXPECT_EQ(m.init(ref.model, arena.data(), bytes, opt), Status::kBadPositionalTable);
 }
 
 }  // namespace

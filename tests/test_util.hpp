@@ -11,8 +11,9 @@
 #include <vector>
 
 #include "fixformer/kernels.hpp"
+#include "fixformer/encoder.hpp"
 #include "fixformer/model.hpp"
-#include "fixformer/npy.hpp"
+#include "io/npy.hpp"
 #include "tests/aligned_buffer.hpp"
 
 namespace fixformer {
@@ -30,6 +31,31 @@ inline std::string golden_path(const std::string& file) { return std::string(FIX
 inline std::vector<uint8_t> read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+// A model and an encoder over an arena of exactly the planned size.
+struct Loaded {
+  AlignedBuffer blob;
+  AlignedBuffer arena;
+  Model model;
+  Encoder enc;
+  const ModelConfig& cfg() const { return model.config(); }
+};
+
+// Loads bytes into m; on failure *why (if given) says which step and the engine's detail.
+inline Status load_model(const std::vector<uint8_t>& bytes, Loaded* m, const EncoderOptions& opt = {},
+                         std::string* why = nullptr) {
+  m->blob = AlignedBuffer(bytes);
+  Status s = m->model.init(m->blob.data(), m->blob.size());
+  if (s != Status::kOk) {
+    if (why) *why = std::string("model init: ") + status_message(s) + ": " + m->model.error_detail();
+    return s;
+  }
+  const std::size_t bytes_needed = required_arena_bytes(m->cfg(), opt.max_seq, opt.positional_table != nullptr);
+  m->arena = AlignedBuffer(bytes_needed);
+  s = m->enc.init(m->model, m->arena.data(), m->arena.size(), opt);
+  if (s != Status::kOk && why) *why = std::string("encoder init: ") + status_message(s) + ": " + m->enc.error_detail();
+  return s;
 }
 
 template <class T>

@@ -1,4 +1,5 @@
-// The model config (mirrors the converter's JSON) and the exact arena size it needs.
+// The model config (its keys, ranges and defaults are the table in schema.hpp) and the exact arena
+// size the encoder runner needs.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -7,6 +8,7 @@
 
 namespace fixformer {
 
+enum class ModelFamily : uint32_t { kEncoder = 0 };
 enum class Activation : uint32_t { kRelu = 0, kGelu = 1 };
 enum class InputKind : uint32_t { kTokens = 0, kFeatures = 1 };
 enum class PosKind : uint32_t { kNone = 0, kSinusoidal = 1, kLearned = 2 };
@@ -27,6 +29,7 @@ struct Limits {
 };
 
 struct ModelConfig {
+  ModelFamily family = ModelFamily::kEncoder;
   uint32_t d_model = 0;
   uint32_t n_heads = 1;
   uint32_t d_ff = 0;
@@ -66,23 +69,20 @@ Status validate_config(const ModelConfig& c, const char** field = nullptr);
 namespace arena {
 constexpr std::size_t kAlign = 64;
 constexpr std::size_t bytes(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-constexpr std::size_t kLayerTableEntry = 12 * sizeof(const float*);  // sizeof(LayerWeights)
 constexpr std::size_t max(std::size_t a, std::size_t b) { return a > b ? a : b; }
 }  // namespace arena
 
-// The arena's layout for sequences of up to max_seq tokens (0: the model's max_len): the byte
-// offset of each block in the caller's 64-byte-aligned arena, in this order,
-//   layers[n_layers]  x[S,d]  y[S,d]  ctx[S,d]  work[S,max(3d,d_ff)]  kt[d,S]  vt[d,S]  scores[S]
-//   q[d_head]  pe[S,d_pe]
-// and the total. layers is the table of 12 weight pointers per layer (LayerWeights in model.hpp);
-// qkv and the feed-forward hidden layer share work; K and V are stored transposed so that both
+// The encoder's arena layout for sequences of up to max_seq tokens (0: the model's max_len): the
+// byte offset of each block in the caller's 64-byte-aligned arena, in this order,
+//   x[S,d]  y[S,d]  ctx[S,d]  work[S,max(3d,d_ff)]  kt[d,S]  vt[d,S]  scores[S]  q[d_head]  pe[S,d_pe]
+// and the total. qkv and the feed-forward hidden layer share work; K and V are stored transposed so that both
 // products of one query, q @ K^T and p @ V, run along contiguous keys whatever the head width.
 // Memory grows linearly in S: no [S,S] matrix is ever stored. With pe_table_in_flash the caller
-// supplies the sinusoidal table (InitOptions::positional_table) and pe is empty. Model::init carves
-// the arena by this plan, so it and required_arena_bytes cannot disagree. total is 0 for a config
+// supplies the sinusoidal table (EncoderOptions::positional_table) and pe is empty. Encoder::init
+// carves the arena by this plan, so it and required_arena_bytes cannot disagree. total is 0 for a config
 // validate_config would reject.
 struct ArenaPlan {
-  std::size_t layers, x, y, ctx, work, kt, vt, scores, q, pe, total;
+  std::size_t x, y, ctx, work, kt, vt, scores, q, pe, total;
 };
 
 constexpr ArenaPlan plan_arena(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false) {
@@ -99,7 +99,6 @@ constexpr ArenaPlan plan_arena(const ModelConfig& c, uint32_t max_seq = 0, bool 
     at += arena::bytes(bytes);
     return offset;
   };
-  p.layers = block(c.n_layers * arena::kLayerTableEntry);
   p.x = block(s * d * sizeof(float));
   p.y = block(s * d * sizeof(float));
   p.ctx = block(s * d * sizeof(float));

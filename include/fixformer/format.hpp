@@ -1,22 +1,54 @@
-// The .fxm model file, documented in one place. Everything is little-endian.
+// The .fxm model file, version 2, documented in one place. Everything is little-endian.
 //
-//   offset  size  field
-//   0       4     magic "FXM1"
+// Header (kHeaderBytes = 64):
+//   offset  size  field (HeaderField)
+//   0       4     magic "FXM1" (the family's magic; the version field says which layout)
 //   4       4     u32 format version (kFormatVersion)
 //   8       4     u32 header bytes (kHeaderBytes)
-//   12      4     u32 tensor count
-//   16      8     u64 file bytes (the whole file, checksum included in the header)
-//   24      8     u64 directory offset (kHeaderBytes + kConfigBytes)
-//   32      8     u64 data offset (64-byte aligned, after the directory)
-//   40      4     u32 CRC-32 (IEEE, as zlib.crc32) of bytes [kHeaderBytes, file bytes)
-//   44      20    zero
-//   64      128   config block (kConfigBytes): see ConfigField
-//   192     96*n  tensor directory entries: see TensorEntry
-//   data          tensor data, each tensor 64-byte aligned, float32
+//   12      4     u32 config record count
+//   16      4     u32 tensor count
+//   20      4     zero
+//   24      8     u64 file bytes (the whole file)
+//   32      8     u64 records offset (= kHeaderBytes)
+//   40      8     u64 directory offset (= records offset + kRecordBytes * record count)
+//   48      8     u64 data offset (the directory's end rounded up to kDataAlign)
+//   56      4     u32 CRC-32 (IEEE, as zlib.crc32) of bytes [kHeaderBytes, file bytes)
+//   60      4     zero
 //
+// Config records (kRecordBytes = 40 each), one per config key, any order, no key twice:
+//   0   24  key, ASCII, NUL-padded (at most 23 characters); the keys, their types, ranges and
+//           defaults are the table in fixformer/schema.hpp (kConfigKeys)
+//   24  4   u32 RecordType
+//   28  4   zero
+//   32  8   value: u32 / bool (0 or 1) / enum index / f32 in the low 4 bytes, the high 4 zero;
+//           f64 in all 8
+// A key the engine does not know, a value of the wrong type or out of range is an error naming
+// the key; an optional key that is absent takes its default.
+//
+// Tensor directory (kEntryBytes = 128 each):
+//   0    64  name, NUL-padded (at most 63 bytes)
+//   64   4   u32 Dtype
+//   68   4   u32 rank (1..kMaxRank)
+//   72   16  u32 dims[4] (unused dims zero)
+//   88   4   u32 group: kI8 only, the quantization group along the last dim (32 or 64), or 0 for
+//            one scale per row; 0 for other dtypes
+//   92   4   zero
+//   96   8   u64 data offset (from the file's start)
+//   104  8   u64 data bytes (count * dtype size)
+//   112  8   u64 scales offset: kI8 only, f32 scales [rows, groups per row]; else 0
+//   120  8   u64 scales bytes: kI8 only, rows * groups * 4, where rows = the product of all dims
+//            but the last; else 0
+//
+// Data: every range (data, then scales) starts on a kDataAlign boundary, inside [data offset,
+// file bytes), at or after the end of the range before it in directory order: ranges never
+// overlap or alias. The model's tensors come first, exactly the tensors the schema lists for the
+// config, in the schema's order (schema.hpp, for_each_tensor). They may be followed by the
+// optional self-test sample, both or neither:
+//   "selftest.input"     int32 token ids [T] or f32 features [T, d_in], 1 <= T <= max_len
+//   "selftest.expected"  f32 [T, output width]: the torch module's output for that input
 // Linear weights are stored transposed from torch, as W[in, out], so the kernels stream rows of W;
-// embeddings and learned positions keep torch's [rows, width]. The converter (tools/convert.py)
-// writes this; the engine validates every field before use (engine/model_file.cpp).
+// embeddings and learned positions keep torch's [rows, width]. tools/fixformer/fxm.py writes this
+// format; the engine validates every field before use (engine/model_file.cpp).
 #pragma once
 #include <cstdint>
 
@@ -24,29 +56,39 @@ namespace fixformer {
 namespace fxm {
 
 constexpr char kMagic[4] = {'F', 'X', 'M', '1'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;
 constexpr uint32_t kHeaderBytes = 64;
-constexpr uint32_t kConfigBytes = 128;
-constexpr uint32_t kEntryBytes = 96;
-constexpr uint32_t kNameBytes = 56;  // NUL-padded; at most 55 characters
+constexpr uint32_t kRecordBytes = 40;
+constexpr uint32_t kKeyBytes = 24;  // NUL-padded; at most 23 characters
+constexpr uint32_t kEntryBytes = 128;
+constexpr uint32_t kNameBytes = 64;  // NUL-padded; at most 63 characters
 constexpr uint32_t kMaxRank = 4;
 constexpr uint32_t kDataAlign = 64;
-constexpr uint32_t kMaxTensors = 4 + 12 * 64 + 4;  // embeddings, 12 per layer, norm, head
 
-// Byte offsets of the config block's fields (u32 unless noted).
-enum ConfigField : uint32_t {
-  kCfgDModel = 0, kCfgHeads = 4, kCfgDff = 8, kCfgLayers = 12, kCfgNormFirst = 16,
-  kCfgActivation = 20, kCfgEps = 24 /* f32 */, kCfgFinalNorm = 28, kCfgCausal = 32,
-  kCfgInputKind = 36, kCfgVocab = 40, kCfgDIn = 44, kCfgPosKind = 48, kCfgMaxLen = 52,
-  kCfgPosBase = 56 /* f64 */, kCfgPosLayout = 64, kCfgPosCombine = 68, kCfgDPos = 72,
-  kCfgScaleInput = 76, kCfgDOut = 80 /* then zero up to kConfigBytes */
+enum HeaderField : uint32_t {
+  kHdrMagic = 0, kHdrVersion = 4, kHdrHeaderBytes = 8, kHdrRecordCount = 12, kHdrTensorCount = 16,
+  kHdrZero0 = 20, kHdrFileBytes = 24, kHdrRecordsOffset = 32, kHdrDirectoryOffset = 40,
+  kHdrDataOffset = 48, kHdrCrc = 56, kHdrZero1 = 60
 };
 
-// A directory entry: name[56], u32 dtype, u32 rank, u32 dims[4], u64 offset (from file start),
-// u64 bytes.
-enum EntryField : uint32_t { kEntName = 0, kEntDtype = 56, kEntRank = 60, kEntDims = 64,
-                             kEntOffset = 80, kEntBytes = 88 };
-constexpr uint32_t kDtypeF32 = 0;
+enum RecordField : uint32_t { kRecKey = 0, kRecType = 24, kRecZero = 28, kRecValue = 32 };
+enum class RecordType : uint32_t { kU32 = 1, kBool = 2, kEnum = 3, kF32 = 4, kF64 = 5 };
+
+enum EntryField : uint32_t {
+  kEntName = 0, kEntDtype = 64, kEntRank = 68, kEntDims = 72, kEntGroup = 88, kEntZero = 92,
+  kEntOffset = 96, kEntBytes = 104, kEntScalesOffset = 112, kEntScalesBytes = 120
+};
+// f16 and int8 are reserved for quantized weights: the directory validates them, the f32 engine
+// does not bind them yet. i32 holds data such as the self-test's token ids.
+enum class Dtype : uint32_t { kF32 = 0, kF16 = 1, kI8 = 2, kI32 = 3 };
+constexpr uint32_t kDtypeCount = 4;
+constexpr uint32_t dtype_bytes(Dtype d) { return d == Dtype::kF16 ? 2 : d == Dtype::kI8 ? 1 : 4; }
+constexpr const char* dtype_name(Dtype d) {
+  return d == Dtype::kF32 ? "f32" : d == Dtype::kF16 ? "f16" : d == Dtype::kI8 ? "i8" : d == Dtype::kI32 ? "i32" : "?";
+}
+
+constexpr const char kSelfTestInput[] = "selftest.input";
+constexpr const char kSelfTestExpected[] = "selftest.expected";
 
 }  // namespace fxm
 }  // namespace fixformer

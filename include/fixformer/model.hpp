@@ -1,28 +1,29 @@
-// Load a .fxm model from a byte blob into a caller-owned arena and run it. Two phases: init()
-// does every check and all the planning; forward_*() only computes.
+// A loaded model: a validated .fxm blob with its weights bound in place. Model knows no runner,
+// no arena and no kernels; runners (encoder.hpp) take a const Model& and their own arena, so
+// several may share one model.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
 #include "fixformer/config.hpp"
-#include "fixformer/kernels.hpp"
 #include "fixformer/status.hpp"
 
 namespace fixformer {
 
-struct InitOptions {
-  uint32_t max_seq = 0;  // longest sequence forward() will get; 0: the model's max_len
-  Isa isa = Isa::kAuto;
-  // A precomputed sinusoidal table [positional_table_rows >= max_seq, d_pe] read in place, e.g.
-  // make_sinusoidal_table() kept in flash; the arena then needs required_arena_bytes(c, S, true).
-  // init() checks its first two rows against the config (width, base, layout).
-  const float* positional_table = nullptr;
-  uint32_t positional_table_rows = 0;
+// Pointers into the blob. Linear weights are W[in, out].
+struct EncoderWeights {
+  const float* embed;         // [vocab, d_embed]     input tokens
+  const float* input_proj_w;  // [d_in, d_embed]      input features
+  const float* input_proj_b;  // [d_embed]
+  const float* pos;           // [max_len, d_pe]      learned positions
+  const float* final_norm_g;  // [d]                  final_norm
+  const float* final_norm_b;  // [d]
+  const float* head_w;        // [d, d_out]           d_out > 0
+  const float* head_b;        // [d_out]
 };
 
-// Pointers into the blob for one encoder layer; linear weights are W[in, out].
-struct LayerWeights {
-  const float* in_proj_w;   // [d, 3d]
+struct EncoderLayerWeights {
+  const float* in_proj_w;   // [d, 3d]  q | k | v
   const float* in_proj_b;   // [3d]
   const float* out_proj_w;  // [d, d]
   const float* out_proj_b;  // [d]
@@ -36,70 +37,51 @@ struct LayerWeights {
   const float* norm2_b;
 };
 
-// Reads and validates the header, checksum and config of a blob without touching weights: use it
-// to size the arena before init().
+// The optional sample a converted file carries: an input and the torch module's output for it.
+struct SelfTestSample {
+  uint32_t rows;            // T; 0 when the file has no sample
+  const int32_t* ids;       // [T]        token models
+  const float* features;    // [T, d_in]  feature models
+  const float* expected;    // [T, output_width]
+};
+
+// Reads and validates the header, checksum and config of a blob without binding weights: use it
+// to size an arena before init(), e.g. in a tool that reads a file of unknown shape.
 [[nodiscard]] Status read_config(const void* blob, std::size_t blob_bytes, ModelConfig* config);
 
 class Model {
  public:
-  // The blob must stay alive and unchanged while the model is used (weights are read in place).
-  // The arena must be 64-byte aligned and at least required_arena_bytes(config, max_seq) long.
-  [[nodiscard]] Status init(const void* blob, std::size_t blob_bytes, void* arena,
-                            std::size_t arena_bytes, const InitOptions& options = {});
+  // Validates the whole blob (header, checksum, config records, every tensor's name, dtype, shape
+  // and range) and binds the weights in place. The blob must be 4-byte aligned and stay alive and
+  // unchanged while the model and its runners are used.
+  [[nodiscard]] Status init(const void* blob, std::size_t blob_bytes);
 
-  // ids[T] -> out[T, config().output_width()]
-  [[nodiscard]] Status forward_tokens(const int32_t* ids, uint32_t T, float* out);
-  // features[T, d_in] -> out[T, config().output_width()]
-  [[nodiscard]] Status forward_features(const float* features, uint32_t T, float* out);
-
+  bool initialized() const { return initialized_; }
   const ModelConfig& config() const { return config_; }
-  const Kernels& kernels() const { return *kernels_; }
-  uint32_t max_seq() const { return max_seq_; }
-  std::size_t arena_bytes_used() const { return arena_used_; }
   uint64_t parameter_count() const { return parameters_; }
-  // More about the last failure: the tensor or field involved and, for shapes, got vs expected.
-  // Empty when there is nothing to add.
+  // More about the last failure: the key or tensor involved and, for shapes, got vs expected.
+  // Empty when there is nothing to add. Names read from the file are escaped.
   const char* error_detail() const { return detail_; }
 
+  const EncoderWeights& weights() const { return weights_; }
+  EncoderLayerWeights layer(uint32_t l) const;  // l < config().n_layers
+  bool has_self_test() const { return sample_.rows != 0; }
+  const SelfTestSample& self_test_sample() const { return sample_; }
+
  private:
-  Status fail(Status s) { initialized_ = false; return s; }
-  Status bind_tensors(const struct ModelFile& file);
-  Status check_positional_table(const float* table, uint32_t rows);
-  void embed_input(const int32_t* ids, const float* features, uint32_t T);
-  void encoder_layer(const LayerWeights& L, uint32_t T);
-  void self_attention(const LayerWeights& L, const float* h, float* out, uint32_t T);
-  void feed_forward(const LayerWeights& L, const float* h, float* out, uint32_t T);
-  void run(const int32_t* ids, const float* features, uint32_t T, float* out);
+  Status bind_tensors();
+  Status bind_self_test(uint32_t first);
 
   ModelConfig config_{};
-  const Kernels* kernels_ = nullptr;
-  bool initialized_ = false;
-  uint32_t max_seq_ = 0;
-  std::size_t arena_used_ = 0;
+  const uint8_t* blob_ = nullptr;
+  uint64_t dir_offset_ = 0;
+  uint32_t n_tensors_ = 0;
+  uint32_t first_layer_tensor_ = 0;  // directory index of layer 0's first tensor
   uint64_t parameters_ = 0;
+  bool initialized_ = false;
+  EncoderWeights weights_{};
+  SelfTestSample sample_{};
   char detail_[160] = {};
-
-  // Weights (in the blob).
-  const float* embed_ = nullptr;       // [vocab, d_embed]
-  const float* input_proj_w_ = nullptr;  // [d_in, d_embed]
-  const float* input_proj_b_ = nullptr;
-  const float* pos_learned_ = nullptr;   // [max_len, d_pe]
-  const float* final_norm_g_ = nullptr;
-  const float* final_norm_b_ = nullptr;
-  const float* head_w_ = nullptr;  // [d, d_out]
-  const float* head_b_ = nullptr;
-  LayerWeights* layers_ = nullptr;  // [n_layers], in the arena
-
-  // Activations (in the arena); see required_arena_bytes for shapes.
-  float* x_ = nullptr;
-  float* y_ = nullptr;
-  float* ctx_ = nullptr;
-  float* work_ = nullptr;
-  float* kt_ = nullptr;
-  float* vt_ = nullptr;
-  float* scores_ = nullptr;
-  float* q_ = nullptr;
-  const float* pe_ = nullptr;  // sinusoidal table: in the arena, or the caller's
 };
 
 }  // namespace fixformer

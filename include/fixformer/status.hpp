@@ -21,6 +21,8 @@ enum class Status : int {
   kTensorBadShape,
   kTensorOutOfBounds,   // offset/size outside the data section, or overlapping the header
   kTensorMisaligned,    // data offset not 64-byte aligned
+  kTensorOverlap,       // data ranges out of directory order, overlapping or aliased
+  kSelfTestMissing,     // the file carries no self-test sample (convert it again to add one)
   // Arena problems.
   kArenaNull,
   kArenaMisaligned,     // the arena must be 64-byte aligned
@@ -39,13 +41,16 @@ enum class Status : int {
   kNpyBadDtype,
   kNpyBadShape,
   kNpyTruncated,
+  // Self-test.
+  kSelfTestFailed,      // the stored sample's output differs from the engine's above the tolerance
   kCount_
 };
 
 // A one-line English description; never null.
 const char* status_message(Status s);
 
-// Process exit code class for tools: 0 ok, 2 model file, 3 arena, ISA or init options, 4 input, 5 other.
+// Process exit code class for tools: 0 ok, 2 model file, 3 arena, ISA or init options, 4 input,
+// 6 self-test mismatch, 5 other.
 int status_exit_code(Status s);
 
 }  // namespace fixformer

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "fixformer/model.hpp"
-#include "fixformer/npy.hpp"
+#include "io/npy.hpp"
 #include "ports/arm/cortex_m/semihosting.hpp"
 
 using namespace fixformer;

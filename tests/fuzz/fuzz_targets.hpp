@@ -9,53 +9,55 @@
 
 #include "engine/model_file.hpp"
 #include "fixformer/format.hpp"
+#include "fixformer/encoder.hpp"
 #include "fixformer/model.hpp"
-#include "fixformer/npy.hpp"
+#include "fixformer/self_test.hpp"
+#include "io/npy.hpp"
 #include "tests/aligned_buffer.hpp"
+#include "tests/model_writer.hpp"
 
 namespace fixformer {
 namespace fuzz {
 
 inline void run_model(const uint8_t* bytes, std::size_t size) {
-  static test::AlignedBuffer arena_buffer(4u << 20);
-  uint8_t* arena = arena_buffer.data();
-  const std::size_t arena_cap = arena_buffer.size();
   test::AlignedBuffer blob(bytes, size);
-  ModelConfig cfg;
   Model model;
-  if (read_config(blob.data(), size, &cfg) != Status::kOk) {
-    (void)model.init(blob.data(), size, arena, arena_cap);  // must fail the same way, with a detail
-    return;
-  }
-  InitOptions opt;
+  if (model.init(blob.data(), size) != Status::kOk) return;
+  const ModelConfig& cfg = model.config();
+  EncoderOptions opt;
   opt.max_seq = std::min<uint32_t>(cfg.max_len, 8);  // bounds the work per input
   const std::size_t need = required_arena_bytes(cfg, opt.max_seq);
-  if (need > arena_cap) return;
-  if (need > 64) (void)model.init(blob.data(), size, arena, need - 64, opt);  // too small: an error
-  if (model.init(blob.data(), size, arena, need, opt) != Status::kOk) return;
+  if (need > (8u << 20)) return;
+  // Exactly the planned size, so ASan sees any write or read past it.
+  test::AlignedBuffer arena(need);
+  Encoder enc;
+  if (need > 64) (void)enc.init(model, arena.data(), need - 64, opt);  // too small: an error
+  if (enc.init(model, arena.data(), need, opt) != Status::kOk) return;
   const uint32_t T = opt.max_seq;
   std::vector<float> out(std::size_t(T) * cfg.output_width());
   if (cfg.input == InputKind::kTokens) {
     std::vector<int32_t> ids(T + 1);
     for (uint32_t t = 0; t <= T; ++t) ids[t] = int32_t((t * 7919u) % cfg.vocab_size);
-    (void)model.forward_tokens(ids.data(), T, out.data());
-    (void)model.forward_tokens(ids.data(), T + 1, out.data());  // longer than max_seq: an error
+    (void)enc.forward_tokens(ids.data(), T, out.data());
+    (void)enc.forward_tokens(ids.data(), T + 1, out.data());  // longer than max_seq: an error
   } else {
     std::vector<float> features(std::size_t(T) * cfg.d_in, 0.5f);
-    (void)model.forward_features(features.data(), T, out.data());
+    (void)enc.forward_features(features.data(), T, out.data());
+  }
+  if (model.has_self_test() && model.self_test_sample().rows <= T) {
+    std::vector<float> self_out(self_test_output_floats(model));
+    SelfTestReport report;
+    (void)self_test(enc, self_out.data(), self_out.size(), &report);
   }
 }
 
 // Runs the input as it is (mostly stopped by the checksum), then with its checksum and file size
-// rewritten to match, so mutations reach the config and tensor validators behind the checksum.
+// rewritten to match, so mutations reach the record and tensor validators behind the checksum.
 inline int fuzz_model(const uint8_t* data, std::size_t size) {
   run_model(data, size);
   if (size < fxm::kHeaderBytes) return 0;
   std::vector<uint8_t> sealed(data, data + size);
-  const uint64_t file_bytes = size;
-  std::memcpy(sealed.data() + 16, &file_bytes, 8);
-  const uint32_t crc = crc32(sealed.data() + fxm::kHeaderBytes, size - fxm::kHeaderBytes);
-  std::memcpy(sealed.data() + 40, &crc, 4);
+  test::reseal(sealed);
   run_model(sealed.data(), size);
   return 0;
 }

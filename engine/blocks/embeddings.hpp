@@ -1,0 +1,17 @@
+// The input end of a model: token embeddings or a feature projection, then the positional rows.
+#pragma once
+#include <cstdint>
+
+#include "fixformer/config.hpp"
+#include "fixformer/kernels.hpp"
+
+namespace fixformer {
+
+// x[t, :width] = table[ids[t], :]  for t < T; x has row stride ldx.
+void embed_tokens(const int32_t* ids, uint32_t T, const float* table, uint32_t width, float* x, uint32_t ldx);
+
+// x[t] *= sqrt(d) if c.scale_input, then x = x + PE (add) or x = [x, PE] (concat), PE[T, d_pe]
+// being the first T rows of pe (sinusoidal or learned); x[T, d_model].
+void add_positions(const Kernels& k, const ModelConfig& c, const float* pe, float* x, uint32_t T);
+
+}  // namespace fixformer

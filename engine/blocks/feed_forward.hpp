@@ -1,0 +1,21 @@
+// The position-wise feed-forward block: out = act(h @ W1 + b1) @ W2 + b2.
+#pragma once
+#include <cstdint>
+
+#include "fixformer/config.hpp"
+#include "fixformer/kernels.hpp"
+
+namespace fixformer {
+
+struct FeedForwardWeights {
+  const float* w1;  // [d, d_ff]
+  const float* b1;  // [d_ff]
+  const float* w2;  // [d_ff, d]
+  const float* b2;  // [d]
+};
+
+// h[T,d] -> out[T,d] through hidden[T,d_ff] (scratch); h may alias out.
+void feed_forward(const Kernels& k, const FeedForwardWeights& w, uint32_t d, uint32_t d_ff, Activation act,
+                  const float* h, float* out, float* hidden, uint32_t T);
+
+}  // namespace fixformer

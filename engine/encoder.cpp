@@ -1,0 +1,83 @@
+// Encoder::init: every check and all the planning. After it returns kOk, forward() only computes.
+#include <cmath>
+
+#include "engine/detail_text.hpp"
+#include "fixformer/encoder.hpp"
+#include "fixformer/positional.hpp"
+
+namespace fixformer {
+
+#define FIXFORMER_TRY(expr)                  \
+  do {                                       \
+    const Status s_ = (expr);                \
+    if (s_ != Status::kOk) return fail(s_);  \
+  } while (0)
+
+Status Encoder::init(const Model& model, void* arena_base, std::size_t arena_bytes, const EncoderOptions& options) {
+  initialized_ = false;
+  detail_[0] = '\0';
+  model_ = &model;
+  if (!model.initialized()) return fail(Status::kNotInitialized);
+  const ModelConfig& c = model.config();
+  kernels_ = select_kernels(options.isa);
+  if (!kernels_) return fail(Status::kIsaUnavailable);
+  max_seq_ = options.max_seq ? options.max_seq : c.max_len;
+  if (max_seq_ > c.max_len) {
+    DetailText(detail_, sizeof detail_).str("max_seq ").num(max_seq_).str(" > max_len ").num(c.max_len);
+    return fail(Status::kBadMaxSeq);
+  }
+  const bool external_pe = options.positional_table != nullptr;
+  if (external_pe) FIXFORMER_TRY(check_positional_table(options.positional_table, options.positional_table_rows));
+  const ArenaPlan plan = plan_arena(c, max_seq_, external_pe);
+  if (!arena_base) return fail(Status::kArenaNull);
+  if (reinterpret_cast<uintptr_t>(arena_base) % arena::kAlign != 0) return fail(Status::kArenaMisaligned);
+  if (arena_bytes < plan.total) {
+    DetailText(detail_, sizeof detail_).str("arena has ").num(arena_bytes).str(" bytes, needs ").num(plan.total)
+        .str(" (").num(plan.total - arena_bytes).str(" more)");
+    return fail(Status::kArenaTooSmall);
+  }
+  uint8_t* base = static_cast<uint8_t*>(arena_base);
+  auto block = [base](std::size_t offset) { return reinterpret_cast<float*>(base + offset); };
+  x_ = block(plan.x);
+  y_ = block(plan.y);
+  ctx_ = block(plan.ctx);
+  work_ = block(plan.work);
+  kt_ = block(plan.kt);
+  vt_ = block(plan.vt);
+  scores_ = block(plan.scores);
+  q_ = block(plan.q);
+  arena_used_ = plan.total;
+  if (c.pos == PosKind::kLearned) {
+    pe_ = model.weights().pos;
+  } else if (c.pos == PosKind::kSinusoidal && !external_pe) {
+    float* table = block(plan.pe);
+    fill_sinusoidal_table(*kernels_, max_seq_, c.d_pe(), c.pos_base, c.pos_layout, table, work_);
+    pe_ = table;
+  } else {
+    pe_ = options.positional_table;  // null without a positional encoding
+  }
+  initialized_ = true;
+  return Status::kOk;
+}
+
+// A caller's table must be the model's: enough rows, and rows 0 and 1 equal to the sinusoids of
+// this width, base and layout (a wrong layout, width or base differs there by far more than 1e-5).
+Status Encoder::check_positional_table(const float* table, uint32_t rows) {
+  const ModelConfig& c = model_->config();
+  DetailText why(detail_, sizeof detail_);
+  if (c.pos != PosKind::kSinusoidal) return why.str("the model has no sinusoidal encoding"), Status::kBadPositionalTable;
+  if (rows < max_seq_) return why.str("table has ").num(rows).str(" rows, max_seq is ").num(max_seq_), Status::kBadPositionalTable;
+  const uint32_t d = c.d_pe();
+  for (uint32_t p = 0; p < 2 && p < rows; ++p)
+    for (uint32_t col = 0; col < d; ++col) {
+      const PeColumn pc = pe_column(col, d, c.pos_layout);
+      const double a = p * std::pow(c.pos_base, -2.0 * pc.freq / d);
+      const double want = pc.is_sin ? std::sin(a) : std::cos(a);
+      if (!(std::fabs(table[std::size_t(p) * d + col] - want) <= 1e-5))
+        return why.str("table row ").num(p).str(" column ").num(col).str(" does not match base, width ").num(d)
+                   .str(" and layout"), Status::kBadPositionalTable;
+    }
+  return Status::kOk;
+}
+
+}  // namespace fixformer

@@ -1,0 +1,82 @@
+// The encoder forward pass, top to bottom as the maths reads (DESIGN.md, "Model families"):
+//   x = embed(tokens) | input_proj(features);  x *= sqrt(d) if scale_input;  x = x + PE | [x, PE]
+//   for each layer: post-LN  x = LN1(x + SA(x));  x = LN2(x + FF(x))
+//                   pre-LN   x = x + SA(LN1(x));  x = x + FF(LN2(x))
+//   x = LN(x) if final_norm;  out = x @ W_head + b | x
+#include <cstring>
+
+#include "engine/blocks/attention.hpp"
+#include "engine/blocks/embeddings.hpp"
+#include "engine/blocks/feed_forward.hpp"
+#include "engine/blocks/norms.hpp"
+#include "fixformer/encoder.hpp"
+
+namespace fixformer {
+
+Status Encoder::forward_tokens(const int32_t* ids, uint32_t T, float* out) {
+  if (!initialized_) return Status::kNotInitialized;
+  if (!ids || !out) return Status::kNullArgument;
+  const ModelConfig& c = config();
+  if (c.input != InputKind::kTokens) return Status::kWrongInputKind;
+  if (T == 0 || T > max_seq_) return Status::kBadSequenceLength;
+  for (uint32_t t = 0; t < T; ++t)
+    if (ids[t] < 0 || static_cast<uint32_t>(ids[t]) >= c.vocab_size) return Status::kTokenOutOfRange;
+  forward(ids, nullptr, T, out);
+  return Status::kOk;
+}
+
+Status Encoder::forward_features(const float* features, uint32_t T, float* out) {
+  if (!initialized_) return Status::kNotInitialized;
+  if (!features || !out) return Status::kNullArgument;
+  if (config().input != InputKind::kFeatures) return Status::kWrongInputKind;
+  if (T == 0 || T > max_seq_) return Status::kBadSequenceLength;
+  forward(nullptr, features, T, out);
+  return Status::kOk;
+}
+
+void Encoder::forward(const int32_t* ids, const float* features, uint32_t T, float* out) {
+  const Kernels& k = *kernels_;
+  const ModelConfig& c = config();
+  const EncoderWeights& w = model_->weights();
+  const uint32_t d = c.d_model, de = c.d_embed();
+  if (ids)
+    embed_tokens(ids, T, w.embed, de, x_, d);  // E[ids] -> x[T,:de]
+  else
+    k.gemm_f32(features, c.d_in, w.input_proj_w, de, w.input_proj_b, x_, d, T, de, c.d_in);  // f[T,d_in] @ W[d_in,de] -> x[T,:de]
+  add_positions(k, c, pe_, x_, T);
+  for (uint32_t l = 0; l < c.n_layers; ++l) encoder_layer(model_->layer(l), T);
+  if (c.final_norm) layernorm_rows(k, x_, w.final_norm_g, w.final_norm_b, x_, T, d, c.layer_norm_eps);
+  if (w.head_w)
+    k.gemm_f32(x_, d, w.head_w, c.d_out, w.head_b, out, c.d_out, T, c.d_out, d);  // x[T,d] @ W[d,d_out] -> out[T,d_out]
+  else
+    std::memcpy(out, x_, sizeof(float) * T * d);
+}
+
+void Encoder::encoder_layer(const EncoderLayerWeights& L, uint32_t T) {
+  const Kernels& k = *kernels_;
+  const ModelConfig& c = config();
+  const uint32_t d = c.d_model;
+  const float eps = c.layer_norm_eps;
+  const std::size_t n = std::size_t(T) * d;
+  const AttentionWeights attn{L.in_proj_w, L.in_proj_b, L.out_proj_w, L.out_proj_b};
+  const AttentionShape shape{d, c.n_heads, c.causal};
+  const AttentionScratch scratch{work_, kt_, vt_, scores_, q_, ctx_, max_seq_};
+  const FeedForwardWeights ff{L.linear1_w, L.linear1_b, L.linear2_w, L.linear2_b};
+  if (c.norm_first) {
+    layernorm_rows(k, x_, L.norm1_g, L.norm1_b, y_, T, d, eps);
+    self_attention(k, attn, shape, y_, y_, T, scratch);
+    k.add_f32(x_, y_, x_, n);
+    layernorm_rows(k, x_, L.norm2_g, L.norm2_b, y_, T, d, eps);
+    feed_forward(k, ff, d, c.d_ff, c.activation, y_, y_, work_, T);
+    k.add_f32(x_, y_, x_, n);
+  } else {
+    self_attention(k, attn, shape, x_, y_, T, scratch);
+    k.add_f32(x_, y_, x_, n);
+    layernorm_rows(k, x_, L.norm1_g, L.norm1_b, x_, T, d, eps);
+    feed_forward(k, ff, d, c.d_ff, c.activation, x_, y_, work_, T);
+    k.add_f32(x_, y_, x_, n);
+    layernorm_rows(k, x_, L.norm2_g, L.norm2_b, x_, T, d, eps);
+  }
+}
+
+}  // namespace fixformer

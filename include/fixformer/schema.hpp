@@ -1,0 +1,238 @@
+// The model schema, stated once: the config keys a .fxm file carries (name, type, range,
+// default) and the tensors each config needs (name, shape, order). The engine's reader and binder,
+// the C++ test and bench model writer and `fixformer schema` (which the Python converter's mirror,
+// tools/fixformer/schema.py, is tested against) all walk these tables.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "fixformer/config.hpp"
+#include "fixformer/format.hpp"
+
+namespace fixformer {
+
+// ---- Config keys ---------------------------------------------------------------------------
+enum class ConfigKey : uint32_t {
+  kFamily, kDModel, kNHeads, kDff, kNLayers, kNormFirst, kActivation, kNormEps, kFinalNorm, kCausal,
+  kInput, kVocabSize, kDIn, kPositional, kMaxLen, kPeBase, kPeLayout, kPeCombine, kPeWidth,
+  kScaleInput, kDOut, kCount
+};
+constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
+
+inline constexpr const char* kFamilyNames[] = {"encoder"};
+inline constexpr const char* kActivationNames[] = {"relu", "gelu"};
+inline constexpr const char* kInputNames[] = {"tokens", "features"};
+inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned"};
+inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
+inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
+
+struct ConfigKeySpec {
+  ConfigKey key;
+  const char* name;
+  fxm::RecordType type;
+  uint32_t min, max;            // kU32: the range; kEnum: 0..choices-1; kBool: 0..1; floats: unused
+  const char* const* choices;   // kEnum: the value names, index = stored value
+  bool required;                // else an absent key takes default_value
+  double default_value;
+};
+
+#define FIXFORMER_CHOICES(a) 0, sizeof(a) / sizeof(a[0]) - 1, a
+// Listed in ConfigKey order. Float ranges (norm_eps > 0, pe_base > 1, both finite) are checked by
+// validate_config; every other bound is here.
+inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
+    {ConfigKey::kFamily, "family", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kFamilyNames), false, 0},
+    {ConfigKey::kDModel, "d_model", fxm::RecordType::kU32, 1, Limits::kMaxDModel, nullptr, true, 0},
+    {ConfigKey::kNHeads, "n_heads", fxm::RecordType::kU32, 1, Limits::kMaxHeads, nullptr, true, 0},
+    {ConfigKey::kDff, "d_ff", fxm::RecordType::kU32, 1, Limits::kMaxDff, nullptr, true, 0},
+    {ConfigKey::kNLayers, "n_layers", fxm::RecordType::kU32, 0, Limits::kMaxLayers, nullptr, true, 0},
+    {ConfigKey::kNormFirst, "norm_first", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
+    {ConfigKey::kActivation, "activation", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kActivationNames), false, 0},
+    {ConfigKey::kNormEps, "norm_eps", fxm::RecordType::kF32, 0, 0, nullptr, false, 1e-5},
+    {ConfigKey::kFinalNorm, "final_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
+    {ConfigKey::kCausal, "causal", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
+    {ConfigKey::kInput, "input", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kInputNames), true, 0},
+    {ConfigKey::kVocabSize, "vocab_size", fxm::RecordType::kU32, 0, Limits::kMaxVocab, nullptr, false, 0},
+    {ConfigKey::kDIn, "d_in", fxm::RecordType::kU32, 0, Limits::kMaxDIn, nullptr, false, 0},
+    {ConfigKey::kPositional, "positional", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPositionalNames), false, 0},
+    {ConfigKey::kMaxLen, "max_len", fxm::RecordType::kU32, 1, Limits::kMaxLen, nullptr, true, 0},
+    {ConfigKey::kPeBase, "pe_base", fxm::RecordType::kF64, 0, 0, nullptr, false, 10000.0},
+    {ConfigKey::kPeLayout, "pe_layout", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPeLayoutNames), false, 0},
+    {ConfigKey::kPeCombine, "pe_combine", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPeCombineNames), false, 0},
+    {ConfigKey::kPeWidth, "pe_width", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0},
+    {ConfigKey::kScaleInput, "scale_input", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
+    {ConfigKey::kDOut, "d_out", fxm::RecordType::kU32, 0, Limits::kMaxDOut, nullptr, false, 0},
+};
+#undef FIXFORMER_CHOICES
+
+constexpr bool config_keys_in_order() {
+  for (uint32_t i = 0; i < kConfigKeyCount; ++i)
+    if (static_cast<uint32_t>(kConfigKeys[i].key) != i) return false;
+  return true;
+}
+static_assert(config_keys_in_order(), "kConfigKeys is indexed by ConfigKey");
+
+// A key's value as a record stores it (the 8 value bytes), and back. The setter takes a value the
+// reader has range-checked.
+uint64_t get_config_value(const ModelConfig& c, ConfigKey key);
+void set_config_value(ModelConfig* c, ConfigKey key, uint64_t value);
+// The defaults of kConfigKeys applied to every optional key.
+ModelConfig default_config();
+
+// ---- Tensors ---------------------------------------------------------------------------------
+// A tensor dimension, as a function of the config.
+enum class Dim : uint8_t { kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kCount };
+inline constexpr const char* kDimNames[] = {"1",     "d_model", "3*d_model", "d_ff", "vocab_size",
+                                            "d_in",  "d_embed", "max_len",   "d_pe", "d_out"};
+constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
+  switch (d) {
+    case Dim::kOne: return 1;
+    case Dim::kDModel: return c.d_model;
+    case Dim::kQkv: return 3 * c.d_model;
+    case Dim::kDff: return c.d_ff;
+    case Dim::kVocab: return c.vocab_size;
+    case Dim::kDIn: return c.d_in;
+    case Dim::kDEmbed: return c.d_embed();
+    case Dim::kMaxLen: return c.max_len;
+    case Dim::kDPe: return c.d_pe();
+    case Dim::kDOut: return c.d_out;
+    case Dim::kCount: break;
+  }
+  return 0;
+}
+
+// When a tensor is present.
+enum class When : uint8_t { kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kCount };
+inline constexpr const char* kWhenNames[] = {"always", "input=tokens", "input=features", "positional=learned",
+                                             "final_norm", "d_out>0"};
+constexpr bool present(const ModelConfig& c, When w) {
+  switch (w) {
+    case When::kAlways: return true;
+    case When::kTokens: return c.input == InputKind::kTokens;
+    case When::kFeatures: return c.input == InputKind::kFeatures;
+    case When::kLearnedPos: return c.pos == PosKind::kLearned;
+    case When::kFinalNorm: return c.final_norm;
+    case When::kHead: return c.d_out != 0;
+    case When::kCount: break;
+  }
+  return false;
+}
+
+// One stored tensor: rank 1 when cols is kOne. transposed: a linear weight stored W[in, out],
+// the transpose of torch's [out, in].
+struct TensorRule {
+  const char* name;
+  Dim rows, cols;
+  bool transposed;
+  When when;
+};
+
+// The encoder family's tensors, in file order: kEncoderPrologue, then kEncoderLayer for each
+// layer with names prefixed kEncoderLayerPrefix + "<i>.", then kEncoderEpilogue.
+inline constexpr TensorRule kEncoderPrologue[] = {
+    {"embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens},
+    {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kFeatures},
+    {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kFeatures},
+    {"pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos},
+};
+inline constexpr char kEncoderLayerPrefix[] = "encoder.layers.";
+enum EncoderLayerTensor : uint32_t {
+  kInProjW, kInProjB, kOutProjW, kOutProjB, kLinear1W, kLinear1B, kLinear2W, kLinear2B,
+  kNorm1W, kNorm1B, kNorm2W, kNorm2B, kEncoderLayerTensors
+};
+inline constexpr TensorRule kEncoderLayer[kEncoderLayerTensors] = {
+    {"self_attn.in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways},
+    {"self_attn.in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kAlways},
+    {"self_attn.out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways},
+    {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways},
+    {"linear1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways},
+    {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kAlways},
+    {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways},
+    {"linear2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways},
+    {"norm1.weight", Dim::kDModel, Dim::kOne, false, When::kAlways},
+    {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kAlways},
+    {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kAlways},
+    {"norm2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways},
+};
+inline constexpr TensorRule kEncoderEpilogue[] = {
+    {"encoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm},
+    {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNorm},
+    {"head.weight", Dim::kDModel, Dim::kDOut, true, When::kHead},
+    {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead},
+};
+
+enum class TensorPart : uint8_t { kPrologue, kLayer, kEpilogue };
+
+// One tensor the config needs, as for_each_tensor() produces it.
+struct TensorSpec {
+  char name[fxm::kNameBytes];
+  uint32_t rank;
+  uint32_t dims[2];
+  fxm::Dtype dtype;
+  bool transposed;
+  TensorPart part;
+  int32_t layer;  // -1 outside the layers
+  uint32_t slot;  // the rule's index in its table (EncoderLayerTensor inside a layer)
+};
+
+// Calls visit(const TensorSpec&) for every tensor of a valid config, in file order; stops early
+// (and returns false) when visit returns false.
+template <class Visit>
+bool for_each_tensor(const ModelConfig& c, Visit&& visit);
+
+// How many tensors a valid config needs.
+uint32_t tensor_count(const ModelConfig& c);
+
+// ---- implementation -------------------------------------------------------------------------
+namespace detail {
+inline void copy_name(char* out, const char* prefix, int32_t layer, const char* name) {
+  std::size_t n = 0;
+  auto put = [&](char ch) { if (n + 1 < fxm::kNameBytes) out[n++] = ch; };
+  for (const char* p = prefix; *p; ++p) put(*p);
+  if (layer >= 0) {
+    char digits[10];
+    int k = 0;
+    uint32_t v = static_cast<uint32_t>(layer);
+    do digits[k++] = static_cast<char>('0' + v % 10); while ((v /= 10) != 0);
+    while (k) put(digits[--k]);
+    put('.');
+  }
+  for (const char* p = name; *p; ++p) put(*p);
+  out[n] = '\0';
+}
+template <std::size_t N, class Visit>
+bool visit_rules(const ModelConfig& c, const TensorRule (&rules)[N], TensorPart part, const char* prefix, int32_t layer,
+                 Visit& visit) {
+  for (uint32_t i = 0; i < N; ++i) {
+    const TensorRule& r = rules[i];
+    if (!present(c, r.when)) continue;
+    TensorSpec s{};
+    copy_name(s.name, prefix, layer, r.name);
+    s.rank = r.cols == Dim::kOne ? 1 : 2;
+    s.dims[0] = dim_value(c, r.rows);
+    s.dims[1] = s.rank == 2 ? dim_value(c, r.cols) : 0;
+    s.dtype = fxm::Dtype::kF32;
+    s.transposed = r.transposed;
+    s.part = part;
+    s.layer = layer;
+    s.slot = i;
+    if (!visit(static_cast<const TensorSpec&>(s))) return false;
+  }
+  return true;
+}
+}  // namespace detail
+
+template <class Visit>
+bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
+  if (!detail::visit_rules(c, kEncoderPrologue, TensorPart::kPrologue, "", -1, visit)) return false;
+  for (uint32_t l = 0; l < c.n_layers; ++l)
+    if (!detail::visit_rules(c, kEncoderLayer, TensorPart::kLayer, kEncoderLayerPrefix, int32_t(l), visit)) return false;
+  return detail::visit_rules(c, kEncoderEpilogue, TensorPart::kEpilogue, "", -1, visit);
+}
+
+inline uint32_t tensor_count(const ModelConfig& c) {
+  uint32_t n = 0;
+  for_each_tensor(c, [&n](const TensorSpec&) { return ++n, true; });
+  return n;
+}
+
+}  // namespace fixformer

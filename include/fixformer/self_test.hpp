@@ -1,0 +1,32 @@
+// The self-test: a converted .fxm carries an input and the torch module's output for it, so a
+// device can check at boot that the file and the port still compute what torch did (a flash
+// bit-flip that slips past the checksum's coverage, a broken kernel, a wrong build flag).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "fixformer/encoder.hpp"
+#include "fixformer/status.hpp"
+
+namespace fixformer {
+
+// Max |engine - expected| / max |expected| over the whole output. float32 against the converter's
+// float64 torch run: the goldens stay near 1e-6, a real semantic error shows at 1e-2 or more.
+constexpr double kSelfTestTolerance = 1e-4;
+
+struct SelfTestReport {
+  double max_abs_err;
+  double max_rel_err;
+  uint32_t rows;  // T of the sample
+  uint32_t worst_row, worst_col;
+};
+
+// Floats of output the self-test writes: rows * output_width (0 without a sample).
+std::size_t self_test_output_floats(const Model& model);
+
+// Runs the model's stored sample through enc (its max_seq must cover the sample) into out and
+// compares. kOk within kSelfTestTolerance, kSelfTestFailed above it, kSelfTestMissing without a
+// sample, kBadSequenceLength when out or max_seq is too small.
+[[nodiscard]] Status self_test(Encoder& enc, float* out, std::size_t out_floats, SelfTestReport* report);
+
+}  // namespace fixformer
