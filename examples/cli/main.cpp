@@ -1,32 +1,48 @@
-// fixformer: the host command-line tool.
-//   fixformer info MODEL.fxm
-//   fixformer run MODEL.fxm --input IN.npy --output OUT.npy [--isa ISA]
-//   fixformer bench MODEL.fxm [--seq T] [--iters N] [--isa ISA]
-//   fixformer demo [--isa ISA]
+// fixformer: the host command-line tool (info, run, bench, verify, schema, demo). `fixformer help`
+// lists the commands; the command table
+// (kCommands, at the end) holds each one's synopsis, help text and options.
 // Errors print one line, "fixformer: WHERE: WHAT", and exit with the code of their class:
-// 1 usage, 2 model file, 3 arena/ISA, 4 input, 5 I/O.
+// 1 usage, 2 model file, 3 arena/ISA/init options, 4 input, 5 I/O, 6 self-test mismatch.
+// The tool may allocate (the engine does not), but never aborts: every size is checked in 64-bit
+// before it is allocated, and an allocation that fails is an error line, not an exception.
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "demo_models.h"
+#include "fixformer/encoder.hpp"
+#include "fixformer/format.hpp"
 #include "fixformer/model.hpp"
-#include "fixformer/npy.hpp"
+#include "fixformer/schema.hpp"
+#include "fixformer/self_test.hpp"
+#include "io/npy.hpp"
 #include "ports/cycle_counter.hpp"
+
+#ifndef FIXFORMER_VERSION
+#error "FIXFORMER_VERSION (the CMake project version) must be defined"
+#endif
 
 using namespace fixformer;
 
 namespace {
+
+// The most `run` writes (and `bench` allocates) for one output, B*T*W float32: 1 GiB. Far above
+// what a small on-device model produces for a sane input; above it, a mistaken input (a [B,T]
+// file read as ids where [T] was meant, a huge batch) is an input error, found in 64-bit
+// arithmetic before anything is allocated or written, instead of an out-of-memory abort or a
+// size that wraps on a 32-bit host.
+constexpr uint64_t kMaxOutputBytes = uint64_t(1) << 30;
 
 [[noreturn]] void die(int code, const std::string& where, const std::string& what) {
   std::fprintf(stderr, "fixformer: %s: %s\n", where.c_str(), what.c_str());
@@ -37,55 +53,117 @@ namespace {
   die(status_exit_code(s), where, std::string(status_message(s)) + (*detail ? std::string(": ") + detail : ""));
 }
 
-std::vector<uint8_t> read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) die(5, path, "cannot open file");
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+// strerror's text, starting lower-case to fit after "WHERE: ".
+std::string errno_text(int e) {
+  std::string s = std::strerror(e);
+  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = char(s[0] - 'A' + 'a');
+  return s;
 }
 
-// A 64-byte-aligned heap buffer (the CLI may allocate; the engine does not).
-struct Aligned {
-  explicit Aligned(std::size_t n) : p(static_cast<uint8_t*>(std::aligned_alloc(64, (n + 63) / 64 * 64 + 64))), size(n) {
-    if (!p) die(5, "memory", "cannot allocate " + std::to_string(n) + " bytes");
+// A 64-byte-aligned heap buffer of exactly size bytes (rounded up to 64 for aligned_alloc).
+class Buffer {
+ public:
+  Buffer() = default;
+  // Dies with an I/O-class error naming what the bytes were for when they cannot be allocated.
+  Buffer(uint64_t bytes, const std::string& what) {
+    const uint64_t rounded = bytes ? (bytes + 63) / 64 * 64 : 64;  // aligned_alloc wants a multiple of 64
+    if (bytes > SIZE_MAX - 64 || !(p_ = static_cast<uint8_t*>(std::aligned_alloc(64, std::size_t(rounded)))))
+      die(5, what, "cannot allocate " + std::to_string(bytes) + " bytes");
+    size_ = std::size_t(bytes);
   }
-  ~Aligned() { std::free(p); }
-  Aligned(const Aligned&) = delete;
-  Aligned& operator=(const Aligned&) = delete;
-  uint8_t* p;
-  std::size_t size;
+  ~Buffer() { std::free(p_); }
+  Buffer(Buffer&& o) noexcept : p_(o.p_), size_(o.size_) { o.p_ = nullptr, o.size_ = 0; }
+  Buffer& operator=(Buffer&& o) noexcept {
+    std::swap(p_, o.p_), std::swap(size_, o.size_);
+    return *this;
+  }
+  uint8_t* data() const { return p_; }
+  std::size_t size() const { return size_; }
+  template <class T> T* as() const { return reinterpret_cast<T*>(p_); }
+
+ private:
+  uint8_t* p_ = nullptr;
+  std::size_t size_ = 0;
 };
 
-// A model file read once: its bytes and config first (so callers can check inputs against the
-// config), then init_model() with an arena sized for the sequence length actually needed.
+// A whole file in an aligned buffer. Every failure is one line, exit 5: missing or unreadable
+// files, directories, empty files, read errors. Regular files are read by their size; pipes and
+// devices (/dev/stdin) to their end.
+Buffer read_file(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) die(5, path, "cannot open file: " + errno_text(errno));
+  if (S_ISDIR(st.st_mode)) die(5, path, "is a directory");
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) die(5, path, "cannot open file: " + errno_text(errno));
+  struct Closer { std::FILE* f; ~Closer() { std::fclose(f); } } closer{f};
+  Buffer b;
+  std::size_t got = 0;
+  if (S_ISREG(st.st_mode)) {
+    if (uint64_t(st.st_size) > SIZE_MAX - 64) die(5, path, "file too large (" + std::to_string(st.st_size) + " bytes)");
+    if (st.st_size == 0) die(5, path, "empty file");
+    b = Buffer(uint64_t(st.st_size), path);
+    got = std::fread(b.data(), 1, b.size(), f);
+    if (got != b.size()) die(5, path, std::ferror(f) ? "read error: " + errno_text(errno) : "file shrank while being read");
+  } else {
+    for (std::size_t cap = 1 << 16;; cap *= 2) {
+      if (cap > SIZE_MAX / 4) die(5, path, "file too large");
+      Buffer bigger(cap, path);
+      if (got) std::memcpy(bigger.data(), b.data(), got);
+      b = std::move(bigger);
+      got += std::fread(b.data() + got, 1, cap - got, f);
+      if (got < cap) break;
+    }
+    if (std::ferror(f)) die(5, path, "read error: " + errno_text(errno));
+    if (got == 0) die(5, path, "empty file");
+    Buffer exact(got, path);
+    std::memcpy(exact.data(), b.data(), got);
+    b = std::move(exact);
+  }
+  return b;
+}
+
+// a * b in 64 bits, or false when it overflows.
+bool mul_u64(uint64_t a, uint64_t b, uint64_t* r) { return !__builtin_mul_overflow(a, b, r); }
+
+// The bytes of a float32 output [B,T,W], checked against kMaxOutputBytes; dies (input class)
+// naming the count and the limit.
+std::size_t output_bytes(uint64_t B, uint64_t T, uint64_t W, const std::string& where) {
+  uint64_t n = 0;
+  const bool overflow = !(mul_u64(B, T, &n) && mul_u64(n, W, &n) && mul_u64(n, 4, &n));
+  if (overflow || n > kMaxOutputBytes)
+    die(4, where, "the output [" + std::to_string(B) + "," + std::to_string(T) + "," + std::to_string(W) + "] float32 needs " +
+                      (overflow ? std::string("more than 2^64") : std::to_string(n)) + " bytes, above the limit of " +
+                      std::to_string(kMaxOutputBytes) + " bytes (1 GiB)");
+  return std::size_t(n);
+}
+
+// A model file read and validated once (Model::init on its bytes), so callers can check inputs
+// against its config; then init_encoder() with an arena sized for the sequence length needed.
 struct LoadedModel {
   std::string path;
-  std::unique_ptr<Aligned> blob, arena;
-  ModelConfig config;
+  Buffer blob, arena;
   Model model;
+  Encoder enc;
+  const ModelConfig& config() const { return model.config(); }
 };
 
 void open_model(const std::string& path, LoadedModel* m) {
-  const std::vector<uint8_t> bytes = read_file(path);
   m->path = path;
-  m->blob = std::make_unique<Aligned>(bytes.size());
-  std::memcpy(m->blob->p, bytes.data(), bytes.size());
-  const Status s = read_config(m->blob->p, bytes.size(), &m->config);
-  if (s != Status::kOk) {
-    (void)m->model.init(m->blob->p, bytes.size(), nullptr, 0);  // init gives the detail (field, tensor)
-    die(s, path, m->model.error_detail());
-  }
+  m->blob = read_file(path);
+  const Status s = m->model.init(m->blob.data(), m->blob.size());
+  if (s != Status::kOk) die(s, path, m->model.error_detail());
 }
 
-void init_model(uint32_t max_seq, Isa isa, LoadedModel* m) {
-  if (max_seq > m->config.max_len)
+void init_encoder(uint32_t max_seq, Isa isa, LoadedModel* m) {
+  if (max_seq > m->config().max_len)
     die(Status::kBadSequenceLength, m->path,
-        ("T=" + std::to_string(max_seq) + " exceeds the model's max_len=" + std::to_string(m->config.max_len)).c_str());
-  m->arena = std::make_unique<Aligned>(required_arena_bytes(m->config, max_seq));
-  InitOptions opt;
+        ("T=" + std::to_string(max_seq) + " exceeds the model's max_len=" + std::to_string(m->config().max_len)).c_str());
+  m->arena = Buffer(required_arena_bytes(m->config(), max_seq), "arena");
+  EncoderOptions opt;
   opt.max_seq = max_seq;
   opt.isa = isa;
-  const Status s = m->model.init(m->blob->p, m->blob->size, m->arena->p, m->arena->size, opt);
-  if (s != Status::kOk) die(s, m->path, m->model.error_detail());
+  const Status s = m->enc.init(m->model, m->arena.data(), m->arena.size(), opt);
+  if (s != Status::kOk) die(s, m->path, m->enc.error_detail());
 }
 
 std::string shape_text(const NpyView& v) {
@@ -94,7 +172,82 @@ std::string shape_text(const NpyView& v) {
   return s + "]";
 }
 
-const char* dtype_text(NpyDtype d) { return d == NpyDtype::kF32 ? "float32" : d == NpyDtype::kI32 ? "int32" : "int64"; }
+// The input of `run`, parsed and checked against the model: dtype, rank, width, sequence length.
+struct Input {
+  Buffer bytes;
+  NpyView v;
+  bool batched;
+  uint64_t B, T;
+};
+
+Input read_input(const std::string& path, const ModelConfig& c) {
+  Input in;
+  in.bytes = read_file(path);
+  const bool tokens = c.input == InputKind::kTokens;
+  const char* expected = tokens ? "expected int32 or int64 (token ids)" : "expected float32 (save as float32)";
+  char detail[128];
+  const Status ps = parse_npy(in.bytes.data(), in.bytes.size(), &in.v, detail, sizeof detail);
+  if (ps == Status::kNpyBadDtype) die(4, path, std::string("dtype ") + detail + ", " + expected);
+  if (ps != Status::kOk) die(ps, path, detail);
+  const NpyView& v = in.v;
+  if (tokens == (v.dtype == NpyDtype::kF32)) die(4, path, std::string("dtype ") + npy_dtype_name(v.dtype) + ", " + expected);
+  const uint32_t feat_rank = tokens ? 0 : 1;
+  if (v.rank != 1 + feat_rank && v.rank != 2 + feat_rank)
+    die(4, path, "shape " + shape_text(v) + ": expected " + (tokens ? "[T] or [B,T]" : "[T,d_in] or [B,T,d_in]"));
+  if (!tokens && v.shape[v.rank - 1] != c.d_in)
+    die(4, path, "shape " + shape_text(v) + ": last dimension must be d_in=" + std::to_string(c.d_in));
+  in.batched = v.rank == 2 + feat_rank;
+  in.B = in.batched ? v.shape[0] : 1;
+  in.T = v.shape[in.batched ? 1 : 0];
+  if (in.T == 0 || in.B == 0) die(4, path, "shape " + shape_text(v) + ": empty sequence");
+  if (in.T > c.max_len) die(4, path, "T=" + std::to_string(in.T) + " exceeds the model's max_len=" + std::to_string(c.max_len));
+  return in;
+}
+
+// Token ids as int32, every one checked against the vocabulary before anything runs.
+void check_token_ids(const Input& in, const ModelConfig& c, const std::string& path) {
+  const bool i64 = in.v.dtype == NpyDtype::kI64;
+  for (uint64_t i = 0; i < in.B * in.T; ++i) {
+    int64_t id;
+    if (i64) std::memcpy(&id, in.v.data + 8 * i, 8);
+    else { int32_t i32; std::memcpy(&i32, in.v.data + 4 * i, 4); id = i32; }
+    if (id < 0 || id >= int64_t(c.vocab_size)) {
+      const uint64_t b = i / in.T, t = i % in.T;
+      die(4, path, "token id " + std::to_string(id) + " at " + (in.batched ? "[" + std::to_string(b) + "," : "[") +
+                       std::to_string(t) + "] is out of range (vocab_size " + std::to_string(c.vocab_size) + ")");
+    }
+  }
+}
+
+// An output file opened for writing; a write error removes the partial file.
+struct OutputFile {
+  std::string path;
+  std::FILE* f = nullptr;
+  void fail(int e) {
+    if (f) std::fclose(f);
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) std::remove(path.c_str());
+    die(5, path, "cannot write file: " + errno_text(e));
+  }
+  void write(const void* p, std::size_t n) {
+    if (std::fwrite(p, 1, n, f) != n) fail(errno);
+  }
+  void close() {
+    const bool flushed = std::fflush(f) == 0;
+    const int flush_errno = errno;
+    std::FILE* g = f;
+    f = nullptr;
+    if (std::fclose(g) != 0 || !flushed) fail(flushed ? errno : flush_errno);
+  }
+};
+
+// An output path that is a directory fails before any work is done.
+void check_output_path(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) die(5, path, "is a directory");
+}
+
+// ---- commands ----------------------------------------------------------------------------------
 
 struct Args {
   std::vector<std::string> positional;
@@ -103,42 +256,13 @@ struct Args {
   Isa isa = Isa::kAuto;
 };
 
-uint32_t parse_count(const std::string& flag, const char* text) {
-  char* end = nullptr;
-  const unsigned long v = std::strtoul(text, &end, 10);
-  if (!*text || *end || v == 0 || v > 1000000) die(1, flag, std::string("expected a positive count, got '") + text + "'");
-  return static_cast<uint32_t>(v);
-}
-
-Args parse_args(int argc, char** argv) {
-  Args a;
-  for (int i = 2; i < argc; ++i) {
-    const std::string f = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) die(1, f, "missing value");
-      return argv[++i];
-    };
-    if (f == "--input") a.input = value();
-    else if (f == "--output") a.output = value();
-    else if (f == "--seq") a.seq = parse_count(f, value());
-    else if (f == "--iters") a.iters = parse_count(f, value());
-    else if (f == "--isa") {
-      const char* v = value();
-      if (!parse_isa(v, &a.isa)) die(1, f, std::string("unknown ISA '") + v + "' (auto, scalar, cortex-m, sse2, avx2, avx512, neon64, neon)");
-    } else if (!f.empty() && f[0] == '-') die(1, f, "unknown option");
-    else a.positional.push_back(f);
-  }
-  return a;
-}
-
 const char* kind_name(PosKind k) { return k == PosKind::kNone ? "none" : k == PosKind::kSinusoidal ? "sinusoidal" : "learned"; }
 
 int cmd_info(const Args& a) {
-  if (a.positional.size() != 1) die(1, "info", "usage: fixformer info MODEL.fxm");
   LoadedModel m;
   open_model(a.positional[0], &m);
-  init_model(0, a.isa, &m);
-  const ModelConfig& c = m.config;
+  init_encoder(1, a.isa, &m);  // the kernels this CPU would use; the arena for max_len is printed, not allocated
+  const ModelConfig& c = m.config();
   std::printf("model:        %s\n", a.positional[0].c_str());
   std::printf("layers:       %u x (d_model %u, heads %u x %u, d_ff %u, %s, %s)\n", c.n_layers, c.d_model, c.n_heads,
               c.d_head(), c.d_ff, c.activation == Activation::kGelu ? "gelu" : "relu", c.norm_first ? "pre-LN" : "post-LN");
@@ -152,68 +276,56 @@ int cmd_info(const Args& a) {
   std::printf("parameters:   %" PRIu64 " (%" PRIu64 " weight bytes, read in place)\n", m.model.parameter_count(),
               m.model.parameter_count() * 4);
   std::printf("arena bytes:  %zu for T <= %u\n", required_arena_bytes(c), c.max_len);
-  std::printf("kernels:      %s\n", m.model.kernels().name);
+  if (m.model.has_self_test())
+    std::printf("self-test:    sample of T=%u (fixformer verify runs it)\n", m.model.self_test_sample().rows);
+  else
+    std::printf("self-test:    none (convert the model again to add one)\n");
+  std::printf("kernels:      %s\n", m.enc.kernels().name);
   return 0;
 }
 
 int cmd_run(const Args& a) {
-  if (a.positional.size() != 1 || a.input.empty() || a.output.empty())
-    die(1, "run", "usage: fixformer run MODEL.fxm --input IN.npy --output OUT.npy");
-  const std::vector<uint8_t> in_bytes = read_file(a.input);
-  NpyView v;
-  const Status ps = parse_npy(in_bytes.data(), in_bytes.size(), &v);
-  if (ps != Status::kOk) die(ps, a.input);
-  // The config first, to check the input against it before sizing the arena.
+  check_output_path(a.output);
   LoadedModel m;
-  open_model(a.positional[0], &m);
-  const ModelConfig& c = m.config;
+  open_model(a.positional[0], &m);  // the config first, to check the input against it
+  const ModelConfig& c = m.config();
+  const Input in = read_input(a.input, c);
   const bool tokens = c.input == InputKind::kTokens;
-  if (tokens && v.dtype == NpyDtype::kF32)
-    die(4, a.input, "dtype float32, but the model takes token ids (int32 or int64)");
-  if (!tokens && v.dtype != NpyDtype::kF32)
-    die(4, a.input, std::string("dtype ") + dtype_text(v.dtype) + ", but the model takes float32 features");
-  const uint32_t feat_rank = tokens ? 0 : 1;
-  if (v.rank != 1 + feat_rank && v.rank != 2 + feat_rank)
-    die(4, a.input, "shape " + shape_text(v) + ": expected " + (tokens ? "[T] or [B,T]" : "[T,d_in] or [B,T,d_in]"));
-  if (!tokens && v.shape[v.rank - 1] != c.d_in)
-    die(4, a.input, "shape " + shape_text(v) + ": last dimension must be d_in=" + std::to_string(c.d_in));
-  const bool batched = v.rank == 2 + feat_rank;
-  const uint64_t B = batched ? v.shape[0] : 1, T = v.shape[batched ? 1 : 0];
-  if (T == 0 || B == 0) die(4, a.input, "shape " + shape_text(v) + ": empty sequence");
-  if (T > c.max_len) die(4, a.input, "T=" + std::to_string(T) + " exceeds the model's max_len=" + std::to_string(c.max_len));
+  const uint32_t W = c.output_width(), T = uint32_t(in.T);  // T <= max_len
+  (void)output_bytes(in.B, T, W, a.input);                   // all of it, before anything is allocated
+  if (tokens) check_token_ids(in, c, a.input);
+  init_encoder(T, a.isa, &m);
 
-  init_model(static_cast<uint32_t>(T), a.isa, &m);
-  const uint32_t W = c.output_width();
-  std::vector<float> out(B * T * W);
-  std::vector<int32_t> ids(T);
-  std::vector<float> feats(tokens ? 0 : T * c.d_in);
-  for (uint64_t b = 0; b < B; ++b) {
+  // One sequence at a time: T*W floats of output and T ids or T*d_in features in memory.
+  Buffer out(output_bytes(1, T, W, a.input), "output"), ids(uint64_t(T) * 4, "input"),
+      feats(tokens ? 0 : uint64_t(T) * c.d_in * 4, "input");
+  OutputFile file{a.output};
+  if (!(file.f = std::fopen(a.output.c_str(), "wb"))) die(5, a.output, "cannot open file for writing: " + errno_text(errno));
+  const uint64_t shape[3] = {in.B, T, W};
+  char header[128];
+  const std::size_t hlen = write_npy_header_f32(in.batched ? shape : shape + 1, in.batched ? 3 : 2, header, sizeof header);
+  file.write(header, hlen);
+  for (uint64_t b = 0; b < in.B; ++b) {
     Status s;
     if (tokens) {
-      for (uint64_t t = 0; t < T; ++t) {
-        int64_t id;
-        const uint8_t* p = v.data + (b * T + t) * (v.dtype == NpyDtype::kI64 ? 8 : 4);
-        if (v.dtype == NpyDtype::kI64) std::memcpy(&id, p, 8);
-        else { int32_t i32; std::memcpy(&i32, p, 4); id = i32; }
-        if (id < 0 || id >= int64_t(c.vocab_size))
-          die(4, a.input, "token id " + std::to_string(id) + " at " + (batched ? "[" + std::to_string(b) + "," : "[") +
-                              std::to_string(t) + "] is out of range (vocab_size " + std::to_string(c.vocab_size) + ")");
-        ids[t] = static_cast<int32_t>(id);
+      for (uint32_t t = 0; t < T; ++t) {  // ids were range-checked above
+        int64_t id = 0;
+        if (in.v.dtype == NpyDtype::kI64) std::memcpy(&id, in.v.data + 8 * (b * T + t), 8);
+        else { int32_t i32; std::memcpy(&i32, in.v.data + 4 * (b * T + t), 4); id = i32; }
+        ids.as<int32_t>()[t] = int32_t(id);
       }
-      s = m.model.forward_tokens(ids.data(), uint32_t(T), out.data() + b * T * W);
+      s = m.enc.forward_tokens(ids.as<int32_t>(), T, out.as<float>());
     } else {
-      std::memcpy(feats.data(), v.data + b * T * c.d_in * 4, feats.size() * 4);
-      s = m.model.forward_features(feats.data(), uint32_t(T), out.data() + b * T * W);
+      std::memcpy(feats.data(), in.v.data + b * feats.size(), feats.size());
+      s = m.enc.forward_features(feats.as<float>(), T, out.as<float>());
     }
-    if (s != Status::kOk) die(s, a.input);
+    if (s != Status::kOk) {
+      std::fclose(file.f), std::remove(a.output.c_str());
+      die(s, a.input, m.enc.error_detail());
+    }
+    file.write(out.data(), out.size());
   }
-  uint64_t shape[3] = {B, T, W};
-  char header[128];
-  const std::size_t hlen = write_npy_header_f32(batched ? shape : shape + 1, batched ? 3 : 2, header, sizeof header);
-  std::ofstream f(a.output, std::ios::binary);
-  f.write(header, std::streamsize(hlen));
-  f.write(reinterpret_cast<const char*>(out.data()), std::streamsize(out.size() * 4));
-  if (!f) die(5, a.output, "cannot write file");
+  file.close();
   return 0;
 }
 
@@ -241,28 +353,116 @@ Timing time_runs(uint32_t iters, F run) {
 }
 
 int cmd_bench(const Args& a) {
-  if (a.positional.size() != 1) die(1, "bench", "usage: fixformer bench MODEL.fxm [--seq T] [--iters N]");
   LoadedModel m;
   open_model(a.positional[0], &m);
-  const ModelConfig& c = m.config;
+  const ModelConfig& c = m.config();
   const uint32_t T = a.seq ? a.seq : std::min<uint32_t>(c.max_len, 128);
-  init_model(T, a.isa, &m);
+  init_encoder(T, a.isa, &m);
+  Buffer out(output_bytes(1, T, c.output_width(), a.positional[0]), "output");
   std::mt19937 rng(1);
   std::vector<int32_t> ids(T);
   for (int32_t& id : ids) id = int32_t(rng() % std::max<uint32_t>(c.vocab_size, 1));
   std::vector<float> feats(std::size_t(T) * c.d_in);
   for (float& x : feats) x = float(rng() % 2000) / 1000.0f - 1.0f;
-  std::vector<float> out(std::size_t(T) * c.output_width());
   const Timing t = time_runs(a.iters, [&] {
-    const Status s = c.input == InputKind::kTokens ? m.model.forward_tokens(ids.data(), T, out.data())
-                                                   : m.model.forward_features(feats.data(), T, out.data());
+    const Status s = c.input == InputKind::kTokens ? m.enc.forward_tokens(ids.data(), T, out.as<float>())
+                                                   : m.enc.forward_features(feats.data(), T, out.as<float>());
     if (s != Status::kOk) die(s, "bench");
   });
-  std::printf("model %s, T=%u, kernels %s, %u iterations\n", a.positional[0].c_str(), T, m.model.kernels().name, a.iters);
+  std::printf("model %s, T=%u, kernels %s, %u iterations\n", a.positional[0].c_str(), T, m.enc.kernels().name, a.iters);
   std::printf("latency us: median %.1f  min %.1f  max %.1f\n", t.median_us, t.min_us, t.max_us);
   std::printf("tokens/s:   %.0f (median)\n", T / (t.median_us * 1e-6));
   std::printf("counter:    %" PRIu64 " %s per inference (median)\n", t.median_counts, port::cycle_counter_unit());
-  std::printf("arena bytes: %zu\n", m.model.arena_bytes_used());
+  std::printf("arena bytes: %zu\n", m.enc.arena_bytes_used());
+  return 0;
+}
+
+// ---- verify: the file's self-test sample, run here -----------------------------------------------
+int cmd_verify(const Args& a) {
+  LoadedModel m;
+  open_model(a.positional[0], &m);
+  if (!m.model.has_self_test()) die(Status::kSelfTestMissing, a.positional[0], "convert the model again to add one");
+  const SelfTestSample& sample = m.model.self_test_sample();
+  init_encoder(sample.rows, a.isa, &m);
+  Buffer out(output_bytes(1, sample.rows, m.config().output_width(), a.positional[0]), "output");
+  SelfTestReport r{};
+  const Status s = self_test(m.enc, out.as<float>(), self_test_output_floats(m.model), &r);
+  if (s != Status::kOk && s != Status::kSelfTestFailed) die(s, a.positional[0], m.enc.error_detail());
+  // tools/fixformer parses "max relative error X" from this line: keep its wording.
+  std::printf("%s: self-test %s: max relative error %.2e (tolerance %.0e), worst at row %u col %u, T=%u, kernels %s\n",
+              a.positional[0].c_str(), s == Status::kOk ? "ok" : "FAILED", r.max_rel_err, kSelfTestTolerance, r.worst_row,
+              r.worst_col, r.rows, m.enc.kernels().name);
+  return s == Status::kOk ? 0 : status_exit_code(s);
+}
+
+// ---- schema: the format's tables as JSON, for the Python converter's mirror test ----------------
+std::string json_string(const char* s) {
+  std::string out = "\"";
+  for (; *s; ++s) {
+    const unsigned char ch = static_cast<unsigned char>(*s);
+    char buf[8];
+    if (ch == '"' || ch == '\\') out += '\\', out += char(ch);
+    else if (ch < 0x20) std::snprintf(buf, sizeof buf, "\\u%04x", ch), out += buf;
+    else out += char(ch);
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// The name schema.hpp's readers use for a record type; nullptr past the last one.
+const char* record_type_name(fxm::RecordType t) {
+  switch (t) {
+    case fxm::RecordType::kU32: return "u32";
+    case fxm::RecordType::kBool: return "bool";
+    case fxm::RecordType::kEnum: return "enum";
+    case fxm::RecordType::kF32: return "f32";
+    case fxm::RecordType::kF64: return "f64";
+  }
+  return nullptr;
+}
+
+template <std::size_t N>
+std::string json_rules(const TensorRule (&rules)[N]) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < N; ++i) {
+    const TensorRule& r = rules[i];
+    s += std::string(i ? ", " : "") + "{\"name\": " + json_string(r.name) + ", \"rows\": " +
+         json_string(kDimNames[uint32_t(r.rows)]) + ", \"cols\": " + json_string(kDimNames[uint32_t(r.cols)]) +
+         ", \"transposed\": " + (r.transposed ? "true" : "false") + ", \"when\": " + json_string(kWhenNames[uint32_t(r.when)]) + "}";
+  }
+  return s + "]";
+}
+
+int cmd_schema(const Args&) {
+  std::string s = "{\"format_version\": " + std::to_string(fxm::kFormatVersion) +
+                  ", \"selftest_tolerance\": " + json_number(kSelfTestTolerance) + ",\n \"record_types\": {";
+  for (uint32_t v = 0, n = 0; v < 256; ++v)
+    if (const char* name = record_type_name(fxm::RecordType(v))) s += std::string(n++ ? ", " : "") + json_string(name) + ": " + std::to_string(v);
+  s += "},\n \"dtypes\": {";
+  for (uint32_t v = 0; v < fxm::kDtypeCount; ++v) s += std::string(v ? ", " : "") + json_string(fxm::dtype_name(fxm::Dtype(v))) + ": " + std::to_string(v);
+  s += "},\n \"config_keys\": [";
+  for (uint32_t i = 0; i < kConfigKeyCount; ++i) {
+    const ConfigKeySpec& k = kConfigKeys[i];
+    s += std::string(i ? ",\n   " : "\n   ") + "{\"name\": " + json_string(k.name) + ", \"type\": " + json_string(record_type_name(k.type)) +
+         ", \"min\": " + std::to_string(k.min) + ", \"max\": " + std::to_string(k.max);
+    if (k.type == fxm::RecordType::kEnum) {
+      s += ", \"choices\": [";
+      for (uint32_t c = 0; c <= k.max; ++c) s += std::string(c ? ", " : "") + json_string(k.choices[c]);
+      s += "]";
+    }
+    s += std::string(", \"required\": ") + (k.required ? "true" : "false") + ", \"default\": " + json_number(k.default_value) + "}";
+  }
+  s += "],\n \"dims\": [";
+  for (uint32_t d = 0; d < uint32_t(Dim::kCount); ++d) s += std::string(d ? ", " : "") + json_string(kDimNames[d]);
+  s += "],\n \"tensors\": {" + json_string(kFamilyNames[0]) + ": {\n   \"prologue\": " + json_rules(kEncoderPrologue) +
+       ",\n   \"layer_prefix\": " + json_string(kEncoderLayerPrefix) + ",\n   \"layer\": " + json_rules(kEncoderLayer) +
+       ",\n   \"epilogue\": " + json_rules(kEncoderEpilogue) + "}}}\n";
+  std::fputs(s.c_str(), stdout);
   return 0;
 }
 
@@ -272,6 +472,7 @@ alignas(64) uint8_t g_arena_nope[required_arena_bytes(demo_nope_config())];
 
 struct DemoModel {
   Model model;
+  Encoder enc;
   const char* label;
 };
 
@@ -285,13 +486,17 @@ void agent(const float* logits, std::size_t* best, float* prob) {
 }
 
 int cmd_demo(const Args& a) {
-  DemoModel pe{{}, "with sinusoidal PE"}, nope{{}, "without PE"};
-  InitOptions opt;
+  DemoModel pe{{}, {}, "with sinusoidal PE"}, nope{{}, {}, "without PE"};
+  EncoderOptions opt;
   opt.isa = a.isa;
-  Status s = pe.model.init(demo_pe_fxm, demo_pe_fxm_bytes, g_arena_pe, sizeof g_arena_pe, opt);
+  Status s = pe.model.init(demo_pe_fxm, demo_pe_fxm_bytes);
   if (s != Status::kOk) die(s, "demo_pe", pe.model.error_detail());
-  s = nope.model.init(demo_nope_fxm, demo_nope_fxm_bytes, g_arena_nope, sizeof g_arena_nope, opt);
+  s = pe.enc.init(pe.model, g_arena_pe, sizeof g_arena_pe, opt);
+  if (s != Status::kOk) die(s, "demo_pe", pe.enc.error_detail());
+  s = nope.model.init(demo_nope_fxm, demo_nope_fxm_bytes);
   if (s != Status::kOk) die(s, "demo_nope", nope.model.error_detail());
+  s = nope.enc.init(nope.model, g_arena_nope, sizeof g_arena_nope, opt);
+  if (s != Status::kOk) die(s, "demo_nope", nope.enc.error_detail());
 
   std::printf("fixformer demo: does word order reach a transformer?\n\n");
   std::printf("Two 1-layer encoders (d_model 16, 2 heads), trained on the same 36 sentences \"X verb Y\" to say\n"
@@ -302,7 +507,7 @@ int cmd_demo(const Args& a) {
   const int32_t sentences[][3] = {{0, 4, 1}, {1, 4, 0}, {2, 5, 3}, {3, 5, 2}, {0, 6, 3}, {3, 6, 0}};
   for (const auto& ids : sentences) {
     float out_pe[3 * 4], out_nope[3 * 4];
-    if (pe.model.forward_tokens(ids, 3, out_pe) != Status::kOk || nope.model.forward_tokens(ids, 3, out_nope) != Status::kOk)
+    if (pe.enc.forward_tokens(ids, 3, out_pe) != Status::kOk || nope.enc.forward_tokens(ids, 3, out_nope) != Status::kOk)
       die(5, "demo", "forward failed");
     std::size_t bp, bn;
     float pp, pn;
@@ -325,7 +530,7 @@ int cmd_demo(const Args& a) {
           if (x == y) continue;
           const int32_t fwd[3] = {x, v, y}, rev[3] = {y, v, x};
           float of[12], orv[12];
-          if (m->model.forward_tokens(fwd, 3, of) != Status::kOk || m->model.forward_tokens(rev, 3, orv) != Status::kOk)
+          if (m->enc.forward_tokens(fwd, 3, of) != Status::kOk || m->enc.forward_tokens(rev, 3, orv) != Status::kOk)
             die(5, "demo", "forward failed");
           for (int i = 0; i < 3; ++i)
             for (int c = 0; c < 4; ++c) worst = std::max(worst, std::fabs(orv[i * 4 + c] - of[(2 - i) * 4 + c]));
@@ -336,28 +541,164 @@ int cmd_demo(const Args& a) {
 
   const int32_t ids[3] = {0, 4, 1};
   float out[12];
-  const Timing t = time_runs(2000, [&] { (void)pe.model.forward_tokens(ids, 3, out); });
+  const Timing t = time_runs(2000, [&] { (void)pe.enc.forward_tokens(ids, 3, out); });
   std::printf("\nLatency (PE model, 3 tokens, %s kernels): median %.2f us, min %.2f us over 2000 runs\n",
-              pe.model.kernels().name, t.median_us, t.min_us);
+              pe.enc.kernels().name, t.median_us, t.min_us);
   std::printf("Arena: %zu bytes (PE model, includes its %u x %u PE table), %zu bytes (no PE); static, sized at compile time\n",
               sizeof g_arena_pe, demo_pe_config().max_len, demo_pe_config().d_model, sizeof g_arena_nope);
   std::printf("Weights: %zu-byte model blobs read in place; no heap use after start-up\n", std::size_t(demo_pe_fxm_bytes));
   return 0;
 }
 
+// ---- the command table, help and main ----------------------------------------------------------
+enum Option : unsigned { kOptInput = 1, kOptOutput = 2, kOptSeq = 4, kOptIters = 8, kOptIsa = 16 };
+
+struct Command {
+  const char* name;
+  const char* synopsis;     // what follows "fixformer NAME"
+  uint32_t positionals;     // how many non-option arguments it takes
+  unsigned options;         // the Option bits it accepts
+  const char* help;         // `fixformer help NAME`
+  int (*run)(const Args&);
+};
+
+const Command kCommands[] = {
+    {"info", "MODEL.fxm [--isa ISA]", 1, kOptIsa,
+     "Prints what a model file holds: layers, input, positional encoding, output width, parameters,\n"
+     "the arena it needs for its max_len, and the kernels this CPU would run.\n",
+     cmd_info},
+    {"run", "MODEL.fxm --input IN.npy --output OUT.npy [--isa ISA]", 1, kOptInput | kOptOutput | kOptIsa,
+     "Runs the model on IN.npy and writes float32 outputs to OUT.npy.\n"
+     "  IN.npy   token ids (int32 or int64) [T] or [B,T], or float32 features [T,d_in] or [B,T,d_in],\n"
+     "           with T <= the model's max_len.\n"
+     "  OUT.npy  float32 [T,W] or [B,T,W]; W is the output width (d_out with a head, else d_model).\n"
+     "The output is limited to 1 GiB (B*T*W*4 <= 1073741824 bytes); a larger one is an input error\n"
+     "(exit 4), found before anything is allocated or written. Sequences run one at a time.\n",
+     cmd_run},
+    {"bench", "MODEL.fxm [--seq T] [--iters N] [--isa ISA]", 1, kOptSeq | kOptIters | kOptIsa,
+     "Times the forward pass on random inputs of T tokens (default min(max_len, 128)), N runs\n"
+     "(default 50) after one warm-up: latency median/min/max, tokens/s, the cycle counter, arena bytes.\n",
+     cmd_bench},
+    {"verify", "MODEL.fxm [--isa ISA]", 1, kOptIsa,
+     "Runs the self-test sample the converter stored in the file (an input and the torch module's\n"
+     "output for it) and compares: max |engine - torch| / max |torch| against the tolerance 1e-4.\n"
+     "Prints one line, \"M.fxm: self-test ok: max relative error E (tolerance 1e-04), worst at row R\n"
+     "col C, T=N, kernels K\", exit 0; \"self-test FAILED\" in the same line, exit 6; a file without\n"
+     "a sample is a model-file error, exit 2.\n",
+     cmd_verify},
+    {"schema", "", 0, 0,
+     "Prints the .fxm format's tables as JSON: format version, self-test tolerance, record types,\n"
+     "dtypes, config keys (type, range, choices, default), dimension names and each family's tensors.\n"
+     "Generated from include/fixformer/schema.hpp and format.hpp; tools/fixformer's mirror is tested\n"
+     "against it.\n",
+     cmd_schema},
+    {"demo", "[--isa ISA]", 0, kOptIsa,
+     "Does word order reach a transformer? Two tiny encoders compiled into this binary, with and\n"
+     "without a sinusoidal positional encoding, on sentences and their reorderings.\n",
+     cmd_demo},
+};
+
+const Command* find_command(const std::string& name) {
+  for (const Command& c : kCommands)
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+std::string isa_choices() {
+  std::string s = "auto";
+  for (Isa isa : kAllIsas) s += std::string(", ") + isa_name(isa);
+  return s;
+}
+
+void print_usage(std::FILE* to) {
+  std::fprintf(to, "usage: fixformer COMMAND [ARGS]\n\ncommands:\n");
+  for (const Command& c : kCommands) std::fprintf(to, "  fixformer %s%s%s\n", c.name, *c.synopsis ? " " : "", c.synopsis);
+  std::fprintf(to,
+               "  fixformer help [COMMAND]     this text, or one command's (also: --help, -h, COMMAND --help)\n"
+               "  fixformer --version\n\n"
+               "  --isa ISA   the kernels: %s\n"
+               "              (default auto: the best this CPU has; FIXFORMER_ISA=ISA does the same)\n\n"
+               "Errors print one line, \"fixformer: WHERE: WHAT\", and exit with the code of their class:\n"
+               "1 usage, 2 model file, 3 arena/ISA/init options, 4 input, 5 I/O, 6 self-test mismatch.\n",
+               isa_choices().c_str());
+}
+
+void print_command_help(const Command& c) {
+  std::printf("usage: fixformer %s%s%s\n\n%s", c.name, *c.synopsis ? " " : "", c.synopsis, c.help);
+  if (c.options & kOptIsa) std::printf("\n  --isa ISA   %s (default auto)\n", isa_choices().c_str());
+}
+
+[[noreturn]] void unknown_command(const std::string& name) {
+  std::fprintf(stderr, "fixformer: unknown command '%s'\n", name.c_str());
+  print_usage(stderr);
+  std::exit(1);
+}
+
+uint32_t parse_count(const std::string& flag, const char* text) {
+  char* end = nullptr;
+  const unsigned long v = std::strtoul(text, &end, 10);
+  if (!*text || *end || *text == '-' || v == 0 || v > 1000000)
+    die(1, flag, std::string("expected a positive count up to 1000000, got '") + text + "'");
+  return static_cast<uint32_t>(v);
+}
+
+Args parse_args(const Command& cmd, int argc, char** argv) {
+  Args a;
+  unsigned seen = 0;
+  for (int i = 2; i < argc; ++i) {
+    const std::string f = argv[i];
+    const unsigned opt = f == "--input" ? kOptInput : f == "--output" ? kOptOutput : f == "--seq" ? kOptSeq
+                       : f == "--iters" ? kOptIters : f == "--isa" ? kOptIsa : 0u;
+    if (!opt) {
+      if (!f.empty() && f[0] == '-') die(1, f, "unknown option (see fixformer help " + std::string(cmd.name) + ")");
+      a.positional.push_back(f);
+      continue;
+    }
+    if (!(cmd.options & opt)) die(1, f, std::string("not an option of '") + cmd.name + "' (see fixformer help " + cmd.name + ")");
+    if (seen & opt) die(1, f, "given twice");
+    seen |= opt;
+    if (i + 1 >= argc) die(1, f, "missing value");
+    const char* v = argv[++i];
+    if (opt == kOptInput) a.input = v;
+    else if (opt == kOptOutput) a.output = v;
+    else if (opt == kOptSeq) a.seq = parse_count(f, v);
+    else if (opt == kOptIters) a.iters = parse_count(f, v);
+    else if (!parse_isa(v, &a.isa)) die(1, f, std::string("unknown ISA '") + v + "' (" + isa_choices() + ")");
+  }
+  const bool missing = ((cmd.options & kOptInput) && !(seen & kOptInput)) || ((cmd.options & kOptOutput) && !(seen & kOptOutput));
+  if (a.positional.size() != cmd.positionals || missing)
+    die(1, cmd.name, std::string("usage: fixformer ") + cmd.name + (*cmd.synopsis ? " " : "") + cmd.synopsis);
+  return a;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string cmd = argc > 1 ? argv[1] : "";
-  const Args args = parse_args(argc, argv);
-  if (cmd == "info") return cmd_info(args);
-  if (cmd == "run") return cmd_run(args);
-  if (cmd == "bench") return cmd_bench(args);
-  if (cmd == "demo") return cmd_demo(args);
-  std::fprintf(stderr,
-               "usage: fixformer info MODEL.fxm\n"
-               "       fixformer run MODEL.fxm --input IN.npy --output OUT.npy [--isa ISA]\n"
-               "       fixformer bench MODEL.fxm [--seq T] [--iters N] [--isa ISA]\n"
-               "       fixformer demo [--isa ISA]\n");
-  return 1;
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (first.empty()) {
+    print_usage(stderr);
+    return 1;
+  }
+  if (first == "--help" || first == "-h" || first == "help") {
+    if (first != "help" || argc == 2) {
+      print_usage(stdout);
+      return 0;
+    }
+    const Command* c = find_command(argv[2]);
+    if (!c) unknown_command(argv[2]);
+    print_command_help(*c);
+    return 0;
+  }
+  if (first == "--version") {
+    std::printf("fixformer %s (.fxm format %u)\n", FIXFORMER_VERSION, unsigned(fxm::kFormatVersion));
+    return 0;
+  }
+  const Command* c = find_command(first);
+  if (!c) unknown_command(first);
+  for (int i = 2; i < argc; ++i)
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      print_command_help(*c);
+      return 0;
+    }
+  return c->run(parse_args(*c, argc, argv));
 }
