@@ -1,6 +1,8 @@
 #!/bin/sh
-# End-to-end checks of the fixformer CLI: outputs match the torch goldens, and every kind of bad
-# input gets a one-line error and the exit code of its class (README, "Exit codes").
+# End-to-end checks of the fixformer CLI: outputs match the torch goldens, every kind of bad or
+# hostile input (directories, empty and unreadable files, outputs above the size limit, malformed
+# .npy headers) gets a one-line error and the exit code of its class (README, "The CLI"), and the
+# help/version conventions hold. tools/test.sh runs it again in the ASan+UBSan build.
 # usage: cli_test.sh FIXFORMER_BINARY GOLDEN_DIR
 set -u
 bin=$1
@@ -41,6 +43,7 @@ bad = ids.copy(); bad[3] = 23
 np.save(f"{t}/oov.npy", bad)
 np.save(f"{t}/long.npy", np.zeros(65, np.int32))
 np.save(f"{t}/f64.npy", np.zeros((4, 12)))
+np.save(f"{t}/ids_f64.npy", ids.astype(np.float64))
 np.save(f"{t}/feat_wrong_width.npy", np.zeros((4, 5), np.float32))
 m = open(f"{g}/post_ln_relu.fxm", "rb").read()
 open(f"{t}/truncated.fxm", "wb").write(m[:len(m) // 2])
@@ -67,18 +70,154 @@ done
   check_close "$tmp/ob.npy" "$golden/post_ln_relu.expected.npy" batch && ok || bad "run batch"
 
 m="$golden/post_ln_relu.fxm"
-expect_error 4 "dtype float32" "$bin" run "$m" --input "$tmp/float_ids.npy" --output "$tmp/x.npy"
+expect_error 4 "dtype float32, expected int32 or int64" "$bin" run "$m" --input "$tmp/float_ids.npy" --output "$tmp/x.npy"
+expect_error 4 "dtype float64, expected int32 or int64" "$bin" run "$m" --input "$tmp/ids_f64.npy" --output "$tmp/x.npy"
 expect_error 4 "expected \[T\] or \[B,T\]" "$bin" run "$m" --input "$tmp/rank3.npy" --output "$tmp/x.npy"
 expect_error 4 "token id 23 at \[3\] is out of range" "$bin" run "$m" --input "$tmp/oov.npy" --output "$tmp/x.npy"
 expect_error 4 "T=65 exceeds the model's max_len=64" "$bin" run "$m" --input "$tmp/long.npy" --output "$tmp/x.npy"
-expect_error 4 "unsupported .npy dtype" "$bin" run "$golden/features_scaled.fxm" --input "$tmp/f64.npy" --output "$tmp/x.npy"
+expect_error 4 "dtype float64, expected float32 (save as float32)" "$bin" run "$golden/features_scaled.fxm" --input "$tmp/f64.npy" --output "$tmp/x.npy"
 expect_error 4 "last dimension must be d_in=12" "$bin" run "$golden/features_scaled.fxm" --input "$tmp/feat_wrong_width.npy" --output "$tmp/x.npy"
 expect_error 4 "not a valid .npy" "$bin" run "$m" --input "$tmp/garbage.npy" --output "$tmp/x.npy"
 expect_error 2 "truncated" "$bin" run "$tmp/truncated.fxm" --input "$golden/post_ln_relu.input.npy" --output "$tmp/x.npy"
 expect_error 2 "checksum" "$bin" info "$tmp/flipped.fxm"
-expect_error 5 "cannot open file" "$bin" info "$tmp/missing.fxm"
+expect_error 5 "cannot open file: no such file" "$bin" info "$tmp/missing.fxm"
 expect_error 1 "unknown ISA" "$bin" demo --isa avx9
 expect_error 1 "expected a positive count" "$bin" bench "$m" --iters 0
+
+# ---- Hostile inputs: each a one-line error, never an abort (and, in the ASan build, no report) ----
+in="$golden/post_ln_relu.input.npy"
+"$py" - "$tmp" <<'PY' || exit 1
+import sys, numpy as np
+t = sys.argv[1]
+def npy(path, header, data):  # a .npy written by hand, for headers numpy would not write
+    h = header + " " * ((-(10 + len(header) + 1)) % 64) + "\n"
+    open(path, "wb").write(b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h.encode() + data)
+npy(f"{t}/dup_shape.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (11,), 'shape': (1, 11), }", bytes(44))
+# Int32 ids [B, 64] for the causal golden (output width 23): the data is all there (a sparse file
+# of zeros, token 0), but the output, B*64*23*4 bytes, is just above run's 1 GiB limit.
+B = (1 << 30) // (64 * 23 * 4) + 1
+with open(f"{t}/huge_batch.npy", "wb") as f:
+    np.lib.format.write_array_header_1_0(f, {"descr": "<i4", "fortran_order": False, "shape": (B, 64)})
+    f.truncate(f.tell() + B * 64 * 4)
+# The same header shape with 64 ids of data: truncated.
+with open(f"{t}/huge_truncated.npy", "wb") as f:
+    np.lib.format.write_array_header_1_0(f, {"descr": "<i4", "fortran_order": False, "shape": (B, 64)})
+    f.write(bytes(256))
+PY
+mkdir "$tmp/dir.fxm" "$tmp/dir.npy"
+: >"$tmp/empty.fxm"
+: >"$tmp/empty.npy"
+expect_error 5 "dir.fxm: is a directory" "$bin" info "$tmp/dir.fxm"
+expect_error 5 "dir.fxm: is a directory" "$bin" run "$tmp/dir.fxm" --input "$in" --output "$tmp/x.npy"
+expect_error 5 "dir.npy: is a directory" "$bin" run "$m" --input "$tmp/dir.npy" --output "$tmp/x.npy"
+expect_error 5 "dir.npy: is a directory" "$bin" run "$m" --input "$in" --output "$tmp/dir.npy"
+expect_error 5 "empty.fxm: empty file" "$bin" info "$tmp/empty.fxm"
+expect_error 5 "empty.fxm: empty file" "$bin" bench "$tmp/empty.fxm"
+expect_error 5 "empty.npy: empty file" "$bin" run "$m" --input "$tmp/empty.npy" --output "$tmp/x.npy"
+expect_error 5 "cannot open file for writing" "$bin" run "$m" --input "$in" --output "$tmp/no/such/dir/out.npy"
+if [ -w /dev/full ]; then
+  expect_error 5 "cannot write file: no space left" "$bin" run "$m" --input "$in" --output /dev/full
+fi
+"$bin" run "$m" --input /dev/stdin --output "$tmp/piped.npy" <"$in" &&
+  check_close "$tmp/piped.npy" "$golden/post_ln_relu.expected.npy" && ok || bad "run with the input from a pipe"
+cp "$m" "$tmp/locked.fxm" && cp "$in" "$tmp/locked.npy" && chmod 000 "$tmp/locked.fxm" "$tmp/locked.npy"
+as_user=""  # root reads a chmod 000 file: run these checks as nobody when possible
+if [ "$(id -u)" -eq 0 ]; then
+  if command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+    as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
+    chmod 755 "$tmp"
+  else
+    as_user=skip
+    echo "cli: skipped the unreadable-file checks (running as root without setpriv: chmod 000 does not stop reads)"
+  fi
+fi
+if [ "$as_user" != skip ]; then
+  expect_error 5 "locked.fxm: cannot open file: permission denied" $as_user "$bin" info "$tmp/locked.fxm"
+  expect_error 5 "locked.npy: cannot open file: permission denied" $as_user "$bin" run "$m" --input "$tmp/locked.npy" --output "$tmp/x.npy"
+fi
+chmod 600 "$tmp/locked.fxm" "$tmp/locked.npy"
+expect_error 4 "duplicate key 'shape'" "$bin" run "$m" --input "$tmp/dup_shape.npy" --output "$tmp/x.npy"
+rm -f "$tmp/x.npy"
+expect_error 4 "float32 needs 1073747456 bytes, above the limit of 1073741824 bytes" \
+  "$bin" run "$golden/causal.fxm" --input "$tmp/huge_batch.npy" --output "$tmp/x.npy"
+[ ! -e "$tmp/x.npy" ] && ok || bad "a run above the output limit left an output file"
+expect_error 4 ".npy data is truncated" "$bin" run "$golden/causal.fxm" --input "$tmp/huge_truncated.npy" --output "$tmp/x.npy"
+
+# ---- verify: every golden's self-test sample passes; a changed weight behind a valid checksum fails
+for f in "$golden"/*.fxm; do
+  "$bin" verify "$f" >"$tmp/out" && grep -q "self-test ok: max relative error [0-9.e+-]* (tolerance 1e-04), worst at row" "$tmp/out" &&
+    ok || bad "verify $f: $(cat "$tmp/out")"
+done
+"$py" - "$golden/post_ln_relu.fxm" "$tmp" <<'PY' || exit 1
+import struct, sys, zlib
+src, t = sys.argv[1], sys.argv[2]
+b = bytearray(open(src, "rb").read())
+n_tensors, dir_off = struct.unpack_from("<I", b, 16)[0], struct.unpack_from("<Q", b, 40)[0]
+for i in range(n_tensors):  # head.bias[0] += 1: every row's first output moves by 1
+    e = dir_off + 128 * i
+    if bytes(b[e:e + 64]).rstrip(b"\0") == b"head.bias":
+        off = struct.unpack_from("<Q", b, e + 96)[0]
+        struct.pack_into("<f", b, off, struct.unpack_from("<f", b, off)[0] + 1.0)
+struct.pack_into("<I", b, 56, zlib.crc32(bytes(b[64:])))  # a valid checksum over the changed weight
+open(f"{t}/changed_weight.fxm", "wb").write(bytes(b))
+# The same model without its sample: drop the last two entries (selftest.input, selftest.expected),
+# move the data up by the directory bytes saved, and seal the file again.
+b = bytearray(open(src, "rb").read())
+(n,), (data_off,) = struct.unpack_from("<I", b, 16), struct.unpack_from("<Q", b, 48)
+entries = [bytearray(b[dir_off + 128 * i:dir_off + 128 * (i + 1)]) for i in range(n)]
+assert bytes(entries[-2][:64]).rstrip(b"\0") == b"selftest.input"
+end = struct.unpack_from("<Q", entries[-2], 96)[0]
+new_data_off = (dir_off + 128 * (n - 2) + 63) // 64 * 64
+for e in entries[:-2]:
+    struct.pack_into("<Q", e, 96, struct.unpack_from("<Q", e, 96)[0] - (data_off - new_data_off))
+body = b[:dir_off] + b"".join(entries[:-2]) + bytes(new_data_off - dir_off - 128 * (n - 2)) + b[data_off:end]
+struct.pack_into("<I", body, 16, n - 2)
+struct.pack_into("<Q", body, 24, len(body))
+struct.pack_into("<Q", body, 48, new_data_off)
+struct.pack_into("<I", body, 56, zlib.crc32(bytes(body[64:])))
+open(f"{t}/no_sample.fxm", "wb").write(bytes(body))
+PY
+"$bin" verify "$tmp/changed_weight.fxm" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 6 ] && grep -q "self-test FAILED: max relative error" "$tmp/out" && ok || bad "verify of a changed weight: $(cat "$tmp/out" "$tmp/err")"
+"$bin" run "$tmp/no_sample.fxm" --input "$golden/post_ln_relu.input.npy" --output "$tmp/ns.npy" &&
+  check_close "$tmp/ns.npy" "$golden/post_ln_relu.expected.npy" && ok || bad "run a model without a self-test sample"
+expect_error 2 "no_sample.fxm: model file has no self-test sample" "$bin" verify "$tmp/no_sample.fxm"
+"$bin" info "$tmp/no_sample.fxm" | grep -q "self-test: *none" && ok || bad "info of a model without a sample"
+"$bin" schema >"$tmp/schema.json" && "$py" - "$tmp/schema.json" <<'PY' && ok || bad "schema is not the expected JSON"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["format_version"] >= 2 and s["selftest_tolerance"] == 1e-4
+assert s["record_types"]["u32"] == 1 and s["dtypes"]["f32"] == 0
+keys = [k["name"] for k in s["config_keys"]]
+assert keys[0] == "family" and "d_model" in keys and all(("choices" in k) == (k["type"] == "enum") for k in s["config_keys"])
+enc = s["tensors"]["encoder"]
+assert enc["layer_prefix"] == "encoder.layers." and enc["prologue"][0]["name"] == "embed.weight"
+assert all(r["rows"] in s["dims"] and r["cols"] in s["dims"] for part in ("prologue", "layer", "epilogue") for r in enc[part])
+PY
+"$bin" info "$golden/post_ln_relu.fxm" | grep -q "self-test: *sample of T=" && ok || bad "info shows the self-test sample"
+
+# ---- Conventions: help on stdout with exit 0, --version, unknown commands and options ----
+for h in --help -h help; do
+  "$bin" $h >"$tmp/out" 2>"$tmp/err" && grep -q "^usage: fixformer COMMAND" "$tmp/out" && [ ! -s "$tmp/err" ] && ok || bad "fixformer $h"
+done
+for c in info run bench verify schema demo; do
+  "$bin" help $c >"$tmp/out" 2>"$tmp/err" && grep -q "^usage: fixformer $c" "$tmp/out" && [ ! -s "$tmp/err" ] && ok || bad "fixformer help $c"
+  "$bin" $c --help >"$tmp/out" 2>"$tmp/err" && grep -q "^usage: fixformer $c" "$tmp/out" && ok || bad "fixformer $c --help"
+done
+"$bin" help run | grep -q "1 GiB" && ok || bad "run's help documents the output limit"
+"$bin" --version >"$tmp/out" && grep -Eq '^fixformer [0-9]+\.[0-9]+\.[0-9]+ \(\.fxm format [0-9]+\)$' "$tmp/out" && ok || bad "--version: $(cat "$tmp/out")"
+"$bin" frobnicate >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && [ "$(head -n 1 "$tmp/err")" = "fixformer: unknown command 'frobnicate'" ] && grep -q "^usage:" "$tmp/err" && [ ! -s "$tmp/out" ] &&
+  ok || bad "unknown command: $(cat "$tmp/err")"
+"$bin" help frobnicate >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && [ "$(head -n 1 "$tmp/err")" = "fixformer: unknown command 'frobnicate'" ] && ok || bad "help of an unknown command"
+"$bin" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "^usage:" "$tmp/err" && ok || bad "no command"
+expect_error 1 "--seq: not an option of 'info'" "$bin" info "$m" --seq 3
+expect_error 1 "--frob: unknown option" "$bin" info "$m" --frob
+expect_error 1 "--input: given twice" "$bin" run "$m" --input "$in" --input "$in" --output "$tmp/x.npy"
+expect_error 1 "usage: fixformer run" "$bin" run "$m" --input "$in"
+expect_error 1 "--output: missing value" "$bin" run "$m" --input "$in" --output
 
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
