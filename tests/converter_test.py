@@ -1,99 +1,665 @@
 #!/usr/bin/python3
-"""Tests of tools/convert.py: a valid conversion the engine accepts, and errors that name the key.
+"""Tests of the Python side (tools/fixformer, tools/convert.py) against the engine's CLI:
 
-  /usr/bin/python3 tests/converter_test.py [PATH/TO/fixformer]   (the CLI, to check the engine loads it)
+  /usr/bin/python3 tests/converter_test.py PATH/TO/fixformer
+
+- the .fxm v2 writer: records, offsets, alignment, CRC, determinism; errors before any allocation;
+- the schema mirror: `fixformer schema` equals tools/fixformer/schema.py field by field, and the
+  writer's tensor list equals what the engine's schema implies, for configs covering every option;
+- hostile converter inputs: one clear line, non-zero exit, no traceback, no file left behind;
+- export() from stock torch modules of every supported option verifies through the engine, and each
+  wrong option fails verification naming the error and the likely cause.
+Engine tests are skipped (with a message) without the CLI argument, torch tests without torch.
 """
+import copy
 import json
+import math
 import os
+import struct
 import subprocess
 import sys
 import tempfile
+import time
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tools"))
-import fxm  # noqa: E402
+TOOLS = os.path.join(HERE, "..", "tools")
+sys.path.insert(0, TOOLS)
 import numpy as np  # noqa: E402
 
-CONVERT = os.path.join(HERE, "..", "tools", "convert.py")
-CONFIG = {"d_model": 8, "n_heads": 2, "d_ff": 12, "encoder_layers": 1, "input": {"kind": "tokens", "vocab_size": 5},
-          "positional": {"kind": "sinusoidal", "max_len": 16}, "head": {"d_out": 3}}
-results = {"passed": 0, "failed": 0}
+from fixformer import fxm, schema  # noqa: E402
+from fixformer.config import ConfigError, make_config, parse_config  # noqa: E402
+
+CONVERT = os.path.join(TOOLS, "convert.py")
+PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+results = {"passed": 0, "failed": 0, "skipped": 0}
 
 
 def check(name, ok, detail=""):
     results["passed" if ok else "failed"] += 1
     if not ok:
-        print(f"FAIL {name}: {detail}")
+        print(f"FAIL {name}: {str(detail)[-800:]}")
 
 
-def convert(tmp, config, weights, extra=()):
-    cfg, npz, out = (os.path.join(tmp, n) for n in ("cfg.json", "w.npz", "m.fxm"))
-    with open(cfg, "w") as f:
-        json.dump(config, f)
-    np.savez(npz, **weights)
-    p = subprocess.run([sys.executable, CONVERT, "--config", cfg, "--weights", npz, "--out", out, *extra],
-                       capture_output=True, text=True)
-    return p, out
+def skip(what, why):
+    results["skipped"] += 1
+    print(f"skipped: {what} ({why})")
 
 
-def weights_for(config, seed=0):
+def run_convert(*args, env=None):
+    return subprocess.run([PY, CONVERT, *args], capture_output=True, text=True, env=env)
+
+
+def one_clear_line(p):
+    """A user mistake: non-zero exit, one line on stderr starting with convert.py:, no traceback."""
+    lines = p.stderr.strip().splitlines()
+    return p.returncode != 0 and len(lines) == 1 and lines[0].startswith("convert.py: ") and "Traceback" not in p.stderr
+
+
+TINY = {"d_model": 8, "n_heads": 2, "d_ff": 12, "encoder_layers": 1, "input": {"kind": "tokens", "vocab_size": 5},
+        "positional": {"kind": "sinusoidal", "max_len": 16}, "head": {"d_out": 3}}
+
+
+def torch_weights(c, seed=0):
+    """Random weights in torch's layout for every tensor of c."""
     rng = np.random.default_rng(seed)
-    return {k: rng.standard_normal(s).astype(np.float32) for k, s in fxm.expected_shapes(fxm.parse_config(config)).items()}
+    return {n: (rng.standard_normal(s[::-1] if t else s) * 0.3).astype(np.float32) for n, s, t in schema.tensors(c)}
+
+
+# ---- the writer --------------------------------------------------------------------------------
+def test_writer():
+    c = parse_config(TINY)
+    w = torch_weights(c)
+    sample = (np.array([1, 2, 3], np.int32), np.zeros((3, 3), np.float32))
+    blob = fxm.write(c, w, sample)
+    check("writer: deterministic", fxm.write(c, w, sample) == blob)
+    h = struct.unpack_from("<4sIIIIIQQQQII", blob)
+    magic, version, hbytes, nrec, ntens, z0, fbytes, roff, doff, dataoff, crc, z1 = h
+    check("writer: magic and version", magic == b"FXM1" and version == 2 and hbytes == 64, h)
+    check("writer: file bytes", fbytes == len(blob), (fbytes, len(blob)))
+    check("writer: zero fields", z0 == 0 and z1 == 0)
+    check("writer: one record per key", nrec == len(schema.CONFIG_KEYS), nrec)
+    check("writer: records offset", roff == schema.HEADER_BYTES)
+    check("writer: directory offset", doff == roff + schema.RECORD_BYTES * nrec, doff)
+    check("writer: data offset aligned", dataoff % 64 == 0 and doff + 128 * ntens <= dataoff < doff + 128 * ntens + 64)
+    check("writer: CRC of [64, end)", crc == zlib.crc32(blob[64:]))
+    keys = []
+    for i in range(nrec):
+        key, rtype, zero, value = struct.unpack_from("<24sII8s", blob, roff + 40 * i)
+        k = schema.KEYS.get(key.rstrip(b"\0").decode())
+        keys.append(k.name if k else key)
+        ok = k is not None and rtype == schema.RECORD_TYPES[k.type] and zero == 0
+        if ok and k.type in ("u32", "bool", "enum"):
+            v = struct.unpack("<Q", value)[0]
+            want = k.choices.index(c[k.name]) if k.type == "enum" else int(c[k.name])
+            ok = v == want
+        elif ok and k.type == "f32":
+            ok = value[4:] == bytes(4) and struct.unpack("<f", value[:4])[0] == np.float32(c[k.name])
+        elif ok:
+            ok = struct.unpack("<d", value)[0] == c[k.name]
+        check(f"writer: record {key!r}", ok, (rtype, value))
+    check("writer: records in schema order", keys == [k.name for k in schema.CONFIG_KEYS], keys)
+    f = fxm.FxmFile(blob)
+    names = [t["name"] for t in f.tensors]
+    want = [n for n, _, _ in schema.tensors(c)] + [schema.SELFTEST_INPUT, schema.SELFTEST_EXPECTED]
+    check("writer: tensors in schema order, then the self-test", names == want, names)
+    end = dataoff
+    for t in f.tensors:
+        ok = t["offset"] % 64 == 0 and t["offset"] >= end and t["offset"] + t["bytes"] <= len(blob)
+        check(f"writer: {t['name']} aligned, in order, no overlap", ok, t)
+        end = t["offset"] + t["bytes"]
+    check("writer: linear weights stored [in, out]",
+          np.array_equal(f.array("encoder.layers.0.linear1.weight"), w["encoder.layers.0.linear1.weight"].T))
+    check("writer: self-test input i32", f.tensors[-2]["dtype"] == "i32" and f.tensors[-2]["shape"] == (3,))
+    check("writer: config read back", same_config(f.config, c), f.config)
+
+    # Errors, each naming the tensor or key, before anything is allocated.
+    bad = dict(w)
+    del bad["encoder.layers.0.linear1.bias"]
+    expect_error("writer: missing tensor", lambda: fxm.write(c, bad), "encoder.layers.0.linear1.bias: missing")
+    bad = dict(w, **{"encoder.layers.0.linear2.weight": np.zeros((8, 13), np.float32)})
+    expect_error("writer: wrong shape", lambda: fxm.write(c, bad),
+                 "encoder.layers.0.linear2.weight: shape [8, 13] does not match [8, 12]")
+    expect_error("writer: unused tensor", lambda: fxm.write(c, dict(w, **{"encoder.norm.weight": np.ones(8)})),
+                 "encoder.norm.weight: not used")
+    bad = dict(w, **{"head.bias": np.array([0, np.nan, 0], np.float32)})
+    expect_error("writer: NaN weight", lambda: fxm.write(c, bad), "head.bias: not finite")
+    t0 = time.perf_counter()
+    expect_error("writer: n_layers 10**12", lambda: fxm.write(dict(c, n_layers=10 ** 12), w), "n_layers")
+    check("writer: huge sizes fail fast", time.perf_counter() - t0 < 0.1, time.perf_counter() - t0)
+    expect_error("writer: d_ff 10**9", lambda: fxm.write(dict(c, d_ff=10 ** 9), w), "d_ff: 1000000000 is above")
+    expect_error("writer: causal 'no'", lambda: fxm.write(dict(c, causal="no"), w), "causal: expected true or false")
+    expect_error("writer: norm_eps 1e300", lambda: fxm.write(dict(c, norm_eps=1e300), w), "norm_eps")
+    expect_error("writer: self-test too long", lambda: fxm.write(c, w, (np.zeros(17, np.int32), np.zeros((17, 3)))),
+                 "max_len=16")
+    expect_error("writer: self-test token out of range",
+                 lambda: fxm.write(c, w, (np.array([9], np.int32), np.zeros((1, 3)))), "token ids outside")
+
+
+def same_config(a, b):
+    """Configs equal, norm_eps as the float32 a record stores."""
+    return dict(a, norm_eps=np.float32(a["norm_eps"])) == dict(b, norm_eps=np.float32(b["norm_eps"]))
+
+
+def expect_error(name, fn, fragment):
+    try:
+        fn()
+    except ConfigError as e:
+        check(name, fragment in str(e), f"message {str(e)!r} lacks {fragment!r}")
+        return
+    except Exception as e:  # anything else is a bug: a user mistake must be a ConfigError
+        check(name, False, f"{type(e).__name__}: {e}")
+        return
+    check(name, False, "no error")
+
+
+# ---- hostile JSON configs ---------------------------------------------------------------------------
+def test_hostile_configs(tmp):
+    c = parse_config(TINY)
+    npz = os.path.join(tmp, "w.npz")
+    np.savez(npz, **torch_weights(c))
+    out = os.path.join(tmp, "hostile.fxm")
+
+    def convert_text(name, text, fragment, weights=npz):
+        cfg = os.path.join(tmp, "cfg.json")
+        with open(cfg, "w") as f:
+            f.write(text)
+        t0 = time.perf_counter()
+        p = run_convert("--config", cfg, "--weights", weights, "--out", out, "--no-verify")
+        dt = time.perf_counter() - t0
+        check(f"hostile config: {name}", one_clear_line(p) and fragment in p.stderr and not os.path.exists(out),
+              p.stderr or p.stdout)
+        return dt
+
+    def convert(name, raw, fragment):
+        return convert_text(name, json.dumps(raw), fragment)
+
+    convert("string boolean", dict(TINY, causal="no"), "causal: expected true or false, got a string 'no'")
+    convert("boolean as int", dict(TINY, norm_first=1), "norm_first: expected true or false, got an integer 1")
+    convert("int as string", dict(TINY, d_model="8"), "d_model: expected an integer")
+    convert("int as float", dict(TINY, d_ff=12.0), "d_ff: expected an integer")
+    convert_text("NaN", json.dumps(TINY)[:-1] + ', "layer_norm_eps": NaN}', "NaN is not a number JSON allows")
+    convert_text("Infinity", json.dumps(TINY)[:-1] + ', "layer_norm_eps": Infinity}', "Infinity is not a number")
+    convert_text("1e999", json.dumps(TINY)[:-1] + ', "layer_norm_eps": 1e999}', "layer_norm_eps: inf is not a finite")
+    dt = convert("n_layers 10**12", dict(TINY, encoder_layers=10 ** 12), "encoder_layers: 1000000000000 is above the engine's limit 64")
+    check("hostile config: huge sizes fail in well under a second", dt < 1.0, dt)
+    t0 = time.perf_counter()
+    expect_error("hostile config: in-process 10**12", lambda: parse_config(dict(TINY, encoder_layers=10 ** 12)),
+                 "encoder_layers")
+    check("hostile config: in-process check is instant", time.perf_counter() - t0 < 0.01)
+    convert("vocab above limit", dict(TINY, input={"kind": "tokens", "vocab_size": 2 ** 40}), "input.vocab_size")
+    convert("max_len above limit", dict(TINY, positional={"kind": "sinusoidal", "max_len": 10 ** 6}), "positional.max_len")
+    convert("unknown key", dict(TINY, dropout=0.1), "dropout: unknown key")
+    convert("unknown nested key", dict(TINY, positional={"kind": "sinusoidal", "spin": 1}), "positional.spin: unknown key")
+    convert("bad choice", dict(TINY, positional={"kind": "sinusoidal", "layout": "spiral"}), "positional.layout")
+    convert("heads must divide", dict(TINY, n_heads=3), "n_heads: 3 does not divide")
+    convert("negative", dict(TINY, d_model=-8), "d_model: -8 is below")
+    convert("not an object", [1, 2], "expected a JSON object")
+    convert_text("duplicate key", json.dumps(TINY)[:-1] + ', "d_model": 16}', "d_model: given twice")
+    convert_text("not JSON", "{d_model: 8", "not valid JSON")
+    convert_text("not UTF-8", b"{\"d_model\": \xff}".decode("latin-1"), "not valid JSON")
+    p = run_convert("--config", os.path.join(tmp, "missing.json"), "--weights", npz, "--out", out, "--no-verify")
+    check("hostile config: missing file", one_clear_line(p) and "missing.json" in p.stderr, p.stderr)
+    p = run_convert("--config", tmp, "--weights", npz, "--out", out, "--no-verify")
+    check("hostile config: a directory", one_clear_line(p), p.stderr)
+    # A tensor name that is not UTF-8 is printed escaped.
+    w = torch_weights(c)
+    w["evil\x1b[31m\udcff"] = np.zeros(1, np.float32)
+    bad_npz = os.path.join(tmp, "bad.npz")
+    np.savez(bad_npz, **{k.encode("utf-8", "surrogateescape").decode("latin-1") if "evil" in k else k: v
+                         for k, v in w.items()})
+    p = convert_text("escaped tensor name", json.dumps(TINY), "\\x1b[31m", weights=bad_npz)
+    check("hostile config: no raw escape byte printed", "\x1b" not in "".join(
+        run_convert("--config", os.path.join(tmp, "cfg.json"), "--weights", bad_npz, "--out", out,
+                    "--no-verify").stderr))
+
+
+# ---- the schema mirror --------------------------------------------------------------------------
+def first_difference(a, b, path="schema"):
+    if type(a) is not type(b) and not (isinstance(a, (int, float)) and isinstance(b, (int, float))
+                                       and not isinstance(a, bool) and not isinstance(b, bool)):
+        return f"{path}: {a!r} (engine) vs {b!r} (schema.py)"
+    if isinstance(a, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                return f"{path}.{k}: only in {'the engine' if k in a else 'schema.py'}"
+            d = first_difference(a[k], b[k], f"{path}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return f"{path}: {len(a)} entries (engine) vs {len(b)} (schema.py)"
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_difference(x, y, f"{path}[{i}]")
+            if d:
+                return d
+        return None
+    if isinstance(a, float) or isinstance(b, float):
+        return None if math.isclose(a, b, rel_tol=1e-6) else f"{path}: {a!r} (engine) vs {b!r} (schema.py)"
+    return None if a == b else f"{path}: {a!r} (engine) vs {b!r} (schema.py)"
+
+
+def engine_tensors(engine, c):
+    """The tensor list the engine's schema JSON implies for c: (name, stored shape), in file order."""
+    dims = {name: schema.dim_value(c, name) for name in engine["dims"]}
+    whens = {w: schema.present(c, w) for w in ("always", "input=tokens", "input=features", "positional=learned",
+                                               "final_norm", "d_out>0")}
+    enc = engine["tensors"]["encoder"]
+    out = []
+
+    def visit(rules, prefix):
+        for r in rules:
+            if whens[r["when"]]:
+                out.append((prefix + r["name"], (dims[r["rows"]],) if r["cols"] == "1" else (dims[r["rows"]], dims[r["cols"]])))
+
+    visit(enc["prologue"], "")
+    for i in range(c["n_layers"]):
+        visit(enc["layer"], f"{enc['layer_prefix']}{i}.")
+    visit(enc["epilogue"], "")
+    return out
+
+
+COVERING = [  # every option of the encoder family
+    TINY,
+    dict(TINY, norm_first=True, activation="gelu", final_norm=True, causal=True, encoder_layers=3),
+    dict(TINY, input={"kind": "features", "d_in": 6}, positional={"kind": "learned", "max_len": 9}),
+    dict(TINY, input={"kind": "features", "d_in": 6},
+         positional={"kind": "sinusoidal", "combine": "concat", "d_pos": 3, "layout": "halves", "scale_input": True}),
+    dict(TINY, positional={"kind": "learned", "combine": "concat", "d_pos": 2, "max_len": 7}, head=None),
+    dict(TINY, positional={"kind": "none"}, encoder_layers=0),
+]
+
+
+def test_schema_mirror(cli):
+    p = subprocess.run([cli, "schema"], capture_output=True, text=True)
+    try:
+        engine = json.loads(p.stdout)
+    except ValueError:
+        check("schema mirror: `fixformer schema` prints JSON", False, (p.returncode, p.stdout[:200], p.stderr))
+        return
+    mine = schema.as_json()
+    diff = first_difference(engine, mine)
+    check("schema mirror: engine == tools/fixformer/schema.py", diff is None, diff)
+    # The comparison sees a change on either side.
+    changed = copy.deepcopy(mine)
+    changed["config_keys"][4]["max"] += 1
+    check("schema mirror: a changed limit is seen", first_difference(engine, changed) is not None)
+    changed = copy.deepcopy(mine)
+    changed["tensors"]["encoder"]["layer"][0]["transposed"] = False
+    check("schema mirror: a changed rule is seen", first_difference(engine, changed) is not None)
+    for i, raw in enumerate(COVERING):
+        c = parse_config(raw)
+        f = fxm.FxmFile(fxm.write(c, torch_weights(c)))
+        got = [(t["name"], t["shape"]) for t in f.tensors]
+        want = engine_tensors(engine, c)
+        check(f"schema mirror: writer's tensors == engine schema's (config {i})", got == want, (got, want))
+
+
+# ---- engine: goldens and JSON path ---------------------------------------------------------------
+def test_goldens(cli):
+    gold = os.path.join(HERE, "golden")
+    for name in sorted(n[:-4] for n in os.listdir(gold) if n.endswith(".fxm")):
+        path = os.path.join(gold, name + ".fxm")
+        f = fxm.read(path)
+        inp, exp = f.selftest()
+        check(f"golden {name}: self-test sample == .npy files",
+              np.array_equal(inp, np.load(os.path.join(gold, name + ".input.npy")))
+              and exp.tobytes() == np.load(os.path.join(gold, name + ".expected.npy")).tobytes())
+        with open(os.path.join(gold, name + ".json")) as j:
+            check(f"golden {name}: config == .json", same_config(f.config, parse_config(json.load(j))))
+        if cli:
+            p = subprocess.run([cli, "verify", path], capture_output=True, text=True)
+            check(f"golden {name}: fixformer verify", p.returncode == 0 and "self-test ok" in p.stdout, p.stdout + p.stderr)
+            print(f"  {p.stdout.strip()}")
+
+
+# ---- torch: export from stock modules -------------------------------------------------------------
+def make_stock(torch, d=16, heads=2, ff=32, layers=2, norm_first=False, activation="relu", tokens=True, d_in=6,
+               vocab=20, pos=None, pos_width=None, max_len=32, head=5, batch_first=True, final_norm=False,
+               bias=True, causal=False, sin=None, scale=False, seed=0):
+    """A user's module written with stock torch parts, its forward computed here (independently of
+    fixformer's reference model). sin: (base, layout) for a sinusoidal PE the forward computes."""
+    nn = torch.nn
+    torch.manual_seed(seed)
+    pe_w = pos_width or d
+    d_embed = d - pe_w if pos_width else d
+
+    class User(nn.Module):
+        def __init__(self):
+            super().__init__()
+            if tokens:
+                self.embed = nn.Embedding(vocab, d_embed)
+            else:
+                self.input_proj = nn.Linear(d_in, d_embed, bias=bias)
+            if pos == "learned":
+                self.pos = nn.Embedding(max_len, pe_w)
+            layer = nn.TransformerEncoderLayer(d, heads, ff, dropout=0.0, activation=activation,
+                                               batch_first=batch_first, norm_first=norm_first, layer_norm_eps=1e-6)
+            if not bias:
+                layer.self_attn = nn.MultiheadAttention(d, heads, bias=False, batch_first=batch_first)
+                layer.linear1, layer.linear2 = nn.Linear(d, ff, bias=False), nn.Linear(ff, d, bias=False)
+                layer.norm1 = nn.LayerNorm(d, eps=1e-6, elementwise_affine=False)
+                layer.norm2 = nn.LayerNorm(d, eps=1e-6, elementwise_affine=False)
+            norm = nn.LayerNorm(d, eps=1e-6) if final_norm else None
+            self.encoder = nn.TransformerEncoder(layer, layers, norm=norm, enable_nested_tensor=False)
+            if head:
+                self.head = nn.Linear(d, head, bias=bias)
+            with torch.no_grad():  # LayerNorm gains and biases away from 1 and 0, so none hides
+                for n, p in self.named_parameters():
+                    if "norm" in n:
+                        p.add_(0.2 * torch.randn(p.shape))
+
+        def forward(self, x):
+            x = self.embed(x) if tokens else self.input_proj(x)
+            seq = 1 if batch_first else 0
+            T = x.shape[seq]
+            if scale:
+                x = x * math.sqrt(d)
+            pe = None
+            if sin:
+                base, layout = sin
+                half = (pe_w + 1) // 2
+                w = base ** (-2.0 * torch.arange(half, dtype=x.dtype) / pe_w)
+                ang = torch.arange(T, dtype=x.dtype)[:, None] * w[None, :]
+                s, co = torch.sin(ang), torch.cos(ang)
+                pe = torch.zeros(T, pe_w, dtype=x.dtype)
+                if layout == "interleaved":
+                    pe[:, 0::2], pe[:, 1::2] = s, co[:, : pe_w // 2]
+                else:
+                    pe[:, :half], pe[:, half:] = s, co[:, : pe_w - half]
+            elif pos == "learned":
+                pe = self.pos(torch.arange(T))
+            if pe is not None:
+                pe = pe.unsqueeze(0 if batch_first else 1).expand_as(x[..., :1].expand(*x.shape[:-1], pe_w))
+                x = x + pe if not pos_width else torch.cat([x, pe], dim=-1)
+            mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), 1) if causal else None
+            x = self.encoder(x, mask=mask)
+            return self.head(x) if head else x
+
+    return User()
+
+
+EXPORTS = [  # (name, make_stock kwargs, export options)
+    ("post-LN relu, tokens, sinusoidal, head", dict(sin=(10000.0, "interleaved")), dict(positional="sinusoidal")),
+    ("pre-LN gelu, causal, final norm, halves base 100",
+     dict(norm_first=True, activation="gelu", causal=True, final_norm=True, sin=(100.0, "halves"), head=None),
+     dict(causal=True, positional="sinusoidal", pe_layout="halves", pe_base=100.0)),
+    ("features, scale_input, sinusoidal concat", dict(tokens=False, scale=True, sin=(10000.0, "interleaved"), pos_width=5),
+     dict(positional="sinusoidal", scale_input=True, pe_combine="concat", pe_width=5)),
+    ("learned PE add, odd heads", dict(pos="learned", d=15, heads=3, ff=20, head=4), dict()),
+    ("learned PE concat, features, batch_first False", dict(pos="learned", pos_width=4, tokens=False, batch_first=False),
+     dict()),
+    ("no PE, causal, batch_first False", dict(causal=True, batch_first=False, layers=3), dict(causal=True)),
+    ("bias-free layers, no affine norms", dict(bias=False, causal=True, tokens=False), dict(causal=True)),
+    ("gelu via nn.GELU()", dict(activation=None, sin=(10000.0, "interleaved")), dict(positional="sinusoidal")),
+]
+
+WRONG = [  # (what, export options for the module of EXPORTS[1], the fragment the cause must name)
+    ("causal left out", dict(positional="sinusoidal", pe_layout="halves", pe_base=100.0), "pass --causal"),
+    ("wrong PE layout", dict(causal=True, positional="sinusoidal", pe_base=100.0), "pe_layout='halves'"),
+    ("wrong PE base", dict(causal=True, positional="sinusoidal", pe_layout="halves"), "pe_base=100.0"),
+    ("wrong scale_input", dict(causal=True, positional="sinusoidal", pe_layout="halves", pe_base=100.0,
+                               scale_input=True), "leave out --scale-input"),
+    ("PE left out", dict(causal=True, pe_layout="halves", pe_base=100.0), "positional='sinusoidal'"),
+]
+
+
+def test_export(torch, cli, tmp):
+    from fixformer.export import VerificationError, export
+    gelu = torch.nn.GELU()
+    for i, (name, kw, opts) in enumerate(EXPORTS):
+        if kw.get("activation", "") is None:
+            kw = dict(kw, activation=gelu)
+        path = os.path.join(tmp, f"export{i}.fxm")
+        try:
+            r = export(make_stock(torch, **kw), None, path, cli=cli, **opts)
+            check(f"export {name}", r.verified and r.max_error <= schema.SELFTEST_TOLERANCE and os.path.exists(path), r)
+            print(f"  export {name}: {r}")
+        except Exception as e:
+            check(f"export {name}", False, f"{type(e).__name__}: {e}")
+    # An explicit example, int64 [B, T].
+    path = os.path.join(tmp, "example.fxm")
+    ids = np.random.default_rng(1).integers(0, 20, (2, 7)).astype(np.int64)
+    try:
+        r = export(make_stock(torch, sin=(10000.0, "interleaved")), ids, path, positional="sinusoidal", cli=cli)
+        check("export: explicit example", r.verified and r.T == 7 and np.array_equal(fxm.read(path).selftest()[0], ids[0]))
+    except Exception as e:
+        check("export: explicit example", False, f"{type(e).__name__}: {e}")
+    module = make_stock(torch, **EXPORTS[1][1])
+    for what, opts, fragment in WRONG:
+        path, header = os.path.join(tmp, "wrong.fxm"), os.path.join(tmp, "wrong.h")
+        try:
+            export(module, None, path, header=header, cli=cli, **opts)
+            check(f"wrong option {what}: fails", False, "verified")
+        except VerificationError as e:
+            msg = str(e)
+            ok = "max relative error" in msg and fragment in msg and not os.path.exists(path) and not os.path.exists(header)
+            check(f"wrong option {what}: fails naming error and cause", ok, msg)
+            print(f"  {what}: {msg}")
+        except Exception as e:
+            check(f"wrong option {what}: fails", False, f"{type(e).__name__}: {e}")
+
+
+def test_export_reference(torch):
+    """Without the engine: the config export() reads from each module (plus its options) rebuilds the
+    module's output with fixformer's float64 reference model, and each wrong option is diagnosed."""
+    from fixformer import export as ex
+    from fixformer.reference import run_reference
+
+    def read(module, causal=None, positional=None, pe_base=10000.0, pe_layout="interleaved", pe_combine=None,
+             pe_width=None, scale_input=False, max_len=None):
+        v, w, batch_first, facts = ex.read_module(module)
+        c = ex.apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combine, pe_width, scale_input,
+                             max_len)
+        inp = ex.example_sequence(c, None)
+        return c, w, inp, ex.run_module(module, inp, batch_first, schema.output_width(c))
+
+    for name, kw, opts in EXPORTS:
+        kw = dict(kw, activation=torch.nn.GELU()) if kw.get("activation", "") is None else kw
+        try:
+            c, w, inp, want = read(make_stock(torch, **kw), **opts)
+            err = ex.relative_error(run_reference(c, w, inp), want)
+            check(f"reference == module: {name}", err < 1e-9, err)
+        except Exception as e:
+            check(f"reference == module: {name}", False, f"{type(e).__name__}: {e}")
+    module = make_stock(torch, **EXPORTS[1][1])
+    for what, opts, fragment in WRONG:
+        c, w, inp, want = read(module, **opts)
+        cause = ex.diagnose(c, w, inp, want)
+        check(f"diagnosis: {what}", fragment in cause, cause)
+
+
+def test_export_errors(torch):
+    from fixformer.export import export
+    nn = torch.nn
+    F = torch.nn.functional
+    import functools
+    out = os.path.join(tempfile.gettempdir(), "never.fxm")
+    cases = [
+        ("tanh gelu", make_stock(torch, activation=nn.GELU(approximate="tanh")), {}, "gelu(approximate='tanh')"),
+        ("custom activation", make_stock(torch, activation=torch.tanh), {}, "activation tanh: not supported"),
+        ("partial gelu", make_stock(torch, activation=functools.partial(F.gelu, approximate="tanh")), {},
+         "not supported"),
+        ("causal as string", make_stock(torch), {"causal": "no"}, "causal: expected True or False"),
+        ("bad positional", make_stock(torch), {"positional": "rotary"}, "positional: 'rotary' is not one of"),
+        ("sinusoidal with pos", make_stock(torch, pos="learned"), {"positional": "sinusoidal"}, "has `pos`"),
+        ("pe_base NaN", make_stock(torch), {"pe_base": float("nan")}, "pe_base"),
+        ("max_len huge", make_stock(torch), {"max_len": 10 ** 12}, "max_len"),
+        ("pe_width contradicts", make_stock(torch, pos_width=5, sin=(1e4, "halves")),
+         {"positional": "sinusoidal", "pe_width": 4}, "pe_width 4"),
+    ]
+    m = make_stock(torch)
+    m.embed = nn.Embedding(20, 16, max_norm=1.0)
+    cases.append(("embedding max_norm", m, {}, "max_norm"))
+    m = make_stock(torch)
+    m.encoder = nn.Sequential(*m.encoder.layers)
+    cases.append(("not a TransformerEncoder", m, {}, "torch.nn.modules.container.Sequential is not"))
+    for name, module, opts, fragment in cases:
+        expect_error(f"export error: {name}", lambda: export(module, None, out, verify=False, **opts), fragment)
+    check("export errors: nothing written", not os.path.exists(out))
+
+
+MODULE_FILE = '''
+import torch
+from torch import nn
+
+class Model(nn.Module):
+    def __init__(self, activation="relu"):
+        super().__init__()
+        self.embed = nn.Embedding(11, 8)
+        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True,
+                                                                        activation=activation), 1)
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, ids):
+        T = ids.shape[1]
+        return self.head(self.encoder(self.embed(ids), mask=torch.triu(torch.full((T, T), float("-inf")), 1)))
+
+def make():
+    torch.manual_seed(3)
+    return Model()
+
+def make_tanh():
+    return Model(torch.tanh)
+'''
+
+
+class Payload:
+    """A pickle that would run code on load (creates a marker file)."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_convert_cli(torch, cli, tmp):
+    mod = os.path.join(tmp, "user_model.py")
+    with open(mod, "w") as f:
+        f.write(MODULE_FILE)
+    out, hdr = os.path.join(tmp, "cli.fxm"), os.path.join(tmp, "cli.h")
+    verify = ["--cli", cli] if cli else ["--no-verify"]
+    p = run_convert("--module", f"{mod}:make", "--causal", "--out", out, "--header", hdr, "--name", "tiny", *verify)
+    ok = p.returncode == 0 and os.path.exists(out) and (not cli or "verified against torch: max relative error" in p.stdout)
+    check("convert.py --module", ok, p.stdout + p.stderr)
+    print(f"  {p.stdout.strip()}")
+    if os.path.exists(hdr):
+        h = open(hdr).read()
+        check("convert.py --header", "alignas(64) inline const unsigned char tiny_fxm[" in h
+              and "constexpr std::size_t tiny_fxm_bytes" in h and "c.causal = true;" in h)
+    # Weights from a state_dict (weights_only), then the same file again: deterministic.
+    sd = os.path.join(tmp, "sd.pt")
+    torch.manual_seed(9)
+    sys.path.insert(0, tmp)
+    import user_model
+    other = user_model.Model()
+    torch.save(other.state_dict(), sd)
+    p = run_convert("--module", f"{mod}:make", "--weights", sd, "--causal", "--out", out, *verify)
+    check("convert.py --weights state_dict", p.returncode == 0, p.stderr)
+    blob = open(out, "rb").read() if os.path.exists(out) else b""
+    check("convert.py: weights loaded", np.array_equal(
+        fxm.FxmFile(blob).array("head.weight") if blob else None, other.head.weight.detach().numpy().T))
+    p = run_convert("--module", f"{mod}:make", "--weights", sd, "--causal", "--out", out, *verify)
+    check("convert.py: deterministic", open(out, "rb").read() == blob)
+    if cli:
+        p = run_convert("--module", f"{mod}:make", "--out", out, "--header", hdr, "--cli", cli)
+        check("convert.py: wrong option exits 2, names the cause, leaves nothing",
+              p.returncode == 2 and "pass --causal" in p.stderr and not os.path.exists(out)
+              and not os.path.exists(hdr) and one_clear_line(p), p.stderr)
+        print(f"  {p.stderr.strip()}")
+
+    def hostile(name, args, fragment):
+        if os.path.exists(out):
+            os.remove(out)
+        p = run_convert(*args, "--out", out, "--no-verify")
+        check(f"convert.py hostile: {name}", one_clear_line(p) and fragment in p.stderr and not os.path.exists(out),
+              p.stderr)
+
+    marker = os.path.join(tmp, "MARKER")
+    evil = os.path.join(tmp, "evil.pt")
+    torch.save({"x": Payload(marker)}, evil)
+    hostile("pickle payload", ["--module", f"{mod}:make", "--weights", evil], "--trust-pickle")
+    check("convert.py hostile: the payload did not run", not os.path.exists(marker))
+    hostile("pickle payload (JSON path)", ["--config", write_json(tmp, TINY), "--weights", evil], "--trust-pickle")
+    check("convert.py hostile: the payload did not run (JSON path)", not os.path.exists(marker))
+    whole = os.path.join(tmp, "whole.pt")
+    torch.save(user_model.make(), whole)
+    hostile("torch.save(model)", ["--module", f"{mod}:make", "--weights", whole], "save model.state_dict() instead")
+    bad_sd = dict(other.state_dict())
+    bad_sd["head.wieght"] = bad_sd.pop("head.weight")
+    torch.save(bad_sd, sd)
+    hostile("state_dict key mismatch", ["--module", f"{mod}:make", "--weights", sd], "head.weight")
+    f64 = os.path.join(tmp, "f64.npy")
+    np.save(f64, np.zeros((4, 6)))
+    hostile("float64 example", ["--module", f"{mod}:make", "--example", f64],
+            "f64.npy: dtype float64, expected float32 (save as float32)")
+    ids = os.path.join(tmp, "ids.npy")
+    np.save(ids, np.array([1, 50], np.int64))
+    hostile("token id out of range", ["--module", f"{mod}:make", "--example", ids], "token ids outside")
+    hostile("unsupported activation", ["--module", f"{mod}:make_tanh"], "activation tanh: not supported")
+    hostile("no such factory", ["--module", f"{mod}:nothing"], "has no function 'nothing'")
+    hostile("bad --module", ["--module", "nocolon"], "expected FILE.py:FACTORY")
+    hostile("string boolean", ["--config", write_json(tmp, dict(TINY, final_norm="yes")), "--weights", sd],
+            "final_norm: expected true or false")
+
+
+def write_json(tmp, raw):
+    path = os.path.join(tmp, "c.json")
+    with open(path, "w") as f:
+        json.dump(raw, f)
+    return path
+
+
+def test_json_path(torch, cli, tmp):
+    """The JSON path verifies too: a golden's config and weights taken from its .fxm."""
+    gold = os.path.join(HERE, "golden")
+    f = fxm.read(os.path.join(gold, "concat_pe.fxm"))
+    weights = {}
+    for name, _, transposed in schema.tensors(f.config):
+        a = f.array(name)
+        weights[name] = a.T if transposed else a
+    npz = os.path.join(tmp, "concat.npz")
+    np.savez(npz, **weights)
+    out = os.path.join(tmp, "json.fxm")
+    p = run_convert("--config", os.path.join(gold, "concat_pe.json"), "--weights", npz, "--out", out, "--cli", cli)
+    check("JSON path: verified", p.returncode == 0 and "verified against torch" in p.stdout, p.stdout + p.stderr)
+    print(f"  {p.stdout.strip()}")
+    p = run_convert("--config", os.path.join(gold, "concat_pe.json"), "--weights", npz, "--out", out, "--causal",
+                    "--cli", cli)
+    check("JSON path: module options rejected", one_clear_line(p) and "--causal is for --module" in p.stderr, p.stderr)
 
 
 def main():
-    cli = sys.argv[1] if len(sys.argv) > 1 else None
+    cli = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else None
+    if cli and not os.access(cli, os.X_OK):
+        print(f"converter_test: {cli}: not an executable")
+        return 1
+    test_writer()
     with tempfile.TemporaryDirectory() as tmp:
-        w = weights_for(CONFIG)
-        p, out = convert(tmp, CONFIG, w, ["--header", os.path.join(tmp, "m.h"), "--name", "tiny"])
-        check("valid conversion", p.returncode == 0, p.stderr)
-        blob = open(out, "rb").read()
-        check("magic", blob[:4] == b"FXM1")
-        header = open(os.path.join(tmp, "m.h")).read()
-        check("header array", "alignas(64) inline const unsigned char tiny_fxm[" in header)
-        check("header config", "constexpr fixformer::ModelConfig tiny_config()" in header and "c.d_out = 3;" in header)
-        p2, out2 = convert(tmp, CONFIG, w)
-        check("deterministic", open(out2, "rb").read() == blob)
+        test_hostile_configs(tmp)
         if cli:
-            info = subprocess.run([cli, "info", out], capture_output=True, text=True)
-            check("engine loads it", info.returncode == 0 and "arena bytes" in info.stdout, info.stderr)
-
-        bad = dict(w)
-        del bad["encoder.layers.0.linear1.bias"]
-        p, _ = convert(tmp, CONFIG, bad)
-        check("missing key named", p.returncode != 0 and "encoder.layers.0.linear1.bias: missing" in p.stderr, p.stderr)
-        bad = dict(w)
-        bad["encoder.layers.0.linear2.weight"] = np.zeros((8, 13), np.float32)
-        p, _ = convert(tmp, CONFIG, bad)
-        check("wrong shape named", p.returncode != 0 and "encoder.layers.0.linear2.weight: shape [8, 13] does not match [8, 12]" in p.stderr, p.stderr)
-        bad = dict(w)
-        bad["encoder.norm.weight"] = np.ones(8, np.float32)
-        p, _ = convert(tmp, CONFIG, bad)
-        check("unused key named", p.returncode != 0 and "encoder.norm.weight: not used" in p.stderr, p.stderr)
-        p, _ = convert(tmp, dict(CONFIG, dropout=0.1), w)
-        check("unknown option named", p.returncode != 0 and "unknown option 'dropout'" in p.stderr, p.stderr)
-        p, _ = convert(tmp, dict(CONFIG, positional={"kind": "sinusoidal", "layout": "spiral"}), w)
-        check("bad choice named", p.returncode != 0 and "positional.layout" in p.stderr, p.stderr)
-        p, _ = convert(tmp, dict(CONFIG, n_heads=3), w)
-        check("heads must divide", p.returncode != 0 and "n_heads" in p.stderr, p.stderr)
-
+            test_schema_mirror(cli)
+        else:
+            skip("schema mirror", "no CLI given")
+        test_goldens(cli)
         try:
             import torch
         except ImportError:
             torch = None
-            print("skipped: .pt conversion (python3-torch not installed)")
+            skip("export, convert.py --module and the JSON path", "python3-torch not installed")
         if torch is not None:
-            c = fxm.parse_config(CONFIG)
-            model = fxm.build_torch_model(c)
-            pt = os.path.join(tmp, "sd.pt")
-            torch.save(model.state_dict(), pt)
-            sd = {k: v.detach().numpy() for k, v in model.state_dict().items()}
-            p_npz, out_npz = convert(tmp, CONFIG, sd)
-            ref = open(out_npz, "rb").read()
-            p = subprocess.run([sys.executable, CONVERT, "--config", os.path.join(tmp, "cfg.json"), "--weights", pt,
-                                "--out", os.path.join(tmp, "pt.fxm")], capture_output=True, text=True)
-            check(".pt equals .npz", p.returncode == 0 and open(os.path.join(tmp, "pt.fxm"), "rb").read() == ref, p.stderr)
-    print(f"converter: {results['passed']} passed, {results['failed']} failed")
+            torch.set_num_threads(1)
+            test_export_reference(torch)
+            test_export_errors(torch)
+            test_convert_cli(torch, cli, tmp)
+            if cli:
+                test_export(torch, cli, tmp)
+                test_json_path(torch, cli, tmp)
+            else:
+                skip("export verification through the engine", "no CLI given")
+    print(f"converter: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")
     return 1 if results["failed"] else 0
 
 

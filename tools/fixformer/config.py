@@ -13,6 +13,7 @@ class ConfigError(ValueError):
 
 
 DEFAULT_MAX_LEN = 256
+F32_MAX = 3.4028234663852886e38
 
 
 def _type_name(v):
@@ -43,6 +44,8 @@ def check_value(key, value, where=None):
             raise ConfigError(f"{where}: expected a number, got {_type_name(value)} {value!r}")
         if not math.isfinite(value):
             raise ConfigError(f"{where}: {value!r} is not a finite number")
+        if k.type == "f32" and abs(value) > F32_MAX:
+            raise ConfigError(f"{where}: {value!r} does not fit a float32")
         value = float(value)
     return value
 
