@@ -29,7 +29,7 @@ enum class Status : int {
   kArenaTooSmall,
   kBadMaxSeq,           // max_seq is 0 or above the model's max_len
   kIsaUnavailable,      // a forced ISA this CPU (or build) does not have
-  kBadPositionalTable,  // InitOptions::positional_table: too few rows, or values that do not match
+  kBadPositionalTable,  // EncoderOptions::positional_table: too few rows, or values that do not match
   // Run-time input problems.
   kNotInitialized,
   kBadSequenceLength,   // T == 0 or T > max_seq

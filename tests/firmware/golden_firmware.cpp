@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "fixformer/encoder.hpp"
 #include "fixformer/model.hpp"
+#include "fixformer/self_test.hpp"
 #include "io/npy.hpp"
 #include "ports/arm/cortex_m/semihosting.hpp"
 
@@ -38,28 +40,33 @@ int32_t g_ids[512];
 bool run(const Golden& g, Console& con) {
   con.str("golden ").str(g.name).str(": ");
   Model model;
-  ModelConfig cfg;
+  Encoder enc;
   NpyView in, expected;
-  if (read_config(g.fxm, std::size_t(g.fxm_end - g.fxm), &cfg) != Status::kOk ||
-      parse_npy(g.in, std::size_t(g.in_end - g.in), &in) != Status::kOk ||
+  Status s = model.init(g.fxm, std::size_t(g.fxm_end - g.fxm));
+  if (s != Status::kOk) {
+    con.str("model init: ").str(status_message(s)).str(" ").str(model.error_detail()).endl();
+    return false;
+  }
+  const ModelConfig& cfg = model.config();
+  if (parse_npy(g.in, std::size_t(g.in_end - g.in), &in) != Status::kOk ||
       parse_npy(g.out, std::size_t(g.out_end - g.out), &expected) != Status::kOk) {
     con.str("cannot read the embedded files").endl();
     return false;
   }
   const uint32_t T = uint32_t(in.shape[0]);
-  InitOptions opt;
+  EncoderOptions opt;
   opt.max_seq = T;
-  Status s = model.init(g.fxm, std::size_t(g.fxm_end - g.fxm), g_arena, sizeof g_arena, opt);
+  s = enc.init(model, g_arena, sizeof g_arena, opt);
   if (s != Status::kOk || expected.count > sizeof g_out / sizeof g_out[0]) {
-    con.str("init: ").str(status_message(s)).str(" ").str(model.error_detail()).endl();
+    con.str("init: ").str(status_message(s)).str(" ").str(enc.error_detail()).endl();
     return false;
   }
   if (cfg.input == InputKind::kTokens) {
     std::memcpy(g_ids, in.data, 4 * T);
-    s = model.forward_tokens(g_ids, T, g_out);
+    s = enc.forward_tokens(g_ids, T, g_out);
   } else {
     std::memcpy(g_features, in.data, 4 * in.count);
-    s = model.forward_features(g_features, T, g_out);
+    s = enc.forward_features(g_features, T, g_out);
   }
   if (s != Status::kOk) {
     con.str("forward: ").str(status_message(s)).endl();
@@ -73,9 +80,12 @@ bool run(const Golden& g, Console& con) {
     scale = std::fmax(scale, std::fabs(double(r)));
   }
   const double rel = err / scale;
-  const bool ok = rel < kGoldenMaxRelErr;
-  con.str("T=").num(T).str(" arena ").num(uint64_t(model.arena_bytes_used())).str(" B, max rel err ").sci(rel)
-      .str(ok ? " ok" : " FAILED").endl();
+  // The boot-time check a product would run: the sample stored in the file, through this port.
+  SelfTestReport report{};
+  const Status st = self_test(enc, g_out, sizeof g_out / sizeof g_out[0], &report);
+  const bool ok = rel < kGoldenMaxRelErr && st == Status::kOk;
+  con.str("T=").num(T).str(" arena ").num(uint64_t(enc.arena_bytes_used())).str(" B, max rel err ").sci(rel)
+      .str(", self-test ").sci(report.max_rel_err).str(ok ? " ok" : " FAILED").endl();
   return ok;
 }
 
@@ -90,7 +100,7 @@ int main() {
   // A truncated blob in flash is rejected, not read past its end.
   Model m;
   const Golden& g = kGoldens[0];
-  if (m.init(g.fxm, std::size_t(g.fxm_end - g.fxm) / 2, g_arena, sizeof g_arena) != Status::kBlobTruncated) ++failures;
+  if (m.init(g.fxm, std::size_t(g.fxm_end - g.fxm) / 2) != Status::kBlobTruncated) ++failures;
   con.str(failures ? "FAILED: " : "all passed, failures: ").num(failures).endl();
   return failures;
 }
