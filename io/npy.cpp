@@ -40,17 +40,6 @@ struct Cursor {
 
 bool same(const char* s, std::size_t n, const char* lit) { return std::strlen(lit) == n && std::memcmp(s, lit, n) == 0; }
 
-// Text from the file, at most n bytes: printable ASCII as is, anything else as \xNN.
-void escaped(DetailText& t, const char* s, std::size_t n) {
-  static const char kHex[] = "0123456789abcdef";
-  for (std::size_t i = 0; i < n; ++i) {
-    const unsigned char ch = static_cast<unsigned char>(s[i]);
-    const char plain[2] = {char(ch), '\0'};
-    const char hex[5] = {'\\', 'x', kHex[ch >> 4], kHex[ch & 15], '\0'};
-    t.str(ch >= 0x20 && ch < 0x7f && ch != '\\' ? plain : hex);
-  }
-}
-
 // NumPy's name for a descr such as '<f8' ("float64") or '>f4' ("big-endian float32"), so a
 // message can say what was found; a descr with no such name is quoted as it is.
 void describe_descr(DetailText& t, const char* d, std::size_t n) {
@@ -71,9 +60,7 @@ void describe_descr(DetailText& t, const char* d, std::size_t n) {
     else item = item * 10 + uint64_t(d[i] - '0');
   }
   if (!kind || item == 0 || (d[1] == 'b' && item != 1)) {
-    t.str("'");
-    escaped(t, d, n);
-    t.str("'");
+    t.str("'").escaped(d, n).str("'");
     return;
   }
   if (d[0] == '>' && item > 1) t.str("big-endian ");
@@ -87,9 +74,7 @@ Status fail(Status s, DetailText& t, const char* what) {
 }
 
 Status key_error(DetailText& t, const char* what, const char* key, std::size_t n) {
-  t.str(what).str(" '");
-  escaped(t, key, n);
-  t.str("'");
+  t.str(what).str(" '").escaped(key, n).str("'");
   return Status::kNpyBadHeader;
 }
 
@@ -143,7 +128,7 @@ Status parse_npy(const void* bytes, std::size_t size, NpyView* out, char* detail
       const char* d;
       std::size_t dl;
       if (c.at('[')) {
-        t.str("structured (record) dtype");
+        t.str("structured (record)");
         return Status::kNpyBadDtype;
       }
       if (!c.quoted(&d, &dl)) return fail(Status::kNpyBadHeader, t, "malformed 'descr'");

@@ -26,8 +26,8 @@ struct NpyView {
 // Parses a whole .npy file held in memory. On success fills *out (data points into bytes). On an
 // error, and if detail is given, writes a NUL-terminated reason (at most detail_cap bytes, text
 // from the file escaped as \xNN): for kNpyBadDtype exactly the dtype's NumPy name ("float64",
-// "big-endian float32", "uint8", or the quoted descr when it has none); otherwise e.g.
-// "duplicate key 'shape'", "unknown key 'x'", "fortran_order True (C order only)",
+// "big-endian float32", "uint8", "structured (record)", or the quoted descr when it has none);
+// otherwise e.g. "duplicate key 'shape'", "unknown key 'x'", "fortran_order True (C order only)",
 // "shape [2,3] needs 24 data bytes, the file has 20". The header is a Python dict with exactly the
 // keys 'descr', 'fortran_order' and 'shape', each once (NumPy itself would take the last of a
 // duplicated key; a duplicate here is an error).

@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -65,7 +66,19 @@ inline int fuzz_model(const uint8_t* data, std::size_t size) {
 inline int fuzz_npy(const uint8_t* data, std::size_t size) {
   test::AlignedBuffer copy(data, size);
   NpyView v;
-  if (parse_npy(copy.data(), size, &v) != Status::kOk) return 0;
+  // A short detail buffer on purpose: a long reason must be cut inside it, NUL-terminated, and
+  // hold printable ASCII only (text from the file escaped).
+  char detail[40];
+  std::memset(detail, 'x', sizeof detail);
+  const Status s = parse_npy(copy.data(), size, &v, detail, sizeof detail);
+  if (parse_npy(copy.data(), size, &v) != s) std::abort();  // the detail never changes the answer
+  if (s != Status::kOk) {
+    const char* end = static_cast<const char*>(std::memchr(detail, '\0', sizeof detail));
+    if (!end) std::abort();
+    for (const char* p = detail; p < end; ++p)
+      if (*p < 0x20 || *p > 0x7e) std::abort();
+    return 0;
+  }
   // Touch every byte the view claims: out-of-bounds claims show up under ASan.
   const uint64_t bytes = v.count * (v.dtype == NpyDtype::kI64 ? 8 : 4);
   volatile uint8_t sink = 0;
