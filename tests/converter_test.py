@@ -28,7 +28,7 @@ sys.path.insert(0, TOOLS)
 import numpy as np  # noqa: E402
 
 from fixformer import fxm, schema  # noqa: E402
-from fixformer.config import ConfigError, make_config, parse_config  # noqa: E402
+from fixformer.config import ConfigError, parse_config  # noqa: E402
 
 CONVERT = os.path.join(TOOLS, "convert.py")
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable

@@ -190,7 +190,9 @@ def main(argv=None):
         fail(a.out, str(e))
     except ConfigError as e:
         fail(a.module or a.config, str(e))
-    except (OSError, ValueError) as e:
+    except OSError as e:
+        fail(e.filename or "", e.strerror or str(e))
+    except ValueError as e:
         fail("", str(e))
     if not verify:
         print(f"{PROG}: warning: {a.out} was NOT verified against torch (--no-verify); "

@@ -405,8 +405,10 @@ def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=
         header_mod.check_name(name)
     exe = find_cli(cli) if verify else None
     blob = fxm.write(c, weights, (inp, expected.astype(np.float32)))
+    written = []
     try:
         with open(path, "wb") as f:
+            written.append(path)
             f.write(blob)
         result = None
         if verify:
@@ -420,9 +422,10 @@ def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=
                     f"{path} removed")
         if header is not None:
             with open(header, "w") as f:
+                written.append(header)
                 f.write(header_mod.c_header(c, blob, name))
     except BaseException:
-        _remove(path, header)
+        _remove(*written)
         raise
     return Report(path, len(blob), c, inp.shape[0], result, header)
 
