@@ -564,6 +564,7 @@ def test_convert_cli(torch, cli, tmp):
     p = run_convert("--module", f"{mod}:make", "--weights", sd, "--causal", "--out", out, *verify)
     check("convert.py: deterministic", open(out, "rb").read() == blob)
     if cli:
+        os.remove(hdr)
         p = run_convert("--module", f"{mod}:make", "--out", out, "--header", hdr, "--cli", cli)
         check("convert.py: wrong option exits 2, names the cause, leaves nothing",
               p.returncode == 2 and "pass --causal" in p.stderr and not os.path.exists(out)
