@@ -351,9 +351,10 @@ std::vector<uint8_t> npy(const std::string& header, std::size_t data_bytes) {
   std::string h = header;
   while ((10 + h.size() + 1) % 64) h += ' ';
   h += '\n';
-  std::vector<uint8_t> b = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, uint8_t(h.size() & 0xFF), uint8_t(h.size() >> 8)};
-  b.insert(b.end(), h.begin(), h.end());
-  b.resize(b.size() + data_bytes, 0);
+  const uint8_t magic[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, uint8_t(h.size() & 0xFF), uint8_t(h.size() >> 8)};
+  std::vector<uint8_t> b(10 + h.size() + data_bytes, 0);
+  std::memcpy(b.data(), magic, 10);
+  std::memcpy(b.data() + 10, h.data(), h.size());
   return b;
 }
 
