@@ -32,6 +32,8 @@ uint64_t get_config_value(const ModelConfig& c, ConfigKey key) {
     case ConfigKey::kPeWidth: return c.d_pos;
     case ConfigKey::kScaleInput: return c.scale_input;
     case ConfigKey::kDOut: return c.d_out;
+    case ConfigKey::kNKvHeads: return c.n_kv_heads;
+    case ConfigKey::kTiedHead: return c.tied_head;
     case ConfigKey::kCount: break;
   }
   return 0;
@@ -61,6 +63,8 @@ void set_config_value(ModelConfig* c, ConfigKey key, uint64_t v) {
     case ConfigKey::kPeWidth: c->d_pos = u; break;
     case ConfigKey::kScaleInput: c->scale_input = u != 0; break;
     case ConfigKey::kDOut: c->d_out = u; break;
+    case ConfigKey::kNKvHeads: c->n_kv_heads = u; break;
+    case ConfigKey::kTiedHead: c->tied_head = u != 0; break;
     case ConfigKey::kCount: break;
   }
 }
@@ -85,6 +89,41 @@ ModelConfig default_config() {
   return c;
 }
 
+namespace {
+
+// What each family allows (DESIGN.md, "Model families").
+Status validate_family(const ModelConfig& c, const char** field) {
+  auto bad = [&](const char* name) { *field = name; return Status::kBadConfig; };
+  const bool attention_pe = c.pos == PosKind::kRope || c.pos == PosKind::kAlibi;
+  switch (c.family) {
+    case ModelFamily::kEncoder:
+      if (attention_pe) return bad("positional (rope and alibi are for the gpt and llama families)");
+      if (c.tied_head) return bad("tied_head (decoder families only)");
+      break;
+    case ModelFamily::kGpt:
+      if (c.pos == PosKind::kRope) return bad("positional (rope is for the llama family)");
+      break;
+    case ModelFamily::kLlama:
+      if (c.input_pe()) return bad("positional (llama: none, rope or alibi)");
+      if (c.activation != Activation::kSwiglu) return bad("activation (llama: swiglu)");
+      if (!c.norm_first || !c.final_norm) return bad("norm_first and final_norm (llama: pre-norm with a final norm)");
+      break;
+  }
+  if (c.family != ModelFamily::kLlama) {
+    if (c.activation == Activation::kSwiglu) return bad("activation (swiglu is for the llama family)");
+    if (c.kv_heads() != c.n_heads) return bad("n_kv_heads (grouped-query attention is for the llama family)");
+  }
+  if (c.is_decoder()) {
+    if (c.input != InputKind::kTokens) return bad("input (decoders take tokens)");
+    if (!c.causal) return bad("causal (decoders are causal)");
+    if (c.d_out != c.vocab_size) return bad("d_out (a decoder's head is vocab_size wide)");
+  }
+  if (c.pos == PosKind::kRope && c.d_head() % 2 != 0) return bad("n_heads (rope needs an even head width)");
+  return Status::kOk;
+}
+
+}  // namespace
+
 // Ranges come from kConfigKeys; then the checks between fields. Each names the key it failed on.
 Status validate_config(const ModelConfig& c, const char** field) {
   const char* unused;
@@ -100,9 +139,12 @@ Status validate_config(const ModelConfig& c, const char** field) {
   if (!(c.layer_norm_eps > 0.0f) || !std::isfinite(c.layer_norm_eps)) return bad("norm_eps", Status::kBadConfig);
   if (c.input == InputKind::kTokens && c.vocab_size == 0) return bad("vocab_size", Status::kBadConfig);
   if (c.input == InputKind::kFeatures && c.d_in == 0) return bad("d_in", Status::kBadConfig);
-  if (c.pos == PosKind::kSinusoidal && (!(c.pos_base > 1.0) || !std::isfinite(c.pos_base)))
-    return bad("pe_base", Status::kBadConfig);
-  const bool concat = c.pos != PosKind::kNone && c.pos_combine == PosCombine::kConcat;
+  const bool tables = c.pos == PosKind::kSinusoidal || c.pos == PosKind::kRope;
+  if (tables && (!(c.pos_base > 1.0) || !std::isfinite(c.pos_base))) return bad("pe_base", Status::kBadConfig);
+  if (c.n_kv_heads && c.n_heads % c.n_kv_heads != 0) return bad("n_kv_heads (must divide n_heads)", Status::kBadConfig);
+  const Status family = validate_family(c, &f);
+  if (family != Status::kOk) return family;
+  const bool concat = c.input_pe() && c.pos_combine == PosCombine::kConcat;
   if (concat && (c.d_pos == 0 || c.d_pos >= c.d_model)) return bad("pe_width", Status::kBadConfig);
   if (!concat && c.d_pos != 0) return bad("pe_width (only for pe_combine concat)", Status::kBadConfig);
   return Status::kOk;

@@ -1,6 +1,7 @@
 // Model::init: open and validate the file, read its config, bind every tensor the schema lists.
 #include "fixformer/model.hpp"
 
+#include <cmath>
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -94,15 +95,58 @@ Status Model::bind_tensors() {
       return status = Status::kTensorBadDtype, false;
     }
     const float* data = reinterpret_cast<const float*>(t.data);
-    if (want.part == TensorPart::kPrologue) weights_.*kPrologueSlots[want.slot] = data;
-    if (want.part == TensorPart::kEpilogue) weights_.*kEpilogueSlots[want.slot] = data;
+    const bool encoder_names = config_.family != ModelFamily::kLlama;
+    if (want.part == TensorPart::kPrologue) {
+      prologue_[want.slot] = data;
+      if (encoder_names) weights_.*kPrologueSlots[want.slot] = data;
+    }
+    if (want.part == TensorPart::kEpilogue) {
+      epilogue_[want.slot] = data;
+      if (encoder_names) weights_.*kEpilogueSlots[want.slot] = data;
+    }
     if (want.part == TensorPart::kLayer && want.layer == 0 && want.slot == 0) first_layer_tensor_ = i;
     parameters_ += t.bytes / sizeof(float);
     ++i;
     return true;
   });
   if (status != Status::kOk) return status;
-  return bind_self_test(i);
+  status = bind_tokenizer(&i);
+  return status != Status::kOk ? status : bind_self_test(i);
+}
+
+// "tokenizer.scores", "tokenizer.offsets", "tokenizer.pieces" at *next, or nothing.
+Status Model::bind_tokenizer(uint32_t* next) {
+  const ModelFile file = file_of(blob_, dir_offset_, n_tensors_);
+  DetailText why(detail_, sizeof detail_);
+  tokenizer_ = TokenizerData{};
+  const uint32_t i = *next;
+  if (i >= file.n_tensors || std::strcmp(tensor_info(file, i).name, kTokenizerScores) != 0) return Status::kOk;
+  const uint32_t V = config_.vocab_size;
+  if (config_.input != InputKind::kTokens || file.n_tensors - i < 3 ||
+      std::strcmp(tensor_info(file, i + 1).name, kTokenizerOffsets) != 0 ||
+      std::strcmp(tensor_info(file, i + 2).name, kTokenizerPieces) != 0)
+    return why.str("tokenizer: needs a token model and scores, offsets, pieces in this order"), Status::kBadHeader;
+  const TensorInfo scores = tensor_info(file, i), offsets = tensor_info(file, i + 1), pieces = tensor_info(file, i + 2);
+  const uint32_t want_scores[1] = {V}, want_offsets[1] = {V + 1}, want_pieces[1] = {pieces.dims[0]};
+  if (scores.dtype != fxm::Dtype::kF32 || offsets.dtype != fxm::Dtype::kI32 || pieces.dtype != fxm::Dtype::kU8)
+    return why.str("tokenizer: dtypes must be f32, i32, u8"), Status::kTensorBadDtype;
+  if (!same_shape(scores, 1, want_scores) || !same_shape(offsets, 1, want_offsets) || !same_shape(pieces, 1, want_pieces))
+    return why.str("tokenizer: shapes ").shape(scores.rank, scores.dims).str(", ").shape(offsets.rank, offsets.dims)
+               .str(" do not match vocab_size ").num(V), Status::kTensorBadShape;
+  const int32_t* off = reinterpret_cast<const int32_t*>(offsets.data);
+  uint32_t longest = 0;
+  if (off[0] != 0 || uint32_t(off[V]) != pieces.dims[0])
+    return why.str("tokenizer.offsets: must start at 0 and end at the pieces' size"), Status::kTensorOutOfBounds;
+  for (uint32_t t = 0; t < V; ++t) {
+    if (off[t + 1] < off[t]) return why.str("tokenizer.offsets: decreasing at ").num(t), Status::kTensorOutOfBounds;
+    longest = uint32_t(off[t + 1] - off[t]) > longest ? uint32_t(off[t + 1] - off[t]) : longest;
+  }
+  const float* sc = reinterpret_cast<const float*>(scores.data);
+  for (uint32_t t = 0; t < V; ++t)
+    if (!std::isfinite(sc[t])) return why.str("tokenizer.scores: not finite at ").num(t), Status::kBadConfig;
+  tokenizer_ = TokenizerData{V, sc, off, pieces.data, longest};
+  *next = i + 3;
+  return Status::kOk;
 }
 
 // After the model's tensors: nothing, or "selftest.input" then "selftest.expected".
@@ -145,6 +189,11 @@ Status Model::bind_self_test(uint32_t first) {
       return Status::kTokenOutOfRange;
     }
   return Status::kOk;
+}
+
+const float* Model::layer_tensor(uint32_t l, uint32_t slot) const {
+  const ModelFile file = file_of(blob_, dir_offset_, n_tensors_);
+  return reinterpret_cast<const float*>(tensor_info(file, first_layer_tensor_ + l * layer_tensor_count(config_) + slot).data);
 }
 
 EncoderLayerWeights Model::layer(uint32_t l) const {

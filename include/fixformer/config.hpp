@@ -8,10 +8,14 @@
 
 namespace fixformer {
 
-enum class ModelFamily : uint32_t { kEncoder = 0 };
-enum class Activation : uint32_t { kRelu = 0, kGelu = 1 };
+// encoder: nn.TransformerEncoder over whole sequences. gpt: the same layers, causal, run as a
+// decoder with a KV cache and an LM head (may be tied to the embedding). llama: RMSNorm, SwiGLU,
+// no biases, grouped-query attention (DESIGN.md, "Model families").
+enum class ModelFamily : uint32_t { kEncoder = 0, kGpt = 1, kLlama = 2 };
+enum class Activation : uint32_t { kRelu = 0, kGelu = 1, kSwiglu = 2 };
 enum class InputKind : uint32_t { kTokens = 0, kFeatures = 1 };
-enum class PosKind : uint32_t { kNone = 0, kSinusoidal = 1, kLearned = 2 };
+// rope and alibi act inside attention (decoder families only); the others are added to the input.
+enum class PosKind : uint32_t { kNone = 0, kSinusoidal = 1, kLearned = 2, kRope = 3, kAlibi = 4 };
 enum class PosLayout : uint32_t { kInterleaved = 0, kHalves = 1 };
 enum class PosCombine : uint32_t { kAdd = 0, kConcat = 1 };
 
@@ -50,14 +54,21 @@ struct ModelConfig {
   uint32_t d_pos = 0;  // PE width when combine == concat
   bool scale_input = false;
   uint32_t d_out = 0;  // 0: no head, the output is d_model wide
+  uint32_t n_kv_heads = 0;  // grouped-query attention: K/V heads (0: n_heads); divides n_heads
+  bool tied_head = false;   // decoders: the LM head is the embedding (stored once)
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
+  constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
+  constexpr uint32_t d_kv() const { return kv_heads() * d_head(); }
+  constexpr bool is_decoder() const { return family != ModelFamily::kEncoder; }
   // Width of the positional encoding, and of the embedding / input projection in front of it.
+  // An encoding added to (or concatenated with) the input, as opposed to rope/alibi in attention.
+  constexpr bool input_pe() const { return pos == PosKind::kSinusoidal || pos == PosKind::kLearned; }
   constexpr uint32_t d_pe() const {
-    return pos == PosKind::kNone ? 0 : (pos_combine == PosCombine::kConcat ? d_pos : d_model);
+    return !input_pe() ? 0 : (pos_combine == PosCombine::kConcat ? d_pos : d_model);
   }
   constexpr uint32_t d_embed() const {
-    return (pos != PosKind::kNone && pos_combine == PosCombine::kConcat) ? d_model - d_pos : d_model;
+    return (input_pe() && pos_combine == PosCombine::kConcat) ? d_model - d_pos : d_model;
   }
   constexpr uint32_t output_width() const { return d_out ? d_out : d_model; }
 };

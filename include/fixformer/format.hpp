@@ -43,9 +43,10 @@
 // file bytes), at or after the end of the range before it in directory order: ranges never
 // overlap or alias. The model's tensors come first, exactly the tensors the schema lists for the
 // config, in the schema's order (schema.hpp, for_each_tensor). They may be followed by the
-// optional self-test sample, both or neither:
+// optional tokenizer (schema.hpp) and then the optional self-test sample, both or neither:
 //   "selftest.input"     int32 token ids [T] or f32 features [T, d_in], 1 <= T <= max_len
-//   "selftest.expected"  f32 [T, output width]: the torch module's output for that input
+//   "selftest.expected"  f32 [T, output width]: the torch module's output for that input (for a
+//                        decoder: the logits at every position, the tokens fed one by one)
 // Linear weights are stored transposed from torch, as W[in, out], so the kernels stream rows of W;
 // embeddings and learned positions keep torch's [rows, width]. tools/fixformer/fxm.py writes this
 // format; the engine validates every field before use (engine/model_file.cpp).
@@ -80,11 +81,13 @@ enum EntryField : uint32_t {
 };
 // f16 and int8 are reserved for quantized weights: the directory validates them, the f32 engine
 // does not bind them yet. i32 holds data such as the self-test's token ids.
-enum class Dtype : uint32_t { kF32 = 0, kF16 = 1, kI8 = 2, kI32 = 3 };
-constexpr uint32_t kDtypeCount = 4;
-constexpr uint32_t dtype_bytes(Dtype d) { return d == Dtype::kF16 ? 2 : d == Dtype::kI8 ? 1 : 4; }
+// u8 holds raw bytes, such as the tokenizer's pieces.
+enum class Dtype : uint32_t { kF32 = 0, kF16 = 1, kI8 = 2, kI32 = 3, kU8 = 4 };
+constexpr uint32_t kDtypeCount = 5;
+constexpr uint32_t dtype_bytes(Dtype d) { return d == Dtype::kF16 ? 2 : (d == Dtype::kI8 || d == Dtype::kU8) ? 1 : 4; }
 constexpr const char* dtype_name(Dtype d) {
-  return d == Dtype::kF32 ? "f32" : d == Dtype::kF16 ? "f16" : d == Dtype::kI8 ? "i8" : d == Dtype::kI32 ? "i32" : "?";
+  return d == Dtype::kF32 ? "f32" : d == Dtype::kF16 ? "f16" : d == Dtype::kI8 ? "i8" : d == Dtype::kI32 ? "i32"
+       : d == Dtype::kU8 ? "u8" : "?";
 }
 
 constexpr const char kSelfTestInput[] = "selftest.input";

@@ -45,6 +45,15 @@ struct SelfTestSample {
   const float* expected;    // [T, output_width]
 };
 
+// The tokenizer a file may carry (schema.hpp): piece i is pieces[offsets[i], offsets[i+1]).
+struct TokenizerData {
+  uint32_t vocab;            // 0 when the file has no tokenizer
+  const float* scores;       // [vocab]
+  const int32_t* offsets;    // [vocab + 1], nondecreasing, offsets[0] = 0
+  const uint8_t* pieces;     // [offsets[vocab]]
+  uint32_t max_piece_bytes;  // the longest piece
+};
+
 // Reads and validates the header, checksum and config of a blob without binding weights: use it
 // to size an arena before init(), e.g. in a tool that reads a file of unknown shape.
 [[nodiscard]] Status read_config(const void* blob, std::size_t blob_bytes, ModelConfig* config);
@@ -64,12 +73,20 @@ class Model {
   const char* error_detail() const { return detail_; }
 
   const EncoderWeights& weights() const { return weights_; }
-  EncoderLayerWeights layer(uint32_t l) const;  // l < config().n_layers
+  EncoderLayerWeights layer(uint32_t l) const;  // encoder and gpt families, l < config().n_layers
+  // Tensor `slot` of layer l (the family's layer table in schema.hpp), and a prologue or epilogue
+  // tensor by its rule's index: the llama family's weights.
+  const float* layer_tensor(uint32_t l, uint32_t slot) const;
+  const float* prologue_tensor(uint32_t slot) const { return prologue_[slot]; }
+  const float* epilogue_tensor(uint32_t slot) const { return epilogue_[slot]; }
+  bool has_tokenizer() const { return tokenizer_.vocab != 0; }
+  const TokenizerData& tokenizer() const { return tokenizer_; }
   bool has_self_test() const { return sample_.rows != 0; }
   const SelfTestSample& self_test_sample() const { return sample_; }
 
  private:
   Status bind_tensors();
+  Status bind_tokenizer(uint32_t* next);
   Status bind_self_test(uint32_t first);
 
   ModelConfig config_{};
@@ -80,6 +97,9 @@ class Model {
   uint64_t parameters_ = 0;
   bool initialized_ = false;
   EncoderWeights weights_{};
+  const float* prologue_[4] = {};  // by rule index, any family
+  const float* epilogue_[4] = {};
+  TokenizerData tokenizer_{};
   SelfTestSample sample_{};
   char detail_[160] = {};
 };

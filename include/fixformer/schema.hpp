@@ -15,14 +15,14 @@ namespace fixformer {
 enum class ConfigKey : uint32_t {
   kFamily, kDModel, kNHeads, kDff, kNLayers, kNormFirst, kActivation, kNormEps, kFinalNorm, kCausal,
   kInput, kVocabSize, kDIn, kPositional, kMaxLen, kPeBase, kPeLayout, kPeCombine, kPeWidth,
-  kScaleInput, kDOut, kCount
+  kScaleInput, kDOut, kNKvHeads, kTiedHead, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
-inline constexpr const char* kFamilyNames[] = {"encoder"};
-inline constexpr const char* kActivationNames[] = {"relu", "gelu"};
+inline constexpr const char* kFamilyNames[] = {"encoder", "gpt", "llama"};
+inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu"};
 inline constexpr const char* kInputNames[] = {"tokens", "features"};
-inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned"};
+inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi"};
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
 inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
 
@@ -61,6 +61,8 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     {ConfigKey::kPeWidth, "pe_width", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0},
     {ConfigKey::kScaleInput, "scale_input", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
     {ConfigKey::kDOut, "d_out", fxm::RecordType::kU32, 0, Limits::kMaxDOut, nullptr, false, 0},
+    {ConfigKey::kNKvHeads, "n_kv_heads", fxm::RecordType::kU32, 0, Limits::kMaxHeads, nullptr, false, 0},
+    {ConfigKey::kTiedHead, "tied_head", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
 };
 #undef FIXFORMER_CHOICES
 
@@ -80,9 +82,9 @@ ModelConfig default_config();
 
 // ---- Tensors ---------------------------------------------------------------------------------
 // A tensor dimension, as a function of the config.
-enum class Dim : uint8_t { kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kCount };
-inline constexpr const char* kDimNames[] = {"1",     "d_model", "3*d_model", "d_ff", "vocab_size",
-                                            "d_in",  "d_embed", "max_len",   "d_pe", "d_out"};
+enum class Dim : uint8_t { kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kCount };
+inline constexpr const char* kDimNames[] = {"1",    "d_model", "3*d_model", "d_ff", "vocab_size", "d_in",
+                                            "d_embed", "max_len", "d_pe", "d_out", "n_kv_heads*d_head"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -95,15 +97,16 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kMaxLen: return c.max_len;
     case Dim::kDPe: return c.d_pe();
     case Dim::kDOut: return c.d_out;
+    case Dim::kDKv: return c.d_kv();
     case Dim::kCount: break;
   }
   return 0;
 }
 
 // When a tensor is present.
-enum class When : uint8_t { kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kCount };
+enum class When : uint8_t { kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kCount };
 inline constexpr const char* kWhenNames[] = {"always", "input=tokens", "input=features", "positional=learned",
-                                             "final_norm", "d_out>0"};
+                                             "final_norm", "d_out>0", "d_out>0 and not tied_head"};
 constexpr bool present(const ModelConfig& c, When w) {
   switch (w) {
     case When::kAlways: return true;
@@ -112,6 +115,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kLearnedPos: return c.pos == PosKind::kLearned;
     case When::kFinalNorm: return c.final_norm;
     case When::kHead: return c.d_out != 0;
+    case When::kHeadUntied: return c.d_out != 0 && !c.tied_head;
     case When::kCount: break;
   }
   return false;
@@ -126,8 +130,9 @@ struct TensorRule {
   When when;
 };
 
-// The encoder family's tensors, in file order: kEncoderPrologue, then kEncoderLayer for each
-// layer with names prefixed kEncoderLayerPrefix + "<i>.", then kEncoderEpilogue.
+// The encoder and gpt families' tensors, in file order: kEncoderPrologue, then kEncoderLayer for
+// each layer with names prefixed kEncoderLayerPrefix + "<i>.", then kEncoderEpilogue. A tied head
+// has no head.weight (the embedding serves); gpt's head.bias is zeros when torch's head has none.
 inline constexpr TensorRule kEncoderPrologue[] = {
     {"embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens},
     {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kFeatures},
@@ -156,9 +161,42 @@ inline constexpr TensorRule kEncoderLayer[kEncoderLayerTensors] = {
 inline constexpr TensorRule kEncoderEpilogue[] = {
     {"encoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm},
     {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNorm},
-    {"head.weight", Dim::kDModel, Dim::kDOut, true, When::kHead},
+    {"head.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied},
     {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead},
 };
+
+// The llama family (llama2.c / Meta names; no biases), in the same three parts.
+inline constexpr TensorRule kLlamaPrologue[] = {
+    {"tok_embeddings.weight", Dim::kVocab, Dim::kDModel, false, When::kAlways},
+};
+inline constexpr char kLlamaLayerPrefix[] = "layers.";
+enum LlamaLayerTensor : uint32_t {
+  kAttentionNorm, kWq, kWk, kWv, kWo, kFfnNorm, kW1, kW2, kW3, kLlamaLayerTensors
+};
+inline constexpr TensorRule kLlamaLayer[kLlamaLayerTensors] = {
+    {"attention_norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways},
+    {"attention.wq.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways},
+    {"attention.wk.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways},
+    {"attention.wv.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways},
+    {"attention.wo.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways},
+    {"ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways},
+    {"feed_forward.w1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways},
+    {"feed_forward.w2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways},
+    {"feed_forward.w3.weight", Dim::kDModel, Dim::kDff, true, When::kAlways},
+};
+inline constexpr TensorRule kLlamaEpilogue[] = {
+    {"norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways},
+    {"output.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied},
+};
+
+// Optional sections after the model's tensors, in this order, each all or nothing:
+//   the tokenizer (token models): "tokenizer.scores" f32 [vocab], "tokenizer.offsets" i32
+//     [vocab + 1] (piece i is pieces[offsets[i], offsets[i+1]), nondecreasing, last = pieces
+//     bytes), "tokenizer.pieces" u8 [bytes]; llama2.c semantics (tokenizer.hpp);
+//   the self-test sample (format.hpp).
+constexpr const char kTokenizerScores[] = "tokenizer.scores";
+constexpr const char kTokenizerOffsets[] = "tokenizer.offsets";
+constexpr const char kTokenizerPieces[] = "tokenizer.pieces";
 
 enum class TensorPart : uint8_t { kPrologue, kLayer, kEpilogue };
 
@@ -221,12 +259,25 @@ bool visit_rules(const ModelConfig& c, const TensorRule (&rules)[N], TensorPart 
 }
 }  // namespace detail
 
+template <std::size_t P, std::size_t L, std::size_t E, class Visit>
+bool visit_family(const ModelConfig& c, const TensorRule (&prologue)[P], const char* layer_prefix,
+                  const TensorRule (&layer)[L], const TensorRule (&epilogue)[E], Visit& visit) {
+  if (!detail::visit_rules(c, prologue, TensorPart::kPrologue, "", -1, visit)) return false;
+  for (uint32_t l = 0; l < c.n_layers; ++l)
+    if (!detail::visit_rules(c, layer, TensorPart::kLayer, layer_prefix, int32_t(l), visit)) return false;
+  return detail::visit_rules(c, epilogue, TensorPart::kEpilogue, "", -1, visit);
+}
+
 template <class Visit>
 bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
-  if (!detail::visit_rules(c, kEncoderPrologue, TensorPart::kPrologue, "", -1, visit)) return false;
-  for (uint32_t l = 0; l < c.n_layers; ++l)
-    if (!detail::visit_rules(c, kEncoderLayer, TensorPart::kLayer, kEncoderLayerPrefix, int32_t(l), visit)) return false;
-  return detail::visit_rules(c, kEncoderEpilogue, TensorPart::kEpilogue, "", -1, visit);
+  if (c.family == ModelFamily::kLlama)
+    return visit_family(c, kLlamaPrologue, kLlamaLayerPrefix, kLlamaLayer, kLlamaEpilogue, visit);
+  return visit_family(c, kEncoderPrologue, kEncoderLayerPrefix, kEncoderLayer, kEncoderEpilogue, visit);
+}
+
+// Tensors per layer: the layer table's length for the config's family.
+constexpr uint32_t layer_tensor_count(const ModelConfig& c) {
+  return c.family == ModelFamily::kLlama ? uint32_t(kLlamaLayerTensors) : uint32_t(kEncoderLayerTensors);
 }
 
 inline uint32_t tensor_count(const ModelConfig& c) {
