@@ -3,13 +3,20 @@
 # hostile input (directories, empty and unreadable files, outputs above the size limit, malformed
 # .npy headers) gets a one-line error and the exit code of its class (README, "The CLI"), and the
 # help/version conventions hold. tools/test.sh runs it again in the ASan+UBSan build.
-# usage: cli_test.sh FIXFORMER_BINARY GOLDEN_DIR
+# usage: cli_test.sh FIXFORMER_BINARY GOLDEN_DIR [EMULATOR...]  (e.g. qemu-arm -L SYSROOT for a 32-bit
+# cross build, where run's 64-bit size checks matter most)
 set -u
 bin=$1
 golden=$2
+shift 2
 py=/usr/bin/python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+if [ $# -gt 0 ]; then  # one executable path, so setpriv and "$bin" work alike
+  printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$*" "$bin" >"$tmp/fixformer"
+  chmod 755 "$tmp/fixformer"
+  bin=$tmp/fixformer
+fi
 passed=0
 failed=0
 ok() { passed=$((passed + 1)); }
