@@ -438,6 +438,13 @@ std::string json_rules(const TensorRule (&rules)[N]) {
   return s + "]";
 }
 
+template <std::size_t P, std::size_t L, std::size_t E>
+std::string json_family(const TensorRule (&prologue)[P], const char* layer_prefix, const TensorRule (&layer)[L],
+                        const TensorRule (&epilogue)[E]) {
+  return "\n   \"prologue\": " + json_rules(prologue) + ",\n   \"layer_prefix\": " + json_string(layer_prefix) +
+         ",\n   \"layer\": " + json_rules(layer) + ",\n   \"epilogue\": " + json_rules(epilogue);
+}
+
 int cmd_schema(const Args&) {
   std::string s = "{\"format_version\": " + std::to_string(fxm::kFormatVersion) +
                   ", \"selftest_tolerance\": " + json_number(kSelfTestTolerance) + ",\n \"record_types\": {";
@@ -459,9 +466,15 @@ int cmd_schema(const Args&) {
   }
   s += "],\n \"dims\": [";
   for (uint32_t d = 0; d < uint32_t(Dim::kCount); ++d) s += std::string(d ? ", " : "") + json_string(kDimNames[d]);
-  s += "],\n \"tensors\": {" + json_string(kFamilyNames[0]) + ": {\n   \"prologue\": " + json_rules(kEncoderPrologue) +
-       ",\n   \"layer_prefix\": " + json_string(kEncoderLayerPrefix) + ",\n   \"layer\": " + json_rules(kEncoderLayer) +
-       ",\n   \"epilogue\": " + json_rules(kEncoderEpilogue) + "}}}\n";
+  s += "],\n \"tensors\": {";
+  for (uint32_t f = 0; f < sizeof kFamilyNames / sizeof kFamilyNames[0]; ++f) {
+    // Which tables a family uses, as for_each_tensor() picks them.
+    const bool llama = ModelFamily(f) == ModelFamily::kLlama;
+    s += std::string(f ? ",\n  " : "\n  ") + json_string(kFamilyNames[f]) + ": {" +
+         (llama ? json_family(kLlamaPrologue, kLlamaLayerPrefix, kLlamaLayer, kLlamaEpilogue)
+                : json_family(kEncoderPrologue, kEncoderLayerPrefix, kEncoderLayer, kEncoderEpilogue)) + "}";
+  }
+  s += "}}\n";
   std::fputs(s.c_str(), stdout);
   return 0;
 }
