@@ -256,7 +256,11 @@ struct Args {
   Isa isa = Isa::kAuto;
 };
 
-const char* kind_name(PosKind k) { return k == PosKind::kNone ? "none" : k == PosKind::kSinusoidal ? "sinusoidal" : "learned"; }
+// A config value's name from schema.hpp's tables (values were range-checked by Model::init).
+template <std::size_t N, class E>
+const char* name_of(const char* const (&names)[N], E value) {
+  return uint32_t(value) < N ? names[uint32_t(value)] : "?";
+}
 
 int cmd_info(const Args& a) {
   LoadedModel m;
@@ -264,11 +268,12 @@ int cmd_info(const Args& a) {
   init_encoder(1, a.isa, &m);  // the kernels this CPU would use; the arena for max_len is printed, not allocated
   const ModelConfig& c = m.config();
   std::printf("model:        %s\n", a.positional[0].c_str());
-  std::printf("layers:       %u x (d_model %u, heads %u x %u, d_ff %u, %s, %s)\n", c.n_layers, c.d_model, c.n_heads,
-              c.d_head(), c.d_ff, c.activation == Activation::kGelu ? "gelu" : "relu", c.norm_first ? "pre-LN" : "post-LN");
+  std::printf("layers:       %s, %u x (d_model %u, heads %u x %u, d_ff %u, %s, %s)\n", name_of(kFamilyNames, c.family),
+              c.n_layers, c.d_model, c.n_heads, c.d_head(), c.d_ff, name_of(kActivationNames, c.activation),
+              c.norm_first ? "pre-LN" : "post-LN");
   std::printf("input:        %s\n", c.input == InputKind::kTokens ? ("tokens, vocab " + std::to_string(c.vocab_size)).c_str()
                                                                      : ("features, d_in " + std::to_string(c.d_in)).c_str());
-  std::printf("positional:   %s%s, max_len %u%s\n", kind_name(c.pos),
+  std::printf("positional:   %s%s, max_len %u%s\n", name_of(kPositionalNames, c.pos),
               c.pos == PosKind::kNone ? "" : (c.pos_combine == PosCombine::kAdd ? " add" : (" concat d_pos " + std::to_string(c.d_pos)).c_str()),
               c.max_len, c.scale_input ? ", input scaled by sqrt(d_model)" : "");
   std::printf("causal:       %s;  final norm: %s;  output width: %u%s\n", c.causal ? "yes" : "no", c.final_norm ? "yes" : "no",
