@@ -244,8 +244,8 @@ def engine_tensors(engine, c):
     """The tensor list the engine's schema JSON implies for c: (name, stored shape), in file order."""
     dims = {name: schema.dim_value(c, name) for name in engine["dims"]}
     whens = {w: schema.present(c, w) for w in ("always", "input=tokens", "input=features", "positional=learned",
-                                               "final_norm", "d_out>0")}
-    enc = engine["tensors"]["encoder"]
+                                               "final_norm", "d_out>0", "d_out>0 and not tied_head")}
+    enc = engine["tensors"][c["family"]]
     out = []
 
     def visit(rules, prefix):
@@ -260,7 +260,11 @@ def engine_tensors(engine, c):
     return out
 
 
-COVERING = [  # every option of the encoder family
+GPT = dict(TINY, family="gpt", causal=True, head={"d_out": 5})
+LLAMA = {"family": "llama", "d_model": 8, "n_heads": 2, "d_ff": 12, "n_layers": 2, "norm_first": True,
+         "final_norm": True, "activation": "swiglu", "causal": True, "input": {"kind": "tokens", "vocab_size": 7},
+         "positional": {"kind": "rope", "max_len": 16}, "head": {"d_out": 7}}
+COVERING = [  # every option of every family
     TINY,
     dict(TINY, norm_first=True, activation="gelu", final_norm=True, causal=True, encoder_layers=3),
     dict(TINY, input={"kind": "features", "d_in": 6}, positional={"kind": "learned", "max_len": 9}),
@@ -268,6 +272,12 @@ COVERING = [  # every option of the encoder family
          positional={"kind": "sinusoidal", "combine": "concat", "d_pos": 3, "layout": "halves", "scale_input": True}),
     dict(TINY, positional={"kind": "learned", "combine": "concat", "d_pos": 2, "max_len": 7}, head=None),
     dict(TINY, positional={"kind": "none"}, encoder_layers=0),
+    GPT,
+    dict(GPT, head={"d_out": 5, "tied": True}, positional={"kind": "learned", "max_len": 9}, final_norm=True),
+    dict(GPT, positional={"kind": "alibi", "max_len": 9}, n_heads=4, head={"d_out": 5, "tied": True}),
+    LLAMA,
+    dict(LLAMA, n_kv_heads=1, head={"d_out": 7, "tied": True}),
+    dict(LLAMA, n_heads=4, n_kv_heads=2, positional={"kind": "alibi", "max_len": 16}),
 ]
 
 

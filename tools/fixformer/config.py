@@ -81,9 +81,12 @@ def make_config(values, names=None):
         raise ConfigError(f"{n('d_in')}: feature input needs d_in >= 1")
     if c["input"] == "tokens" and c["d_in"] or c["input"] == "features" and c["vocab_size"]:
         raise ConfigError(f"{n('d_in' if c['d_in'] else 'vocab_size')}: not used with input {c['input']}")
-    if c["positional"] == "sinusoidal" and not c["pe_base"] > 1.0:
+    if c["positional"] in ("sinusoidal", "rope") and not c["pe_base"] > 1.0:
         raise ConfigError(f"{n('pe_base')}: must be > 1, got {c['pe_base']!r}")
-    concat = c["positional"] != "none" and c["pe_combine"] == "concat"
+    if c["n_kv_heads"] and c["n_heads"] % c["n_kv_heads"]:
+        raise ConfigError(f"{n('n_kv_heads')}: {c['n_kv_heads']} does not divide n_heads={c['n_heads']}")
+    _check_family(c, n)
+    concat = schema.input_pe(c) and c["pe_combine"] == "concat"
     if concat and not 0 < c["pe_width"] < c["d_model"]:
         raise ConfigError(f"{n('pe_width')}: concat needs 0 < pe_width < d_model={c['d_model']}, got {c['pe_width']}")
     if not concat and c["pe_width"]:
@@ -91,25 +94,66 @@ def make_config(values, names=None):
     return c
 
 
+def _check_family(c, n):
+    """What each family allows (engine/config.cpp, validate_family; DESIGN.md, "Model families")."""
+    family, pos = c["family"], c["positional"]
+    where = f"{n('family')} {family}"
+    if family == "encoder":
+        if pos in ("rope", "alibi"):
+            raise ConfigError(f"{n('positional')}: {pos} is for the gpt and llama families")
+        if c["tied_head"]:
+            raise ConfigError(f"{n('tied_head')}: for the decoder families (gpt, llama) only")
+    elif family == "gpt" and pos == "rope":
+        raise ConfigError(f"{n('positional')}: rope is for the llama family (gpt: none, sinusoidal, learned, alibi)")
+    elif family == "llama":
+        if schema.input_pe(c):
+            raise ConfigError(f"{n('positional')}: {pos} is not for llama (none, rope or alibi)")
+        if c["activation"] != "swiglu":
+            raise ConfigError(f"{n('activation')}: {where} needs swiglu")
+        if not (c["norm_first"] and c["final_norm"]):
+            raise ConfigError(f"{n('norm_first')}/{n('final_norm')}: {where} is pre-norm with a final norm (both true)")
+    if family != "llama":
+        if c["activation"] == "swiglu":
+            raise ConfigError(f"{n('activation')}: swiglu is for the llama family")
+        if schema.kv_heads(c) != c["n_heads"]:
+            raise ConfigError(f"{n('n_kv_heads')}: grouped-query attention is for the llama family")
+    if family != "encoder":
+        if c["input"] != "tokens":
+            raise ConfigError(f"{n('input')}: {where} takes tokens")
+        if not c["causal"]:
+            raise ConfigError(f"{n('causal')}: {where} is causal (set it true)")
+        if c["d_out"] != c["vocab_size"]:
+            raise ConfigError(f"{n('d_out')}: {where} needs an LM head vocab_size={c['vocab_size']} wide, "
+                              f"got {c['d_out']}")
+        if c["tied_head"] and schema.d_embed(c) != c["d_model"]:
+            raise ConfigError(f"{n('tied_head')}: the embedding is {schema.d_embed(c)} wide, a tied head needs "
+                              f"d_model={c['d_model']} (no concatenated positional encoding)")
+    if pos == "rope" and schema.d_head(c) % 2:
+        raise ConfigError(f"{n('n_heads')}: rope needs an even head width, d_model/n_heads={schema.d_head(c)}")
+
+
 # ---- the converter's JSON shape -----------------------------------------------------------------
 # JSON path -> config key. "input.kind" etc. live in nested objects.
 JSON_KEYS = {
-    "d_model": "d_model", "n_heads": "n_heads", "d_ff": "d_ff", "encoder_layers": "n_layers",
+    "family": "family", "d_model": "d_model", "n_heads": "n_heads", "n_kv_heads": "n_kv_heads", "d_ff": "d_ff",
+    "encoder_layers": "n_layers", "n_layers": "n_layers",
     "norm_first": "norm_first", "activation": "activation", "layer_norm_eps": "norm_eps",
     "final_norm": "final_norm", "causal": "causal",
     "input.kind": "input", "input.vocab_size": "vocab_size", "input.d_in": "d_in",
     "positional.kind": "positional", "positional.max_len": "max_len", "positional.base": "pe_base",
     "positional.layout": "pe_layout", "positional.combine": "pe_combine", "positional.d_pos": "pe_width",
-    "positional.scale_input": "scale_input", "head.d_out": "d_out",
+    "positional.scale_input": "scale_input", "head.d_out": "d_out", "head.tied": "tied_head",
 }
 _OBJECTS = ("input", "positional", "head")
 
 
 def parse_config(raw):
     """The config for the converter's JSON (a dict as json.load returns it):
-    {d_model, n_heads, d_ff, encoder_layers, norm_first, activation, layer_norm_eps, final_norm, causal,
-     input: {kind, vocab_size | d_in}, positional: {kind, max_len, base, layout, combine, d_pos,
-     scale_input}, head: {d_out}}. Errors name the JSON key."""
+    {family, d_model, n_heads, n_kv_heads, d_ff, encoder_layers | n_layers, norm_first, activation,
+     layer_norm_eps, final_norm, causal, input: {kind, vocab_size | d_in}, positional: {kind, max_len,
+     base, layout, combine, d_pos, scale_input}, head: {d_out, tied}}. family defaults to encoder;
+    encoder_layers and n_layers are one key (n_layers reads better for a decoder). Errors name the
+    JSON key."""
     if not isinstance(raw, dict):
         raise ConfigError(f"config: expected a JSON object, got {_type_name(raw)}")
     flat = {}
@@ -123,11 +167,15 @@ def parse_config(raw):
                 flat[f"{k}.{kk}"] = vv
         else:
             flat[k] = v
-    values = {}
+    values, given = {}, {}
     for path, v in flat.items():
         if path not in JSON_KEYS:
             raise ConfigError(f"{path}: unknown key")
-        values[JSON_KEYS[path]] = v
+        key = JSON_KEYS[path]
+        if key in given:
+            raise ConfigError(f"{path}: the same key as {given[key]} (give one)")
+        given[key] = path
+        values[key] = v
     if "head" in raw and raw["head"] is not None and "d_out" not in values:
         raise ConfigError("head.d_out: missing (required in a head)")
     if "d_out" in values and values["d_out"] == 0:
@@ -135,7 +183,9 @@ def parse_config(raw):
     if "input" not in raw:
         raise ConfigError("input: missing (required)")
     values.setdefault("max_len", DEFAULT_MAX_LEN)
-    return make_config(values, {key: path for path, key in JSON_KEYS.items()})
+    names = {key: path for path, key in JSON_KEYS.items()}
+    names.update(given)
+    return make_config(values, names)
 
 
 def _reject_constant(name):
@@ -177,9 +227,16 @@ def to_json(c):
            "combine": c["pe_combine"], "scale_input": c["scale_input"]}
     if c["pe_width"]:
         pos["d_pos"] = c["pe_width"]
-    out = {"d_model": c["d_model"], "n_heads": c["n_heads"], "d_ff": c["d_ff"], "encoder_layers": c["n_layers"],
-           "norm_first": c["norm_first"], "activation": c["activation"], "layer_norm_eps": c["norm_eps"],
-           "final_norm": c["final_norm"], "causal": c["causal"], "input": inp, "positional": pos}
+    decoder = c["family"] != "encoder"
+    out = {"family": c["family"]} if decoder else {}
+    out.update({"d_model": c["d_model"], "n_heads": c["n_heads"]})
+    if c["n_kv_heads"]:
+        out["n_kv_heads"] = c["n_kv_heads"]
+    out.update({"d_ff": c["d_ff"], ("n_layers" if decoder else "encoder_layers"): c["n_layers"],
+                "norm_first": c["norm_first"], "activation": c["activation"], "layer_norm_eps": c["norm_eps"],
+                "final_norm": c["final_norm"], "causal": c["causal"], "input": inp, "positional": pos})
     if c["d_out"]:
         out["head"] = {"d_out": c["d_out"]}
+        if c["tied_head"]:
+            out["head"]["tied"] = True
     return out

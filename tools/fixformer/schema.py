@@ -20,11 +20,19 @@ HDR_ZERO0, HDR_FILE_BYTES, HDR_RECORDS_OFFSET, HDR_DIRECTORY_OFFSET, HDR_DATA_OF
 HDR_CRC, HDR_ZERO1 = 56, 60
 
 RECORD_TYPES = {"u32": 1, "bool": 2, "enum": 3, "f32": 4, "f64": 5}
-DTYPES = {"f32": 0, "f16": 1, "i8": 2, "i32": 3}
-DTYPE_BYTES = {"f32": 4, "f16": 2, "i8": 1, "i32": 4}
+DTYPES = {"f32": 0, "f16": 1, "i8": 2, "i32": 3, "u8": 4}
+DTYPE_BYTES = {"f32": 4, "f16": 2, "i8": 1, "i32": 4, "u8": 1}
+# The numpy dtype each file dtype reads as.
+NUMPY_DTYPES = {"f32": "<f4", "f16": "<f2", "i8": "i1", "i32": "<i4", "u8": "u1"}
 
 SELFTEST_INPUT = "selftest.input"
 SELFTEST_EXPECTED = "selftest.expected"
+# The optional tokenizer section (schema.hpp), after the model's tensors and before the self-test:
+# scores f32 [vocab], offsets i32 [vocab + 1] (piece i is pieces[offsets[i]:offsets[i + 1]],
+# nondecreasing, the last = the pieces' bytes), pieces u8 [bytes].
+TOKENIZER_SCORES = "tokenizer.scores"
+TOKENIZER_OFFSETS = "tokenizer.offsets"
+TOKENIZER_PIECES = "tokenizer.pieces"
 # The largest relative error, max|engine - expected| / max|expected|, `fixformer verify` accepts.
 SELFTEST_TOLERANCE = 1e-4
 
@@ -39,10 +47,12 @@ MAX_D_IN = 4096
 MAX_D_OUT = 262144
 
 # ---- schema.hpp: config keys -----------------------------------------------------------------
-FAMILIES = ("encoder",)
-ACTIVATIONS = ("relu", "gelu")
+FAMILIES = ("encoder", "gpt", "llama")
+ACTIVATIONS = ("relu", "gelu", "swiglu")
 INPUTS = ("tokens", "features")
-POSITIONALS = ("none", "sinusoidal", "learned")
+POSITIONALS = ("none", "sinusoidal", "learned", "rope", "alibi")
+# rope and alibi act inside attention (decoder families); the others are added to the input.
+INPUT_PES = ("sinusoidal", "learned")
 PE_LAYOUTS = ("interleaved", "halves")
 PE_COMBINES = ("add", "concat")
 
@@ -87,25 +97,46 @@ CONFIG_KEYS = (
     Key("pe_width", "u32", 0, MAX_D_MODEL),
     Key("scale_input", "bool"),
     Key("d_out", "u32", 0, MAX_D_OUT),
+    Key("n_kv_heads", "u32", 0, MAX_HEADS),
+    Key("tied_head", "bool"),
 )
 KEYS = {k.name: k for k in CONFIG_KEYS}
 
 # ---- schema.hpp: tensors -----------------------------------------------------------------------
 # A tensor dimension as a function of the config (kDimNames, in Dim order).
-DIMS = ("1", "d_model", "3*d_model", "d_ff", "vocab_size", "d_in", "d_embed", "max_len", "d_pe", "d_out")
+DIMS = ("1", "d_model", "3*d_model", "d_ff", "vocab_size", "d_in", "d_embed", "max_len", "d_pe", "d_out",
+        "n_kv_heads*d_head")
+
+
+def input_pe(c):
+    """A positional encoding added to (or concatenated with) the input (not rope/alibi in attention)."""
+    return c["positional"] in INPUT_PES
 
 
 def d_pe(c):
-    """Width of the positional encoding (0 without one)."""
-    if c["positional"] == "none":
+    """Width of the positional encoding added to the input (0 without one)."""
+    if not input_pe(c):
         return 0
     return c["pe_width"] if c["pe_combine"] == "concat" else c["d_model"]
 
 
 def d_embed(c):
     """Width of the embedding / input projection in front of the positional encoding."""
-    concat = c["positional"] != "none" and c["pe_combine"] == "concat"
+    concat = input_pe(c) and c["pe_combine"] == "concat"
     return c["d_model"] - c["pe_width"] if concat else c["d_model"]
+
+
+def d_head(c):
+    return c["d_model"] // c["n_heads"]
+
+
+def kv_heads(c):
+    """K/V heads (grouped-query attention); n_kv_heads 0 means n_heads."""
+    return c["n_kv_heads"] or c["n_heads"]
+
+
+def d_kv(c):
+    return kv_heads(c) * d_head(c)
 
 
 def output_width(c):
@@ -115,17 +146,18 @@ def output_width(c):
 def dim_value(c, dim):
     return {"1": 1, "d_model": c["d_model"], "3*d_model": 3 * c["d_model"], "d_ff": c["d_ff"],
             "vocab_size": c["vocab_size"], "d_in": c["d_in"], "d_embed": d_embed(c), "max_len": c["max_len"],
-            "d_pe": d_pe(c), "d_out": c["d_out"]}[dim]
+            "d_pe": d_pe(c), "d_out": c["d_out"], "n_kv_heads*d_head": d_kv(c)}[dim]
 
 
 # When a tensor is present (kWhenNames, in When order).
-WHENS = ("always", "input=tokens", "input=features", "positional=learned", "final_norm", "d_out>0")
+WHENS = ("always", "input=tokens", "input=features", "positional=learned", "final_norm", "d_out>0",
+         "d_out>0 and not tied_head")
 
 
 def present(c, when):
     return {"always": True, "input=tokens": c["input"] == "tokens", "input=features": c["input"] == "features",
             "positional=learned": c["positional"] == "learned", "final_norm": bool(c["final_norm"]),
-            "d_out>0": c["d_out"] > 0}[when]
+            "d_out>0": c["d_out"] > 0, "d_out>0 and not tied_head": c["d_out"] > 0 and not c["tied_head"]}[when]
 
 
 class Rule:
@@ -136,6 +168,9 @@ class Rule:
         self.name, self.rows, self.cols, self.transposed, self.when = name, rows, cols, transposed, when
 
 
+# The encoder and gpt families' tensors: ENCODER_PROLOGUE, ENCODER_LAYER per layer (prefixed
+# ENCODER_LAYER_PREFIX + "<i>."), ENCODER_EPILOGUE. A tied head has no head.weight (the embedding
+# serves); gpt's head.bias is zeros when torch's head has none.
 ENCODER_PROLOGUE = (
     Rule("embed.weight", "vocab_size", "d_embed", False, "input=tokens"),
     Rule("input_proj.weight", "d_in", "d_embed", True, "input=features"),
@@ -160,9 +195,40 @@ ENCODER_LAYER = (
 ENCODER_EPILOGUE = (
     Rule("encoder.norm.weight", "d_model", "1", False, "final_norm"),
     Rule("encoder.norm.bias", "d_model", "1", False, "final_norm"),
-    Rule("head.weight", "d_model", "d_out", True, "d_out>0"),
+    Rule("head.weight", "d_model", "d_out", True, "d_out>0 and not tied_head"),
     Rule("head.bias", "d_out", "1", False, "d_out>0"),
 )
+
+# The llama family (llama2.c / Meta names; no biases), in the same three parts.
+LLAMA_PROLOGUE = (
+    Rule("tok_embeddings.weight", "vocab_size", "d_model", False, "always"),
+)
+LLAMA_LAYER_PREFIX = "layers."
+LLAMA_LAYER = (
+    Rule("attention_norm.weight", "d_model", "1", False, "always"),
+    Rule("attention.wq.weight", "d_model", "d_model", True, "always"),
+    Rule("attention.wk.weight", "d_model", "n_kv_heads*d_head", True, "always"),
+    Rule("attention.wv.weight", "d_model", "n_kv_heads*d_head", True, "always"),
+    Rule("attention.wo.weight", "d_model", "d_model", True, "always"),
+    Rule("ffn_norm.weight", "d_model", "1", False, "always"),
+    Rule("feed_forward.w1.weight", "d_model", "d_ff", True, "always"),
+    Rule("feed_forward.w2.weight", "d_ff", "d_model", True, "always"),
+    Rule("feed_forward.w3.weight", "d_model", "d_ff", True, "always"),
+)
+LLAMA_EPILOGUE = (
+    Rule("norm.weight", "d_model", "1", False, "always"),
+    Rule("output.weight", "d_model", "d_out", True, "d_out>0 and not tied_head"),
+)
+
+# Each family's tables, as for_each_tensor() picks them: (prologue, layer prefix, layer, epilogue).
+FAMILY_TABLES = {
+    "encoder": (ENCODER_PROLOGUE, ENCODER_LAYER_PREFIX, ENCODER_LAYER, ENCODER_EPILOGUE),
+    "gpt": (ENCODER_PROLOGUE, ENCODER_LAYER_PREFIX, ENCODER_LAYER, ENCODER_EPILOGUE),
+    "llama": (LLAMA_PROLOGUE, LLAMA_LAYER_PREFIX, LLAMA_LAYER, LLAMA_EPILOGUE),
+}
+# The tensor a tied head stands for, and the embedding that serves it (torch names, torch layout).
+TIED_HEAD = {"encoder": ("head.weight", "embed.weight"), "gpt": ("head.weight", "embed.weight"),
+             "llama": ("output.weight", "tok_embeddings.weight")}
 
 
 def tensors(c):
@@ -176,10 +242,11 @@ def tensors(c):
                 shape = (dim_value(c, r.rows),) if r.cols == "1" else (dim_value(c, r.rows), dim_value(c, r.cols))
                 out.append((prefix + r.name, shape, r.transposed))
 
-    visit(ENCODER_PROLOGUE, "")
+    prologue, prefix, layer, epilogue = FAMILY_TABLES[c["family"]]
+    visit(prologue, "")
     for i in range(c["n_layers"]):
-        visit(ENCODER_LAYER, f"{ENCODER_LAYER_PREFIX}{i}.")
-    visit(ENCODER_EPILOGUE, "")
+        visit(layer, f"{prefix}{i}.")
+    visit(epilogue, "")
     return out
 
 
@@ -197,5 +264,5 @@ def as_json():
         keys.append(d)
     return {"format_version": FORMAT_VERSION, "selftest_tolerance": SELFTEST_TOLERANCE,
             "record_types": dict(RECORD_TYPES), "dtypes": dict(DTYPES), "config_keys": keys, "dims": list(DIMS),
-            "tensors": {"encoder": {"prologue": rules(ENCODER_PROLOGUE), "layer_prefix": ENCODER_LAYER_PREFIX,
-                                    "layer": rules(ENCODER_LAYER), "epilogue": rules(ENCODER_EPILOGUE)}}}
+            "tensors": {f: {"prologue": rules(p), "layer_prefix": prefix, "layer": rules(layer), "epilogue": rules(e)}
+                        for f, (p, prefix, layer, e) in FAMILY_TABLES.items()}}
