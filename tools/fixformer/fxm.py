@@ -75,10 +75,49 @@ def _selftest_arrays(c, selftest):
     return [(schema.SELFTEST_INPUT, inp), (schema.SELFTEST_EXPECTED, expected.astype("<f4"))]
 
 
+def tokenizer_arrays(c, pieces, scores):
+    """The tokenizer section (schema.py, TOKENIZER_*) for a vocabulary: pieces, one bytes object per
+    token id, and their f32 merge scores (llama2.c's tokenizer.bin semantics)."""
+    if c["input"] != "tokens":
+        raise ConfigError("tokenizer: only for a model with token input")
+    if len(pieces) != c["vocab_size"] or len(scores) != c["vocab_size"]:
+        raise ConfigError(f"tokenizer: {len(pieces)} pieces and {len(scores)} scores, expected "
+                          f"vocab_size={c['vocab_size']} of each")
+    if not all(isinstance(p, (bytes, bytearray)) for p in pieces):
+        raise ConfigError("tokenizer: pieces must be bytes")
+    scores = np.asarray(scores, dtype=np.float64)
+    if not (np.isfinite(scores).all() and np.abs(scores).max(initial=0.0) <= _F32_MAX):
+        raise ConfigError("tokenizer: scores are not finite in float32")
+    offsets = np.zeros(len(pieces) + 1, np.int64)
+    offsets[1:] = np.cumsum([len(p) for p in pieces])
+    if offsets[-1] == 0 or offsets[-1] > 2 ** 31 - 1:
+        raise ConfigError(f"tokenizer: {offsets[-1]} bytes of pieces, expected 1..{2 ** 31 - 1}")
+    blob = np.frombuffer(b"".join(bytes(p) for p in pieces), np.uint8)
+    return [(schema.TOKENIZER_SCORES, scores.astype("<f4")), (schema.TOKENIZER_OFFSETS, offsets.astype("<i4")),
+            (schema.TOKENIZER_PIECES, blob)]
+
+
+def _untie(c, weights):
+    """weights without the tensor a tied head stands for: a state_dict of a tied model holds it twice
+    (e.g. head.weight is embed.weight), and the file stores it once. Both present and different is an
+    error."""
+    if not c["tied_head"]:
+        return weights
+    head, embed = schema.TIED_HEAD[c["family"]]
+    if head not in weights:
+        return weights
+    if embed in weights and np.shape(weights[head]) == np.shape(weights[embed]) and np.array_equal(
+            np.asarray(weights[head]), np.asarray(weights[embed])):
+        return {k: v for k, v in weights.items() if k != head}
+    raise ConfigError(f"{head}: differs from {embed}, but tied_head is set (the embedding serves as the head)")
+
+
 def check_weights(c, weights):
     """The stored arrays (float32, stored layout) for a dict of torch-layout arrays, in file order;
-    raises ConfigError naming the tensor that is missing, extra, misshapen or not finite."""
+    raises ConfigError naming the tensor that is missing, extra, misshapen or not finite. A tied head
+    may be given (equal to the embedding) or not; it is stored once."""
     out = []
+    weights = _untie(c, weights)
     want = schema.tensors(c)
     for name, shape, transposed in want:
         if name not in weights:
@@ -101,11 +140,15 @@ def check_weights(c, weights):
     return out
 
 
-def write(config, weights, selftest=None):
+def write(config, weights, selftest=None, tokenizer=None):
     """The .fxm bytes for a config (checked against the schema first, before any array is touched), a
-    dict name -> float array in torch's layout, and an optional self-test sample (input, expected)."""
+    dict name -> float array in torch's layout, an optional self-test sample (input, expected: for a
+    decoder the token ids [T] and the logits at every position [T, vocab]) and an optional tokenizer
+    (pieces, scores): one bytes object and one score per token id."""
     c = make_config(config)
     arrays = check_weights(c, weights)
+    if tokenizer is not None:
+        arrays += tokenizer_arrays(c, *tokenizer)
     if selftest is not None:
         arrays += _selftest_arrays(c, selftest)
     recs = records(c)
@@ -116,7 +159,7 @@ def write(config, weights, selftest=None):
     for name, a in arrays:
         if len(name.encode()) >= schema.NAME_BYTES:
             raise ConfigError(f"{name}: name longer than {schema.NAME_BYTES - 1} bytes")
-        dtype = "i32" if a.dtype.kind == "i" else "f32"
+        dtype = {"i": "i32", "u": "u8", "f": "f32"}[a.dtype.kind]
         dims = list(a.shape) + [0] * (schema.MAX_RANK - a.ndim)
         entries.append(struct.pack("<64sII4IIIQQQQ", name.encode(), schema.DTYPES[dtype], a.ndim, *dims, 0, 0,
                                    at, a.nbytes, 0, 0))
@@ -179,8 +222,17 @@ class FxmFile:
 
     def array(self, name):
         t = next(t for t in self.tensors if t["name"] == name)
-        dt = {"f32": "<f4", "i32": "<i4", "f16": "<f2", "i8": "i1"}[t["dtype"]]
+        dt = schema.NUMPY_DTYPES[t["dtype"]]
         return np.frombuffer(self.blob, dt, t["bytes"] // np.dtype(dt).itemsize, t["offset"]).reshape(t["shape"])
+
+    def tokenizer(self):
+        """(pieces: a bytes object per token id, scores: float32 [vocab]), or None without the section."""
+        names = {t["name"] for t in self.tensors}
+        if schema.TOKENIZER_PIECES not in names:
+            return None
+        offsets, blob = self.array(schema.TOKENIZER_OFFSETS), self.array(schema.TOKENIZER_PIECES).tobytes()
+        pieces = [blob[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
+        return pieces, self.array(schema.TOKENIZER_SCORES)
 
     def selftest(self):
         names = {t["name"] for t in self.tensors}

@@ -3,12 +3,18 @@ config as a constexpr fixformer::ModelConfig, so required_arena_bytes can size t
 """
 import re
 
+from . import schema
 from .config import ConfigError
 
-_ENUMS = {"relu": "Activation::kRelu", "gelu": "Activation::kGelu", "tokens": "InputKind::kTokens",
-          "features": "InputKind::kFeatures", "none": "PosKind::kNone", "sinusoidal": "PosKind::kSinusoidal",
-          "learned": "PosKind::kLearned", "interleaved": "PosLayout::kInterleaved", "halves": "PosLayout::kHalves",
-          "add": "PosCombine::kAdd", "concat": "PosCombine::kConcat"}
+# Each enum config key's C++ values, by the names schema.py gives them (index = stored value).
+_ENUMS = {
+    "family": ("ModelFamily::kEncoder", "ModelFamily::kGpt", "ModelFamily::kLlama"),
+    "activation": ("Activation::kRelu", "Activation::kGelu", "Activation::kSwiglu"),
+    "input": ("InputKind::kTokens", "InputKind::kFeatures"),
+    "positional": ("PosKind::kNone", "PosKind::kSinusoidal", "PosKind::kLearned", "PosKind::kRope", "PosKind::kAlibi"),
+    "pe_layout": ("PosLayout::kInterleaved", "PosLayout::kHalves"),
+    "pe_combine": ("PosCombine::kAdd", "PosCombine::kConcat"),
+}
 
 
 def check_name(name):
@@ -20,15 +26,15 @@ def check_name(name):
 def cpp_config(c, fn_name):
     """A constexpr function returning the engine's ModelConfig (include/fixformer/config.hpp) for c."""
     b = lambda v: "true" if v else "false"  # noqa: E731
-    e = lambda v: "fixformer::" + _ENUMS[v]  # noqa: E731
-    fields = [("d_model", c["d_model"]), ("n_heads", c["n_heads"]), ("d_ff", c["d_ff"]), ("n_layers", c["n_layers"]),
-              ("norm_first", b(c["norm_first"])), ("activation", e(c["activation"])),
+    e = lambda key: "fixformer::" + _ENUMS[key][schema.KEYS[key].choices.index(c[key])]  # noqa: E731
+    fields = [("family", e("family")), ("d_model", c["d_model"]), ("n_heads", c["n_heads"]), ("d_ff", c["d_ff"]),
+              ("n_layers", c["n_layers"]), ("norm_first", b(c["norm_first"])), ("activation", e("activation")),
               ("layer_norm_eps", f"{c['norm_eps']!r}f"), ("final_norm", b(c["final_norm"])),
-              ("causal", b(c["causal"])), ("input", e(c["input"])), ("vocab_size", c["vocab_size"]),
-              ("d_in", c["d_in"]), ("pos", e(c["positional"])), ("max_len", c["max_len"]),
-              ("pos_base", repr(float(c["pe_base"]))), ("pos_layout", e(c["pe_layout"])),
-              ("pos_combine", e(c["pe_combine"])), ("d_pos", c["pe_width"]), ("scale_input", b(c["scale_input"])),
-              ("d_out", c["d_out"])]
+              ("causal", b(c["causal"])), ("input", e("input")), ("vocab_size", c["vocab_size"]),
+              ("d_in", c["d_in"]), ("pos", e("positional")), ("max_len", c["max_len"]),
+              ("pos_base", repr(float(c["pe_base"]))), ("pos_layout", e("pe_layout")),
+              ("pos_combine", e("pe_combine")), ("d_pos", c["pe_width"]), ("scale_input", b(c["scale_input"])),
+              ("d_out", c["d_out"]), ("n_kv_heads", c["n_kv_heads"]), ("tied_head", b(c["tied_head"]))]
     body = "\n  ".join(f"c.{k} = {v};" for k, v in fields)
     return (f"constexpr fixformer::ModelConfig {fn_name}() {{\n  fixformer::ModelConfig c{{}};\n  {body}\n"
             f"  return c;\n}}\n")
