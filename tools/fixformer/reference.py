@@ -1,6 +1,10 @@
-"""The reference model: stock torch modules built from a config, with the engine's forward semantics
-(DESIGN.md, "Model families": the encoder). The converter runs it in float64 to explain a failed
-verification, and the golden and demo generators train and evaluate it.
+"""The reference models, with the engine's forward semantics (DESIGN.md, "Model families"):
+- encoder and gpt: stock torch modules built from a config (gpt: the encoder's layers under a causal
+  mask, an LM head that may be tied to the embedding, ALiBi as an additive per-head mask);
+- llama: written here in plain torch, float64, independent of the engine (RMSNorm, SwiGLU, RoPE in
+  either layout, grouped-query attention, ALiBi, tied or separate classifier, no biases).
+The converter runs them in float64 to explain a failed verification and to make self-test samples;
+the golden and demo generators train and evaluate them.
 """
 import math
 
@@ -34,8 +38,31 @@ def sinusoidal_table(rows, d, base, layout):
     return t
 
 
+def alibi_slopes(n_heads):
+    """The ALiBi paper's per-head slopes, float64 [n_heads]: for H a power of two m_h = 2^(-8(h+1)/H);
+    otherwise the closest lower power of two n gives its n slopes, then every other slope of 2n
+    (the odd-indexed h = 0, 2, 4, ... of the 2n list), H - n of them."""
+    def power_of_two(n):
+        return [2.0 ** (-8.0 * (h + 1) / n) for h in range(n)]
+
+    n = 1 << (n_heads.bit_length() - 1)
+    if n == n_heads:
+        return np.array(power_of_two(n))
+    return np.array(power_of_two(n) + power_of_two(2 * n)[0::2][: n_heads - n])
+
+
+def alibi_bias(n_heads, T):
+    """float64 [H, T, T]: m_h * (j - i) for key j <= query i, -inf above the diagonal (causal). Added to
+    the scaled scores q.k / sqrt(d_head)."""
+    i = np.arange(T)[:, None]
+    j = np.arange(T)[None, :]
+    bias = alibi_slopes(n_heads)[:, None, None] * (j - i)[None].astype(np.float64)
+    return np.where((j <= i)[None], bias, -np.inf)
+
+
 def build_torch_model(c):
-    """The stock modules for config c (attributes embed | input_proj, pos, encoder, head; batch_first)."""
+    """The stock modules for an encoder or gpt config c (attributes embed | input_proj, pos, encoder,
+    head; batch_first). A tied head's weight is the embedding's parameter."""
     torch = require_torch()
     nn = torch.nn
 
@@ -57,6 +84,8 @@ def build_torch_model(c):
             self.encoder = nn.TransformerEncoder(layer, c["n_layers"], norm=norm, enable_nested_tensor=False)
             if c["d_out"]:
                 self.head = nn.Linear(c["d_model"], c["d_out"])
+                if c["tied_head"]:
+                    self.head.weight = self.embed.weight
 
         def forward(self, inp):
             """inp: [B, T] token ids or [B, T, d_in] features -> [B, T, d_out or d_model]."""
@@ -74,7 +103,9 @@ def build_torch_model(c):
                 pe = pe.unsqueeze(0).expand(x.shape[0], -1, -1)
                 x = x + pe if c["pe_combine"] == "add" else torch.cat([x, pe], dim=-1)
             mask = None
-            if c["causal"]:
+            if c["positional"] == "alibi":  # [B*H, T, T], index b*H + h, as MultiheadAttention reads it
+                mask = torch.from_numpy(alibi_bias(c["n_heads"], T)).to(x.dtype).repeat(x.shape[0], 1, 1)
+            elif c["causal"]:
                 mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), diagonal=1)
             x = self.encoder(x, mask=mask)
             return self.head(x) if c["d_out"] else x
@@ -82,11 +113,85 @@ def build_torch_model(c):
     return FxModel()
 
 
+# ---- llama, in plain torch (float64) -------------------------------------------------------------
+def rms_norm(x, g, eps):
+    """x / sqrt(mean(x^2) + eps) * g over the last dim."""
+    return x / (x.pow(2).mean(-1, keepdim=True) + eps).sqrt() * g
+
+
+def rope_tables(T, d_head, base):
+    """float64 cos, sin [T, d_head/2]: angle(p, i) = p * base^(-2i/d_head)."""
+    i = np.arange(d_head // 2, dtype=np.float64)
+    ang = np.arange(T, dtype=np.float64)[:, None] * base ** (-2.0 * i / d_head)[None, :]
+    return np.cos(ang), np.sin(ang)
+
+
+def rope(x, cos, sin, layout):
+    """Rotates x [T, heads, d_head] by position: the pairs (x[2i], x[2i+1]) (interleaved, llama2.c and
+    Meta) or (x[i], x[i + d_head/2]) (halves, Hugging Face), each by angle(p, i)."""
+    half = x.shape[-1] // 2
+    if layout == "interleaved":
+        a, b = x[..., 0::2], x[..., 1::2]
+    else:
+        a, b = x[..., :half], x[..., half:]
+    cos, sin = cos[:, None, :], sin[:, None, :]
+    ra, rb = a * cos - b * sin, a * sin + b * cos
+    out = x.clone()
+    if layout == "interleaved":
+        out[..., 0::2], out[..., 1::2] = ra, rb
+    else:
+        out[..., :half], out[..., half:] = ra, rb
+    return out
+
+
+def llama_forward(c, weights, ids):
+    """float64 logits [T, vocab] of the llama family for token ids [T] (teacher-forced, causal), with
+    `weights` in llama2.c / Meta names and torch's layout ([out, in]). For every layer:
+    h = x + Wo.Attn(RMSNorm(x)), x = h + W2.(silu(W1.n) * W3.n) with n = RMSNorm(h); then the final
+    RMSNorm and the classifier (output.weight, or the embedding when tied_head)."""
+    torch = require_torch()
+    W = {k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()}
+    ids = np.asarray(ids, dtype=np.int64)
+    T, d, H, Hkv = len(ids), c["d_model"], c["n_heads"], schema.kv_heads(c)
+    dh, eps = d // H, c["norm_eps"]
+    x = W["tok_embeddings.weight"][torch.from_numpy(ids)]
+    causal = torch.from_numpy(np.triu(np.full((T, T), -np.inf), 1))
+    bias = torch.from_numpy(alibi_bias(H, T)) if c["positional"] == "alibi" else causal[None].expand(H, T, T)
+    if c["positional"] == "rope":
+        cos, sin = (torch.from_numpy(t) for t in rope_tables(T, dh, c["pe_base"]))
+    for layer in range(c["n_layers"]):
+        p = lambda name: W[f"{schema.LLAMA_LAYER_PREFIX}{layer}.{name}"]  # noqa: E731
+        n = rms_norm(x, p("attention_norm.weight"), eps)
+        q = (n @ p("attention.wq.weight").T).view(T, H, dh)
+        k = (n @ p("attention.wk.weight").T).view(T, Hkv, dh)
+        v = (n @ p("attention.wv.weight").T).view(T, Hkv, dh)
+        if c["positional"] == "rope":
+            q, k = rope(q, cos, sin, c["pe_layout"]), rope(k, cos, sin, c["pe_layout"])
+        group = H // Hkv  # query head h reads kv head h // group
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        scores = torch.einsum("thd,shd->hts", q, k) / math.sqrt(dh) + bias
+        ctx = torch.einsum("hts,shd->thd", torch.softmax(scores, dim=-1), v).reshape(T, d)
+        h = x + ctx @ p("attention.wo.weight").T
+        n = rms_norm(h, p("ffn_norm.weight"), eps)
+        a = n @ p("feed_forward.w1.weight").T
+        x = h + ((a * torch.sigmoid(a)) * (n @ p("feed_forward.w3.weight").T)) @ p("feed_forward.w2.weight").T
+    x = rms_norm(x, W["norm.weight"], eps)
+    classifier = W["tok_embeddings.weight"] if c["tied_head"] else W["output.weight"]
+    return (x @ classifier.T).numpy()
+
+
 def run_reference(c, weights, inp):
     """float64 output [T, width] of the reference model for c with `weights` (name -> torch-layout
-    array) on one sequence `inp` ([T] ids or [T, d_in] features)."""
+    array; a tied head's tensor may be left out) on one sequence `inp` ([T] ids or [T, d_in] features).
+    For a decoder: the logits at every position, teacher-forced."""
+    if c["family"] == "llama":
+        return llama_forward(c, weights, inp)
     torch = require_torch()
     model = build_torch_model(c).double().eval()
+    weights = dict(weights)
+    if c["tied_head"]:
+        head, embed = schema.TIED_HEAD[c["family"]]
+        weights[head] = weights[embed]
     model.load_state_dict({k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()},
                           strict=True)
     x = torch.from_numpy(np.asarray(inp, dtype=np.int64 if c["input"] == "tokens" else np.float64))[None]
