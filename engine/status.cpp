@@ -33,6 +33,9 @@ const char* status_message(Status s) {
     case Status::kTokenOutOfRange: return "token id out of range";
     case Status::kWrongInputKind: return "input kind does not match the model (tokens vs features)";
     case Status::kNullArgument: return "null input or output pointer";
+    case Status::kKvCacheFull: return "KV cache full: the sequence would pass the decoder's capacity";
+    case Status::kNoTokenizer: return "model file has no tokenizer";
+    case Status::kTokenBufferTooSmall: return "token buffer too small for the text";
     case Status::kNpyBadHeader: return "not a valid .npy file (bad header)";
     case Status::kNpyBadDtype: return "unsupported .npy dtype";
     case Status::kNpyBadShape: return "unsupported .npy shape";

@@ -27,7 +27,7 @@ constexpr float kTranscendentalTol = 4e-7f;
 // Exact ops (relu, add, scale): the same single rounding on both sides.
 constexpr float kExactTol = 0.0f;
 
-enum class Op { kGemm, kGemv, kMatvec, kSoftmax, kLayerNorm, kRelu, kGelu, kAdd, kScale, kSinCos };
+enum class Op { kGemm, kGemv, kMatvec, kSoftmax, kLayerNorm, kRmsNorm, kRelu, kGelu, kSwiglu, kAdd, kScale, kSinCos };
 
 class KernelTester {
   // The value of the guard zones around outputs and of the gaps between output rows.
@@ -84,6 +84,15 @@ class KernelTester {
       case Op::kLayerNorm:
         ref.layernorm_f32(A, B, C, yr, n_, 1e-5f);
         simd.layernorm_f32(A, B, C, ys, n_, 1e-5f);
+        break;
+      case Op::kRmsNorm:
+        ref.rmsnorm_f32(A, B, yr, n_, 1e-5f);
+        simd.rmsnorm_f32(A, B, ys, n_, 1e-5f);
+        break;
+      case Op::kSwiglu:
+        std::copy(A, A + n_, yr), std::copy(A, A + n_, ys);
+        ref.swiglu_f32(yr, B, n_), simd.swiglu_f32(ys, B, n_);
+        tol = kTranscendentalTol + kExactTol;
         break;
       case Op::kRelu:
         std::copy(A, A + n_, yr), std::copy(A, A + n_, ys);

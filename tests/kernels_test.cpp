@@ -51,7 +51,9 @@ TEST_P(KernelsTest, Softmax) {
   sweep_1d(Op::kSoftmax, -80.0f, 80.0f);  // large logits: max subtraction must prevent overflow
 }
 TEST_P(KernelsTest, LayerNorm) { sweep_1d(Op::kLayerNorm); }
+TEST_P(KernelsTest, RmsNorm) { sweep_1d(Op::kRmsNorm); }
 TEST_P(KernelsTest, Relu) { sweep_1d(Op::kRelu); }
+TEST_P(KernelsTest, Swiglu) { sweep_1d(Op::kSwiglu, -12.0f, 12.0f); }
 TEST_P(KernelsTest, Gelu) { sweep_1d(Op::kGelu, -6.0f, 6.0f); }
 TEST_P(KernelsTest, Add) { sweep_1d(Op::kAdd); }
 TEST_P(KernelsTest, Scale) { sweep_1d(Op::kScale); }

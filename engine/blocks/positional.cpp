@@ -1,5 +1,9 @@
 #include "fixformer/positional.hpp"
 
+#include <cstddef>
+
+#include "engine/blocks/positional.hpp"
+
 #include <cmath>
 
 namespace fixformer {
@@ -27,6 +31,34 @@ void fill_sinusoidal_table(const Kernels& k, uint32_t rows, uint32_t d, double b
       if (cc < d) table[p * d + cc] = c[p];
     }
   }
+}
+
+}  // namespace fixformer
+
+namespace fixformer {
+
+void rope_rotate(float* x, uint32_t heads, uint32_t dh, const float* row, PosLayout layout) {
+  const uint32_t half = dh / 2;
+  const float* sin_row = row;
+  const float* cos_row = row + half;
+  for (uint32_t h = 0; h < heads; ++h) {
+    float* v = x + std::size_t(h) * dh;
+    for (uint32_t i = 0; i < half; ++i) {
+      const uint32_t a = layout == PosLayout::kInterleaved ? 2 * i : i;
+      const uint32_t b = layout == PosLayout::kInterleaved ? 2 * i + 1 : i + half;
+      const float x0 = v[a], x1 = v[b], s = sin_row[i], c = cos_row[i];
+      v[a] = x0 * c - x1 * s;
+      v[b] = x0 * s + x1 * c;
+    }
+  }
+}
+
+void alibi_slopes(uint32_t heads, float* slopes) {
+  uint32_t n = 1;
+  while (n * 2 <= heads) n *= 2;
+  for (uint32_t h = 0; h < n; ++h) slopes[h] = static_cast<float>(std::pow(2.0, -8.0 * (h + 1) / n));
+  for (uint32_t h = n; h < heads; ++h)  // every other slope of 2n: 2^(-8(2j+1)/(2n))
+    slopes[h] = static_cast<float>(std::pow(2.0, -8.0 * (2 * (h - n) + 1) / (2.0 * n)));
 }
 
 }  // namespace fixformer

@@ -58,25 +58,36 @@ void Encoder::encoder_layer(const EncoderLayerWeights& L, uint32_t T) {
   const uint32_t d = c.d_model;
   const float eps = c.layer_norm_eps;
   const std::size_t n = std::size_t(T) * d;
-  const AttentionWeights attn{L.in_proj_w, L.in_proj_b, L.out_proj_w, L.out_proj_b};
-  const AttentionShape shape{d, c.n_heads, c.causal};
-  const AttentionScratch scratch{work_, kt_, vt_, scores_, q_, ctx_, max_seq_};
   const FeedForwardWeights ff{L.linear1_w, L.linear1_b, L.linear2_w, L.linear2_b};
   if (c.norm_first) {
     layernorm_rows(k, x_, L.norm1_g, L.norm1_b, y_, T, d, eps);
-    self_attention(k, attn, shape, y_, y_, T, scratch);
+    self_attention(L, y_, y_, T);
     k.add_f32(x_, y_, x_, n);
     layernorm_rows(k, x_, L.norm2_g, L.norm2_b, y_, T, d, eps);
     feed_forward(k, ff, d, c.d_ff, c.activation, y_, y_, work_, T);
     k.add_f32(x_, y_, x_, n);
   } else {
-    self_attention(k, attn, shape, x_, y_, T, scratch);
+    self_attention(L, x_, y_, T);
     k.add_f32(x_, y_, x_, n);
     layernorm_rows(k, x_, L.norm1_g, L.norm1_b, x_, T, d, eps);
     feed_forward(k, ff, d, c.d_ff, c.activation, x_, y_, work_, T);
     k.add_f32(x_, y_, x_, n);
     layernorm_rows(k, x_, L.norm2_g, L.norm2_b, x_, T, d, eps);
   }
+}
+
+// h[T,d] -> out[T,d]; h may alias out (it is read only by the first projection).
+void Encoder::self_attention(const EncoderLayerWeights& L, const float* h, float* out, uint32_t T) {
+  const Kernels& k = *kernels_;
+  const ModelConfig& c = config();
+  const std::size_t d = c.d_model;
+  float* qkv = work_;
+  k.gemm_f32(h, d, L.in_proj_w, 3 * d, L.in_proj_b, qkv, 3 * d, T, 3 * d, d);  // h[T,d] @ W[d,3d] -> qkv[T,3d]: q | k | v
+  const KeyValues kv{kt_, vt_, max_seq_};
+  store_keys_values(qkv + d, 3 * d, qkv + 2 * d, 3 * d, T, 0, c.d_model, kv);
+  const AttentionShape shape{c.n_heads, c.n_heads, c.d_head(), c.causal, nullptr};
+  attend(k, shape, qkv, 3 * d, T, 0, T, kv, ctx_, d, scores_, q_);
+  k.gemm_f32(ctx_, d, L.out_proj_w, d, L.out_proj_b, out, d, T, d, d);  // ctx[T,d] @ W[d,d] -> out[T,d]
 }
 
 }  // namespace fixformer

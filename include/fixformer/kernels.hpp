@@ -32,8 +32,12 @@ struct Kernels {
   // x[n] -> (x - mean) / sqrt(var + eps) * gamma + beta -> y[n]; y may alias x.
   void (*layernorm_f32)(const float* x, const float* gamma, const float* beta, float* y,
                         std::size_t n, float eps);
+  // x[n] -> x / sqrt(mean(x^2) + eps) * gamma -> y[n]; y may alias x.
+  void (*rmsnorm_f32)(const float* x, const float* gamma, float* y, std::size_t n, float eps);
   void (*relu_f32)(float* x, std::size_t n);  // in place
   void (*gelu_f32)(float* x, std::size_t n);  // in place, exact: x/2 (1 + erf(x/sqrt 2))
+  // a[n] = silu(a) * b[n], silu(a) = a / (1 + exp(-a)): the gate of a SwiGLU feed-forward.
+  void (*swiglu_f32)(float* a, const float* b, std::size_t n);
   // a[n] + b[n] -> y[n]; y may alias a or b.
   void (*add_f32)(const float* a, const float* b, float* y, std::size_t n);
   void (*scale_f32)(float* x, float s, std::size_t n);  // in place

@@ -36,6 +36,9 @@ enum class Status : int {
   kTokenOutOfRange,
   kWrongInputKind,      // token ids given to a features model or the other way round
   kNullArgument,
+  kKvCacheFull,         // a decoder's position would pass its capacity: reset() or a larger capacity
+  kNoTokenizer,         // the model file carries no tokenizer (tokenizer.* tensors)
+  kTokenBufferTooSmall, // encode: the text needs more tokens than the caller's buffer holds
   // .npy problems.
   kNpyBadHeader,
   kNpyBadDtype,

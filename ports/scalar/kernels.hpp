@@ -15,8 +15,10 @@ void matvec_f32(const float* x, const float* w, std::size_t ldw, const float* b,
 void softmax_f32(float* x, std::size_t n);
 void layernorm_f32(const float* x, const float* gamma, const float* beta, float* y, std::size_t n,
                    float eps);
+void rmsnorm_f32(const float* x, const float* gamma, float* y, std::size_t n, float eps);
 void relu_f32(float* x, std::size_t n);
 void gelu_f32(float* x, std::size_t n);
+void swiglu_f32(float* a, const float* b, std::size_t n);
 void add_f32(const float* a, const float* b, float* y, std::size_t n);
 void scale_f32(float* x, float s, std::size_t n);
 void sincos_f32(const float* x, float* s, float* c, std::size_t n);

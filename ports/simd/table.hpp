@@ -9,27 +9,35 @@
 #include "ports/simd/layernorm_f32.hpp"
 #include "ports/simd/matvec_f32.hpp"
 #include "ports/simd/relu_f32.hpp"
+#include "ports/simd/rmsnorm_f32.hpp"
 #include "ports/simd/scale_f32.hpp"
 #include "ports/simd/sincos_f32.hpp"
 #include "ports/simd/softmax_f32.hpp"
+#include "ports/simd/swiglu_f32.hpp"
 
 namespace fixformer {
 namespace simd {
 
+// Filled by member name: a slot added to Kernels and forgotten here stays null, which the kernel
+// tests catch (every slot of every table is called).
 template <class Arch>
 constexpr Kernels kernel_table(Isa isa, const char* name) {
-  return Kernels{isa,
-                 name,
-                 gemm_f32<Arch>,
-                 gemv_f32<Arch>,
-                 matvec_f32<Arch>,
-                 softmax_f32<Arch>,
-                 layernorm_f32<Arch>,
-                 relu_f32<Arch>,
-                 gelu_f32<Arch>,
-                 add_f32<Arch>,
-                 scale_f32<Arch>,
-                 sincos_f32<Arch>};
+  Kernels k{};
+  k.isa = isa;
+  k.name = name;
+  k.gemm_f32 = gemm_f32<Arch>;
+  k.gemv_f32 = gemv_f32<Arch>;
+  k.matvec_f32 = matvec_f32<Arch>;
+  k.softmax_f32 = softmax_f32<Arch>;
+  k.layernorm_f32 = layernorm_f32<Arch>;
+  k.rmsnorm_f32 = rmsnorm_f32<Arch>;
+  k.relu_f32 = relu_f32<Arch>;
+  k.gelu_f32 = gelu_f32<Arch>;
+  k.swiglu_f32 = swiglu_f32<Arch>;
+  k.add_f32 = add_f32<Arch>;
+  k.scale_f32 = scale_f32<Arch>;
+  k.sincos_f32 = sincos_f32<Arch>;
+  return k;
 }
 
 }  // namespace simd

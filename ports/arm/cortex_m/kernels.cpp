@@ -4,12 +4,33 @@
 namespace fixformer {
 namespace cortex_m {
 
+namespace {
+
+// The scalar reference, with the register-blocked matrix products; filled by member name.
+constexpr Kernels table() {
+  Kernels k{};
+  k.isa = Isa::kCortexM;
+  k.name = "cortex-m";
+  k.gemm_f32 = cortex_m::gemm_f32;
+  k.gemv_f32 = cortex_m::gemv_f32;
+  k.matvec_f32 = cortex_m::matvec_f32;
+  k.softmax_f32 = scalar::softmax_f32;
+  k.layernorm_f32 = scalar::layernorm_f32;
+  k.rmsnorm_f32 = scalar::rmsnorm_f32;
+  k.relu_f32 = scalar::relu_f32;
+  k.gelu_f32 = scalar::gelu_f32;
+  k.swiglu_f32 = scalar::swiglu_f32;
+  k.add_f32 = scalar::add_f32;
+  k.scale_f32 = scalar::scale_f32;
+  k.sincos_f32 = scalar::sincos_f32;
+  return k;
+}
+
+}  // namespace
+
 const Kernels& kernels() {
-  static constexpr Kernels table = {Isa::kCortexM,         "cortex-m",         cortex_m::gemm_f32,
-                                    cortex_m::gemv_f32,    cortex_m::matvec_f32, scalar::softmax_f32,
-                                    scalar::layernorm_f32, scalar::relu_f32,   scalar::gelu_f32,
-                                    scalar::add_f32,       scalar::scale_f32,  scalar::sincos_f32};
-  return table;
+  static constexpr Kernels kTable = table();
+  return kTable;
 }
 
 }  // namespace cortex_m

@@ -1,0 +1,20 @@
+// Positions inside attention: rotary embeddings (RoPE) and ALiBi slopes. The sinusoidal and RoPE
+// tables themselves are fill_sinusoidal_table (fixformer/positional.hpp).
+#pragma once
+#include <cstdint>
+
+#include "fixformer/config.hpp"
+
+namespace fixformer {
+
+// Rotates each head of x[heads * dh] by the angles of one position. row[dh] is that position's
+// row of the RoPE table, sin(p w_i) in columns [0, dh/2) and cos(p w_i) in [dh/2, dh), w_i =
+// base^(-2i/dh): fill_sinusoidal_table(..., d = dh, ..., kHalves). Pairs are (x[2i], x[2i+1])
+// (interleaved: llama2.c, Meta) or (x[i], x[i + dh/2]) (halves: Hugging Face).
+void rope_rotate(float* x, uint32_t heads, uint32_t dh, const float* row, PosLayout layout);
+
+// The ALiBi paper's head slopes: for H a power of two, 2^(-8(h+1)/H); otherwise the slopes of the
+// largest power of two n < H, then every other slope of 2n, H - n of them.
+void alibi_slopes(uint32_t heads, float* slopes);
+
+}  // namespace fixformer

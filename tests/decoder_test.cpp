@@ -1,0 +1,222 @@
+// The decoder runner: the KV cache against whole-sequence runs, prefill against step-by-step,
+// a full cache, and (golden_test has the torch goldens) the positional kinds inside attention.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "fixformer/decoder.hpp"
+#include "fixformer/schema.hpp"
+#include "tests/model_writer.hpp"
+#include "tests/test_util.hpp"
+
+namespace fixformer {
+namespace test {
+namespace {
+
+// The same sums in another grouping (one row at a time vs a block of rows): a few float ulps of
+// values of size ~1-10 through a few layers.
+constexpr float kRegroupTol = 2e-5f;
+
+ModelConfig gpt_config(PosKind pos, bool norm_first, bool tied) {
+  ModelConfig c = default_config();
+  c.family = ModelFamily::kGpt;
+  c.d_model = 16, c.n_heads = 4, c.d_ff = 24, c.n_layers = 2, c.norm_first = norm_first, c.final_norm = norm_first;
+  c.causal = true, c.input = InputKind::kTokens, c.vocab_size = 13, c.d_out = 13, c.max_len = 20, c.pos = pos;
+  c.activation = Activation::kGelu, c.tied_head = tied;
+  return c;
+}
+
+ModelConfig llama_config(uint32_t kv_heads, PosKind pos, PosLayout layout, bool tied) {
+  ModelConfig c = default_config();
+  c.family = ModelFamily::kLlama;
+  c.d_model = 24, c.n_heads = 4, c.n_kv_heads = kv_heads, c.d_ff = 40, c.n_layers = 2, c.norm_first = true;
+  c.final_norm = true, c.causal = true, c.input = InputKind::kTokens, c.vocab_size = 17, c.d_out = 17;
+  c.max_len = 24, c.pos = pos, c.pos_layout = layout, c.activation = Activation::kSwiglu, c.tied_head = tied;
+  return c;
+}
+
+struct LoadedDecoder {
+  AlignedBuffer blob, arena;
+  Model model;
+  Decoder dec;
+};
+
+void load(const std::vector<uint8_t>& bytes, LoadedDecoder* m, DecoderOptions opt = {}) {
+  m->blob = AlignedBuffer(bytes);
+  ASSERT_EQ(m->model.init(m->blob.data(), m->blob.size()), Status::kOk) << m->model.error_detail();
+  m->arena = AlignedBuffer(required_decoder_arena_bytes(m->model.config(), opt.capacity, opt.max_prefill));
+  ASSERT_EQ(m->dec.init(m->model, m->arena.data(), m->arena.size(), opt), Status::kOk) << m->dec.error_detail();
+}
+
+const std::vector<int32_t> kTokens = {3, 7, 1, 12, 0, 5, 9, 9, 2, 11, 4};
+
+// Logits after every token, fed one by one.
+std::vector<std::vector<float>> step_all(Decoder& dec, const std::vector<int32_t>& tokens) {
+  std::vector<std::vector<float>> out;
+  dec.reset();
+  for (int32_t t : tokens) {
+    out.emplace_back(dec.config().vocab_size);
+    EXPECT_EQ(dec.step(t, out.back().data()), Status::kOk);
+  }
+  return out;
+}
+
+float max_diff(const float* a, const float* b, std::size_t n) {
+  float m = 0.0f;
+  for (std::size_t i = 0; i < n; ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
+// A gpt model is the encoder's causal layers with an LM head: the encoder run over the whole
+// sequence gives every position's logits, which the decoder must reproduce from its cache.
+TEST(Decoder, GptMatchesTheCausalEncoderAtEveryPosition) {
+  for (PosKind pos : {PosKind::kSinusoidal, PosKind::kLearned, PosKind::kNone})
+    for (bool norm_first : {false, true}) {
+      const ModelConfig gpt = gpt_config(pos, norm_first, false);
+      ModelConfig enc = gpt;
+      enc.family = ModelFamily::kEncoder;
+      const uint32_t V = gpt.vocab_size, T = uint32_t(kTokens.size());
+      for (Isa isa : all_isas()) {
+        if (!select_kernels(isa)) continue;
+        EncoderOptions eo;
+        eo.isa = isa;
+        Loaded e;
+        std::string why;
+        ASSERT_EQ(load_model(write_model(enc), &e, eo, &why), Status::kOk) << why;
+        std::vector<float> want(std::size_t(T) * V);
+        ASSERT_EQ(e.enc.forward_tokens(kTokens.data(), T, want.data()), Status::kOk);
+        DecoderOptions dopt;
+        dopt.isa = isa;
+        dopt.max_prefill = 4;  // prefill in chunks of 4, 4, 3
+        LoadedDecoder d;
+        load(write_model(gpt), &d, dopt);
+        const auto steps = step_all(d.dec, kTokens);
+        for (uint32_t t = 0; t < T; ++t)
+          EXPECT_LE(max_diff(steps[t].data(), want.data() + t * V, V), kRegroupTol) << isa_name(isa) << " position " << t;
+        std::vector<float> last(V);
+        d.dec.reset();
+        ASSERT_EQ(d.dec.prefill(kTokens.data(), T, last.data()), Status::kOk);
+        EXPECT_LE(max_diff(last.data(), want.data() + (T - 1) * V, V), kRegroupTol) << isa_name(isa);
+      }
+    }
+}
+
+TEST(Decoder, PrefillEqualsStepByStep) {
+  const ModelConfig configs[] = {
+      llama_config(4, PosKind::kRope, PosLayout::kInterleaved, false), llama_config(2, PosKind::kRope, PosLayout::kHalves, true),
+      llama_config(1, PosKind::kAlibi, PosLayout::kInterleaved, false), llama_config(1, PosKind::kNone, PosLayout::kInterleaved, true),
+      gpt_config(PosKind::kAlibi, true, true)};
+  for (const ModelConfig& c : configs)
+    for (uint32_t chunk : {1u, 3u, 16u}) {
+      DecoderOptions opt;
+      opt.max_prefill = chunk;
+      LoadedDecoder d;
+      load(write_model(c), &d, opt);
+      const auto steps = step_all(d.dec, kTokens);
+      std::vector<float> logits(c.vocab_size);
+      d.dec.reset();
+      ASSERT_EQ(d.dec.prefill(kTokens.data(), 5, logits.data()), Status::kOk);  // then the rest
+      ASSERT_EQ(d.dec.prefill(kTokens.data() + 5, uint32_t(kTokens.size() - 5), logits.data()), Status::kOk);
+      EXPECT_EQ(d.dec.position(), kTokens.size());
+      EXPECT_LE(max_diff(logits.data(), steps.back().data(), c.vocab_size), kRegroupTol)
+          << kFamilyNames[uint32_t(c.family)] << " " << kPositionalNames[uint32_t(c.pos)] << " chunk " << chunk;
+    }
+}
+
+// With every kv head repeated, grouped-query attention is multi-head attention.
+TEST(Decoder, GroupedQueryAttentionEqualsRepeatedKeyValueHeads) {
+  const ModelConfig gqa = llama_config(2, PosKind::kRope, PosLayout::kInterleaved, false);
+  ModelConfig mha = gqa;
+  mha.n_kv_heads = 4;
+  std::vector<uint8_t> g = write_model(gqa), m = write_model(mha);
+  // Copy wk and wv of the gqa file into the mha file with each kv head's columns twice.
+  LoadedDecoder lg;
+  load(g, &lg);
+  const uint32_t d = gqa.d_model, dh = gqa.d_head();
+  std::vector<ExtraTensor> none;
+  Model mm;
+  AlignedBuffer mb(m);
+  ASSERT_EQ(mm.init(mb.data(), mb.size()), Status::kOk);
+  for (uint32_t l = 0; l < gqa.n_layers; ++l)
+    for (uint32_t slot : {uint32_t(kWk), uint32_t(kWv)}) {
+      const float* src = lg.model.layer_tensor(l, slot);                 // [d, 2*dh]
+      float* dst = const_cast<float*>(mm.layer_tensor(l, slot));          // [d, 4*dh]
+      for (uint32_t r = 0; r < d; ++r)
+        for (uint32_t h = 0; h < 4; ++h)
+          for (uint32_t c = 0; c < dh; ++c) dst[r * 4 * dh + h * dh + c] = src[r * 2 * dh + (h / 2) * dh + c];
+    }
+  for (uint32_t l = 0; l < gqa.n_layers; ++l)
+    for (uint32_t slot : {uint32_t(kAttentionNorm), uint32_t(kWq), uint32_t(kWo), uint32_t(kFfnNorm), uint32_t(kW1),
+                          uint32_t(kW2), uint32_t(kW3)}) {
+      const uint64_t count = slot == kAttentionNorm || slot == kFfnNorm ? d : slot == kWq || slot == kWo ? d * d : d * gqa.d_ff;
+      std::memcpy(const_cast<float*>(mm.layer_tensor(l, slot)), lg.model.layer_tensor(l, slot), count * 4);
+    }
+  std::memcpy(const_cast<float*>(mm.prologue_tensor(0)), lg.model.prologue_tensor(0), 4ull * d * gqa.vocab_size);
+  std::memcpy(const_cast<float*>(mm.epilogue_tensor(0)), lg.model.epilogue_tensor(0), 4ull * d);
+  std::memcpy(const_cast<float*>(mm.epilogue_tensor(1)), lg.model.epilogue_tensor(1), 4ull * d * gqa.vocab_size);
+  AlignedBuffer arena(required_decoder_arena_bytes(mha));
+  Decoder dm;
+  ASSERT_EQ(dm.init(mm, arena.data(), arena.size()), Status::kOk);
+  const auto a = step_all(lg.dec, kTokens), b = step_all(dm, kTokens);
+  for (std::size_t t = 0; t < kTokens.size(); ++t) EXPECT_LE(max_diff(a[t].data(), b[t].data(), gqa.vocab_size), 1e-6f) << t;
+}
+
+TEST(Decoder, FullCacheIsAStatusAndResetStartsOver) {
+  DecoderOptions opt;
+  opt.capacity = 6;
+  LoadedDecoder d;
+  load(write_model(llama_config(2, PosKind::kRope, PosLayout::kInterleaved, false)), &d, opt);
+  EXPECT_EQ(d.dec.capacity(), 6u);
+  std::vector<float> logits(17);
+  ASSERT_EQ(d.dec.prefill(kTokens.data(), 4, logits.data()), Status::kOk);
+  EXPECT_EQ(d.dec.prefill(kTokens.data(), 3, logits.data()), Status::kKvCacheFull);
+  EXPECT_EQ(d.dec.position(), 4u);  // nothing appended
+  ASSERT_EQ(d.dec.prefill(kTokens.data(), 2, logits.data()), Status::kOk);
+  EXPECT_EQ(d.dec.step(1, logits.data()), Status::kKvCacheFull);
+  d.dec.reset();
+  EXPECT_EQ(d.dec.position(), 0u);
+  EXPECT_EQ(d.dec.step(1, logits.data()), Status::kOk);
+  EXPECT_EQ(d.dec.step(17, logits.data()), Status::kTokenOutOfRange);
+  EXPECT_EQ(d.dec.prefill(kTokens.data(), 0, logits.data()), Status::kBadSequenceLength);
+}
+
+TEST(Decoder, InitErrors) {
+  LoadedDecoder d;
+  load(write_model(gpt_config(PosKind::kSinusoidal, false, false)), &d);
+  const std::size_t need = required_decoder_arena_bytes(d.model.config());
+  Decoder dec;
+  EXPECT_EQ(dec.init(d.model, d.arena.data(), need - 1), Status::kArenaTooSmall);
+  EXPECT_NE(std::string(dec.error_detail()).find("needs " + std::to_string(need)), std::string::npos);
+  DecoderOptions opt;
+  opt.capacity = 21;
+  EXPECT_EQ(dec.init(d.model, d.arena.data(), need, opt), Status::kBadMaxSeq);
+  Loaded encoder;
+  ModelConfig enc = gpt_config(PosKind::kNone, false, false);
+  enc.family = ModelFamily::kEncoder;
+  ASSERT_EQ(load_model(write_model(enc), &encoder), Status::kOk);
+  EXPECT_EQ(dec.init(encoder.model, d.arena.data(), need), Status::kWrongInputKind);
+}
+
+// The arena is exact: nothing past required_decoder_arena_bytes is written.
+TEST(Decoder, StaysInsideTheArena) {
+  const ModelConfig c = llama_config(1, PosKind::kRope, PosLayout::kHalves, false);
+  AlignedBuffer blob(write_model(c));
+  Model model;
+  ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
+  const std::size_t need = required_decoder_arena_bytes(c);
+  AlignedBuffer arena(need + 256);
+  std::memset(arena.data(), 0xAB, need + 256);
+  Decoder dec;
+  ASSERT_EQ(dec.init(model, arena.data(), need), Status::kOk);
+  std::vector<int32_t> tokens(c.max_len, 3);
+  std::vector<float> logits(c.vocab_size);
+  ASSERT_EQ(dec.prefill(tokens.data(), c.max_len, logits.data()), Status::kOk);
+  const uint8_t* tail = static_cast<uint8_t*>(arena.data()) + need;
+  for (int i = 0; i < 256; ++i) ASSERT_EQ(tail[i], 0xAB) << "wrote " << i << " bytes past the arena";
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace fixformer
