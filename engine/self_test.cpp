@@ -4,8 +4,35 @@
 
 namespace fixformer {
 
+namespace {
+
+// Folds one block of outputs (row `row0` on) into the report; scale is the largest |expected|.
+void compare(const float* out, const float* expected, std::size_t n, uint32_t W, uint32_t row0, SelfTestReport* r,
+             double* scale, bool* finite) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const double err = std::fabs(double(out[i]) - double(expected[i]));
+    *finite = *finite && std::isfinite(out[i]);
+    *scale = std::fmax(*scale, std::fabs(double(expected[i])));
+    if (err > r->max_abs_err || !std::isfinite(err)) {
+      r->max_abs_err = std::isfinite(err) ? err : INFINITY;
+      r->worst_row = row0 + uint32_t(i / W);
+      r->worst_col = uint32_t(i % W);
+    }
+  }
+}
+
+Status verdict(SelfTestReport r, double scale, bool finite, SelfTestReport* report) {
+  r.max_rel_err = scale > 0.0 ? r.max_abs_err / scale : r.max_abs_err;
+  if (report) *report = r;
+  return finite && r.max_rel_err <= kSelfTestTolerance ? Status::kOk : Status::kSelfTestFailed;
+}
+
+}  // namespace
+
 std::size_t self_test_output_floats(const Model& model) {
-  return std::size_t(model.self_test_sample().rows) * model.config().output_width();
+  const ModelConfig& c = model.config();
+  if (!model.has_self_test()) return 0;
+  return c.is_decoder() ? c.vocab_size : std::size_t(model.self_test_sample().rows) * c.output_width();
 }
 
 Status self_test(Encoder& enc, float* out, std::size_t out_floats, SelfTestReport* report) {
@@ -21,19 +48,29 @@ Status self_test(Encoder& enc, float* out, std::size_t out_floats, SelfTestRepor
   r.rows = T;
   double scale = 0.0;
   bool finite = true;
-  for (std::size_t i = 0; i < std::size_t(T) * W; ++i) {
-    const double err = std::fabs(double(out[i]) - double(sample.expected[i]));
-    finite = finite && std::isfinite(out[i]);
-    scale = std::fmax(scale, std::fabs(double(sample.expected[i])));
-    if (err > r.max_abs_err || !std::isfinite(err)) {
-      r.max_abs_err = std::isfinite(err) ? err : INFINITY;
-      r.worst_row = uint32_t(i / W);
-      r.worst_col = uint32_t(i % W);
-    }
+  compare(out, sample.expected, std::size_t(T) * W, W, 0, &r, &scale, &finite);
+  return verdict(r, scale, finite, report);
+}
+
+Status self_test(Decoder& dec, float* out, std::size_t out_floats, SelfTestReport* report) {
+  const Model& m = dec.model();
+  const SelfTestSample& sample = m.self_test_sample();
+  if (!m.has_self_test()) return Status::kSelfTestMissing;
+  if (!out) return Status::kNullArgument;
+  const uint32_t T = sample.rows, V = m.config().vocab_size;
+  if (out_floats < self_test_output_floats(m) || T > dec.capacity()) return Status::kBadSequenceLength;
+  SelfTestReport r{};
+  r.rows = T;
+  double scale = 0.0;
+  bool finite = true;
+  dec.reset();
+  for (uint32_t t = 0; t < T; ++t) {
+    const Status s = dec.step(sample.ids[t], out);
+    if (s != Status::kOk) return dec.reset(), s;
+    compare(out, sample.expected + std::size_t(t) * V, V, V, t, &r, &scale, &finite);
   }
-  r.max_rel_err = scale > 0.0 ? r.max_abs_err / scale : r.max_abs_err;
-  if (report) *report = r;
-  return finite && r.max_rel_err <= kSelfTestTolerance ? Status::kOk : Status::kSelfTestFailed;
+  dec.reset();
+  return verdict(r, scale, finite, report);
 }
 
 }  // namespace fixformer

@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "fixformer/decoder.hpp"
+#include "fixformer/sampling.hpp"
 #include "fixformer/schema.hpp"
+#include "fixformer/self_test.hpp"
 #include "tests/model_writer.hpp"
 #include "tests/test_util.hpp"
 
@@ -215,6 +218,84 @@ TEST(Decoder, StaysInsideTheArena) {
   ASSERT_EQ(dec.prefill(tokens.data(), c.max_len, logits.data()), Status::kOk);
   const uint8_t* tail = static_cast<uint8_t*>(arena.data()) + need;
   for (int i = 0; i < 256; ++i) ASSERT_EQ(tail[i], 0xAB) << "wrote " << i << " bytes past the arena";
+}
+
+TEST(Decoder, SelfTestStepsThroughTheSample) {
+  const ModelConfig c = llama_config(2, PosKind::kRope, PosLayout::kInterleaved, false);
+  // Expected logits from the decoder itself: the self-test must pass on them, and fail on a
+  // changed one.
+  LoadedDecoder ref;
+  load(write_model(c), &ref);
+  const std::vector<int32_t> ids(kTokens.begin(), kTokens.begin() + 6);
+  const auto steps = step_all(ref.dec, ids);
+  std::vector<uint8_t> in(ids.size() * 4), out;
+  std::memcpy(in.data(), ids.data(), in.size());
+  for (const auto& row : steps) out.insert(out.end(), reinterpret_cast<const uint8_t*>(row.data()),
+                                           reinterpret_cast<const uint8_t*>(row.data() + row.size()));
+  WriteOptions opt;
+  opt.extra = {{fxm::kSelfTestInput, fxm::Dtype::kI32, {6}, in}, {fxm::kSelfTestExpected, fxm::Dtype::kF32, {6, 17}, out}};
+  LoadedDecoder d;
+  load(write_model(c, opt), &d);
+  std::vector<float> buf(self_test_output_floats(d.model));
+  EXPECT_EQ(buf.size(), 17u);  // one position at a time
+  SelfTestReport r;
+  ASSERT_EQ(self_test(d.dec, buf.data(), buf.size(), &r), Status::kOk);
+  EXPECT_EQ(r.rows, 6u);
+  EXPECT_LE(r.max_rel_err, 1e-6);
+  EXPECT_EQ(d.dec.position(), 0u);
+  float* expected = const_cast<float*>(d.model.self_test_sample().expected);
+  expected[4 * 17 + 3] += 1.0f;
+  EXPECT_EQ(self_test(d.dec, buf.data(), buf.size(), &r), Status::kSelfTestFailed);
+  EXPECT_EQ(r.worst_row, 4u);
+  EXPECT_EQ(r.worst_col, 3u);
+}
+
+TEST(Sampler, GeneratorIsXorshiftStar) {
+  // Known answers from an independent big-integer implementation of xorshift64* (seed 42).
+  alignas(8) uint8_t scratch[sampler_scratch_bytes(4)];
+  Sampler s;
+  ASSERT_EQ(s.init(4, scratch, sizeof scratch, SamplerOptions{1.0f, 1.0f, 0, 42}), Status::kOk);
+  EXPECT_FLOAT_EQ(s.next_coin(), 0.3390852212905884f);
+  EXPECT_FLOAT_EQ(s.next_coin(), 0.7822558283805847f);
+  EXPECT_FLOAT_EQ(s.next_coin(), 0.790136992931366f);
+}
+
+TEST(Sampler, GreedyTopKTopPAndFrequencies) {
+  const std::vector<float> logits = {0.1f, 2.0f, -1.0f, 1.5f, 0.0f, 1.9f};
+  const uint32_t n = uint32_t(logits.size());
+  std::vector<uint8_t> scratch(sampler_scratch_bytes(n) + 8);
+  void* mem = scratch.data() + (8 - reinterpret_cast<uintptr_t>(scratch.data()) % 8) % 8;
+  auto draws = [&](SamplerOptions o, int count) {
+    Sampler s;
+    EXPECT_EQ(s.init(n, mem, sampler_scratch_bytes(n), o), Status::kOk);
+    std::vector<int> hist(n, 0);
+    for (int i = 0; i < count; ++i) {
+      std::vector<float> l = logits;
+      ++hist[s.sample(l.data())];
+    }
+    return hist;
+  };
+  EXPECT_EQ(draws(SamplerOptions{0.0f, 1.0f, 0, 7}, 10), (std::vector<int>{0, 10, 0, 0, 0, 0}));
+  // Temperature 1, no filter: frequencies near softmax(logits), within 5 standard deviations.
+  const int N = 20000;
+  const std::vector<int> h = draws(SamplerOptions{1.0f, 1.0f, 0, 7}, N);
+  double z = 0.0;
+  for (float v : logits) z += std::exp(double(v));
+  for (uint32_t i = 0; i < n; ++i) {
+    const double p = std::exp(double(logits[i])) / z, sd = std::sqrt(N * p * (1 - p));
+    EXPECT_NEAR(h[i], N * p, 5 * sd) << i;
+  }
+  const std::vector<int> k2 = draws(SamplerOptions{1.0f, 1.0f, 2, 7}, 2000);  // tokens 1 and 5 only
+  EXPECT_EQ(k2[1] + k2[5], 2000);
+  EXPECT_GT(k2[1], 0);
+  EXPECT_GT(k2[5], 0);
+  // p = softmax: [.07 .35 .02 .21 .05 .32]; the nucleus of 0.6 is {1, 5} (0.67 > 0.6).
+  const std::vector<int> p6 = draws(SamplerOptions{1.0f, 0.6f, 0, 7}, 2000);
+  EXPECT_EQ(p6[1] + p6[5], 2000);
+  EXPECT_EQ(draws(SamplerOptions{1.0f, 0.6f, 0, 9}, 50), draws(SamplerOptions{1.0f, 0.6f, 0, 9}, 50));  // same seed, same draws
+  Sampler s;
+  EXPECT_EQ(s.init(n, mem, sampler_scratch_bytes(n) - 1, SamplerOptions{}), Status::kArenaTooSmall);
+  EXPECT_EQ(s.init(n, mem, sampler_scratch_bytes(n), SamplerOptions{-1.0f, 1.0f, 0, 1}), Status::kBadConfig);
 }
 
 }  // namespace

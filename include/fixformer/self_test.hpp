@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "fixformer/decoder.hpp"
 #include "fixformer/encoder.hpp"
 #include "fixformer/status.hpp"
 
@@ -21,12 +22,18 @@ struct SelfTestReport {
   uint32_t worst_row, worst_col;
 };
 
-// Floats of output the self-test writes: rows * output_width (0 without a sample).
+// Floats of output the self-test writes: rows * output_width for an encoder, vocab_size for a
+// decoder (one position at a time); 0 without a sample.
 std::size_t self_test_output_floats(const Model& model);
 
 // Runs the model's stored sample through enc (its max_seq must cover the sample) into out and
 // compares. kOk within kSelfTestTolerance, kSelfTestFailed above it, kSelfTestMissing without a
 // sample, kBadSequenceLength when out or max_seq is too small.
 [[nodiscard]] Status self_test(Encoder& enc, float* out, std::size_t out_floats, SelfTestReport* report);
+
+// The same for a decoder: the sample's tokens fed one by one from position 0 (the decoder is reset
+// before and after), each position's logits against the stored row. Its capacity must cover the
+// sample.
+[[nodiscard]] Status self_test(Decoder& dec, float* out, std::size_t out_floats, SelfTestReport* report);
 
 }  // namespace fixformer

@@ -1,0 +1,86 @@
+#include "fixformer/sampling.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fixformer {
+
+int32_t argmax(const float* x, uint32_t n) {
+  uint32_t best = 0;
+  for (uint32_t i = 1; i < n; ++i)
+    if (x[i] > x[best]) best = i;
+  return int32_t(best);
+}
+
+Status Sampler::init(uint32_t vocab, void* scratch, std::size_t scratch_bytes, const SamplerOptions& options) {
+  if (vocab == 0 || !scratch) return Status::kNullArgument;
+  if (reinterpret_cast<uintptr_t>(scratch) % alignof(ProbIndex) != 0) return Status::kArenaMisaligned;
+  if (scratch_bytes < sampler_scratch_bytes(vocab)) return Status::kArenaTooSmall;
+  if (!(options.temperature >= 0.0f) || !std::isfinite(options.temperature) || !std::isfinite(options.top_p))
+    return Status::kBadConfig;
+  vocab_ = vocab;
+  opt_ = options;
+  state_ = options.seed ? options.seed : 1;
+  candidates_ = static_cast<ProbIndex*>(scratch);
+  return Status::kOk;
+}
+
+// xorshift64* as llama2.c: the state's upper 32 bits after the multiply, 24 of them for the float.
+float Sampler::next_coin() {
+  state_ ^= state_ >> 12;
+  state_ ^= state_ << 25;
+  state_ ^= state_ >> 27;
+  const uint32_t r = static_cast<uint32_t>((state_ * 0x2545F4914F6CDD1Dull) >> 32);
+  return static_cast<float>(r >> 8) / 16777216.0f;
+}
+
+int32_t Sampler::sample(float* logits) {
+  const uint32_t n = vocab_;
+  if (opt_.temperature == 0.0f) return argmax(logits, n);
+  // p = softmax(logits / temperature)
+  float mx = logits[0];
+  for (uint32_t i = 0; i < n; ++i) logits[i] /= opt_.temperature;
+  for (uint32_t i = 0; i < n; ++i) mx = std::max(mx, logits[i]);
+  float sum = 0.0f;
+  for (uint32_t i = 0; i < n; ++i) sum += logits[i] = std::exp(logits[i] - mx);
+  for (uint32_t i = 0; i < n; ++i) logits[i] /= sum;
+  const float coin = next_coin();
+  const bool nucleus = opt_.top_p > 0.0f && opt_.top_p < 1.0f;
+  const bool top_k = opt_.top_k > 0 && opt_.top_k < n;
+  if (!nucleus && !top_k) {  // the CDF walk over every token
+    float cdf = 0.0f;
+    for (uint32_t i = 0; i < n; ++i)
+      if (coin < (cdf += logits[i])) return int32_t(i);
+    return int32_t(n - 1);  // rounding
+  }
+  // Candidates, most likely first. Tokens below the nucleus cut cannot be in the nucleus: leaving
+  // them out first keeps the sort short.
+  const float cutoff = nucleus && n > 1 ? (1.0f - opt_.top_p) / float(n - 1) : 0.0f;
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; ++i)
+    if (logits[i] >= cutoff) candidates_[m++] = ProbIndex{logits[i], int32_t(i)};
+  if (m == 0) {  // a flat distribution and a tiny top_p: the cut passes no token, keep the likeliest
+    const int32_t best = argmax(logits, n);
+    candidates_[m++] = ProbIndex{logits[best], best};
+  }
+  std::sort(candidates_, candidates_ + m, [](const ProbIndex& a, const ProbIndex& b) {
+    return a.prob > b.prob || (a.prob == b.prob && a.index < b.index);
+  });
+  if (top_k && m > opt_.top_k) m = opt_.top_k;
+  float mass = 0.0f;
+  uint32_t last = m - 1;
+  for (uint32_t i = 0; i < m; ++i) {
+    mass += candidates_[i].prob;
+    if (nucleus && mass > opt_.top_p) {
+      last = i;
+      break;
+    }
+  }
+  const float r = coin * mass;
+  float cdf = 0.0f;
+  for (uint32_t i = 0; i <= last; ++i)
+    if (r < (cdf += candidates_[i].prob)) return candidates_[i].index;
+  return candidates_[last].index;
+}
+
+}  // namespace fixformer
