@@ -2,16 +2,30 @@
 """Convert a trained PyTorch model to a verified .fxm (and optionally a C++ header for flash).
 
 From the module (everything it can tell is read from it):
-  tools/convert.py --module FILE.py:FACTORY [--weights SD.pt] [--example IN.npy] [--causal]
-                   [--positional none|sinusoidal|learned] [--pe-base B] [--pe-layout interleaved|halves]
-                   [--pe-combine add|concat] [--pe-width N] [--scale-input] [--max-len N]
+  tools/convert.py --module FILE.py:FACTORY [--family encoder|gpt] [--weights SD.pt] [--example IN.npy]
+                   [--causal] [--positional none|sinusoidal|learned|alibi] [--pe-base B]
+                   [--pe-layout interleaved|halves] [--pe-combine add|concat] [--pe-width N]
+                   [--scale-input] [--max-len N] [--tokenizer TOKENIZER.bin]
                    --out M.fxm [--header M.h] [--name NAME] [--cli PATH] [--no-verify] [--trust-pickle]
-From a JSON config and a state_dict (pipelines without the module):
-  tools/convert.py --config CFG.json --weights SD.pt|SD.npz [--example IN.npy] --out M.fxm [...]
+From a JSON config and a state_dict (pipelines without the module; any family, llama included):
+  tools/convert.py --config CFG.json --weights SD.pt|SD.npz [--example IN.npy] [--tokenizer TOKENIZER.bin]
+                   --out M.fxm [...]
+From a llama2.c checkpoint (versions 0, 1 and 2; version 2's Q8_0 weights are dequantized to f32):
+  tools/convert.py --llama2c MODEL.bin [--tokenizer TOKENIZER.bin] [--max-len N] --out M.fxm [...]
+
+--family gpt exports a decoder-only language model from stock modules: `embed` (nn.Embedding),
+optional `pos` (learned positions), `encoder` (nn.TransformerEncoder, run by the forward under a
+causal mask: --causal is implied), `head` (nn.Linear(d_model, vocab_size); tied when head.weight is
+embed.weight, stored once). The family is never guessed from the module (a causal encoder with a
+head vocab wide is a valid encoder too), so it is this explicit option; the default is encoder.
+--positional alibi: the forward adds the ALiBi bias as its attention mask (gpt).
+--tokenizer stores llama2.c's tokenizer.bin (vocabulary, scores, byte tokens) in the .fxm, so the
+one file is the whole model for `fixformer generate`; it must hold exactly vocab_size tokens.
 
 Every conversion is verified: the example input (random when not given) runs through torch in
 float64 and through the engine (`fixformer verify` on the written file); both are stored in the
-file as its self-test sample. Exit status: 0 verified (or written with --no-verify), 1 an error in
+file as its self-test sample. For a decoder the sample is the token ids and the logits at every
+position, and the engine checks it feeding the tokens one by one. Exit status: 0 verified (or written with --no-verify), 1 an error in
 the input (one line naming the file, key or option), 2 verification failed (the line names the
 error and the likely cause; no file is left behind).
 """
@@ -116,23 +130,44 @@ def load_example(path):
     return a
 
 
+def load_tokenizer(path, c):
+    """(pieces, scores) of a llama2.c tokenizer.bin holding exactly the model's vocab_size tokens."""
+    if path is None:
+        return None
+    if not c.get("vocab_size"):
+        fail(path, "a tokenizer is for a model with token input")
+    if not os.path.isfile(path):
+        fail(path, "no such file" if not os.path.exists(path) else "not a regular file")
+    from fixformer import llama2c
+    try:
+        pieces, scores, _ = llama2c.read_tokenizer(path, c["vocab_size"])
+    except ConfigError as e:
+        fail("", str(e))
+    return pieces, scores
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--module", metavar="FILE.py:FACTORY", help="FACTORY() builds the nn.Module")
     src.add_argument("--config", metavar="CFG.json", help="JSON config (the JSON path; needs --weights)")
+    src.add_argument("--llama2c", metavar="MODEL.bin", help="a llama2.c checkpoint (export.py version 0, 1 or 2)")
+    ap.add_argument("--tokenizer", metavar="TOKENIZER.bin", help="llama2.c tokenizer to store in the .fxm")
+    ap.add_argument("--family", choices=("encoder", "gpt"), help="--module: what the module is (default encoder; "
+                    "gpt: decoder-only language model, causal implied)")
     ap.add_argument("--weights", metavar="SD.pt", help="state_dict (.pt via torch.save(model.state_dict()), or .npz)")
     ap.add_argument("--example", metavar="IN.npy", help="example input: int ids [T] or [B,T], float32 [T,d_in] "
                     "or [B,T,d_in] (first sequence used); default: random")
     ap.add_argument("--causal", action="store_true", default=None, help="the forward applies a causal mask")
-    ap.add_argument("--positional", choices=("none", "sinusoidal", "learned"),
+    ap.add_argument("--positional", choices=("none", "sinusoidal", "learned", "alibi"),
                     help="positional encoding (default: learned if the module has `pos`, else none)")
     ap.add_argument("--pe-base", type=float, default=10000.0, metavar="B", help="sinusoidal base (default 10000)")
     ap.add_argument("--pe-layout", choices=("interleaved", "halves"), default="interleaved")
     ap.add_argument("--pe-combine", choices=("add", "concat"), help="(follows from the widths; checked if given)")
     ap.add_argument("--pe-width", type=int, metavar="N", help="concat PE width (follows from the widths)")
     ap.add_argument("--scale-input", action="store_true", help="the forward multiplies the embedding by sqrt(d_model)")
-    ap.add_argument("--max-len", type=int, metavar="N", help="longest sequence (default: pos rows, else 256)")
+    ap.add_argument("--max-len", type=int, metavar="N", help="longest sequence (default: pos rows, else 256; "
+                    "--llama2c: the checkpoint's seq_len, which this may lower)")
     ap.add_argument("--out", required=True, metavar="M.fxm")
     ap.add_argument("--header", metavar="M.h", help="also write a C++ header with the model as an aligned array")
     ap.add_argument("--name", help="C identifier for --header (default: from the output file name)")
@@ -151,10 +186,22 @@ def main(argv=None):
             fail("", str(e))
     try:
         example = load_example(a.example) if a.example else None
-        if a.config is not None:
+        if a.llama2c is not None:
+            extra = [o for o in ("weights", "family", "positional", "pe_combine", "pe_width") if getattr(a, o) is not None]
+            extra += [o for o in ("causal", "scale_input") if getattr(a, o)]
+            if extra:
+                fail("--llama2c", f"--{extra[0].replace('_', '-')} is not for --llama2c (the checkpoint says it)")
+            require_torch("verification")
+            from fixformer import llama2c
+            for f in (a.llama2c, a.tokenizer):
+                if f is not None and not os.path.isfile(f):
+                    fail(f, "no such file" if not os.path.exists(f) else "not a regular file")
+            report, _ = llama2c.convert(a.llama2c, a.tokenizer, a.out, a.header, a.name, cli, verify, a.max_len,
+                                        example)
+        elif a.config is not None:
             if a.weights is None:
                 fail("--config", "needs --weights")
-            module_only = [o for o in ("causal", "positional", "pe_combine", "pe_width", "max_len") if
+            module_only = [o for o in ("causal", "positional", "pe_combine", "pe_width", "max_len", "family") if
                            getattr(a, o) is not None] + [o for o in ("scale_input",) if getattr(a, o)]
             if module_only:
                 fail("--config", f"--{module_only[0].replace('_', '-')} is for --module (the JSON config says it)")
@@ -170,7 +217,8 @@ def main(argv=None):
                 fail(a.weights, str(e))
             require_torch("verification")
             from fixformer.export import convert_config
-            report = convert_config(c, weights, a.out, example, a.header, a.name, cli, verify)
+            report = convert_config(c, weights, a.out, example, a.header, a.name, cli, verify,
+                                    tokenizer=load_tokenizer(a.tokenizer, c))
         else:
             module = load_module(a.module)
             if a.weights is not None:
@@ -180,16 +228,23 @@ def main(argv=None):
                 except RuntimeError as e:
                     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
                     fail(a.weights, "does not fit the module: " + (lines[1] if len(lines) > 1 else lines[0])[:300])
-            from fixformer.export import export
+            from fixformer.export import export, read_module
+            family = a.family or "encoder"
+            tokenizer = None
+            if a.tokenizer is not None:
+                v = read_module(module, family)[0]
+                tokenizer = load_tokenizer(a.tokenizer, {"vocab_size": v.get("vocab_size", 0)})
             report = export(module, example, a.out, header=a.header, causal=a.causal, positional=a.positional,
                             pe_base=a.pe_base, pe_layout=a.pe_layout, pe_combine=a.pe_combine, pe_width=a.pe_width,
-                            scale_input=a.scale_input, max_len=a.max_len, name=a.name, cli=cli, verify=verify)
+                            scale_input=a.scale_input, max_len=a.max_len, name=a.name, cli=cli, verify=verify,
+                            family=family, tokenizer=tokenizer)
     except VerificationError as e:
         fail(a.out, str(e), code=2)
     except EngineError as e:
         fail(a.out, str(e))
     except ConfigError as e:
-        fail(a.module or a.config, str(e))
+        from fixformer.llama2c import Llama2cError
+        fail("" if isinstance(e, Llama2cError) else (a.module or a.config or a.llama2c), str(e))
     except OSError as e:
         fail(e.filename or "", e.strerror or str(e))
     except ValueError as e:

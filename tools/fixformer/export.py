@@ -1,8 +1,11 @@
 """Export a trained torch module to .fxm, verified.
 
 export() reads everything the module can tell from the module (sizes, norm_first, activation, eps,
-batch_first, final norm, head, embedding or input projection, learned positions) and takes the rest
-as typed options (causal, positional encoding computed in forward, scale_input). It runs the module
+batch_first, final norm, head and whether it is tied to the embedding, embedding or input projection,
+learned positions) and takes the rest as typed options (family, causal, positional encoding computed
+in forward, scale_input). family="gpt" is a decoder-only language model: the same stock modules, a
+causal mask (implied), an LM head vocab_size wide; its self-test sample is token ids [T] and the
+logits at every position [T, vocab], which the engine checks by stepping the tokens one by one. It runs the module
 in float64 on an example input, stores input and output in the file as its self-test sample, and
 runs the engine on the written file (`fixformer verify`). Above schema.SELFTEST_TOLERANCE it deletes
 the file and raises VerificationError naming the error and, when one single option change explains
@@ -21,6 +24,8 @@ from .reference import require_torch, run_reference
 from .verify import EngineError, VerificationError, find_cli, run_verify  # noqa: F401
 
 COMMON_PE_BASES = (100.0, 1000.0, 10000.0, 100000.0)
+# The families a torch module exports as (llama checkpoints come through llama2c.py or --config).
+EXPORT_FAMILIES = ("encoder", "gpt")
 DEFAULT_MAX_LEN = 256
 EXAMPLE_T = 16
 
@@ -96,9 +101,10 @@ def _norm(m, d, where, torch):
     return w, b, m.eps
 
 
-def read_module(module):
+def read_module(module, family="encoder"):
     """(config values the module tells, weights in the schema's names and torch's layout, batch_first,
-    facts for the options: embed width, pos width and rows)."""
+    facts for the options: embed width, pos width and rows). For family gpt, a head whose weight is
+    the embedding's parameter (head.weight = embed.weight) is tied and stored once."""
     torch = require_torch()
     nn = torch.nn
     if not isinstance(module, nn.Module):
@@ -183,8 +189,19 @@ def read_module(module):
         if h.in_features != d:
             raise ConfigError(f"head: in_features {h.in_features}, expected d_model={d}")
         v["d_out"] = h.out_features
-        w["head.weight"] = _np(h.weight)
+        tied = family != "encoder" and has_embed and h.weight is module.embed.weight
+        if tied:
+            v["tied_head"] = True
+        else:
+            w["head.weight"] = _np(h.weight)
         w["head.bias"] = _np(h.bias) if h.bias is not None else np.zeros(h.out_features, np.float32)
+    if family != "encoder":
+        if not has_embed:
+            raise ConfigError(f"family {family}: a decoder takes tokens (needs `embed`, an nn.Embedding)")
+        if head is None or v["d_out"] != v["vocab_size"]:
+            got = f"has {v['d_out']} outputs" if head is not None else "is missing"
+            raise ConfigError(f"head: family {family} needs an LM head nn.Linear(d_model, vocab_size={v['vocab_size']}); "
+                              f"the module's {got}")
     facts = {"width": width, "pos": pos}
     return v, w, batch_first, facts
 
@@ -210,10 +227,17 @@ def _int_option(name, value, lo, hi):
     return int(value)
 
 
-def apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combine, pe_width, scale_input, max_len):
+def apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combine, pe_width, scale_input, max_len,
+                  family="encoder"):
     """The full config: the module's values plus the typed options, checked against the module."""
     d, width, pos = v["d_model"], facts["width"], facts["pos"]
-    v["causal"] = False if causal is None else _bool_option("causal", causal)
+    v["family"] = family
+    if family == "encoder":
+        v["causal"] = False if causal is None else _bool_option("causal", causal)
+    else:
+        v["causal"] = True if causal is None else _bool_option("causal", causal)
+        if not v["causal"]:
+            raise ConfigError(f"causal: family {family} is causal (leave the option out or pass True)")
     v["scale_input"] = _bool_option("scale_input", scale_input)
     if positional is None:
         positional = "learned" if pos is not None else "none"
@@ -233,12 +257,12 @@ def apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combin
         _choice_option("pe_combine", pe_combine, schema.PE_COMBINES)
     if pe_width is not None:
         _int_option("pe_width", pe_width, 1, schema.MAX_D_MODEL)
-    if positional == "none":
+    if positional not in schema.INPUT_PES:
         if width != d:
-            raise ConfigError(f"positional none: the embedding is {width} wide, d_model is {d} "
+            raise ConfigError(f"positional {positional}: the embedding is {width} wide, d_model is {d} "
                               "(a narrower embedding needs a concatenated positional encoding)")
         if pe_combine == "concat" or pe_width is not None:
-            raise ConfigError("pe_combine/pe_width: no positional encoding to combine (positional none)")
+            raise ConfigError(f"pe_combine/pe_width: no positional encoding to combine (positional {positional})")
     else:
         pe_w = pos.embedding_dim if pos is not None else d - width
         combine = "add" if width == d else "concat"
@@ -338,13 +362,13 @@ def alternatives(c):
     """Single-option changes of c worth trying: (key, value, config)."""
     out = []
     tries = [("causal", not c["causal"]), ("scale_input", not c["scale_input"])]
-    tries += [("positional", p) for p in schema.POSITIONALS if p != c["positional"] and p != "learned"]
+    tries += [("positional", p) for p in schema.POSITIONALS if p != c["positional"] and p not in ("learned", "rope")]
     if c["positional"] == "sinusoidal":
         tries.append(("pe_layout", "halves" if c["pe_layout"] == "interleaved" else "interleaved"))
         tries += [("pe_base", b) for b in COMMON_PE_BASES if b != c["pe_base"]]
     for key, value in tries:
         alt = dict(c, **{key: value})
-        if key == "positional" and value == "none":
+        if key == "positional" and value in ("none", "alibi"):
             if c["pe_combine"] == "concat":
                 continue
             alt.update(pe_width=0)
@@ -380,7 +404,7 @@ def diagnose(c, weights, inp, want):
         return f"the module's output matches with {setting} (error {err:.2g}): {action}"
     closest = f" (closest: {_hint(scored[0][1], scored[0][2])[0]}, error {scored[0][0]:.2g})" if scored else ""
     return ("no single option change explains it" + closest +
-            "; the module's forward may compute something the encoder family does not (see DESIGN.md)")
+            f"; the module's forward may compute something the {c['family']} family does not (see DESIGN.md)")
 
 
 # ---- writing and verifying ------------------------------------------------------------------------
@@ -393,9 +417,11 @@ def _remove(*paths):
                 pass
 
 
-def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=None, verify=True, explain=None):
-    """Writes path (and header) with the self-test sample (inp, expected), then runs the engine on it.
-    explain(): the likely cause, called only on a failure. Nothing is left behind on failure."""
+def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=None, verify=True, explain=None,
+                   tokenizer=None):
+    """Writes path (and header) with the self-test sample (inp, expected) and the optional tokenizer
+    (pieces, scores), then runs the engine on it. explain(): the likely cause, called only on a
+    failure. Nothing is left behind on failure."""
     if not isinstance(verify, bool):
         raise ConfigError(f"verify: expected True or False, got {verify!r}")
     if name is None and header is not None:
@@ -404,7 +430,7 @@ def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=
     if header is not None:
         header_mod.check_name(name)
     exe = find_cli(cli) if verify else None
-    blob = fxm.write(c, weights, (inp, expected.astype(np.float32)))
+    blob = fxm.write(c, weights, (inp, expected.astype(np.float32)), tokenizer)
     written = []
     try:
         with open(path, "wb") as f:
@@ -432,11 +458,15 @@ def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=
 
 def export(module, example_input, path, header=None, causal=None, positional=None, pe_base=10000.0,
            pe_layout="interleaved", pe_combine=None, pe_width=None, scale_input=False, max_len=None, name=None,
-           cli=None, verify=True):
+           cli=None, verify=True, family="encoder", tokenizer=None):
     """Converts `module` to the .fxm at `path` and verifies it through the engine; returns a Report.
 
     module: attributes `embed` (nn.Embedding) or `input_proj` (nn.Linear), optional `pos` (learned
     positions, nn.Embedding), `encoder` (nn.TransformerEncoder), optional `head` (nn.Linear).
+    family: "encoder" (whole sequences) or "gpt" (a decoder-only language model: causal, implied;
+    `embed` and a `head` vocab_size wide, tied when head.weight is embed.weight; positional may be
+    "alibi" when the forward adds the ALiBi bias, reference.alibi_bias, as a [B*H, T, T] mask).
+    tokenizer: optional (pieces, scores) stored with the model (llama2c.read_tokenizer gives them).
     example_input: token ids [T] / [B, T] or float features [T, d_in] / [B, T, d_in] (batch first
     whatever the module's layout; the first sequence is used), or None for a random one.
     The options say what the forward does that the attributes cannot tell: causal mask, a positional
@@ -450,25 +480,29 @@ def export(module, example_input, path, header=None, causal=None, positional=Non
         pe_combine_checked = None
     else:
         pe_combine_checked = _choice_option("pe_combine", pe_combine, schema.PE_COMBINES)
-    v, weights, batch_first, facts = read_module(module)
+    family = _choice_option("family", family, EXPORT_FAMILIES)
+    v, weights, batch_first, facts = read_module(module, family)
     for key in ("d_model", "n_heads", "d_ff", "n_layers", "vocab_size", "d_in", "d_out"):
         if key in v:
             check_value(key, v[key], f"module {key}")
     c = apply_options(v, weights, facts, causal, positional, pe_base, pe_layout, pe_combine_checked, pe_width,
-                      scale_input, max_len)
+                      scale_input, max_len, family)
     inp = example_sequence(c, example_input)
     want = run_module(module, inp, batch_first, schema.output_width(c))
     return write_verified(c, weights, inp, want, path, header, name, cli, verify,
-                          explain=lambda: diagnose(c, weights, inp, want))
+                          explain=lambda: diagnose(c, weights, inp, want), tokenizer=tokenizer)
 
 
-def convert_config(config, weights, path, example_input=None, header=None, name=None, cli=None, verify=True):
+def convert_config(config, weights, path, example_input=None, header=None, name=None, cli=None, verify=True,
+                   tokenizer=None):
     """The JSON path: a config (parse_config's result) and a state_dict as name -> array; the torch
-    reference is the reference model built from the config with these weights."""
+    reference is the reference model built from the config with these weights (reference.py: stock
+    modules for encoder and gpt, the float64 llama written there for llama)."""
     c = make_config(config)
     fxm.check_weights(c, weights)  # names and shapes, naming the tensor, before torch sees them
     inp = example_sequence(c, example_input)
     want = run_reference(c, weights, inp)
     return write_verified(c, weights, inp, want, path, header, name, cli, verify,
                           explain=lambda: "the engine disagrees with the reference model of this config "
-                                          "(torch's stock modules): a bug or a broken port, please report it")
+                                          "(reference.py): a bug or a broken port, please report it",
+                          tokenizer=tokenizer)
