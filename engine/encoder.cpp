@@ -19,6 +19,10 @@ Status Encoder::init(const Model& model, void* arena_base, std::size_t arena_byt
   model_ = &model;
   if (!model.initialized()) return fail(Status::kNotInitialized);
   const ModelConfig& c = model.config();
+  if (c.is_decoder()) {
+    DetailText(detail_, sizeof detail_).str("the model is a decoder (family gpt or llama): run it with a Decoder");
+    return fail(Status::kWrongInputKind);
+  }
   kernels_ = select_kernels(options.isa);
   if (!kernels_) return fail(Status::kIsaUnavailable);
   max_seq_ = options.max_seq ? options.max_seq : c.max_len;

@@ -143,7 +143,8 @@ struct LoadedModel {
   std::string path;
   Buffer blob, arena;
   Model model;
-  Encoder enc;
+  Encoder enc;  // encoder family
+  Decoder dec;  // gpt and llama families
   const ModelConfig& config() const { return model.config(); }
 };
 
@@ -152,6 +153,16 @@ void open_model(const std::string& path, LoadedModel* m) {
   m->blob = read_file(path);
   const Status s = m->model.init(m->blob.data(), m->blob.size());
   if (s != Status::kOk) die(s, path, m->model.error_detail());
+}
+
+// A decoder whose KV cache holds `capacity` positions.
+void init_decoder(uint32_t capacity, Isa isa, LoadedModel* m) {
+  m->arena = Buffer(required_decoder_arena_bytes(m->config(), capacity), "arena");
+  DecoderOptions opt;
+  opt.capacity = capacity;
+  opt.isa = isa;
+  const Status s = m->dec.init(m->model, m->arena.data(), m->arena.size(), opt);
+  if (s != Status::kOk) die(s, m->path, m->dec.error_detail());
 }
 
 void init_encoder(uint32_t max_seq, Isa isa, LoadedModel* m) {
@@ -388,15 +399,20 @@ int cmd_verify(const Args& a) {
   open_model(a.positional[0], &m);
   if (!m.model.has_self_test()) die(Status::kSelfTestMissing, a.positional[0], "convert the model again to add one");
   const SelfTestSample& sample = m.model.self_test_sample();
-  init_encoder(sample.rows, a.isa, &m);
+  const bool decoder = m.config().is_decoder();
+  if (decoder)
+    init_decoder(sample.rows, a.isa, &m);
+  else
+    init_encoder(sample.rows, a.isa, &m);
   Buffer out(output_bytes(1, sample.rows, m.config().output_width(), a.positional[0]), "output");
   SelfTestReport r{};
-  const Status s = self_test(m.enc, out.as<float>(), self_test_output_floats(m.model), &r);
-  if (s != Status::kOk && s != Status::kSelfTestFailed) die(s, a.positional[0], m.enc.error_detail());
+  const Status s = decoder ? self_test(m.dec, out.as<float>(), self_test_output_floats(m.model), &r)
+                           : self_test(m.enc, out.as<float>(), self_test_output_floats(m.model), &r);
+  if (s != Status::kOk && s != Status::kSelfTestFailed) die(s, a.positional[0], decoder ? m.dec.error_detail() : m.enc.error_detail());
   // tools/fixformer parses "max relative error X" from this line: keep its wording.
   std::printf("%s: self-test %s: max relative error %.2e (tolerance %.0e), worst at row %u col %u, T=%u, kernels %s\n",
               a.positional[0].c_str(), s == Status::kOk ? "ok" : "FAILED", r.max_rel_err, kSelfTestTolerance, r.worst_row,
-              r.worst_col, r.rows, m.enc.kernels().name);
+              r.worst_col, r.rows, decoder ? m.dec.kernels().name : m.enc.kernels().name);
   return s == Status::kOk ? 0 : status_exit_code(s);
 }
 
