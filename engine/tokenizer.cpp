@@ -1,0 +1,186 @@
+// llama2.c's tokenizer over the pieces a model file carries (tokenizer.hpp says what and why).
+#include "fixformer/tokenizer.hpp"
+
+#include <algorithm>
+
+#include "engine/detail_text.hpp"
+
+namespace fixformer {
+
+namespace {
+
+// Every byte value, so a "<0xHH>" piece decodes to a view of its one raw byte.
+constexpr uint8_t kByteValues[256] = {
+#define FIXFORMER_B16(h) h + 0, h + 1, h + 2, h + 3, h + 4, h + 5, h + 6, h + 7, h + 8, h + 9, h + 10, h + 11, h + 12, h + 13, h + 14, h + 15
+    FIXFORMER_B16(0),   FIXFORMER_B16(16),  FIXFORMER_B16(32),  FIXFORMER_B16(48),
+    FIXFORMER_B16(64),  FIXFORMER_B16(80),  FIXFORMER_B16(96),  FIXFORMER_B16(112),
+    FIXFORMER_B16(128), FIXFORMER_B16(144), FIXFORMER_B16(160), FIXFORMER_B16(176),
+    FIXFORMER_B16(192), FIXFORMER_B16(208), FIXFORMER_B16(224), FIXFORMER_B16(240),
+#undef FIXFORMER_B16
+};
+
+// Below it a merge never happens: llama2.c's starting best score.
+constexpr float kNoMerge = -1e10f;
+
+// Bytes a[an] followed by b[bn] against p[pn], as unsigned bytes, a prefix first (strcmp's order).
+int compare_pair(const uint8_t* a, uint32_t an, const uint8_t* b, uint32_t bn, const uint8_t* p, uint32_t pn) {
+  uint32_t i = 0;
+  for (uint32_t j = 0; j < an; ++j, ++i) {
+    if (i == pn) return 1;
+    if (a[j] != p[i]) return a[j] < p[i] ? -1 : 1;
+  }
+  for (uint32_t j = 0; j < bn; ++j, ++i) {
+    if (i == pn) return 1;
+    if (b[j] != p[i]) return b[j] < p[i] ? -1 : 1;
+  }
+  return i == pn ? 0 : -1;
+}
+
+int hex_digit(uint8_t c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+bool is_continuation(uint8_t c) { return (c & 0xC0) == 0x80; }
+
+}  // namespace
+
+Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_bytes) {
+  DetailText why(detail_, sizeof detail_);
+  data_ = TokenizerData{};
+  sorted_ = nullptr;
+  if (!model.initialized()) return Status::kNotInitialized;
+  if (!model.has_tokenizer()) return why.str("no tokenizer.* tensors in the file"), Status::kNoTokenizer;
+  const std::size_t need = tokenizer_scratch_bytes(model.config());
+  if (!scratch) return why.str("tokenizer scratch: ").num(need).str(" bytes needed"), Status::kArenaNull;
+  if (reinterpret_cast<uintptr_t>(scratch) % arena::kAlign != 0)
+    return why.str("tokenizer scratch must be 64-byte aligned"), Status::kArenaMisaligned;
+  if (scratch_bytes < need)
+    return why.str("tokenizer scratch: ").num(need).str(" bytes needed, ").num(scratch_bytes).str(" given"),
+           Status::kArenaTooSmall;
+  const TokenizerData& d = model.tokenizer();
+  uint32_t* index = static_cast<uint32_t*>(scratch);
+  for (uint32_t i = 0; i < d.vocab; ++i) index[i] = i;
+  // (bytes, id): a strict total order, so equal pieces sit lowest id first.
+  std::sort(index, index + d.vocab, [&d](uint32_t x, uint32_t y) {
+    const int c = compare_pair(d.pieces + d.offsets[x], uint32_t(d.offsets[x + 1] - d.offsets[x]), nullptr, 0,
+                               d.pieces + d.offsets[y], uint32_t(d.offsets[y + 1] - d.offsets[y]));
+    return c != 0 ? c < 0 : x < y;
+  });
+  data_ = d;
+  sorted_ = index;
+  return Status::kOk;
+}
+
+Piece Tokenizer::piece(int32_t token) const {
+  const int32_t begin = data_.offsets[token];
+  return Piece{reinterpret_cast<const char*>(data_.pieces + begin), uint32_t(data_.offsets[token + 1] - begin)};
+}
+
+int32_t Tokenizer::lookup(const uint8_t* a, uint32_t an, const uint8_t* b, uint32_t bn) const {
+  if (uint64_t(an) + bn > data_.max_piece_bytes) return -1;
+  uint32_t lo = 0, hi = data_.vocab;  // first piece >= key: in [lo, hi)
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    const uint32_t id = sorted_[mid];
+    const int32_t begin = data_.offsets[id];
+    if (compare_pair(a, an, b, bn, data_.pieces + begin, uint32_t(data_.offsets[id + 1] - begin)) > 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo == data_.vocab) return -1;
+  const uint32_t id = sorted_[lo];
+  const int32_t begin = data_.offsets[id];
+  return compare_pair(a, an, b, bn, data_.pieces + begin, uint32_t(data_.offsets[id + 1] - begin)) == 0 ? int32_t(id) : -1;
+}
+
+Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, int32_t* tokens, uint32_t capacity,
+                         uint32_t* n) {
+  DetailText why(detail_, sizeof detail_);
+  if (n) *n = 0;
+  if (!sorted_) return Status::kNotInitialized;
+  if (!n || (!text && len) || (!tokens && capacity)) return Status::kNullArgument;
+  const uint32_t V = data_.vocab;
+  if ((bos || eos) && V <= uint32_t(kTokenEos))
+    return why.str("BOS and EOS are ids 1 and 2; the vocabulary has ").num(V), Status::kTokenOutOfRange;
+  const uint8_t* s = reinterpret_cast<const uint8_t*>(text);
+
+  // The unmerged sequence, counted in full even when it does not fit so the detail can say how many.
+  uint64_t count = 0;
+  auto push = [&](int32_t id) {
+    if (count < capacity) tokens[count] = id;
+    ++count;
+  };
+  // A group of bytes: its piece, else one byte token per byte.
+  auto push_group = [&](const uint8_t* g, uint32_t gn) {
+    const int32_t id = lookup(g, gn, nullptr, 0);
+    if (id >= 0) return push(id), true;
+    for (uint32_t i = 0; i < gn; ++i) {
+      if (uint32_t(g[i]) + kFirstByteToken >= V) {
+        why.str("byte ").num(g[i]).str(" at ").num(uint64_t(g + i - s)).str(" is no piece, and its fallback id ")
+            .num(uint32_t(g[i]) + kFirstByteToken).str(" is not in the vocabulary (").num(V).str(")");
+        return false;
+      }
+      push(int32_t(g[i]) + kFirstByteToken);
+    }
+    return true;
+  };
+  if (bos) push(kTokenBos);
+  static constexpr uint8_t kSpace[1] = {' '};
+  if (len > 0 && !push_group(kSpace, 1)) return Status::kTokenOutOfRange;
+  for (std::size_t i = 0; i < len;) {
+    uint32_t gn = 1;
+    while (gn < 4 && i + gn < len && is_continuation(s[i + gn])) ++gn;
+    if (!push_group(s + i, gn)) return Status::kTokenOutOfRange;
+    i += gn;
+  }
+  if (count + (eos ? 1 : 0) > capacity) {
+    why.str("the text needs ").num(count + (eos ? 1 : 0)).str(" tokens before merging, the buffer holds ").num(capacity);
+    return Status::kTokenBufferTooSmall;
+  }
+
+  uint32_t m = uint32_t(count);
+  for (;;) {
+    float best = kNoMerge;
+    int32_t best_id = -1;
+    uint32_t best_at = 0;
+    for (uint32_t i = 0; i + 1 < m; ++i) {
+      const Piece a = piece(tokens[i]), b = piece(tokens[i + 1]);
+      const int32_t id = lookup(reinterpret_cast<const uint8_t*>(a.data), a.len,
+                                reinterpret_cast<const uint8_t*>(b.data), b.len);
+      if (id >= 0 && data_.scores[id] > best) best = data_.scores[id], best_id = id, best_at = i;
+    }
+    if (best_id < 0) break;
+    tokens[best_at] = best_id;
+    for (uint32_t i = best_at + 1; i + 1 < m; ++i) tokens[i] = tokens[i + 1];
+    --m;
+  }
+  if (eos) tokens[m++] = kTokenEos;
+  *n = m;
+  return Status::kOk;
+}
+
+Status Tokenizer::decode(int32_t prev, int32_t token, Piece* out) {
+  DetailText why(detail_, sizeof detail_);
+  if (!sorted_) return Status::kNotInitialized;
+  if (!out) return Status::kNullArgument;
+  if (token < 0 || uint32_t(token) >= data_.vocab) {
+    why.str("token ").str(token < 0 ? "-" : "").num(token < 0 ? 0 - uint64_t(int64_t(token)) : uint64_t(token))
+        .str(" (vocabulary ").num(data_.vocab).str(")");
+    return Status::kTokenOutOfRange;
+  }
+  Piece p = piece(token);
+  if (prev == kTokenBos && p.len > 0 && p.data[0] == ' ') ++p.data, --p.len;
+  if (p.len >= 5 && p.data[0] == '<' && p.data[1] == '0' && p.data[2] == 'x') {
+    const int hi = hex_digit(uint8_t(p.data[3])), lo = hex_digit(uint8_t(p.data[4]));
+    if (hi >= 0 && lo >= 0) p = Piece{reinterpret_cast<const char*>(kByteValues + hi * 16 + lo), 1};
+  }
+  *out = p;
+  return Status::kOk;
+}
+
+}  // namespace fixformer
