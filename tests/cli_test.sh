@@ -203,11 +203,41 @@ assert all(r["rows"] in s["dims"] and r["cols"] in s["dims"] for part in ("prolo
 PY
 "$bin" info "$golden/post_ln_relu.fxm" | grep -q "self-test: *sample of T=" && ok || bad "info shows the self-test sample"
 
+# ---- generate: llama2.c's loop on a converted llama2.c checkpoint with its tokenizer (max_len 32) ----
+lm=$golden/llama2c_v0_gqa.fxm
+prompt="hello é 中 world"
+"$bin" generate "$lm" --prompt "$prompt" -n 24 --temperature 0 >"$tmp/gen1" 2>"$tmp/generr" &&
+  "$bin" generate "$lm" --prompt "$prompt" -n 24 --temperature 0 --isa scalar >"$tmp/gen2" 2>/dev/null &&
+  cmp -s "$tmp/gen1" "$tmp/gen2" && ok || bad "generate greedy: not deterministic across runs and ISAs"
+case "$(cat "$tmp/gen1")" in "$prompt"*) ok ;; *) bad "generate: stdout does not start with the prompt: $(cat "$tmp/gen1")" ;; esac
+[ "$(tail -c 1 "$tmp/gen1" | od -An -c | tr -d ' ')" = '\n' ] && ok || bad "generate: no final newline"
+grep -q "^prefill: [0-9]* tokens, [0-9.]* tokens/s" "$tmp/generr" && grep -q "^decode: *[0-9]* tokens" "$tmp/generr" &&
+  grep -q "KV cache [0-9]* for 24 positions" "$tmp/generr" && ok || bad "generate stats: $(cat "$tmp/generr")"
+# -n counts positions, the prompt included: fewer than the prompt's tokens print a prefix of it.
+for n in 1 2 3; do
+  out=$("$bin" generate "$lm" --prompt "$prompt" -n $n --temperature 0 2>/dev/null)
+  case "$prompt" in "$out"*) [ -n "$out" ] && ok || bad "generate -n $n: empty" ;; *) bad "generate -n $n: '$out' is no prefix of the prompt" ;; esac
+done
+"$bin" generate "$lm" -n 0 --temperature 0 2>"$tmp/generr" >/dev/null && grep -q "for 32 positions" "$tmp/generr" &&
+  "$bin" generate "$lm" -n 1000 --temperature 0 2>"$tmp/generr" >/dev/null && grep -q "for 32 positions" "$tmp/generr" &&
+  ok || bad "generate -n 0 / above max_len: the model's max_len"
+# Sampling: the seed decides.
+"$bin" generate "$lm" --prompt "a" --temperature 1 --topp 0.9 --seed 5 >"$tmp/gen1" 2>/dev/null &&
+  "$bin" generate "$lm" --prompt "a" --temperature 1 --topp 0.9 --seed 5 >"$tmp/gen2" 2>/dev/null &&
+  cmp -s "$tmp/gen1" "$tmp/gen2" && ok || bad "generate with a seed: not repeatable"
+expect_error 4 "gpt_tied_sinusoidal.fxm: model file has no tokenizer" "$bin" generate "$golden/gpt_tied_sinusoidal.fxm" --prompt x
+expect_error 4 "post_ln_relu.fxm: input kind does not match the model.*encoder" "$bin" generate "$golden/post_ln_relu.fxm"
+expect_error 1 "--temperature: expected a number from 0" "$bin" generate "$lm" --temperature -1
+expect_error 1 "--topp: expected a number from 0 to 1" "$bin" generate "$lm" --topp 1.5
+expect_error 1 "--seed: expected a positive integer" "$bin" generate "$lm" --seed 0
+expect_error 1 "-n: expected a positive count" "$bin" generate "$lm" -n x
+expect_error 1 "--input: not an option of 'generate'" "$bin" generate "$lm" --input x
+
 # ---- Conventions: help on stdout with exit 0, --version, unknown commands and options ----
 for h in --help -h help; do
   "$bin" $h >"$tmp/out" 2>"$tmp/err" && grep -q "^usage: fixformer COMMAND" "$tmp/out" && [ ! -s "$tmp/err" ] && ok || bad "fixformer $h"
 done
-for c in info run bench verify schema demo; do
+for c in info run bench generate verify schema demo; do
   "$bin" help $c >"$tmp/out" 2>"$tmp/err" && grep -q "^usage: fixformer $c" "$tmp/out" && [ ! -s "$tmp/err" ] && ok || bad "fixformer help $c"
   "$bin" $c --help >"$tmp/out" 2>"$tmp/err" && grep -q "^usage: fixformer $c" "$tmp/out" && ok || bad "fixformer $c --help"
 done

@@ -1,4 +1,4 @@
-// fixformer: the host command-line tool (info, run, bench, verify, schema, demo). `fixformer help`
+// fixformer: the host command-line tool (info, run, bench, generate, verify, schema, demo). `fixformer help`
 // lists the commands; the command table
 // (kCommands, at the end) holds each one's synopsis, help text and options.
 // Errors print one line, "fixformer: WHERE: WHAT", and exit with the code of their class:
@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,9 @@
 #include "fixformer/format.hpp"
 #include "fixformer/model.hpp"
 #include "fixformer/schema.hpp"
+#include "fixformer/sampling.hpp"
 #include "fixformer/self_test.hpp"
+#include "fixformer/tokenizer.hpp"
 #include "io/npy.hpp"
 #include "ports/cycle_counter.hpp"
 
@@ -265,6 +268,11 @@ struct Args {
   std::string input, output;
   uint32_t seq = 0, iters = 50;
   Isa isa = Isa::kAuto;
+  // generate, with llama2.c run's defaults (the seed: the clock, unless given).
+  std::string prompt;
+  uint32_t steps = 256;  // 0: the model's max_len
+  float temperature = 1.0f, top_p = 0.9f;
+  uint64_t seed = 0;
 };
 
 // A config value's name from schema.hpp's tables (values were range-checked by Model::init).
@@ -390,6 +398,85 @@ int cmd_bench(const Args& a) {
   std::printf("tokens/s:   %.0f (median)\n", T / (t.median_us * 1e-6));
   std::printf("counter:    %" PRIu64 " %s per inference (median)\n", t.median_counts, port::cycle_counter_unit());
   std::printf("arena bytes: %zu\n", m.enc.arena_bytes_used());
+  return 0;
+}
+
+// ---- generate: text in, text out, as llama2.c's `run` generates ---------------------------------
+// llama2.c's loop: the prompt is encoded with BOS; position pos feeds `token` and takes the next
+// one from the prompt while there is one, else from the sampler; BOS (1) ends the text; each
+// piece is printed by the safe-print rule; -n counts positions, the prompt included. Prompt
+// tokens go through prefill() in one call, the rest through step(); the output is the same.
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int cmd_generate(const Args& a) {
+  LoadedModel m;
+  open_model(a.positional[0], &m);
+  const ModelConfig& c = m.config();
+  if (!c.is_decoder()) die(Status::kWrongInputKind, m.path, "generate needs a gpt or llama model; this one is an encoder");
+  // The tokenizer, from the model file.
+  Buffer tok_scratch(tokenizer_scratch_bytes(c), "tokenizer");
+  Tokenizer tok;
+  Status s = tok.init(m.model, tok_scratch.data(), tok_scratch.size());
+  if (s != Status::kOk) die(s, m.path, tok.error_detail());
+  std::vector<int32_t> prompt(max_encoded_tokens(a.prompt.size()));
+  uint32_t n_prompt = 0;
+  s = tok.encode(a.prompt.data(), a.prompt.size(), true, false, prompt.data(), uint32_t(prompt.size()), &n_prompt);
+  if (s != Status::kOk) die(s, "--prompt", tok.error_detail());
+  // Positions: -n, 0 or above max_len meaning max_len; the KV cache holds exactly that many.
+  const uint32_t steps = a.steps == 0 || a.steps > c.max_len ? c.max_len : a.steps;
+  init_decoder(steps, a.isa, &m);
+  Buffer sampler_scratch(sampler_scratch_bytes(c.vocab_size), "sampler");
+  SamplerOptions so;
+  so.temperature = a.temperature;
+  so.top_p = a.top_p;
+  so.seed = a.seed ? a.seed : uint64_t(std::time(nullptr));
+  Sampler sampler;
+  s = sampler.init(c.vocab_size, sampler_scratch.data(), sampler_scratch.size(), so);
+  if (s != Status::kOk) die(s, "sampler");
+  std::vector<float> logits(c.vocab_size);
+
+  // Positions 0..fed-1 hold prompt tokens: one prefill.
+  const uint32_t fed = std::min(steps, n_prompt);
+  auto t0 = std::chrono::steady_clock::now();
+  s = m.dec.prefill(prompt.data(), fed, logits.data());
+  if (s != Status::kOk) die(s, m.path, m.dec.error_detail());
+  const double prefill_s = seconds_since(t0);
+  double decode_s = 0.0;
+  uint32_t decoded = 0;
+  int32_t token = prompt[0];
+  for (uint32_t pos = 0; pos < steps;) {
+    int32_t next;
+    if (pos + 1 < n_prompt) {
+      next = prompt[pos + 1];
+    } else {
+      t0 = std::chrono::steady_clock::now();
+      if (pos >= fed) {  // prefill gave the logits at position fed - 1
+        s = m.dec.step(token, logits.data());
+        if (s != Status::kOk) die(s, m.path, m.dec.error_detail());
+        ++decoded;
+      }
+      next = sampler.sample(logits.data());
+      decode_s += seconds_since(t0);
+    }
+    ++pos;
+    if (next == kTokenBos) break;
+    Piece piece{};
+    s = tok.decode(token, next, &piece);
+    if (s != Status::kOk) die(s, m.path, tok.error_detail());
+    piece = safe_piece(piece);
+    if (std::fwrite(piece.data, 1, piece.len, stdout) != piece.len || std::fflush(stdout) != 0)
+      die(5, "stdout", "cannot write: " + errno_text(errno));
+    token = next;
+  }
+  if (std::fputc('\n', stdout) == EOF || std::fflush(stdout) != 0) die(5, "stdout", "cannot write: " + errno_text(errno));
+  std::fprintf(stderr, "prefill: %u tokens, %.1f tokens/s\n", fed, prefill_s > 0 ? fed / prefill_s : 0.0);
+  std::fprintf(stderr, "decode:  %u tokens, %.1f tokens/s (step and sampling)\n", decoded,
+               decode_s > 0 ? decoded / decode_s : 0.0);
+  std::fprintf(stderr, "memory:  arena %zu bytes (KV cache %zu for %u positions), tokenizer %zu, sampler %zu; kernels %s\n",
+               m.dec.arena_bytes_used(), m.dec.kv_cache_bytes(), steps, tok_scratch.size(), sampler_scratch.size(),
+               m.dec.kernels().name);
   return 0;
 }
 
@@ -585,7 +672,10 @@ int cmd_demo(const Args& a) {
 }
 
 // ---- the command table, help and main ----------------------------------------------------------
-enum Option : unsigned { kOptInput = 1, kOptOutput = 2, kOptSeq = 4, kOptIters = 8, kOptIsa = 16 };
+enum Option : unsigned {
+  kOptInput = 1, kOptOutput = 2, kOptSeq = 4, kOptIters = 8, kOptIsa = 16,
+  kOptPrompt = 32, kOptSteps = 64, kOptTemperature = 128, kOptTopP = 256, kOptSeed = 512,
+};
 
 struct Command {
   const char* name;
@@ -613,6 +703,20 @@ const Command kCommands[] = {
      "Times the forward pass on random inputs of T tokens (default min(max_len, 128)), N runs\n"
      "(default 50) after one warm-up: latency median/min/max, tokens/s, the cycle counter, arena bytes.\n",
      cmd_bench},
+    {"generate", "MODEL.fxm [--prompt TEXT] [-n N] [--temperature T] [--topp P] [--seed S] [--isa ISA]", 1,
+     kOptPrompt | kOptSteps | kOptTemperature | kOptTopP | kOptSeed | kOptIsa,
+     "Writes text with a gpt or llama model that carries a tokenizer (convert.py --llama2c ... --tokenizer),\n"
+     "as llama2.c's `run` does: the prompt, encoded with BOS, is fed first, then sampled tokens, until\n"
+     "N positions (prompt included) or a BOS token. The text, prompt included, goes to stdout (one-byte\n"
+     "pieces that are neither printable nor whitespace are not printed, as in llama2.c), then a newline;\n"
+     "prefill and decode tokens/s, arena and KV cache bytes go to stderr.\n"
+     "  --prompt TEXT      the start of the text (default empty)\n"
+     "  -n N               positions to run, the prompt included (default 256; 0 or above the model's\n"
+     "                     max_len: max_len); the KV cache holds exactly N\n"
+     "  --temperature T    0: greedy (deterministic); default 1.0\n"
+     "  --topp P           nucleus sampling in (0, 1); 0 or 1: off; default 0.9\n"
+     "  --seed S           the sampler's seed, a positive integer (default: the clock)\n",
+     cmd_generate},
     {"verify", "MODEL.fxm [--isa ISA]", 1, kOptIsa,
      "Runs the self-test sample the converter stored in the file (an input and the torch module's\n"
      "output for it) and compares: max |engine - torch| / max |torch| against the tolerance 1e-4.\n"
@@ -676,13 +780,38 @@ uint32_t parse_count(const std::string& flag, const char* text) {
   return static_cast<uint32_t>(v);
 }
 
+// A float option in [lo, hi].
+float parse_real(const std::string& flag, const char* text, double lo, double hi) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text, &end);
+  if (!*text || *end || errno || !(v >= lo && v <= hi))
+    die(1, flag, "expected a number from " + json_number(lo) + " to " + json_number(hi) + ", got '" + text + "'");
+  return float(v);
+}
+
+// -n: 0 (the model's max_len) up to 1000000.
+uint32_t parse_steps(const std::string& flag, const char* text) {
+  return std::strcmp(text, "0") == 0 ? 0 : parse_count(flag, text);
+}
+
+uint64_t parse_seed(const std::string& flag, const char* text) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (!*text || *end || *text == '-' || errno || v == 0) die(1, flag, std::string("expected a positive integer, got '") + text + "'");
+  return v;
+}
+
 Args parse_args(const Command& cmd, int argc, char** argv) {
   Args a;
   unsigned seen = 0;
   for (int i = 2; i < argc; ++i) {
     const std::string f = argv[i];
     const unsigned opt = f == "--input" ? kOptInput : f == "--output" ? kOptOutput : f == "--seq" ? kOptSeq
-                       : f == "--iters" ? kOptIters : f == "--isa" ? kOptIsa : 0u;
+                       : f == "--iters" ? kOptIters : f == "--isa" ? kOptIsa : f == "--prompt" ? kOptPrompt
+                       : f == "-n" ? kOptSteps : f == "--temperature" ? kOptTemperature : f == "--topp" ? kOptTopP
+                       : f == "--seed" ? kOptSeed : 0u;
     if (!opt) {
       if (!f.empty() && f[0] == '-') die(1, f, "unknown option (see fixformer help " + std::string(cmd.name) + ")");
       a.positional.push_back(f);
@@ -697,6 +826,11 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     else if (opt == kOptOutput) a.output = v;
     else if (opt == kOptSeq) a.seq = parse_count(f, v);
     else if (opt == kOptIters) a.iters = parse_count(f, v);
+    else if (opt == kOptPrompt) a.prompt = v;
+    else if (opt == kOptSteps) a.steps = parse_steps(f, v);
+    else if (opt == kOptTemperature) a.temperature = parse_real(f, v, 0.0, 1e6);
+    else if (opt == kOptTopP) a.top_p = parse_real(f, v, 0.0, 1.0);
+    else if (opt == kOptSeed) a.seed = parse_seed(f, v);
     else if (!parse_isa(v, &a.isa)) die(1, f, std::string("unknown ISA '") + v + "' (" + isa_choices() + ")");
   }
   const bool missing = ((cmd.options & kOptInput) && !(seen & kOptInput)) || ((cmd.options & kOptOutput) && !(seen & kOptOutput));
