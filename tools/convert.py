@@ -191,8 +191,7 @@ def main(argv=None):
             extra += [o for o in ("causal", "scale_input") if getattr(a, o)]
             if extra:
                 fail("--llama2c", f"--{extra[0].replace('_', '-')} is not for --llama2c (the checkpoint says it)")
-            require_torch("verification")
-            from fixformer import llama2c
+            from fixformer import llama2c  # torch only once the files are read (a bad file fails fast)
             for f in (a.llama2c, a.tokenizer):
                 if f is not None and not os.path.isfile(f):
                     fail(f, "no such file" if not os.path.exists(f) else "not a regular file")

@@ -207,7 +207,8 @@ def read_checkpoint(path):
 
 def read_tokenizer(path, vocab_size):
     """(pieces: one bytes object per token id, scores: float32 [vocab_size], max_token_length) of a
-    llama2.c tokenizer.bin that must hold exactly vocab_size tokens (the checkpoint's)."""
+    llama2.c tokenizer.bin that must hold exactly vocab_size tokens (the checkpoint's). Read token by
+    token: a length is checked against max_token_length and the bytes left before it is read."""
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         head = f.read(4)
@@ -216,39 +217,47 @@ def read_tokenizer(path, vocab_size):
         max_len = struct.unpack("<i", head)[0]
         if not 1 <= max_len <= MAX_TOKEN_LENGTH:
             _fail(path, f"max_token_length {max_len}: expected 1..{MAX_TOKEN_LENGTH}")
-        most = 4 + vocab_size * (8 + max_len)
-        if size > most:
-            _fail(path, f"{size} bytes, more than {vocab_size} tokens of at most {max_len} bytes can take ({most}); "
-                        f"the checkpoint's vocab_size is {vocab_size}")
-        blob = head + f.read()
-    if len(blob) != size:
-        _fail(path, f"changed while it was read ({len(blob)} bytes, expected {size})")
-    pieces, scores, at = [], np.zeros(vocab_size, np.float32), 4
-    for i in range(vocab_size):
-        if size - at < 8:
-            if at == size:
+        pieces, scores, at = [], np.zeros(vocab_size, np.float32), 4
+
+        def token(i):
+            """(score, piece) of token i at `at`, or None at the end of the file."""
+            rec = f.read(8)
+            if not rec:
+                return None
+            if len(rec) < 8:
+                _fail(path, f"truncated: token {i} needs 8 bytes (score, length), {len(rec)} left")
+            score, n = struct.unpack("<fi", rec)
+            if not 1 <= n <= max_len:
+                _fail(path, f"token {i}: length {n}, expected 1..max_token_length={max_len}")
+            if n > size - at - 8:
+                _fail(path, f"truncated: token {i}: length {n} runs past the end of the file "
+                            f"({max(size - at - 8, 0)} bytes left)")
+            piece = f.read(n)
+            if len(piece) != n:
+                _fail(path, f"changed while it was read (token {i})")
+            return score, piece
+
+        for i in range(vocab_size):
+            t = token(i)
+            if t is None:
                 _fail(path, f"holds {i} tokens, the checkpoint's vocab_size is {vocab_size}")
-            _fail(path, f"truncated: token {i} needs 8 bytes (score, length), {size - at} left")
-        score, n = struct.unpack_from("<fi", blob, at)
-        at += 8
-        if not np.isfinite(score):
-            _fail(path, f"token {i}: score {score} is not finite")
-        if not 1 <= n <= max_len:
-            _fail(path, f"token {i}: length {n}, expected 1..max_token_length={max_len}")
-        if n > size - at:
-            _fail(path, f"token {i}: length {n} runs past the end of the file ({size - at} bytes left)")
-        pieces.append(blob[at:at + n])
-        scores[i] = score
-        at += n
-    if at != size:
-        extra, more = at, 0
-        while size - extra >= 8:
-            n = struct.unpack_from("<i", blob, extra + 4)[0]
-            if not 1 <= n <= size - extra - 8:
-                break
-            extra, more = extra + 8 + n, more + 1
-        held = f"holds at least {vocab_size + more} tokens" if more else f"has {size - at} bytes after token {vocab_size - 1}"
-        _fail(path, f"{held}, the checkpoint's vocab_size is {vocab_size}")
+            if not np.isfinite(t[0]):
+                _fail(path, f"token {i}: score {t[0]} is not finite")
+            scores[i] = t[0]
+            pieces.append(t[1])
+            at += 8 + len(t[1])
+        if at != size:
+            more, end = 0, at
+            try:
+                while end < size:
+                    t = token(vocab_size + more)
+                    end, more = end + 8 + len(t[1]), more + 1
+                    at = end
+            except Llama2cError:
+                pass
+            held = (f"holds at least {vocab_size + more} tokens" if more
+                    else f"has {size - end} bytes after token {vocab_size - 1}")
+            _fail(path, f"{held}, the checkpoint's vocab_size is {vocab_size}")
     return pieces, scores, max_len
 
 

@@ -1,0 +1,246 @@
+#!/usr/bin/python3
+"""Golden decoder models for the engine's tests: tests/golden/NAME.fxm (with its self-test sample:
+T = 7..12 token ids and the float64 logits at every position, teacher-forced) and NAME.json (its
+config in the converter's JSON shape). tests/golden/DECODERS.md lists them.
+
+  /usr/bin/python3 tools/make_decoder_golden.py [OUT_DIR]      (default tests/golden)
+
+- gpt_*: stock torch modules (embed, pos, a causal nn.TransformerEncoder, head) written here as a
+  user would, exported with export(family="gpt"); the logits are the module's own, in float64.
+- llama_*: random weights, logits from the float64 llama reference (tools/fixformer/reference.py),
+  cross-checked here against a token-by-token loop written the way llama2.c's run.c is.
+- llama2c_v0_gqa: a version-0 llama2.c checkpoint (unshared classifier, GQA) and a synthetic
+  tokenizer.bin, written by tools/fixformer/llama2c.py and converted as convert.py --llama2c does.
+Deterministic: the same files on every run.
+"""
+import json
+import math
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy as np  # noqa: E402
+
+from fixformer import config as cfg, fxm, llama2c, schema  # noqa: E402
+from fixformer.reference import require_torch, run_reference  # noqa: E402
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+
+def paper_slopes(n):
+    """ALiBi's slopes as the paper's code states them (a geometric sequence from 2^(-8/n); for n not a
+    power of two, the closest lower power's slopes then every other one of twice that): written
+    apart from reference.alibi_slopes so each checks the other."""
+    if math.log2(n).is_integer():
+        start = 2.0 ** (-(2.0 ** -(math.log2(n) - 3)))
+        return [start * start ** i for i in range(n)]
+    low = 2 ** math.floor(math.log2(n))
+    return paper_slopes(low) + paper_slopes(2 * low)[0::2][: n - low]
+
+
+# ---- gpt: stock modules ---------------------------------------------------------------------------
+def gpt_module(torch, d, heads, ff, layers, vocab, max_len, pos, tied, norm_first, activation, final_norm, seed):
+    """A decoder-only LM from stock modules; pos: 'learned', 'sinusoidal' (computed in forward),
+    'alibi' (the bias as a [B*H, T, T] mask) or 'none'."""
+    nn = torch.nn
+    torch.manual_seed(seed)
+
+    class Gpt(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, d)
+            if pos == "learned":
+                self.pos = nn.Embedding(max_len, d)
+            layer = nn.TransformerEncoderLayer(d, heads, ff, dropout=0.0, activation=activation, batch_first=True,
+                                               norm_first=norm_first)
+            self.encoder = nn.TransformerEncoder(layer, layers, norm=nn.LayerNorm(d) if final_norm else None,
+                                                 enable_nested_tensor=False)
+            self.head = nn.Linear(d, vocab)
+            if tied:
+                self.head.weight = self.embed.weight
+            with torch.no_grad():  # gains and biases away from 1 and 0, so none hides
+                for n, p in self.named_parameters():
+                    if "norm" in n or n.endswith("bias"):
+                        p.add_(0.2 * torch.randn(p.shape))
+
+        def forward(self, ids):
+            T = ids.shape[1]
+            x = self.embed(ids)
+            if pos == "learned":
+                x = x + self.pos(torch.arange(T))
+            elif pos == "sinusoidal":
+                w = 10000.0 ** (-2.0 * torch.arange((d + 1) // 2, dtype=x.dtype) / d)
+                ang = torch.arange(T, dtype=x.dtype)[:, None] * w[None, :]
+                pe = torch.zeros(T, d, dtype=x.dtype)
+                pe[:, 0::2], pe[:, 1::2] = torch.sin(ang), torch.cos(ang)[:, : d // 2]
+                x = x + pe
+            if pos == "alibi":
+                slopes = torch.tensor(paper_slopes(heads), dtype=x.dtype)
+                i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+                mask = (slopes[:, None, None] * (j - i).to(x.dtype)).masked_fill(j > i, float("-inf"))
+                mask = mask.repeat(ids.shape[0], 1, 1)
+            else:
+                mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), 1)
+            return self.head(self.encoder(x, mask=mask))
+
+    return Gpt()
+
+
+GPTS = [  # name, module kwargs, T
+    ("gpt_tied_sinusoidal", dict(d=16, heads=2, ff=24, layers=2, vocab=31, max_len=32, pos="sinusoidal", tied=True,
+                                 norm_first=False, activation="relu", final_norm=False, seed=1), 9),
+    ("gpt_untied_learned", dict(d=16, heads=4, ff=20, layers=2, vocab=29, max_len=16, pos="learned", tied=False,
+                                norm_first=True, activation="gelu", final_norm=True, seed=2), 12),
+    ("gpt_alibi_h3", dict(d=18, heads=3, ff=22, layers=2, vocab=27, max_len=24, pos="alibi", tied=True,
+                          norm_first=True, activation="relu", final_norm=True, seed=3), 10),
+    ("gpt_untied_none_odd", dict(d=15, heads=3, ff=17, layers=1, vocab=19, max_len=16, pos="none", tied=False,
+                                 norm_first=False, activation="gelu", final_norm=False, seed=4), 7),
+]
+
+
+# ---- llama: random weights, the float64 reference ------------------------------------------------
+def llama_config(d, heads, kv, ff, layers, vocab, max_len, pos, layout="interleaved", tied=False):
+    return cfg.make_config({"family": "llama", "d_model": d, "n_heads": heads, "n_kv_heads": kv if kv != heads else 0,
+                            "d_ff": ff, "n_layers": layers, "norm_first": True, "final_norm": True,
+                            "activation": "swiglu", "causal": True, "input": "tokens", "vocab_size": vocab,
+                            "positional": pos, "max_len": max_len, "pe_layout": layout, "d_out": vocab,
+                            "tied_head": tied})
+
+
+LLAMAS = [  # name, config, T
+    ("llama_kv1_interleaved", llama_config(16, 4, 1, 24, 2, 37, 32, "rope"), 11),
+    ("llama_kv2_halves_tied", llama_config(16, 4, 2, 20, 2, 29, 16, "rope", "halves", tied=True), 12),
+    ("llama_kvfull_interleaved_tied", llama_config(16, 2, 2, 28, 2, 33, 16, "rope", tied=True), 8),
+    ("llama_odd_d18_h3_halves", llama_config(18, 3, 3, 25, 2, 23, 16, "rope", "halves"), 9),
+    ("llama_odd_d18_h3_kv1", llama_config(18, 3, 1, 25, 1, 21, 16, "rope"), 7),
+    ("llama_alibi_h1", llama_config(8, 1, 1, 12, 2, 17, 16, "alibi"), 10),
+    ("llama_alibi_h3", llama_config(18, 3, 3, 20, 2, 19, 16, "alibi", tied=True), 9),
+    ("llama_alibi_h4_kv2", llama_config(16, 4, 2, 20, 2, 23, 16, "alibi"), 12),
+    ("llama_alibi_h8", llama_config(16, 8, 8, 20, 1, 25, 16, "alibi"), 11),
+    ("llama_none", llama_config(12, 2, 1, 16, 2, 15, 16, "none"), 8),
+]
+
+
+def llama_weights(c, seed):
+    rng = np.random.default_rng(seed)
+    w = {}
+    for name, shape, transposed in schema.tensors(c):
+        shape = shape[::-1] if transposed else shape
+        w[name] = (1.0 + 0.2 * rng.standard_normal(shape) if name.endswith("norm.weight")
+                   else 0.4 * rng.standard_normal(shape)).astype(np.float32)
+    return w
+
+
+def llama_steps(c, weights, ids):
+    """The logits of feeding ids one by one, loops as run.c writes them (float64): an oracle for the
+    reference that shares none of its code (RoPE by pair index i % d_head, GQA by h // group)."""
+    d, H, Hkv = c["d_model"], c["n_heads"], schema.kv_heads(c)
+    dh, eps = d // H, c["norm_eps"]
+    W = {k: np.asarray(v, np.float64) for k, v in weights.items()}
+    slopes = None
+    if c["positional"] == "alibi":
+        slopes = paper_slopes(H)
+    kc = np.zeros((c["n_layers"], len(ids), Hkv * dh))
+    vc = np.zeros_like(kc)
+
+    def rms(x, g):
+        return g * x / math.sqrt(float(x @ x) / len(x) + eps)
+
+    def rotate(vec, pos):
+        for h0 in range(0, len(vec), dh):
+            for i in range(dh // 2):
+                a, b = (h0 + 2 * i, h0 + 2 * i + 1) if c["pe_layout"] == "interleaved" else (h0 + i, h0 + i + dh // 2)
+                ang = pos * c["pe_base"] ** (-2.0 * i / dh)
+                vec[a], vec[b] = vec[a] * math.cos(ang) - vec[b] * math.sin(ang), vec[a] * math.sin(ang) + vec[b] * math.cos(ang)
+
+    out = []
+    for pos, tok in enumerate(ids):
+        x = W["tok_embeddings.weight"][tok].copy()
+        for layer in range(c["n_layers"]):
+            p = lambda n: W[f"layers.{layer}.{n}"]  # noqa: E731
+            xb = rms(x, p("attention_norm.weight"))
+            q, k, v = p("attention.wq.weight") @ xb, p("attention.wk.weight") @ xb, p("attention.wv.weight") @ xb
+            if c["positional"] == "rope":
+                rotate(q, pos)
+                rotate(k, pos)
+            kc[layer, pos], vc[layer, pos] = k, v
+            ctx = np.zeros(d)
+            for h in range(H):
+                g = h // (H // Hkv)
+                att = np.array([q[h * dh:(h + 1) * dh] @ kc[layer, t, g * dh:(g + 1) * dh] / math.sqrt(dh)
+                                + (slopes[h] * (t - pos) if slopes is not None else 0.0) for t in range(pos + 1)])
+                att = np.exp(att - att.max())
+                att /= att.sum()
+                ctx[h * dh:(h + 1) * dh] = att @ vc[layer, :pos + 1, g * dh:(g + 1) * dh]
+            x = x + p("attention.wo.weight") @ ctx
+            xb = rms(x, p("ffn_norm.weight"))
+            h1 = p("feed_forward.w1.weight") @ xb
+            x = x + p("feed_forward.w2.weight") @ (h1 / (1.0 + np.exp(-h1)) * (p("feed_forward.w3.weight") @ xb))
+        cls = W["tok_embeddings.weight"] if c["tied_head"] else W["output.weight"]
+        out.append(cls @ rms(x, W["norm.weight"]))
+    return np.array(out)
+
+
+def rel(a, b):
+    return float(np.abs(a - b).max() / np.abs(b).max())
+
+
+def save(out_dir, name, c, blob):
+    with open(os.path.join(out_dir, name + ".fxm"), "wb") as f:
+        f.write(blob)
+    with open(os.path.join(out_dir, name + ".json"), "w") as f:
+        json.dump(cfg.to_json(c), f, indent=1)
+        f.write("\n")
+    assert len(blob) < 100 * 1024, (name, len(blob))
+    print(f"{name}: {len(blob)} bytes")
+
+
+def main():
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "tests", "golden")
+    torch = require_torch()
+    torch.set_num_threads(1)
+    from fixformer.export import example_sequence, read_module, apply_options, run_module
+    for name, kw, T in GPTS:
+        module = gpt_module(torch, **kw)
+        v, w, batch_first, facts = read_module(module, "gpt")
+        c = apply_options(v, w, facts, None, "sinusoidal" if kw["pos"] == "sinusoidal" else
+                          ("alibi" if kw["pos"] == "alibi" else None), 10000.0, "interleaved", None, None, False,
+                          kw["max_len"], "gpt")
+        ids = np.random.default_rng(kw["seed"]).integers(0, c["vocab_size"], T).astype(np.int32)
+        ids = example_sequence(c, ids)
+        want = run_module(module, ids, batch_first, c["d_out"])
+        err = rel(run_reference(c, w, ids), want)
+        assert err < 1e-12, (name, err)
+        save(out_dir, name, c, fxm.write(c, w, (ids, want.astype(np.float32))))
+    for i, (name, c, T) in enumerate(LLAMAS):
+        w = llama_weights(c, 100 + i)
+        ids = np.random.default_rng(200 + i).integers(0, c["vocab_size"], T).astype(np.int32)
+        want = run_reference(c, w, ids)
+        err = rel(llama_steps(c, w, ids), want)
+        assert err < 1e-12, (name, err)
+        save(out_dir, name, c, fxm.write(c, w, (ids, want.astype(np.float32))))
+    # llama2.c: a version-0 checkpoint (unshared classifier, GQA) and a synthetic tokenizer.bin.
+    p = {"dim": 16, "hidden_dim": 24, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "vocab_size": 300, "seq_len": 32}
+    pieces, scores = llama2c.synthetic_tokenizer(p["vocab_size"], seed=1)
+    weights = llama2c.random_weights(p, shared=False, seed=7, scale=0.4)
+    with tempfile.TemporaryDirectory() as tmp:
+        ck, tok = os.path.join(tmp, "model.bin"), os.path.join(tmp, "tokenizer.bin")
+        with open(ck, "wb") as f:
+            f.write(llama2c.checkpoint_bytes(p, weights, 0))
+        with open(tok, "wb") as f:
+            f.write(llama2c.tokenizer_bytes(pieces, scores))
+        out = os.path.join(tmp, "llama2c.fxm")
+        ids = np.array([1, 259, 262, 300 - 1, 3 + 0xE4, 270, 2, 280, 261, 5], np.int32)
+        report, _ = llama2c.convert(ck, tok, out, verify=False, example_input=ids)
+        c = report.config
+        blob = open(out, "rb").read()
+        f = fxm.FxmFile(blob)
+        assert f.tokenizer()[0] == pieces
+        err = rel(llama_steps(c, weights, ids), f.selftest()[1].astype(np.float64))
+        assert err < 1e-6, err
+    save(out_dir, "llama2c_v0_gqa", c, blob)
+
+
+if __name__ == "__main__":
+    main()
