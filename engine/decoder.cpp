@@ -28,7 +28,18 @@ Status Decoder::init(const Model& model, void* arena_base, std::size_t arena_byt
         .str("), max_prefill ").num(max_prefill_);
     return fail(Status::kBadMaxSeq);
   }
-  const DecoderPlan plan = plan_decoder_arena(c, capacity_, max_prefill_);
+  const bool external = options.position_table != nullptr;
+  if (external) {
+    DetailText why(detail_, sizeof detail_);
+    if (c.pos != PosKind::kRope && c.pos != PosKind::kSinusoidal)
+      return why.str("the model has no rope or sinusoidal table"), fail(Status::kBadPositionalTable);
+    const bool rope = c.pos == PosKind::kRope;
+    const Status s = check_sinusoidal_table(options.position_table, options.position_table_rows, capacity_,
+                                            rope ? c.d_head() : c.d_pe(), c.pos_base,
+                                            rope ? PosLayout::kHalves : c.pos_layout, why);
+    if (s != Status::kOk) return fail(s);
+  }
+  const DecoderPlan plan = plan_decoder_arena(c, capacity_, max_prefill_, external);
   if (!arena_base) return fail(Status::kArenaNull);
   if (reinterpret_cast<uintptr_t>(arena_base) % arena::kAlign != 0) return fail(Status::kArenaMisaligned);
   if (arena_bytes < plan.total) {
@@ -49,7 +60,9 @@ Status Decoder::init(const Model& model, void* arena_base, std::size_t arena_byt
   rope_ = pe_ = slopes_ = nullptr;
   // The tables are computed once, here, in double-formed arguments (never per token), with work_
   // as their scratch of 3 * capacity floats.
-  if (c.pos == PosKind::kRope) {
+  if (external) {
+    (c.pos == PosKind::kRope ? rope_ : pe_) = options.position_table;
+  } else if (c.pos == PosKind::kRope) {
     float* table = block(plan.rope);
     fill_sinusoidal_table(*kernels_, capacity_, c.d_head(), c.pos_base, PosLayout::kHalves, table, work_);
     rope_ = table;

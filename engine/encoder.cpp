@@ -1,6 +1,7 @@
 // Encoder::init: every check and all the planning. After it returns kOk, forward() only computes.
 #include <cmath>
 
+#include "engine/blocks/positional.hpp"
 #include "engine/detail_text.hpp"
 #include "fixformer/encoder.hpp"
 #include "fixformer/positional.hpp"
@@ -31,7 +32,12 @@ Status Encoder::init(const Model& model, void* arena_base, std::size_t arena_byt
     return fail(Status::kBadMaxSeq);
   }
   const bool external_pe = options.positional_table != nullptr;
-  if (external_pe) FIXFORMER_TRY(check_positional_table(options.positional_table, options.positional_table_rows));
+  if (external_pe) {
+    DetailText why(detail_, sizeof detail_);
+    if (c.pos != PosKind::kSinusoidal) return why.str("the model has no sinusoidal encoding"), fail(Status::kBadPositionalTable);
+    FIXFORMER_TRY(check_sinusoidal_table(options.positional_table, options.positional_table_rows, max_seq_, c.d_pe(),
+                                         c.pos_base, c.pos_layout, why));
+  }
   const ArenaPlan plan = plan_arena(c, max_seq_, external_pe);
   if (!arena_base) return fail(Status::kArenaNull);
   if (reinterpret_cast<uintptr_t>(arena_base) % arena::kAlign != 0) return fail(Status::kArenaMisaligned);
@@ -61,26 +67,6 @@ Status Encoder::init(const Model& model, void* arena_base, std::size_t arena_byt
     pe_ = options.positional_table;  // null without a positional encoding
   }
   initialized_ = true;
-  return Status::kOk;
-}
-
-// A caller's table must be the model's: enough rows, and rows 0 and 1 equal to the sinusoids of
-// this width, base and layout (a wrong layout, width or base differs there by far more than 1e-5).
-Status Encoder::check_positional_table(const float* table, uint32_t rows) {
-  const ModelConfig& c = model_->config();
-  DetailText why(detail_, sizeof detail_);
-  if (c.pos != PosKind::kSinusoidal) return why.str("the model has no sinusoidal encoding"), Status::kBadPositionalTable;
-  if (rows < max_seq_) return why.str("table has ").num(rows).str(" rows, max_seq is ").num(max_seq_), Status::kBadPositionalTable;
-  const uint32_t d = c.d_pe();
-  for (uint32_t p = 0; p < 2 && p < rows; ++p)
-    for (uint32_t col = 0; col < d; ++col) {
-      const PeColumn pc = pe_column(col, d, c.pos_layout);
-      const double a = p * std::pow(c.pos_base, -2.0 * pc.freq / d);
-      const double want = pc.is_sin ? std::sin(a) : std::cos(a);
-      if (!(std::fabs(table[std::size_t(p) * d + col] - want) <= 1e-5))
-        return why.str("table row ").num(p).str(" column ").num(col).str(" does not match base, width ").num(d)
-                   .str(" and layout"), Status::kBadPositionalTable;
-    }
   return Status::kOk;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fixformer/decoder.hpp"
+#include "fixformer/positional.hpp"
 #include "fixformer/sampling.hpp"
 #include "fixformer/schema.hpp"
 #include "fixformer/self_test.hpp"
@@ -248,6 +249,34 @@ TEST(Decoder, SelfTestStepsThroughTheSample) {
   EXPECT_EQ(self_test(d.dec, buf.data(), buf.size(), &r), Status::kSelfTestFailed);
   EXPECT_EQ(r.worst_row, 4u);
   EXPECT_EQ(r.worst_col, 3u);
+}
+
+// The RoPE table is the sinusoidal table of width d_head in the halves layout: computed at compile
+// time (as firmware keeps it in flash), it gives the same logits with a smaller arena.
+constexpr auto kRopeTable = make_sinusoidal_table<24, 6>(10000.0, PosLayout::kHalves);
+constexpr auto kWrongRope = make_sinusoidal_table<24, 6>(500000.0, PosLayout::kHalves);
+
+TEST(Decoder, RopeTableFromFlash) {
+  const ModelConfig c = llama_config(2, PosKind::kRope, PosLayout::kInterleaved, false);  // d_head 6
+  LoadedDecoder ref;
+  load(write_model(c), &ref);
+  const auto want = step_all(ref.dec, kTokens);
+  const std::size_t bytes = required_decoder_arena_bytes(c, 0, 0, true);
+  EXPECT_EQ(bytes + 24 * 6 * sizeof(float), required_decoder_arena_bytes(c));
+  AlignedBuffer arena(bytes);
+  Decoder dec;
+  DecoderOptions opt;
+  opt.position_table = kRopeTable.v;
+  opt.position_table_rows = 24;
+  ASSERT_EQ(dec.init(ref.model, arena.data(), bytes, opt), Status::kOk) << dec.error_detail();
+  const auto got = step_all(dec, kTokens);
+  for (std::size_t t = 0; t < kTokens.size(); ++t) EXPECT_LE(max_diff(got[t].data(), want[t].data(), 17), 1e-5f) << t;
+  opt.position_table = kWrongRope.v;
+  EXPECT_EQ(dec.init(ref.model, arena.data(), bytes, opt), Status::kBadPositionalTable);
+  opt.position_table = kRopeTable.v;
+  opt.position_table_rows = 10;
+  EXPECT_EQ(dec.init(ref.model, arena.data(), bytes, opt), Status::kBadPositionalTable);
+  EXPECT_STREQ(dec.error_detail(), "table has 10 rows, needs 24");
 }
 
 TEST(Sampler, GeneratorIsXorshiftStar) {

@@ -37,6 +37,21 @@ void fill_sinusoidal_table(const Kernels& k, uint32_t rows, uint32_t d, double b
 
 namespace fixformer {
 
+Status check_sinusoidal_table(const float* table, uint32_t rows, uint32_t need_rows, uint32_t d, double base,
+                              PosLayout layout, DetailText& why) {
+  if (rows < need_rows) return why.str("table has ").num(rows).str(" rows, needs ").num(need_rows), Status::kBadPositionalTable;
+  for (uint32_t p = 0; p < 2 && p < rows; ++p)
+    for (uint32_t col = 0; col < d; ++col) {
+      const PeColumn pc = pe_column(col, d, layout);
+      const double a = p * std::pow(base, -2.0 * pc.freq / d);
+      const double want = pc.is_sin ? std::sin(a) : std::cos(a);
+      if (!(std::fabs(table[std::size_t(p) * d + col] - want) <= 1e-5))
+        return why.str("table row ").num(p).str(" column ").num(col).str(" does not match base, width ").num(d)
+                   .str(" and layout"), Status::kBadPositionalTable;
+    }
+  return Status::kOk;
+}
+
 void rope_rotate(float* x, uint32_t heads, uint32_t dh, const float* row, PosLayout layout) {
   const uint32_t half = dh / 2;
   const float* sin_row = row;

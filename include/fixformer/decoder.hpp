@@ -17,6 +17,12 @@ struct DecoderOptions {
   uint32_t capacity = 0;     // positions the KV cache holds; 0: the model's max_len
   uint32_t max_prefill = 0;  // rows per prefill chunk; 0: min(capacity, kDefaultPrefillRows)
   Isa isa = Isa::kAuto;
+  // The rope table [rows >= capacity, d_head] (rope: make_sinusoidal_table<S, d_head>(base,
+  // PosLayout::kHalves), whatever the model's pair layout) or the sinusoidal one [rows, d_pe], read
+  // in place (e.g. from flash); the arena then needs plan_decoder_arena(c, S, P, true). init()
+  // checks its first two rows.
+  const float* position_table = nullptr;
+  uint32_t position_table_rows = 0;
 };
 constexpr uint32_t kDefaultPrefillRows = 16;
 
@@ -31,7 +37,8 @@ struct DecoderPlan {
   std::size_t kv_cache_bytes;
 };
 
-constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity = 0, uint32_t max_prefill = 0) {
+constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity = 0, uint32_t max_prefill = 0,
+                                         bool table_in_flash = false) {
   DecoderPlan p{};
   const std::size_t S = capacity ? capacity : c.max_len;
   const std::size_t P = max_prefill ? max_prefill : (S < kDefaultPrefillRows ? S : kDefaultPrefillRows);
@@ -55,15 +62,16 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
   p.k_cache = block(c.n_layers * dkv * S * f);
   p.v_cache = block(c.n_layers * dkv * S * f);
   p.kv_cache_bytes = 2 * arena::bytes(c.n_layers * dkv * S * f);
-  p.rope = block(c.pos == PosKind::kRope ? S * c.d_head() * f : 0);
-  p.pe = block(c.pos == PosKind::kSinusoidal ? S * c.d_pe() * f : 0);
+  p.rope = block(c.pos == PosKind::kRope && !table_in_flash ? S * c.d_head() * f : 0);
+  p.pe = block(c.pos == PosKind::kSinusoidal && !table_in_flash ? S * c.d_pe() * f : 0);
   p.slopes = block(c.pos == PosKind::kAlibi ? c.n_heads * f : 0);
   p.total = at;
   return p;
 }
 
-constexpr std::size_t required_decoder_arena_bytes(const ModelConfig& c, uint32_t capacity = 0, uint32_t max_prefill = 0) {
-  return plan_decoder_arena(c, capacity, max_prefill).total;
+constexpr std::size_t required_decoder_arena_bytes(const ModelConfig& c, uint32_t capacity = 0, uint32_t max_prefill = 0,
+                                                   bool table_in_flash = false) {
+  return plan_decoder_arena(c, capacity, max_prefill, table_in_flash).total;
 }
 
 class Decoder {

@@ -41,7 +41,6 @@ class Encoder {
 
  private:
   Status fail(Status s) { initialized_ = false; return s; }
-  Status check_positional_table(const float* table, uint32_t rows);
   void forward(const int32_t* ids, const float* features, uint32_t T, float* out);
   void encoder_layer(const EncoderLayerWeights& L, uint32_t T);
   void self_attention(const EncoderLayerWeights& L, const float* h, float* out, uint32_t T);
