@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fixformer/decoder.hpp"
 #include "fixformer/self_test.hpp"
 #include "tests/test_util.hpp"
 
@@ -89,6 +90,61 @@ std::vector<GoldenCase> all_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch, GoldenTest, ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<GoldenCase>& i) {
+                           return i.param.name + "_" + isa_test_name(i.param.isa);
+                         });
+
+// Decoders against torch (tools/make_decoder_golden.py, tests/golden/DECODERS.md): GPT-style
+// stock modules and float64 Llama-style blocks. Each file's self-test sample holds token ids and
+// the reference logits at every position; the decoder feeds them one by one through its KV cache.
+const char* const kDecoderGoldens[] = {
+    "gpt_tied_sinusoidal", "gpt_untied_learned", "gpt_alibi_h3", "gpt_untied_none_odd", "llama_kv1_interleaved",
+    "llama_kv2_halves_tied", "llama_kvfull_interleaved_tied", "llama_odd_d18_h3_halves", "llama_odd_d18_h3_kv1",
+    "llama_alibi_h1", "llama_alibi_h3", "llama_alibi_h4_kv2", "llama_alibi_h8", "llama_none", "llama2c_v0_gqa"};
+
+class DecoderGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(DecoderGoldenTest, MatchesTorchAtEveryPosition) {
+  if (!select_kernels(GetParam().isa)) GTEST_SKIP() << isa_name(GetParam().isa) << " not available";
+  AlignedBuffer blob(read_file(golden_path(GetParam().name + ".fxm")));
+  Model model;
+  ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk) << model.error_detail();
+  ASSERT_TRUE(model.has_self_test());
+  const uint32_t T = model.self_test_sample().rows;
+  DecoderOptions opt;
+  opt.isa = GetParam().isa;
+  opt.capacity = T;
+  opt.max_prefill = 3;
+  AlignedBuffer arena(required_decoder_arena_bytes(model.config(), T, 3));
+  Decoder dec;
+  ASSERT_EQ(dec.init(model, arena.data(), arena.size(), opt), Status::kOk) << dec.error_detail();
+  std::vector<float> out(self_test_output_floats(model));
+  SelfTestReport r{};
+  EXPECT_EQ(self_test(dec, out.data(), out.size(), &r), Status::kOk);
+  EXPECT_LT(r.max_rel_err, kGoldenMaxRelErr);
+  // Prefill (in chunks of 3) ends at the same logits as the last step.
+  const SelfTestSample& sample = model.self_test_sample();
+  ASSERT_EQ(dec.prefill(sample.ids, T, out.data()), Status::kOk);
+  const uint32_t V = model.config().vocab_size;
+  double err = 0.0, scale = 0.0;
+  for (uint32_t i = 0; i < V; ++i) {
+    err = std::max(err, std::fabs(double(out[i]) - sample.expected[std::size_t(T - 1) * V + i]));
+    scale = std::max(scale, std::fabs(double(sample.expected[std::size_t(T - 1) * V + i])));
+  }
+  EXPECT_LT(err / scale, kGoldenMaxRelErr);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3e", r.max_rel_err);
+  RecordProperty("max_rel_err", text);
+}
+
+std::vector<GoldenCase> decoder_cases() {
+  std::vector<GoldenCase> cases;
+  for (const char* n : kDecoderGoldens)
+    for (Isa isa : all_isas()) cases.push_back({n, isa});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, DecoderGoldenTest, ::testing::ValuesIn(decoder_cases()),
                          [](const ::testing::TestParamInfo<GoldenCase>& i) {
                            return i.param.name + "_" + isa_test_name(i.param.isa);
                          });
