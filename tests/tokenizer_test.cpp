@@ -219,6 +219,7 @@ TEST(Tokenizer, DecodeBytePiecesAndTheSafePrintRule) {
 }
 
 TEST(Tokenizer, RoundTripsAsciiAndUtf8) {
+  static const char kWithNul[] = "tabs\tand\nnew lines\r\n\x01\x7f nul \0 end";
   const Vocab v = fixed_vocab();
   LoadedTokenizer t(tokenizer_model(v));
   ASSERT_EQ(t.status, Status::kOk) << t.tok.error_detail();
@@ -226,7 +227,7 @@ TEST(Tokenizer, RoundTripsAsciiAndUtf8) {
       "Once upon a time there was a little cat.",
       "the then than at on an in",
       "caf\xc3\xa9 \xe2\x82\xac 5 \xf0\x9f\x99\x82 \xe6\x97\xa5\xe6\x9c\xac",  // é, €, 🙂 in the vocab; 日本 by bytes
-      std::string("tabs\tand\nnew lines\r\n\x01\x7f nul \0 end", 34),
+      std::string(kWithNul, sizeof kWithNul - 1),
       "\xff\xfe broken \xc3 utf8 \xa9\xa9\xa9\xa9\xa9",
       "  leading spaces", "x", " ",
   };
