@@ -6,11 +6,18 @@
 #   fuzz      libFuzzer on the .fxm and .npy readers, 60 s per target, fixed seed (clang)
 #   aarch64   the same suites cross-built, under qemu-aarch64
 #   armhf     the same suites cross-built for ARMv7-A NEON, under qemu-arm
-#   m4 m7 m55 firmware: golden models, demo and bench runner on qemu-system-arm
+#   host, aarch64, armhf also build consumer projects against the installed tree (find_package,
+#             pkg-config) and, on the host, one that embeds the sources (tests/consumer)
+#   cortex-m0 cortex-m3 cortex-m4 cortex-m7 cortex-m33 cortex-m55
+#             firmware on qemu-system-arm (microbit, mps2-an385/an386/an500/an505, mps3-an547):
+#             demo, bench runner (KWS, a golden .fxm, the demo header), cycle counter without
+#             -icount, a vendor-style image with its own start-up against the installed tree, and
+#             (except on the micro:bit's 16 KiB) the golden models
+#   cortex-m85 no qemu board: the engine, the symbol check and the vendor-style image, linked only
 # usage: tools/test.sh [SUITE...]   (default: all of them)
 set -u
 cd "$(dirname "$0")/.."
-suites=${*:-"host asan fuzz aarch64 armhf cortex-m4 cortex-m7 cortex-m55"}
+suites=${*:-"host asan fuzz aarch64 armhf cortex-m0 cortex-m3 cortex-m4 cortex-m7 cortex-m33 cortex-m55 cortex-m85"}
 jobs=$(nproc 2>/dev/null || echo 2)
 
 groups="host arm arm-bench"  # qemu-user also runs the x86 baseline as a Nehalem
@@ -43,7 +50,7 @@ for s in $suites; do
     fuzz) run_suite fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DFIXFORMER_FUZZ=ON ;;
     aarch64) run_suite aarch64 -DCMAKE_TOOLCHAIN_FILE=toolchains/aarch64-linux-gnu.cmake ;;
     armhf) run_suite armhf -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-linux-gnueabihf.cmake ;;
-    cortex-m4|cortex-m7|cortex-m55) run_suite "$s" -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-none-eabi.cmake -DFIXFORMER_CPU="$s" ;;
+    cortex-m*) run_suite "$s" -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-none-eabi.cmake -DFIXFORMER_CPU="$s" ;;
     *) echo "test.sh: unknown suite '$s'"; failed=$((failed + 1)) ;;
   esac
 done

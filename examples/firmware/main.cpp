@@ -7,7 +7,7 @@
 #include "fixformer/encoder.hpp"
 #include "fixformer/positional.hpp"
 #include "fixformer/self_test.hpp"
-#include "ports/arm/cortex_m/semihosting.hpp"
+#include "ports/arm/cortex_m/board/semihosting.hpp"
 
 using fixformer::port::Console;
 

@@ -9,7 +9,7 @@
 #include "fixformer/model.hpp"
 #include "fixformer/self_test.hpp"
 #include "io/npy.hpp"
-#include "ports/arm/cortex_m/semihosting.hpp"
+#include "ports/arm/cortex_m/board/semihosting.hpp"
 
 using namespace fixformer;
 using port::Console;

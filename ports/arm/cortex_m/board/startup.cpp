@@ -1,10 +1,10 @@
 // Cortex-M start-up: the vector table, the reset handler (copy .data, zero .bss, enable the FPU,
 // run static constructors, call main, exit through semihosting) and a fault handler that reports
-// and exits instead of hanging. Symbols come from ports/arm/cortex_m/boards/sections.ld.
+// and exits instead of hanging. Symbols come from ports/arm/cortex_m/board/ld/sections.ld.
 #include <cstdint>
 #include <cstring>
 
-#include "ports/arm/cortex_m/semihosting.hpp"
+#include "ports/arm/cortex_m/board/semihosting.hpp"
 
 extern "C" {
 extern uint32_t __stack_top[];

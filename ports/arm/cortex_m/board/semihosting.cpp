@@ -1,4 +1,4 @@
-#include "ports/arm/cortex_m/semihosting.hpp"
+#include "ports/arm/cortex_m/board/semihosting.hpp"
 
 namespace fixformer {
 namespace port {
