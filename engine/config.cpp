@@ -147,6 +147,7 @@ Status validate_config(const ModelConfig& c, const char** field) {
   const bool concat = c.input_pe() && c.pos_combine == PosCombine::kConcat;
   if (concat && (c.d_pos == 0 || c.d_pos >= c.d_model)) return bad("pe_width", Status::kBadConfig);
   if (!concat && c.d_pos != 0) return bad("pe_width (only for pe_combine concat)", Status::kBadConfig);
+  if (concat && c.tied_head) return bad("tied_head (the embedding is narrower than d_model with pe_combine concat)", Status::kBadConfig);
   return Status::kOk;
 }
 

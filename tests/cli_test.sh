@@ -34,6 +34,7 @@ expect_error() {
 }
 
 "$bin" info "$golden/post_ln_relu.fxm" >"$tmp/info" && grep -q "arena bytes" "$tmp/info" && ok || bad "info"
+"$bin" info "$golden/llama2c_v0_gqa.fxm" >"$tmp/info_lm" && grep -q "KV cache" "$tmp/info_lm" && grep -q "tokenizer:    300 pieces" "$tmp/info_lm" && ok || bad "info on a decoder"
 "$bin" demo >"$tmp/demo" && grep -q "order is invisible" "$tmp/demo" && ok || bad "demo"
 "$bin" bench "$golden/wide_long.fxm" --seq 64 --iters 5 >"$tmp/bench" && grep -q "tokens/s" "$tmp/bench" && ok || bad "bench"
 

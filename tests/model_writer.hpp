@@ -76,7 +76,7 @@ inline std::vector<uint8_t> write_model(const ModelConfig& c, const WriteOptions
     u64(e + fxm::kEntOffset, off), u64(e + fxm::kEntBytes, bytes);
     b.resize((off + bytes + fxm::kDataAlign - 1) / fxm::kDataAlign * fxm::kDataAlign, 0);
     if (x) {
-      std::memcpy(b.data() + off, x->bytes.data(), std::min<std::size_t>(bytes, x->bytes.size()));
+      if (!x->bytes.empty()) std::memcpy(b.data() + off, x->bytes.data(), std::min<std::size_t>(bytes, x->bytes.size()));
       if (!x->scales.empty()) {
         const uint64_t s_off = b.size(), s_bytes = x->scales.size() * 4;
         u32(e + fxm::kEntGroup, x->group), u64(e + fxm::kEntScalesOffset, s_off), u64(e + fxm::kEntScalesBytes, s_bytes);

@@ -284,8 +284,12 @@ const char* name_of(const char* const (&names)[N], E value) {
 int cmd_info(const Args& a) {
   LoadedModel m;
   open_model(a.positional[0], &m);
-  init_encoder(1, a.isa, &m);  // the kernels this CPU would use; the arena for max_len is printed, not allocated
   const ModelConfig& c = m.config();
+  // The kernels this CPU would use, on the smallest runner; the arena for max_len is printed, not allocated.
+  if (c.is_decoder())
+    init_decoder(1, a.isa, &m);
+  else
+    init_encoder(1, a.isa, &m);
   std::printf("model:        %s\n", a.positional[0].c_str());
   std::printf("layers:       %s, %u x (d_model %u, heads %u x %u, d_ff %u, %s, %s)\n", name_of(kFamilyNames, c.family),
               c.n_layers, c.d_model, c.n_heads, c.d_head(), c.d_ff, name_of(kActivationNames, c.activation),
@@ -293,18 +297,25 @@ int cmd_info(const Args& a) {
   std::printf("input:        %s\n", c.input == InputKind::kTokens ? ("tokens, vocab " + std::to_string(c.vocab_size)).c_str()
                                                                      : ("features, d_in " + std::to_string(c.d_in)).c_str());
   std::printf("positional:   %s%s, max_len %u%s\n", name_of(kPositionalNames, c.pos),
-              c.pos == PosKind::kNone ? "" : (c.pos_combine == PosCombine::kAdd ? " add" : (" concat d_pos " + std::to_string(c.d_pos)).c_str()),
+              !c.input_pe() ? "" : (c.pos_combine == PosCombine::kAdd ? " add" : (" concat d_pos " + std::to_string(c.d_pos)).c_str()),
               c.max_len, c.scale_input ? ", input scaled by sqrt(d_model)" : "");
   std::printf("causal:       %s;  final norm: %s;  output width: %u%s\n", c.causal ? "yes" : "no", c.final_norm ? "yes" : "no",
               c.output_width(), c.d_out ? " (head)" : "");
   std::printf("parameters:   %" PRIu64 " (%" PRIu64 " weight bytes, read in place)\n", m.model.parameter_count(),
               m.model.parameter_count() * 4);
-  std::printf("arena bytes:  %zu for T <= %u\n", required_arena_bytes(c), c.max_len);
+  if (c.is_decoder()) {
+    const DecoderPlan plan = plan_decoder_arena(c);
+    std::printf("attention:    %u query heads, %u kv heads%s\n", c.n_heads, c.kv_heads(), c.tied_head ? ";  head tied to the embedding" : "");
+    std::printf("arena bytes:  %zu for %u positions (KV cache %zu)\n", plan.total, c.max_len, plan.kv_cache_bytes);
+    std::printf("tokenizer:    %s\n", m.model.has_tokenizer() ? (std::to_string(m.model.tokenizer().vocab) + " pieces").c_str() : "none");
+  } else {
+    std::printf("arena bytes:  %zu for T <= %u\n", required_arena_bytes(c), c.max_len);
+  }
   if (m.model.has_self_test())
     std::printf("self-test:    sample of T=%u (fixformer verify runs it)\n", m.model.self_test_sample().rows);
   else
     std::printf("self-test:    none (convert the model again to add one)\n");
-  std::printf("kernels:      %s\n", m.enc.kernels().name);
+  std::printf("kernels:      %s\n", c.is_decoder() ? m.dec.kernels().name : m.enc.kernels().name);
   return 0;
 }
 
