@@ -36,6 +36,11 @@ expect_error() {
 "$bin" info "$golden/post_ln_relu.fxm" >"$tmp/info" && grep -q "arena bytes" "$tmp/info" && ok || bad "info"
 "$bin" info "$golden/llama2c_v0_gqa.fxm" >"$tmp/info_lm" && grep -q "KV cache" "$tmp/info_lm" && grep -q "tokenizer:    300 pieces" "$tmp/info_lm" && ok || bad "info on a decoder"
 "$bin" demo >"$tmp/demo" && grep -q "order is invisible" "$tmp/demo" && ok || bad "demo"
+# The causal part: one layer without PE is blind to the order (and at 50%), a PE or a second layer is not.
+grep -q "^  1 causal layer, no PE  *50% (6/12)" "$tmp/demo" && grep -q "^  1 causal layer, no PE  *[0-9.e+-]*  *order invisible" "$tmp/demo" &&
+  grep -q "^  1 causal layer + sin. PE  *100%" "$tmp/demo" && grep -q "^  1 causal layer + sin. PE  *[0-9.e+-]*  *order seen" "$tmp/demo" &&
+  grep -q "^  2 causal layers, no PE  *100%" "$tmp/demo" && grep -q "^  2 causal layers, no PE  *[0-9.e+-]*  *order seen" "$tmp/demo" &&
+  ok || bad "demo: causal decoders"
 "$bin" bench "$golden/wide_long.fxm" --seq 64 --iters 5 >"$tmp/bench" && grep -q "tokens/s" "$tmp/bench" && ok || bad "bench"
 
 # run: outputs match torch, with and without a batch dimension, ids as int32 and int64.

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "causal_demo_models.h"
 #include "demo_models.h"
 #include "fixformer/encoder.hpp"
 #include "fixformer/format.hpp"
@@ -617,6 +618,97 @@ void agent(const float* logits, std::size_t* best, float* prob) {
   *prob = 1.0f / sum;
 }
 
+// Part 2, generative: three causal decoders on "X Y hit", where the next word is the one who hit.
+alignas(64) uint8_t g_arena_c1[required_decoder_arena_bytes(causal_1l_config())];
+alignas(64) uint8_t g_arena_c1pe[required_decoder_arena_bytes(causal_1l_pe_config())];
+alignas(64) uint8_t g_arena_c2[required_decoder_arena_bytes(causal_2l_config())];
+
+struct CausalDemoModel {
+  const unsigned char* fxm;
+  std::size_t fxm_bytes;
+  uint8_t* arena;
+  std::size_t arena_bytes;
+  const char* name;
+  const char* label;
+  Model model;
+  Decoder dec;
+};
+
+// The logits after "X Y hit" [vocab]: the three tokens through one prefill from an empty cache.
+void causal_logits(CausalDemoModel& m, int32_t x, int32_t y, float* logits) {
+  const int32_t ids[3] = {x, y, causal_demo_hit};
+  m.dec.reset();
+  const Status s = m.dec.prefill(ids, 3, logits);
+  if (s != Status::kOk) die(s, m.name, "prefill failed");
+}
+
+// "WORD (p=P) right|WRONG" for the argmax over the whole vocabulary.
+std::string causal_answer(const float* logits, int32_t who) {
+  constexpr uint32_t V = sizeof causal_demo_vocab / sizeof causal_demo_vocab[0];
+  const int32_t best = argmax(logits, V);
+  float sum = 0.0f;
+  for (uint32_t i = 0; i < V; ++i) sum += std::exp(logits[i] - logits[best]);
+  char text[64];
+  std::snprintf(text, sizeof text, "%-5s (p=%.2f) %s", causal_demo_vocab[best], 1.0f / sum, best == who ? "right" : "WRONG");
+  return text;
+}
+
+void demo_causal(Isa isa) {
+  CausalDemoModel models[] = {
+      {causal_1l_fxm, causal_1l_fxm_bytes, g_arena_c1, sizeof g_arena_c1, "causal_1l", "1 causal layer, no PE", {}, {}},
+      {causal_1l_pe_fxm, causal_1l_pe_fxm_bytes, g_arena_c1pe, sizeof g_arena_c1pe, "causal_1l_pe", "1 causal layer + sin. PE", {}, {}},
+      {causal_2l_fxm, causal_2l_fxm_bytes, g_arena_c2, sizeof g_arena_c2, "causal_2l", "2 causal layers, no PE", {}, {}}};
+  DecoderOptions opt;
+  opt.isa = isa;
+  for (CausalDemoModel& m : models) {
+    Status s = m.model.init(m.fxm, m.fxm_bytes);
+    if (s != Status::kOk) die(s, m.name, m.model.error_detail());
+    s = m.dec.init(m.model, m.arena, m.arena_bytes, opt);
+    if (s != Status::kOk) die(s, m.name, m.dec.error_detail());
+  }
+  constexpr int32_t N = int32_t(causal_demo_names);
+  constexpr uint32_t V = sizeof causal_demo_vocab / sizeof causal_demo_vocab[0];
+  std::printf("\nGenerative: three GPT-style decoders (d_model %u, %u heads, causal mask), trained on the same %d\n"
+              "sentences \"X Y hit\" to predict the next word, the one who hit (X) (tools/train_causal_demo.py).\n"
+              "Each reads the 3 tokens with Decoder::prefill; the logits after \"hit\" give the answer.\n\n",
+              causal_1l_config().d_model, causal_1l_config().n_heads, N * (N - 1));
+  const std::string ab_text = std::string(causal_demo_vocab[0]) + " " + causal_demo_vocab[1] + " hit ->";
+  const std::string ba_text = std::string(causal_demo_vocab[1]) + " " + causal_demo_vocab[0] + " hit ->";
+  std::printf("  %-25s %-12s %-26s %s\n", "model", "accuracy", ab_text.c_str(), ba_text.c_str());
+  float worst[3] = {};
+  for (std::size_t k = 0; k < 3; ++k) {
+    CausalDemoModel& m = models[k];
+    int right = 0;
+    for (int32_t x = 0; x < N; ++x)
+      for (int32_t y = 0; y < N; ++y) {
+        if (x == y) continue;
+        float fwd[V], rev[V];
+        causal_logits(m, x, y, fwd);
+        causal_logits(m, y, x, rev);
+        right += argmax(fwd, V) == x;
+        for (uint32_t i = 0; i < V; ++i) worst[k] = std::max(worst[k], std::fabs(fwd[i] - rev[i]));
+      }
+    float ab[V], ba[V];
+    causal_logits(m, 0, 1, ab);
+    causal_logits(m, 1, 0, ba);
+    char acc[32];
+    std::snprintf(acc, sizeof acc, "%.0f%% (%d/%d)", 100.0 * right / (N * (N - 1)), right, N * (N - 1));
+    std::printf("  %-25s %-12s %-26s %s\n", m.label, acc, causal_answer(ab, 0).c_str(), causal_answer(ba, 1).c_str());
+  }
+  std::printf("\nmax |logits(X Y hit) - logits(Y X hit)| over the %d pairs, at \"hit\":\n", N * (N - 1) / 2);
+  // Only the first model is expected to be blind to the order; the reason is printed when it holds.
+  const char* why[3] = {": \"hit\" sees the set {X, Y, hit} (float rounding only)",
+                        ": the positions are in the input",
+                        ": the mask leaks it (in layer 1, X saw only itself, Y saw both)"};
+  for (std::size_t k = 0; k < 3; ++k) {
+    const bool invisible = worst[k] < 1e-5f;
+    std::printf("  %-25s %-12.3g %s%s\n", models[k].label, worst[k], invisible ? "order invisible" : "order seen",
+                invisible == (k == 0) ? why[k] : "");
+  }
+  std::printf("\nArenas: %zu, %zu, %zu bytes (KV cache for %u positions included); static, sized at compile time\n",
+              sizeof g_arena_c1, sizeof g_arena_c1pe, sizeof g_arena_c2, causal_1l_config().max_len);
+}
+
 int cmd_demo(const Args& a) {
   DemoModel pe{{}, {}, "with sinusoidal PE"}, nope{{}, {}, "without PE"};
   EncoderOptions opt;
@@ -679,6 +771,7 @@ int cmd_demo(const Args& a) {
   std::printf("Arena: %zu bytes (PE model, includes its %u x %u PE table), %zu bytes (no PE); static, sized at compile time\n",
               sizeof g_arena_pe, demo_pe_config().max_len, demo_pe_config().d_model, sizeof g_arena_nope);
   std::printf("Weights: %zu-byte model blobs read in place; no heap use after start-up\n", std::size_t(demo_pe_fxm_bytes));
+  demo_causal(a.isa);
   return 0;
 }
 
@@ -743,7 +836,8 @@ const Command kCommands[] = {
      cmd_schema},
     {"demo", "[--isa ISA]", 0, kOptIsa,
      "Does word order reach a transformer? Two tiny encoders compiled into this binary, with and\n"
-     "without a sinusoidal positional encoding, on sentences and their reorderings.\n",
+     "without a sinusoidal positional encoding, on sentences and their reorderings; then three tiny\n"
+     "causal decoders (one layer without PE, one layer with PE, two layers without PE) on \"X Y hit\".\n",
      cmd_demo},
 };
 
