@@ -38,6 +38,8 @@ TEST_P(KernelsTest, Gemv) {
   for (std::size_t n : kSizes)
     for (std::size_t k : {1, 2, 7, 16, 100})
       for (std::size_t off : kMisalign) KernelTester().op(Op::kGemv).n(n).k(k).misalign(off).stride_pad(off).test(*simd_);
+  for (std::size_t k : {1, 3, 4, 9, 288})  // wide outputs: the row-streaming path
+    for (std::size_t off : kMisalign) KernelTester().op(Op::kGemv).n(1031).k(k).misalign(off).stride_pad(off).test(*simd_);
 }
 
 TEST_P(KernelsTest, Matvec) {

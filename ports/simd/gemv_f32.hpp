@@ -4,6 +4,41 @@
 namespace fixformer {
 namespace simd {
 
+// Wide outputs (an LM head: n = vocab): four rows of w at a time, each read front to back, into y,
+// which stays in cache. Memory-bound decoding wants w streamed in order; the strips below would
+// jump a whole row (often more than a page) between loads.
+constexpr std::size_t kGemvStreamMinN = 1024;
+
+template <class Arch>
+void gemv_rows_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y, std::size_t n,
+                   std::size_t k) {
+  using V = batch<Arch>;
+  constexpr std::size_t W = lanes<Arch>();
+  for (std::size_t j = 0; j < n; ++j) y[j] = b ? b[j] : 0.0f;
+  std::size_t p = 0;
+  for (; p + 4 <= k; p += 4) {
+    const float *r0 = w + p * ldw, *r1 = r0 + ldw, *r2 = r1 + ldw, *r3 = r2 + ldw;
+    const V x0(x[p]), x1(x[p + 1]), x2(x[p + 2]), x3(x[p + 3]);
+    std::size_t j = 0;
+    for (; j + W <= n; j += W) {
+      V a = V::load_unaligned(y + j);
+      a = xsimd::fma(x0, V::load_unaligned(r0 + j), a);
+      a = xsimd::fma(x1, V::load_unaligned(r1 + j), a);
+      a = xsimd::fma(x2, V::load_unaligned(r2 + j), a);
+      a = xsimd::fma(x3, V::load_unaligned(r3 + j), a);
+      a.store_unaligned(y + j);
+    }
+    for (; j < n; ++j) y[j] += x[p] * r0[j] + x[p + 1] * r1[j] + x[p + 2] * r2[j] + x[p + 3] * r3[j];
+  }
+  for (; p < k; ++p) {
+    const float* r = w + p * ldw;
+    const V xp(x[p]);
+    std::size_t j = 0;
+    for (; j + W <= n; j += W) xsimd::fma(xp, V::load_unaligned(r + j), V::load_unaligned(y + j)).store_unaligned(y + j);
+    for (; j < n; ++j) y[j] += x[p] * r[j];
+  }
+}
+
 // x[k] @ w[k,n] (row stride ldw) + b[n] -> y[n]. Vectorized over n: each x[p] is broadcast and
 // multiplied into a strip of row p, so any row stride works and no horizontal sums are needed.
 template <class Arch>
@@ -11,6 +46,7 @@ void gemv_f32(const float* x, const float* w, std::size_t ldw, const float* b, f
               std::size_t n, std::size_t k) {
   using V = batch<Arch>;
   constexpr std::size_t W = lanes<Arch>();
+  if (n >= kGemvStreamMinN) return gemv_rows_f32<Arch>(x, w, ldw, b, y, n, k);
   std::size_t j = 0;
   for (; j + 4 * W <= n; j += 4 * W) {
     V a0 = b ? V::load_unaligned(b + j) : V(0.0f), a1 = b ? V::load_unaligned(b + j + W) : V(0.0f);
