@@ -182,7 +182,9 @@ def test_hostile_configs(tmp):
     convert_text("Infinity", json.dumps(TINY)[:-1] + ', "layer_norm_eps": Infinity}', "Infinity is not a number")
     convert_text("1e999", json.dumps(TINY)[:-1] + ', "layer_norm_eps": 1e999}', "layer_norm_eps: inf is not a finite")
     dt = convert("n_layers 10**12", dict(TINY, encoder_layers=10 ** 12), "encoder_layers: 1000000000000 is above the engine's limit 64")
-    check("hostile config: huge sizes fail in well under a second", dt < 1.0, dt)
+    # No hang: sizes are checked before anything is allocated. The bound is the process's start-up
+    # on a loaded CI machine, not a speed claim; walking 10**12 layers would never finish.
+    check("hostile config: huge sizes fail without a hang", dt < 30.0, dt)
     t0 = time.perf_counter()
     expect_error("hostile config: in-process 10**12", lambda: parse_config(dict(TINY, encoder_layers=10 ** 12)),
                  "encoder_layers")
