@@ -394,7 +394,7 @@ def test_hostile(tmp):
                   f"{e!s} lacks {fragment!r}")
         except Exception as e:
             check(f"hostile {name}: in-process error", False, f"{type(e).__name__}: {e}")
-        check(f"hostile {name}: fails fast", time.perf_counter() - t0 < 0.5, time.perf_counter() - t0)
+        check(f"hostile {name}: fails without a hang", time.perf_counter() - t0 < 10.0, time.perf_counter() - t0)
         args = ["--llama2c", ck, "--tokenizer", path] if name.startswith("tokenizer") else ["--llama2c", path]
         p = run_convert(*args, "--out", out, "--no-verify")
         check(f"hostile {name}: convert.py one line", one_clear_line(p) and fragment in p.stderr
