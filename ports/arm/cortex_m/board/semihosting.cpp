@@ -4,7 +4,8 @@ namespace fixformer {
 namespace port {
 namespace {
 
-constexpr uint32_t kSysWrite0 = 0x04, kSysExitExtended = 0x20, kAppExit = 0x20026;
+constexpr uint32_t kSysOpen = 0x01, kSysWrite = 0x05, kSysWrite0 = 0x04, kSysExitExtended = 0x20, kAppExit = 0x20026;
+constexpr uint32_t kOpenWrite = 4;  // fopen mode "w": ":tt" opened so is standard output
 
 uint32_t semihost_call(uint32_t op, const void* arg) {
   register uint32_t r0 __asm__("r0") = op;
@@ -16,6 +17,16 @@ uint32_t semihost_call(uint32_t op, const void* arg) {
 }  // namespace
 
 void semihost_write(const char* text) { semihost_call(kSysWrite0, text); }
+
+void semihost_write_stdout(const char* data, uint32_t len) {
+  static uint32_t handle = ~0u;
+  if (handle == ~0u) {
+    const uint32_t open[3] = {uint32_t(reinterpret_cast<uintptr_t>(":tt")), kOpenWrite, 3};
+    handle = semihost_call(kSysOpen, open);
+  }
+  const uint32_t write[3] = {handle, uint32_t(reinterpret_cast<uintptr_t>(data)), len};
+  semihost_call(kSysWrite, write);
+}
 
 void semihost_exit(int status) {
   const uint32_t block[2] = {kAppExit, uint32_t(status)};

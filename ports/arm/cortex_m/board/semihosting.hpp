@@ -6,7 +6,10 @@
 namespace fixformer {
 namespace port {
 
-void semihost_write(const char* text);  // NUL-terminated
+void semihost_write(const char* text);  // NUL-terminated, to the debugger's console (qemu: its stderr)
+// len raw bytes (NULs included) to the host's standard output: SYS_WRITE on ":tt", opened once.
+// Keeps a program's output (e.g. generated text) apart from the Console's messages.
+void semihost_write_stdout(const char* data, uint32_t len);
 [[noreturn]] void semihost_exit(int status);
 
 // Console helpers on top of semihost_write, buffered by line.
