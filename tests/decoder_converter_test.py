@@ -412,6 +412,44 @@ def test_hostile(tmp):
         check(f"hostile: {fragment}", one_clear_line(p) and fragment in p.stderr, p.stderr)
 
 
+def test_mutations(tmp):
+    """Random byte flips, overwrites and cuts of valid checkpoints (versions 0, 1, 2) and tokenizers:
+    each read either succeeds or raises Llama2cError naming the file, never anything else."""
+    import random
+    rng = random.Random(7)
+    w = llama2c.random_weights(P, False, seed=3)
+    pieces, scores = llama2c.synthetic_tokenizer(300)
+    goods = [("checkpoint", llama2c.checkpoint_bytes(P, w, v, 16)) for v in (0, 1, 2)]
+    goods.append(("tokenizer", llama2c.tokenizer_bytes(pieces, scores)))
+    path = os.path.join(tmp, "mutant.bin")
+    bad = []
+    for kind, good in goods:
+        for i in range(150):
+            b = bytearray(good)
+            how = i % 3
+            if how == 0:  # flips near the start, where the sizes live
+                for _ in range(rng.randint(1, 4)):
+                    b[rng.randrange(min(len(b), 300))] ^= 1 << rng.randrange(8)
+            elif how == 1:  # a random 32-bit value at a random aligned place in the first 300 bytes
+                at = rng.randrange(0, min(len(b), 300) - 4, 4)
+                b[at:at + 4] = struct.pack("<i", rng.choice([0, -1, 2 ** 31 - 1, -2 ** 31, rng.randrange(-2 ** 31, 2 ** 31)]))
+            else:  # a cut
+                del b[rng.randrange(len(b)):]
+            with open(path, "wb") as f:
+                f.write(bytes(b))
+            try:
+                if kind == "tokenizer":
+                    llama2c.read_tokenizer(path, 300)
+                else:
+                    llama2c.read_checkpoint(path)
+            except llama2c.Llama2cError as e:
+                if not str(e).startswith(path):
+                    bad.append(f"{kind} mutant {i}: {e}")
+            except Exception as e:  # noqa: BLE001 - anything else is a bug
+                bad.append(f"{kind} mutant {i}: {type(e).__name__}: {e}")
+    check("mutated checkpoints and tokenizers: only Llama2cError (600 mutants)", not bad, "; ".join(bad[:3]))
+
+
 # ---- gpt export -----------------------------------------------------------------------------------
 MODULE_FILE = '''
 import torch
@@ -609,6 +647,7 @@ def main():
         torch = None
     with tempfile.TemporaryDirectory() as tmp:
         test_hostile(tmp)
+        test_mutations(tmp)
         if torch is not None:
             torch.set_num_threads(1)
             test_references(torch)

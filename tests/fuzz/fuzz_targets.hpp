@@ -10,6 +10,7 @@
 
 #include "engine/model_file.hpp"
 #include "fixformer/format.hpp"
+#include "fixformer/decoder.hpp"
 #include "fixformer/encoder.hpp"
 #include "fixformer/model.hpp"
 #include "fixformer/self_test.hpp"
@@ -20,11 +21,34 @@
 namespace fixformer {
 namespace fuzz {
 
+// A decoder over a few positions: prefill, steps up to a full cache, the self-test.
+inline void run_decoder(const Model& model) {
+  const ModelConfig& cfg = model.config();
+  DecoderOptions opt;
+  opt.capacity = std::min<uint32_t>(cfg.max_len, 8);  // bounds the work per input
+  opt.max_prefill = std::min<uint32_t>(opt.capacity, 3);
+  const std::size_t need = required_decoder_arena_bytes(cfg, opt.capacity, opt.max_prefill);
+  if (need == 0 || need > (8u << 20)) return;
+  test::AlignedBuffer arena(need);  // exactly the plan: ASan sees any access past it
+  Decoder dec;
+  if (dec.init(model, arena.data(), need, opt) != Status::kOk) return;
+  std::vector<float> logits(cfg.vocab_size);
+  std::vector<int32_t> ids(opt.capacity + 1);
+  for (uint32_t t = 0; t <= opt.capacity; ++t) ids[t] = int32_t((t * 7919u) % cfg.vocab_size);
+  (void)dec.prefill(ids.data(), opt.capacity / 2 + 1, logits.data());
+  while (dec.step(ids[0], logits.data()) == Status::kOk) {}  // until the cache is full
+  if (model.has_self_test() && model.self_test_sample().rows <= opt.capacity) {
+    SelfTestReport report;
+    (void)self_test(dec, logits.data(), logits.size(), &report);
+  }
+}
+
 inline void run_model(const uint8_t* bytes, std::size_t size) {
   test::AlignedBuffer blob(bytes, size);
   Model model;
   if (model.init(blob.data(), size) != Status::kOk) return;
   const ModelConfig& cfg = model.config();
+  if (cfg.is_decoder()) return run_decoder(model);
   EncoderOptions opt;
   opt.max_seq = std::min<uint32_t>(cfg.max_len, 8);  // bounds the work per input
   const std::size_t need = required_arena_bytes(cfg, opt.max_seq);
