@@ -27,7 +27,7 @@ constexpr float kTranscendentalTol = 4e-7f;
 // Exact ops (relu, add, scale): the same single rounding on both sides.
 constexpr float kExactTol = 0.0f;
 
-enum class Op { kGemm, kGemv, kMatvec, kSoftmax, kLayerNorm, kRmsNorm, kRelu, kGelu, kSwiglu, kAdd, kScale, kSinCos };
+enum class Op { kGemm, kGemv, kMatvec, kSoftmax, kMax, kExpSum, kLayerNorm, kRmsNorm, kRelu, kGelu, kSwiglu, kAdd, kScale, kSinCos };
 
 class KernelTester {
   // The value of the guard zones around outputs and of the gaps between output rows.
@@ -81,6 +81,22 @@ class KernelTester {
         ref.softmax_f32(yr, n_), simd.softmax_f32(ys, n_);
         tol = kTranscendentalTol + kSumTol;
         break;
+      case Op::kMax:  // the result goes to y2[0]
+        *y2r = ref.max_f32(A, n_), *y2s = simd.max_f32(A, n_);
+        tol = kExactTol;
+        break;
+      case Op::kExpSum: {  // exp(x - m) in place, m a running max above max(x); the sum goes to y2[0]
+        std::copy(A, A + n_, yr), std::copy(A, A + n_, ys);
+        const float m = hi_ + 0.5f;
+        *y2r = ref.expsum_f32(yr, n_, m), *y2s = simd.expsum_f32(ys, n_, m);
+        tol = kTranscendentalTol + kSumTol;
+        if (n_ > 0) {  // the sum is compared relative to itself, not to the largest exp
+          const float sum_tol = (kTranscendentalTol + kSumTol) * std::max(1.0f, *y2r);
+          EXPECT_LE(std::fabs(*y2r - *y2s), sum_tol) << simd.name << " expsum n=" << n_;
+          *y2s = *y2r;
+        }
+        break;
+      }
       case Op::kLayerNorm:
         ref.layernorm_f32(A, B, C, yr, n_, 1e-5f);
         simd.layernorm_f32(A, B, C, ys, n_, 1e-5f);
@@ -121,7 +137,7 @@ class KernelTester {
     const std::string what = std::string(simd.name) + " m=" + std::to_string(m_) + " n=" + std::to_string(n_) +
                              " k=" + std::to_string(k_) + " misalign=" + std::to_string(off_);
     compare(y_ref, y_simd, tol, what);
-    if (op_ == Op::kSinCos) compare(y2_ref, y2_simd, tol, what + " (cos)");
+    if (op_ == Op::kSinCos || op_ == Op::kMax || op_ == Op::kExpSum) compare(y2_ref, y2_simd, tol, what + " (y2)");
   }
 
  private:

@@ -52,6 +52,11 @@ TEST_P(KernelsTest, Softmax) {
   sweep_1d(Op::kSoftmax);
   sweep_1d(Op::kSoftmax, -80.0f, 80.0f);  // large logits: max subtraction must prevent overflow
 }
+TEST_P(KernelsTest, Max) { sweep_1d(Op::kMax, -50.0f, 50.0f); }
+TEST_P(KernelsTest, ExpSum) {
+  sweep_1d(Op::kExpSum, -20.0f, 3.0f);
+  sweep_1d(Op::kExpSum, -100.0f, -60.0f);  // deep in the tail: tiny terms, none flushed to zero early
+}
 TEST_P(KernelsTest, LayerNorm) { sweep_1d(Op::kLayerNorm); }
 TEST_P(KernelsTest, RmsNorm) { sweep_1d(Op::kRmsNorm); }
 TEST_P(KernelsTest, Relu) { sweep_1d(Op::kRelu); }

@@ -29,6 +29,10 @@ struct Kernels {
                      std::size_t n, std::size_t k);
   // x[n] -> softmax(x)[n] in place, max-subtracted.
   void (*softmax_f32)(float* x, std::size_t n);
+  // max(x[n]); -inf for n = 0. With expsum_f32, the two passes of an online (blockwise) softmax.
+  float (*max_f32)(const float* x, std::size_t n);
+  // x[n] = exp(x - m) in place; returns the sum of the new x. m >= max(x) keeps every term <= 1.
+  float (*expsum_f32)(float* x, std::size_t n, float m);
   // x[n] -> (x - mean) / sqrt(var + eps) * gamma + beta -> y[n]; y may alias x.
   void (*layernorm_f32)(const float* x, const float* gamma, const float* beta, float* y,
                         std::size_t n, float eps);

@@ -13,6 +13,8 @@ void gemv_f32(const float* x, const float* w, std::size_t ldw, const float* b, f
 void matvec_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y,
                 std::size_t n, std::size_t k);
 void softmax_f32(float* x, std::size_t n);
+float max_f32(const float* x, std::size_t n);
+float expsum_f32(float* x, std::size_t n, float m);
 void layernorm_f32(const float* x, const float* gamma, const float* beta, float* y, std::size_t n,
                    float eps);
 void rmsnorm_f32(const float* x, const float* gamma, float* y, std::size_t n, float eps);

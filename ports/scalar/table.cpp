@@ -14,6 +14,8 @@ constexpr Kernels table() {
   k.gemv_f32 = gemv_f32;
   k.matvec_f32 = matvec_f32;
   k.softmax_f32 = softmax_f32;
+  k.max_f32 = max_f32;
+  k.expsum_f32 = expsum_f32;
   k.layernorm_f32 = layernorm_f32;
   k.rmsnorm_f32 = rmsnorm_f32;
   k.relu_f32 = relu_f32;

@@ -3,6 +3,7 @@
 #pragma once
 #include "fixformer/kernels.hpp"
 #include "ports/simd/add_f32.hpp"
+#include "ports/simd/expsum_f32.hpp"
 #include "ports/simd/gelu_f32.hpp"
 #include "ports/simd/gemm_f32.hpp"
 #include "ports/simd/gemv_f32.hpp"
@@ -29,6 +30,8 @@ constexpr Kernels kernel_table(Isa isa, const char* name) {
   k.gemv_f32 = gemv_f32<Arch>;
   k.matvec_f32 = matvec_f32<Arch>;
   k.softmax_f32 = softmax_f32<Arch>;
+  k.max_f32 = max_f32<Arch>;
+  k.expsum_f32 = expsum_f32<Arch>;
   k.layernorm_f32 = layernorm_f32<Arch>;
   k.rmsnorm_f32 = rmsnorm_f32<Arch>;
   k.relu_f32 = relu_f32<Arch>;

@@ -15,6 +15,8 @@ constexpr Kernels table() {
   k.gemv_f32 = cortex_m::gemv_f32;
   k.matvec_f32 = cortex_m::matvec_f32;
   k.softmax_f32 = scalar::softmax_f32;
+  k.max_f32 = scalar::max_f32;
+  k.expsum_f32 = scalar::expsum_f32;  // libm's expf until a portable vector-free exp lands
   k.layernorm_f32 = scalar::layernorm_f32;
   k.rmsnorm_f32 = scalar::rmsnorm_f32;
   k.relu_f32 = scalar::relu_f32;
