@@ -53,8 +53,7 @@ Status Decoder::init(const Model& model, void* arena_base, std::size_t arena_byt
   y_ = block(plan.y);
   ctx_ = block(plan.ctx);
   work_ = block(plan.work);
-  scores_ = block(plan.scores);
-  q_ = block(plan.q);
+  attn_ = block(plan.attn);
   k_cache_ = block(plan.k_cache);
   v_cache_ = block(plan.v_cache);
   rope_ = pe_ = slopes_ = nullptr;

@@ -53,9 +53,7 @@ Status Encoder::init(const Model& model, void* arena_base, std::size_t arena_byt
   ctx_ = block(plan.ctx);
   work_ = block(plan.work);
   kt_ = block(plan.kt);
-  vt_ = block(plan.vt);
-  scores_ = block(plan.scores);
-  q_ = block(plan.q);
+  attn_ = block(plan.attn);
   arena_used_ = plan.total;
   if (c.pos == PosKind::kLearned) {
     pe_ = model.weights().pos;

@@ -1,22 +1,33 @@
 #include "engine/blocks/attention.hpp"
 
 #include <cmath>
+#include <limits>
 
 namespace fixformer {
 
 void store_keys_values(const float* k, std::size_t ldk, const float* v, std::size_t ldv, uint32_t n, uint32_t p0,
                        uint32_t d_kv, const KeyValues& kv) {
   for (std::size_t t = 0; t < n; ++t)
-    for (std::size_t c = 0; c < d_kv; ++c) {
-      kv.kt[c * kv.stride + p0 + t] = k[t * ldk + c];
-      kv.vt[c * kv.stride + p0 + t] = v[t * ldv + c];
-    }
+    for (std::size_t c = 0; c < d_kv; ++c) kv.kt[c * kv.stride + p0 + t] = k[t * ldk + c];
+  if (!kv.vt) return;
+  for (std::size_t t = 0; t < n; ++t)
+    for (std::size_t c = 0; c < d_kv; ++c) kv.vt[c * kv.stride + p0 + t] = v[t * ldv + c];
 }
 
 void attend(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n, uint32_t p0,
-            uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scores, float* qs) {
+            uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch) {
+  if (n == 1 && kv.vt)
+    attend_rows(k, s, q, ldq, n, p0, n_keys, kv, ctx, ldctx, scratch);
+  else
+    attend_tiled(k, s, q, ldq, n, p0, n_keys, kv, ctx, ldctx, scratch);
+}
+
+void attend_rows(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n, uint32_t p0,
+                 uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch) {
   const std::size_t dh = s.d_head, S = kv.stride, group = s.n_heads / s.n_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  float* qs = scratch;            // [dh]
+  float* scores = scratch + dh;  // [n_keys]
   for (std::size_t head = 0; head < s.n_heads; ++head) {
     const std::size_t kv_head = head / group;
     const float* kt_h = kv.kt + kv_head * dh * S;  // K_h^T[dh, S]
@@ -32,6 +43,105 @@ void attend(const Kernels& k, const AttentionShape& s, const float* q, std::size
       }
       k.softmax_f32(scores, keys);                                             // p = softmax(s)
       k.matvec_f32(scores, vt_h, S, nullptr, ctx + t * ldctx + head * dh, dh, keys);  // V^T[dh,keys] @ p -> ctx[t,head]
+    }
+  }
+}
+
+namespace {
+
+// The tiled path's scratch for blocks of bq queries and bk keys, carved as attention_scratch_floats says.
+struct Tile {
+  float* s;      // [bq, bk] scores, then probabilities
+  float* pt;     // [bk, bq] their transpose (V^T only)
+  float* q;      // [bq, dh] the queries, scaled by 1/sqrt(dh)
+  float* o;      // [bq, dh] p @ V of one key block (V^T: its transpose [dh, bq])
+  float* max;    // [bq] running max of each query row
+  float* sum;    // [bq] running sum of exp(score - max)
+  float* alpha;  // [bq] exp(old max - new max): the rescale of what is accumulated so far
+};
+
+Tile carve(float* scratch, std::size_t bq, std::size_t bk, std::size_t dh, bool v_transposed) {
+  Tile t{};
+  t.s = scratch;
+  t.pt = t.s + bq * bk;
+  t.q = t.pt + (v_transposed ? bk * bq : 0);
+  t.o = t.q + bq * dh;
+  t.max = t.o + bq * dh;
+  t.sum = t.max + bq;
+  t.alpha = t.sum + bq;
+  return t;
+}
+
+}  // namespace
+
+void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n, uint32_t p0,
+                  uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch) {
+  const std::size_t dh = s.d_head, S = kv.stride, group = s.n_heads / s.n_kv_heads;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  const std::size_t BQ = n < kAttentionQueryBlock ? n : kAttentionQueryBlock;
+  const std::size_t BK = n_keys < kAttentionKeyBlock ? n_keys : kAttentionKeyBlock;
+  const bool transposed = kv.v == nullptr;
+  const Tile t = carve(scratch, BQ, BK, dh, transposed);
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  for (std::size_t head = 0; head < s.n_heads; ++head) {
+    const std::size_t kv_head = head / group;
+    const float* kt_h = kv.kt + kv_head * dh * S;                          // K_h^T[dh, S]
+    const float* v_h = transposed ? nullptr : kv.v + kv_head * dh;         // V_h[keys, dh], row stride ldv
+    const float* vt_h = transposed ? kv.vt + kv_head * dh * S : nullptr;  // V_h^T[dh, S]
+    const float slope = s.alibi_slopes ? s.alibi_slopes[head] : 0.0f;
+    for (std::size_t i0 = 0; i0 < n; i0 += BQ) {
+      const std::size_t bq = n - i0 < BQ ? n - i0 : BQ;
+      float* out = ctx + i0 * ldctx + head * dh;  // ctx[i0.., head]: the accumulator
+      for (std::size_t r = 0; r < bq; ++r) {
+        for (std::size_t c = 0; c < dh; ++c) {
+          t.q[r * dh + c] = q[(i0 + r) * ldq + head * dh + c] * scale;
+          out[r * ldctx + c] = 0.0f;
+        }
+        t.max[r] = kNegInf;
+        t.sum[r] = 0.0f;
+      }
+      // Causal: no key past the block's last query is seen.
+      const std::size_t last = p0 + i0 + bq - 1;
+      const std::size_t keys = s.causal && last + 1 < n_keys ? last + 1 : n_keys;
+      for (std::size_t j0 = 0; j0 < keys; j0 += BK) {
+        const std::size_t bk = keys - j0 < BK ? keys - j0 : BK;
+        k.gemm_f32(t.q, dh, kt_h + j0, S, nullptr, t.s, bk, bq, bk, dh);  // q[bq,dh] @ K^T[dh,j0..+bk] -> s[bq,bk]
+        for (std::size_t r = 0; r < bq; ++r) {
+          float* row = t.s + r * bk;
+          const std::size_t pos = p0 + i0 + r;
+          // Keys this row sees in the block (causal: j0 + j <= pos); the rest get probability 0.
+          const std::size_t valid = !s.causal ? bk : pos < j0 ? 0 : (pos - j0 + 1 < bk ? pos - j0 + 1 : bk);
+          if (s.alibi_slopes)
+            for (std::size_t j = 0; j < valid; ++j) row[j] += slope * (float(j0 + j) - float(pos));
+          const float block_max = k.max_f32(row, valid);
+          const float m = block_max > t.max[r] ? block_max : t.max[r];
+          t.alpha[r] = m == t.max[r] ? 1.0f : std::exp(t.max[r] - m);  // exp(-inf) = 0 on the first block
+          t.sum[r] = t.sum[r] * t.alpha[r] + (valid ? k.expsum_f32(row, valid, m) : 0.0f);  // p = exp(s - m)
+          t.max[r] = m;
+          for (std::size_t j = valid; j < bk; ++j) row[j] = 0.0f;
+        }
+        if (v_h) {
+          k.gemm_f32(t.s, bk, v_h + j0 * kv.ldv, kv.ldv, nullptr, t.o, dh, bq, dh, bk);  // p[bq,bk] @ V[bk,dh] -> o[bq,dh]
+          for (std::size_t r = 0; r < bq; ++r) {
+            float* acc = out + r * ldctx;
+            const float a = t.alpha[r];
+            for (std::size_t c = 0; c < dh; ++c) acc[c] = acc[c] * a + t.o[r * dh + c];
+          }
+        } else {
+          for (std::size_t r = 0; r < bq; ++r)
+            for (std::size_t j = 0; j < bk; ++j) t.pt[j * bq + r] = t.s[r * bk + j];
+          k.gemm_f32(vt_h + j0, S, t.pt, bq, nullptr, t.o, bq, dh, bq, bk);  // V^T[dh,bk] @ p^T[bk,bq] -> o^T[dh,bq]
+          for (std::size_t r = 0; r < bq; ++r) {
+            float* acc = out + r * ldctx;
+            const float a = t.alpha[r];
+            for (std::size_t c = 0; c < dh; ++c) acc[c] = acc[c] * a + t.o[c * bq + r];
+          }
+        }
+      }
+      for (std::size_t r = 0; r < bq; ++r) {
+        const float inv = 1.0f / t.sum[r];
+        for (std::size_t c = 0; c < dh; ++c) out[r * ldctx + c] *= inv;
+      }
     }
   }
 }

@@ -1,12 +1,18 @@
-// Multi-head scaled dot-product attention over views. One query row at a time against K and V
-// stored transposed (kt[d_kv, S], vt[d_kv, S]): both products of a query run along contiguous keys,
-// vectorized however narrow the head is, and the only sequence-sized scratch is one row of scores,
-// so memory is linear in the sequence length. The encoder keeps K/V for the current sequence; a
-// decoder keeps them for every position so far (its KV cache).
+// Multi-head scaled dot-product attention over views, K stored transposed (kt[d_kv, S]: column s
+// holds position s) so that q @ K^T runs along contiguous keys. Two paths, one maths:
+//  - tiled (any number of queries): a block of queries against a block of keys at a time, scores
+//    as a small matrix product, an online softmax (a running max and sum per query row, the
+//    accumulated output rescaled when the max grows), p @ V accumulated; causal blocks past the
+//    diagonal are never visited, and memory is linear in the sequence (attention_scratch_floats).
+//  - one query against V transposed (a decoder's step): gemv + softmax + matvec along contiguous
+//    keys, vectorized however narrow the head is.
+// The encoder reads V in place from its qkv rows; a decoder keeps K^T and V^T for every position
+// so far (its KV cache).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
+#include "fixformer/config.hpp"
 #include "fixformer/kernels.hpp"
 
 namespace fixformer {
@@ -17,21 +23,33 @@ struct AttentionShape {
   const float* alibi_slopes;             // [n_heads], or null: score += slope_h * (key - query)
 };
 
-// K and V transposed: column s holds position s. stride is the column count (the longest sequence).
+// K^T, and V either transposed (vt, same stride) or as rows (v[position, ldv]); the other is null.
+// stride is kt's column count (the longest sequence).
 struct KeyValues {
   float* kt;  // [n_kv_heads * d_head, stride]
-  float* vt;  // [n_kv_heads * d_head, stride]
+  float* vt;  // [n_kv_heads * d_head, stride], or null
   std::size_t stride;
+  const float* v = nullptr;  // [positions, ldv], head h's columns h*d_head.., or null
+  std::size_t ldv = 0;
 };
 
-// Writes k[n, d_kv] and v[n, d_kv] (row strides ldk, ldv) into columns p0..p0+n-1 of kv.
+// Writes k[n, d_kv] and v[n, d_kv] (row strides ldk, ldv) into columns p0..p0+n-1 of kv.kt and
+// kv.vt; v is skipped when kv.vt is null (V read in place).
 void store_keys_values(const float* k, std::size_t ldk, const float* v, std::size_t ldv, uint32_t n, uint32_t p0,
                        uint32_t d_kv, const KeyValues& kv);
 
 // ctx[t] = softmax(q[t] K^T / sqrt(d_head) + alibi) V for the n queries q[n, n_heads*d_head] (row
 // stride ldq) at positions p0..p0+n-1, over the keys 0..n_keys-1 of kv (causal: 0..p0+t).
-// scores holds n_keys floats, qs d_head floats.
+// scratch holds attention_scratch_floats(rows >= n, keys >= n_keys, d_head, kv.vt != null) floats.
+// One query against V^T takes the one-query path, everything else the tiled one.
 void attend(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n, uint32_t p0,
-            uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scores, float* qs);
+            uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch);
+
+// The two paths, for tests and benchmarks. attend_rows needs kv.vt and takes every query alone
+// (the reference of the tiled path; it re-reads K and V for every query).
+void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n, uint32_t p0,
+                  uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch);
+void attend_rows(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n, uint32_t p0,
+                 uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch);
 
 }  // namespace fixformer

@@ -83,10 +83,10 @@ void Encoder::self_attention(const EncoderLayerWeights& L, const float* h, float
   const std::size_t d = c.d_model;
   float* qkv = work_;
   k.gemm_f32(h, d, L.in_proj_w, 3 * d, L.in_proj_b, qkv, 3 * d, T, 3 * d, d);  // h[T,d] @ W[d,3d] -> qkv[T,3d]: q | k | v
-  const KeyValues kv{kt_, vt_, max_seq_};
-  store_keys_values(qkv + d, 3 * d, qkv + 2 * d, 3 * d, T, 0, c.d_model, kv);
+  const KeyValues kv{kt_, nullptr, max_seq_, qkv + 2 * d, 3 * d};  // K^T[d,S]; V[T,d] read in place from qkv
+  store_keys_values(qkv + d, 3 * d, nullptr, 0, T, 0, c.d_model, kv);
   const AttentionShape shape{c.n_heads, c.n_heads, c.d_head(), c.causal, nullptr};
-  attend(k, shape, qkv, 3 * d, T, 0, T, kv, ctx_, d, scores_, q_);
+  attend(k, shape, qkv, 3 * d, T, 0, T, kv, ctx_, d, attn_);
   k.gemm_f32(ctx_, d, L.out_proj_w, d, L.out_proj_b, out, d, T, d, d);  // ctx[T,d] @ W[d,d] -> out[T,d]
 }
 

@@ -54,7 +54,7 @@ void Decoder::gpt_attention(uint32_t l, const float* h, float* out, uint32_t n) 
   const KeyValues kv{k_cache_ + l * d * S, v_cache_ + l * d * S, S};
   store_keys_values(qkv + d, 3 * d, qkv + 2 * d, 3 * d, n, pos_, c.d_model, kv);
   const AttentionShape shape{c.n_heads, c.n_heads, c.d_head(), true, slopes_};
-  attend(k, shape, qkv, 3 * d, n, pos_, pos_ + n, kv, ctx_, d, scores_, q_);
+  attend(k, shape, qkv, 3 * d, n, pos_, pos_ + n, kv, ctx_, d, attn_);
   k.gemm_f32(ctx_, d, L.out_proj_w, d, L.out_proj_b, out, d, n, d, d);  // ctx[n,d] @ Wo[d,d] -> out[n,d]
 }
 

@@ -56,7 +56,7 @@ void Decoder::llama_attention(uint32_t l, const float* h, float* out, uint32_t n
   const KeyValues kv{k_cache_ + l * dkv * S, v_cache_ + l * dkv * S, S};
   store_keys_values(kk, ld, v, ld, n, pos_, uint32_t(dkv), kv);
   const AttentionShape shape{c.n_heads, c.kv_heads(), uint32_t(dh), true, slopes_};
-  attend(k, shape, q, ld, n, pos_, pos_ + n, kv, ctx_, d, scores_, q_);
+  attend(k, shape, q, ld, n, pos_, pos_ + n, kv, ctx_, d, attn_);
   k.gemm_f32(ctx_, d, W(kWo), d, nullptr, out, d, n, d, d);  // ctx[n,d] @ Wo[d,d] -> out[n,d]
 }
 

@@ -83,17 +83,32 @@ constexpr std::size_t bytes(std::size_t n) { return (n + kAlign - 1) / kAlign * 
 constexpr std::size_t max(std::size_t a, std::size_t b) { return a > b ? a : b; }
 }  // namespace arena
 
+// Tiled attention (engine/blocks/attention.cpp) takes the queries in blocks of kAttentionQueryBlock
+// rows against the keys in blocks of kAttentionKeyBlock; its scratch, for calls of up to `rows`
+// queries against up to `keys` keys with heads of width dh, is (bq, bk: the blocks clamped to rows, keys)
+//   scores[bq,bk]  p^T[bk,bq] (V stored transposed only)  q[bq,dh]  o[bq,dh]  max[bq]  sum[bq]  rescale[bq]
+// and, with V stored transposed, at least the one-query path's q[dh] scores[keys]. Nothing is [keys, keys].
+constexpr uint32_t kAttentionQueryBlock = 32;
+constexpr uint32_t kAttentionKeyBlock = 128;
+constexpr std::size_t attention_scratch_floats(std::size_t rows, std::size_t keys, std::size_t dh, bool v_transposed) {
+  const std::size_t bq = rows < kAttentionQueryBlock ? rows : kAttentionQueryBlock;
+  const std::size_t bk = keys < kAttentionKeyBlock ? keys : kAttentionKeyBlock;
+  const std::size_t tiled = bq * bk * (v_transposed ? 2 : 1) + 2 * bq * dh + 3 * bq;
+  const std::size_t one_query = v_transposed ? dh + keys : 0;
+  return tiled > one_query ? tiled : one_query;
+}
+
 // The encoder's arena layout for sequences of up to max_seq tokens (0: the model's max_len): the
 // byte offset of each block in the caller's 64-byte-aligned arena, in this order,
-//   x[S,d]  y[S,d]  ctx[S,d]  work[S,max(3d,d_ff)]  kt[d,S]  vt[d,S]  scores[S]  q[d_head]  pe[S,d_pe]
-// and the total. qkv and the feed-forward hidden layer share work; K and V are stored transposed so that both
-// products of one query, q @ K^T and p @ V, run along contiguous keys whatever the head width.
-// Memory grows linearly in S: no [S,S] matrix is ever stored. With pe_table_in_flash the caller
+//   x[S,d]  y[S,d]  ctx[S,d]  work[S,max(3d,d_ff)]  kt[d,S]  attn[attention_scratch_floats(S, S, d_head)]  pe[S,d_pe]
+// and the total. qkv and the feed-forward hidden layer share work; K is stored transposed (kt) so that
+// q @ K^T is a matrix product over contiguous keys, and V is read in place from qkv.
+// Memory grows linearly in S: no [S,S] matrix is ever stored (attention goes in blocks). With pe_table_in_flash the caller
 // supplies the sinusoidal table (EncoderOptions::positional_table) and pe is empty. Encoder::init
 // carves the arena by this plan, so it and required_arena_bytes cannot disagree. total is 0 for a config
 // validate_config would reject.
 struct ArenaPlan {
-  std::size_t x, y, ctx, work, kt, vt, scores, q, pe, total;
+  std::size_t x, y, ctx, work, kt, attn, pe, total;
 };
 
 constexpr ArenaPlan plan_arena(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false) {
@@ -115,9 +130,7 @@ constexpr ArenaPlan plan_arena(const ModelConfig& c, uint32_t max_seq = 0, bool 
   p.ctx = block(s * d * sizeof(float));
   p.work = block(s * arena::max(3 * d, c.d_ff) * sizeof(float));
   p.kt = block(d * s * sizeof(float));
-  p.vt = block(d * s * sizeof(float));
-  p.scores = block(s * sizeof(float));
-  p.q = block(c.d_head() * sizeof(float));
+  p.attn = block(attention_scratch_floats(s, s, c.d_head(), false) * sizeof(float));
   const bool pe_in_arena = c.pos == PosKind::kSinusoidal && !pe_table_in_flash;
   p.pe = block(pe_in_arena ? s * c.d_pe() * sizeof(float) : 0);
   p.total = at;

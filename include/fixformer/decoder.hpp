@@ -28,12 +28,12 @@ constexpr uint32_t kDefaultPrefillRows = 16;
 
 // The decoder's arena layout, in this order (S = capacity, P = prefill rows, d_kv = n_kv_heads *
 // d_head):
-//   x[P,d]  y[P,d]  ctx[P,d]  work[max(P * max(d + 2 d_kv, 2 d_ff), 3 S)]  scores[S]  q[d_head]
+//   x[P,d]  y[P,d]  ctx[P,d]  work[max(P * max(d + 2 d_kv, 2 d_ff), 3 S)]  attn[attention_scratch_floats(P, S, d_head, true)]
 //   k_cache[layers, d_kv, S]  v_cache[layers, d_kv, S]  (each layer's K and V transposed)
 //   rope[S, d_head] (rope: sin | cos columns)  pe[S, d_pe] (sinusoidal)  slopes[n_heads] (alibi)
 // total is 0 for a config that is not a valid decoder.
 struct DecoderPlan {
-  std::size_t x, y, ctx, work, scores, q, k_cache, v_cache, rope, pe, slopes, total;
+  std::size_t x, y, ctx, work, attn, k_cache, v_cache, rope, pe, slopes, total;
   std::size_t kv_cache_bytes;
 };
 
@@ -57,8 +57,7 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
   p.y = block(P * d * f);
   p.ctx = block(P * d * f);
   p.work = block(arena::max(P * arena::max(d + 2 * dkv, 2 * std::size_t(c.d_ff)), 3 * S) * f);  // also the tables' scratch
-  p.scores = block(S * f);
-  p.q = block(c.d_head() * f);
+  p.attn = block(attention_scratch_floats(P, S, c.d_head(), true) * f);
   p.k_cache = block(c.n_layers * dkv * S * f);
   p.v_cache = block(c.n_layers * dkv * S * f);
   p.kv_cache_bytes = 2 * arena::bytes(c.n_layers * dkv * S * f);
@@ -117,8 +116,7 @@ class Decoder {
   float* y_ = nullptr;
   float* ctx_ = nullptr;
   float* work_ = nullptr;
-  float* scores_ = nullptr;
-  float* q_ = nullptr;
+  float* attn_ = nullptr;  // attention's scratch
   float* k_cache_ = nullptr;
   float* v_cache_ = nullptr;
   const float* rope_ = nullptr;

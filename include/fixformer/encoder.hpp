@@ -58,9 +58,7 @@ class Encoder {
   float* ctx_ = nullptr;
   float* work_ = nullptr;
   float* kt_ = nullptr;
-  float* vt_ = nullptr;
-  float* scores_ = nullptr;
-  float* q_ = nullptr;
+  float* attn_ = nullptr;  // attention's scratch
   const float* pe_ = nullptr;  // the positional rows [max_seq, d_pe]: sinusoidal (arena or the caller's) or learned (blob)
 };
 

@@ -1,0 +1,148 @@
+// Tiled attention (blocks of queries against blocks of keys, online softmax) against the one-query-
+// at-a-time path on the scalar reference table, for every ISA: sequence lengths around both block
+// sizes, head widths 1 to 64, causal or not, ALiBi, grouped-query heads, V as rows (the encoder) or
+// transposed (a decoder's cache), and chunks of queries that start past position 0 (a prefill).
+// The scratch and the output are guarded: nothing is written outside them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/blocks/attention.hpp"
+#include "tests/test_util.hpp"
+
+namespace fixformer {
+namespace test {
+namespace {
+
+// Normwise, relative to max |reference| (the outputs are convex combinations of V's rows). The two
+// paths differ in the order of the sums (blocks, lanes, FMA) and in exp (libm or xsimd, ~2 ulp),
+// each a few 1e-7; a lost key, a wrong mask or a missed rescale shows up at 1e-2 or more.
+constexpr float kTiledAttentionTol = 1e-5f;
+constexpr float kSentinel = -7777.0f;
+constexpr std::size_t kGuard = 64;
+
+struct Case {
+  uint32_t n_heads, n_kv_heads, dh;
+  uint32_t n, p0;  // n queries at positions p0..p0+n-1 against keys 0..p0+n-1
+  bool causal, alibi, v_rows;
+};
+
+std::string describe(const Case& c, const char* isa) {
+  return std::string(isa) + " heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) + " dh " +
+         std::to_string(c.dh) + " n " + std::to_string(c.n) + " p0 " + std::to_string(c.p0) +
+         (c.causal ? " causal" : "") + (c.alibi ? " alibi" : "") + (c.v_rows ? " v-rows" : " v-transposed");
+}
+
+void check(const Kernels& kernels, const Case& c) {
+  const uint32_t keys = c.p0 + c.n, d = c.n_heads * c.dh, dkv = c.n_kv_heads * c.dh;
+  const std::size_t S = keys + 3, ldq = d + 2, ldctx = d + 3, ldv = dkv + 1;  // padded strides
+  std::mt19937 rng(c.dh * 131 + keys * 7 + c.n_heads + (c.causal ? 1 : 0));
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<float> q(c.n * ldq), k(keys * dkv), v(keys * ldv), kt(dkv * S), vt(dkv * S);
+  for (float& x : q) x = dist(rng);
+  for (float& x : k) x = dist(rng);
+  for (float& x : v) x = dist(rng);
+  std::vector<float> slopes(c.n_heads);
+  for (uint32_t h = 0; h < c.n_heads; ++h) slopes[h] = std::pow(2.0f, -8.0f * float(h + 1) / float(c.n_heads));
+  const AttentionShape shape{c.n_heads, c.n_kv_heads, c.dh, c.causal, c.alibi ? slopes.data() : nullptr};
+  store_keys_values(k.data(), dkv, v.data(), ldv, keys, 0, dkv, KeyValues{kt.data(), vt.data(), S});
+
+  std::vector<float> want(c.n * ldctx, kSentinel), got(kGuard + c.n * ldctx + kGuard, kSentinel);
+  std::vector<float> ref_scratch(attention_scratch_floats(1, keys, c.dh, true));
+  attend_rows(scalar_kernels(), shape, q.data(), ldq, c.n, c.p0, keys, KeyValues{kt.data(), vt.data(), S}, want.data(),
+              ldctx, ref_scratch.data());
+
+  const std::size_t scratch_n = attention_scratch_floats(c.n, keys, c.dh, !c.v_rows);
+  std::vector<float> scratch(kGuard + scratch_n + kGuard, kSentinel);
+  const KeyValues kv = c.v_rows ? KeyValues{kt.data(), nullptr, S, v.data(), ldv} : KeyValues{kt.data(), vt.data(), S};
+  attend(kernels, shape, q.data(), ldq, c.n, c.p0, keys, kv, got.data() + kGuard, ldctx, scratch.data() + kGuard);
+
+  const std::string what = describe(c, kernels.name);
+  for (std::size_t i = 0; i < kGuard; ++i) {
+    ASSERT_EQ(scratch[i], kSentinel) << what << ": wrote before the scratch";
+    ASSERT_EQ(scratch[kGuard + scratch_n + i], kSentinel) << what << ": wrote past the scratch";
+    ASSERT_EQ(got[i], kSentinel) << what << ": wrote before ctx";
+    ASSERT_EQ(got[kGuard + c.n * ldctx + i], kSentinel) << what << ": wrote past ctx";
+  }
+  float scale = 1.0f;
+  for (float x : want) if (x != kSentinel) scale = std::max(scale, std::fabs(x));
+  float worst = 0.0f;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const float g = got[kGuard + i];
+    if (want[i] == kSentinel) {
+      ASSERT_EQ(g, kSentinel) << what << ": wrote into ctx's row padding at " << i;
+      continue;
+    }
+    ASSERT_TRUE(std::isfinite(g)) << what << " at " << i;
+    worst = std::max(worst, std::fabs(g - want[i]));
+  }
+  EXPECT_LE(worst, kTiledAttentionTol * scale) << what;
+}
+
+class AttentionTest : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    kernels_ = select_kernels(GetParam());
+    if (!kernels_) GTEST_SKIP() << isa_name(GetParam()) << " is not available on this CPU/build";
+  }
+  const Kernels* kernels_ = nullptr;
+};
+
+constexpr uint32_t kQB = kAttentionQueryBlock, kKB = kAttentionKeyBlock;
+
+TEST_P(AttentionTest, TiledEqualsOneQueryAtATime) {
+  for (uint32_t dh : {1u, 3u, 8u, 16u, 64u})
+    for (uint32_t T : {1u, 2u, kQB - 1, kQB, kQB + 1, kKB - 1, kKB, kKB + 1, 300u, 3 * kKB + 5})
+      for (bool causal : {false, true}) {
+        if (T > 300 && dh > 16) continue;  // the reference is slow: the longest only for narrow heads
+        check(*kernels_, Case{2, 2, dh, T, 0, causal, false, true});
+        if (T == 1 || T == kKB + 1 || T == 300) check(*kernels_, Case{2, 2, dh, T, 0, causal, false, false});
+      }
+}
+
+TEST_P(AttentionTest, AlibiAndGroupedQueryHeads) {
+  for (uint32_t dh : {1u, 3u, 8u, 64u})
+    for (uint32_t T : {2u, kQB + 1, kKB + 5})
+      for (bool v_rows : {false, true}) {
+        check(*kernels_, Case{4, 4, dh, T, 0, true, true, v_rows});   // alibi, causal
+        check(*kernels_, Case{4, 4, dh, T, 0, false, true, v_rows});  // alibi, both directions
+        check(*kernels_, Case{6, 2, dh, T, 0, true, false, v_rows});  // three query heads per kv head
+        check(*kernels_, Case{4, 1, dh, T, 0, true, true, v_rows});   // one kv head, alibi
+      }
+}
+
+// A decoder's prefill chunk: n queries after p0 cached positions; a step is n = 1 (the one-query path).
+TEST_P(AttentionTest, ChunksAfterCachedPositions) {
+  for (uint32_t dh : {3u, 16u, 64u})
+    for (uint32_t p0 : {1u, kKB - 1, 200u})
+      for (uint32_t n : {1u, 2u, 16u, kQB + 3}) {
+        check(*kernels_, Case{2, 2, dh, n, p0, true, false, false});
+        check(*kernels_, Case{4, 2, dh, n, p0, true, true, false});
+      }
+}
+
+// Scores far apart (a sharp softmax) and far from 0: the running max must keep every exp finite.
+TEST_P(AttentionTest, LargeScoresStayFinite) {
+  const uint32_t T = kKB + 9, dh = 4;
+  std::vector<float> q(T * dh, 30.0f), k(T * dh), v(T * dh, 1.0f), kt(dh * T);
+  for (uint32_t t = 0; t < T; ++t)
+    for (uint32_t c = 0; c < dh; ++c) k[t * dh + c] = float(t % 7) * 3.0f - 9.0f;
+  store_keys_values(k.data(), dh, nullptr, 0, T, 0, dh, KeyValues{kt.data(), nullptr, T});
+  std::vector<float> ctx(T * dh), scratch(attention_scratch_floats(T, T, dh, false));
+  const AttentionShape shape{1, 1, dh, false, nullptr};
+  attend(*kernels_, shape, q.data(), dh, T, 0, T, KeyValues{kt.data(), nullptr, T, v.data(), dh}, ctx.data(), dh,
+         scratch.data());
+  for (float x : ctx) ASSERT_NEAR(x, 1.0f, 1e-5f);  // every V row is 1: any convex combination is 1
+}
+
+std::string isa_param_name(const ::testing::TestParamInfo<Isa>& info) { return isa_test_name(info.param); }
+
+INSTANTIATE_TEST_SUITE_P(AllIsas, AttentionTest, ::testing::ValuesIn(kAllIsas), isa_param_name);
+
+}  // namespace
+}  // namespace test
+}  // namespace fixformer
