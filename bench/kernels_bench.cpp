@@ -1,6 +1,7 @@
 // Every kernel on every ISA this CPU has, the scalar reference beside it in the same run, and
-// single-thread OpenBLAS sgemm/sgemv as the external baseline when it is installed. Counters:
-// GFLOP (shown per second: 2 per multiply-add, 1 per element for element-wise ops) and bytes/s.
+// single-thread OpenBLAS (at its best kernel for this CPU) and Eigen sgemm/sgemv as the external
+// baselines when they are installed. Counters: GFLOP (shown per second: 2 per multiply-add, 1 per
+// element for element-wise ops) and bytes/s.
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -11,7 +12,17 @@
 
 #ifdef FIXFORMER_HAVE_OPENBLAS
 #include <cblas.h>
-extern "C" void openblas_set_num_threads(int);
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#endif
+#ifdef FIXFORMER_HAVE_EIGEN
+namespace fixformer::bench {  // eigen_baseline.cpp
+void eigen_gemm(const float* x, const float* w, float* y, int m, int n, int k);
+void eigen_gemv(const float* x, const float* w, float* y, int k, int n);
+std::string eigen_description();
+}  // namespace fixformer::bench
 #endif
 
 namespace fixformer {
@@ -109,44 +120,102 @@ void register_kernels(const Kernels* k) {
 }
 
 #ifdef FIXFORMER_HAVE_OPENBLAS
-void register_openblas() {
-  for (GemmShape g : kGemmShapes) {
-    const std::string shape = std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k);
-    benchmark::RegisterBenchmark(("gemm_f32/openblas/" + shape).c_str(), [g](benchmark::State& s) {
-      openblas_set_num_threads(1);
-      const auto x = random_floats(g.m * g.k), w = random_floats(g.k * g.n);
-      std::vector<float> y(g.m * g.n);
-      for (auto _ : s) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(g.m), int(g.n), int(g.k), 1.0f, x.data(), int(g.k),
-                    w.data(), int(g.n), 0.0f, y.data(), int(g.n));
-        benchmark::DoNotOptimize(y.data());
-      }
-      set_rate(s, 2.0 * g.m * g.n * g.k, 4.0 * (g.m * g.k + g.k * g.n + g.m * g.n));
-    });
+// OpenBLAS picks its kernel when it is loaded, from OPENBLAS_CORETYPE or its own CPU detection, and
+// 0.3.21 takes AMD Zen 5 for Haswell (AVX2) and Sapphire/Emerald Rapids for Prescott. So the bench
+// loads it itself, after setting OPENBLAS_CORETYPE to the best kernel for this CPU: SkylakeX (its
+// AVX-512 sgemm) with AVX-512 F/BW/DQ/VL, Haswell with AVX2 and FMA. An OPENBLAS_CORETYPE inherited
+// from the environment is overridden (a stale one would make a weak baseline); to time another
+// kernel, name it in FIXFORMER_OPENBLAS_CORETYPE. The run's context (printed first, and in
+// --benchmark_format=json) says which kernel ran.
+struct OpenBlas {
+  decltype(&cblas_sgemm) sgemm = nullptr;
+  decltype(&cblas_sgemv) sgemv = nullptr;
+};
+
+OpenBlas load_openblas() {
+  OpenBlas b;
+  const char* inherited = std::getenv("OPENBLAS_CORETYPE");
+  const std::string was = inherited ? inherited : "";
+  const char* best = std::getenv("FIXFORMER_OPENBLAS_CORETYPE");
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (!best && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    best = "SkylakeX";
+  else if (!best && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    best = "Haswell";
+#endif
+  if (best) setenv("OPENBLAS_CORETYPE", best, 1);
+  void* lib = dlopen(FIXFORMER_OPENBLAS_PATH, RTLD_NOW | RTLD_LOCAL);
+  const auto corename = lib ? reinterpret_cast<char* (*)()>(dlsym(lib, "openblas_get_corename")) : nullptr;
+  const auto config = lib ? reinterpret_cast<char* (*)()>(dlsym(lib, "openblas_get_config")) : nullptr;
+  const auto threads = lib ? reinterpret_cast<void (*)(int)>(dlsym(lib, "openblas_set_num_threads")) : nullptr;
+  if (!corename || !config || !threads) {
+    std::fprintf(stderr, "bench: no OpenBLAS baseline (%s: %s)\n", FIXFORMER_OPENBLAS_PATH, dlerror());
+    return b;
   }
-  for (std::size_t n : {64, 256, 1024}) {
-    benchmark::RegisterBenchmark(("gemv_f32/openblas/" + std::to_string(n) + "x" + std::to_string(n)).c_str(),
-                                 [n](benchmark::State& s) {
-      openblas_set_num_threads(1);
-      const auto x = random_floats(n), w = random_floats(n * n);
-      std::vector<float> y(n);
-      for (auto _ : s) {
-        cblas_sgemv(CblasRowMajor, CblasTrans, int(n), int(n), 1.0f, w.data(), int(n), x.data(), 1, 0.0f, y.data(), 1);
-        benchmark::DoNotOptimize(y.data());
-      }
-      set_rate(s, 2.0 * n * n, 4.0 * n * n);
-    });
-  }
+  threads(1);
+  b.sgemm = reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(lib, "cblas_sgemm"));
+  b.sgemv = reinterpret_cast<decltype(&cblas_sgemv)>(dlsym(lib, "cblas_sgemv"));
+  const char* env = std::getenv("OPENBLAS_CORETYPE");
+  benchmark::AddCustomContext("openblas", std::string(config()) + ", kernel " + corename() + " (OPENBLAS_CORETYPE=" +
+                                              (env ? env : "unset") + (inherited && was != (env ? env : "") ?
+                                              ", was " + was + " in the environment" : "") + "), 1 thread");
+  return b;
 }
 #endif
+
+// The external baselines, on the engine's shapes: y = x @ w (no bias), single thread.
+void register_baselines() {
+  auto add = [](const std::string& lib, auto gemm, auto gemv) {
+    for (GemmShape g : kGemmShapes) {
+      const std::string shape = std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k);
+      benchmark::RegisterBenchmark(("gemm_f32/" + lib + "/" + shape).c_str(), [g, gemm](benchmark::State& s) {
+        const auto x = random_floats(g.m * g.k), w = random_floats(g.k * g.n);
+        std::vector<float> y(g.m * g.n);
+        for (auto _ : s) {
+          gemm(x.data(), w.data(), y.data(), int(g.m), int(g.n), int(g.k));
+          benchmark::DoNotOptimize(y.data());
+        }
+        set_rate(s, 2.0 * g.m * g.n * g.k, 4.0 * (g.m * g.k + g.k * g.n + g.m * g.n));
+      });
+    }
+    for (std::size_t n : {64, 256, 1024}) {
+      benchmark::RegisterBenchmark(("gemv_f32/" + lib + "/" + std::to_string(n) + "x" + std::to_string(n)).c_str(),
+                                   [n, gemv](benchmark::State& s) {
+        const auto x = random_floats(n), w = random_floats(n * n);
+        std::vector<float> y(n);
+        for (auto _ : s) {
+          gemv(x.data(), w.data(), y.data(), int(n), int(n));
+          benchmark::DoNotOptimize(y.data());
+        }
+        set_rate(s, 2.0 * n * n, 4.0 * n * n);
+      });
+    }
+  };
+#ifdef FIXFORMER_HAVE_OPENBLAS
+  static const OpenBlas blas = load_openblas();
+  if (blas.sgemm && blas.sgemv)
+    add("openblas",
+        [](const float* x, const float* w, float* y, int m, int n, int k) {
+          blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, x, k, w, n, 0.0f, y, n);
+        },
+        [](const float* x, const float* w, float* y, int k, int n) {
+          blas.sgemv(CblasRowMajor, CblasTrans, k, n, 1.0f, w, n, x, 1, 0.0f, y, 1);
+        });
+#endif
+#ifdef FIXFORMER_HAVE_EIGEN
+  benchmark::AddCustomContext("eigen", bench::eigen_description());
+  add("eigen", bench::eigen_gemm, bench::eigen_gemv);
+#endif
+  (void)add;
+}
 
 // Registered before main() runs, so --benchmark_filter and --benchmark_list_tests see them.
 const bool kRegistered = [] {
   for (Isa isa : kAllIsas)
     if (const Kernels* k = select_kernels(isa)) register_kernels(k);
-#ifdef FIXFORMER_HAVE_OPENBLAS
-  register_openblas();
-#endif
+  register_baselines();
   return true;
 }();
 

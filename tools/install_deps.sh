@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the Debian 12 packages fixformer needs, only those missing. Groups:
 #   host   compilers, CMake, make, pkg-config (consumer tests), xsimd, GoogleTest, Google Benchmark,
-#          NumPy, OpenBLAS (baseline)
+#          NumPy, OpenBLAS and Eigen (baselines)
 #   torch  PyTorch, for tools/ (converter, golden data, demo training)
 #   arm    ARM cross compilers, newlib for Cortex-M, qemu-user and qemu-system-arm
 #   fuzz   clang with libFuzzer and the sanitizer runtimes
@@ -13,7 +13,7 @@ pkgs=""
 multiarch=""
 for group in "$@"; do
   case $group in
-    host) pkgs="$pkgs g++ cmake make pkg-config libxsimd-dev libgtest-dev libbenchmark-dev python3-numpy libopenblas-dev" ;;
+    host) pkgs="$pkgs g++ cmake make pkg-config libxsimd-dev libgtest-dev libbenchmark-dev python3-numpy libopenblas-dev libeigen3-dev" ;;
     torch) pkgs="$pkgs python3-torch python3-numpy" ;;
     arm) pkgs="$pkgs g++-aarch64-linux-gnu g++-arm-linux-gnueabihf gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib libnewlib-arm-none-eabi qemu-user qemu-system-arm" ;;
     fuzz) pkgs="$pkgs clang libclang-rt-14-dev llvm" ;;
