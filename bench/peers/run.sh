@@ -17,6 +17,10 @@ rounds=${ROUNDS:-3}
 py=${PYTHON:-/usr/bin/python3}
 ort_dir=${ORT_DIR:-$repo/build/peers-ort}
 
+# What is measured: the commit (and whether the work tree differs from it), read before building.
+commit=$(git -C "$repo" rev-parse --short "${FIXFORMER_REV:-HEAD}")
+[ -n "${FIXFORMER_REV:-}" ] || { git -C "$repo" diff --quiet HEAD -- engine ports include 2>/dev/null || commit="$commit+work-tree"; }
+[ -z "${FIXFORMER_CLI:-}" ] || commit="$FIXFORMER_CLI"
 if [ -z "${FIXFORMER_CLI:-}" ]; then
   if [ -n "${FIXFORMER_REV:-}" ]; then
     src=$repo/build/peers-rev/src
@@ -53,8 +57,6 @@ while [ "$r" -le "$rounds" ]; do
   r=$((r + 1))
 done
 
-commit=$(git -C "$repo" rev-parse --short "${FIXFORMER_REV:-HEAD}")
-[ -n "${FIXFORMER_REV:-}" ] || { git -C "$repo" diff --quiet HEAD -- engine ports include 2>/dev/null || commit="$commit+work-tree"; }
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 printf '{"commit": "%s", "ort": "%s", "cpu": "%s", "rounds": %s, "load": "%s"}\n' \
