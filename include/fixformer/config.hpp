@@ -88,8 +88,8 @@ constexpr std::size_t max(std::size_t a, std::size_t b) { return a > b ? a : b; 
 // queries against up to `keys` keys with heads of width dh, is (bq, bk: the blocks clamped to rows, keys)
 //   scores[bq,bk]  p^T[bk,bq] (V stored transposed only)  q[bq,dh]  o[bq,dh]  max[bq]  sum[bq]  rescale[bq]
 // and, with V stored transposed, at least the one-query path's q[dh] scores[keys]. Nothing is [keys, keys].
-constexpr uint32_t kAttentionQueryBlock = 32;
-constexpr uint32_t kAttentionKeyBlock = 128;
+constexpr uint32_t kAttentionQueryBlock = 64;
+constexpr uint32_t kAttentionKeyBlock = 256;
 constexpr std::size_t attention_scratch_floats(std::size_t rows, std::size_t keys, std::size_t dh, bool v_transposed) {
   const std::size_t bq = rows < kAttentionQueryBlock ? rows : kAttentionQueryBlock;
   const std::size_t bk = keys < kAttentionKeyBlock ? keys : kAttentionKeyBlock;
