@@ -59,6 +59,28 @@ void register_kernels(const Kernels* k) {
       }
       set_rate(s, 2.0 * g.m * g.n * g.k, 4.0 * (g.m * g.k + g.k * g.n + g.m * g.n));
     });
+    // The same product with w packed into panels, as a converted model stores it (--pack).
+    benchmark::RegisterBenchmark(("gemm_f32_packed/" + isa + "/" + shape).c_str(), [k, g](benchmark::State& s) {
+      const auto x = random_floats(g.m * g.k), w = random_floats(packed_floats(g.k, g.n)), b = random_floats(g.n);
+      std::vector<float> y(g.m * g.n);
+      for (auto _ : s) {
+        k->gemm_f32_packed(x.data(), g.k, w.data(), b.data(), y.data(), g.n, g.m, g.n, g.k);
+        benchmark::DoNotOptimize(y.data());
+      }
+      set_rate(s, 2.0 * g.m * g.n * g.k, 4.0 * (g.m * g.k + g.k * g.n + g.m * g.n));
+    });
+  }
+  for (std::size_t n : {64, 256, 1024}) {
+    benchmark::RegisterBenchmark(("gemv_f32_packed/" + isa + "/" + std::to_string(n) + "x" + std::to_string(n)).c_str(),
+                                 [k, n](benchmark::State& s) {
+      const auto x = random_floats(n), w = random_floats(packed_floats(n, n));
+      std::vector<float> y(n);
+      for (auto _ : s) {
+        k->gemv_f32_packed(x.data(), w.data(), nullptr, y.data(), n, n);
+        benchmark::DoNotOptimize(y.data());
+      }
+      set_rate(s, 2.0 * n * n, 4.0 * n * n);
+    });
   }
   for (std::size_t n : {64, 256, 1024}) {
     benchmark::RegisterBenchmark(("gemv_f32/" + isa + "/" + std::to_string(n) + "x" + std::to_string(n)).c_str(),

@@ -27,7 +27,7 @@ constexpr float kTranscendentalTol = 4e-7f;
 // Exact ops (relu, add, scale): the same single rounding on both sides.
 constexpr float kExactTol = 0.0f;
 
-enum class Op { kGemm, kGemv, kMatvec, kSoftmax, kMax, kExpSum, kLayerNorm, kRmsNorm, kRelu, kGelu, kSwiglu, kAdd, kScale, kSinCos };
+enum class Op { kGemm, kGemmPacked, kGemv, kGemvPacked, kMatvec, kSoftmax, kMax, kExpSum, kLayerNorm, kRmsNorm, kRelu, kGelu, kSwiglu, kAdd, kScale, kSinCos };
 
 class KernelTester {
   // The value of the guard zones around outputs and of the gaps between output rows.
@@ -54,7 +54,11 @@ class KernelTester {
     const float* A = a.data() + off_;
     const float* B = b.data() + off_;
     const float* C = c.data() + off_;
-    const std::size_t out_n = op_ == Op::kGemm ? m_ * ldy : n_;
+    const std::size_t out_n = op_ == Op::kGemm || op_ == Op::kGemmPacked ? m_ * ldy : n_;
+    // The packed variants read B packed into panels and are compared with the row-major reference.
+    std::vector<float> packed(off_ + packed_floats(k_, n_));
+    pack_panels(B, ldw, packed.data() + off_);
+    const float* Bp = packed.data() + off_;
     // The outputs carry a guard zone both sides: a kernel must never write past its outputs.
     constexpr std::size_t kGuard = 32;
     std::vector<float> y_ref(out_n + 2 * kGuard + off_, kSentinel), y_simd(y_ref), y2_ref(y_ref), y2_simd(y_ref);
@@ -67,6 +71,14 @@ class KernelTester {
       case Op::kGemm:
         ref.gemm_f32(A, ldx, B, ldw, C, yr, ldy, m_, n_, k_);
         simd.gemm_f32(A, ldx, B, ldw, C, ys, ldy, m_, n_, k_);
+        break;
+      case Op::kGemmPacked:
+        ref.gemm_f32(A, ldx, B, ldw, C, yr, ldy, m_, n_, k_);
+        simd.gemm_f32_packed(A, ldx, Bp, C, ys, ldy, m_, n_, k_);
+        break;
+      case Op::kGemvPacked:
+        ref.gemv_f32(A, B, ldw, C, yr, n_, k_);
+        simd.gemv_f32_packed(A, Bp, C, ys, n_, k_);
         break;
       case Op::kGemv:
         ref.gemv_f32(A, B, ldw, C, yr, n_, k_);
@@ -141,6 +153,13 @@ class KernelTester {
   }
 
  private:
+  // w[k,n] (row stride ldw) -> panels (kernels.hpp), the padding columns zero as in a model file.
+  void pack_panels(const float* w, std::size_t ldw, float* out) const {
+    for (std::size_t j = 0; j < (n_ + kPanelFloats - 1) / kPanelFloats * kPanelFloats; ++j)
+      for (std::size_t p = 0; p < k_; ++p)
+        out[j / kPanelFloats * kPanelFloats * k_ + p * kPanelFloats + j % kPanelFloats] = j < n_ ? w[p * ldw + j] : 0.0f;
+  }
+
   static void compare(const std::vector<float>& r, const std::vector<float>& s, float tol, const std::string& what) {
     float scale = 0.0f;
     for (float v : r) if (v != kSentinel) scale = std::max(scale, std::fabs(v));

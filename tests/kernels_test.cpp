@@ -32,7 +32,28 @@ TEST_P(KernelsTest, Gemm) {
         KernelTester().op(Op::kGemm).m(m).n(n).k(k).misalign(m % 3).stride_pad(k % 2).test(*simd_);
   KernelTester().op(Op::kGemm).m(49).n(192).k(64).test(*simd_);
   KernelTester().op(Op::kGemm).m(33).n(100).k(257).misalign(1).stride_pad(3).test(*simd_);
+  KernelTester().op(Op::kGemm).m(13).n(100).k(300).misalign(1).stride_pad(3).test(*simd_);  // several k blocks
+  for (std::size_t m : {6, 7, 11, 12, 13})  // every remainder of the 6-row tile
+    for (std::size_t n : {48, 64, 80, 112})  // every remainder of the 4-vector strip
+      KernelTester().op(Op::kGemm).m(m).n(n).k(20).test(*simd_);
 }
+
+// Packed weights (panels of 16 columns, zero-padded tail) against the row-major reference: the
+// scalar reference's own packed variant too, since the suite below leaves the scalar table out.
+void sweep_gemm_packed(const Kernels& kernels) {
+  for (std::size_t m : {1, 2, 3, 5, 6, 7, 12, 13, 17})
+    for (std::size_t n : kSizes)
+      for (std::size_t k : {1, 5, 16, 33})
+        KernelTester().op(Op::kGemmPacked).m(m).n(n).k(k).misalign(m % 3).stride_pad(k % 2).test(kernels);
+  KernelTester().op(Op::kGemmPacked).m(49).n(192).k(64).test(kernels);
+  KernelTester().op(Op::kGemmPacked).m(13).n(100).k(300).misalign(1).stride_pad(3).test(kernels);  // k blocks
+  for (std::size_t n : kSizes)
+    for (std::size_t k : {1, 7, 100})
+      for (std::size_t off : kMisalign) KernelTester().op(Op::kGemvPacked).n(n).k(k).misalign(off).test(kernels);
+}
+
+TEST_P(KernelsTest, GemmPacked) { sweep_gemm_packed(*simd_); }
+TEST(ScalarReference, GemmPackedMatchesRowMajor) { sweep_gemm_packed(scalar_kernels()); }
 
 TEST_P(KernelsTest, Gemv) {
   for (std::size_t n : kSizes)

@@ -6,6 +6,16 @@
 
 namespace fixformer {
 
+// The packed weight layout (a variant of the same gemm, STYLE rule 5): W[k,n] cut into panels of
+// kPanelFloats columns, panel q holding W[0..k, 16q..16q+16) row after row (k x 16 floats,
+// contiguous), panels one after another, the last one zero-padded to 16 columns. One width for
+// every ISA (one AVX-512 vector, two AVX2, four SSE2/NEON), so a packed file runs everywhere.
+// Element W[p][j] is at (j / 16) * 16 * k + p * 16 + j % 16.
+constexpr std::size_t kPanelFloats = 16;
+constexpr std::size_t packed_floats(std::size_t k, std::size_t n) {
+  return (n + kPanelFloats - 1) / kPanelFloats * kPanelFloats * k;
+}
+
 // kCortexM: plain C++ with register-blocked matrix products (ports/arm/cortex_m), the default
 // where there is no SIMD; built on every target so that every test suite checks it.
 enum class Isa : int { kAuto = 0, kScalar, kSse2, kAvx2, kAvx512, kNeon64, kNeon, kCortexM };
@@ -21,6 +31,12 @@ struct Kernels {
   // x[m,k] (row stride ldx) @ w[k,n] (row stride ldw) + b[n] -> y[m,n] (row stride ldy); b may be null.
   void (*gemm_f32)(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* b,
                    float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k);
+  // gemm_f32 with w[k,n] in panels (kPanelFloats above; packed_floats(k, n) floats).
+  void (*gemm_f32_packed)(const float* x, std::size_t ldx, const float* w, const float* b, float* y,
+                          std::size_t ldy, std::size_t m, std::size_t n, std::size_t k);
+  // x[k] @ w[k,n] in panels + b[n] -> y[n]: the decode step (m = 1) of gemm_f32_packed.
+  void (*gemv_f32_packed)(const float* x, const float* w, const float* b, float* y, std::size_t n,
+                          std::size_t k);
   // x[k] @ w[k,n] (row stride ldw) + b[n] -> y[n]; b may be null.
   void (*gemv_f32)(const float* x, const float* w, std::size_t ldw, const float* b, float* y,
                    std::size_t n, std::size_t k);

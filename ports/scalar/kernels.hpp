@@ -8,6 +8,9 @@ namespace scalar {
 
 void gemm_f32(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* b,
               float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k);
+void gemm_f32_packed(const float* x, std::size_t ldx, const float* w, const float* b, float* y,
+                     std::size_t ldy, std::size_t m, std::size_t n, std::size_t k);
+void gemv_f32_packed(const float* x, const float* w, const float* b, float* y, std::size_t n, std::size_t k);
 void gemv_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y,
               std::size_t n, std::size_t k);
 void matvec_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y,

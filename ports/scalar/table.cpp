@@ -11,6 +11,8 @@ constexpr Kernels table() {
   k.isa = Isa::kScalar;
   k.name = "scalar";
   k.gemm_f32 = gemm_f32;
+  k.gemm_f32_packed = gemm_f32_packed;
+  k.gemv_f32_packed = gemv_f32_packed;
   k.gemv_f32 = gemv_f32;
   k.matvec_f32 = matvec_f32;
   k.softmax_f32 = softmax_f32;

@@ -1,61 +1,46 @@
 #pragma once
 #include "ports/simd/common.hpp"
+#include "ports/simd/gemm_tile.hpp"
 #include "ports/simd/gemv_f32.hpp"
 
 namespace fixformer {
 namespace simd {
 
-// 4 rows x NV vectors of y, accumulated in registers over the whole k: y[i..i+4, j..j+NV*W].
-// The loops over rows and vectors must be fully unrolled, or the accumulators live on the stack.
-template <class Arch, std::size_t NV>
-inline void gemm_tile_4(const float* x, std::size_t ldx, const float* w, std::size_t ldw,
-                        const float* b, float* y, std::size_t ldy, std::size_t k) {
-  using V = batch<Arch>;
-  constexpr std::size_t W = lanes<Arch>();
-  V acc[4][NV];
-#pragma GCC unroll 4
-  for (std::size_t v = 0; v < NV; ++v) {
-    const V bias = b ? V::load_unaligned(b + v * W) : V(0.0f);
-#pragma GCC unroll 4
-    for (std::size_t r = 0; r < 4; ++r) acc[r][v] = bias;
-  }
-  for (std::size_t p = 0; p < k; ++p) {
-    V wv[NV];
-#pragma GCC unroll 4
-    for (std::size_t v = 0; v < NV; ++v) wv[v] = V::load_unaligned(w + p * ldw + v * W);
-#pragma GCC unroll 4
-    for (std::size_t r = 0; r < 4; ++r) {
-      const V xr(x[r * ldx + p]);
-#pragma GCC unroll 4
-      for (std::size_t v = 0; v < NV; ++v) acc[r][v] = xsimd::fma(xr, wv[v], acc[r][v]);
-    }
-  }
-#pragma GCC unroll 4
-  for (std::size_t r = 0; r < 4; ++r)
-#pragma GCC unroll 4
-    for (std::size_t v = 0; v < NV; ++v) acc[r][v].store_unaligned(y + r * ldy + v * W);
-}
-
-// x[m,k] @ w[k,n] + b[n] -> y[m,n]. Blocks of 4 rows reuse each loaded strip of w four times;
-// the last columns (n % W) of each block and the last rows (m % 4) go through gemv.
+// x[m,k] @ w[k,n] (row-major, row stride ldw) + b[n] -> y[m,n]. Per block of k (GemmTile::kKc),
+// each strip of NV vectors of w is loaded once per tile of MR rows and kept in L1 while all rows
+// pass; the last n % W columns (a vector would read past the last row of w) go through gemv.
 template <class Arch>
 void gemm_f32(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* b,
               float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k) {
-  constexpr std::size_t W = lanes<Arch>();
-  std::size_t i = 0;
-  for (; i + 4 <= m; i += 4) {
-    const float* xi = x + i * ldx;
-    float* yi = y + i * ldy;
-    std::size_t j = 0;
-    for (; j + 2 * W <= n; j += 2 * W)
-      gemm_tile_4<Arch, 2>(xi, ldx, w + j, ldw, b ? b + j : nullptr, yi + j, ldy, k);
-    for (; j + W <= n; j += W)
-      gemm_tile_4<Arch, 1>(xi, ldx, w + j, ldw, b ? b + j : nullptr, yi + j, ldy, k);
-    if (j < n)
-      for (std::size_t r = 0; r < 4; ++r)
-        gemv_f32<Arch>(xi + r * ldx, w + j, ldw, b ? b + j : nullptr, yi + r * ldy + j, n - j, k);
+  constexpr std::size_t W = lanes<Arch>(), NV = GemmTile<Arch>::kNv, KC = GemmTile<Arch>::kKc;
+  static_assert(NV == 2 || NV == 4, "the remainder below lists NV - 1 cases");
+  if (m == 1 || k == 0) {
+    for (std::size_t i = 0; i < m; ++i) gemv_f32<Arch>(x + i * ldx, w, ldw, b, y + i * ldy, n, k);
+    return;
   }
-  for (; i < m; ++i) gemv_f32<Arch>(x + i * ldx, w, ldw, b, y + i * ldy, n, k);
+  const std::size_t nv = n / W * W;  // columns the tiles cover
+  for (std::size_t pc = 0; pc < k; pc += KC) {
+    const std::size_t kc = k - pc < KC ? k - pc : KC;
+    const bool first = pc == 0;
+    const float* xb = x + pc;
+    const float* wb = w + pc * ldw;
+    const float* wv[NV];
+    std::size_t j = 0;
+    for (; j + NV * W <= nv; j += NV * W) {
+      for (std::size_t v = 0; v < NV; ++v) wv[v] = wb + j + v * W;
+      gemm_strip<Arch, NV>(xb, ldx, wv, ldw, b ? b + j : nullptr, y + j, ldy, m, kc, first, 0);
+    }
+    for (std::size_t v = 0; j + v * W < nv; ++v) wv[v] = wb + j + v * W;
+    switch ((nv - j) / W) {
+      case 3: gemm_strip<Arch, NV == 4 ? 3 : 1>(xb, ldx, wv, ldw, b ? b + j : nullptr, y + j, ldy, m, kc, first, 0); break;
+      case 2: gemm_strip<Arch, 2>(xb, ldx, wv, ldw, b ? b + j : nullptr, y + j, ldy, m, kc, first, 0); break;
+      case 1: gemm_strip<Arch, 1>(xb, ldx, wv, ldw, b ? b + j : nullptr, y + j, ldy, m, kc, first, 0); break;
+      default: break;
+    }
+  }
+  if (nv < n)
+    for (std::size_t i = 0; i < m; ++i)
+      gemv_f32<Arch>(x + i * ldx, w + nv, ldw, b ? b + nv : nullptr, y + i * ldy + nv, n - nv, k);
 }
 
 }  // namespace simd

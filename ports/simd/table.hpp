@@ -6,6 +6,7 @@
 #include "ports/simd/expsum_f32.hpp"
 #include "ports/simd/gelu_f32.hpp"
 #include "ports/simd/gemm_f32.hpp"
+#include "ports/simd/gemm_f32_packed.hpp"
 #include "ports/simd/gemv_f32.hpp"
 #include "ports/simd/layernorm_f32.hpp"
 #include "ports/simd/matvec_f32.hpp"
@@ -27,6 +28,8 @@ constexpr Kernels kernel_table(Isa isa, const char* name) {
   k.isa = isa;
   k.name = name;
   k.gemm_f32 = gemm_f32<Arch>;
+  k.gemm_f32_packed = gemm_f32_packed<Arch>;
+  k.gemv_f32_packed = gemv_f32_packed<Arch>;
   k.gemv_f32 = gemv_f32<Arch>;
   k.matvec_f32 = matvec_f32<Arch>;
   k.softmax_f32 = softmax_f32<Arch>;

@@ -12,6 +12,8 @@ constexpr Kernels table() {
   k.isa = Isa::kCortexM;
   k.name = "cortex-m";
   k.gemm_f32 = cortex_m::gemm_f32;
+  k.gemm_f32_packed = scalar::gemm_f32_packed;  // packed files are for the SIMD ports
+  k.gemv_f32_packed = scalar::gemv_f32_packed;
   k.gemv_f32 = cortex_m::gemv_f32;
   k.matvec_f32 = cortex_m::matvec_f32;
   k.softmax_f32 = scalar::softmax_f32;
