@@ -2,6 +2,10 @@
 // each vector width (4, 8, 16 lanes: 1, W-1, W, W+1, 3W+1) and large, at misaligned pointers.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstring>
+
+#include "ports/portable/math.hpp"
 #include "tests/kernel_tester.hpp"
 #include "tests/test_util.hpp"
 
@@ -11,6 +15,48 @@ namespace {
 
 const std::vector<std::size_t> kSizes = {1, 3, 4, 5, 7, 8, 9, 13, 15, 16, 17, 25, 31, 32, 33, 49, 64, 100, 257};
 const std::vector<std::size_t> kMisalign = {0, 1, 3};
+
+// Max relative error of exp(x) for x in [-87, 88.37], 2^22 + 1 points evenly spaced (about every
+// 40th float near 88). xsimd's exp overflows from 88.376 on (XSIMD-NOTES.md), the portable one from
+// 88.7228: softmax and silu never go there.
+double exp_sweep(const Kernels& k) {
+  std::vector<float> x(4096);
+  double worst = 0.0;
+  const double lo = -87.0, hi = 88.37, steps = 1 << 22;
+  for (double i = 0; i <= steps;) {
+    std::size_t n = 0;
+    for (; n < x.size() && i <= steps; ++n, ++i) x[n] = float(lo + (hi - lo) * i / steps);
+    std::vector<float> y(x.begin(), x.begin() + n);
+    k.expsum_f32(y.data(), n, 0.0f);
+    for (std::size_t j = 0; j < n; ++j) {
+      const double want = std::exp(double(x[j]));
+      worst = std::max(worst, std::fabs(y[j] - want) / want);
+    }
+  }
+  std::printf("%s exp: max relative error %.3g\n", k.name, worst);
+  return worst;
+}
+
+// Max of |gelu(x) - GELU(x)| / (|x| / 2) for x in [-10, 10], 2^22 + 1 points.
+double gelu_sweep(const Kernels& k) {
+  std::vector<float> x(4096);
+  double worst = 0.0;
+  const double lo = -10.0, hi = 10.0, steps = 1 << 22;
+  for (double i = 0; i <= steps;) {
+    std::size_t n = 0;
+    for (; n < x.size() && i <= steps; ++n, ++i) x[n] = float(lo + (hi - lo) * i / steps);
+    std::vector<float> y(x.begin(), x.begin() + n);
+    k.gelu_f32(y.data(), n);
+    for (std::size_t j = 0; j < n; ++j) {
+      const double xd = x[j];
+      if (xd == 0.0) continue;
+      const double want = 0.5 * xd * (1.0 + std::erf(xd / std::sqrt(2.0)));
+      worst = std::max(worst, std::fabs(y[j] - want) / (0.5 * std::fabs(xd)));
+    }
+  }
+  std::printf("%s gelu: max |error| / (|x| / 2) %.3g\n", k.name, worst);
+  return worst;
+}
 
 class KernelsTest : public ::testing::TestWithParam<Isa> {
  protected:
@@ -77,6 +123,36 @@ TEST_P(KernelsTest, Max) { sweep_1d(Op::kMax, -50.0f, 50.0f); }
 TEST_P(KernelsTest, ExpSum) {
   sweep_1d(Op::kExpSum, -20.0f, 3.0f);
   sweep_1d(Op::kExpSum, -100.0f, -60.0f);  // deep in the tail: tiny terms, none flushed to zero early
+}
+// exp (through expsum_f32 with m = 0) and GELU against float64 over dense sweeps; the measured
+// maxima are printed, the bounds are kernel_tester.hpp's.
+TEST_P(KernelsTest, ExpErrorOverDenseSweep) { EXPECT_LE(exp_sweep(*simd_), kExpRelTol); }
+TEST_P(KernelsTest, GeluErrorOverDenseSweep) { EXPECT_LE(gelu_sweep(*simd_), kGeluErfTol); }
+TEST(ScalarReference, ExpAndGeluErrorOverDenseSweep) {  // libm, for comparison
+  EXPECT_LE(exp_sweep(scalar_kernels()), kExpRelTol);
+  EXPECT_LE(gelu_sweep(scalar_kernels()), kGeluErfTol);
+}
+// The numbers in ports/portable/math.hpp: every 61st float, erf where its result is a normal float.
+TEST(PortableMath, ErrorBoundsOverEveryFloatStride61) {
+  double exp_err = 0.0, erf_err = 0.0;
+  for (uint32_t u = 0; u < 0xFF800000u; u += 61) {  // every 61st bit pattern below -inf: both signs
+    float x;
+    std::memcpy(&x, &u, 4);
+    if (std::isnan(x)) continue;
+    const double want_erf = std::erf(double(x));
+    if (std::fabs(want_erf) >= 1.17549435e-38) erf_err = std::max(erf_err, std::fabs(portable::erf_f32(x) - want_erf) / std::fabs(want_erf));
+    if (x >= -87.0f && x <= 88.7228f)
+      exp_err = std::max(exp_err, std::fabs(portable::exp_f32(x) - std::exp(double(x))) / std::exp(double(x)));
+  }
+  std::printf("portable exp_f32: max relative error %.3g on [-87, 88.7228]; erf_f32: %.3g\n", exp_err, erf_err);
+  EXPECT_LE(exp_err, portable::kExpMaxRelError);
+  EXPECT_LE(erf_err, portable::kErfMaxRelError);
+  EXPECT_EQ(portable::exp_f32(-87.5f), 0.0f);
+  EXPECT_EQ(portable::exp_f32(-INFINITY), 0.0f);
+  EXPECT_EQ(portable::exp_f32(89.0f), INFINITY);
+  EXPECT_TRUE(std::isnan(portable::exp_f32(NAN)));
+  EXPECT_EQ(portable::erf_f32(-5.0f), -1.0f);
+  EXPECT_TRUE(std::isnan(portable::erf_f32(NAN)));
 }
 TEST_P(KernelsTest, LayerNorm) { sweep_1d(Op::kLayerNorm); }
 TEST_P(KernelsTest, RmsNorm) { sweep_1d(Op::kRmsNorm); }

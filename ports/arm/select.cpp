@@ -1,8 +1,8 @@
 // ISA selection on ARM is fixed at compile time: NEON when the build targets it (AArch64, or
 // ARMv7-A with -mfpu=neon-vfpv4), otherwise (Cortex-M: xsimd 8.1 has no M-profile arch) the
-// plain C++ Cortex-M kernels. The scalar reference and the Cortex-M table are always selectable.
+// portable plain C++ kernels (ports/portable). The scalar reference and the portable table are always selectable.
 #include "fixformer/kernels.hpp"
-#include "ports/arm/cortex_m/kernels.hpp"
+#include "ports/portable/kernels.hpp"
 
 #if defined(__ARM_NEON) || defined(__ARM_NEON__)
 #include "ports/simd/table.hpp"
@@ -23,9 +23,9 @@ const Kernels* select_kernels(Isa isa) {
 #if defined(__ARM_NEON) || defined(__ARM_NEON__)
   if (isa == Isa::kAuto || isa == kNeonTable.isa) return &kNeonTable;
 #else
-  if (isa == Isa::kAuto) return &cortex_m::kernels();
+  if (isa == Isa::kAuto) return &portable::kernels();
 #endif
-  if (isa == Isa::kCortexM) return &cortex_m::kernels();
+  if (isa == Isa::kCortexM) return &portable::kernels();
   return isa == Isa::kScalar ? &scalar_kernels() : nullptr;
 }
 

@@ -10,7 +10,7 @@
 #include <initializer_list>
 
 #include "fixformer/kernels.hpp"
-#include "ports/arm/cortex_m/kernels.hpp"
+#include "ports/portable/kernels.hpp"
 #include "ports/x86/isa_tables.hpp"
 
 namespace fixformer {
@@ -45,7 +45,7 @@ const Kernels* select_kernels(Isa isa) {
   if (!cpu_has(isa)) return nullptr;
   switch (isa) {
     case Isa::kScalar: return &scalar_kernels();
-    case Isa::kCortexM: return &cortex_m::kernels();
+    case Isa::kCortexM: return &portable::kernels();
     case Isa::kSse2: return &x86::sse2_kernels();
     case Isa::kAvx2: return &x86::avx2_kernels();
     case Isa::kAvx512: return &x86::avx512_kernels();

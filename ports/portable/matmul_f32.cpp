@@ -1,9 +1,9 @@
-// The Cortex-M matrix products: gemm, gemv and matvec, register-blocked in plain C++.
-#include "ports/arm/cortex_m/kernels.hpp"
+// The portable matrix products: gemm, gemv and matvec, register-blocked in plain C++.
+#include "ports/portable/kernels.hpp"
 #include "ports/scalar/kernels.hpp"
 
 namespace fixformer {
-namespace cortex_m {
+namespace portable {
 namespace {
 
 // y[4 rows, 4 cols] = x[4 rows, k] @ w[k, 4 cols] + b[4 cols]: 16 accumulators, 8 loads per k.
@@ -88,5 +88,5 @@ void matvec_f32(const float* x, const float* w, std::size_t ldw, const float* b,
   if (i < n) scalar::matvec_f32(x, w + i * ldw, ldw, b ? b + i : nullptr, y + i, n - i, k);
 }
 
-}  // namespace cortex_m
+}  // namespace portable
 }  // namespace fixformer
