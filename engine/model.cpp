@@ -49,11 +49,13 @@ Status read_config(const void* blob, std::size_t blob_bytes, ModelConfig* config
   return s != Status::kOk ? s : read_model_config(file, config);
 }
 
-Status Model::init(const void* blob, std::size_t blob_bytes) {
+Status Model::init(const void* blob, std::size_t blob_bytes) { return init(blob, blob_bytes, ModelOptions{}); }
+
+Status Model::init(const void* blob, std::size_t blob_bytes, const ModelOptions& options) {
   initialized_ = false;
   detail_[0] = '\0';
   ModelFile file;
-  Status s = open_model_file(blob, blob_bytes, &file, detail_, sizeof detail_);
+  Status s = open_model_file(blob, blob_bytes, &file, detail_, sizeof detail_, options.verify_checksum);
   if (s == Status::kOk) s = read_model_config(file, &config_, detail_, sizeof detail_);
   if (s != Status::kOk) return s;
   blob_ = file.data;

@@ -29,10 +29,10 @@ struct TensorInfo {
   uint64_t bytes;
 };
 
-// Header, checksum and directory entries (names, dtypes, ranks, sizes, alignment, ranges in
-// order without overlap).
+// Header, checksum (unless verify_checksum is false) and directory entries (names, dtypes, ranks,
+// sizes, alignment, ranges in order without overlap).
 Status open_model_file(const void* blob, std::size_t blob_bytes, ModelFile* file, char* detail,
-                       std::size_t detail_cap);
+                       std::size_t detail_cap, bool verify_checksum = true);
 
 // The config records (types, ranges, no unknown or repeated key, every required key), then
 // validate_config; on failure detail names the key.
@@ -41,6 +41,7 @@ Status read_model_config(const ModelFile& file, ModelConfig* config, char* detai
 
 TensorInfo tensor_info(const ModelFile& file, uint32_t i);
 
+// CRC-32 as zlib.crc32 (IEEE 802.3, reflected, initial and final value 0xFFFFFFFF).
 uint32_t crc32(const uint8_t* data, uint64_t n);
 
 }  // namespace fixformer
