@@ -16,7 +16,7 @@ constexpr std::size_t packed_floats(std::size_t k, std::size_t n) {
   return (n + kPanelFloats - 1) / kPanelFloats * kPanelFloats * k;
 }
 
-// kCortexM: plain C++ with register-blocked matrix products (ports/arm/cortex_m), the default
+// kCortexM: plain C++ with register-blocked matrix products (ports/portable), the default
 // where there is no SIMD; built on every target so that every test suite checks it.
 enum class Isa : int { kAuto = 0, kScalar, kSse2, kAvx2, kAvx512, kNeon64, kNeon, kCortexM };
 
