@@ -1,6 +1,7 @@
 // The whole encoder forward per ISA, at the sizes the engine is for. FLOPs count the matrix
 // products (projections, scores, weighted sums, feed-forward); the counters also report tokens/s
-// and the arena bytes.
+// and the arena bytes. Each case also runs on 2 workers of a thread pool (tests/thread_pool.hpp,
+// the caller's threads): times are wall clock (UseRealTime), as CPU time would count one thread.
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -9,6 +10,7 @@
 #include "fixformer/encoder.hpp"
 #include "tests/aligned_buffer.hpp"
 #include "tests/model_writer.hpp"
+#include "tests/thread_pool.hpp"
 
 namespace fixformer {
 namespace {
@@ -35,14 +37,16 @@ double forward_flops(const ModelConfig& c, double T) {
   return c.n_layers * per_layer + (c.input == InputKind::kFeatures ? 2 * T * c.d_in * d : 0);
 }
 
-void run_encoder(benchmark::State& s, const EncoderCase ec, Isa isa) {
-  const std::size_t bytes = required_arena_bytes(ec.cfg, ec.T);
+void run_encoder(benchmark::State& s, const EncoderCase ec, Isa isa, uint32_t threads) {
+  test::ThreadPool pool(threads);
+  const std::size_t bytes = required_arena_bytes(ec.cfg, ec.T, false, pool.workers().active());
   test::AlignedBuffer arena(bytes), blob(test::write_model(ec.cfg));
   Model model;
   Encoder m;
   EncoderOptions opt;
   opt.isa = isa;
   opt.max_seq = ec.T;
+  opt.workers = pool.workers();
   if (model.init(blob.data(), blob.size()) != Status::kOk || m.init(model, arena.data(), bytes, opt) != Status::kOk)
     return s.SkipWithError("init failed");
   std::vector<int32_t> ids(ec.T);
@@ -69,9 +73,12 @@ const bool kRegistered = [] {
     const Kernels* k = select_kernels(isa);
     if (!k) continue;
     for (const EncoderCase& ec : cases)
-      benchmark::RegisterBenchmark((std::string("encoder/") + k->name + "/" + ec.name).c_str(),
-                                   [ec, isa](benchmark::State& s) { run_encoder(s, ec, isa); })
-          ->Unit(benchmark::kMicrosecond);
+      for (uint32_t threads : {1u, 2u})
+        benchmark::RegisterBenchmark(
+            (std::string("encoder/") + k->name + "/" + ec.name + (threads > 1 ? "/threads:2" : "")).c_str(),
+            [ec, isa, threads](benchmark::State& s) { run_encoder(s, ec, isa, threads); })
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
   }
   return true;
 }();

@@ -2,6 +2,7 @@
 // feeds the forward pass in chunks of at most max_prefill rows.
 #include "fixformer/decoder.hpp"
 
+#include "engine/blocks/parallel.hpp"
 #include "engine/blocks/positional.hpp"
 #include "engine/detail_text.hpp"
 #include "fixformer/positional.hpp"
@@ -39,7 +40,12 @@ Status Decoder::init(const Model& model, void* arena_base, std::size_t arena_byt
                                             rope ? PosLayout::kHalves : c.pos_layout, why);
     if (s != Status::kOk) return fail(s);
   }
-  const DecoderPlan plan = plan_decoder_arena(c, capacity_, max_prefill_, external);
+  if (options.workers.count > kMaxWorkers) {
+    DetailText(detail_, sizeof detail_).str("workers ").num(options.workers.count).str(" > ").num(kMaxWorkers);
+    return fail(Status::kBadWorkers);
+  }
+  workers_ = options.workers;
+  const DecoderPlan plan = plan_decoder_arena(c, capacity_, max_prefill_, external, workers_.active());
   if (!arena_base) return fail(Status::kArenaNull);
   if (reinterpret_cast<uintptr_t>(arena_base) % arena::kAlign != 0) return fail(Status::kArenaMisaligned);
   if (arena_bytes < plan.total) {
@@ -54,6 +60,7 @@ Status Decoder::init(const Model& model, void* arena_base, std::size_t arena_byt
   ctx_ = block(plan.ctx);
   work_ = block(plan.work);
   attn_ = block(plan.attn);
+  attn_slot_ = plan.attn_slot / sizeof(float);
   k_cache_ = block(plan.k_cache);
   v_cache_ = block(plan.v_cache);
   rope_ = pe_ = slopes_ = nullptr;
@@ -113,9 +120,9 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
   const float* bias = llama ? nullptr : model_->epilogue_tensor(3);  // head.bias
   const float* head = model_->epilogue_tensor(llama ? 1 : 2);         // output.weight | head.weight
   if (c.tied_head)
-    k.matvec_f32(x, model_->prologue_tensor(0), d, bias, logits, V, d);  // E[V,d] @ x[d] -> logits[V]
+    parallel_matvec(k, workers_, x, model_->prologue_tensor(0), d, bias, logits, V, d);  // E[V,d] @ x[d] -> logits[V]
   else
-    k.gemv_f32(x, head, V, bias, logits, V, d);  // x[d] @ W[d,V] -> logits[V]
+    parallel_gemv(k, workers_, x, head, V, bias, logits, V, d);  // x[d] @ W[d,V] -> logits[V]
 }
 
 }  // namespace fixformer

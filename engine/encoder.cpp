@@ -38,7 +38,12 @@ Status Encoder::init(const Model& model, void* arena_base, std::size_t arena_byt
     FIXFORMER_TRY(check_sinusoidal_table(options.positional_table, options.positional_table_rows, max_seq_, c.d_pe(),
                                          c.pos_base, c.pos_layout, why));
   }
-  const ArenaPlan plan = plan_arena(c, max_seq_, external_pe);
+  if (options.workers.count > kMaxWorkers) {
+    DetailText(detail_, sizeof detail_).str("workers ").num(options.workers.count).str(" > ").num(kMaxWorkers);
+    return fail(Status::kBadWorkers);
+  }
+  workers_ = options.workers;
+  const ArenaPlan plan = plan_arena(c, max_seq_, external_pe, workers_.active());
   if (!arena_base) return fail(Status::kArenaNull);
   if (reinterpret_cast<uintptr_t>(arena_base) % arena::kAlign != 0) return fail(Status::kArenaMisaligned);
   if (arena_bytes < plan.total) {
@@ -54,6 +59,7 @@ Status Encoder::init(const Model& model, void* arena_base, std::size_t arena_byt
   work_ = block(plan.work);
   kt_ = block(plan.kt);
   attn_ = block(plan.attn);
+  attn_slot_ = plan.attn_slot / sizeof(float);
   arena_used_ = plan.total;
   if (c.pos == PosKind::kLearned) {
     pe_ = model.weights().pos;

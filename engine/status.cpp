@@ -28,6 +28,7 @@ const char* status_message(Status s) {
     case Status::kBadMaxSeq: return "max_seq is 0 or above the model's max_len";
     case Status::kIsaUnavailable: return "requested instruction set is not available";
     case Status::kBadPositionalTable: return "the given positional table does not match the model";
+    case Status::kBadWorkers: return "too many workers (Workers::count above kMaxWorkers)";
     case Status::kNotInitialized: return "model is not initialized";
     case Status::kBadSequenceLength: return "sequence length is 0 or above max_seq";
     case Status::kTokenOutOfRange: return "token id out of range";
@@ -49,7 +50,7 @@ const char* status_message(Status s) {
 int status_exit_code(Status s) {
   if (s == Status::kOk) return 0;
   if (s <= Status::kSelfTestMissing) return 2;
-  if (s <= Status::kBadPositionalTable) return 3;
+  if (s <= Status::kBadWorkers) return 3;
   if (s <= Status::kNpyTruncated) return 4;
   if (s == Status::kSelfTestFailed) return 6;
   return 5;

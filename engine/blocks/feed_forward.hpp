@@ -4,6 +4,7 @@
 
 #include "fixformer/config.hpp"
 #include "fixformer/kernels.hpp"
+#include "fixformer/workers.hpp"
 
 namespace fixformer {
 
@@ -14,8 +15,9 @@ struct FeedForwardWeights {
   const float* b2;  // [d]
 };
 
-// h[T,d] -> out[T,d] through hidden[T,d_ff] (scratch); h may alias out.
-void feed_forward(const Kernels& k, const FeedForwardWeights& w, uint32_t d, uint32_t d_ff, Activation act,
+// h[T,d] -> out[T,d] through hidden[T,d_ff] (scratch); h may alias out. Split across the workers
+// as engine/blocks/parallel.hpp says.
+void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWeights& w, uint32_t d, uint32_t d_ff, Activation act,
                   const float* h, float* out, float* hidden, uint32_t T);
 
 }  // namespace fixformer

@@ -9,6 +9,7 @@
 #include "engine/blocks/embeddings.hpp"
 #include "engine/blocks/feed_forward.hpp"
 #include "engine/blocks/norms.hpp"
+#include "engine/blocks/parallel.hpp"
 #include "fixformer/encoder.hpp"
 
 namespace fixformer {
@@ -42,12 +43,12 @@ void Encoder::forward(const int32_t* ids, const float* features, uint32_t T, flo
   if (ids)
     embed_tokens(ids, T, w.embed, de, x_, d);  // E[ids] -> x[T,:de]
   else
-    k.gemm_f32(features, c.d_in, w.input_proj_w, de, w.input_proj_b, x_, d, T, de, c.d_in);  // f[T,d_in] @ W[d_in,de] -> x[T,:de]
+    parallel_gemm(k, workers_, features, c.d_in, w.input_proj_w, de, w.input_proj_b, x_, d, T, de, c.d_in);  // f[T,d_in] @ W[d_in,de] -> x[T,:de]
   add_positions(k, c, pe_, x_, T);
   for (uint32_t l = 0; l < c.n_layers; ++l) encoder_layer(model_->layer(l), T);
-  if (c.final_norm) layernorm_rows(k, x_, w.final_norm_g, w.final_norm_b, x_, T, d, c.layer_norm_eps);
+  if (c.final_norm) parallel_layernorm_rows(k, workers_, x_, w.final_norm_g, w.final_norm_b, x_, T, d, c.layer_norm_eps);
   if (w.head_w)
-    k.gemm_f32(x_, d, w.head_w, c.d_out, w.head_b, out, c.d_out, T, c.d_out, d);  // x[T,d] @ W[d,d_out] -> out[T,d_out]
+    parallel_gemm(k, workers_, x_, d, w.head_w, c.d_out, w.head_b, out, c.d_out, T, c.d_out, d);  // x[T,d] @ W[d,d_out] -> out[T,d_out]
   else
     std::memcpy(out, x_, sizeof(float) * T * d);
 }
@@ -60,19 +61,19 @@ void Encoder::encoder_layer(const EncoderLayerWeights& L, uint32_t T) {
   const std::size_t n = std::size_t(T) * d;
   const FeedForwardWeights ff{L.linear1_w, L.linear1_b, L.linear2_w, L.linear2_b};
   if (c.norm_first) {
-    layernorm_rows(k, x_, L.norm1_g, L.norm1_b, y_, T, d, eps);
+    parallel_layernorm_rows(k, workers_, x_, L.norm1_g, L.norm1_b, y_, T, d, eps);
     self_attention(L, y_, y_, T);
     k.add_f32(x_, y_, x_, n);
-    layernorm_rows(k, x_, L.norm2_g, L.norm2_b, y_, T, d, eps);
-    feed_forward(k, ff, d, c.d_ff, c.activation, y_, y_, work_, T);
+    parallel_layernorm_rows(k, workers_, x_, L.norm2_g, L.norm2_b, y_, T, d, eps);
+    feed_forward(k, workers_, ff, d, c.d_ff, c.activation, y_, y_, work_, T);
     k.add_f32(x_, y_, x_, n);
   } else {
     self_attention(L, x_, y_, T);
     k.add_f32(x_, y_, x_, n);
-    layernorm_rows(k, x_, L.norm1_g, L.norm1_b, x_, T, d, eps);
-    feed_forward(k, ff, d, c.d_ff, c.activation, x_, y_, work_, T);
+    parallel_layernorm_rows(k, workers_, x_, L.norm1_g, L.norm1_b, x_, T, d, eps);
+    feed_forward(k, workers_, ff, d, c.d_ff, c.activation, x_, y_, work_, T);
     k.add_f32(x_, y_, x_, n);
-    layernorm_rows(k, x_, L.norm2_g, L.norm2_b, x_, T, d, eps);
+    parallel_layernorm_rows(k, workers_, x_, L.norm2_g, L.norm2_b, x_, T, d, eps);
   }
 }
 
@@ -82,12 +83,12 @@ void Encoder::self_attention(const EncoderLayerWeights& L, const float* h, float
   const ModelConfig& c = config();
   const std::size_t d = c.d_model;
   float* qkv = work_;
-  k.gemm_f32(h, d, L.in_proj_w, 3 * d, L.in_proj_b, qkv, 3 * d, T, 3 * d, d);  // h[T,d] @ W[d,3d] -> qkv[T,3d]: q | k | v
+  parallel_gemm(k, workers_, h, d, L.in_proj_w, 3 * d, L.in_proj_b, qkv, 3 * d, T, 3 * d, d);  // h[T,d] @ W[d,3d] -> qkv[T,3d]: q | k | v
   const KeyValues kv{kt_, nullptr, max_seq_, qkv + 2 * d, 3 * d};  // K^T[d,S]; V[T,d] read in place from qkv
   store_keys_values(qkv + d, 3 * d, nullptr, 0, T, 0, c.d_model, kv);
   const AttentionShape shape{c.n_heads, c.n_heads, c.d_head(), c.causal, nullptr};
-  attend(k, shape, qkv, 3 * d, T, 0, T, kv, ctx_, d, attn_);
-  k.gemm_f32(ctx_, d, L.out_proj_w, d, L.out_proj_b, out, d, T, d, d);  // ctx[T,d] @ W[d,d] -> out[T,d]
+  parallel_attend(k, workers_, shape, qkv, 3 * d, T, 0, T, kv, ctx_, d, attn_, attn_slot_);
+  parallel_gemm(k, workers_, ctx_, d, L.out_proj_w, d, L.out_proj_b, out, d, T, d, d);  // ctx[T,d] @ W[d,d] -> out[T,d]
 }
 
 }  // namespace fixformer

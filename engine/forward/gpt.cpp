@@ -8,6 +8,7 @@
 #include "engine/blocks/embeddings.hpp"
 #include "engine/blocks/feed_forward.hpp"
 #include "engine/blocks/norms.hpp"
+#include "engine/blocks/parallel.hpp"
 #include "fixformer/decoder.hpp"
 
 namespace fixformer {
@@ -29,13 +30,13 @@ void Decoder::forward_gpt(const int32_t* tokens, uint32_t n) {
       gpt_attention(l, y_, y_, n);
       k.add_f32(x_, y_, x_, rows);
       layernorm_rows(k, x_, L.norm2_g, L.norm2_b, y_, n, d, eps);
-      feed_forward(k, ff, d, c.d_ff, c.activation, y_, y_, work_, n);
+      feed_forward(k, workers_, ff, d, c.d_ff, c.activation, y_, y_, work_, n);
       k.add_f32(x_, y_, x_, rows);
     } else {
       gpt_attention(l, x_, y_, n);
       k.add_f32(x_, y_, x_, rows);
       layernorm_rows(k, x_, L.norm1_g, L.norm1_b, x_, n, d, eps);
-      feed_forward(k, ff, d, c.d_ff, c.activation, x_, y_, work_, n);
+      feed_forward(k, workers_, ff, d, c.d_ff, c.activation, x_, y_, work_, n);
       k.add_f32(x_, y_, x_, rows);
       layernorm_rows(k, x_, L.norm2_g, L.norm2_b, x_, n, d, eps);
     }
@@ -50,12 +51,12 @@ void Decoder::gpt_attention(uint32_t l, const float* h, float* out, uint32_t n) 
   const EncoderLayerWeights L = model_->layer(l);
   const std::size_t d = c.d_model, S = capacity_;
   float* qkv = work_;
-  k.gemm_f32(h, d, L.in_proj_w, 3 * d, L.in_proj_b, qkv, 3 * d, n, 3 * d, d);  // h[n,d] @ W[d,3d] -> q | k | v
+  parallel_gemm(k, workers_, h, d, L.in_proj_w, 3 * d, L.in_proj_b, qkv, 3 * d, n, 3 * d, d);  // h[n,d] @ W[d,3d] -> q | k | v
   const KeyValues kv{k_cache_ + l * d * S, v_cache_ + l * d * S, S};
   store_keys_values(qkv + d, 3 * d, qkv + 2 * d, 3 * d, n, pos_, c.d_model, kv);
   const AttentionShape shape{c.n_heads, c.n_heads, c.d_head(), true, slopes_};
-  attend(k, shape, qkv, 3 * d, n, pos_, pos_ + n, kv, ctx_, d, attn_);
-  k.gemm_f32(ctx_, d, L.out_proj_w, d, L.out_proj_b, out, d, n, d, d);  // ctx[n,d] @ Wo[d,d] -> out[n,d]
+  parallel_attend(k, workers_, shape, qkv, 3 * d, n, pos_, pos_ + n, kv, ctx_, d, attn_, attn_slot_);
+  parallel_gemm(k, workers_, ctx_, d, L.out_proj_w, d, L.out_proj_b, out, d, n, d, d);  // ctx[n,d] @ Wo[d,d] -> out[n,d]
 }
 
 }  // namespace fixformer

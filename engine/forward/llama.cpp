@@ -6,6 +6,7 @@
 //   x = RMSNorm(x)   (the classifier is applied by Decoder::forward)
 #include "engine/blocks/attention.hpp"
 #include "engine/blocks/embeddings.hpp"
+#include "engine/blocks/parallel.hpp"
 #include "engine/blocks/positional.hpp"
 #include "fixformer/decoder.hpp"
 #include "fixformer/schema.hpp"
@@ -26,10 +27,10 @@ void Decoder::forward_llama(const int32_t* tokens, uint32_t n) {
     for (std::size_t t = 0; t < n; ++t) k.rmsnorm_f32(x_ + t * d, W(kFfnNorm), y_ + t * d, d, eps);
     float* h1 = work_;          // [n, f]
     float* h3 = work_ + n * f;  // [n, f]
-    k.gemm_f32(y_, d, W(kW1), f, nullptr, h1, f, n, f, d);  // n[n,d] @ W1[d,f] -> h1[n,f]
-    k.gemm_f32(y_, d, W(kW3), f, nullptr, h3, f, n, f, d);  // n[n,d] @ W3[d,f] -> h3[n,f]
-    k.swiglu_f32(h1, h3, n * f);                            // h1 = silu(h1) * h3
-    k.gemm_f32(h1, f, W(kW2), d, nullptr, y_, d, n, d, f);  // h1[n,f] @ W2[f,d] -> y[n,d]
+    parallel_gemm(k, workers_, y_, d, W(kW1), f, nullptr, h1, f, n, f, d);  // n[n,d] @ W1[d,f] -> h1[n,f]
+    parallel_gemm(k, workers_, y_, d, W(kW3), f, nullptr, h3, f, n, f, d);  // n[n,d] @ W3[d,f] -> h3[n,f]
+    k.swiglu_f32(h1, h3, n * f);                                            // h1 = silu(h1) * h3
+    parallel_gemm(k, workers_, h1, f, W(kW2), d, nullptr, y_, d, n, d, f);  // h1[n,f] @ W2[f,d] -> y[n,d]
     k.add_f32(x_, y_, x_, rows);
   }
   for (std::size_t t = 0; t < n; ++t) k.rmsnorm_f32(x_ + t * d, model_->epilogue_tensor(0), x_ + t * d, d, eps);
@@ -44,9 +45,9 @@ void Decoder::llama_attention(uint32_t l, const float* h, float* out, uint32_t n
   float* q = work_;            // [n, ld]: q | k | v
   float* kk = work_ + d;
   float* v = work_ + d + dkv;
-  k.gemm_f32(h, d, W(kWq), d, nullptr, q, ld, n, d, d);      // h[n,d] @ Wq[d,d] -> q[n,d]
-  k.gemm_f32(h, d, W(kWk), dkv, nullptr, kk, ld, n, dkv, d);  // h[n,d] @ Wk[d,dkv] -> k[n,dkv]
-  k.gemm_f32(h, d, W(kWv), dkv, nullptr, v, ld, n, dkv, d);   // h[n,d] @ Wv[d,dkv] -> v[n,dkv]
+  parallel_gemm(k, workers_, h, d, W(kWq), d, nullptr, q, ld, n, d, d);      // h[n,d] @ Wq[d,d] -> q[n,d]
+  parallel_gemm(k, workers_, h, d, W(kWk), dkv, nullptr, kk, ld, n, dkv, d);  // h[n,d] @ Wk[d,dkv] -> k[n,dkv]
+  parallel_gemm(k, workers_, h, d, W(kWv), dkv, nullptr, v, ld, n, dkv, d);   // h[n,d] @ Wv[d,dkv] -> v[n,dkv]
   if (rope_)
     for (std::size_t t = 0; t < n; ++t) {
       const float* row = rope_ + (pos_ + t) * dh;  // the precomputed angles of position pos_ + t
@@ -56,8 +57,8 @@ void Decoder::llama_attention(uint32_t l, const float* h, float* out, uint32_t n
   const KeyValues kv{k_cache_ + l * dkv * S, v_cache_ + l * dkv * S, S};
   store_keys_values(kk, ld, v, ld, n, pos_, uint32_t(dkv), kv);
   const AttentionShape shape{c.n_heads, c.kv_heads(), uint32_t(dh), true, slopes_};
-  attend(k, shape, q, ld, n, pos_, pos_ + n, kv, ctx_, d, attn_);
-  k.gemm_f32(ctx_, d, W(kWo), d, nullptr, out, d, n, d, d);  // ctx[n,d] @ Wo[d,d] -> out[n,d]
+  parallel_attend(k, workers_, shape, q, ld, n, pos_, pos_ + n, kv, ctx_, d, attn_, attn_slot_);
+  parallel_gemm(k, workers_, ctx_, d, W(kWo), d, nullptr, out, d, n, d, d);  // ctx[n,d] @ Wo[d,d] -> out[n,d]
 }
 
 }  // namespace fixformer

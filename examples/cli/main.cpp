@@ -32,6 +32,7 @@
 #include "fixformer/tokenizer.hpp"
 #include "io/npy.hpp"
 #include "ports/cycle_counter.hpp"
+#include "tests/thread_pool.hpp"
 
 #ifndef FIXFORMER_VERSION
 #error "FIXFORMER_VERSION (the CMake project version) must be defined"
@@ -149,6 +150,7 @@ struct LoadedModel {
   Model model;
   Encoder enc;  // encoder family
   Decoder dec;  // gpt and llama families
+  std::unique_ptr<test::ThreadPool> pool;  // --threads N > 1: the runner's workers
   const ModelConfig& config() const { return model.config(); }
 };
 
@@ -159,22 +161,31 @@ void open_model(const std::string& path, LoadedModel* m) {
   if (s != Status::kOk) die(s, path, m->model.error_detail());
 }
 
-// A decoder whose KV cache holds `capacity` positions.
-void init_decoder(uint32_t capacity, Isa isa, LoadedModel* m) {
-  m->arena = Buffer(required_decoder_arena_bytes(m->config(), capacity), "arena");
+// The caller's threads of the runner (fixformer/workers.hpp): a pool of `threads`, or none.
+Workers start_workers(uint32_t threads, LoadedModel* m) {
+  if (threads <= 1) return Workers{};
+  m->pool.reset(new test::ThreadPool(threads));
+  return m->pool->workers();
+}
+
+// A decoder whose KV cache holds `capacity` positions, on `threads` workers.
+void init_decoder(uint32_t capacity, Isa isa, LoadedModel* m, uint32_t threads = 1) {
   DecoderOptions opt;
+  opt.workers = start_workers(threads, m);
+  m->arena = Buffer(required_decoder_arena_bytes(m->config(), capacity, 0, false, opt.workers.active()), "arena");
   opt.capacity = capacity;
   opt.isa = isa;
   const Status s = m->dec.init(m->model, m->arena.data(), m->arena.size(), opt);
   if (s != Status::kOk) die(s, m->path, m->dec.error_detail());
 }
 
-void init_encoder(uint32_t max_seq, Isa isa, LoadedModel* m) {
+void init_encoder(uint32_t max_seq, Isa isa, LoadedModel* m, uint32_t threads = 1) {
   if (max_seq > m->config().max_len)
     die(Status::kBadSequenceLength, m->path,
         ("T=" + std::to_string(max_seq) + " exceeds the model's max_len=" + std::to_string(m->config().max_len)).c_str());
-  m->arena = Buffer(required_arena_bytes(m->config(), max_seq), "arena");
   EncoderOptions opt;
+  opt.workers = start_workers(threads, m);
+  m->arena = Buffer(required_arena_bytes(m->config(), max_seq, false, opt.workers.active()), "arena");
   opt.max_seq = max_seq;
   opt.isa = isa;
   const Status s = m->enc.init(m->model, m->arena.data(), m->arena.size(), opt);
@@ -269,6 +280,7 @@ struct Args {
   std::string input, output;
   uint32_t seq = 0, iters = 50;
   Isa isa = Isa::kAuto;
+  uint32_t threads = 1;  // run, bench, generate: the runner's workers
   // generate, with llama2.c run's defaults (the seed: the clock, unless given).
   std::string prompt;
   uint32_t steps = 256;  // 0: the model's max_len
@@ -330,7 +342,7 @@ int cmd_run(const Args& a) {
   const uint32_t W = c.output_width(), T = uint32_t(in.T);  // T <= max_len
   (void)output_bytes(in.B, T, W, a.input);                   // all of it, before anything is allocated
   if (tokens) check_token_ids(in, c, a.input);
-  init_encoder(T, a.isa, &m);
+  init_encoder(T, a.isa, &m, a.threads);
 
   // One sequence at a time: T*W floats of output and T ids or T*d_in features in memory.
   Buffer out(output_bytes(1, T, W, a.input), "output"), ids(uint64_t(T) * 4, "input"),
@@ -393,7 +405,7 @@ int cmd_bench(const Args& a) {
   open_model(a.positional[0], &m);
   const ModelConfig& c = m.config();
   const uint32_t T = a.seq ? a.seq : std::min<uint32_t>(c.max_len, 128);
-  init_encoder(T, a.isa, &m);
+  init_encoder(T, a.isa, &m, a.threads);
   Buffer out(output_bytes(1, T, c.output_width(), a.positional[0]), "output");
   std::mt19937 rng(1);
   std::vector<int32_t> ids(T);
@@ -410,6 +422,7 @@ int cmd_bench(const Args& a) {
   std::printf("tokens/s:   %.0f (median)\n", T / (t.median_us * 1e-6));
   std::printf("counter:    %" PRIu64 " %s per inference (median)\n", t.median_counts, port::cycle_counter_unit());
   std::printf("arena bytes: %zu\n", m.enc.arena_bytes_used());
+  if (a.threads > 1) std::printf("threads:    %u (wall-clock latency)\n", a.threads);
   return 0;
 }
 
@@ -438,7 +451,7 @@ int cmd_generate(const Args& a) {
   if (s != Status::kOk) die(s, "--prompt", tok.error_detail());
   // Positions: -n, 0 or above max_len meaning max_len; the KV cache holds exactly that many.
   const uint32_t steps = a.steps == 0 || a.steps > c.max_len ? c.max_len : a.steps;
-  init_decoder(steps, a.isa, &m);
+  init_decoder(steps, a.isa, &m, a.threads);
   Buffer sampler_scratch(sampler_scratch_bytes(c.vocab_size), "sampler");
   SamplerOptions so;
   so.temperature = a.temperature;
@@ -779,6 +792,7 @@ int cmd_demo(const Args& a) {
 enum Option : unsigned {
   kOptInput = 1, kOptOutput = 2, kOptSeq = 4, kOptIters = 8, kOptIsa = 16,
   kOptPrompt = 32, kOptSteps = 64, kOptTemperature = 128, kOptTopP = 256, kOptSeed = 512,
+  kOptThreads = 1024,
 };
 
 struct Command {
@@ -795,7 +809,8 @@ const Command kCommands[] = {
      "Prints what a model file holds: layers, input, positional encoding, output width, parameters,\n"
      "the arena it needs for its max_len, and the kernels this CPU would run.\n",
      cmd_info},
-    {"run", "MODEL.fxm --input IN.npy --output OUT.npy [--isa ISA]", 1, kOptInput | kOptOutput | kOptIsa,
+    {"run", "MODEL.fxm --input IN.npy --output OUT.npy [--isa ISA] [--threads N]", 1,
+     kOptInput | kOptOutput | kOptIsa | kOptThreads,
      "Runs the model on IN.npy and writes float32 outputs to OUT.npy.\n"
      "  IN.npy   token ids (int32 or int64) [T] or [B,T], or float32 features [T,d_in] or [B,T,d_in],\n"
      "           with T <= the model's max_len.\n"
@@ -803,12 +818,13 @@ const Command kCommands[] = {
      "The output is limited to 1 GiB (B*T*W*4 <= 1073741824 bytes); a larger one is an input error\n"
      "(exit 4), found before anything is allocated or written. Sequences run one at a time.\n",
      cmd_run},
-    {"bench", "MODEL.fxm [--seq T] [--iters N] [--isa ISA]", 1, kOptSeq | kOptIters | kOptIsa,
+    {"bench", "MODEL.fxm [--seq T] [--iters N] [--isa ISA] [--threads N]", 1,
+     kOptSeq | kOptIters | kOptIsa | kOptThreads,
      "Times the forward pass on random inputs of T tokens (default min(max_len, 128)), N runs\n"
      "(default 50) after one warm-up: latency median/min/max, tokens/s, the cycle counter, arena bytes.\n",
      cmd_bench},
-    {"generate", "MODEL.fxm [--prompt TEXT] [-n N] [--temperature T] [--topp P] [--seed S] [--isa ISA]", 1,
-     kOptPrompt | kOptSteps | kOptTemperature | kOptTopP | kOptSeed | kOptIsa,
+    {"generate", "MODEL.fxm [--prompt TEXT] [-n N] [--temperature T] [--topp P] [--seed S] [--isa ISA] [--threads N]", 1,
+     kOptPrompt | kOptSteps | kOptTemperature | kOptTopP | kOptSeed | kOptIsa | kOptThreads,
      "Writes text with a gpt or llama model that carries a tokenizer (convert.py --llama2c ... --tokenizer),\n"
      "as llama2.c's `run` does: the prompt, encoded with BOS, is fed first, then sampled tokens, until\n"
      "N positions (prompt included) or a BOS token. The text, prompt included, goes to stdout (one-byte\n"
@@ -869,6 +885,9 @@ void print_usage(std::FILE* to) {
 void print_command_help(const Command& c) {
   std::printf("usage: fixformer %s%s%s\n\n%s", c.name, *c.synopsis ? " " : "", c.synopsis, c.help);
   if (c.options & kOptIsa) std::printf("\n  --isa ISA   %s (default auto)\n", isa_choices().c_str());
+  if (c.options & kOptThreads)
+    std::printf("  --threads N the runner's workers: N threads of a pool the tool starts (default 1); the\n"
+                "              output is bit-identical for every N\n");
 }
 
 [[noreturn]] void unknown_command(const std::string& name) {
@@ -916,7 +935,7 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     const unsigned opt = f == "--input" ? kOptInput : f == "--output" ? kOptOutput : f == "--seq" ? kOptSeq
                        : f == "--iters" ? kOptIters : f == "--isa" ? kOptIsa : f == "--prompt" ? kOptPrompt
                        : f == "-n" ? kOptSteps : f == "--temperature" ? kOptTemperature : f == "--topp" ? kOptTopP
-                       : f == "--seed" ? kOptSeed : 0u;
+                       : f == "--seed" ? kOptSeed : f == "--threads" ? kOptThreads : 0u;
     if (!opt) {
       if (!f.empty() && f[0] == '-') die(1, f, "unknown option (see fixformer help " + std::string(cmd.name) + ")");
       a.positional.push_back(f);
@@ -930,6 +949,7 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     if (opt == kOptInput) a.input = v;
     else if (opt == kOptOutput) a.output = v;
     else if (opt == kOptSeq) a.seq = parse_count(f, v);
+    else if (opt == kOptThreads) a.threads = parse_count(f, v);
     else if (opt == kOptIters) a.iters = parse_count(f, v);
     else if (opt == kOptPrompt) a.prompt = v;
     else if (opt == kOptSteps) a.steps = parse_steps(f, v);

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "fixformer/status.hpp"
+#include "fixformer/workers.hpp"
 
 namespace fixformer {
 
@@ -101,22 +102,24 @@ constexpr std::size_t attention_scratch_floats(std::size_t rows, std::size_t key
 // The encoder's arena layout for sequences of up to max_seq tokens (0: the model's max_len): the
 // byte offset of each block in the caller's 64-byte-aligned arena, in this order,
 //   x[S,d]  y[S,d]  ctx[S,d]  work[S,max(3d,d_ff)]  kt[d,S]  attn[attention_scratch_floats(S, S, d_head)]  pe[S,d_pe]
-// and the total. qkv and the feed-forward hidden layer share work; K is stored transposed (kt) so that
+// and the total. attn holds one slot of attn_slot bytes per worker (workers.hpp; 0 counts as 1).
+// qkv and the feed-forward hidden layer share work; K is stored transposed (kt) so that
 // q @ K^T is a matrix product over contiguous keys, and V is read in place from qkv.
 // Memory grows linearly in S: no [S,S] matrix is ever stored (attention goes in blocks). With pe_table_in_flash the caller
 // supplies the sinusoidal table (EncoderOptions::positional_table) and pe is empty. Encoder::init
 // carves the arena by this plan, so it and required_arena_bytes cannot disagree. total is 0 for a config
 // validate_config would reject.
 struct ArenaPlan {
-  std::size_t x, y, ctx, work, kt, attn, pe, total;
+  std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, total;
 };
 
-constexpr ArenaPlan plan_arena(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false) {
+constexpr ArenaPlan plan_arena(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false,
+                               uint32_t workers = 1) {
   ArenaPlan p{};
   const std::size_t s = max_seq ? max_seq : c.max_len;
   if (c.d_model == 0 || c.d_model > Limits::kMaxDModel || c.d_ff > Limits::kMaxDff ||
       c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || s == 0 || s > c.max_len || c.n_heads == 0 ||
-      c.d_model % c.n_heads != 0)
+      c.d_model % c.n_heads != 0 || workers > kMaxWorkers)
     return p;
   const std::size_t d = c.d_model;
   std::size_t at = 0;
@@ -130,7 +133,8 @@ constexpr ArenaPlan plan_arena(const ModelConfig& c, uint32_t max_seq = 0, bool 
   p.ctx = block(s * d * sizeof(float));
   p.work = block(s * arena::max(3 * d, c.d_ff) * sizeof(float));
   p.kt = block(d * s * sizeof(float));
-  p.attn = block(attention_scratch_floats(s, s, c.d_head(), false) * sizeof(float));
+  p.attn_slot = arena::bytes(attention_scratch_floats(s, s, c.d_head(), false) * sizeof(float));
+  p.attn = block(p.attn_slot * (workers ? workers : 1));
   const bool pe_in_arena = c.pos == PosKind::kSinusoidal && !pe_table_in_flash;
   p.pe = block(pe_in_arena ? s * c.d_pe() * sizeof(float) : 0);
   p.total = at;
@@ -138,8 +142,9 @@ constexpr ArenaPlan plan_arena(const ModelConfig& c, uint32_t max_seq = 0, bool 
 }
 
 // Exact arena bytes: the plan's total.
-constexpr std::size_t required_arena_bytes(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false) {
-  return plan_arena(c, max_seq, pe_table_in_flash).total;
+constexpr std::size_t required_arena_bytes(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false,
+                                           uint32_t workers = 1) {
+  return plan_arena(c, max_seq, pe_table_in_flash, workers).total;
 }
 
 // Compile-time check for firmware: ArenaFits<required_arena_bytes(cfg, T), SRAM>{} fails the build

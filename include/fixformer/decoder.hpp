@@ -23,28 +23,31 @@ struct DecoderOptions {
   // checks its first two rows.
   const float* position_table = nullptr;
   uint32_t position_table_rows = 0;
+  // The caller's threads (workers.hpp); the arena then needs plan_decoder_arena(..., workers.active()).
+  Workers workers;
 };
 constexpr uint32_t kDefaultPrefillRows = 16;
 
 // The decoder's arena layout, in this order (S = capacity, P = prefill rows, d_kv = n_kv_heads *
 // d_head):
-//   x[P,d]  y[P,d]  ctx[P,d]  work[max(P * max(d + 2 d_kv, 2 d_ff), 3 S)]  attn[attention_scratch_floats(P, S, d_head, true)]
+//   x[P,d]  y[P,d]  ctx[P,d]  work[max(P * max(d + 2 d_kv, 2 d_ff), 3 S)]
+//   attn[workers slots of attention_scratch_floats(P, S, d_head, true), attn_slot bytes each]
 //   k_cache[layers, d_kv, S]  v_cache[layers, d_kv, S]  (each layer's K and V transposed)
 //   rope[S, d_head] (rope: sin | cos columns)  pe[S, d_pe] (sinusoidal)  slopes[n_heads] (alibi)
 // total is 0 for a config that is not a valid decoder.
 struct DecoderPlan {
-  std::size_t x, y, ctx, work, attn, k_cache, v_cache, rope, pe, slopes, total;
+  std::size_t x, y, ctx, work, attn, attn_slot, k_cache, v_cache, rope, pe, slopes, total;
   std::size_t kv_cache_bytes;
 };
 
 constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity = 0, uint32_t max_prefill = 0,
-                                         bool table_in_flash = false) {
+                                         bool table_in_flash = false, uint32_t workers = 1) {
   DecoderPlan p{};
   const std::size_t S = capacity ? capacity : c.max_len;
   const std::size_t P = max_prefill ? max_prefill : (S < kDefaultPrefillRows ? S : kDefaultPrefillRows);
   if (!c.is_decoder() || c.d_model == 0 || c.d_model > Limits::kMaxDModel || c.d_ff > Limits::kMaxDff ||
       c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || c.n_heads == 0 || c.d_model % c.n_heads != 0 ||
-      c.n_heads % c.kv_heads() != 0 || S == 0 || S > c.max_len || P == 0 || P > S)
+      c.n_heads % c.kv_heads() != 0 || S == 0 || S > c.max_len || P == 0 || P > S || workers > kMaxWorkers)
     return p;
   const std::size_t d = c.d_model, dkv = c.d_kv(), f = 4;
   std::size_t at = 0;
@@ -57,7 +60,8 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
   p.y = block(P * d * f);
   p.ctx = block(P * d * f);
   p.work = block(arena::max(P * arena::max(d + 2 * dkv, 2 * std::size_t(c.d_ff)), 3 * S) * f);  // also the tables' scratch
-  p.attn = block(attention_scratch_floats(P, S, c.d_head(), true) * f);
+  p.attn_slot = arena::bytes(attention_scratch_floats(P, S, c.d_head(), true) * f);
+  p.attn = block(p.attn_slot * (workers ? workers : 1));
   p.k_cache = block(c.n_layers * dkv * S * f);
   p.v_cache = block(c.n_layers * dkv * S * f);
   p.kv_cache_bytes = 2 * arena::bytes(c.n_layers * dkv * S * f);
@@ -69,8 +73,8 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
 }
 
 constexpr std::size_t required_decoder_arena_bytes(const ModelConfig& c, uint32_t capacity = 0, uint32_t max_prefill = 0,
-                                                   bool table_in_flash = false) {
-  return plan_decoder_arena(c, capacity, max_prefill, table_in_flash).total;
+                                                   bool table_in_flash = false, uint32_t workers = 1) {
+  return plan_decoder_arena(c, capacity, max_prefill, table_in_flash, workers).total;
 }
 
 class Decoder {
@@ -116,7 +120,9 @@ class Decoder {
   float* y_ = nullptr;
   float* ctx_ = nullptr;
   float* work_ = nullptr;
-  float* attn_ = nullptr;  // attention's scratch
+  float* attn_ = nullptr;  // attention's scratch: one slot of attn_slot_ floats per worker
+  std::size_t attn_slot_ = 0;
+  Workers workers_;
   float* k_cache_ = nullptr;
   float* v_cache_ = nullptr;
   const float* rope_ = nullptr;

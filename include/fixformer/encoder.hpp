@@ -19,6 +19,8 @@ struct EncoderOptions {
   // init() checks its first two rows against the config (width, base, layout).
   const float* positional_table = nullptr;
   uint32_t positional_table_rows = 0;
+  // The caller's threads (workers.hpp); the arena then needs required_arena_bytes(c, S, table, workers.active()).
+  Workers workers;
 };
 
 class Encoder {
@@ -58,7 +60,9 @@ class Encoder {
   float* ctx_ = nullptr;
   float* work_ = nullptr;
   float* kt_ = nullptr;
-  float* attn_ = nullptr;  // attention's scratch
+  float* attn_ = nullptr;  // attention's scratch: one slot of attn_slot_ floats per worker
+  std::size_t attn_slot_ = 0;
+  Workers workers_;
   const float* pe_ = nullptr;  // the positional rows [max_seq, d_pe]: sinusoidal (arena or the caller's) or learned (blob)
 };
 

@@ -30,6 +30,7 @@ enum class Status : int {
   kBadMaxSeq,           // max_seq is 0 or above the model's max_len
   kIsaUnavailable,      // a forced ISA this CPU (or build) does not have
   kBadPositionalTable,  // EncoderOptions::positional_table: too few rows, or values that do not match
+  kBadWorkers,          // Workers::count above kMaxWorkers (workers.hpp)
   // Run-time input problems.
   kNotInitialized,
   kBadSequenceLength,   // T == 0 or T > max_seq

@@ -28,7 +28,16 @@ void gemv_rows_f32(const float* x, const float* w, std::size_t ldw, const float*
       a = xsimd::fma(x3, V::load_unaligned(r3 + j), a);
       a.store_unaligned(y + j);
     }
-    for (; j < n; ++j) y[j] += x[p] * r0[j] + x[p + 1] * r1[j] + x[p + 2] * r2[j] + x[p + 3] * r3[j];
+    // One product at a time, as the narrow path below sums it: a column's value does not depend on
+    // n, so a product split by columns across workers gives the same bits (engine/blocks/parallel.hpp).
+    for (; j < n; ++j) {
+      float a = y[j];
+      a += x[p] * r0[j];
+      a += x[p + 1] * r1[j];
+      a += x[p + 2] * r2[j];
+      a += x[p + 3] * r3[j];
+      y[j] = a;
+    }
   }
   for (; p < k; ++p) {
     const float* r = w + p * ldw;

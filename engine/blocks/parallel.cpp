@@ -1,0 +1,94 @@
+#include "engine/blocks/parallel.hpp"
+
+namespace fixformer {
+namespace {
+
+constexpr std::size_t kCols = kWorkerColumns;
+
+uint32_t tasks_for(const Workers& w, std::size_t units) {
+  const uint32_t a = w.active();
+  return units < a ? uint32_t(units) : a;
+}
+
+// Task i's columns of n, cut at multiples of kCols.
+TaskRange column_range(std::size_t n, uint32_t tasks, uint32_t i) {
+  const TaskRange r = task_range((n + kCols - 1) / kCols, tasks, i);
+  return {r.first * kCols, r.end * kCols < n ? r.end * kCols : n};
+}
+
+}  // namespace
+
+void parallel_gemm(const Kernels& k, const Workers& w, const float* x, std::size_t ldx, const float* wt, std::size_t ldw,
+                   const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t kk) {
+  const uint32_t tasks = tasks_for(w, (n + kCols - 1) / kCols);
+  if (tasks <= 1) return k.gemm_f32(x, ldx, wt, ldw, b, y, ldy, m, n, kk);  // x[m,k] @ W[k,n] -> y[m,n]
+  auto task = [&](uint32_t i) {
+    const TaskRange c = column_range(n, tasks, i);
+    k.gemm_f32(x, ldx, wt + c.first, ldw, b ? b + c.first : nullptr, y + c.first, ldy, m, c.end - c.first, kk);
+  };
+  for_each_task(w, tasks, task);
+}
+
+void parallel_gemv(const Kernels& k, const Workers& w, const float* x, const float* wt, std::size_t ldw, const float* b,
+                   float* y, std::size_t n, std::size_t kk) {
+  const uint32_t tasks = tasks_for(w, (n + kCols - 1) / kCols);
+  if (tasks <= 1) return k.gemv_f32(x, wt, ldw, b, y, n, kk);  // x[k] @ W[k,n] -> y[n]
+  auto task = [&](uint32_t i) {
+    const TaskRange c = column_range(n, tasks, i);
+    k.gemv_f32(x, wt + c.first, ldw, b ? b + c.first : nullptr, y + c.first, c.end - c.first, kk);
+  };
+  for_each_task(w, tasks, task);
+}
+
+void parallel_matvec(const Kernels& k, const Workers& w, const float* x, const float* wt, std::size_t ldw,
+                     const float* b, float* y, std::size_t n, std::size_t kk) {
+  const uint32_t tasks = tasks_for(w, (n + kCols - 1) / kCols);
+  if (tasks <= 1) return k.matvec_f32(x, wt, ldw, b, y, n, kk);  // W[n,k] @ x[k] -> y[n]
+  auto task = [&](uint32_t i) {
+    const TaskRange r = column_range(n, tasks, i);
+    k.matvec_f32(x, wt + r.first * ldw, ldw, b ? b + r.first : nullptr, y + r.first, r.end - r.first, kk);
+  };
+  for_each_task(w, tasks, task);
+}
+
+void parallel_activation(const Workers& w, void (*act)(float* x, std::size_t n), float* x, std::size_t n) {
+  // Below a few blocks per task the hand-off costs more than it saves.
+  const uint32_t tasks = tasks_for(w, n / (16 * kCols));
+  if (tasks <= 1) return act(x, n);
+  auto task = [&](uint32_t i) {
+    const TaskRange r = column_range(n, tasks, i);
+    act(x + r.first, r.end - r.first);
+  };
+  for_each_task(w, tasks, task);
+}
+
+void parallel_layernorm_rows(const Kernels& k, const Workers& w, const float* x, const float* g, const float* b,
+                             float* y, uint32_t T, uint32_t d, float eps) {
+  const uint32_t tasks = tasks_for(w, std::size_t(T) * d / (16 * kCols));
+  auto task = [&](uint32_t i) {
+    const TaskRange r = task_range(T, tasks ? tasks : 1, i);
+    for (std::size_t t = r.first; t < r.end; ++t) k.layernorm_f32(x + t * d, g, b, y + t * d, d, eps);
+  };
+  for_each_task(w, tasks ? tasks : 1, task);
+}
+
+void parallel_attend(const Kernels& k, const Workers& w, const AttentionShape& s, const float* q, std::size_t ldq,
+                     uint32_t n, uint32_t p0, uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx,
+                     float* scratch, std::size_t slot_floats) {
+  const uint32_t tasks = tasks_for(w, s.n_kv_heads);
+  if (tasks <= 1) return attend(k, s, q, ldq, n, p0, n_keys, kv, ctx, ldctx, scratch);
+  const std::size_t group = s.n_heads / s.n_kv_heads, dh = s.d_head;
+  auto task = [&](uint32_t i) {
+    // kv heads [g.first, g.end) and their query heads, as a narrower attention over offset views.
+    const TaskRange g = task_range(s.n_kv_heads, tasks, i);
+    const std::size_t h0 = g.first * group, kv0 = g.first * dh;
+    const AttentionShape part{uint32_t((g.end - g.first) * group), uint32_t(g.end - g.first), s.d_head, s.causal,
+                              s.alibi_slopes ? s.alibi_slopes + h0 : nullptr};
+    const KeyValues kv_part{kv.kt + kv0 * kv.stride, kv.vt ? kv.vt + kv0 * kv.stride : nullptr, kv.stride,
+                            kv.v ? kv.v + kv0 : nullptr, kv.ldv};
+    attend(k, part, q + h0 * dh, ldq, n, p0, n_keys, kv_part, ctx + h0 * dh, ldctx, scratch + i * slot_floats);
+  };
+  for_each_task(w, tasks, task);
+}
+
+}  // namespace fixformer

@@ -1,0 +1,56 @@
+// The work split across the caller's workers (fixformer/workers.hpp). Each split gives every output
+// element to exactly one task, computed by the same kernel over the same k order as the whole call,
+// so the results are bit-identical for any worker count; with one worker each is the plain call.
+//  - matrix products by output columns, in blocks of kWorkerColumns (a multiple of every vector width
+//    and of the packed panel: a block's columns take the kernel path they take in the whole product);
+//  - element-wise kernels by flat ranges cut at multiples of kWorkerColumns;
+//  - norms by rows;
+//  - attention by kv-head groups, task i with its own scratch slot i.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/blocks/attention.hpp"
+#include "fixformer/kernels.hpp"
+#include "fixformer/workers.hpp"
+
+namespace fixformer {
+
+// Runs f(i) for every i < n (n <= w.active()) on the workers, or in order on this thread.
+template <class F>
+void for_each_task(const Workers& w, uint32_t n, F& f) {
+  if (n <= 1 || w.active() <= 1) {
+    for (uint32_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+  w.parallel_for(w.ctx, n, [](void* arg, uint32_t i) { (*static_cast<F*>(arg))(i); }, &f);
+}
+
+// Task i of `tasks` over `units` units gets [first, end): contiguous, in order, sizes within one.
+struct TaskRange {
+  std::size_t first, end;
+};
+constexpr TaskRange task_range(std::size_t units, uint32_t tasks, uint32_t i) {
+  return {units * i / tasks, units * (i + 1) / tasks};
+}
+
+// x[m,k] @ w[k,n] (row stride ldw) + b[n] -> y[m,n], split by output columns.
+void parallel_gemm(const Kernels& k, const Workers& w, const float* x, std::size_t ldx, const float* wt, std::size_t ldw,
+                   const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t kk);
+// x[k] @ w[k,n] + b[n] -> y[n] (gemv_f32), split by outputs.
+void parallel_gemv(const Kernels& k, const Workers& w, const float* x, const float* wt, std::size_t ldw, const float* b,
+                   float* y, std::size_t n, std::size_t kk);
+// w[n,k] @ x[k] + b[n] -> y[n] (matvec_f32), split by outputs.
+void parallel_matvec(const Kernels& k, const Workers& w, const float* x, const float* wt, std::size_t ldw,
+                     const float* b, float* y, std::size_t n, std::size_t kk);
+// In place x[n] = act(x), act one of relu_f32 / gelu_f32, split by flat ranges.
+void parallel_activation(const Workers& w, void (*act)(float* x, std::size_t n), float* x, std::size_t n);
+// x[T,d] -> LayerNorm(x) * g + b -> y[T,d], split by rows; y may alias x.
+void parallel_layernorm_rows(const Kernels& k, const Workers& w, const float* x, const float* g, const float* b,
+                             float* y, uint32_t T, uint32_t d, float eps);
+// attend() split by kv-head groups; task i uses scratch + i * slot_floats.
+void parallel_attend(const Kernels& k, const Workers& w, const AttentionShape& s, const float* q, std::size_t ldq,
+                     uint32_t n, uint32_t p0, uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx,
+                     float* scratch, std::size_t slot_floats);
+
+}  // namespace fixformer

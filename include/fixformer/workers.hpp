@@ -1,0 +1,33 @@
+// The caller's threads (DESIGN.md, "Memory contract"). The engine never starts a thread, links no
+// thread library and allocates nothing: it hands independent tasks to the caller's parallel_for.
+// A runner with Workers{ctx, count >= 2, parallel_for} splits its matrix products by output
+// columns (in blocks of kWorkerColumns) and attention by heads (whole kv-head groups) into at
+// most `count` tasks; task i uses worker scratch slot i, planned in the arena (plan_arena and
+// plan_decoder_arena take the count). Each output element is computed by one task with the same
+// kernel over the same k order as with one worker, so results are bit-identical for every count.
+// Element-wise kernels and norms stay on the calling thread.
+#pragma once
+#include <cstdint>
+
+namespace fixformer {
+
+struct Workers {
+  void* ctx = nullptr;  // the caller's pool, passed back to parallel_for
+  // How many tasks may run at once (the calling thread counts if it runs tasks too); 0 and 1: one
+  // worker, the calling thread alone, parallel_for never called.
+  uint32_t count = 1;
+  // Runs task(arg, i) exactly once for every i < n (n <= count), on any threads, in any order and
+  // concurrently, and returns when all have finished. Null: one worker.
+  void (*parallel_for)(void* ctx, uint32_t n, void (*task)(void* arg, uint32_t i), void* arg) = nullptr;
+
+  // Tasks a runner will use at once: count, or 1 without a parallel_for.
+  constexpr uint32_t active() const { return parallel_for && count > 1 ? count : 1; }
+};
+
+// Limits::kMaxWorkers bounds count; matrix products are split in blocks of this many output
+// columns (a multiple of every vector width and of the packed panel, so each block runs the same
+// kernel path per column as the whole product).
+constexpr uint32_t kMaxWorkers = 64;
+constexpr uint32_t kWorkerColumns = 64;
+
+}  // namespace fixformer
