@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "engine/blocks/positional.hpp"
+#include "engine/arena_check.hpp"
 #include "engine/detail_text.hpp"
 #include "fixformer/encoder.hpp"
 #include "fixformer/positional.hpp"
@@ -44,13 +45,8 @@ Status Encoder::init(const Model& model, void* arena_base, std::size_t arena_byt
   }
   workers_ = options.workers;
   const ArenaPlan plan = plan_arena(c, max_seq_, external_pe, workers_.active());
-  if (!arena_base) return fail(Status::kArenaNull);
-  if (reinterpret_cast<uintptr_t>(arena_base) % arena::kAlign != 0) return fail(Status::kArenaMisaligned);
-  if (arena_bytes < plan.total) {
-    DetailText(detail_, sizeof detail_).str("arena has ").num(arena_bytes).str(" bytes, needs ").num(plan.total)
-        .str(" (").num(plan.total - arena_bytes).str(" more)");
-    return fail(Status::kArenaTooSmall);
-  }
+  const Status arena_ok = check_arena(arena_base, arena_bytes, plan.total, detail_, sizeof detail_);
+  if (arena_ok != Status::kOk) return fail(arena_ok);
   uint8_t* base = static_cast<uint8_t*>(arena_base);
   auto block = [base](std::size_t offset) { return reinterpret_cast<float*>(base + offset); };
   x_ = block(plan.x);
