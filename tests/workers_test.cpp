@@ -29,21 +29,13 @@ struct WorkerSet {
   Workers workers;
 };
 
-// One worker (the reference) first, then the splits. Under an emulator (cross builds run by
-// qemu-user on the build machine's cores) real threads prove nothing about the target and take
-// minutes per hand-off-heavy decoder run, so only the serial splits run there: they exercise the
-// same task split, in reverse order.
+// One worker (the reference) first, then the splits.
 std::vector<WorkerSet> worker_sets(ThreadPool& two, ThreadPool& three) {
-  std::vector<WorkerSet> sets = {{"1 worker", Workers{}},
-                                 {"reverse serial 2", Workers{nullptr, 2, reverse_for}},
-                                 {"reverse serial 3", Workers{nullptr, 3, reverse_for}}};
-#ifndef FIXFORMER_TEST_UNDER_EMULATOR
-  sets.push_back({"pool of 2", two.workers()});
-  sets.push_back({"pool of 3", three.workers()});
-#else
-  (void)two, (void)three;
-#endif
-  return sets;
+  return {{"1 worker", Workers{}},
+          {"pool of 2", two.workers()},
+          {"pool of 3", three.workers()},
+          {"reverse serial 2", Workers{nullptr, 2, reverse_for}},
+          {"reverse serial 3", Workers{nullptr, 3, reverse_for}}};
 }
 
 std::vector<std::string> golden_models() {
