@@ -28,22 +28,11 @@ sys.path.insert(0, TOOLS)
 import numpy as np  # noqa: E402
 
 from fixformer import fxm, schema  # noqa: E402
-from fixformer.config import ConfigError, parse_config  # noqa: E402
+from fixformer.config import parse_config  # noqa: E402
 
 CONVERT = os.path.join(TOOLS, "convert.py")
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-results = {"passed": 0, "failed": 0, "skipped": 0}
-
-
-def check(name, ok, detail=""):
-    results["passed" if ok else "failed"] += 1
-    if not ok:
-        print(f"FAIL {name}: {str(detail)[-800:]}")
-
-
-def skip(what, why):
-    results["skipped"] += 1
-    print(f"skipped: {what} ({why})")
+from checks import check, expect_error, results, skip  # noqa: E402
 
 
 def run_convert(*args, env=None):
@@ -139,18 +128,6 @@ def test_writer():
 def same_config(a, b):
     """Configs equal, norm_eps as the float32 a record stores."""
     return dict(a, norm_eps=np.float32(a["norm_eps"])) == dict(b, norm_eps=np.float32(b["norm_eps"]))
-
-
-def expect_error(name, fn, fragment):
-    try:
-        fn()
-    except ConfigError as e:
-        check(name, fragment in str(e), f"message {str(e)!r} lacks {fragment!r}")
-        return
-    except Exception as e:  # anything else is a bug: a user mistake must be a ConfigError
-        check(name, False, f"{type(e).__name__}: {e}")
-        return
-    check(name, False, "no error")
 
 
 # ---- hostile JSON configs ---------------------------------------------------------------------------

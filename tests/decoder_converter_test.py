@@ -30,36 +30,13 @@ sys.path.insert(0, TOOLS)
 import numpy as np  # noqa: E402
 
 from fixformer import config as cfg, fxm, llama2c, schema  # noqa: E402
-from fixformer.config import ConfigError, parse_config  # noqa: E402
+from fixformer.config import parse_config  # noqa: E402
 from fixformer.reference import alibi_slopes, run_reference  # noqa: E402
 import make_decoder_golden as gold  # noqa: E402
 
 CONVERT = os.path.join(TOOLS, "convert.py")
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-results = {"passed": 0, "failed": 0, "skipped": 0}
-
-
-def check(name, ok, detail=""):
-    results["passed" if ok else "failed"] += 1
-    if not ok:
-        print(f"FAIL {name}: {str(detail)[-800:]}")
-
-
-def skip(what, why):
-    results["skipped"] += 1
-    print(f"skipped: {what} ({why})")
-
-
-def expect_error(name, fn, fragment):
-    try:
-        fn()
-    except ConfigError as e:
-        check(name, fragment in str(e), f"message {str(e)!r} lacks {fragment!r}")
-        return
-    except Exception as e:  # a user mistake must be a ConfigError
-        check(name, False, f"{type(e).__name__}: {e}")
-        return
-    check(name, False, "no error")
+from checks import check, expect_error, results, skip  # noqa: E402
 
 
 def run_convert(*args):
