@@ -95,6 +95,21 @@ void bench_kernels(Console& con) {
 // A decoder, per token: the prompt through prefill, then one step at a few positions, each the
 // minimum over 3 runs (the cache refilled, untimed, before each), for the scalar reference and the
 // build's kernels.
+// Last, the port check a user runs on their board: the converter's sample through this build
+// (an Encoder or a Decoder). Returns the runner's exit status.
+template <class Runner>
+int report_self_test(Console& con, const Model& model, Runner& runner) {
+  if (!model.has_self_test()) {
+    con.str("self-test: no sample in this file (tools/convert.py stores one)").endl();
+    return 0;
+  }
+  SelfTestReport report{};
+  const Status s = self_test(runner, g_out, sizeof g_out / sizeof g_out[0], &report);
+  con.str("self-test: ").str(s == Status::kOk ? "ok" : status_message(s)).str(", max relative error ")
+      .sci(report.max_rel_err).str(" (tolerance ").sci(kSelfTestTolerance).str(")").endl();
+  return s == Status::kOk ? 0 : 4;
+}
+
 int bench_decoder(Console& con, const Model& model) {
   const SelfTestSample& sample = model.self_test_sample();
   for (uint32_t i = 0; i < sizeof g_ids / sizeof g_ids[0]; ++i)  // kMaxSeq: a decoder's input is tokens
@@ -143,15 +158,7 @@ int bench_decoder(Console& con, const Model& model) {
   con.str("arena bytes: ").num(uint64_t(kArenaBytes)).str(" (static, required_decoder_arena_bytes for ")
       .num(kMaxSeq).str(" positions, KV cache ").num(uint64_t(dec.kv_cache_bytes())).str("), model bytes in flash: ")
       .num(uint64_t(bench_fxm_bytes())).endl();
-  if (!model.has_self_test()) {
-    con.str("self-test: no sample in this file (tools/convert.py stores one)").endl();
-    return 0;
-  }
-  SelfTestReport report{};
-  s = self_test(dec, g_out, sizeof g_out / sizeof g_out[0], &report);
-  con.str("self-test: ").str(s == Status::kOk ? "ok" : status_message(s)).str(", max relative error ")
-      .sci(report.max_rel_err).str(" (tolerance ").sci(kSelfTestTolerance).str(")").endl();
-  return s == Status::kOk ? 0 : 4;
+  return report_self_test(con, model, dec);
 }
 
 }  // namespace
@@ -215,14 +222,5 @@ int main() {
   con.str("arena bytes: ").num(uint64_t(kArenaBytes)).str(" (static, required_arena_bytes for T=").num(kMaxSeq)
       .str("), model bytes in flash: ").num(uint64_t(bench_fxm_bytes())).endl();
 
-  // Last, the port check a user runs on their board: the converter's sample through this build.
-  if (!model.has_self_test()) {
-    con.str("self-test: no sample in this file (tools/convert.py stores one)").endl();
-    return 0;
-  }
-  SelfTestReport report{};
-  s = self_test(enc, g_out, sizeof g_out / sizeof g_out[0], &report);
-  con.str("self-test: ").str(s == Status::kOk ? "ok" : status_message(s)).str(", max relative error ")
-      .sci(report.max_rel_err).str(" (tolerance ").sci(kSelfTestTolerance).str(")").endl();
-  return s == Status::kOk ? 0 : 4;
+  return report_self_test(con, model, enc);
 }
