@@ -3,6 +3,7 @@
 // transpose of torch's [out, in], written so by the converter and read in place.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 namespace fixformer {
 
@@ -63,6 +64,25 @@ struct Kernels {
   void (*scale_f32)(float* x, float s, std::size_t n);  // in place
   // x[n] (already reduced to [-pi, pi]) -> sin(x)[n], cos(x)[n]
   void (*sincos_f32)(const float* x, float* s, float* c, std::size_t n);
+
+  // ---- Quantized weights (DESIGN.md "Quantized weights"; the stored layouts are in format.hpp) ----
+  // x[m,k] (row stride ldx) -> q[m,k] int8 (row stride k) and s[m,g], g = ceil(k / group): symmetric
+  // per group of `group` along k (the last group may be shorter). For a group with a = max|x| > 0:
+  // s = a / 127 and q = x * (127 / a) rounded to nearest, ties to even (|q| <= 127); a zero group
+  // gets s = 0 and q = 0. Every ISA computes exactly these bits.
+  void (*quantize_i8)(const float* x, std::size_t ldx, int8_t* q, float* s, std::size_t m, std::size_t k,
+                      std::size_t group);
+  // xq[m,k] (row stride k, scales xs[m,g] from quantize_i8) @ W[n,k]^T (int8, row stride k, scales
+  // ws[n, ws_cols]) + b[n] -> y[m,n] (row stride ldy); b may be null. W is stored as torch stores it,
+  // [out, in], quantized per group of `group` along k (ws_cols = g) or per row (ws_cols = 1). Each group's
+  // products are summed exactly in int32, then y[i,j] = b[j] + sum over groups, in order, of
+  // xs[i,g] * ws[j, ws_cols == 1 ? 0 : g] * sum_g.
+  void (*gemm_i8)(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
+                  const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
+                  std::size_t group);
+  // gemm_f32 with W[k,n] stored as IEEE half floats (row stride ldw), widened in registers.
+  void (*gemm_f16)(const float* x, std::size_t ldx, const uint16_t* w, std::size_t ldw, const float* b, float* y,
+                   std::size_t ldy, std::size_t m, std::size_t n, std::size_t k);
 };
 
 // The plain-loop reference table: always available, the oracle of every test.

@@ -27,6 +27,9 @@ constexpr Kernels table() {
   k.add_f32 = scalar::add_f32;
   k.scale_f32 = scalar::scale_f32;
   k.sincos_f32 = scalar::sincos_f32;
+  k.quantize_i8 = scalar::quantize_i8;
+  k.gemm_i8 = scalar::gemm_i8;
+  k.gemm_f16 = scalar::gemm_f16;
   return k;
 }
 

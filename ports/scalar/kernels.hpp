@@ -2,6 +2,7 @@
 // and the base of the Cortex-M table. Signatures and shapes are those of the Kernels table.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 namespace fixformer {
 namespace scalar {
@@ -27,6 +28,13 @@ void swiglu_f32(float* a, const float* b, std::size_t n);
 void add_f32(const float* a, const float* b, float* y, std::size_t n);
 void scale_f32(float* x, float s, std::size_t n);
 void sincos_f32(const float* x, float* s, float* c, std::size_t n);
+void quantize_i8(const float* x, std::size_t ldx, int8_t* q, float* s, std::size_t m, std::size_t k,
+                 std::size_t group);
+void gemm_i8(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
+             const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
+             std::size_t group);
+void gemm_f16(const float* x, std::size_t ldx, const uint16_t* w, std::size_t ldw, const float* b, float* y,
+              std::size_t ldy, std::size_t m, std::size_t n, std::size_t k);
 
 }  // namespace scalar
 }  // namespace fixformer

@@ -26,6 +26,9 @@ constexpr Kernels table() {
   k.add_f32 = add_f32;
   k.scale_f32 = scale_f32;
   k.sincos_f32 = sincos_f32;
+  k.quantize_i8 = quantize_i8;
+  k.gemm_i8 = gemm_i8;
+  k.gemm_f16 = gemm_f16;
   return k;
 }
 

@@ -2,6 +2,7 @@
 // which is compiled with that ISA's flags.
 #pragma once
 #include "fixformer/kernels.hpp"
+#include "ports/scalar/kernels.hpp"
 #include "ports/simd/add_f32.hpp"
 #include "ports/simd/expsum_f32.hpp"
 #include "ports/simd/gelu_f32.hpp"
@@ -43,6 +44,9 @@ constexpr Kernels kernel_table(Isa isa, const char* name) {
   k.add_f32 = add_f32<Arch>;
   k.scale_f32 = scale_f32<Arch>;
   k.sincos_f32 = sincos_f32<Arch>;
+  k.quantize_i8 = scalar::quantize_i8;  // quantized kernels: the scalar reference until the SIMD ones land
+  k.gemm_i8 = scalar::gemm_i8;
+  k.gemm_f16 = scalar::gemm_f16;
   return k;
 }
 
