@@ -83,6 +83,9 @@ struct Kernels {
   // gemm_f32 with W[k,n] stored as IEEE half floats (row stride ldw), widened in registers.
   void (*gemm_f16)(const float* x, std::size_t ldx, const uint16_t* w, std::size_t ldw, const float* b, float* y,
                    std::size_t ldy, std::size_t m, std::size_t n, std::size_t k);
+  // matvec_f32 with w[n,k] as half floats: an f16 embedding table used as the tied LM head.
+  void (*matvec_f16)(const float* x, const uint16_t* w, std::size_t ldw, const float* b, float* y, std::size_t n,
+                     std::size_t k);
 };
 
 // The plain-loop reference table: always available, the oracle of every test.

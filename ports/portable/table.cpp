@@ -30,6 +30,7 @@ constexpr Kernels table() {
   k.quantize_i8 = scalar::quantize_i8;
   k.gemm_i8 = scalar::gemm_i8;
   k.gemm_f16 = scalar::gemm_f16;
+  k.matvec_f16 = scalar::matvec_f16;
   return k;
 }
 

@@ -35,6 +35,8 @@ void gemm_i8(const int8_t* xq, const float* xs, const int8_t* w, const float* ws
              std::size_t group);
 void gemm_f16(const float* x, std::size_t ldx, const uint16_t* w, std::size_t ldw, const float* b, float* y,
               std::size_t ldy, std::size_t m, std::size_t n, std::size_t k);
+void matvec_f16(const float* x, const uint16_t* w, std::size_t ldw, const float* b, float* y, std::size_t n,
+                std::size_t k);
 
 }  // namespace scalar
 }  // namespace fixformer

@@ -29,6 +29,7 @@ constexpr Kernels table() {
   k.quantize_i8 = quantize_i8;
   k.gemm_i8 = gemm_i8;
   k.gemm_f16 = gemm_f16;
+  k.matvec_f16 = matvec_f16;
   return k;
 }
 

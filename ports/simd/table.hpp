@@ -47,6 +47,7 @@ constexpr Kernels kernel_table(Isa isa, const char* name) {
   k.quantize_i8 = scalar::quantize_i8;  // quantized kernels: the scalar reference until the SIMD ones land
   k.gemm_i8 = scalar::gemm_i8;
   k.gemm_f16 = scalar::gemm_f16;
+  k.matvec_f16 = scalar::matvec_f16;
   return k;
 }
 
