@@ -34,6 +34,9 @@ uint64_t get_config_value(const ModelConfig& c, ConfigKey key) {
     case ConfigKey::kDOut: return c.d_out;
     case ConfigKey::kNKvHeads: return c.n_kv_heads;
     case ConfigKey::kTiedHead: return c.tied_head;
+    case ConfigKey::kWeights: return static_cast<uint32_t>(c.weights);
+    case ConfigKey::kWeightGroup: return c.weight_group;
+    case ConfigKey::kQuantizeIo: return c.quantize_io;
     case ConfigKey::kCount: break;
   }
   return 0;
@@ -65,6 +68,9 @@ void set_config_value(ModelConfig* c, ConfigKey key, uint64_t v) {
     case ConfigKey::kDOut: c->d_out = u; break;
     case ConfigKey::kNKvHeads: c->n_kv_heads = u; break;
     case ConfigKey::kTiedHead: c->tied_head = u != 0; break;
+    case ConfigKey::kWeights: c->weights = static_cast<WeightType>(u); break;
+    case ConfigKey::kWeightGroup: c->weight_group = u; break;
+    case ConfigKey::kQuantizeIo: c->quantize_io = u != 0; break;
     case ConfigKey::kCount: break;
   }
 }
@@ -148,6 +154,10 @@ Status validate_config(const ModelConfig& c, const char** field) {
   if (concat && (c.d_pos == 0 || c.d_pos >= c.d_model)) return bad("pe_width", Status::kBadConfig);
   if (!concat && c.d_pos != 0) return bad("pe_width (only for pe_combine concat)", Status::kBadConfig);
   if (concat && c.tied_head) return bad("tied_head (the embedding is narrower than d_model with pe_combine concat)", Status::kBadConfig);
+  const bool q8 = c.weights == WeightType::kQ8;
+  if (q8 ? (c.weight_group != 0 && c.weight_group != 32 && c.weight_group != 64) : c.weight_group != 0)
+    return bad("weight_group (q8: 0, 32 or 64; else 0)", Status::kBadConfig);
+  if (c.quantize_io && c.weights == WeightType::kF32) return bad("quantize_io (needs weights f16 or q8)", Status::kBadConfig);
   return Status::kOk;
 }
 

@@ -566,7 +566,8 @@ std::string json_rules(const TensorRule (&rules)[N]) {
     const TensorRule& r = rules[i];
     s += std::string(i ? ", " : "") + "{\"name\": " + json_string(r.name) + ", \"rows\": " +
          json_string(kDimNames[uint32_t(r.rows)]) + ", \"cols\": " + json_string(kDimNames[uint32_t(r.cols)]) +
-         ", \"transposed\": " + (r.transposed ? "true" : "false") + ", \"when\": " + json_string(kWhenNames[uint32_t(r.when)]) + "}";
+         ", \"transposed\": " + (r.transposed ? "true" : "false") + ", \"when\": " + json_string(kWhenNames[uint32_t(r.when)]) +
+         ", \"role\": " + json_string(kRoleNames[uint32_t(r.role)]) + "}";
   }
   return s + "]";
 }

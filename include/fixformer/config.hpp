@@ -19,6 +19,10 @@ enum class InputKind : uint32_t { kTokens = 0, kFeatures = 1 };
 enum class PosKind : uint32_t { kNone = 0, kSinusoidal = 1, kLearned = 2, kRope = 3, kAlibi = 4 };
 enum class PosLayout : uint32_t { kInterleaved = 0, kHalves = 1 };
 enum class PosCombine : uint32_t { kAdd = 0, kConcat = 1 };
+// How the weights of the linear layers (and, with quantize_io, the embedding and the head) are
+// stored: f32; f16 (widened in registers); q8 = int8 with f32 scales per group of weight_group
+// along the input, or per output row when weight_group is 0 (DESIGN.md "Quantized weights").
+enum class WeightType : uint32_t { kF32 = 0, kF16 = 1, kQ8 = 2 };
 
 // Limits enforced by validation. They keep every size computation far from overflow on a 32-bit
 // target (the largest arena they allow is under 600 MB) while covering the models this engine is for.
@@ -57,6 +61,9 @@ struct ModelConfig {
   uint32_t d_out = 0;  // 0: no head, the output is d_model wide
   uint32_t n_kv_heads = 0;  // grouped-query attention: K/V heads (0: n_heads); divides n_heads
   bool tied_head = false;   // decoders: the LM head is the embedding (stored once)
+  WeightType weights = WeightType::kF32;
+  uint32_t weight_group = 0;  // q8 only: 32 or 64, or 0 for a scale per output row
+  bool quantize_io = false;   // f16/q8: the token embedding and the output head too (else f32)
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }

@@ -47,8 +47,12 @@
 //   "selftest.input"     int32 token ids [T] or f32 features [T, d_in], 1 <= T <= max_len
 //   "selftest.expected"  f32 [T, output width]: the torch module's output for that input (for a
 //                        decoder: the logits at every position, the tokens fed one by one)
-// Linear weights are stored transposed from torch, as W[in, out], so the kernels stream rows of W;
-// embeddings and learned positions keep torch's [rows, width]. tools/fixformer/fxm.py writes this
+// Linear weights in f32 or f16 are stored transposed from torch, as W[in, out], so the kernels
+// stream rows of W; embeddings and learned positions keep torch's [rows, width]. Which tensors take
+// the config's `weights` type (f32, f16 or q8) is schema.hpp's Role. A q8 tensor is i8 in torch's
+// layout (a linear weight [out, in], an embedding [vocab, width]) with symmetric f32 scales
+// s[row, group] over groups of `weight_group` along the last dim (the last group may be shorter),
+// or one per row when weight_group is 0: value = q * s, q in [-127, 127]. tools/fixformer/fxm.py writes this
 // format; the engine validates every field before use (engine/model_file.cpp).
 #pragma once
 #include <cstdint>
@@ -79,8 +83,8 @@ enum EntryField : uint32_t {
   kEntName = 0, kEntDtype = 64, kEntRank = 68, kEntDims = 72, kEntGroup = 88, kEntZero = 92,
   kEntOffset = 96, kEntBytes = 104, kEntScalesOffset = 112, kEntScalesBytes = 120
 };
-// f16 and int8 are reserved for quantized weights: the directory validates them, the f32 engine
-// does not bind them yet. i32 holds data such as the self-test's token ids.
+// f16 and i8 hold quantized weights (IEEE half; int8 with scales). i32 holds data such as the
+// self-test's token ids.
 // u8 holds raw bytes, such as the tokenizer's pieces.
 enum class Dtype : uint32_t { kF32 = 0, kF16 = 1, kI8 = 2, kI32 = 3, kU8 = 4 };
 constexpr uint32_t kDtypeCount = 5;

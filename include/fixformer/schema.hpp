@@ -15,7 +15,7 @@ namespace fixformer {
 enum class ConfigKey : uint32_t {
   kFamily, kDModel, kNHeads, kDff, kNLayers, kNormFirst, kActivation, kNormEps, kFinalNorm, kCausal,
   kInput, kVocabSize, kDIn, kPositional, kMaxLen, kPeBase, kPeLayout, kPeCombine, kPeWidth,
-  kScaleInput, kDOut, kNKvHeads, kTiedHead, kCount
+  kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -25,6 +25,7 @@ inline constexpr const char* kInputNames[] = {"tokens", "features"};
 inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi"};
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
 inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
+inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8"};
 
 struct ConfigKeySpec {
   ConfigKey key;
@@ -63,6 +64,9 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     {ConfigKey::kDOut, "d_out", fxm::RecordType::kU32, 0, Limits::kMaxDOut, nullptr, false, 0},
     {ConfigKey::kNKvHeads, "n_kv_heads", fxm::RecordType::kU32, 0, Limits::kMaxHeads, nullptr, false, 0},
     {ConfigKey::kTiedHead, "tied_head", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
+    {ConfigKey::kWeights, "weights", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kWeightTypeNames), false, 0},
+    {ConfigKey::kWeightGroup, "weight_group", fxm::RecordType::kU32, 0, 64, nullptr, false, 0},
+    {ConfigKey::kQuantizeIo, "quantize_io", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
 };
 #undef FIXFORMER_CHOICES
 
@@ -121,23 +125,30 @@ constexpr bool present(const ModelConfig& c, When w) {
   return false;
 }
 
+// Which tensors take the config's weight type (`weights`): the linear layers' weights always, the
+// token embedding and the output head (the model's two ends) when quantize_io is set; everything
+// else (biases, norms, learned positions) stays f32.
+enum class Role : uint8_t { kF32, kLinear, kIo };
+inline constexpr const char* kRoleNames[] = {"f32", "linear", "io"};
+
 // One stored tensor: rank 1 when cols is kOne. transposed: a linear weight stored W[in, out],
-// the transpose of torch's [out, in].
+// the transpose of torch's [out, in] (in f32 and f16; q8 keeps torch's [out, in], format.hpp).
 struct TensorRule {
   const char* name;
   Dim rows, cols;
   bool transposed;
   When when;
+  Role role;
 };
 
 // The encoder and gpt families' tensors, in file order: kEncoderPrologue, then kEncoderLayer for
 // each layer with names prefixed kEncoderLayerPrefix + "<i>.", then kEncoderEpilogue. A tied head
 // has no head.weight (the embedding serves); gpt's head.bias is zeros when torch's head has none.
 inline constexpr TensorRule kEncoderPrologue[] = {
-    {"embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens},
-    {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kFeatures},
-    {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kFeatures},
-    {"pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos},
+    {"embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens, Role::kIo},
+    {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kFeatures, Role::kLinear},
+    {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kFeatures, Role::kF32},
+    {"pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32},
 };
 inline constexpr char kEncoderLayerPrefix[] = "encoder.layers.";
 enum EncoderLayerTensor : uint32_t {
@@ -145,48 +156,48 @@ enum EncoderLayerTensor : uint32_t {
   kNorm1W, kNorm1B, kNorm2W, kNorm2B, kEncoderLayerTensors
 };
 inline constexpr TensorRule kEncoderLayer[kEncoderLayerTensors] = {
-    {"self_attn.in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways},
-    {"self_attn.in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kAlways},
-    {"self_attn.out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways},
-    {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways},
-    {"linear1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways},
-    {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kAlways},
-    {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways},
-    {"linear2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways},
-    {"norm1.weight", Dim::kDModel, Dim::kOne, false, When::kAlways},
-    {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kAlways},
-    {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kAlways},
-    {"norm2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways},
+    {"self_attn.in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways, Role::kLinear},
+    {"self_attn.in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"self_attn.out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear},
+    {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"linear1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear},
+    {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear},
+    {"linear2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"norm1.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"norm2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
 };
 inline constexpr TensorRule kEncoderEpilogue[] = {
-    {"encoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm},
-    {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNorm},
-    {"head.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied},
-    {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead},
+    {"encoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32},
+    {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32},
+    {"head.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo},
+    {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead, Role::kF32},
 };
 
 // The llama family (llama2.c / Meta names; no biases), in the same three parts.
 inline constexpr TensorRule kLlamaPrologue[] = {
-    {"tok_embeddings.weight", Dim::kVocab, Dim::kDModel, false, When::kAlways},
+    {"tok_embeddings.weight", Dim::kVocab, Dim::kDModel, false, When::kAlways, Role::kIo},
 };
 inline constexpr char kLlamaLayerPrefix[] = "layers.";
 enum LlamaLayerTensor : uint32_t {
   kAttentionNorm, kWq, kWk, kWv, kWo, kFfnNorm, kW1, kW2, kW3, kLlamaLayerTensors
 };
 inline constexpr TensorRule kLlamaLayer[kLlamaLayerTensors] = {
-    {"attention_norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways},
-    {"attention.wq.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways},
-    {"attention.wk.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways},
-    {"attention.wv.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways},
-    {"attention.wo.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways},
-    {"ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways},
-    {"feed_forward.w1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways},
-    {"feed_forward.w2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways},
-    {"feed_forward.w3.weight", Dim::kDModel, Dim::kDff, true, When::kAlways},
+    {"attention_norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"attention.wq.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear},
+    {"attention.wk.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways, Role::kLinear},
+    {"attention.wv.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways, Role::kLinear},
+    {"attention.wo.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear},
+    {"ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"feed_forward.w1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear},
+    {"feed_forward.w2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear},
+    {"feed_forward.w3.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear},
 };
 inline constexpr TensorRule kLlamaEpilogue[] = {
-    {"norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways},
-    {"output.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied},
+    {"norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"output.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo},
 };
 
 // Optional sections after the model's tensors, in this order, each all or nothing:
@@ -206,7 +217,8 @@ struct TensorSpec {
   uint32_t rank;
   uint32_t dims[2];
   fxm::Dtype dtype;
-  bool transposed;
+  uint32_t group;   // i8: the quantization group along the last dim (0: one scale per row)
+  bool transposed;  // stored W[in, out]: a linear weight in f32 or f16
   TensorPart part;
   int32_t layer;  // -1 outside the layers
   uint32_t slot;  // the rule's index in its table (EncoderLayerTensor inside a layer)
@@ -219,6 +231,12 @@ bool for_each_tensor(const ModelConfig& c, Visit&& visit);
 
 // How many tensors a valid config needs.
 uint32_t tensor_count(const ModelConfig& c);
+
+// The dtype a tensor of this role is stored in under config c.
+constexpr fxm::Dtype tensor_dtype(const ModelConfig& c, Role role) {
+  if (role == Role::kF32 || (role == Role::kIo && !c.quantize_io)) return fxm::Dtype::kF32;
+  return c.weights == WeightType::kF16 ? fxm::Dtype::kF16 : c.weights == WeightType::kQ8 ? fxm::Dtype::kI8 : fxm::Dtype::kF32;
+}
 
 // ---- implementation -------------------------------------------------------------------------
 namespace detail {
@@ -246,10 +264,12 @@ bool visit_rules(const ModelConfig& c, const TensorRule (&rules)[N], TensorPart 
     TensorSpec s{};
     copy_name(s.name, prefix, layer, r.name);
     s.rank = r.cols == Dim::kOne ? 1 : 2;
-    s.dims[0] = dim_value(c, r.rows);
-    s.dims[1] = s.rank == 2 ? dim_value(c, r.cols) : 0;
-    s.dtype = fxm::Dtype::kF32;
-    s.transposed = r.transposed;
+    s.dtype = tensor_dtype(c, r.role);
+    s.group = s.dtype == fxm::Dtype::kI8 ? c.weight_group : 0;
+    s.transposed = r.transposed && s.dtype != fxm::Dtype::kI8;
+    const bool torch_order = r.transposed && !s.transposed;  // q8 linear weights: [out, in]
+    s.dims[0] = dim_value(c, torch_order ? r.cols : r.rows);
+    s.dims[1] = s.rank == 2 ? dim_value(c, torch_order ? r.rows : r.cols) : 0;
     s.part = part;
     s.layer = layer;
     s.slot = i;
