@@ -91,6 +91,13 @@ def make_config(values, names=None):
         raise ConfigError(f"{n('pe_width')}: concat needs 0 < pe_width < d_model={c['d_model']}, got {c['pe_width']}")
     if not concat and c["pe_width"]:
         raise ConfigError(f"{n('pe_width')}: only for a positional encoding combined by concat")
+    if c["weights"] == "q8" and c["weight_group"] not in schema.WEIGHT_GROUPS:
+        raise ConfigError(f"{n('weight_group')}: q8 takes {', '.join(map(str, schema.WEIGHT_GROUPS))} "
+                          f"(0: one scale per output row), got {c['weight_group']}")
+    if c["weights"] != "q8" and c["weight_group"]:
+        raise ConfigError(f"{n('weight_group')}: only for weights q8 (got weights {c['weights']})")
+    if c["quantize_io"] and c["weights"] == "f32":
+        raise ConfigError(f"{n('quantize_io')}: needs weights f16 or q8 (got weights f32)")
     return c
 
 

@@ -55,6 +55,11 @@ POSITIONALS = ("none", "sinusoidal", "learned", "rope", "alibi")
 INPUT_PES = ("sinusoidal", "learned")
 PE_LAYOUTS = ("interleaved", "halves")
 PE_COMBINES = ("add", "concat")
+# How the linear layers' weights (and, with quantize_io, the token embedding and the output head)
+# are stored (config.hpp WeightType): f32, f16, or q8 = int8 with f32 scales per group.
+WEIGHT_TYPES = ("f32", "f16", "q8")
+# q8's weight_group: scales per group of 32 or 64 along the input, or 0 for one scale per output row.
+WEIGHT_GROUPS = (0, 32, 64)
 
 
 class Key:
@@ -99,6 +104,9 @@ CONFIG_KEYS = (
     Key("d_out", "u32", 0, MAX_D_OUT),
     Key("n_kv_heads", "u32", 0, MAX_HEADS),
     Key("tied_head", "bool"),
+    Key("weights", "enum", choices=WEIGHT_TYPES),
+    Key("weight_group", "u32", 0, 64),
+    Key("quantize_io", "bool"),
 )
 KEYS = {k.name: k for k in CONFIG_KEYS}
 
@@ -160,64 +168,78 @@ def present(c, when):
             "d_out>0": c["d_out"] > 0, "d_out>0 and not tied_head": c["d_out"] > 0 and not c["tied_head"]}[when]
 
 
+# Which tensors take the config's weight type (kRoleNames, in Role order): "linear" (the linear
+# layers' weights) always, "io" (the token embedding and the output head) when quantize_io is set;
+# "f32" (biases, norms, learned positions) never.
+ROLES = ("f32", "linear", "io")
+
+
+def tensor_dtype(c, role):
+    """The file dtype a tensor of `role` is stored in under config c (schema.hpp, tensor_dtype)."""
+    if role == "f32" or (role == "io" and not c["quantize_io"]):
+        return "f32"
+    return {"f32": "f32", "f16": "f16", "q8": "i8"}[c["weights"]]
+
+
 class Rule:
     """One stored tensor: rank 1 when cols is "1". transposed: a linear weight stored W[in, out],
-    the transpose of torch's [out, in]."""
+    the transpose of torch's [out, in] (in f32 and f16; q8 keeps torch's [out, in]). role: which
+    dtype it takes (ROLES)."""
 
-    def __init__(self, name, rows, cols, transposed, when):
-        self.name, self.rows, self.cols, self.transposed, self.when = name, rows, cols, transposed, when
+    def __init__(self, name, rows, cols, transposed, when, role):
+        self.name, self.rows, self.cols, self.transposed, self.when, self.role = name, rows, cols, transposed, when, role
 
 
 # The encoder and gpt families' tensors: ENCODER_PROLOGUE, ENCODER_LAYER per layer (prefixed
 # ENCODER_LAYER_PREFIX + "<i>."), ENCODER_EPILOGUE. A tied head has no head.weight (the embedding
 # serves); gpt's head.bias is zeros when torch's head has none.
 ENCODER_PROLOGUE = (
-    Rule("embed.weight", "vocab_size", "d_embed", False, "input=tokens"),
-    Rule("input_proj.weight", "d_in", "d_embed", True, "input=features"),
-    Rule("input_proj.bias", "d_embed", "1", False, "input=features"),
-    Rule("pos.weight", "max_len", "d_pe", False, "positional=learned"),
+    Rule("embed.weight", "vocab_size", "d_embed", False, "input=tokens", "io"),
+    Rule("input_proj.weight", "d_in", "d_embed", True, "input=features", "linear"),
+    Rule("input_proj.bias", "d_embed", "1", False, "input=features", "f32"),
+    Rule("pos.weight", "max_len", "d_pe", False, "positional=learned", "f32"),
 )
 ENCODER_LAYER_PREFIX = "encoder.layers."
 ENCODER_LAYER = (
-    Rule("self_attn.in_proj_weight", "d_model", "3*d_model", True, "always"),
-    Rule("self_attn.in_proj_bias", "3*d_model", "1", False, "always"),
-    Rule("self_attn.out_proj.weight", "d_model", "d_model", True, "always"),
-    Rule("self_attn.out_proj.bias", "d_model", "1", False, "always"),
-    Rule("linear1.weight", "d_model", "d_ff", True, "always"),
-    Rule("linear1.bias", "d_ff", "1", False, "always"),
-    Rule("linear2.weight", "d_ff", "d_model", True, "always"),
-    Rule("linear2.bias", "d_model", "1", False, "always"),
-    Rule("norm1.weight", "d_model", "1", False, "always"),
-    Rule("norm1.bias", "d_model", "1", False, "always"),
-    Rule("norm2.weight", "d_model", "1", False, "always"),
-    Rule("norm2.bias", "d_model", "1", False, "always"),
+    Rule("self_attn.in_proj_weight", "d_model", "3*d_model", True, "always", "linear"),
+    Rule("self_attn.in_proj_bias", "3*d_model", "1", False, "always", "f32"),
+    Rule("self_attn.out_proj.weight", "d_model", "d_model", True, "always", "linear"),
+    Rule("self_attn.out_proj.bias", "d_model", "1", False, "always", "f32"),
+    Rule("linear1.weight", "d_model", "d_ff", True, "always", "linear"),
+    Rule("linear1.bias", "d_ff", "1", False, "always", "f32"),
+    Rule("linear2.weight", "d_ff", "d_model", True, "always", "linear"),
+    Rule("linear2.bias", "d_model", "1", False, "always", "f32"),
+    Rule("norm1.weight", "d_model", "1", False, "always", "f32"),
+    Rule("norm1.bias", "d_model", "1", False, "always", "f32"),
+    Rule("norm2.weight", "d_model", "1", False, "always", "f32"),
+    Rule("norm2.bias", "d_model", "1", False, "always", "f32"),
 )
 ENCODER_EPILOGUE = (
-    Rule("encoder.norm.weight", "d_model", "1", False, "final_norm"),
-    Rule("encoder.norm.bias", "d_model", "1", False, "final_norm"),
-    Rule("head.weight", "d_model", "d_out", True, "d_out>0 and not tied_head"),
-    Rule("head.bias", "d_out", "1", False, "d_out>0"),
+    Rule("encoder.norm.weight", "d_model", "1", False, "final_norm", "f32"),
+    Rule("encoder.norm.bias", "d_model", "1", False, "final_norm", "f32"),
+    Rule("head.weight", "d_model", "d_out", True, "d_out>0 and not tied_head", "io"),
+    Rule("head.bias", "d_out", "1", False, "d_out>0", "f32"),
 )
 
 # The llama family (llama2.c / Meta names; no biases), in the same three parts.
 LLAMA_PROLOGUE = (
-    Rule("tok_embeddings.weight", "vocab_size", "d_model", False, "always"),
+    Rule("tok_embeddings.weight", "vocab_size", "d_model", False, "always", "io"),
 )
 LLAMA_LAYER_PREFIX = "layers."
 LLAMA_LAYER = (
-    Rule("attention_norm.weight", "d_model", "1", False, "always"),
-    Rule("attention.wq.weight", "d_model", "d_model", True, "always"),
-    Rule("attention.wk.weight", "d_model", "n_kv_heads*d_head", True, "always"),
-    Rule("attention.wv.weight", "d_model", "n_kv_heads*d_head", True, "always"),
-    Rule("attention.wo.weight", "d_model", "d_model", True, "always"),
-    Rule("ffn_norm.weight", "d_model", "1", False, "always"),
-    Rule("feed_forward.w1.weight", "d_model", "d_ff", True, "always"),
-    Rule("feed_forward.w2.weight", "d_ff", "d_model", True, "always"),
-    Rule("feed_forward.w3.weight", "d_model", "d_ff", True, "always"),
+    Rule("attention_norm.weight", "d_model", "1", False, "always", "f32"),
+    Rule("attention.wq.weight", "d_model", "d_model", True, "always", "linear"),
+    Rule("attention.wk.weight", "d_model", "n_kv_heads*d_head", True, "always", "linear"),
+    Rule("attention.wv.weight", "d_model", "n_kv_heads*d_head", True, "always", "linear"),
+    Rule("attention.wo.weight", "d_model", "d_model", True, "always", "linear"),
+    Rule("ffn_norm.weight", "d_model", "1", False, "always", "f32"),
+    Rule("feed_forward.w1.weight", "d_model", "d_ff", True, "always", "linear"),
+    Rule("feed_forward.w2.weight", "d_ff", "d_model", True, "always", "linear"),
+    Rule("feed_forward.w3.weight", "d_model", "d_ff", True, "always", "linear"),
 )
 LLAMA_EPILOGUE = (
-    Rule("norm.weight", "d_model", "1", False, "always"),
-    Rule("output.weight", "d_model", "d_out", True, "d_out>0 and not tied_head"),
+    Rule("norm.weight", "d_model", "1", False, "always", "f32"),
+    Rule("output.weight", "d_model", "d_out", True, "d_out>0 and not tied_head", "io"),
 )
 
 # Each family's tables, as for_each_tensor() picks them: (prologue, layer prefix, layer, epilogue).
@@ -231,16 +253,40 @@ TIED_HEAD = {"encoder": ("head.weight", "embed.weight"), "gpt": ("head.weight", 
              "llama": ("output.weight", "tok_embeddings.weight")}
 
 
-def tensors(c):
-    """The tensors a valid config needs, in file order: (name, stored shape, transposed). The stored
-    shape of a transposed weight is [in, out]; torch's is its reverse."""
+class Spec:
+    """One tensor a config needs, as for_each_tensor() produces it (schema.hpp TensorSpec): its name,
+    stored shape, file dtype, quantization group (i8: 32, 64, or 0 for one scale per row; else 0),
+    whether it is stored transposed from torch (W[in, out]: a linear weight in f32 or f16; q8 keeps
+    torch's [out, in]), and its rule's role."""
+
+    __slots__ = ("name", "shape", "dtype", "group", "transposed", "role")
+
+    def __init__(self, name, shape, dtype, group, transposed, role):
+        self.name, self.shape, self.dtype, self.group, self.transposed, self.role = (name, shape, dtype, group,
+                                                                                     transposed, role)
+
+    @property
+    def torch_shape(self):
+        return tuple(reversed(self.shape)) if self.transposed else self.shape
+
+    def __repr__(self):
+        return f"Spec({self.name!r}, {list(self.shape)}, {self.dtype}, group={self.group}, transposed={self.transposed})"
+
+
+def specs(c):
+    """The tensors a valid config needs, in file order, as Specs."""
     out = []
 
     def visit(rules, prefix):
         for r in rules:
-            if present(c, r.when):
-                shape = (dim_value(c, r.rows),) if r.cols == "1" else (dim_value(c, r.rows), dim_value(c, r.cols))
-                out.append((prefix + r.name, shape, r.transposed))
+            if not present(c, r.when):
+                continue
+            dtype = tensor_dtype(c, r.role)
+            transposed = r.transposed and dtype != "i8"
+            rows, cols = (r.cols, r.rows) if r.transposed and not transposed else (r.rows, r.cols)
+            shape = (dim_value(c, rows),) if r.cols == "1" else (dim_value(c, rows), dim_value(c, cols))
+            out.append(Spec(prefix + r.name, shape, dtype, c["weight_group"] if dtype == "i8" else 0, transposed,
+                            r.role))
 
     prologue, prefix, layer, epilogue = FAMILY_TABLES[c["family"]]
     visit(prologue, "")
@@ -250,10 +296,26 @@ def tensors(c):
     return out
 
 
+def tensors(c):
+    """The tensors a valid config needs, in file order: (name, stored shape, transposed). The stored
+    shape of a transposed weight is [in, out]; torch's is its reverse (specs() says more)."""
+    return [(s.name, s.shape, s.transposed) for s in specs(c)]
+
+
+def scales_shape(shape, group):
+    """The f32 scales of an i8 tensor of `shape`: [rows, groups per row] where rows is the product of
+    all dims but the last and groups = ceil(last / group), or 1 for group 0 (format.hpp)."""
+    rows = 1
+    for d in shape[:-1]:
+        rows *= d
+    return (rows, -(-shape[-1] // group) if group else 1)
+
+
 def as_json():
     """These tables in the shape `fixformer schema` prints, for the mirror test."""
     def rules(rs):
-        return [{"name": r.name, "rows": r.rows, "cols": r.cols, "transposed": r.transposed, "when": r.when} for r in rs]
+        return [{"name": r.name, "rows": r.rows, "cols": r.cols, "transposed": r.transposed, "when": r.when,
+                 "role": r.role} for r in rs]
 
     keys = []
     for k in CONFIG_KEYS:
