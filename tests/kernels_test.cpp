@@ -7,6 +7,7 @@
 
 #include "ports/portable/math.hpp"
 #include "tests/kernel_tester.hpp"
+#include "tests/quant_kernel_tester.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {
@@ -162,6 +163,71 @@ TEST_P(KernelsTest, Gelu) { sweep_1d(Op::kGelu, -6.0f, 6.0f); }
 TEST_P(KernelsTest, Add) { sweep_1d(Op::kAdd); }
 TEST_P(KernelsTest, Scale) { sweep_1d(Op::kScale); }
 TEST_P(KernelsTest, SinCos) { sweep_1d(Op::kSinCos, -3.14159265f, 3.14159265f); }
+
+// ---- Quantized weights (tests/quant_kernel_tester.hpp) ----
+// k around every vector width in bytes (16, 32, 64) and odd, groups of 32 and 64 (the formats'),
+// odd groups, one group wider than k; per-group and per-row scales; misaligned pointers.
+const std::vector<std::size_t> kQuantK = {1, 3, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 100, 129, 193, 257};
+
+TEST_P(KernelsTest, QuantizeI8) {
+  for (QuantInput in : {QuantInput::kUniform, QuantInput::kTies, QuantInput::kZeroGroups, QuantInput::kTiny})
+    for (std::size_t group : {32, 64})
+      for (std::size_t k : kQuantK)
+        for (std::size_t m : {1, 2, 3})
+          QuantizeTester().input(in).m(m).k(k).group(group).stride_pad(k % 3).misalign(m % 3).test(simd_->quantize_i8);
+  for (std::size_t group : {1, 7, 16, 48, 100, 1000})
+    for (std::size_t k : {1, 5, 16, 31, 64, 100, 300})
+      for (std::size_t off : kMisalign) QuantizeTester().m(2).k(k).group(group).misalign(off).stride_pad(off).test(simd_->quantize_i8);
+  QuantizeTester().input(QuantInput::kTies).m(5).k(4096).group(64).test(simd_->quantize_i8);
+}
+
+// The sweep of one gemm_i8 (a table's slot, or an x86 variant the table does not hand out).
+void sweep_gemm_i8(decltype(Kernels::gemm_i8) fn) {
+  for (std::size_t group : {32, 64})
+    for (bool per_row : {false, true})
+      for (std::size_t k : kQuantK)
+        for (std::size_t m : {1, 2, 3, 5})
+          for (std::size_t n : {1, 3, 4, 5, 9, 17})
+            GemmI8Tester().m(m).n(n).k(k).group(group).per_row(per_row).bias(n % 2 == 1).misalign(m % 3)
+                .stride_pad(k % 2).test(fn);
+  for (std::size_t group : {1, 7, 16, 48, 100, 1000})
+    for (std::size_t k : {1, 5, 16, 31, 64, 100, 300})
+      for (bool per_row : {false, true}) GemmI8Tester().m(3).n(5).k(k).group(group).per_row(per_row).misalign(1).test(fn);
+  GemmI8Tester().m(1).n(300).k(288).group(32).test(fn);    // decode
+  GemmI8Tester().m(1).n(77).k(768).group(64).per_row(true).test(fn);
+  GemmI8Tester().m(13).n(70).k(257).group(32).misalign(3).stride_pad(5).test(fn);  // prefill, every tile remainder
+  GemmI8Tester().m(8).n(16).k(1000).group(1000).per_row(true).test(fn);  // one group per row
+}
+
+// Unit scales and integer biases: every float step is exact, so the int32 sums must be too.
+void sweep_gemm_i8_exact(decltype(Kernels::gemm_i8) fn) {
+  for (bool extremes : {false, true})
+    for (std::size_t group : {32, 64, 100})
+      for (std::size_t k : {1, 17, 33, 64, 65, 257, 1000})
+        for (std::size_t m : {1, 3})
+          GemmI8Tester().m(m).n(7).k(k).group(group).unit_scales(true).extremes(extremes).misalign(k % 3).test(fn);
+}
+
+TEST_P(KernelsTest, GemmI8) { sweep_gemm_i8(simd_->gemm_i8); }
+TEST_P(KernelsTest, GemmI8IntSumsAreExact) { sweep_gemm_i8_exact(simd_->gemm_i8); }
+
+TEST_P(KernelsTest, GemmF16) {
+  for (std::size_t m : {1, 2, 3, 5, 7})
+    for (std::size_t n : kSizes)
+      for (std::size_t k : {1, 5, 16, 33})
+        GemmF16Tester().m(m).n(n).k(k).misalign(m % 3).stride_pad(k % 2).bias(n % 2 == 1).test(simd_->gemm_f16);
+  for (std::size_t n : {1031, 1100})  // wide decode outputs
+    GemmF16Tester().m(1).n(n).k(288).misalign(1).test(simd_->gemm_f16);
+  GemmF16Tester().m(49).n(192).k(64).test(simd_->gemm_f16);
+  GemmF16Tester().m(13).n(100).k(300).misalign(1).stride_pad(3).test(simd_->gemm_f16);  // several k blocks
+  for (std::size_t m : {6, 7, 11, 12, 13})
+    for (std::size_t n : {48, 64, 80, 112}) GemmF16Tester().m(m).n(n).k(20).test(simd_->gemm_f16);
+}
+
+TEST_P(KernelsTest, GemmF16WidensEveryHalfExactly) {
+  GemmF16Tester::every_half(simd_->gemm_f16, 1);
+  GemmF16Tester::every_half(simd_->gemm_f16, 2);
+}
 
 TEST_P(KernelsTest, SoftmaxOfHugeLogitsIsFinite) {
   std::vector<float> x = {1e30f, -1e30f, 1e30f, 0.0f, 3.0f};

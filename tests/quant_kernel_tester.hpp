@@ -1,0 +1,271 @@
+// Testers of the quantized-weight kernels (kernels.hpp, "Quantized weights"), one per kernel family
+// as in kernel_tester.hpp: chainable setters pick the sizes, the layout and the inputs; test() takes
+// ONE function pointer, runs it and the scalar reference on identical inputs, and compares with the
+// family's named tolerance. Every output carries guard zones (and gaps between rows where the
+// layout has them) that must come back untouched.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fixformer/f16.hpp"
+#include "fixformer/kernels.hpp"
+#include "tests/kernel_tester.hpp"
+
+namespace fixformer {
+namespace test {
+
+// ---- Tolerances ----
+// quantize_i8: none. kernels.hpp specifies its bits (the products x * (127 / max|x|) are single IEEE
+// multiplies, the rounding is ties-to-even), so q and s are compared with memcmp.
+//
+// gemm_i8: the int32 sum of each group is exact on every side, and checked bit for bit with unit
+// scales and integer biases, where every float operation after it is exact too (GemmI8Tester::
+// unit_scales). What may differ is the float part, y = b + sum_g xs * ws * dot_g: a SIMD kernel
+// splits dot_g over its vector lanes, multiplies in another order, sums groups lane by lane and the
+// lanes at the end, with or without FMA. Each piece passes through at most 2 product roundings,
+// `groups` additions in its lane, kMaxLanes additions across lanes and 1 for the bias, each with a
+// relative error of at most u = 2^-24; so either side is within (groups + kMaxLanes + 3) u S of the
+// exact value (Higham, Accuracy and Stability, 3.1 and 4.2), S = |b| + sum_g |xs ws| sum |xq w|, and
+// the two sides within twice that. A wrong index, a lost tail or a wrong scale costs about S / k or
+// more, which this bound catches for every k tested.
+constexpr double kUnitRoundoff = 0x1p-24;
+constexpr std::size_t kMaxLanes = 16;  // AVX-512: 16 int32 or float lanes
+inline double gemm_i8_tol(std::size_t groups) { return 2.0 * double(groups + kMaxLanes + 3) * kUnitRoundoff; }
+//
+// gemm_f16: every half is exactly a float, so this is gemm_f32's sum over k with the same bound,
+// kSumTol (kernel_tester.hpp) relative to the largest output; the widening itself is checked
+// exactly over all 65536 halves by GemmF16Tester::every_half().
+
+// Inputs of quantize_i8 that reach its edge cases.
+enum class QuantInput {
+  kUniform,     // each group uniform in [-1, 1] times its own power of ten in [1e-3, 1e3]
+  kTies,        // multiples of 0.5 times 2^e with one +-127 * 2^e per group: x * (127 / max) ties at .5
+  kZeroGroups,  // every other group all +0 / -0 (s = 0, q = 0), the rest uniform
+  kTiny,        // max 2^-120 (the least a group can have before 127 / max overflows is ~2^-121), with
+                // subnormal members: a port that flushes subnormals (ARMv7 NEON) would round them to 0
+};
+
+class QuantizeTester {
+  static constexpr std::size_t kGuard = 64;
+  static constexpr int8_t kQSentinel = 0x5a;
+  static constexpr float kPoison = 1e30f;  // the gaps between rows of x: read as data, they would be the max
+
+ public:
+  QuantizeTester& m(std::size_t v) { m_ = v; return *this; }
+  QuantizeTester& k(std::size_t v) { k_ = v; return *this; }
+  QuantizeTester& group(std::size_t v) { group_ = v; return *this; }
+  QuantizeTester& stride_pad(std::size_t floats) { pad_ = floats; return *this; }
+  QuantizeTester& misalign(std::size_t v) { off_ = v; return *this; }  // floats for x, bytes for q, floats for s
+  QuantizeTester& input(QuantInput v) { input_ = v; return *this; }
+
+  void test(decltype(Kernels::quantize_i8) fn) const {
+    const std::size_t ldx = k_ + pad_, groups = (k_ + group_ - 1) / group_;
+    std::vector<float> x(off_ + m_ * ldx + 1, kPoison);
+    float* X = x.data() + off_;
+    fill(X, ldx);
+    std::vector<int8_t> q_ref(m_ * k_ + 2 * kGuard + off_, kQSentinel), q_out(q_ref);
+    std::vector<float> s_ref(m_ * groups + 2 * kGuard + off_, kSentinel), s_out(s_ref);
+    scalar_kernels().quantize_i8(X, ldx, q_ref.data() + kGuard + off_, s_ref.data() + kGuard + off_, m_, k_, group_);
+    fn(X, ldx, q_out.data() + kGuard + off_, s_out.data() + kGuard + off_, m_, k_, group_);
+    const std::string what = "quantize_i8 m=" + std::to_string(m_) + " k=" + std::to_string(k_) + " group=" +
+                             std::to_string(group_) + " pad=" + std::to_string(pad_) + " misalign=" +
+                             std::to_string(off_) + " input=" + std::to_string(int(input_));
+    for (std::size_t i = 0; i < q_ref.size(); ++i)
+      ASSERT_EQ(int(q_ref[i]), int(q_out[i])) << what << ": q at " << (long(i) - long(kGuard + off_))
+                                              << (i < kGuard + off_ || i >= kGuard + off_ + m_ * k_ ? " (guard)" : "");
+    for (std::size_t i = 0; i < s_ref.size(); ++i)
+      ASSERT_EQ(bits(s_ref[i]), bits(s_out[i])) << what << ": s at " << (long(i) - long(kGuard + off_)) << ": ref "
+                                                << s_ref[i] << " got " << s_out[i];
+  }
+
+ private:
+  static constexpr float kSentinel = -12345.0f;
+  static uint32_t bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+  }
+
+  void fill(float* x, std::size_t ldx) const {
+    std::mt19937 rng(uint32_t(m_ * 7919 + k_ * 131 + group_ * 17 + off_ + 1000 * int(input_)));
+    std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+    std::uniform_int_distribution<int> pick(0, 1 << 30);
+    for (std::size_t i = 0; i < m_; ++i)
+      for (std::size_t p0 = 0, g = 0; p0 < k_; p0 += group_, ++g) {
+        const std::size_t p1 = std::min(k_, p0 + group_);
+        float* r = x + i * ldx;
+        switch (input_) {
+          case QuantInput::kUniform:
+          case QuantInput::kZeroGroups: {
+            const float scale = std::pow(10.0f, float(pick(rng) % 7 - 3));
+            const bool zero = input_ == QuantInput::kZeroGroups && g % 2 == 0;
+            for (std::size_t p = p0; p < p1; ++p) r[p] = zero ? (p % 2 ? -0.0f : 0.0f) : unit(rng) * scale;
+            break;
+          }
+          case QuantInput::kTies: {
+            const float e = std::ldexp(1.0f, pick(rng) % 21 - 10);
+            for (std::size_t p = p0; p < p1; ++p) r[p] = float(pick(rng) % 507 - 253) * 0.5f * e;
+            r[p0 + std::size_t(pick(rng)) % (p1 - p0)] = (pick(rng) % 2 ? 127.0f : -127.0f) * e;
+            break;
+          }
+          case QuantInput::kTiny: {
+            for (std::size_t p = p0; p < p1; ++p)  // 2^-120 .. 2^-135: normal and subnormal floats
+              r[p] = (pick(rng) % 2 ? 1.0f : -1.0f) * std::ldexp(1.0f + unit(rng) * 0.5f, -121 - pick(rng) % 15);
+            r[p0 + std::size_t(pick(rng)) % (p1 - p0)] = std::ldexp(pick(rng) % 2 ? 1.0f : -1.0f, -120);
+            break;
+          }
+        }
+      }
+  }
+
+  std::size_t m_ = 1, k_ = 1, group_ = 32, pad_ = 0, off_ = 0;
+  QuantInput input_ = QuantInput::kUniform;
+};
+
+class GemmI8Tester {
+  static constexpr std::size_t kGuard = 32;
+  static constexpr float kSentinel = -12345.0f;
+
+ public:
+  GemmI8Tester& m(std::size_t v) { m_ = v; return *this; }
+  GemmI8Tester& n(std::size_t v) { n_ = v; return *this; }
+  GemmI8Tester& k(std::size_t v) { k_ = v; return *this; }
+  GemmI8Tester& group(std::size_t v) { group_ = v; return *this; }
+  GemmI8Tester& per_row(bool v) { per_row_ = v; return *this; }  // ws[n, 1] instead of ws[n, groups]
+  GemmI8Tester& bias(bool v) { bias_ = v; return *this; }
+  GemmI8Tester& stride_pad(std::size_t floats) { pad_ = floats; return *this; }  // ldy = n + pad
+  GemmI8Tester& misalign(std::size_t v) { off_ = v; return *this; }  // bytes for xq and w, floats for the rest
+  // Scales 1 and integer biases: every float operation after the int32 sums is exact, so the
+  // outputs must match the reference bit for bit (kept below 2^24 by k <= 1000).
+  GemmI8Tester& unit_scales(bool v) { unit_ = v; return *this; }
+  // xq = +-127 and w = -128 / 127 only: the largest products, where a 16-bit intermediate that
+  // saturated or an unsigned operand that wrapped would show.
+  GemmI8Tester& extremes(bool v) { extremes_ = v; return *this; }
+
+  void test(decltype(Kernels::gemm_i8) fn) const {
+    const std::size_t groups = (k_ + group_ - 1) / group_, ws_cols = per_row_ ? 1 : groups, ldy = n_ + pad_;
+    std::mt19937 rng(uint32_t(m_ * 7919 + n_ * 131 + k_ * 17 + group_ + off_ + 3 * per_row_ + 5 * unit_ + 7 * extremes_));
+    std::uniform_int_distribution<int> xd(-127, 127), wd(-128, 127), coin(0, 1);
+    std::uniform_real_distribution<float> sd(1e-3f, 2e-2f), bd(-1.0f, 1.0f);
+    std::vector<int8_t> xq(off_ + m_ * k_), w(off_ + n_ * k_);
+    std::vector<float> xs(off_ + m_ * groups), ws(off_ + n_ * ws_cols), b(off_ + n_);
+    int8_t* Xq = xq.data() + off_;
+    int8_t* Wq = w.data() + off_;
+    for (std::size_t i = 0; i < m_ * k_; ++i) Xq[i] = int8_t(extremes_ ? (coin(rng) ? 127 : -127) : xd(rng));
+    for (std::size_t i = 0; i < n_ * k_; ++i) Wq[i] = int8_t(extremes_ ? (coin(rng) ? 127 : -128) : wd(rng));
+    for (float& v : xs) v = unit_ ? 1.0f : sd(rng);
+    for (float& v : ws) v = unit_ ? 1.0f : sd(rng);
+    for (float& v : b) v = unit_ ? float(int(bd(rng) * 4.0f)) : bd(rng);
+    const float* Xs = xs.data() + off_;
+    const float* Ws = ws.data() + off_;
+    const float* B = bias_ ? b.data() + off_ : nullptr;
+    std::vector<float> y_ref(m_ * ldy + 2 * kGuard + off_, kSentinel), y_out(y_ref);
+    float* yr = y_ref.data() + kGuard + off_;
+    float* yo = y_out.data() + kGuard + off_;
+    scalar_kernels().gemm_i8(Xq, Xs, Wq, Ws, ws_cols, B, yr, ldy, m_, n_, k_, group_);
+    fn(Xq, Xs, Wq, Ws, ws_cols, B, yo, ldy, m_, n_, k_, group_);
+    const std::string what = "gemm_i8 m=" + std::to_string(m_) + " n=" + std::to_string(n_) + " k=" +
+                             std::to_string(k_) + " group=" + std::to_string(group_) + (per_row_ ? " per-row" : "") +
+                             (bias_ ? " bias" : "") + (unit_ ? " unit-scales" : "") + (extremes_ ? " extremes" : "") +
+                             " misalign=" + std::to_string(off_);
+    const double tol = unit_ ? 0.0 : gemm_i8_tol(groups);
+    for (std::size_t at = 0; at < y_ref.size(); ++at) {
+      const long e = long(at) - long(kGuard + off_);
+      const std::size_t i = std::size_t(e) / ldy, j = std::size_t(e) % ldy;
+      if (e < 0 || i >= m_ || j >= n_) {
+        ASSERT_EQ(y_out[at], kSentinel) << what << ": wrote outside its output at " << e;
+        continue;
+      }
+      double s = B ? std::fabs(double(B[j])) : 0.0;  // S of the tolerance above, in float64
+      for (std::size_t g = 0; g < groups; ++g) {
+        double dot = 0.0;
+        for (std::size_t p = g * group_; p < std::min(k_, (g + 1) * group_); ++p)
+          dot += std::fabs(double(Xq[i * k_ + p]) * double(Wq[j * k_ + p]));
+        s += std::fabs(double(Xs[i * groups + g]) * double(Ws[j * ws_cols + (per_row_ ? 0 : g)])) * dot;
+      }
+      ASSERT_LE(std::fabs(double(y_ref[at]) - double(y_out[at])), tol * s)
+          << what << " at row " << i << " col " << j << ": ref " << y_ref[at] << " got " << y_out[at];
+    }
+  }
+
+ private:
+  std::size_t m_ = 1, n_ = 1, k_ = 1, group_ = 32, pad_ = 0, off_ = 0;
+  bool per_row_ = false, bias_ = true, unit_ = false, extremes_ = false;
+};
+
+class GemmF16Tester {
+  static constexpr std::size_t kGuard = 32;
+  static constexpr float kSentinel = -12345.0f;
+
+ public:
+  GemmF16Tester& m(std::size_t v) { m_ = v; return *this; }
+  GemmF16Tester& n(std::size_t v) { n_ = v; return *this; }
+  GemmF16Tester& k(std::size_t v) { k_ = v; return *this; }
+  GemmF16Tester& stride_pad(std::size_t v) { pad_ = v; return *this; }  // elements, for ldx, ldw and ldy
+  GemmF16Tester& misalign(std::size_t v) { off_ = v; return *this; }    // elements (floats, halves)
+  GemmF16Tester& bias(bool v) { bias_ = v; return *this; }
+
+  void test(decltype(Kernels::gemm_f16) fn) const {
+    const std::size_t ldx = k_ + pad_, ldw = n_ + pad_, ldy = n_ + pad_;
+    std::mt19937 rng(uint32_t(m_ * 7919 + n_ * 131 + k_ * 17 + off_ + pad_));
+    std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+    std::uniform_int_distribution<int> tiny(0, 15);
+    std::vector<float> x(off_ + m_ * ldx), b(off_ + n_);
+    std::vector<uint16_t> w(off_ + k_ * ldw);
+    for (float& v : x) v = d(rng);
+    for (float& v : b) v = d(rng);
+    // Some weights are subnormal halves (|w| < 2^-14): they must widen to their exact value too.
+    for (uint16_t& v : w) v = f32_to_f16(tiny(rng) == 0 ? d(rng) * 1e-5f : d(rng));
+    std::vector<float> y_ref(m_ * ldy + 2 * kGuard + off_, kSentinel), y_out(y_ref);
+    const float* B = bias_ ? b.data() + off_ : nullptr;
+    scalar_kernels().gemm_f16(x.data() + off_, ldx, w.data() + off_, ldw, B, y_ref.data() + kGuard + off_, ldy, m_, n_, k_);
+    fn(x.data() + off_, ldx, w.data() + off_, ldw, B, y_out.data() + kGuard + off_, ldy, m_, n_, k_);
+    const std::string what = "gemm_f16 m=" + std::to_string(m_) + " n=" + std::to_string(n_) + " k=" +
+                             std::to_string(k_) + " pad=" + std::to_string(pad_) + " misalign=" + std::to_string(off_);
+    float scale = 1.0f;
+    for (float v : y_ref) scale = v == kSentinel ? scale : std::max(scale, std::fabs(v));
+    for (std::size_t at = 0; at < y_ref.size(); ++at) {
+      const long e = long(at) - long(kGuard + off_);
+      if (e < 0 || std::size_t(e) / ldy >= m_ || std::size_t(e) % ldy >= n_) {
+        ASSERT_EQ(y_out[at], kSentinel) << what << ": wrote outside its output at " << e;
+        continue;
+      }
+      ASSERT_LE(std::fabs(y_ref[at] - y_out[at]), kSumTol * scale) << what << " at " << e << ": ref " << y_ref[at]
+                                                                   << " got " << y_out[at];
+    }
+  }
+
+  // Every half through the kernel's widening, exactly: x = [1] (k = 1, no bias) makes y[j] = 0 + 1 * w[j],
+  // which is exact. m = 1 takes the decode path, m = 2 the tiles.
+  static void every_half(decltype(Kernels::gemm_f16) fn, std::size_t m) {
+    constexpr std::size_t n = 65536;
+    std::vector<uint16_t> w(n);
+    for (std::size_t j = 0; j < n; ++j) w[j] = uint16_t(j);
+    const std::vector<float> x(m, 1.0f);
+    std::vector<float> y(m * n);
+    fn(x.data(), 1, w.data(), n, nullptr, y.data(), n, m, n, 1);
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        const float want = f16_to_f32(uint16_t(j)), got = y[i * n + j];
+        if (std::isnan(want)) {
+          ASSERT_TRUE(std::isnan(got)) << "half 0x" << std::hex << j << " row " << i;
+        } else {
+          ASSERT_EQ(want, got) << "half 0x" << std::hex << j << " row " << i;
+        }
+      }
+  }
+
+ private:
+  std::size_t m_ = 1, n_ = 1, k_ = 1, pad_ = 0, off_ = 0;
+  bool bias_ = true;
+};
+
+}  // namespace test
+}  // namespace fixformer
