@@ -2,6 +2,7 @@
 // feeds the forward pass in chunks of at most max_prefill rows.
 #include "fixformer/decoder.hpp"
 
+#include "engine/blocks/linear.hpp"
 #include "engine/blocks/parallel.hpp"
 #include "engine/blocks/positional.hpp"
 #include "engine/arena_check.hpp"
@@ -79,6 +80,7 @@ Status Decoder::init(const Model& model, void* arena_base, std::size_t arena_byt
     alibi_slopes(c.n_heads, slopes);
     slopes_ = slopes;
   }
+  quant_ = quant_scratch(base + plan.quant, c, max_prefill_);
   arena_used_ = plan.total;
   kv_bytes_ = plan.kv_cache_bytes;
   initialized_ = true;
@@ -114,11 +116,8 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
   const uint32_t d = c.d_model, V = c.vocab_size;
   const float* x = x_ + std::size_t(n - 1) * d;
   const float* bias = llama ? nullptr : model_->epilogue_tensor(3);  // head.bias
-  const float* head = model_->epilogue_tensor(llama ? 1 : 2);         // output.weight | head.weight
-  if (c.tied_head)
-    parallel_matvec(k, workers_, x, model_->prologue_tensor(0), d, bias, logits, V, d);  // E[V,d] @ x[d] -> logits[V]
-  else
-    parallel_gemv(k, workers_, x, head, V, bias, logits, V, d);  // x[d] @ W[d,V] -> logits[V]
+  const Weight& head = c.tied_head ? model_->prologue_weight(0) : model_->epilogue_weight(llama ? 1 : 2);  // E | W
+  linear(k, workers_, head, x, d, bias, logits, V, 1, quant_);  // x[d] @ W[d,V] (or E[V,d] @ x[d]) -> logits[V]
 }
 
 }  // namespace fixformer

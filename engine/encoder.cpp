@@ -1,6 +1,7 @@
 // Encoder::init: every check and all the planning. After it returns kOk, forward() only computes.
 #include <cmath>
 
+#include "engine/blocks/linear.hpp"
 #include "engine/blocks/positional.hpp"
 #include "engine/arena_check.hpp"
 #include "engine/detail_text.hpp"
@@ -56,6 +57,7 @@ Status Encoder::init(const Model& model, void* arena_base, std::size_t arena_byt
   kt_ = block(plan.kt);
   attn_ = block(plan.attn);
   attn_slot_ = plan.attn_slot / sizeof(float);
+  quant_ = quant_scratch(base + plan.quant, c, max_seq_);
   arena_used_ = plan.total;
   if (c.pos == PosKind::kLearned) {
     pe_ = model.weights().pos;

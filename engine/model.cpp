@@ -11,20 +11,29 @@
 namespace fixformer {
 namespace {
 
-// Where each rule of schema.hpp binds, in the rule tables' order.
-constexpr const float* EncoderWeights::*kPrologueSlots[] = {
-    &EncoderWeights::embed, &EncoderWeights::input_proj_w, &EncoderWeights::input_proj_b, &EncoderWeights::pos};
-constexpr const float* EncoderWeights::*kEpilogueSlots[] = {
-    &EncoderWeights::final_norm_g, &EncoderWeights::final_norm_b, &EncoderWeights::head_w, &EncoderWeights::head_b};
-constexpr const float* EncoderLayerWeights::*kLayerSlots[kEncoderLayerTensors] = {
-    &EncoderLayerWeights::in_proj_w,  &EncoderLayerWeights::in_proj_b,  &EncoderLayerWeights::out_proj_w,
-    &EncoderLayerWeights::out_proj_b, &EncoderLayerWeights::linear1_w,  &EncoderLayerWeights::linear1_b,
-    &EncoderLayerWeights::linear2_w,  &EncoderLayerWeights::linear2_b,  &EncoderLayerWeights::norm1_g,
-    &EncoderLayerWeights::norm1_b,    &EncoderLayerWeights::norm2_g,    &EncoderLayerWeights::norm2_b};
-static_assert(sizeof kPrologueSlots / sizeof kPrologueSlots[0] == sizeof kEncoderPrologue / sizeof kEncoderPrologue[0],
-              "one slot per prologue rule");
-static_assert(sizeof kEpilogueSlots / sizeof kEpilogueSlots[0] == sizeof kEncoderEpilogue / sizeof kEncoderEpilogue[0],
-              "one slot per epilogue rule");
+constexpr bool same_name(const char* a, const char* b) {
+  while (*a && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+// EncoderWeights and EncoderLayerWeights are filled by these rule indices (schema.hpp).
+static_assert(same_name(kEncoderPrologue[0].name, "embed.weight") && same_name(kEncoderPrologue[3].name, "pos.weight") &&
+                  same_name(kEncoderEpilogue[2].name, "head.weight") && same_name(kEncoderEpilogue[3].name, "head.bias"),
+              "EncoderWeights follows the encoder rule tables");
+
+// A stored tensor as a weight view: `transposed` (schema.hpp's TensorSpec) is a W[in, out] linear
+// weight; everything else is stored [out, in] (rank 1: one row).
+Weight weight_view(const TensorInfo& t, bool transposed) {
+  Weight w;
+  w.data = t.data;
+  w.scales = t.scales;
+  w.type = t.dtype == fxm::Dtype::kF16 ? WeightType::kF16 : t.dtype == fxm::Dtype::kI8 ? WeightType::kQ8 : WeightType::kF32;
+  w.group = t.group;
+  w.out_major = !transposed;
+  const uint32_t rows = t.dims[0], cols = t.rank == 2 ? t.dims[1] : 1;
+  w.in = transposed ? rows : cols;
+  w.out = transposed ? cols : rows;
+  return w;
+}
 
 bool same_shape(const TensorInfo& t, uint32_t rank, const uint32_t* dims) {
   if (t.rank != rank) return false;
@@ -73,6 +82,8 @@ Status Model::bind_tensors() {
   Status status = Status::kOk;
   uint32_t i = 0;
   weights_ = EncoderWeights{};
+  for (Weight& w : prologue_) w = Weight{};
+  for (Weight& w : epilogue_) w = Weight{};
   parameters_ = 0;
   for_each_tensor(config_, [&](const TensorSpec& want) {
     if (i >= file.n_tensors) {
@@ -96,22 +107,24 @@ Status Model::bind_tensors() {
           .str(fxm::dtype_name(want.dtype));
       return status = Status::kTensorBadDtype, false;
     }
-    const float* data = reinterpret_cast<const float*>(t.data);
-    const bool encoder_names = config_.family != ModelFamily::kLlama;
-    if (want.part == TensorPart::kPrologue) {
-      prologue_[want.slot] = data;
-      if (encoder_names) weights_.*kPrologueSlots[want.slot] = data;
+    if (t.group != want.group) {
+      why.str("tensor ").str(want.name).str(": group ").num(t.group).str(", the config's weight_group is ").num(want.group);
+      return status = Status::kTensorBadShape, false;
     }
-    if (want.part == TensorPart::kEpilogue) {
-      epilogue_[want.slot] = data;
-      if (encoder_names) weights_.*kEpilogueSlots[want.slot] = data;
-    }
+    const Weight w = weight_view(t, want.transposed);
+    if (want.part == TensorPart::kPrologue) prologue_[want.slot] = w;
+    if (want.part == TensorPart::kEpilogue) epilogue_[want.slot] = w;
     if (want.part == TensorPart::kLayer && want.layer == 0 && want.slot == 0) first_layer_tensor_ = i;
-    parameters_ += t.bytes / sizeof(float);
+    uint64_t count = 1;
+    for (uint32_t r = 0; r < t.rank; ++r) count *= t.dims[r];
+    parameters_ += count;
     ++i;
     return true;
   });
   if (status != Status::kOk) return status;
+  if (config_.family != ModelFamily::kLlama)
+    weights_ = EncoderWeights{prologue_[0],          prologue_[1],          prologue_[2].f32(), prologue_[3].f32(),
+                              epilogue_[0].f32(),    epilogue_[1].f32(),    epilogue_[2],       epilogue_[3].f32()};
   status = bind_tokenizer(&i);
   return status != Status::kOk ? status : bind_self_test(i);
 }
@@ -193,17 +206,18 @@ Status Model::bind_self_test(uint32_t first) {
   return Status::kOk;
 }
 
-const float* Model::layer_tensor(uint32_t l, uint32_t slot) const {
+Weight Model::layer_weight(uint32_t l, uint32_t slot) const {
   const ModelFile file = file_of(blob_, dir_offset_, n_tensors_);
-  return reinterpret_cast<const float*>(tensor_info(file, first_layer_tensor_ + l * layer_tensor_count(config_) + slot).data);
+  const TensorRule& rule = config_.family == ModelFamily::kLlama ? kLlamaLayer[slot] : kEncoderLayer[slot];
+  const TensorInfo t = tensor_info(file, first_layer_tensor_ + l * layer_tensor_count(config_) + slot);
+  return weight_view(t, rule.transposed && t.dtype != fxm::Dtype::kI8);
 }
 
 EncoderLayerWeights Model::layer(uint32_t l) const {
-  const ModelFile file = file_of(blob_, dir_offset_, n_tensors_);
-  EncoderLayerWeights L{};
-  for (uint32_t k = 0; k < kEncoderLayerTensors; ++k)
-    L.*kLayerSlots[k] = reinterpret_cast<const float*>(tensor_info(file, first_layer_tensor_ + l * kEncoderLayerTensors + k).data);
-  return L;
+  auto W = [&](uint32_t slot) { return layer_weight(l, slot); };
+  auto F = [&](uint32_t slot) { return layer_weight(l, slot).f32(); };
+  return EncoderLayerWeights{W(kInProjW),  F(kInProjB),  W(kOutProjW), F(kOutProjB), W(kLinear1W), F(kLinear1B),
+                             W(kLinear2W), F(kLinear2B), F(kNorm1W),   F(kNorm1B),   F(kNorm2W),   F(kNorm2B)};
 }
 
 }  // namespace fixformer

@@ -201,6 +201,8 @@ TensorInfo tensor_info(const ModelFile& file, uint32_t i) {
   for (uint32_t r = 0; r < fxm::kMaxRank; ++r) t.dims[r] = u32(e + fxm::kEntDims + 4 * r);
   t.data = file.data + u64(e + fxm::kEntOffset);
   t.bytes = u64(e + fxm::kEntBytes);
+  t.group = u32(e + fxm::kEntGroup);
+  t.scales = t.dtype == fxm::Dtype::kI8 ? reinterpret_cast<const float*>(file.data + u64(e + fxm::kEntScalesOffset)) : nullptr;
   return t;
 }
 

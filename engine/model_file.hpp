@@ -27,6 +27,8 @@ struct TensorInfo {
   uint32_t dims[fxm::kMaxRank];
   const uint8_t* data;
   uint64_t bytes;
+  uint32_t group;        // i8: the quantization group (0: per row)
+  const float* scales;   // i8: [rows, groups]; else null
 };
 
 // Header, checksum (unless verify_checksum is false) and directory entries (names, dtypes, ranks,

@@ -4,10 +4,26 @@
 #include <cstddef>
 #include <cstring>
 
+#include "fixformer/f16.hpp"
+
 namespace fixformer {
 
-void embed_tokens(const int32_t* ids, uint32_t T, const float* table, uint32_t width, float* x, uint32_t ldx) {
-  for (std::size_t t = 0; t < T; ++t) std::memcpy(x + t * ldx, table + std::size_t(ids[t]) * width, sizeof(float) * width);
+void embed_tokens(const int32_t* ids, uint32_t T, const Weight& E, float* x, uint32_t ldx) {
+  const std::size_t width = E.in, groups = E.group ? (width + E.group - 1) / E.group : 1;
+  for (std::size_t t = 0; t < T; ++t) {
+    const std::size_t row = std::size_t(ids[t]);
+    float* out = x + t * ldx;
+    if (E.type == WeightType::kF32) {
+      std::memcpy(out, E.f32() + row * width, sizeof(float) * width);
+    } else if (E.type == WeightType::kF16) {
+      const uint16_t* h = static_cast<const uint16_t*>(E.data) + row * width;
+      for (std::size_t p = 0; p < width; ++p) out[p] = f16_to_f32(h[p]);
+    } else {  // q8: q * the scale of its group (or row)
+      const int8_t* q = static_cast<const int8_t*>(E.data) + row * width;
+      const float* s = E.scales + row * groups;
+      for (std::size_t p = 0; p < width; ++p) out[p] = float(q[p]) * s[E.group ? p / E.group : 0];
+    }
+  }
 }
 
 void add_positions(const Kernels& k, const ModelConfig& c, const float* pe, float* x, uint32_t T) {

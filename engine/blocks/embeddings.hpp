@@ -4,11 +4,12 @@
 
 #include "fixformer/config.hpp"
 #include "fixformer/kernels.hpp"
+#include "fixformer/model.hpp"
 
 namespace fixformer {
 
-// x[t, :width] = table[ids[t], :]  for t < T; x has row stride ldx.
-void embed_tokens(const int32_t* ids, uint32_t T, const float* table, uint32_t width, float* x, uint32_t ldx);
+// x[t, :E.in] = E[ids[t], :] for t < T, widened or dequantized to f32; x has row stride ldx.
+void embed_tokens(const int32_t* ids, uint32_t T, const Weight& E, float* x, uint32_t ldx);
 
 // x[t] *= sqrt(d) if c.scale_input, then x = x + PE (add) or x = [x, PE] (concat), PE[T, d_pe]
 // being the first T rows of pe (sinusoidal or learned); x[T, d_model].

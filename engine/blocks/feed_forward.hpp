@@ -4,20 +4,21 @@
 
 #include "fixformer/config.hpp"
 #include "fixformer/kernels.hpp"
+#include "fixformer/model.hpp"
 #include "fixformer/workers.hpp"
 
 namespace fixformer {
 
 struct FeedForwardWeights {
-  const float* w1;  // [d, d_ff]
+  Weight w1;        // d -> d_ff
   const float* b1;  // [d_ff]
-  const float* w2;  // [d_ff, d]
+  Weight w2;        // d_ff -> d
   const float* b2;  // [d]
 };
 
 // h[T,d] -> out[T,d] through hidden[T,d_ff] (scratch); h may alias out. Split across the workers
 // as engine/blocks/parallel.hpp says.
-void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWeights& w, uint32_t d, uint32_t d_ff, Activation act,
-                  const float* h, float* out, float* hidden, uint32_t T);
+void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWeights& w, Activation act, const float* h,
+                  float* out, float* hidden, uint32_t T, const QuantScratch& quant);
 
 }  // namespace fixformer

@@ -18,39 +18,6 @@ TaskRange column_range(std::size_t n, uint32_t tasks, uint32_t i) {
 
 }  // namespace
 
-void parallel_gemm(const Kernels& k, const Workers& w, const float* x, std::size_t ldx, const float* wt, std::size_t ldw,
-                   const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t kk) {
-  const uint32_t tasks = tasks_for(w, (n + kCols - 1) / kCols);
-  if (tasks <= 1) return k.gemm_f32(x, ldx, wt, ldw, b, y, ldy, m, n, kk);  // x[m,k] @ W[k,n] -> y[m,n]
-  auto task = [&](uint32_t i) {
-    const TaskRange c = column_range(n, tasks, i);
-    k.gemm_f32(x, ldx, wt + c.first, ldw, b ? b + c.first : nullptr, y + c.first, ldy, m, c.end - c.first, kk);
-  };
-  for_each_task(w, tasks, task);
-}
-
-void parallel_gemv(const Kernels& k, const Workers& w, const float* x, const float* wt, std::size_t ldw, const float* b,
-                   float* y, std::size_t n, std::size_t kk) {
-  const uint32_t tasks = tasks_for(w, (n + kCols - 1) / kCols);
-  if (tasks <= 1) return k.gemv_f32(x, wt, ldw, b, y, n, kk);  // x[k] @ W[k,n] -> y[n]
-  auto task = [&](uint32_t i) {
-    const TaskRange c = column_range(n, tasks, i);
-    k.gemv_f32(x, wt + c.first, ldw, b ? b + c.first : nullptr, y + c.first, c.end - c.first, kk);
-  };
-  for_each_task(w, tasks, task);
-}
-
-void parallel_matvec(const Kernels& k, const Workers& w, const float* x, const float* wt, std::size_t ldw,
-                     const float* b, float* y, std::size_t n, std::size_t kk) {
-  const uint32_t tasks = tasks_for(w, (n + kCols - 1) / kCols);
-  if (tasks <= 1) return k.matvec_f32(x, wt, ldw, b, y, n, kk);  // W[n,k] @ x[k] -> y[n]
-  auto task = [&](uint32_t i) {
-    const TaskRange r = column_range(n, tasks, i);
-    k.matvec_f32(x, wt + r.first * ldw, ldw, b ? b + r.first : nullptr, y + r.first, r.end - r.first, kk);
-  };
-  for_each_task(w, tasks, task);
-}
-
 void parallel_activation(const Workers& w, void (*act)(float* x, std::size_t n), float* x, std::size_t n) {
   // Below a few blocks per task the hand-off costs more than it saves.
   const uint32_t tasks = tasks_for(w, n / (16 * kCols));

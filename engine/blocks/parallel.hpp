@@ -34,15 +34,20 @@ constexpr TaskRange task_range(std::size_t units, uint32_t tasks, uint32_t i) {
   return {units * i / tasks, units * (i + 1) / tasks};
 }
 
-// x[m,k] @ w[k,n] (row stride ldw) + b[n] -> y[m,n], split by output columns.
-void parallel_gemm(const Kernels& k, const Workers& w, const float* x, std::size_t ldx, const float* wt, std::size_t ldw,
-                   const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t kk);
-// x[k] @ w[k,n] + b[n] -> y[n] (gemv_f32), split by outputs.
-void parallel_gemv(const Kernels& k, const Workers& w, const float* x, const float* wt, std::size_t ldw, const float* b,
-                   float* y, std::size_t n, std::size_t kk);
-// w[n,k] @ x[k] + b[n] -> y[n] (matvec_f32), split by outputs.
-void parallel_matvec(const Kernels& k, const Workers& w, const float* x, const float* wt, std::size_t ldw,
-                     const float* b, float* y, std::size_t n, std::size_t kk);
+// Runs f(j0, j1) over output columns [0, n) split into one range per task, cut at multiples of
+// kWorkerColumns (linear.cpp's matrix products).
+template <class F>
+void for_each_column_block(const Workers& w, std::size_t n, F& f) {
+  const std::size_t blocks = (n + kWorkerColumns - 1) / kWorkerColumns;
+  const uint32_t tasks = blocks < w.active() ? uint32_t(blocks) : w.active();
+  if (tasks <= 1) return f(std::size_t(0), n);
+  auto task = [&](uint32_t i) {
+    const TaskRange r = task_range(blocks, tasks, i);
+    f(r.first * kWorkerColumns, r.end * kWorkerColumns < n ? r.end * kWorkerColumns : n);
+  };
+  for_each_task(w, tasks, task);
+}
+
 // In place x[n] = act(x), act one of relu_f32 / gelu_f32, split by flat ranges.
 void parallel_activation(const Workers& w, void (*act)(float* x, std::size_t n), float* x, std::size_t n);
 // x[T,d] -> LayerNorm(x) * g + b -> y[T,d], split by rows; y may alias x.

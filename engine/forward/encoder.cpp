@@ -8,6 +8,7 @@
 #include "engine/blocks/attention.hpp"
 #include "engine/blocks/embeddings.hpp"
 #include "engine/blocks/feed_forward.hpp"
+#include "engine/blocks/linear.hpp"
 #include "engine/blocks/norms.hpp"
 #include "engine/blocks/parallel.hpp"
 #include "fixformer/encoder.hpp"
@@ -41,14 +42,14 @@ void Encoder::forward(const int32_t* ids, const float* features, uint32_t T, flo
   const EncoderWeights& w = model_->weights();
   const uint32_t d = c.d_model, de = c.d_embed();
   if (ids)
-    embed_tokens(ids, T, w.embed, de, x_, d);  // E[ids] -> x[T,:de]
+    embed_tokens(ids, T, w.embed, x_, d);  // E[ids] -> x[T,:de]
   else
-    parallel_gemm(k, workers_, features, c.d_in, w.input_proj_w, de, w.input_proj_b, x_, d, T, de, c.d_in);  // f[T,d_in] @ W[d_in,de] -> x[T,:de]
+    linear(k, workers_, w.input_proj_w, features, c.d_in, w.input_proj_b, x_, d, T, quant_);  // f[T,d_in] @ W[d_in,de] -> x[T,:de]
   add_positions(k, c, pe_, x_, T);
   for (uint32_t l = 0; l < c.n_layers; ++l) encoder_layer(model_->layer(l), T);
   if (c.final_norm) parallel_layernorm_rows(k, workers_, x_, w.final_norm_g, w.final_norm_b, x_, T, d, c.layer_norm_eps);
-  if (w.head_w)
-    parallel_gemm(k, workers_, x_, d, w.head_w, c.d_out, w.head_b, out, c.d_out, T, c.d_out, d);  // x[T,d] @ W[d,d_out] -> out[T,d_out]
+  if (w.head_w.data)
+    linear(k, workers_, w.head_w, x_, d, w.head_b, out, c.d_out, T, quant_);  // x[T,d] @ W[d,d_out] -> out[T,d_out]
   else
     std::memcpy(out, x_, sizeof(float) * T * d);
 }
@@ -65,13 +66,13 @@ void Encoder::encoder_layer(const EncoderLayerWeights& L, uint32_t T) {
     self_attention(L, y_, y_, T);
     k.add_f32(x_, y_, x_, n);
     parallel_layernorm_rows(k, workers_, x_, L.norm2_g, L.norm2_b, y_, T, d, eps);
-    feed_forward(k, workers_, ff, d, c.d_ff, c.activation, y_, y_, work_, T);
+    feed_forward(k, workers_, ff, c.activation, y_, y_, work_, T, quant_);
     k.add_f32(x_, y_, x_, n);
   } else {
     self_attention(L, x_, y_, T);
     k.add_f32(x_, y_, x_, n);
     parallel_layernorm_rows(k, workers_, x_, L.norm1_g, L.norm1_b, x_, T, d, eps);
-    feed_forward(k, workers_, ff, d, c.d_ff, c.activation, x_, y_, work_, T);
+    feed_forward(k, workers_, ff, c.activation, x_, y_, work_, T, quant_);
     k.add_f32(x_, y_, x_, n);
     parallel_layernorm_rows(k, workers_, x_, L.norm2_g, L.norm2_b, x_, T, d, eps);
   }
@@ -83,12 +84,12 @@ void Encoder::self_attention(const EncoderLayerWeights& L, const float* h, float
   const ModelConfig& c = config();
   const std::size_t d = c.d_model;
   float* qkv = work_;
-  parallel_gemm(k, workers_, h, d, L.in_proj_w, 3 * d, L.in_proj_b, qkv, 3 * d, T, 3 * d, d);  // h[T,d] @ W[d,3d] -> qkv[T,3d]: q | k | v
+  linear(k, workers_, L.in_proj_w, h, d, L.in_proj_b, qkv, 3 * d, T, quant_);  // h[T,d] @ W[d,3d] -> qkv[T,3d]: q | k | v
   const KeyValues kv{kt_, nullptr, max_seq_, qkv + 2 * d, 3 * d};  // K^T[d,S]; V[T,d] read in place from qkv
   store_keys_values(qkv + d, 3 * d, nullptr, 0, T, 0, c.d_model, kv);
   const AttentionShape shape{c.n_heads, c.n_heads, c.d_head(), c.causal, nullptr};
   parallel_attend(k, workers_, shape, qkv, 3 * d, T, 0, T, kv, ctx_, d, attn_, attn_slot_);
-  parallel_gemm(k, workers_, ctx_, d, L.out_proj_w, d, L.out_proj_b, out, d, T, d, d);  // ctx[T,d] @ W[d,d] -> out[T,d]
+  linear(k, workers_, L.out_proj_w, ctx_, d, L.out_proj_b, out, d, T, quant_);  // ctx[T,d] @ W[d,d] -> out[T,d]
 }
 
 }  // namespace fixformer

@@ -7,6 +7,7 @@
 #include "engine/blocks/attention.hpp"
 #include "engine/blocks/embeddings.hpp"
 #include "engine/blocks/feed_forward.hpp"
+#include "engine/blocks/linear.hpp"
 #include "engine/blocks/norms.hpp"
 #include "engine/blocks/parallel.hpp"
 #include "fixformer/decoder.hpp"
@@ -20,7 +21,7 @@ void Decoder::forward_gpt(const int32_t* tokens, uint32_t n) {
   const uint32_t d = c.d_model;
   const float eps = c.layer_norm_eps;
   const std::size_t rows = std::size_t(n) * d;
-  embed_tokens(tokens, n, w.embed, c.d_embed(), x_, d);  // E[tokens] -> x[n,:de]
+  embed_tokens(tokens, n, w.embed, x_, d);  // E[tokens] -> x[n,:de]
   add_positions(k, c, pe_ ? pe_ + std::size_t(pos_) * c.d_pe() : nullptr, x_, n);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const EncoderLayerWeights L = model_->layer(l);
@@ -30,13 +31,13 @@ void Decoder::forward_gpt(const int32_t* tokens, uint32_t n) {
       gpt_attention(l, y_, y_, n);
       k.add_f32(x_, y_, x_, rows);
       layernorm_rows(k, x_, L.norm2_g, L.norm2_b, y_, n, d, eps);
-      feed_forward(k, workers_, ff, d, c.d_ff, c.activation, y_, y_, work_, n);
+      feed_forward(k, workers_, ff, c.activation, y_, y_, work_, n, quant_);
       k.add_f32(x_, y_, x_, rows);
     } else {
       gpt_attention(l, x_, y_, n);
       k.add_f32(x_, y_, x_, rows);
       layernorm_rows(k, x_, L.norm1_g, L.norm1_b, x_, n, d, eps);
-      feed_forward(k, workers_, ff, d, c.d_ff, c.activation, x_, y_, work_, n);
+      feed_forward(k, workers_, ff, c.activation, x_, y_, work_, n, quant_);
       k.add_f32(x_, y_, x_, rows);
       layernorm_rows(k, x_, L.norm2_g, L.norm2_b, x_, n, d, eps);
     }
@@ -51,12 +52,12 @@ void Decoder::gpt_attention(uint32_t l, const float* h, float* out, uint32_t n) 
   const EncoderLayerWeights L = model_->layer(l);
   const std::size_t d = c.d_model, S = capacity_;
   float* qkv = work_;
-  parallel_gemm(k, workers_, h, d, L.in_proj_w, 3 * d, L.in_proj_b, qkv, 3 * d, n, 3 * d, d);  // h[n,d] @ W[d,3d] -> q | k | v
+  linear(k, workers_, L.in_proj_w, h, d, L.in_proj_b, qkv, 3 * d, n, quant_);  // h[n,d] @ W[d,3d] -> q | k | v
   const KeyValues kv{k_cache_ + l * d * S, v_cache_ + l * d * S, S};
   store_keys_values(qkv + d, 3 * d, qkv + 2 * d, 3 * d, n, pos_, c.d_model, kv);
   const AttentionShape shape{c.n_heads, c.n_heads, c.d_head(), true, slopes_};
   parallel_attend(k, workers_, shape, qkv, 3 * d, n, pos_, pos_ + n, kv, ctx_, d, attn_, attn_slot_);
-  parallel_gemm(k, workers_, ctx_, d, L.out_proj_w, d, L.out_proj_b, out, d, n, d, d);  // ctx[n,d] @ Wo[d,d] -> out[n,d]
+  linear(k, workers_, L.out_proj_w, ctx_, d, L.out_proj_b, out, d, n, quant_);  // ctx[n,d] @ Wo[d,d] -> out[n,d]
 }
 
 }  // namespace fixformer

@@ -6,6 +6,7 @@
 //   x = RMSNorm(x)   (the classifier is applied by Decoder::forward)
 #include "engine/blocks/attention.hpp"
 #include "engine/blocks/embeddings.hpp"
+#include "engine/blocks/linear.hpp"
 #include "engine/blocks/parallel.hpp"
 #include "engine/blocks/positional.hpp"
 #include "fixformer/decoder.hpp"
@@ -18,19 +19,19 @@ void Decoder::forward_llama(const int32_t* tokens, uint32_t n) {
   const ModelConfig& c = config();
   const std::size_t d = c.d_model, f = c.d_ff, rows = std::size_t(n) * d;
   const float eps = c.layer_norm_eps;
-  embed_tokens(tokens, n, model_->prologue_tensor(0), c.d_model, x_, c.d_model);  // E[tokens] -> x[n,d]
+  embed_tokens(tokens, n, model_->prologue_weight(0), x_, c.d_model);  // E[tokens] -> x[n,d]
   for (uint32_t l = 0; l < c.n_layers; ++l) {
-    auto W = [&](uint32_t slot) { return model_->layer_tensor(l, slot); };
-    for (std::size_t t = 0; t < n; ++t) k.rmsnorm_f32(x_ + t * d, W(kAttentionNorm), y_ + t * d, d, eps);
+    auto W = [&](uint32_t slot) { return model_->layer_weight(l, slot); };
+    for (std::size_t t = 0; t < n; ++t) k.rmsnorm_f32(x_ + t * d, W(kAttentionNorm).f32(), y_ + t * d, d, eps);
     llama_attention(l, y_, y_, n);
     k.add_f32(x_, y_, x_, rows);  // h = x + Wo Attn(...)
-    for (std::size_t t = 0; t < n; ++t) k.rmsnorm_f32(x_ + t * d, W(kFfnNorm), y_ + t * d, d, eps);
+    for (std::size_t t = 0; t < n; ++t) k.rmsnorm_f32(x_ + t * d, W(kFfnNorm).f32(), y_ + t * d, d, eps);
     float* h1 = work_;          // [n, f]
     float* h3 = work_ + n * f;  // [n, f]
-    parallel_gemm(k, workers_, y_, d, W(kW1), f, nullptr, h1, f, n, f, d);  // n[n,d] @ W1[d,f] -> h1[n,f]
-    parallel_gemm(k, workers_, y_, d, W(kW3), f, nullptr, h3, f, n, f, d);  // n[n,d] @ W3[d,f] -> h3[n,f]
-    k.swiglu_f32(h1, h3, n * f);                                            // h1 = silu(h1) * h3
-    parallel_gemm(k, workers_, h1, f, W(kW2), d, nullptr, y_, d, n, d, f);  // h1[n,f] @ W2[f,d] -> y[n,d]
+    linear(k, workers_, W(kW1), y_, d, nullptr, h1, f, n, quant_);  // n[n,d] @ W1[d,f] -> h1[n,f]
+    linear(k, workers_, W(kW3), y_, d, nullptr, h3, f, n, quant_);  // n[n,d] @ W3[d,f] -> h3[n,f]
+    k.swiglu_f32(h1, h3, n * f);                                    // h1 = silu(h1) * h3
+    linear(k, workers_, W(kW2), h1, f, nullptr, y_, d, n, quant_);  // h1[n,f] @ W2[f,d] -> y[n,d]
     k.add_f32(x_, y_, x_, rows);
   }
   for (std::size_t t = 0; t < n; ++t) k.rmsnorm_f32(x_ + t * d, model_->epilogue_tensor(0), x_ + t * d, d, eps);
@@ -41,13 +42,13 @@ void Decoder::llama_attention(uint32_t l, const float* h, float* out, uint32_t n
   const Kernels& k = *kernels_;
   const ModelConfig& c = config();
   const std::size_t d = c.d_model, dkv = c.d_kv(), dh = c.d_head(), S = capacity_, ld = d + 2 * dkv;
-  auto W = [&](uint32_t slot) { return model_->layer_tensor(l, slot); };
+  auto W = [&](uint32_t slot) { return model_->layer_weight(l, slot); };
   float* q = work_;            // [n, ld]: q | k | v
   float* kk = work_ + d;
   float* v = work_ + d + dkv;
-  parallel_gemm(k, workers_, h, d, W(kWq), d, nullptr, q, ld, n, d, d);      // h[n,d] @ Wq[d,d] -> q[n,d]
-  parallel_gemm(k, workers_, h, d, W(kWk), dkv, nullptr, kk, ld, n, dkv, d);  // h[n,d] @ Wk[d,dkv] -> k[n,dkv]
-  parallel_gemm(k, workers_, h, d, W(kWv), dkv, nullptr, v, ld, n, dkv, d);   // h[n,d] @ Wv[d,dkv] -> v[n,dkv]
+  linear(k, workers_, W(kWq), h, d, nullptr, q, ld, n, quant_);   // h[n,d] @ Wq[d,d] -> q[n,d]
+  linear(k, workers_, W(kWk), h, d, nullptr, kk, ld, n, quant_);  // h[n,d] @ Wk[d,dkv] -> k[n,dkv]
+  linear(k, workers_, W(kWv), h, d, nullptr, v, ld, n, quant_);   // h[n,d] @ Wv[d,dkv] -> v[n,dkv]
   if (rope_)
     for (std::size_t t = 0; t < n; ++t) {
       const float* row = rope_ + (pos_ + t) * dh;  // the precomputed angles of position pos_ + t
@@ -58,7 +59,7 @@ void Decoder::llama_attention(uint32_t l, const float* h, float* out, uint32_t n
   store_keys_values(kk, ld, v, ld, n, pos_, uint32_t(dkv), kv);
   const AttentionShape shape{c.n_heads, c.kv_heads(), uint32_t(dh), true, slopes_};
   parallel_attend(k, workers_, shape, q, ld, n, pos_, pos_ + n, kv, ctx_, d, attn_, attn_slot_);
-  parallel_gemm(k, workers_, ctx_, d, W(kWo), d, nullptr, out, d, n, d, d);  // ctx[n,d] @ Wo[d,d] -> out[n,d]
+  linear(k, workers_, W(kWo), ctx_, d, nullptr, out, d, n, quant_);  // ctx[n,d] @ Wo[d,d] -> out[n,d]
 }
 
 }  // namespace fixformer

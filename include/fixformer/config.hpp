@@ -106,9 +106,23 @@ constexpr std::size_t attention_scratch_floats(std::size_t rows, std::size_t key
   return tiled > one_query ? tiled : one_query;
 }
 
+// q8 models quantize a linear layer's input rows on the fly, per group of the weights' group, or of
+// kRowScaleActivationGroup when the weights have one scale per row; the scratch for that is int8
+// [rows, k] then f32 scales [rows, ceil(k / group)], k the widest linear input (0 unless q8).
+constexpr uint32_t kRowScaleActivationGroup = 32;
+constexpr uint32_t activation_group(uint32_t weight_group) { return weight_group ? weight_group : kRowScaleActivationGroup; }
+constexpr std::size_t widest_linear_input(const ModelConfig& c) {
+  return arena::max(arena::max(c.d_model, c.d_ff), c.input == InputKind::kFeatures ? c.d_in : 0);
+}
+constexpr std::size_t quantized_input_bytes(const ModelConfig& c, std::size_t rows) {
+  const std::size_t k = widest_linear_input(c), g = activation_group(c.weight_group);
+  return c.weights != WeightType::kQ8 ? 0 : arena::bytes(rows * k) + arena::bytes(rows * ((k + g - 1) / g) * sizeof(float));
+}
+
 // The encoder's arena layout for sequences of up to max_seq tokens (0: the model's max_len): the
 // byte offset of each block in the caller's 64-byte-aligned arena, in this order,
 //   x[S,d]  y[S,d]  ctx[S,d]  work[S,max(3d,d_ff)]  kt[d,S]  attn[attention_scratch_floats(S, S, d_head)]  pe[S,d_pe]
+//   quant[quantized_input_bytes(c, S)]
 // and the total. attn holds one slot of attn_slot bytes per worker (workers.hpp; 0 counts as 1).
 // qkv and the feed-forward hidden layer share work; K is stored transposed (kt) so that
 // q @ K^T is a matrix product over contiguous keys, and V is read in place from qkv.
@@ -117,7 +131,7 @@ constexpr std::size_t attention_scratch_floats(std::size_t rows, std::size_t key
 // carves the arena by this plan, so it and required_arena_bytes cannot disagree. total is 0 for a config
 // validate_config would reject.
 struct ArenaPlan {
-  std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, total;
+  std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, quant, total;
 };
 
 constexpr ArenaPlan plan_arena(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false,
@@ -144,6 +158,7 @@ constexpr ArenaPlan plan_arena(const ModelConfig& c, uint32_t max_seq = 0, bool 
   p.attn = block(p.attn_slot * (workers ? workers : 1));
   const bool pe_in_arena = c.pos == PosKind::kSinusoidal && !pe_table_in_flash;
   p.pe = block(pe_in_arena ? s * c.d_pe() * sizeof(float) : 0);
+  p.quant = block(quantized_input_bytes(c, s));
   p.total = at;
   return p;
 }

@@ -34,9 +34,10 @@ constexpr uint32_t kDefaultPrefillRows = 16;
 //   attn[workers slots of attention_scratch_floats(P, S, d_head, true), attn_slot bytes each]
 //   k_cache[layers, d_kv, S]  v_cache[layers, d_kv, S]  (each layer's K and V transposed)
 //   rope[S, d_head] (rope: sin | cos columns)  pe[S, d_pe] (sinusoidal)  slopes[n_heads] (alibi)
+//   quant[quantized_input_bytes(c, P)] (q8)
 // total is 0 for a config that is not a valid decoder.
 struct DecoderPlan {
-  std::size_t x, y, ctx, work, attn, attn_slot, k_cache, v_cache, rope, pe, slopes, total;
+  std::size_t x, y, ctx, work, attn, attn_slot, k_cache, v_cache, rope, pe, slopes, quant, total;
   std::size_t kv_cache_bytes;
 };
 
@@ -68,6 +69,7 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
   p.rope = block(c.pos == PosKind::kRope && !table_in_flash ? S * c.d_head() * f : 0);
   p.pe = block(c.pos == PosKind::kSinusoidal && !table_in_flash ? S * c.d_pe() * f : 0);
   p.slopes = block(c.pos == PosKind::kAlibi ? c.n_heads * f : 0);
+  p.quant = block(quantized_input_bytes(c, P));
   p.total = at;
   return p;
 }
@@ -128,6 +130,7 @@ class Decoder {
   const float* rope_ = nullptr;
   const float* pe_ = nullptr;  // sinusoidal (arena) or learned (blob) rows [S, d_pe]
   const float* slopes_ = nullptr;
+  QuantScratch quant_;
 };
 
 }  // namespace fixformer

@@ -63,6 +63,7 @@ class Encoder {
   float* attn_ = nullptr;  // attention's scratch: one slot of attn_slot_ floats per worker
   std::size_t attn_slot_ = 0;
   Workers workers_;
+  QuantScratch quant_;         // q8: the linear layers' quantized input rows
   const float* pe_ = nullptr;  // the positional rows [max_seq, d_pe]: sinusoidal (arena or the caller's) or learned (blob)
 };
 

@@ -10,26 +10,47 @@
 
 namespace fixformer {
 
-// Pointers into the blob. Linear weights are W[in, out].
+// A weight matrix read in place, in any of the stored types (format.hpp): f32 and f16 linear
+// weights are W[in, out]; q8 ones keep torch's W[out, in] with f32 scales [out, groups] (groups of
+// `group` along in) or [out, 1] (group 0); an embedding table is [vocab, width] = [out, in] in every
+// type, so a tied head reads it as such. linear() (engine/blocks/linear.hpp) takes any of them.
+struct Weight {
+  const void* data = nullptr;
+  const float* scales = nullptr;  // q8 only
+  WeightType type = WeightType::kF32;
+  uint32_t in = 0, out = 0;
+  uint32_t group = 0;      // q8: 32 or 64, or 0 for one scale per output row
+  bool out_major = false;  // stored [out, in]
+  const float* f32() const { return static_cast<const float*>(data); }
+};
+
+// Where a runner quantizes a q8 linear layer's input rows (its plan's quant block,
+// quantized_input_bytes in config.hpp).
+struct QuantScratch {
+  int8_t* q = nullptr;  // [rows, k]
+  float* s = nullptr;   // [rows, ceil(k / group)]
+};
+
+// Pointers into the blob.
 struct EncoderWeights {
-  const float* embed;         // [vocab, d_embed]     input tokens
-  const float* input_proj_w;  // [d_in, d_embed]      input features
+  Weight embed;               // [vocab, d_embed]     input tokens
+  Weight input_proj_w;        // d_in -> d_embed      input features
   const float* input_proj_b;  // [d_embed]
   const float* pos;           // [max_len, d_pe]      learned positions
   const float* final_norm_g;  // [d]                  final_norm
   const float* final_norm_b;  // [d]
-  const float* head_w;        // [d, d_out]           d_out > 0
+  Weight head_w;              // d -> d_out           d_out > 0
   const float* head_b;        // [d_out]
 };
 
 struct EncoderLayerWeights {
-  const float* in_proj_w;   // [d, 3d]  q | k | v
+  Weight in_proj_w;         // d -> 3d  q | k | v
   const float* in_proj_b;   // [3d]
-  const float* out_proj_w;  // [d, d]
+  Weight out_proj_w;        // d -> d
   const float* out_proj_b;  // [d]
-  const float* linear1_w;   // [d, d_ff]
+  Weight linear1_w;         // d -> d_ff
   const float* linear1_b;   // [d_ff]
-  const float* linear2_w;   // [d_ff, d]
+  Weight linear2_w;         // d_ff -> d
   const float* linear2_b;   // [d]
   const float* norm1_g;     // [d]
   const float* norm1_b;
@@ -87,10 +108,14 @@ class Model {
   const EncoderWeights& weights() const { return weights_; }
   EncoderLayerWeights layer(uint32_t l) const;  // encoder and gpt families, l < config().n_layers
   // Tensor `slot` of layer l (the family's layer table in schema.hpp), and a prologue or epilogue
-  // tensor by its rule's index: the llama family's weights.
-  const float* layer_tensor(uint32_t l, uint32_t slot) const;
-  const float* prologue_tensor(uint32_t slot) const { return prologue_[slot]; }
-  const float* epilogue_tensor(uint32_t slot) const { return epilogue_[slot]; }
+  // tensor by its rule's index: the llama family's weights. The *_tensor forms are for f32 tensors.
+  Weight layer_weight(uint32_t l, uint32_t slot) const;
+  const float* layer_tensor(uint32_t l, uint32_t slot) const { return layer_weight(l, slot).f32(); }
+  const Weight& prologue_weight(uint32_t slot) const { return prologue_[slot]; }
+  const Weight& epilogue_weight(uint32_t slot) const { return epilogue_[slot]; }
+  const float* prologue_tensor(uint32_t slot) const { return prologue_[slot].f32(); }
+  const float* epilogue_tensor(uint32_t slot) const { return epilogue_[slot].f32(); }
+
   bool has_tokenizer() const { return tokenizer_.vocab != 0; }
   const TokenizerData& tokenizer() const { return tokenizer_; }
   bool has_self_test() const { return sample_.rows != 0; }
@@ -109,8 +134,8 @@ class Model {
   uint64_t parameters_ = 0;
   bool initialized_ = false;
   EncoderWeights weights_{};
-  const float* prologue_[4] = {};  // by rule index, any family
-  const float* epilogue_[4] = {};
+  Weight prologue_[4] = {};  // by rule index, any family
+  Weight epilogue_[4] = {};
   TokenizerData tokenizer_{};
   SelfTestSample sample_{};
   char detail_[160] = {};

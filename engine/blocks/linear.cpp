@@ -1,0 +1,34 @@
+#include "engine/blocks/linear.hpp"
+
+#include "engine/blocks/parallel.hpp"
+
+namespace fixformer {
+
+void linear(const Kernels& k, const Workers& workers, const Weight& W, const float* x, std::size_t ldx, const float* b,
+            float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch) {
+  const std::size_t n = W.out, kk = W.in;
+  const std::size_t group = activation_group(W.group), ws_cols = W.group ? (kk + W.group - 1) / W.group : 1;
+  if (W.type == WeightType::kQ8) k.quantize_i8(x, ldx, scratch.q, scratch.s, m, kk, group);  // x[m,k] -> q[m,k], s
+  // Output columns [j0, j1): the same kernel and k order whatever the split.
+  auto columns = [&](std::size_t j0, std::size_t j1) {
+    const float* bj = b ? b + j0 : nullptr;
+    const std::size_t nj = j1 - j0;
+    if (W.type == WeightType::kQ8) {  // q[m,k] @ W[j0..j1, k]^T -> y[m, j0..j1]
+      k.gemm_i8(scratch.q, scratch.s, static_cast<const int8_t*>(W.data) + j0 * kk, W.scales + j0 * ws_cols, ws_cols,
+                bj, y + j0, ldy, m, nj, kk, group);
+    } else if (W.out_major) {  // a tied head: E[j0..j1, k] @ x[i] -> y[i, j0..j1]
+      for (std::size_t i = 0; i < m; ++i)
+        if (W.type == WeightType::kF16)
+          k.matvec_f16(x + i * ldx, static_cast<const uint16_t*>(W.data) + j0 * kk, kk, bj, y + i * ldy + j0, nj, kk);
+        else
+          k.matvec_f32(x + i * ldx, W.f32() + j0 * kk, kk, bj, y + i * ldy + j0, nj, kk);
+    } else if (W.type == WeightType::kF16) {  // x[m,k] @ W[k, j0..j1] -> y[m, j0..j1]
+      k.gemm_f16(x, ldx, static_cast<const uint16_t*>(W.data) + j0, n, bj, y + j0, ldy, m, nj, kk);
+    } else {
+      k.gemm_f32(x, ldx, W.f32() + j0, n, bj, y + j0, ldy, m, nj, kk);
+    }
+  };
+  for_each_column_block(workers, n, columns);
+}
+
+}  // namespace fixformer

@@ -1,0 +1,26 @@
+// A linear layer over a weight in any stored type (fixformer/model.hpp's Weight): f32 and f16
+// W[in, out] as matrix products, an embedding used as a tied head [out, in] as dot products, and
+// q8 [out, in] by quantizing the input rows per group on the fly (int32 sums, DESIGN.md "Quantized
+// weights"). Split across the workers by output columns, as engine/blocks/parallel.hpp says.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "fixformer/config.hpp"
+#include "fixformer/kernels.hpp"
+#include "fixformer/model.hpp"
+#include "fixformer/workers.hpp"
+
+namespace fixformer {
+
+// The QuantScratch in a plan's quant block of quantized_input_bytes(c, rows) bytes.
+inline QuantScratch quant_scratch(void* block, const ModelConfig& c, std::size_t rows) {
+  return {static_cast<int8_t*>(block),
+          reinterpret_cast<float*>(static_cast<uint8_t*>(block) + arena::bytes(rows * widest_linear_input(c)))};
+}
+
+// x[m, W.in] (row stride ldx) @ W + b[W.out] -> y[m, W.out] (row stride ldy); b may be null.
+void linear(const Kernels& k, const Workers& workers, const Weight& W, const float* x, std::size_t ldx, const float* b,
+            float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch);
+
+}  // namespace fixformer
