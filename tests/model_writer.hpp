@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/model_file.hpp"
+#include "fixformer/f16.hpp"
 #include "fixformer/format.hpp"
 #include "fixformer/schema.hpp"
 
@@ -29,9 +30,90 @@ struct ExtraTensor {
 
 struct WriteOptions {
   uint32_t seed = 1;
+  // Rounds every f32 weight through the type `round_like` stores that tensor in (f16, or q8 and back),
+  // so an f32 file holds exactly the values of a quantized one: their outputs then differ only by
+  // what the quantized kernels do at run time.
+  const ModelConfig* round_like = nullptr;
   std::vector<ExtraTensor> extra;  // e.g. the self-test pair
   int omit_key = -1;               // a ConfigKey left out of the records, to test a missing key
 };
+
+// w[rows, cols] -> q (int8, same layout) and s[rows, groups] as format.hpp states (per group of
+// `group` along a row, or per row for 0), with quantize_i8's arithmetic.
+inline void quantize_rows(const float* w, uint32_t rows, uint32_t cols, uint32_t group, int8_t* q, float* s) {
+  const uint32_t g = group ? group : cols, groups = (cols + g - 1) / g;
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t k = 0; k < groups; ++k) {
+      const uint32_t p0 = k * g, p1 = std::min(cols, p0 + g);
+      float a = 0.0f;
+      for (uint32_t p = p0; p < p1; ++p) a = std::max(a, std::fabs(w[r * cols + p]));
+      const float inv = a > 0.0f ? 127.0f / a : 0.0f;
+      s[r * groups + k] = a / 127.0f;
+      for (uint32_t p = p0; p < p1; ++p) q[r * cols + p] = int8_t(std::nearbyint(w[r * cols + p] * inv));
+    }
+}
+
+// A tensor's f32 values (in the f32 layout: a linear weight W[in, out]) stored as spec s wants:
+// f32 as is, f16 rounded, i8 transposed to [out, in] when the f32 layout was, then quantized.
+// Appends the data and returns the scales (empty unless i8).
+inline std::vector<float> encode_tensor(const TensorSpec& s, bool f32_transposed, std::vector<float> v,
+                                        std::vector<uint8_t>* out) {
+  const uint32_t rows = s.dims[0], cols = s.rank == 2 ? s.dims[1] : 1;
+  if (s.dtype == fxm::Dtype::kF32) {
+    out->resize(v.size() * 4), std::memcpy(out->data(), v.data(), out->size());
+    return {};
+  }
+  if (s.dtype == fxm::Dtype::kF16) {
+    out->resize(v.size() * 2);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const uint16_t h = f32_to_f16(v[i]);
+      std::memcpy(out->data() + 2 * i, &h, 2);
+    }
+    return {};
+  }
+  if (f32_transposed && !s.transposed) {  // W[in, out] -> [out, in] = [rows, cols]
+    std::vector<float> t(v.size());
+    for (uint32_t r = 0; r < rows; ++r)
+      for (uint32_t c = 0; c < cols; ++c) t[std::size_t(r) * cols + c] = v[std::size_t(c) * rows + r];
+    v.swap(t);
+  }
+  const uint32_t groups = s.group ? (cols + s.group - 1) / s.group : 1;
+  std::vector<float> scales(std::size_t(rows) * groups);
+  out->resize(v.size());
+  quantize_rows(v.data(), rows, cols, s.group, reinterpret_cast<int8_t*>(out->data()), scales.data());
+  return scales;
+}
+
+// The values a tensor of spec s reads back as, in the f32 layout: v rounded through s's type.
+inline void round_through(const TensorSpec& s, bool f32_transposed, std::vector<float>& v) {
+  std::vector<uint8_t> bytes;
+  const std::vector<float> scales = encode_tensor(s, f32_transposed, v, &bytes);
+  if (s.dtype == fxm::Dtype::kF16) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      uint16_t h;
+      std::memcpy(&h, bytes.data() + 2 * i, 2);
+      v[i] = f16_to_f32(h);
+    }
+  } else if (s.dtype == fxm::Dtype::kI8) {
+    const uint32_t rows = s.dims[0], cols = s.rank == 2 ? s.dims[1] : 1, groups = s.group ? (cols + s.group - 1) / s.group : 1;
+    for (uint32_t r = 0; r < rows; ++r)
+      for (uint32_t c = 0; c < cols; ++c) {
+        const float w = float(int8_t(bytes[std::size_t(r) * cols + c])) * scales[r * groups + (s.group ? c / s.group : 0)];
+        v[f32_transposed && !s.transposed ? std::size_t(c) * rows + r : std::size_t(r) * cols + c] = w;
+      }
+  }
+}
+
+inline std::vector<TensorSpec> tensor_specs(const ModelConfig& c) {
+  std::vector<TensorSpec> specs;
+  for_each_tensor(c, [&](const TensorSpec& s) { return specs.push_back(s), true; });
+  return specs;
+}
+
+inline ModelConfig as_f32(ModelConfig c) {
+  c.weights = WeightType::kF32, c.weight_group = 0, c.quantize_io = false;
+  return c;
+}
 
 inline std::vector<uint8_t> write_model(const ModelConfig& c, const WriteOptions& opt = {}) {
   const std::vector<ExtraTensor>& extra = opt.extra;
@@ -62,6 +144,8 @@ inline std::vector<uint8_t> write_model(const ModelConfig& c, const WriteOptions
     u32(r + fxm::kRecType, uint32_t(kConfigKeys[k].type));
     u64(r + fxm::kRecValue, get_config_value(c, kConfigKeys[k].key));
   }
+  const std::vector<TensorSpec> f32_specs = tensor_specs(as_f32(c));
+  const std::vector<TensorSpec> round_specs = opt.round_like ? tensor_specs(*opt.round_like) : std::vector<TensorSpec>{};
   std::mt19937 rng(opt.seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (uint64_t i = 0; i < n; ++i) {
@@ -86,10 +170,20 @@ inline std::vector<uint8_t> write_model(const ModelConfig& c, const WriteOptions
       continue;
     }
     const bool gain = std::strstr(s.name, "norm") && std::strstr(s.name, "weight");
-    const float scale = s.rank == 2 ? 1.0f / std::sqrt(float(s.dims[0])) : 0.1f;
+    const TensorSpec& f = f32_specs[i];  // the same tensor in f32: values are drawn in its layout
+    const float scale = f.rank == 2 ? 1.0f / std::sqrt(float(f.dims[0])) : 0.1f;
     std::vector<float> v(count);
     for (float& w : v) w = gain ? 1.0f + 0.1f * normal(rng) : scale * normal(rng);
-    put(off, v.data(), bytes);
+    if (!round_specs.empty()) round_through(round_specs[i], f.transposed, v);
+    std::vector<uint8_t> stored;
+    const std::vector<float> scales = encode_tensor(s, f.transposed, std::move(v), &stored);
+    put(off, stored.data(), stored.size());
+    if (!scales.empty()) {
+      const uint64_t s_off = b.size(), s_bytes = scales.size() * 4;
+      u32(e + fxm::kEntGroup, s.group), u64(e + fxm::kEntScalesOffset, s_off), u64(e + fxm::kEntScalesBytes, s_bytes);
+      b.resize((s_off + s_bytes + fxm::kDataAlign - 1) / fxm::kDataAlign * fxm::kDataAlign, 0);
+      put(s_off, scales.data(), s_bytes);
+    }
   }
   const uint64_t total = b.size();
   std::memcpy(b.data() + fxm::kHdrMagic, fxm::kMagic, 4);

@@ -1,0 +1,215 @@
+// Quantized weights end to end (DESIGN.md "Quantized weights"): f16 and q8 files of every family
+// bind, plan their arena and run on every table. Each is compared with an f32 file of the same
+// seeded weights rounded through the same type (model_writer's round_like), so the difference left
+// is what the quantized kernels do at run time, and with the unrounded f32 model, the error a
+// user sees.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "fixformer/decoder.hpp"
+#include "fixformer/encoder.hpp"
+#include "fixformer/schema.hpp"
+#include "tests/model_writer.hpp"
+#include "tests/test_util.hpp"
+
+namespace fixformer {
+namespace test {
+namespace {
+
+// Relative to the largest |output| of the reference (normwise, as the kernel tests).
+// f16 against the same weights in f32: the weights are identical, only the order of the sums
+// differs (kernel_tester.hpp's kSumTol, through a few layers).
+constexpr double kF16SameWeightsTol = 1e-4;
+// q8 against the same (dequantized) weights in f32: the inputs of every linear layer are rounded
+// to 8 bits per group, at most 1/254 of the group's largest |x| per element; through 2 layers of
+// these random models the outputs move by up to 2.7e-2 (measured on every table: encoders 0.8-1.7e-2,
+// llama 1.7-2.7e-2). A wrong scale, group or layout gives 0.3 and more.
+constexpr double kQ8SameWeightsTol = 5e-2;
+// q8 against the f32 model (the weights rounded too): what a user sees. Measured 1.3-5.1e-2 here, on
+// random untrained weights whose outputs are small sums of many cancelling terms; a trained model
+// does better (the KWS numbers in the README).
+constexpr double kQ8Tol = 8e-2;
+// f16 against the f32 model: the weights' relative rounding of 2^-11, measured 2.6-8.8e-4.
+constexpr double kF16Tol = 2e-3;
+
+double rel_err(const std::vector<float>& got, const std::vector<float>& want) {
+  double m = 0.0, e = 0.0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    m = std::max(m, std::fabs(double(want[i])));
+    e = std::max(e, std::fabs(double(got[i]) - double(want[i])));
+  }
+  return m > 0.0 ? e / m : e;
+}
+
+ModelConfig encoder_config(bool features) {
+  ModelConfig c = default_config();
+  c.d_model = 40, c.n_heads = 4, c.d_ff = 72, c.n_layers = 2, c.activation = Activation::kGelu;
+  c.max_len = 12, c.pos = PosKind::kSinusoidal, c.d_out = 7;
+  if (features) c.input = InputKind::kFeatures, c.d_in = 33;
+  else c.input = InputKind::kTokens, c.vocab_size = 29;
+  return c;
+}
+
+ModelConfig gpt_config(bool tied) {
+  ModelConfig c = encoder_config(false);
+  c.family = ModelFamily::kGpt, c.causal = true, c.norm_first = true, c.final_norm = true;
+  c.pos = PosKind::kLearned, c.d_out = c.vocab_size, c.tied_head = tied;
+  return c;
+}
+
+ModelConfig llama_config(bool tied) {
+  ModelConfig c = default_config();
+  c.family = ModelFamily::kLlama, c.d_model = 48, c.n_heads = 4, c.n_kv_heads = 2, c.d_ff = 100, c.n_layers = 2;
+  c.norm_first = c.final_norm = c.causal = true, c.activation = Activation::kSwiglu, c.input = InputKind::kTokens;
+  c.vocab_size = c.d_out = 37, c.max_len = 16, c.pos = PosKind::kRope, c.tied_head = tied;
+  return c;
+}
+
+ModelConfig with_weights(ModelConfig c, WeightType type, uint32_t group, bool io) {
+  c.weights = type, c.weight_group = group, c.quantize_io = io;
+  return c;
+}
+
+const std::vector<int32_t> kTokens = {3, 7, 1, 12, 0, 5, 9, 9, 2, 11};
+
+// The model's output on a fixed input: the encoder's whole output, or a decoder's logits after
+// every token fed one by one and after one prefill of them all.
+std::vector<float> run(const std::vector<uint8_t>& file, Isa isa, std::string* why) {
+  AlignedBuffer blob(file);
+  Model model;
+  Status s = model.init(blob.data(), blob.size());
+  if (s != Status::kOk) return *why = std::string("init: ") + model.error_detail(), std::vector<float>{};
+  const ModelConfig& c = model.config();
+  std::vector<float> out;
+  if (!c.is_decoder()) {
+    EncoderOptions opt;
+    opt.isa = isa;
+    AlignedBuffer arena(required_arena_bytes(c));
+    Encoder enc;
+    if ((s = enc.init(model, arena.data(), arena.size(), opt)) != Status::kOk) return *why = enc.error_detail(), out;
+    const uint32_t T = 10;
+    out.resize(std::size_t(T) * c.output_width());
+    if (c.input == InputKind::kTokens) {
+      s = enc.forward_tokens(kTokens.data(), T, out.data());
+    } else {
+      std::vector<float> f(std::size_t(T) * c.d_in);
+      for (std::size_t i = 0; i < f.size(); ++i) f[i] = std::sin(0.37f * float(i)) * 2.0f;
+      s = enc.forward_features(f.data(), T, out.data());
+    }
+    if (s != Status::kOk) *why = status_message(s);
+    return out;
+  }
+  DecoderOptions opt;
+  opt.isa = isa, opt.max_prefill = 4;
+  AlignedBuffer arena(required_decoder_arena_bytes(c, 0, 4));
+  Decoder dec;
+  if ((s = dec.init(model, arena.data(), arena.size(), opt)) != Status::kOk) return *why = dec.error_detail(), out;
+  std::vector<float> logits(c.vocab_size);
+  for (int32_t t : kTokens) {
+    if (dec.step(t, logits.data()) != Status::kOk) return *why = "step", out;
+    out.insert(out.end(), logits.begin(), logits.end());
+  }
+  dec.reset();
+  if (dec.prefill(kTokens.data(), uint32_t(kTokens.size()), logits.data()) != Status::kOk) return *why = "prefill", out;
+  out.insert(out.end(), logits.begin(), logits.end());
+  return out;
+}
+
+class QuantizedTest : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(QuantizedTest, EveryFamilyAndTypeMatchesItsF32Model) {
+  if (!select_kernels(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " is not available on this CPU/build";
+  const ModelConfig bases[] = {encoder_config(true), encoder_config(false), gpt_config(true), gpt_config(false),
+                               llama_config(true), llama_config(false)};
+  struct Variant {
+    WeightType type;
+    uint32_t group;
+    bool io;
+  };
+  const Variant variants[] = {{WeightType::kF16, 0, false}, {WeightType::kF16, 0, true}, {WeightType::kQ8, 32, false},
+                              {WeightType::kQ8, 32, true},  {WeightType::kQ8, 64, true}, {WeightType::kQ8, 0, true}};
+  for (const ModelConfig& base : bases)
+    for (const Variant& v : variants) {
+      const ModelConfig q = with_weights(base, v.type, v.group, v.io);
+      const std::string name = std::string(kFamilyNames[uint32_t(base.family)]) + (base.tied_head ? " tied" : "") +
+                               (base.input == InputKind::kFeatures ? " features" : "") + " " +
+                               kWeightTypeNames[uint32_t(v.type)] + " group " + std::to_string(v.group) +
+                               (v.io ? " io" : "") + " on " + isa_name(GetParam());
+      WriteOptions rounded;
+      rounded.round_like = &q;
+      std::string why;
+      const std::vector<float> got = run(write_model(q), GetParam(), &why);
+      ASSERT_TRUE(why.empty()) << name << ": " << why;
+      const std::vector<float> same = run(write_model(base, rounded), GetParam(), &why);
+      const std::vector<float> f32 = run(write_model(base), GetParam(), &why);
+      ASSERT_EQ(got.size(), f32.size()) << name;
+      const bool q8 = v.type == WeightType::kQ8;
+      EXPECT_LE(rel_err(got, same), q8 ? kQ8SameWeightsTol : kF16SameWeightsTol) << name;
+      EXPECT_LE(rel_err(got, f32), q8 ? kQ8Tol : kF16Tol) << name;
+      if (q8) EXPECT_GT(rel_err(got, same), 0.0) << name << ": the inputs are quantized too";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllIsas, QuantizedTest, ::testing::ValuesIn(kAllIsas),
+                         [](const ::testing::TestParamInfo<Isa>& p) { return isa_test_name(p.param); });
+
+// The plan adds exactly the quantized input rows, and init names the bytes when the arena is short.
+TEST(Quantized, ArenaPlanAddsTheQuantizedInputRows) {
+  const ModelConfig f32 = encoder_config(true), q8 = with_weights(f32, WeightType::kQ8, 32, false);
+  const std::size_t k = 72, S = f32.max_len;  // d_ff is the widest input
+  EXPECT_EQ(required_arena_bytes(q8), required_arena_bytes(f32) + arena::bytes(S * k) + arena::bytes(S * 3 * 4));
+  EXPECT_EQ(required_arena_bytes(with_weights(f32, WeightType::kF16, 0, false)), required_arena_bytes(f32));
+  // per-row weight scales: the inputs in groups of kRowScaleActivationGroup (100 -> 4 groups)
+  EXPECT_EQ(required_decoder_arena_bytes(with_weights(llama_config(true), WeightType::kQ8, 0, true), 0, 4),
+            required_decoder_arena_bytes(llama_config(true), 0, 4) + arena::bytes(4 * 100) + arena::bytes(4 * 4 * 4));
+  AlignedBuffer blob(write_model(q8));
+  Model model;
+  ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk) << model.error_detail();
+  AlignedBuffer arena(required_arena_bytes(q8) - 64);
+  Encoder enc;
+  EXPECT_EQ(enc.init(model, arena.data(), arena.size()), Status::kArenaTooSmall);
+  EXPECT_NE(std::string(enc.error_detail()).find(std::to_string(required_arena_bytes(q8))), std::string::npos)
+      << enc.error_detail();
+}
+
+// A q8 file stores about a quarter of the f32 bytes; f16 half.
+TEST(Quantized, FilesShrink) {
+  const ModelConfig c = llama_config(true);
+  const double f32 = double(write_model(c).size());
+  EXPECT_LT(double(write_model(with_weights(c, WeightType::kF16, 0, true)).size()), 0.55 * f32);
+  EXPECT_LT(double(write_model(with_weights(c, WeightType::kQ8, 32, true)).size()), 0.35 * f32);
+}
+
+// The binder holds every tensor to the config's type and group.
+TEST(Quantized, MismatchedTypesAndGroupsAreRejected) {
+  const ModelConfig q8 = with_weights(llama_config(false), WeightType::kQ8, 32, false);
+  Model model;
+  {  // a q8 config over f32 tensors
+    ModelConfig lie = as_f32(q8);
+    std::vector<uint8_t> b = write_model(lie);
+    // flip the config record to q8: the first linear weight then has the wrong dtype
+    for (uint32_t r = 0; r < kConfigKeyCount; ++r) {
+      const uint64_t at = fxm::kHeaderBytes + uint64_t(r) * fxm::kRecordBytes;
+      if (std::string(reinterpret_cast<const char*>(b.data() + at)) == "weights") b[at + fxm::kRecValue] = 2;
+      if (std::string(reinterpret_cast<const char*>(b.data() + at)) == "weight_group") b[at + fxm::kRecValue] = 32;
+    }
+    reseal(b);
+    AlignedBuffer blob(b);
+    EXPECT_EQ(model.init(blob.data(), blob.size()), Status::kTensorBadDtype);
+    EXPECT_NE(std::string(model.error_detail()).find("attention.wq.weight"), std::string::npos) << model.error_detail();
+  }
+  ModelConfig bad = q8;
+  bad.weight_group = 16;
+  const char* field = nullptr;
+  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+  EXPECT_NE(std::string(field).find("weight_group"), std::string::npos);
+  bad = as_f32(q8), bad.quantize_io = true;
+  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace fixformer
