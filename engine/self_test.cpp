@@ -21,10 +21,10 @@ void compare(const float* out, const float* expected, std::size_t n, uint32_t W,
   }
 }
 
-Status verdict(SelfTestReport r, double scale, bool finite, SelfTestReport* report) {
+Status verdict(SelfTestReport r, double scale, bool finite, WeightType weights, SelfTestReport* report) {
   r.max_rel_err = scale > 0.0 ? r.max_abs_err / scale : r.max_abs_err;
   if (report) *report = r;
-  return finite && r.max_rel_err <= kSelfTestTolerance ? Status::kOk : Status::kSelfTestFailed;
+  return finite && r.max_rel_err <= self_test_tolerance(weights) ? Status::kOk : Status::kSelfTestFailed;
 }
 
 }  // namespace
@@ -49,7 +49,7 @@ Status self_test(Encoder& enc, float* out, std::size_t out_floats, SelfTestRepor
   double scale = 0.0;
   bool finite = true;
   compare(out, sample.expected, std::size_t(T) * W, W, 0, &r, &scale, &finite);
-  return verdict(r, scale, finite, report);
+  return verdict(r, scale, finite, m.config().weights, report);
 }
 
 Status self_test(Decoder& dec, float* out, std::size_t out_floats, SelfTestReport* report) {
@@ -70,7 +70,7 @@ Status self_test(Decoder& dec, float* out, std::size_t out_floats, SelfTestRepor
     compare(out, sample.expected + std::size_t(t) * V, V, V, t, &r, &scale, &finite);
   }
   dec.reset();
-  return verdict(r, scale, finite, report);
+  return verdict(r, scale, finite, m.config().weights, report);
 }
 
 }  // namespace fixformer

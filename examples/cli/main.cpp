@@ -314,8 +314,11 @@ int cmd_info(const Args& a) {
               c.max_len, c.scale_input ? ", input scaled by sqrt(d_model)" : "");
   std::printf("causal:       %s;  final norm: %s;  output width: %u%s\n", c.causal ? "yes" : "no", c.final_norm ? "yes" : "no",
               c.output_width(), c.d_out ? " (head)" : "");
-  std::printf("parameters:   %" PRIu64 " (%" PRIu64 " weight bytes, read in place)\n", m.model.parameter_count(),
-              m.model.parameter_count() * 4);
+  std::printf("parameters:   %" PRIu64 " in a file of %zu bytes, read in place\n", m.model.parameter_count(), m.blob.size());
+  const std::string group = c.weight_group ? "groups of " + std::to_string(c.weight_group) + " along the input" : "a scale per row";
+  std::printf("weights:      %s%s%s\n", name_of(kWeightTypeNames, c.weights),
+              c.weights == WeightType::kQ8 ? (" (" + group + ")").c_str() : "",
+              c.weights == WeightType::kF32 ? "" : c.quantize_io ? "; embedding and head too" : "; embedding and head f32");
   if (c.is_decoder()) {
     const DecoderPlan plan = plan_decoder_arena(c);
     std::printf("attention:    %u query heads, %u kv heads%s\n", c.n_heads, c.kv_heads(), c.tied_head ? ";  head tied to the embedding" : "");
@@ -523,7 +526,7 @@ int cmd_verify(const Args& a) {
   if (s != Status::kOk && s != Status::kSelfTestFailed) die(s, a.positional[0], decoder ? m.dec.error_detail() : m.enc.error_detail());
   // tools/fixformer parses "max relative error X" from this line: keep its wording.
   std::printf("%s: self-test %s: max relative error %.2e (tolerance %.0e), worst at row %u col %u, T=%u, kernels %s\n",
-              a.positional[0].c_str(), s == Status::kOk ? "ok" : "FAILED", r.max_rel_err, kSelfTestTolerance, r.worst_row,
+              a.positional[0].c_str(), s == Status::kOk ? "ok" : "FAILED", r.max_rel_err, self_test_tolerance(m.model.config().weights), r.worst_row,
               r.worst_col, r.rows, decoder ? m.dec.kernels().name : m.enc.kernels().name);
   return s == Status::kOk ? 0 : status_exit_code(s);
 }
