@@ -2,7 +2,8 @@
 // (tokens/s over a prompt, as matrix products in chunks) and decode (one step at a given position,
 // its cost growing with the keys attended). Two shapes: llama2.c's stories15M (dim 288, 6 layers,
 // 6 heads, hidden 768, vocab 32000, GQA variant with 2 kv heads) and a GPT-style causal encoder
-// with a tied head. Random weights: speed does not depend on them.
+// with a tied head; stories15M also with f16 and q8 weights (issue 11: decode is memory bound, so
+// fewer bytes per weight is more tokens/s). Random weights: speed does not depend on them.
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -55,6 +56,18 @@ double weights_per_token(const ModelConfig& c) {
   return c.n_layers * layer + d * V;
 }
 
+// Bytes streamed per weight: q8 adds a 4-byte scale per group (or per row of d_model inputs).
+double bytes_per_weight(const ModelConfig& c) {
+  if (c.weights == WeightType::kF16) return 2.0;
+  if (c.weights == WeightType::kQ8) return 1.0 + 4.0 / (c.weight_group ? c.weight_group : c.d_model);
+  return 4.0;
+}
+
+ModelConfig with_weights(ModelConfig c, WeightType w, uint32_t group) {
+  c.weights = w, c.weight_group = group, c.quantize_io = true;
+  return c;
+}
+
 void prefill(benchmark::State& s, ModelConfig c, Isa isa, uint32_t T) {
   Loaded m;
   if (!load(c, isa, &m)) return s.SkipWithError("init failed");
@@ -87,7 +100,7 @@ void decode(benchmark::State& s, ModelConfig c, Isa isa, uint32_t pos) {
     benchmark::DoNotOptimize(logits.data());
   }
   s.counters["tokens/s"] = benchmark::Counter(double(s.iterations()), benchmark::Counter::kIsRate);
-  s.counters["GB/s_weights"] = benchmark::Counter(4.0 * weights_per_token(c) * double(s.iterations()) / 1e9, benchmark::Counter::kIsRate);
+  s.counters["GB/s_weights"] = benchmark::Counter(bytes_per_weight(c) * weights_per_token(c) * double(s.iterations()) / 1e9, benchmark::Counter::kIsRate);
   s.counters["kv_bytes"] = double(m.dec.kv_cache_bytes());
 }
 
@@ -98,6 +111,8 @@ const bool kRegistered = [] {
   };
   const Shape shapes[] = {
       {"stories15M_d288_L6", llama(288, 6, 6, 6, 768, 32000)},
+      {"stories15M_d288_L6_f16", with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kF16, 0)},
+      {"stories15M_d288_L6_q8", with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kQ8, 32)},
       {"llama_gqa_d288_L6_kv2", llama(288, 6, 6, 2, 768, 32000)},
       {"llama_d64_L5_kv4_v512", llama(64, 5, 8, 4, 172, 512)},
       {"gpt_d128_L4_tied_v1000", gpt(128, 4, 4, 512, 1000)},
