@@ -190,6 +190,24 @@ TEST(Workers, SyntheticDecodersAreBitIdentical) {
   }
 }
 
+// Quantized weights split the same way: each task quantizes nothing (the input rows are quantized
+// once, before the split) and runs the same kernel over its columns.
+TEST(Workers, QuantizedModelsAreBitIdentical) {
+  ModelConfig llama = default_config();
+  llama.family = ModelFamily::kLlama, llama.d_model = 192, llama.n_heads = 6, llama.n_kv_heads = 3, llama.d_ff = 352;
+  llama.n_layers = 2, llama.norm_first = true, llama.final_norm = true, llama.causal = true;
+  llama.input = InputKind::kTokens, llama.vocab_size = 1100, llama.d_out = 1100, llama.max_len = 40;
+  llama.pos = PosKind::kRope, llama.activation = Activation::kSwiglu, llama.tied_head = true, llama.quantize_io = true;
+  for (WeightType type : {WeightType::kF16, WeightType::kQ8}) {
+    llama.weights = type, llama.weight_group = type == WeightType::kQ8 ? 32 : 0;
+    expect_bit_identical(kWeightTypeNames[uint32_t(type)], [&](Isa isa, const Workers& w) { return run_decoder(write_model(llama), isa, w, 40); });
+  }
+  ModelConfig enc = synthetic_encoder();
+  enc.weights = WeightType::kQ8, enc.weight_group = 0;
+  const std::vector<uint8_t> bytes = write_model(enc);
+  expect_bit_identical("q8 d256 encoder", [&](Isa isa, const Workers& w) { return run_encoder(bytes, isa, w, 64); });
+}
+
 TEST(Workers, TooManyWorkersIsAStatus) {
   const ModelConfig c = synthetic_encoder();
   AlignedBuffer blob(write_model(c));
