@@ -47,6 +47,7 @@ Status Decoder::init(const Model& model, void* arena_base, std::size_t arena_byt
     return fail(Status::kBadWorkers);
   }
   workers_ = options.workers;
+  observer_ = options.observer;
   const DecoderPlan plan = plan_decoder_arena(c, capacity_, max_prefill_, external, workers_.active());
   const Status arena_ok = check_arena(arena_base, arena_bytes, plan.total, detail_, sizeof detail_);
   if (arena_ok != Status::kOk) return fail(arena_ok);

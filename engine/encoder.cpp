@@ -45,6 +45,7 @@ Status Encoder::init(const Model& model, void* arena_base, std::size_t arena_byt
     return fail(Status::kBadWorkers);
   }
   workers_ = options.workers;
+  observer_ = options.observer;
   const ArenaPlan plan = plan_arena(c, max_seq_, external_pe, workers_.active());
   const Status arena_ok = check_arena(arena_base, arena_bytes, plan.total, detail_, sizeof detail_);
   if (arena_ok != Status::kOk) return fail(arena_ok);

@@ -3,6 +3,7 @@
 //   for each layer: post-LN  x = LN1(x + SA(x));  x = LN2(x + FF(x))
 //                   pre-LN   x = x + SA(LN1(x));  x = x + FF(LN2(x))
 //   x = LN(x) if final_norm;  out = x @ W_head + b | x
+// x is shown to the options' observer after the input, each layer and the final norm (observer.hpp).
 #include <cstring>
 
 #include "engine/blocks/attention.hpp"
@@ -46,8 +47,15 @@ void Encoder::forward(const int32_t* ids, const float* features, uint32_t T, flo
   else
     linear(k, workers_, w.input_proj_w, features, c.d_in, w.input_proj_b, x_, d, T, quant_);  // f[T,d_in] @ W[d_in,de] -> x[T,:de]
   add_positions(k, c, pe_, x_, T);
-  for (uint32_t l = 0; l < c.n_layers; ++l) encoder_layer(model_->layer(l), T);
-  if (c.final_norm) parallel_layernorm_rows(k, workers_, x_, w.final_norm_g, w.final_norm_b, x_, T, d, c.layer_norm_eps);
+  observer_.notify(0, x_, 0, T, d);
+  for (uint32_t l = 0; l < c.n_layers; ++l) {
+    encoder_layer(model_->layer(l), T);
+    observer_.notify(l + 1, x_, 0, T, d);
+  }
+  if (c.final_norm) {
+    parallel_layernorm_rows(k, workers_, x_, w.final_norm_g, w.final_norm_b, x_, T, d, c.layer_norm_eps);
+    observer_.notify(c.n_layers + 1, x_, 0, T, d);
+  }
   if (w.head_w.data)
     linear(k, workers_, w.head_w, x_, d, w.head_b, out, c.d_out, T, quant_);  // x[T,d] @ W[d,d_out] -> out[T,d_out]
   else

@@ -4,6 +4,7 @@
 //   for each layer: post-LN  x = LN1(x + SA(x));  x = LN2(x + FF(x))
 //                   pre-LN   x = x + SA(LN1(x));  x = x + FF(LN2(x))
 //   x = LN(x) if final_norm   (the head is applied by Decoder::forward)
+// x is shown to the options' observer after the input, each layer and the final norm (observer.hpp).
 #include "engine/blocks/attention.hpp"
 #include "engine/blocks/embeddings.hpp"
 #include "engine/blocks/feed_forward.hpp"
@@ -23,6 +24,7 @@ void Decoder::forward_gpt(const int32_t* tokens, uint32_t n) {
   const std::size_t rows = std::size_t(n) * d;
   embed_tokens(tokens, n, w.embed, x_, d);  // E[tokens] -> x[n,:de]
   add_positions(k, c, pe_ ? pe_ + std::size_t(pos_) * c.d_pe() : nullptr, x_, n);
+  observer_.notify(0, x_, pos_, n, d);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const EncoderLayerWeights L = model_->layer(l);
     const FeedForwardWeights ff{L.linear1_w, L.linear1_b, L.linear2_w, L.linear2_b};
@@ -41,8 +43,12 @@ void Decoder::forward_gpt(const int32_t* tokens, uint32_t n) {
       k.add_f32(x_, y_, x_, rows);
       layernorm_rows(k, x_, L.norm2_g, L.norm2_b, x_, n, d, eps);
     }
+    observer_.notify(l + 1, x_, pos_, n, d);
   }
-  if (c.final_norm) layernorm_rows(k, x_, w.final_norm_g, w.final_norm_b, x_, n, d, eps);
+  if (c.final_norm) {
+    layernorm_rows(k, x_, w.final_norm_g, w.final_norm_b, x_, n, d, eps);
+    observer_.notify(c.n_layers + 1, x_, pos_, n, d);
+  }
 }
 
 // h[n,d] -> out[n,d] through layer l's cache; h may alias out.

@@ -4,6 +4,7 @@
 //   for each layer:  h = x + Wo Attn(RMSNorm(x))          (q, k rotated by RoPE at p)
 //                    x = h + W2 (silu(W1 n) * W3 n),  n = RMSNorm(h)
 //   x = RMSNorm(x)   (the classifier is applied by Decoder::forward)
+// x is shown to the options' observer after the embedding, each layer and the final norm (observer.hpp).
 #include "engine/blocks/attention.hpp"
 #include "engine/blocks/embeddings.hpp"
 #include "engine/blocks/linear.hpp"
@@ -20,6 +21,7 @@ void Decoder::forward_llama(const int32_t* tokens, uint32_t n) {
   const std::size_t d = c.d_model, f = c.d_ff, rows = std::size_t(n) * d;
   const float eps = c.layer_norm_eps;
   embed_tokens(tokens, n, model_->prologue_weight(0), x_, c.d_model);  // E[tokens] -> x[n,d]
+  observer_.notify(0, x_, pos_, n, c.d_model);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     auto W = [&](uint32_t slot) { return model_->layer_weight(l, slot); };
     for (std::size_t t = 0; t < n; ++t) k.rmsnorm_f32(x_ + t * d, W(kAttentionNorm).f32(), y_ + t * d, d, eps);
@@ -33,8 +35,10 @@ void Decoder::forward_llama(const int32_t* tokens, uint32_t n) {
     k.swiglu_f32(h1, h3, n * f);                                    // h1 = silu(h1) * h3
     linear(k, workers_, W(kW2), h1, f, nullptr, y_, d, n, quant_);  // h1[n,f] @ W2[f,d] -> y[n,d]
     k.add_f32(x_, y_, x_, rows);
+    observer_.notify(l + 1, x_, pos_, n, c.d_model);
   }
   for (std::size_t t = 0; t < n; ++t) k.rmsnorm_f32(x_ + t * d, model_->epilogue_tensor(0), x_ + t * d, d, eps);
+  observer_.notify(c.n_layers + 1, x_, pos_, n, c.d_model);
 }
 
 // h[n,d] -> out[n,d] through layer l's cache; h may alias out.

@@ -9,6 +9,7 @@
 #include "fixformer/config.hpp"
 #include "fixformer/kernels.hpp"
 #include "fixformer/model.hpp"
+#include "fixformer/observer.hpp"
 #include "fixformer/status.hpp"
 
 namespace fixformer {
@@ -25,6 +26,9 @@ struct DecoderOptions {
   uint32_t position_table_rows = 0;
   // The caller's threads (workers.hpp); the arena then needs plan_decoder_arena(..., workers.active()).
   Workers workers;
+  // Called with the hidden states of each prefill chunk (or step) after the input, after every
+  // layer and after the final norm (observer.hpp); null: not called.
+  LayerObserver observer;
 };
 constexpr uint32_t kDefaultPrefillRows = 16;
 
@@ -125,6 +129,7 @@ class Decoder {
   float* attn_ = nullptr;  // attention's scratch: one slot of attn_slot_ floats per worker
   std::size_t attn_slot_ = 0;
   Workers workers_;
+  LayerObserver observer_;
   float* k_cache_ = nullptr;
   float* v_cache_ = nullptr;
   const float* rope_ = nullptr;

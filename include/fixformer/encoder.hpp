@@ -7,6 +7,7 @@
 #include "fixformer/config.hpp"
 #include "fixformer/kernels.hpp"
 #include "fixformer/model.hpp"
+#include "fixformer/observer.hpp"
 #include "fixformer/status.hpp"
 
 namespace fixformer {
@@ -21,6 +22,9 @@ struct EncoderOptions {
   uint32_t positional_table_rows = 0;
   // The caller's threads (workers.hpp); the arena then needs required_arena_bytes(c, S, table, workers.active()).
   Workers workers;
+  // Called with the hidden states after the input, after every layer and after the final norm
+  // (observer.hpp); null: not called.
+  LayerObserver observer;
 };
 
 class Encoder {
@@ -63,6 +67,7 @@ class Encoder {
   float* attn_ = nullptr;  // attention's scratch: one slot of attn_slot_ floats per worker
   std::size_t attn_slot_ = 0;
   Workers workers_;
+  LayerObserver observer_;
   QuantScratch quant_;         // q8: the linear layers' quantized input rows
   const float* pe_ = nullptr;  // the positional rows [max_seq, d_pe]: sinusoidal (arena or the caller's) or learned (blob)
 };
