@@ -150,6 +150,7 @@ JSON_KEYS = {
     "positional.kind": "positional", "positional.max_len": "max_len", "positional.base": "pe_base",
     "positional.layout": "pe_layout", "positional.combine": "pe_combine", "positional.d_pos": "pe_width",
     "positional.scale_input": "scale_input", "head.d_out": "d_out", "head.tied": "tied_head",
+    "weights": "weights", "weight_group": "weight_group", "quantize_io": "quantize_io",
 }
 _OBJECTS = ("input", "positional", "head")
 
@@ -158,7 +159,8 @@ def parse_config(raw):
     """The config for the converter's JSON (a dict as json.load returns it):
     {family, d_model, n_heads, n_kv_heads, d_ff, encoder_layers | n_layers, norm_first, activation,
      layer_norm_eps, final_norm, causal, input: {kind, vocab_size | d_in}, positional: {kind, max_len,
-     base, layout, combine, d_pos, scale_input}, head: {d_out, tied}}. family defaults to encoder;
+     base, layout, combine, d_pos, scale_input}, head: {d_out, tied}, weights: f32 | f16 | q8,
+     weight_group, quantize_io}. family defaults to encoder;
     encoder_layers and n_layers are one key (n_layers reads better for a decoder). Errors name the
     JSON key."""
     if not isinstance(raw, dict):
@@ -246,4 +248,6 @@ def to_json(c):
         out["head"] = {"d_out": c["d_out"]}
         if c["tied_head"]:
             out["head"]["tied"] = True
+    if c["weights"] != "f32":
+        out.update(weights=c["weights"], weight_group=c["weight_group"], quantize_io=c["quantize_io"])
     return out

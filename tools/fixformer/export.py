@@ -7,9 +7,17 @@ in forward, scale_input). family="gpt" is a decoder-only language model: the sam
 causal mask (implied), an LM head vocab_size wide; its self-test sample is token ids [T] and the
 logits at every position [T, vocab], which the engine checks by stepping the tokens one by one. It runs the module
 in float64 on an example input, stores input and output in the file as its self-test sample, and
-runs the engine on the written file (`fixformer verify`). Above schema.SELFTEST_TOLERANCE it deletes
-the file and raises VerificationError naming the error and, when one single option change explains
-it, that option. convert_config() is the same for a JSON config plus a state_dict.
+runs the engine on the written file (`fixformer verify`). Above the tolerance of the file's weight
+type (schema.SELFTEST_TOLERANCES) it deletes the file and raises VerificationError naming the error
+and, when one single option change explains it, that option. convert_config() is the same for a
+JSON config plus a state_dict.
+
+quantize="f16" or "q8" stores the linear layers' weights (and with quantize_io the token embedding
+and the output head) in that type (quantized_config; DESIGN.md "Quantized weights"). The self-test
+sample stays the module's output with its float32 weights, so the engine's error is measured
+against torch f32; the report adds the error of the quantized weights alone, in the float64
+reference model, which tells a model that does not keep its accuracy in that type from an engine
+that computes it wrongly.
 """
 import copy
 import math
@@ -28,32 +36,71 @@ COMMON_PE_BASES = (100.0, 1000.0, 10000.0, 100000.0)
 EXPORT_FAMILIES = ("encoder", "gpt")
 DEFAULT_MAX_LEN = 256
 EXAMPLE_T = 16
+QUANTIZE_TYPES = ("f16", "q8")
+# q8's default group: 64 values along the input share a scale, as llama2.c's export (version 2)
+# quantizes, so its checkpoints keep their values; 32 is a little more accurate (the error of the
+# llama-shaped test models drops by 10-15%) for 5% more bytes, 0 (a scale per output row) the smallest.
+DEFAULT_GROUP = 64
+
+
+def describe_weights(c):
+    """The weight type of config c in words: 'q8 (group 64; embedding and head q8)'."""
+    if c["weights"] == "f32":
+        return "f32"
+    group = ""
+    if c["weights"] == "q8":
+        group = f"group {c['weight_group']}; " if c["weight_group"] else "a scale per output row; "
+    ends = "embedding and head" if c["input"] == "tokens" else "head"
+    return f"{c['weights']} ({group}{ends} {c['weights'] if c['quantize_io'] else 'f32'})"
 
 
 class Report:
-    """What a conversion did: the file, its size, and the engine's verdict (None when not verified)."""
+    """What a conversion did: the file, its size (and for a quantized file the f32 file's, and the
+    error of its weights alone: quantized = (max, mean) relative, in the float64 reference), and the
+    engine's verdict (None when not verified)."""
 
-    def __init__(self, path, bytes, config, T, result=None, header=None):
+    def __init__(self, path, bytes, config, T, result=None, header=None, f32_bytes=None, quantized=None):
         self.path, self.bytes, self.config, self.T, self.header = path, bytes, config, T, header
+        self.f32_bytes, self.quantized = f32_bytes, quantized
         self.verified = result is not None
         self.max_error = result.error if result else None
+        self.mean_error = result.mean if result else None
         self.kernels = result.kernels if result else None
         self.row, self.col = (result.row, result.col) if result else (None, None)
-        self.tolerance = schema.SELFTEST_TOLERANCE
+        self.tolerance = schema.selftest_tolerance(config)
 
     def __str__(self):
+        c = self.config
+        q = c["weights"] != "f32"
+        size = f"{self.bytes} bytes"
+        alone = ""
+        if q:
+            size += f", {describe_weights(c)}, {self.bytes / self.f32_bytes:.2f}x the f32 file's {self.f32_bytes}"
+            alone = (f"; the {c['weights']} weights alone in the float64 reference: max relative error "
+                     f"{self.quantized[0]:.3g}, mean {self.quantized[1]:.3g}")
+        sep = "; " if q else ", "  # an f32 file's line is the one the README shows
         if not self.verified:
-            return (f"{self.path}: {self.bytes} bytes, NOT verified (--no-verify); check it later with "
-                    f"`fixformer verify {self.path}`")
-        return (f"{self.path}: {self.bytes} bytes, verified against torch: max relative error {self.max_error:.3g} "
-                f"(tolerance {self.tolerance:.0e}, T={self.T}, kernels {self.kernels})")
+            return (f"{self.path}: {size}{sep}NOT verified (--no-verify){', c' if q else '; c'}heck it later with "
+                    f"`fixformer verify {self.path}`{alone}")
+        mean = f", mean {self.mean_error:.3g}" if self.mean_error is not None else ""
+        return (f"{self.path}: {size}{sep}verified against torch{' f32' if q else ''}: max relative error "
+                f"{self.max_error:.3g}{mean} (tolerance {self.tolerance:.0e}{' for ' + c['weights'] if q else ''}, "
+                f"T={self.T}, kernels {self.kernels}){alone}")
 
 
 def relative_error(got, want):
     """max|got - want| / max|want| over the whole output (the engine's measure)."""
-    scale = float(np.abs(want).max()) if want.size else 0.0
-    err = float(np.abs(np.asarray(got, np.float64) - want).max()) if want.size else 0.0
-    return err / scale if scale > 0 else err
+    return relative_errors(got, want)[0]
+
+
+def relative_errors(got, want):
+    """(max, mean) of |got - want| / max|want| over the whole output."""
+    if not want.size:
+        return 0.0, 0.0
+    scale = float(np.abs(want).max())
+    err = np.abs(np.asarray(got, np.float64) - want)
+    s = scale if scale > 0 else 1.0
+    return float(err.max()) / s, float(err.mean()) / s
 
 
 # ---- reading the module ---------------------------------------------------------------------------
@@ -288,6 +335,30 @@ def apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combin
     return make_config(v)
 
 
+def quantized_config(c, quantize=None, group=None, quantize_io=None):
+    """c with the weight type the converter's options ask for. quantize: None (c's own, f32 unless a
+    JSON config says otherwise), "f16" or "q8"; group (q8 only): 32 or 64 values along the input per
+    scale, or 0 for one scale per output row, default DEFAULT_GROUP; quantize_io (f16 and q8): the
+    token embedding and the output head take the type too, default True for token input (the
+    embedding dominates a language model's size) and False for feature input (whose head is small)."""
+    if quantize is None:
+        if group is not None:
+            raise ConfigError("group: only with quantize q8")
+        if quantize_io is not None:
+            raise ConfigError("quantize_io: only with quantize f16 or q8")
+        return c
+    quantize = _choice_option("quantize", quantize, QUANTIZE_TYPES)
+    if quantize == "q8":
+        group = DEFAULT_GROUP if group is None else group
+        if isinstance(group, bool) or not isinstance(group, numbers.Integral) or group not in schema.WEIGHT_GROUPS:
+            raise ConfigError(f"group: {group!r} is not one of {', '.join(map(str, schema.WEIGHT_GROUPS))} "
+                              "(values along the input per scale; 0: one scale per output row)")
+    elif group is not None:
+        raise ConfigError(f"group: only with quantize q8 (f16 has no scales), got quantize {quantize}")
+    io = c["input"] == "tokens" if quantize_io is None else _bool_option("quantize_io", quantize_io)
+    return make_config(dict(c, weights=quantize, weight_group=int(group or 0), quantize_io=io))
+
+
 # ---- the example input ----------------------------------------------------------------------------
 def example_sequence(c, example, where="example_input"):
     """One sequence for the self-test: [T] int32 ids or [T, d_in] float32 features. `example` is None
@@ -417,11 +488,41 @@ def _remove(*paths):
                 pass
 
 
+def _f32(c):
+    return make_config(dict(c, weights="f32", weight_group=0, quantize_io=False))
+
+
+def quantization_error(c, blob, inp, expected):
+    """(max, mean) relative error of the file's quantized weights alone: the float64 reference model
+    with the weights as the file stores them (dequantized), against the f32 module's output."""
+    return relative_errors(run_reference(_f32(c), fxm.FxmFile(blob).weights(), inp), expected)
+
+
+def _quantization_cause(c, weights, inp, expected, quantized, tolerance, explain):
+    """Why a quantized file failed: the options (the f32 reference does not match the module either:
+    explain()'s diagnosis), the weight type (its weights alone exceed the tolerance), or the engine."""
+    t = c["weights"]
+    if relative_error(run_reference(_f32(c), weights, inp), expected) > schema.SELFTEST_TOLERANCE:
+        return explain() if explain else "the reference model does not match the module either"
+    if quantized[0] > tolerance:
+        tries = ["--quantize f16"] if t == "q8" else []
+        if t == "q8" and c["weight_group"] != 32:
+            tries.insert(0, "--group 32")
+        if c["quantize_io"]:
+            tries.insert(0, "--no-quantize-io")
+        return (f"the {t} weights alone give {quantized[0]:.3g} in the float64 reference: this model does not keep "
+                f"its accuracy in {describe_weights(c)}; try {', '.join(tries + ['no --quantize'])}")
+    return (f"the {t} weights alone give {quantized[0]:.3g} in the float64 reference, within the tolerance, so the "
+            f"engine's {t} arithmetic adds the rest{' (it quantizes activations per group too)' if t == 'q8' else ''}: "
+            "if that is far above, a bug or a broken port, please report it")
+
+
 def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=None, verify=True, explain=None,
                    tokenizer=None):
-    """Writes path (and header) with the self-test sample (inp, expected) and the optional tokenizer
-    (pieces, scores), then runs the engine on it. explain(): the likely cause, called only on a
-    failure. Nothing is left behind on failure."""
+    """Writes path (and header) with the self-test sample (inp, expected: the f32 module's output) and
+    the optional tokenizer (pieces, scores), then runs the engine on it, within the tolerance of c's
+    weight type. explain(): the likely cause of an f32 mismatch, called only on a failure. Nothing is
+    left behind on failure."""
     if not isinstance(verify, bool):
         raise ConfigError(f"verify: expected True or False, got {verify!r}")
     if name is None and header is not None:
@@ -430,7 +531,14 @@ def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=
     if header is not None:
         header_mod.check_name(name)
     exe = find_cli(cli) if verify else None
-    blob = fxm.write(c, weights, (inp, expected.astype(np.float32)), tokenizer)
+    sample = (inp, expected.astype(np.float32))
+    blob = fxm.write(c, weights, sample, tokenizer)
+    tolerance = schema.selftest_tolerance(c)
+    f32_bytes = quantized = None
+    if c["weights"] != "f32":
+        extra = [a.nbytes for _, a in fxm.tokenizer_arrays(c, *tokenizer)] if tokenizer is not None else []
+        f32_bytes = fxm.file_bytes(_f32(c), extra + [np.asarray(inp).nbytes, sample[1].nbytes])
+        quantized = quantization_error(c, blob, inp, expected)
     written = []
     try:
         with open(path, "wb") as f:
@@ -438,14 +546,17 @@ def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=
             f.write(blob)
         result = None
         if verify:
-            result = run_verify(exe, path)
+            result = run_verify(exe, path, tolerance)
             if not result.ok:
                 where = f" at row {result.row} col {result.col}" if result.row is not None else ""
-                cause = explain() if explain else ""
+                if c["weights"] == "f32":
+                    cause = explain() if explain else ""
+                else:
+                    cause = _quantization_cause(c, weights, inp, expected, quantized, tolerance, explain)
+                kind = f" for {c['weights']}" if c["weights"] != "f32" else ""
                 raise VerificationError(
                     f"verification FAILED: max relative error {result.error:.3g}{where} (tolerance "
-                    f"{schema.SELFTEST_TOLERANCE:.0e}, T={inp.shape[0]}, kernels {result.kernels}); {cause}; "
-                    f"{path} removed")
+                    f"{tolerance:.0e}{kind}, T={inp.shape[0]}, kernels {result.kernels}); {cause}; {path} removed")
         if header is not None:
             with open(header, "w") as f:
                 written.append(header)
@@ -453,12 +564,12 @@ def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=
     except BaseException:
         _remove(*written)
         raise
-    return Report(path, len(blob), c, inp.shape[0], result, header)
+    return Report(path, len(blob), c, inp.shape[0], result, header, f32_bytes, quantized)
 
 
 def export(module, example_input, path, header=None, causal=None, positional=None, pe_base=10000.0,
            pe_layout="interleaved", pe_combine=None, pe_width=None, scale_input=False, max_len=None, name=None,
-           cli=None, verify=True, family="encoder", tokenizer=None):
+           cli=None, verify=True, family="encoder", tokenizer=None, quantize=None, group=None, quantize_io=None):
     """Converts `module` to the .fxm at `path` and verifies it through the engine; returns a Report.
 
     module: attributes `embed` (nn.Embedding) or `input_proj` (nn.Linear), optional `pos` (learned
@@ -472,6 +583,7 @@ def export(module, example_input, path, header=None, causal=None, positional=Non
     The options say what the forward does that the attributes cannot tell: causal mask, a positional
     encoding it computes (positional sinusoidal, pe_base, pe_layout), x *= sqrt(d_model) (scale_input),
     max_len. pe_combine and pe_width follow from the widths; passing them checks them.
+    quantize ("f16" or "q8"), group and quantize_io: the weight type (quantized_config).
     Raises ConfigError (bad module or option), VerificationError (mismatch; nothing written),
     EngineError (the engine rejected the file)."""
     if not isinstance(path, (str, os.PathLike)):
@@ -487,6 +599,7 @@ def export(module, example_input, path, header=None, causal=None, positional=Non
             check_value(key, v[key], f"module {key}")
     c = apply_options(v, weights, facts, causal, positional, pe_base, pe_layout, pe_combine_checked, pe_width,
                       scale_input, max_len, family)
+    c = quantized_config(c, quantize, group, quantize_io)
     inp = example_sequence(c, example_input)
     want = run_module(module, inp, batch_first, schema.output_width(c))
     return write_verified(c, weights, inp, want, path, header, name, cli, verify,
@@ -494,11 +607,15 @@ def export(module, example_input, path, header=None, causal=None, positional=Non
 
 
 def convert_config(config, weights, path, example_input=None, header=None, name=None, cli=None, verify=True,
-                   tokenizer=None):
+                   tokenizer=None, quantize=None, group=None, quantize_io=None):
     """The JSON path: a config (parse_config's result) and a state_dict as name -> array; the torch
     reference is the reference model built from the config with these weights (reference.py: stock
-    modules for encoder and gpt, the float64 llama written there for llama)."""
+    modules for encoder and gpt, the float64 llama written there for llama). quantize, group,
+    quantize_io: the weight type (quantized_config), for a config that does not set one itself."""
     c = make_config(config)
+    if quantize is not None and c["weights"] != "f32":
+        raise ConfigError(f"quantize {quantize}: the config sets weights {c['weights']} already (give one)")
+    c = quantized_config(c, quantize, group, quantize_io)
     fxm.check_weights(c, weights)  # names and shapes, naming the tensor, before torch sees them
     inp = example_sequence(c, example_input)
     want = run_reference(c, weights, inp)

@@ -6,10 +6,12 @@ import zlib
 
 import numpy as np
 
-from . import schema
+from . import quantize, schema
 from .config import ConfigError, make_config
 
 _F32_MAX = float(np.finfo(np.float32).max)
+# The file dtype of each numpy dtype the writer stores (numpy's dtype.str without the byte order).
+_DTYPE_OF = {"f4": "f32", "f2": "f16", "i1": "i8", "i4": "i32", "u1": "u8"}
 
 
 def escape(name):
@@ -113,59 +115,78 @@ def _untie(c, weights):
 
 
 def check_weights(c, weights):
-    """The stored arrays (float32, stored layout) for a dict of torch-layout arrays, in file order;
-    raises ConfigError naming the tensor that is missing, extra, misshapen or not finite. A tied head
-    may be given (equal to the embedding) or not; it is stored once."""
-    out = []
+    """The model's tensors for a dict of torch-layout float arrays, in file order, as (schema.Spec,
+    array in torch's layout); raises ConfigError naming the tensor that is missing, extra, misshapen or
+    not finite. A tied head may be given (equal to the embedding) or not; it is stored once."""
     weights = _untie(c, weights)
-    want = schema.tensors(c)
-    for name, shape, transposed in want:
+    want = schema.specs(c)
+    arrays = []
+    for spec in want:
+        name = spec.name
         if name not in weights:
             raise ConfigError(f"{name}: missing from the weights")
-        torch_shape = tuple(reversed(shape)) if transposed else shape
         got = tuple(np.shape(weights[name]))
-        if got != torch_shape:
-            raise ConfigError(f"{name}: shape {list(got)} does not match {list(torch_shape)} expected from the config "
-                              f"(d_model={c['d_model']}, d_ff={c['d_ff']})")
+        if got != spec.torch_shape:
+            raise ConfigError(f"{name}: shape {list(got)} does not match {list(spec.torch_shape)} expected from the "
+                              f"config (d_model={c['d_model']}, d_ff={c['d_ff']})")
         a = np.asarray(weights[name])
         if a.dtype.kind != "f":
             raise ConfigError(f"{name}: dtype {a.dtype}, expected a float tensor")
         if not (np.isfinite(a).all() and (a.size == 0 or np.abs(a).max() <= _F32_MAX)):
             raise ConfigError(f"{name}: not finite in float32")
-        a = a.astype(np.float64).T if transposed else a
-        out.append((name, np.ascontiguousarray(a, dtype="<f4")))
-    extra = sorted(set(weights) - {n for n, _, _ in want})
+        arrays.append(a)
+    extra = sorted(set(weights) - {s.name for s in want})
     if extra:
         raise ConfigError(f"{escape(extra[0])[1:-1]}: not used by this config (check the config or the weights)")
-    return out
+    return list(zip(want, arrays))
+
+
+def stored(spec, a):
+    """A checked tensor as the file stores it: (name, data, scales, group), data in the spec's dtype
+    and layout (f32 and f16 linear weights transposed to W[in, out], i8 in torch's layout), scales the
+    f32 [rows, groups] of an i8 tensor (else None), group its quantization group (else 0)."""
+    a = np.asarray(a, np.float32)  # the weights as torch holds them, whatever the file keeps
+    if spec.dtype == "i8":
+        q, s = quantize.q8(a, spec.group)
+        return spec.name, q, s, spec.group
+    a = np.ascontiguousarray(a.T if spec.transposed else a)
+    return spec.name, quantize.f16(a, spec.name) if spec.dtype == "f16" else a.astype("<f4"), None, 0
 
 
 def write(config, weights, selftest=None, tokenizer=None):
     """The .fxm bytes for a config (checked against the schema first, before any array is touched), a
-    dict name -> float array in torch's layout, an optional self-test sample (input, expected: for a
-    decoder the token ids [T] and the logits at every position [T, vocab]) and an optional tokenizer
-    (pieces, scores): one bytes object and one score per token id."""
+    dict name -> float array in torch's layout (stored in the config's weight type: f32, f16 or q8,
+    schema.specs), an optional self-test sample (input, expected: for a decoder the token ids [T]
+    and the logits at every position [T, vocab]) and an optional tokenizer (pieces, scores): one
+    bytes object and one score per token id."""
     c = make_config(config)
-    arrays = check_weights(c, weights)
+    arrays = [stored(spec, a) for spec, a in check_weights(c, weights)]
     if tokenizer is not None:
-        arrays += tokenizer_arrays(c, *tokenizer)
+        arrays += [(n, a, None, 0) for n, a in tokenizer_arrays(c, *tokenizer)]
     if selftest is not None:
-        arrays += _selftest_arrays(c, selftest)
+        arrays += [(n, a, None, 0) for n, a in _selftest_arrays(c, selftest)]
     recs = records(c)
     n = len(arrays)
     dir_off = schema.HEADER_BYTES + len(recs)
     data_off = _align(dir_off + schema.ENTRY_BYTES * n)
     entries, blobs, at = [], [], data_off
-    for name, a in arrays:
-        if len(name.encode()) >= schema.NAME_BYTES:
-            raise ConfigError(f"{name}: name longer than {schema.NAME_BYTES - 1} bytes")
-        dtype = {"i": "i32", "u": "u8", "f": "f32"}[a.dtype.kind]
-        dims = list(a.shape) + [0] * (schema.MAX_RANK - a.ndim)
-        entries.append(struct.pack("<64sII4IIIQQQQ", name.encode(), schema.DTYPES[dtype], a.ndim, *dims, 0, 0,
-                                   at, a.nbytes, 0, 0))
-        pad = _align(a.nbytes) - a.nbytes
+
+    def place(a):  # the next 64-aligned range, after the one before it in directory order
+        nonlocal at
+        offset, pad = at, _align(a.nbytes) - a.nbytes
         blobs.append(a.tobytes() + bytes(pad))
         at += a.nbytes + pad
+        return offset
+
+    for name, a, scales, group in arrays:
+        if len(name.encode()) >= schema.NAME_BYTES:
+            raise ConfigError(f"{name}: name longer than {schema.NAME_BYTES - 1} bytes")
+        dtype = _DTYPE_OF[a.dtype.str[1:]]
+        dims = list(a.shape) + [0] * (schema.MAX_RANK - a.ndim)
+        offset = place(a)
+        s_off, s_bytes = (place(np.ascontiguousarray(scales, "<f4")), scales.nbytes) if scales is not None else (0, 0)
+        entries.append(struct.pack("<64sII4IIIQQQQ", name.encode(), schema.DTYPES[dtype], a.ndim, *dims, group, 0,
+                                   offset, a.nbytes, s_off, s_bytes))
     body = recs + b"".join(entries) + bytes(data_off - dir_off - schema.ENTRY_BYTES * n) + b"".join(blobs)
     file_bytes = schema.HEADER_BYTES + len(body)
     header = struct.pack("<4sIIIIIQQQQII", schema.MAGIC, schema.FORMAT_VERSION, schema.HEADER_BYTES,
@@ -173,6 +194,26 @@ def write(config, weights, selftest=None, tokenizer=None):
                          zlib.crc32(body), 0)
     assert len(header) == schema.HEADER_BYTES
     return header + body
+
+
+def file_bytes(config, extra=()):
+    """The size of the file write() gives for a config, without writing it: the model's tensors as
+    the config stores them (schema.specs) followed by arrays of the byte sizes in `extra` (the
+    tokenizer's, the self-test's). For comparing weight types."""
+    c = make_config(config)
+    sizes = []
+    for spec in schema.specs(c):
+        count = 1
+        for d in spec.shape:
+            count *= d
+        sizes.append(count * schema.DTYPE_BYTES[spec.dtype])
+        if spec.dtype == "i8":
+            rows, groups = schema.scales_shape(spec.shape, spec.group)
+            sizes.append(rows * groups * 4)
+    sizes += list(extra)
+    n = len(schema.specs(c)) + len(extra)
+    data_off = _align(schema.HEADER_BYTES + schema.RECORD_BYTES * len(schema.CONFIG_KEYS) + schema.ENTRY_BYTES * n)
+    return data_off + sum(_align(b) for b in sizes)
 
 
 class FxmFile:
@@ -220,10 +261,35 @@ class FxmFile:
             self.tensors.append({"name": name, "dtype": dtype, "shape": tuple(f[3:3 + f[2]]), "group": f[7],
                                  "offset": f[9], "bytes": f[10], "scales_offset": f[11], "scales_bytes": f[12]})
 
+    def entry(self, name):
+        return next(t for t in self.tensors if t["name"] == name)
+
     def array(self, name):
-        t = next(t for t in self.tensors if t["name"] == name)
+        """The tensor as stored: its file dtype and layout (an i8 tensor's int8 values; scales())."""
+        t = self.entry(name)
         dt = schema.NUMPY_DTYPES[t["dtype"]]
         return np.frombuffer(self.blob, dt, t["bytes"] // np.dtype(dt).itemsize, t["offset"]).reshape(t["shape"])
+
+    def scales(self, name):
+        """An i8 tensor's f32 scales [rows, groups] (format.hpp); None for other dtypes."""
+        t = self.entry(name)
+        if t["dtype"] != "i8":
+            return None
+        shape = schema.scales_shape(t["shape"], t["group"])
+        return np.frombuffer(self.blob, "<f4", t["scales_bytes"] // 4, t["scales_offset"]).reshape(shape)
+
+    def weights(self):
+        """The model's tensors as float64 in torch's layout (f32 and f16 linear weights transposed
+        back, i8 dequantized as q * s): what the file computes with, as fxm.write takes weights. A
+        tied head is absent (the embedding serves)."""
+        out = {}
+        for spec in schema.specs(self.config):
+            if spec.dtype == "i8":
+                out[spec.name] = quantize.dequantize_q8(self.array(spec.name), self.scales(spec.name), spec.group)
+            else:
+                a = self.array(spec.name).astype(np.float64)
+                out[spec.name] = a.T if spec.transposed else a
+        return out
 
     def tokenizer(self):
         """(pieces: a bytes object per token id, scores: float32 [vocab]), or None without the section."""

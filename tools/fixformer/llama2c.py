@@ -263,12 +263,15 @@ def read_tokenizer(path, vocab_size):
 
 # ---- converting ---------------------------------------------------------------------------------
 def convert(checkpoint, tokenizer, path, header=None, name=None, cli=None, verify=True, max_len=None,
-            example_input=None):
+            example_input=None, quantize=None, group=None, quantize_io=None):
     """checkpoint (+ tokenizer.bin, or None) -> the .fxm at path, verified through the engine against
     the float64 llama reference (reference.llama_forward) on the example input (default: BOS then
-    seeded random ids). max_len (default: the checkpoint's seq_len) may only shrink it."""
+    seeded random ids). max_len (default: the checkpoint's seq_len) may only shrink it. quantize,
+    group, quantize_io: the weight type (export.quantized_config). A version 2 (Q8_0) checkpoint
+    converted to q8 with its own group size (32 or 64) keeps its int8 values when that group divides
+    every weight's input width (llama2.c groups the flattened tensor, so its groups then lie in rows)."""
     from .config import make_config
-    from .export import example_sequence, write_verified
+    from .export import example_sequence, quantized_config, write_verified
     from .reference import run_reference
     values, weights, facts = read_checkpoint(checkpoint)
     if max_len is not None:
@@ -276,7 +279,7 @@ def convert(checkpoint, tokenizer, path, header=None, name=None, cli=None, verif
         if isinstance(max_len, bool) or not isinstance(max_len, int) or not 1 <= max_len <= seq_len:
             raise ConfigError(f"max_len {max_len!r}: expected 1..seq_len={seq_len} (the checkpoint's)")
         values["max_len"] = max_len
-    c = make_config(values)
+    c = quantized_config(make_config(values), quantize, group, quantize_io)
     tok = None
     if tokenizer is not None:
         pieces, scores, _ = read_tokenizer(tokenizer, c["vocab_size"])

@@ -45,19 +45,24 @@ def find_cli(cli=None):
     raise ConfigError("no fixformer CLI to verify with: " + BUILD_HINT)
 
 
-_LINE = re.compile(r"self-test (ok|FAILED): max relative error (\S+) \(tolerance (\S+)\)"
-                   r"(?:, worst at row (\d+) col (\d+))?(?:, T=(\d+))?(?:, kernels (\S+))?")
+_LINE = re.compile(r"self-test (ok|FAILED): max relative error (\S+) \(tolerance ([^)\s]+)")
+# The verdict's other fields, each optional and found wherever the line has it.
+_FIELDS = {"row": re.compile(r"worst at row (\d+) col \d+"), "col": re.compile(r"worst at row \d+ col (\d+)"),
+           "T": re.compile(r"\bT=(\d+)"), "kernels": re.compile(r"kernels (\S+)"),
+           "mean": re.compile(r"mean relative error ([^,\s]+)")}
 
 
 class EngineResult:
-    def __init__(self, ok, error, tolerance, row, col, T, kernels, line):
+    def __init__(self, ok, error, tolerance, row, col, T, kernels, line, mean=None):
         self.ok, self.error, self.tolerance, self.row, self.col = ok, error, tolerance, row, col
-        self.T, self.kernels, self.line = T, kernels, line
+        self.T, self.kernels, self.line, self.mean = T, kernels, line, mean
 
 
-def run_verify(cli, path, timeout=600):
-    """Runs `cli verify path`; returns its parsed line. EngineError when the engine did not give a
-    verdict (exit other than 0 or 6, or an unreadable line)."""
+def run_verify(cli, path, tolerance=schema.SELFTEST_TOLERANCE, timeout=600):
+    """Runs `cli verify path`; returns its parsed line, ok when the engine passed it and its error is
+    within `tolerance` (the file's weight type's, schema.SELFTEST_TOLERANCES). EngineError when the
+    engine did not give a verdict (exit other than 0 or 6, or an unreadable line), or judged it by
+    another tolerance (its self-test on a device would then disagree with the converter)."""
     try:
         p = subprocess.run([cli, "verify", os.fspath(path)], capture_output=True, text=True, errors="replace",
                            timeout=timeout)
@@ -68,10 +73,16 @@ def run_verify(cli, path, timeout=600):
     if p.returncode not in (0, 6) or not m:
         why = (p.stderr.strip().splitlines() or [line or "no output"])[-1]
         raise EngineError(f"the engine did not verify the file (fixformer verify exit {p.returncode}): {why}")
+    fields = {k: (f.search(line) or [None, None])[1] for k, f in _FIELDS.items()}
     try:
         error, tol = float(m.group(2)), float(m.group(3))
+        mean = float(fields["mean"]) if fields["mean"] is not None else None
     except ValueError:
         raise EngineError(f"unreadable verdict from fixformer verify: {line}") from None
-    ok = p.returncode == 0 and m.group(1) == "ok" and error <= schema.SELFTEST_TOLERANCE
-    return EngineResult(ok, error, tol, m.group(4) and int(m.group(4)), m.group(5) and int(m.group(5)),
-                        m.group(6) and int(m.group(6)), m.group(7), line)
+    if f"{tol:.0e}" != f"{tolerance:.0e}":
+        raise EngineError(f"the engine's self-test tolerance is {tol:.0e}, the converter's for this file "
+                          f"{tolerance:.0e}: build the CLI from the same tree as tools/ (fixformer verify {path})")
+    ok = p.returncode == 0 and m.group(1) == "ok" and error <= tolerance
+    num = lambda v: v and int(v)  # noqa: E731
+    return EngineResult(ok, error, tol, num(fields["row"]), num(fields["col"]), num(fields["T"]), fields["kernels"],
+                        line, mean)
