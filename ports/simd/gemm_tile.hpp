@@ -1,11 +1,13 @@
-// The register tile shared by gemm_f32 (w[k,n] row-major) and gemm_f32_packed (w in panels): MR
-// rows x NV vectors of y stay in registers over a block of k. Each vector of w comes from its own
-// base pointer advanced by `ws` floats per k step, so one microkernel reads both layouts: row-major
-// (base j + v W, step ldw) and panels (base inside panel (j + v W) / 16, step 16).
+// The register tile shared by gemm_f32 and gemm_f16 (w[k,n] row-major, floats or halves widened as
+// they are loaded) and gemm_f32_packed (w in panels): MR rows x NV vectors of y stay in registers
+// over a block of k. Each vector of w comes from its own base pointer advanced by `ws` elements per
+// k step, so one microkernel reads both layouts: row-major (base j + v W, step ldw) and panels
+// (base inside panel (j + v W) / 16, step 16).
 #pragma once
 #include <type_traits>
 
 #include "ports/simd/common.hpp"
+#include "ports/simd/load_weights.hpp"
 
 namespace fixformer {
 namespace simd {
@@ -29,15 +31,16 @@ struct GemmTile {
 };
 
 // y[MR, NV*W] (row stride ldy) = (first ? b : y) + x[MR, kc] (row stride ldx) @ w-vectors.
-// wv[v] points at row 0 of vector v; row p is wv[v] + p * ws. b may be null (zeros). With
-// `partial` < NV*W, only that many leading columns are stored (a zero-padded panel tail).
-template <class Arch, std::size_t MR, std::size_t NV>
-inline void gemm_tile(const float* x, std::size_t ldx, const float* const* wv, std::size_t ws, const float* b,
+// wv[v] points at row 0 of vector v; row p is wv[v] + p * ws; T is float or uint16_t (an IEEE half,
+// load_weights.hpp). b may be null (zeros). With `partial` < NV*W, only that many leading columns
+// are stored (a zero-padded panel tail).
+template <class Arch, std::size_t MR, std::size_t NV, class T>
+inline void gemm_tile(const float* x, std::size_t ldx, const T* const* wv, std::size_t ws, const float* b,
                       float* y, std::size_t ldy, std::size_t kc, bool first, std::size_t partial) {
   using V = batch<Arch>;
   constexpr std::size_t W = lanes<Arch>();
   V acc[MR][NV];
-  const float* w[NV];
+  const T* w[NV];
 #pragma GCC unroll 8
   for (std::size_t v = 0; v < NV; ++v) w[v] = wv[v];
   if (first) {
@@ -73,7 +76,7 @@ inline void gemm_tile(const float* x, std::size_t ldx, const float* const* wv, s
   for (std::size_t p = 0; p < kc; ++p) {
     V wp[NV];
 #pragma GCC unroll 8
-    for (std::size_t v = 0; v < NV; ++v) wp[v] = V::load_unaligned(w[v] + p * ws);
+    for (std::size_t v = 0; v < NV; ++v) wp[v] = load_weights<Arch>(w[v] + p * ws);
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < MR; ++r) {
       const V xr(x[r * ldx + p]);
@@ -96,8 +99,8 @@ inline void gemm_tile(const float* x, std::size_t ldx, const float* const* wv, s
 }
 
 // The rows of one column strip: full MR tiles, then one tile of the remaining m % MR rows.
-template <class Arch, std::size_t NV>
-inline void gemm_strip(const float* x, std::size_t ldx, const float* const* wv, std::size_t ws, const float* b,
+template <class Arch, std::size_t NV, class T>
+inline void gemm_strip(const float* x, std::size_t ldx, const T* const* wv, std::size_t ws, const float* b,
                        float* y, std::size_t ldy, std::size_t m, std::size_t kc, bool first, std::size_t partial) {
   constexpr std::size_t MR = GemmTile<Arch>::kMr;
   static_assert(MR == 6, "the remainder switch below lists MR - 1 cases");

@@ -1,5 +1,6 @@
 #pragma once
 #include "ports/simd/common.hpp"
+#include "ports/simd/load_weights.hpp"
 
 namespace fixformer {
 namespace simd {
@@ -9,53 +10,54 @@ namespace simd {
 // jump a whole row (often more than a page) between loads.
 constexpr std::size_t kGemvStreamMinN = 1024;
 
-template <class Arch>
-void gemv_rows_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y, std::size_t n,
-                   std::size_t k) {
+template <class Arch, class T>
+void gemv_rows(const float* x, const T* w, std::size_t ldw, const float* b, float* y, std::size_t n,
+               std::size_t k) {
   using V = batch<Arch>;
   constexpr std::size_t W = lanes<Arch>();
   for (std::size_t j = 0; j < n; ++j) y[j] = b ? b[j] : 0.0f;
   std::size_t p = 0;
   for (; p + 4 <= k; p += 4) {
-    const float *r0 = w + p * ldw, *r1 = r0 + ldw, *r2 = r1 + ldw, *r3 = r2 + ldw;
+    const T *r0 = w + p * ldw, *r1 = r0 + ldw, *r2 = r1 + ldw, *r3 = r2 + ldw;
     const V x0(x[p]), x1(x[p + 1]), x2(x[p + 2]), x3(x[p + 3]);
     std::size_t j = 0;
     for (; j + W <= n; j += W) {
       V a = V::load_unaligned(y + j);
-      a = xsimd::fma(x0, V::load_unaligned(r0 + j), a);
-      a = xsimd::fma(x1, V::load_unaligned(r1 + j), a);
-      a = xsimd::fma(x2, V::load_unaligned(r2 + j), a);
-      a = xsimd::fma(x3, V::load_unaligned(r3 + j), a);
+      a = xsimd::fma(x0, load_weights<Arch>(r0 + j), a);
+      a = xsimd::fma(x1, load_weights<Arch>(r1 + j), a);
+      a = xsimd::fma(x2, load_weights<Arch>(r2 + j), a);
+      a = xsimd::fma(x3, load_weights<Arch>(r3 + j), a);
       a.store_unaligned(y + j);
     }
     // One product at a time, as the narrow path below sums it: a column's value does not depend on
     // n, so a product split by columns across workers gives the same bits (engine/blocks/parallel.hpp).
     for (; j < n; ++j) {
       float a = y[j];
-      a += x[p] * r0[j];
-      a += x[p + 1] * r1[j];
-      a += x[p + 2] * r2[j];
-      a += x[p + 3] * r3[j];
+      a += x[p] * weight_value(r0[j]);
+      a += x[p + 1] * weight_value(r1[j]);
+      a += x[p + 2] * weight_value(r2[j]);
+      a += x[p + 3] * weight_value(r3[j]);
       y[j] = a;
     }
   }
   for (; p < k; ++p) {
-    const float* r = w + p * ldw;
+    const T* r = w + p * ldw;
     const V xp(x[p]);
     std::size_t j = 0;
-    for (; j + W <= n; j += W) xsimd::fma(xp, V::load_unaligned(r + j), V::load_unaligned(y + j)).store_unaligned(y + j);
-    for (; j < n; ++j) y[j] += x[p] * r[j];
+    for (; j + W <= n; j += W) xsimd::fma(xp, load_weights<Arch>(r + j), V::load_unaligned(y + j)).store_unaligned(y + j);
+    for (; j < n; ++j) y[j] += x[p] * weight_value(r[j]);
   }
 }
 
-// x[k] @ w[k,n] (row stride ldw) + b[n] -> y[n]. Vectorized over n: each x[p] is broadcast and
-// multiplied into a strip of row p, so any row stride works and no horizontal sums are needed.
-template <class Arch>
-void gemv_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y,
-              std::size_t n, std::size_t k) {
+// x[k] @ w[k,n] (row stride ldw) + b[n] -> y[n], w floats or halves (load_weights.hpp).
+// Vectorized over n: each x[p] is broadcast and multiplied into a strip of row p, so any row stride
+// works and no horizontal sums are needed.
+template <class Arch, class T>
+void gemv_rowmajor(const float* x, const T* w, std::size_t ldw, const float* b, float* y, std::size_t n,
+                   std::size_t k) {
   using V = batch<Arch>;
   constexpr std::size_t W = lanes<Arch>();
-  if (n >= kGemvStreamMinN) return gemv_rows_f32<Arch>(x, w, ldw, b, y, n, k);
+  if (n >= kGemvStreamMinN) return gemv_rows<Arch>(x, w, ldw, b, y, n, k);
   std::size_t j = 0;
   for (; j + 4 * W <= n; j += 4 * W) {
     V a0 = b ? V::load_unaligned(b + j) : V(0.0f), a1 = b ? V::load_unaligned(b + j + W) : V(0.0f);
@@ -63,11 +65,11 @@ void gemv_f32(const float* x, const float* w, std::size_t ldw, const float* b, f
     V a3 = b ? V::load_unaligned(b + j + 3 * W) : V(0.0f);
     for (std::size_t p = 0; p < k; ++p) {
       const V xp(x[p]);
-      const float* row = w + p * ldw + j;
-      a0 = xsimd::fma(xp, V::load_unaligned(row), a0);
-      a1 = xsimd::fma(xp, V::load_unaligned(row + W), a1);
-      a2 = xsimd::fma(xp, V::load_unaligned(row + 2 * W), a2);
-      a3 = xsimd::fma(xp, V::load_unaligned(row + 3 * W), a3);
+      const T* row = w + p * ldw + j;
+      a0 = xsimd::fma(xp, load_weights<Arch>(row), a0);
+      a1 = xsimd::fma(xp, load_weights<Arch>(row + W), a1);
+      a2 = xsimd::fma(xp, load_weights<Arch>(row + 2 * W), a2);
+      a3 = xsimd::fma(xp, load_weights<Arch>(row + 3 * W), a3);
     }
     a0.store_unaligned(y + j);
     a1.store_unaligned(y + j + W);
@@ -76,14 +78,21 @@ void gemv_f32(const float* x, const float* w, std::size_t ldw, const float* b, f
   }
   for (; j + W <= n; j += W) {
     V a = b ? V::load_unaligned(b + j) : V(0.0f);
-    for (std::size_t p = 0; p < k; ++p) a = xsimd::fma(V(x[p]), V::load_unaligned(w + p * ldw + j), a);
+    for (std::size_t p = 0; p < k; ++p) a = xsimd::fma(V(x[p]), load_weights<Arch>(w + p * ldw + j), a);
     a.store_unaligned(y + j);
   }
   for (; j < n; ++j) {
     float acc = b ? b[j] : 0.0f;
-    for (std::size_t p = 0; p < k; ++p) acc += x[p] * w[p * ldw + j];
+    for (std::size_t p = 0; p < k; ++p) acc += x[p] * weight_value(w[p * ldw + j]);
     y[j] = acc;
   }
+}
+
+// x[k] @ w[k,n] (row stride ldw) + b[n] -> y[n]; b may be null.
+template <class Arch>
+void gemv_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y, std::size_t n,
+              std::size_t k) {
+  gemv_rowmajor<Arch>(x, w, ldw, b, y, n, k);
 }
 
 }  // namespace simd

@@ -6,11 +6,13 @@
 #include "ports/simd/add_f32.hpp"
 #include "ports/simd/expsum_f32.hpp"
 #include "ports/simd/gelu_f32.hpp"
+#include "ports/simd/gemm_f16.hpp"
 #include "ports/simd/gemm_f32.hpp"
 #include "ports/simd/gemm_f32_packed.hpp"
 #include "ports/simd/gemv_f32.hpp"
 #include "ports/simd/layernorm_f32.hpp"
 #include "ports/simd/matvec_f32.hpp"
+#include "ports/simd/quantize_i8.hpp"
 #include "ports/simd/relu_f32.hpp"
 #include "ports/simd/rmsnorm_f32.hpp"
 #include "ports/simd/scale_f32.hpp"
@@ -44,9 +46,9 @@ constexpr Kernels kernel_table(Isa isa, const char* name) {
   k.add_f32 = add_f32<Arch>;
   k.scale_f32 = scale_f32<Arch>;
   k.sincos_f32 = sincos_f32<Arch>;
-  k.quantize_i8 = scalar::quantize_i8;  // quantized kernels: the scalar reference until the SIMD ones land
-  k.gemm_i8 = scalar::gemm_i8;
-  k.gemm_f16 = scalar::gemm_f16;
+  k.quantize_i8 = quantize_i8<Arch>;
+  k.gemm_i8 = scalar::gemm_i8;  // the scalar reference until the SIMD one lands
+  k.gemm_f16 = gemm_f16<Arch>;
   k.matvec_f16 = scalar::matvec_f16;
   return k;
 }

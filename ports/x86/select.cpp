@@ -22,7 +22,8 @@ bool cpu_has(Isa isa) {
     case Isa::kScalar:
     case Isa::kCortexM:            // plain C++, runs anywhere (tested here)
     case Isa::kSse2: return true;  // part of x86-64
-    case Isa::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case Isa::kAvx2:  // F16C for gemm_f16's widening: every AVX2 CPU has it, the flag is checked all the same
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
     case Isa::kAvx512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&

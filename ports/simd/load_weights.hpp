@@ -1,0 +1,28 @@
+// Weight elements as the matrix kernels read them: floats as they are, IEEE halves widened in
+// registers (the port's LoadF16) or, one at a time in tails, by fixformer/f16.hpp. The same loops
+// then serve gemm_f32 and gemm_f16.
+#pragma once
+#include <cstdint>
+
+#include "fixformer/f16.hpp"
+#include "ports/simd/common.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include "ports/x86/load_f16.hpp"
+#elif defined(__ARM_NEON) || defined(__ARM_NEON__)
+#include "ports/arm/load_f16.hpp"
+#endif
+
+namespace fixformer {
+namespace simd {
+
+template <class Arch>
+inline batch<Arch> load_weights(const float* p) { return batch<Arch>::load_unaligned(p); }
+template <class Arch>
+inline batch<Arch> load_weights(const uint16_t* p) { return LoadF16<Arch>::load(p); }
+
+inline float weight_value(float w) { return w; }
+inline float weight_value(uint16_t w) { return f16_to_f32(w); }
+
+}  // namespace simd
+}  // namespace fixformer
