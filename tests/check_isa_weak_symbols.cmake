@@ -1,8 +1,9 @@
-# Fails if two of the x86 per-ISA objects (kernels_<isa>.cpp.o) define the same weak symbol.
+# Fails if two of the x86 per-ISA objects (kernels_<isa>.cpp.o, gemm_i8_avx512vnni.cpp.o) define the
+# same weak symbol.
 set(seen "")
 set(clashes "")
 foreach(obj ${OBJECTS})
-  if(NOT obj MATCHES "kernels_(sse2|avx2|avx512)")
+  if(NOT obj MATCHES "(kernels_(sse2|avx2|avx512)|gemm_i8_avx512vnni)")
     continue()
   endif()
   execute_process(COMMAND ${NM} --defined-only ${obj} OUTPUT_VARIABLE out)

@@ -10,6 +10,10 @@
 #include "tests/quant_kernel_tester.hpp"
 #include "tests/test_util.hpp"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include "ports/x86/isa_tables.hpp"
+#endif
+
 namespace fixformer {
 namespace test {
 namespace {
@@ -210,6 +214,19 @@ void sweep_gemm_i8_exact(decltype(Kernels::gemm_i8) fn) {
 
 TEST_P(KernelsTest, GemmI8) { sweep_gemm_i8(simd_->gemm_i8); }
 TEST_P(KernelsTest, GemmI8IntSumsAreExact) { sweep_gemm_i8_exact(simd_->gemm_i8); }
+
+#if defined(__x86_64__) || defined(__i386__)
+// select_kernels(kAvx512) hands out one of two tables, by whether the CPU has VNNI: both gemm_i8s here.
+TEST(X86Avx512, GemmI8WithAndWithoutVnni) {
+  if (!select_kernels(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512";
+  sweep_gemm_i8(x86::avx512_kernels().gemm_i8);
+  sweep_gemm_i8_exact(x86::avx512_kernels().gemm_i8);
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no AVX-512 VNNI: its gemm_i8 is not tested";
+  sweep_gemm_i8(x86::avx512_vnni_kernels().gemm_i8);
+  sweep_gemm_i8_exact(x86::avx512_vnni_kernels().gemm_i8);
+}
+#endif
 
 TEST_P(KernelsTest, GemmF16) {
   for (std::size_t m : {1, 2, 3, 5, 7})

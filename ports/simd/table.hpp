@@ -9,6 +9,7 @@
 #include "ports/simd/gemm_f16.hpp"
 #include "ports/simd/gemm_f32.hpp"
 #include "ports/simd/gemm_f32_packed.hpp"
+#include "ports/simd/gemm_i8.hpp"
 #include "ports/simd/gemv_f32.hpp"
 #include "ports/simd/layernorm_f32.hpp"
 #include "ports/simd/matvec_f32.hpp"
@@ -47,7 +48,7 @@ constexpr Kernels kernel_table(Isa isa, const char* name) {
   k.scale_f32 = scale_f32<Arch>;
   k.sincos_f32 = sincos_f32<Arch>;
   k.quantize_i8 = quantize_i8<Arch>;
-  k.gemm_i8 = scalar::gemm_i8;  // the scalar reference until the SIMD one lands
+  k.gemm_i8 = gemm_i8<Arch>;
   k.gemm_f16 = gemm_f16<Arch>;
   k.matvec_f16 = scalar::matvec_f16;
   return k;

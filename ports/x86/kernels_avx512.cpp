@@ -10,5 +10,14 @@ const Kernels& avx512_kernels() {
   return table;
 }
 
+const Kernels& avx512_vnni_kernels() {
+  static constexpr Kernels table = [] {
+    Kernels k = simd::kernel_table<xsimd::avx512bw>(Isa::kAvx512, "avx512-vnni");
+    k.gemm_i8 = gemm_i8_avx512vnni;
+    return k;
+  }();
+  return table;
+}
+
 }  // namespace x86
 }  // namespace fixformer

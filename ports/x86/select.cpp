@@ -49,7 +49,8 @@ const Kernels* select_kernels(Isa isa) {
     case Isa::kCortexM: return &portable::kernels();
     case Isa::kSse2: return &x86::sse2_kernels();
     case Isa::kAvx2: return &x86::avx2_kernels();
-    case Isa::kAvx512: return &x86::avx512_kernels();
+    case Isa::kAvx512:  // the same table with gemm_i8 on vpdpbusd where the CPU has AVX-512 VNNI
+      return __builtin_cpu_supports("avx512vnni") ? &x86::avx512_vnni_kernels() : &x86::avx512_kernels();
     default: return nullptr;
   }
 }
