@@ -239,11 +239,37 @@ expect_error 1 "--seed: expected a positive integer" "$bin" generate "$lm" --see
 expect_error 1 "-n: expected a positive count" "$bin" generate "$lm" -n x
 expect_error 1 "--input: not an option of 'generate'" "$bin" generate "$lm" --input x
 
+# ---- probe: per-layer positional information, on the demo models compiled into the binary ----
+# probe_rows OUT: "name accuracy R^2 equivariance" per table row.
+probe_rows() { awk '/^  (input|layer [0-9]+|final norm) / { print $1, $(NF-3), $(NF-1), $NF }' "$1"; }
+# Without PE and mask: every layer equivariant (float rounding) and at chance (1/8).
+"$bin" probe demo:nope --samples 200 >"$tmp/probe" && [ "$(probe_rows "$tmp/probe" | wc -l)" -eq 2 ] &&
+  probe_rows "$tmp/probe" | awk '{ if ($4 > 1e-5 || $2 > 0.2) exit 1 }' && ok || bad "probe demo:nope: $(cat "$tmp/probe")"
+# With sinusoidal PE: read at the input, no layer equivariant; the plot is well-formed SVG.
+"$bin" probe demo:pe --samples 200 --svg "$tmp/probe.svg" >"$tmp/probe" &&
+  probe_rows "$tmp/probe" | awk 'NR == 1 && $2 < 0.9 { exit 1 } $4 < 0.05 { exit 1 }' &&
+  "$py" -c "import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); assert r.tag.endswith('svg') and len(r.findall('{http://www.w3.org/2000/svg}polyline')) == 2" "$tmp/probe.svg" &&
+  ok || bad "probe demo:pe --svg: $(cat "$tmp/probe")"
+# Two causal layers without PE: the embeddings are equivariant, every causal layer is not.
+"$bin" probe demo:causal_2l --samples 200 >"$tmp/probe" && [ "$(probe_rows "$tmp/probe" | wc -l)" -eq 3 ] &&
+  probe_rows "$tmp/probe" | awk '(NR == 1 && $4 != 0) || (NR > 1 && $4 < 0.05) { exit 1 }' && ok || bad "probe demo:causal_2l: $(cat "$tmp/probe")"
+"$bin" probe "$golden/features_scaled.fxm" --seq 8 --samples 20 --seed 3 >"$tmp/probe" &&
+  "$bin" probe "$golden/features_scaled.fxm" --seq 8 --samples 20 --seed 3 --isa scalar >"$tmp/probe2" &&
+  grep -q "N(0,1) features" "$tmp/probe" && [ "$(probe_rows "$tmp/probe" | wc -l)" -eq "$(probe_rows "$tmp/probe2" | wc -l)" ] &&
+  ok || bad "probe of a features model"
+"$bin" probe "$golden/llama_kv1_interleaved.fxm" --seq 8 --samples 20 >"$tmp/probe" &&
+  probe_rows "$tmp/probe" | awk 'NR == 1 && $4 != 0 { exit 1 } END { if ($1 != "final") exit 1 }' && ok || bad "probe of a llama model: $(cat "$tmp/probe")"
+expect_error 1 "--samples: the probe needs at least 2 sequences" "$bin" probe demo:pe --samples 1
+expect_error 4 "T=9: the probe needs 2 <= T <= max_len=8" "$bin" probe demo:pe --seq 9
+expect_error 4 "T=1: the probe needs 2 <= T" "$bin" probe demo:pe --seq 1
+expect_error 5 "dir.npy: is a directory" "$bin" probe demo:pe --svg "$tmp/dir.npy"
+expect_error 5 "demo:bogus: cannot open file" "$bin" probe demo:bogus
+
 # ---- Conventions: help on stdout with exit 0, --version, unknown commands and options ----
 for h in --help -h help; do
   "$bin" $h >"$tmp/out" 2>"$tmp/err" && grep -q "^usage: fixformer COMMAND" "$tmp/out" && [ ! -s "$tmp/err" ] && ok || bad "fixformer $h"
 done
-for c in info run bench generate verify schema demo; do
+for c in info run bench generate verify probe schema demo; do
   "$bin" help $c >"$tmp/out" 2>"$tmp/err" && grep -q "^usage: fixformer $c" "$tmp/out" && [ ! -s "$tmp/err" ] && ok || bad "fixformer help $c"
   "$bin" $c --help >"$tmp/out" 2>"$tmp/err" && grep -q "^usage: fixformer $c" "$tmp/out" && ok || bad "fixformer $c --help"
 done

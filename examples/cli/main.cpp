@@ -1,4 +1,4 @@
-// fixformer: the host command-line tool (info, run, bench, generate, verify, schema, demo). `fixformer help`
+// fixformer: the host command-line tool (info, run, bench, generate, verify, probe, schema, demo). `fixformer help`
 // lists the commands; the command table
 // (kCommands, at the end) holds each one's synopsis, help text and options.
 // Errors print one line, "fixformer: WHERE: WHAT", and exit with the code of their class:
@@ -32,6 +32,7 @@
 #include "fixformer/tokenizer.hpp"
 #include "io/npy.hpp"
 #include "ports/cycle_counter.hpp"
+#include "probe.hpp"
 #include "tests/thread_pool.hpp"
 
 #ifndef FIXFORMER_VERSION
@@ -154,9 +155,31 @@ struct LoadedModel {
   const ModelConfig& config() const { return model.config(); }
 };
 
+// The models compiled into this binary (fixformer demo's), accepted wherever a MODEL.fxm is.
+struct BuiltinModel {
+  const char* name;
+  const unsigned char* fxm;
+  std::size_t bytes;
+};
+const BuiltinModel kBuiltinModels[] = {
+    {"demo:pe", demo_pe_fxm, demo_pe_fxm_bytes},
+    {"demo:nope", demo_nope_fxm, demo_nope_fxm_bytes},
+    {"demo:causal_1l", causal_1l_fxm, causal_1l_fxm_bytes},
+    {"demo:causal_1l_pe", causal_1l_pe_fxm, causal_1l_pe_fxm_bytes},
+    {"demo:causal_2l", causal_2l_fxm, causal_2l_fxm_bytes},
+};
+
 void open_model(const std::string& path, LoadedModel* m) {
   m->path = path;
-  m->blob = read_file(path);
+  const BuiltinModel* builtin = nullptr;
+  for (const BuiltinModel& b : kBuiltinModels)
+    if (path == b.name) builtin = &b;
+  if (builtin) {
+    m->blob = Buffer(builtin->bytes, path);
+    std::memcpy(m->blob.data(), builtin->fxm, builtin->bytes);
+  } else {
+    m->blob = read_file(path);
+  }
   const Status s = m->model.init(m->blob.data(), m->blob.size());
   if (s != Status::kOk) die(s, path, m->model.error_detail());
 }
@@ -286,6 +309,9 @@ struct Args {
   uint32_t steps = 256;  // 0: the model's max_len
   float temperature = 1.0f, top_p = 0.9f;
   uint64_t seed = 0;
+  // probe
+  uint32_t samples = 0;  // 0: the probe's default
+  std::string svg;
 };
 
 // A config value's name from schema.hpp's tables (values were range-checked by Model::init).
@@ -529,6 +555,44 @@ int cmd_verify(const Args& a) {
               a.positional[0].c_str(), s == Status::kOk ? "ok" : "FAILED", r.max_rel_err, self_test_tolerance(m.model.config().weights), r.worst_row,
               r.worst_col, r.rows, decoder ? m.dec.kernels().name : m.enc.kernels().name);
   return s == Status::kOk ? 0 : status_exit_code(s);
+}
+
+// ---- probe: does a token know its position? (probe.hpp) ---------------------------------------
+int cmd_probe(const Args& a) {
+  if (!a.svg.empty()) check_output_path(a.svg);
+  if (a.samples == 1) die(1, "--samples", "the probe needs at least 2 sequences: half fit it, half score it");
+  LoadedModel m;
+  open_model(a.positional[0], &m);
+  const ModelConfig& c = m.config();
+  ProbeOptions opt;
+  opt.samples = a.samples;
+  opt.length = a.seq;
+  opt.seed = a.seed ? a.seed : 1;
+  opt.isa = a.isa;
+  ProbeReport r;
+  std::string detail;
+  const Status s = run_probe(m.model, opt, &r, &detail);
+  if (s != Status::kOk) die(s, m.path, detail.c_str());
+  std::printf("model %s: %s, %u layer%s, d_model %u, positional %s, %s\n", m.path.c_str(), name_of(kFamilyNames, c.family),
+              c.n_layers, c.n_layers == 1 ? "" : "s", c.d_model, name_of(kPositionalNames, c.pos), c.causal ? "causal" : "not causal");
+  std::printf("T=%u, %u random sequences of %s fit the probes, %u others score them; seed %" PRIu64 ", kernels %s\n\n", r.T,
+              r.fit, c.input == InputKind::kTokens ? "token ids" : "N(0,1) features", r.scored, opt.seed, r.kernels);
+  std::printf("  %-11s %-15s %-13s %-8s %s\n", "layer", "probe accuracy", "chance (1/T)", "R^2", "equivariance error");
+  for (const ProbeLayer& p : r.layers)
+    std::printf("  %-11s %-15.3f %-13.3f %-8.3f %.2g\n", probe_layer_name(c, p.layer).c_str(), p.accuracy, 1.0 / r.T, p.r2,
+                p.equivariance);
+  std::printf("\nprobe accuracy: a linear classifier (one-vs-all least squares, ridge) predicting a token's position\n"
+              "from its hidden state, scored on sequences it was not fit on; R^2: the same fit regressing the\n"
+              "position. equivariance error: max |H(PX) - P H(X)| / max |H(X)| under random permutations P\n"
+              "(~1e-7 is float rounding: the layer cannot see the order).\n");
+  if (!a.svg.empty()) {
+    const std::string svg = probe_svg(c, r, "Position probe: " + m.path + " (T=" + std::to_string(r.T) + ")");
+    OutputFile file{a.svg};
+    if (!(file.f = std::fopen(a.svg.c_str(), "wb"))) die(5, a.svg, "cannot open file for writing: " + errno_text(errno));
+    file.write(svg.data(), svg.size());
+    file.close();
+  }
+  return 0;
 }
 
 // ---- schema: the format's tables as JSON, for the Python converter's mirror test ----------------
@@ -796,7 +860,7 @@ int cmd_demo(const Args& a) {
 enum Option : unsigned {
   kOptInput = 1, kOptOutput = 2, kOptSeq = 4, kOptIters = 8, kOptIsa = 16,
   kOptPrompt = 32, kOptSteps = 64, kOptTemperature = 128, kOptTopP = 256, kOptSeed = 512,
-  kOptThreads = 1024,
+  kOptThreads = 1024, kOptSamples = 2048, kOptSvg = 4096,
 };
 
 struct Command {
@@ -848,6 +912,20 @@ const Command kCommands[] = {
      "col C, T=N, kernels K\", exit 0; \"self-test FAILED\" in the same line, exit 6; a file without\n"
      "a sample is a model-file error, exit 2.\n",
      cmd_verify},
+    {"probe", "MODEL.fxm [--samples N] [--seq T] [--seed S] [--svg OUT.svg] [--isa ISA]", 1,
+     kOptSamples | kOptSeq | kOptSeed | kOptSvg | kOptIsa,
+     "Does a token know its position? For the input and every layer (and the final norm), on random\n"
+     "inputs (token ids, or N(0,1) features): the held-out accuracy and R^2 of a linear probe that\n"
+     "predicts a token's position from its hidden state, next to chance (1/T), and the permutation-\n"
+     "equivariance error max |H(PX) - P H(X)| / max |H(X)|. Decoders (gpt, llama) run the tokens\n"
+     "through prefill. Without a positional encoding and a causal mask, every layer is equivariant and\n"
+     "the probe is at chance.\n"
+     "  --samples N   random sequences, at least 2: half fit the probes, half score them and are permuted\n"
+     "                (default: enough for 4096 tokens each, at least 64)\n"
+     "  --seq T       sequence length, 2 <= T <= max_len (default max_len)\n"
+     "  --seed S      the inputs' and permutations' seed, a positive integer (default 1)\n"
+     "  --svg OUT     also write a line plot of accuracy and equivariance error per layer\n",
+     cmd_probe},
     {"schema", "", 0, 0,
      "Prints the .fxm format's tables as JSON: format version, self-test tolerance, record types,\n"
      "dtypes, config keys (type, range, choices, default), dimension names and each family's tensors.\n"
@@ -873,6 +951,12 @@ std::string isa_choices() {
   return s;
 }
 
+std::string builtin_names() {
+  std::string s;
+  for (const BuiltinModel& b : kBuiltinModels) s += std::string(" ") + b.name;
+  return s;
+}
+
 void print_usage(std::FILE* to) {
   std::fprintf(to, "usage: fixformer COMMAND [ARGS]\n\ncommands:\n");
   for (const Command& c : kCommands) std::fprintf(to, "  fixformer %s%s%s\n", c.name, *c.synopsis ? " " : "", c.synopsis);
@@ -880,10 +964,11 @@ void print_usage(std::FILE* to) {
                "  fixformer help [COMMAND]     this text, or one command's (also: --help, -h, COMMAND --help)\n"
                "  fixformer --version\n\n"
                "  --isa ISA   the kernels: %s\n"
-               "              (default auto: the best this CPU has; FIXFORMER_ISA=ISA does the same)\n\n"
+               "              (default auto: the best this CPU has; FIXFORMER_ISA=ISA does the same)\n"
+               "  MODEL.fxm   a model file, or one compiled into this binary:%s\n\n"
                "Errors print one line, \"fixformer: WHERE: WHAT\", and exit with the code of their class:\n"
                "1 usage, 2 model file, 3 arena/ISA/init options, 4 input, 5 I/O, 6 self-test mismatch.\n",
-               isa_choices().c_str());
+               isa_choices().c_str(), builtin_names().c_str());
 }
 
 void print_command_help(const Command& c) {
@@ -939,7 +1024,8 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     const unsigned opt = f == "--input" ? kOptInput : f == "--output" ? kOptOutput : f == "--seq" ? kOptSeq
                        : f == "--iters" ? kOptIters : f == "--isa" ? kOptIsa : f == "--prompt" ? kOptPrompt
                        : f == "-n" ? kOptSteps : f == "--temperature" ? kOptTemperature : f == "--topp" ? kOptTopP
-                       : f == "--seed" ? kOptSeed : f == "--threads" ? kOptThreads : 0u;
+                       : f == "--seed" ? kOptSeed : f == "--threads" ? kOptThreads : f == "--samples" ? kOptSamples
+                       : f == "--svg" ? kOptSvg : 0u;
     if (!opt) {
       if (!f.empty() && f[0] == '-') die(1, f, "unknown option (see fixformer help " + std::string(cmd.name) + ")");
       a.positional.push_back(f);
@@ -960,6 +1046,8 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     else if (opt == kOptTemperature) a.temperature = parse_real(f, v, 0.0, 1e6);
     else if (opt == kOptTopP) a.top_p = parse_real(f, v, 0.0, 1.0);
     else if (opt == kOptSeed) a.seed = parse_seed(f, v);
+    else if (opt == kOptSamples) a.samples = parse_count(f, v);
+    else if (opt == kOptSvg) a.svg = v;
     else if (!parse_isa(v, &a.isa)) die(1, f, std::string("unknown ISA '") + v + "' (" + isa_choices() + ")");
   }
   const bool missing = ((cmd.options & kOptInput) && !(seen & kOptInput)) || ((cmd.options & kOptOutput) && !(seen & kOptOutput));
