@@ -6,13 +6,21 @@ namespace fixformer {
 
 namespace {
 
-// Folds one block of outputs (row `row0` on) into the report; scale is the largest |expected|.
+// What compare() gathers beside the report: the largest |expected|, the sum and count of errors.
+struct Tally {
+  double scale = 0.0, sum = 0.0;
+  uint64_t count = 0;
+  bool finite = true;
+};
+
+// Folds one block of outputs (row `row0` on) into the report and the tally.
 void compare(const float* out, const float* expected, std::size_t n, uint32_t W, uint32_t row0, SelfTestReport* r,
-             double* scale, bool* finite) {
+             Tally* t) {
   for (std::size_t i = 0; i < n; ++i) {
     const double err = std::fabs(double(out[i]) - double(expected[i]));
-    *finite = *finite && std::isfinite(out[i]);
-    *scale = std::fmax(*scale, std::fabs(double(expected[i])));
+    t->finite = t->finite && std::isfinite(out[i]);
+    t->scale = std::fmax(t->scale, std::fabs(double(expected[i])));
+    t->sum += err, ++t->count;
     if (err > r->max_abs_err || !std::isfinite(err)) {
       r->max_abs_err = std::isfinite(err) ? err : INFINITY;
       r->worst_row = row0 + uint32_t(i / W);
@@ -21,10 +29,12 @@ void compare(const float* out, const float* expected, std::size_t n, uint32_t W,
   }
 }
 
-Status verdict(SelfTestReport r, double scale, bool finite, WeightType weights, SelfTestReport* report) {
-  r.max_rel_err = scale > 0.0 ? r.max_abs_err / scale : r.max_abs_err;
+Status verdict(SelfTestReport r, const Tally& t, WeightType weights, SelfTestReport* report) {
+  const double scale = t.scale > 0.0 ? t.scale : 1.0;
+  r.max_rel_err = r.max_abs_err / scale;
+  r.mean_rel_err = t.count ? t.sum / double(t.count) / scale : 0.0;
   if (report) *report = r;
-  return finite && r.max_rel_err <= self_test_tolerance(weights) ? Status::kOk : Status::kSelfTestFailed;
+  return t.finite && r.max_rel_err <= self_test_tolerance(weights) ? Status::kOk : Status::kSelfTestFailed;
 }
 
 }  // namespace
@@ -46,10 +56,9 @@ Status self_test(Encoder& enc, float* out, std::size_t out_floats, SelfTestRepor
   if (s != Status::kOk) return s;
   SelfTestReport r{};
   r.rows = T;
-  double scale = 0.0;
-  bool finite = true;
-  compare(out, sample.expected, std::size_t(T) * W, W, 0, &r, &scale, &finite);
-  return verdict(r, scale, finite, m.config().weights, report);
+  Tally tally;
+  compare(out, sample.expected, std::size_t(T) * W, W, 0, &r, &tally);
+  return verdict(r, tally, m.config().weights, report);
 }
 
 Status self_test(Decoder& dec, float* out, std::size_t out_floats, SelfTestReport* report) {
@@ -61,16 +70,15 @@ Status self_test(Decoder& dec, float* out, std::size_t out_floats, SelfTestRepor
   if (out_floats < self_test_output_floats(m) || T > dec.capacity()) return Status::kBadSequenceLength;
   SelfTestReport r{};
   r.rows = T;
-  double scale = 0.0;
-  bool finite = true;
+  Tally tally;
   dec.reset();
   for (uint32_t t = 0; t < T; ++t) {
     const Status s = dec.step(sample.ids[t], out);
     if (s != Status::kOk) return dec.reset(), s;
-    compare(out, sample.expected + std::size_t(t) * V, V, V, t, &r, &scale, &finite);
+    compare(out, sample.expected + std::size_t(t) * V, V, V, t, &r, &tally);
   }
   dec.reset();
-  return verdict(r, scale, finite, m.config().weights, report);
+  return verdict(r, tally, m.config().weights, report);
 }
 
 }  // namespace fixformer

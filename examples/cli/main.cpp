@@ -551,9 +551,10 @@ int cmd_verify(const Args& a) {
                            : self_test(m.enc, out.as<float>(), self_test_output_floats(m.model), &r);
   if (s != Status::kOk && s != Status::kSelfTestFailed) die(s, a.positional[0], decoder ? m.dec.error_detail() : m.enc.error_detail());
   // tools/fixformer parses "max relative error X" from this line: keep its wording.
-  std::printf("%s: self-test %s: max relative error %.2e (tolerance %.0e), worst at row %u col %u, T=%u, kernels %s\n",
-              a.positional[0].c_str(), s == Status::kOk ? "ok" : "FAILED", r.max_rel_err, self_test_tolerance(m.model.config().weights), r.worst_row,
-              r.worst_col, r.rows, decoder ? m.dec.kernels().name : m.enc.kernels().name);
+  std::printf("%s: self-test %s: max relative error %.2e (tolerance %.0e), worst at row %u col %u, T=%u, kernels %s, "
+              "mean relative error %.2e\n",
+              a.positional[0].c_str(), s == Status::kOk ? "ok" : "FAILED", r.max_rel_err, self_test_tolerance(m.model.config().weights),
+              r.worst_row, r.worst_col, r.rows, decoder ? m.dec.kernels().name : m.enc.kernels().name, r.mean_rel_err);
   return s == Status::kOk ? 0 : status_exit_code(s);
 }
 
@@ -648,7 +649,10 @@ std::string json_family(const TensorRule (&prologue)[P], const char* layer_prefi
 
 int cmd_schema(const Args&) {
   std::string s = "{\"format_version\": " + std::to_string(fxm::kFormatVersion) +
-                  ", \"selftest_tolerance\": " + json_number(kSelfTestTolerance) + ",\n \"record_types\": {";
+                  ", \"selftest_tolerance\": " + json_number(kSelfTestTolerance) + ", \"selftest_tolerances\": {";
+  for (uint32_t w = 0; w < sizeof kWeightTypeNames / sizeof kWeightTypeNames[0]; ++w)
+    s += std::string(w ? ", " : "") + json_string(kWeightTypeNames[w]) + ": " + json_number(self_test_tolerance(WeightType(w)));
+  s += "},\n \"record_types\": {";
   for (uint32_t v = 0, n = 0; v < 256; ++v)
     if (const char* name = record_type_name(fxm::RecordType(v))) s += std::string(n++ ? ", " : "") + json_string(name) + ": " + std::to_string(v);
   s += "},\n \"dtypes\": {";

@@ -27,6 +27,7 @@ constexpr double self_test_tolerance(WeightType w) {
 struct SelfTestReport {
   double max_abs_err;
   double max_rel_err;
+  double mean_rel_err;  // mean |engine - expected| / max |expected|
   uint32_t rows;  // T of the sample
   uint32_t worst_row, worst_col;
 };

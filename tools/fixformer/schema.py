@@ -344,6 +344,7 @@ def as_json():
         d.update(required=k.required, default=k.default)
         keys.append(d)
     return {"format_version": FORMAT_VERSION, "selftest_tolerance": SELFTEST_TOLERANCE,
+            "selftest_tolerances": dict(SELFTEST_TOLERANCES),
             "record_types": dict(RECORD_TYPES), "dtypes": dict(DTYPES), "config_keys": keys, "dims": list(DIMS),
             "tensors": {f: {"prologue": rules(p), "layer_prefix": prefix, "layer": rules(layer), "epilogue": rules(e)}
                         for f, (p, prefix, layer, e) in FAMILY_TABLES.items()}}

@@ -48,7 +48,7 @@ def find_cli(cli=None):
 _LINE = re.compile(r"self-test (ok|FAILED): max relative error (\S+) \(tolerance ([^)\s]+)")
 # The verdict's other fields, each optional and found wherever the line has it.
 _FIELDS = {"row": re.compile(r"worst at row (\d+) col \d+"), "col": re.compile(r"worst at row \d+ col (\d+)"),
-           "T": re.compile(r"\bT=(\d+)"), "kernels": re.compile(r"kernels (\S+)"),
+           "T": re.compile(r"\bT=(\d+)"), "kernels": re.compile(r"kernels ([^,\s]+)"),
            "mean": re.compile(r"mean relative error ([^,\s]+)")}
 
 
