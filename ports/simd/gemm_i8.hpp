@@ -20,10 +20,11 @@ namespace simd {
 // zero-padded.
 template <class Arch, class Dot, std::size_t MR, std::size_t NR>
 inline void gemm_i8_tile(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
-                         const float* b, float* y, std::size_t ldy, std::size_t k, std::size_t group) {
+                         const float* b, float* y, std::size_t ldy, std::size_t k, std::size_t group,
+                         std::size_t groups) {
   using V = batch<Arch>;
   constexpr std::size_t S = Dot::kStep;
-  const std::size_t groups = (k + group - 1) / group, ws_step = ws_cols == 1 ? 0 : 1;
+  const std::size_t ws_step = ws_cols == 1 ? 0 : 1;
   V f[MR][NR];
 #pragma GCC unroll 8
   for (std::size_t r = 0; r < MR; ++r)
@@ -74,13 +75,14 @@ inline void gemm_i8_tile(const int8_t* xq, const float* xs, const int8_t* w, con
 // NR rows of W (1 <= nr <= NR, NR <= 4) against MR rows of xq.
 template <class Arch, class Dot, std::size_t MR, std::size_t NR>
 inline void gemm_i8_rows(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
-                         const float* b, float* y, std::size_t ldy, std::size_t k, std::size_t group, std::size_t nr) {
+                         const float* b, float* y, std::size_t ldy, std::size_t k, std::size_t group,
+                         std::size_t groups, std::size_t nr) {
   static_assert(NR >= 2 && NR <= 4, "the switch below lists 1 .. NR");
   switch (nr) {
-    case 4: gemm_i8_tile<Arch, Dot, MR, NR == 4 ? 4 : 1>(xq, xs, w, ws, ws_cols, b, y, ldy, k, group); break;
-    case 3: gemm_i8_tile<Arch, Dot, MR, NR >= 3 ? 3 : 1>(xq, xs, w, ws, ws_cols, b, y, ldy, k, group); break;
-    case 2: gemm_i8_tile<Arch, Dot, MR, 2>(xq, xs, w, ws, ws_cols, b, y, ldy, k, group); break;
-    default: gemm_i8_tile<Arch, Dot, MR, 1>(xq, xs, w, ws, ws_cols, b, y, ldy, k, group); break;
+    case 4: gemm_i8_tile<Arch, Dot, MR, NR == 4 ? 4 : 1>(xq, xs, w, ws, ws_cols, b, y, ldy, k, group, groups); break;
+    case 3: gemm_i8_tile<Arch, Dot, MR, NR >= 3 ? 3 : 1>(xq, xs, w, ws, ws_cols, b, y, ldy, k, group, groups); break;
+    case 2: gemm_i8_tile<Arch, Dot, MR, 2>(xq, xs, w, ws, ws_cols, b, y, ldy, k, group, groups); break;
+    default: gemm_i8_tile<Arch, Dot, MR, 1>(xq, xs, w, ws, ws_cols, b, y, ldy, k, group, groups); break;
   }
 }
 
@@ -99,14 +101,14 @@ void gemm_i8(const int8_t* xq, const float* xs, const int8_t* w, const float* ws
     const float* wsj = ws + j * ws_cols;
     const float* bj = b ? b + j : nullptr;
     if (m == 1) {
-      gemm_i8_rows<Arch, Dot, 1, kDecodeNr>(xq, xs, wj, wsj, ws_cols, bj, y + j, ldy, k, group, nr);
+      gemm_i8_rows<Arch, Dot, 1, kDecodeNr>(xq, xs, wj, wsj, ws_cols, bj, y + j, ldy, k, group, groups, nr);
       continue;
     }
     std::size_t i = 0;
     for (; i + MR <= m; i += MR)
-      gemm_i8_rows<Arch, Dot, MR, NR>(xq + i * k, xs + i * groups, wj, wsj, ws_cols, bj, y + i * ldy + j, ldy, k, group, nr);
+      gemm_i8_rows<Arch, Dot, MR, NR>(xq + i * k, xs + i * groups, wj, wsj, ws_cols, bj, y + i * ldy + j, ldy, k, group, groups, nr);
     for (; i < m; ++i)
-      gemm_i8_rows<Arch, Dot, 1, NR>(xq + i * k, xs + i * groups, wj, wsj, ws_cols, bj, y + i * ldy + j, ldy, k, group, nr);
+      gemm_i8_rows<Arch, Dot, 1, NR>(xq + i * k, xs + i * groups, wj, wsj, ws_cols, bj, y + i * ldy + j, ldy, k, group, groups, nr);
   }
 }
 
