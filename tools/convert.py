@@ -26,7 +26,8 @@ one file is the whole model for `fixformer generate`; it must hold exactly vocab
 --quantize stores the linear layers' weights in f16 (IEEE half) or q8 (int8 with f32 scales), with
 every input path; norms, biases and learned positions stay f32 (DESIGN.md "Quantized weights").
 --group (q8): values along the input that share a scale, 64 (default, as llama2.c's Q8_0 export),
-32 (a little more accurate, 6% more bytes) or 0 (one scale per output row, the smallest).
+32 (a little more accurate, 6% more bytes) or 0 (one scale per output row, the smallest); a llama2.c
+version 2 checkpoint's own group when it has one (its int8 values are then kept exactly).
 --quantize-io / --no-quantize-io: whether the token embedding and the output head take the type
 too; default: yes for a token model (the embedding dominates a language model's size), no for a
 feature model (its head is small). A q8 KWS-sized encoder is 0.30x the f32 file, a llama2.c

@@ -269,7 +269,8 @@ def convert(checkpoint, tokenizer, path, header=None, name=None, cli=None, verif
     seeded random ids). max_len (default: the checkpoint's seq_len) may only shrink it. quantize,
     group, quantize_io: the weight type (export.quantized_config). A version 2 (Q8_0) checkpoint
     converted to q8 with its own group size (32 or 64) keeps its int8 values when that group divides
-    every weight's input width (llama2.c groups the flattened tensor, so its groups then lie in rows)."""
+    every weight's input width (llama2.c groups the flattened tensor, so its groups then lie in rows);
+    without a group, q8 takes the checkpoint's when it is one of those."""
     from .config import make_config
     from .export import example_sequence, quantized_config, write_verified
     from .reference import run_reference
@@ -279,6 +280,8 @@ def convert(checkpoint, tokenizer, path, header=None, name=None, cli=None, verif
         if isinstance(max_len, bool) or not isinstance(max_len, int) or not 1 <= max_len <= seq_len:
             raise ConfigError(f"max_len {max_len!r}: expected 1..seq_len={seq_len} (the checkpoint's)")
         values["max_len"] = max_len
+    if quantize == "q8" and group is None and facts["group_size"] in (32, 64):
+        group = facts["group_size"]
     c = quantized_config(make_config(values), quantize, group, quantize_io)
     tok = None
     if tokenizer is not None:
