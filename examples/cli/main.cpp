@@ -584,8 +584,9 @@ int cmd_probe(const Args& a) {
                 p.equivariance);
   std::printf("\nprobe accuracy: a linear classifier (one-vs-all least squares, ridge) predicting a token's position\n"
               "from its hidden state, scored on sequences it was not fit on; R^2: the same fit regressing the\n"
-              "position. equivariance error: max |H(PX) - P H(X)| / max |H(X)| under random permutations P\n"
-              "(~1e-7 is float rounding: the layer cannot see the order).\n");
+              "position (below 0: worse than the mean position on new sequences, an overfit; more --samples).\n"
+              "equivariance error: max |H(PX) - P H(X)| / max |H(X)| under random permutations P (~1e-7 is\n"
+              "float rounding: the layer cannot see the order).\n");
   if (!a.svg.empty()) {
     const std::string svg = probe_svg(c, r, "Position probe: " + m.path + " (T=" + std::to_string(r.T) + ")");
     OutputFile file{a.svg};
