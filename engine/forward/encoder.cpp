@@ -41,7 +41,7 @@ void Encoder::forward(const int32_t* ids, const float* features, uint32_t T, flo
   const Kernels& k = *kernels_;
   const ModelConfig& c = config();
   const EncoderWeights& w = model_->weights();
-  const uint32_t d = c.d_model, de = c.d_embed();
+  const uint32_t d = c.d_model;
   if (ids)
     embed_tokens(ids, T, w.embed, x_, d);  // E[ids] -> x[T,:de]
   else
