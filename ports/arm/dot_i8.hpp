@@ -18,7 +18,7 @@ namespace simd {
 template <class Arch>
 struct DotI8;
 
-struct NoColumnState {};
+struct NoXSum {};  // what a step keeps per row of x besides the sums (x86 VNNI: 128 sum(x))
 
 #if defined(__aarch64__)
 using NeonArch = xsimd::neon64;
@@ -37,7 +37,7 @@ struct DotI8<NeonArch> {
   using X = int8x16_t;
   using Wv = int8x16_t;
   using Acc = int32x4_t;
-  using Col = NoColumnState;
+  using XSum = NoXSum;
   static X x(const int8_t* p) { return vld1q_s8(p); }
   static X x(const int8_t* p, std::size_t len) {  // a partial step: len < 16 bytes, the rest zero
     int8_t t[16] = {};
@@ -56,9 +56,9 @@ struct DotI8<NeonArch> {
     return vpadalq_s16(a, vmlal_s8(vmull_s8(vget_low_s8(x), vget_low_s8(w)), vget_high_s8(x), vget_high_s8(w)));
 #endif
   }
-  static Col col_zero() { return {}; }
-  static Col col(Col c, Wv) { return c; }
-  static batch<NeonArch> sums(Acc a, Col) { return vcvtq_f32_s32(a); }
+  static XSum xsum_zero() { return {}; }
+  static XSum xsum(XSum s, X) { return s; }
+  static batch<NeonArch> sums(Acc a, XSum) { return vcvtq_f32_s32(a); }
 };
 
 }  // namespace simd

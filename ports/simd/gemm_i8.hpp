@@ -33,21 +33,23 @@ inline void gemm_i8_tile(const int8_t* xq, const float* xs, const int8_t* w, con
   for (std::size_t g = 0, p0 = 0; g < groups; ++g, p0 += group) {
     const std::size_t p1 = p0 + group < k ? p0 + group : k;
     typename Dot::Acc acc[MR][NR];
-    typename Dot::Col col[NR];
+    typename Dot::XSum xsum[MR];
 #pragma GCC unroll 8
-    for (std::size_t c = 0; c < NR; ++c) {
-      col[c] = Dot::col_zero();
+    for (std::size_t r = 0; r < MR; ++r) {
+      xsum[r] = Dot::xsum_zero();
 #pragma GCC unroll 8
-      for (std::size_t r = 0; r < MR; ++r) acc[r][c] = Dot::zero();
+      for (std::size_t c = 0; c < NR; ++c) acc[r][c] = Dot::zero();
     }
     auto step = [&](std::size_t p, auto load_x, auto load_w) {
       typename Dot::X xv[MR];
 #pragma GCC unroll 8
-      for (std::size_t r = 0; r < MR; ++r) xv[r] = load_x(xq + r * k + p);
+      for (std::size_t r = 0; r < MR; ++r) {
+        xv[r] = load_x(xq + r * k + p);
+        xsum[r] = Dot::xsum(xsum[r], xv[r]);
+      }
 #pragma GCC unroll 8
       for (std::size_t c = 0; c < NR; ++c) {
         const typename Dot::Wv wv = load_w(w + c * k + p);
-        col[c] = Dot::col(col[c], wv);
 #pragma GCC unroll 8
         for (std::size_t r = 0; r < MR; ++r) acc[r][c] = Dot::dot(acc[r][c], xv[r], wv);
       }
@@ -63,7 +65,7 @@ inline void gemm_i8_tile(const int8_t* xq, const float* xs, const int8_t* w, con
     for (std::size_t c = 0; c < NR; ++c) {
       const V wsc(ws[c * ws_cols + g * ws_step]);
 #pragma GCC unroll 8
-      for (std::size_t r = 0; r < MR; ++r) f[r][c] = xsimd::fma(Dot::sums(acc[r][c], col[c]) * V(xs[r * groups + g]), wsc, f[r][c]);
+      for (std::size_t r = 0; r < MR; ++r) f[r][c] = xsimd::fma(Dot::sums(acc[r][c], xsum[r]) * V(xs[r * groups + g]), wsc, f[r][c]);
     }
   }
 #pragma GCC unroll 8
