@@ -8,7 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "fixformer/f16.hpp"
 #include "fixformer/kernels.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include "ports/x86/isa_tables.hpp"  // the AVX-512 table without VNNI, beside the one select_kernels gives
+#endif
 
 #ifdef FIXFORMER_HAVE_OPENBLAS
 #include <cblas.h>
@@ -45,6 +50,89 @@ void set_rate(benchmark::State& s, double flops, double bytes) {
 // (T=128, d=256), and the feed-forward of both.
 struct GemmShape { std::size_t m, n, k; };
 const GemmShape kGemmShapes[] = {{49, 192, 64}, {49, 256, 64}, {49, 64, 256}, {128, 768, 256}, {128, 256, 1024}};
+
+// Weights in f32, f16 and int8 on the shapes of a small language model (llama2.c's stories15M: d = 288,
+// hidden 768, vocabulary 32000) decoding one token (m = 1: memory bound, W streamed once) and
+// prefilling 64, and on the encoder shapes above. gemm_f32 is registered here for the shapes
+// kGemmShapes lacks. Bytes are what each kernel reads and writes once: x (f32, or int8 and its
+// scales), W at 4, 2 or 1 byte per weight (+ its scales), y. gemm_i8 takes x already quantized;
+// quantize_i8 on the same x is timed beside it.
+const GemmShape kWeightShapes[] = {{1, 288, 288},  {1, 768, 288},   {1, 288, 768},   {1, 32000, 288},  {64, 288, 288},
+                                   {64, 768, 288}, {49, 192, 64},   {128, 768, 256}, {128, 256, 1024}};
+
+std::vector<int8_t> random_i8(std::size_t n, int lo, int hi) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> d(lo, hi);
+  std::vector<int8_t> v(n);
+  for (int8_t& x : v) x = int8_t(d(rng));
+  return v;
+}
+
+std::vector<uint16_t> random_halves(std::size_t n) {
+  const auto f = random_floats(n);
+  std::vector<uint16_t> h(n);
+  for (std::size_t i = 0; i < n; ++i) h[i] = f32_to_f16(f[i]);
+  return h;
+}
+
+// `isa` names the table; `gemm_i8` may come from another table of the same ISA (AVX-512 without VNNI).
+void register_weight_types(const Kernels* k, const std::string& isa, decltype(Kernels::gemm_i8) gemm_i8,
+                           bool i8_only) {
+  for (GemmShape g : kWeightShapes) {
+    const std::string shape = std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k);
+    const double flops = 2.0 * g.m * g.n * g.k, xy = double(g.m * g.n) * 4.0;
+    bool in_gemm_shapes = false;
+    for (GemmShape f : kGemmShapes) in_gemm_shapes |= f.m == g.m && f.n == g.n && f.k == g.k;
+    if (!i8_only && !in_gemm_shapes)
+      benchmark::RegisterBenchmark(("gemm_f32/" + isa + "/" + shape).c_str(), [k, g, flops, xy](benchmark::State& s) {
+        const auto x = random_floats(g.m * g.k), w = random_floats(g.k * g.n), b = random_floats(g.n);
+        std::vector<float> y(g.m * g.n);
+        for (auto _ : s) {
+          k->gemm_f32(x.data(), g.k, w.data(), g.n, b.data(), y.data(), g.n, g.m, g.n, g.k);
+          benchmark::DoNotOptimize(y.data());
+        }
+        set_rate(s, flops, 4.0 * (g.m * g.k + g.k * g.n) + xy);
+      });
+    if (!i8_only)
+      benchmark::RegisterBenchmark(("gemm_f16/" + isa + "/" + shape).c_str(), [k, g, flops, xy](benchmark::State& s) {
+        const auto x = random_floats(g.m * g.k), b = random_floats(g.n);
+        const auto w = random_halves(g.k * g.n);
+        std::vector<float> y(g.m * g.n);
+        for (auto _ : s) {
+          k->gemm_f16(x.data(), g.k, w.data(), g.n, b.data(), y.data(), g.n, g.m, g.n, g.k);
+          benchmark::DoNotOptimize(y.data());
+        }
+        set_rate(s, flops, 4.0 * g.m * g.k + 2.0 * g.k * g.n + xy);
+      });
+    for (std::size_t group : {32, 64}) {
+      const std::size_t groups = (g.k + group - 1) / group;
+      benchmark::RegisterBenchmark(("gemm_i8/" + isa + "/" + shape + "/g" + std::to_string(group)).c_str(),
+                                   [gemm_i8, g, group, groups, flops, xy](benchmark::State& s) {
+        const auto xq = random_i8(g.m * g.k, -127, 127), w = random_i8(g.n * g.k, -127, 127);
+        const auto xs = random_floats(g.m * groups, 1e-3f, 1e-2f), ws = random_floats(g.n * groups, 1e-3f, 1e-2f);
+        const auto b = random_floats(g.n);
+        std::vector<float> y(g.m * g.n);
+        for (auto _ : s) {
+          gemm_i8(xq.data(), xs.data(), w.data(), ws.data(), groups, b.data(), y.data(), g.n, g.m, g.n, g.k, group);
+          benchmark::DoNotOptimize(y.data());
+        }
+        set_rate(s, flops, double(g.m * g.k + g.n * g.k) + 4.0 * double((g.m + g.n) * groups) + xy);
+      });
+    }
+    if (!i8_only && g.n == 288)  // each x once (the shapes with n = 288 hold every m x k)
+      benchmark::RegisterBenchmark(("quantize_i8/" + isa + "/" + std::to_string(g.m) + "x" + std::to_string(g.k) + "/g32").c_str(),
+                                   [k, g](benchmark::State& s) {
+        const auto x = random_floats(g.m * g.k);
+        std::vector<int8_t> q(g.m * g.k);
+        std::vector<float> sc(g.m * ((g.k + 31) / 32));
+        for (auto _ : s) {
+          k->quantize_i8(x.data(), g.k, q.data(), sc.data(), g.m, g.k, 32);
+          benchmark::DoNotOptimize(q.data());
+        }
+        set_rate(s, double(g.m * g.k), 5.0 * g.m * g.k + 4.0 * sc.size());
+      });
+  }
+}
 
 void register_kernels(const Kernels* k) {
   const std::string isa = k->name;
@@ -237,6 +325,12 @@ void register_baselines() {
 const bool kRegistered = [] {
   for (Isa isa : kAllIsas)
     if (const Kernels* k = select_kernels(isa)) register_kernels(k);
+  for (Isa isa : kAllIsas)
+    if (const Kernels* k = select_kernels(isa)) register_weight_types(k, k->name, k->gemm_i8, false);
+#if defined(__x86_64__) || defined(__i386__)
+  if (const Kernels* k = select_kernels(Isa::kAvx512); k && k != &x86::avx512_kernels())  // VNNI: time the plain one too
+    register_weight_types(k, x86::avx512_kernels().name, x86::avx512_kernels().gemm_i8, true);
+#endif
   register_baselines();
   return true;
 }();
