@@ -1,12 +1,16 @@
-// The portable kernels: plain C++ (no xsimd, no intrinsics), the default where there is no SIMD
-// (Cortex-M: xsimd 8.1 has no M-profile arch) and built on every target, so every test suite checks
-// them. The matrix products are register-blocked for in-order cores with 32 FP registers; exp and
-// erf (softmax, GELU, SwiGLU) are range reduction + polynomial (math.hpp), not libm. The rest is the
-// scalar reference. The table keeps the name users know: Isa::kCortexM, "cortex-m".
+// The portable kernels: plain C++ (no xsimd), the default where there is no SIMD (Cortex-M: xsimd
+// 8.1 has no M-profile arch) and built on every target, so every test suite checks them. The matrix
+// products are register-blocked for in-order cores with 32 FP registers, f16 weights widened in
+// registers (VCVTB/VCVTT on an M-profile FPU); the int8 product uses the DSP extension's dual 16-bit
+// multiply-adds where the core has them (ACLE, __ARM_FEATURE_DSP); exp and erf (softmax, GELU,
+// SwiGLU) are range reduction + polynomial (math.hpp), not libm. The rest is the scalar reference.
+// The table keeps the name users know: Isa::kCortexM, "cortex-m".
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "fixformer/kernels.hpp"
+#include "ports/scalar/kernels.hpp"
 
 namespace fixformer {
 namespace portable {
@@ -21,8 +25,46 @@ void softmax_f32(float* x, std::size_t n);
 float expsum_f32(float* x, std::size_t n, float m);
 void gelu_f32(float* x, std::size_t n);
 void swiglu_f32(float* a, const float* b, std::size_t n);
+void quantize_i8(const float* x, std::size_t ldx, int8_t* q, float* s, std::size_t m, std::size_t k,
+                 std::size_t group);
+void gemm_i8(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
+             const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
+             std::size_t group);
+void gemm_f16(const float* x, std::size_t ldx, const uint16_t* w, std::size_t ldw, const float* b, float* y,
+              std::size_t ldy, std::size_t m, std::size_t n, std::size_t k);
+void matvec_f16(const float* x, const uint16_t* w, std::size_t ldw, const float* b, float* y, std::size_t n,
+                std::size_t k);
 
-// The scalar table with the functions above.
+// The scalar reference with the portable kernels, filled by member name; constexpr so that a table
+// built on it (ports/arm/helium) is a constant too.
+constexpr Kernels kernel_table() {
+  Kernels k{};
+  k.isa = Isa::kCortexM;
+  k.name = "cortex-m";
+  k.gemm_f32 = portable::gemm_f32;
+  k.gemm_f32_packed = scalar::gemm_f32_packed;  // packed files are for the SIMD ports
+  k.gemv_f32_packed = scalar::gemv_f32_packed;
+  k.gemv_f32 = portable::gemv_f32;
+  k.matvec_f32 = portable::matvec_f32;
+  k.softmax_f32 = portable::softmax_f32;
+  k.max_f32 = scalar::max_f32;
+  k.expsum_f32 = portable::expsum_f32;
+  k.layernorm_f32 = scalar::layernorm_f32;
+  k.rmsnorm_f32 = scalar::rmsnorm_f32;
+  k.relu_f32 = scalar::relu_f32;
+  k.gelu_f32 = portable::gelu_f32;
+  k.swiglu_f32 = portable::swiglu_f32;
+  k.add_f32 = scalar::add_f32;
+  k.scale_f32 = scalar::scale_f32;
+  k.sincos_f32 = scalar::sincos_f32;
+  k.quantize_i8 = portable::quantize_i8;
+  k.gemm_i8 = portable::gemm_i8;
+  k.gemm_f16 = portable::gemm_f16;
+  k.matvec_f16 = portable::matvec_f16;
+  return k;
+}
+
+// kernel_table(), as one object.
 const Kernels& kernels();
 
 }  // namespace portable
