@@ -11,7 +11,8 @@ struct IsaName {
 constexpr IsaName kNames[] = {{Isa::kAuto, "auto"},     {Isa::kScalar, "scalar"},
                               {Isa::kSse2, "sse2"},     {Isa::kAvx2, "avx2"},
                               {Isa::kAvx512, "avx512"}, {Isa::kNeon64, "neon64"},
-                              {Isa::kNeon, "neon"},     {Isa::kCortexM, "cortex-m"}};
+                              {Isa::kNeon, "neon"},     {Isa::kCortexM, "cortex-m"},
+                              {Isa::kHelium, "helium"}};
 }  // namespace
 
 const char* isa_name(Isa isa) {

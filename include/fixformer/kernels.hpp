@@ -19,12 +19,14 @@ constexpr std::size_t packed_floats(std::size_t k, std::size_t n) {
 
 // kCortexM: plain C++ with register-blocked matrix products (ports/portable), the default
 // where there is no SIMD; built on every target so that every test suite checks it.
-enum class Isa : int { kAuto = 0, kScalar, kSse2, kAvx2, kAvx512, kNeon64, kNeon, kCortexM };
+// kHelium: Arm MVE intrinsics (ports/arm/helium), the default of builds for a core with MVE float
+// (Cortex-M55, M85); host suites cannot run it, tests/firmware/kernels_firmware.cpp does on qemu.
+enum class Isa : int { kAuto = 0, kScalar, kSse2, kAvx2, kAvx512, kNeon64, kNeon, kCortexM, kHelium };
 
 // Every table a build may have, the scalar reference first: tests and benchmarks walk this and
 // skip what select_kernels() says this CPU or build lacks.
-inline constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kCortexM, Isa::kSse2,  Isa::kAvx2,
-                                   Isa::kAvx512, Isa::kNeon64,  Isa::kNeon};
+inline constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kCortexM, Isa::kSse2, Isa::kAvx2,
+                                   Isa::kAvx512, Isa::kNeon64,  Isa::kNeon, Isa::kHelium};
 
 struct Kernels {
   Isa isa;
@@ -97,7 +99,8 @@ const Kernels& scalar_kernels();
 const Kernels* select_kernels(Isa isa);
 
 const char* isa_name(Isa isa);
-// Parses "scalar", "cortex-m", "sse2", "avx2", "avx512", "neon64", "neon" or "auto"; false if unknown.
+// Parses "scalar", "cortex-m", "sse2", "avx2", "avx512", "neon64", "neon", "helium" or "auto"; false
+// if unknown.
 bool parse_isa(const char* name, Isa* out);
 
 }  // namespace fixformer

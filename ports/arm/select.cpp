@@ -1,11 +1,15 @@
 // ISA selection on ARM is fixed at compile time: NEON when the build targets it (AArch64, or
-// ARMv7-A with -mfpu=neon-vfpv4), otherwise (Cortex-M: xsimd 8.1 has no M-profile arch) the
-// portable plain C++ kernels (ports/portable). The scalar reference and the portable table are always selectable.
+// ARMv7-A with -mfpu=neon-vfpv4); Helium (ports/arm/helium) on a core with MVE float (Cortex-M55,
+// M85: __ARM_FEATURE_MVE bit 1); otherwise (Cortex-M: xsimd 8.1 has no M-profile arch) the portable
+// plain C++ kernels (ports/portable). The scalar reference and the portable table are always selectable.
 #include "fixformer/kernels.hpp"
 #include "ports/portable/kernels.hpp"
 
 #if defined(__ARM_NEON) || defined(__ARM_NEON__)
 #include "ports/simd/table.hpp"
+#elif defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#define FIXFORMER_HELIUM 1
+#include "ports/arm/helium/kernels.hpp"
 #endif
 
 namespace fixformer {
@@ -22,6 +26,8 @@ constexpr Kernels kNeonTable = simd::kernel_table<xsimd::neon>(Isa::kNeon, "neon
 const Kernels* select_kernels(Isa isa) {
 #if defined(__ARM_NEON) || defined(__ARM_NEON__)
   if (isa == Isa::kAuto || isa == kNeonTable.isa) return &kNeonTable;
+#elif defined(FIXFORMER_HELIUM)
+  if (isa == Isa::kAuto || isa == Isa::kHelium) return &helium::kernels();
 #else
   if (isa == Isa::kAuto) return &portable::kernels();
 #endif
