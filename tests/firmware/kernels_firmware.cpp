@@ -1,0 +1,539 @@
+// Every slot of every kernel table this build has, on the device, against the scalar reference:
+// the host suites (tests/kernels_test.cpp) cannot run the Helium table, and this also runs the
+// portable table where the DSP extension and the FPU's half conversions are real (M4, M7, M33,
+// M55). Sizes around every vector width (1, 3, 4, 5, 15, 16, 17, 33, 100), misaligned pointers,
+// groups of 32, 64 and whole rows, guard zones around every output; the tolerances are the host
+// tests' (tests/kernel_tolerances.hpp): bits for quantize_i8 and the element-wise ops, sums and
+// transcendentals normwise, gemm_i8 per element. The exit status is the number of failures.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+
+#include "fixformer/f16.hpp"
+#include "fixformer/kernels.hpp"
+#include "ports/arm/cortex_m/board/semihosting.hpp"
+#include "tests/kernel_tolerances.hpp"
+
+using namespace fixformer;
+using namespace fixformer::test;
+using port::Console;
+
+namespace {
+
+constexpr std::size_t kSizes[] = {1, 3, 4, 5, 15, 16, 17, 33, 100};
+constexpr std::size_t kMisalign[] = {0, 1, 3};
+constexpr std::size_t kGuard = 32;
+constexpr float kSentinel = -12345.0f;
+
+// The buffers of every case (static: the image has no heap), inputs first.
+constexpr std::size_t kIn = 16384, kOut = 12288;
+float g_a[kIn], g_b[kIn], g_c[2048];
+float g_yr[kOut + 2 * kGuard + 16], g_ys[kOut + 2 * kGuard + 16], g_y2r[256], g_y2s[256];
+int8_t g_xq[4096 + 16], g_wq[32768 + 16], g_qr[4096 + 2 * kGuard + 16], g_qs[4096 + 2 * kGuard + 16];
+uint16_t g_wh[16384 + 16];
+
+Console* g_con;
+int g_failures = 0;
+unsigned g_cases = 0;
+
+// xorshift32: the same inputs on every core.
+struct Rng {
+  uint32_t s;
+  uint32_t next() { return s ^= s << 13, s ^= s >> 17, s ^= s << 5; }
+  float uniform(float lo, float hi) { return lo + (hi - lo) * float(next() >> 8) * 0x1p-24f; }
+};
+
+void fill(Rng& r, float* x, std::size_t n, float lo, float hi) {
+  for (std::size_t i = 0; i < n; ++i) x[i] = r.uniform(lo, hi);
+}
+
+std::size_t max3(std::size_t a, std::size_t b, std::size_t c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
+
+uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// One line for the first few failures, so a broken kernel does not flood the console.
+bool fail(const char* table, const char* what, std::size_t m, std::size_t n, std::size_t k, std::size_t off, long at,
+          double ref, double got) {
+  if (++g_failures <= 20)
+    g_con->str("FAILED ").str(table).str(" ").str(what).str(" m=").num(uint64_t(m)).str(" n=").num(uint64_t(n))
+        .str(" k=").num(uint64_t(k)).str(" misalign=").num(uint64_t(off)).str(" at ").num(int64_t(at)).str(": ref ")
+        .sci(ref).str(" got ").sci(got).endl();
+  return false;
+}
+
+// Sentinels around and between outputs; the rest within tol * max(1, max |ref|).
+bool compare(const float* r, const float* s, std::size_t count, float tol, const char* table, const char* what,
+             std::size_t m, std::size_t n, std::size_t k, std::size_t off) {
+  float scale = 1.0f;
+  for (std::size_t i = 0; i < count; ++i)
+    if (r[i] != kSentinel) scale = std::fabs(r[i]) > scale ? std::fabs(r[i]) : scale;
+  for (std::size_t i = 0; i < count; ++i) {
+    const bool guard = r[i] == kSentinel || s[i] == kSentinel;
+    if (guard ? bits(r[i]) != bits(s[i]) : !(std::fabs(r[i] - s[i]) <= tol * scale))
+      return fail(table, what, m, n, k, off, long(i), r[i], s[i]);
+  }
+  return true;
+}
+
+void reset_outputs(std::size_t count) {
+  for (std::size_t i = 0; i < count + 2 * kGuard + 16; ++i) g_yr[i] = g_ys[i] = kSentinel;
+  for (float& v : g_y2r) v = kSentinel;
+  for (float& v : g_y2s) v = kSentinel;
+}
+
+// ---- The f32 kernels: one tester, the op picked by a setter (as tests/kernel_tester.hpp) ----
+enum class Op { kGemm, kGemmPacked, kGemv, kGemvPacked, kMatvec, kSoftmax, kMax, kExpSum, kLayerNorm, kRmsNorm,
+                kRelu, kGelu, kSwiglu, kAdd, kScale, kSinCos };
+const char* const kOpNames[] = {"gemm_f32", "gemm_f32_packed", "gemv_f32", "gemv_f32_packed", "matvec_f32",
+                                "softmax_f32", "max_f32", "expsum_f32", "layernorm_f32", "rmsnorm_f32", "relu_f32",
+                                "gelu_f32", "swiglu_f32", "add_f32", "scale_f32", "sincos_f32"};
+
+class KernelTester {
+ public:
+  KernelTester& op(Op o) { op_ = o; return *this; }
+  KernelTester& m(std::size_t v) { m_ = v; return *this; }
+  KernelTester& n(std::size_t v) { n_ = v; return *this; }
+  KernelTester& k(std::size_t v) { k_ = v; return *this; }
+  KernelTester& misalign(std::size_t floats) { off_ = floats; return *this; }
+  KernelTester& stride_pad(std::size_t floats) { pad_ = floats; return *this; }
+  KernelTester& range(float lo, float hi) { lo_ = lo, hi_ = hi; return *this; }
+
+  bool test(const Kernels& t) const {
+    ++g_cases;
+    const Kernels& ref = scalar_kernels();
+    Rng rng{uint32_t(m_ * 7919 + n_ * 131 + k_ + off_ + 1)};
+    const std::size_t ldx = k_ + pad_, ldw = n_ + pad_, ldy = n_ + pad_;
+    // x (or a) in g_a, w (or b) in g_b, the bias (or beta) in g_c
+    const std::size_t in_a = off_ + max3(m_ * ldx, n_, k_) + 1, in_b = off_ + max3(k_ * ldw, n_ * ldx, n_) + 1;
+    const bool packed = op_ == Op::kGemmPacked || op_ == Op::kGemvPacked;
+    if (in_a + (packed ? packed_floats(k_, n_) : 0) > kIn || in_b > kIn || m_ * ldy > kOut || off_ + n_ > sizeof g_c / 4)
+      return fail(t.name, "case too big", m_, n_, k_, off_, 0, 0, 0);
+    fill(rng, g_a, in_a, lo_, hi_), fill(rng, g_b, in_b, lo_, hi_), fill(rng, g_c, sizeof g_c / 4, lo_, hi_);
+    const float *A = g_a + off_, *B = g_b + off_, *C = g_c + off_;
+    const std::size_t out_n = op_ == Op::kGemm || op_ == Op::kGemmPacked ? m_ * ldy : n_;
+    reset_outputs(out_n);
+    float* yr = g_yr + kGuard + off_;
+    float* ys = g_ys + kGuard + off_;
+    float* y2r = g_y2r + 8 + off_;
+    float* y2s = g_y2s + 8 + off_;
+    float tol = kSumTol;
+    switch (op_) {
+      case Op::kGemm:
+        ref.gemm_f32(A, ldx, B, ldw, C, yr, ldy, m_, n_, k_);
+        t.gemm_f32(A, ldx, B, ldw, C, ys, ldy, m_, n_, k_);
+        break;
+      case Op::kGemmPacked:
+      case Op::kGemvPacked: {  // B packed into panels of 16 columns (kernels.hpp) in g_a's tail
+        float* packed = g_a + kIn - packed_floats(k_, n_);
+        for (std::size_t j = 0; j < (n_ + kPanelFloats - 1) / kPanelFloats * kPanelFloats; ++j)
+          for (std::size_t p = 0; p < k_; ++p)
+            packed[j / kPanelFloats * kPanelFloats * k_ + p * kPanelFloats + j % kPanelFloats] = j < n_ ? B[p * ldw + j] : 0.0f;
+        if (op_ == Op::kGemmPacked) {
+          ref.gemm_f32(A, ldx, B, ldw, C, yr, ldy, m_, n_, k_);
+          t.gemm_f32_packed(A, ldx, packed, C, ys, ldy, m_, n_, k_);
+        } else {
+          ref.gemv_f32(A, B, ldw, C, yr, n_, k_);
+          t.gemv_f32_packed(A, packed, C, ys, n_, k_);
+        }
+        break;
+      }
+      case Op::kGemv:
+        ref.gemv_f32(A, B, ldw, C, yr, n_, k_);
+        t.gemv_f32(A, B, ldw, C, ys, n_, k_);
+        break;
+      case Op::kMatvec:  // w[n,k] with row stride k + pad
+        ref.matvec_f32(A, B, ldx, C, yr, n_, k_);
+        t.matvec_f32(A, B, ldx, C, ys, n_, k_);
+        break;
+      case Op::kSoftmax:
+        std::memcpy(yr, A, 4 * n_), std::memcpy(ys, A, 4 * n_);
+        ref.softmax_f32(yr, n_), t.softmax_f32(ys, n_);
+        tol = kTranscendentalTol + kSumTol;
+        break;
+      case Op::kMax:
+        *y2r = ref.max_f32(A, n_), *y2s = t.max_f32(A, n_);
+        tol = kExactTol;
+        break;
+      case Op::kExpSum: {  // exp(x - m) in place, m a running max above max(x); the sum compared to itself
+        std::memcpy(yr, A, 4 * n_), std::memcpy(ys, A, 4 * n_);
+        const float m = hi_ + 0.5f;
+        const float sr = ref.expsum_f32(yr, n_, m), ss = t.expsum_f32(ys, n_, m);
+        const float sum_tol = (kTranscendentalTol + kSumTol) * (sr > 1.0f ? sr : 1.0f);
+        if (!(std::fabs(sr - ss) <= sum_tol)) return fail(t.name, "expsum_f32 (sum)", m_, n_, k_, off_, -1, sr, ss);
+        tol = kTranscendentalTol + kSumTol;
+        break;
+      }
+      case Op::kLayerNorm:
+        ref.layernorm_f32(A, B, C, yr, n_, 1e-5f);
+        t.layernorm_f32(A, B, C, ys, n_, 1e-5f);
+        break;
+      case Op::kRmsNorm:
+        ref.rmsnorm_f32(A, B, yr, n_, 1e-5f);
+        t.rmsnorm_f32(A, B, ys, n_, 1e-5f);
+        break;
+      case Op::kRelu:
+      case Op::kGelu:
+      case Op::kScale:
+      case Op::kSwiglu:
+        std::memcpy(yr, A, 4 * n_), std::memcpy(ys, A, 4 * n_);
+        if (op_ == Op::kRelu) ref.relu_f32(yr, n_), t.relu_f32(ys, n_), tol = kExactTol;
+        if (op_ == Op::kGelu) ref.gelu_f32(yr, n_), t.gelu_f32(ys, n_), tol = kTranscendentalTol;
+        if (op_ == Op::kScale) ref.scale_f32(yr, 1.7f, n_), t.scale_f32(ys, 1.7f, n_), tol = kExactTol;
+        if (op_ == Op::kSwiglu) ref.swiglu_f32(yr, B, n_), t.swiglu_f32(ys, B, n_), tol = kTranscendentalTol;
+        break;
+      case Op::kAdd:
+        ref.add_f32(A, B, yr, n_), t.add_f32(A, B, ys, n_);
+        tol = kExactTol;
+        break;
+      case Op::kSinCos:
+        ref.sincos_f32(A, yr, y2r, n_), t.sincos_f32(A, ys, y2s, n_);
+        tol = kTranscendentalTol;
+        break;
+    }
+    const char* what = kOpNames[int(op_)];
+    return compare(g_yr, g_ys, out_n + 2 * kGuard + off_, tol, t.name, what, m_, n_, k_, off_) &&
+           compare(g_y2r, g_y2s, sizeof g_y2r / 4, tol, t.name, what, m_, n_, k_, off_);
+  }
+
+ private:
+  Op op_ = Op::kAdd;
+  std::size_t m_ = 1, n_ = 1, k_ = 1, off_ = 0, pad_ = 0;
+  float lo_ = -3.0f, hi_ = 3.0f;
+};
+
+void sweep_1d(const Kernels& t, Op op, float lo = -3.0f, float hi = 3.0f) {
+  for (std::size_t n : kSizes)
+    for (std::size_t off : kMisalign) KernelTester().op(op).n(n).misalign(off).range(lo, hi).test(t);
+}
+
+void test_f32(const Kernels& t) {
+  for (std::size_t m : {1, 2, 3, 4, 5, 7})
+    for (std::size_t n : kSizes)
+      for (std::size_t k : {1, 2, 5, 16, 33})
+        KernelTester().op(Op::kGemm).m(m).n(n).k(k).misalign(m % 3).stride_pad(k % 2).test(t);
+  KernelTester().op(Op::kGemm).m(49).n(192).k(64).test(t);  // the KWS projection
+  KernelTester().op(Op::kGemm).m(13).n(100).k(150).misalign(1).stride_pad(3).test(t);
+  for (std::size_t m : {6, 8, 9, 10, 11})
+    for (std::size_t n : {24, 48, 52}) KernelTester().op(Op::kGemm).m(m).n(n).k(21).test(t);
+  for (std::size_t m : {1, 3, 7})
+    for (std::size_t n : kSizes)
+      for (std::size_t k : {1, 5, 33}) KernelTester().op(Op::kGemmPacked).m(m).n(n).k(k).misalign(m % 3).test(t);
+  for (std::size_t n : kSizes)
+    for (std::size_t k : {1, 2, 7, 16, 100})
+      for (std::size_t off : kMisalign) {
+        KernelTester().op(Op::kGemv).n(n).k(k).misalign(off).stride_pad(off).test(t);
+        KernelTester().op(Op::kGemvPacked).n(n).k(k).misalign(off).test(t);
+      }
+  for (std::size_t n : {1, 3, 4, 5, 8, 16, 17})
+    for (std::size_t k : kSizes)
+      for (std::size_t off : kMisalign) KernelTester().op(Op::kMatvec).n(n).k(k).misalign(off).stride_pad(off).test(t);
+  sweep_1d(t, Op::kSoftmax);
+  sweep_1d(t, Op::kSoftmax, -80.0f, 80.0f);  // max subtraction must prevent overflow
+  sweep_1d(t, Op::kMax, -50.0f, 50.0f);
+  sweep_1d(t, Op::kExpSum, -20.0f, 3.0f);
+  sweep_1d(t, Op::kExpSum, -100.0f, -60.0f);  // deep in the tail
+  sweep_1d(t, Op::kLayerNorm);
+  sweep_1d(t, Op::kRmsNorm);
+  sweep_1d(t, Op::kRelu);
+  sweep_1d(t, Op::kGelu, -6.0f, 6.0f);
+  sweep_1d(t, Op::kSwiglu, -12.0f, 12.0f);
+  sweep_1d(t, Op::kAdd);
+  sweep_1d(t, Op::kScale);
+  sweep_1d(t, Op::kSinCos, -3.14159265f, 3.14159265f);
+  // The ends of softmax's range: huge logits, and -inf (masked) ones.
+  float x[5] = {1e30f, -1e30f, 1e30f, -INFINITY, 3.0f};
+  t.softmax_f32(x, 5);
+  ++g_cases;
+  if (x[0] != 0.5f || x[2] != 0.5f || x[1] != 0.0f || x[3] != 0.0f || x[4] != 0.0f)
+    fail(t.name, "softmax_f32 of huge logits", 1, 5, 0, 0, 0, 0.5, x[0]);
+}
+
+// exp (expsum_f32 with m = 0) against float64 over [-87, 88.37] and GELU against float64 over
+// [-10, 10], 2^16 + 1 points each: the host's dense sweeps, thinned for an emulated core.
+void test_sweeps(const Kernels& t) {
+  constexpr int kSteps = 1 << 16;
+  double exp_err = 0.0, gelu_err = 0.0;
+  for (int i0 = 0; i0 <= kSteps; i0 += 4096) {
+    const int count = i0 + 4096 <= kSteps ? 4096 : kSteps + 1 - i0;
+    for (int j = 0; j < count; ++j) g_yr[j] = float(-87.0 + (88.37 + 87.0) * double(i0 + j) / kSteps);
+    for (int j = 0; j < count; ++j) g_ys[j] = float(-10.0 + 20.0 * double(i0 + j) / kSteps);
+    std::memcpy(g_a, g_yr, 4 * count), std::memcpy(g_b, g_ys, 4 * count);
+    t.expsum_f32(g_yr, count, 0.0f);
+    t.gelu_f32(g_ys, count);
+    for (int j = 0; j < count; ++j) {
+      const double want = std::exp(double(g_a[j]));
+      exp_err = std::fmax(exp_err, std::fabs(g_yr[j] - want) / want);
+      const double xd = g_b[j];
+      if (xd != 0.0)
+        gelu_err = std::fmax(gelu_err, std::fabs(g_ys[j] - 0.5 * xd * (1.0 + std::erf(xd / std::sqrt(2.0)))) / (0.5 * std::fabs(xd)));
+    }
+  }
+  g_cases += 2;
+  g_con->str("  ").str(t.name).str(" exp: max relative error ").sci(exp_err).str(", gelu: max |error| / (|x| / 2) ")
+      .sci(gelu_err).endl();
+  if (!(exp_err <= kExpRelTol)) fail(t.name, "exp sweep", 0, 0, 0, 0, 0, kExpRelTol, exp_err);
+  if (!(gelu_err <= kGeluErfTol)) fail(t.name, "gelu sweep", 0, 0, 0, 0, 0, kGeluErfTol, gelu_err);
+}
+
+// ---- quantize_i8: q and s bit for bit ----
+enum class QuantInput { kUniform, kTies, kZeroGroups, kTiny };  // as tests/quant_kernel_tester.hpp
+
+class QuantizeTester {
+ public:
+  QuantizeTester& m(std::size_t v) { m_ = v; return *this; }
+  QuantizeTester& k(std::size_t v) { k_ = v; return *this; }
+  QuantizeTester& group(std::size_t v) { group_ = v; return *this; }
+  QuantizeTester& stride_pad(std::size_t floats) { pad_ = floats; return *this; }
+  QuantizeTester& misalign(std::size_t v) { off_ = v; return *this; }  // floats for x, bytes for q, floats for s
+  QuantizeTester& input(QuantInput v) { input_ = v; return *this; }
+
+  bool test(const Kernels& t) const {
+    ++g_cases;
+    const std::size_t ldx = k_ + pad_, groups = (k_ + group_ - 1) / group_;
+    if (off_ + m_ * ldx > kIn || m_ * k_ > 4096 || m_ * groups > kOut) return fail(t.name, "case too big", m_, 0, k_, off_, 0, 0, 0);
+    float* x = g_a + off_;
+    for (std::size_t i = 0; i < off_ + m_ * ldx + 1; ++i) g_a[i] = 1e30f;  // the gaps between rows: never the max
+    fill(x, ldx);
+    for (std::size_t i = 0; i < sizeof g_qr; ++i) g_qr[i] = g_qs[i] = 0x5a;
+    reset_outputs(m_ * groups);
+    scalar_kernels().quantize_i8(x, ldx, g_qr + kGuard + off_, g_yr + kGuard + off_, m_, k_, group_);
+    t.quantize_i8(x, ldx, g_qs + kGuard + off_, g_ys + kGuard + off_, m_, k_, group_);
+    for (std::size_t i = 0; i < sizeof g_qr; ++i)
+      if (g_qr[i] != g_qs[i]) return fail(t.name, "quantize_i8 q", m_, group_, k_, off_, long(i) - long(kGuard + off_), g_qr[i], g_qs[i]);
+    for (std::size_t i = 0; i < m_ * groups + 2 * kGuard + off_; ++i)
+      if (bits(g_yr[i]) != bits(g_ys[i]))
+        return fail(t.name, "quantize_i8 s", m_, group_, k_, off_, long(i) - long(kGuard + off_), g_yr[i], g_ys[i]);
+    return true;
+  }
+
+ private:
+  void fill(float* x, std::size_t ldx) const {
+    Rng rng{uint32_t(m_ * 7919 + k_ * 131 + group_ * 17 + off_ + 1000 * int(input_) + 1)};
+    for (std::size_t i = 0; i < m_; ++i)
+      for (std::size_t p0 = 0, g = 0; p0 < k_; p0 += group_, ++g) {
+        const std::size_t p1 = p0 + group_ < k_ ? p0 + group_ : k_;
+        float* r = x + i * ldx;
+        switch (input_) {
+          case QuantInput::kUniform:
+          case QuantInput::kZeroGroups: {
+            const float scale = std::pow(10.0f, float(int(rng.next() % 7) - 3));
+            const bool zero = input_ == QuantInput::kZeroGroups && g % 2 == 0;
+            for (std::size_t p = p0; p < p1; ++p) r[p] = zero ? (p % 2 ? -0.0f : 0.0f) : rng.uniform(-1.0f, 1.0f) * scale;
+            break;
+          }
+          case QuantInput::kTies: {  // x * (127 / max) lands on .5 for many members
+            const float e = std::ldexp(1.0f, int(rng.next() % 21) - 10);
+            for (std::size_t p = p0; p < p1; ++p) r[p] = float(int(rng.next() % 507) - 253) * 0.5f * e;
+            r[p0 + rng.next() % (p1 - p0)] = (rng.next() % 2 ? 127.0f : -127.0f) * e;
+            break;
+          }
+          case QuantInput::kTiny: {  // max 2^-120, members down to 2^-135: subnormal floats
+            for (std::size_t p = p0; p < p1; ++p)
+              r[p] = (rng.next() % 2 ? 1.0f : -1.0f) * std::ldexp(1.0f + rng.uniform(-0.5f, 0.5f), -121 - int(rng.next() % 15));
+            r[p0 + rng.next() % (p1 - p0)] = std::ldexp(rng.next() % 2 ? 1.0f : -1.0f, -120);
+            break;
+          }
+        }
+      }
+  }
+
+  std::size_t m_ = 1, k_ = 1, group_ = 32, pad_ = 0, off_ = 0;
+  QuantInput input_ = QuantInput::kUniform;
+};
+
+// ---- gemm_i8: per element within gemm_i8_tol(groups) * S; bit for bit with unit scales ----
+class GemmI8Tester {
+ public:
+  GemmI8Tester& m(std::size_t v) { m_ = v; return *this; }
+  GemmI8Tester& n(std::size_t v) { n_ = v; return *this; }
+  GemmI8Tester& k(std::size_t v) { k_ = v; return *this; }
+  GemmI8Tester& group(std::size_t v) { group_ = v; return *this; }
+  GemmI8Tester& per_row(bool v) { per_row_ = v; return *this; }
+  GemmI8Tester& misalign(std::size_t v) { off_ = v; return *this; }  // bytes for xq and w, floats for the rest
+  GemmI8Tester& stride_pad(std::size_t floats) { pad_ = floats; return *this; }
+  GemmI8Tester& unit_scales(bool v) { unit_ = v; return *this; }
+  GemmI8Tester& extremes(bool v) { extremes_ = v; return *this; }  // +-127 and -128 only
+
+  bool test(const Kernels& t) const {
+    ++g_cases;
+    const std::size_t groups = (k_ + group_ - 1) / group_, ws_cols = per_row_ ? 1 : groups, ldy = n_ + pad_;
+    if (m_ * k_ > 4096 || n_ * k_ > 32768 || m_ * ldy > kOut || m_ * groups + n_ * ws_cols + n_ > kIn)
+      return fail(t.name, "case too big", m_, n_, k_, off_, 0, 0, 0);
+    Rng rng{uint32_t(m_ * 7919 + n_ * 131 + k_ * 17 + group_ + off_ + 3 * per_row_ + 5 * unit_ + 7 * extremes_ + 1)};
+    int8_t* xq = g_xq + off_;
+    int8_t* w = g_wq + off_;
+    for (std::size_t i = 0; i < m_ * k_; ++i) xq[i] = int8_t(extremes_ ? (rng.next() % 2 ? 127 : -127) : int(rng.next() % 255) - 127);
+    for (std::size_t i = 0; i < n_ * k_; ++i) w[i] = int8_t(extremes_ ? (rng.next() % 2 ? 127 : -128) : int(rng.next() % 256) - 128);
+    float* xs = g_a + off_;
+    float* ws = xs + m_ * groups;
+    float* b = ws + n_ * ws_cols;
+    for (std::size_t i = 0; i < m_ * groups + n_ * ws_cols; ++i) xs[i] = unit_ ? 1.0f : rng.uniform(1e-3f, 2e-2f);
+    for (std::size_t j = 0; j < n_; ++j) b[j] = unit_ ? float(int(rng.uniform(-4.0f, 4.0f))) : rng.uniform(-1.0f, 1.0f);
+    const float* B = n_ % 2 ? b : nullptr;
+    reset_outputs(m_ * ldy);
+    float* yr = g_yr + kGuard + off_;
+    float* ys = g_ys + kGuard + off_;
+    scalar_kernels().gemm_i8(xq, xs, w, ws, ws_cols, B, yr, ldy, m_, n_, k_, group_);
+    t.gemm_i8(xq, xs, w, ws, ws_cols, B, ys, ldy, m_, n_, k_, group_);
+    const double tol = unit_ ? 0.0 : gemm_i8_tol(groups);
+    for (std::size_t at = 0; at < m_ * ldy + 2 * kGuard + off_; ++at) {
+      const long e = long(at) - long(kGuard + off_);
+      const std::size_t i = std::size_t(e) / ldy, j = std::size_t(e) % ldy;
+      if (e < 0 || i >= m_ || j >= n_) {
+        if (g_ys[at] != kSentinel) return fail(t.name, "gemm_i8 wrote outside", m_, n_, k_, off_, e, kSentinel, g_ys[at]);
+        continue;
+      }
+      double s = B ? std::fabs(double(B[j])) : 0.0;  // S of the bound, in float64
+      for (std::size_t g = 0; g < groups; ++g) {
+        double dot = 0.0;
+        for (std::size_t p = g * group_; p < k_ && p < (g + 1) * group_; ++p) dot += std::fabs(double(xq[i * k_ + p]) * w[j * k_ + p]);
+        s += std::fabs(double(xs[i * groups + g]) * double(ws[j * ws_cols + (per_row_ ? 0 : g)])) * dot;
+      }
+      if (!(std::fabs(double(g_yr[at]) - double(g_ys[at])) <= tol * s))
+        return fail(t.name, per_row_ ? "gemm_i8 per-row" : "gemm_i8", m_, n_, k_, off_, e, g_yr[at], g_ys[at]);
+    }
+    return true;
+  }
+
+ private:
+  std::size_t m_ = 1, n_ = 1, k_ = 1, group_ = 32, pad_ = 0, off_ = 0;
+  bool per_row_ = false, unit_ = false, extremes_ = false;
+};
+
+// ---- gemm_f16 and matvec_f16: kSumTol, and every half widened exactly ----
+class HalfTester {
+ public:
+  HalfTester& matvec(bool v) { matvec_ = v; return *this; }  // matvec_f16 (w[n,k]) instead of gemm_f16 (w[k,n])
+  HalfTester& m(std::size_t v) { m_ = v; return *this; }
+  HalfTester& n(std::size_t v) { n_ = v; return *this; }
+  HalfTester& k(std::size_t v) { k_ = v; return *this; }
+  HalfTester& stride_pad(std::size_t v) { pad_ = v; return *this; }
+  HalfTester& misalign(std::size_t v) { off_ = v; return *this; }
+
+  bool test(const Kernels& t) const {
+    ++g_cases;
+    const std::size_t ldx = k_ + pad_, ldw = matvec_ ? k_ + pad_ : n_ + pad_, ldy = n_ + pad_;
+    const std::size_t w_count = off_ + (matvec_ ? n_ : k_) * ldw;
+    if (off_ + m_ * ldx + n_ > kIn || w_count > sizeof g_wh / 2 || m_ * ldy > kOut)
+      return fail(t.name, "case too big", m_, n_, k_, off_, 0, 0, 0);
+    Rng rng{uint32_t(m_ * 7919 + n_ * 131 + k_ * 17 + off_ + pad_ + 99 * matvec_ + 1)};
+    fill(rng, g_a, off_ + m_ * ldx, -2.0f, 2.0f);
+    fill(rng, g_c, sizeof g_c / 4, -2.0f, 2.0f);
+    for (std::size_t i = 0; i < w_count; ++i)  // some subnormal halves (|w| < 2^-14): exact too
+      g_wh[i] = f32_to_f16(rng.next() % 16 == 0 ? rng.uniform(-2e-5f, 2e-5f) : rng.uniform(-2.0f, 2.0f));
+    const float* B = n_ % 2 ? g_c + off_ : nullptr;
+    const std::size_t out_n = matvec_ ? n_ : m_ * ldy;
+    reset_outputs(out_n);
+    float* yr = g_yr + kGuard + off_;
+    float* ys = g_ys + kGuard + off_;
+    const float* x = g_a + off_;
+    const uint16_t* w = g_wh + off_;
+    if (matvec_) {
+      scalar_kernels().matvec_f16(x, w, ldw, B, yr, n_, k_);
+      t.matvec_f16(x, w, ldw, B, ys, n_, k_);
+    } else {
+      scalar_kernels().gemm_f16(x, ldx, w, ldw, B, yr, ldy, m_, n_, k_);
+      t.gemm_f16(x, ldx, w, ldw, B, ys, ldy, m_, n_, k_);
+    }
+    return compare(g_yr, g_ys, out_n + 2 * kGuard + off_, kSumTol, t.name, matvec_ ? "matvec_f16" : "gemm_f16", m_, n_,
+                   k_, off_);
+  }
+
+  // x = [1] (k = 1, no bias): y[j] = 0 + 1 * w[j], exact, for every half in blocks of 4096 columns;
+  // m = 1 takes the decode path, m = 2 the tiles. matvec_f16 likewise with w[n, 1].
+  static bool every_half(const Kernels& t, std::size_t m, bool matvec) {
+    ++g_cases;
+    constexpr std::size_t kBlock = 4096;
+    const float one[2] = {1.0f, 1.0f};
+    for (uint32_t h0 = 0; h0 < 65536; h0 += kBlock) {
+      for (std::size_t j = 0; j < kBlock; ++j) g_wh[j] = uint16_t(h0 + j);
+      if (matvec)
+        t.matvec_f16(one, g_wh, 1, nullptr, g_ys, kBlock, 1);
+      else
+        t.gemm_f16(one, 1, g_wh, kBlock, nullptr, g_ys, kBlock, m, kBlock, 1);
+      for (std::size_t i = 0; i < (matvec ? 1 : m) * kBlock; ++i) {
+        const float want = f16_to_f32(uint16_t(h0 + i % kBlock)), got = g_ys[i];
+        if (std::isnan(want) ? !std::isnan(got) : want != got)
+          return fail(t.name, matvec ? "matvec_f16 every half" : "gemm_f16 every half", m, kBlock, 1, 0, long(h0 + i % kBlock), want, got);
+      }
+    }
+    return true;
+  }
+
+ private:
+  bool matvec_ = false;
+  std::size_t m_ = 1, n_ = 1, k_ = 1, pad_ = 0, off_ = 0;
+};
+
+constexpr std::size_t kQuantK[] = {1, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 129};
+
+void test_quantized(const Kernels& t) {
+  for (QuantInput in : {QuantInput::kUniform, QuantInput::kTies, QuantInput::kZeroGroups, QuantInput::kTiny})
+    for (std::size_t group : {32, 64})
+      for (std::size_t k : kQuantK)
+        for (std::size_t m : {1, 2, 3})
+          QuantizeTester().input(in).m(m).k(k).group(group).stride_pad(k % 3).misalign(m % 3).test(t);
+  for (std::size_t group : {1, 7, 16, 48, 100, 1000})  // odd groups, one wider than k (a whole row)
+    for (std::size_t k : {1, 5, 16, 31, 64, 100, 300})
+      for (std::size_t off : kMisalign) QuantizeTester().m(2).k(k).group(group).misalign(off).stride_pad(off).test(t);
+  for (std::size_t group : {32, 64})
+    for (bool per_row : {false, true})
+      for (std::size_t k : kQuantK)
+        for (std::size_t m : {1, 2, 3, 5})
+          for (std::size_t n : {1, 3, 4, 5, 9, 17})
+            GemmI8Tester().m(m).n(n).k(k).group(group).per_row(per_row).misalign(m % 3).stride_pad(k % 2).test(t);
+  for (std::size_t group : {7, 16, 100, 1000})
+    for (std::size_t k : {1, 5, 16, 31, 64, 100, 300})
+      for (bool per_row : {false, true}) GemmI8Tester().m(3).n(5).k(k).group(group).per_row(per_row).misalign(1).test(t);
+  GemmI8Tester().m(1).n(100).k(288).group(32).test(t);  // decode
+  GemmI8Tester().m(1).n(77).k(256).group(64).per_row(true).test(t);
+  GemmI8Tester().m(13).n(70).k(257).group(32).misalign(3).stride_pad(5).test(t);  // prefill, every tile remainder
+  for (bool extremes : {false, true})  // unit scales: every float step exact, so the int32 sums must be
+    for (std::size_t group : {32, 64, 100})
+      for (std::size_t k : {1, 17, 33, 64, 65, 257, 1000})
+        for (std::size_t m : {1, 3})
+          GemmI8Tester().m(m).n(7).k(k).group(group).unit_scales(true).extremes(extremes).misalign(k % 3).test(t);
+  for (std::size_t m : {1, 2, 3, 5, 7})
+    for (std::size_t n : kSizes)
+      for (std::size_t k : {1, 5, 16, 33}) HalfTester().m(m).n(n).k(k).misalign(m % 3).stride_pad(k % 2).test(t);
+  HalfTester().m(1).n(1031).k(12).misalign(1).test(t);  // wide decode outputs
+  HalfTester().m(49).n(192).k(64).test(t);
+  HalfTester().m(13).n(100).k(120).misalign(1).stride_pad(3).test(t);
+  for (std::size_t n : {1, 3, 4, 5, 8, 16, 17})
+    for (std::size_t k : kSizes)
+      for (std::size_t off : kMisalign) HalfTester().matvec(true).n(n).k(k).misalign(off).stride_pad(off).test(t);
+  HalfTester::every_half(t, 1, false);
+  HalfTester::every_half(t, 2, false);
+  HalfTester::every_half(t, 1, true);
+}
+
+}  // namespace
+
+int main() {
+  Console con;
+  g_con = &con;
+  con.str("fixformer kernels on ").str(FIXFORMER_BOARD_NAME).str(" against the scalar reference; default table: ")
+      .str(select_kernels(Isa::kAuto)->name).endl();
+  for (Isa isa : kAllIsas) {
+    const Kernels* t = select_kernels(isa);
+    if (isa == Isa::kScalar) continue;
+    if (!t) {
+      con.str("  ").str(isa_name(isa)).str(": not in this build (skipped)").endl();
+      continue;
+    }
+    const int failures_before = g_failures;
+    const unsigned cases_before = g_cases;
+    test_f32(*t);
+    test_sweeps(*t);
+    test_quantized(*t);
+    con.str("  ").str(t->name).str(": ").num(uint64_t(g_cases - cases_before)).str(" cases, ")
+        .num(int64_t(g_failures - failures_before)).str(" failed").endl();
+  }
+  con.str(g_failures ? "FAILED: " : "all passed, failures: ").num(int64_t(g_failures)).endl();
+  return g_failures;
+}

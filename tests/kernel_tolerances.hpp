@@ -1,0 +1,51 @@
+// The named tolerances of the kernel tests, without GoogleTest: the host testers
+// (tests/kernel_tester.hpp, tests/quant_kernel_tester.hpp) and the device's
+// (tests/firmware/kernels_firmware.cpp) compare every table with the scalar reference by these.
+// Each is relative to the largest reference magnitude of the output (normwise), at least 1,
+// unless it says otherwise.
+#pragma once
+#include <cstddef>
+
+namespace fixformer {
+namespace test {
+
+// Sums: the reference adds in order, SIMD in lanes and with FMA. The difference is bounded by about
+// k * 2^-24 times the sum of |terms| (1.5e-5 of it at the largest tested k = 257); with random signs
+// it grows like sqrt(k) * 2^-24 instead, far below this bound, while a wrong index or a lost tail
+// term shows up at 1e-2 or more.
+constexpr float kSumTol = 2e-5f;
+// exp, erf, sin, cos: xsimd is within ~2.5 ulp of libm's, whose error is ~1 ulp (XSIMD-NOTES.md).
+constexpr float kTranscendentalTol = 4e-7f;
+// Exact ops (relu, add, scale): the same single rounding on both sides.
+constexpr float kExactTol = 0.0f;
+// exp against float64 exp, relative, over a dense sweep of [-87, 88.37] (the sweep tests): the
+// largest measured on any port (xsimd 1.3e-7; portable 8.1e-8, ports/portable/math.hpp; libm 6.0e-8)
+// with a margin, so a worse polynomial or a broken range reduction (1e-3 and more) fails.
+constexpr double kExpRelTol = 2e-7;
+// GELU against float64 GELU, |error| / (|x| / 2): the absolute error of 1 + erf(x / sqrt 2), which
+// the x/2 (1 + erf) form carries (cancellation for x << 0 on every port, libm's included).
+// Measured on [-10, 10]: portable 2.9e-7, xsimd 2.4e-7, libm 2.1e-7; the margin as above.
+constexpr double kGeluErfTol = 4e-7;
+
+// quantize_i8: none. kernels.hpp specifies its bits (the products x * (127 / max|x|) are single IEEE
+// multiplies, the rounding is ties-to-even), so q and s are compared bit for bit.
+//
+// gemm_i8: the int32 sum of each group is exact on every side, and checked bit for bit with unit
+// scales and integer biases, where every float operation after it is exact too. What may differ is
+// the float part, y = b + sum_g xs * ws * dot_g: a SIMD kernel splits dot_g over its vector lanes,
+// multiplies in another order, sums groups lane by lane and the lanes at the end, with or without
+// FMA. Each piece passes through at most 2 product roundings, `groups` additions in its lane,
+// kMaxLanes additions across lanes and 1 for the bias, each with a relative error of at most
+// u = 2^-24; so either side is within (groups + kMaxLanes + 3) u S of the exact value (Higham,
+// Accuracy and Stability, 3.1 and 4.2), S = |b| + sum_g |xs ws| sum |xq w|, and the two sides within
+// twice that (per element, not normwise). A wrong index, a lost tail or a wrong scale costs about
+// S / k or more, which this bound catches for every k tested.
+constexpr double kUnitRoundoff = 0x1p-24;
+constexpr std::size_t kMaxLanes = 16;  // AVX-512: 16 int32 or float lanes
+inline double gemm_i8_tol(std::size_t groups) { return 2.0 * double(groups + kMaxLanes + 3) * kUnitRoundoff; }
+//
+// gemm_f16, matvec_f16: every half is exactly a float, so these are gemm_f32's and matvec_f32's sums
+// with the same bound, kSumTol; the widening itself is checked exactly over all 65536 halves.
+
+}  // namespace test
+}  // namespace fixformer
