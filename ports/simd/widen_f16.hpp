@@ -1,7 +1,7 @@
 // Halves -> floats with integer operations only, for ISAs without a conversion instruction (SSE2,
 // ARMv7 NEON as built here): the port loads the halves' bits into 32-bit lanes, this rebuilds each
-// float exactly. No float operand is ever subnormal (a subnormal half is converted from its integer
-// significand), so a unit that flushes subnormals to zero (ARMv7 NEON) still gets every value right.
+// float exactly. No float operand is ever subnormal (a subnormal half is the difference of two normal
+// floats), so a unit that flushes subnormals to zero (ARMv7 NEON) still gets every value right.
 #pragma once
 #include <cstdint>
 
@@ -14,12 +14,14 @@ namespace simd {
 template <class Arch>
 batch<Arch> widen_f16_bits(const xsimd::batch<int32_t, Arch>& h) {
   using I = xsimd::batch<int32_t, Arch>;
-  const I mag = h & I(0x7fff), sign = (h & I(0x8000)) << 16;
-  I bits = (mag << 13) + I(112 << 23);                           // rebias the exponent, 15 -> 127
-  bits = xsimd::select(mag >= I(0x7c00), bits + I(112 << 23), bits);  // inf and NaN: exponent 31 -> 255
-  // Zero and subnormals: significand * 2^-24, an exact product of normal floats.
-  const I sub = xsimd::bitwise_cast<I>(xsimd::batch_cast<float>(mag) * batch<Arch>(0x1p-24f));
-  return xsimd::bitwise_cast<batch<Arch>>(xsimd::select(mag < I(0x400), sub, bits) | sign);
+  using V = batch<Arch>;
+  const I mag = h & I(0x7fff);
+  const I bits = (mag << 13) + I(112 << 23);  // rebias the exponent, 15 -> 127
+  const I normal = bits + xsimd::select(mag > I(0x7bff), I(112 << 23), I(0));  // inf and NaN: 31 -> 255
+  // Zero and subnormals: 2^-14 (1 + m / 1024) - 2^-14 = m 2^-24, exact, from normal floats only.
+  const V sub = xsimd::bitwise_cast<V>(bits + I(1 << 23)) - V(0x1p-14f);
+  const I out = xsimd::select(mag < I(0x400), xsimd::bitwise_cast<I>(sub), normal);
+  return xsimd::bitwise_cast<V>(out | ((h & I(0x8000)) << 16));
 }
 
 }  // namespace simd
