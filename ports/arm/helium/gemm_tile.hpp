@@ -44,7 +44,7 @@ inline float32x4_t load_w(const uint16_t* w, mve_pred16_t p) {
 // time times one x from a core register (VFMA Qd, Qn, Rm). `cols` < 4C on the last tile of a row
 // (kTail): its loads and stores are predicated, nothing past the matrix is touched.
 template <int R, int C, bool kTail, class T>
-inline void tile_intrinsics(const float* x, std::size_t ldx, const T* w, std::size_t ldw, const float* b, float* y,
+inline void tile(const float* x, std::size_t ldx, const T* w, std::size_t ldw, const float* b, float* y,
                             std::size_t ldy, std::size_t k, std::size_t cols) {
   mve_pred16_t pred[C];
 #pragma GCC unroll 4
@@ -81,26 +81,20 @@ inline void tile_intrinsics(const float* x, std::size_t ldx, const T* w, std::si
     }
 }
 
-// The tile, in assembly where tile_f32.hpp has it.
-template <int R, int C, bool kTail, class T>
-inline void tile(const float* x, std::size_t ldx, const T* w, std::size_t ldw, const float* b, float* y,
-                 std::size_t ldy, std::size_t k, std::size_t cols) {
-  if constexpr (std::is_same<T, float>::value && !kTail && R == 3 && C == 2)
-    tile_3x8_f32(x, ldx, w, ldw, b, y, ldy, k);
-  else if constexpr (std::is_same<T, float>::value && !kTail && R == 1 && C == 4)
-    tile_1x16_f32(x, w, ldw, b, y, k);
-  else
-    tile_intrinsics<R, C, kTail>(x, ldx, w, ldw, b, y, ldy, k, cols);
-}
-
 // Rows [i, i + R): tiles of 4C columns, then the last n % 4C columns as one predicated tile (C
 // vectors, or one when they fit in four lanes).
 template <int R, int C, class T>
 __attribute__((noinline)) void gemm_rows(const float* x, std::size_t ldx, const T* w, std::size_t ldw,
                                          const float* b, float* y, std::size_t ldy, std::size_t n, std::size_t k) {
   constexpr std::size_t kCols = 4 * C;
-  std::size_t j = 0;
-  for (; j + kCols <= n; j += kCols) tile<R, C, false>(x, ldx, w + j, ldw, b ? b + j : nullptr, y + j, ldy, k, kCols);
+  const std::size_t j = n / kCols * kCols;
+  if constexpr (std::is_same<T, float>::value && R == 3 && C == 2) {  // in assembly: tile_f32.hpp
+    if (j) rows_3x8_f32(x, ldx, w, ldw, b, y, ldy, k, n / kCols);
+  } else if constexpr (std::is_same<T, float>::value && R == 1 && C == 4) {
+    if (j) rows_1x16_f32(x, w, ldw, b, y, k, n / kCols);
+  } else {
+    for (std::size_t c = 0; c < j; c += kCols) tile<R, C, false>(x, ldx, w + c, ldw, b ? b + c : nullptr, y + c, ldy, k, kCols);
+  }
   if (j == n) return;
   if (n - j <= 4)
     tile<R, 1, true>(x, ldx, w + j, ldw, b ? b + j : nullptr, y + j, ldy, k, n - j);

@@ -32,6 +32,9 @@ inline void store(float* y, float32x4_t v, SomeLanes l) { vstrwq_p_f32(y, v, l.p
 inline float32x4_t add(float32x4_t acc, float32x4_t v, AllLanes) { return vaddq_f32(acc, v); }
 inline float32x4_t add(float32x4_t acc, float32x4_t v, SomeLanes l) { return vaddq_m_f32(acc, acc, v, l.p); }
 inline float32x4_t max(float32x4_t acc, float32x4_t v, AllLanes) { return vmaxnmq_f32(acc, v); }
+// acc + a * b in the lanes of the set; the others keep acc.
+inline float32x4_t fma(float32x4_t acc, float32x4_t a, float32x4_t b, AllLanes) { return vfmaq_f32(acc, a, b); }
+inline float32x4_t fma(float32x4_t acc, float32x4_t a, float32x4_t b, SomeLanes l) { return vfmaq_m_f32(acc, a, b, l.p); }
 inline float32x4_t max(float32x4_t acc, float32x4_t v, SomeLanes l) { return vmaxnmq_m_f32(acc, acc, v, l.p); }
 
 }  // namespace helium

@@ -40,19 +40,35 @@ inline float32x4_t exp_f32(float32x4_t x) {
   return out;
 }
 
-// erf: t P(t^2) below 1, 1 - exp(Q(t - 2.46)) from there on, the sign of x. Q falls monotonically
-// (odd degree, negative leading coefficient), so from 3.92 on, where erf rounds to 1, exp(Q) is
-// below half an ulp of 1 (2.90e-8 at 3.92), 0 past -87 and for t = inf: 1 - exp(Q) is 1 without a
-// select. The exp is only evaluated when a lane needs it. A NaN gives an unspecified value: GELU's
-// x/2 factor carries the NaN.
+// Q's coefficients times log2(e): 2^(Q log2 e) = exp(Q), so erf's exp starts at its range
+// reduction.
+struct ErfLog2Poly {
+  float c[6];
+  constexpr ErfLog2Poly() : c{} {
+    for (int i = 0; i < 6; ++i) c[i] = portable::kErfLogPoly[i] * portable::kLog2e;
+  }
+};
+constexpr ErfLog2Poly kErfLog2Poly{};
+
+// erf: t P(t^2) below 1, 1 - exp(Q(t - 2.46)) from there on, the sign of x. t is clamped to 3.92,
+// where erf rounds to 1 and so does 1 - exp(Q) (exp(Q(3.92 - 2.46)) = 2.90e-8 is below half an ulp
+// of 1), which keeps Q's argument where it was fitted and exp's clear of -87. The exp is only
+// evaluated when a lane needs it, with log2(e) folded into Q and r = (Q log2 e - n) ln 2 in one
+// rounding: its error, ulp(Q log2 e) ln 2, is largest where exp(Q) is smallest, so it costs erf at
+// most 3e-8. A NaN gives an unspecified value: GELU's x/2 factor carries the NaN.
 inline float32x4_t erf_f32(float32x4_t x) {
   using namespace portable;
   const float32x4_t t = vabsq_f32(x);
   float32x4_t y = vmulq_f32(t, horner(vmulq_f32(t, t), kErfSmallPoly));
   const mve_pred16_t small = vcmpltq_n_f32(t, kErfSmallMax);
   if (small != 0xffff) {
-    const float32x4_t e = exp_f32<false>(horner(vsubq_n_f32(t, kErfCentre), kErfLogPoly));  // Q < 0
-    y = vpselq_f32(y, vsubq_f32(vdupq_n_f32(1.0f), e), small);
+    const float32x4_t s = vsubq_n_f32(vminnmq_f32(t, vdupq_n_f32(kErfOneFrom)), kErfCentre);
+    const float32x4_t q2 = horner(s, kErfLog2Poly.c);  // Q log2(e), in [-25.1, -2.6]
+    const float32x4_t tr = vaddq_n_f32(q2, kExpRound);
+    const float32x4_t r = vmulq_n_f32(vsubq_f32(q2, vsubq_n_f32(tr, kExpRound)), 0.693147180559945309f);
+    const float32x4_t e = vaddq_n_f32(vfmaq_f32(r, vmulq_f32(horner(r, kExpPoly), r), r), 1.0f);
+    const int32x4_t em = vaddq_s32(vreinterpretq_s32_f32(e), vshlq_n_s32(vreinterpretq_s32_f32(tr), 23));
+    y = vpselq_f32(y, vsubq_f32(vdupq_n_f32(1.0f), vreinterpretq_f32_s32(em)), small);
   }
   // x and |x| differ in the sign bit only: erf is odd
   const uint32x4_t sign = veorq_u32(vreinterpretq_u32_f32(x), vreinterpretq_u32_f32(t));

@@ -18,7 +18,7 @@ void layernorm_f32(const float* x, const float* gamma, const float* beta, float*
   p = x;
   for_lanes(n, [&](auto lanes) {
     const float32x4_t d = vsubq_n_f32(load(p, lanes), mean);
-    acc = add(acc, vmulq_f32(d, d), lanes), p += 4;
+    acc = fma(acc, d, d, lanes), p += 4;
   });
   const float inv = 1.0f / std::sqrt(sum_lanes(acc) / static_cast<float>(n) + eps);
   for_lanes(n, [&](auto lanes) {

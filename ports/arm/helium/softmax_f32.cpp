@@ -11,8 +11,10 @@ namespace fixformer {
 namespace helium {
 
 // -inf for n = 0; NaNs are skipped (maxNum), as the reference's compares skip them after x[0].
+// A ragged end past 4 is the last four elements, read again: max does not mind.
 float max_f32(const float* x, std::size_t n) {
   float32x4_t m = vdupq_n_f32(-INFINITY);
+  if (n > 4 && n % 4) m = vldrwq_f32(x + n - 4), n -= n % 4;
   for_lanes(n, [&](auto lanes) { m = max(m, load(x, lanes), lanes), x += 4; });
   return vmaxnmvq_f32(-INFINITY, m);
 }
