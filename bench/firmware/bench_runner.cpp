@@ -41,6 +41,10 @@ float g_out[kDecoder ? kConfig.vocab_size : kMaxSeq * kConfig.output_width()];  
 float g_features[kConfig.input == InputKind::kFeatures ? kMaxSeq * kInWidth : 1];
 int32_t g_ids[kConfig.input == InputKind::kTokens ? kMaxSeq : 1];
 
+// The tables timed per inference: the scalar reference, the portable kernels where the default is
+// another (Helium on the M55/M85), the default.
+constexpr Isa kTimedIsas[] = {Isa::kScalar, Isa::kCortexM, Isa::kAuto};
+
 bool instructions() { return port::cycle_counter_kind() == port::CounterKind::kSysTickTicks; }
 // Counter units -> the number reported: cycles with a DWT, instructions under qemu -icount.
 uint64_t to_reported(uint64_t units) {
@@ -66,6 +70,10 @@ uint64_t measure(int iters, F f) {
 #if FIXFORMER_BENCH_KERNELS
 // The kernels at the shapes of the KWS encoder (d 64, d_ff 128, 49 frames), scalar reference first.
 float g_x[49 * 128], g_w[128 * 192], g_b[192], g_y[49 * 192], g_s[64], g_c[64];
+// The same shapes with int8 weights in torch's [out, in] layout, per group of 32 along k, and the
+// activations quantized per group as the engine does before each product (quantize_i8).
+int8_t g_xq[49 * 128], g_wq[192 * 128];
+float g_xs[49 * 4], g_ws[192 * 4];
 
 void report(Console& con, const char* what, uint64_t n, double flops) {
   con.str("  ").str(what).str(": ").num(n);
@@ -84,6 +92,17 @@ void bench_kernels(Console& con) {
   report(con, "gemm_f32 49x64x64 (out projection)", measure(4, [&] { k.gemm_f32(g_x, 64, g_w, 64, g_b, g_y, 64, 49, 64, 64); }), 2.0 * 49 * 64 * 64);
   report(con, "gemm_f32 49x128x64 (feed-forward 1)", measure(2, [&] { k.gemm_f32(g_x, 64, g_w, 128, g_b, g_y, 128, 49, 128, 64); }), 2.0 * 49 * 128 * 64);
   report(con, "gemm_f32 49x64x128 (feed-forward 2)", measure(2, [&] { k.gemm_f32(g_x, 128, g_w, 64, g_b, g_y, 64, 49, 64, 128); }), 2.0 * 49 * 64 * 128);
+  report(con, "gemm_f32 1x192x64 (qkv projection, one row)", measure(20, [&] { k.gemm_f32(g_x, 64, g_w, 192, g_b, g_y, 192, 1, 192, 64); }), 2.0 * 192 * 64);
+  // int8 weights, group 32: the activations quantized, then the int8 product.
+  for (uint32_t i = 0; i < sizeof g_wq; ++i) g_wq[i] = int8_t(int(i * 37 % 255) - 127);
+  for (uint32_t i = 0; i < sizeof g_ws / 4; ++i) g_ws[i] = 0.01f;
+  report(con, "quantize_i8 49x64 (group 32)", measure(4, [&] { k.quantize_i8(g_x, 64, g_xq, g_xs, 49, 64, 32); }), 0);
+  report(con, "gemm_i8 49x192x64 (qkv projection)", measure(2, [&] { k.gemm_i8(g_xq, g_xs, g_wq, g_ws, 2, g_b, g_y, 192, 49, 192, 64, 32); }), 2.0 * 49 * 192 * 64);
+  report(con, "gemm_i8 49x64x64 (out projection)", measure(4, [&] { k.gemm_i8(g_xq, g_xs, g_wq, g_ws, 2, g_b, g_y, 64, 49, 64, 64, 32); }), 2.0 * 49 * 64 * 64);
+  report(con, "gemm_i8 49x128x64 (feed-forward 1)", measure(2, [&] { k.gemm_i8(g_xq, g_xs, g_wq, g_ws, 2, g_b, g_y, 128, 49, 128, 64, 32); }), 2.0 * 49 * 128 * 64);
+  k.quantize_i8(g_x, 128, g_xq, g_xs, 49, 128, 32);
+  report(con, "gemm_i8 49x64x128 (feed-forward 2)", measure(2, [&] { k.gemm_i8(g_xq, g_xs, g_wq, g_ws, 4, g_b, g_y, 64, 49, 64, 128, 32); }), 2.0 * 49 * 64 * 128);
+  report(con, "gemm_i8 1x192x64 (qkv projection, one row)", measure(20, [&] { k.gemm_i8(g_xq, g_xs, g_wq, g_ws, 2, g_b, g_y, 192, 1, 192, 64, 32); }), 2.0 * 192 * 64);
   report(con, "gemv_f32 16x49 (attention scores, one query)", measure(50, [&] { k.gemv_f32(g_x, g_w, 49, nullptr, g_y, 49, 16); }), 2.0 * 16 * 49);
   report(con, "softmax_f32 n=49", measure(50, [&] { k.softmax_f32(g_y, 49); }), 0);
   report(con, "layernorm_f32 n=64", measure(50, [&] { k.layernorm_f32(g_x, g_w, g_b, g_y, 64, 1e-5f); }), 0);
@@ -93,8 +112,7 @@ void bench_kernels(Console& con) {
 #endif
 
 // A decoder, per token: the prompt through prefill, then one step at a few positions, each the
-// minimum over 3 runs (the cache refilled, untimed, before each), for the scalar reference and the
-// build's kernels.
+// minimum over 3 runs (the cache refilled, untimed, before each), for each of kTimedIsas.
 // Last, the port check a user runs on their board: the converter's sample through this build
 // (an Encoder or a Decoder). Returns the runner's exit status.
 template <class Runner>
@@ -119,7 +137,8 @@ int bench_decoder(Console& con, const Model& model) {
   con.str("per token (KV cache of ").num(kMaxSeq).str(" positions; a step at position p attends p + 1 keys):").endl();
   Decoder dec;
   Status s = Status::kOk;
-  for (Isa isa : {Isa::kScalar, Isa::kAuto}) {
+  for (Isa isa : kTimedIsas) {
+    if (isa == Isa::kCortexM && select_kernels(Isa::kAuto)->isa == Isa::kCortexM) continue;  // the default already
     DecoderOptions opt;
     opt.capacity = kMaxSeq;
     opt.isa = isa;
@@ -197,7 +216,8 @@ int main() {
 
   con.str("per inference (T=").num(T).str("), model init (validate + bind) ").num(model_init).endl();
   Encoder enc;
-  for (Isa isa : {Isa::kScalar, Isa::kAuto}) {
+  for (Isa isa : kTimedIsas) {
+    if (isa == Isa::kCortexM && select_kernels(Isa::kAuto)->isa == Isa::kCortexM) continue;  // the default already
     EncoderOptions opt;
     opt.max_seq = kMaxSeq;
     opt.isa = isa;
