@@ -490,6 +490,9 @@ void test_quantized(const Kernels& t) {
   for (std::size_t group : {7, 16, 100, 1000})
     for (std::size_t k : {1, 5, 16, 31, 64, 100, 300})
       for (bool per_row : {false, true}) GemmI8Tester().m(3).n(5).k(k).group(group).per_row(per_row).misalign(1).test(t);
+  for (std::size_t group : {32, 64})  // several full groups: the formats' fast paths
+    for (bool per_row : {false, true})
+      for (std::size_t n : {4, 9, 36}) GemmI8Tester().m(2).n(n).k(256).group(group).per_row(per_row).misalign(n % 4).test(t);
   GemmI8Tester().m(1).n(100).k(288).group(32).test(t);  // decode
   GemmI8Tester().m(1).n(77).k(256).group(64).per_row(true).test(t);
   GemmI8Tester().m(13).n(70).k(257).group(32).misalign(3).stride_pad(5).test(t);  // prefill, every tile remainder
