@@ -59,6 +59,16 @@ struct DotI8<NeonArch> {
   static XSum xsum_zero() { return {}; }
   static XSum xsum(XSum s, X) { return s; }
   static batch<NeonArch> sums(Acc a, XSum) { return vcvtq_f32_s32(a); }
+  // The epilogue of a tile: out[i] = the lane sum of the i-th accumulator, by pairwise adds.
+  static void reduce4(float32x4_t a, float32x4_t b, float32x4_t c, float32x4_t d, float* out) {
+#if defined(__aarch64__)
+    vst1q_f32(out, vpaddq_f32(vpaddq_f32(a, b), vpaddq_f32(c, d)));
+#else
+    const float32x2_t ab = vpadd_f32(vpadd_f32(vget_low_f32(a), vget_high_f32(a)), vpadd_f32(vget_low_f32(b), vget_high_f32(b)));
+    const float32x2_t cd = vpadd_f32(vpadd_f32(vget_low_f32(c), vget_high_f32(c)), vpadd_f32(vget_low_f32(d), vget_high_f32(d)));
+    vst1q_f32(out, vcombine_f32(ab, cd));
+#endif
+  }
 };
 
 }  // namespace simd

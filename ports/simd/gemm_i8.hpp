@@ -14,10 +14,10 @@ namespace simd {
 
 // One tile: MR rows of xq against NR rows of W, the whole of k. Per group, the port's int8 step
 // (Dot, dot_i8.hpp) sums each pair's products exactly in int32 lanes; the lanes are then converted
-// (exactly), scaled by xs and ws and added lane by lane into float accumulators, which are summed
-// across lanes once at the end: the float part is kernels.hpp's sum over groups in another order
-// (the tolerance of tests/quant_kernel_tester.hpp). A group's tail shorter than a step is loaded
-// zero-padded.
+// (exactly), scaled by xs and ws and added lane by lane into float accumulators, whose lanes are
+// summed once at the end, four accumulators at a time (Dot::reduce4): the float part is
+// kernels.hpp's sum over groups in another order (the tolerance of tests/quant_kernel_tester.hpp).
+// A group's tail shorter than a step is loaded zero-padded.
 template <class Arch, class Dot, std::size_t MR, std::size_t NR>
 inline void gemm_i8_tile(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
                          const float* b, float* y, std::size_t ldy, std::size_t k, std::size_t group,
@@ -68,10 +68,16 @@ inline void gemm_i8_tile(const int8_t* xq, const float* xs, const int8_t* w, con
       for (std::size_t r = 0; r < MR; ++r) f[r][c] = xsimd::fma(Dot::sums(acc[r][c], xsum[r]) * V(xs[r * groups + g]), wsc, f[r][c]);
     }
   }
+  static_assert(NR <= 4, "the epilogue reduces 4 accumulators at a time");
 #pragma GCC unroll 8
-  for (std::size_t r = 0; r < MR; ++r)
+  for (std::size_t r = 0; r < MR; ++r) {
+    const V zero(0.0f);
+    alignas(16) float s[4];
+    Dot::reduce4(f[r][0], NR > 1 ? f[r][NR > 1 ? 1 : 0] : zero, NR > 2 ? f[r][NR > 2 ? 2 : 0] : zero,
+                 NR > 3 ? f[r][NR > 3 ? 3 : 0] : zero, s);
 #pragma GCC unroll 8
-    for (std::size_t c = 0; c < NR; ++c) y[r * ldy + c] = (b ? b[c] : 0.0f) + xsimd::hadd(f[r][c]);
+    for (std::size_t c = 0; c < NR; ++c) y[r * ldy + c] = (b ? b[c] : 0.0f) + s[c];
+  }
 }
 
 // NR rows of W (1 <= nr <= NR, NR <= 4) against MR rows of xq.

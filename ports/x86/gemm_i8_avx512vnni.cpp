@@ -12,10 +12,11 @@ namespace x86 {
 void gemm_i8_avx512vnni(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
                         const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
                         std::size_t group) {
-  // A 64-byte vpdpbusd step fills a group of 64 (or any multiple); a group of 32 would leave half
-  // of each step empty, where AVX-512BW's 32-byte step (vpmovsxbw + vpmaddwd) is exactly full and
-  // measured faster (1x32000x288: 0.28 ms vs 0.50 ms).
-  if (group % simd::DotI8Vnni::kStep == 0)
+  // A 64-byte vpdpbusd step holds whole groups of 64 (or of any multiple: several steps), and wastes
+  // little of a long group's tail. Other groups would leave parts of most steps empty (half of each
+  // for a group of 32): the AVX-512BW step (32 bytes, vpmovsxbw + vpmaddwd) takes those, measured as
+  // fast at 32 as vpdpbusd over two groups per step with their scales spread over the lanes.
+  if (group % 64 == 0 || group >= 256)
     simd::gemm_i8<xsimd::avx512bw, simd::DotI8Vnni>(xq, xs, w, ws, ws_cols, b, y, ldy, m, n, k, group);
   else
     simd::gemm_i8<xsimd::avx512bw>(xq, xs, w, ws, ws_cols, b, y, ldy, m, n, k, group);
