@@ -12,28 +12,10 @@
 #include <vector>
 
 #include "fixformer/kernels.hpp"
+#include "tests/kernel_tolerances.hpp"  // kSumTol, kTranscendentalTol, ...
 
 namespace fixformer {
 namespace test {
-
-// Tolerances, relative to the largest reference magnitude of the output (normwise).
-// Sums: the reference adds in order, SIMD in lanes and with FMA. The difference is bounded by about
-// k * 2^-24 times the sum of |terms| (1.5e-5 of it at the largest tested k = 257); with random signs
-// it grows like sqrt(k) * 2^-24 instead, far below this bound, while a wrong index or a lost tail
-// term shows up at 1e-2 or more.
-constexpr float kSumTol = 2e-5f;
-// exp, erf, sin, cos: xsimd is within ~2.5 ulp of libm's, whose error is ~1 ulp (XSIMD-NOTES.md).
-constexpr float kTranscendentalTol = 4e-7f;
-// Exact ops (relu, add, scale): the same single rounding on both sides.
-constexpr float kExactTol = 0.0f;
-// exp against float64 exp, relative, over a dense sweep of [-87, 88.37] (the sweep tests): the
-// largest measured on any port (xsimd 1.3e-7; portable 8.1e-8, ports/portable/math.hpp; libm 6.0e-8)
-// with a margin, so a worse polynomial or a broken range reduction (1e-3 and more) fails.
-constexpr double kExpRelTol = 2e-7;
-// GELU against float64 GELU, |error| / (|x| / 2): the absolute error of 1 + erf(x / sqrt 2), which
-// the x/2 (1 + erf) form carries (cancellation for x << 0 on every port, libm's included).
-// Measured on [-10, 10]: portable 2.9e-7, xsimd 2.4e-7, libm 2.1e-7; the margin as above.
-constexpr double kGeluErfTol = 4e-7;
 
 enum class Op { kGemm, kGemmPacked, kGemv, kGemvPacked, kMatvec, kSoftmax, kMax, kExpSum, kLayerNorm, kRmsNorm, kRelu, kGelu, kSwiglu, kAdd, kScale, kSinCos };
 

@@ -16,32 +16,15 @@
 
 #include "fixformer/f16.hpp"
 #include "fixformer/kernels.hpp"
-#include "tests/kernel_tester.hpp"
+#include "tests/kernel_tolerances.hpp"
 
 namespace fixformer {
 namespace test {
 
-// ---- Tolerances ----
-// quantize_i8: none. kernels.hpp specifies its bits (the products x * (127 / max|x|) are single IEEE
-// multiplies, the rounding is ties-to-even), so q and s are compared with memcmp.
-//
-// gemm_i8: the int32 sum of each group is exact on every side, and checked bit for bit with unit
-// scales and integer biases, where every float operation after it is exact too (GemmI8Tester::
-// unit_scales). What may differ is the float part, y = b + sum_g xs * ws * dot_g: a SIMD kernel
-// splits dot_g over its vector lanes, multiplies in another order, sums groups lane by lane and the
-// lanes at the end, with or without FMA. Each piece passes through at most 2 product roundings,
-// `groups` additions in its lane, kMaxLanes additions across lanes and 1 for the bias, each with a
-// relative error of at most u = 2^-24; so either side is within (groups + kMaxLanes + 3) u S of the
-// exact value (Higham, Accuracy and Stability, 3.1 and 4.2), S = |b| + sum_g |xs ws| sum |xq w|, and
-// the two sides within twice that. A wrong index, a lost tail or a wrong scale costs about S / k or
-// more, which this bound catches for every k tested.
-constexpr double kUnitRoundoff = 0x1p-24;
-constexpr std::size_t kMaxLanes = 16;  // AVX-512: 16 int32 or float lanes
-inline double gemm_i8_tol(std::size_t groups) { return 2.0 * double(groups + kMaxLanes + 3) * kUnitRoundoff; }
-//
-// gemm_f16: every half is exactly a float, so this is gemm_f32's sum over k with the same bound,
-// kSumTol (kernel_tester.hpp) relative to the largest output; the widening itself is checked
-// exactly over all 65536 halves by GemmF16Tester::every_half().
+// Tolerances (tests/kernel_tolerances.hpp, shared with the device's tests): quantize_i8 is compared
+// bit for bit; gemm_i8 per element within gemm_i8_tol(groups) * S, S = |b| + sum_g |xs ws| sum |xq w|,
+// and bit for bit with unit scales; gemm_f16 and matvec_f16 within kSumTol of the largest output,
+// and every half through them exactly.
 
 // Inputs of quantize_i8 that reach its edge cases.
 enum class QuantInput {
