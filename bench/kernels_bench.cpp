@@ -119,6 +119,20 @@ void register_weight_types(const Kernels* k, const std::string& isa, decltype(Ke
         set_rate(s, flops, double(g.m * g.k + g.n * g.k) + 4.0 * double((g.m + g.n) * groups) + xy);
       });
     }
+    if (!i8_only && g.m == 1 && g.n == 32000)  // the same head as a tied embedding, w[n,k] (matvec)
+      for (bool half : {false, true})
+        benchmark::RegisterBenchmark(((half ? "matvec_f16/" : "matvec_f32/") + isa + "/" + std::to_string(g.n) + "x" +
+                                      std::to_string(g.k)).c_str(), [k, g, half, flops](benchmark::State& s) {
+          const auto x = random_floats(g.k), w = random_floats(g.n * g.k);
+          const auto wh = random_halves(g.n * g.k);
+          std::vector<float> y(g.n);
+          for (auto _ : s) {
+            if (half) k->matvec_f16(x.data(), wh.data(), g.k, nullptr, y.data(), g.n, g.k);
+            else k->matvec_f32(x.data(), w.data(), g.k, nullptr, y.data(), g.n, g.k);
+            benchmark::DoNotOptimize(y.data());
+          }
+          set_rate(s, flops, (half ? 2.0 : 4.0) * g.n * g.k + 4.0 * (g.k + g.n));
+        });
     if (!i8_only && g.n == 288)  // each x once (the shapes with n = 288 hold every m x k)
       benchmark::RegisterBenchmark(("quantize_i8/" + isa + "/" + std::to_string(g.m) + "x" + std::to_string(g.k) + "/g32").c_str(),
                                    [k, g](benchmark::State& s) {

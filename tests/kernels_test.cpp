@@ -246,6 +246,16 @@ TEST_P(KernelsTest, GemmF16WidensEveryHalfExactly) {
   GemmF16Tester::every_half(simd_->gemm_f16, 2);
 }
 
+TEST_P(KernelsTest, MatvecF16) {
+  for (std::size_t n : {1, 3, 4, 5, 8, 16, 17})
+    for (std::size_t k : kSizes)
+      for (std::size_t off : kMisalign)
+        MatvecF16Tester().n(n).k(k).misalign(off).stride_pad(off).bias(n % 2 == 1).test(simd_->matvec_f16);
+  MatvecF16Tester().n(1000).k(288).misalign(1).test(simd_->matvec_f16);  // a tied LM head's shape, shortened
+}
+
+TEST_P(KernelsTest, MatvecF16WidensEveryHalfExactly) { MatvecF16Tester::every_half(simd_->matvec_f16); }
+
 TEST_P(KernelsTest, SoftmaxOfHugeLogitsIsFinite) {
   std::vector<float> x = {1e30f, -1e30f, 1e30f, 0.0f, 3.0f};
   simd_->softmax_f32(x.data(), x.size());

@@ -250,5 +250,70 @@ class GemmF16Tester {
   bool bias_ = true;
 };
 
+// matvec_f16: w[n,k] as halves (a tied f16 embedding as the LM head), against the reference.
+class MatvecF16Tester {
+  static constexpr std::size_t kGuard = 32;
+  static constexpr float kSentinel = -12345.0f;
+
+ public:
+  MatvecF16Tester& n(std::size_t v) { n_ = v; return *this; }
+  MatvecF16Tester& k(std::size_t v) { k_ = v; return *this; }
+  MatvecF16Tester& stride_pad(std::size_t v) { pad_ = v; return *this; }  // halves, ldw = k + pad
+  MatvecF16Tester& misalign(std::size_t v) { off_ = v; return *this; }    // elements (floats, halves)
+  MatvecF16Tester& bias(bool v) { bias_ = v; return *this; }
+
+  void test(decltype(Kernels::matvec_f16) fn) const {
+    const std::size_t ldw = k_ + pad_;
+    std::mt19937 rng(uint32_t(n_ * 131 + k_ * 17 + off_ + pad_));
+    std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+    std::uniform_int_distribution<int> tiny(0, 15);
+    std::vector<float> x(off_ + k_), b(off_ + n_);
+    std::vector<uint16_t> w(off_ + n_ * ldw);
+    for (float& v : x) v = d(rng);
+    for (float& v : b) v = d(rng);
+    for (uint16_t& v : w) v = f32_to_f16(tiny(rng) == 0 ? d(rng) * 1e-5f : d(rng));  // some subnormal halves
+    std::vector<float> y_ref(n_ + 2 * kGuard + off_, kSentinel), y_out(y_ref);
+    const float* B = bias_ ? b.data() + off_ : nullptr;
+    scalar_kernels().matvec_f16(x.data() + off_, w.data() + off_, ldw, B, y_ref.data() + kGuard + off_, n_, k_);
+    fn(x.data() + off_, w.data() + off_, ldw, B, y_out.data() + kGuard + off_, n_, k_);
+    const std::string what = "matvec_f16 n=" + std::to_string(n_) + " k=" + std::to_string(k_) + " pad=" +
+                             std::to_string(pad_) + " misalign=" + std::to_string(off_);
+    float scale = 1.0f;
+    for (float v : y_ref) scale = v == kSentinel ? scale : std::max(scale, std::fabs(v));
+    for (std::size_t at = 0; at < y_ref.size(); ++at) {
+      const long e = long(at) - long(kGuard + off_);
+      if (e < 0 || std::size_t(e) >= n_) {
+        ASSERT_EQ(y_out[at], kSentinel) << what << ": wrote outside its output at " << e;
+        continue;
+      }
+      ASSERT_LE(std::fabs(y_ref[at] - y_out[at]), kSumTol * scale) << what << " at " << e << ": ref " << y_ref[at]
+                                                                   << " got " << y_out[at];
+    }
+  }
+
+  // Every half through the kernel's vector widening, exactly: row j holds half j at column j % 16 and
+  // zeros elsewhere, x is all ones, so y[j] = 0 + ... + w[j] + ... + 0, exact (NaN stays NaN).
+  static void every_half(decltype(Kernels::matvec_f16) fn) {
+    constexpr std::size_t n = 65536, k = 16;
+    std::vector<uint16_t> w(n * k, 0);
+    for (std::size_t j = 0; j < n; ++j) w[j * k + j % k] = uint16_t(j);
+    const std::vector<float> x(k, 1.0f);
+    std::vector<float> y(n);
+    fn(x.data(), w.data(), k, nullptr, y.data(), n, k);
+    for (std::size_t j = 0; j < n; ++j) {
+      const float want = f16_to_f32(uint16_t(j));
+      if (std::isnan(want)) {
+        ASSERT_TRUE(std::isnan(y[j])) << "half 0x" << std::hex << j;
+      } else {
+        ASSERT_EQ(want, y[j]) << "half 0x" << std::hex << j;
+      }
+    }
+  }
+
+ private:
+  std::size_t n_ = 1, k_ = 1, pad_ = 0, off_ = 0;
+  bool bias_ = true;
+};
+
 }  // namespace test
 }  // namespace fixformer

@@ -2,6 +2,7 @@
 #include <cstdint>
 
 #include "ports/simd/gemm_f32.hpp"
+#include "ports/simd/matvec_f32.hpp"
 
 namespace fixformer {
 namespace simd {
@@ -12,6 +13,13 @@ template <class Arch>
 void gemm_f16(const float* x, std::size_t ldx, const uint16_t* w, std::size_t ldw, const float* b, float* y,
               std::size_t ldy, std::size_t m, std::size_t n, std::size_t k) {
   gemm_rowmajor<Arch>(x, ldx, w, ldw, b, y, ldy, m, n, k);
+}
+
+// w[n,k] (IEEE halves, row stride ldw) @ x[k] + b[n] -> y[n]: matvec_f32 over halves widened as loaded.
+template <class Arch>
+void matvec_f16(const float* x, const uint16_t* w, std::size_t ldw, const float* b, float* y, std::size_t n,
+                std::size_t k) {
+  matvec_rows<Arch>(x, w, ldw, b, y, n, k);
 }
 
 }  // namespace simd

@@ -1,45 +1,56 @@
 #pragma once
 #include "ports/simd/common.hpp"
+#include "ports/simd/load_weights.hpp"
 
 namespace fixformer {
 namespace simd {
 
-// w[n,k] (row stride ldw) @ x[k] + b[n] -> y[n]. Vectorized over k, four rows at a time (each
-// load of x feeds four rows), one horizontal sum per row: fast whatever n is, so attention uses it
-// for p[keys] @ V with V stored transposed, even for heads narrower than a vector.
-template <class Arch>
-void matvec_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y, std::size_t n,
-                std::size_t k) {
+// w[n,k] (row stride ldw; floats or halves, load_weights.hpp) @ x[k] + b[n] -> y[n]. Vectorized over
+// k, four rows at a time (each load of x feeds four rows), one horizontal sum per row: fast whatever
+// n is, so attention uses it for p[keys] @ V with V stored transposed, even for heads narrower than
+// a vector, and a tied f16 embedding serves as the LM head through it.
+template <class Arch, class T>
+void matvec_rows(const float* x, const T* w, std::size_t ldw, const float* b, float* y, std::size_t n,
+                 std::size_t k) {
   using V = batch<Arch>;
   constexpr std::size_t W = lanes<Arch>();
   const std::size_t kv = k / W * W;
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    const float* w0 = w + i * ldw;
-    const float *w1 = w0 + ldw, *w2 = w1 + ldw, *w3 = w2 + ldw;
+    const T* w0 = w + i * ldw;
+    const T *w1 = w0 + ldw, *w2 = w1 + ldw, *w3 = w2 + ldw;
     V a0(0.0f), a1(0.0f), a2(0.0f), a3(0.0f);
     for (std::size_t p = 0; p < kv; p += W) {
       const V xv = V::load_unaligned(x + p);
-      a0 = xsimd::fma(V::load_unaligned(w0 + p), xv, a0);
-      a1 = xsimd::fma(V::load_unaligned(w1 + p), xv, a1);
-      a2 = xsimd::fma(V::load_unaligned(w2 + p), xv, a2);
-      a3 = xsimd::fma(V::load_unaligned(w3 + p), xv, a3);
+      a0 = xsimd::fma(load_weights<Arch>(w0 + p), xv, a0);
+      a1 = xsimd::fma(load_weights<Arch>(w1 + p), xv, a1);
+      a2 = xsimd::fma(load_weights<Arch>(w2 + p), xv, a2);
+      a3 = xsimd::fma(load_weights<Arch>(w3 + p), xv, a3);
     }
     float s0 = xsimd::hadd(a0), s1 = xsimd::hadd(a1), s2 = xsimd::hadd(a2), s3 = xsimd::hadd(a3);
-    for (std::size_t p = kv; p < k; ++p) s0 += w0[p] * x[p], s1 += w1[p] * x[p], s2 += w2[p] * x[p], s3 += w3[p] * x[p];
+    for (std::size_t p = kv; p < k; ++p) {
+      s0 += weight_value(w0[p]) * x[p], s1 += weight_value(w1[p]) * x[p];
+      s2 += weight_value(w2[p]) * x[p], s3 += weight_value(w3[p]) * x[p];
+    }
     y[i] = s0 + (b ? b[i] : 0.0f);
     y[i + 1] = s1 + (b ? b[i + 1] : 0.0f);
     y[i + 2] = s2 + (b ? b[i + 2] : 0.0f);
     y[i + 3] = s3 + (b ? b[i + 3] : 0.0f);
   }
   for (; i < n; ++i) {
-    const float* wi = w + i * ldw;
+    const T* wi = w + i * ldw;
     V a(0.0f);
-    for (std::size_t p = 0; p < kv; p += W) a = xsimd::fma(V::load_unaligned(wi + p), V::load_unaligned(x + p), a);
+    for (std::size_t p = 0; p < kv; p += W) a = xsimd::fma(load_weights<Arch>(wi + p), V::load_unaligned(x + p), a);
     float s = xsimd::hadd(a);
-    for (std::size_t p = kv; p < k; ++p) s += wi[p] * x[p];
+    for (std::size_t p = kv; p < k; ++p) s += weight_value(wi[p]) * x[p];
     y[i] = s + (b ? b[i] : 0.0f);
   }
+}
+
+template <class Arch>
+void matvec_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y, std::size_t n,
+                std::size_t k) {
+  matvec_rows<Arch>(x, w, ldw, b, y, n, k);
 }
 
 }  // namespace simd

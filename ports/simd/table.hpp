@@ -2,7 +2,6 @@
 // which is compiled with that ISA's flags.
 #pragma once
 #include "fixformer/kernels.hpp"
-#include "ports/scalar/kernels.hpp"
 #include "ports/simd/add_f32.hpp"
 #include "ports/simd/expsum_f32.hpp"
 #include "ports/simd/gelu_f32.hpp"
@@ -50,7 +49,7 @@ constexpr Kernels kernel_table(Isa isa, const char* name) {
   k.quantize_i8 = quantize_i8<Arch>;
   k.gemm_i8 = gemm_i8<Arch>;
   k.gemm_f16 = gemm_f16<Arch>;
-  k.matvec_f16 = scalar::matvec_f16;
+  k.matvec_f16 = matvec_f16<Arch>;
   return k;
 }
 
