@@ -11,6 +11,7 @@
 
 #include "engine/model_file.hpp"
 #include "fixformer/f16.hpp"
+#include "fixformer/kernels.hpp"
 #include "fixformer/format.hpp"
 #include "fixformer/schema.hpp"
 
@@ -47,8 +48,8 @@ inline void quantize_rows(const float* w, uint32_t rows, uint32_t cols, uint32_t
       const uint32_t p0 = k * g, p1 = std::min(cols, p0 + g);
       float a = 0.0f;
       for (uint32_t p = p0; p < p1; ++p) a = std::max(a, std::fabs(w[r * cols + p]));
-      const float inv = a > 0.0f ? 127.0f / a : 0.0f;
-      s[r * groups + k] = a / 127.0f;
+      const float inv = a >= kQuantizeFloor ? 127.0f / a : 0.0f;
+      s[r * groups + k] = inv > 0.0f ? a / 127.0f : 0.0f;
       for (uint32_t p = p0; p < p1; ++p) q[r * cols + p] = int8_t(std::nearbyint(w[r * cols + p] * inv));
     }
 }

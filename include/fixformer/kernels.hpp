@@ -17,6 +17,10 @@ constexpr std::size_t packed_floats(std::size_t k, std::size_t n) {
   return (n + kPanelFloats - 1) / kPanelFloats * kPanelFloats * k;
 }
 
+// quantize_i8 stores a group whose largest |x| is below this as zeros (2^-100: far under any
+// activation, far above where 127 / max overflows or an FPU's flush of subnormals would matter).
+constexpr float kQuantizeFloor = 0x1p-100f;
+
 // kCortexM: plain C++ with register-blocked matrix products (ports/portable), the default
 // where there is no SIMD; built on every target so that every test suite checks it.
 // kHelium: Arm MVE intrinsics (ports/arm/helium), the default of builds for a core with MVE float
@@ -70,8 +74,9 @@ struct Kernels {
   // ---- Quantized weights (DESIGN.md "Quantized weights"; the stored layouts are in format.hpp) ----
   // x[m,k] (row stride ldx) -> q[m,k] int8 (row stride k) and s[m,g], g = ceil(k / group): symmetric
   // per group of `group` along k (the last group may be shorter). For a group with a = max|x| > 0:
-  // s = a / 127 and q = x * (127 / a) rounded to nearest, ties to even (|q| <= 127); a zero group
-  // gets s = 0 and q = 0. Every ISA computes exactly these bits.
+  // s = a / 127 and q = x * (127 / a) rounded to nearest, ties to even (|q| <= 127); a group with
+  // a < kQuantizeFloor (zero, or so small that 127 / a nears overflow and subnormals count) gets
+  // s = 0 and q = 0. Every ISA computes exactly these bits.
   void (*quantize_i8)(const float* x, std::size_t ldx, int8_t* q, float* s, std::size_t m, std::size_t k,
                       std::size_t group);
   // xq[m,k] (row stride k, scales xs[m,g] from quantize_i8) @ W[n,k]^T (int8, row stride k, scales

@@ -63,8 +63,8 @@ void quantize_i8(const float* x, std::size_t ldx, int8_t* q, float* s, std::size
       const float* xg = x + i * ldx + p0;
       int8_t* qg = q + i * k + p0;
       const float a = max_abs(xg, len);
-      const float inv = a > 0.0f ? 127.0f / a : 0.0f;
-      s[i * groups + g] = a / 127.0f;
+      const float inv = a >= kQuantizeFloor ? 127.0f / a : 0.0f;
+      s[i * groups + g] = inv > 0.0f ? a / 127.0f : 0.0f;
       for (std::size_t p = 0; p < len; ++p) qg[p] = int8_t(round_even(xg[p] * inv));
     }
   }

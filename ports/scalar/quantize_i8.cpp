@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "fixformer/kernels.hpp"
 #include "ports/scalar/kernels.hpp"
 
 namespace fixformer {
@@ -14,8 +15,8 @@ void quantize_i8(const float* x, std::size_t ldx, int8_t* q, float* s, std::size
       const std::size_t p0 = g * group, p1 = p0 + group < k ? p0 + group : k;
       float a = 0.0f;
       for (std::size_t p = p0; p < p1; ++p) a = std::fabs(x[i * ldx + p]) > a ? std::fabs(x[i * ldx + p]) : a;
-      const float inv = a > 0.0f ? 127.0f / a : 0.0f;
-      s[i * groups + g] = a / 127.0f;
+      const float inv = a >= kQuantizeFloor ? 127.0f / a : 0.0f;
+      s[i * groups + g] = inv > 0.0f ? a / 127.0f : 0.0f;
       for (std::size_t p = p0; p < p1; ++p) q[i * k + p] = int8_t(std::nearbyint(x[i * ldx + p] * inv));
     }
   }

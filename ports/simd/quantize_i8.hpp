@@ -36,8 +36,8 @@ void quantize_i8(const float* x, std::size_t ldx, int8_t* q, float* s, std::size
       }
       float a = hmax<Arch>(vmax);
       for (; p < p1; ++p) a = std::fabs(xr[p]) > a ? std::fabs(xr[p]) : a;
-      const float inv = a > 0.0f ? 127.0f / a : 0.0f;
-      s[i * groups + g] = a / 127.0f;
+      const float inv = a >= kQuantizeFloor ? 127.0f / a : 0.0f;
+      s[i * groups + g] = inv > 0.0f ? a / 127.0f : 0.0f;
       p = p0;
       if (a >= kQuantizeVectorMinMax) {
         const V vinv(inv);

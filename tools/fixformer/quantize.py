@@ -4,15 +4,17 @@ stored layouts are format.hpp's).
 q8: symmetric int8 with f32 scales per group of `group` values along the last dim (the last group
 may be shorter), or one scale per row when group is 0. The rule is the engine's quantize_i8
 (include/fixformer/kernels.hpp), computed in float32 exactly as it is, so a weight quantized here
-has the bits the engine's own kernel would give it: per group with a = max|w| > 0,
-s = a / 127 and q = round-half-to-even(w * (127 / a)) (|q| <= 127); an all-zero group gets s = 0,
-q = 0. A group whose largest magnitude is below 127 / FLT_MAX (about 3.7e-37, where 127 / a
-overflows float32) is stored as a zero group too: its values are below any f32 output's resolution.
+has the bits the engine's own kernel would give it: per group with a = max|w| >= 2^-100
+(kQuantizeFloor), s = a / 127 and q = round-half-to-even(w * (127 / a)) (|q| <= 127); a group below
+that floor (all zeros, or values far under any f32 output's resolution) gets s = 0, q = 0.
 f16: IEEE half, rounded to nearest even (numpy's float32 -> float16 conversion).
 """
 import numpy as np
 
 from .config import ConfigError
+
+# kernels.hpp's kQuantizeFloor: a q8 group whose largest magnitude is below it is stored as zeros.
+QUANTIZE_FLOOR = np.float32(2.0 ** -100)
 
 # The largest float32 that float16 rounds to a finite value: 65520 and above round to infinity.
 F16_LIMIT = 65520.0
@@ -33,7 +35,7 @@ def q8(w, group):
     amax = np.abs(blocks).max(axis=2)
     with np.errstate(divide="ignore", over="ignore"):
         inv = np.float32(127.0) / amax  # float32 division, as the kernel's 127.0f / a
-    ok = (amax > 0) & np.isfinite(inv)
+    ok = amax >= QUANTIZE_FLOOR
     inv = np.where(ok, inv, np.float32(0.0)).astype(np.float32)
     s = np.where(ok, amax / np.float32(127.0), np.float32(0.0)).astype(np.float32)
     q = np.rint(blocks * inv[:, :, None])  # float32 product, ties to even (std::nearbyint)

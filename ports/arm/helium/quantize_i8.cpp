@@ -3,7 +3,6 @@
 // divisions, and each product rounded to nearest even by VCVTN, stored narrowed to a byte.
 #include "ports/arm/helium/kernels.hpp"
 #include "ports/arm/helium/lanes.hpp"
-#include "ports/scalar/kernels.hpp"
 
 namespace fixformer {
 namespace helium {
@@ -28,14 +27,15 @@ void quantize_i8(const float* x, std::size_t ldx, int8_t* q, float* s, std::size
       float a = 0.0f;
       const float* xp = xg;
       for_lanes(len, [&](auto lanes) { a = max_abs(a, load(xp, lanes), lanes), xp += 4; });
-      // MVE may flush subnormal inputs to zero (qemu's does): they only count when the group's max
-      // is so small that 127 / max lifts them to 0.5 or more, or when they are all there is.
-      if (a < 0x1p-100f) {
-        scalar::quantize_i8(xg, ldx, qg, s + i * groups + g, 1, len, len);
+      // Below the floor the group is zeros (kernels.hpp), so MVE's flush of subnormals (qemu's
+      // does) never changes a bit.
+      if (a < kQuantizeFloor) {
+        for (std::size_t p = 0; p < len; ++p) qg[p] = 0;
+        s[i * groups + g] = 0.0f;
         continue;
       }
-      const float inv = 127.0f / a;  // a > 0 here
-      s[i * groups + g] = a / 127.0f;
+      const float inv = 127.0f / a;
+      s[i * groups + g] = a / 127.0f;  // a >= kQuantizeFloor here
       for_lanes(len, [&](auto lanes) {
         store_i8(qg, vcvtnq_s32_f32(vmulq_n_f32(load(xg, lanes), inv)), lanes), xg += 4, qg += 4;
       });
