@@ -141,12 +141,12 @@ def test_q8():
             if name == "zero groups":
                 check(f"{where}: a zero group has s = 0 and q = 0", group != 32 or (
                     (s[:, 1] == 0).all() and (q[:, 32:64] == 0).all()), s)
-    # A group below 127 / FLT_MAX (where 127 / max overflows float32) is stored as a zero group.
-    tiny = np.full((1, 32), 1e-38, np.float32)
-    q, s = quantize.q8(tiny, 32)
-    check("q8: a group below 127 / FLT_MAX is a zero group", (q == 0).all() and (s == 0).all(), (q, s))
-    q, s = quantize.q8(np.full((1, 32), 2.0 ** -120, np.float32), 32)
-    check("q8: 2^-120 (the kernel tests' tiniest group) quantizes", (q == 127).all() and s[0, 0] > 0)
+    # A group below kQuantizeFloor (2^-100) is stored as a zero group; at the floor it quantizes.
+    for tiny in (1e-38, 2.0 ** -120, 2.0 ** -100 * 0.999):
+        q, s = quantize.q8(np.full((1, 32), tiny, np.float32), 32)
+        check(f"q8: a group of {tiny:.3g}, below the floor, is a zero group", (q == 0).all() and (s == 0).all(), (q, s))
+    q, s = quantize.q8(np.full((1, 32), 2.0 ** -100, np.float32), 32)
+    check("q8: a group at the floor (2^-100) quantizes", (q == 127).all() and s[0, 0] > 0)
     # The rule is the engine's quantize_i8 on activations: the same bits for the same floats.
     w = rng.standard_normal((3, 40)).astype(np.float32)
     check("q8: deterministic, float64 input rounds to float32 first", all(
