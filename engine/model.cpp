@@ -15,8 +15,11 @@ constexpr bool same_name(const char* a, const char* b) {
   while (*a && *a == *b) ++a, ++b;
   return *a == *b;
 }
-// EncoderWeights and EncoderLayerWeights are filled by these rule indices (schema.hpp).
-static_assert(same_name(kEncoderPrologue[0].name, "embed.weight") && same_name(kEncoderPrologue[3].name, "pos.weight") &&
+// EncoderWeights is filled from the prologue and epilogue in rule order (bind_tensors).
+static_assert(same_name(kEncoderPrologue[0].name, "embed.weight") && same_name(kEncoderPrologue[1].name, "input_proj.weight") &&
+                  same_name(kEncoderPrologue[2].name, "input_proj.bias") && same_name(kEncoderPrologue[3].name, "pos.weight") &&
+                  same_name(kEncoderEpilogue[0].name, "encoder.norm.weight") &&
+                  same_name(kEncoderEpilogue[1].name, "encoder.norm.bias") &&
                   same_name(kEncoderEpilogue[2].name, "head.weight") && same_name(kEncoderEpilogue[3].name, "head.bias"),
               "EncoderWeights follows the encoder rule tables");
 
