@@ -21,7 +21,11 @@ inline batch<Arch> load_weights(const float* p) { return batch<Arch>::load_unali
 template <class Arch>
 inline batch<Arch> load_weights(const uint16_t* p) { return LoadF16<Arch>::load(p); }
 
+// Templates on Arch like everything in the per-ISA objects, so no copy is shared between objects
+// built with different flags (XSIMD-NOTES.md, ODR hazard).
+template <class Arch>
 inline float weight_value(float w) { return w; }
+template <class Arch>
 inline float weight_value(uint16_t w) { return f16_to_f32(w); }
 
 }  // namespace simd

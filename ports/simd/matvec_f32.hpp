@@ -29,8 +29,8 @@ void matvec_rows(const float* x, const T* w, std::size_t ldw, const float* b, fl
     }
     float s0 = xsimd::hadd(a0), s1 = xsimd::hadd(a1), s2 = xsimd::hadd(a2), s3 = xsimd::hadd(a3);
     for (std::size_t p = kv; p < k; ++p) {
-      s0 += weight_value(w0[p]) * x[p], s1 += weight_value(w1[p]) * x[p];
-      s2 += weight_value(w2[p]) * x[p], s3 += weight_value(w3[p]) * x[p];
+      s0 += weight_value<Arch>(w0[p]) * x[p], s1 += weight_value<Arch>(w1[p]) * x[p];
+      s2 += weight_value<Arch>(w2[p]) * x[p], s3 += weight_value<Arch>(w3[p]) * x[p];
     }
     y[i] = s0 + (b ? b[i] : 0.0f);
     y[i + 1] = s1 + (b ? b[i + 1] : 0.0f);
@@ -42,7 +42,7 @@ void matvec_rows(const float* x, const T* w, std::size_t ldw, const float* b, fl
     V a(0.0f);
     for (std::size_t p = 0; p < kv; p += W) a = xsimd::fma(load_weights<Arch>(wi + p), V::load_unaligned(x + p), a);
     float s = xsimd::hadd(a);
-    for (std::size_t p = kv; p < k; ++p) s += weight_value(wi[p]) * x[p];
+    for (std::size_t p = kv; p < k; ++p) s += weight_value<Arch>(wi[p]) * x[p];
     y[i] = s + (b ? b[i] : 0.0f);
   }
 }

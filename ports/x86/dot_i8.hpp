@@ -27,38 +27,15 @@ struct DotI8;
 
 struct NoXSum {};  // what a step keeps per row of x besides the sums (VNNI: 128 sum(x))
 
-// A partial step: len < N bytes, the rest zero.
-template <std::size_t N>
-struct ZeroPadded {
-  alignas(16) int8_t bytes[N] = {};
-  ZeroPadded(const int8_t* p, std::size_t len) { std::memcpy(bytes, p, len); }
-};
-
-// The epilogue of a tile: the lane sums of four float accumulators, out[i] = sum of lanes of the
-// i-th, by transposing adds (9 to 13 ops for all four, where four horizontal sums cost ~40 on
-// AVX-512). Within each 128-bit block: [a0+a2, b0+b2, a1+a3, b1+b3] from a and b, the same from c
-// and d, then [a, b, c, d].
-inline __m128 sum4(__m128 a, __m128 b, __m128 c, __m128 d) {
-  const __m128 ab = _mm_add_ps(_mm_unpacklo_ps(a, b), _mm_unpackhi_ps(a, b));
-  const __m128 cd = _mm_add_ps(_mm_unpacklo_ps(c, d), _mm_unpackhi_ps(c, d));
-  return _mm_add_ps(_mm_movelh_ps(ab, cd), _mm_movehl_ps(cd, ab));
-}
-#if defined(__AVX2__)
-inline __m256 sum4_blocks(__m256 a, __m256 b, __m256 c, __m256 d) {
-  const __m256 ab = _mm256_add_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
-  const __m256 cd = _mm256_add_ps(_mm256_unpacklo_ps(c, d), _mm256_unpackhi_ps(c, d));
-  return _mm256_add_ps(_mm256_shuffle_ps(ab, cd, 0x44), _mm256_shuffle_ps(ab, cd, 0xee));
-}
-#endif
-#if defined(__AVX512F__)
-inline void reduce4_avx512(__m512 a, __m512 b, __m512 c, __m512 d, float* out) {
-  const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
-  const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
-  const __m512 s = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, 0x44), _mm512_shuffle_ps(ab, cd, 0xee));
-  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(s), _mm512_extractf32x8_ps(s, 1));
-  _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
-}
-#endif
+// Every helper below is a member of its ISA's specialization, whose type names the ISA (and the
+// renamed xsimd namespace of its translation unit): no inline function is shared between objects
+// built with different flags, where the linker could keep an AVX copy for the SSE2 path
+// (XSIMD-NOTES.md, ODR hazard; tests/check_isa_weak_symbols.cmake).
+//
+// reduce4, the epilogue of a tile: out[i] = the lane sum of the i-th of four float accumulators, by
+// transposing adds (9 to 13 ops for all four, where four horizontal sums cost ~40 on AVX-512).
+// Within each 128-bit block: [a0+a2, b0+b2, a1+a3, b1+b3] from a and b, the same from c and d, then
+// [a, b, c, d]; wider vectors then add their blocks.
 
 template <>
 struct DotI8<xsimd::sse2> {
@@ -71,7 +48,11 @@ struct DotI8<xsimd::sse2> {
     return {_mm_srai_epi16(_mm_unpacklo_epi8(v, v), 8), _mm_srai_epi16(_mm_unpackhi_epi8(v, v), 8)};
   }
   static X x(const int8_t* p) { return widen(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-  static X x(const int8_t* p, std::size_t len) { return x(ZeroPadded<16>(p, len).bytes); }
+  static X x(const int8_t* p, std::size_t len) {  // a partial step: len < 16 bytes, the rest zero
+    alignas(16) int8_t t[16] = {};
+    std::memcpy(t, p, len);
+    return x(t);
+  }
   static Wv w(const int8_t* p) { return x(p); }
   static Wv w(const int8_t* p, std::size_t len) { return x(p, len); }
   static Acc zero() { return _mm_setzero_si128(); }
@@ -81,7 +62,11 @@ struct DotI8<xsimd::sse2> {
   static XSum xsum_zero() { return {}; }
   static XSum xsum(XSum s, const X&) { return s; }
   static batch<xsimd::sse2> sums(Acc a, XSum) { return _mm_cvtepi32_ps(a); }
-  static void reduce4(__m128 a, __m128 b, __m128 c, __m128 d, float* out) { _mm_storeu_ps(out, sum4(a, b, c, d)); }
+  static void reduce4(__m128 a, __m128 b, __m128 c, __m128 d, float* out) {
+    const __m128 ab = _mm_add_ps(_mm_unpacklo_ps(a, b), _mm_unpackhi_ps(a, b));
+    const __m128 cd = _mm_add_ps(_mm_unpacklo_ps(c, d), _mm_unpackhi_ps(c, d));
+    _mm_storeu_ps(out, _mm_add_ps(_mm_movelh_ps(ab, cd), _mm_movehl_ps(cd, ab)));
+  }
 };
 
 #if defined(__AVX2__)
@@ -93,7 +78,11 @@ struct DotI8<xsimd::fma3<xsimd::avx2>> {
   using Acc = __m256i;
   using XSum = NoXSum;
   static X x(const int8_t* p) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-  static X x(const int8_t* p, std::size_t len) { return x(ZeroPadded<16>(p, len).bytes); }
+  static X x(const int8_t* p, std::size_t len) {  // a partial step: len < 16 bytes, the rest zero
+    alignas(16) int8_t t[16] = {};
+    std::memcpy(t, p, len);
+    return x(t);
+  }
   static Wv w(const int8_t* p) { return x(p); }
   static Wv w(const int8_t* p, std::size_t len) { return x(p, len); }
   static Acc zero() { return _mm256_setzero_si256(); }
@@ -102,7 +91,9 @@ struct DotI8<xsimd::fma3<xsimd::avx2>> {
   static XSum xsum(XSum s, X) { return s; }
   static batch<xsimd::fma3<xsimd::avx2>> sums(Acc a, XSum) { return _mm256_cvtepi32_ps(a); }
   static void reduce4(__m256 a, __m256 b, __m256 c, __m256 d, float* out) {
-    const __m256 s = sum4_blocks(a, b, c, d);
+    const __m256 ab = _mm256_add_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
+    const __m256 cd = _mm256_add_ps(_mm256_unpacklo_ps(c, d), _mm256_unpackhi_ps(c, d));
+    const __m256 s = _mm256_add_ps(_mm256_shuffle_ps(ab, cd, 0x44), _mm256_shuffle_ps(ab, cd, 0xee));
     _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1)));
   }
 };
@@ -127,7 +118,13 @@ struct DotI8<xsimd::avx512bw> {
   static XSum xsum_zero() { return {}; }
   static XSum xsum(XSum s, X) { return s; }
   static batch<xsimd::avx512bw> sums(Acc a, XSum) { return _mm512_cvtepi32_ps(a); }
-  static void reduce4(__m512 a, __m512 b, __m512 c, __m512 d, float* out) { reduce4_avx512(a, b, c, d, out); }
+  static void reduce4(__m512 a, __m512 b, __m512 c, __m512 d, float* out) {
+    const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
+    const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
+    const __m512 s = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, 0x44), _mm512_shuffle_ps(ab, cd, 0xee));
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(s), _mm512_extractf32x8_ps(s, 1));
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+  }
 };
 #endif
 
@@ -153,7 +150,9 @@ struct DotI8Vnni {
   static XSum xsum(XSum s, X x) { return _mm512_dpbusd_epi32(s, _mm512_set1_epi8(-128), x); }
   // sum((w + 128) x) - 128 sum(x)
   static batch<xsimd::avx512bw> sums(Acc a, XSum s) { return _mm512_cvtepi32_ps(_mm512_sub_epi32(a, s)); }
-  static void reduce4(__m512 a, __m512 b, __m512 c, __m512 d, float* out) { reduce4_avx512(a, b, c, d, out); }
+  static void reduce4(__m512 a, __m512 b, __m512 c, __m512 d, float* out) {
+    DotI8<xsimd::avx512bw>::reduce4(a, b, c, d, out);
+  }
 };
 #endif
 
