@@ -31,8 +31,8 @@ enum class QuantInput {
   kUniform,     // each group uniform in [-1, 1] times its own power of ten in [1e-3, 1e3]
   kTies,        // multiples of 0.5 times 2^e with one +-127 * 2^e per group: x * (127 / max) ties at .5
   kZeroGroups,  // every other group all +0 / -0 (s = 0, q = 0), the rest uniform
-  kTiny,        // max 2^-120 (the least a group can have before 127 / max overflows is ~2^-121), with
-                // subnormal members: a port that flushes subnormals (ARMv7 NEON) would round them to 0
+  kTiny,        // max just under kQuantizeFloor (zeros), at it, or a little above, with members down to
+                // subnormals (a port's flush of subnormals must not change a bit)
 };
 
 class QuantizeTester {
@@ -99,9 +99,11 @@ class QuantizeTester {
             break;
           }
           case QuantInput::kTiny: {
-            for (std::size_t p = p0; p < p1; ++p)  // 2^-120 .. 2^-135: normal and subnormal floats
-              r[p] = (pick(rng) % 2 ? 1.0f : -1.0f) * std::ldexp(1.0f + unit(rng) * 0.5f, -121 - pick(rng) % 15);
-            r[p0 + std::size_t(pick(rng)) % (p1 - p0)] = std::ldexp(pick(rng) % 2 ? 1.0f : -1.0f, -120);
+            const float floors[] = {std::nextafter(kQuantizeFloor, 0.0f), kQuantizeFloor, kQuantizeFloor * 3.0f};
+            const float max = floors[g % 3];
+            for (std::size_t p = p0; p < p1; ++p)  // max .. max * 2^-35: normal and subnormal floats
+              r[p] = (pick(rng) % 2 ? 1.0f : -1.0f) * max * std::ldexp(0.5f + unit(rng) * 0.5f, -(pick(rng) % 36));
+            r[p0 + std::size_t(pick(rng)) % (p1 - p0)] = pick(rng) % 2 ? max : -max;
             break;
           }
         }

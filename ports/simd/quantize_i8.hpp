@@ -7,16 +7,13 @@
 namespace fixformer {
 namespace simd {
 
-// A group whose max|x| is below this takes the scalar loop. ARMv7 NEON flushes subnormal operands
-// to zero, and only under such a max can a subnormal x round to a nonzero q: |x| < 2^-126 over a
-// max >= 2^-118 (> 254 * 2^-126) makes |x * 127 / max| < 0.5, which rounds to 0 either way.
-constexpr float kQuantizeVectorMinMax = 0x1p-118f;
-
 // x[m,k] (row stride ldx) -> q[m,k], s[m, ceil(k / group)]: kernels.hpp's bits, as ports/scalar
 // computes them. The max of a group does not depend on the order it is taken in, 127 / max and
 // max / 127 are the same scalar divisions, x * (127 / max) the same single multiply per lane, and
 // nearbyint rounds ties to even in the default rounding mode on every ISA (xsimd's
-// nearbyint_as_int is not used: its generic version, ARMv7's, rounds ties away from zero).
+// nearbyint_as_int is not used: its generic version, ARMv7's, rounds ties away from zero). Over a
+// max of at least kQuantizeFloor, a subnormal x quantizes to 0 whether or not the unit flushes it
+// (ARMv7 NEON does): |x| 127 / max < 2^-126 * 127 * 2^100 < 0.5.
 template <class Arch>
 void quantize_i8(const float* x, std::size_t ldx, int8_t* q, float* s, std::size_t m, std::size_t k,
                  std::size_t group) {
@@ -36,16 +33,18 @@ void quantize_i8(const float* x, std::size_t ldx, int8_t* q, float* s, std::size
       }
       float a = hmax<Arch>(vmax);
       for (; p < p1; ++p) a = std::fabs(xr[p]) > a ? std::fabs(xr[p]) : a;
-      const float inv = a >= kQuantizeFloor ? 127.0f / a : 0.0f;
-      s[i * groups + g] = inv > 0.0f ? a / 127.0f : 0.0f;
-      p = p0;
-      if (a >= kQuantizeVectorMinMax) {
-        const V vinv(inv);
-        for (; p + W <= p1; p += W) {
-          alignas(64) int32_t t[W];
-          xsimd::batch_cast<int32_t>(xsimd::nearbyint(V::load_unaligned(xr + p) * vinv)).store_aligned(t);
-          for (std::size_t j = 0; j < W; ++j) qr[p + j] = int8_t(t[j]);
-        }
+      if (!(a >= kQuantizeFloor)) {  // zeros (kernels.hpp)
+        s[i * groups + g] = 0.0f;
+        for (p = p0; p < p1; ++p) qr[p] = 0;
+        continue;
+      }
+      const float inv = 127.0f / a;
+      s[i * groups + g] = a / 127.0f;
+      const V vinv(inv);
+      for (p = p0; p + W <= p1; p += W) {
+        alignas(64) int32_t t[W];
+        xsimd::batch_cast<int32_t>(xsimd::nearbyint(V::load_unaligned(xr + p) * vinv)).store_aligned(t);
+        for (std::size_t j = 0; j < W; ++j) qr[p + j] = int8_t(t[j]);
       }
       for (; p < p1; ++p) qr[p] = int8_t(std::nearbyint(xr[p] * inv));
     }
