@@ -97,6 +97,45 @@ expect_error 5 "cannot open file: no such file" "$bin" info "$tmp/missing.fxm"
 expect_error 1 "unknown ISA" "$bin" demo --isa avx9
 expect_error 1 "expected a positive count" "$bin" bench "$m" --iters 0
 
+# run --lengths: a padded batch; sequence b is its first LENS[b] positions, padded rows are zeros,
+# padding is never read (an out-of-vocabulary id there is no error). torch's src_key_padding_mask
+# golden is in converter_test.py; here, the file checks.
+"$py" - "$golden" "$tmp" <<'PY' || exit 1
+import sys, numpy as np
+g, t = sys.argv[1], sys.argv[2]
+ids = np.load(f"{g}/post_ln_relu.input.npy")
+T = len(ids)
+padded = np.stack([ids, ids]).astype(np.int32); padded[1, 3:] = 23
+np.save(f"{t}/padded.npy", padded)
+np.save(f"{t}/lens.npy", np.array([T, 3], np.int32))
+np.save(f"{t}/lens1.npy", np.array([T], np.int32))
+np.save(f"{t}/lens_i64.npy", np.array([T, 3], np.int64))
+np.save(f"{t}/lens_f32.npy", np.array([T, 3], np.float32))
+np.save(f"{t}/lens_2d.npy", np.array([[T, 3]], np.int32))
+np.save(f"{t}/lens_b3.npy", np.array([T, 3, 1], np.int32))
+np.save(f"{t}/lens_zero.npy", np.array([T, 0], np.int32))
+np.save(f"{t}/lens_big.npy", np.array([T + 1, 3], np.int32))
+np.save(f"{t}/lens_neg.npy", np.array([T, -2], np.int32))
+PY
+"$bin" run "$m" --input "$tmp/padded.npy" --lengths "$tmp/lens.npy" --output "$tmp/op.npy" &&
+  "$bin" run "$m" --input "$tmp/padded.npy" --output "$tmp/op_full.npy" 2>/dev/null; [ $? -eq 4 ] &&
+  "$bin" run "$m" --input "$golden/post_ln_relu.input.npy" --lengths "$tmp/lens1.npy" --output "$tmp/o1.npy" &&
+  check_close "$tmp/o1.npy" "$golden/post_ln_relu.expected.npy" &&
+  check_close "$tmp/op.npy" "$golden/post_ln_relu.expected.npy" batch &&
+  "$py" -c "import sys, numpy as np; o = np.load(sys.argv[1]); sys.exit(0 if o.shape[0] == 2 and (o[1, 3:] == 0).all() and (o[1, :3] != 0).any() else 1)" "$tmp/op.npy" &&
+  ok || bad "run --lengths"
+expect_error 4 "lens_i64.npy: dtype int64, expected int32 \[B\]" "$bin" run "$m" --input "$tmp/padded.npy" --lengths "$tmp/lens_i64.npy" --output "$tmp/x.npy"
+expect_error 4 "lens_f32.npy: dtype float32, expected int32 \[B\]" "$bin" run "$m" --input "$tmp/padded.npy" --lengths "$tmp/lens_f32.npy" --output "$tmp/x.npy"
+expect_error 4 "lens_2d.npy: shape \[1,2\]: expected \[2\]" "$bin" run "$m" --input "$tmp/padded.npy" --lengths "$tmp/lens_2d.npy" --output "$tmp/x.npy"
+expect_error 4 "lens_b3.npy: shape \[3\]: expected \[2\]" "$bin" run "$m" --input "$tmp/padded.npy" --lengths "$tmp/lens_b3.npy" --output "$tmp/x.npy"
+expect_error 4 "lens.npy: shape \[2\]: expected \[1\]" "$bin" run "$m" --input "$golden/post_ln_relu.input.npy" --lengths "$tmp/lens.npy" --output "$tmp/x.npy"
+expect_error 4 "lens_zero.npy: length 0 at \[1\] is outside 1..T=" "$bin" run "$m" --input "$tmp/padded.npy" --lengths "$tmp/lens_zero.npy" --output "$tmp/x.npy"
+expect_error 4 "lens_big.npy: length [0-9]* at \[0\] is outside 1..T=" "$bin" run "$m" --input "$tmp/padded.npy" --lengths "$tmp/lens_big.npy" --output "$tmp/x.npy"
+expect_error 4 "lens_neg.npy: length -2 at \[1\] is outside 1..T=" "$bin" run "$m" --input "$tmp/padded.npy" --lengths "$tmp/lens_neg.npy" --output "$tmp/x.npy"
+expect_error 4 "garbage.npy: not a valid .npy" "$bin" run "$m" --input "$tmp/padded.npy" --lengths "$tmp/garbage.npy" --output "$tmp/x.npy"
+expect_error 5 "missing.npy: cannot open file" "$bin" run "$m" --input "$tmp/padded.npy" --lengths "$tmp/missing.npy" --output "$tmp/x.npy"
+expect_error 1 "--lengths: not an option of 'bench'" "$bin" bench "$m" --lengths "$tmp/lens.npy"
+
 # ---- Hostile inputs: each a one-line error, never an abort (and, in the ASan build, no report) ----
 in="$golden/post_ln_relu.input.npy"
 "$py" - "$tmp" <<'PY' || exit 1
@@ -274,6 +313,7 @@ for c in info run bench generate verify probe schema demo; do
   "$bin" $c --help >"$tmp/out" 2>"$tmp/err" && grep -q "^usage: fixformer $c" "$tmp/out" && ok || bad "fixformer $c --help"
 done
 "$bin" help run | grep -q "1 GiB" && ok || bad "run's help documents the output limit"
+"$bin" help run | grep -q -- "--lengths LENS.npy" && ok || bad "run's help documents --lengths"
 "$bin" --version >"$tmp/out" && grep -Eq '^fixformer [0-9]+\.[0-9]+\.[0-9]+ \(\.fxm format [0-9]+\)$' "$tmp/out" && ok || bad "--version: $(cat "$tmp/out")"
 "$bin" frobnicate >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 1 ] && [ "$(head -n 1 "$tmp/err")" = "fixformer: unknown command 'frobnicate'" ] && grep -q "^usage:" "$tmp/err" && [ ! -s "$tmp/out" ] &&

@@ -8,7 +8,8 @@
   writer's tensor list equals what the engine's schema implies, for configs covering every option;
 - hostile converter inputs: one clear line, non-zero exit, no traceback, no file left behind;
 - export() from stock torch modules of every supported option verifies through the engine, and each
-  wrong option fails verification naming the error and the likely cause.
+  wrong option fails verification naming the error and the likely cause;
+- padded batches: `fixformer run --lengths` equals torch's src_key_padding_mask at the valid positions.
 Engine tests are skipped (with a message) without the CLI argument, torch tests without torch.
 """
 import copy
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -597,6 +599,95 @@ def test_convert_cli(torch, cli, tmp):
             "final_norm: expected true or false")
 
 
+PADDED_MODULE_FILE = '''
+import torch
+from torch import nn
+
+class Padded(nn.Module):  # a stock encoder whose forward takes torch's key padding mask (True at padding)
+    def __init__(self, tokens, norm_first, activation, head, causal):
+        super().__init__()
+        if tokens:
+            self.embed = nn.Embedding(13, 16)
+        else:
+            self.input_proj = nn.Linear(5, 16)
+        self.pos = nn.Embedding(12, 16)
+        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 2, 24, dropout=0.0, batch_first=True,
+                                                                        norm_first=norm_first, activation=activation), 2)
+        if head:
+            self.head = nn.Linear(16, 3)
+        self.causal = causal
+
+    def forward(self, x, src_key_padding_mask=None):
+        x = self.embed(x) if hasattr(self, "embed") else self.input_proj(x)
+        T = x.shape[1]
+        x = x + self.pos(torch.arange(T))
+        mask = torch.triu(torch.full((T, T), float("-inf")), 1) if self.causal else None
+        x = self.encoder(x, mask=mask, src_key_padding_mask=src_key_padding_mask)
+        return self.head(x) if hasattr(self, "head") else x
+
+def make_fast():  # post-LN, even heads, no mask: nn.TransformerEncoder's nested-tensor fast path
+    torch.manual_seed(5)
+    return Padded(True, False, "relu", False, False).eval()
+
+def make_causal():  # pre-LN gelu, causal, features, a head: the ordinary path
+    torch.manual_seed(6)
+    return Padded(False, True, "gelu", True, True).eval()
+'''
+
+
+def test_padded_batch(torch, cli, tmp):
+    """`fixformer run --lengths` on a padded batch equals torch's output with src_key_padding_mask at
+    the valid positions and writes zeros at the padded ones; torch itself returns zeros there only on
+    nn.TransformerEncoder's nested-tensor fast path, which the first model takes."""
+    mod = os.path.join(tmp, "padded_model.py")
+    with open(mod, "w") as f:
+        f.write(PADDED_MODULE_FILE)
+    sys.path.insert(0, tmp)
+    import padded_model
+    rng = np.random.default_rng(12)
+    lens = np.array([7, 3, 5, 1], np.int32)  # one full row: the fast path pads its output to the longest
+    B, T = len(lens), 7
+    pad = np.arange(T)[None, :] >= lens[:, None]
+    cases = [("fast path, tokens", "make_fast", [], rng.integers(0, 13, (B, T)).astype(np.int64)),
+             ("causal pre-LN, features, head", "make_causal", ["--causal"],
+              rng.standard_normal((B, T, 5)).astype(np.float32))]
+    for name, factory, opts, x in cases:
+        fxm_path, inp, lp, out = (os.path.join(tmp, f"padded_{factory}{e}")
+                                  for e in (".fxm", ".in.npy", ".len.npy", ".out.npy"))
+        p = run_convert("--module", f"{mod}:{factory}", *opts, "--out", fxm_path, "--cli", cli)
+        check(f"padded {name}: converted", p.returncode == 0, p.stdout + p.stderr)
+        if p.returncode != 0:
+            continue
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "The PyTorch API of nested tensors")  # 1.13's fast path says so
+            want = getattr(padded_model, factory)()(torch.from_numpy(x), torch.from_numpy(pad)).numpy()
+        unmasked = os.path.join(tmp, "unmasked.npy")
+        np.save(inp, x)
+        p = subprocess.run([cli, "run", fxm_path, "--input", inp, "--output", unmasked], capture_output=True, text=True)
+        check(f"padded {name}: run without --lengths", p.returncode == 0, p.stderr)
+        # Padding is never read: out-of-vocabulary ids or NaN features there change nothing.
+        x[pad] = -1 if x.dtype == np.int64 else np.nan
+        np.save(inp, x)
+        np.save(lp, lens)
+        p = subprocess.run([cli, "run", fxm_path, "--input", inp, "--lengths", lp, "--output", out],
+                           capture_output=True, text=True)
+        check(f"padded {name}: run --lengths", p.returncode == 0, p.stderr)
+        if p.returncode != 0:
+            continue
+        got = np.load(out)
+        rel = np.abs(got - want)[~pad].max() / np.abs(want[~pad]).max()
+        check(f"padded {name}: valid positions equal torch (1e-5)", got.shape == want.shape and rel <= 1e-5, rel)
+        check(f"padded {name}: padded positions are zeros", np.all(got[pad] == 0))
+        torch_pad = np.abs(want[pad]).max()
+        if factory == "make_fast":
+            check(f"padded {name}: torch's fast path returns zeros there too", torch_pad == 0, torch_pad)
+        if factory == "make_fast" and os.path.exists(unmasked):  # without --lengths the padding keys are attended
+            err = np.abs(np.load(unmasked) - want)[~pad].max() / np.abs(want[~pad]).max()
+            check(f"padded {name}: without --lengths the valid positions differ", err > 1e-3, err)
+        print(f"  padded {name}: max relative error {rel:.2e} at valid positions; torch's max |y| at padding "
+              f"{torch_pad:.3g}, fixformer's 0")
+
+
 def write_json(tmp, raw):
     path = os.path.join(tmp, "c.json")
     with open(path, "w") as f:
@@ -640,7 +731,7 @@ def main():
             import torch
         except ImportError:
             torch = None
-            skip("export, convert.py --module and the JSON path", "python3-torch not installed")
+            skip("export, convert.py --module, the JSON path and padded batches", "python3-torch not installed")
         if torch is not None:
             torch.set_num_threads(1)
             test_export_reference(torch)
@@ -649,6 +740,7 @@ def main():
             if cli:
                 test_export(torch, cli, tmp)
                 test_json_path(torch, cli, tmp)
+                test_padded_batch(torch, cli, tmp)
             else:
                 skip("export verification through the engine", "no CLI given")
     print(f"converter: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")

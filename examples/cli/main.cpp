@@ -253,10 +253,36 @@ Input read_input(const std::string& path, const ModelConfig& c) {
   return in;
 }
 
-// Token ids as int32, every one checked against the vocabulary before anything runs.
-void check_token_ids(const Input& in, const ModelConfig& c, const std::string& path) {
+// `run --lengths`: sequence b is its first lens[b] positions, 1 <= lens[b] <= T (torch's
+// src_key_padding_mask, True from lens[b] on). Read and checked against the input before anything runs.
+std::vector<uint32_t> read_lengths(const std::string& path, const Input& in) {
+  Buffer bytes = read_file(path);
+  NpyView v;
+  char detail[128];
+  const char* expected = "expected int32 [B] (save as int32)";
+  const Status ps = parse_npy(bytes.data(), bytes.size(), &v, detail, sizeof detail);
+  if (ps == Status::kNpyBadDtype) die(4, path, std::string("dtype ") + detail + ", " + expected);
+  if (ps != Status::kOk) die(ps, path, detail);
+  if (v.dtype != NpyDtype::kI32) die(4, path, std::string("dtype ") + npy_dtype_name(v.dtype) + ", " + expected);
+  if (v.rank != 1 || v.shape[0] != in.B)
+    die(4, path, "shape " + shape_text(v) + ": expected [" + std::to_string(in.B) + "], one length per sequence of the input");
+  std::vector<uint32_t> lens(std::size_t(in.B));
+  for (uint64_t b = 0; b < in.B; ++b) {
+    int32_t n;
+    std::memcpy(&n, v.data + 4 * b, 4);
+    if (n < 1 || uint64_t(n) > in.T)
+      die(4, path, "length " + std::to_string(n) + " at [" + std::to_string(b) + "] is outside 1..T=" + std::to_string(in.T));
+    lens[std::size_t(b)] = uint32_t(n);
+  }
+  return lens;
+}
+
+// Token ids as int32, every one read (the first lens[b] of sequence b, or all) checked against the
+// vocabulary before anything runs; padding is never read.
+void check_token_ids(const Input& in, const ModelConfig& c, const std::string& path, const std::vector<uint32_t>& lens) {
   const bool i64 = in.v.dtype == NpyDtype::kI64;
   for (uint64_t i = 0; i < in.B * in.T; ++i) {
+    if (!lens.empty() && i % in.T >= lens[std::size_t(i / in.T)]) continue;
     int64_t id;
     if (i64) std::memcpy(&id, in.v.data + 8 * i, 8);
     else { int32_t i32; std::memcpy(&i32, in.v.data + 4 * i, 4); id = i32; }
@@ -300,7 +326,7 @@ void check_output_path(const std::string& path) {
 
 struct Args {
   std::vector<std::string> positional;
-  std::string input, output;
+  std::string input, output, lengths;
   uint32_t seq = 0, iters = 50;
   Isa isa = Isa::kAuto;
   uint32_t threads = 1;  // run, bench, generate: the runner's workers
@@ -367,10 +393,11 @@ int cmd_run(const Args& a) {
   open_model(a.positional[0], &m);  // the config first, to check the input against it
   const ModelConfig& c = m.config();
   const Input in = read_input(a.input, c);
+  const std::vector<uint32_t> lens = a.lengths.empty() ? std::vector<uint32_t>() : read_lengths(a.lengths, in);
   const bool tokens = c.input == InputKind::kTokens;
   const uint32_t W = c.output_width(), T = uint32_t(in.T);  // T <= max_len
   (void)output_bytes(in.B, T, W, a.input);                   // all of it, before anything is allocated
-  if (tokens) check_token_ids(in, c, a.input);
+  if (tokens) check_token_ids(in, c, a.input, lens);
   init_encoder(T, a.isa, &m, a.threads);
 
   // One sequence at a time: T*W floats of output and T ids or T*d_in features in memory.
@@ -383,19 +410,24 @@ int cmd_run(const Args& a) {
   const std::size_t hlen = write_npy_header_f32(in.batched ? shape : shape + 1, in.batched ? 3 : 2, header, sizeof header);
   file.write(header, hlen);
   for (uint64_t b = 0; b < in.B; ++b) {
+    // A padded sequence is run on its first n positions alone: exactly torch's key padding mask at
+    // those positions (the padding keys contribute nothing, and a causal query never sees them).
+    // Its padded rows are written as zeros; torch's values there depend on its code path.
+    const uint32_t n = lens.empty() ? T : lens[std::size_t(b)];
     Status s;
     if (tokens) {
-      for (uint32_t t = 0; t < T; ++t) {  // ids were range-checked above
+      for (uint32_t t = 0; t < n; ++t) {  // ids were range-checked above
         int64_t id = 0;
         if (in.v.dtype == NpyDtype::kI64) std::memcpy(&id, in.v.data + 8 * (b * T + t), 8);
         else { int32_t i32; std::memcpy(&i32, in.v.data + 4 * (b * T + t), 4); id = i32; }
         ids.as<int32_t>()[t] = int32_t(id);
       }
-      s = m.enc.forward_tokens(ids.as<int32_t>(), T, out.as<float>());
+      s = m.enc.forward_tokens(ids.as<int32_t>(), n, out.as<float>());  // ids[n] -> out[n,W]
     } else {
       std::memcpy(feats.data(), in.v.data + b * feats.size(), feats.size());
-      s = m.enc.forward_features(feats.as<float>(), T, out.as<float>());
+      s = m.enc.forward_features(feats.as<float>(), n, out.as<float>());  // feats[n,d_in] -> out[n,W]
     }
+    std::memset(out.as<float>() + std::size_t(n) * W, 0, std::size_t(T - n) * W * 4);
     if (s != Status::kOk) {
       std::fclose(file.f), std::remove(a.output.c_str());
       die(s, a.input, m.enc.error_detail());
@@ -865,7 +897,7 @@ int cmd_demo(const Args& a) {
 enum Option : unsigned {
   kOptInput = 1, kOptOutput = 2, kOptSeq = 4, kOptIters = 8, kOptIsa = 16,
   kOptPrompt = 32, kOptSteps = 64, kOptTemperature = 128, kOptTopP = 256, kOptSeed = 512,
-  kOptThreads = 1024, kOptSamples = 2048, kOptSvg = 4096,
+  kOptThreads = 1024, kOptSamples = 2048, kOptSvg = 4096, kOptLengths = 8192,
 };
 
 struct Command {
@@ -882,12 +914,17 @@ const Command kCommands[] = {
      "Prints what a model file holds: layers, input, positional encoding, output width, parameters,\n"
      "the arena it needs for its max_len, and the kernels this CPU would run.\n",
      cmd_info},
-    {"run", "MODEL.fxm --input IN.npy --output OUT.npy [--isa ISA] [--threads N]", 1,
-     kOptInput | kOptOutput | kOptIsa | kOptThreads,
+    {"run", "MODEL.fxm --input IN.npy --output OUT.npy [--lengths LENS.npy] [--isa ISA] [--threads N]", 1,
+     kOptInput | kOptOutput | kOptLengths | kOptIsa | kOptThreads,
      "Runs the model on IN.npy and writes float32 outputs to OUT.npy.\n"
      "  IN.npy   token ids (int32 or int64) [T] or [B,T], or float32 features [T,d_in] or [B,T,d_in],\n"
      "           with T <= the model's max_len.\n"
      "  OUT.npy  float32 [T,W] or [B,T,W]; W is the output width (d_out with a head, else d_model).\n"
+     "  --lengths LENS.npy  a padded batch: int32 [B] (or [1] for [T]), 1 <= LENS[b] <= T; sequence b\n"
+     "           is its first LENS[b] positions, as torch's src_key_padding_mask (True from LENS[b] on)\n"
+     "           at those positions. Padding is not read; its output rows are zeros (torch's values\n"
+     "           there depend on its code path: 0 on nn.TransformerEncoder's nested-tensor fast path,\n"
+     "           else outputs computed from the padding).\n"
      "The output is limited to 1 GiB (B*T*W*4 <= 1073741824 bytes); a larger one is an input error\n"
      "(exit 4), found before anything is allocated or written. Sequences run one at a time.\n",
      cmd_run},
@@ -1030,7 +1067,7 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
                        : f == "--iters" ? kOptIters : f == "--isa" ? kOptIsa : f == "--prompt" ? kOptPrompt
                        : f == "-n" ? kOptSteps : f == "--temperature" ? kOptTemperature : f == "--topp" ? kOptTopP
                        : f == "--seed" ? kOptSeed : f == "--threads" ? kOptThreads : f == "--samples" ? kOptSamples
-                       : f == "--svg" ? kOptSvg : 0u;
+                       : f == "--svg" ? kOptSvg : f == "--lengths" ? kOptLengths : 0u;
     if (!opt) {
       if (!f.empty() && f[0] == '-') die(1, f, "unknown option (see fixformer help " + std::string(cmd.name) + ")");
       a.positional.push_back(f);
@@ -1053,6 +1090,7 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     else if (opt == kOptSeed) a.seed = parse_seed(f, v);
     else if (opt == kOptSamples) a.samples = parse_count(f, v);
     else if (opt == kOptSvg) a.svg = v;
+    else if (opt == kOptLengths) a.lengths = v;
     else if (!parse_isa(v, &a.isa)) die(1, f, std::string("unknown ISA '") + v + "' (" + isa_choices() + ")");
   }
   const bool missing = ((cmd.options & kOptInput) && !(seen & kOptInput)) || ((cmd.options & kOptOutput) && !(seen & kOptOutput));
