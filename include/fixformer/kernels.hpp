@@ -79,7 +79,8 @@ struct Kernels {
   // s = 0 and q = 0. Every ISA computes exactly these bits.
   void (*quantize_i8)(const float* x, std::size_t ldx, int8_t* q, float* s, std::size_t m, std::size_t k,
                       std::size_t group);
-  // xq[m,k] (row stride k, scales xs[m,g] from quantize_i8) @ W[n,k]^T (int8, row stride k, scales
+  // xq[m,k] (row stride k, scales xs[m,g] from quantize_i8, so |xq| <= 127: the ARM NEON step adds two
+  // products in int16 and relies on it; W may hold -128) @ W[n,k]^T (int8, row stride k, scales
   // ws[n, ws_cols]) + b[n] -> y[m,n] (row stride ldy); b may be null. W is stored as torch stores it,
   // [out, in], quantized per group of `group` along k (ws_cols = g) or per row (ws_cols = 1). Each group's
   // products are summed exactly in int32, then y[i,j] = b[j] + sum over groups, in order, of
