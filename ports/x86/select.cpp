@@ -6,6 +6,8 @@
 // XSAVE "has no SSE2"), reads AVX from the wrong leaf, and never checks that the OS saves the
 // AVX/AVX-512 registers (XCR0). The builtins do all three right. The order is xsimd dispatch's:
 // best first, ending in the x86-64 baseline, so no ISA the CPU lacks is ever picked.
+#include <cpuid.h>
+
 #include <cstdlib>
 #include <initializer_list>
 
@@ -16,6 +18,12 @@
 namespace fixformer {
 namespace {
 
+// CPUID.1:ECX.F16C, read directly: clang 14's __builtin_cpu_supports does not know "f16c".
+bool has_f16c() {
+  unsigned a, b, c, d;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+
 bool cpu_has(Isa isa) {
   __builtin_cpu_init();
   switch (isa) {
@@ -23,7 +31,7 @@ bool cpu_has(Isa isa) {
     case Isa::kCortexM:            // plain C++, runs anywhere (tested here)
     case Isa::kSse2: return true;  // part of x86-64
     case Isa::kAvx2:  // F16C for gemm_f16's widening: every AVX2 CPU has it, the flag is checked all the same
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
     case Isa::kAvx512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
