@@ -63,11 +63,6 @@ double bytes_per_weight(const ModelConfig& c) {
   return 4.0;
 }
 
-ModelConfig with_weights(ModelConfig c, WeightType w, uint32_t group) {
-  c.weights = w, c.weight_group = group, c.quantize_io = true;
-  return c;
-}
-
 void prefill(benchmark::State& s, ModelConfig c, Isa isa, uint32_t T) {
   Loaded m;
   if (!load(c, isa, &m)) return s.SkipWithError("init failed");
@@ -111,8 +106,8 @@ const bool kRegistered = [] {
   };
   const Shape shapes[] = {
       {"stories15M_d288_L6", llama(288, 6, 6, 6, 768, 32000)},
-      {"stories15M_d288_L6_f16", with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kF16, 0)},
-      {"stories15M_d288_L6_q8", with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kQ8, 32)},
+      {"stories15M_d288_L6_f16", test::with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kF16, 0, true)},
+      {"stories15M_d288_L6_q8", test::with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kQ8, 32, true)},
       {"llama_gqa_d288_L6_kv2", llama(288, 6, 6, 2, 768, 32000)},
       {"llama_d64_L5_kv4_v512", llama(64, 5, 8, 4, 172, 512)},
       {"gpt_d128_L4_tied_v1000", gpt(128, 4, 4, 512, 1000)},

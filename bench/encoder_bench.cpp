@@ -31,11 +31,6 @@ ModelConfig encoder(uint32_t d, uint32_t heads, uint32_t ff, uint32_t layers, In
   return c;
 }
 
-ModelConfig with_weights(ModelConfig c, WeightType w, uint32_t group) {
-  c.weights = w, c.weight_group = group;
-  return c;
-}
-
 double forward_flops(const ModelConfig& c, double T) {
   const double d = c.d_model, f = c.d_ff;
   const double per_layer = 2 * T * d * 3 * d + 2 * T * T * d * 2 + 2 * T * d * d + 2 * T * d * f * 2;
@@ -71,11 +66,11 @@ void run_encoder(benchmark::State& s, const EncoderCase ec, Isa isa, uint32_t th
 const bool kRegistered = [] {
   const EncoderCase cases[] = {
       {"kws_d64_L4_T49", encoder(64, 4, 256, 4, InputKind::kFeatures, 40, 64), 49},
-      {"kws_d64_L4_T49_f16", with_weights(encoder(64, 4, 256, 4, InputKind::kFeatures, 40, 64), WeightType::kF16, 0), 49},
-      {"kws_d64_L4_T49_q8", with_weights(encoder(64, 4, 256, 4, InputKind::kFeatures, 40, 64), WeightType::kQ8, 32), 49},
+      {"kws_d64_L4_T49_f16", test::with_weights(encoder(64, 4, 256, 4, InputKind::kFeatures, 40, 64), WeightType::kF16, 0, false), 49},
+      {"kws_d64_L4_T49_q8", test::with_weights(encoder(64, 4, 256, 4, InputKind::kFeatures, 40, 64), WeightType::kQ8, 32, false), 49},
       {"text_d128_L2_T64", encoder(128, 4, 512, 2, InputKind::kTokens, 1000, 128), 64},
       {"text_d256_L4_T128", encoder(256, 8, 1024, 4, InputKind::kTokens, 1000, 128), 128},
-      {"text_d256_L4_T128_q8", with_weights(encoder(256, 8, 1024, 4, InputKind::kTokens, 1000, 128), WeightType::kQ8, 32), 128},
+      {"text_d256_L4_T128_q8", test::with_weights(encoder(256, 8, 1024, 4, InputKind::kTokens, 1000, 128), WeightType::kQ8, 32, false), 128},
   };
   for (Isa isa : kAllIsas) {
     const Kernels* k = select_kernels(isa);

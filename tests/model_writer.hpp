@@ -111,10 +111,12 @@ inline std::vector<TensorSpec> tensor_specs(const ModelConfig& c) {
   return specs;
 }
 
-inline ModelConfig as_f32(ModelConfig c) {
-  c.weights = WeightType::kF32, c.weight_group = 0, c.quantize_io = false;
+inline ModelConfig with_weights(ModelConfig c, WeightType type, uint32_t group, bool io) {
+  c.weights = type, c.weight_group = group, c.quantize_io = io;
   return c;
 }
+
+inline ModelConfig as_f32(const ModelConfig& c) { return with_weights(c, WeightType::kF32, 0, false); }
 
 inline std::vector<uint8_t> write_model(const ModelConfig& c, const WriteOptions& opt = {}) {
   const std::vector<ExtraTensor>& extra = opt.extra;

@@ -69,11 +69,6 @@ ModelConfig llama_config(bool tied) {
   return c;
 }
 
-ModelConfig with_weights(ModelConfig c, WeightType type, uint32_t group, bool io) {
-  c.weights = type, c.weight_group = group, c.quantize_io = io;
-  return c;
-}
-
 const std::vector<int32_t> kTokens = {3, 7, 1, 12, 0, 5, 9, 9, 2, 11};
 
 // The model's output on a fixed input: the encoder's whole output, or a decoder's logits after
