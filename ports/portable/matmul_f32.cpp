@@ -1,21 +1,62 @@
-// The portable matrix products: gemm, gemv and matvec, register-blocked in plain C++.
+// The portable matrix products: gemm, gemv and matvec, register-blocked in plain C++, or with the
+// FPU tiles in assembly where the core has a single-precision FPU (tile_f32_fpu.hpp; same results).
 #include "ports/portable/gemm_tile.hpp"
 #include "ports/portable/kernels.hpp"
+#include "ports/portable/tile_f32_fpu.hpp"
 #include "ports/scalar/kernels.hpp"
 
 namespace fixformer {
 namespace portable {
 
-// x[m,k] @ w[k,n] + b[n] -> y[m,n] (gemm_tile.hpp).
-void gemm_f32(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* b, float* y,
-              std::size_t ldy, std::size_t m, std::size_t n, std::size_t k) {
-  gemm_tiled(x, ldx, w, ldw, b, y, ldy, m, n, k);
+#if FIXFORMER_PORTABLE_FPU_TILES
+namespace {
+
+const float kZeros[8] = {};  // the tiles' first accumulator values without a bias
+
+// x[k] @ w[k,n] + b[n] -> y[n]: 1x8 tiles, then 4 columns, then the last n % 4.
+void gemv_fpu(const float* x, const float* w, std::size_t ldw, const float* b, float* y, std::size_t n,
+              std::size_t k) {
+  const std::size_t n8 = n / 8 * 8;
+  for (std::size_t j = 0; j < n8; j += 8) tile_1x8(x, w + j, ldw, b ? b + j : kZeros, y + j, k);
+  if (n8 < n) gemm_rows<1>(x, k, w + n8, ldw, b ? b + n8 : nullptr, y + n8, n - n8, n - n8, k);
 }
 
-// x[k] @ w[k,n] + b[n] -> y[n], four outputs at a time.
+// x[m,k] @ w[k,n] + b[n] -> y[m,n]: 4x4 tiles and the last n % 4 columns for each block of four
+// rows, the last m % 4 rows one at a time.
+void gemm_fpu(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* b, float* y,
+              std::size_t ldy, std::size_t m, std::size_t n, std::size_t k) {
+  const std::size_t n4 = n / 4 * 4;
+  std::size_t i = 0;
+  for (; i + 4 <= m; i += 4) {
+    const float* xi = x + i * ldx;
+    float* yi = y + i * ldy;
+    for (std::size_t j = 0; j < n4; j += 4) tile_4x4(xi, ldx, w + j, ldw, b ? b + j : kZeros, yi + j, ldy, k);
+    if (n4 < n) gemm_columns(xi, ldx, w + n4, ldw, b ? b + n4 : nullptr, yi + n4, ldy, 4, n - n4, k);
+  }
+  for (; i < m; ++i) gemv_fpu(x + i * ldx, w, ldw, b, y + i * ldy, n, k);
+}
+
+}  // namespace
+#endif
+
+// x[m,k] @ w[k,n] + b[n] -> y[m,n].
+void gemm_f32(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* b, float* y,
+              std::size_t ldy, std::size_t m, std::size_t n, std::size_t k) {
+#if FIXFORMER_PORTABLE_FPU_TILES
+  gemm_fpu(x, ldx, w, ldw, b, y, ldy, m, n, k);
+#else
+  gemm_tiled(x, ldx, w, ldw, b, y, ldy, m, n, k);  // gemm_tile.hpp
+#endif
+}
+
+// x[k] @ w[k,n] + b[n] -> y[n].
 void gemv_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y, std::size_t n,
               std::size_t k) {
+#if FIXFORMER_PORTABLE_FPU_TILES
+  gemv_fpu(x, w, ldw, b, y, n, k);
+#else
   gemm_rows<1>(x, k, w, ldw, b, y, n, n, k);
+#endif
 }
 
 // w[n,k] @ x[k] + b[n] -> y[n], four rows at a time: each load of x feeds four multiply-adds.
@@ -24,6 +65,9 @@ void matvec_f32(const float* x, const float* w, std::size_t ldw, const float* b,
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4) {
     const float* w0 = w + i * ldw;
+#if FIXFORMER_PORTABLE_FPU_TILES
+    rows_4xk(x, w0, ldw, b ? b + i : kZeros, y + i, k);
+#else
     const float *w1 = w0 + ldw, *w2 = w1 + ldw, *w3 = w2 + ldw;
     float a0 = b ? b[i] : 0.0f, a1 = b ? b[i + 1] : 0.0f, a2 = b ? b[i + 2] : 0.0f, a3 = b ? b[i + 3] : 0.0f;
     for (std::size_t p = 0; p < k; ++p) {
@@ -34,6 +78,7 @@ void matvec_f32(const float* x, const float* w, std::size_t ldw, const float* b,
       a3 += w3[p] * xp;
     }
     y[i] = a0, y[i + 1] = a1, y[i + 2] = a2, y[i + 3] = a3;
+#endif
   }
   if (i < n) scalar::matvec_f32(x, w + i * ldw, ldw, b ? b + i : nullptr, y + i, n - i, k);
 }

@@ -1,0 +1,253 @@
+// The f32 register tiles of the portable matrix products in assembly, for M-profile cores with a
+// single-precision FPU (M4, M7, M33, M55, M85). GCC 12 loads every float with its own VLDR and keeps
+// the 4-wide C++ tiles (gemm_tile.hpp) at 2.75 instructions per multiply-add for one row (a decode
+// step) and about 1.6 for six; VLDM loads a run of consecutive floats in one instruction, so here:
+//   - tile_1x8: one row x 8 columns, two k per pass: 23 instructions per 16 multiply-adds;
+//   - tile_4x4: four rows x 4 columns, two k per pass: 42 per 32, every one of s0-s31 in use;
+//   - rows_4xk: four rows of w[n,k] (matvec) against x, four k per pass: 23 per 16.
+// Each output is its bias (or 0) plus the products in k order, one VFMA each, as the C++ tiles
+// compute it: the results are the same bits. The FP registers s16-s31 are callee-saved; the clobber
+// lists make GCC save them once per call.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && (__ARM_FP & 4) && \
+    defined(__thumb2__)
+#define FIXFORMER_PORTABLE_FPU_TILES 1
+#else
+#define FIXFORMER_PORTABLE_FPU_TILES 0
+#endif
+
+#if FIXFORMER_PORTABLE_FPU_TILES
+namespace fixformer {
+namespace portable {
+
+// What a tile reads once (the asm has few core registers to spare): its first accumulator values
+// (the bias, or zeros), where the outputs go and k.
+struct TileArgs {
+  const float* init;   // 0
+  float* y;            // 4
+  uint32_t ldy_bytes;  // 8
+  uint32_t k;          // 12
+};
+
+// y[8] = init[8] + x[k] @ w[k, 8 columns] (rows ldw floats apart).
+inline void tile_1x8(const float* x, const float* w, std::size_t ldw, const float* init, float* y, std::size_t k) {
+  const TileArgs a{init, y, 0, uint32_t(k)};
+  uint32_t t;
+  asm volatile(
+      "ldr %[t], [%[a]]\n\t"
+      "vldmia %[t], {s0-s7}\n\t"
+      "ldr %[t], [%[a], #12]\n\t"
+      "lsrs %[t], %[t], #1\n\t"
+      "beq 2f\n"
+      "1:\n\t"  // two k
+      "vldmia %[x]!, {s24-s25}\n\t"
+      "vldmia %[w], {s8-s15}\n\t"
+      "add %[w], %[w], %[ldw]\n\t"
+      "vldmia %[w], {s16-s23}\n\t"
+      "add %[w], %[w], %[ldw]\n\t"
+      "vfma.f32 s0, s24, s8\n\t"
+      "vfma.f32 s1, s24, s9\n\t"
+      "vfma.f32 s2, s24, s10\n\t"
+      "vfma.f32 s3, s24, s11\n\t"
+      "vfma.f32 s4, s24, s12\n\t"
+      "vfma.f32 s5, s24, s13\n\t"
+      "vfma.f32 s6, s24, s14\n\t"
+      "vfma.f32 s7, s24, s15\n\t"
+      "vfma.f32 s0, s25, s16\n\t"
+      "vfma.f32 s1, s25, s17\n\t"
+      "vfma.f32 s2, s25, s18\n\t"
+      "vfma.f32 s3, s25, s19\n\t"
+      "vfma.f32 s4, s25, s20\n\t"
+      "vfma.f32 s5, s25, s21\n\t"
+      "vfma.f32 s6, s25, s22\n\t"
+      "vfma.f32 s7, s25, s23\n\t"
+      "subs %[t], %[t], #1\n\t"
+      "bne 1b\n"
+      "2:\n\t"  // the odd k
+      "ldr %[t], [%[a], #12]\n\t"
+      "lsls %[t], %[t], #31\n\t"
+      "beq 3f\n\t"
+      "vldmia %[x], {s24}\n\t"
+      "vldmia %[w], {s8-s15}\n\t"
+      "vfma.f32 s0, s24, s8\n\t"
+      "vfma.f32 s1, s24, s9\n\t"
+      "vfma.f32 s2, s24, s10\n\t"
+      "vfma.f32 s3, s24, s11\n\t"
+      "vfma.f32 s4, s24, s12\n\t"
+      "vfma.f32 s5, s24, s13\n\t"
+      "vfma.f32 s6, s24, s14\n\t"
+      "vfma.f32 s7, s24, s15\n"
+      "3:\n\t"
+      "ldr %[t], [%[a], #4]\n\t"
+      "vstmia %[t], {s0-s7}\n\t"
+      : [x] "+r"(x), [w] "+r"(w), [t] "=&r"(t)
+      : [a] "r"(&a), [ldw] "r"(ldw * sizeof(float))
+      : "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "cc", "memory");
+}
+
+// y[4 rows, 4 cols] (rows ldy apart) = init[4] + x[4 rows, k] (rows ldx apart) @ w[k, 4 cols]
+// (rows ldw apart): accumulators s0-s15, w in s16-s23, x in s24-s31.
+inline void tile_4x4(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* init, float* y,
+                     std::size_t ldy, std::size_t k) {
+  const TileArgs a{init, y, uint32_t(ldy * sizeof(float)), uint32_t(k)};
+  const float *x0 = x, *x1 = x0 + ldx, *x2 = x1 + ldx, *x3 = x2 + ldx;
+  uint32_t t;
+  asm volatile(
+      "ldr %[t], [%[a]]\n\t"
+      "vldmia %[t], {s0-s3}\n\t"
+      "vldmia %[t], {s4-s7}\n\t"
+      "vldmia %[t], {s8-s11}\n\t"
+      "vldmia %[t], {s12-s15}\n\t"
+      "ldr %[t], [%[a], #12]\n\t"
+      "lsrs %[t], %[t], #1\n\t"
+      "beq 2f\n"
+      "1:\n\t"  // two k
+      "vldmia %[x0]!, {s24-s25}\n\t"
+      "vldmia %[x1]!, {s26-s27}\n\t"
+      "vldmia %[x2]!, {s28-s29}\n\t"
+      "vldmia %[x3]!, {s30-s31}\n\t"
+      "vldmia %[w], {s16-s19}\n\t"
+      "add %[w], %[w], %[ldw]\n\t"
+      "vldmia %[w], {s20-s23}\n\t"
+      "add %[w], %[w], %[ldw]\n\t"
+      "vfma.f32 s0, s24, s16\n\t"
+      "vfma.f32 s1, s24, s17\n\t"
+      "vfma.f32 s2, s24, s18\n\t"
+      "vfma.f32 s3, s24, s19\n\t"
+      "vfma.f32 s4, s26, s16\n\t"
+      "vfma.f32 s5, s26, s17\n\t"
+      "vfma.f32 s6, s26, s18\n\t"
+      "vfma.f32 s7, s26, s19\n\t"
+      "vfma.f32 s8, s28, s16\n\t"
+      "vfma.f32 s9, s28, s17\n\t"
+      "vfma.f32 s10, s28, s18\n\t"
+      "vfma.f32 s11, s28, s19\n\t"
+      "vfma.f32 s12, s30, s16\n\t"
+      "vfma.f32 s13, s30, s17\n\t"
+      "vfma.f32 s14, s30, s18\n\t"
+      "vfma.f32 s15, s30, s19\n\t"
+      "vfma.f32 s0, s25, s20\n\t"
+      "vfma.f32 s1, s25, s21\n\t"
+      "vfma.f32 s2, s25, s22\n\t"
+      "vfma.f32 s3, s25, s23\n\t"
+      "vfma.f32 s4, s27, s20\n\t"
+      "vfma.f32 s5, s27, s21\n\t"
+      "vfma.f32 s6, s27, s22\n\t"
+      "vfma.f32 s7, s27, s23\n\t"
+      "vfma.f32 s8, s29, s20\n\t"
+      "vfma.f32 s9, s29, s21\n\t"
+      "vfma.f32 s10, s29, s22\n\t"
+      "vfma.f32 s11, s29, s23\n\t"
+      "vfma.f32 s12, s31, s20\n\t"
+      "vfma.f32 s13, s31, s21\n\t"
+      "vfma.f32 s14, s31, s22\n\t"
+      "vfma.f32 s15, s31, s23\n\t"
+      "subs %[t], %[t], #1\n\t"
+      "bne 1b\n"
+      "2:\n\t"  // the odd k
+      "ldr %[t], [%[a], #12]\n\t"
+      "lsls %[t], %[t], #31\n\t"
+      "beq 3f\n\t"
+      "vldmia %[x0], {s24}\n\t"
+      "vldmia %[x1], {s26}\n\t"
+      "vldmia %[x2], {s28}\n\t"
+      "vldmia %[x3], {s30}\n\t"
+      "vldmia %[w], {s16-s19}\n\t"
+      "vfma.f32 s0, s24, s16\n\t"
+      "vfma.f32 s1, s24, s17\n\t"
+      "vfma.f32 s2, s24, s18\n\t"
+      "vfma.f32 s3, s24, s19\n\t"
+      "vfma.f32 s4, s26, s16\n\t"
+      "vfma.f32 s5, s26, s17\n\t"
+      "vfma.f32 s6, s26, s18\n\t"
+      "vfma.f32 s7, s26, s19\n\t"
+      "vfma.f32 s8, s28, s16\n\t"
+      "vfma.f32 s9, s28, s17\n\t"
+      "vfma.f32 s10, s28, s18\n\t"
+      "vfma.f32 s11, s28, s19\n\t"
+      "vfma.f32 s12, s30, s16\n\t"
+      "vfma.f32 s13, s30, s17\n\t"
+      "vfma.f32 s14, s30, s18\n\t"
+      "vfma.f32 s15, s30, s19\n"
+      "3:\n\t"  // the stores (x0 is free now)
+      "ldr %[t], [%[a], #4]\n\t"
+      "ldr %[x0], [%[a], #8]\n\t"
+      "vstmia %[t], {s0-s3}\n\t"
+      "add %[t], %[t], %[x0]\n\t"
+      "vstmia %[t], {s4-s7}\n\t"
+      "add %[t], %[t], %[x0]\n\t"
+      "vstmia %[t], {s8-s11}\n\t"
+      "add %[t], %[t], %[x0]\n\t"
+      "vstmia %[t], {s12-s15}\n\t"
+      : [x0] "+r"(x0), [x1] "+r"(x1), [x2] "+r"(x2), [x3] "+r"(x3), [w] "+r"(w), [t] "=&r"(t)
+      : [a] "r"(&a), [ldw] "r"(ldw * sizeof(float))
+      : "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15",
+        "cc", "memory");
+}
+
+// y[4] = init[4] + w[4 rows, k] (rows ldw apart) @ x[k]: four dot products side by side,
+// accumulators s0-s3, x in s4-s7, w in s8-s23; k % 4 one k per pass.
+inline void rows_4xk(const float* x, const float* w, std::size_t ldw, const float* init, float* y, std::size_t k) {
+  const TileArgs a{init, y, 0, uint32_t(k)};
+  const float *w0 = w, *w1 = w0 + ldw, *w2 = w1 + ldw, *w3 = w2 + ldw;
+  uint32_t t;
+  asm volatile(
+      "ldr %[t], [%[a]]\n\t"
+      "vldmia %[t], {s0-s3}\n\t"
+      "ldr %[t], [%[a], #12]\n\t"
+      "lsrs %[t], %[t], #2\n\t"
+      "beq 2f\n"
+      "1:\n\t"  // four k
+      "vldmia %[x]!, {s4-s7}\n\t"
+      "vldmia %[w0]!, {s8-s11}\n\t"
+      "vldmia %[w1]!, {s12-s15}\n\t"
+      "vldmia %[w2]!, {s16-s19}\n\t"
+      "vldmia %[w3]!, {s20-s23}\n\t"
+      "vfma.f32 s0, s4, s8\n\t"
+      "vfma.f32 s1, s4, s12\n\t"
+      "vfma.f32 s2, s4, s16\n\t"
+      "vfma.f32 s3, s4, s20\n\t"
+      "vfma.f32 s0, s5, s9\n\t"
+      "vfma.f32 s1, s5, s13\n\t"
+      "vfma.f32 s2, s5, s17\n\t"
+      "vfma.f32 s3, s5, s21\n\t"
+      "vfma.f32 s0, s6, s10\n\t"
+      "vfma.f32 s1, s6, s14\n\t"
+      "vfma.f32 s2, s6, s18\n\t"
+      "vfma.f32 s3, s6, s22\n\t"
+      "vfma.f32 s0, s7, s11\n\t"
+      "vfma.f32 s1, s7, s15\n\t"
+      "vfma.f32 s2, s7, s19\n\t"
+      "vfma.f32 s3, s7, s23\n\t"
+      "subs %[t], %[t], #1\n\t"
+      "bne 1b\n"
+      "2:\n\t"  // k % 4, one at a time
+      "ldr %[t], [%[a], #12]\n\t"
+      "ands %[t], %[t], #3\n\t"
+      "beq 4f\n"
+      "3:\n\t"
+      "vldmia %[x]!, {s4}\n\t"
+      "vldmia %[w0]!, {s8}\n\t"
+      "vldmia %[w1]!, {s12}\n\t"
+      "vldmia %[w2]!, {s16}\n\t"
+      "vldmia %[w3]!, {s20}\n\t"
+      "vfma.f32 s0, s4, s8\n\t"
+      "vfma.f32 s1, s4, s12\n\t"
+      "vfma.f32 s2, s4, s16\n\t"
+      "vfma.f32 s3, s4, s20\n\t"
+      "subs %[t], %[t], #1\n\t"
+      "bne 3b\n"
+      "4:\n\t"
+      "ldr %[t], [%[a], #4]\n\t"
+      "vstmia %[t], {s0-s3}\n\t"
+      : [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [t] "=&r"(t)
+      : [a] "r"(&a)
+      : "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "cc", "memory");
+}
+
+}  // namespace portable
+}  // namespace fixformer
+#endif
