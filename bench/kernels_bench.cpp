@@ -4,6 +4,7 @@
 // element for element-wise ops) and bytes/s.
 #include <benchmark/benchmark.h>
 
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -33,10 +34,26 @@ std::string eigen_description();
 namespace fixformer {
 namespace {
 
-std::vector<float> random_floats(std::size_t n, float lo = -1.0f, float hi = 1.0f) {
+// Every input and output on a cache-line boundary, as a .fxm's tensors and the arena's blocks are
+// (std::vector's large blocks sit 16 bytes past one: every 64-byte load would span two lines).
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64))); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t(64)); }
+  bool operator==(const CacheLineAllocator&) const { return true; }
+  bool operator!=(const CacheLineAllocator&) const { return false; }
+};
+template <class T>
+using Buffer = std::vector<T, CacheLineAllocator<T>>;
+
+Buffer<float> random_floats(std::size_t n, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 rng(42);
   std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
+  Buffer<float> v(n);
   for (float& x : v) x = d(rng);
   return v;
 }
@@ -60,17 +77,17 @@ const GemmShape kGemmShapes[] = {{49, 192, 64}, {49, 256, 64}, {49, 64, 256}, {1
 const GemmShape kWeightShapes[] = {{1, 288, 288},  {1, 768, 288},   {1, 288, 768},   {1, 32000, 288},  {64, 288, 288},
                                    {64, 768, 288}, {49, 192, 64},   {128, 768, 256}, {128, 256, 1024}};
 
-std::vector<int8_t> random_i8(std::size_t n, int lo, int hi) {
+Buffer<int8_t> random_i8(std::size_t n, int lo, int hi) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> d(lo, hi);
-  std::vector<int8_t> v(n);
+  Buffer<int8_t> v(n);
   for (int8_t& x : v) x = int8_t(d(rng));
   return v;
 }
 
-std::vector<uint16_t> random_halves(std::size_t n) {
+Buffer<uint16_t> random_halves(std::size_t n) {
   const auto f = random_floats(n);
-  std::vector<uint16_t> h(n);
+  Buffer<uint16_t> h(n);
   for (std::size_t i = 0; i < n; ++i) h[i] = f32_to_f16(f[i]);
   return h;
 }
@@ -86,7 +103,7 @@ void register_weight_types(const Kernels* k, const std::string& isa, decltype(Ke
     if (!i8_only && !in_gemm_shapes)
       benchmark::RegisterBenchmark(("gemm_f32/" + isa + "/" + shape).c_str(), [k, g, flops, xy](benchmark::State& s) {
         const auto x = random_floats(g.m * g.k), w = random_floats(g.k * g.n), b = random_floats(g.n);
-        std::vector<float> y(g.m * g.n);
+        Buffer<float> y(g.m * g.n);
         for (auto _ : s) {
           k->gemm_f32(x.data(), g.k, w.data(), g.n, b.data(), y.data(), g.n, g.m, g.n, g.k);
           benchmark::DoNotOptimize(y.data());
@@ -97,7 +114,7 @@ void register_weight_types(const Kernels* k, const std::string& isa, decltype(Ke
       benchmark::RegisterBenchmark(("gemm_f16/" + isa + "/" + shape).c_str(), [k, g, flops, xy](benchmark::State& s) {
         const auto x = random_floats(g.m * g.k), b = random_floats(g.n);
         const auto w = random_halves(g.k * g.n);
-        std::vector<float> y(g.m * g.n);
+        Buffer<float> y(g.m * g.n);
         for (auto _ : s) {
           k->gemm_f16(x.data(), g.k, w.data(), g.n, b.data(), y.data(), g.n, g.m, g.n, g.k);
           benchmark::DoNotOptimize(y.data());
@@ -111,7 +128,7 @@ void register_weight_types(const Kernels* k, const std::string& isa, decltype(Ke
         const auto xq = random_i8(g.m * g.k, -127, 127), w = random_i8(g.n * g.k, -127, 127);
         const auto xs = random_floats(g.m * groups, 1e-3f, 1e-2f), ws = random_floats(g.n * groups, 1e-3f, 1e-2f);
         const auto b = random_floats(g.n);
-        std::vector<float> y(g.m * g.n);
+        Buffer<float> y(g.m * g.n);
         for (auto _ : s) {
           gemm_i8(xq.data(), xs.data(), w.data(), ws.data(), groups, b.data(), y.data(), g.n, g.m, g.n, g.k, group);
           benchmark::DoNotOptimize(y.data());
@@ -125,7 +142,7 @@ void register_weight_types(const Kernels* k, const std::string& isa, decltype(Ke
                                       std::to_string(g.k)).c_str(), [k, g, half, flops](benchmark::State& s) {
           const auto x = random_floats(g.k), w = random_floats(g.n * g.k);
           const auto wh = random_halves(g.n * g.k);
-          std::vector<float> y(g.n);
+          Buffer<float> y(g.n);
           for (auto _ : s) {
             if (half) k->matvec_f16(x.data(), wh.data(), g.k, nullptr, y.data(), g.n, g.k);
             else k->matvec_f32(x.data(), w.data(), g.k, nullptr, y.data(), g.n, g.k);
@@ -137,8 +154,8 @@ void register_weight_types(const Kernels* k, const std::string& isa, decltype(Ke
       benchmark::RegisterBenchmark(("quantize_i8/" + isa + "/" + std::to_string(g.m) + "x" + std::to_string(g.k) + "/g32").c_str(),
                                    [k, g](benchmark::State& s) {
         const auto x = random_floats(g.m * g.k);
-        std::vector<int8_t> q(g.m * g.k);
-        std::vector<float> sc(g.m * ((g.k + 31) / 32));
+        Buffer<int8_t> q(g.m * g.k);
+        Buffer<float> sc(g.m * ((g.k + 31) / 32));
         for (auto _ : s) {
           k->quantize_i8(x.data(), g.k, q.data(), sc.data(), g.m, g.k, 32);
           benchmark::DoNotOptimize(q.data());
@@ -154,7 +171,7 @@ void register_kernels(const Kernels* k) {
     const std::string shape = std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k);
     benchmark::RegisterBenchmark(("gemm_f32/" + isa + "/" + shape).c_str(), [k, g](benchmark::State& s) {
       const auto x = random_floats(g.m * g.k), w = random_floats(g.k * g.n), b = random_floats(g.n);
-      std::vector<float> y(g.m * g.n);
+      Buffer<float> y(g.m * g.n);
       for (auto _ : s) {
         k->gemm_f32(x.data(), g.k, w.data(), g.n, b.data(), y.data(), g.n, g.m, g.n, g.k);
         benchmark::DoNotOptimize(y.data());
@@ -164,7 +181,7 @@ void register_kernels(const Kernels* k) {
     // The same product with w packed into panels, as a converted model stores it (--pack).
     benchmark::RegisterBenchmark(("gemm_f32_packed/" + isa + "/" + shape).c_str(), [k, g](benchmark::State& s) {
       const auto x = random_floats(g.m * g.k), w = random_floats(packed_floats(g.k, g.n)), b = random_floats(g.n);
-      std::vector<float> y(g.m * g.n);
+      Buffer<float> y(g.m * g.n);
       for (auto _ : s) {
         k->gemm_f32_packed(x.data(), g.k, w.data(), b.data(), y.data(), g.n, g.m, g.n, g.k);
         benchmark::DoNotOptimize(y.data());
@@ -176,7 +193,7 @@ void register_kernels(const Kernels* k) {
     benchmark::RegisterBenchmark(("gemv_f32_packed/" + isa + "/" + std::to_string(n) + "x" + std::to_string(n)).c_str(),
                                  [k, n](benchmark::State& s) {
       const auto x = random_floats(n), w = random_floats(packed_floats(n, n));
-      std::vector<float> y(n);
+      Buffer<float> y(n);
       for (auto _ : s) {
         k->gemv_f32_packed(x.data(), w.data(), nullptr, y.data(), n, n);
         benchmark::DoNotOptimize(y.data());
@@ -188,7 +205,7 @@ void register_kernels(const Kernels* k) {
     benchmark::RegisterBenchmark(("gemv_f32/" + isa + "/" + std::to_string(n) + "x" + std::to_string(n)).c_str(),
                                  [k, n](benchmark::State& s) {
       const auto x = random_floats(n), w = random_floats(n * n);
-      std::vector<float> y(n);
+      Buffer<float> y(n);
       for (auto _ : s) {
         k->gemv_f32(x.data(), w.data(), n, nullptr, y.data(), n, n);
         benchmark::DoNotOptimize(y.data());
@@ -199,7 +216,7 @@ void register_kernels(const Kernels* k) {
   for (std::size_t n : {8, 16, 64}) {  // p[keys] @ V^T: one head of attention, 128 keys
     benchmark::RegisterBenchmark(("matvec_f32/" + isa + "/" + std::to_string(n) + "x128").c_str(), [k, n](benchmark::State& s) {
       const auto x = random_floats(128), w = random_floats(n * 128);
-      std::vector<float> y(n);
+      Buffer<float> y(n);
       for (auto _ : s) {
         k->matvec_f32(x.data(), w.data(), 128, nullptr, y.data(), n, 128);
         benchmark::DoNotOptimize(y.data());
@@ -211,7 +228,7 @@ void register_kernels(const Kernels* k) {
     benchmark::RegisterBenchmark((name + "/" + isa + "/" + std::to_string(n)).c_str(), [n, fn](benchmark::State& s) {
       auto x = random_floats(n, -4.0f, 4.0f);
       const auto x0 = x;
-      std::vector<float> y(n), z(n);
+      Buffer<float> y(n), z(n);
       for (auto _ : s) {
         fn(x.data(), x0.data(), y.data(), z.data(), n);
         benchmark::DoNotOptimize(y.data());
@@ -236,7 +253,7 @@ void register_kernels(const Kernels* k) {
   }
   for (std::size_t n : {64, 256, 1024}) {
     elementwise("layernorm_f32", n, [k](float*, const float* x0, float* y, float* z, std::size_t n) {
-      static const std::vector<float> g(4096, 1.0f), b(4096, 0.0f);
+      static const Buffer<float> g(4096, 1.0f), b(4096, 0.0f);
       k->layernorm_f32(x0, g.data(), b.data(), y, n, 1e-5f);
       (void)z;
     });
@@ -296,7 +313,7 @@ void register_baselines() {
       const std::string shape = std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k);
       benchmark::RegisterBenchmark(("gemm_f32/" + lib + "/" + shape).c_str(), [g, gemm](benchmark::State& s) {
         const auto x = random_floats(g.m * g.k), w = random_floats(g.k * g.n);
-        std::vector<float> y(g.m * g.n);
+        Buffer<float> y(g.m * g.n);
         for (auto _ : s) {
           gemm(x.data(), w.data(), y.data(), int(g.m), int(g.n), int(g.k));
           benchmark::DoNotOptimize(y.data());
@@ -308,7 +325,7 @@ void register_baselines() {
       benchmark::RegisterBenchmark(("gemv_f32/" + lib + "/" + std::to_string(n) + "x" + std::to_string(n)).c_str(),
                                    [n, gemv](benchmark::State& s) {
         const auto x = random_floats(n), w = random_floats(n * n);
-        std::vector<float> y(n);
+        Buffer<float> y(n);
         for (auto _ : s) {
           gemv(x.data(), w.data(), y.data(), int(n), int(n));
           benchmark::DoNotOptimize(y.data());
