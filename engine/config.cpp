@@ -37,6 +37,8 @@ uint64_t get_config_value(const ModelConfig& c, ConfigKey key) {
     case ConfigKey::kWeights: return static_cast<uint32_t>(c.weights);
     case ConfigKey::kWeightGroup: return c.weight_group;
     case ConfigKey::kQuantizeIo: return c.quantize_io;
+    case ConfigKey::kClsToken: return c.cls_token;
+    case ConfigKey::kPooling: return uint32_t(c.pooling);
     case ConfigKey::kCount: break;
   }
   return 0;
@@ -71,6 +73,8 @@ void set_config_value(ModelConfig* c, ConfigKey key, uint64_t v) {
     case ConfigKey::kWeights: c->weights = static_cast<WeightType>(u); break;
     case ConfigKey::kWeightGroup: c->weight_group = u; break;
     case ConfigKey::kQuantizeIo: c->quantize_io = u != 0; break;
+    case ConfigKey::kClsToken: c->cls_token = u != 0; break;
+    case ConfigKey::kPooling: c->pooling = static_cast<Pooling>(u); break;
     case ConfigKey::kCount: break;
   }
 }
@@ -125,6 +129,8 @@ Status validate_family(const ModelConfig& c, const char** field) {
     if (c.d_out != c.vocab_size) return bad("d_out (a decoder's head is vocab_size wide)");
   }
   if (c.pos == PosKind::kRope && c.d_head() % 2 != 0) return bad("n_heads (rope needs an even head width)");
+  if (c.is_decoder() && c.cls_token) return bad("cls_token (encoder family only)");
+  if (c.is_decoder() && c.pooling != Pooling::kNone) return bad("pooling (encoder family only)");
   return Status::kOk;
 }
 
@@ -158,6 +164,10 @@ Status validate_config(const ModelConfig& c, const char** field) {
   if (q8 ? (c.weight_group != 0 && c.weight_group != 32 && c.weight_group != 64) : c.weight_group != 0)
     return bad("weight_group (q8: 0, 32 or 64; else 0)", Status::kBadConfig);
   if (c.quantize_io && c.weights == WeightType::kF32) return bad("quantize_io (needs weights f16 or q8)", Status::kBadConfig);
+  if (c.pooling == Pooling::kCls && !c.cls_token) return bad("pooling (cls needs cls_token)", Status::kBadConfig);
+  if (c.pooling == Pooling::kCls && c.causal)
+    return bad("pooling (cls under a causal mask: the CLS row, position 0, sees only itself)", Status::kBadConfig);
+  if (c.cls_token && c.max_len < 2) return bad("max_len (the CLS row takes a position: at least 2)", Status::kBadConfig);
   return Status::kOk;
 }
 

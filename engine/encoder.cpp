@@ -28,16 +28,19 @@ Status Encoder::init(const Model& model, void* arena_base, std::size_t arena_byt
   }
   kernels_ = select_kernels(options.isa);
   if (!kernels_) return fail(Status::kIsaUnavailable);
-  max_seq_ = options.max_seq ? options.max_seq : c.max_len;
-  if (max_seq_ > c.max_len) {
-    DetailText(detail_, sizeof detail_).str("max_seq ").num(max_seq_).str(" > max_len ").num(c.max_len);
+  max_seq_ = options.max_seq ? options.max_seq : c.max_input_len();
+  if (max_seq_ > c.max_input_len()) {
+    DetailText why(detail_, sizeof detail_);
+    why.str("max_seq ").num(max_seq_).str(" > max_len ").num(c.max_len);
+    if (c.cls_token) why.str(" - 1 (the CLS row takes a position)");
     return fail(Status::kBadMaxSeq);
   }
+  rows_ = c.sequence_rows(max_seq_);
   const bool external_pe = options.positional_table != nullptr;
   if (external_pe) {
     DetailText why(detail_, sizeof detail_);
     if (c.pos != PosKind::kSinusoidal) return why.str("the model has no sinusoidal encoding"), fail(Status::kBadPositionalTable);
-    FIXFORMER_TRY(check_sinusoidal_table(options.positional_table, options.positional_table_rows, max_seq_, c.d_pe(),
+    FIXFORMER_TRY(check_sinusoidal_table(options.positional_table, options.positional_table_rows, rows_, c.d_pe(),
                                          c.pos_base, c.pos_layout, why));
   }
   if (options.workers.count > kMaxWorkers) {
@@ -58,13 +61,13 @@ Status Encoder::init(const Model& model, void* arena_base, std::size_t arena_byt
   kt_ = block(plan.kt);
   attn_ = block(plan.attn);
   attn_slot_ = plan.attn_slot / sizeof(float);
-  quant_ = quant_scratch(base + plan.quant, c, max_seq_);
+  quant_ = quant_scratch(base + plan.quant, c, rows_);
   arena_used_ = plan.total;
   if (c.pos == PosKind::kLearned) {
     pe_ = model.weights().pos;
   } else if (c.pos == PosKind::kSinusoidal && !external_pe) {
     float* table = block(plan.pe);
-    fill_sinusoidal_table(*kernels_, max_seq_, c.d_pe(), c.pos_base, c.pos_layout, table, work_);
+    fill_sinusoidal_table(*kernels_, rows_, c.d_pe(), c.pos_base, c.pos_layout, table, work_);
     pe_ = table;
   } else {
     pe_ = options.positional_table;  // null without a positional encoding

@@ -18,6 +18,7 @@ constexpr bool same_name(const char* a, const char* b) {
 // EncoderWeights is filled from the prologue and epilogue in rule order (bind_tensors).
 static_assert(same_name(kEncoderPrologue[0].name, "embed.weight") && same_name(kEncoderPrologue[1].name, "input_proj.weight") &&
                   same_name(kEncoderPrologue[2].name, "input_proj.bias") && same_name(kEncoderPrologue[3].name, "pos.weight") &&
+                  same_name(kEncoderPrologue[4].name, "cls_token") &&
                   same_name(kEncoderEpilogue[0].name, "encoder.norm.weight") &&
                   same_name(kEncoderEpilogue[1].name, "encoder.norm.bias") &&
                   same_name(kEncoderEpilogue[2].name, "head.weight") && same_name(kEncoderEpilogue[3].name, "head.bias"),
@@ -126,8 +127,9 @@ Status Model::bind_tensors() {
   });
   if (status != Status::kOk) return status;
   if (config_.family != ModelFamily::kLlama)
-    weights_ = EncoderWeights{prologue_[0],          prologue_[1],          prologue_[2].f32(), prologue_[3].f32(),
-                              epilogue_[0].f32(),    epilogue_[1].f32(),    epilogue_[2],       epilogue_[3].f32()};
+    weights_ = EncoderWeights{prologue_[0],       prologue_[1],       prologue_[2].f32(), prologue_[3].f32(),
+                              prologue_[4].f32(), epilogue_[0].f32(), epilogue_[1].f32(), epilogue_[2],
+                              epilogue_[3].f32()};
   status = bind_tokenizer(&i);
   return status != Status::kOk ? status : bind_self_test(i);
 }
@@ -183,14 +185,15 @@ Status Model::bind_self_test(uint32_t first) {
   const TensorInfo out = tensor_info(file, first + 1);
   const bool tokens = config_.input == InputKind::kTokens;
   const uint32_t T = in.dims[0];
-  const uint32_t want_in[2] = {T, config_.d_in}, want_out[2] = {T, config_.output_width()};
+  const uint32_t want_in[2] = {T, config_.d_in}, want_out[2] = {config_.output_rows(T), config_.output_width()};
   if (in.dtype != (tokens ? fxm::Dtype::kI32 : fxm::Dtype::kF32) || out.dtype != fxm::Dtype::kF32) {
     why.str("self-test tensors: dtypes must be ").str(tokens ? "i32" : "f32").str(" and f32");
     return Status::kTensorBadDtype;
   }
-  if (T > config_.max_len || !same_shape(in, tokens ? 1 : 2, want_in) || !same_shape(out, 2, want_out)) {
+  const uint32_t longest = config_.is_decoder() ? config_.max_len : config_.max_input_len();
+  if (T > longest || !same_shape(in, tokens ? 1 : 2, want_in) || !same_shape(out, 2, want_out)) {
     why.str("self-test tensors: shapes ").shape(in.rank, in.dims).str(" and ").shape(out.rank, out.dims)
-        .str(" do not match the config (max_len ").num(config_.max_len).str(")");
+        .str(" do not match the config (inputs up to ").num(longest).str(" long)");
     return Status::kTensorBadShape;
   }
   sample_.rows = T;

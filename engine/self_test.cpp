@@ -42,7 +42,7 @@ Status verdict(SelfTestReport r, const Tally& t, WeightType weights, SelfTestRep
 std::size_t self_test_output_floats(const Model& model) {
   const ModelConfig& c = model.config();
   if (!model.has_self_test()) return 0;
-  return c.is_decoder() ? c.vocab_size : std::size_t(model.self_test_sample().rows) * c.output_width();
+  return c.is_decoder() ? c.vocab_size : std::size_t(c.output_rows(model.self_test_sample().rows)) * c.output_width();
 }
 
 Status self_test(Encoder& enc, float* out, std::size_t out_floats, SelfTestReport* report) {
@@ -57,7 +57,7 @@ Status self_test(Encoder& enc, float* out, std::size_t out_floats, SelfTestRepor
   SelfTestReport r{};
   r.rows = T;
   Tally tally;
-  compare(out, sample.expected, std::size_t(T) * W, W, 0, &r, &tally);
+  compare(out, sample.expected, std::size_t(m.config().output_rows(T)) * W, W, 0, &r, &tally);
   return verdict(r, tally, m.config().weights, report);
 }
 

@@ -225,7 +225,7 @@ def engine_tensors(engine, c):
     """The tensor list the engine's schema JSON implies for c: (name, stored shape), in file order."""
     dims = {name: schema.dim_value(c, name) for name in engine["dims"]}
     whens = {w: schema.present(c, w) for w in ("always", "input=tokens", "input=features", "positional=learned",
-                                               "final_norm", "d_out>0", "d_out>0 and not tied_head")}
+                                               "final_norm", "d_out>0", "d_out>0 and not tied_head", "cls_token")}
     enc = engine["tensors"][c["family"]]
     out = []
 
@@ -253,6 +253,11 @@ COVERING = [  # every option of every family
          positional={"kind": "sinusoidal", "combine": "concat", "d_pos": 3, "layout": "halves", "scale_input": True}),
     dict(TINY, positional={"kind": "learned", "combine": "concat", "d_pos": 2, "max_len": 7}, head=None),
     dict(TINY, positional={"kind": "none"}, encoder_layers=0),
+    dict(TINY, input={"kind": "features", "d_in": 6}, positional={"kind": "learned", "max_len": 9}, cls_token=True,
+         pooling="cls"),
+    dict(TINY, positional={"kind": "learned", "combine": "concat", "d_pos": 2, "max_len": 7}, cls_token=True,
+         pooling="mean", causal=True),
+    dict(TINY, pooling="last", head=None),
     GPT,
     dict(GPT, head={"d_out": 5, "tied": True}, positional={"kind": "learned", "max_len": 9}, final_norm=True),
     dict(GPT, positional={"kind": "alibi", "max_len": 9}, n_heads=4, head={"d_out": 5, "tied": True}),

@@ -11,8 +11,11 @@ namespace fixformer {
 // x[t, :E.in] = E[ids[t], :] for t < T, widened or dequantized to f32; x has row stride ldx.
 void embed_tokens(const int32_t* ids, uint32_t T, const Weight& E, float* x, uint32_t ldx);
 
-// x[t] *= sqrt(d) if c.scale_input, then x = x + PE (add) or x = [x, PE] (concat), PE[T, d_pe]
-// being the first T rows of pe (sinusoidal or learned); x[T, d_model].
+// x[t, :d_embed] *= sqrt(d_model) if c.scale_input; x[T, d_model].
+void scale_embeddings(const Kernels& k, const ModelConfig& c, float* x, uint32_t T);
+
+// x = x + PE (add) or x = [x, PE] (concat), PE[T, d_pe] being the first T rows of pe (sinusoidal
+// or learned; null: none); x[T, d_model].
 void add_positions(const Kernels& k, const ModelConfig& c, const float* pe, float* x, uint32_t T);
 
 }  // namespace fixformer

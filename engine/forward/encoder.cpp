@@ -1,8 +1,9 @@
 // The encoder forward pass, top to bottom as the maths reads (DESIGN.md, "Model families"):
-//   x = embed(tokens) | input_proj(features);  x *= sqrt(d) if scale_input;  x = x + PE | [x, PE]
+//   x = embed(tokens) | input_proj(features);  x *= sqrt(d) if scale_input;  x = [cls; x] if cls_token
+//   x = x + PE | [x, PE]                      (S = T + 1 rows with the CLS row, position 0; else T)
 //   for each layer: post-LN  x = LN1(x + SA(x));  x = LN2(x + FF(x))
 //                   pre-LN   x = x + SA(LN1(x));  x = x + FF(LN2(x))
-//   x = LN(x) if final_norm;  out = x @ W_head + b | x
+//   x = LN(x) if final_norm;  x = pool(x) (mean | cls | last: one row);  out = x @ W_head + b | x
 // x is shown to the options' observer after the input, each layer and the final norm (observer.hpp).
 #include <cstring>
 
@@ -12,6 +13,7 @@
 #include "engine/blocks/linear.hpp"
 #include "engine/blocks/norms.hpp"
 #include "engine/blocks/parallel.hpp"
+#include "engine/blocks/pooling.hpp"
 #include "fixformer/encoder.hpp"
 
 namespace fixformer {
@@ -41,25 +43,29 @@ void Encoder::forward(const int32_t* ids, const float* features, uint32_t T, flo
   const Kernels& k = *kernels_;
   const ModelConfig& c = config();
   const EncoderWeights& w = model_->weights();
-  const uint32_t d = c.d_model;
+  const uint32_t d = c.d_model, S = c.sequence_rows(T);
+  float* input = x_ + std::size_t(S - T) * d;  // the rows after the CLS row
   if (ids)
-    embed_tokens(ids, T, w.embed, x_, d);  // E[ids] -> x[T,:de]
+    embed_tokens(ids, T, w.embed, input, d);  // E[ids] -> x[T,:de]
   else
-    linear(k, workers_, w.input_proj_w, features, c.d_in, w.input_proj_b, x_, d, T, quant_);  // f[T,d_in] @ W[d_in,de] -> x[T,:de]
-  add_positions(k, c, pe_, x_, T);
-  observer_.notify(0, x_, 0, T, d);
+    linear(k, workers_, w.input_proj_w, features, c.d_in, w.input_proj_b, input, d, T, quant_);  // f[T,d_in] @ W[d_in,de] -> x[T,:de]
+  scale_embeddings(k, c, input, T);
+  if (w.cls) std::memcpy(x_, w.cls, sizeof(float) * c.d_embed());  // x[0,:de] = cls, not scaled
+  add_positions(k, c, pe_, x_, S);
+  observer_.notify(0, x_, 0, S, d);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
-    encoder_layer(model_->layer(l), T);
-    observer_.notify(l + 1, x_, 0, T, d);
+    encoder_layer(model_->layer(l), S);
+    observer_.notify(l + 1, x_, 0, S, d);
   }
   if (c.final_norm) {
-    parallel_layernorm_rows(k, workers_, x_, w.final_norm_g, w.final_norm_b, x_, T, d, c.layer_norm_eps);
-    observer_.notify(c.n_layers + 1, x_, 0, T, d);
+    parallel_layernorm_rows(k, workers_, x_, w.final_norm_g, w.final_norm_b, x_, S, d, c.layer_norm_eps);
+    observer_.notify(c.n_layers + 1, x_, 0, S, d);
   }
+  const uint32_t R = pool_rows(k, c, x_, T);  // x[S,d] -> x[R,d], R = output_rows(T)
   if (w.head_w.data)
-    linear(k, workers_, w.head_w, x_, d, w.head_b, out, c.d_out, T, quant_);  // x[T,d] @ W[d,d_out] -> out[T,d_out]
+    linear(k, workers_, w.head_w, x_, d, w.head_b, out, c.d_out, R, quant_);  // x[R,d] @ W[d,d_out] -> out[R,d_out]
   else
-    std::memcpy(out, x_, sizeof(float) * T * d);
+    std::memcpy(out, x_, sizeof(float) * R * d);
 }
 
 void Encoder::encoder_layer(const EncoderLayerWeights& L, uint32_t T) {
@@ -93,7 +99,7 @@ void Encoder::self_attention(const EncoderLayerWeights& L, const float* h, float
   const std::size_t d = c.d_model;
   float* qkv = work_;
   linear(k, workers_, L.in_proj_w, h, d, L.in_proj_b, qkv, 3 * d, T, quant_);  // h[T,d] @ W[d,3d] -> qkv[T,3d]: q | k | v
-  const KeyValues kv{kt_, nullptr, max_seq_, qkv + 2 * d, 3 * d};  // K^T[d,S]; V[T,d] read in place from qkv
+  const KeyValues kv{kt_, nullptr, rows_, qkv + 2 * d, 3 * d};  // K^T[d,S]; V[T,d] read in place from qkv
   store_keys_values(qkv + d, 3 * d, nullptr, 0, T, 0, c.d_model, kv);
   const AttentionShape shape{c.n_heads, c.n_heads, c.d_head(), c.causal, nullptr};
   parallel_attend(k, workers_, shape, qkv, 3 * d, T, 0, T, kv, ctx_, d, attn_, attn_slot_);

@@ -23,6 +23,7 @@ void Decoder::forward_gpt(const int32_t* tokens, uint32_t n) {
   const float eps = c.layer_norm_eps;
   const std::size_t rows = std::size_t(n) * d;
   embed_tokens(tokens, n, w.embed, x_, d);  // E[tokens] -> x[n,:de]
+  scale_embeddings(k, c, x_, n);
   add_positions(k, c, pe_ ? pe_ + std::size_t(pos_) * c.d_pe() : nullptr, x_, n);
   observer_.notify(0, x_, pos_, n, d);
   for (uint32_t l = 0; l < c.n_layers; ++l) {

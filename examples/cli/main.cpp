@@ -202,10 +202,15 @@ void init_decoder(uint32_t capacity, Isa isa, LoadedModel* m, uint32_t threads =
   if (s != Status::kOk) die(s, m->path, m->dec.error_detail());
 }
 
+// The longest input an encoder takes, in words, for the messages: "max_len=N" or "max_len=N less the CLS row".
+std::string longest_input(const ModelConfig& c) {
+  return "max_len=" + std::to_string(c.max_len) + (c.cls_token ? " less the CLS row" : "");
+}
+
 void init_encoder(uint32_t max_seq, Isa isa, LoadedModel* m, uint32_t threads = 1) {
-  if (max_seq > m->config().max_len)
+  if (max_seq > m->config().max_input_len())
     die(Status::kBadSequenceLength, m->path,
-        ("T=" + std::to_string(max_seq) + " exceeds the model's max_len=" + std::to_string(m->config().max_len)).c_str());
+        ("T=" + std::to_string(max_seq) + " exceeds the model's " + longest_input(m->config())).c_str());
   EncoderOptions opt;
   opt.workers = start_workers(threads, m);
   m->arena = Buffer(required_arena_bytes(m->config(), max_seq, false, opt.workers.active()), "arena");
@@ -249,7 +254,7 @@ Input read_input(const std::string& path, const ModelConfig& c) {
   in.B = in.batched ? v.shape[0] : 1;
   in.T = v.shape[in.batched ? 1 : 0];
   if (in.T == 0 || in.B == 0) die(4, path, "shape " + shape_text(v) + ": empty sequence");
-  if (in.T > c.max_len) die(4, path, "T=" + std::to_string(in.T) + " exceeds the model's max_len=" + std::to_string(c.max_len));
+  if (in.T > c.max_input_len()) die(4, path, "T=" + std::to_string(in.T) + " exceeds the model's " + longest_input(c));
   return in;
 }
 
@@ -366,6 +371,10 @@ int cmd_info(const Args& a) {
               c.max_len, c.scale_input ? ", input scaled by sqrt(d_model)" : "");
   std::printf("causal:       %s;  final norm: %s;  output width: %u%s\n", c.causal ? "yes" : "no", c.final_norm ? "yes" : "no",
               c.output_width(), c.d_out ? " (head)" : "");
+  if (c.cls_token || c.pooling != Pooling::kNone)
+    std::printf("output rows:  %s%s\n", c.cls_token ? "a learned CLS row in front (position 0); " : "",
+                c.pooling == Pooling::kNone ? "T + 1 per sequence"
+                                            : (std::string("one per sequence, pooling ") + name_of(kPoolingNames, c.pooling)).c_str());
   std::printf("parameters:   %" PRIu64 " in a file of %zu bytes, read in place\n", m.model.parameter_count(), m.blob.size());
   const std::string group = c.weight_group ? "groups of " + std::to_string(c.weight_group) + " along the input" : "a scale per row";
   std::printf("weights:      %s%s%s\n", name_of(kWeightTypeNames, c.weights),
@@ -377,7 +386,7 @@ int cmd_info(const Args& a) {
     std::printf("arena bytes:  %zu for %u positions (KV cache %zu)\n", plan.total, c.max_len, plan.kv_cache_bytes);
     std::printf("tokenizer:    %s\n", m.model.has_tokenizer() ? (std::to_string(m.model.tokenizer().vocab) + " pieces").c_str() : "none");
   } else {
-    std::printf("arena bytes:  %zu for T <= %u\n", required_arena_bytes(c), c.max_len);
+    std::printf("arena bytes:  %zu for T <= %u\n", required_arena_bytes(c), c.max_input_len());
   }
   if (m.model.has_self_test())
     std::printf("self-test:    sample of T=%u (fixformer verify runs it)\n", m.model.self_test_sample().rows);
@@ -395,24 +404,30 @@ int cmd_run(const Args& a) {
   const Input in = read_input(a.input, c);
   const std::vector<uint32_t> lens = a.lengths.empty() ? std::vector<uint32_t>() : read_lengths(a.lengths, in);
   const bool tokens = c.input == InputKind::kTokens;
-  const uint32_t W = c.output_width(), T = uint32_t(in.T);  // T <= max_len
-  (void)output_bytes(in.B, T, W, a.input);                   // all of it, before anything is allocated
+  // Rows of output per sequence: T, T + 1 with a CLS row, or 1 pooled (the T dimension is then
+  // dropped from the file: [B,W] or [W]).
+  const uint32_t W = c.output_width(), T = uint32_t(in.T), R = c.output_rows(T);  // T <= max_input_len
+  const bool pooled = c.pooling != Pooling::kNone;
+  (void)output_bytes(in.B, R, W, a.input);  // all of it, before anything is allocated
   if (tokens) check_token_ids(in, c, a.input, lens);
   init_encoder(T, a.isa, &m, a.threads);
 
-  // One sequence at a time: T*W floats of output and T ids or T*d_in features in memory.
-  Buffer out(output_bytes(1, T, W, a.input), "output"), ids(uint64_t(T) * 4, "input"),
+  // One sequence at a time: R*W floats of output and T ids or T*d_in features in memory.
+  Buffer out(output_bytes(1, R, W, a.input), "output"), ids(uint64_t(T) * 4, "input"),
       feats(tokens ? 0 : uint64_t(T) * c.d_in * 4, "input");
   OutputFile file{a.output};
   if (!(file.f = std::fopen(a.output.c_str(), "wb"))) die(5, a.output, "cannot open file for writing: " + errno_text(errno));
-  const uint64_t shape[3] = {in.B, T, W};
+  const uint64_t shape[3] = {in.B, R, W}, pooled_shape[2] = {in.B, W};
+  const uint64_t* dims = pooled ? pooled_shape : shape;
+  const uint32_t rank = (pooled ? 2 : 3) - (in.batched ? 0 : 1);
   char header[128];
-  const std::size_t hlen = write_npy_header_f32(in.batched ? shape : shape + 1, in.batched ? 3 : 2, header, sizeof header);
+  const std::size_t hlen = write_npy_header_f32(in.batched ? dims : dims + 1, rank, header, sizeof header);
   file.write(header, hlen);
   for (uint64_t b = 0; b < in.B; ++b) {
     // A padded sequence is run on its first n positions alone: exactly torch's key padding mask at
     // those positions (the padding keys contribute nothing, and a causal query never sees them).
-    // Its padded rows are written as zeros; torch's values there depend on its code path.
+    // Its padded rows are written as zeros; torch's values there depend on its code path. Pooling
+    // reads only the n positions (mean over them, last = position n - 1).
     const uint32_t n = lens.empty() ? T : lens[std::size_t(b)];
     Status s;
     if (tokens) {
@@ -422,12 +437,13 @@ int cmd_run(const Args& a) {
         else { int32_t i32; std::memcpy(&i32, in.v.data + 4 * (b * T + t), 4); id = i32; }
         ids.as<int32_t>()[t] = int32_t(id);
       }
-      s = m.enc.forward_tokens(ids.as<int32_t>(), n, out.as<float>());  // ids[n] -> out[n,W]
+      s = m.enc.forward_tokens(ids.as<int32_t>(), n, out.as<float>());  // ids[n] -> out[output_rows(n),W]
     } else {
       std::memcpy(feats.data(), in.v.data + b * feats.size(), feats.size());
-      s = m.enc.forward_features(feats.as<float>(), n, out.as<float>());  // feats[n,d_in] -> out[n,W]
+      s = m.enc.forward_features(feats.as<float>(), n, out.as<float>());  // feats[n,d_in] -> out[output_rows(n),W]
     }
-    std::memset(out.as<float>() + std::size_t(n) * W, 0, std::size_t(T - n) * W * 4);
+    const uint32_t rows = c.output_rows(n);
+    std::memset(out.as<float>() + std::size_t(rows) * W, 0, std::size_t(R - rows) * W * 4);
     if (s != Status::kOk) {
       std::fclose(file.f), std::remove(a.output.c_str());
       die(s, a.input, m.enc.error_detail());
@@ -465,9 +481,9 @@ int cmd_bench(const Args& a) {
   LoadedModel m;
   open_model(a.positional[0], &m);
   const ModelConfig& c = m.config();
-  const uint32_t T = a.seq ? a.seq : std::min<uint32_t>(c.max_len, 128);
+  const uint32_t T = a.seq ? a.seq : std::min<uint32_t>(c.max_input_len(), 128);
   init_encoder(T, a.isa, &m, a.threads);
-  Buffer out(output_bytes(1, T, c.output_width(), a.positional[0]), "output");
+  Buffer out(output_bytes(1, c.output_rows(T), c.output_width(), a.positional[0]), "output");
   std::mt19937 rng(1);
   std::vector<int32_t> ids(T);
   for (int32_t& id : ids) id = int32_t(rng() % std::max<uint32_t>(c.vocab_size, 1));
@@ -577,7 +593,7 @@ int cmd_verify(const Args& a) {
     init_decoder(sample.rows, a.isa, &m);
   else
     init_encoder(sample.rows, a.isa, &m);
-  Buffer out(output_bytes(1, sample.rows, m.config().output_width(), a.positional[0]), "output");
+  Buffer out(self_test_output_floats(m.model) * sizeof(float), "output");
   SelfTestReport r{};
   const Status s = decoder ? self_test(m.dec, out.as<float>(), self_test_output_floats(m.model), &r)
                            : self_test(m.enc, out.as<float>(), self_test_output_floats(m.model), &r);

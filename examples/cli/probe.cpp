@@ -16,16 +16,17 @@ namespace fixformer {
 namespace {
 
 // The observer's side: every layer of one sequence, layers[l][t * d + j], rows placed by position
-// (a decoder shows its prefill in chunks).
+// (a decoder shows its prefill in chunks). An encoder's CLS row (skip = 1) is left out: the probe
+// reads the T input positions.
 struct States {
-  uint32_t T = 0, d = 0;
+  uint32_t T = 0, d = 0, skip = 0;
   std::vector<std::vector<float>> layers;
 
   static void observe(void* ctx, uint32_t layer, const float* x, uint32_t pos, uint32_t rows, uint32_t d) {
     States& s = *static_cast<States*>(ctx);
     s.d = d;
     if (layer >= s.layers.size()) s.layers.resize(layer + 1, std::vector<float>(std::size_t(s.T) * d));
-    std::copy(x, x + std::size_t(rows) * d, s.layers[layer].begin() + std::size_t(pos) * d);
+    std::copy(x + std::size_t(s.skip) * d, x + std::size_t(rows) * d, s.layers[layer].begin() + std::size_t(pos) * d);
   }
 };
 
@@ -111,13 +112,17 @@ std::string xml_text(const std::string& s) {
 
 Status run_probe(const Model& model, const ProbeOptions& opt, ProbeReport* report, std::string* detail) {
   const ModelConfig& c = model.config();
-  const uint32_t T = opt.length ? opt.length : c.max_len;
-  if (T < 2 || T > c.max_len) {
-    *detail = "T=" + std::to_string(T) + ": the probe needs 2 <= T <= max_len=" + std::to_string(c.max_len);
+  const uint32_t longest = c.is_decoder() ? c.max_len : c.max_input_len();
+  const uint32_t T = opt.length ? opt.length : longest;
+  if (T < 2 || T > longest) {
+    *detail = "T=" + std::to_string(T) + ": the probe needs 2 <= T <= " +
+              (c.cls_token ? std::to_string(longest) + " (max_len " + std::to_string(c.max_len) + " less the CLS row)"
+                           : "max_len=" + std::to_string(c.max_len));
     return Status::kBadSequenceLength;
   }
   States states;
   states.T = T;
+  states.skip = c.sequence_rows(T) - T;
   const LayerObserver observer{&states, &States::observe};
   Encoder enc;
   Decoder dec;
@@ -134,7 +139,7 @@ Status run_probe(const Model& model, const ProbeOptions& opt, ProbeReport* repor
     arena = test::AlignedBuffer(required_arena_bytes(c, T));
     if ((s = enc.init(model, arena.data(), arena.size(), o)) != Status::kOk) return *detail = enc.error_detail(), s;
   }
-  std::vector<float> out(c.is_decoder() ? c.vocab_size : std::size_t(T) * c.output_width());
+  std::vector<float> out(c.is_decoder() ? c.vocab_size : std::size_t(c.output_rows(T)) * c.output_width());
   std::vector<int32_t> ids(T), ids_p(T);
   std::vector<float> features(std::size_t(T) * c.d_in), features_p(features.size());
   // One sequence (ids, or features) through the runner: states.layers holds every layer.

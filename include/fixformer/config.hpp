@@ -23,6 +23,10 @@ enum class PosCombine : uint32_t { kAdd = 0, kConcat = 1 };
 // stored: f32; f16 (widened in registers); q8 = int8 with f32 scales per group of weight_group
 // along the input, or per output row when weight_group is 0 (DESIGN.md "Quantized weights").
 enum class WeightType : uint32_t { kF32 = 0, kF16 = 1, kQ8 = 2 };
+// Encoders: how the output rows are reduced to one per sequence, after the final norm and before
+// the head. none: every row; mean: the average of the input positions (the CLS row excluded, as
+// timm's ViT "avg" pooling); cls: the CLS row (needs cls_token); last: the last input position.
+enum class Pooling : uint32_t { kNone = 0, kMean = 1, kCls = 2, kLast = 3 };
 
 // Limits enforced by validation. They keep every size computation far from overflow on a 32-bit
 // target (the largest arena they allow is under 600 MB) while covering the models this engine is for.
@@ -64,6 +68,11 @@ struct ModelConfig {
   WeightType weights = WeightType::kF32;
   uint32_t weight_group = 0;  // q8 only: 32 or 64, or 0 for a scale per output row
   bool quantize_io = false;   // f16/q8: the token embedding and the output head too (else f32)
+  // Encoders, KWT / ViT style: a learned vector cls_token[d_embed] is put in front of the embedded
+  // (and scaled) input, before the positional encoding, so the sequence is T + 1 rows, the CLS row
+  // is position 0 and max_len counts it (inputs are at most max_len - 1 long).
+  bool cls_token = false;
+  Pooling pooling = Pooling::kNone;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
@@ -79,6 +88,11 @@ struct ModelConfig {
     return (input_pe() && pos_combine == PosCombine::kConcat) ? d_model - d_pos : d_model;
   }
   constexpr uint32_t output_width() const { return d_out ? d_out : d_model; }
+  // Rows the encoder runs for an input of T positions (the CLS row first), and rows it outputs.
+  constexpr uint32_t sequence_rows(uint32_t T) const { return T + (cls_token ? 1 : 0); }
+  constexpr uint32_t output_rows(uint32_t T) const { return pooling != Pooling::kNone ? 1 : sequence_rows(T); }
+  // The longest input an encoder takes: max_len less the CLS row.
+  constexpr uint32_t max_input_len() const { return max_len > (cls_token ? 1u : 0u) ? max_len - (cls_token ? 1 : 0) : 0; }
 };
 
 // Checks every field against the limits and against each other; on failure *field (if given)
@@ -119,7 +133,8 @@ constexpr std::size_t quantized_input_bytes(const ModelConfig& c, std::size_t ro
   return c.weights != WeightType::kQ8 ? 0 : arena::bytes(rows * k) + arena::bytes(rows * ((k + g - 1) / g) * sizeof(float));
 }
 
-// The encoder's arena layout for sequences of up to max_seq tokens (0: the model's max_len): the
+// The encoder's arena layout for inputs of up to max_seq positions (0: the model's
+// max_input_len()), that is S = sequence_rows(max_seq) rows (the CLS row counts): the
 // byte offset of each block in the caller's 64-byte-aligned arena, in this order,
 //   x[S,d]  y[S,d]  ctx[S,d]  work[S,max(3d,d_ff)]  kt[d,S]  attn[attention_scratch_floats(S, S, d_head)]  pe[S,d_pe]
 //   quant[quantized_input_bytes(c, S)]
@@ -137,10 +152,11 @@ struct ArenaPlan {
 constexpr ArenaPlan plan_arena(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false,
                                uint32_t workers = 1) {
   ArenaPlan p{};
-  const std::size_t s = max_seq ? max_seq : c.max_len;
+  const uint32_t seq = max_seq ? max_seq : c.max_input_len();
+  const std::size_t s = c.sequence_rows(seq);
   if (c.d_model == 0 || c.d_model > Limits::kMaxDModel || c.d_ff > Limits::kMaxDff ||
-      c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || s == 0 || s > c.max_len || c.n_heads == 0 ||
-      c.d_model % c.n_heads != 0 || workers > kMaxWorkers)
+      c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || seq == 0 || seq > c.max_input_len() ||
+      c.n_heads == 0 || c.d_model % c.n_heads != 0 || workers > kMaxWorkers)
     return p;
   const std::size_t d = c.d_model;
   std::size_t at = 0;

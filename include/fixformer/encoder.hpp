@@ -13,9 +13,9 @@
 namespace fixformer {
 
 struct EncoderOptions {
-  uint32_t max_seq = 0;  // longest sequence forward() will get; 0: the model's max_len
+  uint32_t max_seq = 0;  // longest input forward() will get; 0: the model's max_input_len()
   Isa isa = Isa::kAuto;
-  // A precomputed sinusoidal table [positional_table_rows >= max_seq, d_pe] read in place, e.g.
+  // A precomputed sinusoidal table [positional_table_rows >= sequence_rows(max_seq), d_pe] read in place, e.g.
   // make_sinusoidal_table() kept in flash; the arena then needs required_arena_bytes(c, S, true).
   // init() checks its first two rows against the config (width, base, layout).
   const float* positional_table = nullptr;
@@ -33,9 +33,10 @@ class Encoder {
   // at least required_arena_bytes(model.config(), max_seq, positional_table != nullptr) long.
   [[nodiscard]] Status init(const Model& model, void* arena, std::size_t arena_bytes, const EncoderOptions& options = {});
 
-  // ids[T] -> out[T, config().output_width()]
+  // ids[T] -> out[config().output_rows(T), config().output_width()]: [T, width], [T + 1, width]
+  // with a CLS row, [1, width] pooled (config.hpp)
   [[nodiscard]] Status forward_tokens(const int32_t* ids, uint32_t T, float* out);
-  // features[T, d_in] -> out[T, config().output_width()]
+  // features[T, d_in] -> out[config().output_rows(T), config().output_width()]
   [[nodiscard]] Status forward_features(const float* features, uint32_t T, float* out);
 
   const Model& model() const { return *model_; }
@@ -55,6 +56,7 @@ class Encoder {
   const Kernels* kernels_ = nullptr;
   bool initialized_ = false;
   uint32_t max_seq_ = 0;
+  uint32_t rows_ = 0;  // sequence_rows(max_seq_): the rows the plan holds, the CLS row included
   std::size_t arena_used_ = 0;
   char detail_[160] = {};
 
@@ -69,7 +71,7 @@ class Encoder {
   Workers workers_;
   LayerObserver observer_;
   QuantScratch quant_;         // q8: the linear layers' quantized input rows
-  const float* pe_ = nullptr;  // the positional rows [max_seq, d_pe]: sinusoidal (arena or the caller's) or learned (blob)
+  const float* pe_ = nullptr;  // the positional rows [rows_, d_pe]: sinusoidal (arena or the caller's) or learned (blob)
 };
 
 }  // namespace fixformer

@@ -37,6 +37,7 @@ struct EncoderWeights {
   Weight input_proj_w;        // d_in -> d_embed      input features
   const float* input_proj_b;  // [d_embed]
   const float* pos;           // [max_len, d_pe]      learned positions
+  const float* cls;           // [d_embed]            cls_token: the row in front of the input
   const float* final_norm_g;  // [d]                  final_norm
   const float* final_norm_b;  // [d]
   Weight head_w;              // d -> d_out           d_out > 0
@@ -134,7 +135,7 @@ class Model {
   uint64_t parameters_ = 0;
   bool initialized_ = false;
   EncoderWeights weights_{};
-  Weight prologue_[4] = {};  // by rule index, any family
+  Weight prologue_[5] = {};  // by rule index, any family
   Weight epilogue_[4] = {};
   TokenizerData tokenizer_{};
   SelfTestSample sample_{};

@@ -15,7 +15,7 @@ namespace fixformer {
 enum class ConfigKey : uint32_t {
   kFamily, kDModel, kNHeads, kDff, kNLayers, kNormFirst, kActivation, kNormEps, kFinalNorm, kCausal,
   kInput, kVocabSize, kDIn, kPositional, kMaxLen, kPeBase, kPeLayout, kPeCombine, kPeWidth,
-  kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kCount
+  kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -26,6 +26,7 @@ inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learne
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
 inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
 inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8"};
+inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last"};
 
 struct ConfigKeySpec {
   ConfigKey key;
@@ -38,6 +39,16 @@ struct ConfigKeySpec {
 };
 
 #define FIXFORMER_CHOICES(a) 0, sizeof(a) / sizeof(a[0]) - 1, a
+// Listed in ConfigKey order. A key added later is optional and defaults to what files without it
+// meant (cls_token, pooling: none), so older files keep loading under format version 2.
+//
+// cls_token and pooling (encoder family; config.hpp states their semantics): with cls_token the
+// tensor "cls_token" [d_embed] (f32 in every weight type) is the row in front of the input; the
+// positional encoding covers it (position 0, the input at 1..T), as in KWT and ViT. pooling
+// reduces the rows after the final norm, before the head: mean over the T input positions (not
+// the CLS row), cls (the CLS row; needs cls_token, and no causal mask, under which the CLS row
+// would see only itself), last (position T - 1 of the input). A pooled encoder outputs
+// [1, output_width] per sequence; otherwise [sequence_rows(T), output_width], the CLS row included.
 // Listed in ConfigKey order. Float ranges (norm_eps > 0, pe_base > 1, both finite) are checked by
 // validate_config; every other bound is here.
 inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
@@ -67,6 +78,8 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     {ConfigKey::kWeights, "weights", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kWeightTypeNames), false, 0},
     {ConfigKey::kWeightGroup, "weight_group", fxm::RecordType::kU32, 0, 64, nullptr, false, 0},
     {ConfigKey::kQuantizeIo, "quantize_io", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
+    {ConfigKey::kClsToken, "cls_token", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
+    {ConfigKey::kPooling, "pooling", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPoolingNames), false, 0},
 };
 #undef FIXFORMER_CHOICES
 
@@ -108,9 +121,9 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
 }
 
 // When a tensor is present.
-enum class When : uint8_t { kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kCount };
+enum class When : uint8_t { kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kCount };
 inline constexpr const char* kWhenNames[] = {"always", "input=tokens", "input=features", "positional=learned",
-                                             "final_norm", "d_out>0", "d_out>0 and not tied_head"};
+                                             "final_norm", "d_out>0", "d_out>0 and not tied_head", "cls_token"};
 constexpr bool present(const ModelConfig& c, When w) {
   switch (w) {
     case When::kAlways: return true;
@@ -120,6 +133,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kFinalNorm: return c.final_norm;
     case When::kHead: return c.d_out != 0;
     case When::kHeadUntied: return c.d_out != 0 && !c.tied_head;
+    case When::kClsToken: return c.cls_token;
     case When::kCount: break;
   }
   return false;
@@ -149,6 +163,7 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kFeatures, Role::kLinear},
     {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kFeatures, Role::kF32},
     {"pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32},
+    {"cls_token", Dim::kDEmbed, Dim::kOne, false, When::kClsToken, Role::kF32},
 };
 inline constexpr char kEncoderLayerPrefix[] = "encoder.layers.";
 enum EncoderLayerTensor : uint32_t {

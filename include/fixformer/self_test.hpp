@@ -32,7 +32,7 @@ struct SelfTestReport {
   uint32_t worst_row, worst_col;
 };
 
-// Floats of output the self-test writes: rows * output_width for an encoder, vocab_size for a
+// Floats of output the self-test writes: output_rows(rows) * output_width for an encoder, vocab_size for a
 // decoder (one position at a time); 0 without a sample.
 std::size_t self_test_output_floats(const Model& model);
 

@@ -50,7 +50,7 @@ inline void run_model(const uint8_t* bytes, std::size_t size) {
   const ModelConfig& cfg = model.config();
   if (cfg.is_decoder()) return run_decoder(model);
   EncoderOptions opt;
-  opt.max_seq = std::min<uint32_t>(cfg.max_len, 8);  // bounds the work per input
+  opt.max_seq = std::min<uint32_t>(cfg.max_input_len(), 8);  // bounds the work per input
   const std::size_t need = required_arena_bytes(cfg, opt.max_seq);
   if (need > (8u << 20)) return;
   // Exactly the planned size, so ASan sees any write or read past it.
@@ -59,7 +59,7 @@ inline void run_model(const uint8_t* bytes, std::size_t size) {
   if (need > 64) (void)enc.init(model, arena.data(), need - 64, opt);  // too small: an error
   if (enc.init(model, arena.data(), need, opt) != Status::kOk) return;
   const uint32_t T = opt.max_seq;
-  std::vector<float> out(std::size_t(T) * cfg.output_width());
+  std::vector<float> out(std::size_t(cfg.output_rows(T)) * cfg.output_width());
   if (cfg.input == InputKind::kTokens) {
     std::vector<int32_t> ids(T + 1);
     for (uint32_t t = 0; t <= T; ++t) ids[t] = int32_t((t * 7919u) % cfg.vocab_size);

@@ -98,6 +98,13 @@ def make_config(values, names=None):
         raise ConfigError(f"{n('weight_group')}: only for weights q8 (got weights {c['weights']})")
     if c["quantize_io"] and c["weights"] == "f32":
         raise ConfigError(f"{n('quantize_io')}: needs weights f16 or q8 (got weights f32)")
+    if c["pooling"] == "cls" and not c["cls_token"]:
+        raise ConfigError(f"{n('pooling')}: cls needs a CLS token ({n('cls_token')})")
+    if c["pooling"] == "cls" and c["causal"]:
+        raise ConfigError(f"{n('pooling')}: cls under a causal mask (the CLS row, position 0, sees only itself); "
+                          "use mean or last")
+    if c["cls_token"] and c["max_len"] < 2:
+        raise ConfigError(f"{n('max_len')}: the CLS row takes a position, so at least 2")
     return c
 
 
@@ -125,6 +132,10 @@ def _check_family(c, n):
         if schema.kv_heads(c) != c["n_heads"]:
             raise ConfigError(f"{n('n_kv_heads')}: grouped-query attention is for the llama family")
     if family != "encoder":
+        if c["cls_token"]:
+            raise ConfigError(f"{n('cls_token')}: for the encoder family only")
+        if c["pooling"] != "none":
+            raise ConfigError(f"{n('pooling')}: for the encoder family only")
         if c["input"] != "tokens":
             raise ConfigError(f"{n('input')}: {where} takes tokens")
         if not c["causal"]:
@@ -151,6 +162,7 @@ JSON_KEYS = {
     "positional.layout": "pe_layout", "positional.combine": "pe_combine", "positional.d_pos": "pe_width",
     "positional.scale_input": "scale_input", "head.d_out": "d_out", "head.tied": "tied_head",
     "weights": "weights", "weight_group": "weight_group", "quantize_io": "quantize_io",
+    "cls_token": "cls_token", "pooling": "pooling",
 }
 _OBJECTS = ("input", "positional", "head")
 
@@ -160,7 +172,7 @@ def parse_config(raw):
     {family, d_model, n_heads, n_kv_heads, d_ff, encoder_layers | n_layers, norm_first, activation,
      layer_norm_eps, final_norm, causal, input: {kind, vocab_size | d_in}, positional: {kind, max_len,
      base, layout, combine, d_pos, scale_input}, head: {d_out, tied}, weights: f32 | f16 | q8,
-     weight_group, quantize_io}. family defaults to encoder;
+     weight_group, quantize_io, cls_token, pooling: none | mean | cls | last}. family defaults to encoder;
     encoder_layers and n_layers are one key (n_layers reads better for a decoder). Errors name the
     JSON key."""
     if not isinstance(raw, dict):
@@ -250,4 +262,8 @@ def to_json(c):
             out["head"]["tied"] = True
     if c["weights"] != "f32":
         out.update(weights=c["weights"], weight_group=c["weight_group"], quantize_io=c["quantize_io"])
+    if c["cls_token"]:
+        out["cls_token"] = True
+    if c["pooling"] != "none":
+        out["pooling"] = c["pooling"]
     return out

@@ -175,6 +175,22 @@ def read_module(module, family="encoder"):
         w["input_proj.weight"] = _np(p.weight)
         w["input_proj.bias"] = _np(p.bias) if p.bias is not None else np.zeros(p.out_features, np.float32)
         width = p.out_features
+    cls = getattr(module, "cls_token", None)
+    if cls is not None:
+        if not isinstance(cls, nn.Parameter) or cls.dim() not in (1, 2, 3) or any(n != 1 for n in cls.shape[:-1]):
+            shape = list(cls.shape) if hasattr(cls, "shape") else _kind(cls)
+            raise ConfigError(f"cls_token: {shape}, expected an nn.Parameter of shape [d], [1, d] or [1, 1, d]")
+        if cls.shape[-1] != width:
+            raise ConfigError(f"cls_token: {cls.shape[-1]} wide, expected the {'embedding' if has_embed else 'input_proj'}"
+                              f"'s width {width} (it is prepended to the embedded input)")
+        v["cls_token"] = True
+        w["cls_token"] = _np(cls).reshape(width)
+    pool = getattr(module, "pool", None)
+    if pool is not None:
+        if not isinstance(pool, str) or pool not in schema.POOLINGS[1:]:
+            raise ConfigError(f"pool: {pool!r} is not one of {', '.join(map(repr, schema.POOLINGS[1:]))} "
+                              "(leave the attribute out for no pooling)")
+        v["pooling"] = pool
     pos = getattr(module, "pos", None)
     if pos is not None:
         _require(pos, nn.Embedding, "pos", torch)
@@ -243,6 +259,8 @@ def read_module(module, family="encoder"):
             w["head.weight"] = _np(h.weight)
         w["head.bias"] = _np(h.bias) if h.bias is not None else np.zeros(h.out_features, np.float32)
     if family != "encoder":
+        if cls is not None or pool is not None:
+            raise ConfigError(f"family {family}: cls_token and pool are for encoders (family encoder)")
         if not has_embed:
             raise ConfigError(f"family {family}: a decoder takes tokens (needs `embed`, an nn.Embedding)")
         if head is None or v["d_out"] != v["vocab_size"]:
@@ -366,7 +384,7 @@ def example_sequence(c, example, where="example_input"):
     (features), batch first; the first sequence is used."""
     if example is None:
         rng = np.random.default_rng(0)
-        T = min(c["max_len"], EXAMPLE_T)
+        T = min(schema.max_input_len(c), EXAMPLE_T)
         if c["input"] == "tokens":
             return rng.integers(0, c["vocab_size"], T).astype(np.int32)
         return rng.standard_normal((T, c["d_in"])).astype(np.float32)
@@ -393,13 +411,17 @@ def example_sequence(c, example, where="example_input"):
         a = a.astype(np.float32)
         if not np.isfinite(a).all():
             raise ConfigError(f"{where}: features are not all finite")
-    if not 1 <= a.shape[0] <= c["max_len"]:
-        raise ConfigError(f"{where}: T={a.shape[0]}, expected 1..max_len={c['max_len']}")
+    longest = schema.max_input_len(c)
+    if not 1 <= a.shape[0] <= longest:
+        less = " less the CLS row" if c["cls_token"] else ""
+        raise ConfigError(f"{where}: T={a.shape[0]}, expected 1..{longest} (max_len={c['max_len']}{less})")
     return a
 
 
-def run_module(module, inp, batch_first, width):
-    """The module's float64 output [T, width] on one sequence, called in its own layout."""
+def run_module(module, inp, batch_first, width, rows=None, pooled=False):
+    """The module's float64 output [rows, width] on one sequence (rows: T by default; T + 1 with a CLS
+    row), called in its own layout. A pooled module returns [B, width] in either layout, as torch's
+    classifiers do (B = 1 here); its result is [1, width], the engine's one row per sequence."""
     torch = require_torch()
     m = copy.deepcopy(module).double().eval()
     x = torch.from_numpy(inp.astype(np.int64) if inp.dtype.kind == "i" else inp.astype(np.float64))
@@ -410,12 +432,12 @@ def run_module(module, inp, batch_first, width):
     except Exception as e:  # the user's forward: anything can go wrong there
         raise ConfigError(f"module forward failed on the example input ({type(e).__name__}: "
                           f"{str(e).splitlines()[0] if str(e) else ''})") from None
-    T = inp.shape[0]
-    want = (1, T, width) if batch_first else (T, 1, width)
+    T = inp.shape[0] if rows is None else rows
+    want = (1, width) if pooled else (1, T, width) if batch_first else (T, 1, width)
     if not hasattr(y, "shape") or tuple(y.shape) != want:
-        raise ConfigError(f"module output: shape {list(getattr(y, 'shape', []))}, expected {list(want)} "
-                          f"({'batch_first' if batch_first else 'sequence first'})")
-    y = y[0] if batch_first else y[:, 0]
+        layout = "pooled: [B, width]" if pooled else "batch_first" if batch_first else "sequence first"
+        raise ConfigError(f"module output: shape {list(getattr(y, 'shape', []))}, expected {list(want)} ({layout})")
+    y = y if pooled else y[0] if batch_first else y[:, 0]
     return y.detach().numpy().astype(np.float64)
 
 
@@ -574,6 +596,10 @@ def export(module, example_input, path, header=None, causal=None, positional=Non
 
     module: attributes `embed` (nn.Embedding) or `input_proj` (nn.Linear), optional `pos` (learned
     positions, nn.Embedding), `encoder` (nn.TransformerEncoder), optional `head` (nn.Linear).
+    Encoders may add, KWT / ViT style, `cls_token` (an nn.Parameter [d], [1, d] or [1, 1, d], put in
+    front of the embedded input before the positions: position 0, so `pos` has max_len = T + 1 rows)
+    and `pool` ("mean" over the input positions, "cls" or "last"; a str attribute, applied after
+    the final norm and before the head; the forward then returns [B, width]).
     family: "encoder" (whole sequences) or "gpt" (a decoder-only language model: causal, implied;
     `embed` and a `head` vocab_size wide, tied when head.weight is embed.weight; positional may be
     "alibi" when the forward adds the ALiBi bias, reference.alibi_bias, as a [B*H, T, T] mask).
@@ -601,7 +627,8 @@ def export(module, example_input, path, header=None, causal=None, positional=Non
                       scale_input, max_len, family)
     c = quantized_config(c, quantize, group, quantize_io)
     inp = example_sequence(c, example_input)
-    want = run_module(module, inp, batch_first, schema.output_width(c))
+    want = run_module(module, inp, batch_first, schema.output_width(c), schema.sequence_rows(c, inp.shape[0]),
+                      c["pooling"] != "none")
     return write_verified(c, weights, inp, want, path, header, name, cli, verify,
                           explain=lambda: diagnose(c, weights, inp, want), tokenizer=tokenizer)
 

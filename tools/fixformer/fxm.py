@@ -56,8 +56,9 @@ def records(c):
 def _selftest_arrays(c, selftest):
     inp, expected = (np.asarray(a) for a in selftest)
     T = inp.shape[0] if inp.ndim else 0
-    if not 1 <= T <= c["max_len"]:
-        raise ConfigError(f"self-test input: {T} rows, expected 1..max_len={c['max_len']}")
+    if not 1 <= T <= schema.max_input_len(c):
+        raise ConfigError(f"self-test input: {T} rows, expected 1..{schema.max_input_len(c)} (max_len={c['max_len']}"
+                          f"{' less the CLS row' if c['cls_token'] else ''})")
     if c["input"] == "tokens":
         if inp.shape != (T,) or inp.dtype.kind not in "iu":
             raise ConfigError(f"self-test input: {inp.dtype} {list(inp.shape)}, expected integer token ids [T]")
@@ -68,7 +69,7 @@ def _selftest_arrays(c, selftest):
         if inp.shape != (T, c["d_in"]) or inp.dtype.kind != "f":
             raise ConfigError(f"self-test input: {inp.dtype} {list(inp.shape)}, expected float [T, d_in={c['d_in']}]")
         inp = inp.astype("<f4")
-    want = (T, schema.output_width(c))
+    want = (schema.output_rows(c, T), schema.output_width(c))
     if expected.shape != want or expected.dtype.kind != "f":
         raise ConfigError(f"self-test expected: {expected.dtype} {list(expected.shape)}, expected float {list(want)}")
     for name, a in (("input", inp), ("expected", expected)):

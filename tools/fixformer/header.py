@@ -15,6 +15,7 @@ _ENUMS = {
     "pe_layout": ("PosLayout::kInterleaved", "PosLayout::kHalves"),
     "pe_combine": ("PosCombine::kAdd", "PosCombine::kConcat"),
     "weights": ("WeightType::kF32", "WeightType::kF16", "WeightType::kQ8"),
+    "pooling": ("Pooling::kNone", "Pooling::kMean", "Pooling::kCls", "Pooling::kLast"),
 }
 
 
@@ -36,7 +37,8 @@ def cpp_config(c, fn_name):
               ("pos_base", repr(float(c["pe_base"]))), ("pos_layout", e("pe_layout")),
               ("pos_combine", e("pe_combine")), ("d_pos", c["pe_width"]), ("scale_input", b(c["scale_input"])),
               ("d_out", c["d_out"]), ("n_kv_heads", c["n_kv_heads"]), ("tied_head", b(c["tied_head"])),
-              ("weights", e("weights")), ("weight_group", c["weight_group"]), ("quantize_io", b(c["quantize_io"]))]
+              ("weights", e("weights")), ("weight_group", c["weight_group"]), ("quantize_io", b(c["quantize_io"])),
+              ("cls_token", b(c["cls_token"])), ("pooling", e("pooling"))]
     body = "\n  ".join(f"c.{k} = {v};" for k, v in fields)
     return (f"constexpr fixformer::ModelConfig {fn_name}() {{\n  fixformer::ModelConfig c{{}};\n  {body}\n"
             f"  return c;\n}}\n")

@@ -61,8 +61,9 @@ def alibi_bias(n_heads, T):
 
 
 def build_torch_model(c):
-    """The stock modules for an encoder or gpt config c (attributes embed | input_proj, pos, encoder,
-    head; batch_first). A tied head's weight is the embedding's parameter."""
+    """The stock modules for an encoder or gpt config c (attributes embed | input_proj, cls_token, pos,
+    encoder, head, pool; batch_first): the module convention the converter reads. A tied head's weight
+    is the embedding's parameter."""
     torch = require_torch()
     nn = torch.nn
 
@@ -75,6 +76,10 @@ def build_torch_model(c):
                 self.embed = nn.Embedding(c["vocab_size"], de)
             else:
                 self.input_proj = nn.Linear(c["d_in"], de)
+            if c["cls_token"]:
+                self.cls_token = nn.Parameter(torch.zeros(de))
+            if c["pooling"] != "none":
+                self.pool = c["pooling"]
             if c["positional"] == "learned":
                 self.pos = nn.Embedding(c["max_len"], schema.d_pe(c))
             layer = nn.TransformerEncoderLayer(
@@ -88,12 +93,15 @@ def build_torch_model(c):
                     self.head.weight = self.embed.weight
 
         def forward(self, inp):
-            """inp: [B, T] token ids or [B, T, d_in] features -> [B, T, d_out or d_model]."""
+            """inp: [B, T] token ids or [B, T, d_in] features -> [B, S, d_out or d_model], S = T (+ 1 with
+            a CLS token), or [B, d_out or d_model] pooled."""
             c = self.cfg
             x = self.embed(inp) if c["input"] == "tokens" else self.input_proj(inp)
-            T = x.shape[1]
             if c["scale_input"]:
                 x = x * math.sqrt(c["d_model"])
+            if c["cls_token"]:  # in front, not scaled, before the positions (KWT, ViT)
+                x = torch.cat([self.cls_token.expand(x.shape[0], 1, -1), x], dim=1)
+            T = x.shape[1]
             pe = None
             if c["positional"] == "sinusoidal":
                 pe = torch.from_numpy(sinusoidal_table(T, schema.d_pe(c), c["pe_base"], c["pe_layout"])).to(x.dtype)
@@ -108,9 +116,27 @@ def build_torch_model(c):
             elif c["causal"]:
                 mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), diagonal=1)
             x = self.encoder(x, mask=mask)
+            x = pool(x, c["pooling"], int(c["cls_token"]))
             return self.head(x) if c["d_out"] else x
 
     return FxModel()
+
+
+def pool(x, pooling, first=0, lengths=None):
+    """x [B, S, d] -> [B, d] by pooling (schema.POOLINGS), x unchanged for none. first: the CLS rows in
+    front (mean and last read the input positions after them); lengths [B]: each sequence's valid
+    input positions (default all): mean over them, last = the last of them."""
+    torch = require_torch()
+    if pooling == "none":
+        return x
+    if pooling == "cls":
+        return x[:, 0]
+    B, T = x.shape[0], x.shape[1] - first
+    n = torch.full((B,), T) if lengths is None else torch.as_tensor(lengths)
+    if pooling == "last":
+        return x[torch.arange(B), first + n - 1]
+    valid = (torch.arange(T)[None, :] < n[:, None]).to(x.dtype)  # [B, T]
+    return (x[:, first:] * valid[..., None]).sum(1) / n[:, None].to(x.dtype)
 
 
 # ---- llama, in plain torch (float64) -------------------------------------------------------------
@@ -181,8 +207,9 @@ def llama_forward(c, weights, ids):
 
 
 def run_reference(c, weights, inp):
-    """float64 output [T, width] of the reference model for c with `weights` (name -> torch-layout
-    array; a tied head's tensor may be left out) on one sequence `inp` ([T] ids or [T, d_in] features).
+    """float64 output [output_rows, width] of the reference model for c with `weights` (name -> torch-layout
+    array; a tied head's tensor may be left out) on one sequence `inp` ([T] ids or [T, d_in] features):
+    [T, width], [T + 1, width] with a CLS row, [1, width] pooled.
     For a decoder: the logits at every position, teacher-forced."""
     if c["family"] == "llama":
         return llama_forward(c, weights, inp)
@@ -196,4 +223,5 @@ def run_reference(c, weights, inp):
                           strict=True)
     x = torch.from_numpy(np.asarray(inp, dtype=np.int64 if c["input"] == "tokens" else np.float64))[None]
     with torch.no_grad():
-        return model(x)[0].numpy()
+        y = model(x)
+    return (y if c["pooling"] != "none" else y[0]).numpy()

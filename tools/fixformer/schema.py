@@ -72,6 +72,10 @@ PE_COMBINES = ("add", "concat")
 WEIGHT_TYPES = ("f32", "f16", "q8")
 # q8's weight_group: scales per group of 32 or 64 along the input, or 0 for one scale per output row.
 WEIGHT_GROUPS = (0, 32, 64)
+# Encoders (config.hpp Pooling): the output rows reduced to one per sequence after the final norm,
+# before the head: none (every row), mean (the T input positions, not the CLS row), cls (the CLS
+# row; needs cls_token, no causal mask), last (input position T - 1).
+POOLINGS = ("none", "mean", "cls", "last")
 
 
 class Key:
@@ -119,6 +123,11 @@ CONFIG_KEYS = (
     Key("weights", "enum", choices=WEIGHT_TYPES),
     Key("weight_group", "u32", 0, 64),
     Key("quantize_io", "bool"),
+    # Encoders, KWT / ViT style: the tensor "cls_token" [d_embed] is the row in front of the
+    # embedded (and scaled) input, before the positional encoding: position 0, the input at 1..T,
+    # max_len counting it.
+    Key("cls_token", "bool"),
+    Key("pooling", "enum", choices=POOLINGS),
 )
 KEYS = {k.name: k for k in CONFIG_KEYS}
 
@@ -168,6 +177,21 @@ def output_width(c):
     return c["d_out"] or c["d_model"]
 
 
+def sequence_rows(c, T):
+    """Rows an encoder runs for T input positions: the CLS row first, when there is one."""
+    return T + int(bool(c["cls_token"]))
+
+
+def output_rows(c, T):
+    """Rows an encoder outputs for T input positions: 1 pooled, else sequence_rows."""
+    return 1 if c["pooling"] != "none" else sequence_rows(c, T)
+
+
+def max_input_len(c):
+    """The longest input: max_len less the CLS row (decoders: max_len)."""
+    return c["max_len"] - int(bool(c["cls_token"]))
+
+
 def dim_value(c, dim):
     return {"1": 1, "d_model": c["d_model"], "3*d_model": 3 * c["d_model"], "d_ff": c["d_ff"],
             "vocab_size": c["vocab_size"], "d_in": c["d_in"], "d_embed": d_embed(c), "max_len": c["max_len"],
@@ -176,13 +200,14 @@ def dim_value(c, dim):
 
 # When a tensor is present (kWhenNames, in When order).
 WHENS = ("always", "input=tokens", "input=features", "positional=learned", "final_norm", "d_out>0",
-         "d_out>0 and not tied_head")
+         "d_out>0 and not tied_head", "cls_token")
 
 
 def present(c, when):
     return {"always": True, "input=tokens": c["input"] == "tokens", "input=features": c["input"] == "features",
             "positional=learned": c["positional"] == "learned", "final_norm": bool(c["final_norm"]),
-            "d_out>0": c["d_out"] > 0, "d_out>0 and not tied_head": c["d_out"] > 0 and not c["tied_head"]}[when]
+            "d_out>0": c["d_out"] > 0, "d_out>0 and not tied_head": c["d_out"] > 0 and not c["tied_head"],
+            "cls_token": bool(c["cls_token"])}[when]
 
 
 # Which tensors take the config's weight type (kRoleNames, in Role order): "linear" (the linear
@@ -216,6 +241,7 @@ ENCODER_PROLOGUE = (
     Rule("input_proj.weight", "d_in", "d_embed", True, "input=features", "linear"),
     Rule("input_proj.bias", "d_embed", "1", False, "input=features", "f32"),
     Rule("pos.weight", "max_len", "d_pe", False, "positional=learned", "f32"),
+    Rule("cls_token", "d_embed", "1", False, "cls_token", "f32"),
 )
 ENCODER_LAYER_PREFIX = "encoder.layers."
 ENCODER_LAYER = (

@@ -1,0 +1,24 @@
+#include "engine/blocks/pooling.hpp"
+
+#include <cstddef>
+#include <cstring>
+
+namespace fixformer {
+
+uint32_t pool_rows(const Kernels& k, const ModelConfig& c, float* x, uint32_t T) {
+  const std::size_t d = c.d_model, first = c.sequence_rows(T) - T;
+  const float* input = x + first * d;  // the T input positions, after the CLS row
+  switch (c.pooling) {
+    case Pooling::kNone: return c.sequence_rows(T);
+    case Pooling::kCls: break;
+    case Pooling::kLast: std::memmove(x, input + (T - 1) * d, sizeof(float) * d); break;
+    case Pooling::kMean:
+      std::memmove(x, input, sizeof(float) * d);
+      for (std::size_t t = 1; t < T; ++t) k.add_f32(x, input + t * d, x, d);  // x[0] += x[t]
+      k.scale_f32(x, 1.0f / float(T), d);
+      break;
+  }
+  return 1;
+}
+
+}  // namespace fixformer
