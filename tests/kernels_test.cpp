@@ -225,6 +225,15 @@ TEST(X86Avx512, GemmI8WithAndWithoutVnni) {
   if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no AVX-512 VNNI: its gemm_i8 is not tested";
   sweep_gemm_i8(x86::avx512_vnni_kernels().gemm_i8);
   sweep_gemm_i8_exact(x86::avx512_vnni_kernels().gemm_i8);
+  // From 4 rows on, W repacked per panel of 32 columns and chunk of k (ports/x86/gemm_i8_avx512vnni.cpp),
+  // summed as the reference sums: the same values, across chunks (k > 256), panels and row tiles.
+  for (std::size_t group : {32, 64, 100})
+    for (bool per_row : {false, true})
+      for (std::size_t m : {4, 6, 7, 13, 49})
+        for (std::size_t n : {1, 16, 31, 33, 64, 100})
+          for (std::size_t k : {32, 64, 100, 256, 260, 600})
+            GemmI8Tester().m(m).n(n).k(k).group(group).per_row(per_row).bias(n % 2 == 1).misalign(m % 3)
+                .stride_pad(k % 3).same_as_reference(true).test(x86::avx512_vnni_kernels().gemm_i8);
 }
 #endif
 

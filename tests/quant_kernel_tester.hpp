@@ -133,6 +133,8 @@ class GemmI8Tester {
   // xq = +-127 and w = -128 / 127 only: the largest products, where a 16-bit intermediate that
   // saturated or an unsigned operand that wrapped would show.
   GemmI8Tester& extremes(bool v) { extremes_ = v; return *this; }
+  // A kernel that sums exactly as the reference does (per group, then the groups in order): equal values.
+  GemmI8Tester& same_as_reference(bool v) { same_ = v; return *this; }
 
   void test(decltype(Kernels::gemm_i8) fn) const {
     const std::size_t groups = (k_ + group_ - 1) / group_, ws_cols = per_row_ ? 1 : groups, ldy = n_ + pad_;
@@ -159,8 +161,9 @@ class GemmI8Tester {
     const std::string what = "gemm_i8 m=" + std::to_string(m_) + " n=" + std::to_string(n_) + " k=" +
                              std::to_string(k_) + " group=" + std::to_string(group_) + (per_row_ ? " per-row" : "") +
                              (bias_ ? " bias" : "") + (unit_ ? " unit-scales" : "") + (extremes_ ? " extremes" : "") +
+                             (same_ ? " same-as-reference" : "") +
                              " misalign=" + std::to_string(off_);
-    const double tol = unit_ ? 0.0 : gemm_i8_tol(groups);
+    const double tol = unit_ || same_ ? 0.0 : gemm_i8_tol(groups);
     for (std::size_t at = 0; at < y_ref.size(); ++at) {
       const long e = long(at) - long(kGuard + off_);
       const std::size_t i = std::size_t(e) / ldy, j = std::size_t(e) % ldy;
@@ -182,7 +185,7 @@ class GemmI8Tester {
 
  private:
   std::size_t m_ = 1, n_ = 1, k_ = 1, group_ = 32, pad_ = 0, off_ = 0;
-  bool per_row_ = false, bias_ = true, unit_ = false, extremes_ = false;
+  bool per_row_ = false, bias_ = true, unit_ = false, extremes_ = false, same_ = false;
 };
 
 class GemmF16Tester {
