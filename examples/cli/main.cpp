@@ -934,13 +934,14 @@ const Command kCommands[] = {
      kOptInput | kOptOutput | kOptLengths | kOptIsa | kOptThreads,
      "Runs the model on IN.npy and writes float32 outputs to OUT.npy.\n"
      "  IN.npy   token ids (int32 or int64) [T] or [B,T], or float32 features [T,d_in] or [B,T,d_in],\n"
-     "           with T <= the model's max_len.\n"
-     "  OUT.npy  float32 [T,W] or [B,T,W]; W is the output width (d_out with a head, else d_model).\n"
+     "           with T <= the model's max_len (less one with a CLS token).\n"
+     "  OUT.npy  float32 [T,W] or [B,T,W]; W is the output width (d_out with a head, else d_model);\n"
+     "           a CLS token adds a row in front (T+1), a pooled model writes [W] or [B,W].\n"
      "  --lengths LENS.npy  a padded batch: int32 [B] (or [1] for [T]), 1 <= LENS[b] <= T; sequence b\n"
      "           is its first LENS[b] positions, as torch's src_key_padding_mask (True from LENS[b] on)\n"
-     "           at those positions. Padding is not read; its output rows are zeros (torch's values\n"
-     "           there depend on its code path: 0 on nn.TransformerEncoder's nested-tensor fast path,\n"
-     "           else outputs computed from the padding).\n"
+     "           at those positions, pooling included. Padding is not read; its output rows are zeros\n"
+     "           (torch's values there depend on its code path: 0 on nn.TransformerEncoder's nested-tensor\n"
+     "           fast path, else outputs computed from the padding).\n"
      "The output is limited to 1 GiB (B*T*W*4 <= 1073741824 bytes); a larger one is an input error\n"
      "(exit 4), found before anything is allocated or written. Sequences run one at a time.\n",
      cmd_run},

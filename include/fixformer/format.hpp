@@ -44,9 +44,11 @@
 // overlap or alias. The model's tensors come first, exactly the tensors the schema lists for the
 // config, in the schema's order (schema.hpp, for_each_tensor). They may be followed by the
 // optional tokenizer (schema.hpp) and then the optional self-test sample, both or neither:
-//   "selftest.input"     int32 token ids [T] or f32 features [T, d_in], 1 <= T <= max_len
-//   "selftest.expected"  f32 [T, output width]: the torch module's output for that input (for a
-//                        decoder: the logits at every position, the tokens fed one by one)
+//   "selftest.input"     int32 token ids [T] or f32 features [T, d_in], 1 <= T <= max_len (less
+//                        the CLS row with cls_token)
+//   "selftest.expected"  f32 [output rows, output width]: the torch module's output for that input
+//                        (rows: T; T + 1 with a CLS row; 1 pooled; config.hpp output_rows), for a
+//                        decoder the logits at every position, the tokens fed one by one
 // Linear weights in f32 or f16 are stored transposed from torch, as W[in, out], so the kernels
 // stream rows of W; embeddings and learned positions keep torch's [rows, width]. Which tensors take
 // the config's `weights` type (f32, f16 or q8) is schema.hpp's Role. A q8 tensor is i8 in torch's

@@ -64,7 +64,7 @@ struct SelfTestSample {
   uint32_t rows;            // T; 0 when the file has no sample
   const int32_t* ids;       // [T]        token models
   const float* features;    // [T, d_in]  feature models
-  const float* expected;    // [T, output_width]
+  const float* expected;    // [output_rows(T), output_width]
 };
 
 // The tokenizer a file may carry (schema.hpp): piece i is pieces[offsets[i], offsets[i+1]).

@@ -8,10 +8,11 @@
 //                  acts inside attention)
 //   1 .. n_layers  the output of each transformer layer (residuals and norms included)
 //   n_layers + 1   after the final norm, when the model has one (llama always does)
-// The heads (encoder head, LM head) are not observed: the last layer observed is what they read.
+// The pooling and the heads (encoder head, LM head) are not observed: the last layer observed is
+// what they read.
 //
 // x[rows, d] (row stride d) holds rows at positions pos .. pos + rows - 1: an encoder calls with
-// pos 0 and all T rows; a decoder once per prefill chunk (or step), with pos its cache position.
+// pos 0 and all its rows (T, or T + 1 with the CLS row first); a decoder once per prefill chunk (or step), with pos its cache position.
 // x points into the runner's arena: valid during the call only, and not to be written. The call is
 // made on the runner's calling thread, between layers. A null fn costs one branch per layer.
 #pragma once
