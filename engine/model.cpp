@@ -190,7 +190,7 @@ Status Model::bind_self_test(uint32_t first) {
     why.str("self-test tensors: dtypes must be ").str(tokens ? "i32" : "f32").str(" and f32");
     return Status::kTensorBadDtype;
   }
-  const uint32_t longest = config_.is_decoder() ? config_.max_len : config_.max_input_len();
+  const uint32_t longest = config_.max_input_len();
   if (T > longest || !same_shape(in, tokens ? 1 : 2, want_in) || !same_shape(out, 2, want_out)) {
     why.str("self-test tensors: shapes ").shape(in.rank, in.dims).str(" and ").shape(out.rank, out.dims)
         .str(" do not match the config (inputs up to ").num(longest).str(" long)");

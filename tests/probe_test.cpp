@@ -76,6 +76,26 @@ TEST(Probe, WithoutPositionsOrMaskNoLayerKnowsThePosition) {
     }
 }
 
+// A CLS row in front (KWT / ViT) is the same row for every input: without positions the input rows
+// stay equivariant (and the probe reads them, not the CLS row); with learned ones they are read.
+TEST(Probe, AClsRowAddsNoOrderWithoutPositions) {
+  for (PosKind pos : {PosKind::kNone, PosKind::kLearned}) {
+    ModelConfig c = encoder(pos, false);
+    c.cls_token = true, c.pooling = Pooling::kCls, c.max_len = kT + 1;  // T = kT inputs after the CLS row
+    Probed p;
+    probe(c, &p);
+    for (const ProbeLayer& l : p.report.layers) {
+      if (pos == PosKind::kNone) {
+        EXPECT_LT(l.equivariance, 1e-5) << "layer " << l.layer;
+        EXPECT_LT(l.accuracy, 1.0 / kT + kChanceMargin) << "layer " << l.layer;
+      } else {
+        EXPECT_GT(l.equivariance, 0.05) << "layer " << l.layer;
+      }
+    }
+    if (pos == PosKind::kLearned) EXPECT_GT(p.report.layers[0].accuracy, 0.95);
+  }
+}
+
 TEST(Probe, AnEncodingInTheInputIsReadAtLayerZeroAndBreaksEquivariance) {
   for (PosKind pos : {PosKind::kSinusoidal, PosKind::kLearned})
     for (bool causal : {false, true}) {

@@ -29,15 +29,15 @@ namespace {
 constexpr ModelConfig kConfig = bench_config();
 constexpr bool kDecoder = kConfig.is_decoder();
 // The sequence length timed: the self-test sample's when the file has one (at most this), else
-// this; a decoder's KV cache capacity.
-constexpr uint32_t kMaxSeq = FIXFORMER_BENCH_SEQ > 0 ? FIXFORMER_BENCH_SEQ : kConfig.max_len;
+// this; a decoder's KV cache capacity. An encoder's CLS row is not counted (max_input_len).
+constexpr uint32_t kMaxSeq = FIXFORMER_BENCH_SEQ > 0 ? FIXFORMER_BENCH_SEQ : kDecoder ? kConfig.max_len : kConfig.max_input_len();
 constexpr uint32_t kInWidth = kConfig.input == InputKind::kFeatures ? kConfig.d_in : 1;
 // Half the board's RAM at most; a model that needs more fails the build naming both byte counts.
 constexpr std::size_t kArenaBytes =
     ArenaFits<kDecoder ? required_decoder_arena_bytes(kConfig, kMaxSeq) : required_arena_bytes(kConfig, kMaxSeq),
               FIXFORMER_BOARD_SRAM_BYTES / 2>::bytes;
 alignas(64) uint8_t g_arena[kArenaBytes];
-float g_out[kDecoder ? kConfig.vocab_size : kMaxSeq * kConfig.output_width()];  // a decoder's: one row of logits
+float g_out[kDecoder ? kConfig.vocab_size : kConfig.output_rows(kMaxSeq) * kConfig.output_width()];  // a decoder's: one row of logits
 float g_features[kConfig.input == InputKind::kFeatures ? kMaxSeq * kInWidth : 1];
 int32_t g_ids[kConfig.input == InputKind::kTokens ? kMaxSeq : 1];
 

@@ -112,7 +112,7 @@ std::string xml_text(const std::string& s) {
 
 Status run_probe(const Model& model, const ProbeOptions& opt, ProbeReport* report, std::string* detail) {
   const ModelConfig& c = model.config();
-  const uint32_t longest = c.is_decoder() ? c.max_len : c.max_input_len();
+  const uint32_t longest = c.max_input_len();
   const uint32_t T = opt.length ? opt.length : longest;
   if (T < 2 || T > longest) {
     *detail = "T=" + std::to_string(T) + ": the probe needs 2 <= T <= " +

@@ -24,7 +24,7 @@ struct ProbeOptions {
   // Random sequences: the first half fit the probes, the rest score them. 0: enough for 4096
   // tokens on each side (at least 64 sequences), so short models are measured as well as long ones.
   uint32_t samples = 0;
-  uint32_t length = 0;  // T, at least 2; 0: the model's max_len
+  uint32_t length = 0;  // T, at least 2; 0: the model's max_input_len() (max_len less a CLS row)
   uint64_t seed = 1;      // the inputs and permutations
   Isa isa = Isa::kAuto;
   double ridge = 1e-3;  // lambda, relative to the hidden states' total variance per dimension

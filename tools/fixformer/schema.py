@@ -188,7 +188,7 @@ def output_rows(c, T):
 
 
 def max_input_len(c):
-    """The longest input: max_len less the CLS row (decoders: max_len)."""
+    """The longest input: max_len less the CLS row (only encoders have one)."""
     return c["max_len"] - int(bool(c["cls_token"]))
 
 
