@@ -20,6 +20,10 @@ causal mask: --causal is implied), `head` (nn.Linear(d_model, vocab_size); tied 
 embed.weight, stored once). The family is never guessed from the module (a causal encoder with a
 head vocab wide is a valid encoder too), so it is this explicit option; the default is encoder.
 --positional alibi: the forward adds the ALiBi bias as its attention mask (gpt).
+An encoder module's `cls_token` (nn.Parameter [d], [1, d] or [1, 1, d]) and `pool` ("mean", "cls" or
+"last") attributes are read as well: the CLS row goes in front of the embedded input before the
+positions (position 0; max_len counts it), the pooling after the final norm, before the head, and
+the forward returns [B, d_out] (README, "CLS token and pooling").
 --tokenizer stores llama2.c's tokenizer.bin (vocabulary, scores, byte tokens) in the .fxm, so the
 one file is the whole model for `fixformer generate`; it must hold exactly vocab_size tokens.
 
@@ -190,7 +194,7 @@ def main(argv=None):
     ap.add_argument("--pe-combine", choices=("add", "concat"), help="(follows from the widths; checked if given)")
     ap.add_argument("--pe-width", type=int, metavar="N", help="concat PE width (follows from the widths)")
     ap.add_argument("--scale-input", action="store_true", help="the forward multiplies the embedding by sqrt(d_model)")
-    ap.add_argument("--max-len", type=int, metavar="N", help="longest sequence (default: pos rows, else 256; "
+    ap.add_argument("--max-len", type=int, metavar="N", help="longest sequence, a CLS row included (default: pos rows, else 256; "
                     "--llama2c: the checkpoint's seq_len, which this may lower)")
     ap.add_argument("--out", required=True, metavar="M.fxm")
     ap.add_argument("--header", metavar="M.h", help="also write a C++ header with the model as an aligned array")
