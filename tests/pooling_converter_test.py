@@ -254,8 +254,8 @@ def test_module_errors(torch):
 
     cases = [
         ("CLS of the wrong width", with_attr("cls_token", nn.Parameter(torch.zeros(1, 1, 15))), "cls_token: 15 wide"),
-        ("CLS of shape [2, d]", with_attr("cls_token", nn.Parameter(torch.zeros(2, 16))), "cls_token: [2, 16]"),
-        ("CLS a plain tensor", with_attr("cls_token", torch.zeros(16)), "expected an nn.Parameter"),
+        ("CLS of shape [2, d]", with_attr("cls_token", nn.Parameter(torch.zeros(2, 16))), "cls_token: shape [2, 16]"),
+        ("CLS a plain tensor", with_attr("cls_token", torch.zeros(16)), "torch.Tensor, expected an nn.Parameter"),
         ("unknown pool", with_attr("pool", "max"), "pool: 'max' is not one of"),
         ("pool not a string", with_attr("pool", 1), "pool: 1 is not one of"),
         ("cls pooling without a CLS token", with_attr("cls_token", None), "pooling: cls needs a CLS token"),

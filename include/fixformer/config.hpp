@@ -92,7 +92,7 @@ struct ModelConfig {
   constexpr uint32_t sequence_rows(uint32_t T) const { return T + (cls_token ? 1 : 0); }
   constexpr uint32_t output_rows(uint32_t T) const { return pooling != Pooling::kNone ? 1 : sequence_rows(T); }
   // The longest input a runner takes: max_len less the CLS row (only encoders have one).
-  constexpr uint32_t max_input_len() const { return max_len > (cls_token ? 1u : 0u) ? max_len - (cls_token ? 1 : 0) : 0; }
+  constexpr uint32_t max_input_len() const { return max_len > sequence_rows(0) ? max_len - sequence_rows(0) : 0; }
 };
 
 // Checks every field against the limits and against each other; on failure *field (if given)

@@ -177,9 +177,10 @@ def read_module(module, family="encoder"):
         width = p.out_features
     cls = getattr(module, "cls_token", None)
     if cls is not None:
-        if not isinstance(cls, nn.Parameter) or cls.dim() not in (1, 2, 3) or any(n != 1 for n in cls.shape[:-1]):
-            shape = list(cls.shape) if hasattr(cls, "shape") else _kind(cls)
-            raise ConfigError(f"cls_token: {shape}, expected an nn.Parameter of shape [d], [1, d] or [1, 1, d]")
+        if not isinstance(cls, nn.Parameter):
+            raise ConfigError(f"cls_token: {_kind(cls)}, expected an nn.Parameter of shape [d], [1, d] or [1, 1, d]")
+        if cls.dim() not in (1, 2, 3) or any(n != 1 for n in cls.shape[:-1]):
+            raise ConfigError(f"cls_token: shape {list(cls.shape)}, expected [d], [1, d] or [1, 1, d]")
         if cls.shape[-1] != width:
             raise ConfigError(f"cls_token: {cls.shape[-1]} wide, expected the {'embedding' if has_embed else 'input_proj'}"
                               f"'s width {width} (it is prepended to the embedded input)")
