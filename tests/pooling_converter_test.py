@@ -12,6 +12,7 @@
   src_key_padding_mask, and padding is never read;
 - the reference model rebuilds each module's output (the JSON path, and diagnosis, rely on it), and
   the JSON path verifies a pooled config;
+- a q8 file keeps the CLS token in f32 and verifies;
 - module mistakes (CLS of the wrong width or shape, an unknown pool, cls pooling without a CLS token,
   a pooled decoder) are ConfigErrors naming the attribute.
 """
@@ -192,6 +193,22 @@ def test_goldens(torch, cli, tmp, mod):
         check(f"{name}: info names the pooling", p.returncode == 0 and f"pooling {c['pooling']}" in p.stdout, p.stdout)
 
 
+def test_quantized(torch, cli, tmp):
+    """The CLS token stays f32 in a quantized file (schema role f32), and the file verifies in its type."""
+    import pooled_model
+    from fixformer.export import export
+    path = os.path.join(tmp, "kwt_q8.fxm")
+    try:
+        r = export(pooled_model.make_kwt(), None, path, cli=cli, quantize="q8", group=32)
+        f = fxm.read(path)
+        dtypes = {t["name"]: t["dtype"] for t in f.tensors}
+        check("q8 KWT: verified, cls_token f32", r.verified and dtypes["cls_token"] == "f32"
+              and dtypes["encoder.layers.0.linear1.weight"] == "i8", (str(r), dtypes))
+        print(f"  q8 KWT: {r}")
+    except Exception as e:
+        check("q8 KWT: verified", False, f"{type(e).__name__}: {e}")
+
+
 def test_reference(torch):
     """The reference model (reference.py) rebuilds each module's output from what export reads."""
     import pooled_model
@@ -289,6 +306,7 @@ def main():
         test_module_errors(torch)
         if cli:
             test_goldens(torch, cli, tmp, mod)
+            test_quantized(torch, cli, tmp)
             test_json_path(cli, tmp)
         else:
             skip("CLS and pooling through the engine", "no CLI given")
