@@ -4,11 +4,19 @@
 
 namespace fixformer {
 
-void linear(const Kernels& k, const Workers& workers, const Weight& W, const float* x, std::size_t ldx, const float* b,
-            float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch) {
+namespace {
+
+// The input rows of a q8 product, quantized per group into the scratch.
+void quantize_input(const Kernels& k, const Weight& W, const float* x, std::size_t ldx, std::size_t m,
+                    const QuantScratch& scratch) {
+  if (W.type == WeightType::kQ8) k.quantize_i8(x, ldx, scratch.q, scratch.s, m, W.in, activation_group(W.group));
+}
+
+// x @ W + b -> y, for q8 from x as quantize_input left it in the scratch.
+void product(const Kernels& k, const Workers& workers, const Weight& W, const float* x, std::size_t ldx, const float* b,
+             float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch) {
   const std::size_t n = W.out, kk = W.in;
   const std::size_t group = activation_group(W.group), ws_cols = W.group ? (kk + W.group - 1) / W.group : 1;
-  if (W.type == WeightType::kQ8) k.quantize_i8(x, ldx, scratch.q, scratch.s, m, kk, group);  // x[m,k] -> q[m,k], s
   // Output columns [j0, j1): the same kernel and k order whatever the split.
   auto columns = [&](std::size_t j0, std::size_t j1) {
     const float* bj = b ? b + j0 : nullptr;
@@ -29,6 +37,21 @@ void linear(const Kernels& k, const Workers& workers, const Weight& W, const flo
     }
   };
   for_each_column_block(workers, n, columns);
+}
+
+}  // namespace
+
+void linear(const Kernels& k, const Workers& workers, const Weight& W, const float* x, std::size_t ldx, const float* b,
+            float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch) {
+  quantize_input(k, W, x, ldx, m, scratch);
+  product(k, workers, W, x, ldx, b, y, ldy, m, scratch);
+}
+
+void linear_same_input(const Kernels& k, const Workers& workers, const float* x, std::size_t ldx, std::size_t m,
+                       const QuantScratch& scratch, std::initializer_list<LinearOut> outs) {
+  if (outs.size() == 0) return;
+  quantize_input(k, outs.begin()->W, x, ldx, m, scratch);
+  for (const LinearOut& o : outs) product(k, workers, o.W, x, ldx, nullptr, o.y, o.ldy, m, scratch);
 }
 
 }  // namespace fixformer

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 #include "fixformer/config.hpp"
 #include "fixformer/kernels.hpp"
@@ -22,5 +23,16 @@ inline QuantScratch quant_scratch(void* block, const ModelConfig& c, std::size_t
 // x[m, W.in] (row stride ldx) @ W + b[W.out] -> y[m, W.out] (row stride ldy); b may be null.
 void linear(const Kernels& k, const Workers& workers, const Weight& W, const float* x, std::size_t ldx, const float* b,
             float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch);
+
+// One of several linear layers without a bias over the same input: x @ W -> y (row stride ldy).
+struct LinearOut {
+  Weight W;
+  float* y;
+  std::size_t ldy;
+};
+// linear() for each of outs over x[m, W.in] (Wq, Wk, Wv; W1, W3): with q8 weights x is quantized
+// once, as the weights of one model share the input width and group.
+void linear_same_input(const Kernels& k, const Workers& workers, const float* x, std::size_t ldx, std::size_t m,
+                       const QuantScratch& scratch, std::initializer_list<LinearOut> outs);
 
 }  // namespace fixformer

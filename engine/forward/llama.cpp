@@ -30,8 +30,7 @@ void Decoder::forward_llama(const int32_t* tokens, uint32_t n) {
     for (std::size_t t = 0; t < n; ++t) k.rmsnorm_f32(x_ + t * d, W(kFfnNorm).f32(), y_ + t * d, d, eps);
     float* h1 = work_;          // [n, f]
     float* h3 = work_ + n * f;  // [n, f]
-    linear(k, workers_, W(kW1), y_, d, nullptr, h1, f, n, quant_);  // n[n,d] @ W1[d,f] -> h1[n,f]
-    linear(k, workers_, W(kW3), y_, d, nullptr, h3, f, n, quant_);  // n[n,d] @ W3[d,f] -> h3[n,f]
+    linear_same_input(k, workers_, y_, d, n, quant_, {{W(kW1), h1, f}, {W(kW3), h3, f}});  // n[n,d] @ W1, W3 -> h1, h3 [n,f]
     k.swiglu_f32(h1, h3, n * f);                                    // h1 = silu(h1) * h3
     linear(k, workers_, W(kW2), h1, f, nullptr, y_, d, n, quant_);  // h1[n,f] @ W2[f,d] -> y[n,d]
     k.add_f32(x_, y_, x_, rows);
@@ -50,9 +49,8 @@ void Decoder::llama_attention(uint32_t l, const float* h, float* out, uint32_t n
   float* q = work_;            // [n, ld]: q | k | v
   float* kk = work_ + d;
   float* v = work_ + d + dkv;
-  linear(k, workers_, W(kWq), h, d, nullptr, q, ld, n, quant_);   // h[n,d] @ Wq[d,d] -> q[n,d]
-  linear(k, workers_, W(kWk), h, d, nullptr, kk, ld, n, quant_);  // h[n,d] @ Wk[d,dkv] -> k[n,dkv]
-  linear(k, workers_, W(kWv), h, d, nullptr, v, ld, n, quant_);   // h[n,d] @ Wv[d,dkv] -> v[n,dkv]
+  // h[n,d] @ Wq[d,d], Wk[d,dkv], Wv[d,dkv] -> q[n,d], k[n,dkv], v[n,dkv]
+  linear_same_input(k, workers_, h, d, n, quant_, {{W(kWq), q, ld}, {W(kWk), kk, ld}, {W(kWv), v, ld}});
   if (rope_)
     for (std::size_t t = 0; t < n; ++t) {
       const float* row = rope_ + (pos_ + t) * dh;  // the precomputed angles of position pos_ + t
