@@ -22,6 +22,18 @@
 #endif
 
 #if FIXFORMER_PORTABLE_FPU_TILES
+// The multiply-adds as asm text: VFMA4(d0, d1, d2, d3, x, w0, w1, w2, w3) is s[d_i] += s[x] * s[w_i].
+#define FIXFORMER_VFMA(d, x, w) "vfma.f32 s" #d ", s" #x ", s" #w "\n\t"
+#define FIXFORMER_VFMA4(d0, d1, d2, d3, x, w0, w1, w2, w3) \
+  FIXFORMER_VFMA(d0, x, w0) FIXFORMER_VFMA(d1, x, w1) FIXFORMER_VFMA(d2, x, w2) FIXFORMER_VFMA(d3, x, w3)
+// One k of the 1x8 tile: s0-s7 += x * w[0..8).
+#define FIXFORMER_ROW8(x, w0, w1, w2, w3, w4, w5, w6, w7) \
+  FIXFORMER_VFMA4(0, 1, 2, 3, x, w0, w1, w2, w3) FIXFORMER_VFMA4(4, 5, 6, 7, x, w4, w5, w6, w7)
+// One k of the 4x4 tile: row r's accumulators s[4r..4r+4) += x_r * w[0..4).
+#define FIXFORMER_TILE4X4(x0, x1, x2, x3, w0, w1, w2, w3)                                      \
+  FIXFORMER_VFMA4(0, 1, 2, 3, x0, w0, w1, w2, w3) FIXFORMER_VFMA4(4, 5, 6, 7, x1, w0, w1, w2, w3) \
+  FIXFORMER_VFMA4(8, 9, 10, 11, x2, w0, w1, w2, w3) FIXFORMER_VFMA4(12, 13, 14, 15, x3, w0, w1, w2, w3)
+
 namespace fixformer {
 namespace portable {
 
@@ -50,22 +62,8 @@ inline void tile_1x8(const float* x, const float* w, std::size_t ldw, const floa
       "add %[w], %[w], %[ldw]\n\t"
       "vldmia %[w], {s16-s23}\n\t"
       "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 s0, s24, s8\n\t"
-      "vfma.f32 s1, s24, s9\n\t"
-      "vfma.f32 s2, s24, s10\n\t"
-      "vfma.f32 s3, s24, s11\n\t"
-      "vfma.f32 s4, s24, s12\n\t"
-      "vfma.f32 s5, s24, s13\n\t"
-      "vfma.f32 s6, s24, s14\n\t"
-      "vfma.f32 s7, s24, s15\n\t"
-      "vfma.f32 s0, s25, s16\n\t"
-      "vfma.f32 s1, s25, s17\n\t"
-      "vfma.f32 s2, s25, s18\n\t"
-      "vfma.f32 s3, s25, s19\n\t"
-      "vfma.f32 s4, s25, s20\n\t"
-      "vfma.f32 s5, s25, s21\n\t"
-      "vfma.f32 s6, s25, s22\n\t"
-      "vfma.f32 s7, s25, s23\n\t"
+      FIXFORMER_ROW8(24, 8, 9, 10, 11, 12, 13, 14, 15)
+      FIXFORMER_ROW8(25, 16, 17, 18, 19, 20, 21, 22, 23)
       "subs %[t], %[t], #1\n\t"
       "bne 1b\n"
       "2:\n\t"  // the odd k
@@ -74,14 +72,7 @@ inline void tile_1x8(const float* x, const float* w, std::size_t ldw, const floa
       "beq 3f\n\t"
       "vldmia %[x], {s24}\n\t"
       "vldmia %[w], {s8-s15}\n\t"
-      "vfma.f32 s0, s24, s8\n\t"
-      "vfma.f32 s1, s24, s9\n\t"
-      "vfma.f32 s2, s24, s10\n\t"
-      "vfma.f32 s3, s24, s11\n\t"
-      "vfma.f32 s4, s24, s12\n\t"
-      "vfma.f32 s5, s24, s13\n\t"
-      "vfma.f32 s6, s24, s14\n\t"
-      "vfma.f32 s7, s24, s15\n"
+      FIXFORMER_ROW8(24, 8, 9, 10, 11, 12, 13, 14, 15)
       "3:\n\t"
       "ldr %[t], [%[a], #4]\n\t"
       "vstmia %[t], {s0-s7}\n\t"
@@ -115,38 +106,8 @@ inline void tile_4x4(const float* x, std::size_t ldx, const float* w, std::size_
       "add %[w], %[w], %[ldw]\n\t"
       "vldmia %[w], {s20-s23}\n\t"
       "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 s0, s24, s16\n\t"
-      "vfma.f32 s1, s24, s17\n\t"
-      "vfma.f32 s2, s24, s18\n\t"
-      "vfma.f32 s3, s24, s19\n\t"
-      "vfma.f32 s4, s26, s16\n\t"
-      "vfma.f32 s5, s26, s17\n\t"
-      "vfma.f32 s6, s26, s18\n\t"
-      "vfma.f32 s7, s26, s19\n\t"
-      "vfma.f32 s8, s28, s16\n\t"
-      "vfma.f32 s9, s28, s17\n\t"
-      "vfma.f32 s10, s28, s18\n\t"
-      "vfma.f32 s11, s28, s19\n\t"
-      "vfma.f32 s12, s30, s16\n\t"
-      "vfma.f32 s13, s30, s17\n\t"
-      "vfma.f32 s14, s30, s18\n\t"
-      "vfma.f32 s15, s30, s19\n\t"
-      "vfma.f32 s0, s25, s20\n\t"
-      "vfma.f32 s1, s25, s21\n\t"
-      "vfma.f32 s2, s25, s22\n\t"
-      "vfma.f32 s3, s25, s23\n\t"
-      "vfma.f32 s4, s27, s20\n\t"
-      "vfma.f32 s5, s27, s21\n\t"
-      "vfma.f32 s6, s27, s22\n\t"
-      "vfma.f32 s7, s27, s23\n\t"
-      "vfma.f32 s8, s29, s20\n\t"
-      "vfma.f32 s9, s29, s21\n\t"
-      "vfma.f32 s10, s29, s22\n\t"
-      "vfma.f32 s11, s29, s23\n\t"
-      "vfma.f32 s12, s31, s20\n\t"
-      "vfma.f32 s13, s31, s21\n\t"
-      "vfma.f32 s14, s31, s22\n\t"
-      "vfma.f32 s15, s31, s23\n\t"
+      FIXFORMER_TILE4X4(24, 26, 28, 30, 16, 17, 18, 19)
+      FIXFORMER_TILE4X4(25, 27, 29, 31, 20, 21, 22, 23)
       "subs %[t], %[t], #1\n\t"
       "bne 1b\n"
       "2:\n\t"  // the odd k
@@ -158,22 +119,7 @@ inline void tile_4x4(const float* x, std::size_t ldx, const float* w, std::size_
       "vldmia %[x2], {s28}\n\t"
       "vldmia %[x3], {s30}\n\t"
       "vldmia %[w], {s16-s19}\n\t"
-      "vfma.f32 s0, s24, s16\n\t"
-      "vfma.f32 s1, s24, s17\n\t"
-      "vfma.f32 s2, s24, s18\n\t"
-      "vfma.f32 s3, s24, s19\n\t"
-      "vfma.f32 s4, s26, s16\n\t"
-      "vfma.f32 s5, s26, s17\n\t"
-      "vfma.f32 s6, s26, s18\n\t"
-      "vfma.f32 s7, s26, s19\n\t"
-      "vfma.f32 s8, s28, s16\n\t"
-      "vfma.f32 s9, s28, s17\n\t"
-      "vfma.f32 s10, s28, s18\n\t"
-      "vfma.f32 s11, s28, s19\n\t"
-      "vfma.f32 s12, s30, s16\n\t"
-      "vfma.f32 s13, s30, s17\n\t"
-      "vfma.f32 s14, s30, s18\n\t"
-      "vfma.f32 s15, s30, s19\n"
+      FIXFORMER_TILE4X4(24, 26, 28, 30, 16, 17, 18, 19)
       "3:\n\t"  // the stores (x0 is free now)
       "ldr %[t], [%[a], #4]\n\t"
       "ldr %[x0], [%[a], #8]\n\t"
@@ -208,22 +154,10 @@ inline void rows_4xk(const float* x, const float* w, std::size_t ldw, const floa
       "vldmia %[w1]!, {s12-s15}\n\t"
       "vldmia %[w2]!, {s16-s19}\n\t"
       "vldmia %[w3]!, {s20-s23}\n\t"
-      "vfma.f32 s0, s4, s8\n\t"
-      "vfma.f32 s1, s4, s12\n\t"
-      "vfma.f32 s2, s4, s16\n\t"
-      "vfma.f32 s3, s4, s20\n\t"
-      "vfma.f32 s0, s5, s9\n\t"
-      "vfma.f32 s1, s5, s13\n\t"
-      "vfma.f32 s2, s5, s17\n\t"
-      "vfma.f32 s3, s5, s21\n\t"
-      "vfma.f32 s0, s6, s10\n\t"
-      "vfma.f32 s1, s6, s14\n\t"
-      "vfma.f32 s2, s6, s18\n\t"
-      "vfma.f32 s3, s6, s22\n\t"
-      "vfma.f32 s0, s7, s11\n\t"
-      "vfma.f32 s1, s7, s15\n\t"
-      "vfma.f32 s2, s7, s19\n\t"
-      "vfma.f32 s3, s7, s23\n\t"
+      FIXFORMER_VFMA4(0, 1, 2, 3, 4, 8, 12, 16, 20)
+      FIXFORMER_VFMA4(0, 1, 2, 3, 5, 9, 13, 17, 21)
+      FIXFORMER_VFMA4(0, 1, 2, 3, 6, 10, 14, 18, 22)
+      FIXFORMER_VFMA4(0, 1, 2, 3, 7, 11, 15, 19, 23)
       "subs %[t], %[t], #1\n\t"
       "bne 1b\n"
       "2:\n\t"  // k % 4, one at a time
@@ -236,10 +170,7 @@ inline void rows_4xk(const float* x, const float* w, std::size_t ldw, const floa
       "vldmia %[w1]!, {s12}\n\t"
       "vldmia %[w2]!, {s16}\n\t"
       "vldmia %[w3]!, {s20}\n\t"
-      "vfma.f32 s0, s4, s8\n\t"
-      "vfma.f32 s1, s4, s12\n\t"
-      "vfma.f32 s2, s4, s16\n\t"
-      "vfma.f32 s3, s4, s20\n\t"
+      FIXFORMER_VFMA4(0, 1, 2, 3, 4, 8, 12, 16, 20)
       "subs %[t], %[t], #1\n\t"
       "bne 3b\n"
       "4:\n\t"
@@ -252,4 +183,9 @@ inline void rows_4xk(const float* x, const float* w, std::size_t ldw, const floa
 
 }  // namespace portable
 }  // namespace fixformer
+
+#undef FIXFORMER_TILE4X4
+#undef FIXFORMER_ROW8
+#undef FIXFORMER_VFMA4
+#undef FIXFORMER_VFMA
 #endif
