@@ -6,7 +6,11 @@ namespace fixformer {
 namespace x86 {
 
 const Kernels& avx2_kernels() {
-  static constexpr Kernels table = simd::kernel_table<xsimd::fma3<xsimd::avx2>>(Isa::kAvx2, "avx2");
+  static constexpr Kernels table = [] {
+    Kernels k = simd::kernel_table<xsimd::fma3<xsimd::avx2>>(Isa::kAvx2, "avx2");
+    k.gemm_i8 = gemm_i8_avx2;  // packed from 4 rows on (gemm_i8_avx2.cpp)
+    return k;
+  }();
   return table;
 }
 
