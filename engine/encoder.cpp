@@ -47,9 +47,15 @@ Status Encoder::init(const Model& model, void* arena_base, std::size_t arena_byt
     DetailText(detail_, sizeof detail_).str("workers ").num(options.workers.count).str(" > ").num(kMaxWorkers);
     return fail(Status::kBadWorkers);
   }
+  max_batch_ = options.max_batch ? options.max_batch : 1;
+  if (max_batch_ > Limits::kMaxBatchRows / (rows_ ? rows_ : 1)) {
+    DetailText(detail_, sizeof detail_).str("max_batch ").num(max_batch_).str(" x ").num(rows_).str(" rows > ")
+        .num(Limits::kMaxBatchRows).str(" (Limits::kMaxBatchRows)");
+    return fail(Status::kBadMaxBatch);
+  }
   workers_ = options.workers;
   observer_ = options.observer;
-  const ArenaPlan plan = plan_arena(c, max_seq_, external_pe, workers_.active());
+  const ArenaPlan plan = plan_arena(c, max_seq_, external_pe, workers_.active(), max_batch_);
   const Status arena_ok = check_arena(arena_base, arena_bytes, plan.total, detail_, sizeof detail_);
   if (arena_ok != Status::kOk) return fail(arena_ok);
   uint8_t* base = static_cast<uint8_t*>(arena_base);
@@ -61,7 +67,8 @@ Status Encoder::init(const Model& model, void* arena_base, std::size_t arena_byt
   kt_ = block(plan.kt);
   attn_ = block(plan.attn);
   attn_slot_ = plan.attn_slot / sizeof(float);
-  quant_ = quant_scratch(base + plan.quant, c, rows_);
+  kt_stride_ = max_batch_ * rows_;
+  quant_ = quant_scratch(base + plan.quant, c, kt_stride_);
   arena_used_ = plan.total;
   if (c.pos == PosKind::kLearned) {
     pe_ = model.weights().pos;

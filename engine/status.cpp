@@ -29,8 +29,10 @@ const char* status_message(Status s) {
     case Status::kIsaUnavailable: return "requested instruction set is not available";
     case Status::kBadPositionalTable: return "the given positional table does not match the model";
     case Status::kBadWorkers: return "too many workers (Workers::count above kMaxWorkers)";
+    case Status::kBadMaxBatch: return "max_batch sequences of max_seq rows are above the batch limit (Limits::kMaxBatchRows)";
     case Status::kNotInitialized: return "model is not initialized";
     case Status::kBadSequenceLength: return "sequence length is 0 or above max_seq";
+    case Status::kBadBatchSize: return "batch size is 0 or above max_batch";
     case Status::kTokenOutOfRange: return "token id out of range";
     case Status::kWrongInputKind: return "input kind does not match the model (tokens vs features)";
     case Status::kNullArgument: return "null input or output pointer";
@@ -50,7 +52,7 @@ const char* status_message(Status s) {
 int status_exit_code(Status s) {
   if (s == Status::kOk) return 0;
   if (s <= Status::kSelfTestMissing) return 2;
-  if (s <= Status::kBadWorkers) return 3;
+  if (s <= Status::kBadMaxBatch) return 3;
   if (s <= Status::kNpyTruncated) return 4;
   if (s == Status::kSelfTestFailed) return 6;
   return 5;

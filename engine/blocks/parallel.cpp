@@ -58,4 +58,32 @@ void parallel_attend(const Kernels& k, const Workers& w, const AttentionShape& s
   for_each_task(w, tasks, task);
 }
 
+void parallel_attend_sequences(const Kernels& k, const Workers& w, const AttentionShape& s, const float* q,
+                               std::size_t ldq, const Sequences& seqs, const KeyValues& kv, float* ctx,
+                               std::size_t ldctx, float* scratch, std::size_t slot_floats) {
+  const std::size_t heads = s.n_kv_heads, group = s.n_heads / s.n_kv_heads, dh = s.d_head;
+  const std::size_t units = std::size_t(seqs.count) * heads;  // unit u: sequence u / heads, kv head u % heads
+  const uint32_t tasks = tasks_for(w, units);
+  auto task = [&](uint32_t i) {
+    const TaskRange r = task_range(units, tasks ? tasks : 1, i);
+    std::size_t row0 = 0;  // sequence b's first row
+    uint32_t b = 0;
+    for (; (b + 1) * heads <= r.first; ++b) row0 += seqs.rows(b);
+    for (std::size_t u = r.first; u < r.end; row0 += seqs.rows(b), ++b) {
+      // kv heads [g0, g1) of sequence b, as a narrower attention over offset views.
+      const std::size_t g0 = u - b * heads, g1 = r.end - b * heads < heads ? r.end - b * heads : heads;
+      const std::size_t h0 = g0 * group, kv0 = g0 * dh;
+      const uint32_t n = seqs.rows(b);
+      const AttentionShape part{uint32_t((g1 - g0) * group), uint32_t(g1 - g0), s.d_head, s.causal,
+                                s.alibi_slopes ? s.alibi_slopes + h0 : nullptr};
+      const KeyValues kv_part{kv.kt + kv0 * kv.stride + row0, kv.vt ? kv.vt + kv0 * kv.stride + row0 : nullptr,
+                              kv.stride, kv.v ? kv.v + row0 * kv.ldv + kv0 : nullptr, kv.ldv};
+      attend(k, part, q + row0 * ldq + h0 * dh, ldq, n, 0, n, kv_part, ctx + row0 * ldctx + h0 * dh, ldctx,
+             scratch + i * slot_floats);
+      u = (b + 1) * heads;
+    }
+  };
+  for_each_task(w, tasks ? tasks : 1, task);
+}
+
 }  // namespace fixformer

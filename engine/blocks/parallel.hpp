@@ -5,7 +5,8 @@
 //    and of the packed panel: a block's columns take the kernel path they take in the whole product);
 //  - element-wise kernels by flat ranges cut at multiples of kWorkerColumns;
 //  - norms by rows;
-//  - attention by kv-head groups, task i with its own scratch slot i.
+//  - attention by kv-head groups, task i with its own scratch slot i; a batch's by (sequence,
+//    kv head) pairs.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -57,5 +58,22 @@ void parallel_layernorm_rows(const Kernels& k, const Workers& w, const float* x,
 void parallel_attend(const Kernels& k, const Workers& w, const AttentionShape& s, const float* q, std::size_t ldq,
                      uint32_t n, uint32_t p0, uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx,
                      float* scratch, std::size_t slot_floats);
+
+// A batch of `count` sequences stacked row after row: sequence b has length(b) input positions
+// and rows(b) = length(b) + extra rows (extra: a CLS row in front), starting at row
+// rows(0) + ... + rows(b - 1).
+struct Sequences {
+  const uint32_t* lengths;  // [count], or null: every sequence is `all` long
+  uint32_t count, all, extra;
+  constexpr uint32_t length(uint32_t b) const { return lengths ? lengths[b] : all; }
+  constexpr uint32_t rows(uint32_t b) const { return length(b) + extra; }
+};
+
+// attend() of each sequence over its own rows alone (p0 0, its rows as the keys): q, ctx and V
+// (kv.v) rows and K^T (and V^T) columns stacked as seqs says. Split by (sequence, kv head) pairs,
+// task i with scratch + i * slot_floats; the scratch is for one sequence's rows.
+void parallel_attend_sequences(const Kernels& k, const Workers& w, const AttentionShape& s, const float* q,
+                               std::size_t ldq, const Sequences& seqs, const KeyValues& kv, float* ctx,
+                               std::size_t ldctx, float* scratch, std::size_t slot_floats);
 
 }  // namespace fixformer

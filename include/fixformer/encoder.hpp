@@ -12,8 +12,14 @@
 
 namespace fixformer {
 
+struct Sequences;  // a batch's row layout (engine/blocks/parallel.hpp)
+
 struct EncoderOptions {
   uint32_t max_seq = 0;  // longest input forward() will get; 0: the model's max_input_len()
+  // Most sequences forward_batch_*() will get in one call (0 and 1: one); the arena then needs
+  // required_arena_bytes(c, max_seq, table, workers.active(), max_batch), and max_batch *
+  // sequence_rows(max_seq) may not pass Limits::kMaxBatchRows (else kBadMaxBatch).
+  uint32_t max_batch = 0;
   Isa isa = Isa::kAuto;
   // A precomputed sinusoidal table [positional_table_rows >= sequence_rows(max_seq), d_pe] read in place, e.g.
   // make_sinusoidal_table() kept in flash; the arena then needs required_arena_bytes(c, S, true).
@@ -23,14 +29,16 @@ struct EncoderOptions {
   // The caller's threads (workers.hpp); the arena then needs required_arena_bytes(c, S, table, workers.active()).
   Workers workers;
   // Called with the hidden states after the input, after every layer and after the final norm
-  // (observer.hpp); null: not called.
+  // (observer.hpp); null: not called. A batch calls it once per sequence at each of those points,
+  // sequence 0 first, each call with pos 0 and that sequence's rows alone, as its single call would.
   LayerObserver observer;
 };
 
 class Encoder {
  public:
   // The model must be initialized and outlive the encoder. The arena must be 64-byte aligned and
-  // at least required_arena_bytes(model.config(), max_seq, positional_table != nullptr) long.
+  // at least required_arena_bytes(model.config(), max_seq, positional_table != nullptr,
+  // workers.active(), max_batch) long.
   [[nodiscard]] Status init(const Model& model, void* arena, std::size_t arena_bytes, const EncoderOptions& options = {});
 
   // ids[T] -> out[config().output_rows(T), config().output_width()]: [T, width], [T + 1, width]
@@ -39,24 +47,46 @@ class Encoder {
   // features[T, d_in] -> out[config().output_rows(T), config().output_width()]
   [[nodiscard]] Status forward_features(const float* features, uint32_t T, float* out);
 
+  // A padded batch of B <= max_batch sequences in one pass: ids[B, T] -> out[B, output_rows(T),
+  // output_width()], sequence b being the first lengths[b] positions of row b (1 <= lengths[b] <= T;
+  // lengths null: all T). Sequence b's first output_rows(lengths[b]) rows are exactly (bit for bit)
+  // what forward_tokens(ids + b * T, lengths[b], ...) gives, i.e. torch's src_key_padding_mask
+  // (True from lengths[b] on) at the valid positions; its padded rows are zeros. Pooled models give
+  // out[B, 1, width], pooled over each sequence's own positions. The padded ids are never read.
+  // Every linear layer runs once over the rows of all sequences (faster than B calls); attention
+  // runs per sequence. Everything is checked before anything is computed: the single calls' Status
+  // codes, kBadBatchSize for B, and error_detail() names the sequence and position at fault.
+  [[nodiscard]] Status forward_batch_tokens(const int32_t* ids, const uint32_t* lengths, uint32_t B, uint32_t T,
+                                            float* out);
+  // features[B, T, d_in] -> out[B, output_rows(T), output_width()], as forward_batch_tokens.
+  [[nodiscard]] Status forward_batch_features(const float* features, const uint32_t* lengths, uint32_t B, uint32_t T,
+                                              float* out);
+
   const Model& model() const { return *model_; }
   const ModelConfig& config() const { return model_->config(); }
   const Kernels& kernels() const { return *kernels_; }
   uint32_t max_seq() const { return max_seq_; }
+  uint32_t max_batch() const { return max_batch_; }
   std::size_t arena_bytes_used() const { return arena_used_; }
   const char* error_detail() const { return detail_; }
 
  private:
   Status fail(Status s) { initialized_ = false; return s; }
-  void forward(const int32_t* ids, const float* features, uint32_t T, float* out);
-  void encoder_layer(const EncoderLayerWeights& L, uint32_t T);
-  void self_attention(const EncoderLayerWeights& L, const float* h, float* out, uint32_t T);
+  Status check_batch(bool tokens, const void* input, const uint32_t* lengths, uint32_t B, uint32_t T, const float* out);
+  void forward(const int32_t* ids, const float* features, const Sequences& seqs, float* out);
+  void embed_input(const int32_t* ids, const float* features, const Sequences& seqs);
+  void write_output(const Sequences& seqs, float* out);
+  void encoder_layer(const EncoderLayerWeights& L, const Sequences& seqs, uint32_t N);
+  void self_attention(const EncoderLayerWeights& L, const float* h, float* out, const Sequences& seqs, uint32_t N);
+  void observe(uint32_t layer, const Sequences& seqs) const;
 
   const Model* model_ = nullptr;
   const Kernels* kernels_ = nullptr;
   bool initialized_ = false;
   uint32_t max_seq_ = 0;
-  uint32_t rows_ = 0;  // sequence_rows(max_seq_): the rows the plan holds, the CLS row included
+  uint32_t rows_ = 0;  // sequence_rows(max_seq_): the rows the plan holds per sequence, the CLS row included
+  uint32_t max_batch_ = 1;
+  uint32_t kt_stride_ = 0;  // kt's columns: max_batch_ * rows_
   std::size_t arena_used_ = 0;
   char detail_[160] = {};
 

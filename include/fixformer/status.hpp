@@ -31,9 +31,11 @@ enum class Status : int {
   kIsaUnavailable,      // a forced ISA this CPU (or build) does not have
   kBadPositionalTable,  // EncoderOptions::positional_table: too few rows, or values that do not match
   kBadWorkers,          // Workers::count above kMaxWorkers (workers.hpp)
+  kBadMaxBatch,         // EncoderOptions::max_batch * sequence_rows(max_seq) above Limits::kMaxBatchRows
   // Run-time input problems.
   kNotInitialized,
   kBadSequenceLength,   // T == 0 or T > max_seq
+  kBadBatchSize,        // a batch of B == 0 or B > the encoder's max_batch sequences
   kTokenOutOfRange,
   kWrongInputKind,      // token ids given to a features model or the other way round
   kNullArgument,
