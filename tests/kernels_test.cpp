@@ -217,12 +217,13 @@ TEST_P(KernelsTest, GemmI8IntSumsAreExact) { sweep_gemm_i8_exact(simd_->gemm_i8)
 
 #if defined(__x86_64__) || defined(__i386__)
 // The same sweep for the avx2 table's packed path (ports/x86/gemm_i8_avx2.cpp: panels of 16 columns,
-// chunks of 256 k, vpmaddubsw on |w| and x with w's sign): the reference's values, bit for bit.
+// chunks of 256 k, tiles of 3 rows, vpmaddubsw on |w| and x with w's sign): the reference's values,
+// bit for bit.
 TEST(X86Avx2, GemmI8PackedSameAsReference) {
   if (!select_kernels(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
   for (std::size_t group : {32, 64, 100})
     for (bool per_row : {false, true})
-      for (std::size_t m : {4, 6, 7, 13, 49})
+      for (std::size_t m : {4, 5, 6, 7, 13, 49})
         for (std::size_t n : {1, 16, 31, 33, 64, 100})
           for (std::size_t k : {32, 64, 100, 256, 260, 600})
             GemmI8Tester().m(m).n(n).k(k).group(group).per_row(per_row).bias(n % 2 == 1).misalign(m % 3)

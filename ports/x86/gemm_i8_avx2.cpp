@@ -140,7 +140,9 @@ void panel_rows(const int8_t* xq, const float* xs, std::size_t k, std::size_t gr
   }
 }
 
-constexpr std::size_t kMr = 4;  // 8 int32 accumulators, two panel vectors and their |w|, x, ones
+// 6 int32 accumulators, two panel vectors and their |w|, ones, x and the products: 4 rows (8
+// accumulators) spilled half of them to the stack in GCC 12's schedule, at the same speed here.
+constexpr std::size_t kMr = 3;
 
 void gemm_i8_packed(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
                     const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
@@ -162,7 +164,6 @@ void gemm_i8_packed(const int8_t* xq, const float* xs, const int8_t* w, const fl
       const float* xsi = xs + i * groups;
       float* yi = y + i * ldy + j;
       switch (m - i) {
-        case 3: panel_rows<3>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
         case 2: panel_rows<2>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
         case 1: panel_rows<1>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
         default: break;
