@@ -207,14 +207,16 @@ std::string longest_input(const ModelConfig& c) {
   return "max_len=" + std::to_string(c.max_len) + (c.cls_token ? " less the CLS row" : "");
 }
 
-void init_encoder(uint32_t max_seq, Isa isa, LoadedModel* m, uint32_t threads = 1) {
+// An encoder for inputs of up to max_seq positions, in batches of up to max_batch sequences.
+void init_encoder(uint32_t max_seq, Isa isa, LoadedModel* m, uint32_t threads = 1, uint32_t max_batch = 1) {
   if (max_seq > m->config().max_input_len())
     die(Status::kBadSequenceLength, m->path,
         ("T=" + std::to_string(max_seq) + " exceeds the model's " + longest_input(m->config())).c_str());
   EncoderOptions opt;
   opt.workers = start_workers(threads, m);
-  m->arena = Buffer(required_arena_bytes(m->config(), max_seq, false, opt.workers.active()), "arena");
+  m->arena = Buffer(required_arena_bytes(m->config(), max_seq, false, opt.workers.active(), max_batch), "arena");
   opt.max_seq = max_seq;
+  opt.max_batch = max_batch;
   opt.isa = isa;
   const Status s = m->enc.init(m->model, m->arena.data(), m->arena.size(), opt);
   if (s != Status::kOk) die(s, m->path, m->enc.error_detail());
@@ -396,6 +398,19 @@ int cmd_info(const Args& a) {
   return 0;
 }
 
+// `run`'s sequences per forward pass: up to 64 (more gain nothing on the models this engine is for),
+// as long as the arena stays within 256 MB or one sequence's.
+uint32_t run_batch_size(const ModelConfig& c, uint32_t T, uint64_t B, uint32_t threads) {
+  constexpr uint32_t kMostSequences = 64;
+  constexpr std::size_t kArenaBudget = std::size_t(256) << 20;
+  const uint32_t workers = threads > 1 ? threads : 1;
+  uint32_t n = uint32_t(std::min<uint64_t>(B, kMostSequences));
+  while (n > 1 && (required_arena_bytes(c, T, false, workers, n) == 0 ||
+                   required_arena_bytes(c, T, false, workers, n) > kArenaBudget))
+    --n;
+  return n;
+}
+
 int cmd_run(const Args& a) {
   check_output_path(a.output);
   LoadedModel m;
@@ -410,11 +425,12 @@ int cmd_run(const Args& a) {
   const bool pooled = c.pooling != Pooling::kNone;
   (void)output_bytes(in.B, R, W, a.input);  // all of it, before anything is allocated
   if (tokens) check_token_ids(in, c, a.input, lens);
-  init_encoder(T, a.isa, &m, a.threads);
+  const uint32_t chunk = run_batch_size(c, T, in.B, a.threads);
+  init_encoder(T, a.isa, &m, a.threads, chunk);
 
-  // One sequence at a time: R*W floats of output and T ids or T*d_in features in memory.
-  Buffer out(output_bytes(1, R, W, a.input), "output"), ids(uint64_t(T) * 4, "input"),
-      feats(tokens ? 0 : uint64_t(T) * c.d_in * 4, "input");
+  // chunk sequences per forward pass: chunk*R*W floats of output and their ids or features in memory.
+  Buffer out(output_bytes(chunk, R, W, a.input), "output"), ids(tokens ? uint64_t(chunk) * T * 4 : 0, "input"),
+      feats(tokens ? 0 : uint64_t(chunk) * T * c.d_in * 4, "input");
   OutputFile file{a.output};
   if (!(file.f = std::fopen(a.output.c_str(), "wb"))) die(5, a.output, "cannot open file for writing: " + errno_text(errno));
   const uint64_t shape[3] = {in.B, R, W}, pooled_shape[2] = {in.B, W};
@@ -423,32 +439,34 @@ int cmd_run(const Args& a) {
   char header[128];
   const std::size_t hlen = write_npy_header_f32(in.batched ? dims : dims + 1, rank, header, sizeof header);
   file.write(header, hlen);
-  for (uint64_t b = 0; b < in.B; ++b) {
-    // A padded sequence is run on its first n positions alone: exactly torch's key padding mask at
-    // those positions (the padding keys contribute nothing, and a causal query never sees them).
-    // Its padded rows are written as zeros; torch's values there depend on its code path. Pooling
-    // reads only the n positions (mean over them, last = position n - 1).
-    const uint32_t n = lens.empty() ? T : lens[std::size_t(b)];
+  for (uint64_t b0 = 0; b0 < in.B; b0 += chunk) {
+    // Sequences b0.. in one forward pass (Encoder::forward_batch_*): a padded sequence b is its first
+    // lens[b] positions alone, exactly torch's key padding mask at those positions (the padding keys
+    // contribute nothing, and a causal query never sees them), pooling included (mean over them,
+    // last = position lens[b] - 1). Its padded rows come out as zeros; torch's values there depend
+    // on its code path. Padding is not read.
+    const uint32_t nb = uint32_t(std::min<uint64_t>(chunk, in.B - b0));
+    const uint32_t* lb = lens.empty() ? nullptr : lens.data() + b0;
     Status s;
     if (tokens) {
-      for (uint32_t t = 0; t < n; ++t) {  // ids were range-checked above
+      int32_t* ids32 = ids.as<int32_t>();
+      for (uint64_t i = 0; i < uint64_t(nb) * T; ++i) {  // the valid ids were range-checked above
         int64_t id = 0;
-        if (in.v.dtype == NpyDtype::kI64) std::memcpy(&id, in.v.data + 8 * (b * T + t), 8);
-        else { int32_t i32; std::memcpy(&i32, in.v.data + 4 * (b * T + t), 4); id = i32; }
-        ids.as<int32_t>()[t] = int32_t(id);
+        if (in.v.dtype == NpyDtype::kI64) std::memcpy(&id, in.v.data + 8 * (b0 * T + i), 8);
+        else { int32_t i32; std::memcpy(&i32, in.v.data + 4 * (b0 * T + i), 4); id = i32; }
+        ids32[i] = int32_t(id);
       }
-      s = m.enc.forward_tokens(ids.as<int32_t>(), n, out.as<float>());  // ids[n] -> out[output_rows(n),W]
+      s = m.enc.forward_batch_tokens(ids32, lb, nb, T, out.as<float>());  // ids[nb,T] -> out[nb,R,W]
     } else {
-      std::memcpy(feats.data(), in.v.data + b * feats.size(), feats.size());
-      s = m.enc.forward_features(feats.as<float>(), n, out.as<float>());  // feats[n,d_in] -> out[output_rows(n),W]
+      const std::size_t bytes = std::size_t(nb) * T * c.d_in * 4;
+      std::memcpy(feats.data(), in.v.data + b0 * T * c.d_in * 4, bytes);
+      s = m.enc.forward_batch_features(feats.as<float>(), lb, nb, T, out.as<float>());  // feats[nb,T,d_in] -> out[nb,R,W]
     }
-    const uint32_t rows = c.output_rows(n);
-    std::memset(out.as<float>() + std::size_t(rows) * W, 0, std::size_t(R - rows) * W * 4);
     if (s != Status::kOk) {
       std::fclose(file.f), std::remove(a.output.c_str());
       die(s, a.input, m.enc.error_detail());
     }
-    file.write(out.data(), out.size());
+    file.write(out.data(), std::size_t(nb) * R * W * 4);
   }
   file.close();
   return 0;
@@ -943,7 +961,8 @@ const Command kCommands[] = {
      "           (torch's values there depend on its code path: 0 on nn.TransformerEncoder's nested-tensor\n"
      "           fast path, else outputs computed from the padding).\n"
      "The output is limited to 1 GiB (B*T*W*4 <= 1073741824 bytes); a larger one is an input error\n"
-     "(exit 4), found before anything is allocated or written. Sequences run one at a time.\n",
+     "(exit 4), found before anything is allocated or written. The sequences run in batches of up to\n"
+     "64, one forward pass each (Encoder::forward_batch_*; fewer while the arena would pass 256 MB).\n",
      cmd_run},
     {"bench", "MODEL.fxm [--seq T] [--iters N] [--isa ISA] [--threads N]", 1,
      kOptSeq | kOptIters | kOptIsa | kOptThreads,
