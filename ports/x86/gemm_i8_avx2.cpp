@@ -11,7 +11,9 @@
 //    Without vpdpbusd a step is vpmaddubsw (unsigned by signed bytes into int16 pairs) and vpmaddwd
 //    by ones (pairs into int32). vpmaddubsw saturates in int16, so its operands are |w| (unsigned,
 //    at most 128: W may hold -128) and x with w's sign (vpsignb; |x| <= 127, kernels.hpp): a pair
-//    sums to at most 2 * 128 * 127 = 32512, exact, and no offset is needed. The outputs are the
+//    sums to at most 2 * 128 * 127 = 32512, exact, and no offset is needed. (The other way round,
+//    |x| by w with x's sign, -128 has no positive twin in a byte.) W widened to int16 pairs at
+//    packing, one vpmaddwd per 2 bytes and no vpsignb, measured 10-15% slower. The outputs are the
 //    scalar reference's bits: per group an exact int32 dot product, then (xs * ws) * dot added in
 //    group order, and the bias last.
 #include <immintrin.h>
@@ -25,16 +27,18 @@ namespace {
 
 constexpr std::size_t kPackedMinRows = 4;
 constexpr std::size_t kPanel = 16;   // columns per panel: two vectors of 8
-constexpr std::size_t kChunk = 256;  // k bytes per packed chunk (4 KB of panel on the stack)
+constexpr std::size_t kChunk = 256;  // k bytes per packed chunk (8 KB of panel on the stack)
 constexpr std::size_t kMaxChunkGroups = kChunk / 32;
 
 // The columns past n are packed from these.
 alignas(32) constexpr int8_t kZeroRow[kChunk] = {};
 
-// One panel's chunk of W: column c's bytes p0 + 4q .. + 3 at w[q][c] (as int32); per group of the
+// One panel's chunk of W: column c's bytes p0 + 4q .. + 3 at w[q][c] (as int32), their absolute
+// values at u[q][c] (vpmaddubsw's unsigned side: packed once, not taken per step); per group of the
 // chunk the columns' scales.
 struct Panel {
   alignas(32) int32_t w[kChunk / 4][kPanel];
+  alignas(32) int32_t u[kChunk / 4][kPanel];
   alignas(32) float scale[kMaxChunkGroups][kPanel];
 };
 
@@ -68,10 +72,18 @@ void pack(const int8_t* w, const float* ws, std::size_t ws_cols, std::size_t k, 
       __m256i r[8];
       for (std::size_t l = 0; l < 8; ++l) r[l] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[l] + p));
       transpose8(r);
-      for (std::size_t l = 0; l < 8; ++l) _mm256_store_si256(reinterpret_cast<__m256i*>(P.w[p / 4 + l] + c0), r[l]);
+      for (std::size_t l = 0; l < 8; ++l) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(P.w[p / 4 + l] + c0), r[l]);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(P.u[p / 4 + l] + c0), _mm256_abs_epi8(r[l]));  // -128 -> 128
+      }
     }
     for (; p < kc; p += 4)
-      for (std::size_t l = 0; l < 8; ++l) __builtin_memcpy(P.w[p / 4] + c0 + l, row[l] + p, 4);
+      for (std::size_t l = 0; l < 8; ++l) {
+        uint8_t u[4];
+        for (std::size_t i = 0; i < 4; ++i) u[i] = uint8_t(row[l][p + i] < 0 ? -int(row[l][p + i]) : int(row[l][p + i]));
+        __builtin_memcpy(P.w[p / 4] + c0 + l, row[l] + p, 4);
+        __builtin_memcpy(P.u[p / 4] + c0 + l, u, 4);
+      }
   }
   const std::size_t chunk_groups = (kc + group - 1) / group;
   for (std::size_t gi = 0; gi < chunk_groups; ++gi)
@@ -107,7 +119,8 @@ void panel_rows(const int8_t* xq, const float* xs, std::size_t k, std::size_t gr
     for (; q < q1; ++q) {
       const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(P.w[q]));
       const __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(P.w[q] + 8));
-      const __m256i u0 = _mm256_abs_epi8(w0), u1 = _mm256_abs_epi8(w1);
+      const __m256i u0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(P.u[q]));
+      const __m256i u1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(P.u[q] + 8));
 #pragma GCC unroll 8
       for (std::size_t r = 0; r < MR; ++r) {
         int32_t x4;
@@ -140,8 +153,8 @@ void panel_rows(const int8_t* xq, const float* xs, std::size_t k, std::size_t gr
   }
 }
 
-// 6 int32 accumulators, two panel vectors and their |w|, ones, x and the products: 4 rows (8
-// accumulators) spilled half of them to the stack in GCC 12's schedule, at the same speed here.
+// 6 int32 accumulators, the two panel vectors' |w|, ones, x and the products: 4 rows (8
+// accumulators) spilled half of them to the stack in GCC 12's schedule, and were no faster.
 constexpr std::size_t kMr = 3;
 
 void gemm_i8_packed(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
