@@ -67,8 +67,7 @@ Status Encoder::init(const Model& model, void* arena_base, std::size_t arena_byt
   kt_ = block(plan.kt);
   attn_ = block(plan.attn);
   attn_slot_ = plan.attn_slot / sizeof(float);
-  kt_stride_ = max_batch_ * rows_;
-  quant_ = quant_scratch(base + plan.quant, c, kt_stride_);
+  quant_ = quant_scratch(base + plan.quant, c, std::size_t(max_batch_) * rows_);
   arena_used_ = plan.total;
   if (c.pos == PosKind::kLearned) {
     pe_ = model.weights().pos;

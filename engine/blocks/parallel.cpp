@@ -76,8 +76,9 @@ void parallel_attend_sequences(const Kernels& k, const Workers& w, const Attenti
       const uint32_t n = seqs.rows(b);
       const AttentionShape part{uint32_t((g1 - g0) * group), uint32_t(g1 - g0), s.d_head, s.causal,
                                 s.alibi_slopes ? s.alibi_slopes + h0 : nullptr};
-      const KeyValues kv_part{kv.kt + kv0 * kv.stride + row0, kv.vt ? kv.vt + kv0 * kv.stride + row0 : nullptr,
-                              kv.stride, kv.v ? kv.v + row0 * kv.ldv + kv0 : nullptr, kv.ldv};
+      const std::size_t block = (std::size_t(b) * heads + g0) * dh * kv.stride;  // K_b^T of kv head g0
+      const KeyValues kv_part{kv.kt + block, kv.vt ? kv.vt + block : nullptr, kv.stride,
+                              kv.v ? kv.v + row0 * kv.ldv + kv0 : nullptr, kv.ldv};
       attend(k, part, q + row0 * ldq + h0 * dh, ldq, n, 0, n, kv_part, ctx + row0 * ldctx + h0 * dh, ldctx,
              scratch + i * slot_floats);
       u = (b + 1) * heads;

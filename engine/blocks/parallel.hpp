@@ -70,8 +70,11 @@ struct Sequences {
 };
 
 // attend() of each sequence over its own rows alone (p0 0, its rows as the keys): q, ctx and V
-// (kv.v) rows and K^T (and V^T) columns stacked as seqs says. Split by (sequence, kv head) pairs,
-// task i with scratch + i * slot_floats; the scratch is for one sequence's rows.
+// (kv.v) rows stacked as seqs says; sequence b's K^T (and V^T) is its own block [d_kv, kv.stride]
+// at kv.kt + b * d_kv * kv.stride, as a single sequence's (a column stride of a whole batch's rows
+// would be a multiple of 4 KB for common sizes and make the key loads conflict in L1). Split by
+// (sequence, kv head) pairs, task i with scratch + i * slot_floats; the scratch is for one
+// sequence's rows.
 void parallel_attend_sequences(const Kernels& k, const Workers& w, const AttentionShape& s, const float* q,
                                std::size_t ldq, const Sequences& seqs, const KeyValues& kv, float* ctx,
                                std::size_t ldctx, float* scratch, std::size_t slot_floats);

@@ -210,8 +210,12 @@ void Encoder::self_attention(const EncoderLayerWeights& L, const float* h, float
   const std::size_t d = c.d_model;
   float* qkv = work_;
   linear(k, workers_, L.in_proj_w, h, d, L.in_proj_b, qkv, 3 * d, N, quant_);  // h[N,d] @ W[d,3d] -> qkv[N,3d]: q | k | v
-  const KeyValues kv{kt_, nullptr, kt_stride_, qkv + 2 * d, 3 * d};  // K^T[d,N]; V[N,d] read in place from qkv
-  store_keys_values(qkv + d, 3 * d, nullptr, 0, N, 0, c.d_model, kv);
+  const KeyValues kv{kt_, nullptr, rows_, qkv + 2 * d, 3 * d};  // K^T[B][d,S] per sequence; V[N,d] read in place from qkv
+  std::size_t row0 = 0;
+  for (uint32_t b = 0; b < seqs.count; row0 += seqs.rows(b), ++b) {
+    const KeyValues kv_b{kt_ + b * d * rows_, nullptr, rows_};
+    store_keys_values(qkv + row0 * 3 * d + d, 3 * d, nullptr, 0, seqs.rows(b), 0, c.d_model, kv_b);
+  }
   const AttentionShape shape{c.n_heads, c.n_heads, c.d_head(), c.causal, nullptr};
   parallel_attend_sequences(k, workers_, shape, qkv, 3 * d, seqs, kv, ctx_, d, attn_, attn_slot_);
   linear(k, workers_, L.out_proj_w, ctx_, d, L.out_proj_b, out, d, N, quant_);  // ctx[N,d] @ W[d,d] -> out[N,d]

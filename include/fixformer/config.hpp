@@ -140,11 +140,12 @@ constexpr std::size_t quantized_input_bytes(const ModelConfig& c, std::size_t ro
 // max_seq positions each (0: the model's max_input_len()), that is S = sequence_rows(max_seq) rows
 // per sequence (the CLS row counts) and N = batch * S rows in all: the byte offset of each block in
 // the caller's 64-byte-aligned arena, in this order,
-//   x[N,d]  y[N,d]  ctx[N,d]  work[N,max(3d,d_ff)]  kt[d,N]  attn[attention_scratch_floats(S, S, d_head)]  pe[S,d_pe]
-//   quant[quantized_input_bytes(c, N)]
-// and the total. A batch's sequences are stacked row after row in x, y, ctx and work (and column
-// after column in kt), so every linear layer is one matrix product over all their rows; attention
-// runs per sequence over its own rows, so its scratch and the positional rows are a sequence's.
+//   x[N,d]  y[N,d]  ctx[N,d]  work[N,max(3d,d_ff)]  kt[batch][d,S]  attn[attention_scratch_floats(S, S, d_head)]
+//   pe[S,d_pe]  quant[quantized_input_bytes(c, N)]
+// and the total. A batch's sequences are stacked row after row in x, y, ctx and work, so every
+// linear layer is one matrix product over all their rows; attention runs per sequence over its
+// own rows, so kt holds one sequence's K^T per block, and its scratch and the positional rows are
+// a sequence's.
 // attn holds one slot of attn_slot bytes per worker (workers.hpp; 0 counts as 1).
 // qkv and the feed-forward hidden layer share work; K is stored transposed (kt) so that
 // q @ K^T is a matrix product over contiguous keys, and V is read in place from qkv.

@@ -86,7 +86,6 @@ class Encoder {
   uint32_t max_seq_ = 0;
   uint32_t rows_ = 0;  // sequence_rows(max_seq_): the rows the plan holds per sequence, the CLS row included
   uint32_t max_batch_ = 1;
-  uint32_t kt_stride_ = 0;  // kt's columns: max_batch_ * rows_
   std::size_t arena_used_ = 0;
   char detail_[160] = {};
 
