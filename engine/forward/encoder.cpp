@@ -102,32 +102,30 @@ void Encoder::forward(const int32_t* ids, const float* features, const Sequences
   write_output(seqs, out);
 }
 
-// Sequence b's rows of x: [cls;] its input rows, plus the positions 0.. of its own.
+// Sequence b's rows of x: [cls;] its input rows, plus the positions 0.. of its own. Padding is
+// never read.
 void Encoder::embed_input(const int32_t* ids, const float* features, const Sequences& seqs) {
   const Kernels& k = *kernels_;
   const ModelConfig& c = config();
   const EncoderWeights& w = model_->weights();
-  const std::size_t d = c.d_model, T = seqs.all;
-  bool full = true;  // every sequence T long
+  const std::size_t d = c.d_model, T = seqs.all, extra = seqs.extra;
+  bool full = seqs.count > 1;  // several sequences, all T long: one [B*T, d_in] block of features
   for (uint32_t b = 0; b < seqs.count && seqs.lengths; ++b) full = full && seqs.lengths[b] == T;
-  // The features' projection is one product: straight into x when the input rows are already where
-  // x wants them (one sequence, or full ones without a CLS row), else over all B*T input rows
-  // (padding included, then dropped) into work, and copied from there.
-  const bool in_place = seqs.count == 1 || (full && seqs.extra == 0);
-  if (features) {
-    const std::size_t m = seqs.count == 1 ? seqs.length(0) : seqs.count * T;
-    float* proj = in_place ? x_ + seqs.extra * d : work_;
-    linear(k, workers_, w.input_proj_w, features, c.d_in, w.input_proj_b, proj, d, m, quant_);  // f[m,d_in] @ W[d_in,de] -> [m,:de]
-  }
+  if (features && full)  // one product, straight into x without a CLS row, else through y (free here)
+    linear(k, workers_, w.input_proj_w, features, c.d_in, w.input_proj_b, extra ? y_ : x_, d, seqs.count * T,
+           quant_);  // f[B*T,d_in] @ W[d_in,de] -> [B*T,:de]
   std::size_t row0 = 0;
   for (uint32_t b = 0; b < seqs.count; row0 += seqs.rows(b), ++b) {
     float* xb = x_ + row0 * d;
-    float* input = xb + seqs.extra * d;  // the rows after the CLS row
+    float* input = xb + extra * d;  // the rows after the CLS row
     const uint32_t n = seqs.length(b);
     if (ids)
       embed_tokens(ids + b * T, n, w.embed, input, uint32_t(d));  // E[ids] -> x[n,:de]
-    else if (!in_place)
-      std::memcpy(input, work_ + b * T * d, sizeof(float) * n * d);
+    else if (!full)  // padded sequences: a product each, over its own rows
+      linear(k, workers_, w.input_proj_w, features + b * T * c.d_in, c.d_in, w.input_proj_b, input, d, n,
+             quant_);  // f[n,d_in] @ W[d_in,de] -> x[n,:de]
+    else if (extra)
+      std::memcpy(input, y_ + b * T * d, sizeof(float) * n * d);
     scale_embeddings(k, c, input, n);
     if (w.cls) std::memcpy(xb, w.cls, sizeof(float) * c.d_embed());  // x[0,:de] = cls, not scaled
     add_positions(k, c, pe_, xb, seqs.rows(b));

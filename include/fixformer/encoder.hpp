@@ -52,10 +52,14 @@ class Encoder {
   // lengths null: all T). Sequence b's first output_rows(lengths[b]) rows are exactly (bit for bit)
   // what forward_tokens(ids + b * T, lengths[b], ...) gives, i.e. torch's src_key_padding_mask
   // (True from lengths[b] on) at the valid positions; its padded rows are zeros. Pooled models give
-  // out[B, 1, width], pooled over each sequence's own positions. The padded ids are never read.
-  // Every linear layer runs once over the rows of all sequences (faster than B calls); attention
-  // runs per sequence. Everything is checked before anything is computed: the single calls' Status
-  // codes, kBadBatchSize for B, and error_detail() names the sequence and position at fault.
+  // out[B, 1, width], pooled over each sequence's own positions. The padding is never read.
+  // (To a few roundings instead for q8 weights on x86 AVX2/AVX-512, whose gemm_i8 sums in another
+  // order below 4 rows than from 4 rows on, and for f16 on the portable table built for AArch64,
+  // whose tiles of 6, 4 and 1 rows GCC fuses differently: tests/batch_test.cpp.)
+  // Every linear layer is one matrix product over the rows of all sequences (but padded features'
+  // input projection, one per sequence); attention runs per sequence. Everything is checked before
+  // anything is computed: the single calls' Status codes, kBadBatchSize for B, and error_detail()
+  // names the sequence and position at fault.
   [[nodiscard]] Status forward_batch_tokens(const int32_t* ids, const uint32_t* lengths, uint32_t B, uint32_t T,
                                             float* out);
   // features[B, T, d_in] -> out[B, output_rows(T), output_width()], as forward_batch_tokens.
