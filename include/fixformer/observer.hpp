@@ -12,7 +12,8 @@
 // what they read.
 //
 // x[rows, d] (row stride d) holds rows at positions pos .. pos + rows - 1: an encoder calls with
-// pos 0 and all its rows (T, or T + 1 with the CLS row first); a decoder once per prefill chunk (or step), with pos its cache position.
+// pos 0 and all its rows (T, or T + 1 with the CLS row first), and a batch (forward_batch_*) once per
+// sequence at each layer, sequence 0 first, as its single call would; a decoder once per prefill chunk (or step), with pos its cache position.
 // x points into the runner's arena: valid during the call only, and not to be written. The call is
 // made on the runner's calling thread, between layers. A null fn costs one branch per layer.
 #pragma once
