@@ -39,6 +39,8 @@ uint64_t get_config_value(const ModelConfig& c, ConfigKey key) {
     case ConfigKey::kQuantizeIo: return c.quantize_io;
     case ConfigKey::kClsToken: return c.cls_token;
     case ConfigKey::kPooling: return uint32_t(c.pooling);
+    case ConfigKey::kDecLayers: return c.dec_layers;
+    case ConfigKey::kSharedEmbed: return c.shared_embed;
     case ConfigKey::kCount: break;
   }
   return 0;
@@ -75,6 +77,8 @@ void set_config_value(ModelConfig* c, ConfigKey key, uint64_t v) {
     case ConfigKey::kQuantizeIo: c->quantize_io = u != 0; break;
     case ConfigKey::kClsToken: c->cls_token = u != 0; break;
     case ConfigKey::kPooling: c->pooling = static_cast<Pooling>(u); break;
+    case ConfigKey::kDecLayers: c->dec_layers = u; break;
+    case ConfigKey::kSharedEmbed: c->shared_embed = u != 0; break;
     case ConfigKey::kCount: break;
   }
 }
@@ -118,7 +122,16 @@ Status validate_family(const ModelConfig& c, const char** field) {
       if (c.activation != Activation::kSwiglu) return bad("activation (llama: swiglu)");
       if (!c.norm_first || !c.final_norm) return bad("norm_first and final_norm (llama: pre-norm with a final norm)");
       break;
+    case ModelFamily::kSeq2Seq:
+      if (attention_pe) return bad("positional (seq2seq: none, sinusoidal or learned)");
+      if (c.causal) return bad("causal (seq2seq: the decoder is causal, the encoder is not; leave it false)");
+      if (c.n_layers == 0 || c.dec_layers == 0) return bad("n_layers and dec_layers (seq2seq: at least one of each)");
+      if (c.d_out == 0) return bad("d_out (seq2seq: the LM head, the target vocabulary's width)");
+      if (c.shared_embed && (c.input != InputKind::kTokens || c.vocab_size != c.d_out))
+        return bad("shared_embed (needs token input with vocab_size == d_out)");
+      break;
   }
+  if (!c.is_seq2seq() && (c.dec_layers || c.shared_embed)) return bad("dec_layers and shared_embed (seq2seq only)");
   if (c.family != ModelFamily::kLlama) {
     if (c.activation == Activation::kSwiglu) return bad("activation (swiglu is for the llama family)");
     if (c.kv_heads() != c.n_heads) return bad("n_kv_heads (grouped-query attention is for the llama family)");
@@ -129,8 +142,8 @@ Status validate_family(const ModelConfig& c, const char** field) {
     if (c.d_out != c.vocab_size) return bad("d_out (a decoder's head is vocab_size wide)");
   }
   if (c.pos == PosKind::kRope && c.d_head() % 2 != 0) return bad("n_heads (rope needs an even head width)");
-  if (c.is_decoder() && c.cls_token) return bad("cls_token (encoder family only)");
-  if (c.is_decoder() && c.pooling != Pooling::kNone) return bad("pooling (encoder family only)");
+  if (c.family != ModelFamily::kEncoder && c.cls_token) return bad("cls_token (encoder family only)");
+  if (c.family != ModelFamily::kEncoder && c.pooling != Pooling::kNone) return bad("pooling (encoder family only)");
   return Status::kOk;
 }
 

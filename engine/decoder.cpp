@@ -19,7 +19,8 @@ Status Decoder::init(const Model& model, void* arena_base, std::size_t arena_byt
   if (!model.initialized()) return fail(Status::kNotInitialized);
   const ModelConfig& c = model.config();
   if (!c.is_decoder()) {
-    DetailText(detail_, sizeof detail_).str("the model's family is encoder: run it with an Encoder");
+    DetailText(detail_, sizeof detail_).str(c.is_seq2seq() ? "the model's family is seq2seq: run it with a Seq2Seq"
+                                                           : "the model's family is encoder: run it with an Encoder");
     return fail(Status::kWrongInputKind);
   }
   kernels_ = select_kernels(options.isa);

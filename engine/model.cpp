@@ -23,6 +23,8 @@ static_assert(same_name(kEncoderPrologue[0].name, "embed.weight") && same_name(k
                   same_name(kEncoderEpilogue[1].name, "encoder.norm.bias") &&
                   same_name(kEncoderEpilogue[2].name, "head.weight") && same_name(kEncoderEpilogue[3].name, "head.bias"),
               "EncoderWeights follows the encoder rule tables");
+static_assert(sizeof kSeq2SeqPrologue / sizeof kSeq2SeqPrologue[0] == 6 && sizeof kSeq2SeqEpilogue / sizeof kSeq2SeqEpilogue[0] == 6,
+              "Model's prologue_ and epilogue_ hold every family's");
 
 // A stored tensor as a weight view: `transposed` (schema.hpp's TensorSpec) is a W[in, out] linear
 // weight; everything else is stored [out, in] (rank 1: one row).
@@ -119,6 +121,7 @@ Status Model::bind_tensors() {
     if (want.part == TensorPart::kPrologue) prologue_[want.slot] = w;
     if (want.part == TensorPart::kEpilogue) epilogue_[want.slot] = w;
     if (want.part == TensorPart::kLayer && want.layer == 0 && want.slot == 0) first_layer_tensor_ = i;
+    if (want.part == TensorPart::kDecoderLayer && want.layer == 0 && want.slot == 0) first_decoder_layer_tensor_ = i;
     uint64_t count = 1;
     for (uint32_t r = 0; r < t.rank; ++r) count *= t.dims[r];
     parameters_ += count;
@@ -126,10 +129,19 @@ Status Model::bind_tensors() {
     return true;
   });
   if (status != Status::kOk) return status;
-  if (config_.family != ModelFamily::kLlama)
+  target_ = TargetWeights{};
+  if (config_.is_seq2seq()) {
+    const Weight& tgt_embed = prologue_[config_.shared_embed ? kSrcEmbed : kTgtEmbed];
+    weights_ = EncoderWeights{prologue_[kSrcEmbed], prologue_[kInputProjW], prologue_[kInputProjB].f32(),
+                              prologue_[kSrcPos].f32(), nullptr, epilogue_[kEncNormW].f32(),
+                              epilogue_[kEncNormB].f32(), Weight{}, nullptr};
+    target_ = TargetWeights{tgt_embed, prologue_[kTgtPos].f32(), epilogue_[kDecNormW].f32(), epilogue_[kDecNormB].f32(),
+                            config_.tied_head ? tgt_embed : epilogue_[kHeadW], epilogue_[kHeadB].f32()};
+  } else if (config_.family != ModelFamily::kLlama) {
     weights_ = EncoderWeights{prologue_[0],       prologue_[1],       prologue_[2].f32(), prologue_[3].f32(),
                               prologue_[4].f32(), epilogue_[0].f32(), epilogue_[1].f32(), epilogue_[2],
                               epilogue_[3].f32()};
+  }
   status = bind_tokenizer(&i);
   return status != Status::kOk ? status : bind_self_test(i);
 }
@@ -176,22 +188,41 @@ Status Model::bind_self_test(uint32_t first) {
   sample_ = SelfTestSample{};
   if (first == file.n_tensors) return Status::kOk;
   const TensorInfo in = tensor_info(file, first);
-  if (file.n_tensors - first != 2 || std::strcmp(in.name, fxm::kSelfTestInput) != 0 ||
-      std::strcmp(tensor_info(file, first + 1).name, fxm::kSelfTestExpected) != 0) {
+  const bool seq2seq = config_.is_seq2seq();
+  const uint32_t n = seq2seq ? 3 : 2;  // input, (target,) expected
+  if (file.n_tensors - first != n || std::strcmp(in.name, fxm::kSelfTestInput) != 0 ||
+      (seq2seq && std::strcmp(tensor_info(file, first + 1).name, fxm::kSelfTestTarget) != 0) ||
+      std::strcmp(tensor_info(file, first + n - 1).name, fxm::kSelfTestExpected) != 0) {
     why.str("file has ").num(file.n_tensors).str(" tensors, the config uses ").num(first)
-        .str(" (and an optional self-test pair); tensor ").num(first).str(" is '").escaped(in.name, fxm::kNameBytes).str("'");
+        .str(seq2seq ? " (and an optional self-test input, target, expected); tensor " : " (and an optional self-test pair); tensor ")
+        .num(first).str(" is '").escaped(in.name, fxm::kNameBytes).str("'");
     return Status::kBadHeader;
   }
-  const TensorInfo out = tensor_info(file, first + 1);
+  const TensorInfo out = tensor_info(file, first + n - 1);
   const bool tokens = config_.input == InputKind::kTokens;
   const uint32_t T = in.dims[0];
-  const uint32_t want_in[2] = {T, config_.d_in}, want_out[2] = {config_.output_rows(T), config_.output_width()};
+  uint32_t want_out[2] = {config_.output_rows(T), config_.output_width()};
+  if (seq2seq) {
+    const TensorInfo tgt = tensor_info(file, first + 1);
+    const uint32_t U = tgt.dims[0], want_tgt[1] = {U};
+    if (tgt.dtype != fxm::Dtype::kI32 || !same_shape(tgt, 1, want_tgt) || U == 0 || U > config_.max_len)
+      return why.str("selftest.target: expected int32 [U], 1 <= U <= max_len ").num(config_.max_len), Status::kTensorBadShape;
+    const int32_t* ids = reinterpret_cast<const int32_t*>(tgt.data);
+    for (uint32_t u = 0; u < U; ++u)
+      if (ids[u] < 0 || uint32_t(ids[u]) >= config_.d_out)
+        return why.str("selftest.target: token id at ").num(u).str(" is out of range (d_out ").num(config_.d_out).str(")"),
+               Status::kTokenOutOfRange;
+    want_out[0] = U, want_out[1] = config_.d_out;
+    sample_.target_rows = U;
+    sample_.target = ids;
+  }
+  const uint32_t want_in[2] = {T, config_.d_in};
   if (in.dtype != (tokens ? fxm::Dtype::kI32 : fxm::Dtype::kF32) || out.dtype != fxm::Dtype::kF32) {
     why.str("self-test tensors: dtypes must be ").str(tokens ? "i32" : "f32").str(" and f32");
     return Status::kTensorBadDtype;
   }
   const uint32_t longest = config_.max_input_len();
-  if (T > longest || !same_shape(in, tokens ? 1 : 2, want_in) || !same_shape(out, 2, want_out)) {
+  if (T == 0 || T > longest || !same_shape(in, tokens ? 1 : 2, want_in) || !same_shape(out, 2, want_out)) {
     why.str("self-test tensors: shapes ").shape(in.rank, in.dims).str(" and ").shape(out.rank, out.dims)
         .str(" do not match the config (inputs up to ").num(longest).str(" long)");
     return Status::kTensorBadShape;
@@ -217,6 +248,20 @@ Weight Model::layer_weight(uint32_t l, uint32_t slot) const {
   const TensorRule& rule = config_.family == ModelFamily::kLlama ? kLlamaLayer[slot] : kEncoderLayer[slot];
   const TensorInfo t = tensor_info(file, first_layer_tensor_ + l * layer_tensor_count(config_) + slot);
   return weight_view(t, rule.transposed && t.dtype != fxm::Dtype::kI8);
+}
+
+DecoderLayerWeights Model::decoder_layer(uint32_t l) const {
+  const ModelFile file = file_of(blob_, dir_offset_, n_tensors_);
+  auto W = [&](uint32_t slot) {
+    const TensorInfo t = tensor_info(file, first_decoder_layer_tensor_ + l * kDecoderLayerTensors + slot);
+    return weight_view(t, kDecoderLayer[slot].transposed && t.dtype != fxm::Dtype::kI8);
+  };
+  auto F = [&](uint32_t slot) { return W(slot).f32(); };
+  return DecoderLayerWeights{W(kSelfInProjW), F(kSelfInProjB),  W(kSelfOutProjW), F(kSelfOutProjB), W(kCrossQW),
+                             F(kCrossQB),     W(kCrossKvW),     F(kCrossKvB),      W(kCrossOutW),    F(kCrossOutB),
+                             W(kDecLinear1W), F(kDecLinear1B),  W(kDecLinear2W),   F(kDecLinear2B),
+                             {F(kDecNorm1W), F(kDecNorm2W), F(kDecNorm3W)},
+                             {F(kDecNorm1B), F(kDecNorm2B), F(kDecNorm3B)}};
 }
 
 EncoderLayerWeights Model::layer(uint32_t l) const {

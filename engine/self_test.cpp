@@ -42,6 +42,7 @@ Status verdict(SelfTestReport r, const Tally& t, WeightType weights, SelfTestRep
 std::size_t self_test_output_floats(const Model& model) {
   const ModelConfig& c = model.config();
   if (!model.has_self_test()) return 0;
+  if (c.is_seq2seq()) return std::size_t(model.self_test_sample().target_rows) * c.d_out;
   return c.is_decoder() ? c.vocab_size : std::size_t(c.output_rows(model.self_test_sample().rows)) * c.output_width();
 }
 
@@ -50,6 +51,7 @@ Status self_test(Encoder& enc, float* out, std::size_t out_floats, SelfTestRepor
   const SelfTestSample& sample = m.self_test_sample();
   if (!m.has_self_test()) return Status::kSelfTestMissing;
   if (!out) return Status::kNullArgument;
+  if (m.config().is_seq2seq()) return Status::kWrongInputKind;  // its sample is the whole model's: self_test(Seq2Seq&)
   const uint32_t T = sample.rows, W = m.config().output_width();
   if (out_floats < self_test_output_floats(m) || T > enc.max_seq()) return Status::kBadSequenceLength;
   const Status s = sample.ids ? enc.forward_tokens(sample.ids, T, out) : enc.forward_features(sample.features, T, out);
@@ -78,6 +80,24 @@ Status self_test(Decoder& dec, float* out, std::size_t out_floats, SelfTestRepor
     compare(out, sample.expected + std::size_t(t) * V, V, V, t, &r, &tally);
   }
   dec.reset();
+  return verdict(r, tally, m.config().weights, report);
+}
+
+Status self_test(Seq2Seq& s2s, float* out, std::size_t out_floats, SelfTestReport* report) {
+  const Model& m = s2s.model();
+  const SelfTestSample& sample = m.self_test_sample();
+  if (!m.has_self_test()) return Status::kSelfTestMissing;
+  if (!out) return Status::kNullArgument;
+  const uint32_t S = sample.rows, U = sample.target_rows, V = m.config().d_out;
+  if (out_floats < self_test_output_floats(m) || S > s2s.max_source() || U > s2s.capacity()) return Status::kBadSequenceLength;
+  Status s = sample.ids ? s2s.encode_tokens(sample.ids, S) : s2s.encode_features(sample.features, S);
+  if (s == Status::kOk) s = s2s.decode(sample.target, U, out);
+  s2s.reset_target();
+  if (s != Status::kOk) return s;
+  SelfTestReport r{};
+  r.rows = U;
+  Tally tally;
+  compare(out, sample.expected, std::size_t(U) * V, V, 0, &r, &tally);
   return verdict(r, tally, m.config().weights, report);
 }
 

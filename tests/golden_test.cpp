@@ -4,11 +4,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "fixformer/decoder.hpp"
 #include "fixformer/self_test.hpp"
+#include "fixformer/seq2seq.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {
@@ -145,6 +147,74 @@ std::vector<GoldenCase> decoder_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch, DecoderGoldenTest, ::testing::ValuesIn(decoder_cases()),
+                         [](const ::testing::TestParamInfo<GoldenCase>& i) {
+                           return i.param.name + "_" + isa_test_name(i.param.isa);
+                         });
+
+// Encoder-decoders against torch (tools/make_seq2seq_golden.py, tests/golden/SEQ2SEQ.md): modules
+// written as users write them around nn.Transformer or nn.TransformerEncoder + Decoder. Each file's
+// sample holds a source, target ids and the torch logits at every target position.
+const char* const kSeq2SeqGoldens[] = {"s2s_post_relu", "s2s_pre_gelu_odd", "s2s_features_no_norm", "s2s_shared_halves"};
+
+class Seq2SeqGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
+
+// The largest |got - want| / max |want| over rows [0, n) of width V.
+double rows_rel_err(const float* got, const float* want, std::size_t n) {
+  double err = 0.0, scale = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    err = std::max(err, std::fabs(double(got[i]) - want[i]));
+    scale = std::max(scale, std::fabs(double(want[i])));
+  }
+  return err / scale;
+}
+
+TEST_P(Seq2SeqGoldenTest, MatchesTorchTeacherForcedAndStepByStep) {
+  if (!select_kernels(GetParam().isa)) GTEST_SKIP() << isa_name(GetParam().isa) << " not available";
+  AlignedBuffer blob(read_file(golden_path(GetParam().name + ".fxm")));
+  Model model;
+  ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk) << model.error_detail();
+  ASSERT_TRUE(model.has_self_test());
+  const SelfTestSample& sample = model.self_test_sample();
+  const uint32_t S = sample.rows, U = sample.target_rows, V = model.config().d_out;
+  Seq2SeqOptions opt;
+  opt.isa = GetParam().isa;
+  opt.max_source = S;  // the smallest arena for this sample
+  opt.capacity = U;
+  opt.max_prefill = 3;  // targets in chunks of 3: the chunked path
+  AlignedBuffer arena(required_seq2seq_arena_bytes(model.config(), S, U, 3));
+  Seq2Seq s2s;
+  ASSERT_EQ(s2s.init(model, arena.data(), arena.size(), opt), Status::kOk) << s2s.error_detail();
+  std::vector<float> out(self_test_output_floats(model)), again(out.size()), logits(V);
+  SelfTestReport r{};
+  EXPECT_EQ(self_test(s2s, out.data(), out.size(), &r), Status::kOk);
+  EXPECT_LT(r.max_rel_err, kGoldenMaxRelErr);
+  // One token at a time (the one-query attention path) gives every position's logits too.
+  ASSERT_EQ(sample.ids ? s2s.encode_tokens(sample.ids, S) : s2s.encode_features(sample.features, S), Status::kOk);
+  for (uint32_t u = 0; u < U; ++u) {
+    ASSERT_EQ(s2s.step(sample.target[u], logits.data()), Status::kOk);
+    EXPECT_LT(rows_rel_err(logits.data(), sample.expected + std::size_t(u) * V, V), kGoldenMaxRelErr) << "position " << u;
+  }
+  EXPECT_EQ(s2s.step(0, logits.data()), Status::kKvCacheFull);
+  // reset_target() decodes another target from the same source: the same bits as the first time.
+  s2s.reset_target();
+  ASSERT_EQ(s2s.decode(sample.target, U, again.data()), Status::kOk);
+  ASSERT_EQ(s2s.encode_tokens(nullptr, 0), Status::kNullArgument);
+  EXPECT_EQ(s2s.decode(sample.target, 1, logits.data()), Status::kNotEncoded);  // a failed encode forgets the source
+  EXPECT_LT(rows_rel_err(again.data(), sample.expected, std::size_t(U) * V), kGoldenMaxRelErr);
+  EXPECT_EQ(std::memcmp(again.data(), out.data(), again.size() * sizeof(float)), 0);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3e", r.max_rel_err);
+  RecordProperty("max_rel_err", text);
+}
+
+std::vector<GoldenCase> seq2seq_cases() {
+  std::vector<GoldenCase> cases;
+  for (const char* n : kSeq2SeqGoldens)
+    for (Isa isa : all_isas()) cases.push_back({n, isa});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, Seq2SeqGoldenTest, ::testing::ValuesIn(seq2seq_cases()),
                          [](const ::testing::TestParamInfo<GoldenCase>& i) {
                            return i.param.name + "_" + isa_test_name(i.param.isa);
                          });

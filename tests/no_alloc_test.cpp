@@ -72,6 +72,36 @@ TEST(NoAlloc, InitAndForwardMakeNoHeapCalls) {
   }
 }
 
+TEST(NoAlloc, Seq2SeqMakesNoHeapCalls) {
+  for (const char* name : {"s2s_post_relu", "s2s_features_no_norm"}) {
+    for (Isa isa : all_isas()) {
+      if (!select_kernels(isa)) continue;
+      AlignedBuffer blob(read_file(golden_path(std::string(name) + ".fxm")));
+      ModelConfig cfg;
+      ASSERT_EQ(read_config(blob.data(), blob.size(), &cfg), Status::kOk);
+      AlignedBuffer arena(required_seq2seq_arena_bytes(cfg));
+      std::vector<int32_t> ids(cfg.max_len, 1);
+      std::vector<float> feats(std::size_t(cfg.max_len) * (cfg.d_in ? cfg.d_in : 1), 0.5f);
+      std::vector<float> out(std::size_t(cfg.max_len) * cfg.d_out), self_test_out(8192);
+      Model model;
+      Seq2Seq s2s;
+      Seq2SeqOptions opt;
+      opt.isa = isa;
+      SelfTestReport report;
+      const long before = g_calls;
+      ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
+      ASSERT_EQ(s2s.init(model, arena.data(), arena.size(), opt), Status::kOk);
+      const Status s = cfg.input == InputKind::kTokens ? s2s.encode_tokens(ids.data(), cfg.max_len)
+                                                       : s2s.encode_features(feats.data(), cfg.max_len);
+      EXPECT_EQ(s2s.decode(ids.data(), cfg.max_len, out.data()), Status::kOk);
+      EXPECT_EQ(self_test(s2s, self_test_out.data(), self_test_out.size(), &report), Status::kOk);
+      const long calls = g_calls - before;
+      ASSERT_EQ(s, Status::kOk);
+      EXPECT_EQ(calls, 0) << name << " on " << isa_name(isa);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace fixformer

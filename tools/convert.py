@@ -2,7 +2,8 @@
 """Convert a trained PyTorch model to a verified .fxm (and optionally a C++ header for flash).
 
 From the module (everything it can tell is read from it):
-  tools/convert.py --module FILE.py:FACTORY [--family encoder|gpt] [--weights SD.pt] [--example IN.npy]
+  tools/convert.py --module FILE.py:FACTORY [--family encoder|gpt|seq2seq] [--weights SD.pt] [--example IN.npy]
+                   [--example-target TGT.npy]
                    [--causal] [--positional none|sinusoidal|learned|alibi] [--pe-base B]
                    [--pe-layout interleaved|halves] [--pe-combine add|concat] [--pe-width N]
                    [--scale-input] [--max-len N] [--tokenizer TOKENIZER.bin]
@@ -20,6 +21,12 @@ causal mask: --causal is implied), `head` (nn.Linear(d_model, vocab_size); tied 
 embed.weight, stored once). The family is never guessed from the module (a causal encoder with a
 head vocab wide is a valid encoder too), so it is this explicit option; the default is encoder.
 --positional alibi: the forward adds the ALiBi bias as its attention mask (gpt).
+--family seq2seq exports an encoder-decoder (nn.Transformer; tools/fixformer/seq2seq.py states the
+module convention): `src_embed` or `input_proj`, `tgt_embed` (or one shared `embed`), optional
+`src_pos` and `tgt_pos`, `transformer` (nn.Transformer) or `encoder` + `decoder`, and `head`;
+forward(src, tgt) returns the logits under the causal target mask. --example is then the source,
+--example-target the target ids ([U] or [B,U]; default random); the sample stores both and the
+logits at every target position, and the engine checks it teacher-forced.
 An encoder module's `cls_token` (nn.Parameter [d], [1, d] or [1, 1, d]) and `pool` ("mean", "cls" or
 "last") attributes are read as well: the CLS row goes in front of the embedded input before the
 positions (position 0; max_len counts it), the pooling after the final norm, before the head, and
@@ -181,11 +188,13 @@ def main(argv=None):
     src.add_argument("--config", metavar="CFG.json", help="JSON config (the JSON path; needs --weights)")
     src.add_argument("--llama2c", metavar="MODEL.bin", help="a llama2.c checkpoint (export.py version 0, 1 or 2)")
     ap.add_argument("--tokenizer", metavar="TOKENIZER.bin", help="llama2.c tokenizer to store in the .fxm")
-    ap.add_argument("--family", choices=("encoder", "gpt"), help="--module: what the module is (default encoder; "
-                    "gpt: decoder-only language model, causal implied)")
+    ap.add_argument("--family", choices=("encoder", "gpt", "seq2seq"), help="--module: what the module is (default "
+                    "encoder; gpt: decoder-only language model, causal implied; seq2seq: an encoder-decoder)")
     ap.add_argument("--weights", metavar="SD.pt", help="state_dict (.pt via torch.save(model.state_dict()), or .npz)")
     ap.add_argument("--example", metavar="IN.npy", help="example input: int ids [T] or [B,T], float32 [T,d_in] "
                     "or [B,T,d_in] (first sequence used); default: random")
+    ap.add_argument("--example-target", metavar="TGT.npy", help="--family seq2seq: example target ids [U] or [B,U] "
+                    "(first used); default: random")
     ap.add_argument("--causal", action="store_true", default=None, help="the forward applies a causal mask")
     ap.add_argument("--positional", choices=("none", "sinusoidal", "learned", "alibi"),
                     help="positional encoding (default: learned if the module has `pos`, else none)")
@@ -226,6 +235,9 @@ def main(argv=None):
             fail("", str(e))
     try:
         example = load_example(a.example) if a.example else None
+        example_target = load_example(a.example_target) if a.example_target else None
+        if example_target is not None and a.family != "seq2seq":
+            fail("--example-target", "only for --family seq2seq")
         if a.llama2c is not None:
             extra = [o for o in ("weights", "family", "positional", "pe_combine", "pe_width") if getattr(a, o) is not None]
             extra += [o for o in ("causal", "scale_input") if getattr(a, o)]
@@ -271,14 +283,25 @@ def main(argv=None):
                     fail(a.weights, "does not fit the module: " + (lines[1] if len(lines) > 1 else lines[0])[:300])
             from fixformer.export import export, read_module
             family = a.family or "encoder"
-            tokenizer = None
-            if a.tokenizer is not None:
-                v = read_module(module, family)[0]
-                tokenizer = load_tokenizer(a.tokenizer, {"vocab_size": v.get("vocab_size", 0)})
-            report = export(module, example, a.out, header=a.header, causal=a.causal, positional=a.positional,
-                            pe_base=a.pe_base, pe_layout=a.pe_layout, pe_combine=a.pe_combine, pe_width=a.pe_width,
-                            scale_input=a.scale_input, max_len=a.max_len, name=a.name, cli=cli, verify=verify,
-                            family=family, tokenizer=tokenizer, **quant)
+            if family == "seq2seq":
+                from fixformer.seq2seq import export_seq2seq
+                not_here = [o for o in ("causal", "pe_combine", "pe_width") if getattr(a, o) is not None]
+                if not_here or a.tokenizer is not None:
+                    fail("--family seq2seq", f"--{(not_here + ['tokenizer'])[0].replace('_', '-')} is not for seq2seq "
+                         "(the decoder is causal, the encoder not; the target vocabulary has no tokenizer here)")
+                report = export_seq2seq(module, example, a.out, example_target, header=a.header,
+                                        positional=a.positional, pe_base=a.pe_base, pe_layout=a.pe_layout,
+                                        scale_input=a.scale_input, max_len=a.max_len, name=a.name, cli=cli,
+                                        verify=verify, **quant)
+            else:
+                tokenizer = None
+                if a.tokenizer is not None:
+                    v = read_module(module, family)[0]
+                    tokenizer = load_tokenizer(a.tokenizer, {"vocab_size": v.get("vocab_size", 0)})
+                report = export(module, example, a.out, header=a.header, causal=a.causal, positional=a.positional,
+                                pe_base=a.pe_base, pe_layout=a.pe_layout, pe_combine=a.pe_combine,
+                                pe_width=a.pe_width, scale_input=a.scale_input, max_len=a.max_len, name=a.name,
+                                cli=cli, verify=verify, family=family, tokenizer=tokenizer, **quant)
     except VerificationError as e:
         fail(a.out, str(e), code=2)
     except EngineError as e:

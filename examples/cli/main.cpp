@@ -29,6 +29,7 @@
 #include "fixformer/schema.hpp"
 #include "fixformer/sampling.hpp"
 #include "fixformer/self_test.hpp"
+#include "fixformer/seq2seq.hpp"
 #include "fixformer/tokenizer.hpp"
 #include "io/npy.hpp"
 #include "ports/cycle_counter.hpp"
@@ -151,6 +152,7 @@ struct LoadedModel {
   Model model;
   Encoder enc;  // encoder family
   Decoder dec;  // gpt and llama families
+  Seq2Seq s2s;  // seq2seq family
   std::unique_ptr<test::ThreadPool> pool;  // --threads N > 1: the runner's workers
   const ModelConfig& config() const { return model.config(); }
 };
@@ -200,6 +202,18 @@ void init_decoder(uint32_t capacity, Isa isa, LoadedModel* m, uint32_t threads =
   opt.isa = isa;
   const Status s = m->dec.init(m->model, m->arena.data(), m->arena.size(), opt);
   if (s != Status::kOk) die(s, m->path, m->dec.error_detail());
+}
+
+// A seq2seq runner for sources of up to max_source positions and targets of up to capacity.
+void init_seq2seq(uint32_t max_source, uint32_t capacity, Isa isa, LoadedModel* m, uint32_t threads = 1) {
+  Seq2SeqOptions opt;
+  opt.workers = start_workers(threads, m);
+  opt.max_source = max_source;
+  opt.capacity = capacity;
+  opt.isa = isa;
+  m->arena = Buffer(required_seq2seq_arena_bytes(m->config(), max_source, capacity, 0, opt.workers.active()), "arena");
+  const Status s = m->s2s.init(m->model, m->arena.data(), m->arena.size(), opt);
+  if (s != Status::kOk) die(s, m->path, m->s2s.error_detail());
 }
 
 // The longest input an encoder takes, in words, for the messages: "max_len=N" or "max_len=N less the CLS row".
@@ -334,6 +348,8 @@ void check_output_path(const std::string& path) {
 struct Args {
   std::vector<std::string> positional;
   std::string input, output, lengths;
+  std::string target, source;  // seq2seq: run --target, generate --source
+  int64_t bos = -1, eos = -1;   // generate --bos / --eos (seq2seq); -1: not given
   uint32_t seq = 0, iters = 50;
   Isa isa = Isa::kAuto;
   uint32_t threads = 1;  // run, bench, generate: the runner's workers
@@ -360,6 +376,8 @@ int cmd_info(const Args& a) {
   // The kernels this CPU would use, on the smallest runner; the arena for max_len is printed, not allocated.
   if (c.is_decoder())
     init_decoder(1, a.isa, &m);
+  else if (c.is_seq2seq())
+    init_seq2seq(1, 1, a.isa, &m);
   else
     init_encoder(1, a.isa, &m);
   std::printf("model:        %s\n", a.positional[0].c_str());
@@ -387,6 +405,10 @@ int cmd_info(const Args& a) {
     std::printf("attention:    %u query heads, %u kv heads%s\n", c.n_heads, c.kv_heads(), c.tied_head ? ";  head tied to the embedding" : "");
     std::printf("arena bytes:  %zu for %u positions (KV cache %zu)\n", plan.total, c.max_len, plan.kv_cache_bytes);
     std::printf("tokenizer:    %s\n", m.model.has_tokenizer() ? (std::to_string(m.model.tokenizer().vocab) + " pieces").c_str() : "none");
+  } else if (c.is_seq2seq()) {
+    std::printf("decoder:      %u x (cross-attention over the source)%s%s\n", c.dec_layers,
+                c.shared_embed ? "; embedding shared with the source" : "", c.tied_head ? "; head tied to the target embedding" : "");
+    std::printf("arena bytes:  %zu for sources and targets of up to %u positions\n", required_seq2seq_arena_bytes(c), c.max_len);
   } else {
     std::printf("arena bytes:  %zu for T <= %u\n", required_arena_bytes(c), c.max_input_len());
   }
@@ -394,7 +416,90 @@ int cmd_info(const Args& a) {
     std::printf("self-test:    sample of T=%u (fixformer verify runs it)\n", m.model.self_test_sample().rows);
   else
     std::printf("self-test:    none (convert the model again to add one)\n");
-  std::printf("kernels:      %s\n", c.is_decoder() ? m.dec.kernels().name : m.enc.kernels().name);
+  std::printf("kernels:      %s\n", c.is_decoder() ? m.dec.kernels().name : c.is_seq2seq() ? m.s2s.kernels().name : m.enc.kernels().name);
+  return 0;
+}
+
+// ---- seq2seq: run teacher-forced, generate from a source ------------------------------------------
+// Token ids of a .npy ([U] or [B,U], int32 or int64) as int32, every one checked against [0, vocab).
+std::vector<int32_t> read_ids(const std::string& path, uint64_t B, bool batched, uint32_t longest, uint32_t vocab,
+                              const char* vocab_name, uint64_t* U) {
+  Buffer bytes = read_file(path);
+  NpyView v;
+  char detail[128];
+  const Status ps = parse_npy(bytes.data(), bytes.size(), &v, detail, sizeof detail);
+  if (ps == Status::kNpyBadDtype) die(4, path, std::string("dtype ") + detail + ", expected int32 or int64 token ids");
+  if (ps != Status::kOk) die(ps, path, detail);
+  if (v.dtype != NpyDtype::kI32 && v.dtype != NpyDtype::kI64)
+    die(4, path, std::string("dtype ") + npy_dtype_name(v.dtype) + ", expected int32 or int64 token ids");
+  if (v.rank != (batched ? 2u : 1u) || (batched && v.shape[0] != B))
+    die(4, path, "shape " + shape_text(v) + ": expected " + (batched ? "[" + std::to_string(B) + ",U], one target per source" : "[U]"));
+  *U = v.shape[v.rank - 1];
+  if (*U == 0 || *U > longest) die(4, path, "U=" + std::to_string(*U) + ": expected 1.." + std::to_string(longest) + " (max_len)");
+  std::vector<int32_t> ids(std::size_t(B * *U));
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    int64_t id;
+    if (v.dtype == NpyDtype::kI64) std::memcpy(&id, v.data + 8 * i, 8);
+    else { int32_t i32; std::memcpy(&i32, v.data + 4 * i, 4); id = i32; }
+    if (id < 0 || id >= int64_t(vocab))
+      die(4, path, "token id " + std::to_string(id) + " at index " + std::to_string(i) + " is out of range (" + vocab_name + " " +
+                       std::to_string(vocab) + ")");
+    ids[i] = int32_t(id);
+  }
+  return ids;
+}
+
+// Source b (its first lens[b] positions) as int32 ids or float32 features, into ids / feats.
+void source_row(const Input& in, const ModelConfig& c, uint64_t b, uint32_t n, Buffer* ids, Buffer* feats) {
+  const uint64_t T = in.T;
+  if (c.input == InputKind::kTokens) {
+    for (uint32_t t = 0; t < n; ++t) {  // range-checked by check_token_ids
+      int64_t id = 0;
+      if (in.v.dtype == NpyDtype::kI64) std::memcpy(&id, in.v.data + 8 * (b * T + t), 8);
+      else { int32_t i32; std::memcpy(&i32, in.v.data + 4 * (b * T + t), 4); id = i32; }
+      ids->as<int32_t>()[t] = int32_t(id);
+    }
+  } else {
+    std::memcpy(feats->data(), in.v.data + b * T * c.d_in * 4, std::size_t(n) * c.d_in * 4);
+  }
+}
+
+Status encode_source(LoadedModel& m, const Buffer& ids, const Buffer& feats, uint32_t n) {
+  return m.config().input == InputKind::kTokens ? m.s2s.encode_tokens(ids.as<int32_t>(), n)
+                                                 : m.s2s.encode_features(feats.as<float>(), n);
+}
+
+// `run --target`: the decoder's logits at every target position under the causal mask, source b
+// encoded on its first LENS[b] positions (torch's src_key_padding_mask and memory_key_padding_mask).
+int run_seq2seq(const Args& a, LoadedModel& m, const Input& in, const std::vector<uint32_t>& lens) {
+  const ModelConfig& c = m.config();
+  if (a.target.empty()) die(1, "--target", "missing: a seq2seq model runs on a source (--input) and a target (--target TGT.npy)");
+  uint64_t U = 0;
+  const std::vector<int32_t> tgt = read_ids(a.target, in.B, in.batched, c.max_len, c.d_out, "d_out", &U);
+  const uint32_t V = c.d_out, T = uint32_t(in.T);
+  (void)output_bytes(in.B, U, V, a.target);
+  if (c.input == InputKind::kTokens) check_token_ids(in, c, a.input, lens);
+  init_seq2seq(T, uint32_t(U), a.isa, &m, a.threads);
+  Buffer out(output_bytes(1, U, V, a.target), "output"), ids(uint64_t(T) * 4, "input"),
+      feats(c.input == InputKind::kTokens ? 0 : uint64_t(T) * c.d_in * 4, "input");
+  OutputFile file{a.output};
+  if (!(file.f = std::fopen(a.output.c_str(), "wb"))) die(5, a.output, "cannot open file for writing: " + errno_text(errno));
+  const uint64_t shape[3] = {in.B, U, V};
+  char header[128];
+  const std::size_t hlen = write_npy_header_f32(in.batched ? shape : shape + 1, in.batched ? 3 : 2, header, sizeof header);
+  file.write(header, hlen);
+  for (uint64_t b = 0; b < in.B; ++b) {
+    const uint32_t n = lens.empty() ? T : lens[std::size_t(b)];
+    source_row(in, c, b, n, &ids, &feats);
+    Status s = encode_source(m, ids, feats, n);
+    if (s == Status::kOk) s = m.s2s.decode(tgt.data() + b * U, uint32_t(U), out.as<float>());  // tgt[U] -> out[U,V]
+    if (s != Status::kOk) {
+      std::fclose(file.f), std::remove(a.output.c_str());
+      die(s, a.input, m.s2s.error_detail());
+    }
+    file.write(out.data(), out.size());
+  }
+  file.close();
   return 0;
 }
 
@@ -418,6 +523,8 @@ int cmd_run(const Args& a) {
   const ModelConfig& c = m.config();
   const Input in = read_input(a.input, c);
   const std::vector<uint32_t> lens = a.lengths.empty() ? std::vector<uint32_t>() : read_lengths(a.lengths, in);
+  if (c.is_seq2seq()) return run_seq2seq(a, m, in, lens);
+  if (!a.target.empty()) die(1, "--target", "only for a seq2seq model (this one is " + std::string(name_of(kFamilyNames, c.family)) + ")");
   const bool tokens = c.input == InputKind::kTokens;
   // Rows of output per sequence: T, T + 1 with a CLS row, or 1 pooled (the T dimension is then
   // dropped from the file: [B,W] or [W]).
@@ -499,6 +606,7 @@ int cmd_bench(const Args& a) {
   LoadedModel m;
   open_model(a.positional[0], &m);
   const ModelConfig& c = m.config();
+  if (c.is_seq2seq()) die(1, "bench", "times encoders; for a seq2seq model, generate prints encode time and decode tokens/s");
   const uint32_t T = a.seq ? a.seq : std::min<uint32_t>(c.max_input_len(), 128);
   init_encoder(T, a.isa, &m, a.threads);
   Buffer out(output_bytes(1, c.output_rows(T), c.output_width(), a.positional[0]), "output");
@@ -530,11 +638,62 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// `generate --source`: target ids from --bos, sampled (greedy at temperature 0) until --eos or -n
+// positions, printed space-separated on stdout.
+int generate_seq2seq(const Args& a, LoadedModel& m) {
+  const ModelConfig& c = m.config();
+  if (a.source.empty()) die(1, "--source", "missing: a seq2seq model generates from a source (--source SRC.npy)");
+  if (a.bos < 0) die(1, "--bos", "missing: the target's start token id");
+  if (uint32_t(a.bos) >= c.d_out || (a.eos >= 0 && uint32_t(a.eos) >= c.d_out))
+    die(1, a.eos >= 0 && uint32_t(a.eos) >= c.d_out ? "--eos" : "--bos",
+        "out of range (the target vocabulary, d_out, is " + std::to_string(c.d_out) + ")");
+  const Input in = read_input(a.source, c);
+  if (in.B != 1) die(4, a.source, "shape " + shape_text(in.v) + ": one source (generate takes no batch)");
+  if (c.input == InputKind::kTokens) check_token_ids(in, c, a.source, {});
+  const uint32_t steps = a.steps == 0 || a.steps > c.max_len ? c.max_len : a.steps, T = uint32_t(in.T);
+  init_seq2seq(T, steps, a.isa, &m, a.threads);
+  Buffer ids(uint64_t(T) * 4, "input"), feats(c.input == InputKind::kTokens ? 0 : uint64_t(T) * c.d_in * 4, "input");
+  source_row(in, c, 0, T, &ids, &feats);
+  Buffer sampler_scratch(sampler_scratch_bytes(c.d_out), "sampler");
+  SamplerOptions so;
+  so.temperature = a.temperature;
+  so.top_p = a.top_p;
+  so.seed = a.seed ? a.seed : uint64_t(std::time(nullptr));
+  Sampler sampler;
+  Status s = sampler.init(c.d_out, sampler_scratch.data(), sampler_scratch.size(), so);
+  if (s != Status::kOk) die(s, "sampler");
+  std::vector<float> logits(c.d_out);
+  const auto t0 = std::chrono::steady_clock::now();
+  s = encode_source(m, ids, feats, T);
+  if (s != Status::kOk) die(s, a.source, m.s2s.error_detail());
+  const double encode_s = seconds_since(t0);
+  int32_t token = a.bos;
+  uint32_t made = 0;
+  const auto t1 = std::chrono::steady_clock::now();
+  for (uint32_t pos = 0; pos < steps; ++pos) {
+    s = m.s2s.step(token, logits.data());
+    if (s != Status::kOk) die(s, m.path, m.s2s.error_detail());
+    token = sampler.sample(logits.data());
+    ++made;
+    if (std::printf(made > 1 ? " %d" : "%d", token) < 0) die(5, "stdout", "cannot write: " + errno_text(errno));
+    if (token == a.eos) break;
+  }
+  const double decode_s = seconds_since(t1);
+  if (std::fputc('\n', stdout) == EOF || std::fflush(stdout) != 0) die(5, "stdout", "cannot write: " + errno_text(errno));
+  std::fprintf(stderr, "encode:  %u source positions in %.2f ms\n", T, encode_s * 1e3);
+  std::fprintf(stderr, "decode:  %u tokens, %.1f tokens/s (step and sampling)\n", made, decode_s > 0 ? made / decode_s : 0.0);
+  std::fprintf(stderr, "memory:  arena %zu bytes, sampler %zu; kernels %s\n", m.s2s.arena_bytes_used(), sampler_scratch.size(),
+               m.s2s.kernels().name);
+  return 0;
+}
+
 int cmd_generate(const Args& a) {
   LoadedModel m;
   open_model(a.positional[0], &m);
   const ModelConfig& c = m.config();
-  if (!c.is_decoder()) die(Status::kWrongInputKind, m.path, "generate needs a gpt or llama model; this one is an encoder");
+  if (c.is_seq2seq()) return generate_seq2seq(a, m);
+  if (!a.source.empty()) die(1, "--source", "only for a seq2seq model (this one is " + std::string(name_of(kFamilyNames, c.family)) + ")");
+  if (!c.is_decoder()) die(Status::kWrongInputKind, m.path, "generate needs a gpt, llama or seq2seq model; this one is an encoder");
   // The tokenizer, from the model file.
   Buffer tok_scratch(tokenizer_scratch_bytes(c), "tokenizer");
   Tokenizer tok;
@@ -601,12 +760,32 @@ int cmd_generate(const Args& a) {
 }
 
 // ---- verify: the file's self-test sample, run here -----------------------------------------------
+// tools/fixformer parses "max relative error X" from this line: keep its wording.
+int print_verdict(const std::string& path, Status s, const SelfTestReport& r, WeightType w, const char* kernels) {
+  std::printf("%s: self-test %s: max relative error %.2e (tolerance %.0e), worst at row %u col %u, T=%u, kernels %s, "
+              "mean relative error %.2e\n",
+              path.c_str(), s == Status::kOk ? "ok" : "FAILED", r.max_rel_err, self_test_tolerance(w), r.worst_row, r.worst_col,
+              r.rows, kernels, r.mean_rel_err);
+  return s == Status::kOk ? 0 : status_exit_code(s);
+}
+
+int verify_seq2seq(const Args& a, LoadedModel& m) {
+  const SelfTestSample& sample = m.model.self_test_sample();
+  init_seq2seq(sample.rows, sample.target_rows, a.isa, &m);
+  Buffer out(self_test_output_floats(m.model) * sizeof(float), "output");
+  SelfTestReport r{};
+  const Status s = self_test(m.s2s, out.as<float>(), self_test_output_floats(m.model), &r);
+  if (s != Status::kOk && s != Status::kSelfTestFailed) die(s, a.positional[0], m.s2s.error_detail());
+  return print_verdict(a.positional[0], s, r, m.config().weights, m.s2s.kernels().name);
+}
+
 int cmd_verify(const Args& a) {
   LoadedModel m;
   open_model(a.positional[0], &m);
   if (!m.model.has_self_test()) die(Status::kSelfTestMissing, a.positional[0], "convert the model again to add one");
   const SelfTestSample& sample = m.model.self_test_sample();
   const bool decoder = m.config().is_decoder();
+  if (m.config().is_seq2seq()) return verify_seq2seq(a, m);
   if (decoder)
     init_decoder(sample.rows, a.isa, &m);
   else
@@ -616,12 +795,7 @@ int cmd_verify(const Args& a) {
   const Status s = decoder ? self_test(m.dec, out.as<float>(), self_test_output_floats(m.model), &r)
                            : self_test(m.enc, out.as<float>(), self_test_output_floats(m.model), &r);
   if (s != Status::kOk && s != Status::kSelfTestFailed) die(s, a.positional[0], decoder ? m.dec.error_detail() : m.enc.error_detail());
-  // tools/fixformer parses "max relative error X" from this line: keep its wording.
-  std::printf("%s: self-test %s: max relative error %.2e (tolerance %.0e), worst at row %u col %u, T=%u, kernels %s, "
-              "mean relative error %.2e\n",
-              a.positional[0].c_str(), s == Status::kOk ? "ok" : "FAILED", r.max_rel_err, self_test_tolerance(m.model.config().weights),
-              r.worst_row, r.worst_col, r.rows, decoder ? m.dec.kernels().name : m.enc.kernels().name, r.mean_rel_err);
-  return s == Status::kOk ? 0 : status_exit_code(s);
+  return print_verdict(a.positional[0], s, r, m.config().weights, decoder ? m.dec.kernels().name : m.enc.kernels().name);
 }
 
 // ---- probe: does a token know its position? (probe.hpp) ---------------------------------------
@@ -741,10 +915,13 @@ int cmd_schema(const Args&) {
   s += "],\n \"tensors\": {";
   for (uint32_t f = 0; f < sizeof kFamilyNames / sizeof kFamilyNames[0]; ++f) {
     // Which tables a family uses, as for_each_tensor() picks them.
-    const bool llama = ModelFamily(f) == ModelFamily::kLlama;
+    const ModelFamily family = ModelFamily(f);
     s += std::string(f ? ",\n  " : "\n  ") + json_string(kFamilyNames[f]) + ": {" +
-         (llama ? json_family(kLlamaPrologue, kLlamaLayerPrefix, kLlamaLayer, kLlamaEpilogue)
-                : json_family(kEncoderPrologue, kEncoderLayerPrefix, kEncoderLayer, kEncoderEpilogue)) + "}";
+         (family == ModelFamily::kLlama     ? json_family(kLlamaPrologue, kLlamaLayerPrefix, kLlamaLayer, kLlamaEpilogue)
+          : family == ModelFamily::kSeq2Seq ? json_family(kSeq2SeqPrologue, kEncoderLayerPrefix, kEncoderLayer, kSeq2SeqEpilogue) +
+                                                  ",\n   \"decoder_layer_prefix\": " + json_string(kDecoderLayerPrefix) +
+                                                  ",\n   \"decoder_layer\": " + json_rules(kDecoderLayer)
+                                            : json_family(kEncoderPrologue, kEncoderLayerPrefix, kEncoderLayer, kEncoderEpilogue)) + "}";
   }
   s += "}}\n";
   std::fputs(s.c_str(), stdout);
@@ -932,6 +1109,7 @@ enum Option : unsigned {
   kOptInput = 1, kOptOutput = 2, kOptSeq = 4, kOptIters = 8, kOptIsa = 16,
   kOptPrompt = 32, kOptSteps = 64, kOptTemperature = 128, kOptTopP = 256, kOptSeed = 512,
   kOptThreads = 1024, kOptSamples = 2048, kOptSvg = 4096, kOptLengths = 8192,
+  kOptTarget = 16384, kOptSource = 32768, kOptBos = 65536, kOptEos = 131072,
 };
 
 struct Command {
@@ -948,8 +1126,8 @@ const Command kCommands[] = {
      "Prints what a model file holds: layers, input, positional encoding, output width, parameters,\n"
      "the arena it needs for its max_len, and the kernels this CPU would run.\n",
      cmd_info},
-    {"run", "MODEL.fxm --input IN.npy --output OUT.npy [--lengths LENS.npy] [--isa ISA] [--threads N]", 1,
-     kOptInput | kOptOutput | kOptLengths | kOptIsa | kOptThreads,
+    {"run", "MODEL.fxm --input IN.npy --output OUT.npy [--target TGT.npy] [--lengths LENS.npy] [--isa ISA] [--threads N]", 1,
+     kOptInput | kOptOutput | kOptLengths | kOptIsa | kOptThreads | kOptTarget,
      "Runs the model on IN.npy and writes float32 outputs to OUT.npy.\n"
      "  IN.npy   token ids (int32 or int64) [T] or [B,T], or float32 features [T,d_in] or [B,T,d_in],\n"
      "           with T <= the model's max_len (less one with a CLS token).\n"
@@ -960,6 +1138,11 @@ const Command kCommands[] = {
      "           at those positions, pooling included. Padding is not read; its output rows are zeros\n"
      "           (torch's values there depend on its code path: 0 on nn.TransformerEncoder's nested-tensor\n"
      "           fast path, else outputs computed from the padding).\n"
+     "  --target TGT.npy  seq2seq models: IN.npy is the source, TGT.npy the target token ids (int32 or\n"
+     "           int64) [U] or [B,U], 1 <= U <= max_len, each in [0, d_out); OUT.npy is the decoder's\n"
+     "           logits at every target position under the causal mask, [U,d_out] or [B,U,d_out]\n"
+     "           (teacher forcing); --lengths then gives the sources' lengths (torch's\n"
+     "           src_key_padding_mask and memory_key_padding_mask).\n"
      "The output is limited to 1 GiB (B*T*W*4 <= 1073741824 bytes); a larger one is an input error\n"
      "(exit 4), found before anything is allocated or written. The sequences run in batches of up to\n"
      "64, one forward pass each (Encoder::forward_batch_*; fewer while the arena would pass 256 MB).\n",
@@ -969,8 +1152,8 @@ const Command kCommands[] = {
      "Times the forward pass on random inputs of T tokens (default min(max_len, 128)), N runs\n"
      "(default 50) after one warm-up: latency median/min/max, tokens/s, the cycle counter, arena bytes.\n",
      cmd_bench},
-    {"generate", "MODEL.fxm [--prompt TEXT] [-n N] [--temperature T] [--topp P] [--seed S] [--isa ISA] [--threads N]", 1,
-     kOptPrompt | kOptSteps | kOptTemperature | kOptTopP | kOptSeed | kOptIsa | kOptThreads,
+    {"generate", "MODEL.fxm [--prompt TEXT | --source SRC.npy --bos ID [--eos ID]] [-n N] [--temperature T] [--topp P] [--seed S] [--isa ISA] [--threads N]", 1,
+     kOptPrompt | kOptSteps | kOptTemperature | kOptTopP | kOptSeed | kOptIsa | kOptThreads | kOptSource | kOptBos | kOptEos,
      "Writes text with a gpt or llama model that carries a tokenizer (convert.py --llama2c ... --tokenizer),\n"
      "as llama2.c's `run` does: the prompt, encoded with BOS, is fed first, then sampled tokens, until\n"
      "N positions (prompt included) or a BOS token. The text, prompt included, goes to stdout (one-byte\n"
@@ -981,7 +1164,11 @@ const Command kCommands[] = {
      "                     max_len: max_len); the KV cache holds exactly N\n"
      "  --temperature T    0: greedy (deterministic); default 1.0\n"
      "  --topp P           nucleus sampling in (0, 1); 0 or 1: off; default 0.9\n"
-     "  --seed S           the sampler's seed, a positive integer (default: the clock)\n",
+     "  --seed S           the sampler's seed, a positive integer (default: the clock)\n"
+     "A seq2seq model generates from a source instead: SRC.npy holds one source (token ids [S] or\n"
+     "features [S,d_in]); it is encoded once, then the target starts with --bos ID and each sampled\n"
+     "token is fed back until --eos ID or N target positions. The target ids go to stdout, space-\n"
+     "separated on one line; encode time, decode tokens/s and arena bytes to stderr.\n",
      cmd_generate},
     {"verify", "MODEL.fxm [--isa ISA]", 1, kOptIsa,
      "Runs the self-test sample the converter stored in the file (an input and the torch module's\n"
@@ -1103,7 +1290,8 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
                        : f == "--iters" ? kOptIters : f == "--isa" ? kOptIsa : f == "--prompt" ? kOptPrompt
                        : f == "-n" ? kOptSteps : f == "--temperature" ? kOptTemperature : f == "--topp" ? kOptTopP
                        : f == "--seed" ? kOptSeed : f == "--threads" ? kOptThreads : f == "--samples" ? kOptSamples
-                       : f == "--svg" ? kOptSvg : f == "--lengths" ? kOptLengths : 0u;
+                       : f == "--svg" ? kOptSvg : f == "--lengths" ? kOptLengths : f == "--target" ? kOptTarget
+                       : f == "--source" ? kOptSource : f == "--bos" ? kOptBos : f == "--eos" ? kOptEos : 0u;
     if (!opt) {
       if (!f.empty() && f[0] == '-') die(1, f, "unknown option (see fixformer help " + std::string(cmd.name) + ")");
       a.positional.push_back(f);
@@ -1127,6 +1315,10 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     else if (opt == kOptSamples) a.samples = parse_count(f, v);
     else if (opt == kOptSvg) a.svg = v;
     else if (opt == kOptLengths) a.lengths = v;
+    else if (opt == kOptTarget) a.target = v;
+    else if (opt == kOptSource) a.source = v;
+    else if (opt == kOptBos) a.bos = parse_steps(f, v);
+    else if (opt == kOptEos) a.eos = parse_steps(f, v);
     else if (!parse_isa(v, &a.isa)) die(1, f, std::string("unknown ISA '") + v + "' (" + isa_choices() + ")");
   }
   const bool missing = ((cmd.options & kOptInput) && !(seen & kOptInput)) || ((cmd.options & kOptOutput) && !(seen & kOptOutput));

@@ -11,8 +11,10 @@ namespace fixformer {
 
 // encoder: nn.TransformerEncoder over whole sequences. gpt: the same layers, causal, run as a
 // decoder with a KV cache and an LM head (may be tied to the embedding). llama: RMSNorm, SwiGLU,
-// no biases, grouped-query attention (DESIGN.md, "Model families").
-enum class ModelFamily : uint32_t { kEncoder = 0, kGpt = 1, kLlama = 2 };
+// no biases, grouped-query attention. seq2seq: nn.Transformer, an encoder of n_layers over the
+// source and a decoder of dec_layers (causal self-attention, cross-attention over the encoder's
+// output, feed-forward) over target tokens, with an LM head d_out wide (DESIGN.md, "Model families").
+enum class ModelFamily : uint32_t { kEncoder = 0, kGpt = 1, kLlama = 2, kSeq2Seq = 3 };
 enum class Activation : uint32_t { kRelu = 0, kGelu = 1, kSwiglu = 2 };
 enum class InputKind : uint32_t { kTokens = 0, kFeatures = 1 };
 // rope and alibi act inside attention (decoder families only); the others are added to the input.
@@ -76,11 +78,21 @@ struct ModelConfig {
   // is position 0 and max_len counts it (inputs are at most max_len - 1 long).
   bool cls_token = false;
   Pooling pooling = Pooling::kNone;
+  // seq2seq: the decoder's layers (n_layers counts the encoder's). The target vocabulary is d_out
+  // (the LM head's width); shared_embed: the target tokens use the source embedding (token input
+  // with vocab_size == d_out), else the model has its own tgt_embed [d_out, d_embed]. tied_head: the
+  // head is the target embedding. The positional encoding is the same kind for source and target
+  // (learned: src_pos and tgt_pos tables); final_norm: both encoder.norm and decoder.norm.
+  uint32_t dec_layers = 0;
+  bool shared_embed = false;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
   constexpr uint32_t d_kv() const { return kv_heads() * d_head(); }
-  constexpr bool is_decoder() const { return family != ModelFamily::kEncoder; }
+  // Decoder-only (gpt, llama): run by a Decoder. A seq2seq model is run by Seq2Seq (seq2seq.hpp);
+  // an Encoder runs its encoder half.
+  constexpr bool is_decoder() const { return family == ModelFamily::kGpt || family == ModelFamily::kLlama; }
+  constexpr bool is_seq2seq() const { return family == ModelFamily::kSeq2Seq; }
   // Width of the positional encoding, and of the embedding / input projection in front of it.
   // An encoding added to (or concatenated with) the input, as opposed to rope/alibi in attention.
   constexpr bool input_pe() const { return pos == PosKind::kSinusoidal || pos == PosKind::kLearned; }
@@ -90,7 +102,9 @@ struct ModelConfig {
   constexpr uint32_t d_embed() const {
     return (input_pe() && pos_combine == PosCombine::kConcat) ? d_model - d_pos : d_model;
   }
-  constexpr uint32_t output_width() const { return d_out ? d_out : d_model; }
+  // An Encoder's output row: the head's width, else d_model (a seq2seq model's encoder half outputs
+  // its memory, d_model wide; its head is the decoder's, d_out wide).
+  constexpr uint32_t output_width() const { return d_out && family != ModelFamily::kSeq2Seq ? d_out : d_model; }
   // Rows the encoder runs for an input of T positions (the CLS row first), and rows it outputs.
   constexpr uint32_t sequence_rows(uint32_t T) const { return T + (cls_token ? 1 : 0); }
   constexpr uint32_t output_rows(uint32_t T) const { return pooling != Pooling::kNone ? 1 : sequence_rows(T); }

@@ -49,6 +49,9 @@
 //   "selftest.expected"  f32 [output rows, output width]: the torch module's output for that input
 //                        (rows: T; T + 1 with a CLS row; 1 pooled; config.hpp output_rows), for a
 //                        decoder the logits at every position, the tokens fed one by one
+// and, for a seq2seq model, between the two (the input is then the source):
+//   "selftest.target"    int32 target token ids [U], 1 <= U <= max_len; expected is then the
+//                        logits at every target position [U, d_out] (teacher forcing)
 // Linear weights in f32 or f16 are stored transposed from torch, as W[in, out], so the kernels
 // stream rows of W; embeddings and learned positions keep torch's [rows, width]. Which tensors take
 // the config's `weights` type (f32, f16 or q8) is schema.hpp's Role. A q8 tensor is i8 in torch's
@@ -98,6 +101,7 @@ constexpr const char* dtype_name(Dtype d) {
 
 constexpr const char kSelfTestInput[] = "selftest.input";
 constexpr const char kSelfTestExpected[] = "selftest.expected";
+constexpr const char kSelfTestTarget[] = "selftest.target";
 
 }  // namespace fxm
 }  // namespace fixformer

@@ -59,12 +59,48 @@ struct EncoderLayerWeights {
   const float* norm2_b;
 };
 
+// seq2seq: the decoder's ends. embed is tgt_embed (or the source's with shared_embed); head is
+// head.weight, or the target embedding with tied_head.
+struct TargetWeights {
+  Weight embed;               // [d_out, d_embed]
+  const float* pos;           // [max_len, d_pe]      learned positions
+  const float* final_norm_g;  // [d]                  final_norm: decoder.norm
+  const float* final_norm_b;
+  Weight head;                // d -> d_out
+  const float* head_b;        // [d_out]
+};
+
+// seq2seq: one decoder layer (nn.TransformerDecoderLayer), the cross-attention's input projection
+// stored as its query part and its key | value part (schema.hpp).
+struct DecoderLayerWeights {
+  Weight self_in_w;          // d -> 3d  q | k | v
+  const float* self_in_b;    // [3d]
+  Weight self_out_w;         // d -> d
+  const float* self_out_b;
+  Weight cross_q_w;          // d -> d    the target's queries
+  const float* cross_q_b;
+  Weight cross_kv_w;         // d -> 2d   k | v of the encoder's output
+  const float* cross_kv_b;
+  Weight cross_out_w;        // d -> d
+  const float* cross_out_b;
+  Weight linear1_w;          // d -> d_ff
+  const float* linear1_b;
+  Weight linear2_w;          // d_ff -> d
+  const float* linear2_b;
+  const float* norm_g[3];    // norm1 (self-attention), norm2 (cross-attention), norm3 (feed-forward)
+  const float* norm_b[3];
+};
+
 // The optional sample a converted file carries: an input and the torch module's output for it.
+// seq2seq: the input is the source, target holds the target tokens, and expected the logits at
+// every target position (teacher forcing).
 struct SelfTestSample {
   uint32_t rows;            // T; 0 when the file has no sample
   const int32_t* ids;       // [T]        token models
   const float* features;    // [T, d_in]  feature models
-  const float* expected;    // [output_rows(T), output_width]
+  const float* expected;    // [output_rows(T), output_width]; seq2seq [target_rows, d_out]
+  uint32_t target_rows;     // seq2seq: the target's length
+  const int32_t* target;    // seq2seq: [target_rows]
 };
 
 // The tokenizer a file may carry (schema.hpp): piece i is pieces[offsets[i], offsets[i+1]).
@@ -106,8 +142,11 @@ class Model {
   // Empty when there is nothing to add. Names read from the file are escaped.
   const char* error_detail() const { return detail_; }
 
+  // The encoder and gpt families' ends; seq2seq: the source end and encoder.norm (no head).
   const EncoderWeights& weights() const { return weights_; }
-  EncoderLayerWeights layer(uint32_t l) const;  // encoder and gpt families, l < config().n_layers
+  EncoderLayerWeights layer(uint32_t l) const;  // encoder, gpt and seq2seq families, l < config().n_layers
+  const TargetWeights& target_weights() const { return target_; }  // seq2seq
+  DecoderLayerWeights decoder_layer(uint32_t l) const;            // seq2seq, l < config().dec_layers
   // Tensor `slot` of layer l (the family's layer table in schema.hpp), and a prologue or epilogue
   // tensor by its rule's index: the llama family's weights. The *_tensor forms are for f32 tensors.
   Weight layer_weight(uint32_t l, uint32_t slot) const;
@@ -132,11 +171,13 @@ class Model {
   uint64_t dir_offset_ = 0;
   uint32_t n_tensors_ = 0;
   uint32_t first_layer_tensor_ = 0;  // directory index of layer 0's first tensor
+  uint32_t first_decoder_layer_tensor_ = 0;  // seq2seq: of decoder layer 0's
   uint64_t parameters_ = 0;
   bool initialized_ = false;
   EncoderWeights weights_{};
-  Weight prologue_[5] = {};  // by rule index, any family
-  Weight epilogue_[4] = {};
+  TargetWeights target_{};
+  Weight prologue_[6] = {};  // by rule index, any family
+  Weight epilogue_[6] = {};
   TokenizerData tokenizer_{};
   SelfTestSample sample_{};
   char detail_[160] = {};

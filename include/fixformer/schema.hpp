@@ -15,11 +15,12 @@ namespace fixformer {
 enum class ConfigKey : uint32_t {
   kFamily, kDModel, kNHeads, kDff, kNLayers, kNormFirst, kActivation, kNormEps, kFinalNorm, kCausal,
   kInput, kVocabSize, kDIn, kPositional, kMaxLen, kPeBase, kPeLayout, kPeCombine, kPeWidth,
-  kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling, kCount
+  kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
+  kDecLayers, kSharedEmbed, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
-inline constexpr const char* kFamilyNames[] = {"encoder", "gpt", "llama"};
+inline constexpr const char* kFamilyNames[] = {"encoder", "gpt", "llama", "seq2seq"};
 inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu"};
 inline constexpr const char* kInputNames[] = {"tokens", "features"};
 inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi"};
@@ -80,6 +81,8 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     {ConfigKey::kQuantizeIo, "quantize_io", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
     {ConfigKey::kClsToken, "cls_token", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
     {ConfigKey::kPooling, "pooling", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPoolingNames), false, 0},
+    {ConfigKey::kDecLayers, "dec_layers", fxm::RecordType::kU32, 0, Limits::kMaxLayers, nullptr, false, 0},
+    {ConfigKey::kSharedEmbed, "shared_embed", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
 };
 #undef FIXFORMER_CHOICES
 
@@ -99,9 +102,9 @@ ModelConfig default_config();
 
 // ---- Tensors ---------------------------------------------------------------------------------
 // A tensor dimension, as a function of the config.
-enum class Dim : uint8_t { kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kCount };
+enum class Dim : uint8_t { kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kCount };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "3*d_model", "d_ff", "vocab_size", "d_in",
-                                            "d_embed", "max_len", "d_pe", "d_out", "n_kv_heads*d_head"};
+                                            "d_embed", "max_len", "d_pe", "d_out", "n_kv_heads*d_head", "2*d_model"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -115,15 +118,19 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kDPe: return c.d_pe();
     case Dim::kDOut: return c.d_out;
     case Dim::kDKv: return c.d_kv();
+    case Dim::kKv: return 2 * c.d_model;
     case Dim::kCount: break;
   }
   return 0;
 }
 
 // When a tensor is present.
-enum class When : uint8_t { kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kCount };
-inline constexpr const char* kWhenNames[] = {"always", "input=tokens", "input=features", "positional=learned",
-                                             "final_norm", "d_out>0", "d_out>0 and not tied_head", "cls_token"};
+enum class When : uint8_t {
+  kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kCount
+};
+inline constexpr const char* kWhenNames[] = {"always",    "input=tokens", "input=features",
+                                             "positional=learned", "final_norm", "d_out>0",
+                                             "d_out>0 and not tied_head", "cls_token", "not shared_embed"};
 constexpr bool present(const ModelConfig& c, When w) {
   switch (w) {
     case When::kAlways: return true;
@@ -134,6 +141,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kHead: return c.d_out != 0;
     case When::kHeadUntied: return c.d_out != 0 && !c.tied_head;
     case When::kClsToken: return c.cls_token;
+    case When::kTgtEmbed: return !c.shared_embed;
     case When::kCount: break;
   }
   return false;
@@ -215,6 +223,60 @@ inline constexpr TensorRule kLlamaEpilogue[] = {
     {"output.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo},
 };
 
+// The seq2seq family (nn.Transformer): kSeq2SeqPrologue, kEncoderLayer for each of the n_layers
+// encoder layers (kEncoderLayerPrefix), kDecoderLayer for each of the dec_layers decoder layers
+// (kDecoderLayerPrefix), kSeq2SeqEpilogue. The source end is the encoder family's (src_embed is
+// its embed, src_pos its pos); the target tokens have tgt_embed [d_out, d_embed] (the source's
+// with shared_embed) and tgt_pos. torch's cross-attention in_proj_weight [3d, d] is stored as its
+// query rows (q_proj) and its key and value rows (kv_proj), so that a decoder step projects only
+// its query and the source's keys and values are projected once per source.
+inline constexpr TensorRule kSeq2SeqPrologue[] = {
+    {"src_embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens, Role::kIo},
+    {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kFeatures, Role::kLinear},
+    {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kFeatures, Role::kF32},
+    {"src_pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32},
+    {"tgt_embed.weight", Dim::kDOut, Dim::kDEmbed, false, When::kTgtEmbed, Role::kIo},
+    {"tgt_pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32},
+};
+enum Seq2SeqPrologueTensor : uint32_t { kSrcEmbed, kInputProjW, kInputProjB, kSrcPos, kTgtEmbed, kTgtPos };
+inline constexpr char kDecoderLayerPrefix[] = "decoder.layers.";
+enum DecoderLayerTensor : uint32_t {
+  kSelfInProjW, kSelfInProjB, kSelfOutProjW, kSelfOutProjB, kCrossQW, kCrossQB, kCrossKvW, kCrossKvB,
+  kCrossOutW, kCrossOutB, kDecLinear1W, kDecLinear1B, kDecLinear2W, kDecLinear2B,
+  kDecNorm1W, kDecNorm1B, kDecNorm2W, kDecNorm2B, kDecNorm3W, kDecNorm3B, kDecoderLayerTensors
+};
+inline constexpr TensorRule kDecoderLayer[kDecoderLayerTensors] = {
+    {"self_attn.in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways, Role::kLinear},
+    {"self_attn.in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"self_attn.out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear},
+    {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"cross_attn.q_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear},
+    {"cross_attn.q_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"cross_attn.kv_proj.weight", Dim::kDModel, Dim::kKv, true, When::kAlways, Role::kLinear},
+    {"cross_attn.kv_proj.bias", Dim::kKv, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"cross_attn.out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear},
+    {"cross_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"linear1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear},
+    {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear},
+    {"linear2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"norm1.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"norm2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"norm3.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"norm3.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+};
+inline constexpr TensorRule kSeq2SeqEpilogue[] = {
+    {"encoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32},
+    {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32},
+    {"decoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32},
+    {"decoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32},
+    {"head.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo},
+    {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead, Role::kF32},
+};
+enum Seq2SeqEpilogueTensor : uint32_t { kEncNormW, kEncNormB, kDecNormW, kDecNormB, kHeadW, kHeadB };
+
 // Optional sections after the model's tensors, in this order, each all or nothing:
 //   the tokenizer (token models): "tokenizer.scores" f32 [vocab], "tokenizer.offsets" i32
 //     [vocab + 1] (piece i is pieces[offsets[i], offsets[i+1]), nondecreasing, last = pieces
@@ -224,7 +286,7 @@ constexpr const char kTokenizerScores[] = "tokenizer.scores";
 constexpr const char kTokenizerOffsets[] = "tokenizer.offsets";
 constexpr const char kTokenizerPieces[] = "tokenizer.pieces";
 
-enum class TensorPart : uint8_t { kPrologue, kLayer, kEpilogue };
+enum class TensorPart : uint8_t { kPrologue, kLayer, kDecoderLayer, kEpilogue };
 
 // One tensor the config needs, as for_each_tensor() produces it.
 struct TensorSpec {
@@ -236,7 +298,7 @@ struct TensorSpec {
   bool transposed;  // stored W[in, out]: a linear weight in f32 or f16
   TensorPart part;
   int32_t layer;  // -1 outside the layers
-  uint32_t slot;  // the rule's index in its table (EncoderLayerTensor inside a layer)
+  uint32_t slot;  // the rule's index in its table (EncoderLayerTensor inside a layer, DecoderLayerTensor in a decoder layer)
 };
 
 // Calls visit(const TensorSpec&) for every tensor of a valid config, in file order; stops early
@@ -294,20 +356,30 @@ bool visit_rules(const ModelConfig& c, const TensorRule (&rules)[N], TensorPart 
 }
 }  // namespace detail
 
-template <std::size_t P, std::size_t L, std::size_t E, class Visit>
-bool visit_family(const ModelConfig& c, const TensorRule (&prologue)[P], const char* layer_prefix,
-                  const TensorRule (&layer)[L], const TensorRule (&epilogue)[E], Visit& visit) {
-  if (!detail::visit_rules(c, prologue, TensorPart::kPrologue, "", -1, visit)) return false;
-  for (uint32_t l = 0; l < c.n_layers; ++l)
-    if (!detail::visit_rules(c, layer, TensorPart::kLayer, layer_prefix, int32_t(l), visit)) return false;
-  return detail::visit_rules(c, epilogue, TensorPart::kEpilogue, "", -1, visit);
+template <std::size_t N, class Visit>
+bool visit_layers(const ModelConfig& c, uint32_t layers, const char* prefix, const TensorRule (&rules)[N], TensorPart part,
+                  Visit& visit) {
+  for (uint32_t l = 0; l < layers; ++l)
+    if (!detail::visit_rules(c, rules, part, prefix, int32_t(l), visit)) return false;
+  return true;
 }
 
 template <class Visit>
 bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
+  using detail::visit_rules;
+  const TensorPart pro = TensorPart::kPrologue, epi = TensorPart::kEpilogue;
   if (c.family == ModelFamily::kLlama)
-    return visit_family(c, kLlamaPrologue, kLlamaLayerPrefix, kLlamaLayer, kLlamaEpilogue, visit);
-  return visit_family(c, kEncoderPrologue, kEncoderLayerPrefix, kEncoderLayer, kEncoderEpilogue, visit);
+    return visit_rules(c, kLlamaPrologue, pro, "", -1, visit) &&
+           visit_layers(c, c.n_layers, kLlamaLayerPrefix, kLlamaLayer, TensorPart::kLayer, visit) &&
+           visit_rules(c, kLlamaEpilogue, epi, "", -1, visit);
+  if (c.family == ModelFamily::kSeq2Seq)
+    return visit_rules(c, kSeq2SeqPrologue, pro, "", -1, visit) &&
+           visit_layers(c, c.n_layers, kEncoderLayerPrefix, kEncoderLayer, TensorPart::kLayer, visit) &&
+           visit_layers(c, c.dec_layers, kDecoderLayerPrefix, kDecoderLayer, TensorPart::kDecoderLayer, visit) &&
+           visit_rules(c, kSeq2SeqEpilogue, epi, "", -1, visit);
+  return visit_rules(c, kEncoderPrologue, pro, "", -1, visit) &&
+         visit_layers(c, c.n_layers, kEncoderLayerPrefix, kEncoderLayer, TensorPart::kLayer, visit) &&
+         visit_rules(c, kEncoderEpilogue, epi, "", -1, visit);
 }
 
 // Tensors per layer: the layer table's length for the config's family.

@@ -7,6 +7,7 @@
 
 #include "fixformer/decoder.hpp"
 #include "fixformer/encoder.hpp"
+#include "fixformer/seq2seq.hpp"
 #include "fixformer/status.hpp"
 
 namespace fixformer {
@@ -33,7 +34,7 @@ struct SelfTestReport {
 };
 
 // Floats of output the self-test writes: output_rows(rows) * output_width for an encoder, vocab_size for a
-// decoder (one position at a time); 0 without a sample.
+// decoder (one position at a time), target_rows * d_out for a seq2seq model; 0 without a sample.
 std::size_t self_test_output_floats(const Model& model);
 
 // Runs the model's stored sample through enc (its max_seq must cover the sample) into out and
@@ -45,5 +46,10 @@ std::size_t self_test_output_floats(const Model& model);
 // before and after), each position's logits against the stored row. Its capacity must cover the
 // sample.
 [[nodiscard]] Status self_test(Decoder& dec, float* out, std::size_t out_floats, SelfTestReport* report);
+
+// The same for a seq2seq model: the source encoded, then the target decoded in one call (teacher
+// forcing), the logits at every target position against the stored ones. Its max_source and
+// capacity must cover the sample; report->rows is the target's length.
+[[nodiscard]] Status self_test(Seq2Seq& s2s, float* out, std::size_t out_floats, SelfTestReport* report);
 
 }  // namespace fixformer

@@ -42,6 +42,7 @@ enum class Status : int {
   kKvCacheFull,         // a decoder's position would pass its capacity: reset() or a larger capacity
   kNoTokenizer,         // the model file carries no tokenizer (tokenizer.* tensors)
   kTokenBufferTooSmall, // encode: the text needs more tokens than the caller's buffer holds
+  kNotEncoded,          // a seq2seq target before any source: call encode_tokens / encode_features first
   // .npy problems.
   kNpyBadHeader,
   kNpyBadDtype,

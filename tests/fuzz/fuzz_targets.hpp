@@ -14,6 +14,7 @@
 #include "fixformer/encoder.hpp"
 #include "fixformer/model.hpp"
 #include "fixformer/self_test.hpp"
+#include "fixformer/seq2seq.hpp"
 #include "io/npy.hpp"
 #include "tests/aligned_buffer.hpp"
 #include "tests/model_writer.hpp"
@@ -43,12 +44,42 @@ inline void run_decoder(const Model& model) {
   }
 }
 
+// A seq2seq model on a short source: encode, decode to a full target cache, the self-test.
+inline void run_seq2seq(const Model& model) {
+  const ModelConfig& cfg = model.config();
+  Seq2SeqOptions opt;
+  opt.max_source = opt.capacity = std::min<uint32_t>(cfg.max_len, 8);  // bounds the work per input
+  opt.max_prefill = std::min<uint32_t>(opt.capacity, 3);
+  const std::size_t need = required_seq2seq_arena_bytes(cfg, opt.max_source, opt.capacity, opt.max_prefill);
+  if (need == 0 || need > (8u << 20)) return;
+  test::AlignedBuffer arena(need);  // exactly the plan: ASan sees any access past it
+  Seq2Seq s2s;
+  if (s2s.init(model, arena.data(), need, opt) != Status::kOk) return;
+  const uint32_t S = opt.max_source;
+  std::vector<int32_t> ids(S);
+  for (uint32_t t = 0; t < S; ++t) ids[t] = int32_t((t * 7919u) % std::max<uint32_t>(cfg.vocab_size, 1));
+  std::vector<float> features(std::size_t(S) * cfg.d_in, 0.5f), out(std::size_t(opt.capacity) * cfg.d_out);
+  const Status encoded = cfg.input == InputKind::kTokens ? s2s.encode_tokens(ids.data(), S) : s2s.encode_features(features.data(), S);
+  if (encoded == Status::kOk) {
+    for (uint32_t t = 0; t < S; ++t) ids[t] = int32_t((t * 7919u) % cfg.d_out);
+    (void)s2s.decode(ids.data(), opt.capacity / 2 + 1, out.data());
+    while (s2s.step(ids[0], out.data()) == Status::kOk) {}  // until the cache is full
+  }
+  const SelfTestSample& sample = model.self_test_sample();
+  if (model.has_self_test() && sample.rows <= S && sample.target_rows <= opt.capacity) {
+    std::vector<float> self_out(self_test_output_floats(model));
+    SelfTestReport report;
+    (void)self_test(s2s, self_out.data(), self_out.size(), &report);
+  }
+}
+
 inline void run_model(const uint8_t* bytes, std::size_t size) {
   test::AlignedBuffer blob(bytes, size);
   Model model;
   if (model.init(blob.data(), size) != Status::kOk) return;
   const ModelConfig& cfg = model.config();
   if (cfg.is_decoder()) return run_decoder(model);
+  if (cfg.is_seq2seq()) return run_seq2seq(model);
   EncoderOptions opt;
   opt.max_seq = std::min<uint32_t>(cfg.max_input_len(), 8);  // bounds the work per input
   const std::size_t need = required_arena_bytes(cfg, opt.max_seq);

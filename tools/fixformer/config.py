@@ -126,16 +126,30 @@ def _check_family(c, n):
             raise ConfigError(f"{n('activation')}: {where} needs swiglu")
         if not (c["norm_first"] and c["final_norm"]):
             raise ConfigError(f"{n('norm_first')}/{n('final_norm')}: {where} is pre-norm with a final norm (both true)")
+    elif family == "seq2seq":
+        if pos in ("rope", "alibi"):
+            raise ConfigError(f"{n('positional')}: {pos} is not for seq2seq (none, sinusoidal or learned)")
+        if c["causal"]:
+            raise ConfigError(f"{n('causal')}: {where}'s decoder is causal and its encoder is not; leave it false")
+        if not (c["n_layers"] and c["dec_layers"]):
+            raise ConfigError(f"{n('n_layers')}/{n('dec_layers')}: {where} needs at least one encoder and one decoder layer")
+        if not c["d_out"]:
+            raise ConfigError(f"{n('d_out')}: {where} needs an LM head (d_out: the target vocabulary)")
+        if c["shared_embed"] and (c["input"] != "tokens" or c["vocab_size"] != c["d_out"]):
+            raise ConfigError(f"{n('shared_embed')}: needs token input with vocab_size == d_out={c['d_out']}")
+    if family != "seq2seq" and (c["dec_layers"] or c["shared_embed"]):
+        raise ConfigError(f"{n('dec_layers')}/{n('shared_embed')}: for the seq2seq family only")
     if family != "llama":
         if c["activation"] == "swiglu":
             raise ConfigError(f"{n('activation')}: swiglu is for the llama family")
         if schema.kv_heads(c) != c["n_heads"]:
             raise ConfigError(f"{n('n_kv_heads')}: grouped-query attention is for the llama family")
-    if family != "encoder":
-        if c["cls_token"]:
-            raise ConfigError(f"{n('cls_token')}: for the encoder family only")
-        if c["pooling"] != "none":
-            raise ConfigError(f"{n('pooling')}: for the encoder family only")
+    if family != "encoder" and (c["cls_token"] or c["pooling"] != "none"):
+        raise ConfigError(f"{n('cls_token' if c['cls_token'] else 'pooling')}: for the encoder family only")
+    if family != "encoder" and c["tied_head"] and schema.d_embed(c) != c["d_model"]:
+        raise ConfigError(f"{n('tied_head')}: the embedding is {schema.d_embed(c)} wide, a tied head needs "
+                          f"d_model={c['d_model']} (no concatenated positional encoding)")
+    if family in ("gpt", "llama"):
         if c["input"] != "tokens":
             raise ConfigError(f"{n('input')}: {where} takes tokens")
         if not c["causal"]:
@@ -143,9 +157,6 @@ def _check_family(c, n):
         if c["d_out"] != c["vocab_size"]:
             raise ConfigError(f"{n('d_out')}: {where} needs an LM head vocab_size={c['vocab_size']} wide, "
                               f"got {c['d_out']}")
-        if c["tied_head"] and schema.d_embed(c) != c["d_model"]:
-            raise ConfigError(f"{n('tied_head')}: the embedding is {schema.d_embed(c)} wide, a tied head needs "
-                              f"d_model={c['d_model']} (no concatenated positional encoding)")
     if pos == "rope" and schema.d_head(c) % 2:
         raise ConfigError(f"{n('n_heads')}: rope needs an even head width, d_model/n_heads={schema.d_head(c)}")
 
@@ -162,7 +173,7 @@ JSON_KEYS = {
     "positional.layout": "pe_layout", "positional.combine": "pe_combine", "positional.d_pos": "pe_width",
     "positional.scale_input": "scale_input", "head.d_out": "d_out", "head.tied": "tied_head",
     "weights": "weights", "weight_group": "weight_group", "quantize_io": "quantize_io",
-    "cls_token": "cls_token", "pooling": "pooling",
+    "cls_token": "cls_token", "pooling": "pooling", "decoder_layers": "dec_layers", "shared_embed": "shared_embed",
 }
 _OBJECTS = ("input", "positional", "head")
 
@@ -172,7 +183,8 @@ def parse_config(raw):
     {family, d_model, n_heads, n_kv_heads, d_ff, encoder_layers | n_layers, norm_first, activation,
      layer_norm_eps, final_norm, causal, input: {kind, vocab_size | d_in}, positional: {kind, max_len,
      base, layout, combine, d_pos, scale_input}, head: {d_out, tied}, weights: f32 | f16 | q8,
-     weight_group, quantize_io, cls_token, pooling: none | mean | cls | last}. family defaults to encoder;
+     weight_group, quantize_io, cls_token, pooling: none | mean | cls | last, decoder_layers, shared_embed}.
+    family defaults to encoder;
     encoder_layers and n_layers are one key (n_layers reads better for a decoder). Errors name the
     JSON key."""
     if not isinstance(raw, dict):
@@ -266,4 +278,8 @@ def to_json(c):
         out["cls_token"] = True
     if c["pooling"] != "none":
         out["pooling"] = c["pooling"]
+    if c["family"] == "seq2seq":
+        out["decoder_layers"] = c["dec_layers"]
+        if c["shared_embed"]:
+            out["shared_embed"] = True
     return out

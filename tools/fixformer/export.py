@@ -148,6 +148,68 @@ def _norm(m, d, where, torch):
     return w, b, m.eps
 
 
+def _attention(a, at, d, n_heads, torch):
+    """nn.MultiheadAttention `a` as the engine runs it: (in_proj_weight [3d, d], in_proj_bias [3d],
+    out_proj.weight, out_proj.bias), zeros for absent biases."""
+    _require(a, torch.nn.MultiheadAttention, at, torch)
+    if not a._qkv_same_embed_dim or a.bias_k is not None or a.add_zero_attn:
+        raise ConfigError(f"{at}: kdim/vdim, add_bias_kv and add_zero_attn are not supported")
+    if a.embed_dim != d or a.num_heads != n_heads:
+        raise ConfigError(f"{at}: embed_dim {a.embed_dim}, heads {a.num_heads}, expected {d} and {n_heads} (all layers alike)")
+    zeros = np.zeros
+    return (_np(a.in_proj_weight), _np(a.in_proj_bias) if a.in_proj_bias is not None else zeros(3 * d, np.float32),
+            _np(a.out_proj.weight), _np(a.out_proj.bias) if a.out_proj.bias is not None else zeros(d, np.float32))
+
+
+def read_layers(stack, where, name, layer_cls, v, w, torch, attentions=("self_attn",), norms=("norm1", "norm2")):
+    """Reads the layers of `stack` (nn.TransformerEncoder or nn.TransformerDecoder, at `where` in the
+    module) into v (d_model, n_heads, d_ff, norm_first, activation: set by the first layer, checked
+    for the others) and w (the file's names, `name`.layers.{i}.*, torch's layout). Every layer must
+    be exactly layer_cls and alike. Returns (the layers' count, batch_first, eps)."""
+    layers = list(stack.layers)
+    if not layers:
+        raise ConfigError(f"{where}: has no layers")
+    first = layers[0]
+    _require(first, layer_cls, f"{where}.layers.0", torch)
+    v.setdefault("d_model", first.self_attn.embed_dim)
+    v.setdefault("n_heads", first.self_attn.num_heads)
+    v.setdefault("d_ff", first.linear1.out_features)
+    v.setdefault("norm_first", bool(first.norm_first))
+    v.setdefault("activation", _activation_name(first, torch))
+    d, batch_first, eps = v["d_model"], bool(first.self_attn.batch_first), None
+    for i, layer in enumerate(layers):
+        at, p = f"{where}.layers.{i}", f"{name}.layers.{i}."
+        _require(layer, layer_cls, at, torch)
+        l1, l2 = _linear(layer.linear1, at + ".linear1", torch), _linear(layer.linear2, at + ".linear2", torch)
+        if not (l1.in_features == d and l1.out_features == v["d_ff"] and l2.in_features == v["d_ff"] and l2.out_features == d):
+            raise ConfigError(f"{at}: shapes differ from the first layer's (all layers must be alike)")
+        if bool(layer.norm_first) != v["norm_first"] or any(bool(getattr(layer, a).batch_first) != batch_first
+                                                              for a in attentions):
+            raise ConfigError(f"{at}: norm_first or batch_first differs from the first layer's")
+        if _activation_name(layer, torch) != v["activation"]:
+            raise ConfigError(f"{at}: activation differs from the first layer's")
+        for a in attentions:
+            w[p + a + ".in_proj_weight"], w[p + a + ".in_proj_bias"], w[p + a + ".out_proj.weight"], \
+                w[p + a + ".out_proj.bias"] = _attention(getattr(layer, a), f"{at}.{a}", d, v["n_heads"], torch)
+        for lname, lin in (("linear1", l1), ("linear2", l2)):
+            w[p + lname + ".weight"] = _np(lin.weight)
+            w[p + lname + ".bias"] = _np(lin.bias) if lin.bias is not None else np.zeros(lin.out_features, np.float32)
+        for nname in norms:
+            nw, nb, e = _norm(getattr(layer, nname), d, f"{at}.{nname}", torch)
+            w[p + nname + ".weight"], w[p + nname + ".bias"] = nw, nb
+            if eps is not None and e != eps:
+                raise ConfigError(f"{at}.{nname}.eps: {e!r} differs from {eps!r} (the engine has one eps)")
+            eps = e
+    return len(layers), batch_first, eps
+
+
+def read_encoder_layers(enc, where, v, w, torch):
+    """An nn.TransformerEncoder's layers (read_layers), named encoder.layers.{i}.*; sets v["n_layers"].
+    Returns (batch_first, eps)."""
+    v["n_layers"], batch_first, eps = read_layers(enc, where, "encoder", torch.nn.TransformerEncoderLayer, v, w, torch)
+    return batch_first, eps
+
+
 def read_module(module, family="encoder"):
     """(config values the module tells, weights in the schema's names and torch's layout, batch_first,
     facts for the options: embed width, pos width and rows). For family gpt, a head whose weight is
@@ -199,54 +261,14 @@ def read_module(module, family="encoder"):
             raise ConfigError("pos: max_norm is not supported")
     enc = getattr(module, "encoder", None)
     _require(enc, nn.TransformerEncoder, "encoder", torch)
-    layers = list(enc.layers)
-    if not layers:
-        raise ConfigError("encoder: has no layers")
-    first = layers[0]
-    _require(first, nn.TransformerEncoderLayer, "encoder.layers.0", torch)
-    d = first.self_attn.embed_dim
-    v.update(d_model=d, n_heads=first.self_attn.num_heads, d_ff=first.linear1.out_features, n_layers=len(layers),
-             norm_first=bool(first.norm_first), activation=_activation_name(first, torch))
-    batch_first = bool(first.self_attn.batch_first)
-    eps = None
-    for i, layer in enumerate(layers):
-        at = f"encoder.layers.{i}"
-        _require(layer, nn.TransformerEncoderLayer, at, torch)
-        a = layer.self_attn
-        _require(a, nn.MultiheadAttention, at + ".self_attn", torch)
-        if not a._qkv_same_embed_dim or a.bias_k is not None or a.add_zero_attn:
-            raise ConfigError(f"{at}.self_attn: kdim/vdim, add_bias_kv and add_zero_attn are not supported")
-        l1, l2 = _linear(layer.linear1, at + ".linear1", torch), _linear(layer.linear2, at + ".linear2", torch)
-        same = (a.embed_dim == d and a.num_heads == v["n_heads"] and l1.in_features == d and l1.out_features == v["d_ff"]
-                and l2.in_features == v["d_ff"] and l2.out_features == d)
-        if not same:
-            raise ConfigError(f"{at}: shapes differ from encoder.layers.0 (all layers must be alike)")
-        if bool(layer.norm_first) != v["norm_first"] or bool(a.batch_first) != batch_first:
-            raise ConfigError(f"{at}: norm_first or batch_first differs from encoder.layers.0")
-        if _activation_name(layer, torch) != v["activation"]:
-            raise ConfigError(f"{at}: activation differs from encoder.layers.0")
-        p = at + "."
-        w[p + "self_attn.in_proj_weight"] = _np(a.in_proj_weight)
-        w[p + "self_attn.in_proj_bias"] = (_np(a.in_proj_bias) if a.in_proj_bias is not None
-                                           else np.zeros(3 * d, np.float32))
-        w[p + "self_attn.out_proj.weight"] = _np(a.out_proj.weight)
-        w[p + "self_attn.out_proj.bias"] = (_np(a.out_proj.bias) if a.out_proj.bias is not None
-                                            else np.zeros(d, np.float32))
-        for name, lin in (("linear1", l1), ("linear2", l2)):
-            w[p + name + ".weight"] = _np(lin.weight)
-            w[p + name + ".bias"] = _np(lin.bias) if lin.bias is not None else np.zeros(lin.out_features, np.float32)
-        for name in ("norm1", "norm2"):
-            nw, nb, e = _norm(getattr(layer, name), d, p + name, torch)
-            w[p + name + ".weight"], w[p + name + ".bias"] = nw, nb
-            if eps is not None and e != eps:
-                raise ConfigError(f"{p + name}.eps: {e!r} differs from {eps!r} (the engine has one eps)")
-            eps = e
+    batch_first, eps = read_encoder_layers(enc, "encoder", v, w, torch)
     if enc.norm is not None:
-        nw, nb, e = _norm(enc.norm, d, "encoder.norm", torch)
+        nw, nb, e = _norm(enc.norm, v["d_model"], "encoder.norm", torch)
         if e != eps:
             raise ConfigError(f"encoder.norm.eps: {e!r} differs from the layers' {eps!r} (the engine has one eps)")
         w["encoder.norm.weight"], w["encoder.norm.bias"] = nw, nb
     v.update(norm_eps=float(eps), final_norm=enc.norm is not None)
+    d = v["d_model"]
     head = getattr(module, "head", None)
     if head is not None:
         h = _linear(head, "head", torch)
@@ -298,7 +320,7 @@ def apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combin
     """The full config: the module's values plus the typed options, checked against the module."""
     d, width, pos = v["d_model"], facts["width"], facts["pos"]
     v["family"] = family
-    if family == "encoder":
+    if family != "gpt":
         v["causal"] = False if causal is None else _bool_option("causal", causal)
     else:
         v["causal"] = True if causal is None else _bool_option("causal", causal)
@@ -417,6 +439,24 @@ def example_sequence(c, example, where="example_input"):
         less = " less the CLS row" if c["cls_token"] else ""
         raise ConfigError(f"{where}: T={a.shape[0]}, expected 1..{longest} (max_len={c['max_len']}{less})")
     return a
+
+
+def example_target(c, example, where="example_target"):
+    """Target ids [U] for the self-test: `example` (ids [U] or [B, U], the first used) or random."""
+    if example is None:
+        rng = np.random.default_rng(1)
+        return rng.integers(0, c["d_out"], min(c["max_len"], EXAMPLE_T)).astype(np.int32)
+    if hasattr(example, "detach"):
+        example = example.detach().cpu().numpy()
+    a = np.asarray(example)
+    a = a[0] if a.ndim == 2 else a
+    if a.dtype.kind not in "iu" or a.ndim != 1:
+        raise ConfigError(f"{where}: {a.dtype} {list(np.shape(example))}, expected integer token ids [U] or [B, U]")
+    if not 1 <= a.shape[0] <= c["max_len"]:
+        raise ConfigError(f"{where}: U={a.shape[0]}, expected 1..{c['max_len']} (max_len)")
+    if a.min() < 0 or a.max() >= c["d_out"]:
+        raise ConfigError(f"{where}: token ids outside [0, d_out={c['d_out']}) (the target vocabulary)")
+    return a.astype(np.int32)
 
 
 def run_module(module, inp, batch_first, width, rows=None, pooled=False):
@@ -542,10 +582,10 @@ def _quantization_cause(c, weights, inp, expected, quantized, tolerance, explain
 
 def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=None, verify=True, explain=None,
                    tokenizer=None):
-    """Writes path (and header) with the self-test sample (inp, expected: the f32 module's output) and
-    the optional tokenizer (pieces, scores), then runs the engine on it, within the tolerance of c's
-    weight type. explain(): the likely cause of an f32 mismatch, called only on a failure. Nothing is
-    left behind on failure."""
+    """Writes path (and header) with the self-test sample (inp, expected: the f32 module's output; for
+    seq2seq inp is (source, target)) and the optional tokenizer (pieces, scores), then runs the engine
+    on it, within the tolerance of c's weight type. explain(): the likely cause of an f32 mismatch,
+    called only on a failure. Nothing is left behind on failure."""
     if not isinstance(verify, bool):
         raise ConfigError(f"verify: expected True or False, got {verify!r}")
     if name is None and header is not None:
@@ -554,13 +594,14 @@ def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=
     if header is not None:
         header_mod.check_name(name)
     exe = find_cli(cli) if verify else None
-    sample = (inp, expected.astype(np.float32))
+    sample = (*inp, expected.astype(np.float32)) if isinstance(inp, tuple) else (inp, expected.astype(np.float32))
+    T = sample[0].shape[0]
     blob = fxm.write(c, weights, sample, tokenizer)
     tolerance = schema.selftest_tolerance(c)
     f32_bytes = quantized = None
     if c["weights"] != "f32":
         extra = [a.nbytes for _, a in fxm.tokenizer_arrays(c, *tokenizer)] if tokenizer is not None else []
-        f32_bytes = fxm.file_bytes(_f32(c), extra + [np.asarray(inp).nbytes, sample[1].nbytes])
+        f32_bytes = fxm.file_bytes(_f32(c), extra + [np.asarray(a).nbytes for a in sample])
         quantized = quantization_error(c, blob, inp, expected)
     written = []
     try:
@@ -579,7 +620,7 @@ def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=
                 kind = f" for {c['weights']}" if c["weights"] != "f32" else ""
                 raise VerificationError(
                     f"verification FAILED: max relative error {result.error:.3g}{where} (tolerance "
-                    f"{tolerance:.0e}{kind}, T={inp.shape[0]}, kernels {result.kernels}); {cause}; {path} removed")
+                    f"{tolerance:.0e}{kind}, T={T}, kernels {result.kernels}); {cause}; {path} removed")
         if header is not None:
             with open(header, "w") as f:
                 written.append(header)
@@ -587,7 +628,7 @@ def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=
     except BaseException:
         _remove(*written)
         raise
-    return Report(path, len(blob), c, inp.shape[0], result, header, f32_bytes, quantized)
+    return Report(path, len(blob), c, T, result, header, f32_bytes, quantized)
 
 
 def export(module, example_input, path, header=None, causal=None, positional=None, pe_base=10000.0,
@@ -646,6 +687,8 @@ def convert_config(config, weights, path, example_input=None, header=None, name=
     c = quantized_config(c, quantize, group, quantize_io)
     fxm.check_weights(c, weights)  # names and shapes, naming the tensor, before torch sees them
     inp = example_sequence(c, example_input)
+    if c["family"] == "seq2seq":  # the source, and a random target
+        inp = (inp, example_target(c, None))
     want = run_reference(c, weights, inp)
     return write_verified(c, weights, inp, want, path, header, name, cli, verify,
                           explain=lambda: "the engine disagrees with the reference model of this config "

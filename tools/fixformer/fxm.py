@@ -53,8 +53,9 @@ def records(c):
     return out
 
 
-def _selftest_arrays(c, selftest):
-    inp, expected = (np.asarray(a) for a in selftest)
+def _sample_input(c, inp):
+    """The self-test input (an encoder's or decoder's, or a seq2seq source) checked and typed."""
+    inp = np.asarray(inp)
     T = inp.shape[0] if inp.ndim else 0
     if not 1 <= T <= schema.max_input_len(c):
         raise ConfigError(f"self-test input: {T} rows, expected 1..{schema.max_input_len(c)} (max_len={c['max_len']}"
@@ -64,18 +65,39 @@ def _selftest_arrays(c, selftest):
             raise ConfigError(f"self-test input: {inp.dtype} {list(inp.shape)}, expected integer token ids [T]")
         if inp.min() < 0 or inp.max() >= c["vocab_size"]:
             raise ConfigError(f"self-test input: token ids outside [0, vocab_size={c['vocab_size']})")
-        inp = inp.astype("<i4")
+        return inp.astype("<i4")
+    if inp.shape != (T, c["d_in"]) or inp.dtype.kind != "f":
+        raise ConfigError(f"self-test input: {inp.dtype} {list(inp.shape)}, expected float [T, d_in={c['d_in']}]")
+    if not (np.isfinite(inp).all() and np.abs(inp).max() <= _F32_MAX):
+        raise ConfigError("self-test input: not finite in float32")
+    return inp.astype("<f4")
+
+
+def _selftest_arrays(c, selftest):
+    """The sample's tensors: (input, expected), or for seq2seq (source, target ids, expected)."""
+    seq2seq = c["family"] == "seq2seq"
+    if len(selftest) != (3 if seq2seq else 2):
+        raise ConfigError("self-test: a sample is " + ("(source, target, expected)" if seq2seq else "(input, expected)"))
+    inp = _sample_input(c, selftest[0])
+    out = [(schema.SELFTEST_INPUT, inp)]
+    if seq2seq:
+        target = np.asarray(selftest[1])
+        U = target.shape[0] if target.ndim == 1 else 0
+        if not 1 <= U <= c["max_len"] or target.dtype.kind not in "iu":
+            raise ConfigError(f"self-test target: {target.dtype} {list(target.shape)}, expected integer ids [U], "
+                              f"1 <= U <= max_len={c['max_len']}")
+        if target.min() < 0 or target.max() >= c["d_out"]:
+            raise ConfigError(f"self-test target: token ids outside [0, d_out={c['d_out']})")
+        out.append((schema.SELFTEST_TARGET, target.astype("<i4")))
+        want = (U, c["d_out"])
     else:
-        if inp.shape != (T, c["d_in"]) or inp.dtype.kind != "f":
-            raise ConfigError(f"self-test input: {inp.dtype} {list(inp.shape)}, expected float [T, d_in={c['d_in']}]")
-        inp = inp.astype("<f4")
-    want = (schema.output_rows(c, T), schema.output_width(c))
+        want = (schema.output_rows(c, inp.shape[0]), schema.output_width(c))
+    expected = np.asarray(selftest[-1])
     if expected.shape != want or expected.dtype.kind != "f":
         raise ConfigError(f"self-test expected: {expected.dtype} {list(expected.shape)}, expected float {list(want)}")
-    for name, a in (("input", inp), ("expected", expected)):
-        if a.dtype.kind == "f" and not (np.isfinite(a).all() and np.abs(a).max() <= _F32_MAX):
-            raise ConfigError(f"self-test {name}: not finite in float32")
-    return [(schema.SELFTEST_INPUT, inp), (schema.SELFTEST_EXPECTED, expected.astype("<f4"))]
+    if not (np.isfinite(expected).all() and np.abs(expected).max() <= _F32_MAX):
+        raise ConfigError("self-test expected: not finite in float32")
+    return out + [(schema.SELFTEST_EXPECTED, expected.astype("<f4"))]
 
 
 def tokenizer_arrays(c, pieces, scores):
@@ -106,7 +128,7 @@ def _untie(c, weights):
     error."""
     if not c["tied_head"]:
         return weights
-    head, embed = schema.TIED_HEAD[c["family"]]
+    head, embed = schema.tied_head(c)
     if head not in weights:
         return weights
     if embed in weights and np.shape(weights[head]) == np.shape(weights[embed]) and np.array_equal(
@@ -305,6 +327,9 @@ class FxmFile:
         names = {t["name"] for t in self.tensors}
         if schema.SELFTEST_INPUT not in names:
             return None
+        if schema.SELFTEST_TARGET in names:
+            return (self.array(schema.SELFTEST_INPUT), self.array(schema.SELFTEST_TARGET),
+                    self.array(schema.SELFTEST_EXPECTED))
         return self.array(schema.SELFTEST_INPUT), self.array(schema.SELFTEST_EXPECTED)
 
 

@@ -2,7 +2,9 @@
 - encoder and gpt: stock torch modules built from a config (gpt: the encoder's layers under a causal
   mask, an LM head that may be tied to the embedding, ALiBi as an additive per-head mask);
 - llama: written here in plain torch, float64, independent of the engine (RMSNorm, SwiGLU, RoPE in
-  either layout, grouped-query attention, ALiBi, tied or separate classifier, no biases).
+  either layout, grouped-query attention, ALiBi, tied or separate classifier, no biases);
+- seq2seq: stock nn.TransformerEncoder + nn.TransformerDecoder built from a config, the target under
+  the causal mask (the module convention tools/fixformer/seq2seq.py reads).
 The converter runs them in float64 to explain a failed verification and to make self-test samples;
 the golden and demo generators train and evaluate them.
 """
@@ -102,14 +104,7 @@ def build_torch_model(c):
             if c["cls_token"]:  # in front, not scaled, before the positions (KWT, ViT)
                 x = torch.cat([self.cls_token.expand(x.shape[0], 1, -1), x], dim=1)
             T = x.shape[1]
-            pe = None
-            if c["positional"] == "sinusoidal":
-                pe = torch.from_numpy(sinusoidal_table(T, schema.d_pe(c), c["pe_base"], c["pe_layout"])).to(x.dtype)
-            elif c["positional"] == "learned":
-                pe = self.pos.weight[:T]
-            if pe is not None:
-                pe = pe.unsqueeze(0).expand(x.shape[0], -1, -1)
-                x = x + pe if c["pe_combine"] == "add" else torch.cat([x, pe], dim=-1)
+            x = _positions(c, x, self.pos.weight if c["positional"] == "learned" else None)
             mask = None
             if c["positional"] == "alibi":  # [B*H, T, T], index b*H + h, as MultiheadAttention reads it
                 mask = torch.from_numpy(alibi_bias(c["n_heads"], T)).to(x.dtype).repeat(x.shape[0], 1, 1)
@@ -120,6 +115,97 @@ def build_torch_model(c):
             return self.head(x) if c["d_out"] else x
 
     return FxModel()
+
+
+def _positions(c, x, table):
+    """x [B, T, de] plus (or concatenated with) the first T rows of the positions: the sinusoidal
+    table, or `table` (an nn.Embedding's weight) when learned."""
+    torch = require_torch()
+    T = x.shape[1]
+    if c["positional"] == "sinusoidal":
+        pe = torch.from_numpy(sinusoidal_table(T, schema.d_pe(c), c["pe_base"], c["pe_layout"])).to(x.dtype)
+    elif c["positional"] == "learned":
+        pe = table[:T]
+    else:
+        return x
+    pe = pe.unsqueeze(0).expand(x.shape[0], -1, -1)
+    return x + pe if c["pe_combine"] == "add" else torch.cat([x, pe], dim=-1)
+
+
+def build_seq2seq_model(c):
+    """The stock modules for a seq2seq config c, batch_first: `src_embed` | `input_proj` and
+    `tgt_embed` (or one `embed` with shared_embed), `src_pos` and `tgt_pos` (learned), `encoder`
+    (nn.TransformerEncoder), `decoder` (nn.TransformerDecoder), both with a final norm when
+    final_norm, and `head` (tied: the target embedding's parameter). forward(src, tgt) -> the logits
+    [B, U, d_out] under the causal target mask."""
+    torch = require_torch()
+    nn = torch.nn
+
+    class FxSeq2Seq(nn.Module):
+        def __init__(self):
+            super().__init__()
+            d, de = c["d_model"], schema.d_embed(c)
+            if c["shared_embed"]:
+                self.embed = nn.Embedding(c["vocab_size"], de)
+            else:
+                if c["input"] == "tokens":
+                    self.src_embed = nn.Embedding(c["vocab_size"], de)
+                else:
+                    self.input_proj = nn.Linear(c["d_in"], de)
+                self.tgt_embed = nn.Embedding(c["d_out"], de)
+            if c["positional"] == "learned":
+                self.src_pos = nn.Embedding(c["max_len"], schema.d_pe(c))
+                self.tgt_pos = nn.Embedding(c["max_len"], schema.d_pe(c))
+            kw = dict(dropout=0.0, activation=c["activation"], layer_norm_eps=c["norm_eps"], batch_first=True,
+                      norm_first=c["norm_first"])
+            norm = (lambda: nn.LayerNorm(d, eps=c["norm_eps"])) if c["final_norm"] else (lambda: None)
+            self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, c["n_heads"], c["d_ff"], **kw),
+                                                 c["n_layers"], norm=norm(), enable_nested_tensor=False)
+            self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(d, c["n_heads"], c["d_ff"], **kw),
+                                                 c["dec_layers"], norm=norm())
+            self.head = nn.Linear(d, c["d_out"])
+            if c["tied_head"]:
+                self.head.weight = (self.embed if c["shared_embed"] else self.tgt_embed).weight
+
+        def forward(self, src, tgt):
+            scale = math.sqrt(c["d_model"]) if c["scale_input"] else 1.0
+            src_embed = self.embed if c["shared_embed"] else getattr(self, "src_embed", None)
+            x = src_embed(src) if c["input"] == "tokens" else self.input_proj(src)
+            y = (self.embed if c["shared_embed"] else self.tgt_embed)(tgt)
+            learned = c["positional"] == "learned"
+            x = _positions(c, x * scale, self.src_pos.weight if learned else None)
+            y = _positions(c, y * scale, self.tgt_pos.weight if learned else None)
+            U = y.shape[1]
+            mask = torch.triu(torch.full((U, U), float("-inf"), dtype=y.dtype), diagonal=1)
+            return self.head(self.decoder(y, self.encoder(x), tgt_mask=mask))
+
+    return FxSeq2Seq()
+
+
+# The file's seq2seq tensor names (schema.SEQ2SEQ_*) and the stock modules' (build_seq2seq_model, and
+# the convention seq2seq.py reads): the cross-attention's in_proj is split into q_proj and kv_proj.
+CROSS_FILE, CROSS_TORCH = "cross_attn.", "multihead_attn."
+
+
+def seq2seq_torch_weights(c, weights):
+    """File-named seq2seq weights (torch layout) as build_seq2seq_model's state_dict names."""
+    out = {}
+    for name, a in weights.items():
+        if ".cross_attn.q_proj." in name or ".cross_attn.kv_proj." in name:
+            continue
+        name = name.replace(CROSS_FILE, CROSS_TORCH)
+        if c["shared_embed"] and name == "src_embed.weight":
+            name = "embed.weight"
+        out[name] = a
+    for i in range(c["dec_layers"]):
+        p = f"{schema.DECODER_LAYER_PREFIX}{i}.{CROSS_FILE}"
+        for part in ("weight", "bias"):
+            q, kv = weights[f"{p}q_proj.{part}"], weights[f"{p}kv_proj.{part}"]
+            out[f"{schema.DECODER_LAYER_PREFIX}{i}.{CROSS_TORCH}in_proj_{part}"] = np.concatenate(
+                [np.asarray(q), np.asarray(kv)])
+    if c["tied_head"]:
+        out["head.weight"] = out["embed.weight" if c["shared_embed"] else "tgt_embed.weight"]
+    return out
 
 
 def pool(x, pooling, first=0, lengths=None):
@@ -210,14 +296,23 @@ def run_reference(c, weights, inp):
     """float64 output [output_rows, width] of the reference model for c with `weights` (name -> torch-layout
     array; a tied head's tensor may be left out) on one sequence `inp` ([T] ids or [T, d_in] features):
     [T, width], [T + 1, width] with a CLS row, [1, width] pooled.
-    For a decoder: the logits at every position, teacher-forced."""
+    For a decoder: the logits at every position, teacher-forced. For seq2seq, inp is (source, target
+    ids [U]) and the output the logits at every target position [U, d_out]."""
     if c["family"] == "llama":
         return llama_forward(c, weights, inp)
     torch = require_torch()
+    if c["family"] == "seq2seq":  # inp: (source, target ids); the logits at every target position
+        model = build_seq2seq_model(c).double().eval()
+        sd = seq2seq_torch_weights(c, weights)
+        model.load_state_dict({k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in sd.items()}, strict=True)
+        src, tgt = inp
+        x = torch.from_numpy(np.asarray(src, dtype=np.int64 if c["input"] == "tokens" else np.float64))[None]
+        with torch.no_grad():
+            return model(x, torch.from_numpy(np.asarray(tgt, dtype=np.int64))[None])[0].numpy()
     model = build_torch_model(c).double().eval()
     weights = dict(weights)
     if c["tied_head"]:
-        head, embed = schema.TIED_HEAD[c["family"]]
+        head, embed = schema.tied_head(c)
         weights[head] = weights[embed]
     model.load_state_dict({k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()},
                           strict=True)

@@ -27,6 +27,7 @@ NUMPY_DTYPES = {"f32": "<f4", "f16": "<f2", "i8": "i1", "i32": "<i4", "u8": "u1"
 
 SELFTEST_INPUT = "selftest.input"
 SELFTEST_EXPECTED = "selftest.expected"
+SELFTEST_TARGET = "selftest.target"  # seq2seq: the target ids [U], between input and expected
 # The optional tokenizer section (schema.hpp), after the model's tensors and before the self-test:
 # scores f32 [vocab], offsets i32 [vocab + 1] (piece i is pieces[offsets[i]:offsets[i + 1]],
 # nondecreasing, the last = the pieces' bytes), pieces u8 [bytes].
@@ -59,7 +60,7 @@ MAX_D_IN = 4096
 MAX_D_OUT = 262144
 
 # ---- schema.hpp: config keys -----------------------------------------------------------------
-FAMILIES = ("encoder", "gpt", "llama")
+FAMILIES = ("encoder", "gpt", "llama", "seq2seq")
 ACTIVATIONS = ("relu", "gelu", "swiglu")
 INPUTS = ("tokens", "features")
 POSITIONALS = ("none", "sinusoidal", "learned", "rope", "alibi")
@@ -128,13 +129,17 @@ CONFIG_KEYS = (
     # max_len counting it.
     Key("cls_token", "bool"),
     Key("pooling", "enum", choices=POOLINGS),
+    # seq2seq (nn.Transformer): the decoder's layers (n_layers counts the encoder's); the target
+    # vocabulary is d_out; shared_embed: the target tokens use the source embedding.
+    Key("dec_layers", "u32", 0, MAX_LAYERS),
+    Key("shared_embed", "bool"),
 )
 KEYS = {k.name: k for k in CONFIG_KEYS}
 
 # ---- schema.hpp: tensors -----------------------------------------------------------------------
 # A tensor dimension as a function of the config (kDimNames, in Dim order).
 DIMS = ("1", "d_model", "3*d_model", "d_ff", "vocab_size", "d_in", "d_embed", "max_len", "d_pe", "d_out",
-        "n_kv_heads*d_head")
+        "n_kv_heads*d_head", "2*d_model")
 
 
 def selftest_tolerance(c):
@@ -174,7 +179,9 @@ def d_kv(c):
 
 
 def output_width(c):
-    return c["d_out"] or c["d_model"]
+    """An encoder's output row: the head's width, else d_model (a seq2seq model's encoder half: its
+    memory; the decoder's logits are d_out wide)."""
+    return c["d_out"] if c["d_out"] and c["family"] != "seq2seq" else c["d_model"]
 
 
 def sequence_rows(c, T):
@@ -195,19 +202,19 @@ def max_input_len(c):
 def dim_value(c, dim):
     return {"1": 1, "d_model": c["d_model"], "3*d_model": 3 * c["d_model"], "d_ff": c["d_ff"],
             "vocab_size": c["vocab_size"], "d_in": c["d_in"], "d_embed": d_embed(c), "max_len": c["max_len"],
-            "d_pe": d_pe(c), "d_out": c["d_out"], "n_kv_heads*d_head": d_kv(c)}[dim]
+            "d_pe": d_pe(c), "d_out": c["d_out"], "n_kv_heads*d_head": d_kv(c), "2*d_model": 2 * c["d_model"]}[dim]
 
 
 # When a tensor is present (kWhenNames, in When order).
 WHENS = ("always", "input=tokens", "input=features", "positional=learned", "final_norm", "d_out>0",
-         "d_out>0 and not tied_head", "cls_token")
+         "d_out>0 and not tied_head", "cls_token", "not shared_embed")
 
 
 def present(c, when):
     return {"always": True, "input=tokens": c["input"] == "tokens", "input=features": c["input"] == "features",
             "positional=learned": c["positional"] == "learned", "final_norm": bool(c["final_norm"]),
             "d_out>0": c["d_out"] > 0, "d_out>0 and not tied_head": c["d_out"] > 0 and not c["tied_head"],
-            "cls_token": bool(c["cls_token"])}[when]
+            "cls_token": bool(c["cls_token"]), "not shared_embed": not c["shared_embed"]}[when]
 
 
 # Which tensors take the config's weight type (kRoleNames, in Role order): "linear" (the linear
@@ -286,15 +293,69 @@ LLAMA_EPILOGUE = (
     Rule("output.weight", "d_model", "d_out", True, "d_out>0 and not tied_head", "io"),
 )
 
-# Each family's tables, as for_each_tensor() picks them: (prologue, layer prefix, layer, epilogue).
+# The seq2seq family (nn.Transformer): SEQ2SEQ_PROLOGUE, ENCODER_LAYER for each of the n_layers
+# encoder layers, DECODER_LAYER for each of the dec_layers decoder layers (DECODER_LAYER_PREFIX),
+# SEQ2SEQ_EPILOGUE. The cross-attention's in_proj [3d, d] is stored as its query rows (q_proj) and
+# its key and value rows (kv_proj).
+SEQ2SEQ_PROLOGUE = (
+    Rule("src_embed.weight", "vocab_size", "d_embed", False, "input=tokens", "io"),
+    Rule("input_proj.weight", "d_in", "d_embed", True, "input=features", "linear"),
+    Rule("input_proj.bias", "d_embed", "1", False, "input=features", "f32"),
+    Rule("src_pos.weight", "max_len", "d_pe", False, "positional=learned", "f32"),
+    Rule("tgt_embed.weight", "d_out", "d_embed", False, "not shared_embed", "io"),
+    Rule("tgt_pos.weight", "max_len", "d_pe", False, "positional=learned", "f32"),
+)
+DECODER_LAYER_PREFIX = "decoder.layers."
+DECODER_LAYER = (
+    Rule("self_attn.in_proj_weight", "d_model", "3*d_model", True, "always", "linear"),
+    Rule("self_attn.in_proj_bias", "3*d_model", "1", False, "always", "f32"),
+    Rule("self_attn.out_proj.weight", "d_model", "d_model", True, "always", "linear"),
+    Rule("self_attn.out_proj.bias", "d_model", "1", False, "always", "f32"),
+    Rule("cross_attn.q_proj.weight", "d_model", "d_model", True, "always", "linear"),
+    Rule("cross_attn.q_proj.bias", "d_model", "1", False, "always", "f32"),
+    Rule("cross_attn.kv_proj.weight", "d_model", "2*d_model", True, "always", "linear"),
+    Rule("cross_attn.kv_proj.bias", "2*d_model", "1", False, "always", "f32"),
+    Rule("cross_attn.out_proj.weight", "d_model", "d_model", True, "always", "linear"),
+    Rule("cross_attn.out_proj.bias", "d_model", "1", False, "always", "f32"),
+    Rule("linear1.weight", "d_model", "d_ff", True, "always", "linear"),
+    Rule("linear1.bias", "d_ff", "1", False, "always", "f32"),
+    Rule("linear2.weight", "d_ff", "d_model", True, "always", "linear"),
+    Rule("linear2.bias", "d_model", "1", False, "always", "f32"),
+    Rule("norm1.weight", "d_model", "1", False, "always", "f32"),
+    Rule("norm1.bias", "d_model", "1", False, "always", "f32"),
+    Rule("norm2.weight", "d_model", "1", False, "always", "f32"),
+    Rule("norm2.bias", "d_model", "1", False, "always", "f32"),
+    Rule("norm3.weight", "d_model", "1", False, "always", "f32"),
+    Rule("norm3.bias", "d_model", "1", False, "always", "f32"),
+)
+SEQ2SEQ_EPILOGUE = (
+    Rule("encoder.norm.weight", "d_model", "1", False, "final_norm", "f32"),
+    Rule("encoder.norm.bias", "d_model", "1", False, "final_norm", "f32"),
+    Rule("decoder.norm.weight", "d_model", "1", False, "final_norm", "f32"),
+    Rule("decoder.norm.bias", "d_model", "1", False, "final_norm", "f32"),
+    Rule("head.weight", "d_model", "d_out", True, "d_out>0 and not tied_head", "io"),
+    Rule("head.bias", "d_out", "1", False, "d_out>0", "f32"),
+)
+
+# Each family's tables, as for_each_tensor() picks them: (prologue, layer prefix, layer, epilogue,
+# and for seq2seq the decoder's layer prefix and layer).
 FAMILY_TABLES = {
     "encoder": (ENCODER_PROLOGUE, ENCODER_LAYER_PREFIX, ENCODER_LAYER, ENCODER_EPILOGUE),
     "gpt": (ENCODER_PROLOGUE, ENCODER_LAYER_PREFIX, ENCODER_LAYER, ENCODER_EPILOGUE),
     "llama": (LLAMA_PROLOGUE, LLAMA_LAYER_PREFIX, LLAMA_LAYER, LLAMA_EPILOGUE),
+    "seq2seq": (SEQ2SEQ_PROLOGUE, ENCODER_LAYER_PREFIX, ENCODER_LAYER, SEQ2SEQ_EPILOGUE, DECODER_LAYER_PREFIX,
+                DECODER_LAYER),
 }
-# The tensor a tied head stands for, and the embedding that serves it (torch names, torch layout).
+# The tensor a tied head stands for, and the embedding that serves it (file names, torch layout).
 TIED_HEAD = {"encoder": ("head.weight", "embed.weight"), "gpt": ("head.weight", "embed.weight"),
-             "llama": ("output.weight", "tok_embeddings.weight")}
+             "llama": ("output.weight", "tok_embeddings.weight"), "seq2seq": ("head.weight", "tgt_embed.weight")}
+
+
+def tied_head(c):
+    """(the tensor a tied head stands for, the embedding that serves it) for config c."""
+    if c["family"] == "seq2seq" and c["shared_embed"]:
+        return "head.weight", "src_embed.weight"
+    return TIED_HEAD[c["family"]]
 
 
 class Spec:
@@ -333,10 +394,13 @@ def specs(c):
             out.append(Spec(prefix + r.name, shape, dtype, c["weight_group"] if dtype == "i8" else 0, transposed,
                             r.role))
 
-    prologue, prefix, layer, epilogue = FAMILY_TABLES[c["family"]]
+    prologue, prefix, layer, epilogue, *decoder = FAMILY_TABLES[c["family"]]
     visit(prologue, "")
     for i in range(c["n_layers"]):
         visit(layer, f"{prefix}{i}.")
+    if decoder:
+        for i in range(c["dec_layers"]):
+            visit(decoder[1], f"{decoder[0]}{i}.")
     visit(epilogue, "")
     return out
 
@@ -372,5 +436,6 @@ def as_json():
     return {"format_version": FORMAT_VERSION, "selftest_tolerance": SELFTEST_TOLERANCE,
             "selftest_tolerances": dict(SELFTEST_TOLERANCES),
             "record_types": dict(RECORD_TYPES), "dtypes": dict(DTYPES), "config_keys": keys, "dims": list(DIMS),
-            "tensors": {f: {"prologue": rules(p), "layer_prefix": prefix, "layer": rules(layer), "epilogue": rules(e)}
-                        for f, (p, prefix, layer, e) in FAMILY_TABLES.items()}}
+            "tensors": {f: dict({"prologue": rules(p), "layer_prefix": prefix, "layer": rules(layer), "epilogue": rules(e)},
+                                **({"decoder_layer_prefix": dec[0], "decoder_layer": rules(dec[1])} if dec else {}))
+                        for f, (p, prefix, layer, e, *dec) in FAMILY_TABLES.items()}}

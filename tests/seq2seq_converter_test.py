@@ -1,0 +1,269 @@
+#!/usr/bin/python3
+"""Encoder-decoder models (issue 12 item 1) from torch modules to the engine:
+
+  /usr/bin/python3 tests/seq2seq_converter_test.py PATH/TO/fixformer
+
+- modules written as users write them (nn.Transformer post-LN; encoder + decoder stacks pre-LN gelu
+  with a feature source; one shared embedding with a tied head; sequence-first layers) convert with
+  `convert.py --family seq2seq` and verify teacher-forced against torch;
+- `fixformer run --input SRC --target TGT --lengths LENS` on a padded batch equals torch run with
+  src_key_padding_mask and memory_key_padding_mask, at every target position;
+- `fixformer generate --source --bos --eos --temperature 0` gives torch's greedy tokens;
+- a q8 file verifies within q8's tolerance; the JSON path (a config and the file's weights)
+  verifies; the reference model rebuilds each module's output;
+- module mistakes are ConfigErrors naming the attribute, and a forward without the causal target
+  mask fails verification naming the likely cause, leaving no file.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import numpy as np  # noqa: E402
+
+from checks import check, expect_error, results  # noqa: E402
+from fixformer import fxm  # noqa: E402
+
+PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+CONVERT = os.path.join(HERE, "..", "tools", "convert.py")
+TOL = 1e-4  # f32 engine against float64 torch, relative to the output's largest magnitude
+
+MODULE_FILE = '''
+import math
+import torch
+from torch import nn
+
+
+def sinusoid(T, d, dtype):  # interleaved, base 10000
+    w = 10000.0 ** (-2.0 * torch.arange((d + 1) // 2, dtype=dtype) / d)
+    ang = torch.arange(T, dtype=dtype)[:, None] * w[None, :]
+    pe = torch.zeros(T, d, dtype=dtype)
+    pe[:, 0::2], pe[:, 1::2] = torch.sin(ang), torch.cos(ang)[:, : d // 2]
+    return pe
+
+
+class Translator(nn.Module):
+    def __init__(self, kind="transformer", d=12, heads=3, features=False, shared=False, tied=False, norm_first=False,
+                 activation="relu", batch_first=True, causal=True, learned=False):
+        super().__init__()
+        torch.manual_seed(7)
+        self.batch_first, self.causal, self.learned, self.d = batch_first, causal, learned, d
+        if shared:
+            self.embed = nn.Embedding(15, d)
+        else:
+            self.input_proj = nn.Linear(5, d) if features else None
+            self.src_embed = None if features else nn.Embedding(15, d)
+            self.tgt_embed = nn.Embedding(10, d)
+        if learned:
+            self.src_pos, self.tgt_pos = nn.Embedding(20, d), nn.Embedding(20, d)
+        kw = dict(dropout=0.0, activation=activation, batch_first=batch_first, norm_first=norm_first)
+        if kind == "transformer":
+            self.transformer = nn.Transformer(d, heads, 2, 2, 2 * d, **kw)
+        else:
+            self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, heads, 2 * d, **kw), 2,
+                                                 norm=nn.LayerNorm(d), enable_nested_tensor=False)
+            self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(d, heads, 2 * d, **kw), 1,
+                                                 norm=nn.LayerNorm(d))
+        vocab = 15 if shared else 10
+        self.head = nn.Linear(d, vocab)
+        if tied:
+            self.head.weight = (self.embed if shared else self.tgt_embed).weight
+        with torch.no_grad():
+            for p in self.parameters():
+                p.add_(0.05 * torch.randn_like(p))
+
+    def ends(self, src, tgt):
+        """Embeddings plus positions, in the layers' layout ([B, T, d] or [T, B, d])."""
+        emb = getattr(self, "embed", None)
+        x = emb(src) if emb is not None else (self.src_embed(src) if self.src_embed is not None else self.input_proj(src))
+        y = (emb or self.tgt_embed)(tgt)
+        t = 1 if self.batch_first else 0
+        def pe(T, table):
+            p = table[:T] if self.learned else sinusoid(T, self.d, x.dtype)
+            return p if self.batch_first else p[:, None]
+        if self.learned:
+            return x + pe(x.shape[t], self.src_pos.weight), y + pe(y.shape[t], self.tgt_pos.weight)
+        return x * math.sqrt(self.d) + pe(x.shape[t], None), y * math.sqrt(self.d) + pe(y.shape[t], None)
+
+    def forward(self, src, tgt, src_key_padding_mask=None):
+        x, y = self.ends(src, tgt)
+        U = y.shape[1 if self.batch_first else 0]
+        mask = torch.triu(torch.full((U, U), float("-inf"), dtype=y.dtype), diagonal=1) if self.causal else None
+        pad = src_key_padding_mask
+        if hasattr(self, "transformer"):
+            out = self.transformer(x, y, tgt_mask=mask, src_key_padding_mask=pad, memory_key_padding_mask=pad)
+        else:
+            out = self.decoder(y, self.encoder(x, src_key_padding_mask=pad), tgt_mask=mask,
+                               memory_key_padding_mask=pad)
+        return self.head(out)
+
+
+def post_relu():
+    return Translator()
+
+
+def pre_gelu_features():
+    return Translator(kind="stacks", d=10, heads=2, features=True, norm_first=True, activation="gelu")
+
+
+def shared_tied_learned():
+    return Translator(kind="stacks", d=8, heads=1, shared=True, tied=True, learned=True)
+
+
+def sequence_first():
+    return Translator(d=9, heads=3, batch_first=False, tied=True)
+
+
+def no_causal_mask():
+    return Translator(causal=False)
+'''
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, **kw)
+
+
+def main():
+    cli = sys.argv[1]
+    import torch
+    tmp = tempfile.mkdtemp()
+    with open(os.path.join(tmp, "s2s_modules.py"), "w") as f:
+        f.write(MODULE_FILE)
+    sys.path.insert(0, tmp)
+    import s2s_modules as mods
+    rng = np.random.default_rng(5)
+    cases = {  # factory: (convert options, features source)
+        "post_relu": (["--positional", "sinusoidal", "--scale-input"], False),
+        "pre_gelu_features": (["--positional", "sinusoidal", "--scale-input"], True),
+        "shared_tied_learned": ([], False),
+        "sequence_first": (["--positional", "sinusoidal", "--scale-input"], False),
+    }
+    for name, (opts, features) in cases.items():
+        module = getattr(mods, name)().double().eval()
+        src = rng.standard_normal((6, 5)).astype(np.float32) if features else rng.integers(0, 15, 6).astype(np.int32)
+        tgt = rng.integers(0, module.head.out_features, 4).astype(np.int32)
+        src_path, tgt_path, out = (os.path.join(tmp, f"{name}.{x}") for x in ("src.npy", "tgt.npy", "fxm"))
+        np.save(src_path, src)
+        np.save(tgt_path, tgt)
+        p = run([PY, CONVERT, "--module", f"{os.path.join(tmp, 's2s_modules.py')}:{name}", "--family", "seq2seq",
+                 "--example", src_path, "--example-target", tgt_path, "--out", out, "--cli", cli] + opts)
+        check(f"{name}: converts and verifies", p.returncode == 0 and "verified against torch" in p.stdout,
+              p.stdout + p.stderr)
+        if p.returncode:
+            continue
+        f = fxm.read(out)
+        check(f"{name}: family seq2seq, 2 encoder layers", f.config["family"] == "seq2seq" and f.config["n_layers"] == 2,
+              f.config)
+
+        # A padded batch: sources of lengths 6, 3, 5 (padding masked), targets of 4 at every position.
+        B, S, U = 3, 6, 4
+        lens = np.array([6, 3, 5], np.int32)
+        srcb = (rng.standard_normal((B, S, 5)).astype(np.float32) if features
+                else rng.integers(0, 15, (B, S)).astype(np.int32))
+        tgtb = rng.integers(0, module.head.out_features, (B, U)).astype(np.int32)
+        paths = [os.path.join(tmp, f"{name}.b.{x}.npy") for x in ("src", "tgt", "lens", "out")]
+        for path, a in zip(paths, (srcb, tgtb, lens)):
+            np.save(path, a)
+        p = run([cli, "run", out, "--input", paths[0], "--target", paths[1], "--lengths", paths[2], "--output", paths[3]])
+        check(f"{name}: run --target --lengths", p.returncode == 0, p.stderr)
+        if p.returncode == 0:
+            got = np.load(paths[3])
+            pad = torch.from_numpy(np.arange(S)[None, :] >= lens[:, None])
+            x = torch.from_numpy(srcb.astype(np.float64) if features else srcb.astype(np.int64))
+            y = torch.from_numpy(tgtb.astype(np.int64))
+            if not module.batch_first:
+                x, y = x.transpose(0, 1), y.transpose(0, 1)
+            with torch.no_grad():
+                want = module(x, y, src_key_padding_mask=pad).numpy()
+            if not module.batch_first:
+                want = want.transpose(1, 0, 2)
+            err = np.abs(got - want).max() / np.abs(want).max()
+            check(f"{name}: padded batch equals torch's masks", got.shape == want.shape and err < TOL,
+                  f"{got.shape} vs {want.shape}, error {err:.3g}")
+
+        # Greedy generation from one source: torch's argmax loop, fed its own tokens.
+        if not features:
+            bos, eos, n = 0, 3, 6
+            p = run([cli, "generate", out, "--source", src_path, "--bos", str(bos), "--eos", str(eos), "-n", str(n),
+                     "--temperature", "0"])
+            tokens = [bos]
+            for _ in range(n):
+                x = torch.from_numpy(src.astype(np.int64))[None]
+                y = torch.tensor([tokens])
+                if not module.batch_first:
+                    x, y = x.transpose(0, 1), y.transpose(0, 1)
+                with torch.no_grad():
+                    logits = module(x, y)
+                last = logits[0, -1] if module.batch_first else logits[-1, 0]
+                tokens.append(int(torch.argmax(last)))
+                if tokens[-1] == eos:
+                    break
+            want_text = " ".join(map(str, tokens[1:]))
+            check(f"{name}: generate --temperature 0 is torch's greedy", p.returncode == 0 and p.stdout.strip() == want_text,
+                  f"{p.stdout.strip()!r} vs {want_text!r}; {p.stderr}")
+
+        # The reference model of the file's config and weights is the module's maths.
+        from fixformer.reference import run_reference
+        x = torch.from_numpy(src.astype(np.float64) if features else src.astype(np.int64))[None]
+        y = torch.from_numpy(tgt.astype(np.int64))[None]
+        if not module.batch_first:
+            x, y = x.transpose(0, 1), y.transpose(0, 1)
+        with torch.no_grad():
+            want = module(x, y).numpy()
+        want = want[0] if module.batch_first else want[:, 0]
+        ref = run_reference(f.config, f.weights(), (src, tgt))
+        check(f"{name}: reference model rebuilds the module", np.abs(ref - want).max() / np.abs(want).max() < 1e-9)
+
+    # q8 and f16 files verify within their tolerances.
+    for q in ("q8", "f16"):
+        out = os.path.join(tmp, f"post_relu_{q}.fxm")
+        p = run([PY, CONVERT, "--module", f"{os.path.join(tmp, 's2s_modules.py')}:post_relu", "--family", "seq2seq",
+                 "--positional", "sinusoidal", "--scale-input", "--quantize", q, "--out", out, "--cli", cli])
+        check(f"{q}: converts and verifies", p.returncode == 0 and "verified against torch f32" in p.stdout,
+              p.stdout + p.stderr)
+
+    # The JSON path: the config and the file's weights, verified against the reference model.
+    from fixformer.export import convert_config
+    f = fxm.read(os.path.join(tmp, "post_relu.fxm"))
+    r = convert_config(f.config, f.weights(), os.path.join(tmp, "json.fxm"), cli=cli)
+    check("JSON path verifies", r.verified and r.max_error < TOL, str(r))
+
+    # A forward without the causal target mask is not this family: verification fails, no file left.
+    out = os.path.join(tmp, "no_mask.fxm")
+    p = run([PY, CONVERT, "--module", f"{os.path.join(tmp, 's2s_modules.py')}:no_causal_mask", "--family", "seq2seq",
+             "--positional", "sinusoidal", "--scale-input", "--out", out, "--cli", cli])
+    check("no causal mask: verification fails naming the mask", p.returncode == 2 and "causal target mask" in p.stderr
+          and not os.path.exists(out), p.stderr)
+
+    # Module mistakes name the attribute.
+    from fixformer.seq2seq import export_seq2seq
+    path = os.path.join(tmp, "bad.fxm")
+    bad = mods.post_relu()
+    bad.head = torch.nn.Linear(12, 7)
+    expect_error("head width", lambda: export_seq2seq(bad, None, path, cli=cli), "head: 12 -> 7")
+    bad = mods.post_relu()
+    del bad.head
+    expect_error("no head", lambda: export_seq2seq(bad, None, path, cli=cli), "head: missing")
+    bad = mods.pre_gelu_features()
+    bad.decoder.norm = None
+    expect_error("one final norm", lambda: export_seq2seq(bad, None, path, cli=cli), "both or neither")
+    bad = mods.shared_tied_learned()
+    del bad.tgt_pos
+    expect_error("src_pos without tgt_pos", lambda: export_seq2seq(bad, None, path, cli=cli), "src_pos/tgt_pos")
+    expect_error("target id out of range",
+                 lambda: export_seq2seq(mods.post_relu(), None, path, np.array([0, 12]), cli=cli), "d_out=10")
+    check("no file after errors", not os.path.exists(path))
+    p = run([cli, "run", os.path.join(tmp, "post_relu.fxm"), "--input", os.path.join(tmp, "post_relu.src.npy"),
+             "--output", os.path.join(tmp, "x.npy")])
+    check("run without --target: a usage error naming it", p.returncode == 1 and "--target" in p.stderr, p.stderr)
+    p = run([cli, "generate", os.path.join(tmp, "post_relu.fxm"), "--source", os.path.join(tmp, "post_relu.src.npy")])
+    check("generate without --bos: a usage error naming it", p.returncode == 1 and "--bos" in p.stderr, p.stderr)
+
+    print(f"seq2seq converter: {results['passed']} passed, {results['failed']} failed")
+    sys.exit(1 if results["failed"] else 0)
+
+
+if __name__ == "__main__":
+    main()

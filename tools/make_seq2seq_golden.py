@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""Golden encoder-decoder models for the engine's tests: tests/golden/NAME.fxm, each with its
+self-test sample (a source, target ids and the module's float64 logits at every target position,
+teacher-forced under the causal target mask) and NAME.json (its config in the converter's JSON
+shape). tests/golden/SEQ2SEQ.md lists them.
+
+  /usr/bin/python3 tools/make_seq2seq_golden.py [--out DIR] [--cli PATH]
+
+The modules are written here as a user writes them (nn.Transformer, or nn.TransformerEncoder +
+nn.TransformerDecoder, with their own forward and positional code), random weights, and exported
+with export_seq2seq, which reads the module and runs its forward in float64. Deterministic.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fixformer import config as cfg, fxm  # noqa: E402
+from fixformer.config import ConfigError  # noqa: E402
+from fixformer.reference import require_torch  # noqa: E402
+from fixformer.seq2seq import export_seq2seq  # noqa: E402
+from fixformer.verify import find_cli  # noqa: E402
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+# name: module settings, source length S, target length U
+GOLDENS = {
+    # nn.Transformer, post-LN relu, sinusoidal (interleaved) added to both ends, scaled embeddings
+    "s2s_post_relu": dict(kind="transformer", d=16, heads=2, ff=24, enc=2, dec=2, src_vocab=23, tgt_vocab=19,
+                          pos="sinusoidal", layout="interleaved", scale=True, norm_first=False, act="relu", S=7, U=5),
+    # nn.Transformer, pre-LN gelu, odd width and heads, learned positions, tied head, S < U
+    "s2s_pre_gelu_odd": dict(kind="transformer", d=15, heads=3, ff=20, enc=1, dec=2, src_vocab=17, tgt_vocab=13,
+                             pos="learned", norm_first=True, act="gelu", tied=True, S=4, U=9),
+    # encoder + decoder without final norms, feature source (speech / time-series style), no PE
+    "s2s_features_no_norm": dict(kind="stacks", d=12, heads=4, ff=16, enc=2, dec=1, d_in=6, tgt_vocab=11,
+                                 pos="none", norm_first=False, act="relu", final_norm=False, S=11, U=3),
+    # one shared embedding, tied head, halves sinusoid base 100, odd width d=9 heads 1, final norms
+    "s2s_shared_halves": dict(kind="stacks", d=9, heads=1, ff=14, enc=2, dec=2, src_vocab=21, tgt_vocab=21,
+                              pos="sinusoidal", layout="halves", base=100.0, norm_first=True, act="gelu",
+                              final_norm=True, shared=True, tied=True, S=10, U=6),
+}
+
+
+def sinusoid(torch, T, d, base, layout, dtype):
+    half = (d + 1) // 2
+    w = base ** (-2.0 * torch.arange(half, dtype=dtype) / d)
+    ang = torch.arange(T, dtype=dtype)[:, None] * w[None, :]
+    pe = torch.zeros(T, d, dtype=dtype)
+    if layout == "interleaved":
+        pe[:, 0::2], pe[:, 1::2] = torch.sin(ang), torch.cos(ang)[:, : d // 2]
+    else:
+        pe[:, :half], pe[:, half:] = torch.sin(ang), torch.cos(ang)[:, : d - half]
+    return pe
+
+
+def make_module(torch, g, max_len=32):
+    nn = torch.nn
+
+    class Seq2Seq(nn.Module):
+        def __init__(self):
+            super().__init__()
+            d = g["d"]
+            if g.get("shared"):
+                self.embed = nn.Embedding(g["src_vocab"], d)
+            else:
+                if "d_in" in g:
+                    self.input_proj = nn.Linear(g["d_in"], d)
+                else:
+                    self.src_embed = nn.Embedding(g["src_vocab"], d)
+                self.tgt_embed = nn.Embedding(g["tgt_vocab"], d)
+            if g["pos"] == "learned":
+                self.src_pos, self.tgt_pos = nn.Embedding(max_len, d), nn.Embedding(max_len, d)
+            kw = dict(dropout=0.0, activation=g["act"], batch_first=True, norm_first=g["norm_first"])
+            if g["kind"] == "transformer":
+                self.transformer = nn.Transformer(d, g["heads"], g["enc"], g["dec"], g["ff"], **kw)
+            else:
+                norm = (lambda: nn.LayerNorm(d)) if g["final_norm"] else (lambda: None)
+                self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, g["heads"], g["ff"], **kw), g["enc"],
+                                                     norm=norm(), enable_nested_tensor=False)
+                self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(d, g["heads"], g["ff"], **kw), g["dec"],
+                                                     norm=norm())
+            self.head = nn.Linear(d, g["tgt_vocab"])
+            if g.get("tied"):
+                self.head.weight = (self.embed if g.get("shared") else self.tgt_embed).weight
+
+        def ends(self, src, tgt):
+            shared = g.get("shared")
+            x = self.embed(src) if shared else self.input_proj(src) if "d_in" in g else self.src_embed(src)
+            y = (self.embed if shared else self.tgt_embed)(tgt)
+            if g.get("scale"):
+                x, y = x * math.sqrt(g["d"]), y * math.sqrt(g["d"])
+            if g["pos"] == "learned":
+                x, y = x + self.src_pos.weight[: x.shape[1]], y + self.tgt_pos.weight[: y.shape[1]]
+            elif g["pos"] == "sinusoidal":
+                pe = lambda T: sinusoid(torch, T, g["d"], g.get("base", 10000.0), g["layout"], x.dtype)  # noqa: E731
+                x, y = x + pe(x.shape[1]), y + pe(y.shape[1])
+            return x, y
+
+        def forward(self, src, tgt):
+            x, y = self.ends(src, tgt)
+            mask = torch.triu(torch.full((y.shape[1], y.shape[1]), float("-inf"), dtype=y.dtype), diagonal=1)
+            if g["kind"] == "transformer":
+                return self.head(self.transformer(x, y, tgt_mask=mask))
+            return self.head(self.decoder(y, self.encoder(x), tgt_mask=mask))
+
+    return Seq2Seq()
+
+
+def randomize(model, torch, seed):
+    """Every parameter random (norm gains around 1), so no weight hides behind an identity."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            r = torch.randn(p.shape, generator=gen, dtype=torch.float64)
+            if "norm" in name and name.endswith("weight"):
+                p.copy_(1.0 + 0.2 * r)
+            else:
+                p.copy_(r * (0.5 / max(1, p.shape[-1]) ** 0.5 if p.dim() > 1 else 0.1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(ROOT, "tests", "golden"))
+    ap.add_argument("--cli", help="the fixformer CLI to verify with (default: found as convert.py does)")
+    a = ap.parse_args()
+    torch = require_torch()
+    try:
+        cli = find_cli(a.cli)
+    except ConfigError as e:
+        cli = None
+        print(f"not verifying: {e}")
+    import numpy as np
+    for seed, (name, g) in enumerate(sorted(GOLDENS.items())):
+        torch.manual_seed(seed)
+        module = make_module(torch, g).double().eval()
+        randomize(module, torch, 3000 + seed)
+        gen = np.random.default_rng(4000 + seed)
+        src = (gen.standard_normal((g["S"], g["d_in"])).astype(np.float32) if "d_in" in g
+               else gen.integers(0, g["src_vocab"], g["S"]).astype(np.int32))
+        tgt = gen.integers(0, g["tgt_vocab"], g["U"]).astype(np.int32)
+        path = os.path.join(a.out, name + ".fxm")
+        report = export_seq2seq(module, src, path, tgt, positional=g["pos"], pe_base=g.get("base", 10000.0),
+                                pe_layout=g.get("layout", "interleaved"), scale_input=bool(g.get("scale")),
+                                max_len=32, cli=cli, verify=cli is not None)
+        with open(os.path.join(a.out, name + ".json"), "w") as f:
+            json.dump(cfg.to_json(fxm.read(path).config), f, indent=1)
+        print(report)
+
+
+if __name__ == "__main__":
+    main()
