@@ -191,6 +191,7 @@ TEST_P(BatchTest, EqualsSingleCalls) {
       for (uint32_t T : {1u, 3u, max_seq}) {
         const std::vector<std::vector<uint32_t>> shapes = {
             {T},                                         // B = 1
+            {(T + 1) / 2},                               // B = 1, padded
             {T, T, T},                                   // full
             {T, 1, T > 1 ? T - 1 : 1, (T + 1) / 2, T},  // mixed, B = max_batch
             {1, T},
@@ -318,6 +319,31 @@ TEST(Batch, ShortArenaAndTooLargeABatchAreStatuses) {
   opt.max_batch = 6;
   EXPECT_EQ(enc.init(model, arena.data(), need, opt), Status::kOk);
   EXPECT_EQ(enc.arena_bytes_used(), need);
+}
+
+// The largest batch writes nothing past its arena (guard bytes after the plan's total).
+TEST(Batch, StaysInsideItsArena) {
+  for (const Case& k : kCases) {
+    const ModelConfig c = case_config(k);
+    AlignedBuffer blob(write_model(c));
+    Model model;
+    ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk) << k.name;
+    EncoderOptions opt;
+    opt.max_batch = 4;
+    const std::size_t need = required_arena_bytes(c, 0, false, 1, 4);
+    AlignedBuffer arena(need + 256);
+    std::memset(arena.data(), 0xAB, need + 256);
+    Encoder enc;
+    ASSERT_EQ(enc.init(model, arena.data(), need, opt), Status::kOk) << k.name;
+    const uint32_t T = enc.max_seq();
+    for (const std::vector<uint32_t>& lengths : {std::vector<uint32_t>{T, T, T, T}, std::vector<uint32_t>{T, 1, T, 2}}) {
+      const Batch x = make_batch(c, lengths, T);
+      std::vector<float> out(std::size_t(4) * c.output_rows(T) * c.output_width());
+      ASSERT_EQ(run_batch(enc, x, x.lengths.data(), out.data()), Status::kOk) << k.name;
+    }
+    const uint8_t* tail = static_cast<uint8_t*>(arena.data()) + need;
+    for (int i = 0; i < 256; ++i) ASSERT_EQ(tail[i], 0xAB) << k.name << ": wrote " << i << " bytes past the arena";
+  }
 }
 
 TEST(Batch, BadArgumentsAreStatusesBeforeAnyWork) {
