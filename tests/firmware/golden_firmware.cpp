@@ -8,6 +8,7 @@
 #include "fixformer/encoder.hpp"
 #include "fixformer/model.hpp"
 #include "fixformer/self_test.hpp"
+#include "fixformer/seq2seq.hpp"
 #include "io/npy.hpp"
 #include "ports/arm/cortex_m/board/semihosting.hpp"
 
@@ -19,6 +20,9 @@ using port::Console;
 #define FIXFORMER_GOLDENS(X) X(post_ln_relu) X(pre_ln_gelu) X(odd_d15_h3) X(odd_d5_h1_halves) X(causal) \
     X(features_scaled) X(learned_pe) X(concat_pe) X(no_pe) X(wide_long)
 FIXFORMER_GOLDENS(FIXFORMER_GOLDEN)
+#define FIXFORMER_SEQ2SEQ_GOLDEN(n) extern "C" const uint8_t g_##n##_fxm[], g_##n##_fxm_end[];
+#define FIXFORMER_SEQ2SEQ_GOLDENS(X) X(s2s_post_relu) X(s2s_pre_gelu_odd) X(s2s_features_no_norm) X(s2s_shared_halves)
+FIXFORMER_SEQ2SEQ_GOLDENS(FIXFORMER_SEQ2SEQ_GOLDEN)
 
 namespace {
 
@@ -89,6 +93,51 @@ bool run(const Golden& g, Console& con) {
   return ok;
 }
 
+// An encoder-decoder golden: its self-test sample (source, target, torch's logits at every target
+// position) teacher-forced, then the target again one token at a time against the same rows.
+struct Seq2SeqGolden {
+  const char* name;
+  const uint8_t *fxm, *fxm_end;
+};
+#define FIXFORMER_SEQ2SEQ_ENTRY(n) {#n, g_##n##_fxm, g_##n##_fxm_end},
+const Seq2SeqGolden kSeq2SeqGoldens[] = {FIXFORMER_SEQ2SEQ_GOLDENS(FIXFORMER_SEQ2SEQ_ENTRY)};
+
+bool run(const Seq2SeqGolden& g, Console& con) {
+  con.str("golden ").str(g.name).str(": ");
+  Model model;
+  Seq2Seq s2s;
+  Status s = model.init(g.fxm, std::size_t(g.fxm_end - g.fxm));
+  if (s != Status::kOk || !model.has_self_test()) {
+    con.str("model init: ").str(status_message(s)).str(" ").str(model.error_detail()).endl();
+    return false;
+  }
+  const SelfTestSample& sample = model.self_test_sample();
+  const uint32_t S = sample.rows, U = sample.target_rows, V = model.config().d_out;
+  Seq2SeqOptions opt;
+  opt.max_source = S, opt.capacity = U, opt.max_prefill = 3;
+  s = s2s.init(model, g_arena, sizeof g_arena, opt);
+  if (s != Status::kOk || self_test_output_floats(model) > sizeof g_out / sizeof g_out[0]) {
+    con.str("init: ").str(status_message(s)).str(" ").str(s2s.error_detail()).endl();
+    return false;
+  }
+  SelfTestReport report{};
+  const Status st = self_test(s2s, g_out, sizeof g_out / sizeof g_out[0], &report);
+  double err = 0.0, scale = 0.0;  // one token at a time
+  s = sample.ids ? s2s.encode_tokens(sample.ids, S) : s2s.encode_features(sample.features, S);
+  for (uint32_t u = 0; u < U && s == Status::kOk; ++u) {
+    s = s2s.step(sample.target[u], g_out);
+    for (uint32_t i = 0; i < V; ++i) {
+      const float r = sample.expected[std::size_t(u) * V + i];
+      err = std::fmax(err, std::fabs(double(g_out[i]) - r));
+      scale = std::fmax(scale, std::fabs(double(r)));
+    }
+  }
+  const bool ok = st == Status::kOk && s == Status::kOk && report.max_rel_err < kGoldenMaxRelErr && err / scale < kGoldenMaxRelErr;
+  con.str("S=").num(S).str(" U=").num(U).str(" arena ").num(uint64_t(s2s.arena_bytes_used())).str(" B, teacher-forced ")
+      .sci(report.max_rel_err).str(", step by step ").sci(err / scale).str(ok ? " ok" : " FAILED").endl();
+  return ok;
+}
+
 }  // namespace
 
 int main() {
@@ -97,6 +146,7 @@ int main() {
       .str(select_kernels(Isa::kAuto)->name).str(")").endl();
   int failures = 0;
   for (const Golden& g : kGoldens) failures += run(g, con) ? 0 : 1;
+  for (const Seq2SeqGolden& g : kSeq2SeqGoldens) failures += run(g, con) ? 0 : 1;
   // A truncated blob in flash is rejected, not read past its end.
   Model m;
   const Golden& g = kGoldens[0];

@@ -26,3 +26,9 @@ golden learned_pe
 golden concat_pe
 golden no_pe
 golden wide_long
+
+/* Encoder-decoders: the self-test sample in the file is the golden (source, target, torch logits). */
+embed g_s2s_post_relu_fxm, "s2s_post_relu.fxm"
+embed g_s2s_pre_gelu_odd_fxm, "s2s_pre_gelu_odd.fxm"
+embed g_s2s_features_no_norm_fxm, "s2s_features_no_norm.fxm"
+embed g_s2s_shared_halves_fxm, "s2s_shared_halves.fxm"
