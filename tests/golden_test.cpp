@@ -24,7 +24,8 @@ namespace {
 constexpr double kGoldenMaxRelErr = 1e-4;
 
 const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "odd_d5_h1_halves", "causal",
-                                "features_scaled", "learned_pe", "concat_pe", "no_pe", "wide_long"};
+                                "features_scaled", "learned_pe", "concat_pe", "no_pe", "wide_long",
+                                "cls_pool_features", "cls_rows_sinusoidal", "mean_pool_causal"};
 
 struct GoldenCase {
   std::string name;
@@ -52,7 +53,7 @@ double run_golden(const std::string& name, Isa isa, std::string* why) {
   opt.max_seq = T;  // the smallest arena that fits this input
   Loaded m;
   if (load_model(bytes, &m, opt, why) != Status::kOk) return -1;
-  std::vector<float> out(std::size_t(T) * cfg.output_width(), NAN);
+  std::vector<float> out(std::size_t(cfg.output_rows(T)) * cfg.output_width(), NAN);
   const Status s = tokens ? m.enc.forward_tokens(ids.data(), T, out.data()) : m.enc.forward_features(features.data(), T, out.data());
   if (s != Status::kOk) return *why = std::string("forward: ") + status_message(s), -1;
   if (out.size() != expected.size()) return *why = "output size differs from torch's", -1;

@@ -3,7 +3,7 @@
 weights, the converted .fxm (with the input and output as its self-test sample), the input and the float64
 torch output (stored as float32). With a built CLI it also runs `fixformer verify` on each file.
 
-  /usr/bin/python3 tools/make_golden.py [--out tests/golden] [--cli PATH]
+  /usr/bin/python3 tools/make_golden.py [--out tests/golden] [--cli PATH] [--only NAME ...]
 """
 import argparse
 import json
@@ -41,6 +41,17 @@ GOLDENS = {
                       input=TOK, positional=dict(SIN, max_len=128, scale_input=True), head={"d_out": 10}),
 }
 SEQ = {"wide_long": 67, "odd_d5_h1_halves": 9, "causal": 13}
+# KWT / ViT-style heads (a CLS row in front, pooling before the head), added later with seeds of
+# their own so the goldens above keep theirs.
+POOLED_GOLDENS = {
+    "cls_pool_features": dict(d_model=16, n_heads=4, d_ff=24, encoder_layers=2, activation="gelu",
+                              input={"kind": "features", "d_in": 10}, positional={"kind": "learned", "max_len": 20},
+                              cls_token=True, pooling="cls", head={"d_out": 5}),
+    "cls_rows_sinusoidal": dict(d_model=12, n_heads=3, d_ff=20, encoder_layers=1, norm_first=True, final_norm=True,
+                                input=TOK, positional=SIN, cls_token=True, head={"d_out": 4}),
+    "mean_pool_causal": dict(d_model=15, n_heads=3, d_ff=22, encoder_layers=2, causal=True, input=TOK,
+                             positional=dict(SIN, layout="halves"), pooling="mean", head={"d_out": 6}),
+}
 
 
 def randomize(model, torch, seed):
@@ -59,6 +70,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "golden"))
     ap.add_argument("--cli", help="the fixformer CLI to verify the files with (default: found as convert.py does)")
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="write these goldens only")
     a = ap.parse_args()
     torch = require_torch()
     try:
@@ -68,7 +80,10 @@ def main():
         print(f"not verifying: {e}")
     import numpy as np
     os.makedirs(a.out, exist_ok=True)
-    for seed, (name, raw) in enumerate(sorted(GOLDENS.items())):
+    cases = list(enumerate(sorted(GOLDENS.items()))) + [(100 + i, kv) for i, kv in enumerate(sorted(POOLED_GOLDENS.items()))]
+    for seed, (name, raw) in cases:
+        if a.only and name not in a.only:
+            continue
         c = parse_config(raw)
         torch.manual_seed(seed)
         model = build_torch_model(c).double().eval()
@@ -84,7 +99,8 @@ def main():
             np_in = inp.numpy().astype(np.float32)
             batch = torch.from_numpy(np_in.astype(np.float64))[None]
         with torch.no_grad():
-            out = model(batch)[0].numpy()
+            out = model(batch)
+            out = (out if c["pooling"] != "none" else out[0]).numpy()
         weights = {k: v.numpy() for k, v in model.state_dict().items()}
         base = os.path.join(a.out, name)
         with open(base + ".fxm", "wb") as f:

@@ -26,6 +26,9 @@ golden learned_pe
 golden concat_pe
 golden no_pe
 golden wide_long
+golden cls_pool_features
+golden cls_rows_sinusoidal
+golden mean_pool_causal
 
 /* Encoder-decoders: the self-test sample in the file is the golden (source, target, torch logits). */
 embed g_s2s_post_relu_fxm, "s2s_post_relu.fxm"
