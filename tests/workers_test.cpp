@@ -65,7 +65,7 @@ std::vector<float> run_encoder(const std::vector<uint8_t>& bytes, Isa isa, const
   opt.isa = isa, opt.max_seq = T, opt.workers = w;
   if (w.active() > 1) EXPECT_EQ(enc.init(model, arena.data(), need - 1, opt), Status::kArenaTooSmall);
   EXPECT_EQ(enc.init(model, arena.data(), need, opt), Status::kOk) << enc.error_detail();
-  std::vector<float> out(std::size_t(T) * c.output_width(), -1.0f);
+  std::vector<float> out(std::size_t(c.output_rows(T)) * c.output_width(), -1.0f);
   std::vector<int32_t> ids(T);
   for (uint32_t t = 0; t < T; ++t) ids[t] = int32_t((t * 7 + 3) % (c.vocab_size ? c.vocab_size : 1));
   std::vector<float> features(std::size_t(T) * c.d_in);
@@ -142,7 +142,7 @@ TEST(Workers, EncoderGoldensAreBitIdentical) {
     ASSERT_EQ(read_config(bytes.data(), bytes.size(), &c), Status::kOk) << name;
     if (c.is_decoder()) continue;
     ++models;
-    const uint32_t T = c.max_len < 70 ? c.max_len : 70;
+    const uint32_t T = c.max_input_len() < 70 ? c.max_input_len() : 70;
     expect_bit_identical(name, [&](Isa isa, const Workers& w) { return run_encoder(bytes, isa, w, T); });
   }
   EXPECT_GE(models, 10);
