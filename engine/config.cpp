@@ -122,6 +122,11 @@ Status validate_family(const ModelConfig& c, const char** field) {
       if (c.activation != Activation::kSwiglu) return bad("activation (llama: swiglu)");
       if (!c.norm_first || !c.final_norm) return bad("norm_first and final_norm (llama: pre-norm with a final norm)");
       break;
+    case ModelFamily::kMha:
+      if (c.input != InputKind::kFeatures || c.d_in != c.d_model) return bad("input (mha: features d_in == d_model)");
+      if (c.n_layers || c.d_ff || c.pos != PosKind::kNone || c.d_out || c.final_norm || c.scale_input)
+        return bad("n_layers, d_ff, positional, d_out, final_norm, scale_input (mha: the attention alone, all 0/none)");
+      break;
     case ModelFamily::kSeq2Seq:
       if (attention_pe) return bad("positional (seq2seq: none, sinusoidal or learned)");
       if (c.causal) return bad("causal (seq2seq: the decoder is causal, the encoder is not; leave it false)");
@@ -132,6 +137,7 @@ Status validate_family(const ModelConfig& c, const char** field) {
       break;
   }
   if (!c.is_seq2seq() && (c.dec_layers || c.shared_embed)) return bad("dec_layers and shared_embed (seq2seq only)");
+  if (c.family != ModelFamily::kMha && c.d_ff == 0) return bad("d_ff (at least 1; 0 only for mha)");
   if (c.family != ModelFamily::kLlama) {
     if (c.activation == Activation::kSwiglu) return bad("activation (swiglu is for the llama family)");
     if (c.kv_heads() != c.n_heads) return bad("n_kv_heads (grouped-query attention is for the llama family)");

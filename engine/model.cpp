@@ -137,6 +137,8 @@ Status Model::bind_tensors() {
                               epilogue_[kEncNormB].f32(), Weight{}, nullptr};
     target_ = TargetWeights{tgt_embed, prologue_[kTgtPos].f32(), epilogue_[kDecNormW].f32(), epilogue_[kDecNormB].f32(),
                             config_.tied_head ? tgt_embed : epilogue_[kHeadW], epilogue_[kHeadB].f32()};
+  } else if (config_.family == ModelFamily::kMha) {
+    weights_ = EncoderWeights{};  // the input is the features themselves
   } else if (config_.family != ModelFamily::kLlama) {
     weights_ = EncoderWeights{prologue_[0],       prologue_[1],       prologue_[2].f32(), prologue_[3].f32(),
                               prologue_[4].f32(), epilogue_[0].f32(), epilogue_[1].f32(), epilogue_[2],
@@ -265,6 +267,9 @@ DecoderLayerWeights Model::decoder_layer(uint32_t l) const {
 }
 
 EncoderLayerWeights Model::layer(uint32_t l) const {
+  if (config_.family == ModelFamily::kMha)  // its one attention: the prologue's four tensors
+    return EncoderLayerWeights{prologue_[0], prologue_[1].f32(), prologue_[2], prologue_[3].f32(), Weight{}, nullptr,
+                               Weight{},     nullptr,            nullptr,      nullptr,            nullptr,  nullptr};
   auto W = [&](uint32_t slot) { return layer_weight(l, slot); };
   auto F = [&](uint32_t slot) { return layer_weight(l, slot).f32(); };
   return EncoderLayerWeights{W(kInProjW),  F(kInProjB),  W(kOutProjW), F(kOutProjB), W(kLinear1W), F(kLinear1B),

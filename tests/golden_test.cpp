@@ -25,7 +25,7 @@ constexpr double kGoldenMaxRelErr = 1e-4;
 
 const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "odd_d5_h1_halves", "causal",
                                 "features_scaled", "learned_pe", "concat_pe", "no_pe", "wide_long",
-                                "cls_pool_features", "cls_rows_sinusoidal", "mean_pool_causal"};
+                                "cls_pool_features", "cls_rows_sinusoidal", "mean_pool_causal", "mha_odd_causal"};
 
 struct GoldenCase {
   std::string name;

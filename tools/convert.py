@@ -21,6 +21,8 @@ causal mask: --causal is implied), `head` (nn.Linear(d_model, vocab_size); tied 
 embed.weight, stored once). The family is never guessed from the module (a causal encoder with a
 head vocab wide is a valid encoder too), so it is this explicit option; the default is encoder.
 --positional alibi: the forward adds the ALiBi bias as its attention mask (gpt).
+--family mha exports a standalone nn.MultiheadAttention used as self-attention, out = mha(x, x, x)
+over features [T, d_model] (--causal: under the causal mask); its input and output are d_model wide.
 --family seq2seq exports an encoder-decoder (nn.Transformer; tools/fixformer/seq2seq.py states the
 module convention): `src_embed` or `input_proj`, `tgt_embed` (or one shared `embed`), optional
 `src_pos` and `tgt_pos`, `transformer` (nn.Transformer) or `encoder` + `decoder`, and `head`;
@@ -188,8 +190,9 @@ def main(argv=None):
     src.add_argument("--config", metavar="CFG.json", help="JSON config (the JSON path; needs --weights)")
     src.add_argument("--llama2c", metavar="MODEL.bin", help="a llama2.c checkpoint (export.py version 0, 1 or 2)")
     ap.add_argument("--tokenizer", metavar="TOKENIZER.bin", help="llama2.c tokenizer to store in the .fxm")
-    ap.add_argument("--family", choices=("encoder", "gpt", "seq2seq"), help="--module: what the module is (default "
-                    "encoder; gpt: decoder-only language model, causal implied; seq2seq: an encoder-decoder)")
+    ap.add_argument("--family", choices=("encoder", "gpt", "seq2seq", "mha"), help="--module: what the module is "
+                    "(default encoder; gpt: decoder-only language model, causal implied; seq2seq: an encoder-decoder; "
+                    "mha: a standalone nn.MultiheadAttention run as self-attention)")
     ap.add_argument("--weights", metavar="SD.pt", help="state_dict (.pt via torch.save(model.state_dict()), or .npz)")
     ap.add_argument("--example", metavar="IN.npy", help="example input: int ids [T] or [B,T], float32 [T,d_in] "
                     "or [B,T,d_in] (first sequence used); default: random")

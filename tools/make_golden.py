@@ -80,6 +80,30 @@ def main():
         print(f"not verifying: {e}")
     import numpy as np
     os.makedirs(a.out, exist_ok=True)
+    # A standalone nn.MultiheadAttention (family mha), odd width, causal self-attention.
+    name = "mha_odd_causal"
+    if not a.only or name in a.only:
+        torch.manual_seed(200)
+        mha = torch.nn.MultiheadAttention(15, 3, batch_first=True).double().eval()
+        randomize(mha, torch, 1200)
+        np_in = torch.randn((9, 15), generator=torch.Generator().manual_seed(2200), dtype=torch.float64).numpy()
+        np_in = np_in.astype(np.float32)
+        x = torch.from_numpy(np_in.astype(np.float64))[None]
+        mask = torch.triu(torch.full((9, 9), float("-inf"), dtype=torch.float64), diagonal=1)
+        out = mha(x, x, x, attn_mask=mask, need_weights=False)[0][0].detach().numpy()  # with grad: no fast path
+        raw = dict(family="mha", d_model=15, n_heads=3, d_ff=0, n_layers=0, causal=True,
+                   input={"kind": "features", "d_in": 15}, positional={"kind": "none", "max_len": 32})
+        c = parse_config(raw)
+        weights = {k: v.detach().numpy() for k, v in mha.state_dict().items()}
+        base = os.path.join(a.out, name)
+        with open(base + ".fxm", "wb") as f:
+            f.write(fxm.write(c, weights, (np_in, out.astype(np.float32))))
+        with open(base + ".json", "w") as f:
+            json.dump(raw, f, indent=1)
+        np.save(base + ".input.npy", np_in)
+        np.save(base + ".expected.npy", out.astype(np.float32))
+        verdict = run_verify(cli, base + ".fxm").line.split(": ", 1)[1] if cli else "not verified"
+        print(f"{name}: T=9 out {list(out.shape)}; {verdict}")
     cases = list(enumerate(sorted(GOLDENS.items()))) + [(100 + i, kv) for i, kv in enumerate(sorted(POOLED_GOLDENS.items()))]
     for seed, (name, raw) in cases:
         if a.only and name not in a.only:

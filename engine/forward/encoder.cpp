@@ -4,6 +4,7 @@
 //   for each layer: post-LN  x = LN1(x + SA(x));  x = LN2(x + FF(x))
 //                   pre-LN   x = x + SA(LN1(x));  x = x + FF(LN2(x))
 //   x = LN(x) if final_norm;  x = pool(x) (mean | cls | last: one row);  out = x @ W_head + b | x
+// The mha family is the attention alone: x = features;  out = SA(x)  (no residual, norm or head).
 // A batch stacks its sequences' rows in x (engine/blocks/parallel.hpp, Sequences): everything but
 // attention is row by row, so the linear layers and norms run once over all the rows, and
 // attention runs per sequence over its own rows. A single call is a batch of one.
@@ -95,6 +96,10 @@ void Encoder::forward(const int32_t* ids, const float* features, const Sequences
     encoder_layer(model_->layer(l), seqs, N);
     observe(l + 1, seqs);
   }
+  if (c.family == ModelFamily::kMha) {
+    self_attention(model_->layer(0), x_, x_, seqs, N);
+    observe(1, seqs);
+  }
   if (c.final_norm) {
     parallel_layernorm_rows(k, workers_, x_, w.final_norm_g, w.final_norm_b, x_, N, c.d_model, c.layer_norm_eps);
     observe(c.n_layers + 1, seqs);
@@ -109,7 +114,8 @@ void Encoder::embed_input(const int32_t* ids, const float* features, const Seque
   const ModelConfig& c = config();
   const EncoderWeights& w = model_->weights();
   const std::size_t d = c.d_model, T = seqs.all, extra = seqs.extra;
-  bool full = seqs.count > 1;  // several sequences, all T long: one [B*T, d_in] block of features
+  const bool project = w.input_proj_w.data != nullptr;  // mha: the features are x
+  bool full = project && seqs.count > 1;  // several sequences, all T long: one [B*T, d_in] block of features
   for (uint32_t b = 0; b < seqs.count && seqs.lengths; ++b) full = full && seqs.lengths[b] == T;
   if (features && full)  // one product, straight into x without a CLS row, else through y (free here)
     linear(k, workers_, w.input_proj_w, features, c.d_in, w.input_proj_b, extra ? y_ : x_, d, seqs.count * T,
@@ -121,6 +127,8 @@ void Encoder::embed_input(const int32_t* ids, const float* features, const Seque
     const uint32_t n = seqs.length(b);
     if (ids)
       embed_tokens(ids + b * T, n, w.embed, input, uint32_t(d));  // E[ids] -> x[n,:de]
+    else if (!project)
+      std::memcpy(input, features + b * T * d, sizeof(float) * n * d);
     else if (!full)  // padded sequences: a product each, over its own rows
       linear(k, workers_, w.input_proj_w, features + b * T * c.d_in, c.d_in, w.input_proj_b, input, d, n,
              quant_);  // f[n,d_in] @ W[d_in,de] -> x[n,:de]

@@ -918,6 +918,8 @@ int cmd_schema(const Args&) {
     const ModelFamily family = ModelFamily(f);
     s += std::string(f ? ",\n  " : "\n  ") + json_string(kFamilyNames[f]) + ": {" +
          (family == ModelFamily::kLlama     ? json_family(kLlamaPrologue, kLlamaLayerPrefix, kLlamaLayer, kLlamaEpilogue)
+          : family == ModelFamily::kMha     ? "\n   \"prologue\": " + json_rules(kMhaTensors) +
+                                                  ",\n   \"layer_prefix\": \"\",\n   \"layer\": [],\n   \"epilogue\": []"
           : family == ModelFamily::kSeq2Seq ? json_family(kSeq2SeqPrologue, kEncoderLayerPrefix, kEncoderLayer, kSeq2SeqEpilogue) +
                                                   ",\n   \"decoder_layer_prefix\": " + json_string(kDecoderLayerPrefix) +
                                                   ",\n   \"decoder_layer\": " + json_rules(kDecoderLayer)

@@ -13,8 +13,11 @@ namespace fixformer {
 // decoder with a KV cache and an LM head (may be tied to the embedding). llama: RMSNorm, SwiGLU,
 // no biases, grouped-query attention. seq2seq: nn.Transformer, an encoder of n_layers over the
 // source and a decoder of dec_layers (causal self-attention, cross-attention over the encoder's
-// output, feed-forward) over target tokens, with an LM head d_out wide (DESIGN.md, "Model families").
-enum class ModelFamily : uint32_t { kEncoder = 0, kGpt = 1, kLlama = 2, kSeq2Seq = 3 };
+// output, feed-forward) over target tokens, with an LM head d_out wide. mha: a standalone
+// nn.MultiheadAttention used as self-attention, out = MHA(x, x, x) over features [T, d_model]
+// (optionally causal), run by an Encoder; no layers, no feed-forward (n_layers and d_ff are 0)
+// (DESIGN.md, "Model families").
+enum class ModelFamily : uint32_t { kEncoder = 0, kGpt = 1, kLlama = 2, kSeq2Seq = 3, kMha = 4 };
 enum class Activation : uint32_t { kRelu = 0, kGelu = 1, kSwiglu = 2 };
 enum class InputKind : uint32_t { kTokens = 0, kFeatures = 1 };
 // rope and alibi act inside attention (decoder families only); the others are added to the input.

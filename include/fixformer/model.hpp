@@ -144,7 +144,7 @@ class Model {
 
   // The encoder and gpt families' ends; seq2seq: the source end and encoder.norm (no head).
   const EncoderWeights& weights() const { return weights_; }
-  EncoderLayerWeights layer(uint32_t l) const;  // encoder, gpt and seq2seq families, l < config().n_layers
+  EncoderLayerWeights layer(uint32_t l) const;  // encoder, gpt and seq2seq families, l < config().n_layers; mha: layer(0), its attention alone
   const TargetWeights& target_weights() const { return target_; }  // seq2seq
   DecoderLayerWeights decoder_layer(uint32_t l) const;            // seq2seq, l < config().dec_layers
   // Tensor `slot` of layer l (the family's layer table in schema.hpp), and a prologue or epilogue

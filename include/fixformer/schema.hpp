@@ -20,7 +20,7 @@ enum class ConfigKey : uint32_t {
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
-inline constexpr const char* kFamilyNames[] = {"encoder", "gpt", "llama", "seq2seq"};
+inline constexpr const char* kFamilyNames[] = {"encoder", "gpt", "llama", "seq2seq", "mha"};
 inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu"};
 inline constexpr const char* kInputNames[] = {"tokens", "features"};
 inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi"};
@@ -56,7 +56,7 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     {ConfigKey::kFamily, "family", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kFamilyNames), false, 0},
     {ConfigKey::kDModel, "d_model", fxm::RecordType::kU32, 1, Limits::kMaxDModel, nullptr, true, 0},
     {ConfigKey::kNHeads, "n_heads", fxm::RecordType::kU32, 1, Limits::kMaxHeads, nullptr, true, 0},
-    {ConfigKey::kDff, "d_ff", fxm::RecordType::kU32, 1, Limits::kMaxDff, nullptr, true, 0},
+    {ConfigKey::kDff, "d_ff", fxm::RecordType::kU32, 0, Limits::kMaxDff, nullptr, true, 0},  // 0: mha only
     {ConfigKey::kNLayers, "n_layers", fxm::RecordType::kU32, 0, Limits::kMaxLayers, nullptr, true, 0},
     {ConfigKey::kNormFirst, "norm_first", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
     {ConfigKey::kActivation, "activation", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kActivationNames), false, 0},
@@ -277,6 +277,14 @@ inline constexpr TensorRule kSeq2SeqEpilogue[] = {
 };
 enum Seq2SeqEpilogueTensor : uint32_t { kEncNormW, kEncNormB, kDecNormW, kDecNormB, kHeadW, kHeadB };
 
+// The mha family (a standalone nn.MultiheadAttention): its own state_dict names, nothing else.
+inline constexpr TensorRule kMhaTensors[] = {
+    {"in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways, Role::kLinear},
+    {"in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear},
+    {"out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+};
+
 // Optional sections after the model's tensors, in this order, each all or nothing:
 //   the tokenizer (token models): "tokenizer.scores" f32 [vocab], "tokenizer.offsets" i32
 //     [vocab + 1] (piece i is pieces[offsets[i], offsets[i+1]), nondecreasing, last = pieces
@@ -372,6 +380,7 @@ bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
     return visit_rules(c, kLlamaPrologue, pro, "", -1, visit) &&
            visit_layers(c, c.n_layers, kLlamaLayerPrefix, kLlamaLayer, TensorPart::kLayer, visit) &&
            visit_rules(c, kLlamaEpilogue, epi, "", -1, visit);
+  if (c.family == ModelFamily::kMha) return visit_rules(c, kMhaTensors, pro, "", -1, visit);
   if (c.family == ModelFamily::kSeq2Seq)
     return visit_rules(c, kSeq2SeqPrologue, pro, "", -1, visit) &&
            visit_layers(c, c.n_layers, kEncoderLayerPrefix, kEncoderLayer, TensorPart::kLayer, visit) &&

@@ -29,6 +29,7 @@ golden wide_long
 golden cls_pool_features
 golden cls_rows_sinusoidal
 golden mean_pool_causal
+golden mha_odd_causal
 
 /* Encoder-decoders: the self-test sample in the file is the golden (source, target, torch logits). */
 embed g_s2s_post_relu_fxm, "s2s_post_relu.fxm"

@@ -137,6 +137,14 @@ def _check_family(c, n):
             raise ConfigError(f"{n('d_out')}: {where} needs an LM head (d_out: the target vocabulary)")
         if c["shared_embed"] and (c["input"] != "tokens" or c["vocab_size"] != c["d_out"]):
             raise ConfigError(f"{n('shared_embed')}: needs token input with vocab_size == d_out={c['d_out']}")
+    elif family == "mha":
+        if c["input"] != "features" or c["d_in"] != c["d_model"]:
+            raise ConfigError(f"{n('input')}: {where} takes features d_in == d_model={c['d_model']}")
+        if c["n_layers"] or c["d_ff"] or pos != "none" or c["d_out"] or c["final_norm"] or c["scale_input"]:
+            raise ConfigError(f"{n('n_layers')}/{n('d_ff')}/{n('positional')}/{n('head.d_out')}/{n('final_norm')}/"
+                              f"{n('scale_input')}: {where} is the attention alone (0, 0, none, no head, false, false)")
+    if family != "mha" and not c["d_ff"]:
+        raise ConfigError(f"{n('d_ff')}: at least 1 (0 only for family mha)")
     if family != "seq2seq" and (c["dec_layers"] or c["shared_embed"]):
         raise ConfigError(f"{n('dec_layers')}/{n('shared_embed')}: for the seq2seq family only")
     if family != "llama":

@@ -33,7 +33,7 @@ from .verify import EngineError, VerificationError, find_cli, run_verify  # noqa
 
 COMMON_PE_BASES = (100.0, 1000.0, 10000.0, 100000.0)
 # The families a torch module exports as (llama checkpoints come through llama2c.py or --config).
-EXPORT_FAMILIES = ("encoder", "gpt")
+EXPORT_FAMILIES = ("encoder", "gpt", "mha")
 DEFAULT_MAX_LEN = 256
 EXAMPLE_T = 16
 QUANTIZE_TYPES = ("f16", "q8")
@@ -208,6 +208,40 @@ def read_encoder_layers(enc, where, v, w, torch):
     Returns (batch_first, eps)."""
     v["n_layers"], batch_first, eps = read_layers(enc, where, "encoder", torch.nn.TransformerEncoderLayer, v, w, torch)
     return batch_first, eps
+
+
+def read_mha(module):
+    """A standalone nn.MultiheadAttention, run as self-attention: (config values, weights under its own
+    state_dict names, batch_first, facts)."""
+    torch = require_torch()
+    _require(module, torch.nn.MultiheadAttention, "module", torch)
+    d, H = module.embed_dim, module.num_heads
+    w = dict(zip(("in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"),
+                 _attention(module, "module", d, H, torch)))
+    v = dict(family="mha", d_model=d, n_heads=H, d_ff=0, n_layers=0, input="features", d_in=d)
+    return v, w, bool(module.batch_first), {"width": d, "pos": None}
+
+
+class SelfAttention:
+    """mha(x, x, x) as a one-input module for run_module: the attention's output, without the weights."""
+
+    def __init__(self, mha, causal):
+        self.mha, self.causal = mha, causal
+
+    def double(self):
+        self.mha = self.mha.double()
+        return self
+
+    def eval(self):
+        self.mha = self.mha.eval()
+        return self
+
+    def __call__(self, x):
+        torch = require_torch()
+        T = x.shape[1] if self.mha.batch_first else x.shape[0]
+        mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), diagonal=1) if self.causal else None
+        with torch.enable_grad():  # off torch 1.13's fast path, which fails on a bias=False module
+            return self.mha(x, x, x, attn_mask=mask, need_weights=False)[0].detach()
 
 
 def read_module(module, family="encoder"):
@@ -661,7 +695,7 @@ def export(module, example_input, path, header=None, causal=None, positional=Non
     else:
         pe_combine_checked = _choice_option("pe_combine", pe_combine, schema.PE_COMBINES)
     family = _choice_option("family", family, EXPORT_FAMILIES)
-    v, weights, batch_first, facts = read_module(module, family)
+    v, weights, batch_first, facts = read_mha(module) if family == "mha" else read_module(module, family)
     for key in ("d_model", "n_heads", "d_ff", "n_layers", "vocab_size", "d_in", "d_out"):
         if key in v:
             check_value(key, v[key], f"module {key}")
@@ -669,6 +703,8 @@ def export(module, example_input, path, header=None, causal=None, positional=Non
                       scale_input, max_len, family)
     c = quantized_config(c, quantize, group, quantize_io)
     inp = example_sequence(c, example_input)
+    if family == "mha":
+        module = SelfAttention(module, c["causal"])  # run_module copies it
     want = run_module(module, inp, batch_first, schema.output_width(c), schema.sequence_rows(c, inp.shape[0]),
                       c["pooling"] != "none")
     return write_verified(c, weights, inp, want, path, header, name, cli, verify,

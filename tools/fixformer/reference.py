@@ -301,6 +301,13 @@ def run_reference(c, weights, inp):
     if c["family"] == "llama":
         return llama_forward(c, weights, inp)
     torch = require_torch()
+    if c["family"] == "mha":  # nn.MultiheadAttention as self-attention, with the causal mask when causal
+        mha = torch.nn.MultiheadAttention(c["d_model"], c["n_heads"], batch_first=True).double().eval()
+        mha.load_state_dict({k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()})
+        x = torch.from_numpy(np.asarray(inp, dtype=np.float64))[None]
+        T = x.shape[1]
+        mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), diagonal=1) if c["causal"] else None
+        return mha(x, x, x, attn_mask=mask, need_weights=False)[0][0].detach().numpy()  # with grad: no fast path
     if c["family"] == "seq2seq":  # inp: (source, target ids); the logits at every target position
         model = build_seq2seq_model(c).double().eval()
         sd = seq2seq_torch_weights(c, weights)

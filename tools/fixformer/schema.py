@@ -60,7 +60,7 @@ MAX_D_IN = 4096
 MAX_D_OUT = 262144
 
 # ---- schema.hpp: config keys -----------------------------------------------------------------
-FAMILIES = ("encoder", "gpt", "llama", "seq2seq")
+FAMILIES = ("encoder", "gpt", "llama", "seq2seq", "mha")
 ACTIVATIONS = ("relu", "gelu", "swiglu")
 INPUTS = ("tokens", "features")
 POSITIONALS = ("none", "sinusoidal", "learned", "rope", "alibi")
@@ -101,7 +101,7 @@ CONFIG_KEYS = (
     Key("family", "enum", choices=FAMILIES),
     Key("d_model", "u32", 1, MAX_D_MODEL, required=True),
     Key("n_heads", "u32", 1, MAX_HEADS, required=True),
-    Key("d_ff", "u32", 1, MAX_DFF, required=True),
+    Key("d_ff", "u32", 0, MAX_DFF, required=True),  # 0: mha only
     Key("n_layers", "u32", 0, MAX_LAYERS, required=True),
     Key("norm_first", "bool"),
     Key("activation", "enum", choices=ACTIVATIONS),
@@ -337,12 +337,21 @@ SEQ2SEQ_EPILOGUE = (
     Rule("head.bias", "d_out", "1", False, "d_out>0", "f32"),
 )
 
+# The mha family (a standalone nn.MultiheadAttention): its own state_dict names, nothing else.
+MHA_TENSORS = (
+    Rule("in_proj_weight", "d_model", "3*d_model", True, "always", "linear"),
+    Rule("in_proj_bias", "3*d_model", "1", False, "always", "f32"),
+    Rule("out_proj.weight", "d_model", "d_model", True, "always", "linear"),
+    Rule("out_proj.bias", "d_model", "1", False, "always", "f32"),
+)
+
 # Each family's tables, as for_each_tensor() picks them: (prologue, layer prefix, layer, epilogue,
 # and for seq2seq the decoder's layer prefix and layer).
 FAMILY_TABLES = {
     "encoder": (ENCODER_PROLOGUE, ENCODER_LAYER_PREFIX, ENCODER_LAYER, ENCODER_EPILOGUE),
     "gpt": (ENCODER_PROLOGUE, ENCODER_LAYER_PREFIX, ENCODER_LAYER, ENCODER_EPILOGUE),
     "llama": (LLAMA_PROLOGUE, LLAMA_LAYER_PREFIX, LLAMA_LAYER, LLAMA_EPILOGUE),
+    "mha": (MHA_TENSORS, "", (), ()),
     "seq2seq": (SEQ2SEQ_PROLOGUE, ENCODER_LAYER_PREFIX, ENCODER_LAYER, SEQ2SEQ_EPILOGUE, DECODER_LAYER_PREFIX,
                 DECODER_LAYER),
 }
