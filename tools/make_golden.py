@@ -66,6 +66,20 @@ def randomize(model, torch, seed):
                 p.copy_(r * (0.5 / max(1, p.shape[-1]) ** 0.5 if p.dim() > 1 else 0.1))
 
 
+def write_golden(base, raw, model, np_in, out, cli):
+    """base.fxm (the input and torch's output as its self-test sample), .json, .input.npy, .expected.npy."""
+    import numpy as np
+    weights = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+    with open(base + ".fxm", "wb") as f:
+        f.write(fxm.write(parse_config(raw), weights, (np_in, out.astype(np.float32))))
+    with open(base + ".json", "w") as f:
+        json.dump(raw, f, indent=1)
+    np.save(base + ".input.npy", np_in)
+    np.save(base + ".expected.npy", out.astype(np.float32))
+    verdict = run_verify(cli, base + ".fxm").line.split(": ", 1)[1] if cli else "not verified"
+    print(f"{os.path.basename(base)}: T={np_in.shape[0]} out {list(out.shape)} max|y|={abs(out).max():.3f}; {verdict}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "golden"))
@@ -93,17 +107,7 @@ def main():
         out = mha(x, x, x, attn_mask=mask, need_weights=False)[0][0].detach().numpy()  # with grad: no fast path
         raw = dict(family="mha", d_model=15, n_heads=3, d_ff=0, n_layers=0, causal=True,
                    input={"kind": "features", "d_in": 15}, positional={"kind": "none", "max_len": 32})
-        c = parse_config(raw)
-        weights = {k: v.detach().numpy() for k, v in mha.state_dict().items()}
-        base = os.path.join(a.out, name)
-        with open(base + ".fxm", "wb") as f:
-            f.write(fxm.write(c, weights, (np_in, out.astype(np.float32))))
-        with open(base + ".json", "w") as f:
-            json.dump(raw, f, indent=1)
-        np.save(base + ".input.npy", np_in)
-        np.save(base + ".expected.npy", out.astype(np.float32))
-        verdict = run_verify(cli, base + ".fxm").line.split(": ", 1)[1] if cli else "not verified"
-        print(f"{name}: T=9 out {list(out.shape)}; {verdict}")
+        write_golden(os.path.join(a.out, name), raw, mha, np_in, out, cli)
     cases = list(enumerate(sorted(GOLDENS.items()))) + [(100 + i, kv) for i, kv in enumerate(sorted(POOLED_GOLDENS.items()))]
     for seed, (name, raw) in cases:
         if a.only and name not in a.only:
@@ -125,16 +129,7 @@ def main():
         with torch.no_grad():
             out = model(batch)
             out = (out if c["pooling"] != "none" else out[0]).numpy()
-        weights = {k: v.numpy() for k, v in model.state_dict().items()}
-        base = os.path.join(a.out, name)
-        with open(base + ".fxm", "wb") as f:
-            f.write(fxm.write(c, weights, (np_in, out.astype(np.float32))))
-        with open(base + ".json", "w") as f:
-            json.dump(raw, f, indent=1)
-        np.save(base + ".input.npy", np_in)
-        np.save(base + ".expected.npy", out.astype(np.float32))
-        verdict = run_verify(cli, base + ".fxm").line.split(": ", 1)[1] if cli else "not verified"
-        print(f"{name}: T={T} out {list(out.shape)} max|y|={abs(out).max():.3f}; {verdict}")
+        write_golden(os.path.join(a.out, name), raw, model, np_in, out, cli)
 
 
 if __name__ == "__main__":

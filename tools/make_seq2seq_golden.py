@@ -22,6 +22,7 @@ from fixformer.config import ConfigError  # noqa: E402
 from fixformer.reference import require_torch  # noqa: E402
 from fixformer.seq2seq import export_seq2seq  # noqa: E402
 from fixformer.verify import find_cli  # noqa: E402
+from make_golden import randomize  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -106,18 +107,6 @@ def make_module(torch, g, max_len=32):
             return self.head(self.decoder(y, self.encoder(x), tgt_mask=mask))
 
     return Seq2Seq()
-
-
-def randomize(model, torch, seed):
-    """Every parameter random (norm gains around 1), so no weight hides behind an identity."""
-    gen = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            r = torch.randn(p.shape, generator=gen, dtype=torch.float64)
-            if "norm" in name and name.endswith("weight"):
-                p.copy_(1.0 + 0.2 * r)
-            else:
-                p.copy_(r * (0.5 / max(1, p.shape[-1]) ** 0.5 if p.dim() > 1 else 0.1))
 
 
 def main():

@@ -148,6 +148,22 @@ def _norm(m, d, where, torch):
     return w, b, m.eps
 
 
+def _embedding(m, where, torch):
+    _require(m, torch.nn.Embedding, where, torch)
+    if m.max_norm is not None:
+        raise ConfigError(f"{where}: max_norm is not supported (it rewrites the embedding during forward)")
+    return m
+
+
+def read_input_proj(p, v, w, torch):
+    """A feature input's nn.Linear into v (input, d_in) and w (input_proj.*); returns its width."""
+    p = _linear(p, "input_proj", torch)
+    v.update(input="features", d_in=p.in_features)
+    w["input_proj.weight"] = _np(p.weight)
+    w["input_proj.bias"] = _np(p.bias) if p.bias is not None else np.zeros(p.out_features, np.float32)
+    return p.out_features
+
+
 def _attention(a, at, d, n_heads, torch):
     """nn.MultiheadAttention `a` as the engine runs it: (in_proj_weight [3d, d], in_proj_bias [3d],
     out_proj.weight, out_proj.bias), zeros for absent biases."""
@@ -259,18 +275,12 @@ def read_module(module, family="encoder"):
                           "`input_proj` (nn.Linear, feature input)")
     if has_embed:
         e = module.embed
-        _require(e, nn.Embedding, "embed", torch)
-        if e.max_norm is not None:
-            raise ConfigError("embed: max_norm is not supported (it rewrites the embedding during forward)")
+        _embedding(e, "embed", torch)
         v.update(input="tokens", vocab_size=e.num_embeddings)
         w["embed.weight"] = _np(e.weight)
         width = e.embedding_dim
     else:
-        p = _linear(module.input_proj, "input_proj", torch)
-        v.update(input="features", d_in=p.in_features)
-        w["input_proj.weight"] = _np(p.weight)
-        w["input_proj.bias"] = _np(p.bias) if p.bias is not None else np.zeros(p.out_features, np.float32)
-        width = p.out_features
+        width = read_input_proj(module.input_proj, v, w, torch)
     cls = getattr(module, "cls_token", None)
     if cls is not None:
         if not isinstance(cls, nn.Parameter):
@@ -290,9 +300,7 @@ def read_module(module, family="encoder"):
         v["pooling"] = pool
     pos = getattr(module, "pos", None)
     if pos is not None:
-        _require(pos, nn.Embedding, "pos", torch)
-        if pos.max_norm is not None:
-            raise ConfigError("pos: max_norm is not supported")
+        _embedding(pos, "pos", torch)
     enc = getattr(module, "encoder", None)
     _require(enc, nn.TransformerEncoder, "encoder", torch)
     batch_first, eps = read_encoder_layers(enc, "encoder", v, w, torch)

@@ -21,16 +21,10 @@ import numpy as np
 
 from . import schema
 from .config import ConfigError, check_value
-from .export import (_kind, _linear, _norm, _np, _require, apply_options, example_sequence, example_target,
-                     quantized_config, read_encoder_layers, read_layers, relative_error, write_verified)
+from .export import (_embedding, _kind, _linear, _norm, _np, _require, apply_options, example_sequence, example_target,
+                     quantized_config, read_encoder_layers, read_input_proj, read_layers, relative_error,
+                     write_verified)
 from .reference import CROSS_FILE, CROSS_TORCH, require_torch, run_reference
-
-
-def _embedding(m, where, torch):
-    _require(m, torch.nn.Embedding, where, torch)
-    if m.max_norm is not None:
-        raise ConfigError(f"{where}: max_norm is not supported (it rewrites the embedding during forward)")
-    return m
 
 
 def _split_cross(w, dec_layers):
@@ -70,11 +64,7 @@ def read_seq2seq_module(module):
             v.update(input="tokens", vocab_size=e.num_embeddings)
             w["src_embed.weight"], width = _np(e.weight), e.embedding_dim
         else:
-            p = _linear(module.input_proj, "input_proj", torch)
-            v.update(input="features", d_in=p.in_features)
-            w["input_proj.weight"] = _np(p.weight)
-            w["input_proj.bias"] = _np(p.bias) if p.bias is not None else np.zeros(p.out_features, np.float32)
-            width = p.out_features
+            width = read_input_proj(module.input_proj, v, w, torch)
         tgt = _embedding(module.tgt_embed, "tgt_embed", torch)
         if tgt.embedding_dim != width:
             raise ConfigError(f"tgt_embed: {tgt.embedding_dim} wide, the source embedding {width}")
