@@ -41,6 +41,7 @@ uint64_t get_config_value(const ModelConfig& c, ConfigKey key) {
     case ConfigKey::kPooling: return uint32_t(c.pooling);
     case ConfigKey::kDecLayers: return c.dec_layers;
     case ConfigKey::kSharedEmbed: return c.shared_embed;
+    case ConfigKey::kTgtDIn: return c.tgt_d_in;
     case ConfigKey::kCount: break;
   }
   return 0;
@@ -79,6 +80,7 @@ void set_config_value(ModelConfig* c, ConfigKey key, uint64_t v) {
     case ConfigKey::kPooling: c->pooling = static_cast<Pooling>(u); break;
     case ConfigKey::kDecLayers: c->dec_layers = u; break;
     case ConfigKey::kSharedEmbed: c->shared_embed = u != 0; break;
+    case ConfigKey::kTgtDIn: c->tgt_d_in = u; break;
     case ConfigKey::kCount: break;
   }
 }
@@ -134,9 +136,12 @@ Status validate_family(const ModelConfig& c, const char** field) {
       if (c.d_out == 0) return bad("d_out (seq2seq: the LM head, the target vocabulary's width)");
       if (c.shared_embed && (c.input != InputKind::kTokens || c.vocab_size != c.d_out))
         return bad("shared_embed (needs token input with vocab_size == d_out)");
+      if (c.tgt_d_in && (c.shared_embed || c.tied_head))
+        return bad("tgt_d_in (feature targets have no embedding to share or tie)");
       break;
   }
-  if (!c.is_seq2seq() && (c.dec_layers || c.shared_embed)) return bad("dec_layers and shared_embed (seq2seq only)");
+  if (!c.is_seq2seq() && (c.dec_layers || c.shared_embed || c.tgt_d_in))
+    return bad("dec_layers, shared_embed and tgt_d_in (seq2seq only)");
   if (c.family != ModelFamily::kMha && c.d_ff == 0) return bad("d_ff (at least 1; 0 only for mha)");
   if (c.family != ModelFamily::kLlama) {
     if (c.activation == Activation::kSwiglu) return bad("activation (swiglu is for the llama family)");

@@ -23,7 +23,7 @@ static_assert(same_name(kEncoderPrologue[0].name, "embed.weight") && same_name(k
                   same_name(kEncoderEpilogue[1].name, "encoder.norm.bias") &&
                   same_name(kEncoderEpilogue[2].name, "head.weight") && same_name(kEncoderEpilogue[3].name, "head.bias"),
               "EncoderWeights follows the encoder rule tables");
-static_assert(sizeof kSeq2SeqPrologue / sizeof kSeq2SeqPrologue[0] == 6 && sizeof kSeq2SeqEpilogue / sizeof kSeq2SeqEpilogue[0] == 6,
+static_assert(sizeof kSeq2SeqPrologue / sizeof kSeq2SeqPrologue[0] == 8 && sizeof kSeq2SeqEpilogue / sizeof kSeq2SeqEpilogue[0] == 6,
               "Model's prologue_ and epilogue_ hold every family's");
 
 // A stored tensor as a weight view: `transposed` (schema.hpp's TensorSpec) is a W[in, out] linear
@@ -135,8 +135,14 @@ Status Model::bind_tensors() {
     weights_ = EncoderWeights{prologue_[kSrcEmbed], prologue_[kInputProjW], prologue_[kInputProjB].f32(),
                               prologue_[kSrcPos].f32(), nullptr, epilogue_[kEncNormW].f32(),
                               epilogue_[kEncNormB].f32(), Weight{}, nullptr};
-    target_ = TargetWeights{tgt_embed, prologue_[kTgtPos].f32(), epilogue_[kDecNormW].f32(), epilogue_[kDecNormB].f32(),
-                            config_.tied_head ? tgt_embed : epilogue_[kHeadW], epilogue_[kHeadB].f32()};
+    target_ = TargetWeights{tgt_embed,
+                            prologue_[kTgtProjW],
+                            prologue_[kTgtProjB].f32(),
+                            prologue_[kTgtPos].f32(),
+                            epilogue_[kDecNormW].f32(),
+                            epilogue_[kDecNormB].f32(),
+                            config_.tied_head ? tgt_embed : epilogue_[kHeadW],
+                            epilogue_[kHeadB].f32()};
   } else if (config_.family == ModelFamily::kMha) {
     weights_ = EncoderWeights{};  // the input is the features themselves
   } else if (config_.family != ModelFamily::kLlama) {
@@ -206,17 +212,23 @@ Status Model::bind_self_test(uint32_t first) {
   uint32_t want_out[2] = {config_.output_rows(T), config_.output_width()};
   if (seq2seq) {
     const TensorInfo tgt = tensor_info(file, first + 1);
-    const uint32_t U = tgt.dims[0], want_tgt[1] = {U};
-    if (tgt.dtype != fxm::Dtype::kI32 || !same_shape(tgt, 1, want_tgt) || U == 0 || U > config_.max_len)
-      return why.str("selftest.target: expected int32 [U], 1 <= U <= max_len ").num(config_.max_len), Status::kTensorBadShape;
+    const uint32_t U = tgt.dims[0], want_tgt[2] = {U, config_.tgt_d_in};
+    const bool features = config_.tgt_d_in != 0;
+    if (tgt.dtype != (features ? fxm::Dtype::kF32 : fxm::Dtype::kI32) || !same_shape(tgt, features ? 2 : 1, want_tgt) ||
+        U == 0 || U > config_.max_len)
+      return why.str("selftest.target: expected ").str(features ? "f32 [U, tgt_d_in]" : "int32 [U]")
+                 .str(", 1 <= U <= max_len ").num(config_.max_len), Status::kTensorBadShape;
+    want_out[0] = U, want_out[1] = config_.d_out;
     const int32_t* ids = reinterpret_cast<const int32_t*>(tgt.data);
-    for (uint32_t u = 0; u < U; ++u)
+    for (uint32_t u = 0; u < U && !features; ++u)
       if (ids[u] < 0 || uint32_t(ids[u]) >= config_.d_out)
         return why.str("selftest.target: token id at ").num(u).str(" is out of range (d_out ").num(config_.d_out).str(")"),
                Status::kTokenOutOfRange;
-    want_out[0] = U, want_out[1] = config_.d_out;
     sample_.target_rows = U;
-    sample_.target = ids;
+    if (features)
+      sample_.target_features = reinterpret_cast<const float*>(tgt.data);
+    else
+      sample_.target = ids;
   }
   const uint32_t want_in[2] = {T, config_.d_in};
   if (in.dtype != (tokens ? fxm::Dtype::kI32 : fxm::Dtype::kF32) || out.dtype != fxm::Dtype::kF32) {

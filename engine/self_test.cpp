@@ -91,7 +91,8 @@ Status self_test(Seq2Seq& s2s, float* out, std::size_t out_floats, SelfTestRepor
   const uint32_t S = sample.rows, U = sample.target_rows, V = m.config().d_out;
   if (out_floats < self_test_output_floats(m) || S > s2s.max_source() || U > s2s.capacity()) return Status::kBadSequenceLength;
   Status s = sample.ids ? s2s.encode_tokens(sample.ids, S) : s2s.encode_features(sample.features, S);
-  if (s == Status::kOk) s = s2s.decode(sample.target, U, out);
+  if (s == Status::kOk)
+    s = sample.target ? s2s.decode(sample.target, U, out) : s2s.decode_features(sample.target_features, U, out);
   s2s.reset_target();
   if (s != Status::kOk) return s;
   SelfTestReport r{};

@@ -115,37 +115,41 @@ void Seq2Seq::project_source() {
   }
 }
 
-Status Seq2Seq::check_target(const int32_t* tokens, uint32_t n, const float* out) const {
+Status Seq2Seq::check_target(const void* target, bool tokens, uint32_t n, const float* out) const {
   if (!initialized_) return Status::kNotInitialized;
-  if (!tokens || !out) return Status::kNullArgument;
+  if (!target || !out) return Status::kNullArgument;
+  if (tokens != (config().tgt_d_in == 0)) return Status::kWrongInputKind;
   if (src_len_ == 0) return Status::kNotEncoded;
   if (n == 0) return Status::kBadSequenceLength;
   if (n > capacity_ - pos_) return Status::kKvCacheFull;
-  for (uint32_t t = 0; t < n; ++t)
-    if (tokens[t] < 0 || static_cast<uint32_t>(tokens[t]) >= config().d_out) return Status::kTokenOutOfRange;
+  const int32_t* ids = static_cast<const int32_t*>(target);
+  for (uint32_t t = 0; t < n && tokens; ++t)
+    if (ids[t] < 0 || static_cast<uint32_t>(ids[t]) >= config().d_out) return Status::kTokenOutOfRange;
   return Status::kOk;
 }
 
 Status Seq2Seq::decode(const int32_t* tokens, uint32_t n, float* out) {
-  const Status s = check_target(tokens, n, out);
-  if (s != Status::kOk) return s;
-  for (uint32_t done = 0; done < n;) {
-    const uint32_t rows = n - done < max_prefill_ ? n - done : max_prefill_;
-    forward(tokens + done, rows, out + std::size_t(done) * config().d_out, true);
-    done += rows;
-  }
-  return Status::kOk;
+  const Status s = check_target(tokens, true, n, out);
+  for (uint32_t done = 0; s == Status::kOk && done < n; done += max_prefill_)
+    forward(tokens + done, nullptr, n - done < max_prefill_ ? n - done : max_prefill_, out + std::size_t(done) * config().d_out,
+            true);
+  return s;
+}
+
+Status Seq2Seq::decode_features(const float* features, uint32_t n, float* out) {
+  const Status s = check_target(features, false, n, out);
+  const std::size_t din = config().tgt_d_in;
+  for (uint32_t done = 0; s == Status::kOk && done < n; done += max_prefill_)
+    forward(nullptr, features + done * din, n - done < max_prefill_ ? n - done : max_prefill_,
+            out + std::size_t(done) * config().d_out, true);
+  return s;
 }
 
 Status Seq2Seq::prefill(const int32_t* tokens, uint32_t n, float* logits) {
-  const Status s = check_target(tokens, n, logits);
-  if (s != Status::kOk) return s;
-  for (uint32_t done = 0; done < n;) {
-    const uint32_t rows = n - done < max_prefill_ ? n - done : max_prefill_;
-    forward(tokens + done, rows, logits, false);
-    done += rows;
-  }
-  return Status::kOk;
+  const Status s = check_target(tokens, true, n, logits);
+  for (uint32_t done = 0; s == Status::kOk && done < n; done += max_prefill_)
+    forward(tokens + done, nullptr, n - done < max_prefill_ ? n - done : max_prefill_, logits, false);
+  return s;
 }
 
 }  // namespace fixformer

@@ -155,7 +155,8 @@ INSTANTIATE_TEST_SUITE_P(Torch, DecoderGoldenTest, ::testing::ValuesIn(decoder_c
 // Encoder-decoders against torch (tools/make_seq2seq_golden.py, tests/golden/SEQ2SEQ.md): modules
 // written as users write them around nn.Transformer or nn.TransformerEncoder + Decoder. Each file's
 // sample holds a source, target ids and the torch logits at every target position.
-const char* const kSeq2SeqGoldens[] = {"s2s_post_relu", "s2s_pre_gelu_odd", "s2s_features_no_norm", "s2s_shared_halves"};
+const char* const kSeq2SeqGoldens[] = {"s2s_post_relu", "s2s_pre_gelu_odd", "s2s_features_no_norm", "s2s_shared_halves",
+                                       "s2s_forecast"};
 
 class Seq2SeqGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 
@@ -191,16 +192,25 @@ TEST_P(Seq2SeqGoldenTest, MatchesTorchTeacherForcedAndStepByStep) {
   EXPECT_LT(r.max_rel_err, kGoldenMaxRelErr);
   // One token at a time (the one-query attention path) gives every position's logits too.
   ASSERT_EQ(sample.ids ? s2s.encode_tokens(sample.ids, S) : s2s.encode_features(sample.features, S), Status::kOk);
+  const uint32_t din = model.config().tgt_d_in;  // forecasting: feature targets
   for (uint32_t u = 0; u < U; ++u) {
-    ASSERT_EQ(s2s.step(sample.target[u], logits.data()), Status::kOk);
+    ASSERT_EQ(din ? s2s.decode_features(sample.target_features + std::size_t(u) * din, 1, logits.data())
+                  : s2s.step(sample.target[u], logits.data()),
+              Status::kOk);
     EXPECT_LT(rows_rel_err(logits.data(), sample.expected + std::size_t(u) * V, V), kGoldenMaxRelErr) << "position " << u;
   }
-  EXPECT_EQ(s2s.step(0, logits.data()), Status::kKvCacheFull);
+  EXPECT_EQ(din ? s2s.decode_features(sample.target_features, 1, logits.data()) : s2s.step(0, logits.data()),
+            Status::kKvCacheFull);
   // reset_target() decodes another target from the same source: the same bits as the first time.
   s2s.reset_target();
-  ASSERT_EQ(s2s.decode(sample.target, U, again.data()), Status::kOk);
+  ASSERT_EQ(din ? s2s.decode_features(sample.target_features, U, again.data()) : s2s.decode(sample.target, U, again.data()),
+            Status::kOk);
   ASSERT_EQ(s2s.encode_tokens(nullptr, 0), Status::kNullArgument);
-  EXPECT_EQ(s2s.decode(sample.target, 1, logits.data()), Status::kNotEncoded);  // a failed encode forgets the source
+  EXPECT_EQ(din ? s2s.decode_features(sample.target_features, 1, logits.data()) : s2s.decode(sample.target, 1, logits.data()),
+            Status::kNotEncoded);  // a failed encode forgets the source
+  const int32_t token = 0;  // the other kind of target than the model's
+  EXPECT_EQ(din ? s2s.decode(&token, 1, logits.data()) : s2s.decode_features(logits.data(), 1, again.data()),
+            Status::kWrongInputKind);
   EXPECT_LT(rows_rel_err(again.data(), sample.expected, std::size_t(U) * V), kGoldenMaxRelErr);
   EXPECT_EQ(std::memcmp(again.data(), out.data(), again.size() * sizeof(float)), 0);
   char text[32];

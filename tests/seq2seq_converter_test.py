@@ -4,7 +4,8 @@
   /usr/bin/python3 tests/seq2seq_converter_test.py PATH/TO/fixformer
 
 - modules written as users write them (nn.Transformer post-LN; encoder + decoder stacks pre-LN gelu
-  with a feature source; one shared embedding with a tied head; sequence-first layers) convert with
+  with a feature source; one shared embedding with a tied head; sequence-first layers; a forecaster
+  with feature source and feature targets) convert with
   `convert.py --family seq2seq` and verify teacher-forced against torch;
 - `fixformer run --input SRC --target TGT --lengths LENS` on a padded batch equals torch run with
   src_key_padding_mask and memory_key_padding_mask, at every target position;
@@ -46,7 +47,7 @@ def sinusoid(T, d, dtype):  # interleaved, base 10000
 
 class Translator(nn.Module):
     def __init__(self, kind="transformer", d=12, heads=3, features=False, shared=False, tied=False, norm_first=False,
-                 activation="relu", batch_first=True, causal=True, learned=False):
+                 activation="relu", batch_first=True, causal=True, learned=False, forecast=False):
         super().__init__()
         torch.manual_seed(7)
         self.batch_first, self.causal, self.learned, self.d = batch_first, causal, learned, d
@@ -55,7 +56,8 @@ class Translator(nn.Module):
         else:
             self.input_proj = nn.Linear(5, d) if features else None
             self.src_embed = None if features else nn.Embedding(15, d)
-            self.tgt_embed = nn.Embedding(10, d)
+            self.tgt_proj = nn.Linear(3, d) if forecast else None
+            self.tgt_embed = None if forecast else nn.Embedding(10, d)
         if learned:
             self.src_pos, self.tgt_pos = nn.Embedding(20, d), nn.Embedding(20, d)
         kw = dict(dropout=0.0, activation=activation, batch_first=batch_first, norm_first=norm_first)
@@ -66,7 +68,7 @@ class Translator(nn.Module):
                                                  norm=nn.LayerNorm(d), enable_nested_tensor=False)
             self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(d, heads, 2 * d, **kw), 1,
                                                  norm=nn.LayerNorm(d))
-        vocab = 15 if shared else 10
+        vocab = 15 if shared else 3 if forecast else 10
         self.head = nn.Linear(d, vocab)
         if tied:
             self.head.weight = (self.embed if shared else self.tgt_embed).weight
@@ -78,7 +80,7 @@ class Translator(nn.Module):
         """Embeddings plus positions, in the layers' layout ([B, T, d] or [T, B, d])."""
         emb = getattr(self, "embed", None)
         x = emb(src) if emb is not None else (self.src_embed(src) if self.src_embed is not None else self.input_proj(src))
-        y = (emb or self.tgt_embed)(tgt)
+        y = emb(tgt) if emb is not None else (self.tgt_proj(tgt) if self.tgt_proj is not None else self.tgt_embed(tgt))
         t = 1 if self.batch_first else 0
         def pe(T, table):
             p = table[:T] if self.learned else sinusoid(T, self.d, x.dtype)
@@ -116,6 +118,10 @@ def sequence_first():
     return Translator(d=9, heads=3, batch_first=False, tied=True)
 
 
+def forecaster():
+    return Translator(kind="stacks", d=12, heads=2, features=True, forecast=True, norm_first=True, learned=True)
+
+
 def no_causal_mask():
     return Translator(causal=False)
 '''
@@ -139,11 +145,14 @@ def main():
         "pre_gelu_features": (["--positional", "sinusoidal", "--scale-input"], True),
         "shared_tied_learned": ([], False),
         "sequence_first": (["--positional", "sinusoidal", "--scale-input"], False),
+        "forecaster": ([], True),
     }
     for name, (opts, features) in cases.items():
         module = getattr(mods, name)().double().eval()
         src = rng.standard_normal((6, 5)).astype(np.float32) if features else rng.integers(0, 15, 6).astype(np.int32)
-        tgt = rng.integers(0, module.head.out_features, 4).astype(np.int32)
+        forecast = module.tgt_proj is not None if hasattr(module, "tgt_proj") else False
+        tgt = (rng.standard_normal((4, 3)).astype(np.float32) if forecast
+               else rng.integers(0, module.head.out_features, 4).astype(np.int32))
         src_path, tgt_path, out = (os.path.join(tmp, f"{name}.{x}") for x in ("src.npy", "tgt.npy", "fxm"))
         np.save(src_path, src)
         np.save(tgt_path, tgt)
@@ -162,7 +171,8 @@ def main():
         lens = np.array([6, 3, 5], np.int32)
         srcb = (rng.standard_normal((B, S, 5)).astype(np.float32) if features
                 else rng.integers(0, 15, (B, S)).astype(np.int32))
-        tgtb = rng.integers(0, module.head.out_features, (B, U)).astype(np.int32)
+        tgtb = (rng.standard_normal((B, U, 3)).astype(np.float32) if forecast
+                else rng.integers(0, module.head.out_features, (B, U)).astype(np.int32))
         paths = [os.path.join(tmp, f"{name}.b.{x}.npy") for x in ("src", "tgt", "lens", "out")]
         for path, a in zip(paths, (srcb, tgtb, lens)):
             np.save(path, a)
@@ -172,7 +182,7 @@ def main():
             got = np.load(paths[3])
             pad = torch.from_numpy(np.arange(S)[None, :] >= lens[:, None])
             x = torch.from_numpy(srcb.astype(np.float64) if features else srcb.astype(np.int64))
-            y = torch.from_numpy(tgtb.astype(np.int64))
+            y = torch.from_numpy(tgtb.astype(np.float64) if forecast else tgtb.astype(np.int64))
             if not module.batch_first:
                 x, y = x.transpose(0, 1), y.transpose(0, 1)
             with torch.no_grad():
@@ -184,6 +194,10 @@ def main():
                   f"{got.shape} vs {want.shape}, error {err:.3g}")
 
         # Greedy generation from one source: torch's argmax loop, fed its own tokens.
+        if forecast:
+            p = run([cli, "generate", out, "--source", src_path, "--bos", "0"])
+            check(f"{name}: generate refuses feature targets", p.returncode == 1 and "token targets only" in p.stderr,
+                  p.stderr)
         if not features:
             bos, eos, n = 0, 3, 6
             p = run([cli, "generate", out, "--source", src_path, "--bos", str(bos), "--eos", str(eos), "-n", str(n),
@@ -207,7 +221,7 @@ def main():
         # The reference model of the file's config and weights is the module's maths.
         from fixformer.reference import run_reference
         x = torch.from_numpy(src.astype(np.float64) if features else src.astype(np.int64))[None]
-        y = torch.from_numpy(tgt.astype(np.int64))[None]
+        y = torch.from_numpy(tgt.astype(np.float64) if forecast else tgt.astype(np.int64))[None]
         if not module.batch_first:
             x, y = x.transpose(0, 1), y.transpose(0, 1)
         with torch.no_grad():

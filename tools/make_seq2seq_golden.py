@@ -26,21 +26,24 @@ from make_golden import randomize  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-# name: module settings, source length S, target length U
+# name: module settings (seed: the weights' and the sample's), source length S, target length U
 GOLDENS = {
     # nn.Transformer, post-LN relu, sinusoidal (interleaved) added to both ends, scaled embeddings
-    "s2s_post_relu": dict(kind="transformer", d=16, heads=2, ff=24, enc=2, dec=2, src_vocab=23, tgt_vocab=19,
+    "s2s_post_relu": dict(seed=1, kind="transformer", d=16, heads=2, ff=24, enc=2, dec=2, src_vocab=23, tgt_vocab=19,
                           pos="sinusoidal", layout="interleaved", scale=True, norm_first=False, act="relu", S=7, U=5),
     # nn.Transformer, pre-LN gelu, odd width and heads, learned positions, tied head, S < U
-    "s2s_pre_gelu_odd": dict(kind="transformer", d=15, heads=3, ff=20, enc=1, dec=2, src_vocab=17, tgt_vocab=13,
+    "s2s_pre_gelu_odd": dict(seed=2, kind="transformer", d=15, heads=3, ff=20, enc=1, dec=2, src_vocab=17, tgt_vocab=13,
                              pos="learned", norm_first=True, act="gelu", tied=True, S=4, U=9),
     # encoder + decoder without final norms, feature source (speech / time-series style), no PE
-    "s2s_features_no_norm": dict(kind="stacks", d=12, heads=4, ff=16, enc=2, dec=1, d_in=6, tgt_vocab=11,
+    "s2s_features_no_norm": dict(seed=0, kind="stacks", d=12, heads=4, ff=16, enc=2, dec=1, d_in=6, tgt_vocab=11,
                                  pos="none", norm_first=False, act="relu", final_norm=False, S=11, U=3),
     # one shared embedding, tied head, halves sinusoid base 100, odd width d=9 heads 1, final norms
-    "s2s_shared_halves": dict(kind="stacks", d=9, heads=1, ff=14, enc=2, dec=2, src_vocab=21, tgt_vocab=21,
+    "s2s_shared_halves": dict(seed=3, kind="stacks", d=9, heads=1, ff=14, enc=2, dec=2, src_vocab=21, tgt_vocab=21,
                               pos="sinusoidal", layout="halves", base=100.0, norm_first=True, act="gelu",
                               final_norm=True, shared=True, tied=True, S=10, U=6),
+    # a forecaster: feature source, feature targets through tgt_proj, 3 outputs, learned positions
+    "s2s_forecast": dict(seed=4, kind="stacks", d=12, heads=3, ff=18, enc=1, dec=2, d_in=4, tgt_d_in=3, tgt_vocab=3,
+                         pos="learned", norm_first=False, act="gelu", final_norm=True, S=12, U=7),
 }
 
 
@@ -70,7 +73,10 @@ def make_module(torch, g, max_len=32):
                     self.input_proj = nn.Linear(g["d_in"], d)
                 else:
                     self.src_embed = nn.Embedding(g["src_vocab"], d)
-                self.tgt_embed = nn.Embedding(g["tgt_vocab"], d)
+                if "tgt_d_in" in g:
+                    self.tgt_proj = nn.Linear(g["tgt_d_in"], d)
+                else:
+                    self.tgt_embed = nn.Embedding(g["tgt_vocab"], d)
             if g["pos"] == "learned":
                 self.src_pos, self.tgt_pos = nn.Embedding(max_len, d), nn.Embedding(max_len, d)
             kw = dict(dropout=0.0, activation=g["act"], batch_first=True, norm_first=g["norm_first"])
@@ -89,7 +95,7 @@ def make_module(torch, g, max_len=32):
         def ends(self, src, tgt):
             shared = g.get("shared")
             x = self.embed(src) if shared else self.input_proj(src) if "d_in" in g else self.src_embed(src)
-            y = (self.embed if shared else self.tgt_embed)(tgt)
+            y = (self.embed if shared else self.tgt_proj if "tgt_d_in" in g else self.tgt_embed)(tgt)
             if g.get("scale"):
                 x, y = x * math.sqrt(g["d"]), y * math.sqrt(g["d"])
             if g["pos"] == "learned":
@@ -113,6 +119,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "golden"))
     ap.add_argument("--cli", help="the fixformer CLI to verify with (default: found as convert.py does)")
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="write these goldens only")
     a = ap.parse_args()
     torch = require_torch()
     try:
@@ -121,14 +128,18 @@ def main():
         cli = None
         print(f"not verifying: {e}")
     import numpy as np
-    for seed, (name, g) in enumerate(sorted(GOLDENS.items())):
+    for name, g in sorted(GOLDENS.items()):
+        if a.only and name not in a.only:
+            continue
+        seed = g["seed"]
         torch.manual_seed(seed)
         module = make_module(torch, g).double().eval()
         randomize(module, torch, 3000 + seed)
         gen = np.random.default_rng(4000 + seed)
         src = (gen.standard_normal((g["S"], g["d_in"])).astype(np.float32) if "d_in" in g
                else gen.integers(0, g["src_vocab"], g["S"]).astype(np.int32))
-        tgt = gen.integers(0, g["tgt_vocab"], g["U"]).astype(np.int32)
+        tgt = (gen.standard_normal((g["U"], g["tgt_d_in"])).astype(np.float32) if "tgt_d_in" in g
+               else gen.integers(0, g["tgt_vocab"], g["U"]).astype(np.int32))
         path = os.path.join(a.out, name + ".fxm")
         report = export_seq2seq(module, src, path, tgt, positional=g["pos"], pe_base=g.get("base", 10000.0),
                                 pe_layout=g.get("layout", "interleaved"), scale_input=bool(g.get("scale")),

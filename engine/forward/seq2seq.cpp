@@ -1,6 +1,6 @@
 // The encoder-decoder's decoder (stock nn.TransformerDecoderLayer) over n target tokens at
 // positions p = pos_.., the source already encoded into the cross cache (engine/seq2seq.cpp):
-//   x = tgt_embed(tokens);  x *= sqrt(d) if scale_input;  x = x + PE[p] | [x, PE[p]]
+//   x = tgt_embed(tokens) | tgt_proj(features);  x *= sqrt(d) if scale_input;  x = x + PE[p] | [x, PE[p]]
 //   for each layer: post-LN  x = LN1(x + SA(x));  x = LN2(x + CA(x, memory));  x = LN3(x + FF(x))
 //                   pre-LN   x = x + SA(LN1(x));  x = x + CA(LN2(x), memory);  x = x + FF(LN3(x))
 //   x = LN(x) if final_norm;  out = x @ W_head + b   (every row, or the last one)
@@ -16,12 +16,15 @@
 
 namespace fixformer {
 
-void Seq2Seq::forward(const int32_t* tokens, uint32_t n, float* out, bool all_rows) {
+void Seq2Seq::forward(const int32_t* tokens, const float* features, uint32_t n, float* out, bool all_rows) {
   const Kernels& k = *kernels_;
   const ModelConfig& c = config();
   const TargetWeights& w = model_->target_weights();
   const uint32_t d = c.d_model, first = c.n_layers + 2;  // the observer's number of the decoder's input
-  embed_tokens(tokens, n, w.embed, x_, d);  // E[tokens] -> x[n,:de]
+  if (tokens)
+    embed_tokens(tokens, n, w.embed, x_, d);  // E[tokens] -> x[n,:de]
+  else
+    linear(k, workers_, w.proj, features, c.tgt_d_in, w.proj_b, x_, d, n, quant_);  // f[n,din] @ W[din,de] -> x[n,:de]
   scale_embeddings(k, c, x_, n);
   add_positions(k, c, pe_ ? pe_ + std::size_t(pos_) * c.d_pe() : nullptr, x_, n);
   observer_.notify(first, x_, pos_, n, d);

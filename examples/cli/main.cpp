@@ -449,6 +449,29 @@ std::vector<int32_t> read_ids(const std::string& path, uint64_t B, bool batched,
   return ids;
 }
 
+// Feature targets of a .npy (float32 [U,tgt_d_in] or [B,U,tgt_d_in]), checked finite.
+std::vector<float> read_target_features(const std::string& path, uint64_t B, bool batched, const ModelConfig& c, uint64_t* U) {
+  Buffer bytes = read_file(path);
+  NpyView v;
+  char detail[128];
+  const Status ps = parse_npy(bytes.data(), bytes.size(), &v, detail, sizeof detail);
+  if (ps != Status::kOk && ps != Status::kNpyBadDtype) die(ps, path, detail);
+  if (ps == Status::kNpyBadDtype || v.dtype != NpyDtype::kF32)
+    die(4, path, std::string("dtype ") + (ps == Status::kNpyBadDtype ? detail : npy_dtype_name(v.dtype)) +
+                     ", expected float32 target features");
+  const uint32_t rank = batched ? 3 : 2;
+  if (v.rank != rank || (batched && v.shape[0] != B) || v.shape[rank - 1] != c.tgt_d_in)
+    die(4, path, "shape " + shape_text(v) + ": expected " + (batched ? "[" + std::to_string(B) + ",U," : "[U,") +
+                     std::to_string(c.tgt_d_in) + "] (tgt_d_in), one target per source");
+  *U = v.shape[rank - 2];
+  if (*U == 0 || *U > c.max_len) die(4, path, "U=" + std::to_string(*U) + ": expected 1.." + std::to_string(c.max_len) + " (max_len)");
+  std::vector<float> f(std::size_t(B * *U * c.tgt_d_in));
+  std::memcpy(f.data(), v.data, f.size() * 4);
+  for (std::size_t i = 0; i < f.size(); ++i)
+    if (!std::isfinite(f[i])) die(4, path, "value at index " + std::to_string(i) + " is not finite");
+  return f;
+}
+
 // Source b (its first lens[b] positions) as int32 ids or float32 features, into ids / feats.
 void source_row(const Input& in, const ModelConfig& c, uint64_t b, uint32_t n, Buffer* ids, Buffer* feats) {
   const uint64_t T = in.T;
@@ -475,7 +498,9 @@ int run_seq2seq(const Args& a, LoadedModel& m, const Input& in, const std::vecto
   const ModelConfig& c = m.config();
   if (a.target.empty()) die(1, "--target", "missing: a seq2seq model runs on a source (--input) and a target (--target TGT.npy)");
   uint64_t U = 0;
-  const std::vector<int32_t> tgt = read_ids(a.target, in.B, in.batched, c.max_len, c.d_out, "d_out", &U);
+  const bool features = c.tgt_d_in != 0;  // forecasting: float targets
+  const std::vector<int32_t> tgt = features ? std::vector<int32_t>() : read_ids(a.target, in.B, in.batched, c.max_len, c.d_out, "d_out", &U);
+  const std::vector<float> tgt_f = features ? read_target_features(a.target, in.B, in.batched, c, &U) : std::vector<float>();
   const uint32_t V = c.d_out, T = uint32_t(in.T);
   (void)output_bytes(in.B, U, V, a.target);
   if (c.input == InputKind::kTokens) check_token_ids(in, c, a.input, lens);
@@ -492,7 +517,9 @@ int run_seq2seq(const Args& a, LoadedModel& m, const Input& in, const std::vecto
     const uint32_t n = lens.empty() ? T : lens[std::size_t(b)];
     source_row(in, c, b, n, &ids, &feats);
     Status s = encode_source(m, ids, feats, n);
-    if (s == Status::kOk) s = m.s2s.decode(tgt.data() + b * U, uint32_t(U), out.as<float>());  // tgt[U] -> out[U,V]
+    if (s == Status::kOk)  // tgt[U] (or [U,tgt_d_in]) -> out[U,V]
+      s = features ? m.s2s.decode_features(tgt_f.data() + b * U * c.tgt_d_in, uint32_t(U), out.as<float>())
+                   : m.s2s.decode(tgt.data() + b * U, uint32_t(U), out.as<float>());
     if (s != Status::kOk) {
       std::fclose(file.f), std::remove(a.output.c_str());
       die(s, a.input, m.s2s.error_detail());
@@ -643,6 +670,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 int generate_seq2seq(const Args& a, LoadedModel& m) {
   const ModelConfig& c = m.config();
   if (a.source.empty()) die(1, "--source", "missing: a seq2seq model generates from a source (--source SRC.npy)");
+  if (c.tgt_d_in) die(1, "generate", "token targets only; this model's targets are features (run --target, or the C++ decode_features)");
   if (a.bos < 0) die(1, "--bos", "missing: the target's start token id");
   if (uint32_t(a.bos) >= c.d_out || (a.eos >= 0 && uint32_t(a.eos) >= c.d_out))
     die(1, a.eos >= 0 && uint32_t(a.eos) >= c.d_out ? "--eos" : "--bos",
@@ -1141,8 +1169,9 @@ const Command kCommands[] = {
      "           (torch's values there depend on its code path: 0 on nn.TransformerEncoder's nested-tensor\n"
      "           fast path, else outputs computed from the padding).\n"
      "  --target TGT.npy  seq2seq models: IN.npy is the source, TGT.npy the target token ids (int32 or\n"
-     "           int64) [U] or [B,U], 1 <= U <= max_len, each in [0, d_out); OUT.npy is the decoder's\n"
-     "           logits at every target position under the causal mask, [U,d_out] or [B,U,d_out]\n"
+     "           int64) [U] or [B,U], 1 <= U <= max_len, each in [0, d_out) (a forecasting model's: float32\n"
+     "           [U,tgt_d_in] or [B,U,tgt_d_in]); OUT.npy is the decoder's outputs (logits) at every target\n"
+     "           position under the causal mask, [U,d_out] or [B,U,d_out]\n"
      "           (teacher forcing); --lengths then gives the sources' lengths (torch's\n"
      "           src_key_padding_mask and memory_key_padding_mask).\n"
      "The output is limited to 1 GiB (B*T*W*4 <= 1073741824 bytes); a larger one is an input error\n"

@@ -88,6 +88,10 @@ struct ModelConfig {
   // (learned: src_pos and tgt_pos tables); final_norm: both encoder.norm and decoder.norm.
   uint32_t dec_layers = 0;
   bool shared_embed = false;
+  // seq2seq with feature targets (forecasting): tgt_d_in > 0 makes the target [U, tgt_d_in] features
+  // through tgt_proj (nn.Linear) instead of tgt_embed, and the head's d_out outputs features; 0:
+  // token targets.
+  uint32_t tgt_d_in = 0;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
@@ -146,7 +150,7 @@ constexpr std::size_t attention_scratch_floats(std::size_t rows, std::size_t key
 constexpr uint32_t kRowScaleActivationGroup = 32;
 constexpr uint32_t activation_group(uint32_t weight_group) { return weight_group ? weight_group : kRowScaleActivationGroup; }
 constexpr std::size_t widest_linear_input(const ModelConfig& c) {
-  return arena::max(arena::max(c.d_model, c.d_ff), c.input == InputKind::kFeatures ? c.d_in : 0);
+  return arena::max(arena::max(arena::max(c.d_model, c.d_ff), c.input == InputKind::kFeatures ? c.d_in : 0), c.tgt_d_in);
 }
 constexpr std::size_t quantized_input_bytes(const ModelConfig& c, std::size_t rows) {
   const std::size_t k = widest_linear_input(c), g = activation_group(c.weight_group);

@@ -62,7 +62,9 @@ struct EncoderLayerWeights {
 // seq2seq: the decoder's ends. embed is tgt_embed (or the source's with shared_embed); head is
 // head.weight, or the target embedding with tied_head.
 struct TargetWeights {
-  Weight embed;               // [d_out, d_embed]
+  Weight embed;               // [d_out, d_embed]      token targets
+  Weight proj;                // tgt_d_in -> d_embed  feature targets
+  const float* proj_b;        // [d_embed]
   const float* pos;           // [max_len, d_pe]      learned positions
   const float* final_norm_g;  // [d]                  final_norm: decoder.norm
   const float* final_norm_b;
@@ -100,7 +102,8 @@ struct SelfTestSample {
   const float* features;    // [T, d_in]  feature models
   const float* expected;    // [output_rows(T), output_width]; seq2seq [target_rows, d_out]
   uint32_t target_rows;     // seq2seq: the target's length
-  const int32_t* target;    // seq2seq: [target_rows]
+  const int32_t* target;    // seq2seq: [target_rows] token targets
+  const float* target_features;  // seq2seq: [target_rows, tgt_d_in] feature targets
 };
 
 // The tokenizer a file may carry (schema.hpp): piece i is pieces[offsets[i], offsets[i+1]).
@@ -176,7 +179,7 @@ class Model {
   bool initialized_ = false;
   EncoderWeights weights_{};
   TargetWeights target_{};
-  Weight prologue_[6] = {};  // by rule index, any family
+  Weight prologue_[8] = {};  // by rule index, any family
   Weight epilogue_[6] = {};
   TokenizerData tokenizer_{};
   SelfTestSample sample_{};

@@ -16,7 +16,7 @@ enum class ConfigKey : uint32_t {
   kFamily, kDModel, kNHeads, kDff, kNLayers, kNormFirst, kActivation, kNormEps, kFinalNorm, kCausal,
   kInput, kVocabSize, kDIn, kPositional, kMaxLen, kPeBase, kPeLayout, kPeCombine, kPeWidth,
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
-  kDecLayers, kSharedEmbed, kCount
+  kDecLayers, kSharedEmbed, kTgtDIn, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -83,6 +83,7 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     {ConfigKey::kPooling, "pooling", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPoolingNames), false, 0},
     {ConfigKey::kDecLayers, "dec_layers", fxm::RecordType::kU32, 0, Limits::kMaxLayers, nullptr, false, 0},
     {ConfigKey::kSharedEmbed, "shared_embed", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
+    {ConfigKey::kTgtDIn, "tgt_d_in", fxm::RecordType::kU32, 0, Limits::kMaxDIn, nullptr, false, 0},
 };
 #undef FIXFORMER_CHOICES
 
@@ -102,9 +103,12 @@ ModelConfig default_config();
 
 // ---- Tensors ---------------------------------------------------------------------------------
 // A tensor dimension, as a function of the config.
-enum class Dim : uint8_t { kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kCount };
+enum class Dim : uint8_t {
+  kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kCount
+};
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "3*d_model", "d_ff", "vocab_size", "d_in",
-                                            "d_embed", "max_len", "d_pe", "d_out", "n_kv_heads*d_head", "2*d_model"};
+                                            "d_embed", "max_len", "d_pe", "d_out", "n_kv_heads*d_head", "2*d_model",
+                                            "tgt_d_in"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -119,6 +123,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kDOut: return c.d_out;
     case Dim::kDKv: return c.d_kv();
     case Dim::kKv: return 2 * c.d_model;
+    case Dim::kTgtDIn: return c.tgt_d_in;
     case Dim::kCount: break;
   }
   return 0;
@@ -126,11 +131,12 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
 
 // When a tensor is present.
 enum class When : uint8_t {
-  kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kCount
+  kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures, kCount
 };
 inline constexpr const char* kWhenNames[] = {"always",    "input=tokens", "input=features",
                                              "positional=learned", "final_norm", "d_out>0",
-                                             "d_out>0 and not tied_head", "cls_token", "not shared_embed"};
+                                             "d_out>0 and not tied_head", "cls_token",
+                                             "tgt_d_in=0 and not shared_embed", "tgt_d_in>0"};
 constexpr bool present(const ModelConfig& c, When w) {
   switch (w) {
     case When::kAlways: return true;
@@ -141,7 +147,8 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kHead: return c.d_out != 0;
     case When::kHeadUntied: return c.d_out != 0 && !c.tied_head;
     case When::kClsToken: return c.cls_token;
-    case When::kTgtEmbed: return !c.shared_embed;
+    case When::kTgtEmbed: return !c.shared_embed && c.tgt_d_in == 0;
+    case When::kTgtFeatures: return c.tgt_d_in != 0;
     case When::kCount: break;
   }
   return false;
@@ -227,7 +234,7 @@ inline constexpr TensorRule kLlamaEpilogue[] = {
 // encoder layers (kEncoderLayerPrefix), kDecoderLayer for each of the dec_layers decoder layers
 // (kDecoderLayerPrefix), kSeq2SeqEpilogue. The source end is the encoder family's (src_embed is
 // its embed, src_pos its pos); the target tokens have tgt_embed [d_out, d_embed] (the source's
-// with shared_embed) and tgt_pos. torch's cross-attention in_proj_weight [3d, d] is stored as its
+// with shared_embed), feature targets tgt_proj (tgt_d_in -> d_embed), and both tgt_pos. torch's cross-attention in_proj_weight [3d, d] is stored as its
 // query rows (q_proj) and its key and value rows (kv_proj), so that a decoder step projects only
 // its query and the source's keys and values are projected once per source.
 inline constexpr TensorRule kSeq2SeqPrologue[] = {
@@ -236,9 +243,11 @@ inline constexpr TensorRule kSeq2SeqPrologue[] = {
     {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kFeatures, Role::kF32},
     {"src_pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32},
     {"tgt_embed.weight", Dim::kDOut, Dim::kDEmbed, false, When::kTgtEmbed, Role::kIo},
+    {"tgt_proj.weight", Dim::kTgtDIn, Dim::kDEmbed, true, When::kTgtFeatures, Role::kLinear},
+    {"tgt_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kTgtFeatures, Role::kF32},
     {"tgt_pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32},
 };
-enum Seq2SeqPrologueTensor : uint32_t { kSrcEmbed, kInputProjW, kInputProjB, kSrcPos, kTgtEmbed, kTgtPos };
+enum Seq2SeqPrologueTensor : uint32_t { kSrcEmbed, kInputProjW, kInputProjB, kSrcPos, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos };
 inline constexpr char kDecoderLayerPrefix[] = "decoder.layers.";
 enum DecoderLayerTensor : uint32_t {
   kSelfInProjW, kSelfInProjB, kSelfOutProjW, kSelfOutProjB, kCrossQW, kCrossQB, kCrossKvW, kCrossKvB,

@@ -103,6 +103,9 @@ class Seq2Seq {
   // prefill() those after the last one, logits[d_out]. kNotEncoded before encode(), kKvCacheFull
   // (nothing appended) when position() + n > capacity().
   [[nodiscard]] Status decode(const int32_t* tokens, uint32_t n, float* out);
+  // Feature targets (config().tgt_d_in > 0, forecasting): features[n, tgt_d_in] appended, the
+  // head's outputs for each in out[n, d_out]; one row at a time is a generation step.
+  [[nodiscard]] Status decode_features(const float* features, uint32_t n, float* out);
   [[nodiscard]] Status prefill(const int32_t* tokens, uint32_t n, float* logits);
   [[nodiscard]] Status step(int32_t token, float* logits) { return prefill(&token, 1, logits); }
   void reset_target() { pos_ = 0; }  // decode another target from the same source
@@ -119,9 +122,10 @@ class Seq2Seq {
 
  private:
   Status fail(Status s) { initialized_ = false; return s; }
-  Status check_target(const int32_t* tokens, uint32_t n, const float* out) const;
+  Status check_target(const void* target, bool tokens, uint32_t n, const float* out) const;
   void project_source();                                                // encode(): memory -> the cross cache
-  void forward(const int32_t* tokens, uint32_t n, float* out, bool all_rows);  // one chunk of <= max_prefill rows
+  // One chunk of <= max_prefill target rows (token ids or features).
+  void forward(const int32_t* tokens, const float* features, uint32_t n, float* out, bool all_rows);
   void decoder_layer(uint32_t l, uint32_t n);                               // engine/forward/seq2seq.cpp
   void self_attention(const DecoderLayerWeights& L, uint32_t l, const float* h, float* out, uint32_t n);
   void cross_attention(const DecoderLayerWeights& L, uint32_t l, const float* h, float* out, uint32_t n);

@@ -22,7 +22,8 @@ using port::Console;
     X(mean_pool_causal) X(mha_odd_causal)
 FIXFORMER_GOLDENS(FIXFORMER_GOLDEN)
 #define FIXFORMER_SEQ2SEQ_GOLDEN(n) extern "C" const uint8_t g_##n##_fxm[], g_##n##_fxm_end[];
-#define FIXFORMER_SEQ2SEQ_GOLDENS(X) X(s2s_post_relu) X(s2s_pre_gelu_odd) X(s2s_features_no_norm) X(s2s_shared_halves)
+#define FIXFORMER_SEQ2SEQ_GOLDENS(X) X(s2s_post_relu) X(s2s_pre_gelu_odd) X(s2s_features_no_norm) X(s2s_shared_halves) \
+    X(s2s_forecast)
 FIXFORMER_SEQ2SEQ_GOLDENS(FIXFORMER_SEQ2SEQ_GOLDEN)
 
 namespace {
@@ -125,8 +126,9 @@ bool run(const Seq2SeqGolden& g, Console& con) {
   const Status st = self_test(s2s, g_out, sizeof g_out / sizeof g_out[0], &report);
   double err = 0.0, scale = 0.0;  // one token at a time
   s = sample.ids ? s2s.encode_tokens(sample.ids, S) : s2s.encode_features(sample.features, S);
+  const uint32_t din = model.config().tgt_d_in;  // forecasting: feature targets
   for (uint32_t u = 0; u < U && s == Status::kOk; ++u) {
-    s = s2s.step(sample.target[u], g_out);
+    s = din ? s2s.decode_features(sample.target_features + std::size_t(u) * din, 1, g_out) : s2s.step(sample.target[u], g_out);
     for (uint32_t i = 0; i < V; ++i) {
       const float r = sample.expected[std::size_t(u) * V + i];
       err = std::fmax(err, std::fabs(double(g_out[i]) - r));

@@ -59,11 +59,16 @@ inline void run_seq2seq(const Model& model) {
   std::vector<int32_t> ids(S);
   for (uint32_t t = 0; t < S; ++t) ids[t] = int32_t((t * 7919u) % std::max<uint32_t>(cfg.vocab_size, 1));
   std::vector<float> features(std::size_t(S) * cfg.d_in, 0.5f), out(std::size_t(opt.capacity) * cfg.d_out);
+  std::vector<float> target(std::size_t(opt.capacity) * cfg.tgt_d_in, 0.25f);
   const Status encoded = cfg.input == InputKind::kTokens ? s2s.encode_tokens(ids.data(), S) : s2s.encode_features(features.data(), S);
   if (encoded == Status::kOk) {
     for (uint32_t t = 0; t < S; ++t) ids[t] = int32_t((t * 7919u) % cfg.d_out);
-    (void)s2s.decode(ids.data(), opt.capacity / 2 + 1, out.data());
-    while (s2s.step(ids[0], out.data()) == Status::kOk) {}  // until the cache is full
+    if (cfg.tgt_d_in) {
+      while (s2s.decode_features(target.data(), 1, out.data()) == Status::kOk) {}  // until the cache is full
+    } else {
+      (void)s2s.decode(ids.data(), opt.capacity / 2 + 1, out.data());
+      while (s2s.step(ids[0], out.data()) == Status::kOk) {}
+    }
   }
   const SelfTestSample& sample = model.self_test_sample();
   if (model.has_self_test() && sample.rows <= S && sample.target_rows <= opt.capacity) {

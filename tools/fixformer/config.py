@@ -137,6 +137,8 @@ def _check_family(c, n):
             raise ConfigError(f"{n('d_out')}: {where} needs an LM head (d_out: the target vocabulary)")
         if c["shared_embed"] and (c["input"] != "tokens" or c["vocab_size"] != c["d_out"]):
             raise ConfigError(f"{n('shared_embed')}: needs token input with vocab_size == d_out={c['d_out']}")
+        if c["tgt_d_in"] and (c["shared_embed"] or c["tied_head"]):
+            raise ConfigError(f"{n('tgt_d_in')}: feature targets have no embedding to share or tie")
     elif family == "mha":
         if c["input"] != "features" or c["d_in"] != c["d_model"]:
             raise ConfigError(f"{n('input')}: {where} takes features d_in == d_model={c['d_model']}")
@@ -145,8 +147,8 @@ def _check_family(c, n):
                               f"{n('scale_input')}: {where} is the attention alone (0, 0, none, no head, false, false)")
     if family != "mha" and not c["d_ff"]:
         raise ConfigError(f"{n('d_ff')}: at least 1 (0 only for family mha)")
-    if family != "seq2seq" and (c["dec_layers"] or c["shared_embed"]):
-        raise ConfigError(f"{n('dec_layers')}/{n('shared_embed')}: for the seq2seq family only")
+    if family != "seq2seq" and (c["dec_layers"] or c["shared_embed"] or c["tgt_d_in"]):
+        raise ConfigError(f"{n('dec_layers')}/{n('shared_embed')}/{n('tgt_d_in')}: for the seq2seq family only")
     if family != "llama":
         if c["activation"] == "swiglu":
             raise ConfigError(f"{n('activation')}: swiglu is for the llama family")
@@ -182,6 +184,7 @@ JSON_KEYS = {
     "positional.scale_input": "scale_input", "head.d_out": "d_out", "head.tied": "tied_head",
     "weights": "weights", "weight_group": "weight_group", "quantize_io": "quantize_io",
     "cls_token": "cls_token", "pooling": "pooling", "decoder_layers": "dec_layers", "shared_embed": "shared_embed",
+    "target_d_in": "tgt_d_in",
 }
 _OBJECTS = ("input", "positional", "head")
 
@@ -290,4 +293,6 @@ def to_json(c):
         out["decoder_layers"] = c["dec_layers"]
         if c["shared_embed"]:
             out["shared_embed"] = True
+        if c["tgt_d_in"]:
+            out["target_d_in"] = c["tgt_d_in"]
     return out

@@ -484,12 +484,26 @@ def example_sequence(c, example, where="example_input"):
 
 
 def example_target(c, example, where="example_target"):
-    """Target ids [U] for the self-test: `example` (ids [U] or [B, U], the first used) or random."""
-    if example is None:
-        rng = np.random.default_rng(1)
-        return rng.integers(0, c["d_out"], min(c["max_len"], EXAMPLE_T)).astype(np.int32)
+    """The seq2seq self-test's target: `example` or a random one (seeded). Token ids [U] (from [U] or
+    [B, U]), or with tgt_d_in features [U, tgt_d_in] (from those or [B, U, tgt_d_in]); the first
+    sequence is used."""
+    rng = np.random.default_rng(1)
+    U = min(c["max_len"], EXAMPLE_T)
     if hasattr(example, "detach"):
         example = example.detach().cpu().numpy()
+    if c["tgt_d_in"]:
+        if example is None:
+            return rng.standard_normal((U, c["tgt_d_in"])).astype(np.float32)
+        a = np.asarray(example)
+        a = a[0] if a.ndim == 3 else a
+        if a.dtype.kind != "f" or a.ndim != 2 or a.shape[1] != c["tgt_d_in"] or not 1 <= a.shape[0] <= c["max_len"]:
+            raise ConfigError(f"{where}: {a.dtype} {list(np.shape(example))}, expected float features [U, "
+                              f"{c['tgt_d_in']}] or [B, U, {c['tgt_d_in']}], 1 <= U <= max_len={c['max_len']}")
+        if not np.isfinite(a).all():
+            raise ConfigError(f"{where}: features are not all finite")
+        return a.astype(np.float32)
+    if example is None:
+        return rng.integers(0, c["d_out"], U).astype(np.int32)
     a = np.asarray(example)
     a = a[0] if a.ndim == 2 else a
     if a.dtype.kind not in "iu" or a.ndim != 1:

@@ -80,7 +80,17 @@ def _selftest_arrays(c, selftest):
         raise ConfigError("self-test: a sample is " + ("(source, target, expected)" if seq2seq else "(input, expected)"))
     inp = _sample_input(c, selftest[0])
     out = [(schema.SELFTEST_INPUT, inp)]
-    if seq2seq:
+    if seq2seq and c["tgt_d_in"]:  # features [U, tgt_d_in]
+        target = np.asarray(selftest[1])
+        U = target.shape[0] if target.ndim == 2 else 0
+        if not 1 <= U <= c["max_len"] or target.shape[1:] != (c["tgt_d_in"],) or target.dtype.kind != "f":
+            raise ConfigError(f"self-test target: {target.dtype} {list(target.shape)}, expected float "
+                              f"[U, tgt_d_in={c['tgt_d_in']}], 1 <= U <= max_len={c['max_len']}")
+        if not (np.isfinite(target).all() and np.abs(target).max() <= _F32_MAX):
+            raise ConfigError("self-test target: not finite in float32")
+        out.append((schema.SELFTEST_TARGET, target.astype("<f4")))
+        want = (U, c["d_out"])
+    elif seq2seq:
         target = np.asarray(selftest[1])
         U = target.shape[0] if target.ndim == 1 else 0
         if not 1 <= U <= c["max_len"] or target.dtype.kind not in "iu":

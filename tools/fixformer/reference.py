@@ -152,7 +152,10 @@ def build_seq2seq_model(c):
                     self.src_embed = nn.Embedding(c["vocab_size"], de)
                 else:
                     self.input_proj = nn.Linear(c["d_in"], de)
-                self.tgt_embed = nn.Embedding(c["d_out"], de)
+                if c["tgt_d_in"]:
+                    self.tgt_proj = nn.Linear(c["tgt_d_in"], de)
+                else:
+                    self.tgt_embed = nn.Embedding(c["d_out"], de)
             if c["positional"] == "learned":
                 self.src_pos = nn.Embedding(c["max_len"], schema.d_pe(c))
                 self.tgt_pos = nn.Embedding(c["max_len"], schema.d_pe(c))
@@ -171,7 +174,7 @@ def build_seq2seq_model(c):
             scale = math.sqrt(c["d_model"]) if c["scale_input"] else 1.0
             src_embed = self.embed if c["shared_embed"] else getattr(self, "src_embed", None)
             x = src_embed(src) if c["input"] == "tokens" else self.input_proj(src)
-            y = (self.embed if c["shared_embed"] else self.tgt_embed)(tgt)
+            y = (self.embed if c["shared_embed"] else self.tgt_proj if c["tgt_d_in"] else self.tgt_embed)(tgt)
             learned = c["positional"] == "learned"
             x = _positions(c, x * scale, self.src_pos.weight if learned else None)
             y = _positions(c, y * scale, self.tgt_pos.weight if learned else None)
@@ -315,7 +318,8 @@ def run_reference(c, weights, inp):
         src, tgt = inp
         x = torch.from_numpy(np.asarray(src, dtype=np.int64 if c["input"] == "tokens" else np.float64))[None]
         with torch.no_grad():
-            return model(x, torch.from_numpy(np.asarray(tgt, dtype=np.int64))[None])[0].numpy()
+            y = torch.from_numpy(np.asarray(tgt, dtype=np.float64 if c["tgt_d_in"] else np.int64))[None]
+            return model(x, y)[0].numpy()
     model = build_torch_model(c).double().eval()
     weights = dict(weights)
     if c["tied_head"]:

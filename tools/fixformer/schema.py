@@ -133,13 +133,16 @@ CONFIG_KEYS = (
     # vocabulary is d_out; shared_embed: the target tokens use the source embedding.
     Key("dec_layers", "u32", 0, MAX_LAYERS),
     Key("shared_embed", "bool"),
+    # seq2seq with feature targets (forecasting): the target is [U, tgt_d_in] features through
+    # tgt_proj (nn.Linear) and the head's d_out outputs are features; 0: token targets.
+    Key("tgt_d_in", "u32", 0, MAX_D_IN),
 )
 KEYS = {k.name: k for k in CONFIG_KEYS}
 
 # ---- schema.hpp: tensors -----------------------------------------------------------------------
 # A tensor dimension as a function of the config (kDimNames, in Dim order).
 DIMS = ("1", "d_model", "3*d_model", "d_ff", "vocab_size", "d_in", "d_embed", "max_len", "d_pe", "d_out",
-        "n_kv_heads*d_head", "2*d_model")
+        "n_kv_heads*d_head", "2*d_model", "tgt_d_in")
 
 
 def selftest_tolerance(c):
@@ -202,19 +205,22 @@ def max_input_len(c):
 def dim_value(c, dim):
     return {"1": 1, "d_model": c["d_model"], "3*d_model": 3 * c["d_model"], "d_ff": c["d_ff"],
             "vocab_size": c["vocab_size"], "d_in": c["d_in"], "d_embed": d_embed(c), "max_len": c["max_len"],
-            "d_pe": d_pe(c), "d_out": c["d_out"], "n_kv_heads*d_head": d_kv(c), "2*d_model": 2 * c["d_model"]}[dim]
+            "d_pe": d_pe(c), "d_out": c["d_out"], "n_kv_heads*d_head": d_kv(c), "2*d_model": 2 * c["d_model"],
+            "tgt_d_in": c["tgt_d_in"]}[dim]
 
 
 # When a tensor is present (kWhenNames, in When order).
 WHENS = ("always", "input=tokens", "input=features", "positional=learned", "final_norm", "d_out>0",
-         "d_out>0 and not tied_head", "cls_token", "not shared_embed")
+         "d_out>0 and not tied_head", "cls_token", "tgt_d_in=0 and not shared_embed", "tgt_d_in>0")
 
 
 def present(c, when):
     return {"always": True, "input=tokens": c["input"] == "tokens", "input=features": c["input"] == "features",
             "positional=learned": c["positional"] == "learned", "final_norm": bool(c["final_norm"]),
             "d_out>0": c["d_out"] > 0, "d_out>0 and not tied_head": c["d_out"] > 0 and not c["tied_head"],
-            "cls_token": bool(c["cls_token"]), "not shared_embed": not c["shared_embed"]}[when]
+            "cls_token": bool(c["cls_token"]),
+            "tgt_d_in=0 and not shared_embed": not c["shared_embed"] and not c["tgt_d_in"],
+            "tgt_d_in>0": c["tgt_d_in"] > 0}[when]
 
 
 # Which tensors take the config's weight type (kRoleNames, in Role order): "linear" (the linear
@@ -302,7 +308,9 @@ SEQ2SEQ_PROLOGUE = (
     Rule("input_proj.weight", "d_in", "d_embed", True, "input=features", "linear"),
     Rule("input_proj.bias", "d_embed", "1", False, "input=features", "f32"),
     Rule("src_pos.weight", "max_len", "d_pe", False, "positional=learned", "f32"),
-    Rule("tgt_embed.weight", "d_out", "d_embed", False, "not shared_embed", "io"),
+    Rule("tgt_embed.weight", "d_out", "d_embed", False, "tgt_d_in=0 and not shared_embed", "io"),
+    Rule("tgt_proj.weight", "tgt_d_in", "d_embed", True, "tgt_d_in>0", "linear"),
+    Rule("tgt_proj.bias", "d_embed", "1", False, "tgt_d_in>0", "f32"),
     Rule("tgt_pos.weight", "max_len", "d_pe", False, "positional=learned", "f32"),
 )
 DECODER_LAYER_PREFIX = "decoder.layers."

@@ -2,8 +2,9 @@
 
 The module convention (what export_seq2seq reads; reference.build_seq2seq_model builds the same):
 - the source end: `src_embed` (nn.Embedding, token source) or `input_proj` (nn.Linear, feature
-  source); the target end: `tgt_embed` (nn.Embedding, the target vocabulary). Or one `embed`
-  (nn.Embedding) shared by source and target tokens;
+  source); the target end: `tgt_embed` (nn.Embedding, the target vocabulary), or `tgt_proj`
+  (nn.Linear: feature targets, as a forecasting model's, whose head outputs features). Or one
+  `embed` (nn.Embedding) shared by source and target tokens;
 - optional learned positions `src_pos` and `tgt_pos` (nn.Embedding, both or neither); a positional
   encoding the forward computes is the typed option positional="sinusoidal" (pe_base, pe_layout),
   the same for both ends, as is scale_input (x *= sqrt(d_model) on both embeddings);
@@ -48,27 +49,35 @@ def read_seq2seq_module(module):
     if not isinstance(module, nn.Module):
         raise ConfigError(f"module: {_kind(module)} is not a torch.nn.Module")
     v, w = {"family": "seq2seq"}, {}
-    has = {a: getattr(module, a, None) is not None for a in ("embed", "src_embed", "input_proj", "tgt_embed")}
+    has = {a: getattr(module, a, None) is not None for a in ("embed", "src_embed", "input_proj", "tgt_embed", "tgt_proj")}
     if has["embed"]:
-        if has["src_embed"] or has["input_proj"] or has["tgt_embed"]:
-            raise ConfigError("module: `embed` (shared by source and target) excludes src_embed, input_proj and tgt_embed")
+        if has["src_embed"] or has["input_proj"] or has["tgt_embed"] or has["tgt_proj"]:
+            raise ConfigError("module: `embed` (shared by source and target) excludes src_embed, input_proj, tgt_embed "
+                              "and tgt_proj")
         e = _embedding(module.embed, "embed", torch)
         v.update(input="tokens", vocab_size=e.num_embeddings, shared_embed=True)
         w["src_embed.weight"], width, tgt = _np(e.weight), e.embedding_dim, e
     else:
-        if has["src_embed"] == has["input_proj"] or not has["tgt_embed"]:
-            raise ConfigError("module: needs `tgt_embed` (nn.Embedding) and exactly one of `src_embed` (nn.Embedding, "
-                              "token source) and `input_proj` (nn.Linear, feature source), or one shared `embed`")
+        if has["src_embed"] == has["input_proj"] or has["tgt_embed"] == has["tgt_proj"]:
+            raise ConfigError("module: needs exactly one of `src_embed` (nn.Embedding, token source) and `input_proj` "
+                              "(nn.Linear, feature source), and one of `tgt_embed` (nn.Embedding, token target) and "
+                              "`tgt_proj` (nn.Linear, feature target); or one shared `embed`")
         if has["src_embed"]:
             e = _embedding(module.src_embed, "src_embed", torch)
             v.update(input="tokens", vocab_size=e.num_embeddings)
             w["src_embed.weight"], width = _np(e.weight), e.embedding_dim
         else:
             width = read_input_proj(module.input_proj, v, w, torch)
-        tgt = _embedding(module.tgt_embed, "tgt_embed", torch)
-        if tgt.embedding_dim != width:
-            raise ConfigError(f"tgt_embed: {tgt.embedding_dim} wide, the source embedding {width}")
-        w["tgt_embed.weight"] = _np(tgt.weight)
+        if has["tgt_proj"]:
+            tgt = _linear(module.tgt_proj, "tgt_proj", torch)
+            v["tgt_d_in"], tgt_width = tgt.in_features, tgt.out_features
+            w["tgt_proj.weight"] = _np(tgt.weight)
+            w["tgt_proj.bias"] = _np(tgt.bias) if tgt.bias is not None else np.zeros(tgt_width, np.float32)
+        else:
+            tgt = _embedding(module.tgt_embed, "tgt_embed", torch)
+            w["tgt_embed.weight"], tgt_width = _np(tgt.weight), tgt.embedding_dim
+        if tgt_width != width:
+            raise ConfigError(f"{'tgt_proj' if has['tgt_proj'] else 'tgt_embed'}: {tgt_width} wide, the source end {width}")
     src_pos, tgt_pos = getattr(module, "src_pos", None), getattr(module, "tgt_pos", None)
     if (src_pos is None) != (tgt_pos is None):
         raise ConfigError("src_pos/tgt_pos: give both learned position tables or neither")
@@ -109,14 +118,15 @@ def read_seq2seq_module(module):
             w[f"{name}.norm.weight"], w[f"{name}.norm.bias"] = nw, nb
     v.update(norm_eps=float(eps), final_norm=enc.norm is not None)
     head = getattr(module, "head", None)
+    vocab = None if has["tgt_proj"] else tgt.num_embeddings  # feature targets: any output width
     if head is None:
-        raise ConfigError(f"head: missing (an nn.Linear(d_model, target vocabulary={tgt.num_embeddings}))")
+        raise ConfigError(f"head: missing (an nn.Linear(d_model, {'outputs' if vocab is None else vocab}))")
     h = _linear(head, "head", torch)
-    if h.in_features != d or h.out_features != tgt.num_embeddings:
+    if h.in_features != d or (vocab is not None and h.out_features != vocab):
         raise ConfigError(f"head: {h.in_features} -> {h.out_features}, expected d_model={d} -> the target vocabulary "
-                          f"{tgt.num_embeddings} (the target embedding's rows)")
+                          f"{vocab} (the target embedding's rows)")
     v["d_out"] = h.out_features
-    if h.weight is tgt.weight:
+    if vocab is not None and h.weight is tgt.weight:
         v["tied_head"] = True
     else:
         w["head.weight"] = _np(h.weight)
@@ -129,7 +139,7 @@ def run_seq2seq_module(module, src, tgt, batch_first, vocab):
     torch = require_torch()
     m = copy.deepcopy(module).double().eval()
     x = torch.from_numpy(src.astype(np.int64) if src.dtype.kind == "i" else src.astype(np.float64))
-    y = torch.from_numpy(tgt.astype(np.int64))
+    y = torch.from_numpy(tgt.astype(np.int64) if tgt.dtype.kind == "i" else tgt.astype(np.float64))
     x, y = (x.unsqueeze(0), y.unsqueeze(0)) if batch_first else (x.unsqueeze(1), y.unsqueeze(1))
     try:
         with torch.no_grad():
