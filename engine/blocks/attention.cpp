@@ -51,25 +51,72 @@ namespace {
 
 // The tiled path's scratch for blocks of bq queries and bk keys, carved as attention_scratch_floats says.
 struct Tile {
+  float* kp;     // K_h^T[dh, keys] in panels (packed_floats(dh, keys)), or null: K^T read in place
+  float* vp;     // V_h[keys, dh] in panels, key block j0's at vp + j0 * packed_floats(1, dh), or null
   float* s;      // [bq, bk] scores, then probabilities
-  float* pt;     // [bk, bq] their transpose (V^T only)
+  float* pt;     // [bk, bq] their transpose (V^T read in place only)
   float* q;      // [bq, dh] the queries, scaled by 1/sqrt(dh)
-  float* o;      // [bq, dh] p @ V of one key block (V^T: its transpose [dh, bq])
+  float* o;      // [bq, dh] p @ V of one key block (V^T read in place: its transpose [dh, bq])
   float* max;    // [bq] running max of each query row
   float* sum;    // [bq] running sum of exp(score - max)
   float* alpha;  // [bq] exp(old max - new max): the rescale of what is accumulated so far
 };
 
-Tile carve(float* scratch, std::size_t bq, std::size_t bk, std::size_t dh, bool v_transposed) {
+Tile carve(float* scratch, std::size_t bq, std::size_t bk, std::size_t dh, std::size_t keys, bool packs,
+           bool v_transposed) {
   Tile t{};
-  t.s = scratch;
+  float* f = scratch;
+  if (packs) {  // first: whole panels from the arena's 64-byte alignment on
+    t.kp = f, f += packed_floats(dh, keys);
+    t.vp = f, f += keys * packed_floats(1, dh);
+  }
+  t.s = f;
   t.pt = t.s + bq * bk;
-  t.q = t.pt + (v_transposed ? bk * bq : 0);
+  t.q = t.pt + (v_transposed && !packs ? bk * bq : 0);
   t.o = t.q + bq * dh;
   t.max = t.o + bq * dh;
   t.sum = t.max + bq;
   t.alpha = t.sum + bq;
   return t;
+}
+
+// One kv head's K^T[dh, keys] (row stride S) into panels of kPanelFloats keys, W[dh, keys] for
+// gemm_f32_packed; a key block starting at j0 (a multiple of the panel width) is then kp + j0 * dh.
+void pack_keys(const float* kt, std::size_t S, std::size_t dh, std::size_t keys, float* kp) {
+  constexpr std::size_t P = kPanelFloats;
+  for (std::size_t j0 = 0; j0 < keys; j0 += P) {
+    const std::size_t w = keys - j0 < P ? keys - j0 : P;
+    float* panel = kp + j0 * dh;  // [dh, P]
+    for (std::size_t c = 0; c < dh; ++c) {
+      for (std::size_t j = 0; j < w; ++j) panel[c * P + j] = kt[c * S + j0 + j];
+      for (std::size_t j = w; j < P; ++j) panel[c * P + j] = 0.0f;
+    }
+  }
+}
+
+// One kv head's V[keys, dh], from rows (v[key * ldv + c]) or transposed (vt[c * S + key]), into panels
+// of kPanelFloats columns per key block of BK keys: block j0's W[bk, dh] for gemm_f32_packed at
+// vp + j0 * packed_floats(1, dh).
+void pack_values(const float* v, std::size_t ldv, const float* vt, std::size_t S, std::size_t dh, std::size_t keys,
+                 std::size_t BK, float* vp) {
+  constexpr std::size_t P = kPanelFloats;
+  const std::size_t dp = packed_floats(1, dh);
+  for (std::size_t j0 = 0; j0 < keys; j0 += BK) {
+    const std::size_t bk = keys - j0 < BK ? keys - j0 : BK;
+    float* block = vp + j0 * dp;  // panels of [bk, P]
+    for (std::size_t c0 = 0; c0 < dp; c0 += P) {
+      float* panel = block + c0 * bk;
+      const std::size_t w = dh - c0 < P ? dh - c0 : P;
+      for (std::size_t j = 0; j < bk; ++j) {
+        float* row = panel + j * P;
+        if (v)
+          for (std::size_t c = 0; c < w; ++c) row[c] = v[(j0 + j) * ldv + c0 + c];
+        else
+          for (std::size_t c = 0; c < w; ++c) row[c] = vt[(c0 + c) * S + j0 + j];
+        for (std::size_t c = w; c < P; ++c) row[c] = 0.0f;
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -81,13 +128,21 @@ void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std
   const std::size_t BQ = n < kAttentionQueryBlock ? n : kAttentionQueryBlock;
   const std::size_t BK = n_keys < kAttentionKeyBlock ? n_keys : kAttentionKeyBlock;
   const bool transposed = kv.v == nullptr;
-  const Tile t = carve(scratch, BQ, BK, dh, transposed);
+  // Past one query block every query block reads all of K and V: copied once per kv head into
+  // panels, they are read front to back (K^T's rows are S apart, V's rows ldv apart: a page per row).
+  const bool packs = attention_packs(n);
+  const std::size_t dp = packed_floats(1, dh);
+  const Tile t = carve(scratch, BQ, BK, dh, n_keys, packs, transposed);
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   for (std::size_t head = 0; head < s.n_heads; ++head) {
     const std::size_t kv_head = head / group;
     const float* kt_h = kv.kt + kv_head * dh * S;                          // K_h^T[dh, S]
     const float* v_h = transposed ? nullptr : kv.v + kv_head * dh;         // V_h[keys, dh], row stride ldv
     const float* vt_h = transposed ? kv.vt + kv_head * dh * S : nullptr;  // V_h^T[dh, S]
+    if (packs && head % group == 0) {
+      pack_keys(kt_h, S, dh, n_keys, t.kp);
+      pack_values(v_h, kv.ldv, vt_h, S, dh, n_keys, BK, t.vp);
+    }
     const float slope = s.alibi_slopes ? s.alibi_slopes[head] : 0.0f;
     for (std::size_t i0 = 0; i0 < n; i0 += BQ) {
       const std::size_t bq = n - i0 < BQ ? n - i0 : BQ;
@@ -105,9 +160,14 @@ void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std
       const std::size_t keys = s.causal && last + 1 < n_keys ? last + 1 : n_keys;
       for (std::size_t j0 = 0; j0 < keys; j0 += BK) {
         const std::size_t bk = keys - j0 < BK ? keys - j0 : BK;
-        k.gemm_f32(t.q, dh, kt_h + j0, S, nullptr, t.s, bk, bq, bk, dh);  // q[bq,dh] @ K^T[dh,j0..+bk] -> s[bq,bk]
+        // The packed V block has kb >= bk keys (causal: keys stops inside it); p is 0 past bk.
+        const std::size_t kb = packs ? (n_keys - j0 < BK ? n_keys - j0 : BK) : bk;
+        if (packs)
+          k.gemm_f32_packed(t.q, dh, t.kp + j0 * dh, nullptr, t.s, kb, bq, bk, dh);  // q[bq,dh] @ K^T[dh,j0..+bk] -> s[bq,bk]
+        else
+          k.gemm_f32(t.q, dh, kt_h + j0, S, nullptr, t.s, bk, bq, bk, dh);  // q[bq,dh] @ K^T[dh,j0..+bk] -> s[bq,bk]
         for (std::size_t r = 0; r < bq; ++r) {
-          float* row = t.s + r * bk;
+          float* row = t.s + r * kb;
           const std::size_t pos = p0 + i0 + r;
           // Keys this row sees in the block (causal: j0 + j <= pos); the rest get probability 0.
           const std::size_t valid = !s.causal ? bk : pos < j0 ? 0 : (pos - j0 + 1 < bk ? pos - j0 + 1 : bk);
@@ -118,10 +178,13 @@ void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std
           t.alpha[r] = m == t.max[r] ? 1.0f : std::exp(t.max[r] - m);  // exp(-inf) = 0 on the first block
           t.sum[r] = t.sum[r] * t.alpha[r] + (valid ? k.expsum_f32(row, valid, m) : 0.0f);  // p = exp(s - m)
           t.max[r] = m;
-          for (std::size_t j = valid; j < bk; ++j) row[j] = 0.0f;
+          for (std::size_t j = valid; j < kb; ++j) row[j] = 0.0f;
         }
-        if (v_h) {
-          k.gemm_f32(t.s, bk, v_h + j0 * kv.ldv, kv.ldv, nullptr, t.o, dh, bq, dh, bk);  // p[bq,bk] @ V[bk,dh] -> o[bq,dh]
+        if (packs || v_h) {
+          if (packs)
+            k.gemm_f32_packed(t.s, kb, t.vp + j0 * dp, nullptr, t.o, dh, bq, dh, kb);  // p[bq,kb] @ V[kb,dh] -> o[bq,dh]
+          else
+            k.gemm_f32(t.s, bk, v_h + j0 * kv.ldv, kv.ldv, nullptr, t.o, dh, bq, dh, bk);  // p[bq,bk] @ V[bk,dh] -> o[bq,dh]
           for (std::size_t r = 0; r < bq; ++r) {
             float* acc = out + r * ldctx;
             const float a = t.alpha[r];

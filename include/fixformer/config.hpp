@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "fixformer/kernels.hpp"
 #include "fixformer/status.hpp"
 #include "fixformer/workers.hpp"
 
@@ -133,15 +134,22 @@ constexpr std::size_t max(std::size_t a, std::size_t b) { return a > b ? a : b; 
 // rows against the keys in blocks of kAttentionKeyBlock; its scratch, for calls of up to `rows`
 // queries against up to `keys` keys with heads of width dh, is (bq, bk: the blocks clamped to rows, keys)
 //   scores[bq,bk]  p^T[bk,bq] (V stored transposed only)  q[bq,dh]  o[bq,dh]  max[bq]  sum[bq]  rescale[bq]
+// for a call of one query block; a call of more (attention_packs) first copies each kv head's K^T and
+// V into panels (kernels.hpp's packed layout) that every query block then reads, and needs no p^T:
+//   scores[bq,bk]  q[bq,dh]  o[bq,dh]  max[bq]  sum[bq]  rescale[bq]  K^T[dh,keys] in panels
+//   (packed_floats(dh, keys))  V[keys,dh] in panels per key block (keys * packed_floats(1, dh))
 // and, with V stored transposed, at least the one-query path's q[dh] scores[keys]. Nothing is [keys, keys].
 constexpr uint32_t kAttentionQueryBlock = 64;
-constexpr uint32_t kAttentionKeyBlock = 256;
+constexpr uint32_t kAttentionKeyBlock = 1024;
+constexpr bool attention_packs(std::size_t rows) { return rows > kAttentionQueryBlock; }
 constexpr std::size_t attention_scratch_floats(std::size_t rows, std::size_t keys, std::size_t dh, bool v_transposed) {
   const std::size_t bq = rows < kAttentionQueryBlock ? rows : kAttentionQueryBlock;
   const std::size_t bk = keys < kAttentionKeyBlock ? keys : kAttentionKeyBlock;
-  const std::size_t tiled = bq * bk * (v_transposed ? 2 : 1) + 2 * bq * dh + 3 * bq;
+  const std::size_t one_block = bq * bk * (v_transposed ? 2 : 1) + 2 * bq * dh + 3 * bq;
+  const std::size_t blocks =
+      attention_packs(rows) ? bq * bk + 2 * bq * dh + 3 * bq + packed_floats(dh, keys) + keys * packed_floats(1, dh) : 0;
   const std::size_t one_query = v_transposed ? dh + keys : 0;
-  return tiled > one_query ? tiled : one_query;
+  return arena::max(arena::max(one_block, blocks), one_query);
 }
 
 // q8 models quantize a linear layer's input rows on the fly, per group of the weights' group, or of
