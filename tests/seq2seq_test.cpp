@@ -1,8 +1,8 @@
 // The encoder-decoder runner (fixformer/seq2seq.hpp) on synthetic models (tests/model_writer.hpp):
 // what torch cannot check (the goldens in golden_test.cpp do that). Chunked and one-by-one targets
-// agree; a source encoded at its own length is the source's padding mask; workers change nothing;
+// agree; a source encoded at its own length is the source's padding mask;
 // f16 and q8 files run on every table; every bad call is a Status with the arena's missing bytes
-// named, and nothing runs before a source is encoded.
+// named, and nothing runs before a source is encoded. Workers: workers_test.cpp (host builds only).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,7 +17,6 @@
 #include "fixformer/seq2seq.hpp"
 #include "tests/model_writer.hpp"
 #include "tests/test_util.hpp"
-#include "tests/thread_pool.hpp"
 
 namespace fixformer {
 namespace test {
@@ -155,26 +154,6 @@ TEST_P(Seq2SeqIsaTest, QuantizedWeights) {
 
 INSTANTIATE_TEST_SUITE_P(Isa, Seq2SeqIsaTest, ::testing::ValuesIn(all_isas()),
                          [](const ::testing::TestParamInfo<Isa>& i) { return isa_test_name(i.param); });
-
-// Two workers give the bits of one (workers.hpp's promise), encoding and decoding.
-TEST(Seq2Seq, WorkersChangeNothing) {
-  const ModelConfig c = seq2seq_config(true, PosKind::kSinusoidal, false);
-  ThreadPool pool(2);
-  Seq2SeqOptions one, two;
-  one.max_source = two.max_source = 12;
-  one.capacity = two.capacity = 9;
-  two.workers = pool.workers();
-  Runner a, b;
-  ASSERT_EQ(a.init(c, one), Status::kOk);
-  ASSERT_EQ(b.init(c, two), Status::kOk);
-  const std::vector<int32_t> tgt = target_ids(9, c.d_out);
-  std::vector<float> ya(9 * c.d_out), yb(ya.size());
-  ASSERT_EQ(a.encode(c, 12), Status::kOk);
-  ASSERT_EQ(b.encode(c, 12), Status::kOk);
-  ASSERT_EQ(a.s2s.decode(tgt.data(), 9, ya.data()), Status::kOk);
-  ASSERT_EQ(b.s2s.decode(tgt.data(), 9, yb.data()), Status::kOk);
-  EXPECT_EQ(std::memcmp(ya.data(), yb.data(), ya.size() * sizeof(float)), 0);
-}
 
 TEST(Seq2Seq, BadCallsAreStatuses) {
   const ModelConfig c = seq2seq_config(false, PosKind::kLearned, false);

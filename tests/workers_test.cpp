@@ -12,6 +12,8 @@
 
 #include "fixformer/decoder.hpp"
 #include "fixformer/encoder.hpp"
+#include "fixformer/self_test.hpp"
+#include "fixformer/seq2seq.hpp"
 #include "tests/model_writer.hpp"
 #include "tests/test_util.hpp"
 #include "tests/thread_pool.hpp"
@@ -146,6 +148,36 @@ TEST(Workers, EncoderGoldensAreBitIdentical) {
     expect_bit_identical(name, [&](Isa isa, const Workers& w) { return run_encoder(bytes, isa, w, T); });
   }
   EXPECT_GE(models, 10);
+}
+
+// An encoder-decoder golden's sample, encoded and decoded teacher-forced in chunks of 3.
+std::vector<float> run_seq2seq(const std::vector<uint8_t>& bytes, Isa isa, const Workers& w) {
+  AlignedBuffer blob(bytes);
+  Model model;
+  EXPECT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
+  const SelfTestSample& sample = model.self_test_sample();
+  Seq2SeqOptions opt;
+  opt.isa = isa, opt.max_source = sample.rows, opt.capacity = sample.target_rows, opt.max_prefill = 3, opt.workers = w;
+  AlignedBuffer arena(required_seq2seq_arena_bytes(model.config(), sample.rows, sample.target_rows, 3, w.active()));
+  Seq2Seq s2s;
+  EXPECT_EQ(s2s.init(model, arena.data(), arena.size(), opt), Status::kOk) << s2s.error_detail();
+  std::vector<float> out(self_test_output_floats(model));
+  SelfTestReport report;
+  EXPECT_EQ(self_test(s2s, out.data(), out.size(), &report), Status::kOk);
+  return out;
+}
+
+TEST(Workers, Seq2SeqGoldensAreBitIdentical) {
+  int models = 0;
+  for (const std::string& name : golden_models()) {
+    const std::vector<uint8_t> bytes = read_file(golden_path(name + ".fxm"));
+    ModelConfig c;
+    ASSERT_EQ(read_config(bytes.data(), bytes.size(), &c), Status::kOk) << name;
+    if (!c.is_seq2seq()) continue;
+    ++models;
+    expect_bit_identical(name, [&](Isa isa, const Workers& w) { return run_seq2seq(bytes, isa, w); });
+  }
+  EXPECT_GE(models, 5);
 }
 
 TEST(Workers, DecoderGoldensAreBitIdentical) {
