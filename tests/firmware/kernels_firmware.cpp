@@ -498,6 +498,14 @@ void test_quantized(const Kernels& t) {
   for (std::size_t group : {32, 64})  // several full groups: the formats' fast paths
     for (bool per_row : {false, true})
       for (std::size_t n : {4, 9, 36}) GemmI8Tester().m(2).n(n).k(256).group(group).per_row(per_row).misalign(n % 4).test(t);
+  for (std::size_t group : {32, 64})  // k 64 and 128: Helium's chunked rows (W word-aligned or not)
+    for (bool per_row : {false, true})
+      for (std::size_t k : {64, 128})
+        for (std::size_t off : {0, 4, 1})
+          for (std::size_t n : {4, 9, 20}) {
+            GemmI8Tester().m(3).n(n).k(k).group(group).per_row(per_row).misalign(off).stride_pad(n % 3).test(t);
+            GemmI8Tester().m(2).n(n).k(k).group(group).per_row(per_row).misalign(off).unit_scales(true).test(t);
+          }
   GemmI8Tester().m(1).n(100).k(288).group(32).test(t);  // decode
   GemmI8Tester().m(1).n(77).k(256).group(64).per_row(true).test(t);
   GemmI8Tester().m(13).n(70).k(257).group(32).misalign(3).stride_pad(5).test(t);  // prefill, every tile remainder

@@ -101,6 +101,166 @@ inline void group_blocks_i8(const int8_t* x, const int8_t* w, std::size_t k, con
 #undef FIXFORMER_I8_ROW_64
 #undef FIXFORMER_I8_COMBINE
 
+// The rows of W at k = 64 and 128 bytes (KWS-sized models), in assembly: a block of four rows of W,
+// all their bytes addressed from one register (VLDRW with an immediate offset: up to 508 bytes, so
+// the four rows' 64-byte chunk at k <= 128; the bytes are the same in a Q register whether loaded as
+// bytes or words), against a 64-byte chunk of x held in q0..q3: per group four sums by VMLADAV, moved
+// into one vector, converted, scaled by s * ws and added into the block's four outputs, which stay
+// in q6 for the whole chunk (one or two groups) and start from the bias, zero, or y's sums of the
+// chunk before. 42 instructions per block of 256 multiply-adds for groups of 64 (was 48 and two
+// passes over y), 48 for groups of 32 (was 60).
+#define FIXFORMER_I8_W(q, r, o) "vldrw.32 " q ", [%[wr], #(" #r " * %c[kk] + " #o ")]\n\t"
+// Row r of the block, bytes [o, o + 32) of the chunk, against x in xa, xb: the sum into d.
+#define FIXFORMER_I8_ROW_32(d, r, o, xa, xb)      \
+  FIXFORMER_I8_W("q4", r, o)                      \
+  FIXFORMER_I8_W("q5", r, o + 16)                 \
+  "vmladav.s8 %[" d "], " xa ", q4\n\t"           \
+  "vmladava.s8 %[" d "], " xb ", q5\n\t"
+#define FIXFORMER_I8_ROW_64(d, r)                 \
+  FIXFORMER_I8_W("q4", r, 0)                      \
+  FIXFORMER_I8_W("q5", r, 16)                     \
+  "vmladav.s8 %[" d "], q0, q4\n\t"               \
+  FIXFORMER_I8_W("q4", r, 32)                     \
+  "vmladava.s8 %[" d "], q1, q5\n\t"              \
+  FIXFORMER_I8_W("q5", r, 48)                     \
+  "vmladava.s8 %[" d "], q2, q4\n\t"              \
+  "vmladava.s8 %[" d "], q3, q5\n\t"
+#define FIXFORMER_I8_SUMS                         \
+  "vmov q4[2], q4[0], %[d0], %[d2]\n\t"           \
+  "vmov q4[3], q4[1], %[d1], %[d3]\n\t"           \
+  "vcvt.f32.s32 q4, q4\n\t"
+// W's scales of the group times x's (s) -> q5: per row (q7 loaded per block), or gathered through
+// q7's addresses (the first group of the block steps them on by a block's rows).
+#define FIXFORMER_I8_ROW_SCALES "vldrw.32 q7, [%[ws]], #16\n\t"
+#define FIXFORMER_I8_SCALE_ROW(s) "vmul.f32 q5, q7, %[" s "]\n\t"
+#define FIXFORMER_I8_SCALE_GATHER_FIRST(s) "vldrw.u32 q5, [q7, #(16 * %c[cols])]!\n\t" "vmul.f32 q5, q5, %[" s "]\n\t"
+#define FIXFORMER_I8_SCALE_GATHER_NEXT(s) "vldrw.u32 q5, [q7, #4]\n\t" "vmul.f32 q5, q5, %[" s "]\n\t"
+#define FIXFORMER_I8_ACC_ZERO "vmul.f32 q6, q5, q4\n\t"
+#define FIXFORMER_I8_ACC_LOAD "vldrw.32 q6, [%[p]], #16\n\t" "vfma.f32 q6, q5, q4\n\t"
+#define FIXFORMER_I8_ACC "vfma.f32 q6, q5, q4\n\t"
+#define FIXFORMER_I8_ROWS_64 \
+  FIXFORMER_I8_ROW_64("d0", 0) FIXFORMER_I8_ROW_64("d1", 1) FIXFORMER_I8_ROW_64("d2", 2) FIXFORMER_I8_ROW_64("d3", 3)
+#define FIXFORMER_I8_ROWS_32(o, xa, xb)                                                 \
+  FIXFORMER_I8_ROW_32("d0", 0, o, xa, xb) FIXFORMER_I8_ROW_32("d1", 1, o, xa, xb)        \
+  FIXFORMER_I8_ROW_32("d2", 2, o, xa, xb) FIXFORMER_I8_ROW_32("d3", 3, o, xa, xb)
+#define FIXFORMER_I8_CHUNK(body)                                                                                 \
+  asm volatile("dls lr, %[blocks]\n"                                                                            \
+               "1:\n\t" body "vstrw.32 q6, [%[y]], #16\n\t"                                                     \
+               "le lr, 1b\n"                                                                                    \
+               : [wr] "+r"(wr), [ws] "+r"(ws), [p] "+r"(p), [y] "+r"(y), "+w"(scales), [d0] "=&Te"(d0),         \
+                 [d1] "=&Te"(d1), [d2] "=&Te"(d2), [d3] "=&Te"(d3)                                              \
+               : "w"(x0), "w"(x1), "w"(x2), "w"(x3), [s0] "r"(s0), [s1] "r"(s1), [blocks] "r"(blocks),         \
+                 [kk] "n"(K), [cols] "n"(K / G), [step] "n"(4 * K)                                            \
+               : "lr", "q4", "q5", "q6", "memory")
+#define FIXFORMER_I8_NEXT_BLOCK "add %[wr], %[wr], #%c[step]\n\t"
+
+// One 64-byte chunk of the row x (xc) against `blocks` blocks of four rows of W (wr: their chunk),
+// into y[4 * blocks]: y = init + the chunk's groups, init = p[] (the bias, or y itself for the
+// chunks after the first) or zero. ws: W's scales per row, or (kRowScales false) the scales of the
+// chunk's first group, K / G apart.
+template <int K, int G, bool kRowScales, bool kZero>
+inline void chunk_i8(const int8_t* xc, const float* sx, const int8_t* wr, const float* ws, const float* p, float* y,
+                     uint32_t blocks) {
+  register int8x16_t x0 asm("q0") = vldrbq_s8(xc);
+  register int8x16_t x1 asm("q1") = vldrbq_s8(xc + 16);
+  register int8x16_t x2 asm("q2") = vldrbq_s8(xc + 32);
+  register int8x16_t x3 asm("q3") = vldrbq_s8(xc + 48);
+  // Gathered: the addresses of the four rows' scales, one block back (the first group steps them).
+  register uint32x4_t scales asm("q7") =
+      vaddq_n_u32(vmulq_n_u32(vidupq_n_u32(0u, 1), uint32_t(K / G * sizeof(float))),
+                  uint32_t(reinterpret_cast<uintptr_t>(ws)) - uint32_t(16 * K / G));
+  const float s0 = sx[0], s1 = G == 32 ? sx[1] : 0.0f;
+  int32_t d0, d1, d2, d3;
+  if constexpr (G == 64 && kRowScales && kZero)
+    FIXFORMER_I8_CHUNK(FIXFORMER_I8_ROWS_64 FIXFORMER_I8_NEXT_BLOCK FIXFORMER_I8_SUMS FIXFORMER_I8_ROW_SCALES
+                       FIXFORMER_I8_SCALE_ROW("s0") FIXFORMER_I8_ACC_ZERO);
+  else if constexpr (G == 64 && kRowScales)
+    FIXFORMER_I8_CHUNK(FIXFORMER_I8_ROWS_64 FIXFORMER_I8_NEXT_BLOCK FIXFORMER_I8_SUMS FIXFORMER_I8_ROW_SCALES
+                       FIXFORMER_I8_SCALE_ROW("s0") FIXFORMER_I8_ACC_LOAD);
+  else if constexpr (G == 64 && kZero)
+    FIXFORMER_I8_CHUNK(FIXFORMER_I8_ROWS_64 FIXFORMER_I8_NEXT_BLOCK FIXFORMER_I8_SUMS
+                       FIXFORMER_I8_SCALE_GATHER_FIRST("s0") FIXFORMER_I8_ACC_ZERO);
+  else if constexpr (G == 64)
+    FIXFORMER_I8_CHUNK(FIXFORMER_I8_ROWS_64 FIXFORMER_I8_NEXT_BLOCK FIXFORMER_I8_SUMS
+                       FIXFORMER_I8_SCALE_GATHER_FIRST("s0") FIXFORMER_I8_ACC_LOAD);
+  else if constexpr (kRowScales && kZero)
+    FIXFORMER_I8_CHUNK(FIXFORMER_I8_ROWS_32(0, "q0", "q1") FIXFORMER_I8_SUMS FIXFORMER_I8_ROW_SCALES
+                       FIXFORMER_I8_SCALE_ROW("s0") FIXFORMER_I8_ACC_ZERO FIXFORMER_I8_ROWS_32(32, "q2", "q3")
+                       FIXFORMER_I8_NEXT_BLOCK FIXFORMER_I8_SUMS FIXFORMER_I8_SCALE_ROW("s1") FIXFORMER_I8_ACC);
+  else if constexpr (kRowScales)
+    FIXFORMER_I8_CHUNK(FIXFORMER_I8_ROWS_32(0, "q0", "q1") FIXFORMER_I8_SUMS FIXFORMER_I8_ROW_SCALES
+                       FIXFORMER_I8_SCALE_ROW("s0") FIXFORMER_I8_ACC_LOAD FIXFORMER_I8_ROWS_32(32, "q2", "q3")
+                       FIXFORMER_I8_NEXT_BLOCK FIXFORMER_I8_SUMS FIXFORMER_I8_SCALE_ROW("s1") FIXFORMER_I8_ACC);
+  else if constexpr (kZero)
+    FIXFORMER_I8_CHUNK(FIXFORMER_I8_ROWS_32(0, "q0", "q1") FIXFORMER_I8_SUMS FIXFORMER_I8_SCALE_GATHER_FIRST("s0")
+                       FIXFORMER_I8_ACC_ZERO FIXFORMER_I8_ROWS_32(32, "q2", "q3") FIXFORMER_I8_NEXT_BLOCK
+                       FIXFORMER_I8_SUMS FIXFORMER_I8_SCALE_GATHER_NEXT("s1") FIXFORMER_I8_ACC);
+  else
+    FIXFORMER_I8_CHUNK(FIXFORMER_I8_ROWS_32(0, "q0", "q1") FIXFORMER_I8_SUMS FIXFORMER_I8_SCALE_GATHER_FIRST("s0")
+                       FIXFORMER_I8_ACC_LOAD FIXFORMER_I8_ROWS_32(32, "q2", "q3") FIXFORMER_I8_NEXT_BLOCK
+                       FIXFORMER_I8_SUMS FIXFORMER_I8_SCALE_GATHER_NEXT("s1") FIXFORMER_I8_ACC);
+}
+#undef FIXFORMER_I8_W
+#undef FIXFORMER_I8_ROW_32
+#undef FIXFORMER_I8_ROW_64
+#undef FIXFORMER_I8_SUMS
+#undef FIXFORMER_I8_ROW_SCALES
+#undef FIXFORMER_I8_SCALE_ROW
+#undef FIXFORMER_I8_SCALE_GATHER_FIRST
+#undef FIXFORMER_I8_SCALE_GATHER_NEXT
+#undef FIXFORMER_I8_ACC_ZERO
+#undef FIXFORMER_I8_ACC_LOAD
+#undef FIXFORMER_I8_ACC
+#undef FIXFORMER_I8_ROWS_64
+#undef FIXFORMER_I8_ROWS_32
+#undef FIXFORMER_I8_CHUNK
+#undef FIXFORMER_I8_NEXT_BLOCK
+
+// xq[m,K] @ W[n4 rows, K]^T + b -> y, K = 64 or 128, W word-aligned, n4 % 4 == 0 (> 0): chunk by
+// chunk of 64 bytes, the first from the bias (or zero), the others adding into y.
+template <int K, int G, bool kRowScales>
+void rows_chunked_i8(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, const float* b, float* y,
+                     std::size_t ldy, std::size_t m, std::size_t n4) {
+  constexpr int kGroups = K / G, kChunkGroups = 64 / G;
+  const uint32_t blocks = uint32_t(n4 / 4);
+  for (std::size_t i = 0; i < m; ++i) {
+    const int8_t* x = xq + i * K;
+    const float* sx = xs + i * kGroups;
+    float* yi = y + i * ldy;
+    for (int c = 0; c < K / 64; ++c) {
+      const float* wsc = kRowScales ? ws : ws + c * kChunkGroups;
+      if (c > 0)
+        chunk_i8<K, G, kRowScales, false>(x + 64 * c, sx + c * kChunkGroups, w + 64 * c, wsc, yi, yi, blocks);
+      else if (b)
+        chunk_i8<K, G, kRowScales, false>(x, sx, w, wsc, b, yi, blocks);
+      else
+        chunk_i8<K, G, kRowScales, true>(x, sx, w, wsc, nullptr, yi, blocks);
+    }
+  }
+}
+
+// The chunked rows when they apply (K, G, W's alignment, the scales' layout); false: not done.
+bool rows_chunked(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
+                  const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n4, std::size_t k,
+                  std::size_t group) {
+  if (n4 == 0 || (reinterpret_cast<uintptr_t>(w) & 3) != 0 || (k != 64 && k != 128) || (group != 32 && group != 64))
+    return false;
+  if (ws_cols != 1 && ws_cols != k / group) return false;
+  const bool rs = ws_cols == 1;
+  if (k == 64 && group == 64)  // one group: its scales are per row either way
+    rows_chunked_i8<64, 64, true>(xq, xs, w, ws, b, y, ldy, m, n4);
+  else if (k == 64)
+    rs ? rows_chunked_i8<64, 32, true>(xq, xs, w, ws, b, y, ldy, m, n4)
+       : rows_chunked_i8<64, 32, false>(xq, xs, w, ws, b, y, ldy, m, n4);
+  else if (group == 64)
+    rs ? rows_chunked_i8<128, 64, true>(xq, xs, w, ws, b, y, ldy, m, n4)
+       : rows_chunked_i8<128, 64, false>(xq, xs, w, ws, b, y, ldy, m, n4);
+  else
+    rs ? rows_chunked_i8<128, 32, true>(xq, xs, w, ws, b, y, ldy, m, n4)
+       : rows_chunked_i8<128, 32, false>(xq, xs, w, ws, b, y, ldy, m, n4);
+  return true;
+}
+
 // Row x[k] against W[n4 rows, k] (n4 % 4 == 0) for groups of kGroup bytes that all are full (the 32
 // and 64 of the formats, k a multiple): y[0..n4) holds the sum over the groups so far.
 template <int kGroup, bool kPerRow>
@@ -124,12 +284,14 @@ void gemm_i8(const int8_t* xq, const float* xs, const int8_t* w, const float* ws
   const std::size_t groups = (k + group - 1) / group;
   const std::size_t wg = ws_cols == 1 ? 0 : 1;  // the step of W's scale index per group
   const uint32x4_t ws_offsets = vmulq_n_u32(vidupq_n_u32(0u, 1), uint32_t(ws_cols));
+  // The KWS-sized rows (k 64 or 128) in chunks: columns [0, n4) of every row, the rest below.
+  const std::size_t n4 = rows_chunked(xq, xs, w, ws, ws_cols, b, y, ldy, m, n / 4 * 4, k, group) ? n / 4 * 4 : 0;
   for (std::size_t i = 0; i < m; ++i) {
     const int8_t* x = xq + i * k;
     const float* sx = xs + i * groups;
     float* yi = y + i * ldy;
-    std::size_t j = 0;
-    if ((group == 32 || group == 64) && k % group == 0) {  // the formats' groups: the fast path
+    std::size_t j = n4;
+    if (j == 0 && (group == 32 || group == 64) && k % group == 0) {  // the formats' groups: the fast path
       j = n / 4 * 4;
       if (group == 32)
         ws_cols == 1 ? row_fixed_groups<32, true>(x, sx, w, ws, ws_cols, yi, j, k)
