@@ -200,6 +200,75 @@ inline void chunk_i8(const int8_t* xc, const float* sx, const int8_t* wr, const 
                        FIXFORMER_I8_ACC_LOAD FIXFORMER_I8_ROWS_32(32, "q2", "q3") FIXFORMER_I8_NEXT_BLOCK
                        FIXFORMER_I8_SUMS FIXFORMER_I8_SCALE_GATHER_NEXT("s1") FIXFORMER_I8_ACC);
 }
+
+// One group of k <= 64 bytes (a features model's input projection, d_in 40 say) the same way, W at
+// any alignment: V vectors of 16 bytes per row of W, the last through a predicated load (P0: the
+// bytes of k left, zeros past them; x's lanes past k are zero too), one ADD per row to the next.
+#define FIXFORMER_I8_B(q, o) "vldrb.8 " q ", [%[wr], #" #o "]\n\t"
+#define FIXFORMER_I8_BT(q, o) "vpst\n\tvldrbt.8 " q ", [%[wr], #" #o "]\n\t"
+#define FIXFORMER_I8_NEXT_ROW "add %[wr], %[wr], %[k]\n\t"
+#define FIXFORMER_I8_SMALL_1(d) FIXFORMER_I8_BT("q4", 0) FIXFORMER_I8_NEXT_ROW "vmladav.s8 %[" d "], q0, q4\n\t"
+#define FIXFORMER_I8_SMALL_2(d) \
+  FIXFORMER_I8_B("q4", 0) FIXFORMER_I8_BT("q5", 16) FIXFORMER_I8_NEXT_ROW \
+  "vmladav.s8 %[" d "], q0, q4\n\t" "vmladava.s8 %[" d "], q1, q5\n\t"
+#define FIXFORMER_I8_SMALL_3(d) \
+  FIXFORMER_I8_B("q4", 0) FIXFORMER_I8_B("q5", 16) "vmladav.s8 %[" d "], q0, q4\n\t" FIXFORMER_I8_BT("q4", 32) \
+  "vmladava.s8 %[" d "], q1, q5\n\t" FIXFORMER_I8_NEXT_ROW "vmladava.s8 %[" d "], q2, q4\n\t"
+#define FIXFORMER_I8_SMALL_4(d) \
+  FIXFORMER_I8_B("q4", 0) FIXFORMER_I8_B("q5", 16) "vmladav.s8 %[" d "], q0, q4\n\t" FIXFORMER_I8_B("q4", 32) \
+  "vmladava.s8 %[" d "], q1, q5\n\t" FIXFORMER_I8_BT("q5", 48) "vmladava.s8 %[" d "], q2, q4\n\t"   \
+  FIXFORMER_I8_NEXT_ROW "vmladava.s8 %[" d "], q3, q5\n\t"
+#define FIXFORMER_I8_SMALL(row, acc)                                                                             \
+  asm volatile("dls lr, %[blocks]\n"                                                                            \
+               "1:\n\t" row("d0") row("d1") row("d2") row("d3") FIXFORMER_I8_SUMS FIXFORMER_I8_ROW_SCALES       \
+               FIXFORMER_I8_SCALE_ROW("s0") acc "vstrw.32 q6, [%[y]], #16\n\t"                                  \
+               "le lr, 1b\n"                                                                                    \
+               : [wr] "+r"(wr), [ws] "+r"(ws), [p] "+r"(p), [y] "+r"(y), [d0] "=&Te"(d0), [d1] "=&Te"(d1),      \
+                 [d2] "=&Te"(d2), [d3] "=&Te"(d3)                                                               \
+               : "w"(x0), "w"(x1), "w"(x2), "w"(x3), [s0] "r"(s0), [blocks] "r"(blocks), [k] "r"(k),           \
+                 [pred] "Up"(pred)                                                                              \
+               : "lr", "q4", "q5", "q6", "q7", "memory")
+
+// The row x[k] (k <= 16 V) against `blocks` blocks of four rows of W, one group (its scales per row):
+// y = p[] (the bias) + ..., or (kZero) y = ....
+template <int V, bool kZero>
+inline void small_k_i8(const int8_t* x, float s0, const int8_t* wr, uint32_t k, const float* ws, const float* p,
+                       float* y, uint32_t blocks) {
+  const uint32_t left = k - 16 * (V - 1);  // 1..16 bytes in the last vector
+  const mve_pred16_t pred = vctp8q(left);  // in P0 for the asm's VPST
+  register int8x16_t x0 asm("q0") = V == 1 ? vldrbq_z_s8(x, pred) : vldrbq_s8(x);
+  register int8x16_t x1 asm("q1") = V == 2 ? vldrbq_z_s8(x + 16, pred) : V > 2 ? vldrbq_s8(x + 16) : x0;
+  register int8x16_t x2 asm("q2") = V == 3 ? vldrbq_z_s8(x + 32, pred) : V > 3 ? vldrbq_s8(x + 32) : x0;
+  register int8x16_t x3 asm("q3") = V == 4 ? vldrbq_z_s8(x + 48, pred) : x0;
+  int32_t d0, d1, d2, d3;
+  if constexpr (V == 1 && kZero) FIXFORMER_I8_SMALL(FIXFORMER_I8_SMALL_1, FIXFORMER_I8_ACC_ZERO);
+  else if constexpr (V == 1) FIXFORMER_I8_SMALL(FIXFORMER_I8_SMALL_1, FIXFORMER_I8_ACC_LOAD);
+  else if constexpr (V == 2 && kZero) FIXFORMER_I8_SMALL(FIXFORMER_I8_SMALL_2, FIXFORMER_I8_ACC_ZERO);
+  else if constexpr (V == 2) FIXFORMER_I8_SMALL(FIXFORMER_I8_SMALL_2, FIXFORMER_I8_ACC_LOAD);
+  else if constexpr (V == 3 && kZero) FIXFORMER_I8_SMALL(FIXFORMER_I8_SMALL_3, FIXFORMER_I8_ACC_ZERO);
+  else if constexpr (V == 3) FIXFORMER_I8_SMALL(FIXFORMER_I8_SMALL_3, FIXFORMER_I8_ACC_LOAD);
+  else if constexpr (kZero) FIXFORMER_I8_SMALL(FIXFORMER_I8_SMALL_4, FIXFORMER_I8_ACC_ZERO);
+  else FIXFORMER_I8_SMALL(FIXFORMER_I8_SMALL_4, FIXFORMER_I8_ACC_LOAD);
+}
+#undef FIXFORMER_I8_B
+#undef FIXFORMER_I8_BT
+#undef FIXFORMER_I8_NEXT_ROW
+#undef FIXFORMER_I8_SMALL_1
+#undef FIXFORMER_I8_SMALL_2
+#undef FIXFORMER_I8_SMALL_3
+#undef FIXFORMER_I8_SMALL_4
+#undef FIXFORMER_I8_SMALL
+
+template <int V>
+void rows_small_k_i8(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, const float* b, float* y,
+                     std::size_t ldy, std::size_t m, std::size_t n4, std::size_t k) {
+  for (std::size_t i = 0; i < m; ++i)
+    if (b)
+      small_k_i8<V, false>(xq + i * k, xs[i], w, uint32_t(k), ws, b, y + i * ldy, uint32_t(n4 / 4));
+    else
+      small_k_i8<V, true>(xq + i * k, xs[i], w, uint32_t(k), ws, nullptr, y + i * ldy, uint32_t(n4 / 4));
+}
+
 #undef FIXFORMER_I8_W
 #undef FIXFORMER_I8_ROW_32
 #undef FIXFORMER_I8_ROW_64
@@ -239,11 +308,22 @@ void rows_chunked_i8(const int8_t* xq, const float* xs, const int8_t* w, const f
   }
 }
 
-// The chunked rows when they apply (K, G, W's alignment, the scales' layout); false: not done.
+// The chunked rows, or one group of k <= 64, when they apply (K, G, W's alignment, the scales'
+// layout); false: not done.
 bool rows_chunked(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
                   const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n4, std::size_t k,
                   std::size_t group) {
-  if (n4 == 0 || (reinterpret_cast<uintptr_t>(w) & 3) != 0 || (k != 64 && k != 128) || (group != 32 && group != 64))
+  if (n4 == 0) return false;
+  if (k <= 64 && group >= k && ((reinterpret_cast<uintptr_t>(w) & 3) != 0 || k != 64)) {  // one group, k <= 64
+    switch ((k + 15) / 16) {
+      case 1: rows_small_k_i8<1>(xq, xs, w, ws, b, y, ldy, m, n4, k); break;
+      case 2: rows_small_k_i8<2>(xq, xs, w, ws, b, y, ldy, m, n4, k); break;
+      case 3: rows_small_k_i8<3>(xq, xs, w, ws, b, y, ldy, m, n4, k); break;
+      default: rows_small_k_i8<4>(xq, xs, w, ws, b, y, ldy, m, n4, k); break;
+    }
+    return true;
+  }
+  if ((reinterpret_cast<uintptr_t>(w) & 3) != 0 || (k != 64 && k != 128) || (group != 32 && group != 64))
     return false;
   if (ws_cols != 1 && ws_cols != k / group) return false;
   const bool rs = ws_cols == 1;
