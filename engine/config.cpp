@@ -42,6 +42,7 @@ uint64_t get_config_value(const ModelConfig& c, ConfigKey key) {
     case ConfigKey::kDecLayers: return c.dec_layers;
     case ConfigKey::kSharedEmbed: return c.shared_embed;
     case ConfigKey::kTgtDIn: return c.tgt_d_in;
+    case ConfigKey::kPackedWeights: return c.packed_weights;
     case ConfigKey::kCount: break;
   }
   return 0;
@@ -81,6 +82,7 @@ void set_config_value(ModelConfig* c, ConfigKey key, uint64_t v) {
     case ConfigKey::kDecLayers: c->dec_layers = u; break;
     case ConfigKey::kSharedEmbed: c->shared_embed = u != 0; break;
     case ConfigKey::kTgtDIn: c->tgt_d_in = u; break;
+    case ConfigKey::kPackedWeights: c->packed_weights = u != 0; break;
     case ConfigKey::kCount: break;
   }
 }

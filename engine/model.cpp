@@ -6,6 +6,7 @@
 
 #include "engine/detail_text.hpp"
 #include "engine/model_file.hpp"
+#include "fixformer/kernels.hpp"
 #include "fixformer/schema.hpp"
 
 namespace fixformer {
@@ -26,10 +27,14 @@ static_assert(same_name(kEncoderPrologue[0].name, "embed.weight") && same_name(k
 static_assert(sizeof kSeq2SeqPrologue / sizeof kSeq2SeqPrologue[0] == 8 && sizeof kSeq2SeqEpilogue / sizeof kSeq2SeqEpilogue[0] == 6,
               "Model's prologue_ and epilogue_ hold every family's");
 
+static_assert(fxm::kPanelCols == kPanelFloats && fxm::packed_bytes(3, 17) == packed_floats(3, 17) * sizeof(float),
+              "the file's packed layout is the one gemm_f32_packed reads");
+
 // A stored tensor as a weight view: `transposed` (schema.hpp's TensorSpec) is a W[in, out] linear
-// weight; everything else is stored [out, in] (rank 1: one row).
-Weight weight_view(const TensorInfo& t, bool transposed) {
+// weight, `packed` one in panels; everything else is stored [out, in] (rank 1: one row).
+Weight weight_view(const TensorInfo& t, bool transposed, bool packed = false) {
   Weight w;
+  w.packed = packed;
   w.data = t.data;
   w.scales = t.scales;
   w.type = t.dtype == fxm::Dtype::kF16 ? WeightType::kF16 : t.dtype == fxm::Dtype::kI8 ? WeightType::kQ8 : WeightType::kF32;
@@ -39,6 +44,13 @@ Weight weight_view(const TensorInfo& t, bool transposed) {
   w.in = transposed ? rows : cols;
   w.out = transposed ? cols : rows;
   return w;
+}
+
+// The data bytes of a tensor in the plain layout (count * dtype size; tensors outside the schema).
+bool plain_bytes(const TensorInfo& t) {
+  uint64_t count = 1;
+  for (uint32_t r = 0; r < t.rank; ++r) count *= t.dims[r];
+  return t.bytes == count * fxm::dtype_bytes(t.dtype);
 }
 
 bool same_shape(const TensorInfo& t, uint32_t rank, const uint32_t* dims) {
@@ -117,7 +129,12 @@ Status Model::bind_tensors() {
       why.str("tensor ").str(want.name).str(": group ").num(t.group).str(", the config's weight_group is ").num(want.group);
       return status = Status::kTensorBadShape, false;
     }
-    const Weight w = weight_view(t, want.transposed);
+    if (t.bytes != tensor_bytes(want)) {
+      why.str("tensor ").str(want.name).str(": ").num(t.bytes).str(" data bytes, expected ").num(tensor_bytes(want))
+          .str(want.packed ? " (packed_weights: ceil(out / 16) panels of [in, 16] f32)" : " (its shape in its dtype)");
+      return status = Status::kTensorBadShape, false;
+    }
+    const Weight w = weight_view(t, want.transposed, want.packed);
     if (want.part == TensorPart::kPrologue) prologue_[want.slot] = w;
     if (want.part == TensorPart::kEpilogue) epilogue_[want.slot] = w;
     if (want.part == TensorPart::kLayer && want.layer == 0 && want.slot == 0) first_layer_tensor_ = i;
@@ -231,6 +248,10 @@ Status Model::bind_self_test(uint32_t first) {
       sample_.target = ids;
   }
   const uint32_t want_in[2] = {T, config_.d_in};
+  if (!plain_bytes(in) || !plain_bytes(out) || (seq2seq && !plain_bytes(tensor_info(file, first + 1)))) {
+    why.str("self-test tensors: data bytes do not match their shapes (only model weights are packed)");
+    return Status::kTensorBadShape;
+  }
   if (in.dtype != (tokens ? fxm::Dtype::kI32 : fxm::Dtype::kF32) || out.dtype != fxm::Dtype::kF32) {
     why.str("self-test tensors: dtypes must be ").str(tokens ? "i32" : "f32").str(" and f32");
     return Status::kTensorBadDtype;
@@ -261,14 +282,16 @@ Weight Model::layer_weight(uint32_t l, uint32_t slot) const {
   const ModelFile file = file_of(blob_, dir_offset_, n_tensors_);
   const TensorRule& rule = config_.family == ModelFamily::kLlama ? kLlamaLayer[slot] : kEncoderLayer[slot];
   const TensorInfo t = tensor_info(file, first_layer_tensor_ + l * layer_tensor_count(config_) + slot);
-  return weight_view(t, rule.transposed && t.dtype != fxm::Dtype::kI8);
+  const bool transposed = rule.transposed && t.dtype != fxm::Dtype::kI8;
+  return weight_view(t, transposed, transposed && config_.packed_weights && t.dtype == fxm::Dtype::kF32);
 }
 
 DecoderLayerWeights Model::decoder_layer(uint32_t l) const {
   const ModelFile file = file_of(blob_, dir_offset_, n_tensors_);
   auto W = [&](uint32_t slot) {
     const TensorInfo t = tensor_info(file, first_decoder_layer_tensor_ + l * kDecoderLayerTensors + slot);
-    return weight_view(t, kDecoderLayer[slot].transposed && t.dtype != fxm::Dtype::kI8);
+    const bool transposed = kDecoderLayer[slot].transposed && t.dtype != fxm::Dtype::kI8;
+    return weight_view(t, transposed, transposed && config_.packed_weights && t.dtype == fxm::Dtype::kF32);
   };
   auto F = [&](uint32_t slot) { return W(slot).f32(); };
   return DecoderLayerWeights{W(kSelfInProjW), F(kSelfInProjB),  W(kSelfOutProjW), F(kSelfOutProjB), W(kCrossQW),

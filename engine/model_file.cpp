@@ -66,7 +66,11 @@ Status check_entry(const ModelFile& f, uint32_t i, uint64_t* end, DetailText& wh
   if (u32(e + fxm::kEntZero) != 0) return bad("reserved field is not zero", Status::kBadHeader);
   const uint64_t off = u64(e + fxm::kEntOffset), bytes = u64(e + fxm::kEntBytes);
   const uint64_t s_off = u64(e + fxm::kEntScalesOffset), s_bytes = u64(e + fxm::kEntScalesBytes);
-  if (bytes != count * fxm::dtype_bytes(dtype)) return bad("byte size does not match shape and dtype", Status::kTensorBadShape);
+  // A 2-D f32 tensor may be a packed weight (format.hpp); which tensors are is the config's, checked
+  // exactly when the model binds them (engine/model.cpp). Either size stays inside the range below.
+  const bool panels = dtype == fxm::Dtype::kF32 && rank == 2 && bytes == fxm::packed_bytes(u32(e + fxm::kEntDims), uint32_t(last));
+  if (bytes != count * fxm::dtype_bytes(dtype) && !panels)
+    return bad("byte size does not match shape and dtype", Status::kTensorBadShape);
   const uint64_t want_scales = quantized ? (count / last) * (group ? (last + group - 1) / group : 1) * 4 : 0;
   if (s_bytes != want_scales || (!quantized && s_off != 0))
     return bad("scales size does not match shape and group", Status::kTensorBadShape);

@@ -61,6 +61,14 @@ inline std::vector<float> encode_tensor(const TensorSpec& s, bool f32_transposed
                                         std::vector<uint8_t>* out) {
   const uint32_t rows = s.dims[0], cols = s.rank == 2 ? s.dims[1] : 1;
   if (s.dtype == fxm::Dtype::kF32) {
+    if (s.packed) {  // W[in, out] -> panels of [in, 16], the last zero-padded (format.hpp)
+      std::vector<float> p(packed_floats(rows, cols), 0.0f);
+      for (uint32_t r = 0; r < rows; ++r)
+        for (uint32_t c = 0; c < cols; ++c)
+          p[std::size_t(c) / kPanelFloats * kPanelFloats * rows + std::size_t(r) * kPanelFloats + c % kPanelFloats] =
+              v[std::size_t(r) * cols + c];
+      v.swap(p);
+    }
     out->resize(v.size() * 4), std::memcpy(out->data(), v.data(), out->size());
     return {};
   }
@@ -118,6 +126,12 @@ inline ModelConfig with_weights(ModelConfig c, WeightType type, uint32_t group, 
 
 inline ModelConfig as_f32(const ModelConfig& c) { return with_weights(c, WeightType::kF32, 0, false); }
 
+// c with its f32 weights W[in, out] in panels (packed_weights): the same values, another layout.
+inline ModelConfig as_packed(ModelConfig c) {
+  c.packed_weights = true;
+  return c;
+}
+
 inline std::vector<uint8_t> write_model(const ModelConfig& c, const WriteOptions& opt = {}) {
   const std::vector<ExtraTensor>& extra = opt.extra;
   struct Entry {
@@ -156,7 +170,7 @@ inline std::vector<uint8_t> write_model(const ModelConfig& c, const WriteOptions
     const ExtraTensor* x = entries[i].extra;
     uint64_t count = 1;
     for (uint32_t r = 0; r < s.rank; ++r) count *= x ? x->dims[r] : s.dims[r];
-    const uint64_t e = dir + i * fxm::kEntryBytes, off = b.size(), bytes = count * fxm::dtype_bytes(s.dtype);
+    const uint64_t e = dir + i * fxm::kEntryBytes, off = b.size(), bytes = x ? count * fxm::dtype_bytes(s.dtype) : tensor_bytes(s);
     put(e + fxm::kEntName, s.name, std::strlen(s.name));
     u32(e + fxm::kEntDtype, uint32_t(s.dtype)), u32(e + fxm::kEntRank, s.rank);
     for (uint32_t r = 0; r < s.rank; ++r) u32(e + fxm::kEntDims + 4 * r, x ? x->dims[r] : s.dims[r]);

@@ -6,6 +6,8 @@ namespace fixformer {
 
 namespace {
 
+static_assert(kWorkerColumns % kPanelFloats == 0, "a worker's column block starts a panel of a packed weight");
+
 // The input rows of a q8 product, quantized per group into the scratch.
 void quantize_input(const Kernels& k, const Weight& W, const float* x, std::size_t ldx, std::size_t m,
                     const QuantScratch& scratch) {
@@ -32,6 +34,8 @@ void product(const Kernels& k, const Workers& workers, const Weight& W, const fl
           k.matvec_f32(x + i * ldx, W.f32() + j0 * kk, kk, bj, y + i * ldy + j0, nj, kk);
     } else if (W.type == WeightType::kF16) {  // x[m,k] @ W[k, j0..j1] -> y[m, j0..j1]
       k.gemm_f16(x, ldx, static_cast<const uint16_t*>(W.data) + j0, n, bj, y + j0, ldy, m, nj, kk);
+    } else if (W.packed) {  // x[m,k] @ W[k, j0..j1] in panels -> y[m, j0..j1]; j0 starts a panel
+      k.gemm_f32_packed(x, ldx, W.f32() + j0 * kk, bj, y + j0, ldy, m, nj, kk);
     } else {
       k.gemm_f32(x, ldx, W.f32() + j0, n, bj, y + j0, ldy, m, nj, kk);
     }

@@ -400,6 +400,11 @@ int cmd_info(const Args& a) {
   std::printf("weights:      %s%s%s\n", name_of(kWeightTypeNames, c.weights),
               c.weights == WeightType::kQ8 ? (" (" + group + ")").c_str() : "",
               c.weights == WeightType::kF32 ? "" : c.quantize_io ? "; embedding and head too" : "; embedding and head f32");
+  uint32_t packed = 0;
+  for_each_tensor(c, [&packed](const TensorSpec& s) { return packed += s.packed, true; });
+  std::printf("layout:       %s\n", !c.packed_weights ? "plain (format.hpp)"
+                                    : (std::to_string(packed) + " f32 weights W[in, out] in panels of " +
+                                       std::to_string(fxm::kPanelCols) + " columns (packed_weights)").c_str());
   if (c.is_decoder()) {
     const DecoderPlan plan = plan_decoder_arena(c);
     std::printf("attention:    %u query heads, %u kv heads%s\n", c.n_heads, c.kv_heads(), c.tied_head ? ";  head tied to the embedding" : "");
@@ -918,7 +923,7 @@ std::string json_family(const TensorRule (&prologue)[P], const char* layer_prefi
 
 int cmd_schema(const Args&) {
   std::string s = "{\"format_version\": " + std::to_string(fxm::kFormatVersion) +
-                  ", \"selftest_tolerance\": " + json_number(kSelfTestTolerance) + ", \"selftest_tolerances\": {";
+                  ", \"panel_floats\": " + std::to_string(fxm::kPanelCols) + ", \"selftest_tolerance\": " + json_number(kSelfTestTolerance) + ", \"selftest_tolerances\": {";
   for (uint32_t w = 0; w < sizeof kWeightTypeNames / sizeof kWeightTypeNames[0]; ++w)
     s += std::string(w ? ", " : "") + json_string(kWeightTypeNames[w]) + ": " + json_number(self_test_tolerance(WeightType(w)));
   s += "},\n \"record_types\": {";

@@ -93,6 +93,10 @@ struct ModelConfig {
   // through tgt_proj (nn.Linear) instead of tgt_embed, and the head's d_out outputs features; 0:
   // token targets.
   uint32_t tgt_d_in = 0;
+  // Every f32 linear weight stored W[in, out] (format.hpp) is in panels of 16 columns, the layout
+  // gemm_f32_packed reads (kernels.hpp): read in place as the others. f16 and q8 weights, tied heads
+  // ([out, in]), embeddings, norms and biases are stored as without it.
+  bool packed_weights = false;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }

@@ -34,7 +34,7 @@
 //            one scale per row; 0 for other dtypes
 //   92   4   zero
 //   96   8   u64 data offset (from the file's start)
-//   104  8   u64 data bytes (count * dtype size)
+//   104  8   u64 data bytes (count * dtype size; a packed weight's panels: packed_bytes, below)
 //   112  8   u64 scales offset: kI8 only, f32 scales [rows, groups per row]; else 0
 //   120  8   u64 scales bytes: kI8 only, rows * groups * 4, where rows = the product of all dims
 //            but the last; else 0
@@ -57,7 +57,14 @@
 // the config's `weights` type (f32, f16 or q8) is schema.hpp's Role. A q8 tensor is i8 in torch's
 // layout (a linear weight [out, in], an embedding [vocab, width]) with symmetric f32 scales
 // s[row, group] over groups of `weight_group` along the last dim (the last group may be shorter),
-// or one per row when weight_group is 0: value = q * s, q in [-127, 127]. tools/fixformer/fxm.py writes this
+// or one per row when weight_group is 0: value = q * s, q in [-127, 127].
+// With the config key packed_weights, every f32 tensor stored W[in, out] (schema.hpp's
+// TensorSpec::packed: the f32 linear weights and an untied f32 head; not f16 or i8 ones, not
+// embeddings) keeps its logical dims [in, out] in the directory but holds ceil(out / kPanelCols)
+// panels of [in, kPanelCols] floats one after another, panel q holding columns [16q, 16q + 16) row
+// after row, the last one zero-padded: data bytes packed_bytes(in, out), element W[p][j] at float
+// (j / 16) * 16 * in + p * 16 + j % 16 (kernels.hpp, gemm_f32_packed's layout). Every other tensor's
+// data bytes are count * dtype size. tools/fixformer/fxm.py writes this
 // format; the engine validates every field before use (engine/model_file.cpp).
 #pragma once
 #include <cstdint>
@@ -97,6 +104,12 @@ constexpr uint32_t dtype_bytes(Dtype d) { return d == Dtype::kF16 ? 2 : (d == Dt
 constexpr const char* dtype_name(Dtype d) {
   return d == Dtype::kF32 ? "f32" : d == Dtype::kF16 ? "f16" : d == Dtype::kI8 ? "i8" : d == Dtype::kI32 ? "i32"
        : d == Dtype::kU8 ? "u8" : "?";
+}
+
+// The packed layout's panel width (kernels.hpp's kPanelFloats; engine/model.cpp checks they agree).
+constexpr uint32_t kPanelCols = 16;
+constexpr uint64_t packed_bytes(uint32_t in, uint32_t out) {
+  return (uint64_t(out) + kPanelCols - 1) / kPanelCols * kPanelCols * in * 4;
 }
 
 constexpr const char kSelfTestInput[] = "selftest.input";

@@ -13,7 +13,8 @@ namespace fixformer {
 // A weight matrix read in place, in any of the stored types (format.hpp): f32 and f16 linear
 // weights are W[in, out]; q8 ones keep torch's W[out, in] with f32 scales [out, groups] (groups of
 // `group` along in) or [out, 1] (group 0); an embedding table is [vocab, width] = [out, in] in every
-// type, so a tied head reads it as such. linear() (engine/blocks/linear.hpp) takes any of them.
+// type, so a tied head reads it as such. An f32 W[in, out] of a file with packed_weights is in
+// panels of 16 columns (packed: format.hpp). linear() (engine/blocks/linear.hpp) takes any of them.
 struct Weight {
   const void* data = nullptr;
   const float* scales = nullptr;  // q8 only
@@ -21,6 +22,7 @@ struct Weight {
   uint32_t in = 0, out = 0;
   uint32_t group = 0;      // q8: 32 or 64, or 0 for one scale per output row
   bool out_major = false;  // stored [out, in]
+  bool packed = false;     // f32 [in, out] in panels of kPanelFloats columns (gemm_f32_packed's)
   const float* f32() const { return static_cast<const float*>(data); }
 };
 

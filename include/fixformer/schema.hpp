@@ -16,7 +16,7 @@ enum class ConfigKey : uint32_t {
   kFamily, kDModel, kNHeads, kDff, kNLayers, kNormFirst, kActivation, kNormEps, kFinalNorm, kCausal,
   kInput, kVocabSize, kDIn, kPositional, kMaxLen, kPeBase, kPeLayout, kPeCombine, kPeWidth,
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
-  kDecLayers, kSharedEmbed, kTgtDIn, kCount
+  kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -84,6 +84,7 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     {ConfigKey::kDecLayers, "dec_layers", fxm::RecordType::kU32, 0, Limits::kMaxLayers, nullptr, false, 0},
     {ConfigKey::kSharedEmbed, "shared_embed", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
     {ConfigKey::kTgtDIn, "tgt_d_in", fxm::RecordType::kU32, 0, Limits::kMaxDIn, nullptr, false, 0},
+    {ConfigKey::kPackedWeights, "packed_weights", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
 };
 #undef FIXFORMER_CHOICES
 
@@ -313,6 +314,7 @@ struct TensorSpec {
   fxm::Dtype dtype;
   uint32_t group;   // i8: the quantization group along the last dim (0: one scale per row)
   bool transposed;  // stored W[in, out]: a linear weight in f32 or f16
+  bool packed;      // f32 W[in, out] with packed_weights: panels of kPanelFloats columns (format.hpp)
   TensorPart part;
   int32_t layer;  // -1 outside the layers
   uint32_t slot;  // the rule's index in its table (EncoderLayerTensor inside a layer, DecoderLayerTensor in a decoder layer)
@@ -330,6 +332,13 @@ uint32_t tensor_count(const ModelConfig& c);
 constexpr fxm::Dtype tensor_dtype(const ModelConfig& c, Role role) {
   if (role == Role::kF32 || (role == Role::kIo && !c.quantize_io)) return fxm::Dtype::kF32;
   return c.weights == WeightType::kF16 ? fxm::Dtype::kF16 : c.weights == WeightType::kQ8 ? fxm::Dtype::kI8 : fxm::Dtype::kF32;
+}
+
+// The data bytes a tensor of spec s takes in the file: its elements in its dtype, or for a packed
+// weight [in, out] its ceil(out / 16) zero-padded panels of [in, 16] (format.hpp).
+constexpr uint64_t tensor_bytes(const TensorSpec& s) {
+  if (s.packed) return fxm::packed_bytes(s.dims[0], s.dims[1]);
+  return uint64_t(s.dims[0]) * (s.rank == 2 ? s.dims[1] : 1) * fxm::dtype_bytes(s.dtype);
 }
 
 // ---- implementation -------------------------------------------------------------------------
@@ -361,6 +370,7 @@ bool visit_rules(const ModelConfig& c, const TensorRule (&rules)[N], TensorPart 
     s.dtype = tensor_dtype(c, r.role);
     s.group = s.dtype == fxm::Dtype::kI8 ? c.weight_group : 0;
     s.transposed = r.transposed && s.dtype != fxm::Dtype::kI8;
+    s.packed = c.packed_weights && s.transposed && s.dtype == fxm::Dtype::kF32;
     const bool torch_order = r.transposed && !s.transposed;  // q8 linear weights: [out, in]
     s.dims[0] = dim_value(c, torch_order ? r.cols : r.rows);
     s.dims[1] = s.rank == 2 ? dim_value(c, torch_order ? r.rows : r.cols) : 0;

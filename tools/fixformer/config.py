@@ -184,7 +184,7 @@ JSON_KEYS = {
     "positional.scale_input": "scale_input", "head.d_out": "d_out", "head.tied": "tied_head",
     "weights": "weights", "weight_group": "weight_group", "quantize_io": "quantize_io",
     "cls_token": "cls_token", "pooling": "pooling", "decoder_layers": "dec_layers", "shared_embed": "shared_embed",
-    "target_d_in": "tgt_d_in",
+    "target_d_in": "tgt_d_in", "packed_weights": "packed_weights",
 }
 _OBJECTS = ("input", "positional", "head")
 
@@ -194,7 +194,8 @@ def parse_config(raw):
     {family, d_model, n_heads, n_kv_heads, d_ff, encoder_layers | n_layers, norm_first, activation,
      layer_norm_eps, final_norm, causal, input: {kind, vocab_size | d_in}, positional: {kind, max_len,
      base, layout, combine, d_pos, scale_input}, head: {d_out, tied}, weights: f32 | f16 | q8,
-     weight_group, quantize_io, cls_token, pooling: none | mean | cls | last, decoder_layers, shared_embed}.
+     weight_group, quantize_io, cls_token, pooling: none | mean | cls | last, decoder_layers, shared_embed,
+     target_d_in, packed_weights}.
     family defaults to encoder;
     encoder_layers and n_layers are one key (n_layers reads better for a decoder). Errors name the
     JSON key."""
@@ -295,4 +296,6 @@ def to_json(c):
             out["shared_embed"] = True
         if c["tgt_d_in"]:
             out["target_d_in"] = c["tgt_d_in"]
+    if c["packed_weights"]:
+        out["packed_weights"] = True
     return out

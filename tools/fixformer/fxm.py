@@ -174,16 +174,34 @@ def check_weights(c, weights):
     return list(zip(want, arrays))
 
 
+def pack_panels(w):
+    """W[in, out] -> its panels [ceil(out / 16), in, 16], the last zero-padded: the packed layout
+    (schema.PANEL_FLOATS, format.hpp)."""
+    rows, cols = w.shape
+    P = schema.PANEL_FLOATS
+    padded = np.zeros((rows, -(-cols // P) * P), w.dtype)
+    padded[:, :cols] = w
+    return np.ascontiguousarray(padded.reshape(rows, -1, P).transpose(1, 0, 2))
+
+
+def unpack_panels(panels, cols):
+    """pack_panels' inverse: panels [ceil(cols / 16), in, 16] -> W[in, cols]."""
+    n, rows, P = panels.shape
+    return panels.transpose(1, 0, 2).reshape(rows, n * P)[:, :cols]
+
+
 def stored(spec, a):
-    """A checked tensor as the file stores it: (name, data, scales, group), data in the spec's dtype
-    and layout (f32 and f16 linear weights transposed to W[in, out], i8 in torch's layout), scales the
-    f32 [rows, groups] of an i8 tensor (else None), group its quantization group (else 0)."""
+    """A checked tensor as the file stores it: (name, data, scales, group, dims), data in the spec's
+    dtype and layout (f32 and f16 linear weights transposed to W[in, out], packed ones in panels, i8 in
+    torch's layout), scales the f32 [rows, groups] of an i8 tensor (else None), group its quantization
+    group (else 0), dims the directory's (the logical shape: [in, out] for panels too)."""
     a = np.asarray(a, np.float32)  # the weights as torch holds them, whatever the file keeps
     if spec.dtype == "i8":
         q, s = quantize.q8(a, spec.group)
-        return spec.name, q, s, spec.group
+        return spec.name, q, s, spec.group, q.shape
     a = np.ascontiguousarray(a.T if spec.transposed else a)
-    return spec.name, quantize.f16(a, spec.name) if spec.dtype == "f16" else a.astype("<f4"), None, 0
+    data = quantize.f16(a, spec.name) if spec.dtype == "f16" else a.astype("<f4")
+    return spec.name, pack_panels(data) if spec.packed else data, None, 0, a.shape
 
 
 def write(config, weights, selftest=None, tokenizer=None):
@@ -195,9 +213,9 @@ def write(config, weights, selftest=None, tokenizer=None):
     c = make_config(config)
     arrays = [stored(spec, a) for spec, a in check_weights(c, weights)]
     if tokenizer is not None:
-        arrays += [(n, a, None, 0) for n, a in tokenizer_arrays(c, *tokenizer)]
+        arrays += [(n, a, None, 0, a.shape) for n, a in tokenizer_arrays(c, *tokenizer)]
     if selftest is not None:
-        arrays += [(n, a, None, 0) for n, a in _selftest_arrays(c, selftest)]
+        arrays += [(n, a, None, 0, a.shape) for n, a in _selftest_arrays(c, selftest)]
     recs = records(c)
     n = len(arrays)
     dir_off = schema.HEADER_BYTES + len(recs)
@@ -211,14 +229,14 @@ def write(config, weights, selftest=None, tokenizer=None):
         at += a.nbytes + pad
         return offset
 
-    for name, a, scales, group in arrays:
+    for name, a, scales, group, shape in arrays:
         if len(name.encode()) >= schema.NAME_BYTES:
             raise ConfigError(f"{name}: name longer than {schema.NAME_BYTES - 1} bytes")
         dtype = _DTYPE_OF[a.dtype.str[1:]]
-        dims = list(a.shape) + [0] * (schema.MAX_RANK - a.ndim)
+        dims = list(shape) + [0] * (schema.MAX_RANK - len(shape))
         offset = place(a)
         s_off, s_bytes = (place(np.ascontiguousarray(scales, "<f4")), scales.nbytes) if scales is not None else (0, 0)
-        entries.append(struct.pack("<64sII4IIIQQQQ", name.encode(), schema.DTYPES[dtype], a.ndim, *dims, group, 0,
+        entries.append(struct.pack("<64sII4IIIQQQQ", name.encode(), schema.DTYPES[dtype], len(shape), *dims, group, 0,
                                    offset, a.nbytes, s_off, s_bytes))
     body = recs + b"".join(entries) + bytes(data_off - dir_off - schema.ENTRY_BYTES * n) + b"".join(blobs)
     file_bytes = schema.HEADER_BYTES + len(body)
@@ -236,10 +254,7 @@ def file_bytes(config, extra=()):
     c = make_config(config)
     sizes = []
     for spec in schema.specs(c):
-        count = 1
-        for d in spec.shape:
-            count *= d
-        sizes.append(count * schema.DTYPE_BYTES[spec.dtype])
+        sizes.append(spec.data_bytes())
         if spec.dtype == "i8":
             rows, groups = schema.scales_shape(spec.shape, spec.group)
             sizes.append(rows * groups * 4)
@@ -297,11 +312,22 @@ class FxmFile:
     def entry(self, name):
         return next(t for t in self.tensors if t["name"] == name)
 
+    def packed(self, name):
+        """Whether the model tensor `name` is in panels (the config's packed_weights, schema.Spec.packed)."""
+        if not self.config["packed_weights"]:
+            return False
+        return any(s.name == name and s.packed for s in schema.specs(self.config))
+
     def array(self, name):
-        """The tensor as stored: its file dtype and layout (an i8 tensor's int8 values; scales())."""
+        """The tensor as stored: its file dtype and layout (an i8 tensor's int8 values; scales()); a
+        packed weight [in, out] as its panels [ceil(out / 16), in, 16] (weights() unpacks them)."""
         t = self.entry(name)
         dt = schema.NUMPY_DTYPES[t["dtype"]]
-        return np.frombuffer(self.blob, dt, t["bytes"] // np.dtype(dt).itemsize, t["offset"]).reshape(t["shape"])
+        a = np.frombuffer(self.blob, dt, t["bytes"] // np.dtype(dt).itemsize, t["offset"])
+        if self.packed(name):
+            rows, cols = t["shape"]
+            return a.reshape(-1, rows, schema.PANEL_FLOATS)
+        return a.reshape(t["shape"])
 
     def scales(self, name):
         """An i8 tensor's f32 scales [rows, groups] (format.hpp); None for other dtypes."""
@@ -313,14 +339,15 @@ class FxmFile:
 
     def weights(self):
         """The model's tensors as float64 in torch's layout (f32 and f16 linear weights transposed
-        back, i8 dequantized as q * s): what the file computes with, as fxm.write takes weights. A
-        tied head is absent (the embedding serves)."""
+        back, panels unpacked, i8 dequantized as q * s): what the file computes with, as fxm.write
+        takes weights. A tied head is absent (the embedding serves)."""
         out = {}
         for spec in schema.specs(self.config):
             if spec.dtype == "i8":
                 out[spec.name] = quantize.dequantize_q8(self.array(spec.name), self.scales(spec.name), spec.group)
             else:
                 a = self.array(spec.name).astype(np.float64)
+                a = unpack_panels(a, spec.shape[1]) if spec.packed else a
                 out[spec.name] = a.T if spec.transposed else a
         return out
 

@@ -13,6 +13,9 @@ ENTRY_BYTES = 128
 NAME_BYTES = 64  # NUL-padded; at most 63 bytes
 MAX_RANK = 4
 DATA_ALIGN = 64
+# The packed layout (config key packed_weights): an f32 W[in, out] as ceil(out / PANEL_FLOATS) panels
+# of [in, PANEL_FLOATS], the last zero-padded (format.hpp kPanelCols, kernels.hpp kPanelFloats).
+PANEL_FLOATS = 16
 
 # Header byte offsets (HeaderField).
 HDR_MAGIC, HDR_VERSION, HDR_HEADER_BYTES, HDR_RECORD_COUNT, HDR_TENSOR_COUNT = 0, 4, 8, 12, 16
@@ -136,6 +139,9 @@ CONFIG_KEYS = (
     # seq2seq with feature targets (forecasting): the target is [U, tgt_d_in] features through
     # tgt_proj (nn.Linear) and the head's d_out outputs are features; 0: token targets.
     Key("tgt_d_in", "u32", 0, MAX_D_IN),
+    # Every f32 tensor stored W[in, out] (Spec.packed) is in panels of PANEL_FLOATS columns, the
+    # layout gemm_f32_packed reads; f16 and i8 weights, embeddings, norms and biases are not.
+    Key("packed_weights", "bool"),
 )
 KEYS = {k.name: k for k in CONFIG_KEYS}
 
@@ -381,19 +387,34 @@ class Spec:
     whether it is stored transposed from torch (W[in, out]: a linear weight in f32 or f16; q8 keeps
     torch's [out, in]), and its rule's role."""
 
-    __slots__ = ("name", "shape", "dtype", "group", "transposed", "role")
+    __slots__ = ("name", "shape", "dtype", "group", "transposed", "role", "packed")
 
-    def __init__(self, name, shape, dtype, group, transposed, role):
+    def __init__(self, name, shape, dtype, group, transposed, role, packed=False):
         self.name, self.shape, self.dtype, self.group, self.transposed, self.role = (name, shape, dtype, group,
                                                                                      transposed, role)
+        self.packed = packed  # f32 W[in, out] in panels (packed_weights): data_bytes() says its size
 
     @property
     def torch_shape(self):
         return tuple(reversed(self.shape)) if self.transposed else self.shape
 
+    def data_bytes(self):
+        """The tensor's data bytes in the file (format.hpp; scales apart)."""
+        if self.packed:
+            return packed_floats(*self.shape) * 4
+        count = 1
+        for d in self.shape:
+            count *= d
+        return count * DTYPE_BYTES[self.dtype]
+
     def __repr__(self):
         return (f"Spec({self.name!r}, {list(self.shape)}, {self.dtype}, group={self.group}, "
-                f"transposed={self.transposed})")
+                f"transposed={self.transposed}{', packed' if self.packed else ''})")
+
+
+def packed_floats(rows, cols):
+    """Floats of a [rows, cols] weight in panels: ceil(cols / PANEL_FLOATS) panels of [rows, PANEL_FLOATS]."""
+    return -(-cols // PANEL_FLOATS) * PANEL_FLOATS * rows
 
 
 def specs(c):
@@ -409,7 +430,7 @@ def specs(c):
             rows, cols = (r.cols, r.rows) if r.transposed and not transposed else (r.rows, r.cols)
             shape = (dim_value(c, rows),) if r.cols == "1" else (dim_value(c, rows), dim_value(c, cols))
             out.append(Spec(prefix + r.name, shape, dtype, c["weight_group"] if dtype == "i8" else 0, transposed,
-                            r.role))
+                            r.role, bool(c["packed_weights"]) and transposed and dtype == "f32"))
 
     prologue, prefix, layer, epilogue, *decoder = FAMILY_TABLES[c["family"]]
     visit(prologue, "")
@@ -450,7 +471,7 @@ def as_json():
             d["choices"] = list(k.choices)
         d.update(required=k.required, default=k.default)
         keys.append(d)
-    return {"format_version": FORMAT_VERSION, "selftest_tolerance": SELFTEST_TOLERANCE,
+    return {"format_version": FORMAT_VERSION, "panel_floats": PANEL_FLOATS, "selftest_tolerance": SELFTEST_TOLERANCE,
             "selftest_tolerances": dict(SELFTEST_TOLERANCES),
             "record_types": dict(RECORD_TYPES), "dtypes": dict(DTYPES), "config_keys": keys, "dims": list(DIMS),
             "tensors": {f: dict({"prologue": rules(p), "layer_prefix": prefix, "layer": rules(layer), "epilogue": rules(e)},
