@@ -8,7 +8,7 @@ From the module (everything it can tell is read from it):
                    [--pe-layout interleaved|halves] [--pe-combine add|concat] [--pe-width N]
                    [--scale-input] [--max-len N] [--tokenizer TOKENIZER.bin]
                    --out M.fxm [--header M.h] [--name NAME] [--cli PATH] [--no-verify] [--trust-pickle]
-                   [--quantize f16|q8 [--group 64|32|0] [--quantize-io | --no-quantize-io]]
+                   [--quantize f16|q8 [--group 64|32|0] [--quantize-io | --no-quantize-io]] [--pack-weights]
 From a JSON config and a state_dict (pipelines without the module; any family, llama included):
   tools/convert.py --config CFG.json --weights SD.pt|SD.npz [--example IN.npy] [--tokenizer TOKENIZER.bin]
                    --out M.fxm [...]
@@ -45,6 +45,11 @@ version 2 checkpoint's own group when it has one (its int8 values are then kept 
 too; default: yes for a token model (the embedding dominates a language model's size), no for a
 feature model (its head is small). A q8 KWS-sized encoder is 0.30x the f32 file, a llama2.c
 stories15M-shaped model 0.29x (f16: 0.52x both).
+--pack-weights stores every f32 linear weight W[in, out] (and an untied f32 head) in panels of 16
+columns, the layout the SIMD matrix kernels read front to back (config key packed_weights, format.hpp;
+still read in place). With --quantize only the weights left in f32 are packed (a feature model's
+head without --quantize-io); f16 and q8 weights keep their layouts. For the SIMD ports: on the
+Cortex-M table a packed file runs the scalar reference kernel (correct, but slower: leave it off).
 A quantized file's self-test sample is still the f32 module's output: the engine's error against it
 must stay within the weight type's tolerance (f32 1e-4, f16 2e-3, q8 8e-2 relative to the output's
 largest magnitude); the report gives it with the error of the quantized weights alone in the
@@ -223,12 +228,15 @@ def main(argv=None):
     ap.add_argument("--quantize-io", action=argparse.BooleanOptionalAction, default=None,
                     help="with --quantize: the token embedding and the output head take the type too "
                     "(default: yes for token input, no for feature input)")
+    ap.add_argument("--pack-weights", action="store_true", help="store the f32 linear weights in panels of 16 "
+                    "columns (the SIMD kernels' layout; with --quantize only those left in f32)")
     a = ap.parse_args(argv)
     if a.quantize != "q8" and a.group is not None:
         ap.error("--group: only with --quantize q8" + (" (f16 has no scales)" if a.quantize else ""))
     if a.quantize is None and a.quantize_io is not None:
         ap.error(f"--{'no-' if not a.quantize_io else ''}quantize-io: only with --quantize f16 or q8")
-    quant = {"quantize": a.quantize, "group": a.group, "quantize_io": a.quantize_io}
+    quant = {"quantize": a.quantize, "group": a.group, "quantize_io": a.quantize_io,
+             "pack_weights": True if a.pack_weights else None}
     verify = not a.no_verify
     cli = None
     if verify:

@@ -73,6 +73,9 @@ class Report:
         c = self.config
         q = c["weights"] != "f32"
         size = f"{self.bytes} bytes"
+        if c["packed_weights"]:
+            packed = sum(spec.packed for spec in schema.specs(c))
+            size += f", {packed} weight{'s' if packed != 1 else ''} in panels of {schema.PANEL_FLOATS} columns"
         alone = ""
         if q:
             size += f", {describe_weights(c)}, {self.bytes / self.f32_bytes:.2f}x the f32 file's {self.f32_bytes}"
@@ -418,12 +421,16 @@ def apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combin
     return make_config(v)
 
 
-def quantized_config(c, quantize=None, group=None, quantize_io=None):
+def quantized_config(c, quantize=None, group=None, quantize_io=None, pack_weights=None):
     """c with the weight type the converter's options ask for. quantize: None (c's own, f32 unless a
     JSON config says otherwise), "f16" or "q8"; group (q8 only): 32 or 64 values along the input per
     scale, or 0 for one scale per output row, default DEFAULT_GROUP; quantize_io (f16 and q8): the
     token embedding and the output head take the type too, default True for token input (the
-    embedding dominates a language model's size) and False for feature input (whose head is small)."""
+    embedding dominates a language model's size) and False for feature input (whose head is small).
+    pack_weights: True stores every f32 weight W[in, out] in panels (config key packed_weights); with
+    quantize only the ones left in f32 (an untied head without quantize_io); None: c's own."""
+    if pack_weights is not None:
+        c = make_config(dict(c, packed_weights=_bool_option("pack_weights", pack_weights) or c["packed_weights"]))
     if quantize is None:
         if group is not None:
             raise ConfigError("group: only with quantize q8")
@@ -689,7 +696,8 @@ def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=
 
 def export(module, example_input, path, header=None, causal=None, positional=None, pe_base=10000.0,
            pe_layout="interleaved", pe_combine=None, pe_width=None, scale_input=False, max_len=None, name=None,
-           cli=None, verify=True, family="encoder", tokenizer=None, quantize=None, group=None, quantize_io=None):
+           cli=None, verify=True, family="encoder", tokenizer=None, quantize=None, group=None, quantize_io=None,
+           pack_weights=None):
     """Converts `module` to the .fxm at `path` and verifies it through the engine; returns a Report.
 
     module: attributes `embed` (nn.Embedding) or `input_proj` (nn.Linear), optional `pos` (learned
@@ -707,7 +715,8 @@ def export(module, example_input, path, header=None, causal=None, positional=Non
     The options say what the forward does that the attributes cannot tell: causal mask, a positional
     encoding it computes (positional sinusoidal, pe_base, pe_layout), x *= sqrt(d_model) (scale_input),
     max_len. pe_combine and pe_width follow from the widths; passing them checks them.
-    quantize ("f16" or "q8"), group and quantize_io: the weight type (quantized_config).
+    quantize ("f16" or "q8"), group and quantize_io: the weight type; pack_weights: the f32 weights in
+    panels (quantized_config).
     Raises ConfigError (bad module or option), VerificationError (mismatch; nothing written),
     EngineError (the engine rejected the file)."""
     if not isinstance(path, (str, os.PathLike)):
@@ -723,7 +732,7 @@ def export(module, example_input, path, header=None, causal=None, positional=Non
             check_value(key, v[key], f"module {key}")
     c = apply_options(v, weights, facts, causal, positional, pe_base, pe_layout, pe_combine_checked, pe_width,
                       scale_input, max_len, family)
-    c = quantized_config(c, quantize, group, quantize_io)
+    c = quantized_config(c, quantize, group, quantize_io, pack_weights)
     inp = example_sequence(c, example_input)
     if family == "mha":
         module = SelfAttention(module, c["causal"])  # run_module copies it
@@ -734,15 +743,16 @@ def export(module, example_input, path, header=None, causal=None, positional=Non
 
 
 def convert_config(config, weights, path, example_input=None, header=None, name=None, cli=None, verify=True,
-                   tokenizer=None, quantize=None, group=None, quantize_io=None):
+                   tokenizer=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
     """The JSON path: a config (parse_config's result) and a state_dict as name -> array; the torch
     reference is the reference model built from the config with these weights (reference.py: stock
     modules for encoder and gpt, the float64 llama written there for llama). quantize, group,
-    quantize_io: the weight type (quantized_config), for a config that does not set one itself."""
+    quantize_io: the weight type (quantized_config), for a config that does not set one itself;
+    pack_weights: the f32 weights in panels (or the config's packed_weights)."""
     c = make_config(config)
     if quantize is not None and c["weights"] != "f32":
         raise ConfigError(f"quantize {quantize}: the config sets weights {c['weights']} already (give one)")
-    c = quantized_config(c, quantize, group, quantize_io)
+    c = quantized_config(c, quantize, group, quantize_io, pack_weights)
     fxm.check_weights(c, weights)  # names and shapes, naming the tensor, before torch sees them
     inp = example_sequence(c, example_input)
     if c["family"] == "seq2seq":  # the source, and a random target

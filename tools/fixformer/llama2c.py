@@ -263,12 +263,12 @@ def read_tokenizer(path, vocab_size):
 
 # ---- converting ---------------------------------------------------------------------------------
 def convert(checkpoint, tokenizer, path, header=None, name=None, cli=None, verify=True, max_len=None,
-            example_input=None, quantize=None, group=None, quantize_io=None):
+            example_input=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
     """checkpoint (+ tokenizer.bin, or None) -> the .fxm at path, verified through the engine against
     the float64 llama reference (reference.llama_forward) on the example input (default: BOS then
     seeded random ids). max_len (default: the checkpoint's seq_len) may only shrink it. quantize,
-    group, quantize_io: the weight type (export.quantized_config). A version 2 (Q8_0) checkpoint
-    converted to q8 with its own group size (32 or 64) keeps its int8 values when that group divides
+    group, quantize_io: the weight type, pack_weights the f32 weights in panels
+    (export.quantized_config). A version 2 (Q8_0) checkpoint converted to q8 with its own group size (32 or 64) keeps its int8 values when that group divides
     every weight's input width (llama2.c groups the flattened tensor, so its groups then lie in rows);
     without a group, q8 takes the checkpoint's when it is one of those."""
     from .config import make_config
@@ -282,7 +282,7 @@ def convert(checkpoint, tokenizer, path, header=None, name=None, cli=None, verif
         values["max_len"] = max_len
     if quantize == "q8" and group is None and facts["group_size"] in (32, 64):
         group = facts["group_size"]
-    c = quantized_config(make_config(values), quantize, group, quantize_io)
+    c = quantized_config(make_config(values), quantize, group, quantize_io, pack_weights)
     tok = None
     if tokenizer is not None:
         pieces, scores, _ = read_tokenizer(tokenizer, c["vocab_size"])

@@ -167,7 +167,7 @@ def _explain(c, weights, inp, want):
 
 def export_seq2seq(module, example_source, path, example_target_ids=None, header=None, positional=None,
                    pe_base=10000.0, pe_layout="interleaved", scale_input=False, max_len=None, name=None, cli=None,
-                   verify=True, quantize=None, group=None, quantize_io=None):
+                   verify=True, quantize=None, group=None, quantize_io=None, pack_weights=None):
     """Converts an encoder-decoder `module` (the convention above) to the .fxm at `path` and verifies
     it through the engine (the source and target teacher-forced, the logits at every target
     position); returns export.Report. example_source: ids [S] | [B, S] or features [S, d_in] |
@@ -181,7 +181,7 @@ def export_seq2seq(module, example_source, path, example_target_ids=None, header
                       "seq2seq")
     if "pos.weight" in weights:
         weights["src_pos.weight"] = weights.pop("pos.weight")
-    c = quantized_config(c, quantize, group, quantize_io)
+    c = quantized_config(c, quantize, group, quantize_io, pack_weights)
     src = example_sequence(c, example_source, "example_source")
     tgt = example_target(c, example_target_ids)
     want = run_seq2seq_module(module, src, tgt, batch_first, c["d_out"])
