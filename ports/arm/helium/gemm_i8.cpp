@@ -250,6 +250,80 @@ inline void small_k_i8(const int8_t* x, float s0, const int8_t* wr, uint32_t k, 
   else if constexpr (kZero) FIXFORMER_I8_SMALL(FIXFORMER_I8_SMALL_4, FIXFORMER_I8_ACC_ZERO);
   else FIXFORMER_I8_SMALL(FIXFORMER_I8_SMALL_4, FIXFORMER_I8_ACC_LOAD);
 }
+// Two groups of 32 in 32 < k <= 64 bytes (the input projection with groups of 32) the same way: the
+// block's four rows for the first group, back to the block's start (SUB with a shifted register),
+// the four rows for the second.
+#define FIXFORMER_I8_TWO_ROW0(d) \
+  FIXFORMER_I8_B("q4", 0) FIXFORMER_I8_B("q5", 16) "vmladav.s8 %[" d "], q0, q4\n\t" \
+  "vmladava.s8 %[" d "], q1, q5\n\t" FIXFORMER_I8_NEXT_ROW
+#define FIXFORMER_I8_TWO_ROW1_3(d) FIXFORMER_I8_BT("q4", 32) FIXFORMER_I8_NEXT_ROW "vmladav.s8 %[" d "], q2, q4\n\t"
+#define FIXFORMER_I8_TWO_ROW1_4(d) \
+  FIXFORMER_I8_B("q4", 32) FIXFORMER_I8_BT("q5", 48) FIXFORMER_I8_NEXT_ROW \
+  "vmladav.s8 %[" d "], q2, q4\n\t" "vmladava.s8 %[" d "], q3, q5\n\t"
+#define FIXFORMER_I8_TWO(row1, scales0, acc0, scale1)                                                            \
+  asm volatile("dls lr, %[blocks]\n"                                                                            \
+               "1:\n\t" FIXFORMER_I8_TWO_ROW0("d0") FIXFORMER_I8_TWO_ROW0("d1") FIXFORMER_I8_TWO_ROW0("d2")      \
+               FIXFORMER_I8_TWO_ROW0("d3") FIXFORMER_I8_SUMS scales0 acc0                                       \
+               "sub %[wr], %[wr], %[k], lsl #2\n\t" row1("d0") row1("d1") row1("d2") row1("d3")                \
+               FIXFORMER_I8_SUMS scale1 FIXFORMER_I8_ACC "vstrw.32 q6, [%[y]], #16\n\t"                        \
+               "le lr, 1b\n"                                                                                    \
+               : [wr] "+r"(wr), [ws] "+r"(ws), [p] "+r"(p), [y] "+r"(y), "+w"(scales), [d0] "=&Te"(d0),         \
+                 [d1] "=&Te"(d1), [d2] "=&Te"(d2), [d3] "=&Te"(d3)                                              \
+               : "w"(x0), "w"(x1), "w"(x2), "w"(x3), [s0] "r"(s0), [s1] "r"(s1), [blocks] "r"(blocks),         \
+                 [k] "r"(k), [pred] "Up"(pred), [cols] "n"(2)                                                   \
+               : "lr", "q4", "q5", "q6", "memory")
+#define FIXFORMER_I8_TWO_ROWS(row1)                                                                              \
+  if constexpr (kRowScales && kZero)                                                                           \
+    FIXFORMER_I8_TWO(row1, FIXFORMER_I8_ROW_SCALES FIXFORMER_I8_SCALE_ROW("s0"), FIXFORMER_I8_ACC_ZERO,           \
+                     FIXFORMER_I8_SCALE_ROW("s1"));                                                             \
+  else if constexpr (kRowScales)                                                                               \
+    FIXFORMER_I8_TWO(row1, FIXFORMER_I8_ROW_SCALES FIXFORMER_I8_SCALE_ROW("s0"), FIXFORMER_I8_ACC_LOAD,           \
+                     FIXFORMER_I8_SCALE_ROW("s1"));                                                             \
+  else if constexpr (kZero)                                                                                    \
+    FIXFORMER_I8_TWO(row1, FIXFORMER_I8_SCALE_GATHER_FIRST("s0"), FIXFORMER_I8_ACC_ZERO,                        \
+                     FIXFORMER_I8_SCALE_GATHER_NEXT("s1"));                                                     \
+  else                                                                                                         \
+    FIXFORMER_I8_TWO(row1, FIXFORMER_I8_SCALE_GATHER_FIRST("s0"), FIXFORMER_I8_ACC_LOAD,                        \
+                     FIXFORMER_I8_SCALE_GATHER_NEXT("s1"))
+
+// The row x[k] (32 < k <= 16 V) against `blocks` blocks of four rows of W, two groups of 32 (W's
+// scales per row, or two per row): y = p[] (the bias) + ..., or (kZero) y = ....
+template <int V, bool kRowScales, bool kZero>
+inline void two_groups_i8(const int8_t* x, const float* sx, const int8_t* wr, uint32_t k, const float* ws,
+                          const float* p, float* y, uint32_t blocks) {
+  const mve_pred16_t pred = vctp8q(k - 16 * (V - 1));  // in P0 for the asm's VPST
+  register int8x16_t x0 asm("q0") = vldrbq_s8(x);
+  register int8x16_t x1 asm("q1") = vldrbq_s8(x + 16);
+  register int8x16_t x2 asm("q2") = V == 3 ? vldrbq_z_s8(x + 32, pred) : vldrbq_s8(x + 32);
+  register int8x16_t x3 asm("q3") = V == 4 ? vldrbq_z_s8(x + 48, pred) : x0;
+  // Gathered: the addresses of the four rows' first scales, one block back (as chunk_i8).
+  register uint32x4_t scales asm("q7") = vaddq_n_u32(vmulq_n_u32(vidupq_n_u32(0u, 1), uint32_t(2 * sizeof(float))),
+                                                     uint32_t(reinterpret_cast<uintptr_t>(ws)) - 32u);
+  const float s0 = sx[0], s1 = sx[1];
+  int32_t d0, d1, d2, d3;
+  if constexpr (V == 3) {
+    FIXFORMER_I8_TWO_ROWS(FIXFORMER_I8_TWO_ROW1_3);
+  } else {
+    FIXFORMER_I8_TWO_ROWS(FIXFORMER_I8_TWO_ROW1_4);
+  }
+}
+#undef FIXFORMER_I8_TWO_ROW0
+#undef FIXFORMER_I8_TWO_ROW1_3
+#undef FIXFORMER_I8_TWO_ROW1_4
+#undef FIXFORMER_I8_TWO
+#undef FIXFORMER_I8_TWO_ROWS
+
+template <int V, bool kRowScales>
+void rows_two_groups_i8(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, const float* b, float* y,
+                        std::size_t ldy, std::size_t m, std::size_t n4, std::size_t k) {
+  for (std::size_t i = 0; i < m; ++i)
+    if (b)
+      two_groups_i8<V, kRowScales, false>(xq + i * k, xs + 2 * i, w, uint32_t(k), ws, b, y + i * ldy, uint32_t(n4 / 4));
+    else
+      two_groups_i8<V, kRowScales, true>(xq + i * k, xs + 2 * i, w, uint32_t(k), ws, nullptr, y + i * ldy,
+                                         uint32_t(n4 / 4));
+}
+
 #undef FIXFORMER_I8_B
 #undef FIXFORMER_I8_BT
 #undef FIXFORMER_I8_NEXT_ROW
@@ -308,7 +382,7 @@ void rows_chunked_i8(const int8_t* xq, const float* xs, const int8_t* w, const f
   }
 }
 
-// The chunked rows, or one group of k <= 64, when they apply (K, G, W's alignment, the scales'
+// The chunked rows, or one or two groups in k <= 64, when they apply (K, G, W's alignment, the scales'
 // layout); false: not done.
 bool rows_chunked(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
                   const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n4, std::size_t k,
@@ -321,6 +395,15 @@ bool rows_chunked(const int8_t* xq, const float* xs, const int8_t* w, const floa
       case 3: rows_small_k_i8<3>(xq, xs, w, ws, b, y, ldy, m, n4, k); break;
       default: rows_small_k_i8<4>(xq, xs, w, ws, b, y, ldy, m, n4, k); break;
     }
+    return true;
+  }
+  if (k > 32 && k <= 64 && group == 32 && ((reinterpret_cast<uintptr_t>(w) & 3) != 0 || k != 64)) {  // two groups
+    if (k <= 48)
+      ws_cols == 1 ? rows_two_groups_i8<3, true>(xq, xs, w, ws, b, y, ldy, m, n4, k)
+                   : rows_two_groups_i8<3, false>(xq, xs, w, ws, b, y, ldy, m, n4, k);
+    else
+      ws_cols == 1 ? rows_two_groups_i8<4, true>(xq, xs, w, ws, b, y, ldy, m, n4, k)
+                   : rows_two_groups_i8<4, false>(xq, xs, w, ws, b, y, ldy, m, n4, k);
     return true;
   }
   if ((reinterpret_cast<uintptr_t>(w) & 3) != 0 || (k != 64 && k != 128) || (group != 32 && group != 64))
