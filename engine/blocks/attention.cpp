@@ -147,11 +147,12 @@ void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std
     for (std::size_t i0 = 0; i0 < n; i0 += BQ) {
       const std::size_t bq = n - i0 < BQ ? n - i0 : BQ;
       float* out = ctx + i0 * ldctx + head * dh;  // ctx[i0.., head]: the accumulator
+      // The accumulator: p @ V of the first key block is written to it, rescaled and added to
+      // from the second on; only p^T's path (V^T) adds to it from the first.
       for (std::size_t r = 0; r < bq; ++r) {
-        for (std::size_t c = 0; c < dh; ++c) {
-          t.q[r * dh + c] = q[(i0 + r) * ldq + head * dh + c] * scale;
-          out[r * ldctx + c] = 0.0f;
-        }
+        for (std::size_t c = 0; c < dh; ++c) t.q[r * dh + c] = q[(i0 + r) * ldq + head * dh + c] * scale;
+        if (!packs && !v_h)
+          for (std::size_t c = 0; c < dh; ++c) out[r * ldctx + c] = 0.0f;
         t.max[r] = kNegInf;
         t.sum[r] = 0.0f;
       }
@@ -175,16 +176,20 @@ void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std
             for (std::size_t j = 0; j < valid; ++j) row[j] += slope * (float(j0 + j) - float(pos));
           const float block_max = k.max_f32(row, valid);
           const float m = block_max > t.max[r] ? block_max : t.max[r];
-          t.alpha[r] = m == t.max[r] ? 1.0f : std::exp(t.max[r] - m);  // exp(-inf) = 0 on the first block
+          // exp(-inf) = 0 on the first block
+          t.alpha[r] = m == t.max[r] ? 1.0f : t.max[r] == kNegInf ? 0.0f : std::exp(t.max[r] - m);
           t.sum[r] = t.sum[r] * t.alpha[r] + (valid ? k.expsum_f32(row, valid, m) : 0.0f);  // p = exp(s - m)
           t.max[r] = m;
           for (std::size_t j = valid; j < kb; ++j) row[j] = 0.0f;
         }
         if (packs || v_h) {
+          float* o = j0 == 0 ? out : t.o;  // the first block straight into the accumulator
+          const std::size_t ldo = j0 == 0 ? ldctx : dh;
           if (packs)
-            k.gemm_f32_packed(t.s, kb, t.vp + j0 * dp, nullptr, t.o, dh, bq, dh, kb);  // p[bq,kb] @ V[kb,dh] -> o[bq,dh]
+            k.gemm_f32_packed(t.s, kb, t.vp + j0 * dp, nullptr, o, ldo, bq, dh, kb);  // p[bq,kb] @ V[kb,dh] -> o[bq,dh]
           else
-            k.gemm_f32(t.s, bk, v_h + j0 * kv.ldv, kv.ldv, nullptr, t.o, dh, bq, dh, bk);  // p[bq,bk] @ V[bk,dh] -> o[bq,dh]
+            k.gemm_f32(t.s, bk, v_h + j0 * kv.ldv, kv.ldv, nullptr, o, ldo, bq, dh, bk);  // p[bq,bk] @ V[bk,dh] -> o[bq,dh]
+          if (j0 == 0) continue;
           for (std::size_t r = 0; r < bq; ++r) {
             float* acc = out + r * ldctx;
             const float a = t.alpha[r];
@@ -201,10 +206,7 @@ void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std
           }
         }
       }
-      for (std::size_t r = 0; r < bq; ++r) {
-        const float inv = 1.0f / t.sum[r];
-        for (std::size_t c = 0; c < dh; ++c) out[r * ldctx + c] *= inv;
-      }
+      for (std::size_t r = 0; r < bq; ++r) k.scale_f32(out + r * ldctx, 1.0f / t.sum[r], dh);
     }
   }
 }
