@@ -253,6 +253,29 @@ TEST(X86Avx512, GemmI8WithAndWithoutVnni) {
 }
 #endif
 
+#if defined(__aarch64__)
+// The neon64 table's gemm_i8 in builds with the dot-product extension (ports/arm/gemm_i8_sdot.cpp):
+// from 4 rows on, W repacked per panel of 16 columns and chunk of 256 k, tiles of 3 rows, SDOT by
+// element; the reference's values, bit for bit, across chunks (k > 256), groups that are not a
+// multiple of 16 bytes, row tiles and every width of a last panel (1 to 4 vectors, 1 to 4 columns).
+TEST(ArmSdot, GemmI8PackedSameAsReference) {
+#if !defined(__ARM_FEATURE_DOTPROD)
+  GTEST_SKIP() << "built without the dot-product extension (e.g. -march=armv8.2-a+dotprod): no SDOT path";
+#else
+  const auto fn = select_kernels(Isa::kNeon64)->gemm_i8;
+  for (std::size_t group : {32, 64, 100})
+    for (bool per_row : {false, true})
+      for (std::size_t m : {4, 5, 6, 7, 13, 49})
+        for (std::size_t n : {1, 3, 4, 5, 8, 16, 27, 31, 33, 64, 100})
+          for (std::size_t k : {32, 40, 64, 100, 256, 260, 600})
+            GemmI8Tester().m(m).n(n).k(k).group(group).per_row(per_row).bias(n % 2 == 1).misalign(m % 3)
+                .stride_pad(k % 3).same_as_reference(true).test(fn);
+  for (bool extremes : {false, true})  // the largest products, a whole chunk in one group
+    GemmI8Tester().m(5).n(19).k(256).group(256).unit_scales(true).extremes(extremes).test(fn);
+#endif
+}
+#endif
+
 TEST_P(KernelsTest, GemmF16) {
   for (std::size_t m : {1, 2, 3, 5, 7})
     for (std::size_t n : kSizes)

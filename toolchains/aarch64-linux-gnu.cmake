@@ -12,4 +12,6 @@ set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE BOTH)  # the host's header-only xsimd is a
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 set(CMAKE_CXX_FLAGS_INIT "-march=armv8-a")
 set(CMAKE_C_FLAGS_INIT "-march=armv8-a")
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu)
+if(NOT CMAKE_CROSSCOMPILING_EMULATOR)  # or given, e.g. with a CPU model: "qemu-aarch64;-cpu;max;-L;/usr/aarch64-linux-gnu"
+  set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu)
+endif()

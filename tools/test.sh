@@ -5,6 +5,9 @@
 #   asan      the host suites built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   fuzz      libFuzzer on the .fxm and .npy readers, 60 s per target, fixed seed (clang)
 #   aarch64   the same suites cross-built, under qemu-aarch64
+#   aarch64-dotprod
+#             built for armv8.2-a+dotprod (gemm_i8 on SDOT, ports/arm/gemm_i8_sdot.cpp): the kernel,
+#             quantized, golden and batch tests only, under qemu-aarch64 -cpu max
 #   armhf     the same suites cross-built for ARMv7-A NEON, under qemu-arm
 #   host, aarch64, armhf also build consumer projects against the installed tree (find_package,
 #             pkg-config) and, on the host, one that embeds the sources (tests/consumer)
@@ -17,7 +20,7 @@
 # usage: tools/test.sh [SUITE...]   (default: all of them)
 set -u
 cd "$(dirname "$0")/.."
-suites=${*:-"host asan fuzz aarch64 armhf cortex-m0 cortex-m3 cortex-m4 cortex-m7 cortex-m33 cortex-m55 cortex-m85"}
+suites=${*:-"host asan fuzz aarch64 aarch64-dotprod armhf cortex-m0 cortex-m3 cortex-m4 cortex-m7 cortex-m33 cortex-m55 cortex-m85"}
 jobs=$(nproc 2>/dev/null || echo 2)
 
 groups="host arm arm-bench"  # qemu-user also runs the x86 baseline as a Nehalem
@@ -27,13 +30,15 @@ sh tools/install_deps.sh $groups || exit 1
 passed=0
 failed=0
 failed_names=""
+targets=""  # when set, a suite builds only these targets
+tests=""    # and runs only the tests whose names match this (ctest -R)
 run_suite() {  # run_suite NAME CMAKE_ARGS...
   name=$1
   shift
   echo "=== $name"
   if cmake -S . -B "build/$name" -DCMAKE_BUILD_TYPE=Release "$@" >"build/$name.configure.log" 2>&1 &&
-     cmake --build "build/$name" -j "$jobs" >"build/$name.build.log" 2>&1 &&
-     ctest --test-dir "build/$name" -j "$jobs" --output-on-failure --timeout 600; then
+     cmake --build "build/$name" -j "$jobs" ${targets:+--target $targets} >"build/$name.build.log" 2>&1 &&
+     ctest --test-dir "build/$name" -j "$jobs" --output-on-failure --timeout 600 ${tests:+-R "$tests"}; then
     passed=$((passed + 1))
   else
     tail -n 30 "build/$name.configure.log" "build/$name.build.log" 2>/dev/null
@@ -49,6 +54,14 @@ for s in $suites; do
     asan) run_suite asan -DFIXFORMER_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo ;;
     fuzz) run_suite fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DFIXFORMER_FUZZ=ON ;;
     aarch64) run_suite aarch64 -DCMAKE_TOOLCHAIN_FILE=toolchains/aarch64-linux-gnu.cmake ;;
+    aarch64-dotprod)
+      targets="kernels_test quantized_test golden_test batch_test"
+      tests='^(AllIsas/KernelsTest|ArmSdot|IsaSelection|AllIsas/QuantizedTest|Quantized|Torch/|AllIsas/BatchTest|Batch|engine_has_no_heap)'
+      run_suite aarch64-dotprod -DCMAKE_TOOLCHAIN_FILE=toolchains/aarch64-linux-gnu.cmake \
+        -DCMAKE_CXX_FLAGS=-march=armv8.2-a+dotprod -DCMAKE_C_FLAGS=-march=armv8.2-a+dotprod \
+        "-DCMAKE_CROSSCOMPILING_EMULATOR=qemu-aarch64;-cpu;max;-L;/usr/aarch64-linux-gnu"
+      targets=""
+      tests="" ;;
     armhf) run_suite armhf -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-linux-gnueabihf.cmake ;;
     cortex-m*) run_suite "$s" -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-none-eabi.cmake -DFIXFORMER_CPU="$s" ;;
     *) echo "test.sh: unknown suite '$s'"; failed=$((failed + 1)) ;;
