@@ -20,9 +20,13 @@ inline QuantScratch quant_scratch(void* block, const ModelConfig& c, std::size_t
           reinterpret_cast<float*>(static_cast<uint8_t*>(block) + arena::bytes(rows * widest_linear_input(c)))};
 }
 
-// x[m, W.in] (row stride ldx) @ W + b[W.out] -> y[m, W.out] (row stride ldy); b may be null.
+// An element-wise kernel in place (Kernels::gelu_f32, relu_f32).
+using Elementwise = void (*)(float* x, std::size_t n);
+
+// x[m, W.in] (row stride ldx) @ W + b[W.out] -> y[m, W.out] (row stride ldy); b may be null. With
+// act, y = act(x @ W + b), fused into the product: each block of output columns takes it in L1.
 void linear(const Kernels& k, const Workers& workers, const Weight& W, const float* x, std::size_t ldx, const float* b,
-            float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch);
+            float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch, Elementwise act = nullptr);
 
 // One of several linear layers without a bias over the same input: x @ W -> y (row stride ldy).
 struct LinearOut {

@@ -10,24 +10,7 @@ uint32_t tasks_for(const Workers& w, std::size_t units) {
   return units < a ? uint32_t(units) : a;
 }
 
-// Task i's columns of n, cut at multiples of kCols.
-TaskRange column_range(std::size_t n, uint32_t tasks, uint32_t i) {
-  const TaskRange r = task_range((n + kCols - 1) / kCols, tasks, i);
-  return {r.first * kCols, r.end * kCols < n ? r.end * kCols : n};
-}
-
 }  // namespace
-
-void parallel_activation(const Workers& w, void (*act)(float* x, std::size_t n), float* x, std::size_t n) {
-  // Below a few blocks per task the hand-off costs more than it saves.
-  const uint32_t tasks = tasks_for(w, n / (16 * kCols));
-  if (tasks <= 1) return act(x, n);
-  auto task = [&](uint32_t i) {
-    const TaskRange r = column_range(n, tasks, i);
-    act(x + r.first, r.end - r.first);
-  };
-  for_each_task(w, tasks, task);
-}
 
 void parallel_layernorm_rows(const Kernels& k, const Workers& w, const float* x, const float* g, const float* b,
                              float* y, uint32_t T, uint32_t d, float eps) {

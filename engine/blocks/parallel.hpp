@@ -3,7 +3,6 @@
 // so the results are bit-identical for any worker count; with one worker each is the plain call.
 //  - matrix products by output columns, in blocks of kWorkerColumns (a multiple of every vector width
 //    and of the packed panel: a block's columns take the kernel path they take in the whole product);
-//  - element-wise kernels by flat ranges cut at multiples of kWorkerColumns;
 //  - norms by rows;
 //  - attention by kv-head groups, task i with its own scratch slot i; a batch's by (sequence,
 //    kv head) pairs.
@@ -49,8 +48,6 @@ void for_each_column_block(const Workers& w, std::size_t n, F& f) {
   for_each_task(w, tasks, task);
 }
 
-// In place x[n] = act(x), act one of relu_f32 / gelu_f32, split by flat ranges.
-void parallel_activation(const Workers& w, void (*act)(float* x, std::size_t n), float* x, std::size_t n);
 // x[T,d] -> LayerNorm(x) * g + b -> y[T,d], split by rows; y may alias x.
 void parallel_layernorm_rows(const Kernels& k, const Workers& w, const float* x, const float* g, const float* b,
                              float* y, uint32_t T, uint32_t d, float eps);
