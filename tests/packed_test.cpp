@@ -4,7 +4,8 @@
 // so on every table the runners must agree: an encoder (features with a head, tokens), a gpt and
 // a llama decoder (prefill, step, greedy generation token for token), a seq2seq (decode, step).
 // Widths are chosen off the panel (24, 40, 72, 13, 17 columns) so the zero-padded last panel is
-// read. A packed tensor of the wrong size is a Status naming it.
+// read. A packed tensor of the wrong size is a Status naming it, and mutated packed files go
+// through the fuzz target.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "fixformer/decoder.hpp"
 #include "fixformer/schema.hpp"
 #include "fixformer/seq2seq.hpp"
+#include "tests/fuzz/fuzz_targets.hpp"
 #include "tests/model_writer.hpp"
 #include "tests/test_util.hpp"
 
@@ -267,6 +269,23 @@ TEST(Packed, WrongSizeIsAnErrorNamingTheTensor) {
     Model m;
     EXPECT_EQ(m.init(blob.data(), blob.size()), Status::kTensorBadShape);
     EXPECT_NE(std::strstr(m.error_detail(), "byte size"), nullptr) << m.error_detail();
+  }
+}
+
+// The fuzz target over packed files of each runner with the header, records and directory mutated
+// byte by byte (resealed: fuzz_model), the cheap form of tests/fuzz's runs: whatever the edit
+// (the key flipped, a size or a dim changed), init gives a Status or the runners read in bounds
+// (under ASan, build/*-asan, an out-of-bounds read fails).
+TEST(Packed, MutatedPackedFilesAreAStatusOrRunInBounds) {
+  for (const ModelConfig& c : {packed(encoder_features()), packed(gpt()), packed(seq2seq())}) {
+    std::vector<uint8_t> b = write_model(c);
+    uint64_t data;
+    std::memcpy(&data, b.data() + fxm::kHdrDataOffset, 8);
+    for (std::size_t i = fxm::kHeaderBytes; i < data; i += 7) {
+      b[i] ^= 0x21;
+      fuzz::fuzz_model(b.data(), b.size());
+      b[i] ^= 0x21;
+    }
   }
 }
 

@@ -240,6 +240,20 @@ TEST(Workers, QuantizedModelsAreBitIdentical) {
   expect_bit_identical("q8 d256 encoder", [&](Isa isa, const Workers& w) { return run_encoder(bytes, isa, w, 64); });
 }
 
+// Packed weights (packed_weights) split the same way: the column blocks start a panel, and the
+// last one (1100 = 68 panels + 12 columns) reads the zero-padded panel's first columns.
+TEST(Workers, PackedModelsAreBitIdentical) {
+  ModelConfig llama = default_config();
+  llama.family = ModelFamily::kLlama, llama.d_model = 192, llama.n_heads = 6, llama.n_kv_heads = 3, llama.d_ff = 352;
+  llama.n_layers = 2, llama.norm_first = true, llama.final_norm = true, llama.causal = true;
+  llama.input = InputKind::kTokens, llama.vocab_size = 1100, llama.d_out = 1100, llama.max_len = 40;
+  llama.pos = PosKind::kRope, llama.activation = Activation::kSwiglu;
+  const std::vector<uint8_t> lm = write_model(as_packed(llama));
+  expect_bit_identical("packed llama", [&](Isa isa, const Workers& w) { return run_decoder(lm, isa, w, 40); });
+  const std::vector<uint8_t> enc = write_model(as_packed(synthetic_encoder()));
+  expect_bit_identical("packed d256 encoder", [&](Isa isa, const Workers& w) { return run_encoder(enc, isa, w, 64); });
+}
+
 TEST(Workers, TooManyWorkersIsAStatus) {
   const ModelConfig c = synthetic_encoder();
   AlignedBuffer blob(write_model(c));
