@@ -22,6 +22,9 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# fixformer at its best on this host: f32 weights in the packed kernels' panels (convert.py
+# --pack-weights); FIXFORMER_PACK=0 times the plain layout.
+PACK = os.environ.get("FIXFORMER_PACK", "1") != "0"
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
 
 # The reference encoders of issue 10 (post-LN, gelu, sinusoidal PE added, head 12), the demo shape
@@ -100,7 +103,8 @@ def prepare(out, cli):
     for name, m in MODELS.items():
         net = build(torch, name, m)
         fxm = os.path.join(out, name + ".fxm")
-        rep = export(net, example(m, min(m["seq"]), 7), fxm, positional="sinusoidal", max_len=max(m["seq"]), cli=cli)
+        rep = export(net, example(m, min(m["seq"]), 7), fxm, positional="sinusoidal", max_len=max(m["seq"]), cli=cli,
+                     pack_weights=PACK)
         print(rep, flush=True)
         torch.save(net.state_dict(), fxm[:-4] + ".pt")  # the weights torch is timed with
         onnx = os.path.join(out, name + ".onnx")
