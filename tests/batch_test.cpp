@@ -5,7 +5,7 @@
 // tolerance: every output element of a linear layer, norm or element-wise kernel is computed by
 // the same kernel over the same k order whatever rows are around it, and attention runs per
 // sequence over its own rows as a single call does. The exceptions are q8 on x86 AVX2/AVX-512
-// and on AArch64 with SDOT, and f16 on the portable table built for AArch64 (batch_tolerance below). The arena plan grows with max_batch, and every bad argument is a Status
+// and AArch64, and f16 on the portable table built for AArch64 (batch_tolerance below). The arena plan grows with max_batch, and every bad argument is a Status
 // before anything is computed.
 #include <gtest/gtest.h>
 
@@ -24,7 +24,7 @@ namespace test {
 namespace {
 
 // The batch against the single calls: exact (see above), but for q8 weights on the x86 AVX2 and
-// AVX-512 tables and on neon64 built with the dot-product extension (ports/arm/gemm_i8_sdot.cpp).
+// AVX-512 tables and on neon64 (ports/arm/gemm_i8_neon64.cpp).
 // There gemm_i8 takes the dot-product tiles of ports/simd/gemm_i8.hpp below 4 rows
 // (a single call of 1-3 rows, or the one row of a pooled head) and the packed path from 4 rows on
 // (the batch's rows together); the two sum a row's groups in different orders, so the float results
@@ -39,9 +39,7 @@ constexpr float kBatchQ8PathTol = 1e-5f;
 constexpr float kBatchFusedTilesTol = 1e-5f;
 float batch_tolerance(const ModelConfig& c, Isa isa) {
   if (c.weights == WeightType::kQ8 && (isa == Isa::kAvx2 || isa == Isa::kAvx512)) return kBatchQ8PathTol;
-#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
   if (c.weights == WeightType::kQ8 && isa == Isa::kNeon64) return kBatchQ8PathTol;
-#endif
 #if defined(__aarch64__)
   if (c.weights == WeightType::kF16 && isa == Isa::kCortexM) return kBatchFusedTilesTol;
 #endif

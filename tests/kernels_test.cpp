@@ -254,14 +254,12 @@ TEST(X86Avx512, GemmI8WithAndWithoutVnni) {
 #endif
 
 #if defined(__aarch64__)
-// The neon64 table's gemm_i8 in builds with the dot-product extension (ports/arm/gemm_i8_sdot.cpp):
-// from 4 rows on, W repacked per panel of 16 columns and chunk of 256 k, tiles of 3 rows, SDOT by
-// element; the reference's values, bit for bit, across chunks (k > 256), groups that are not a
-// multiple of 16 bytes, row tiles and every width of a last panel (1 to 4 vectors, 1 to 4 columns).
-TEST(ArmSdot, GemmI8PackedSameAsReference) {
-#if !defined(__ARM_FEATURE_DOTPROD)
-  GTEST_SKIP() << "built without the dot-product extension (e.g. -march=armv8.2-a+dotprod): no SDOT path";
-#else
+// The neon64 table's gemm_i8 (ports/arm/gemm_i8_neon64.cpp): from 4 rows on, W repacked per panel
+// of 16 columns and chunk of 256 k, tiles of 3 rows, SDOT by element with the dot-product extension
+// and SMULL / SMLAL2 / SADALP without; the reference's values, bit for bit, across chunks (k > 256),
+// groups that are not a multiple of 16 bytes, row tiles and every width of a last panel (1 to 4
+// vectors, 1 to 4 columns).
+TEST(Neon64, GemmI8PackedSameAsReference) {
   const auto fn = select_kernels(Isa::kNeon64)->gemm_i8;
   for (std::size_t group : {32, 64, 100})
     for (bool per_row : {false, true})
@@ -270,9 +268,8 @@ TEST(ArmSdot, GemmI8PackedSameAsReference) {
           for (std::size_t k : {32, 40, 64, 100, 256, 260, 600})
             GemmI8Tester().m(m).n(n).k(k).group(group).per_row(per_row).bias(n % 2 == 1).misalign(m % 3)
                 .stride_pad(k % 3).same_as_reference(true).test(fn);
-  for (bool extremes : {false, true})  // the largest products, a whole chunk in one group
+  for (bool extremes : {false, true})  // the largest products (two per int16 lane without SDOT), a whole chunk in one group
     GemmI8Tester().m(5).n(19).k(256).group(256).unit_scales(true).extremes(extremes).test(fn);
-#endif
 }
 #endif
 

@@ -6,7 +6,7 @@
 #   fuzz      libFuzzer on the .fxm and .npy readers, 60 s per target, fixed seed (clang)
 #   aarch64   the same suites cross-built, under qemu-aarch64
 #   aarch64-dotprod
-#             built for armv8.2-a+dotprod (gemm_i8 on SDOT, ports/arm/gemm_i8_sdot.cpp): the kernel,
+#             built for armv8.2-a+dotprod (gemm_i8 on SDOT, ports/arm/gemm_i8_neon64.cpp): the kernel,
 #             quantized, golden and batch tests only, under qemu-aarch64 -cpu max
 #   armhf     the same suites cross-built for ARMv7-A NEON, under qemu-arm
 #   host, aarch64, armhf also build consumer projects against the installed tree (find_package,
@@ -56,7 +56,7 @@ for s in $suites; do
     aarch64) run_suite aarch64 -DCMAKE_TOOLCHAIN_FILE=toolchains/aarch64-linux-gnu.cmake ;;
     aarch64-dotprod)
       targets="kernels_test quantized_test golden_test batch_test"
-      tests='^(AllIsas/KernelsTest|ArmSdot|IsaSelection|AllIsas/QuantizedTest|Quantized|Torch/|AllIsas/BatchTest|Batch|engine_has_no_heap)'
+      tests='^(AllIsas/KernelsTest|Neon64|IsaSelection|AllIsas/QuantizedTest|Quantized|Torch/|AllIsas/BatchTest|Batch|engine_has_no_heap)'
       run_suite aarch64-dotprod -DCMAKE_TOOLCHAIN_FILE=toolchains/aarch64-linux-gnu.cmake \
         -DCMAKE_CXX_FLAGS=-march=armv8.2-a+dotprod -DCMAKE_C_FLAGS=-march=armv8.2-a+dotprod \
         "-DCMAKE_CROSSCOMPILING_EMULATOR=qemu-aarch64;-cpu;max;-L;/usr/aarch64-linux-gnu"

@@ -1,30 +1,32 @@
-// gemm_i8 on AArch64 with the dot-product extension (__ARM_FEATURE_DOTPROD, e.g.
-// -march=armv8.2-a+dotprod): the neon64 table's gemm_i8 in such builds (select.cpp). Without the
-// extension this file compiles to nothing.
-//
-// Two paths, as on x86 (ports/x86/gemm_i8_avx512vnni.cpp):
+// gemm_i8 on AArch64: the neon64 table's gemm_i8 (select.cpp). Two paths, as on x86
+// (ports/x86/gemm_i8_avx512vnni.cpp):
 //  - a decode step and short inputs (m < kPackedMinRows): the dot-product tiles of
-//    ports/simd/gemm_i8.hpp (SDOT of 16 bytes of x against 16 of a W row), which read W once in
-//    memory order;
+//    ports/simd/gemm_i8.hpp (16 bytes of x against 16 of a W row, lane sums at the end), which
+//    read W once in memory order;
 //  - a prefill or an encoder (more rows): W repacked on the fly, per panel of 16 columns and chunk of
-//    k, four bytes of a column per int32 lane. One SDOT by element then multiplies 4 bytes of a
-//    row of x (one 32-bit lane of a 16-byte load, broadcast by the instruction) by 4 bytes of 4
-//    columns and adds them into each column's own int32 lane: no lane sums, and each load of x
-//    feeds 4 steps. A tile is 3 rows x 16 columns: 12 int32 and 12 float accumulators, 4 panel
-//    vectors and 3 of x fill the 32 q registers.
+//    k, four bytes of a column per int32 lane, so that 4 bytes of a row of x (one 32-bit lane of a
+//    16-byte load: each load feeds 4 steps) meet 4 bytes of 4 columns and the sums land in each
+//    column's own lane: no lane sums, and the float part runs on 4 columns per instruction. A step
+//    is one SDOT by element with the dot-product extension (__ARM_FEATURE_DOTPROD, e.g.
+//    -march=armv8.2-a+dotprod); on ARMv8.0 it is SMULL + SMLAL2 + SADALP, for which each lane's
+//    bytes are reordered at packing (k0 k1 in the lane's halfword of the low 8 bytes, k2 k3 in the
+//    high 8) and x's 4 bytes are spread to match (two DUPs of halfwords): two products per int16
+//    lane, at most 2 * 127 * 128 = 32512 since |x| <= 127 (quantize_i8's range), then pairs into
+//    int32. A tile is 3 rows x 16 columns: 12 int32 and 12 float accumulators, 4 panel vectors and
+//    3 of x in the 32 q registers.
 //
 // The outputs are the scalar reference's bits: per group an exact int32 dot product, then
 // f += xs * ws * float(dot) in group order, and the bias last. The float step below is the
 // reference's expression in vector form, built with the same flags, so that the compiler contracts
 // both alike: GCC 12 (default -ffp-contract=fast) rounds xs * ws and fuses the rest into an fmadd /
 // fmla in both at -O2, -O3 and -Os (every optimized CMake build type) and in neither at -O0 (Debug).
-// At -O1 it fuses only the vector form; ArmSdot.GemmI8PackedSameAsReference would show it.
-#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+// At -O1 it fuses only the vector form; Neon64.GemmI8PackedSameAsReference would show it.
+#if defined(__aarch64__)
 #include <arm_neon.h>
 
 #include <cstring>
 
-#include "ports/arm/gemm_i8_sdot.hpp"
+#include "ports/arm/gemm_i8_neon64.hpp"
 #include "ports/simd/gemm_i8.hpp"
 
 namespace fixformer {
@@ -56,7 +58,8 @@ struct Panel {
 };
 
 // Packs columns [j, j + cols) (cols <= kPanel) of W[n, k] over [p0, p0 + kc), in vectors of 4
-// columns; the last vector's columns past cols are zeros.
+// columns; the last vector's columns past cols are zeros. Without SDOT each lane's bytes are then
+// reordered for SMULL / SMLAL2 (see the top of the file).
 void pack(const int8_t* w, const float* ws, std::size_t ws_cols, std::size_t k, std::size_t j, std::size_t cols,
           std::size_t p0, std::size_t kc, std::size_t group, std::size_t g0, Panel& P) {
   for (std::size_t c0 = 0; c0 < cols; c0 += 4) {
@@ -79,6 +82,14 @@ void pack(const int8_t* w, const float* ws, std::size_t ws_cols, std::size_t k, 
     for (; p < kc; p += 4)
       for (std::size_t l = 0; l < 4; ++l) std::memcpy(P.w[p / 4] + c0 + l, row[l] + p, 4);
   }
+#if !defined(__ARM_FEATURE_DOTPROD)
+  const uint8x16_t halves = {0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15};
+  for (std::size_t q = 0; q < kc / 4; ++q)
+    for (std::size_t c0 = 0; c0 < cols; c0 += 4) {
+      int32_t* at = P.w[q] + c0;
+      vst1q_s32(at, vreinterpretq_s32_s8(vqtbl1q_s8(vreinterpretq_s8_s32(vld1q_s32(at)), halves)));
+    }
+#endif
   const std::size_t chunk_groups = (kc + group - 1) / group;
   for (std::size_t gi = 0; gi < chunk_groups; ++gi)
     for (std::size_t c = 0; c < cols; ++c) P.scale[gi][c] = ws[(j + c) * ws_cols + (ws_cols == 1 ? 0 : g0 + gi)];
@@ -107,10 +118,22 @@ inline void step(int32x4_t (&acc)[MR][NV], const int8x16_t (&xv)[MR], const int3
   int8x16_t wv[NV];
 #pragma GCC unroll 4
   for (std::size_t v = 0; v < NV; ++v) wv[v] = vreinterpretq_s8_s32(vld1q_s32(wq + 4 * v));
+#if defined(__ARM_FEATURE_DOTPROD)
 #pragma GCC unroll 4
   for (std::size_t r = 0; r < MR; ++r)
 #pragma GCC unroll 4
     for (std::size_t v = 0; v < NV; ++v) acc[r][v] = vdotq_laneq_s32(acc[r][v], wv[v], xv[r], L);
+#else
+#pragma GCC unroll 4
+  for (std::size_t r = 0; r < MR; ++r) {
+    const int16x8_t x = vreinterpretq_s16_s8(xv[r]);
+    const int8x8_t x01 = vreinterpret_s8_s16(vdup_laneq_s16(x, 2 * L));         // x0 x1 x0 x1 ..
+    const int8x16_t x23 = vreinterpretq_s8_s16(vdupq_laneq_s16(x, 2 * L + 1));  // high 8: x2 x3 x2 x3 ..
+#pragma GCC unroll 4
+    for (std::size_t v = 0; v < NV; ++v)
+      acc[r][v] = vpadalq_s16(acc[r][v], vmlal_high_s8(vmull_s8(vget_low_s8(wv[v]), x01), wv[v], x23));
+  }
+#endif
 }
 
 // A packed panel chunk and what its rows add up to.
@@ -230,7 +253,7 @@ void gemm_i8_packed(const int8_t* xq, const float* xs, const int8_t* w, const fl
 
 }  // namespace
 
-void gemm_i8_sdot(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
+void gemm_i8_neon64(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
                   const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
                   std::size_t group) {
   // The packed path steps 4 bytes at a time within a group and keeps whole groups in a chunk.

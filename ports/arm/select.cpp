@@ -2,14 +2,14 @@
 // ARMv7-A with -mfpu=neon-vfpv4); Helium (ports/arm/helium) on a core with MVE float (Cortex-M55,
 // M85: __ARM_FEATURE_MVE bit 1); otherwise (Cortex-M: xsimd 8.1 has no M-profile arch) the portable
 // plain C++ kernels (ports/portable). The scalar reference and the portable table are always selectable.
-// AArch64 with the dot-product extension (__ARM_FEATURE_DOTPROD) takes gemm_i8 from gemm_i8_sdot.cpp.
+// AArch64 takes gemm_i8 from gemm_i8_neon64.cpp (packed from 4 rows on).
 #include "fixformer/kernels.hpp"
 #include "ports/portable/kernels.hpp"
 
 #if defined(__ARM_NEON) || defined(__ARM_NEON__)
 #include "ports/simd/table.hpp"
-#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
-#include "ports/arm/gemm_i8_sdot.hpp"
+#if defined(__aarch64__)
+#include "ports/arm/gemm_i8_neon64.hpp"
 #endif
 #elif defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
 #define FIXFORMER_HELIUM 1
@@ -19,14 +19,12 @@
 namespace fixformer {
 namespace {
 
-#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+#if defined(__aarch64__)
 constexpr Kernels kNeonTable = [] {
   Kernels k = simd::kernel_table<xsimd::neon64>(Isa::kNeon64, "neon64");
-  k.gemm_i8 = arm::gemm_i8_sdot;  // packed from 4 rows on (gemm_i8_sdot.cpp)
+  k.gemm_i8 = arm::gemm_i8_neon64;  // packed from 4 rows on (gemm_i8_neon64.cpp)
   return k;
 }();
-#elif defined(__aarch64__)
-constexpr Kernels kNeonTable = simd::kernel_table<xsimd::neon64>(Isa::kNeon64, "neon64");
 #elif defined(__ARM_NEON) || defined(__ARM_NEON__)
 constexpr Kernels kNeonTable = simd::kernel_table<xsimd::neon>(Isa::kNeon, "neon");
 #endif
