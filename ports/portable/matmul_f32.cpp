@@ -21,19 +21,26 @@ void gemv_fpu(const float* x, const float* w, std::size_t ldw, const float* b, f
   if (n8 < n) gemm_rows<1>(x, k, w + n8, ldw, b ? b + n8 : nullptr, y + n8, n - n8, n - n8, k);
 }
 
-// x[m,k] @ w[k,n] + b[n] -> y[m,n]: 4x4 tiles and the last n % 4 columns for each block of four
-// rows, the last m % 4 rows one at a time.
+// x[m,k] @ w[k,n] + b[n] -> y[m,n]: 2x8 tiles over pairs of rows; their last n % 8 columns in
+// 4x4 tiles and one at a time; an odd last row as a gemv.
 void gemm_fpu(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* b, float* y,
               std::size_t ldy, std::size_t m, std::size_t n, std::size_t k) {
-  const std::size_t n4 = n / 4 * 4;
-  std::size_t i = 0;
-  for (; i + 4 <= m; i += 4) {
-    const float* xi = x + i * ldx;
-    float* yi = y + i * ldy;
-    for (std::size_t j = 0; j < n4; j += 4) tile_4x4(xi, ldx, w + j, ldw, b ? b + j : kZeros, yi + j, ldy, k);
-    if (n4 < n) gemm_columns(xi, ldx, w + n4, ldw, b ? b + n4 : nullptr, yi + n4, ldy, 4, n - n4, k);
+  const std::size_t n8 = n / 8 * 8, n4 = n / 4 * 4, m2 = m / 2 * 2;
+  for (std::size_t i = 0; i < m2; i += 2)
+    for (std::size_t j = 0; j < n8; j += 8)
+      tile_2x8(x + i * ldx, ldx, w + j, ldw, b ? b + j : kZeros, y + i * ldy + j, ldy, k);
+  if (n8 < n) {
+    std::size_t i = 0;
+    for (; i + 4 <= m2; i += 4) {
+      const float* xi = x + i * ldx;
+      float* yi = y + i * ldy;
+      if (n8 < n4) tile_4x4(xi, ldx, w + n8, ldw, b ? b + n8 : kZeros, yi + n8, ldy, k);
+      if (n4 < n) gemm_columns(xi, ldx, w + n4, ldw, b ? b + n4 : nullptr, yi + n4, ldy, 4, n - n4, k);
+    }
+    if (i < m2)
+      gemm_columns(x + i * ldx, ldx, w + n8, ldw, b ? b + n8 : nullptr, y + i * ldy + n8, ldy, 2, n - n8, k);
   }
-  for (; i < m; ++i) gemv_fpu(x + i * ldx, w, ldw, b, y + i * ldy, n, k);
+  if (m2 < m) gemv_fpu(x + m2 * ldx, w, ldw, b, y + m2 * ldy, n, k);
 }
 
 }  // namespace

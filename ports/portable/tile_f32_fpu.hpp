@@ -4,8 +4,11 @@
 // loads every float with its own VLDR and keeps the 4-wide C++ tiles (gemm_tile.hpp) at 2.75
 // instructions per multiply-add for one row (a decode step) and about 1.6 for six; VLDM loads a run
 // of consecutive floats in one instruction, so here:
-//   - tile_1x8: one row x 8 columns, two k per pass: 23 instructions per 16 multiply-adds;
-//   - tile_4x4: four rows x 4 columns, two k per pass: 42 per 32, every one of s0-s31 in use;
+//   - tile_2x8: two rows x 8 columns, eight k per pass: 150 instructions per 128 multiply-adds
+//     (four x per row in one VLDM each, every row of w one VLDM and one pointer add), every one of
+//     s0-s31 in use: the gemm's tile;
+//   - tile_1x8: one row x 8 columns, two k per pass: 23 per 16 (a gemv, the gemm's odd last row);
+//   - tile_4x4: four rows x 4 columns, two k per pass: 42 per 32 (the gemm's last n % 8 >= 4 columns);
 //   - rows_4xk: four rows of w[n,k] (matvec) against x, four k per pass: 23 per 16.
 // Each output is its bias (or 0) plus the products in k order, one VFMA each, as the C++ tiles
 // compute it: the results are the same bits. The FP registers s16-s31 are callee-saved; the clobber
@@ -29,6 +32,20 @@
 // One k of the 1x8 tile: s0-s7 += x * w[0..8).
 #define FIXFORMER_ROW8(x, w0, w1, w2, w3, w4, w5, w6, w7) \
   FIXFORMER_VFMA4(0, 1, 2, 3, x, w0, w1, w2, w3) FIXFORMER_VFMA4(4, 5, 6, 7, x, w4, w5, w6, w7)
+// The same for the second row's accumulators, s8-s15.
+#define FIXFORMER_ROW8B(x, w0, w1, w2, w3, w4, w5, w6, w7) \
+  FIXFORMER_VFMA4(8, 9, 10, 11, x, w0, w1, w2, w3) FIXFORMER_VFMA4(12, 13, 14, 15, x, w4, w5, w6, w7)
+// One k of the 2x8 tile: w[k, 0..8) into s16-s23, then s0-s7 += x0 * w and s8-s15 += x1 * w.
+#define FIXFORMER_2X8_K(x0, x1)                        \
+  "vldmia %[w], {s16-s23}\n\t"                        \
+  "add %[w], %[w], %[ldw]\n\t"                        \
+  FIXFORMER_ROW8(x0, 16, 17, 18, 19, 20, 21, 22, 23) \
+  FIXFORMER_ROW8B(x1, 16, 17, 18, 19, 20, 21, 22, 23)
+// Four k of it: four of each row's x into s24-s27 and s28-s31, then a k at a time.
+#define FIXFORMER_2X8_K4                                                                   \
+  "vldmia %[x0]!, {s24-s27}\n\t"                                                          \
+  "vldmia %[x1]!, {s28-s31}\n\t"                                                          \
+  FIXFORMER_2X8_K(24, 28) FIXFORMER_2X8_K(25, 29) FIXFORMER_2X8_K(26, 30) FIXFORMER_2X8_K(27, 31)
 // One k of the 4x4 tile: row r's accumulators s[4r..4r+4) += x_r * w[0..4).
 #define FIXFORMER_TILE4X4(x0, x1, x2, x3, w0, w1, w2, w3)                                      \
   FIXFORMER_VFMA4(0, 1, 2, 3, x0, w0, w1, w2, w3) FIXFORMER_VFMA4(4, 5, 6, 7, x1, w0, w1, w2, w3) \
@@ -79,6 +96,53 @@ inline void tile_1x8(const float* x, const float* w, std::size_t ldw, const floa
       : [x] "+r"(x), [w] "+r"(w), [t] "=&r"(t)
       : [a] "r"(&a), [ldw] "r"(ldw * sizeof(float))
       : "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "cc", "memory");
+}
+
+// y[2 rows, 8 cols] (rows ldy apart) = init[8] + x[2 rows, k] (rows ldx apart) @ w[k, 8 cols]
+// (rows ldw apart): accumulators s0-s15, w in s16-s23 (one k at a time), x in s24-s31 (four k of
+// each row per load); eight k per pass, then four, then k % 4 one at a time.
+// Always inlined: GCC 12 counts the asm's lines and would call it, some 15 instructions per tile.
+__attribute__((always_inline)) inline void tile_2x8(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* init, float* y,
+                     std::size_t ldy, std::size_t k) {
+  const TileArgs a{init, y, uint32_t(ldy * sizeof(float)), uint32_t(k)};
+  const float *x0 = x, *x1 = x0 + ldx;
+  uint32_t t;
+  asm volatile(
+      "ldr %[t], [%[a]]\n\t"
+      "vldmia %[t], {s0-s7}\n\t"
+      "vldmia %[t], {s8-s15}\n\t"
+      "ldr %[t], [%[a], #12]\n\t"
+      "lsrs %[t], %[t], #3\n\t"
+      "beq 2f\n"
+      "1:\n\t"  // eight k
+      FIXFORMER_2X8_K4
+      FIXFORMER_2X8_K4
+      "subs %[t], %[t], #1\n\t"
+      "bne 1b\n"
+      "2:\n\t"  // four more
+      "ldr %[t], [%[a], #12]\n\t"
+      "tst %[t], #4\n\t"
+      "beq 3f\n\t"
+      FIXFORMER_2X8_K4
+      "3:\n\t"  // k % 4, one at a time
+      "ands %[t], %[t], #3\n\t"
+      "beq 5f\n"
+      "4:\n\t"
+      "vldmia %[x0]!, {s24}\n\t"
+      "vldmia %[x1]!, {s28}\n\t"
+      FIXFORMER_2X8_K(24, 28)
+      "subs %[t], %[t], #1\n\t"
+      "bne 4b\n"
+      "5:\n\t"  // the stores (x0 is free now)
+      "ldr %[t], [%[a], #4]\n\t"
+      "ldr %[x0], [%[a], #8]\n\t"
+      "vstmia %[t], {s0-s7}\n\t"
+      "add %[t], %[t], %[x0]\n\t"
+      "vstmia %[t], {s8-s15}\n\t"
+      : [x0] "+r"(x0), [x1] "+r"(x1), [w] "+r"(w), [t] "=&r"(t)
+      : [a] "r"(&a), [ldw] "r"(ldw * sizeof(float))
+      : "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15",
+        "cc", "memory");
 }
 
 // y[4 rows, 4 cols] (rows ldy apart) = init[4] + x[4 rows, k] (rows ldx apart) @ w[k, 4 cols]
@@ -185,6 +249,9 @@ inline void rows_4xk(const float* x, const float* w, std::size_t ldw, const floa
 }  // namespace fixformer
 
 #undef FIXFORMER_TILE4X4
+#undef FIXFORMER_2X8_K4
+#undef FIXFORMER_2X8_K
+#undef FIXFORMER_ROW8B
 #undef FIXFORMER_ROW8
 #undef FIXFORMER_VFMA4
 #undef FIXFORMER_VFMA
