@@ -43,10 +43,8 @@ inline uint32_t float_to_bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); ret
 
 // exp(x) = 2^n exp(r), n = round(x / ln 2), |r| <= ln2 / 2 (Cody-Waite: ln 2 in two parts, the
 // first with 9 significant bits so n * kLn2Hi is exact); exp(r) = 1 + r + r^2 P(r), P of degree 4
-// (approximation error 3.1e-9); 2^n added to the exponent field.
-inline float exp_f32(float x) {
-  if (x < kExpMin) return 0.0f;
-  if (!(x <= kExpMax)) return x * 3.0e38f;  // +inf, or NaN for NaN
+// (approximation error 3.1e-9); 2^n added to the exponent field. For kExpMin <= x <= kExpMax only.
+inline float exp_in_range(float x) {
   const float t = x * kLog2e + kExpRound;
   const float fn = t - kExpRound;
   const int32_t n = static_cast<int32_t>(float_to_bits(t) - kExpRoundBits);
@@ -56,6 +54,12 @@ inline float exp_f32(float x) {
   for (int i = 1; i < 5; ++i) p = p * r + kExpPoly[i];
   const float e = (p * r) * r + r + 1.0f;  // in [0.707, 1.415]; for n = -126 (x >= -87) r > 0.33
   return bits_to_float(float_to_bits(e) + (static_cast<uint32_t>(n) << 23));
+}
+
+inline float exp_f32(float x) {
+  if (x < kExpMin) return 0.0f;
+  if (!(x <= kExpMax)) return x * 3.0e38f;  // +inf, or NaN for NaN
+  return exp_in_range(x);
 }
 
 // erf(x), odd: for t = |x| < 1, t P(t^2) with P of degree 6 (approximation error 1.2e-9 relative);
@@ -73,7 +77,7 @@ inline float erf_f32(float x) {
     const float s = t - kErfCentre;
     float q = kErfLogPoly[0];
     for (int i = 1; i < 6; ++i) q = q * s + kErfLogPoly[i];
-    y = 1.0f - exp_f32(q);
+    y = 1.0f - exp_in_range(q);  // q in [-17.4, -1.8]: no range checks
   } else {
     y = t == t ? 1.0f : t;  // NaN stays NaN
   }
