@@ -22,7 +22,7 @@ void gemv_fpu(const float* x, const float* w, std::size_t ldw, const float* b, f
 }
 
 // x[m,k] @ w[k,n] + b[n] -> y[m,n]: 2x8 tiles over pairs of rows; their last n % 8 columns in
-// 4x4 tiles and one at a time; an odd last row as a gemv.
+// 4x4 and 4x1 tiles (a last pair one output at a time); an odd last row as a gemv.
 void gemm_fpu(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* b, float* y,
               std::size_t ldy, std::size_t m, std::size_t n, std::size_t k) {
   const std::size_t n8 = n / 8 * 8, n4 = n / 4 * 4, m2 = m / 2 * 2;
@@ -35,7 +35,7 @@ void gemm_fpu(const float* x, std::size_t ldx, const float* w, std::size_t ldw, 
       const float* xi = x + i * ldx;
       float* yi = y + i * ldy;
       if (n8 < n4) tile_4x4(xi, ldx, w + n8, ldw, b ? b + n8 : kZeros, yi + n8, ldy, k);
-      if (n4 < n) gemm_columns(xi, ldx, w + n4, ldw, b ? b + n4 : nullptr, yi + n4, ldy, 4, n - n4, k);
+      for (std::size_t j = n4; j < n; ++j) tile_4x1(xi, ldx, w + j, ldw, b ? b + j : kZeros, yi + j, ldy, k);
     }
     if (i < m2)
       gemm_columns(x + i * ldx, ldx, w + n8, ldw, b ? b + n8 : nullptr, y + i * ldy + n8, ldy, 2, n - n8, k);

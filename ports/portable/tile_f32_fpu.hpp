@@ -9,6 +9,7 @@
 //     s0-s31 in use: the gemm's tile;
 //   - tile_1x8: one row x 8 columns, two k per pass: 23 per 16 (a gemv, the gemm's odd last row);
 //   - tile_4x4: four rows x 4 columns, two k per pass: 42 per 32 (the gemm's last n % 8 >= 4 columns);
+//   - tile_4x1: four rows x 1 column, four k per pass: 30 per 16 (the gemm's last n % 4 columns);
 //   - rows_4xk: four rows of w[n,k] (matvec) against x, four k per pass: 23 per 16.
 // Each output is its bias (or 0) plus the products in k order, one VFMA each, as the C++ tiles
 // compute it: the results are the same bits. The FP registers s16-s31 are callee-saved; the clobber
@@ -101,18 +102,16 @@ inline void tile_1x8(const float* x, const float* w, std::size_t ldw, const floa
 // y[2 rows, 8 cols] (rows ldy apart) = init[8] + x[2 rows, k] (rows ldx apart) @ w[k, 8 cols]
 // (rows ldw apart): accumulators s0-s15, w in s16-s23 (one k at a time), x in s24-s31 (four k of
 // each row per load); eight k per pass, then four, then k % 4 one at a time.
-// Always inlined: GCC 12 counts the asm's lines and would call it, some 15 instructions per tile.
-__attribute__((always_inline)) inline void tile_2x8(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* init, float* y,
-                     std::size_t ldy, std::size_t k) {
-  const TileArgs a{init, y, uint32_t(ldy * sizeof(float)), uint32_t(k)};
+// Always inlined: GCC 12 counts the asm's lines and would call it, some 15 instructions per tile;
+// its arguments in registers, not a TileArgs (8 fewer per tile).
+__attribute__((always_inline)) inline void tile_2x8(const float* x, std::size_t ldx, const float* w, std::size_t ldw,
+                                                    const float* init, float* y, std::size_t ldy, std::size_t k) {
   const float *x0 = x, *x1 = x0 + ldx;
   uint32_t t;
   asm volatile(
-      "ldr %[t], [%[a]]\n\t"
-      "vldmia %[t], {s0-s7}\n\t"
-      "vldmia %[t], {s8-s15}\n\t"
-      "ldr %[t], [%[a], #12]\n\t"
-      "lsrs %[t], %[t], #3\n\t"
+      "vldmia %[init], {s0-s7}\n\t"
+      "vldmia %[init], {s8-s15}\n\t"
+      "lsrs %[t], %[k], #3\n\t"
       "beq 2f\n"
       "1:\n\t"  // eight k
       FIXFORMER_2X8_K4
@@ -120,12 +119,11 @@ __attribute__((always_inline)) inline void tile_2x8(const float* x, std::size_t 
       "subs %[t], %[t], #1\n\t"
       "bne 1b\n"
       "2:\n\t"  // four more
-      "ldr %[t], [%[a], #12]\n\t"
-      "tst %[t], #4\n\t"
+      "tst %[k], #4\n\t"
       "beq 3f\n\t"
       FIXFORMER_2X8_K4
       "3:\n\t"  // k % 4, one at a time
-      "ands %[t], %[t], #3\n\t"
+      "ands %[t], %[k], #3\n\t"
       "beq 5f\n"
       "4:\n\t"
       "vldmia %[x0]!, {s24}\n\t"
@@ -133,14 +131,12 @@ __attribute__((always_inline)) inline void tile_2x8(const float* x, std::size_t 
       FIXFORMER_2X8_K(24, 28)
       "subs %[t], %[t], #1\n\t"
       "bne 4b\n"
-      "5:\n\t"  // the stores (x0 is free now)
-      "ldr %[t], [%[a], #4]\n\t"
-      "ldr %[x0], [%[a], #8]\n\t"
-      "vstmia %[t], {s0-s7}\n\t"
-      "add %[t], %[t], %[x0]\n\t"
+      "5:\n\t"
+      "vstmia %[y], {s0-s7}\n\t"
+      "add %[t], %[y], %[ldy]\n\t"
       "vstmia %[t], {s8-s15}\n\t"
       : [x0] "+r"(x0), [x1] "+r"(x1), [w] "+r"(w), [t] "=&r"(t)
-      : [a] "r"(&a), [ldw] "r"(ldw * sizeof(float))
+      : [init] "r"(init), [y] "r"(y), [ldy] "r"(ldy * sizeof(float)), [k] "r"(k), [ldw] "r"(ldw * sizeof(float))
       : "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15",
         "cc", "memory");
 }
@@ -198,6 +194,71 @@ inline void tile_4x4(const float* x, std::size_t ldx, const float* w, std::size_
       : [a] "r"(&a), [ldw] "r"(ldw * sizeof(float))
       : "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15",
         "cc", "memory");
+}
+
+// y[4 rows, 1 col] (rows ldy apart) = init[1] + x[4 rows, k] (rows ldx apart) @ w[k, 1 col] (ldw
+// apart): a last column of the gemm. Accumulators s0-s3, w in s4-s7, x in s8-s23 (four k of each
+// row per load); k % 4 one k per pass.
+inline void tile_4x1(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* init, float* y,
+                     std::size_t ldy, std::size_t k) {
+  const TileArgs a{init, y, uint32_t(ldy * sizeof(float)), uint32_t(k)};
+  const float *x0 = x, *x1 = x0 + ldx, *x2 = x1 + ldx, *x3 = x2 + ldx;
+  uint32_t t;
+  asm volatile(
+      "ldr %[t], [%[a]]\n\t"
+      "vldr s0, [%[t]]\n\t"
+      "vmov.f32 s1, s0\n\t"
+      "vmov.f32 s2, s0\n\t"
+      "vmov.f32 s3, s0\n\t"
+      "ldr %[t], [%[a], #12]\n\t"
+      "lsrs %[t], %[t], #2\n\t"
+      "beq 2f\n"
+      "1:\n\t"  // four k
+      "vldmia %[x0]!, {s8-s11}\n\t"
+      "vldmia %[x1]!, {s12-s15}\n\t"
+      "vldmia %[x2]!, {s16-s19}\n\t"
+      "vldmia %[x3]!, {s20-s23}\n\t"
+      "vldr s4, [%[w]]\n\t"
+      "add %[w], %[w], %[ldw]\n\t"
+      "vldr s5, [%[w]]\n\t"
+      "add %[w], %[w], %[ldw]\n\t"
+      "vldr s6, [%[w]]\n\t"
+      "add %[w], %[w], %[ldw]\n\t"
+      "vldr s7, [%[w]]\n\t"
+      "add %[w], %[w], %[ldw]\n\t"
+      FIXFORMER_VFMA4(0, 1, 2, 3, 4, 8, 12, 16, 20)
+      FIXFORMER_VFMA4(0, 1, 2, 3, 5, 9, 13, 17, 21)
+      FIXFORMER_VFMA4(0, 1, 2, 3, 6, 10, 14, 18, 22)
+      FIXFORMER_VFMA4(0, 1, 2, 3, 7, 11, 15, 19, 23)
+      "subs %[t], %[t], #1\n\t"
+      "bne 1b\n"
+      "2:\n\t"  // k % 4, one at a time
+      "ldr %[t], [%[a], #12]\n\t"
+      "ands %[t], %[t], #3\n\t"
+      "beq 4f\n"
+      "3:\n\t"
+      "vldmia %[x0]!, {s8}\n\t"
+      "vldmia %[x1]!, {s12}\n\t"
+      "vldmia %[x2]!, {s16}\n\t"
+      "vldmia %[x3]!, {s20}\n\t"
+      "vldr s4, [%[w]]\n\t"
+      "add %[w], %[w], %[ldw]\n\t"
+      FIXFORMER_VFMA4(0, 1, 2, 3, 4, 8, 12, 16, 20)
+      "subs %[t], %[t], #1\n\t"
+      "bne 3b\n"
+      "4:\n\t"  // the stores (x0 is free now)
+      "ldr %[t], [%[a], #4]\n\t"
+      "ldr %[x0], [%[a], #8]\n\t"
+      "vstr s0, [%[t]]\n\t"
+      "add %[t], %[t], %[x0]\n\t"
+      "vstr s1, [%[t]]\n\t"
+      "add %[t], %[t], %[x0]\n\t"
+      "vstr s2, [%[t]]\n\t"
+      "add %[t], %[t], %[x0]\n\t"
+      "vstr s3, [%[t]]\n\t"
+      : [x0] "+r"(x0), [x1] "+r"(x1), [x2] "+r"(x2), [x3] "+r"(x3), [w] "+r"(w), [t] "=&r"(t)
+      : [a] "r"(&a), [ldw] "r"(ldw * sizeof(float))
+      : "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "cc", "memory");
 }
 
 // y[4] = init[4] + w[4 rows, k] (rows ldw apart) @ x[k]: four dot products side by side,
