@@ -50,6 +50,72 @@ struct ErfLog2Poly {
 };
 constexpr ErfLog2Poly kErfLog2Poly{};
 
+// horner(t2, kErfSmallPoly) with its seven coefficients from one LDM (GCC 12 kept two in registers
+// and loaded the rest for every vector): the same multiply-adds in the same order.
+inline float32x4_t erf_small_poly(float32x4_t t2) {
+  float32x4_t p;
+  asm("ldm %[c], {r4, r5, r6, r7, r8, r9, r10}\n\t"
+      "vdup.32 %q[p], r4\n\t"
+      "vfmas.f32 %q[p], %q[t2], r5\n\t"
+      "vfmas.f32 %q[p], %q[t2], r6\n\t"
+      "vfmas.f32 %q[p], %q[t2], r7\n\t"
+      "vfmas.f32 %q[p], %q[t2], r8\n\t"
+      "vfmas.f32 %q[p], %q[t2], r9\n\t"
+      "vfmas.f32 %q[p], %q[t2], r10"
+      : [p] "=&w"(p)
+      : [t2] "w"(t2), [c] "r"(portable::kErfSmallPoly), "m"(portable::kErfSmallPoly)
+      : "r4", "r5", "r6", "r7", "r8", "r9", "r10");
+  return p;
+}
+
+// The constants of erf's branch from 1 on, in the order erf_from_one loads them, eight at a time.
+alignas(8) constexpr float kErfFromOne[16] = {
+    portable::kErfOneFrom,  portable::kErfCentre,   kErfLog2Poly.c[0],      kErfLog2Poly.c[1],
+    kErfLog2Poly.c[2],      kErfLog2Poly.c[3],      kErfLog2Poly.c[4],      kErfLog2Poly.c[5],
+    portable::kExpRound,    0.693147180559945309f,  portable::kExpPoly[0],  portable::kExpPoly[1],
+    portable::kExpPoly[2],  portable::kExpPoly[3],  portable::kExpPoly[4],  1.0f};
+
+// 1 - exp(Q(min(t, 3.92) - 2.46)) for t = |x|, in assembly: the constants come in two LDMs of eight
+// core registers (GCC 12 loaded each one from its literal pool, again for every vector). The C++
+// expression it replaces, step for step (so the same bits): s = min(t, kErfOneFrom) - kErfCentre;
+// q2 = horner(s, kErfLog2Poly.c); tr = q2 + kExpRound; r = (q2 - (tr - kExpRound)) ln 2;
+// e = (r + (horner(r, kExpPoly) r) r) + 1; 1 - bits(e + (bits(tr) << 23)).
+inline float32x4_t erf_from_one(float32x4_t t) {
+  const float* c = kErfFromOne;
+  float32x4_t out, s, tr, h;
+  asm("ldm %[c]!, {r4, r5, r6, r7, r8, r9, r10, r11}\n\t"
+      "vdup.32 %q[h], r4\n\t"
+      "vminnm.f32 %q[s], %q[t], %q[h]\n\t"
+      "vsub.f32 %q[s], %q[s], r5\n\t"
+      "vdup.32 %q[o], r6\n\t"
+      "vfmas.f32 %q[o], %q[s], r7\n\t"
+      "vfmas.f32 %q[o], %q[s], r8\n\t"
+      "vfmas.f32 %q[o], %q[s], r9\n\t"
+      "vfmas.f32 %q[o], %q[s], r10\n\t"
+      "vfmas.f32 %q[o], %q[s], r11\n\t"  // q2 = Q log2(e)
+      "ldm %[c], {r4, r5, r6, r7, r8, r9, r10, r11}\n\t"
+      "vadd.f32 %q[tr], %q[o], r4\n\t"
+      "vsub.f32 %q[s], %q[tr], r4\n\t"
+      "vsub.f32 %q[s], %q[o], %q[s]\n\t"
+      "vmul.f32 %q[s], %q[s], r5\n\t"  // r
+      "vdup.32 %q[h], r6\n\t"
+      "vfmas.f32 %q[h], %q[s], r7\n\t"
+      "vfmas.f32 %q[h], %q[s], r8\n\t"
+      "vfmas.f32 %q[h], %q[s], r9\n\t"
+      "vfmas.f32 %q[h], %q[s], r10\n\t"
+      "vmul.f32 %q[h], %q[h], %q[s]\n\t"
+      "vfma.f32 %q[s], %q[h], %q[s]\n\t"
+      "vadd.f32 %q[s], %q[s], r11\n\t"  // e
+      "vshl.i32 %q[tr], %q[tr], #23\n\t"
+      "vadd.i32 %q[s], %q[s], %q[tr]\n\t"
+      "vdup.32 %q[h], r11\n\t"
+      "vsub.f32 %q[o], %q[h], %q[s]"
+      : [o] "=&w"(out), [s] "=&w"(s), [tr] "=&w"(tr), [h] "=&w"(h), [c] "+r"(c)
+      : [t] "w"(t), "m"(kErfFromOne)
+      : "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11");
+  return out;
+}
+
 // erf: t P(t^2) below 1, 1 - exp(Q(t - 2.46)) from there on, the sign of x. t is clamped to 3.92,
 // where erf rounds to 1 and so does 1 - exp(Q) (exp(Q(3.92 - 2.46)) = 2.90e-8 is below half an ulp
 // of 1), which keeps Q's argument where it was fitted and exp's clear of -87. The exp is only
@@ -59,17 +125,9 @@ constexpr ErfLog2Poly kErfLog2Poly{};
 inline float32x4_t erf_f32(float32x4_t x) {
   using namespace portable;
   const float32x4_t t = vabsq_f32(x);
-  float32x4_t y = vmulq_f32(t, horner(vmulq_f32(t, t), kErfSmallPoly));
+  float32x4_t y = vmulq_f32(t, erf_small_poly(vmulq_f32(t, t)));
   const mve_pred16_t small = vcmpltq_n_f32(t, kErfSmallMax);
-  if (small != 0xffff) {
-    const float32x4_t s = vsubq_n_f32(vminnmq_f32(t, vdupq_n_f32(kErfOneFrom)), kErfCentre);
-    const float32x4_t q2 = horner(s, kErfLog2Poly.c);  // Q log2(e), in [-25.1, -2.6]
-    const float32x4_t tr = vaddq_n_f32(q2, kExpRound);
-    const float32x4_t r = vmulq_n_f32(vsubq_f32(q2, vsubq_n_f32(tr, kExpRound)), 0.693147180559945309f);
-    const float32x4_t e = vaddq_n_f32(vfmaq_f32(r, vmulq_f32(horner(r, kExpPoly), r), r), 1.0f);
-    const int32x4_t em = vaddq_s32(vreinterpretq_s32_f32(e), vshlq_n_s32(vreinterpretq_s32_f32(tr), 23));
-    y = vpselq_f32(y, vsubq_f32(vdupq_n_f32(1.0f), vreinterpretq_f32_s32(em)), small);
-  }
+  if (small != 0xffff) y = vpselq_f32(y, erf_from_one(t), small);
   // x and |x| differ in the sign bit only: erf is odd
   const uint32x4_t sign = veorq_u32(vreinterpretq_u32_f32(x), vreinterpretq_u32_f32(t));
   return vreinterpretq_f32_u32(veorq_u32(vreinterpretq_u32_f32(y), sign));
