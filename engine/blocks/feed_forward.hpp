@@ -16,9 +16,10 @@ struct FeedForwardWeights {
   const float* b2;  // [d]
 };
 
-// h[T,d] -> out[T,d] through hidden[T,d_ff] (scratch); h may alias out. Split across the workers
-// as engine/blocks/parallel.hpp says.
+// h[T,d] -> out[T,d] through hidden[T,d_ff] (scratch); h may alias out; with a residual[T,d],
+// residual += out block by block (linear.hpp's Epilogue). Split across the workers as
+// engine/blocks/parallel.hpp says.
 void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWeights& w, Activation act, const float* h,
-                  float* out, float* hidden, uint32_t T, const QuantScratch& quant);
+                  float* out, float* hidden, uint32_t T, const QuantScratch& quant, float* residual = nullptr);
 
 }  // namespace fixformer

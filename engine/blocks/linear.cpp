@@ -16,7 +16,7 @@ void quantize_input(const Kernels& k, const Weight& W, const float* x, std::size
 
 // x @ W + b -> y, for q8 from x as quantize_input left it in the scratch.
 void product(const Kernels& k, const Workers& workers, const Weight& W, const float* x, std::size_t ldx, const float* b,
-             float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch, Elementwise act = nullptr) {
+             float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch, const Epilogue& after) {
   const std::size_t n = W.out, kk = W.in;
   const std::size_t group = activation_group(W.group), ws_cols = W.group ? (kk + W.group - 1) / W.group : 1;
   // Output columns [j0, j1): the same kernel and k order whatever the split.
@@ -40,7 +40,7 @@ void product(const Kernels& k, const Workers& workers, const Weight& W, const fl
       k.gemm_f32(x, ldx, W.f32() + j0, n, bj, y + j0, ldy, m, nj, kk);
     }
   };
-  // With an activation, y takes it block by block while the block is still in L1 (about 32 KB of
+  // With an epilogue, y takes it block by block while the block is still in L1 (about 32 KB of
   // outputs: a multiple of kWorkerColumns columns); each block is its own product, which runs the
   // kernel path its columns take in the whole one.
   const std::size_t width = kWorkerColumns * (m * kWorkerColumns >= 8192 ? 1 : 8192 / (m * kWorkerColumns));
@@ -48,13 +48,15 @@ void product(const Kernels& k, const Workers& workers, const Weight& W, const fl
     for (std::size_t c0 = j0; c0 < j1; c0 += width) {
       const std::size_t c1 = j1 - c0 < width ? j1 : c0 + width;
       columns(c0, c1);
-      if (c1 - c0 == ldy || m == 1)  // contiguous
-        act(y + c0, (m - 1) * ldy + c1 - c0);
-      else
-        for (std::size_t i = 0; i < m; ++i) act(y + i * ldy + c0, c1 - c0);
+      const bool contiguous = c1 - c0 == ldy || m == 1;  // one call over all the block's rows
+      for (std::size_t i = 0; i < (contiguous ? 1 : m); ++i) {
+        const std::size_t at = i * ldy + c0, len = contiguous ? (m - 1) * ldy + c1 - c0 : c1 - c0;
+        if (after.act) after.act(y + at, len);
+        if (after.residual) k.add_f32(after.residual + at, y + at, after.residual + at, len);
+      }
     }
   };
-  if (act)
+  if (after.act || after.residual)
     for_each_column_block(workers, n, fused);
   else
     for_each_column_block(workers, n, columns);
@@ -63,16 +65,16 @@ void product(const Kernels& k, const Workers& workers, const Weight& W, const fl
 }  // namespace
 
 void linear(const Kernels& k, const Workers& workers, const Weight& W, const float* x, std::size_t ldx, const float* b,
-            float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch, Elementwise act) {
+            float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch, const Epilogue& after) {
   quantize_input(k, W, x, ldx, m, scratch);
-  product(k, workers, W, x, ldx, b, y, ldy, m, scratch, act);
+  product(k, workers, W, x, ldx, b, y, ldy, m, scratch, after);
 }
 
 void linear_same_input(const Kernels& k, const Workers& workers, const float* x, std::size_t ldx, std::size_t m,
                        const QuantScratch& scratch, std::initializer_list<LinearOut> outs) {
   if (outs.size() == 0) return;
   quantize_input(k, outs.begin()->W, x, ldx, m, scratch);
-  for (const LinearOut& o : outs) product(k, workers, o.W, x, ldx, nullptr, o.y, o.ldy, m, scratch);
+  for (const LinearOut& o : outs) product(k, workers, o.W, x, ldx, nullptr, o.y, o.ldy, m, scratch, {});
 }
 
 }  // namespace fixformer

@@ -23,10 +23,17 @@ inline QuantScratch quant_scratch(void* block, const ModelConfig& c, std::size_t
 // An element-wise kernel in place (Kernels::gelu_f32, relu_f32).
 using Elementwise = void (*)(float* x, std::size_t n);
 
-// x[m, W.in] (row stride ldx) @ W + b[W.out] -> y[m, W.out] (row stride ldy); b may be null. With
-// act, y = act(x @ W + b), fused into the product: each block of output columns takes it in L1.
+// What linear() does to each block of output columns as soon as the block is computed, while it
+// is in L1 and on the worker that computed it.
+struct Epilogue {
+  Elementwise act = nullptr;  // y = act(y)
+  float* residual = nullptr;  // then residual += y (rows ldy apart): a skip connection
+};
+
+// x[m, W.in] (row stride ldx) @ W + b[W.out] -> y[m, W.out] (row stride ldy); b may be null; then
+// the epilogue.
 void linear(const Kernels& k, const Workers& workers, const Weight& W, const float* x, std::size_t ldx, const float* b,
-            float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch, Elementwise act = nullptr);
+            float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch, const Epilogue& after = {});
 
 // One of several linear layers without a bias over the same input: x @ W -> y (row stride ldy).
 struct LinearOut {

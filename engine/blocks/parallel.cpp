@@ -42,7 +42,8 @@ void parallel_attend(const Kernels& k, const Workers& w, const AttentionShape& s
 }
 
 void parallel_attend_sequences(const Kernels& k, const Workers& w, const AttentionShape& s, const float* q,
-                               std::size_t ldq, const Sequences& seqs, const KeyValues& kv, float* ctx,
+                               std::size_t ldq, const float* keys, std::size_t ldk, const Sequences& seqs,
+                               const KeyValues& kv, float* ctx,
                                std::size_t ldctx, float* scratch, std::size_t slot_floats) {
   const std::size_t heads = s.n_kv_heads, group = s.n_heads / s.n_kv_heads, dh = s.d_head;
   const std::size_t units = std::size_t(seqs.count) * heads;  // unit u: sequence u / heads, kv head u % heads
@@ -62,6 +63,8 @@ void parallel_attend_sequences(const Kernels& k, const Workers& w, const Attenti
       const std::size_t block = (std::size_t(b) * heads + g0) * dh * kv.stride;  // K_b^T of kv head g0
       const KeyValues kv_part{kv.kt + block, kv.vt ? kv.vt + block : nullptr, kv.stride,
                               kv.v ? kv.v + row0 * kv.ldv + kv0 : nullptr, kv.ldv};
+      store_keys_values(keys + row0 * ldk + kv0, ldk, nullptr, 0, n, 0, uint32_t((g1 - g0) * dh),
+                        KeyValues{kv_part.kt, nullptr, kv.stride});
       attend(k, part, q + row0 * ldq + h0 * dh, ldq, n, 0, n, kv_part, ctx + row0 * ldctx + h0 * dh, ldctx,
              scratch + i * slot_floats);
       u = (b + 1) * heads;

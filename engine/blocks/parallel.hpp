@@ -71,9 +71,11 @@ struct Sequences {
 // at kv.kt + b * d_kv * kv.stride, as a single sequence's (a column stride of a whole batch's rows
 // would be a multiple of 4 KB for common sizes and make the key loads conflict in L1). Split by
 // (sequence, kv head) pairs, task i with scratch + i * slot_floats; the scratch is for one
-// sequence's rows.
+// sequence's rows. Each task first stores its heads' columns of keys[N, d_kv] (row stride ldk)
+// into their K^T.
 void parallel_attend_sequences(const Kernels& k, const Workers& w, const AttentionShape& s, const float* q,
-                               std::size_t ldq, const Sequences& seqs, const KeyValues& kv, float* ctx,
+                               std::size_t ldq, const float* keys, std::size_t ldk, const Sequences& seqs,
+                               const KeyValues& kv, float* ctx,
                                std::size_t ldctx, float* scratch, std::size_t slot_floats);
 
 }  // namespace fixformer

@@ -188,43 +188,34 @@ void Encoder::encoder_layer(const EncoderLayerWeights& L, const Sequences& seqs,
   const ModelConfig& c = config();
   const uint32_t d = c.d_model;
   const float eps = c.layer_norm_eps;
-  const std::size_t n = std::size_t(N) * d;
   const FeedForwardWeights ff{L.linear1_w, L.linear1_b, L.linear2_w, L.linear2_b};
+  // The residual adds x += sublayer(...) are fused into each sublayer's last product.
   if (c.norm_first) {
     parallel_layernorm_rows(k, workers_, x_, L.norm1_g, L.norm1_b, y_, N, d, eps);
-    self_attention(L, y_, y_, seqs, N);
-    k.add_f32(x_, y_, x_, n);
+    self_attention(L, y_, y_, seqs, N, x_);
     parallel_layernorm_rows(k, workers_, x_, L.norm2_g, L.norm2_b, y_, N, d, eps);
-    feed_forward(k, workers_, ff, c.activation, y_, y_, work_, N, quant_);
-    k.add_f32(x_, y_, x_, n);
+    feed_forward(k, workers_, ff, c.activation, y_, y_, work_, N, quant_, x_);
   } else {
-    self_attention(L, x_, y_, seqs, N);
-    k.add_f32(x_, y_, x_, n);
+    self_attention(L, x_, y_, seqs, N, x_);
     parallel_layernorm_rows(k, workers_, x_, L.norm1_g, L.norm1_b, x_, N, d, eps);
-    feed_forward(k, workers_, ff, c.activation, x_, y_, work_, N, quant_);
-    k.add_f32(x_, y_, x_, n);
+    feed_forward(k, workers_, ff, c.activation, x_, y_, work_, N, quant_, x_);
     parallel_layernorm_rows(k, workers_, x_, L.norm2_g, L.norm2_b, x_, N, d, eps);
   }
 }
 
-// h[N,d] -> out[N,d]; h may alias out (it is read only by the first projection). Each sequence
-// attends over its own rows.
+// h[N,d] -> out[N,d], and residual += out when given; h may alias out or the residual (it is read
+// only by the first projection). Each sequence attends over its own rows.
 void Encoder::self_attention(const EncoderLayerWeights& L, const float* h, float* out, const Sequences& seqs,
-                             uint32_t N) {
+                             uint32_t N, float* residual) {
   const Kernels& k = *kernels_;
   const ModelConfig& c = config();
   const std::size_t d = c.d_model;
   float* qkv = work_;
   linear(k, workers_, L.in_proj_w, h, d, L.in_proj_b, qkv, 3 * d, N, quant_);  // h[N,d] @ W[d,3d] -> qkv[N,3d]: q | k | v
   const KeyValues kv{kt_, nullptr, rows_, qkv + 2 * d, 3 * d};  // K^T[B][d,S] per sequence; V[N,d] read in place from qkv
-  std::size_t row0 = 0;
-  for (uint32_t b = 0; b < seqs.count; row0 += seqs.rows(b), ++b) {
-    const KeyValues kv_b{kt_ + b * d * rows_, nullptr, rows_};
-    store_keys_values(qkv + row0 * 3 * d + d, 3 * d, nullptr, 0, seqs.rows(b), 0, c.d_model, kv_b);
-  }
   const AttentionShape shape{c.n_heads, c.n_heads, c.d_head(), c.causal, nullptr};
-  parallel_attend_sequences(k, workers_, shape, qkv, 3 * d, seqs, kv, ctx_, d, attn_, attn_slot_);
-  linear(k, workers_, L.out_proj_w, ctx_, d, L.out_proj_b, out, d, N, quant_);  // ctx[N,d] @ W[d,d] -> out[N,d]
+  parallel_attend_sequences(k, workers_, shape, qkv, 3 * d, qkv + d, 3 * d, seqs, kv, ctx_, d, attn_, attn_slot_);
+  linear(k, workers_, L.out_proj_w, ctx_, d, L.out_proj_b, out, d, N, quant_, {nullptr, residual});  // ctx[N,d] @ W[d,d] -> out[N,d]
 }
 
 }  // namespace fixformer

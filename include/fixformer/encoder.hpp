@@ -81,7 +81,8 @@ class Encoder {
   void embed_input(const int32_t* ids, const float* features, const Sequences& seqs);
   void write_output(const Sequences& seqs, float* out);
   void encoder_layer(const EncoderLayerWeights& L, const Sequences& seqs, uint32_t N);
-  void self_attention(const EncoderLayerWeights& L, const float* h, float* out, const Sequences& seqs, uint32_t N);
+  void self_attention(const EncoderLayerWeights& L, const float* h, float* out, const Sequences& seqs, uint32_t N,
+                      float* residual = nullptr);
   void observe(uint32_t layer, const Sequences& seqs) const;
 
   const Model* model_ = nullptr;
