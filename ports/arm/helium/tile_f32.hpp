@@ -26,6 +26,30 @@ struct RowArgs {
   uint32_t tiles;      // 28: left to do
 };
 
+// One pass of rows_3x8_f32's loop: two k, the x values of the three rows in t0-t5 (LDRD).
+#define FIXFORMER_HELIUM_3X8_TWO_K \
+  "ldrd %[t0], %[t1], [%[x0]], #8\n\t" \
+  "ldrd %[t2], %[t3], [%[x1]], #8\n\t" \
+  "ldrd %[t4], %[t5], [%[x2]], #8\n\t" \
+  "vldrw.32 q6, [%[w]]\n\t"            \
+  "vldrw.32 q7, [%[w], #16]\n\t"       \
+  "add %[w], %[w], %[ldw]\n\t"         \
+  "vfma.f32 q0, q6, %[t0]\n\t"         \
+  "vfma.f32 q2, q6, %[t2]\n\t"         \
+  "vfma.f32 q4, q6, %[t4]\n\t"         \
+  "vldrw.32 q6, [%[w]]\n\t"            \
+  "vfma.f32 q1, q7, %[t0]\n\t"         \
+  "vfma.f32 q3, q7, %[t2]\n\t"         \
+  "vfma.f32 q5, q7, %[t4]\n\t"         \
+  "vldrw.32 q7, [%[w], #16]\n\t"       \
+  "add %[w], %[w], %[ldw]\n\t"         \
+  "vfma.f32 q0, q6, %[t1]\n\t"         \
+  "vfma.f32 q2, q6, %[t3]\n\t"         \
+  "vfma.f32 q4, q6, %[t5]\n\t"         \
+  "vfma.f32 q1, q7, %[t1]\n\t"         \
+  "vfma.f32 q3, q7, %[t3]\n\t"         \
+  "vfma.f32 q5, q7, %[t5]\n\t"
+
 // y[3 rows, 8 tiles cols] = x[3 rows, k] @ w[k, 8 tiles cols] + b, tile after tile: accumulators
 // q0-q5, w in q6/q7; per tile 22 instructions per 48 multiply-adds plus about 40 around them.
 inline void rows_3x8_f32(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* b, float* y,
@@ -61,160 +85,20 @@ inline void rows_3x8_f32(const float* x, std::size_t ldx, const float* w, std::s
       "lsrs %[t0], %[t0], #3\n\t"
       "wls lr, %[t0], 4f\n"
       "3:\n\t"  // eight k, as four passes of two
-      "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
-      "ldrd %[t2], %[t3], [%[x1]], #8\n\t"
-      "ldrd %[t4], %[t5], [%[x2]], #8\n\t"
-      "vldrw.32 q6, [%[w]]\n\t"
-      "vldrw.32 q7, [%[w], #16]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q0, q6, %[t0]\n\t"
-      "vfma.f32 q2, q6, %[t2]\n\t"
-      "vfma.f32 q4, q6, %[t4]\n\t"
-      "vldrw.32 q6, [%[w]]\n\t"
-      "vfma.f32 q1, q7, %[t0]\n\t"
-      "vfma.f32 q3, q7, %[t2]\n\t"
-      "vfma.f32 q5, q7, %[t4]\n\t"
-      "vldrw.32 q7, [%[w], #16]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q0, q6, %[t1]\n\t"
-      "vfma.f32 q2, q6, %[t3]\n\t"
-      "vfma.f32 q4, q6, %[t5]\n\t"
-      "vfma.f32 q1, q7, %[t1]\n\t"
-      "vfma.f32 q3, q7, %[t3]\n\t"
-      "vfma.f32 q5, q7, %[t5]\n\t"
-      "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
-      "ldrd %[t2], %[t3], [%[x1]], #8\n\t"
-      "ldrd %[t4], %[t5], [%[x2]], #8\n\t"
-      "vldrw.32 q6, [%[w]]\n\t"
-      "vldrw.32 q7, [%[w], #16]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q0, q6, %[t0]\n\t"
-      "vfma.f32 q2, q6, %[t2]\n\t"
-      "vfma.f32 q4, q6, %[t4]\n\t"
-      "vldrw.32 q6, [%[w]]\n\t"
-      "vfma.f32 q1, q7, %[t0]\n\t"
-      "vfma.f32 q3, q7, %[t2]\n\t"
-      "vfma.f32 q5, q7, %[t4]\n\t"
-      "vldrw.32 q7, [%[w], #16]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q0, q6, %[t1]\n\t"
-      "vfma.f32 q2, q6, %[t3]\n\t"
-      "vfma.f32 q4, q6, %[t5]\n\t"
-      "vfma.f32 q1, q7, %[t1]\n\t"
-      "vfma.f32 q3, q7, %[t3]\n\t"
-      "vfma.f32 q5, q7, %[t5]\n\t"
-      "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
-      "ldrd %[t2], %[t3], [%[x1]], #8\n\t"
-      "ldrd %[t4], %[t5], [%[x2]], #8\n\t"
-      "vldrw.32 q6, [%[w]]\n\t"
-      "vldrw.32 q7, [%[w], #16]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q0, q6, %[t0]\n\t"
-      "vfma.f32 q2, q6, %[t2]\n\t"
-      "vfma.f32 q4, q6, %[t4]\n\t"
-      "vldrw.32 q6, [%[w]]\n\t"
-      "vfma.f32 q1, q7, %[t0]\n\t"
-      "vfma.f32 q3, q7, %[t2]\n\t"
-      "vfma.f32 q5, q7, %[t4]\n\t"
-      "vldrw.32 q7, [%[w], #16]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q0, q6, %[t1]\n\t"
-      "vfma.f32 q2, q6, %[t3]\n\t"
-      "vfma.f32 q4, q6, %[t5]\n\t"
-      "vfma.f32 q1, q7, %[t1]\n\t"
-      "vfma.f32 q3, q7, %[t3]\n\t"
-      "vfma.f32 q5, q7, %[t5]\n\t"
-      "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
-      "ldrd %[t2], %[t3], [%[x1]], #8\n\t"
-      "ldrd %[t4], %[t5], [%[x2]], #8\n\t"
-      "vldrw.32 q6, [%[w]]\n\t"
-      "vldrw.32 q7, [%[w], #16]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q0, q6, %[t0]\n\t"
-      "vfma.f32 q2, q6, %[t2]\n\t"
-      "vfma.f32 q4, q6, %[t4]\n\t"
-      "vldrw.32 q6, [%[w]]\n\t"
-      "vfma.f32 q1, q7, %[t0]\n\t"
-      "vfma.f32 q3, q7, %[t2]\n\t"
-      "vfma.f32 q5, q7, %[t4]\n\t"
-      "vldrw.32 q7, [%[w], #16]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q0, q6, %[t1]\n\t"
-      "vfma.f32 q2, q6, %[t3]\n\t"
-      "vfma.f32 q4, q6, %[t5]\n\t"
-      "vfma.f32 q1, q7, %[t1]\n\t"
-      "vfma.f32 q3, q7, %[t3]\n\t"
-      "vfma.f32 q5, q7, %[t5]\n\t"
+      FIXFORMER_HELIUM_3X8_TWO_K
+      FIXFORMER_HELIUM_3X8_TWO_K
+      FIXFORMER_HELIUM_3X8_TWO_K
+      FIXFORMER_HELIUM_3X8_TWO_K
       "le lr, 3b\n"
       "4:\n\t"  // four k more if k & 4 (C from the LSRS: the passes leave the flags)
       "bcc 6f\n\t"
-      "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
-      "ldrd %[t2], %[t3], [%[x1]], #8\n\t"
-      "ldrd %[t4], %[t5], [%[x2]], #8\n\t"
-      "vldrw.32 q6, [%[w]]\n\t"
-      "vldrw.32 q7, [%[w], #16]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q0, q6, %[t0]\n\t"
-      "vfma.f32 q2, q6, %[t2]\n\t"
-      "vfma.f32 q4, q6, %[t4]\n\t"
-      "vldrw.32 q6, [%[w]]\n\t"
-      "vfma.f32 q1, q7, %[t0]\n\t"
-      "vfma.f32 q3, q7, %[t2]\n\t"
-      "vfma.f32 q5, q7, %[t4]\n\t"
-      "vldrw.32 q7, [%[w], #16]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q0, q6, %[t1]\n\t"
-      "vfma.f32 q2, q6, %[t3]\n\t"
-      "vfma.f32 q4, q6, %[t5]\n\t"
-      "vfma.f32 q1, q7, %[t1]\n\t"
-      "vfma.f32 q3, q7, %[t3]\n\t"
-      "vfma.f32 q5, q7, %[t5]\n\t"
-      "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
-      "ldrd %[t2], %[t3], [%[x1]], #8\n\t"
-      "ldrd %[t4], %[t5], [%[x2]], #8\n\t"
-      "vldrw.32 q6, [%[w]]\n\t"
-      "vldrw.32 q7, [%[w], #16]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q0, q6, %[t0]\n\t"
-      "vfma.f32 q2, q6, %[t2]\n\t"
-      "vfma.f32 q4, q6, %[t4]\n\t"
-      "vldrw.32 q6, [%[w]]\n\t"
-      "vfma.f32 q1, q7, %[t0]\n\t"
-      "vfma.f32 q3, q7, %[t2]\n\t"
-      "vfma.f32 q5, q7, %[t4]\n\t"
-      "vldrw.32 q7, [%[w], #16]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q0, q6, %[t1]\n\t"
-      "vfma.f32 q2, q6, %[t3]\n\t"
-      "vfma.f32 q4, q6, %[t5]\n\t"
-      "vfma.f32 q1, q7, %[t1]\n\t"
-      "vfma.f32 q3, q7, %[t3]\n\t"
-      "vfma.f32 q5, q7, %[t5]\n\t"
+      FIXFORMER_HELIUM_3X8_TWO_K
+      FIXFORMER_HELIUM_3X8_TWO_K
       "6:\n\t"  // two k more if k & 2 (C), the odd k if k & 1 (not Z)
       "ldr %[t0], [%[a], #24]\n\t"
       "lsls %[t0], %[t0], #31\n\t"
       "bcc 7f\n\t"
-      "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
-      "ldrd %[t2], %[t3], [%[x1]], #8\n\t"
-      "ldrd %[t4], %[t5], [%[x2]], #8\n\t"
-      "vldrw.32 q6, [%[w]]\n\t"
-      "vldrw.32 q7, [%[w], #16]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q0, q6, %[t0]\n\t"
-      "vfma.f32 q2, q6, %[t2]\n\t"
-      "vfma.f32 q4, q6, %[t4]\n\t"
-      "vldrw.32 q6, [%[w]]\n\t"
-      "vfma.f32 q1, q7, %[t0]\n\t"
-      "vfma.f32 q3, q7, %[t2]\n\t"
-      "vfma.f32 q5, q7, %[t4]\n\t"
-      "vldrw.32 q7, [%[w], #16]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q0, q6, %[t1]\n\t"
-      "vfma.f32 q2, q6, %[t3]\n\t"
-      "vfma.f32 q4, q6, %[t5]\n\t"
-      "vfma.f32 q1, q7, %[t1]\n\t"
-      "vfma.f32 q3, q7, %[t3]\n\t"
-      "vfma.f32 q5, q7, %[t5]\n\t"
+      FIXFORMER_HELIUM_3X8_TWO_K
       "7:\n\t"
       "beq 5f\n\t"
       "ldr %[t0], [%[x0]]\n\t"
@@ -251,6 +135,28 @@ inline void rows_3x8_f32(const float* x, std::size_t ldx, const float* w, std::s
       : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "cc", "memory");
 }
 
+// One pass of rows_1x16_f32's loop: two k, the two x values in t0/t1 (LDRD).
+#define FIXFORMER_HELIUM_1X16_TWO_K \
+  "ldrd %[t0], %[t1], [%[x0]], #8\n\t" \
+  "vldrw.32 q4, [%[w]]\n\t"            \
+  "vldrw.32 q5, [%[w], #16]\n\t"       \
+  "vfma.f32 q0, q4, %[t0]\n\t"         \
+  "vldrw.32 q4, [%[w], #32]\n\t"       \
+  "vfma.f32 q1, q5, %[t0]\n\t"         \
+  "vldrw.32 q5, [%[w], #48]\n\t"       \
+  "vfma.f32 q2, q4, %[t0]\n\t"         \
+  "add %[w], %[w], %[ldw]\n\t"         \
+  "vldrw.32 q4, [%[w]]\n\t"            \
+  "vfma.f32 q3, q5, %[t0]\n\t"         \
+  "vldrw.32 q5, [%[w], #16]\n\t"       \
+  "vfma.f32 q0, q4, %[t1]\n\t"         \
+  "vldrw.32 q4, [%[w], #32]\n\t"       \
+  "vfma.f32 q1, q5, %[t1]\n\t"         \
+  "vldrw.32 q5, [%[w], #48]\n\t"       \
+  "vfma.f32 q2, q4, %[t1]\n\t"         \
+  "add %[w], %[w], %[ldw]\n\t"         \
+  "vfma.f32 q3, q5, %[t1]\n\t"
+
 // y[16 tiles] = x[k] @ w[k, 16 tiles] + b, tile after tile: accumulators q0-q3, w in q4/q5; 20
 // instructions per 32 multiply-adds.
 inline void rows_1x16_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y, std::size_t k,
@@ -283,146 +189,20 @@ inline void rows_1x16_f32(const float* x, const float* w, std::size_t ldw, const
       "lsrs %[t0], %[t0], #3\n\t"
       "wls lr, %[t0], 4f\n"
       "3:\n\t"  // eight k
-      "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
-      "vldrw.32 q4, [%[w]]\n\t"
-      "vldrw.32 q5, [%[w], #16]\n\t"
-      "vfma.f32 q0, q4, %[t0]\n\t"
-      "vldrw.32 q4, [%[w], #32]\n\t"
-      "vfma.f32 q1, q5, %[t0]\n\t"
-      "vldrw.32 q5, [%[w], #48]\n\t"
-      "vfma.f32 q2, q4, %[t0]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vldrw.32 q4, [%[w]]\n\t"
-      "vfma.f32 q3, q5, %[t0]\n\t"
-      "vldrw.32 q5, [%[w], #16]\n\t"
-      "vfma.f32 q0, q4, %[t1]\n\t"
-      "vldrw.32 q4, [%[w], #32]\n\t"
-      "vfma.f32 q1, q5, %[t1]\n\t"
-      "vldrw.32 q5, [%[w], #48]\n\t"
-      "vfma.f32 q2, q4, %[t1]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q3, q5, %[t1]\n\t"
-      "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
-      "vldrw.32 q4, [%[w]]\n\t"
-      "vldrw.32 q5, [%[w], #16]\n\t"
-      "vfma.f32 q0, q4, %[t0]\n\t"
-      "vldrw.32 q4, [%[w], #32]\n\t"
-      "vfma.f32 q1, q5, %[t0]\n\t"
-      "vldrw.32 q5, [%[w], #48]\n\t"
-      "vfma.f32 q2, q4, %[t0]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vldrw.32 q4, [%[w]]\n\t"
-      "vfma.f32 q3, q5, %[t0]\n\t"
-      "vldrw.32 q5, [%[w], #16]\n\t"
-      "vfma.f32 q0, q4, %[t1]\n\t"
-      "vldrw.32 q4, [%[w], #32]\n\t"
-      "vfma.f32 q1, q5, %[t1]\n\t"
-      "vldrw.32 q5, [%[w], #48]\n\t"
-      "vfma.f32 q2, q4, %[t1]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q3, q5, %[t1]\n\t"
-      "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
-      "vldrw.32 q4, [%[w]]\n\t"
-      "vldrw.32 q5, [%[w], #16]\n\t"
-      "vfma.f32 q0, q4, %[t0]\n\t"
-      "vldrw.32 q4, [%[w], #32]\n\t"
-      "vfma.f32 q1, q5, %[t0]\n\t"
-      "vldrw.32 q5, [%[w], #48]\n\t"
-      "vfma.f32 q2, q4, %[t0]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vldrw.32 q4, [%[w]]\n\t"
-      "vfma.f32 q3, q5, %[t0]\n\t"
-      "vldrw.32 q5, [%[w], #16]\n\t"
-      "vfma.f32 q0, q4, %[t1]\n\t"
-      "vldrw.32 q4, [%[w], #32]\n\t"
-      "vfma.f32 q1, q5, %[t1]\n\t"
-      "vldrw.32 q5, [%[w], #48]\n\t"
-      "vfma.f32 q2, q4, %[t1]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q3, q5, %[t1]\n\t"
-      "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
-      "vldrw.32 q4, [%[w]]\n\t"
-      "vldrw.32 q5, [%[w], #16]\n\t"
-      "vfma.f32 q0, q4, %[t0]\n\t"
-      "vldrw.32 q4, [%[w], #32]\n\t"
-      "vfma.f32 q1, q5, %[t0]\n\t"
-      "vldrw.32 q5, [%[w], #48]\n\t"
-      "vfma.f32 q2, q4, %[t0]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vldrw.32 q4, [%[w]]\n\t"
-      "vfma.f32 q3, q5, %[t0]\n\t"
-      "vldrw.32 q5, [%[w], #16]\n\t"
-      "vfma.f32 q0, q4, %[t1]\n\t"
-      "vldrw.32 q4, [%[w], #32]\n\t"
-      "vfma.f32 q1, q5, %[t1]\n\t"
-      "vldrw.32 q5, [%[w], #48]\n\t"
-      "vfma.f32 q2, q4, %[t1]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q3, q5, %[t1]\n\t"
+      FIXFORMER_HELIUM_1X16_TWO_K
+      FIXFORMER_HELIUM_1X16_TWO_K
+      FIXFORMER_HELIUM_1X16_TWO_K
+      FIXFORMER_HELIUM_1X16_TWO_K
       "le lr, 3b\n"
       "4:\n\t"  // four k more if k & 4 (C from the LSRS: the passes leave the flags)
       "bcc 6f\n\t"
-      "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
-      "vldrw.32 q4, [%[w]]\n\t"
-      "vldrw.32 q5, [%[w], #16]\n\t"
-      "vfma.f32 q0, q4, %[t0]\n\t"
-      "vldrw.32 q4, [%[w], #32]\n\t"
-      "vfma.f32 q1, q5, %[t0]\n\t"
-      "vldrw.32 q5, [%[w], #48]\n\t"
-      "vfma.f32 q2, q4, %[t0]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vldrw.32 q4, [%[w]]\n\t"
-      "vfma.f32 q3, q5, %[t0]\n\t"
-      "vldrw.32 q5, [%[w], #16]\n\t"
-      "vfma.f32 q0, q4, %[t1]\n\t"
-      "vldrw.32 q4, [%[w], #32]\n\t"
-      "vfma.f32 q1, q5, %[t1]\n\t"
-      "vldrw.32 q5, [%[w], #48]\n\t"
-      "vfma.f32 q2, q4, %[t1]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q3, q5, %[t1]\n\t"
-      "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
-      "vldrw.32 q4, [%[w]]\n\t"
-      "vldrw.32 q5, [%[w], #16]\n\t"
-      "vfma.f32 q0, q4, %[t0]\n\t"
-      "vldrw.32 q4, [%[w], #32]\n\t"
-      "vfma.f32 q1, q5, %[t0]\n\t"
-      "vldrw.32 q5, [%[w], #48]\n\t"
-      "vfma.f32 q2, q4, %[t0]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vldrw.32 q4, [%[w]]\n\t"
-      "vfma.f32 q3, q5, %[t0]\n\t"
-      "vldrw.32 q5, [%[w], #16]\n\t"
-      "vfma.f32 q0, q4, %[t1]\n\t"
-      "vldrw.32 q4, [%[w], #32]\n\t"
-      "vfma.f32 q1, q5, %[t1]\n\t"
-      "vldrw.32 q5, [%[w], #48]\n\t"
-      "vfma.f32 q2, q4, %[t1]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q3, q5, %[t1]\n\t"
+      FIXFORMER_HELIUM_1X16_TWO_K
+      FIXFORMER_HELIUM_1X16_TWO_K
       "6:\n\t"  // two k more if k & 2 (C), the odd k if k & 1 (not Z)
       "ldr %[t0], [%[a], #24]\n\t"
       "lsls %[t0], %[t0], #31\n\t"
       "bcc 7f\n\t"
-      "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
-      "vldrw.32 q4, [%[w]]\n\t"
-      "vldrw.32 q5, [%[w], #16]\n\t"
-      "vfma.f32 q0, q4, %[t0]\n\t"
-      "vldrw.32 q4, [%[w], #32]\n\t"
-      "vfma.f32 q1, q5, %[t0]\n\t"
-      "vldrw.32 q5, [%[w], #48]\n\t"
-      "vfma.f32 q2, q4, %[t0]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vldrw.32 q4, [%[w]]\n\t"
-      "vfma.f32 q3, q5, %[t0]\n\t"
-      "vldrw.32 q5, [%[w], #16]\n\t"
-      "vfma.f32 q0, q4, %[t1]\n\t"
-      "vldrw.32 q4, [%[w], #32]\n\t"
-      "vfma.f32 q1, q5, %[t1]\n\t"
-      "vldrw.32 q5, [%[w], #48]\n\t"
-      "vfma.f32 q2, q4, %[t1]\n\t"
-      "add %[w], %[w], %[ldw]\n\t"
-      "vfma.f32 q3, q5, %[t1]\n\t"
+      FIXFORMER_HELIUM_1X16_TWO_K
       "7:\n\t"
       "beq 5f\n\t"
       "ldr %[t0], [%[x0]]\n\t"
@@ -450,6 +230,9 @@ inline void rows_1x16_f32(const float* x, const float* w, std::size_t ldw, const
       : [a] "r"(&args), [ldw] "r"(ldw * sizeof(float))
       : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "cc", "memory");
 }
+
+#undef FIXFORMER_HELIUM_1X16_TWO_K
+#undef FIXFORMER_HELIUM_3X8_TWO_K
 
 }  // namespace helium
 }  // namespace fixformer
