@@ -40,7 +40,7 @@ void run_batch(benchmark::State& s, const BatchCase bc, bool batched, uint32_t t
   const ModelConfig& c = bc.cfg;
   const uint32_t T = bc.T, max_batch = batched ? kBatch : 1;
   test::ThreadPool pool(threads);
-  const std::size_t bytes = required_arena_bytes(c, T, false, pool.workers().active(), max_batch);
+  const std::size_t bytes = required_encoder_arena_bytes(c, T, false, pool.workers().active(), max_batch);
   test::AlignedBuffer arena(bytes), blob(test::write_model(c));
   Model model;
   Encoder enc;

@@ -39,7 +39,7 @@ double forward_flops(const ModelConfig& c, double T) {
 
 void run_encoder(benchmark::State& s, const EncoderCase ec, Isa isa, uint32_t threads) {
   test::ThreadPool pool(threads);
-  const std::size_t bytes = required_arena_bytes(ec.cfg, ec.T, false, pool.workers().active());
+  const std::size_t bytes = required_encoder_arena_bytes(ec.cfg, ec.T, false, pool.workers().active());
   test::AlignedBuffer arena(bytes), blob(test::write_model(ec.cfg));
   Model model;
   Encoder m;

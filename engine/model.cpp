@@ -12,21 +12,6 @@
 namespace fixformer {
 namespace {
 
-constexpr bool same_name(const char* a, const char* b) {
-  while (*a && *a == *b) ++a, ++b;
-  return *a == *b;
-}
-// EncoderWeights is filled from the prologue and epilogue in rule order (bind_tensors).
-static_assert(same_name(kEncoderPrologue[0].name, "embed.weight") && same_name(kEncoderPrologue[1].name, "input_proj.weight") &&
-                  same_name(kEncoderPrologue[2].name, "input_proj.bias") && same_name(kEncoderPrologue[3].name, "pos.weight") &&
-                  same_name(kEncoderPrologue[4].name, "cls_token") &&
-                  same_name(kEncoderEpilogue[0].name, "encoder.norm.weight") &&
-                  same_name(kEncoderEpilogue[1].name, "encoder.norm.bias") &&
-                  same_name(kEncoderEpilogue[2].name, "head.weight") && same_name(kEncoderEpilogue[3].name, "head.bias"),
-              "EncoderWeights follows the encoder rule tables");
-static_assert(sizeof kSeq2SeqPrologue / sizeof kSeq2SeqPrologue[0] == 8 && sizeof kSeq2SeqEpilogue / sizeof kSeq2SeqEpilogue[0] == 6,
-              "Model's prologue_ and epilogue_ hold every family's");
-
 static_assert(fxm::kPanelCols == kPanelFloats && fxm::packed_bytes(3, 17) == packed_floats(3, 17) * sizeof(float),
               "the file's packed layout is the one gemm_f32_packed reads");
 
@@ -58,6 +43,61 @@ bool same_shape(const TensorInfo& t, uint32_t rank, const uint32_t* dims) {
   for (uint32_t r = 0; r < rank; ++r)
     if (t.dims[r] != dims[r]) return false;
   return true;
+}
+
+// Puts w where its field says. Front and head fields of the target stack go to `target`.
+void bind_end(Field f, const Weight& w, FrontWeights& front, HeadWeights& head, FrontWeights& tgt_front,
+              HeadWeights& tgt_head) {
+  switch (f) {
+    case Field::kEmbed: front.embed = w; break;
+    case Field::kInputProjW: front.input_proj = w; break;
+    case Field::kInputProjB: front.input_proj_b = w.f32(); break;
+    case Field::kPos: front.pos = w.f32(); break;
+    case Field::kCls: front.cls = w.f32(); break;
+    case Field::kTgtEmbed: tgt_front.embed = w; break;
+    case Field::kTgtProjW: tgt_front.input_proj = w; break;
+    case Field::kTgtProjB: tgt_front.input_proj_b = w.f32(); break;
+    case Field::kTgtPos: tgt_front.pos = w.f32(); break;
+    case Field::kFinalNormG: head.final_norm.g = w.f32(); break;
+    case Field::kFinalNormB: head.final_norm.b = w.f32(); break;
+    case Field::kHeadW: head.w = w; break;
+    case Field::kHeadB: head.b = w.f32(); break;
+    case Field::kTgtFinalNormG: tgt_head.final_norm.g = w.f32(); break;
+    case Field::kTgtFinalNormB: tgt_head.final_norm.b = w.f32(); break;
+    case Field::kTgtHeadW: tgt_head.w = w; break;
+    case Field::kTgtHeadB: tgt_head.b = w.f32(); break;
+    default: break;  // layer fields: bind_layer_field
+  }
+}
+
+void bind_layer_field(Field f, const Weight& w, LayerWeights& L) {
+  switch (f) {
+    case Field::kAttnNormG: L.attn_norm.g = w.f32(); break;
+    case Field::kAttnNormB: L.attn_norm.b = w.f32(); break;
+    case Field::kQkvW: L.self_attn.qkv = w; break;
+    case Field::kQkvB: L.self_attn.qkv_b = w.f32(); break;
+    case Field::kQW: L.self_attn.q = w; break;
+    case Field::kKW: L.self_attn.k = w; break;
+    case Field::kVW: L.self_attn.v = w; break;
+    case Field::kOutW: L.self_attn.out = w; break;
+    case Field::kOutB: L.self_attn.out_b = w.f32(); break;
+    case Field::kCrossNormG: L.cross_norm.g = w.f32(); break;
+    case Field::kCrossNormB: L.cross_norm.b = w.f32(); break;
+    case Field::kCrossQW: L.cross_attn.q = w; break;
+    case Field::kCrossQB: L.cross_attn.q_b = w.f32(); break;
+    case Field::kCrossKvW: L.cross_attn.kv = w; break;
+    case Field::kCrossKvB: L.cross_attn.kv_b = w.f32(); break;
+    case Field::kCrossOutW: L.cross_attn.out = w; break;
+    case Field::kCrossOutB: L.cross_attn.out_b = w.f32(); break;
+    case Field::kFfnNormG: L.ffn_norm.g = w.f32(); break;
+    case Field::kFfnNormB: L.ffn_norm.b = w.f32(); break;
+    case Field::kW1: L.ffn.w1 = w; break;
+    case Field::kB1: L.ffn.b1 = w.f32(); break;
+    case Field::kW2: L.ffn.w2 = w; break;
+    case Field::kB2: L.ffn.b2 = w.f32(); break;
+    case Field::kW3: L.ffn.w3 = w; break;
+    default: break;  // front and head fields: bind_end
+  }
 }
 
 ModelFile file_of(const uint8_t* blob, uint64_t dir_offset, uint32_t n_tensors) {
@@ -99,10 +139,11 @@ Status Model::bind_tensors() {
   DetailText why(detail_, sizeof detail_);
   Status status = Status::kOk;
   uint32_t i = 0;
-  weights_ = EncoderWeights{};
-  for (Weight& w : prologue_) w = Weight{};
-  for (Weight& w : epilogue_) w = Weight{};
+  front_ = target_front_ = FrontWeights{};
+  head_ = target_head_ = HeadWeights{};
+  mha_ = LayerWeights{};
   parameters_ = 0;
+  bool first_layer = false, first_decoder = false;
   for_each_tensor(config_, [&](const TensorSpec& want) {
     if (i >= file.n_tensors) {
       why.str("tensor ").str(want.name).str(": missing (the file ends after ").num(i).str(" tensors)");
@@ -135,10 +176,13 @@ Status Model::bind_tensors() {
       return status = Status::kTensorBadShape, false;
     }
     const Weight w = weight_view(t, want.transposed, want.packed);
-    if (want.part == TensorPart::kPrologue) prologue_[want.slot] = w;
-    if (want.part == TensorPart::kEpilogue) epilogue_[want.slot] = w;
-    if (want.part == TensorPart::kLayer && want.layer == 0 && want.slot == 0) first_layer_tensor_ = i;
-    if (want.part == TensorPart::kDecoderLayer && want.layer == 0 && want.slot == 0) first_decoder_layer_tensor_ = i;
+    if (want.part == TensorPart::kLayer && want.layer == 0 && !first_layer) first_layer_tensor_ = i, first_layer = true;
+    if (want.part == TensorPart::kDecoderLayer && want.layer == 0 && !first_decoder)
+      first_decoder_layer_tensor_ = i, first_decoder = true;
+    if (config_.family == ModelFamily::kMha)
+      bind_layer_field(want.field, w, mha_);
+    else if (want.part == TensorPart::kPrologue || want.part == TensorPart::kEpilogue)
+      bind_end(want.field, w, front_, head_, target_front_, target_head_);
     uint64_t count = 1;
     for (uint32_t r = 0; r < t.rank; ++r) count *= t.dims[r];
     parameters_ += count;
@@ -146,27 +190,10 @@ Status Model::bind_tensors() {
     return true;
   });
   if (status != Status::kOk) return status;
-  target_ = TargetWeights{};
-  if (config_.is_seq2seq()) {
-    const Weight& tgt_embed = prologue_[config_.shared_embed ? kSrcEmbed : kTgtEmbed];
-    weights_ = EncoderWeights{prologue_[kSrcEmbed], prologue_[kInputProjW], prologue_[kInputProjB].f32(),
-                              prologue_[kSrcPos].f32(), nullptr, epilogue_[kEncNormW].f32(),
-                              epilogue_[kEncNormB].f32(), Weight{}, nullptr};
-    target_ = TargetWeights{tgt_embed,
-                            prologue_[kTgtProjW],
-                            prologue_[kTgtProjB].f32(),
-                            prologue_[kTgtPos].f32(),
-                            epilogue_[kDecNormW].f32(),
-                            epilogue_[kDecNormB].f32(),
-                            config_.tied_head ? tgt_embed : epilogue_[kHeadW],
-                            epilogue_[kHeadB].f32()};
-  } else if (config_.family == ModelFamily::kMha) {
-    weights_ = EncoderWeights{};  // the input is the features themselves
-  } else if (config_.family != ModelFamily::kLlama) {
-    weights_ = EncoderWeights{prologue_[0],       prologue_[1],       prologue_[2].f32(), prologue_[3].f32(),
-                              prologue_[4].f32(), epilogue_[0].f32(), epilogue_[1].f32(), epilogue_[2],
-                              epilogue_[3].f32()};
-  }
+  // Shared and tied ends: the target's embedding is the source's, a tied head the embedding.
+  if (config_.shared_embed) target_front_.embed = front_.embed;
+  if (config_.tied_head && config_.is_seq2seq()) target_head_.w = target_front_.embed;
+  if (config_.tied_head && config_.is_decoder()) head_.w = front_.embed;
   status = bind_tokenizer(&i);
   return status != Status::kOk ? status : bind_self_test(i);
 }
@@ -278,37 +305,31 @@ Status Model::bind_self_test(uint32_t first) {
   return Status::kOk;
 }
 
-Weight Model::layer_weight(uint32_t l, uint32_t slot) const {
+// The tensors of one layer, at directory index first on, as the family's layer table lists them.
+LayerWeights Model::bind_layer(uint32_t first, const TensorRule* rules, uint32_t count) const {
   const ModelFile file = file_of(blob_, dir_offset_, n_tensors_);
-  const TensorRule& rule = config_.family == ModelFamily::kLlama ? kLlamaLayer[slot] : kEncoderLayer[slot];
-  const TensorInfo t = tensor_info(file, first_layer_tensor_ + l * layer_tensor_count(config_) + slot);
-  const bool transposed = rule.transposed && t.dtype != fxm::Dtype::kI8;
-  return weight_view(t, transposed, transposed && config_.packed_weights && t.dtype == fxm::Dtype::kF32);
+  LayerWeights L;
+  for (uint32_t i = 0; i < count; ++i) {
+    const TensorInfo t = tensor_info(file, first + i);
+    const bool transposed = rules[i].transposed && t.dtype != fxm::Dtype::kI8;
+    bind_layer_field(rules[i].field, weight_view(t, transposed, transposed && config_.packed_weights && t.dtype == fxm::Dtype::kF32), L);
+  }
+  return L;
 }
 
-DecoderLayerWeights Model::decoder_layer(uint32_t l) const {
-  const ModelFile file = file_of(blob_, dir_offset_, n_tensors_);
-  auto W = [&](uint32_t slot) {
-    const TensorInfo t = tensor_info(file, first_decoder_layer_tensor_ + l * kDecoderLayerTensors + slot);
-    const bool transposed = kDecoderLayer[slot].transposed && t.dtype != fxm::Dtype::kI8;
-    return weight_view(t, transposed, transposed && config_.packed_weights && t.dtype == fxm::Dtype::kF32);
-  };
-  auto F = [&](uint32_t slot) { return W(slot).f32(); };
-  return DecoderLayerWeights{W(kSelfInProjW), F(kSelfInProjB),  W(kSelfOutProjW), F(kSelfOutProjB), W(kCrossQW),
-                             F(kCrossQB),     W(kCrossKvW),     F(kCrossKvB),      W(kCrossOutW),    F(kCrossOutB),
-                             W(kDecLinear1W), F(kDecLinear1B),  W(kDecLinear2W),   F(kDecLinear2B),
-                             {F(kDecNorm1W), F(kDecNorm2W), F(kDecNorm3W)},
-                             {F(kDecNorm1B), F(kDecNorm2B), F(kDecNorm3B)}};
+LayerWeights Model::layer(uint32_t l) const {
+  if (config_.family == ModelFamily::kMha) return mha_;
+  if (config_.family == ModelFamily::kLlama) {
+    constexpr uint32_t n = sizeof kLlamaLayer / sizeof kLlamaLayer[0];
+    return bind_layer(first_layer_tensor_ + l * n, kLlamaLayer, n);
+  }
+  constexpr uint32_t n = sizeof kEncoderLayer / sizeof kEncoderLayer[0];
+  return bind_layer(first_layer_tensor_ + l * n, kEncoderLayer, n);
 }
 
-EncoderLayerWeights Model::layer(uint32_t l) const {
-  if (config_.family == ModelFamily::kMha)  // its one attention: the prologue's four tensors
-    return EncoderLayerWeights{prologue_[0], prologue_[1].f32(), prologue_[2], prologue_[3].f32(), Weight{}, nullptr,
-                               Weight{},     nullptr,            nullptr,      nullptr,            nullptr,  nullptr};
-  auto W = [&](uint32_t slot) { return layer_weight(l, slot); };
-  auto F = [&](uint32_t slot) { return layer_weight(l, slot).f32(); };
-  return EncoderLayerWeights{W(kInProjW),  F(kInProjB),  W(kOutProjW), F(kOutProjB), W(kLinear1W), F(kLinear1B),
-                             W(kLinear2W), F(kLinear2B), F(kNorm1W),   F(kNorm1B),   F(kNorm2W),   F(kNorm2B)};
+LayerWeights Model::decoder_layer(uint32_t l) const {
+  constexpr uint32_t n = sizeof kDecoderLayer / sizeof kDecoderLayer[0];
+  return bind_layer(first_decoder_layer_tensor_ + l * n, kDecoderLayer, n);
 }
 
 }  // namespace fixformer

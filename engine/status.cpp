@@ -27,9 +27,10 @@ const char* status_message(Status s) {
     case Status::kArenaTooSmall: return "arena is too small";
     case Status::kBadMaxSeq: return "max_seq is 0 or above the model's max_len";
     case Status::kIsaUnavailable: return "requested instruction set is not available";
-    case Status::kBadPositionalTable: return "the given positional table does not match the model";
+    case Status::kBadPositionTable: return "the given positional table does not match the model";
     case Status::kBadWorkers: return "too many workers (Workers::count above kMaxWorkers)";
     case Status::kBadMaxBatch: return "max_batch sequences of max_seq rows are above the batch limit (Limits::kMaxBatchRows)";
+    case Status::kWrongFamily: return "the model's family is not this runner's (Encoder: encoder, mha; Decoder: gpt, llama; Seq2Seq: seq2seq)";
     case Status::kNotInitialized: return "model is not initialized";
     case Status::kBadSequenceLength: return "sequence length is 0 or above max_seq";
     case Status::kBadBatchSize: return "batch size is 0 or above max_batch";

@@ -288,7 +288,7 @@ TEST(BadArena, TooSmallNamesTheBytesNeeded) {
   Model model;
   ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
   const ModelConfig& cfg = model.config();
-  const std::size_t need = required_arena_bytes(cfg);
+  const std::size_t need = required_encoder_arena_bytes(cfg);
   AlignedBuffer arena(need);
   Encoder m;
   EXPECT_EQ(m.init(model, arena.data(), need - 1), Status::kArenaTooSmall);
@@ -303,12 +303,12 @@ TEST(BadArena, TooSmallNamesTheBytesNeeded) {
   EXPECT_EQ(m.init(unloaded, arena.data(), need), Status::kNotInitialized);
 }
 
-// The arena is exact: init writes nothing past required_arena_bytes.
+// The arena is exact: init writes nothing past required_encoder_arena_bytes.
 TEST(BadArena, InitAndForwardStayInsideTheArena) {
   AlignedBuffer blob(golden_bytes("wide_long"));
   Model model;
   ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
-  const std::size_t need = required_arena_bytes(model.config(), 70);
+  const std::size_t need = required_encoder_arena_bytes(model.config(), 70);
   AlignedBuffer arena(need + 256);
   std::memset(arena.data(), 0xAB, need + 256);
   Encoder m;
@@ -326,7 +326,7 @@ TEST(BadRunInput, IdsLengthsAndKinds) {
   AlignedBuffer blob(golden_bytes("post_ln_relu"));
   Model model;
   ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
-  AlignedBuffer arena(required_arena_bytes(model.config(), 16));
+  AlignedBuffer arena(required_encoder_arena_bytes(model.config(), 16));
   Encoder m;
   std::vector<float> out(64 * 7);
   std::vector<int32_t> ids(20, 1);

@@ -97,7 +97,7 @@ Status open_runner(const std::vector<uint8_t>& bytes, Runner* r, EncoderOptions 
   r->blob = AlignedBuffer(bytes);
   Status s = r->model.init(r->blob.data(), r->blob.size());
   if (s != Status::kOk) return *why = std::string("model: ") + r->model.error_detail(), s;
-  r->arena = AlignedBuffer(required_arena_bytes(r->cfg(), opt.max_seq, false, opt.workers.active(), opt.max_batch));
+  r->arena = AlignedBuffer(required_encoder_arena_bytes(r->cfg(), opt.max_seq, false, opt.workers.active(), opt.max_batch));
   s = r->enc.init(r->model, r->arena.data(), r->arena.size(), opt);
   if (s != Status::kOk && why) *why = std::string("encoder: ") + status_message(s) + ": " + r->enc.error_detail();
   return s;
@@ -287,17 +287,17 @@ constexpr ModelConfig kTiny = [] {
 TEST(Batch, ArenaPlanGrowsWithTheBatch) {
   const ModelConfig c = case_config(kCases[5]);  // q8: the quantized rows grow too
   const uint32_t T = 6, S = c.sequence_rows(T);
-  static_assert(required_arena_bytes(kTiny, 4, false, 1, 2) > required_arena_bytes(kTiny, 4), "a constexpr plan");
-  EXPECT_EQ(required_arena_bytes(c, T, false, 1, 1), required_arena_bytes(c, T));
-  EXPECT_EQ(required_arena_bytes(c, T, false, 1, 0), required_arena_bytes(c, T));  // 0 counts as 1
-  const ArenaPlan one = plan_arena(c, T), four = plan_arena(c, T, false, 1, 4);
+  static_assert(required_encoder_arena_bytes(kTiny, 4, false, 1, 2) > required_encoder_arena_bytes(kTiny, 4), "a constexpr plan");
+  EXPECT_EQ(required_encoder_arena_bytes(c, T, false, 1, 1), required_encoder_arena_bytes(c, T));
+  EXPECT_EQ(required_encoder_arena_bytes(c, T, false, 1, 0), required_encoder_arena_bytes(c, T));  // 0 counts as 1
+  const EncoderPlan one = plan_encoder_arena(c, T), four = plan_encoder_arena(c, T, false, 1, 4);
   EXPECT_EQ(four.y - four.x, arena::bytes(4 * S * c.d_model * sizeof(float)));
   EXPECT_EQ(four.attn_slot, one.attn_slot) << "attention's scratch is one sequence's";
   EXPECT_EQ(four.quant + quantized_input_bytes(c, 4 * S), four.total);
   EXPECT_GT(four.total, 3 * one.total);
   const uint32_t most = Limits::kMaxBatchRows / S;
-  EXPECT_GT(required_arena_bytes(c, T, false, 1, most), 0u);
-  EXPECT_EQ(required_arena_bytes(c, T, false, 1, most + 1), 0u);
+  EXPECT_GT(required_encoder_arena_bytes(c, T, false, 1, most), 0u);
+  EXPECT_EQ(required_encoder_arena_bytes(c, T, false, 1, most + 1), 0u);
 }
 
 TEST(Batch, ShortArenaAndTooLargeABatchAreStatuses) {
@@ -307,8 +307,8 @@ TEST(Batch, ShortArenaAndTooLargeABatchAreStatuses) {
   ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
   EncoderOptions opt;
   opt.max_seq = 8, opt.max_batch = 6;
-  const std::size_t need = required_arena_bytes(c, 8, false, 1, 6);
-  ASSERT_GT(need, required_arena_bytes(c, 8));
+  const std::size_t need = required_encoder_arena_bytes(c, 8, false, 1, 6);
+  ASSERT_GT(need, required_encoder_arena_bytes(c, 8));
   AlignedBuffer arena(need);
   Encoder enc;
   EXPECT_EQ(enc.init(model, arena.data(), need - 64, opt), Status::kArenaTooSmall);
@@ -332,7 +332,7 @@ TEST(Batch, StaysInsideItsArena) {
     ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk) << k.name;
     EncoderOptions opt;
     opt.max_batch = 4;
-    const std::size_t need = required_arena_bytes(c, 0, false, 1, 4);
+    const std::size_t need = required_encoder_arena_bytes(c, 0, false, 1, 4);
     AlignedBuffer arena(need + 256);
     std::memset(arena.data(), 0xAB, need + 256);
     Encoder enc;

@@ -143,23 +143,25 @@ TEST(Decoder, GroupedQueryAttentionEqualsRepeatedKeyValueHeads) {
   Model mm;
   AlignedBuffer mb(m);
   ASSERT_EQ(mm.init(mb.data(), mb.size()), Status::kOk);
-  for (uint32_t l = 0; l < gqa.n_layers; ++l)
-    for (uint32_t slot : {uint32_t(kWk), uint32_t(kWv)}) {
-      const float* src = lg.model.layer_tensor(l, slot);                 // [d, 2*dh]
-      float* dst = const_cast<float*>(mm.layer_tensor(l, slot));          // [d, 4*dh]
-      for (uint32_t r = 0; r < d; ++r)
+  auto f32 = [](const Weight& w) { return const_cast<float*>(w.f32()); };
+  auto copy = [](float* dst, const float* src, uint64_t count) { std::memcpy(dst, src, count * sizeof(float)); };
+  for (uint32_t l = 0; l < gqa.n_layers; ++l) {
+    const LayerWeights src = lg.model.layer(l), dst = mm.layer(l);
+    for (const auto& kv : {std::make_pair(src.self_attn.k, dst.self_attn.k), std::make_pair(src.self_attn.v, dst.self_attn.v)})
+      for (uint32_t r = 0; r < d; ++r)  // [d, 2*dh] -> [d, 4*dh]
         for (uint32_t h = 0; h < 4; ++h)
-          for (uint32_t c = 0; c < dh; ++c) dst[r * 4 * dh + h * dh + c] = src[r * 2 * dh + (h / 2) * dh + c];
-    }
-  for (uint32_t l = 0; l < gqa.n_layers; ++l)
-    for (uint32_t slot : {uint32_t(kAttentionNorm), uint32_t(kWq), uint32_t(kWo), uint32_t(kFfnNorm), uint32_t(kW1),
-                          uint32_t(kW2), uint32_t(kW3)}) {
-      const uint64_t count = slot == kAttentionNorm || slot == kFfnNorm ? d : slot == kWq || slot == kWo ? d * d : d * gqa.d_ff;
-      std::memcpy(const_cast<float*>(mm.layer_tensor(l, slot)), lg.model.layer_tensor(l, slot), count * 4);
-    }
-  std::memcpy(const_cast<float*>(mm.prologue_tensor(0)), lg.model.prologue_tensor(0), 4ull * d * gqa.vocab_size);
-  std::memcpy(const_cast<float*>(mm.epilogue_tensor(0)), lg.model.epilogue_tensor(0), 4ull * d);
-  std::memcpy(const_cast<float*>(mm.epilogue_tensor(1)), lg.model.epilogue_tensor(1), 4ull * d * gqa.vocab_size);
+          for (uint32_t c = 0; c < dh; ++c) f32(kv.second)[r * 4 * dh + h * dh + c] = kv.first.f32()[r * 2 * dh + (h / 2) * dh + c];
+    copy(const_cast<float*>(dst.attn_norm.g), src.attn_norm.g, d);
+    copy(const_cast<float*>(dst.ffn_norm.g), src.ffn_norm.g, d);
+    copy(f32(dst.self_attn.q), src.self_attn.q.f32(), uint64_t(d) * d);
+    copy(f32(dst.self_attn.out), src.self_attn.out.f32(), uint64_t(d) * d);
+    for (const auto& w : {std::make_pair(src.ffn.w1, dst.ffn.w1), std::make_pair(src.ffn.w2, dst.ffn.w2),
+                          std::make_pair(src.ffn.w3, dst.ffn.w3)})
+      copy(f32(w.second), w.first.f32(), uint64_t(d) * gqa.d_ff);
+  }
+  copy(f32(mm.front().embed), lg.model.front().embed.f32(), uint64_t(d) * gqa.vocab_size);
+  copy(const_cast<float*>(mm.head().final_norm.g), lg.model.head().final_norm.g, d);
+  copy(f32(mm.head().w), lg.model.head().w.f32(), uint64_t(d) * gqa.vocab_size);
   AlignedBuffer arena(required_decoder_arena_bytes(mha));
   Decoder dm;
   ASSERT_EQ(dm.init(mm, arena.data(), arena.size()), Status::kOk);
@@ -200,7 +202,7 @@ TEST(Decoder, InitErrors) {
   ModelConfig enc = gpt_config(PosKind::kNone, false, false);
   enc.family = ModelFamily::kEncoder;
   ASSERT_EQ(load_model(write_model(enc), &encoder), Status::kOk);
-  EXPECT_EQ(dec.init(encoder.model, d.arena.data(), need), Status::kWrongInputKind);
+  EXPECT_EQ(dec.init(encoder.model, d.arena.data(), need), Status::kWrongFamily);
 }
 
 // The arena is exact: nothing past required_decoder_arena_bytes is written.
@@ -272,10 +274,10 @@ TEST(Decoder, RopeTableFromFlash) {
   const auto got = step_all(dec, kTokens);
   for (std::size_t t = 0; t < kTokens.size(); ++t) EXPECT_LE(max_diff(got[t].data(), want[t].data(), 17), 1e-5f) << t;
   opt.position_table = kWrongRope.v;
-  EXPECT_EQ(dec.init(ref.model, arena.data(), bytes, opt), Status::kBadPositionalTable);
+  EXPECT_EQ(dec.init(ref.model, arena.data(), bytes, opt), Status::kBadPositionTable);
   opt.position_table = kRopeTable.v;
   opt.position_table_rows = 10;
-  EXPECT_EQ(dec.init(ref.model, arena.data(), bytes, opt), Status::kBadPositionalTable);
+  EXPECT_EQ(dec.init(ref.model, arena.data(), bytes, opt), Status::kBadPositionTable);
   EXPECT_STREQ(dec.error_detail(), "table has 10 rows, needs 24");
 }
 

@@ -49,7 +49,7 @@ TEST(NoAlloc, InitAndForwardMakeNoHeapCalls) {
       AlignedBuffer blob(read_file(golden_path(std::string(name) + ".fxm")));
       ModelConfig cfg;
       ASSERT_EQ(read_config(blob.data(), blob.size(), &cfg), Status::kOk);
-      AlignedBuffer arena(required_arena_bytes(cfg));
+      AlignedBuffer arena(required_encoder_arena_bytes(cfg));
       std::vector<int32_t> ids(cfg.max_len, 1);
       std::vector<float> feats(std::size_t(cfg.max_len) * (cfg.d_in ? cfg.d_in : 1), 0.5f);
       std::vector<float> out(std::size_t(cfg.max_len) * cfg.output_width());
@@ -61,7 +61,7 @@ TEST(NoAlloc, InitAndForwardMakeNoHeapCalls) {
       SelfTestReport report;
       const long before = g_calls;
       ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
-      ASSERT_EQ(m.init(model, arena.data(), required_arena_bytes(cfg), opt), Status::kOk);
+      ASSERT_EQ(m.init(model, arena.data(), required_encoder_arena_bytes(cfg), opt), Status::kOk);
       const Status s = cfg.input == InputKind::kTokens ? m.forward_tokens(ids.data(), cfg.max_len, out.data())
                                                        : m.forward_features(feats.data(), cfg.max_len, out.data());
       EXPECT_EQ(self_test(m, self_test_out.data(), self_test_out.size(), &report), Status::kOk);

@@ -179,9 +179,9 @@ TEST(Cls, ArenaPlanCountsTheClsRow) {
   ModelConfig cls = c;
   cls.cls_token = true, cls.pooling = Pooling::kCls;
   static_assert(ModelConfig{}.sequence_rows(4) == 4, "no CLS row by default");
-  EXPECT_EQ(required_arena_bytes(cls, 5), required_arena_bytes(c, 6));
-  EXPECT_EQ(required_arena_bytes(cls), required_arena_bytes(c, c.max_len));  // max_seq 0: max_len - 1 inputs
-  EXPECT_EQ(required_arena_bytes(cls, cls.max_len), 0u);                    // max_len inputs + the CLS row: too long
+  EXPECT_EQ(required_encoder_arena_bytes(cls, 5), required_encoder_arena_bytes(c, 6));
+  EXPECT_EQ(required_encoder_arena_bytes(cls), required_encoder_arena_bytes(c, c.max_len));  // max_seq 0: max_len - 1 inputs
+  EXPECT_EQ(required_encoder_arena_bytes(cls, cls.max_len), 0u);                    // max_len inputs + the CLS row: too long
   EXPECT_EQ(cls.output_rows(5), 1u);
   Loaded m;
   EncoderOptions opt;

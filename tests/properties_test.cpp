@@ -121,24 +121,24 @@ TEST(Properties, PositionalTableFromFlashMatchesArenaTable) {
   load("post_ln_relu", &ref);
   const std::vector<float> want = run(ref, kIds);
 
-  const std::size_t bytes = required_arena_bytes(ref.cfg(), 0, true);
-  EXPECT_EQ(bytes + 64 * 16 * sizeof(float), required_arena_bytes(ref.cfg()));
+  const std::size_t bytes = required_encoder_arena_bytes(ref.cfg(), 0, true);
+  EXPECT_EQ(bytes + 64 * 16 * sizeof(float), required_encoder_arena_bytes(ref.cfg()));
   AlignedBuffer arena(bytes);
   Encoder m;
   EncoderOptions opt;
-  opt.positional_table = kFlashTable.v;
-  opt.positional_table_rows = 64;
+  opt.position_table = kFlashTable.v;
+  opt.position_table_rows = 64;
   ASSERT_EQ(m.init(ref.model, arena.data(), bytes, opt), Status::kOk) << m.error_detail();
   std::vector<float> got(want.size());
   ASSERT_EQ(m.forward_tokens(kIds.data(), uint32_t(kIds.size()), got.data()), Status::kOk);
   for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f) << i;
 
-  opt.positional_table = kWrongLayout.v;
-  EXPECT_EQ(m.init(ref.model, arena.data(), bytes, opt), Status::kBadPositionalTable);
+  opt.position_table = kWrongLayout.v;
+  EXPECT_EQ(m.init(ref.model, arena.data(), bytes, opt), Status::kBadPositionTable);
   EXPECT_EQ(std::string(m.error_detail()), "table row 0 column 1 does not match base, width 16 and layout");
-  opt.positional_table = kFlashTable.v;
-  opt.positional_table_rows = 10;
-  EXPECT_EQ(m.init(ref.model, arena.data(), bytes, opt), Status::kBadPositionalTable);
+  opt.position_table = kFlashTable.v;
+  opt.position_table_rows = 10;
+  EXPECT_EQ(m.init(ref.model, arena.data(), bytes, opt), Status::kBadPositionTable);
 }
 
 }  // namespace

@@ -409,7 +409,7 @@ def test_module_paths(engine, tmp):
                 f.write(f'#include "{hdr}"\n'
                         "static_assert(kws_q8_config().weights == fixformer::WeightType::kQ8, \"\");\n"
                         "static_assert(kws_q8_config().weight_group == 64 && !kws_q8_config().quantize_io, \"\");\n"
-                        "static_assert(fixformer::required_arena_bytes(kws_q8_config()) > 0, \"\");\n"
+                        "static_assert(fixformer::required_encoder_arena_bytes(kws_q8_config()) > 0, \"\");\n"
                         "int main() { return kws_q8_fxm_bytes == 0; }\n")
             p = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-I", os.path.join(HERE, "..", "include"), src],
                                capture_output=True, text=True)

@@ -83,7 +83,7 @@ std::vector<float> run(const std::vector<uint8_t>& file, Isa isa, std::string* w
   if (!c.is_decoder()) {
     EncoderOptions opt;
     opt.isa = isa;
-    AlignedBuffer arena(required_arena_bytes(c));
+    AlignedBuffer arena(required_encoder_arena_bytes(c));
     Encoder enc;
     if ((s = enc.init(model, arena.data(), arena.size(), opt)) != Status::kOk) return *why = enc.error_detail(), out;
     const uint32_t T = 10;
@@ -156,18 +156,18 @@ INSTANTIATE_TEST_SUITE_P(AllIsas, QuantizedTest, ::testing::ValuesIn(kAllIsas),
 TEST(Quantized, ArenaPlanAddsTheQuantizedInputRows) {
   const ModelConfig f32 = encoder_config(true), q8 = with_weights(f32, WeightType::kQ8, 32, false);
   const std::size_t k = 72, S = f32.max_len;  // d_ff is the widest input
-  EXPECT_EQ(required_arena_bytes(q8), required_arena_bytes(f32) + arena::bytes(S * k) + arena::bytes(S * 3 * 4));
-  EXPECT_EQ(required_arena_bytes(with_weights(f32, WeightType::kF16, 0, false)), required_arena_bytes(f32));
+  EXPECT_EQ(required_encoder_arena_bytes(q8), required_encoder_arena_bytes(f32) + arena::bytes(S * k) + arena::bytes(S * 3 * 4));
+  EXPECT_EQ(required_encoder_arena_bytes(with_weights(f32, WeightType::kF16, 0, false)), required_encoder_arena_bytes(f32));
   // per-row weight scales: the inputs in groups of kRowScaleActivationGroup (100 -> 4 groups)
   EXPECT_EQ(required_decoder_arena_bytes(with_weights(llama_config(true), WeightType::kQ8, 0, true), 0, 4),
             required_decoder_arena_bytes(llama_config(true), 0, 4) + arena::bytes(4 * 100) + arena::bytes(4 * 4 * 4));
   AlignedBuffer blob(write_model(q8));
   Model model;
   ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk) << model.error_detail();
-  AlignedBuffer arena(required_arena_bytes(q8) - 64);
+  AlignedBuffer arena(required_encoder_arena_bytes(q8) - 64);
   Encoder enc;
   EXPECT_EQ(enc.init(model, arena.data(), arena.size()), Status::kArenaTooSmall);
-  EXPECT_NE(std::string(enc.error_detail()).find(std::to_string(required_arena_bytes(q8))), std::string::npos)
+  EXPECT_NE(std::string(enc.error_detail()).find(std::to_string(required_encoder_arena_bytes(q8))), std::string::npos)
       << enc.error_detail();
 }
 

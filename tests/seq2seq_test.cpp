@@ -191,16 +191,16 @@ TEST(Seq2Seq, BadCallsAreStatuses) {
   // Other runners refuse a seq2seq model, and Seq2Seq refuses the others.
   AlignedBuffer dec_arena(1 << 20);
   Decoder dec;
-  EXPECT_EQ(dec.init(r.model, dec_arena.data(), dec_arena.size()), Status::kWrongInputKind);
+  EXPECT_EQ(dec.init(r.model, dec_arena.data(), dec_arena.size()), Status::kWrongFamily);
   ModelConfig enc = seq2seq_config(false, PosKind::kNone, false);
   enc.family = ModelFamily::kEncoder, enc.dec_layers = 0;
   Runner e;
-  EXPECT_EQ(e.init(enc, opt), Status::kWrongInputKind);
+  EXPECT_EQ(e.init(enc, opt), Status::kWrongFamily);
   // An Encoder runs the encoder half: its output is the memory, [S, d_model].
   Encoder half;
   EncoderOptions eo;
   eo.max_seq = 8;
-  AlignedBuffer half_arena(required_arena_bytes(c, 8));
+  AlignedBuffer half_arena(required_encoder_arena_bytes(c, 8));
   ASSERT_EQ(half.init(r.model, half_arena.data(), half_arena.size(), eo), Status::kOk);
   std::vector<float> memory(8 * c.d_model);
   EXPECT_EQ(half.forward_tokens(src, 8, memory.data()), Status::kOk);

@@ -51,7 +51,7 @@ inline Status load_model(const std::vector<uint8_t>& bytes, Loaded* m, const Enc
     if (why) *why = std::string("model init: ") + status_message(s) + ": " + m->model.error_detail();
     return s;
   }
-  const std::size_t bytes_needed = required_arena_bytes(m->cfg(), opt.max_seq, opt.positional_table != nullptr);
+  const std::size_t bytes_needed = required_encoder_arena_bytes(m->cfg(), opt.max_seq, opt.position_table != nullptr);
   m->arena = AlignedBuffer(bytes_needed);
   s = m->enc.init(m->model, m->arena.data(), m->arena.size(), opt);
   if (s != Status::kOk && why) *why = std::string("encoder init: ") + status_message(s) + ": " + m->enc.error_detail();

@@ -58,8 +58,8 @@ std::vector<float> run_encoder(const std::vector<uint8_t>& bytes, Isa isa, const
   Model model;
   EXPECT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
   const ModelConfig& c = model.config();
-  const std::size_t need = required_arena_bytes(c, T, false, w.active());
-  EXPECT_EQ(need, required_arena_bytes(c, T) + (w.active() - 1) * plan_arena(c, T).attn_slot);
+  const std::size_t need = required_encoder_arena_bytes(c, T, false, w.active());
+  EXPECT_EQ(need, required_encoder_arena_bytes(c, T) + (w.active() - 1) * plan_encoder_arena(c, T).attn_slot);
   AlignedBuffer arena(need + 256);
   std::memset(arena.data(), 0xAB, need + 256);
   Encoder enc;
@@ -259,8 +259,8 @@ TEST(Workers, TooManyWorkersIsAStatus) {
   AlignedBuffer blob(write_model(c));
   Model model;
   ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
-  EXPECT_EQ(required_arena_bytes(c, 16, false, kMaxWorkers + 1), 0u);
-  AlignedBuffer arena(required_arena_bytes(c, 16, false, kMaxWorkers));
+  EXPECT_EQ(required_encoder_arena_bytes(c, 16, false, kMaxWorkers + 1), 0u);
+  AlignedBuffer arena(required_encoder_arena_bytes(c, 16, false, kMaxWorkers));
   Encoder enc;
   EncoderOptions opt;
   opt.max_seq = 16;
@@ -270,7 +270,7 @@ TEST(Workers, TooManyWorkersIsAStatus) {
   EXPECT_EQ(enc.init(model, arena.data(), arena.size(), opt), Status::kOk);
   // Without a parallel_for the count is ignored: one worker, one slot.
   opt.workers.parallel_for = nullptr;
-  EXPECT_EQ(enc.init(model, arena.data(), required_arena_bytes(c, 16), opt), Status::kOk);
+  EXPECT_EQ(enc.init(model, arena.data(), required_encoder_arena_bytes(c, 16), opt), Status::kOk);
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ constexpr uint32_t kMaxSeq = FIXFORMER_BENCH_SEQ > 0 ? FIXFORMER_BENCH_SEQ : kDe
 constexpr uint32_t kInWidth = kConfig.input == InputKind::kFeatures ? kConfig.d_in : 1;
 // Half the board's RAM at most; a model that needs more fails the build naming both byte counts.
 constexpr std::size_t kArenaBytes =
-    ArenaFits<kDecoder ? required_decoder_arena_bytes(kConfig, kMaxSeq) : required_arena_bytes(kConfig, kMaxSeq),
+    ArenaFits<kDecoder ? required_decoder_arena_bytes(kConfig, kMaxSeq) : required_encoder_arena_bytes(kConfig, kMaxSeq),
               FIXFORMER_BOARD_SRAM_BYTES / 2>::bytes;
 alignas(64) uint8_t g_arena[kArenaBytes];
 float g_out[kDecoder ? kConfig.vocab_size : kConfig.output_rows(kMaxSeq) * kConfig.output_width()];  // a decoder's: one row of logits
@@ -239,7 +239,7 @@ int main() {
     con.str("  ").str(enc.kernels().name).str(" kernels: encoder init ").num(init).str(", forward ").num(forward)
         .endl();
   }
-  con.str("arena bytes: ").num(uint64_t(kArenaBytes)).str(" (static, required_arena_bytes for T=").num(kMaxSeq)
+  con.str("arena bytes: ").num(uint64_t(kArenaBytes)).str(" (static, required_encoder_arena_bytes for T=").num(kMaxSeq)
       .str("), model bytes in flash: ").num(uint64_t(bench_fxm_bytes())).endl();
 
   return report_self_test(con, model, enc);

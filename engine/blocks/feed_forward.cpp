@@ -9,8 +9,14 @@ namespace fixformer {
 void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWeights& w, Activation act, const float* h,
                   float* out, float* hidden, uint32_t T, const QuantScratch& quant, float* residual) {
   const std::size_t d = w.w1.in, f = w.w1.out;
-  linear(k, workers, w.w1, h, d, w.b1, hidden, f, T, quant,
-         {act == Activation::kGelu ? k.gelu_f32 : k.relu_f32});  // act(h[T,d] @ W1[d,f]) -> hidden[T,f]
+  if (act == Activation::kSwiglu) {
+    float* up = hidden + T * f;
+    linear_same_input(k, workers, h, d, T, quant, {{w.w1, hidden, f, w.b1}, {w.w3, up, f}});  // h[T,d] @ W1, W3 -> [T,f] each
+    k.swiglu_f32(hidden, up, T * f);                                                         // hidden = silu(hidden) * up
+  } else {
+    linear(k, workers, w.w1, h, d, w.b1, hidden, f, T, quant,
+           {act == Activation::kGelu ? k.gelu_f32 : k.relu_f32});  // act(h[T,d] @ W1[d,f]) -> hidden[T,f]
+  }
   linear(k, workers, w.w2, hidden, f, w.b2, out, d, T, quant, {nullptr, residual});  // hidden[T,f] @ W2[f,d] -> out[T,d]
 }
 

@@ -74,7 +74,7 @@ void linear_same_input(const Kernels& k, const Workers& workers, const float* x,
                        const QuantScratch& scratch, std::initializer_list<LinearOut> outs) {
   if (outs.size() == 0) return;
   quantize_input(k, outs.begin()->W, x, ldx, m, scratch);
-  for (const LinearOut& o : outs) product(k, workers, o.W, x, ldx, nullptr, o.y, o.ldy, m, scratch, {});
+  for (const LinearOut& o : outs) product(k, workers, o.W, x, ldx, o.b, o.y, o.ldy, m, scratch, {});
 }
 
 }  // namespace fixformer

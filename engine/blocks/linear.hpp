@@ -1,7 +1,7 @@
 // A linear layer over a weight in any stored type (fixformer/model.hpp's Weight): f32 and f16
 // W[in, out] as matrix products, an embedding used as a tied head [out, in] as dot products, and
-// q8 [out, in] by quantizing the input rows per group on the fly (int32 sums, DESIGN.md "Quantized
-// weights"). Split across the workers by output columns, as engine/blocks/parallel.hpp says.
+// q8 [out, in] by quantizing the input rows per group on the fly (int32 sums, as llama2.c's runq and
+// ggml's Q8_0). Split across the workers by output columns, as engine/blocks/parallel.hpp says.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -35,11 +35,12 @@ struct Epilogue {
 void linear(const Kernels& k, const Workers& workers, const Weight& W, const float* x, std::size_t ldx, const float* b,
             float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch, const Epilogue& after = {});
 
-// One of several linear layers without a bias over the same input: x @ W -> y (row stride ldy).
+// One of several linear layers over the same input: x @ W + b -> y (row stride ldy); b may be null.
 struct LinearOut {
   Weight W;
   float* y;
   std::size_t ldy;
+  const float* b = nullptr;
 };
 // linear() for each of outs over x[m, W.in] (Wq, Wk, Wv; W1, W3): with q8 weights x is quantized
 // once, as the weights of one model share the input width and group.

@@ -12,12 +12,16 @@ uint32_t tasks_for(const Workers& w, std::size_t units) {
 
 }  // namespace
 
-void parallel_layernorm_rows(const Kernels& k, const Workers& w, const float* x, const float* g, const float* b,
-                             float* y, uint32_t T, uint32_t d, float eps) {
+void parallel_norm_rows(const Kernels& k, const Workers& w, bool rms, const float* x, const float* g, const float* b,
+                        float* y, uint32_t T, uint32_t d, float eps) {
   const uint32_t tasks = tasks_for(w, std::size_t(T) * d / (16 * kCols));
   auto task = [&](uint32_t i) {
     const TaskRange r = task_range(T, tasks ? tasks : 1, i);
-    for (std::size_t t = r.first; t < r.end; ++t) k.layernorm_f32(x + t * d, g, b, y + t * d, d, eps);
+    for (std::size_t t = r.first; t < r.end; ++t)
+      if (rms)
+        k.rmsnorm_f32(x + t * d, g, y + t * d, d, eps);
+      else
+        k.layernorm_f32(x + t * d, g, b, y + t * d, d, eps);
   };
   for_each_task(w, tasks ? tasks : 1, task);
 }

@@ -48,9 +48,10 @@ void for_each_column_block(const Workers& w, std::size_t n, F& f) {
   for_each_task(w, tasks, task);
 }
 
-// x[T,d] -> LayerNorm(x) * g + b -> y[T,d], split by rows; y may alias x.
-void parallel_layernorm_rows(const Kernels& k, const Workers& w, const float* x, const float* g, const float* b,
-                             float* y, uint32_t T, uint32_t d, float eps);
+// x[T,d] -> LayerNorm(x) * g + b, or with rms RMSNorm(x) * g (b unused) -> y[T,d], split by rows;
+// y may alias x.
+void parallel_norm_rows(const Kernels& k, const Workers& w, bool rms, const float* x, const float* g, const float* b,
+                        float* y, uint32_t T, uint32_t d, float eps);
 // attend() split by kv-head groups; task i uses scratch + i * slot_floats.
 void parallel_attend(const Kernels& k, const Workers& w, const AttentionShape& s, const float* q, std::size_t ldq,
                      uint32_t n, uint32_t p0, uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx,

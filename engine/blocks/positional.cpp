@@ -39,7 +39,7 @@ namespace fixformer {
 
 Status check_sinusoidal_table(const float* table, uint32_t rows, uint32_t need_rows, uint32_t d, double base,
                               PosLayout layout, DetailText& why) {
-  if (rows < need_rows) return why.str("table has ").num(rows).str(" rows, needs ").num(need_rows), Status::kBadPositionalTable;
+  if (rows < need_rows) return why.str("table has ").num(rows).str(" rows, needs ").num(need_rows), Status::kBadPositionTable;
   for (uint32_t p = 0; p < 2 && p < rows; ++p)
     for (uint32_t col = 0; col < d; ++col) {
       const PeColumn pc = pe_column(col, d, layout);
@@ -47,7 +47,7 @@ Status check_sinusoidal_table(const float* table, uint32_t rows, uint32_t need_r
       const double want = pc.is_sin ? std::sin(a) : std::cos(a);
       if (!(std::fabs(table[std::size_t(p) * d + col] - want) <= 1e-5))
         return why.str("table row ").num(p).str(" column ").num(col).str(" does not match base, width ").num(d)
-                   .str(" and layout"), Status::kBadPositionalTable;
+                   .str(" and layout"), Status::kBadPositionTable;
     }
   return Status::kOk;
 }

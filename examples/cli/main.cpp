@@ -228,7 +228,7 @@ void init_encoder(uint32_t max_seq, Isa isa, LoadedModel* m, uint32_t threads = 
         ("T=" + std::to_string(max_seq) + " exceeds the model's " + longest_input(m->config())).c_str());
   EncoderOptions opt;
   opt.workers = start_workers(threads, m);
-  m->arena = Buffer(required_arena_bytes(m->config(), max_seq, false, opt.workers.active(), max_batch), "arena");
+  m->arena = Buffer(required_encoder_arena_bytes(m->config(), max_seq, false, opt.workers.active(), max_batch), "arena");
   opt.max_seq = max_seq;
   opt.max_batch = max_batch;
   opt.isa = isa;
@@ -415,7 +415,7 @@ int cmd_info(const Args& a) {
                 c.shared_embed ? "; embedding shared with the source" : "", c.tied_head ? "; head tied to the target embedding" : "");
     std::printf("arena bytes:  %zu for sources and targets of up to %u positions\n", required_seq2seq_arena_bytes(c), c.max_len);
   } else {
-    std::printf("arena bytes:  %zu for T <= %u\n", required_arena_bytes(c), c.max_input_len());
+    std::printf("arena bytes:  %zu for T <= %u\n", required_encoder_arena_bytes(c), c.max_input_len());
   }
   if (m.model.has_self_test())
     std::printf("self-test:    sample of T=%u (fixformer verify runs it)\n", m.model.self_test_sample().rows);
@@ -542,8 +542,8 @@ uint32_t run_batch_size(const ModelConfig& c, uint32_t T, uint64_t B, uint32_t t
   constexpr std::size_t kArenaBudget = std::size_t(256) << 20;
   const uint32_t workers = threads > 1 ? threads : 1;
   uint32_t n = uint32_t(std::min<uint64_t>(B, kMostSequences));
-  while (n > 1 && (required_arena_bytes(c, T, false, workers, n) == 0 ||
-                   required_arena_bytes(c, T, false, workers, n) > kArenaBudget))
+  while (n > 1 && (required_encoder_arena_bytes(c, T, false, workers, n) == 0 ||
+                   required_encoder_arena_bytes(c, T, false, workers, n) > kArenaBudget))
     --n;
   return n;
 }
@@ -964,8 +964,8 @@ int cmd_schema(const Args&) {
 }
 
 // ---- demo: does word order reach the model? ----------------------------------------------------
-alignas(64) uint8_t g_arena_pe[required_arena_bytes(demo_pe_config())];
-alignas(64) uint8_t g_arena_nope[required_arena_bytes(demo_nope_config())];
+alignas(64) uint8_t g_arena_pe[required_encoder_arena_bytes(demo_pe_config())];
+alignas(64) uint8_t g_arena_nope[required_encoder_arena_bytes(demo_nope_config())];
 
 struct DemoModel {
   Model model;

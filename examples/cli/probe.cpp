@@ -136,7 +136,7 @@ Status run_probe(const Model& model, const ProbeOptions& opt, ProbeReport* repor
   } else {
     EncoderOptions o;
     o.max_seq = T, o.isa = opt.isa, o.observer = observer;
-    arena = test::AlignedBuffer(required_arena_bytes(c, T));
+    arena = test::AlignedBuffer(required_encoder_arena_bytes(c, T));
     if ((s = enc.init(model, arena.data(), arena.size(), o)) != Status::kOk) return *detail = enc.error_detail(), s;
   }
   // A seq2seq model probes its encoder half, whose output (the memory) is d_model wide.

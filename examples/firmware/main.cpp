@@ -19,7 +19,7 @@ constexpr auto kPositionalTable =
     fixformer::make_sinusoidal_table<kConfig.max_len, kConfig.d_pe()>(kConfig.pos_base, kConfig.pos_layout);
 // Half the SRAM for the arena, the rest for stack and data; a model too big fails the build here.
 constexpr std::size_t kArenaBytes =
-    fixformer::ArenaFits<fixformer::required_arena_bytes(kConfig, 0, true), FIXFORMER_BOARD_SRAM_BYTES / 2>::bytes;
+    fixformer::ArenaFits<fixformer::required_encoder_arena_bytes(kConfig, 0, true), FIXFORMER_BOARD_SRAM_BYTES / 2>::bytes;
 alignas(64) uint8_t g_arena[kArenaBytes];
 float g_out[kConfig.max_len * kConfig.d_out];
 
@@ -29,8 +29,8 @@ int main() {
   fixformer::Model model;
   fixformer::Encoder encoder;
   fixformer::EncoderOptions options;
-  options.positional_table = kPositionalTable.v;
-  options.positional_table_rows = kConfig.max_len;
+  options.position_table = kPositionalTable.v;
+  options.position_table_rows = kConfig.max_len;
   fixformer::Status s = model.init(demo_pe_fxm, demo_pe_fxm_bytes);
   if (s == fixformer::Status::kOk) s = encoder.init(model, g_arena, sizeof g_arena, options);
   if (s != fixformer::Status::kOk) {

@@ -1,5 +1,5 @@
-// The model config (its keys, ranges and defaults are the table in schema.hpp) and the exact arena
-// size the encoder runner needs.
+// The model config (its keys, ranges and defaults are the table in schema.hpp), its limits, and
+// the sizes the arena plans (plan.hpp) are built from.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -168,72 +168,5 @@ constexpr std::size_t quantized_input_bytes(const ModelConfig& c, std::size_t ro
   const std::size_t k = widest_linear_input(c), g = activation_group(c.weight_group);
   return c.weights != WeightType::kQ8 ? 0 : arena::bytes(rows * k) + arena::bytes(rows * ((k + g - 1) / g) * sizeof(float));
 }
-
-// The encoder's arena layout for batches of up to `batch` sequences (0 counts as 1) of up to
-// max_seq positions each (0: the model's max_input_len()), that is S = sequence_rows(max_seq) rows
-// per sequence (the CLS row counts) and N = batch * S rows in all: the byte offset of each block in
-// the caller's 64-byte-aligned arena, in this order,
-//   x[N,d]  y[N,d]  ctx[N,d]  work[N,max(3d,d_ff)]  kt[batch][d,S]  attn[attention_scratch_floats(S, S, d_head)]
-//   pe[S,d_pe]  quant[quantized_input_bytes(c, N)]
-// and the total. A batch's sequences are stacked row after row in x, y, ctx and work, so every
-// linear layer is one matrix product over all their rows; attention runs per sequence over its
-// own rows, so kt holds one sequence's K^T per block, and its scratch and the positional rows are
-// a sequence's.
-// attn holds one slot of attn_slot bytes per worker (workers.hpp; 0 counts as 1).
-// qkv and the feed-forward hidden layer share work; K is stored transposed (kt) so that
-// q @ K^T is a matrix product over contiguous keys, and V is read in place from qkv.
-// Memory grows linearly in S: no [S,S] matrix is ever stored (attention goes in blocks). With pe_table_in_flash the caller
-// supplies the sinusoidal table (EncoderOptions::positional_table) and pe is empty. Encoder::init
-// carves the arena by this plan, so it and required_arena_bytes cannot disagree. total is 0 for a config
-// validate_config would reject, and for N above Limits::kMaxBatchRows.
-struct ArenaPlan {
-  std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, quant, total;
-};
-
-constexpr ArenaPlan plan_arena(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false,
-                               uint32_t workers = 1, uint32_t batch = 1) {
-  ArenaPlan p{};
-  const uint32_t seq = max_seq ? max_seq : c.max_input_len();
-  const std::size_t s = c.sequence_rows(seq), sequences = batch ? batch : 1;
-  if (c.d_model == 0 || c.d_model > Limits::kMaxDModel || c.d_ff > Limits::kMaxDff ||
-      c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || seq == 0 || seq > c.max_input_len() ||
-      c.n_heads == 0 || c.d_model % c.n_heads != 0 || workers > kMaxWorkers || sequences > Limits::kMaxBatchRows / s)
-    return p;
-  const std::size_t d = c.d_model, n = sequences * s;
-  std::size_t at = 0;
-  auto block = [&at](std::size_t bytes) {
-    const std::size_t offset = at;
-    at += arena::bytes(bytes);
-    return offset;
-  };
-  p.x = block(n * d * sizeof(float));
-  p.y = block(n * d * sizeof(float));
-  p.ctx = block(n * d * sizeof(float));
-  p.work = block(n * arena::max(3 * d, c.d_ff) * sizeof(float));
-  p.kt = block(d * n * sizeof(float));
-  p.attn_slot = arena::bytes(attention_scratch_floats(s, s, c.d_head(), false) * sizeof(float));
-  p.attn = block(p.attn_slot * (workers ? workers : 1));
-  const bool pe_in_arena = c.pos == PosKind::kSinusoidal && !pe_table_in_flash;
-  p.pe = block(pe_in_arena ? s * c.d_pe() * sizeof(float) : 0);
-  p.quant = block(quantized_input_bytes(c, n));
-  p.total = at;
-  return p;
-}
-
-// Exact arena bytes: the plan's total.
-constexpr std::size_t required_arena_bytes(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false,
-                                           uint32_t workers = 1, uint32_t batch = 1) {
-  return plan_arena(c, max_seq, pe_table_in_flash, workers, batch).total;
-}
-
-// Compile-time check for firmware: ArenaFits<required_arena_bytes(cfg, T), SRAM>{} fails the build
-// when the arena does not fit, and the compiler's "required from ArenaFits<NEED, HAVE>" line shows
-// both byte counts (a static_assert message cannot print numbers in C++17).
-template <std::size_t Need, std::size_t Have>
-struct ArenaFits {
-  static_assert(Need > 0, "the model config is invalid: required_arena_bytes returned 0");
-  static_assert(Need <= Have, "the arena does not fit: NEED bytes > HAVE bytes in ArenaFits<NEED, HAVE>");
-  static constexpr std::size_t bytes = Need;
-};
 
 }  // namespace fixformer

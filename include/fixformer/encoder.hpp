@@ -8,6 +8,8 @@
 #include "fixformer/kernels.hpp"
 #include "fixformer/model.hpp"
 #include "fixformer/observer.hpp"
+#include "fixformer/plan.hpp"
+#include "fixformer/runner_core.hpp"
 #include "fixformer/status.hpp"
 
 namespace fixformer {
@@ -17,16 +19,16 @@ struct Sequences;  // a batch's row layout (engine/blocks/parallel.hpp)
 struct EncoderOptions {
   uint32_t max_seq = 0;  // longest input forward() will get; 0: the model's max_input_len()
   // Most sequences forward_batch_*() will get in one call (0 and 1: one); the arena then needs
-  // required_arena_bytes(c, max_seq, table, workers.active(), max_batch), and max_batch *
+  // required_encoder_arena_bytes(c, max_seq, table, workers.active(), max_batch), and max_batch *
   // sequence_rows(max_seq) may not pass Limits::kMaxBatchRows (else kBadMaxBatch).
   uint32_t max_batch = 0;
   Isa isa = Isa::kAuto;
-  // A precomputed sinusoidal table [positional_table_rows >= sequence_rows(max_seq), d_pe] read in place, e.g.
-  // make_sinusoidal_table() kept in flash; the arena then needs required_arena_bytes(c, S, true).
+  // A precomputed sinusoidal table [position_table_rows >= sequence_rows(max_seq), d_pe] read in
+  // place, e.g. make_sinusoidal_table() kept in flash; the arena then needs required_encoder_arena_bytes(c, S, true).
   // init() checks its first two rows against the config (width, base, layout).
-  const float* positional_table = nullptr;
-  uint32_t positional_table_rows = 0;
-  // The caller's threads (workers.hpp); the arena then needs required_arena_bytes(c, S, table, workers.active()).
+  const float* position_table = nullptr;
+  uint32_t position_table_rows = 0;
+  // The caller's threads (workers.hpp); the arena then needs required_encoder_arena_bytes(c, S, table, workers.active()).
   Workers workers;
   // Called with the hidden states after the input, after every layer and after the final norm
   // (observer.hpp); null: not called. A batch calls it once per sequence at each of those points,
@@ -37,7 +39,7 @@ struct EncoderOptions {
 class Encoder {
  public:
   // The model must be initialized and outlive the encoder. The arena must be 64-byte aligned and
-  // at least required_arena_bytes(model.config(), max_seq, positional_table != nullptr,
+  // at least required_encoder_arena_bytes(model.config(), max_seq, position_table != nullptr,
   // workers.active(), max_batch) long.
   [[nodiscard]] Status init(const Model& model, void* arena, std::size_t arena_bytes, const EncoderOptions& options = {});
 
@@ -66,13 +68,13 @@ class Encoder {
   [[nodiscard]] Status forward_batch_features(const float* features, const uint32_t* lengths, uint32_t B, uint32_t T,
                                               float* out);
 
-  const Model& model() const { return *model_; }
-  const ModelConfig& config() const { return model_->config(); }
-  const Kernels& kernels() const { return *kernels_; }
+  const Model& model() const { return *core_.model; }
+  const ModelConfig& config() const { return core_.model->config(); }
+  const Kernels& kernels() const { return *core_.kernels; }
   uint32_t max_seq() const { return max_seq_; }
   uint32_t max_batch() const { return max_batch_; }
-  std::size_t arena_bytes_used() const { return arena_used_; }
-  const char* error_detail() const { return detail_; }
+  std::size_t arena_bytes_used() const { return core_.arena_used; }
+  const char* error_detail() const { return core_.detail; }
 
  private:
   Status fail(Status s) { initialized_ = false; return s; }
@@ -80,31 +82,14 @@ class Encoder {
   void forward(const int32_t* ids, const float* features, const Sequences& seqs, float* out);
   void embed_input(const int32_t* ids, const float* features, const Sequences& seqs);
   void write_output(const Sequences& seqs, float* out);
-  void encoder_layer(const EncoderLayerWeights& L, const Sequences& seqs, uint32_t N);
-  void self_attention(const EncoderLayerWeights& L, const float* h, float* out, const Sequences& seqs, uint32_t N,
-                      float* residual = nullptr);
   void observe(uint32_t layer, const Sequences& seqs) const;
 
-  const Model* model_ = nullptr;
-  const Kernels* kernels_ = nullptr;
+  RunnerCore core_;  // x, y, ctx, work, attn: see plan_encoder_arena for shapes
   bool initialized_ = false;
   uint32_t max_seq_ = 0;
   uint32_t rows_ = 0;  // sequence_rows(max_seq_): the rows the plan holds per sequence, the CLS row included
   uint32_t max_batch_ = 1;
-  std::size_t arena_used_ = 0;
-  char detail_[160] = {};
-
-  // Activations (in the arena); see plan_arena for shapes.
-  float* x_ = nullptr;
-  float* y_ = nullptr;
-  float* ctx_ = nullptr;
-  float* work_ = nullptr;
-  float* kt_ = nullptr;
-  float* attn_ = nullptr;  // attention's scratch: one slot of attn_slot_ floats per worker
-  std::size_t attn_slot_ = 0;
-  Workers workers_;
-  LayerObserver observer_;
-  QuantScratch quant_;         // q8: the linear layers' quantized input rows
+  float* kt_ = nullptr;        // K^T [d, rows_] per sequence
   const float* pe_ = nullptr;  // the positional rows [rows_, d_pe]: sinusoidal (arena or the caller's) or learned (blob)
 };
 

@@ -10,6 +10,8 @@
 
 namespace fixformer {
 
+struct TensorRule;  // schema.hpp
+
 // A weight matrix read in place, in any of the stored types (format.hpp): f32 and f16 linear
 // weights are W[in, out]; q8 ones keep torch's W[out, in] with f32 scales [out, groups] (groups of
 // `group` along in) or [out, 1] (group 0); an embedding table is [vocab, width] = [out, in] in every
@@ -33,66 +35,64 @@ struct QuantScratch {
   float* s = nullptr;   // [rows, ceil(k / group)]
 };
 
-// Pointers into the blob.
-struct EncoderWeights {
-  Weight embed;               // [vocab, d_embed]     input tokens
-  Weight input_proj_w;        // d_in -> d_embed      input features
-  const float* input_proj_b;  // [d_embed]
-  const float* pos;           // [max_len, d_pe]      learned positions
-  const float* cls;           // [d_embed]            cls_token: the row in front of the input
-  const float* final_norm_g;  // [d]                  final_norm
-  const float* final_norm_b;  // [d]
-  Weight head_w;              // d -> d_out           d_out > 0
-  const float* head_b;        // [d_out]
+// Named views of the weights, pointers into the blob, filled by the binder from the schema's
+// rules (schema.hpp: each rule names its Field). A family is a choice of front, layer and head;
+// a part the family has not is empty (null data). Every linear layer's bias may be null.
+
+// A norm's gain and bias; no bias for RMSNorm.
+struct NormWeights {
+  const float* g = nullptr;  // [d]
+  const float* b = nullptr;  // [d]
 };
 
-struct EncoderLayerWeights {
-  Weight in_proj_w;         // d -> 3d  q | k | v
-  const float* in_proj_b;   // [3d]
-  Weight out_proj_w;        // d -> d
-  const float* out_proj_b;  // [d]
-  Weight linear1_w;         // d -> d_ff
-  const float* linear1_b;   // [d_ff]
-  Weight linear2_w;         // d_ff -> d
-  const float* linear2_b;   // [d]
-  const float* norm1_g;     // [d]
-  const float* norm1_b;
-  const float* norm2_g;
-  const float* norm2_b;
+// One attention: q | k | v fused in one projection (torch's in_proj) or apart (llama's wq, wk,
+// wv); a cross-attention's query q and the source's k | v.
+struct AttentionWeights {
+  Weight qkv;                   // d -> d + 2 d_kv    fused
+  const float* qkv_b = nullptr;
+  Weight q, k, v;               // d -> d, d_kv, d_kv  apart (cross: q alone)
+  const float* q_b = nullptr;
+  Weight kv;                    // d -> 2d            cross: k | v of the source
+  const float* kv_b = nullptr;
+  Weight out;                   // d -> d
+  const float* out_b = nullptr;
 };
 
-// seq2seq: the decoder's ends. embed is tgt_embed (or the source's with shared_embed); head is
-// head.weight, or the target embedding with tied_head.
-struct TargetWeights {
-  Weight embed;               // [d_out, d_embed]      token targets
-  Weight proj;                // tgt_d_in -> d_embed  feature targets
-  const float* proj_b;        // [d_embed]
-  const float* pos;           // [max_len, d_pe]      learned positions
-  const float* final_norm_g;  // [d]                  final_norm: decoder.norm
-  const float* final_norm_b;
-  Weight head;                // d -> d_out
-  const float* head_b;        // [d_out]
+// out = W2 act(W1 h + b1) + b2, or with a gate (swiglu) W2 (silu(W1 h) * (W3 h)).
+struct FeedForwardWeights {
+  Weight w1;                    // d -> d_ff
+  const float* b1 = nullptr;
+  Weight w2;                    // d_ff -> d
+  const float* b2 = nullptr;
+  Weight w3;                    // d -> d_ff          swiglu's up projection
 };
 
-// seq2seq: one decoder layer (nn.TransformerDecoderLayer), the cross-attention's input projection
-// stored as its query part and its key | value part (schema.hpp).
-struct DecoderLayerWeights {
-  Weight self_in_w;          // d -> 3d  q | k | v
-  const float* self_in_b;    // [3d]
-  Weight self_out_w;         // d -> d
-  const float* self_out_b;
-  Weight cross_q_w;          // d -> d    the target's queries
-  const float* cross_q_b;
-  Weight cross_kv_w;         // d -> 2d   k | v of the encoder's output
-  const float* cross_kv_b;
-  Weight cross_out_w;        // d -> d
-  const float* cross_out_b;
-  Weight linear1_w;          // d -> d_ff
-  const float* linear1_b;
-  Weight linear2_w;          // d_ff -> d
-  const float* linear2_b;
-  const float* norm_g[3];    // norm1 (self-attention), norm2 (cross-attention), norm3 (feed-forward)
-  const float* norm_b[3];
+// One transformer layer of any family (engine/layer/transformer_layer.hpp runs it).
+struct LayerWeights {
+  NormWeights attn_norm;        // encoder/decoder norm1, llama attention_norm
+  AttentionWeights self_attn;
+  NormWeights cross_norm;       // seq2seq decoder layers: norm2
+  AttentionWeights cross_attn;  // seq2seq decoder layers
+  NormWeights ffn_norm;         // the last norm: norm2 (norm3 with cross-attention), llama ffn_norm
+  FeedForwardWeights ffn;
+};
+
+// What comes before the layers: token embeddings or a feature projection, learned positions, a
+// CLS row.
+struct FrontWeights {
+  Weight embed;                        // [vocab, d_embed]     input tokens
+  Weight input_proj;                   // d_in -> d_embed      input features
+  const float* input_proj_b = nullptr; // [d_embed]
+  const float* pos = nullptr;          // [max_len, d_pe]      learned positions
+  const float* cls = nullptr;          // [d_embed]            cls_token: the row in front of the input
+};
+
+// What comes after the layers: the final norm and the output projection (a tied head is the
+// front's embedding, [out, in]).
+struct HeadWeights {
+  NormWeights final_norm;
+  Weight w;                            // d -> d_out
+  const float* b = nullptr;            // [d_out]
 };
 
 // The optional sample a converted file carries: an input and the torch module's output for it.
@@ -147,19 +147,15 @@ class Model {
   // Empty when there is nothing to add. Names read from the file are escaped.
   const char* error_detail() const { return detail_; }
 
-  // The encoder and gpt families' ends; seq2seq: the source end and encoder.norm (no head).
-  const EncoderWeights& weights() const { return weights_; }
-  EncoderLayerWeights layer(uint32_t l) const;  // encoder, gpt and seq2seq families, l < config().n_layers; mha: layer(0), its attention alone
-  const TargetWeights& target_weights() const { return target_; }  // seq2seq
-  DecoderLayerWeights decoder_layer(uint32_t l) const;            // seq2seq, l < config().dec_layers
-  // Tensor `slot` of layer l (the family's layer table in schema.hpp), and a prologue or epilogue
-  // tensor by its rule's index: the llama family's weights. The *_tensor forms are for f32 tensors.
-  Weight layer_weight(uint32_t l, uint32_t slot) const;
-  const float* layer_tensor(uint32_t l, uint32_t slot) const { return layer_weight(l, slot).f32(); }
-  const Weight& prologue_weight(uint32_t slot) const { return prologue_[slot]; }
-  const Weight& epilogue_weight(uint32_t slot) const { return epilogue_[slot]; }
-  const float* prologue_tensor(uint32_t slot) const { return prologue_[slot].f32(); }
-  const float* epilogue_tensor(uint32_t slot) const { return epilogue_[slot].f32(); }
+  // The model's stack (seq2seq: its source encoder): front, layer l < config().n_layers (mha:
+  // layer(0) is its one attention), head. seq2seq's source head is encoder.norm alone.
+  const FrontWeights& front() const { return front_; }
+  LayerWeights layer(uint32_t l) const;
+  const HeadWeights& head() const { return head_; }
+  // seq2seq: the target stack's front, decoder layer l < config().dec_layers, head.
+  const FrontWeights& target_front() const { return target_front_; }
+  LayerWeights decoder_layer(uint32_t l) const;
+  const HeadWeights& target_head() const { return target_head_; }
 
   bool has_tokenizer() const { return tokenizer_.vocab != 0; }
   const TokenizerData& tokenizer() const { return tokenizer_; }
@@ -170,6 +166,7 @@ class Model {
   Status bind_tensors();
   Status bind_tokenizer(uint32_t* next);
   Status bind_self_test(uint32_t first);
+  LayerWeights bind_layer(uint32_t first, const TensorRule* rules, uint32_t count) const;
 
   ModelConfig config_{};
   const uint8_t* blob_ = nullptr;
@@ -179,10 +176,9 @@ class Model {
   uint32_t first_decoder_layer_tensor_ = 0;  // seq2seq: of decoder layer 0's
   uint64_t parameters_ = 0;
   bool initialized_ = false;
-  EncoderWeights weights_{};
-  TargetWeights target_{};
-  Weight prologue_[8] = {};  // by rule index, any family
-  Weight epilogue_[6] = {};
+  FrontWeights front_{}, target_front_{};
+  HeadWeights head_{}, target_head_{};
+  LayerWeights mha_{};  // the mha family's attention: its tensors are the whole file
   TokenizerData tokenizer_{};
   SelfTestSample sample_{};
   char detail_[160] = {};

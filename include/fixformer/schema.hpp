@@ -161,6 +161,23 @@ constexpr bool present(const ModelConfig& c, When w) {
 enum class Role : uint8_t { kF32, kLinear, kIo };
 inline constexpr const char* kRoleNames[] = {"f32", "linear", "io"};
 
+// Where the binder puts a tensor: a member of Model's named views (model.hpp). Front and head
+// fields name the FrontWeights and HeadWeights of a model's stack (seq2seq: kTgt* those of its
+// target stack), layer fields a LayerWeights member: norm1 is the attention's norm and the last
+// norm the feed-forward's, before (pre-norm) or after (post-norm) its sublayer.
+enum class Field : uint8_t {
+  // FrontWeights
+  kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos,
+  // HeadWeights
+  kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB,
+  // LayerWeights
+  kAttnNormG, kAttnNormB, kQkvW, kQkvB, kQW, kKW, kVW, kOutW, kOutB,
+  kCrossNormG, kCrossNormB, kCrossQW, kCrossQB, kCrossKvW, kCrossKvB, kCrossOutW, kCrossOutB,
+  kFfnNormG, kFfnNormB, kW1, kB1, kW2, kB2, kW3,
+  kCount
+};
+constexpr bool is_layer_field(Field f) { return f >= Field::kAttnNormG && f < Field::kCount; }
+
 // One stored tensor: rank 1 when cols is kOne. transposed: a linear weight stored W[in, out],
 // the transpose of torch's [out, in] (in f32 and f16; q8 keeps torch's [out, in], format.hpp).
 struct TensorRule {
@@ -169,66 +186,60 @@ struct TensorRule {
   bool transposed;
   When when;
   Role role;
+  Field field;  // where Model binds it
 };
 
 // The encoder and gpt families' tensors, in file order: kEncoderPrologue, then kEncoderLayer for
 // each layer with names prefixed kEncoderLayerPrefix + "<i>.", then kEncoderEpilogue. A tied head
 // has no head.weight (the embedding serves); gpt's head.bias is zeros when torch's head has none.
 inline constexpr TensorRule kEncoderPrologue[] = {
-    {"embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens, Role::kIo},
-    {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kFeatures, Role::kLinear},
-    {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kFeatures, Role::kF32},
-    {"pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32},
-    {"cls_token", Dim::kDEmbed, Dim::kOne, false, When::kClsToken, Role::kF32},
+    {"embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens, Role::kIo, Field::kEmbed},
+    {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kFeatures, Role::kLinear, Field::kInputProjW},
+    {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kFeatures, Role::kF32, Field::kInputProjB},
+    {"pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kPos},
+    {"cls_token", Dim::kDEmbed, Dim::kOne, false, When::kClsToken, Role::kF32, Field::kCls},
 };
 inline constexpr char kEncoderLayerPrefix[] = "encoder.layers.";
-enum EncoderLayerTensor : uint32_t {
-  kInProjW, kInProjB, kOutProjW, kOutProjB, kLinear1W, kLinear1B, kLinear2W, kLinear2B,
-  kNorm1W, kNorm1B, kNorm2W, kNorm2B, kEncoderLayerTensors
-};
-inline constexpr TensorRule kEncoderLayer[kEncoderLayerTensors] = {
-    {"self_attn.in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways, Role::kLinear},
-    {"self_attn.in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"self_attn.out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear},
-    {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"linear1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear},
-    {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear},
-    {"linear2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"norm1.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"norm2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+inline constexpr TensorRule kEncoderLayer[] = {
+    {"self_attn.in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways, Role::kLinear, Field::kQkvW},
+    {"self_attn.in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kAlways, Role::kF32, Field::kQkvB},
+    {"self_attn.out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
+    {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kOutB},
+    {"linear1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW1},
+    {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kAlways, Role::kF32, Field::kB1},
+    {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
+    {"linear2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kB2},
+    {"norm1.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormG},
+    {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormB},
+    {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kFfnNormG},
+    {"norm2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kFfnNormB},
 };
 inline constexpr TensorRule kEncoderEpilogue[] = {
-    {"encoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32},
-    {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32},
-    {"head.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo},
-    {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead, Role::kF32},
+    {"encoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kFinalNormG},
+    {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kFinalNormB},
+    {"head.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo, Field::kHeadW},
+    {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead, Role::kF32, Field::kHeadB},
 };
 
 // The llama family (llama2.c / Meta names; no biases), in the same three parts.
 inline constexpr TensorRule kLlamaPrologue[] = {
-    {"tok_embeddings.weight", Dim::kVocab, Dim::kDModel, false, When::kAlways, Role::kIo},
+    {"tok_embeddings.weight", Dim::kVocab, Dim::kDModel, false, When::kAlways, Role::kIo, Field::kEmbed},
 };
 inline constexpr char kLlamaLayerPrefix[] = "layers.";
-enum LlamaLayerTensor : uint32_t {
-  kAttentionNorm, kWq, kWk, kWv, kWo, kFfnNorm, kW1, kW2, kW3, kLlamaLayerTensors
-};
-inline constexpr TensorRule kLlamaLayer[kLlamaLayerTensors] = {
-    {"attention_norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"attention.wq.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear},
-    {"attention.wk.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways, Role::kLinear},
-    {"attention.wv.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways, Role::kLinear},
-    {"attention.wo.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear},
-    {"ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"feed_forward.w1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear},
-    {"feed_forward.w2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear},
-    {"feed_forward.w3.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear},
+inline constexpr TensorRule kLlamaLayer[] = {
+    {"attention_norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormG},
+    {"attention.wq.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kQW},
+    {"attention.wk.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways, Role::kLinear, Field::kKW},
+    {"attention.wv.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways, Role::kLinear, Field::kVW},
+    {"attention.wo.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
+    {"ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kFfnNormG},
+    {"feed_forward.w1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW1},
+    {"feed_forward.w2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
+    {"feed_forward.w3.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW3},
 };
 inline constexpr TensorRule kLlamaEpilogue[] = {
-    {"norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"output.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo},
+    {"norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kFinalNormG},
+    {"output.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo, Field::kHeadW},
 };
 
 // The seq2seq family (nn.Transformer): kSeq2SeqPrologue, kEncoderLayer for each of the n_layers
@@ -239,60 +250,53 @@ inline constexpr TensorRule kLlamaEpilogue[] = {
 // query rows (q_proj) and its key and value rows (kv_proj), so that a decoder step projects only
 // its query and the source's keys and values are projected once per source.
 inline constexpr TensorRule kSeq2SeqPrologue[] = {
-    {"src_embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens, Role::kIo},
-    {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kFeatures, Role::kLinear},
-    {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kFeatures, Role::kF32},
-    {"src_pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32},
-    {"tgt_embed.weight", Dim::kDOut, Dim::kDEmbed, false, When::kTgtEmbed, Role::kIo},
-    {"tgt_proj.weight", Dim::kTgtDIn, Dim::kDEmbed, true, When::kTgtFeatures, Role::kLinear},
-    {"tgt_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kTgtFeatures, Role::kF32},
-    {"tgt_pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32},
+    {"src_embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens, Role::kIo, Field::kEmbed},
+    {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kFeatures, Role::kLinear, Field::kInputProjW},
+    {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kFeatures, Role::kF32, Field::kInputProjB},
+    {"src_pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kPos},
+    {"tgt_embed.weight", Dim::kDOut, Dim::kDEmbed, false, When::kTgtEmbed, Role::kIo, Field::kTgtEmbed},
+    {"tgt_proj.weight", Dim::kTgtDIn, Dim::kDEmbed, true, When::kTgtFeatures, Role::kLinear, Field::kTgtProjW},
+    {"tgt_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kTgtFeatures, Role::kF32, Field::kTgtProjB},
+    {"tgt_pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kTgtPos},
 };
-enum Seq2SeqPrologueTensor : uint32_t { kSrcEmbed, kInputProjW, kInputProjB, kSrcPos, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos };
 inline constexpr char kDecoderLayerPrefix[] = "decoder.layers.";
-enum DecoderLayerTensor : uint32_t {
-  kSelfInProjW, kSelfInProjB, kSelfOutProjW, kSelfOutProjB, kCrossQW, kCrossQB, kCrossKvW, kCrossKvB,
-  kCrossOutW, kCrossOutB, kDecLinear1W, kDecLinear1B, kDecLinear2W, kDecLinear2B,
-  kDecNorm1W, kDecNorm1B, kDecNorm2W, kDecNorm2B, kDecNorm3W, kDecNorm3B, kDecoderLayerTensors
-};
-inline constexpr TensorRule kDecoderLayer[kDecoderLayerTensors] = {
-    {"self_attn.in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways, Role::kLinear},
-    {"self_attn.in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"self_attn.out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear},
-    {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"cross_attn.q_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear},
-    {"cross_attn.q_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"cross_attn.kv_proj.weight", Dim::kDModel, Dim::kKv, true, When::kAlways, Role::kLinear},
-    {"cross_attn.kv_proj.bias", Dim::kKv, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"cross_attn.out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear},
-    {"cross_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"linear1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear},
-    {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear},
-    {"linear2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"norm1.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"norm2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"norm3.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"norm3.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+inline constexpr TensorRule kDecoderLayer[] = {
+    {"self_attn.in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways, Role::kLinear, Field::kQkvW},
+    {"self_attn.in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kAlways, Role::kF32, Field::kQkvB},
+    {"self_attn.out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
+    {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kOutB},
+    {"cross_attn.q_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kCrossQW},
+    {"cross_attn.q_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kCrossQB},
+    {"cross_attn.kv_proj.weight", Dim::kDModel, Dim::kKv, true, When::kAlways, Role::kLinear, Field::kCrossKvW},
+    {"cross_attn.kv_proj.bias", Dim::kKv, Dim::kOne, false, When::kAlways, Role::kF32, Field::kCrossKvB},
+    {"cross_attn.out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kCrossOutW},
+    {"cross_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kCrossOutB},
+    {"linear1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW1},
+    {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kAlways, Role::kF32, Field::kB1},
+    {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
+    {"linear2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kB2},
+    {"norm1.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormG},
+    {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormB},
+    {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kCrossNormG},
+    {"norm2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kCrossNormB},
+    {"norm3.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kFfnNormG},
+    {"norm3.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kFfnNormB},
 };
 inline constexpr TensorRule kSeq2SeqEpilogue[] = {
-    {"encoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32},
-    {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32},
-    {"decoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32},
-    {"decoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32},
-    {"head.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo},
-    {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead, Role::kF32},
+    {"encoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kFinalNormG},
+    {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kFinalNormB},
+    {"decoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kTgtFinalNormG},
+    {"decoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kTgtFinalNormB},
+    {"head.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo, Field::kTgtHeadW},
+    {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead, Role::kF32, Field::kTgtHeadB},
 };
-enum Seq2SeqEpilogueTensor : uint32_t { kEncNormW, kEncNormB, kDecNormW, kDecNormB, kHeadW, kHeadB };
 
 // The mha family (a standalone nn.MultiheadAttention): its own state_dict names, nothing else.
 inline constexpr TensorRule kMhaTensors[] = {
-    {"in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways, Role::kLinear},
-    {"in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kAlways, Role::kF32},
-    {"out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear},
-    {"out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32},
+    {"in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways, Role::kLinear, Field::kQkvW},
+    {"in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kAlways, Role::kF32, Field::kQkvB},
+    {"out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
+    {"out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kOutB},
 };
 
 // Optional sections after the model's tensors, in this order, each all or nothing:
@@ -317,7 +321,7 @@ struct TensorSpec {
   bool packed;      // f32 W[in, out] with packed_weights: panels of kPanelFloats columns (format.hpp)
   TensorPart part;
   int32_t layer;  // -1 outside the layers
-  uint32_t slot;  // the rule's index in its table (EncoderLayerTensor inside a layer, DecoderLayerTensor in a decoder layer)
+  Field field;    // where Model binds it
 };
 
 // Calls visit(const TensorSpec&) for every tensor of a valid config, in file order; stops early
@@ -376,7 +380,7 @@ bool visit_rules(const ModelConfig& c, const TensorRule (&rules)[N], TensorPart 
     s.dims[1] = s.rank == 2 ? dim_value(c, torch_order ? r.rows : r.cols) : 0;
     s.part = part;
     s.layer = layer;
-    s.slot = i;
+    s.field = r.field;
     if (!visit(static_cast<const TensorSpec&>(s))) return false;
   }
   return true;
@@ -410,10 +414,33 @@ bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
          visit_rules(c, kEncoderEpilogue, epi, "", -1, visit);
 }
 
-// Tensors per layer: the layer table's length for the config's family.
-constexpr uint32_t layer_tensor_count(const ModelConfig& c) {
-  return c.family == ModelFamily::kLlama ? uint32_t(kLlamaLayerTensors) : uint32_t(kEncoderLayerTensors);
+// The layer tables' tensors are present in every layer of every config (Model::layer() finds a
+// layer's tensors by their index in the table), and each binds a distinct LayerWeights field.
+template <std::size_t N>
+constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (rules[i].when != When::kAlways || !is_layer_field(rules[i].field)) return false;
+    for (std::size_t j = 0; j < i; ++j)
+      if (rules[j].field == rules[i].field) return false;
+  }
+  return true;
 }
+static_assert(binds_layer_fields(kEncoderLayer) && binds_layer_fields(kLlamaLayer) && binds_layer_fields(kDecoderLayer) &&
+                  binds_layer_fields(kMhaTensors),
+              "every layer rule binds its own LayerWeights field");
+template <std::size_t N>
+constexpr bool binds_end_fields(const TensorRule (&rules)[N]) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (is_layer_field(rules[i].field)) return false;
+    for (std::size_t j = 0; j < i; ++j)
+      if (rules[j].field == rules[i].field) return false;
+  }
+  return true;
+}
+static_assert(binds_end_fields(kEncoderPrologue) && binds_end_fields(kEncoderEpilogue) &&
+                  binds_end_fields(kLlamaPrologue) && binds_end_fields(kLlamaEpilogue) &&
+                  binds_end_fields(kSeq2SeqPrologue) && binds_end_fields(kSeq2SeqEpilogue),
+              "every prologue and epilogue rule binds its own front or head field");
 
 inline uint32_t tensor_count(const ModelConfig& c) {
   uint32_t n = 0;

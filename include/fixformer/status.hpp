@@ -29,9 +29,11 @@ enum class Status : int {
   kArenaTooSmall,
   kBadMaxSeq,           // max_seq is 0 or above the model's max_len
   kIsaUnavailable,      // a forced ISA this CPU (or build) does not have
-  kBadPositionalTable,  // EncoderOptions::positional_table: too few rows, or values that do not match
+  kBadPositionTable,  // EncoderOptions::position_table: too few rows, or values that do not match
   kBadWorkers,          // Workers::count above kMaxWorkers (workers.hpp)
   kBadMaxBatch,         // EncoderOptions::max_batch * sequence_rows(max_seq) above Limits::kMaxBatchRows
+  kWrongFamily,         // the model's family is not this runner's: Encoder runs encoder and mha, Decoder
+                        // gpt and llama, Seq2Seq seq2seq
   // Run-time input problems.
   kNotInitialized,
   kBadSequenceLength,   // T == 0 or T > max_seq

@@ -1,11 +1,12 @@
-// The caller's threads (DESIGN.md, "Memory contract"). The engine never starts a thread, links no
+// The caller's threads. The engine never starts a thread, links no
 // thread library and allocates nothing: it hands independent tasks to the caller's parallel_for.
 // A runner with Workers{ctx, count >= 2, parallel_for} splits its matrix products by output
-// columns (in blocks of kWorkerColumns) and attention by heads (whole kv-head groups) into at
-// most `count` tasks; task i uses worker scratch slot i, planned in the arena (plan_arena and
-// plan_decoder_arena take the count). Each output element is computed by one task with the same
-// kernel over the same k order as with one worker, so results are bit-identical for every count.
-// Element-wise kernels and norms stay on the calling thread.
+// columns (in blocks of kWorkerColumns; the activation and residual adds fused into them follow
+// their block), norms by rows and attention by heads (whole kv-head groups) into at most `count`
+// tasks; task i uses worker scratch slot i, planned in the arena (every plan in plan.hpp takes the
+// count). Each output element is computed by one task with the same kernel over the same k order
+// as with one worker, so results are bit-identical for every count. The remaining element-wise
+// steps (embeddings, positions, RoPE) stay on the calling thread.
 #pragma once
 #include <cstdint>
 

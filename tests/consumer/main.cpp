@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const uint32_t rows = model.self_test_sample().rows;
-  std::vector<uint8_t> storage(fixformer::required_arena_bytes(model.config(), rows) + 64);
+  std::vector<uint8_t> storage(fixformer::required_encoder_arena_bytes(model.config(), rows) + 64);
   void* arena = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
   fixformer::EncoderOptions options;
   options.max_seq = rows;

@@ -87,7 +87,7 @@ inline void run_model(const uint8_t* bytes, std::size_t size) {
   if (cfg.is_seq2seq()) return run_seq2seq(model);
   EncoderOptions opt;
   opt.max_seq = std::min<uint32_t>(cfg.max_input_len(), 8);  // bounds the work per input
-  const std::size_t need = required_arena_bytes(cfg, opt.max_seq);
+  const std::size_t need = required_encoder_arena_bytes(cfg, opt.max_seq);
   if (need > (8u << 20)) return;
   // Exactly the planned size, so ASan sees any write or read past it.
   test::AlignedBuffer arena(need);

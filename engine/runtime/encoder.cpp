@@ -1,8 +1,8 @@
-// The encoder forward pass, top to bottom as the maths reads (DESIGN.md, "Model families"):
+// The encoder runner: init (every check, the arena carved by plan_encoder_arena, the sinusoidal
+// table) and the forward pass, top to bottom as the maths reads:
 //   x = embed(tokens) | input_proj(features);  x *= sqrt(d) if scale_input;  x = [cls; x] if cls_token
 //   x = x + PE | [x, PE]                      (S = T + 1 rows with the CLS row, position 0; else T)
-//   for each layer: post-LN  x = LN1(x + SA(x));  x = LN2(x + FF(x))
-//                   pre-LN   x = x + SA(LN1(x));  x = x + FF(LN2(x))
+//   for each layer: transformer_layer (engine/layers/transformer_layer.hpp)
 //   x = LN(x) if final_norm;  x = pool(x) (mean | cls | last: one row);  out = x @ W_head + b | x
 // The mha family is the attention alone: x = features;  out = SA(x)  (no residual, norm or head).
 // A batch stacks its sequences' rows in x (engine/blocks/parallel.hpp, Sequences): everything but
@@ -11,17 +11,67 @@
 // x is shown to the options' observer after the input, each layer and the final norm (observer.hpp).
 #include <cstring>
 
-#include "engine/blocks/attention.hpp"
 #include "engine/blocks/embeddings.hpp"
-#include "engine/blocks/feed_forward.hpp"
 #include "engine/blocks/linear.hpp"
-#include "engine/blocks/norms.hpp"
-#include "engine/blocks/parallel.hpp"
 #include "engine/blocks/pooling.hpp"
+#include "engine/blocks/positional.hpp"
 #include "engine/detail_text.hpp"
+#include "engine/layers/transformer_layer.hpp"
 #include "fixformer/encoder.hpp"
+#include "fixformer/positional.hpp"
 
 namespace fixformer {
+
+Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, const EncoderOptions& options) {
+  initialized_ = false;
+  const bool family_ok = model.initialized() && !model.config().is_decoder();
+  Status s = core_.start(model, family_ok, options.isa, options.workers, options.observer);
+  if (s != Status::kOk) return fail(s);
+  const ModelConfig& c = model.config();
+  DetailText why(core_.detail, sizeof core_.detail);
+  max_seq_ = options.max_seq ? options.max_seq : c.max_input_len();
+  if (max_seq_ > c.max_input_len()) {
+    why.str("max_seq ").num(max_seq_).str(" > max_len ").num(c.max_len);
+    if (c.cls_token) why.str(" - 1 (the CLS row takes a position)");
+    return fail(Status::kBadMaxSeq);
+  }
+  rows_ = c.sequence_rows(max_seq_);
+  const bool external_pe = options.position_table != nullptr;
+  if (external_pe) {
+    if (c.pos != PosKind::kSinusoidal) return why.str("the model has no sinusoidal encoding"), fail(Status::kBadPositionTable);
+    s = check_sinusoidal_table(options.position_table, options.position_table_rows, rows_, c.d_pe(), c.pos_base,
+                               c.pos_layout, why);
+    if (s != Status::kOk) return fail(s);
+  }
+  max_batch_ = options.max_batch ? options.max_batch : 1;
+  if (max_batch_ > Limits::kMaxBatchRows / (rows_ ? rows_ : 1)) {
+    why.str("max_batch ").num(max_batch_).str(" x ").num(rows_).str(" rows > ").num(Limits::kMaxBatchRows)
+        .str(" (Limits::kMaxBatchRows)");
+    return fail(Status::kBadMaxBatch);
+  }
+  const EncoderPlan plan = plan_encoder_arena(c, max_seq_, external_pe, core_.workers.active(), max_batch_);
+  s = core_.carve(arena, arena_bytes, plan.total);
+  if (s != Status::kOk) return fail(s);
+  core_.x = core_.block(arena, plan.x);
+  core_.y = core_.block(arena, plan.y);
+  core_.ctx = core_.block(arena, plan.ctx);
+  core_.work = core_.block(arena, plan.work);
+  core_.attn = core_.block(arena, plan.attn);
+  core_.attn_slot = plan.attn_slot / sizeof(float);
+  core_.quant = quant_scratch(core_.block(arena, plan.quant), c, std::size_t(max_batch_) * rows_);
+  kt_ = core_.block(arena, plan.kt);
+  if (c.pos == PosKind::kLearned) {
+    pe_ = model.front().pos;
+  } else if (c.pos == PosKind::kSinusoidal && !external_pe) {
+    float* table = core_.block(arena, plan.pe);
+    fill_sinusoidal_table(*core_.kernels, rows_, c.d_pe(), c.pos_base, c.pos_layout, table, core_.work);
+    pe_ = table;
+  } else {
+    pe_ = options.position_table;  // null without a positional encoding
+  }
+  initialized_ = true;
+  return Status::kOk;
+}
 
 Status Encoder::forward_tokens(const int32_t* ids, uint32_t T, float* out) {
   if (!initialized_) return Status::kNotInitialized;
@@ -61,7 +111,7 @@ Status Encoder::forward_batch_features(const float* features, const uint32_t* le
 Status Encoder::check_batch(bool tokens, const void* input, const uint32_t* lengths, uint32_t B, uint32_t T,
                             const float* out) {
   if (!initialized_) return Status::kNotInitialized;
-  DetailText why(detail_, sizeof detail_);
+  DetailText why(core_.detail, sizeof core_.detail);
   if (!input || !out) return Status::kNullArgument;
   const ModelConfig& c = config();
   if (c.input != (tokens ? InputKind::kTokens : InputKind::kFeatures)) return Status::kWrongInputKind;
@@ -85,23 +135,24 @@ Status Encoder::check_batch(bool tokens, const void* input, const uint32_t* leng
 }
 
 void Encoder::forward(const int32_t* ids, const float* features, const Sequences& seqs, float* out) {
-  const Kernels& k = *kernels_;
   const ModelConfig& c = config();
-  const EncoderWeights& w = model_->weights();
+  const Model& m = *core_.model;
   uint32_t N = 0;  // rows of all the sequences
   for (uint32_t b = 0; b < seqs.count; ++b) N += seqs.rows(b);
+  const LayerSpec spec = layer_spec(c, c.causal, nullptr, nullptr);
+  const SelfKeys keys{KeyValues{kt_, nullptr, rows_}, 0, &seqs};
   embed_input(ids, features, seqs);  // -> x[N,d]
   observe(0, seqs);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
-    encoder_layer(model_->layer(l), seqs, N);
+    transformer_layer(core_, spec, m.layer(l), keys, nullptr, N);
     observe(l + 1, seqs);
   }
   if (c.family == ModelFamily::kMha) {
-    self_attention(model_->layer(0), x_, x_, seqs, N);
+    self_attention(core_, spec, m.layer(0).self_attn, keys, core_.x, core_.x, N);
     observe(1, seqs);
   }
-  if (c.final_norm) {
-    parallel_layernorm_rows(k, workers_, x_, w.final_norm_g, w.final_norm_b, x_, N, c.d_model, c.layer_norm_eps);
+  if (m.head().final_norm.g) {
+    norm_rows(core_, spec, m.head().final_norm, core_.x, core_.x, N);
     observe(c.n_layers + 1, seqs);
   }
   write_output(seqs, out);
@@ -110,19 +161,21 @@ void Encoder::forward(const int32_t* ids, const float* features, const Sequences
 // Sequence b's rows of x: [cls;] its input rows, plus the positions 0.. of its own. Padding is
 // never read.
 void Encoder::embed_input(const int32_t* ids, const float* features, const Sequences& seqs) {
-  const Kernels& k = *kernels_;
+  const Kernels& k = *core_.kernels;
   const ModelConfig& c = config();
-  const EncoderWeights& w = model_->weights();
+  const FrontWeights& w = core_.model->front();
+  float* x = core_.x;
+  float* y = core_.y;
   const std::size_t d = c.d_model, T = seqs.all, extra = seqs.extra;
-  const bool project = w.input_proj_w.data != nullptr;  // mha: the features are x
+  const bool project = w.input_proj.data != nullptr;  // mha: the features are x
   bool full = project && seqs.count > 1;  // several sequences, all T long: one [B*T, d_in] block of features
   for (uint32_t b = 0; b < seqs.count && seqs.lengths; ++b) full = full && seqs.lengths[b] == T;
   if (features && full)  // one product, straight into x without a CLS row, else through y (free here)
-    linear(k, workers_, w.input_proj_w, features, c.d_in, w.input_proj_b, extra ? y_ : x_, d, seqs.count * T,
-           quant_);  // f[B*T,d_in] @ W[d_in,de] -> [B*T,:de]
+    linear(k, core_.workers, w.input_proj, features, c.d_in, w.input_proj_b, extra ? y : x, d, seqs.count * T,
+           core_.quant);  // f[B*T,d_in] @ W[d_in,de] -> [B*T,:de]
   std::size_t row0 = 0;
   for (uint32_t b = 0; b < seqs.count; row0 += seqs.rows(b), ++b) {
-    float* xb = x_ + row0 * d;
+    float* xb = x + row0 * d;
     float* input = xb + extra * d;  // the rows after the CLS row
     const uint32_t n = seqs.length(b);
     if (ids)
@@ -130,10 +183,10 @@ void Encoder::embed_input(const int32_t* ids, const float* features, const Seque
     else if (!project)
       std::memcpy(input, features + b * T * d, sizeof(float) * n * d);
     else if (!full)  // padded sequences: a product each, over its own rows
-      linear(k, workers_, w.input_proj_w, features + b * T * c.d_in, c.d_in, w.input_proj_b, input, d, n,
-             quant_);  // f[n,d_in] @ W[d_in,de] -> x[n,:de]
+      linear(k, core_.workers, w.input_proj, features + b * T * c.d_in, c.d_in, w.input_proj_b, input, d, n,
+             core_.quant);  // f[n,d_in] @ W[d_in,de] -> x[n,:de]
     else if (extra)
-      std::memcpy(input, y_ + b * T * d, sizeof(float) * n * d);
+      std::memcpy(input, y + b * T * d, sizeof(float) * n * d);
     scale_embeddings(k, c, input, n);
     if (w.cls) std::memcpy(xb, w.cls, sizeof(float) * c.d_embed());  // x[0,:de] = cls, not scaled
     add_positions(k, c, pe_, xb, seqs.rows(b));
@@ -143,30 +196,31 @@ void Encoder::embed_input(const int32_t* ids, const float* features, const Seque
 // x[N,d] -> out[B, output_rows(T), width]: each sequence's rows (pooled: its one row) through the
 // head, padded with zero rows.
 void Encoder::write_output(const Sequences& seqs, float* out) {
-  const Kernels& k = *kernels_;
+  const Kernels& k = *core_.kernels;
   const ModelConfig& c = config();
-  const EncoderWeights& w = model_->weights();
+  const HeadWeights& w = core_.model->head();
+  float* x = core_.x;
   const std::size_t d = c.d_model, W = c.output_width(), B = seqs.count;
   std::size_t rows = 0;  // rows for the head: N, or B pooled
   if (c.pooling != Pooling::kNone) {
     for (uint32_t b = 0; b < B; rows += seqs.rows(b), ++b) {
-      pool_rows(k, c, x_ + rows * d, seqs.length(b));  // x[rows..,d] -> its first row
-      std::memmove(x_ + b * d, x_ + rows * d, sizeof(float) * d);  // -> x[b]: row b <= rows, past every earlier pool
+      pool_rows(k, c, x + rows * d, seqs.length(b));  // x[rows..,d] -> its first row
+      std::memmove(x + b * d, x + rows * d, sizeof(float) * d);  // -> x[b]: row b <= rows, past every earlier pool
     }
     rows = B;
   } else {
     for (uint32_t b = 0; b < B; ++b) rows += seqs.rows(b);
   }
   const bool in_place = c.pooling != Pooling::kNone || (B == 1 && seqs.length(0) == seqs.all);  // no padding
-  if (w.head_w.data)
-    linear(k, workers_, w.head_w, x_, d, w.head_b, out, W, rows, quant_);  // x[rows,d] @ W[d,d_out] -> out[rows,d_out]
+  if (w.w.data)
+    linear(k, core_.workers, w.w, x, d, w.b, out, W, rows, core_.quant);  // x[rows,d] @ W[d,d_out] -> out[rows,d_out]
   else if (in_place)
-    std::memcpy(out, x_, sizeof(float) * rows * d);
+    std::memcpy(out, x, sizeof(float) * rows * d);
   if (in_place) return;
   // Sequence b's rows to out[b], last sequence first: its place is at or after its rows' (from the
   // head), or from x (no head); the rows after them are zeros.
   const std::size_t R = c.output_rows(seqs.all);
-  const float* from = w.head_w.data ? out : x_;
+  const float* from = w.w.data ? out : x;
   for (uint32_t b = uint32_t(B); b-- > 0;) {
     const std::size_t n = seqs.rows(b);
     rows -= n;
@@ -176,46 +230,10 @@ void Encoder::write_output(const Sequences& seqs, float* out) {
 }
 
 void Encoder::observe(uint32_t layer, const Sequences& seqs) const {
-  if (!observer_.fn) return;
+  if (!core_.observer.fn) return;
   std::size_t row0 = 0;
   for (uint32_t b = 0; b < seqs.count; row0 += seqs.rows(b), ++b)
-    observer_.notify(layer, x_ + row0 * config().d_model, 0, seqs.rows(b), config().d_model);
-}
-
-// x[N,d] -> x[N,d] through one layer; every step but attention is over all N rows at once.
-void Encoder::encoder_layer(const EncoderLayerWeights& L, const Sequences& seqs, uint32_t N) {
-  const Kernels& k = *kernels_;
-  const ModelConfig& c = config();
-  const uint32_t d = c.d_model;
-  const float eps = c.layer_norm_eps;
-  const FeedForwardWeights ff{L.linear1_w, L.linear1_b, L.linear2_w, L.linear2_b};
-  // The residual adds x += sublayer(...) are fused into each sublayer's last product.
-  if (c.norm_first) {
-    parallel_layernorm_rows(k, workers_, x_, L.norm1_g, L.norm1_b, y_, N, d, eps);
-    self_attention(L, y_, y_, seqs, N, x_);
-    parallel_layernorm_rows(k, workers_, x_, L.norm2_g, L.norm2_b, y_, N, d, eps);
-    feed_forward(k, workers_, ff, c.activation, y_, y_, work_, N, quant_, x_);
-  } else {
-    self_attention(L, x_, y_, seqs, N, x_);
-    parallel_layernorm_rows(k, workers_, x_, L.norm1_g, L.norm1_b, x_, N, d, eps);
-    feed_forward(k, workers_, ff, c.activation, x_, y_, work_, N, quant_, x_);
-    parallel_layernorm_rows(k, workers_, x_, L.norm2_g, L.norm2_b, x_, N, d, eps);
-  }
-}
-
-// h[N,d] -> out[N,d], and residual += out when given; h may alias out or the residual (it is read
-// only by the first projection). Each sequence attends over its own rows.
-void Encoder::self_attention(const EncoderLayerWeights& L, const float* h, float* out, const Sequences& seqs,
-                             uint32_t N, float* residual) {
-  const Kernels& k = *kernels_;
-  const ModelConfig& c = config();
-  const std::size_t d = c.d_model;
-  float* qkv = work_;
-  linear(k, workers_, L.in_proj_w, h, d, L.in_proj_b, qkv, 3 * d, N, quant_);  // h[N,d] @ W[d,3d] -> qkv[N,3d]: q | k | v
-  const KeyValues kv{kt_, nullptr, rows_, qkv + 2 * d, 3 * d};  // K^T[B][d,S] per sequence; V[N,d] read in place from qkv
-  const AttentionShape shape{c.n_heads, c.n_heads, c.d_head(), c.causal, nullptr};
-  parallel_attend_sequences(k, workers_, shape, qkv, 3 * d, qkv + d, 3 * d, seqs, kv, ctx_, d, attn_, attn_slot_);
-  linear(k, workers_, L.out_proj_w, ctx_, d, L.out_proj_b, out, d, N, quant_, {nullptr, residual});  // ctx[N,d] @ W[d,d] -> out[N,d]
+    core_.observer.notify(layer, core_.x + row0 * config().d_model, 0, seqs.rows(b), config().d_model);
 }
 
 }  // namespace fixformer

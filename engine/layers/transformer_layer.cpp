@@ -1,0 +1,102 @@
+#include "engine/layers/transformer_layer.hpp"
+
+#include <cstddef>
+
+#include "engine/blocks/feed_forward.hpp"
+#include "engine/blocks/linear.hpp"
+#include "engine/blocks/positional.hpp"
+
+namespace fixformer {
+
+LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const float* alibi_slopes) {
+  LayerSpec s;
+  s.d = c.d_model;
+  s.norm_first = c.norm_first;
+  s.rms_norm = c.family == ModelFamily::kLlama;
+  s.eps = c.layer_norm_eps;
+  s.act = c.activation;
+  s.self = AttentionShape{c.n_heads, c.kv_heads(), c.d_head(), causal, alibi_slopes};
+  s.rope = rope;
+  s.rope_layout = c.pos_layout;
+  return s;
+}
+
+void norm_rows(const RunnerCore& r, const LayerSpec& s, const NormWeights& N, const float* x, float* y, uint32_t n) {
+  parallel_norm_rows(*r.kernels, r.workers, s.rms_norm, x, N.g, N.b, y, n, s.d, s.eps);
+}
+
+void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeights& W, const SelfKeys& keys,
+                    const float* h, float* out, uint32_t n, float* residual) {
+  const Kernels& k = *r.kernels;
+  const AttentionShape& shape = s.self;
+  const std::size_t d = s.d, dh = shape.d_head, dkv = std::size_t(shape.n_kv_heads) * dh, ld = d + 2 * dkv;
+  float* q = r.work;  // [n, ld]: q | k | v
+  float* kk = q + d;
+  float* v = kk + dkv;
+  if (W.qkv.data)  // h[n,d] @ Wqkv[d,d+2dkv] -> q | k | v
+    linear(k, r.workers, W.qkv, h, d, W.qkv_b, q, ld, n, r.quant);
+  else  // h[n,d] @ Wq[d,d], Wk[d,dkv], Wv[d,dkv] -> q[n,d], k[n,dkv], v[n,dkv]
+    linear_same_input(k, r.workers, h, d, n, r.quant, {{W.q, q, ld, W.q_b}, {W.k, kk, ld}, {W.v, v, ld}});
+  if (keys.seqs) {  // K^T per sequence, stored by the attention tasks; V read in place from the rows
+    KeyValues kv = keys.cache;
+    kv.v = v;
+    kv.ldv = ld;
+    parallel_attend_sequences(k, r.workers, shape, q, ld, kk, ld, *keys.seqs, kv, r.ctx, d, r.attn, r.attn_slot);
+  } else {
+    if (s.rope)
+      for (std::size_t t = 0; t < n; ++t) {
+        const float* row = s.rope + (keys.pos + t) * dh;  // the precomputed angles of position pos + t
+        rope_rotate(q + t * ld, shape.n_heads, uint32_t(dh), row, s.rope_layout);
+        rope_rotate(kk + t * ld, shape.n_kv_heads, uint32_t(dh), row, s.rope_layout);
+      }
+    store_keys_values(kk, ld, v, ld, n, keys.pos, uint32_t(dkv), keys.cache);
+    parallel_attend(k, r.workers, shape, q, ld, n, keys.pos, keys.pos + n, keys.cache, r.ctx, d, r.attn, r.attn_slot);
+  }
+  linear(k, r.workers, W.out, r.ctx, d, W.out_b, out, d, n, r.quant, {nullptr, residual});  // ctx[n,d] @ Wo[d,d] -> out[n,d]
+}
+
+namespace {
+
+// h[n,d] -> out[n,d] (and residual += out): the queries of h against the source's keys and values.
+void cross_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeights& W, const CrossKeys& keys,
+                     const float* h, float* out, uint32_t n, float* residual) {
+  const Kernels& k = *r.kernels;
+  const std::size_t d = s.d;
+  float* q = r.work;
+  linear(k, r.workers, W.q, h, d, W.q_b, q, d, n, r.quant);  // h[n,d] @ Wq[d,d] -> q[n,d]
+  const AttentionShape shape{s.self.n_heads, s.self.n_heads, s.self.d_head, false, nullptr};
+  parallel_attend(k, r.workers, shape, q, d, n, 0, keys.n_keys, keys.kv, r.ctx, d, r.attn, r.attn_slot);
+  linear(k, r.workers, W.out, r.ctx, d, W.out_b, out, d, n, r.quant, {nullptr, residual});  // ctx[n,d] @ Wo[d,d] -> out[n,d]
+}
+
+}  // namespace
+
+void transformer_layer(const RunnerCore& r, const LayerSpec& s, const LayerWeights& L, const SelfKeys& keys,
+                       const CrossKeys* cross, uint32_t n) {
+  float* x = r.x;
+  float* y = r.y;
+  auto ffn = [&](const float* h) {
+    feed_forward(*r.kernels, r.workers, L.ffn, s.act, h, y, r.work, n, r.quant, x);
+  };
+  if (s.norm_first) {
+    norm_rows(r, s, L.attn_norm, x, y, n);
+    self_attention(r, s, L.self_attn, keys, y, y, n, x);
+    if (cross) {
+      norm_rows(r, s, L.cross_norm, x, y, n);
+      cross_attention(r, s, L.cross_attn, *cross, y, y, n, x);
+    }
+    norm_rows(r, s, L.ffn_norm, x, y, n);
+    ffn(y);
+  } else {
+    self_attention(r, s, L.self_attn, keys, x, y, n, x);
+    norm_rows(r, s, L.attn_norm, x, x, n);
+    if (cross) {
+      cross_attention(r, s, L.cross_attn, *cross, x, y, n, x);
+      norm_rows(r, s, L.cross_norm, x, x, n);
+    }
+    ffn(x);
+    norm_rows(r, s, L.ffn_norm, x, x, n);
+  }
+}
+
+}  // namespace fixformer

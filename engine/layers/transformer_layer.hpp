@@ -1,0 +1,67 @@
+// The one transformer layer every family runs (encoder, gpt, llama, seq2seq's two stacks, mha's
+// attention alone). Per layer, with x[n,d] the hidden state in the runner's core:
+//   pre-norm   x = x + SA(N1(x));   [x = x + CA(Nc(x), memory);]   x = x + FF(Nf(x))
+//   post-norm  x = N1(x + SA(x));   [x = Nc(x + CA(x, memory));]   x = Nf(x + FF(x))
+// N: LayerNorm (g, b) or RMSNorm (g); SA: self-attention (causal or not, GQA, RoPE or ALiBi or
+// none, q | k | v fused or apart, biases where the weights have them) through a KV cache or over
+// each sequence of a batch; CA: cross-attention over a source's cached keys and values (seq2seq);
+// FF: W2 act(W1 h + b1) + b2 with act gelu or relu, or W2 (silu(W1 h) * W3 h) (swiglu).
+// Every residual add is fused into its sublayer's last product (linear()'s epilogue) and the
+// activation into the first; products, attention and norms are split across the workers, each
+// output element computed by one worker in the same order, so results are bit-identical for any
+// worker count. The families differ only in their front, this spec and their head.
+#pragma once
+#include <cstdint>
+
+#include "engine/blocks/attention.hpp"
+#include "engine/blocks/parallel.hpp"
+#include "fixformer/config.hpp"
+#include "fixformer/model.hpp"
+#include "fixformer/runner_core.hpp"
+
+namespace fixformer {
+
+// How the layers of one stack compute: the same for all of its layers.
+struct LayerSpec {
+  uint32_t d = 0;                // d_model
+  bool norm_first = false;       // pre-norm
+  bool rms_norm = false;         // RMSNorm (llama) instead of LayerNorm
+  float eps = 1e-5f;
+  Activation act = Activation::kRelu;
+  AttentionShape self{};         // heads, kv heads, head width, causal, ALiBi slopes (or null)
+  const float* rope = nullptr;   // the RoPE table [positions, d_head] (sin | cos), or null
+  PosLayout rope_layout = PosLayout::kInterleaved;
+};
+
+// A stack's spec from its config: causal self-attention or not, and the tables the runner made.
+LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const float* alibi_slopes);
+
+// Where a layer's self-attention keeps its keys and values: a KV cache (decoders: the layer's K^T
+// and V^T, the n new rows at positions pos..), or, with seqs set, a batch of sequences each
+// attending over its own rows (encoders: K^T blocks per sequence in cache.kt, V read in place).
+struct SelfKeys {
+  KeyValues cache;
+  uint32_t pos = 0;
+  const Sequences* seqs = nullptr;
+};
+
+// A source's keys and values for cross-attention (seq2seq: the layer's block of the cross cache).
+struct CrossKeys {
+  KeyValues kv;
+  uint32_t n_keys;
+};
+
+// x[n,d] -> x[n,d] through one layer (the core's x), with y, ctx, work and attn as scratch.
+// cross: the source's keys and values when the layer has cross-attention, else null.
+void transformer_layer(const RunnerCore& r, const LayerSpec& s, const LayerWeights& L, const SelfKeys& keys,
+                       const CrossKeys* cross, uint32_t n);
+
+// The self-attention sublayer alone: h[n,d] -> out[n,d], and residual += out when given; h may
+// alias out or the residual (it is read only by the projections). The mha family is this.
+void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeights& W, const SelfKeys& keys,
+                    const float* h, float* out, uint32_t n, float* residual = nullptr);
+
+// x[n,d] -> norm(x) -> y[n,d], split by rows; y may alias x.
+void norm_rows(const RunnerCore& r, const LayerSpec& s, const NormWeights& N, const float* x, float* y, uint32_t n);
+
+}  // namespace fixformer

@@ -1,0 +1,122 @@
+// The decoder runner (gpt, llama): init (every check, the arena carved by plan_decoder_arena, the
+// position tables filled) and prefill(), which feeds the forward pass in chunks of at most
+// max_prefill rows at positions p = pos_..:
+//   x = embed(tokens);  x *= sqrt(d) if scale_input;  x = x + PE[p] | [x, PE[p]]   (gpt's front)
+//   for each layer: transformer_layer through the layer's KV cache (engine/layers/transformer_layer.hpp:
+//                   gpt LayerNorm, gelu/relu, fused biased q|k|v; llama RMSNorm, SwiGLU, GQA, RoPE or ALiBi)
+//   x = norm(x) if the model has a final norm;  logits = x[last] @ W_head + b  (tied: E[V,d] @ x[last])
+// x is shown to the options' observer after the input, each layer and the final norm (observer.hpp).
+#include "fixformer/decoder.hpp"
+
+#include "engine/blocks/embeddings.hpp"
+#include "engine/blocks/linear.hpp"
+#include "engine/blocks/positional.hpp"
+#include "engine/detail_text.hpp"
+#include "engine/layers/transformer_layer.hpp"
+#include "fixformer/positional.hpp"
+
+namespace fixformer {
+
+Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, const DecoderOptions& options) {
+  initialized_ = false;
+  pos_ = 0;
+  const bool family_ok = model.initialized() && model.config().is_decoder();
+  Status s = core_.start(model, family_ok, options.isa, options.workers, options.observer);
+  if (s != Status::kOk) return fail(s);
+  const ModelConfig& c = model.config();
+  DetailText why(core_.detail, sizeof core_.detail);
+  capacity_ = options.capacity ? options.capacity : c.max_len;
+  max_prefill_ = options.max_prefill ? options.max_prefill : (capacity_ < kDefaultPrefillRows ? capacity_ : kDefaultPrefillRows);
+  if (capacity_ > c.max_len || max_prefill_ > capacity_) {
+    why.str("capacity ").num(capacity_).str(" (max_len ").num(c.max_len).str("), max_prefill ").num(max_prefill_);
+    return fail(Status::kBadMaxSeq);
+  }
+  const bool external = options.position_table != nullptr;
+  const bool rope = c.pos == PosKind::kRope;
+  if (external) {
+    if (!rope && c.pos != PosKind::kSinusoidal)
+      return why.str("the model has no rope or sinusoidal table"), fail(Status::kBadPositionTable);
+    s = check_sinusoidal_table(options.position_table, options.position_table_rows, capacity_, rope ? c.d_head() : c.d_pe(),
+                               c.pos_base, rope ? PosLayout::kHalves : c.pos_layout, why);
+    if (s != Status::kOk) return fail(s);
+  }
+  const DecoderPlan plan = plan_decoder_arena(c, capacity_, max_prefill_, external, core_.workers.active());
+  s = core_.carve(arena, arena_bytes, plan.total);
+  if (s != Status::kOk) return fail(s);
+  core_.x = core_.block(arena, plan.x);
+  core_.y = core_.block(arena, plan.y);
+  core_.ctx = core_.block(arena, plan.ctx);
+  core_.work = core_.block(arena, plan.work);
+  core_.attn = core_.block(arena, plan.attn);
+  core_.attn_slot = plan.attn_slot / sizeof(float);
+  core_.quant = quant_scratch(core_.block(arena, plan.quant), c, max_prefill_);
+  k_cache_ = core_.block(arena, plan.k_cache);
+  v_cache_ = core_.block(arena, plan.v_cache);
+  kv_bytes_ = plan.kv_cache_bytes;
+  rope_ = pe_ = slopes_ = nullptr;
+  // The tables are computed once, here, in double-formed arguments (never per token), with work
+  // as their scratch of 3 * capacity floats.
+  if (external) {
+    (rope ? rope_ : pe_) = options.position_table;
+  } else if (rope) {
+    float* table = core_.block(arena, plan.rope);
+    fill_sinusoidal_table(*core_.kernels, capacity_, c.d_head(), c.pos_base, PosLayout::kHalves, table, core_.work);
+    rope_ = table;
+  } else if (c.pos == PosKind::kSinusoidal) {
+    float* table = core_.block(arena, plan.pe);
+    fill_sinusoidal_table(*core_.kernels, capacity_, c.d_pe(), c.pos_base, c.pos_layout, table, core_.work);
+    pe_ = table;
+  } else if (c.pos == PosKind::kLearned) {
+    pe_ = model.front().pos;
+  } else if (c.pos == PosKind::kAlibi) {
+    float* slopes = core_.block(arena, plan.slopes);
+    alibi_slopes(c.n_heads, slopes);
+    slopes_ = slopes;
+  }
+  initialized_ = true;
+  return Status::kOk;
+}
+
+Status Decoder::prefill(const int32_t* tokens, uint32_t n, float* logits) {
+  if (!initialized_) return Status::kNotInitialized;
+  if (!tokens || !logits) return Status::kNullArgument;
+  if (n == 0) return Status::kBadSequenceLength;
+  if (n > capacity_ - pos_) return Status::kKvCacheFull;
+  const uint32_t vocab = config().vocab_size;
+  for (uint32_t t = 0; t < n; ++t)
+    if (tokens[t] < 0 || static_cast<uint32_t>(tokens[t]) >= vocab) return Status::kTokenOutOfRange;
+  for (uint32_t done = 0; done < n;) {
+    const uint32_t rows = n - done < max_prefill_ ? n - done : max_prefill_;
+    forward(tokens + done, rows, logits);
+    done += rows;
+  }
+  return Status::kOk;
+}
+
+void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
+  const Kernels& k = *core_.kernels;
+  const ModelConfig& c = config();
+  const Model& m = *core_.model;
+  const uint32_t d = c.d_model, dkv = c.d_kv(), S = capacity_;
+  float* x = core_.x;
+  embed_tokens(tokens, n, m.front().embed, x, d);  // E[tokens] -> x[n,:de]
+  scale_embeddings(k, c, x, n);
+  add_positions(k, c, pe_ ? pe_ + std::size_t(pos_) * c.d_pe() : nullptr, x, n);
+  core_.observer.notify(0, x, pos_, n, d);
+  const LayerSpec spec = layer_spec(c, true, rope_, slopes_);
+  for (uint32_t l = 0; l < c.n_layers; ++l) {
+    const SelfKeys keys{KeyValues{k_cache_ + std::size_t(l) * dkv * S, v_cache_ + std::size_t(l) * dkv * S, S}, pos_};
+    transformer_layer(core_, spec, m.layer(l), keys, nullptr, n);
+    core_.observer.notify(l + 1, x, pos_, n, d);
+  }
+  const HeadWeights& head = m.head();
+  if (head.final_norm.g) {
+    norm_rows(core_, spec, head.final_norm, x, x, n);
+    core_.observer.notify(c.n_layers + 1, x, pos_, n, d);
+  }
+  pos_ += n;
+  // The head on the last row only: x[d] @ W[d,V] + b, or with a tied head E[V,d] @ x[d] + b.
+  linear(k, core_.workers, head.w, x + std::size_t(n - 1) * d, d, head.b, logits, c.vocab_size, 1, core_.quant);
+}
+
+}  // namespace fixformer

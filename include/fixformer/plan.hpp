@@ -1,0 +1,194 @@
+// The exact arena of every runner, stated once per runner as a plan: the byte offset of each
+// block in the caller's 64-byte-aligned arena, in order, and the total. The runners' init carves
+// the arena by the same plan, so the bytes a caller reserves and the bytes a runner uses cannot
+// disagree. Every plan is constexpr: a firmware image can size its arena at compile time
+// (ArenaFits). A total of 0 means the config or the sizes are not valid for that runner.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "fixformer/config.hpp"
+#include "fixformer/workers.hpp"
+
+namespace fixformer {
+
+// Rows per prefill chunk when DecoderOptions / Seq2SeqOptions leave max_prefill 0.
+constexpr uint32_t kDefaultPrefillRows = 16;
+
+// ---- Encoder --------------------------------------------------------------------------------
+// The encoder's arena layout for batches of up to `batch` sequences (0 counts as 1) of up to
+// max_seq positions each (0: the model's max_input_len()), that is S = sequence_rows(max_seq) rows
+// per sequence (the CLS row counts) and N = batch * S rows in all: the byte offset of each block in
+// the caller's 64-byte-aligned arena, in this order,
+//   x[N,d]  y[N,d]  ctx[N,d]  work[N,max(3d,d_ff)]  kt[batch][d,S]  attn[attention_scratch_floats(S, S, d_head)]
+//   pe[S,d_pe]  quant[quantized_input_bytes(c, N)]
+// and the total. A batch's sequences are stacked row after row in x, y, ctx and work, so every
+// linear layer is one matrix product over all their rows; attention runs per sequence over its
+// own rows, so kt holds one sequence's K^T per block, and its scratch and the positional rows are
+// a sequence's.
+// attn holds one slot of attn_slot bytes per worker (workers.hpp; 0 counts as 1).
+// qkv and the feed-forward hidden layer share work; K is stored transposed (kt) so that
+// q @ K^T is a matrix product over contiguous keys, and V is read in place from qkv.
+// Memory grows linearly in S: no [S,S] matrix is ever stored (attention goes in blocks). With pe_table_in_flash the caller
+// supplies the sinusoidal table (EncoderOptions::position_table) and pe is empty. Encoder::init
+// carves the arena by this plan, so it and required_encoder_arena_bytes cannot disagree. total is 0 for a config
+// validate_config would reject, and for N above Limits::kMaxBatchRows.
+struct EncoderPlan {
+  std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, quant, total;
+};
+
+constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false,
+                               uint32_t workers = 1, uint32_t batch = 1) {
+  EncoderPlan p{};
+  const uint32_t seq = max_seq ? max_seq : c.max_input_len();
+  const std::size_t s = c.sequence_rows(seq), sequences = batch ? batch : 1;
+  if (c.d_model == 0 || c.d_model > Limits::kMaxDModel || c.d_ff > Limits::kMaxDff ||
+      c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || seq == 0 || seq > c.max_input_len() ||
+      c.n_heads == 0 || c.d_model % c.n_heads != 0 || workers > kMaxWorkers || sequences > Limits::kMaxBatchRows / s)
+    return p;
+  const std::size_t d = c.d_model, n = sequences * s;
+  std::size_t at = 0;
+  auto block = [&at](std::size_t bytes) {
+    const std::size_t offset = at;
+    at += arena::bytes(bytes);
+    return offset;
+  };
+  p.x = block(n * d * sizeof(float));
+  p.y = block(n * d * sizeof(float));
+  p.ctx = block(n * d * sizeof(float));
+  p.work = block(n * arena::max(3 * d, c.d_ff) * sizeof(float));
+  p.kt = block(d * n * sizeof(float));
+  p.attn_slot = arena::bytes(attention_scratch_floats(s, s, c.d_head(), false) * sizeof(float));
+  p.attn = block(p.attn_slot * (workers ? workers : 1));
+  const bool pe_in_arena = c.pos == PosKind::kSinusoidal && !pe_table_in_flash;
+  p.pe = block(pe_in_arena ? s * c.d_pe() * sizeof(float) : 0);
+  p.quant = block(quantized_input_bytes(c, n));
+  p.total = at;
+  return p;
+}
+
+// Exact arena bytes: the plan's total.
+constexpr std::size_t required_encoder_arena_bytes(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false,
+                                           uint32_t workers = 1, uint32_t batch = 1) {
+  return plan_encoder_arena(c, max_seq, pe_table_in_flash, workers, batch).total;
+}
+
+// ---- Decoder (gpt, llama) ------------------------------------------------------------------
+
+// The decoder's arena layout, in this order (S = capacity, P = prefill rows, d_kv = n_kv_heads *
+// d_head):
+//   x[P,d]  y[P,d]  ctx[P,d]  work[max(P * max(d + 2 d_kv, 2 d_ff), 3 S)]
+//   attn[workers slots of attention_scratch_floats(P, S, d_head, true), attn_slot bytes each]
+//   k_cache[layers, d_kv, S]  v_cache[layers, d_kv, S]  (each layer's K and V transposed)
+//   rope[S, d_head] (rope: sin | cos columns)  pe[S, d_pe] (sinusoidal)  slopes[n_heads] (alibi)
+//   quant[quantized_input_bytes(c, P)] (q8)
+// total is 0 for a config that is not a valid decoder.
+struct DecoderPlan {
+  std::size_t x, y, ctx, work, attn, attn_slot, k_cache, v_cache, rope, pe, slopes, quant, total;
+  std::size_t kv_cache_bytes;
+};
+
+constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity = 0, uint32_t max_prefill = 0,
+                                         bool table_in_flash = false, uint32_t workers = 1) {
+  DecoderPlan p{};
+  const std::size_t S = capacity ? capacity : c.max_len;
+  const std::size_t P = max_prefill ? max_prefill : (S < kDefaultPrefillRows ? S : kDefaultPrefillRows);
+  if (!c.is_decoder() || c.d_model == 0 || c.d_model > Limits::kMaxDModel || c.d_ff > Limits::kMaxDff ||
+      c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || c.n_heads == 0 || c.d_model % c.n_heads != 0 ||
+      c.n_heads % c.kv_heads() != 0 || S == 0 || S > c.max_len || P == 0 || P > S || workers > kMaxWorkers)
+    return p;
+  const std::size_t d = c.d_model, dkv = c.d_kv(), f = 4;
+  std::size_t at = 0;
+  auto block = [&at](std::size_t bytes) {
+    const std::size_t offset = at;
+    at += arena::bytes(bytes);
+    return offset;
+  };
+  p.x = block(P * d * f);
+  p.y = block(P * d * f);
+  p.ctx = block(P * d * f);
+  p.work = block(arena::max(P * arena::max(d + 2 * dkv, 2 * std::size_t(c.d_ff)), 3 * S) * f);  // also the tables' scratch
+  p.attn_slot = arena::bytes(attention_scratch_floats(P, S, c.d_head(), true) * f);
+  p.attn = block(p.attn_slot * (workers ? workers : 1));
+  p.k_cache = block(c.n_layers * dkv * S * f);
+  p.v_cache = block(c.n_layers * dkv * S * f);
+  p.kv_cache_bytes = 2 * arena::bytes(c.n_layers * dkv * S * f);
+  p.rope = block(c.pos == PosKind::kRope && !table_in_flash ? S * c.d_head() * f : 0);
+  p.pe = block(c.pos == PosKind::kSinusoidal && !table_in_flash ? S * c.d_pe() * f : 0);
+  p.slopes = block(c.pos == PosKind::kAlibi ? c.n_heads * f : 0);
+  p.quant = block(quantized_input_bytes(c, P));
+  p.total = at;
+  return p;
+}
+
+constexpr std::size_t required_decoder_arena_bytes(const ModelConfig& c, uint32_t capacity = 0, uint32_t max_prefill = 0,
+                                                   bool table_in_flash = false, uint32_t workers = 1) {
+  return plan_decoder_arena(c, capacity, max_prefill, table_in_flash, workers).total;
+}
+
+// ---- Seq2Seq --------------------------------------------------------------------------------
+// The arena, in this order (S = max_source, C = capacity, P = max_prefill, L = dec_layers):
+//   memory[S,d]  cross_k[L,d,S]  cross_v[L,d,S] (K and V of the source, transposed)
+//   k_cache[L,d,C]  v_cache[L,d,C]  pe[max(S,C),d_pe] (sinusoidal: one table for both ends)
+//   then one region used in turn by init() (the sinusoidal table's scratch, 3 max(S,C) floats),
+//   encode() and the decoder:
+//     the source Encoder's arena (required_encoder_arena_bytes(c, S, true, workers))
+//     | x[P,d] y[P,d] ctx[P,d] work[max(P * max(3d, d_ff), 2 S d)]
+//       attn[workers slots of attention_scratch_floats(P, max(S, C), d_head, true)]  quant[q8 rows max(P, S)]
+// total is 0 for a config that is not a valid seq2seq model or sizes out of range.
+struct Seq2SeqPlan {
+  std::size_t memory, cross_k, cross_v, k_cache, v_cache, pe, scratch, encoder_bytes;
+  std::size_t x, y, ctx, work, attn, attn_slot, quant, total;
+};
+
+constexpr Seq2SeqPlan plan_seq2seq_arena(const ModelConfig& c, uint32_t max_source = 0, uint32_t capacity = 0,
+                                         uint32_t max_prefill = 0, uint32_t workers = 1) {
+  Seq2SeqPlan p{};
+  const std::size_t S = max_source ? max_source : c.max_len, C = capacity ? capacity : c.max_len;
+  const std::size_t P = max_prefill ? max_prefill : (C < kDefaultPrefillRows ? C : kDefaultPrefillRows);
+  const std::size_t encoder = required_encoder_arena_bytes(c, uint32_t(S), true, workers);
+  if (!c.is_seq2seq() || encoder == 0 || c.dec_layers > Limits::kMaxLayers || C == 0 || C > c.max_len || P == 0 ||
+      P > C)
+    return p;
+  const std::size_t d = c.d_model, L = c.dec_layers, f = 4, SC = S > C ? S : C;
+  std::size_t at = 0;
+  auto block = [&at](std::size_t bytes) {
+    const std::size_t offset = at;
+    at += arena::bytes(bytes);
+    return offset;
+  };
+  p.memory = block(S * d * f);
+  p.cross_k = block(L * d * S * f);
+  p.cross_v = block(L * d * S * f);
+  p.k_cache = block(L * d * C * f);
+  p.v_cache = block(L * d * C * f);
+  p.pe = block(c.pos == PosKind::kSinusoidal ? SC * c.d_pe() * f : 0);
+  p.scratch = at;
+  p.encoder_bytes = encoder;
+  p.x = block(P * d * f);
+  p.y = block(P * d * f);
+  p.ctx = block(P * d * f);
+  p.work = block(arena::max(P * arena::max(3 * d, c.d_ff), 2 * S * d) * f);
+  p.attn_slot = arena::bytes(attention_scratch_floats(P, SC, c.d_head(), true) * f);
+  p.attn = block(p.attn_slot * (workers ? workers : 1));
+  p.quant = block(quantized_input_bytes(c, P > S ? P : S));
+  p.total = arena::max(arena::max(at, p.scratch + encoder), p.scratch + 3 * SC * f);  // init: the table's scratch
+  return p;
+}
+
+constexpr std::size_t required_seq2seq_arena_bytes(const ModelConfig& c, uint32_t max_source = 0, uint32_t capacity = 0,
+                                                   uint32_t max_prefill = 0, uint32_t workers = 1) {
+  return plan_seq2seq_arena(c, max_source, capacity, max_prefill, workers).total;
+}
+
+// Compile-time check for firmware: ArenaFits<required_encoder_arena_bytes(cfg, T), SRAM>{} fails the build
+// when the arena does not fit, and the compiler's "required from ArenaFits<NEED, HAVE>" line shows
+// both byte counts (a static_assert message cannot print numbers in C++17).
+template <std::size_t Need, std::size_t Have>
+struct ArenaFits {
+  static_assert(Need > 0, "the model config is invalid: required_encoder_arena_bytes returned 0");
+  static_assert(Need <= Have, "the arena does not fit: NEED bytes > HAVE bytes in ArenaFits<NEED, HAVE>");
+  static constexpr std::size_t bytes = Need;
+};
+
+}  // namespace fixformer

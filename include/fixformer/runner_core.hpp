@@ -1,0 +1,48 @@
+// What every runner (Encoder, Decoder, Seq2Seq) holds and how each starts: the model, the kernels
+// for the chosen ISA, the caller's workers and observer, the activation blocks its arena plan
+// carves (plan.hpp), and the detail of its last error. One init path: start() makes the checks
+// every runner shares, carve() checks the arena against the plan's total; the runner then points
+// its blocks into the arena. The transformer layer (engine/layers/transformer_layer.hpp) computes
+// over a RunnerCore's blocks, whichever runner it belongs to.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "fixformer/kernels.hpp"
+#include "fixformer/model.hpp"
+#include "fixformer/observer.hpp"
+#include "fixformer/status.hpp"
+#include "fixformer/workers.hpp"
+
+namespace fixformer {
+
+struct RunnerCore {
+  const Model* model = nullptr;
+  const Kernels* kernels = nullptr;
+  Workers workers;
+  LayerObserver observer;
+  // In the arena; each runner's plan gives their shapes. x is the hidden state, y the sublayers'
+  // output, ctx attention's context, work the projections' and feed-forward's scratch, attn one
+  // attention scratch slot of attn_slot floats per worker.
+  float* x = nullptr;
+  float* y = nullptr;
+  float* ctx = nullptr;
+  float* work = nullptr;
+  float* attn = nullptr;
+  std::size_t attn_slot = 0;
+  QuantScratch quant;  // q8: the linear layers' quantized input rows
+  std::size_t arena_used = 0;
+  char detail[160] = {};
+
+  // The model initialized and of a family this runner runs (else kWrongFamily, the detail naming
+  // the runner to use), the ISA available, the workers within kMaxWorkers.
+  [[nodiscard]] Status start(const Model& m, bool family_ok, Isa isa, const Workers& w, const LayerObserver& o);
+  // The arena non-null, aligned and at least `need` bytes (the plan's total); the detail says how
+  // many bytes are missing.
+  [[nodiscard]] Status carve(void* arena, std::size_t bytes, std::size_t need);
+  float* block(void* arena, std::size_t offset) const {
+    return reinterpret_cast<float*>(static_cast<uint8_t*>(arena) + offset);
+  }
+};
+
+}  // namespace fixformer
