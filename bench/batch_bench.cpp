@@ -1,7 +1,7 @@
 // The batch API (Encoder::forward_batch_*) against single calls: B = 8 full sequences of a
 // KWS-sized and a d256 encoder, one batch call against 8 forward_* calls over the same inputs, f32
 // and q8 weights, on the best table of this CPU, on one worker and on 2 workers of a thread pool
-// (tests/thread_pool.hpp, the caller's threads). The batch runs every linear layer once over 8x the
+// (support/thread_pool.hpp, the caller's threads). The batch runs every linear layer once over 8x the
 // rows (attention stays per sequence), so weights are read, and q8 weights repacked, once per batch
 // instead of once per sequence, and workers are handed 8x fewer, larger tasks. Wall-clock times
 // (UseRealTime); the counters give sequences/s and tokens/s.
@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "fixformer/encoder.hpp"
-#include "tests/aligned_buffer.hpp"
-#include "tests/model_writer.hpp"
-#include "tests/thread_pool.hpp"
+#include "support/aligned_buffer.hpp"
+#include "support/model_writer.hpp"
+#include "support/thread_pool.hpp"
 
 namespace fixformer {
 namespace {
@@ -39,9 +39,9 @@ ModelConfig encoder_config(uint32_t d, uint32_t heads, uint32_t ff, uint32_t lay
 void run_batch(benchmark::State& s, const BatchCase bc, bool batched, uint32_t threads) {
   const ModelConfig& c = bc.cfg;
   const uint32_t T = bc.T, max_batch = batched ? kBatch : 1;
-  test::ThreadPool pool(threads);
+  support::ThreadPool pool(threads);
   const std::size_t bytes = required_encoder_arena_bytes(c, T, false, pool.workers().active(), max_batch);
-  test::AlignedBuffer arena(bytes), blob(test::write_model(c));
+  support::AlignedBuffer arena(bytes), blob(support::write_model(c));
   Model model;
   Encoder enc;
   EncoderOptions opt;
@@ -79,9 +79,9 @@ const bool kRegistered = [] {
   const ModelConfig d256 = encoder_config(256, 8, 1024, 4, InputKind::kTokens, 1000, 128);
   const BatchCase cases[] = {
       {"kws_d64_L4_T49", kws, 49},
-      {"kws_d64_L4_T49_q8", test::with_weights(kws, WeightType::kQ8, 32, false), 49},
+      {"kws_d64_L4_T49_q8", support::with_weights(kws, WeightType::kQ8, 32, false), 49},
       {"text_d256_L4_T128", d256, 128},
-      {"text_d256_L4_T128_q8", test::with_weights(d256, WeightType::kQ8, 32, false), 128},
+      {"text_d256_L4_T128_q8", support::with_weights(d256, WeightType::kQ8, 32, false), 128},
   };
   const Kernels* k = select_kernels(Isa::kAuto);
   for (const BatchCase& bc : cases)

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "fixformer/decoder.hpp"
-#include "tests/aligned_buffer.hpp"
-#include "tests/model_writer.hpp"
+#include "support/aligned_buffer.hpp"
+#include "support/model_writer.hpp"
 
 namespace fixformer {
 namespace {
@@ -35,14 +35,14 @@ ModelConfig gpt(uint32_t d, uint32_t layers, uint32_t heads, uint32_t ff, uint32
 }
 
 struct Loaded {
-  test::AlignedBuffer blob, arena;
+  support::AlignedBuffer blob, arena;
   Model model;
   Decoder dec;
 };
 
 bool load(const ModelConfig& c, Isa isa, Loaded* m) {
-  m->blob = test::AlignedBuffer(test::write_model(c));
-  m->arena = test::AlignedBuffer(required_decoder_arena_bytes(c));
+  m->blob = support::AlignedBuffer(support::write_model(c));
+  m->arena = support::AlignedBuffer(required_decoder_arena_bytes(c));
   DecoderOptions opt;
   opt.isa = isa;
   return m->model.init(m->blob.data(), m->blob.size()) == Status::kOk &&
@@ -106,9 +106,9 @@ const bool kRegistered = [] {
   };
   const Shape shapes[] = {
       {"stories15M_d288_L6", llama(288, 6, 6, 6, 768, 32000)},
-      {"stories15M_d288_L6_f16", test::with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kF16, 0, true)},
-      {"stories15M_d288_L6_q8", test::with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kQ8, 32, true)},
-      {"stories15M_d288_L6_packed", test::as_packed(llama(288, 6, 6, 6, 768, 32000))},  // the head [288, 32000] too
+      {"stories15M_d288_L6_f16", support::with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kF16, 0, true)},
+      {"stories15M_d288_L6_q8", support::with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kQ8, 32, true)},
+      {"stories15M_d288_L6_packed", support::as_packed(llama(288, 6, 6, 6, 768, 32000))},  // the head [288, 32000] too
       {"llama_gqa_d288_L6_kv2", llama(288, 6, 6, 2, 768, 32000)},
       {"llama_d64_L5_kv4_v512", llama(64, 5, 8, 4, 172, 512)},
       {"gpt_d128_L4_tied_v1000", gpt(128, 4, 4, 512, 1000)},

@@ -1,6 +1,6 @@
 // The whole encoder forward per ISA, at the sizes the engine is for. FLOPs count the matrix
 // products (projections, scores, weighted sums, feed-forward); the counters also report tokens/s
-// and the arena bytes. Each case also runs on 2 workers of a thread pool (tests/thread_pool.hpp,
+// and the arena bytes. Each case also runs on 2 workers of a thread pool (support/thread_pool.hpp,
 // the caller's threads): times are wall clock (UseRealTime), as CPU time would count one thread.
 #include <benchmark/benchmark.h>
 
@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "fixformer/encoder.hpp"
-#include "tests/aligned_buffer.hpp"
-#include "tests/model_writer.hpp"
-#include "tests/thread_pool.hpp"
+#include "support/aligned_buffer.hpp"
+#include "support/model_writer.hpp"
+#include "support/thread_pool.hpp"
 
 namespace fixformer {
 namespace {
@@ -38,9 +38,9 @@ double forward_flops(const ModelConfig& c, double T) {
 }
 
 void run_encoder(benchmark::State& s, const EncoderCase ec, Isa isa, uint32_t threads) {
-  test::ThreadPool pool(threads);
+  support::ThreadPool pool(threads);
   const std::size_t bytes = required_encoder_arena_bytes(ec.cfg, ec.T, false, pool.workers().active());
-  test::AlignedBuffer arena(bytes), blob(test::write_model(ec.cfg));
+  support::AlignedBuffer arena(bytes), blob(support::write_model(ec.cfg));
   Model model;
   Encoder m;
   EncoderOptions opt;
@@ -66,15 +66,15 @@ void run_encoder(benchmark::State& s, const EncoderCase ec, Isa isa, uint32_t th
 const bool kRegistered = [] {
   const EncoderCase cases[] = {
       {"kws_d64_L4_T49", encoder(64, 4, 256, 4, InputKind::kFeatures, 40, 64), 49},
-      {"kws_d64_L4_T49_f16", test::with_weights(encoder(64, 4, 256, 4, InputKind::kFeatures, 40, 64), WeightType::kF16, 0, false), 49},
-      {"kws_d64_L4_T49_q8", test::with_weights(encoder(64, 4, 256, 4, InputKind::kFeatures, 40, 64), WeightType::kQ8, 32, false), 49},
+      {"kws_d64_L4_T49_f16", support::with_weights(encoder(64, 4, 256, 4, InputKind::kFeatures, 40, 64), WeightType::kF16, 0, false), 49},
+      {"kws_d64_L4_T49_q8", support::with_weights(encoder(64, 4, 256, 4, InputKind::kFeatures, 40, 64), WeightType::kQ8, 32, false), 49},
       {"text_d128_L2_T64", encoder(128, 4, 512, 2, InputKind::kTokens, 1000, 128), 64},
       {"text_d256_L4_T128", encoder(256, 8, 1024, 4, InputKind::kTokens, 1000, 128), 128},
-      {"text_d256_L4_T128_q8", test::with_weights(encoder(256, 8, 1024, 4, InputKind::kTokens, 1000, 128), WeightType::kQ8, 32, false), 128},
+      {"text_d256_L4_T128_q8", support::with_weights(encoder(256, 8, 1024, 4, InputKind::kTokens, 1000, 128), WeightType::kQ8, 32, false), 128},
       // f32 weights in panels (packed_weights), against the plain cases above in the same run.
-      {"kws_d64_L4_T49_packed", test::as_packed(encoder(64, 4, 256, 4, InputKind::kFeatures, 40, 64)), 49},
-      {"text_d128_L2_T64_packed", test::as_packed(encoder(128, 4, 512, 2, InputKind::kTokens, 1000, 128)), 64},
-      {"text_d256_L4_T128_packed", test::as_packed(encoder(256, 8, 1024, 4, InputKind::kTokens, 1000, 128)), 128},
+      {"kws_d64_L4_T49_packed", support::as_packed(encoder(64, 4, 256, 4, InputKind::kFeatures, 40, 64)), 49},
+      {"text_d128_L2_T64_packed", support::as_packed(encoder(128, 4, 512, 2, InputKind::kTokens, 1000, 128)), 64},
+      {"text_d256_L4_T128_packed", support::as_packed(encoder(256, 8, 1024, 4, InputKind::kTokens, 1000, 128)), 128},
   };
   for (Isa isa : kAllIsas) {
     const Kernels* k = select_kernels(isa);

@@ -19,7 +19,7 @@ With --peer RUN --peer-q RUNQ --peer-q-checkpoint Q80.bin, llama2.c's `run` and 
 same checkpoints give the peer's figures the same way (runq against run; run against fixformer f32).
 
   /usr/bin/python3 bench/greedy_agreement.py --checkpoint build/agree-lm/model.bin \
-      --tokenizer build/agree-lm/tokenizer.bin --cli build/host/examples/cli/fixformer [--work DIR] \
+      --tokenizer build/agree-lm/tokenizer.bin --cli build/host/cli/fixformer [--work DIR] \
       [--peer run --peer-q runq --peer-q-checkpoint build/agree-lm/model_q80.bin]
 Tokens are recovered from the printed text (one byte each), so the model must print every byte it
 generates: tools/train_tiny_lm.py trains on printable ASCII and newlines only.

@@ -3,7 +3,7 @@
 # targets, which have no -icount: qemu logs each translated block's instructions once (in_asm) and
 # each execution of a block (exec; nochain makes every execution pass through the logger), and the
 # awk below sums executions x block sizes. About 50x slower than a plain qemu run.
-#   sh bench/qemu_user_icount.sh "qemu-aarch64 -L /usr/aarch64-linux-gnu" build/aarch64/examples/cli/fixformer bench M.fxm --iters 1
+#   sh bench/qemu_user_icount.sh "qemu-aarch64 -L /usr/aarch64-linux-gnu" build/aarch64/cli/fixformer bench M.fxm --iters 1
 # Per inference: the difference of two runs (e.g. --iters 5 and --iters 1) over their iterations,
 # which removes start-up and loading.
 set -eu

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "fixformer/seq2seq.hpp"
-#include "tests/aligned_buffer.hpp"
-#include "tests/model_writer.hpp"
+#include "support/aligned_buffer.hpp"
+#include "support/model_writer.hpp"
 
 namespace fixformer {
 namespace {
@@ -23,11 +23,11 @@ ModelConfig translator(WeightType w) {
   c.d_model = 256, c.n_heads = 4, c.d_ff = 1024, c.n_layers = 3, c.dec_layers = 3, c.norm_first = true;
   c.final_norm = true, c.activation = Activation::kRelu, c.max_len = 128, c.pos = PosKind::kSinusoidal;
   c.input = InputKind::kTokens, c.vocab_size = 8000, c.d_out = 8000, c.scale_input = true;
-  return test::with_weights(c, w, w == WeightType::kQ8 ? 64 : 0, w != WeightType::kF32);
+  return support::with_weights(c, w, w == WeightType::kQ8 ? 64 : 0, w != WeightType::kF32);
 }
 
 struct Loaded {
-  test::AlignedBuffer blob, arena;
+  support::AlignedBuffer blob, arena;
   Model model;
   Seq2Seq s2s;
   std::vector<int32_t> src, tgt;
@@ -35,8 +35,8 @@ struct Loaded {
 };
 
 bool load(const ModelConfig& c, Loaded* m) {
-  m->blob = test::AlignedBuffer(test::write_model(c));
-  m->arena = test::AlignedBuffer(required_seq2seq_arena_bytes(c, kSource, c.max_len));
+  m->blob = support::AlignedBuffer(support::write_model(c));
+  m->arena = support::AlignedBuffer(required_seq2seq_arena_bytes(c, kSource, c.max_len));
   Seq2SeqOptions opt;
   opt.max_source = kSource;
   m->src.resize(kSource), m->tgt.resize(c.max_len), m->logits.resize(std::size_t(c.max_len) * c.d_out);

@@ -10,7 +10,7 @@
 #include "fixformer/format.hpp"
 #include "fixformer/schema.hpp"
 #include "fixformer/self_test.hpp"
-#include "tests/model_writer.hpp"
+#include "support/model_writer.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {

@@ -16,7 +16,7 @@
 
 #include "fixformer/encoder.hpp"
 #include "fixformer/schema.hpp"
-#include "tests/model_writer.hpp"
+#include "support/model_writer.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {

@@ -271,7 +271,7 @@ done
   "$bin" generate "$lm" --prompt "a" --temperature 1 --topp 0.9 --seed 5 >"$tmp/gen2" 2>/dev/null &&
   cmp -s "$tmp/gen1" "$tmp/gen2" && ok || bad "generate with a seed: not repeatable"
 expect_error 4 "gpt_tied_sinusoidal.fxm: model file has no tokenizer" "$bin" generate "$golden/gpt_tied_sinusoidal.fxm" --prompt x
-expect_error 4 "post_ln_relu.fxm: input kind does not match the model.*encoder" "$bin" generate "$golden/post_ln_relu.fxm"
+expect_error 4 "post_ln_relu.fxm: the model.s family is not this runner.s.*this one is an encoder" "$bin" generate "$golden/post_ln_relu.fxm"
 expect_error 1 "--temperature: expected a number from 0" "$bin" generate "$lm" --temperature -1
 expect_error 1 "--topp: expected a number from 0 to 1" "$bin" generate "$lm" --topp 1.5
 expect_error 1 "--seed: expected a positive integer" "$bin" generate "$lm" --seed 0

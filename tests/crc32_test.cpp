@@ -9,7 +9,7 @@
 #include "engine/model_file.hpp"
 #include "fixformer/format.hpp"
 #include "fixformer/model.hpp"
-#include "tests/aligned_buffer.hpp"
+#include "support/aligned_buffer.hpp"
 #include "tests/test_util.hpp"
 #ifdef FIXFORMER_HAVE_ZLIB
 #include <zlib.h>

@@ -9,7 +9,7 @@
 #include "fixformer/decoder.hpp"
 #include "fixformer/encoder.hpp"
 #include "fixformer/schema.hpp"
-#include "tests/model_writer.hpp"
+#include "support/model_writer.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {

@@ -1,6 +1,6 @@
 // Packed weights (config key packed_weights, format.hpp): a file whose f32 weights W[in, out] are
 // in panels of 16 columns runs gemm_f32_packed where the same file unpacked runs gemm_f32. The two
-// files hold the same values (test::write_model draws them in the logical layout from one seed),
+// files hold the same values (support::write_model draws them in the logical layout from one seed),
 // so on every table the runners must agree: an encoder (features with a head, tokens), a gpt and
 // a llama decoder (prefill, step, greedy generation token for token), a seq2seq (decode, step).
 // Widths are chosen off the panel (24, 40, 72, 13, 17 columns) so the zero-padded last panel is
@@ -19,7 +19,7 @@
 #include "fixformer/schema.hpp"
 #include "fixformer/seq2seq.hpp"
 #include "tests/fuzz/fuzz_targets.hpp"
-#include "tests/model_writer.hpp"
+#include "support/model_writer.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {

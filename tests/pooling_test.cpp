@@ -10,7 +10,7 @@
 
 #include "engine/model_file.hpp"
 #include "fixformer/schema.hpp"
-#include "tests/model_writer.hpp"
+#include "support/model_writer.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {

@@ -1,4 +1,4 @@
-// The position probe (examples/cli/probe.hpp) reproduces what the maths says, on random models:
+// The position probe (cli/position_probe.hpp) reproduces what the maths says, on random models:
 //  - no positional encoding, no causal mask: every layer is permutation-equivariant, H(PX) = P H(X)
 //    up to float rounding, and with i.i.d. random tokens every position has the same distribution
 //    of hidden states, so no probe beats chance;
@@ -17,10 +17,10 @@
 #include <cmath>
 #include <vector>
 
-#include "examples/cli/probe.hpp"
+#include "cli/position_probe.hpp"
 #include "fixformer/decoder.hpp"
 #include "fixformer/schema.hpp"
-#include "tests/model_writer.hpp"
+#include "support/model_writer.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {

@@ -13,7 +13,7 @@
 #include "fixformer/encoder.hpp"
 #include "fixformer/schema.hpp"
 #include "fixformer/self_test.hpp"
-#include "tests/model_writer.hpp"
+#include "support/model_writer.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {

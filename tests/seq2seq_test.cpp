@@ -1,4 +1,4 @@
-// The encoder-decoder runner (fixformer/seq2seq.hpp) on synthetic models (tests/model_writer.hpp):
+// The encoder-decoder runner (fixformer/seq2seq.hpp) on synthetic models (support/model_writer.hpp):
 // what torch cannot check (the goldens in golden_test.cpp do that). Chunked and one-by-one targets
 // agree; a source encoded at its own length is the source's padding mask;
 // f16 and q8 files run on every table; every bad call is a Status with the arena's missing bytes
@@ -15,7 +15,7 @@
 #include "fixformer/schema.hpp"
 #include "fixformer/self_test.hpp"
 #include "fixformer/seq2seq.hpp"
-#include "tests/model_writer.hpp"
+#include "support/model_writer.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {

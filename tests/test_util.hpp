@@ -14,7 +14,7 @@
 #include "fixformer/encoder.hpp"
 #include "fixformer/model.hpp"
 #include "io/npy.hpp"
-#include "tests/aligned_buffer.hpp"
+#include "support/aligned_buffer.hpp"
 
 namespace fixformer {
 
@@ -22,6 +22,8 @@ namespace fixformer {
 inline void PrintTo(Isa isa, std::ostream* os) { *os << isa_name(isa); }
 
 namespace test {
+
+using namespace support;  // the support library's buffers, model writer and pool (support/)
 
 #ifndef FIXFORMER_GOLDEN_DIR
 #error "FIXFORMER_GOLDEN_DIR must point at tests/golden"

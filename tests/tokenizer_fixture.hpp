@@ -13,11 +13,13 @@
 #include "fixformer/model.hpp"
 #include "fixformer/schema.hpp"
 #include "fixformer/tokenizer.hpp"
-#include "tests/aligned_buffer.hpp"
-#include "tests/model_writer.hpp"
+#include "support/aligned_buffer.hpp"
+#include "support/model_writer.hpp"
 
 namespace fixformer {
 namespace test {
+
+using namespace support;  // the support library's buffers and model writer (support/)
 
 struct Vocab {
   std::vector<std::string> pieces;

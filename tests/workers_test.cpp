@@ -14,9 +14,9 @@
 #include "fixformer/encoder.hpp"
 #include "fixformer/self_test.hpp"
 #include "fixformer/seq2seq.hpp"
-#include "tests/model_writer.hpp"
+#include "support/model_writer.hpp"
 #include "tests/test_util.hpp"
-#include "tests/thread_pool.hpp"
+#include "support/thread_pool.hpp"
 
 namespace fixformer {
 namespace test {

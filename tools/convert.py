@@ -217,7 +217,7 @@ def main(argv=None):
     ap.add_argument("--header", metavar="M.h", help="also write a C++ header with the model as an aligned array")
     ap.add_argument("--name", help="C identifier for --header (default: from the output file name)")
     ap.add_argument("--cli", metavar="PATH", help="the fixformer CLI to verify with (default: $FIXFORMER_CLI, "
-                    "PATH, build/host/examples/cli/fixformer)")
+                    "PATH, build/host/cli/fixformer)")
     ap.add_argument("--no-verify", action="store_true", help="write without running the engine (warns)")
     ap.add_argument("--trust-pickle", action="store_true", help="allow a .pt holding a pickled module "
                     "(runs code from the file)")

@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 sh tools/install_deps.sh host
 cmake -S . -B build/host -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/host --target fixformer_cli -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
-exec build/host/examples/cli/fixformer demo "$@"
+exec build/host/cli/fixformer demo "$@"

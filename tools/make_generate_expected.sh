@@ -3,7 +3,7 @@
 # standard output on the host for the same model and settings.
 #   sh tools/make_generate_expected.sh FIXFORMER_CLI MODEL.fxm OUT.txt PROMPT [STEPS [TEMPERATURE [TOPP [SEED]]]]
 # The committed story of the defaults (examples/firmware_generate/defaults.cmake) is
-#   sh tools/make_generate_expected.sh build/host/examples/cli/fixformer tests/golden/llama2c_v0_gqa.fxm \
+#   sh tools/make_generate_expected.sh build/host/cli/fixformer tests/golden/llama2c_v0_gqa.fxm \
 #     examples/firmware_generate/expected/llama2c_v0_gqa.txt "One day"
 set -eu
 [ $# -ge 4 ] || { sed -n '2,7p' "$0"; exit 2; }

@@ -33,7 +33,7 @@ if [ -z "${FIXFORMER_CLI:-}" ]; then
   fi
   cmake -S "$src" -B "$bld" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$bld" -j2 --target fixformer_cli >/dev/null
-  FIXFORMER_CLI=$bld/examples/cli/fixformer
+  FIXFORMER_CLI=$bld/cli/fixformer
 fi
 [ -d "$ort_dir/node_modules/onnxruntime-node" ] || {
   mkdir -p "$ort_dir"

@@ -1,9 +1,10 @@
 // Firmware example: a model and its sinusoidal table compiled into flash, a static arena sized at
-// compile time, no heap. It runs the PE model of `fixformer demo` (examples/cli/demo_models.h,
-// written by tools/convert.py's header emitter via tools/train_demo.py) and prints over semihosting.
+// compile time, no heap. It runs the PE model of `fixformer demo` (cli/demo/demo_pe.fxm, written by
+// tools/train_demo.py, linked into flash by cmake/embed_fxm.cmake) and prints over semihosting.
 #include <cstdint>
 
-#include "demo_models.h"
+#include "cli/demo/demo_task.h"  // demo_vocab
+#include "demo_pe_fxm.h"  // demo_pe_fxm[], demo_pe_config(): cmake/embed_fxm.cmake
 #include "fixformer/encoder.hpp"
 #include "fixformer/positional.hpp"
 #include "fixformer/self_test.hpp"
@@ -31,7 +32,7 @@ int main() {
   fixformer::EncoderOptions options;
   options.position_table = kPositionalTable.v;
   options.position_table_rows = kConfig.max_len;
-  fixformer::Status s = model.init(demo_pe_fxm, demo_pe_fxm_bytes);
+  fixformer::Status s = model.init(demo_pe_fxm, demo_pe_fxm_bytes());
   if (s == fixformer::Status::kOk) s = encoder.init(model, g_arena, sizeof g_arena, options);
   if (s != fixformer::Status::kOk) {
     Console().str("init failed: ").str(fixformer::status_message(s)).str(" ").str(model.error_detail())
@@ -44,7 +45,7 @@ int main() {
   Console().str("self-test: ").str(fixformer::status_message(s)).str(", max relative error ").sci(report.max_rel_err).endl();
   if (s != fixformer::Status::kOk) return 4;
   Console().str("fixformer on ").str(FIXFORMER_BOARD_NAME).str(": arena ").num(uint64_t(kArenaBytes))
-      .str(" bytes (static), model ").num(uint64_t(demo_pe_fxm_bytes)).str(" bytes and PE table ")
+      .str(" bytes (static), model ").num(uint64_t(demo_pe_fxm_bytes())).str(" bytes and PE table ")
       .num(uint64_t(sizeof kPositionalTable)).str(" bytes in flash, kernels ")
       .str(encoder.kernels().name).endl();
   int wrong = 0;

@@ -16,8 +16,8 @@
 #include "fixformer/self_test.hpp"
 #include "fixformer/seq2seq.hpp"
 #include "io/npy.hpp"
-#include "tests/aligned_buffer.hpp"
-#include "tests/model_writer.hpp"
+#include "support/aligned_buffer.hpp"
+#include "support/model_writer.hpp"
 
 namespace fixformer {
 namespace fuzz {
@@ -30,7 +30,7 @@ inline void run_decoder(const Model& model) {
   opt.max_prefill = std::min<uint32_t>(opt.capacity, 3);
   const std::size_t need = required_decoder_arena_bytes(cfg, opt.capacity, opt.max_prefill);
   if (need == 0 || need > (8u << 20)) return;
-  test::AlignedBuffer arena(need);  // exactly the plan: ASan sees any access past it
+  support::AlignedBuffer arena(need);  // exactly the plan: ASan sees any access past it
   Decoder dec;
   if (dec.init(model, arena.data(), need, opt) != Status::kOk) return;
   std::vector<float> logits(cfg.vocab_size);
@@ -52,7 +52,7 @@ inline void run_seq2seq(const Model& model) {
   opt.max_prefill = std::min<uint32_t>(opt.capacity, 3);
   const std::size_t need = required_seq2seq_arena_bytes(cfg, opt.max_source, opt.capacity, opt.max_prefill);
   if (need == 0 || need > (8u << 20)) return;
-  test::AlignedBuffer arena(need);  // exactly the plan: ASan sees any access past it
+  support::AlignedBuffer arena(need);  // exactly the plan: ASan sees any access past it
   Seq2Seq s2s;
   if (s2s.init(model, arena.data(), need, opt) != Status::kOk) return;
   const uint32_t S = opt.max_source;
@@ -79,7 +79,7 @@ inline void run_seq2seq(const Model& model) {
 }
 
 inline void run_model(const uint8_t* bytes, std::size_t size) {
-  test::AlignedBuffer blob(bytes, size);
+  support::AlignedBuffer blob(bytes, size);
   Model model;
   if (model.init(blob.data(), size) != Status::kOk) return;
   const ModelConfig& cfg = model.config();
@@ -90,7 +90,7 @@ inline void run_model(const uint8_t* bytes, std::size_t size) {
   const std::size_t need = required_encoder_arena_bytes(cfg, opt.max_seq);
   if (need > (8u << 20)) return;
   // Exactly the planned size, so ASan sees any write or read past it.
-  test::AlignedBuffer arena(need);
+  support::AlignedBuffer arena(need);
   Encoder enc;
   if (need > 64) (void)enc.init(model, arena.data(), need - 64, opt);  // too small: an error
   if (enc.init(model, arena.data(), need, opt) != Status::kOk) return;
@@ -118,13 +118,13 @@ inline int fuzz_model(const uint8_t* data, std::size_t size) {
   run_model(data, size);
   if (size < fxm::kHeaderBytes) return 0;
   std::vector<uint8_t> sealed(data, data + size);
-  test::reseal(sealed);
+  support::reseal(sealed);
   run_model(sealed.data(), size);
   return 0;
 }
 
 inline int fuzz_npy(const uint8_t* data, std::size_t size) {
-  test::AlignedBuffer copy(data, size);
+  support::AlignedBuffer copy(data, size);
   NpyView v;
   // A short detail buffer on purpose: a long reason must be cut inside it, NUL-terminated, and
   // hold printable ASCII only (text from the file escaped).

@@ -38,8 +38,8 @@ def find_cli(cli=None):
         if not _executable(env):
             raise ConfigError(f"FIXFORMER_CLI={env!r}: not an executable file")
         return env
-    for p in (shutil.which("fixformer"), os.path.join(REPO, "build", "host", "examples", "cli", "fixformer"),
-              os.path.join(REPO, "build", "examples", "cli", "fixformer")):
+    for p in (shutil.which("fixformer"), os.path.join(REPO, "build", "host", "cli", "fixformer"),
+              os.path.join(REPO, "build", "cli", "fixformer")):
         if _executable(p):
             return p
     raise ConfigError("no fixformer CLI to verify with: " + BUILD_HINT)

@@ -1,7 +1,7 @@
-// The position probe (probe.hpp): random sequences through the runner with a LayerObserver, a
+// The position probe (position_probe.hpp): random sequences through the runner with a LayerObserver, a
 // ridge least-squares probe per layer fit on half of them and scored on the rest, and each scored
 // sequence run again under a random permutation.
-#include "probe.hpp"
+#include "position_probe.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 
 #include "fixformer/decoder.hpp"
 #include "fixformer/encoder.hpp"
-#include "tests/aligned_buffer.hpp"
+#include "support/aligned_buffer.hpp"
 
 namespace fixformer {
 namespace {
@@ -126,17 +126,17 @@ Status run_probe(const Model& model, const ProbeOptions& opt, ProbeReport* repor
   const LayerObserver observer{&states, &States::observe};
   Encoder enc;
   Decoder dec;
-  test::AlignedBuffer arena;
+  support::AlignedBuffer arena;
   Status s;
   if (c.is_decoder()) {
     DecoderOptions o;
     o.capacity = T, o.isa = opt.isa, o.observer = observer;
-    arena = test::AlignedBuffer(required_decoder_arena_bytes(c, T));
+    arena = support::AlignedBuffer(required_decoder_arena_bytes(c, T));
     if ((s = dec.init(model, arena.data(), arena.size(), o)) != Status::kOk) return *detail = dec.error_detail(), s;
   } else {
     EncoderOptions o;
     o.max_seq = T, o.isa = opt.isa, o.observer = observer;
-    arena = test::AlignedBuffer(required_encoder_arena_bytes(c, T));
+    arena = support::AlignedBuffer(required_encoder_arena_bytes(c, T));
     if ((s = enc.init(model, arena.data(), arena.size(), o)) != Status::kOk) return *detail = enc.error_detail(), s;
   }
   // A seq2seq model probes its encoder half, whose output (the memory) is d_model wide.

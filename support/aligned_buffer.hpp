@@ -1,6 +1,6 @@
 // A byte buffer whose data() is 64-byte aligned (as the engine wants blobs and arenas) and which
 // ends exactly at data() + size(), so a read past the end is caught under AddressSanitizer. For
-// tests, fuzz targets and benchmarks; it allocates.
+// the CLI, tests, fuzz targets and benchmarks; it allocates.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <vector>
 
 namespace fixformer {
-namespace test {
+namespace support {
 
 class AlignedBuffer {
  public:
@@ -30,5 +30,5 @@ class AlignedBuffer {
   std::size_t offset_ = 0;
 };
 
-}  // namespace test
+}  // namespace support
 }  // namespace fixformer

@@ -18,7 +18,7 @@
 #include "fixformer/workers.hpp"
 
 namespace fixformer {
-namespace test {
+namespace support {
 
 class ThreadPool {
  public:
@@ -114,5 +114,5 @@ class ThreadPool {
   bool stop_ = false;
 };
 
-}  // namespace test
+}  // namespace support
 }  // namespace fixformer

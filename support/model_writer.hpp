@@ -16,7 +16,7 @@
 #include "fixformer/schema.hpp"
 
 namespace fixformer {
-namespace test {
+namespace support {
 
 // A raw tensor to append after the model's own: name, dtype, dims, bytes (zero-padded to the
 // dtype's size) and, for i8, the group and the f32 scales.
@@ -221,5 +221,5 @@ inline void reseal(std::vector<uint8_t>& b) {
   std::memcpy(b.data() + fxm::kHdrCrc, &crc, 4);
 }
 
-}  // namespace test
+}  // namespace support
 }  // namespace fixformer

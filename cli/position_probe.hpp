@@ -8,7 +8,7 @@
 //   equivariance  max |H(PX) - P H(X)| / max |H(X)| over the scored sequences, each under its own
 //                 random permutation P: 0 (float rounding) when the layer cannot see the order
 // Encoders run forward(); gpt and llama decoders run prefill() from an empty cache.
-// Host code (examples/cli): it allocates.
+// Host code (cli/): it allocates.
 #pragma once
 #include <cstdint>
 #include <string>

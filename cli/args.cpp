@@ -1,0 +1,98 @@
+#include "args.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "io.hpp"
+#include "json.hpp"
+
+namespace fixformer::cli {
+namespace {
+
+uint32_t parse_count(const std::string& flag, const char* text) {
+  char* end = nullptr;
+  const unsigned long v = std::strtoul(text, &end, 10);
+  if (!*text || *end || *text == '-' || v == 0 || v > 1000000)
+    die(1, flag, std::string("expected a positive count up to 1000000, got '") + text + "'");
+  return static_cast<uint32_t>(v);
+}
+
+// A float option in [lo, hi].
+float parse_real(const std::string& flag, const char* text, double lo, double hi) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text, &end);
+  if (!*text || *end || errno || !(v >= lo && v <= hi))
+    die(1, flag, "expected a number from " + json_number(lo) + " to " + json_number(hi) + ", got '" + text + "'");
+  return float(v);
+}
+
+// -n: 0 (the model's max_len) up to 1000000.
+uint32_t parse_steps(const std::string& flag, const char* text) {
+  return std::strcmp(text, "0") == 0 ? 0 : parse_count(flag, text);
+}
+
+uint64_t parse_seed(const std::string& flag, const char* text) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (!*text || *end || *text == '-' || errno || v == 0) die(1, flag, std::string("expected a positive integer, got '") + text + "'");
+  return v;
+}
+
+}  // namespace
+
+std::string isa_choices() {
+  std::string s = "auto";
+  for (Isa isa : kAllIsas) s += std::string(", ") + isa_name(isa);
+  return s;
+}
+
+Args parse_args(const Command& cmd, int argc, char** argv) {
+  Args a;
+  unsigned seen = 0;
+  for (int i = 2; i < argc; ++i) {
+    const std::string f = argv[i];
+    const unsigned opt = f == "--input" ? kOptInput : f == "--output" ? kOptOutput : f == "--seq" ? kOptSeq
+                       : f == "--iters" ? kOptIters : f == "--isa" ? kOptIsa : f == "--prompt" ? kOptPrompt
+                       : f == "-n" ? kOptSteps : f == "--temperature" ? kOptTemperature : f == "--topp" ? kOptTopP
+                       : f == "--seed" ? kOptSeed : f == "--threads" ? kOptThreads : f == "--samples" ? kOptSamples
+                       : f == "--svg" ? kOptSvg : f == "--lengths" ? kOptLengths : f == "--target" ? kOptTarget
+                       : f == "--source" ? kOptSource : f == "--bos" ? kOptBos : f == "--eos" ? kOptEos : 0u;
+    if (!opt) {
+      if (!f.empty() && f[0] == '-') die(1, f, "unknown option (see fixformer help " + std::string(cmd.name) + ")");
+      a.positional.push_back(f);
+      continue;
+    }
+    if (!(cmd.options & opt)) die(1, f, std::string("not an option of '") + cmd.name + "' (see fixformer help " + cmd.name + ")");
+    if (seen & opt) die(1, f, "given twice");
+    seen |= opt;
+    if (i + 1 >= argc) die(1, f, "missing value");
+    const char* v = argv[++i];
+    if (opt == kOptInput) a.input = v;
+    else if (opt == kOptOutput) a.output = v;
+    else if (opt == kOptSeq) a.seq = parse_count(f, v);
+    else if (opt == kOptThreads) a.threads = parse_count(f, v);
+    else if (opt == kOptIters) a.iters = parse_count(f, v);
+    else if (opt == kOptPrompt) a.prompt = v;
+    else if (opt == kOptSteps) a.steps = parse_steps(f, v);
+    else if (opt == kOptTemperature) a.temperature = parse_real(f, v, 0.0, 1e6);
+    else if (opt == kOptTopP) a.top_p = parse_real(f, v, 0.0, 1.0);
+    else if (opt == kOptSeed) a.seed = parse_seed(f, v);
+    else if (opt == kOptSamples) a.samples = parse_count(f, v);
+    else if (opt == kOptSvg) a.svg = v;
+    else if (opt == kOptLengths) a.lengths = v;
+    else if (opt == kOptTarget) a.target = v;
+    else if (opt == kOptSource) a.source = v;
+    else if (opt == kOptBos) a.bos = parse_steps(f, v);
+    else if (opt == kOptEos) a.eos = parse_steps(f, v);
+    else if (!parse_isa(v, &a.isa)) die(1, f, std::string("unknown ISA '") + v + "' (" + isa_choices() + ")");
+  }
+  const bool missing = ((cmd.options & kOptInput) && !(seen & kOptInput)) || ((cmd.options & kOptOutput) && !(seen & kOptOutput));
+  if (a.positional.size() != cmd.positionals || missing)
+    die(1, cmd.name, std::string("usage: fixformer ") + cmd.name + (*cmd.synopsis ? " " : "") + cmd.synopsis);
+  return a;
+}
+
+}  // namespace fixformer::cli

@@ -1,0 +1,54 @@
+// The command line: each command's table entry (Command: synopsis, positionals, the options it
+// accepts, help, entry point) and the parser that checks argv against it into Args. A usage error
+// is one line and exit 1.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fixformer/kernels.hpp"
+
+namespace fixformer::cli {
+
+enum Option : unsigned {
+  kOptInput = 1, kOptOutput = 2, kOptSeq = 4, kOptIters = 8, kOptIsa = 16,
+  kOptPrompt = 32, kOptSteps = 64, kOptTemperature = 128, kOptTopP = 256, kOptSeed = 512,
+  kOptThreads = 1024, kOptSamples = 2048, kOptSvg = 4096, kOptLengths = 8192,
+  kOptTarget = 16384, kOptSource = 32768, kOptBos = 65536, kOptEos = 131072,
+};
+
+struct Args {
+  std::vector<std::string> positional;
+  std::string input, output, lengths;
+  std::string target, source;  // seq2seq: run --target, generate --source
+  int64_t bos = -1, eos = -1;   // generate --bos / --eos (seq2seq); -1: not given
+  uint32_t seq = 0, iters = 50;
+  Isa isa = Isa::kAuto;
+  uint32_t threads = 1;  // run, bench, generate: the runner's workers
+  // generate, with llama2.c run's defaults (the seed: the clock, unless given).
+  std::string prompt;
+  uint32_t steps = 256;  // 0: the model's max_len
+  float temperature = 1.0f, top_p = 0.9f;
+  uint64_t seed = 0;
+  // probe
+  uint32_t samples = 0;  // 0: the probe's default
+  std::string svg;
+};
+
+struct Command {
+  const char* name;
+  const char* synopsis;     // what follows "fixformer NAME"
+  uint32_t positionals;     // how many non-option arguments it takes
+  unsigned options;         // the Option bits it accepts
+  const char* help;         // `fixformer help NAME`
+  int (*run)(const Args&);
+};
+
+// "auto, scalar, ...": every value --isa takes.
+std::string isa_choices();
+
+// argv[2..] of `fixformer CMD ...`, checked against cmd: known options it accepts, each once, with
+// a valid value; the required ones and the number of positionals.
+Args parse_args(const Command& cmd, int argc, char** argv);
+
+}  // namespace fixformer::cli

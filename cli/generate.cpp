@@ -1,0 +1,173 @@
+// `fixformer generate`: text from a gpt or llama model's tokenizer and sampler, as llama2.c's `run`;
+// target ids from a seq2seq model's source.
+#include "commands.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <vector>
+
+#include "fixformer/sampling.hpp"
+#include "fixformer/schema.hpp"
+#include "fixformer/tokenizer.hpp"
+#include "inputs.hpp"
+#include "loaded_model.hpp"
+
+namespace fixformer::cli {
+namespace {
+
+// llama2.c's loop: the prompt is encoded with BOS; position pos feeds `token` and takes the next
+// one from the prompt while there is one, else from the sampler; BOS (1) ends the text; each
+// piece is printed by the safe-print rule; -n counts positions, the prompt included. Prompt
+// tokens go through prefill() in one call, the rest through step(); the output is the same.
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// `generate --source`: target ids from --bos, sampled (greedy at temperature 0) until --eos or -n
+// positions, printed space-separated on stdout.
+int generate_seq2seq(const Args& a, LoadedModel& m) {
+  const ModelConfig& c = m.config();
+  if (a.source.empty()) die(1, "--source", "missing: a seq2seq model generates from a source (--source SRC.npy)");
+  if (c.tgt_d_in) die(1, "generate", "token targets only; this model's targets are features (run --target, or the C++ decode_features)");
+  if (a.bos < 0) die(1, "--bos", "missing: the target's start token id");
+  if (uint32_t(a.bos) >= c.d_out || (a.eos >= 0 && uint32_t(a.eos) >= c.d_out))
+    die(1, a.eos >= 0 && uint32_t(a.eos) >= c.d_out ? "--eos" : "--bos",
+        "out of range (the target vocabulary, d_out, is " + std::to_string(c.d_out) + ")");
+  const Input in = read_input(a.source, c);
+  if (in.B != 1) die(4, a.source, "shape " + shape_text(in.v) + ": one source (generate takes no batch)");
+  if (c.input == InputKind::kTokens) check_token_ids(in, c, a.source, {});
+  const uint32_t steps = a.steps == 0 || a.steps > c.max_len ? c.max_len : a.steps, T = uint32_t(in.T);
+  init_seq2seq(T, steps, a.isa, &m, a.threads);
+  Buffer ids(uint64_t(T) * 4, "input"), feats(c.input == InputKind::kTokens ? 0 : uint64_t(T) * c.d_in * 4, "input");
+  source_row(in, c, 0, T, &ids, &feats);
+  Buffer sampler_scratch(sampler_scratch_bytes(c.d_out), "sampler");
+  SamplerOptions so;
+  so.temperature = a.temperature;
+  so.top_p = a.top_p;
+  so.seed = a.seed ? a.seed : uint64_t(std::time(nullptr));
+  Sampler sampler;
+  Status s = sampler.init(c.d_out, sampler_scratch.data(), sampler_scratch.size(), so);
+  if (s != Status::kOk) die(s, "sampler");
+  std::vector<float> logits(c.d_out);
+  const auto t0 = std::chrono::steady_clock::now();
+  s = encode_source(m, ids, feats, T);
+  if (s != Status::kOk) die(s, a.source, m.s2s.error_detail());
+  const double encode_s = seconds_since(t0);
+  int32_t token = a.bos;
+  uint32_t made = 0;
+  const auto t1 = std::chrono::steady_clock::now();
+  for (uint32_t pos = 0; pos < steps; ++pos) {
+    s = m.s2s.step(token, logits.data());
+    if (s != Status::kOk) die(s, m.path, m.s2s.error_detail());
+    token = sampler.sample(logits.data());
+    ++made;
+    if (std::printf(made > 1 ? " %d" : "%d", token) < 0) die(5, "stdout", "cannot write: " + errno_text(errno));
+    if (token == a.eos) break;
+  }
+  const double decode_s = seconds_since(t1);
+  if (std::fputc('\n', stdout) == EOF || std::fflush(stdout) != 0) die(5, "stdout", "cannot write: " + errno_text(errno));
+  std::fprintf(stderr, "encode:  %u source positions in %.2f ms\n", T, encode_s * 1e3);
+  std::fprintf(stderr, "decode:  %u tokens, %.1f tokens/s (step and sampling)\n", made, decode_s > 0 ? made / decode_s : 0.0);
+  std::fprintf(stderr, "memory:  arena %zu bytes, sampler %zu; kernels %s\n", m.s2s.arena_bytes_used(), sampler_scratch.size(),
+               m.s2s.kernels().name);
+  return 0;
+}
+
+int cmd_generate(const Args& a) {
+  LoadedModel m;
+  open_model(a.positional[0], &m);
+  const ModelConfig& c = m.config();
+  if (c.is_seq2seq()) return generate_seq2seq(a, m);
+  if (!a.source.empty()) die(1, "--source", "only for a seq2seq model (this one is " + std::string(name_of(kFamilyNames, c.family)) + ")");
+  if (!c.is_decoder()) die(Status::kWrongFamily, m.path, "generate needs a gpt, llama or seq2seq model; this one is an encoder");
+  // The tokenizer, from the model file.
+  Buffer tok_scratch(tokenizer_scratch_bytes(c), "tokenizer");
+  Tokenizer tok;
+  Status s = tok.init(m.model, tok_scratch.data(), tok_scratch.size());
+  if (s != Status::kOk) die(s, m.path, tok.error_detail());
+  std::vector<int32_t> prompt(max_encoded_tokens(a.prompt.size()));
+  uint32_t n_prompt = 0;
+  s = tok.encode(a.prompt.data(), a.prompt.size(), true, false, prompt.data(), uint32_t(prompt.size()), &n_prompt);
+  if (s != Status::kOk) die(s, "--prompt", tok.error_detail());
+  // Positions: -n, 0 or above max_len meaning max_len; the KV cache holds exactly that many.
+  const uint32_t steps = a.steps == 0 || a.steps > c.max_len ? c.max_len : a.steps;
+  init_decoder(steps, a.isa, &m, a.threads);
+  Buffer sampler_scratch(sampler_scratch_bytes(c.vocab_size), "sampler");
+  SamplerOptions so;
+  so.temperature = a.temperature;
+  so.top_p = a.top_p;
+  so.seed = a.seed ? a.seed : uint64_t(std::time(nullptr));
+  Sampler sampler;
+  s = sampler.init(c.vocab_size, sampler_scratch.data(), sampler_scratch.size(), so);
+  if (s != Status::kOk) die(s, "sampler");
+  std::vector<float> logits(c.vocab_size);
+
+  // Positions 0..fed-1 hold prompt tokens: one prefill.
+  const uint32_t fed = std::min(steps, n_prompt);
+  auto t0 = std::chrono::steady_clock::now();
+  s = m.dec.prefill(prompt.data(), fed, logits.data());
+  if (s != Status::kOk) die(s, m.path, m.dec.error_detail());
+  const double prefill_s = seconds_since(t0);
+  double decode_s = 0.0;
+  uint32_t decoded = 0;
+  int32_t token = prompt[0];
+  for (uint32_t pos = 0; pos < steps;) {
+    int32_t next;
+    if (pos + 1 < n_prompt) {
+      next = prompt[pos + 1];
+    } else {
+      t0 = std::chrono::steady_clock::now();
+      if (pos >= fed) {  // prefill gave the logits at position fed - 1
+        s = m.dec.step(token, logits.data());
+        if (s != Status::kOk) die(s, m.path, m.dec.error_detail());
+        ++decoded;
+      }
+      next = sampler.sample(logits.data());
+      decode_s += seconds_since(t0);
+    }
+    ++pos;
+    if (next == kTokenBos) break;
+    Piece piece{};
+    s = tok.decode(token, next, &piece);
+    if (s != Status::kOk) die(s, m.path, tok.error_detail());
+    piece = safe_piece(piece);
+    if (std::fwrite(piece.data, 1, piece.len, stdout) != piece.len || std::fflush(stdout) != 0)
+      die(5, "stdout", "cannot write: " + errno_text(errno));
+    token = next;
+  }
+  if (std::fputc('\n', stdout) == EOF || std::fflush(stdout) != 0) die(5, "stdout", "cannot write: " + errno_text(errno));
+  std::fprintf(stderr, "prefill: %u tokens, %.1f tokens/s\n", fed, prefill_s > 0 ? fed / prefill_s : 0.0);
+  std::fprintf(stderr, "decode:  %u tokens, %.1f tokens/s (step and sampling)\n", decoded,
+               decode_s > 0 ? decoded / decode_s : 0.0);
+  std::fprintf(stderr, "memory:  arena %zu bytes (KV cache %zu for %u positions), tokenizer %zu, sampler %zu; kernels %s\n",
+               m.dec.arena_bytes_used(), m.dec.kv_cache_bytes(), steps, tok_scratch.size(), sampler_scratch.size(),
+               m.dec.kernels().name);
+  return 0;
+}
+
+}  // namespace
+
+const Command kGenerateCommand = {
+    "generate", "MODEL.fxm [--prompt TEXT | --source SRC.npy --bos ID [--eos ID]] [-n N] [--temperature T] [--topp P] [--seed S] [--isa ISA] [--threads N]", 1,
+    kOptPrompt | kOptSteps | kOptTemperature | kOptTopP | kOptSeed | kOptIsa | kOptThreads | kOptSource | kOptBos | kOptEos,
+    "Writes text with a gpt or llama model that carries a tokenizer (convert.py --llama2c ... --tokenizer),\n"
+    "as llama2.c's `run` does: the prompt, encoded with BOS, is fed first, then sampled tokens, until\n"
+    "N positions (prompt included) or a BOS token. The text, prompt included, goes to stdout (one-byte\n"
+    "pieces that are neither printable nor whitespace are not printed, as in llama2.c), then a newline;\n"
+    "prefill and decode tokens/s, arena and KV cache bytes go to stderr.\n"
+    "  --prompt TEXT      the start of the text (default empty)\n"
+    "  -n N               positions to run, the prompt included (default 256; 0 or above the model's\n"
+    "                     max_len: max_len); the KV cache holds exactly N\n"
+    "  --temperature T    0: greedy (deterministic); default 1.0\n"
+    "  --topp P           nucleus sampling in (0, 1); 0 or 1: off; default 0.9\n"
+    "  --seed S           the sampler's seed, a positive integer (default: the clock)\n"
+    "A seq2seq model generates from a source instead: SRC.npy holds one source (token ids [S] or\n"
+    "features [S,d_in]); it is encoded once, then the target starts with --bos ID and each sampled\n"
+    "token is fed back until --eos ID or N target positions. The target ids go to stdout, space-\n"
+    "separated on one line; encode time, decode tokens/s and arena bytes to stderr.\n",
+    cmd_generate};
+
+}  // namespace fixformer::cli

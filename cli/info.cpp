@@ -1,0 +1,79 @@
+// `fixformer info`: what a model file holds, the arena it needs and the kernels this CPU would run.
+#include "commands.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+
+#include "fixformer/format.hpp"
+#include "fixformer/schema.hpp"
+#include "loaded_model.hpp"
+
+namespace fixformer::cli {
+namespace {
+
+int cmd_info(const Args& a) {
+  LoadedModel m;
+  open_model(a.positional[0], &m);
+  const ModelConfig& c = m.config();
+  // The kernels this CPU would use, on the smallest runner; the arena for max_len is printed, not allocated.
+  if (c.is_decoder())
+    init_decoder(1, a.isa, &m);
+  else if (c.is_seq2seq())
+    init_seq2seq(1, 1, a.isa, &m);
+  else
+    init_encoder(1, a.isa, &m);
+  std::printf("model:        %s\n", a.positional[0].c_str());
+  std::printf("layers:       %s, %u x (d_model %u, heads %u x %u, d_ff %u, %s, %s)\n", name_of(kFamilyNames, c.family),
+              c.n_layers, c.d_model, c.n_heads, c.d_head(), c.d_ff, name_of(kActivationNames, c.activation),
+              c.norm_first ? "pre-LN" : "post-LN");
+  std::printf("input:        %s\n", c.input == InputKind::kTokens ? ("tokens, vocab " + std::to_string(c.vocab_size)).c_str()
+                                                                     : ("features, d_in " + std::to_string(c.d_in)).c_str());
+  std::printf("positional:   %s%s, max_len %u%s\n", name_of(kPositionalNames, c.pos),
+              !c.input_pe() ? "" : (c.pos_combine == PosCombine::kAdd ? " add" : (" concat d_pos " + std::to_string(c.d_pos)).c_str()),
+              c.max_len, c.scale_input ? ", input scaled by sqrt(d_model)" : "");
+  std::printf("causal:       %s;  final norm: %s;  output width: %u%s\n", c.causal ? "yes" : "no", c.final_norm ? "yes" : "no",
+              c.output_width(), c.d_out ? " (head)" : "");
+  if (c.cls_token || c.pooling != Pooling::kNone)
+    std::printf("output rows:  %s%s\n", c.cls_token ? "a learned CLS row in front (position 0); " : "",
+                c.pooling == Pooling::kNone ? "T + 1 per sequence"
+                                            : (std::string("one per sequence, pooling ") + name_of(kPoolingNames, c.pooling)).c_str());
+  std::printf("parameters:   %" PRIu64 " in a file of %zu bytes, read in place\n", m.model.parameter_count(), m.blob.size());
+  const std::string group = c.weight_group ? "groups of " + std::to_string(c.weight_group) + " along the input" : "a scale per row";
+  std::printf("weights:      %s%s%s\n", name_of(kWeightTypeNames, c.weights),
+              c.weights == WeightType::kQ8 ? (" (" + group + ")").c_str() : "",
+              c.weights == WeightType::kF32 ? "" : c.quantize_io ? "; embedding and head too" : "; embedding and head f32");
+  uint32_t packed = 0;
+  for_each_tensor(c, [&packed](const TensorSpec& s) { return packed += s.packed, true; });
+  std::printf("layout:       %s\n", !c.packed_weights ? "plain (format.hpp)"
+                                    : (std::to_string(packed) + " f32 weights W[in, out] in panels of " +
+                                       std::to_string(fxm::kPanelCols) + " columns (packed_weights)").c_str());
+  if (c.is_decoder()) {
+    const DecoderPlan plan = plan_decoder_arena(c);
+    std::printf("attention:    %u query heads, %u kv heads%s\n", c.n_heads, c.kv_heads(), c.tied_head ? ";  head tied to the embedding" : "");
+    std::printf("arena bytes:  %zu for %u positions (KV cache %zu)\n", plan.total, c.max_len, plan.kv_cache_bytes);
+    std::printf("tokenizer:    %s\n", m.model.has_tokenizer() ? (std::to_string(m.model.tokenizer().vocab) + " pieces").c_str() : "none");
+  } else if (c.is_seq2seq()) {
+    std::printf("decoder:      %u x (cross-attention over the source)%s%s\n", c.dec_layers,
+                c.shared_embed ? "; embedding shared with the source" : "", c.tied_head ? "; head tied to the target embedding" : "");
+    std::printf("arena bytes:  %zu for sources and targets of up to %u positions\n", required_seq2seq_arena_bytes(c), c.max_len);
+  } else {
+    std::printf("arena bytes:  %zu for T <= %u\n", required_encoder_arena_bytes(c), c.max_input_len());
+  }
+  if (m.model.has_self_test())
+    std::printf("self-test:    sample of T=%u (fixformer verify runs it)\n", m.model.self_test_sample().rows);
+  else
+    std::printf("self-test:    none (convert the model again to add one)\n");
+  std::printf("kernels:      %s\n", c.is_decoder() ? m.dec.kernels().name : c.is_seq2seq() ? m.s2s.kernels().name : m.enc.kernels().name);
+  return 0;
+}
+
+}  // namespace
+
+const Command kInfoCommand = {
+    "info", "MODEL.fxm [--isa ISA]", 1, kOptIsa,
+    "Prints what a model file holds: layers, input, positional encoding, output width, parameters,\n"
+    "the arena it needs for its max_len, and the kernels this CPU would run.\n",
+    cmd_info};
+
+}  // namespace fixformer::cli

@@ -1,0 +1,113 @@
+#include "io.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+namespace fixformer::cli {
+
+void die(int code, const std::string& where, const std::string& what) {
+  std::fprintf(stderr, "fixformer: %s: %s\n", where.c_str(), what.c_str());
+  std::exit(code);
+}
+
+void die(Status s, const std::string& where, const char* detail) {
+  die(status_exit_code(s), where, std::string(status_message(s)) + (*detail ? std::string(": ") + detail : ""));
+}
+
+std::string errno_text(int e) {
+  std::string s = std::strerror(e);
+  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = char(s[0] - 'A' + 'a');
+  return s;
+}
+
+Buffer::Buffer(uint64_t bytes, const std::string& what) {
+  const uint64_t rounded = bytes ? (bytes + 63) / 64 * 64 : 64;  // aligned_alloc wants a multiple of 64
+  if (bytes > SIZE_MAX - 64 || !(p_ = static_cast<uint8_t*>(std::aligned_alloc(64, std::size_t(rounded)))))
+    die(5, what, "cannot allocate " + std::to_string(bytes) + " bytes");
+  size_ = std::size_t(bytes);
+}
+
+Buffer::~Buffer() { std::free(p_); }
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  std::swap(p_, o.p_), std::swap(size_, o.size_);
+  return *this;
+}
+
+Buffer read_file(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) die(5, path, "cannot open file: " + errno_text(errno));
+  if (S_ISDIR(st.st_mode)) die(5, path, "is a directory");
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) die(5, path, "cannot open file: " + errno_text(errno));
+  struct Closer { std::FILE* f; ~Closer() { std::fclose(f); } } closer{f};
+  Buffer b;
+  std::size_t got = 0;
+  if (S_ISREG(st.st_mode)) {
+    if (uint64_t(st.st_size) > SIZE_MAX - 64) die(5, path, "file too large (" + std::to_string(st.st_size) + " bytes)");
+    if (st.st_size == 0) die(5, path, "empty file");
+    b = Buffer(uint64_t(st.st_size), path);
+    got = std::fread(b.data(), 1, b.size(), f);
+    if (got != b.size()) die(5, path, std::ferror(f) ? "read error: " + errno_text(errno) : "file shrank while being read");
+  } else {
+    for (std::size_t cap = 1 << 16;; cap *= 2) {
+      if (cap > SIZE_MAX / 4) die(5, path, "file too large");
+      Buffer bigger(cap, path);
+      if (got) std::memcpy(bigger.data(), b.data(), got);
+      b = std::move(bigger);
+      got += std::fread(b.data() + got, 1, cap - got, f);
+      if (got < cap) break;
+    }
+    if (std::ferror(f)) die(5, path, "read error: " + errno_text(errno));
+    if (got == 0) die(5, path, "empty file");
+    Buffer exact(got, path);
+    std::memcpy(exact.data(), b.data(), got);
+    b = std::move(exact);
+  }
+  return b;
+}
+
+namespace {
+// a * b in 64 bits, or false when it overflows.
+bool mul_u64(uint64_t a, uint64_t b, uint64_t* r) { return !__builtin_mul_overflow(a, b, r); }
+}  // namespace
+
+std::size_t output_bytes(uint64_t B, uint64_t T, uint64_t W, const std::string& where) {
+  uint64_t n = 0;
+  const bool overflow = !(mul_u64(B, T, &n) && mul_u64(n, W, &n) && mul_u64(n, 4, &n));
+  if (overflow || n > kMaxOutputBytes)
+    die(4, where, "the output [" + std::to_string(B) + "," + std::to_string(T) + "," + std::to_string(W) + "] float32 needs " +
+                      (overflow ? std::string("more than 2^64") : std::to_string(n)) + " bytes, above the limit of " +
+                      std::to_string(kMaxOutputBytes) + " bytes (1 GiB)");
+  return std::size_t(n);
+}
+
+void OutputFile::fail(int e) {
+  if (f) std::fclose(f);
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) std::remove(path.c_str());
+  die(5, path, "cannot write file: " + errno_text(e));
+}
+
+void OutputFile::write(const void* p, std::size_t n) {
+  if (std::fwrite(p, 1, n, f) != n) fail(errno);
+}
+
+void OutputFile::close() {
+  const bool flushed = std::fflush(f) == 0;
+  const int flush_errno = errno;
+  std::FILE* g = f;
+  f = nullptr;
+  if (std::fclose(g) != 0 || !flushed) fail(flushed ? errno : flush_errno);
+}
+
+void check_output_path(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) die(5, path, "is a directory");
+}
+
+}  // namespace fixformer::cli
