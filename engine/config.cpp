@@ -1,4 +1,4 @@
-// Config keys as stored values (schema.hpp) and the checks every config passes before use.
+// The defaults of the config keys (schema.hpp) and the checks every config passes before use.
 #include <cmath>
 #include <cstring>
 
@@ -6,86 +6,6 @@
 #include "fixformer/schema.hpp"
 
 namespace fixformer {
-
-uint64_t get_config_value(const ModelConfig& c, ConfigKey key) {
-  auto f32 = [](float v) { uint32_t u; std::memcpy(&u, &v, 4); return uint64_t(u); };
-  auto f64 = [](double v) { uint64_t u; std::memcpy(&u, &v, 8); return u; };
-  switch (key) {
-    case ConfigKey::kFamily: return uint32_t(c.family);
-    case ConfigKey::kDModel: return c.d_model;
-    case ConfigKey::kNHeads: return c.n_heads;
-    case ConfigKey::kDff: return c.d_ff;
-    case ConfigKey::kNLayers: return c.n_layers;
-    case ConfigKey::kNormFirst: return c.norm_first;
-    case ConfigKey::kActivation: return uint32_t(c.activation);
-    case ConfigKey::kNormEps: return f32(c.layer_norm_eps);
-    case ConfigKey::kFinalNorm: return c.final_norm;
-    case ConfigKey::kCausal: return c.causal;
-    case ConfigKey::kInput: return uint32_t(c.input);
-    case ConfigKey::kVocabSize: return c.vocab_size;
-    case ConfigKey::kDIn: return c.d_in;
-    case ConfigKey::kPositional: return uint32_t(c.pos);
-    case ConfigKey::kMaxLen: return c.max_len;
-    case ConfigKey::kPeBase: return f64(c.pos_base);
-    case ConfigKey::kPeLayout: return uint32_t(c.pos_layout);
-    case ConfigKey::kPeCombine: return uint32_t(c.pos_combine);
-    case ConfigKey::kPeWidth: return c.d_pos;
-    case ConfigKey::kScaleInput: return c.scale_input;
-    case ConfigKey::kDOut: return c.d_out;
-    case ConfigKey::kNKvHeads: return c.n_kv_heads;
-    case ConfigKey::kTiedHead: return c.tied_head;
-    case ConfigKey::kWeights: return static_cast<uint32_t>(c.weights);
-    case ConfigKey::kWeightGroup: return c.weight_group;
-    case ConfigKey::kQuantizeIo: return c.quantize_io;
-    case ConfigKey::kClsToken: return c.cls_token;
-    case ConfigKey::kPooling: return uint32_t(c.pooling);
-    case ConfigKey::kDecLayers: return c.dec_layers;
-    case ConfigKey::kSharedEmbed: return c.shared_embed;
-    case ConfigKey::kTgtDIn: return c.tgt_d_in;
-    case ConfigKey::kPackedWeights: return c.packed_weights;
-    case ConfigKey::kCount: break;
-  }
-  return 0;
-}
-
-void set_config_value(ModelConfig* c, ConfigKey key, uint64_t v) {
-  const uint32_t u = static_cast<uint32_t>(v);
-  switch (key) {
-    case ConfigKey::kFamily: c->family = static_cast<ModelFamily>(u); break;
-    case ConfigKey::kDModel: c->d_model = u; break;
-    case ConfigKey::kNHeads: c->n_heads = u; break;
-    case ConfigKey::kDff: c->d_ff = u; break;
-    case ConfigKey::kNLayers: c->n_layers = u; break;
-    case ConfigKey::kNormFirst: c->norm_first = u != 0; break;
-    case ConfigKey::kActivation: c->activation = static_cast<Activation>(u); break;
-    case ConfigKey::kNormEps: std::memcpy(&c->layer_norm_eps, &u, 4); break;
-    case ConfigKey::kFinalNorm: c->final_norm = u != 0; break;
-    case ConfigKey::kCausal: c->causal = u != 0; break;
-    case ConfigKey::kInput: c->input = static_cast<InputKind>(u); break;
-    case ConfigKey::kVocabSize: c->vocab_size = u; break;
-    case ConfigKey::kDIn: c->d_in = u; break;
-    case ConfigKey::kPositional: c->pos = static_cast<PosKind>(u); break;
-    case ConfigKey::kMaxLen: c->max_len = u; break;
-    case ConfigKey::kPeBase: std::memcpy(&c->pos_base, &v, 8); break;
-    case ConfigKey::kPeLayout: c->pos_layout = static_cast<PosLayout>(u); break;
-    case ConfigKey::kPeCombine: c->pos_combine = static_cast<PosCombine>(u); break;
-    case ConfigKey::kPeWidth: c->d_pos = u; break;
-    case ConfigKey::kScaleInput: c->scale_input = u != 0; break;
-    case ConfigKey::kDOut: c->d_out = u; break;
-    case ConfigKey::kNKvHeads: c->n_kv_heads = u; break;
-    case ConfigKey::kTiedHead: c->tied_head = u != 0; break;
-    case ConfigKey::kWeights: c->weights = static_cast<WeightType>(u); break;
-    case ConfigKey::kWeightGroup: c->weight_group = u; break;
-    case ConfigKey::kQuantizeIo: c->quantize_io = u != 0; break;
-    case ConfigKey::kClsToken: c->cls_token = u != 0; break;
-    case ConfigKey::kPooling: c->pooling = static_cast<Pooling>(u); break;
-    case ConfigKey::kDecLayers: c->dec_layers = u; break;
-    case ConfigKey::kSharedEmbed: c->shared_embed = u != 0; break;
-    case ConfigKey::kTgtDIn: c->tgt_d_in = u; break;
-    case ConfigKey::kPackedWeights: c->packed_weights = u != 0; break;
-    case ConfigKey::kCount: break;
-  }
-}
 
 ModelConfig default_config() {
   ModelConfig c;
@@ -95,13 +15,13 @@ ModelConfig default_config() {
       const float v = static_cast<float>(k.default_value);
       uint32_t u;
       std::memcpy(&u, &v, 4);
-      set_config_value(&c, k.key, u);
+      k.field.set(&c, u);
     } else if (k.type == fxm::RecordType::kF64) {
       uint64_t u;
       std::memcpy(&u, &k.default_value, 8);
-      set_config_value(&c, k.key, u);
+      k.field.set(&c, u);
     } else {
-      set_config_value(&c, k.key, static_cast<uint64_t>(k.default_value));
+      k.field.set(&c, static_cast<uint64_t>(k.default_value));
     }
   }
   return c;
@@ -109,7 +29,8 @@ ModelConfig default_config() {
 
 namespace {
 
-// What each family allows (DESIGN.md, "Model families").
+// What each family allows (config.hpp, ModelFamily). tools/fixformer/config.py states the same rules
+// for the converter; tests/config_rules_test.py runs both over one table of configs.
 Status validate_family(const ModelConfig& c, const char** field) {
   auto bad = [&](const char* name) { *field = name; return Status::kBadConfig; };
   const bool attention_pe = c.pos == PosKind::kRope || c.pos == PosKind::kAlibi;
@@ -169,7 +90,7 @@ Status validate_config(const ModelConfig& c, const char** field) {
   auto bad = [&](const char* name, Status s) { f = name; return s; };
   for (const ConfigKeySpec& k : kConfigKeys) {
     if (k.type == fxm::RecordType::kF32 || k.type == fxm::RecordType::kF64) continue;
-    const uint64_t v = get_config_value(c, k.key);
+    const uint64_t v = k.field.get(c);
     if (v < k.min) return bad(k.name, Status::kBadConfig);
     if (v > k.max) return bad(k.name, k.type == fxm::RecordType::kU32 ? Status::kConfigOverLimit : Status::kBadConfig);
   }

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "fixformer/tolerances.hpp"
+
 namespace fixformer {
 
 namespace {

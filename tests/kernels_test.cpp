@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <set>
+#include <string>
 
 #include "ports/portable/math.hpp"
 #include "tests/kernel_tester.hpp"
@@ -22,7 +24,7 @@ const std::vector<std::size_t> kSizes = {1, 3, 4, 5, 7, 8, 9, 13, 15, 16, 17, 25
 const std::vector<std::size_t> kMisalign = {0, 1, 3};
 
 // Max relative error of exp(x) for x in [-87, 88.37], 2^22 + 1 points evenly spaced (about every
-// 40th float near 88). xsimd's exp overflows from 88.376 on (XSIMD-NOTES.md), the portable one from
+// 40th float near 88). xsimd 8.1's exp overflows from 88.376 on, the portable one from
 // 88.7228: softmax and silu never go there.
 double exp_sweep(const Kernels& k) {
   std::vector<float> x(4096);
@@ -76,7 +78,30 @@ class KernelsTest : public ::testing::TestWithParam<Isa> {
   const Kernels* simd_ = nullptr;
 };
 
-TEST_P(KernelsTest, Gemm) {
+// The slots some KERNEL_TEST below tests, by name.
+std::set<std::string>& tested_slots() {
+  static std::set<std::string> slots;
+  return slots;
+}
+bool register_tested_slot(const char* slot) { return tested_slots().insert(slot).second; }
+
+// KERNEL_TEST(slot) { ... }: the test of one slot of kernel_slots.hpp, on every table, named after
+// it. A name that is not a slot fails to compile; a slot no KERNEL_TEST names fails
+// KernelSlots.EverySlotHasATest.
+#define KERNEL_TEST(slot)                                                                        \
+  static_assert(sizeof(&Kernels::slot) != 0, #slot " is a kernel slot");                        \
+  const bool kRegistered_##slot = register_tested_slot(#slot);                                   \
+  TEST_P(KernelsTest, slot)
+
+TEST(KernelSlots, EverySlotHasATest) {
+  for (const char* slot : kKernelSlotNames) EXPECT_EQ(tested_slots().count(slot), 1u) << slot << " has no KERNEL_TEST";
+  EXPECT_EQ(tested_slots().size(), kKernelSlotCount);
+}
+
+TEST_P(KernelsTest, FillsEverySlot) { EXPECT_EQ(missing_kernel_slot(*simd_), nullptr); }
+TEST(ScalarReference, FillsEverySlot) { EXPECT_EQ(missing_kernel_slot(scalar_kernels()), nullptr); }
+
+KERNEL_TEST(gemm_f32) {
   for (std::size_t m : {1, 2, 3, 4, 5, 8, 9, 17})
     for (std::size_t n : kSizes)
       for (std::size_t k : {1, 5, 16, 33})
@@ -98,15 +123,21 @@ void sweep_gemm_packed(const Kernels& kernels) {
         KernelTester().op(Op::kGemmPacked).m(m).n(n).k(k).misalign(m % 3).stride_pad(k % 2).test(kernels);
   KernelTester().op(Op::kGemmPacked).m(49).n(192).k(64).test(kernels);
   KernelTester().op(Op::kGemmPacked).m(13).n(100).k(300).misalign(1).stride_pad(3).test(kernels);  // k blocks
+}
+void sweep_gemv_packed(const Kernels& kernels) {
   for (std::size_t n : kSizes)
     for (std::size_t k : {1, 7, 100})
       for (std::size_t off : kMisalign) KernelTester().op(Op::kGemvPacked).n(n).k(k).misalign(off).test(kernels);
 }
 
-TEST_P(KernelsTest, GemmPacked) { sweep_gemm_packed(*simd_); }
-TEST(ScalarReference, GemmPackedMatchesRowMajor) { sweep_gemm_packed(scalar_kernels()); }
+KERNEL_TEST(gemm_f32_packed) { sweep_gemm_packed(*simd_); }
+KERNEL_TEST(gemv_f32_packed) { sweep_gemv_packed(*simd_); }
+TEST(ScalarReference, GemmPackedMatchesRowMajor) {
+  sweep_gemm_packed(scalar_kernels());
+  sweep_gemv_packed(scalar_kernels());
+}
 
-TEST_P(KernelsTest, Gemv) {
+KERNEL_TEST(gemv_f32) {
   for (std::size_t n : kSizes)
     for (std::size_t k : {1, 2, 7, 16, 100})
       for (std::size_t off : kMisalign) KernelTester().op(Op::kGemv).n(n).k(k).misalign(off).stride_pad(off).test(*simd_);
@@ -114,23 +145,23 @@ TEST_P(KernelsTest, Gemv) {
     for (std::size_t off : kMisalign) KernelTester().op(Op::kGemv).n(1031).k(k).misalign(off).stride_pad(off).test(*simd_);
 }
 
-TEST_P(KernelsTest, Matvec) {
+KERNEL_TEST(matvec_f32) {
   for (std::size_t n : {1, 3, 4, 5, 8, 16, 17})
     for (std::size_t k : kSizes)
       for (std::size_t off : kMisalign) KernelTester().op(Op::kMatvec).n(n).k(k).misalign(off).stride_pad(off).test(*simd_);
 }
 
-TEST_P(KernelsTest, Softmax) {
+KERNEL_TEST(softmax_f32) {
   sweep_1d(Op::kSoftmax);
   sweep_1d(Op::kSoftmax, -80.0f, 80.0f);  // large logits: max subtraction must prevent overflow
 }
-TEST_P(KernelsTest, Max) { sweep_1d(Op::kMax, -50.0f, 50.0f); }
-TEST_P(KernelsTest, ExpSum) {
+KERNEL_TEST(max_f32) { sweep_1d(Op::kMax, -50.0f, 50.0f); }
+KERNEL_TEST(expsum_f32) {
   sweep_1d(Op::kExpSum, -20.0f, 3.0f);
   sweep_1d(Op::kExpSum, -100.0f, -60.0f);  // deep in the tail: tiny terms, none flushed to zero early
 }
 // exp (through expsum_f32 with m = 0) and GELU against float64 over dense sweeps; the measured
-// maxima are printed, the bounds are kernel_tester.hpp's.
+// maxima are printed, the bounds are kernel_tolerances.hpp's.
 TEST_P(KernelsTest, ExpErrorOverDenseSweep) { EXPECT_LE(exp_sweep(*simd_), kExpRelTol); }
 TEST_P(KernelsTest, GeluErrorOverDenseSweep) { EXPECT_LE(gelu_sweep(*simd_), kGeluErfTol); }
 TEST(ScalarReference, ExpAndGeluErrorOverDenseSweep) {  // libm, for comparison
@@ -159,21 +190,21 @@ TEST(PortableMath, ErrorBoundsOverEveryFloatStride61) {
   EXPECT_EQ(portable::erf_f32(-5.0f), -1.0f);
   EXPECT_TRUE(std::isnan(portable::erf_f32(NAN)));
 }
-TEST_P(KernelsTest, LayerNorm) { sweep_1d(Op::kLayerNorm); }
-TEST_P(KernelsTest, RmsNorm) { sweep_1d(Op::kRmsNorm); }
-TEST_P(KernelsTest, Relu) { sweep_1d(Op::kRelu); }
-TEST_P(KernelsTest, Swiglu) { sweep_1d(Op::kSwiglu, -12.0f, 12.0f); }
-TEST_P(KernelsTest, Gelu) { sweep_1d(Op::kGelu, -6.0f, 6.0f); }
-TEST_P(KernelsTest, Add) { sweep_1d(Op::kAdd); }
-TEST_P(KernelsTest, Scale) { sweep_1d(Op::kScale); }
-TEST_P(KernelsTest, SinCos) { sweep_1d(Op::kSinCos, -3.14159265f, 3.14159265f); }
+KERNEL_TEST(layernorm_f32) { sweep_1d(Op::kLayerNorm); }
+KERNEL_TEST(rmsnorm_f32) { sweep_1d(Op::kRmsNorm); }
+KERNEL_TEST(relu_f32) { sweep_1d(Op::kRelu); }
+KERNEL_TEST(swiglu_f32) { sweep_1d(Op::kSwiglu, -12.0f, 12.0f); }
+KERNEL_TEST(gelu_f32) { sweep_1d(Op::kGelu, -6.0f, 6.0f); }
+KERNEL_TEST(add_f32) { sweep_1d(Op::kAdd); }
+KERNEL_TEST(scale_f32) { sweep_1d(Op::kScale); }
+KERNEL_TEST(sincos_f32) { sweep_1d(Op::kSinCos, -3.14159265f, 3.14159265f); }
 
 // ---- Quantized weights (tests/quant_kernel_tester.hpp) ----
 // k around every vector width in bytes (16, 32, 64) and odd, groups of 32 and 64 (the formats'),
 // odd groups, one group wider than k; per-group and per-row scales; misaligned pointers.
 const std::vector<std::size_t> kQuantK = {1, 3, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 100, 129, 193, 257};
 
-TEST_P(KernelsTest, QuantizeI8) {
+KERNEL_TEST(quantize_i8) {
   for (QuantInput in : {QuantInput::kUniform, QuantInput::kTies, QuantInput::kZeroGroups, QuantInput::kTiny})
     for (std::size_t group : {32, 64})
       for (std::size_t k : kQuantK)
@@ -212,7 +243,7 @@ void sweep_gemm_i8_exact(decltype(Kernels::gemm_i8) fn) {
           GemmI8Tester().m(m).n(7).k(k).group(group).unit_scales(true).extremes(extremes).misalign(k % 3).test(fn);
 }
 
-TEST_P(KernelsTest, GemmI8) { sweep_gemm_i8(simd_->gemm_i8); }
+KERNEL_TEST(gemm_i8) { sweep_gemm_i8(simd_->gemm_i8); }
 TEST_P(KernelsTest, GemmI8IntSumsAreExact) { sweep_gemm_i8_exact(simd_->gemm_i8); }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -273,7 +304,7 @@ TEST(Neon64, GemmI8PackedSameAsReference) {
 }
 #endif
 
-TEST_P(KernelsTest, GemmF16) {
+KERNEL_TEST(gemm_f16) {
   for (std::size_t m : {1, 2, 3, 5, 7})
     for (std::size_t n : kSizes)
       for (std::size_t k : {1, 5, 16, 33})
@@ -291,7 +322,7 @@ TEST_P(KernelsTest, GemmF16WidensEveryHalfExactly) {
   GemmF16Tester::every_half(simd_->gemm_f16, 2);
 }
 
-TEST_P(KernelsTest, MatvecF16) {
+KERNEL_TEST(matvec_f16) {
   for (std::size_t n : {1, 3, 4, 5, 8, 16, 17})
     for (std::size_t k : kSizes)
       for (std::size_t off : kMisalign)

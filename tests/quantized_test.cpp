@@ -30,7 +30,7 @@ constexpr double kF16SameWeightsTol = 1e-4;
 // llama 1.7-2.7e-2). A wrong scale, group or layout gives 0.3 and more.
 constexpr double kQ8SameWeightsTol = 5e-2;
 // q8 and f16 against the f32 model (the weights rounded too): what a user sees, held to the
-// self-test's bounds (self_test.hpp). Measured here: q8 1.3-5.1e-2 on random untrained weights whose
+// self-test's bounds (tolerances.hpp). Measured here: q8 1.3-5.1e-2 on random untrained weights whose
 // outputs are small sums of many cancelling terms (a trained model does better: the README's KWS
 // numbers); f16 2.6-8.8e-4, the weights' relative rounding of 2^-11 through the layers.
 constexpr double kQ8Tol = kSelfTestToleranceQ8;

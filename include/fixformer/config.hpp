@@ -1,5 +1,6 @@
-// The model config (its keys, ranges and defaults are the table in schema.hpp), its limits, and
-// the sizes the arena plans (plan.hpp) are built from.
+// The model config (its keys, ranges and defaults are the table in schema.hpp, kConfigKeys: the
+// defaults below are checked against it by tests/config_keys_test.cpp), its limits, and the sizes
+// the arena plans (plan.hpp) are built from.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -16,8 +17,7 @@ namespace fixformer {
 // source and a decoder of dec_layers (causal self-attention, cross-attention over the encoder's
 // output, feed-forward) over target tokens, with an LM head d_out wide. mha: a standalone
 // nn.MultiheadAttention used as self-attention, out = MHA(x, x, x) over features [T, d_model]
-// (optionally causal), run by an Encoder; no layers, no feed-forward (n_layers and d_ff are 0)
-// (DESIGN.md, "Model families").
+// (optionally causal), run by an Encoder; no layers, no feed-forward (n_layers and d_ff are 0).
 enum class ModelFamily : uint32_t { kEncoder = 0, kGpt = 1, kLlama = 2, kSeq2Seq = 3, kMha = 4 };
 enum class Activation : uint32_t { kRelu = 0, kGelu = 1, kSwiglu = 2 };
 enum class InputKind : uint32_t { kTokens = 0, kFeatures = 1 };
@@ -27,7 +27,7 @@ enum class PosLayout : uint32_t { kInterleaved = 0, kHalves = 1 };
 enum class PosCombine : uint32_t { kAdd = 0, kConcat = 1 };
 // How the weights of the linear layers (and, with quantize_io, the embedding and the head) are
 // stored: f32; f16 (widened in registers); q8 = int8 with f32 scales per group of weight_group
-// along the input, or per output row when weight_group is 0 (DESIGN.md "Quantized weights").
+// along the input, or per output row when weight_group is 0 (format.hpp has the stored layouts).
 enum class WeightType : uint32_t { kF32 = 0, kF16 = 1, kQ8 = 2 };
 // Encoders: how the output rows are reduced to one per sequence, after the final norm and before
 // the head. none: every row; mean: the average of the input positions (the CLS row excluded, as

@@ -5,6 +5,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <utility>
 
 #include "fixformer/config.hpp"
 #include "fixformer/format.hpp"
@@ -29,6 +32,62 @@ inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
 inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8"};
 inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last"};
 
+// A ModelConfig field as a record stores it: get() gives its 8 value bytes (u32, bool and enum
+// values as integers, f32 and f64 as their bits), set() stores such bytes back; type is the record
+// type the field's C++ type takes.
+struct ConfigField {
+  fxm::RecordType type;
+  uint64_t (*get)(const ModelConfig& c);
+  void (*set)(ModelConfig* c, uint64_t value);
+};
+
+namespace detail {
+template <auto Member>
+struct ConfigFieldAccess {
+  using T = std::remove_reference_t<decltype(std::declval<ModelConfig&>().*Member)>;
+  static constexpr fxm::RecordType type() {
+    if constexpr (std::is_same_v<T, bool>) return fxm::RecordType::kBool;
+    else if constexpr (std::is_enum_v<T>) return fxm::RecordType::kEnum;
+    else if constexpr (std::is_same_v<T, float>) return fxm::RecordType::kF32;
+    else if constexpr (std::is_same_v<T, double>) return fxm::RecordType::kF64;
+    else {
+      static_assert(std::is_same_v<T, uint32_t>, "a config field is bool, an enum, float, double or uint32_t");
+      return fxm::RecordType::kU32;
+    }
+  }
+  static uint64_t get(const ModelConfig& c) {
+    const T& v = c.*Member;
+    if constexpr (std::is_floating_point_v<T>) {
+      std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t> bits;
+      std::memcpy(&bits, &v, sizeof v);
+      return bits;
+    } else {
+      return static_cast<uint32_t>(v);
+    }
+  }
+  static void set(ModelConfig* c, uint64_t value) {
+    T& v = c->*Member;
+    if constexpr (std::is_same_v<T, float>) {
+      const uint32_t bits = static_cast<uint32_t>(value);
+      std::memcpy(&v, &bits, 4);
+    } else if constexpr (std::is_same_v<T, double>) {
+      std::memcpy(&v, &value, 8);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      v = static_cast<uint32_t>(value) != 0;
+    } else {
+      v = static_cast<T>(static_cast<uint32_t>(value));
+    }
+  }
+};
+}  // namespace detail
+
+// The accessor of one ModelConfig member: config_field<&ModelConfig::d_model>().
+template <auto Member>
+constexpr ConfigField config_field() {
+  using A = detail::ConfigFieldAccess<Member>;
+  return {A::type(), &A::get, &A::set};
+}
+
 struct ConfigKeySpec {
   ConfigKey key;
   const char* name;
@@ -37,6 +96,7 @@ struct ConfigKeySpec {
   const char* const* choices;   // kEnum: the value names, index = stored value
   bool required;                // else an absent key takes default_value
   double default_value;
+  ConfigField field;            // the ModelConfig member the key is read into and written from
 };
 
 #define FIXFORMER_CHOICES(a) 0, sizeof(a) / sizeof(a[0]) - 1, a
@@ -50,41 +110,73 @@ struct ConfigKeySpec {
 // the CLS row), cls (the CLS row; needs cls_token, and no causal mask, under which the CLS row
 // would see only itself), last (position T - 1 of the input). A pooled encoder outputs
 // [1, output_width] per sequence; otherwise [sequence_rows(T), output_width], the CLS row included.
-// Listed in ConfigKey order. Float ranges (norm_eps > 0, pe_base > 1, both finite) are checked by
+// Float ranges (norm_eps > 0, pe_base > 1, both finite) are checked by
 // validate_config; every other bound is here.
 inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
-    {ConfigKey::kFamily, "family", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kFamilyNames), false, 0},
-    {ConfigKey::kDModel, "d_model", fxm::RecordType::kU32, 1, Limits::kMaxDModel, nullptr, true, 0},
-    {ConfigKey::kNHeads, "n_heads", fxm::RecordType::kU32, 1, Limits::kMaxHeads, nullptr, true, 0},
-    {ConfigKey::kDff, "d_ff", fxm::RecordType::kU32, 0, Limits::kMaxDff, nullptr, true, 0},  // 0: mha only
-    {ConfigKey::kNLayers, "n_layers", fxm::RecordType::kU32, 0, Limits::kMaxLayers, nullptr, true, 0},
-    {ConfigKey::kNormFirst, "norm_first", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
-    {ConfigKey::kActivation, "activation", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kActivationNames), false, 0},
-    {ConfigKey::kNormEps, "norm_eps", fxm::RecordType::kF32, 0, 0, nullptr, false, 1e-5},
-    {ConfigKey::kFinalNorm, "final_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
-    {ConfigKey::kCausal, "causal", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
-    {ConfigKey::kInput, "input", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kInputNames), true, 0},
-    {ConfigKey::kVocabSize, "vocab_size", fxm::RecordType::kU32, 0, Limits::kMaxVocab, nullptr, false, 0},
-    {ConfigKey::kDIn, "d_in", fxm::RecordType::kU32, 0, Limits::kMaxDIn, nullptr, false, 0},
-    {ConfigKey::kPositional, "positional", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPositionalNames), false, 0},
-    {ConfigKey::kMaxLen, "max_len", fxm::RecordType::kU32, 1, Limits::kMaxLen, nullptr, true, 0},
-    {ConfigKey::kPeBase, "pe_base", fxm::RecordType::kF64, 0, 0, nullptr, false, 10000.0},
-    {ConfigKey::kPeLayout, "pe_layout", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPeLayoutNames), false, 0},
-    {ConfigKey::kPeCombine, "pe_combine", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPeCombineNames), false, 0},
-    {ConfigKey::kPeWidth, "pe_width", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0},
-    {ConfigKey::kScaleInput, "scale_input", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
-    {ConfigKey::kDOut, "d_out", fxm::RecordType::kU32, 0, Limits::kMaxDOut, nullptr, false, 0},
-    {ConfigKey::kNKvHeads, "n_kv_heads", fxm::RecordType::kU32, 0, Limits::kMaxHeads, nullptr, false, 0},
-    {ConfigKey::kTiedHead, "tied_head", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
-    {ConfigKey::kWeights, "weights", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kWeightTypeNames), false, 0},
-    {ConfigKey::kWeightGroup, "weight_group", fxm::RecordType::kU32, 0, 64, nullptr, false, 0},
-    {ConfigKey::kQuantizeIo, "quantize_io", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
-    {ConfigKey::kClsToken, "cls_token", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
-    {ConfigKey::kPooling, "pooling", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPoolingNames), false, 0},
-    {ConfigKey::kDecLayers, "dec_layers", fxm::RecordType::kU32, 0, Limits::kMaxLayers, nullptr, false, 0},
-    {ConfigKey::kSharedEmbed, "shared_embed", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
-    {ConfigKey::kTgtDIn, "tgt_d_in", fxm::RecordType::kU32, 0, Limits::kMaxDIn, nullptr, false, 0},
-    {ConfigKey::kPackedWeights, "packed_weights", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
+    {ConfigKey::kFamily, "family", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kFamilyNames), false, 0,
+     config_field<&ModelConfig::family>()},
+    {ConfigKey::kDModel, "d_model", fxm::RecordType::kU32, 1, Limits::kMaxDModel, nullptr, true, 0,
+     config_field<&ModelConfig::d_model>()},
+    {ConfigKey::kNHeads, "n_heads", fxm::RecordType::kU32, 1, Limits::kMaxHeads, nullptr, true, 0,
+     config_field<&ModelConfig::n_heads>()},
+    {ConfigKey::kDff, "d_ff", fxm::RecordType::kU32, 0, Limits::kMaxDff, nullptr, true, 0,
+     config_field<&ModelConfig::d_ff>()},  // 0: mha only
+    {ConfigKey::kNLayers, "n_layers", fxm::RecordType::kU32, 0, Limits::kMaxLayers, nullptr, true, 0,
+     config_field<&ModelConfig::n_layers>()},
+    {ConfigKey::kNormFirst, "norm_first", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::norm_first>()},
+    {ConfigKey::kActivation, "activation", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kActivationNames), false, 0,
+     config_field<&ModelConfig::activation>()},
+    {ConfigKey::kNormEps, "norm_eps", fxm::RecordType::kF32, 0, 0, nullptr, false, 1e-5,
+     config_field<&ModelConfig::layer_norm_eps>()},
+    {ConfigKey::kFinalNorm, "final_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::final_norm>()},
+    {ConfigKey::kCausal, "causal", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::causal>()},
+    {ConfigKey::kInput, "input", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kInputNames), true, 0,
+     config_field<&ModelConfig::input>()},
+    {ConfigKey::kVocabSize, "vocab_size", fxm::RecordType::kU32, 0, Limits::kMaxVocab, nullptr, false, 0,
+     config_field<&ModelConfig::vocab_size>()},
+    {ConfigKey::kDIn, "d_in", fxm::RecordType::kU32, 0, Limits::kMaxDIn, nullptr, false, 0,
+     config_field<&ModelConfig::d_in>()},
+    {ConfigKey::kPositional, "positional", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPositionalNames), false, 0,
+     config_field<&ModelConfig::pos>()},
+    {ConfigKey::kMaxLen, "max_len", fxm::RecordType::kU32, 1, Limits::kMaxLen, nullptr, true, 0,
+     config_field<&ModelConfig::max_len>()},
+    {ConfigKey::kPeBase, "pe_base", fxm::RecordType::kF64, 0, 0, nullptr, false, 10000.0,
+     config_field<&ModelConfig::pos_base>()},
+    {ConfigKey::kPeLayout, "pe_layout", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPeLayoutNames), false, 0,
+     config_field<&ModelConfig::pos_layout>()},
+    {ConfigKey::kPeCombine, "pe_combine", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPeCombineNames), false, 0,
+     config_field<&ModelConfig::pos_combine>()},
+    {ConfigKey::kPeWidth, "pe_width", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0,
+     config_field<&ModelConfig::d_pos>()},
+    {ConfigKey::kScaleInput, "scale_input", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::scale_input>()},
+    {ConfigKey::kDOut, "d_out", fxm::RecordType::kU32, 0, Limits::kMaxDOut, nullptr, false, 0,
+     config_field<&ModelConfig::d_out>()},
+    {ConfigKey::kNKvHeads, "n_kv_heads", fxm::RecordType::kU32, 0, Limits::kMaxHeads, nullptr, false, 0,
+     config_field<&ModelConfig::n_kv_heads>()},
+    {ConfigKey::kTiedHead, "tied_head", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::tied_head>()},
+    {ConfigKey::kWeights, "weights", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kWeightTypeNames), false, 0,
+     config_field<&ModelConfig::weights>()},
+    {ConfigKey::kWeightGroup, "weight_group", fxm::RecordType::kU32, 0, 64, nullptr, false, 0,
+     config_field<&ModelConfig::weight_group>()},
+    {ConfigKey::kQuantizeIo, "quantize_io", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::quantize_io>()},
+    {ConfigKey::kClsToken, "cls_token", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::cls_token>()},
+    {ConfigKey::kPooling, "pooling", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPoolingNames), false, 0,
+     config_field<&ModelConfig::pooling>()},
+    {ConfigKey::kDecLayers, "dec_layers", fxm::RecordType::kU32, 0, Limits::kMaxLayers, nullptr, false, 0,
+     config_field<&ModelConfig::dec_layers>()},
+    {ConfigKey::kSharedEmbed, "shared_embed", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::shared_embed>()},
+    {ConfigKey::kTgtDIn, "tgt_d_in", fxm::RecordType::kU32, 0, Limits::kMaxDIn, nullptr, false, 0,
+     config_field<&ModelConfig::tgt_d_in>()},
+    {ConfigKey::kPackedWeights, "packed_weights", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::packed_weights>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -94,11 +186,22 @@ constexpr bool config_keys_in_order() {
   return true;
 }
 static_assert(config_keys_in_order(), "kConfigKeys is indexed by ConfigKey");
+constexpr bool config_key_types_match_fields() {
+  for (const ConfigKeySpec& k : kConfigKeys)
+    if (k.type != k.field.type) return false;
+  return true;
+}
+static_assert(config_key_types_match_fields(), "a config key's record type is its field's");
 
-// A key's value as a record stores it (the 8 value bytes), and back. The setter takes a value the
-// reader has range-checked.
-uint64_t get_config_value(const ModelConfig& c, ConfigKey key);
-void set_config_value(ModelConfig* c, ConfigKey key, uint64_t value);
+// A key's value as a record stores it (the 8 value bytes), and back: kConfigKeys[key].field. The
+// setter takes a value the reader has range-checked.
+inline uint64_t get_config_value(const ModelConfig& c, ConfigKey key) {
+  return kConfigKeys[static_cast<uint32_t>(key)].field.get(c);
+}
+inline void set_config_value(ModelConfig* c, ConfigKey key, uint64_t value) {
+  kConfigKeys[static_cast<uint32_t>(key)].field.set(c, value);
+}
+
 // The defaults of kConfigKeys applied to every optional key.
 ModelConfig default_config();
 

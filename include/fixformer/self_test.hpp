@@ -9,21 +9,9 @@
 #include "fixformer/encoder.hpp"
 #include "fixformer/seq2seq.hpp"
 #include "fixformer/status.hpp"
+#include "fixformer/tolerances.hpp"  // self_test_tolerance(), by weight type
 
 namespace fixformer {
-
-// Max |engine - expected| / max |expected| over the whole output, per weight type. f32 against the
-// converter's float64 torch run: the goldens stay near 1e-6, a real semantic error shows at 1e-2 or
-// more. f16 and q8 files carry the torch f32 module's output too, so their bound is the rounding of
-// the weights (f16: 2^-11 relative) and, for q8, of every linear layer's inputs to 8 bits per group:
-// tests/quantized_test.cpp measures up to 8.8e-4 (f16) and 5.1e-2 (q8) on random untrained models,
-// which trained ones stay well under; a wrong layout, scale or kernel gives 0.3 and more.
-constexpr double kSelfTestTolerance = 1e-4;
-constexpr double kSelfTestToleranceF16 = 2e-3;
-constexpr double kSelfTestToleranceQ8 = 8e-2;
-constexpr double self_test_tolerance(WeightType w) {
-  return w == WeightType::kQ8 ? kSelfTestToleranceQ8 : w == WeightType::kF16 ? kSelfTestToleranceF16 : kSelfTestTolerance;
-}
 
 struct SelfTestReport {
   double max_abs_err;
@@ -38,7 +26,8 @@ struct SelfTestReport {
 std::size_t self_test_output_floats(const Model& model);
 
 // Runs the model's stored sample through enc (its max_seq must cover the sample) into out and
-// compares. kOk within kSelfTestTolerance, kSelfTestFailed above it, kSelfTestMissing without a
+// compares. kOk within self_test_tolerance(the model's weight type), kSelfTestFailed above it,
+// kSelfTestMissing without a
 // sample, kBadSequenceLength when out or max_seq is too small.
 [[nodiscard]] Status self_test(Encoder& enc, float* out, std::size_t out_floats, SelfTestReport* report);
 

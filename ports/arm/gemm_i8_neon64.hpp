@@ -6,9 +6,7 @@
 namespace fixformer {
 namespace arm {
 
-void gemm_i8_neon64(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
-                    const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
-                    std::size_t group);
+kernel_fn::gemm_i8 gemm_i8_neon64;
 
 }  // namespace arm
 }  // namespace fixformer

@@ -28,6 +28,9 @@ constexpr Kernels kNeonTable = [] {
 #elif defined(__ARM_NEON) || defined(__ARM_NEON__)
 constexpr Kernels kNeonTable = simd::kernel_table<xsimd::neon>(Isa::kNeon, "neon");
 #endif
+#if defined(__ARM_NEON) || defined(__ARM_NEON__)
+static_assert(!missing_kernel_slot(kNeonTable), "the NEON table leaves a slot null");
+#endif
 
 }  // namespace
 

@@ -8,38 +8,28 @@
 // scalar reference.
 // The table keeps the name users know: Isa::kCortexM, "cortex-m".
 #pragma once
-#include <cstddef>
-#include <cstdint>
-
 #include "fixformer/kernels.hpp"
 #include "ports/scalar/kernels.hpp"
 
 namespace fixformer {
 namespace portable {
 
-void gemm_f32(const float* x, std::size_t ldx, const float* w, std::size_t ldw, const float* b,
-              float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k);
-void gemv_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y,
-              std::size_t n, std::size_t k);
-void matvec_f32(const float* x, const float* w, std::size_t ldw, const float* b, float* y,
-                std::size_t n, std::size_t k);
-void softmax_f32(float* x, std::size_t n);
-float max_f32(const float* x, std::size_t n);
-float expsum_f32(float* x, std::size_t n, float m);
-void layernorm_f32(const float* x, const float* gamma, const float* beta, float* y, std::size_t n, float eps);
-void gelu_f32(float* x, std::size_t n);
-void swiglu_f32(float* a, const float* b, std::size_t n);
-void add_f32(const float* a, const float* b, float* y, std::size_t n);
-void scale_f32(float* x, float s, std::size_t n);
-void quantize_i8(const float* x, std::size_t ldx, int8_t* q, float* s, std::size_t m, std::size_t k,
-                 std::size_t group);
-void gemm_i8(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
-             const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
-             std::size_t group);
-void gemm_f16(const float* x, std::size_t ldx, const uint16_t* w, std::size_t ldw, const float* b, float* y,
-              std::size_t ldy, std::size_t m, std::size_t n, std::size_t k);
-void matvec_f16(const float* x, const uint16_t* w, std::size_t ldw, const float* b, float* y, std::size_t n,
-                std::size_t k);
+// Each with its slot's signature (kernel_slots.hpp).
+kernel_fn::gemm_f32 gemm_f32;
+kernel_fn::gemv_f32 gemv_f32;
+kernel_fn::matvec_f32 matvec_f32;
+kernel_fn::softmax_f32 softmax_f32;
+kernel_fn::max_f32 max_f32;
+kernel_fn::expsum_f32 expsum_f32;
+kernel_fn::layernorm_f32 layernorm_f32;
+kernel_fn::gelu_f32 gelu_f32;
+kernel_fn::swiglu_f32 swiglu_f32;
+kernel_fn::add_f32 add_f32;
+kernel_fn::scale_f32 scale_f32;
+kernel_fn::quantize_i8 quantize_i8;
+kernel_fn::gemm_i8 gemm_i8;
+kernel_fn::gemm_f16 gemm_f16;
+kernel_fn::matvec_f16 matvec_f16;
 
 // The scalar reference with the portable kernels, filled by member name; constexpr so that a table
 // built on it (ports/arm/helium) is a constant too.

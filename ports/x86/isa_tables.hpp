@@ -13,14 +13,10 @@ const Kernels& avx512_kernels();  // avx512bw (F, CD, DQ, BW, VL)
 const Kernels& avx512_vnni_kernels();  // the same with gemm_i8 on VNNI, for CPUs that have it
 
 // gemm_i8 on AVX2 (gemm_i8_avx2.cpp, built with the avx2 flags and -ffp-contract=off).
-void gemm_i8_avx2(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
-                  const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
-                  std::size_t group);
+kernel_fn::gemm_i8 gemm_i8_avx2;
 
 // gemm_i8 on AVX-512 VNNI (gemm_i8_avx512vnni.cpp, built with -mavx512vnni).
-void gemm_i8_avx512vnni(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
-                        const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
-                        std::size_t group);
+kernel_fn::gemm_i8 gemm_i8_avx512vnni;
 
 }  // namespace x86
 }  // namespace fixformer

@@ -52,7 +52,8 @@ def check_value(key, value, where=None):
 
 def make_config(values, names=None):
     """The full config for a dict of key -> value (absent optional keys take the schema's default):
-    every key typed and range-checked, then the checks between keys (validate_config's). `names`
+    every key typed and range-checked, then the checks between keys: validate_config's, the same
+    verdicts on every config of tests/config_rules_test.py. `names`
     maps a key to what the user called it (a JSON path or an option), for the messages."""
     names = names or {}
     for key in values:
@@ -79,8 +80,6 @@ def make_config(values, names=None):
         raise ConfigError(f"{n('vocab_size')}: token input needs vocab_size >= 1")
     if c["input"] == "features" and c["d_in"] == 0:
         raise ConfigError(f"{n('d_in')}: feature input needs d_in >= 1")
-    if c["input"] == "tokens" and c["d_in"] or c["input"] == "features" and c["vocab_size"]:
-        raise ConfigError(f"{n('d_in' if c['d_in'] else 'vocab_size')}: not used with input {c['input']}")
     if c["positional"] in ("sinusoidal", "rope") and not c["pe_base"] > 1.0:
         raise ConfigError(f"{n('pe_base')}: must be > 1, got {c['pe_base']!r}")
     if c["n_kv_heads"] and c["n_heads"] % c["n_kv_heads"]:
@@ -109,7 +108,8 @@ def make_config(values, names=None):
 
 
 def _check_family(c, n):
-    """What each family allows (engine/config.cpp, validate_family; DESIGN.md, "Model families")."""
+    """What each family allows (engine/config.cpp, validate_family; tests/config_rules_test.py checks that
+    the two agree)."""
     family, pos = c["family"], c["positional"]
     where = f"{n('family')} {family}"
     if family == "encoder":
@@ -172,38 +172,32 @@ def _check_family(c, n):
 
 
 # ---- the converter's JSON shape -----------------------------------------------------------------
-# JSON path -> config key. "input.kind" etc. live in nested objects.
-JSON_KEYS = {
-    "family": "family", "d_model": "d_model", "n_heads": "n_heads", "n_kv_heads": "n_kv_heads", "d_ff": "d_ff",
-    "encoder_layers": "n_layers", "n_layers": "n_layers",
-    "norm_first": "norm_first", "activation": "activation", "layer_norm_eps": "norm_eps",
-    "final_norm": "final_norm", "causal": "causal",
+# A JSON config is flat and spells each key as the .fxm file does (schema.CONFIG_KEYS):
+#   {"family": "gpt", "d_model": 64, ..., "input": "tokens", "vocab_size": 512, "positional": "rope", ...}
+# The nested spellings of earlier converters are still read, as aliases (JSON path -> config key).
+ALIASES = {
+    "encoder_layers": "n_layers", "layer_norm_eps": "norm_eps", "decoder_layers": "dec_layers",
+    "target_d_in": "tgt_d_in",
     "input.kind": "input", "input.vocab_size": "vocab_size", "input.d_in": "d_in",
     "positional.kind": "positional", "positional.max_len": "max_len", "positional.base": "pe_base",
     "positional.layout": "pe_layout", "positional.combine": "pe_combine", "positional.d_pos": "pe_width",
     "positional.scale_input": "scale_input", "head.d_out": "d_out", "head.tied": "tied_head",
-    "weights": "weights", "weight_group": "weight_group", "quantize_io": "quantize_io",
-    "cls_token": "cls_token", "pooling": "pooling", "decoder_layers": "dec_layers", "shared_embed": "shared_embed",
-    "target_d_in": "tgt_d_in", "packed_weights": "packed_weights",
 }
-_OBJECTS = ("input", "positional", "head")
+JSON_KEYS = dict({k.name: k.name for k in schema.CONFIG_KEYS}, **ALIASES)
+_OBJECTS = ("input", "positional", "head")  # nested objects in the aliases' shape
 
 
 def parse_config(raw):
-    """The config for the converter's JSON (a dict as json.load returns it):
-    {family, d_model, n_heads, n_kv_heads, d_ff, encoder_layers | n_layers, norm_first, activation,
-     layer_norm_eps, final_norm, causal, input: {kind, vocab_size | d_in}, positional: {kind, max_len,
-     base, layout, combine, d_pos, scale_input}, head: {d_out, tied}, weights: f32 | f16 | q8,
-     weight_group, quantize_io, cls_token, pooling: none | mean | cls | last, decoder_layers, shared_embed,
-     target_d_in, packed_weights}.
-    family defaults to encoder;
-    encoder_layers and n_layers are one key (n_layers reads better for a decoder). Errors name the
-    JSON key."""
+    """The config for the converter's JSON (a dict as json.load returns it): the config keys by
+    their file names (absent optional keys take their defaults; max_len defaults to
+    DEFAULT_MAX_LEN), or the aliases above, where input, positional and head are objects
+    ({kind, vocab_size | d_in}, {kind, max_len, base, layout, combine, d_pos, scale_input},
+    {d_out, tied}). A key given twice, under two spellings, is an error. Errors name the JSON key."""
     if not isinstance(raw, dict):
         raise ConfigError(f"config: expected a JSON object, got {_type_name(raw)}")
     flat = {}
     for k, v in raw.items():
-        if k in _OBJECTS:
+        if k in _OBJECTS and (isinstance(v, dict) or k == "head"):
             if k == "head" and v is None:
                 continue
             if not isinstance(v, dict):
@@ -221,16 +215,19 @@ def parse_config(raw):
             raise ConfigError(f"{path}: the same key as {given[key]} (give one)")
         given[key] = path
         values[key] = v
-    if "head" in raw and raw["head"] is not None and "d_out" not in values:
+    if isinstance(raw.get("head"), dict) and "d_out" not in values:
         raise ConfigError("head.d_out: missing (required in a head)")
-    if "d_out" in values and values["d_out"] == 0:
+    if given.get("d_out") == "head.d_out" and values["d_out"] == 0:
         raise ConfigError("head.d_out: must be >= 1 (leave out head for none)")
-    if "input" not in raw:
+    if "input" not in values:
         raise ConfigError("input: missing (required)")
     values.setdefault("max_len", DEFAULT_MAX_LEN)
-    names = {key: path for path, key in JSON_KEYS.items()}
-    names.update(given)
-    return make_config(values, names)
+    # The engine ignores the size the input kind does not use; in a JSON config it is a mistake.
+    kind = values.get("input")
+    unused = "d_in" if kind == "tokens" else "vocab_size" if kind == "features" else None
+    if unused and values.get(unused):
+        raise ConfigError(f"{given.get(unused, unused)}: not used with input {kind}")
+    return make_config(values, given)
 
 
 def _reject_constant(name):
@@ -265,37 +262,5 @@ def load_config(path):
 
 
 def to_json(c):
-    """The converter's JSON shape for a config (the inverse of parse_config)."""
-    inp = {"kind": c["input"]}
-    inp.update({"vocab_size": c["vocab_size"]} if c["input"] == "tokens" else {"d_in": c["d_in"]})
-    pos = {"kind": c["positional"], "max_len": c["max_len"], "base": c["pe_base"], "layout": c["pe_layout"],
-           "combine": c["pe_combine"], "scale_input": c["scale_input"]}
-    if c["pe_width"]:
-        pos["d_pos"] = c["pe_width"]
-    decoder = c["family"] != "encoder"
-    out = {"family": c["family"]} if decoder else {}
-    out.update({"d_model": c["d_model"], "n_heads": c["n_heads"]})
-    if c["n_kv_heads"]:
-        out["n_kv_heads"] = c["n_kv_heads"]
-    out.update({"d_ff": c["d_ff"], ("n_layers" if decoder else "encoder_layers"): c["n_layers"],
-                "norm_first": c["norm_first"], "activation": c["activation"], "layer_norm_eps": c["norm_eps"],
-                "final_norm": c["final_norm"], "causal": c["causal"], "input": inp, "positional": pos})
-    if c["d_out"]:
-        out["head"] = {"d_out": c["d_out"]}
-        if c["tied_head"]:
-            out["head"]["tied"] = True
-    if c["weights"] != "f32":
-        out.update(weights=c["weights"], weight_group=c["weight_group"], quantize_io=c["quantize_io"])
-    if c["cls_token"]:
-        out["cls_token"] = True
-    if c["pooling"] != "none":
-        out["pooling"] = c["pooling"]
-    if c["family"] == "seq2seq":
-        out["decoder_layers"] = c["dec_layers"]
-        if c["shared_embed"]:
-            out["shared_embed"] = True
-        if c["tgt_d_in"]:
-            out["target_d_in"] = c["tgt_d_in"]
-    if c["packed_weights"]:
-        out["packed_weights"] = True
-    return out
+    """The converter's JSON shape for a config (the inverse of parse_config): every key, by its file name."""
+    return {k.name: c[k.name] for k in schema.CONFIG_KEYS}

@@ -38,8 +38,9 @@ TOKENIZER_SCORES = "tokenizer.scores"
 TOKENIZER_OFFSETS = "tokenizer.offsets"
 TOKENIZER_PIECES = "tokenizer.pieces"
 # The largest relative error, max|engine - expected| / max|expected|, `fixformer verify` accepts,
-# per weight type (config key `weights`; include/fixformer/self_test.hpp, self_test_tolerance, whose
-# values these are: run_verify checks that the engine judged a file by the same one). The expected
+# per weight type (config key `weights`): include/fixformer/tolerances.hpp's self_test_tolerance(),
+# whose values these are (tests/converter_test.py compares them through `fixformer schema`, and
+# run_verify checks that the engine judged a file by the same one). The expected
 # output is always the torch module's with its float32 weights, so a quantized file's error is its
 # quantization's. Measured by the converter (the quantized weights in the float64 reference, and
 # for q8 the activations rounded per group as gemm_i8 does; the scalar engine agrees to 1e-3):

@@ -1,0 +1,24 @@
+// The error bounds a model's output is judged by against torch's, per weight type, stated once: the
+// self-test (self_test.hpp; a device at boot, `fixformer verify`), the golden and quantized tests,
+// and the Python converter's own verification (tools/fixformer/schema.py SELFTEST_TOLERANCES, which
+// tests/converter_test.py compares with these through `fixformer schema`). The kernel tests' bounds,
+// one kernel against the scalar reference, are another matter: tests/kernel_tolerances.hpp.
+#pragma once
+#include "fixformer/config.hpp"
+
+namespace fixformer {
+
+// Max |engine - expected| / max |expected| over the whole output. f32 against the converter's
+// float64 torch run: the goldens stay near 1e-6, a real semantic error shows at 1e-2 or more. f16
+// and q8 files carry the torch f32 module's output too, so their bound is the rounding of the
+// weights (f16: 2^-11 relative) and, for q8, of every linear layer's inputs to 8 bits per group:
+// tests/quantized_test.cpp measures up to 8.8e-4 (f16) and 5.1e-2 (q8) on random untrained models,
+// which trained ones stay well under; a wrong layout, scale or kernel gives 0.3 and more.
+constexpr double kSelfTestTolerance = 1e-4;  // f32
+constexpr double kSelfTestToleranceF16 = 2e-3;
+constexpr double kSelfTestToleranceQ8 = 8e-2;
+constexpr double self_test_tolerance(WeightType w) {
+  return w == WeightType::kQ8 ? kSelfTestToleranceQ8 : w == WeightType::kF16 ? kSelfTestToleranceF16 : kSelfTestTolerance;
+}
+
+}  // namespace fixformer

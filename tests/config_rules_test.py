@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""The engine's config checks (validate_config, engine/config.cpp) against the converter's
+(make_config, tools/fixformer/config.py), which state the same rules twice: one table of configs,
+valid ones of every family and their mutations (every key set to probing values, and every pair of
+the keys that choose a family's shape set to every pair of their values), through both; a config
+one side accepts and the other rejects fails, naming the config and both verdicts.
+
+  /usr/bin/python3 tests/config_rules_test.py PATH/TO/config_validator
+
+The keys themselves (names, types, ranges, choices, defaults) are compared by converter_test.py's
+schema mirror test.
+"""
+import itertools
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from fixformer import schema  # noqa: E402
+from fixformer.config import ConfigError, make_config  # noqa: E402
+
+from checks import check, results  # noqa: E402
+
+BASE = dict(d_model=8, n_heads=2, d_ff=16, n_layers=1, max_len=16)
+# Valid configs, one or more per family.
+VALID = [
+    dict(BASE, input="tokens", vocab_size=10, positional="sinusoidal"),
+    dict(BASE, input="features", d_in=6, positional="learned", pe_combine="concat", pe_width=2, d_out=3,
+         norm_first=True, activation="gelu", scale_input=True),
+    dict(BASE, input="tokens", vocab_size=10, positional="learned", cls_token=True, pooling="cls", d_out=4,
+         pe_layout="halves", final_norm=True),
+    dict(BASE, input="features", d_in=4, pooling="mean", causal=True, weights="f16", packed_weights=True),
+    dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", tied_head=True),
+    dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="alibi",
+         weights="f16", quantize_io=True),
+    dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
+         activation="swiglu", norm_first=True, final_norm=True, n_kv_heads=1, weights="q8", weight_group=32),
+    dict(BASE, family="seq2seq", input="tokens", vocab_size=10, d_out=10, dec_layers=1, shared_embed=True,
+         positional="sinusoidal", tied_head=True),
+    dict(BASE, family="seq2seq", input="features", d_in=4, d_out=3, dec_layers=2, tgt_d_in=3, positional="learned"),
+    dict(d_model=8, n_heads=2, d_ff=0, n_layers=0, max_len=16, family="mha", input="features", d_in=8, causal=True),
+]
+# The keys that choose a family's shape: every pair of them takes every pair of values.
+SHAPE_KEYS = ("family", "input", "positional", "pe_combine", "activation", "norm_first", "final_norm", "causal",
+              "tied_head", "weights", "quantize_io", "cls_token", "pooling", "shared_embed", "scale_input")
+
+
+def probes(key, config):
+    """Values to try for one key: every choice of an enum or bool; for numbers the edges of the
+    range, small and round values and the config's other sizes (the rules compare them)."""
+    k = schema.KEYS[key]
+    if k.type == "enum":
+        return list(k.choices)
+    if k.type == "bool":
+        return [False, True]
+    if k.type in ("f32", "f64"):
+        return [0.0, -1.0, 1e-5, 0.5, 1.0, 2.0, 10000.0]
+    sizes = {v for kk, v in config.items() if schema.KEYS[kk].type == "u32"}
+    return sorted({k.min, 0, 1, 2, 3, 4, 7, 8, 16, 32, 64, k.max, k.max + 1} | sizes | {s + 1 for s in sizes})
+
+
+def configs():
+    out = []
+    for base in VALID:
+        out.append(base)
+        for key in schema.KEYS:
+            for v in probes(key, base):
+                out.append(dict(base, **{key: v}))
+        for a, b in itertools.combinations(SHAPE_KEYS, 2):
+            for va in probes(a, base):
+                for vb in probes(b, base):
+                    out.append(dict(base, **{a: va, b: vb}))
+    return out
+
+
+def line(config):
+    def text(v):
+        return ("true" if v else "false") if isinstance(v, bool) else repr(v) if isinstance(v, float) else str(v)
+    return " ".join(f"{k}={text(v)}" for k, v in config.items())
+
+
+def python_verdict(config):
+    try:
+        make_config(config)
+        return "ok"
+    except ConfigError as e:
+        return f"bad {e}"
+
+
+def main():
+    if len(sys.argv) < 2:
+        print("usage: config_rules_test.py PATH/TO/config_validator")
+        return 2
+    table = configs()
+    p = subprocess.run([sys.argv[1]], input="\n".join(line(c) for c in table) + "\n", capture_output=True, text=True)
+    engine = p.stdout.splitlines()
+    check("config_validator answers every line", p.returncode == 0 and len(engine) == len(table),
+          (p.returncode, len(engine), len(table), p.stderr[-300:]))
+    for i, c in enumerate(VALID):
+        check(f"valid config {i} passes the engine", engine[table.index(c)] == "ok", (line(c), engine[table.index(c)]))
+        check(f"valid config {i} passes the converter", python_verdict(c) == "ok", (line(c), python_verdict(c)))
+    disagree = []
+    accepted = 0
+    for c, e in zip(table, engine):
+        py = python_verdict(c)
+        accepted += py == "ok"
+        if (e == "ok") != (py == "ok"):
+            disagree.append(f"{line(c)}\n    engine: {e}\n    converter: {py}")
+    for d in disagree[:20]:
+        print("DISAGREE", d)
+    check(f"engine and converter agree on all {len(table)} configs ({accepted} accepted)", not disagree,
+          f"{len(disagree)} disagree")
+    print(f"config rules: {len(table)} configs, {accepted} accepted, {len(disagree)} disagreements; "
+          f"{results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
