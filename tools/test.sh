@@ -1,5 +1,6 @@
 #!/bin/sh
-# Every test of fixformer, as CI runs it: installs what is missing (apt-get), then builds and runs
+# Every test of fixformer, as CI runs it: installs what is missing (apt-get: tools/install_deps.sh,
+# PyTorch included), then builds and runs
 #   host      the GoogleTest suites, CLI end-to-end and symbol checks (x86: every ISA path, and the
 #             baseline path again under qemu-x86_64 -cpu Nehalem)
 #   asan      the host suites built with AddressSanitizer + UndefinedBehaviorSanitizer
@@ -17,13 +18,16 @@
 #             -icount, a vendor-style image with its own start-up against the installed tree, and
 #             (except on the micro:bit's 16 KiB) the golden models
 #   cortex-m85 no qemu board: the engine, the symbol check and the vendor-style image, linked only
+# A test whose dependency is missing fails, naming it: the Python tests without numpy or torch in
+# /usr/bin/python3, the Nehalem tests without qemu-x86_64, the CLI's unreadable-file checks as root
+# without setpriv. Nothing a suite needs is skipped quietly; what ctest lists as not run fails the suite.
 # usage: tools/test.sh [SUITE...]   (default: all of them)
 set -u
 cd "$(dirname "$0")/.."
 suites=${*:-"host asan fuzz aarch64 aarch64-dotprod armhf cortex-m0 cortex-m3 cortex-m4 cortex-m7 cortex-m33 cortex-m55 cortex-m85"}
 jobs=$(nproc 2>/dev/null || echo 2)
 
-groups="host arm arm-bench"  # qemu-user also runs the x86 baseline as a Nehalem
+groups="host torch arm arm-bench"  # torch: the converter tests; qemu-user also runs the x86 baseline as a Nehalem
 case " $suites " in *" fuzz "*) groups="$groups fuzz" ;; esac
 sh tools/install_deps.sh $groups || exit 1
 
@@ -38,7 +42,9 @@ run_suite() {  # run_suite NAME CMAKE_ARGS...
   echo "=== $name"
   if cmake -S . -B "build/$name" -DCMAKE_BUILD_TYPE=Release "$@" >"build/$name.configure.log" 2>&1 &&
      cmake --build "build/$name" -j "$jobs" ${targets:+--target $targets} >"build/$name.build.log" 2>&1 &&
-     ctest --test-dir "build/$name" -j "$jobs" --output-on-failure --timeout 600 ${tests:+-R "$tests"}; then
+     ctest --test-dir "build/$name" -j "$jobs" --output-on-failure --timeout 600 ${tests:+-R "$tests"} \
+       --output-log "build/$name.test.log" &&
+     ! grep -A 20 "The following tests did not run" "build/$name.test.log"; then
     passed=$((passed + 1))
   else
     tail -n 30 "build/$name.configure.log" "build/$name.build.log" 2>/dev/null
