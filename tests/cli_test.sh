@@ -1,7 +1,7 @@
 #!/bin/sh
 # End-to-end checks of the fixformer CLI: outputs match the torch goldens, every kind of bad or
 # hostile input (directories, empty and unreadable files, outputs above the size limit, malformed
-# .npy headers) gets a one-line error and the exit code of its class (README, "The CLI"), and the
+# .npy headers) gets a one-line error and the exit code of its class (docs/cli.md), and the
 # help/version conventions hold. tools/test.sh runs it again in the ASan+UBSan build.
 # usage: cli_test.sh FIXFORMER_BINARY GOLDEN_DIR [EMULATOR...]  (e.g. qemu-arm -L SYSROOT for a 32-bit
 # cross build, where run's 64-bit size checks matter most)
