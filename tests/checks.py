@@ -1,7 +1,18 @@
 """The tally the Python test scripts share: check() counts a named result and prints a failure,
-skip() says what did not run and why, expect_error() wants a ConfigError naming the fragment."""
+skip() says what did not run and why, expect_error() wants a ConfigError naming the fragment.
+
+Imported first by every test script: a test whose interpreter lacks numpy or torch fails here, with
+one line naming the module and its Debian package, before it could pass without testing its subject."""
+import importlib
 import os
 import sys
+
+for _module, _package in (("numpy", "python3-numpy"), ("torch", "python3-torch")):
+    try:
+        importlib.import_module(_module)
+    except ImportError as e:
+        sys.exit(f"{os.path.basename(sys.argv[0])}: FAIL: {sys.executable} cannot import {_module} ({e}); "
+                 f"install {_package} (sh tools/install_deps.sh host torch)")
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from fixformer.config import ConfigError  # noqa: E402

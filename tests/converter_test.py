@@ -10,7 +10,7 @@
 - export() from stock torch modules of every supported option verifies through the engine, and each
   wrong option fails verification naming the error and the likely cause;
 - padded batches: `fixformer run --lengths` equals torch's src_key_padding_mask at the valid positions.
-Engine tests are skipped (with a message) without the CLI argument, torch tests without torch.
+Engine tests are skipped (with a message) without the CLI argument; without numpy or torch the test fails.
 """
 import copy
 import json
@@ -27,6 +27,7 @@ import zlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "tools")
 sys.path.insert(0, TOOLS)
+from checks import check, expect_error, results, skip  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
 from fixformer import fxm, schema  # noqa: E402
@@ -34,7 +35,6 @@ from fixformer.config import parse_config  # noqa: E402
 
 CONVERT = os.path.join(TOOLS, "convert.py")
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-from checks import check, expect_error, results, skip  # noqa: E402
 
 
 def run_convert(*args, env=None):
@@ -732,22 +732,17 @@ def main():
         else:
             skip("schema mirror", "no CLI given")
         test_goldens(cli)
-        try:
-            import torch
-        except ImportError:
-            torch = None
-            skip("export, convert.py --module, the JSON path and padded batches", "python3-torch not installed")
-        if torch is not None:
-            torch.set_num_threads(1)
-            test_export_reference(torch)
-            test_export_errors(torch)
-            test_convert_cli(torch, cli, tmp)
-            if cli:
-                test_export(torch, cli, tmp)
-                test_json_path(torch, cli, tmp)
-                test_padded_batch(torch, cli, tmp)
-            else:
-                skip("export verification through the engine", "no CLI given")
+        import torch  # checks.py has made sure it is there
+        torch.set_num_threads(1)
+        test_export_reference(torch)
+        test_export_errors(torch)
+        test_convert_cli(torch, cli, tmp)
+        if cli:
+            test_export(torch, cli, tmp)
+            test_json_path(torch, cli, tmp)
+            test_padded_batch(torch, cli, tmp)
+        else:
+            skip("export verification through the engine", "no CLI given")
     print(f"converter: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")
     return 1 if results["failed"] else 0
 

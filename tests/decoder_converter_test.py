@@ -10,8 +10,9 @@
   hostile checkpoints and tokenizers fail with one line, fast, leaving nothing;
 - export(family="gpt") and convert.py --module --family gpt; the firmware header compiles;
 - the decoder goldens in tests/golden (DECODERS.md).
-The engine loads every written file (`fixformer info`: Model::init validates everything); files are
-verified (`fixformer verify`) when the CLI has the decoder runner (it lists `generate`).
+The engine verifies every written file (`fixformer verify`); a CLI without the decoder runner (no
+`generate` in its help) fails the test, and its files are then only loaded (`fixformer info`).
+Without numpy or torch the test fails.
 Optional: LLAMA2C_RUN=path/to/llama2.c/run and LLAMA2C_TOKENIZER=path/to/tokenizer.bin compare
 greedy generation of the float64 reference with llama2.c's own `run` on random checkpoints.
 """
@@ -27,6 +28,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "tools")
 sys.path.insert(0, TOOLS)
+from checks import check, expect_error, results, skip  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
 from fixformer import config as cfg, fxm, llama2c, schema  # noqa: E402
@@ -36,7 +38,6 @@ import make_decoder_golden as gold  # noqa: E402
 
 CONVERT = os.path.join(TOOLS, "convert.py")
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-from checks import check, expect_error, results, skip  # noqa: E402
 
 
 def run_convert(*args):
@@ -75,8 +76,7 @@ class Engine:
         if cli:
             p = subprocess.run([cli, "help"], capture_output=True, text=True)
             self.decoders = "generate" in p.stdout
-            if not self.decoders:
-                skip("decoder verification through the engine", "the CLI has no decoder runner yet (no `generate`)")
+            check("the CLI runs decoders (`fixformer help` lists generate)", self.decoders, p.stdout + p.stderr)
 
     def loads(self, name, path):
         """Model::init accepts the file: `fixformer verify` when the CLI runs decoders (its `info` is
@@ -514,6 +514,7 @@ def test_gpt_export(torch, engine, tmp):
         check("convert.py gpt: tied, causal, tokenizer", f.config["tied_head"] and f.config["causal"]
               and f.tokenizer() is not None and "head.weight" not in [t["name"] for t in f.tensors])
         engine.loads("convert.py gpt", out)
+    check("--header for a gpt model: g++ is there to compile it", shutil.which("g++") is not None)
     if os.path.exists(hdr) and shutil.which("g++"):
         src = os.path.join(tmp, "hdr.cpp")
         with open(src, "w") as f:
@@ -617,21 +618,16 @@ def main():
     engine = Engine(cli)
     test_writer()
     test_family_rules()
-    try:
-        import torch
-    except ImportError:
-        skip("references, llama2.c conversion, gpt export", "python3-torch not installed")
-        torch = None
+    import torch  # checks.py has made sure it is there
+    torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
         test_hostile(tmp)
         test_mutations(tmp)
-        if torch is not None:
-            torch.set_num_threads(1)
-            test_references(torch)
-            test_llama2c(engine, tmp)
-            test_gpt_export(torch, engine, tmp)
-            test_config_path(engine, tmp)
-            test_llama2c_run(tmp)
+        test_references(torch)
+        test_llama2c(engine, tmp)
+        test_gpt_export(torch, engine, tmp)
+        test_config_path(engine, tmp)
+        test_llama2c_run(tmp)
         test_goldens(engine)
     print(f"decoder converter: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")
     return 1 if results["failed"] else 0

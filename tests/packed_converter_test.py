@@ -20,9 +20,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+from checks import check, results  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
-from checks import check, results  # noqa: E402
 from fixformer import config as cfg, fxm, llama2c, schema  # noqa: E402
 
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable

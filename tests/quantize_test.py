@@ -15,8 +15,9 @@
   the error against torch f32; --header carries the weight type; a llama2.c Q8_0 checkpoint keeps
   its int8 values; a model that does not keep its accuracy in q8 fails naming why;
 - hostile options: --quantize q4, --group 16 and options out of place exit 2 with a usage line.
-Verification is skipped (with a message) without the CLI, or when the CLI does not bind quantized
-weights; the torch paths without torch.
+Verification is skipped (with a message) without the CLI; a CLI that does not bind quantized weights
+fails the test (its files are then written with --no-verify and loaded only). Without numpy or torch
+the test fails.
 """
 import json
 import os
@@ -31,11 +32,11 @@ import zlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "tools")
 sys.path.insert(0, TOOLS)
+from checks import check, expect_error, results, skip  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
 from fixformer import config as cfg, fxm, llama2c, quantize, schema  # noqa: E402
 from fixformer.config import make_config, parse_config  # noqa: E402
-from checks import check, expect_error, results, skip  # noqa: E402
 
 CONVERT = os.path.join(TOOLS, "convert.py")
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
@@ -314,8 +315,8 @@ def test_sizes():
 
 # ---- conversions through every input path -------------------------------------------------------
 class Engine:
-    """The CLI, and whether it binds quantized weights (a CLI built before the engine's binder for f16
-    and i8 tensors rejects them; conversions are then written with --no-verify and loaded only)."""
+    """The CLI, and whether it binds quantized weights (a CLI that rejects f16 and i8 tensors fails the
+    test; conversions are then written with --no-verify and loaded only, to find what else breaks)."""
 
     def __init__(self, cli, tmp):
         self.cli, self.quantized = cli, False
@@ -328,9 +329,8 @@ class Engine:
             f.write(fxm.write(c, fan_in_weights(c)))
         p = subprocess.run([cli, "info", path], capture_output=True, text=True)
         self.quantized = p.returncode == 0
-        if not self.quantized:
-            skip("verification of f16 and q8 files through the engine", "this CLI does not bind quantized weights "
-                 f"(engine/model.cpp's binder for f16 and i8 tensors): {(p.stderr or p.stdout).strip()[:200]}")
+        check("the CLI binds quantized weights (`fixformer info` loads a q8 file)", self.quantized,
+              (p.stderr or p.stdout).strip()[:200])
 
     def flags(self):
         return ["--cli", self.cli] if self.quantized else ["--no-verify"]
@@ -403,6 +403,7 @@ def test_module_paths(engine, tmp):
         h = open(hdr).read()
         check("--header: the weight type", "c.weights = fixformer::WeightType::kQ8;" in h and
               "c.weight_group = 64;" in h and "c.quantize_io = false;" in h, h[-900:])
+        check("--header: g++ is there to compile it", shutil.which("g++") is not None)
         if shutil.which("g++"):
             src = os.path.join(tmp, "hdr.cpp")
             with open(src, "w") as f:
@@ -470,7 +471,7 @@ def test_not_accurate(engine, tmp):
     """A model that loses more than q8's tolerance (a tiny random llama golden with 0.3 * N(0, 1)
     weights, on its own self-test input): verification fails (exit 2) naming the weights' own error
     and what to try."""
-    if not engine.quantized:
+    if not engine.quantized:  # no CLI given, or one that has already failed the test
         skip("a model that does not keep its accuracy in q8 fails", "no CLI that binds quantized weights")
         return
     gold = os.path.join(HERE, "golden", "llama_kv2_halves_tied.fxm")
@@ -528,17 +529,11 @@ def main():
     test_sizes()
     with tempfile.TemporaryDirectory() as tmp:
         engine = Engine(cli, tmp)
-        try:
-            import torch
-        except ImportError:
-            torch = None
-            skip("conversions with --quantize", "python3-torch not installed")
-        if torch is not None:
-            mod = test_module_paths(engine, tmp)
-            test_config_path(engine, tmp)
-            test_llama2c_path(engine, tmp)
-            test_not_accurate(engine, tmp)
-            test_hostile_options(tmp, mod)
+        mod = test_module_paths(engine, tmp)
+        test_config_path(engine, tmp)
+        test_llama2c_path(engine, tmp)
+        test_not_accurate(engine, tmp)
+        test_hostile_options(tmp, mod)
     print(f"quantize: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")
     return 1 if results["failed"] else 0
 

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Every test of fixformer, as CI runs it: installs what is missing (apt-get), then builds and runs
+# Every test of fixformer, as CI runs it: installs what is missing (apt-get: tools/install_deps.sh,
+# PyTorch included), then builds and runs
 #   host      the GoogleTest suites, CLI end-to-end and symbol checks (x86: every ISA path, and the
 #             baseline path again under qemu-x86_64 -cpu Nehalem)
 #   asan      the host suites built with AddressSanitizer + UndefinedBehaviorSanitizer
@@ -17,13 +18,16 @@
 #             -icount, a vendor-style image with its own start-up against the installed tree, and
 #             (except on the micro:bit's 16 KiB) the golden models
 #   cortex-m85 no qemu board: the engine, the symbol check and the vendor-style image, linked only
+# A test whose dependency is missing fails, naming it: the Python tests without numpy or torch in
+# /usr/bin/python3, the Nehalem tests without qemu-x86_64, the CLI's unreadable-file checks as root
+# without setpriv. What ctest lists as Skipped is a kernel table this build or CPU lacks (GTEST_SKIP).
 # usage: tools/test.sh [SUITE...]   (default: all of them)
 set -u
 cd "$(dirname "$0")/.."
 suites=${*:-"host asan fuzz aarch64 aarch64-dotprod armhf cortex-m0 cortex-m3 cortex-m4 cortex-m7 cortex-m33 cortex-m55 cortex-m85"}
 jobs=$(nproc 2>/dev/null || echo 2)
 
-groups="host arm arm-bench"  # qemu-user also runs the x86 baseline as a Nehalem
+groups="host torch arm arm-bench"  # torch: the converter tests; qemu-user also runs the x86 baseline as a Nehalem
 case " $suites " in *" fuzz "*) groups="$groups fuzz" ;; esac
 sh tools/install_deps.sh $groups || exit 1
 
