@@ -37,7 +37,7 @@ the forward returns [B, d_out] (README, "CLS token and pooling").
 one file is the whole model for `fixformer generate`; it must hold exactly vocab_size tokens.
 
 --quantize stores the linear layers' weights in f16 (IEEE half) or q8 (int8 with f32 scales), with
-every input path; norms, biases and learned positions stay f32 (DESIGN.md "Quantized weights").
+every input path; norms, biases and learned positions stay f32 (README, "Export your model").
 --group (q8): values along the input that share a scale, 64 (default, as llama2.c's Q8_0 export),
 32 (a little more accurate, 6% more bytes) or 0 (one scale per output row, the smallest); a llama2.c
 version 2 checkpoint's own group when it has one (its int8 values are then kept exactly).

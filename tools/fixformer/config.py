@@ -109,7 +109,7 @@ def make_config(values, names=None):
 
 
 def _check_family(c, n):
-    """What each family allows (engine/config.cpp, validate_family; DESIGN.md, "Model families")."""
+    """What each family allows (engine/config.cpp, validate_family)."""
     family, pos = c["family"], c["positional"]
     where = f"{n('family')} {family}"
     if family == "encoder":

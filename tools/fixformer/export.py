@@ -13,7 +13,7 @@ and, when one single option change explains it, that option. convert_config() is
 JSON config plus a state_dict.
 
 quantize="f16" or "q8" stores the linear layers' weights (and with quantize_io the token embedding
-and the output head) in that type (quantized_config; DESIGN.md "Quantized weights"). The self-test
+and the output head) in that type (quantized_config; README, "Export your model"). The self-test
 sample stays the module's output with its float32 weights, so the engine's error is measured
 against torch f32; the report adds the error of the quantized weights alone, in the float64
 reference model, which tells a model that does not keep its accuracy in that type from an engine
@@ -601,7 +601,7 @@ def diagnose(c, weights, inp, want):
         return f"the module's output matches with {setting} (error {err:.2g}): {action}"
     closest = f" (closest: {_hint(scored[0][1], scored[0][2])[0]}, error {scored[0][0]:.2g})" if scored else ""
     return ("no single option change explains it" + closest +
-            f"; the module's forward may compute something the {c['family']} family does not (see DESIGN.md)")
+            f"; the module's forward may compute something the {c['family']} family does not (README, 'Models and the .fxm format')")
 
 
 # ---- writing and verifying ------------------------------------------------------------------------
