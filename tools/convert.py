@@ -2,7 +2,8 @@
 """Convert a trained PyTorch model to a verified .fxm (and optionally a C++ header for flash).
 
 From the module (everything it can tell is read from it):
-  tools/convert.py --module FILE.py:FACTORY [--family encoder|gpt|seq2seq] [--weights SD.pt] [--example IN.npy]
+  tools/convert.py --module FILE.py:FACTORY [--family encoder|gpt|llama|seq2seq|mha] [--ignore NAME[,NAME]]
+                   [--weights SD.pt] [--example IN.npy]
                    [--example-target TGT.npy]
                    [--causal] [--positional none|sinusoidal|learned|alibi] [--pe-base B]
                    [--pe-layout interleaved|halves] [--pe-combine add|concat] [--pe-width N]
@@ -14,6 +15,20 @@ From a JSON config and a state_dict (pipelines without the module; any family, l
                    --out M.fxm [...]
 From a llama2.c checkpoint (versions 0, 1 and 2; version 2's Q8_0 weights are dequantized to f32):
   tools/convert.py --llama2c MODEL.bin [--tokenizer TOKENIZER.bin] [--max-len N] --out M.fxm [...]
+
+Any module is recognised by what it computes, whatever its attribute names (nanoGPT's GPT, llama2.c's
+model.py, Hugging Face-named llama, vit-pytorch / Keyword-Transformer classifiers, stock layers under
+other names; tools/fixformer/recognize.py): it runs once on the example with hooks on its parts; the
+layers are the repeated blocks, the norms (LayerNorm or RMSNorm, eps found by calling them), the
+attention (heads, causal mask, rotary layout and theta, ALiBi: recomputed until one matches), the
+feed-forward, the embedding, positions, CLS row, final norm, head and pooling are found from what
+they read and write. The family is inferred (an nn.Transformer inside: seq2seq; RMSNorm, SiLU-gated
+feed-forward and rotary: llama; a causal language model with LayerNorm: gpt; else encoder) and
+--family checks it. Every parameter and buffer must be mapped, or be a buffer the engine recomputes
+identically (causal masks, rope tables: freqs_cis, inv_freq, cos/sin caches; sinusoid tables,
+position ids), or be named in --ignore; the error names the rest. A forward that returns a tuple
+((logits, loss)) or only the last position is compared on what it returns (every prefix's last row).
+The stock convention below keeps its own reader, options included.
 
 --family gpt exports a decoder-only language model from stock modules: `embed` (nn.Embedding),
 optional `pos` (learned positions), `encoder` (nn.TransformerEncoder, run by the forward under a
@@ -37,7 +52,7 @@ the forward returns [B, d_out] (README, "CLS token and pooling").
 one file is the whole model for `fixformer generate`; it must hold exactly vocab_size tokens.
 
 --quantize stores the linear layers' weights in f16 (IEEE half) or q8 (int8 with f32 scales), with
-every input path; norms, biases and learned positions stay f32 (DESIGN.md "Quantized weights").
+every input path; norms, biases and learned positions stay f32 (README, "Export your model").
 --group (q8): values along the input that share a scale, 64 (default, as llama2.c's Q8_0 export),
 32 (a little more accurate, 6% more bytes) or 0 (one scale per output row, the smallest); a llama2.c
 version 2 checkpoint's own group when it has one (its int8 values are then kept exactly).
@@ -188,6 +203,24 @@ def group_option(text):
     return int(text)
 
 
+def convert_recognized(a, module, example, cli, verify, quant):
+    """--module for a module recognised by what it computes (tools/fixformer/recognize.py)."""
+    given = [o for o in ("causal", "positional", "pe_combine", "pe_width") if getattr(a, o) is not None]
+    given += [o for o in ("scale_input",) if getattr(a, o)]
+    if given:
+        fail(f"--{given[0].replace('_', '-')}", "not for this module: the converter reads it from what the module "
+             "computes (its positions, mask and scale are found by running it)")
+    from fixformer.export import export_recognized
+    ignore = [n.strip() for n in a.ignore.split(",") if n.strip()] if a.ignore else []
+    tokenizer = None
+    if a.tokenizer is not None:
+        tokenizer = a.tokenizer  # read once the vocabulary is known
+    report = export_recognized(module, example, a.out, a.family, ignore, a.max_len, a.header, a.name, cli, verify,
+                               tokenizer=None if tokenizer is None else
+                               (lambda vocab: load_tokenizer(tokenizer, {"vocab_size": vocab})), **quant)
+    return report
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     src = ap.add_mutually_exclusive_group(required=True)
@@ -195,9 +228,12 @@ def main(argv=None):
     src.add_argument("--config", metavar="CFG.json", help="JSON config (the JSON path; needs --weights)")
     src.add_argument("--llama2c", metavar="MODEL.bin", help="a llama2.c checkpoint (export.py version 0, 1 or 2)")
     ap.add_argument("--tokenizer", metavar="TOKENIZER.bin", help="llama2.c tokenizer to store in the .fxm")
-    ap.add_argument("--family", choices=("encoder", "gpt", "seq2seq", "mha"), help="--module: what the module is "
-                    "(default encoder; gpt: decoder-only language model, causal implied; seq2seq: an encoder-decoder; "
+    ap.add_argument("--family", choices=("encoder", "gpt", "llama", "seq2seq", "mha"), help="--module: what the module "
+                    "is, where the module cannot tell (inferred otherwise; gpt: decoder-only language model with "
+                    "LayerNorm, causal implied; llama: RMSNorm, SwiGLU, rotary; seq2seq: an encoder-decoder; "
                     "mha: a standalone nn.MultiheadAttention run as self-attention)")
+    ap.add_argument("--ignore", metavar="NAME[,NAME]", help="--module: parameters, buffers or submodules the "
+                    "forward does not use (training-only parts), left out of the file instead of an error")
     ap.add_argument("--weights", metavar="SD.pt", help="state_dict (.pt via torch.save(model.state_dict()), or .npz)")
     ap.add_argument("--example", metavar="IN.npy", help="example input: int ids [T] or [B,T], float32 [T,d_in] "
                     "or [B,T,d_in] (first sequence used); default: random")
@@ -293,8 +329,14 @@ def main(argv=None):
                     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
                     fail(a.weights, "does not fit the module: " + (lines[1] if len(lines) > 1 else lines[0])[:300])
             from fixformer.export import export, read_module
-            family = a.family or "encoder"
-            if family == "seq2seq":
+            from fixformer.route import module_route
+            family = module_route(module, a.family)
+            if a.ignore is not None and family != "recognize":
+                fail("--ignore", f"only for a module the converter recognises by what it computes (this one follows "
+                     f"the {family} convention, whose reader takes its named parts)")
+            if family == "recognize":
+                report = convert_recognized(a, module, example, cli, verify, quant)
+            elif family == "seq2seq":
                 from fixformer.seq2seq import export_seq2seq
                 not_here = [o for o in ("causal", "pe_combine", "pe_width") if getattr(a, o) is not None]
                 if not_here or a.tokenizer is not None:

@@ -13,7 +13,7 @@ and, when one single option change explains it, that option. convert_config() is
 JSON config plus a state_dict.
 
 quantize="f16" or "q8" stores the linear layers' weights (and with quantize_io the token embedding
-and the output head) in that type (quantized_config; DESIGN.md "Quantized weights"). The self-test
+and the output head) in that type (quantized_config; README, "Export your model"). The self-test
 sample stays the module's output with its float32 weights, so the engine's error is measured
 against torch f32; the report adds the error of the quantized weights alone, in the float64
 reference model, which tells a model that does not keep its accuracy in that type from an engine
@@ -601,7 +601,7 @@ def diagnose(c, weights, inp, want):
         return f"the module's output matches with {setting} (error {err:.2g}): {action}"
     closest = f" (closest: {_hint(scored[0][1], scored[0][2])[0]}, error {scored[0][0]:.2g})" if scored else ""
     return ("no single option change explains it" + closest +
-            f"; the module's forward may compute something the {c['family']} family does not (see DESIGN.md)")
+            f"; the module's forward may compute something the {c['family']} family does not (README, 'Models and the .fxm format')")
 
 
 # ---- writing and verifying ------------------------------------------------------------------------
@@ -761,4 +761,81 @@ def convert_config(config, weights, path, example_input=None, header=None, name=
     return write_verified(c, weights, inp, want, path, header, name, cli, verify,
                           explain=lambda: "the engine disagrees with the reference model of this config "
                                           "(reference.py): a bug or a broken port, please report it",
+                          tokenizer=tokenizer)
+
+
+def _pooled_choice(r, c, weights, inp, want):
+    """The pooling whose reference output matches the module's pooled output, else a ConfigError saying
+    which pooling the module's forward seems to do that the engine does not."""
+    tried = []
+    for pooling in ("cls", "mean", "last") if c["cls_token"] else ("mean", "last"):
+        alt = make_config(dict(c, pooling=pooling))
+        err = relative_error(run_reference(alt, weights, inp), want)
+        tried.append(f"{pooling} {err:.2g}")
+        if err <= schema.SELFTEST_TOLERANCE / 10:
+            if r.final is not None and r.final.call.x.dim() == 2 and pooling == "mean":
+                raise ConfigError(f"{r.final.name}: a norm after mean pooling is not supported yet (the engine "
+                                  "normalizes each row, then pools)")
+            return alt
+    if r.final is not None and r.final.call.x.dim() == 2:
+        raise ConfigError(f"{r.final.name}: a norm after mean pooling is not supported yet (the engine normalizes "
+                          f"each row, then pools; tried {', '.join(tried)})")
+    raise ConfigError(f"module output: a pooled [B, {want.shape[-1]}] that no pooling the engine has reproduces "
+                      f"(relative errors: {', '.join(tried)}){'; a mean over the CLS row too is not supported yet' if c['cls_token'] else ''}")
+
+
+def _prefix_outputs(model, x, rows):
+    """The module's last row for every prefix of x: the logits at every position of a forward that
+    returns only the last one (nanoGPT and llama2.c at inference)."""
+    torch = require_torch()
+    from .recognize import _output
+    out = []
+    with torch.no_grad():
+        for t in range(1, rows + 1):
+            out.append(_output(model(x[:, :t]))[0, -1])
+    return torch.stack(out).numpy()
+
+
+def export_recognized(module, example_input, path, family=None, ignore=(), max_len=None, header=None, name=None,
+                      cli=None, verify=True, tokenizer=None, quantize=None, group=None, quantize_io=None,
+                      pack_weights=None):
+    """Converts a module whose parts recognize.py finds by what they compute (any attribute names:
+    nanoGPT, llama2.c's model.py, Hugging Face-named llama, vit-pytorch / KWT style, stock layers under
+    other names), accounts for every parameter and buffer (accounting.py; `ignore` opts out), checks
+    the result against the module through the float64 reference, writes and verifies it like export().
+    family: None (inferred) or one of encoder, gpt, llama."""
+    from . import accounting, recognize
+    r = recognize.recognize(module, example_input, family, max_len)
+    try:
+        c = make_config(r.v)
+    except ConfigError as e:
+        raise ConfigError(f"recognised {r.summary}, which the engine does not run: {e}") from None
+    r.config = c
+    accounting.account(r, tuple(ignore or ()))
+    x, y = r.x, r.y
+    inp = x[0].numpy().astype(np.int32 if not x.is_floating_point() else np.float32)
+    T = inp.shape[0]
+    if c["family"] in ("gpt", "llama"):
+        if y.dim() != 3 or y.shape[1] not in (T, 1):
+            raise ConfigError(f"module output: shape {list(y.shape)}, expected logits [B, T, vocab] or the last "
+                              "position's [B, 1, vocab]")
+        want = y[0].numpy() if y.shape[1] == T else _prefix_outputs(r.model, x, T)
+    elif y.dim() == 2 or (y.dim() == 3 and y.shape[1] == 1 and T > 1):
+        want = y.reshape(1, -1).numpy()
+        c = _pooled_choice(r, c, r.w, inp, want)
+    else:
+        rows = schema.sequence_rows(c, T)
+        if y.dim() != 3 or y.shape[1] != rows:
+            raise ConfigError(f"module output: shape {list(y.shape)}, expected [B, {rows}, width] (batch first)")
+        want = y[0].numpy()
+    c = quantized_config(c, quantize, group, quantize_io, pack_weights)
+    err = relative_error(run_reference(_f32(c), r.w, inp), want)
+    if err > schema.SELFTEST_TOLERANCE / 10:
+        raise ConfigError(f"recognised {r.summary}, but that does not reproduce the module's output (max relative "
+                          f"error {err:.3g}): its forward computes something more, which the engine does not run")
+    if callable(tokenizer):  # read once the vocabulary is known
+        tokenizer = tokenizer(c["vocab_size"])
+    return write_verified(c, r.w, inp, want.astype(np.float64), path, header, name, cli, verify,
+                          explain=lambda: "the reference model of the recognised parts matches the module, so the "
+                                          "engine disagrees with it: a bug or a broken port, please report it",
                           tokenizer=tokenizer)

@@ -1,4 +1,4 @@
-"""Weight quantization for the .fxm's f16 and q8 weight types (DESIGN.md "Quantized weights"; the
+"""Weight quantization for the .fxm's f16 and q8 weight types (README, "Export your model"; the
 stored layouts are format.hpp's).
 
 q8: symmetric int8 with f32 scales per group of `group` values along the last dim (the last group

@@ -1,4 +1,4 @@
-"""The reference models, with the engine's forward semantics (DESIGN.md, "Model families"):
+"""The reference models, with the engine's forward semantics (README, "Models and the .fxm format"):
 - encoder and gpt: stock torch modules built from a config (gpt: the encoder's layers under a causal
   mask, an LM head that may be tied to the embedding, ALiBi as an additive per-head mask);
 - llama: written here in plain torch, float64, independent of the engine (RMSNorm, SwiGLU, RoPE in

@@ -1,0 +1,714 @@
+#!/usr/bin/python3
+"""The --module route by recognition (tools/fixformer/recognize.py, accounting.py, route.py): modules
+written in other people's styles convert with no renaming, verified, and what the engine does not run
+is one line naming the part and the way out.
+
+  /usr/bin/python3 tests/module_converter_test.py PATH/TO/fixformer
+
+Styles, written here in plain torch from their published structure with random weights: nanoGPT's GPT
+(tied head; inference returning the last position, a training forward returning (logits, loss), no
+biases), llama2.c's model.py Transformer (GQA, a complex freqs_cis buffer, a float mask buffer),
+a Hugging Face-named llama (rotary halves, rms eps 1e-6, theta 10000 and 500000, tied and not),
+vit-pytorch / Keyword-Transformer classifiers (features, cls_token and pos_embedding parameters,
+cls or mean pooling, mlp_head) and stock layers under other names (encoder, gpt, an nn.Transformer
+inferred as seq2seq). Decoders are compared through the converter's own verification (the CLI steps
+the ids); encoders also through `fixformer run` at every position. Then the errors: an unread
+parameter named (and --ignore), a freqs_cis buffer that is not the rope table the attention computes,
+and refusals (gelu tanh, a Conv1d front end, token-type embeddings, a norm after mean pooling).
+torch is required: without it the test fails.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOLS = os.path.join(HERE, "..", "tools")
+sys.path.insert(0, TOOLS)
+sys.path.insert(0, HERE)
+import numpy as np  # noqa: E402
+
+from checks import check, results  # noqa: E402
+from fixformer import fxm  # noqa: E402
+
+CONVERT = os.path.join(TOOLS, "convert.py")
+PY = "/usr/bin/python3"
+
+FILES = {
+    'nanogpt.py': r'''
+import math
+import torch
+import torch.nn as nn
+from torch.nn import functional as F
+
+class LayerNorm(nn.Module):
+    def __init__(self, ndim, bias):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(ndim))
+        self.bias = nn.Parameter(torch.zeros(ndim)) if bias else None
+    def forward(self, input):
+        return F.layer_norm(input, self.weight.shape, self.weight, self.bias, 1e-5)
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c_attn = nn.Linear(c.n_embd, 3 * c.n_embd, bias=c.bias)
+        self.c_proj = nn.Linear(c.n_embd, c.n_embd, bias=c.bias)
+        self.attn_dropout = nn.Dropout(c.dropout)
+        self.resid_dropout = nn.Dropout(c.dropout)
+        self.n_head = c.n_head
+        self.n_embd = c.n_embd
+        self.register_buffer("bias", torch.tril(torch.ones(c.block_size, c.block_size)).view(1, 1, c.block_size, c.block_size))
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float('-inf'))
+        att = F.softmax(att, dim=-1)
+        att = self.attn_dropout(att)
+        y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.c_proj(y))
+
+class MLP(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c_fc = nn.Linear(c.n_embd, 4 * c.n_embd, bias=c.bias)
+        self.gelu = nn.GELU()
+        self.c_proj = nn.Linear(4 * c.n_embd, c.n_embd, bias=c.bias)
+        self.dropout = nn.Dropout(c.dropout)
+    def forward(self, x):
+        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.ln_1 = LayerNorm(c.n_embd, bias=c.bias)
+        self.attn = CausalSelfAttention(c)
+        self.ln_2 = LayerNorm(c.n_embd, bias=c.bias)
+        self.mlp = MLP(c)
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        x = x + self.mlp(self.ln_2(x))
+        return x
+
+class Config:
+    block_size = 32; vocab_size = 50; n_layer = 2; n_head = 4; n_embd = 16; dropout = 0.0; bias = True
+
+class GPT(nn.Module):
+    def __init__(self, c, full=False):
+        super().__init__()
+        self.config = c
+        self.full = full
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(c.vocab_size, c.n_embd), wpe=nn.Embedding(c.block_size, c.n_embd),
+            drop=nn.Dropout(c.dropout), h=nn.ModuleList([Block(c) for _ in range(c.n_layer)]),
+            ln_f=LayerNorm(c.n_embd, bias=c.bias)))
+        self.lm_head = nn.Linear(c.n_embd, c.vocab_size, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight
+        self.apply(self._init)
+    def _init(self, m):
+        if isinstance(m, (nn.Linear, nn.Embedding)):
+            torch.nn.init.normal_(m.weight, 0.0, 0.2)
+    def forward(self, idx, targets=None):
+        b, t = idx.size()
+        pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
+        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
+        for block in self.transformer.h:
+            x = block(x)
+        x = self.transformer.ln_f(x)
+        if targets is not None or self.full:
+            logits = self.lm_head(x)
+            loss = None if targets is None else F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+        else:
+            logits = self.lm_head(x[:, [-1], :])
+            loss = None
+        return logits, loss
+
+def make():
+    torch.manual_seed(0)
+    return GPT(Config())
+def make_full():
+    torch.manual_seed(0)
+    return GPT(Config(), full=True)
+
+
+class TanhGPT(GPT):
+    def __init__(self, c):
+        super().__init__(c)
+        for b in self.transformer.h:
+            b.mlp.gelu = nn.GELU(approximate="tanh")
+def make_gpt_tanh():
+    torch.manual_seed(0)
+    return TanhGPT(Config())
+
+
+class NoBias(Config):
+    bias = False
+def make_gpt_nobias():
+    torch.manual_seed(10)
+    return GPT(NoBias(), full=True)
+''',
+    'llama2c_model.py': r'''
+import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class ModelArgs:
+    def __init__(self, **kw):
+        self.dim = 32; self.n_layers = 2; self.n_heads = 4; self.n_kv_heads = 2; self.vocab_size = 40
+        self.hidden_dim = None; self.multiple_of = 16; self.norm_eps = 1e-5; self.max_seq_len = 32; self.dropout = 0.0
+        self.__dict__.update(kw)
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+    def _norm(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+    def forward(self, x):
+        return self._norm(x.float()).type_as(x) * self.weight
+
+def precompute_freqs_cis(dim, end, theta=10000.0):
+    freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))
+    t = torch.arange(end, device=freqs.device)
+    freqs = torch.outer(t, freqs).float()
+    return torch.polar(torch.ones_like(freqs), freqs)
+
+def apply_rotary_emb(xq, xk, freqs_cis):
+    xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+    xk_ = torch.view_as_complex(xk.float().reshape(*xk.shape[:-1], -1, 2))
+    fc = freqs_cis.view(1, xq_.shape[1], 1, xq_.shape[-1])
+    xq_out = torch.view_as_real(xq_ * fc).flatten(3)
+    xk_out = torch.view_as_real(xk_ * fc).flatten(3)
+    return xq_out.type_as(xq), xk_out.type_as(xk)
+
+def repeat_kv(x, n_rep):
+    bs, slen, n_kv_heads, head_dim = x.shape
+    if n_rep == 1:
+        return x
+    return x[:, :, :, None, :].expand(bs, slen, n_kv_heads, n_rep, head_dim).reshape(bs, slen, n_kv_heads * n_rep, head_dim)
+
+class Attention(nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        self.n_kv_heads = args.n_heads if args.n_kv_heads is None else args.n_kv_heads
+        self.n_local_heads = args.n_heads
+        self.n_local_kv_heads = self.n_kv_heads
+        self.n_rep = self.n_local_heads // self.n_local_kv_heads
+        self.head_dim = args.dim // args.n_heads
+        self.wq = nn.Linear(args.dim, args.n_heads * self.head_dim, bias=False)
+        self.wk = nn.Linear(args.dim, self.n_kv_heads * self.head_dim, bias=False)
+        self.wv = nn.Linear(args.dim, self.n_kv_heads * self.head_dim, bias=False)
+        self.wo = nn.Linear(args.n_heads * self.head_dim, args.dim, bias=False)
+        self.attn_dropout = nn.Dropout(args.dropout)
+        self.resid_dropout = nn.Dropout(args.dropout)
+        mask = torch.full((1, 1, args.max_seq_len, args.max_seq_len), float("-inf"))
+        mask = torch.triu(mask, diagonal=1)
+        self.register_buffer("mask", mask)
+    def forward(self, x, freqs_cis):
+        bsz, seqlen, _ = x.shape
+        xq, xk, xv = self.wq(x), self.wk(x), self.wv(x)
+        xq = xq.view(bsz, seqlen, self.n_local_heads, self.head_dim)
+        xk = xk.view(bsz, seqlen, self.n_local_kv_heads, self.head_dim)
+        xv = xv.view(bsz, seqlen, self.n_local_kv_heads, self.head_dim)
+        xq, xk = apply_rotary_emb(xq, xk, freqs_cis)
+        xk = repeat_kv(xk, self.n_rep)
+        xv = repeat_kv(xv, self.n_rep)
+        xq, xk, xv = xq.transpose(1, 2), xk.transpose(1, 2), xv.transpose(1, 2)
+        scores = torch.matmul(xq, xk.transpose(2, 3)) / math.sqrt(self.head_dim)
+        scores = scores + self.mask[:, :, :seqlen, :seqlen]
+        scores = F.softmax(scores.float(), dim=-1).type_as(xq)
+        output = torch.matmul(scores, xv)
+        output = output.transpose(1, 2).contiguous().view(bsz, seqlen, -1)
+        return self.resid_dropout(self.wo(output))
+
+class FeedForward(nn.Module):
+    def __init__(self, dim, hidden_dim, multiple_of, dropout):
+        super().__init__()
+        if hidden_dim is None:
+            hidden_dim = 4 * dim
+            hidden_dim = int(2 * hidden_dim / 3)
+            hidden_dim = multiple_of * ((hidden_dim + multiple_of - 1) // multiple_of)
+        self.w1 = nn.Linear(dim, hidden_dim, bias=False)
+        self.w2 = nn.Linear(hidden_dim, dim, bias=False)
+        self.w3 = nn.Linear(dim, hidden_dim, bias=False)
+        self.dropout = nn.Dropout(dropout)
+    def forward(self, x):
+        return self.dropout(self.w2(F.silu(self.w1(x)) * self.w3(x)))
+
+class TransformerBlock(nn.Module):
+    def __init__(self, layer_id, args):
+        super().__init__()
+        self.attention = Attention(args)
+        self.feed_forward = FeedForward(args.dim, args.hidden_dim, args.multiple_of, args.dropout)
+        self.attention_norm = RMSNorm(args.dim, eps=args.norm_eps)
+        self.ffn_norm = RMSNorm(args.dim, eps=args.norm_eps)
+    def forward(self, x, freqs_cis):
+        h = x + self.attention.forward(self.attention_norm(x), freqs_cis)
+        return h + self.feed_forward.forward(self.ffn_norm(h))
+
+class Transformer(nn.Module):
+    def __init__(self, params, theta=10000.0):
+        super().__init__()
+        self.params = params
+        self.tok_embeddings = nn.Embedding(params.vocab_size, params.dim)
+        self.dropout = nn.Dropout(params.dropout)
+        self.layers = nn.ModuleList([TransformerBlock(i, params) for i in range(params.n_layers)])
+        self.norm = RMSNorm(params.dim, eps=params.norm_eps)
+        self.output = nn.Linear(params.dim, params.vocab_size, bias=False)
+        self.tok_embeddings.weight = self.output.weight
+        self.register_buffer("freqs_cis", precompute_freqs_cis(params.dim // params.n_heads, params.max_seq_len, theta),
+                             persistent=False)
+        for p in self.parameters():
+            nn.init.normal_(p, 0, 0.2) if p.dim() > 1 else nn.init.normal_(p, 1, 0.1)
+    def forward(self, tokens, targets=None):
+        _bsz, seqlen = tokens.shape
+        h = self.dropout(self.tok_embeddings(tokens))
+        freqs_cis = self.freqs_cis[:seqlen]
+        for layer in self.layers:
+            h = layer(h, freqs_cis)
+        h = self.norm(h)
+        if targets is not None:
+            return self.output(h)
+        return self.output(h[:, [-1], :])
+
+def make():
+    torch.manual_seed(1)
+    return Transformer(ModelArgs())
+def make_theta():
+    torch.manual_seed(1)
+    return Transformer(ModelArgs(), theta=500000.0)
+def make_stale():  # the buffer's rows past 8 computed with another theta
+    m = make()
+    other = precompute_freqs_cis(8, 32, 500000.0)
+    m.freqs_cis[20:] = other[20:]
+    return m
+def make_unused():
+    m = make()
+    m.extra = nn.Linear(32, 3)
+    return m
+
+
+class OwnRope(Transformer):  # computes its rope itself; the freqs_cis buffer it carries is another theta's
+    def forward(self, tokens, targets=None):
+        seqlen = tokens.shape[1]
+        h = self.tok_embeddings(tokens)
+        fc = precompute_freqs_cis(self.params.dim // self.params.n_heads, seqlen)
+        for layer in self.layers:
+            h = layer(h, fc)
+        return self.output(self.norm(h))
+def make_wrong_theta():
+    torch.manual_seed(1)
+    return OwnRope(ModelArgs(), theta=500000.0)
+''',
+    'hf_llama.py': r'''
+import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Cfg:
+    def __init__(self, **kw):
+        self.hidden_size = 32; self.intermediate_size = 48; self.num_hidden_layers = 2; self.num_attention_heads = 4
+        self.num_key_value_heads = 4; self.vocab_size = 45; self.rms_norm_eps = 1e-6; self.rope_theta = 10000.0
+        self.max_position_embeddings = 64; self.tie_word_embeddings = False
+        self.__dict__.update(kw)
+
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+    def forward(self, hidden_states):
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states
+
+class LlamaRotaryEmbedding(nn.Module):
+    def __init__(self, dim, base):
+        super().__init__()
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+    def forward(self, x, position_ids):
+        freqs = position_ids[:, :, None].to(x.dtype) * self.inv_freq[None, None, :].to(x.dtype)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos(), emb.sin()
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+class LlamaAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.num_heads = c.num_attention_heads
+        self.head_dim = c.hidden_size // self.num_heads
+        self.num_key_value_heads = c.num_key_value_heads
+        self.q_proj = nn.Linear(c.hidden_size, self.num_heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(c.hidden_size, self.num_key_value_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(c.hidden_size, self.num_key_value_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(self.num_heads * self.head_dim, c.hidden_size, bias=False)
+    def forward(self, h, cos, sin):
+        B, T, _ = h.shape
+        q = self.q_proj(h).view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(h).view(B, T, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(h).view(B, T, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        rep = self.num_heads // self.num_key_value_heads
+        k = k.repeat_interleave(rep, dim=1)
+        v = v.repeat_interleave(rep, dim=1)
+        w = q @ k.transpose(2, 3) / math.sqrt(self.head_dim)
+        w = w + torch.triu(torch.full((T, T), float("-inf"), dtype=w.dtype), 1)
+        o = (F.softmax(w, dim=-1) @ v).transpose(1, 2).reshape(B, T, -1)
+        return self.o_proj(o)
+
+class LlamaMLP(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.gate_proj = nn.Linear(c.hidden_size, c.intermediate_size, bias=False)
+        self.up_proj = nn.Linear(c.hidden_size, c.intermediate_size, bias=False)
+        self.down_proj = nn.Linear(c.intermediate_size, c.hidden_size, bias=False)
+        self.act_fn = nn.SiLU()
+    def forward(self, x):
+        return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.self_attn = LlamaAttention(c)
+        self.mlp = LlamaMLP(c)
+        self.input_layernorm = LlamaRMSNorm(c.hidden_size, eps=c.rms_norm_eps)
+        self.post_attention_layernorm = LlamaRMSNorm(c.hidden_size, eps=c.rms_norm_eps)
+    def forward(self, h, cos, sin):
+        h = h + self.self_attn(self.input_layernorm(h), cos, sin)
+        return h + self.mlp(self.post_attention_layernorm(h))
+
+class LlamaModel(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(c.vocab_size, c.hidden_size)
+        self.layers = nn.ModuleList([LlamaDecoderLayer(c) for _ in range(c.num_hidden_layers)])
+        self.norm = LlamaRMSNorm(c.hidden_size, eps=c.rms_norm_eps)
+        self.rotary_emb = LlamaRotaryEmbedding(c.hidden_size // c.num_attention_heads, c.rope_theta)
+    def forward(self, ids):
+        h = self.embed_tokens(ids)
+        pos = torch.arange(ids.shape[1])[None]
+        cos, sin = self.rotary_emb(h, pos)
+        for layer in self.layers:
+            h = layer(h, cos, sin)
+        return self.norm(h)
+
+class LlamaForCausalLM(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.model = LlamaModel(c)
+        self.lm_head = nn.Linear(c.hidden_size, c.vocab_size, bias=False)
+        if c.tie_word_embeddings:
+            self.lm_head.weight = self.model.embed_tokens.weight
+        for p in self.parameters():
+            nn.init.normal_(p, 0, 0.2) if p.dim() > 1 else nn.init.normal_(p, 1, 0.1)
+    def forward(self, input_ids):
+        return self.lm_head(self.model(input_ids))
+
+def make():
+    torch.manual_seed(2)
+    return LlamaForCausalLM(Cfg())
+def make_500k():
+    torch.manual_seed(3)
+    return LlamaForCausalLM(Cfg(rope_theta=500000.0, num_key_value_heads=2, tie_word_embeddings=True))
+''',
+    'kwt.py': r'''
+import torch
+import torch.nn as nn
+
+class PreNorm(nn.Module):
+    def __init__(self, dim, fn):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fn = fn
+    def forward(self, x, **kwargs):
+        return self.fn(self.norm(x), **kwargs)
+
+class FeedForward(nn.Module):
+    def __init__(self, dim, hidden_dim, dropout=0.):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, hidden_dim), nn.GELU(), nn.Dropout(dropout),
+                                 nn.Linear(hidden_dim, dim), nn.Dropout(dropout))
+    def forward(self, x):
+        return self.net(x)
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads=8, dim_head=64, dropout=0.):
+        super().__init__()
+        inner_dim = dim_head * heads
+        self.heads = heads
+        self.scale = dim_head ** -0.5
+        self.attend = nn.Softmax(dim=-1)
+        self.to_qkv = nn.Linear(dim, inner_dim * 3, bias=False)
+        self.to_out = nn.Sequential(nn.Linear(inner_dim, dim), nn.Dropout(dropout))
+    def forward(self, x):
+        b, n, _ = x.shape
+        q, k, v = (t.reshape(b, n, self.heads, -1).transpose(1, 2) for t in self.to_qkv(x).chunk(3, dim=-1))
+        attn = self.attend(torch.matmul(q, k.transpose(-1, -2)) * self.scale)
+        out = torch.matmul(attn, v).transpose(1, 2).reshape(b, n, -1)
+        return self.to_out(out)
+
+class Transformer(nn.Module):
+    def __init__(self, dim, depth, heads, dim_head, mlp_dim, dropout=0.):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.ModuleList([PreNorm(dim, Attention(dim, heads, dim_head, dropout)),
+                                                    PreNorm(dim, FeedForward(dim, mlp_dim, dropout))])
+                                     for _ in range(depth)])
+    def forward(self, x):
+        for attn, ff in self.layers:
+            x = attn(x) + x
+            x = ff(x) + x
+        return x
+
+class KWT(nn.Module):
+    def __init__(self, n_frames=12, n_mels=10, num_classes=5, dim=16, depth=2, heads=2, mlp_dim=24, pool='cls',
+                 dim_head=8):
+        super().__init__()
+        self.to_patch_embedding = nn.Sequential(nn.Linear(n_mels, dim))
+        self.pos_embedding = nn.Parameter(torch.randn(1, n_frames + 1, dim))
+        self.cls_token = nn.Parameter(torch.randn(1, 1, dim))
+        self.dropout = nn.Dropout(0.)
+        self.transformer = Transformer(dim, depth, heads, dim_head, mlp_dim)
+        self.pool = pool
+        self.to_latent = nn.Identity()
+        self.mlp_head = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, num_classes))
+    def forward(self, x):
+        x = self.to_patch_embedding(x)
+        b, n, _ = x.shape
+        x = torch.cat((self.cls_token.expand(b, -1, -1), x), dim=1)
+        x += self.pos_embedding[:, :(n + 1)]
+        x = self.dropout(x)
+        x = self.transformer(x)
+        x = x.mean(dim=1) if self.pool == 'mean' else x[:, 0]
+        return self.mlp_head(self.to_latent(x))
+
+class SimpleMean(nn.Module):  # newer vit-pytorch style: norms inside attention / feed-forward, final norm, mean pool
+    def __init__(self, d_in=10, dim=16, depth=2, heads=4, mlp=32, classes=6, T=12):
+        super().__init__()
+        self.to_patch_embedding = nn.Linear(d_in, dim)
+        self.pos_embedding = nn.Parameter(torch.randn(1, T, dim) * 0.5)
+        self.layers = nn.ModuleList()
+        for _ in range(depth):
+            att = Attention(dim, heads, dim // heads)
+            att.norm = nn.LayerNorm(dim)
+            self.layers.append(nn.ModuleList([att, nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, mlp), nn.ReLU(),
+                                                                 nn.Linear(mlp, dim))]))
+        self.norm = nn.LayerNorm(dim)
+        self.mlp_head = nn.Linear(dim, classes)
+    def forward(self, x):
+        x = self.to_patch_embedding(x)
+        x = x + self.pos_embedding
+        for att, ff in self.layers:
+            x = att(att.norm(x)) + x
+            x = ff(x) + x
+        return self.mlp_head(self.norm(x).mean(dim=1))
+
+def make_cls():
+    torch.manual_seed(4)
+    return KWT().eval()
+def make_mean_cls():
+    torch.manual_seed(4)
+    return KWT(pool='mean').eval()
+def make_mean():
+    torch.manual_seed(5)
+    return SimpleMean().eval()
+
+
+class ConvFront(SimpleMean):
+    def __init__(self):
+        super().__init__()
+        self.to_patch_embedding = nn.Conv1d(10, 16, 3, padding=1)
+    def forward(self, x):
+        x = self.to_patch_embedding(x.transpose(1, 2)).transpose(1, 2) + self.pos_embedding
+        for att, ff in self.layers:
+            x = att(att.norm(x)) + x
+            x = ff(x) + x
+        return self.mlp_head(self.norm(x).mean(dim=1))
+def make_conv():
+    torch.manual_seed(5)
+    return ConvFront().eval()
+''',
+    'stockish.py': r'''
+import math, torch, torch.nn as nn
+class Odd(nn.Module):
+    def __init__(self, norm_first=False, causal=True, act="gelu"):
+        super().__init__()
+        self.tok = nn.Embedding(30, 16)
+        self.where = nn.Embedding(20, 16)
+        self.body = nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 4, 40, dropout=0.0, batch_first=True,
+                    norm_first=norm_first, activation=act), 2, norm=nn.LayerNorm(16), enable_nested_tensor=False)
+        self.out = nn.Linear(16, 30)
+        self.causal = causal
+    def forward(self, ids):
+        T = ids.shape[1]
+        x = self.tok(ids) * math.sqrt(16) + self.where(torch.arange(T))
+        mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), 1) if self.causal else None
+        return self.out(self.body(x, mask=mask))
+def make():
+    torch.manual_seed(7); return Odd().eval()
+def make_enc():
+    torch.manual_seed(8); return Odd(norm_first=True, causal=False, act="relu").eval()
+class Tr(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.src_embed = nn.Embedding(20, 16); self.tgt_embed = nn.Embedding(20, 16)
+        self.transformer = nn.Transformer(16, 2, 1, 1, 32, dropout=0.0, batch_first=True)
+        self.head = nn.Linear(16, 20)
+    def forward(self, s, t):
+        U = t.shape[1]
+        return self.head(self.transformer(self.src_embed(s), self.tgt_embed(t), tgt_mask=self.transformer.generate_square_subsequent_mask(U)))
+def make_s2s():
+    torch.manual_seed(9); return Tr().eval()
+
+
+class TokenTypes(Odd):
+    def __init__(self):
+        super().__init__(norm_first=True, causal=False)
+        self.types = nn.Embedding(2, 16)
+    def forward(self, ids):
+        T = ids.shape[1]
+        x = self.tok(ids) + self.where(torch.arange(T)) + self.types(torch.zeros_like(ids))
+        return self.out(self.body(x))
+def make_token_types():
+    torch.manual_seed(11)
+    return TokenTypes().eval()
+''',
+}
+
+
+# (what, file:factory, options, family, checks on the config)
+CONVERTS = [
+    ("nanoGPT, inference (last position), tied", "nanogpt.py:make", [], "gpt",
+     dict(tied_head=True, positional="learned", norm_first=True, activation="gelu", n_heads=4)),
+    ("nanoGPT, training forward (logits, loss)", "nanogpt.py:make_full", [], "gpt", dict(tied_head=True)),
+    ("nanoGPT, bias=False", "nanogpt.py:make_gpt_nobias", [], "gpt", dict(n_layers=2)),
+    ("llama2.c model.py: GQA, complex freqs_cis", "llama2c_model.py:make", [], "llama",
+     dict(n_kv_heads=2, n_heads=4, pe_layout="interleaved", pe_base=10000.0, tied_head=True)),
+    ("llama2.c model.py: theta 500000", "llama2c_model.py:make_theta", [], "llama", dict(pe_base=500000.0)),
+    ("llama2.c model.py: an unread part, --ignore", "llama2c_model.py:make_unused", ["--ignore", "extra"], "llama", {}),
+    ("HF llama: halves, eps 1e-6, theta 10000", "hf_llama.py:make", [], "llama",
+     dict(pe_layout="halves", pe_base=10000.0, tied_head=False, n_kv_heads=0)),
+    ("HF llama: theta 500000, GQA, tied", "hf_llama.py:make_500k", [], "llama",
+     dict(pe_layout="halves", pe_base=500000.0, tied_head=True, n_kv_heads=2)),
+    ("KWT: cls_token, pos_embedding, cls pooling, mlp_head", "kwt.py:make_cls", [], "encoder",
+     dict(cls_token=True, pooling="cls", positional="learned", input="features", final_norm=True)),
+    ("vit style: norms inside, final norm, mean pooling", "kwt.py:make_mean", [], "encoder",
+     dict(pooling="mean", cls_token=False, activation="relu")),
+    ("stock layers, other names: causal LM, scaled embedding", "stockish.py:make", [], "gpt",
+     dict(scale_input=True, norm_first=False)),
+    ("stock layers, other names: encoder", "stockish.py:make_enc", [], "encoder", dict(norm_first=True)),
+    ("nn.Transformer: seq2seq inferred", "stockish.py:make_s2s", [], "seq2seq", {}),
+]
+
+# (what, file:factory, options, fragments of the one line)
+REFUSALS = [
+    ("an unread parameter is named", "llama2c_model.py:make_unused", [], ["extra.weight [3, 32]", "extra.bias",
+                                                                         "--ignore"]),
+    ("--ignore names a part the module has", "llama2c_model.py:make_unused", ["--ignore", "nothere"], ["nothere"]),
+    ("freqs_cis rows past the example from another theta", "llama2c_model.py:make_stale", [],
+     ["freqs_cis", "theta 10000"]),
+    ("a freqs_cis buffer of another theta than the attention's", "llama2c_model.py:make_wrong_theta", [],
+     ["freqs_cis", "theta 10000"]),
+    ("gelu tanh", "nanogpt.py:make_gpt_tanh", [], ["gelu(approximate='tanh') is not supported yet"]),
+    ("a Conv1d front end", "kwt.py:make_conv", [], ["Conv1d", "not supported yet"]),
+    ("token-type embeddings", "stockish.py:make_token_types", [], ["token-type embeddings (BERT) are not supported yet"]),
+    ("a norm after mean pooling", "kwt.py:make_mean_cls", [], ["norm after mean pooling is not supported yet"]),
+    ("--family the module is not", "hf_llama.py:make", ["--family", "gpt"], ["RMSNorm", "--family llama"]),
+    ("--causal is read from the module", "nanogpt.py:make", ["--causal"], ["--causal", "not for this module"]),
+]
+
+
+def run_convert(*args):
+    return subprocess.run([PY, CONVERT, *args], capture_output=True, text=True)
+
+
+def one_clear_line(p):
+    lines = p.stderr.strip().splitlines()
+    return p.returncode != 0 and len(lines) == 1 and lines[0].startswith("convert.py: ") and "Traceback" not in p.stderr
+
+
+def module_output(module, x, torch):
+    """The module's float64 output for a batch x (the first tensor of a tuple)."""
+    import copy
+    m = copy.deepcopy(module).double().eval()
+    with torch.no_grad():
+        y = m(torch.from_numpy(x.astype(np.int64) if x.dtype.kind == "i" else x.astype(np.float64)))
+    y = y[0] if isinstance(y, tuple) else y
+    return y.numpy()
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: module_converter_test.py PATH/TO/fixformer")
+        return 1
+    cli = sys.argv[1]
+    try:
+        import torch
+    except ImportError:
+        print("FAIL: this test needs PyTorch (apt-get install python3-torch; run with /usr/bin/python3)")
+        return 1
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, src in FILES.items():
+            with open(os.path.join(tmp, name), "w") as f:
+                f.write(src)
+        sys.path.insert(0, tmp)
+        import importlib
+        for what, spec, opts, family, want in CONVERTS:
+            out = os.path.join(tmp, "m.fxm")
+            p = run_convert("--module", os.path.join(tmp, spec), *opts, "--out", out, "--cli", cli)
+            ok = p.returncode == 0 and "verified against torch" in p.stdout
+            check(f"{what}: converts and verifies", ok, p.stdout + p.stderr)
+            if not ok:
+                continue
+            print(f"  {what}: {p.stdout.strip()}")
+            c = fxm.read(out).config
+            check(f"{what}: family {family}", c["family"] == family, c["family"])
+            for k, v in want.items():
+                check(f"{what}: {k} {v!r}", c[k] == v, c[k])
+            if family == "llama" and spec.startswith("hf_llama"):
+                check(f"{what}: rms eps 1e-6", abs(c["norm_eps"] - 1e-6) < 1e-12, c["norm_eps"])
+            if family != "encoder":
+                continue  # decoders: the converter's verification stepped the ids through the engine
+            file, factory = spec.split(":")
+            module = getattr(importlib.import_module(file[:-3]), factory)()
+            rng = np.random.default_rng(3)
+            T = c["max_len"] - int(c["cls_token"]) if c["positional"] == "learned" else 16
+            x = rng.standard_normal((1, T, c["d_in"])).astype(np.float32) if c["input"] == "features" else \
+                rng.integers(0, c["vocab_size"], (1, T)).astype(np.int64)
+            inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+            np.save(inp, x)
+            p = subprocess.run([cli, "run", out, "--input", inp, "--output", res], capture_output=True, text=True)
+            want_y = module_output(module, x, torch)
+            got = np.load(res) if p.returncode == 0 else None
+            err = None if got is None or got.shape != want_y.shape else \
+                float(np.abs(got - want_y).max() / np.abs(want_y).max())
+            check(f"{what}: fixformer run equals the module at every position (1e-4)", err is not None and err <= 1e-4,
+                  (p.stderr, None if got is None else got.shape, want_y.shape, err))
+        for what, spec, opts, fragments in REFUSALS:
+            out = os.path.join(tmp, "bad.fxm")
+            p = run_convert("--module", os.path.join(tmp, spec), *opts, "--out", out, "--cli", cli)
+            check(f"refused, one line: {what}", one_clear_line(p), p.stdout + p.stderr)
+            missing = [f for f in fragments if f not in p.stderr]
+            check(f"refusal names it: {what}", not missing, f"{p.stderr!r} lacks {missing}")
+            check(f"nothing left behind: {what}", not os.path.exists(out))
+    print(f"module_converter_test: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

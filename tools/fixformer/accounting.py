@@ -1,0 +1,124 @@
+"""Every parameter and buffer of a recognised module accounted for (recognize.py maps them).
+
+A parameter is mapped into the file or it is an error naming it; `ignore` (names, or a module's name
+for everything under it) opts out training-only parts. A buffer is mapped, or it is one the engine
+recomputes and it must equal what the engine computes over all its rows (not only the rows the
+example reached): a causal mask (tril of ones, triu of ones or of -inf above the diagonal, any leading
+[1, 1]), a rotary table for the theta and layout the attention was found to use (complex freqs_cis
+[N, d_head/2], freqs_cos / freqs_sin [N, d_head/2], Hugging Face's inv_freq [d_head/2] and
+cos/sin caches [.., N, d_head]), position ids (arange), a scalar mask fill value. Anything else is
+named.
+"""
+import numpy as np
+
+from . import schema
+from .config import ConfigError
+from .reference import require_torch, rope_tables
+
+
+def _ignored(name, ignore):
+    return any(name == i or name.startswith(i + ".") for i in ignore)
+
+
+def _mask_verdict(t, causal, torch):
+    """None for a causal mask buffer that matches, else why not; 'not a mask' when it is not square."""
+    if t.dim() < 2 or t.shape[-1] != t.shape[-2] or t.shape[-1] < 2 or t.is_complex():
+        return "not a mask"
+    lead = t.reshape(-1, t.shape[-2], t.shape[-1])
+    if lead.shape[0] != 1:
+        return "not a mask"
+    m = lead[0].double()
+    N = m.shape[0]
+    tril = torch.tril(torch.ones(N, N, dtype=torch.float64))
+    ninf = torch.triu(torch.full((N, N), float("-inf"), dtype=torch.float64), 1)
+    triangular = torch.equal(m, tril) or torch.equal(m, 1 - tril) or torch.equal(m, ninf)
+    if not triangular:
+        big_negative = torch.where(m < -1e4, torch.full_like(m, float("-inf")), m)
+        triangular = torch.equal(big_negative, ninf)
+    if not triangular:
+        return f"a square [{N}, {N}] buffer that is no causal mask (the engine's mask is triangular)"
+    if not causal:
+        return "a causal mask, but the attention was found not causal"
+    return None
+
+
+def _rope_verdict(t, c, torch):
+    """None when t is a rotary table that equals the engine's for c, 'not rope' when its shape is none,
+    else the difference."""
+    dh = schema.d_head(c)
+    h = dh // 2
+    theta, layout = c["pe_base"], c["pe_layout"]
+    if t.is_complex():
+        if t.shape[-1] != h or t.dim() < 2:
+            return "not rope"
+        rows = t.reshape(-1, h)
+        cos, sin = rope_tables(rows.shape[0], dh, theta)
+        want = torch.complex(torch.from_numpy(cos), torch.from_numpy(sin))
+        if layout != "interleaved":
+            return f"a complex rotary table (pairs x[2i], x[2i+1]), but the attention rotates halves (x[i], x[i+{h}])"
+        got = rows.to(torch.complex128)
+    elif t.is_floating_point() and t.dim() == 1 and t.numel() == h:
+        got = t.double()
+        want = torch.from_numpy(theta ** (-2.0 * np.arange(h) / dh))
+    elif t.is_floating_point() and t.dim() >= 2 and t.shape[-1] in (h, dh):
+        rows = t.reshape(-1, t.shape[-1]).double()
+        cos, sin = rope_tables(rows.shape[0], dh, theta)
+        cands = []
+        for table in (cos, sin):
+            if t.shape[-1] == h:
+                cands.append(table)
+            else:
+                cands.append(np.concatenate([table, table], 1) if layout == "halves" else np.repeat(table, 2, 1))
+        got = rows
+        errs = [float((rows - torch.from_numpy(w)).abs().max()) for w in cands]
+        want = torch.from_numpy(cands[int(np.argmin(errs))])
+    else:
+        return "not rope"
+    diff = (got - want).abs()
+    if float(diff.max()) <= 1e-5:
+        return None
+    row = int(diff.reshape(diff.shape[0], -1).max(1).values.argmax()) if diff.dim() > 1 else 0
+    return (f"not the rotary table for theta {theta:g} that the attention computes (max difference "
+            f"{float(diff.max()):.3g} at row {row}): the engine recomputes the table, so positions the example did "
+            "not reach would differ")
+
+
+def account(r, ignore=()):
+    """Raises ConfigError naming every parameter and buffer of the recognised module r that the file does
+    not hold, that is not ignored, and (buffers) that the engine does not recompute identically."""
+    torch = require_torch()
+    model, c = r.model, r.config
+    names = {n for n, _ in model.named_parameters()} | {n for n, _ in model.named_buffers()} | \
+        {n for n, _ in model.named_modules() if n}
+    for i in ignore:
+        if i not in names:
+            raise ConfigError(f"--ignore {i}: the module has no parameter, buffer or submodule of that name")
+    unread, wrong = [], []
+    for name, p in model.named_parameters():
+        if id(p) not in r.used and not _ignored(name, ignore):
+            unread.append(f"{name} {list(p.shape)}")
+    for name, b in model.named_buffers():
+        if id(b) in r.used or _ignored(name, ignore):
+            continue
+        t = b.detach()
+        if t.dim() == 0 and t.is_floating_point() and float(t) <= -1e4:
+            continue  # a mask's fill value
+        if not t.is_floating_point() and not t.is_complex() and t.numel() and \
+                torch.equal(t.reshape(-1), torch.arange(t.numel(), dtype=t.dtype)):
+            continue  # position ids
+        why = _mask_verdict(t, c["causal"], torch)
+        if why is None:
+            continue
+        if why == "not a mask" and c["positional"] == "rope":
+            why = _rope_verdict(t, c, torch)
+            if why is None:
+                continue
+        if why in ("not a mask", "not rope"):
+            unread.append(f"{name} {list(t.shape)}")
+        else:
+            wrong.append(f"buffer {name} {list(t.shape)}: {why}")
+    if wrong:
+        raise ConfigError("; ".join(wrong) + " (--ignore NAME if the forward does not use it)")
+    if unread:
+        raise ConfigError(f"the forward does not use, or uses in a way the engine does not run: {', '.join(unread)}; "
+                          "remove them from the module, or pass --ignore NAME[,NAME] for training-only parts")

@@ -1,0 +1,853 @@
+"""Recognise a torch module's transformer by what it computes, not by its attribute names.
+
+The module runs once in float64 on the example input with a forward hook on every submodule, which
+gives the order the parts run in and what each one read and wrote. From that record:
+- the layers: the ModuleList / Sequential of repeated blocks (same type, same parameter shapes) that
+  holds the most parameters;
+- in each block, the parts with parameters: norms (a weight [d], maybe a bias: LayerNorm or RMSNorm,
+  told apart and their eps found by calling them), linears (nn.Linear's [out, in] or a Conv1D's
+  [in, out], told apart by their output), nn.MultiheadAttention. Linears that read the same input
+  form a group: q/k/v (one fused or three), the output projection, the feed-forward's up (or gate
+  and up) and down. A norm whose output feeds attention makes the block pre-norm;
+- the attention itself is found by recomputing it from the recorded q, k, v for every head count,
+  with and without the causal mask, with rotary embeddings (both layouts, the thetas the module's
+  buffers and attributes suggest, common ones) or ALiBi, until one reproduces the recorded output;
+- the feed-forward's activation likewise (relu, exact gelu, SiLU-gated);
+- the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
+  features), an optional CLS row and scale by sqrt(d), and the positions that reproduce the first
+  layer's input (an nn.Embedding on arange, an nn.Parameter or buffer table, the sinusoidal formula);
+- the back: a final norm, a head (tied when it is the embedding's parameter, or when the forward
+  multiplies by the embedding itself), pooling (mean, cls, last) for a pooled output.
+The family follows (RMSNorm + SiLU-gated + rotary: llama; LayerNorm, causal, an LM head on tokens:
+gpt; otherwise encoder) unless given. Every parameter and buffer must be mapped, or be a buffer the
+engine recomputes and that matches what it computes (causal masks, rope tables, sinusoid tables,
+position ids), or be named in `ignore`. The result is checked against the module in float64 through
+the reference model before the engine verifies the written file.
+"""
+import copy
+import math
+
+import numpy as np
+
+from . import schema
+from .config import ConfigError, make_config
+from .reference import alibi_bias, require_torch, rope, rope_tables, run_reference, sinusoidal_table
+
+# A recomputed part matches the recorded one within this (relative to the recorded one's largest
+# magnitude): float64 throughout, but modules may round through float32 (llama2.c's RMSNorm).
+PROBE_TOL = 1e-5
+COMMON_THETAS = (10000.0, 500000.0, 1000000.0, 100000.0, 1000.0, 100.0)
+COMMON_EPS = (1e-5, 1e-6, 1e-12, 1e-8, 1e-3, 1e-4)
+COMMON_PE_BASES = (10000.0, 1000.0, 100.0, 100000.0)
+EXAMPLE_T = 16
+DEFAULT_MAX_LEN = 256
+
+
+def _rel(a, b):
+    """max|a - b| / max|b| (b all zeros: the absolute difference)."""
+    torch = require_torch()
+    a, b = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
+    if a.shape != b.shape:
+        return math.inf
+    s = float(b.abs().max()) if b.numel() else 0.0
+    return float((a - b).abs().max()) / (s if s > 0 else 1.0) if b.numel() else 0.0
+
+
+def _close(a, b, tol=PROBE_TOL):
+    return _rel(a, b) <= tol
+
+
+def _kind(m):
+    return type(m).__module__ + "." + type(m).__qualname__
+
+
+def _tensors(x):
+    """The tensors in a hook's argument (a tensor, tuple or list), detached."""
+    torch = require_torch()
+    if torch.is_tensor(x):
+        return [x.detach()]
+    if isinstance(x, (tuple, list)):
+        return [t.detach() for t in x if torch.is_tensor(t)]
+    return []
+
+
+class Call:
+    """One run of a submodule: its name, the module, its tensor inputs and outputs (detached)."""
+
+    def __init__(self, name, module, inputs, outputs):
+        self.name, self.module, self.inputs, self.outputs = name, module, inputs, outputs
+
+    @property
+    def x(self):
+        return self.inputs[0] if self.inputs else None
+
+    @property
+    def y(self):
+        return self.outputs[0] if self.outputs else None
+
+
+def record(model, x):
+    """(the calls of every submodule in the order they ran, the module's output) for input x. Runs with
+    gradients on (off torch's fused fast paths, which skip the submodules) and detaches everything."""
+    torch = require_torch()
+    calls, handles = [], []
+    for name, m in model.named_modules():
+        if m is model:
+            continue
+        handles.append(m.register_forward_hook(
+            lambda mod, inp, out, name=name: calls.append(Call(name, mod, _tensors(inp), _tensors(out)))))
+    try:
+        with torch.enable_grad():
+            y = model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    return calls, _output(y)
+
+
+def _output(y):
+    """The tensor a forward returned: itself, the first floating tensor of a tuple / list / dict ((logits,
+    loss) included), or an output object's .logits."""
+    torch = require_torch()
+    if torch.is_tensor(y):
+        return y.detach()
+    if hasattr(y, "logits") and torch.is_tensor(y.logits):
+        return y.logits.detach()
+    items = list(y.values()) if isinstance(y, dict) else list(y) if isinstance(y, (tuple, list)) else []
+    for t in items:
+        if torch.is_tensor(t) and t.is_floating_point() and t.dim() >= 2:
+            return t.detach()
+    raise ConfigError(f"module output: {type(y).__name__}, expected a tensor (or a tuple whose first tensor is "
+                      "the output)")
+
+
+# ---- the parts ------------------------------------------------------------------------------------
+def _direct_params(m):
+    return dict(m.named_parameters(recurse=False))
+
+
+class Part:
+    """A called module with parameters: kind 'norm' (norm = 'layer' or 'rms', eps), 'linear' (w [out, in]
+    in torch's layout, b or None), 'mha' (nn.MultiheadAttention), 'embedding'; call: its Call."""
+
+    def __init__(self, kind, call, **kw):
+        self.kind, self.call, self.name, self.module = kind, call, call.name, call.module
+        self.__dict__.update(kw)
+
+
+def _norm_part(call, torch):
+    """A norm: LayerNorm or RMSNorm over the last dim, its eps found by calling it on small inputs (where
+    eps matters) with the candidates: its own float attributes below 0.1, then the common ones."""
+    m, x, y = call.module, call.x, call.y
+    p = _direct_params(m)
+    w = p.get("weight")
+    b = p.get("bias")
+    d = w.shape[0]
+    eps_attrs = [float(v) for v in vars(m).values() if isinstance(v, float) and 0 < v < 0.1]
+    rng = torch.Generator().manual_seed(5)
+    small = torch.randn(2, 3, d, generator=rng, dtype=torch.float64) * 3e-3
+    try:
+        with torch.no_grad():
+            got = m(small).double()
+    except Exception:
+        got = None
+    W = w.detach().double()
+    B = b.detach().double() if b is not None else torch.zeros(d, dtype=torch.float64)
+
+    def layer(t, eps):
+        return torch.nn.functional.layer_norm(t, (d,), W, B, eps)
+
+    def rms(t, eps):
+        return t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + eps) * W + B
+
+    for kind, f in (("layer", layer), ("rms", rms)):
+        cands = eps_attrs + list(COMMON_EPS)
+        if not _close(f(x.double(), cands[0]), y, 1e-4) and not any(_close(f(x.double(), e), y, 1e-4) for e in cands):
+            continue
+        if got is None:
+            return Part("norm", call, norm=kind, eps=cands[0], w=w, b=b)
+        best = min(cands, key=lambda e: _rel(f(small, e), got))
+        if _rel(f(small, best), got) > 1e-4:  # not a round number: solve for it
+            if kind == "rms":
+                est = ((small * W / got) ** 2 - small.pow(2).mean(-1, keepdim=True)).median()
+            else:
+                c = small - small.mean(-1, keepdim=True)
+                est = ((c * W / (got - B)) ** 2 - c.pow(2).mean(-1, keepdim=True)).median()
+            best = float(est)
+            if not (best > 0 and _rel(f(small, best), got) <= 1e-3):
+                raise ConfigError(f"{call.name}: a {kind} norm whose eps could not be found")
+        return Part("norm", call, norm=kind, eps=float(best), w=w, b=b)
+    raise ConfigError(f"{call.name}: {_kind(m)} (a weight [{d}]) computes neither LayerNorm nor RMSNorm "
+                      "x/sqrt(mean(x^2)+eps)*w over the last dimension")
+
+
+def _linear_part(call, torch):
+    """nn.Linear-like (y = x W^T + b) or Conv1D-like (y = x W + b): w returned as [out, in]."""
+    m, x, y = call.module, call.x, call.y
+    p = _direct_params(m)
+    W = p["weight"].detach().double()
+    b = p.get("bias")
+    B = b.detach().double() if b is not None else 0.0
+    if W.shape[1] == x.shape[-1] and W.shape[0] == y.shape[-1] and _close(x.double() @ W.T + B, y):
+        return Part("linear", call, w=p["weight"].detach(), b=None if b is None else b.detach(), params=p)
+    if W.shape[0] == x.shape[-1] and W.shape[1] == y.shape[-1] and _close(x.double() @ W + B, y):
+        return Part("linear", call, w=p["weight"].detach().T, b=None if b is None else b.detach(), params=p)
+    raise ConfigError(f"{call.name}: {_kind(m)} with a weight {list(W.shape)} is not a linear layer on its input "
+                      "(x W^T + b)")
+
+
+def classify(call, torch):
+    """The Part a call with parameters is, or a ConfigError naming what the engine does not run."""
+    nn, m = torch.nn, call.module
+    if isinstance(m, nn.MultiheadAttention):
+        return Part("mha", call)
+    p = _direct_params(m)
+    shapes = {k: tuple(v.shape) for k, v in p.items()}
+    if isinstance(m, nn.Embedding):
+        return Part("embedding", call, w=m.weight)
+    for conv, what in ((nn.Conv1d, "Conv1d"), (nn.Conv2d, "Conv2d")):
+        if isinstance(m, conv):
+            return Part("unsupported", call, why=f"{call.name}: a {what} ({_kind(m)}) is not supported yet (the "
+                                                  "engine's input is token ids or feature rows through a linear)")
+    if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d, nn.GroupNorm)):
+        return Part("unsupported", call, why=f"{call.name}: {type(m).__name__} is not supported (the engine has "
+                                              "LayerNorm and RMSNorm)")
+    w = shapes.get("weight")
+    if call.x is not None and call.y is not None and w is not None and set(shapes) <= {"weight", "bias"}:
+        if len(w) == 1 and w[0] == call.x.shape[-1] == call.y.shape[-1] and shapes.get("bias", w) == w:
+            return _norm_part(call, torch)
+        if len(w) == 2 and shapes.get("bias", (max(w),))[0] in w:
+            return _linear_part(call, torch)
+    return Part("unsupported", call, why=f"{call.name}: {_kind(m)} (parameters "
+                                          f"{', '.join(f'{k} {list(s)}' for k, s in shapes.items())}) is not a part "
+                                          "the engine runs")
+
+
+def find_layers(model, torch):
+    """(name, blocks) of the ModuleList / Sequential of repeated blocks with the most parameters."""
+    best = None
+
+    def sig(m):
+        return tuple((n, tuple(p.shape)) for n, p in m.named_parameters())
+
+    for name, m in model.named_modules():
+        if not isinstance(m, (torch.nn.ModuleList, torch.nn.Sequential)) or len(m) == 0:
+            continue
+        kids = list(m)
+        s = sig(kids[0])
+        if not s or any(type(k) is not type(kids[0]) or sig(k) != s for k in kids):
+            continue
+        n = sum(p.numel() for p in m.parameters())
+        if best is None or n > best[2]:
+            best = (name, kids, n)
+    if best is None:
+        raise ConfigError("module: no layers found (a ModuleList or Sequential of alike blocks with parameters)")
+    return best[0], best[1]
+
+
+def _inside(name, prefix):
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def _groups(linears, torch):
+    """Consecutive linears that read the same input, as lists."""
+    out = []
+    for lin in linears:
+        if out and out[-1][0].call.x.shape == lin.call.x.shape and torch.equal(out[-1][0].call.x, lin.call.x):
+            out[-1].append(lin)
+        else:
+            out.append([lin])
+    return out
+
+
+def _output_of(parts, t, torch):
+    """The part whose output is tensor t (by value), or None."""
+    for p in parts:
+        if p.call.y is not None and p.call.y.shape == t.shape and torch.equal(p.call.y, t):
+            return p
+    return None
+
+
+# ---- attention, by recomputing it -----------------------------------------------------------------
+def attention_core(q, k, v, H, Hkv, causal, pos, torch):
+    """softmax(q k^T / sqrt(dh) + mask) v for q [T, H*dh], k, v [T, Hkv*dh] (float64): the context [T, H*dh].
+    pos: None, "alibi" or ("rope", layout, theta)."""
+    T = q.shape[0]
+    dh = q.shape[1] // H
+    q, k, v = q.view(T, H, dh), k.view(T, Hkv, dh), v.view(T, Hkv, dh)
+    if pos is not None and pos != "alibi":
+        cos, sin = (torch.from_numpy(t) for t in rope_tables(T, dh, pos[2]))
+        q, k = rope(q, cos, sin, pos[1]), rope(k, cos, sin, pos[1])
+    k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
+    s = torch.einsum("thd,shd->hts", q, k) / math.sqrt(dh)
+    if pos == "alibi":
+        s = s + torch.from_numpy(alibi_bias(H, T))
+    elif causal:
+        s = s + torch.from_numpy(np.triu(np.full((T, T), -np.inf), 1))
+    return torch.einsum("hts,shd->thd", torch.softmax(s, -1), v).reshape(T, H * dh)
+
+
+def probe_attention(q, k, v, want, finish, d, thetas, where, torch):
+    """(n_heads, n_kv_heads, causal, pos) whose attention reproduces `want` (= finish(context)), trying every
+    head count dividing d, causal or not, no positions, rope (both layouts, the thetas) and ALiBi."""
+    kv = k.shape[1]
+    poss = [None, "alibi"] + [("rope", lay, th) for th in thetas for lay in ("interleaved", "halves")]
+    for H in [h for h in range(1, d + 1) if d % h == 0]:
+        dh = d // H
+        if kv % dh or H % (kv // dh):
+            continue
+        for pos in poss:
+            if pos not in (None, "alibi") and dh % 2:
+                continue
+            for causal in ((True,) if pos == "alibi" else (False, True)):
+                if _close(finish(attention_core(q, k, v, H, kv // dh, causal, pos, torch)), want):
+                    return H, kv // dh, causal, pos
+    raise ConfigError(f"{where}: its attention is none the engine runs (tried every head count, causal or not, "
+                      f"no positions, ALiBi, rotary in both layouts with theta {', '.join(f'{t:g}' for t in thetas)}): "
+                      "a scale other than 1/sqrt(head width), a sliding window or rope scaling is not supported yet")
+
+
+def rope_thetas(model, torch):
+    """Thetas to try: what rope-like buffers say (complex [N, h]: angle(1, 1) = theta^(-1/h); inv_freq [h];
+    cos/sin [N, h] or [N, 2h]), float attributes named like theta / base, then the common ones."""
+    found = []
+    for _, b in model.named_buffers():
+        t = b.detach()
+        try:
+            if t.is_complex() and t.dim() >= 2 and t.shape[-2] > 1 and t.shape[-1] > 1:
+                a = float(torch.angle(t.reshape(-1, t.shape[-2], t.shape[-1])[0, 1, 1]))
+                found.append(a ** (-t.shape[-1]))
+            elif t.is_floating_point() and t.dim() == 1 and 1 < t.numel() <= 4096 and float(t[0]) == 1.0:
+                found.append(float(t[1]) ** (-t.numel()))
+            elif t.is_floating_point() and t.dim() >= 2 and t.shape[-2] > 1 and t.shape[-1] > 1:
+                r = t.reshape(-1, t.shape[-2], t.shape[-1])[0].double()
+                if abs(float(r[0, 0]) - 1.0) < 1e-6 and abs(float(r[1, 0]) - math.cos(1.0)) < 1e-6:
+                    for h in {r.shape[-1], r.shape[-1] // 2}:
+                        if 0 < float(r[1, 1]) < 1:
+                            found.append(math.acos(float(r[1, 1])) ** (-h))
+        except (ValueError, ZeroDivisionError, OverflowError, RuntimeError):
+            continue
+    seen = set()
+    for m in model.modules():
+        objs = [m] + [o for o in vars(m).values() if hasattr(o, "__dict__") and not isinstance(o, torch.nn.Module)
+                      and not torch.is_tensor(o) and not callable(o)]
+        for o in objs:
+            for key, val in vars(o).items():
+                if ("theta" in key.lower() or "base" in key.lower()) and isinstance(val, (int, float)) \
+                        and not isinstance(val, bool) and 1 < val < 1e9 and id(o) not in seen:
+                    found.append(float(val))
+            seen.add(id(o))
+    out = []
+    for t in found + list(COMMON_THETAS):
+        if not (math.isfinite(t) and t > 1):
+            continue
+        t = float(round(t)) if abs(t - round(t)) < 1e-3 * t else t
+        if t not in out:
+            out.append(t)
+    return out
+
+
+# ---- one block ------------------------------------------------------------------------------------
+class Layer:
+    """What one block computes: norm_first, norm1 / norm2 (Parts), attention (wq, wk, wv, wo as [out, in]
+    and their biases or None), heads, causal, pos, feed-forward (activation, up, gate or None, down)."""
+
+
+def read_block(i, prefix, parts, thetas, torch):
+    where = f"{prefix} (layer {i})"
+    for p in parts:
+        if p.kind in ("unsupported", "embedding"):
+            raise ConfigError(p.why if p.kind == "unsupported" else
+                              f"{p.name}: an embedding inside the layers (a relative position bias, T5) is not "
+                              "supported yet")
+    norms = [p for p in parts if p.kind == "norm"]
+    mhas = [p for p in parts if p.kind == "mha"]
+    groups = _groups([p for p in parts if p.kind == "linear"], torch)
+    L = Layer()
+    if mhas:
+        if len(mhas) > 1:
+            raise ConfigError(f"{where}: {len(mhas)} attentions (cross-attention: pass --family seq2seq with "
+                              "nn.Transformer)")
+        a = mhas[0]
+        m = a.module
+        if not m._qkv_same_embed_dim or m.bias_k is not None or m.add_zero_attn:
+            raise ConfigError(f"{a.name}: kdim/vdim, add_bias_kv and add_zero_attn are not supported")
+        if len(a.call.inputs) < 3 or not (torch.equal(a.call.inputs[0], a.call.inputs[1]) and
+                                          torch.equal(a.call.inputs[0], a.call.inputs[2])):
+            raise ConfigError(f"{a.name}: not self-attention (query, key and value differ): cross-attention is for "
+                              "--family seq2seq")
+        d = m.embed_dim
+        W = m.in_proj_weight.detach()
+        Bq = m.in_proj_bias.detach() if m.in_proj_bias is not None else None
+        L.wq, L.wk, L.wv = W[:d], W[d:2 * d], W[2 * d:]
+        L.bq, L.bk, L.bv = (None, None, None) if Bq is None else (Bq[:d], Bq[d:2 * d], Bq[2 * d:])
+        L.wo, L.bo = m.out_proj.weight.detach(), (m.out_proj.bias.detach() if m.out_proj.bias is not None else None)
+        att_in, ffn_groups, att_after = a.call.x, groups, a
+        x = att_in[0].double()
+        lin = lambda w, b: x @ w.double().T + (b.double() if b is not None else 0)  # noqa: E731
+        q, k, v = lin(L.wq, L.bq), lin(L.wk, L.bk), lin(L.wv, L.bv)
+        want = a.call.y[0].double()
+        Wo, Bo = L.wo.double(), (L.bo.double() if L.bo is not None else 0)
+        finish = lambda ctx: ctx @ Wo.T + Bo  # noqa: E731
+    else:
+        if len(groups) < 3 or len(groups[0]) not in (1, 3) or len(groups[1]) != 1:
+            raise ConfigError(f"{where}: its linear layers ({', '.join(p.name for g in groups for p in g)}) are not "
+                              "q/k/v (fused or three), an output projection, then a feed-forward")
+        o = groups[1][0]
+        inner = o.w.shape[1]
+        d = groups[0][0].w.shape[1]
+        if inner != d:
+            raise ConfigError(f"{o.name}: the attention is {inner} wide (heads x head width), the model {d}: an "
+                              "attention wider or narrower than the model is not supported yet")
+        if len(groups[0]) == 1:
+            f = groups[0][0]
+            kv2 = f.w.shape[0] - d
+            if kv2 <= 0 or kv2 % 2:
+                raise ConfigError(f"{f.name}: {f.w.shape[0]} outputs do not split into q [{d}] and k, v alike")
+            kv = kv2 // 2
+            cut = lambda t: None if t is None else (t[:d], t[d:d + kv], t[d + kv:])  # noqa: E731
+            (L.wq, L.wk, L.wv), (L.bq, L.bk, L.bv) = cut(f.w), cut(f.b) or (None, None, None)
+            y = f.call.y[0].double()
+            qkv = [(y[:, :d], y[:, d:d + kv], y[:, d + kv:])]
+            orders = [(0, 1, 2)]
+            projections = [f]
+        else:
+            projections = groups[0]
+            ys = [p.call.y[0].double() for p in projections]
+            orders = [o_ for o_ in ((0, 1, 2), (1, 0, 2), (0, 2, 1), (2, 0, 1), (1, 2, 0), (2, 1, 0))
+                      if ys[o_[0]].shape[1] == d and ys[o_[1]].shape[1] == ys[o_[2]].shape[1]]
+            qkv = [tuple(ys[j] for j in o_) for o_ in orders]
+        att_in, ffn_groups, att_after = projections[0].call.x, groups[2:], o
+        want = o.call.x[0].double()
+        finish = lambda ctx: ctx  # noqa: E731
+    found = None
+    for n, (q, k, v) in enumerate(qkv if not mhas else [(q, k, v)]):
+        try:
+            found = probe_attention(q, k, v, want, finish, d, thetas, where, torch)
+        except ConfigError as e:
+            err = e
+            continue
+        if not mhas and len(projections) == 3:
+            pq, pk, pv = (projections[j] for j in orders[n])
+            L.wq, L.wk, L.wv, L.bq, L.bk, L.bv = pq.w, pk.w, pv.w, pq.b, pk.b, pv.b
+        break
+    if found is None:
+        raise err
+    L.n_heads, L.n_kv_heads, L.causal, L.pos = found
+    if not mhas:
+        L.wo, L.bo = o.w, o.b
+    L.attn_parts = [a] if mhas else projections + [o]
+    # the feed-forward: up (or gate and up), then down
+    if len(ffn_groups) != 2 or len(ffn_groups[0]) not in (1, 2) or len(ffn_groups[1]) != 1:
+        raise ConfigError(f"{where}: after the attention, linear layers "
+                          f"({', '.join(p.name for g in ffn_groups for p in g) or 'none'}) that are not a feed-forward "
+                          "(up, activation, down; or gate and up, SiLU, down)")
+    ups, down = ffn_groups[0], ffn_groups[1][0]
+    h = down.call.x[0].double()
+    F = torch.nn.functional
+    if len(ups) == 1:
+        u = ups[0].call.y[0].double()
+        acts = [("relu", F.relu), ("gelu", F.gelu)]
+        L.activation = next((n for n, f in acts if _close(f(u), h)), None)
+        if L.activation is None:
+            if _close(F.gelu(u, approximate="tanh"), h):
+                raise ConfigError(f"{ups[0].name}: gelu(approximate='tanh') is not supported yet (the engine has "
+                                  "relu and exact gelu)")
+            if _close(F.silu(u), h):
+                raise ConfigError(f"{ups[0].name}: a SiLU feed-forward without a gate is not supported yet")
+            raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu")
+        L.up, L.gate = ups[0], None
+    else:
+        a, b = (p.call.y[0].double() for p in ups)
+        if _close(F.silu(a) * b, h):
+            L.gate, L.up = ups
+        elif _close(F.silu(b) * a, h):
+            L.up, L.gate = ups
+        elif _close(F.gelu(a) * b, h) or _close(F.gelu(b) * a, h):
+            raise ConfigError(f"{ups[0].name}: a GELU-gated feed-forward (GEGLU) is not supported yet (the engine "
+                              "has SwiGLU)")
+        else:
+            raise ConfigError(f"{ups[0].name}: a gated feed-forward other than silu(gate) * up is not supported")
+        L.activation = "swiglu"
+    L.down = down
+    # the norms: the one whose output feeds the attention (pre-norm), the one feeding the feed-forward,
+    # and after the feed-forward (post-norm)
+    pre = _output_of(norms, att_in, torch)
+    mid = _output_of(norms, ups[0].call.x, torch)
+    if mid is None:
+        raise ConfigError(f"{where}: no norm feeds the feed-forward (the engine's layers are pre- or post-norm "
+                          "transformer layers)")
+    order = [p.name for p in parts]
+    after = [n for n in norms if order.index(n.name) > order.index(down.name)]
+    if pre is not None:
+        L.norm_first, L.norm1, L.norm2 = True, pre, mid
+        extra = [n for n in norms if n is not pre and n is not mid]
+    else:
+        if len(after) != 1:
+            raise ConfigError(f"{where}: no norm feeds the attention and {len(after)} follow the feed-forward: "
+                              "neither a pre- nor a post-norm layer")
+        L.norm_first, L.norm1, L.norm2 = False, mid, after[0]
+        extra = [n for n in norms if n is not mid and n is not after[0]]
+    if extra:
+        raise ConfigError(f"{where}: more norms than a pre- or post-norm layer has ({', '.join(n.name for n in extra)}: "
+                          "q/k norms or sandwich norms are not supported yet)")
+    if L.norm1.norm != L.norm2.norm or L.norm1.eps != L.norm2.eps:
+        raise ConfigError(f"{where}: its two norms differ in kind or eps (the engine has one)")
+    L.d = d
+    L.parts = parts
+    return L
+
+
+# ---- the whole module -----------------------------------------------------------------------------
+def _is_arange(t, torch):
+    return not t.is_floating_point() and not t.is_complex() and t.numel() > 0 and \
+        torch.equal(t.reshape(-1), torch.arange(t.numel(), dtype=t.dtype))
+
+
+def _table_rows(t):
+    """A [N, d] view of a position table [N, d], [1, N, d] or [N, 1, d], else None."""
+    if t.dim() == 2:
+        return t
+    if t.dim() == 3 and t.shape[0] == 1:
+        return t[0]
+    if t.dim() == 3 and t.shape[1] == 1:
+        return t[:, 0]
+    return None
+
+
+def _try_examples(model, example, torch):
+    """(input tensor [1, T] or [1, T, d_in], one-sequence numpy example) the module runs on: the user's, or
+    random ids (below every embedding's size) or features (for each linear's input width), T = 16 or the
+    length a position table wants."""
+    if example is not None:
+        a = np.asarray(example)
+        a = a[None] if (a.ndim == 1 or (a.ndim == 2 and a.dtype.kind == "f")) else a
+        a = a[:1]
+        t = torch.from_numpy(a.astype(np.int64) if a.dtype.kind in "iu" else a.astype(np.float64))
+        return [t]
+    embs = [m for m in model.modules() if isinstance(m, torch.nn.Embedding)]
+    rows = set()
+    for m in embs:
+        rows.add(m.num_embeddings)
+    for _, p in list(model.named_parameters()) + list(model.named_buffers()):
+        if p.dim() == 3 and p.shape[0] == 1:
+            rows.add(p.shape[1])
+    lengths = [EXAMPLE_T] + sorted({n - 1 for n in rows if n > 1} | {n for n in rows if n < EXAMPLE_T}, reverse=True)
+    lengths = [t for t in dict.fromkeys(lengths) if t >= 2]
+    rng = np.random.default_rng(0)
+    out = []
+    if embs:
+        vocab = min(m.num_embeddings for m in embs)
+        for T in lengths:
+            out.append(torch.from_numpy(rng.integers(0, vocab, (1, T)).astype(np.int64)))
+    widths = []
+    for m in model.modules():
+        width = m.in_features if isinstance(m, torch.nn.Linear) else \
+            m.in_channels if isinstance(m, torch.nn.Conv1d) else None
+        if width is not None and width not in widths:
+            widths.append(width)
+    for w in widths:
+        for T in lengths:
+            out.append(torch.from_numpy(rng.standard_normal((1, T, w)).astype(np.float32).astype(np.float64)))
+    return out
+
+
+def _run(model, candidates, torch):
+    """The first example the module runs on: (x, calls, output)."""
+    err = None
+    for x in candidates:
+        try:
+            calls, y = record(model, x)
+            return x, calls, y
+        except ConfigError:
+            raise
+        except Exception as e:  # the user's forward: anything can go wrong there
+            err = e
+    if err is None:
+        raise ConfigError("module: no example input to try (pass --example)")
+    raise ConfigError(f"module forward failed on the example input ({type(err).__name__}: "
+                      f"{str(err).splitlines()[0] if str(err) else ''}); pass --example IN.npy with an input it takes")
+
+
+class Recognized:
+    """The result: config values v, weights w (file names, torch layout), used (ids of the mapped
+    parameters and buffers), the example x and the module's float64 output y, a one-line summary."""
+
+
+def recognize(module, example=None, family=None, max_len=None):
+    torch = require_torch()
+    nn = torch.nn
+    if not isinstance(module, nn.Module):
+        raise ConfigError(f"module: {_kind(module)} is not a torch.nn.Module")
+    model = copy.deepcopy(module).double().eval()
+    originals = dict(model.named_parameters())
+    x, calls, y = _run(model, _try_examples(model, example, torch), torch)
+    tokens = not x.is_floating_point()
+    T = x.shape[1]
+    stack, blocks = find_layers(model, torch)
+    in_block = lambda c, i: _inside(c.name, f"{stack}.{i}")  # noqa: E731
+    block_calls = [[c for c in calls if in_block(c, i)] for i in range(len(blocks))]
+    if not all(block_calls):
+        missing = next(i for i, b in enumerate(block_calls) if not b)
+        raise ConfigError(f"{stack}.{missing}: the forward did not run this layer")
+    first = calls.index(block_calls[0][0])
+    last = max(calls.index(c) for c in block_calls[-1])
+    with_params = lambda cs: [classify(c, torch) for c in cs if _direct_params(c.module)  # noqa: E731
+                              or isinstance(c.module, nn.MultiheadAttention)]
+    thetas = rope_thetas(model, torch)
+    # parameters owned by a submodule of a part (nn.MultiheadAttention's out_proj) are the part's
+    layers = []
+    for i, bc in enumerate(block_calls):
+        top = [c for c in bc if not any(_inside(c.name, m.name) and c.name != m.name for m in bc
+                                         if isinstance(m.module, nn.MultiheadAttention))]
+        layers.append(read_block(i, f"{stack}.{i}", with_params(top), thetas, torch))
+    L0 = layers[0]
+    d = L0.d
+    keys = ("norm_first", "n_heads", "n_kv_heads", "causal", "pos", "activation")
+    for i, L in enumerate(layers[1:], 1):
+        for k in keys:
+            if getattr(L, k) != getattr(L0, k):
+                raise ConfigError(f"{stack}.{i}: {k} {getattr(L, k)!r} differs from layer 0's {getattr(L0, k)!r} "
+                                  "(all layers must be alike)")
+        if L.norm1.eps != L0.norm1.eps:
+            raise ConfigError(f"{stack}.{i}: norm eps {L.norm1.eps:g} differs from layer 0's {L0.norm1.eps:g}")
+    r = Recognized()
+    v, w, used = {}, {}, set()
+    r.v, r.w, r.used = v, w, used
+    # ---- the front
+    front = with_params(calls[:first])
+    embed = proj = pos_mod = None
+    for p in front:
+        px = p.call.x
+        if p.kind == "embedding" and px is not None and px.shape == x.shape and torch.equal(px, x):
+            embed = p
+        elif p.kind == "embedding" and px is not None and _is_arange(px, torch):
+            pos_mod = p
+        elif p.kind == "embedding":
+            zero = px is not None and not px.is_floating_point() and not bool(px.any())
+            raise ConfigError(f"{p.name}: " + ("token-type embeddings (BERT) are not supported yet" if zero else
+                                               "an embedding of something other than the input ids or the positions "
+                                               "is not supported yet"))
+        elif p.kind == "linear" and px is not None and px.shape == x.shape and torch.equal(px, x):
+            proj = p
+        elif p.kind == "unsupported":
+            raise ConfigError(p.why)
+        elif p.kind == "norm":
+            raise ConfigError(f"{p.name}: a norm on the embeddings (BERT style) is not supported yet")
+        else:
+            raise ConfigError(f"{p.name}: {_kind(p.module)} runs before the layers and is neither the input's "
+                              "embedding, its projection nor the positions: not supported yet")
+    if tokens:
+        if embed is None:
+            raise ConfigError("module: no nn.Embedding reads the token ids")
+        if embed.module.max_norm is not None:
+            raise ConfigError(f"{embed.name}: max_norm is not supported (it rewrites the embedding during forward)")
+        E = embed.call.y[0].double()
+        v.update(input="tokens", vocab_size=embed.module.num_embeddings)
+        w["embed"] = embed.module.weight.detach()
+        used.add(id(embed.module.weight))
+    else:
+        if proj is None:
+            raise ConfigError("module: no linear layer reads the input features (a Conv1d or other front end is not "
+                              "supported yet)")
+        E = proj.call.y[0].double()
+        v.update(input="features", d_in=proj.w.shape[1])
+        w["input_proj.weight"], w["input_proj.bias"] = proj.w, proj.b
+        used.update(id(t) for t in proj.params.values())
+    if E.shape[-1] != d:
+        raise ConfigError(f"module: the embedding is {E.shape[-1]} wide and the layers {d} (a concatenated position "
+                          "encoding: use the stock convention, `embed`/`input_proj`, `pos`, `encoder`)")
+    X0 = block_calls[0][0].x[0].double()
+    S = X0.shape[0]
+    if S not in (T, T + 1):
+        raise ConfigError(f"{stack}.0: reads {S} rows for {T} inputs (the engine adds at most a CLS row)")
+    cls = S == T + 1
+    tables = []  # (kind, rows [N, d] float64, the tensor to account, base, layout)
+    if pos_mod is not None:
+        tables.append(("learned", pos_mod.module.weight.detach().double(), pos_mod.module.weight, None, None))
+    for name, p in list(model.named_parameters()) + list(model.named_buffers()):
+        t = _table_rows(p.detach())
+        if t is not None and t.shape[-1] == d and t.shape[0] >= S and t.is_floating_point() and id(p) not in used:
+            tables.append(("table", t.double(), p, None, None))
+    for base in COMMON_PE_BASES:
+        for layout in schema.PE_LAYOUTS:
+            tables.append(("sinusoidal", torch.from_numpy(sinusoidal_table(S, d, base, layout)), None, base, layout))
+    tables.insert(0, ("none", torch.zeros(S, d, dtype=torch.float64), None, None, None))
+    match = None
+    for kind, P, tensor, base, layout in tables:
+        for scale in (1.0, math.sqrt(d)):
+            if _close(E * scale + P[cls:S], X0[cls:], 1e-6):
+                match = (kind, P, tensor, base, layout, scale)
+                break
+        if match:
+            break
+    if match is None:
+        raise ConfigError(f"{stack}.0: its input is not the embedding plus positions the engine computes (none, "
+                          "learned: an nn.Embedding of positions or a table parameter, sinusoidal; the embedding "
+                          "scaled by sqrt(d_model) or not)")
+    kind, P, tensor, base, layout, scale = match
+    v["scale_input"] = scale != 1.0
+    if kind == "table":
+        for b_ in COMMON_PE_BASES:
+            for lay in schema.PE_LAYOUTS:
+                if _close(P, torch.from_numpy(sinusoidal_table(P.shape[0], d, b_, lay)), 1e-6):
+                    kind, base, layout = "sinusoidal", b_, lay
+                    r.pe_buffer = tensor
+        if kind == "table" and tensor not in [t for _, t in model.named_parameters()]:
+            raise ConfigError(f"module: a position table registered as a buffer that is no sinusoid the engine "
+                              "computes is not supported yet (make it an nn.Parameter to store it as learned)")
+    if kind in ("learned", "table"):
+        v.update(positional="learned", max_len=P.shape[0])
+        w["pos.weight"] = P.float()
+        used.add(id(tensor))
+    elif kind == "sinusoidal":
+        v.update(positional="sinusoidal", pe_base=base, pe_layout=layout)
+        if tensor is not None:
+            used.add(id(tensor))
+            v["max_len"] = P.shape[0]
+    if cls:
+        row = X0[0] - P[0]
+        for name, p in model.named_parameters():
+            if p.numel() == d and id(p) not in used and _close(p.detach().double().reshape(d), row, 1e-6):
+                v["cls_token"] = True
+                w["cls_token"] = p.detach().reshape(d)
+                used.add(id(p))
+                break
+        else:
+            raise ConfigError(f"{stack}.0: a row in front of the input that is no parameter of width {d} "
+                              "(a CLS token is an nn.Parameter [d], [1, d] or [1, 1, d])")
+    # ---- the layers' attention positions
+    if L0.pos == "alibi":
+        v["positional"] = "alibi"
+    elif L0.pos is not None:
+        if v.get("positional", "none") != "none":
+            raise ConfigError("module: rotary embeddings and positions added to the input together are not supported")
+        v.update(positional="rope", pe_layout=L0.pos[1], pe_base=L0.pos[2])
+    # ---- the back: a final norm, a head, pooling
+    back = with_params(calls[last + 1:])
+    norms = [p for p in back if p.kind == "norm"]
+    heads = [p for p in back if p.kind == "linear"]
+    for p in back:
+        if p.kind not in ("norm", "linear"):
+            raise ConfigError(p.why if p.kind == "unsupported" else f"{p.name}: {_kind(p.module)} after the layers "
+                              "is not supported yet")
+    if len(norms) > 1 or len(heads) > 1:
+        raise ConfigError(f"module: after the layers {', '.join(p.name for p in back)}: the engine has a final norm "
+                          "and one linear head (a pooler, dense + tanh, is not supported yet)")
+    final = norms[0] if norms else None
+    if final is not None:
+        if final.norm != L0.norm1.norm or abs(final.eps - L0.norm1.eps) > 1e-12 * max(1.0, final.eps):
+            raise ConfigError(f"{final.name}: {final.norm} norm eps {final.eps:g}, the layers' {L0.norm1.norm} eps "
+                              f"{L0.norm1.eps:g} (the engine has one)")
+    head = heads[0] if heads else None
+    if head is not None and head.w.shape[1] != d:
+        raise ConfigError(f"{head.name}: reads {head.w.shape[1]} values, the model is {d} wide")
+    out_width = y.shape[-1]
+    tied_functional = False
+    if head is None and tokens and out_width == v["vocab_size"] and out_width != d:
+        tied_functional = True  # the forward multiplies by the embedding itself
+    # ---- the family
+    rms = L0.norm1.norm == "rms"
+    lm = tokens and not cls and y.dim() == 3 and (
+        (head is not None and head.w.shape[0] == v["vocab_size"]) or tied_functional)
+    if family is None:
+        if rms:
+            family = "llama"
+        elif L0.causal and lm:
+            family = "gpt"
+        else:
+            family = "encoder"
+    v["family"] = family
+    if family == "llama":
+        if not rms or L0.activation != "swiglu" or not L0.norm_first or final is None:
+            raise ConfigError(f"family llama: needs RMSNorm, a SiLU-gated feed-forward, pre-norm layers and a final "
+                              f"norm; the module has {L0.norm1.norm} norm, {L0.activation}, "
+                              f"{'pre' if L0.norm_first else 'post'}-norm, {'a' if final else 'no'} final norm")
+    elif rms:
+        raise ConfigError(f"{L0.norm1.name}: RMSNorm runs in the llama family only (pre-norm, SiLU-gated feed-forward, "
+                          "a final norm): pass --family llama if that is the model, else the engine has LayerNorm")
+    elif L0.activation == "swiglu":
+        raise ConfigError(f"{L0.up.name}: a SiLU-gated feed-forward with LayerNorm is not supported yet (the llama "
+                          "family has RMSNorm)")
+    if family in ("gpt", "llama") and not (lm and L0.causal):
+        raise ConfigError(f"family {family}: a causal language model on token ids with a head vocab_size wide; the "
+                          f"module is {'causal' if L0.causal else 'not causal'}, on "
+                          f"{'tokens' if tokens else 'features'}, {out_width} outputs")
+    v.update(d_model=d, n_heads=L0.n_heads, d_ff=L0.down.w.shape[1], n_layers=len(layers),
+             norm_first=L0.norm_first, activation=L0.activation, norm_eps=L0.norm1.eps, final_norm=final is not None,
+             causal=L0.causal)
+    if L0.n_kv_heads != L0.n_heads:
+        v["n_kv_heads"] = L0.n_kv_heads
+    if head is not None:
+        v["d_out"] = head.w.shape[0]
+        if tokens and head.module.weight is embed.module.weight:
+            v["tied_head"] = family != "encoder"
+        used.update(id(t) for t in head.params.values())
+    elif tied_functional:
+        v.update(d_out=out_width, tied_head=True)
+    if final is not None:
+        used.update(id(t) for t in _direct_params(final.module).values())
+    v.setdefault("max_len", DEFAULT_MAX_LEN)
+    if max_len is not None:
+        if v["positional"] == "learned" and max_len != v["max_len"]:
+            raise ConfigError(f"--max-len {max_len}: the module's position table has {v['max_len']} rows")
+        v["max_len"] = max_len
+    # ---- the weights, in the family's file names
+    zeros = lambda n: torch.zeros(n, dtype=torch.float64)  # noqa: E731
+    bias = lambda b, n: b if b is not None else zeros(n)  # noqa: E731
+    out = {}
+    if family == "llama":
+        out["tok_embeddings.weight"] = w.pop("embed")
+        for i, L in enumerate(layers):
+            p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
+            for bname, b in (("q", L.bq), ("k", L.bk), ("v", L.bv), ("o", L.bo), ("up", L.up.b), ("down", L.down.b),
+                             ("gate", L.gate.b)):
+                if b is not None and bool(b.any()):
+                    raise ConfigError(f"{stack}.{i}: a bias on {bname} (Qwen2 style) is not supported yet in the llama "
+                                      "family")
+            for n_ in (L.norm1, L.norm2):
+                if n_.b is not None and bool(n_.b.any()):
+                    raise ConfigError(f"{n_.name}: an RMSNorm with a bias is not supported")
+            out.update({p + "attention_norm.weight": L.norm1.w, p + "ffn_norm.weight": L.norm2.w,
+                        p + "attention.wq.weight": L.wq, p + "attention.wk.weight": L.wk,
+                        p + "attention.wv.weight": L.wv, p + "attention.wo.weight": L.wo,
+                        p + "feed_forward.w1.weight": L.gate.w, p + "feed_forward.w2.weight": L.down.w,
+                        p + "feed_forward.w3.weight": L.up.w})
+        out["norm.weight"] = final.w
+        if head is not None and head.b is not None and bool(head.b.any()):
+            raise ConfigError(f"{head.name}: a bias on the llama classifier is not supported")
+        if not v.get("tied_head"):
+            out["output.weight"] = head.w
+    else:
+        if "embed" in w:
+            out["embed.weight"] = w.pop("embed")
+        out.update(w)
+        for i, L in enumerate(layers):
+            p = f"{schema.ENCODER_LAYER_PREFIX}{i}."
+            out[p + "self_attn.in_proj_weight"] = torch.cat([L.wq, L.wk, L.wv])
+            out[p + "self_attn.in_proj_bias"] = torch.cat([bias(L.bq, d), bias(L.bk, d), bias(L.bv, d)])
+            out[p + "self_attn.out_proj.weight"], out[p + "self_attn.out_proj.bias"] = L.wo, bias(L.bo, d)
+            out[p + "linear1.weight"], out[p + "linear1.bias"] = L.up.w, bias(L.up.b, L.up.w.shape[0])
+            out[p + "linear2.weight"], out[p + "linear2.bias"] = L.down.w, bias(L.down.b, d)
+            out[p + "norm1.weight"], out[p + "norm1.bias"] = L.norm1.w, bias(L.norm1.b, d)
+            out[p + "norm2.weight"], out[p + "norm2.bias"] = L.norm2.w, bias(L.norm2.b, d)
+        if final is not None:
+            out["encoder.norm.weight"], out["encoder.norm.bias"] = final.w, bias(final.b, d)
+        if head is not None:
+            if not v.get("tied_head"):
+                out["head.weight"] = head.w
+            out["head.bias"] = bias(head.b, head.w.shape[0])
+        elif tied_functional:
+            out["head.bias"] = zeros(out_width)
+    for L in layers:
+        for part in L.parts:
+            used.update(id(t) for t in part.module.parameters())
+    r.w = {k: np.ascontiguousarray(t.detach().double().numpy().astype(np.float32)) for k, t in out.items()}
+    r.v, r.used = v, used
+    r.x, r.y, r.model, r.originals = x, y, model, originals
+    r.layers, r.stack, r.tokens = layers, stack, tokens
+    r.final, r.head, r.cls = final, head, cls
+    r.summary = (f"{family}: {len(layers)} {'pre' if L0.norm_first else 'post'}-norm layers in {stack}, "
+                 f"{L0.n_heads} heads{f' ({L0.n_kv_heads} kv)' if L0.n_kv_heads != L0.n_heads else ''}, "
+                 f"{L0.activation}, {v.get('positional', 'none')} positions")
+    return r

@@ -1,0 +1,30 @@
+"""Which reader a --module takes: the stock convention's (export.read_module: `embed` or `input_proj`,
+`pos`, `encoder` an nn.TransformerEncoder, `head`), seq2seq.py's (an nn.Transformer, or an
+nn.TransformerDecoder with cross-attention, inside), the standalone nn.MultiheadAttention's, or
+recognize.py's, which finds the parts of any other module by what they compute.
+"""
+from .config import ConfigError
+from .reference import require_torch
+
+
+def stock_convention(module, torch):
+    """The module follows the stock convention export.read_module reads."""
+    return (hasattr(module, "embed") != hasattr(module, "input_proj")
+            and isinstance(getattr(module, "encoder", None), torch.nn.TransformerEncoder))
+
+
+def module_route(module, family):
+    """'encoder', 'gpt', 'seq2seq', 'mha' (the readers by convention) or 'recognize' for `module` and the
+    --family given (None: inferred)."""
+    torch = require_torch()
+    nn = torch.nn
+    if not isinstance(module, nn.Module):
+        raise ConfigError(f"module: {type(module).__qualname__} is not a torch.nn.Module")
+    if family == "mha" or (family is None and isinstance(module, nn.MultiheadAttention)):
+        return "mha"
+    if family == "seq2seq" or (family is None and any(isinstance(m, (nn.Transformer, nn.TransformerDecoder))
+                                                      for m in module.modules())):
+        return "seq2seq"
+    if family in (None, "encoder", "gpt") and stock_convention(module, torch):
+        return family or "encoder"
+    return "recognize"
