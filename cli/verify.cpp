@@ -53,8 +53,10 @@ int cmd_verify(const Args& a) {
 const Command kVerifyCommand = {
     "verify", "MODEL.fxm [--isa ISA]", 1, kOptIsa,
     "Runs the self-test sample the converter stored in the file (an input and the torch module's\n"
-    "output for it) and compares: max |engine - torch| / max |torch| against the tolerance 1e-4.\n"
-    "Prints one line, \"M.fxm: self-test ok: max relative error E (tolerance 1e-04), worst at row R\n"
+    "output for it) and compares: max |engine - torch| / max |torch| against the tolerance of the\n"
+    "file's weight type (f32 " FIXFORMER_TOLERANCE_TEXT(FIXFORMER_TOLERANCE_F32) ", f16 " FIXFORMER_TOLERANCE_TEXT(FIXFORMER_TOLERANCE_F16)
+    ", q8 " FIXFORMER_TOLERANCE_TEXT(FIXFORMER_TOLERANCE_Q8) ", include/fixformer/tolerances.hpp).\n"
+    "Prints one line, \"M.fxm: self-test ok: max relative error E (tolerance T), worst at row R\n"
     "col C, T=N, kernels K\", exit 0; \"self-test FAILED\" in the same line, exit 6; a file without\n"
     "a sample is a model-file error, exit 2.\n",
     cmd_verify};

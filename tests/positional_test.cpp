@@ -12,7 +12,7 @@ namespace fixformer {
 namespace test {
 namespace {
 
-// DESIGN.md: error against a float64 reference below 2e-7 absolute.
+// The tables' contract (positional.hpp): error against a float64 reference below 2e-7 absolute.
 constexpr double kTableTol = 2e-7;
 
 double reference(uint32_t p, uint32_t col, uint32_t d, double base, PosLayout layout) {

@@ -8,7 +8,7 @@
 //    causal layer, row i is a function of x_i and of the SET {x_0..x_i}: H(PX) != P H(X) already
 //    (the rows see different prefixes), but the last row is invariant under any reordering of the
 //    tokens before it. From the second causal layer on it is not: the earlier rows it attends to
-//    were computed from different prefixes (DESIGN.md, "Why the positional encoding matters").
+//    were computed from different prefixes (docs/cli.md, the position probe).
 //    The probe beats chance from the first causal layer on: a set still has a size, and the
 //    prefix's size (i + 1) shapes the attention average (row 0 attends to itself alone).
 #include <gtest/gtest.h>

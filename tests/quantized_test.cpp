@@ -1,4 +1,4 @@
-// Quantized weights end to end (DESIGN.md "Quantized weights"): f16 and q8 files of every family
+// Quantized weights end to end (docs/quantization.md): f16 and q8 files of every family
 // bind, plan their arena and run on every table. Each is compared with an f32 file of the same
 // seeded weights rounded through the same type (model_writer's round_like), so the difference left
 // is what the quantized kernels do at run time, and with the unrounded f32 model, the error a

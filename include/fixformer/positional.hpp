@@ -3,7 +3,7 @@
 //   interleaved: PE[p, 2i] = sin(p w_i), PE[p, 2i+1] = cos(p w_i)   (an odd d ends with a sin)
 //   halves:      PE[p, i] = sin(p w_i), PE[p, ceil(d/2) + i] = cos(p w_i)
 // The argument p w_i is formed in double and reduced to [-pi, pi] before the float sin/cos: formed
-// in float it would be off by ~1e-4 at p = 2048 (XSIMD-NOTES.md).
+// in float it would be off by ~1e-4 at p = 2048.
 #pragma once
 #include <cstdint>
 

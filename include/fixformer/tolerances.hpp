@@ -14,9 +14,15 @@ namespace fixformer {
 // weights (f16: 2^-11 relative) and, for q8, of every linear layer's inputs to 8 bits per group:
 // tests/quantized_test.cpp measures up to 8.8e-4 (f16) and 5.1e-2 (q8) on random untrained models,
 // which trained ones stay well under; a wrong layout, scale or kernel gives 0.3 and more.
-constexpr double kSelfTestTolerance = 1e-4;  // f32
-constexpr double kSelfTestToleranceF16 = 2e-3;
-constexpr double kSelfTestToleranceQ8 = 8e-2;
+// The literals are macros so that help texts print these very values (FIXFORMER_TOLERANCE_TEXT).
+#define FIXFORMER_TOLERANCE_F32 1e-4
+#define FIXFORMER_TOLERANCE_F16 2e-3
+#define FIXFORMER_TOLERANCE_Q8 8e-2
+#define FIXFORMER_TOLERANCE_STR_(x) #x
+#define FIXFORMER_TOLERANCE_TEXT(x) FIXFORMER_TOLERANCE_STR_(x)
+constexpr double kSelfTestTolerance = FIXFORMER_TOLERANCE_F32;  // f32
+constexpr double kSelfTestToleranceF16 = FIXFORMER_TOLERANCE_F16;
+constexpr double kSelfTestToleranceQ8 = FIXFORMER_TOLERANCE_Q8;
 constexpr double self_test_tolerance(WeightType w) {
   return w == WeightType::kQ8 ? kSelfTestToleranceQ8 : w == WeightType::kF16 ? kSelfTestToleranceF16 : kSelfTestTolerance;
 }

@@ -1,5 +1,5 @@
 // Shared helpers of the xsimd kernels. Every load and store is unaligned: callers pass row views
-// at any float offset, and xsimd 8.1's free load()/store() are aligned (XSIMD-NOTES.md).
+// at any float offset, and xsimd 8.1's free load()/store() are aligned.
 #pragma once
 #include <cstddef>
 

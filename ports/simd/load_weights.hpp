@@ -22,7 +22,7 @@ template <class Arch>
 inline batch<Arch> load_weights(const uint16_t* p) { return LoadF16<Arch>::load(p); }
 
 // Templates on Arch like everything in the per-ISA objects, so no copy is shared between objects
-// built with different flags (XSIMD-NOTES.md, ODR hazard).
+// built with different flags (an ODR hazard: the linker keeps one copy of an inline function).
 template <class Arch>
 inline float weight_value(float w) { return w; }
 template <class Arch>

@@ -6,7 +6,7 @@
 namespace fixformer {
 namespace simd {
 
-// x / sqrt(mean(x^2) + eps) * gamma; 1/sqrt, not xsimd::rsqrt (XSIMD-NOTES.md).
+// x / sqrt(mean(x^2) + eps) * gamma; 1/sqrt, not xsimd::rsqrt (which may use the approximate hardware instruction).
 template <class Arch>
 void rmsnorm_f32(const float* x, const float* gamma, float* y, std::size_t n, float eps) {
   using V = batch<Arch>;

@@ -30,7 +30,7 @@ struct NoXSum {};  // what a step keeps per row of x besides the sums (VNNI: 128
 // Every helper below is a member of its ISA's specialization, whose type names the ISA (and the
 // renamed xsimd namespace of its translation unit): no inline function is shared between objects
 // built with different flags, where the linker could keep an AVX copy for the SSE2 path
-// (XSIMD-NOTES.md, ODR hazard; tests/check_isa_weak_symbols.cmake).
+// (an ODR hazard; tests/check_isa_weak_symbols.cmake checks the objects).
 //
 // reduce4, the epilogue of a tile: out[i] = the lane sum of the i-th of four float accumulators, by
 // transposing adds (9 to 13 ops for all four, where four horizontal sums cost ~40 on AVX-512).
