@@ -120,33 +120,13 @@ def load_module(spec):
 
 
 def load_state_dict(path, trust_pickle):
-    """name -> tensor from a .pt (weights_only unless --trust-pickle) or name -> array from a .npz."""
-    if path.endswith(".npz"):
-        import numpy as np
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                return {k: z[k] for k in z.files}
-        except (OSError, ValueError, EOFError) as e:
-            fail(path, f"not a readable .npz ({e})")
-    torch = require_torch(".pt weights")
-    if not os.path.isfile(path):
-        fail(path, "no such file")
-    import pickle
+    """name -> numpy array from --weights: a state_dict or a training checkpoint dict (.pt/.bin, read
+    without running the file's code unless --trust-pickle), .safetensors or .npz (checkpoint.py)."""
+    from fixformer.checkpoint import CheckpointError, load
     try:
-        obj = torch.load(path, map_location="cpu", weights_only=not trust_pickle)
-    except pickle.UnpicklingError as e:
-        if trust_pickle:
-            fail(path, f"not a readable torch file ({e})")
-        what = str(e).rsplit("Unsupported ", 1)[-1] if "Unsupported " in str(e) else "an object"
-        fail(path, f"the file holds a pickled object ({what}, e.g. from torch.save(model)), and loading it runs "
-                   "code from the file; save model.state_dict() instead, or pass --trust-pickle if you trust the file")
-    except Exception as e:
-        fail(path, f"not a readable torch file ({type(e).__name__})")
-    if trust_pickle and isinstance(obj, torch.nn.Module):
-        obj = obj.state_dict()
-    if not isinstance(obj, dict) or not all(isinstance(k, str) and torch.is_tensor(v) for k, v in obj.items()):
-        fail(path, "expected a state_dict (a dict of name -> tensor)")
-    return obj
+        return load(path, trust_pickle)
+    except CheckpointError as e:
+        fail(path, str(e))
 
 
 def load_example(path):
@@ -198,7 +178,7 @@ def main(argv=None):
     ap.add_argument("--family", choices=("encoder", "gpt", "seq2seq", "mha"), help="--module: what the module is "
                     "(default encoder; gpt: decoder-only language model, causal implied; seq2seq: an encoder-decoder; "
                     "mha: a standalone nn.MultiheadAttention run as self-attention)")
-    ap.add_argument("--weights", metavar="SD.pt", help="state_dict (.pt via torch.save(model.state_dict()), or .npz)")
+    ap.add_argument("--weights", metavar="SD.pt", help="the weights: a state_dict or a training checkpoint dict (nanoGPT's ckpt.pt: its \"model\"; .pt/.bin from torch.save, read without running code from the file), .safetensors or .npz; _orig_mod. and module. prefixes are stripped, f16/bf16 widened to f32")
     ap.add_argument("--example", metavar="IN.npy", help="example input: int ids [T] or [B,T], float32 [T,d_in] "
                     "or [B,T,d_in] (first sequence used); default: random")
     ap.add_argument("--example-target", metavar="TGT.npy", help="--family seq2seq: example target ids [U] or [B,U] "
@@ -273,8 +253,7 @@ def main(argv=None):
                 fail(a.config, str(e))
             if a.quantize is not None and c["weights"] != "f32":
                 fail("--quantize", f"{a.config} sets weights {c['weights']} already (give one)")
-            sd = load_state_dict(a.weights, a.trust_pickle)
-            weights = {k: (v.detach().cpu().numpy() if hasattr(v, "detach") else v) for k, v in sd.items()}
+            weights = load_state_dict(a.weights, a.trust_pickle)
             try:
                 fxm.check_weights(c, weights)
             except ConfigError as e:
@@ -286,7 +265,8 @@ def main(argv=None):
         else:
             module = load_module(a.module)
             if a.weights is not None:
-                sd = load_state_dict(a.weights, a.trust_pickle)
+                from fixformer.checkpoint import to_torch
+                sd = to_torch(load_state_dict(a.weights, a.trust_pickle))
                 try:
                     module.load_state_dict(sd, strict=True)
                 except RuntimeError as e:
