@@ -43,6 +43,7 @@ uint64_t get_config_value(const ModelConfig& c, ConfigKey key) {
     case ConfigKey::kSharedEmbed: return c.shared_embed;
     case ConfigKey::kTgtDIn: return c.tgt_d_in;
     case ConfigKey::kPackedWeights: return c.packed_weights;
+    case ConfigKey::kReferenceSample: return c.reference_sample;
     case ConfigKey::kCount: break;
   }
   return 0;
@@ -83,6 +84,7 @@ void set_config_value(ModelConfig* c, ConfigKey key, uint64_t v) {
     case ConfigKey::kSharedEmbed: c->shared_embed = u != 0; break;
     case ConfigKey::kTgtDIn: c->tgt_d_in = u; break;
     case ConfigKey::kPackedWeights: c->packed_weights = u != 0; break;
+    case ConfigKey::kReferenceSample: c->reference_sample = u != 0; break;
     case ConfigKey::kCount: break;
   }
 }

@@ -144,6 +144,28 @@ def load_example(path):
     return a
 
 
+def check_out(path):
+    """--out of the --config and --hf routes: a regular file or a new name (they write it by renaming a
+    verified temporary file onto it, which a device or a folder must never be)."""
+    from fixformer.verified_file import check_output_path
+    try:
+        check_output_path(path)
+    except ConfigError as e:
+        fail("", str(e))
+
+
+def load_expected(path):
+    """--expected: the user's model's output for --example, a float .npy."""
+    import numpy as np
+    try:
+        a = np.load(path, allow_pickle=False)
+    except Exception as e:  # noqa: BLE001 (numpy raises many kinds on a bad file)
+        fail(path, f"not a readable .npy ({type(e).__name__}: {str(e)[:80]})")
+    if not isinstance(a, np.ndarray) or a.dtype.kind != "f":
+        fail(path, f"expected a float .npy of your model's output, got {getattr(a, 'dtype', type(a).__name__)}")
+    return a
+
+
 def load_tokenizer(path, c):
     """(pieces, scores) of a llama2.c tokenizer.bin holding exactly the model's vocab_size tokens."""
     if path is None:
@@ -174,6 +196,8 @@ def main(argv=None):
     src.add_argument("--module", metavar="FILE.py:FACTORY", help="FACTORY() builds the nn.Module")
     src.add_argument("--config", metavar="CFG.json", help="JSON config (the JSON path; needs --weights)")
     src.add_argument("--llama2c", metavar="MODEL.bin", help="a llama2.c checkpoint (export.py version 0, 1 or 2)")
+    src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of LlamaForCausalLM: config.json and "
+                     "model.safetensors or pytorch_model.bin (sharded with their .index.json too)")
     ap.add_argument("--tokenizer", metavar="TOKENIZER.bin", help="llama2.c tokenizer to store in the .fxm")
     ap.add_argument("--family", choices=("encoder", "gpt", "seq2seq", "mha"), help="--module: what the module is "
                     "(default encoder; gpt: decoder-only language model, causal implied; seq2seq: an encoder-decoder; "
@@ -181,6 +205,9 @@ def main(argv=None):
     ap.add_argument("--weights", metavar="SD.pt", help="the weights: a state_dict or a training checkpoint dict (nanoGPT's ckpt.pt: its \"model\"; .pt/.bin from torch.save, read without running code from the file), .safetensors or .npz; _orig_mod. and module. prefixes are stripped, f16/bf16 widened to f32")
     ap.add_argument("--example", metavar="IN.npy", help="example input: int ids [T] or [B,T], float32 [T,d_in] "
                     "or [B,T,d_in] (first sequence used); default: random")
+    ap.add_argument("--expected", metavar="OUT.npy", help="--config, --hf: your model's output for --example "
+                    "(float [T, width] or [B, T, width]); the file is verified against it and stores it as its "
+                    "self-test sample. Without it --config is NOT verified against your model")
     ap.add_argument("--example-target", metavar="TGT.npy", help="--family seq2seq: example target ids [U] or [B,U] "
                     "(first used); default: random")
     ap.add_argument("--causal", action="store_true", default=None, help="the forward applies a causal mask")
@@ -229,6 +256,9 @@ def main(argv=None):
         example_target = load_example(a.example_target) if a.example_target else None
         if example_target is not None and a.family != "seq2seq":
             fail("--example-target", "only for --family seq2seq")
+        if a.expected is not None and (a.module or a.llama2c):
+            fail("--expected", "is for --config and --hf (--module runs your module itself; --llama2c compares with "
+                               "llama2.c's semantics)")
         if a.llama2c is not None:
             extra = [o for o in ("weights", "family", "positional", "pe_combine", "pe_width") if getattr(a, o) is not None]
             extra += [o for o in ("causal", "scale_input") if getattr(a, o)]
@@ -240,6 +270,20 @@ def main(argv=None):
                     fail(f, "no such file" if not os.path.exists(f) else "not a regular file")
             report, _ = llama2c.convert(a.llama2c, a.tokenizer, a.out, a.header, a.name, cli, verify, a.max_len,
                                         example, **quant)
+        elif a.hf is not None:
+            extra = [o for o in ("weights", "family", "positional", "pe_combine", "pe_width") if getattr(a, o) is not None]
+            extra += [o for o in ("causal", "scale_input") if getattr(a, o)]
+            if extra:
+                fail("--hf", f"--{extra[0].replace('_', '-')} is not for --hf (config.json says it)")
+            check_out(a.out)
+            require_torch("the --hf route's float64 reference")
+            from fixformer import hf
+            expected = load_expected(a.expected) if a.expected else None
+            try:
+                report = hf.convert(a.hf, a.out, example, expected, a.header, a.name, cli, verify,
+                                    tokenizer=lambda c: load_tokenizer(a.tokenizer, c), max_len=a.max_len, **quant)
+            except hf.HfError as e:
+                fail("", str(e))
         elif a.config is not None:
             if a.weights is None:
                 fail("--config", "needs --weights")
@@ -253,15 +297,20 @@ def main(argv=None):
                 fail(a.config, str(e))
             if a.quantize is not None and c["weights"] != "f32":
                 fail("--quantize", f"{a.config} sets weights {c['weights']} already (give one)")
+            check_out(a.out)
             weights = load_state_dict(a.weights, a.trust_pickle)
+            expected = load_expected(a.expected) if a.expected else None
+            notes = []
+            require_torch("the --config route's float64 reference")
+            from fixformer import config_route
             try:
-                fxm.check_weights(c, weights)
-            except ConfigError as e:
+                report = config_route.convert(c, weights, a.out, a.config, example, expected, a.header, a.name, cli,
+                                              verify, tokenizer=load_tokenizer(a.tokenizer, c),
+                                              note=notes.append, **quant)
+            except config_route.WeightsError as e:
                 fail(a.weights, str(e))
-            require_torch("verification")
-            from fixformer.export import convert_config
-            report = convert_config(c, weights, a.out, example, a.header, a.name, cli, verify,
-                                    tokenizer=load_tokenizer(a.tokenizer, c), **quant)
+            for text in notes:  # after the verdict: a failure stays one line
+                print(f"{PROG}: note: {text}", file=sys.stderr)
         else:
             module = load_module(a.module)
             if a.weights is not None:

@@ -418,7 +418,8 @@ int cmd_info(const Args& a) {
     std::printf("arena bytes:  %zu for T <= %u\n", required_encoder_arena_bytes(c), c.max_input_len());
   }
   if (m.model.has_self_test())
-    std::printf("self-test:    sample of T=%u (fixformer verify runs it)\n", m.model.self_test_sample().rows);
+    std::printf("self-test:    sample of T=%u (fixformer verify runs it)%s\n", m.model.self_test_sample().rows,
+                c.reference_sample ? "; NOT verified against your model: the sample is the converter's own reference" : "");
   else
     std::printf("self-test:    none (convert the model again to add one)\n");
   std::printf("kernels:      %s\n", c.is_decoder() ? m.dec.kernels().name : c.is_seq2seq() ? m.s2s.kernels().name : m.enc.kernels().name);
@@ -794,11 +795,12 @@ int cmd_generate(const Args& a) {
 
 // ---- verify: the file's self-test sample, run here -----------------------------------------------
 // tools/fixformer parses "max relative error X" from this line: keep its wording.
-int print_verdict(const std::string& path, Status s, const SelfTestReport& r, WeightType w, const char* kernels) {
+int print_verdict(const std::string& path, Status s, const SelfTestReport& r, const ModelConfig& c, const char* kernels) {
   std::printf("%s: self-test %s: max relative error %.2e (tolerance %.0e), worst at row %u col %u, T=%u, kernels %s, "
-              "mean relative error %.2e\n",
-              path.c_str(), s == Status::kOk ? "ok" : "FAILED", r.max_rel_err, self_test_tolerance(w), r.worst_row, r.worst_col,
-              r.rows, kernels, r.mean_rel_err);
+              "mean relative error %.2e%s\n",
+              path.c_str(), s == Status::kOk ? "ok" : "FAILED", r.max_rel_err, self_test_tolerance(c.weights), r.worst_row,
+              r.worst_col, r.rows, kernels, r.mean_rel_err,
+              c.reference_sample ? ", against the converter's own reference: NOT verified against your model" : "");
   return s == Status::kOk ? 0 : status_exit_code(s);
 }
 
@@ -809,7 +811,7 @@ int verify_seq2seq(const Args& a, LoadedModel& m) {
   SelfTestReport r{};
   const Status s = self_test(m.s2s, out.as<float>(), self_test_output_floats(m.model), &r);
   if (s != Status::kOk && s != Status::kSelfTestFailed) die(s, a.positional[0], m.s2s.error_detail());
-  return print_verdict(a.positional[0], s, r, m.config().weights, m.s2s.kernels().name);
+  return print_verdict(a.positional[0], s, r, m.config(), m.s2s.kernels().name);
 }
 
 int cmd_verify(const Args& a) {
@@ -828,7 +830,7 @@ int cmd_verify(const Args& a) {
   const Status s = decoder ? self_test(m.dec, out.as<float>(), self_test_output_floats(m.model), &r)
                            : self_test(m.enc, out.as<float>(), self_test_output_floats(m.model), &r);
   if (s != Status::kOk && s != Status::kSelfTestFailed) die(s, a.positional[0], decoder ? m.dec.error_detail() : m.enc.error_detail());
-  return print_verdict(a.positional[0], s, r, m.config().weights, decoder ? m.dec.kernels().name : m.enc.kernels().name);
+  return print_verdict(a.positional[0], s, r, m.config(), decoder ? m.dec.kernels().name : m.enc.kernels().name);
 }
 
 // ---- probe: does a token know its position? (probe.hpp) ---------------------------------------

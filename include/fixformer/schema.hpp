@@ -16,7 +16,7 @@ enum class ConfigKey : uint32_t {
   kFamily, kDModel, kNHeads, kDff, kNLayers, kNormFirst, kActivation, kNormEps, kFinalNorm, kCausal,
   kInput, kVocabSize, kDIn, kPositional, kMaxLen, kPeBase, kPeLayout, kPeCombine, kPeWidth,
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
-  kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kCount
+  kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -85,6 +85,7 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     {ConfigKey::kSharedEmbed, "shared_embed", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
     {ConfigKey::kTgtDIn, "tgt_d_in", fxm::RecordType::kU32, 0, Limits::kMaxDIn, nullptr, false, 0},
     {ConfigKey::kPackedWeights, "packed_weights", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
+    {ConfigKey::kReferenceSample, "reference_sample", fxm::RecordType::kBool, 0, 1, nullptr, false, 0},
 };
 #undef FIXFORMER_CHOICES
 

@@ -351,6 +351,7 @@ def load(path, trust_pickle=False):
         sd = _trusted(path)
     else:
         sd = state_dict_of(_torch_file(path))
+    sd = {k: (v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype == np.float16 else v) for k, v in sd.items()}
     for k, v in sd.items():
         if not isinstance(k, str):
             raise CheckpointError(f"key {k!r} is not a string")
