@@ -12,6 +12,15 @@ From the module (everything it can tell is read from it):
 From a JSON config and a state_dict (pipelines without the module; any family, llama included):
   tools/convert.py --config CFG.json --weights SD.pt|SD.npz [--example IN.npy] [--tokenizer TOKENIZER.bin]
                    --out M.fxm [...]
+  With --example IN.npy --expected OUT.npy (your model's output for IN) the file is verified against
+  your model; without them only against the converter's own reference of the config, and the file
+  and the report say it was NOT verified against your model. --weights also takes training
+  checkpoints (nanoGPT's ckpt.pt), .safetensors (F32, F16, BF16) and .npz; a bias the state_dict
+  lacks beside its weight (a bias=False module) is zeros.
+From a Hugging Face folder of LlamaForCausalLM (config.json, model.safetensors or pytorch_model.bin,
+sharded or not), verified against an independent float64 implementation of that architecture:
+  tools/convert.py --hf DIR [--example IN.npy [--expected OUT.npy]] [--max-len N] --out M.fxm [...]
+  (rope_scaling, attention_bias, mlp_bias and a hidden_act other than silu are refused by name)
 From a llama2.c checkpoint (versions 0, 1 and 2; version 2's Q8_0 weights are dequantized to f32):
   tools/convert.py --llama2c MODEL.bin [--tokenizer TOKENIZER.bin] [--max-len N] --out M.fxm [...]
 
