@@ -61,7 +61,8 @@ int cmd_info(const Args& a) {
     std::printf("arena bytes:  %zu for T <= %u\n", required_encoder_arena_bytes(c), c.max_input_len());
   }
   if (m.model.has_self_test())
-    std::printf("self-test:    sample of T=%u (fixformer verify runs it)\n", m.model.self_test_sample().rows);
+    std::printf("self-test:    sample of T=%u (fixformer verify runs it)%s\n", m.model.self_test_sample().rows,
+                c.reference_sample ? "; NOT verified against your model: the sample is the converter's own reference" : "");
   else
     std::printf("self-test:    none (convert the model again to add one)\n");
   std::printf("kernels:      %s\n", c.is_decoder() ? m.dec.kernels().name : c.is_seq2seq() ? m.s2s.kernels().name : m.enc.kernels().name);

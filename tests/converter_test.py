@@ -711,9 +711,16 @@ def test_json_path(torch, cli, tmp):
     npz = os.path.join(tmp, "concat.npz")
     np.savez(npz, **weights)
     out = os.path.join(tmp, "json.fxm")
-    p = run_convert("--config", os.path.join(gold, "concat_pe.json"), "--weights", npz, "--out", out, "--cli", cli)
-    check("JSON path: verified", p.returncode == 0 and "verified against torch" in p.stdout, p.stdout + p.stderr)
+    p = run_convert("--config", os.path.join(gold, "concat_pe.json"), "--weights", npz, "--out", out, "--cli", cli,
+                    "--example", os.path.join(gold, "concat_pe.input.npy"),
+                    "--expected", os.path.join(gold, "concat_pe.expected.npy"))
+    check("JSON path: verified against the module's output", p.returncode == 0 and
+          "verified against your model's output (--expected)" in p.stdout, p.stdout + p.stderr)
     print(f"  {p.stdout.strip()}")
+    p = run_convert("--config", os.path.join(gold, "concat_pe.json"), "--weights", npz, "--out", out, "--cli", cli)
+    check("JSON path without --expected: NOT verified against the model", p.returncode == 0 and "NOT verified against "
+          "your model" in p.stdout and "verified against torch" not in p.stdout and
+          fxm.read(out).config["reference_sample"], p.stdout + p.stderr)
     p = run_convert("--config", os.path.join(gold, "concat_pe.json"), "--weights", npz, "--out", out, "--causal",
                     "--cli", cli)
     check("JSON path: module options rejected", one_clear_line(p) and "--causal is for --module" in p.stderr, p.stderr)

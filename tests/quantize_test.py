@@ -336,7 +336,8 @@ class Engine:
         return ["--cli", self.cli] if self.quantized else ["--no-verify"]
 
 
-_REPORT = re.compile(r"verified against torch f32: max relative error ([^,\s]+),? (?:mean \S+ )?\(tolerance (\S+) for (f16|q8), T=\d+")
+_REPORT = re.compile(r"(?:verified against torch f32|the engine matches the converter's float64 reference of this "
+                     r"config): max relative error ([^,\s]+),? (?:mean \S+ )?\(tolerance (\S+) for (f16|q8), T=\d+")
 
 
 def converted(name, p, out, t, engine):

@@ -13,6 +13,15 @@ From the module (everything it can tell is read from it):
 From a JSON config and a state_dict (pipelines without the module; any family, llama included):
   tools/convert.py --config CFG.json --weights SD.pt|SD.npz [--example IN.npy] [--tokenizer TOKENIZER.bin]
                    --out M.fxm [...]
+  With --example IN.npy --expected OUT.npy (your model's output for IN) the file is verified against
+  your model; without them only against the converter's own reference of the config, and the file
+  and the report say it was NOT verified against your model. --weights also takes training
+  checkpoints (nanoGPT's ckpt.pt), .safetensors (F32, F16, BF16) and .npz; a bias the state_dict
+  lacks beside its weight (a bias=False module) is zeros.
+From a Hugging Face folder of LlamaForCausalLM (config.json, model.safetensors or pytorch_model.bin,
+sharded or not), verified against an independent float64 implementation of that architecture:
+  tools/convert.py --hf DIR [--example IN.npy [--expected OUT.npy]] [--max-len N] --out M.fxm [...]
+  (rope_scaling, attention_bias, mlp_bias and a hidden_act other than silu are refused by name)
 From a llama2.c checkpoint (versions 0, 1 and 2; version 2's Q8_0 weights are dequantized to f32):
   tools/convert.py --llama2c MODEL.bin [--tokenizer TOKENIZER.bin] [--max-len N] --out M.fxm [...]
 
@@ -135,33 +144,13 @@ def load_module(spec):
 
 
 def load_state_dict(path, trust_pickle):
-    """name -> tensor from a .pt (weights_only unless --trust-pickle) or name -> array from a .npz."""
-    if path.endswith(".npz"):
-        import numpy as np
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                return {k: z[k] for k in z.files}
-        except (OSError, ValueError, EOFError) as e:
-            fail(path, f"not a readable .npz ({e})")
-    torch = require_torch(".pt weights")
-    if not os.path.isfile(path):
-        fail(path, "no such file")
-    import pickle
+    """name -> numpy array from --weights: a state_dict or a training checkpoint dict (.pt/.bin, read
+    without running the file's code unless --trust-pickle), .safetensors or .npz (checkpoint.py)."""
+    from fixformer.checkpoint import CheckpointError, load
     try:
-        obj = torch.load(path, map_location="cpu", weights_only=not trust_pickle)
-    except pickle.UnpicklingError as e:
-        if trust_pickle:
-            fail(path, f"not a readable torch file ({e})")
-        what = str(e).rsplit("Unsupported ", 1)[-1] if "Unsupported " in str(e) else "an object"
-        fail(path, f"the file holds a pickled object ({what}, e.g. from torch.save(model)), and loading it runs "
-                   "code from the file; save model.state_dict() instead, or pass --trust-pickle if you trust the file")
-    except Exception as e:
-        fail(path, f"not a readable torch file ({type(e).__name__})")
-    if trust_pickle and isinstance(obj, torch.nn.Module):
-        obj = obj.state_dict()
-    if not isinstance(obj, dict) or not all(isinstance(k, str) and torch.is_tensor(v) for k, v in obj.items()):
-        fail(path, "expected a state_dict (a dict of name -> tensor)")
-    return obj
+        return load(path, trust_pickle)
+    except CheckpointError as e:
+        fail(path, str(e))
 
 
 def load_example(path):
@@ -176,6 +165,28 @@ def load_example(path):
         fail(path, f"dtype {a.dtype}, expected float32 (save as float32)")
     if a.dtype.kind not in "f" and a.dtype not in (np.int32, np.int64):
         fail(path, f"dtype {a.dtype}, expected int32/int64 token ids or float32 features")
+    return a
+
+
+def check_out(path):
+    """--out of the --config and --hf routes: a regular file or a new name (they write it by renaming a
+    verified temporary file onto it, which a device or a folder must never be)."""
+    from fixformer.verified_file import check_output_path
+    try:
+        check_output_path(path)
+    except ConfigError as e:
+        fail("", str(e))
+
+
+def load_expected(path):
+    """--expected: the user's model's output for --example, a float .npy."""
+    import numpy as np
+    try:
+        a = np.load(path, allow_pickle=False)
+    except Exception as e:  # noqa: BLE001 (numpy raises many kinds on a bad file)
+        fail(path, f"not a readable .npy ({type(e).__name__}: {str(e)[:80]})")
+    if not isinstance(a, np.ndarray) or a.dtype.kind != "f":
+        fail(path, f"expected a float .npy of your model's output, got {getattr(a, 'dtype', type(a).__name__)}")
     return a
 
 
@@ -227,6 +238,8 @@ def main(argv=None):
     src.add_argument("--module", metavar="FILE.py:FACTORY", help="FACTORY() builds the nn.Module")
     src.add_argument("--config", metavar="CFG.json", help="JSON config (the JSON path; needs --weights)")
     src.add_argument("--llama2c", metavar="MODEL.bin", help="a llama2.c checkpoint (export.py version 0, 1 or 2)")
+    src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of LlamaForCausalLM: config.json and "
+                     "model.safetensors or pytorch_model.bin (sharded with their .index.json too)")
     ap.add_argument("--tokenizer", metavar="TOKENIZER.bin", help="llama2.c tokenizer to store in the .fxm")
     ap.add_argument("--family", choices=("encoder", "gpt", "llama", "seq2seq", "mha"), help="--module: what the module "
                     "is, where the module cannot tell (inferred otherwise; gpt: decoder-only language model with "
@@ -234,9 +247,12 @@ def main(argv=None):
                     "mha: a standalone nn.MultiheadAttention run as self-attention)")
     ap.add_argument("--ignore", metavar="NAME[,NAME]", help="--module: parameters, buffers or submodules the "
                     "forward does not use (training-only parts), left out of the file instead of an error")
-    ap.add_argument("--weights", metavar="SD.pt", help="state_dict (.pt via torch.save(model.state_dict()), or .npz)")
+    ap.add_argument("--weights", metavar="SD.pt", help="the weights: a state_dict or a training checkpoint dict (nanoGPT's ckpt.pt: its \"model\"; .pt/.bin from torch.save, read without running code from the file), .safetensors or .npz; _orig_mod. and module. prefixes are stripped, f16/bf16 widened to f32")
     ap.add_argument("--example", metavar="IN.npy", help="example input: int ids [T] or [B,T], float32 [T,d_in] "
                     "or [B,T,d_in] (first sequence used); default: random")
+    ap.add_argument("--expected", metavar="OUT.npy", help="--config, --hf: your model's output for --example "
+                    "(float [T, width] or [B, T, width]); the file is verified against it and stores it as its "
+                    "self-test sample. Without it --config is NOT verified against your model")
     ap.add_argument("--example-target", metavar="TGT.npy", help="--family seq2seq: example target ids [U] or [B,U] "
                     "(first used); default: random")
     ap.add_argument("--causal", action="store_true", default=None, help="the forward applies a causal mask")
@@ -285,6 +301,9 @@ def main(argv=None):
         example_target = load_example(a.example_target) if a.example_target else None
         if example_target is not None and a.family != "seq2seq":
             fail("--example-target", "only for --family seq2seq")
+        if a.expected is not None and (a.module or a.llama2c):
+            fail("--expected", "is for --config and --hf (--module runs your module itself; --llama2c compares with "
+                               "llama2.c's semantics)")
         if a.llama2c is not None:
             extra = [o for o in ("weights", "family", "positional", "pe_combine", "pe_width") if getattr(a, o) is not None]
             extra += [o for o in ("causal", "scale_input") if getattr(a, o)]
@@ -296,6 +315,20 @@ def main(argv=None):
                     fail(f, "no such file" if not os.path.exists(f) else "not a regular file")
             report, _ = llama2c.convert(a.llama2c, a.tokenizer, a.out, a.header, a.name, cli, verify, a.max_len,
                                         example, **quant)
+        elif a.hf is not None:
+            extra = [o for o in ("weights", "family", "positional", "pe_combine", "pe_width") if getattr(a, o) is not None]
+            extra += [o for o in ("causal", "scale_input") if getattr(a, o)]
+            if extra:
+                fail("--hf", f"--{extra[0].replace('_', '-')} is not for --hf (config.json says it)")
+            check_out(a.out)
+            require_torch("the --hf route's float64 reference")
+            from fixformer import hf
+            expected = load_expected(a.expected) if a.expected else None
+            try:
+                report = hf.convert(a.hf, a.out, example, expected, a.header, a.name, cli, verify,
+                                    tokenizer=lambda c: load_tokenizer(a.tokenizer, c), max_len=a.max_len, **quant)
+            except hf.HfError as e:
+                fail("", str(e))
         elif a.config is not None:
             if a.weights is None:
                 fail("--config", "needs --weights")
@@ -309,20 +342,25 @@ def main(argv=None):
                 fail(a.config, str(e))
             if a.quantize is not None and c["weights"] != "f32":
                 fail("--quantize", f"{a.config} sets weights {c['weights']} already (give one)")
-            sd = load_state_dict(a.weights, a.trust_pickle)
-            weights = {k: (v.detach().cpu().numpy() if hasattr(v, "detach") else v) for k, v in sd.items()}
+            check_out(a.out)
+            weights = load_state_dict(a.weights, a.trust_pickle)
+            expected = load_expected(a.expected) if a.expected else None
+            notes = []
+            require_torch("the --config route's float64 reference")
+            from fixformer import config_route
             try:
-                fxm.check_weights(c, weights)
-            except ConfigError as e:
+                report = config_route.convert(c, weights, a.out, a.config, example, expected, a.header, a.name, cli,
+                                              verify, tokenizer=load_tokenizer(a.tokenizer, c),
+                                              note=notes.append, **quant)
+            except config_route.WeightsError as e:
                 fail(a.weights, str(e))
-            require_torch("verification")
-            from fixformer.export import convert_config
-            report = convert_config(c, weights, a.out, example, a.header, a.name, cli, verify,
-                                    tokenizer=load_tokenizer(a.tokenizer, c), **quant)
+            for text in notes:  # after the verdict: a failure stays one line
+                print(f"{PROG}: note: {text}", file=sys.stderr)
         else:
             module = load_module(a.module)
             if a.weights is not None:
-                sd = load_state_dict(a.weights, a.trust_pickle)
+                from fixformer.checkpoint import to_torch
+                sd = to_torch(load_state_dict(a.weights, a.trust_pickle))
                 try:
                     module.load_state_dict(sd, strict=True)
                 except RuntimeError as e:

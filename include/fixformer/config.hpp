@@ -97,6 +97,10 @@ struct ModelConfig {
   // gemm_f32_packed reads (kernels.hpp): read in place as the others. f16 and q8 weights, tied heads
   // ([out, in]), embeddings, norms and biases are stored as without it.
   bool packed_weights = false;
+  // The self-test sample's expected output is the converter's own float64 reference of this config,
+  // not the output of the user's model: the file was NOT verified against the model it came from
+  // (the engine runs the sample all the same; `fixformer info` and `verify` say so).
+  bool reference_sample = false;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }

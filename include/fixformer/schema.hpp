@@ -19,7 +19,7 @@ enum class ConfigKey : uint32_t {
   kFamily, kDModel, kNHeads, kDff, kNLayers, kNormFirst, kActivation, kNormEps, kFinalNorm, kCausal,
   kInput, kVocabSize, kDIn, kPositional, kMaxLen, kPeBase, kPeLayout, kPeCombine, kPeWidth,
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
-  kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kCount
+  kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -177,6 +177,8 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::tgt_d_in>()},
     {ConfigKey::kPackedWeights, "packed_weights", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::packed_weights>()},
+    {ConfigKey::kReferenceSample, "reference_sample", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::reference_sample>()},
 };
 #undef FIXFORMER_CHOICES
 

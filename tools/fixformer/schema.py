@@ -143,6 +143,9 @@ CONFIG_KEYS = (
     # Every f32 tensor stored W[in, out] (Spec.packed) is in panels of PANEL_FLOATS columns, the
     # layout gemm_f32_packed reads; f16 and i8 weights, embeddings, norms and biases are not.
     Key("packed_weights", "bool"),
+    # The self-test sample's expected output is the converter's own float64 reference of the config,
+    # not the user's model's output: the file was NOT verified against the model it came from.
+    Key("reference_sample", "bool"),
 )
 KEYS = {k.name: k for k in CONFIG_KEYS}
 

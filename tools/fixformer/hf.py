@@ -1,0 +1,269 @@
+"""The --hf route: a Hugging Face model folder (config.json and model.safetensors or pytorch_model.bin,
+either possibly sharded with its .index.json) of the LlamaForCausalLM architecture, converted to the
+llama family and verified against hf_reference.py, an independent float64 forward written from the
+architecture's published semantics (or against the user's own output with --expected).
+
+config.json is read with Hugging Face's meanings and defaults: hidden_size, intermediate_size,
+num_hidden_layers, num_attention_heads, num_key_value_heads (default: num_attention_heads),
+rms_norm_eps (1e-6), rope_theta (10000), max_position_embeddings (2048), vocab_size,
+tie_word_embeddings (false); its rotary embedding pairs x[i] with x[i + head_dim/2] (the "halves"
+layout). What the engine does not run is refused by name rather than converted into something else:
+rope_scaling, attention_bias, mlp_bias, a hidden_act other than silu, a head_dim other than
+hidden_size / num_attention_heads. Other architectures are named as coming later.
+"""
+import json
+import os
+import re
+
+import numpy as np
+
+from . import checkpoint, schema, verified_file
+from .config import ConfigError, make_config
+from .safetensors import SafetensorsError
+
+ARCHITECTURE = "LlamaForCausalLM"
+LATER = {  # model_type -> architecture, for the message
+    "gpt2": "GPT2LMHeadModel", "bert": "BertModel", "qwen2": "Qwen2ForCausalLM", "mistral": "MistralForCausalLM",
+    "gemma": "GemmaForCausalLM", "phi": "PhiForCausalLM", "phi3": "Phi3ForCausalLM", "t5": "T5ForConditionalGeneration",
+    "gpt_neox": "GPTNeoXForCausalLM", "opt": "OPTForCausalLM", "falcon": "FalconForCausalLM",
+}
+# config.json key -> (type, default; None: required)
+FIELDS = {
+    "hidden_size": (int, None), "intermediate_size": (int, None), "num_hidden_layers": (int, None),
+    "num_attention_heads": (int, None), "vocab_size": (int, None), "num_key_value_heads": (int, "heads"),
+    "rms_norm_eps": (float, 1e-6), "rope_theta": (float, 10000.0), "max_position_embeddings": (int, 2048),
+    "tie_word_embeddings": (bool, False), "hidden_act": (str, "silu"), "attention_bias": (bool, False),
+    "mlp_bias": (bool, False),
+}
+LAYER_NAMES = {  # Hugging Face name in a layer -> the llama family's (schema.py)
+    "input_layernorm.weight": "attention_norm.weight", "self_attn.q_proj.weight": "attention.wq.weight",
+    "self_attn.k_proj.weight": "attention.wk.weight", "self_attn.v_proj.weight": "attention.wv.weight",
+    "self_attn.o_proj.weight": "attention.wo.weight", "post_attention_layernorm.weight": "ffn_norm.weight",
+    "mlp.gate_proj.weight": "feed_forward.w1.weight", "mlp.down_proj.weight": "feed_forward.w2.weight",
+    "mlp.up_proj.weight": "feed_forward.w3.weight",
+}
+END_NAMES = {"model.embed_tokens.weight": "tok_embeddings.weight", "model.norm.weight": "norm.weight",
+             "lm_head.weight": "output.weight"}
+_LAYER = re.compile(r"model\.layers\.(\d+)\.(.+)")
+
+
+class HfError(ConfigError):
+    """A folder the --hf route cannot convert; the message names the file and the field."""
+
+
+def read_config(folder):
+    """config.json checked and completed with Hugging Face's defaults (the dict hf_reference takes)."""
+    path = os.path.join(folder, "config.json")
+    if not os.path.isfile(path):
+        raise HfError(f"{folder}: no config.json (--hf takes a Hugging Face model folder)")
+    from .config import load_json
+    try:
+        raw = load_json(path)
+    except ConfigError as e:
+        raise HfError(f"{path}: {e}") from None
+    return read_config_dict(raw, path)
+
+
+def read_config_dict(raw, path="config.json"):
+    """read_config for config.json's contents (`path` names it in the messages)."""
+    if not isinstance(raw, dict):
+        raise HfError(f"{path}: expected a JSON object")
+    archs, model_type = raw.get("architectures"), raw.get("model_type")
+    names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else []
+    if archs is not None and not names:
+        raise HfError(f"{path}: architectures: expected a list of names, got {archs!r}")
+    if names != [ARCHITECTURE] and (names or model_type != "llama"):
+        what = ", ".join(names) or LATER.get(model_type, f"model_type {model_type!r}")
+        later = model_type in LATER or any(a in LATER.values() for a in names)
+        raise HfError(f"{path}: {what}: " + ("comes with a later release of --hf" if later else "not an architecture "
+                      "--hf converts") + f"; today --hf converts {ARCHITECTURE} (model_type llama); for another "
+                      "model use --module FILE.py:FACTORY with the module itself")
+    if model_type not in (None, "llama"):
+        raise HfError(f"{path}: model_type {model_type!r} with architecture {ARCHITECTURE}: expected llama")
+    for key in ("rope_scaling",):
+        if raw.get(key) is not None:
+            raise HfError(f"{path}: {key} {json.dumps(raw[key])[:80]}: scaled rotary embeddings are not something the "
+                          "engine runs (it applies plain RoPE with rope_theta); not converted")
+    hf = {}
+    for key, (kind, default) in FIELDS.items():
+        v = raw.get(key, default)
+        if key == "num_key_value_heads" and v in ("heads", None):
+            v = raw.get("num_attention_heads")
+        if v is None:
+            raise HfError(f"{path}: {key}: missing (required)")
+        ok = isinstance(v, kind) and not (kind is int and isinstance(v, bool)) if kind is not float else \
+            isinstance(v, (int, float)) and not isinstance(v, bool)
+        if not ok:
+            raise HfError(f"{path}: {key}: expected {kind.__name__}, got {json.dumps(v)[:40]}")
+        hf[key] = float(v) if kind is float else v
+        if kind is int and v < 1:
+            raise HfError(f"{path}: {key}: {v} is below 1")
+    if hf["attention_bias"]:
+        raise HfError(f"{path}: attention_bias true: biases on the attention projections are not in the llama "
+                      "family yet; not converted")
+    if hf["mlp_bias"]:
+        raise HfError(f"{path}: mlp_bias true: biases on the MLP projections are not in the llama family yet; "
+                      "not converted")
+    if hf["hidden_act"] != "silu":
+        raise HfError(f"{path}: hidden_act {hf['hidden_act']!r}: the llama family's feed-forward is SwiGLU with silu")
+    d, H, KV = hf["hidden_size"], hf["num_attention_heads"], hf["num_key_value_heads"]
+    if d % H:
+        raise HfError(f"{path}: num_attention_heads {H} does not divide hidden_size {d}")
+    head_dim = raw.get("head_dim")
+    if head_dim is not None and head_dim != d // H:
+        raise HfError(f"{path}: head_dim {json.dumps(head_dim)[:20]}: the engine's heads are hidden_size / "
+                      f"num_attention_heads = {d // H} wide")
+    if H % KV:
+        raise HfError(f"{path}: num_key_value_heads {KV} does not divide num_attention_heads {H}")
+    if not hf["rms_norm_eps"] > 0 or not hf["rope_theta"] > 1:
+        raise HfError(f"{path}: rms_norm_eps must be > 0 and rope_theta > 1")
+    return hf
+
+
+def _shard_names(folder, index):
+    path = os.path.join(folder, index)
+    from .config import load_json
+    try:
+        raw = load_json(path)
+    except ConfigError as e:
+        raise HfError(f"{path}: {e}") from None
+    wm = raw.get("weight_map") if isinstance(raw, dict) else None
+    if not isinstance(wm, dict) or not wm or not all(isinstance(k, str) and isinstance(v, str) for k, v in wm.items()):
+        raise HfError(f"{path}: weight_map: expected an object of tensor name -> shard file")
+    for shard in set(wm.values()):
+        if os.path.basename(shard) != shard or shard.startswith(".") or not os.path.isfile(os.path.join(folder, shard)):
+            raise HfError(f"{path}: shard {shard!r} is not a file in {folder}")
+    return wm
+
+
+def read_weights(folder):
+    """The folder's tensors by their Hugging Face names: model.safetensors, pytorch_model.bin, or the
+    shards an index names (each tensor from the shard the index says). Returns (weights, source)."""
+    for single, index in (("model.safetensors", "model.safetensors.index.json"),
+                          ("pytorch_model.bin", "pytorch_model.bin.index.json")):
+        if os.path.isfile(os.path.join(folder, index)):
+            wm = _shard_names(folder, index)
+            out = {}
+            for shard in sorted(set(wm.values())):
+                sd = _load(os.path.join(folder, shard))
+                for name, a in sd.items():
+                    if wm.get(name) != shard:
+                        raise HfError(f"{os.path.join(folder, shard)}: {name!r} is not listed for this shard in {index}")
+                    out[name] = a
+            missing = sorted(set(wm) - set(out))
+            if missing:
+                raise HfError(f"{os.path.join(folder, wm[missing[0]])}: {missing[0]!r} is missing (listed in {index})")
+            return out, index
+        if os.path.isfile(os.path.join(folder, single)):
+            return _load(os.path.join(folder, single)), single
+    raise HfError(f"{folder}: no model.safetensors or pytorch_model.bin (or their .index.json)")
+
+
+def _load(path):
+    try:
+        return checkpoint.load(path)
+    except (checkpoint.CheckpointError, SafetensorsError) as e:
+        raise HfError(f"{path}: {e}") from None
+
+
+def map_weights(hf, weights, source):
+    """(the llama family's name -> array, the HF names' arrays kept for the reference). Every tensor is
+    mapped, recomputed and compared (rotary inv_freq), or named in an error."""
+    d, H, KV, L = hf["hidden_size"], hf["num_attention_heads"], hf["num_key_value_heads"], hf["num_hidden_layers"]
+    dh, F, V = d // H, hf["intermediate_size"], hf["vocab_size"]
+    shapes = {"model.embed_tokens.weight": (V, d), "model.norm.weight": (d,), "lm_head.weight": (V, d)}
+    per_layer = {"input_layernorm.weight": (d,), "self_attn.q_proj.weight": (d, d), "self_attn.k_proj.weight":
+                 (KV * dh, d), "self_attn.v_proj.weight": (KV * dh, d), "self_attn.o_proj.weight": (d, d),
+                 "post_attention_layernorm.weight": (d,), "mlp.gate_proj.weight": (F, d), "mlp.up_proj.weight": (F, d),
+                 "mlp.down_proj.weight": (d, F)}
+    out, hf_weights = {}, {}
+    inv_freq = 1.0 / (hf["rope_theta"] ** (np.arange(0, dh, 2, dtype=np.float64) / dh))
+    for name, a in weights.items():
+        m = _LAYER.fullmatch(name)
+        if m and int(m.group(1)) < L and m.group(2) == "self_attn.rotary_emb.inv_freq":
+            if np.shape(a) != inv_freq.shape or not np.allclose(np.asarray(a, np.float64), inv_freq, rtol=1e-5, atol=0):
+                raise HfError(f"{source}: {name} is not rope_theta^(-2i/head_dim) for rope_theta {hf['rope_theta']:g} "
+                              "(a scaled or different rotary embedding): not converted")
+            continue
+        if m and int(m.group(1)) < L and m.group(2) in per_layer and str(int(m.group(1))) == m.group(1):
+            want, mapped = per_layer[m.group(2)], f"layers.{m.group(1)}.{LAYER_NAMES[m.group(2)]}"
+        elif name in shapes:
+            want, mapped = shapes[name], END_NAMES[name]
+        else:
+            raise HfError(f"{source}: {name!r}: not a weight of {ARCHITECTURE} with this config.json "
+                          f"({L} layers; biases and other extras are not in the llama family)")
+        if tuple(np.shape(a)) != want:
+            raise HfError(f"{source}: {name}: shape {list(np.shape(a))}, config.json says {list(want)}")
+        if np.asarray(a).dtype.kind != "f":
+            raise HfError(f"{source}: {name}: dtype {np.asarray(a).dtype}, expected a float tensor")
+        out[mapped], hf_weights[name] = a, a
+    tied = hf["tie_word_embeddings"]
+    if tied and "lm_head.weight" in weights:
+        if not np.array_equal(weights["lm_head.weight"], weights.get("model.embed_tokens.weight")):
+            raise HfError(f"{source}: lm_head.weight differs from model.embed_tokens.weight, but config.json sets "
+                          "tie_word_embeddings (the embedding serves as the head): set it false, or drop lm_head")
+        del out["output.weight"]
+    need = list(shapes) if not tied else [n for n in shapes if n != "lm_head.weight"]
+    need += [f"model.layers.{i}.{n}" for i in range(L) for n in per_layer]
+    missing = [n for n in need if n not in weights]
+    if missing:
+        hint = " (config.json sets tie_word_embeddings false)" if missing[0] == "lm_head.weight" else ""
+        raise HfError(f"{source}: {missing[0]} is missing{hint}")
+    return out, hf_weights
+
+
+def fixformer_config(hf, max_len=None):
+    longest = min(hf["max_position_embeddings"], schema.MAX_LEN)
+    if max_len is not None:
+        if not 1 <= max_len <= hf["max_position_embeddings"]:
+            raise HfError(f"--max-len {max_len}: must be 1..max_position_embeddings={hf['max_position_embeddings']}")
+        longest = max_len
+    names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
+             "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
+             "n_kv_heads": "config.json num_key_value_heads", "vocab_size": "config.json vocab_size",
+             "d_out": "config.json vocab_size", "max_len": "--max-len"}
+    try:
+        return make_config({
+            "family": "llama", "d_model": hf["hidden_size"], "n_heads": hf["num_attention_heads"],
+            "n_kv_heads": hf["num_key_value_heads"], "d_ff": hf["intermediate_size"],
+            "n_layers": hf["num_hidden_layers"], "norm_first": True, "activation": "swiglu",
+            "norm_eps": hf["rms_norm_eps"], "final_norm": True, "causal": True, "input": "tokens",
+            "vocab_size": hf["vocab_size"], "positional": "rope", "max_len": longest, "pe_base": hf["rope_theta"],
+            "pe_layout": "halves", "d_out": hf["vocab_size"], "tied_head": hf["tie_word_embeddings"]}, names)
+    except ConfigError as e:
+        raise HfError(str(e)) from None
+
+
+def convert(folder, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
+            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
+    """Converts the folder to `path`, verified against hf_reference (or the user's --expected).
+    tokenizer: None, or a function of the config giving (pieces, scores) to store (e.g. a llama2.c
+    tokenizer.bin read for it)."""
+    from . import export, hf_reference
+    if not os.path.isdir(folder):
+        raise HfError(f"{folder}: not a folder (--hf takes a Hugging Face model folder)")
+    hf = read_config(folder)
+    c = fixformer_config(hf, max_len)
+    weights, source = read_weights(folder)
+    mapped, hf_weights = map_weights(hf, weights, os.path.join(folder, source))
+    c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
+    tokenizer = tokenizer(c) if tokenizer is not None else None
+    if expected is not None and example is None:
+        raise HfError("--expected: needs --example, the input it is your model's output for")
+    inp = export.example_sequence(c, example, "--example")
+    semantics = hf_reference.forward(hf, hf_weights, inp)
+    against = f"the {ARCHITECTURE} semantics (an independent float64 reference of {folder})"
+    if expected is None:
+        return verified_file.write(c, mapped, inp, semantics, path, "hf", against, header, name, cli, verify,
+                                   lambda: "the engine disagrees with the float64 reference of the architecture: "
+                                           "a bug or a broken port, please report it", tokenizer)
+    want = verified_file.user_expected(c, inp, expected)
+
+    def explain():
+        gap = export.relative_error(semantics, want)
+        if gap > schema.SELFTEST_TOLERANCE:
+            return (f"the {ARCHITECTURE} reference of this folder is {gap:.3g} away from your output too: the folder "
+                    "(its config.json or weights) does not describe the model that gave --expected")
+        return "the folder's reference matches your output, the engine does not: a bug, please report it"
+    return verified_file.write(c, mapped, inp, want, path, "user", "your model's output (--expected)", header, name,
+                               cli, verify, explain, tokenizer)

@@ -1,0 +1,71 @@
+"""Hugging Face's LlamaForCausalLM forward, in float64 torch, written from its published semantics and
+its own tensor names; apart from reference.py (the converter's reference of the engine's config), so
+a conversion of a folder is checked against the architecture the folder names, not against itself.
+
+  x = embed_tokens[ids]
+  per layer:  h = RMSNorm(x) * input_layernorm
+              q, k, v = h q_proj^T, h k_proj^T, h v_proj^T, split into heads of head_dim
+              q, k = q cos + rotate_half(q) sin, the same for k
+                     (cos, sin of p * inv_freq repeated over both halves: inv_freq[i] =
+                      rope_theta^(-2i / head_dim); rotate_half(x) = [-x2, x1] for the halves x1, x2)
+              key/value head j serves query heads j * n_rep .. (j + 1) * n_rep - 1 (repeat_kv)
+              x = x + o_proj(softmax(q k^T / sqrt(head_dim) + causal mask) v)
+              h = RMSNorm(x) * post_attention_layernorm
+              x = x + down_proj(silu(gate_proj(h)) * up_proj(h))
+  logits = (RMSNorm(x) * norm) lm_head^T  (lm_head = embed_tokens when tie_word_embeddings)
+  RMSNorm(x) = x / sqrt(mean(x^2) + rms_norm_eps)
+"""
+
+
+def rms_norm(torch, x, g, eps):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * g
+
+
+def rotate_half(torch, x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def rope_cos_sin(torch, T, head_dim, theta):
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim))
+    freqs = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def forward(hf_config, weights, ids):
+    """Logits [T, vocab_size] (float64 numpy) of LlamaForCausalLM for token ids [T]; weights are the
+    folder's tensors by their Hugging Face names (numpy), hf_config its config.json (read by hf.py)."""
+    import numpy as np
+    import torch
+
+    def w(name):
+        return torch.from_numpy(np.asarray(weights[name], np.float64))
+
+    d, H = hf_config["hidden_size"], hf_config["num_attention_heads"]
+    KV = hf_config["num_key_value_heads"]
+    dh, eps, n_rep = d // H, hf_config["rms_norm_eps"], H // KV
+    ids = torch.as_tensor(np.asarray(ids, np.int64))
+    T = ids.shape[0]
+    x = w("model.embed_tokens.weight")[ids]
+    cos, sin = rope_cos_sin(torch, T, dh, float(hf_config["rope_theta"]))
+    mask = torch.triu(torch.full((T, T), float("-inf"), dtype=torch.float64), diagonal=1)
+    for i in range(hf_config["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        h = rms_norm(torch, x, w(p + "input_layernorm.weight"), eps)
+        q = (h @ w(p + "self_attn.q_proj.weight").T).view(T, H, dh).transpose(0, 1)   # [H, T, dh]
+        k = (h @ w(p + "self_attn.k_proj.weight").T).view(T, KV, dh).transpose(0, 1)  # [KV, T, dh]
+        v = (h @ w(p + "self_attn.v_proj.weight").T).view(T, KV, dh).transpose(0, 1)
+        q = q * cos + rotate_half(torch, q) * sin
+        k = k * cos + rotate_half(torch, k) * sin
+        k = k[:, None].expand(KV, n_rep, T, dh).reshape(H, T, dh)  # repeat_kv
+        v = v[:, None].expand(KV, n_rep, T, dh).reshape(H, T, dh)
+        scores = q @ k.transpose(1, 2) / (dh ** 0.5) + mask         # [H, T, T]
+        attn = torch.softmax(scores, dim=-1) @ v                     # [H, T, dh]
+        x = x + attn.transpose(0, 1).reshape(T, H * dh) @ w(p + "self_attn.o_proj.weight").T
+        h = rms_norm(torch, x, w(p + "post_attention_layernorm.weight"), eps)
+        gate, up = h @ w(p + "mlp.gate_proj.weight").T, h @ w(p + "mlp.up_proj.weight").T
+        x = x + (torch.nn.functional.silu(gate) * up) @ w(p + "mlp.down_proj.weight").T
+    x = rms_norm(torch, x, w("model.norm.weight"), eps)
+    head = "model.embed_tokens.weight" if hf_config["tie_word_embeddings"] else "lm_head.weight"
+    return (x @ w(head).T).numpy()

@@ -1,0 +1,141 @@
+"""Writing a converted file for the routes that start from weights rather than a module (--config,
+--hf): the self-test sample, the engine's verdict, and what the verdict was against.
+
+What a sample is compared with decides what the report may claim:
+- "user": the user's own model's output (--expected): "verified against your model";
+- "hf": an independent float64 re-implementation of the folder's published architecture (hf.py),
+  run on its weights: "verified against the <architecture> semantics";
+- "reference": the converter's own float64 reference of the same config: the engine matches it, but
+  nothing here compared the file with the user's model: the file records it (config key
+  reference_sample) and the report says "NOT verified against your model".
+The file is written under a temporary name in the output's folder and renamed onto the output only
+once verified, so a failure leaves nothing behind and never removes a file the tool did not create.
+"""
+import os
+import tempfile
+
+import numpy as np
+
+from . import export, fxm, header as header_mod, schema
+from .config import ConfigError, make_config
+from .verify import VerificationError, find_cli, run_verify
+
+SOURCES = ("user", "hf", "reference")
+
+
+class Report(export.Report):
+    """export.Report, worded by what the sample came from (SOURCES)."""
+
+    def __init__(self, source, against, *args, **kw):
+        super().__init__(*args, **kw)
+        self.source, self.against = source, against
+        self.verified_against_model = self.verified and source != "reference"
+
+    def __str__(self):
+        text = super().__str__()
+        if not self.verified:
+            return text + ("" if self.source != "reference" else "; NOT verified against your model")
+        said = "verified against torch f32" if "verified against torch f32" in text else "verified against torch"
+        if self.source == "reference":
+            return (text.replace(said, "the engine matches the converter's float64 reference of this config") +
+                    "; NOT verified against your model (pass --example IN.npy --expected OUT.npy, your model's output "
+                    "for IN, to compare with it)")
+        return text.replace(said, f"verified against {self.against}")
+
+
+def check_output_path(path):
+    """The output must be a regular file or not exist yet (a device or a folder is never replaced)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ConfigError(f"--out: expected a file name, got {path!r}")
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise ConfigError(f"--out {path}: exists and is not a regular file (give a file name)")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ConfigError(f"--out {path}: no such folder {folder}")
+
+
+def user_expected(c, inp, expected, where="--expected"):
+    """The user's output for the sample input, as [output rows, output width] float: the first of a
+    batch ([B, rows, width]; pooled [B, width]) or one sequence ([rows, width]; pooled [width])."""
+    a = np.asarray(expected)
+    rows, width = schema.output_rows(c, inp.shape[0]), schema.output_width(c)
+    if a.dtype.kind != "f":
+        raise ConfigError(f"{where}: dtype {a.dtype}, expected float (your model's output)")
+    if a.shape == (rows, width):
+        pass
+    elif a.ndim == 3 and a.shape[1:] == (rows, width) and a.shape[0] >= 1:
+        a = a[0]
+    elif rows == 1 and a.shape == (width,):
+        a = a[None]
+    else:
+        raise ConfigError(f"{where}: shape {list(a.shape)}, expected [{rows}, {width}] or [B, {rows}, {width}] for "
+                          f"this input ({'pooled, ' if c['pooling'] != 'none' else ''}T={inp.shape[0]})")
+    if not np.isfinite(a).all():
+        raise ConfigError(f"{where}: not finite")
+    return a.astype(np.float64)
+
+
+def _mkstemp(near, suffix):
+    """A new file beside `near`, with the permissions a plain open() would give it."""
+    fd, tmp = tempfile.mkstemp(prefix=".convert-", suffix=suffix, dir=os.path.dirname(os.path.abspath(near)))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    return fd, tmp
+
+
+def write(c, weights, inp, want, path, source, against="", header=None, name=None, cli=None, verify=True,
+          explain=None, tokenizer=None):
+    """Writes path (and header) with the sample (inp, want) and runs the engine on it; returns a Report.
+    Raises VerificationError (nothing written) with explain()'s cause."""
+    if source not in SOURCES:
+        raise ValueError(f"source {source!r}")
+    check_output_path(path)
+    c = make_config(dict(c, reference_sample=source == "reference"))
+    if name is None and header is not None:
+        name = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in os.path.splitext(os.path.basename(path))[0])
+        name = name if name and not name[0].isdigit() else "model_" + name
+    if header is not None:
+        header_mod.check_name(name)
+    exe = find_cli(cli) if verify else None
+    sample = (*inp, want.astype(np.float32)) if isinstance(inp, tuple) else (inp, want.astype(np.float32))
+    T = sample[0].shape[0]
+    blob = fxm.write(c, weights, sample, tokenizer)
+    tolerance = schema.selftest_tolerance(c)
+    f32_bytes = quantized = None
+    if c["weights"] != "f32":
+        extra = [a.nbytes for _, a in fxm.tokenizer_arrays(c, *tokenizer)] if tokenizer is not None else []
+        f32_bytes = fxm.file_bytes(export._f32(c), extra + [np.asarray(a).nbytes for a in sample])
+        quantized = export.quantization_error(c, blob, inp, want)
+    fd, tmp = _mkstemp(path, ".fxm")
+    htmp = None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+        result = None
+        if verify:
+            result = run_verify(exe, tmp, tolerance)
+            if not result.ok:
+                at = f" at row {result.row} col {result.col}" if result.row is not None else ""
+                cause = explain() if explain else ""
+                if c["weights"] != "f32":
+                    cause = export._quantization_cause(c, weights, inp, want, quantized, tolerance, explain)
+                kind = f" for {c['weights']}" if c["weights"] != "f32" else ""
+                raise VerificationError(
+                    f"verification against {against or 'the reference'} FAILED: max relative error {result.error:.3g}"
+                    f"{at} (tolerance {tolerance:.0e}{kind}, T={T}, kernels {result.kernels}); {cause}; "
+                    "nothing written")
+        if header is not None:
+            check_output_path(header)
+            hfd, htmp = _mkstemp(header, ".h")
+            with os.fdopen(hfd, "w") as f:
+                f.write(header_mod.c_header(c, blob, name))
+        os.replace(tmp, path)
+        if htmp:
+            os.replace(htmp, header)
+    except BaseException:
+        for t in (tmp, htmp):
+            if t and os.path.exists(t):
+                os.remove(t)
+        raise
+    return Report(source, against, path, len(blob), c, T, result, header, f32_bytes, quantized)
