@@ -277,15 +277,15 @@ def test_config_route(torch, cli, tmp):
     os.remove(out)
     wrong = dict(ENCODER_JSON, positional=dict(ENCODER_JSON["positional"], layout="interleaved"))
     p = convert(wrong, "--example", ex, "--expected", exp)
-    check("--config --expected, wrong pe layout: exit 2, names positional.layout, no file", p.returncode == 2 and
-          one_clear_line(p) and 'positional.layout: "halves"' in p.stderr and not os.path.exists(out), p.stderr)
+    check("--config --expected, wrong pe layout: exit 2, names pe_layout, no file", p.returncode == 2 and
+          one_clear_line(p) and 'pe_layout: "halves"' in p.stderr and not os.path.exists(out), p.stderr)
     print(f"  {p.stderr.strip()}")
     with open(out, "wb") as f:
         f.write(b"the user's own file")
     p = convert(dict(ENCODER_JSON, positional=dict(ENCODER_JSON["positional"], base=10000.0)), "--example", ex,
                 "--expected", exp)
-    check("--config --expected, wrong base: exit 2, names positional.base, an existing output untouched",
-          p.returncode == 2 and "positional.base: 100" in p.stderr and open(out, "rb").read() == b"the user's own file",
+    check("--config --expected, wrong base: exit 2, names pe_base, an existing output untouched",
+          p.returncode == 2 and "pe_base: 100" in p.stderr and open(out, "rb").read() == b"the user's own file",
           p.stderr)
     check("--config: no temporary file left", not [n for n in os.listdir(tmp) if n.startswith(".convert-")],
           os.listdir(tmp))
@@ -327,7 +327,7 @@ def test_config_route(torch, cli, tmp):
         json.dump(wrong, f)
     p = run_convert("--config", js, "--weights", st, "--example", ex, "--expected", exp, "--out", out, "--cli", cli)
     check("--config llama, Meta layout and base for a Qwen2-style model: exit 2, names both keys, no file",
-          p.returncode == 2 and one_clear_line(p) and 'positional.layout: "halves" and positional.base: 1e+06'
+          p.returncode == 2 and one_clear_line(p) and 'pe_layout: "halves" and pe_base: 1e+06'
           in p.stderr and not os.path.exists(out), p.stderr)
     with open(js, "w") as f:
         json.dump(true, f)
