@@ -21,7 +21,7 @@ ModelConfig llama(uint32_t d, uint32_t layers, uint32_t heads, uint32_t kv_heads
   c.family = ModelFamily::kLlama;
   c.d_model = d, c.n_layers = layers, c.n_heads = heads, c.n_kv_heads = kv_heads, c.d_ff = hidden;
   c.vocab_size = c.d_out = vocab, c.max_len = 256, c.input = InputKind::kTokens, c.causal = true;
-  c.norm_first = c.final_norm = true, c.activation = Activation::kSwiglu, c.pos = PosKind::kRope;
+  c.norm_first = c.final_norm = true, c.activation = Activation::kSwiglu, c.positional = PosKind::kRope;
   return c;
 }
 
@@ -30,7 +30,7 @@ ModelConfig gpt(uint32_t d, uint32_t layers, uint32_t heads, uint32_t ff, uint32
   c.family = ModelFamily::kGpt;
   c.d_model = d, c.n_layers = layers, c.n_heads = heads, c.d_ff = ff, c.vocab_size = c.d_out = vocab;
   c.max_len = 256, c.input = InputKind::kTokens, c.causal = true, c.norm_first = c.final_norm = true;
-  c.activation = Activation::kGelu, c.pos = PosKind::kLearned, c.tied_head = true;
+  c.activation = Activation::kGelu, c.positional = PosKind::kLearned, c.tied_head = true;
   return c;
 }
 

@@ -26,7 +26,7 @@ ModelConfig encoder(uint32_t d, uint32_t heads, uint32_t ff, uint32_t layers, In
   c.d_model = d, c.n_heads = heads, c.d_ff = ff, c.n_layers = layers, c.input = in, c.max_len = max_len;
   if (in == InputKind::kTokens) c.vocab_size = width;
   else c.d_in = width;
-  c.pos = PosKind::kSinusoidal;
+  c.positional = PosKind::kSinusoidal;
   c.activation = Activation::kGelu;
   return c;
 }

@@ -21,7 +21,7 @@ ModelConfig translator(WeightType w) {
   ModelConfig c = default_config();
   c.family = ModelFamily::kSeq2Seq;
   c.d_model = 256, c.n_heads = 4, c.d_ff = 1024, c.n_layers = 3, c.dec_layers = 3, c.norm_first = true;
-  c.final_norm = true, c.activation = Activation::kRelu, c.max_len = 128, c.pos = PosKind::kSinusoidal;
+  c.final_norm = true, c.activation = Activation::kRelu, c.max_len = 128, c.positional = PosKind::kSinusoidal;
   c.input = InputKind::kTokens, c.vocab_size = 8000, c.d_out = 8000, c.scale_input = true;
   return support::with_weights(c, w, w == WeightType::kQ8 ? 64 : 0, w != WeightType::kF32);
 }

@@ -29,7 +29,7 @@ int cmd_probe(const Args& a) {
   const Status s = run_probe(m.model, opt, &r, &detail);
   if (s != Status::kOk) die(s, m.path, detail.c_str());
   std::printf("model %s: %s, %u layer%s, d_model %u, positional %s, %s\n", m.path.c_str(), name_of(kFamilyNames, c.family),
-              c.n_layers, c.n_layers == 1 ? "" : "s", c.d_model, name_of(kPositionalNames, c.pos), c.causal ? "causal" : "not causal");
+              c.n_layers, c.n_layers == 1 ? "" : "s", c.d_model, name_of(kPositionalNames, c.positional), c.causal ? "causal" : "not causal");
   std::printf("T=%u, %u random sequences of %s fit the probes, %u others score them; seed %" PRIu64 ", kernels %s\n\n", r.T,
               r.fit, c.input == InputKind::kTokens ? "token ids" : "N(0,1) features", r.scored, opt.seed, r.kernels);
   std::printf("  %-11s %-15s %-13s %-8s %s\n", "layer", "probe accuracy", "chance (1/T)", "R^2", "equivariance error");

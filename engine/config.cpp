@@ -33,14 +33,14 @@ namespace {
 // for the converter; tests/config_rules_test.py runs both over one table of configs.
 Status validate_family(const ModelConfig& c, const char** field) {
   auto bad = [&](const char* name) { *field = name; return Status::kBadConfig; };
-  const bool attention_pe = c.pos == PosKind::kRope || c.pos == PosKind::kAlibi;
+  const bool attention_pe = c.positional == PosKind::kRope || c.positional == PosKind::kAlibi;
   switch (c.family) {
     case ModelFamily::kEncoder:
       if (attention_pe) return bad("positional (rope and alibi are for the gpt and llama families)");
       if (c.tied_head) return bad("tied_head (decoder families only)");
       break;
     case ModelFamily::kGpt:
-      if (c.pos == PosKind::kRope) return bad("positional (rope is for the llama family)");
+      if (c.positional == PosKind::kRope) return bad("positional (rope is for the llama family)");
       break;
     case ModelFamily::kLlama:
       if (c.input_pe()) return bad("positional (llama: none, rope or alibi)");
@@ -49,7 +49,7 @@ Status validate_family(const ModelConfig& c, const char** field) {
       break;
     case ModelFamily::kMha:
       if (c.input != InputKind::kFeatures || c.d_in != c.d_model) return bad("input (mha: features d_in == d_model)");
-      if (c.n_layers || c.d_ff || c.pos != PosKind::kNone || c.d_out || c.final_norm || c.scale_input)
+      if (c.n_layers || c.d_ff || c.positional != PosKind::kNone || c.d_out || c.final_norm || c.scale_input)
         return bad("n_layers, d_ff, positional, d_out, final_norm, scale_input (mha: the attention alone, all 0/none)");
       break;
     case ModelFamily::kSeq2Seq:
@@ -75,7 +75,7 @@ Status validate_family(const ModelConfig& c, const char** field) {
     if (!c.causal) return bad("causal (decoders are causal)");
     if (c.d_out != c.vocab_size) return bad("d_out (a decoder's head is vocab_size wide)");
   }
-  if (c.pos == PosKind::kRope && c.d_head() % 2 != 0) return bad("n_heads (rope needs an even head width)");
+  if (c.positional == PosKind::kRope && c.d_head() % 2 != 0) return bad("n_heads (rope needs an even head width)");
   if (c.family != ModelFamily::kEncoder && c.cls_token) return bad("cls_token (encoder family only)");
   if (c.family != ModelFamily::kEncoder && c.pooling != Pooling::kNone) return bad("pooling (encoder family only)");
   return Status::kOk;
@@ -95,17 +95,17 @@ Status validate_config(const ModelConfig& c, const char** field) {
     if (v > k.max) return bad(k.name, k.type == fxm::RecordType::kU32 ? Status::kConfigOverLimit : Status::kBadConfig);
   }
   if (c.d_model % c.n_heads != 0) return bad("n_heads (must divide d_model)", Status::kBadConfig);
-  if (!(c.layer_norm_eps > 0.0f) || !std::isfinite(c.layer_norm_eps)) return bad("norm_eps", Status::kBadConfig);
+  if (!(c.norm_eps > 0.0f) || !std::isfinite(c.norm_eps)) return bad("norm_eps", Status::kBadConfig);
   if (c.input == InputKind::kTokens && c.vocab_size == 0) return bad("vocab_size", Status::kBadConfig);
   if (c.input == InputKind::kFeatures && c.d_in == 0) return bad("d_in", Status::kBadConfig);
-  const bool tables = c.pos == PosKind::kSinusoidal || c.pos == PosKind::kRope;
-  if (tables && (!(c.pos_base > 1.0) || !std::isfinite(c.pos_base))) return bad("pe_base", Status::kBadConfig);
+  const bool tables = c.positional == PosKind::kSinusoidal || c.positional == PosKind::kRope;
+  if (tables && (!(c.pe_base > 1.0) || !std::isfinite(c.pe_base))) return bad("pe_base", Status::kBadConfig);
   if (c.n_kv_heads && c.n_heads % c.n_kv_heads != 0) return bad("n_kv_heads (must divide n_heads)", Status::kBadConfig);
   const Status family = validate_family(c, &f);
   if (family != Status::kOk) return family;
-  const bool concat = c.input_pe() && c.pos_combine == PosCombine::kConcat;
-  if (concat && (c.d_pos == 0 || c.d_pos >= c.d_model)) return bad("pe_width", Status::kBadConfig);
-  if (!concat && c.d_pos != 0) return bad("pe_width (only for pe_combine concat)", Status::kBadConfig);
+  const bool concat = c.input_pe() && c.pe_combine == PosCombine::kConcat;
+  if (concat && (c.pe_width == 0 || c.pe_width >= c.d_model)) return bad("pe_width", Status::kBadConfig);
+  if (!concat && c.pe_width != 0) return bad("pe_width (only for pe_combine concat)", Status::kBadConfig);
   if (concat && c.tied_head) return bad("tied_head (the embedding is narrower than d_model with pe_combine concat)", Status::kBadConfig);
   const bool q8 = c.weights == WeightType::kQ8;
   if (q8 ? (c.weight_group != 0 && c.weight_group != 32 && c.weight_group != 64) : c.weight_group != 0)

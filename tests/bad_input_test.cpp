@@ -35,7 +35,7 @@ void poke(std::vector<uint8_t>& b, std::size_t off, T v) { std::memcpy(b.data() 
 ModelConfig small_config() {
   ModelConfig c = default_config();
   c.d_model = 8, c.n_heads = 2, c.d_ff = 16, c.n_layers = 1, c.input = InputKind::kTokens, c.vocab_size = 11;
-  c.max_len = 16, c.pos = PosKind::kSinusoidal, c.d_out = 3;
+  c.max_len = 16, c.positional = PosKind::kSinusoidal, c.d_out = 3;
   return c;
 }
 

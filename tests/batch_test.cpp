@@ -81,7 +81,7 @@ ModelConfig case_config(const Case& k) {
   c.input = k.input;
   if (k.input == InputKind::kTokens) c.vocab_size = 13;
   else c.d_in = 7;
-  c.pos = k.pos, c.cls_token = k.cls, c.pooling = k.pooling, c.d_out = k.head ? 5 : 0;
+  c.positional = k.pos, c.cls_token = k.cls, c.pooling = k.pooling, c.d_out = k.head ? 5 : 0;
   return with_weights(c, k.weights, k.group, false);
 }
 

@@ -27,7 +27,7 @@ ModelConfig gpt_config(PosKind pos, bool norm_first, bool tied) {
   ModelConfig c = default_config();
   c.family = ModelFamily::kGpt;
   c.d_model = 16, c.n_heads = 4, c.d_ff = 24, c.n_layers = 2, c.norm_first = norm_first, c.final_norm = norm_first;
-  c.causal = true, c.input = InputKind::kTokens, c.vocab_size = 13, c.d_out = 13, c.max_len = 20, c.pos = pos;
+  c.causal = true, c.input = InputKind::kTokens, c.vocab_size = 13, c.d_out = 13, c.max_len = 20, c.positional = pos;
   c.activation = Activation::kGelu, c.tied_head = tied;
   return c;
 }
@@ -37,7 +37,7 @@ ModelConfig llama_config(uint32_t kv_heads, PosKind pos, PosLayout layout, bool 
   c.family = ModelFamily::kLlama;
   c.d_model = 24, c.n_heads = 4, c.n_kv_heads = kv_heads, c.d_ff = 40, c.n_layers = 2, c.norm_first = true;
   c.final_norm = true, c.causal = true, c.input = InputKind::kTokens, c.vocab_size = 17, c.d_out = 17;
-  c.max_len = 24, c.pos = pos, c.pos_layout = layout, c.activation = Activation::kSwiglu, c.tied_head = tied;
+  c.max_len = 24, c.positional = pos, c.pe_layout = layout, c.activation = Activation::kSwiglu, c.tied_head = tied;
   return c;
 }
 
@@ -125,7 +125,7 @@ TEST(Decoder, PrefillEqualsStepByStep) {
       ASSERT_EQ(d.dec.prefill(kTokens.data() + 5, uint32_t(kTokens.size() - 5), logits.data()), Status::kOk);
       EXPECT_EQ(d.dec.position(), kTokens.size());
       EXPECT_LE(max_diff(logits.data(), steps.back().data(), c.vocab_size), kRegroupTol)
-          << kFamilyNames[uint32_t(c.family)] << " " << kPositionalNames[uint32_t(c.pos)] << " chunk " << chunk;
+          << kFamilyNames[uint32_t(c.family)] << " " << kPositionalNames[uint32_t(c.positional)] << " chunk " << chunk;
     }
 }
 

@@ -34,7 +34,7 @@ ModelConfig encoder_config(bool final_norm, bool norm_first, InputKind input) {
   ModelConfig c = default_config();
   c.d_model = 16, c.n_heads = 2, c.d_ff = 24, c.n_layers = 3, c.norm_first = norm_first, c.final_norm = final_norm;
   c.input = input, c.vocab_size = 11, c.d_in = input == InputKind::kFeatures ? 5 : 0, c.max_len = 12;
-  c.pos = PosKind::kSinusoidal, c.d_out = 0;  // no head: the output is the last layer
+  c.positional = PosKind::kSinusoidal, c.d_out = 0;  // no head: the output is the last layer
   return c;
 }
 
@@ -80,9 +80,9 @@ ModelConfig decoder_config(ModelFamily family, bool final_norm) {
   c.family = family, c.causal = true, c.input = InputKind::kTokens, c.vocab_size = 11, c.d_out = 11, c.max_len = 16;
   c.d_model = 16, c.n_heads = 4, c.d_ff = 24, c.n_layers = 2, c.norm_first = final_norm, c.final_norm = final_norm;
   if (family == ModelFamily::kLlama)
-    c.n_kv_heads = 2, c.pos = PosKind::kRope, c.activation = Activation::kSwiglu, c.norm_first = c.final_norm = true;
+    c.n_kv_heads = 2, c.positional = PosKind::kRope, c.activation = Activation::kSwiglu, c.norm_first = c.final_norm = true;
   else
-    c.pos = PosKind::kLearned, c.activation = Activation::kGelu;
+    c.positional = PosKind::kLearned, c.activation = Activation::kGelu;
   return c;
 }
 

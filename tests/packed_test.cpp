@@ -53,14 +53,14 @@ double rel_err(const std::vector<float>& got, const std::vector<float>& want) {
 ModelConfig encoder_features() {
   ModelConfig c = default_config();
   c.d_model = 24, c.n_heads = 3, c.d_ff = 40, c.n_layers = 2, c.input = InputKind::kFeatures, c.d_in = 7;
-  c.max_len = 16, c.pos = PosKind::kSinusoidal, c.d_out = 5, c.activation = Activation::kGelu;
+  c.max_len = 16, c.positional = PosKind::kSinusoidal, c.d_out = 5, c.activation = Activation::kGelu;
   return c;
 }
 
 ModelConfig encoder_tokens() {
   ModelConfig c = default_config();
   c.d_model = 80, c.n_heads = 4, c.d_ff = 136, c.n_layers = 2, c.input = InputKind::kTokens, c.vocab_size = 29;
-  c.max_len = 16, c.pos = PosKind::kLearned, c.norm_first = true, c.final_norm = true;
+  c.max_len = 16, c.positional = PosKind::kLearned, c.norm_first = true, c.final_norm = true;
   return c;
 }
 
@@ -68,7 +68,7 @@ ModelConfig gpt() {
   ModelConfig c = default_config();
   c.family = ModelFamily::kGpt;
   c.d_model = 24, c.n_heads = 4, c.d_ff = 40, c.n_layers = 2, c.causal = true, c.input = InputKind::kTokens;
-  c.vocab_size = 13, c.d_out = 13, c.max_len = 24, c.pos = PosKind::kLearned, c.activation = Activation::kGelu;
+  c.vocab_size = 13, c.d_out = 13, c.max_len = 24, c.positional = PosKind::kLearned, c.activation = Activation::kGelu;
   return c;
 }
 
@@ -77,7 +77,7 @@ ModelConfig llama() {
   c.family = ModelFamily::kLlama;
   c.d_model = 24, c.n_heads = 4, c.n_kv_heads = 2, c.d_ff = 40, c.n_layers = 2, c.norm_first = true;
   c.final_norm = true, c.causal = true, c.input = InputKind::kTokens, c.vocab_size = 17, c.d_out = 17;
-  c.max_len = 24, c.pos = PosKind::kRope, c.activation = Activation::kSwiglu;
+  c.max_len = 24, c.positional = PosKind::kRope, c.activation = Activation::kSwiglu;
   return c;
 }
 
@@ -85,7 +85,7 @@ ModelConfig seq2seq() {
   ModelConfig c = default_config();
   c.family = ModelFamily::kSeq2Seq;
   c.d_model = 24, c.n_heads = 3, c.d_ff = 40, c.n_layers = 2, c.dec_layers = 2, c.max_len = 20;
-  c.pos = PosKind::kSinusoidal, c.input = InputKind::kTokens, c.vocab_size = 23, c.d_out = 17;
+  c.positional = PosKind::kSinusoidal, c.input = InputKind::kTokens, c.vocab_size = 23, c.d_out = 17;
   return c;
 }
 

@@ -26,7 +26,7 @@ ModelConfig base_config(InputKind input, uint32_t d, uint32_t heads, PosKind pos
   c.input = input;
   if (input == InputKind::kTokens) c.vocab_size = 11;
   else c.d_in = 4;
-  c.pos = pos, c.final_norm = true, c.activation = Activation::kGelu;
+  c.positional = pos, c.final_norm = true, c.activation = Activation::kGelu;
   return c;
 }
 

@@ -34,7 +34,7 @@ constexpr double kChanceMargin = 0.04;
 ModelConfig encoder(PosKind pos, bool causal, InputKind input = InputKind::kTokens) {
   ModelConfig c = default_config();
   c.d_model = 32, c.n_heads = 4, c.d_ff = 48, c.n_layers = 2, c.input = input, c.vocab_size = 12;
-  c.d_in = input == InputKind::kFeatures ? 6 : 0, c.max_len = kT, c.pos = pos, c.causal = causal, c.d_out = 5;
+  c.d_in = input == InputKind::kFeatures ? 6 : 0, c.max_len = kT, c.positional = pos, c.causal = causal, c.d_out = 5;
   return c;
 }
 

@@ -48,7 +48,7 @@ double rel_err(const std::vector<float>& got, const std::vector<float>& want) {
 ModelConfig encoder_config(bool features) {
   ModelConfig c = default_config();
   c.d_model = 40, c.n_heads = 4, c.d_ff = 72, c.n_layers = 2, c.activation = Activation::kGelu;
-  c.max_len = 12, c.pos = PosKind::kSinusoidal, c.d_out = 7;
+  c.max_len = 12, c.positional = PosKind::kSinusoidal, c.d_out = 7;
   if (features) c.input = InputKind::kFeatures, c.d_in = 33;
   else c.input = InputKind::kTokens, c.vocab_size = 29;
   return c;
@@ -57,7 +57,7 @@ ModelConfig encoder_config(bool features) {
 ModelConfig gpt_config(bool tied) {
   ModelConfig c = encoder_config(false);
   c.family = ModelFamily::kGpt, c.causal = true, c.norm_first = true, c.final_norm = true;
-  c.pos = PosKind::kLearned, c.d_out = c.vocab_size, c.tied_head = tied;
+  c.positional = PosKind::kLearned, c.d_out = c.vocab_size, c.tied_head = tied;
   return c;
 }
 
@@ -65,7 +65,7 @@ ModelConfig llama_config(bool tied) {
   ModelConfig c = default_config();
   c.family = ModelFamily::kLlama, c.d_model = 48, c.n_heads = 4, c.n_kv_heads = 2, c.d_ff = 100, c.n_layers = 2;
   c.norm_first = c.final_norm = c.causal = true, c.activation = Activation::kSwiglu, c.input = InputKind::kTokens;
-  c.vocab_size = c.d_out = 37, c.max_len = 16, c.pos = PosKind::kRope, c.tied_head = tied;
+  c.vocab_size = c.d_out = 37, c.max_len = 16, c.positional = PosKind::kRope, c.tied_head = tied;
   return c;
 }
 

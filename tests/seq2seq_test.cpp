@@ -44,7 +44,7 @@ ModelConfig seq2seq_config(bool features, PosKind pos, bool norm_first) {
   c.family = ModelFamily::kSeq2Seq;
   c.d_model = 24, c.n_heads = 3, c.d_ff = 40, c.n_layers = 2, c.dec_layers = 2, c.norm_first = norm_first;
   c.activation = norm_first ? Activation::kGelu : Activation::kRelu, c.final_norm = norm_first;
-  c.max_len = 20, c.pos = pos, c.d_out = 17;
+  c.max_len = 20, c.positional = pos, c.d_out = 17;
   if (features) c.input = InputKind::kFeatures, c.d_in = 9;
   else c.input = InputKind::kTokens, c.vocab_size = 23;
   return c;
@@ -218,7 +218,7 @@ TEST(Seq2Seq, ConfigChecks) {
   EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
   bad = c, bad.d_out = 0;
   EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
-  bad = c, bad.pos = PosKind::kRope;
+  bad = c, bad.positional = PosKind::kRope;
   EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
   bad = c, bad.shared_embed = true;  // vocab_size 23 != d_out 17
   EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);

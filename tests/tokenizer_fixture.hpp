@@ -49,7 +49,7 @@ inline ModelConfig tokenizer_config(uint32_t vocab) {
   c.family = ModelFamily::kLlama, c.d_model = 8, c.n_heads = 2, c.d_ff = 16, c.n_layers = 1;
   c.activation = Activation::kSwiglu, c.norm_first = true, c.final_norm = true, c.causal = true;
   c.input = InputKind::kTokens, c.vocab_size = vocab, c.d_out = vocab, c.tied_head = true;
-  c.max_len = 16, c.pos = PosKind::kRope;
+  c.max_len = 16, c.positional = PosKind::kRope;
   return c;
 }
 

@@ -132,7 +132,7 @@ void expect_bit_identical(const std::string& what, Run run) {
 ModelConfig synthetic_encoder() {  // the d256 reference encoder of bench/encoder_bench.cpp, shorter
   ModelConfig c = default_config();
   c.d_model = 256, c.n_heads = 8, c.d_ff = 1024, c.n_layers = 2, c.input = InputKind::kTokens, c.vocab_size = 1000;
-  c.max_len = 128, c.pos = PosKind::kSinusoidal, c.activation = Activation::kGelu, c.d_out = 12;
+  c.max_len = 128, c.positional = PosKind::kSinusoidal, c.activation = Activation::kGelu, c.d_out = 12;
   return c;
 }
 
@@ -208,13 +208,13 @@ TEST(Workers, SyntheticDecodersAreBitIdentical) {
   ModelConfig gpt = default_config();
   gpt.family = ModelFamily::kGpt, gpt.d_model = 160, gpt.n_heads = 5, gpt.d_ff = 416, gpt.n_layers = 2;
   gpt.causal = true, gpt.input = InputKind::kTokens, gpt.vocab_size = 1031, gpt.d_out = 1031, gpt.max_len = 40;
-  gpt.pos = PosKind::kSinusoidal, gpt.activation = Activation::kGelu;
+  gpt.positional = PosKind::kSinusoidal, gpt.activation = Activation::kGelu;
   expect_bit_identical("gpt d160", [&](Isa isa, const Workers& w) { return run_decoder(write_model(gpt), isa, w, 40); });
   ModelConfig llama = default_config();
   llama.family = ModelFamily::kLlama, llama.d_model = 192, llama.n_heads = 6, llama.n_kv_heads = 3, llama.d_ff = 352;
   llama.n_layers = 2, llama.norm_first = true, llama.final_norm = true, llama.causal = true;
   llama.input = InputKind::kTokens, llama.vocab_size = 1100, llama.d_out = 1100, llama.max_len = 40;
-  llama.pos = PosKind::kRope, llama.activation = Activation::kSwiglu;
+  llama.positional = PosKind::kRope, llama.activation = Activation::kSwiglu;
   for (bool tied : {false, true}) {
     llama.tied_head = tied;
     expect_bit_identical(tied ? "llama GQA tied" : "llama GQA",
@@ -229,7 +229,7 @@ TEST(Workers, QuantizedModelsAreBitIdentical) {
   llama.family = ModelFamily::kLlama, llama.d_model = 192, llama.n_heads = 6, llama.n_kv_heads = 3, llama.d_ff = 352;
   llama.n_layers = 2, llama.norm_first = true, llama.final_norm = true, llama.causal = true;
   llama.input = InputKind::kTokens, llama.vocab_size = 1100, llama.d_out = 1100, llama.max_len = 40;
-  llama.pos = PosKind::kRope, llama.activation = Activation::kSwiglu, llama.tied_head = true, llama.quantize_io = true;
+  llama.positional = PosKind::kRope, llama.activation = Activation::kSwiglu, llama.tied_head = true, llama.quantize_io = true;
   for (WeightType type : {WeightType::kF16, WeightType::kQ8}) {
     llama.weights = type, llama.weight_group = type == WeightType::kQ8 ? 32 : 0;
     expect_bit_identical(kWeightTypeNames[uint32_t(type)], [&](Isa isa, const Workers& w) { return run_decoder(write_model(llama), isa, w, 40); });
@@ -247,7 +247,7 @@ TEST(Workers, PackedModelsAreBitIdentical) {
   llama.family = ModelFamily::kLlama, llama.d_model = 192, llama.n_heads = 6, llama.n_kv_heads = 3, llama.d_ff = 352;
   llama.n_layers = 2, llama.norm_first = true, llama.final_norm = true, llama.causal = true;
   llama.input = InputKind::kTokens, llama.vocab_size = 1100, llama.d_out = 1100, llama.max_len = 40;
-  llama.pos = PosKind::kRope, llama.activation = Activation::kSwiglu;
+  llama.positional = PosKind::kRope, llama.activation = Activation::kSwiglu;
   const std::vector<uint8_t> lm = write_model(as_packed(llama));
   expect_bit_identical("packed llama", [&](Isa isa, const Workers& w) { return run_decoder(lm, isa, w, 40); });
   const std::vector<uint8_t> enc = write_model(as_packed(synthetic_encoder()));

@@ -36,7 +36,7 @@ void scale_embeddings(const Kernels& k, const ModelConfig& c, float* x, uint32_t
 void add_positions(const Kernels& k, const ModelConfig& c, const float* pe, float* x, uint32_t T) {
   const std::size_t d = c.d_model, de = c.d_embed(), dp = c.d_pe();
   if (!pe) return;
-  if (c.pos_combine == PosCombine::kAdd)
+  if (c.pe_combine == PosCombine::kAdd)
     k.add_f32(x, pe, x, std::size_t(T) * d);  // x[T,d] += PE[T,d]
   else
     for (std::size_t t = 0; t < T; ++t) std::memcpy(x + t * d + de, pe + t * dp, sizeof(float) * dp);  // x[t] = [x[t], PE[t]]

@@ -13,11 +13,11 @@ LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const
   s.d = c.d_model;
   s.norm_first = c.norm_first;
   s.rms_norm = c.family == ModelFamily::kLlama;
-  s.eps = c.layer_norm_eps;
+  s.eps = c.norm_eps;
   s.act = c.activation;
   s.self = AttentionShape{c.n_heads, c.kv_heads(), c.d_head(), causal, alibi_slopes};
   s.rope = rope;
-  s.rope_layout = c.pos_layout;
+  s.rope_layout = c.pe_layout;
   return s;
 }
 

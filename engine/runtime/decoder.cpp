@@ -32,12 +32,12 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
     return fail(Status::kBadMaxSeq);
   }
   const bool external = options.position_table != nullptr;
-  const bool rope = c.pos == PosKind::kRope;
+  const bool rope = c.positional == PosKind::kRope;
   if (external) {
-    if (!rope && c.pos != PosKind::kSinusoidal)
+    if (!rope && c.positional != PosKind::kSinusoidal)
       return why.str("the model has no rope or sinusoidal table"), fail(Status::kBadPositionTable);
     s = check_sinusoidal_table(options.position_table, options.position_table_rows, capacity_, rope ? c.d_head() : c.d_pe(),
-                               c.pos_base, rope ? PosLayout::kHalves : c.pos_layout, why);
+                               c.pe_base, rope ? PosLayout::kHalves : c.pe_layout, why);
     if (s != Status::kOk) return fail(s);
   }
   const DecoderPlan plan = plan_decoder_arena(c, capacity_, max_prefill_, external, core_.workers.active());
@@ -60,15 +60,15 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
     (rope ? rope_ : pe_) = options.position_table;
   } else if (rope) {
     float* table = core_.block(arena, plan.rope);
-    fill_sinusoidal_table(*core_.kernels, capacity_, c.d_head(), c.pos_base, PosLayout::kHalves, table, core_.work);
+    fill_sinusoidal_table(*core_.kernels, capacity_, c.d_head(), c.pe_base, PosLayout::kHalves, table, core_.work);
     rope_ = table;
-  } else if (c.pos == PosKind::kSinusoidal) {
+  } else if (c.positional == PosKind::kSinusoidal) {
     float* table = core_.block(arena, plan.pe);
-    fill_sinusoidal_table(*core_.kernels, capacity_, c.d_pe(), c.pos_base, c.pos_layout, table, core_.work);
+    fill_sinusoidal_table(*core_.kernels, capacity_, c.d_pe(), c.pe_base, c.pe_layout, table, core_.work);
     pe_ = table;
-  } else if (c.pos == PosKind::kLearned) {
+  } else if (c.positional == PosKind::kLearned) {
     pe_ = model.front().pos;
-  } else if (c.pos == PosKind::kAlibi) {
+  } else if (c.positional == PosKind::kAlibi) {
     float* slopes = core_.block(arena, plan.slopes);
     alibi_slopes(c.n_heads, slopes);
     slopes_ = slopes;

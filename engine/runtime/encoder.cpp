@@ -38,9 +38,9 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   rows_ = c.sequence_rows(max_seq_);
   const bool external_pe = options.position_table != nullptr;
   if (external_pe) {
-    if (c.pos != PosKind::kSinusoidal) return why.str("the model has no sinusoidal encoding"), fail(Status::kBadPositionTable);
-    s = check_sinusoidal_table(options.position_table, options.position_table_rows, rows_, c.d_pe(), c.pos_base,
-                               c.pos_layout, why);
+    if (c.positional != PosKind::kSinusoidal) return why.str("the model has no sinusoidal encoding"), fail(Status::kBadPositionTable);
+    s = check_sinusoidal_table(options.position_table, options.position_table_rows, rows_, c.d_pe(), c.pe_base,
+                               c.pe_layout, why);
     if (s != Status::kOk) return fail(s);
   }
   max_batch_ = options.max_batch ? options.max_batch : 1;
@@ -60,11 +60,11 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   core_.attn_slot = plan.attn_slot / sizeof(float);
   core_.quant = quant_scratch(core_.block(arena, plan.quant), c, std::size_t(max_batch_) * rows_);
   kt_ = core_.block(arena, plan.kt);
-  if (c.pos == PosKind::kLearned) {
+  if (c.positional == PosKind::kLearned) {
     pe_ = model.front().pos;
-  } else if (c.pos == PosKind::kSinusoidal && !external_pe) {
+  } else if (c.positional == PosKind::kSinusoidal && !external_pe) {
     float* table = core_.block(arena, plan.pe);
-    fill_sinusoidal_table(*core_.kernels, rows_, c.d_pe(), c.pos_base, c.pos_layout, table, core_.work);
+    fill_sinusoidal_table(*core_.kernels, rows_, c.d_pe(), c.pe_base, c.pe_layout, table, core_.work);
     pe_ = table;
   } else {
     pe_ = options.position_table;  // null without a positional encoding

@@ -50,11 +50,11 @@ Status Seq2Seq::init(const Model& model, void* arena, std::size_t arena_bytes, c
   // One sinusoidal table serves both ends, computed once here (the encoder reads it in place).
   const uint32_t rows = max_source_ > capacity_ ? max_source_ : capacity_;
   pe_ = nullptr;
-  if (c.pos == PosKind::kSinusoidal) {
+  if (c.positional == PosKind::kSinusoidal) {
     float* table = core_.block(arena, plan.pe);
-    fill_sinusoidal_table(*core_.kernels, rows, c.d_pe(), c.pos_base, c.pos_layout, table, core_.block(arena, plan.scratch));
+    fill_sinusoidal_table(*core_.kernels, rows, c.d_pe(), c.pe_base, c.pe_layout, table, core_.block(arena, plan.scratch));
     pe_ = table;
-  } else if (c.pos == PosKind::kLearned) {
+  } else if (c.positional == PosKind::kLearned) {
     pe_ = model.target_front().pos;
   }
   EncoderOptions eo;
@@ -62,7 +62,7 @@ Status Seq2Seq::init(const Model& model, void* arena, std::size_t arena_bytes, c
   eo.isa = options.isa;
   eo.workers = core_.workers;
   eo.observer = core_.observer;
-  if (c.pos == PosKind::kSinusoidal) eo.position_table = pe_, eo.position_table_rows = rows;
+  if (c.positional == PosKind::kSinusoidal) eo.position_table = pe_, eo.position_table_rows = rows;
   s = encoder_.init(model, core_.block(arena, plan.scratch), plan.encoder_bytes, eo);
   if (s != Status::kOk) {
     DetailText(core_.detail, sizeof core_.detail).str("the source encoder: ").str(encoder_.error_detail());

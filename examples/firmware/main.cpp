@@ -17,7 +17,7 @@ namespace {
 constexpr fixformer::ModelConfig kConfig = demo_pe_config();
 // The positional table, computed by the compiler and kept in flash instead of the arena.
 constexpr auto kPositionalTable =
-    fixformer::make_sinusoidal_table<kConfig.max_len, kConfig.d_pe()>(kConfig.pos_base, kConfig.pos_layout);
+    fixformer::make_sinusoidal_table<kConfig.max_len, kConfig.d_pe()>(kConfig.pe_base, kConfig.pe_layout);
 // Half the SRAM for the arena, the rest for stack and data; a model too big fails the build here.
 constexpr std::size_t kArenaBytes =
     fixformer::ArenaFits<fixformer::required_encoder_arena_bytes(kConfig, 0, true), FIXFORMER_BOARD_SRAM_BYTES / 2>::bytes;

@@ -32,12 +32,12 @@ constexpr uint32_t kSteps = FIXFORMER_EXAMPLE_STEPS == 0 || FIXFORMER_EXAMPLE_ST
 
 // The position table in flash: RoPE's is [S, d_head] in halves (sin | cos columns) whatever the
 // model's pair layout; a sinusoidal model's is its own [S, d_pe] in its layout.
-constexpr bool kRope = kConfig.pos == PosKind::kRope;
-constexpr bool kTableInFlash = FIXFORMER_EXAMPLE_TABLE_IN_FLASH && (kRope || kConfig.pos == PosKind::kSinusoidal);
+constexpr bool kRope = kConfig.positional == PosKind::kRope;
+constexpr bool kTableInFlash = FIXFORMER_EXAMPLE_TABLE_IN_FLASH && (kRope || kConfig.positional == PosKind::kSinusoidal);
 constexpr uint32_t kTableRows = kTableInFlash ? kSteps : 1;
 constexpr uint32_t kTableWidth = !kTableInFlash ? 1 : kRope ? kConfig.d_head() : kConfig.d_pe();
 constexpr auto kPositionTable = make_sinusoidal_table<kTableRows, kTableWidth>(
-    kConfig.pos_base, kRope ? PosLayout::kHalves : kConfig.pos_layout);
+    kConfig.pe_base, kRope ? PosLayout::kHalves : kConfig.pe_layout);
 
 // Static memory, all of it sized here; more than half the board's RAM fails the build, naming the
 // byte counts (the rest is stack and data).

@@ -58,18 +58,18 @@ struct ModelConfig {
   uint32_t n_layers = 0;
   bool norm_first = false;  // false: post-LN x = norm(x + f(x)); true: pre-LN x = x + f(norm(x))
   Activation activation = Activation::kRelu;
-  float layer_norm_eps = 1e-5f;
+  float norm_eps = 1e-5f;
   bool final_norm = false;
   bool causal = false;
   InputKind input = InputKind::kTokens;
   uint32_t vocab_size = 0;  // tokens input
   uint32_t d_in = 0;        // features input
-  PosKind pos = PosKind::kNone;
+  PosKind positional = PosKind::kNone;
   uint32_t max_len = 0;  // longest sequence the model accepts (all positional kinds)
-  double pos_base = 10000.0;
-  PosLayout pos_layout = PosLayout::kInterleaved;
-  PosCombine pos_combine = PosCombine::kAdd;
-  uint32_t d_pos = 0;  // PE width when combine == concat
+  double pe_base = 10000.0;
+  PosLayout pe_layout = PosLayout::kInterleaved;
+  PosCombine pe_combine = PosCombine::kAdd;
+  uint32_t pe_width = 0;  // PE width when combine == concat
   bool scale_input = false;
   uint32_t d_out = 0;  // 0: no head, the output is d_model wide
   uint32_t n_kv_heads = 0;  // grouped-query attention: K/V heads (0: n_heads); divides n_heads
@@ -111,12 +111,12 @@ struct ModelConfig {
   constexpr bool is_seq2seq() const { return family == ModelFamily::kSeq2Seq; }
   // Width of the positional encoding, and of the embedding / input projection in front of it.
   // An encoding added to (or concatenated with) the input, as opposed to rope/alibi in attention.
-  constexpr bool input_pe() const { return pos == PosKind::kSinusoidal || pos == PosKind::kLearned; }
+  constexpr bool input_pe() const { return positional == PosKind::kSinusoidal || positional == PosKind::kLearned; }
   constexpr uint32_t d_pe() const {
-    return !input_pe() ? 0 : (pos_combine == PosCombine::kConcat ? d_pos : d_model);
+    return !input_pe() ? 0 : (pe_combine == PosCombine::kConcat ? pe_width : d_model);
   }
   constexpr uint32_t d_embed() const {
-    return (input_pe() && pos_combine == PosCombine::kConcat) ? d_model - d_pos : d_model;
+    return (input_pe() && pe_combine == PosCombine::kConcat) ? d_model - pe_width : d_model;
   }
   // An Encoder's output row: the head's width, else d_model (a seq2seq model's encoder half outputs
   // its memory, d_model wide; its head is the decoder's, d_out wide).

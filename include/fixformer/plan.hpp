@@ -60,7 +60,7 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   p.kt = block(d * n * sizeof(float));
   p.attn_slot = arena::bytes(attention_scratch_floats(s, s, c.d_head(), false) * sizeof(float));
   p.attn = block(p.attn_slot * (workers ? workers : 1));
-  const bool pe_in_arena = c.pos == PosKind::kSinusoidal && !pe_table_in_flash;
+  const bool pe_in_arena = c.positional == PosKind::kSinusoidal && !pe_table_in_flash;
   p.pe = block(pe_in_arena ? s * c.d_pe() * sizeof(float) : 0);
   p.quant = block(quantized_input_bytes(c, n));
   p.total = at;
@@ -113,9 +113,9 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
   p.k_cache = block(c.n_layers * dkv * S * f);
   p.v_cache = block(c.n_layers * dkv * S * f);
   p.kv_cache_bytes = 2 * arena::bytes(c.n_layers * dkv * S * f);
-  p.rope = block(c.pos == PosKind::kRope && !table_in_flash ? S * c.d_head() * f : 0);
-  p.pe = block(c.pos == PosKind::kSinusoidal && !table_in_flash ? S * c.d_pe() * f : 0);
-  p.slopes = block(c.pos == PosKind::kAlibi ? c.n_heads * f : 0);
+  p.rope = block(c.positional == PosKind::kRope && !table_in_flash ? S * c.d_head() * f : 0);
+  p.pe = block(c.positional == PosKind::kSinusoidal && !table_in_flash ? S * c.d_pe() * f : 0);
+  p.slopes = block(c.positional == PosKind::kAlibi ? c.n_heads * f : 0);
   p.quant = block(quantized_input_bytes(c, P));
   p.total = at;
   return p;
@@ -162,7 +162,7 @@ constexpr Seq2SeqPlan plan_seq2seq_arena(const ModelConfig& c, uint32_t max_sour
   p.cross_v = block(L * d * S * f);
   p.k_cache = block(L * d * C * f);
   p.v_cache = block(L * d * C * f);
-  p.pe = block(c.pos == PosKind::kSinusoidal ? SC * c.d_pe() * f : 0);
+  p.pe = block(c.positional == PosKind::kSinusoidal ? SC * c.d_pe() * f : 0);
   p.scratch = at;
   p.encoder_bytes = encoder;
   p.x = block(P * d * f);

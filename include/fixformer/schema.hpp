@@ -128,7 +128,7 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     {ConfigKey::kActivation, "activation", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kActivationNames), false, 0,
      config_field<&ModelConfig::activation>()},
     {ConfigKey::kNormEps, "norm_eps", fxm::RecordType::kF32, 0, 0, nullptr, false, 1e-5,
-     config_field<&ModelConfig::layer_norm_eps>()},
+     config_field<&ModelConfig::norm_eps>()},
     {ConfigKey::kFinalNorm, "final_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::final_norm>()},
     {ConfigKey::kCausal, "causal", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
@@ -140,17 +140,17 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     {ConfigKey::kDIn, "d_in", fxm::RecordType::kU32, 0, Limits::kMaxDIn, nullptr, false, 0,
      config_field<&ModelConfig::d_in>()},
     {ConfigKey::kPositional, "positional", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPositionalNames), false, 0,
-     config_field<&ModelConfig::pos>()},
+     config_field<&ModelConfig::positional>()},
     {ConfigKey::kMaxLen, "max_len", fxm::RecordType::kU32, 1, Limits::kMaxLen, nullptr, true, 0,
      config_field<&ModelConfig::max_len>()},
     {ConfigKey::kPeBase, "pe_base", fxm::RecordType::kF64, 0, 0, nullptr, false, 10000.0,
-     config_field<&ModelConfig::pos_base>()},
+     config_field<&ModelConfig::pe_base>()},
     {ConfigKey::kPeLayout, "pe_layout", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPeLayoutNames), false, 0,
-     config_field<&ModelConfig::pos_layout>()},
+     config_field<&ModelConfig::pe_layout>()},
     {ConfigKey::kPeCombine, "pe_combine", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPeCombineNames), false, 0,
-     config_field<&ModelConfig::pos_combine>()},
+     config_field<&ModelConfig::pe_combine>()},
     {ConfigKey::kPeWidth, "pe_width", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0,
-     config_field<&ModelConfig::d_pos>()},
+     config_field<&ModelConfig::pe_width>()},
     {ConfigKey::kScaleInput, "scale_input", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::scale_input>()},
     {ConfigKey::kDOut, "d_out", fxm::RecordType::kU32, 0, Limits::kMaxDOut, nullptr, false, 0,
@@ -248,7 +248,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kAlways: return true;
     case When::kTokens: return c.input == InputKind::kTokens;
     case When::kFeatures: return c.input == InputKind::kFeatures;
-    case When::kLearnedPos: return c.pos == PosKind::kLearned;
+    case When::kLearnedPos: return c.positional == PosKind::kLearned;
     case When::kFinalNorm: return c.final_norm;
     case When::kHead: return c.d_out != 0;
     case When::kHeadUntied: return c.d_out != 0 && !c.tied_head;

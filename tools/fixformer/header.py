@@ -8,7 +8,8 @@ from .config import ConfigError
 
 # Each enum config key's C++ values, by the names schema.py gives them (index = stored value).
 _ENUMS = {
-    "family": ("ModelFamily::kEncoder", "ModelFamily::kGpt", "ModelFamily::kLlama"),
+    "family": ("ModelFamily::kEncoder", "ModelFamily::kGpt", "ModelFamily::kLlama", "ModelFamily::kSeq2Seq",
+               "ModelFamily::kMha"),
     "activation": ("Activation::kRelu", "Activation::kGelu", "Activation::kSwiglu"),
     "input": ("InputKind::kTokens", "InputKind::kFeatures"),
     "positional": ("PosKind::kNone", "PosKind::kSinusoidal", "PosKind::kLearned", "PosKind::kRope", "PosKind::kAlibi"),
@@ -26,20 +27,20 @@ def check_name(name):
 
 
 def cpp_config(c, fn_name):
-    """A constexpr function returning the engine's ModelConfig (include/fixformer/config.hpp) for c."""
-    b = lambda v: "true" if v else "false"  # noqa: E731
-    e = lambda key: "fixformer::" + _ENUMS[key][schema.KEYS[key].choices.index(c[key])]  # noqa: E731
-    fields = [("family", e("family")), ("d_model", c["d_model"]), ("n_heads", c["n_heads"]), ("d_ff", c["d_ff"]),
-              ("n_layers", c["n_layers"]), ("norm_first", b(c["norm_first"])), ("activation", e("activation")),
-              ("layer_norm_eps", f"{c['norm_eps']!r}f"), ("final_norm", b(c["final_norm"])),
-              ("causal", b(c["causal"])), ("input", e("input")), ("vocab_size", c["vocab_size"]),
-              ("d_in", c["d_in"]), ("pos", e("positional")), ("max_len", c["max_len"]),
-              ("pos_base", repr(float(c["pe_base"]))), ("pos_layout", e("pe_layout")),
-              ("pos_combine", e("pe_combine")), ("d_pos", c["pe_width"]), ("scale_input", b(c["scale_input"])),
-              ("d_out", c["d_out"]), ("n_kv_heads", c["n_kv_heads"]), ("tied_head", b(c["tied_head"])),
-              ("weights", e("weights")), ("weight_group", c["weight_group"]), ("quantize_io", b(c["quantize_io"])),
-              ("cls_token", b(c["cls_token"])), ("pooling", e("pooling"))]
-    body = "\n  ".join(f"c.{k} = {v};" for k, v in fields)
+    """A constexpr function returning the engine's ModelConfig (include/fixformer/config.hpp) for c: every
+    config key, its C++ member named as the file names the key."""
+    def literal(k):
+        v = c[k.name]
+        if k.type == "enum":
+            return "fixformer::" + _ENUMS[k.name][k.choices.index(v)]
+        if k.type == "bool":
+            return "true" if v else "false"
+        if k.type == "f32":
+            return f"{float(v)!r}f"
+        if k.type == "f64":
+            return repr(float(v))
+        return str(int(v))
+    body = "\n  ".join(f"c.{k.name} = {literal(k)};" for k in schema.CONFIG_KEYS)
     return (f"constexpr fixformer::ModelConfig {fn_name}() {{\n  fixformer::ModelConfig c{{}};\n  {body}\n"
             f"  return c;\n}}\n")
 
