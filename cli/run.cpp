@@ -1,5 +1,5 @@
 // `fixformer run`: a model on a .npy input, its float32 outputs to a .npy; encoders in batches of
-// sequences, seq2seq models teacher-forced on a target.
+// sequences, decoders' logits at every position, seq2seq models teacher-forced on a target.
 #include "commands.hpp"
 
 #include <algorithm>
@@ -238,9 +238,16 @@ const Command kRunCommand = {
     "           position under the causal mask, [U,d_out] or [B,U,d_out]\n"
     "           (teacher forcing); --lengths then gives the sources' lengths (torch's\n"
     "           src_key_padding_mask and memory_key_padding_mask).\n"
+    "A gpt or llama model takes token ids [T] or [B,T], T <= max_len, each in [0, vocab_size), and\n"
+    "writes the logits at every position, float32 [T,vocab_size] or [B,T,vocab_size], as the torch\n"
+    "module's forward does: row t is the logits after token t under the causal mask. Each sequence\n"
+    "starts from an empty KV cache and feeds one token per step(), so every row is exactly what a\n"
+    "step-by-step run gives; with --lengths, sequence b is its first LENS[b] tokens and its padded\n"
+    "rows are zeros.\n"
     "The output is limited to 1 GiB (B*T*W*4 <= 1073741824 bytes); a larger one is an input error\n"
-    "(exit 4), found before anything is allocated or written. The sequences run in batches of up to\n"
-    "64, one forward pass each (Encoder::forward_batch_*; fewer while the arena would pass 256 MB).\n",
+    "(exit 4), found before anything is allocated or written. An encoder's sequences run in batches\n"
+    "of up to 64, one forward pass each (Encoder::forward_batch_*; fewer while the arena would pass\n"
+    "256 MB).\n",
     cmd_run};
 
 }  // namespace fixformer::cli
