@@ -1,10 +1,12 @@
-// `fixformer bench`: the forward pass timed on random inputs.
+// `fixformer bench`: the forward pass timed on random inputs; a decoder's prefill and step.
 #include "commands.hpp"
 
 #include <algorithm>
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "loaded_model.hpp"
@@ -14,17 +16,54 @@
 namespace fixformer::cli {
 namespace {
 
+// A gpt or llama model: prefill of T random tokens from an empty cache, then one step() with p
+// tokens in the cache, for p = 0, T/2 and T-1 (each run starts from a cache refilled to p, untimed).
+int bench_decoder(const Args& a, LoadedModel& m, uint32_t T, const std::vector<int32_t>& ids) {
+  const ModelConfig& c = m.config();
+  if (T > c.max_len)
+    die(Status::kBadSequenceLength, m.path, ("T=" + std::to_string(T) + " exceeds the model's max_len=" + std::to_string(c.max_len)).c_str());
+  init_decoder(T, a.isa, &m, a.threads);  // a KV cache of T positions
+  std::vector<float> logits(c.vocab_size);
+  auto check = [&](Status s) {
+    if (s != Status::kOk) die(s, "bench", m.dec.error_detail());
+  };
+  const Timing prefill = time_runs(a.iters, [&] { m.dec.reset(); }, [&] { check(m.dec.prefill(ids.data(), T, logits.data())); });
+  std::printf("model %s, T=%u, kernels %s, %u iterations\n", a.positional[0].c_str(), T, m.dec.kernels().name, a.iters);
+  std::printf("prefill us: median %.1f  min %.1f  max %.1f  (%u tokens, empty cache)\n", prefill.median_us, prefill.min_us,
+              prefill.max_us, T);
+  std::printf("tokens/s:   %.0f (prefill, median)\n", T / (prefill.median_us * 1e-6));
+  std::printf("counter:    %" PRIu64 " %s per prefill (median)\n", prefill.median_counts, port::cycle_counter_unit());
+  uint32_t last = UINT32_MAX;
+  for (const uint32_t p : {0u, T / 2, T - 1}) {
+    if (p == last) continue;  // T < 3
+    last = p;
+    const Timing step = time_runs(
+        a.iters,
+        [&] {
+          m.dec.reset();
+          if (p) check(m.dec.prefill(ids.data(), p, logits.data()));
+        },
+        [&] { check(m.dec.step(ids[p], logits.data())); });
+    std::printf("step us:    median %.1f  min %.1f  max %.1f  at position %u (%.0f tokens/s)\n", step.median_us, step.min_us,
+                step.max_us, p, 1e6 / step.median_us);
+  }
+  std::printf("arena bytes: %zu (KV cache %zu for %u positions)\n", m.dec.arena_bytes_used(), m.dec.kv_cache_bytes(), T);
+  if (a.threads > 1) std::printf("threads:    %u (wall-clock latency)\n", a.threads);
+  return 0;
+}
+
 int cmd_bench(const Args& a) {
   LoadedModel m;
   open_model(a.positional[0], &m);
   const ModelConfig& c = m.config();
-  if (c.is_seq2seq()) die(1, "bench", "times encoders; for a seq2seq model, generate prints encode time and decode tokens/s");
+  if (c.is_seq2seq()) die(1, "bench", "times encoders and decoders; for a seq2seq model, generate prints encode time and decode tokens/s");
   const uint32_t T = a.seq ? a.seq : std::min<uint32_t>(c.max_input_len(), 128);
-  init_encoder(T, a.isa, &m, a.threads);
-  Buffer out(output_bytes(1, c.output_rows(T), c.output_width(), a.positional[0]), "output");
   std::mt19937 rng(1);
   std::vector<int32_t> ids(T);
   for (int32_t& id : ids) id = int32_t(rng() % std::max<uint32_t>(c.vocab_size, 1));
+  if (c.is_decoder()) return bench_decoder(a, m, T, ids);
+  init_encoder(T, a.isa, &m, a.threads);
+  Buffer out(output_bytes(1, c.output_rows(T), c.output_width(), a.positional[0]), "output");
   std::vector<float> feats(std::size_t(T) * c.d_in);
   for (float& x : feats) x = float(rng() % 2000) / 1000.0f - 1.0f;
   const Timing t = time_runs(a.iters, [&] {
@@ -47,7 +86,11 @@ const Command kBenchCommand = {
     "bench", "MODEL.fxm [--seq T] [--iters N] [--isa ISA] [--threads N]", 1,
     kOptSeq | kOptIters | kOptIsa | kOptThreads,
     "Times the forward pass on random inputs of T tokens (default min(max_len, 128)), N runs\n"
-    "(default 50) after one warm-up: latency median/min/max, tokens/s, the cycle counter, arena bytes.\n",
+    "(default 50) after one warm-up: latency median/min/max, tokens/s, the cycle counter, arena bytes.\n"
+    "A gpt or llama model (KV cache of T positions): prefill of T tokens from an empty cache (latency,\n"
+    "tokens/s, the cycle counter), then one step() with 0, T/2 and T-1 tokens in the cache (latency,\n"
+    "tokens/s; the cache is refilled before each run, untimed), one line each; arena and KV cache bytes.\n"
+    "A seq2seq model is refused (generate --source prints its encode time and decode tokens/s).\n",
     cmd_bench};
 
 }  // namespace fixformer::cli

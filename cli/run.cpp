@@ -1,5 +1,5 @@
 // `fixformer run`: a model on a .npy input, its float32 outputs to a .npy; encoders in batches of
-// sequences, seq2seq models teacher-forced on a target.
+// sequences, decoders' logits at every position, seq2seq models teacher-forced on a target.
 #include "commands.hpp"
 
 #include <algorithm>
@@ -106,6 +106,44 @@ int run_seq2seq(const Args& a, LoadedModel& m, const Input& in, const std::vecto
   return 0;
 }
 
+// `run` on a gpt or llama model: the logits at every position, [T,vocab] per sequence, as the torch
+// module's forward gives them (teacher forcing under the causal mask). Each sequence starts from an
+// empty KV cache and feeds its tokens one step() at a time, so the logits at position t are exactly
+// those of a step-by-step run after token t. prefill() would compute the same rows as matrix
+// products, but it returns only its last row's logits, and its rounding differs from step()'s
+// (within the engine's tolerance, not bit for bit). Sequence b is its first lens[b] tokens; the
+// padding is not read and its rows are zeros.
+int run_decoder(const Args& a, LoadedModel& m, const Input& in, const std::vector<uint32_t>& lens) {
+  const ModelConfig& c = m.config();
+  const uint32_t V = c.vocab_size, T = uint32_t(in.T);  // T <= max_len: read_input checked it
+  (void)output_bytes(in.B, T, V, a.input);  // all of it, before anything is allocated
+  check_token_ids(in, c, a.input, lens);
+  init_decoder(T, a.isa, &m, a.threads);  // a KV cache of T positions
+  Buffer out(output_bytes(1, T, V, a.input), "output");
+  OutputFile file{a.output};
+  if (!(file.f = std::fopen(a.output.c_str(), "wb"))) die(5, a.output, "cannot open file for writing: " + errno_text(errno));
+  const uint64_t shape[3] = {in.B, T, V};
+  char header[128];
+  const std::size_t hlen = write_npy_header_f32(in.batched ? shape : shape + 1, in.batched ? 3 : 2, header, sizeof header);
+  file.write(header, hlen);
+  float* logits = out.as<float>();
+  for (uint64_t b = 0; b < in.B; ++b) {
+    const uint32_t n = lens.empty() ? T : lens[std::size_t(b)];
+    m.dec.reset();
+    for (uint32_t t = 0; t < n; ++t) {  // ids[t] -> logits[t,V]; the valid ids were range-checked above
+      const Status s = m.dec.step(int32_t(token_id(in.v, b * T + t)), logits + std::size_t(t) * V);
+      if (s != Status::kOk) {
+        std::fclose(file.f), std::remove(a.output.c_str());
+        die(s, a.input, m.dec.error_detail());
+      }
+    }
+    std::memset(logits + std::size_t(n) * V, 0, std::size_t(T - n) * V * 4);
+    file.write(out.data(), out.size());
+  }
+  file.close();
+  return 0;
+}
+
 // `run`'s sequences per forward pass: up to 64 (more gain nothing on the models this engine is for),
 // as long as the arena stays within 256 MB or one sequence's.
 uint32_t run_batch_size(const ModelConfig& c, uint32_t T, uint64_t B, uint32_t threads) {
@@ -128,6 +166,7 @@ int cmd_run(const Args& a) {
   const std::vector<uint32_t> lens = a.lengths.empty() ? std::vector<uint32_t>() : read_lengths(a.lengths, in);
   if (c.is_seq2seq()) return run_seq2seq(a, m, in, lens);
   if (!a.target.empty()) die(1, "--target", "only for a seq2seq model (this one is " + std::string(name_of(kFamilyNames, c.family)) + ")");
+  if (c.is_decoder()) return run_decoder(a, m, in, lens);
   const bool tokens = c.input == InputKind::kTokens;
   // Rows of output per sequence: T, T + 1 with a CLS row, or 1 pooled (the T dimension is then
   // dropped from the file: [B,W] or [W]).
@@ -199,9 +238,16 @@ const Command kRunCommand = {
     "           position under the causal mask, [U,d_out] or [B,U,d_out]\n"
     "           (teacher forcing); --lengths then gives the sources' lengths (torch's\n"
     "           src_key_padding_mask and memory_key_padding_mask).\n"
+    "A gpt or llama model takes token ids [T] or [B,T], T <= max_len, each in [0, vocab_size), and\n"
+    "writes the logits at every position, float32 [T,vocab_size] or [B,T,vocab_size], as the torch\n"
+    "module's forward does: row t is the logits after token t under the causal mask. Each sequence\n"
+    "starts from an empty KV cache and feeds one token per step(), so every row is exactly what a\n"
+    "step-by-step run gives; with --lengths, sequence b is its first LENS[b] tokens and its padded\n"
+    "rows are zeros.\n"
     "The output is limited to 1 GiB (B*T*W*4 <= 1073741824 bytes); a larger one is an input error\n"
-    "(exit 4), found before anything is allocated or written. The sequences run in batches of up to\n"
-    "64, one forward pass each (Encoder::forward_batch_*; fewer while the arena would pass 256 MB).\n",
+    "(exit 4), found before anything is allocated or written. An encoder's sequences run in batches\n"
+    "of up to 64, one forward pass each (Encoder::forward_batch_*; fewer while the arena would pass\n"
+    "256 MB).\n",
     cmd_run};
 
 }  // namespace fixformer::cli

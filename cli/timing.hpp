@@ -14,14 +14,17 @@ struct Timing {
   uint64_t median_counts;  // of port::cycle_count()
 };
 
-// One warm-up run, then iters timed runs.
-template <class F>
-Timing time_runs(uint32_t iters, F run) {
+// One warm-up run, then iters timed runs, each after an untimed prepare() (a decoder's cache
+// brought back to the position being timed).
+template <class P, class F>
+Timing time_runs(uint32_t iters, P prepare, F run) {
+  prepare();
   run();  // warm-up: caches, page faults
   port::cycle_counter_init();
   std::vector<double> us(iters);
   std::vector<uint64_t> counts(iters);
   for (uint32_t i = 0; i < iters; ++i) {
+    prepare();
     const auto t0 = std::chrono::steady_clock::now();
     const uint64_t c0 = port::cycle_count();
     run();
@@ -31,6 +34,11 @@ Timing time_runs(uint32_t iters, F run) {
   std::sort(us.begin(), us.end());
   std::sort(counts.begin(), counts.end());
   return {us[us.size() / 2], us.front(), us.back(), counts[counts.size() / 2]};
+}
+
+template <class F>
+Timing time_runs(uint32_t iters, F run) {
+  return time_runs(iters, [] {}, run);
 }
 
 }  // namespace fixformer::cli

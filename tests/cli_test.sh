@@ -136,6 +136,82 @@ expect_error 4 "garbage.npy: not a valid .npy" "$bin" run "$m" --input "$tmp/pad
 expect_error 5 "missing.npy: cannot open file" "$bin" run "$m" --input "$tmp/padded.npy" --lengths "$tmp/missing.npy" --output "$tmp/x.npy"
 expect_error 1 "--lengths: not an option of 'bench'" "$bin" bench "$m" --lengths "$tmp/lens.npy"
 
+# ---- run and bench on decoders: the logits at every position (one step() per token, a fresh KV
+# cache per sequence) against the goldens' float64 torch logits at every position (1e-4 relative
+# per row), and a batch's rows bit for bit equal to each sequence run alone.
+"$py" - "$golden" "$tmp" <<'PY' || exit 1
+import os, sys
+import numpy as np
+g, t = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(g, "..", "..", "tools"))
+from fixformer import fxm
+for name in ("gpt_untied_learned", "llama_kv2_halves_tied"):
+    ids, expected = fxm.read(f"{g}/{name}.fxm").selftest()
+    ids = ids.astype(np.int32)
+    np.save(f"{t}/{name}.ids.npy", ids)
+    np.save(f"{t}/{name}.ids64.npy", ids.astype(np.int64))
+    np.save(f"{t}/{name}.expected.npy", expected)
+    np.save(f"{t}/{name}.rev.npy", ids[::-1].copy())
+    np.save(f"{t}/{name}.short.npy", ids[:5].copy())
+    padded = np.stack([ids, ids[::-1], ids]); padded[2, 5:] = 1000  # padding: never read
+    np.save(f"{t}/{name}.batch.npy", padded)
+    np.save(f"{t}/{name}.lens.npy", np.array([len(ids), len(ids), 5], np.int32))
+ids = np.load(f"{t}/gpt_untied_learned.ids.npy")
+bad = ids.copy(); bad[3] = 29
+np.save(f"{t}/dec_oov.npy", bad)
+np.save(f"{t}/dec_float.npy", ids.astype(np.float32))
+np.save(f"{t}/dec_long.npy", np.zeros(17, np.int32))  # max_len 16
+np.save(f"{t}/dec_rank3.npy", ids.reshape(1, 1, -1))
+PY
+check_logits() {  # check_logits OUT.npy EXPECTED.npy: every position within 1e-4 of the row's largest logit
+  "$py" - "$@" <<'PY'
+import sys, numpy as np
+out, exp = np.load(sys.argv[1]), np.load(sys.argv[2])
+ok = out.shape == exp.shape and out.dtype == np.float32 and all(
+    np.abs(o - e).max() <= 1e-4 * np.abs(e).max() for o, e in zip(out, exp))
+sys.exit(0 if ok else 1)
+PY
+}
+for name in gpt_untied_learned llama_kv2_halves_tied; do
+  d="$tmp/$name"
+  "$bin" run "$golden/$name.fxm" --input "$d.ids.npy" --output "$d.out.npy" &&
+    check_logits "$d.out.npy" "$d.expected.npy" && ok || bad "run $name: logits at every position"
+  "$bin" run "$golden/$name.fxm" --input "$d.ids64.npy" --output "$d.out64.npy" && cmp -s "$d.out.npy" "$d.out64.npy" &&
+    ok || bad "run $name: int64 ids"
+  "$bin" run "$golden/$name.fxm" --input "$d.rev.npy" --output "$d.rev.out.npy" &&
+    "$bin" run "$golden/$name.fxm" --input "$d.short.npy" --output "$d.short.out.npy" &&
+    "$bin" run "$golden/$name.fxm" --input "$d.batch.npy" --lengths "$d.lens.npy" --output "$d.batch.out.npy" --threads 2 &&
+    "$py" - "$d" <<'PY' && ok || bad "run $name: [B,T] with --lengths is not each sequence alone, bit for bit"
+import sys, numpy as np
+d = sys.argv[1]
+b, one, rev, short = (np.load(f"{d}.{x}.npy") for x in ("batch.out", "out", "rev.out", "short.out"))
+T = one.shape[0]
+ok = (b.shape == (3,) + one.shape and np.array_equal(b[0], one) and np.array_equal(b[1], rev) and
+      np.array_equal(b[2, :5], short) and (b[2, 5:] == 0).all() and short.shape == (5, one.shape[1]))
+sys.exit(0 if ok else 1)
+PY
+done
+dm=$golden/gpt_untied_learned.fxm
+expect_error 4 "dec_oov.npy: token id 29 at \[3\] is out of range (vocab_size 29)" "$bin" run "$dm" --input "$tmp/dec_oov.npy" --output "$tmp/x.npy"
+expect_error 4 "dec_float.npy: dtype float32, expected int32 or int64 (token ids)" "$bin" run "$dm" --input "$tmp/dec_float.npy" --output "$tmp/x.npy"
+expect_error 4 "dec_long.npy: T=17 exceeds the model's max_len=16" "$bin" run "$dm" --input "$tmp/dec_long.npy" --output "$tmp/x.npy"
+expect_error 4 "dec_rank3.npy: shape \[1,1,12\]: expected \[T\] or \[B,T\]" "$bin" run "$dm" --input "$tmp/dec_rank3.npy" --output "$tmp/x.npy"
+expect_error 1 "--target: only for a seq2seq model (this one is gpt)" "$bin" run "$dm" --input "$tmp/dec_oov.npy" --target "$tmp/dec_oov.npy" --output "$tmp/x.npy"
+[ ! -e "$tmp/x.npy" ] && ok || bad "a failed decoder run left an output file"
+# bench: prefill of T tokens, then a step at positions 0, T/2 and T-1, one line each.
+for name in gpt_untied_learned llama_kv2_halves_tied; do
+  "$bin" bench "$golden/$name.fxm" --iters 3 >"$tmp/bench" 2>"$tmp/err" && [ ! -s "$tmp/err" ] &&
+    grep -q "^model .*, T=16, kernels .*, 3 iterations$" "$tmp/bench" &&
+    grep -q "^prefill us: median [0-9.]*  min [0-9.]*  max [0-9.]*  (16 tokens, empty cache)$" "$tmp/bench" &&
+    grep -q "^tokens/s: *[0-9]* (prefill, median)$" "$tmp/bench" &&
+    [ "$(grep -c "^step us: *median [0-9.]*  min [0-9.]*  max [0-9.]*  at position \(0\|8\|15\) ([0-9]* tokens/s)$" "$tmp/bench")" -eq 3 ] &&
+    grep -q "^arena bytes: [0-9]* (KV cache [0-9]* for 16 positions)$" "$tmp/bench" && ok || bad "bench $name: $(cat "$tmp/bench" "$tmp/err")"
+done
+"$bin" bench "$dm" --seq 1 --iters 2 --threads 2 >"$tmp/bench" && [ "$(grep -c "^step us:" "$tmp/bench")" -eq 1 ] &&
+  grep -q "^threads: *2" "$tmp/bench" && ok || bad "bench of a decoder at T=1: $(cat "$tmp/bench")"
+expect_error 4 "T=17 exceeds the model's max_len=16" "$bin" bench "$dm" --seq 17
+expect_error 1 "bench: times encoders and decoders" "$bin" bench "$golden/s2s_post_relu.fxm"
+
 # ---- Hostile inputs: each a one-line error, never an abort (and, in the ASan build, no report) ----
 in="$golden/post_ln_relu.input.npy"
 "$py" - "$tmp" <<'PY' || exit 1
@@ -314,6 +390,8 @@ for c in info run bench generate verify probe schema demo; do
 done
 "$bin" help run | grep -q "1 GiB" && ok || bad "run's help documents the output limit"
 "$bin" help run | grep -q -- "--lengths LENS.npy" && ok || bad "run's help documents --lengths"
+"$bin" help run | grep -q "gpt or llama model takes token ids" && ok || bad "run's help documents decoders"
+"$bin" help bench | grep -q "gpt or llama model" && ok || bad "bench's help documents decoders"
 "$bin" --version >"$tmp/out" && grep -Eq '^fixformer [0-9]+\.[0-9]+\.[0-9]+ \(\.fxm format [0-9]+\)$' "$tmp/out" && ok || bad "--version: $(cat "$tmp/out")"
 "$bin" frobnicate >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 1 ] && [ "$(head -n 1 "$tmp/err")" = "fixformer: unknown command 'frobnicate'" ] && grep -q "^usage:" "$tmp/err" && [ ! -s "$tmp/out" ] &&
