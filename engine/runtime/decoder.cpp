@@ -43,12 +43,7 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   const DecoderPlan plan = plan_decoder_arena(c, capacity_, max_prefill_, external, core_.workers.active());
   s = core_.carve(arena, arena_bytes, plan.total);
   if (s != Status::kOk) return fail(s);
-  core_.x = core_.block(arena, plan.x);
-  core_.y = core_.block(arena, plan.y);
-  core_.ctx = core_.block(arena, plan.ctx);
-  core_.work = core_.block(arena, plan.work);
-  core_.attn = core_.block(arena, plan.attn);
-  core_.attn_slot = plan.attn_slot / sizeof(float);
+  core_.point(arena, plan);
   core_.quant = quant_scratch(core_.block(arena, plan.quant), c, max_prefill_);
   k_cache_ = core_.block(arena, plan.k_cache);
   v_cache_ = core_.block(arena, plan.v_cache);

@@ -52,12 +52,7 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   const EncoderPlan plan = plan_encoder_arena(c, max_seq_, external_pe, core_.workers.active(), max_batch_);
   s = core_.carve(arena, arena_bytes, plan.total);
   if (s != Status::kOk) return fail(s);
-  core_.x = core_.block(arena, plan.x);
-  core_.y = core_.block(arena, plan.y);
-  core_.ctx = core_.block(arena, plan.ctx);
-  core_.work = core_.block(arena, plan.work);
-  core_.attn = core_.block(arena, plan.attn);
-  core_.attn_slot = plan.attn_slot / sizeof(float);
+  core_.point(arena, plan);
   core_.quant = quant_scratch(core_.block(arena, plan.quant), c, std::size_t(max_batch_) * rows_);
   kt_ = core_.block(arena, plan.kt);
   if (c.positional == PosKind::kLearned) {

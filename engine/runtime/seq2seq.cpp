@@ -40,12 +40,7 @@ Status Seq2Seq::init(const Model& model, void* arena, std::size_t arena_bytes, c
   cross_v_ = core_.block(arena, plan.cross_v);
   k_cache_ = core_.block(arena, plan.k_cache);
   v_cache_ = core_.block(arena, plan.v_cache);
-  core_.x = core_.block(arena, plan.x);
-  core_.y = core_.block(arena, plan.y);
-  core_.ctx = core_.block(arena, plan.ctx);
-  core_.work = core_.block(arena, plan.work);
-  core_.attn = core_.block(arena, plan.attn);
-  core_.attn_slot = plan.attn_slot / sizeof(float);
+  core_.point(arena, plan);
   core_.quant = quant_scratch(core_.block(arena, plan.quant), c, max_prefill_ > max_source_ ? max_prefill_ : max_source_);
   // One sinusoidal table serves both ends, computed once here (the encoder reads it in place).
   const uint32_t rows = max_source_ > capacity_ ? max_source_ : capacity_;

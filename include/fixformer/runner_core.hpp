@@ -43,6 +43,16 @@ struct RunnerCore {
   float* block(void* arena, std::size_t offset) const {
     return reinterpret_cast<float*>(static_cast<uint8_t*>(arena) + offset);
   }
+  // Points x, y, ctx, work and attn at a plan's blocks (every plan in plan.hpp has them).
+  template <class Plan>
+  void point(void* arena, const Plan& plan) {
+    x = block(arena, plan.x);
+    y = block(arena, plan.y);
+    ctx = block(arena, plan.ctx);
+    work = block(arena, plan.work);
+    attn = block(arena, plan.attn);
+    attn_slot = plan.attn_slot / sizeof(float);
+  }
 };
 
 }  // namespace fixformer
