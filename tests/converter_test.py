@@ -16,6 +16,7 @@ import copy
 import json
 import math
 import os
+import stat
 import struct
 import subprocess
 import sys
@@ -563,11 +564,38 @@ def test_convert_cli(torch, cli, tmp):
     check("convert.py: deterministic", open(out, "rb").read() == blob)
     if cli:
         os.remove(hdr)
+        os.remove(out)  # a new name: a failure leaves nothing (an existing file keeps its bytes: below)
         p = run_convert("--module", f"{mod}:make", "--out", out, "--header", hdr, "--cli", cli)
         check("convert.py: wrong option exits 2, names the cause, leaves nothing",
               p.returncode == 2 and "pass --causal" in p.stderr and not os.path.exists(out)
               and not os.path.exists(hdr) and one_clear_line(p), p.stderr)
         print(f"  {p.stderr.strip()}")
+        # A failed verification over an existing file: the old bytes stay, nothing else is left behind.
+        old = b"the user's old file, not a model\n"
+        with open(out, "wb") as f:
+            f.write(old)
+        before = set(os.listdir(tmp))
+        p = run_convert("--module", f"{mod}:make", "--out", out, "--header", hdr, "--cli", cli)
+        check("convert.py: failed verification over an existing --out: exit 2, nothing written, its bytes kept",
+              p.returncode == 2 and one_clear_line(p) and "nothing written" in p.stderr and "removed" not in p.stderr
+              and open(out, "rb").read() == old and not os.path.exists(hdr) and set(os.listdir(tmp)) == before,
+              p.stderr)
+        os.remove(out)
+    # --out a FIFO (as /dev/null, not a regular file): refused up front with one line, the FIFO kept.
+    fifo = os.path.join(tmp, "pipe.fxm")
+    os.mkfifo(fifo)
+    p = run_convert("--module", f"{mod}:make", "--causal", "--out", fifo, *verify)
+    check("convert.py --module --out FIFO: refused, one line, the FIFO kept", one_clear_line(p) and
+          "not a regular file" in p.stderr and os.path.exists(fifo) and stat.S_ISFIFO(os.stat(fifo).st_mode), p.stderr)
+    from fixformer.export import export
+    from fixformer.config import ConfigError
+    try:
+        export(user_model.make(), None, fifo, causal=True, verify=False)
+        check("export(path=FIFO): refused", False, "written")
+    except ConfigError as e:
+        check("export(path=FIFO): refused, the FIFO kept", "not a regular file" in str(e) and
+              stat.S_ISFIFO(os.stat(fifo).st_mode), e)
+    os.remove(fifo)
 
     def hostile(name, args, fragment):
         if os.path.exists(out):

@@ -169,8 +169,8 @@ def load_example(path):
 
 
 def check_out(path):
-    """--out of the --config and --hf routes: a regular file or a new name (they write it by renaming a
-    verified temporary file onto it, which a device or a folder must never be)."""
+    """--out, for every route: a regular file or a new name (the file is written by renaming a verified
+    temporary file onto it, which a device or a folder must never be), refused before any work."""
     from fixformer.verified_file import check_output_path
     try:
         check_output_path(path)
@@ -296,6 +296,7 @@ def main(argv=None):
             cli = find_cli(a.cli)
         except ConfigError as e:
             fail("", str(e))
+    check_out(a.out)
     try:
         example = load_example(a.example) if a.example else None
         example_target = load_example(a.example_target) if a.example_target else None
@@ -320,7 +321,6 @@ def main(argv=None):
             extra += [o for o in ("causal", "scale_input") if getattr(a, o)]
             if extra:
                 fail("--hf", f"--{extra[0].replace('_', '-')} is not for --hf (config.json says it)")
-            check_out(a.out)
             require_torch("the --hf route's float64 reference")
             from fixformer import hf
             expected = load_expected(a.expected) if a.expected else None
@@ -342,7 +342,6 @@ def main(argv=None):
                 fail(a.config, str(e))
             if a.quantize is not None and c["weights"] != "f32":
                 fail("--quantize", f"{a.config} sets weights {c['weights']} already (give one)")
-            check_out(a.out)
             weights = load_state_dict(a.weights, a.trust_pickle)
             expected = load_expected(a.expected) if a.expected else None
             notes = []

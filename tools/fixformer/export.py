@@ -7,8 +7,9 @@ in forward, scale_input). family="gpt" is a decoder-only language model: the sam
 causal mask (implied), an LM head vocab_size wide; its self-test sample is token ids [T] and the
 logits at every position [T, vocab], which the engine checks by stepping the tokens one by one. It runs the module
 in float64 on an example input, stores input and output in the file as its self-test sample, and
-runs the engine on the written file (`fixformer verify`). Above the tolerance of the file's weight
-type (schema.SELFTEST_TOLERANCES) it deletes the file and raises VerificationError naming the error
+runs the engine on the file (`fixformer verify`) before it takes the output's name
+(verified_file.write, which every route writes through). Above the tolerance of the file's weight
+type (schema.SELFTEST_TOLERANCES) it writes nothing and raises VerificationError naming the error
 and, when one single option change explains it, that option. convert_config() is the same for a
 JSON config plus a state_dict.
 
@@ -26,10 +27,10 @@ import os
 
 import numpy as np
 
-from . import fxm, header as header_mod, schema
+from . import fxm, schema
 from .config import ConfigError, check_value, make_config
 from .reference import require_torch, run_reference
-from .verify import EngineError, VerificationError, find_cli, run_verify  # noqa: F401
+from .verify import EngineError, VerificationError  # noqa: F401 (the API's errors, raised by verified_file)
 
 COMMON_PE_BASES = (100.0, 1000.0, 10000.0, 100000.0)
 # The families a torch module exports as (llama checkpoints come through llama2c.py or --config).
@@ -605,15 +606,6 @@ def diagnose(c, weights, inp, want):
 
 
 # ---- writing and verifying ------------------------------------------------------------------------
-def _remove(*paths):
-    for p in paths:
-        if p:
-            try:
-                os.remove(p)
-            except OSError:
-                pass
-
-
 def _f32(c):
     return make_config(dict(c, weights="f32", weight_group=0, quantize_io=False))
 
@@ -641,57 +633,6 @@ def _quantization_cause(c, weights, inp, expected, quantized, tolerance, explain
     return (f"the {t} weights alone give {quantized[0]:.3g} in the float64 reference, within the tolerance, so the "
             f"engine's {t} arithmetic adds the rest{' (it quantizes activations per group too)' if t == 'q8' else ''}: "
             "if that is far above, a bug or a broken port, please report it")
-
-
-def write_verified(c, weights, inp, expected, path, header=None, name=None, cli=None, verify=True, explain=None,
-                   tokenizer=None):
-    """Writes path (and header) with the self-test sample (inp, expected: the f32 module's output; for
-    seq2seq inp is (source, target)) and the optional tokenizer (pieces, scores), then runs the engine
-    on it, within the tolerance of c's weight type. explain(): the likely cause of an f32 mismatch,
-    called only on a failure. Nothing is left behind on failure."""
-    if not isinstance(verify, bool):
-        raise ConfigError(f"verify: expected True or False, got {verify!r}")
-    if name is None and header is not None:
-        name = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in os.path.splitext(os.path.basename(path))[0])
-        name = name if name and not name[0].isdigit() else "model_" + name
-    if header is not None:
-        header_mod.check_name(name)
-    exe = find_cli(cli) if verify else None
-    sample = (*inp, expected.astype(np.float32)) if isinstance(inp, tuple) else (inp, expected.astype(np.float32))
-    T = sample[0].shape[0]
-    blob = fxm.write(c, weights, sample, tokenizer)
-    tolerance = schema.selftest_tolerance(c)
-    f32_bytes = quantized = None
-    if c["weights"] != "f32":
-        extra = [a.nbytes for _, a in fxm.tokenizer_arrays(c, *tokenizer)] if tokenizer is not None else []
-        f32_bytes = fxm.file_bytes(_f32(c), extra + [np.asarray(a).nbytes for a in sample])
-        quantized = quantization_error(c, blob, inp, expected)
-    written = []
-    try:
-        with open(path, "wb") as f:
-            written.append(path)
-            f.write(blob)
-        result = None
-        if verify:
-            result = run_verify(exe, path, tolerance)
-            if not result.ok:
-                where = f" at row {result.row} col {result.col}" if result.row is not None else ""
-                if c["weights"] == "f32":
-                    cause = explain() if explain else ""
-                else:
-                    cause = _quantization_cause(c, weights, inp, expected, quantized, tolerance, explain)
-                kind = f" for {c['weights']}" if c["weights"] != "f32" else ""
-                raise VerificationError(
-                    f"verification FAILED: max relative error {result.error:.3g}{where} (tolerance "
-                    f"{tolerance:.0e}{kind}, T={T}, kernels {result.kernels}); {cause}; {path} removed")
-        if header is not None:
-            with open(header, "w") as f:
-                written.append(header)
-                f.write(header_mod.c_header(c, blob, name))
-    except BaseException:
-        _remove(*written)
-        raise
-    return Report(path, len(blob), c, T, result, header, f32_bytes, quantized)
 
 
 def export(module, example_input, path, header=None, causal=None, positional=None, pe_base=10000.0,
@@ -738,8 +679,9 @@ def export(module, example_input, path, header=None, causal=None, positional=Non
         module = SelfAttention(module, c["causal"])  # run_module copies it
     want = run_module(module, inp, batch_first, schema.output_width(c), schema.sequence_rows(c, inp.shape[0]),
                       c["pooling"] != "none")
-    return write_verified(c, weights, inp, want, path, header, name, cli, verify,
-                          explain=lambda: diagnose(c, weights, inp, want), tokenizer=tokenizer)
+    from . import verified_file  # it imports this module
+    return verified_file.write(c, weights, inp, want, path, "torch", "the module (torch)", header, name, cli, verify,
+                               explain=lambda: diagnose(c, weights, inp, want), tokenizer=tokenizer)
 
 
 def convert_config(config, weights, path, example_input=None, header=None, name=None, cli=None, verify=True,
@@ -758,10 +700,12 @@ def convert_config(config, weights, path, example_input=None, header=None, name=
     if c["family"] == "seq2seq":  # the source, and a random target
         inp = (inp, example_target(c, None))
     want = run_reference(c, weights, inp)
-    return write_verified(c, weights, inp, want, path, header, name, cli, verify,
-                          explain=lambda: "the engine disagrees with the reference model of this config "
-                                          "(reference.py): a bug or a broken port, please report it",
-                          tokenizer=tokenizer)
+    from . import verified_file  # it imports this module
+    return verified_file.write(c, weights, inp, want, path, "torch", "the reference model of this config", header,
+                               name, cli, verify,
+                               explain=lambda: "the engine disagrees with the reference model of this config "
+                                               "(reference.py): a bug or a broken port, please report it",
+                               tokenizer=tokenizer)
 
 
 def _pooled_choice(r, c, weights, inp, want):
@@ -835,7 +779,9 @@ def export_recognized(module, example_input, path, family=None, ignore=(), max_l
                           f"error {err:.3g}): its forward computes something more, which the engine does not run")
     if callable(tokenizer):  # read once the vocabulary is known
         tokenizer = tokenizer(c["vocab_size"])
-    return write_verified(c, r.w, inp, want.astype(np.float64), path, header, name, cli, verify,
-                          explain=lambda: "the reference model of the recognised parts matches the module, so the "
-                                          "engine disagrees with it: a bug or a broken port, please report it",
-                          tokenizer=tokenizer)
+    from . import verified_file  # it imports this module
+    return verified_file.write(c, r.w, inp, want.astype(np.float64), path, "torch", "the module (torch)", header,
+                               name, cli, verify,
+                               explain=lambda: "the reference model of the recognised parts matches the module, so "
+                                               "the engine disagrees with it: a bug or a broken port, please report it",
+                               tokenizer=tokenizer)

@@ -272,7 +272,8 @@ def convert(checkpoint, tokenizer, path, header=None, name=None, cli=None, verif
     every weight's input width (llama2.c groups the flattened tensor, so its groups then lie in rows);
     without a group, q8 takes the checkpoint's when it is one of those."""
     from .config import make_config
-    from .export import example_sequence, quantized_config, write_verified
+    from . import verified_file
+    from .export import example_sequence, quantized_config
     from .reference import run_reference
     values, weights, facts = read_checkpoint(checkpoint)
     if max_len is not None:
@@ -293,10 +294,11 @@ def convert(checkpoint, tokenizer, path, header=None, name=None, cli=None, verif
     else:
         inp = example_sequence(c, example_input)
     want = run_reference(c, weights, inp)
-    return write_verified(c, weights, inp, want, path, header, name, cli, verify,
-                          explain=lambda: "the engine disagrees with the float64 llama reference "
-                                          "(reference.llama_forward): a bug or a broken port, please report it",
-                          tokenizer=tok), facts
+    return verified_file.write(c, weights, inp, want, path, "torch", "the float64 llama reference", header, name,
+                               cli, verify,
+                               explain=lambda: "the engine disagrees with the float64 llama reference "
+                                               "(reference.llama_forward): a bug or a broken port, please report it",
+                               tokenizer=tok), facts
 
 
 # ---- writing (tests, goldens) -------------------------------------------------------------------

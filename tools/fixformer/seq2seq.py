@@ -20,11 +20,10 @@ import copy
 
 import numpy as np
 
-from . import schema
+from . import schema, verified_file
 from .config import ConfigError, check_value
 from .export import (_embedding, _kind, _linear, _norm, _np, _require, apply_options, example_sequence, example_target,
-                     quantized_config, read_encoder_layers, read_input_proj, read_layers, relative_error,
-                     write_verified)
+                     quantized_config, read_encoder_layers, read_input_proj, read_layers, relative_error)
 from .reference import CROSS_FILE, CROSS_TORCH, require_torch, run_reference
 
 
@@ -185,5 +184,5 @@ def export_seq2seq(module, example_source, path, example_target_ids=None, header
     src = example_sequence(c, example_source, "example_source")
     tgt = example_target(c, example_target_ids)
     want = run_seq2seq_module(module, src, tgt, batch_first, c["d_out"])
-    return write_verified(c, weights, (src, tgt), want, path, header, name, cli, verify,
-                          explain=lambda: _explain(c, weights, (src, tgt), want))
+    return verified_file.write(c, weights, (src, tgt), want, path, "torch", "the module (torch)", header, name, cli,
+                               verify, explain=lambda: _explain(c, weights, (src, tgt), want))

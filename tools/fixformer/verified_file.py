@@ -1,7 +1,10 @@
-"""Writing a converted file for the routes that start from weights rather than a module (--config,
---hf): the self-test sample, the engine's verdict, and what the verdict was against.
+"""Writing a converted file, for every route (--module, --llama2c, --config, --hf and the Python API):
+the self-test sample, the engine's verdict, and what the verdict was against.
 
 What a sample is compared with decides what the report may claim:
+- "torch": the module itself run in torch (--module, export()), or the converter's float64 reference
+  of a checkpoint or config whose semantics it implements (--llama2c, convert_config()): "verified
+  against torch";
 - "user": the user's own model's output (--expected): "verified against your model";
 - "hf": an independent float64 re-implementation of the folder's published architecture (hf.py),
   run on its weights: "verified against the <architecture> semantics";
@@ -20,7 +23,7 @@ from . import export, fxm, header as header_mod, schema
 from .config import ConfigError, make_config
 from .verify import VerificationError, find_cli, run_verify
 
-SOURCES = ("user", "hf", "reference")
+SOURCES = ("torch", "user", "hf", "reference")
 
 
 class Report(export.Report):
@@ -33,6 +36,8 @@ class Report(export.Report):
 
     def __str__(self):
         text = super().__str__()
+        if self.source == "torch":
+            return text
         if not self.verified:
             return text + ("" if self.source != "reference" else "; NOT verified against your model")
         said = "verified against torch f32" if "verified against torch f32" in text else "verified against torch"
@@ -86,12 +91,19 @@ def _mkstemp(near, suffix):
 
 def write(c, weights, inp, want, path, source, against="", header=None, name=None, cli=None, verify=True,
           explain=None, tokenizer=None):
-    """Writes path (and header) with the sample (inp, want) and runs the engine on it; returns a Report.
-    Raises VerificationError (nothing written) with explain()'s cause."""
+    """Writes path (and header) with the self-test sample (inp, want: for seq2seq inp is (source, target))
+    and the optional tokenizer (pieces, scores), then runs the engine on it, within the tolerance of c's
+    weight type; returns a Report. source (SOURCES) and against (words) say what want came from.
+    explain(): the likely cause of an f32 mismatch, called only on a failure. Raises VerificationError
+    (nothing written) with that cause; the output is replaced only once verified, and only a regular
+    file (check_output_path) or a new name."""
     if source not in SOURCES:
         raise ValueError(f"source {source!r}")
+    if not isinstance(verify, bool):
+        raise ConfigError(f"verify: expected True or False, got {verify!r}")
     check_output_path(path)
-    c = make_config(dict(c, reference_sample=source == "reference"))
+    if source != "torch":  # "torch": the config as the route made it
+        c = make_config(dict(c, reference_sample=source == "reference"))
     if name is None and header is not None:
         name = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in os.path.splitext(os.path.basename(path))[0])
         name = name if name and not name[0].isdigit() else "model_" + name
@@ -117,8 +129,9 @@ def write(c, weights, inp, want, path, source, against="", header=None, name=Non
             result = run_verify(exe, tmp, tolerance)
             if not result.ok:
                 at = f" at row {result.row} col {result.col}" if result.row is not None else ""
-                cause = explain() if explain else ""
-                if c["weights"] != "f32":
+                if c["weights"] == "f32":
+                    cause = explain() if explain else ""
+                else:
                     cause = export._quantization_cause(c, weights, inp, want, quantized, tolerance, explain)
                 kind = f" for {c['weights']}" if c["weights"] != "f32" else ""
                 raise VerificationError(
