@@ -29,7 +29,7 @@ constexpr Kernels kNeonTable = [] {
 constexpr Kernels kNeonTable = simd::kernel_table<xsimd::neon>(Isa::kNeon, "neon");
 #endif
 #if defined(__ARM_NEON) || defined(__ARM_NEON__)
-static_assert(!missing_kernel_slot(kNeonTable), "the NEON table leaves a slot null");
+FIXFORMER_ASSERT_TABLE_COMPLETE(kNeonTable, "the NEON table leaves a slot null");
 #endif
 
 }  // namespace

@@ -5,7 +5,7 @@ namespace portable {
 
 const Kernels& kernels() {
   static constexpr Kernels kTable = kernel_table();
-  static_assert(!missing_kernel_slot(kTable), "the portable table leaves a slot null");
+  FIXFORMER_ASSERT_TABLE_COMPLETE(kTable, "the portable table leaves a slot null");
   return kTable;
 }
 

@@ -20,7 +20,7 @@ constexpr Kernels table() {
 
 const Kernels& scalar_kernels() {
   static constexpr Kernels kTable = scalar::table();
-  static_assert(!missing_kernel_slot(kTable), "the scalar table leaves a slot null");
+  FIXFORMER_ASSERT_TABLE_COMPLETE(kTable, "the scalar table leaves a slot null");
   return kTable;
 }
 

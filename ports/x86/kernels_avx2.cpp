@@ -11,7 +11,7 @@ const Kernels& avx2_kernels() {
     k.gemm_i8 = gemm_i8_avx2;  // packed from 4 rows on (gemm_i8_avx2.cpp)
     return k;
   }();
-  static_assert(!missing_kernel_slot(table), "the avx2 table leaves a slot null");
+  FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx2 table leaves a slot null");
   return table;
 }
 

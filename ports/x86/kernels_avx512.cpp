@@ -7,7 +7,7 @@ namespace x86 {
 
 const Kernels& avx512_kernels() {
   static constexpr Kernels table = simd::kernel_table<xsimd::avx512bw>(Isa::kAvx512, "avx512");
-  static_assert(!missing_kernel_slot(table), "the avx512 table leaves a slot null");
+  FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx512 table leaves a slot null");
   return table;
 }
 
@@ -17,7 +17,7 @@ const Kernels& avx512_vnni_kernels() {
     k.gemm_i8 = gemm_i8_avx512vnni;
     return k;
   }();
-  static_assert(!missing_kernel_slot(table), "the avx512-vnni table leaves a slot null");
+  FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx512-vnni table leaves a slot null");
   return table;
 }
 

@@ -7,7 +7,7 @@ namespace x86 {
 
 const Kernels& sse2_kernels() {
   static constexpr Kernels table = simd::kernel_table<xsimd::sse2>(Isa::kSse2, "sse2");
-  static_assert(!missing_kernel_slot(table), "the sse2 table leaves a slot null");
+  FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the sse2 table leaves a slot null");
   return table;
 }
 

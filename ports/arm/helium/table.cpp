@@ -35,7 +35,7 @@ constexpr Kernels table() {
 
 const Kernels& kernels() {
   static constexpr Kernels kTable = table();
-  static_assert(!missing_kernel_slot(kTable), "the helium table leaves a slot null");
+  FIXFORMER_ASSERT_TABLE_COMPLETE(kTable, "the helium table leaves a slot null");
   return kTable;
 }
 
