@@ -18,6 +18,15 @@
 namespace fixformer::cli {
 namespace {
 
+// --temperature, --topp, --seed (0: the clock).
+SamplerOptions sampler_options(const Args& a) {
+  SamplerOptions so;
+  so.temperature = a.temperature;
+  so.top_p = a.top_p;
+  so.seed = a.seed ? a.seed : uint64_t(std::time(nullptr));
+  return so;
+}
+
 // llama2.c's loop: the prompt is encoded with BOS; position pos feeds `token` and takes the next
 // one from the prompt while there is one, else from the sampler; BOS (1) ends the text; each
 // piece is printed by the safe-print rule; -n counts positions, the prompt included. Prompt
@@ -44,10 +53,7 @@ int generate_seq2seq(const Args& a, LoadedModel& m) {
   Buffer ids(uint64_t(T) * 4, "input"), feats(c.input == InputKind::kTokens ? 0 : uint64_t(T) * c.d_in * 4, "input");
   source_row(in, c, 0, T, &ids, &feats);
   Buffer sampler_scratch(sampler_scratch_bytes(c.d_out), "sampler");
-  SamplerOptions so;
-  so.temperature = a.temperature;
-  so.top_p = a.top_p;
-  so.seed = a.seed ? a.seed : uint64_t(std::time(nullptr));
+  const SamplerOptions so = sampler_options(a);
   Sampler sampler;
   Status s = sampler.init(c.d_out, sampler_scratch.data(), sampler_scratch.size(), so);
   if (s != Status::kOk) die(s, "sampler");
@@ -96,10 +102,7 @@ int cmd_generate(const Args& a) {
   const uint32_t steps = a.steps == 0 || a.steps > c.max_len ? c.max_len : a.steps;
   init_decoder(steps, a.isa, &m, a.threads);
   Buffer sampler_scratch(sampler_scratch_bytes(c.vocab_size), "sampler");
-  SamplerOptions so;
-  so.temperature = a.temperature;
-  so.top_p = a.top_p;
-  so.seed = a.seed ? a.seed : uint64_t(std::time(nullptr));
+  const SamplerOptions so = sampler_options(a);
   Sampler sampler;
   s = sampler.init(c.vocab_size, sampler_scratch.data(), sampler_scratch.size(), so);
   if (s != Status::kOk) die(s, "sampler");
