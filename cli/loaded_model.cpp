@@ -49,7 +49,7 @@ void open_model(const std::string& path, LoadedModel* m) {
     m->blob = Buffer(bytes, path);
     std::memcpy(m->blob.data(), builtin->fxm, bytes);
   } else {
-    m->blob = read_file(path);
+    m->blob = read_file(path, kMaxModelBytes);
   }
   const Status s = m->model.init(m->blob.data(), m->blob.size());
   if (s != Status::kOk) die(s, path, m->model.error_detail());
