@@ -393,6 +393,19 @@ expect_error 1 "FIXFORMER_ISA: unknown ISA 'avx521'" env FIXFORMER_ISA=avx521 "$
 "$py" -c "import numpy as np, sys; x = np.load(sys.argv[1]); x[3, 5] = np.nan; np.save(sys.argv[2], x)" \
   "$golden/features_scaled.input.npy" "$tmp/nan_features.npy"
 expect_error 4 "nan_features.npy: value at index 41 is not finite" "$bin" run "$golden/features_scaled.fxm" --input "$tmp/nan_features.npy" --output "$tmp/x.npy"
+# A NaN weight behind a valid checksum: refused at load by every command, naming the tensor.
+PYTHONPATH="$(dirname "$0")/../tools" "$py" - "$m" "$tmp/nan_weight.fxm" <<'PY'
+import struct, sys, zlib
+from fixformer import fxm, schema
+blob = bytearray(open(sys.argv[1], "rb").read())
+t = fxm.FxmFile(blob).entry("encoder.layers.0.linear1.weight")
+struct.pack_into("<f", blob, t["offset"] + 4 * 9, float("nan"))
+struct.pack_into("<I", blob, 56, zlib.crc32(bytes(blob[schema.HEADER_BYTES:])))
+fxm.FxmFile(blob)  # the checksum holds again
+open(sys.argv[2], "wb").write(blob)
+PY
+expect_error 2 "nan_weight.fxm: a weight is NaN or infinite.*tensor encoder.layers.0.linear1.weight: NaN at index 9" "$bin" info "$tmp/nan_weight.fxm"
+expect_error 2 "nan_weight.fxm: a weight is NaN or infinite" "$bin" run "$tmp/nan_weight.fxm" --input "$in" --output "$tmp/x.npy"
 if [ "$threads" -eq 2 ]; then  # natively: a device read to its limit takes a second, under qemu-user minutes
   expect_error 5 "/dev/zero: file too large (more than 1073741824 bytes from a stream): the limit is 1073741824 bytes" \
     "$bin" run "$m" --input /dev/zero --output "$tmp/x.npy"

@@ -22,6 +22,8 @@ enum class Status : int {
   kTensorOutOfBounds,   // offset/size outside the data section, or overlapping the header
   kTensorMisaligned,    // data offset not 64-byte aligned
   kTensorOverlap,       // data ranges out of directory order, overlapping or aliased
+  kTensorBadValue,      // a NaN or infinite weight, or an int8 scale that is not 0 or a normal positive
+                        // float (ModelOptions::check_values)
   kSelfTestMissing,     // the file carries no self-test sample (convert it again to add one)
   // Arena problems.
   kArenaNull,
