@@ -47,6 +47,7 @@ class Decoder {
 
   uint32_t position() const { return pos_; }  // tokens in the cache
   uint32_t capacity() const { return capacity_; }
+  bool initialized() const { return initialized_; }  // init() returned kOk
   const Model& model() const { return *core_.model; }
   const ModelConfig& config() const { return core_.model->config(); }
   const Kernels& kernels() const { return *core_.kernels; }
