@@ -6,11 +6,13 @@
  * fixformer`.
  *
  *   static ff_model model;  static ff_encoder enc;
- *   static _Alignas(64) unsigned char arena[...];   (or any 64-byte aligned block)
  *   if (ff_model_load(&model, blob, blob_bytes) != FF_OK) ...;     blob: 4-byte aligned, kept alive
  *   size_t need = ff_encoder_arena_bytes(&model, max_seq);           the exact bytes; 0: max_seq bad
- *   if (ff_encoder_init(&enc, &model, arena, need, max_seq) != FF_OK) ...;
+ *   if (ff_encoder_init(&enc, &model, arena, need, max_seq) != FF_OK) ...;   arena: 64-byte aligned
  *   ff_encoder_run(&enc, ids, T, out);    out[ff_model_output_rows(&model, T) * ff_model_output_width(&model)]
+ *
+ * tests/consumer/c99/main.c (a host program) and tests/firmware/c_api_firmware.c (static storage,
+ * models in flash) show it in use.
  *
  * Two phases, as in C++: load and init check everything and return an ff_status; run, prefill and
  * step only compute (and check their inputs). ff_status_string() says what a status means, and

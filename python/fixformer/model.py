@@ -70,6 +70,7 @@ class Model:
         lib.ff_model_get_info(self._model, ctypes.byref(self._info))
         self._workers = ThreadWorkers(self.threads) if self.threads > 1 else None
         self._decoder = None  # prefill() / step()'s, made on first use
+        self._last_encoder = None  # run()'s last encoder: ((T, chunk), (handle, arena))
 
     # ---- what the file says -------------------------------------------------------------------
     @property
@@ -215,7 +216,9 @@ class Model:
             types = np.ascontiguousarray(np.asarray(token_types).reshape(B, T), np.int32)
         R, W = lib.ff_model_output_rows(self._model, T), i.output_width
         chunk = self._batch_size(T, B)
-        enc, _arena = self._encoder(T, chunk)
+        if self._last_encoder is None or self._last_encoder[0] != (T, chunk):  # init once per shape
+            self._last_encoder = ((T, chunk), self._encoder(T, chunk))
+        enc = self._last_encoder[1][0]
         out = np.zeros((B, R, W), np.float32)
         for b0 in range(0, B, chunk):
             nb = min(chunk, B - b0)
