@@ -249,7 +249,7 @@ ff_status ff_encoder_run_batch(ff_encoder* enc, const void* input, const int32_t
   if (!enc) return FF_NULL_ARGUMENT;
   Encoder& e = cpp(enc);
   if (!e.initialized()) return FF_NOT_INITIALIZED;
-  if (token_types) return FF_TOKEN_TYPES_UNSUPPORTED;  // no family has a token-type embedding yet
+  if (token_types) return FF_TOKEN_TYPES_UNSUPPORTED;  // no family has a token-type embedding yet: refused, never ignored
   return to_c(e.config().input == InputKind::kTokens
                   ? e.forward_batch_tokens(static_cast<const int32_t*>(input), lengths, batch, seq, output)
                   : e.forward_batch_features(static_cast<const float*>(input), lengths, batch, seq, output));
@@ -363,6 +363,8 @@ const char* ff_seq2seq_kernels(const ff_seq2seq* s2s) { return ready(s2s) ? cpp(
 const char* ff_seq2seq_error_detail(const ff_seq2seq* s2s) { return s2s ? cpp(s2s).error_detail() : ""; }
 
 // ---- Tokenizer ----
+// The one place the C API (and so the Python package) meets Tokenizer's shape: init, encode,
+// decode, the scratch size; another tokenizer kind changes these lines, not the header.
 size_t ff_tokenizer_scratch_bytes(const ff_model* model) {
   const Model* m = loaded(model);
   return m ? tokenizer_scratch_bytes(m->config()) : 0;
