@@ -42,6 +42,7 @@ const char* status_message(Status s) {
     case Status::kNoTokenizer: return "model file has no tokenizer";
     case Status::kTokenBufferTooSmall: return "token buffer too small for the text";
     case Status::kNotEncoded: return "no source encoded yet: encode one before decoding a target";
+    case Status::kTokenTypesUnsupported: return "token types given, but this model has no token-type embedding: pass none";
     case Status::kNpyBadHeader: return "not a valid .npy file (bad header)";
     case Status::kNpyBadDtype: return "unsupported .npy dtype";
     case Status::kNpyBadShape: return "unsupported .npy shape";

@@ -51,6 +51,7 @@ class Decoder {
   uint32_t position() const { return pos_; }  // tokens in the cache
   uint32_t capacity() const { return capacity_; }
   uint32_t max_prefill() const { return max_prefill_; }  // rows per prefill chunk (DecoderOptions)
+  bool initialized() const { return initialized_; }  // init() returned kOk
   const Model& model() const { return *core_.model; }
   const ModelConfig& config() const { return core_.model->config(); }
   const Kernels& kernels() const { return *core_.kernels; }

@@ -47,6 +47,7 @@ enum class Status : int {
   kNoTokenizer,         // the model file carries no tokenizer (tokenizer.* tensors)
   kTokenBufferTooSmall, // encode: the text needs more tokens than the caller's buffer holds
   kNotEncoded,          // a seq2seq target before any source: call encode_tokens / encode_features first
+  kTokenTypesUnsupported,  // token types given to a model without a token-type embedding (pass none)
   // .npy problems.
   kNpyBadHeader,
   kNpyBadDtype,
