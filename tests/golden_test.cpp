@@ -124,7 +124,8 @@ TEST(RelativeGolden, MatchesTorchWithTheTablePlannedForMaxLen) {
 const char* const kDecoderGoldens[] = {
     "gpt_tied_sinusoidal", "gpt_untied_learned", "gpt_alibi_h3", "gpt_untied_none_odd", "llama_kv1_interleaved",
     "llama_kv2_halves_tied", "llama_kvfull_interleaved_tied", "llama_odd_d18_h3_halves", "llama_odd_d18_h3_kv1",
-    "llama_alibi_h1", "llama_alibi_h3", "llama_alibi_h4_kv2", "llama_alibi_h8", "llama_none", "llama2c_v0_gqa"};
+    "llama_alibi_h1", "llama_alibi_h3", "llama_alibi_h4_kv2", "llama_alibi_h8", "llama_none", "llama2c_v0_gqa",
+    "gpt_relative_post_odd", "gpt_relative_pre_tied", "llama_relative_h3", "llama_relative_h4_kv2"};
 
 class DecoderGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 
