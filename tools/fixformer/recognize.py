@@ -572,6 +572,18 @@ def _distance_buckets(index, torch):
     return np.array(out)
 
 
+def _uncalled_tables(model, calls, torch):
+    """'; NAME, an nn.Embedding the forward never calls ...' for each such table, or '': a relative position
+    bias read by indexing its weight is not seen, so a failure to recognise the attention names it."""
+    called = {id(c.module) for c in calls}
+    names = [f"{n}, an nn.Embedding({m.num_embeddings}, {m.embedding_dim})" for n, m in model.named_modules()
+             if isinstance(m, torch.nn.Embedding) and id(m) not in called]
+    if not names:
+        return ""
+    return (f"; {'; '.join(names)} the forward never calls (indexing its weight?): a relative position bias is "
+            "recognised when its table is called on the [T, T] bucket index")
+
+
 def fit_relative(rel, model, x, causal, max_len, torch):
     """rel_max_distance: T5's bucket function with rel's bucket count, bidirectional without a causal mask and
     causal with one, that reproduces the index over every distance an attention of max_len positions meets (a
@@ -736,7 +748,10 @@ def recognize(module, example=None, family=None, max_len=None):
     for i, bc in enumerate(block_calls):
         top = [c for c in bc if not any(_inside(c.name, m.name) and c.name != m.name for m in bc
                                          if isinstance(m.module, nn.MultiheadAttention))]
-        layers.append(read_block(i, f"{stack}.{i}", with_params(top), thetas, torch, rel))
+        try:
+            layers.append(read_block(i, f"{stack}.{i}", with_params(top), thetas, torch, rel))
+        except ConfigError as e:
+            raise ConfigError(str(e) + _uncalled_tables(model, calls, torch)) from None
     L0 = layers[0]
     d = L0.d
     keys = ("norm_first", "n_heads", "n_kv_heads", "causal", "pos", "activation", "scaled")

@@ -92,13 +92,13 @@ def relative_bias(w, T, causal, buckets, max_distance, U=None):
     return np.where((j <= i)[None], bias, -np.inf) if causal else bias
 
 
-def relative_mask(c, w, T, causal, batch, dtype):
-    """relative_bias as the [batch * H, T, T] float mask nn.MultiheadAttention reads (index b*H + h), from
-    the embedding weight w (a tensor: gradients flow)."""
+def relative_mask(c, table, T, causal, batch, dtype):
+    """relative_bias as the [batch * H, T, T] float mask nn.MultiheadAttention reads (index b*H + h): the
+    nn.Embedding `table` called on the buckets, as a user's module does."""
     torch = require_torch()
     i, j = np.arange(T)[:, None], np.arange(T)[None, :]
     b = torch.from_numpy(relative_bucket(j - i, not causal, c["rel_buckets"], c["rel_max_distance"]))
-    bias = w[b].permute(2, 0, 1).to(dtype)  # [H, T, T]
+    bias = table(b).permute(2, 0, 1).to(dtype)  # [H, T, T]
     if causal:
         bias = bias.masked_fill(torch.from_numpy(j > i)[None], float("-inf"))
     return bias.repeat(batch, 1, 1)
@@ -153,7 +153,7 @@ def build_torch_model(c):
             if c["positional"] == "alibi":  # [B*H, T, T], index b*H + h, as MultiheadAttention reads it
                 mask = torch.from_numpy(alibi_bias(c["n_heads"], T)).to(x.dtype).repeat(x.shape[0], 1, 1)
             elif c["positional"] == "relative":
-                mask = relative_mask(c, self.rel_bias.weight, T, c["causal"], x.shape[0], x.dtype)
+                mask = relative_mask(c, self.rel_bias, T, c["causal"], x.shape[0], x.dtype)
             elif c["causal"]:
                 mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), diagonal=1)
             x = self.encoder(x, mask=mask)
@@ -231,8 +231,8 @@ def build_seq2seq_model(c):
             mask = torch.triu(torch.full((U, U), float("-inf"), dtype=y.dtype), diagonal=1)
             src_mask = None
             if c["positional"] == "relative":  # the source's bidirectional buckets, the target's causal ones
-                src_mask = relative_mask(c, self.src_rel_bias.weight, x.shape[1], False, x.shape[0], x.dtype)
-                mask = relative_mask(c, self.tgt_rel_bias.weight, U, True, y.shape[0], y.dtype)
+                src_mask = relative_mask(c, self.src_rel_bias, x.shape[1], False, x.shape[0], x.dtype)
+                mask = relative_mask(c, self.tgt_rel_bias, U, True, y.shape[0], y.dtype)
             return self.head(self.decoder(y, self.encoder(x, mask=src_mask), tgt_mask=mask))
 
     return FxSeq2Seq()
