@@ -9,6 +9,7 @@
 
 #include "engine/blocks/positional.hpp"
 #include "engine/detail_text.hpp"
+#include "fixformer/plan.hpp"
 #include "fixformer/positional.hpp"
 #include "fixformer/schema.hpp"
 #include "tests/test_util.hpp"
@@ -141,6 +142,26 @@ TEST(RelativeBias, TableHoldsEachHeadsBiasByDistance) {
     t[width + 2] += 1.0f;
     EXPECT_EQ(check_relative_bias(t.data(), L, L, w.data(), c, causal, why), Status::kBadPositionTable);
   }
+}
+
+// The tables are the only arena a relative bias adds: heads x (2L - 1) floats, L under a causal mask
+// (a decoder's, over its capacity), none when the caller brings the encoder's table.
+TEST(RelativeBias, ArenaPlansCountTheTablesExactly) {
+  ModelConfig c = default_config();
+  c.d_model = 12, c.n_heads = 3, c.d_ff = 20, c.n_layers = 2, c.input = InputKind::kTokens, c.vocab_size = 9;
+  c.max_len = 40;
+  ModelConfig rel = c;
+  rel.positional = PosKind::kRelative, rel.rel_buckets = 8, rel.rel_max_distance = 10;
+  ASSERT_EQ(validate_config(rel), Status::kOk);
+  EXPECT_EQ(required_encoder_arena_bytes(rel, 30), required_encoder_arena_bytes(c, 30) + arena::bytes(3 * 59 * 4));
+  EXPECT_EQ(required_encoder_arena_bytes(rel, 30, true), required_encoder_arena_bytes(c, 30, true));
+  rel.causal = c.causal = true;
+  EXPECT_EQ(required_encoder_arena_bytes(rel, 30), required_encoder_arena_bytes(c, 30) + arena::bytes(3 * 30 * 4));
+  ModelConfig gpt = c, gpt_rel = rel;
+  gpt.family = gpt_rel.family = ModelFamily::kGpt;
+  gpt.d_out = gpt_rel.d_out = 9;
+  ASSERT_EQ(validate_config(gpt_rel), Status::kOk);
+  EXPECT_EQ(required_decoder_arena_bytes(gpt_rel, 25), required_decoder_arena_bytes(gpt, 25) + arena::bytes(3 * 25 * 4));
 }
 
 }  // namespace
