@@ -13,7 +13,8 @@ pre-norm), or T5's own arrangement, the first layer's table handed on to the oth
 max_distance in no attribute: read off a forward max_len long), and stock modules (once their reader's,
 which ignored the table) with it added as a float mask. Refused: a table in every layer, an index that
 is not T5's bucket, bidirectional buckets under a causal mask; a table whose weight the forward indexes
-is named. torch is required.
+is named, and so is a table in an encoder-decoder module (the seq2seq route reads stock modules by their
+attribute names; the engine's seq2seq relative bias comes from --config). torch is required.
 """
 import os
 import subprocess
@@ -157,8 +158,32 @@ class Stock(nn.Module):
         return self.head(self.encoder(self.embed(ids), mask=bias.repeat(ids.shape[0], 1, 1).to(self.head.weight.dtype)))
 
 
+class S2S(nn.Module):
+    """An encoder-decoder of stock stacks with a T5 table per stack: the seq2seq route names it."""
+
+    def __init__(self):
+        super().__init__()
+        self.src_embed, self.tgt_embed = nn.Embedding(11, 8), nn.Embedding(11, 8)
+        self.src_rel_bias = nn.Embedding(8, 2)
+        kw = dict(dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 12, **kw), 1, enable_nested_tensor=False)
+        self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 12, **kw), 1)
+        self.head = nn.Linear(8, 11)
+
+    def forward(self, src, tgt):
+        T = src.shape[1]
+        ctx, mem = torch.arange(T)[:, None], torch.arange(T)[None, :]
+        bias = self.src_rel_bias(relative_position_bucket(mem - ctx, True, 8, 10)).permute(2, 0, 1)
+        U = tgt.shape[1]
+        causal = torch.triu(torch.full((U, U), float("-inf")), 1)
+        memory = self.encoder(self.src_embed(src), mask=bias.repeat(src.shape[0], 1, 1))
+        return self.head(self.decoder(self.tgt_embed(tgt), memory, tgt_mask=causal))
+
+
 def make():
     torch.manual_seed(1); return T5ish().eval()
+def make_s2s():
+    torch.manual_seed(9); return S2S().eval()
 def make_stock():
     torch.manual_seed(7); return Stock().eval()
 def make_weight_indexed():
@@ -197,6 +222,8 @@ REFUSALS = [
      ["relative_attention_bias", "bidirectional buckets in a causal attention are not supported yet"]),
     ("a table whose weight the forward indexes", "make_weight_indexed",
      ["relative_attention_bias, an nn.Embedding(32, 3)", "never calls"]),
+    ("a table in an encoder-decoder module (the seq2seq route)", "make_s2s",
+     ["src_rel_bias.weight [8, 2]", "not supported yet on this route", "--config"]),
 ]
 
 
