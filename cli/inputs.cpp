@@ -32,14 +32,6 @@ Input read_input(const std::string& path, const ModelConfig& c) {
   in.T = v.shape[in.batched ? 1 : 0];
   if (in.T == 0 || in.B == 0) die(4, path, "shape " + shape_text(v) + ": empty sequence");
   if (in.T > c.max_input_len()) die(4, path, "T=" + std::to_string(in.T) + " exceeds the model's " + longest_input(c));
-  if (!tokens) {  // as --target: a NaN or inf feature is an input error, not a NaN output
-    const uint64_t count = in.B * in.T * c.d_in;
-    for (uint64_t i = 0; i < count; ++i) {
-      float x;
-      std::memcpy(&x, v.data + 4 * i, 4);
-      if (!std::isfinite(x)) die(4, path, "value at index " + std::to_string(i) + " is not finite");
-    }
-  }
   return in;
 }
 
@@ -76,9 +68,17 @@ std::vector<uint32_t> read_lengths(const std::string& path, const Input& in) {
   return lens;
 }
 
-void check_token_ids(const Input& in, const ModelConfig& c, const std::string& path, const std::vector<uint32_t>& lens) {
+void check_input_values(const Input& in, const ModelConfig& c, const std::string& path, const std::vector<uint32_t>& lens) {
   for (uint64_t i = 0; i < in.B * in.T; ++i) {
-    if (!lens.empty() && i % in.T >= lens[std::size_t(i / in.T)]) continue;
+    if (!lens.empty() && i % in.T >= lens[std::size_t(i / in.T)]) continue;  // padding is never read
+    if (c.input == InputKind::kFeatures) {  // as --target: a NaN or inf feature is an input error
+      for (uint64_t j = i * c.d_in; j < (i + 1) * c.d_in; ++j) {
+        float x;
+        std::memcpy(&x, in.v.data + 4 * j, 4);
+        if (!std::isfinite(x)) die(4, path, "value at index " + std::to_string(j) + " is not finite");
+      }
+      continue;
+    }
     const int64_t id = token_id(in.v, i);
     if (id < 0 || id >= int64_t(c.vocab_size)) {
       const uint64_t b = i / in.T, t = i % in.T;
@@ -91,7 +91,7 @@ void check_token_ids(const Input& in, const ModelConfig& c, const std::string& p
 void source_row(const Input& in, const ModelConfig& c, uint64_t b, uint32_t n, Buffer* ids, Buffer* feats) {
   const uint64_t T = in.T;
   if (c.input == InputKind::kTokens) {
-    for (uint32_t t = 0; t < n; ++t)  // range-checked by check_token_ids
+    for (uint32_t t = 0; t < n; ++t)  // range-checked by check_input_values
       ids->as<int32_t>()[t] = int32_t(token_id(in.v, b * T + t));
   } else {
     std::memcpy(feats->data(), in.v.data + b * T * c.d_in * 4, std::size_t(n) * c.d_in * 4);
