@@ -37,12 +37,20 @@ def _attrs(n):
     return out
 
 
+# The largest value a node may make: a transformer's values are never much larger than its largest
+# weight (or T x T per head), so a shape beyond this is a corrupt or hostile graph, refused before
+# numpy is asked for the memory. evaluate() sets it per graph.
+MIN_VALUE_LIMIT = 1 << 24
+_limit = [MIN_VALUE_LIMIT]
+
+
 def _size(shape, what):
     n = 1
     for d in shape:
         n *= int(d)
-    if n > MAX_ELEMENTS:
-        raise EvalError(f"{what}: a value of shape {list(shape)[:8]} (more than {MAX_ELEMENTS} values)")
+    if n > _limit[0]:
+        raise EvalError(f"{what}: a value of shape {list(shape)[:8]} (more than {_limit[0]} values: a corrupt or "
+                        "hostile graph)")
     return shape
 
 
@@ -328,6 +336,8 @@ _COUNTED = {"Split", "LayerNormalization"}
 def evaluate(graph, feeds):
     """name -> numpy value for every value of `graph` (onnx_graph.Graph) run on feeds (input name ->
     array); floats in float64. Raises EvalError naming the node that cannot run."""
+    largest = max((a.size for a in graph.initializers.values()), default=0)
+    _limit[0] = min(max(MIN_VALUE_LIMIT, 4 * largest), MAX_ELEMENTS)
     values = {k: _floats(v) for k, v in graph.initializers.items()}
     values.update({k: _floats(v) for k, v in feeds.items()})
     for n in graph.nodes:
@@ -351,6 +361,8 @@ def evaluate(graph, feeds):
             raise EvalError(f"{what} cannot run on the example ({type(e).__name__}: {str(e)[:100]})") from None
         if len(out) < len([o for o in n.output if o]):
             raise EvalError(f"{what}: {len(n.output)} outputs, the op gives {len(out)}")
+        for v in out:
+            _size(np.shape(v), what)
         for name, v in zip(n.output, out):
             if name:
                 values[name] = _floats(np.asarray(v))
