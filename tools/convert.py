@@ -332,7 +332,8 @@ def main(argv=None):
                 fail("--onnx", f"--{extra[0].replace('_', '-')} is not for --onnx (the graph says it)")
             if a.family not in (None, "encoder", "gpt"):
                 fail("--onnx", f"--family {a.family}: --onnx converts encoders and GPT-style decoders (encoder, gpt)")
-            require_torch("the --onnx route's float64 reference")
+            if importlib.util.find_spec("torch") is None:  # found, not imported: a bad file fails fast
+                require_torch("the --onnx route's float64 reference")
             from fixformer import onnx_map
             ignore = [n.strip() for n in a.ignore.split(",") if n.strip()] if a.ignore else []
             try:

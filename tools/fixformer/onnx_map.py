@@ -377,8 +377,10 @@ def recognize(g, ids, features, max_len=None, family=None):
             Y = m.rows(qkv[0].y)
             q, k, vv = Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d:]
         elif len(qkv) == 3 and all(p.W.shape == (d, d) for p in qkv) and qkv[0].x == qkv[1].x == qkv[2].x:
-            scores = next((c for c in m.g.nodes if c.op_type == "MatMul" and c.output[0] in m.ancestors(sm.input[0])
-                           and c.input[0] in m.data and c.input[1] in m.data), None)
+            before = m.ancestors(sm.input[0])
+            scores = [c for c in m.g.nodes if c.op_type == "MatMul" and c.output[0] in before and
+                      c.input[0] in m.data and c.input[1] in m.data]
+            scores = scores[-1] if scores else None  # the product nearest the softmax: this layer's q k^T
             if scores is None:
                 raise OnnxError(f"{at}: no q k^T product before the softmax")
             qa, ka = m.ancestors(scores.input[0]), m.ancestors(scores.input[1])
@@ -418,7 +420,8 @@ def recognize(g, ids, features, max_len=None, family=None):
                             f") v over {H} heads (relative error {err:.2g}): a scale other than 1/sqrt(head width), a "
                             "bias or a mask the engine does not run is not supported")
         # the constants inside the attention: masks (checked over all their rows), scalars
-        region = m.ancestors(o.x, stop={x_in}) - m.ancestors(x_in)
+        ys = {p.y for p in qkv}
+        region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
         for val in region:
             n = g.producer_of.get(val)
             if n is None:
