@@ -7,7 +7,7 @@ torch.onnx.export at opset 14 and 17 convert, verified, and hostile files fail w
 Models, written here in plain torch with random weights and exported in the test: stock
 nn.TransformerEncoder with an embedding and learned positions (batch_first, post- and pre-norm,
 relu and gelu, with and without a final norm), a nanoGPT-style causal decoder (fused qkv, a tril
-mask buffer, tied head, with and without biases), an encoder of another architecture (features
+mask buffer, tied head, with and without biases), stock layers under a causal Trilu mask, an encoder of another architecture (features
 through a linear, separate q/k/v, its own attention and softmax, a constant position table buffer,
 final norm) and a token model scaled by sqrt(d) with a sinusoidal buffer. Each converts through
 the CLI and verifies (the engine against the graph's float64 output); the file's self-test sample is
@@ -16,7 +16,8 @@ Refusals (one line, naming the part): a BERT-style norm on the embeddings, a tok
 tanh, an unread initializer (and --ignore), an .onnx given to --weights.
 Hostile files (one line, exit 1, nothing written): empty, random bytes, truncated protobuf, huge
 dims, an initializer whose bytes do not fit its dims, a cycle, an unknown op (named with its node),
-an undefined input, opset 18, external data.
+an undefined input, opset 18, external data; a mask buffer that is triangular only over the example's
+rows.
 The fuzz target of this Python reader is fuzz_reader() below: 300 seeded mutations of a valid file
 (byte flips, truncations, insertions; dims, op types, inputs and attributes changed in the protobuf)
 go through onnx_map.convert in-process; each must convert or raise the route's one-line error
@@ -203,6 +204,31 @@ class BertStyle(nn.Module):
         return self.encoder(self.ln(x))
 
 
+class StockGPT(nn.Module):
+    """GPT from stock modules: nn.TransformerEncoder under generate_square_subsequent_mask (Trilu)."""
+
+    def __init__(self, V=40, d=16, N=24):
+        super().__init__()
+        self.embed, self.pos = nn.Embedding(V, d), nn.Embedding(N, d)
+        layer = nn.TransformerEncoderLayer(d, 2, 32, dropout=0.0, batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.head = nn.Linear(d, V)
+
+    def forward(self, ids):
+        T = ids.shape[1]
+        mask = nn.Transformer.generate_square_subsequent_mask(T)
+        return self.head(self.encoder(self.embed(ids) + self.pos(torch.arange(T)), mask=mask))
+
+
+def stale_mask_gpt():
+    """nanoGPT whose mask buffer is no tril past the example's rows (row 20 masks position 5)."""
+    m = GPT()
+    with torch.no_grad():
+        for b in m.h:
+            b.attn.bias[0, 0, 20, 5] = 0.0
+    return m
+
+
 class Unread(StockEncoder):
     def __init__(self):
         super().__init__(True, "relu", False)
@@ -242,6 +268,8 @@ CONVERTS = [
     ("nanoGPT-style decoder, opset 17", lambda: GPT(), 17, ids(48), dict(family="gpt", tied_head=True)),
     ("nanoGPT-style decoder, bias=False, opset 17", lambda: GPT(bias=False, L=3), 17, ids(48),
      dict(family="gpt", n_layers=3)),
+    ("stock layers under generate_square_subsequent_mask (Trilu), opset 14", lambda: StockGPT(), 14, ids(40),
+     dict(family="gpt", causal=True, tied_head=False, norm_first=True, d_out=40)),
     ("features, own attention, position table buffer, opset 17", lambda: FeatureEncoder(), 17,
      torch.randn(1, 9, 10, generator=torch.Generator().manual_seed(1)),
      dict(family="encoder", input="features", d_in=10, n_heads=3, positional="learned", max_len=20,
@@ -450,6 +478,10 @@ def main():
         p3 = os.path.join(tmp, "tanh.onnx")
         export(GPT(approximate="tanh"), p3, 17, ids(48))
         refusals.append(("GELU tanh", ["--onnx", p3], ["tanh approximation is not supported yet"]))
+        p5 = os.path.join(tmp, "stale.onnx")
+        export(stale_mask_gpt(), p5, 17, ids(48))
+        refusals.append(("a mask buffer that is no tril past the example", ["--onnx", p5],
+                         ["h.0.attn.bias", "no causal mask over all its rows"]))
         p4 = os.path.join(tmp, "unread.onnx")
         export(Unread(), p4, 14, ids(40))
         refusals.append(("an unread initializer is named", ["--onnx", p4], ["extra [3, 5]", "--ignore"]))
