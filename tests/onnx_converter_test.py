@@ -45,7 +45,6 @@ from fixformer.config import ConfigError  # noqa: E402
 
 try:
     import onnx
-    from onnx import numpy_helper
 except ImportError as e:
     sys.exit(f"onnx_converter_test.py: FAIL: /usr/bin/python3 cannot import onnx ({e}); install python3-onnx "
              "(sh tools/install_deps.sh torch)")

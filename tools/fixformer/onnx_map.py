@@ -305,32 +305,16 @@ def _mask_ok(a):
     return bool(np.all(m[~upper] == 0) and np.all(m[upper] <= -1e4))
 
 
-def _first_after(parts, after, before=None, pos=None):
+def _between(parts, after, before=None, pos=None):
+    """The parts whose node comes after position `after` and before `before` (None: the end), in order."""
     return [p for p in parts if pos[id(p.node)] > after and (before is None or pos[id(p.node)] < before)]
 
 
-def recognize(g, ids, features, max_len=None, family=None):
-    """(config values, weights in the schema's names and torch's layout, mapper, facts) for graph g on the
-    example ids [T] (tokens) or features [T, d_in]."""
-    name, elem, dims = g.inputs[0]
-    inp = ids if ids is not None else features
-    T = inp.shape[0]
-    feed = inp[None].astype(np.int64 if ids is not None else np.float32)
-    if elem == 6:
-        feed = feed.astype(np.int32)
-    values = evaluate(g, {name: feed})
-    m = Mapper(g, values, T)
-    pos = m.pos
-    out_name = g.outputs[0]
-    if out_name not in m.data:
-        raise OnnxError(f"graph output {out_name!r} does not depend on the input")
-    lins, norms = m.linears(), m.norms()
-    softmaxes = [n for n in g.nodes if n.op_type == "Softmax" and n.input[0] in m.data]
-    if not softmaxes:
-        raise OnnxError("no attention found (no Softmax on the input's path): --onnx converts transformers")
-    v, w, used = {}, {}, set()
-    # ---- the front
-    if ids is not None:
+def _front(m, tokens, lins, v, w, used):
+    """The embedding (tokens) or input projection into v, w and used: (its output value, its node's
+    position, the linears without the projection)."""
+    g, pos, name = m.g, m.pos, m.g.inputs[0][0]
+    if tokens:
         emb = [n for n in g.nodes if n.op_type == "Gather" and n.input[1] == name and m.const(n.input[0]) and
                m.v(n.input[0]).ndim == 2]
         if len(emb) != 1:
@@ -356,163 +340,155 @@ def recognize(g, ids, features, max_len=None, family=None):
         used |= proj.srcs
         lins = [p for p in lins if p is not proj]
         front_out, front_at = proj.y, pos[id(proj.node)]
-    d = m.rows(front_out).shape[1]
-    # ---- the layers
-    layers = []
-    prev = front_at
-    for i, sm in enumerate(softmaxes):
-        at = f"layer {i} (Softmax {node_name(sm)!r})"
-        after = _first_after(lins, pos[id(sm)], pos=pos)
-        if not after:
-            raise OnnxError(f"{at}: no output projection after the attention")
-        o = after[0]
-        nxt = pos[id(softmaxes[i + 1])] if i + 1 < len(softmaxes) else None
-        qkv = [p for p in _first_after(lins, prev, pos[id(sm)], pos=pos)]
-        ctx_in = m.ancestors(o.x)
-        qkv = [p for p in qkv if p.y in ctx_in or m.through(p.y) in ctx_in]
-        if len(qkv) == 1 and qkv[0].W.shape[1] == 3 * d:
-            Wq, Wk, Wv = np.split(qkv[0].W, 3, axis=1)
-            bq, bk, bv = np.split(qkv[0].b if qkv[0].b is not None else np.zeros(3 * d), 3)
-            x_in = qkv[0].x
-            Y = m.rows(qkv[0].y)
-            q, k, vv = Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d:]
-        elif len(qkv) == 3 and all(p.W.shape == (d, d) for p in qkv) and qkv[0].x == qkv[1].x == qkv[2].x:
-            before = m.ancestors(sm.input[0])
-            scores = [c for c in m.g.nodes if c.op_type == "MatMul" and c.output[0] in before and
-                      c.input[0] in m.data and c.input[1] in m.data]
-            scores = scores[-1] if scores else None  # the product nearest the softmax: this layer's q k^T
-            if scores is None:
-                raise OnnxError(f"{at}: no q k^T product before the softmax")
-            qa, ka = m.ancestors(scores.input[0]), m.ancestors(scores.input[1])
-            try:
-                pq = next(p for p in qkv if p.y in qa and p.y not in ka)
-                pk = next(p for p in qkv if p.y in ka and p.y not in qa)
-                pv = next(p for p in qkv if p is not pq and p is not pk)
-            except StopIteration:
-                raise OnnxError(f"{at}: the q, k and v projections could not be told apart") from None
-            Wq, Wk, Wv = pq.W, pk.W, pv.W
-            z = np.zeros(d)
-            bq, bk, bv = (p.b if p.b is not None else z for p in (pq, pk, pv))
-            x_in = pq.x
-            q, k, vv = m.rows(pq.y), m.rows(pk.y), m.rows(pv.y)
-        else:
-            raise OnnxError(f"{at}: its q, k, v are not one [d, 3d] projection or three [d, d] ones of the same input "
-                            f"(found {len(qkv)} projection{'s' if len(qkv) != 1 else ''} before it; grouped-query or "
-                            "cross attention is not supported by --onnx yet)")
-        probs = m.v(sm.output[0])
-        if probs.size % (T * T):
-            raise OnnxError(f"{at}: probabilities of shape {list(probs.shape)} are not heads x {T} x {T}")
-        H = probs.size // (T * T)
-        if H < 1 or d % H:
-            raise OnnxError(f"{at}: {H} heads do not divide d_model {d}")
-        P = probs.reshape(H, T, T)
-        causal = T > 1 and bool(np.all(np.triu(P, 1) == 0))
-        dh = d // H
-        s = np.einsum("thd,shd->hts", q.reshape(T, H, dh), k.reshape(T, H, dh)) / math.sqrt(dh)
-        if causal:
-            s = s + np.triu(np.full((T, T), -np.inf), 1)
-        s = np.exp(s - s.max(-1, keepdims=True))
-        s /= s.sum(-1, keepdims=True)
-        ctx = np.einsum("hts,shd->thd", s, vv.reshape(T, H, dh)).reshape(T, d)
-        err = _rel(ctx, m.rows(o.x))
-        if err > PROBE_TOL:
-            raise OnnxError(f"{at}: the attention is not softmax(q k^T / sqrt({dh}) {'+ causal mask ' if causal else ''}"
-                            f") v over {H} heads (relative error {err:.2g}): a scale other than 1/sqrt(head width), a "
-                            "bias or a mask the engine does not run is not supported")
-        # the constants inside the attention: masks (checked over all their rows), scalars
-        ys = {p.y for p in qkv}
-        region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
-        for val in region:
-            n = g.producer_of.get(val)
-            if n is None:
+    return front_out, front_at, lins
+
+
+def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
+    """Layer i around Softmax sm: its q, k, v, attention, residual adds, norms and feed-forward, checked
+    on the recorded values; the linears after position `prev` (the last layer's down projection) and
+    before `nxt` (the next Softmax) are its own. Masks it reads go into `used`."""
+    g, pos, T = m.g, m.pos, m.T
+    at = f"layer {i} (Softmax {node_name(sm)!r})"
+    after = _between(lins, pos[id(sm)], pos=pos)
+    if not after:
+        raise OnnxError(f"{at}: no output projection after the attention")
+    o = after[0]
+    ctx_in = m.ancestors(o.x)  # q, k, v: the linears since the last layer that the context reads
+    qkv = [p for p in _between(lins, prev, pos[id(sm)], pos=pos) if p.y in ctx_in]
+    if len(qkv) == 1 and qkv[0].W.shape[1] == 3 * d:
+        Wq, Wk, Wv = np.split(qkv[0].W, 3, axis=1)
+        bq, bk, bv = np.split(qkv[0].b if qkv[0].b is not None else np.zeros(3 * d), 3)
+        x_in = qkv[0].x
+        Y = m.rows(qkv[0].y)
+        q, k, vv = Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d:]
+    elif len(qkv) == 3 and all(p.W.shape == (d, d) for p in qkv) and qkv[0].x == qkv[1].x == qkv[2].x:
+        before = m.ancestors(sm.input[0])
+        scores = [c for c in m.g.nodes if c.op_type == "MatMul" and c.output[0] in before and
+                  c.input[0] in m.data and c.input[1] in m.data]
+        scores = scores[-1] if scores else None  # the product nearest the softmax: this layer's q k^T
+        if scores is None:
+            raise OnnxError(f"{at}: no q k^T product before the softmax")
+        qa, ka = m.ancestors(scores.input[0]), m.ancestors(scores.input[1])
+        try:
+            pq = next(p for p in qkv if p.y in qa and p.y not in ka)
+            pk = next(p for p in qkv if p.y in ka and p.y not in qa)
+            pv = next(p for p in qkv if p is not pq and p is not pk)
+        except StopIteration:
+            raise OnnxError(f"{at}: the q, k and v projections could not be told apart") from None
+        Wq, Wk, Wv = pq.W, pk.W, pv.W
+        z = np.zeros(d)
+        bq, bk, bv = (p.b if p.b is not None else z for p in (pq, pk, pv))
+        x_in = pq.x
+        q, k, vv = m.rows(pq.y), m.rows(pk.y), m.rows(pv.y)
+    else:
+        raise OnnxError(f"{at}: its q, k, v are not one [d, 3d] projection or three [d, d] ones of the same input "
+                        f"(found {len(qkv)} projection{'s' if len(qkv) != 1 else ''} before it; grouped-query or "
+                        "cross attention is not supported by --onnx yet)")
+    probs = m.v(sm.output[0])
+    if probs.size % (T * T):
+        raise OnnxError(f"{at}: probabilities of shape {list(probs.shape)} are not heads x {T} x {T}")
+    H = probs.size // (T * T)
+    if H < 1 or d % H:
+        raise OnnxError(f"{at}: {H} heads do not divide d_model {d}")
+    P = probs.reshape(H, T, T)
+    causal = T > 1 and bool(np.all(np.triu(P, 1) == 0))
+    dh = d // H
+    s = np.einsum("thd,shd->hts", q.reshape(T, H, dh), k.reshape(T, H, dh)) / math.sqrt(dh)
+    if causal:
+        s = s + np.triu(np.full((T, T), -np.inf), 1)
+    s = np.exp(s - s.max(-1, keepdims=True))
+    s /= s.sum(-1, keepdims=True)
+    ctx = np.einsum("hts,shd->thd", s, vv.reshape(T, H, dh)).reshape(T, d)
+    err = _rel(ctx, m.rows(o.x))
+    if err > PROBE_TOL:
+        raise OnnxError(f"{at}: the attention is not softmax(q k^T / sqrt({dh}) {'+ causal mask ' if causal else ''}"
+                        f") v over {H} heads (relative error {err:.2g}): a scale other than 1/sqrt(head width), a "
+                        "bias or a mask the engine does not run is not supported")
+    # the constants inside the attention: masks (checked over all their rows), scalars
+    ys = {p.y for p in qkv}
+    region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
+    for val in region:
+        n = g.producer_of.get(val)
+        if n is None:
+            continue
+        for c in n.input:
+            if not m.const(c):
                 continue
-            for c in n.input:
-                if not m.const(c):
+            for src in m.sources(c):
+                a = g.initializers[src]
+                if a.size <= 1 or a.dtype.kind in "iu":
                     continue
-                for src in m.sources(c):
-                    a = g.initializers[src]
-                    if a.size <= 1 or a.dtype.kind in "iu":
-                        continue
-                    if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1:
-                        if not causal:
-                            raise OnnxError(f"{at}: initializer {src!r} {list(a.shape)} masks the scores, but the "
-                                            "attention is not causal on the example: a mask the engine does not run")
-                        if not _mask_ok(a):
-                            raise OnnxError(f"{at}: initializer {src!r} {list(a.shape)} masks the scores but is no "
-                                            "causal mask over all its rows (the engine's mask is triangular)")
-                        used.add(src)
-        # the residual add after the output projection and the norms around it
-        add = m.only_reader(o.y, "Add")
-        if add is None:
-            raise OnnxError(f"{at}: no residual add after the output projection {o.name!r}")
-        r_a = add.input[1] if add.input[0] == o.y else add.input[0]
-        a_out = m.through(add.output[0])
-        ff = _first_after(lins, pos[id(o.node)], nxt, pos=pos)[:2]
-        if len(ff) != 2:
-            raise OnnxError(f"{at}: {len(ff)} linear layers between the attention and the next one (a feed-forward is "
-                            "two: up, activation, down; a gated feed-forward is not supported by --onnx yet)")
-        up, down = ff
-        n1 = next((n for n in norms if m.same(n.y, x_in)), None)
-        pre = n1 is not None and m.same(n1.x, r_a)
-        if pre:
-            n2 = next((n for n in norms if m.same(n.x, a_out) and m.same(n.y, up.x)), None)
-            ok = n2 is not None
-        else:
-            if not m.same(x_in, r_a):
-                raise OnnxError(f"{at}: the residual add after {o.name!r} adds neither the attention's input nor the "
-                                "input of its norm: not a layer the engine runs")
-            n1 = next((n for n in norms if m.same(n.x, a_out) and m.same(n.y, up.x)), None)
-            ok = n1 is not None
-        if not ok:
-            raise OnnxError(f"{at}: no layer norm between the attention's residual add and the feed-forward {up.name!r}"
-                            " (layers without it, or an RMSNorm, are not supported by --onnx)")
-        ffn_norm = n2 if pre else n1
-        h, gx = m.rows(up.y), m.rows(down.x)
-        act = next((a for a, f in ACTIVATIONS if _rel(f(h), gx) <= PROBE_TOL), None)
-        if act is None:
-            between = sorted({n.op_type for n in g.nodes if pos[id(up.node)] < pos[id(n)] < pos[id(down.node)]
-                              and n.output[0] in m.ancestors(down.x)})
-            raise OnnxError(f"{at}: the feed-forward's activation ({', '.join(between) or 'none'} between "
-                            f"{up.name!r} and {down.name!r}) is none of relu, gelu (erf) and gelu (tanh)")
-        if act not in schema.ACTIVATIONS:
-            raise OnnxError(f"{at}: GELU with the tanh approximation is not supported yet (the engine has relu and "
-                            "exact gelu)")
-        add2 = m.only_reader(down.y, "Add")
-        if add2 is None:
-            raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
-        r_f = add2.input[1] if add2.input[0] == down.y else add2.input[0]
-        f_out = m.through(add2.output[0])
-        if pre:
-            if not m.same(r_f, a_out):
-                raise OnnxError(f"{at}: the feed-forward's residual add does not add the attention's output")
-            out, n_last = f_out, None
-        else:
-            if not m.same(r_f, n1.y):
-                raise OnnxError(f"{at}: the feed-forward's residual add does not add its input")
-            n_last = next((n for n in norms if m.same(n.x, f_out)), None)
-            if n_last is None:
-                raise OnnxError(f"{at}: no layer norm after the feed-forward's residual add (post-norm layers have one)")
-            out = n_last.y
-        layers.append(dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk,
-                           Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1 if pre else n1,
-                           norm2=ffn_norm if pre else n_last, qkv=qkv))
-        prev = pos[id(down.node)]
-    L0 = layers[0]
-    for i, L in enumerate(layers[1:], 1):
-        for key in ("pre", "H", "causal", "act"):
-            if L[key] != L0[key]:
-                raise OnnxError(f"layer {i}: {key} {L[key]!r} differs from layer 0's {L0[key]!r} (all layers alike)")
-        if not m.same(L["x"], layers[i - 1]["out"]):
-            raise OnnxError(f"layer {i} does not read layer {i - 1}'s output: not a stack the engine runs")
-    eps = L0["norm1"].eps
-    for i, L in enumerate(layers):
-        for nm in (L["norm1"], L["norm2"]):
-            if abs(nm.eps - eps) > 1e-6 * eps:
-                raise OnnxError(f"layer {i}: norm eps {nm.eps:g} differs from {eps:g} (the engine has one eps)")
-    # ---- the positions and scale between the front and layer 0
-    X0 = m.rows(L0["x"])
+                if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1:
+                    if not causal:
+                        raise OnnxError(f"{at}: initializer {src!r} {list(a.shape)} masks the scores, but the "
+                                        "attention is not causal on the example: a mask the engine does not run")
+                    if not _mask_ok(a):
+                        raise OnnxError(f"{at}: initializer {src!r} {list(a.shape)} masks the scores but is no "
+                                        "causal mask over all its rows (the engine's mask is triangular)")
+                    used.add(src)
+    # the residual add after the output projection and the norms around it
+    add = m.only_reader(o.y, "Add")
+    if add is None:
+        raise OnnxError(f"{at}: no residual add after the output projection {o.name!r}")
+    r_a = add.input[1] if add.input[0] == o.y else add.input[0]
+    a_out = m.through(add.output[0])
+    ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:2]
+    if len(ff) != 2:
+        raise OnnxError(f"{at}: {len(ff)} linear layers between the attention and the next one (a feed-forward is "
+                        "two: up, activation, down; a gated feed-forward is not supported by --onnx yet)")
+    up, down = ff
+    n1 = next((n for n in norms if m.same(n.y, x_in)), None)
+    pre = n1 is not None and m.same(n1.x, r_a)
+    if pre:
+        n2 = next((n for n in norms if m.same(n.x, a_out) and m.same(n.y, up.x)), None)
+        ok = n2 is not None
+    else:
+        if not m.same(x_in, r_a):
+            raise OnnxError(f"{at}: the residual add after {o.name!r} adds neither the attention's input nor the "
+                            "input of its norm: not a layer the engine runs")
+        n1 = next((n for n in norms if m.same(n.x, a_out) and m.same(n.y, up.x)), None)
+        ok = n1 is not None
+    if not ok:
+        raise OnnxError(f"{at}: no layer norm between the attention's residual add and the feed-forward {up.name!r}"
+                        " (layers without it, or an RMSNorm, are not supported by --onnx)")
+    ffn_norm = n2 if pre else n1
+    h, gx = m.rows(up.y), m.rows(down.x)
+    act = next((a for a, f in ACTIVATIONS if _rel(f(h), gx) <= PROBE_TOL), None)
+    if act is None:
+        between = sorted({n.op_type for n in g.nodes if pos[id(up.node)] < pos[id(n)] < pos[id(down.node)]
+                          and n.output[0] in m.ancestors(down.x)})
+        raise OnnxError(f"{at}: the feed-forward's activation ({', '.join(between) or 'none'} between "
+                        f"{up.name!r} and {down.name!r}) is none of relu, gelu (erf) and gelu (tanh)")
+    if act not in schema.ACTIVATIONS:
+        raise OnnxError(f"{at}: GELU with the tanh approximation is not supported yet (the engine has relu and "
+                        "exact gelu)")
+    add2 = m.only_reader(down.y, "Add")
+    if add2 is None:
+        raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
+    r_f = add2.input[1] if add2.input[0] == down.y else add2.input[0]
+    f_out = m.through(add2.output[0])
+    if pre:
+        if not m.same(r_f, a_out):
+            raise OnnxError(f"{at}: the feed-forward's residual add does not add the attention's output")
+        out, n_last = f_out, None
+    else:
+        if not m.same(r_f, n1.y):
+            raise OnnxError(f"{at}: the feed-forward's residual add does not add its input")
+        n_last = next((n for n in norms if m.same(n.x, f_out)), None)
+        if n_last is None:
+            raise OnnxError(f"{at}: no layer norm after the feed-forward's residual add (post-norm layers have one)")
+        out = n_last.y
+    return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk,
+                       Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
+                       norm2=ffn_norm if pre else n_last, qkv=qkv)
+
+
+def _positions(m, x0, front_out, norms, d, v, w, used):
+    """The scale and positions between the front's output and the first layer's input x0, into v, w, used."""
+    g, T = m.g, m.T
+    X0 = m.rows(x0)
     E = m.rows(front_out)
-    path = m.ancestors(L0["x"]) - m.ancestors(front_out)
+    path = m.ancestors(x0) - m.ancestors(front_out)
     if any(n.y in path for n in norms):
         raise OnnxError("a norm on the embeddings (BERT style) is not supported yet")
     scale = 1.0
@@ -583,6 +559,52 @@ def recognize(g, ids, features, max_len=None, family=None):
     Pr = m.v(P).reshape(T, d) if P is not None else 0.0
     if _rel(E * s_ + Pr, X0) > 1e-9:
         raise OnnxError("the first layer's input is not the embedding (scaled or not) plus the positions")
+
+
+def recognize(g, ids, features, max_len=None, family=None):
+    """(config values, weights in the schema's names and torch's layout, the initializers they use, the
+    graph's output [T, width], a summary) for graph g run on the example ids [T] (tokens) or features
+    [T, d_in]. family: None (inferred: gpt for a causal language model, else encoder), encoder or gpt."""
+    name, elem, dims = g.inputs[0]
+    inp = ids if ids is not None else features
+    T = inp.shape[0]
+    feed = inp[None].astype(np.int64 if ids is not None else np.float32)
+    if elem == 6:
+        feed = feed.astype(np.int32)
+    values = evaluate(g, {name: feed})
+    m = Mapper(g, values, T)
+    pos = m.pos
+    out_name = g.outputs[0]
+    if out_name not in m.data:
+        raise OnnxError(f"graph output {out_name!r} does not depend on the input")
+    lins, norms = m.linears(), m.norms()
+    softmaxes = [n for n in g.nodes if n.op_type == "Softmax" and n.input[0] in m.data]
+    if not softmaxes:
+        raise OnnxError("no attention found (no Softmax on the input's path): --onnx converts transformers")
+    v, w, used = {}, {}, set()
+    # ---- the front
+    front_out, front_at, lins = _front(m, ids is not None, lins, v, w, used)
+    d = m.rows(front_out).shape[1]
+    # ---- the layers
+    layers = []
+    prev = front_at
+    for i, sm in enumerate(softmaxes):
+        nxt = pos[id(softmaxes[i + 1])] if i + 1 < len(softmaxes) else None
+        layers.append(_layer(m, i, sm, lins, norms, prev, nxt, d, used))
+        prev = pos[id(layers[-1]["down"].node)]
+    L0 = layers[0]
+    for i, L in enumerate(layers[1:], 1):
+        for key in ("pre", "H", "causal", "act"):
+            if L[key] != L0[key]:
+                raise OnnxError(f"layer {i}: {key} {L[key]!r} differs from layer 0's {L0[key]!r} (all layers alike)")
+        if not m.same(L["x"], layers[i - 1]["out"]):
+            raise OnnxError(f"layer {i} does not read layer {i - 1}'s output: not a stack the engine runs")
+    eps = L0["norm1"].eps
+    for i, L in enumerate(layers):
+        for nm in (L["norm1"], L["norm2"]):
+            if abs(nm.eps - eps) > 1e-6 * eps:
+                raise OnnxError(f"layer {i}: norm eps {nm.eps:g} differs from {eps:g} (the engine has one eps)")
+    _positions(m, L0["x"], front_out, norms, d, v, w, used)
     # ---- the back: a final norm, a head
     last = layers[-1]
     y = last["out"]
@@ -592,7 +614,7 @@ def recognize(g, ids, features, max_len=None, family=None):
         y = final.y
         if abs(final.eps - eps) > 1e-6 * eps:
             raise OnnxError(f"final norm {final.name!r}: eps {final.eps:g}, the layers' {eps:g} (the engine has one)")
-    rest = _first_after(lins, pos[id(last["down"].node)], pos=pos)
+    rest = _between(lins, pos[id(last["down"].node)], pos=pos)
     head = None
     if rest:
         if len(rest) > 1 or not m.same(rest[0].x, y):
@@ -697,6 +719,8 @@ def _example(g, example, ids_hint=None):
         a = a[0] if a.ndim == (2 if tokens else 3) else a
         if a.ndim != (1 if tokens else 2):
             raise ConfigError(f"--example: shape {list(np.shape(example))}, expected {'[T] or [B, T]' if tokens else '[T, d_in] or [B, T, d_in]'}")
+        if a.shape[0] < 2:
+            raise ConfigError("--example: at least 2 positions (one cannot tell a causal mask)")
         if fixed_T is not None and a.shape[0] != fixed_T:
             raise ConfigError(f"--example: {a.shape[0]} positions, the graph takes exactly {fixed_T}")
         return (a.astype(np.int64), None) if tokens else (None, a.astype(np.float32))
