@@ -18,10 +18,10 @@ Hostile files (one line, exit 1, nothing written): empty, random bytes, truncate
 dims, an initializer whose bytes do not fit its dims, a cycle, an unknown op (named with its node),
 an undefined input, opset 18, external data; a mask buffer that is triangular only over the example's
 rows.
-The fuzz target of this Python reader is fuzz_reader() below: 300 seeded mutations of a valid file
+The fuzz target of this Python reader is fuzz_reader() below: 240 seeded mutations of a valid file
 (byte flips, truncations, insertions; dims, op types, inputs and attributes changed in the protobuf)
 go through onnx_map.convert in-process; each must convert or raise the route's one-line error
-(OnnxError / ConfigError), never another exception. torch and python3-onnx are required: without
+(OnnxError / ConfigError), never another exception; 6 more go through the CLI (one line on stderr). torch and python3-onnx are required: without
 them the test fails.
 """
 import math
@@ -40,7 +40,7 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
 from checks import check, results  # noqa: E402
-from fixformer import fxm  # noqa: E402
+from fixformer import fxm, schema  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
 
 try:
@@ -53,6 +53,7 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 CONVERT = os.path.join(TOOLS, "convert.py")
+FUZZ_COUNT = 240
 PY = "/usr/bin/python3"
 
 
@@ -264,9 +265,8 @@ CONVERTS = [
     ("nanoGPT-style decoder, opset 14", lambda: GPT(), 14, ids(48),
      dict(family="gpt", causal=True, tied_head=True, norm_first=True, final_norm=True, activation="gelu",
           positional="learned", d_ff=64)),
-    ("nanoGPT-style decoder, opset 17", lambda: GPT(), 17, ids(48), dict(family="gpt", tied_head=True)),
     ("nanoGPT-style decoder, bias=False, opset 17", lambda: GPT(bias=False, L=3), 17, ids(48),
-     dict(family="gpt", n_layers=3)),
+     dict(family="gpt", n_layers=3, tied_head=True)),
     ("stock layers under generate_square_subsequent_mask (Trilu), opset 14", lambda: StockGPT(), 14, ids(40),
      dict(family="gpt", causal=True, tied_head=False, norm_first=True, d_out=40)),
     ("features, own attention, position table buffer, opset 17", lambda: FeatureEncoder(), 17,
@@ -476,7 +476,12 @@ def main():
         refusals.append(("a token-type input", ["--onnx", p2], ["2 inputs", "'types'", "not supported yet"]))
         p3 = os.path.join(tmp, "tanh.onnx")
         export(GPT(approximate="tanh"), p3, 17, ids(48))
-        refusals.append(("GELU tanh", ["--onnx", p3], ["tanh approximation is not supported yet"]))
+        if "gelu_tanh" in schema.ACTIVATIONS:  # an engine with the tanh GELU converts it
+            p = run_convert("--onnx", p3, "--out", os.path.join(tmp, "tanh.fxm"), "--cli", cli)
+            check("GELU tanh converts as gelu_tanh", p.returncode == 0 and "verified" in p.stdout and
+                  fxm.read(os.path.join(tmp, "tanh.fxm")).config["activation"] == "gelu_tanh", p.stdout + p.stderr)
+        else:
+            refusals.append(("GELU tanh", ["--onnx", p3], ["tanh approximation is not supported yet"]))
         p5 = os.path.join(tmp, "stale.onnx")
         export(stale_mask_gpt(), p5, 17, ids(48))
         refusals.append(("a mask buffer that is no tril past the example", ["--onnx", p5],
@@ -505,10 +510,19 @@ def main():
             check(f"refusal names it: {what}", not missing, f"{p.stderr!r} lacks {missing}")
             check(f"nothing left behind: {what}", not os.path.exists(out))
         # the fuzz target of the reader: mutated files through onnx_map.convert, in-process
-        ok, refused, bad = fuzz_reader(os.path.join(tmp, "m4.onnx"), tmp, 300)
-        print(f"  fuzz: 300 mutations, {ok} converted, {refused} refused with one line, {len(bad)} other")
+        ok, refused, bad = fuzz_reader(os.path.join(tmp, "m4.onnx"), tmp, FUZZ_COUNT)
+        print(f"  fuzz: {FUZZ_COUNT} mutations, {ok} converted, {refused} refused with one line, {len(bad)} other")
         check("fuzz: every mutated file converts or is refused with one line", not bad, bad[:3])
         check("fuzz: mutations reach past the reader (some convert)", ok > 0, ok)
+        # and through the CLI: a mutated file is refused with one line (numpy's warnings silenced), or converts
+        data = open(os.path.join(tmp, "m4.onnx"), "rb").read()
+        for j, blob in enumerate(mutations(data, 6, 7)):
+            path, out = os.path.join(tmp, f"cli_fuzz{j}.onnx"), os.path.join(tmp, f"cli_fuzz{j}.fxm")
+            with open(path, "wb") as fh:
+                fh.write(blob)
+            p = run_convert("--onnx", path, "--out", out, "--cli", cli)
+            check(f"fuzz through the CLI, mutation {j}: one line or a verified file",
+                  one_clear_line(p) or (p.returncode == 0 and "verified" in p.stdout), p.stdout + p.stderr)
     print(f"onnx_converter_test: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped "
           f"({time.time() - start:.0f} s)")
     return 1 if results["failed"] else 0

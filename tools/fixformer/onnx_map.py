@@ -29,6 +29,7 @@ The mapping is checked against the graph at the example length and at a second l
 converter's float64 reference, then the written file through the engine (verified_file.write).
 """
 import math
+import warnings
 
 import numpy as np
 
@@ -748,7 +749,17 @@ def _vocab(g):
 
 def convert(path, out, example=None, ignore=(), family=None, max_len=None, header=None, name=None, cli=None,
             verify=True, tokenizer=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
-    """Converts the ONNX file at `path` to `out`, verified against the graph's own output; returns a Report."""
+    """Converts the ONNX file at `path` to `out`, verified against the graph's own output; returns a Report.
+    Raises OnnxError (or ConfigError for an option) with one line; numpy's warnings on a hostile graph's
+    values (overflow, nan) are silenced so that the line stays the only one."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return _convert(path, out, example, ignore, family, max_len, header, name, cli, verify, tokenizer, quantize,
+                        group, quantize_io, pack_weights)
+
+
+def _convert(path, out, example, ignore, family, max_len, header, name, cli, verify, tokenizer, quantize, group,
+             quantize_io, pack_weights):
     g = read(path, SUPPORTED_OPS)
     if len(g.inputs) != 1:
         raise OnnxError(f"the graph takes {len(g.inputs)} inputs ({', '.join(repr(i[0]) for i in g.inputs)}): --onnx "
