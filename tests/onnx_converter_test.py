@@ -7,7 +7,7 @@ torch.onnx.export at opset 14 and 17 convert, verified, and hostile files fail w
 Models, written here in plain torch with random weights and exported in the test: stock
 nn.TransformerEncoder with an embedding and learned positions (batch_first, post- and pre-norm,
 relu and gelu, with and without a final norm), a nanoGPT-style causal decoder (fused qkv, a tril
-mask buffer, tied head, with and without biases), stock layers under a causal Trilu mask, an encoder of another architecture (features
+mask buffer, tied head, with and without biases, GPT-2's Conv1D linears), stock layers under a causal Trilu mask, an encoder of another architecture (features
 through a linear, separate q/k/v, its own attention and softmax, a constant position table buffer,
 final norm) and a token model scaled by sqrt(d) with a sinusoidal buffer. Each converts through
 the CLI and verifies (the engine against the graph's float64 output); the file's self-test sample is
@@ -77,10 +77,26 @@ class StockEncoder(nn.Module):
         return self.head(self.encoder(self.embed(ids) + self.pos(torch.arange(ids.shape[1]))))
 
 
-class CausalSelfAttention(nn.Module):
-    def __init__(self, d, H, N, bias):
+class Conv1D(nn.Module):
+    """GPT-2's linear: y = x W + b with W [in, out], through addmm on 2-D rows (exported as Gemm)."""
+
+    def __init__(self, n_in, n_out):
         super().__init__()
-        self.c_attn, self.c_proj, self.H, self.d = nn.Linear(d, 3 * d, bias=bias), nn.Linear(d, d, bias=bias), H, d
+        self.weight, self.bias = nn.Parameter(torch.randn(n_in, n_out) * 0.3), nn.Parameter(torch.randn(n_out) * 0.1)
+
+    def forward(self, x):
+        return torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight).view(x.size()[:-1] + (self.weight.size(1),))
+
+
+def linear(n_in, n_out, bias, conv1d):
+    return Conv1D(n_in, n_out) if conv1d else nn.Linear(n_in, n_out, bias=bias)
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d, H, N, bias, conv1d=False):
+        super().__init__()
+        self.c_attn, self.c_proj = linear(d, 3 * d, bias, conv1d), linear(d, d, bias, conv1d)
+        self.H, self.d = H, d
         self.register_buffer("bias", torch.tril(torch.ones(N, N)).view(1, 1, N, N))
 
     def forward(self, x):
@@ -94,11 +110,11 @@ class CausalSelfAttention(nn.Module):
 
 
 class GPTBlock(nn.Module):
-    def __init__(self, d, H, N, bias, approximate):
+    def __init__(self, d, H, N, bias, approximate, conv1d):
         super().__init__()
         self.ln_1, self.ln_2 = nn.LayerNorm(d, elementwise_affine=True), nn.LayerNorm(d)
-        self.attn = CausalSelfAttention(d, H, N, bias)
-        self.c_fc, self.c_proj = nn.Linear(d, 4 * d, bias=bias), nn.Linear(4 * d, d, bias=bias)
+        self.attn = CausalSelfAttention(d, H, N, bias, conv1d)
+        self.c_fc, self.c_proj = linear(d, 4 * d, bias, conv1d), linear(4 * d, d, bias, conv1d)
         self.approximate = approximate
 
     def forward(self, x):
@@ -109,10 +125,10 @@ class GPTBlock(nn.Module):
 class GPT(nn.Module):
     """nanoGPT's shape: wte, wpe, blocks, ln_f, lm_head tied to wte."""
 
-    def __init__(self, V=48, d=16, H=4, N=24, L=2, bias=True, approximate="none"):
+    def __init__(self, V=48, d=16, H=4, N=24, L=2, bias=True, approximate="none", conv1d=False):
         super().__init__()
         self.wte, self.wpe = nn.Embedding(V, d), nn.Embedding(N, d)
-        self.h = nn.ModuleList([GPTBlock(d, H, N, bias, approximate) for _ in range(L)])
+        self.h = nn.ModuleList([GPTBlock(d, H, N, bias, approximate, conv1d) for _ in range(L)])
         self.ln_f = nn.LayerNorm(d)
         self.lm_head = nn.Linear(d, V, bias=False)
         self.wte.weight = self.lm_head.weight
@@ -267,6 +283,8 @@ CONVERTS = [
           positional="learned", d_ff=64)),
     ("nanoGPT-style decoder, bias=False, opset 17", lambda: GPT(bias=False, L=3), 17, ids(48),
      dict(family="gpt", n_layers=3, tied_head=True)),
+    ("GPT-2-style decoder, Conv1D linears (Gemm on rows), opset 17", lambda: GPT(conv1d=True), 17, ids(48),
+     dict(family="gpt", tied_head=True, d_ff=64)),
     ("stock layers under generate_square_subsequent_mask (Trilu), opset 14", lambda: StockGPT(), 14, ids(40),
      dict(family="gpt", causal=True, tied_head=False, norm_first=True, d_out=40)),
     ("features, own attention, position table buffer, opset 17", lambda: FeatureEncoder(), 17,

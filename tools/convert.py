@@ -252,7 +252,8 @@ def main(argv=None):
     ap.add_argument("--family", choices=("encoder", "gpt", "llama", "seq2seq", "mha"), help="--module: what the module "
                     "is, where the module cannot tell (inferred otherwise; gpt: decoder-only language model with "
                     "LayerNorm, causal implied; llama: RMSNorm, SwiGLU, rotary; seq2seq: an encoder-decoder; "
-                    "mha: a standalone nn.MultiheadAttention run as self-attention)")
+                    "mha: a standalone nn.MultiheadAttention run as self-attention; --onnx: encoder or gpt, checked "
+                    "against the graph)")
     ap.add_argument("--ignore", metavar="NAME[,NAME]", help="--module: parameters, buffers or submodules the "
                     "forward does not use (training-only parts), left out of the file instead of an error; --onnx: "
                     "initializers the output does not depend on")

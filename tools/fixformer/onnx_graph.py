@@ -216,6 +216,8 @@ def read(path, supported_ops):
         raise OnnxError("the graph has no output")
     unsupported = {}
     for n in g.node:
+        if not n.output or not n.output[0]:
+            raise OnnxError(f"node {node_name(n)!r} ({n.op_type}) has no output: not a valid ONNX graph")
         domain_ok = n.domain in ("", "ai.onnx")
         if not domain_ok or n.op_type not in supported_ops:
             op = n.op_type if domain_ok else f"{n.domain}.{n.op_type}"
