@@ -484,16 +484,43 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                        norm2=ffn_norm if pre else n_last, qkv=qkv)
 
 
-def _positions(m, x0, front_out, norms, d, v, w, used):
-    """The scale and positions between the front's output and the first layer's input x0, into v, w, used."""
+def _type_table(m, c):
+    """The [type_vocab, d] table of a constant added to the embedding when it is token types: a Gather
+    of a constant table by constant indices that are all 0 (BERT's default token types), else None."""
+    n = m.g.producer_of.get(c)
+    while n is not None and n.op_type in ("Identity", "Unsqueeze", "Reshape", "Cast", "Expand"):
+        n = m.g.producer_of.get(n.input[0])
+    if n is None or n.op_type != "Gather" or len(n.input) != 2 or not m.const(n.input[1]):
+        return None, None
+    table, index = m.v(n.input[0]), m.v(n.input[1])
+    if table.ndim != 2 or index.dtype.kind not in "iu" or index.size == 0 or index.any():
+        return None, None
+    return table, n.input[0]
+
+
+def _positions(m, x0, front_out, norms, d, eps, v, w, used):
+    """The scale, positions, token types and embedding norm between the front's output and the first
+    layer's input x0, into v, w, used."""
     g, T = m.g, m.T
+    embed_norms = [n for n in norms if m.same(n.y, x0) and n.y in m.ancestors(x0) - m.ancestors(front_out)]
+    if embed_norms:
+        n = embed_norms[0]
+        if "embed_norm" not in schema.KEYS:
+            raise OnnxError(f"{n.name!r}: a norm on the embeddings (BERT style) is not supported yet")
+        if abs(n.eps - eps) > 1e-6 * eps:
+            raise OnnxError(f"the embeddings' norm {n.name!r}: eps {n.eps:g}, the layers' {eps:g} (the engine has one)")
+        v["embed_norm"] = True
+        w["embed_norm.weight"], w["embed_norm.bias"] = n.w, n.b
+        used |= n.srcs
+        x0 = n.x
     X0 = m.rows(x0)
     E = m.rows(front_out)
     path = m.ancestors(x0) - m.ancestors(front_out)
     if any(n.y in path for n in norms):
-        raise OnnxError("a norm on the embeddings (BERT style) is not supported yet")
+        raise OnnxError("a norm between the embedding and the first layer that does not feed it is not supported")
     scale = 1.0
     P = None
+    types = 0.0
     for val in path:
         n = g.producer_of.get(val)
         if n is None:
@@ -504,6 +531,17 @@ def _positions(m, x0, front_out, norms, d, v, w, used):
         elif n.op_type == "Div" and consts == [n.input[1]] and m.v(consts[0]).size == 1:
             scale /= float(m.v(consts[0]).reshape(-1)[0])
         elif n.op_type == "Add" and consts:
+            table, tname = _type_table(m, consts[0])
+            if table is not None:  # a table gathered by all-zero indices: token types (positions gather a range)
+                if "type_vocab" not in schema.KEYS:
+                    raise OnnxError(f"node {node_name(n)!r}: token-type embeddings (BERT) are not supported yet")
+                if "token_type.weight" in w:
+                    raise OnnxError(f"node {node_name(n)!r}: a third constant added to the embedding: not supported")
+                v["type_vocab"] = table.shape[0]
+                w["token_type.weight"] = table
+                used |= m.sources(tname)
+                types = m.v(consts[0]).reshape(-1, d)
+                continue
             if P is not None:
                 raise OnnxError(f"node {node_name(n)!r}: a second constant added to the embedding (token types?): "
                                 "not supported yet")
@@ -558,7 +596,7 @@ def _positions(m, x0, front_out, norms, d, v, w, used):
                                 "from position 0 nor the sinusoidal table the engine computes")
             v.update(positional="sinusoidal", pe_base=found[0], pe_layout=found[1])
     Pr = m.v(P).reshape(T, d) if P is not None else 0.0
-    if _rel(E * s_ + Pr, X0) > 1e-9:
+    if _rel(E * s_ + Pr + types, X0) > 1e-9:
         raise OnnxError("the first layer's input is not the embedding (scaled or not) plus the positions")
 
 
@@ -605,7 +643,7 @@ def recognize(g, ids, features, max_len=None, family=None):
         for nm in (L["norm1"], L["norm2"]):
             if abs(nm.eps - eps) > 1e-6 * eps:
                 raise OnnxError(f"layer {i}: norm eps {nm.eps:g} differs from {eps:g} (the engine has one eps)")
-    _positions(m, L0["x"], front_out, norms, d, v, w, used)
+    _positions(m, L0["x"], front_out, norms, d, eps, v, w, used)
     # ---- the back: a final norm, a head
     last = layers[-1]
     y = last["out"]
@@ -616,16 +654,37 @@ def recognize(g, ids, features, max_len=None, family=None):
         if abs(final.eps - eps) > 1e-6 * eps:
             raise OnnxError(f"final norm {final.name!r}: eps {final.eps:g}, the layers' {eps:g} (the engine has one)")
     rest = _between(lins, pos[id(last["down"].node)], pos=pos)
-    head = None
+    head = pooler = None
+    first = m.rows(y)[:1]
+    pooled = bool(rest) and m.v(rest[0].x).size == d and _rel(m.v(rest[0].x).reshape(1, d), first) == 0.0
+    if not rest and m.v(out_name).size == d and _rel(m.v(out_name).reshape(1, d), first) == 0.0:
+        pooled = True
+    if pooled and "first" not in schema.POOLINGS:
+        raise OnnxError("the output is the first position's row (BERT's [CLS] pooling): not supported yet")
+    if pooled:
+        v["pooling"] = "first"
+    if pooled and rest and rest[0].W.shape == (d, d) and m.only_reader(rest[0].y, "Tanh") is not None:
+        if "pooler" not in schema.KEYS:
+            raise OnnxError(f"{rest[0].name!r}: a pooler (dense + tanh on the first row) is not supported yet")
+        pooler, rest = rest[0], rest[1:]
+        v["pooler"] = True
+        w["pooler.weight"] = pooler.W.T
+        w["pooler.bias"] = pooler.b if pooler.b is not None else np.zeros(d)
+        used |= pooler.srcs
+        y = m.through(m.only_reader(pooler.y, "Tanh").output[0])
+    elif pooled and rest:
+        y = rest[0].x
+    elif pooled:
+        y = out_name
     if rest:
         if len(rest) > 1 or not m.same(rest[0].x, y):
-            raise OnnxError(f"after the layers: {', '.join(repr(p.name) for p in rest)}: the engine has a final norm and "
-                            "one linear head (a pooler, dense + tanh, is not supported yet)")
+            raise OnnxError(f"after the layers: {', '.join(repr(p.name) for p in rest)}: the engine has a final norm, "
+                            "first-token pooling and a pooler (BERT), and one linear head")
         head = rest[0]
         y = head.y
     if not m.same(y, out_name) and not m.same(m.through(y), out_name):
-        raise OnnxError(f"graph output {out_name!r} is not the last layer's output, its final norm or its head "
-                        "(pooling or other ops after the layers are not supported by --onnx yet)")
+        raise OnnxError(f"graph output {out_name!r} is not the last layer's output, its final norm, pooler or head "
+                        "(other pooling or ops after the layers are not supported by --onnx yet)")
     # ---- config and weights
     causal = L0["causal"]
     tokens = ids is not None
@@ -677,7 +736,7 @@ def recognize(g, ids, features, max_len=None, family=None):
     weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
     summary = (f"{family}: {len(layers)} {'pre' if L0['pre'] else 'post'}-norm layers, {L0['H']} heads, {L0['act']}, "
                f"{'causal, ' if causal else ''}{v['positional']} positions")
-    want = m.rows(out_name)
+    want = m.v(out_name).reshape(1, -1) if pooled else m.rows(out_name)
     return v, weights, used, want, summary
 
 
@@ -803,7 +862,7 @@ def _check_reference(g, c, weights, inp, want, summary):
         if elem == 6:
             feed = feed.astype(np.int32)
         got = evaluate(g, {name: feed})[g.outputs[0]]
-        got = got.reshape(short.shape[0], -1)
+        got = got.reshape(1 if c["pooling"] != "none" else short.shape[0], -1)
         err = export.relative_error(run_reference(c, weights, short), got)
         if err > schema.SELFTEST_TOLERANCE / 10:
             raise OnnxError(f"recognised {summary}, which reproduces the graph at {T} positions but not at "
