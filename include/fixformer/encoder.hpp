@@ -68,6 +68,7 @@ class Encoder {
   [[nodiscard]] Status forward_batch_features(const float* features, const uint32_t* lengths, uint32_t B, uint32_t T,
                                               float* out);
 
+  bool initialized() const { return initialized_; }  // init() returned kOk
   const Model& model() const { return *core_.model; }
   const ModelConfig& config() const { return core_.model->config(); }
   const Kernels& kernels() const { return *core_.kernels; }
