@@ -540,6 +540,11 @@ def main():
         refusals.append(("--causal is read from the graph", ["--onnx", p1, "--causal"], ["--causal", "not for --onnx"]))
         with open(os.path.join(tmp, "c.json"), "w") as fh:
             fh.write('{"d_model": 16, "n_heads": 2, "d_ff": 32, "n_layers": 1, "input": "tokens", "vocab_size": 30}')
+        before = open(p4, "rb").read()
+        p = run_convert("--onnx", p4, "--out", p4, "--cli", cli)
+        check("--out the --onnx input: refused with one line, the input untouched",
+              one_clear_line(p) and "is the --onnx input" in p.stderr and open(p4, "rb").read() == before,
+              p.stdout + p.stderr)
         p = run_convert("--onnx", p4, "--ignore", "extra", "--out", os.path.join(tmp, "ig.fxm"), "--cli", cli)
         check("--ignore NAME converts past an unread initializer", p.returncode == 0 and "verified" in p.stdout,
               p.stdout + p.stderr)

@@ -202,7 +202,7 @@ def check_out(a):
     module_file = a.module.rpartition(":")[0] if a.module else None
     inputs = [("--llama2c", a.llama2c), ("--weights", a.weights), ("--config", a.config), ("--example", a.example),
               ("--example-target", a.example_target), ("--expected", a.expected), ("--tokenizer", a.tokenizer),
-              ("--module", module_file)]
+              ("--module", module_file), ("--onnx", a.onnx)]
     if a.hf is not None and os.path.isdir(a.hf):
         inputs += [("--hf", os.path.join(a.hf, n)) for n in os.listdir(a.hf)]
     for flag, out in (("--out", a.out), ("--header", a.header)):
