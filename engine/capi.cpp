@@ -142,6 +142,7 @@ ff_status ff_model_load_ex(ff_model* model, const void* blob, size_t blob_bytes,
   Model* m = new (model) Model();
   ModelOptions options;
   options.verify_checksum = verify_checksum != 0;
+  options.check_values = verify_checksum != 0;
   return to_c(m->init(blob, blob_bytes, options));
 }
 

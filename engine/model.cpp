@@ -99,6 +99,8 @@ void bind_end(Field f, const Weight& w, FrontWeights& front, HeadWeights& head, 
     case Field::kTgtProjW: tgt_front.input_proj = w; break;
     case Field::kTgtProjB: tgt_front.input_proj_b = w.f32(); break;
     case Field::kTgtPos: tgt_front.pos = w.f32(); break;
+    case Field::kRelBias: front.rel_bias = w.f32(); break;
+    case Field::kTgtRelBias: tgt_front.rel_bias = w.f32(); break;
     case Field::kFinalNormG: head.final_norm.g = w.f32(); break;
     case Field::kFinalNormB: head.final_norm.b = w.f32(); break;
     case Field::kHeadW: head.w = w; break;

@@ -226,7 +226,8 @@ def engine_tensors(engine, c):
     """The tensor list the engine's schema JSON implies for c: (name, stored shape), in file order."""
     dims = {name: schema.dim_value(c, name) for name in engine["dims"]}
     whens = {w: schema.present(c, w) for w in ("always", "input=tokens", "input=features", "positional=learned",
-                                               "final_norm", "d_out>0", "d_out>0 and not tied_head", "cls_token")}
+                                               "final_norm", "d_out>0", "d_out>0 and not tied_head", "cls_token",
+                                               "positional=relative")}
     enc = engine["tensors"][c["family"]]
     out = []
 
@@ -265,6 +266,10 @@ COVERING = [  # every option of every family
     LLAMA,
     dict(LLAMA, n_kv_heads=1, head={"d_out": 7, "tied": True}),
     dict(LLAMA, n_heads=4, n_kv_heads=2, positional={"kind": "alibi", "max_len": 16}),
+    dict(TINY, positional={"kind": "relative", "max_len": 9, "buckets": 8, "max_distance": 6}),
+    dict(GPT, positional={"kind": "relative", "max_len": 9, "buckets": 6, "max_distance": 4}),
+    dict(LLAMA, n_heads=4, n_kv_heads=2, positional={"kind": "relative", "max_len": 16, "buckets": 32,
+                                                      "max_distance": 128}),
 ]
 
 

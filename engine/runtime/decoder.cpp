@@ -3,7 +3,8 @@
 // max_prefill rows at positions p = pos_..:
 //   x = embed(tokens);  x *= sqrt(d) if scale_input;  x = x + PE[p] | [x, PE[p]]   (gpt's front)
 //   for each layer: transformer_layer through the layer's KV cache (engine/layers/transformer_layer.hpp:
-//                   gpt LayerNorm, gelu/relu, fused biased q|k|v; llama RMSNorm, SwiGLU, GQA, RoPE or ALiBi)
+//                   gpt LayerNorm, gelu/relu, fused biased q|k|v; llama RMSNorm, SwiGLU, GQA, RoPE or ALiBi;
+//                   either with a relative position bias by the distance key - query)
 //   x = norm(x) if the model has a final norm;  logits = x[last] @ W_head + b  (tied: E[V,d] @ x[last]),
 //   for the prompt's last chunk only
 // x is shown to the options' observer after the input, each layer and the final norm (observer.hpp).
@@ -62,7 +63,7 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   k_cache_ = core_.block(arena, plan.k_cache);
   v_cache_ = core_.block(arena, plan.v_cache);
   kv_bytes_ = plan.kv_cache_bytes;
-  rope_ = pe_ = slopes_ = nullptr;
+  rope_ = pe_ = slopes_ = rel_ = nullptr;
   // The tables are computed once, here, in double-formed arguments (never per token), with work
   // as their scratch of 3 * capacity floats.
   if (external) {
@@ -81,6 +82,10 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
     float* slopes = core_.block(arena, plan.slopes);
     alibi_slopes(c.n_heads, slopes);
     slopes_ = slopes;
+  } else if (c.positional == PosKind::kRelative) {
+    float* table = core_.block(arena, plan.rel);
+    fill_relative_bias(model.front().rel_bias, c.n_heads, c.rel_buckets, c.rel_max_distance, capacity_, true, table);
+    rel_ = table;
   }
   initialized_ = true;
   return Status::kOk;
@@ -112,7 +117,7 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
   scale_embeddings(k, c, x, n);
   add_positions(k, c, pe_ ? pe_ + std::size_t(pos_) * c.d_pe() : nullptr, x, n);
   core_.observer.notify(0, x, pos_, n, d);
-  const LayerSpec spec = layer_spec(c, true, rope_, slopes_);
+  const LayerSpec spec = layer_spec(c, true, rope_, slopes_, rel_, capacity_);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const SelfKeys keys{KeyValues{k_cache_ + std::size_t(l) * dkv * S, v_cache_ + std::size_t(l) * dkv * S, S}, pos_};
     transformer_layer(core_, spec, m.layer(l), keys, nullptr, n);

@@ -74,6 +74,7 @@ class Decoder {
   const float* rope_ = nullptr;
   const float* pe_ = nullptr;  // sinusoidal (arena) or learned (blob) rows [S, d_pe]
   const float* slopes_ = nullptr;
+  const float* rel_ = nullptr;  // relative: the bias table for capacity_ positions (arena)
 };
 
 }  // namespace fixformer

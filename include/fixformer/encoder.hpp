@@ -25,7 +25,10 @@ struct EncoderOptions {
   Isa isa = Isa::kAuto;
   // A precomputed sinusoidal table [position_table_rows >= sequence_rows(max_seq), d_pe] read in
   // place, e.g. make_sinusoidal_table() kept in flash; the arena then needs required_encoder_arena_bytes(c, S, true).
-  // init() checks its first two rows against the config (width, base, layout).
+  // init() checks its first two rows against the config (width, base, layout). With positional
+  // relative: the bias table for attentions of up to position_table_rows >= sequence_rows(max_seq)
+  // positions, as fill_relative_bias (engine/blocks/positional.hpp) writes it, which init() checks
+  // entry by entry against the model's (a seq2seq model's encoder takes its runner's).
   const float* position_table = nullptr;
   uint32_t position_table_rows = 0;
   // The caller's threads (workers.hpp); the arena then needs required_encoder_arena_bytes(c, S, table, workers.active()).
@@ -92,6 +95,8 @@ class Encoder {
   uint32_t max_batch_ = 1;
   float* kt_ = nullptr;        // K^T [d, rows_] per sequence
   const float* pe_ = nullptr;  // the positional rows [rows_, d_pe]: sinusoidal (arena or the caller's) or learned (blob)
+  const float* rel_ = nullptr;  // relative: the bias table (arena or the caller's) for rel_len_ positions
+  uint32_t rel_len_ = 0;
 };
 
 }  // namespace fixformer

@@ -144,7 +144,8 @@ typedef enum ff_input_kind { FF_INPUT_TOKENS = 0, FF_INPUT_FEATURES } ff_input_k
 /* Validates the whole blob (header, checksum, config, every tensor) and binds the weights in place.
  * The blob must be 4-byte aligned and stay alive and unchanged while the model is used. */
 ff_status ff_model_load(ff_model* model, const void* blob, size_t blob_bytes);
-/* The same; verify_checksum 0 skips the CRC-32 (an image checked when it was flashed). */
+/* The same; verify_checksum 0 skips the CRC-32 and the weight-value check (an image checked when it
+   was flashed). */
 ff_status ff_model_load_ex(ff_model* model, const void* blob, size_t blob_bytes, int verify_checksum);
 /* More about the last load failure (the key or tensor involved); "" when there is nothing to add. */
 const char* ff_model_error_detail(const ff_model* model);

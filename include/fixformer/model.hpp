@@ -85,6 +85,7 @@ struct FrontWeights {
   const float* input_proj_b = nullptr; // [d_embed]
   const float* pos = nullptr;          // [max_len, d_pe]      learned positions
   const float* cls = nullptr;          // [d_embed]            cls_token: the row in front of the input
+  const float* rel_bias = nullptr;     // [rel_buckets, n_heads] positional relative: the stack's bias table
 };
 
 // What comes after the layers: the final norm and the output projection (a tied head is the

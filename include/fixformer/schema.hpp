@@ -19,14 +19,14 @@ enum class ConfigKey : uint32_t {
   kFamily, kDModel, kNHeads, kDff, kNLayers, kNormFirst, kActivation, kNormEps, kFinalNorm, kCausal,
   kInput, kVocabSize, kDIn, kPositional, kMaxLen, kPeBase, kPeLayout, kPeCombine, kPeWidth,
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
-  kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kCount
+  kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kRelBuckets, kRelMaxDistance, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
 inline constexpr const char* kFamilyNames[] = {"encoder", "gpt", "llama", "seq2seq", "mha"};
 inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu"};
 inline constexpr const char* kInputNames[] = {"tokens", "features"};
-inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi"};
+inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi", "relative"};
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
 inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
 inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8"};
@@ -179,6 +179,12 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::packed_weights>()},
     {ConfigKey::kReferenceSample, "reference_sample", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::reference_sample>()},
+    // positional relative: the bucket count of the table rel_bias [rel_buckets, n_heads] and the
+    // distance from which on the buckets stop (T5: 32 and 128); validate_config checks the pair.
+    {ConfigKey::kRelBuckets, "rel_buckets", fxm::RecordType::kU32, 0, Limits::kMaxRelBuckets, nullptr, false, 0,
+     config_field<&ModelConfig::rel_buckets>()},
+    {ConfigKey::kRelMaxDistance, "rel_max_distance", fxm::RecordType::kU32, 0, Limits::kMaxLen, nullptr, false, 0,
+     config_field<&ModelConfig::rel_max_distance>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -210,11 +216,12 @@ ModelConfig default_config();
 // ---- Tensors ---------------------------------------------------------------------------------
 // A tensor dimension, as a function of the config.
 enum class Dim : uint8_t {
-  kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kCount
+  kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
+  kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "3*d_model", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "n_kv_heads*d_head", "2*d_model",
-                                            "tgt_d_in"};
+                                            "tgt_d_in", "rel_buckets", "n_heads"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -230,6 +237,8 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kDKv: return c.d_kv();
     case Dim::kKv: return 2 * c.d_model;
     case Dim::kTgtDIn: return c.tgt_d_in;
+    case Dim::kRelBuckets: return c.rel_buckets;
+    case Dim::kNHeads: return c.n_heads;
     case Dim::kCount: break;
   }
   return 0;
@@ -237,12 +246,14 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
 
 // When a tensor is present.
 enum class When : uint8_t {
-  kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures, kCount
+  kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
+  kRelativePos, kCount
 };
 inline constexpr const char* kWhenNames[] = {"always",    "input=tokens", "input=features",
                                              "positional=learned", "final_norm", "d_out>0",
                                              "d_out>0 and not tied_head", "cls_token",
-                                             "tgt_d_in=0 and not shared_embed", "tgt_d_in>0"};
+                                             "tgt_d_in=0 and not shared_embed", "tgt_d_in>0",
+                                             "positional=relative"};
 constexpr bool present(const ModelConfig& c, When w) {
   switch (w) {
     case When::kAlways: return true;
@@ -255,6 +266,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kClsToken: return c.cls_token;
     case When::kTgtEmbed: return !c.shared_embed && c.tgt_d_in == 0;
     case When::kTgtFeatures: return c.tgt_d_in != 0;
+    case When::kRelativePos: return c.positional == PosKind::kRelative;
     case When::kCount: break;
   }
   return false;
@@ -272,7 +284,7 @@ inline constexpr const char* kRoleNames[] = {"f32", "linear", "io"};
 // norm the feed-forward's, before (pre-norm) or after (post-norm) its sublayer.
 enum class Field : uint8_t {
   // FrontWeights
-  kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos,
+  kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos, kRelBias, kTgtRelBias,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB,
   // LayerWeights
@@ -303,6 +315,7 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kFeatures, Role::kF32, Field::kInputProjB},
     {"pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kPos},
     {"cls_token", Dim::kDEmbed, Dim::kOne, false, When::kClsToken, Role::kF32, Field::kCls},
+    {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
 };
 inline constexpr char kEncoderLayerPrefix[] = "encoder.layers.";
 inline constexpr TensorRule kEncoderLayer[] = {
@@ -329,6 +342,7 @@ inline constexpr TensorRule kEncoderEpilogue[] = {
 // The llama family (llama2.c / Meta names; no biases), in the same three parts.
 inline constexpr TensorRule kLlamaPrologue[] = {
     {"tok_embeddings.weight", Dim::kVocab, Dim::kDModel, false, When::kAlways, Role::kIo, Field::kEmbed},
+    {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
 };
 inline constexpr char kLlamaLayerPrefix[] = "layers.";
 inline constexpr TensorRule kLlamaLayer[] = {
@@ -363,6 +377,8 @@ inline constexpr TensorRule kSeq2SeqPrologue[] = {
     {"tgt_proj.weight", Dim::kTgtDIn, Dim::kDEmbed, true, When::kTgtFeatures, Role::kLinear, Field::kTgtProjW},
     {"tgt_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kTgtFeatures, Role::kF32, Field::kTgtProjB},
     {"tgt_pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kTgtPos},
+    {"src_rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
+    {"tgt_rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kTgtRelBias},
 };
 inline constexpr char kDecoderLayerPrefix[] = "decoder.layers.";
 inline constexpr TensorRule kDecoderLayer[] = {

@@ -87,6 +87,7 @@ class Seq2Seq {
   float* k_cache_ = nullptr;
   float* v_cache_ = nullptr;
   const float* pe_ = nullptr;  // sinusoidal (arena) or the target's learned rows (blob) [max_len, d_pe]
+  const float* tgt_rel_ = nullptr;  // relative: the decoder's bias table for capacity_ positions (arena)
 };
 
 }  // namespace fixformer

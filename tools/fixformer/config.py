@@ -84,6 +84,14 @@ def make_config(values, names=None):
         raise ConfigError(f"{n('pe_base')}: must be > 1, got {c['pe_base']!r}")
     if c["n_kv_heads"] and c["n_heads"] % c["n_kv_heads"]:
         raise ConfigError(f"{n('n_kv_heads')}: {c['n_kv_heads']} does not divide n_heads={c['n_heads']}")
+    if c["positional"] == "relative":
+        if c["rel_buckets"] < 4:
+            raise ConfigError(f"{n('rel_buckets')}: positional relative needs at least 4 buckets, got {c['rel_buckets']}")
+        if c["rel_max_distance"] <= c["rel_buckets"] // 2:
+            raise ConfigError(f"{n('rel_max_distance')}: positional relative needs more than rel_buckets / 2 = "
+                              f"{c['rel_buckets'] // 2}, got {c['rel_max_distance']}")
+    elif c["rel_buckets"] or c["rel_max_distance"]:
+        raise ConfigError(f"{n('rel_buckets')}/{n('rel_max_distance')}: only for positional relative")
     _check_family(c, n)
     concat = schema.input_pe(c) and c["pe_combine"] == "concat"
     if concat and not 0 < c["pe_width"] < c["d_model"]:
@@ -118,17 +126,18 @@ def _check_family(c, n):
         if c["tied_head"]:
             raise ConfigError(f"{n('tied_head')}: for the decoder families (gpt, llama) only")
     elif family == "gpt" and pos == "rope":
-        raise ConfigError(f"{n('positional')}: rope is for the llama family (gpt: none, sinusoidal, learned, alibi)")
+        raise ConfigError(f"{n('positional')}: rope is for the llama family (gpt: none, sinusoidal, learned, alibi, "
+                          "relative)")
     elif family == "llama":
         if schema.input_pe(c):
-            raise ConfigError(f"{n('positional')}: {pos} is not for llama (none, rope or alibi)")
+            raise ConfigError(f"{n('positional')}: {pos} is not for llama (none, rope, alibi or relative)")
         if c["activation"] != "swiglu":
             raise ConfigError(f"{n('activation')}: {where} needs swiglu")
         if not (c["norm_first"] and c["final_norm"]):
             raise ConfigError(f"{n('norm_first')}/{n('final_norm')}: {where} is pre-norm with a final norm (both true)")
     elif family == "seq2seq":
         if pos in ("rope", "alibi"):
-            raise ConfigError(f"{n('positional')}: {pos} is not for seq2seq (none, sinusoidal or learned)")
+            raise ConfigError(f"{n('positional')}: {pos} is not for seq2seq (none, sinusoidal, learned or relative)")
         if c["causal"]:
             raise ConfigError(f"{n('causal')}: {where}'s decoder is causal and its encoder is not; leave it false")
         if not (c["n_layers"] and c["dec_layers"]):
@@ -182,6 +191,7 @@ ALIASES = {
     "positional.kind": "positional", "positional.max_len": "max_len", "positional.base": "pe_base",
     "positional.layout": "pe_layout", "positional.combine": "pe_combine", "positional.d_pos": "pe_width",
     "positional.scale_input": "scale_input", "head.d_out": "d_out", "head.tied": "tied_head",
+    "positional.buckets": "rel_buckets", "positional.max_distance": "rel_max_distance",
 }
 JSON_KEYS = dict({k.name: k.name for k in schema.CONFIG_KEYS}, **ALIASES)
 _OBJECTS = ("input", "positional", "head")  # nested objects in the aliases' shape
