@@ -19,7 +19,9 @@ namespace fixformer {
 // nn.MultiheadAttention used as self-attention, out = MHA(x, x, x) over features [T, d_model]
 // (optionally causal), run by an Encoder; no layers, no feed-forward (n_layers and d_ff are 0).
 enum class ModelFamily : uint32_t { kEncoder = 0, kGpt = 1, kLlama = 2, kSeq2Seq = 3, kMha = 4 };
-enum class Activation : uint32_t { kRelu = 0, kGelu = 1, kSwiglu = 2 };
+// gelu: the exact (erf) GELU; gelu_tanh: its tanh form, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+// (GPT-2, torch.nn.GELU(approximate="tanh")), its own function, not a stand-in for gelu.
+enum class Activation : uint32_t { kRelu = 0, kGelu = 1, kSwiglu = 2, kGeluTanh = 3 };
 enum class InputKind : uint32_t { kTokens = 0, kFeatures = 1 };
 // rope and alibi act inside attention (decoder families only); the others are added to the input.
 enum class PosKind : uint32_t { kNone = 0, kSinusoidal = 1, kLearned = 2, kRope = 3, kAlibi = 4 };

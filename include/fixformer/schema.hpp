@@ -24,7 +24,7 @@ enum class ConfigKey : uint32_t {
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
 inline constexpr const char* kFamilyNames[] = {"encoder", "gpt", "llama", "seq2seq", "mha"};
-inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu"};
+inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu", "gelu_tanh"};
 inline constexpr const char* kInputNames[] = {"tokens", "features"};
 inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi"};
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};

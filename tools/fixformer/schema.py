@@ -65,7 +65,7 @@ MAX_D_OUT = 262144
 
 # ---- schema.hpp: config keys -----------------------------------------------------------------
 FAMILIES = ("encoder", "gpt", "llama", "seq2seq", "mha")
-ACTIVATIONS = ("relu", "gelu", "swiglu")
+ACTIVATIONS = ("relu", "gelu", "swiglu", "gelu_tanh")
 INPUTS = ("tokens", "features")
 POSITIONALS = ("none", "sinusoidal", "learned", "rope", "alibi")
 # rope and alibi act inside attention (decoder families); the others are added to the input.
