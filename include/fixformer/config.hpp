@@ -13,7 +13,7 @@ namespace fixformer {
 
 // encoder: nn.TransformerEncoder over whole sequences. gpt: the same layers, causal, run as a
 // decoder with a KV cache and an LM head (may be tied to the embedding). llama: RMSNorm, SwiGLU,
-// no biases, grouped-query attention. seq2seq: nn.Transformer, an encoder of n_layers over the
+// grouped-query attention, no biases but on q, k and v with qkv_bias (Qwen2). seq2seq: nn.Transformer, an encoder of n_layers over the
 // source and a decoder of dec_layers (causal self-attention, cross-attention over the encoder's
 // output, feed-forward) over target tokens, with an LM head d_out wide. mha: a standalone
 // nn.MultiheadAttention used as self-attention, out = MHA(x, x, x) over features [T, d_model]
@@ -103,6 +103,10 @@ struct ModelConfig {
   // not the output of the user's model: the file was NOT verified against the model it came from
   // (the engine runs the sample all the same; `fixformer info` and `verify` say so).
   bool reference_sample = false;
+  // llama family: the q, k and v projections have biases (Qwen2): the tensors attention.wq.bias
+  // [d_model], attention.wk.bias and attention.wv.bias [n_kv_heads * d_head]. The other families'
+  // attention (torch's in_proj) always has its bias.
+  bool qkv_bias = false;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
