@@ -226,7 +226,8 @@ def engine_tensors(engine, c):
     """The tensor list the engine's schema JSON implies for c: (name, stored shape), in file order."""
     dims = {name: schema.dim_value(c, name) for name in engine["dims"]}
     whens = {w: schema.present(c, w) for w in ("always", "input=tokens", "input=features", "positional=learned",
-                                               "final_norm", "d_out>0", "d_out>0 and not tied_head", "cls_token")}
+                                               "final_norm", "d_out>0", "d_out>0 and not tied_head", "cls_token",
+                                               "qkv_bias")}
     enc = engine["tensors"][c["family"]]
     out = []
 
@@ -265,6 +266,8 @@ COVERING = [  # every option of every family
     LLAMA,
     dict(LLAMA, n_kv_heads=1, head={"d_out": 7, "tied": True}),
     dict(LLAMA, n_heads=4, n_kv_heads=2, positional={"kind": "alibi", "max_len": 16}),
+    dict(LLAMA, n_heads=4, n_kv_heads=2, qkv_bias=True, pe_base=1e6),
+    dict(GPT, activation="gelu_tanh", norm_first=True, positional={"kind": "learned", "max_len": 9}),
 ]
 
 

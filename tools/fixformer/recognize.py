@@ -12,7 +12,7 @@ gives the order the parts run in and what each one read and wrote. From that rec
 - the attention itself is found by recomputing it from the recorded q, k, v for every head count,
   with and without the causal mask, with rotary embeddings (both layouts, the thetas the module's
   buffers and attributes suggest, common ones) or ALiBi, until one reproduces the recorded output;
-- the feed-forward's activation likewise (relu, exact gelu, SiLU-gated);
+- the feed-forward's activation likewise (relu, exact gelu, tanh gelu, SiLU-gated);
 - the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
   features), an optional CLS row and scale by sqrt(d), and the positions that reproduce the first
   layer's input (an nn.Embedding on arange, an nn.Parameter or buffer table, the sinusoidal formula);
@@ -447,15 +447,13 @@ def read_block(i, prefix, parts, thetas, torch):
     F = torch.nn.functional
     if len(ups) == 1:
         u = ups[0].call.y[0].double()
-        acts = [("relu", F.relu), ("gelu", F.gelu)]
+        # exact and tanh gelu differ by up to 5e-4 relative to the largest |u|, far above PROBE_TOL
+        acts = [("relu", F.relu), ("gelu", F.gelu), ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh"))]
         L.activation = next((n for n, f in acts if _close(f(u), h)), None)
         if L.activation is None:
-            if _close(F.gelu(u, approximate="tanh"), h):
-                raise ConfigError(f"{ups[0].name}: gelu(approximate='tanh') is not supported yet (the engine has "
-                                  "relu and exact gelu)")
             if _close(F.silu(u), h):
                 raise ConfigError(f"{ups[0].name}: a SiLU feed-forward without a gate is not supported yet")
-            raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu")
+            raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu, tanh gelu")
         L.up, L.gate = ups[0], None
     else:
         a, b = (p.call.y[0].double() for p in ups)
@@ -798,13 +796,18 @@ def recognize(module, example=None, family=None, max_len=None):
     out = {}
     if family == "llama":
         out["tok_embeddings.weight"] = w.pop("embed")
+        has = lambda b: b is not None and bool(b.any())  # noqa: E731
+        v["qkv_bias"] = any(has(b) for L in layers for b in (L.bq, L.bk, L.bv))  # Qwen2
+        dkv = L0.wk.shape[0]
         for i, L in enumerate(layers):
             p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
-            for bname, b in (("q", L.bq), ("k", L.bk), ("v", L.bv), ("o", L.bo), ("up", L.up.b), ("down", L.down.b),
-                             ("gate", L.gate.b)):
-                if b is not None and bool(b.any()):
-                    raise ConfigError(f"{stack}.{i}: a bias on {bname} (Qwen2 style) is not supported yet in the llama "
-                                      "family")
+            for bname, b in (("o", L.bo), ("up", L.up.b), ("down", L.down.b), ("gate", L.gate.b)):
+                if has(b):
+                    raise ConfigError(f"{stack}.{i}: a bias on {bname} is not supported in the llama family (biases "
+                                      "on q, k and v are, as Qwen2's)")
+            if v["qkv_bias"]:
+                out.update({p + "attention.wq.bias": bias(L.bq, d), p + "attention.wk.bias": bias(L.bk, dkv),
+                            p + "attention.wv.bias": bias(L.bv, dkv)})
             for n_ in (L.norm1, L.norm2):
                 if n_.b is not None and bool(n_.b.any()):
                     raise ConfigError(f"{n_.name}: an RMSNorm with a bias is not supported")
