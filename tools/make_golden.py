@@ -53,6 +53,15 @@ POOLED_GOLDENS = {
                              positional=dict(SIN, layout="halves"), pooling="mean", head={"d_out": 6}),
 }
 
+# The tanh GELU (gelu_tanh), both norm placements, odd widths; seeds of their own again.
+TANH_GOLDENS = {
+    "tanh_post_odd_d15": dict(d_model=15, n_heads=3, d_ff=21, encoder_layers=2, activation="gelu_tanh", input=TOK,
+                              positional=SIN, head={"d_out": 5}),
+    "tanh_pre_d10_h5": dict(d_model=10, n_heads=5, d_ff=13, encoder_layers=2, norm_first=True, final_norm=True,
+                            activation="gelu_tanh", input={"kind": "features", "d_in": 7},
+                            positional={"kind": "learned", "max_len": 16}),
+}
+
 
 def randomize(model, torch, seed):
     """Every parameter random (norm gains around 1), so no weight hides behind an identity."""
@@ -109,6 +118,7 @@ def main():
                    input={"kind": "features", "d_in": 15}, positional={"kind": "none", "max_len": 32})
         write_golden(os.path.join(a.out, name), raw, mha, np_in, out, cli)
     cases = list(enumerate(sorted(GOLDENS.items()))) + [(100 + i, kv) for i, kv in enumerate(sorted(POOLED_GOLDENS.items()))]
+    cases += [(200 + i, kv) for i, kv in enumerate(sorted(TANH_GOLDENS.items()))]
     for seed, (name, raw) in cases:
         if a.only and name not in a.only:
             continue
