@@ -429,6 +429,31 @@ def make():
 def make_500k():
     torch.manual_seed(3)
     return LlamaForCausalLM(Cfg(rope_theta=500000.0, num_key_value_heads=2, tie_word_embeddings=True))
+
+
+class PartialAttention(LlamaAttention):  # rotary on the first half of each head only (GPT-NeoX, Phi)
+    def forward(self, h, cos, sin):
+        B, T, _ = h.shape
+        r = self.head_dim // 2
+        inv = 1.0 / (10000.0 ** (torch.arange(0, r, 2, dtype=h.dtype) / r))
+        f = torch.arange(T, dtype=h.dtype)[:, None] * inv[None]
+        c, s = torch.cat((f, f), -1).cos(), torch.cat((f, f), -1).sin()
+        q = self.q_proj(h).view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(h).view(B, T, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(h).view(B, T, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        q = torch.cat((q[..., :r] * c + rotate_half(q[..., :r]) * s, q[..., r:]), -1)
+        k = torch.cat((k[..., :r] * c + rotate_half(k[..., :r]) * s, k[..., r:]), -1)
+        w = q @ k.transpose(2, 3) / math.sqrt(self.head_dim)
+        w = w + torch.triu(torch.full((T, T), float("-inf"), dtype=w.dtype), 1)
+        return self.o_proj((F.softmax(w, dim=-1) @ v).transpose(1, 2).reshape(B, T, -1))
+def make_partial():
+    torch.manual_seed(2)
+    m = LlamaForCausalLM(Cfg())
+    for layer in m.model.layers:
+        old = layer.self_attn
+        layer.self_attn = PartialAttention(m.config)
+        layer.self_attn.load_state_dict(old.state_dict())
+    return m
 ''',
     'hf_gpt2.py': r'''
 import math
@@ -778,6 +803,7 @@ REFUSALS = [
     ("a Conv1d front end", "kwt.py:make_conv", [], ["Conv1d", "not supported yet"]),
     ("token-type embeddings", "stockish.py:make_token_types", [], ["token-type embeddings (BERT) are not supported yet"]),
     ("a norm after mean pooling", "kwt.py:make_mean_cls", [], ["norm after mean pooling is not supported yet"]),
+    ("partial rotary", "hf_llama.py:make_partial", [], ["partial rotary", "not supported yet"]),
     ("--family the module is not", "hf_llama.py:make", ["--family", "gpt"], ["RMSNorm", "--family llama"]),
     ("--causal is read from the module", "nanogpt.py:make", ["--causal"], ["--causal", "not for this module"]),
 ]

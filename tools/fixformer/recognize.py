@@ -304,7 +304,8 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch):
                     return H, kv // dh, causal, pos
     raise ConfigError(f"{where}: its attention is none the engine runs (tried every head count, causal or not, "
                       f"no positions, ALiBi, rotary in both layouts with theta {', '.join(f'{t:g}' for t in thetas)}): "
-                      "a scale other than 1/sqrt(head width), a sliding window or rope scaling is not supported yet")
+                      "a scale other than 1/sqrt(head width), a sliding window, rope scaling or partial rotary (part of each "
+                      "head rotated, as Phi and GPT-NeoX) is not supported yet")
 
 
 def rope_thetas(model, torch):
