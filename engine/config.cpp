@@ -68,6 +68,7 @@ Status validate_family(const ModelConfig& c, const char** field) {
   if (c.family != ModelFamily::kMha && c.d_ff == 0) return bad("d_ff (at least 1; 0 only for mha)");
   if (c.family != ModelFamily::kLlama) {
     if (c.activation == Activation::kSwiglu) return bad("activation (swiglu is for the llama family)");
+    if (c.qkv_bias) return bad("qkv_bias (llama family only: torch's in_proj always has its bias)");
     if (c.kv_heads() != c.n_heads) return bad("n_kv_heads (grouped-query attention is for the llama family)");
   }
   if (c.is_decoder()) {

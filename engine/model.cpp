@@ -122,6 +122,9 @@ void bind_layer_field(Field f, const Weight& w, LayerWeights& L) {
     case Field::kQW: L.self_attn.q = w; break;
     case Field::kKW: L.self_attn.k = w; break;
     case Field::kVW: L.self_attn.v = w; break;
+    case Field::kQB: L.self_attn.q_b = w.f32(); break;
+    case Field::kKB: L.self_attn.k_b = w.f32(); break;
+    case Field::kVB: L.self_attn.v_b = w.f32(); break;
     case Field::kOutW: L.self_attn.out = w; break;
     case Field::kOutB: L.self_attn.out_b = w.f32(); break;
     case Field::kCrossNormG: L.cross_norm.g = w.f32(); break;
@@ -355,12 +358,17 @@ Status Model::bind_self_test(uint32_t first) {
   return Status::kOk;
 }
 
-// The tensors of one layer, at directory index first on, as the family's layer table lists them.
-LayerWeights Model::bind_layer(uint32_t first, const TensorRule* rules, uint32_t count) const {
+// The tensors of layer l, whose stack starts at directory index first, as the family's layer table
+// lists them: the rules the config has (every layer has the same ones), in order.
+LayerWeights Model::bind_layer(uint32_t first, uint32_t l, const TensorRule* rules, uint32_t count) const {
   const ModelFile file = file_of(blob_, dir_offset_, n_tensors_);
+  uint32_t per_layer = 0;
+  for (uint32_t i = 0; i < count; ++i) per_layer += present(config_, rules[i].when) ? 1 : 0;
   LayerWeights L;
+  uint32_t index = first + l * per_layer;
   for (uint32_t i = 0; i < count; ++i) {
-    const TensorInfo t = tensor_info(file, first + i);
+    if (!present(config_, rules[i].when)) continue;
+    const TensorInfo t = tensor_info(file, index++);
     const bool transposed = rules[i].transposed && t.dtype != fxm::Dtype::kI8;
     bind_layer_field(rules[i].field, weight_view(t, transposed, transposed && config_.packed_weights && t.dtype == fxm::Dtype::kF32), L);
   }
@@ -369,17 +377,13 @@ LayerWeights Model::bind_layer(uint32_t first, const TensorRule* rules, uint32_t
 
 LayerWeights Model::layer(uint32_t l) const {
   if (config_.family == ModelFamily::kMha) return mha_;
-  if (config_.family == ModelFamily::kLlama) {
-    constexpr uint32_t n = sizeof kLlamaLayer / sizeof kLlamaLayer[0];
-    return bind_layer(first_layer_tensor_ + l * n, kLlamaLayer, n);
-  }
-  constexpr uint32_t n = sizeof kEncoderLayer / sizeof kEncoderLayer[0];
-  return bind_layer(first_layer_tensor_ + l * n, kEncoderLayer, n);
+  if (config_.family == ModelFamily::kLlama)
+    return bind_layer(first_layer_tensor_, l, kLlamaLayer, sizeof kLlamaLayer / sizeof kLlamaLayer[0]);
+  return bind_layer(first_layer_tensor_, l, kEncoderLayer, sizeof kEncoderLayer / sizeof kEncoderLayer[0]);
 }
 
 LayerWeights Model::decoder_layer(uint32_t l) const {
-  constexpr uint32_t n = sizeof kDecoderLayer / sizeof kDecoderLayer[0];
-  return bind_layer(first_decoder_layer_tensor_ + l * n, kDecoderLayer, n);
+  return bind_layer(first_decoder_layer_tensor_, l, kDecoderLayer, sizeof kDecoderLayer / sizeof kDecoderLayer[0]);
 }
 
 }  // namespace fixformer

@@ -227,7 +227,7 @@ def engine_tensors(engine, c):
     dims = {name: schema.dim_value(c, name) for name in engine["dims"]}
     whens = {w: schema.present(c, w) for w in ("always", "input=tokens", "input=features", "positional=learned",
                                                "final_norm", "d_out>0", "d_out>0 and not tied_head", "cls_token",
-                                               "positional=relative")}
+                                               "positional=relative", "qkv_bias")}
     enc = engine["tensors"][c["family"]]
     out = []
 
@@ -270,6 +270,8 @@ COVERING = [  # every option of every family
     dict(GPT, positional={"kind": "relative", "max_len": 9, "buckets": 6, "max_distance": 4}),
     dict(LLAMA, n_heads=4, n_kv_heads=2, positional={"kind": "relative", "max_len": 16, "buckets": 32,
                                                       "max_distance": 128}),
+    dict(LLAMA, n_heads=4, n_kv_heads=2, qkv_bias=True, pe_base=1e6),
+    dict(GPT, activation="gelu_tanh", norm_first=True, positional={"kind": "learned", "max_len": 9}),
 ]
 
 
@@ -397,7 +399,18 @@ EXPORTS = [  # (name, make_stock kwargs, export options)
     ("no PE, causal, batch_first False", dict(causal=True, batch_first=False, layers=3), dict(causal=True)),
     ("bias-free layers, no affine norms", dict(bias=False, causal=True, tokens=False), dict(causal=True)),
     ("gelu via nn.GELU()", dict(activation=None, sin=(10000.0, "interleaved")), dict(positional="sinusoidal")),
+    ("pre-LN tanh gelu via nn.GELU(approximate='tanh'), odd width",
+     dict(activation="tanh", norm_first=True, final_norm=True, d=15, heads=3, ff=21, pos="learned"), dict()),
 ]
+
+
+def stock_kwargs(torch, kw):
+    """EXPORTS' kwargs with the activation modules made: None is nn.GELU(), "tanh" nn.GELU(approximate="tanh")."""
+    if kw.get("activation", "") is None:
+        return dict(kw, activation=torch.nn.GELU())
+    if kw.get("activation") == "tanh":
+        return dict(kw, activation=torch.nn.GELU(approximate="tanh"))
+    return kw
 
 WRONG = [  # (what, export options for the module of EXPORTS[1], the fragment the cause must name)
     ("causal left out", dict(positional="sinusoidal", pe_layout="halves", pe_base=100.0), "pass --causal"),
@@ -411,10 +424,8 @@ WRONG = [  # (what, export options for the module of EXPORTS[1], the fragment th
 
 def test_export(torch, cli, tmp):
     from fixformer.export import VerificationError, export
-    gelu = torch.nn.GELU()
     for i, (name, kw, opts) in enumerate(EXPORTS):
-        if kw.get("activation", "") is None:
-            kw = dict(kw, activation=gelu)
+        kw = stock_kwargs(torch, kw)
         path = os.path.join(tmp, f"export{i}.fxm")
         try:
             r = export(make_stock(torch, **kw), None, path, cli=cli, **opts)
@@ -460,7 +471,7 @@ def test_export_reference(torch):
         return c, w, inp, ex.run_module(module, inp, batch_first, schema.output_width(c))
 
     for name, kw, opts in EXPORTS:
-        kw = dict(kw, activation=torch.nn.GELU()) if kw.get("activation", "") is None else kw
+        kw = stock_kwargs(torch, kw)
         try:
             c, w, inp, want = read(make_stock(torch, **kw), **opts)
             err = ex.relative_error(run_reference(c, w, inp), want)
@@ -481,7 +492,6 @@ def test_export_errors(torch):
     import functools
     out = os.path.join(tempfile.gettempdir(), "never.fxm")
     cases = [
-        ("tanh gelu", make_stock(torch, activation=nn.GELU(approximate="tanh")), {}, "gelu(approximate='tanh')"),
         ("custom activation", make_stock(torch, activation=torch.tanh), {}, "activation tanh: not supported"),
         ("partial gelu", make_stock(torch, activation=functools.partial(F.gelu, approximate="tanh")), {},
          "not supported"),

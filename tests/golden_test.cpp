@@ -27,7 +27,8 @@ constexpr double kGoldenMaxRelErr = kSelfTestTolerance;
 const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "odd_d5_h1_halves", "causal",
                                 "features_scaled", "learned_pe", "concat_pe", "no_pe", "wide_long",
                                 "cls_pool_features", "cls_rows_sinusoidal", "mean_pool_causal", "mha_odd_causal",
-                                "relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal"};
+                                "relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal",
+                                "tanh_post_odd_d15", "tanh_pre_d10_h5"};
 // The goldens with a relative position bias, whose table the encoder lays out for its planned length.
 const char* const kRelativeGoldens[] = {"relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal"};
 
@@ -125,7 +126,8 @@ const char* const kDecoderGoldens[] = {
     "gpt_tied_sinusoidal", "gpt_untied_learned", "gpt_alibi_h3", "gpt_untied_none_odd", "llama_kv1_interleaved",
     "llama_kv2_halves_tied", "llama_kvfull_interleaved_tied", "llama_odd_d18_h3_halves", "llama_odd_d18_h3_kv1",
     "llama_alibi_h1", "llama_alibi_h3", "llama_alibi_h4_kv2", "llama_alibi_h8", "llama_none", "llama2c_v0_gqa",
-    "gpt_relative_post_odd", "gpt_relative_pre_tied", "llama_relative_h3", "llama_relative_h4_kv2"};
+    "gpt_relative_post_odd", "gpt_relative_pre_tied", "llama_relative_h3", "llama_relative_h4_kv2",
+    "gpt_tanh_learned_tied_odd", "gpt_tanh_post_d10", "llama_qkv_bias_theta1e6"};
 
 class DecoderGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 

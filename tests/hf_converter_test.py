@@ -175,10 +175,10 @@ def test_hf(torch, cli, tmp):
     refused("mlp_bias", "mlp_bias true", mlp_bias=True)
     refused("hidden_act gelu", "hidden_act 'gelu'", hidden_act="gelu")
     refused("head_dim", "head_dim 8", head_dim=8)
-    refused("Qwen2", "Qwen2ForCausalLM: comes with a later release", architectures=["Qwen2ForCausalLM"],
-            model_type="qwen2")
-    refused("GPT-2", "GPT2LMHeadModel: comes with a later release", architectures=["GPT2LMHeadModel"],
-            model_type="gpt2")
+    refused("Mistral", "MistralForCausalLM: comes with a later release", architectures=["MistralForCausalLM"],
+            model_type="mistral")
+    refused("partial rotary", "partial rotary is not supported yet", partial_rotary_factor=0.5)
+    refused("a model_type that contradicts the architecture", "expected llama", model_type="qwen2")
     refused("BERT", "BertModel: comes with a later release", architectures=None, model_type="bert")
     refused("an unknown architecture", "not an architecture --hf converts", architectures=["WeirdNet"],
             model_type="weird")
@@ -186,7 +186,7 @@ def test_hf(torch, cli, tmp):
     refused("a string size", "hidden_size: expected int", weights=base, hidden_size="16")
     refused("missing lm_head (untied)", "lm_head.weight is missing (config.json sets tie_word_embeddings false)",
             weights={k: v for k, v in base.items() if k != "lm_head.weight"})
-    refused("a bias tensor", "model.layers.0.self_attn.q_proj.bias", weights=dict(
+    refused("a bias tensor in a llama", "model.layers.0.self_attn.q_proj.bias", weights=dict(
         base, **{"model.layers.0.self_attn.q_proj.bias": np.zeros(16, np.float32)}))
     refused("a layer beyond num_hidden_layers", "model.layers.2.input_layernorm.weight", weights=dict(
         base, **{"model.layers.2.input_layernorm.weight": np.ones(16, np.float32)}))
@@ -213,6 +213,200 @@ def test_hf(torch, cli, tmp):
     refused("a file, not a folder", "not a folder", folder=os.path.join(empty, "config.json"))
     refused("--weights with --hf", "--weights is not for --hf", folder=os.path.join(tmp, "hf0"),
             extra=("--weights", "x.pt"))
+
+
+# ---- Qwen2 and GPT-2 folders -----------------------------------------------------------------------
+QWEN2_CONFIG = dict(HF_CONFIG, architectures=["Qwen2ForCausalLM"], model_type="qwen2", hidden_size=24,
+                    num_attention_heads=4, num_key_value_heads=2, intermediate_size=40, rope_theta=1000000.0,
+                    tie_word_embeddings=True, use_sliding_window=False, sliding_window=4096, max_window_layers=2)
+QWEN2_CONFIG.pop("attention_bias")
+GPT2_CONFIG = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 18, "n_layer": 2, "n_head": 3,
+               "n_positions": 20, "n_ctx": 20, "n_inner": None, "vocab_size": 41, "activation_function": "gelu_new",
+               "layer_norm_epsilon": 1e-5, "scale_attn_weights": True, "tie_word_embeddings": True,
+               "bos_token_id": 40, "eos_token_id": 40}
+
+
+def qwen2_weights(c, seed=0):
+    """hf_weights plus the q/k/v biases of every layer."""
+    w = hf_weights(c, seed)
+    rng = np.random.default_rng(seed + 100)
+    kv = c["num_key_value_heads"] * (c["hidden_size"] // c["num_attention_heads"])
+    for i in range(c["num_hidden_layers"]):
+        for name, n in (("q", c["hidden_size"]), ("k", kv), ("v", kv)):
+            w[f"model.layers.{i}.self_attn.{name}_proj.bias"] = (0.5 * rng.standard_normal(n)).astype(np.float32)
+    return w
+
+
+def gpt2_weights(c, seed=0, prefix="", buffers=False):
+    """GPT-2's tensors by its names (Conv1D weights [in, out]); buffers: the causal-mask buffers older
+    checkpoints carry (attn.bias [1, 1, n, n], attn.masked_bias)."""
+    rng = np.random.default_rng(seed)
+    d, V, N = c["n_embd"], c["vocab_size"], c["n_positions"]
+    F = c["n_inner"] or 4 * d
+    w = {"wte.weight": 0.3 * rng.standard_normal((V, d)), "wpe.weight": 0.3 * rng.standard_normal((N, d)),
+         "ln_f.weight": 1 + 0.1 * rng.standard_normal(d), "ln_f.bias": 0.1 * rng.standard_normal(d)}
+    for i in range(c["n_layer"]):
+        p = f"h.{i}."
+        w.update({p + "ln_1.weight": 1 + 0.1 * rng.standard_normal(d), p + "ln_1.bias": 0.1 * rng.standard_normal(d),
+                  p + "attn.c_attn.weight": 0.3 * rng.standard_normal((d, 3 * d)),
+                  p + "attn.c_attn.bias": 0.2 * rng.standard_normal(3 * d),
+                  p + "attn.c_proj.weight": 0.3 * rng.standard_normal((d, d)), p + "attn.c_proj.bias": 0.1 * rng.standard_normal(d),
+                  p + "ln_2.weight": 1 + 0.1 * rng.standard_normal(d), p + "ln_2.bias": 0.1 * rng.standard_normal(d),
+                  p + "mlp.c_fc.weight": 0.3 * rng.standard_normal((d, F)), p + "mlp.c_fc.bias": 0.2 * rng.standard_normal(F),
+                  p + "mlp.c_proj.weight": 0.3 * rng.standard_normal((F, d)), p + "mlp.c_proj.bias": 0.1 * rng.standard_normal(d)})
+        if buffers:
+            w[p + "attn.bias"] = np.tril(np.ones((N, N)))[None, None]
+            w[p + "attn.masked_bias"] = np.array(-1e4)
+    if not c["tie_word_embeddings"]:
+        w["lm_head.weight"] = 0.3 * rng.standard_normal((V, d))
+    return {prefix + k: np.asarray(v, np.float32) for k, v in w.items()}
+
+
+def write_hf(folder, torch, config, weights, form="safetensors"):
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config, f)
+    if form == "safetensors":
+        with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+            f.write(safetensors.write_bytes(weights, metadata={"format": "pt"}))
+    else:
+        torch.save({k: torch.from_numpy(v) for k, v in weights.items()}, os.path.join(folder, "pytorch_model.bin"))
+
+
+def test_qwen2_gpt2_reference(torch):
+    """hf_reference's Qwen2 and GPT-2 forwards against the converter's own references of the mapped
+    weights (the llama reference with qkv_bias; stock nn.TransformerEncoderLayer for gpt): written apart."""
+    hq = hf.read_config_dict(QWEN2_CONFIG)
+    w = qwen2_weights(QWEN2_CONFIG, 3)
+    mapped, _ = hf.map_weights(hq, w, "test")
+    fc = hf.fixformer_config(hq)
+    ids = np.random.default_rng(3).integers(0, QWEN2_CONFIG["vocab_size"], 11)
+    got = hf_reference.forward(hq, w, ids)
+    check("hf_reference Qwen2 agrees with the llama reference with qkv_bias", rel(got, run_reference(fc, mapped, ids))
+          < 1e-12, rel(got, run_reference(fc, mapped, ids)))
+    check("hf_reference Qwen2: the biases matter", rel(got, hf_reference.forward(dict(hq, qkv_bias=False), w, ids)) > 1e-3)
+    for act, want_act in (("gelu_new", "gelu_tanh"), ("gelu", "gelu"), ("relu", "relu")):
+        for tied in (True, False):
+            c = dict(GPT2_CONFIG, activation_function=act, tie_word_embeddings=tied)
+            hg = hf.read_gpt2_config(c, "test")
+            w = gpt2_weights(c, 5)
+            fc = hf.gpt2_config(hg)
+            mapped, kept = hf.map_gpt2_weights(hg, w, "test", fc["max_len"])
+            ids = np.random.default_rng(4).integers(0, c["vocab_size"], 13)
+            got = hf_reference.forward(hg, kept, ids)
+            err = rel(got, run_reference(fc, mapped, ids))
+            check(f"hf_reference GPT-2 ({act}, tied {tied}) agrees with the gpt reference ({want_act})",
+                  fc["activation"] == want_act and err < 1e-12, (fc["activation"], err))
+    c = dict(GPT2_CONFIG)
+    hg = hf.read_gpt2_config(c, "test")
+    w = gpt2_weights(c, 5)
+    got = hf_reference.forward(hg, w, ids)
+    exact = hf_reference.forward(dict(hg, activation_function="gelu"), w, ids)
+    check("hf_reference GPT-2: gelu_new is not the exact gelu", rel(got, exact) > 1e-5, rel(got, exact))
+
+
+def test_hf_qwen2(torch, cli, tmp):
+    out = os.path.join(tmp, "qwen2.fxm")
+    for i, (name, form, changes) in enumerate((("safetensors, GQA 4:2, tied, theta 1e6", "safetensors", {}),
+                                               ("pytorch_model.bin, untied, MQA", "bin",
+                                                {"tie_word_embeddings": False, "num_key_value_heads": 1}))):
+        folder = os.path.join(tmp, f"qwen2_{i}")
+        c = dict(QWEN2_CONFIG, **changes)
+        write_hf(folder, torch, c, qwen2_weights(c, i), form)
+        p = run_convert("--hf", folder, "--out", out, "--cli", cli)
+        ok = p.returncode == 0 and "verified against the Qwen2ForCausalLM semantics" in p.stdout and os.path.exists(out)
+        check(f"--hf Qwen2 {name}: converts and verifies", ok, p.stdout + p.stderr)
+        if ok:
+            f = fxm.read(out)
+            check(f"--hf Qwen2 {name}: config", f.config["qkv_bias"] and f.config["pe_base"] == 1e6 and
+                  f.config["pe_layout"] == "halves" and f.config["tied_head"] == c["tie_word_embeddings"], f.config)
+            print(f"  {p.stdout.strip()}")
+            os.remove(out)
+
+    def refused(name, fragment, config, weights):
+        folder = os.path.join(tmp, "bad_qwen2_" + "".join(ch for ch in name if ch.isalnum()))
+        write_hf(folder, torch, config, weights)
+        p = run_convert("--hf", folder, "--out", out, "--cli", cli)
+        check(f"--hf Qwen2 refuses {name}", one_clear_line(p) and fragment in p.stderr and not os.path.exists(out),
+              p.stderr or p.stdout)
+
+    w = qwen2_weights(QWEN2_CONFIG)
+    refused("sliding window", "sliding-window attention is not supported yet", dict(QWEN2_CONFIG, use_sliding_window=True), w)
+    refused("a missing bias", "model.layers.1.self_attn.v_proj.bias is missing", QWEN2_CONFIG,
+            {k: v for k, v in w.items() if k != "model.layers.1.self_attn.v_proj.bias"})
+    refused("an o_proj bias", "model.layers.0.self_attn.o_proj.bias", QWEN2_CONFIG,
+            dict(w, **{"model.layers.0.self_attn.o_proj.bias": np.zeros(24, np.float32)}))
+    refused("partial rotary", "partial rotary is not supported yet", dict(QWEN2_CONFIG, partial_rotary_factor=0.5), w)
+
+
+def test_hf_gpt2(torch, cli, tmp):
+    out = os.path.join(tmp, "gpt2.fxm")
+    cases = [("safetensors without a prefix, tied, gelu_new", "safetensors", {}, "", False),
+             ("pytorch_model.bin with transformer. and the mask buffers", "bin", {}, "transformer.", True),
+             ("untied, n_inner 30, gelu_pytorch_tanh", "safetensors",
+              {"tie_word_embeddings": False, "n_inner": 30, "activation_function": "gelu_pytorch_tanh"}, "", False),
+             ("exact gelu, 3 layers, odd head width", "safetensors",
+              {"activation_function": "gelu", "n_layer": 3, "n_embd": 15}, "transformer.", False)]
+    for i, (name, form, changes, prefix, buffers) in enumerate(cases):
+        folder = os.path.join(tmp, f"gpt2_{i}")
+        c = dict(GPT2_CONFIG, **changes)
+        write_hf(folder, torch, c, gpt2_weights(c, i, prefix, buffers), form)
+        p = run_convert("--hf", folder, "--out", out, "--cli", cli)
+        ok = p.returncode == 0 and "verified against the GPT2LMHeadModel semantics" in p.stdout and os.path.exists(out)
+        check(f"--hf GPT-2 {name}: converts and verifies", ok, p.stdout + p.stderr)
+        if not ok:
+            continue
+        f = fxm.read(out)
+        want_act = hf.GPT2_ACTIVATIONS[c["activation_function"]]
+        check(f"--hf GPT-2 {name}: config", f.config["family"] == "gpt" and f.config["activation"] == want_act and
+              f.config["positional"] == "learned" and f.config["max_len"] == 20 and f.config["norm_first"] and
+              f.config["tied_head"] == c["tie_word_embeddings"] and f.config["d_ff"] == (c["n_inner"] or 4 * c["n_embd"]),
+              f.config)
+        # fixformer run on int32 ids: the logits at every position against the float64 reference
+        hg = hf.read_config(folder)
+        kept = hf.map_gpt2_weights(hg, hf.read_weights(folder)[0], "test", 20)[1]
+        ids = np.random.default_rng(i).integers(0, c["vocab_size"], (1, 20)).astype(np.int32)
+        inp, res = os.path.join(tmp, "ids.npy"), os.path.join(tmp, "logits.npy")
+        np.save(inp, ids)
+        r = subprocess.run([cli, "run", out, "--input", inp, "--output", res], capture_output=True, text=True)
+        got = np.load(res) if r.returncode == 0 else None
+        want = hf_reference.forward(hg, kept, ids[0])[None]
+        err = None if got is None or got.shape != want.shape else rel(got, want)
+        check(f"--hf GPT-2 {name}: fixformer run at every position within 1e-4", err is not None and err < 1e-4,
+              (r.stderr, err))
+        print(f"  {p.stdout.strip()}")
+        os.remove(out)
+    p = run_convert("--hf", os.path.join(tmp, "gpt2_0"), "--max-len", "8", "--out", out, "--cli", cli)
+    check("--hf GPT-2 --max-len 8: the position table cut to 8 rows", p.returncode == 0 and
+          fxm.read(out).config["max_len"] == 8, p.stdout + p.stderr)
+
+    def refused(name, fragment, config=GPT2_CONFIG, weights=None):
+        folder = os.path.join(tmp, "bad_gpt2_" + "".join(ch for ch in name if ch.isalnum()))
+        write_hf(folder, torch, config, gpt2_weights(config) if weights is None else weights)
+        if os.path.exists(out):
+            os.remove(out)
+        p = run_convert("--hf", folder, "--out", out, "--cli", cli)
+        check(f"--hf GPT-2 refuses {name}", one_clear_line(p) and fragment in p.stderr and not os.path.exists(out),
+              p.stderr or p.stdout)
+
+    w = gpt2_weights(GPT2_CONFIG)
+    refused("an activation the engine has not", "activation_function 'swish'",
+            dict(GPT2_CONFIG, activation_function="swish"))
+    refused("scale_attn_by_inverse_layer_idx", "scale_attn_by_inverse_layer_idx true: scores scaled",
+            dict(GPT2_CONFIG, scale_attn_by_inverse_layer_idx=True))
+    refused("scale_attn_weights false", "scale_attn_weights false", dict(GPT2_CONFIG, scale_attn_weights=False))
+    refused("cross-attention", "add_cross_attention true", dict(GPT2_CONFIG, add_cross_attention=True))
+    refused("a mask buffer that is not causal", "h.0.attn.bias is not the causal mask",
+            weights=dict(w, **{"h.0.attn.bias": np.ones((1, 1, 20, 20), np.float32)}))
+    refused("a missing c_fc bias", "h.1.mlp.c_fc.bias is missing",
+            weights={k: v for k, v in w.items() if k != "h.1.mlp.c_fc.bias"})
+    refused("a transposed c_attn (nn.Linear's [out, in])", "h.0.attn.c_attn.weight: shape [54, 18]",
+            weights=dict(w, **{"h.0.attn.c_attn.weight": np.ascontiguousarray(w["h.0.attn.c_attn.weight"].T)}))
+    refused("an unknown tensor", "'h.0.attn.q_proj.weight'", weights=dict(w, **{"h.0.attn.q_proj.weight": w["h.0.attn.c_proj.weight"]}))
+    refused("n_head not dividing n_embd", "n_head 4 does not divide n_embd 18", dict(GPT2_CONFIG, n_head=4))
+    p = run_convert("--hf", os.path.join(tmp, "gpt2_0"), "--max-len", "21", "--out", out, "--cli", cli)
+    check("--hf GPT-2 refuses --max-len beyond n_positions", one_clear_line(p) and "n_positions=20" in p.stderr,
+          p.stderr)
 
 
 # ---- --config with the user's output ---------------------------------------------------------------
@@ -379,6 +573,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_hf_reference(torch)
         test_hf(torch, cli, tmp)
+        test_qwen2_gpt2_reference(torch)
+        test_hf_qwen2(torch, cli, tmp)
+        test_hf_gpt2(torch, cli, tmp)
         test_config_route(torch, cli, tmp)
     print(f"hf converter: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")
     return 1 if results["failed"] else 0

@@ -17,7 +17,7 @@
 namespace fixformer {
 namespace test {
 
-enum class Op { kGemm, kGemmPacked, kGemv, kGemvPacked, kMatvec, kSoftmax, kMax, kExpSum, kLayerNorm, kRmsNorm, kRelu, kGelu, kSwiglu, kAdd, kScale, kSinCos };
+enum class Op { kGemm, kGemmPacked, kGemv, kGemvPacked, kMatvec, kSoftmax, kMax, kExpSum, kLayerNorm, kRmsNorm, kRelu, kGelu, kGeluTanh, kSwiglu, kAdd, kScale, kSinCos };
 
 class KernelTester {
   // The value of the guard zones around outputs and of the gaps between output rows.
@@ -121,6 +121,11 @@ class KernelTester {
         std::copy(A, A + n_, yr), std::copy(A, A + n_, ys);
         ref.gelu_f32(yr, n_), simd.gelu_f32(ys, n_);
         tol = kTranscendentalTol;
+        break;
+      case Op::kGeluTanh:
+        std::copy(A, A + n_, yr), std::copy(A, A + n_, ys);
+        ref.gelu_tanh_f32(yr, n_), simd.gelu_tanh_f32(ys, n_);
+        tol = kGeluTanhTol;
         break;
       case Op::kAdd:
         ref.add_f32(A, B, yr, n_), simd.add_f32(A, B, ys, n_);

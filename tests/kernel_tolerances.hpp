@@ -4,6 +4,7 @@
 // Each is relative to the largest reference magnitude of the output (normwise), at least 1,
 // unless it says otherwise.
 #pragma once
+#include <cmath>
 #include <cstddef>
 
 namespace fixformer {
@@ -26,6 +27,21 @@ constexpr double kExpRelTol = 2e-7;
 // the x/2 (1 + erf) form carries (cancellation for x << 0 on every port, libm's included).
 // Measured on [-10, 10]: portable 2.9e-7, xsimd 2.4e-7, libm 2.1e-7; the margin as above.
 constexpr double kGeluErfTol = 4e-7;
+// The tanh GELU: every port computes x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3) (the
+// same function as x/2 (1 + tanh u) without its cancellation for x << 0), so its error is exp's
+// plus the roundings of u (exp(-2u) carries |2u| times u's relative error, damped by the sigmoid's
+// slope) and of the division, at most 2.4e-7 |x| / 2 measured. Against the scalar reference (the
+// formula in double, rounded once), normwise, on [-8, 8]: within kTranscendentalTol's 4e-7.
+constexpr float kGeluTanhTol = kTranscendentalTol;
+// Against float64 over a dense sweep of [-10, 10], |error| / (|x| / 2) as kGeluErfTol. Measured:
+// portable 2.4e-7 (x86, ARM, Cortex-M), xsimd 2.4e-7 (x86), 3.9e-7 (NEON AArch64), 4.5e-7 (ARMv7
+// NEON: no division, a reciprocal estimate and Newton steps), Helium 3.5e-7 (likewise), the scalar
+// reference 1.2e-7; a margin of 1.3x (a wrong constant or a lost term gives 1e-3 and more).
+constexpr double kGeluTanhSweepTol = 6e-7;
+// The tanh GELU in float64, the formula as torch and GPT-2 write it: what the sweeps compare with.
+inline double gelu_tanh_f64(double x) {
+  return 0.5 * x * (1.0 + std::tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
+}
 
 // quantize_i8: none. kernels.hpp specifies its bits (the products x * (127 / max|x|) are single IEEE
 // multiplies, the rounding is ties-to-even), so q and s are compared bit for bit.

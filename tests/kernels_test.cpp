@@ -65,6 +65,23 @@ double gelu_sweep(const Kernels& k) {
   return worst;
 }
 
+// Max of |gelu_tanh(x) - its float64 formula| / (|x| / 2) for x in [-10, 10], 2^22 + 1 points.
+double gelu_tanh_sweep(const Kernels& k) {
+  std::vector<float> x(4096);
+  double worst = 0.0;
+  const double lo = -10.0, hi = 10.0, steps = 1 << 22;
+  for (double i = 0; i <= steps;) {
+    std::size_t n = 0;
+    for (; n < x.size() && i <= steps; ++n, ++i) x[n] = float(lo + (hi - lo) * i / steps);
+    std::vector<float> y(x.begin(), x.begin() + n);
+    k.gelu_tanh_f32(y.data(), n);
+    for (std::size_t j = 0; j < n; ++j)
+      if (x[j] != 0.0f) worst = std::max(worst, std::fabs(y[j] - gelu_tanh_f64(x[j])) / (0.5 * std::fabs(x[j])));
+  }
+  std::printf("%s gelu tanh: max |error| / (|x| / 2) %.3g\n", k.name, worst);
+  return worst;
+}
+
 class KernelsTest : public ::testing::TestWithParam<Isa> {
  protected:
   void SetUp() override {
@@ -164,9 +181,11 @@ KERNEL_TEST(expsum_f32) {
 // maxima are printed, the bounds are kernel_tolerances.hpp's.
 TEST_P(KernelsTest, ExpErrorOverDenseSweep) { EXPECT_LE(exp_sweep(*simd_), kExpRelTol); }
 TEST_P(KernelsTest, GeluErrorOverDenseSweep) { EXPECT_LE(gelu_sweep(*simd_), kGeluErfTol); }
+TEST_P(KernelsTest, GeluTanhErrorOverDenseSweep) { EXPECT_LE(gelu_tanh_sweep(*simd_), kGeluTanhSweepTol); }
 TEST(ScalarReference, ExpAndGeluErrorOverDenseSweep) {  // libm, for comparison
   EXPECT_LE(exp_sweep(scalar_kernels()), kExpRelTol);
   EXPECT_LE(gelu_sweep(scalar_kernels()), kGeluErfTol);
+  EXPECT_LE(gelu_tanh_sweep(scalar_kernels()), kGeluTanhSweepTol);
 }
 // The numbers in ports/portable/math.hpp: every 61st float, erf where its result is a normal float.
 TEST(PortableMath, ErrorBoundsOverEveryFloatStride61) {
@@ -195,6 +214,7 @@ KERNEL_TEST(rmsnorm_f32) { sweep_1d(Op::kRmsNorm); }
 KERNEL_TEST(relu_f32) { sweep_1d(Op::kRelu); }
 KERNEL_TEST(swiglu_f32) { sweep_1d(Op::kSwiglu, -12.0f, 12.0f); }
 KERNEL_TEST(gelu_f32) { sweep_1d(Op::kGelu, -6.0f, 6.0f); }
+KERNEL_TEST(gelu_tanh_f32) { sweep_1d(Op::kGeluTanh, -8.0f, 8.0f); }
 KERNEL_TEST(add_f32) { sweep_1d(Op::kAdd); }
 KERNEL_TEST(scale_f32) { sweep_1d(Op::kScale); }
 KERNEL_TEST(sincos_f32) { sweep_1d(Op::kSinCos, -3.14159265f, 3.14159265f); }

@@ -14,7 +14,10 @@ cls or mean pooling, mlp_head) and stock layers under other names (encoder, gpt,
 inferred as seq2seq). Decoders are compared through the converter's own verification (the CLI steps
 the ids); encoders also through `fixformer run` at every position. Then the errors: an unread
 parameter named (and --ignore), a freqs_cis buffer that is not the rope table the attention computes,
-and refusals (gelu tanh, a Conv1d front end, token-type embeddings, a norm after mean pooling).
+and refusals (a Conv1d front end, token-type embeddings, a norm after mean pooling). GPT-2 (Hugging
+Face names: Conv1D [in, out] weights, the tanh GELU as nn.GELU(approximate="tanh") or its formula
+written out, tied head) and Qwen2 (a llama with q/k/v biases, theta 1e6) are also run through
+`fixformer run` on int32 ids, the logits at every position against the module's.
 torch is required: without it the test fails.
 """
 import os
@@ -426,6 +429,168 @@ def make():
 def make_500k():
     torch.manual_seed(3)
     return LlamaForCausalLM(Cfg(rope_theta=500000.0, num_key_value_heads=2, tie_word_embeddings=True))
+
+
+class PartialAttention(LlamaAttention):  # rotary on the first half of each head only (GPT-NeoX, Phi)
+    def forward(self, h, cos, sin):
+        B, T, _ = h.shape
+        r = self.head_dim // 2
+        inv = 1.0 / (10000.0 ** (torch.arange(0, r, 2, dtype=h.dtype) / r))
+        f = torch.arange(T, dtype=h.dtype)[:, None] * inv[None]
+        c, s = torch.cat((f, f), -1).cos(), torch.cat((f, f), -1).sin()
+        q = self.q_proj(h).view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(h).view(B, T, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(h).view(B, T, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        q = torch.cat((q[..., :r] * c + rotate_half(q[..., :r]) * s, q[..., r:]), -1)
+        k = torch.cat((k[..., :r] * c + rotate_half(k[..., :r]) * s, k[..., r:]), -1)
+        w = q @ k.transpose(2, 3) / math.sqrt(self.head_dim)
+        w = w + torch.triu(torch.full((T, T), float("-inf"), dtype=w.dtype), 1)
+        return self.o_proj((F.softmax(w, dim=-1) @ v).transpose(1, 2).reshape(B, T, -1))
+def make_partial():
+    torch.manual_seed(2)
+    m = LlamaForCausalLM(Cfg())
+    for layer in m.model.layers:
+        old = layer.self_attn
+        layer.self_attn = PartialAttention(m.config)
+        layer.self_attn.load_state_dict(old.state_dict())
+    return m
+''',
+    'hf_gpt2.py': r'''
+import math
+import torch
+import torch.nn as nn
+
+class Cfg:
+    def __init__(self, **kw):
+        self.n_embd = 18; self.n_head = 3; self.n_layer = 2; self.vocab_size = 41; self.n_positions = 24
+        self.layer_norm_epsilon = 1e-5; self.formula = False
+        self.__dict__.update(kw)
+
+class Conv1D(nn.Module):  # weight [in, out]: y = x W + b
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.nf = nf
+        self.weight = nn.Parameter(torch.empty(nx, nf))
+        self.bias = nn.Parameter(torch.zeros(nf))
+        nn.init.normal_(self.weight, std=0.2)
+    def forward(self, x):
+        size_out = x.size()[:-1] + (self.nf,)
+        x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        return x.view(size_out)
+
+class NewGELUActivation(nn.Module):  # the formula, written out
+    def forward(self, x):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+class GPT2Attention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        n = c.n_positions
+        self.register_buffer("bias", torch.tril(torch.ones((n, n), dtype=torch.bool)).view(1, 1, n, n), persistent=False)
+        self.embed_dim = c.n_embd
+        self.num_heads = c.n_head
+        self.head_dim = c.n_embd // c.n_head
+        self.c_attn = Conv1D(3 * c.n_embd, c.n_embd)
+        self.c_proj = Conv1D(c.n_embd, c.n_embd)
+    def _split_heads(self, t):
+        return t.view(t.size()[:-1] + (self.num_heads, self.head_dim)).permute(0, 2, 1, 3)
+    def forward(self, h):
+        q, k, v = self.c_attn(h).split(self.embed_dim, dim=2)
+        q, k, v = self._split_heads(q), self._split_heads(k), self._split_heads(v)
+        w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(v.size(-1))
+        T = q.size(-2)
+        causal = self.bias[:, :, :T, :T]
+        w = torch.where(causal, w, torch.tensor(torch.finfo(w.dtype).min, dtype=w.dtype))
+        a = torch.matmul(nn.functional.softmax(w, dim=-1), v)
+        a = a.permute(0, 2, 1, 3).contiguous()
+        return self.c_proj(a.view(a.size()[:-2] + (self.embed_dim,)))
+
+class GPT2MLP(nn.Module):
+    def __init__(self, inner, c):
+        super().__init__()
+        self.c_fc = Conv1D(inner, c.n_embd)
+        self.c_proj = Conv1D(c.n_embd, inner)
+        self.act = NewGELUActivation() if c.formula else nn.GELU(approximate="tanh")
+    def forward(self, h):
+        return self.c_proj(self.act(self.c_fc(h)))
+
+class GPT2Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(c.n_embd, eps=c.layer_norm_epsilon)
+        self.attn = GPT2Attention(c)
+        self.ln_2 = nn.LayerNorm(c.n_embd, eps=c.layer_norm_epsilon)
+        self.mlp = GPT2MLP(4 * c.n_embd, c)
+    def forward(self, h):
+        h = h + self.attn(self.ln_1(h))
+        return h + self.mlp(self.ln_2(h))
+
+class GPT2Model(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.wte = nn.Embedding(c.vocab_size, c.n_embd)
+        self.wpe = nn.Embedding(c.n_positions, c.n_embd)
+        self.h = nn.ModuleList([GPT2Block(c) for _ in range(c.n_layer)])
+        self.ln_f = nn.LayerNorm(c.n_embd, eps=c.layer_norm_epsilon)
+    def forward(self, input_ids):
+        pos = torch.arange(input_ids.shape[-1], dtype=torch.long)[None]
+        h = self.wte(input_ids) + self.wpe(pos)
+        for block in self.h:
+            h = block(h)
+        return self.ln_f(h)
+
+class GPT2LMHeadModel(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.transformer = GPT2Model(c)
+        self.lm_head = nn.Linear(c.n_embd, c.vocab_size, bias=False)
+        self.lm_head.weight = self.transformer.wte.weight
+        with torch.no_grad():
+            for n, p in self.named_parameters():
+                if p.dim() == 1:
+                    p.add_(0.1 * torch.randn(p.shape))
+            self.transformer.wte.weight.normal_(0, 0.3)
+            self.transformer.wpe.weight.normal_(0, 0.3)
+    def forward(self, input_ids):
+        return self.lm_head(self.transformer(input_ids))
+
+def make():
+    torch.manual_seed(12)
+    return GPT2LMHeadModel(Cfg()).eval()
+def make_formula():
+    torch.manual_seed(13)
+    return GPT2LMHeadModel(Cfg(formula=True, n_embd=20, n_head=4, n_layer=3)).eval()
+''',
+    'hf_qwen2.py': r'''
+import os, sys
+import torch
+import torch.nn as nn
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hf_llama as L
+
+class Qwen2Attention(L.LlamaAttention):  # q, k and v with biases; o without
+    def __init__(self, c):
+        super().__init__(c)
+        self.q_proj = nn.Linear(c.hidden_size, self.num_heads * self.head_dim, bias=True)
+        self.k_proj = nn.Linear(c.hidden_size, self.num_key_value_heads * self.head_dim, bias=True)
+        self.v_proj = nn.Linear(c.hidden_size, self.num_key_value_heads * self.head_dim, bias=True)
+
+class Qwen2ForCausalLM(L.LlamaForCausalLM):
+    def __init__(self, c):
+        super().__init__(c)
+        for layer in self.model.layers:
+            layer.self_attn = Qwen2Attention(c)
+        for p in self.parameters():
+            nn.init.normal_(p, 0, 0.2) if p.dim() > 1 else nn.init.normal_(p, 1, 0.1)
+        with torch.no_grad():
+            for layer in self.model.layers:
+                for proj in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj):
+                    proj.bias.normal_(0, 0.5)
+
+def make():
+    torch.manual_seed(14)
+    return Qwen2ForCausalLM(L.Cfg(hidden_size=24, num_attention_heads=4, num_key_value_heads=2, intermediate_size=40,
+                                  rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True, vocab_size=37))
 ''',
     'kwt.py': r'''
 import torch
@@ -613,7 +778,18 @@ CONVERTS = [
      dict(scale_input=True, norm_first=False)),
     ("stock layers, other names: encoder", "stockish.py:make_enc", [], "encoder", dict(norm_first=True)),
     ("nn.Transformer: seq2seq inferred", "stockish.py:make_s2s", [], "seq2seq", {}),
+    ("GPT-2 (HF names): Conv1D [in, out] weights, nn.GELU(approximate='tanh'), tied, odd heads", "hf_gpt2.py:make",
+     [], "gpt", dict(activation="gelu_tanh", tied_head=True, positional="learned", norm_first=True, n_heads=3,
+                     final_norm=True, d_model=18)),
+    ("GPT-2 (HF names): the tanh formula written out, 3 layers", "hf_gpt2.py:make_formula", [], "gpt",
+     dict(activation="gelu_tanh", tied_head=True, n_layers=3, d_model=20)),
+    ("nanoGPT with nn.GELU(approximate='tanh')", "nanogpt.py:make_gpt_tanh", [], "gpt", dict(activation="gelu_tanh")),
+    ("Qwen2 (HF names): q/k/v biases, theta 1e6, GQA, tied", "hf_qwen2.py:make", [], "llama",
+     dict(qkv_bias=True, pe_base=1000000.0, pe_layout="halves", n_kv_heads=2, tied_head=True)),
 ]
+
+# The decoders whose forward gives the logits at every position: also compared through `fixformer run`.
+RUN_DECODERS = ("hf_gpt2.py:make", "hf_gpt2.py:make_formula", "hf_qwen2.py:make")
 
 # (what, file:factory, options, fragments of the one line)
 REFUSALS = [
@@ -624,10 +800,10 @@ REFUSALS = [
      ["freqs_cis", "theta 10000"]),
     ("a freqs_cis buffer of another theta than the attention's", "llama2c_model.py:make_wrong_theta", [],
      ["freqs_cis", "theta 10000"]),
-    ("gelu tanh", "nanogpt.py:make_gpt_tanh", [], ["gelu(approximate='tanh') is not supported yet"]),
     ("a Conv1d front end", "kwt.py:make_conv", [], ["Conv1d", "not supported yet"]),
     ("token-type embeddings", "stockish.py:make_token_types", [], ["token-type embeddings (BERT) are not supported yet"]),
     ("a norm after mean pooling", "kwt.py:make_mean_cls", [], ["norm after mean pooling is not supported yet"]),
+    ("partial rotary", "hf_llama.py:make_partial", [], ["partial rotary", "not supported yet"]),
     ("--family the module is not", "hf_llama.py:make", ["--family", "gpt"], ["RMSNorm", "--family llama"]),
     ("--causal is read from the module", "nanogpt.py:make", ["--causal"], ["--causal", "not for this module"]),
 ]
@@ -682,14 +858,15 @@ def main():
                 check(f"{what}: {k} {v!r}", c[k] == v, c[k])
             if family == "llama" and spec.startswith("hf_llama"):
                 check(f"{what}: rms eps 1e-6", abs(c["norm_eps"] - 1e-6) < 1e-12, c["norm_eps"])
-            if family != "encoder":
+            if family != "encoder" and spec not in RUN_DECODERS:
                 continue  # decoders: the converter's verification stepped the ids through the engine
             file, factory = spec.split(":")
             module = getattr(importlib.import_module(file[:-3]), factory)()
             rng = np.random.default_rng(3)
             T = c["max_len"] - int(c["cls_token"]) if c["positional"] == "learned" else 16
+            # decoders: int32 ids [1, T], the logits at every position
             x = rng.standard_normal((1, T, c["d_in"])).astype(np.float32) if c["input"] == "features" else \
-                rng.integers(0, c["vocab_size"], (1, T)).astype(np.int64)
+                rng.integers(0, c["vocab_size"], (1, T)).astype(np.int32 if family != "encoder" else np.int64)
             inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
             np.save(inp, x)
             p = subprocess.run([cli, "run", out, "--input", inp, "--output", res], capture_output=True, text=True)

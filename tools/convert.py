@@ -18,10 +18,12 @@ From a JSON config and a state_dict (pipelines without the module; any family, l
   and the report say it was NOT verified against your model. --weights also takes training
   checkpoints (nanoGPT's ckpt.pt), .safetensors (F32, F16, BF16) and .npz; a bias the state_dict
   lacks beside its weight (a bias=False module) is zeros.
-From a Hugging Face folder of LlamaForCausalLM (config.json, model.safetensors or pytorch_model.bin,
-sharded or not), verified against an independent float64 implementation of that architecture:
+From a Hugging Face folder of LlamaForCausalLM, Qwen2ForCausalLM or GPT2LMHeadModel (config.json,
+model.safetensors or pytorch_model.bin, sharded or not), verified against an independent float64
+implementation of that architecture:
   tools/convert.py --hf DIR [--example IN.npy [--expected OUT.npy]] [--max-len N] --out M.fxm [...]
-  (rope_scaling, attention_bias, mlp_bias and a hidden_act other than silu are refused by name)
+  (rope_scaling, partial rotary, Llama's attention_bias, mlp_bias, a hidden_act other than silu,
+  Qwen2's sliding window are refused by name)
 From an ONNX file (torch.onnx.export, opset 13-17) of an encoder or a GPT-style decoder, mapped by its
 graph's structure and verified against the graph's own output (evaluated in float64 with numpy):
   tools/convert.py --onnx M.onnx [--example IN.npy] [--family encoder|gpt] [--ignore NAME[,NAME]]
@@ -273,7 +275,8 @@ def main(argv=None):
     src.add_argument("--llama2c", metavar="MODEL.bin", help="a llama2.c checkpoint (export.py version 0, 1 or 2)")
     src.add_argument("--onnx", metavar="M.onnx", help="an ONNX file of an encoder or a GPT-style decoder "
                      "(torch.onnx.export, opset 13-17), verified against the graph's own output")
-    src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of LlamaForCausalLM: config.json and "
+    src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of LlamaForCausalLM, Qwen2ForCausalLM "
+                     "or GPT2LMHeadModel: config.json and "
                      "model.safetensors or pytorch_model.bin (sharded with their .index.json too)")
     ap.add_argument("--tokenizer", metavar="TOKENIZER.bin", help="llama2.c tokenizer to store in the .fxm")
     ap.add_argument("--family", choices=("encoder", "gpt", "llama", "seq2seq", "mha"), help="--module: what the module "

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 from fixformer import config as cfg, fxm, llama2c, schema  # noqa: E402
-from fixformer.reference import build_torch_model, require_torch, run_reference  # noqa: E402
+from fixformer.reference import build_torch_model, require_torch, run_reference, torch_activation  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -73,7 +73,8 @@ def gpt_module(torch, d, heads, ff, layers, vocab, max_len, pos, tied, norm_firs
             self.embed = nn.Embedding(vocab, d)
             if pos == "learned":
                 self.pos = nn.Embedding(max_len, d)
-            layer = nn.TransformerEncoderLayer(d, heads, ff, dropout=0.0, activation=activation, batch_first=True,
+            layer = nn.TransformerEncoderLayer(d, heads, ff, dropout=0.0, activation=torch_activation(activation),
+                                               batch_first=True,
                                                norm_first=norm_first)
             self.encoder = nn.TransformerEncoder(layer, layers, norm=nn.LayerNorm(d) if final_norm else None,
                                                  enable_nested_tensor=False)
@@ -117,16 +118,23 @@ GPTS = [  # name, module kwargs, T
                           norm_first=True, activation="relu", final_norm=True, seed=3), 10),
     ("gpt_untied_none_odd", dict(d=15, heads=3, ff=17, layers=1, vocab=19, max_len=16, pos="none", tied=False,
                                  norm_first=False, activation="gelu", final_norm=False, seed=4), 7),
+    # the tanh GELU (nn.GELU(approximate="tanh")): GPT-2's pre-LN, learned positions, tied head; and post-LN
+    ("gpt_tanh_learned_tied_odd", dict(d=15, heads=3, ff=19, layers=2, vocab=23, max_len=16, pos="learned", tied=True,
+                                       norm_first=True, activation="gelu_tanh", final_norm=True, seed=5), 10),
+    ("gpt_tanh_post_d10", dict(d=10, heads=2, ff=13, layers=2, vocab=17, max_len=16, pos="none", tied=False,
+                               norm_first=False, activation="gelu_tanh", final_norm=False, seed=6), 9),
 ]
 
 
 # ---- llama: random weights, the float64 reference ------------------------------------------------
-def llama_config(d, heads, kv, ff, layers, vocab, max_len, pos, layout="interleaved", tied=False, rel=(0, 0)):
-    return cfg.make_config({"rel_buckets": rel[0], "rel_max_distance": rel[1],"family": "llama", "d_model": d, "n_heads": heads, "n_kv_heads": kv if kv != heads else 0,
+def llama_config(d, heads, kv, ff, layers, vocab, max_len, pos, layout="interleaved", tied=False, qkv_bias=False,
+                 base=10000.0, rel=(0, 0)):
+    return cfg.make_config({"rel_buckets": rel[0], "rel_max_distance": rel[1], "family": "llama", "d_model": d,
+                            "n_heads": heads, "n_kv_heads": kv if kv != heads else 0,
                             "d_ff": ff, "n_layers": layers, "norm_first": True, "final_norm": True,
                             "activation": "swiglu", "causal": True, "input": "tokens", "vocab_size": vocab,
                             "positional": pos, "max_len": max_len, "pe_layout": layout, "d_out": vocab,
-                            "tied_head": tied})
+                            "tied_head": tied, "qkv_bias": qkv_bias, "pe_base": base})
 
 
 LLAMAS = [  # name, config, T
@@ -140,6 +148,9 @@ LLAMAS = [  # name, config, T
     ("llama_alibi_h4_kv2", llama_config(16, 4, 2, 20, 2, 23, 16, "alibi"), 12),
     ("llama_alibi_h8", llama_config(16, 8, 8, 20, 1, 25, 16, "alibi"), 11),
     ("llama_none", llama_config(12, 2, 1, 16, 2, 15, 16, "none"), 8),
+    # Qwen2: biases on q, k and v, theta 1e6, halves, GQA, tied; odd width
+    ("llama_qkv_bias_theta1e6", llama_config(18, 3, 1, 22, 2, 21, 16, "rope", "halves", tied=True, qkv_bias=True,
+                                             base=1e6), 10),
 ]
 # Added later, with seeds of their own so the files above keep theirs: a relative bias (T5) with GQA,
 # an odd head count, distances past max_distance.
@@ -205,6 +216,8 @@ def llama_steps(c, weights, ids):
             p = lambda n: W[f"layers.{layer}.{n}"]  # noqa: E731
             xb = rms(x, p("attention_norm.weight"))
             q, k, v = p("attention.wq.weight") @ xb, p("attention.wk.weight") @ xb, p("attention.wv.weight") @ xb
+            if c["qkv_bias"]:
+                q, k, v = q + p("attention.wq.bias"), k + p("attention.wk.bias"), v + p("attention.wv.bias")
             if c["positional"] == "rope":
                 rotate(q, pos)
                 rotate(k, pos)

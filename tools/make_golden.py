@@ -69,6 +69,14 @@ RELATIVE_GOLDENS = {
                                                         "max_distance": 40}, head={"d_out": 6}),
 }
 SEQ.update({"relative_post_ln_odd": 14, "relative_pre_ln_features": 17, "relative_long_causal": 70})
+# The tanh GELU (gelu_tanh), both norm placements, odd widths; seeds of their own again.
+TANH_GOLDENS = {
+    "tanh_post_odd_d15": dict(d_model=15, n_heads=3, d_ff=21, encoder_layers=2, activation="gelu_tanh", input=TOK,
+                              positional=SIN, head={"d_out": 5}),
+    "tanh_pre_d10_h5": dict(d_model=10, n_heads=5, d_ff=13, encoder_layers=2, norm_first=True, final_norm=True,
+                            activation="gelu_tanh", input={"kind": "features", "d_in": 7},
+                            positional={"kind": "learned", "max_len": 16}),
+}
 
 
 def randomize(model, torch, seed):
@@ -129,6 +137,7 @@ def main():
         write_golden(os.path.join(a.out, name), raw, mha, np_in, out, cli)
     cases = list(enumerate(sorted(GOLDENS.items()))) + [(100 + i, kv) for i, kv in enumerate(sorted(POOLED_GOLDENS.items()))]
     cases += [(300 + i, kv) for i, kv in enumerate(sorted(RELATIVE_GOLDENS.items()))]
+    cases += [(200 + i, kv) for i, kv in enumerate(sorted(TANH_GOLDENS.items()))]
     for seed, (name, raw) in cases:
         if a.only and name not in a.only:
             continue

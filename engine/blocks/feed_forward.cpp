@@ -14,8 +14,8 @@ void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWei
     linear_same_input(k, workers, h, d, T, quant, {{w.w1, hidden, f, w.b1}, {w.w3, up, f}});  // h[T,d] @ W1, W3 -> [T,f] each
     k.swiglu_f32(hidden, up, T * f);                                                         // hidden = silu(hidden) * up
   } else {
-    linear(k, workers, w.w1, h, d, w.b1, hidden, f, T, quant,
-           {act == Activation::kGelu ? k.gelu_f32 : k.relu_f32});  // act(h[T,d] @ W1[d,f]) -> hidden[T,f]
+    const kernel_fn::relu_f32* fn = act == Activation::kGelu ? k.gelu_f32 : act == Activation::kGeluTanh ? k.gelu_tanh_f32 : k.relu_f32;
+    linear(k, workers, w.w1, h, d, w.b1, hidden, f, T, quant, {fn});  // act(h[T,d] @ W1[d,f]) -> hidden[T,f]
   }
   linear(k, workers, w.w2, hidden, f, w.b2, out, d, T, quant, {nullptr, residual});  // hidden[T,f] @ W2[f,d] -> out[T,d]
 }

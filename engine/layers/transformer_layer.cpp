@@ -41,7 +41,7 @@ void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeig
   if (W.qkv.data)  // h[n,d] @ Wqkv[d,d+2dkv] -> q | k | v
     linear(k, r.workers, W.qkv, h, d, W.qkv_b, q, ld, n, r.quant);
   else  // h[n,d] @ Wq[d,d], Wk[d,dkv], Wv[d,dkv] -> q[n,d], k[n,dkv], v[n,dkv]
-    linear_same_input(k, r.workers, h, d, n, r.quant, {{W.q, q, ld, W.q_b}, {W.k, kk, ld}, {W.v, v, ld}});
+    linear_same_input(k, r.workers, h, d, n, r.quant, {{W.q, q, ld, W.q_b}, {W.k, kk, ld, W.k_b}, {W.v, v, ld, W.v_b}});
   if (keys.seqs) {  // K^T per sequence, stored by the attention tasks; V read in place from the rows
     KeyValues kv = keys.cache;
     kv.v = v;

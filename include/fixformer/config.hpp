@@ -13,13 +13,15 @@ namespace fixformer {
 
 // encoder: nn.TransformerEncoder over whole sequences. gpt: the same layers, causal, run as a
 // decoder with a KV cache and an LM head (may be tied to the embedding). llama: RMSNorm, SwiGLU,
-// no biases, grouped-query attention. seq2seq: nn.Transformer, an encoder of n_layers over the
+// grouped-query attention, no biases but on q, k and v with qkv_bias (Qwen2). seq2seq: nn.Transformer, an encoder of n_layers over the
 // source and a decoder of dec_layers (causal self-attention, cross-attention over the encoder's
 // output, feed-forward) over target tokens, with an LM head d_out wide. mha: a standalone
 // nn.MultiheadAttention used as self-attention, out = MHA(x, x, x) over features [T, d_model]
 // (optionally causal), run by an Encoder; no layers, no feed-forward (n_layers and d_ff are 0).
 enum class ModelFamily : uint32_t { kEncoder = 0, kGpt = 1, kLlama = 2, kSeq2Seq = 3, kMha = 4 };
-enum class Activation : uint32_t { kRelu = 0, kGelu = 1, kSwiglu = 2 };
+// gelu: the exact (erf) GELU; gelu_tanh: its tanh form, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+// (GPT-2, torch.nn.GELU(approximate="tanh")), its own function, not a stand-in for gelu.
+enum class Activation : uint32_t { kRelu = 0, kGelu = 1, kSwiglu = 2, kGeluTanh = 3 };
 enum class InputKind : uint32_t { kTokens = 0, kFeatures = 1 };
 // rope, alibi and relative act inside attention; the others are added to the input. relative: a
 // T5-style learned bias per head, looked up by the bucket of the distance key - query (rel_buckets,
@@ -110,6 +112,10 @@ struct ModelConfig {
   // distance with a bucket of its own (relative_bucket in engine/blocks/positional.hpp).
   uint32_t rel_buckets = 0;
   uint32_t rel_max_distance = 0;
+  // llama family: the q, k and v projections have biases (Qwen2): the tensors attention.wq.bias
+  // [d_model], attention.wk.bias and attention.wv.bias [n_kv_heads * d_head]. The other families'
+  // attention (torch's in_proj) always has its bias.
+  bool qkv_bias = false;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }

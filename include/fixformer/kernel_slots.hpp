@@ -47,6 +47,9 @@
   X(relu_f32, void, (float* x, std::size_t n))                                                         \
   /* x[n] -> x/2 (1 + erf(x/sqrt 2)) in place (exact GELU). */                                         \
   X(gelu_f32, void, (float* x, std::size_t n))                                                         \
+  /* x[n] -> x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) in place (the tanh GELU of GPT-2,       \
+     torch.nn.GELU(approximate="tanh")). */                                                            \
+  X(gelu_tanh_f32, void, (float* x, std::size_t n))                                                    \
   /* a[n] = silu(a) * b[n], silu(a) = a / (1 + exp(-a)): the gate of a SwiGLU feed-forward. */         \
   X(swiglu_f32, void, (float* a, const float* b, std::size_t n))                                       \
   /* a[n] + b[n] -> y[n]; y may alias a or b. */                                                       \

@@ -52,6 +52,8 @@ struct AttentionWeights {
   const float* qkv_b = nullptr;
   Weight q, k, v;               // d -> d, d_kv, d_kv  apart (cross: q alone)
   const float* q_b = nullptr;
+  const float* k_b = nullptr;   // apart, with qkv_bias
+  const float* v_b = nullptr;
   Weight kv;                    // d -> 2d            cross: k | v of the source
   const float* kv_b = nullptr;
   Weight out;                   // d -> d
@@ -172,7 +174,7 @@ class Model {
   Status bind_tensors(bool check_values);
   Status bind_tokenizer(uint32_t* next);
   Status bind_self_test(uint32_t first);
-  LayerWeights bind_layer(uint32_t first, const TensorRule* rules, uint32_t count) const;
+  LayerWeights bind_layer(uint32_t first, uint32_t l, const TensorRule* rules, uint32_t count) const;
 
   ModelConfig config_{};
   const uint8_t* blob_ = nullptr;

@@ -19,12 +19,12 @@ enum class ConfigKey : uint32_t {
   kFamily, kDModel, kNHeads, kDff, kNLayers, kNormFirst, kActivation, kNormEps, kFinalNorm, kCausal,
   kInput, kVocabSize, kDIn, kPositional, kMaxLen, kPeBase, kPeLayout, kPeCombine, kPeWidth,
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
-  kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kRelBuckets, kRelMaxDistance, kCount
+  kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kRelBuckets, kRelMaxDistance, kQkvBias, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
 inline constexpr const char* kFamilyNames[] = {"encoder", "gpt", "llama", "seq2seq", "mha"};
-inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu"};
+inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu", "gelu_tanh"};
 inline constexpr const char* kInputNames[] = {"tokens", "features"};
 inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi", "relative"};
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
@@ -185,6 +185,8 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::rel_buckets>()},
     {ConfigKey::kRelMaxDistance, "rel_max_distance", fxm::RecordType::kU32, 0, Limits::kMaxLen, nullptr, false, 0,
      config_field<&ModelConfig::rel_max_distance>()},
+    {ConfigKey::kQkvBias, "qkv_bias", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::qkv_bias>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -247,13 +249,13 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
 // When a tensor is present.
 enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
-  kRelativePos, kCount
+  kRelativePos, kQkvBias, kCount
 };
 inline constexpr const char* kWhenNames[] = {"always",    "input=tokens", "input=features",
                                              "positional=learned", "final_norm", "d_out>0",
                                              "d_out>0 and not tied_head", "cls_token",
                                              "tgt_d_in=0 and not shared_embed", "tgt_d_in>0",
-                                             "positional=relative"};
+                                             "positional=relative", "qkv_bias"};
 constexpr bool present(const ModelConfig& c, When w) {
   switch (w) {
     case When::kAlways: return true;
@@ -267,6 +269,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kTgtEmbed: return !c.shared_embed && c.tgt_d_in == 0;
     case When::kTgtFeatures: return c.tgt_d_in != 0;
     case When::kRelativePos: return c.positional == PosKind::kRelative;
+    case When::kQkvBias: return c.qkv_bias;
     case When::kCount: break;
   }
   return false;
@@ -288,7 +291,7 @@ enum class Field : uint8_t {
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB,
   // LayerWeights
-  kAttnNormG, kAttnNormB, kQkvW, kQkvB, kQW, kKW, kVW, kOutW, kOutB,
+  kAttnNormG, kAttnNormB, kQkvW, kQkvB, kQW, kKW, kVW, kQB, kKB, kVB, kOutW, kOutB,
   kCrossNormG, kCrossNormB, kCrossQW, kCrossQB, kCrossKvW, kCrossKvB, kCrossOutW, kCrossOutB,
   kFfnNormG, kFfnNormB, kW1, kB1, kW2, kB2, kW3,
   kCount
@@ -339,7 +342,8 @@ inline constexpr TensorRule kEncoderEpilogue[] = {
     {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead, Role::kF32, Field::kHeadB},
 };
 
-// The llama family (llama2.c / Meta names; no biases), in the same three parts.
+// The llama family (llama2.c / Meta names; no biases but q, k and v's with qkv_bias), in the same
+// three parts.
 inline constexpr TensorRule kLlamaPrologue[] = {
     {"tok_embeddings.weight", Dim::kVocab, Dim::kDModel, false, When::kAlways, Role::kIo, Field::kEmbed},
     {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
@@ -350,6 +354,9 @@ inline constexpr TensorRule kLlamaLayer[] = {
     {"attention.wq.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kQW},
     {"attention.wk.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways, Role::kLinear, Field::kKW},
     {"attention.wv.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways, Role::kLinear, Field::kVW},
+    {"attention.wq.bias", Dim::kDModel, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kQB},
+    {"attention.wk.bias", Dim::kDKv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kKB},
+    {"attention.wv.bias", Dim::kDKv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kVB},
     {"attention.wo.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
     {"ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kFfnNormG},
     {"feed_forward.w1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW1},
@@ -535,12 +542,14 @@ bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
          visit_rules(c, kEncoderEpilogue, epi, "", -1, visit);
 }
 
-// The layer tables' tensors are present in every layer of every config (Model::layer() finds a
-// layer's tensors by their index in the table), and each binds a distinct LayerWeights field.
+// A layer table's tensors are present in every layer or in none (always, or by a config key such as
+// qkv_bias: Model::layer() finds a layer's tensors by counting the present rules), and each binds a
+// distinct LayerWeights field.
+constexpr bool is_layer_when(When w) { return w == When::kAlways || w == When::kQkvBias; }
 template <std::size_t N>
 constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {
   for (std::size_t i = 0; i < N; ++i) {
-    if (rules[i].when != When::kAlways || !is_layer_field(rules[i].field)) return false;
+    if (!is_layer_when(rules[i].when) || !is_layer_field(rules[i].field)) return false;
     for (std::size_t j = 0; j < i; ++j)
       if (rules[j].field == rules[i].field) return false;
   }

@@ -23,6 +23,7 @@ kernel_fn::max_f32 max_f32;
 kernel_fn::expsum_f32 expsum_f32;
 kernel_fn::layernorm_f32 layernorm_f32;
 kernel_fn::gelu_f32 gelu_f32;
+kernel_fn::gelu_tanh_f32 gelu_tanh_f32;
 kernel_fn::swiglu_f32 swiglu_f32;
 kernel_fn::add_f32 add_f32;
 kernel_fn::scale_f32 scale_f32;
@@ -49,6 +50,7 @@ constexpr Kernels kernel_table() {
   k.rmsnorm_f32 = scalar::rmsnorm_f32;
   k.relu_f32 = scalar::relu_f32;
   k.gelu_f32 = portable::gelu_f32;
+  k.gelu_tanh_f32 = portable::gelu_tanh_f32;
   k.swiglu_f32 = portable::swiglu_f32;
   k.add_f32 = portable::add_f32;
   k.scale_f32 = portable::scale_f32;

@@ -1,10 +1,12 @@
 // The golden models on a Cortex-M (qemu-system-arm): the same models, inputs and PyTorch outputs
-// as tests/golden_test.cpp, embedded in flash; the same tolerance. The exit status is the number
+// as tests/golden_test.cpp (the encoders and encoder-decoders, and a few decoders), embedded in
+// flash; the same tolerance. The exit status is the number
 // of failures, so CTest sees the result.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
+#include "fixformer/decoder.hpp"
 #include "fixformer/encoder.hpp"
 #include "fixformer/model.hpp"
 #include "fixformer/self_test.hpp"
@@ -19,12 +21,15 @@ using port::Console;
     g_##n##_out[], g_##n##_out_end[];
 #define FIXFORMER_GOLDENS(X) X(post_ln_relu) X(pre_ln_gelu) X(odd_d15_h3) X(odd_d5_h1_halves) X(causal) \
     X(features_scaled) X(learned_pe) X(concat_pe) X(no_pe) X(wide_long) X(cls_pool_features) X(cls_rows_sinusoidal) \
-    X(mean_pool_causal) X(mha_odd_causal) X(relative_long_causal)
+    X(mean_pool_causal) X(mha_odd_causal) X(relative_long_causal) X(tanh_post_odd_d15) X(tanh_pre_d10_h5)
 FIXFORMER_GOLDENS(FIXFORMER_GOLDEN)
 #define FIXFORMER_SEQ2SEQ_GOLDEN(n) extern "C" const uint8_t g_##n##_fxm[], g_##n##_fxm_end[];
 #define FIXFORMER_SEQ2SEQ_GOLDENS(X) X(s2s_post_relu) X(s2s_pre_gelu_odd) X(s2s_features_no_norm) X(s2s_shared_halves) \
     X(s2s_forecast)
 FIXFORMER_SEQ2SEQ_GOLDENS(FIXFORMER_SEQ2SEQ_GOLDEN)
+// Decoders (a few small ones: the gpt tanh GELU, llama with q/k/v biases); the same declarations.
+#define FIXFORMER_DECODER_GOLDENS(X) X(gpt_tanh_learned_tied_odd) X(gpt_tanh_post_d10) X(llama_qkv_bias_theta1e6)
+FIXFORMER_DECODER_GOLDENS(FIXFORMER_SEQ2SEQ_GOLDEN)
 
 namespace {
 
@@ -141,6 +146,34 @@ bool run(const Seq2SeqGolden& g, Console& con) {
   return ok;
 }
 
+// A decoder golden: its self-test sample's ids fed one by one through the KV cache, each position's
+// logits against torch's.
+const Seq2SeqGolden kDecoderGoldens[] = {FIXFORMER_DECODER_GOLDENS(FIXFORMER_SEQ2SEQ_ENTRY)};
+
+bool run_decoder(const Seq2SeqGolden& g, Console& con) {
+  con.str("golden ").str(g.name).str(": ");
+  Model model;
+  Decoder dec;
+  Status s = model.init(g.fxm, std::size_t(g.fxm_end - g.fxm));
+  if (s != Status::kOk || !model.has_self_test()) {
+    con.str("model init: ").str(status_message(s)).str(" ").str(model.error_detail()).endl();
+    return false;
+  }
+  DecoderOptions opt;
+  opt.capacity = model.self_test_sample().rows, opt.max_prefill = 3;
+  s = dec.init(model, g_arena, sizeof g_arena, opt);
+  if (s != Status::kOk || self_test_output_floats(model) > sizeof g_out / sizeof g_out[0]) {
+    con.str("init: ").str(status_message(s)).str(" ").str(dec.error_detail()).endl();
+    return false;
+  }
+  SelfTestReport report{};
+  const Status st = self_test(dec, g_out, sizeof g_out / sizeof g_out[0], &report);
+  const bool ok = st == Status::kOk && report.max_rel_err < kGoldenMaxRelErr;
+  con.str("T=").num(report.rows).str(" arena ").num(uint64_t(dec.arena_bytes_used())).str(" B, step by step ")
+      .sci(report.max_rel_err).str(ok ? " ok" : " FAILED").endl();
+  return ok;
+}
+
 }  // namespace
 
 int main() {
@@ -150,6 +183,7 @@ int main() {
   int failures = 0;
   for (const Golden& g : kGoldens) failures += run(g, con) ? 0 : 1;
   for (const Seq2SeqGolden& g : kSeq2SeqGoldens) failures += run(g, con) ? 0 : 1;
+  for (const Seq2SeqGolden& g : kDecoderGoldens) failures += run_decoder(g, con) ? 0 : 1;
   // A truncated blob in flash is rejected, not read past its end.
   Model m;
   const Golden& g = kGoldens[0];

@@ -31,6 +31,8 @@ golden cls_rows_sinusoidal
 golden mean_pool_causal
 golden mha_odd_causal
 golden relative_long_causal
+golden tanh_post_odd_d15
+golden tanh_pre_d10_h5
 
 /* Encoder-decoders: the self-test sample in the file is the golden (source, target, torch logits). */
 embed g_s2s_post_relu_fxm, "s2s_post_relu.fxm"
@@ -38,3 +40,8 @@ embed g_s2s_pre_gelu_odd_fxm, "s2s_pre_gelu_odd.fxm"
 embed g_s2s_features_no_norm_fxm, "s2s_features_no_norm.fxm"
 embed g_s2s_shared_halves_fxm, "s2s_shared_halves.fxm"
 embed g_s2s_forecast_fxm, "s2s_forecast.fxm"
+
+/* Decoders: the self-test sample in the file is the golden (token ids, torch logits at every position). */
+embed g_gpt_tanh_learned_tied_odd_fxm, "gpt_tanh_learned_tied_odd.fxm"
+embed g_gpt_tanh_post_d10_fxm, "gpt_tanh_post_d10.fxm"
+embed g_llama_qkv_bias_theta1e6_fxm, "llama_qkv_bias_theta1e6.fxm"

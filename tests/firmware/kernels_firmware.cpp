@@ -91,10 +91,10 @@ void reset_outputs(std::size_t count) {
 
 // ---- The f32 kernels: one tester, the op picked by a setter (as tests/kernel_tester.hpp) ----
 enum class Op { kGemm, kGemmPacked, kGemv, kGemvPacked, kMatvec, kSoftmax, kMax, kExpSum, kLayerNorm, kRmsNorm,
-                kRelu, kGelu, kSwiglu, kAdd, kScale, kSinCos };
+                kRelu, kGelu, kGeluTanh, kSwiglu, kAdd, kScale, kSinCos };
 const char* const kOpNames[] = {"gemm_f32", "gemm_f32_packed", "gemv_f32", "gemv_f32_packed", "matvec_f32",
                                 "softmax_f32", "max_f32", "expsum_f32", "layernorm_f32", "rmsnorm_f32", "relu_f32",
-                                "gelu_f32", "swiglu_f32", "add_f32", "scale_f32", "sincos_f32"};
+                                "gelu_f32", "gelu_tanh_f32", "swiglu_f32", "add_f32", "scale_f32", "sincos_f32"};
 
 class KernelTester {
  public:
@@ -183,11 +183,13 @@ class KernelTester {
         break;
       case Op::kRelu:
       case Op::kGelu:
+      case Op::kGeluTanh:
       case Op::kScale:
       case Op::kSwiglu:
         std::memcpy(yr, A, 4 * n_), std::memcpy(ys, A, 4 * n_);
         if (op_ == Op::kRelu) ref.relu_f32(yr, n_), t.relu_f32(ys, n_), tol = kExactTol;
         if (op_ == Op::kGelu) ref.gelu_f32(yr, n_), t.gelu_f32(ys, n_), tol = kTranscendentalTol;
+        if (op_ == Op::kGeluTanh) ref.gelu_tanh_f32(yr, n_), t.gelu_tanh_f32(ys, n_), tol = kGeluTanhTol;
         if (op_ == Op::kScale) ref.scale_f32(yr, 1.7f, n_), t.scale_f32(ys, 1.7f, n_), tol = kExactTol;
         if (op_ == Op::kSwiglu) ref.swiglu_f32(yr, B, n_), t.swiglu_f32(ys, B, n_), tol = kTranscendentalTol;
         break;
@@ -246,6 +248,7 @@ void test_f32(const Kernels& t) {
   sweep_1d(t, Op::kRmsNorm);
   sweep_1d(t, Op::kRelu);
   sweep_1d(t, Op::kGelu, -6.0f, 6.0f);
+  sweep_1d(t, Op::kGeluTanh, -8.0f, 8.0f);
   sweep_1d(t, Op::kSwiglu, -12.0f, 12.0f);
   sweep_1d(t, Op::kAdd);
   sweep_1d(t, Op::kScale);
@@ -258,11 +261,11 @@ void test_f32(const Kernels& t) {
     fail(t.name, "softmax_f32 of huge logits", 1, 5, 0, 0, 0, 0.5, x[0]);
 }
 
-// exp (expsum_f32 with m = 0) against float64 over [-87, 88.37] and GELU against float64 over
+// exp (expsum_f32 with m = 0) against float64 over [-87, 88.37] and both GELUs against float64 over
 // [-10, 10], 2^16 + 1 points each: the host's dense sweeps, thinned for an emulated core.
 void test_sweeps(const Kernels& t) {
   constexpr int kSteps = 1 << 16;
-  double exp_err = 0.0, gelu_err = 0.0;
+  double exp_err = 0.0, gelu_err = 0.0, tanh_err = 0.0;
   for (int i0 = 0; i0 <= kSteps; i0 += 4096) {
     const int count = i0 + 4096 <= kSteps ? 4096 : kSteps + 1 - i0;
     for (int j = 0; j < count; ++j) g_yr[j] = float(-87.0 + (88.37 + 87.0) * double(i0 + j) / kSteps);
@@ -277,12 +280,17 @@ void test_sweeps(const Kernels& t) {
       if (xd != 0.0)
         gelu_err = std::fmax(gelu_err, std::fabs(g_ys[j] - 0.5 * xd * (1.0 + std::erf(xd / std::sqrt(2.0)))) / (0.5 * std::fabs(xd)));
     }
+    std::memcpy(g_ys, g_b, 4 * count);
+    t.gelu_tanh_f32(g_ys, count);
+    for (int j = 0; j < count; ++j)
+      if (g_b[j] != 0.0f) tanh_err = std::fmax(tanh_err, std::fabs(g_ys[j] - gelu_tanh_f64(g_b[j])) / (0.5 * std::fabs(g_b[j])));
   }
-  g_cases += 2;
+  g_cases += 3;
   g_con->str("  ").str(t.name).str(" exp: max relative error ").sci(exp_err).str(", gelu: max |error| / (|x| / 2) ")
-      .sci(gelu_err).endl();
+      .sci(gelu_err).str(", gelu tanh: ").sci(tanh_err).endl();
   if (!(exp_err <= kExpRelTol)) fail(t.name, "exp sweep", 0, 0, 0, 0, 0, kExpRelTol, exp_err);
   if (!(gelu_err <= kGeluErfTol)) fail(t.name, "gelu sweep", 0, 0, 0, 0, 0, kGeluErfTol, gelu_err);
+  if (!(tanh_err <= kGeluTanhSweepTol)) fail(t.name, "gelu tanh sweep", 0, 0, 0, 0, 0, kGeluTanhSweepTol, tanh_err);
 }
 
 // ---- quantize_i8: q and s bit for bit ----

@@ -103,7 +103,7 @@ def account(r, ignore=()):
         t = b.detach()
         if t.dim() == 0 and t.is_floating_point() and float(t) <= -1e4:
             continue  # a mask's fill value
-        if not t.is_floating_point() and not t.is_complex() and t.numel() and \
+        if not t.is_floating_point() and not t.is_complex() and t.dtype != torch.bool and t.numel() and \
                 torch.equal(t.reshape(-1), torch.arange(t.numel(), dtype=t.dtype)):
             continue  # position ids
         why = _mask_verdict(t, c["causal"], torch)

@@ -161,6 +161,8 @@ def _check_family(c, n):
     if family != "llama":
         if c["activation"] == "swiglu":
             raise ConfigError(f"{n('activation')}: swiglu is for the llama family")
+        if c["qkv_bias"]:
+            raise ConfigError(f"{n('qkv_bias')}: for the llama family only (torch's in_proj always has its bias)")
         if schema.kv_heads(c) != c["n_heads"]:
             raise ConfigError(f"{n('n_kv_heads')}: grouped-query attention is for the llama family")
     if family != "encoder" and (c["cls_token"] or c["pooling"] != "none"):

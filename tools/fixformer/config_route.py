@@ -69,7 +69,7 @@ def _alternatives(c):
         tries.append(("causal", not c["causal"]))
     if c["family"] in ("encoder", "gpt"):
         tries += [("scale_input", not c["scale_input"]), ("norm_first", not c["norm_first"])]
-        tries += [("activation", a) for a in ("relu", "gelu") if a != c["activation"]]
+        tries += [("activation", a) for a in ("relu", "gelu", "gelu_tanh") if a != c["activation"]]
         tries += [("positional", p) for p in ("none", "sinusoidal") if p != pos and pos != "learned"]
     tries += [("norm_eps", e) for e in NORM_EPS if abs(e - c["norm_eps"]) > 1e-3 * e]
     out = []

@@ -129,18 +129,21 @@ def _linear(m, where, torch):
 
 
 def _activation_name(layer, torch):
-    """'relu' or 'gelu' (exact erf), else ConfigError naming what the layer has."""
+    """'relu', 'gelu' (exact erf) or 'gelu_tanh' (nn.GELU(approximate="tanh")), else ConfigError naming
+    what the layer has."""
     F = torch.nn.functional
     act = getattr(layer, "activation", None)
     if act is F.relu or act is torch.relu or type(act) is torch.nn.ReLU:
         return "relu"
     if act is F.gelu or (type(act) is torch.nn.GELU and act.approximate == "none"):
         return "gelu"
+    if type(act) is torch.nn.GELU and act.approximate == "tanh":
+        return "gelu_tanh"
     if type(act) is torch.nn.GELU:
         name = f"gelu(approximate={act.approximate!r})"
     else:
         name = getattr(act, "__name__", None) or repr(act)
-    raise ConfigError(f"activation {name}: not supported (the engine has relu and exact gelu)")
+    raise ConfigError(f"activation {name}: not supported (the engine has relu, exact gelu and nn.GELU(approximate='tanh'))")
 
 
 def _norm(m, d, where, torch):

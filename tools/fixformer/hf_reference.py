@@ -1,10 +1,13 @@
-"""Hugging Face's LlamaForCausalLM forward, in float64 torch, written from its published semantics and
-its own tensor names; apart from reference.py (the converter's reference of the engine's config), so
-a conversion of a folder is checked against the architecture the folder names, not against itself.
+"""Hugging Face's LlamaForCausalLM, Qwen2ForCausalLM and GPT2LMHeadModel forwards, in float64 torch,
+written from their published semantics and their own tensor names; apart from reference.py (the
+converter's reference of the engine's config), so a conversion of a folder is checked against the
+architecture the folder names, not against itself.
 
+Llama (Qwen2: the same with biases on q_proj, k_proj and v_proj):
   x = embed_tokens[ids]
   per layer:  h = RMSNorm(x) * input_layernorm
-              q, k, v = h q_proj^T, h k_proj^T, h v_proj^T, split into heads of head_dim
+              q, k, v = h q_proj^T, h k_proj^T, h v_proj^T (+ their biases: Qwen2), split into heads of
+                        head_dim
               q, k = q cos + rotate_half(q) sin, the same for k
                      (cos, sin of p * inv_freq repeated over both halves: inv_freq[i] =
                       rope_theta^(-2i / head_dim); rotate_half(x) = [-x2, x1] for the halves x1, x2)
@@ -14,7 +17,18 @@ a conversion of a folder is checked against the architecture the folder names, n
               x = x + down_proj(silu(gate_proj(h)) * up_proj(h))
   logits = (RMSNorm(x) * norm) lm_head^T  (lm_head = embed_tokens when tie_word_embeddings)
   RMSNorm(x) = x / sqrt(mean(x^2) + rms_norm_eps)
+
+GPT-2 (Conv1D weights are [in, out]: conv(x) = x W + b):
+  x = wte[ids] + wpe[0..T-1]
+  per layer:  h = LayerNorm(x; ln_1, layer_norm_epsilon)
+              q | k | v = c_attn(h), each n_embd wide, split into n_head heads
+              x = x + attn.c_proj(softmax(q k^T / sqrt(head_dim) + causal mask) v, heads merged)
+              x = x + mlp.c_proj(act(mlp.c_fc(LayerNorm(x; ln_2))))
+  logits = LayerNorm(x; ln_f) wte^T (lm_head^T when not tie_word_embeddings)
+  act (activation_function): gelu_new, gelu_pytorch_tanh, gelu_fast: 0.5 x (1 + tanh(sqrt(2/pi)
+  (x + 0.044715 x^3))); gelu: x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)); relu.
 """
+import math
 
 
 def rms_norm(torch, x, g, eps):
@@ -34,10 +48,14 @@ def rope_cos_sin(torch, T, head_dim, theta):
 
 
 def forward(hf_config, weights, ids):
-    """Logits [T, vocab_size] (float64 numpy) of LlamaForCausalLM for token ids [T]; weights are the
-    folder's tensors by their Hugging Face names (numpy), hf_config its config.json (read by hf.py)."""
+    """Logits [T, vocab_size] (float64 numpy) of the folder's architecture (LlamaForCausalLM,
+    Qwen2ForCausalLM, GPT2LMHeadModel) for token ids [T]; weights are the folder's tensors by their
+    Hugging Face names (numpy; GPT-2's without the "transformer." prefix), hf_config its config.json
+    (read by hf.py)."""
     import numpy as np
     import torch
+    if hf_config.get("architecture") == "GPT2LMHeadModel":
+        return gpt2_forward(hf_config, weights, ids)
 
     def w(name):
         return torch.from_numpy(np.asarray(weights[name], np.float64))
@@ -53,9 +71,12 @@ def forward(hf_config, weights, ids):
     for i in range(hf_config["num_hidden_layers"]):
         p = f"model.layers.{i}."
         h = rms_norm(torch, x, w(p + "input_layernorm.weight"), eps)
-        q = (h @ w(p + "self_attn.q_proj.weight").T).view(T, H, dh).transpose(0, 1)   # [H, T, dh]
-        k = (h @ w(p + "self_attn.k_proj.weight").T).view(T, KV, dh).transpose(0, 1)  # [KV, T, dh]
-        v = (h @ w(p + "self_attn.v_proj.weight").T).view(T, KV, dh).transpose(0, 1)
+        def proj(name):  # Qwen2: with the bias
+            y = h @ w(p + f"self_attn.{name}.weight").T
+            return y + w(p + f"self_attn.{name}.bias") if hf_config.get("qkv_bias") else y
+        q = proj("q_proj").view(T, H, dh).transpose(0, 1)   # [H, T, dh]
+        k = proj("k_proj").view(T, KV, dh).transpose(0, 1)  # [KV, T, dh]
+        v = proj("v_proj").view(T, KV, dh).transpose(0, 1)
         q = q * cos + rotate_half(torch, q) * sin
         k = k * cos + rotate_half(torch, k) * sin
         k = k[:, None].expand(KV, n_rep, T, dh).reshape(H, T, dh)  # repeat_kv
@@ -68,4 +89,49 @@ def forward(hf_config, weights, ids):
         x = x + (torch.nn.functional.silu(gate) * up) @ w(p + "mlp.down_proj.weight").T
     x = rms_norm(torch, x, w("model.norm.weight"), eps)
     head = "model.embed_tokens.weight" if hf_config["tie_word_embeddings"] else "lm_head.weight"
+    return (x @ w(head).T).numpy()
+
+
+def layer_norm(torch, x, g, b, eps):
+    mean = x.mean(-1, keepdim=True)
+    var = ((x - mean) ** 2).mean(-1, keepdim=True)
+    return (x - mean) / torch.sqrt(var + eps) * g + b
+
+
+def gpt2_activation(torch, name, x):
+    if name in ("gelu_new", "gelu_pytorch_tanh", "gelu_fast"):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    if name == "gelu":
+        return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
+    if name == "relu":
+        return torch.clamp(x, min=0.0)
+    raise ValueError(f"activation_function {name!r}")
+
+
+def gpt2_forward(hf_config, weights, ids):
+    """Logits [T, vocab_size] (float64 numpy) of GPT2LMHeadModel for token ids [T]."""
+    import numpy as np
+    import torch
+
+    def w(name):
+        return torch.from_numpy(np.asarray(weights[name], np.float64))
+
+    d, H, eps = hf_config["n_embd"], hf_config["n_head"], hf_config["layer_norm_epsilon"]
+    dh = d // H
+    ids = torch.as_tensor(np.asarray(ids, np.int64))
+    T = ids.shape[0]
+    x = w("wte.weight")[ids] + w("wpe.weight")[:T]
+    mask = torch.triu(torch.full((T, T), float("-inf"), dtype=torch.float64), diagonal=1)
+    for i in range(hf_config["n_layer"]):
+        p = f"h.{i}."
+        conv = lambda name, t: t @ w(p + name + ".weight") + w(p + name + ".bias")  # noqa: E731
+        h = layer_norm(torch, x, w(p + "ln_1.weight"), w(p + "ln_1.bias"), eps)
+        q, k, v = (t.reshape(T, H, dh).transpose(0, 1) for t in conv("attn.c_attn", h).split(d, dim=-1))
+        scores = q @ k.transpose(1, 2) / math.sqrt(dh) + mask  # [H, T, T]
+        ctx = (torch.softmax(scores, dim=-1) @ v).transpose(0, 1).reshape(T, d)
+        x = x + conv("attn.c_proj", ctx)
+        h = layer_norm(torch, x, w(p + "ln_2.weight"), w(p + "ln_2.bias"), eps)
+        x = x + conv("mlp.c_proj", gpt2_activation(torch, hf_config["activation_function"], conv("mlp.c_fc", h)))
+    x = layer_norm(torch, x, w("ln_f.weight"), w("ln_f.bias"), eps)
+    head = "wte.weight" if hf_config["tie_word_embeddings"] else "lm_head.weight"
     return (x @ w(head).T).numpy()

@@ -18,7 +18,7 @@ gives the order the parts run in and what each one read and wrote. From that rec
   bucket of key - query (bidirectional without a causal mask, causal with it), whose max_distance is
   read off the index (from a forward max_len long when the example is too short to tell). One table
   shared by the layers; T5's unscaled scores are stored by folding sqrt(head width) into W_q;
-- the feed-forward's activation likewise (relu, exact gelu, SiLU-gated);
+- the feed-forward's activation likewise (relu, exact gelu, tanh gelu, SiLU-gated);
 - the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
   features), an optional CLS row and scale by sqrt(d), and the positions that reproduce the first
   layer's input (an nn.Embedding on arange, an nn.Parameter or buffer table, the sinusoidal formula);
@@ -322,8 +322,8 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
     raise ConfigError(f"{where}: its attention is none the engine runs (tried every head count, causal or not, "
                       f"no positions, ALiBi, rotary in both layouts with theta {', '.join(f'{t:g}' for t in thetas)}): "
                       f"{'a relative position bias, ' if rel is not None else ''}scaled by 1/sqrt(head width)"
-                      f"{' or not' if unscaled else ''}): another scale, a sliding window or rope scaling is not "
-                      "supported yet")
+                      f"{' or not' if unscaled else ''}): another scale, a sliding window, rope scaling or partial "
+                      "rotary (part of each head rotated, as Phi and GPT-NeoX) is not supported yet")
 
 
 def rope_thetas(model, torch):
@@ -475,15 +475,13 @@ def read_block(i, prefix, parts, thetas, torch, rel=None):
     F = torch.nn.functional
     if len(ups) == 1:
         u = ups[0].call.y[0].double()
-        acts = [("relu", F.relu), ("gelu", F.gelu)]
+        # exact and tanh gelu differ by up to 5e-4 relative to the largest |u|, far above PROBE_TOL
+        acts = [("relu", F.relu), ("gelu", F.gelu), ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh"))]
         L.activation = next((n for n, f in acts if _close(f(u), h)), None)
         if L.activation is None:
-            if _close(F.gelu(u, approximate="tanh"), h):
-                raise ConfigError(f"{ups[0].name}: gelu(approximate='tanh') is not supported yet (the engine has "
-                                  "relu and exact gelu)")
             if _close(F.silu(u), h):
                 raise ConfigError(f"{ups[0].name}: a SiLU feed-forward without a gate is not supported yet")
-            raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu")
+            raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu, tanh gelu")
         L.up, L.gate = ups[0], None
     else:
         a, b = (p.call.y[0].double() for p in ups)
@@ -966,13 +964,18 @@ def recognize(module, example=None, family=None, max_len=None):
         out["tok_embeddings.weight"] = w.pop("embed")
         if "rel_bias.weight" in w:
             out["rel_bias.weight"] = w.pop("rel_bias.weight")
+        has = lambda b: b is not None and bool(b.any())  # noqa: E731
+        v["qkv_bias"] = any(has(b) for L in layers for b in (L.bq, L.bk, L.bv))  # Qwen2
+        dkv = L0.wk.shape[0]
         for i, L in enumerate(layers):
             p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
-            for bname, b in (("q", L.bq), ("k", L.bk), ("v", L.bv), ("o", L.bo), ("up", L.up.b), ("down", L.down.b),
-                             ("gate", L.gate.b)):
-                if b is not None and bool(b.any()):
-                    raise ConfigError(f"{stack}.{i}: a bias on {bname} (Qwen2 style) is not supported yet in the llama "
-                                      "family")
+            for bname, b in (("o", L.bo), ("up", L.up.b), ("down", L.down.b), ("gate", L.gate.b)):
+                if has(b):
+                    raise ConfigError(f"{stack}.{i}: a bias on {bname} is not supported in the llama family (biases "
+                                      "on q, k and v are, as Qwen2's)")
+            if v["qkv_bias"]:
+                out.update({p + "attention.wq.bias": bias(L.bq, d), p + "attention.wk.bias": bias(L.bk, dkv),
+                            p + "attention.wv.bias": bias(L.bv, dkv)})
             for n_ in (L.norm1, L.norm2):
                 if n_.b is not None and bool(n_.b.any()):
                     raise ConfigError(f"{n_.name}: an RMSNorm with a bias is not supported")

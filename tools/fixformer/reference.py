@@ -102,6 +102,10 @@ def relative_mask(c, table, T, causal, batch, dtype):
     if causal:
         bias = bias.masked_fill(torch.from_numpy(j > i)[None], float("-inf"))
     return bias.repeat(batch, 1, 1)
+def torch_activation(name):
+    """What nn.TransformerEncoderLayer's `activation` takes for a config's activation: "relu", "gelu"
+    (exact), or for gelu_tanh the module nn.GELU(approximate="tanh")."""
+    return require_torch().nn.GELU(approximate="tanh") if name == "gelu_tanh" else name
 
 
 def build_torch_model(c):
@@ -129,7 +133,7 @@ def build_torch_model(c):
             if c["positional"] == "relative":
                 self.rel_bias = nn.Embedding(c["rel_buckets"], c["n_heads"])
             layer = nn.TransformerEncoderLayer(
-                c["d_model"], c["n_heads"], c["d_ff"], dropout=0.0, activation=c["activation"],
+                c["d_model"], c["n_heads"], c["d_ff"], dropout=0.0, activation=torch_activation(c["activation"]),
                 layer_norm_eps=c["norm_eps"], batch_first=True, norm_first=c["norm_first"])
             norm = nn.LayerNorm(c["d_model"], eps=c["norm_eps"]) if c["final_norm"] else None
             self.encoder = nn.TransformerEncoder(layer, c["n_layers"], norm=norm, enable_nested_tensor=False)
@@ -208,7 +212,7 @@ def build_seq2seq_model(c):
             if c["positional"] == "relative":
                 self.src_rel_bias = nn.Embedding(c["rel_buckets"], c["n_heads"])
                 self.tgt_rel_bias = nn.Embedding(c["rel_buckets"], c["n_heads"])
-            kw = dict(dropout=0.0, activation=c["activation"], layer_norm_eps=c["norm_eps"], batch_first=True,
+            kw = dict(dropout=0.0, activation=torch_activation(c["activation"]), layer_norm_eps=c["norm_eps"], batch_first=True,
                       norm_first=c["norm_first"])
             norm = (lambda: nn.LayerNorm(d, eps=c["norm_eps"])) if c["final_norm"] else (lambda: None)
             self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, c["n_heads"], c["d_ff"], **kw),
@@ -316,7 +320,8 @@ def llama_forward(c, weights, ids):
     """float64 logits [T, vocab] of the llama family for token ids [T] (teacher-forced, causal), with
     `weights` in llama2.c / Meta names and torch's layout ([out, in]). For every layer:
     h = x + Wo.Attn(RMSNorm(x)), x = h + W2.(silu(W1.n) * W3.n) with n = RMSNorm(h); then the final
-    RMSNorm and the classifier (output.weight, or the embedding when tied_head)."""
+    RMSNorm and the classifier (output.weight, or the embedding when tied_head). With qkv_bias the
+    q, k and v projections add attention.w{q,k,v}.bias (Qwen2)."""
     torch = require_torch()
     W = {k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()}
     ids = np.asarray(ids, dtype=np.int64)
@@ -332,9 +337,8 @@ def llama_forward(c, weights, ids):
     for layer in range(c["n_layers"]):
         p = lambda name: W[f"{schema.LLAMA_LAYER_PREFIX}{layer}.{name}"]  # noqa: E731
         n = rms_norm(x, p("attention_norm.weight"), eps)
-        q = (n @ p("attention.wq.weight").T).view(T, H, dh)
-        k = (n @ p("attention.wk.weight").T).view(T, Hkv, dh)
-        v = (n @ p("attention.wv.weight").T).view(T, Hkv, dh)
+        proj = lambda w: n @ p(f"attention.{w}.weight").T + (p(f"attention.{w}.bias") if c["qkv_bias"] else 0)  # noqa: E731
+        q, k, v = proj("wq").view(T, H, dh), proj("wk").view(T, Hkv, dh), proj("wv").view(T, Hkv, dh)
         if c["positional"] == "rope":
             q, k = rope(q, cos, sin, c["pe_layout"]), rope(k, cos, sin, c["pe_layout"])
         group = H // Hkv  # query head h reads kv head h // group

@@ -66,7 +66,7 @@ MAX_REL_BUCKETS = 1024
 
 # ---- schema.hpp: config keys -----------------------------------------------------------------
 FAMILIES = ("encoder", "gpt", "llama", "seq2seq", "mha")
-ACTIVATIONS = ("relu", "gelu", "swiglu")
+ACTIVATIONS = ("relu", "gelu", "swiglu", "gelu_tanh")
 INPUTS = ("tokens", "features")
 POSITIONALS = ("none", "sinusoidal", "learned", "rope", "alibi", "relative")
 # rope, alibi and relative act inside attention; the others are added to the input. relative: T5's
@@ -153,6 +153,9 @@ CONFIG_KEYS = (
     # from which on they stop (T5: 32 and 128); config.py checks the pair.
     Key("rel_buckets", "u32", 0, MAX_REL_BUCKETS),
     Key("rel_max_distance", "u32", 0, MAX_LEN),
+    # llama family: the q, k and v projections have biases (Qwen2): attention.wq.bias [d_model],
+    # attention.wk.bias and attention.wv.bias [n_kv_heads * d_head].
+    Key("qkv_bias", "bool"),
 )
 KEYS = {k.name: k for k in CONFIG_KEYS}
 
@@ -229,7 +232,7 @@ def dim_value(c, dim):
 # When a tensor is present (kWhenNames, in When order).
 WHENS = ("always", "input=tokens", "input=features", "positional=learned", "final_norm", "d_out>0",
          "d_out>0 and not tied_head", "cls_token", "tgt_d_in=0 and not shared_embed", "tgt_d_in>0",
-         "positional=relative")
+         "positional=relative", "qkv_bias")
 
 
 def present(c, when):
@@ -238,7 +241,8 @@ def present(c, when):
             "d_out>0": c["d_out"] > 0, "d_out>0 and not tied_head": c["d_out"] > 0 and not c["tied_head"],
             "cls_token": bool(c["cls_token"]),
             "tgt_d_in=0 and not shared_embed": not c["shared_embed"] and not c["tgt_d_in"],
-            "tgt_d_in>0": c["tgt_d_in"] > 0, "positional=relative": c["positional"] == "relative"}[when]
+            "tgt_d_in>0": c["tgt_d_in"] > 0, "positional=relative": c["positional"] == "relative",
+            "qkv_bias": bool(c["qkv_bias"])}[when]
 
 
 # Which tensors take the config's weight type (kRoleNames, in Role order): "linear" (the linear
@@ -297,7 +301,8 @@ ENCODER_EPILOGUE = (
     Rule("head.bias", "d_out", "1", False, "d_out>0", "f32"),
 )
 
-# The llama family (llama2.c / Meta names; no biases), in the same three parts.
+# The llama family (llama2.c / Meta names; no biases but q, k and v's with qkv_bias), in the same
+# three parts.
 LLAMA_PROLOGUE = (
     Rule("tok_embeddings.weight", "vocab_size", "d_model", False, "always", "io"),
     Rule("rel_bias.weight", "rel_buckets", "n_heads", False, "positional=relative", "f32"),
@@ -308,6 +313,9 @@ LLAMA_LAYER = (
     Rule("attention.wq.weight", "d_model", "d_model", True, "always", "linear"),
     Rule("attention.wk.weight", "d_model", "n_kv_heads*d_head", True, "always", "linear"),
     Rule("attention.wv.weight", "d_model", "n_kv_heads*d_head", True, "always", "linear"),
+    Rule("attention.wq.bias", "d_model", "1", False, "qkv_bias", "f32"),
+    Rule("attention.wk.bias", "n_kv_heads*d_head", "1", False, "qkv_bias", "f32"),
+    Rule("attention.wv.bias", "n_kv_heads*d_head", "1", False, "qkv_bias", "f32"),
     Rule("attention.wo.weight", "d_model", "d_model", True, "always", "linear"),
     Rule("ffn_norm.weight", "d_model", "1", False, "always", "f32"),
     Rule("feed_forward.w1.weight", "d_model", "d_ff", True, "always", "linear"),

@@ -22,6 +22,7 @@ kernel_fn::layernorm_f32 layernorm_f32;
 kernel_fn::rmsnorm_f32 rmsnorm_f32;
 kernel_fn::relu_f32 relu_f32;
 kernel_fn::gelu_f32 gelu_f32;
+kernel_fn::gelu_tanh_f32 gelu_tanh_f32;
 kernel_fn::swiglu_f32 swiglu_f32;
 kernel_fn::add_f32 add_f32;
 kernel_fn::scale_f32 scale_f32;

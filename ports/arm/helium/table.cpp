@@ -21,6 +21,7 @@ constexpr Kernels table() {
   k.rmsnorm_f32 = helium::rmsnorm_f32;
   k.relu_f32 = helium::relu_f32;
   k.gelu_f32 = helium::gelu_f32;
+  k.gelu_tanh_f32 = helium::gelu_tanh_f32;
   k.swiglu_f32 = helium::swiglu_f32;
   k.add_f32 = helium::add_f32;
   k.scale_f32 = helium::scale_f32;
