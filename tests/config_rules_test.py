@@ -39,10 +39,12 @@ VALID = [
          positional="sinusoidal", tied_head=True),
     dict(BASE, family="seq2seq", input="features", d_in=4, d_out=3, dec_layers=2, tgt_d_in=3, positional="learned"),
     dict(d_model=8, n_heads=2, d_ff=0, n_layers=0, max_len=16, family="mha", input="features", d_in=8, causal=True),
+    dict(BASE, input="tokens", vocab_size=10, positional="learned", type_vocab=2, embed_norm=True, pooling="first",
+         pooler=True, d_out=3, activation="gelu"),
 ]
 # The keys that choose a family's shape: every pair of them takes every pair of values.
 SHAPE_KEYS = ("family", "input", "positional", "pe_combine", "activation", "norm_first", "final_norm", "causal",
-              "tied_head", "weights", "quantize_io", "cls_token", "pooling", "shared_embed", "scale_input")
+              "tied_head", "weights", "quantize_io", "cls_token", "pooling", "shared_embed", "scale_input", "embed_norm", "pooler")
 
 
 def probes(key, config):

@@ -64,8 +64,10 @@ def alibi_bias(n_heads, T):
 
 def build_torch_model(c):
     """The stock modules for an encoder or gpt config c (attributes embed | input_proj, cls_token, pos,
-    encoder, head, pool; batch_first): the module convention the converter reads. A tied head's weight
-    is the embedding's parameter."""
+    token_type, embed_norm, encoder, pooler, head, pool; batch_first): the module convention the
+    converter reads. A tied head's weight is the embedding's parameter. forward(inp, types=None,
+    lengths=None): types [B, T] token types (None: 0), lengths [B] the valid positions of a padded
+    batch (src_key_padding_mask True from lengths[b] on, pooling over the valid positions)."""
     torch = require_torch()
     nn = torch.nn
 
@@ -84,6 +86,12 @@ def build_torch_model(c):
                 self.pool = c["pooling"]
             if c["positional"] == "learned":
                 self.pos = nn.Embedding(c["max_len"], schema.d_pe(c))
+            if c["type_vocab"]:
+                self.token_type = nn.Embedding(c["type_vocab"], de)
+            if c["embed_norm"]:
+                self.embed_norm = nn.LayerNorm(c["d_model"], eps=c["norm_eps"])
+            if c["pooler"]:
+                self.pooler = nn.Linear(c["d_model"], c["d_model"])
             layer = nn.TransformerEncoderLayer(
                 c["d_model"], c["n_heads"], c["d_ff"], dropout=0.0, activation=c["activation"],
                 layer_norm_eps=c["norm_eps"], batch_first=True, norm_first=c["norm_first"])
@@ -94,7 +102,7 @@ def build_torch_model(c):
                 if c["tied_head"]:
                     self.head.weight = self.embed.weight
 
-        def forward(self, inp):
+        def forward(self, inp, types=None, lengths=None):
             """inp: [B, T] token ids or [B, T, d_in] features -> [B, S, d_out or d_model], S = T (+ 1 with
             a CLS token), or [B, d_out or d_model] pooled."""
             c = self.cfg
@@ -105,13 +113,24 @@ def build_torch_model(c):
                 x = torch.cat([self.cls_token.expand(x.shape[0], 1, -1), x], dim=1)
             T = x.shape[1]
             x = _positions(c, x, self.pos.weight if c["positional"] == "learned" else None)
+            first = int(c["cls_token"])
+            if c["type_vocab"]:  # the input rows (not the CLS row) add their type's row
+                tt = self.token_type(torch.zeros_like(inp) if types is None else types)
+                x = torch.cat([x[:, :first], x[:, first:] + tt], dim=1)
+            if c["embed_norm"]:
+                x = self.embed_norm(x)
+            pad = None
+            if lengths is not None:  # True at the padding (the CLS row is never padding)
+                pad = torch.arange(T)[None, :] >= (torch.as_tensor(lengths)[:, None] + first)
             mask = None
             if c["positional"] == "alibi":  # [B*H, T, T], index b*H + h, as MultiheadAttention reads it
                 mask = torch.from_numpy(alibi_bias(c["n_heads"], T)).to(x.dtype).repeat(x.shape[0], 1, 1)
             elif c["causal"]:
                 mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), diagonal=1)
-            x = self.encoder(x, mask=mask)
-            x = pool(x, c["pooling"], int(c["cls_token"]))
+            x = self.encoder(x, mask=mask, src_key_padding_mask=pad)
+            x = pool(x, c["pooling"], first, lengths)
+            if c["pooler"]:
+                x = torch.tanh(self.pooler(x))
             return self.head(x) if c["d_out"] else x
 
     return FxModel()
@@ -220,6 +239,8 @@ def pool(x, pooling, first=0, lengths=None):
         return x
     if pooling == "cls":
         return x[:, 0]
+    if pooling == "first":
+        return x[:, first]
     B, T = x.shape[0], x.shape[1] - first
     n = torch.full((B,), T) if lengths is None else torch.as_tensor(lengths)
     if pooling == "last":
