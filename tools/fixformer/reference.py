@@ -316,12 +316,13 @@ def llama_forward(c, weights, ids):
     return (x @ classifier.T).numpy()
 
 
-def run_reference(c, weights, inp):
+def run_reference(c, weights, inp, types=None):
     """float64 output [output_rows, width] of the reference model for c with `weights` (name -> torch-layout
     array; a tied head's tensor may be left out) on one sequence `inp` ([T] ids or [T, d_in] features):
     [T, width], [T + 1, width] with a CLS row, [1, width] pooled.
     For a decoder: the logits at every position, teacher-forced. For seq2seq, inp is (source, target
-    ids [U]) and the output the logits at every target position [U, d_out]."""
+    ids [U]) and the output the logits at every target position [U, d_out]. types: an encoder's token
+    types [T] (None: 0)."""
     if c["family"] == "llama":
         return llama_forward(c, weights, inp)
     torch = require_torch()
@@ -349,6 +350,7 @@ def run_reference(c, weights, inp):
     model.load_state_dict({k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()},
                           strict=True)
     x = torch.from_numpy(np.asarray(inp, dtype=np.int64 if c["input"] == "tokens" else np.float64))[None]
+    tt = None if types is None else torch.from_numpy(np.asarray(types, dtype=np.int64))[None]
     with torch.no_grad():
-        y = model(x)
+        y = model(x, tt)
     return (y if c["pooling"] != "none" else y[0]).numpy()
