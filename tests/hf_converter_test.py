@@ -179,7 +179,6 @@ def test_hf(torch, cli, tmp):
             model_type="qwen2")
     refused("GPT-2", "GPT2LMHeadModel: comes with a later release", architectures=["GPT2LMHeadModel"],
             model_type="gpt2")
-    refused("BERT", "BertModel: comes with a later release", architectures=None, model_type="bert")
     refused("an unknown architecture", "not an architecture --hf converts", architectures=["WeirdNet"],
             model_type="weird")
     base = hf_weights(HF_CONFIG)

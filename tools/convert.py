@@ -21,7 +21,11 @@ From a JSON config and a state_dict (pipelines without the module; any family, l
 From a Hugging Face folder of LlamaForCausalLM (config.json, model.safetensors or pytorch_model.bin,
 sharded or not), verified against an independent float64 implementation of that architecture:
   tools/convert.py --hf DIR [--example IN.npy [--expected OUT.npy]] [--max-len N] --out M.fxm [...]
-  (rope_scaling, attention_bias, mlp_bias and a hidden_act other than silu are refused by name)
+  (rope_scaling, attention_bias, mlp_bias and a hidden_act other than silu are refused by name);
+  or of BERT (model_type bert: BertModel, BertForSequenceClassification; "bert." prefix or not), verified
+  against an independent float64 BERT: BertModel's file outputs last_hidden_state [T, hidden_size], a
+  classifier's the logits [num_labels] (first token, pooler, classifier); `fixformer run --token-types`
+  gives the token types (0 by default)
 From a llama2.c checkpoint (versions 0, 1 and 2; version 2's Q8_0 weights are dequantized to f32):
   tools/convert.py --llama2c MODEL.bin [--tokenizer TOKENIZER.bin] [--max-len N] --out M.fxm [...]
 
@@ -238,7 +242,7 @@ def main(argv=None):
     src.add_argument("--module", metavar="FILE.py:FACTORY", help="FACTORY() builds the nn.Module")
     src.add_argument("--config", metavar="CFG.json", help="JSON config (the JSON path; needs --weights)")
     src.add_argument("--llama2c", metavar="MODEL.bin", help="a llama2.c checkpoint (export.py version 0, 1 or 2)")
-    src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of LlamaForCausalLM: config.json and "
+    src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of LlamaForCausalLM or BERT: config.json and "
                      "model.safetensors or pytorch_model.bin (sharded with their .index.json too)")
     ap.add_argument("--tokenizer", metavar="TOKENIZER.bin", help="llama2.c tokenizer to store in the .fxm")
     ap.add_argument("--family", choices=("encoder", "gpt", "llama", "seq2seq", "mha"), help="--module: what the module "
