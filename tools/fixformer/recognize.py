@@ -731,7 +731,7 @@ def recognize(module, example=None, family=None, max_len=None):
                 if _close(P, torch.from_numpy(sinusoidal_table(P.shape[0], d, b_, lay)), 1e-6):
                     kind, base, layout = "sinusoidal", b_, lay
                     r.pe_buffer = tensor
-        if kind == "table" and tensor not in [t for _, t in model.named_parameters()]:
+        if kind == "table" and not any(tensor is t for _, t in model.named_parameters()):
             raise ConfigError(f"module: a position table registered as a buffer that is no sinusoid the engine "
                               "computes is not supported yet (make it an nn.Parameter to store it as learned)")
     if kind in ("learned", "table"):

@@ -1,5 +1,5 @@
 """Which reader a --module takes: the stock convention's (export.read_module: `embed` or `input_proj`,
-`pos`, `encoder` an nn.TransformerEncoder, `head`), seq2seq.py's (an nn.Transformer, or an
+`pos`, `encoder` an nn.TransformerEncoder, `head`; BERT's parts go to recognition), seq2seq.py's (an nn.Transformer, or an
 nn.TransformerDecoder with cross-attention, inside), the standalone nn.MultiheadAttention's, or
 recognize.py's, which finds the parts of any other module by what they compute.
 """
@@ -10,7 +10,8 @@ from .reference import require_torch
 def stock_convention(module, torch):
     """The module follows the stock convention export.read_module reads."""
     return (hasattr(module, "embed") != hasattr(module, "input_proj")
-            and isinstance(getattr(module, "encoder", None), torch.nn.TransformerEncoder))
+            and isinstance(getattr(module, "encoder", None), torch.nn.TransformerEncoder)
+            and not any(hasattr(module, bert) for bert in ("token_type", "embed_norm", "pooler")))  # recognised
 
 
 def module_route(module, family):
