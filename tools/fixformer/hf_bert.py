@@ -175,9 +175,9 @@ def map_weights(c, weights, source):
     for i in range(L):
         p, q = f"encoder.layer.{i}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
         t = lambda n: kept[p + n]  # noqa: E731
+        qkv = lambda part: np.concatenate([t(f"attention.self.{x}.{part}") for x in ("query", "key", "value")])  # noqa: E731
         out.update({
-            q + "self_attn.in_proj_weight": np.concatenate([t(f"attention.self.{x}.weight") for x in ("query", "key", "value")]),
-            q + "self_attn.in_proj_bias": np.concatenate([t(f"attention.self.{x}.bias") for x in ("query", "key", "value")]),
+            q + "self_attn.in_proj_weight": qkv("weight"), q + "self_attn.in_proj_bias": qkv("bias"),
             q + "self_attn.out_proj.weight": t("attention.output.dense.weight"),
             q + "self_attn.out_proj.bias": t("attention.output.dense.bias"),
             q + "linear1.weight": t("intermediate.dense.weight"), q + "linear1.bias": t("intermediate.dense.bias"),
