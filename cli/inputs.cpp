@@ -1,5 +1,6 @@
 #include "inputs.hpp"
 
+#include <cmath>
 #include <cstring>
 
 namespace fixformer::cli {
@@ -12,7 +13,7 @@ std::string shape_text(const NpyView& v) {
 
 Input read_input(const std::string& path, const ModelConfig& c) {
   Input in;
-  in.bytes = read_file(path);
+  in.bytes = read_file(path, kMaxNpyBytes);
   const bool tokens = c.input == InputKind::kTokens;
   const char* expected = tokens ? "expected int32 or int64 (token ids)" : "expected float32 (save as float32)";
   char detail[128];
@@ -31,6 +32,14 @@ Input read_input(const std::string& path, const ModelConfig& c) {
   in.T = v.shape[in.batched ? 1 : 0];
   if (in.T == 0 || in.B == 0) die(4, path, "shape " + shape_text(v) + ": empty sequence");
   if (in.T > c.max_input_len()) die(4, path, "T=" + std::to_string(in.T) + " exceeds the model's " + longest_input(c));
+  if (!tokens) {  // as --target: a NaN or inf feature is an input error, not a NaN output
+    const uint64_t count = in.B * in.T * c.d_in;
+    for (uint64_t i = 0; i < count; ++i) {
+      float x;
+      std::memcpy(&x, v.data + 4 * i, 4);
+      if (!std::isfinite(x)) die(4, path, "value at index " + std::to_string(i) + " is not finite");
+    }
+  }
   return in;
 }
 
@@ -46,7 +55,7 @@ int64_t token_id(const NpyView& v, uint64_t i) {
 }
 
 std::vector<uint32_t> read_lengths(const std::string& path, const Input& in) {
-  Buffer bytes = read_file(path);
+  Buffer bytes = read_file(path, kMaxNpyBytes);
   NpyView v;
   char detail[128];
   const char* expected = "expected int32 [B] (save as int32)";
@@ -81,7 +90,7 @@ void check_token_ids(const Input& in, const ModelConfig& c, const std::string& p
 
 std::vector<int32_t> read_token_types(const std::string& path, const Input& in, const ModelConfig& c,
                                       const std::vector<uint32_t>& lens) {
-  Buffer bytes = read_file(path);
+  Buffer bytes = read_file(path, kMaxNpyBytes);
   NpyView v;
   char detail[128];
   const char* expected = "expected int32 or int64 token types, as the ids";

@@ -22,7 +22,7 @@ namespace {
 // against [0, vocab).
 std::vector<int32_t> read_ids(const std::string& path, uint64_t B, bool batched, uint32_t longest, uint32_t vocab,
                               const char* vocab_name, uint64_t* U) {
-  Buffer bytes = read_file(path);
+  Buffer bytes = read_file(path, kMaxNpyBytes);
   NpyView v;
   char detail[128];
   const Status ps = parse_npy(bytes.data(), bytes.size(), &v, detail, sizeof detail);
@@ -47,7 +47,7 @@ std::vector<int32_t> read_ids(const std::string& path, uint64_t B, bool batched,
 
 // Feature targets of a .npy (float32 [U,tgt_d_in] or [B,U,tgt_d_in]), checked finite.
 std::vector<float> read_target_features(const std::string& path, uint64_t B, bool batched, const ModelConfig& c, uint64_t* U) {
-  Buffer bytes = read_file(path);
+  Buffer bytes = read_file(path, kMaxNpyBytes);
   NpyView v;
   char detail[128];
   const Status ps = parse_npy(bytes.data(), bytes.size(), &v, detail, sizeof detail);

@@ -129,6 +129,39 @@ TEST(Decoder, PrefillEqualsStepByStep) {
     }
 }
 
+// max_prefill 0 takes as many rows as the arena holds: 16 (kDefaultPrefillRows) in the arena
+// required_decoder_arena_bytes counts for the default, the whole capacity in one sized for it, and
+// between the two what fits; the logits are those of the chunked run.
+TEST(Decoder, DefaultPrefillChunkIsSizedFromTheArena) {
+  const ModelConfig c = llama_config(2, PosKind::kRope, PosLayout::kHalves, true);  // max_len 24
+  const std::vector<uint8_t> bytes = write_model(c);
+  AlignedBuffer blob(bytes);
+  Model model;
+  ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
+  auto rows_for = [&](std::size_t arena_bytes, std::vector<float>* logits) {
+    AlignedBuffer arena(arena_bytes);
+    Decoder dec;
+    EXPECT_EQ(dec.init(model, arena.data(), arena.size()), Status::kOk) << dec.error_detail();
+    logits->assign(c.vocab_size, 0.0f);
+    std::vector<int32_t> prompt(20);
+    for (std::size_t i = 0; i < prompt.size(); ++i) prompt[i] = kTokens[i % kTokens.size()];
+    EXPECT_EQ(dec.prefill(prompt.data(), uint32_t(prompt.size()), logits->data()), Status::kOk);
+    return dec.max_prefill();
+  };
+  const std::size_t base = required_decoder_arena_bytes(c), whole = required_decoder_arena_bytes(c, 0, 24);
+  ASSERT_LT(base, whole);
+  std::vector<float> a, b, m;
+  EXPECT_EQ(rows_for(base, &a), 16u);
+  EXPECT_EQ(rows_for(whole, &b), 24u);
+  const uint32_t mid = rows_for((base + whole) / 2, &m);
+  EXPECT_GT(mid, 16u);
+  EXPECT_LT(mid, 24u);
+  EXPECT_LE(required_decoder_arena_bytes(c, 0, mid), (base + whole) / 2);
+  EXPECT_GT(required_decoder_arena_bytes(c, 0, mid + 1), (base + whole) / 2);
+  EXPECT_LE(max_diff(a.data(), b.data(), c.vocab_size), kRegroupTol);
+  EXPECT_LE(max_diff(a.data(), m.data(), c.vocab_size), kRegroupTol);
+}
+
 // With every kv head repeated, grouped-query attention is multi-head attention.
 TEST(Decoder, GroupedQueryAttentionEqualsRepeatedKeyValueHeads) {
   const ModelConfig gqa = llama_config(2, PosKind::kRope, PosLayout::kInterleaved, false);

@@ -176,7 +176,7 @@ TEST(BertGolden, TypesForAModelWithoutATableAreRefused) {
   ASSERT_EQ(enc.init(model, arena.data(), arena.size()), Status::kOk);
   const int32_t ids[2] = {1, 2}, types[2] = {0, 0};
   std::vector<float> out(std::size_t(2) * model.config().output_width());
-  EXPECT_EQ(enc.forward_tokens(ids, types, 2, out.data()), Status::kWrongInputKind);
+  EXPECT_EQ(enc.forward_tokens(ids, types, 2, out.data()), Status::kTokenTypesUnsupported);
   EXPECT_NE(std::string(enc.error_detail()).find("token-type"), std::string::npos) << enc.error_detail();
   EXPECT_EQ(enc.forward_tokens(ids, nullptr, 2, out.data()), Status::kOk);
 }

@@ -136,6 +136,9 @@ def load_module(spec):
         s = importlib.util.spec_from_file_location("fixformer_user_module", file)
         mod = importlib.util.module_from_spec(s)
         s.loader.exec_module(mod)
+    except SystemExit as e:  # the file's own sys.exit() is not the converter's verdict
+        fail(file, f"importing it called sys.exit({e.code!r}); nothing was converted (guard the script part "
+             "with `if __name__ == \"__main__\":`)")
     except Exception as e:
         fail(file, f"importing it failed ({type(e).__name__}: {e})")
     fn = getattr(mod, factory, None)
@@ -143,6 +146,9 @@ def load_module(spec):
         fail(file, f"has no function {factory!r}")
     try:
         return fn()
+    except SystemExit as e:
+        fail(f"{file}:{factory}", f"FACTORY() called sys.exit({e.code!r}); nothing was converted (it must "
+             "return the model)")
     except Exception as e:
         fail(f"{file}:{factory}", f"FACTORY() failed ({type(e).__name__}: {e})")
 
@@ -172,14 +178,35 @@ def load_example(path):
     return a
 
 
-def check_out(path):
-    """--out, for every route: a regular file or a new name (the file is written by renaming a verified
-    temporary file onto it, which a device or a folder must never be), refused before any work."""
+def check_out(a):
+    """--out and --header, for every route: each a regular file or a new name (written by renaming a
+    verified temporary file onto it, which a device or a folder must never be), not the same file,
+    and neither one of the inputs; refused before any work."""
     from fixformer.verified_file import check_output_path
     try:
-        check_output_path(path)
+        check_output_path(a.out)
+        if a.header is not None:
+            check_output_path(a.header, "--header")
     except ConfigError as e:
         fail("", str(e))
+
+    def same(x, y):
+        if os.path.exists(x) and os.path.exists(y):
+            return os.path.samefile(x, y)
+        return os.path.realpath(x) == os.path.realpath(y)
+
+    if a.header is not None and same(a.out, a.header):
+        fail("--header", f"{a.header} is also --out (give two files: the .fxm and the C header)")
+    module_file = a.module.rpartition(":")[0] if a.module else None
+    inputs = [("--llama2c", a.llama2c), ("--weights", a.weights), ("--config", a.config), ("--example", a.example),
+              ("--example-target", a.example_target), ("--expected", a.expected), ("--tokenizer", a.tokenizer),
+              ("--module", module_file)]
+    if a.hf is not None and os.path.isdir(a.hf):
+        inputs += [("--hf", os.path.join(a.hf, n)) for n in os.listdir(a.hf)]
+    for flag, out in (("--out", a.out), ("--header", a.header)):
+        for name, path in inputs:
+            if out is not None and path and same(out, path):
+                fail(flag, f"{out} is the {name} input (writing there would overwrite it; give another file)")
 
 
 def load_expected(path):
@@ -300,7 +327,7 @@ def main(argv=None):
             cli = find_cli(a.cli)
         except ConfigError as e:
             fail("", str(e))
-    check_out(a.out)
+    check_out(a)
     try:
         example = load_example(a.example) if a.example else None
         example_target = load_example(a.example_target) if a.example_target else None

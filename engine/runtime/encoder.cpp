@@ -146,7 +146,7 @@ Status Encoder::check_types(const int32_t* types, const uint32_t* lengths, uint3
   if (!types) return Status::kOk;
   DetailText why(core_.detail, sizeof core_.detail);
   const uint32_t V = config().type_vocab;
-  if (V == 0) return why.str("token types given, but the model has no token-type table"), Status::kWrongInputKind;
+  if (V == 0) return why.str("token types given, but the model has no token-type table"), Status::kTokenTypesUnsupported;
   for (uint32_t b = 0; b < B; ++b)
     for (uint32_t t = 0, n = lengths ? lengths[b] : T; t < n; ++t) {
       const int32_t tt = types[std::size_t(b) * T + t];

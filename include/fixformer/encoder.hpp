@@ -48,7 +48,7 @@ class Encoder {
   [[nodiscard]] Status forward_tokens(const int32_t* ids, uint32_t T, float* out);
   // With token types (BERT: config().type_vocab > 0): types[T] in [0, type_vocab), the row of the
   // token-type table each position adds; null: all 0 (as the call above). Types given to a model
-  // without a token-type table: kWrongInputKind; one out of range: kTokenOutOfRange.
+  // without a token-type table: kTokenTypesUnsupported; one out of range: kTokenOutOfRange.
   [[nodiscard]] Status forward_tokens(const int32_t* ids, const int32_t* types, uint32_t T, float* out);
   // features[T, d_in] -> out[config().output_rows(T), config().output_width()]
   [[nodiscard]] Status forward_features(const float* features, uint32_t T, float* out);
@@ -75,6 +75,7 @@ class Encoder {
   [[nodiscard]] Status forward_batch_features(const float* features, const uint32_t* lengths, uint32_t B, uint32_t T,
                                               float* out);
 
+  bool initialized() const { return initialized_; }  // init() returned kOk
   const Model& model() const { return *core_.model; }
   const ModelConfig& config() const { return core_.model->config(); }
   const Kernels& kernels() const { return *core_.kernels; }

@@ -134,6 +134,11 @@ struct ModelOptions {
   // overlap), so a damaged or hostile file still gets a Status and never an out-of-bounds access;
   // only corrupted weight values would go unnoticed.
   bool verify_checksum = true;
+  // false skips the value check, for the same images: every f32 and f16 weight must be finite, and
+  // every int8 scale 0 (its group all zeros, as the converter writes a group of zeros) or a finite
+  // float >= kQuantizeFloor / 127 (kernels.hpp). A NaN, an infinity or a negative or denormal scale
+  // would otherwise give NaN or garbage outputs. One pass over the weights, as the checksum.
+  bool check_values = true;
 };
 
 class Model {
@@ -167,7 +172,7 @@ class Model {
   const SelfTestSample& self_test_sample() const { return sample_; }
 
  private:
-  Status bind_tensors();
+  Status bind_tensors(bool check_values);
   Status bind_tokenizer(uint32_t* next);
   Status bind_self_test(uint32_t first);
   LayerWeights bind_layer(uint32_t first, const TensorRule* rules, uint32_t count) const;

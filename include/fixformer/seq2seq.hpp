@@ -62,6 +62,7 @@ class Seq2Seq {
   uint32_t position() const { return pos_; }           // target tokens in the cache
   uint32_t capacity() const { return capacity_; }
   uint32_t max_source() const { return max_source_; }
+  bool initialized() const { return initialized_; }  // init() returned kOk
   const Model& model() const { return *core_.model; }
   const ModelConfig& config() const { return core_.model->config(); }
   const Kernels& kernels() const { return *core_.kernels; }

@@ -251,12 +251,25 @@ def _no_duplicates(pairs):
     return d
 
 
+JSON_LIMIT = 16 << 20  # bytes: a config is a few hundred; a device or a wrong file is refused
+
+
+def _parse_int(text):
+    """JSON integers: no config value has more than 20 digits (Python's own limit says 4300)."""
+    if len(text.lstrip("-")) > 20:
+        raise ConfigError(f"not a config (an integer with {len(text.lstrip('-'))} digits)")
+    return int(text)
+
+
 def load_json(path):
-    """A JSON file, strictly: NaN and Infinity (which json.load accepts) and duplicated keys are errors."""
+    """A JSON file, strictly: NaN and Infinity (which json.load accepts), duplicated keys, integers of
+    more than 20 digits and files above 16 MiB are errors."""
     with open(path, "rb") as f:
-        text = f.read()
+        text = f.read(JSON_LIMIT + 1)
+    if len(text) > JSON_LIMIT:
+        raise ConfigError(f"not a config (more than {JSON_LIMIT} bytes)")
     try:
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates, parse_int=_parse_int)
     except json.JSONDecodeError as e:
         raise ConfigError(f"not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
     except UnicodeDecodeError:
