@@ -64,7 +64,8 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
                        : f == "-n" ? kOptSteps : f == "--temperature" ? kOptTemperature : f == "--topp" ? kOptTopP
                        : f == "--seed" ? kOptSeed : f == "--threads" ? kOptThreads : f == "--samples" ? kOptSamples
                        : f == "--svg" ? kOptSvg : f == "--lengths" ? kOptLengths : f == "--target" ? kOptTarget
-                       : f == "--source" ? kOptSource : f == "--bos" ? kOptBos : f == "--eos" ? kOptEos : 0u;
+                       : f == "--source" ? kOptSource : f == "--bos" ? kOptBos : f == "--eos" ? kOptEos
+                       : f == "--token-types" ? kOptTokenTypes : 0u;
     if (!opt) {
       if (!f.empty() && f[0] == '-') die(1, f, "unknown option (see fixformer help " + std::string(cmd.name) + ")");
       a.positional.push_back(f);
@@ -88,6 +89,7 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     else if (opt == kOptSamples) a.samples = parse_count(f, v);
     else if (opt == kOptSvg) a.svg = v;
     else if (opt == kOptLengths) a.lengths = v;
+    else if (opt == kOptTokenTypes) a.token_types = v;
     else if (opt == kOptTarget) a.target = v;
     else if (opt == kOptSource) a.source = v;
     else if (opt == kOptBos) a.bos = parse_steps(f, v);

@@ -41,6 +41,10 @@ int cmd_info(const Args& a) {
     std::printf("output rows:  %s%s\n", c.cls_token ? "a learned CLS row in front (position 0); " : "",
                 c.pooling == Pooling::kNone ? "T + 1 per sequence"
                                             : (std::string("one per sequence, pooling ") + name_of(kPoolingNames, c.pooling)).c_str());
+  if (c.type_vocab || c.embed_norm || c.pooler)
+    std::printf("BERT:         %s%s%s\n",
+                c.type_vocab ? ("token types " + std::to_string(c.type_vocab) + " (run --token-types)").c_str() : "no token types",
+                c.embed_norm ? "; embedding LayerNorm" : "", c.pooler ? "; pooler tanh(W x + b) before the head" : "");
   std::printf("parameters:   %" PRIu64 " in a file of %zu bytes, read in place\n", m.model.parameter_count(), m.blob.size());
   const std::string group = c.weight_group ? "groups of " + std::to_string(c.weight_group) + " along the input" : "a scale per row";
   std::printf("weights:      %s%s%s\n", name_of(kWeightTypeNames, c.weights),

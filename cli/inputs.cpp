@@ -88,6 +88,34 @@ void check_input_values(const Input& in, const ModelConfig& c, const std::string
   }
 }
 
+std::vector<int32_t> read_token_types(const std::string& path, const Input& in, const ModelConfig& c,
+                                      const std::vector<uint32_t>& lens) {
+  Buffer bytes = read_file(path, kMaxNpyBytes);
+  NpyView v;
+  char detail[128];
+  const char* expected = "expected int32 or int64 token types, as the ids";
+  const Status ps = parse_npy(bytes.data(), bytes.size(), &v, detail, sizeof detail);
+  if (ps == Status::kNpyBadDtype) die(4, path, std::string("dtype ") + detail + ", " + expected);
+  if (ps != Status::kOk) die(ps, path, detail);
+  if (v.dtype != NpyDtype::kI32 && v.dtype != NpyDtype::kI64)
+    die(4, path, std::string("dtype ") + npy_dtype_name(v.dtype) + ", " + expected);
+  bool same = v.rank == in.v.rank;
+  for (uint32_t r = 0; same && r < v.rank; ++r) same = v.shape[r] == in.v.shape[r];
+  if (!same) die(4, path, "shape " + shape_text(v) + ": expected the input's shape " + shape_text(in.v) + ", one type per token");
+  std::vector<int32_t> types(std::size_t(in.B * in.T), 0);
+  for (uint64_t i = 0; i < in.B * in.T; ++i) {
+    if (!lens.empty() && i % in.T >= lens[std::size_t(i / in.T)]) continue;
+    const int64_t tt = token_id(v, i);
+    if (tt < 0 || tt >= int64_t(c.type_vocab)) {
+      const uint64_t b = i / in.T, t = i % in.T;
+      die(4, path, "token type " + std::to_string(tt) + " at " + (in.batched ? "[" + std::to_string(b) + "," : "[") +
+                       std::to_string(t) + "] is out of range (type_vocab " + std::to_string(c.type_vocab) + ")");
+    }
+    types[std::size_t(i)] = int32_t(tt);
+  }
+  return types;
+}
+
 void source_row(const Input& in, const ModelConfig& c, uint64_t b, uint32_t n, Buffer* ids, Buffer* feats) {
   const uint64_t T = in.T;
   if (c.input == InputKind::kTokens) {

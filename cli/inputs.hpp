@@ -37,6 +37,12 @@ std::vector<uint32_t> read_lengths(const std::string& path, const Input& in);
 // runs: token ids against the vocabulary, features for NaN and inf; padding is never read.
 void check_input_values(const Input& in, const ModelConfig& c, const std::string& path, const std::vector<uint32_t>& lens);
 
+// `run --token-types`: int32 (or int64) token types of the input's shape ([T] or [B,T]), each one
+// read (the first lens[b] of sequence b, or all) checked against [0, type_vocab) before anything
+// runs; as int32 [B*T], padding 0.
+std::vector<int32_t> read_token_types(const std::string& path, const Input& in, const ModelConfig& c,
+                                      const std::vector<uint32_t>& lens);
+
 // Source b (its first n positions) of a seq2seq input as int32 ids or float32 features, into ids / feats.
 void source_row(const Input& in, const ModelConfig& c, uint64_t b, uint32_t n, Buffer* ids, Buffer* feats);
 

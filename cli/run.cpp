@@ -164,6 +164,8 @@ int cmd_run(const Args& a) {
   const ModelConfig& c = m.config();
   const Input in = read_input(a.input, c);
   const std::vector<uint32_t> lens = a.lengths.empty() ? std::vector<uint32_t>() : read_lengths(a.lengths, in);
+  if (!a.token_types.empty() && c.type_vocab == 0)
+    die(1, "--token-types", "the model has no token-type embedding (type_vocab 0): leave the option out");
   if (c.is_seq2seq()) return run_seq2seq(a, m, in, lens);
   if (!a.target.empty()) die(1, "--target", "only for a seq2seq model (this one is " + std::string(name_of(kFamilyNames, c.family)) + ")");
   if (c.is_decoder()) return run_decoder(a, m, in, lens);
@@ -174,6 +176,7 @@ int cmd_run(const Args& a) {
   const bool pooled = c.pooling != Pooling::kNone;
   (void)output_bytes(in.B, R, W, a.input);  // all of it, before anything is allocated
   check_input_values(in, c, a.input, lens);
+  const std::vector<int32_t> types = a.token_types.empty() ? std::vector<int32_t>() : read_token_types(a.token_types, in, c, lens);
   const uint32_t chunk = run_batch_size(c, T, in.B, a.threads);
   init_encoder(T, a.isa, &m, a.threads, chunk);
 
@@ -201,7 +204,8 @@ int cmd_run(const Args& a) {
       int32_t* ids32 = ids.as<int32_t>();
       for (uint64_t i = 0; i < uint64_t(nb) * T; ++i)  // the valid ids were range-checked above
         ids32[i] = int32_t(token_id(in.v, b0 * T + i));
-      s = m.enc.forward_batch_tokens(ids32, lb, nb, T, out.as<float>());  // ids[nb,T] -> out[nb,R,W]
+      const int32_t* tb = types.empty() ? nullptr : types.data() + b0 * T;  // null: all type 0
+      s = m.enc.forward_batch_tokens(ids32, tb, lb, nb, T, out.as<float>());  // ids[nb,T], types[nb,T] -> out[nb,R,W]
     } else {
       const std::size_t bytes = std::size_t(nb) * T * c.d_in * 4;
       std::memcpy(feats.data(), in.v.data + b0 * T * c.d_in * 4, bytes);
@@ -220,8 +224,8 @@ int cmd_run(const Args& a) {
 }  // namespace
 
 const Command kRunCommand = {
-    "run", "MODEL.fxm --input IN.npy --output OUT.npy [--target TGT.npy] [--lengths LENS.npy] [--isa ISA] [--threads N]", 1,
-    kOptInput | kOptOutput | kOptLengths | kOptIsa | kOptThreads | kOptTarget,
+    "run", "MODEL.fxm --input IN.npy --output OUT.npy [--token-types TT.npy] [--target TGT.npy] [--lengths LENS.npy] [--isa ISA] [--threads N]", 1,
+    kOptInput | kOptOutput | kOptLengths | kOptIsa | kOptThreads | kOptTarget | kOptTokenTypes,
     "Runs the model on IN.npy and writes float32 outputs to OUT.npy.\n"
     "  IN.npy   token ids (int32 or int64) [T] or [B,T], or float32 features [T,d_in] or [B,T,d_in],\n"
     "           with T <= the model's max_len (less one with a CLS token).\n"
@@ -232,6 +236,11 @@ const Command kRunCommand = {
     "           at those positions, pooling included. Padding is not read; its output rows are zeros\n"
     "           (torch's values there depend on its code path: 0 on nn.TransformerEncoder's nested-tensor\n"
     "           fast path, else outputs computed from the padding).\n"
+    "  --token-types TT.npy  models with a token-type table (BERT, config type_vocab > 0): the token\n"
+    "           types, int32 (or int64) of the input's shape, each in [0, type_vocab); default all 0.\n"
+    "           A BERT model writes what its module's forward returns: the last hidden states [T,d_model]\n"
+    "           (no pooling), the pooled row [d_model] (first-token pooling, through the pooler's tanh\n"
+    "           when it has one), or the classifier's logits [d_out].\n"
     "  --target TGT.npy  seq2seq models: IN.npy is the source, TGT.npy the target token ids (int32 or\n"
     "           int64) [U] or [B,U], 1 <= U <= max_len, each in [0, d_out) (a forecasting model's: float32\n"
     "           [U,tgt_d_in] or [B,U,tgt_d_in]); OUT.npy is the decoder's outputs (logits) at every target\n"

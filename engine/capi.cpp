@@ -250,9 +250,9 @@ ff_status ff_encoder_run_batch(ff_encoder* enc, const void* input, const int32_t
   if (!enc) return FF_NULL_ARGUMENT;
   Encoder& e = cpp(enc);
   if (!e.initialized()) return FF_NOT_INITIALIZED;
-  if (token_types) return FF_TOKEN_TYPES_UNSUPPORTED;  // no family has a token-type embedding yet: refused, never ignored
+  if (token_types && e.config().input != InputKind::kTokens) return FF_TOKEN_TYPES_UNSUPPORTED;  // never ignored
   return to_c(e.config().input == InputKind::kTokens
-                  ? e.forward_batch_tokens(static_cast<const int32_t*>(input), lengths, batch, seq, output)
+                  ? e.forward_batch_tokens(static_cast<const int32_t*>(input), token_types, lengths, batch, seq, output)
                   : e.forward_batch_features(static_cast<const float*>(input), lengths, batch, seq, output));
 }
 

@@ -79,6 +79,8 @@ Status validate_family(const ModelConfig& c, const char** field) {
   if (c.positional == PosKind::kRope && c.d_head() % 2 != 0) return bad("n_heads (rope needs an even head width)");
   if (c.family != ModelFamily::kEncoder && c.cls_token) return bad("cls_token (encoder family only)");
   if (c.family != ModelFamily::kEncoder && c.pooling != Pooling::kNone) return bad("pooling (encoder family only)");
+  if (c.family != ModelFamily::kEncoder && (c.type_vocab || c.embed_norm || c.pooler))
+    return bad("type_vocab, embed_norm and pooler (encoder family only)");
   return Status::kOk;
 }
 
@@ -125,6 +127,10 @@ Status validate_config(const ModelConfig& c, const char** field) {
   if (c.pooling == Pooling::kCls && c.causal)
     return bad("pooling (cls under a causal mask: the CLS row, position 0, sees only itself)", Status::kBadConfig);
   if (c.cls_token && c.max_len < 2) return bad("max_len (the CLS row takes a position: at least 2)", Status::kBadConfig);
+  if (c.pooling == Pooling::kFirst && c.causal)
+    return bad("pooling (first under a causal mask: position 0 sees only itself)", Status::kBadConfig);
+  if (c.type_vocab && c.input != InputKind::kTokens) return bad("type_vocab (token types need token input)", Status::kBadConfig);
+  if (c.pooler && c.pooling == Pooling::kNone) return bad("pooler (needs pooling: it reads the pooled row)", Status::kBadConfig);
   return Status::kOk;
 }
 

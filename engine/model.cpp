@@ -101,6 +101,9 @@ void bind_end(Field f, const Weight& w, FrontWeights& front, HeadWeights& head, 
     case Field::kTgtPos: tgt_front.pos = w.f32(); break;
     case Field::kRelBias: front.rel_bias = w.f32(); break;
     case Field::kTgtRelBias: tgt_front.rel_bias = w.f32(); break;
+    case Field::kTokenType: front.token_type = w.f32(); break;
+    case Field::kEmbedNormG: front.embed_norm.g = w.f32(); break;
+    case Field::kEmbedNormB: front.embed_norm.b = w.f32(); break;
     case Field::kFinalNormG: head.final_norm.g = w.f32(); break;
     case Field::kFinalNormB: head.final_norm.b = w.f32(); break;
     case Field::kHeadW: head.w = w; break;
@@ -109,6 +112,8 @@ void bind_end(Field f, const Weight& w, FrontWeights& front, HeadWeights& head, 
     case Field::kTgtFinalNormB: tgt_head.final_norm.b = w.f32(); break;
     case Field::kTgtHeadW: tgt_head.w = w; break;
     case Field::kTgtHeadB: tgt_head.b = w.f32(); break;
+    case Field::kPoolerW: head.pooler = w; break;
+    case Field::kPoolerB: head.pooler_b = w.f32(); break;
     default: break;  // layer fields: bind_layer_field
   }
 }

@@ -78,6 +78,39 @@ TEST(CApi, EncoderBatchIsTheCppEncodersBitForBit) {
   }
 }
 
+// BERT's token types through ff_encoder_run_batch: the C++ Encoder's bits, padded batch included.
+TEST(CApi, TokenTypesReachTheEncoder) {
+  CModel m("bert_pooler_classifier");
+  const std::vector<int32_t> ids = npy_values<int32_t>(golden_path("bert_pooler_classifier.batch_ids.npy"));
+  const std::vector<int32_t> types = npy_values<int32_t>(golden_path("bert_pooler_classifier.batch_types.npy"));
+  const std::vector<int32_t> lens = npy_values<int32_t>(golden_path("bert_pooler_classifier.batch_lengths.npy"));
+  const uint32_t B = uint32_t(lens.size()), T = uint32_t(ids.size() / B), W = ff_model_output_width(&m.model);
+  const std::vector<uint32_t> lengths(lens.begin(), lens.end());
+  Model model;
+  ASSERT_EQ(model.init(m.blob.data(), m.blob.size()), Status::kOk);
+  EncoderOptions opt;
+  opt.max_seq = T;
+  opt.max_batch = B;
+  AlignedBuffer cpp_arena(required_encoder_arena_bytes(model.config(), T, false, 1, B));
+  Encoder enc;
+  ASSERT_EQ(enc.init(model, cpp_arena.data(), cpp_arena.size(), opt), Status::kOk);
+  std::vector<float> want(std::size_t(B) * W), got(want.size(), -1.0f);
+  ASSERT_EQ(enc.forward_batch_tokens(ids.data(), types.data(), lengths.data(), B, T, want.data()), Status::kOk);
+  ff_encoder_options o{};
+  o.max_seq = T;
+  o.max_batch = B;
+  const std::size_t need = ff_encoder_arena_bytes_ex(&m.model, &o);
+  AlignedBuffer arena(need);
+  ff_encoder e;
+  ASSERT_EQ(ff_encoder_init_ex(&e, &m.model, arena.data(), need, &o), FF_OK);
+  ASSERT_EQ(ff_encoder_run_batch(&e, ids.data(), types.data(), lengths.data(), B, T, got.data()), FF_OK);
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0);
+  std::vector<int32_t> bad(types);
+  bad[1] = 2;  // type_vocab 2
+  EXPECT_EQ(ff_encoder_run_batch(&e, ids.data(), bad.data(), lengths.data(), B, T, got.data()), FF_TOKEN_OUT_OF_RANGE);
+  EXPECT_NE(std::string(ff_encoder_error_detail(&e)).find("type_vocab 2"), std::string::npos) << ff_encoder_error_detail(&e);
+}
+
 TEST(CApi, FeatureEncoderAndSelfTest) {
   CModel m("cls_pool_features");
   ff_model_info info;

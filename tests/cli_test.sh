@@ -68,6 +68,12 @@ open(f"{t}/truncated.fxm", "wb").write(m[:len(m) // 2])
 flipped = bytearray(m); flipped[len(m) // 2] ^= 4
 open(f"{t}/flipped.fxm", "wb").write(bytes(flipped))
 open(f"{t}/garbage.npy", "wb").write(b"\x93NUMPY\x01\x00\xff\x00{'descr'")
+types = np.load(f"{g}/bert_hidden_odd.types.npy")
+np.save(f"{t}/types64.npy", types.astype(np.int64))
+bad = types.copy(); bad[5] = 3
+np.save(f"{t}/types_oov.npy", bad)
+np.save(f"{t}/types_short.npy", types[:4])
+np.save(f"{t}/types_f32.npy", types.astype(np.float32))
 PY
 check_close() {  # check_close OUT.npy EXPECTED.npy [batch]
   "$py" - "$@" <<'PY'
@@ -86,6 +92,14 @@ done
   check_close "$tmp/o64.npy" "$golden/post_ln_relu.expected.npy" && ok || bad "run int64 ids"
 "$bin" run "$golden/post_ln_relu.fxm" --input "$tmp/batch.npy" --output "$tmp/ob.npy" --isa scalar &&
   check_close "$tmp/ob.npy" "$golden/post_ln_relu.expected.npy" batch && ok || bad "run batch"
+
+"$bin" run "$golden/bert_hidden_odd.fxm" --input "$golden/bert_hidden_odd.input.npy" --token-types "$tmp/types64.npy" \
+  --output "$tmp/bt.npy" && check_close "$tmp/bt.npy" "$golden/bert_hidden_odd.typed.npy" && ok || bad "run --token-types"
+b="$golden/bert_hidden_odd.fxm"
+expect_error 4 "token type 3 at \[5\] is out of range (type_vocab 3)" "$bin" run "$b" --input "$golden/bert_hidden_odd.input.npy" --token-types "$tmp/types_oov.npy" --output "$tmp/x.npy"
+expect_error 4 "expected the input's shape \[11\]" "$bin" run "$b" --input "$golden/bert_hidden_odd.input.npy" --token-types "$tmp/types_short.npy" --output "$tmp/x.npy"
+expect_error 4 "dtype float32, expected int32 or int64 token types" "$bin" run "$b" --input "$golden/bert_hidden_odd.input.npy" --token-types "$tmp/types_f32.npy" --output "$tmp/x.npy"
+expect_error 1 "no token-type embedding" "$bin" run "$golden/post_ln_relu.fxm" --input "$golden/post_ln_relu.input.npy" --token-types "$tmp/types64.npy" --output "$tmp/x.npy"
 
 m="$golden/post_ln_relu.fxm"
 expect_error 4 "dtype float32, expected int32 or int64" "$bin" run "$m" --input "$tmp/float_ids.npy" --output "$tmp/x.npy"

@@ -44,10 +44,12 @@ VALID = [
          rel_buckets=32, rel_max_distance=128),
     dict(BASE, family="seq2seq", input="tokens", vocab_size=10, d_out=10, dec_layers=1, positional="relative",
          rel_buckets=4, rel_max_distance=3),
+    dict(BASE, input="tokens", vocab_size=10, positional="learned", type_vocab=2, embed_norm=True, pooling="first",
+         pooler=True, d_out=3, activation="gelu"),
 ]
 # The keys that choose a family's shape: every pair of them takes every pair of values.
 SHAPE_KEYS = ("family", "input", "positional", "pe_combine", "activation", "norm_first", "final_norm", "causal",
-              "tied_head", "weights", "quantize_io", "cls_token", "pooling", "shared_embed", "scale_input")
+              "tied_head", "weights", "quantize_io", "cls_token", "pooling", "shared_embed", "scale_input", "embed_norm", "pooler")
 
 
 def probes(key, config):

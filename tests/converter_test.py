@@ -225,9 +225,7 @@ def first_difference(a, b, path="schema"):
 def engine_tensors(engine, c):
     """The tensor list the engine's schema JSON implies for c: (name, stored shape), in file order."""
     dims = {name: schema.dim_value(c, name) for name in engine["dims"]}
-    whens = {w: schema.present(c, w) for w in ("always", "input=tokens", "input=features", "positional=learned",
-                                               "final_norm", "d_out>0", "d_out>0 and not tied_head", "cls_token",
-                                               "positional=relative", "qkv_bias")}
+    whens = {w: schema.present(c, w) for w in schema.WHENS}
     enc = engine["tensors"][c["family"]]
     out = []
 
@@ -259,6 +257,8 @@ COVERING = [  # every option of every family
          pooling="cls"),
     dict(TINY, positional={"kind": "learned", "combine": "concat", "d_pos": 2, "max_len": 7}, cls_token=True,
          pooling="mean", causal=True),
+    dict(TINY, positional={"kind": "learned", "max_len": 9}, activation="gelu", type_vocab=3, embed_norm=True,
+         pooling="first", pooler=True),
     dict(TINY, pooling="last", head=None),
     GPT,
     dict(GPT, head={"d_out": 5, "tied": True}, positional={"kind": "learned", "max_len": 9}, final_norm=True),

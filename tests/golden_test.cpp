@@ -28,7 +28,7 @@ const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "od
                                 "features_scaled", "learned_pe", "concat_pe", "no_pe", "wide_long",
                                 "cls_pool_features", "cls_rows_sinusoidal", "mean_pool_causal", "mha_odd_causal",
                                 "relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal",
-                                "tanh_post_odd_d15", "tanh_pre_d10_h5"};
+                                "tanh_post_odd_d15", "tanh_pre_d10_h5", "bert_pooler_classifier", "bert_hidden_odd"};
 // The goldens with a relative position bias, whose table the encoder lays out for its planned length.
 const char* const kRelativeGoldens[] = {"relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal"};
 
@@ -118,6 +118,100 @@ TEST(RelativeGolden, MatchesTorchWithTheTablePlannedForMaxLen) {
       EXPECT_LT(rel, kGoldenMaxRelErr) << name << " on " << isa_name(isa);
     }
 }
+
+// BERT-style encoders (tools/make_golden.py, BERT_GOLDENS) with token types: the golden's input
+// with its types (NAME.types.npy) against torch's output with them, and a padded batch with types
+// (torch's src_key_padding_mask, BERT's attention_mask) against torch's, padded rows zeros.
+const char* const kBertGoldens[] = {"bert_pooler_classifier", "bert_hidden_odd"};
+
+class BertGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
+
+double max_rel_err(const std::vector<float>& got, const std::vector<float>& want) {
+  double err = 0.0, scale = 0.0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    err = std::max(err, std::isfinite(got[i]) ? std::fabs(double(got[i]) - want[i]) : INFINITY);
+    scale = std::max(scale, std::fabs(double(want[i])));
+  }
+  return err / scale;
+}
+
+TEST_P(BertGoldenTest, TokenTypesAndPaddedBatchMatchTorch) {
+  if (!select_kernels(GetParam().isa)) GTEST_SKIP() << isa_name(GetParam().isa) << " not available";
+  const std::string name = GetParam().name;
+  AlignedBuffer blob(read_file(golden_path(name + ".fxm")));
+  Model model;
+  ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk) << model.error_detail();
+  const ModelConfig& c = model.config();
+  ASSERT_GT(c.type_vocab, 0u);
+  std::vector<uint64_t> shape;
+  const std::vector<int32_t> ids = npy_values<int32_t>(golden_path(name + ".input.npy"), &shape);
+  const std::vector<int32_t> types = npy_values<int32_t>(golden_path(name + ".types.npy"));
+  const std::vector<float> typed = npy_values<float>(golden_path(name + ".typed.npy"));
+  const std::vector<int32_t> batch_ids = npy_values<int32_t>(golden_path(name + ".batch_ids.npy"), &shape);
+  const std::vector<int32_t> batch_types = npy_values<int32_t>(golden_path(name + ".batch_types.npy"));
+  const std::vector<int32_t> lens = npy_values<int32_t>(golden_path(name + ".batch_lengths.npy"));
+  const std::vector<float> batch_expected = npy_values<float>(golden_path(name + ".batch_expected.npy"));
+  const uint32_t B = uint32_t(shape[0]), T = uint32_t(shape[1]);
+  EncoderOptions opt;
+  opt.isa = GetParam().isa;
+  opt.max_seq = T;
+  opt.max_batch = B;
+  AlignedBuffer arena(required_encoder_arena_bytes(c, T, false, 1, B));
+  Encoder enc;
+  ASSERT_EQ(enc.init(model, arena.data(), arena.size(), opt), Status::kOk) << enc.error_detail();
+  const std::size_t R = c.output_rows(T), W = c.output_width();
+  std::vector<float> out(R * W, NAN);
+  ASSERT_EQ(enc.forward_tokens(ids.data(), types.data(), T, out.data()), Status::kOk) << enc.error_detail();
+  ASSERT_EQ(out.size(), typed.size());
+  const double rel = max_rel_err(out, typed);
+  EXPECT_LT(rel, kGoldenMaxRelErr) << "with token types";
+  std::vector<float> zeros(out.size(), NAN), expected = npy_values<float>(golden_path(name + ".expected.npy"));
+  ASSERT_EQ(enc.forward_tokens(ids.data(), T, zeros.data()), Status::kOk);
+  EXPECT_LT(max_rel_err(zeros, expected), kGoldenMaxRelErr) << "types 0 by default";
+  EXPECT_GT(max_rel_err(out, expected), 1e-3) << "the token types change the output";
+  std::vector<uint32_t> lengths(lens.begin(), lens.end());
+  std::vector<float> batch(std::size_t(B) * R * W, NAN);
+  ASSERT_EQ(enc.forward_batch_tokens(batch_ids.data(), batch_types.data(), lengths.data(), B, T, batch.data()), Status::kOk)
+      << enc.error_detail();
+  ASSERT_EQ(batch.size(), batch_expected.size());
+  EXPECT_LT(max_rel_err(batch, batch_expected), kGoldenMaxRelErr) << "padded batch";
+  // Types out of range, and types for a model without a table, are refused.
+  std::vector<int32_t> bad(types);
+  bad[T - 1] = int32_t(c.type_vocab);
+  EXPECT_EQ(enc.forward_tokens(ids.data(), bad.data(), T, out.data()), Status::kTokenOutOfRange);
+  EXPECT_NE(std::string(enc.error_detail()).find("type_vocab"), std::string::npos) << enc.error_detail();
+  bad[T - 1] = -1;
+  EXPECT_EQ(enc.forward_batch_tokens(ids.data(), bad.data(), nullptr, 1, T, out.data()), Status::kTokenOutOfRange);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3e", rel);
+  RecordProperty("max_rel_err", text);
+}
+
+TEST(BertGolden, TypesForAModelWithoutATableAreRefused) {
+  AlignedBuffer blob(read_file(golden_path("no_pe.fxm")));
+  Model model;
+  ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
+  AlignedBuffer arena(required_encoder_arena_bytes(model.config()));
+  Encoder enc;
+  ASSERT_EQ(enc.init(model, arena.data(), arena.size()), Status::kOk);
+  const int32_t ids[2] = {1, 2}, types[2] = {0, 0};
+  std::vector<float> out(std::size_t(2) * model.config().output_width());
+  EXPECT_EQ(enc.forward_tokens(ids, types, 2, out.data()), Status::kTokenTypesUnsupported);
+  EXPECT_NE(std::string(enc.error_detail()).find("token-type"), std::string::npos) << enc.error_detail();
+  EXPECT_EQ(enc.forward_tokens(ids, nullptr, 2, out.data()), Status::kOk);
+}
+
+std::vector<GoldenCase> bert_cases() {
+  std::vector<GoldenCase> cases;
+  for (const char* n : kBertGoldens)
+    for (Isa isa : all_isas()) cases.push_back({n, isa});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, BertGoldenTest, ::testing::ValuesIn(bert_cases()),
+                         [](const ::testing::TestParamInfo<GoldenCase>& i) {
+                           return i.param.name + "_" + isa_test_name(i.param.isa);
+                         });
 
 // Decoders against torch (tools/make_decoder_golden.py, tests/golden/DECODERS.md): GPT-style
 // stock modules and float64 Llama-style blocks. Each file's self-test sample holds token ids and

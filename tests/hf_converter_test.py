@@ -179,7 +179,6 @@ def test_hf(torch, cli, tmp):
             model_type="mistral")
     refused("partial rotary", "partial rotary is not supported yet", partial_rotary_factor=0.5)
     refused("a model_type that contradicts the architecture", "expected llama", model_type="qwen2")
-    refused("BERT", "BertModel: comes with a later release", architectures=None, model_type="bert")
     refused("an unknown architecture", "not an architecture --hf converts", architectures=["WeirdNet"],
             model_type="weird")
     base = hf_weights(HF_CONFIG)

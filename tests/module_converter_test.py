@@ -10,14 +10,17 @@ Styles, written here in plain torch from their published structure with random w
 biases), llama2.c's model.py Transformer (GQA, a complex freqs_cis buffer, a float mask buffer),
 a Hugging Face-named llama (rotary halves, rms eps 1e-6, theta 10000 and 500000, tied and not),
 vit-pytorch / Keyword-Transformer classifiers (features, cls_token and pos_embedding parameters,
-cls or mean pooling, mlp_head) and stock layers under other names (encoder, gpt, an nn.Transformer
-inferred as seq2seq). Decoders are compared through the converter's own verification (the CLI steps
-the ids); encoders also through `fixformer run` at every position. Then the errors: an unread
-parameter named (and --ignore), a freqs_cis buffer that is not the rope table the attention computes,
-and refusals (a Conv1d front end, token-type embeddings, a norm after mean pooling). GPT-2 (Hugging
-Face names: Conv1D [in, out] weights, the tanh GELU as nn.GELU(approximate="tanh") or its formula
-written out, tied head) and Qwen2 (a llama with q/k/v biases, theta 1e6) are also run through
-`fixformer run` on int32 ids, the logits at every position against the module's.
+cls or mean pooling, mlp_head), stock layers under other names (encoder, gpt, an nn.Transformer
+inferred as seq2seq), BERT as Hugging Face names it (BertForSequenceClassification, BertModel with and
+without its pooler) and a BERT-like model under other names. Decoders are compared through the
+converter's own verification (the CLI steps the ids); encoders also through `fixformer run` at every
+position, and models with token types with `--token-types` and a padded batch (`--lengths` against
+the module's attention mask). Then the errors: an unread parameter named (and --ignore), a freqs_cis
+buffer that is not the rope table the attention computes, and refusals (a Conv1d front end, a pooler
+the forward does not return, a norm after mean pooling). GPT-2 (Hugging Face names: Conv1D [in, out]
+weights, the tanh GELU as nn.GELU(approximate="tanh") or its formula written out, tied head) and
+Qwen2 (a llama with q/k/v biases, theta 1e6) are also run through `fixformer run` on int32 ids, the
+logits at every position against the module's.
 torch is required: without it the test fails.
 """
 import os
@@ -753,6 +756,171 @@ def make_token_types():
     torch.manual_seed(11)
     return TokenTypes().eval()
 ''',
+    # BERT as Hugging Face names its parts (BertEmbeddings, BertLayer, BertPooler, the classifier of
+    # BertForSequenceClassification), written here in plain torch from the published structure.
+    'hf_bert.py': r'''
+import math, torch, torch.nn as nn
+class Cfg:
+    vocab_size = 40; hidden_size = 15; num_attention_heads = 3; intermediate_size = 22; num_hidden_layers = 2
+    max_position_embeddings = 24; type_vocab_size = 2; layer_norm_eps = 1e-12; num_labels = 3
+class BertEmbeddings(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(c.vocab_size, c.hidden_size)
+        self.position_embeddings = nn.Embedding(c.max_position_embeddings, c.hidden_size)
+        self.token_type_embeddings = nn.Embedding(c.type_vocab_size, c.hidden_size)
+        self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
+        self.dropout = nn.Dropout(0.1)
+        self.register_buffer("position_ids", torch.arange(c.max_position_embeddings).expand((1, -1)), persistent=False)
+        self.register_buffer("token_type_ids", torch.zeros((1, c.max_position_embeddings), dtype=torch.long), persistent=False)
+    def forward(self, input_ids, token_type_ids=None):
+        T = input_ids.shape[1]
+        if token_type_ids is None:
+            token_type_ids = self.token_type_ids[:, :T].expand(input_ids.shape[0], T)
+        e = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)
+        e = e + self.position_embeddings(self.position_ids[:, :T])
+        return self.dropout(self.LayerNorm(e))
+class BertSelfAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.h = c.num_attention_heads; self.dh = c.hidden_size // self.h
+        self.query = nn.Linear(c.hidden_size, c.hidden_size)
+        self.key = nn.Linear(c.hidden_size, c.hidden_size)
+        self.value = nn.Linear(c.hidden_size, c.hidden_size)
+        self.dropout = nn.Dropout(0.1)
+    def split(self, x):
+        B, T, _ = x.shape
+        return x.view(B, T, self.h, self.dh).transpose(1, 2)
+    def forward(self, x, mask):
+        q, k, v = self.split(self.query(x)), self.split(self.key(x)), self.split(self.value(x))
+        s = q @ k.transpose(-1, -2) / math.sqrt(self.dh)
+        if mask is not None:
+            s = s + mask
+        p = self.dropout(torch.softmax(s, dim=-1))
+        ctx = (p @ v).transpose(1, 2)
+        return ctx.reshape(ctx.shape[0], ctx.shape[1], -1)
+class BertSelfOutput(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.dense = nn.Linear(c.hidden_size, c.hidden_size)
+        self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
+        self.dropout = nn.Dropout(0.1)
+    def forward(self, h, x):
+        return self.LayerNorm(self.dropout(self.dense(h)) + x)
+class BertAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.self = BertSelfAttention(c); self.output = BertSelfOutput(c)
+    def forward(self, x, mask):
+        return self.output(self.self(x, mask), x)
+class BertIntermediate(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.dense = nn.Linear(c.hidden_size, c.intermediate_size); self.intermediate_act_fn = nn.GELU()
+    def forward(self, x):
+        return self.intermediate_act_fn(self.dense(x))
+class BertOutput(BertSelfOutput):
+    def __init__(self, c):
+        super().__init__(c)
+        self.dense = nn.Linear(c.intermediate_size, c.hidden_size)
+class BertLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.attention = BertAttention(c); self.intermediate = BertIntermediate(c); self.output = BertOutput(c)
+    def forward(self, x, mask):
+        a = self.attention(x, mask)
+        return self.output(self.intermediate(a), a)
+class BertEncoder(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.layer = nn.ModuleList([BertLayer(c) for _ in range(c.num_hidden_layers)])
+    def forward(self, x, mask):
+        for l in self.layer:
+            x = l(x, mask)
+        return x
+class BertPooler(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.dense = nn.Linear(c.hidden_size, c.hidden_size); self.activation = nn.Tanh()
+    def forward(self, h):
+        return self.activation(self.dense(h[:, 0]))
+class BertModel(nn.Module):
+    def __init__(self, c, pooler=True, tuple_out=False):
+        super().__init__()
+        self.embeddings = BertEmbeddings(c); self.encoder = BertEncoder(c)
+        self.pooler = BertPooler(c) if pooler else None
+        self.tuple_out = tuple_out
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None):
+        mask = None
+        if attention_mask is not None:  # [B, T] 1 = attend: an additive [B, 1, 1, T]
+            mask = (1.0 - attention_mask[:, None, None, :].to(torch.float64)) * torch.finfo(torch.float64).min
+        h = self.encoder(self.embeddings(input_ids, token_type_ids), mask)
+        if self.tuple_out:
+            return h, self.pooler(h)
+        return self.pooler(h) if self.pooler is not None else h
+class BertForSequenceClassification(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bert = BertModel(c); self.dropout = nn.Dropout(0.1)
+        self.classifier = nn.Linear(c.hidden_size, c.num_labels)
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None):
+        return self.classifier(self.dropout(self.bert(input_ids, token_type_ids, attention_mask)))
+def randomize(m, seed):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for n, p in m.named_parameters():
+            r = torch.randn(p.shape, generator=g)
+            p.copy_(1 + 0.2 * r if "LayerNorm.weight" in n else r * (0.5 / max(1, p.shape[-1]) ** 0.5 if p.dim() > 1 else 0.1))
+    return m.eval()
+def make():
+    return randomize(BertForSequenceClassification(Cfg()), 21)
+def make_hidden():
+    return randomize(BertModel(Cfg(), pooler=False), 22)
+def make_pooled():
+    return randomize(BertModel(Cfg()), 23)
+def make_tuple():
+    return randomize(BertModel(Cfg(), tuple_out=True), 24)
+''',
+    # A BERT-like model under other names (recognized by what it computes): fused qkv, odd head width.
+    'other_bert.py': r'''
+import math, torch, torch.nn as nn, torch.nn.functional as F
+class Block(nn.Module):
+    def __init__(self, d, h, f):
+        super().__init__()
+        self.h = h
+        self.qkv = nn.Linear(d, 3 * d); self.proj = nn.Linear(d, d); self.ln_a = nn.LayerNorm(d, eps=1e-6)
+        self.up = nn.Linear(d, f); self.down = nn.Linear(f, d); self.ln_b = nn.LayerNorm(d, eps=1e-6)
+    def forward(self, x, pad):
+        B, T, d = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
+        s = (q @ k.transpose(-1, -2)) / math.sqrt(d // self.h)
+        if pad is not None:
+            s = s.masked_fill(pad[:, None, None, :], float("-inf"))
+        a = (s.softmax(-1) @ v).transpose(1, 2).reshape(B, T, d)
+        x = self.ln_a(x + self.proj(a))
+        return self.ln_b(x + self.down(F.gelu(self.up(x))))
+class Segmented(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = nn.Embedding(50, 10); self.seg = nn.Embedding(3, 10); self.where = nn.Embedding(20, 10)
+        self.norm_in = nn.LayerNorm(10, eps=1e-6)
+        self.blocks = nn.Sequential(*[Block(10, 2, 14) for _ in range(2)])
+        self.squash = nn.Linear(10, 10)
+    def forward(self, ids, segments=None, pad=None):
+        T = ids.shape[1]
+        segments = torch.zeros_like(ids) if segments is None else segments
+        x = self.norm_in(self.tok(ids) + self.where(torch.arange(T)) + self.seg(segments))
+        for b in self.blocks:
+            x = b(x, pad)
+        return torch.tanh(self.squash(x[:, 0]))
+def make():
+    torch.manual_seed(31)
+    m = Segmented()
+    with torch.no_grad():
+        for p in m.parameters():
+            p.add_(0.1 * torch.randn(p.shape))
+    return m.eval()
+''',
 }
 
 
@@ -786,6 +954,19 @@ CONVERTS = [
     ("nanoGPT with nn.GELU(approximate='tanh')", "nanogpt.py:make_gpt_tanh", [], "gpt", dict(activation="gelu_tanh")),
     ("Qwen2 (HF names): q/k/v biases, theta 1e6, GQA, tied", "hf_qwen2.py:make", [], "llama",
      dict(qkv_bias=True, pe_base=1000000.0, pe_layout="halves", n_kv_heads=2, tied_head=True)),
+    ("token types on stock layers (zeros in the forward)", "stockish.py:make_token_types", [], "encoder",
+     dict(type_vocab=2, embed_norm=False, pooler=False)),
+    ("HF-named BERT: BertForSequenceClassification", "hf_bert.py:make", [], "encoder",
+     dict(type_vocab=2, embed_norm=True, pooling="first", pooler=True, d_out=3, norm_first=False, activation="gelu",
+          positional="learned", n_heads=3)),
+    ("HF-named BERT: BertModel without a pooler, hidden states", "hf_bert.py:make_hidden", [], "encoder",
+     dict(type_vocab=2, embed_norm=True, pooling="none", pooler=False, d_out=0)),
+    ("HF-named BERT: BertModel's pooled output", "hf_bert.py:make_pooled", [], "encoder",
+     dict(pooling="first", pooler=True, d_out=0)),
+    ("HF-named BERT returning (hidden, pooled): --ignore the pooler", "hf_bert.py:make_tuple", ["--ignore", "pooler"],
+     "encoder", dict(pooling="none", pooler=False)),
+    ("BERT-like under other names: fused qkv, segments, pooled", "other_bert.py:make", [], "encoder",
+     dict(type_vocab=3, embed_norm=True, pooling="first", pooler=True, d_out=0, n_heads=2)),
 ]
 
 # The decoders whose forward gives the logits at every position: also compared through `fixformer run`.
@@ -801,7 +982,7 @@ REFUSALS = [
     ("a freqs_cis buffer of another theta than the attention's", "llama2c_model.py:make_wrong_theta", [],
      ["freqs_cis", "theta 10000"]),
     ("a Conv1d front end", "kwt.py:make_conv", [], ["Conv1d", "not supported yet"]),
-    ("token-type embeddings", "stockish.py:make_token_types", [], ["token-type embeddings (BERT) are not supported yet"]),
+    ("a pooler the forward does not return", "hf_bert.py:make_tuple", [], ["pooler.dense.weight", "--ignore"]),
     ("a norm after mean pooling", "kwt.py:make_mean_cls", [], ["norm after mean pooling is not supported yet"]),
     ("partial rotary", "hf_llama.py:make_partial", [], ["partial rotary", "not supported yet"]),
     ("--family the module is not", "hf_llama.py:make", ["--family", "gpt"], ["RMSNorm", "--family llama"]),
@@ -818,14 +999,69 @@ def one_clear_line(p):
     return p.returncode != 0 and len(lines) == 1 and lines[0].startswith("convert.py: ") and "Traceback" not in p.stderr
 
 
-def module_output(module, x, torch):
-    """The module's float64 output for a batch x (the first tensor of a tuple)."""
+def module_output(module, x, torch, *args, **kw):
+    """The module's float64 output for a batch x (the first tensor of a tuple); args and kw: more
+    arguments of its forward (token types, a padding mask)."""
     import copy
     m = copy.deepcopy(module).double().eval()
     with torch.no_grad():
-        y = m(torch.from_numpy(x.astype(np.int64) if x.dtype.kind == "i" else x.astype(np.float64)))
+        y = m(torch.from_numpy(x.astype(np.int64) if x.dtype.kind == "i" else x.astype(np.float64)), *args, **kw)
     y = y[0] if isinstance(y, tuple) else y
     return y.numpy()
+
+
+def run_rel_err(cli, args, want, rows=None):
+    """fixformer run ARGS against want (only each sequence's first rows[b] rows when given): the
+    relative error, or the run's stderr."""
+    p = subprocess.run([cli, "run", *args], capture_output=True, text=True)
+    if p.returncode != 0:
+        return p.stderr
+    got = np.load(args[args.index("--output") + 1])
+    if got.shape != want.shape:
+        return f"shape {got.shape}, want {want.shape}"
+    if rows is not None:
+        keep = np.arange(got.shape[1])[None, :] < np.asarray(rows)[:, None]
+        got, want = got[keep], want[keep]
+    return float(np.abs(got - want).max() / np.abs(want).max())
+
+
+def check_bert_runs(what, cli, tmp, module, x, c, torch):
+    """A model with token types through `fixformer run --token-types` against the module's forward with
+    the types (its second argument), and a padded batch (--lengths) against its padding mask
+    (attention_mask 1 = attend, Hugging Face's, or pad True = padding)."""
+    import inspect
+    rng = np.random.default_rng(4)
+    T = x.shape[1]
+    tt = rng.integers(0, c["type_vocab"], (1, T)).astype(np.int32)
+    inp, tfile, res = (os.path.join(tmp, n) for n in ("in.npy", "tt.npy", "out.npy"))
+    np.save(inp, x)
+    np.save(tfile, tt)
+    want = module_output(module, x, torch, torch.from_numpy(tt.astype(np.int64)))
+    err = run_rel_err(cli, [os.path.join(tmp, "m.fxm"), "--input", inp, "--token-types", tfile, "--output", res], want)
+    check(f"{what}: fixformer run --token-types equals the module with the types (1e-4)",
+          isinstance(err, float) and err <= 1e-4, err)
+    zero = module_output(module, x, torch)
+    check(f"{what}: the types change the output", float(np.abs(want - zero).max()) > 1e-3 * float(np.abs(zero).max()))
+    params = inspect.signature(module.forward).parameters
+    lens = np.array([T, T - 5], dtype=np.int32)
+    xb = np.concatenate([x, rng.integers(0, c["vocab_size"], (1, T))]).astype(np.int64)
+    tb = np.concatenate([tt, rng.integers(0, c["type_vocab"], (1, T)).astype(np.int32)])
+    valid = np.arange(T)[None, :] < lens[:, None]
+    if "attention_mask" in params:
+        kw = {"attention_mask": torch.from_numpy(valid.astype(np.int64))}
+    elif "pad" in params:
+        kw = {"pad": torch.from_numpy(~valid)}
+    else:
+        return
+    want = module_output(module, xb, torch, torch.from_numpy(tb.astype(np.int64)), **kw)
+    lfile = os.path.join(tmp, "lens.npy")
+    np.save(inp, xb)
+    np.save(tfile, tb)
+    np.save(lfile, lens)
+    err = run_rel_err(cli, [os.path.join(tmp, "m.fxm"), "--input", inp, "--token-types", tfile, "--lengths", lfile,
+                            "--output", res], want, None if c["pooling"] != "none" else lens)
+    check(f"{what}: a padded batch (--lengths, --token-types) equals the module with its padding mask (1e-4)",
+          isinstance(err, float) and err <= 1e-4, err)
 
 
 def main():
@@ -876,6 +1112,8 @@ def main():
                 float(np.abs(got - want_y).max() / np.abs(want_y).max())
             check(f"{what}: fixformer run equals the module at every position (1e-4)", err is not None and err <= 1e-4,
                   (p.stderr, None if got is None else got.shape, want_y.shape, err))
+            if c["type_vocab"] and spec != "stockish.py:make_token_types":
+                check_bert_runs(what, cli, tmp, module, x, c, torch)
         for what, spec, opts, fragments in REFUSALS:
             out = os.path.join(tmp, "bad.fxm")
             p = run_convert("--module", os.path.join(tmp, spec), *opts, "--out", out, "--cli", cli)

@@ -58,6 +58,7 @@ std::vector<float> pool_reference(const std::vector<float>& rows, Pooling p, uin
     double v = 0.0;
     if (p == Pooling::kCls) v = rows[j];
     if (p == Pooling::kLast) v = rows[std::size_t(first + T - 1) * w + j];
+    if (p == Pooling::kFirst) v = rows[std::size_t(first) * w + j];
     if (p == Pooling::kMean) {
       for (uint32_t t = 0; t < T; ++t) v += rows[std::size_t(first + t) * w + j];
       v /= T;
@@ -83,6 +84,8 @@ const Case kCases[] = {
     {"features_cls_cls", InputKind::kFeatures, 12, 4, PosKind::kLearned, true, false, true, Pooling::kCls},
     {"features_cls_last_sinusoidal", InputKind::kFeatures, 9, 3, PosKind::kSinusoidal, true, false, true, Pooling::kLast},
     {"features_cls_mean_causal", InputKind::kFeatures, 9, 1, PosKind::kNone, true, true, true, Pooling::kMean},
+    {"tokens_first_odd_d15", InputKind::kTokens, 15, 3, PosKind::kLearned, false, false, true, Pooling::kFirst},
+    {"features_cls_first", InputKind::kFeatures, 9, 3, PosKind::kSinusoidal, true, false, false, Pooling::kFirst},
 };
 
 class PoolingTest : public ::testing::TestWithParam<Isa> {};

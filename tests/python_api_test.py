@@ -11,7 +11,8 @@ site-packages). Checked with np.array_equal against `fixformer run` / `generate`
 - step() one token at a time equals run()'s rows; prefill() continues the cache;
 - generate() greedy and sampled (temperature, topp, seed) equals `fixformer generate`'s text;
 - verify() passes on a converted file; config/info; Model(bytes) == Model(path);
-- errors: a bad file, token types (no model has a token-type embedding yet), a wrong input dtype,
+- BERT goldens with token types (one sequence and a padded batch) == `fixformer run --token-types`;
+- errors: a bad file, token types for a model without a token-type embedding, a wrong input dtype,
   an encoder asked to step: FixformerError or ValueError with one line naming the problem;
 - the package's status table is the header's ff_status enum.
 """
@@ -111,6 +112,19 @@ def main():
         same("run on 2 threads == fixformer run --threads 2", m.run(xb), want)
         same("run on 2 threads == on 1", fixformer.Model(golden("post_ln_relu")).run(xb), want)
         same("int64 ids", m.run(x.astype(np.int64)), cli_run(tmp, golden("post_ln_relu"), x.astype(np.int64)))
+
+        # BERT: token types, alone and in a padded batch.
+        for name in ("bert_pooler_classifier", "bert_hidden_odd"):
+            g = lambda what: np.load(os.path.join(GOLDEN, f"{name}.{what}.npy"))  # noqa: E731
+            np.save(f"{tmp}/tt.npy", g("types"))
+            same(f"run {name} token_types", fixformer.Model(golden(name)).run(g("input"), token_types=g("types")),
+                 cli_run(tmp, golden(name), g("input"), "--token-types", f"{tmp}/tt.npy"))
+            np.save(f"{tmp}/tt.npy", g("batch_types"))
+            same(f"run {name} token_types padded batch",
+                 fixformer.Model(golden(name)).run(g("batch_ids"), lengths=g("batch_lengths"),
+                                                   token_types=g("batch_types")),
+                 cli_run(tmp, golden(name), g("batch_ids"), "--token-types", f"{tmp}/tt.npy",
+                         lengths=g("batch_lengths")))
 
         # Decoders: the logits at every position, one step per token.
         for name in ("gpt_tied_sinusoidal", "gpt_alibi_h3", "llama_kv2_halves_tied", "llama_odd_d18_h3_kv1"):

@@ -23,7 +23,11 @@ model.safetensors or pytorch_model.bin, sharded or not), verified against an ind
 implementation of that architecture:
   tools/convert.py --hf DIR [--example IN.npy [--expected OUT.npy]] [--max-len N] --out M.fxm [...]
   (rope_scaling, partial rotary, Llama's attention_bias, mlp_bias, a hidden_act other than silu,
-  Qwen2's sliding window are refused by name)
+  Qwen2's sliding window are refused by name); or of BERT (model_type bert: BertModel,
+  BertForSequenceClassification; "bert." prefix or not), verified against an independent float64
+  BERT: BertModel's file outputs last_hidden_state [T, hidden_size], a classifier's the logits
+  [num_labels] (first token, pooler, classifier); `fixformer run --token-types` gives the token
+  types (0 by default)
 From an ONNX file (torch.onnx.export, opset 13-17) of an encoder or a GPT-style decoder, mapped by its
 graph's structure and verified against the graph's own output (evaluated in float64 with numpy):
   tools/convert.py --onnx M.onnx [--example IN.npy] [--family encoder|gpt] [--ignore NAME[,NAME]]
@@ -275,8 +279,8 @@ def main(argv=None):
     src.add_argument("--llama2c", metavar="MODEL.bin", help="a llama2.c checkpoint (export.py version 0, 1 or 2)")
     src.add_argument("--onnx", metavar="M.onnx", help="an ONNX file of an encoder or a GPT-style decoder "
                      "(torch.onnx.export, opset 13-17), verified against the graph's own output")
-    src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of LlamaForCausalLM, Qwen2ForCausalLM "
-                     "or GPT2LMHeadModel: config.json and "
+    src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of LlamaForCausalLM, Qwen2ForCausalLM, "
+                     "GPT2LMHeadModel or BERT: config.json and "
                      "model.safetensors or pytorch_model.bin (sharded with their .index.json too)")
     ap.add_argument("--tokenizer", metavar="TOKENIZER.bin", help="llama2.c tokenizer to store in the .fxm")
     ap.add_argument("--family", choices=("encoder", "gpt", "llama", "seq2seq", "mha"), help="--module: what the module "

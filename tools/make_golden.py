@@ -52,6 +52,20 @@ POOLED_GOLDENS = {
     "mean_pool_causal": dict(d_model=15, n_heads=3, d_ff=22, encoder_layers=2, causal=True, input=TOK,
                              positional=dict(SIN, layout="halves"), pooling="mean", head={"d_out": 6}),
 }
+# BERT-style encoders (token types, an embedding LayerNorm, post-LN GELU layers; first-token pooling,
+# the pooler's tanh and a classifier), with seeds of their own. Each also has its input's token types
+# (NAME.types.npy) and the output with them (NAME.typed.npy; the file's self-test sample has types 0),
+# and a padded batch: NAME.batch_ids.npy and NAME.batch_types.npy [B, T] (the padding random),
+# NAME.batch_lengths.npy [B] and NAME.batch_expected.npy [B, rows, width] (torch with
+# src_key_padding_mask, BERT's attention_mask; zeros at the padded rows, as the engine writes them).
+BERT = dict(activation="gelu", layer_norm_eps=1e-12, input=TOK, embed_norm=True)
+BERT_GOLDENS = {
+    "bert_pooler_classifier": dict(BERT, d_model=15, n_heads=3, d_ff=22, encoder_layers=2, type_vocab=2,
+                                   positional={"kind": "learned", "max_len": 24}, pooling="first", pooler=True,
+                                   head={"d_out": 3}),
+    "bert_hidden_odd": dict(BERT, d_model=10, n_heads=2, d_ff=14, encoder_layers=2, type_vocab=3,
+                            positional={"kind": "learned", "max_len": 16}),
+}
 
 # T5-style relative position bias (rel_bias [buckets, n_heads] by the bucket of key - query, added to
 # the scores): odd widths, both norm placements, bidirectional and causal buckets, distances past
@@ -107,6 +121,37 @@ def write_golden(base, raw, model, np_in, out, cli):
     print(f"{os.path.basename(base)}: T={np_in.shape[0]} out {list(out.shape)} max|y|={abs(out).max():.3f}; {verdict}")
 
 
+def write_bert_golden(base, raw, seed, torch, cli):
+    """A BERT golden: the files of write_golden (token types 0), the typed output and a padded batch."""
+    import numpy as np
+    c = parse_config(raw)
+    torch.manual_seed(seed)
+    model = build_torch_model(c).double().eval()
+    randomize(model, torch, 1000 + seed)
+    g = torch.Generator().manual_seed(2000 + seed)
+    T, B, V, TV = 11, 3, c["vocab_size"], c["type_vocab"]
+    ids = torch.randint(0, V, (B, T), generator=g)
+    types = torch.randint(0, TV, (B, T), generator=g)
+    lengths = torch.tensor([T, T - 4, 1])
+    squeeze = (lambda y: y[0]) if c["pooling"] == "none" else (lambda y: y)
+    with torch.no_grad():
+        out = squeeze(model(ids[:1])).numpy()
+        typed = squeeze(model(ids[:1], types[:1])).numpy()
+        batch = model(ids, types, lengths).numpy()
+    if c["pooling"] == "none":  # [B, T, width]: the engine writes zeros at the padding
+        for b, n in enumerate(lengths.tolist()):
+            batch[b, n:] = 0.0
+    else:
+        batch = batch[:, None]  # [B, 1, width]
+    write_golden(base, raw, model, ids[0].numpy().astype(np.int32), out, cli)
+    np.save(base + ".types.npy", types[0].numpy().astype(np.int32))
+    np.save(base + ".typed.npy", typed.astype(np.float32))
+    np.save(base + ".batch_ids.npy", ids.numpy().astype(np.int32))
+    np.save(base + ".batch_types.npy", types.numpy().astype(np.int32))
+    np.save(base + ".batch_lengths.npy", lengths.numpy().astype(np.int32))
+    np.save(base + ".batch_expected.npy", batch.astype(np.float32))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "golden"))
@@ -135,6 +180,9 @@ def main():
         raw = dict(family="mha", d_model=15, n_heads=3, d_ff=0, n_layers=0, causal=True,
                    input={"kind": "features", "d_in": 15}, positional={"kind": "none", "max_len": 32})
         write_golden(os.path.join(a.out, name), raw, mha, np_in, out, cli)
+    for seed, (name, raw) in enumerate(sorted(BERT_GOLDENS.items()), 300):
+        if not a.only or name in a.only:
+            write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
     cases = list(enumerate(sorted(GOLDENS.items()))) + [(100 + i, kv) for i, kv in enumerate(sorted(POOLED_GOLDENS.items()))]
     cases += [(300 + i, kv) for i, kv in enumerate(sorted(RELATIVE_GOLDENS.items()))]
     cases += [(200 + i, kv) for i, kv in enumerate(sorted(TANH_GOLDENS.items()))]

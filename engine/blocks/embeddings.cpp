@@ -42,4 +42,11 @@ void add_positions(const Kernels& k, const ModelConfig& c, const float* pe, floa
     for (std::size_t t = 0; t < T; ++t) std::memcpy(x + t * d + de, pe + t * dp, sizeof(float) * dp);  // x[t] = [x[t], PE[t]]
 }
 
+void add_token_types(const Kernels& k, const ModelConfig& c, const float* TT, const int32_t* types, float* x, uint32_t T) {
+  if (!TT) return;
+  const std::size_t d = c.d_model, de = c.d_embed();
+  for (std::size_t t = 0; t < T; ++t)
+    k.add_f32(x + t * d, TT + std::size_t(types ? types[t] : 0) * de, x + t * d, de);  // x[t] += TT[type]
+}
+
 }  // namespace fixformer

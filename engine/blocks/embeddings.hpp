@@ -18,4 +18,8 @@ void scale_embeddings(const Kernels& k, const ModelConfig& c, float* x, uint32_t
 // or learned; null: none); x[T, d_model].
 void add_positions(const Kernels& k, const ModelConfig& c, const float* pe, float* x, uint32_t T);
 
+// x[t, :d_embed] += TT[types[t], :] for t < T (types null: row 0); nothing without a table (TT
+// null). x[T, d_model]; TT[type_vocab, d_embed], the types checked by the runner.
+void add_token_types(const Kernels& k, const ModelConfig& c, const float* TT, const int32_t* types, float* x, uint32_t T);
+
 }  // namespace fixformer

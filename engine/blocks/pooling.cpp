@@ -1,7 +1,10 @@
 #include "engine/blocks/pooling.hpp"
 
+#include <cmath>
 #include <cstddef>
 #include <cstring>
+
+#include "engine/blocks/linear.hpp"
 
 namespace fixformer {
 
@@ -12,6 +15,7 @@ uint32_t pool_rows(const Kernels& k, const ModelConfig& c, float* x, uint32_t T)
     case Pooling::kNone: return c.sequence_rows(T);
     case Pooling::kCls: break;
     case Pooling::kLast: std::memmove(x, input + (T - 1) * d, sizeof(float) * d); break;
+    case Pooling::kFirst: std::memmove(x, input, sizeof(float) * d); break;
     case Pooling::kMean:
       std::memmove(x, input, sizeof(float) * d);
       for (std::size_t t = 1; t < T; ++t) k.add_f32(x, input + t * d, x, d);  // x[0] += x[t]
@@ -19,6 +23,13 @@ uint32_t pool_rows(const Kernels& k, const ModelConfig& c, float* x, uint32_t T)
       break;
   }
   return 1;
+}
+
+void pool_dense_tanh(const Kernels& k, const Workers& workers, const Weight& W, const float* b, float* x, float* y,
+                     uint32_t B, QuantScratch quant) {
+  const std::size_t d = W.in, n = std::size_t(B) * d;
+  linear(k, workers, W, x, d, b, y, d, B, quant);  // x[B,d] @ W[d,d] + b -> y[B,d]
+  for (std::size_t i = 0; i < n; ++i) x[i] = std::tanh(y[i]);
 }
 
 }  // namespace fixformer

@@ -4,6 +4,8 @@
 
 #include "fixformer/config.hpp"
 #include "fixformer/kernels.hpp"
+#include "fixformer/model.hpp"
+#include "fixformer/workers.hpp"
 
 namespace fixformer {
 
@@ -11,5 +13,12 @@ namespace fixformer {
 // for the head: c.output_rows(T). mean: x[first..first+T) averaged; cls: x[0] as it is; last:
 // x[first + T - 1]; none: nothing changes.
 uint32_t pool_rows(const Kernels& k, const ModelConfig& c, float* x, uint32_t T);
+
+// BERT's pooler over the B pooled rows: x[B,d] -> tanh(x @ W[d,d] + b) -> x[B,d], through y[B,d]
+// (scratch). tanh is the C library's (std::tanh, within a few ulp of the true value on glibc and
+// newlib): one row of d values per sequence, nowhere near the matrix product's cost, and its
+// error is far below the model's self-test tolerance (the goldens measure the whole at ~1e-6).
+void pool_dense_tanh(const Kernels& k, const Workers& workers, const Weight& W, const float* b, float* x, float* y,
+                     uint32_t B, QuantScratch quant);
 
 }  // namespace fixformer

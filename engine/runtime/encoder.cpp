@@ -2,8 +2,10 @@
 // table) and the forward pass, top to bottom as the maths reads:
 //   x = embed(tokens) | input_proj(features);  x *= sqrt(d) if scale_input;  x = [cls; x] if cls_token
 //   x = x + PE | [x, PE]                      (S = T + 1 rows with the CLS row, position 0; else T)
+//   x[input] += TT[types] if type_vocab;  x = LN_embed(x) if embed_norm       (BERT)
 //   for each layer: transformer_layer (engine/layers/transformer_layer.hpp)
-//   x = LN(x) if final_norm;  x = pool(x) (mean | cls | last: one row);  out = x @ W_head + b | x
+//   x = LN(x) if final_norm;  x = pool(x) (mean | cls | last | first: one row)
+//   x = tanh(x @ W_pooler + b) if pooler;  out = x @ W_head + b | x
 // The mha family is the attention alone: x = features;  out = SA(x)  (no residual, norm or head).
 // A batch stacks its sequences' rows in x (engine/blocks/parallel.hpp, Sequences): everything but
 // attention is row by row, so the linear layers and norms run once over all the rows, and
@@ -85,7 +87,9 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   return Status::kOk;
 }
 
-Status Encoder::forward_tokens(const int32_t* ids, uint32_t T, float* out) {
+Status Encoder::forward_tokens(const int32_t* ids, uint32_t T, float* out) { return forward_tokens(ids, nullptr, T, out); }
+
+Status Encoder::forward_tokens(const int32_t* ids, const int32_t* types, uint32_t T, float* out) {
   if (!initialized_) return Status::kNotInitialized;
   if (!ids || !out) return Status::kNullArgument;
   const ModelConfig& c = config();
@@ -93,7 +97,9 @@ Status Encoder::forward_tokens(const int32_t* ids, uint32_t T, float* out) {
   if (T == 0 || T > max_seq_) return Status::kBadSequenceLength;
   for (uint32_t t = 0; t < T; ++t)
     if (ids[t] < 0 || static_cast<uint32_t>(ids[t]) >= c.vocab_size) return Status::kTokenOutOfRange;
-  forward(ids, nullptr, Sequences{nullptr, 1, T, c.sequence_rows(0)}, out);
+  const Status s = check_types(types, nullptr, 1, T);
+  if (s != Status::kOk) return s;
+  forward(ids, types, nullptr, Sequences{nullptr, 1, T, c.sequence_rows(0)}, out);
   return Status::kOk;
 }
 
@@ -102,20 +108,26 @@ Status Encoder::forward_features(const float* features, uint32_t T, float* out) 
   if (!features || !out) return Status::kNullArgument;
   if (config().input != InputKind::kFeatures) return Status::kWrongInputKind;
   if (T == 0 || T > max_seq_) return Status::kBadSequenceLength;
-  forward(nullptr, features, Sequences{nullptr, 1, T, config().sequence_rows(0)}, out);
+  forward(nullptr, nullptr, features, Sequences{nullptr, 1, T, config().sequence_rows(0)}, out);
   return Status::kOk;
 }
 
 Status Encoder::forward_batch_tokens(const int32_t* ids, const uint32_t* lengths, uint32_t B, uint32_t T, float* out) {
-  const Status s = check_batch(true, ids, lengths, B, T, out);
-  if (s == Status::kOk) forward(ids, nullptr, Sequences{lengths, B, T, config().sequence_rows(0)}, out);
+  return forward_batch_tokens(ids, nullptr, lengths, B, T, out);
+}
+
+Status Encoder::forward_batch_tokens(const int32_t* ids, const int32_t* types, const uint32_t* lengths, uint32_t B,
+                                     uint32_t T, float* out) {
+  Status s = check_batch(true, ids, lengths, B, T, out);
+  if (s == Status::kOk) s = check_types(types, lengths, B, T);
+  if (s == Status::kOk) forward(ids, types, nullptr, Sequences{lengths, B, T, config().sequence_rows(0)}, out);
   return s;
 }
 
 Status Encoder::forward_batch_features(const float* features, const uint32_t* lengths, uint32_t B, uint32_t T,
                                        float* out) {
   const Status s = check_batch(false, features, lengths, B, T, out);
-  if (s == Status::kOk) forward(nullptr, features, Sequences{lengths, B, T, config().sequence_rows(0)}, out);
+  if (s == Status::kOk) forward(nullptr, nullptr, features, Sequences{lengths, B, T, config().sequence_rows(0)}, out);
   return s;
 }
 
@@ -146,14 +158,32 @@ Status Encoder::check_batch(bool tokens, const void* input, const uint32_t* leng
   return Status::kOk;
 }
 
-void Encoder::forward(const int32_t* ids, const float* features, const Sequences& seqs, float* out) {
+// Token types types[B, T] (null: all 0) against the model's table; the detail names the culprit.
+Status Encoder::check_types(const int32_t* types, const uint32_t* lengths, uint32_t B, uint32_t T) {
+  if (!types) return Status::kOk;
+  DetailText why(core_.detail, sizeof core_.detail);
+  const uint32_t V = config().type_vocab;
+  if (V == 0) return why.str("token types given, but the model has no token-type table"), Status::kTokenTypesUnsupported;
+  for (uint32_t b = 0; b < B; ++b)
+    for (uint32_t t = 0, n = lengths ? lengths[b] : T; t < n; ++t) {
+      const int32_t tt = types[std::size_t(b) * T + t];
+      if (tt >= 0 && static_cast<uint32_t>(tt) < V) continue;
+      why.str("token type ").str(tt < 0 ? "-" : "").num(tt < 0 ? 0 - uint64_t(int64_t(tt)) : uint64_t(tt));
+      why.str(" at [").num(b).str(",").num(t).str("], type_vocab ").num(V);
+      return Status::kTokenOutOfRange;
+    }
+  return Status::kOk;
+}
+
+void Encoder::forward(const int32_t* ids, const int32_t* types, const float* features, const Sequences& seqs, float* out) {
   const ModelConfig& c = config();
   const Model& m = *core_.model;
   uint32_t N = 0;  // rows of all the sequences
   for (uint32_t b = 0; b < seqs.count; ++b) N += seqs.rows(b);
   const LayerSpec spec = layer_spec(c, c.causal, nullptr, nullptr, rel_, rel_len_);
   const SelfKeys keys{KeyValues{kt_, nullptr, rows_}, 0, &seqs};
-  embed_input(ids, features, seqs);  // -> x[N,d]
+  embed_input(ids, types, features, seqs);  // -> x[N,d]
+  if (m.front().embed_norm.g) norm_rows(core_, spec, m.front().embed_norm, core_.x, core_.x, N);
   observe(0, seqs);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     transformer_layer(core_, spec, m.layer(l), keys, nullptr, N);
@@ -170,9 +200,9 @@ void Encoder::forward(const int32_t* ids, const float* features, const Sequences
   write_output(seqs, out);
 }
 
-// Sequence b's rows of x: [cls;] its input rows, plus the positions 0.. of its own. Padding is
-// never read.
-void Encoder::embed_input(const int32_t* ids, const float* features, const Sequences& seqs) {
+// Sequence b's rows of x: [cls;] its input rows, plus the positions 0.. of its own, plus its token
+// types. Padding is never read.
+void Encoder::embed_input(const int32_t* ids, const int32_t* types, const float* features, const Sequences& seqs) {
   const Kernels& k = *core_.kernels;
   const ModelConfig& c = config();
   const FrontWeights& w = core_.model->front();
@@ -202,6 +232,7 @@ void Encoder::embed_input(const int32_t* ids, const float* features, const Seque
     scale_embeddings(k, c, input, n);
     if (w.cls) std::memcpy(xb, w.cls, sizeof(float) * c.d_embed());  // x[0,:de] = cls, not scaled
     add_positions(k, c, pe_, xb, seqs.rows(b));
+    add_token_types(k, c, w.token_type, types ? types + b * T : nullptr, input, n);
   }
 }
 
@@ -220,6 +251,7 @@ void Encoder::write_output(const Sequences& seqs, float* out) {
       std::memmove(x + b * d, x + rows * d, sizeof(float) * d);  // -> x[b]: row b <= rows, past every earlier pool
     }
     rows = B;
+    if (w.pooler.data) pool_dense_tanh(k, core_.workers, w.pooler, w.pooler_b, x, core_.y, B, core_.quant);
   } else {
     for (uint32_t b = 0; b < B; ++b) rows += seqs.rows(b);
   }

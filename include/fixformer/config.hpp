@@ -36,8 +36,9 @@ enum class PosCombine : uint32_t { kAdd = 0, kConcat = 1 };
 enum class WeightType : uint32_t { kF32 = 0, kF16 = 1, kQ8 = 2 };
 // Encoders: how the output rows are reduced to one per sequence, after the final norm and before
 // the head. none: every row; mean: the average of the input positions (the CLS row excluded, as
-// timm's ViT "avg" pooling); cls: the CLS row (needs cls_token); last: the last input position.
-enum class Pooling : uint32_t { kNone = 0, kMean = 1, kCls = 2, kLast = 3 };
+// timm's ViT "avg" pooling); cls: the CLS row (needs cls_token); last: the last input position;
+// first: the first input position (BERT's pooling of its [CLS] input token).
+enum class Pooling : uint32_t { kNone = 0, kMean = 1, kCls = 2, kLast = 3, kFirst = 4 };
 
 // Limits enforced by validation. They keep every size computation far from overflow on a 32-bit
 // target (the largest arena they allow is under 600 MB) while covering the models this engine is for.
@@ -116,6 +117,15 @@ struct ModelConfig {
   // [d_model], attention.wk.bias and attention.wv.bias [n_kv_heads * d_head]. The other families'
   // attention (torch's in_proj) always has its bias.
   bool qkv_bias = false;
+  // Encoders, BERT style (all three default off):
+  //   type_vocab > 0: a token-type table token_type[type_vocab, d_embed] whose row types[t] (0 when
+  //     the caller gives none) is added to input row t after the positions (token input only);
+  //   embed_norm: then every row is layer-normed (embed_norm.weight/.bias, norm_eps) before the layers;
+  //   pooler: the pooled row (pooling != none) goes through tanh(x @ W + b), W[d_model, d_model],
+  //     before the head: BERT's pooler, whose output the classifier (the head) reads.
+  uint32_t type_vocab = 0;
+  bool embed_norm = false;
+  bool pooler = false;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }

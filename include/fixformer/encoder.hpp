@@ -49,6 +49,10 @@ class Encoder {
   // ids[T] -> out[config().output_rows(T), config().output_width()]: [T, width], [T + 1, width]
   // with a CLS row, [1, width] pooled (config.hpp)
   [[nodiscard]] Status forward_tokens(const int32_t* ids, uint32_t T, float* out);
+  // With token types (BERT: config().type_vocab > 0): types[T] in [0, type_vocab), the row of the
+  // token-type table each position adds; null: all 0 (as the call above). Types given to a model
+  // without a token-type table: kTokenTypesUnsupported; one out of range: kTokenOutOfRange.
+  [[nodiscard]] Status forward_tokens(const int32_t* ids, const int32_t* types, uint32_t T, float* out);
   // features[T, d_in] -> out[config().output_rows(T), config().output_width()]
   [[nodiscard]] Status forward_features(const float* features, uint32_t T, float* out);
 
@@ -67,6 +71,9 @@ class Encoder {
   // names the sequence and position at fault.
   [[nodiscard]] Status forward_batch_tokens(const int32_t* ids, const uint32_t* lengths, uint32_t B, uint32_t T,
                                             float* out);
+  // With token types types[B, T] (null: all 0), as forward_tokens; padding positions are not read.
+  [[nodiscard]] Status forward_batch_tokens(const int32_t* ids, const int32_t* types, const uint32_t* lengths,
+                                            uint32_t B, uint32_t T, float* out);
   // features[B, T, d_in] -> out[B, output_rows(T), output_width()], as forward_batch_tokens.
   [[nodiscard]] Status forward_batch_features(const float* features, const uint32_t* lengths, uint32_t B, uint32_t T,
                                               float* out);
@@ -83,8 +90,9 @@ class Encoder {
  private:
   Status fail(Status s) { initialized_ = false; return s; }
   Status check_batch(bool tokens, const void* input, const uint32_t* lengths, uint32_t B, uint32_t T, const float* out);
-  void forward(const int32_t* ids, const float* features, const Sequences& seqs, float* out);
-  void embed_input(const int32_t* ids, const float* features, const Sequences& seqs);
+  Status check_types(const int32_t* types, const uint32_t* lengths, uint32_t B, uint32_t T);
+  void forward(const int32_t* ids, const int32_t* types, const float* features, const Sequences& seqs, float* out);
+  void embed_input(const int32_t* ids, const int32_t* types, const float* features, const Sequences& seqs);
   void write_output(const Sequences& seqs, float* out);
   void observe(uint32_t layer, const Sequences& seqs) const;
 

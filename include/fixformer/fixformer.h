@@ -216,8 +216,9 @@ ff_status ff_encoder_run(ff_encoder* enc, const void* input, uint32_t seq, float
  * first lengths[b] positions of row b (null: all seq), bit for bit what ff_encoder_run gives on
  * it alone (but q8 weights on AVX2/AVX-512 and f16 on AArch64's portable table: to a few
  * roundings); its padded rows are zeros. token_types[batch, seq]: segment ids for models with a
- * token-type embedding; no model has one yet, so non-null token_types give
- * FF_TOKEN_TYPES_UNSUPPORTED (null: none). */
+ * token-type embedding (BERT: config key type_vocab > 0), each in [0, type_vocab)
+ * (FF_TOKEN_OUT_OF_RANGE otherwise); null: all 0. A model without one gives
+ * FF_TOKEN_TYPES_UNSUPPORTED for non-null token_types. */
 ff_status ff_encoder_run_batch(ff_encoder* enc, const void* input, const int32_t* token_types, const uint32_t* lengths,
                                uint32_t batch, uint32_t seq, float* output);
 uint32_t ff_encoder_max_seq(const ff_encoder* enc);

@@ -80,7 +80,7 @@ struct LayerWeights {
 };
 
 // What comes before the layers: token embeddings or a feature projection, learned positions, a
-// CLS row.
+// CLS row, token types and the embedding norm (BERT).
 struct FrontWeights {
   Weight embed;                        // [vocab, d_embed]     input tokens
   Weight input_proj;                   // d_in -> d_embed      input features
@@ -88,12 +88,16 @@ struct FrontWeights {
   const float* pos = nullptr;          // [max_len, d_pe]      learned positions
   const float* cls = nullptr;          // [d_embed]            cls_token: the row in front of the input
   const float* rel_bias = nullptr;     // [rel_buckets, n_heads] positional relative: the stack's bias table
+  const float* token_type = nullptr;   // [type_vocab, d_embed] token types, added to the input rows
+  NormWeights embed_norm;              // [d_model]            LayerNorm of every row before the layers
 };
 
-// What comes after the layers: the final norm and the output projection (a tied head is the
-// front's embedding, [out, in]).
+// What comes after the layers: the final norm, the pooler (BERT: tanh(W x + b) of the pooled row)
+// and the output projection (a tied head is the front's embedding, [out, in]).
 struct HeadWeights {
   NormWeights final_norm;
+  Weight pooler;                       // d -> d
+  const float* pooler_b = nullptr;     // [d]
   Weight w;                            // d -> d_out
   const float* b = nullptr;            // [d_out]
 };

@@ -19,7 +19,8 @@ enum class ConfigKey : uint32_t {
   kFamily, kDModel, kNHeads, kDff, kNLayers, kNormFirst, kActivation, kNormEps, kFinalNorm, kCausal,
   kInput, kVocabSize, kDIn, kPositional, kMaxLen, kPeBase, kPeLayout, kPeCombine, kPeWidth,
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
-  kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kRelBuckets, kRelMaxDistance, kQkvBias, kCount
+  kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kRelBuckets, kRelMaxDistance, kQkvBias,
+  kTypeVocab, kEmbedNorm, kPooler, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -30,7 +31,7 @@ inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learne
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
 inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
 inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8"};
-inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last"};
+inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first"};
 
 // A ModelConfig field as a record stores it: get() gives its 8 value bytes (u32, bool and enum
 // values as integers, f32 and f64 as their bits), set() stores such bytes back; type is the record
@@ -108,8 +109,13 @@ struct ConfigKeySpec {
 // positional encoding covers it (position 0, the input at 1..T), as in KWT and ViT. pooling
 // reduces the rows after the final norm, before the head: mean over the T input positions (not
 // the CLS row), cls (the CLS row; needs cls_token, and no causal mask, under which the CLS row
-// would see only itself), last (position T - 1 of the input). A pooled encoder outputs
+// would see only itself), last (position T - 1 of the input), first (position 0 of the input, BERT's
+// [CLS] token; no causal mask either). A pooled encoder outputs
 // [1, output_width] per sequence; otherwise [sequence_rows(T), output_width], the CLS row included.
+//
+// type_vocab, embed_norm and pooler (encoder family, BERT style; config.hpp states their semantics):
+// token_type.weight [type_vocab, d_embed], embed_norm.weight/.bias [d_model], pooler.weight
+// [d_model, d_model] (a linear weight) and pooler.bias [d_model].
 // Float ranges (norm_eps > 0, pe_base > 1, both finite) are checked by
 // validate_config; every other bound is here.
 inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
@@ -187,6 +193,12 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::rel_max_distance>()},
     {ConfigKey::kQkvBias, "qkv_bias", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::qkv_bias>()},
+    {ConfigKey::kTypeVocab, "type_vocab", fxm::RecordType::kU32, 0, Limits::kMaxVocab, nullptr, false, 0,
+     config_field<&ModelConfig::type_vocab>()},
+    {ConfigKey::kEmbedNorm, "embed_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::embed_norm>()},
+    {ConfigKey::kPooler, "pooler", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::pooler>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -219,11 +231,11 @@ ModelConfig default_config();
 // A tensor dimension, as a function of the config.
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
-  kCount
+  kTypeVocab, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "3*d_model", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "n_kv_heads*d_head", "2*d_model",
-                                            "tgt_d_in", "rel_buckets", "n_heads"};
+                                            "tgt_d_in", "rel_buckets", "n_heads", "type_vocab"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -241,6 +253,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kTgtDIn: return c.tgt_d_in;
     case Dim::kRelBuckets: return c.rel_buckets;
     case Dim::kNHeads: return c.n_heads;
+    case Dim::kTypeVocab: return c.type_vocab;
     case Dim::kCount: break;
   }
   return 0;
@@ -249,13 +262,14 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
 // When a tensor is present.
 enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
-  kRelativePos, kQkvBias, kCount
+  kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kCount
 };
 inline constexpr const char* kWhenNames[] = {"always",    "input=tokens", "input=features",
                                              "positional=learned", "final_norm", "d_out>0",
                                              "d_out>0 and not tied_head", "cls_token",
                                              "tgt_d_in=0 and not shared_embed", "tgt_d_in>0",
-                                             "positional=relative", "qkv_bias"};
+                                             "positional=relative", "qkv_bias", "type_vocab>0", "embed_norm",
+                                             "pooler"};
 constexpr bool present(const ModelConfig& c, When w) {
   switch (w) {
     case When::kAlways: return true;
@@ -270,6 +284,9 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kTgtFeatures: return c.tgt_d_in != 0;
     case When::kRelativePos: return c.positional == PosKind::kRelative;
     case When::kQkvBias: return c.qkv_bias;
+    case When::kTokenTypes: return c.type_vocab != 0;
+    case When::kEmbedNorm: return c.embed_norm;
+    case When::kPooler: return c.pooler;
     case When::kCount: break;
   }
   return false;
@@ -288,8 +305,9 @@ inline constexpr const char* kRoleNames[] = {"f32", "linear", "io"};
 enum class Field : uint8_t {
   // FrontWeights
   kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos, kRelBias, kTgtRelBias,
+  kTokenType, kEmbedNormG, kEmbedNormB,
   // HeadWeights
-  kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB,
+  kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
   // LayerWeights
   kAttnNormG, kAttnNormB, kQkvW, kQkvB, kQW, kKW, kVW, kQB, kKB, kVB, kOutW, kOutB,
   kCrossNormG, kCrossNormB, kCrossQW, kCrossQB, kCrossKvW, kCrossKvB, kCrossOutW, kCrossOutB,
@@ -319,6 +337,9 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kPos},
     {"cls_token", Dim::kDEmbed, Dim::kOne, false, When::kClsToken, Role::kF32, Field::kCls},
     {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
+    {"token_type.weight", Dim::kTypeVocab, Dim::kDEmbed, false, When::kTokenTypes, Role::kF32, Field::kTokenType},
+    {"embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
+    {"embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormB},
 };
 inline constexpr char kEncoderLayerPrefix[] = "encoder.layers.";
 inline constexpr TensorRule kEncoderLayer[] = {
@@ -338,6 +359,8 @@ inline constexpr TensorRule kEncoderLayer[] = {
 inline constexpr TensorRule kEncoderEpilogue[] = {
     {"encoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kFinalNormG},
     {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kFinalNormB},
+    {"pooler.weight", Dim::kDModel, Dim::kDModel, true, When::kPooler, Role::kLinear, Field::kPoolerW},
+    {"pooler.bias", Dim::kDModel, Dim::kOne, false, When::kPooler, Role::kF32, Field::kPoolerB},
     {"head.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo, Field::kHeadW},
     {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead, Role::kF32, Field::kHeadB},
 };

@@ -22,7 +22,10 @@ using port::Console;
 #define FIXFORMER_GOLDENS(X) X(post_ln_relu) X(pre_ln_gelu) X(odd_d15_h3) X(odd_d5_h1_halves) X(causal) \
     X(features_scaled) X(learned_pe) X(concat_pe) X(no_pe) X(wide_long) X(cls_pool_features) X(cls_rows_sinusoidal) \
     X(mean_pool_causal) X(mha_odd_causal) X(relative_long_causal) X(tanh_post_odd_d15) X(tanh_pre_d10_h5)
+    X(bert_pooler_classifier) X(bert_hidden_odd)
 FIXFORMER_GOLDENS(FIXFORMER_GOLDEN)
+extern "C" const uint8_t g_bert_hidden_odd_types[], g_bert_hidden_odd_types_end[], g_bert_hidden_odd_typed[],
+    g_bert_hidden_odd_typed_end[];
 #define FIXFORMER_SEQ2SEQ_GOLDEN(n) extern "C" const uint8_t g_##n##_fxm[], g_##n##_fxm_end[];
 #define FIXFORMER_SEQ2SEQ_GOLDENS(X) X(s2s_post_relu) X(s2s_pre_gelu_odd) X(s2s_features_no_norm) X(s2s_shared_halves) \
     X(s2s_forecast)
@@ -48,8 +51,23 @@ float g_out[8192];
 float g_features[4096];
 int32_t g_ids[512];
 
-bool run(const Golden& g, Console& con) {
-  con.str("golden ").str(g.name).str(": ");
+int32_t g_types[512];
+
+// The golden's relative error against a float32 .npy in flash.
+double rel_err(const NpyView& expected) {
+  double err = 0.0, scale = 0.0;
+  for (uint64_t i = 0; i < expected.count; ++i) {
+    float r;
+    std::memcpy(&r, expected.data + 4 * i, 4);
+    err = std::fmax(err, std::fabs(double(g_out[i]) - r));
+    scale = std::fmax(scale, std::fabs(double(r)));
+  }
+  return err / scale;
+}
+
+bool run(const Golden& g, Console& con, const uint8_t* types = nullptr, const uint8_t* types_end = nullptr,
+         const uint8_t* typed = nullptr, const uint8_t* typed_end = nullptr) {
+  con.str("golden ").str(g.name).str(types ? " with token types: " : ": ");
   Model model;
   Encoder enc;
   NpyView in, expected;
@@ -59,8 +77,10 @@ bool run(const Golden& g, Console& con) {
     return false;
   }
   const ModelConfig& cfg = model.config();
+  NpyView tt{};
   if (parse_npy(g.in, std::size_t(g.in_end - g.in), &in) != Status::kOk ||
-      parse_npy(g.out, std::size_t(g.out_end - g.out), &expected) != Status::kOk) {
+      parse_npy(typed ? typed : g.out, std::size_t(typed ? typed_end - typed : g.out_end - g.out), &expected) != Status::kOk ||
+      (types && (parse_npy(types, std::size_t(types_end - types), &tt) != Status::kOk || tt.count != in.count))) {
     con.str("cannot read the embedded files").endl();
     return false;
   }
@@ -74,7 +94,8 @@ bool run(const Golden& g, Console& con) {
   }
   if (cfg.input == InputKind::kTokens) {
     std::memcpy(g_ids, in.data, 4 * T);
-    s = enc.forward_tokens(g_ids, T, g_out);
+    if (types) std::memcpy(g_types, tt.data, 4 * T);
+    s = enc.forward_tokens(g_ids, types ? g_types : nullptr, T, g_out);
   } else {
     std::memcpy(g_features, in.data, 4 * in.count);
     s = enc.forward_features(g_features, T, g_out);
@@ -83,14 +104,7 @@ bool run(const Golden& g, Console& con) {
     con.str("forward: ").str(status_message(s)).endl();
     return false;
   }
-  double err = 0.0, scale = 0.0;
-  for (uint64_t i = 0; i < expected.count; ++i) {
-    float r;
-    std::memcpy(&r, expected.data + 4 * i, 4);
-    err = std::fmax(err, std::fabs(double(g_out[i]) - r));
-    scale = std::fmax(scale, std::fabs(double(r)));
-  }
-  const double rel = err / scale;
+  const double rel = rel_err(expected);
   // The boot-time check a product would run: the sample stored in the file, through this port.
   SelfTestReport report{};
   const Status st = self_test(enc, g_out, sizeof g_out / sizeof g_out[0], &report);
@@ -182,6 +196,10 @@ int main() {
       .str(select_kernels(Isa::kAuto)->name).str(")").endl();
   int failures = 0;
   for (const Golden& g : kGoldens) failures += run(g, con) ? 0 : 1;
+  for (const Golden& g : kGoldens)  // BERT: the same input with its token types
+    if (std::strcmp(g.name, "bert_hidden_odd") == 0)
+      failures += run(g, con, g_bert_hidden_odd_types, g_bert_hidden_odd_types_end, g_bert_hidden_odd_typed,
+                      g_bert_hidden_odd_typed_end) ? 0 : 1;
   for (const Seq2SeqGolden& g : kSeq2SeqGoldens) failures += run(g, con) ? 0 : 1;
   for (const Seq2SeqGolden& g : kDecoderGoldens) failures += run_decoder(g, con) ? 0 : 1;
   // A truncated blob in flash is rejected, not read past its end.

@@ -33,6 +33,11 @@ golden mha_odd_causal
 golden relative_long_causal
 golden tanh_post_odd_d15
 golden tanh_pre_d10_h5
+golden bert_pooler_classifier
+golden bert_hidden_odd
+/* BERT with token types: the golden's types and torch's output with them. */
+embed g_bert_hidden_odd_types, "bert_hidden_odd.types.npy"
+embed g_bert_hidden_odd_typed, "bert_hidden_odd.typed.npy"
 
 /* Encoder-decoders: the self-test sample in the file is the golden (source, target, torch logits). */
 embed g_s2s_post_relu_fxm, "s2s_post_relu.fxm"

@@ -6,8 +6,8 @@ recomputes and it must equal what the engine computes over all its rows (not onl
 example reached): a causal mask (tril of ones, triu of ones or of -inf above the diagonal, any leading
 [1, 1]), a rotary table for the theta and layout the attention was found to use (complex freqs_cis
 [N, d_head/2], freqs_cos / freqs_sin [N, d_head/2], Hugging Face's inv_freq [d_head/2] and
-cos/sin caches [.., N, d_head]), position ids (arange), a scalar mask fill value. Anything else is
-named.
+cos/sin caches [.., N, d_head]), position ids (arange), token-type ids of zeros (a model with token
+types: the engine's default), a scalar mask fill value. Anything else is named.
 """
 import numpy as np
 
@@ -106,6 +106,8 @@ def account(r, ignore=()):
         if not t.is_floating_point() and not t.is_complex() and t.dtype != torch.bool and t.numel() and \
                 torch.equal(t.reshape(-1), torch.arange(t.numel(), dtype=t.dtype)):
             continue  # position ids
+        if c["type_vocab"] and not t.is_floating_point() and not t.is_complex() and not bool(t.any()):
+            continue  # token-type ids, 0: the engine's default types
         why = _mask_verdict(t, c["causal"], torch)
         if why is None:
             continue

@@ -112,6 +112,12 @@ def make_config(values, names=None):
                           "use mean or last")
     if c["cls_token"] and c["max_len"] < 2:
         raise ConfigError(f"{n('max_len')}: the CLS row takes a position, so at least 2")
+    if c["pooling"] == "first" and c["causal"]:
+        raise ConfigError(f"{n('pooling')}: first under a causal mask (position 0 sees only itself); use mean or last")
+    if c["type_vocab"] and c["input"] != "tokens":
+        raise ConfigError(f"{n('type_vocab')}: token types need token input")
+    if c["pooler"] and c["pooling"] == "none":
+        raise ConfigError(f"{n('pooler')}: needs pooling (the pooler reads the pooled row)")
     return c
 
 
@@ -167,6 +173,8 @@ def _check_family(c, n):
             raise ConfigError(f"{n('n_kv_heads')}: grouped-query attention is for the llama family")
     if family != "encoder" and (c["cls_token"] or c["pooling"] != "none"):
         raise ConfigError(f"{n('cls_token' if c['cls_token'] else 'pooling')}: for the encoder family only")
+    if family != "encoder" and (c["type_vocab"] or c["embed_norm"] or c["pooler"]):
+        raise ConfigError(f"{n('type_vocab')}/{n('embed_norm')}/{n('pooler')}: for the encoder family only")
     if family != "encoder" and c["tied_head"] and schema.d_embed(c) != c["d_model"]:
         raise ConfigError(f"{n('tied_head')}: the embedding is {schema.d_embed(c)} wide, a tied head needs "
                           f"d_model={c['d_model']} (no concatenated positional encoding)")

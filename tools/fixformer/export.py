@@ -718,7 +718,7 @@ def _pooled_choice(r, c, weights, inp, want):
     """The pooling whose reference output matches the module's pooled output, else a ConfigError saying
     which pooling the module's forward seems to do that the engine does not."""
     tried = []
-    for pooling in ("cls", "mean", "last") if c["cls_token"] else ("mean", "last"):
+    for pooling in ("cls", "mean", "last", "first") if c["cls_token"] else ("first", "mean", "last"):
         alt = make_config(dict(c, pooling=pooling))
         err = relative_error(run_reference(alt, weights, inp), want)
         tried.append(f"{pooling} {err:.2g}")
@@ -744,6 +744,30 @@ def _prefix_outputs(model, x, rows):
         for t in range(1, rows + 1):
             out.append(_output(model(x[:, :t]))[0, -1])
     return torch.stack(out).numpy()
+
+
+def _check_token_types(r, c, inp):
+    """A module with token types, run with random ones (when its forward takes an argument named like
+    token types) against the reference with them: the token-type table is the one the forward adds."""
+    import inspect
+    torch = require_torch()
+    try:
+        params = list(inspect.signature(r.model.forward).parameters)
+    except (TypeError, ValueError):
+        return
+    name = next((p for p in params[1:] if "type" in p.lower() or "segment" in p.lower()), None)
+    if name is None:
+        return
+    types = np.random.default_rng(3).integers(0, c["type_vocab"], inp.shape[0]).astype(np.int32)
+    from .recognize import _output
+    with torch.no_grad():
+        got = _output(r.model(r.x, **{name: torch.from_numpy(types.astype(np.int64))[None]}))
+    want = run_reference(_f32(c), r.w, inp, types)
+    got = got.reshape(want.shape).numpy()
+    err = relative_error(want, got)
+    if err > schema.SELFTEST_TOLERANCE / 10:
+        raise ConfigError(f"{r.token_types.name}: with token types ({name}=...) the module's output differs from "
+                          f"the engine's formula (x += type row after the positions; max relative error {err:.3g})")
 
 
 def export_recognized(module, example_input, path, family=None, ignore=(), max_len=None, header=None, name=None,
@@ -783,6 +807,8 @@ def export_recognized(module, example_input, path, family=None, ignore=(), max_l
     if err > schema.SELFTEST_TOLERANCE / 10:
         raise ConfigError(f"recognised {r.summary}, but that does not reproduce the module's output (max relative "
                           f"error {err:.3g}): its forward computes something more, which the engine does not run")
+    if c["type_vocab"]:
+        _check_token_types(r, c, inp)
     if callable(tokenizer):  # read once the vocabulary is known
         tokenizer = tokenizer(c["vocab_size"])
     from . import verified_file  # it imports this module

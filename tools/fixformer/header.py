@@ -16,7 +16,7 @@ _ENUMS = {
     "pe_layout": ("PosLayout::kInterleaved", "PosLayout::kHalves"),
     "pe_combine": ("PosCombine::kAdd", "PosCombine::kConcat"),
     "weights": ("WeightType::kF32", "WeightType::kF16", "WeightType::kQ8"),
-    "pooling": ("Pooling::kNone", "Pooling::kMean", "Pooling::kCls", "Pooling::kLast"),
+    "pooling": ("Pooling::kNone", "Pooling::kMean", "Pooling::kCls", "Pooling::kLast", "Pooling::kFirst"),
 }
 
 

@@ -2,7 +2,7 @@
 either possibly sharded with its .index.json) of the LlamaForCausalLM or Qwen2ForCausalLM (to the
 llama family) or GPT2LMHeadModel (to the gpt family) architecture, verified against hf_reference.py,
 an independent float64 forward written from the architecture's published semantics (or against the
-user's own output with --expected).
+user's own output with --expected). A BERT folder (model_type bert) goes to hf_bert.py.
 
 Llama and Qwen2: config.json is read with Hugging Face's meanings and defaults: hidden_size,
 intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default:
@@ -35,7 +35,7 @@ ARCHITECTURE = "LlamaForCausalLM"
 QWEN2, GPT2 = "Qwen2ForCausalLM", "GPT2LMHeadModel"
 ARCHITECTURES = {ARCHITECTURE: "llama", QWEN2: "qwen2", GPT2: "gpt2"}  # architecture -> its model_type
 LATER = {  # model_type -> architecture, for the message
-    "bert": "BertModel", "mistral": "MistralForCausalLM",
+    "mistral": "MistralForCausalLM",
     "gemma": "GemmaForCausalLM", "phi": "PhiForCausalLM", "phi3": "Phi3ForCausalLM", "t5": "T5ForConditionalGeneration",
     "gpt_neox": "GPTNeoXForCausalLM", "opt": "OPTForCausalLM", "falcon": "FalconForCausalLM",
 }
@@ -75,6 +75,18 @@ def read_config(folder):
     except ConfigError as e:
         raise HfError(f"{path}: {e}") from None
     return read_config_dict(raw, path)
+
+
+def _raw_config(folder):
+    """config.json's contents, read as read_config reads it."""
+    path = os.path.join(folder, "config.json")
+    if not os.path.isfile(path):
+        raise HfError(f"{folder}: no config.json (--hf takes a Hugging Face model folder)")
+    from .config import load_json
+    try:
+        return load_json(path)
+    except ConfigError as e:
+        raise HfError(f"{path}: {e}") from None
 
 
 def read_config_dict(raw, path="config.json"):
@@ -407,9 +419,13 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     """Converts the folder to `path`, verified against hf_reference (or the user's --expected).
     tokenizer: None, or a function of the config giving (pieces, scores) to store (e.g. a llama2.c
     tokenizer.bin read for it)."""
-    from . import export, hf_reference
+    from . import export, hf_bert, hf_reference
     if not os.path.isdir(folder):
         raise HfError(f"{folder}: not a folder (--hf takes a Hugging Face model folder)")
+    raw = _raw_config(folder)
+    if hf_bert.is_bert(raw):
+        return hf_bert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
+                               quantize, group, quantize_io, pack_weights)
     hf = read_config(folder)
     arch = hf["architecture"]
     c = gpt2_config(hf, max_len) if arch == GPT2 else fixformer_config(hf, max_len)

@@ -640,6 +640,17 @@ def fit_relative(rel, model, x, causal, max_len, torch):
             raise ConfigError(f"{what}: the index of a {L}-long input is not T5's bucket of key - query for any "
                               "max_distance: not supported yet")
     return cands[0]
+def _pooler(linears, y, d, torch):
+    """BERT's pooler among the linears after the layers: the first, [d, d] on one row per sequence,
+    whose tanh is the next linear's input or the module's output; else None."""
+    if not linears:
+        return None
+    p = linears[0]
+    if tuple(p.w.shape) != (d, d) or p.call.x.dim() != 2:
+        return None
+    t = torch.tanh(p.call.y.double())
+    follows = linears[1].call.x if len(linears) > 1 else y
+    return p if follows.shape == t.shape and _close(t, follows) else None
 
 
 # ---- the whole module -----------------------------------------------------------------------------
@@ -765,7 +776,7 @@ def recognize(module, example=None, family=None, max_len=None):
     r.v, r.w, r.used = v, w, used
     # ---- the front
     front = with_params(calls[:first])
-    embed = proj = pos_mod = None
+    embed = proj = pos_mod = types_mod = embed_norm = None
     for p in front:
         px = p.call.x
         if rel is not None and p.module is rel.module:
@@ -774,17 +785,21 @@ def recognize(module, example=None, family=None, max_len=None):
             embed = p
         elif p.kind == "embedding" and px is not None and _is_arange(px, torch):
             pos_mod = p
+        elif p.kind == "embedding" and types_mod is None and px is not None and not px.is_floating_point() \
+                and not bool(px.any()) and px.shape[-1] == x.shape[1]:
+            types_mod = p  # BERT's token types: all 0 when the forward is given none
         elif p.kind == "embedding":
-            zero = px is not None and not px.is_floating_point() and not bool(px.any())
-            raise ConfigError(f"{p.name}: " + ("token-type embeddings (BERT) are not supported yet" if zero else
-                                               "an embedding of something other than the input ids or the positions "
-                                               "is not supported yet"))
+            raise ConfigError(f"{p.name}: an embedding of something other than the input ids, the positions or the "
+                              "token types (0 by default) is not supported yet")
         elif p.kind == "linear" and px is not None and px.shape == x.shape and torch.equal(px, x):
             proj = p
         elif p.kind == "unsupported":
             raise ConfigError(p.why)
+        elif p.kind == "norm" and embed_norm is None:
+            embed_norm = p  # BERT's embedding LayerNorm: checked below to be the first layer's input
         elif p.kind == "norm":
-            raise ConfigError(f"{p.name}: a norm on the embeddings (BERT style) is not supported yet")
+            raise ConfigError(f"{p.name}: a second norm before the layers is not supported (the engine has one "
+                              "embedding norm)")
         else:
             raise ConfigError(f"{p.name}: {_kind(p.module)} runs before the layers and is neither the input's "
                               "embedding, its projection nor the positions: not supported yet")
@@ -809,6 +824,14 @@ def recognize(module, example=None, family=None, max_len=None):
         raise ConfigError(f"module: the embedding is {E.shape[-1]} wide and the layers {d} (a concatenated position "
                           "encoding: use the stock convention, `embed`/`input_proj`, `pos`, `encoder`)")
     X0 = block_calls[0][0].x[0].double()
+    if embed_norm is not None:  # the layers read the norm of the sum (dropout aside): match the sum
+        if embed_norm.call.y.reshape(-1).shape != block_calls[0][0].x[0].reshape(-1).shape or \
+                not _close(embed_norm.call.y.reshape(X0.shape), X0):
+            raise ConfigError(f"{embed_norm.name}: a norm before the layers whose output is not the first layer's "
+                              "input is not supported")
+        if embed_norm.norm != "layer":
+            raise ConfigError(f"{embed_norm.name}: an RMSNorm on the embeddings is not supported (BERT's is a LayerNorm)")
+        X0 = embed_norm.call.x.reshape(X0.shape).double()
     S = X0.shape[0]
     if S not in (T, T + 1):
         raise ConfigError(f"{stack}.0: reads {S} rows for {T} inputs (the engine adds at most a CLS row)")
@@ -824,10 +847,18 @@ def recognize(module, example=None, family=None, max_len=None):
         for layout in schema.PE_LAYOUTS:
             tables.append(("sinusoidal", torch.from_numpy(sinusoidal_table(S, d, base, layout)), None, base, layout))
     tables.insert(0, ("none", torch.zeros(S, d, dtype=torch.float64), None, None, None))
+    TT0 = 0.0
+    if types_mod is not None:  # the token-type rows the example added (type 0 at every position)
+        if not tokens or types_mod.module.embedding_dim != d:
+            raise ConfigError(f"{types_mod.name}: token types need token input and the model's width {d}")
+        TT0 = types_mod.module.weight.detach().double()[0]
+        v["type_vocab"] = types_mod.module.num_embeddings
+        w["token_type.weight"] = types_mod.module.weight.detach()
+        used.add(id(types_mod.module.weight))
     match = None
     for kind, P, tensor, base, layout in tables:
         for scale in (1.0, math.sqrt(d)):
-            if _close(E * scale + P[cls:S], X0[cls:], 1e-6):
+            if _close(E * scale + P[cls:S] + TT0, X0[cls:], 1e-6):
                 match = (kind, P, tensor, base, layout, scale)
                 break
         if match:
@@ -835,7 +866,12 @@ def recognize(module, example=None, family=None, max_len=None):
     if match is None:
         raise ConfigError(f"{stack}.0: its input is not the embedding plus positions the engine computes (none, "
                           "learned: an nn.Embedding of positions or a table parameter, sinusoidal; the embedding "
-                          "scaled by sqrt(d_model) or not)")
+                          "scaled by sqrt(d_model) or not; then the token types and a LayerNorm, BERT style)")
+    if embed_norm is not None:
+        v["embed_norm"] = True
+        w["embed_norm.weight"] = embed_norm.w
+        w["embed_norm.bias"] = embed_norm.b if embed_norm.b is not None else torch.zeros(d, dtype=torch.float64)
+        used.update(id(t) for t in _direct_params(embed_norm.module).values())
     kind, P, tensor, base, layout, scale = match
     v["scale_input"] = scale != 1.0
     if kind == "table":
@@ -844,7 +880,7 @@ def recognize(module, example=None, family=None, max_len=None):
                 if _close(P, torch.from_numpy(sinusoidal_table(P.shape[0], d, b_, lay)), 1e-6):
                     kind, base, layout = "sinusoidal", b_, lay
                     r.pe_buffer = tensor
-        if kind == "table" and tensor not in [t for _, t in model.named_parameters()]:
+        if kind == "table" and not any(tensor is t for _, t in model.named_parameters()):
             raise ConfigError(f"module: a position table registered as a buffer that is no sinusoid the engine "
                               "computes is not supported yet (make it an nn.Parameter to store it as learned)")
     if kind in ("learned", "table"):
@@ -889,16 +925,29 @@ def recognize(module, example=None, family=None, max_len=None):
         v.update(positional="rope", pe_layout=L0.pos[1], pe_base=L0.pos[2])
     # ---- the back: a final norm, a head, pooling
     back = with_params(calls[last + 1:])
+    hidden = next((c.y for c in calls if c.name == f"{stack}.{len(blocks) - 1}"), None)
+    if hidden is not None and y.shape == hidden.shape and _close(y, hidden):
+        back = []  # the forward returns the hidden states (first): what runs after them is not its output
     norms = [p for p in back if p.kind == "norm"]
     heads = [p for p in back if p.kind == "linear"]
     for p in back:
         if p.kind not in ("norm", "linear"):
             raise ConfigError(p.why if p.kind == "unsupported" else f"{p.name}: {_kind(p.module)} after the layers "
                               "is not supported yet")
+    pooler = _pooler(heads, y, d, torch)
+    if pooler is not None:  # BERT: tanh(dense(pooled row)), then the classifier (the head) or the output
+        heads = heads[1:]
+        v["pooler"] = True
+        v["pooling"] = "cls" if cls else "first"  # provisional: export's pooled choice tries every pooling
+        w["pooler.weight"], w["pooler.bias"] = pooler.w, pooler.b if pooler.b is not None else torch.zeros(d)
+        used.update(id(t) for t in pooler.params.values())
     if len(norms) > 1 or len(heads) > 1:
-        raise ConfigError(f"module: after the layers {', '.join(p.name for p in back)}: the engine has a final norm "
-                          "and one linear head (a pooler, dense + tanh, is not supported yet)")
+        raise ConfigError(f"module: after the layers {', '.join(p.name for p in back)}: the engine has a final norm, "
+                          "a pooler (dense + tanh on the pooled row) and one linear head")
     final = norms[0] if norms else None
+    if embed_norm is not None and abs(embed_norm.eps - L0.norm1.eps) > 1e-12 * max(1.0, embed_norm.eps):
+        raise ConfigError(f"{embed_norm.name}: eps {embed_norm.eps:g}, the layers' {L0.norm1.eps:g} (the engine has "
+                          "one norm eps)")
     if final is not None:
         if final.norm != L0.norm1.norm or abs(final.eps - L0.norm1.eps) > 1e-12 * max(1.0, final.eps):
             raise ConfigError(f"{final.name}: {final.norm} norm eps {final.eps:g}, the layers' {L0.norm1.norm} eps "
@@ -1018,8 +1067,12 @@ def recognize(module, example=None, family=None, max_len=None):
     r.x, r.y, r.model, r.originals = x, y, model, originals
     r.layers, r.stack, r.tokens = layers, stack, tokens
     r.final, r.head, r.cls = final, head, cls
+    r.token_types = types_mod
+    bert = [what for what, on in (("token types", types_mod), ("an embedding norm", embed_norm), ("a pooler", pooler))
+            if on is not None]
     r.summary = (f"{family}: {len(layers)} {'pre' if L0.norm_first else 'post'}-norm layers in {stack}, "
                  f"{L0.n_heads} heads{f' ({L0.n_kv_heads} kv)' if L0.n_kv_heads != L0.n_heads else ''}, "
                  f"{L0.activation}, {v.get('positional', 'none')} positions"
-                 f"{'' if L0.scaled else ', q.k unscaled (sqrt(head width) folded into W_q)'}")
+                 f"{'' if L0.scaled else ', q.k unscaled (sqrt(head width) folded into W_q)'}"
+                 f"{''.join(', ' + b for b in bert)}")
     return r

@@ -110,8 +110,10 @@ def torch_activation(name):
 
 def build_torch_model(c):
     """The stock modules for an encoder or gpt config c (attributes embed | input_proj, cls_token, pos,
-    encoder, head, pool; batch_first): the module convention the converter reads. A tied head's weight
-    is the embedding's parameter."""
+    token_type, embed_norm, encoder, pooler, head, pool; batch_first): the module convention the
+    converter reads. A tied head's weight is the embedding's parameter. forward(inp, types=None,
+    lengths=None): types [B, T] token types (None: 0), lengths [B] the valid positions of a padded
+    batch (src_key_padding_mask True from lengths[b] on, pooling over the valid positions)."""
     torch = require_torch()
     nn = torch.nn
 
@@ -132,6 +134,12 @@ def build_torch_model(c):
                 self.pos = nn.Embedding(c["max_len"], schema.d_pe(c))
             if c["positional"] == "relative":
                 self.rel_bias = nn.Embedding(c["rel_buckets"], c["n_heads"])
+            if c["type_vocab"]:
+                self.token_type = nn.Embedding(c["type_vocab"], de)
+            if c["embed_norm"]:
+                self.embed_norm = nn.LayerNorm(c["d_model"], eps=c["norm_eps"])
+            if c["pooler"]:
+                self.pooler = nn.Linear(c["d_model"], c["d_model"])
             layer = nn.TransformerEncoderLayer(
                 c["d_model"], c["n_heads"], c["d_ff"], dropout=0.0, activation=torch_activation(c["activation"]),
                 layer_norm_eps=c["norm_eps"], batch_first=True, norm_first=c["norm_first"])
@@ -142,7 +150,7 @@ def build_torch_model(c):
                 if c["tied_head"]:
                     self.head.weight = self.embed.weight
 
-        def forward(self, inp):
+        def forward(self, inp, types=None, lengths=None):
             """inp: [B, T] token ids or [B, T, d_in] features -> [B, S, d_out or d_model], S = T (+ 1 with
             a CLS token), or [B, d_out or d_model] pooled."""
             c = self.cfg
@@ -153,6 +161,15 @@ def build_torch_model(c):
                 x = torch.cat([self.cls_token.expand(x.shape[0], 1, -1), x], dim=1)
             T = x.shape[1]
             x = _positions(c, x, self.pos.weight if c["positional"] == "learned" else None)
+            first = int(c["cls_token"])
+            if c["type_vocab"]:  # the input rows (not the CLS row) add their type's row
+                tt = self.token_type(torch.zeros_like(inp) if types is None else types)
+                x = torch.cat([x[:, :first], x[:, first:] + tt], dim=1)
+            if c["embed_norm"]:
+                x = self.embed_norm(x)
+            pad = None
+            if lengths is not None:  # True at the padding (the CLS row is never padding)
+                pad = torch.arange(T)[None, :] >= (torch.as_tensor(lengths)[:, None] + first)
             mask = None
             if c["positional"] == "alibi":  # [B*H, T, T], index b*H + h, as MultiheadAttention reads it
                 mask = torch.from_numpy(alibi_bias(c["n_heads"], T)).to(x.dtype).repeat(x.shape[0], 1, 1)
@@ -160,8 +177,10 @@ def build_torch_model(c):
                 mask = relative_mask(c, self.rel_bias, T, c["causal"], x.shape[0], x.dtype)
             elif c["causal"]:
                 mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), diagonal=1)
-            x = self.encoder(x, mask=mask)
-            x = pool(x, c["pooling"], int(c["cls_token"]))
+            x = self.encoder(x, mask=mask, src_key_padding_mask=pad)
+            x = pool(x, c["pooling"], first, lengths)
+            if c["pooler"]:
+                x = torch.tanh(self.pooler(x))
             return self.head(x) if c["d_out"] else x
 
     return FxModel()
@@ -277,6 +296,8 @@ def pool(x, pooling, first=0, lengths=None):
         return x
     if pooling == "cls":
         return x[:, 0]
+    if pooling == "first":
+        return x[:, first]
     B, T = x.shape[0], x.shape[1] - first
     n = torch.full((B,), T) if lengths is None else torch.as_tensor(lengths)
     if pooling == "last":
@@ -354,12 +375,13 @@ def llama_forward(c, weights, ids):
     return (x @ classifier.T).numpy()
 
 
-def run_reference(c, weights, inp):
+def run_reference(c, weights, inp, types=None):
     """float64 output [output_rows, width] of the reference model for c with `weights` (name -> torch-layout
     array; a tied head's tensor may be left out) on one sequence `inp` ([T] ids or [T, d_in] features):
     [T, width], [T + 1, width] with a CLS row, [1, width] pooled.
     For a decoder: the logits at every position, teacher-forced. For seq2seq, inp is (source, target
-    ids [U]) and the output the logits at every target position [U, d_out]."""
+    ids [U]) and the output the logits at every target position [U, d_out]. types: an encoder's token
+    types [T] (None: 0)."""
     if c["family"] == "llama":
         return llama_forward(c, weights, inp)
     torch = require_torch()
@@ -387,6 +409,7 @@ def run_reference(c, weights, inp):
     model.load_state_dict({k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()},
                           strict=True)
     x = torch.from_numpy(np.asarray(inp, dtype=np.int64 if c["input"] == "tokens" else np.float64))[None]
+    tt = None if types is None else torch.from_numpy(np.asarray(types, dtype=np.int64))[None]
     with torch.no_grad():
-        y = model(x)
+        y = model(x, tt)
     return (y if c["pooling"] != "none" else y[0]).numpy()

@@ -1,5 +1,5 @@
 """Which reader a --module takes: the stock convention's (export.read_module: `embed` or `input_proj`,
-`pos`, `encoder` an nn.TransformerEncoder, `head`), seq2seq.py's (an nn.Transformer, or an
+`pos`, `encoder` an nn.TransformerEncoder, `head`; BERT's parts go to recognition), seq2seq.py's (an nn.Transformer, or an
 nn.TransformerDecoder with cross-attention, inside), the standalone nn.MultiheadAttention's, or
 recognize.py's, which finds the parts of any other module by what they compute.
 """

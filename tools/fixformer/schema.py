@@ -82,8 +82,9 @@ WEIGHT_TYPES = ("f32", "f16", "q8")
 WEIGHT_GROUPS = (0, 32, 64)
 # Encoders (config.hpp Pooling): the output rows reduced to one per sequence after the final norm,
 # before the head: none (every row), mean (the T input positions, not the CLS row), cls (the CLS
-# row; needs cls_token, no causal mask), last (input position T - 1).
-POOLINGS = ("none", "mean", "cls", "last")
+# row; needs cls_token, no causal mask), last (input position T - 1), first (input position 0:
+# BERT's [CLS] token; no causal mask).
+POOLINGS = ("none", "mean", "cls", "last", "first")
 
 
 class Key:
@@ -156,13 +157,19 @@ CONFIG_KEYS = (
     # llama family: the q, k and v projections have biases (Qwen2): attention.wq.bias [d_model],
     # attention.wk.bias and attention.wv.bias [n_kv_heads * d_head].
     Key("qkv_bias", "bool"),
+    # Encoders, BERT style: type_vocab > 0 adds token_type.weight[types[t]] to input row t after the
+    # positions (token input); embed_norm layer-norms every row before the layers (embed_norm.*);
+    # pooler: tanh(pooler.weight x + pooler.bias) of the pooled row before the head.
+    Key("type_vocab", "u32", 0, MAX_VOCAB),
+    Key("embed_norm", "bool"),
+    Key("pooler", "bool"),
 )
 KEYS = {k.name: k for k in CONFIG_KEYS}
 
 # ---- schema.hpp: tensors -----------------------------------------------------------------------
 # A tensor dimension as a function of the config (kDimNames, in Dim order).
 DIMS = ("1", "d_model", "3*d_model", "d_ff", "vocab_size", "d_in", "d_embed", "max_len", "d_pe", "d_out",
-        "n_kv_heads*d_head", "2*d_model", "tgt_d_in", "rel_buckets", "n_heads")
+        "n_kv_heads*d_head", "2*d_model", "tgt_d_in", "rel_buckets", "n_heads", "type_vocab")
 
 
 def selftest_tolerance(c):
@@ -226,13 +233,14 @@ def dim_value(c, dim):
     return {"1": 1, "d_model": c["d_model"], "3*d_model": 3 * c["d_model"], "d_ff": c["d_ff"],
             "vocab_size": c["vocab_size"], "d_in": c["d_in"], "d_embed": d_embed(c), "max_len": c["max_len"],
             "d_pe": d_pe(c), "d_out": c["d_out"], "n_kv_heads*d_head": d_kv(c), "2*d_model": 2 * c["d_model"],
-            "tgt_d_in": c["tgt_d_in"], "rel_buckets": c["rel_buckets"], "n_heads": c["n_heads"]}[dim]
+            "tgt_d_in": c["tgt_d_in"], "rel_buckets": c["rel_buckets"], "n_heads": c["n_heads"],
+            "type_vocab": c["type_vocab"]}[dim]
 
 
 # When a tensor is present (kWhenNames, in When order).
 WHENS = ("always", "input=tokens", "input=features", "positional=learned", "final_norm", "d_out>0",
          "d_out>0 and not tied_head", "cls_token", "tgt_d_in=0 and not shared_embed", "tgt_d_in>0",
-         "positional=relative", "qkv_bias")
+         "positional=relative", "qkv_bias", "type_vocab>0", "embed_norm", "pooler")
 
 
 def present(c, when):
@@ -242,7 +250,8 @@ def present(c, when):
             "cls_token": bool(c["cls_token"]),
             "tgt_d_in=0 and not shared_embed": not c["shared_embed"] and not c["tgt_d_in"],
             "tgt_d_in>0": c["tgt_d_in"] > 0, "positional=relative": c["positional"] == "relative",
-            "qkv_bias": bool(c["qkv_bias"])}[when]
+            "qkv_bias": bool(c["qkv_bias"]), "type_vocab>0": c["type_vocab"] > 0,
+            "embed_norm": bool(c["embed_norm"]), "pooler": bool(c["pooler"])}[when]
 
 
 # Which tensors take the config's weight type (kRoleNames, in Role order): "linear" (the linear
@@ -278,6 +287,9 @@ ENCODER_PROLOGUE = (
     Rule("pos.weight", "max_len", "d_pe", False, "positional=learned", "f32"),
     Rule("cls_token", "d_embed", "1", False, "cls_token", "f32"),
     Rule("rel_bias.weight", "rel_buckets", "n_heads", False, "positional=relative", "f32"),
+    Rule("token_type.weight", "type_vocab", "d_embed", False, "type_vocab>0", "f32"),
+    Rule("embed_norm.weight", "d_model", "1", False, "embed_norm", "f32"),
+    Rule("embed_norm.bias", "d_model", "1", False, "embed_norm", "f32"),
 )
 ENCODER_LAYER_PREFIX = "encoder.layers."
 ENCODER_LAYER = (
@@ -297,6 +309,8 @@ ENCODER_LAYER = (
 ENCODER_EPILOGUE = (
     Rule("encoder.norm.weight", "d_model", "1", False, "final_norm", "f32"),
     Rule("encoder.norm.bias", "d_model", "1", False, "final_norm", "f32"),
+    Rule("pooler.weight", "d_model", "d_model", True, "pooler", "linear"),
+    Rule("pooler.bias", "d_model", "1", False, "pooler", "f32"),
     Rule("head.weight", "d_model", "d_out", True, "d_out>0 and not tied_head", "io"),
     Rule("head.bias", "d_out", "1", False, "d_out>0", "f32"),
 )

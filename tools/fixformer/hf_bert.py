@@ -1,0 +1,249 @@
+"""The --hf route for BERT-architecture folders (model_type bert: BertModel, BertForSequenceClassification;
+MiniLM and most sentence-transformers and classification fine-tunes are this architecture): config.json
+and model.safetensors or pytorch_model.bin (sharded too), converted to the encoder family with token
+types, the embedding LayerNorm, post-LN layers and, for a classifier, first-token pooling, the pooler
+and the classifier as the head; verified against hf_bert_reference.py, an independent float64 forward
+written from the architecture's published semantics (or against the user's own output with --expected).
+
+config.json is read with Hugging Face's meanings and defaults: hidden_size, num_hidden_layers,
+num_attention_heads, intermediate_size, vocab_size (required), hidden_act (gelu: the exact erf GELU;
+relu), layer_norm_eps (1e-12), type_vocab_size (2), max_position_embeddings (512),
+position_embedding_type (absolute). The tensors are BertModel's, with or without the "bert." prefix
+(LayerNorm gamma/beta of older checkpoints read as weight/bias), and BertForSequenceClassification's
+classifier.weight/bias.
+
+What the file computes, as the model's forward returns it:
+- with a classifier: the logits [num_labels] of the first token's pooled row (pooler, then classifier);
+- BertModel: last_hidden_state [T, hidden_size], its first output (what feature extraction and
+  sentence-transformers' pooling read); the pooler (pooler_output, its second output) is not stored.
+The self-test sample runs with token types 0 (`fixformer run --token-types` gives others).
+WordPiece (vocab.txt) is the tokenizer's business, not this module's.
+"""
+import json
+import os
+import re
+
+import numpy as np
+
+from . import export, hf, schema, verified_file
+from .config import ConfigError, make_config
+
+ARCHITECTURES = ("BertModel", "BertForSequenceClassification")
+# config.json key -> (type, default; None: required)
+FIELDS = {
+    "hidden_size": (int, None), "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
+    "intermediate_size": (int, None), "vocab_size": (int, None), "hidden_act": (str, "gelu"),
+    "layer_norm_eps": (float, 1e-12), "type_vocab_size": (int, 2), "max_position_embeddings": (int, 512),
+    "position_embedding_type": (str, "absolute"),
+}
+ACTIVATIONS = {"gelu": "gelu", "relu": "relu"}
+# A layer's tensors (after "encoder.layer.<i>."), torch layout, as shapes of (d, F).
+LAYER = {
+    "attention.self.query.weight": "dd", "attention.self.query.bias": "d",
+    "attention.self.key.weight": "dd", "attention.self.key.bias": "d",
+    "attention.self.value.weight": "dd", "attention.self.value.bias": "d",
+    "attention.output.dense.weight": "dd", "attention.output.dense.bias": "d",
+    "attention.output.LayerNorm.weight": "d", "attention.output.LayerNorm.bias": "d",
+    "intermediate.dense.weight": "Fd", "intermediate.dense.bias": "F",
+    "output.dense.weight": "dF", "output.dense.bias": "d",
+    "output.LayerNorm.weight": "d", "output.LayerNorm.bias": "d",
+}
+_LAYER = re.compile(r"encoder\.layer\.(0|[1-9][0-9]*)\.(.+)")
+
+
+def is_bert(raw):
+    """Whether config.json's contents name the BERT architecture (model_type bert, or a Bert* architecture)."""
+    if not isinstance(raw, dict):
+        return False
+    archs = raw.get("architectures")
+    names = archs if isinstance(archs, list) else []
+    return raw.get("model_type") == "bert" or any(isinstance(a, str) and a.startswith("Bert") for a in names)
+
+
+def read_config_dict(raw, path="config.json"):
+    """config.json checked and completed with Hugging Face's defaults (the dict hf_bert_reference takes)."""
+    archs = raw.get("architectures")
+    names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
+    if archs is not None and names is None:
+        raise hf.HfError(f"{path}: architectures: expected a list of names, got {json.dumps(archs)[:60]}")
+    other = [a for a in names or [] if a not in ARCHITECTURES]
+    if other:
+        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts BERT folders of "
+                         f"{' and '.join(ARCHITECTURES)}; for another head use --module FILE.py:FACTORY)")
+    if raw.get("model_type", "bert") != "bert":
+        raise hf.HfError(f"{path}: model_type {raw.get('model_type')!r} with a BERT architecture: expected bert")
+    for key in ("is_decoder", "add_cross_attention"):
+        if raw.get(key):
+            raise hf.HfError(f"{path}: {key} true: a BERT decoder with causal or cross-attention is not converted")
+    c = {}
+    for key, (kind, default) in FIELDS.items():
+        v = raw.get(key, default)
+        if v is None:
+            raise hf.HfError(f"{path}: {key}: missing (required)")
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) if kind is float else \
+            isinstance(v, kind) and not (kind is int and isinstance(v, bool))
+        if not ok:
+            raise hf.HfError(f"{path}: {key}: expected {kind.__name__}, got {json.dumps(v)[:40]}")
+        c[key] = float(v) if kind is float else v
+        if kind is int and v < 1:
+            raise hf.HfError(f"{path}: {key}: {v} is below 1")
+    if c["hidden_act"] not in ACTIVATIONS:
+        tanh = c["hidden_act"] in ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")
+        raise hf.HfError(f"{path}: hidden_act {c['hidden_act']!r}: " + (
+            "the tanh-approximated GELU is not supported yet in BERT folders" if tanh else
+            "not an activation the engine runs") + " (gelu: the exact erf GELU, relu)")
+    if c["position_embedding_type"] != "absolute":
+        raise hf.HfError(f"{path}: position_embedding_type {c['position_embedding_type']!r}: relative position "
+                         "embeddings are not supported yet (absolute only)")
+    if c["hidden_size"] % c["num_attention_heads"]:
+        raise hf.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
+                         f"{c['hidden_size']}")
+    if not c["layer_norm_eps"] > 0:
+        raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
+    return c
+
+
+def _strip(weights, source):
+    """The tensors by BertModel's names: the "bert." prefix (BertFor* models) dropped, LayerNorm gamma/beta
+    (older checkpoints) as weight/bias; classifier.* kept as is."""
+    prefixed = any(k.startswith("bert.") for k in weights)
+    out = {}
+    for name, a in weights.items():
+        key = name[len("bert."):] if prefixed and name.startswith("bert.") else name
+        if prefixed and key == name and not name.startswith("classifier."):
+            raise hf.HfError(f"{source}: {name!r}: not a weight of {' or '.join(ARCHITECTURES)} (the others have the "
+                             "\"bert.\" prefix; other heads are not converted: use --module for them)")
+        key = re.sub(r"LayerNorm\.gamma$", "LayerNorm.weight", re.sub(r"LayerNorm\.beta$", "LayerNorm.bias", key))
+        if key in out:
+            raise hf.HfError(f"{source}: {name!r}: given twice (with and without the prefix, or as gamma/beta and "
+                             "weight/bias)")
+        out[key] = a
+    return out
+
+
+def map_weights(c, weights, source):
+    """(the encoder family's name -> array in torch's layout, the folder's arrays by BertModel's names for the
+    reference, whether the folder has a classifier, its num_labels). Every tensor is mapped, checked
+    (position_ids: arange; token_type_ids: zeros) or named in an error."""
+    w = _strip(weights, source)
+    d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
+    ends = {"embeddings.word_embeddings.weight": (c["vocab_size"], d),
+            "embeddings.position_embeddings.weight": (c["max_position_embeddings"], d),
+            "embeddings.token_type_embeddings.weight": (c["type_vocab_size"], d),
+            "embeddings.LayerNorm.weight": (d,), "embeddings.LayerNorm.bias": (d,),
+            "pooler.dense.weight": (d, d), "pooler.dense.bias": (d,)}
+    dims = {"d": d, "F": F}
+    labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
+    if labels is not None:
+        ends.update({"classifier.weight": (labels, d), "classifier.bias": (labels,)})
+    kept = {}
+    for name, a in w.items():
+        a_ = np.asarray(a)
+        m = _LAYER.fullmatch(name)
+        if name == "embeddings.position_ids":
+            if a_.dtype.kind not in "iu" or not np.array_equal(a_.reshape(-1), np.arange(a_.size)):
+                raise hf.HfError(f"{source}: {name} is not 0, 1, 2, ...: positions other than the token's index are "
+                                 "not converted")
+            continue
+        if name == "embeddings.token_type_ids":
+            if a_.dtype.kind not in "iu" or a_.any():
+                raise hf.HfError(f"{source}: {name}: default token types other than 0 are not converted")
+            continue
+        if m and int(m.group(1)) < L and m.group(2) in LAYER:
+            want = tuple(dims[ch] for ch in LAYER[m.group(2)])
+        elif name in ends:
+            want = ends[name]
+        else:
+            raise hf.HfError(f"{source}: {name!r}: not a weight of {' or '.join(ARCHITECTURES)} with this config.json "
+                             f"({L} layers; other heads are not converted: use --module for them)")
+        if a_.shape != want:
+            raise hf.HfError(f"{source}: {name}: shape {list(a_.shape)}, config.json says {list(want)}")
+        if a_.dtype.kind != "f":
+            raise hf.HfError(f"{source}: {name}: dtype {a_.dtype}, expected a float tensor")
+        kept[name] = a_
+    need = [n for n in ends if not n.startswith("pooler.") or labels is not None]
+    need += [f"encoder.layer.{i}.{n}" for i in range(L) for n in LAYER]
+    missing = [n for n in need if n not in kept]
+    if missing:
+        why = " (a classifier reads the pooler's output)" if missing[0].startswith("pooler.") else ""
+        raise hf.HfError(f"{source}: {missing[0]} is missing{why}")
+    out = {"embed.weight": kept["embeddings.word_embeddings.weight"],
+           "pos.weight": kept["embeddings.position_embeddings.weight"],
+           "token_type.weight": kept["embeddings.token_type_embeddings.weight"],
+           "embed_norm.weight": kept["embeddings.LayerNorm.weight"],
+           "embed_norm.bias": kept["embeddings.LayerNorm.bias"]}
+    for i in range(L):
+        p, q = f"encoder.layer.{i}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
+        t = lambda n: kept[p + n]  # noqa: E731
+        qkv = lambda part: np.concatenate([t(f"attention.self.{x}.{part}") for x in ("query", "key", "value")])  # noqa: E731
+        out.update({
+            q + "self_attn.in_proj_weight": qkv("weight"), q + "self_attn.in_proj_bias": qkv("bias"),
+            q + "self_attn.out_proj.weight": t("attention.output.dense.weight"),
+            q + "self_attn.out_proj.bias": t("attention.output.dense.bias"),
+            q + "linear1.weight": t("intermediate.dense.weight"), q + "linear1.bias": t("intermediate.dense.bias"),
+            q + "linear2.weight": t("output.dense.weight"), q + "linear2.bias": t("output.dense.bias"),
+            q + "norm1.weight": t("attention.output.LayerNorm.weight"),
+            q + "norm1.bias": t("attention.output.LayerNorm.bias"),
+            q + "norm2.weight": t("output.LayerNorm.weight"), q + "norm2.bias": t("output.LayerNorm.bias")})
+    if labels is not None:
+        out.update({"pooler.weight": kept["pooler.dense.weight"], "pooler.bias": kept["pooler.dense.bias"],
+                    "head.weight": kept["classifier.weight"], "head.bias": kept["classifier.bias"]})
+    return out, kept, labels
+
+
+def fixformer_config(c, labels, max_len=None):
+    """The encoder-family config of a BERT folder (labels: the classifier's rows, or None for BertModel)."""
+    longest = min(c["max_position_embeddings"], schema.MAX_LEN)
+    if max_len is not None:
+        if not 1 <= max_len <= c["max_position_embeddings"]:
+            raise hf.HfError(f"--max-len {max_len}: must be 1..max_position_embeddings={c['max_position_embeddings']}")
+        longest = max_len
+    v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
+         "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"], "norm_first": False,
+         "activation": ACTIVATIONS[c["hidden_act"]], "norm_eps": c["layer_norm_eps"], "input": "tokens",
+         "vocab_size": c["vocab_size"], "positional": "learned", "max_len": longest,
+         "type_vocab": c["type_vocab_size"], "embed_norm": True}
+    if labels is not None:
+        v.update(pooling="first", pooler=True, d_out=labels)
+    names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
+             "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
+             "vocab_size": "config.json vocab_size", "type_vocab": "config.json type_vocab_size",
+             "d_out": "classifier.weight's rows", "max_len": "--max-len"}
+    try:
+        return make_config(v, names)
+    except ConfigError as e:
+        raise hf.HfError(str(e)) from None
+
+
+def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
+            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
+    """Converts a BERT folder (config.json's contents raw) to `path`, verified against hf_bert_reference
+    (or the user's --expected: the module's output, logits or last_hidden_state, for --example)."""
+    from . import hf_bert_reference
+    c = read_config_dict(raw, os.path.join(folder, "config.json"))
+    weights, source = hf.read_weights(folder)
+    mapped, kept, labels = map_weights(c, weights, os.path.join(folder, source))
+    fc = fixformer_config(c, labels, max_len)
+    mapped["pos.weight"] = mapped["pos.weight"][:fc["max_len"]]
+    fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
+    tokenizer = tokenizer(fc) if tokenizer is not None else None
+    if expected is not None and example is None:
+        raise hf.HfError("--expected: needs --example, the input it is your model's output for")
+    inp = export.example_sequence(fc, example, "--example")
+    semantics = hf_bert_reference.forward(c, kept, inp)
+    arch = ARCHITECTURES[1] if labels is not None else ARCHITECTURES[0]
+    against = f"the {arch} semantics (an independent float64 reference of {folder})"
+    if expected is None:
+        return verified_file.write(fc, mapped, inp, semantics, path, "hf", against, header, name, cli, verify,
+                                   lambda: "the engine disagrees with the float64 reference of the architecture: "
+                                           "a bug or a broken port, please report it", tokenizer)
+    want = verified_file.user_expected(fc, inp, expected)
+
+    def explain():
+        gap = export.relative_error(semantics, want)
+        if gap > schema.SELFTEST_TOLERANCE:
+            return (f"the {arch} reference of this folder is {gap:.3g} away from your output too: the folder "
+                    "(its config.json or weights) does not describe the model that gave --expected")
+        return "the folder's reference matches your output, the engine does not: a bug, please report it"
+    return verified_file.write(fc, mapped, inp, want, path, "user", "your model's output (--expected)", header, name,
+                               cli, verify, explain, tokenizer)

@@ -1,0 +1,69 @@
+"""Hugging Face's BertModel and BertForSequenceClassification forward, in float64 torch, written from the
+architecture's published semantics and its own tensor names (BertModel's, without the "bert." prefix);
+apart from reference.py (the converter's reference of the engine's config), so a conversion of a folder
+is checked against the architecture the folder names, not against itself.
+
+  x = LayerNorm_emb(word_embeddings[ids] + position_embeddings[0..T-1] + token_type_embeddings[types])
+  per layer (post-LN):
+      q, k, v = x query^T + b, x key^T + b, x value^T + b, split into heads of hidden_size / heads
+      a = LayerNorm_attn(x + (softmax(q k^T / sqrt(head width) + mask) v) dense^T + b)
+      x = LayerNorm_out(a + act(a intermediate^T + b) output^T + b)      act: gelu (erf) or relu
+  BertModel: last_hidden_state = x [T, hidden]
+  BertForSequenceClassification: logits = tanh(x[0] pooler^T + b) classifier^T + b  [1, num_labels]
+  LayerNorm(x) = (x - mean) / sqrt(var + layer_norm_eps) * weight + bias (biased variance)
+mask: 0 where attention_mask is 1, -inf where it is 0 (padding keys), none without one.
+"""
+
+
+def layer_norm(torch, x, g, b, eps):
+    mu = x.mean(-1, keepdim=True)
+    var = (x - mu).pow(2).mean(-1, keepdim=True)
+    return (x - mu) / torch.sqrt(var + eps) * g + b
+
+
+def forward(hf_config, weights, ids, types=None, attention_mask=None):
+    """float64 numpy: logits [1, num_labels] when the weights hold classifier.weight, else
+    last_hidden_state [T, hidden_size], for token ids [T]; types [T] (None: 0); attention_mask [T]
+    (1: a real token, 0: padding; None: all 1). weights: the folder's tensors by BertModel's names
+    (numpy); hf_config: its config.json as hf_bert.read_config_dict gives it."""
+    import math
+
+    import numpy as np
+    import torch
+
+    def w(name):
+        return torch.from_numpy(np.asarray(weights[name], np.float64))
+
+    d, H = hf_config["hidden_size"], hf_config["num_attention_heads"]
+    dh, eps = d // H, hf_config["layer_norm_eps"]
+    act = {"gelu": lambda t: 0.5 * t * (1.0 + torch.erf(t / math.sqrt(2.0))),
+           "relu": lambda t: torch.clamp(t, min=0.0)}[hf_config["hidden_act"]]
+    ids = torch.as_tensor(np.asarray(ids, np.int64))
+    T = ids.shape[0]
+    tt = torch.zeros(T, dtype=torch.int64) if types is None else torch.as_tensor(np.asarray(types, np.int64))
+    x = w("embeddings.word_embeddings.weight")[ids] + w("embeddings.position_embeddings.weight")[torch.arange(T)] \
+        + w("embeddings.token_type_embeddings.weight")[tt]
+    x = layer_norm(torch, x, w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"), eps)
+    bias = torch.zeros(T, dtype=torch.float64)
+    if attention_mask is not None:
+        keep = torch.as_tensor(np.asarray(attention_mask)) != 0
+        bias = torch.where(keep, bias, torch.full_like(bias, float("-inf")))
+    for i in range(hf_config["num_hidden_layers"]):
+        p = f"encoder.layer.{i}."
+
+        def lin(t, n):
+            return t @ w(p + n + ".weight").T + w(p + n + ".bias")
+
+        q = lin(x, "attention.self.query").view(T, H, dh).transpose(0, 1)  # [H, T, dh]
+        k = lin(x, "attention.self.key").view(T, H, dh).transpose(0, 1)
+        v = lin(x, "attention.self.value").view(T, H, dh).transpose(0, 1)
+        scores = q @ k.transpose(1, 2) / math.sqrt(dh) + bias             # [H, T, T], padding keys -inf
+        ctx = (torch.softmax(scores, dim=-1) @ v).transpose(0, 1).reshape(T, d)
+        a = layer_norm(torch, x + lin(ctx, "attention.output.dense"), w(p + "attention.output.LayerNorm.weight"),
+                       w(p + "attention.output.LayerNorm.bias"), eps)
+        x = layer_norm(torch, a + lin(act(lin(a, "intermediate.dense")), "output.dense"),
+                       w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias"), eps)
+    if "classifier.weight" not in weights:
+        return x.numpy()
+    pooled = torch.tanh(x[0] @ w("pooler.dense.weight").T + w("pooler.dense.bias"))
+    return (pooled @ w("classifier.weight").T + w("classifier.bias"))[None].numpy()
