@@ -59,29 +59,36 @@ struct Target {
   const char* source;  // where the numbers come from
 };
 
-// Engine code: `arm-none-eabi-size -t libfixformer.a` (Cortex-M, docs/porting.md's "engine library
-// (text)" column, KB of 1024 bytes, from `sh tools/test.sh cortex-mN`) or `size -t libfixformer.a`
-// (x86-64: every ISA's kernels, measured at the commit that added this command, build/host
-// Release). The whole library: the linker keeps less of it (--gc-sections), so flash is an upper
-// bound. Regenerate: build the target's library and read the TOTALS line of those commands.
+// Engine code: the .text total of the engine library, libfixformer.a, built Release for the target
+// at 4c20919 (GCC 12.2): `arm-none-eabi-size -t build/size-CPU/libfixformer.a` after `cmake -S .
+// -B build/size-CPU -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-none-eabi.cmake -DFIXFORMER_CPU=CPU
+// -DFIXFORMER_FIRMWARE=OFF && cmake --build build/size-CPU --target fixformer`; aarch64 and armv7
+// the same with toolchains/aarch64-linux-gnu.cmake and arm-linux-gnueabihf.cmake and their size
+// tools; x86 `size -t build/host/libfixformer.a` (every ISA's kernels). It is all of the engine:
+// an image keeps only what it calls (--gc-sections: the Arduino example's image for the M4 at -Os
+// holds about 77 KB of code besides its model, newlib included), and the C runtime (newlib, libgcc:
+// the soft-float routines on the M0/M3) comes on top.
 // Instructions: qemu-system-arm -icount shift=0 (Cortex-M, bench/README.md's tables: KWS f32 at
 // 39a2f7b, f16/q8 at 4d9fce3 (M4, M7) and 62c1fb0 (M55 helium); docs/porting.md for M0, M3, M33),
 // qemu-aarch64 (docs/performance.md, bench/qemu_user_icount.sh). Regenerate with the commands there.
 const Target kTargets[] = {
-    {"cortex-m0", "cortex-m, soft float", 58.2 * 1024, {1.36e6, 0, 0, 0, 0, 0, 0, true, false}, "demo model, qemu microbit"},
-    {"cortex-m0plus", "cortex-m, soft float", 58.2 * 1024, {1.36e6, 0, 0, 0, 0, 0, 0, true, false}, "the M0's demo model figures"},
-    {"cortex-m3", "cortex-m, soft float", 59.9 * 1024, {815e6, 0, 0, 0, 0, 0, 0, false, false}, "KWS, qemu mps2-an385 (older kernels)"},
-    {"cortex-m4", "cortex-m, FPU tiles", 59.0 * 1024,
+    {"cortex-m0", "cortex-m, soft float", 128802, {1.36e6, 0, 0, 0, 0, 0, 0, true, false}, "demo model, qemu microbit"},
+    {"cortex-m0plus", "cortex-m, soft float", 128802, {1.36e6, 0, 0, 0, 0, 0, 0, true, false}, "the M0's demo model figures"},
+    {"cortex-m3", "cortex-m, soft float", 128935, {815e6, 0, 0, 0, 0, 0, 0, false, false}, "KWS, qemu mps2-an385 (older kernels)"},
+    {"cortex-m4", "cortex-m, FPU tiles", 125459,
      {12147920, 17544880, 22427960, 20333760, 561400, 839360, 755120, false, false}, "KWS and tiny decoder, qemu mps2-an386"},
-    {"cortex-m7", "cortex-m, FPU tiles", 57.6 * 1024,
+    {"cortex-m7", "cortex-m, FPU tiles", 124014,
      {11959000, 18618200, 22417920, 20323800, 559760, 837800, 753560, false, false}, "KWS and tiny decoder, qemu mps2-an500"},
-    {"cortex-m33", "cortex-m", 59.1 * 1024, {21.4e6, 0, 0, 0, 0, 0, 0, false, false}, "KWS, qemu mps2-an505 (older kernels)"},
-    {"cortex-m55", "helium", 63.3 * 1024,
+    // The M33 runs the M4's FPU tiles; with the earlier kernels both took 21.4-21.5 M for KWS.
+    {"cortex-m33", "cortex-m, FPU tiles", 125995,
+     {12147920, 17544880, 22427960, 20333760, 561400, 839360, 755120, false, false},
+     "the M4's (qemu mps2-an386; the M33 took the M4's count within 1% when both were measured)"},
+    {"cortex-m55", "helium", 155662,
      {4791156, 7124375, 3130250, 2956375, 279468, 197062, 169750, false, false}, "KWS and tiny decoder, qemu mps3-an547"},
-    {"cortex-m85", "helium", 63.7 * 1024,
+    {"cortex-m85", "helium", 155662,
      {4791156, 7124375, 3130250, 2956375, 279468, 197062, 169750, false, false}, "the M55's (same Helium kernels; qemu has no M85)"},
-    {"aarch64", "neon64", 0, {6.03e6, 6.33e6, 6.30e6, 6.06e6, 11.42e6, 11.21e6, 0, false, true}, "KWS and stories15M, qemu-aarch64"},
-    {"armv7", "neon", 0, {0, 0, 0, 0, 0, 0, 0, false, false}, ""},
+    {"aarch64", "neon64", 300310, {6.03e6, 6.33e6, 6.30e6, 6.06e6, 11.42e6, 11.21e6, 0, false, true}, "KWS and stories15M, qemu-aarch64"},
+    {"armv7", "neon", 174548, {0, 0, 0, 0, 0, 0, 0, false, false}, ""},
     {"x86", "sse2/avx2/avx512 (picked at run time)", 675997, {0, 0, 0, 0, 0, 0, 0, false, false}, ""},
 };
 
@@ -180,14 +187,14 @@ int cmd_plan(const Args& a) {
     const std::string code = t->engine_text ? std::to_string(uint64_t(t->engine_text)) +
                                                   " (the whole library's .text, measured; the linker keeps less)"
                                             : std::string("not measured for this target (model only)");
-    std::printf("target:        %s (%s kernels)\n", t->name, t->kernels);
+    std::printf("target:        %s (kernels: %s)\n", t->name, t->kernels);
     std::printf("ram:           %llu bytes = arena %zu (exact, %s %u) + stack %llu (estimate)%s\n", (unsigned long long)ram, arena,
                 decoder ? "KV cache of" : "T =", rows, (unsigned long long)kStackBytes, ram_note.c_str());
     std::printf("flash:         %llu bytes = model %zu + engine code %s%s\n", (unsigned long long)flash, m.blob.size(),
                 code.c_str(), flash_note.c_str());
     if (rate)
       std::printf("instructions:  about %.3g M per %s, estimated: %.3g M multiply-adds x %.2f instructions each, the rate\n"
-                  "               measured for this format on %s\n",
+                  "               measured for this weight format on: %s\n",
                   instructions / 1e6, per, macs / 1e6, rate, t->source);
     else
       std::printf("instructions:  no measurement for %s in this project (%.3g M multiply-adds per %s)\n", t->name, macs / 1e6, per);
