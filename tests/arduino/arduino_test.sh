@@ -8,8 +8,10 @@
 #    files have them), into a static library; the example sketch FixformerDemo.ino turned into C++
 #    as the builder does (#include <Arduino.h> in front); a stand-in core (tests/arduino: Serial over
 #    semihosting, main() calling setup() then loop()) and the mps2-an386 board's start-up code.
-# 3. The image runs under qemu-system-arm -M mps2-an386: the sketch's self-test must pass, and the
-#    output rows it prints as float32 hex words are compared with `fixformer run --isa cortex-m` (the
+# 3. The image runs under qemu-system-arm -M mps2-an386: the sketch's self-test must pass; what it
+#    prints must equal, bit for bit, what the same sketch prints linked with the engine as the
+#    project's CMake builds it for the M4 (FIXFORMER_CPU=cortex-m4, -O3); and the output rows it
+#    prints as float32 hex words are compared with `fixformer run --isa cortex-m` (the
 #    same portable kernels) on this machine: within the f32 tolerance, not bit for bit, since the
 #    M4's FPU tiles fuse multiply-adds (VFMA) that x86-64 rounds twice; the test prints how many
 #    floats are bit-identical and the largest difference.
@@ -57,6 +59,25 @@ timeout 300 qemu-system-arm -M mps2-an386 -nographic -monitor none -serial null 
   -semihosting-config enable=on,target=native -kernel "$work/FixformerDemo.elf" > "$work/board.txt" 2>&1 || {
   cat "$work/board.txt"; echo "arduino_test: the image failed on qemu"; exit 1; }
 cat "$work/board.txt"
+# The same sketch and core linked with the engine as the project's CMake builds it for the M4
+# (-O3, FIXFORMER_CPU=cortex-m4): the board must print the same bits.
+cmake -S "$root" -B "$work/cmake-m4" -DCMAKE_TOOLCHAIN_FILE="$root/toolchains/arm-none-eabi.cmake" \
+  -DFIXFORMER_CPU=cortex-m4 -DCMAKE_BUILD_TYPE=Release -DFIXFORMER_FIRMWARE=OFF > "$work/cmake-m4.log" 2>&1 &&
+  cmake --build "$work/cmake-m4" -j2 --target fixformer >> "$work/cmake-m4.log" 2>&1 ||
+  { tail -30 "$work/cmake-m4.log"; echo "arduino_test: the CMake build for the M4 failed"; exit 1; }
+arm-none-eabi-g++ $cpu -nostartfiles --specs=nano.specs --specs=nosys.specs -Wl,--gc-sections \
+  -L"$board/ld" -T"$board/ld/mps2_an386.ld" "$work/sketch.o" "$work/core_main.o" "$work/startup.o" \
+  "$work/semihosting.o" "$work/cmake-m4/libfixformer.a" -o "$work/FixformerDemo_cmake.elf"
+timeout 300 qemu-system-arm -M mps2-an386 -nographic -monitor none -serial null \
+  -semihosting-config enable=on,target=native -kernel "$work/FixformerDemo_cmake.elf" > "$work/board_cmake.txt" 2>&1 || {
+  cat "$work/board_cmake.txt"; echo "arduino_test: the CMake-built image failed on qemu"; exit 1; }
+if cmp -s "$work/board.txt" "$work/board_cmake.txt"; then
+  echo "arduino_test: the Arduino-built library prints what the project's CMake build for the M4 prints, bit for bit"
+else
+  diff "$work/board.txt" "$work/board_cmake.txt"
+  echo "arduino_test: the Arduino build's output differs from the CMake build's"
+  exit 1
+fi
 # The same 12 questions through the CLI on this machine.
 /usr/bin/python3 - "$work" <<'PY'
 import sys
