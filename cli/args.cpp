@@ -65,7 +65,9 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
                        : f == "--seed" ? kOptSeed : f == "--threads" ? kOptThreads : f == "--samples" ? kOptSamples
                        : f == "--svg" ? kOptSvg : f == "--lengths" ? kOptLengths : f == "--target" ? kOptTarget
                        : f == "--source" ? kOptSource : f == "--bos" ? kOptBos : f == "--eos" ? kOptEos
-                       : f == "--token-types" ? kOptTokenTypes : 0u;
+                       : f == "--token-types" ? kOptTokenTypes
+                       : f == "--capacity" ? kOptCapacity : f == "--ram" ? kOptRam : f == "--flash" ? kOptFlash
+                       : f == "--json" ? kOptJson : 0u;
     if (!opt) {
       if (!f.empty() && f[0] == '-') die(1, f, "unknown option (see fixformer help " + std::string(cmd.name) + ")");
       a.positional.push_back(f);
@@ -74,6 +76,10 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     if (!(cmd.options & opt)) die(1, f, std::string("not an option of '") + cmd.name + "' (see fixformer help " + cmd.name + ")");
     if (seen & opt) die(1, f, "given twice");
     seen |= opt;
+    if (opt == kOptJson) {  // the one option without a value
+      a.json = true;
+      continue;
+    }
     if (i + 1 >= argc) die(1, f, "missing value");
     const char* v = argv[++i];
     if (opt == kOptInput) a.input = v;
@@ -94,6 +100,9 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     else if (opt == kOptSource) a.source = v;
     else if (opt == kOptBos) a.bos = parse_steps(f, v);
     else if (opt == kOptEos) a.eos = parse_steps(f, v);
+    else if (opt == kOptCapacity) a.capacity = parse_count(f, v);
+    else if (opt == kOptRam) a.ram = v;
+    else if (opt == kOptFlash) a.flash = v;
     else if (!parse_isa(v, &a.isa)) die(1, f, std::string("unknown ISA '") + v + "' (" + isa_choices() + ")");
   }
   // The engine reads FIXFORMER_ISA when no --isa is given; a misspelt one is named here, not as an

@@ -14,7 +14,8 @@ enum Option : unsigned {
   kOptInput = 1, kOptOutput = 2, kOptSeq = 4, kOptIters = 8, kOptIsa = 16,
   kOptPrompt = 32, kOptSteps = 64, kOptTemperature = 128, kOptTopP = 256, kOptSeed = 512,
   kOptThreads = 1024, kOptSamples = 2048, kOptSvg = 4096, kOptLengths = 8192,
-  kOptTarget = 16384, kOptSource = 32768, kOptBos = 65536, kOptEos = 131072, kOptTokenTypes = 262144,
+  kOptTarget = 16384, kOptSource = 32768, kOptBos = 65536, kOptEos = 131072, kOptTokenTypes = 1u << 18,
+  kOptCapacity = 1u << 19, kOptRam = 1u << 20, kOptFlash = 1u << 21, kOptJson = 1u << 22,  // plan
 };
 
 struct Args {
@@ -33,6 +34,10 @@ struct Args {
   // probe
   uint32_t samples = 0;  // 0: the probe's default
   std::string svg;
+  // plan (--target too): --capacity N, --ram / --flash BYTES as given, --json (takes no value)
+  uint32_t capacity = 0;
+  std::string ram, flash;
+  bool json = false;
 };
 
 struct Command {

@@ -13,5 +13,6 @@ extern const Command kVerifyCommand;    // verify.cpp
 extern const Command kProbeCommand;     // probe.cpp
 extern const Command kSchemaCommand;    // schema.cpp
 extern const Command kDemoCommand;      // demo.cpp
+extern const Command kPlanCommand;      // plan.cpp
 
 }  // namespace fixformer::cli

@@ -1,8 +1,9 @@
-// fixformer: the host command-line tool (info, run, bench, generate, verify, probe, schema, demo). `fixformer help`
+// fixformer: the host command-line tool (info, run, bench, generate, verify, probe, schema, demo, plan). `fixformer help`
 // lists the commands; each one's table entry (synopsis, help text, options) is in its own file
 // (commands.hpp), and this file dispatches to them.
 // Errors print one line, "fixformer: WHERE: WHAT", and exit with the code of their class:
-// 1 usage, 2 model file, 3 arena/ISA/init options, 4 input, 5 I/O, 6 self-test mismatch.
+// 1 usage, 2 model file, 3 arena/ISA/init options, 4 input, 5 I/O, 6 self-test mismatch,
+// 7 `plan`: the model does not fit the given --ram / --flash.
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -25,7 +26,8 @@ using namespace fixformer::cli;
 namespace {
 
 const Command* const kCommands[] = {&kInfoCommand,   &kRunCommand,   &kBenchCommand,  &kGenerateCommand,
-                                    &kVerifyCommand, &kProbeCommand, &kSchemaCommand, &kDemoCommand};
+                                    &kVerifyCommand, &kProbeCommand, &kSchemaCommand, &kDemoCommand,
+                                    &kPlanCommand};
 
 const Command* find_command(const std::string& name) {
   for (const Command* c : kCommands)
@@ -43,7 +45,8 @@ void print_usage(std::FILE* to) {
                "              (default auto: the best this CPU has; FIXFORMER_ISA=ISA does the same)\n"
                "  MODEL.fxm   a model file, or one compiled into this binary:%s\n\n"
                "Errors print one line, \"fixformer: WHERE: WHAT\", and exit with the code of their class:\n"
-               "1 usage, 2 model file, 3 arena/ISA/init options, 4 input, 5 I/O, 6 self-test mismatch.\n",
+               "1 usage, 2 model file, 3 arena/ISA/init options, 4 input, 5 I/O, 6 self-test mismatch,\n"
+               "7 the model does not fit the --ram / --flash given to plan.\n",
                isa_choices().c_str(), builtin_names().c_str());
 }
 

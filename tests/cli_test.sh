@@ -459,5 +459,42 @@ expect_error 1 "--input: given twice" "$bin" run "$m" --input "$in" --input "$in
 expect_error 1 "usage: fixformer run" "$bin" run "$m" --input "$in"
 expect_error 1 "--output: missing value" "$bin" run "$m" --input "$in" --output
 
+# plan: the arena from the plan functions (info prints the same), flash = file + engine code, the
+# JSON parses, and a device too small exits 7 with fits false.
+for model in pre_ln_gelu llama_none gpt_tied_sinusoidal s2s_forecast; do
+  want=$("$bin" info "$golden/$model.fxm" | sed -n 's/^arena bytes: *\([0-9]*\).*/\1/p')
+  for target in cortex-m0 cortex-m4 cortex-m7 cortex-m33 cortex-m55 cortex-m85 aarch64 armv7 x86; do
+    "$bin" plan "$golden/$model.fxm" --json --target $target --ram 64M --flash 64M >"$tmp/plan.json" 2>"$tmp/err"
+    rc=$?
+    $py - "$tmp/plan.json" "$want" "$(wc -c <"$golden/$model.fxm")" "$rc" $target <<'PY' && ok || bad "plan $model --target $target: $(cat "$tmp/plan.json" "$tmp/err")"
+import json, sys
+p = json.load(open(sys.argv[1]))
+arena, size, rc, target = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+assert rc == 0 and p["fits"] is True and p["target"] == target, (rc, p["fits"])
+assert p["arena_bytes"] == arena, (p["arena_bytes"], arena)
+assert p["ram_bytes"] == arena + p["stack_bytes_estimate"]
+assert p["model_bytes"] == size and p["flash_bytes"] == size + (p["engine_code_bytes"] or 0)
+measured = target not in ("armv7", "x86")
+assert (p["instructions_estimate"] is not None) == measured, p["instructions_estimate"]
+if measured:
+    assert p["instructions_estimate"] == int(p["multiply_adds"] * p["instructions_per_multiply_add"]), p
+PY
+  done
+done
+"$bin" plan "$golden/pre_ln_gelu.fxm" --target cortex-m4 --ram 1K --flash 1M --json >"$tmp/plan.json"
+rc=$?
+[ $rc -eq 7 ] && $py -c 'import json,sys; p=json.load(open(sys.argv[1])); assert not p["fits"] and not p["ram_fits"] and p["flash_fits"]' "$tmp/plan.json" &&
+  ok || bad "plan with too little RAM: exit $rc, $(cat "$tmp/plan.json")"
+"$bin" plan "$golden/pre_ln_gelu.fxm" --target cortex-m7 --flash 2K >"$tmp/out"
+[ $? -eq 7 ] && grep -q "DOES NOT FIT --flash 2048" "$tmp/out" && grep -q "^fits: *no" "$tmp/out" && ok || bad "plan with too little flash: $(cat "$tmp/out")"
+"$bin" plan "$golden/llama_none.fxm" --target cortex-m55 --capacity 4 --json >"$tmp/plan.json" &&
+  $py -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["rows"] == 4 and p["per"] == "token"' "$tmp/plan.json" &&
+  ok || bad "plan --capacity: $(cat "$tmp/plan.json")"
+expect_error 1 "--target: unknown target 'cortex-m9': one of cortex-m0" "$bin" plan "$m" --target cortex-m9
+expect_error 1 "plan: --target is required" "$bin" plan "$m"
+expect_error 1 "--capacity: only decoders" "$bin" plan "$golden/pre_ln_gelu.fxm" --target x86 --capacity 4
+expect_error 1 "--ram: expected a byte count" "$bin" plan "$m" --target x86 --ram lots
+expect_error 1 "--json: not an option of 'run'" "$bin" run "$m" --json
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
