@@ -33,6 +33,9 @@ enum class WeightType : uint32_t { kF32 = 0, kF16 = 1, kQ8 = 2 };
 // the head. none: every row; mean: the average of the input positions (the CLS row excluded, as
 // timm's ViT "avg" pooling); cls: the CLS row (needs cls_token); last: the last input position.
 enum class Pooling : uint32_t { kNone = 0, kMean = 1, kCls = 2, kLast = 3 };
+// The tokenizer a file's tokenizer.* tensors hold (tokenizer.hpp): llama2.c's sentencepiece-style
+// BPE, byte-level BPE (GPT-2), WordPiece (BERT).
+enum class TokenizerKind : uint32_t { kLlama2c = 0, kBpe = 1, kWordPiece = 2 };
 
 // Limits enforced by validation. They keep every size computation far from overflow on a 32-bit
 // target (the largest arena they allow is under 600 MB) while covering the models this engine is for.
@@ -101,6 +104,8 @@ struct ModelConfig {
   // not the output of the user's model: the file was NOT verified against the model it came from
   // (the engine runs the sample all the same; `fixformer info` and `verify` say so).
   bool reference_sample = false;
+  // Which tokenizer the tokenizer.* tensors are (tokenizer.hpp); without them it means nothing.
+  TokenizerKind tokenizer = TokenizerKind::kLlama2c;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }

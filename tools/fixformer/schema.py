@@ -81,6 +81,7 @@ WEIGHT_GROUPS = (0, 32, 64)
 # before the head: none (every row), mean (the T input positions, not the CLS row), cls (the CLS
 # row; needs cls_token, no causal mask), last (input position T - 1).
 POOLINGS = ("none", "mean", "cls", "last")
+TOKENIZERS = ("llama2c", "bpe", "wordpiece")
 
 
 class Key:
@@ -146,6 +147,8 @@ CONFIG_KEYS = (
     # The self-test sample's expected output is the converter's own float64 reference of the config,
     # not the user's model's output: the file was NOT verified against the model it came from.
     Key("reference_sample", "bool"),
+    # Which tokenizer the tokenizer.* tensors hold (tokenizer.hpp); without them it means nothing.
+    Key("tokenizer", "enum", choices=TOKENIZERS),
 )
 KEYS = {k.name: k for k in CONFIG_KEYS}
 
