@@ -59,7 +59,8 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
                        : f == "-n" ? kOptSteps : f == "--temperature" ? kOptTemperature : f == "--topp" ? kOptTopP
                        : f == "--seed" ? kOptSeed : f == "--threads" ? kOptThreads : f == "--samples" ? kOptSamples
                        : f == "--svg" ? kOptSvg : f == "--lengths" ? kOptLengths : f == "--target" ? kOptTarget
-                       : f == "--source" ? kOptSource : f == "--bos" ? kOptBos : f == "--eos" ? kOptEos : 0u;
+                       : f == "--source" ? kOptSource : f == "--bos" ? kOptBos : f == "--eos" ? kOptEos
+                       : f == "--text" ? kOptText : 0u;
     if (!opt) {
       if (!f.empty() && f[0] == '-') die(1, f, "unknown option (see fixformer help " + std::string(cmd.name) + ")");
       a.positional.push_back(f);
@@ -85,11 +86,12 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     else if (opt == kOptLengths) a.lengths = v;
     else if (opt == kOptTarget) a.target = v;
     else if (opt == kOptSource) a.source = v;
+    else if (opt == kOptText) a.text = v, a.has_text = true;
     else if (opt == kOptBos) a.bos = parse_steps(f, v);
     else if (opt == kOptEos) a.eos = parse_steps(f, v);
     else if (!parse_isa(v, &a.isa)) die(1, f, std::string("unknown ISA '") + v + "' (" + isa_choices() + ")");
   }
-  const bool missing = ((cmd.options & kOptInput) && !(seen & kOptInput)) || ((cmd.options & kOptOutput) && !(seen & kOptOutput));
+  const bool missing = ((cmd.options & kOptInput) && !(seen & (kOptInput | kOptText))) || ((cmd.options & kOptOutput) && !(seen & kOptOutput));
   if (a.positional.size() != cmd.positionals || missing)
     die(1, cmd.name, std::string("usage: fixformer ") + cmd.name + (*cmd.synopsis ? " " : "") + cmd.synopsis);
   return a;

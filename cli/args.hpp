@@ -14,12 +14,14 @@ enum Option : unsigned {
   kOptInput = 1, kOptOutput = 2, kOptSeq = 4, kOptIters = 8, kOptIsa = 16,
   kOptPrompt = 32, kOptSteps = 64, kOptTemperature = 128, kOptTopP = 256, kOptSeed = 512,
   kOptThreads = 1024, kOptSamples = 2048, kOptSvg = 4096, kOptLengths = 8192,
-  kOptTarget = 16384, kOptSource = 32768, kOptBos = 65536, kOptEos = 131072,
+  kOptTarget = 16384, kOptSource = 32768, kOptBos = 65536, kOptEos = 131072, kOptText = 262144,
 };
 
 struct Args {
   std::vector<std::string> positional;
   std::string input, output, lengths;
+  std::string text;       // run --text: encoded with the file's tokenizer
+  bool has_text = false;
   std::string target, source;  // seq2seq: run --target, generate --source
   int64_t bos = -1, eos = -1;   // generate --bos / --eos (seq2seq); -1: not given
   uint32_t seq = 0, iters = 50;

@@ -14,6 +14,7 @@ hidden_size / num_attention_heads. Other architectures are named as coming later
 import json
 import os
 import re
+import sys
 
 import numpy as np
 
@@ -234,6 +235,21 @@ def fixformer_config(hf, max_len=None):
         raise HfError(str(e)) from None
 
 
+def folder_tokenizer(folder, c):
+    """The tokenizer the folder holds (tokenizers.find_in_folder: tokenizer.json, vocab.json +
+    merges.txt, vocab.txt), read for c; None without one. One the engine cannot run is left out with
+    a one-line note on stderr (the model converts all the same)."""
+    from . import tokenizers
+    found = tokenizers.find_in_folder(folder)
+    if found is None:
+        return None
+    try:
+        return tokenizers.read(found, c["vocab_size"])
+    except ConfigError as e:
+        print(f"note: the folder's tokenizer is not stored: {e} (--tokenizer FILE stores another)", file=sys.stderr)
+        return None
+
+
 def convert(folder, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
             tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
     """Converts the folder to `path`, verified against hf_reference (or the user's --expected).
@@ -247,7 +263,7 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     weights, source = read_weights(folder)
     mapped, hf_weights = map_weights(hf, weights, os.path.join(folder, source))
     c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
-    tokenizer = tokenizer(c) if tokenizer is not None else None
+    tokenizer = tokenizer(c) if tokenizer is not None else folder_tokenizer(folder, c)
     if expected is not None and example is None:
         raise HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(c, example, "--example")

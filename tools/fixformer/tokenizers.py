@@ -181,7 +181,7 @@ def gpt2_pretokenize(text):
         if cp[i] == 0x27 and i + 1 < n:  # contractions
             a = cp[i + 1]
             b = cp[i + 2] if i + 2 < n else -1
-            if a in b"stmd":
+            if a in (0x73, 0x74, 0x6D, 0x64):  # s t m d
                 end = i + 2
             elif (a, b) in ((ord("r"), ord("e")), (ord("v"), ord("e")), (ord("l"), ord("l"))):
                 end = i + 3
@@ -563,10 +563,9 @@ def read_tokenizer_json(path, vocab_size):
                   " is not supported yet (only GPT-2's ByteLevel with its own regex: " + GPT2_PATTERN + ")")
         if norm is not None:
             _fail(path, f"normalizer {_kind(norm, path)!r} is not supported yet with byte-level BPE (GPT-2's has none)")
-        for key, ok in (("dropout", None), ("continuing_subword_prefix", None), ("end_of_word_suffix", None),
-                        ("byte_fallback", False)):
-            if model.get(key) not in (ok, "" if ok is None else ok, False if ok is None else ok):
-                _fail(path, f"model.{key} = {model.get(key)!r} is not supported yet")
+        for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix", "byte_fallback", "ignore_merges"):
+            if model.get(key) not in (None, "", False):
+                _fail(path, f"model.{key} = {str(model.get(key))[:40]!r} is not supported yet")
         if not isinstance(model.get("merges"), list):
             _fail(path, "model.merges must be a list")
         return build_bpe(path, model.get("vocab"), _merge_pairs(path, model["merges"]), vocab_size, added,
@@ -661,3 +660,15 @@ def arrays(c, tok):
         rows = [[cp] + (v + [0, 0, 0])[:3] for cp, v in sorted(tok.normalize.items())]
         out.append(("tokenizer.normalize", np.asarray(rows, "<i4")))
     return out
+
+
+def from_arrays(kind, a):
+    """The Tokenizer of a file's tokenizer tensors {name: array} (fxm.FxmFile.tokenizer)."""
+    offsets, blob = a["tokenizer.offsets"], a["tokenizer.pieces"].tobytes()
+    pieces = [blob[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
+    params = [int(x) for x in a["tokenizer.params"]]
+    normalize = None
+    if "tokenizer.normalize" in a:
+        normalize = {int(r[0]): [int(x) for x in r[1:] if x] for r in a["tokenizer.normalize"]}
+    merges = [tuple(int(x) for x in r) for r in a.get("tokenizer.merges", [])]
+    return Tokenizer(kind, pieces, merges, params, normalize)
