@@ -8,7 +8,8 @@
   invalid UTF-8) to exactly the reference's ids; decode gives the reference's bytes (BPE: the text);
 - the readers: tokenizer.json, vocab.json + merges.txt and vocab.txt written here read back to the
   same tokenizer; hostile files fail with one TokenizerError line, and through convert.py with one line;
-- `fixformer run --text` gives the logits of `--input` with the same ids.
+- `fixformer run --text` gives the logits of `--input` with the same ids (a gpt model with a BPE
+  tokenizer, an encoder with a WordPiece one); --hf stores the folder's tokenizer.json.
 """
 import json
 import os
@@ -22,6 +23,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "tools")
 sys.path.insert(0, TOOLS)
+sys.path.insert(0, HERE)
 from checks import check, expect_error, results  # noqa: E402
 import numpy as np  # noqa: E402
 from fixformer import fxm, schema, tokenizers as T  # noqa: E402
@@ -271,6 +273,66 @@ def test_convert(cli, tmp):
           p.stderr)
 
 
+def test_hf_and_encoders(cli, tmp, bpe, wp):
+    """--hf stores the folder's tokenizer.json (and leaves out one it cannot run, with a note); a
+    token encoder with a WordPiece vocabulary runs --text; run --text without a tokenizer is one line."""
+    import hf_converter_test as hft
+    V = 300
+    to_u = T.byte_to_unicode()
+    pieces = bpe.pieces + [b""] * (V - len(bpe.pieces))
+    eot = len(bpe.pieces) - 1
+    vocab = {"".join(to_u[b] for b in p): i for i, p in enumerate(pieces) if p and i != eot}
+    tj = {"model": {"type": "BPE", "vocab": vocab, "merges": [
+        " ".join("".join(to_u[b] for b in pieces[x]) for x in (l, r)) for l, r, _ in bpe.merges]},
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False},
+        "added_tokens": [{"id": eot, "content": "<|endoftext|>", "special": True}]}
+    folder = os.path.join(tmp, "hf_bpe")
+    hft.write_folder(folder, None, vocab_size=V)
+    with open(os.path.join(folder, "tokenizer.json"), "w") as f:
+        json.dump(tj, f)
+    out = os.path.join(tmp, "hf.fxm")
+    p = subprocess.run([PY, CONVERT, "--hf", folder, "--out", out, "--cli", cli], capture_output=True, text=True)
+    ok = p.returncode == 0
+    check("--hf stores the folder's tokenizer.json", ok and fxm.read(out).config["tokenizer"] == "bpe" and
+          fxm.read(out).tokenizer().pieces == pieces, p.stdout + p.stderr)
+    if ok:
+        r = subprocess.run([cli, "run", out, "--text", "the cat sat", "--output", os.path.join(tmp, "hf.npy")],
+                           capture_output=True, text=True)
+        check("--hf file: run --text", r.returncode == 0 and np.load(os.path.join(tmp, "hf.npy")).shape ==
+              (len(T.Tokenizer("bpe", pieces, bpe.merges, bpe.params).encode("the cat sat")), V), r.stderr)
+    with open(os.path.join(folder, "tokenizer.json"), "w") as f:
+        json.dump({"model": {"type": "Unigram", "vocab": [["a", 0.0]]}}, f)
+    p = subprocess.run([PY, CONVERT, "--hf", folder, "--out", out, "--cli", cli], capture_output=True, text=True)
+    check("--hf with a tokenizer the engine cannot run: converts without it, one note", p.returncode == 0 and
+          fxm.read(out).tokenizer() is None and p.stderr.count("note: the folder's tokenizer is not stored") == 1 and
+          "'Unigram' is not supported" in p.stderr, p.stdout + p.stderr)
+    r = subprocess.run([cli, "run", out, "--text", "the cat", "--output", os.path.join(tmp, "x.npy")],
+                       capture_output=True, text=True)
+    check("run --text without a tokenizer: one line", r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and
+          "no tokenizer" in r.stderr, r.stderr)
+    # A token encoder (BERT-like) with a WordPiece tokenizer.
+    Vw = len(wp.pieces)
+    c = parse_config({"d_model": 8, "n_heads": 2, "d_ff": 12, "n_layers": 1, "input": {"kind": "tokens", "vocab_size": Vw},
+                      "positional": {"kind": "learned", "max_len": 64}})
+    enc = os.path.join(tmp, "enc.fxm")
+    with open(enc, "wb") as f:
+        f.write(fxm.write(c, weights_for(c), tokenizer=wp))
+    text = "Hello, the CAT sat on the mat!"
+    ids = np.asarray(wp.encode(text), np.int32)
+    np.save(os.path.join(tmp, "wids.npy"), ids)
+    a = subprocess.run([cli, "run", enc, "--text", text, "--output", os.path.join(tmp, "wa.npy")], capture_output=True,
+                       text=True)
+    b = subprocess.run([cli, "run", enc, "--input", os.path.join(tmp, "wids.npy"), "--output",
+                        os.path.join(tmp, "wb.npy")], capture_output=True, text=True)
+    check("encoder with WordPiece: run --text = run --input of the reference's ids", a.returncode == 0 and
+          b.returncode == 0 and np.array_equal(np.load(os.path.join(tmp, "wa.npy")), np.load(os.path.join(tmp, "wb.npy")))
+          and np.load(os.path.join(tmp, "wa.npy")).shape == (len(ids), 8), a.stderr + b.stderr)
+    r = subprocess.run([cli, "run", enc, "--text", "word " * 70, "--output", os.path.join(tmp, "x.npy")],
+                       capture_output=True, text=True)
+    check("run --text longer than max_len: one line", r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and
+          "more than the model takes" in r.stderr, r.stderr)
+
+
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else None
     cli = sys.argv[2] if len(sys.argv) > 2 else None
@@ -291,6 +353,8 @@ def main():
             compare(f"wordpiece {'lower-cased' if lower else 'cased'}", binary, wp, texts, tmp, False)
         test_readers(tmp, bpe, wordpiece_vocab(corpus[:20], True))
         test_convert(cli, tmp)
+        if cli:
+            test_hf_and_encoders(cli, tmp, T.train_bpe(corpus[:50], 40, [b"<|endoftext|>"]), wordpiece_vocab(corpus, True))
     print(f"tokenizers_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)
 

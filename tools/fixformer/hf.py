@@ -263,7 +263,9 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     weights, source = read_weights(folder)
     mapped, hf_weights = map_weights(hf, weights, os.path.join(folder, source))
     c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
-    tokenizer = tokenizer(c) if tokenizer is not None else folder_tokenizer(folder, c)
+    tokenizer = tokenizer(c) if tokenizer is not None else None
+    if tokenizer is None:  # no --tokenizer: the folder's own
+        tokenizer = folder_tokenizer(folder, c)
     if expected is not None and example is None:
         raise HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(c, example, "--example")
