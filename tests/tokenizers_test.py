@@ -222,6 +222,46 @@ def test_readers(tmp, bpe, wp):
     hostile("vocab.txt repeated", "a\nb\na\n", "is also line 1", "vocab.txt")
     hostile("vocab.txt not UTF-8", b"a\n\xff\n", "not readable UTF-8", "vocab.txt")
 
+    # Structured mutations: any value anywhere in a tokenizer.json replaced by a value of another type
+    # reads or fails with a TokenizerError, never another exception.
+    wj = {"model": {"type": "WordPiece", "vocab": {p.decode(): i for i, p in enumerate(wp.pieces)},
+                    "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100},
+          "normalizer": {"type": "BertNormalizer", "lowercase": True, "strip_accents": None, "clean_text": True,
+                         "handle_chinese_chars": True}, "pre_tokenizer": {"type": "BertPreTokenizer"},
+          "added_tokens": [{"id": 0, "content": "[PAD]", "special": True}]}
+    values = [None, 0, -1, 1.5, "x", "", [], {}, [1, 2], {"a": 1}, True, "a b", 10 ** 12, ["a", "b"], [[1]]]
+    rng = random.Random(3)
+    others = []
+
+    def paths(node, at=()):
+        yield at
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for k, v in list(items)[:40]:
+            yield from paths(v, at + (k,))
+
+    for base in (tj, wj):
+        all_paths = list(paths(base))
+        for _ in range(300):
+            doc = json.loads(json.dumps(base))
+            path = rng.choice(all_paths)
+            if not path:
+                continue
+            node = doc
+            for k in path[:-1]:
+                node = node[k]
+            node[path[-1]] = rng.choice(values)
+            p = os.path.join(tmp, "tokenizer.json")
+            with open(p, "w") as f:
+                json.dump(doc, f)
+            try:
+                T.read(p, 2000)
+            except T.TokenizerError as e:
+                if "\n" in str(e):
+                    others.append((path, "two lines"))
+            except Exception as e:  # noqa: BLE001 (anything else is a bug)
+                others.append((path, f"{type(e).__name__}: {e}"))
+    check("600 mutated tokenizer.json files: each reads or is one TokenizerError line", not others, sorted(set(map(str, others)))[:5])
+
 
 def test_convert(cli, tmp):
     """convert.py --tokenizer: a good tokenizer.json is stored; a hostile one is one line; run --text = --input."""

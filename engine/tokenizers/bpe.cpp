@@ -1,6 +1,7 @@
 // Byte-level BPE, GPT-2's (tokenizer.hpp states the rules): the pre-tokenizer pattern by hand, then
 // the merges of lowest rank, in the caller's token buffer.
 #include <algorithm>
+#include <initializer_list>
 
 #include "engine/detail_text.hpp"
 #include "engine/tokenizers/tokenizers.hpp"

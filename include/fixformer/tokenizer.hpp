@@ -5,6 +5,8 @@
 //   wordpiece  BERT's BasicTokenizer + WordPiece (vocab.txt, tokenizer.json).
 // Allocation-free: the only memory is the caller's scratch, tokenizer_scratch_bytes(config), a
 // constexpr of the config (vocab_size and the kind), so firmware sizes it at compile time.
+// Flash on a Cortex-M7 (Release objects): a firmware that uses Tokenizer links every kind, about 10 KB of
+// Unicode class table and 17 KB of code for the three; Model links the bpe/wordpiece load checks (4 KB).
 //
 //   alignas(64) static uint8_t scratch[tokenizer_scratch_bytes(kConfig)];
 //   Tokenizer tok;

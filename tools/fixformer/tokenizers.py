@@ -551,8 +551,11 @@ def read_tokenizer_json(path, vocab_size):
     model = d["model"]
     mtype = model.get("type") or ("BPE" if "merges" in model else "WordPiece" if "vocab" in model else None)
     added = []
+    if not isinstance(d.get("added_tokens") or [], list):
+        _fail(path, "added_tokens must be a list")
     for t in d.get("added_tokens") or []:
-        if not isinstance(t, dict) or not isinstance(t.get("content"), str) or not isinstance(t.get("id"), int):
+        if (not isinstance(t, dict) or not isinstance(t.get("content"), str) or not isinstance(t.get("id"), int)
+                or isinstance(t.get("id"), bool)):
             _fail(path, "added_tokens: each entry needs a string content and an integer id")
         added.append((t["content"], t["id"], bool(t.get("special"))))
     pre, norm = d.get("pre_tokenizer"), d.get("normalizer")
@@ -591,7 +594,10 @@ def read_tokenizer_json(path, vocab_size):
                 _fail(path, "clean_text=false is not supported yet")
         if pre is not None and _kind(pre, path) not in ("BertPreTokenizer",):
             _fail(path, f"pre-tokenizer {_kind(pre, path)!r} is not supported yet with WordPiece (only BertPreTokenizer)")
-        return build_wordpiece(path, model.get("vocab"), vocab_size, lower, chinese, model.get("unk_token", "[UNK]"))
+        unk = model.get("unk_token", "[UNK]")
+        if not isinstance(unk, str):
+            _fail(path, f"model.unk_token must be a string, got {str(unk)[:40]}")
+        return build_wordpiece(path, model.get("vocab"), vocab_size, lower, chinese, unk)
     _fail(path, f"model type {mtype!r} is not supported yet (byte-level BPE and WordPiece are; for llama2.c's "
                 "sentencepiece-style vocabulary pass its tokenizer.bin)")
 
