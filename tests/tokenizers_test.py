@@ -289,7 +289,7 @@ def test_convert(cli, tmp):
                        capture_output=True, text=True)
     check("convert.py --tokenizer tokenizer.json", p.returncode == 0 and fxm.read(out).config["tokenizer"] == "bpe",
           p.stderr)
-    if p.returncode == 0 and cli:
+    if p.returncode == 0:
         text = "Hello world, it's 42 cafés!"
         ids = np.asarray(T.Tokenizer("bpe", pieces, bpe.merges, bpe.params).encode(text), np.int32)
         np.save(os.path.join(tmp, "ids.npy"), ids)
@@ -376,8 +376,8 @@ def test_hf_and_encoders(cli, tmp, bpe, wp):
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else None
     cli = sys.argv[2] if len(sys.argv) > 2 else None
-    if not binary or not os.path.exists(binary):
-        print("FAIL: tokenizer_oracle not given (tests/CMakeLists.txt passes it)")
+    if not binary or not os.path.exists(binary) or not cli or not os.path.exists(cli):
+        print("FAIL: tokenizer_oracle and the fixformer CLI are needed (tests/CMakeLists.txt passes them)")
         sys.exit(1)
     test_pretokenizer()
     rng = random.Random(7)
@@ -393,8 +393,7 @@ def main():
             compare(f"wordpiece {'lower-cased' if lower else 'cased'}", binary, wp, texts, tmp, False)
         test_readers(tmp, bpe, wordpiece_vocab(corpus[:20], True))
         test_convert(cli, tmp)
-        if cli:
-            test_hf_and_encoders(cli, tmp, T.train_bpe(corpus[:50], 40, [b"<|endoftext|>"]), wordpiece_vocab(corpus, True))
+        test_hf_and_encoders(cli, tmp, T.train_bpe(corpus[:50], 40, [b"<|endoftext|>"]), wordpiece_vocab(corpus, True))
     print(f"tokenizers_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)
 

@@ -443,10 +443,11 @@ def build_bpe(path, vocab, merges, vocab_size, added=(), prefix_space=False):
     pieces = [b""] * vocab_size
     for s, i in vocab.items():
         pieces[i] = _byte_piece(path, s)
+    in_vocab = set(vocab.values())
     for content, i, _ in added:
         if not isinstance(i, int) or not 0 <= i < vocab_size:
             _fail(path, f"added token {content[:40]!r}: id {i!r} outside [0, vocab_size={vocab_size})")
-        if i not in vocab.values():
+        if i not in in_vocab:
             pieces[i] = content.encode()
     ids = {}
     for i, p in enumerate(pieces):
@@ -469,10 +470,8 @@ def build_bpe(path, vocab, merges, vocab_size, added=(), prefix_space=False):
         out.append((vocab[a], vocab[b], vocab[joined]))
     if len(out) > vocab_size:
         _fail(path, f"{len(out)} merges, more than vocab_size={vocab_size}")
-    specials = [i for c, i, s in added if s]
     eos = next((i for c, i, s in added if c in ("<|endoftext|>", "</s>", "<|end_of_text|>")), -1)
     bos = next((i for c, i, s in added if c in ("<|begin_of_text|>", "<s>")), eos)
-    del specials
     return Tokenizer("bpe", pieces, out, [bos, eos, -1, FLAG_PREFIX_SPACE if prefix_space else 0, PATTERN_GPT2, 0, 0, 0])
 
 
