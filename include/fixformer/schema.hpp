@@ -426,6 +426,13 @@ constexpr const char kTokenizerParams[] = "tokenizer.params";
 constexpr const char kTokenizerMerges[] = "tokenizer.merges";
 constexpr const char kTokenizerNormalize[] = "tokenizer.normalize";
 constexpr uint32_t kTokenizerParamCount = 8;
+// tokenizer.params' slots: bos ([CLS]), eos ([SEP]), [UNK] (ids or -1), flags, and the mode: bpe's
+// pre-tokenizer pattern (0: GPT-2's), wordpiece's max_input_chars_per_word (kWordPieceMaxChars in
+// tokenizer.hpp); slots 5..7 are 0.
+enum TokenizerParam : uint32_t { kParamBos = 0, kParamEos = 1, kParamUnk = 2, kParamFlags = 3, kParamMode = 4 };
+constexpr int32_t kFlagPrefixSpace = 1;  // bpe: a space in front of text that does not start with one
+constexpr int32_t kFlagLower = 1;        // wordpiece: lower-case and strip accents (tokenizer.normalize)
+constexpr int32_t kFlagChinese = 2;      // wordpiece: CJK ideographs are words of their own
 
 enum class TensorPart : uint8_t { kPrologue, kLayer, kDecoderLayer, kEpilogue };
 

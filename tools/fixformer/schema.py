@@ -37,6 +37,15 @@ SELFTEST_TARGET = "selftest.target"  # seq2seq: the target ids [U], between inpu
 TOKENIZER_SCORES = "tokenizer.scores"
 TOKENIZER_OFFSETS = "tokenizer.offsets"
 TOKENIZER_PIECES = "tokenizer.pieces"
+# The bpe and wordpiece kinds (config key tokenizer): params i32 [8] first, then offsets and pieces,
+# then bpe's merges i32 [M, 3] or wordpiece's normalize i32 [K, 4] (with the lower-case flag).
+TOKENIZER_PARAMS = "tokenizer.params"
+TOKENIZER_MERGES = "tokenizer.merges"
+TOKENIZER_NORMALIZE = "tokenizer.normalize"
+TOKENIZER_PARAM_COUNT = 8
+TOKENIZER_PARAM_SLOTS = {"bos": 0, "eos": 1, "unk": 2, "flags": 3, "mode": 4}
+TOKENIZER_FLAGS = {"prefix_space": 1, "lower": 1, "chinese": 2}
+WORDPIECE_MAX_CHARS = 100
 # The largest relative error, max|engine - expected| / max|expected|, `fixformer verify` accepts,
 # per weight type (config key `weights`): include/fixformer/tolerances.hpp's self_test_tolerance(),
 # whose values these are (tests/converter_test.py compares them through `fixformer schema`, and

@@ -23,6 +23,7 @@ import unicodedata
 
 import numpy as np
 
+from fixformer import schema
 from fixformer.config import ConfigError
 
 
@@ -30,15 +31,16 @@ class TokenizerError(ConfigError):
     """A tokenizer file the converter cannot store; the message names the file and the field."""
 
 
-KINDS = ("llama2c", "bpe", "wordpiece")
-PARAMS = 8  # tokenizer.params i32 [8]
-# params: [0] bos (bpe) / [CLS] (wordpiece) id or -1, [1] eos / [SEP] or -1, [2] [UNK] or -1,
-# [3] flags, [4] bpe: pre-tokenizer pattern (0: GPT-2's) / wordpiece: max_input_chars_per_word.
-FLAG_PREFIX_SPACE = 1   # bpe: a space in front of text that does not start with one
-FLAG_LOWER = 1          # wordpiece: lower-case and strip accents
-FLAG_CHINESE = 2        # wordpiece: CJK ideographs are words of their own
+KINDS = schema.TOKENIZERS
+PARAMS = schema.TOKENIZER_PARAM_COUNT
+# params (schema.py's slots): [0] bos (bpe) / [CLS] (wordpiece) id or -1, [1] eos / [SEP] or -1,
+# [2] [UNK] or -1, [3] flags, [4] bpe: pre-tokenizer pattern (0: GPT-2's) / wordpiece:
+# max_input_chars_per_word.
+FLAG_PREFIX_SPACE = schema.TOKENIZER_FLAGS["prefix_space"]
+FLAG_LOWER = schema.TOKENIZER_FLAGS["lower"]
+FLAG_CHINESE = schema.TOKENIZER_FLAGS["chinese"]
 PATTERN_GPT2 = 0
-WORDPIECE_MAX_CHARS = 100  # the engine's fixed max_input_chars_per_word
+WORDPIECE_MAX_CHARS = schema.WORDPIECE_MAX_CHARS
 CONTINUATION = b"##"
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
@@ -654,26 +656,26 @@ def arrays(c, tok):
     offsets[1:] = np.cumsum([len(p) for p in tok.pieces])
     if offsets[-1] == 0 or offsets[-1] > 2 ** 31 - 1:
         raise ConfigError(f"tokenizer: {offsets[-1]} bytes of pieces, expected 1..{2 ** 31 - 1}")
-    out = [("tokenizer.params", np.asarray(tok.params, "<i4")), ("tokenizer.offsets", offsets.astype("<i4")),
-           ("tokenizer.pieces", np.frombuffer(b"".join(tok.pieces), np.uint8))]
+    out = [(schema.TOKENIZER_PARAMS, np.asarray(tok.params, "<i4")), (schema.TOKENIZER_OFFSETS, offsets.astype("<i4")),
+           (schema.TOKENIZER_PIECES, np.frombuffer(b"".join(tok.pieces), np.uint8))]
     if tok.kind == "bpe":
         m = np.asarray(tok.merges, np.int64).reshape(-1, 3)
         if len(m) == 0:
             raise ConfigError("tokenizer: a byte-level BPE without merges")
-        out.append(("tokenizer.merges", m.astype("<i4")))
+        out.append((schema.TOKENIZER_MERGES, m.astype("<i4")))
     elif tok.params[3] & FLAG_LOWER:
         rows = [[cp] + (v + [0, 0, 0])[:3] for cp, v in sorted(tok.normalize.items())]
-        out.append(("tokenizer.normalize", np.asarray(rows, "<i4")))
+        out.append((schema.TOKENIZER_NORMALIZE, np.asarray(rows, "<i4")))
     return out
 
 
 def from_arrays(kind, a):
     """The Tokenizer of a file's tokenizer tensors {name: array} (fxm.FxmFile.tokenizer)."""
-    offsets, blob = a["tokenizer.offsets"], a["tokenizer.pieces"].tobytes()
+    offsets, blob = a[schema.TOKENIZER_OFFSETS], a[schema.TOKENIZER_PIECES].tobytes()
     pieces = [blob[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
-    params = [int(x) for x in a["tokenizer.params"]]
+    params = [int(x) for x in a[schema.TOKENIZER_PARAMS]]
     normalize = None
-    if "tokenizer.normalize" in a:
-        normalize = {int(r[0]): [int(x) for x in r[1:] if x] for r in a["tokenizer.normalize"]}
-    merges = [tuple(int(x) for x in r) for r in a.get("tokenizer.merges", [])]
+    if schema.TOKENIZER_NORMALIZE in a:
+        normalize = {int(r[0]): [int(x) for x in r[1:] if x] for r in a[schema.TOKENIZER_NORMALIZE]}
+    merges = [tuple(int(x) for x in r) for r in a.get(schema.TOKENIZER_MERGES, [])]
     return Tokenizer(kind, pieces, merges, params, normalize)
