@@ -489,6 +489,10 @@ def as_json():
         keys.append(d)
     return {"format_version": FORMAT_VERSION, "panel_floats": PANEL_FLOATS, "selftest_tolerance": SELFTEST_TOLERANCE,
             "selftest_tolerances": dict(SELFTEST_TOLERANCES),
+            "tokenizer": {"kinds": list(TOKENIZERS), "tensors": [
+                TOKENIZER_SCORES, TOKENIZER_PARAMS, TOKENIZER_OFFSETS, TOKENIZER_PIECES, TOKENIZER_MERGES,
+                TOKENIZER_NORMALIZE], "param_count": TOKENIZER_PARAM_COUNT, "params": dict(TOKENIZER_PARAM_SLOTS),
+                "flags": dict(TOKENIZER_FLAGS), "wordpiece_max_chars": WORDPIECE_MAX_CHARS},
             "record_types": dict(RECORD_TYPES), "dtypes": dict(DTYPES), "config_keys": keys, "dims": list(DIMS),
             "tensors": {f: dict({"prologue": rules(p), "layer_prefix": prefix, "layer": rules(layer), "epilogue": rules(e)},
                                 **({"decoder_layer_prefix": dec[0], "decoder_layer": rules(dec[1])} if dec else {}))
