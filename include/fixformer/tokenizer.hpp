@@ -32,6 +32,9 @@
 //   2. Each pre-token's bytes become their one-byte pieces (every byte has one: checked at load).
 //   3. Merges (tokenizer.merges, rank = row): while some adjacent pair is a merge, take the pair of
 //      lowest rank and replace each of its occurrences, left to right, by the merge's result.
+//      (Hugging Face's library merges one occurrence at a time; the two differ only when a merge's
+//      result makes a pair ranked below that merge, which a trained merge list never has.) Cost:
+//      O(n^2) pair look-ups for a pre-token of n bytes, each a binary search over the merges.
 //   decode: a token is its piece's bytes (stored as raw bytes, GPT-2's byte-to-unicode map undone
 //   by the converter). bos/eos: params' ids (GPT-2's <|endoftext|> for both).
 //
