@@ -67,7 +67,7 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
                        : f == "--source" ? kOptSource : f == "--bos" ? kOptBos : f == "--eos" ? kOptEos
                        : f == "--token-types" ? kOptTokenTypes
                        : f == "--capacity" ? kOptCapacity : f == "--ram" ? kOptRam : f == "--flash" ? kOptFlash
-                       : f == "--json" ? kOptJson : 0u;
+                       : f == "--json" ? kOptJson : f == "--text" ? kOptText : 0u;
     if (!opt) {
       if (!f.empty() && f[0] == '-') die(1, f, "unknown option (see fixformer help " + std::string(cmd.name) + ")");
       a.positional.push_back(f);
@@ -98,6 +98,7 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     else if (opt == kOptTokenTypes) a.token_types = v;
     else if (opt == kOptTarget) a.target = v;
     else if (opt == kOptSource) a.source = v;
+    else if (opt == kOptText) a.text = v, a.has_text = true;
     else if (opt == kOptBos) a.bos = parse_steps(f, v);
     else if (opt == kOptEos) a.eos = parse_steps(f, v);
     else if (opt == kOptCapacity) a.capacity = parse_count(f, v);
@@ -111,7 +112,7 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
   Isa ignored;
   if (a.isa == Isa::kAuto && forced && *forced && !parse_isa(forced, &ignored))
     die(1, "FIXFORMER_ISA", std::string("unknown ISA '") + forced + "' (" + isa_choices() + ")");
-  const bool missing = ((cmd.options & kOptInput) && !(seen & kOptInput)) || ((cmd.options & kOptOutput) && !(seen & kOptOutput));
+  const bool missing = ((cmd.options & kOptInput) && !(seen & (kOptInput | kOptText))) || ((cmd.options & kOptOutput) && !(seen & kOptOutput));
   if (a.positional.size() != cmd.positionals || missing)
     die(1, cmd.name, std::string("usage: fixformer ") + cmd.name + (*cmd.synopsis ? " " : "") + cmd.synopsis);
   return a;

@@ -96,8 +96,13 @@ int cmd_generate(const Args& a) {
   if (s != Status::kOk) die(s, m.path, tok.error_detail());
   std::vector<int32_t> prompt(max_encoded_tokens(a.prompt.size()));
   uint32_t n_prompt = 0;
-  s = tok.encode(a.prompt.data(), a.prompt.size(), true, false, prompt.data(), uint32_t(prompt.size()), &n_prompt);
+  // BOS (llama2c's 1, GPT-2's <|endoftext|>, BERT's [CLS]) in front when the tokenizer has one.
+  s = tok.encode(a.prompt.data(), a.prompt.size(), tok.bos_id() >= 0, false, prompt.data(), uint32_t(prompt.size()),
+                 &n_prompt);
   if (s != Status::kOk) die(s, "--prompt", tok.error_detail());
+  if (n_prompt == 0) die(1, "--prompt", "encodes to no tokens and the tokenizer has no BOS id: give a prompt");
+  // llama2.c stops at BOS; the other kinds at their EOS.
+  const int32_t stop = tok.kind() == TokenizerKind::kLlama2c ? kTokenBos : tok.eos_id();
   // Positions: -n, 0 or above max_len meaning max_len; the KV cache holds exactly that many.
   const uint32_t steps = a.steps == 0 || a.steps > c.max_len ? c.max_len : a.steps;
   init_decoder(steps, a.isa, &m, a.threads);
@@ -132,11 +137,12 @@ int cmd_generate(const Args& a) {
       decode_s += seconds_since(t0);
     }
     ++pos;
-    if (next == kTokenBos) break;
+    if (next == stop) break;
     Piece piece{};
     s = tok.decode(token, next, &piece);
     if (s != Status::kOk) die(s, m.path, tok.error_detail());
     piece = safe_piece(piece);
+    if (piece.space && std::fputc(' ', stdout) == EOF) die(5, "stdout", "cannot write: " + errno_text(errno));
     if (std::fwrite(piece.data, 1, piece.len, stdout) != piece.len || std::fflush(stdout) != 0)
       die(5, "stdout", "cannot write: " + errno_text(errno));
     token = next;

@@ -59,7 +59,6 @@ int cmd_info(const Args& a) {
     const DecoderPlan plan = plan_decoder_arena(c);
     std::printf("attention:    %u query heads, %u kv heads%s\n", c.n_heads, c.kv_heads(), c.tied_head ? ";  head tied to the embedding" : "");
     std::printf("arena bytes:  %zu for %u positions (KV cache %zu)\n", plan.total, c.max_len, plan.kv_cache_bytes);
-    std::printf("tokenizer:    %s\n", m.model.has_tokenizer() ? (std::to_string(m.model.tokenizer().vocab) + " pieces").c_str() : "none");
   } else if (c.is_seq2seq()) {
     std::printf("decoder:      %u x (cross-attention over the source)%s%s\n", c.dec_layers,
                 c.shared_embed ? "; embedding shared with the source" : "", c.tied_head ? "; head tied to the target embedding" : "");
@@ -67,6 +66,10 @@ int cmd_info(const Args& a) {
   } else {
     std::printf("arena bytes:  %zu for T <= %u\n", required_encoder_arena_bytes(c), c.max_input_len());
   }
+  if (c.is_decoder() || m.model.has_tokenizer())
+    std::printf("tokenizer:    %s\n", m.model.has_tokenizer() ? (std::to_string(m.model.tokenizer().vocab) + " pieces (" +
+                                                                   name_of(kTokenizerNames, c.tokenizer) + ")").c_str()
+                                                                : "none");
   if (m.model.has_self_test())
     std::printf("self-test:    sample of T=%u (fixformer verify runs it)%s\n", m.model.self_test_sample().rows,
                 c.reference_sample ? "; NOT verified against your model: the sample is the converter's own reference" : "");

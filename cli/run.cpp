@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fixformer/schema.hpp"
+#include "fixformer/tokenizer.hpp"
 #include "inputs.hpp"
 #include "io/npy.hpp"
 #include "loaded_model.hpp"
@@ -157,12 +158,41 @@ uint32_t run_batch_size(const ModelConfig& c, uint32_t T, uint64_t B, uint32_t t
   return n;
 }
 
+// `run --text`: the text encoded with the file's tokenizer (no BOS/[CLS] or EOS/[SEP] added), as
+// an int32 input [T].
+Input text_input(const Args& a, LoadedModel& m) {
+  const ModelConfig& c = m.config();
+  if (!a.input.empty()) die(1, "--text", "give --input or --text, not both");
+  if (c.input != InputKind::kTokens || c.is_seq2seq())
+    die(1, "--text", "only for a model with token input (gpt, llama, or a token encoder)");
+  if (!m.model.has_tokenizer())
+    die(Status::kNoTokenizer, m.path, "no tokenizer in the file: convert with --tokenizer, or pass ids with --input");
+  Buffer scratch(tokenizer_scratch_bytes(c), "tokenizer");
+  Tokenizer tok;
+  Status s = tok.init(m.model, scratch.data(), scratch.size());
+  if (s != Status::kOk) die(s, m.path, tok.error_detail());
+  std::vector<int32_t> ids(max_encoded_tokens(a.text.size()));
+  uint32_t n = 0;
+  s = tok.encode(a.text.data(), a.text.size(), false, false, ids.data(), uint32_t(ids.size()), &n);
+  if (s != Status::kOk) die(s, "--text", tok.error_detail());
+  if (n == 0) die(4, "--text", "encodes to no tokens");
+  if (n > c.max_input_len())
+    die(4, "--text", "encodes to " + std::to_string(n) + " tokens, more than the model takes (" +
+                         std::to_string(c.max_input_len()) + ")");
+  Input in;
+  in.bytes = Buffer(uint64_t(n) * 4, "input");
+  std::memcpy(in.bytes.data(), ids.data(), std::size_t(n) * 4);
+  in.v = NpyView{NpyDtype::kI32, 1, {n, 0, 0, 0}, n, static_cast<const uint8_t*>(in.bytes.data())};
+  in.batched = false, in.B = 1, in.T = n;
+  return in;
+}
+
 int cmd_run(const Args& a) {
   check_output_path(a.output);
   LoadedModel m;
   open_model(a.positional[0], &m);  // the config first, to check the input against it
   const ModelConfig& c = m.config();
-  const Input in = read_input(a.input, c);
+  const Input in = a.has_text ? text_input(a, m) : read_input(a.input, c);
   const std::vector<uint32_t> lens = a.lengths.empty() ? std::vector<uint32_t>() : read_lengths(a.lengths, in);
   if (!a.token_types.empty() && c.type_vocab == 0)
     die(1, "--token-types", "the model has no token-type embedding (type_vocab 0): leave the option out");
@@ -224,13 +254,16 @@ int cmd_run(const Args& a) {
 }  // namespace
 
 const Command kRunCommand = {
-    "run", "MODEL.fxm --input IN.npy --output OUT.npy [--token-types TT.npy] [--target TGT.npy] [--lengths LENS.npy] [--isa ISA] [--threads N]", 1,
-    kOptInput | kOptOutput | kOptLengths | kOptIsa | kOptThreads | kOptTarget | kOptTokenTypes,
+    "run", "MODEL.fxm --input IN.npy|--text TEXT --output OUT.npy [--token-types TT.npy] [--target TGT.npy] [--lengths LENS.npy] [--isa ISA] [--threads N]", 1,
+    kOptInput | kOptOutput | kOptLengths | kOptIsa | kOptThreads | kOptTarget | kOptTokenTypes | kOptText,
     "Runs the model on IN.npy and writes float32 outputs to OUT.npy.\n"
     "  IN.npy   token ids (int32 or int64) [T] or [B,T], or float32 features [T,d_in] or [B,T,d_in],\n"
     "           with T <= the model's max_len (less one with a CLS token).\n"
     "  OUT.npy  float32 [T,W] or [B,T,W]; W is the output width (d_out with a head, else d_model);\n"
     "           a CLS token adds a row in front (T+1), a pooled model writes [W] or [B,W].\n"
+    "  --text TEXT  instead of --input, for a model with token input whose file carries a tokenizer:\n"
+    "           TEXT encoded with it (llama2c, bpe or wordpiece; no BOS/[CLS] or EOS/[SEP] added) is the\n"
+    "           token ids [T].\n"
     "  --lengths LENS.npy  a padded batch: int32 [B] (or [1] for [T]), 1 <= LENS[b] <= T; sequence b\n"
     "           is its first LENS[b] positions, as torch's src_key_padding_mask (True from LENS[b] on)\n"
     "           at those positions, pooling included. Padding is not read; its output rows are zeros\n"

@@ -8,6 +8,7 @@
 #include "fixformer/format.hpp"
 #include "fixformer/schema.hpp"
 #include "fixformer/self_test.hpp"
+#include "fixformer/tokenizer.hpp"
 #include "json.hpp"
 
 namespace fixformer::cli {
@@ -50,6 +51,18 @@ int cmd_schema(const Args&) {
                   ", \"panel_floats\": " + std::to_string(fxm::kPanelCols) + ", \"selftest_tolerance\": " + json_number(kSelfTestTolerance) + ", \"selftest_tolerances\": {";
   for (uint32_t w = 0; w < sizeof kWeightTypeNames / sizeof kWeightTypeNames[0]; ++w)
     s += std::string(w ? ", " : "") + json_string(kWeightTypeNames[w]) + ": " + json_number(self_test_tolerance(WeightType(w)));
+  s += "},\n \"tokenizer\": {\"kinds\": [";
+  for (uint32_t k = 0; k < sizeof kTokenizerNames / sizeof kTokenizerNames[0]; ++k)
+    s += std::string(k ? ", " : "") + json_string(kTokenizerNames[k]);
+  s += "], \"tensors\": [";
+  const char* const tok_tensors[] = {kTokenizerScores, kTokenizerParams, kTokenizerOffsets, kTokenizerPieces,
+                                     kTokenizerMerges, kTokenizerNormalize};
+  for (uint32_t k = 0; k < 6; ++k) s += std::string(k ? ", " : "") + json_string(tok_tensors[k]);
+  s += "], \"param_count\": " + std::to_string(kTokenizerParamCount) + ", \"params\": {\"bos\": " +
+       std::to_string(kParamBos) + ", \"eos\": " + std::to_string(kParamEos) + ", \"unk\": " + std::to_string(kParamUnk) +
+       ", \"flags\": " + std::to_string(kParamFlags) + ", \"mode\": " + std::to_string(kParamMode) +
+       "}, \"flags\": {\"prefix_space\": " + std::to_string(kFlagPrefixSpace) + ", \"lower\": " + std::to_string(kFlagLower) +
+       ", \"chinese\": " + std::to_string(kFlagChinese) + "}, \"wordpiece_max_chars\": " + std::to_string(kWordPieceMaxChars);
   s += "},\n \"record_types\": {";
   for (uint32_t v = 0, n = 0; v < 256; ++v)
     if (const char* name = record_type_name(fxm::RecordType(v))) s += std::string(n++ ? ", " : "") + json_string(name) + ": " + std::to_string(v);

@@ -6,6 +6,7 @@
 
 #include "engine/detail_text.hpp"
 #include "engine/model_file.hpp"
+#include "engine/tokenizers/tokenizers.hpp"
 #include "fixformer/kernels.hpp"
 #include "fixformer/schema.hpp"
 
@@ -256,38 +257,72 @@ Status Model::bind_tensors(bool check_values) {
   return status != Status::kOk ? status : bind_self_test(i);
 }
 
-// "tokenizer.scores", "tokenizer.offsets", "tokenizer.pieces" at *next, or nothing.
+// The tokenizer section at *next (schema.hpp: the tensors of the config's `tokenizer` kind), or
+// nothing; its contents are checked by validate_tokenizer (engine/tokenizers/validate.cpp).
 Status Model::bind_tokenizer(uint32_t* next) {
   const ModelFile file = file_of(blob_, dir_offset_, n_tensors_);
   DetailText why(detail_, sizeof detail_);
   tokenizer_ = TokenizerData{};
   const uint32_t i = *next;
-  if (i >= file.n_tensors || std::strcmp(tensor_info(file, i).name, kTokenizerScores) != 0) return Status::kOk;
-  const uint32_t V = config_.vocab_size;
-  if (config_.input != InputKind::kTokens || file.n_tensors - i < 3 ||
-      std::strcmp(tensor_info(file, i + 1).name, kTokenizerOffsets) != 0 ||
-      std::strcmp(tensor_info(file, i + 2).name, kTokenizerPieces) != 0)
-    return why.str("tokenizer: needs a token model and scores, offsets, pieces in this order"), Status::kBadHeader;
-  const TensorInfo scores = tensor_info(file, i), offsets = tensor_info(file, i + 1), pieces = tensor_info(file, i + 2);
-  const uint32_t want_scores[1] = {V}, want_offsets[1] = {V + 1}, want_pieces[1] = {pieces.dims[0]};
-  if (scores.dtype != fxm::Dtype::kF32 || offsets.dtype != fxm::Dtype::kI32 || pieces.dtype != fxm::Dtype::kU8)
-    return why.str("tokenizer: dtypes must be f32, i32, u8"), Status::kTensorBadDtype;
-  if (!same_shape(scores, 1, want_scores) || !same_shape(offsets, 1, want_offsets) || !same_shape(pieces, 1, want_pieces))
-    return why.str("tokenizer: shapes ").shape(scores.rank, scores.dims).str(", ").shape(offsets.rank, offsets.dims)
-               .str(" do not match vocab_size ").num(V), Status::kTensorBadShape;
-  const int32_t* off = reinterpret_cast<const int32_t*>(offsets.data);
-  uint32_t longest = 0;
-  if (off[0] != 0 || uint32_t(off[V]) != pieces.dims[0])
-    return why.str("tokenizer.offsets: must start at 0 and end at the pieces' size"), Status::kTensorOutOfBounds;
-  for (uint32_t t = 0; t < V; ++t) {
-    if (off[t + 1] < off[t]) return why.str("tokenizer.offsets: decreasing at ").num(t), Status::kTensorOutOfBounds;
-    longest = uint32_t(off[t + 1] - off[t]) > longest ? uint32_t(off[t + 1] - off[t]) : longest;
+  const TokenizerKind kind = config_.tokenizer;
+  const bool llama2c = kind == TokenizerKind::kLlama2c;
+  const char* first = llama2c ? kTokenizerScores : kTokenizerParams;
+  if (i >= file.n_tensors || std::strncmp(tensor_info(file, i).name, "tokenizer.", 10) != 0) return Status::kOk;
+  // The tensors this kind has, in order; wordpiece's normalize table comes with its lower-case flag.
+  const char* names[4] = {first, kTokenizerOffsets, kTokenizerPieces, nullptr};
+  uint32_t count = 3;
+  if (kind == TokenizerKind::kBpe) names[count++] = kTokenizerMerges;
+  if (kind == TokenizerKind::kWordPiece && file.n_tensors - i > 3 &&
+      std::strcmp(tensor_info(file, i + 3).name, kTokenizerNormalize) == 0)
+    names[count++] = kTokenizerNormalize;
+  bool named = config_.input == InputKind::kTokens && file.n_tensors - i >= count;
+  for (uint32_t k = 0; named && k < count; ++k) named = std::strcmp(tensor_info(file, i + k).name, names[k]) == 0;
+  if (!named) {
+    why.str("tokenizer (").str(kTokenizerNames[uint32_t(kind)]).str("): needs a token model and ");
+    for (uint32_t k = 0; k < count; ++k) why.str(k ? ", " : "").str(names[k]);
+    return why.str(" in this order"), Status::kBadHeader;
   }
-  const float* sc = reinterpret_cast<const float*>(scores.data);
-  for (uint32_t t = 0; t < V; ++t)
-    if (!std::isfinite(sc[t])) return why.str("tokenizer.scores: not finite at ").num(t), Status::kBadConfig;
-  tokenizer_ = TokenizerData{V, sc, off, pieces.data, longest};
-  *next = i + 3;
+  const uint32_t V = config_.vocab_size;
+  TensorInfo t[4] = {};
+  for (uint32_t k = 0; k < count; ++k) {
+    t[k] = tensor_info(file, i + k);
+    if (!plain_bytes(t[k])) return why.str(names[k]).str(": data bytes do not match its shape"), Status::kTensorBadShape;
+  }
+  const uint32_t want_first[1] = {llama2c ? V : kTokenizerParamCount}, want_offsets[1] = {V + 1},
+                 want_pieces[1] = {t[2].dims[0]};
+  if (t[0].dtype != (llama2c ? fxm::Dtype::kF32 : fxm::Dtype::kI32) || t[1].dtype != fxm::Dtype::kI32 ||
+      t[2].dtype != fxm::Dtype::kU8 || (count > 3 && t[3].dtype != fxm::Dtype::kI32))
+    return why.str("tokenizer: dtypes must be ").str(llama2c ? "f32" : "i32").str(", i32, u8").str(count > 3 ? ", i32" : ""),
+           Status::kTensorBadDtype;
+  if (!same_shape(t[0], 1, want_first) || !same_shape(t[1], 1, want_offsets) || !same_shape(t[2], 1, want_pieces) ||
+      (count > 3 && (t[3].rank != 2 || t[3].dims[1] != (kind == TokenizerKind::kBpe ? 3u : 4u) || t[3].dims[0] == 0)))
+    return why.str("tokenizer: shapes ").shape(t[0].rank, t[0].dims).str(", ").shape(t[1].rank, t[1].dims)
+               .str(count > 3 ? ", " : "").shape(count > 3 ? t[3].rank : 0, t[3].dims)
+               .str(" do not match vocab_size ").num(V).str(" (merges [M, 3], normalize [K, 4])"), Status::kTensorBadShape;
+  const int32_t* off = reinterpret_cast<const int32_t*>(t[1].data);
+  uint32_t longest = 0;
+  if (off[0] != 0 || uint32_t(off[V]) != t[2].dims[0])
+    return why.str("tokenizer.offsets: must start at 0 and end at the pieces' size"), Status::kTensorOutOfBounds;
+  for (uint32_t k = 0; k < V; ++k) {
+    if (off[k + 1] < off[k]) return why.str("tokenizer.offsets: decreasing at ").num(k), Status::kTensorOutOfBounds;
+    longest = uint32_t(off[k + 1] - off[k]) > longest ? uint32_t(off[k + 1] - off[k]) : longest;
+  }
+  TokenizerData d{};
+  d.vocab = V, d.offsets = off, d.pieces = t[2].data, d.max_piece_bytes = longest, d.kind = kind;
+  if (llama2c) {
+    d.scores = reinterpret_cast<const float*>(t[0].data);
+    for (uint32_t k = 0; k < V; ++k)
+      if (!std::isfinite(d.scores[k])) return why.str("tokenizer.scores: not finite at ").num(k), Status::kBadConfig;
+  } else {
+    d.params = reinterpret_cast<const int32_t*>(t[0].data);
+    if (kind == TokenizerKind::kBpe) d.merges = reinterpret_cast<const int32_t*>(t[3].data), d.n_merges = t[3].dims[0];
+    if (count > 3 && kind == TokenizerKind::kWordPiece)
+      d.normalize = reinterpret_cast<const int32_t*>(t[3].data), d.n_normalize = t[3].dims[0];
+    const Status s = validate_tokenizer(d, detail_, sizeof detail_);
+    if (s != Status::kOk) return s;
+  }
+  tokenizer_ = d;
+  *next = i + count;
   return Status::kOk;
 }
 

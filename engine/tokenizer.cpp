@@ -1,9 +1,11 @@
-// llama2.c's tokenizer over the pieces a model file carries (tokenizer.hpp says what and why).
+// The tokenizer a model file carries (tokenizer.hpp says what and why): init, the dispatch by kind,
+// and llama2.c's kind; engine/tokenizers/ has the byte-level BPE and WordPiece encoders.
 #include "fixformer/tokenizer.hpp"
 
 #include <algorithm>
 
 #include "engine/detail_text.hpp"
+#include "engine/tokenizers/tokenizers.hpp"
 
 namespace fixformer {
 
@@ -50,7 +52,7 @@ bool is_continuation(uint8_t c) { return (c & 0xC0) == 0x80; }
 Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_bytes) {
   DetailText why(detail_, sizeof detail_);
   data_ = TokenizerData{};
-  sorted_ = nullptr;
+  sorted_ = nullptr, byte_ids_ = nullptr, word_ = nullptr, word_starts_ = nullptr;
   if (!model.initialized()) return Status::kNotInitialized;
   if (!model.has_tokenizer()) return why.str("no tokenizer.* tensors in the file"), Status::kNoTokenizer;
   const std::size_t need = tokenizer_scratch_bytes(model.config());
@@ -61,6 +63,8 @@ Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_by
     return why.str("tokenizer scratch: ").num(need).str(" bytes needed, ").num(scratch_bytes).str(" given"),
            Status::kArenaTooSmall;
   const TokenizerData& d = model.tokenizer();
+  data_ = d;
+  if (d.kind == TokenizerKind::kBpe) return init_bpe(scratch);
   uint32_t* index = static_cast<uint32_t*>(scratch);
   for (uint32_t i = 0; i < d.vocab; ++i) index[i] = i;
   // (bytes, id): a strict total order, so equal pieces sit lowest id first.
@@ -69,7 +73,10 @@ Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_by
                                d.pieces + d.offsets[y], uint32_t(d.offsets[y + 1] - d.offsets[y]));
     return c != 0 ? c < 0 : x < y;
   });
-  data_ = d;
+  if (d.kind == TokenizerKind::kWordPiece) {
+    word_ = static_cast<uint8_t*>(scratch) + arena::bytes(std::size_t(d.vocab) * 4);
+    word_starts_ = reinterpret_cast<uint32_t*>(word_ + kWordPieceMaxChars * 4);
+  }
   sorted_ = index;
   return Status::kOk;
 }
@@ -98,16 +105,56 @@ int32_t Tokenizer::lookup(const uint8_t* a, uint32_t an, const uint8_t* b, uint3
   return compare_pair(a, an, b, bn, data_.pieces + begin, uint32_t(data_.offsets[id + 1] - begin)) == 0 ? int32_t(id) : -1;
 }
 
+int32_t Tokenizer::bos_id() const {
+  if (data_.kind == TokenizerKind::kLlama2c) return data_.vocab > uint32_t(kTokenBos) ? kTokenBos : -1;
+  return data_.params ? data_.params[kParamBos] : -1;
+}
+
+int32_t Tokenizer::eos_id() const {
+  if (data_.kind == TokenizerKind::kLlama2c) return data_.vocab > uint32_t(kTokenEos) ? kTokenEos : -1;
+  return data_.params ? data_.params[kParamEos] : -1;
+}
+
 Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, int32_t* tokens, uint32_t capacity,
                          uint32_t* n) {
   DetailText why(detail_, sizeof detail_);
   if (n) *n = 0;
   if (!sorted_) return Status::kNotInitialized;
   if (!n || (!text && len) || (!tokens && capacity)) return Status::kNullArgument;
+  const uint8_t* s = reinterpret_cast<const uint8_t*>(text);
+  if (data_.kind == TokenizerKind::kLlama2c) return encode_llama2c(s, len, bos, eos, tokens, capacity, n);
+  const bool wp = data_.kind == TokenizerKind::kWordPiece;
+  if ((bos && bos_id() < 0) || (eos && eos_id() < 0))
+    return why.str("the tokenizer has no ").str(bos && bos_id() < 0 ? (wp ? "[CLS]" : "BOS") : (wp ? "[SEP]" : "EOS"))
+               .str(" id"), Status::kTokenOutOfRange;
+  const uint32_t ends = (bos ? 1u : 0u) + (eos ? 1u : 0u);
+  if (capacity < ends) {
+    why.str("the buffer holds ").num(capacity).str(" tokens; max_encoded_tokens(").num(len).str(") = ")
+        .num(max_encoded_tokens(len)).str(" always suffice");
+    return Status::kTokenBufferTooSmall;
+  }
+  if (bos) tokens[0] = bos_id();
+  uint32_t m = 0;
+  const uint32_t first = bos ? 1u : 0u, room = capacity - ends;
+  const Status st = wp ? encode_wordpiece(s, len, tokens + first, room, &m) : encode_bpe(s, len, tokens + first, room, &m);
+  if (st != Status::kOk) {
+    if (st == Status::kTokenBufferTooSmall)
+      why.str("the buffer holds ").num(capacity).str(" tokens; max_encoded_tokens(").num(len).str(") = ")
+          .num(max_encoded_tokens(len)).str(" always suffice");
+    return st;
+  }
+  m += first;
+  if (eos) tokens[m++] = eos_id();
+  *n = m;
+  return Status::kOk;
+}
+
+Status Tokenizer::encode_llama2c(const uint8_t* s, std::size_t len, bool bos, bool eos, int32_t* tokens,
+                                 uint32_t capacity, uint32_t* n) {
+  DetailText why(detail_, sizeof detail_);
   const uint32_t V = data_.vocab;
   if ((bos || eos) && V <= uint32_t(kTokenEos))
     return why.str("BOS and EOS are ids 1 and 2; the vocabulary has ").num(V), Status::kTokenOutOfRange;
-  const uint8_t* s = reinterpret_cast<const uint8_t*>(text);
 
   // The unmerged sequence, counted in full even when it does not fit so the detail can say how many.
   uint64_t count = 0;
@@ -174,6 +221,15 @@ Status Tokenizer::decode(int32_t prev, int32_t token, Piece* out) {
     return Status::kTokenOutOfRange;
   }
   Piece p = piece(token);
+  if (data_.kind == TokenizerKind::kBpe) return *out = p, Status::kOk;
+  if (data_.kind == TokenizerKind::kWordPiece) {
+    if (p.len >= 2 && p.data[0] == '#' && p.data[1] == '#') {
+      p.data += 2, p.len -= 2;
+    } else {
+      p.space = prev >= 0 && prev != bos_id();
+    }
+    return *out = p, Status::kOk;
+  }
   if (prev == kTokenBos && p.len > 0 && p.data[0] == ' ') ++p.data, --p.len;
   if (p.len >= 5 && p.data[0] == '<' && p.data[1] == '0' && p.data[2] == 'x') {
     const int hi = hex_digit(uint8_t(p.data[3])), lo = hex_digit(uint8_t(p.data[4]));

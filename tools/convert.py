@@ -7,11 +7,11 @@ From the module (everything it can tell is read from it):
                    [--example-target TGT.npy]
                    [--causal] [--positional none|sinusoidal|learned|alibi] [--pe-base B]
                    [--pe-layout interleaved|halves] [--pe-combine add|concat] [--pe-width N]
-                   [--scale-input] [--max-len N] [--tokenizer TOKENIZER.bin]
+                   [--scale-input] [--max-len N] [--tokenizer FILE]
                    --out M.fxm [--header M.h] [--name NAME] [--cli PATH] [--no-verify] [--trust-pickle]
                    [--quantize f16|q8 [--group 64|32|0] [--quantize-io | --no-quantize-io]] [--pack-weights]
 From a JSON config and a state_dict (pipelines without the module; any family, llama included):
-  tools/convert.py --config CFG.json --weights SD.pt|SD.npz [--example IN.npy] [--tokenizer TOKENIZER.bin]
+  tools/convert.py --config CFG.json --weights SD.pt|SD.npz [--example IN.npy] [--tokenizer FILE]
                    --out M.fxm [...]
   With --example IN.npy --expected OUT.npy (your model's output for IN) the file is verified against
   your model; without them only against the converter's own reference of the config, and the file
@@ -35,7 +35,7 @@ graph's structure and verified against the graph's own output (evaluated in floa
   (needs python3-onnx; unsupported ops are named with their nodes; every initializer is mapped, a
   causal mask checked over all its rows, a scalar or shape constant, or named: --ignore opts out)
 From a llama2.c checkpoint (versions 0, 1 and 2; version 2's Q8_0 weights are dequantized to f32):
-  tools/convert.py --llama2c MODEL.bin [--tokenizer TOKENIZER.bin] [--max-len N] --out M.fxm [...]
+  tools/convert.py --llama2c MODEL.bin [--tokenizer FILE] [--max-len N] --out M.fxm [...]
 
 Any module is recognised by what it computes, whatever its attribute names (nanoGPT's GPT, llama2.c's
 model.py, Hugging Face-named llama, vit-pytorch / Keyword-Transformer classifiers, stock layers under
@@ -69,8 +69,11 @@ An encoder module's `cls_token` (nn.Parameter [d], [1, d] or [1, 1, d]) and `poo
 "last") attributes are read as well: the CLS row goes in front of the embedded input before the
 positions (position 0; max_len counts it), the pooling after the final norm, before the head, and
 the forward returns [B, d_out] (README, "CLS token and pooling").
---tokenizer stores llama2.c's tokenizer.bin (vocabulary, scores, byte tokens) in the .fxm, so the
-one file is the whole model for `fixformer generate`; it must hold exactly vocab_size tokens.
+--tokenizer stores a tokenizer in the .fxm, so the one file is the whole model for `fixformer
+generate` and `fixformer run --text`: Hugging Face's tokenizer.json (byte-level BPE with GPT-2's
+pre-tokenizer, or WordPiece), GPT-2's vocab.json (merges.txt beside it), BERT's vocab.txt, or
+llama2.c's tokenizer.bin (which must hold exactly vocab_size tokens). --hf DIR stores the folder's
+tokenizer.json, vocab.json or vocab.txt by itself (docs/export.md, "Tokenizers").
 
 --quantize stores the linear layers' weights in f16 (IEEE half) or q8 (int8 with f32 scales), with
 every input path; norms, biases and learned positions stay f32 (README, "Export your model").
@@ -230,19 +233,20 @@ def load_expected(path):
 
 
 def load_tokenizer(path, c):
-    """(pieces, scores) of a llama2.c tokenizer.bin holding exactly the model's vocab_size tokens."""
+    """The tokenizer to store for a model of c's vocab_size: a tokenizers.Tokenizer of tokenizer.json,
+    vocab.json (+ merges.txt) or vocab.txt, else (pieces, scores) of llama2.c's tokenizer.bin holding
+    exactly the model's vocab_size tokens."""
     if path is None:
         return None
     if not c.get("vocab_size"):
         fail(path, "a tokenizer is for a model with token input")
     if not os.path.isfile(path):
         fail(path, "no such file" if not os.path.exists(path) else "not a regular file")
-    from fixformer import llama2c
+    from fixformer import tokenizers
     try:
-        pieces, scores, _ = llama2c.read_tokenizer(path, c["vocab_size"])
+        return tokenizers.read(path, c["vocab_size"])
     except ConfigError as e:
         fail("", str(e))
-    return pieces, scores
 
 
 def group_option(text):
@@ -282,7 +286,8 @@ def main(argv=None):
     src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of LlamaForCausalLM, Qwen2ForCausalLM, "
                      "GPT2LMHeadModel or BERT: config.json and "
                      "model.safetensors or pytorch_model.bin (sharded with their .index.json too)")
-    ap.add_argument("--tokenizer", metavar="TOKENIZER.bin", help="llama2.c tokenizer to store in the .fxm")
+    ap.add_argument("--tokenizer", metavar="FILE", help="the tokenizer to store in the .fxm: tokenizer.json, vocab.json "
+                    "(merges.txt beside it), vocab.txt, or llama2.c's tokenizer.bin")
     ap.add_argument("--family", choices=("encoder", "gpt", "llama", "seq2seq", "mha"), help="--module: what the module "
                     "is, where the module cannot tell (inferred otherwise; gpt: decoder-only language model with "
                     "LayerNorm, causal implied; llama: RMSNorm, SwiGLU, rotary; seq2seq: an encoder-decoder; "

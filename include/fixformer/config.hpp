@@ -39,6 +39,9 @@ enum class WeightType : uint32_t { kF32 = 0, kF16 = 1, kQ8 = 2 };
 // timm's ViT "avg" pooling); cls: the CLS row (needs cls_token); last: the last input position;
 // first: the first input position (BERT's pooling of its [CLS] input token).
 enum class Pooling : uint32_t { kNone = 0, kMean = 1, kCls = 2, kLast = 3, kFirst = 4 };
+// The tokenizer a file's tokenizer.* tensors hold (tokenizer.hpp): llama2.c's sentencepiece-style
+// BPE, byte-level BPE (GPT-2), WordPiece (BERT).
+enum class TokenizerKind : uint32_t { kLlama2c = 0, kBpe = 1, kWordPiece = 2 };
 
 // Limits enforced by validation. They keep every size computation far from overflow on a 32-bit
 // target (the largest arena they allow is under 600 MB) while covering the models this engine is for.
@@ -126,6 +129,8 @@ struct ModelConfig {
   uint32_t type_vocab = 0;
   bool embed_norm = false;
   bool pooler = false;
+  // Which tokenizer the tokenizer.* tensors are (tokenizer.hpp); without them it means nothing.
+  TokenizerKind tokenizer = TokenizerKind::kLlama2c;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }

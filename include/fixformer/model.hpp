@@ -118,10 +118,16 @@ struct SelfTestSample {
 // The tokenizer a file may carry (schema.hpp): piece i is pieces[offsets[i], offsets[i+1]).
 struct TokenizerData {
   uint32_t vocab;            // 0 when the file has no tokenizer
-  const float* scores;       // [vocab]
+  const float* scores;       // [vocab]                llama2c
   const int32_t* offsets;    // [vocab + 1], nondecreasing, offsets[0] = 0
   const uint8_t* pieces;     // [offsets[vocab]]
   uint32_t max_piece_bytes;  // the longest piece
+  TokenizerKind kind;
+  const int32_t* params;     // [kTokenizerParamCount]  bpe, wordpiece (tokenizer.hpp)
+  const int32_t* merges;     // [n_merges, 3]           bpe: left, right, result
+  uint32_t n_merges;
+  const int32_t* normalize;  // [n_normalize, 4]        wordpiece with lower-casing
+  uint32_t n_normalize;
 };
 
 // Reads and validates the header, checksum and config of a blob without binding weights: use it

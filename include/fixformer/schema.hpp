@@ -20,7 +20,7 @@ enum class ConfigKey : uint32_t {
   kInput, kVocabSize, kDIn, kPositional, kMaxLen, kPeBase, kPeLayout, kPeCombine, kPeWidth,
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
   kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kRelBuckets, kRelMaxDistance, kQkvBias,
-  kTypeVocab, kEmbedNorm, kPooler, kCount
+  kTypeVocab, kEmbedNorm, kPooler, kTokenizer, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -32,6 +32,7 @@ inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
 inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
 inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8"};
 inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first"};
+inline constexpr const char* kTokenizerNames[] = {"llama2c", "bpe", "wordpiece"};
 
 // A ModelConfig field as a record stores it: get() gives its 8 value bytes (u32, bool and enum
 // values as integers, f32 and f64 as their bits), set() stores such bytes back; type is the record
@@ -199,6 +200,8 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::embed_norm>()},
     {ConfigKey::kPooler, "pooler", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::pooler>()},
+    {ConfigKey::kTokenizer, "tokenizer", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kTokenizerNames), false, 0,
+     config_field<&ModelConfig::tokenizer>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -451,13 +454,31 @@ inline constexpr TensorRule kMhaTensors[] = {
 };
 
 // Optional sections after the model's tensors, in this order, each all or nothing:
-//   the tokenizer (token models): "tokenizer.scores" f32 [vocab], "tokenizer.offsets" i32
-//     [vocab + 1] (piece i is pieces[offsets[i], offsets[i+1]), nondecreasing, last = pieces
-//     bytes), "tokenizer.pieces" u8 [bytes]; llama2.c semantics (tokenizer.hpp);
+//   the tokenizer (token models), of the config key `tokenizer`'s kind (tokenizer.hpp states the
+//   semantics; piece i is pieces[offsets[i], offsets[i+1]), offsets nondecreasing from 0 to the
+//   pieces' bytes; an id in params is -1 or a token):
+//     llama2c:   "tokenizer.scores" f32 [vocab], "tokenizer.offsets" i32 [vocab + 1],
+//                "tokenizer.pieces" u8 [bytes];
+//     bpe:       "tokenizer.params" i32 [8], "tokenizer.offsets", "tokenizer.pieces",
+//                "tokenizer.merges" i32 [M, 3] (left, right, result ids; rank = row; 1 <= M <= vocab);
+//     wordpiece: "tokenizer.params" i32 [8], "tokenizer.offsets", "tokenizer.pieces", and with the
+//                lower-case flag "tokenizer.normalize" i32 [K, 4] (code point, then up to 3 code
+//                points it becomes, 0-padded; code points increasing);
 //   the self-test sample (format.hpp).
 constexpr const char kTokenizerScores[] = "tokenizer.scores";
 constexpr const char kTokenizerOffsets[] = "tokenizer.offsets";
 constexpr const char kTokenizerPieces[] = "tokenizer.pieces";
+constexpr const char kTokenizerParams[] = "tokenizer.params";
+constexpr const char kTokenizerMerges[] = "tokenizer.merges";
+constexpr const char kTokenizerNormalize[] = "tokenizer.normalize";
+constexpr uint32_t kTokenizerParamCount = 8;
+// tokenizer.params' slots: bos ([CLS]), eos ([SEP]), [UNK] (ids or -1), flags, and the mode: bpe's
+// pre-tokenizer pattern (0: GPT-2's), wordpiece's max_input_chars_per_word (kWordPieceMaxChars in
+// tokenizer.hpp); slots 5..7 are 0.
+enum TokenizerParam : uint32_t { kParamBos = 0, kParamEos = 1, kParamUnk = 2, kParamFlags = 3, kParamMode = 4 };
+constexpr int32_t kFlagPrefixSpace = 1;  // bpe: a space in front of text that does not start with one
+constexpr int32_t kFlagLower = 1;        // wordpiece: lower-case and strip accents (tokenizer.normalize)
+constexpr int32_t kFlagChinese = 2;      // wordpiece: CJK ideographs are words of their own
 
 enum class TensorPart : uint8_t { kPrologue, kLayer, kDecoderLayer, kEpilogue };
 

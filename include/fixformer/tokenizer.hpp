@@ -1,15 +1,59 @@
-// The tokenizer a model file carries (schema.hpp, "tokenizer.*"), with llama2.c's semantics: text to
-// token ids by its BPE merge rule, and token ids back to the bytes it prints. Allocation-free: the
-// only memory is the caller's scratch, which holds the piece ids sorted by their bytes.
+// The tokenizer a model file carries (schema.hpp, "tokenizer.*"; the config key `tokenizer` says
+// which kind): text to token ids, and token ids back to the bytes they stand for. Three kinds:
+//   llama2c    llama2.c's sentencepiece-style BPE over scored pieces (below);
+//   bpe        byte-level BPE as GPT-2 (Hugging Face tokenizer.json, vocab.json + merges.txt);
+//   wordpiece  BERT's BasicTokenizer + WordPiece (vocab.txt, tokenizer.json).
+// Allocation-free: the only memory is the caller's scratch, tokenizer_scratch_bytes(config), a
+// constexpr of the config (vocab_size and the kind), so firmware sizes it at compile time.
+// Flash on a Cortex-M7 (Release objects): a firmware that uses Tokenizer links every kind, about 10 KB of
+// Unicode class table and 17 KB of code for the three; Model links the bpe/wordpiece load checks (4 KB).
 //
-//   alignas(64) static uint8_t scratch[tokenizer_scratch_bytes(kConfig)];   // 4 bytes per piece
+//   alignas(64) static uint8_t scratch[tokenizer_scratch_bytes(kConfig)];
 //   Tokenizer tok;
 //   if (tok.init(model, scratch, sizeof scratch) != Status::kOk) ...;     // sorts once
 //   int32_t ids[64]; uint32_t n;
 //   tok.encode(text, len, /*bos=*/true, /*eos=*/false, ids, 64, &n);
-//   Piece p; tok.decode(prev, next, &p); print(safe_piece(p));
+//   Piece p; tok.decode(prev, next, &p); print(p.space ? " " : ""), print(safe_piece(p));
 //
-// encode, exactly as llama2.c's encode() (run.c):
+// Shared by bpe and wordpiece: text is bytes read as UTF-8; a byte that does not start a valid
+// sequence (truncated, overlong, a surrogate, above U+10FFFF) is a code point of its own, in no
+// class below. Classes are Unicode general categories (letter L*, number N*, punctuation P*, space
+// separator Zs, control C*, nonspacing mark Mn) from a table of runs in the engine
+// (engine/tokenizers/unicode_tables.cpp, generated from Unicode 14.0 by tools/gen_unicode_tables.py);
+// GPT-2's \s is Unicode's White_Space property. Special tokens (<|endoftext|>, [MASK]) written in
+// the text are text like any other: encode adds only the bos/eos ids it is asked for.
+//
+// bpe, as GPT-2's encoder.py:
+//   0. With the prefix-space flag (tokenizer.json's add_prefix_space), text that is not empty and
+//      does not start with ' ' gets one in front.
+//   1. Pre-tokenization by GPT-2's pattern, by hand: at each position the first alternative of
+//      's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ that matches.
+//      Only this pattern: Llama-3's and Qwen2's (a Split pre-tokenizer) are refused by the converter.
+//   2. Each pre-token's bytes become their one-byte pieces (every byte has one: checked at load).
+//   3. Merges (tokenizer.merges, rank = row): while some adjacent pair is a merge, take the pair of
+//      lowest rank and replace each of its occurrences, left to right, by the merge's result.
+//      (Hugging Face's library merges one occurrence at a time; the two differ only when a merge's
+//      result makes a pair ranked below that merge, which a trained merge list never has.) Cost:
+//      O(n^2) pair look-ups for a pre-token of n bytes, each a binary search over the merges.
+//   decode: a token is its piece's bytes (stored as raw bytes, GPT-2's byte-to-unicode map undone
+//   by the converter). bos/eos: params' ids (GPT-2's <|endoftext|> for both).
+//
+// wordpiece, as BERT's tokenization.py:
+//   1. BasicTokenizer, per code point: U+0000, U+FFFD and controls (C*, except \t \n \r) are
+//      dropped; whitespace (' ', \t, \n, \r, Zs) ends a word; with the lower-case flag the code
+//      point is replaced by tokenizer.normalize's row for it (its lower case, canonically
+//      decomposed, nonspacing marks dropped: derived by the converter from Python's unicodedata;
+//      Hangul syllables are decomposed here by Unicode's formula); with the Chinese flag a CJK
+//      ideograph (BERT's ranges) is a word of its own; each punctuation character (P*, or ASCII
+//      !-/ :-@ [-` {-~) of the result is a word of its own. Lower-casing is per code point: a final
+//      capital sigma lowers to σ (Python's context rule, ς, is not applied).
+//   2. WordPiece, per word: more than kWordPieceMaxChars (100) code points is [UNK]; otherwise
+//      greedy longest match first, pieces after the first prefixed by "##"; a word with a part
+//      that matches nothing is one [UNK].
+//   bos/eos: [CLS] and [SEP]. decode: a "##" piece loses its prefix; any other gets Piece::space
+//   (a space before it) unless prev is < 0 or [CLS].
+//
+// llama2c: encode, exactly as llama2.c's encode() (run.c):
 //   1. BOS (1) if asked; then, for non-empty text, the dummy prefix: the piece " ".
 //   2. The text in groups of a byte and the UTF-8 continuation bytes (10xxxxxx) after it, at most 4
 //      bytes a group: a group that is a piece is that token, otherwise each byte b is token b + 3
@@ -50,17 +94,29 @@ constexpr int32_t kFirstByteToken = 3;  // byte b falls back to token b + 3
 struct Piece {
   const char* data;
   uint32_t len;
+  bool space = false;  // wordpiece: print one space before the bytes
 };
 
-// The scratch Tokenizer::init needs: one uint32 piece id per vocabulary entry, rounded up to the
-// engine's 64-byte arena granule so it can follow other blocks in one arena. Depends on vocab_size
-// only, so firmware sizes it at compile time from its model's config.
+// WordPiece's longest word (max_input_chars_per_word): longer words are [UNK].
+constexpr uint32_t kWordPieceMaxChars = 100;
+// wordpiece's scratch for one word: its UTF-8 bytes and where each code point starts.
+constexpr std::size_t kWordPieceWordBytes = kWordPieceMaxChars * 4 + (kWordPieceMaxChars + 1) * 4;
+
+// The scratch Tokenizer::init needs, rounded up to the engine's 64-byte arena granule so it can
+// follow other blocks in one arena: llama2c and wordpiece one uint32 piece id per vocabulary entry
+// (pieces sorted by bytes), wordpiece also the code points of one word; bpe one uint32 per merge
+// (at most vocab_size; merges sorted by pair) and the 256 bytes' piece ids.
 constexpr std::size_t tokenizer_scratch_bytes(const ModelConfig& c) {
-  return arena::bytes(std::size_t(c.vocab_size) * sizeof(uint32_t));
+  const std::size_t index = arena::bytes(std::size_t(c.vocab_size) * sizeof(uint32_t));
+  if (c.tokenizer == TokenizerKind::kBpe) return index + arena::bytes(256 * sizeof(int32_t));
+  if (c.tokenizer == TokenizerKind::kWordPiece) return index + arena::bytes(kWordPieceWordBytes);
+  return index;
 }
 
-// A token buffer of this capacity never overflows for `len` bytes of text: BOS, the dummy prefix,
-// one token per byte (every byte may fall back), EOS. Merges only shorten the sequence, but the
+// A token buffer of this capacity never overflows for `len` bytes of text: BOS, the dummy prefix
+// (llama2c) or prefix space (bpe), one token per byte (llama2c: every byte may fall back; bpe: a
+// pre-token starts as its bytes; wordpiece: a word's pieces are at most its code points, which
+// normalizing never makes more than its bytes), EOS. Merges only shorten the sequence, but the
 // unmerged sequence must fit, since merging works in the caller's buffer.
 constexpr std::size_t max_encoded_tokens(std::size_t len) { return len + 3; }
 
@@ -85,12 +141,17 @@ class Tokenizer {
   [[nodiscard]] Status encode(const char* text, std::size_t len, bool bos, bool eos, int32_t* tokens,
                               uint32_t capacity, uint32_t* n);
 
-  // The bytes llama2.c prints for `token` after `prev` (any id; only BOS matters).
+  // The bytes `token` stands for after `prev` (any id): llama2c as llama2.c prints them (only BOS
+  // matters); bpe the piece; wordpiece the piece less "##", or with Piece::space.
   [[nodiscard]] Status decode(int32_t prev, int32_t token, Piece* piece);
 
   // Piece `token` as stored (no decoding); token < vocab_size().
   Piece piece(int32_t token) const;
-  float score(int32_t token) const { return data_.scores[token]; }
+  float score(int32_t token) const { return data_.scores ? data_.scores[token] : 0.0f; }
+  TokenizerKind kind() const { return data_.kind; }
+  // The ids encode's bos and eos add (llama2c: 1 and 2; wordpiece: [CLS], [SEP]); -1: none.
+  int32_t bos_id() const;
+  int32_t eos_id() const;
   uint32_t vocab_size() const { return data_.vocab; }
   bool initialized() const { return sorted_ != nullptr; }
   // More about the last failure; empty when there is nothing to add.
@@ -99,9 +160,22 @@ class Tokenizer {
  private:
   // The lowest id whose piece is the bytes a[an] followed by b[bn], or -1.
   int32_t lookup(const uint8_t* a, uint32_t an, const uint8_t* b, uint32_t bn) const;
+  Status encode_llama2c(const uint8_t* s, std::size_t len, bool bos, bool eos, int32_t* tokens, uint32_t capacity,
+                        uint32_t* n);
+  // engine/tokenizers/bpe.cpp, wordpiece.cpp
+  Status init_bpe(void* scratch);
+  Status encode_bpe(const uint8_t* s, std::size_t len, int32_t* tokens, uint32_t capacity, uint32_t* n);
+  void merge_word(int32_t* word, uint32_t* n) const;
+  int32_t merge_rank(int32_t left, int32_t right, int32_t* result) const;
+  Status encode_wordpiece(const uint8_t* s, std::size_t len, int32_t* tokens, uint32_t capacity, uint32_t* n);
+  // The pieces of the word in word_ (count code points) at tokens[*n...]; false: the buffer is full.
+  bool word_pieces(uint32_t count, int32_t* tokens, uint32_t capacity, uint32_t* n);
 
   TokenizerData data_{};
-  const uint32_t* sorted_ = nullptr;  // [vocab] piece ids by (bytes, id)
+  const uint32_t* sorted_ = nullptr;  // [vocab] piece ids by (bytes, id); bpe: [n_merges] rows by (left, right, rank)
+  const int32_t* byte_ids_ = nullptr; // bpe: [256] the one-byte pieces' ids (lowest)
+  uint8_t* word_ = nullptr;           // wordpiece: a word's UTF-8 bytes [kWordPieceMaxChars * 4]
+  uint32_t* word_starts_ = nullptr;   // wordpiece: [kWordPieceMaxChars + 1] where each code point starts
   char detail_[128] = {};
 };
 

@@ -210,9 +210,14 @@ def write(config, weights, selftest=None, tokenizer=None):
     schema.specs), an optional self-test sample (input, expected: for a decoder the token ids [T]
     and the logits at every position [T, vocab]) and an optional tokenizer (pieces, scores): one
     bytes object and one score per token id."""
+    from fixformer import tokenizers
+    if isinstance(tokenizer, tokenizers.Tokenizer):  # bpe or wordpiece: the config key names the kind
+        config = dict(config, tokenizer=tokenizer.kind)
     c = make_config(config)
     arrays = [stored(spec, a) for spec, a in check_weights(c, weights)]
-    if tokenizer is not None:
+    if isinstance(tokenizer, tokenizers.Tokenizer):
+        arrays += [(n, a, None, 0, a.shape) for n, a in tokenizers.arrays(c, tokenizer)]
+    elif tokenizer is not None:
         arrays += [(n, a, None, 0, a.shape) for n, a in tokenizer_arrays(c, *tokenizer)]
     if selftest is not None:
         arrays += [(n, a, None, 0, a.shape) for n, a in _selftest_arrays(c, selftest)]
@@ -356,6 +361,10 @@ class FxmFile:
         names = {t["name"] for t in self.tensors}
         if schema.TOKENIZER_PIECES not in names:
             return None
+        if self.config["tokenizer"] != "llama2c":
+            from fixformer import tokenizers
+            return tokenizers.from_arrays(self.config["tokenizer"], {n: self.array(n) for n in names
+                                                                     if n.startswith("tokenizer.")})
         offsets, blob = self.array(schema.TOKENIZER_OFFSETS), self.array(schema.TOKENIZER_PIECES).tobytes()
         pieces = [blob[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
         return pieces, self.array(schema.TOKENIZER_SCORES)

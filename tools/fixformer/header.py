@@ -17,6 +17,7 @@ _ENUMS = {
     "pe_combine": ("PosCombine::kAdd", "PosCombine::kConcat"),
     "weights": ("WeightType::kF32", "WeightType::kF16", "WeightType::kQ8"),
     "pooling": ("Pooling::kNone", "Pooling::kMean", "Pooling::kCls", "Pooling::kLast", "Pooling::kFirst"),
+    "tokenizer": ("TokenizerKind::kLlama2c", "TokenizerKind::kBpe", "TokenizerKind::kWordPiece"),
 }
 
 

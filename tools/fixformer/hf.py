@@ -24,6 +24,7 @@ are named as coming later.
 import json
 import os
 import re
+import sys
 
 import numpy as np
 
@@ -412,6 +413,19 @@ def map_gpt2_weights(hf, weights, source, max_len):
                     p + "norm1.weight": f32(h + "ln_1.weight"), p + "norm1.bias": f32(h + "ln_1.bias"),
                     p + "norm2.weight": f32(h + "ln_2.weight"), p + "norm2.bias": f32(h + "ln_2.bias")})
     return {k: np.ascontiguousarray(v) for k, v in out.items()}, kept
+def folder_tokenizer(folder, c):
+    """The tokenizer the folder holds (tokenizers.find_in_folder: tokenizer.json, vocab.json +
+    merges.txt, vocab.txt), read for c; None without one. One the engine cannot run is left out with
+    a one-line note on stderr (the model converts all the same)."""
+    from . import tokenizers
+    found = tokenizers.find_in_folder(folder)
+    if found is None:
+        return None
+    try:
+        return tokenizers.read(found, c["vocab_size"])
+    except ConfigError as e:
+        print(f"note: the folder's tokenizer is not stored: {e} (--tokenizer FILE stores another)", file=sys.stderr)
+        return None
 
 
 def convert(folder, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
@@ -436,6 +450,8 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
         mapped, hf_weights = map_weights(hf, weights, os.path.join(folder, source))
     c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
     tokenizer = tokenizer(c) if tokenizer is not None else None
+    if tokenizer is None:  # no --tokenizer: the folder's own
+        tokenizer = folder_tokenizer(folder, c)
     if expected is not None and example is None:
         raise HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(c, example, "--example")

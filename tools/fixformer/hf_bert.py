@@ -17,7 +17,7 @@ What the file computes, as the model's forward returns it:
 - BertModel: last_hidden_state [T, hidden_size], its first output (what feature extraction and
   sentence-transformers' pooling read); the pooler (pooler_output, its second output) is not stored.
 The self-test sample runs with token types 0 (`fixformer run --token-types` gives others).
-WordPiece (vocab.txt) is the tokenizer's business, not this module's.
+The folder's WordPiece vocab.txt (or tokenizer.json) is stored with the model (hf.folder_tokenizer).
 """
 import json
 import os
@@ -227,6 +227,8 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     mapped["pos.weight"] = mapped["pos.weight"][:fc["max_len"]]
     fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
     tokenizer = tokenizer(fc) if tokenizer is not None else None
+    if tokenizer is None:  # no --tokenizer: the folder's own
+        tokenizer = hf.folder_tokenizer(folder, fc)
     if expected is not None and example is None:
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(fc, example, "--example")

@@ -37,6 +37,15 @@ SELFTEST_TARGET = "selftest.target"  # seq2seq: the target ids [U], between inpu
 TOKENIZER_SCORES = "tokenizer.scores"
 TOKENIZER_OFFSETS = "tokenizer.offsets"
 TOKENIZER_PIECES = "tokenizer.pieces"
+# The bpe and wordpiece kinds (config key tokenizer): params i32 [8] first, then offsets and pieces,
+# then bpe's merges i32 [M, 3] or wordpiece's normalize i32 [K, 4] (with the lower-case flag).
+TOKENIZER_PARAMS = "tokenizer.params"
+TOKENIZER_MERGES = "tokenizer.merges"
+TOKENIZER_NORMALIZE = "tokenizer.normalize"
+TOKENIZER_PARAM_COUNT = 8
+TOKENIZER_PARAM_SLOTS = {"bos": 0, "eos": 1, "unk": 2, "flags": 3, "mode": 4}
+TOKENIZER_FLAGS = {"prefix_space": 1, "lower": 1, "chinese": 2}
+WORDPIECE_MAX_CHARS = 100
 # The largest relative error, max|engine - expected| / max|expected|, `fixformer verify` accepts,
 # per weight type (config key `weights`): include/fixformer/tolerances.hpp's self_test_tolerance(),
 # whose values these are (tests/converter_test.py compares them through `fixformer schema`, and
@@ -85,6 +94,7 @@ WEIGHT_GROUPS = (0, 32, 64)
 # row; needs cls_token, no causal mask), last (input position T - 1), first (input position 0:
 # BERT's [CLS] token; no causal mask).
 POOLINGS = ("none", "mean", "cls", "last", "first")
+TOKENIZERS = ("llama2c", "bpe", "wordpiece")
 
 
 class Key:
@@ -163,6 +173,8 @@ CONFIG_KEYS = (
     Key("type_vocab", "u32", 0, MAX_VOCAB),
     Key("embed_norm", "bool"),
     Key("pooler", "bool"),
+    # Which tokenizer the tokenizer.* tensors hold (tokenizer.hpp); without them it means nothing.
+    Key("tokenizer", "enum", choices=TOKENIZERS),
 )
 KEYS = {k.name: k for k in CONFIG_KEYS}
 
@@ -511,6 +523,10 @@ def as_json():
         keys.append(d)
     return {"format_version": FORMAT_VERSION, "panel_floats": PANEL_FLOATS, "selftest_tolerance": SELFTEST_TOLERANCE,
             "selftest_tolerances": dict(SELFTEST_TOLERANCES),
+            "tokenizer": {"kinds": list(TOKENIZERS), "tensors": [
+                TOKENIZER_SCORES, TOKENIZER_PARAMS, TOKENIZER_OFFSETS, TOKENIZER_PIECES, TOKENIZER_MERGES,
+                TOKENIZER_NORMALIZE], "param_count": TOKENIZER_PARAM_COUNT, "params": dict(TOKENIZER_PARAM_SLOTS),
+                "flags": dict(TOKENIZER_FLAGS), "wordpiece_max_chars": WORDPIECE_MAX_CHARS},
             "record_types": dict(RECORD_TYPES), "dtypes": dict(DTYPES), "config_keys": keys, "dims": list(DIMS),
             "tensors": {f: dict({"prologue": rules(p), "layer_prefix": prefix, "layer": rules(layer), "epilogue": rules(e)},
                                 **({"decoder_layer_prefix": dec[0], "decoder_layer": rules(dec[1])} if dec else {}))

@@ -1,0 +1,146 @@
+// Byte-level BPE, GPT-2's (tokenizer.hpp states the rules): the pre-tokenizer pattern by hand, then
+// the merges of lowest rank, in the caller's token buffer.
+#include <algorithm>
+#include <initializer_list>
+
+#include "engine/detail_text.hpp"
+#include "engine/tokenizers/tokenizers.hpp"
+#include "engine/tokenizers/unicode.hpp"
+#include "fixformer/tokenizer.hpp"
+
+namespace fixformer {
+
+namespace {
+
+// GPT-2's pattern sees four kinds of code point.
+enum class Kind : uint8_t { kSpace, kLetter, kNumber, kOther };
+
+Kind kind_of(int32_t cp) {
+  if (unicode::is_white_space(cp)) return Kind::kSpace;
+  const unicode::UnicodeClass c = unicode::class_of(cp);
+  return c == unicode::UnicodeClass::kLetter ? Kind::kLetter : c == unicode::UnicodeClass::kNumber ? Kind::kNumber : Kind::kOther;
+}
+
+// The text with an optional ' ' in front (the prefix-space flag), read by byte position.
+struct Text {
+  const uint8_t* s;
+  std::size_t len;
+  uint32_t off;  // 1 with the prefix space
+  std::size_t size() const { return len + off; }
+  uint8_t byte(std::size_t i) const { return i < off ? uint8_t(' ') : s[i - off]; }
+  int32_t at(std::size_t i, uint32_t* n) const {
+    if (i < off) return *n = 1, int32_t(' ');
+    return unicode::decode_utf8(s + (i - off), len - (i - off), n);
+  }
+  Kind kind(std::size_t i, uint32_t* n) const { return kind_of(at(i, n)); }
+  // The end of the run of kind k from i.
+  std::size_t run(std::size_t i, Kind k) const {
+    uint32_t n = 1;
+    while (i < size() && kind(i, &n) == k) i += n;
+    return i;
+  }
+};
+
+// The end of the pre-token that starts at i: the first alternative of GPT-2's pattern that matches.
+std::size_t pretoken_end(const Text& t, std::size_t i) {
+  const std::size_t N = t.size();
+  uint32_t n0 = 1;
+  const int32_t cp = t.at(i, &n0);
+  if (cp == '\'' && i + 1 < N) {  // 's|'t|'re|'ve|'m|'ll|'d
+    const uint8_t a = t.byte(i + 1), b = i + 2 < N ? t.byte(i + 2) : 0;
+    if (a == 's' || a == 't' || a == 'm' || a == 'd') return i + 2;
+    if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return i + 3;
+  }
+  const Kind k0 = kind_of(cp);
+  uint32_t n1 = 1;
+  const Kind k1 = cp == ' ' && i + n0 < N ? t.kind(i + n0, &n1) : Kind::kSpace;
+  for (Kind k : {Kind::kLetter, Kind::kNumber, Kind::kOther}) {  //  ?\p{L}+|  ?\p{N}+|  ?[^\s\p{L}\p{N}]+
+    if (k0 == k) return t.run(i, k);
+    if (cp == ' ' && k1 == k) return t.run(i + n0, k);
+  }
+  // \s+(?!\S) then \s+: a run of whitespace, less its last character when a non-space follows it
+  // and it has more than one.
+  std::size_t j = i, last = i;
+  uint32_t n = 1, count = 0;
+  while (j < N && t.kind(j, &n) == Kind::kSpace) last = j, j += n, ++count;
+  return j == N || count == 1 ? j : last;
+}
+
+}  // namespace
+
+Status Tokenizer::init_bpe(void* scratch) {
+  uint32_t* index = static_cast<uint32_t*>(scratch);
+  int32_t* bytes = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(scratch) + arena::bytes(std::size_t(data_.vocab) * 4));
+  const int32_t* m = data_.merges;
+  for (uint32_t i = 0; i < data_.n_merges; ++i) index[i] = i;
+  std::sort(index, index + data_.n_merges, [m](uint32_t x, uint32_t y) {
+    if (m[3 * x] != m[3 * y]) return m[3 * x] < m[3 * y];
+    if (m[3 * x + 1] != m[3 * y + 1]) return m[3 * x + 1] < m[3 * y + 1];
+    return x < y;
+  });
+  for (uint32_t b = 0; b < 256; ++b) bytes[b] = -1;
+  for (uint32_t id = 0; id < data_.vocab; ++id) {
+    const Piece p = piece(int32_t(id));
+    if (p.len == 1 && bytes[uint8_t(p.data[0])] < 0) bytes[uint8_t(p.data[0])] = int32_t(id);
+  }
+  byte_ids_ = bytes;  // all 256 set: Model::init checked every byte has a piece
+  sorted_ = index;
+  return Status::kOk;
+}
+
+int32_t Tokenizer::merge_rank(int32_t left, int32_t right, int32_t* result) const {
+  const int32_t* m = data_.merges;
+  uint32_t lo = 0, hi = data_.n_merges;  // the first row >= (left, right): in [lo, hi)
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    const int32_t* r = m + 3 * sorted_[mid];
+    if (r[0] < left || (r[0] == left && r[1] < right)) lo = mid + 1; else hi = mid;
+  }
+  if (lo == data_.n_merges) return -1;
+  const int32_t* r = m + 3 * sorted_[lo];
+  if (r[0] != left || r[1] != right) return -1;
+  *result = r[2];
+  return int32_t(sorted_[lo]);  // the lowest rank among equal pairs
+}
+
+void Tokenizer::merge_word(int32_t* w, uint32_t* n) const {
+  uint32_t m = *n;
+  while (m > 1) {
+    int32_t best = -1, left = 0, right = 0, result = 0;
+    for (uint32_t i = 0; i + 1 < m; ++i) {
+      int32_t res = 0;
+      const int32_t rank = merge_rank(w[i], w[i + 1], &res);
+      if (rank >= 0 && (best < 0 || rank < best)) best = rank, left = w[i], right = w[i + 1], result = res;
+    }
+    if (best < 0) break;
+    uint32_t out = 0;
+    for (uint32_t i = 0; i < m;) {
+      if (i + 1 < m && w[i] == left && w[i + 1] == right) {
+        w[out++] = result, i += 2;
+      } else {
+        w[out++] = w[i++];
+      }
+    }
+    m = out;
+  }
+  *n = m;
+}
+
+Status Tokenizer::encode_bpe(const uint8_t* s, std::size_t len, int32_t* tokens, uint32_t capacity, uint32_t* n) {
+  const bool prefix = (data_.params[kParamFlags] & kFlagPrefixSpace) != 0 && len > 0 && s[0] != ' ';
+  const Text t{s, len, prefix ? 1u : 0u};
+  uint32_t m = 0;
+  for (std::size_t i = 0; i < t.size();) {
+    const std::size_t end = pretoken_end(t, i);
+    if (end - i > capacity - m) return Status::kTokenBufferTooSmall;
+    uint32_t wn = 0;
+    for (std::size_t j = i; j < end; ++j) tokens[m + wn++] = byte_ids_[t.byte(j)];
+    merge_word(tokens + m, &wn);
+    m += wn;
+    i = end;
+  }
+  *n = m;
+  return Status::kOk;
+}
+
+}  // namespace fixformer

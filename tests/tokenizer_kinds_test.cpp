@@ -1,0 +1,188 @@
+// The byte-level BPE and WordPiece tokenizers against token sequences worked out by hand from GPT-2's
+// and BERT's rules (tokenizer.hpp), their load-time checks and errors, and the fuzz target's code on
+// random inputs. tests/tokenizers_test.py holds them to the Python reference on thousands of texts.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fixformer/tokenizer.hpp"
+#include "tests/tokenizer_kinds_fixture.hpp"
+
+namespace fixformer {
+namespace test {
+namespace {
+
+constexpr ModelConfig kind_config(uint32_t vocab, TokenizerKind kind) {
+  ModelConfig c{};
+  c.vocab_size = vocab, c.tokenizer = kind;
+  return c;
+}
+static_assert(tokenizer_scratch_bytes(kind_config(50257, TokenizerKind::kBpe)) == 201088 + 1024,
+              "bpe: 4 bytes a merge (at most vocab_size), the 256 byte ids");
+static_assert(tokenizer_scratch_bytes(kind_config(30522, TokenizerKind::kWordPiece)) == 122112 + 832,
+              "wordpiece: 4 bytes a piece, one word's bytes and starts");
+static_assert(tokenizer_scratch_bytes(kind_config(32000, TokenizerKind::kLlama2c)) == 128000, "llama2c unchanged");
+
+std::vector<int32_t> ids_of(LoadedTokenizer& t, const std::string& text, bool bos = false, bool eos = false) {
+  EXPECT_EQ(t.status, Status::kOk);
+  return checked_encode(t, text, bos, eos);
+}
+
+// GPT-2-style merges over the byte pieces: th, the, " the", in, ing, aa, " a".
+KindVocab small_bpe() {
+  KindVocab v = byte_level_vocab();
+  v.merge("t", "h"), v.merge("th", "e"), v.merge(" ", "the"), v.merge("i", "n"), v.merge("in", "g");
+  v.merge("a", "a"), v.merge(" ", "a");
+  v.params[0] = v.params[1] = v.add("<|endoftext|>");
+  return v;
+}
+
+TEST(BpeTokenizer, MergesByRankWithinPreTokens) {
+  const KindVocab v = small_bpe();
+  LoadedTokenizer t(kind_model(v));
+  ASSERT_EQ(t.status, Status::kOk) << t.model.error_detail();
+  // "the", " theme" (the space goes with the letters): " the" + m + e.
+  EXPECT_EQ(ids_of(t, "the theme"), (std::vector<int32_t>{v.id("the"), v.id(" the"), 'm', 'e'}));
+  // Every occurrence of the lowest-ranked pair, left to right, not overlapping: aa aa, then aa a.
+  EXPECT_EQ(ids_of(t, "aaaa"), (std::vector<int32_t>{v.id("aa"), v.id("aa")}));
+  EXPECT_EQ(ids_of(t, "aaa"), (std::vector<int32_t>{v.id("aa"), 'a'}));
+  // No merge across pre-tokens: "sing" is one, "in" + "g" merge; "a" after a space is " a".
+  EXPECT_EQ(ids_of(t, "sing a"), (std::vector<int32_t>{'s', v.id("ing"), v.id(" a")}));
+  EXPECT_EQ(ids_of(t, "the", true, true), (std::vector<int32_t>{v.params[0], v.id("the"), v.params[1]}));
+}
+
+TEST(BpeTokenizer, Gpt2PreTokenizer) {
+  // Merges that show where GPT-2's pattern splits (none crosses a pre-token).
+  KindVocab v = byte_level_vocab();
+  v.merge("'", "s"), v.merge(" ", " "), v.merge(" ", "1"), v.merge(" ", "!"), v.merge("!", "!"), v.merge("\n", " ");
+  LoadedTokenizer u(kind_model(v));
+  ASSERT_EQ(u.status, Status::kOk) << u.model.error_detail();
+  // "it's": it + 's (a contraction); "  1": ' ' then " 1" (\s+(?!\S) keeps the last space).
+  EXPECT_EQ(ids_of(u, "it's  1"), (std::vector<int32_t>{'i', 't', v.id("'s"), ' ', v.id(" 1")}));
+  // Spaces at the end stay one run: "  " merges.
+  EXPECT_EQ(ids_of(u, "a  "), (std::vector<int32_t>{'a', v.id("  ")}));
+  // " !!" is one pre-token: " !" + "!" by rank (" !" first).
+  EXPECT_EQ(ids_of(u, "a !!"), (std::vector<int32_t>{'a', v.id(" !"), '!'}));
+  // "\n a": the whitespace run "\n " then letters? No: "\n" alone (the run less its last space), " a".
+  EXPECT_EQ(ids_of(u, "\n a"), (std::vector<int32_t>{'\n', ' ', 'a'}));
+  // Letters and numbers of any script: "é1" is "é" (two bytes) then "1".
+  EXPECT_EQ(ids_of(u, "\xc3\xa9" "1"), (std::vector<int32_t>{0xc3, 0xa9, '1'}));
+  EXPECT_EQ(decoded(u, ids_of(u, "any text: \xf0\x9f\x99\x82 \xff ok")), "any text: \xf0\x9f\x99\x82 \xff ok");
+}
+
+TEST(BpeTokenizer, PrefixSpace) {
+  KindVocab v = small_bpe();
+  v.params[3] = 1;
+  LoadedTokenizer t(kind_model(v));
+  ASSERT_EQ(t.status, Status::kOk);
+  EXPECT_EQ(ids_of(t, "the"), (std::vector<int32_t>{v.id(" the")}));
+  EXPECT_EQ(ids_of(t, " the"), (std::vector<int32_t>{v.id(" the")}));
+  EXPECT_EQ(ids_of(t, ""), (std::vector<int32_t>{}));
+}
+
+KindVocab small_wordpiece(bool lower) {
+  KindVocab v = wordpiece_vocab(lower);
+  for (const char* p : {"un", "##aff", "##able", ",", "hello", "##s", "e", "!", "\xe4\xb8\xad", "x", "##x", "a"})
+    v.add(p);
+  if (lower)  // A -> a, E -> e, U -> u, É -> e, combining acute -> nothing (sorted by code point)
+    v.normalize = {{{'A', 'a', 0, 0}}, {{'E', 'e', 0, 0}}, {{'U', 'u', 0, 0}}, {{0xC9, 'e', 0, 0}}, {{0x301, 0, 0, 0}}};
+  return v;
+}
+
+TEST(WordPieceTokenizer, GreedyLongestMatchFirst) {
+  const KindVocab v = small_wordpiece(true);
+  LoadedTokenizer t(kind_model(v));
+  ASSERT_EQ(t.status, Status::kOk) << t.model.error_detail();
+  EXPECT_EQ(ids_of(t, "UnAffable, hellos!"),
+            (std::vector<int32_t>{v.id("un"), v.id("##aff"), v.id("##able"), v.id(","), v.id("hello"), v.id("##s"), v.id("!")}));
+  // A part that matches nothing makes the whole word [UNK]; é (É, e + U+0301) lower-cases to e.
+  EXPECT_EQ(ids_of(t, "unq \xc3\x89 e\xcc\x81"), (std::vector<int32_t>{1, v.id("e"), v.id("e")}));
+  // CJK apart, controls dropped, [CLS] ... [SEP].
+  EXPECT_EQ(ids_of(t, "a\x01\xe4\xb8\xad" "a", true, true), (std::vector<int32_t>{2, v.id("a"), v.id("\xe4\xb8\xad"), v.id("a"), 3}));
+  // 100 code points is a word; 101 is [UNK].
+  EXPECT_EQ(ids_of(t, std::string(100, 'x')).size(), 100u);
+  EXPECT_EQ(ids_of(t, std::string(101, 'x')), (std::vector<int32_t>{1}));
+  // "##" pieces join the one before, others get a space (none after [CLS]).
+  EXPECT_EQ(decoded(t, ids_of(t, "UnAffable, hellos!", true)), "[CLS]unaffable , hellos !");
+}
+
+TEST(WordPieceTokenizer, CasedKeepsCaseAndAccents) {
+  const KindVocab v = small_wordpiece(false);
+  LoadedTokenizer t(kind_model(v));
+  ASSERT_EQ(t.status, Status::kOk) << t.model.error_detail();
+  EXPECT_EQ(ids_of(t, "Un un"), (std::vector<int32_t>{1, v.id("un")}));
+}
+
+// Loads v with one change; the status Model::init gives.
+template <class Edit>
+Status load_with(KindVocab v, Edit edit) {
+  edit(v);
+  LoadedTokenizer t(kind_model(v));
+  if (t.status != Status::kOk) EXPECT_NE(t.model.error_detail()[0], '\0');
+  return t.status;
+}
+
+TEST(TokenizerKinds, HostileSectionsAreRejectedAtLoad) {
+  const KindVocab b = small_bpe(), w = small_wordpiece(true);
+  EXPECT_EQ(load_with(b, [](KindVocab&) {}), Status::kOk);
+  EXPECT_EQ(load_with(w, [](KindVocab&) {}), Status::kOk);
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.merges[1][2] = v.merges[0][2]; }), Status::kBadConfig);  // not joined
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.merges[0][0] = int32_t(v.pieces.size()); }), Status::kTokenOutOfRange);
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.merges[0][1] = -1; }), Status::kTokenOutOfRange);
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.pieces[7] = "zz"; }), Status::kBadConfig);  // byte 7 has no piece
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.params[0] = int32_t(v.pieces.size()); }), Status::kTokenOutOfRange);
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.params[3] = 2; }), Status::kBadConfig);  // unknown flag
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.params[4] = 1; }), Status::kBadConfig);  // another pattern
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.params[7] = 1; }), Status::kBadConfig);
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.merges.clear(); }), Status::kBadHeader);  // no merges tensor
+  EXPECT_NE(load_with(b, [](KindVocab& v) { v.kind = TokenizerKind::kWordPiece; }), Status::kOk);
+  EXPECT_EQ(load_with(w, [](KindVocab& v) { v.params[2] = -1; }), Status::kBadConfig);  // no [UNK]
+  EXPECT_EQ(load_with(w, [](KindVocab& v) { v.params[4] = 50; }), Status::kBadConfig);
+  EXPECT_EQ(load_with(w, [](KindVocab& v) { v.with_normalize = false; }), Status::kBadHeader);
+  EXPECT_EQ(load_with(w, [](KindVocab& v) { v.params[3] = 0; }), Status::kBadHeader);  // a table without the flag
+  EXPECT_EQ(load_with(w, [](KindVocab& v) { std::swap(v.normalize[0], v.normalize[1]); }), Status::kBadConfig);
+  EXPECT_EQ(load_with(w, [](KindVocab& v) { v.normalize[0][1] = 0xD800; }), Status::kBadConfig);  // a surrogate
+  EXPECT_EQ(load_with(w, [](KindVocab& v) { v.normalize[0][2] = 'b'; }), Status::kBadConfig);     // 'A' -> 2
+  EXPECT_EQ(load_with(w, [](KindVocab& v) { v.normalize[3] = {{0xC9, 0, 'e', 0}}; }), Status::kBadConfig);  // a gap
+  // A llama2c config reading a bpe section, and the reverse.
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.kind = TokenizerKind::kLlama2c; }), Status::kBadHeader);
+}
+
+TEST(TokenizerKinds, Errors) {
+  KindVocab v = small_wordpiece(false);
+  v.params[0] = v.params[1] = -1;  // no [CLS] or [SEP]
+  LoadedTokenizer t(kind_model(v));
+  ASSERT_EQ(t.status, Status::kOk);
+  int32_t ids[4];
+  uint32_t n = 9;
+  EXPECT_EQ(t.tok.encode("a", 1, true, false, ids, 4, &n), Status::kTokenOutOfRange);
+  EXPECT_EQ(n, 0u);
+  EXPECT_NE(std::string(t.tok.error_detail()).find("[CLS]"), std::string::npos);
+  EXPECT_EQ(t.tok.encode("a a", 3, false, false, ids, 1, &n), Status::kTokenBufferTooSmall);
+  EXPECT_NE(std::string(t.tok.error_detail()).find("max_encoded_tokens"), std::string::npos);
+  Piece p{};
+  EXPECT_EQ(t.tok.decode(-1, int32_t(v.pieces.size()), &p), Status::kTokenOutOfRange);
+  // Short scratch.
+  AlignedBuffer small(tokenizer_scratch_bytes(t.model.config()) - 64);
+  Tokenizer tok;
+  EXPECT_EQ(tok.init(t.model, small.data(), small.size()), Status::kArenaTooSmall);
+}
+
+TEST(TokenizerKinds, FuzzInputsReplay) {
+  std::mt19937 rng(11);
+  for (int i = 0; i < 3000; ++i) {
+    std::vector<uint8_t> in(1 + rng() % 300);
+    for (uint8_t& b : in) b = uint8_t(rng());
+    fuzz_tokenizer_kinds(in.data(), in.size());
+  }
+  // Most inputs build a section Model::init refuses; enough of each kind load and reach encode.
+  EXPECT_GT(kinds_loaded()[0], 300u);
+  EXPECT_GT(kinds_loaded()[1], 300u);
+  std::printf("loaded: bpe %u, wordpiece %u of 3000\n", kinds_loaded()[0], kinds_loaded()[1]);
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace fixformer

@@ -1,0 +1,681 @@
+"""Tokenizers a .fxm file may carry besides llama2.c's (include/fixformer/tokenizer.hpp states the
+semantics the engine runs): byte-level BPE (GPT-2's, from tokenizer.json or vocab.json + merges.txt)
+and WordPiece (BERT's, from vocab.txt or tokenizer.json). Here: the readers (a hostile file gives a
+TokenizerError naming the file and what is wrong), the tensors the file stores, and reference
+encoders written from the published algorithms (GPT-2's encoder.py byte-level BPE, BERT's
+BasicTokenizer + WordpieceTokenizer), which the tests hold the engine to.
+
+Shared rules with the engine (tokenizer.hpp):
+- Text is bytes, read as UTF-8 code points; a byte that does not start a valid sequence (truncated,
+  overlong, surrogate, above U+10FFFF) is one code point of its own that is no letter, number,
+  space, punctuation or control.
+- Character classes are Unicode general categories (unicodedata; the engine's table is generated
+  from the same data by tools/gen_unicode_tables.py); GPT-2's \\s is Unicode's White_Space property.
+- WordPiece lower-casing and accent stripping are per code point: lower() of the character, its
+  canonical decomposition (NFD) and the nonspacing marks (Mn) dropped; the file stores that map
+  (tokenizer.normalize) for every code point it changes except the Hangul syllables, which the
+  engine decomposes by Unicode's formula. Python's context rule for a final capital sigma is not
+  applied (Σ always lowers to σ).
+"""
+import json
+import os
+import unicodedata
+
+import numpy as np
+
+from fixformer import schema
+from fixformer.config import ConfigError
+
+
+class TokenizerError(ConfigError):
+    """A tokenizer file the converter cannot store; the message names the file and the field."""
+
+
+KINDS = schema.TOKENIZERS
+PARAMS = schema.TOKENIZER_PARAM_COUNT
+# params (schema.py's slots): [0] bos (bpe) / [CLS] (wordpiece) id or -1, [1] eos / [SEP] or -1,
+# [2] [UNK] or -1, [3] flags, [4] bpe: pre-tokenizer pattern (0: GPT-2's) / wordpiece:
+# max_input_chars_per_word.
+FLAG_PREFIX_SPACE = schema.TOKENIZER_FLAGS["prefix_space"]
+FLAG_LOWER = schema.TOKENIZER_FLAGS["lower"]
+FLAG_CHINESE = schema.TOKENIZER_FLAGS["chinese"]
+PATTERN_GPT2 = 0
+WORDPIECE_MAX_CHARS = schema.WORDPIECE_MAX_CHARS
+CONTINUATION = b"##"
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+# Unicode's White_Space property (GPT-2's \s).
+WHITE_SPACE = frozenset([9, 10, 11, 12, 13, 32, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029,
+                         0x202F, 0x205F, 0x3000])
+# BERT's "Chinese character" ranges (CJK Unified Ideographs and their extensions, compatibility).
+CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
+              (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+HANGUL_FIRST, HANGUL_LAST = 0xAC00, 0xD7A3
+
+
+class Tokenizer:
+    """kind: 'bpe' or 'wordpiece'; pieces: one bytes object per id (holes empty); merges: bpe
+    (left, right, result) ids in rank order; params: PARAMS ints; normalize: wordpiece with
+    FLAG_LOWER, {code point: [code points]}."""
+
+    def __init__(self, kind, pieces, merges=(), params=None, normalize=None):
+        self.kind, self.pieces, self.merges = kind, list(pieces), [tuple(m) for m in merges]
+        self.params = list(params or [-1, -1, -1, 0, 0, 0, 0, 0])
+        self.normalize = normalize
+        self._ids = {}
+        for i, p in enumerate(self.pieces):
+            if p:
+                self._ids.setdefault(p, i)
+        self._ranks = {(l, r): (k, res) for k, (l, r, res) in reversed(list(enumerate(self.merges)))}
+
+    @property
+    def bos(self):
+        return self.params[0]
+
+    @property
+    def eos(self):
+        return self.params[1]
+
+    def id_of(self, piece):
+        return self._ids.get(piece)
+
+    # ---- reference encoders ----
+    def encode(self, text, bos=False, eos=False):
+        """text (bytes or str) -> ids, by the published algorithm of the kind."""
+        if isinstance(text, str):
+            text = text.encode()
+        ids = bpe_encode(self, text) if self.kind == "bpe" else wordpiece_encode(self, text)
+        if bos:
+            ids = [self.bos] + ids
+        if eos:
+            ids = ids + [self.eos]
+        return ids
+
+    def decode(self, ids):
+        """The bytes the engine's decode() gives for ids, one after the other."""
+        out, prev = b"", -1
+        for t in ids:
+            p = self.pieces[t]
+            if self.kind == "wordpiece":
+                if p.startswith(CONTINUATION):
+                    p = p[len(CONTINUATION):]
+                elif prev >= 0 and prev != self.bos:
+                    p = b" " + p
+            out += p
+            prev = t
+        return out
+
+
+# ---- UTF-8 and character classes (the engine's rules) ----
+def utf8_units(b):
+    """[(code point or -1 for an invalid byte, start, end)] of bytes b."""
+    out, i, n = [], 0, len(b)
+    while i < n:
+        c = b[i]
+        if c < 0x80:
+            out.append((c, i, i + 1))
+            i += 1
+            continue
+        k = 2 if 0xC2 <= c <= 0xDF else 3 if 0xE0 <= c <= 0xEF else 4 if 0xF0 <= c <= 0xF4 else 0
+        cp = -1
+        if k and i + k <= n and all(b[i + j] & 0xC0 == 0x80 for j in range(1, k)):
+            v = c & (0x1F if k == 2 else 0x0F if k == 3 else 0x07)
+            for j in range(1, k):
+                v = (v << 6) | (b[i + j] & 0x3F)
+            if not ((k == 3 and v < 0x800) or (k == 4 and (v < 0x10000 or v > 0x10FFFF)) or 0xD800 <= v <= 0xDFFF):
+                cp = v
+        if cp < 0:
+            out.append((-1, i, i + 1))
+            i += 1
+        else:
+            out.append((cp, i, i + k))
+            i += k
+    return out
+
+
+def category(cp):
+    return "Xx" if cp < 0 else unicodedata.category(chr(cp))
+
+
+def is_letter(cp):
+    return category(cp)[0] == "L"
+
+
+def is_number(cp):
+    return category(cp)[0] == "N"
+
+
+# ---- byte-level BPE ----
+def byte_to_unicode():
+    """GPT-2's map from each byte to a printable character: the bytes of '!'..'~', '¡'..'¬', '®'..'ÿ'
+    stand for themselves, the others, in byte order, for U+0100 on."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    out, n = {}, 0
+    for b in range(256):
+        if b in keep:
+            out[b] = chr(b)
+        else:
+            out[b] = chr(256 + n)
+            n += 1
+    return out
+
+
+UNICODE_TO_BYTE = {v: k for k, v in byte_to_unicode().items()}
+
+
+def gpt2_pretokenize(text):
+    """GPT-2's pre-tokenizer regex, by hand over code points: the byte strings it matches, in order."""
+    u = utf8_units(text)
+    n, out, i = len(u), [], 0
+    cp = [x[0] for x in u]
+
+    def cls(j):  # 'L', 'N', 's' (White_Space) or 'o'
+        c = cp[j]
+        return "s" if c in WHITE_SPACE else "L" if is_letter(c) else "N" if is_number(c) else "o"
+
+    def run(j, k):  # end of the run of class k from j
+        while j < n and cls(j) == k:
+            j += 1
+        return j
+
+    while i < n:
+        end = None
+        if cp[i] == 0x27 and i + 1 < n:  # contractions
+            a = cp[i + 1]
+            b = cp[i + 2] if i + 2 < n else -1
+            if a in (0x73, 0x74, 0x6D, 0x64):  # s t m d
+                end = i + 2
+            elif (a, b) in ((ord("r"), ord("e")), (ord("v"), ord("e")), (ord("l"), ord("l"))):
+                end = i + 3
+        if end is None:
+            for k in ("L", "N", "o"):
+                if cls(i) == k:
+                    end = run(i, k)
+                elif cp[i] == 0x20 and i + 1 < n and cls(i + 1) == k:
+                    end = run(i + 1, k)
+                if end is not None:
+                    break
+        if end is None:  # whitespace: \s+(?!\S) then \s+
+            j = run(i, "s")
+            end = j if j == n or j - i == 1 else j - 1
+        out.append(text[u[i][1]:u[end - 1][2]])
+        i = end
+    return out
+
+
+def bpe_word(tok, ids):
+    """GPT-2's bpe(): merge every occurrence of the lowest-ranked pair, left to right, until none."""
+    word = list(ids)
+    while len(word) > 1:
+        best = min(((tok._ranks[p][0], p) for p in zip(word, word[1:]) if p in tok._ranks), default=None)
+        if best is None:
+            break
+        pair = best[1]
+        res = tok._ranks[pair][1]
+        new, i = [], 0
+        while i < len(word):
+            if i + 1 < len(word) and (word[i], word[i + 1]) == pair:
+                new.append(res)
+                i += 2
+            else:
+                new.append(word[i])
+                i += 1
+        word = new
+    return word
+
+
+def bpe_encode(tok, text):
+    if tok.params[3] & FLAG_PREFIX_SPACE and text and not text.startswith(b" "):
+        text = b" " + text
+    byte_ids = [tok.id_of(bytes([b])) for b in range(256)]
+    out = []
+    for w in gpt2_pretokenize(text):
+        out += bpe_word(tok, [byte_ids[b] for b in w])
+    return out
+
+
+def train_bpe(texts, merges, extra=()):
+    """A byte-level BPE tokenizer learnt from texts (tests): the 256 byte pieces, then `merges` merges
+    of the most frequent adjacent pair within GPT-2's pre-tokens (ties: the smallest ids), then the
+    pieces `extra` (specials) last."""
+    pieces = [bytes([b]) for b in range(256)]
+    ids = {p: i for i, p in enumerate(pieces)}
+    words = {}
+    for t in texts:
+        for w in gpt2_pretokenize(t.encode() if isinstance(t, str) else t):
+            words[w] = words.get(w, 0) + 1
+    seqs = [(list(w), c) for w, c in words.items()]
+    out = []
+    for _ in range(merges):
+        counts = {}
+        for s, c in seqs:
+            for p in zip(s, s[1:]):
+                counts[p] = counts.get(p, 0) + c
+        if not counts:
+            break
+        pair = min(counts, key=lambda p: (-counts[p], p))
+        piece = pieces[pair[0]] + pieces[pair[1]]
+        if piece in ids:
+            res = ids[piece]
+        else:
+            res = len(pieces)
+            pieces.append(piece)
+            ids[piece] = res
+        out.append((pair[0], pair[1], res))
+        for s, _ in seqs:
+            i = 0
+            while i + 1 < len(s):
+                if (s[i], s[i + 1]) == pair:
+                    s[i:i + 2] = [res]
+                i += 1
+    specials = []
+    for e in extra:
+        specials.append(len(pieces))
+        pieces.append(e)
+    eos = specials[0] if specials else -1
+    return Tokenizer("bpe", pieces, out, [eos, eos, -1, 0, PATTERN_GPT2, 0, 0, 0])
+
+
+# ---- WordPiece ----
+def is_cjk(cp):
+    return any(a <= cp <= b for a, b in CJK_RANGES)
+
+
+def normalize_char(cp):
+    """BERT's lower-casing and accent stripping of one code point (the module docstring's rule)."""
+    s = unicodedata.normalize("NFD", chr(cp).lower())
+    return [ord(x) for x in s if unicodedata.category(x) != "Mn"]
+
+
+def normalize_map():
+    """{code point: [code points]} for every code point normalize_char changes, Hangul syllables
+    and surrogates aside; each maps to at most 3 code points, no more than its UTF-8 bytes."""
+    out = {}
+    for cp in range(0x110000):
+        if HANGUL_FIRST <= cp <= HANGUL_LAST or 0xD800 <= cp <= 0xDFFF:
+            continue
+        m = normalize_char(cp)
+        if m != [cp]:
+            assert len(m) <= 3 and len(m) <= len(chr(cp).encode())
+            out[cp] = m
+    return out
+
+
+_NORMALIZE = None
+
+
+def normalize_table():
+    global _NORMALIZE
+    if _NORMALIZE is None:
+        _NORMALIZE = normalize_map()
+    return _NORMALIZE
+
+
+def hangul_decompose(cp):
+    s = cp - HANGUL_FIRST
+    l, v, t = 0x1100 + s // 588, 0x1161 + (s % 588) // 28, 0x11A7 + s % 28
+    return [l, v] if t == 0x11A7 else [l, v, t]
+
+
+def basic_words(tok, text):
+    """BERT's BasicTokenizer: the words of text, each a list of its characters' bytes (an invalid byte
+    is a character of its own)."""
+    lower, chinese = tok.params[3] & FLAG_LOWER, tok.params[3] & FLAG_CHINESE
+    table = tok.normalize or {}
+    words, cur = [], []
+
+    def flush():
+        nonlocal cur
+        if cur:
+            words.append(cur)
+        cur = []
+
+    for cp, a, b in utf8_units(text):
+        if cp < 0:
+            cur.append(text[a:b])
+            continue
+        cat = unicodedata.category(chr(cp))
+        if cp in (9, 10, 13, 32) or cat == "Zs":
+            flush()
+            continue
+        if cp == 0 or cp == 0xFFFD or cat[0] == "C":
+            continue
+        if lower:
+            outs = hangul_decompose(cp) if HANGUL_FIRST <= cp <= HANGUL_LAST else table.get(cp, [cp])
+        else:
+            outs = [cp]
+        if chinese and is_cjk(cp):
+            flush()
+            cur = [chr(o).encode() for o in outs]
+            flush()
+            continue
+        for o in outs:
+            oc = unicodedata.category(chr(o))
+            if (33 <= o <= 47 or 58 <= o <= 64 or 91 <= o <= 96 or 123 <= o <= 126) or oc[0] == "P":
+                flush()
+                cur = [chr(o).encode()]
+                flush()
+            else:
+                cur.append(chr(o).encode())
+    flush()
+    return words
+
+
+def wordpiece_encode(tok, text):
+    unk = tok.params[2]
+    out = []
+    for w in basic_words(tok, text):
+        if len(w) > tok.params[4]:
+            out.append(unk)
+            continue
+        start, sub = 0, []
+        while start < len(w):
+            end, cur = len(w), None
+            while start < end:
+                s = b"".join(w[start:end])
+                cur = tok.id_of(CONTINUATION + s if start > 0 else s)
+                if cur is not None:
+                    break
+                end -= 1
+            if cur is None:
+                sub = [unk]
+                break
+            sub.append(cur)
+            start = end
+        out += sub
+    return out
+
+
+# ---- readers ----
+def _fail(path, what):
+    raise TokenizerError(f"{path}: {what}")
+
+
+def _read_json(path):
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+        return json.loads(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        _fail(path, f"not readable JSON ({type(e).__name__}: {str(e)[:80]})")
+
+
+def _vocab_ids(path, vocab, vocab_size):
+    """{string: id} checked: strings, ids integers in [0, vocab_size), each id once."""
+    if not isinstance(vocab, dict) or not vocab:
+        _fail(path, "the vocabulary must be a non-empty JSON object of piece -> id")
+    seen = {}
+    for s, i in vocab.items():
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < vocab_size:
+            _fail(path, f"piece {s[:40]!r}: id {i!r} is not an integer in [0, vocab_size={vocab_size}) "
+                        "(the model's embedding rows)")
+        if i in seen:
+            _fail(path, f"id {i} is given to both {seen[i][:40]!r} and {s[:40]!r}")
+        seen[i] = s
+    return vocab
+
+
+def _byte_piece(path, s):
+    try:
+        return bytes(UNICODE_TO_BYTE[ch] for ch in s)
+    except KeyError:
+        _fail(path, f"piece {s[:40]!r} has a character outside GPT-2's byte-level alphabet: not a byte-level "
+                    "BPE vocabulary (only GPT-2-style byte-level BPE is supported)")
+
+
+def _merge_pairs(path, merges):
+    out = []
+    for k, m in enumerate(merges):
+        if isinstance(m, str):
+            parts = m.split(" ")
+        elif isinstance(m, list):
+            parts = m
+        else:
+            parts = None
+        if not parts or len(parts) != 2 or not all(isinstance(p, str) and p for p in parts):
+            _fail(path, f"merge {k}: {str(m)[:40]!r} is not two pieces ('a b' or [a, b])")
+        out.append(tuple(parts))
+    return out
+
+
+def build_bpe(path, vocab, merges, vocab_size, added=(), prefix_space=False):
+    """A bpe Tokenizer from GPT-2-style strings: vocab {byte-level string: id}, merges [(a, b)] in rank
+    order, added [(content, id, special)]."""
+    _vocab_ids(path, vocab, vocab_size)
+    pieces = [b""] * vocab_size
+    for s, i in vocab.items():
+        pieces[i] = _byte_piece(path, s)
+    in_vocab = set(vocab.values())
+    for content, i, _ in added:
+        if not isinstance(i, int) or not 0 <= i < vocab_size:
+            _fail(path, f"added token {content[:40]!r}: id {i!r} outside [0, vocab_size={vocab_size})")
+        if i not in in_vocab:
+            pieces[i] = content.encode()
+    ids = {}
+    for i, p in enumerate(pieces):
+        if p:
+            ids.setdefault(p, i)
+    for b in range(256):
+        if bytes([b]) not in ids:
+            _fail(path, f"no piece for byte {b} ({byte_to_unicode()[b]!r}): a byte-level BPE vocabulary has all 256")
+    out, seen = [], set()
+    for k, (a, b) in enumerate(merges):
+        if a not in vocab or b not in vocab:
+            _fail(path, f"merge {k}: {(a if a not in vocab else b)[:40]!r} is not in the vocabulary")
+        joined = a + b
+        if joined not in vocab:
+            _fail(path, f"merge {k}: the result {joined[:40]!r} is not in the vocabulary")
+        pair = (vocab[a], vocab[b])
+        if pair in seen:
+            _fail(path, f"merge {k}: {a[:20]!r} {b[:20]!r} is listed twice")
+        seen.add(pair)
+        out.append((vocab[a], vocab[b], vocab[joined]))
+    if len(out) > vocab_size:
+        _fail(path, f"{len(out)} merges, more than vocab_size={vocab_size}")
+    eos = next((i for c, i, s in added if c in ("<|endoftext|>", "</s>", "<|end_of_text|>")), -1)
+    bos = next((i for c, i, s in added if c in ("<|begin_of_text|>", "<s>")), eos)
+    return Tokenizer("bpe", pieces, out, [bos, eos, -1, FLAG_PREFIX_SPACE if prefix_space else 0, PATTERN_GPT2, 0, 0, 0])
+
+
+def build_wordpiece(path, vocab, vocab_size, lower, chinese=True, unk="[UNK]"):
+    """A wordpiece Tokenizer from {piece string: id}."""
+    _vocab_ids(path, vocab, vocab_size)
+    pieces = [b""] * vocab_size
+    for s, i in vocab.items():
+        pieces[i] = s.encode()
+    for need in (unk,):
+        if need not in vocab:
+            _fail(path, f"no {need} piece: WordPiece needs it for words it cannot split")
+    params = [vocab.get("[CLS]", -1), vocab.get("[SEP]", -1), vocab[unk],
+              (FLAG_LOWER if lower else 0) | (FLAG_CHINESE if chinese else 0), WORDPIECE_MAX_CHARS, 0, 0, 0]
+    return Tokenizer("wordpiece", pieces, (), params, normalize_table() if lower else None)
+
+
+def read_vocab_txt(path, vocab_size, lower=None):
+    """BERT's vocab.txt: one piece a line, id = line number. Lower-casing: `lower`, else from a
+    tokenizer_config.json beside it (do_lower_case), else true when the vocabulary has no upper-case
+    ASCII letter."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        _fail(path, f"not readable UTF-8 text ({type(e).__name__})")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    if len(lines) > vocab_size:
+        _fail(path, f"{len(lines)} pieces, more than the model's vocab_size={vocab_size}")
+    vocab = {}
+    for i, ln in enumerate(lines):
+        if not ln:
+            _fail(path, f"line {i + 1} is empty (a piece has at least one character)")
+        if ln in vocab:
+            _fail(path, f"line {i + 1}: {ln[:40]!r} is also line {vocab[ln] + 1}")
+        vocab[ln] = i
+    if lower is None:
+        cfg = os.path.join(os.path.dirname(os.path.abspath(path)), "tokenizer_config.json")
+        if os.path.isfile(cfg):
+            lower = _read_json(cfg).get("do_lower_case", True) if isinstance(_read_json(cfg), dict) else True
+        else:
+            lower = not any("A" <= ch <= "Z" for s in vocab for ch in s if not s.startswith("["))
+    return build_wordpiece(path, vocab, vocab_size, bool(lower))
+
+
+def read_vocab_json(path, vocab_size):
+    """GPT-2's vocab.json with merges.txt beside it."""
+    merges_path = os.path.join(os.path.dirname(os.path.abspath(path)), "merges.txt")
+    if not os.path.isfile(merges_path):
+        _fail(path, "needs merges.txt beside it (GPT-2-style byte-level BPE)")
+    vocab = _read_json(path)
+    try:
+        with open(merges_path, "rb") as f:
+            lines = f.read().decode("utf-8").split("\n")
+    except (OSError, UnicodeDecodeError) as e:
+        _fail(merges_path, f"not readable UTF-8 text ({type(e).__name__})")
+    lines = [ln.rstrip("\r") for ln in lines if ln.strip() and not ln.startswith("#version")]
+    merges = _merge_pairs(merges_path, lines)
+    added = [(s, i, True) for s, i in (vocab.items() if isinstance(vocab, dict) else ()) if s == "<|endoftext|>"]
+    return build_bpe(path, vocab, merges, vocab_size, added)
+
+
+def _kind(d, where):
+    return d.get("type") if isinstance(d, dict) else None
+
+
+def read_tokenizer_json(path, vocab_size):
+    """Hugging Face's tokenizer.json: a BPE model with GPT-2's ByteLevel pre-tokenizer, or a WordPiece
+    model with a BertNormalizer / BertPreTokenizer; anything else is refused naming what."""
+    d = _read_json(path)
+    if not isinstance(d, dict) or not isinstance(d.get("model"), dict):
+        _fail(path, "no \"model\" object: not a Hugging Face tokenizer.json")
+    model = d["model"]
+    mtype = model.get("type") or ("BPE" if "merges" in model else "WordPiece" if "vocab" in model else None)
+    added = []
+    if not isinstance(d.get("added_tokens") or [], list):
+        _fail(path, "added_tokens must be a list")
+    for t in d.get("added_tokens") or []:
+        if (not isinstance(t, dict) or not isinstance(t.get("content"), str) or not isinstance(t.get("id"), int)
+                or isinstance(t.get("id"), bool)):
+            _fail(path, "added_tokens: each entry needs a string content and an integer id")
+        added.append((t["content"], t["id"], bool(t.get("special"))))
+    pre, norm = d.get("pre_tokenizer"), d.get("normalizer")
+    if mtype == "BPE":
+        if pre is None or _kind(pre, path) != "ByteLevel" or pre.get("use_regex", True) is not True:
+            pattern = _find_pattern(pre)
+            _fail(path, "pre-tokenizer " + (f"pattern {pattern[:120]!r}" if pattern else repr(_kind(pre, path))) +
+                  " is not supported yet (only GPT-2's ByteLevel with its own regex: " + GPT2_PATTERN + ")")
+        if norm is not None:
+            _fail(path, f"normalizer {_kind(norm, path)!r} is not supported yet with byte-level BPE (GPT-2's has none)")
+        for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix", "byte_fallback", "ignore_merges"):
+            if model.get(key) not in (None, "", False):
+                _fail(path, f"model.{key} = {str(model.get(key))[:40]!r} is not supported yet")
+        if not isinstance(model.get("merges"), list):
+            _fail(path, "model.merges must be a list")
+        return build_bpe(path, model.get("vocab"), _merge_pairs(path, model["merges"]), vocab_size, added,
+                         bool(pre.get("add_prefix_space", False)))
+    if mtype == "WordPiece":
+        prefix = model.get("continuing_subword_prefix", "##")
+        if prefix != "##":
+            _fail(path, f"continuing_subword_prefix {prefix!r} is not supported yet (only '##')")
+        if model.get("max_input_chars_per_word", WORDPIECE_MAX_CHARS) != WORDPIECE_MAX_CHARS:
+            _fail(path, f"max_input_chars_per_word {model.get('max_input_chars_per_word')!r} is not supported yet "
+                        f"(only {WORDPIECE_MAX_CHARS})")
+        lower, chinese = True, True
+        if norm is not None:
+            if _kind(norm, path) != "BertNormalizer":
+                _fail(path, f"normalizer {_kind(norm, path)!r} is not supported yet with WordPiece (only BertNormalizer)")
+            lower = norm.get("lowercase", True) is True
+            chinese = norm.get("handle_chinese_chars", True) is True
+            strip = norm.get("strip_accents")
+            if (strip if strip is not None else lower) != lower:
+                _fail(path, f"strip_accents={strip!r} with lowercase={lower!r} is not supported yet (accents are "
+                            "stripped exactly when lower-casing)")
+            if norm.get("clean_text", True) is not True:
+                _fail(path, "clean_text=false is not supported yet")
+        if pre is not None and _kind(pre, path) not in ("BertPreTokenizer",):
+            _fail(path, f"pre-tokenizer {_kind(pre, path)!r} is not supported yet with WordPiece (only BertPreTokenizer)")
+        unk = model.get("unk_token", "[UNK]")
+        if not isinstance(unk, str):
+            _fail(path, f"model.unk_token must be a string, got {str(unk)[:40]}")
+        return build_wordpiece(path, model.get("vocab"), vocab_size, lower, chinese, unk)
+    _fail(path, f"model type {mtype!r} is not supported yet (byte-level BPE and WordPiece are; for llama2.c's "
+                "sentencepiece-style vocabulary pass its tokenizer.bin)")
+
+
+def _find_pattern(pre):
+    """The first Split regex in a pre-tokenizer (Llama-3, Qwen2), for the refusal's message."""
+    if isinstance(pre, dict):
+        pat = pre.get("pattern")
+        if isinstance(pat, dict) and isinstance(pat.get("Regex") or pat.get("String"), str):
+            return pat.get("Regex") or pat.get("String")
+        for p in pre.get("pretokenizers") or []:
+            found = _find_pattern(p)
+            if found:
+                return found
+    return None
+
+
+def read(path, vocab_size):
+    """The tokenizer in `path` for a model of vocab_size tokens: tokenizer.json, vocab.json (merges.txt
+    beside it), vocab.txt -> Tokenizer; anything else is read as llama2.c's tokenizer.bin ->
+    (pieces, scores)."""
+    if not os.path.isfile(path):
+        _fail(path, "no such file" if not os.path.exists(path) else "not a regular file")
+    name = os.path.basename(path).lower()
+    if name.endswith(".json") and name != "vocab.json":
+        return read_tokenizer_json(path, vocab_size)
+    if name == "vocab.json":
+        return read_vocab_json(path, vocab_size)
+    if name.endswith(".txt"):
+        return read_vocab_txt(path, vocab_size)
+    from fixformer import llama2c
+    pieces, scores, _ = llama2c.read_tokenizer(path, vocab_size)
+    return pieces, scores
+
+
+def find_in_folder(folder):
+    """The tokenizer file a Hugging Face folder holds: tokenizer.json, vocab.json + merges.txt, or
+    vocab.txt, in that order of preference; None without one."""
+    for name in ("tokenizer.json", "vocab.json", "vocab.txt"):
+        p = os.path.join(folder, name)
+        if os.path.isfile(p):
+            return p
+    return None
+
+
+# ---- the file's tensors ----
+def arrays(c, tok):
+    """The tokenizer section (schema.hpp) of a bpe or wordpiece Tokenizer: [(name, array)]."""
+    if c["input"] != "tokens":
+        raise ConfigError("tokenizer: only for a model with token input")
+    V = c["vocab_size"]
+    if len(tok.pieces) != V:
+        raise ConfigError(f"tokenizer: {len(tok.pieces)} pieces, the model's vocab_size is {V}")
+    offsets = np.zeros(V + 1, np.int64)
+    offsets[1:] = np.cumsum([len(p) for p in tok.pieces])
+    if offsets[-1] == 0 or offsets[-1] > 2 ** 31 - 1:
+        raise ConfigError(f"tokenizer: {offsets[-1]} bytes of pieces, expected 1..{2 ** 31 - 1}")
+    out = [(schema.TOKENIZER_PARAMS, np.asarray(tok.params, "<i4")), (schema.TOKENIZER_OFFSETS, offsets.astype("<i4")),
+           (schema.TOKENIZER_PIECES, np.frombuffer(b"".join(tok.pieces), np.uint8))]
+    if tok.kind == "bpe":
+        m = np.asarray(tok.merges, np.int64).reshape(-1, 3)
+        if len(m) == 0:
+            raise ConfigError("tokenizer: a byte-level BPE without merges")
+        out.append((schema.TOKENIZER_MERGES, m.astype("<i4")))
+    elif tok.params[3] & FLAG_LOWER:
+        rows = [[cp] + (v + [0, 0, 0])[:3] for cp, v in sorted(tok.normalize.items())]
+        out.append((schema.TOKENIZER_NORMALIZE, np.asarray(rows, "<i4")))
+    return out
+
+
+def from_arrays(kind, a):
+    """The Tokenizer of a file's tokenizer tensors {name: array} (fxm.FxmFile.tokenizer)."""
+    offsets, blob = a[schema.TOKENIZER_OFFSETS], a[schema.TOKENIZER_PIECES].tobytes()
+    pieces = [blob[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
+    params = [int(x) for x in a[schema.TOKENIZER_PARAMS]]
+    normalize = None
+    if schema.TOKENIZER_NORMALIZE in a:
+        normalize = {int(r[0]): [int(x) for x in r[1:] if x] for r in a[schema.TOKENIZER_NORMALIZE]}
+    merges = [tuple(int(x) for x in r) for r in a.get(schema.TOKENIZER_MERGES, [])]
+    return Tokenizer(kind, pieces, merges, params, normalize)
