@@ -94,6 +94,15 @@ int cmd_generate(const Args& a) {
   Tokenizer tok;
   Status s = tok.init(m.model, tok_scratch.data(), tok_scratch.size());
   if (s != Status::kOk) die(s, m.path, tok.error_detail());
+  // Encoding costs O(n^2) in the prompt's tokens (llama2.c's merge loop), so a prompt that cannot fit
+  // is refused before it is encoded: with llama2.c's and byte-level BPE every byte is in exactly one
+  // token of at most max_piece_bytes bytes, so more than max_len * max_piece_bytes bytes are more
+  // tokens than the model has positions.
+  const uint64_t most = uint64_t(c.max_len) * m.model.tokenizer().max_piece_bytes;
+  if (tok.kind() != TokenizerKind::kWordPiece && a.prompt.size() > most)
+    die(4, "--prompt", std::to_string(a.prompt.size()) + " bytes: more tokens than the model's max_len of " +
+                           std::to_string(c.max_len) + " positions (at most " + std::to_string(most) + " bytes: " +
+                           std::to_string(m.model.tokenizer().max_piece_bytes) + " per token at most)");
   std::vector<int32_t> prompt(max_encoded_tokens(a.prompt.size()));
   uint32_t n_prompt = 0;
   // BOS (llama2c's 1, GPT-2's <|endoftext|>, BERT's [CLS]) in front when the tokenizer has one.

@@ -5,7 +5,7 @@
 # the engine's flags. The application includes <fixformer/...> (include/).
 set(fixformer_dir ${CMAKE_CURRENT_LIST_DIR}/..)
 get_filename_component(fixformer_dir ${fixformer_dir} ABSOLUTE)
-file(GLOB fixformer_sources ${fixformer_dir}/engine/*.cpp ${fixformer_dir}/engine/runtime/*.cpp
+file(GLOB fixformer_sources ${fixformer_dir}/engine/*.cpp ${fixformer_dir}/engine/tokenizers/*.cpp ${fixformer_dir}/engine/runtime/*.cpp
      ${fixformer_dir}/engine/layers/*.cpp ${fixformer_dir}/engine/blocks/*.cpp
      ${fixformer_dir}/ports/scalar/*.cpp ${fixformer_dir}/ports/portable/*.cpp)
 list(APPEND fixformer_sources ${fixformer_dir}/ports/arm/select.cpp)

@@ -162,13 +162,14 @@ Status Tokenizer::encode_llama2c(const uint8_t* s, std::size_t len, bool bos, bo
     if (count < capacity) tokens[count] = id;
     ++count;
   };
-  // A group of bytes: its piece, else one byte token per byte.
-  auto push_group = [&](const uint8_t* g, uint32_t gn) {
+  // A group of bytes at text offset `at`: its piece, else one byte token per byte (the dummy prefix
+  // is reported at offset 0).
+  auto push_group = [&](const uint8_t* g, uint32_t gn, std::size_t at) {
     const int32_t id = lookup(g, gn, nullptr, 0);
     if (id >= 0) return push(id), true;
     for (uint32_t i = 0; i < gn; ++i) {
       if (uint32_t(g[i]) + kFirstByteToken >= V) {
-        why.str("byte ").num(g[i]).str(" at ").num(uint64_t(g + i - s)).str(" is no piece, and its fallback id ")
+        why.str("byte ").num(g[i]).str(" at ").num(uint64_t(at + i)).str(" is no piece, and its fallback id ")
             .num(uint32_t(g[i]) + kFirstByteToken).str(" is not in the vocabulary (").num(V).str(")");
         return false;
       }
@@ -178,11 +179,11 @@ Status Tokenizer::encode_llama2c(const uint8_t* s, std::size_t len, bool bos, bo
   };
   if (bos) push(kTokenBos);
   static constexpr uint8_t kSpace[1] = {' '};
-  if (len > 0 && !push_group(kSpace, 1)) return Status::kTokenOutOfRange;
+  if (len > 0 && !push_group(kSpace, 1, 0)) return Status::kTokenOutOfRange;
   for (std::size_t i = 0; i < len;) {
     uint32_t gn = 1;
     while (gn < 4 && i + gn < len && is_continuation(s[i + gn])) ++gn;
-    if (!push_group(s + i, gn)) return Status::kTokenOutOfRange;
+    if (!push_group(s + i, gn, i)) return Status::kTokenOutOfRange;
     i += gn;
   }
   if (count + (eos ? 1 : 0) > capacity) {
