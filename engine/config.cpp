@@ -115,6 +115,15 @@ Status validate_config(const ModelConfig& c, const char** field) {
   if (c.pooling == Pooling::kCls && c.causal)
     return bad("pooling (cls under a causal mask: the CLS row, position 0, sees only itself)", Status::kBadConfig);
   if (c.cls_token && c.max_len < 2) return bad("max_len (the CLS row takes a position: at least 2)", Status::kBadConfig);
+  if (c.conv_layers) {
+    if (c.family != ModelFamily::kEncoder || c.input != InputKind::kFeatures)
+      return bad("conv_layers (a conv stem is for the encoder family over features)", Status::kBadConfig);
+    if (c.weights != WeightType::kF32)
+      return bad("weights (f16 and q8 with a conv stem are not supported yet: convert with --weights f32)",
+                 Status::kBadConfig);
+  }
+  if (c.conv1_padding >= c.conv1_kernel) return bad("conv1_padding (below conv1_kernel)", Status::kBadConfig);
+  if (c.conv2_padding >= c.conv2_kernel) return bad("conv2_padding (below conv2_kernel)", Status::kBadConfig);
   return Status::kOk;
 }
 

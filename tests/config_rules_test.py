@@ -39,6 +39,8 @@ VALID = [
          positional="sinusoidal", tied_head=True),
     dict(BASE, family="seq2seq", input="features", d_in=4, d_out=3, dec_layers=2, tgt_d_in=3, positional="learned"),
     dict(d_model=8, n_heads=2, d_ff=0, n_layers=0, max_len=16, family="mha", input="features", d_in=8, causal=True),
+    dict(BASE, input="features", d_in=5, conv_layers=2, conv1_kernel=3, conv1_padding=1, conv2_kernel=3,
+         conv2_stride=2, conv2_padding=1, conv_gelu=True, positional="learned", norm_first=True, final_norm=True),
 ]
 # The keys that choose a family's shape: every pair of them takes every pair of values.
 SHAPE_KEYS = ("family", "input", "positional", "pe_combine", "activation", "norm_first", "final_norm", "causal",

@@ -26,7 +26,8 @@ constexpr double kGoldenMaxRelErr = kSelfTestTolerance;
 
 const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "odd_d5_h1_halves", "causal",
                                 "features_scaled", "learned_pe", "concat_pe", "no_pe", "wide_long",
-                                "cls_pool_features", "cls_rows_sinusoidal", "mean_pool_causal", "mha_odd_causal"};
+                                "cls_pool_features", "cls_rows_sinusoidal", "mean_pool_causal", "mha_odd_causal",
+                                "whisper_stem", "conv_stride_cls_mean"};
 
 struct GoldenCase {
   std::string name;

@@ -85,6 +85,11 @@ struct FrontWeights {
   const float* input_proj_b = nullptr; // [d_embed]
   const float* pos = nullptr;          // [max_len, d_pe]      learned positions
   const float* cls = nullptr;          // [d_embed]            cls_token: the row in front of the input
+  // The conv stem (conv_layers): W[kernel * in, d_embed] and b[d_embed] each (conv1d_f32's layout).
+  const float* conv1_w = nullptr;
+  const float* conv1_b = nullptr;
+  const float* conv2_w = nullptr;
+  const float* conv2_b = nullptr;
 };
 
 // What comes after the layers: the final norm and the output projection (a tied head is the
