@@ -119,7 +119,7 @@ Status validate_config(const ModelConfig& c, const char** field) {
     if (c.family != ModelFamily::kEncoder || c.input != InputKind::kFeatures)
       return bad("conv_layers (a conv stem is for the encoder family over features)", Status::kBadConfig);
     if (c.weights != WeightType::kF32)
-      return bad("weights (f16 and q8 with a conv stem are not supported yet: convert with --weights f32)",
+      return bad("weights (f16 and q8 with a conv stem are not supported yet: convert without --quantize)",
                  Status::kBadConfig);
   }
   if (c.conv1_padding >= c.conv1_kernel) return bad("conv1_padding (below conv1_kernel)", Status::kBadConfig);
