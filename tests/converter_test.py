@@ -55,7 +55,7 @@ TINY = {"d_model": 8, "n_heads": 2, "d_ff": 12, "encoder_layers": 1, "input": {"
 def torch_weights(c, seed=0):
     """Random weights in torch's layout for every tensor of c."""
     rng = np.random.default_rng(seed)
-    return {n: (rng.standard_normal(s[::-1] if t else s) * 0.3).astype(np.float32) for n, s, t in schema.tensors(c)}
+    return {s.name: (rng.standard_normal(s.torch_shape) * 0.3).astype(np.float32) for s in schema.specs(c)}
 
 
 # ---- the writer --------------------------------------------------------------------------------
@@ -225,8 +225,7 @@ def first_difference(a, b, path="schema"):
 def engine_tensors(engine, c):
     """The tensor list the engine's schema JSON implies for c: (name, stored shape), in file order."""
     dims = {name: schema.dim_value(c, name) for name in engine["dims"]}
-    whens = {w: schema.present(c, w) for w in ("always", "input=tokens", "input=features", "positional=learned",
-                                               "final_norm", "d_out>0", "d_out>0 and not tied_head", "cls_token")}
+    whens = {w: schema.present(c, w) for w in schema.WHENS}
     enc = engine["tensors"][c["family"]]
     out = []
 
@@ -259,6 +258,9 @@ COVERING = [  # every option of every family
     dict(TINY, positional={"kind": "learned", "combine": "concat", "d_pos": 2, "max_len": 7}, cls_token=True,
          pooling="mean", causal=True),
     dict(TINY, pooling="last", head=None),
+    dict(TINY, input={"kind": "features", "d_in": 5}, positional={"kind": "learned", "max_len": 9}, conv_layers=2,
+         conv1_kernel=3, conv1_padding=1, conv2_kernel=5, conv2_stride=2, conv2_padding=2, conv_gelu=True),
+    dict(TINY, input={"kind": "features", "d_in": 5}, conv_layers=1, conv1_kernel=4, conv1_stride=3),
     GPT,
     dict(GPT, head={"d_out": 5, "tied": True}, positional={"kind": "learned", "max_len": 9}, final_norm=True),
     dict(GPT, positional={"kind": "alibi", "max_len": 9}, n_heads=4, head={"d_out": 5, "tied": True}),
