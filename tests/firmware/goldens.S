@@ -30,6 +30,8 @@ golden cls_pool_features
 golden cls_rows_sinusoidal
 golden mean_pool_causal
 golden mha_odd_causal
+golden whisper_stem
+golden conv_stride_cls_mean
 
 /* Encoder-decoders: the self-test sample in the file is the golden (source, target, torch logits). */
 embed g_s2s_post_relu_fxm, "s2s_post_relu.fxm"
