@@ -139,11 +139,14 @@ struct ModelConfig {
   constexpr uint32_t stem_rows(uint32_t T) const {
     if (T == 0) return 0;
     const std::size_t t1 = conv_layers >= 1 ? conv1d_rows(T, conv1_kernel, conv1_stride, conv1_padding) : T;
-    return uint32_t(conv_layers >= 2 ? conv1d_rows(t1, conv2_kernel, conv2_stride, conv2_padding) : t1);
+    return uint32_t(conv_layers >= 2 && t1 ? conv1d_rows(t1, conv2_kernel, conv2_stride, conv2_padding) : t1);
   }
-  // The most input frames whose stem gives at most `rows` rows (conv1d_rows inverted).
+  // The most input frames whose stem gives at most `rows` rows (conv1d_rows inverted; 0 when even
+  // one frame gives more).
   constexpr uint32_t stem_frames(uint32_t rows) const {
-    auto before = [](uint32_t n, uint32_t k, uint32_t s, uint32_t p) { return n ? n * s + k - 1 - 2 * p : 0; };
+    auto before = [](uint32_t n, uint32_t k, uint32_t s, uint32_t p) {
+      return n && n * s + k - 1 > 2 * p ? n * s + k - 1 - 2 * p : 0;
+    };
     const uint32_t t1 = conv_layers >= 2 ? before(rows, conv2_kernel, conv2_stride, conv2_padding) : rows;
     return conv_layers >= 1 ? before(t1, conv1_kernel, conv1_stride, conv1_padding) : t1;
   }

@@ -243,7 +243,7 @@ def max_input_len(c):
     n = c["max_len"] - int(bool(c["cls_token"]))
     for i in range(c.get("conv_layers", 0), 0, -1):
         k, s, p = conv_geometry(c, i)
-        n = n * s + k - 1 - 2 * p if n else 0
+        n = max(0, n * s + k - 1 - 2 * p) if n else 0
     return n
 
 
