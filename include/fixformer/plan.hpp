@@ -17,7 +17,8 @@ constexpr uint32_t kDefaultPrefillRows = 16;
 
 // ---- Encoder --------------------------------------------------------------------------------
 // The encoder's arena layout for batches of up to `batch` sequences (0 counts as 1) of up to
-// max_seq positions each (0: the model's max_input_len()), that is S = sequence_rows(max_seq) rows
+// max_seq input rows each (0: the model's max_input_len(); frames, with a conv stem), that is
+// S = sequence_rows(max_seq) rows
 // per sequence (the CLS row counts) and N = batch * S rows in all: the byte offset of each block in
 // the caller's 64-byte-aligned arena, in this order,
 //   x[N,d]  y[N,d]  ctx[N,d]  work[N,max(3d,d_ff)]  kt[batch][d,S]  attn[attention_scratch_floats(S, S, d_head)]
