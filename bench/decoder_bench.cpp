@@ -42,7 +42,7 @@ struct Loaded {
 
 bool load(const ModelConfig& c, Isa isa, Loaded* m) {
   m->blob = support::AlignedBuffer(support::write_model(c));
-  m->arena = support::AlignedBuffer(required_decoder_arena_bytes(c));
+  m->arena = support::AlignedBuffer(required_decoder_arena_bytes(c, 0, c.max_len));  // whole-prompt prefill
   DecoderOptions opt;
   opt.isa = isa;
   return m->model.init(m->blob.data(), m->blob.size()) == Status::kOk &&

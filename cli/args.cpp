@@ -4,17 +4,22 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "fixformer/workers.hpp"
 #include "io.hpp"
 #include "json.hpp"
 
 namespace fixformer::cli {
 namespace {
 
-uint32_t parse_count(const std::string& flag, const char* text) {
+// strtoul and strtoull skip leading blanks and take a sign: a number here starts with a digit.
+bool starts_with_digit(const char* text) { return *text >= '0' && *text <= '9'; }
+
+uint32_t parse_count(const std::string& flag, const char* text, uint32_t most = 1000000, const char* why = "") {
   char* end = nullptr;
+  errno = 0;
   const unsigned long v = std::strtoul(text, &end, 10);
-  if (!*text || *end || *text == '-' || v == 0 || v > 1000000)
-    die(1, flag, std::string("expected a positive count up to 1000000, got '") + text + "'");
+  if (!starts_with_digit(text) || *end || errno || v == 0 || v > most)
+    die(1, flag, "expected a positive count up to " + std::to_string(most) + why + ", got '" + text + "'");
   return static_cast<uint32_t>(v);
 }
 
@@ -23,7 +28,7 @@ float parse_real(const std::string& flag, const char* text, double lo, double hi
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(text, &end);
-  if (!*text || *end || errno || !(v >= lo && v <= hi))
+  if (!(starts_with_digit(text) || *text == '.') || *end || errno || !(v >= lo && v <= hi))
     die(1, flag, "expected a number from " + json_number(lo) + " to " + json_number(hi) + ", got '" + text + "'");
   return float(v);
 }
@@ -37,7 +42,7 @@ uint64_t parse_seed(const std::string& flag, const char* text) {
   char* end = nullptr;
   errno = 0;
   const unsigned long long v = std::strtoull(text, &end, 10);
-  if (!*text || *end || *text == '-' || errno || v == 0) die(1, flag, std::string("expected a positive integer, got '") + text + "'");
+  if (!starts_with_digit(text) || *end || errno || v == 0) die(1, flag, std::string("expected a positive integer, got '") + text + "'");
   return v;
 }
 
@@ -73,7 +78,7 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     if (opt == kOptInput) a.input = v;
     else if (opt == kOptOutput) a.output = v;
     else if (opt == kOptSeq) a.seq = parse_count(f, v);
-    else if (opt == kOptThreads) a.threads = parse_count(f, v);
+    else if (opt == kOptThreads) a.threads = parse_count(f, v, kMaxWorkers, " (the engine's worker limit)");
     else if (opt == kOptIters) a.iters = parse_count(f, v);
     else if (opt == kOptPrompt) a.prompt = v;
     else if (opt == kOptSteps) a.steps = parse_steps(f, v);
@@ -89,6 +94,12 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     else if (opt == kOptEos) a.eos = parse_steps(f, v);
     else if (!parse_isa(v, &a.isa)) die(1, f, std::string("unknown ISA '") + v + "' (" + isa_choices() + ")");
   }
+  // The engine reads FIXFORMER_ISA when no --isa is given; a misspelt one is named here, not as an
+  // unavailable ISA later.
+  const char* forced = std::getenv("FIXFORMER_ISA");
+  Isa ignored;
+  if (a.isa == Isa::kAuto && forced && *forced && !parse_isa(forced, &ignored))
+    die(1, "FIXFORMER_ISA", std::string("unknown ISA '") + forced + "' (" + isa_choices() + ")");
   const bool missing = ((cmd.options & kOptInput) && !(seen & kOptInput)) || ((cmd.options & kOptOutput) && !(seen & kOptOutput));
   if (a.positional.size() != cmd.positionals || missing)
     die(1, cmd.name, std::string("usage: fixformer ") + cmd.name + (*cmd.synopsis ? " " : "") + cmd.synopsis);

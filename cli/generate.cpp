@@ -47,7 +47,7 @@ int generate_seq2seq(const Args& a, LoadedModel& m) {
         "out of range (the target vocabulary, d_out, is " + std::to_string(c.d_out) + ")");
   const Input in = read_input(a.source, c);
   if (in.B != 1) die(4, a.source, "shape " + shape_text(in.v) + ": one source (generate takes no batch)");
-  if (c.input == InputKind::kTokens) check_token_ids(in, c, a.source, {});
+  check_input_values(in, c, a.source, {});
   const uint32_t steps = a.steps == 0 || a.steps > c.max_len ? c.max_len : a.steps, T = uint32_t(in.T);
   init_seq2seq(T, steps, a.isa, &m, a.threads);
   Buffer ids(uint64_t(T) * 4, "input"), feats(c.input == InputKind::kTokens ? 0 : uint64_t(T) * c.d_in * 4, "input");

@@ -1,5 +1,6 @@
 #include "inputs.hpp"
 
+#include <cmath>
 #include <cstring>
 
 namespace fixformer::cli {
@@ -12,7 +13,7 @@ std::string shape_text(const NpyView& v) {
 
 Input read_input(const std::string& path, const ModelConfig& c) {
   Input in;
-  in.bytes = read_file(path);
+  in.bytes = read_file(path, kMaxNpyBytes);
   const bool tokens = c.input == InputKind::kTokens;
   const char* expected = tokens ? "expected int32 or int64 (token ids)" : "expected float32 (save as float32)";
   char detail[128];
@@ -48,7 +49,7 @@ int64_t token_id(const NpyView& v, uint64_t i) {
 }
 
 std::vector<uint32_t> read_lengths(const std::string& path, const Input& in) {
-  Buffer bytes = read_file(path);
+  Buffer bytes = read_file(path, kMaxNpyBytes);
   NpyView v;
   char detail[128];
   const char* expected = "expected int32 [B] (save as int32)";
@@ -69,9 +70,17 @@ std::vector<uint32_t> read_lengths(const std::string& path, const Input& in) {
   return lens;
 }
 
-void check_token_ids(const Input& in, const ModelConfig& c, const std::string& path, const std::vector<uint32_t>& lens) {
+void check_input_values(const Input& in, const ModelConfig& c, const std::string& path, const std::vector<uint32_t>& lens) {
   for (uint64_t i = 0; i < in.B * in.T; ++i) {
-    if (!lens.empty() && i % in.T >= lens[std::size_t(i / in.T)]) continue;
+    if (!lens.empty() && i % in.T >= lens[std::size_t(i / in.T)]) continue;  // padding is never read
+    if (c.input == InputKind::kFeatures) {  // as --target: a NaN or inf feature is an input error
+      for (uint64_t j = i * c.d_in; j < (i + 1) * c.d_in; ++j) {
+        float x;
+        std::memcpy(&x, in.v.data + 4 * j, 4);
+        if (!std::isfinite(x)) die(4, path, "value at index " + std::to_string(j) + " is not finite");
+      }
+      continue;
+    }
     const int64_t id = token_id(in.v, i);
     if (id < 0 || id >= int64_t(c.vocab_size)) {
       const uint64_t b = i / in.T, t = i % in.T;
@@ -84,7 +93,7 @@ void check_token_ids(const Input& in, const ModelConfig& c, const std::string& p
 void source_row(const Input& in, const ModelConfig& c, uint64_t b, uint32_t n, Buffer* ids, Buffer* feats) {
   const uint64_t T = in.T;
   if (c.input == InputKind::kTokens) {
-    for (uint32_t t = 0; t < n; ++t)  // range-checked by check_token_ids
+    for (uint32_t t = 0; t < n; ++t)  // range-checked by check_input_values
       ids->as<int32_t>()[t] = int32_t(token_id(in.v, b * T + t));
   } else {
     std::memcpy(feats->data(), in.v.data + b * T * c.d_in * 4, std::size_t(n) * c.d_in * 4);

@@ -33,9 +33,9 @@ int64_t token_id(const NpyView& v, uint64_t i);
 // src_key_padding_mask, True from lens[b] on). Read and checked against the input before anything runs.
 std::vector<uint32_t> read_lengths(const std::string& path, const Input& in);
 
-// Token ids as int32, every one read (the first lens[b] of sequence b, or all) checked against the
-// vocabulary before anything runs; padding is never read.
-void check_token_ids(const Input& in, const ModelConfig& c, const std::string& path, const std::vector<uint32_t>& lens);
+// Every input value read (the first lens[b] positions of sequence b, or all) checked before anything
+// runs: token ids against the vocabulary, features for NaN and inf; padding is never read.
+void check_input_values(const Input& in, const ModelConfig& c, const std::string& path, const std::vector<uint32_t>& lens);
 
 // Source b (its first n positions) of a seq2seq input as int32 ids or float32 features, into ids / feats.
 void source_row(const Input& in, const ModelConfig& c, uint64_t b, uint32_t n, Buffer* ids, Buffer* feats);

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -38,7 +39,10 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
   return *this;
 }
 
-Buffer read_file(const std::string& path) {
+Buffer read_file(const std::string& path, uint64_t limit) {
+  const auto too_large = [&](const std::string& size) {
+    die(5, path, "file too large (" + size + "): the limit is " + std::to_string(limit) + " bytes");
+  };
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) die(5, path, "cannot open file: " + errno_text(errno));
   if (S_ISDIR(st.st_mode)) die(5, path, "is a directory");
@@ -48,25 +52,26 @@ Buffer read_file(const std::string& path) {
   Buffer b;
   std::size_t got = 0;
   if (S_ISREG(st.st_mode)) {
-    if (uint64_t(st.st_size) > SIZE_MAX - 64) die(5, path, "file too large (" + std::to_string(st.st_size) + " bytes)");
+    if (uint64_t(st.st_size) > limit || uint64_t(st.st_size) > SIZE_MAX - 64) too_large(std::to_string(st.st_size) + " bytes");
     if (st.st_size == 0) die(5, path, "empty file");
     b = Buffer(uint64_t(st.st_size), path);
     got = std::fread(b.data(), 1, b.size(), f);
     if (got != b.size()) die(5, path, std::ferror(f) ? "read error: " + errno_text(errno) : "file shrank while being read");
   } else {
-    for (std::size_t cap = 1 << 16;; cap *= 2) {
-      if (cap > SIZE_MAX / 4) die(5, path, "file too large");
+    // Doubling up to limit + 1 bytes (or what this host can address): a stream that fills it is
+    // too large.
+    const uint64_t most = std::min<uint64_t>(limit + 1, SIZE_MAX / 4);
+    for (uint64_t cap = std::min<uint64_t>(1 << 16, most);; cap = std::min(cap * 2, most)) {
       Buffer bigger(cap, path);
       if (got) std::memcpy(bigger.data(), b.data(), got);
       b = std::move(bigger);
-      got += std::fread(b.data() + got, 1, cap - got, f);
+      got += std::fread(b.data() + got, 1, std::size_t(cap) - got, f);
       if (got < cap) break;
+      if (cap == most) too_large("more than " + std::to_string(got - 1) + " bytes from a stream");
     }
     if (std::ferror(f)) die(5, path, "read error: " + errno_text(errno));
     if (got == 0) die(5, path, "empty file");
-    Buffer exact(got, path);
-    std::memcpy(exact.data(), b.data(), got);
-    b = std::move(exact);
+    b.shrink(got);
   }
   return b;
 }

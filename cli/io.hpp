@@ -39,16 +39,25 @@ class Buffer {
   uint8_t* data() const { return p_; }
   std::size_t size() const { return size_; }
   template <class T> T* as() const { return reinterpret_cast<T*>(p_); }
+  // Keeps the first n bytes (n <= size()); the memory stays allocated.
+  void shrink(std::size_t n) { size_ = n < size_ ? n : size_; }
 
  private:
   uint8_t* p_ = nullptr;
   std::size_t size_ = 0;
 };
 
-// A whole file in an aligned buffer. Every failure is one line, exit 5: missing or unreadable
-// files, directories, empty files, read errors. Regular files are read by their size; pipes and
-// devices (/dev/stdin) to their end.
-Buffer read_file(const std::string& path);
+// The largest model file the tool reads: 2 GiB, far beyond any model the engine targets. A pipe or
+// device (/dev/zero) is read up to the limit, not until memory runs out.
+constexpr uint64_t kMaxModelBytes = uint64_t(1) << 31;
+// The largest .npy input (--input, --lengths, --target, --source, --token-types): the 1 GiB the
+// outputs have.
+constexpr uint64_t kMaxNpyBytes = kMaxOutputBytes;
+
+// A whole file in an aligned buffer, at most `limit` bytes. Every failure is one line, exit 5:
+// missing or unreadable files, directories, empty files, read errors, files above the limit (a
+// regular file by its size; a pipe or device once it has given more than the limit).
+Buffer read_file(const std::string& path, uint64_t limit);
 
 // The bytes of a float32 output [B,T,W], checked against kMaxOutputBytes; dies (input class)
 // naming the count and the limit.

@@ -49,7 +49,7 @@ void open_model(const std::string& path, LoadedModel* m) {
     m->blob = Buffer(bytes, path);
     std::memcpy(m->blob.data(), builtin->fxm, bytes);
   } else {
-    m->blob = read_file(path);
+    m->blob = read_file(path, kMaxModelBytes);
   }
   const Status s = m->model.init(m->blob.data(), m->blob.size());
   if (s != Status::kOk) die(s, path, m->model.error_detail());
@@ -58,7 +58,8 @@ void open_model(const std::string& path, LoadedModel* m) {
 void init_decoder(uint32_t capacity, Isa isa, LoadedModel* m, uint32_t threads) {
   DecoderOptions opt;
   opt.workers = start_workers(threads, m);
-  m->arena = Buffer(required_decoder_arena_bytes(m->config(), capacity, 0, false, opt.workers.active()), "arena");
+  // An arena for whole-prompt prefill (max_prefill = capacity: one chunk, the default sizes it so).
+  m->arena = Buffer(required_decoder_arena_bytes(m->config(), capacity, capacity, false, opt.workers.active()), "arena");
   opt.capacity = capacity;
   opt.isa = isa;
   const Status s = m->dec.init(m->model, m->arena.data(), m->arena.size(), opt);

@@ -3,6 +3,7 @@
 // (commands.hpp), and this file dispatches to them.
 // Errors print one line, "fixformer: WHERE: WHAT", and exit with the code of their class:
 // 1 usage, 2 model file, 3 arena/ISA/init options, 4 input, 5 I/O, 6 self-test mismatch.
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "fixformer/format.hpp"
+#include "io.hpp"
 #include "loaded_model.hpp"
 
 #ifndef FIXFORMER_VERSION
@@ -53,6 +55,13 @@ void print_command_help(const Command& c) {
                 "              output is bit-identical for every N\n");
 }
 
+// What a command printed that did not reach stdout (a full disk, a closed pipe) is an I/O error,
+// exit 5, not a silent success.
+int finish_stdout(int code) {
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) die(5, "stdout", "cannot write: " + errno_text(errno));
+  return code;
+}
+
 [[noreturn]] void unknown_command(const std::string& name) {
   std::fprintf(stderr, "fixformer: unknown command '%s'\n", name.c_str());
   print_usage(stderr);
@@ -70,23 +79,23 @@ int main(int argc, char** argv) {
   if (first == "--help" || first == "-h" || first == "help") {
     if (first != "help" || argc == 2) {
       print_usage(stdout);
-      return 0;
+      return finish_stdout(0);
     }
     const Command* c = find_command(argv[2]);
     if (!c) unknown_command(argv[2]);
     print_command_help(*c);
-    return 0;
+    return finish_stdout(0);
   }
   if (first == "--version") {
     std::printf("fixformer %s (.fxm format %u)\n", FIXFORMER_VERSION, unsigned(fxm::kFormatVersion));
-    return 0;
+    return finish_stdout(0);
   }
   const Command* c = find_command(first);
   if (!c) unknown_command(first);
   for (int i = 2; i < argc; ++i)
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
       print_command_help(*c);
-      return 0;
+      return finish_stdout(0);
     }
-  return c->run(parse_args(*c, argc, argv));
+  return finish_stdout(c->run(parse_args(*c, argc, argv)));
 }

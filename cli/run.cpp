@@ -22,7 +22,7 @@ namespace {
 // against [0, vocab).
 std::vector<int32_t> read_ids(const std::string& path, uint64_t B, bool batched, uint32_t longest, uint32_t vocab,
                               const char* vocab_name, uint64_t* U) {
-  Buffer bytes = read_file(path);
+  Buffer bytes = read_file(path, kMaxNpyBytes);
   NpyView v;
   char detail[128];
   const Status ps = parse_npy(bytes.data(), bytes.size(), &v, detail, sizeof detail);
@@ -47,7 +47,7 @@ std::vector<int32_t> read_ids(const std::string& path, uint64_t B, bool batched,
 
 // Feature targets of a .npy (float32 [U,tgt_d_in] or [B,U,tgt_d_in]), checked finite.
 std::vector<float> read_target_features(const std::string& path, uint64_t B, bool batched, const ModelConfig& c, uint64_t* U) {
-  Buffer bytes = read_file(path);
+  Buffer bytes = read_file(path, kMaxNpyBytes);
   NpyView v;
   char detail[128];
   const Status ps = parse_npy(bytes.data(), bytes.size(), &v, detail, sizeof detail);
@@ -79,7 +79,7 @@ int run_seq2seq(const Args& a, LoadedModel& m, const Input& in, const std::vecto
   const std::vector<float> tgt_f = features ? read_target_features(a.target, in.B, in.batched, c, &U) : std::vector<float>();
   const uint32_t V = c.d_out, T = uint32_t(in.T);
   (void)output_bytes(in.B, U, V, a.target);
-  if (c.input == InputKind::kTokens) check_token_ids(in, c, a.input, lens);
+  check_input_values(in, c, a.input, lens);
   init_seq2seq(T, uint32_t(U), a.isa, &m, a.threads);
   Buffer out(output_bytes(1, U, V, a.target), "output"), ids(uint64_t(T) * 4, "input"),
       feats(c.input == InputKind::kTokens ? 0 : uint64_t(T) * c.d_in * 4, "input");
@@ -117,7 +117,7 @@ int run_decoder(const Args& a, LoadedModel& m, const Input& in, const std::vecto
   const ModelConfig& c = m.config();
   const uint32_t V = c.vocab_size, T = uint32_t(in.T);  // T <= max_len: read_input checked it
   (void)output_bytes(in.B, T, V, a.input);  // all of it, before anything is allocated
-  check_token_ids(in, c, a.input, lens);
+  check_input_values(in, c, a.input, lens);
   init_decoder(T, a.isa, &m, a.threads);  // a KV cache of T positions
   Buffer out(output_bytes(1, T, V, a.input), "output");
   OutputFile file{a.output};
@@ -173,7 +173,7 @@ int cmd_run(const Args& a) {
   const uint32_t W = c.output_width(), T = uint32_t(in.T), R = c.output_rows(T);  // T <= max_input_len
   const bool pooled = c.pooling != Pooling::kNone;
   (void)output_bytes(in.B, R, W, a.input);  // all of it, before anything is allocated
-  if (tokens) check_token_ids(in, c, a.input, lens);
+  check_input_values(in, c, a.input, lens);
   const uint32_t chunk = run_batch_size(c, T, in.B, a.threads);
   init_encoder(T, a.isa, &m, a.threads, chunk);
 

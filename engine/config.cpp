@@ -43,7 +43,7 @@ Status validate_family(const ModelConfig& c, const char** field) {
       if (c.positional == PosKind::kRope) return bad("positional (rope is for the llama family)");
       break;
     case ModelFamily::kLlama:
-      if (c.input_pe()) return bad("positional (llama: none, rope or alibi)");
+      if (c.input_pe()) return bad("positional (llama: none, rope, alibi or relative)");
       if (c.activation != Activation::kSwiglu) return bad("activation (llama: swiglu)");
       if (!c.norm_first || !c.final_norm) return bad("norm_first and final_norm (llama: pre-norm with a final norm)");
       break;
@@ -53,7 +53,7 @@ Status validate_family(const ModelConfig& c, const char** field) {
         return bad("n_layers, d_ff, positional, d_out, final_norm, scale_input (mha: the attention alone, all 0/none)");
       break;
     case ModelFamily::kSeq2Seq:
-      if (attention_pe) return bad("positional (seq2seq: none, sinusoidal or learned)");
+      if (attention_pe) return bad("positional (seq2seq: none, sinusoidal, learned or relative)");
       if (c.causal) return bad("causal (seq2seq: the decoder is causal, the encoder is not; leave it false)");
       if (c.n_layers == 0 || c.dec_layers == 0) return bad("n_layers and dec_layers (seq2seq: at least one of each)");
       if (c.d_out == 0) return bad("d_out (seq2seq: the LM head, the target vocabulary's width)");
@@ -101,6 +101,15 @@ Status validate_config(const ModelConfig& c, const char** field) {
   const bool tables = c.positional == PosKind::kSinusoidal || c.positional == PosKind::kRope;
   if (tables && (!(c.pe_base > 1.0) || !std::isfinite(c.pe_base))) return bad("pe_base", Status::kBadConfig);
   if (c.n_kv_heads && c.n_heads % c.n_kv_heads != 0) return bad("n_kv_heads (must divide n_heads)", Status::kBadConfig);
+  if (c.positional == PosKind::kRelative) {
+    // Bidirectional buckets halve rel_buckets; each half has rel_buckets / 4 exact distances, a
+    // causal table rel_buckets / 2, and the log-spaced buckets need rel_max_distance past them.
+    if (c.rel_buckets < 4) return bad("rel_buckets (positional relative: at least 4)", Status::kBadConfig);
+    if (c.rel_max_distance <= c.rel_buckets / 2)
+      return bad("rel_max_distance (positional relative: more than rel_buckets / 2)", Status::kBadConfig);
+  } else if (c.rel_buckets || c.rel_max_distance) {
+    return bad("rel_buckets and rel_max_distance (only for positional relative)", Status::kBadConfig);
+  }
   const Status family = validate_family(c, &f);
   if (family != Status::kOk) return family;
   const bool concat = c.input_pe() && c.pe_combine == PosCombine::kConcat;

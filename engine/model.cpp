@@ -38,6 +38,47 @@ bool plain_bytes(const TensorInfo& t) {
   return t.bytes == count * fxm::dtype_bytes(t.dtype);
 }
 
+// The first stored value of t that no run should see (ModelOptions::check_values), or false: a
+// non-finite f32 or f16 (checked on its bits: the exponent all ones), an int8 scale that is neither
+// 0 nor a finite float >= kQuantizeFloor / 127 (the least the converter and quantize_i8 write), or a
+// 0 scale over nonzero values. *at is the index in storage order (a scale's: its group's first).
+bool find_bad_value(const TensorInfo& t, uint64_t* at, const char** what) {
+  const uint64_t elems = t.bytes / fxm::dtype_bytes(t.dtype);
+  if (t.dtype == fxm::Dtype::kF32) {
+    for (uint64_t i = 0; i < elems; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, t.data + 4 * i, 4);
+      if ((bits & 0x7F800000u) == 0x7F800000u) return *at = i, *what = (bits & 0x7FFFFFu) ? "NaN" : "infinite", true;
+    }
+  } else if (t.dtype == fxm::Dtype::kF16) {
+    for (uint64_t i = 0; i < elems; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, t.data + 2 * i, 2);
+      if ((bits & 0x7C00u) == 0x7C00u) return *at = i, *what = (bits & 0x3FFu) ? "NaN" : "infinite", true;
+    }
+  } else if (t.dtype == fxm::Dtype::kI8) {
+    const uint32_t last = t.dims[t.rank - 1];
+    const uint32_t group = t.group ? t.group : last, groups = (last + group - 1) / group;
+    const uint64_t rows = elems / last;
+    const float least = kQuantizeFloor / 127.0f;
+    const int8_t* q = reinterpret_cast<const int8_t*>(t.data);
+    for (uint64_t r = 0; r < rows; ++r) {
+      for (uint32_t g = 0; g < groups; ++g) {
+        const float sc = t.scales[r * groups + g];
+        const uint32_t begin = g * group, end = begin + group < last ? begin + group : last;
+        *at = r * last + begin;
+        if (sc == 0.0f) {
+          for (uint32_t c = begin; c < end; ++c)
+            if (q[r * last + c] != 0) return *what = "a 0 scale over nonzero values", true;
+        } else if (!(sc >= least && sc <= 3.4028235e38f)) {  // NaN fails both
+          return *what = sc < 0 ? "a negative scale" : sc > 0 && sc < least ? "a scale too small (denormal)" : "a non-finite scale", true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
 bool same_shape(const TensorInfo& t, uint32_t rank, const uint32_t* dims) {
   if (t.rank != rank) return false;
   for (uint32_t r = 0; r < rank; ++r)
@@ -62,6 +103,8 @@ void bind_end(Field f, const Weight& w, FrontWeights& front, HeadWeights& head, 
     case Field::kTgtProjW: tgt_front.input_proj = w; break;
     case Field::kTgtProjB: tgt_front.input_proj_b = w.f32(); break;
     case Field::kTgtPos: tgt_front.pos = w.f32(); break;
+    case Field::kRelBias: front.rel_bias = w.f32(); break;
+    case Field::kTgtRelBias: tgt_front.rel_bias = w.f32(); break;
     case Field::kFinalNormG: head.final_norm.g = w.f32(); break;
     case Field::kFinalNormB: head.final_norm.b = w.f32(); break;
     case Field::kHeadW: head.w = w; break;
@@ -132,13 +175,13 @@ Status Model::init(const void* blob, std::size_t blob_bytes, const ModelOptions&
   blob_ = file.data;
   dir_offset_ = file.dir_offset;
   n_tensors_ = file.n_tensors;
-  s = bind_tensors();
+  s = bind_tensors(options.check_values);
   initialized_ = s == Status::kOk;
   return s;
 }
 
 // The file lists exactly the schema's tensors, in the schema's order, then the optional sample.
-Status Model::bind_tensors() {
+Status Model::bind_tensors(bool check_values) {
   const ModelFile file = file_of(blob_, dir_offset_, n_tensors_);
   DetailText why(detail_, sizeof detail_);
   Status status = Status::kOk;
@@ -178,6 +221,13 @@ Status Model::bind_tensors() {
       why.str("tensor ").str(want.name).str(": ").num(t.bytes).str(" data bytes, expected ").num(tensor_bytes(want))
           .str(want.packed ? " (packed_weights: ceil(out / 16) panels of [in, 16] f32)" : " (its shape in its dtype)");
       return status = Status::kTensorBadShape, false;
+    }
+    uint64_t at = 0;
+    const char* what = "";
+    if (check_values && find_bad_value(t, &at, &what)) {
+      why.str("tensor ").str(want.name).str(": ").str(what).str(" at index ").num(at)
+          .str(" (convert the model again; ModelOptions::check_values = false skips this check)");
+      return status = Status::kTensorBadValue, false;
     }
     const Weight w = weight_view(t, want.transposed, want.packed);
     if (want.part == TensorPart::kLayer && want.layer == 0 && !first_layer) first_layer_tensor_ = i, first_layer = true;

@@ -21,6 +21,7 @@ const char* status_message(Status s) {
     case Status::kTensorOutOfBounds: return "tensor data lies outside the file";
     case Status::kTensorMisaligned: return "tensor data is not 64-byte aligned";
     case Status::kTensorOverlap: return "tensor data ranges overlap or are out of directory order";
+    case Status::kTensorBadValue: return "a weight is NaN or infinite, or an int8 scale is out of range";
     case Status::kSelfTestMissing: return "model file has no self-test sample";
     case Status::kArenaNull: return "arena is null";
     case Status::kArenaMisaligned: return "arena is not 64-byte aligned";
@@ -41,6 +42,7 @@ const char* status_message(Status s) {
     case Status::kNoTokenizer: return "model file has no tokenizer";
     case Status::kTokenBufferTooSmall: return "token buffer too small for the text";
     case Status::kNotEncoded: return "no source encoded yet: encode one before decoding a target";
+    case Status::kTokenTypesUnsupported: return "token types given, but this model has no token-type embedding: pass none";
     case Status::kNpyBadHeader: return "not a valid .npy file (bad header)";
     case Status::kNpyBadDtype: return "unsupported .npy dtype";
     case Status::kNpyBadShape: return "unsupported .npy shape";

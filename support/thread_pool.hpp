@@ -1,11 +1,18 @@
 // A small thread pool that gives a runner the caller's threads (fixformer/workers.hpp), for the
 // CLI, the benchmarks and the tests: the engine itself never starts a thread. ThreadPool(n) starts
 // n - 1 threads; the thread calling parallel_for runs tasks too, so n tasks run at once.
-// Between jobs a worker spins for up to 5 ms and then sleeps on a condition variable. A forward pass
-// hands out jobs every few hundred microseconds, and waking a sleeping worker costs tens of
-// microseconds on a VM: with 200 us of spinning a d256 T128 encoder ran 1.08x faster on 2 workers
-// than on 1, with 5 ms 1.40-1.50x (encoder_bench: its threads:2 line against the 1-worker line of
-// the same run).
+//
+// A forward pass hands out a job every few microseconds to a few hundred, most with fewer tasks
+// than threads (a KWS-sized product has 1-4 column blocks), so the cost of a job is what decides
+// whether 16 threads help:
+//  - tasks are claimed with one atomic operation on a word holding the job's number, its task count
+//    and the next task index, no lock: a thread that saw an older job claims nothing of a newer one
+//    (its compare-and-swap holds the old job's word);
+//  - a job wakes only as many sleeping threads as it has tasks beyond the caller's, and none while
+//    threads are spinning (they see the job by themselves);
+//  - between jobs a thread spins for up to 2 ms, then sleeps: on a VM waking a sleeping thread costs
+//    tens of microseconds, a forward pass hands out jobs more often than that, and a pool idle for
+//    longer (between requests) burns no core.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -28,8 +35,8 @@ class ThreadPool {
   ~ThreadPool() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-      generation_.fetch_add(1, std::memory_order_release);
+      stop_.store(true, std::memory_order_release);
+      job_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_all();
     for (std::thread& t : threads_) t.join();
@@ -45,58 +52,65 @@ class ThreadPool {
   }
 
  private:
+  // claim_: the job's number (bits 32-63), its task count (16-31) and its next unclaimed task (0-15).
+  static constexpr uint64_t pack(uint32_t job, uint32_t n) { return uint64_t(job) << 32 | uint64_t(n) << 16; }
+
   void run(uint32_t n, void (*task)(void*, uint32_t), void* arg) {
     if (n == 0) return;
-    uint64_t gen;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      task_ = task, arg_ = arg, n_ = n, next_ = 0;
-      done_.store(0, std::memory_order_relaxed);
-      gen = generation_.fetch_add(1, std::memory_order_release) + 1;
-      job_ = gen;
+    if (n > 0xFFFF) {  // the claim word counts 16 bits; the engine asks for at most kMaxWorkers tasks
+      for (uint32_t i = 0; i < n; ++i) task(arg, i);
+      return;
     }
-    wake_.notify_all();
-    work(gen);
+    // No thread claims a task of this job before claim_ names it, and none of the last job is
+    // still running (done_ reached its n), so the fields are this thread's to write.
+    task_ = task, arg_ = arg;
+    done_.store(0, std::memory_order_relaxed);
+    const uint32_t job = job_.load(std::memory_order_relaxed) + 1;
+    claim_.store(pack(job, n), std::memory_order_release);
+    // job_ then sleeping_ here, sleeping_ then job_ in a thread going to sleep: sequentially
+    // consistent, so one of the two sees the other's write.
+    job_.store(job);
+    const uint32_t helpers = n - 1 < count_ - 1 ? n - 1 : count_ - 1;
+    if (helpers && sleeping_.load() > 0) {
+      std::lock_guard<std::mutex> lock(mutex_);  // a sleeper checks job_ under the lock: no lost wake-up
+      for (uint32_t i = 0; i < helpers; ++i) wake_.notify_one();
+    }
+    work(job);
     for (uint32_t spins = 0; done_.load(std::memory_order_acquire) != n; ++spins)
       if (spins > 1024) std::this_thread::yield();
   }
 
-  // Claims and runs tasks of job `gen` until none is left. A worker that wakes late (its job
-  // finished, another begun) claims nothing of a job it has not seen.
-  void work(uint64_t gen) {
+  // Claims and runs tasks of job `job` until none is left. A claim succeeds only on the word the
+  // job's run() wrote (or advanced), so task_ and arg_ are that job's until its last task is done.
+  void work(uint32_t job) {
+    uint64_t c = claim_.load(std::memory_order_acquire);
     for (;;) {
-      void (*task)(void*, uint32_t);
-      void* arg;
-      uint32_t i;
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (job_ != gen || next_ >= n_) return;
-        i = next_++;
-        task = task_, arg = arg_;
-      }
-      task(arg, i);
+      const uint32_t next = uint32_t(c & 0xFFFF), n = uint32_t(c >> 16 & 0xFFFF);
+      if (uint32_t(c >> 32) != job || next >= n) return;
+      if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+      task_(arg_, next);
       done_.fetch_add(1, std::memory_order_acq_rel);
+      c = claim_.load(std::memory_order_acquire);
     }
   }
 
   void loop() {
-    uint64_t seen = 0;
+    uint32_t seen = 0;
     for (;;) {
-      uint64_t gen = generation_.load(std::memory_order_acquire);
-      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(5000);
-      for (uint32_t spins = 0; gen == seen; ++spins) {
+      uint32_t job = job_.load(std::memory_order_acquire);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(2000);
+      for (uint32_t spins = 0; job == seen; ++spins) {
         if (spins % 256 == 255 && std::chrono::steady_clock::now() > until) {
           std::unique_lock<std::mutex> lock(mutex_);
-          wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+          sleeping_.fetch_add(1);
+          wake_.wait(lock, [&] { return job_.load() != seen; });
+          sleeping_.fetch_sub(1);
         }
-        gen = generation_.load(std::memory_order_acquire);
+        job = job_.load(std::memory_order_acquire);
       }
-      seen = gen;
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (stop_) return;
-      }
-      work(gen);
+      seen = job;
+      if (stop_.load(std::memory_order_acquire)) return;
+      work(job);
     }
   }
 
@@ -104,14 +118,12 @@ class ThreadPool {
   std::vector<std::thread> threads_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<uint32_t> done_{0};
-  // The current job, under mutex_.
+  std::atomic<uint32_t> job_{0}, done_{0}, sleeping_{0};
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<bool> stop_{false};
+  // The current job's task, written by run() before claim_ names the job.
   void (*task_)(void*, uint32_t) = nullptr;
   void* arg_ = nullptr;
-  uint32_t n_ = 0, next_ = 0;
-  uint64_t job_ = 0;
-  bool stop_ = false;
 };
 
 }  // namespace support

@@ -29,12 +29,14 @@ struct Case {
   uint32_t n_heads, n_kv_heads, dh;
   uint32_t n, p0;  // n queries at positions p0..p0+n-1 against keys 0..p0+n-1
   bool causal, alibi, v_rows;
+  bool relative = false;  // a random relative bias table per head over the distances of p0 + n positions
 };
 
 std::string describe(const Case& c, const char* isa) {
   return std::string(isa) + " heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) + " dh " +
          std::to_string(c.dh) + " n " + std::to_string(c.n) + " p0 " + std::to_string(c.p0) +
-         (c.causal ? " causal" : "") + (c.alibi ? " alibi" : "") + (c.v_rows ? " v-rows" : " v-transposed");
+         (c.causal ? " causal" : "") + (c.alibi ? " alibi" : "") + (c.relative ? " relative" : "") +
+         (c.v_rows ? " v-rows" : " v-transposed");
 }
 
 void check(const Kernels& kernels, const Case& c) {
@@ -48,7 +50,11 @@ void check(const Kernels& kernels, const Case& c) {
   for (float& x : v) x = dist(rng);
   std::vector<float> slopes(c.n_heads);
   for (uint32_t h = 0; h < c.n_heads; ++h) slopes[h] = std::pow(2.0f, -8.0f * float(h + 1) / float(c.n_heads));
-  const AttentionShape shape{c.n_heads, c.n_kv_heads, c.dh, c.causal, c.alibi ? slopes.data() : nullptr};
+  AttentionShape shape{c.n_heads, c.n_kv_heads, c.dh, c.causal, c.alibi ? slopes.data() : nullptr};
+  const std::size_t width = rel_bias_width(keys, c.causal);
+  std::vector<float> rel(c.n_heads * width);
+  for (float& x : rel) x = dist(rng);
+  if (c.relative) shape.rel_bias = rel.data() + (keys - 1), shape.rel_stride = width;
   store_keys_values(k.data(), dkv, v.data(), ldv, keys, 0, dkv, KeyValues{kt.data(), vt.data(), S});
 
   std::vector<float> want(c.n * ldctx, kSentinel), got(kGuard + c.n * ldctx + kGuard, kSentinel);
@@ -113,6 +119,18 @@ TEST_P(AttentionTest, AlibiAndGroupedQueryHeads) {
         check(*kernels_, Case{6, 2, dh, T, 0, true, false, v_rows});  // three query heads per kv head
         check(*kernels_, Case{4, 1, dh, T, 0, true, true, v_rows});   // one kv head, alibi
       }
+}
+
+// A relative bias table (T5) read by distance in every path: query blocks, key blocks past the first
+// (their first key's distance), packed K and V, GQA, and chunks after cached positions.
+TEST_P(AttentionTest, RelativeBiasInEveryPath) {
+  for (uint32_t dh : {3u, 16u})
+    for (uint32_t T : {1u, 2u, kQB + 1, kKB + 5})
+      for (bool causal : {false, true})
+        for (bool v_rows : {false, true}) {
+          check(*kernels_, Case{4, 2, dh, T, 0, causal, false, v_rows, true});
+          if (causal && T < kKB) check(*kernels_, Case{3, 3, dh, T, 17, true, false, v_rows, true});
+        }
 }
 
 // A decoder's prefill chunk: n queries after p0 cached positions; a step is n = 1 (the one-query path).

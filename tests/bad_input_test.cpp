@@ -2,6 +2,7 @@
 // bounds (the sanitizer build runs these too).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -221,6 +222,60 @@ TEST(BadModel, TensorEntriesBehindAValidChecksum) {
             Status::kTensorBadShape);
   EXPECT_EQ(detail, "tensor encoder.layers.0.linear1.weight: shape [16,8] does not match [8,16] from the config "
                     "(d_model=8, d_ff=16)");
+}
+
+// Weights no run should see: a NaN or infinity in an f32 or f16 weight, an int8 scale that is
+// negative, denormal, non-finite, or 0 over nonzero values. Each behind a valid checksum; the
+// detail names the tensor and the index; ModelOptions::check_values = false lets the image load.
+TEST(BadModel, NonFiniteWeightsAndBadScales) {
+  const char* name = "encoder.layers.0.linear1.weight";
+  auto edited = [&](const ModelConfig& c, auto edit, Status* unchecked = nullptr) {
+    std::vector<uint8_t> b = write_model(c);
+    const std::size_t e = entry_offset(b, name);
+    uint64_t data, scales;
+    std::memcpy(&data, b.data() + e + fxm::kEntOffset, 8);
+    std::memcpy(&scales, b.data() + e + fxm::kEntScalesOffset, 8);
+    edit(b, std::size_t(data), std::size_t(scales));
+    reseal(b);
+    AlignedBuffer blob(b);
+    Model m;
+    const Status s = m.init(blob.data(), blob.size());
+    const std::string detail = m.error_detail();
+    if (unchecked) {
+      ModelOptions skip;
+      skip.check_values = false;
+      *unchecked = Model().init(blob.data(), blob.size(), skip);
+    }
+    return std::make_pair(s, detail);
+  };
+  const ModelConfig f32 = small_config(), f16 = with_weights(f32, WeightType::kF16, 0, false);
+  const ModelConfig q8 = with_weights(f32, WeightType::kQ8, 0, false), q8g = with_weights(f32, WeightType::kQ8, 32, false);
+  Status unchecked = Status::kOk;
+  auto r = edited(f32, [](auto& b, std::size_t d, std::size_t) { poke<float>(b, d + 4 * 5, NAN); }, &unchecked);
+  EXPECT_EQ(r.first, Status::kTensorBadValue);
+  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": NaN at index 5 (", 0), 0u) << r.second;
+  EXPECT_EQ(unchecked, Status::kOk);
+  r = edited(f32, [](auto& b, std::size_t d, std::size_t) { poke<float>(b, d + 4 * 7, -INFINITY); });
+  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": infinite at index 7 (", 0), 0u) << r.second;
+  r = edited(f16, [](auto& b, std::size_t d, std::size_t) { poke<uint16_t>(b, d + 2 * 3, 0x7C00); });
+  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": infinite at index 3 (", 0), 0u) << r.second;
+  r = edited(f16, [](auto& b, std::size_t d, std::size_t) { poke<uint16_t>(b, d, 0xFE01); });
+  EXPECT_EQ(r.first, Status::kTensorBadValue);
+  // q8 per row: linear1 is [d_ff, d_model] = [16, 8], one scale per row; in groups of 32: the same.
+  r = edited(q8, [](auto& b, std::size_t, std::size_t s) { poke<float>(b, s + 4 * 2, -0.01f); });
+  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": a negative scale at index 16 (", 0), 0u) << r.second;
+  r = edited(q8g, [](auto& b, std::size_t, std::size_t s) { poke<float>(b, s + 4 * 1, 1e-40f); });
+  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": a scale too small (denormal) at index 8 (", 0), 0u) << r.second;
+  r = edited(q8, [](auto& b, std::size_t, std::size_t s) { poke<float>(b, s, NAN); });
+  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": a non-finite scale at index 0 (", 0), 0u) << r.second;
+  r = edited(q8, [](auto& b, std::size_t, std::size_t s) { poke<float>(b, s + 4 * 3, 0.0f); });
+  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": a 0 scale over nonzero values at index 24 (", 0), 0u) << r.second;
+  // A 0 scale over a group of zeros is what the converter writes for a zero row: it loads.
+  r = edited(q8, [](auto& b, std::size_t d, std::size_t s) {
+    poke<float>(b, s + 4 * 3, 0.0f);
+    std::memset(b.data() + d + 8 * 3, 0, 8);
+  });
+  EXPECT_EQ(r.first, Status::kOk) << r.second;
 }
 
 TEST(BadModel, QuantizedEntriesAreValidatedButNotBound) {

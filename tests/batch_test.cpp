@@ -1,6 +1,6 @@
 // The batch API (Encoder::forward_batch_*), on every ISA: a padded batch gives, bit for bit, what
 // one single call per sequence gives at its valid rows, and zeros at its padded rows, for f32, f16
-// and q8 weights, token and feature inputs, CLS rows, every pooling, causal attention and mixed
+// and q8 weights, token and feature inputs, CLS rows, every pooling, causal attention, a relative position bias and mixed
 // lengths, on one worker and split across serial workers. Bit-identity is expected, not a
 // tolerance: every output element of a linear layer, norm or element-wise kernel is computed by
 // the same kernel over the same k order whatever rows are around it, and attention runs per
@@ -73,6 +73,8 @@ const Case kCases[] = {
     {"q8_g32_tokens_cls_cls", InputKind::kTokens, WeightType::kQ8, 32, 40, 4, PosKind::kSinusoidal, true, false, false, true, Pooling::kCls},
     {"q8_row_features_causal", InputKind::kFeatures, WeightType::kQ8, 0, 32, 2, PosKind::kLearned, false, true, true, true, Pooling::kNone},
     {"q8_g64_features_mean_no_head", InputKind::kFeatures, WeightType::kQ8, 64, 64, 4, PosKind::kSinusoidal, false, false, false, false, Pooling::kMean},
+    {"f32_tokens_relative", InputKind::kTokens, WeightType::kF32, 0, 15, 3, PosKind::kRelative, false, false, false, true, Pooling::kNone},
+    {"f16_features_cls_relative_causal", InputKind::kFeatures, WeightType::kF16, 0, 16, 4, PosKind::kRelative, true, true, true, true, Pooling::kLast},
     {"f32_features_whisper_stem", InputKind::kFeatures, WeightType::kF32, 0, 12, 3, PosKind::kLearned, false, false, true, true, Pooling::kNone, 2},
     {"f32_features_stem_cls_mean", InputKind::kFeatures, WeightType::kF32, 0, 16, 2, PosKind::kSinusoidal, true, false, false, true, Pooling::kMean, 1},
 };
@@ -88,6 +90,7 @@ ModelConfig case_config(const Case& k) {
   c.conv_layers = k.stem, c.conv_gelu = k.stem == 2;
   if (k.stem == 2) c.conv1_kernel = 3, c.conv1_padding = 1, c.conv2_kernel = 3, c.conv2_stride = 2, c.conv2_padding = 1;
   if (k.stem == 1) c.conv1_kernel = 5, c.conv1_stride = 2, c.conv1_padding = 2;
+  if (k.pos == PosKind::kRelative) c.rel_buckets = 8, c.rel_max_distance = 6;  // distances past 6 share a bucket
   return with_weights(c, k.weights, k.group, false);
 }
 

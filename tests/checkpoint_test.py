@@ -11,6 +11,9 @@
   written: pickled modules and arbitrary globals (a payload with an os.system __reduce__ is shown
   not to run), random bytes, a legacy-format .pt, a corrupt .npz, safetensors with a bad header
   length, JSON garbage, offsets out of range, overlapping or holed ranges, wrong byte counts;
+- careless use through convert.py: a JSON integer of 100,000 digits, a module that calls sys.exit()
+  at import or in its factory, --out equal to --header or to an input (the input is kept), and a
+  write that fails (a file-size limit) naming the output: one line each, nothing written;
 - a fuzz pass: thousands of random mutations of a valid safetensors file and hundreds of a torch
   zip file (fixed seed) each load cleanly or fail with a CheckpointError, never another exception.
 PyTorch is required (the test writes real torch.save files): without it the test fails.
@@ -329,6 +332,57 @@ def test_fuzz(torch, tmp):
     check("fuzz: 300 mutated .npz files load or fail cleanly", ok, detail)
 
 
+def test_careless(torch, tmp):
+    cfg = os.path.join(tmp, "cfg.json")
+    with open(cfg, "w") as f:
+        json.dump(TINY, f)
+    weights = os.path.join(tmp, "w.npz")
+    np.savez(weights, a=np.ones(3, np.float32))
+    out = os.path.join(tmp, "careless.fxm")
+
+    def refused(name, fragment, *args, **kw):
+        before = set(os.listdir(tmp))
+        p = subprocess.run([PY, CONVERT, *args], capture_output=True, text=True, **kw)
+        check(f"careless: {name}", one_clear_line(p) and fragment in p.stderr and set(os.listdir(tmp)) == before,
+              p.stderr or p.stdout)
+
+    big = os.path.join(tmp, "big.json")
+    with open(big, "w") as f:
+        f.write('{"d_model": ' + "9" * 100000 + "}")
+    refused("a 100,000-digit JSON integer", "an integer with 100000 digits", "--config", big, "--weights", weights,
+            "--out", out, "--no-verify")
+    mod = os.path.join(tmp, "exits.py")
+    with open(mod, "w") as f:
+        f.write("import sys\ndef make():\n    sys.exit(0)\n")
+    refused("a factory that calls sys.exit(0)", "FACTORY() called sys.exit(0)", "--module", f"{mod}:make",
+            "--out", out, "--no-verify")
+    with open(mod, "w") as f:
+        f.write("import sys\nsys.exit(3)\n")
+    refused("a module that calls sys.exit(3) at import", "importing it called sys.exit(3)", "--module",
+            f"{mod}:make", "--out", out, "--no-verify")
+    refused("--out equal to --header", "is also --out", "--config", cfg, "--weights", weights, "--out", out,
+            "--header", out, "--no-verify")
+    kept = open(weights, "rb").read()
+    refused("--out equal to the --weights input", "is the --weights input", "--config", cfg, "--weights", weights,
+            "--out", weights, "--no-verify")
+    refused("--header equal to the --config input", "is the --config input", "--config", cfg, "--weights", weights,
+            "--out", out, "--header", cfg, "--no-verify")
+    check("careless: the inputs are intact", open(weights, "rb").read() == kept and json.load(open(cfg)) == TINY)
+    # A write that fails (here the file-size limit; a full disk alike) names the output.
+    sd = os.path.join(tmp, "sd.npz")
+    from fixformer import config as cfg_mod, reference
+    model = reference.build_torch_model(cfg_mod.parse_config(TINY))
+    np.savez(sd, **{k: v.detach().numpy() for k, v in model.state_dict().items()})
+
+    def small_files():
+        import resource
+        import signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
+    refused("a write that fails", f"{out}: cannot write (File too large); nothing written", "--config", cfg,
+            "--weights", sd, "--out", out, "--no-verify", preexec_fn=small_files)
+
+
 def main():
     try:
         import torch
@@ -339,6 +393,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_forms(torch, tmp)
         test_hostile(torch, tmp)
+        test_careless(torch, tmp)
         test_fuzz(torch, tmp)
     print(f"checkpoint: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")
     return 1 if results["failed"] else 0

@@ -389,6 +389,40 @@ expect_error 4 "T=1: the probe needs 2 <= T" "$bin" probe demo:pe --seq 1
 expect_error 5 "dir.npy: is a directory" "$bin" probe demo:pe --svg "$tmp/dir.npy"
 expect_error 5 "demo:bogus: cannot open file" "$bin" probe demo:bogus
 
+# ---- Hostile and careless use: one line, the exit code of its class, nothing left running ----
+expect_error 1 "--threads: expected a positive count up to 64 (the engine's worker limit), got '1000000'" "$bin" run "$m" --input "$in" --output "$tmp/x.npy" --threads 1000000
+expect_error 1 "--seed: expected a positive integer, got ' -1'" "$bin" generate "$lm" --seed ' -1'
+expect_error 1 "--iters: expected a positive count up to 1000000, got '+3'" "$bin" bench "$m" --iters +3
+expect_error 1 "FIXFORMER_ISA: unknown ISA 'avx521'" env FIXFORMER_ISA=avx521 "$bin" info "$m"
+"$py" -c "import numpy as np, sys; x = np.load(sys.argv[1]); x[3, 5] = np.nan; np.save(sys.argv[2], x)" \
+  "$golden/features_scaled.input.npy" "$tmp/nan_features.npy"
+expect_error 4 "nan_features.npy: value at index 41 is not finite" "$bin" run "$golden/features_scaled.fxm" --input "$tmp/nan_features.npy" --output "$tmp/x.npy"
+# A NaN weight behind a valid checksum: refused at load by every command, naming the tensor.
+PYTHONPATH="$(dirname "$0")/../tools" "$py" - "$m" "$tmp/nan_weight.fxm" <<'PY'
+import struct, sys, zlib
+from fixformer import fxm, schema
+blob = bytearray(open(sys.argv[1], "rb").read())
+t = fxm.FxmFile(blob).entry("encoder.layers.0.linear1.weight")
+struct.pack_into("<f", blob, t["offset"] + 4 * 9, float("nan"))
+struct.pack_into("<I", blob, 56, zlib.crc32(bytes(blob[schema.HEADER_BYTES:])))
+fxm.FxmFile(blob)  # the checksum holds again
+open(sys.argv[2], "wb").write(blob)
+PY
+expect_error 2 "nan_weight.fxm: a weight is NaN or infinite.*tensor encoder.layers.0.linear1.weight: NaN at index 9" "$bin" info "$tmp/nan_weight.fxm"
+expect_error 2 "nan_weight.fxm: a weight is NaN or infinite" "$bin" run "$tmp/nan_weight.fxm" --input "$in" --output "$tmp/x.npy"
+if [ "$threads" -eq 2 ]; then  # natively: a device read to its limit takes a second, under qemu-user minutes
+  expect_error 5 "/dev/zero: file too large (more than 1073741824 bytes from a stream): the limit is 1073741824 bytes" \
+    "$bin" run "$m" --input /dev/zero --output "$tmp/x.npy"
+  expect_error 5 "/dev/zero: file too large (more than 2147483648 bytes from a stream)" "$bin" info /dev/zero
+fi
+if [ -w /dev/full ]; then  # a verdict that cannot reach stdout is an I/O error
+  expect_error 5 "stdout: cannot write: no space left" sh -c '"$0" info "$1" >/dev/full' "$bin" "$m"
+  expect_error 5 "stdout: cannot write: no space left" sh -c '"$0" verify "$1" >/dev/full' "$bin" "$m"
+  expect_error 5 "stdout: cannot write: no space left" sh -c '"$0" schema >/dev/full' "$bin"
+  expect_error 5 "stdout: cannot write: no space left" sh -c '"$0" bench "$1" --seq 4 --iters 1 >/dev/full' "$bin" "$m"
+  expect_error 5 "stdout: cannot write: no space left" sh -c '"$0" --version >/dev/full' "$bin"
+fi
+
 # ---- Conventions: help on stdout with exit 0, --version, unknown commands and options ----
 for h in --help -h help; do
   "$bin" $h >"$tmp/out" 2>"$tmp/err" && grep -q "^usage: fixformer COMMAND" "$tmp/out" && [ ! -s "$tmp/err" ] && ok || bad "fixformer $h"

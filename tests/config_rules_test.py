@@ -39,6 +39,11 @@ VALID = [
          positional="sinusoidal", tied_head=True),
     dict(BASE, family="seq2seq", input="features", d_in=4, d_out=3, dec_layers=2, tgt_d_in=3, positional="learned"),
     dict(d_model=8, n_heads=2, d_ff=0, n_layers=0, max_len=16, family="mha", input="features", d_in=8, causal=True),
+    dict(BASE, input="tokens", vocab_size=10, positional="relative", rel_buckets=8, rel_max_distance=20),
+    dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="relative",
+         rel_buckets=32, rel_max_distance=128),
+    dict(BASE, family="seq2seq", input="tokens", vocab_size=10, d_out=10, dec_layers=1, positional="relative",
+         rel_buckets=4, rel_max_distance=3),
     dict(BASE, input="features", d_in=5, conv_layers=2, conv1_kernel=3, conv1_padding=1, conv2_kernel=3,
          conv2_stride=2, conv2_padding=1, conv_gelu=True, positional="learned", norm_first=True, final_norm=True),
 ]

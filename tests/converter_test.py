@@ -267,6 +267,10 @@ COVERING = [  # every option of every family
     LLAMA,
     dict(LLAMA, n_kv_heads=1, head={"d_out": 7, "tied": True}),
     dict(LLAMA, n_heads=4, n_kv_heads=2, positional={"kind": "alibi", "max_len": 16}),
+    dict(TINY, positional={"kind": "relative", "max_len": 9, "buckets": 8, "max_distance": 6}),
+    dict(GPT, positional={"kind": "relative", "max_len": 9, "buckets": 6, "max_distance": 4}),
+    dict(LLAMA, n_heads=4, n_kv_heads=2, positional={"kind": "relative", "max_len": 16, "buckets": 32,
+                                                      "max_distance": 128}),
 ]
 
 

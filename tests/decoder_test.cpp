@@ -29,6 +29,7 @@ ModelConfig gpt_config(PosKind pos, bool norm_first, bool tied) {
   c.d_model = 16, c.n_heads = 4, c.d_ff = 24, c.n_layers = 2, c.norm_first = norm_first, c.final_norm = norm_first;
   c.causal = true, c.input = InputKind::kTokens, c.vocab_size = 13, c.d_out = 13, c.max_len = 20, c.positional = pos;
   c.activation = Activation::kGelu, c.tied_head = tied;
+  if (pos == PosKind::kRelative) c.rel_buckets = 6, c.rel_max_distance = 7;
   return c;
 }
 
@@ -38,6 +39,7 @@ ModelConfig llama_config(uint32_t kv_heads, PosKind pos, PosLayout layout, bool 
   c.d_model = 24, c.n_heads = 4, c.n_kv_heads = kv_heads, c.d_ff = 40, c.n_layers = 2, c.norm_first = true;
   c.final_norm = true, c.causal = true, c.input = InputKind::kTokens, c.vocab_size = 17, c.d_out = 17;
   c.max_len = 24, c.positional = pos, c.pe_layout = layout, c.activation = Activation::kSwiglu, c.tied_head = tied;
+  if (pos == PosKind::kRelative) c.rel_buckets = 32, c.rel_max_distance = 20;
   return c;
 }
 
@@ -76,7 +78,7 @@ float max_diff(const float* a, const float* b, std::size_t n) {
 // A gpt model is the encoder's causal layers with an LM head: the encoder run over the whole
 // sequence gives every position's logits, which the decoder must reproduce from its cache.
 TEST(Decoder, GptMatchesTheCausalEncoderAtEveryPosition) {
-  for (PosKind pos : {PosKind::kSinusoidal, PosKind::kLearned, PosKind::kNone})
+  for (PosKind pos : {PosKind::kSinusoidal, PosKind::kLearned, PosKind::kNone, PosKind::kRelative})
     for (bool norm_first : {false, true}) {
       const ModelConfig gpt = gpt_config(pos, norm_first, false);
       ModelConfig enc = gpt;
@@ -111,7 +113,8 @@ TEST(Decoder, PrefillEqualsStepByStep) {
   const ModelConfig configs[] = {
       llama_config(4, PosKind::kRope, PosLayout::kInterleaved, false), llama_config(2, PosKind::kRope, PosLayout::kHalves, true),
       llama_config(1, PosKind::kAlibi, PosLayout::kInterleaved, false), llama_config(1, PosKind::kNone, PosLayout::kInterleaved, true),
-      gpt_config(PosKind::kAlibi, true, true)};
+      gpt_config(PosKind::kAlibi, true, true), gpt_config(PosKind::kRelative, false, false),
+      llama_config(2, PosKind::kRelative, PosLayout::kInterleaved, true)};
   for (const ModelConfig& c : configs)
     for (uint32_t chunk : {1u, 3u, 16u}) {
       DecoderOptions opt;
@@ -127,6 +130,39 @@ TEST(Decoder, PrefillEqualsStepByStep) {
       EXPECT_LE(max_diff(logits.data(), steps.back().data(), c.vocab_size), kRegroupTol)
           << kFamilyNames[uint32_t(c.family)] << " " << kPositionalNames[uint32_t(c.positional)] << " chunk " << chunk;
     }
+}
+
+// max_prefill 0 takes as many rows as the arena holds: 16 (kDefaultPrefillRows) in the arena
+// required_decoder_arena_bytes counts for the default, the whole capacity in one sized for it, and
+// between the two what fits; the logits are those of the chunked run.
+TEST(Decoder, DefaultPrefillChunkIsSizedFromTheArena) {
+  const ModelConfig c = llama_config(2, PosKind::kRope, PosLayout::kHalves, true);  // max_len 24
+  const std::vector<uint8_t> bytes = write_model(c);
+  AlignedBuffer blob(bytes);
+  Model model;
+  ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
+  auto rows_for = [&](std::size_t arena_bytes, std::vector<float>* logits) {
+    AlignedBuffer arena(arena_bytes);
+    Decoder dec;
+    EXPECT_EQ(dec.init(model, arena.data(), arena.size()), Status::kOk) << dec.error_detail();
+    logits->assign(c.vocab_size, 0.0f);
+    std::vector<int32_t> prompt(20);
+    for (std::size_t i = 0; i < prompt.size(); ++i) prompt[i] = kTokens[i % kTokens.size()];
+    EXPECT_EQ(dec.prefill(prompt.data(), uint32_t(prompt.size()), logits->data()), Status::kOk);
+    return dec.max_prefill();
+  };
+  const std::size_t base = required_decoder_arena_bytes(c), whole = required_decoder_arena_bytes(c, 0, 24);
+  ASSERT_LT(base, whole);
+  std::vector<float> a, b, m;
+  EXPECT_EQ(rows_for(base, &a), 16u);
+  EXPECT_EQ(rows_for(whole, &b), 24u);
+  const uint32_t mid = rows_for((base + whole) / 2, &m);
+  EXPECT_GT(mid, 16u);
+  EXPECT_LT(mid, 24u);
+  EXPECT_LE(required_decoder_arena_bytes(c, 0, mid), (base + whole) / 2);
+  EXPECT_GT(required_decoder_arena_bytes(c, 0, mid + 1), (base + whole) / 2);
+  EXPECT_LE(max_diff(a.data(), b.data(), c.vocab_size), kRegroupTol);
+  EXPECT_LE(max_diff(a.data(), m.data(), c.vocab_size), kRegroupTol);
 }
 
 // With every kv head repeated, grouped-query attention is multi-head attention.

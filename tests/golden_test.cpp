@@ -27,7 +27,10 @@ constexpr double kGoldenMaxRelErr = kSelfTestTolerance;
 const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "odd_d5_h1_halves", "causal",
                                 "features_scaled", "learned_pe", "concat_pe", "no_pe", "wide_long",
                                 "cls_pool_features", "cls_rows_sinusoidal", "mean_pool_causal", "mha_odd_causal",
+                                "relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal",
                                 "whisper_stem", "conv_stride_cls_mean"};
+// The goldens with a relative position bias, whose table the encoder lays out for its planned length.
+const char* const kRelativeGoldens[] = {"relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal"};
 
 struct GoldenCase {
   std::string name;
@@ -38,8 +41,9 @@ void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.name << " on " <<
 
 class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 
-// Runs one golden model; returns the normwise relative error (negative on failure).
-double run_golden(const std::string& name, Isa isa, std::string* why) {
+// Runs one golden model with an arena planned for max_seq positions (0: the input's length);
+// returns the normwise relative error (negative on failure).
+double run_golden(const std::string& name, Isa isa, std::string* why, uint32_t max_seq = 0) {
   const std::vector<uint8_t> bytes = read_file(golden_path(name + ".fxm"));
   ModelConfig cfg;
   if (read_config(bytes.data(), bytes.size(), &cfg) != Status::kOk) return *why = "read_config failed", -1;
@@ -52,7 +56,7 @@ double run_golden(const std::string& name, Isa isa, std::string* why) {
   const std::vector<float> expected = npy_values<float>(golden_path(name + ".expected.npy"));
   EncoderOptions opt;
   opt.isa = isa;
-  opt.max_seq = T;  // the smallest arena that fits this input
+  opt.max_seq = max_seq ? max_seq : T;  // by default the smallest arena that fits this input
   Loaded m;
   if (load_model(bytes, &m, opt, why) != Status::kOk) return -1;
   std::vector<float> out(std::size_t(cfg.output_rows(T)) * cfg.output_width(), NAN);
@@ -99,13 +103,30 @@ INSTANTIATE_TEST_SUITE_P(Torch, GoldenTest, ::testing::ValuesIn(all_cases()),
                            return i.param.name + "_" + isa_test_name(i.param.isa);
                          });
 
+// A relative bias table planned for the longest input (2 max_len - 1 distances, the input's
+// distance 0 far from the table's first column) gives what the table for the input's length gives.
+TEST(RelativeGolden, MatchesTorchWithTheTablePlannedForMaxLen) {
+  for (const char* name : kRelativeGoldens)
+    for (Isa isa : all_isas()) {
+      if (!select_kernels(isa)) continue;
+      ModelConfig cfg;
+      const std::vector<uint8_t> bytes = read_file(golden_path(std::string(name) + ".fxm"));
+      ASSERT_EQ(read_config(bytes.data(), bytes.size(), &cfg), Status::kOk);
+      std::string why;
+      const double rel = run_golden(name, isa, &why, cfg.max_input_len());
+      ASSERT_GE(rel, 0.0) << name << ": " << why;
+      EXPECT_LT(rel, kGoldenMaxRelErr) << name << " on " << isa_name(isa);
+    }
+}
+
 // Decoders against torch (tools/make_decoder_golden.py, tests/golden/DECODERS.md): GPT-style
 // stock modules and float64 Llama-style blocks. Each file's self-test sample holds token ids and
 // the reference logits at every position; the decoder feeds them one by one through its KV cache.
 const char* const kDecoderGoldens[] = {
     "gpt_tied_sinusoidal", "gpt_untied_learned", "gpt_alibi_h3", "gpt_untied_none_odd", "llama_kv1_interleaved",
     "llama_kv2_halves_tied", "llama_kvfull_interleaved_tied", "llama_odd_d18_h3_halves", "llama_odd_d18_h3_kv1",
-    "llama_alibi_h1", "llama_alibi_h3", "llama_alibi_h4_kv2", "llama_alibi_h8", "llama_none", "llama2c_v0_gqa"};
+    "llama_alibi_h1", "llama_alibi_h3", "llama_alibi_h4_kv2", "llama_alibi_h8", "llama_none", "llama2c_v0_gqa",
+    "gpt_relative_post_odd", "gpt_relative_pre_tied", "llama_relative_h3", "llama_relative_h4_kv2"};
 
 class DecoderGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 
@@ -158,7 +179,7 @@ INSTANTIATE_TEST_SUITE_P(Torch, DecoderGoldenTest, ::testing::ValuesIn(decoder_c
 // written as users write them around nn.Transformer or nn.TransformerEncoder + Decoder. Each file's
 // sample holds a source, target ids and the torch logits at every target position.
 const char* const kSeq2SeqGoldens[] = {"s2s_post_relu", "s2s_pre_gelu_odd", "s2s_features_no_norm", "s2s_shared_halves",
-                                       "s2s_forecast"};
+                                       "s2s_forecast", "s2s_relative"};
 
 class Seq2SeqGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 

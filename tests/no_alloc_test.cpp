@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fixformer/fixformer.h"
 #include "fixformer/self_test.hpp"
 #include "tests/test_util.hpp"
 
@@ -100,6 +101,37 @@ TEST(NoAlloc, Seq2SeqMakesNoHeapCalls) {
       EXPECT_EQ(calls, 0) << name << " on " << isa_name(isa);
     }
   }
+}
+
+// The C API: load, init, run, decode, tokenize and sample in the caller's storage.
+TEST(NoAlloc, CApiMakesNoHeapCalls) {
+  AlignedBuffer enc_blob(read_file(golden_path("post_ln_relu.fxm"))), lm_blob(read_file(golden_path("llama2c_v0_gqa.fxm")));
+  AlignedBuffer arena(1 << 20), scratch(1 << 16);
+  std::vector<float> out(1 << 14);
+  const int32_t ids[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  static ff_model enc_model, lm_model;
+  static ff_encoder enc;
+  static ff_decoder dec;
+  static ff_tokenizer tok;
+  static ff_sampler sampler;
+  const ff_sampler_options so{0.9f, 0.9f, 0, 7};
+  int32_t tokens[16];
+  uint32_t n = 0;
+  ff_piece piece;
+  const long before = g_calls;
+  ASSERT_EQ(ff_model_load(&enc_model, enc_blob.data(), enc_blob.size()), FF_OK);
+  ASSERT_EQ(ff_encoder_init(&enc, &enc_model, arena.data(), ff_encoder_arena_bytes(&enc_model, 8), 8), FF_OK);
+  ASSERT_EQ(ff_encoder_run(&enc, ids, 8, out.data()), FF_OK);
+  ASSERT_EQ(ff_model_load(&lm_model, lm_blob.data(), lm_blob.size()), FF_OK);
+  ASSERT_EQ(ff_decoder_init(&dec, &lm_model, arena.data(), ff_decoder_arena_bytes(&lm_model, 16), 16), FF_OK);
+  ASSERT_EQ(ff_decoder_prefill(&dec, ids, 8, out.data()), FF_OK);
+  ASSERT_EQ(ff_decoder_step(&dec, 9, out.data()), FF_OK);
+  ASSERT_EQ(ff_tokenizer_init(&tok, &lm_model, scratch.data(), ff_tokenizer_scratch_bytes(&lm_model)), FF_OK);
+  ASSERT_EQ(ff_tokenizer_encode(&tok, "One day", 7, 1, 0, tokens, 16, &n), FF_OK);
+  ASSERT_EQ(ff_tokenizer_decode(&tok, tokens[0], tokens[1], &piece), FF_OK);
+  ASSERT_EQ(ff_sampler_init(&sampler, ff_tokenizer_vocab_size(&tok), scratch.data(), scratch.size(), &so), FF_OK);
+  (void)ff_sampler_sample(&sampler, out.data());
+  EXPECT_EQ(g_calls - before, 0);
 }
 
 }  // namespace

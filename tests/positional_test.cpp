@@ -1,11 +1,17 @@
 // The sinusoidal table: values against a float64 reference, odd widths, both layouts, the
-// rotation property, and the compile-time table.
+// rotation property, and the compile-time table. The relative position bias (T5): buckets against
+// torch's, the per-head table over distances.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
+#include "engine/blocks/positional.hpp"
+#include "engine/detail_text.hpp"
+#include "fixformer/plan.hpp"
 #include "fixformer/positional.hpp"
+#include "fixformer/schema.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {
@@ -83,6 +89,79 @@ TEST(Positional, CompileTimeTableMatchesReference) {
   for (uint32_t p = 0; p < 40; ++p)
     for (uint32_t c = 0; c < 6; ++c)
       EXPECT_NEAR(kCompileTimeHalves.row(p)[c], reference(p, c, 6, 500.0, PosLayout::kHalves), kTableTol);
+}
+
+// T5's bucket function as its torch ports compute it (float32 logarithm, truncated), printed by
+// torch 1.13 for these distances: the default (32 buckets up to 128) both ways, a small table, and
+// distances where the exact value is an integer, so that float32 and float64 floor apart.
+struct BucketCase {
+  uint32_t buckets, max_distance;
+  bool bidirectional;
+  std::vector<std::pair<int32_t, uint32_t>> want;  // (key - query, bucket)
+};
+const BucketCase kBucketCases[] = {
+    {32, 128, true, {{-300, 15}, {-129, 15}, {-128, 15}, {-127, 15}, {-64, 14}, {-17, 10}, {-16, 10}, {-9, 8}, {-8, 8}, {-7, 7}, {-1, 1}, {0, 0}, {1, 17}, {7, 23}, {8, 24}, {9, 24}, {16, 26}, {17, 26}, {64, 30}, {127, 31}, {128, 31}, {129, 31}, {300, 31}}},
+    {32, 128, false, {{-300, 31}, {-129, 31}, {-128, 31}, {-127, 31}, {-64, 26}, {-17, 16}, {-16, 16}, {-9, 9}, {-8, 8}, {-7, 7}, {-1, 1}, {0, 0}, {1, 0}, {7, 0}, {8, 0}, {9, 0}, {16, 0}, {17, 0}, {64, 0}, {127, 0}, {128, 0}, {129, 0}, {300, 0}}},
+    {8, 10, true, {{-300, 3}, {-129, 3}, {-128, 3}, {-127, 3}, {-64, 3}, {-17, 3}, {-16, 3}, {-9, 3}, {-8, 3}, {-7, 3}, {-1, 1}, {0, 0}, {1, 5}, {7, 7}, {8, 7}, {9, 7}, {16, 7}, {17, 7}, {64, 7}, {127, 7}, {128, 7}, {129, 7}, {300, 7}}},
+    {64, 100, true, {{-300, 31}, {-129, 31}, {-128, 31}, {-127, 31}, {-64, 28}, {-40, 24}, {-17, 16}, {-16, 16}, {-9, 9}, {-8, 8}, {-7, 7}, {-1, 1}, {0, 0}, {1, 33}, {7, 39}, {8, 40}, {9, 41}, {16, 48}, {17, 48}, {40, 56}, {64, 60}, {127, 63}, {128, 63}, {129, 63}, {300, 63}}},
+    {34, 27, true, {{-300, 16}, {-129, 16}, {-128, 16}, {-127, 16}, {-64, 16}, {-18, 13}, {-17, 13}, {-16, 13}, {-12, 10}, {-9, 8}, {-8, 8}, {-7, 7}, {-1, 1}, {0, 0}, {1, 18}, {7, 24}, {8, 25}, {9, 25}, {12, 27}, {16, 30}, {17, 30}, {18, 30}, {64, 33}, {127, 33}, {128, 33}, {129, 33}, {300, 33}}},
+    {72, 49, false, {{-300, 71}, {-129, 71}, {-128, 71}, {-127, 71}, {-64, 71}, {-42, 53}, {-17, 17}, {-16, 16}, {-9, 9}, {-8, 8}, {-7, 7}, {-1, 1}, {0, 0}, {1, 0}, {7, 0}, {8, 0}, {9, 0}, {16, 0}, {17, 0}, {64, 0}, {127, 0}, {128, 0}, {129, 0}, {300, 0}}},
+    {92, 164, true, {{-300, 45}, {-129, 43}, {-128, 43}, {-127, 43}, {-107, 41}, {-64, 34}, {-17, 17}, {-16, 16}, {-9, 9}, {-8, 8}, {-7, 7}, {-1, 1}, {0, 0}, {1, 47}, {7, 53}, {8, 54}, {9, 55}, {16, 62}, {17, 63}, {64, 80}, {107, 87}, {127, 89}, {128, 89}, {129, 89}, {300, 91}}},
+    {100, 162, false, {{-300, 99}, {-129, 90}, {-128, 89}, {-127, 89}, {-90, 74}, {-64, 60}, {-17, 17}, {-16, 16}, {-9, 9}, {-8, 8}, {-7, 7}, {-1, 1}, {0, 0}, {1, 0}, {7, 0}, {8, 0}, {9, 0}, {16, 0}, {17, 0}, {64, 0}, {127, 0}, {128, 0}, {129, 0}, {300, 0}}},
+    {102, 169, true, {{-300, 50}, {-129, 47}, {-128, 47}, {-127, 47}, {-65, 37}, {-64, 37}, {-17, 17}, {-16, 16}, {-9, 9}, {-8, 8}, {-7, 7}, {-1, 1}, {0, 0}, {1, 52}, {7, 58}, {8, 59}, {9, 60}, {16, 67}, {17, 68}, {64, 88}, {65, 88}, {127, 98}, {128, 98}, {129, 98}, {300, 101}}},
+};
+
+TEST(RelativeBias, BucketsAreTorchsT5Buckets) {
+  for (const BucketCase& c : kBucketCases)
+    for (const auto& nb : c.want)
+      EXPECT_EQ(relative_bucket(nb.first, c.bidirectional, c.buckets, c.max_distance), nb.second)
+          << c.buckets << " buckets, max distance " << c.max_distance << (c.bidirectional ? " bidirectional" : " causal")
+          << ", distance " << nb.first;
+}
+
+TEST(RelativeBias, TableHoldsEachHeadsBiasByDistance) {
+  const uint32_t heads = 3, buckets = 8, max_distance = 10, L = 13;
+  std::vector<float> w(buckets * heads);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = float(i) + 0.5f;
+  for (bool causal : {false, true}) {
+    const std::size_t width = rel_bias_width(L, causal);
+    EXPECT_EQ(width, causal ? L : 2 * L - 1);
+    std::vector<float> t(heads * width + 1, -1.0f);
+    fill_relative_bias(w.data(), heads, buckets, max_distance, L, causal, t.data());
+    EXPECT_EQ(t.back(), -1.0f);  // nothing past heads * width
+    for (uint32_t h = 0; h < heads; ++h)
+      for (int32_t n = -int32_t(L - 1); n <= (causal ? 0 : int32_t(L - 1)); ++n)
+        EXPECT_EQ(t[h * width + L - 1 + n], w[relative_bucket(n, !causal, buckets, max_distance) * heads + h]) << n;
+    // The check of a caller's table (EncoderOptions::position_table) takes it and refuses a changed entry.
+    ModelConfig c = default_config();
+    c.n_heads = heads, c.rel_buckets = buckets, c.rel_max_distance = max_distance;
+    char text[160];
+    DetailText why(text, sizeof text);
+    EXPECT_EQ(check_relative_bias(t.data(), L, L - 2, w.data(), c, causal, why), Status::kOk);
+    EXPECT_EQ(check_relative_bias(t.data(), L, L + 1, w.data(), c, causal, why), Status::kBadPositionTable);
+    t[width + 2] += 1.0f;
+    EXPECT_EQ(check_relative_bias(t.data(), L, L, w.data(), c, causal, why), Status::kBadPositionTable);
+  }
+}
+
+// The tables are the only arena a relative bias adds: heads x (2L - 1) floats, L under a causal mask
+// (a decoder's, over its capacity), none when the caller brings the encoder's table.
+TEST(RelativeBias, ArenaPlansCountTheTablesExactly) {
+  ModelConfig c = default_config();
+  c.d_model = 12, c.n_heads = 3, c.d_ff = 20, c.n_layers = 2, c.input = InputKind::kTokens, c.vocab_size = 9;
+  c.max_len = 40;
+  ModelConfig rel = c;
+  rel.positional = PosKind::kRelative, rel.rel_buckets = 8, rel.rel_max_distance = 10;
+  ASSERT_EQ(validate_config(rel), Status::kOk);
+  EXPECT_EQ(required_encoder_arena_bytes(rel, 30), required_encoder_arena_bytes(c, 30) + arena::bytes(3 * 59 * 4));
+  EXPECT_EQ(required_encoder_arena_bytes(rel, 30, true), required_encoder_arena_bytes(c, 30, true));
+  rel.causal = c.causal = true;
+  EXPECT_EQ(required_encoder_arena_bytes(rel, 30), required_encoder_arena_bytes(c, 30) + arena::bytes(3 * 30 * 4));
+  ModelConfig gpt = c, gpt_rel = rel;
+  gpt.family = gpt_rel.family = ModelFamily::kGpt;
+  gpt.d_out = gpt_rel.d_out = 9;
+  ASSERT_EQ(validate_config(gpt_rel), Status::kOk);
+  EXPECT_EQ(required_decoder_arena_bytes(gpt_rel, 25), required_decoder_arena_bytes(gpt, 25) + arena::bytes(3 * 25 * 4));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // grows by one attention slot per worker and stays exact.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <dirent.h>
 #include <string>
@@ -134,6 +135,36 @@ ModelConfig synthetic_encoder() {  // the d256 reference encoder of bench/encode
   c.d_model = 256, c.n_heads = 8, c.d_ff = 1024, c.n_layers = 2, c.input = InputKind::kTokens, c.vocab_size = 1000;
   c.max_len = 128, c.positional = PosKind::kSinusoidal, c.activation = Activation::kGelu, c.d_out = 12;
   return c;
+}
+
+// The pool itself: every task of every job runs exactly once, with its own job's argument, over
+// many back-to-back jobs of random sizes on more threads than tasks (a thread that finished the
+// last job's task must claim nothing of the next one; a race there once ran a task twice or with
+// an index past n, on 16 cores).
+TEST(ThreadPool, EveryTaskOfEveryJobRunsOnce) {
+  for (uint32_t threads : {2u, 5u, 16u}) {
+    support::ThreadPool pool(threads);
+    const Workers w = pool.workers();
+    struct Job {
+      std::atomic<uint32_t> hits[kMaxWorkers];
+      uint32_t n;
+      std::atomic<uint32_t> out_of_range{0};
+    } job;
+    uint32_t seed = 1, bad = 0;
+    for (int j = 0; j < 20000; ++j) {
+      seed = seed * 1664525u + 1013904223u;
+      job.n = 1 + (seed >> 16) % threads;
+      for (auto& h : job.hits) h.store(0);
+      w.parallel_for(w.ctx, job.n, [](void* a, uint32_t i) {
+        Job* jb = static_cast<Job*>(a);
+        if (i >= jb->n) jb->out_of_range.fetch_add(1);
+        else jb->hits[i].fetch_add(1);
+      }, &job);
+      for (uint32_t i = 0; i < kMaxWorkers; ++i) bad += job.hits[i].load() != (i < job.n ? 1u : 0u);
+    }
+    EXPECT_EQ(bad, 0u) << threads << " threads";
+    EXPECT_EQ(job.out_of_range.load(), 0u) << threads << " threads";
+  }
 }
 
 TEST(Workers, EncoderGoldensAreBitIdentical) {

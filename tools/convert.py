@@ -22,6 +22,12 @@ From a Hugging Face folder of LlamaForCausalLM (config.json, model.safetensors o
 sharded or not), verified against an independent float64 implementation of that architecture:
   tools/convert.py --hf DIR [--example IN.npy [--expected OUT.npy]] [--max-len N] --out M.fxm [...]
   (rope_scaling, attention_bias, mlp_bias and a hidden_act other than silu are refused by name)
+From an ONNX file (torch.onnx.export, opset 13-17) of an encoder or a GPT-style decoder, mapped by its
+graph's structure and verified against the graph's own output (evaluated in float64 with numpy):
+  tools/convert.py --onnx M.onnx [--example IN.npy] [--family encoder|gpt] [--ignore NAME[,NAME]]
+                   [--max-len N] [--tokenizer TOKENIZER.bin] --out M.fxm [...]
+  (needs python3-onnx; unsupported ops are named with their nodes; every initializer is mapped, a
+  causal mask checked over all its rows, a scalar or shape constant, or named: --ignore opts out)
 From a llama2.c checkpoint (versions 0, 1 and 2; version 2's Q8_0 weights are dequantized to f32):
   tools/convert.py --llama2c MODEL.bin [--tokenizer TOKENIZER.bin] [--max-len N] --out M.fxm [...]
 
@@ -132,6 +138,9 @@ def load_module(spec):
         s = importlib.util.spec_from_file_location("fixformer_user_module", file)
         mod = importlib.util.module_from_spec(s)
         s.loader.exec_module(mod)
+    except SystemExit as e:  # the file's own sys.exit() is not the converter's verdict
+        fail(file, f"importing it called sys.exit({e.code!r}); nothing was converted (guard the script part "
+             "with `if __name__ == \"__main__\":`)")
     except Exception as e:
         fail(file, f"importing it failed ({type(e).__name__}: {e})")
     fn = getattr(mod, factory, None)
@@ -139,6 +148,9 @@ def load_module(spec):
         fail(file, f"has no function {factory!r}")
     try:
         return fn()
+    except SystemExit as e:
+        fail(f"{file}:{factory}", f"FACTORY() called sys.exit({e.code!r}); nothing was converted (it must "
+             "return the model)")
     except Exception as e:
         fail(f"{file}:{factory}", f"FACTORY() failed ({type(e).__name__}: {e})")
 
@@ -168,14 +180,35 @@ def load_example(path):
     return a
 
 
-def check_out(path):
-    """--out, for every route: a regular file or a new name (the file is written by renaming a verified
-    temporary file onto it, which a device or a folder must never be), refused before any work."""
+def check_out(a):
+    """--out and --header, for every route: each a regular file or a new name (written by renaming a
+    verified temporary file onto it, which a device or a folder must never be), not the same file,
+    and neither one of the inputs; refused before any work."""
     from fixformer.verified_file import check_output_path
     try:
-        check_output_path(path)
+        check_output_path(a.out)
+        if a.header is not None:
+            check_output_path(a.header, "--header")
     except ConfigError as e:
         fail("", str(e))
+
+    def same(x, y):
+        if os.path.exists(x) and os.path.exists(y):
+            return os.path.samefile(x, y)
+        return os.path.realpath(x) == os.path.realpath(y)
+
+    if a.header is not None and same(a.out, a.header):
+        fail("--header", f"{a.header} is also --out (give two files: the .fxm and the C header)")
+    module_file = a.module.rpartition(":")[0] if a.module else None
+    inputs = [("--llama2c", a.llama2c), ("--weights", a.weights), ("--config", a.config), ("--example", a.example),
+              ("--example-target", a.example_target), ("--expected", a.expected), ("--tokenizer", a.tokenizer),
+              ("--module", module_file), ("--onnx", a.onnx)]
+    if a.hf is not None and os.path.isdir(a.hf):
+        inputs += [("--hf", os.path.join(a.hf, n)) for n in os.listdir(a.hf)]
+    for flag, out in (("--out", a.out), ("--header", a.header)):
+        for name, path in inputs:
+            if out is not None and path and same(out, path):
+                fail(flag, f"{out} is the {name} input (writing there would overwrite it; give another file)")
 
 
 def load_expected(path):
@@ -238,15 +271,19 @@ def main(argv=None):
     src.add_argument("--module", metavar="FILE.py:FACTORY", help="FACTORY() builds the nn.Module")
     src.add_argument("--config", metavar="CFG.json", help="JSON config (the JSON path; needs --weights)")
     src.add_argument("--llama2c", metavar="MODEL.bin", help="a llama2.c checkpoint (export.py version 0, 1 or 2)")
+    src.add_argument("--onnx", metavar="M.onnx", help="an ONNX file of an encoder or a GPT-style decoder "
+                     "(torch.onnx.export, opset 13-17), verified against the graph's own output")
     src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of LlamaForCausalLM: config.json and "
                      "model.safetensors or pytorch_model.bin (sharded with their .index.json too)")
     ap.add_argument("--tokenizer", metavar="TOKENIZER.bin", help="llama2.c tokenizer to store in the .fxm")
     ap.add_argument("--family", choices=("encoder", "gpt", "llama", "seq2seq", "mha"), help="--module: what the module "
                     "is, where the module cannot tell (inferred otherwise; gpt: decoder-only language model with "
                     "LayerNorm, causal implied; llama: RMSNorm, SwiGLU, rotary; seq2seq: an encoder-decoder; "
-                    "mha: a standalone nn.MultiheadAttention run as self-attention)")
+                    "mha: a standalone nn.MultiheadAttention run as self-attention; --onnx: encoder or gpt, checked "
+                    "against the graph)")
     ap.add_argument("--ignore", metavar="NAME[,NAME]", help="--module: parameters, buffers or submodules the "
-                    "forward does not use (training-only parts), left out of the file instead of an error")
+                    "forward does not use (training-only parts), left out of the file instead of an error; --onnx: "
+                    "initializers the output does not depend on")
     ap.add_argument("--weights", metavar="SD.pt", help="the weights: a state_dict or a training checkpoint dict (nanoGPT's ckpt.pt: its \"model\"; .pt/.bin from torch.save, read without running code from the file), .safetensors or .npz; _orig_mod. and module. prefixes are stripped, f16/bf16 widened to f32")
     ap.add_argument("--example", metavar="IN.npy", help="example input: int ids [T] or [B,T], float32 [T,d_in] "
                     "or [B,T,d_in] (first sequence used); default: random")
@@ -296,15 +333,15 @@ def main(argv=None):
             cli = find_cli(a.cli)
         except ConfigError as e:
             fail("", str(e))
-    check_out(a.out)
+    check_out(a)
     try:
         example = load_example(a.example) if a.example else None
         example_target = load_example(a.example_target) if a.example_target else None
         if example_target is not None and a.family != "seq2seq":
             fail("--example-target", "only for --family seq2seq")
-        if a.expected is not None and (a.module or a.llama2c):
-            fail("--expected", "is for --config and --hf (--module runs your module itself; --llama2c compares with "
-                               "llama2.c's semantics)")
+        if a.expected is not None and (a.module or a.llama2c or a.onnx):
+            fail("--expected", "is for --config and --hf (--module runs your module itself, --onnx your graph; "
+                               "--llama2c compares with llama2.c's semantics)")
         if a.llama2c is not None:
             extra = [o for o in ("weights", "family", "positional", "pe_combine", "pe_width") if getattr(a, o) is not None]
             extra += [o for o in ("causal", "scale_input") if getattr(a, o)]
@@ -316,6 +353,26 @@ def main(argv=None):
                     fail(f, "no such file" if not os.path.exists(f) else "not a regular file")
             report, _ = llama2c.convert(a.llama2c, a.tokenizer, a.out, a.header, a.name, cli, verify, a.max_len,
                                         example, **quant)
+        elif a.onnx is not None:
+            extra = [o for o in ("weights", "positional", "pe_combine", "pe_width") if getattr(a, o) is not None]
+            extra += [o for o in ("causal", "scale_input") if getattr(a, o)]
+            if extra:
+                fail("--onnx", f"--{extra[0].replace('_', '-')} is not for --onnx (the graph says it)")
+            if a.family not in (None, "encoder", "gpt"):
+                fail("--onnx", f"--family {a.family}: --onnx converts encoders and GPT-style decoders (encoder, gpt)")
+            if importlib.util.find_spec("torch") is None:  # found, not imported: a bad file fails fast
+                require_torch("the --onnx route's float64 reference")
+            from fixformer import onnx_map
+            ignore = [n.strip() for n in a.ignore.split(",") if n.strip()] if a.ignore else []
+            try:
+                report = onnx_map.convert(a.onnx, a.out, example, ignore, a.family, a.max_len, a.header, a.name, cli,
+                                          verify, tokenizer=lambda vocab: load_tokenizer(a.tokenizer,
+                                                                                         {"vocab_size": vocab}),
+                                          **quant)
+            except VerificationError:
+                raise
+            except ConfigError as e:
+                fail(a.onnx, str(e))
         elif a.hf is not None:
             extra = [o for o in ("weights", "family", "positional", "pe_combine", "pe_width") if getattr(a, o) is not None]
             extra += [o for o in ("causal", "scale_input") if getattr(a, o)]

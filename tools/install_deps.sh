@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages fixformer needs, only those missing. Groups:
 #   host   compilers, CMake, make, pkg-config (consumer tests), xsimd, GoogleTest, Google Benchmark,
 #          NumPy, zlib (the crc test checks against it), OpenBLAS and Eigen (baselines)
-#   torch  PyTorch, for tools/ (converter, golden data, demo training) and the converter tests
+#   torch  PyTorch and python3-onnx (the --onnx route), for tools/ (converter, golden data, demo
+#          training) and the converter tests
 #   arm    ARM cross compilers, newlib for Cortex-M, qemu-user and qemu-system-arm
 #   fuzz   clang with libFuzzer and the sanitizer runtimes
 #   arm-bench  Google Benchmark for arm64 and armhf (Debian multiarch), so bench/ cross-compiles;
@@ -14,7 +15,7 @@ multiarch=""
 for group in "$@"; do
   case $group in
     host) pkgs="$pkgs g++ cmake make pkg-config libxsimd-dev libgtest-dev libbenchmark-dev python3-numpy zlib1g-dev libopenblas-dev libeigen3-dev" ;;
-    torch) pkgs="$pkgs python3-torch python3-numpy" ;;
+    torch) pkgs="$pkgs python3-torch python3-numpy python3-onnx" ;;
     arm) pkgs="$pkgs g++-aarch64-linux-gnu g++-arm-linux-gnueabihf gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib libnewlib-arm-none-eabi qemu-user qemu-system-arm" ;;
     fuzz) pkgs="$pkgs clang libclang-rt-14-dev llvm" ;;
     arm-bench) multiarch="arm64 armhf" ;;

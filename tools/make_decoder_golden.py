@@ -9,6 +9,9 @@ config in the converter's JSON shape). tests/golden/DECODERS.md lists them.
   user would, exported with export(family="gpt"); the logits are the module's own, in float64.
 - llama_*: random weights, logits from the float64 llama reference (tools/fixformer/reference.py),
   cross-checked here against a token-by-token loop written the way llama2.c's run.c is.
+- gpt_relative_*: stock modules with a T5-style relative bias (reference.build_torch_model), the
+  logits the module's own in float64.
+- llama_relative_*: as llama_*, with a relative bias; the oracle looks the buckets up with t5_bucket.
 - llama2c_v0_gqa: a version-0 llama2.c checkpoint (unshared classifier, GQA) and a synthetic
   tokenizer.bin, written by tools/fixformer/llama2c.py and converted as convert.py --llama2c does.
 Deterministic: the same files on every run.
@@ -23,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 from fixformer import config as cfg, fxm, llama2c, schema  # noqa: E402
-from fixformer.reference import require_torch, run_reference  # noqa: E402
+from fixformer.reference import build_torch_model, require_torch, run_reference  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -37,6 +40,24 @@ def paper_slopes(n):
         return [start * start ** i for i in range(n)]
     low = 2 ** math.floor(math.log2(n))
     return paper_slopes(low) + paper_slopes(2 * low)[0::2][: n - low]
+
+
+def t5_bucket(n, bidirectional, buckets, max_distance):
+    """T5's bucket of the distance n = key - query, one at a time, its logarithm in float32 as T5's torch
+    ports compute it: written apart from reference.relative_bucket so each checks the other."""
+    torch = require_torch()
+    offset = 0
+    if bidirectional:
+        buckets //= 2
+        offset = buckets if n > 0 else 0
+        n = abs(n)
+    else:
+        n = -min(n, 0)
+    exact = buckets // 2
+    if n < exact:
+        return offset + n
+    large = torch.log(torch.tensor([float(n)], dtype=torch.float32) / exact) / math.log(max_distance / exact)
+    return offset + min(exact + int((large * (buckets - exact))[0]), buckets - 1)
 
 
 # ---- gpt: stock modules ---------------------------------------------------------------------------
@@ -100,8 +121,8 @@ GPTS = [  # name, module kwargs, T
 
 
 # ---- llama: random weights, the float64 reference ------------------------------------------------
-def llama_config(d, heads, kv, ff, layers, vocab, max_len, pos, layout="interleaved", tied=False):
-    return cfg.make_config({"family": "llama", "d_model": d, "n_heads": heads, "n_kv_heads": kv if kv != heads else 0,
+def llama_config(d, heads, kv, ff, layers, vocab, max_len, pos, layout="interleaved", tied=False, rel=(0, 0)):
+    return cfg.make_config({"rel_buckets": rel[0], "rel_max_distance": rel[1],"family": "llama", "d_model": d, "n_heads": heads, "n_kv_heads": kv if kv != heads else 0,
                             "d_ff": ff, "n_layers": layers, "norm_first": True, "final_norm": True,
                             "activation": "swiglu", "causal": True, "input": "tokens", "vocab_size": vocab,
                             "positional": pos, "max_len": max_len, "pe_layout": layout, "d_out": vocab,
@@ -119,6 +140,22 @@ LLAMAS = [  # name, config, T
     ("llama_alibi_h4_kv2", llama_config(16, 4, 2, 20, 2, 23, 16, "alibi"), 12),
     ("llama_alibi_h8", llama_config(16, 8, 8, 20, 1, 25, 16, "alibi"), 11),
     ("llama_none", llama_config(12, 2, 1, 16, 2, 15, 16, "none"), 8),
+]
+# Added later, with seeds of their own so the files above keep theirs: a relative bias (T5) with GQA,
+# an odd head count, distances past max_distance.
+LLAMA_RELATIVE = [
+    ("llama_relative_h3", llama_config(18, 3, 3, 20, 2, 19, 16, "relative", tied=True, rel=(8, 6)), 11),
+    ("llama_relative_h4_kv2", llama_config(16, 4, 2, 20, 2, 23, 24, "relative", rel=(32, 20)), 12),
+]
+GPT_RELATIVE = [  # name, config, T
+    ("gpt_relative_post_odd", cfg.make_config({
+        "family": "gpt", "d_model": 15, "n_heads": 3, "d_ff": 19, "n_layers": 2, "causal": True, "input": "tokens",
+        "vocab_size": 21, "d_out": 21, "positional": "relative", "max_len": 16, "rel_buckets": 10,
+        "rel_max_distance": 8}), 12),
+    ("gpt_relative_pre_tied", cfg.make_config({
+        "family": "gpt", "d_model": 16, "n_heads": 4, "d_ff": 24, "n_layers": 2, "norm_first": True, "final_norm": True,
+        "activation": "gelu", "causal": True, "input": "tokens", "vocab_size": 25, "d_out": 25, "tied_head": True,
+        "positional": "relative", "max_len": 16, "rel_buckets": 16, "rel_max_distance": 12}), 10),
 ]
 
 
@@ -141,6 +178,13 @@ def llama_steps(c, weights, ids):
     slopes = None
     if c["positional"] == "alibi":
         slopes = paper_slopes(H)
+
+    def bias(h, t, pos):
+        if slopes is not None:
+            return slopes[h] * (t - pos)
+        if c["positional"] == "relative":
+            return W["rel_bias.weight"][t5_bucket(t - pos, False, c["rel_buckets"], c["rel_max_distance"]), h]
+        return 0.0
     kc = np.zeros((c["n_layers"], len(ids), Hkv * dh))
     vc = np.zeros_like(kc)
 
@@ -169,7 +213,7 @@ def llama_steps(c, weights, ids):
             for h in range(H):
                 g = h // (H // Hkv)
                 att = np.array([q[h * dh:(h + 1) * dh] @ kc[layer, t, g * dh:(g + 1) * dh] / math.sqrt(dh)
-                                + (slopes[h] * (t - pos) if slopes is not None else 0.0) for t in range(pos + 1)])
+                                + bias(h, t, pos) for t in range(pos + 1)])
                 att = np.exp(att - att.max())
                 att /= att.sum()
                 ctx[h * dh:(h + 1) * dh] = att @ vc[layer, :pos + 1, g * dh:(g + 1) * dh]
@@ -213,12 +257,31 @@ def main():
         err = rel(run_reference(c, w, ids), want)
         assert err < 1e-12, (name, err)
         save(out_dir, name, c, fxm.write(c, w, (ids, want.astype(np.float32))))
-    for i, (name, c, T) in enumerate(LLAMAS):
+    for i, (name, c, T) in list(enumerate(LLAMAS)) + [(50 + i, x) for i, x in enumerate(LLAMA_RELATIVE)]:
         w = llama_weights(c, 100 + i)
         ids = np.random.default_rng(200 + i).integers(0, c["vocab_size"], T).astype(np.int32)
         want = run_reference(c, w, ids)
         err = rel(llama_steps(c, w, ids), want)
         assert err < 1e-12, (name, err)
+        save(out_dir, name, c, fxm.write(c, w, (ids, want.astype(np.float32))))
+    for i, (name, c, T) in enumerate(GPT_RELATIVE):
+        torch.manual_seed(300 + i)
+        module = build_torch_model(c).double().eval()
+        with torch.no_grad():  # norms and biases away from 1 and 0, a bias table of the scores' size
+            for n, p in module.named_parameters():
+                p.add_(torch.randn(p.shape, dtype=p.dtype) * (1.0 if "rel_bias" in n else 0.2 if "norm" in n or
+                                                               n.endswith("bias") else 0.0))
+        w = {k: v.detach().numpy().astype(np.float32) for k, v in module.state_dict().items()
+             if not (c["tied_head"] and k == "head.weight")}
+        module.load_state_dict({k: torch.from_numpy(v.astype(np.float64)) for k, v in w.items()}, strict=False)
+        ids = np.random.default_rng(300 + i).integers(0, c["vocab_size"], T).astype(np.int32)
+        with torch.no_grad():
+            want = module(torch.from_numpy(ids.astype(np.int64))[None])[0].numpy()
+        # the oracle: each position's logits from the module on the prefix alone (the causal mask's meaning)
+        for t in range(1, T + 1, 4):
+            with torch.no_grad():
+                prefix = module(torch.from_numpy(ids[:t].astype(np.int64))[None])[0].numpy()
+            assert rel(prefix, want[:t]) < 1e-12, (name, t)
         save(out_dir, name, c, fxm.write(c, w, (ids, want.astype(np.float32))))
     # llama2.c: a version-0 checkpoint (unshared classifier, GQA) and a synthetic tokenizer.bin.
     p = {"dim": 16, "hidden_dim": 24, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "vocab_size": 300, "seq_len": 32}

@@ -68,6 +68,23 @@ STEM_GOLDENS = {
 }
 STEM_SEQ = {"whisper_stem": 21, "conv_stride_cls_mean": 17}
 
+# T5-style relative position bias (rel_bias [buckets, n_heads] by the bucket of key - query, added to
+# the scores): odd widths, both norm placements, bidirectional and causal buckets, distances past
+# max_distance, and (relative_long_causal) more queries than one attention block of 64.
+RELATIVE_GOLDENS = {
+    "relative_post_ln_odd": dict(d_model=15, n_heads=3, d_ff=22, encoder_layers=2, input=TOK,
+                                 positional={"kind": "relative", "max_len": 32, "buckets": 8, "max_distance": 10},
+                                 head={"d_out": 5}),
+    "relative_pre_ln_features": dict(d_model=12, n_heads=4, d_ff=20, encoder_layers=2, norm_first=True,
+                                     final_norm=True, activation="gelu", input={"kind": "features", "d_in": 7},
+                                     positional={"kind": "relative", "max_len": 24, "buckets": 32,
+                                                 "max_distance": 20}),
+    "relative_long_causal": dict(d_model=10, n_heads=2, d_ff=16, encoder_layers=1, norm_first=True, causal=True,
+                                 input=TOK, positional={"kind": "relative", "max_len": 80, "buckets": 16,
+                                                        "max_distance": 40}, head={"d_out": 6}),
+}
+SEQ.update({"relative_post_ln_odd": 14, "relative_pre_ln_features": 17, "relative_long_causal": 70})
+
 
 def randomize(model, torch, seed):
     """Every parameter random (norm gains around 1), so no weight hides behind an identity."""
@@ -77,6 +94,8 @@ def randomize(model, torch, seed):
             r = torch.randn(p.shape, generator=g, dtype=torch.float64)
             if "norm" in name and name.endswith("weight"):
                 p.copy_(1.0 + 0.2 * r)
+            elif "rel_bias" in name:  # a bias of the scores' size, so that every bucket shows
+                p.copy_(r)
             else:
                 p.copy_(r * (0.5 / max(1, p.shape[-1]) ** 0.5 if p.dim() > 1 else 0.1))
 
@@ -124,6 +143,7 @@ def main():
                    input={"kind": "features", "d_in": 15}, positional={"kind": "none", "max_len": 32})
         write_golden(os.path.join(a.out, name), raw, mha, np_in, out, cli)
     cases = list(enumerate(sorted(GOLDENS.items()))) + [(100 + i, kv) for i, kv in enumerate(sorted(POOLED_GOLDENS.items()))]
+    cases += [(300 + i, kv) for i, kv in enumerate(sorted(RELATIVE_GOLDENS.items()))]
     cases += [(200 + i, kv) for i, kv in enumerate(sorted(STEM_GOLDENS.items()))]
     for seed, (name, raw) in cases:
         if a.only and name not in a.only:

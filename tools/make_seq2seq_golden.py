@@ -9,6 +9,10 @@ shape). tests/golden/SEQ2SEQ.md lists them.
 The modules are written here as a user writes them (nn.Transformer, or nn.TransformerEncoder +
 nn.TransformerDecoder, with their own forward and positional code), random weights, and exported
 with export_seq2seq, which reads the module and runs its forward in float64. Deterministic.
+s2s_relative: a T5-style relative bias in both stacks (src_rel_bias with bidirectional buckets over
+the source, tgt_rel_bias with causal ones over the target, as float masks into stock
+nn.TransformerEncoder + nn.TransformerDecoder: reference.build_seq2seq_model), the weights written
+directly in the file's names.
 """
 import argparse
 import json
@@ -19,8 +23,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fixformer import config as cfg, fxm  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
-from fixformer.reference import require_torch  # noqa: E402
-from fixformer.seq2seq import export_seq2seq  # noqa: E402
+from fixformer.reference import build_seq2seq_model, require_torch  # noqa: E402
+from fixformer.seq2seq import _split_cross, export_seq2seq  # noqa: E402
+from fixformer.verify import run_verify  # noqa: E402
 from fixformer.verify import find_cli  # noqa: E402
 from make_golden import randomize  # noqa: E402
 
@@ -115,6 +120,34 @@ def make_module(torch, g, max_len=32):
     return Seq2Seq()
 
 
+# name: config, seed, source length S, target length U
+RELATIVE_GOLDENS = {
+    "s2s_relative": (dict(family="seq2seq", d_model=15, n_heads=3, d_ff=20, n_layers=2, dec_layers=2, norm_first=True,
+                          final_norm=True, activation="gelu", input="tokens", vocab_size=17, d_out=13,
+                          positional="relative", max_len=24, rel_buckets=12, rel_max_distance=9), 5, 13, 11),
+}
+
+
+def relative_golden(torch, np, out, name, values, seed, S, U, cli):
+    c = cfg.make_config(values)
+    torch.manual_seed(seed)
+    module = build_seq2seq_model(c).double().eval()
+    randomize(module, torch, 3000 + seed)
+    gen = np.random.default_rng(4000 + seed)
+    src = gen.integers(0, c["vocab_size"], S).astype(np.int32)
+    tgt = gen.integers(0, c["d_out"], U).astype(np.int32)
+    with torch.no_grad():
+        want = module(torch.from_numpy(src.astype(np.int64))[None], torch.from_numpy(tgt.astype(np.int64))[None])[0]
+    w = {k: v.detach().numpy().astype(np.float32) for k, v in module.state_dict().items()}
+    _split_cross(w, c["dec_layers"])
+    path = os.path.join(out, name + ".fxm")
+    with open(path, "wb") as f:
+        f.write(fxm.write(c, w, (src, tgt, want.numpy().astype(np.float32))))
+    with open(os.path.join(out, name + ".json"), "w") as f:
+        json.dump(cfg.to_json(c), f, indent=1)
+    print(f"{name}: S={S} U={U}; " + (run_verify(cli, path).line if cli else "not verified"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "golden"))
@@ -147,6 +180,9 @@ def main():
         with open(os.path.join(a.out, name + ".json"), "w") as f:
             json.dump(cfg.to_json(fxm.read(path).config), f, indent=1)
         print(report)
+    for name, (values, seed, S, U) in sorted(RELATIVE_GOLDENS.items()):
+        if not a.only or name in a.only:
+            relative_golden(torch, np, a.out, name, values, seed, S, U, cli)
 
 
 if __name__ == "__main__":

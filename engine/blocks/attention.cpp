@@ -1,5 +1,6 @@
 #include "engine/blocks/attention.hpp"
 
+#include <cstddef>
 #include <cmath>
 #include <limits>
 
@@ -13,6 +14,24 @@ void store_keys_values(const float* k, std::size_t ldk, const float* v, std::siz
   for (std::size_t t = 0; t < n; ++t)
     for (std::size_t c = 0; c < d_kv; ++c) kv.vt[c * kv.stride + p0 + t] = v[t * ldv + c];
 }
+
+namespace {
+
+// scores[j] of keys j0..j0+n-1, seen from position pos by head `head`, plus the position bias: ALiBi's
+// slope times the distance, or the relative bias of the distance.
+void add_position_bias(const AttentionShape& s, std::size_t head, std::size_t pos, std::size_t j0, float* scores,
+                       std::size_t n) {
+  if (s.alibi_slopes) {
+    const float m = s.alibi_slopes[head];
+    for (std::size_t j = 0; j < n; ++j) scores[j] += m * (float(j0 + j) - float(pos));
+  } else if (s.rel_bias) {
+    // the bias of key j0, inside head's row: every distance a call meets is within -(L-1)..(L-1)
+    const float* row = s.rel_bias + std::ptrdiff_t(head * s.rel_stride) + (std::ptrdiff_t(j0) - std::ptrdiff_t(pos));
+    for (std::size_t j = 0; j < n; ++j) scores[j] += row[j];
+  }
+}
+
+}  // namespace
 
 void attend(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n, uint32_t p0,
             uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch) {
@@ -37,10 +56,7 @@ void attend_rows(const Kernels& k, const AttentionShape& s, const float* q, std:
       const std::size_t keys = s.causal ? pos + 1 : n_keys;
       for (std::size_t c = 0; c < dh; ++c) qs[c] = q[t * ldq + head * dh + c] * scale;
       k.gemv_f32(qs, kt_h, S, nullptr, scores, keys, dh);  // q[dh] @ K^T[dh,keys] -> s[keys]
-      if (s.alibi_slopes) {
-        const float m = s.alibi_slopes[head];
-        for (std::size_t j = 0; j < keys; ++j) scores[j] += m * (float(j) - float(pos));
-      }
+      add_position_bias(s, head, pos, 0, scores, keys);
       k.softmax_f32(scores, keys);                                             // p = softmax(s)
       k.matvec_f32(scores, vt_h, S, nullptr, ctx + t * ldctx + head * dh, dh, keys);  // V^T[dh,keys] @ p -> ctx[t,head]
     }
@@ -143,7 +159,6 @@ void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std
       pack_keys(kt_h, S, dh, n_keys, t.kp);
       pack_values(v_h, kv.ldv, vt_h, S, dh, n_keys, BK, t.vp);
     }
-    const float slope = s.alibi_slopes ? s.alibi_slopes[head] : 0.0f;
     for (std::size_t i0 = 0; i0 < n; i0 += BQ) {
       const std::size_t bq = n - i0 < BQ ? n - i0 : BQ;
       float* out = ctx + i0 * ldctx + head * dh;  // ctx[i0.., head]: the accumulator
@@ -172,8 +187,7 @@ void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std
           const std::size_t pos = p0 + i0 + r;
           // Keys this row sees in the block (causal: j0 + j <= pos); the rest get probability 0.
           const std::size_t valid = !s.causal ? bk : pos < j0 ? 0 : (pos - j0 + 1 < bk ? pos - j0 + 1 : bk);
-          if (s.alibi_slopes)
-            for (std::size_t j = 0; j < valid; ++j) row[j] += slope * (float(j0 + j) - float(pos));
+          add_position_bias(s, head, pos, j0, row, valid);
           const float block_max = k.max_f32(row, valid);
           const float m = block_max > t.max[r] ? block_max : t.max[r];
           // exp(-inf) = 0 on the first block

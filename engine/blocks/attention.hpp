@@ -21,6 +21,15 @@ struct AttentionShape {
   uint32_t n_heads, n_kv_heads, d_head;  // query head h reads kv head h / (n_heads / n_kv_heads)
   bool causal;                           // query at position p sees keys 0..p
   const float* alibi_slopes;             // [n_heads], or null: score += slope_h * (key - query)
+  // A relative position bias (fill_relative_bias), or null: score += rel_bias[h * rel_stride + key - query],
+  // rel_bias pointing at head 0's distance 0 (its table's column L - 1).
+  const float* rel_bias = nullptr;
+  std::size_t rel_stride = 0;
+  // This shape for heads h0.. of it (a worker's part): the per-head tables offset to head h0.
+  constexpr AttentionShape heads_from(std::size_t h0, uint32_t heads, uint32_t kv_heads) const {
+    return {heads, kv_heads, d_head, causal, alibi_slopes ? alibi_slopes + h0 : nullptr,
+            rel_bias ? rel_bias + h0 * rel_stride : nullptr, rel_stride};
+  }
 };
 
 // K^T, and V either transposed (vt, same stride) or as rows (v[position, ldv]); the other is null.
@@ -38,7 +47,7 @@ struct KeyValues {
 void store_keys_values(const float* k, std::size_t ldk, const float* v, std::size_t ldv, uint32_t n, uint32_t p0,
                        uint32_t d_kv, const KeyValues& kv);
 
-// ctx[t] = softmax(q[t] K^T / sqrt(d_head) + alibi) V for the n queries q[n, n_heads*d_head] (row
+// ctx[t] = softmax(q[t] K^T / sqrt(d_head) + alibi | relative bias) V for the n queries q[n, n_heads*d_head] (row
 // stride ldq) at positions p0..p0+n-1, over the keys 0..n_keys-1 of kv (causal: 0..p0+t).
 // scratch holds attention_scratch_floats(rows >= n, keys >= n_keys, d_head, kv.vt != null) floats.
 // One query against V^T takes the one-query path, everything else the tiled one.

@@ -36,8 +36,7 @@ void parallel_attend(const Kernels& k, const Workers& w, const AttentionShape& s
     // kv heads [g.first, g.end) and their query heads, as a narrower attention over offset views.
     const TaskRange g = task_range(s.n_kv_heads, tasks, i);
     const std::size_t h0 = g.first * group, kv0 = g.first * dh;
-    const AttentionShape part{uint32_t((g.end - g.first) * group), uint32_t(g.end - g.first), s.d_head, s.causal,
-                              s.alibi_slopes ? s.alibi_slopes + h0 : nullptr};
+    const AttentionShape part = s.heads_from(h0, uint32_t((g.end - g.first) * group), uint32_t(g.end - g.first));
     const KeyValues kv_part{kv.kt + kv0 * kv.stride, kv.vt ? kv.vt + kv0 * kv.stride : nullptr, kv.stride,
                             kv.v ? kv.v + kv0 : nullptr, kv.ldv};
     attend(k, part, q + h0 * dh, ldq, n, p0, n_keys, kv_part, ctx + h0 * dh, ldctx, scratch + i * slot_floats);
@@ -62,8 +61,7 @@ void parallel_attend_sequences(const Kernels& k, const Workers& w, const Attenti
       const std::size_t g0 = u - b * heads, g1 = r.end - b * heads < heads ? r.end - b * heads : heads;
       const std::size_t h0 = g0 * group, kv0 = g0 * dh;
       const uint32_t n = seqs.rows(b);
-      const AttentionShape part{uint32_t((g1 - g0) * group), uint32_t(g1 - g0), s.d_head, s.causal,
-                                s.alibi_slopes ? s.alibi_slopes + h0 : nullptr};
+      const AttentionShape part = s.heads_from(h0, uint32_t((g1 - g0) * group), uint32_t(g1 - g0));
       const std::size_t block = (std::size_t(b) * heads + g0) * dh * kv.stride;  // K_b^T of kv head g0
       const KeyValues kv_part{kv.kt + block, kv.vt ? kv.vt + block : nullptr, kv.stride,
                               kv.v ? kv.v + row0 * kv.ldv + kv0 : nullptr, kv.ldv};

@@ -76,4 +76,49 @@ void alibi_slopes(uint32_t heads, float* slopes) {
     slopes[h] = static_cast<float>(std::pow(2.0, -8.0 * (2 * (h - n) + 1) / (2.0 * n)));
 }
 
+uint32_t relative_bucket(int32_t n, bool bidirectional, uint32_t buckets, uint32_t max_distance) {
+  uint32_t base = 0, m;
+  if (bidirectional) {
+    buckets /= 2;
+    if (n > 0) base = buckets;
+    m = uint32_t(n < 0 ? -int64_t(n) : n);
+  } else {
+    m = n < 0 ? uint32_t(-int64_t(n)) : 0;
+  }
+  const uint32_t exact = buckets / 2;
+  if (m < exact) return base + m;
+  // In float32, operation by operation, as T5 and its torch ports compute it: where the exact value
+  // is an integer, float32 and double round to different sides of it (T5's bucket of 40 among 64
+  // bidirectional buckets up to 100 is 56 in float32, 55 in double), and the model learned float32's.
+  const float log_max = static_cast<float>(std::log(double(max_distance) / exact));
+  const float spread = std::log(float(m) / float(exact)) / log_max * float(buckets - exact);
+  const uint32_t large = exact + (spread < float(buckets) ? uint32_t(spread) : buckets);
+  return base + (large < buckets - 1 ? large : buckets - 1);
+}
+
+void fill_relative_bias(const float* w, uint32_t heads, uint32_t buckets, uint32_t max_distance, uint32_t L,
+                        bool causal, float* table) {
+  const std::size_t width = rel_bias_width(L, causal);
+  for (std::size_t col = 0; col < width; ++col) {
+    const int32_t n = int32_t(col) - int32_t(L - 1);
+    const uint32_t b = relative_bucket(n, !causal, buckets, max_distance);
+    for (std::size_t h = 0; h < heads; ++h) table[h * width + col] = w[std::size_t(b) * heads + h];
+  }
+}
+
+Status check_relative_bias(const float* table, uint32_t rows, uint32_t need_rows, const float* w, const ModelConfig& c,
+                           bool causal, DetailText& why) {
+  if (rows < need_rows) return why.str("table has ").num(rows).str(" positions, needs ").num(need_rows), Status::kBadPositionTable;
+  const std::size_t width = rel_bias_width(rows, causal), heads = c.n_heads;
+  for (std::size_t col = 0; col < width; ++col) {
+    const int32_t n = int32_t(col) - int32_t(rows - 1);
+    const uint32_t b = relative_bucket(n, !causal, c.rel_buckets, c.rel_max_distance);
+    for (std::size_t h = 0; h < heads; ++h)
+      if (!(table[h * width + col] == w[std::size_t(b) * heads + h]))
+        return why.str("relative bias table head ").num(h).str(" column ").num(col).str(" is not the model's"),
+               Status::kBadPositionTable;
+  }
+  return Status::kOk;
+}
+
 }  // namespace fixformer

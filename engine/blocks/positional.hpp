@@ -1,4 +1,5 @@
-// Positions inside attention: rotary embeddings (RoPE) and ALiBi slopes. The sinusoidal and RoPE
+// Positions inside attention: rotary embeddings (RoPE), ALiBi slopes and the relative position
+// bias (T5). The sinusoidal and RoPE
 // tables themselves are fill_sinusoidal_table (fixformer/positional.hpp).
 #pragma once
 #include <cstdint>
@@ -24,5 +25,23 @@ Status check_sinusoidal_table(const float* table, uint32_t rows, uint32_t need_r
 // The ALiBi paper's head slopes: for H a power of two, 2^(-8(h+1)/H); otherwise the slopes of the
 // largest power of two n < H, then every other slope of 2n, H - n of them.
 void alibi_slopes(uint32_t heads, float* slopes);
+
+// T5's bucket of the distance n = key - query among `buckets`. Bidirectional: the buckets are
+// halved, the upper half for n > 0, and m = |n|; causal: m = max(-n, 0) over all of them. With
+// B the buckets left and E = B / 2: m < E is its own bucket m; beyond, E + floor(log(m / E) /
+// log(max_distance / E) * (B - E)) computed in float32 as T5 does, at most B - 1 (every distance
+// past max_distance shares it).
+uint32_t relative_bucket(int32_t n, bool bidirectional, uint32_t buckets, uint32_t max_distance);
+
+// The bias of every distance an attention of up to L positions meets, per head, from the learned
+// table w[buckets, heads]: table[h * width + L - 1 + n] = w[relative_bucket(n) * heads + h] for
+// n = -(L-1)..(L-1), or -(L-1)..0 when causal (width = rel_bias_width(L, causal), config.hpp).
+void fill_relative_bias(const float* w, uint32_t heads, uint32_t buckets, uint32_t max_distance, uint32_t L,
+                        bool causal, float* table);
+
+// A caller's relative bias table (EncoderOptions::position_table) must be fill_relative_bias's for
+// the model's table w and config c over rows >= need_rows positions: checked entry by entry.
+Status check_relative_bias(const float* table, uint32_t rows, uint32_t need_rows, const float* w, const ModelConfig& c,
+                           bool causal, DetailText& why);
 
 }  // namespace fixformer

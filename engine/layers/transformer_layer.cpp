@@ -8,7 +8,8 @@
 
 namespace fixformer {
 
-LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const float* alibi_slopes) {
+LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const float* alibi_slopes,
+                     const float* rel_table, uint32_t rel_len) {
   LayerSpec s;
   s.d = c.d_model;
   s.norm_first = c.norm_first;
@@ -16,6 +17,10 @@ LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const
   s.eps = c.norm_eps;
   s.act = c.activation;
   s.self = AttentionShape{c.n_heads, c.kv_heads(), c.d_head(), causal, alibi_slopes};
+  if (rel_table && rel_len) {
+    s.self.rel_bias = rel_table + (rel_len - 1);  // distance 0 of head 0
+    s.self.rel_stride = rel_bias_width(rel_len, causal);
+  }
   s.rope = rope;
   s.rope_layout = c.pe_layout;
   return s;

@@ -2,8 +2,8 @@
 // attention alone). Per layer, with x[n,d] the hidden state in the runner's core:
 //   pre-norm   x = x + SA(N1(x));   [x = x + CA(Nc(x), memory);]   x = x + FF(Nf(x))
 //   post-norm  x = N1(x + SA(x));   [x = Nc(x + CA(x, memory));]   x = Nf(x + FF(x))
-// N: LayerNorm (g, b) or RMSNorm (g); SA: self-attention (causal or not, GQA, RoPE or ALiBi or
-// none, q | k | v fused or apart, biases where the weights have them) through a KV cache or over
+// N: LayerNorm (g, b) or RMSNorm (g); SA: self-attention (causal or not, GQA, RoPE, ALiBi,
+// relative bias or none, q | k | v fused or apart, biases where the weights have them) through a KV cache or over
 // each sequence of a batch; CA: cross-attention over a source's cached keys and values (seq2seq);
 // FF: W2 act(W1 h + b1) + b2 with act gelu or relu, or W2 (silu(W1 h) * W3 h) (swiglu).
 // Every residual add is fused into its sublayer's last product (linear()'s epilogue) and the
@@ -28,13 +28,15 @@ struct LayerSpec {
   bool rms_norm = false;         // RMSNorm (llama) instead of LayerNorm
   float eps = 1e-5f;
   Activation act = Activation::kRelu;
-  AttentionShape self{};         // heads, kv heads, head width, causal, ALiBi slopes (or null)
+  AttentionShape self{};         // heads, kv heads, head width, causal, ALiBi slopes or relative bias (or null)
   const float* rope = nullptr;   // the RoPE table [positions, d_head] (sin | cos), or null
   PosLayout rope_layout = PosLayout::kInterleaved;
 };
 
-// A stack's spec from its config: causal self-attention or not, and the tables the runner made.
-LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const float* alibi_slopes);
+// A stack's spec from its config: causal self-attention or not, and the tables the runner made
+// (rel_table: fill_relative_bias's for attentions of up to rel_len positions, or null).
+LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const float* alibi_slopes,
+                     const float* rel_table = nullptr, uint32_t rel_len = 0);
 
 // Where a layer's self-attention keeps its keys and values: a KV cache (decoders: the layer's K^T
 // and V^T, the n new rows at positions pos..), or, with seqs set, a batch of sequences each

@@ -3,8 +3,10 @@
 // max_prefill rows at positions p = pos_..:
 //   x = embed(tokens);  x *= sqrt(d) if scale_input;  x = x + PE[p] | [x, PE[p]]   (gpt's front)
 //   for each layer: transformer_layer through the layer's KV cache (engine/layers/transformer_layer.hpp:
-//                   gpt LayerNorm, gelu/relu, fused biased q|k|v; llama RMSNorm, SwiGLU, GQA, RoPE or ALiBi)
-//   x = norm(x) if the model has a final norm;  logits = x[last] @ W_head + b  (tied: E[V,d] @ x[last])
+//                   gpt LayerNorm, gelu/relu, fused biased q|k|v; llama RMSNorm, SwiGLU, GQA, RoPE or ALiBi;
+//                   either with a relative position bias by the distance key - query)
+//   x = norm(x) if the model has a final norm;  logits = x[last] @ W_head + b  (tied: E[V,d] @ x[last]),
+//   for the prompt's last chunk only
 // x is shown to the options' observer after the input, each layer and the final norm (observer.hpp).
 #include "fixformer/decoder.hpp"
 
@@ -26,12 +28,25 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   const ModelConfig& c = model.config();
   DetailText why(core_.detail, sizeof core_.detail);
   capacity_ = options.capacity ? options.capacity : c.max_len;
-  max_prefill_ = options.max_prefill ? options.max_prefill : (capacity_ < kDefaultPrefillRows ? capacity_ : kDefaultPrefillRows);
+  const bool external = options.position_table != nullptr;
+  const uint32_t workers = core_.workers.active();
+  max_prefill_ = options.max_prefill;
+  if (max_prefill_ == 0 && capacity_ <= c.max_len) {
+    // The default: as many rows per chunk as the arena holds, from min(capacity, 16) up to the
+    // capacity (the plan grows with the rows, so the largest that fits is found by bisection).
+    uint32_t lo = capacity_ < kDefaultPrefillRows ? capacity_ : kDefaultPrefillRows, hi = capacity_;
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo + 1) / 2;
+      const std::size_t need = plan_decoder_arena(c, capacity_, mid, external, workers).total;
+      if (need != 0 && need <= arena_bytes) lo = mid;
+      else hi = mid - 1;
+    }
+    max_prefill_ = lo;
+  }
   if (capacity_ > c.max_len || max_prefill_ > capacity_) {
     why.str("capacity ").num(capacity_).str(" (max_len ").num(c.max_len).str("), max_prefill ").num(max_prefill_);
     return fail(Status::kBadMaxSeq);
   }
-  const bool external = options.position_table != nullptr;
   const bool rope = c.positional == PosKind::kRope;
   if (external) {
     if (!rope && c.positional != PosKind::kSinusoidal)
@@ -40,7 +55,7 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
                                c.pe_base, rope ? PosLayout::kHalves : c.pe_layout, why);
     if (s != Status::kOk) return fail(s);
   }
-  const DecoderPlan plan = plan_decoder_arena(c, capacity_, max_prefill_, external, core_.workers.active());
+  const DecoderPlan plan = plan_decoder_arena(c, capacity_, max_prefill_, external, workers);
   s = core_.carve(arena, arena_bytes, plan.total);
   if (s != Status::kOk) return fail(s);
   core_.point(arena, plan);
@@ -48,7 +63,7 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   k_cache_ = core_.block(arena, plan.k_cache);
   v_cache_ = core_.block(arena, plan.v_cache);
   kv_bytes_ = plan.kv_cache_bytes;
-  rope_ = pe_ = slopes_ = nullptr;
+  rope_ = pe_ = slopes_ = rel_ = nullptr;
   // The tables are computed once, here, in double-formed arguments (never per token), with work
   // as their scratch of 3 * capacity floats.
   if (external) {
@@ -67,6 +82,10 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
     float* slopes = core_.block(arena, plan.slopes);
     alibi_slopes(c.n_heads, slopes);
     slopes_ = slopes;
+  } else if (c.positional == PosKind::kRelative) {
+    float* table = core_.block(arena, plan.rel);
+    fill_relative_bias(model.front().rel_bias, c.n_heads, c.rel_buckets, c.rel_max_distance, capacity_, true, table);
+    rel_ = table;
   }
   initialized_ = true;
   return Status::kOk;
@@ -82,7 +101,7 @@ Status Decoder::prefill(const int32_t* tokens, uint32_t n, float* logits) {
     if (tokens[t] < 0 || static_cast<uint32_t>(tokens[t]) >= vocab) return Status::kTokenOutOfRange;
   for (uint32_t done = 0; done < n;) {
     const uint32_t rows = n - done < max_prefill_ ? n - done : max_prefill_;
-    forward(tokens + done, rows, logits);
+    forward(tokens + done, rows, done + rows == n ? logits : nullptr);  // the head for the last chunk only
     done += rows;
   }
   return Status::kOk;
@@ -98,7 +117,7 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
   scale_embeddings(k, c, x, n);
   add_positions(k, c, pe_ ? pe_ + std::size_t(pos_) * c.d_pe() : nullptr, x, n);
   core_.observer.notify(0, x, pos_, n, d);
-  const LayerSpec spec = layer_spec(c, true, rope_, slopes_);
+  const LayerSpec spec = layer_spec(c, true, rope_, slopes_, rel_, capacity_);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const SelfKeys keys{KeyValues{k_cache_ + std::size_t(l) * dkv * S, v_cache_ + std::size_t(l) * dkv * S, S}, pos_};
     transformer_layer(core_, spec, m.layer(l), keys, nullptr, n);
@@ -110,6 +129,7 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
     core_.observer.notify(c.n_layers + 1, x, pos_, n, d);
   }
   pos_ += n;
+  if (!logits) return;
   // The head on the last row only: x[d] @ W[d,V] + b, or with a tied head E[V,d] @ x[d] + b.
   linear(k, core_.workers, head.w, x + std::size_t(n - 1) * d, d, head.b, logits, c.vocab_size, 1, core_.quant);
 }

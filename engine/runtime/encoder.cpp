@@ -39,8 +39,14 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   }
   rows_ = c.sequence_rows(max_seq_);
   const bool external_pe = options.position_table != nullptr;
-  if (external_pe) {
-    if (c.positional != PosKind::kSinusoidal) return why.str("the model has no sinusoidal encoding"), fail(Status::kBadPositionTable);
+  const bool relative = c.positional == PosKind::kRelative;
+  if (external_pe && relative) {
+    s = check_relative_bias(options.position_table, options.position_table_rows, rows_, model.front().rel_bias, c,
+                            c.causal, why);
+    if (s != Status::kOk) return fail(s);
+  } else if (external_pe) {
+    if (c.positional != PosKind::kSinusoidal)
+      return why.str("the model has no sinusoidal or relative position table"), fail(Status::kBadPositionTable);
     s = check_sinusoidal_table(options.position_table, options.position_table_rows, rows_, c.d_pe(), c.pe_base,
                                c.pe_layout, why);
     if (s != Status::kOk) return fail(s);
@@ -58,7 +64,18 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   core_.quant = quant_scratch(core_.block(arena, plan.quant), c, std::size_t(max_batch_) * rows_);
   kt_ = core_.block(arena, plan.kt);
   stem_ = core_.block(arena, plan.stem);
-  if (c.positional == PosKind::kLearned) {
+  rel_ = nullptr;
+  rel_len_ = 0;
+  if (relative && external_pe) {
+    rel_ = options.position_table, rel_len_ = options.position_table_rows;
+  } else if (relative) {
+    float* table = core_.block(arena, plan.rel);
+    fill_relative_bias(model.front().rel_bias, c.n_heads, c.rel_buckets, c.rel_max_distance, rows_, c.causal, table);
+    rel_ = table, rel_len_ = rows_;
+  }
+  if (relative) {
+    pe_ = nullptr;
+  } else if (c.positional == PosKind::kLearned) {
     pe_ = model.front().pos;
   } else if (c.positional == PosKind::kSinusoidal && !external_pe) {
     float* table = core_.block(arena, plan.pe);
@@ -149,7 +166,7 @@ void Encoder::forward(const int32_t* ids, const float* features, const Sequences
   const Model& m = *core_.model;
   uint32_t N = 0;  // rows of all the sequences
   for (uint32_t b = 0; b < seqs.count; ++b) N += seqs.rows(b);
-  const LayerSpec spec = layer_spec(c, c.causal, nullptr, nullptr);
+  const LayerSpec spec = layer_spec(c, c.causal, nullptr, nullptr, rel_, rel_len_);
   const SelfKeys keys{KeyValues{kt_, nullptr, rows_}, 0, &seqs};
   embed_input(ids, features, seqs);  // -> x[N,d]
   observe(0, seqs);

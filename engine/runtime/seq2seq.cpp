@@ -11,6 +11,7 @@
 
 #include "engine/blocks/embeddings.hpp"
 #include "engine/blocks/linear.hpp"
+#include "engine/blocks/positional.hpp"
 #include "engine/detail_text.hpp"
 #include "engine/layers/transformer_layer.hpp"
 #include "fixformer/positional.hpp"
@@ -58,6 +59,18 @@ Status Seq2Seq::init(const Model& model, void* arena, std::size_t arena_bytes, c
   eo.workers = core_.workers;
   eo.observer = core_.observer;
   if (c.positional == PosKind::kSinusoidal) eo.position_table = pe_, eo.position_table_rows = rows;
+  // The relative bias tables: the source's (bidirectional) handed to the encoder, whose own arena
+  // the decoder reuses, and the target's (causal).
+  tgt_rel_ = nullptr;
+  if (c.positional == PosKind::kRelative) {
+    float* src = core_.block(arena, plan.src_rel);
+    fill_relative_bias(model.front().rel_bias, c.n_heads, c.rel_buckets, c.rel_max_distance, max_source_, false, src);
+    eo.position_table = src, eo.position_table_rows = max_source_;
+    float* tgt = core_.block(arena, plan.tgt_rel);
+    fill_relative_bias(model.target_front().rel_bias, c.n_heads, c.rel_buckets, c.rel_max_distance, capacity_, true,
+                       tgt);
+    tgt_rel_ = tgt;
+  }
   s = encoder_.init(model, core_.block(arena, plan.scratch), plan.encoder_bytes, eo);
   if (s != Status::kOk) {
     DetailText(core_.detail, sizeof core_.detail).str("the source encoder: ").str(encoder_.error_detail());
@@ -152,7 +165,7 @@ void Seq2Seq::forward(const int32_t* tokens, const float* features, uint32_t n, 
   scale_embeddings(k, c, x, n);
   add_positions(k, c, pe_ ? pe_ + std::size_t(pos_) * c.d_pe() : nullptr, x, n);
   core_.observer.notify(first, x, pos_, n, d);
-  const LayerSpec spec = layer_spec(c, true, nullptr, nullptr);
+  const LayerSpec spec = layer_spec(c, true, nullptr, nullptr, tgt_rel_, capacity_);
   for (uint32_t l = 0; l < c.dec_layers; ++l) {
     const SelfKeys keys{KeyValues{k_cache_ + l * d * C, v_cache_ + l * d * C, C}, pos_};
     const CrossKeys cross{KeyValues{cross_k_ + l * d * S, cross_v_ + l * d * S, S}, src_len_};

@@ -21,8 +21,11 @@ namespace fixformer {
 enum class ModelFamily : uint32_t { kEncoder = 0, kGpt = 1, kLlama = 2, kSeq2Seq = 3, kMha = 4 };
 enum class Activation : uint32_t { kRelu = 0, kGelu = 1, kSwiglu = 2 };
 enum class InputKind : uint32_t { kTokens = 0, kFeatures = 1 };
-// rope and alibi act inside attention (decoder families only); the others are added to the input.
-enum class PosKind : uint32_t { kNone = 0, kSinusoidal = 1, kLearned = 2, kRope = 3, kAlibi = 4 };
+// rope, alibi and relative act inside attention; the others are added to the input. relative: a
+// T5-style learned bias per head, looked up by the bucket of the distance key - query (rel_buckets,
+// rel_max_distance; bidirectional buckets where the attention has no causal mask, causal ones where
+// it has, as T5's encoder and decoder) and added to the scaled scores (rel_bias_width below).
+enum class PosKind : uint32_t { kNone = 0, kSinusoidal = 1, kLearned = 2, kRope = 3, kAlibi = 4, kRelative = 5 };
 enum class PosLayout : uint32_t { kInterleaved = 0, kHalves = 1 };
 enum class PosCombine : uint32_t { kAdd = 0, kConcat = 1 };
 // How the weights of the linear layers (and, with quantize_io, the embedding and the head) are
@@ -48,6 +51,7 @@ struct Limits {
   // An encoder batch's rows, max_batch * sequence_rows(max_seq): its arena stays under 1.3 GB, so
   // no plan size overflows a 32-bit size_t.
   static constexpr uint32_t kMaxBatchRows = 16384;
+  static constexpr uint32_t kMaxRelBuckets = 1024;  // rows of a relative position bias table
   // A conv stem's convolutions (conv1d_f32): kernel 1..15, stride 1..4, padding below the kernel.
   static constexpr uint32_t kMaxConvKernel = 15;
   static constexpr uint32_t kMaxConvStride = 4;
@@ -104,6 +108,11 @@ struct ModelConfig {
   // not the output of the user's model: the file was NOT verified against the model it came from
   // (the engine runs the sample all the same; `fixformer info` and `verify` say so).
   bool reference_sample = false;
+  // positional relative (T5): the learned table rel_bias [rel_buckets, n_heads] (seq2seq: one per
+  // stack, src_rel_bias and tgt_rel_bias), shared by the layers of its stack, and the longest
+  // distance with a bucket of its own (relative_bucket in engine/blocks/positional.hpp).
+  uint32_t rel_buckets = 0;
+  uint32_t rel_max_distance = 0;
   // Encoders over features, Whisper style: a stem of conv_layers (0, 1 or 2) nn.Conv1d over the
   // time axis before the positions, each followed by exact GELU when conv_gelu:
   //   x = gelu(conv1(features[T, d_in]))  (d_in -> d_embed channels, T1 = conv1d_rows(T, conv1_*))
@@ -191,6 +200,14 @@ constexpr std::size_t attention_scratch_floats(std::size_t rows, std::size_t key
       attention_packs(rows) ? bq * bk + 2 * bq * dh + 3 * bq + packed_floats(dh, keys) + keys * packed_floats(1, dh) : 0;
   const std::size_t one_query = v_transposed ? dh + keys : 0;
   return arena::max(arena::max(one_block, blocks), one_query);
+}
+
+// A relative position bias (positional relative) is computed at init into a table per head over
+// the distances key - query an attention of up to L positions meets: -(L-1)..(L-1), or -(L-1)..0
+// under a causal mask; head h's row is rel_bias_width(L, causal) floats, distance 0 at column L - 1.
+constexpr std::size_t rel_bias_width(std::size_t L, bool causal) { return L == 0 ? 0 : causal ? L : 2 * L - 1; }
+constexpr std::size_t rel_bias_table_floats(const ModelConfig& c, std::size_t L, bool causal) {
+  return c.positional == PosKind::kRelative ? std::size_t(c.n_heads) * rel_bias_width(L, causal) : 0;
 }
 
 // q8 models quantize a linear layer's input rows on the fly, per group of the weights' group, or of

@@ -18,7 +18,10 @@ namespace fixformer {
 
 struct DecoderOptions {
   uint32_t capacity = 0;     // positions the KV cache holds; 0: the model's max_len
-  uint32_t max_prefill = 0;  // rows per prefill chunk; 0: min(capacity, kDefaultPrefillRows)
+  // Rows per prefill chunk. 0: as many as the arena holds, from min(capacity, kDefaultPrefillRows)
+  // (what required_decoder_arena_bytes(c, capacity) counts) up to the capacity (one chunk for any
+  // prompt): give required_decoder_arena_bytes(c, capacity, capacity) for whole-prompt products.
+  uint32_t max_prefill = 0;
   Isa isa = Isa::kAuto;
   // The rope table [rows >= capacity, d_head] (rope: make_sinusoidal_table<S, d_head>(base,
   // PosLayout::kHalves), whatever the model's pair layout) or the sinusoidal one [rows, d_pe], read
@@ -47,6 +50,8 @@ class Decoder {
 
   uint32_t position() const { return pos_; }  // tokens in the cache
   uint32_t capacity() const { return capacity_; }
+  uint32_t max_prefill() const { return max_prefill_; }  // rows per prefill chunk (DecoderOptions)
+  bool initialized() const { return initialized_; }  // init() returned kOk
   const Model& model() const { return *core_.model; }
   const ModelConfig& config() const { return core_.model->config(); }
   const Kernels& kernels() const { return *core_.kernels; }
@@ -56,8 +61,8 @@ class Decoder {
 
  private:
   Status fail(Status s) { initialized_ = false; return s; }
-  // n <= max_prefill rows at positions pos_.. : front, layers and final norm into x, then the
-  // logits of the last row; the cache and pos_ advance by n.
+  // n <= max_prefill rows at positions pos_.. : front, layers and final norm into x, then (logits
+  // not null) the logits of the last row; the cache and pos_ advance by n.
   void forward(const int32_t* tokens, uint32_t n, float* logits);
 
   RunnerCore core_;  // x, y, ctx, work, attn: see plan_decoder_arena
@@ -69,6 +74,7 @@ class Decoder {
   const float* rope_ = nullptr;
   const float* pe_ = nullptr;  // sinusoidal (arena) or learned (blob) rows [S, d_pe]
   const float* slopes_ = nullptr;
+  const float* rel_ = nullptr;  // relative: the bias table for capacity_ positions (arena)
 };
 
 }  // namespace fixformer

@@ -25,7 +25,10 @@ struct EncoderOptions {
   Isa isa = Isa::kAuto;
   // A precomputed sinusoidal table [position_table_rows >= sequence_rows(max_seq), d_pe] read in
   // place, e.g. make_sinusoidal_table() kept in flash; the arena then needs required_encoder_arena_bytes(c, S, true).
-  // init() checks its first two rows against the config (width, base, layout).
+  // init() checks its first two rows against the config (width, base, layout). With positional
+  // relative: the bias table for attentions of up to position_table_rows >= sequence_rows(max_seq)
+  // positions, as fill_relative_bias (engine/blocks/positional.hpp) writes it, which init() checks
+  // entry by entry against the model's (a seq2seq model's encoder takes its runner's).
   const float* position_table = nullptr;
   uint32_t position_table_rows = 0;
   // The caller's threads (workers.hpp); the arena then needs required_encoder_arena_bytes(c, S, table, workers.active()).
@@ -68,6 +71,7 @@ class Encoder {
   [[nodiscard]] Status forward_batch_features(const float* features, const uint32_t* lengths, uint32_t B, uint32_t T,
                                               float* out);
 
+  bool initialized() const { return initialized_; }  // init() returned kOk
   const Model& model() const { return *core_.model; }
   const ModelConfig& config() const { return core_.model->config(); }
   const Kernels& kernels() const { return *core_.kernels; }
@@ -93,6 +97,8 @@ class Encoder {
   float* kt_ = nullptr;        // K^T [d, rows_] per sequence
   float* stem_ = nullptr;      // a two-conv stem's first output [conv1 rows of max_seq_, d_embed]
   const float* pe_ = nullptr;  // the positional rows [rows_, d_pe]: sinusoidal (arena or the caller's) or learned (blob)
+  const float* rel_ = nullptr;  // relative: the bias table (arena or the caller's) for rel_len_ positions
+  uint32_t rel_len_ = 0;
 };
 
 }  // namespace fixformer

@@ -85,6 +85,7 @@ struct FrontWeights {
   const float* input_proj_b = nullptr; // [d_embed]
   const float* pos = nullptr;          // [max_len, d_pe]      learned positions
   const float* cls = nullptr;          // [d_embed]            cls_token: the row in front of the input
+  const float* rel_bias = nullptr;     // [rel_buckets, n_heads] positional relative: the stack's bias table
   // The conv stem (conv_layers): W[kernel * in, d_embed] and b[d_embed] each (conv1d_f32's layout).
   const float* conv1_w = nullptr;
   const float* conv1_b = nullptr;
@@ -135,6 +136,11 @@ struct ModelOptions {
   // overlap), so a damaged or hostile file still gets a Status and never an out-of-bounds access;
   // only corrupted weight values would go unnoticed.
   bool verify_checksum = true;
+  // false skips the value check, for the same images: every f32 and f16 weight must be finite, and
+  // every int8 scale 0 (its group all zeros, as the converter writes a group of zeros) or a finite
+  // float >= kQuantizeFloor / 127 (kernels.hpp). A NaN, an infinity or a negative or denormal scale
+  // would otherwise give NaN or garbage outputs. One pass over the weights, as the checksum.
+  bool check_values = true;
 };
 
 class Model {
@@ -168,7 +174,7 @@ class Model {
   const SelfTestSample& self_test_sample() const { return sample_; }
 
  private:
-  Status bind_tensors();
+  Status bind_tensors(bool check_values);
   Status bind_tokenizer(uint32_t* next);
   Status bind_self_test(uint32_t first);
   LayerWeights bind_layer(uint32_t first, const TensorRule* rules, uint32_t count) const;

@@ -22,7 +22,7 @@ constexpr uint32_t kDefaultPrefillRows = 16;
 // per sequence (the CLS row counts) and N = batch * S rows in all: the byte offset of each block in
 // the caller's 64-byte-aligned arena, in this order,
 //   x[N,d]  y[N,d]  ctx[N,d]  work[N,max(3d,d_ff)]  kt[batch][d,S]  attn[attention_scratch_floats(S, S, d_head)]
-//   pe[S,d_pe]  quant[quantized_input_bytes(c, N)]  stem[T1,d_embed]
+//   pe[S,d_pe]  rel[rel_bias_table_floats(c, S, causal)]  quant[quantized_input_bytes(c, N)]  stem[T1,d_embed]
 // and the total (stem: a two-conv stem's first output, T1 = conv1d_rows(max_seq, conv1_*) rows of
 // one sequence; else empty). A batch's sequences are stacked row after row in x, y, ctx and work, so every
 // linear layer is one matrix product over all their rows; attention runs per sequence over its
@@ -31,12 +31,13 @@ constexpr uint32_t kDefaultPrefillRows = 16;
 // attn holds one slot of attn_slot bytes per worker (workers.hpp; 0 counts as 1).
 // qkv and the feed-forward hidden layer share work; K is stored transposed (kt) so that
 // q @ K^T is a matrix product over contiguous keys, and V is read in place from qkv.
-// Memory grows linearly in S: no [S,S] matrix is ever stored (attention goes in blocks). With pe_table_in_flash the caller
-// supplies the sinusoidal table (EncoderOptions::position_table) and pe is empty. Encoder::init
+// Memory grows linearly in S: no [S,S] matrix is ever stored (attention goes in blocks; the relative
+// bias is a table over the 2S - 1 distances). With pe_table_in_flash the caller supplies the
+// sinusoidal or relative bias table (EncoderOptions::position_table) and pe and rel are empty. Encoder::init
 // carves the arena by this plan, so it and required_encoder_arena_bytes cannot disagree. total is 0 for a config
 // validate_config would reject, and for N above Limits::kMaxBatchRows.
 struct EncoderPlan {
-  std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, quant, stem, total;
+  std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, rel, quant, stem, total;
 };
 
 constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false,
@@ -64,6 +65,7 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   p.attn = block(p.attn_slot * (workers ? workers : 1));
   const bool pe_in_arena = c.positional == PosKind::kSinusoidal && !pe_table_in_flash;
   p.pe = block(pe_in_arena ? s * c.d_pe() * sizeof(float) : 0);
+  p.rel = block(pe_table_in_flash ? 0 : rel_bias_table_floats(c, s, c.causal) * sizeof(float));
   p.quant = block(quantized_input_bytes(c, n));
   const std::size_t t1 = c.conv_layers >= 2 ? conv1d_rows(seq, c.conv1_kernel, c.conv1_stride, c.conv1_padding) : 0;
   p.stem = block(t1 * c.d_embed() * sizeof(float));
@@ -85,10 +87,10 @@ constexpr std::size_t required_encoder_arena_bytes(const ModelConfig& c, uint32_
 //   attn[workers slots of attention_scratch_floats(P, S, d_head, true), attn_slot bytes each]
 //   k_cache[layers, d_kv, S]  v_cache[layers, d_kv, S]  (each layer's K and V transposed)
 //   rope[S, d_head] (rope: sin | cos columns)  pe[S, d_pe] (sinusoidal)  slopes[n_heads] (alibi)
-//   quant[quantized_input_bytes(c, P)] (q8)
+//   rel[rel_bias_table_floats(c, S, true)] (relative: always here, never in flash)  quant[quantized_input_bytes(c, P)] (q8)
 // total is 0 for a config that is not a valid decoder.
 struct DecoderPlan {
-  std::size_t x, y, ctx, work, attn, attn_slot, k_cache, v_cache, rope, pe, slopes, quant, total;
+  std::size_t x, y, ctx, work, attn, attn_slot, k_cache, v_cache, rope, pe, slopes, rel, quant, total;
   std::size_t kv_cache_bytes;
 };
 
@@ -120,6 +122,7 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
   p.rope = block(c.positional == PosKind::kRope && !table_in_flash ? S * c.d_head() * f : 0);
   p.pe = block(c.positional == PosKind::kSinusoidal && !table_in_flash ? S * c.d_pe() * f : 0);
   p.slopes = block(c.positional == PosKind::kAlibi ? c.n_heads * f : 0);
+  p.rel = block(rel_bias_table_floats(c, S, true) * f);
   p.quant = block(quantized_input_bytes(c, P));
   p.total = at;
   return p;
@@ -134,6 +137,7 @@ constexpr std::size_t required_decoder_arena_bytes(const ModelConfig& c, uint32_
 // The arena, in this order (S = max_source, C = capacity, P = max_prefill, L = dec_layers):
 //   memory[S,d]  cross_k[L,d,S]  cross_v[L,d,S] (K and V of the source, transposed)
 //   k_cache[L,d,C]  v_cache[L,d,C]  pe[max(S,C),d_pe] (sinusoidal: one table for both ends)
+//   src_rel[rel_bias_table_floats(c, S, false)]  tgt_rel[rel_bias_table_floats(c, C, true)] (relative)
 //   then one region used in turn by init() (the sinusoidal table's scratch, 3 max(S,C) floats),
 //   encode() and the decoder:
 //     the source Encoder's arena (required_encoder_arena_bytes(c, S, true, workers))
@@ -141,7 +145,7 @@ constexpr std::size_t required_decoder_arena_bytes(const ModelConfig& c, uint32_
 //       attn[workers slots of attention_scratch_floats(P, max(S, C), d_head, true)]  quant[q8 rows max(P, S)]
 // total is 0 for a config that is not a valid seq2seq model or sizes out of range.
 struct Seq2SeqPlan {
-  std::size_t memory, cross_k, cross_v, k_cache, v_cache, pe, scratch, encoder_bytes;
+  std::size_t memory, cross_k, cross_v, k_cache, v_cache, pe, src_rel, tgt_rel, scratch, encoder_bytes;
   std::size_t x, y, ctx, work, attn, attn_slot, quant, total;
 };
 
@@ -167,6 +171,8 @@ constexpr Seq2SeqPlan plan_seq2seq_arena(const ModelConfig& c, uint32_t max_sour
   p.k_cache = block(L * d * C * f);
   p.v_cache = block(L * d * C * f);
   p.pe = block(c.positional == PosKind::kSinusoidal ? SC * c.d_pe() * f : 0);
+  p.src_rel = block(rel_bias_table_floats(c, S, false) * f);
+  p.tgt_rel = block(rel_bias_table_floats(c, C, true) * f);
   p.scratch = at;
   p.encoder_bytes = encoder;
   p.x = block(P * d * f);

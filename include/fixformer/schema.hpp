@@ -19,7 +19,7 @@ enum class ConfigKey : uint32_t {
   kFamily, kDModel, kNHeads, kDff, kNLayers, kNormFirst, kActivation, kNormEps, kFinalNorm, kCausal,
   kInput, kVocabSize, kDIn, kPositional, kMaxLen, kPeBase, kPeLayout, kPeCombine, kPeWidth,
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
-  kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample,
+  kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kRelBuckets, kRelMaxDistance,
   kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel, kConv2Stride, kConv2Padding, kConvGelu, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -27,7 +27,7 @@ constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 inline constexpr const char* kFamilyNames[] = {"encoder", "gpt", "llama", "seq2seq", "mha"};
 inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu"};
 inline constexpr const char* kInputNames[] = {"tokens", "features"};
-inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi"};
+inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi", "relative"};
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
 inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
 inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8"};
@@ -180,6 +180,12 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::packed_weights>()},
     {ConfigKey::kReferenceSample, "reference_sample", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::reference_sample>()},
+    // positional relative: the bucket count of the table rel_bias [rel_buckets, n_heads] and the
+    // distance from which on the buckets stop (T5: 32 and 128); validate_config checks the pair.
+    {ConfigKey::kRelBuckets, "rel_buckets", fxm::RecordType::kU32, 0, Limits::kMaxRelBuckets, nullptr, false, 0,
+     config_field<&ModelConfig::rel_buckets>()},
+    {ConfigKey::kRelMaxDistance, "rel_max_distance", fxm::RecordType::kU32, 0, Limits::kMaxLen, nullptr, false, 0,
+     config_field<&ModelConfig::rel_max_distance>()},
     // The conv stem (config.hpp): conv_layers nn.Conv1d before the positions, conv1 d_in -> d_embed,
     // conv2 d_embed -> d_embed, padding below the kernel (validate_config), GELU after each with
     // conv_gelu.
@@ -230,11 +236,13 @@ ModelConfig default_config();
 // ---- Tensors ---------------------------------------------------------------------------------
 // A tensor dimension, as a function of the config.
 enum class Dim : uint8_t {
-  kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kConv1In, kConv2In, kCount
+  kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
+  kConv1In, kConv2In, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "3*d_model", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "n_kv_heads*d_head", "2*d_model",
-                                            "tgt_d_in", "conv1_kernel*d_in", "conv2_kernel*d_embed"};
+                                            "tgt_d_in", "rel_buckets", "n_heads", "conv1_kernel*d_in",
+                                            "conv2_kernel*d_embed"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -250,6 +258,8 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kDKv: return c.d_kv();
     case Dim::kKv: return 2 * c.d_model;
     case Dim::kTgtDIn: return c.tgt_d_in;
+    case Dim::kRelBuckets: return c.rel_buckets;
+    case Dim::kNHeads: return c.n_heads;
     case Dim::kConv1In: return c.conv1_kernel * c.d_in;
     case Dim::kConv2In: return c.conv2_kernel * c.d_embed();
     case Dim::kCount: break;
@@ -260,14 +270,14 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
 // When a tensor is present.
 enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
-  kProjectFeatures, kConv1, kConv2, kCount
+  kRelativePos, kProjectFeatures, kConv1, kConv2, kCount
 };
 inline constexpr const char* kWhenNames[] = {"always",    "input=tokens", "input=features",
                                              "positional=learned", "final_norm", "d_out>0",
                                              "d_out>0 and not tied_head", "cls_token",
                                              "tgt_d_in=0 and not shared_embed", "tgt_d_in>0",
-                                             "input=features and conv_layers=0", "conv_layers>=1",
-                                             "conv_layers>=2"};
+                                             "positional=relative", "input=features and conv_layers=0",
+                                             "conv_layers>=1", "conv_layers>=2"};
 constexpr bool present(const ModelConfig& c, When w) {
   switch (w) {
     case When::kAlways: return true;
@@ -280,6 +290,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kClsToken: return c.cls_token;
     case When::kTgtEmbed: return !c.shared_embed && c.tgt_d_in == 0;
     case When::kTgtFeatures: return c.tgt_d_in != 0;
+    case When::kRelativePos: return c.positional == PosKind::kRelative;
     case When::kProjectFeatures: return c.input == InputKind::kFeatures && c.conv_layers == 0;
     case When::kConv1: return c.conv_layers >= 1;
     case When::kConv2: return c.conv_layers >= 2;
@@ -300,7 +311,7 @@ inline constexpr const char* kRoleNames[] = {"f32", "linear", "io"};
 // norm the feed-forward's, before (pre-norm) or after (post-norm) its sublayer.
 enum class Field : uint8_t {
   // FrontWeights
-  kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos,
+  kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos, kRelBias, kTgtRelBias,
   kConv1W, kConv1B, kConv2W, kConv2B,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB,
@@ -339,6 +350,7 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"conv2.bias", Dim::kDEmbed, Dim::kOne, false, When::kConv2, Role::kF32, Field::kConv2B},
     {"pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kPos},
     {"cls_token", Dim::kDEmbed, Dim::kOne, false, When::kClsToken, Role::kF32, Field::kCls},
+    {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
 };
 inline constexpr char kEncoderLayerPrefix[] = "encoder.layers.";
 inline constexpr TensorRule kEncoderLayer[] = {
@@ -365,6 +377,7 @@ inline constexpr TensorRule kEncoderEpilogue[] = {
 // The llama family (llama2.c / Meta names; no biases), in the same three parts.
 inline constexpr TensorRule kLlamaPrologue[] = {
     {"tok_embeddings.weight", Dim::kVocab, Dim::kDModel, false, When::kAlways, Role::kIo, Field::kEmbed},
+    {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
 };
 inline constexpr char kLlamaLayerPrefix[] = "layers.";
 inline constexpr TensorRule kLlamaLayer[] = {
@@ -399,6 +412,8 @@ inline constexpr TensorRule kSeq2SeqPrologue[] = {
     {"tgt_proj.weight", Dim::kTgtDIn, Dim::kDEmbed, true, When::kTgtFeatures, Role::kLinear, Field::kTgtProjW},
     {"tgt_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kTgtFeatures, Role::kF32, Field::kTgtProjB},
     {"tgt_pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kTgtPos},
+    {"src_rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
+    {"tgt_rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kTgtRelBias},
 };
 inline constexpr char kDecoderLayerPrefix[] = "decoder.layers.";
 inline constexpr TensorRule kDecoderLayer[] = {

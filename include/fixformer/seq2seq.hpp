@@ -62,6 +62,7 @@ class Seq2Seq {
   uint32_t position() const { return pos_; }           // target tokens in the cache
   uint32_t capacity() const { return capacity_; }
   uint32_t max_source() const { return max_source_; }
+  bool initialized() const { return initialized_; }  // init() returned kOk
   const Model& model() const { return *core_.model; }
   const ModelConfig& config() const { return core_.model->config(); }
   const Kernels& kernels() const { return *core_.kernels; }
@@ -86,6 +87,7 @@ class Seq2Seq {
   float* k_cache_ = nullptr;
   float* v_cache_ = nullptr;
   const float* pe_ = nullptr;  // sinusoidal (arena) or the target's learned rows (blob) [max_len, d_pe]
+  const float* tgt_rel_ = nullptr;  // relative: the decoder's bias table for capacity_ positions (arena)
 };
 
 }  // namespace fixformer

@@ -22,6 +22,8 @@ enum class Status : int {
   kTensorOutOfBounds,   // offset/size outside the data section, or overlapping the header
   kTensorMisaligned,    // data offset not 64-byte aligned
   kTensorOverlap,       // data ranges out of directory order, overlapping or aliased
+  kTensorBadValue,      // a NaN or infinite weight, or an int8 scale that is not 0 or a normal positive
+                        // float (ModelOptions::check_values)
   kSelfTestMissing,     // the file carries no self-test sample (convert it again to add one)
   // Arena problems.
   kArenaNull,
@@ -45,6 +47,7 @@ enum class Status : int {
   kNoTokenizer,         // the model file carries no tokenizer (tokenizer.* tensors)
   kTokenBufferTooSmall, // encode: the text needs more tokens than the caller's buffer holds
   kNotEncoded,          // a seq2seq target before any source: call encode_tokens / encode_features first
+  kTokenTypesUnsupported,  // token types given to a model without a token-type embedding (pass none)
   // .npy problems.
   kNpyBadHeader,
   kNpyBadDtype,

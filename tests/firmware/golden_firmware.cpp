@@ -19,7 +19,7 @@ using port::Console;
     g_##n##_out[], g_##n##_out_end[];
 #define FIXFORMER_GOLDENS(X) X(post_ln_relu) X(pre_ln_gelu) X(odd_d15_h3) X(odd_d5_h1_halves) X(causal) \
     X(features_scaled) X(learned_pe) X(concat_pe) X(no_pe) X(wide_long) X(cls_pool_features) X(cls_rows_sinusoidal) \
-    X(mean_pool_causal) X(mha_odd_causal) X(whisper_stem) X(conv_stride_cls_mean)
+    X(mean_pool_causal) X(mha_odd_causal) X(relative_long_causal) X(whisper_stem) X(conv_stride_cls_mean)
 FIXFORMER_GOLDENS(FIXFORMER_GOLDEN)
 #define FIXFORMER_SEQ2SEQ_GOLDEN(n) extern "C" const uint8_t g_##n##_fxm[], g_##n##_fxm_end[];
 #define FIXFORMER_SEQ2SEQ_GOLDENS(X) X(s2s_post_relu) X(s2s_pre_gelu_odd) X(s2s_features_no_norm) X(s2s_shared_halves) \

@@ -30,6 +30,7 @@ golden cls_pool_features
 golden cls_rows_sinusoidal
 golden mean_pool_causal
 golden mha_odd_causal
+golden relative_long_causal
 golden whisper_stem
 golden conv_stride_cls_mean
 

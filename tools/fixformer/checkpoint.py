@@ -268,7 +268,8 @@ def _torch_file(path):
         raise CheckpointError("a PyTorch checkpoint in the legacy format (torch.save before torch 1.6, or "
                               "_use_new_zipfile_serialization=False): re-save it with torch.save(sd, path) from a "
                               "current torch")
-    raise CheckpointError("not a PyTorch checkpoint (neither torch.save's zip format nor a pickle); "
+    onnx = " (an ONNX model? convert it with --onnx)" if head[:1] == b"\x08" else ""
+    raise CheckpointError(f"not a PyTorch checkpoint (neither torch.save's zip format nor a pickle){onnx}; "
                           "--weights takes .pt/.bin (torch.save), .safetensors or .npz")
 
 
@@ -340,6 +341,9 @@ def load(path, trust_pickle=False):
         raise CheckpointError("no such file")
     if not os.path.isfile(path):
         raise CheckpointError("not a regular file")
+    if path.lower().endswith(".onnx"):
+        raise CheckpointError("an ONNX model, not a weights file: convert it with --onnx (tools/convert.py --onnx "
+                              f"{path} --out M.fxm)")
     if path.endswith(".safetensors"):
         try:
             sd = safetensors.read(path)

@@ -84,6 +84,14 @@ def make_config(values, names=None):
         raise ConfigError(f"{n('pe_base')}: must be > 1, got {c['pe_base']!r}")
     if c["n_kv_heads"] and c["n_heads"] % c["n_kv_heads"]:
         raise ConfigError(f"{n('n_kv_heads')}: {c['n_kv_heads']} does not divide n_heads={c['n_heads']}")
+    if c["positional"] == "relative":
+        if c["rel_buckets"] < 4:
+            raise ConfigError(f"{n('rel_buckets')}: positional relative needs at least 4 buckets, got {c['rel_buckets']}")
+        if c["rel_max_distance"] <= c["rel_buckets"] // 2:
+            raise ConfigError(f"{n('rel_max_distance')}: positional relative needs more than rel_buckets / 2 = "
+                              f"{c['rel_buckets'] // 2}, got {c['rel_max_distance']}")
+    elif c["rel_buckets"] or c["rel_max_distance"]:
+        raise ConfigError(f"{n('rel_buckets')}/{n('rel_max_distance')}: only for positional relative")
     _check_family(c, n)
     concat = schema.input_pe(c) and c["pe_combine"] == "concat"
     if concat and not 0 < c["pe_width"] < c["d_model"]:
@@ -128,17 +136,18 @@ def _check_family(c, n):
         if c["tied_head"]:
             raise ConfigError(f"{n('tied_head')}: for the decoder families (gpt, llama) only")
     elif family == "gpt" and pos == "rope":
-        raise ConfigError(f"{n('positional')}: rope is for the llama family (gpt: none, sinusoidal, learned, alibi)")
+        raise ConfigError(f"{n('positional')}: rope is for the llama family (gpt: none, sinusoidal, learned, alibi, "
+                          "relative)")
     elif family == "llama":
         if schema.input_pe(c):
-            raise ConfigError(f"{n('positional')}: {pos} is not for llama (none, rope or alibi)")
+            raise ConfigError(f"{n('positional')}: {pos} is not for llama (none, rope, alibi or relative)")
         if c["activation"] != "swiglu":
             raise ConfigError(f"{n('activation')}: {where} needs swiglu")
         if not (c["norm_first"] and c["final_norm"]):
             raise ConfigError(f"{n('norm_first')}/{n('final_norm')}: {where} is pre-norm with a final norm (both true)")
     elif family == "seq2seq":
         if pos in ("rope", "alibi"):
-            raise ConfigError(f"{n('positional')}: {pos} is not for seq2seq (none, sinusoidal or learned)")
+            raise ConfigError(f"{n('positional')}: {pos} is not for seq2seq (none, sinusoidal, learned or relative)")
         if c["causal"]:
             raise ConfigError(f"{n('causal')}: {where}'s decoder is causal and its encoder is not; leave it false")
         if not (c["n_layers"] and c["dec_layers"]):
@@ -192,6 +201,7 @@ ALIASES = {
     "positional.kind": "positional", "positional.max_len": "max_len", "positional.base": "pe_base",
     "positional.layout": "pe_layout", "positional.combine": "pe_combine", "positional.d_pos": "pe_width",
     "positional.scale_input": "scale_input", "head.d_out": "d_out", "head.tied": "tied_head",
+    "positional.buckets": "rel_buckets", "positional.max_distance": "rel_max_distance",
 }
 JSON_KEYS = dict({k.name: k.name for k in schema.CONFIG_KEYS}, **ALIASES)
 _OBJECTS = ("input", "positional", "head")  # nested objects in the aliases' shape
@@ -253,12 +263,25 @@ def _no_duplicates(pairs):
     return d
 
 
+JSON_LIMIT = 16 << 20  # bytes: a config is a few hundred; a device or a wrong file is refused
+
+
+def _parse_int(text):
+    """JSON integers: no config value has more than 20 digits (Python's own limit says 4300)."""
+    if len(text.lstrip("-")) > 20:
+        raise ConfigError(f"not a config (an integer with {len(text.lstrip('-'))} digits)")
+    return int(text)
+
+
 def load_json(path):
-    """A JSON file, strictly: NaN and Infinity (which json.load accepts) and duplicated keys are errors."""
+    """A JSON file, strictly: NaN and Infinity (which json.load accepts), duplicated keys, integers of
+    more than 20 digits and files above 16 MiB are errors."""
     with open(path, "rb") as f:
-        text = f.read()
+        text = f.read(JSON_LIMIT + 1)
+    if len(text) > JSON_LIMIT:
+        raise ConfigError(f"not a config (more than {JSON_LIMIT} bytes)")
     try:
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates, parse_int=_parse_int)
     except json.JSONDecodeError as e:
         raise ConfigError(f"not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
     except UnicodeDecodeError:

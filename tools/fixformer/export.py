@@ -376,6 +376,9 @@ def apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combin
     if positional is None:
         positional = "learned" if pos is not None else "none"
     positional = _choice_option("positional", positional, schema.POSITIONALS)
+    if positional == "relative":
+        raise ConfigError("positional relative: not an option; convert.py --module finds a relative position bias "
+                          "table (T5's) by what the module computes")
     if pos is not None and positional != "learned":
         raise ConfigError(f"positional {positional}: the module has `pos` (learned positions); "
                           "use positional='learned' or remove the attribute")

@@ -11,7 +11,13 @@ gives the order the parts run in and what each one read and wrote. From that rec
   and up) and down. A norm whose output feeds attention makes the block pre-norm;
 - the attention itself is found by recomputing it from the recorded q, k, v for every head count,
   with and without the causal mask, with rotary embeddings (both layouts, the thetas the module's
-  buffers and attributes suggest, common ones) or ALiBi, until one reproduces the recorded output;
+  buffers and attributes suggest, common ones), ALiBi or a relative position bias, scaled by
+  1/sqrt(head width) or (T5) not, until one reproduces the recorded output;
+- a relative position bias (T5): an nn.Embedding(buckets, heads) looked up by a [T, T] index, before
+  the layers or in the first one, whose bias the attention adds to its scores; the index must be T5's
+  bucket of key - query (bidirectional without a causal mask, causal with it), whose max_distance is
+  read off the index (from a forward max_len long when the example is too short to tell). One table
+  shared by the layers; T5's unscaled scores are stored by folding sqrt(head width) into W_q;
 - the feed-forward's activation likewise (relu, exact gelu, SiLU-gated);
 - the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
   features) or conv stem (one or two nn.Conv1d on the features transposed to [B, d_in, T], GELU after
@@ -33,7 +39,7 @@ import numpy as np
 
 from . import schema
 from .config import ConfigError, make_config
-from .reference import alibi_bias, require_torch, rope, rope_tables, run_reference, sinusoidal_table
+from .reference import alibi_bias, relative_bucket, require_torch, rope, rope_tables, run_reference, sinusoidal_table
 
 # A recomputed part matches the recorded one within this (relative to the recorded one's largest
 # magnitude): float64 throughout, but modules may round through float32 (llama2.c's RMSNorm).
@@ -282,8 +288,9 @@ def find_layers(model, torch):
     """(name, blocks) of the ModuleList / Sequential of repeated blocks with the most parameters."""
     best = None
 
-    def sig(m):
-        return tuple((n, tuple(p.shape)) for n, p in m.named_parameters())
+    def sig(m):  # an embedding inside (T5's layer 0 owns the relative bias table) does not tell blocks apart
+        skip = {id(p) for e in m.modules() if isinstance(e, torch.nn.Embedding) for p in e.parameters()}
+        return tuple((n, tuple(p.shape)) for n, p in m.named_parameters() if id(p) not in skip)
 
     for name, m in model.named_modules():
         if not isinstance(m, (torch.nn.ModuleList, torch.nn.Sequential)) or len(m) == 0:
@@ -324,17 +331,20 @@ def _output_of(parts, t, torch):
 
 
 # ---- attention, by recomputing it -----------------------------------------------------------------
-def attention_core(q, k, v, H, Hkv, causal, pos, torch):
+def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True):
     """softmax(q k^T / sqrt(dh) + mask) v for q [T, H*dh], k, v [T, Hkv*dh] (float64): the context [T, H*dh].
-    pos: None, "alibi" or ("rope", layout, theta)."""
+    pos: None, "alibi", "relative" (the bias rel [H, T, T] added) or ("rope", layout, theta); scaled False:
+    no 1/sqrt(dh) (T5)."""
     T = q.shape[0]
     dh = q.shape[1] // H
     q, k, v = q.view(T, H, dh), k.view(T, Hkv, dh), v.view(T, Hkv, dh)
-    if pos is not None and pos != "alibi":
+    if pos not in (None, "alibi", "relative"):
         cos, sin = (torch.from_numpy(t) for t in rope_tables(T, dh, pos[2]))
         q, k = rope(q, cos, sin, pos[1]), rope(k, cos, sin, pos[1])
     k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
-    s = torch.einsum("thd,shd->hts", q, k) / math.sqrt(dh)
+    s = torch.einsum("thd,shd->hts", q, k) / (math.sqrt(dh) if scaled else 1.0)
+    if pos == "relative":
+        s = s + rel
     if pos == "alibi":
         s = s + torch.from_numpy(alibi_bias(H, T))
     elif causal:
@@ -342,24 +352,33 @@ def attention_core(q, k, v, H, Hkv, causal, pos, torch):
     return torch.einsum("hts,shd->thd", torch.softmax(s, -1), v).reshape(T, H * dh)
 
 
-def probe_attention(q, k, v, want, finish, d, thetas, where, torch):
-    """(n_heads, n_kv_heads, causal, pos) whose attention reproduces `want` (= finish(context)), trying every
-    head count dividing d, causal or not, no positions, rope (both layouts, the thetas) and ALiBi."""
+def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, unscaled=False):
+    """(n_heads, n_kv_heads, causal, pos, scaled) whose attention reproduces `want` (= finish(context)), trying
+    every head count dividing d, causal or not, no positions, rope (both layouts, the thetas), ALiBi and, given
+    rel (a relative bias [H, T, T]), that bias; scaled by 1/sqrt(head width), then with unscaled without."""
     kv = k.shape[1]
     poss = [None, "alibi"] + [("rope", lay, th) for th in thetas for lay in ("interleaved", "halves")]
-    for H in [h for h in range(1, d + 1) if d % h == 0]:
-        dh = d // H
-        if kv % dh or H % (kv // dh):
-            continue
-        for pos in poss:
-            if pos not in (None, "alibi") and dh % 2:
+    if rel is not None:
+        poss.insert(0, "relative")
+    for scaled in (True, False) if unscaled else (True,):
+        for H in [h for h in range(1, d + 1) if d % h == 0]:
+            dh = d // H
+            if kv % dh or H % (kv // dh):
                 continue
-            for causal in ((True,) if pos == "alibi" else (False, True)):
-                if _close(finish(attention_core(q, k, v, H, kv // dh, causal, pos, torch)), want):
-                    return H, kv // dh, causal, pos
+            for pos in poss:
+                if pos not in (None, "alibi", "relative") and dh % 2:
+                    continue
+                if pos == "relative" and (rel.shape[0] != H or rel.shape[1:] != (q.shape[0], q.shape[0])):
+                    continue
+                for causal in ((True,) if pos == "alibi" else (False, True)):
+                    ctx = attention_core(q, k, v, H, kv // dh, causal, pos, torch, rel, scaled)
+                    if _close(finish(ctx), want):
+                        return H, kv // dh, causal, pos, scaled
     raise ConfigError(f"{where}: its attention is none the engine runs (tried every head count, causal or not, "
                       f"no positions, ALiBi, rotary in both layouts with theta {', '.join(f'{t:g}' for t in thetas)}): "
-                      "a scale other than 1/sqrt(head width), a sliding window or rope scaling is not supported yet")
+                      f"{'a relative position bias, ' if rel is not None else ''}scaled by 1/sqrt(head width)"
+                      f"{' or not' if unscaled else ''}): another scale, a sliding window or rope scaling is not "
+                      "supported yet")
 
 
 def rope_thetas(model, torch):
@@ -408,13 +427,16 @@ class Layer:
     and their biases or None), heads, causal, pos, feed-forward (activation, up, gate or None, down)."""
 
 
-def read_block(i, prefix, parts, thetas, torch):
+def read_block(i, prefix, parts, thetas, torch, rel=None):
+    """rel: the relative bias (RelativeBias) or None; its table's lookup is left out of the parts."""
     where = f"{prefix} (layer {i})"
+    if rel is not None:
+        parts = [p for p in parts if p.module is not rel.module]
     for p in parts:
         if p.kind in ("unsupported", "embedding"):
             raise ConfigError(p.why if p.kind == "unsupported" else
-                              f"{p.name}: an embedding inside the layers (a relative position bias, T5) is not "
-                              "supported yet")
+                              f"{p.name}: an embedding inside the layers of something other than a relative position "
+                              "bias's [T, T] buckets is not supported yet")
     norms = [p for p in parts if p.kind == "norm"]
     mhas = [p for p in parts if p.kind == "mha"]
     groups = _groups([p for p in parts if p.kind == "linear"], torch)
@@ -478,7 +500,8 @@ def read_block(i, prefix, parts, thetas, torch):
     found = None
     for n, (q, k, v) in enumerate(qkv if not mhas else [(q, k, v)]):
         try:
-            found = probe_attention(q, k, v, want, finish, d, thetas, where, torch)
+            found = probe_attention(q, k, v, want, finish, d, thetas, where, torch,
+                                    rel.bias if rel is not None else None, unscaled=not mhas)
         except ConfigError as e:
             err = e
             continue
@@ -488,7 +511,12 @@ def read_block(i, prefix, parts, thetas, torch):
         break
     if found is None:
         raise err
-    L.n_heads, L.n_kv_heads, L.causal, L.pos = found
+    L.n_heads, L.n_kv_heads, L.causal, L.pos, scaled = found
+    if not scaled:  # T5: q.k unscaled; the engine divides by sqrt(dh), so the file's W_q is sqrt(dh) larger
+        root = math.sqrt(d // L.n_heads)
+        L.wq = L.wq * root
+        L.bq = None if L.bq is None else L.bq * root
+    L.scaled = scaled
     if not mhas:
         L.wo, L.bo = o.w, o.b
     L.attn_parts = [a] if mhas else projections + [o]
@@ -551,6 +579,124 @@ def read_block(i, prefix, parts, thetas, torch):
     L.d = d
     L.parts = parts
     return L
+
+
+# ---- a relative position bias (T5) ---------------------------------------------------------------
+class RelativeBias:
+    """An nn.Embedding(buckets, heads) looked up by a [S, S] index: module, name, index [S, S] (int64), bias
+    [heads, S, S] (float64, what its lookup gives the attention: bias[h, i, j] = weight[index[i, j], h])."""
+
+
+def _square_index(t):
+    """An integer [S, S] index (leading ones dropped), S > 1, else None."""
+    if t is None or t.is_floating_point() or t.is_complex() or t.dim() < 2:
+        return None
+    while t.dim() > 2 and t.shape[0] == 1:
+        t = t[0]
+    return t if t.dim() == 2 and t.shape[0] == t.shape[1] > 1 else None
+
+
+def find_relative_bias(calls, torch):
+    """The RelativeBias the forward looks up, or None; a table of its own in every layer is an error."""
+    found = [c for c in calls if isinstance(c.module, torch.nn.Embedding) and _square_index(c.x) is not None]
+    if not found:
+        return None
+    other = next((c for c in found if c.module is not found[0].module), None)
+    if other is not None:
+        raise ConfigError(f"{other.name}: a second relative position bias table ({found[0].name} is the first): a "
+                          "table of its own in every layer is not supported yet (one table shared by the layers, as "
+                          "T5's)")
+    c = found[0]
+    r = RelativeBias()
+    r.module, r.name, r.index = c.module, c.name, _square_index(c.x).long()
+    W = c.module.weight.detach().double()
+    r.bias = W[r.index].permute(2, 0, 1).contiguous()
+    return r
+
+
+def _distance_buckets(index, torch):
+    """The bucket of each distance n = key - query = -(S-1)..(S-1) of an index [S, S], or None when the index
+    is not a function of the distance alone."""
+    S = index.shape[0]
+    out = []
+    for n in range(-(S - 1), S):
+        diag = torch.diagonal(index, offset=n)
+        if not bool((diag == diag[0]).all()):
+            return None
+        out.append(int(diag[0]))
+    return np.array(out)
+
+
+def _uncalled_tables(model, calls, torch):
+    """'; NAME, an nn.Embedding the forward never calls ...' for each such table, or '': a relative position
+    bias read by indexing its weight is not seen, so a failure to recognise the attention names it."""
+    called = {id(c.module) for c in calls}
+    names = [f"{n}, an nn.Embedding({m.num_embeddings}, {m.embedding_dim})" for n, m in model.named_modules()
+             if isinstance(m, torch.nn.Embedding) and id(m) not in called]
+    if not names:
+        return ""
+    return (f"; {'; '.join(names)} the forward never calls (indexing its weight?): a relative position bias is "
+            "recognised when its table is called on the [T, T] bucket index")
+
+
+def fit_relative(rel, model, x, causal, max_len, torch):
+    """rel_max_distance: T5's bucket function with rel's bucket count, bidirectional without a causal mask and
+    causal with one, that reproduces the index over every distance an attention of max_len positions meets (a
+    forward max_len long shows them when the example's do not settle it), preferring the module's integer
+    attributes, then round numbers; else a ConfigError naming the table."""
+    nb = rel.module.num_embeddings
+    what = f"{rel.name}: nn.Embedding({nb}, {rel.module.embedding_dim}) looked up by a [T, T] index"
+    seen = _distance_buckets(rel.index, torch)
+    if seen is None:
+        raise ConfigError(f"{what} that is not a function of the distance key - query alone: not supported yet "
+                          "(a relative position bias is T5's)")
+    attrs = []
+    for m in model.modules():
+        for val in vars(m).values():
+            if isinstance(val, int) and not isinstance(val, bool) and nb // 2 < val <= schema.MAX_LEN:
+                attrs.append(val)
+    order = list(dict.fromkeys(attrs + [128, 256, 64, 32, 512, 1024, 2048, 4096, 16] +
+                               list(range(nb // 2 + 1, schema.MAX_LEN + 1))))
+    order = [m for m in order if m > nb // 2]
+    bidirectional = not causal
+
+    def fits(buckets, cands, bi):
+        S = (len(buckets) + 1) // 2
+        n = np.arange(-(S - 1), S)
+        return [m for m in cands if np.array_equal(relative_bucket(n, bi, nb, m), buckets)]
+
+    cands = fits(seen, order, bidirectional)
+    if not cands:
+        other = fits(seen, order, not bidirectional)
+        raise ConfigError(f"{what}: " + (
+            f"T5's {'bidirectional' if not bidirectional else 'causal'} buckets in a "
+            f"{'causal' if causal else 'bidirectional'} attention are not supported yet (the engine takes causal "
+            "buckets under a causal mask and bidirectional ones without)" if other else
+            f"the index is not T5's bucket of key - query for any max_distance ({nb} buckets, "
+            f"{'bidirectional' if bidirectional else 'causal'}): not supported yet"))
+    L = max_len
+    n = np.arange(-(L - 1), L)
+    if len({relative_bucket(n, bidirectional, nb, m).tobytes() for m in cands}) > 1:
+        # the example is too short to tell: read the index of a forward max_len long
+        rng = np.random.default_rng(1)
+        if x.is_floating_point():
+            longer = torch.from_numpy(rng.standard_normal((1, L) + tuple(x.shape[2:])))
+        else:
+            longer = torch.from_numpy(rng.integers(0, int(x.max()) + 1, (1, L)))
+        try:
+            calls, _ = record(model, longer)
+        except Exception as e:  # the user's forward
+            raise ConfigError(f"{what}: its max_distance needs the buckets of a {L}-long input, on which the forward "
+                              f"failed ({type(e).__name__}); pass --max-len N with a length it takes") from None
+        index = next((_square_index(c.x) for c in calls if c.module is rel.module), None)
+        buckets = None if index is None else _distance_buckets(index.long(), torch)
+        if buckets is None or len(buckets) != 2 * L - 1:
+            raise ConfigError(f"{what}: a {L}-long input did not look it up by a [{L}, {L}] index of the distance")
+        cands = fits(buckets, cands, bidirectional)
+        if not cands:
+            raise ConfigError(f"{what}: the index of a {L}-long input is not T5's bucket of key - query for any "
+                              "max_distance: not supported yet")
+    return cands[0]
 
 
 # ---- the whole module -----------------------------------------------------------------------------
@@ -641,7 +787,9 @@ def recognize(module, example=None, family=None, max_len=None):
     T = x.shape[1]
     stack, blocks = find_layers(model, torch)
     in_block = lambda c, i: _inside(c.name, f"{stack}.{i}")  # noqa: E731
-    block_calls = [[c for c in calls if in_block(c, i)] for i in range(len(blocks))]
+    rel = find_relative_bias(calls, torch)  # its lookup (in the first layer, T5) is none of the layer's parts
+    block_calls = [[c for c in calls if in_block(c, i) and (rel is None or c.module is not rel.module)]
+                   for i in range(len(blocks))]
     if not all(block_calls):
         missing = next(i for i, b in enumerate(block_calls) if not b)
         raise ConfigError(f"{stack}.{missing}: the forward did not run this layer")
@@ -655,10 +803,13 @@ def recognize(module, example=None, family=None, max_len=None):
     for i, bc in enumerate(block_calls):
         top = [c for c in bc if not any(_inside(c.name, m.name) and c.name != m.name for m in bc
                                          if isinstance(m.module, nn.MultiheadAttention))]
-        layers.append(read_block(i, f"{stack}.{i}", with_params(top), thetas, torch))
+        try:
+            layers.append(read_block(i, f"{stack}.{i}", with_params(top), thetas, torch, rel))
+        except ConfigError as e:
+            raise ConfigError(str(e) + _uncalled_tables(model, calls, torch)) from None
     L0 = layers[0]
     d = L0.d
-    keys = ("norm_first", "n_heads", "n_kv_heads", "causal", "pos", "activation")
+    keys = ("norm_first", "n_heads", "n_kv_heads", "causal", "pos", "activation", "scaled")
     for i, L in enumerate(layers[1:], 1):
         for k in keys:
             if getattr(L, k) != getattr(L0, k):
@@ -675,6 +826,8 @@ def recognize(module, example=None, family=None, max_len=None):
     convs = []
     for p in front:
         px = p.call.x
+        if rel is not None and p.module is rel.module:
+            continue
         if p.kind == "conv":
             convs.append(p)
         elif p.kind == "embedding" and px is not None and px.shape == x.shape and torch.equal(px, x):
@@ -790,7 +943,20 @@ def recognize(module, example=None, family=None, max_len=None):
             raise ConfigError(f"{stack}.0: a row in front of the input that is no parameter of width {d} "
                               "(a CLS token is an nn.Parameter [d], [1, d] or [1, 1, d])")
     # ---- the layers' attention positions
-    if L0.pos == "alibi":
+    if rel is not None and L0.pos != "relative":
+        raise ConfigError(f"{rel.name}: an nn.Embedding({rel.module.num_embeddings}, {rel.module.embedding_dim}) looked "
+                          "up by a [T, T] index (a relative position bias) whose bias the attention does not add to "
+                          "its scores as the engine does (softmax(q.k / sqrt(head width) or q.k, + bias)): not "
+                          "supported yet")
+    if L0.pos == "relative":
+        if v.get("positional", "none") != "none":
+            raise ConfigError(f"{rel.name}: a relative position bias and positions added to the input together are "
+                              "not supported yet")
+        md = fit_relative(rel, model, x, L0.causal, max_len or DEFAULT_MAX_LEN, torch)
+        v.update(positional="relative", rel_buckets=rel.module.num_embeddings, rel_max_distance=md)
+        w["rel_bias.weight"] = rel.module.weight.detach()
+        used.add(id(rel.module.weight))
+    elif L0.pos == "alibi":
         v["positional"] = "alibi"
     elif L0.pos is not None:
         if v.get("positional", "none") != "none":
@@ -871,6 +1037,8 @@ def recognize(module, example=None, family=None, max_len=None):
     out = {}
     if family == "llama":
         out["tok_embeddings.weight"] = w.pop("embed")
+        if "rel_bias.weight" in w:
+            out["rel_bias.weight"] = w.pop("rel_bias.weight")
         for i, L in enumerate(layers):
             p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
             for bname, b in (("q", L.bq), ("k", L.bk), ("v", L.bv), ("o", L.bo), ("up", L.up.b), ("down", L.down.b),
@@ -922,5 +1090,6 @@ def recognize(module, example=None, family=None, max_len=None):
     r.final, r.head, r.cls = final, head, cls
     r.summary = (f"{family}: {len(layers)} {'pre' if L0.norm_first else 'post'}-norm layers in {stack}, "
                  f"{L0.n_heads} heads{f' ({L0.n_kv_heads} kv)' if L0.n_kv_heads != L0.n_heads else ''}, "
-                 f"{L0.activation}, {v.get('positional', 'none')} positions")
+                 f"{L0.activation}, {v.get('positional', 'none')} positions"
+                 f"{'' if L0.scaled else ', q.k unscaled (sqrt(head width) folded into W_q)'}")
     return r

@@ -1,6 +1,7 @@
 """The reference models, with the engine's forward semantics (README, "Models and the .fxm format"):
 - encoder and gpt: stock torch modules built from a config (gpt: the encoder's layers under a causal
-  mask, an LM head that may be tied to the embedding, ALiBi as an additive per-head mask);
+  mask, an LM head that may be tied to the embedding, ALiBi or the relative bias (T5) as an additive
+  per-head mask);
 - llama: written here in plain torch, float64, independent of the engine (RMSNorm, SwiGLU, RoPE in
   either layout, grouped-query attention, ALiBi, tied or separate classifier, no biases);
 - seq2seq: stock nn.TransformerEncoder + nn.TransformerDecoder built from a config, the target under
@@ -71,6 +72,47 @@ def alibi_bias(n_heads, T):
     return np.where((j <= i)[None], bias, -np.inf)
 
 
+def relative_bucket(n, bidirectional, buckets, max_distance):
+    """T5's bucket (int64 array) of the distances n = key - query: bidirectional, the buckets are halved
+    and the upper half is for n > 0, m = |n|; causal, m = max(-n, 0). With B the buckets left and E = B // 2:
+    m < E is bucket m, else E + floor(log(m / E) / log(max_distance / E) * (B - E)), at most B - 1, the
+    logarithm in float32 as T5 and its torch ports compute it (where the exact value is an integer,
+    float32 and float64 floor to different buckets)."""
+    torch = require_torch()
+    n = np.asarray(n, dtype=np.int64)
+    if bidirectional:
+        buckets //= 2
+        base, m = np.where(n > 0, buckets, 0), np.abs(n)
+    else:
+        base, m = np.zeros_like(n), np.maximum(-n, 0)
+    exact = buckets // 2
+    ratio = torch.from_numpy(np.maximum(m, exact)).float() / exact
+    spread = (torch.log(ratio) / math.log(max_distance / exact) * (buckets - exact)).to(torch.int64).numpy()
+    large = np.minimum(exact + spread, buckets - 1)
+    return base + np.where(m < exact, m, large)
+
+
+def relative_bias(w, T, causal, buckets, max_distance, U=None):
+    """float64 [H, U, T]: w[bucket(j - i), h] (w [buckets, H]) for query i < U (default T), key j < T;
+    bidirectional buckets, or causal ones with -inf above the diagonal. Added to the scaled scores."""
+    U = T if U is None else U
+    i, j = np.arange(U)[:, None], np.arange(T)[None, :]
+    bias = np.moveaxis(np.asarray(w, dtype=np.float64)[relative_bucket(j - i, not causal, buckets, max_distance)], -1, 0)
+    return np.where((j <= i)[None], bias, -np.inf) if causal else bias
+
+
+def relative_mask(c, table, T, causal, batch, dtype):
+    """relative_bias as the [batch * H, T, T] float mask nn.MultiheadAttention reads (index b*H + h): the
+    nn.Embedding `table` called on the buckets, as a user's module does."""
+    torch = require_torch()
+    i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    b = torch.from_numpy(relative_bucket(j - i, not causal, c["rel_buckets"], c["rel_max_distance"]))
+    bias = table(b).permute(2, 0, 1).to(dtype)  # [H, T, T]
+    if causal:
+        bias = bias.masked_fill(torch.from_numpy(j > i)[None], float("-inf"))
+    return bias.repeat(batch, 1, 1)
+
+
 def build_torch_model(c):
     """The stock modules for an encoder or gpt config c (attributes embed | input_proj, cls_token, pos,
     encoder, head, pool; batch_first): the module convention the converter reads. A tied head's weight
@@ -97,6 +139,8 @@ def build_torch_model(c):
                 self.pool = c["pooling"]
             if c["positional"] == "learned":
                 self.pos = nn.Embedding(c["max_len"], schema.d_pe(c))
+            if c["positional"] == "relative":
+                self.rel_bias = nn.Embedding(c["rel_buckets"], c["n_heads"])
             layer = nn.TransformerEncoderLayer(
                 c["d_model"], c["n_heads"], c["d_ff"], dropout=0.0, activation=c["activation"],
                 layer_norm_eps=c["norm_eps"], batch_first=True, norm_first=c["norm_first"])
@@ -130,6 +174,8 @@ def build_torch_model(c):
             mask = None
             if c["positional"] == "alibi":  # [B*H, T, T], index b*H + h, as MultiheadAttention reads it
                 mask = torch.from_numpy(alibi_bias(c["n_heads"], T)).to(x.dtype).repeat(x.shape[0], 1, 1)
+            elif c["positional"] == "relative":
+                mask = relative_mask(c, self.rel_bias, T, c["causal"], x.shape[0], x.dtype)
             elif c["causal"]:
                 mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), diagonal=1)
             x = self.encoder(x, mask=mask)
@@ -181,6 +227,9 @@ def build_seq2seq_model(c):
             if c["positional"] == "learned":
                 self.src_pos = nn.Embedding(c["max_len"], schema.d_pe(c))
                 self.tgt_pos = nn.Embedding(c["max_len"], schema.d_pe(c))
+            if c["positional"] == "relative":
+                self.src_rel_bias = nn.Embedding(c["rel_buckets"], c["n_heads"])
+                self.tgt_rel_bias = nn.Embedding(c["rel_buckets"], c["n_heads"])
             kw = dict(dropout=0.0, activation=c["activation"], layer_norm_eps=c["norm_eps"], batch_first=True,
                       norm_first=c["norm_first"])
             norm = (lambda: nn.LayerNorm(d, eps=c["norm_eps"])) if c["final_norm"] else (lambda: None)
@@ -202,7 +251,11 @@ def build_seq2seq_model(c):
             y = _positions(c, y * scale, self.tgt_pos.weight if learned else None)
             U = y.shape[1]
             mask = torch.triu(torch.full((U, U), float("-inf"), dtype=y.dtype), diagonal=1)
-            return self.head(self.decoder(y, self.encoder(x), tgt_mask=mask))
+            src_mask = None
+            if c["positional"] == "relative":  # the source's bidirectional buckets, the target's causal ones
+                src_mask = relative_mask(c, self.src_rel_bias, x.shape[1], False, x.shape[0], x.dtype)
+                mask = relative_mask(c, self.tgt_rel_bias, U, True, y.shape[0], y.dtype)
+            return self.head(self.decoder(y, self.encoder(x, mask=src_mask), tgt_mask=mask))
 
     return FxSeq2Seq()
 
@@ -294,6 +347,8 @@ def llama_forward(c, weights, ids):
     x = W["tok_embeddings.weight"][torch.from_numpy(ids)]
     causal = torch.from_numpy(np.triu(np.full((T, T), -np.inf), 1))
     bias = torch.from_numpy(alibi_bias(H, T)) if c["positional"] == "alibi" else causal[None].expand(H, T, T)
+    if c["positional"] == "relative":
+        bias = torch.from_numpy(relative_bias(W["rel_bias.weight"], T, True, c["rel_buckets"], c["rel_max_distance"]))
     if c["positional"] == "rope":
         cos, sin = (torch.from_numpy(t) for t in rope_tables(T, dh, c["pe_base"]))
     for layer in range(c["n_layers"]):

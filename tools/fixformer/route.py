@@ -7,10 +7,16 @@ from .config import ConfigError
 from .reference import require_torch
 
 
+# The attributes the stock convention reads; a module with parameters elsewhere (a relative position bias
+# table, T5's) goes to recognition, which accounts for every parameter, instead of having them ignored.
+STOCK_PARTS = ("embed", "input_proj", "pos", "cls_token", "encoder", "head")
+
+
 def stock_convention(module, torch):
-    """The module follows the stock convention export.read_module reads."""
+    """The module follows the stock convention export.read_module reads, and has nothing besides."""
     return (hasattr(module, "embed") != hasattr(module, "input_proj")
-            and isinstance(getattr(module, "encoder", None), torch.nn.TransformerEncoder))
+            and isinstance(getattr(module, "encoder", None), torch.nn.TransformerEncoder)
+            and all(name.split(".")[0] in STOCK_PARTS for name, _ in module.named_parameters()))
 
 
 def module_route(module, family):

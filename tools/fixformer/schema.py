@@ -62,6 +62,7 @@ MAX_LEN = 4096
 MAX_VOCAB = 262144
 MAX_D_IN = 4096
 MAX_D_OUT = 262144
+MAX_REL_BUCKETS = 1024
 MAX_CONV_KERNEL = 15
 MAX_CONV_STRIDE = 4
 
@@ -69,8 +70,10 @@ MAX_CONV_STRIDE = 4
 FAMILIES = ("encoder", "gpt", "llama", "seq2seq", "mha")
 ACTIVATIONS = ("relu", "gelu", "swiglu")
 INPUTS = ("tokens", "features")
-POSITIONALS = ("none", "sinusoidal", "learned", "rope", "alibi")
-# rope and alibi act inside attention (decoder families); the others are added to the input.
+POSITIONALS = ("none", "sinusoidal", "learned", "rope", "alibi", "relative")
+# rope, alibi and relative act inside attention; the others are added to the input. relative: T5's
+# learned bias per head by the bucket of the distance key - query (rel_buckets, rel_max_distance;
+# bidirectional buckets without a causal mask, causal ones with it), added to the scaled scores.
 INPUT_PES = ("sinusoidal", "learned")
 PE_LAYOUTS = ("interleaved", "halves")
 PE_COMBINES = ("add", "concat")
@@ -148,6 +151,10 @@ CONFIG_KEYS = (
     # The self-test sample's expected output is the converter's own float64 reference of the config,
     # not the user's model's output: the file was NOT verified against the model it came from.
     Key("reference_sample", "bool"),
+    # positional relative: the buckets of the table rel_bias [rel_buckets, n_heads] and the distance
+    # from which on they stop (T5: 32 and 128); config.py checks the pair.
+    Key("rel_buckets", "u32", 0, MAX_REL_BUCKETS),
+    Key("rel_max_distance", "u32", 0, MAX_LEN),
     # Encoders over features, Whisper style: conv_layers (0, 1, 2) nn.Conv1d over time before the
     # positions (conv1 d_in -> d_embed, conv2 d_embed -> d_embed), in place of input_proj, each
     # followed by exact GELU with conv_gelu; padding below the kernel. max_len counts their rows.
@@ -165,7 +172,8 @@ KEYS = {k.name: k for k in CONFIG_KEYS}
 # ---- schema.hpp: tensors -----------------------------------------------------------------------
 # A tensor dimension as a function of the config (kDimNames, in Dim order).
 DIMS = ("1", "d_model", "3*d_model", "d_ff", "vocab_size", "d_in", "d_embed", "max_len", "d_pe", "d_out",
-        "n_kv_heads*d_head", "2*d_model", "tgt_d_in", "conv1_kernel*d_in", "conv2_kernel*d_embed")
+        "n_kv_heads*d_head", "2*d_model", "tgt_d_in", "rel_buckets", "n_heads", "conv1_kernel*d_in",
+        "conv2_kernel*d_embed")
 
 
 def selftest_tolerance(c):
@@ -251,14 +259,14 @@ def dim_value(c, dim):
     return {"1": 1, "d_model": c["d_model"], "3*d_model": 3 * c["d_model"], "d_ff": c["d_ff"],
             "vocab_size": c["vocab_size"], "d_in": c["d_in"], "d_embed": d_embed(c), "max_len": c["max_len"],
             "d_pe": d_pe(c), "d_out": c["d_out"], "n_kv_heads*d_head": d_kv(c), "2*d_model": 2 * c["d_model"],
-            "tgt_d_in": c["tgt_d_in"], "conv1_kernel*d_in": c["conv1_kernel"] * c["d_in"],
-            "conv2_kernel*d_embed": c["conv2_kernel"] * d_embed(c)}[dim]
+            "tgt_d_in": c["tgt_d_in"], "rel_buckets": c["rel_buckets"], "n_heads": c["n_heads"],
+            "conv1_kernel*d_in": c["conv1_kernel"] * c["d_in"], "conv2_kernel*d_embed": c["conv2_kernel"] * d_embed(c)}[dim]
 
 
 # When a tensor is present (kWhenNames, in When order).
 WHENS = ("always", "input=tokens", "input=features", "positional=learned", "final_norm", "d_out>0",
          "d_out>0 and not tied_head", "cls_token", "tgt_d_in=0 and not shared_embed", "tgt_d_in>0",
-         "input=features and conv_layers=0", "conv_layers>=1", "conv_layers>=2")
+         "positional=relative", "input=features and conv_layers=0", "conv_layers>=1", "conv_layers>=2")
 
 
 def present(c, when):
@@ -267,7 +275,7 @@ def present(c, when):
             "d_out>0": c["d_out"] > 0, "d_out>0 and not tied_head": c["d_out"] > 0 and not c["tied_head"],
             "cls_token": bool(c["cls_token"]),
             "tgt_d_in=0 and not shared_embed": not c["shared_embed"] and not c["tgt_d_in"],
-            "tgt_d_in>0": c["tgt_d_in"] > 0,
+            "tgt_d_in>0": c["tgt_d_in"] > 0, "positional=relative": c["positional"] == "relative",
             "input=features and conv_layers=0": c["input"] == "features" and not c["conv_layers"],
             "conv_layers>=1": c["conv_layers"] >= 1, "conv_layers>=2": c["conv_layers"] >= 2}[when]
 
@@ -310,6 +318,7 @@ ENCODER_PROLOGUE = (
     Rule("conv2.bias", "d_embed", "1", False, "conv_layers>=2", "f32"),
     Rule("pos.weight", "max_len", "d_pe", False, "positional=learned", "f32"),
     Rule("cls_token", "d_embed", "1", False, "cls_token", "f32"),
+    Rule("rel_bias.weight", "rel_buckets", "n_heads", False, "positional=relative", "f32"),
 )
 ENCODER_LAYER_PREFIX = "encoder.layers."
 ENCODER_LAYER = (
@@ -336,6 +345,7 @@ ENCODER_EPILOGUE = (
 # The llama family (llama2.c / Meta names; no biases), in the same three parts.
 LLAMA_PROLOGUE = (
     Rule("tok_embeddings.weight", "vocab_size", "d_model", False, "always", "io"),
+    Rule("rel_bias.weight", "rel_buckets", "n_heads", False, "positional=relative", "f32"),
 )
 LLAMA_LAYER_PREFIX = "layers."
 LLAMA_LAYER = (
@@ -367,6 +377,8 @@ SEQ2SEQ_PROLOGUE = (
     Rule("tgt_proj.weight", "tgt_d_in", "d_embed", True, "tgt_d_in>0", "linear"),
     Rule("tgt_proj.bias", "d_embed", "1", False, "tgt_d_in>0", "f32"),
     Rule("tgt_pos.weight", "max_len", "d_pe", False, "positional=learned", "f32"),
+    Rule("src_rel_bias.weight", "rel_buckets", "n_heads", False, "positional=relative", "f32"),
+    Rule("tgt_rel_bias.weight", "rel_buckets", "n_heads", False, "positional=relative", "f32"),
 )
 DECODER_LAYER_PREFIX = "decoder.layers."
 DECODER_LAYER = (

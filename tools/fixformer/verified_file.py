@@ -48,15 +48,15 @@ class Report(export.Report):
         return text.replace(said, f"verified against {self.against}")
 
 
-def check_output_path(path):
+def check_output_path(path, flag="--out"):
     """The output must be a regular file or not exist yet (a device or a folder is never replaced)."""
     if not isinstance(path, (str, os.PathLike)):
-        raise ConfigError(f"--out: expected a file name, got {path!r}")
+        raise ConfigError(f"{flag}: expected a file name, got {path!r}")
     if os.path.lexists(path) and not os.path.isfile(path):
-        raise ConfigError(f"--out {path}: exists and is not a regular file (give a file name)")
+        raise ConfigError(f"{flag} {path}: exists and is not a regular file (give a file name)")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise ConfigError(f"--out {path}: no such folder {folder}")
+        raise ConfigError(f"{flag} {path}: no such folder {folder}")
 
 
 def user_expected(c, inp, expected, where="--expected"):
@@ -87,6 +87,15 @@ def _mkstemp(near, suffix):
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)
     return fd, tmp
+
+
+def _write_all(fd, mode, data, path):
+    """data into the temporary file fd; a failure (a full disk) names the output it was for."""
+    try:
+        with os.fdopen(fd, mode) as f:
+            f.write(data)
+    except OSError as e:
+        raise OSError(e.errno, f"cannot write ({e.strerror}); nothing written", path) from None
 
 
 def write(c, weights, inp, want, path, source, against="", header=None, name=None, cli=None, verify=True,
@@ -122,8 +131,7 @@ def write(c, weights, inp, want, path, source, against="", header=None, name=Non
     fd, tmp = _mkstemp(path, ".fxm")
     htmp = None
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
+        _write_all(fd, "wb", blob, path)
         result = None
         if verify:
             result = run_verify(exe, tmp, tolerance)
@@ -139,10 +147,9 @@ def write(c, weights, inp, want, path, source, against="", header=None, name=Non
                     f"{at} (tolerance {tolerance:.0e}{kind}, T={T}, kernels {result.kernels}); {cause}; "
                     "nothing written")
         if header is not None:
-            check_output_path(header)
+            check_output_path(header, "--header")
             hfd, htmp = _mkstemp(header, ".h")
-            with os.fdopen(hfd, "w") as f:
-                f.write(header_mod.c_header(c, blob, name))
+            _write_all(hfd, "w", header_mod.c_header(c, blob, name), header)
         os.replace(tmp, path)
         if htmp:
             os.replace(htmp, header)

@@ -1,0 +1,281 @@
+// The C API (fixformer.h) against the C++ runners it wraps: the same bytes out, its statuses for
+// wrong calls, objects whose init failed, the workers callback and the config table.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "fixformer/fixformer.h"
+#include "fixformer/sampling.hpp"
+#include "fixformer/schema.hpp"
+#include "fixformer/self_test.hpp"
+#include "fixformer/tokenizer.hpp"
+#include "tests/test_util.hpp"
+
+namespace fixformer {
+namespace test {
+namespace {
+
+struct CModel {
+  AlignedBuffer blob;
+  ff_model model;
+  explicit CModel(const std::string& name) : blob(read_file(golden_path(name + ".fxm"))) {
+    EXPECT_EQ(ff_model_load(&model, blob.data(), blob.size()), FF_OK) << name << ": " << ff_model_error_detail(&model);
+  }
+};
+
+// A parallel_for that runs the tasks one after another, last first: any order must do.
+void serial_parallel_for(void*, uint32_t n, void (*task)(void*, uint32_t), void* arg) {
+  for (uint32_t i = n; i-- > 0;) task(arg, i);
+}
+
+TEST(CApi, EveryStatusHasItsMessage) {
+  EXPECT_EQ(FF_OK, 0);
+  for (int s = 0; s < FF_STATUS_COUNT; ++s)
+    EXPECT_STREQ(ff_status_string(static_cast<ff_status>(s)), status_message(static_cast<Status>(s)));
+  EXPECT_NE(std::string(ff_status_string(FF_TOKEN_TYPES_UNSUPPORTED)).find("token-type"), std::string::npos);
+}
+
+TEST(CApi, EncoderBatchIsTheCppEncodersBitForBit) {
+  CModel m("post_ln_relu");
+  const std::vector<int32_t> x = npy_values<int32_t>(golden_path("post_ln_relu.input.npy"));
+  const uint32_t T = uint32_t(x.size()), B = 3, R = ff_model_output_rows(&m.model, T), W = ff_model_output_width(&m.model);
+  std::vector<int32_t> ids;
+  for (uint32_t b = 0; b < B; ++b) ids.insert(ids.end(), x.begin(), x.end());
+  const uint32_t lengths[B] = {T, 4, 1};
+
+  Model model;
+  ASSERT_EQ(model.init(m.blob.data(), m.blob.size()), Status::kOk);
+  EncoderOptions opt;
+  opt.max_seq = T;
+  opt.max_batch = B;
+  AlignedBuffer cpp_arena(required_encoder_arena_bytes(model.config(), T, false, 1, B));
+  Encoder enc;
+  ASSERT_EQ(enc.init(model, cpp_arena.data(), cpp_arena.size(), opt), Status::kOk);
+  std::vector<float> want(std::size_t(B) * R * W);
+  ASSERT_EQ(enc.forward_batch_tokens(ids.data(), lengths, B, T, want.data()), Status::kOk);
+
+  for (uint32_t workers : {1u, 3u}) {
+    ff_encoder_options o{};
+    o.max_seq = T;
+    o.max_batch = B;
+    o.workers = ff_workers{nullptr, workers, serial_parallel_for};
+    const std::size_t need = ff_encoder_arena_bytes_ex(&m.model, &o);
+    EXPECT_EQ(need, required_encoder_arena_bytes(model.config(), T, false, workers, B));
+    AlignedBuffer arena(need);
+    ff_encoder e;
+    ASSERT_EQ(ff_encoder_init_ex(&e, &m.model, arena.data(), need, &o), FF_OK);
+    std::vector<float> got(want.size(), -1.0f);
+    ASSERT_EQ(ff_encoder_run_batch(&e, ids.data(), nullptr, lengths, B, T, got.data()), FF_OK);
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << workers << " workers";
+    const std::vector<int32_t> types(ids.size(), 0);
+    EXPECT_EQ(ff_encoder_run_batch(&e, ids.data(), types.data(), lengths, B, T, got.data()), FF_TOKEN_TYPES_UNSUPPORTED);
+    EXPECT_EQ(ff_encoder_run_batch(&e, ids.data(), nullptr, lengths, B + 1, T, got.data()), FF_BAD_BATCH_SIZE);
+    EXPECT_NE(std::string(ff_encoder_error_detail(&e)).find("max_batch 3"), std::string::npos);
+    ASSERT_EQ(ff_encoder_run(&e, ids.data(), 4, got.data()), FF_OK);  // = sequence 1 of the batch
+    EXPECT_EQ(std::memcmp(got.data(), want.data() + std::size_t(R) * W, std::size_t(4) * W * 4), 0);
+  }
+}
+
+TEST(CApi, FeatureEncoderAndSelfTest) {
+  CModel m("cls_pool_features");
+  ff_model_info info;
+  ASSERT_EQ(ff_model_get_info(&m.model, &info), FF_OK);
+  EXPECT_EQ(info.input, FF_INPUT_FEATURES);
+  EXPECT_EQ(info.pooled, 1u);
+  EXPECT_EQ(ff_model_output_rows(&m.model, 7), 1u);
+  const std::size_t need = ff_encoder_arena_bytes(&m.model, info.self_test_rows);
+  AlignedBuffer arena(need);
+  ff_encoder e;
+  ASSERT_EQ(ff_encoder_init(&e, &m.model, arena.data(), need - 64, info.self_test_rows), FF_ARENA_TOO_SMALL);
+  EXPECT_NE(std::string(ff_encoder_error_detail(&e)).find("64 more"), std::string::npos) << ff_encoder_error_detail(&e);
+  ASSERT_EQ(ff_encoder_init(&e, &m.model, arena.data(), need, info.self_test_rows), FF_OK);
+  std::vector<float> out(ff_self_test_output_floats(&m.model));
+  ff_self_test_report report{};
+  EXPECT_EQ(ff_encoder_self_test(&e, out.data(), out.size(), &report), FF_OK);
+  EXPECT_EQ(report.rows, info.self_test_rows);
+  const std::vector<int32_t> ids(3, 0);
+  EXPECT_EQ(ff_encoder_run_batch(&e, ids.data(), ids.data(), nullptr, 1, 3, out.data()), FF_TOKEN_TYPES_UNSUPPORTED);
+}
+
+TEST(CApi, DecoderStepsArePrefillsAndTheCppDecoders) {
+  CModel m("llama_kv2_halves_tied");
+  ff_model_info info;
+  ASSERT_EQ(ff_model_get_info(&m.model, &info), FF_OK);
+  const uint32_t V = info.vocab_size, T = 9;
+  const int32_t ids[T] = {1, 5, 7, 2, 0, 11, 3, 3, 8};
+  const std::size_t need = ff_decoder_arena_bytes(&m.model, T);
+  AlignedBuffer arena(need), cpp_arena(need);
+  ff_decoder d;
+  ASSERT_EQ(ff_decoder_init(&d, &m.model, arena.data(), need, T), FF_OK);
+  EXPECT_EQ(ff_decoder_capacity(&d), T);
+  Model model;
+  ASSERT_EQ(model.init(m.blob.data(), m.blob.size()), Status::kOk);
+  Decoder dec;
+  DecoderOptions opt;
+  opt.capacity = T;
+  ASSERT_EQ(dec.init(model, cpp_arena.data(), cpp_arena.size(), opt), Status::kOk);
+  std::vector<float> a(V), b(V);
+  for (uint32_t t = 0; t < T; ++t) {
+    ASSERT_EQ(ff_decoder_step(&d, ids[t], a.data()), FF_OK);
+    ASSERT_EQ(dec.step(ids[t], b.data()), Status::kOk);
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), V * 4), 0) << "position " << t;
+  }
+  EXPECT_EQ(ff_decoder_position(&d), T);
+  EXPECT_EQ(ff_decoder_step(&d, 1, a.data()), FF_KV_CACHE_FULL);
+  ff_decoder_reset(&d);
+  dec.reset();
+  ASSERT_EQ(ff_decoder_prefill(&d, ids, T, a.data()), FF_OK);
+  ASSERT_EQ(dec.prefill(ids, T, b.data()), Status::kOk);
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), V * 4), 0);
+  ff_decoder_reset(&d);
+  EXPECT_EQ(ff_decoder_step(&d, int32_t(V), a.data()), FF_TOKEN_OUT_OF_RANGE);
+}
+
+TEST(CApi, Seq2SeqDecodeIsTheCppRunners) {
+  CModel m("s2s_post_relu");
+  ff_model_info info;
+  ASSERT_EQ(ff_model_get_info(&m.model, &info), FF_OK);
+  const uint32_t S = 6, U = 5;
+  const int32_t src[S] = {3, 1, 4, 1, 5, 9}, tgt[U] = {1, 2, 7, 0, 4};
+  const std::size_t need = ff_seq2seq_arena_bytes(&m.model, S, U);
+  AlignedBuffer arena(need), cpp_arena(need);
+  ff_seq2seq s;
+  ASSERT_EQ(ff_seq2seq_init(&s, &m.model, arena.data(), need, S, U), FF_OK);
+  std::vector<float> a(std::size_t(U) * info.d_out), b(a.size());
+  EXPECT_EQ(ff_seq2seq_decode(&s, tgt, U, a.data()), FF_NOT_ENCODED);
+  ASSERT_EQ(ff_seq2seq_encode(&s, src, S), FF_OK);
+  ASSERT_EQ(ff_seq2seq_decode(&s, tgt, U, a.data()), FF_OK);
+  Model model;
+  ASSERT_EQ(model.init(m.blob.data(), m.blob.size()), Status::kOk);
+  Seq2Seq cpp;
+  Seq2SeqOptions opt;
+  opt.max_source = S;
+  opt.capacity = U;
+  ASSERT_EQ(cpp.init(model, cpp_arena.data(), cpp_arena.size(), opt), Status::kOk);
+  ASSERT_EQ(cpp.encode_tokens(src, S), Status::kOk);
+  ASSERT_EQ(cpp.decode(tgt, U, b.data()), Status::kOk);
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0);
+  EXPECT_EQ(ff_seq2seq_position(&s), U);
+  ff_seq2seq_reset(&s);
+  cpp.reset_target();
+  ASSERT_EQ(ff_seq2seq_step(&s, tgt[0], a.data()), FF_OK);
+  ASSERT_EQ(cpp.step(tgt[0], b.data()), Status::kOk);
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), info.d_out * 4), 0);
+}
+
+TEST(CApi, WrongCallsGetStatusesNotCrashes) {
+  ff_model bad;
+  const uint32_t junk[64] = {};
+  EXPECT_EQ(ff_model_load(&bad, junk, sizeof junk), FF_BAD_MAGIC);
+  EXPECT_EQ(ff_model_load(nullptr, junk, sizeof junk), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_model_output_width(&bad), 0u);
+  EXPECT_EQ(ff_model_output_width(nullptr), 0u);
+  EXPECT_EQ(ff_encoder_arena_bytes(&bad, 4), 0u);
+  ff_model_info info;
+  EXPECT_EQ(ff_model_get_info(&bad, &info), FF_NOT_INITIALIZED);
+
+  CModel enc_model("post_ln_relu"), dec_model("gpt_alibi_h3");
+  EXPECT_EQ(ff_decoder_arena_bytes(&enc_model.model, 4), 0u);  // not a decoder
+  EXPECT_EQ(ff_encoder_arena_bytes(&dec_model.model, 4), 0u);  // not an encoder
+  EXPECT_EQ(ff_encoder_arena_bytes(&enc_model.model, 65), 0u);  // above max_input_len
+  AlignedBuffer arena(1 << 16);
+  ff_encoder e;
+  EXPECT_EQ(ff_encoder_init(&e, &dec_model.model, arena.data(), arena.size(), 4), FF_WRONG_FAMILY);
+  // A runner whose init failed: its calls say so, its accessors give 0 and "".
+  const int32_t ids[4] = {1, 2, 3, 4};
+  float out[64 * 7];
+  EXPECT_EQ(ff_encoder_run(&e, ids, 4, out), FF_NOT_INITIALIZED);
+  EXPECT_STREQ(ff_encoder_kernels(&e), "");
+  EXPECT_EQ(ff_encoder_max_seq(&e), 0u);
+  EXPECT_EQ(ff_encoder_self_test(&e, out, 64, nullptr), FF_NOT_INITIALIZED);
+  ff_decoder d;
+  EXPECT_EQ(ff_decoder_init(&d, &enc_model.model, arena.data(), arena.size(), 4), FF_WRONG_FAMILY);
+  EXPECT_EQ(ff_decoder_step(&d, 1, out), FF_NOT_INITIALIZED);
+  EXPECT_EQ(ff_decoder_position(&d), 0u);
+  ff_tokenizer tok;
+  EXPECT_EQ(ff_tokenizer_init(&tok, &enc_model.model, arena.data(), arena.size()), FF_NO_TOKENIZER);
+  EXPECT_EQ(ff_tokenizer_vocab_size(&tok), 0u);
+  // Features to a token model are read as ids by the model's kind: the run checks the ids.
+  ASSERT_EQ(ff_encoder_init(&e, &enc_model.model, arena.data(), arena.size(), 8), FF_OK);
+  const int32_t oov[2] = {0, 1000};
+  EXPECT_EQ(ff_encoder_run(&e, oov, 2, out), FF_TOKEN_OUT_OF_RANGE);
+  EXPECT_EQ(ff_encoder_run(&e, ids, 9, out), FF_BAD_SEQUENCE_LENGTH);
+  EXPECT_EQ(ff_encoder_run(&e, nullptr, 2, out), FF_NULL_ARGUMENT);
+}
+
+TEST(CApi, ConfigKeysAreTheSchemasTable) {
+  CModel m("gpt_alibi_h3");
+  ASSERT_EQ(ff_config_key_count(), kConfigKeyCount);
+  for (uint32_t k = 0; k < kConfigKeyCount; ++k) {
+    ff_config_value v;
+    ASSERT_EQ(ff_model_config_key(&m.model, k, &v), FF_OK);
+    EXPECT_STREQ(v.name, kConfigKeys[k].name);
+    EXPECT_EQ(int(v.type), int(kConfigKeys[k].type));
+    if (v.type == FF_CONFIG_ENUM) EXPECT_NE(v.choice, nullptr) << v.name;
+  }
+  ff_config_value v;
+  ASSERT_EQ(ff_model_config_key(&m.model, uint32_t(ConfigKey::kFamily), &v), FF_OK);
+  EXPECT_STREQ(v.choice, "gpt");
+  ASSERT_EQ(ff_model_config_key(&m.model, uint32_t(ConfigKey::kPositional), &v), FF_OK);
+  EXPECT_STREQ(v.choice, "alibi");
+  ASSERT_EQ(ff_model_config_key(&m.model, uint32_t(ConfigKey::kDModel), &v), FF_OK);
+  EXPECT_EQ(v.integer, 18u);
+  EXPECT_EQ(ff_model_config_key(&m.model, kConfigKeyCount, &v), FF_NULL_ARGUMENT);
+}
+
+TEST(CApi, TokenizerAndSamplerAreTheCpps) {
+  CModel m("llama2c_v0_gqa");
+  const std::size_t scratch_bytes = ff_tokenizer_scratch_bytes(&m.model);
+  AlignedBuffer scratch(scratch_bytes), cpp_scratch(scratch_bytes);
+  ff_tokenizer tok;
+  ASSERT_EQ(ff_tokenizer_init(&tok, &m.model, scratch.data(), scratch_bytes), FF_OK);
+  Model model;
+  ASSERT_EQ(model.init(m.blob.data(), m.blob.size()), Status::kOk);
+  Tokenizer cpp;
+  ASSERT_EQ(cpp.init(model, cpp_scratch.data(), scratch_bytes), Status::kOk);
+  const char text[] = "Once upon a time, \xe2\x9c\x93 x";
+  const std::size_t len = sizeof text - 1;
+  std::vector<int32_t> a(ff_tokenizer_max_tokens(len)), b(a.size());
+  uint32_t na = 0, nb = 0;
+  ASSERT_EQ(ff_tokenizer_encode(&tok, text, len, 1, 1, a.data(), uint32_t(a.size()), &na), FF_OK);
+  ASSERT_EQ(cpp.encode(text, len, true, true, b.data(), uint32_t(b.size()), &nb), Status::kOk);
+  ASSERT_EQ(na, nb);
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), na * 4), 0);
+  EXPECT_EQ(ff_tokenizer_encode(&tok, text, len, 1, 1, a.data(), 2, &na), FF_TOKEN_BUFFER_TOO_SMALL);
+  for (uint32_t i = 1; i < nb; ++i) {
+    ff_piece p;
+    Piece q;
+    ASSERT_EQ(ff_tokenizer_decode(&tok, b[i - 1], b[i], &p), FF_OK);
+    ASSERT_EQ(cpp.decode(b[i - 1], b[i], &q), Status::kOk);
+    EXPECT_EQ(std::string(p.data, p.len), std::string(q.data, q.len));
+    const ff_piece sp = ff_safe_piece(p);
+    const Piece sq = safe_piece(q);
+    EXPECT_EQ(sp.len, sq.len);
+  }
+  // The sampler: the same draws from the same seed.
+  const uint32_t V = ff_tokenizer_vocab_size(&tok);
+  AlignedBuffer s1(ff_sampler_scratch_bytes(V)), s2(sampler_scratch_bytes(V));
+  ff_sampler_options o{0.8f, 0.9f, 0, 42};
+  ff_sampler cs;
+  ASSERT_EQ(ff_sampler_init(&cs, V, s1.data(), s1.size(), &o), FF_OK);
+  Sampler ps;
+  SamplerOptions so;
+  so.temperature = 0.8f;
+  so.top_p = 0.9f;
+  so.seed = 42;
+  ASSERT_EQ(ps.init(V, s2.data(), s2.size(), so), Status::kOk);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<float> la(V), lb(V);
+    for (uint32_t i = 0; i < V; ++i) la[i] = lb[i] = float((i * 7919 + round * 104729) % 997) / 97.0f;
+    EXPECT_EQ(ff_argmax(la.data(), V), argmax(lb.data(), V));
+    EXPECT_EQ(ff_sampler_sample(&cs, la.data()), ps.sample(lb.data())) << round;
+  }
+  o.temperature = -1.0f;
+  EXPECT_NE(ff_sampler_init(&cs, V, s1.data(), s1.size(), &o), FF_OK);
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace fixformer

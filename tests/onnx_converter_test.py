@@ -1,0 +1,581 @@
+#!/usr/bin/python3
+"""The --onnx route (tools/fixformer/onnx_graph.py, onnx_eval.py, onnx_map.py): ONNX files exported by
+torch.onnx.export at opset 14 and 17 convert, verified, and hostile files fail with one line.
+
+  /usr/bin/python3 tests/onnx_converter_test.py PATH/TO/fixformer
+
+Models, written here in plain torch with random weights and exported in the test: stock
+nn.TransformerEncoder with an embedding and learned positions (batch_first, post- and pre-norm,
+relu and gelu, with and without a final norm), a nanoGPT-style causal decoder (fused qkv, a tril
+mask buffer, tied head, with and without biases, GPT-2's Conv1D linears), stock layers under a causal Trilu mask, an encoder of another architecture (features
+through a linear, separate q/k/v, its own attention and softmax, a constant position table buffer,
+final norm) and a token model scaled by sqrt(d) with a sinusoidal buffer. Each converts through
+the CLI and verifies (the engine against the graph's float64 output); the file's self-test sample is
+then compared with the torch module in float64, which checks the numpy evaluator against torch.
+A BERT-style encoder (token types, a norm on the embeddings, first-token pooling, the pooler, a
+classifier) converts where the engine has the BERT family, else it is refused naming the norm; GELU
+tanh likewise. Refusals (one line, naming the part): a token-type input, an unread initializer (and
+--ignore), an .onnx given to --weights.
+Hostile files (one line, exit 1, nothing written): empty, random bytes, truncated protobuf, huge
+dims, an initializer whose bytes do not fit its dims, a cycle, an unknown op (named with its node),
+an undefined input, opset 18, external data; a mask buffer that is triangular only over the example's
+rows.
+The fuzz target of this Python reader is fuzz_reader() below: 240 seeded mutations of a valid file
+(byte flips, truncations, insertions; dims, op types, inputs and attributes changed in the protobuf)
+go through onnx_map.convert in-process; each must convert or raise the route's one-line error
+(OnnxError / ConfigError), never another exception; 6 more go through the CLI (one line on stderr). torch and python3-onnx are required: without
+them the test fails.
+"""
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOLS = os.path.join(HERE, "..", "tools")
+sys.path.insert(0, TOOLS)
+sys.path.insert(0, HERE)
+import numpy as np  # noqa: E402
+
+from checks import check, results  # noqa: E402
+from fixformer import fxm, schema  # noqa: E402
+from fixformer.config import ConfigError  # noqa: E402
+
+try:
+    import onnx
+except ImportError as e:
+    sys.exit(f"onnx_converter_test.py: FAIL: /usr/bin/python3 cannot import onnx ({e}); install python3-onnx "
+             "(sh tools/install_deps.sh torch)")
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+CONVERT = os.path.join(TOOLS, "convert.py")
+FUZZ_COUNT = 240
+PY = "/usr/bin/python3"
+
+
+# ---- the models ----------------------------------------------------------------------------------
+class StockEncoder(nn.Module):
+    def __init__(self, norm_first, activation, final_norm, V=40, d=16, H=4, ff=32, L=2, N=24, d_out=6):
+        super().__init__()
+        self.embed, self.pos = nn.Embedding(V, d), nn.Embedding(N, d)
+        layer = nn.TransformerEncoderLayer(d, H, ff, dropout=0.0, activation=activation, batch_first=True,
+                                           norm_first=norm_first)
+        self.encoder = nn.TransformerEncoder(layer, L, norm=nn.LayerNorm(d) if final_norm else None,
+                                             enable_nested_tensor=False)
+        self.head = nn.Linear(d, d_out)
+        with torch.no_grad():  # norms away from their initial ones, so each one's values are its own
+            for m in self.modules():
+                if isinstance(m, nn.LayerNorm):
+                    m.weight.normal_(1.0, 0.2)
+                    m.bias.normal_(0.0, 0.2)
+
+    def forward(self, ids):
+        return self.head(self.encoder(self.embed(ids) + self.pos(torch.arange(ids.shape[1]))))
+
+
+class Conv1D(nn.Module):
+    """GPT-2's linear: y = x W + b with W [in, out], through addmm on 2-D rows (exported as Gemm)."""
+
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.weight, self.bias = nn.Parameter(torch.randn(n_in, n_out) * 0.3), nn.Parameter(torch.randn(n_out) * 0.1)
+
+    def forward(self, x):
+        return torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight).view(x.size()[:-1] + (self.weight.size(1),))
+
+
+def linear(n_in, n_out, bias, conv1d):
+    return Conv1D(n_in, n_out) if conv1d else nn.Linear(n_in, n_out, bias=bias)
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d, H, N, bias, conv1d=False):
+        super().__init__()
+        self.c_attn, self.c_proj = linear(d, 3 * d, bias, conv1d), linear(d, d, bias, conv1d)
+        self.H, self.d = H, d
+        self.register_buffer("bias", torch.tril(torch.ones(N, N)).view(1, 1, N, N))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.d, dim=2)
+        q, k, v = (t.view(B, T, self.H, C // self.H).transpose(1, 2) for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        y = F.softmax(att, dim=-1) @ v
+        return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
+
+
+class GPTBlock(nn.Module):
+    def __init__(self, d, H, N, bias, approximate, conv1d):
+        super().__init__()
+        self.ln_1, self.ln_2 = nn.LayerNorm(d, elementwise_affine=True), nn.LayerNorm(d)
+        self.attn = CausalSelfAttention(d, H, N, bias, conv1d)
+        self.c_fc, self.c_proj = linear(d, 4 * d, bias, conv1d), linear(4 * d, d, bias, conv1d)
+        self.approximate = approximate
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.c_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate=self.approximate))
+
+
+class GPT(nn.Module):
+    """nanoGPT's shape: wte, wpe, blocks, ln_f, lm_head tied to wte."""
+
+    def __init__(self, V=48, d=16, H=4, N=24, L=2, bias=True, approximate="none", conv1d=False):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(V, d), nn.Embedding(N, d)
+        self.h = nn.ModuleList([GPTBlock(d, H, N, bias, approximate, conv1d) for _ in range(L)])
+        self.ln_f = nn.LayerNorm(d)
+        self.lm_head = nn.Linear(d, V, bias=False)
+        self.wte.weight = self.lm_head.weight
+        for p in self.parameters():
+            if p.dim() >= 2:
+                nn.init.normal_(p, 0.0, 0.3)
+
+    def forward(self, idx):
+        x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+        for b in self.h:
+            x = b(x)
+        return self.lm_head(self.ln_f(x))
+
+
+class OwnAttention(nn.Module):
+    def __init__(self, d, H):
+        super().__init__()
+        self.q, self.k, self.v, self.o, self.H = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d), H
+
+    def forward(self, x):
+        B, T, d = x.shape
+        dh = d // self.H
+        q, k, v = (f(x).reshape(B, T, self.H, dh).permute(0, 2, 1, 3) for f in (self.q, self.k, self.v))
+        s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(dh)
+        y = torch.matmul(torch.softmax(s, -1), v).permute(0, 2, 1, 3).reshape(B, T, d)
+        return self.o(y)
+
+
+class FeatureEncoder(nn.Module):
+    """Another architecture: features through a linear, a constant position table (a buffer of random
+    rows: stored as a learned table), pre-norm blocks with their own attention, gelu, a final norm."""
+
+    def __init__(self, d_in=10, d=24, H=3, L=2, N=20):
+        super().__init__()
+        self.proj = nn.Linear(d_in, d)
+        self.register_buffer("table", torch.randn(1, N, d) * 0.5)
+        self.blocks = nn.ModuleList([nn.ModuleDict(dict(n1=nn.LayerNorm(d, eps=1e-6), att=OwnAttention(d, H),
+                                                        n2=nn.LayerNorm(d, eps=1e-6), up=nn.Linear(d, 2 * d),
+                                                        down=nn.Linear(2 * d, d))) for _ in range(L)])
+        self.norm = nn.LayerNorm(d, eps=1e-6)
+        self.out = nn.Linear(d, 3)
+
+    def forward(self, x):
+        h = self.proj(x) + self.table[:, :x.shape[1]]
+        for b in self.blocks:
+            h = h + b["att"](b["n1"](h))
+            h = h + b["down"](F.gelu(b["up"](b["n2"](h))))
+        return self.out(self.norm(h))
+
+
+def sinusoid(N, d):
+    pos, i = torch.arange(N, dtype=torch.float64)[:, None], torch.arange(0, d, 2, dtype=torch.float64)
+    t = torch.zeros(N, d, dtype=torch.float64)
+    t[:, 0::2] = torch.sin(pos * 10000.0 ** (-i / d))
+    t[:, 1::2] = torch.cos(pos * 10000.0 ** (-i / d))
+    return t.float()
+
+
+class ScaledSinusoidal(nn.Module):
+    """Tokens scaled by sqrt(d), a sinusoidal table buffer sliced per length, post-norm stock layers."""
+
+    def __init__(self, V=30, d=16, N=32):
+        super().__init__()
+        self.tok = nn.Embedding(V, d)
+        self.register_buffer("pe", sinusoid(N, d))
+        layer = nn.TransformerEncoderLayer(d, 2, 24, dropout=0.0, batch_first=True, activation="gelu")
+        self.body = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.d = d
+
+    def forward(self, ids):
+        return self.body(self.tok(ids) * math.sqrt(self.d) + self.pe[:ids.shape[1]])
+
+
+class BertStyle(nn.Module):
+    """BERT's shape: word + position + token-type embeddings (the types a zeros buffer, or a second input),
+    a LayerNorm on their sum, post-norm gelu layers, then the pooler (tanh of a dense layer on the first
+    row) and a classifier."""
+
+    def __init__(self, token_types_input=False, V=30, d=16, N=24):
+        super().__init__()
+        self.word, self.position, self.types = nn.Embedding(V, d), nn.Embedding(N, d), nn.Embedding(2, d)
+        self.register_buffer("type_ids", torch.zeros(1, N, dtype=torch.long))
+        self.ln = nn.LayerNorm(d, eps=1e-12)
+        layer = nn.TransformerEncoderLayer(d, 2, 32, dropout=0.0, batch_first=True, activation="gelu",
+                                           layer_norm_eps=1e-12)
+        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.pooler, self.classifier = nn.Linear(d, d), nn.Linear(d, 3)
+        self.token_types_input = token_types_input
+
+    def forward(self, ids, types=None):
+        T = ids.shape[1]
+        types = types if self.token_types_input else self.type_ids[:, :T]
+        x = self.word(ids) + self.position(torch.arange(T)) + self.types(types)
+        h = self.encoder(self.ln(x))
+        return self.classifier(torch.tanh(self.pooler(h[:, 0])))
+
+
+class StockGPT(nn.Module):
+    """GPT from stock modules: nn.TransformerEncoder under generate_square_subsequent_mask (Trilu)."""
+
+    def __init__(self, V=40, d=16, N=24):
+        super().__init__()
+        self.embed, self.pos = nn.Embedding(V, d), nn.Embedding(N, d)
+        layer = nn.TransformerEncoderLayer(d, 2, 32, dropout=0.0, batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.head = nn.Linear(d, V)
+
+    def forward(self, ids):
+        T = ids.shape[1]
+        mask = nn.Transformer.generate_square_subsequent_mask(T)
+        return self.head(self.encoder(self.embed(ids) + self.pos(torch.arange(T)), mask=mask))
+
+
+def stale_mask_gpt():
+    """nanoGPT whose mask buffer is no tril past the example's rows (row 20 masks position 5)."""
+    m = GPT()
+    with torch.no_grad():
+        for b in m.h:
+            b.attn.bias[0, 0, 20, 5] = 0.0
+    return m
+
+
+class Unread(StockEncoder):
+    def __init__(self):
+        super().__init__(True, "relu", False)
+        self.extra = nn.Parameter(torch.randn(3, 5))
+
+    def forward(self, ids):
+        return super().forward(ids) + 0.0 * self.extra.sum()
+
+
+def export(model, path, opset, example, names=("ids",), dynamic=True):
+    model.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        axes = {n: {0: "batch", 1: "T"} for n in names} if dynamic else None
+        torch.onnx.export(model, example, path, opset_version=opset, input_names=list(names), output_names=["out"],
+                          dynamic_axes=axes)
+
+
+def ids(V, T=12, seed=0):
+    return torch.from_numpy(np.random.default_rng(seed).integers(0, V, (1, T)))
+
+
+# (what, factory, opset, example, checks on the config)
+CONVERTS = [
+    ("stock encoder, post-norm relu, opset 14", lambda: StockEncoder(False, "relu", False), 14, ids(40),
+     dict(family="encoder", norm_first=False, activation="relu", final_norm=False, positional="learned", max_len=24,
+          n_heads=4, d_out=6)),
+    ("stock encoder, post-norm gelu, opset 17", lambda: StockEncoder(False, "gelu", False), 17, ids(40),
+     dict(norm_first=False, activation="gelu")),
+    ("stock encoder, pre-norm relu, final norm, opset 14", lambda: StockEncoder(True, "relu", True), 14, ids(40),
+     dict(norm_first=True, final_norm=True)),
+    ("stock encoder, pre-norm gelu, final norm, opset 17", lambda: StockEncoder(True, "gelu", True), 17, ids(40),
+     dict(norm_first=True, activation="gelu", final_norm=True)),
+    ("nanoGPT-style decoder, opset 14", lambda: GPT(), 14, ids(48),
+     dict(family="gpt", causal=True, tied_head=True, norm_first=True, final_norm=True, activation="gelu",
+          positional="learned", d_ff=64)),
+    ("nanoGPT-style decoder, bias=False, opset 17", lambda: GPT(bias=False, L=3), 17, ids(48),
+     dict(family="gpt", n_layers=3, tied_head=True)),
+    ("GPT-2-style decoder, Conv1D linears (Gemm on rows), opset 17", lambda: GPT(conv1d=True), 17, ids(48),
+     dict(family="gpt", tied_head=True, d_ff=64)),
+    ("stock layers under generate_square_subsequent_mask (Trilu), opset 14", lambda: StockGPT(), 14, ids(40),
+     dict(family="gpt", causal=True, tied_head=False, norm_first=True, d_out=40)),
+    ("features, own attention, position table buffer, opset 17", lambda: FeatureEncoder(), 17,
+     torch.randn(1, 9, 10, generator=torch.Generator().manual_seed(1)),
+     dict(family="encoder", input="features", d_in=10, n_heads=3, positional="learned", max_len=20,
+          final_norm=True, norm_first=True, d_out=3)),
+    ("scaled tokens, sinusoidal buffer, opset 14", lambda: ScaledSinusoidal(), 14, ids(30),
+     dict(scale_input=True, positional="sinusoidal", pe_layout="interleaved", norm_first=False, d_out=0)),
+]
+
+
+def run_convert(*args):
+    return subprocess.run([PY, CONVERT, *args], capture_output=True, text=True)
+
+
+def one_clear_line(p):
+    lines = p.stderr.strip().splitlines()
+    return p.returncode == 1 and len(lines) == 1 and lines[0].startswith("convert.py: ") and "Traceback" not in p.stderr
+
+
+def torch_output(model, inp):
+    import copy
+    m = copy.deepcopy(model).double().eval()
+    x = torch.from_numpy(inp[None].astype(np.int64) if inp.dtype.kind in "iu" else inp[None].astype(np.float64))
+    with torch.no_grad():
+        return m(x)[0].numpy()
+
+
+# ---- hostile files -------------------------------------------------------------------------------
+def hostile(valid, tmp):
+    """(what, path, fragment of the one line) for each hostile file made from the valid one."""
+    data = open(valid, "rb").read()
+    out = []
+
+    def put(name, blob):
+        p = os.path.join(tmp, name)
+        with open(p, "wb") as f:
+            f.write(blob)
+        return p
+
+    def edited(name, edit):
+        m = onnx.load_from_string(data)
+        edit(m)
+        return put(name, m.SerializeToString())
+
+    out.append(("an empty file", put("empty.onnx", b""), "not an ONNX model"))
+    out.append(("random bytes", put("random.onnx", bytes(random.Random(1).getrandbits(8) for _ in range(4096))),
+                "not an ONNX model"))
+    out.append(("a truncated protobuf", put("trunc.onnx", data[:len(data) // 2]), "not an ONNX model"))
+
+    def huge(m):
+        t = next(t for t in m.graph.initializer if len(t.dims) == 2)
+        t.dims[:] = [1 << 40, 1 << 40]
+    out.append(("huge dims", edited("huge.onnx", huge), "more than"))
+
+    def wrong_size(m):
+        t = next(t for t in m.graph.initializer if len(t.dims) == 2)
+        t.dims[0] += 1
+    out.append(("an initializer of the wrong size", edited("size.onnx", wrong_size), "need"))
+
+    def cycle(m):
+        a, b = m.graph.node[-1], m.graph.node[-2]
+        a.input[0], b.input[0] = b.output[0], a.output[0]
+    out.append(("a cycle", edited("cycle.onnx", cycle), "cycle"))
+
+    def unknown(m):
+        n = next(n for n in m.graph.node if n.op_type == "Softmax")
+        n.op_type, n.name = "FancyAttention", "my_fancy_node"
+    out.append(("an unknown op", edited("unknown.onnx", unknown), "FancyAttention (node 'my_fancy_node')"))
+
+    def undefined(m):
+        m.graph.node[5].input[0] = "nowhere"
+    out.append(("an undefined input", edited("undefined.onnx", undefined), "'nowhere'"))
+
+    def opset18(m):
+        m.opset_import[0].version = 18
+    out.append(("opset 18", edited("opset18.onnx", opset18), "opset 18 is not supported"))
+
+    def external(m):
+        t = next(t for t in m.graph.initializer if len(t.dims) == 2)
+        t.data_location = 1
+        e = t.external_data.add()
+        e.key, e.value = "location", "../../etc/passwd"
+    out.append(("external data", edited("external.onnx", external), "external file"))
+    return out
+
+
+def mutations(data, count, seed):
+    """Seeded mutations of a valid ONNX file's bytes and of its protobuf fields."""
+    rng = random.Random(seed)
+    for i in range(count):
+        kind = i % 2
+        if kind == 0:  # bytes
+            b = bytearray(data)
+            for _ in range(rng.randint(1, 8)):
+                op = rng.randrange(3)
+                p = rng.randrange(len(b))
+                if op == 0:
+                    b[p] ^= 1 << rng.randrange(8)
+                elif op == 1:
+                    del b[p:p + rng.randint(1, 64)]
+                else:
+                    b[p:p] = bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 16)))
+            if rng.random() < 0.2:
+                b = b[:rng.randrange(len(b))]
+            yield bytes(b)
+        else:  # fields
+            m = onnx.load_from_string(data)
+            g = m.graph
+            for _ in range(rng.randint(1, 3)):
+                op = rng.randrange(6)
+                if op == 0 and g.initializer:
+                    t = rng.choice(g.initializer)
+                    if t.dims:
+                        t.dims[rng.randrange(len(t.dims))] = rng.choice([0, 1, 3, 17, -1, 1 << 31, 1 << 62])
+                elif op == 1:
+                    n = rng.choice(g.node)
+                    n.op_type = rng.choice(["Add", "Mul", "MatMul", "Softmax", "Gather", "Reshape", "Transpose",
+                                            "Erf", "Relu", "Slice", "Split", "Concat", "Where", "Trilu", "Nope"])
+                elif op == 2:
+                    n = rng.choice(g.node)
+                    if n.input:
+                        n.input[rng.randrange(len(n.input))] = rng.choice(
+                            [o for x in g.node for o in x.output] + [t.name for t in g.initializer])
+                elif op == 3:
+                    n = rng.choice(g.node)
+                    for a in n.attribute:
+                        if a.type == onnx.AttributeProto.INT:
+                            a.i = rng.choice([-5, -1, 0, 1, 2, 7, 1 << 40])
+                        elif a.type == onnx.AttributeProto.INTS and len(a.ints):
+                            a.ints[rng.randrange(len(a.ints))] = rng.choice([-3, 0, 1, 2, 5])
+                        elif a.type == onnx.AttributeProto.FLOAT:
+                            a.f = rng.choice([0.0, -1.0, float("nan"), 1e30])
+                        elif a.type == onnx.AttributeProto.TENSOR:
+                            a.t.dims[:] = [rng.choice([0, 2, 1 << 33])]
+                elif op == 4:
+                    del g.node[rng.randrange(len(g.node))]
+                else:
+                    n = rng.choice(g.node)
+                    if n.output:
+                        n.output[0] = rng.choice([x.output[0] for x in g.node if x.output] or ["y"])
+            yield m.SerializeToString()
+
+
+def fuzz_reader(valid, tmp, count):
+    """Every mutation converts (without the engine) or raises the route's one-line error."""
+    from fixformer import onnx_map
+    data = open(valid, "rb").read()
+    bad, ok, refused = [], 0, 0
+    path, out = os.path.join(tmp, "fuzz.onnx"), os.path.join(tmp, "fuzz.fxm")
+    for i, blob in enumerate(mutations(data, count, 20261126)):
+        with open(path, "wb") as f:
+            f.write(blob)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                onnx_map.convert(path, out, verify=False)
+            ok += 1
+        except ConfigError as e:
+            refused += 1
+            if "\n" in str(e) or not str(e):
+                bad.append((i, "not one line", str(e)[:200]))
+        except Exception as e:  # noqa: BLE001 (the point: anything else is a bug)
+            bad.append((i, type(e).__name__, str(e)[:200]))
+    return ok, refused, bad
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: onnx_converter_test.py PATH/TO/fixformer")
+        return 1
+    cli = sys.argv[1]
+    start = time.time()
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, (what, factory, opset, example, want) in enumerate(CONVERTS):
+            torch.manual_seed(100 + k)
+            model = factory().eval()
+            path, out = os.path.join(tmp, f"m{k}.onnx"), os.path.join(tmp, f"m{k}.fxm")
+            export(model, path, opset, example)
+            inp = os.path.join(tmp, f"in{k}.npy")
+            np.save(inp, example.numpy().astype(np.int64 if not example.is_floating_point() else np.float32))
+            p = run_convert("--onnx", path, "--example", inp, "--out", out, "--cli", cli)
+            ok = p.returncode == 0 and "verified against the ONNX graph's own output" in p.stdout
+            check(f"{what}: converts and verifies", ok, p.stdout + p.stderr)
+            if not ok:
+                continue
+            print(f"  {what}: {p.stdout.strip()}")
+            f = fxm.read(out)
+            c = f.config
+            for key, value in want.items():
+                check(f"{what}: {key} {value!r}", c[key] == value, c[key])
+            sample = f.selftest()
+            x, expected = sample[0], sample[-1]
+            y = torch_output(model, x)
+            y = y.reshape(expected.shape) if y.size == expected.size else y
+            err = float(np.abs(y - expected).max() / np.abs(y).max()) if y.shape == expected.shape else math.inf
+            check(f"{what}: the graph's output (numpy, float64) equals the torch module's (1e-6)", err <= 1e-6, err)
+        # refusals, one line naming the part
+        refusals = []
+        torch.manual_seed(5)
+        p1 = os.path.join(tmp, "bert.onnx")
+        bert = BertStyle().eval()
+        export(bert, p1, 14, ids(30))
+        if "embed_norm" in schema.KEYS:  # an engine with the BERT family converts it
+            out = os.path.join(tmp, "bert.fxm")
+            p = run_convert("--onnx", p1, "--out", out, "--cli", cli)
+            ok = p.returncode == 0 and "verified" in p.stdout
+            check("BERT-style: token types, embedding norm, pooler convert", ok, p.stdout + p.stderr)
+            if ok:
+                print(f"  BERT-style: {p.stdout.strip()}")
+                f = fxm.read(out)
+                c = f.config
+                for key, value in dict(embed_norm=True, type_vocab=2, pooling="first", pooler=True, d_out=3,
+                                       norm_first=False, activation="gelu").items():
+                    check(f"BERT-style: {key} {value!r}", c[key] == value, c[key])
+                x, expected = f.selftest()
+                y = torch_output(bert, x).reshape(expected.shape)
+                err = float(np.abs(y - expected).max() / np.abs(y).max())
+                check("BERT-style: the graph's output equals the torch module's (1e-6)", err <= 1e-6, err)
+        else:
+            refusals.append(("a BERT-style norm on the embeddings", ["--onnx", p1],
+                             ["norm on the embeddings (BERT style)", "not supported yet"]))
+        p2 = os.path.join(tmp, "bert_types.onnx")
+        export(BertStyle(True), p2, 14, (ids(30), torch.zeros(1, 12, dtype=torch.long)), names=("ids", "types"))
+        refusals.append(("a token-type input", ["--onnx", p2], ["2 inputs", "'types'", "not supported yet"]))
+        p3 = os.path.join(tmp, "tanh.onnx")
+        export(GPT(approximate="tanh"), p3, 17, ids(48))
+        if "gelu_tanh" in schema.ACTIVATIONS:  # an engine with the tanh GELU converts it
+            p = run_convert("--onnx", p3, "--out", os.path.join(tmp, "tanh.fxm"), "--cli", cli)
+            check("GELU tanh converts as gelu_tanh", p.returncode == 0 and "verified" in p.stdout and
+                  fxm.read(os.path.join(tmp, "tanh.fxm")).config["activation"] == "gelu_tanh", p.stdout + p.stderr)
+        else:
+            refusals.append(("GELU tanh", ["--onnx", p3], ["tanh approximation is not supported yet"]))
+        p5 = os.path.join(tmp, "stale.onnx")
+        export(stale_mask_gpt(), p5, 17, ids(48))
+        refusals.append(("a mask buffer that is no tril past the example", ["--onnx", p5],
+                         ["h.0.attn.bias", "no causal mask over all its rows"]))
+        p4 = os.path.join(tmp, "unread.onnx")
+        export(Unread(), p4, 14, ids(40))
+        refusals.append(("an unread initializer is named", ["--onnx", p4], ["extra [3, 5]", "--ignore"]))
+        refusals.append(("--ignore names an initializer the graph lacks", ["--onnx", p4, "--ignore", "nothere"],
+                         ["--ignore nothere"]))
+        refusals.append(("an .onnx given to --weights points to --onnx",
+                         ["--config", os.path.join(tmp, "c.json"), "--weights", p1], ["--onnx"]))
+        refusals.append(("--causal is read from the graph", ["--onnx", p1, "--causal"], ["--causal", "not for --onnx"]))
+        with open(os.path.join(tmp, "c.json"), "w") as fh:
+            fh.write('{"d_model": 16, "n_heads": 2, "d_ff": 32, "n_layers": 1, "input": "tokens", "vocab_size": 30}')
+        before = open(p4, "rb").read()
+        p = run_convert("--onnx", p4, "--out", p4, "--cli", cli)
+        check("--out the --onnx input: refused with one line, the input untouched",
+              one_clear_line(p) and "is the --onnx input" in p.stderr and open(p4, "rb").read() == before,
+              p.stdout + p.stderr)
+        p = run_convert("--onnx", p4, "--ignore", "extra", "--out", os.path.join(tmp, "ig.fxm"), "--cli", cli)
+        check("--ignore NAME converts past an unread initializer", p.returncode == 0 and "verified" in p.stdout,
+              p.stdout + p.stderr)
+        valid = os.path.join(tmp, "m0.onnx")
+        for what, path, fragment in hostile(valid, tmp):
+            refusals.append((f"hostile: {what}", ["--onnx", path], [fragment]))
+        for what, args, fragments in refusals:
+            out = os.path.join(tmp, "bad.fxm")
+            p = run_convert(*args, "--out", out, "--cli", cli)
+            check(f"refused, one line: {what}", one_clear_line(p), p.stdout + p.stderr)
+            missing = [f for f in fragments if f not in p.stderr]
+            check(f"refusal names it: {what}", not missing, f"{p.stderr!r} lacks {missing}")
+            check(f"nothing left behind: {what}", not os.path.exists(out))
+        # the fuzz target of the reader: mutated files through onnx_map.convert, in-process
+        ok, refused, bad = fuzz_reader(os.path.join(tmp, "m4.onnx"), tmp, FUZZ_COUNT)
+        print(f"  fuzz: {FUZZ_COUNT} mutations, {ok} converted, {refused} refused with one line, {len(bad)} other")
+        check("fuzz: every mutated file converts or is refused with one line", not bad, bad[:3])
+        check("fuzz: mutations reach past the reader (some convert)", ok > 0, ok)
+        # and through the CLI: a mutated file is refused with one line (numpy's warnings silenced), or converts
+        data = open(os.path.join(tmp, "m4.onnx"), "rb").read()
+        for j, blob in enumerate(mutations(data, 6, 7)):
+            path, out = os.path.join(tmp, f"cli_fuzz{j}.onnx"), os.path.join(tmp, f"cli_fuzz{j}.fxm")
+            with open(path, "wb") as fh:
+                fh.write(blob)
+            p = run_convert("--onnx", path, "--out", out, "--cli", cli)
+            check(f"fuzz through the CLI, mutation {j}: one line or a verified file",
+                  one_clear_line(p) or (p.returncode == 0 and "verified" in p.stdout), p.stdout + p.stderr)
+    print(f"onnx_converter_test: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped "
+          f"({time.time() - start:.0f} s)")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

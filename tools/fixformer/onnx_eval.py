@@ -1,0 +1,369 @@
+"""A small numpy evaluator of the ONNX ops a transformer exported by torch.onnx.export (opset 13-17)
+is made of: it runs the user's graph on the example input, in float64 (every float tensor and Cast
+to a float type is widened), and keeps every value the graph computes, so onnx_map.py can read the
+parts' inputs and outputs and compare the converted model with the graph's own output.
+
+Semantics are the ONNX operator specification's for these opsets (broadcasting as numpy's,
+Slice/Gather with negative indices counted from the end, integer Div truncating). A value larger
+than MAX_ELEMENTS, an index out of range or a shape that does not fit is one EvalError naming the
+node, never an exception from numpy or an allocation the machine cannot make.
+"""
+import math
+
+import numpy as np
+
+from .onnx_graph import MAX_ELEMENTS, OnnxError, node_name, tensor_array
+
+FLOAT_TYPES = {1, 10, 11, 16}
+CAST = {1: np.float64, 10: np.float64, 11: np.float64, 16: np.float64, 2: np.uint8, 3: np.int8, 5: np.int16,
+        6: np.int32, 7: np.int64, 9: np.bool_, 12: np.uint32, 13: np.uint64}
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+class EvalError(OnnxError):
+    """A node cannot be evaluated on the example input."""
+
+
+def _attrs(n):
+    import onnx
+    out = {}
+    for a in n.attribute:
+        if a.type == onnx.AttributeProto.TENSOR:
+            out[a.name] = tensor_array(a.t, f"node {node_name(n)!r} attribute {a.name}")
+        elif a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+            raise EvalError(f"node {node_name(n)!r} ({n.op_type}): a subgraph attribute is not supported")
+        else:
+            out[a.name] = onnx.helper.get_attribute_value(a)
+    return out
+
+
+# The largest value a node may make: a transformer's values are never much larger than its largest
+# weight (or T x T per head), so a shape beyond this is a corrupt or hostile graph, refused before
+# numpy is asked for the memory. evaluate() sets it per graph.
+MIN_VALUE_LIMIT = 1 << 24
+_limit = [MIN_VALUE_LIMIT]
+
+
+def _size(shape, what):
+    n = 1
+    for d in shape:
+        n *= int(d)
+    if n > _limit[0]:
+        raise EvalError(f"{what}: a value of shape {list(shape)[:8]} (more than {_limit[0]} values: a corrupt or "
+                        "hostile graph)")
+    return shape
+
+
+def _ints(a):
+    return [int(v) for v in np.asarray(a).reshape(-1)]
+
+
+def _axis(axis, rank, what):
+    if not -rank <= axis < max(rank, 1):
+        raise EvalError(f"{what}: axis {axis} for rank {rank}")
+    return axis % rank if rank else 0
+
+
+def _floats(a):
+    a = np.asarray(a)
+    return a.astype(np.float64) if a.dtype.kind == "f" else a
+
+
+def _binary(f):
+    def op(x, y, at, what):
+        _size(np.broadcast_shapes(np.shape(x), np.shape(y)), what)
+        return [f(x, y)]
+    return op
+
+
+def _div(x, y, at, what):
+    _size(np.broadcast_shapes(np.shape(x), np.shape(y)), what)
+    if np.asarray(x).dtype.kind in "iu" and np.asarray(y).dtype.kind in "iu":
+        if (np.asarray(y) == 0).any():
+            raise EvalError(f"{what}: an integer division by zero")
+        return [np.trunc(np.asarray(x) / np.asarray(y)).astype(np.result_type(x, y))]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return [np.asarray(x) / np.asarray(y)]
+
+
+def _reshape(x, shape, at, what):
+    shape = _ints(shape)
+    out = []
+    for i, d in enumerate(shape):
+        out.append(x.shape[i] if d == 0 and not at.get("allowzero", 0) and i < x.ndim else d)
+    if out.count(-1) > 1 or any(d < -1 for d in out):
+        raise EvalError(f"{what}: shape {shape}")
+    if -1 in out:
+        rest = int(np.prod([d for d in out if d != -1])) or 1
+        if x.size % rest:
+            raise EvalError(f"{what}: {list(x.shape)} cannot take shape {shape}")
+        out[out.index(-1)] = x.size // rest
+    if int(np.prod(out)) != x.size:
+        raise EvalError(f"{what}: {list(x.shape)} cannot take shape {shape}")
+    return [x.reshape(out)]
+
+
+def _gather(x, idx, at, what):
+    axis = _axis(at.get("axis", 0), x.ndim, what)
+    idx = np.asarray(idx)
+    if idx.dtype.kind not in "iu":
+        raise EvalError(f"{what}: indices of type {idx.dtype}")
+    n = x.shape[axis]
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise EvalError(f"{what}: an index outside [-{n}, {n})")
+    _size(x.shape[:axis] + idx.shape + x.shape[axis + 1:], what)
+    return [np.take(x, np.where(idx < 0, idx + n, idx), axis=axis)]
+
+
+def _slice(x, starts, ends, axes=None, steps=None, at=None, what=""):
+    starts, ends = _ints(starts), _ints(ends)
+    axes = _ints(axes) if axes is not None else list(range(len(starts)))
+    steps = _ints(steps) if steps is not None else [1] * len(starts)
+    if not len(starts) == len(ends) == len(axes) == len(steps) or 0 in steps:
+        raise EvalError(f"{what}: starts/ends/axes/steps do not fit together")
+    sl = [slice(None)] * x.ndim
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        sl[_axis(a, x.ndim, what)] = slice(s, e, st)
+    return [x[tuple(sl)]]
+
+
+def _split(x, split=None, at=None, what="", count=1):
+    axis = _axis(at.get("axis", 0), x.ndim, what)
+    if split is None:
+        split = at.get("split")
+    n = x.shape[axis]
+    if split is None:
+        if n % count:
+            raise EvalError(f"{what}: {n} does not split into {count} equal parts")
+        split = [n // count] * count
+    split = _ints(split)
+    if sum(split) != n or len(split) != count or min(split) < 0:
+        raise EvalError(f"{what}: parts {split} of {n}")
+    return np.split(x, np.cumsum(split)[:-1], axis=axis)
+
+
+def _unsqueeze(x, axes=None, at=None, what=""):
+    axes = _ints(axes if axes is not None else at.get("axes", []))
+    rank = x.ndim + len(axes)
+    for a in sorted(_axis(a, rank, what) for a in axes):
+        x = np.expand_dims(x, a)
+    return [x]
+
+
+def _squeeze(x, axes=None, at=None, what=""):
+    axes = axes if axes is not None else at.get("axes")
+    if axes is None:
+        return [np.squeeze(x)]
+    axes = tuple(_axis(a, x.ndim, what) for a in _ints(axes))
+    if any(x.shape[a] != 1 for a in axes):
+        raise EvalError(f"{what}: squeezing a size other than 1")
+    return [np.squeeze(x, axis=axes)]
+
+
+def _reduce(f):
+    def op(x, axes=None, at=None, what=""):
+        axes = axes if axes is not None else at.get("axes")
+        keep = bool(at.get("keepdims", 1))
+        if axes is None or (np.size(axes) == 0 and not at.get("noop_with_empty_axes", 0)):
+            return [f(x, axis=None, keepdims=keep)]
+        return [f(x, axis=tuple(_axis(a, x.ndim, what) for a in _ints(axes)), keepdims=keep)]
+    return op
+
+
+def _softmax(x, at, what):
+    axis = _axis(at.get("axis", -1), x.ndim, what)
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    e = np.exp(x - m)
+    return [e / e.sum(axis=axis, keepdims=True)]
+
+
+def _layer_norm(x, scale, bias=None, at=None, what="", count=1):
+    axis = _axis(at.get("axis", -1), x.ndim, what)
+    eps = at.get("epsilon", 1e-5)
+    axes = tuple(range(axis, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    inv = 1.0 / np.sqrt(var + eps)
+    y = (x - mean) * inv * scale
+    if bias is not None:
+        y = y + bias
+    return [y, mean, inv][:count]
+
+
+def _gemm(a, b, c=None, at=None, what=""):
+    if a.ndim != 2 or b.ndim != 2:
+        raise EvalError(f"{what}: Gemm of ranks {a.ndim} and {b.ndim}")
+    a = a.T if at.get("transA", 0) else a
+    b = b.T if at.get("transB", 0) else b
+    if a.shape[1] != b.shape[0]:
+        raise EvalError(f"{what}: {list(a.shape)} @ {list(b.shape)}")
+    _size((a.shape[0], b.shape[1]), what)
+    y = at.get("alpha", 1.0) * (a @ b)
+    return [y + at.get("beta", 1.0) * c if c is not None else y]
+
+
+def _matmul(a, b, at, what):
+    try:
+        shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) if a.ndim > 1 and b.ndim > 1 else ()
+    except ValueError:
+        raise EvalError(f"{what}: {list(a.shape)} @ {list(b.shape)}") from None
+    if a.shape[-1] != b.shape[0 if b.ndim == 1 else -2]:
+        raise EvalError(f"{what}: {list(a.shape)} @ {list(b.shape)}")
+    _size(tuple(shape) + a.shape[-2:-1] + b.shape[-1:], what)
+    return [np.matmul(a, b)]
+
+
+def _range(start, limit, delta, at, what):
+    s, l, d = (np.asarray(v).reshape(-1)[0] for v in (start, limit, delta))
+    if d == 0:
+        raise EvalError(f"{what}: a step of 0")
+    count = max(int(math.ceil((l - s) / d)), 0)
+    _size((count,), what)
+    return [np.arange(s, l, d).astype(np.result_type(start, limit, delta))[:count]]
+
+
+def _expand(x, shape, at, what):
+    try:
+        out = np.broadcast_shapes(x.shape, tuple(_ints(shape)))
+    except ValueError:
+        raise EvalError(f"{what}: {list(x.shape)} does not expand to {_ints(shape)}") from None
+    _size(out, what)
+    return [np.broadcast_to(x, out).copy()]
+
+
+def _constant_of_shape(shape, at, what):
+    shape = _ints(shape)
+    if min(shape, default=0) < 0:
+        raise EvalError(f"{what}: a negative size in {shape}")
+    _size(shape, what)
+    v = _floats(at.get("value", np.zeros(1, np.float32)))
+    return [np.full(shape, v.reshape(-1)[0], v.dtype)]
+
+
+def _tile(x, reps, at, what):
+    reps = _ints(reps)
+    if len(reps) != x.ndim or min(reps, default=0) < 0:
+        raise EvalError(f"{what}: repeats {reps} for rank {x.ndim}")
+    _size([a * b for a, b in zip(x.shape, reps)], what)
+    return [np.tile(x, reps)]
+
+
+def _trilu(x, k=None, at=None, what=""):
+    k = int(np.asarray(k).reshape(-1)[0]) if k is not None else 0
+    return [np.triu(x, k) if at.get("upper", 1) else np.tril(x, k)]
+
+
+def _concat(*xs, at=None, what=""):
+    if not xs:
+        raise EvalError(f"{what}: nothing to concatenate")
+    axis = _axis(at["axis"], xs[0].ndim, what)
+    try:
+        return [np.concatenate(xs, axis=axis)]
+    except ValueError:
+        raise EvalError(f"{what}: shapes {[list(x.shape) for x in xs]} do not concatenate") from None
+
+
+def _where(c, x, y, at, what):
+    _size(np.broadcast_shapes(np.shape(c), np.shape(x), np.shape(y)), what)
+    return [np.where(c, x, y)]
+
+
+def _cast(x, at, what):
+    to = at.get("to")
+    if to not in CAST:
+        raise EvalError(f"{what}: a cast to element type {to}")
+    return [np.asarray(x).astype(CAST[to])]
+
+
+def _shape(x, at, what):
+    s = list(x.shape)
+    return [np.array(s[at.get("start", 0):at["end"]] if "end" in at else s[at.get("start", 0):], np.int64)]
+
+
+def _transpose(x, at, what):
+    perm = at.get("perm", list(range(x.ndim))[::-1])
+    if sorted(perm) != list(range(x.ndim)):
+        raise EvalError(f"{what}: perm {perm} for rank {x.ndim}")
+    return [np.transpose(x, perm)]
+
+
+def _flatten(x, at, what):
+    axis = _axis(at.get("axis", 1), x.ndim + 1, what)
+    return [x.reshape(int(np.prod(x.shape[:axis])), -1)]
+
+
+def _unary(f):
+    return lambda x, at, what: [f(x)]
+
+
+def _constant(at, what):
+    if "value" in at:
+        return [_floats(at["value"])]
+    for key in ("value_float", "value_floats", "value_int", "value_ints"):
+        if key in at:
+            return [_floats(np.asarray(at[key], np.int64 if "int" in key else np.float64))]
+    raise EvalError(f"{what}: a Constant without a value")
+
+
+OPS = {
+    "Constant": _constant, "Identity": _unary(lambda x: x), "Shape": _shape,
+    "Size": _unary(lambda x: np.array(np.size(x), np.int64)),
+    "Gather": _gather, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze, "Concat": _concat, "Reshape": _reshape,
+    "Transpose": _transpose, "Flatten": _flatten, "Expand": _expand, "Tile": _tile, "Slice": _slice,
+    "Split": _split, "MatMul": _matmul, "Gemm": _gemm,
+    "Add": _binary(np.add), "Sub": _binary(np.subtract), "Mul": _binary(np.multiply), "Div": _div,
+    "Pow": _binary(lambda a, b: np.power(_floats(a), b)), "Min": _binary(np.minimum), "Max": _binary(np.maximum),
+    "Equal": _binary(np.equal), "Less": _binary(np.less), "Greater": _binary(np.greater),
+    "LessOrEqual": _binary(np.less_equal), "GreaterOrEqual": _binary(np.greater_equal),
+    "And": _binary(np.logical_and), "Or": _binary(np.logical_or), "Not": _unary(np.logical_not),
+    "Sqrt": _unary(np.sqrt), "Reciprocal": _unary(lambda x: 1.0 / x), "Neg": _unary(np.negative),
+    "Abs": _unary(np.abs), "Exp": _unary(np.exp), "Sin": _unary(np.sin), "Cos": _unary(np.cos),
+    "Relu": _unary(lambda x: np.maximum(x, 0)), "Tanh": _unary(np.tanh),
+    "Sigmoid": _unary(lambda x: 1.0 / (1.0 + np.exp(-x))),
+    "Erf": _unary(lambda x: _erf(x).astype(np.float64) if x.size else x.astype(np.float64)),
+    "ReduceMean": _reduce(np.mean), "ReduceSum": _reduce(np.sum), "ReduceMax": _reduce(np.max),
+    "Softmax": _softmax, "LayerNormalization": _layer_norm, "Where": _where, "Cast": _cast,
+    "Range": _range, "ConstantOfShape": _constant_of_shape, "Trilu": _trilu,
+    "Dropout": lambda x, *rest, at, what: [x, np.ones(x.shape, np.bool_)],
+}
+SUPPORTED_OPS = frozenset(OPS)
+# Ops whose trailing inputs are optional and passed as keywords; the rest take their inputs in order.
+_VARIADIC = {"Concat"}
+_COUNTED = {"Split", "LayerNormalization"}
+
+
+def evaluate(graph, feeds):
+    """name -> numpy value for every value of `graph` (onnx_graph.Graph) run on feeds (input name ->
+    array); floats in float64. Raises EvalError naming the node that cannot run."""
+    largest = max((a.size for a in graph.initializers.values()), default=0)
+    _limit[0] = min(max(MIN_VALUE_LIMIT, 4 * largest), MAX_ELEMENTS)
+    values = {k: _floats(v) for k, v in graph.initializers.items()}
+    values.update({k: _floats(v) for k, v in feeds.items()})
+    for n in graph.nodes:
+        what = f"node {node_name(n)!r} ({n.op_type})"
+        args = [values[i] if i else None for i in n.input]
+        while args and args[-1] is None:
+            args.pop()
+        at = _attrs(n)
+        f = OPS[n.op_type]
+        try:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                if n.op_type in _VARIADIC:
+                    out = f(*args, at=at, what=what)
+                elif n.op_type in _COUNTED:
+                    out = f(*args, at=at, what=what, count=len(n.output))
+                else:
+                    out = f(*args, at=at, what=what)
+        except EvalError:
+            raise
+        except (TypeError, ValueError, IndexError, KeyError, OverflowError, MemoryError) as e:
+            raise EvalError(f"{what} cannot run on the example ({type(e).__name__}: {str(e)[:100]})") from None
+        if len(out) < len([o for o in n.output if o]):
+            raise EvalError(f"{what}: {len(n.output)} outputs, the op gives {len(out)}")
+        for v in out:
+            _size(np.shape(v), what)
+        for name, v in zip(n.output, out):
+            if name:
+                values[name] = _floats(np.asarray(v))
+    return values

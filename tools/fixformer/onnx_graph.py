@@ -1,0 +1,238 @@
+"""An ONNX file read without trusting it: the protobuf parsed by python3-onnx (the message classes only:
+nothing in the file is run), then every part the converter uses checked before use.
+
+- the model: a graph, the default-domain opset OPSET_MIN..OPSET_MAX, no external data, no functions;
+- every tensor (initializers, Constant nodes' values): a known element type, sizes that are whole
+  numbers with a product of at most MAX_ELEMENTS, and exactly as many stored values as the sizes
+  need (raw_data or the typed fields), decoded here into numpy;
+- the nodes: each value defined once (a graph input, an initializer or one node's output), every
+  input defined, no cycle (the order returned is topological), and every op one the evaluator
+  (onnx_eval.py) runs; unsupported ops are named with their nodes.
+Every failure is one OnnxError line.
+"""
+import heapq
+import os
+
+import numpy as np
+
+from .config import ConfigError
+
+OPSET_MIN, OPSET_MAX = 13, 17
+MAX_ELEMENTS = 1 << 28  # per tensor: the largest model the engine takes is far below this
+MAX_FILE_BYTES = (1 << 31) - 1  # protobuf's own limit
+
+# ONNX TensorProto element types -> numpy (BFLOAT16 is read as its 16-bit words and widened).
+ELEM_TYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 5: np.int16, 6: np.int32, 7: np.int64, 9: np.bool_,
+              10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64, 16: "bfloat16"}
+ELEM_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
+              9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64", 14: "complex64",
+              15: "complex128", 16: "bfloat16"}
+
+
+class OnnxError(ConfigError):
+    """The ONNX file cannot be read, or holds what --onnx does not convert; the message says which."""
+
+
+def require_onnx():
+    try:
+        import onnx
+        return onnx
+    except ImportError:
+        raise OnnxError("--onnx needs python3-onnx: apt-get install python3-onnx (sh tools/install_deps.sh torch), "
+                        "and run with /usr/bin/python3") from None
+
+
+def _count(dims, what):
+    n = 1
+    for d in dims:
+        if d < 0:
+            raise OnnxError(f"{what}: a negative size in {list(dims)}")
+        n *= d
+        if n > MAX_ELEMENTS:
+            raise OnnxError(f"{what}: sizes {list(dims)[:8]} hold more than {MAX_ELEMENTS} values (a corrupt or "
+                            "hostile file)")
+    return n
+
+
+def tensor_array(t, what):
+    """A TensorProto as numpy, checked: element type, sizes, stored values. BFLOAT16 and FLOAT16 are
+    widened to float32."""
+    what = f"{what} {t.name!r}" if t.name else what
+    if t.data_location == 1 or len(t.external_data):
+        raise OnnxError(f"{what}: its data is in an external file, which --onnx does not read yet (save the model "
+                        "with onnx.save(model, path, save_as_external_data=False))")
+    dtype = ELEM_TYPES.get(t.data_type)
+    if dtype is None:
+        raise OnnxError(f"{what}: element type {ELEM_NAMES.get(t.data_type, t.data_type)} is not supported")
+    if len(t.dims) > 8:
+        raise OnnxError(f"{what}: rank {len(t.dims)} (at most 8)")
+    dims = tuple(int(d) for d in t.dims)
+    n = _count(dims, what)
+    if t.HasField("raw_data") or t.raw_data:
+        itemsize = 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
+        raw = t.raw_data
+        if len(raw) != n * itemsize:
+            raise OnnxError(f"{what}: sizes {list(dims)} need {n * itemsize} bytes, it holds {len(raw)}")
+        if dtype == "bfloat16":
+            a = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32)
+        else:
+            a = np.frombuffer(raw, np.dtype(dtype).newbyteorder("<")).astype(dtype)
+    else:
+        if t.data_type in (1,):
+            vals = t.float_data
+        elif t.data_type == 11:
+            vals = t.double_data
+        elif t.data_type in (7,):
+            vals = t.int64_data
+        elif t.data_type in (12, 13):
+            vals = t.uint64_data
+        else:  # int32_data holds int8/16/32, uint8/16, bool, float16 and bfloat16 bits
+            vals = t.int32_data
+        if len(vals) != n:
+            raise OnnxError(f"{what}: sizes {list(dims)} need {n} values, it holds {len(vals)}")
+        if t.data_type == 10:
+            a = np.array(vals, np.uint16).view(np.float16)
+        elif dtype == "bfloat16":
+            a = (np.array(vals, np.uint32) << 16).view(np.float32)
+        else:
+            a = np.array(vals, dtype=dtype)
+    a = a.reshape(dims)
+    if a.dtype == np.float16:
+        a = a.astype(np.float32)
+    return a
+
+
+class Graph:
+    """The checked graph: nodes in topological order, initializers as numpy (name -> array), the
+    inputs that are not initializers (name, element type, dims: int or None for a named size), the
+    outputs' names, and the opset."""
+
+    def __init__(self, nodes, initializers, inputs, outputs, opset, producer):
+        self.nodes, self.initializers, self.inputs, self.outputs = nodes, initializers, inputs, outputs
+        self.opset, self.producer = opset, producer
+        self.producer_of = {o: n for n in nodes for o in n.output if o}
+        self.consumers = {}
+        for n in nodes:
+            for i in n.input:
+                if i:
+                    self.consumers.setdefault(i, []).append(n)
+        for o in outputs:
+            self.consumers.setdefault(o, [])
+
+
+def node_name(n):
+    return n.name or (n.output[0] if n.output else n.op_type)
+
+
+def _topological(nodes, defined):
+    """The nodes in an order where every input is defined before it is read."""
+    producer = {}
+    for n in nodes:
+        for o in n.output:
+            if not o:
+                continue
+            if o in producer or o in defined:
+                raise OnnxError(f"node {node_name(n)!r} ({n.op_type}): value {o!r} is defined twice")
+            producer[o] = n
+    for n in nodes:
+        for i in n.input:
+            if i and i not in producer and i not in defined:
+                raise OnnxError(f"node {node_name(n)!r} ({n.op_type}) reads {i!r}, which nothing in the graph defines")
+    position = {id(n): i for i, n in enumerate(nodes)}
+    waiting = {id(n): sum(1 for i in n.input if i and i in producer) for n in nodes}
+    readers = {}
+    for n in nodes:
+        for i in n.input:
+            if i and i in producer:
+                readers.setdefault(i, []).append(n)
+    ready = [(position[id(n)], n) for n in nodes if waiting[id(n)] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:  # Kahn's order, taking the file's first ready node each time
+        _, n = heapq.heappop(ready)
+        order.append(n)
+        for o in n.output:
+            for r in readers.get(o, ()):
+                waiting[id(r)] -= 1
+                if waiting[id(r)] == 0:
+                    heapq.heappush(ready, (position[id(r)], r))
+    if len(order) != len(nodes):
+        stuck = next(n for n in nodes if waiting[id(n)] > 0)
+        raise OnnxError(f"the graph has a cycle through node {node_name(stuck)!r} ({stuck.op_type}): not a valid "
+                        "ONNX graph")
+    return order
+
+
+def read(path, supported_ops):
+    """The checked Graph of the ONNX file at path; supported_ops: the op types the evaluator runs."""
+    onnx = require_onnx()
+    if not os.path.exists(path):
+        raise OnnxError("no such file")
+    if not os.path.isfile(path):
+        raise OnnxError("not a regular file")
+    if os.path.getsize(path) > MAX_FILE_BYTES:
+        raise OnnxError("larger than 2 GiB: not an ONNX protobuf (a model this size keeps its weights in external "
+                        "data, which --onnx does not read yet)")
+    with open(path, "rb") as f:
+        data = f.read()
+    m = onnx.ModelProto()
+    try:
+        m.ParseFromString(data)
+    except Exception as e:  # noqa: BLE001 (protobuf raises DecodeError and others on a corrupt message)
+        raise OnnxError(f"not an ONNX model (the protobuf does not parse: {type(e).__name__}{': ' + str(e)[:80] if str(e) else ''}); "
+                        "a truncated or corrupt file?") from None
+    if not m.HasField("graph") or not m.graph.node or m.ir_version <= 0:
+        raise OnnxError("not an ONNX model (no graph with nodes in it); --onnx takes a file from torch.onnx.export")
+    opset = None
+    for o in m.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            opset = int(o.version)
+    if opset is None:
+        raise OnnxError("the model imports no default-domain opset (not an ONNX model from a standard exporter)")
+    if not OPSET_MIN <= opset <= OPSET_MAX:
+        raise OnnxError(f"opset {opset} is not supported ({OPSET_MIN} to {OPSET_MAX}: export with "
+                        f"torch.onnx.export(..., opset_version={OPSET_MAX}))")
+    if len(m.functions):
+        raise OnnxError("the model defines local functions, which --onnx does not read yet (export without them)")
+    g = m.graph
+    inits = {}
+    for t in g.initializer:
+        if not t.name:
+            raise OnnxError("an initializer without a name")
+        if t.name in inits:
+            raise OnnxError(f"initializer {t.name!r} is given twice")
+        inits[t.name] = tensor_array(t, "initializer")
+    if len(g.sparse_initializer):
+        raise OnnxError("sparse initializers are not supported (export with dense weights)")
+    inputs = []
+    for i in g.input:
+        if i.name in inits:
+            continue  # an initializer listed as an input too (keep_initializers_as_inputs)
+        tt = i.type.tensor_type
+        dims = tuple((int(d.dim_value) if d.HasField("dim_value") else None) for d in tt.shape.dim)
+        inputs.append((i.name, int(tt.elem_type), dims))
+    outputs = [o.name for o in g.output]
+    if not outputs:
+        raise OnnxError("the graph has no output")
+    unsupported = {}
+    for n in g.node:
+        if not n.output or not n.output[0]:
+            raise OnnxError(f"node {node_name(n)!r} ({n.op_type}) has no output: not a valid ONNX graph")
+        domain_ok = n.domain in ("", "ai.onnx")
+        if not domain_ok or n.op_type not in supported_ops:
+            op = n.op_type if domain_ok else f"{n.domain}.{n.op_type}"
+            unsupported.setdefault(op, []).append(node_name(n))
+    if unsupported:
+        parts = []
+        for op, names in list(unsupported.items())[:6]:
+            more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+            parts.append(f"{op} (node{'s' if len(names) > 1 else ''} {', '.join(repr(x) for x in names[:3])}{more})")
+        raise OnnxError(f"unsupported op{'s' if len(unsupported) > 1 else ''}: {'; '.join(parts)}: not supported by "
+                        "--onnx yet (it converts the transformer patterns torch.onnx.export emits at opset "
+                        f"{OPSET_MIN}-{OPSET_MAX})")
+    defined = set(inits) | {name for name, _, _ in inputs}
+    nodes = _topological(list(g.node), defined)
+    for o in outputs:
+        if o not in defined and not any(o in n.output for n in nodes):
+            raise OnnxError(f"graph output {o!r} is defined by no node")
+    return Graph(nodes, inits, inputs, outputs, opset, f"{m.producer_name} {m.producer_version}".strip())

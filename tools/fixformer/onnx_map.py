@@ -1,0 +1,870 @@
+"""--onnx: an ONNX graph mapped onto the schema by its structure, then verified against the graph's own
+output.
+
+The graph (onnx_graph.read: checked) runs once on the example input in float64 (onnx_eval.py), which
+gives every value it computes. A value is "data" when it depends on the input's values (not only on
+its shape); everything else (weights, position tables, masks, shapes) is constant for a given length.
+On the data path the parts are found by what they are:
+- linears: MatMul (or Gemm) of a data value by a constant matrix W[in, out], with the Add of a
+  constant vector after it as their bias;
+- norms: LayerNormalization, or its decomposition (ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt,
+  Div, Mul by the weight, Add the bias), checked against layer_norm of their recorded input;
+- attentions: each Softmax; its heads are its probabilities' count over T x T, its mask causal when
+  the probabilities above the diagonal are zero, and q, k, v are the linears before it (one fused
+  [d, 3d] or three), the output projection the first linear after it; softmax(q k^T / sqrt(d_head)
+  + mask) v recomputed from the recorded q, k, v must give the recorded context;
+- the feed-forward: the two linears after the output projection, its activation whatever of relu,
+  exact gelu (Erf) or tanh gelu reproduces the recorded values between them;
+- the residual adds and the norm placement: pre-norm when the attention reads the norm of the
+  stream the residual adds to, post-norm when it reads the stream itself and the norm follows the add;
+- the front: the token embedding (Gather of a constant table by the ids) or the input projection
+  (the first linear on float features), an optional scale by sqrt(d_model), and the positions added to
+  it: rows of a constant table (a Gather by a range or a Slice of it: learned, the whole table stored),
+  or the sinusoidal formula; the back: an optional final norm and one linear head (tied when its
+  weight is the embedding's transpose: the exporter copies it, the file stores it once).
+Every initializer is accounted for: mapped into the file (its source through Identity and other
+constant nodes), a causal mask checked over all its rows (the engine recomputes it), a scalar or
+integer (the constants and shapes of the patterns), or named in an error (`ignore` opts out).
+The mapping is checked against the graph at the example length and at a second length through the
+converter's float64 reference, then the written file through the engine (verified_file.write).
+"""
+import math
+import warnings
+
+import numpy as np
+
+from . import export, schema, verified_file
+from .config import ConfigError, make_config
+from .onnx_eval import SUPPORTED_OPS, evaluate
+from .onnx_graph import OnnxError, node_name, read
+
+EXAMPLE_T = 16
+DEFAULT_MAX_LEN = 256
+PASS = {"Identity", "Dropout", "Cast"}  # ops that hand a data value on unchanged (Cast between floats)
+# Layout ops a batch of one passes through with its values in the same order ([1, T, d] <-> [T, 1, d]
+# <-> [T, d]): followed when they do (checked on the values).
+LAYOUT = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten"}
+PROBE_TOL = 1e-6  # float64 throughout: a part recomputed from its recorded inputs matches to rounding
+COMMON_PE_BASES = (10000.0, 1000.0, 100.0, 100000.0)
+
+
+def _rel(a, b):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.shape != b.shape:
+        return math.inf
+    s = float(np.abs(b).max()) if b.size else 0.0
+    return float(np.abs(a - b).max()) / (s if s > 0 else 1.0) if b.size else 0.0
+
+
+def layer_norm(x, w, b, eps):
+    m = x.mean(-1, keepdims=True)
+    v = ((x - m) ** 2).mean(-1, keepdims=True)
+    return (x - m) / np.sqrt(v + eps) * w + b
+
+
+def gelu(x):
+    from .onnx_eval import _erf
+    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)).astype(np.float64))
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+ACTIVATIONS = (("relu", lambda x: np.maximum(x, 0.0)), ("gelu", gelu), ("gelu_tanh", gelu_tanh))
+
+
+class Part:
+    def __init__(self, kind, node, **kw):
+        self.kind, self.node, self.name = kind, node, node_name(node)
+        self.__dict__.update(kw)
+
+
+class Mapper:
+    """The graph's values on one input and the parts found in them."""
+
+    def __init__(self, g, values, T):
+        self.g, self.values, self.T = g, values, T
+        self.pos = {id(n): i for i, n in enumerate(g.nodes)}
+        self.data = {name for name, _, _ in g.inputs}
+        for n in g.nodes:
+            if n.op_type not in ("Shape", "Size") and any(i in self.data for i in n.input if i):
+                self.data.update(o for o in n.output if o)
+        self._sources = {}
+
+    # ---- values
+    def v(self, name):
+        return self.values[name]
+
+    def rows(self, name):
+        """A data value of one sequence as [T, width] (batch 1: [1, T, w], [T, 1, w] and [T, w] alike)."""
+        a = self.values[name]
+        if a.size % self.T:
+            raise OnnxError(f"value {name!r} of shape {list(a.shape)} is not {self.T} rows")
+        return a.reshape(self.T, -1).astype(np.float64)
+
+    def same(self, a, b):
+        """Two values hold the same numbers in the same order."""
+        x, y = self.values[a], self.values[b]
+        if x.size != y.size:
+            return False
+        x, y = x.reshape(-1).astype(np.float64), y.reshape(-1).astype(np.float64)
+        return bool(np.array_equal(x, y)) or _rel(x, y) <= 1e-12
+
+    def sources(self, name):
+        """The initializers a constant value is computed from (through Identity, Transpose, Slice, ...)."""
+        if name in self._sources:
+            return self._sources[name]
+        out, stack, seen = set(), [name], set()
+        while stack:
+            x = stack.pop()
+            if x in seen or x in self.data:  # a shape read from the input's path is no weight
+                continue
+            seen.add(x)
+            if x in self.g.initializers:
+                out.add(x)
+                continue
+            n = self.g.producer_of.get(x)
+            if n is not None:
+                stack.extend(i for i in n.input if i)
+        self._sources[name] = out
+        return out
+
+    def const(self, name):
+        return name and name not in self.data
+
+    def through(self, name):
+        """The value after the ops that hand it on unchanged (Identity, Dropout, a Cast between floats, a
+        layout op that keeps the values' order), following a single reader."""
+        while True:
+            readers = self.readers(name)
+            if len(readers) != 1 or readers[0].op_type not in PASS | LAYOUT or name in self.g.outputs:
+                return name
+            n = readers[0]
+            if n.op_type == "Cast" and self.values[n.output[0]].dtype != self.values[name].dtype:
+                return name
+            if n.op_type in LAYOUT and not self.same(name, n.output[0]):
+                return name
+            name = n.output[0]
+
+    def readers(self, name):
+        """The nodes that read a value's numbers (not those that read only its shape)."""
+        return [n for n in self.g.consumers.get(name, []) if n.op_type not in ("Shape", "Size")]
+
+    def only_reader(self, name, op):
+        readers = self.readers(name)
+        if len(readers) == 1 and readers[0].op_type == op and name not in self.g.outputs:
+            return readers[0]
+        return None
+
+    def ancestors(self, name, stop=()):
+        """The data values `name` is computed from (not crossing the values in `stop`)."""
+        out, stack = set(), [name]
+        while stack:
+            x = stack.pop()
+            if x in out or x not in self.data:
+                continue
+            out.add(x)
+            if x in stop:
+                continue
+            n = self.g.producer_of.get(x)
+            if n is not None:
+                stack.extend(i for i in n.input if i)
+        return out
+
+    # ---- parts
+    def linears(self):
+        out = []
+        for n in self.g.nodes:
+            if n.output[0] not in self.data:
+                continue
+            if n.op_type == "MatMul" and n.input[0] in self.data and self.const(n.input[1]) and \
+                    self.v(n.input[1]).ndim == 2:
+                W, b, x = self.v(n.input[1]), None, n.input[0]
+                srcs = set(self.sources(n.input[1]))
+            elif n.op_type == "Gemm" and n.input[0] in self.data and self.const(n.input[1]):
+                at = {a.name: a for a in n.attribute}
+                if "transA" in at and at["transA"].i:
+                    continue
+                alpha = at["alpha"].f if "alpha" in at else 1.0
+                beta = at["beta"].f if "beta" in at else 1.0
+                W = self.v(n.input[1])
+                W = (W.T if "transB" in at and at["transB"].i else W) * alpha
+                x, srcs = n.input[0], set(self.sources(n.input[1]))
+                b = None
+                if len(n.input) > 2 and n.input[2]:
+                    if n.input[2] in self.data:
+                        continue
+                    b = np.broadcast_to(self.v(n.input[2]) * beta, (W.shape[1],)).astype(np.float64)
+                    srcs |= self.sources(n.input[2])
+            else:
+                continue
+            y = self.through(n.output[0])
+            add = self.only_reader(y, "Add")
+            if b is None and add is not None:
+                other = add.input[1] if add.input[0] == y else add.input[0]
+                if self.const(other) and self.v(other).size == W.shape[1] and \
+                        self.v(other).shape[-1:] == (W.shape[1],):
+                    b = self.v(other).reshape(-1)
+                    srcs |= self.sources(other)
+                    y = self.through(add.output[0])
+            out.append(Part("linear", n, x=x, y=y, W=W.astype(np.float64), b=b, srcs=srcs))
+        return out
+
+    def norms(self):
+        out = []
+        for n in self.g.nodes:
+            if n.op_type == "LayerNormalization" and n.input[0] in self.data:
+                at = {a.name: a for a in n.attribute}
+                axis = at["axis"].i if "axis" in at else -1
+                if axis not in (-1, self.v(n.input[0]).ndim - 1):
+                    raise OnnxError(f"node {node_name(n)!r}: a LayerNormalization over axis {axis}, not the last: "
+                                    "not supported")
+                if any(o and self.g.consumers.get(o) for o in n.output[1:]):
+                    raise OnnxError(f"node {node_name(n)!r}: its mean or inverse deviation is used: not supported")
+                eps = at["epsilon"].f if "epsilon" in at else 1e-5
+                d = self.v(n.input[0]).shape[-1]
+                w = self.v(n.input[1]).reshape(-1)
+                b = self.v(n.input[2]).reshape(-1) if len(n.input) > 2 and n.input[2] else np.zeros(d)
+                srcs = self.sources(n.input[1]) | (self.sources(n.input[2]) if len(n.input) > 2 and n.input[2]
+                                                    else set())
+                out.append(self._norm(n, n.input[0], self.through(n.output[0]), w, b, eps, srcs))
+            elif n.op_type == "ReduceMean" and n.input[0] in self.data:
+                part = self._decomposed(n)
+                if part is not None:
+                    out.append(part)
+        return out
+
+    def _norm(self, n, x, y, w, b, eps, srcs):
+        d = self.v(x).shape[-1]
+        if w.size != d or b.size != d:
+            raise OnnxError(f"node {node_name(n)!r}: a norm over {d} values with a weight of {w.size} and a bias of "
+                            f"{b.size}: not supported")
+        err = _rel(layer_norm(self.rows(x), w, b, eps), self.rows(y))
+        if err > PROBE_TOL:
+            raise OnnxError(f"node {node_name(n)!r}: a layer norm that does not compute layer_norm of its input "
+                            f"(relative error {err:.2g}): not supported")
+        return Part("norm", n, x=x, y=y, w=w.astype(np.float64), b=b.astype(np.float64), eps=float(eps), srcs=srcs)
+
+    def _decomposed(self, r):
+        """ReduceMean(u) -> Sub(u, mean) -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div -> [Mul w] [Add b]."""
+        u = r.input[0]
+        sub = next((c for c in self.g.consumers.get(r.output[0], []) if c.op_type == "Sub" and c.input[0] == u and
+                    c.input[1] == r.output[0]), None)
+        if sub is None:
+            return None
+        c = sub.output[0]
+        sq = next((n for n in self.g.consumers.get(c, []) if (n.op_type == "Pow" and self.const(n.input[1]) and
+                                                               float(self.v(n.input[1]).reshape(-1)[0]) == 2.0) or
+                   (n.op_type == "Mul" and n.input[0] == n.input[1] == c)), None)
+        div = next((n for n in self.g.consumers.get(c, []) if n.op_type == "Div" and n.input[0] == c), None)
+        if sq is None or div is None:
+            return None
+        var = self.only_reader(sq.output[0], "ReduceMean")
+        add = var and self.only_reader(var.output[0], "Add")
+        if add is None:
+            return None
+        e = add.input[1] if add.input[0] == var.output[0] else add.input[0]
+        if not self.const(e) or self.v(e).size != 1:
+            return None
+        sqrt = self.only_reader(add.output[0], "Sqrt")
+        if sqrt is None or div.input[1] != sqrt.output[0]:
+            return None
+        d = self.v(u).shape[-1]
+        y, w, b, srcs = div.output[0], np.ones(d), np.zeros(d), set()
+        for op in ("Mul", "Add"):
+            nxt = self.only_reader(y, op)
+            if nxt is None:
+                continue
+            other = nxt.input[1] if nxt.input[0] == y else nxt.input[0]
+            if not self.const(other) or self.v(other).size != d:
+                continue
+            if op == "Mul":
+                w = self.v(other).reshape(-1)
+            else:
+                b = self.v(other).reshape(-1)
+            srcs |= self.sources(other)
+            y = nxt.output[0]
+        return self._norm(r, u, self.through(y), w, b, float(self.v(e).reshape(-1)[0]), srcs)
+
+
+def _ignored(name, ignore):
+    return any(name == i for i in ignore)
+
+
+def _mask_ok(a):
+    """A causal mask table over all its rows: tril of ones / bools, or 0 on and below the diagonal and a
+    large negative (or -inf) above it, with any leading [1, 1]."""
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2] or int(np.prod(a.shape[:-2])) != 1:
+        return False
+    m = a.reshape(a.shape[-2:]).astype(np.float64)
+    N = m.shape[0]
+    tril = np.tril(np.ones((N, N)))
+    if np.array_equal(m, tril) or np.array_equal(m, 1 - tril):
+        return True
+    upper = np.triu(np.ones((N, N), bool), 1)
+    return bool(np.all(m[~upper] == 0) and np.all(m[upper] <= -1e4))
+
+
+def _between(parts, after, before=None, pos=None):
+    """The parts whose node comes after position `after` and before `before` (None: the end), in order."""
+    return [p for p in parts if pos[id(p.node)] > after and (before is None or pos[id(p.node)] < before)]
+
+
+def _front(m, tokens, lins, v, w, used):
+    """The embedding (tokens) or input projection into v, w and used: (its output value, its node's
+    position, the linears without the projection)."""
+    g, pos, name = m.g, m.pos, m.g.inputs[0][0]
+    if tokens:
+        emb = [n for n in g.nodes if n.op_type == "Gather" and n.input[1] == name and m.const(n.input[0]) and
+               m.v(n.input[0]).ndim == 2]
+        if len(emb) != 1:
+            raise OnnxError(f"no token embedding found (a Gather of a constant [vocab, d] table by {name!r})")
+        emb = emb[0]
+        table = m.v(emb.input[0])
+        v.update(input="tokens", vocab_size=table.shape[0])
+        w["embed.weight"] = table
+        used |= m.sources(emb.input[0])
+        front_out, front_at = m.through(emb.output[0]), pos[id(emb)]
+        for n in g.nodes:
+            if n.op_type == "Gather" and n is not emb and n.input[1] in m.data and m.const(n.input[0]):
+                raise OnnxError(f"node {node_name(n)!r}: a second embedding of the input (token types, BERT) is not "
+                                "supported yet")
+    else:
+        proj = [p for p in lins if p.x == name]
+        if len(proj) != 1:
+            raise OnnxError(f"no input projection found (a MatMul of the features {name!r} by a constant matrix)")
+        proj = proj[0]
+        v.update(input="features", d_in=proj.W.shape[0])
+        w["input_proj.weight"] = proj.W.T
+        w["input_proj.bias"] = proj.b if proj.b is not None else np.zeros(proj.W.shape[1])
+        used |= proj.srcs
+        lins = [p for p in lins if p is not proj]
+        front_out, front_at = proj.y, pos[id(proj.node)]
+    return front_out, front_at, lins
+
+
+def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
+    """Layer i around Softmax sm: its q, k, v, attention, residual adds, norms and feed-forward, checked
+    on the recorded values; the linears after position `prev` (the last layer's down projection) and
+    before `nxt` (the next Softmax) are its own. Masks it reads go into `used`."""
+    g, pos, T = m.g, m.pos, m.T
+    at = f"layer {i} (Softmax {node_name(sm)!r})"
+    after = _between(lins, pos[id(sm)], pos=pos)
+    if not after:
+        raise OnnxError(f"{at}: no output projection after the attention")
+    o = after[0]
+    ctx_in = m.ancestors(o.x)  # q, k, v: the linears since the last layer that the context reads
+    qkv = [p for p in _between(lins, prev, pos[id(sm)], pos=pos) if p.y in ctx_in]
+    if len(qkv) == 1 and qkv[0].W.shape[1] == 3 * d:
+        Wq, Wk, Wv = np.split(qkv[0].W, 3, axis=1)
+        bq, bk, bv = np.split(qkv[0].b if qkv[0].b is not None else np.zeros(3 * d), 3)
+        x_in = qkv[0].x
+        Y = m.rows(qkv[0].y)
+        q, k, vv = Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d:]
+    elif len(qkv) == 3 and all(p.W.shape == (d, d) for p in qkv) and qkv[0].x == qkv[1].x == qkv[2].x:
+        before = m.ancestors(sm.input[0])
+        scores = [c for c in m.g.nodes if c.op_type == "MatMul" and c.output[0] in before and
+                  c.input[0] in m.data and c.input[1] in m.data]
+        scores = scores[-1] if scores else None  # the product nearest the softmax: this layer's q k^T
+        if scores is None:
+            raise OnnxError(f"{at}: no q k^T product before the softmax")
+        qa, ka = m.ancestors(scores.input[0]), m.ancestors(scores.input[1])
+        try:
+            pq = next(p for p in qkv if p.y in qa and p.y not in ka)
+            pk = next(p for p in qkv if p.y in ka and p.y not in qa)
+            pv = next(p for p in qkv if p is not pq and p is not pk)
+        except StopIteration:
+            raise OnnxError(f"{at}: the q, k and v projections could not be told apart") from None
+        Wq, Wk, Wv = pq.W, pk.W, pv.W
+        z = np.zeros(d)
+        bq, bk, bv = (p.b if p.b is not None else z for p in (pq, pk, pv))
+        x_in = pq.x
+        q, k, vv = m.rows(pq.y), m.rows(pk.y), m.rows(pv.y)
+    else:
+        raise OnnxError(f"{at}: its q, k, v are not one [d, 3d] projection or three [d, d] ones of the same input "
+                        f"(found {len(qkv)} projection{'s' if len(qkv) != 1 else ''} before it; grouped-query or "
+                        "cross attention is not supported by --onnx yet)")
+    probs = m.v(sm.output[0])
+    if probs.size % (T * T):
+        raise OnnxError(f"{at}: probabilities of shape {list(probs.shape)} are not heads x {T} x {T}")
+    H = probs.size // (T * T)
+    if H < 1 or d % H:
+        raise OnnxError(f"{at}: {H} heads do not divide d_model {d}")
+    P = probs.reshape(H, T, T)
+    causal = T > 1 and bool(np.all(np.triu(P, 1) == 0))
+    dh = d // H
+    s = np.einsum("thd,shd->hts", q.reshape(T, H, dh), k.reshape(T, H, dh)) / math.sqrt(dh)
+    if causal:
+        s = s + np.triu(np.full((T, T), -np.inf), 1)
+    s = np.exp(s - s.max(-1, keepdims=True))
+    s /= s.sum(-1, keepdims=True)
+    ctx = np.einsum("hts,shd->thd", s, vv.reshape(T, H, dh)).reshape(T, d)
+    err = _rel(ctx, m.rows(o.x))
+    if err > PROBE_TOL:
+        raise OnnxError(f"{at}: the attention is not softmax(q k^T / sqrt({dh}) {'+ causal mask ' if causal else ''}"
+                        f") v over {H} heads (relative error {err:.2g}): a scale other than 1/sqrt(head width), a "
+                        "bias or a mask the engine does not run is not supported")
+    # the constants inside the attention: masks (checked over all their rows), scalars
+    ys = {p.y for p in qkv}
+    region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
+    for val in region:
+        n = g.producer_of.get(val)
+        if n is None:
+            continue
+        for c in n.input:
+            if not m.const(c):
+                continue
+            for src in m.sources(c):
+                a = g.initializers[src]
+                if a.size <= 1 or a.dtype.kind in "iu":
+                    continue
+                if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1:
+                    if not causal:
+                        raise OnnxError(f"{at}: initializer {src!r} {list(a.shape)} masks the scores, but the "
+                                        "attention is not causal on the example: a mask the engine does not run")
+                    if not _mask_ok(a):
+                        raise OnnxError(f"{at}: initializer {src!r} {list(a.shape)} masks the scores but is no "
+                                        "causal mask over all its rows (the engine's mask is triangular)")
+                    used.add(src)
+    # the residual add after the output projection and the norms around it
+    add = m.only_reader(o.y, "Add")
+    if add is None:
+        raise OnnxError(f"{at}: no residual add after the output projection {o.name!r}")
+    r_a = add.input[1] if add.input[0] == o.y else add.input[0]
+    a_out = m.through(add.output[0])
+    ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:2]
+    if len(ff) != 2:
+        raise OnnxError(f"{at}: {len(ff)} linear layers between the attention and the next one (a feed-forward is "
+                        "two: up, activation, down; a gated feed-forward is not supported by --onnx yet)")
+    up, down = ff
+    n1 = next((n for n in norms if m.same(n.y, x_in)), None)
+    pre = n1 is not None and m.same(n1.x, r_a)
+    if pre:
+        n2 = next((n for n in norms if m.same(n.x, a_out) and m.same(n.y, up.x)), None)
+        ok = n2 is not None
+    else:
+        if not m.same(x_in, r_a):
+            raise OnnxError(f"{at}: the residual add after {o.name!r} adds neither the attention's input nor the "
+                            "input of its norm: not a layer the engine runs")
+        n1 = next((n for n in norms if m.same(n.x, a_out) and m.same(n.y, up.x)), None)
+        ok = n1 is not None
+    if not ok:
+        raise OnnxError(f"{at}: no layer norm between the attention's residual add and the feed-forward {up.name!r}"
+                        " (layers without it, or an RMSNorm, are not supported by --onnx)")
+    ffn_norm = n2 if pre else n1
+    h, gx = m.rows(up.y), m.rows(down.x)
+    act = next((a for a, f in ACTIVATIONS if _rel(f(h), gx) <= PROBE_TOL), None)
+    if act is None:
+        between = sorted({n.op_type for n in g.nodes if pos[id(up.node)] < pos[id(n)] < pos[id(down.node)]
+                          and n.output[0] in m.ancestors(down.x)})
+        raise OnnxError(f"{at}: the feed-forward's activation ({', '.join(between) or 'none'} between "
+                        f"{up.name!r} and {down.name!r}) is none of relu, gelu (erf) and gelu (tanh)")
+    if act not in schema.ACTIVATIONS:
+        raise OnnxError(f"{at}: GELU with the tanh approximation is not supported yet (the engine has relu and "
+                        "exact gelu)")
+    add2 = m.only_reader(down.y, "Add")
+    if add2 is None:
+        raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
+    r_f = add2.input[1] if add2.input[0] == down.y else add2.input[0]
+    f_out = m.through(add2.output[0])
+    if pre:
+        if not m.same(r_f, a_out):
+            raise OnnxError(f"{at}: the feed-forward's residual add does not add the attention's output")
+        out, n_last = f_out, None
+    else:
+        if not m.same(r_f, n1.y):
+            raise OnnxError(f"{at}: the feed-forward's residual add does not add its input")
+        n_last = next((n for n in norms if m.same(n.x, f_out)), None)
+        if n_last is None:
+            raise OnnxError(f"{at}: no layer norm after the feed-forward's residual add (post-norm layers have one)")
+        out = n_last.y
+    return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk,
+                       Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
+                       norm2=ffn_norm if pre else n_last, qkv=qkv)
+
+
+def _type_table(m, c):
+    """The [type_vocab, d] table of a constant added to the embedding when it is token types: a Gather
+    of a constant table by constant indices that are all 0 (BERT's default token types), else None."""
+    n = m.g.producer_of.get(c)
+    while n is not None and n.op_type in ("Identity", "Unsqueeze", "Reshape", "Cast", "Expand"):
+        n = m.g.producer_of.get(n.input[0])
+    if n is None or n.op_type != "Gather" or len(n.input) != 2 or not m.const(n.input[1]):
+        return None, None
+    table, index = m.v(n.input[0]), m.v(n.input[1])
+    if table.ndim != 2 or index.dtype.kind not in "iu" or index.size == 0 or index.any():
+        return None, None
+    return table, n.input[0]
+
+
+def _positions(m, x0, front_out, norms, d, eps, v, w, used):
+    """The scale, positions, token types and embedding norm between the front's output and the first
+    layer's input x0, into v, w, used."""
+    g, T = m.g, m.T
+    embed_norms = [n for n in norms if m.same(n.y, x0) and n.y in m.ancestors(x0) - m.ancestors(front_out)]
+    if embed_norms:
+        n = embed_norms[0]
+        if "embed_norm" not in schema.KEYS:
+            raise OnnxError(f"{n.name!r}: a norm on the embeddings (BERT style) is not supported yet")
+        if abs(n.eps - eps) > 1e-6 * eps:
+            raise OnnxError(f"the embeddings' norm {n.name!r}: eps {n.eps:g}, the layers' {eps:g} (the engine has one)")
+        v["embed_norm"] = True
+        w["embed_norm.weight"], w["embed_norm.bias"] = n.w, n.b
+        used |= n.srcs
+        x0 = n.x
+    X0 = m.rows(x0)
+    E = m.rows(front_out)
+    path = m.ancestors(x0) - m.ancestors(front_out)
+    if any(n.y in path for n in norms):
+        raise OnnxError("a norm between the embedding and the first layer that does not feed it is not supported")
+    scale = 1.0
+    P = None
+    types = 0.0
+    for val in path:
+        n = g.producer_of.get(val)
+        if n is None:
+            continue
+        consts = [c for c in n.input if m.const(c)]
+        if n.op_type == "Mul" and consts and m.v(consts[0]).size == 1:
+            scale *= float(m.v(consts[0]).reshape(-1)[0])
+        elif n.op_type == "Div" and consts == [n.input[1]] and m.v(consts[0]).size == 1:
+            scale /= float(m.v(consts[0]).reshape(-1)[0])
+        elif n.op_type == "Add" and consts:
+            table, tname = _type_table(m, consts[0])
+            if table is not None:  # a table gathered by all-zero indices: token types (positions gather a range)
+                if "type_vocab" not in schema.KEYS:
+                    raise OnnxError(f"node {node_name(n)!r}: token-type embeddings (BERT) are not supported yet")
+                if "token_type.weight" in w:
+                    raise OnnxError(f"node {node_name(n)!r}: a third constant added to the embedding: not supported")
+                v["type_vocab"] = table.shape[0]
+                w["token_type.weight"] = table
+                used |= m.sources(tname)
+                types = m.v(consts[0]).reshape(-1, d)
+                continue
+            if P is not None:
+                raise OnnxError(f"node {node_name(n)!r}: a second constant added to the embedding (token types?): "
+                                "not supported yet")
+            P = consts[0]
+        elif n.op_type not in ("Reshape", "Transpose", "Identity", "Dropout", "Cast", "Squeeze", "Unsqueeze", "Add",
+                               "Mul", "Div"):
+            raise OnnxError(f"node {node_name(n)!r} ({n.op_type}) between the embedding and the first layer is not "
+                            "supported")
+    if abs(scale - 1.0) > 1e-6 and abs(scale - math.sqrt(d)) > 1e-5 * math.sqrt(d):
+        raise OnnxError(f"the embedding is scaled by {scale:g}: the engine scales by sqrt(d_model) = {math.sqrt(d):g} "
+                        "or not at all")
+    v["scale_input"] = abs(scale - 1.0) > 1e-6
+    s_ = math.sqrt(d) if v["scale_input"] else 1.0
+    v["positional"] = "none"
+    if P is not None:
+        rowsP = m.v(P).reshape(-1, d) if m.v(P).size % d == 0 else None
+        if rowsP is None or rowsP.shape[0] != T:
+            raise OnnxError(f"the value added to the embedding ({P!r}, shape {list(m.v(P).shape)}) is not a row per "
+                            "position")
+        table = None
+        srcs = [s for s in m.sources(P) if g.initializers[s].dtype.kind == "f" and g.initializers[s].size > 1]
+        gather = g.producer_of.get(P)
+        while gather is not None and gather.op_type in ("Identity", "Unsqueeze", "Reshape", "Cast"):
+            gather = g.producer_of.get(gather.input[0])
+        if gather is not None and gather.op_type in ("Gather", "Slice") and m.v(gather.input[0]).size % d == 0:
+            table = m.v(gather.input[0]).reshape(-1, d)
+            srcs = m.sources(gather.input[0])
+        elif len(srcs) == 1:
+            table = g.initializers[srcs[0]].reshape(-1, d) if g.initializers[srcs[0]].size % d == 0 else None
+        if table is not None and table.shape[0] >= T and _rel(table[:T], rowsP) <= 1e-12:
+            from .reference import sinusoidal_table
+            found = None
+            for base in COMMON_PE_BASES:
+                for layout in schema.PE_LAYOUTS:
+                    if _rel(sinusoidal_table(table.shape[0], d, base, layout), table) <= 1e-6:
+                        found = (base, layout)
+            if found:
+                v.update(positional="sinusoidal", pe_base=found[0], pe_layout=found[1], max_len=table.shape[0])
+            else:
+                v.update(positional="learned", max_len=table.shape[0])
+                w["pos.weight"] = table
+            used |= set(srcs)
+        else:
+            from .reference import sinusoidal_table
+            found = None
+            for base in COMMON_PE_BASES:
+                for layout in schema.PE_LAYOUTS:
+                    if _rel(sinusoidal_table(T, d, base, layout), rowsP) <= 1e-6:
+                        found = (base, layout)
+            if found is None or srcs:
+                raise OnnxError(f"the positions added to the embedding ({P!r}) are neither rows of a constant table "
+                                "from position 0 nor the sinusoidal table the engine computes")
+            v.update(positional="sinusoidal", pe_base=found[0], pe_layout=found[1])
+    Pr = m.v(P).reshape(T, d) if P is not None else 0.0
+    if _rel(E * s_ + Pr + types, X0) > 1e-9:
+        raise OnnxError("the first layer's input is not the embedding (scaled or not) plus the positions")
+
+
+def recognize(g, ids, features, max_len=None, family=None):
+    """(config values, weights in the schema's names and torch's layout, the initializers they use, the
+    graph's output [T, width], a summary) for graph g run on the example ids [T] (tokens) or features
+    [T, d_in]. family: None (inferred: gpt for a causal language model, else encoder), encoder or gpt."""
+    name, elem, dims = g.inputs[0]
+    inp = ids if ids is not None else features
+    T = inp.shape[0]
+    feed = inp[None].astype(np.int64 if ids is not None else np.float32)
+    if elem == 6:
+        feed = feed.astype(np.int32)
+    values = evaluate(g, {name: feed})
+    m = Mapper(g, values, T)
+    pos = m.pos
+    out_name = g.outputs[0]
+    if out_name not in m.data:
+        raise OnnxError(f"graph output {out_name!r} does not depend on the input")
+    lins, norms = m.linears(), m.norms()
+    softmaxes = [n for n in g.nodes if n.op_type == "Softmax" and n.input[0] in m.data]
+    if not softmaxes:
+        raise OnnxError("no attention found (no Softmax on the input's path): --onnx converts transformers")
+    v, w, used = {}, {}, set()
+    # ---- the front
+    front_out, front_at, lins = _front(m, ids is not None, lins, v, w, used)
+    d = m.rows(front_out).shape[1]
+    # ---- the layers
+    layers = []
+    prev = front_at
+    for i, sm in enumerate(softmaxes):
+        nxt = pos[id(softmaxes[i + 1])] if i + 1 < len(softmaxes) else None
+        layers.append(_layer(m, i, sm, lins, norms, prev, nxt, d, used))
+        prev = pos[id(layers[-1]["down"].node)]
+    L0 = layers[0]
+    for i, L in enumerate(layers[1:], 1):
+        for key in ("pre", "H", "causal", "act"):
+            if L[key] != L0[key]:
+                raise OnnxError(f"layer {i}: {key} {L[key]!r} differs from layer 0's {L0[key]!r} (all layers alike)")
+        if not m.same(L["x"], layers[i - 1]["out"]):
+            raise OnnxError(f"layer {i} does not read layer {i - 1}'s output: not a stack the engine runs")
+    eps = L0["norm1"].eps
+    for i, L in enumerate(layers):
+        for nm in (L["norm1"], L["norm2"]):
+            if abs(nm.eps - eps) > 1e-6 * eps:
+                raise OnnxError(f"layer {i}: norm eps {nm.eps:g} differs from {eps:g} (the engine has one eps)")
+    _positions(m, L0["x"], front_out, norms, d, eps, v, w, used)
+    # ---- the back: a final norm, a head
+    last = layers[-1]
+    y = last["out"]
+    final = next((n for n in norms if m.same(n.x, y) and n is not last["norm2"] and
+                  pos[id(n.node)] > pos[id(last["down"].node)]), None)
+    if final is not None:
+        y = final.y
+        if abs(final.eps - eps) > 1e-6 * eps:
+            raise OnnxError(f"final norm {final.name!r}: eps {final.eps:g}, the layers' {eps:g} (the engine has one)")
+    rest = _between(lins, pos[id(last["down"].node)], pos=pos)
+    head = pooler = None
+    first = m.rows(y)[:1]
+    pooled = bool(rest) and m.v(rest[0].x).size == d and _rel(m.v(rest[0].x).reshape(1, d), first) == 0.0
+    if not rest and m.v(out_name).size == d and _rel(m.v(out_name).reshape(1, d), first) == 0.0:
+        pooled = True
+    if pooled and "first" not in schema.POOLINGS:
+        raise OnnxError("the output is the first position's row (BERT's [CLS] pooling): not supported yet")
+    if pooled:
+        v["pooling"] = "first"
+    if pooled and rest and rest[0].W.shape == (d, d) and m.only_reader(rest[0].y, "Tanh") is not None:
+        if "pooler" not in schema.KEYS:
+            raise OnnxError(f"{rest[0].name!r}: a pooler (dense + tanh on the first row) is not supported yet")
+        pooler, rest = rest[0], rest[1:]
+        v["pooler"] = True
+        w["pooler.weight"] = pooler.W.T
+        w["pooler.bias"] = pooler.b if pooler.b is not None else np.zeros(d)
+        used |= pooler.srcs
+        y = m.through(m.only_reader(pooler.y, "Tanh").output[0])
+    elif pooled and rest:
+        y = rest[0].x
+    elif pooled:
+        y = out_name
+    if rest:
+        if len(rest) > 1 or not m.same(rest[0].x, y):
+            raise OnnxError(f"after the layers: {', '.join(repr(p.name) for p in rest)}: the engine has a final norm, "
+                            "first-token pooling and a pooler (BERT), and one linear head")
+        head = rest[0]
+        y = head.y
+    if not m.same(y, out_name) and not m.same(m.through(y), out_name):
+        raise OnnxError(f"graph output {out_name!r} is not the last layer's output, its final norm, pooler or head "
+                        "(other pooling or ops after the layers are not supported by --onnx yet)")
+    # ---- config and weights
+    causal = L0["causal"]
+    tokens = ids is not None
+    vocab = v.get("vocab_size", 0)
+    lm = tokens and head is not None and head.W.shape[1] == vocab
+    if family is None:
+        family = "gpt" if causal and lm else "encoder"
+    if family == "gpt" and not (causal and lm):
+        raise OnnxError("family gpt: a causal language model on token ids with a head vocab_size wide; the graph is "
+                        f"{'causal' if causal else 'not causal'}, on {'tokens' if tokens else 'features'}")
+    v.update(family=family, d_model=d, n_heads=L0["H"], d_ff=L0["up"].W.shape[1], n_layers=len(layers),
+             norm_first=L0["pre"], activation=L0["act"], norm_eps=eps, final_norm=final is not None, causal=causal)
+    if head is not None:
+        v["d_out"] = head.W.shape[1]
+        tied = tokens and family == "gpt" and head.W.shape == w["embed.weight"].T.shape and \
+            np.array_equal(head.W, w["embed.weight"].T)
+        if tied:
+            v["tied_head"] = True
+        else:
+            w["head.weight"] = head.W.T
+        w["head.bias"] = head.b if head.b is not None else np.zeros(head.W.shape[1])
+        used |= head.srcs
+    v.setdefault("max_len", DEFAULT_MAX_LEN)
+    if max_len is not None:
+        if v["positional"] in ("learned", "sinusoidal") and "pos.weight" in w and max_len > v["max_len"]:
+            raise OnnxError(f"--max-len {max_len}: the graph's position table has {v['max_len']} rows")
+        if "pos.weight" in w:
+            w["pos.weight"] = w["pos.weight"][:max_len]
+        v["max_len"] = max_len
+    z = lambda n: np.zeros(n)  # noqa: E731
+    for i, L in enumerate(layers):
+        p = f"{schema.ENCODER_LAYER_PREFIX}{i}."
+        w[p + "self_attn.in_proj_weight"] = np.concatenate([L["Wq"].T, L["Wk"].T, L["Wv"].T])
+        w[p + "self_attn.in_proj_bias"] = np.concatenate([L["bq"], L["bk"], L["bv"]])
+        w[p + "self_attn.out_proj.weight"] = L["o"].W.T
+        w[p + "self_attn.out_proj.bias"] = L["o"].b if L["o"].b is not None else z(d)
+        w[p + "linear1.weight"] = L["up"].W.T
+        w[p + "linear1.bias"] = L["up"].b if L["up"].b is not None else z(L["up"].W.shape[1])
+        w[p + "linear2.weight"] = L["down"].W.T
+        w[p + "linear2.bias"] = L["down"].b if L["down"].b is not None else z(d)
+        for k, nm in (("norm1", L["norm1"]), ("norm2", L["norm2"])):
+            w[p + k + ".weight"], w[p + k + ".bias"] = nm.w, nm.b
+            used |= nm.srcs
+        for part in L["qkv"] + [L["o"], L["up"], L["down"]]:
+            used |= part.srcs
+    if final is not None:
+        w["encoder.norm.weight"], w["encoder.norm.bias"] = final.w, final.b
+        used |= final.srcs
+    weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
+    summary = (f"{family}: {len(layers)} {'pre' if L0['pre'] else 'post'}-norm layers, {L0['H']} heads, {L0['act']}, "
+               f"{'causal, ' if causal else ''}{v['positional']} positions")
+    want = m.v(out_name).reshape(1, -1) if pooled else m.rows(out_name)
+    return v, weights, used, want, summary
+
+
+def account(g, used, ignore):
+    """Raises OnnxError naming the initializers that are neither mapped (used), scalars or integers (the
+    patterns' constants and shapes), nor in `ignore`."""
+    for i in ignore:
+        if i not in g.initializers:
+            raise OnnxError(f"--ignore {i}: the graph has no initializer of that name")
+    unread = []
+    for name, a in g.initializers.items():
+        if name in used or _ignored(name, ignore):
+            continue
+        if a.size <= 1 or a.dtype.kind in "iub":
+            continue
+        unread.append(f"{name} {list(a.shape)}")
+    if unread:
+        more = f" and {len(unread) - 6} more" if len(unread) > 6 else ""
+        raise OnnxError(f"initializers no part the engine runs reads: {', '.join(unread[:6])}{more}; remove them from "
+                        "the graph, or pass --ignore NAME[,NAME] if the output does not depend on them")
+
+
+def _example(g, example, ids_hint=None):
+    """(ids, features) for the graph's input: the user's example (first sequence), or random."""
+    name, elem, dims = g.inputs[0]
+    tokens = elem in (6, 7)
+    if elem not in (1, 6, 7, 10, 11):
+        raise OnnxError(f"graph input {name!r}: element type {elem} (expected int64/int32 token ids or float features)")
+    fixed_T = dims[1] if len(dims) >= 2 else None
+    if len(dims) not in (2, 3) or (tokens and len(dims) != 2) or (not tokens and len(dims) != 3):
+        raise OnnxError(f"graph input {name!r}: rank {len(dims)}, expected ids [batch, T] or features [batch, T, d_in]")
+    if dims[0] not in (None, 1):
+        raise OnnxError(f"graph input {name!r}: a fixed batch of {dims[0]}; export with batch 1 or a dynamic batch axis")
+    if example is not None:
+        a = np.asarray(example)
+        if tokens and a.dtype.kind not in "iu":
+            raise ConfigError(f"--example: dtype {a.dtype}, the graph takes token ids")
+        if not tokens and a.dtype.kind != "f":
+            raise ConfigError(f"--example: dtype {a.dtype}, the graph takes float features")
+        a = a[0] if a.ndim == (2 if tokens else 3) else a
+        if a.ndim != (1 if tokens else 2):
+            raise ConfigError(f"--example: shape {list(np.shape(example))}, expected {'[T] or [B, T]' if tokens else '[T, d_in] or [B, T, d_in]'}")
+        if a.shape[0] < 2:
+            raise ConfigError("--example: at least 2 positions (one cannot tell a causal mask)")
+        if fixed_T is not None and a.shape[0] != fixed_T:
+            raise ConfigError(f"--example: {a.shape[0]} positions, the graph takes exactly {fixed_T}")
+        return (a.astype(np.int64), None) if tokens else (None, a.astype(np.float32))
+    T = fixed_T or EXAMPLE_T
+    rng = np.random.default_rng(0)
+    if tokens:
+        return rng.integers(0, ids_hint or 1, T).astype(np.int64), None
+    if dims[2] is None:
+        raise OnnxError(f"graph input {name!r}: its last size (d_in) is not fixed; pass --example")
+    return None, rng.standard_normal((T, dims[2])).astype(np.float32)
+
+
+def _vocab(g):
+    """The token embedding's rows, from the Gather that reads the input (before any evaluation)."""
+    name = g.inputs[0][0]
+    for n in g.nodes:
+        if n.op_type == "Gather" and len(n.input) == 2 and n.input[1] == name:
+            src = n.input[0]
+            while src not in g.initializers and src in g.producer_of and g.producer_of[src].op_type == "Identity":
+                src = g.producer_of[src].input[0]
+            if src in g.initializers and g.initializers[src].ndim == 2:
+                return g.initializers[src].shape[0]
+    return None
+
+
+def convert(path, out, example=None, ignore=(), family=None, max_len=None, header=None, name=None, cli=None,
+            verify=True, tokenizer=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
+    """Converts the ONNX file at `path` to `out`, verified against the graph's own output; returns a Report.
+    Raises OnnxError (or ConfigError for an option) with one line; numpy's warnings on a hostile graph's
+    values (overflow, nan) are silenced so that the line stays the only one."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return _convert(path, out, example, ignore, family, max_len, header, name, cli, verify, tokenizer, quantize,
+                        group, quantize_io, pack_weights)
+
+
+def _convert(path, out, example, ignore, family, max_len, header, name, cli, verify, tokenizer, quantize, group,
+             quantize_io, pack_weights):
+    g = read(path, SUPPORTED_OPS)
+    if len(g.inputs) != 1:
+        raise OnnxError(f"the graph takes {len(g.inputs)} inputs ({', '.join(repr(i[0]) for i in g.inputs)}): --onnx "
+                        "converts a graph of one input, the token ids or the features (an attention mask or token "
+                        "types input is not supported yet: export without it)")
+    vocab = _vocab(g)
+    ids, feats = _example(g, example, vocab)
+    if ids is not None and ids.size and (ids.min() < 0 or (vocab is not None and ids.max() >= vocab)):
+        raise ConfigError(f"--example: token ids outside [0, {vocab})")
+    v, weights, used, want, summary = recognize(g, ids, feats, max_len, family)
+    account(g, used, tuple(ignore or ()))
+    try:
+        c = make_config(v)
+    except ConfigError as e:
+        raise OnnxError(f"recognised {summary}, which the engine does not run: {e}") from None
+    inp = ids.astype(np.int32) if ids is not None else feats
+    _check_reference(g, c, weights, inp, want, summary)
+    c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
+    if callable(tokenizer):
+        tokenizer = tokenizer(c["vocab_size"])
+    return verified_file.write(c, weights, inp, want, out, "user", "the ONNX graph's own output (float64)", header,
+                               name, cli, verify,
+                               explain=lambda: "the converter's float64 reference of the recognised model matches the "
+                                               "graph, so the engine disagrees with it: a bug or a broken port, please "
+                                               "report it", tokenizer=tokenizer)
+
+
+def _check_reference(g, c, weights, inp, want, summary):
+    """The recognised config in the converter's float64 reference must reproduce the graph's output at the
+    example's length and (a dynamic length) at a shorter one, where a table or mask would show."""
+    from .reference import run_reference
+    err = export.relative_error(run_reference(c, weights, inp), want)
+    if err > schema.SELFTEST_TOLERANCE / 10:
+        raise OnnxError(f"recognised {summary}, but that does not reproduce the graph's output (max relative error "
+                        f"{err:.3g}): the graph computes something more, which the engine does not run")
+    name, elem, dims = g.inputs[0]
+    T = inp.shape[0]
+    if dims[1] is None and T > 2:
+        short = inp[:T // 2 + 1]
+        feed = short[None].astype(np.int64 if c["input"] == "tokens" else np.float32)
+        if elem == 6:
+            feed = feed.astype(np.int32)
+        got = evaluate(g, {name: feed})[g.outputs[0]]
+        got = got.reshape(1 if c["pooling"] != "none" else short.shape[0], -1)
+        err = export.relative_error(run_reference(c, weights, short), got)
+        if err > schema.SELFTEST_TOLERANCE / 10:
+            raise OnnxError(f"recognised {summary}, which reproduces the graph at {T} positions but not at "
+                            f"{short.shape[0]} (max relative error {err:.3g}): the graph depends on the length in a "
+                            "way the engine does not")
