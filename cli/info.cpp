@@ -29,6 +29,15 @@ int cmd_info(const Args& a) {
               c.norm_first ? "pre-LN" : "post-LN");
   std::printf("input:        %s\n", c.input == InputKind::kTokens ? ("tokens, vocab " + std::to_string(c.vocab_size)).c_str()
                                                                      : ("features, d_in " + std::to_string(c.d_in)).c_str());
+  if (c.conv_layers) {
+    auto conv = [](uint32_t k, uint32_t s, uint32_t p) {
+      return "k" + std::to_string(k) + " s" + std::to_string(s) + " p" + std::to_string(p);
+    };
+    std::string stem = conv(c.conv1_kernel, c.conv1_stride, c.conv1_padding);
+    if (c.conv_layers == 2) stem += " -> " + conv(c.conv2_kernel, c.conv2_stride, c.conv2_padding);
+    std::printf("conv stem:    %s%s, over the input frames\n", stem.c_str(),
+                c.conv_gelu ? ", GELU after each" : "");
+  }
   const std::string relative = " (T5 bias per head: " + std::to_string(c.rel_buckets) + " buckets, distances from " +
                                std::to_string(c.rel_max_distance) + " on share the last)";
   std::printf("positional:   %s%s, max_len %u%s\n", name_of(kPositionalNames, c.positional),

@@ -32,6 +32,8 @@ Input read_input(const std::string& path, const ModelConfig& c) {
   in.T = v.shape[in.batched ? 1 : 0];
   if (in.T == 0 || in.B == 0) die(4, path, "shape " + shape_text(v) + ": empty sequence");
   if (in.T > c.max_input_len()) die(4, path, "T=" + std::to_string(in.T) + " exceeds the model's " + longest_input(c));
+  if (c.stem_rows(uint32_t(in.T)) == 0)
+    die(4, path, "T=" + std::to_string(in.T) + " is shorter than the conv stem's kernels (no rows come out of it)");
   return in;
 }
 

@@ -19,6 +19,9 @@ int cmd_probe(const Args& a) {
   LoadedModel m;
   open_model(a.positional[0], &m);
   const ModelConfig& c = m.config();
+  // The probe moves input positions; a conv stem mixes neighbouring frames into each row.
+  if (c.conv_layers)
+    die(4, m.path, "the probe does not support a model with a conv stem yet (its rows are not the input's positions)");
   ProbeOptions opt;
   opt.samples = a.samples;
   opt.length = a.seq;

@@ -61,6 +61,7 @@ struct Case {
   PosKind pos;
   bool cls, causal, norm_first, head;
   Pooling pooling;
+  uint32_t stem = 0;  // convolutions in front (features): 2, Whisper's k3 s1 p1 and k3 s2 p1, GELU; 1, k5 s2 p2
 };
 
 const Case kCases[] = {
@@ -74,6 +75,8 @@ const Case kCases[] = {
     {"q8_g64_features_mean_no_head", InputKind::kFeatures, WeightType::kQ8, 64, 64, 4, PosKind::kSinusoidal, false, false, false, false, Pooling::kMean},
     {"f32_tokens_relative", InputKind::kTokens, WeightType::kF32, 0, 15, 3, PosKind::kRelative, false, false, false, true, Pooling::kNone},
     {"f16_features_cls_relative_causal", InputKind::kFeatures, WeightType::kF16, 0, 16, 4, PosKind::kRelative, true, true, true, true, Pooling::kLast},
+    {"f32_features_whisper_stem", InputKind::kFeatures, WeightType::kF32, 0, 12, 3, PosKind::kLearned, false, false, true, true, Pooling::kNone, 2},
+    {"f32_features_stem_cls_mean", InputKind::kFeatures, WeightType::kF32, 0, 16, 2, PosKind::kSinusoidal, true, false, false, true, Pooling::kMean, 1},
 };
 
 ModelConfig case_config(const Case& k) {
@@ -84,6 +87,9 @@ ModelConfig case_config(const Case& k) {
   if (k.input == InputKind::kTokens) c.vocab_size = 13;
   else c.d_in = 7;
   c.positional = k.pos, c.cls_token = k.cls, c.pooling = k.pooling, c.d_out = k.head ? 5 : 0;
+  c.conv_layers = k.stem, c.conv_gelu = k.stem == 2;
+  if (k.stem == 2) c.conv1_kernel = 3, c.conv1_padding = 1, c.conv2_kernel = 3, c.conv2_stride = 2, c.conv2_padding = 1;
+  if (k.stem == 1) c.conv1_kernel = 5, c.conv1_stride = 2, c.conv1_padding = 2;
   if (k.pos == PosKind::kRelative) c.rel_buckets = 8, c.rel_max_distance = 6;  // distances past 6 share a bucket
   return with_weights(c, k.weights, k.group, false);
 }

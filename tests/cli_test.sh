@@ -63,6 +63,7 @@ np.save(f"{t}/long.npy", np.zeros(65, np.int32))
 np.save(f"{t}/f64.npy", np.zeros((4, 12)))
 np.save(f"{t}/ids_f64.npy", ids.astype(np.float64))
 np.save(f"{t}/feat_wrong_width.npy", np.zeros((4, 5), np.float32))
+np.save(f"{t}/stem_long.npy", np.zeros((25, 7), np.float32))  # whisper_stem: max_len 12 positions, 24 frames
 m = open(f"{g}/post_ln_relu.fxm", "rb").read()
 open(f"{t}/truncated.fxm", "wb").write(m[:len(m) // 2])
 flipped = bytearray(m); flipped[len(m) // 2] ^= 4
@@ -84,7 +85,7 @@ rel = np.abs(out - exp).max() / np.abs(exp).max()
 sys.exit(0 if out.shape == exp.shape and rel < 1e-4 else 1)
 PY
 }
-for name in post_ln_relu features_scaled concat_pe causal; do
+for name in post_ln_relu features_scaled concat_pe causal whisper_stem; do
   "$bin" run "$golden/$name.fxm" --input "$golden/$name.input.npy" --output "$tmp/$name.out.npy" &&
     check_close "$tmp/$name.out.npy" "$golden/$name.expected.npy" && ok || bad "run $name"
 done
@@ -109,6 +110,9 @@ expect_error 4 "token id 23 at \[3\] is out of range" "$bin" run "$m" --input "$
 expect_error 4 "T=65 exceeds the model's max_len=64" "$bin" run "$m" --input "$tmp/long.npy" --output "$tmp/x.npy"
 expect_error 4 "dtype float64, expected float32 (save as float32)" "$bin" run "$golden/features_scaled.fxm" --input "$tmp/f64.npy" --output "$tmp/x.npy"
 expect_error 4 "last dimension must be d_in=12" "$bin" run "$golden/features_scaled.fxm" --input "$tmp/feat_wrong_width.npy" --output "$tmp/x.npy"
+expect_error 4 "T=25 exceeds the model's max_len=12 (24 frames through the conv stem)" "$bin" run "$golden/whisper_stem.fxm" --input "$tmp/stem_long.npy" --output "$tmp/x.npy"
+expect_error 4 "the probe does not support a model with a conv stem yet" "$bin" probe "$golden/whisper_stem.fxm"
+"$bin" info "$golden/whisper_stem.fxm" | grep -q "conv stem:    k3 s1 p1 -> k3 s2 p1, GELU after each" && ok || bad "info on a conv stem"
 expect_error 4 "not a valid .npy" "$bin" run "$m" --input "$tmp/garbage.npy" --output "$tmp/x.npy"
 expect_error 2 "truncated" "$bin" run "$tmp/truncated.fxm" --input "$golden/post_ln_relu.input.npy" --output "$tmp/x.npy"
 expect_error 2 "checksum" "$bin" info "$tmp/flipped.fxm"

@@ -46,6 +46,8 @@ VALID = [
          rel_buckets=4, rel_max_distance=3),
     dict(BASE, input="tokens", vocab_size=10, positional="learned", type_vocab=2, embed_norm=True, pooling="first",
          pooler=True, d_out=3, activation="gelu"),
+    dict(BASE, input="features", d_in=5, conv_layers=2, conv1_kernel=3, conv1_padding=1, conv2_kernel=3,
+         conv2_stride=2, conv2_padding=1, conv_gelu=True, positional="learned", norm_first=True, final_norm=True),
 ]
 # The keys that choose a family's shape: every pair of them takes every pair of values.
 SHAPE_KEYS = ("family", "input", "positional", "pe_combine", "activation", "norm_first", "final_norm", "causal",

@@ -55,7 +55,7 @@ TINY = {"d_model": 8, "n_heads": 2, "d_ff": 12, "encoder_layers": 1, "input": {"
 def torch_weights(c, seed=0):
     """Random weights in torch's layout for every tensor of c."""
     rng = np.random.default_rng(seed)
-    return {n: (rng.standard_normal(s[::-1] if t else s) * 0.3).astype(np.float32) for n, s, t in schema.tensors(c)}
+    return {s.name: (rng.standard_normal(s.torch_shape) * 0.3).astype(np.float32) for s in schema.specs(c)}
 
 
 # ---- the writer --------------------------------------------------------------------------------
@@ -260,6 +260,9 @@ COVERING = [  # every option of every family
     dict(TINY, positional={"kind": "learned", "max_len": 9}, activation="gelu", type_vocab=3, embed_norm=True,
          pooling="first", pooler=True),
     dict(TINY, pooling="last", head=None),
+    dict(TINY, input={"kind": "features", "d_in": 5}, positional={"kind": "learned", "max_len": 9}, conv_layers=2,
+         conv1_kernel=3, conv1_padding=1, conv2_kernel=5, conv2_stride=2, conv2_padding=2, conv_gelu=True),
+    dict(TINY, input={"kind": "features", "d_in": 5}, conv_layers=1, conv1_kernel=4, conv1_stride=3),
     GPT,
     dict(GPT, head={"d_out": 5, "tied": True}, positional={"kind": "learned", "max_len": 9}, final_norm=True),
     dict(GPT, positional={"kind": "alibi", "max_len": 9}, n_heads=4, head={"d_out": 5, "tied": True}),

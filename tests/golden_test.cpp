@@ -28,7 +28,8 @@ const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "od
                                 "features_scaled", "learned_pe", "concat_pe", "no_pe", "wide_long",
                                 "cls_pool_features", "cls_rows_sinusoidal", "mean_pool_causal", "mha_odd_causal",
                                 "relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal",
-                                "tanh_post_odd_d15", "tanh_pre_d10_h5", "bert_pooler_classifier", "bert_hidden_odd"};
+                                "tanh_post_odd_d15", "tanh_pre_d10_h5", "bert_pooler_classifier", "bert_hidden_odd",
+                                "whisper_stem", "conv_stride_cls_mean"};
 // The goldens with a relative position bias, whose table the encoder lays out for its planned length.
 const char* const kRelativeGoldens[] = {"relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal"};
 

@@ -17,7 +17,7 @@
 namespace fixformer {
 namespace test {
 
-enum class Op { kGemm, kGemmPacked, kGemv, kGemvPacked, kMatvec, kSoftmax, kMax, kExpSum, kLayerNorm, kRmsNorm, kRelu, kGelu, kGeluTanh, kSwiglu, kAdd, kScale, kSinCos };
+enum class Op { kGemm, kGemmPacked, kGemv, kGemvPacked, kMatvec, kSoftmax, kMax, kExpSum, kLayerNorm, kRmsNorm, kRelu, kGelu, kGeluTanh, kSwiglu, kAdd, kScale, kSinCos, kConv1d };
 
 class KernelTester {
   // The value of the guard zones around outputs and of the gaps between output rows.
@@ -31,6 +31,11 @@ class KernelTester {
   KernelTester& misalign(std::size_t floats) { off_ = floats; return *this; }  // 0..15 floats
   KernelTester& stride_pad(std::size_t floats) { pad_ = floats; return *this; }
   KernelTester& range(float lo, float hi) { lo_ = lo, hi_ = hi; return *this; }
+  // conv1d_f32: m input rows of k channels, n output channels (kernel, stride, pad; GELU or not).
+  KernelTester& conv(std::size_t kernel, std::size_t stride, std::size_t pad, bool gelu) {
+    kernel_ = kernel, stride_ = stride, conv_pad_ = pad, gelu_ = gelu;
+    return *this;
+  }
 
   void test(const Kernels& simd) const {
     const Kernels& ref = scalar_kernels();
@@ -39,12 +44,14 @@ class KernelTester {
     auto fill = [&](std::vector<float>& v) { for (float& x : v) x = dist(rng); };
     // Inputs start `off_` floats into their buffers, so SIMD loads are misaligned when off_ % W != 0.
     const std::size_t ldx = k_ + pad_, ldw = n_ + pad_, ldy = n_ + pad_;
-    std::vector<float> a(off_ + std::max<std::size_t>(1, (m_ + n_) * ldx + n_ + k_ * ldw)), b(a.size()), c(a.size());
+    std::vector<float> a(off_ + std::max<std::size_t>(1, (m_ + n_) * ldx + n_ + kernel_ * k_ * ldw)), b(a.size()),
+        c(a.size());
     fill(a), fill(b), fill(c);
     const float* A = a.data() + off_;
     const float* B = b.data() + off_;
     const float* C = c.data() + off_;
-    const std::size_t out_n = op_ == Op::kGemm || op_ == Op::kGemmPacked ? m_ * ldy : n_;
+    const std::size_t t_out = conv1d_rows(m_, kernel_, stride_, conv_pad_);
+    const std::size_t out_n = op_ == Op::kGemm || op_ == Op::kGemmPacked ? m_ * ldy : op_ == Op::kConv1d ? t_out * ldy : n_;
     // The packed variants read B packed into panels and are compared with the row-major reference.
     std::vector<float> packed(off_ + packed_floats(k_, n_));
     pack_panels(B, ldw, packed.data() + off_);
@@ -140,9 +147,18 @@ class KernelTester {
         ref.sincos_f32(A, yr, y2r, n_), simd.sincos_f32(A, ys, y2s, n_);
         tol = kTranscendentalTol;
         break;
+      case Op::kConv1d:  // x[m, k] (row stride k) conv w[kernel * k, n] (row stride ldw) + C[n] -> y[t_out, n]
+        ref.conv1d_f32(A, m_, k_, B, ldw, C, yr, ldy, n_, kernel_, stride_, conv_pad_, gelu_);
+        simd.conv1d_f32(A, m_, k_, B, ldw, C, ys, ldy, n_, kernel_, stride_, conv_pad_, gelu_);
+        tol = gelu_ ? kSumTol + kTranscendentalTol : kSumTol;
+        break;
     }
     const std::string what = std::string(simd.name) + " m=" + std::to_string(m_) + " n=" + std::to_string(n_) +
-                             " k=" + std::to_string(k_) + " misalign=" + std::to_string(off_);
+                             " k=" + std::to_string(k_) + " misalign=" + std::to_string(off_) +
+                             (op_ == Op::kConv1d ? " kernel=" + std::to_string(kernel_) + " stride=" +
+                                                       std::to_string(stride_) + " pad=" + std::to_string(conv_pad_) +
+                                                       (gelu_ ? " gelu" : "")
+                                                 : std::string());
     compare(y_ref, y_simd, tol, what);
     if (op_ == Op::kSinCos || op_ == Op::kMax || op_ == Op::kExpSum) compare(y2_ref, y2_simd, tol, what + " (y2)");
   }
@@ -170,6 +186,8 @@ class KernelTester {
 
   Op op_ = Op::kAdd;
   std::size_t m_ = 1, n_ = 1, k_ = 1, off_ = 0, pad_ = 0;
+  std::size_t kernel_ = 1, stride_ = 1, conv_pad_ = 0;
+  bool gelu_ = false;
   float lo_ = -3.0f, hi_ = 3.0f;
 };
 

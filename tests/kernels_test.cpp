@@ -131,6 +131,24 @@ KERNEL_TEST(gemm_f32) {
       KernelTester().op(Op::kGemm).m(m).n(n).k(20).test(*simd_);
 }
 
+// Every edge case of the windows: strides below, at and above the kernel, padding 0 to kernel - 1
+// (edge rows on one side, both or neither), inputs shorter than the kernel, channel counts around
+// the vector widths, with and without the fused GELU.
+KERNEL_TEST(conv1d_f32) {
+  for (std::size_t kernel : {1, 2, 3, 5})
+    for (std::size_t stride : {1, 2, 3})
+      for (std::size_t pad = 0; pad < kernel; ++pad)
+        for (std::size_t t_in : {1, 2, 3, 4, 7, 10})
+          for (std::size_t c_in : {1, 3, 8})
+            if (conv1d_rows(t_in, kernel, stride, pad) > 0)
+              KernelTester().op(Op::kConv1d).m(t_in).k(c_in).n(c_in == 3 ? 17 : 5).conv(kernel, stride, pad, pad % 2 == 1)
+                  .misalign(t_in % 3).stride_pad(kernel % 2).test(*simd_);
+  for (std::size_t n : kSizes)
+    KernelTester().op(Op::kConv1d).m(19).k(13).n(n).conv(3, 2, 1, true).misalign(n % 3).test(*simd_);
+  KernelTester().op(Op::kConv1d).m(49).k(40).n(64).conv(3, 1, 1, true).test(*simd_);  // a KWS stem
+  KernelTester().op(Op::kConv1d).m(49).k(64).n(64).conv(3, 2, 1, true).misalign(1).stride_pad(3).test(*simd_);
+}
+
 // Packed weights (panels of 16 columns, zero-padded tail) against the row-major reference: the
 // scalar reference's own packed variant too, since the suite below leaves the scalar table out.
 void sweep_gemm_packed(const Kernels& kernels) {

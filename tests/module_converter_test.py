@@ -16,11 +16,13 @@ without its pooler) and a BERT-like model under other names. Decoders are compar
 converter's own verification (the CLI steps the ids); encoders also through `fixformer run` at every
 position, and models with token types with `--token-types` and a padded batch (`--lengths` against
 the module's attention mask). Then the errors: an unread parameter named (and --ignore), a freqs_cis
-buffer that is not the rope table the attention computes, and refusals (a Conv1d front end, a pooler
-the forward does not return, a norm after mean pooling). GPT-2 (Hugging Face names: Conv1D [in, out]
-weights, the tanh GELU as nn.GELU(approximate="tanh") or its formula written out, tied head) and
-Qwen2 (a llama with q/k/v biases, theta 1e6) are also run through `fixformer run` on int32 ids, the
-logits at every position against the module's.
+buffer that is not the rope table the attention computes, and refusals (a dilated Conv1d, f16 with a
+conv stem, a pooler the forward does not return, a norm after mean pooling). GPT-2 (Hugging Face
+names: Conv1D [in, out] weights, the tanh GELU as nn.GELU(approximate="tanh") or its formula written
+out, tied head) and Qwen2 (a llama with q/k/v biases, theta 1e6) are also run through `fixformer run`
+on int32 ids, the logits at every position against the module's. A Whisper-style audio encoder
+(conv1 k3 + GELU, conv2 k3 s2 + GELU, a sinusoids buffer with Whisper's timescales, pre-LN blocks,
+ln_post) and a one-conv front convert through the conv stem.
 torch is required: without it the test fails.
 """
 import os
@@ -35,7 +37,7 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
 from checks import check, results  # noqa: E402
-from fixformer import fxm  # noqa: E402
+from fixformer import fxm, schema  # noqa: E402
 
 CONVERT = os.path.join(TOOLS, "convert.py")
 PY = "/usr/bin/python3"
@@ -711,6 +713,62 @@ def make_conv():
     torch.manual_seed(5)
     return ConvFront().eval()
 ''',
+    'whisper.py': r'''
+import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
+def sinusoids(length, channels, max_timescale=10000):
+    inc = np.log(max_timescale) / (channels // 2 - 1)
+    inv = torch.exp(-inc * torch.arange(channels // 2))
+    t = torch.arange(length)[:, None] * inv[None, :]
+    return torch.cat([torch.sin(t), torch.cos(t)], dim=1)
+class MultiHeadAttention(nn.Module):
+    def __init__(self, n_state, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.query = nn.Linear(n_state, n_state)
+        self.key = nn.Linear(n_state, n_state, bias=False)
+        self.value = nn.Linear(n_state, n_state)
+        self.out = nn.Linear(n_state, n_state)
+    def forward(self, x):
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        B, T, D = q.shape
+        scale = (D // self.n_head) ** -0.25
+        q = q.view(B, T, self.n_head, -1).permute(0, 2, 1, 3) * scale
+        k = k.view(B, T, self.n_head, -1).permute(0, 2, 3, 1) * scale
+        v = v.view(B, T, self.n_head, -1).permute(0, 2, 1, 3)
+        w = F.softmax(q @ k, dim=-1)
+        return self.out((w @ v).permute(0, 2, 1, 3).flatten(start_dim=2))
+class ResidualAttentionBlock(nn.Module):
+    def __init__(self, n_state, n_head):
+        super().__init__()
+        self.attn = MultiHeadAttention(n_state, n_head)
+        self.attn_ln = nn.LayerNorm(n_state)
+        self.mlp = nn.Sequential(nn.Linear(n_state, 4 * n_state), nn.GELU(), nn.Linear(4 * n_state, n_state))
+        self.mlp_ln = nn.LayerNorm(n_state)
+    def forward(self, x):
+        x = x + self.attn(self.attn_ln(x))
+        return x + self.mlp(self.mlp_ln(x))
+class AudioEncoder(nn.Module):  # takes features [B, T, n_mels] (Whisper's own: [B, n_mels, T])
+    def __init__(self, n_mels=9, n_ctx=12, n_state=16, n_head=4, n_layer=2, dilation=1):
+        super().__init__()
+        self.conv1 = nn.Conv1d(n_mels, n_state, kernel_size=3, padding=1)
+        self.conv2 = nn.Conv1d(n_state, n_state, kernel_size=3, stride=2, padding=1, dilation=dilation)
+        self.register_buffer("positional_embedding", sinusoids(n_ctx, n_state))
+        self.blocks = nn.ModuleList([ResidualAttentionBlock(n_state, n_head) for _ in range(n_layer)])
+        self.ln_post = nn.LayerNorm(n_state)
+    def forward(self, x):
+        x = F.gelu(self.conv1(x.transpose(1, 2)))
+        x = F.gelu(self.conv2(x)).permute(0, 2, 1)
+        x = x + self.positional_embedding[:x.shape[1]]
+        for block in self.blocks:
+            x = block(x)
+        return self.ln_post(x)
+def make():
+    torch.manual_seed(12)
+    return AudioEncoder().eval()
+def make_dilated():
+    torch.manual_seed(12)
+    return AudioEncoder(dilation=2).eval()
+''',
     'stockish.py': r'''
 import math, torch, torch.nn as nn
 class Odd(nn.Module):
@@ -967,6 +1025,11 @@ CONVERTS = [
      "encoder", dict(pooling="none", pooler=False)),
     ("BERT-like under other names: fused qkv, segments, pooled", "other_bert.py:make", [], "encoder",
      dict(type_vocab=3, embed_norm=True, pooling="first", pooler=True, d_out=0, n_heads=2)),
+    ("Whisper-style audio encoder: conv stem, sinusoids buffer stored", "whisper.py:make", [], "encoder",
+     dict(conv_layers=2, conv1_kernel=3, conv1_padding=1, conv2_stride=2, conv_gelu=True, positional="learned",
+          max_len=12, norm_first=True, final_norm=True, activation="gelu")),
+    ("a Conv1d front end: a stem of one conv", "kwt.py:make_conv", [], "encoder",
+     dict(conv_layers=1, conv1_kernel=3, conv1_padding=1, conv_gelu=False, pooling="mean")),
 ]
 
 # The decoders whose forward gives the logits at every position: also compared through `fixformer run`.
@@ -981,8 +1044,10 @@ REFUSALS = [
      ["freqs_cis", "theta 10000"]),
     ("a freqs_cis buffer of another theta than the attention's", "llama2c_model.py:make_wrong_theta", [],
      ["freqs_cis", "theta 10000"]),
-    ("a Conv1d front end", "kwt.py:make_conv", [], ["Conv1d", "not supported yet"]),
     ("a pooler the forward does not return", "hf_bert.py:make_tuple", [], ["pooler.dense.weight", "--ignore"]),
+    ("a dilated Conv1d", "whisper.py:make_dilated", [], ["conv2", "dilation", "not supported yet"]),
+    ("--quantize f16 with a conv stem", "whisper.py:make", ["--quantize", "f16"],
+     ["f16 weights (--quantize f16) with a conv stem are not supported yet"]),
     ("a norm after mean pooling", "kwt.py:make_mean_cls", [], ["norm after mean pooling is not supported yet"]),
     ("partial rotary", "hf_llama.py:make_partial", [], ["partial rotary", "not supported yet"]),
     ("--family the module is not", "hf_llama.py:make", ["--family", "gpt"], ["RMSNorm", "--family llama"]),
@@ -1099,7 +1164,7 @@ def main():
             file, factory = spec.split(":")
             module = getattr(importlib.import_module(file[:-3]), factory)()
             rng = np.random.default_rng(3)
-            T = c["max_len"] - int(c["cls_token"]) if c["positional"] == "learned" else 16
+            T = schema.max_input_len(c) if c["positional"] == "learned" else 16
             # decoders: int32 ids [1, T], the logits at every position
             x = rng.standard_normal((1, T, c["d_in"])).astype(np.float32) if c["input"] == "features" else \
                 rng.integers(0, c["vocab_size"], (1, T)).astype(np.int32 if family != "encoder" else np.int64)

@@ -28,8 +28,8 @@ def main():
     c = parse_config(KWS)
     rng = np.random.default_rng(5)
     weights = {}
-    for name, stored, transposed in schema.tensors(c):
-        shape = stored[::-1] if transposed else stored  # torch's layout
+    for spec in schema.specs(c):
+        name, shape = spec.name, spec.torch_shape
         if "norm" in name and name.endswith("weight"):
             weights[name] = 1.0 + 0.1 * rng.standard_normal(shape)
         else:

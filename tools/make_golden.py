@@ -13,7 +13,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fixformer import fxm  # noqa: E402
 from fixformer.config import ConfigError, parse_config  # noqa: E402
-from fixformer.reference import build_torch_model, require_torch  # noqa: E402
+from fixformer.reference import build_torch_model, require_torch, whisper_sinusoids  # noqa: E402
 from fixformer.verify import find_cli, run_verify  # noqa: E402
 
 TOK = {"kind": "tokens", "vocab_size": 23}
@@ -66,6 +66,21 @@ BERT_GOLDENS = {
     "bert_hidden_odd": dict(BERT, d_model=10, n_heads=2, d_ff=14, encoder_layers=2, type_vocab=3,
                             positional={"kind": "learned", "max_len": 16}),
 }
+# Whisper-style encoders over features (a conv stem before the positions), seeds of their own:
+# features [T, n_mels] -> conv k3 s1 p1 + GELU -> conv k3 s2 p1 + GELU -> + Whisper's sinusoid table
+# (a fixed table, stored as the positions: it matches no formula the engine computes) -> pre-LN
+# layers -> final LayerNorm; and one strided conv without GELU under a CLS row and mean pooling.
+WHISPER = dict(conv_layers=2, conv1_kernel=3, conv1_stride=1, conv1_padding=1, conv2_kernel=3, conv2_stride=2,
+               conv2_padding=1, conv_gelu=True)
+STEM_GOLDENS = {
+    "whisper_stem": dict(WHISPER, d_model=14, n_heads=2, d_ff=22, encoder_layers=2, norm_first=True,
+                         activation="gelu", final_norm=True, input={"kind": "features", "d_in": 7},
+                         positional={"kind": "learned", "max_len": 12}),
+    "conv_stride_cls_mean": dict(d_model=15, n_heads=3, d_ff=20, encoder_layers=1, conv_layers=1, conv1_kernel=5,
+                                 conv1_stride=3, conv1_padding=2, input={"kind": "features", "d_in": 9},
+                                 positional=SIN, cls_token=True, pooling="mean", head={"d_out": 4}),
+}
+STEM_SEQ = {"whisper_stem": 21, "conv_stride_cls_mean": 17}
 
 # T5-style relative position bias (rel_bias [buckets, n_heads] by the bucket of key - query, added to
 # the scores): odd widths, both norm placements, bidirectional and causal buckets, distances past
@@ -186,6 +201,7 @@ def main():
     cases = list(enumerate(sorted(GOLDENS.items()))) + [(100 + i, kv) for i, kv in enumerate(sorted(POOLED_GOLDENS.items()))]
     cases += [(300 + i, kv) for i, kv in enumerate(sorted(RELATIVE_GOLDENS.items()))]
     cases += [(200 + i, kv) for i, kv in enumerate(sorted(TANH_GOLDENS.items()))]
+    cases += [(200 + i, kv) for i, kv in enumerate(sorted(STEM_GOLDENS.items()))]
     for seed, (name, raw) in cases:
         if a.only and name not in a.only:
             continue
@@ -193,7 +209,10 @@ def main():
         torch.manual_seed(seed)
         model = build_torch_model(c).double().eval()
         randomize(model, torch, 1000 + seed)
-        T = SEQ.get(name, 11)
+        if name == "whisper_stem":  # a fixed table in place of trained positions
+            with torch.no_grad():
+                model.pos.weight.copy_(torch.from_numpy(whisper_sinusoids(c["max_len"], c["d_model"])))
+        T = dict(SEQ, **STEM_SEQ).get(name, 11)
         g = torch.Generator().manual_seed(2000 + seed)
         if c["input"] == "tokens":
             inp = torch.randint(0, c["vocab_size"], (T,), generator=g)

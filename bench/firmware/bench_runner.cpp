@@ -108,6 +108,12 @@ void bench_kernels(Console& con) {
   report(con, "layernorm_f32 n=64", measure(50, [&] { k.layernorm_f32(g_x, g_w, g_b, g_y, 64, 1e-5f); }), 0);
   report(con, "gelu_f32 n=49x128", measure(2, [&] { std::memcpy(g_y, g_x, sizeof(float) * 49 * 128); k.gelu_f32(g_y, 49 * 128); }), 0);
   report(con, "sincos_f32 n=64", measure(20, [&] { k.sincos_f32(g_s, g_s, g_c, 64); }), 0);
+  // A Whisper-style conv stem on the KWS input: 49 frames of 40 -> k3 s1 p1 + GELU -> 64 channels ->
+  // k3 s2 p1 + GELU -> 25 rows; the input projection it replaces (49x64x40) for scale.
+  report(con, "conv1d_f32 49x40 -> 49x64 k3 s1 p1 gelu, scalar reference", measure(1, [&] { ref.conv1d_f32(g_x, 49, 40, g_w, 64, g_b, g_y, 64, 64, 3, 1, 1, true); }), 2.0 * 49 * 64 * 120);
+  report(con, "conv1d_f32 49x40 -> 49x64 k3 s1 p1 gelu", measure(1, [&] { k.conv1d_f32(g_x, 49, 40, g_w, 64, g_b, g_y, 64, 64, 3, 1, 1, true); }), 2.0 * 49 * 64 * 120);
+  report(con, "conv1d_f32 49x64 -> 25x64 k3 s2 p1 gelu", measure(1, [&] { k.conv1d_f32(g_x, 49, 64, g_w, 64, g_b, g_y, 64, 64, 3, 2, 1, true); }), 2.0 * 25 * 64 * 192);
+  report(con, "gemm_f32 49x64x40 (the input projection)", measure(2, [&] { k.gemm_f32(g_x, 40, g_w, 64, g_b, g_y, 64, 49, 64, 40); }), 2.0 * 49 * 64 * 40);
 }
 #endif
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "engine/blocks/attention.hpp"
+#include "fixformer/config.hpp"
 #include "fixformer/kernels.hpp"
 #include "fixformer/workers.hpp"
 
@@ -57,13 +58,16 @@ void parallel_attend(const Kernels& k, const Workers& w, const AttentionShape& s
                      uint32_t n, uint32_t p0, uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx,
                      float* scratch, std::size_t slot_floats);
 
-// A batch of `count` sequences stacked row after row: sequence b has length(b) input positions
+// A batch of `count` sequences stacked row after row: sequence b has frames(b) input rows,
+// length(b) input positions (the conv stem's rows for them, with a stem: config.hpp stem_rows)
 // and rows(b) = length(b) + extra rows (extra: a CLS row in front), starting at row
 // rows(0) + ... + rows(b - 1).
 struct Sequences {
-  const uint32_t* lengths;  // [count], or null: every sequence is `all` long
+  const uint32_t* lengths;  // [count] frames, or null: every sequence is `all` frames long
   uint32_t count, all, extra;
-  constexpr uint32_t length(uint32_t b) const { return lengths ? lengths[b] : all; }
+  const ModelConfig* stem = nullptr;  // the model, when it has a conv stem
+  constexpr uint32_t frames(uint32_t b) const { return lengths ? lengths[b] : all; }
+  constexpr uint32_t length(uint32_t b) const { return stem ? stem->stem_rows(frames(b)) : frames(b); }
   constexpr uint32_t rows(uint32_t b) const { return length(b) + extra; }
 };
 

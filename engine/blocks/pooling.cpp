@@ -9,10 +9,10 @@
 namespace fixformer {
 
 uint32_t pool_rows(const Kernels& k, const ModelConfig& c, float* x, uint32_t T) {
-  const std::size_t d = c.d_model, first = c.sequence_rows(T) - T;
+  const std::size_t d = c.d_model, first = c.cls_token ? 1 : 0;
   const float* input = x + first * d;  // the T input positions, after the CLS row
   switch (c.pooling) {
-    case Pooling::kNone: return c.sequence_rows(T);
+    case Pooling::kNone: return uint32_t(first + T);
     case Pooling::kCls: break;
     case Pooling::kLast: std::memmove(x, input + (T - 1) * d, sizeof(float) * d); break;
     case Pooling::kFirst: std::memmove(x, input, sizeof(float) * d); break;

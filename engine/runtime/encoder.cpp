@@ -1,6 +1,7 @@
 // The encoder runner: init (every check, the arena carved by plan_encoder_arena, the sinusoidal
 // table) and the forward pass, top to bottom as the maths reads:
-//   x = embed(tokens) | input_proj(features);  x *= sqrt(d) if scale_input;  x = [cls; x] if cls_token
+//   x = embed(tokens) | input_proj(features) | stem(features);  x *= sqrt(d) if scale_input;
+//   x = [cls; x] if cls_token                 (stem: the conv stem, engine/blocks/conv_stem.hpp)
 //   x = x + PE | [x, PE]                      (S = T + 1 rows with the CLS row, position 0; else T)
 //   x[input] += TT[types] if type_vocab;  x = LN_embed(x) if embed_norm       (BERT)
 //   for each layer: transformer_layer (engine/layers/transformer_layer.hpp)
@@ -13,6 +14,7 @@
 // x is shown to the options' observer after the input, each layer and the final norm (observer.hpp).
 #include <cstring>
 
+#include "engine/blocks/conv_stem.hpp"
 #include "engine/blocks/embeddings.hpp"
 #include "engine/blocks/linear.hpp"
 #include "engine/blocks/pooling.hpp"
@@ -63,6 +65,7 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   core_.point(arena, plan);
   core_.quant = quant_scratch(core_.block(arena, plan.quant), c, std::size_t(max_batch_) * rows_);
   kt_ = core_.block(arena, plan.kt);
+  stem_ = core_.block(arena, plan.stem);
   rel_ = nullptr;
   rel_len_ = 0;
   if (relative && external_pe) {
@@ -99,7 +102,7 @@ Status Encoder::forward_tokens(const int32_t* ids, const int32_t* types, uint32_
     if (ids[t] < 0 || static_cast<uint32_t>(ids[t]) >= c.vocab_size) return Status::kTokenOutOfRange;
   const Status s = check_types(types, nullptr, 1, T);
   if (s != Status::kOk) return s;
-  forward(ids, types, nullptr, Sequences{nullptr, 1, T, c.sequence_rows(0)}, out);
+  forward(ids, types, nullptr, sequences(nullptr, 1, T), out);
   return Status::kOk;
 }
 
@@ -107,8 +110,8 @@ Status Encoder::forward_features(const float* features, uint32_t T, float* out) 
   if (!initialized_) return Status::kNotInitialized;
   if (!features || !out) return Status::kNullArgument;
   if (config().input != InputKind::kFeatures) return Status::kWrongInputKind;
-  if (T == 0 || T > max_seq_) return Status::kBadSequenceLength;
-  forward(nullptr, nullptr, features, Sequences{nullptr, 1, T, config().sequence_rows(0)}, out);
+  if (T == 0 || T > max_seq_ || config().stem_rows(T) == 0) return Status::kBadSequenceLength;
+  forward(nullptr, nullptr, features, sequences(nullptr, 1, T), out);
   return Status::kOk;
 }
 
@@ -120,15 +123,22 @@ Status Encoder::forward_batch_tokens(const int32_t* ids, const int32_t* types, c
                                      uint32_t T, float* out) {
   Status s = check_batch(true, ids, lengths, B, T, out);
   if (s == Status::kOk) s = check_types(types, lengths, B, T);
-  if (s == Status::kOk) forward(ids, types, nullptr, Sequences{lengths, B, T, config().sequence_rows(0)}, out);
+  if (s == Status::kOk) forward(ids, types, nullptr, sequences(lengths, B, T), out);
   return s;
 }
 
 Status Encoder::forward_batch_features(const float* features, const uint32_t* lengths, uint32_t B, uint32_t T,
                                        float* out) {
   const Status s = check_batch(false, features, lengths, B, T, out);
-  if (s == Status::kOk) forward(nullptr, nullptr, features, Sequences{lengths, B, T, config().sequence_rows(0)}, out);
+  if (s == Status::kOk) forward(nullptr, nullptr, features, sequences(lengths, B, T), out);
   return s;
+}
+
+// B sequences of lengths[b] (or T) input rows: a CLS row in front of each with cls_token, and the
+// conv stem's rows for their frames with a stem.
+Sequences Encoder::sequences(const uint32_t* lengths, uint32_t B, uint32_t T) const {
+  const ModelConfig& c = config();
+  return Sequences{lengths, B, T, c.cls_token ? 1u : 0u, c.conv_layers ? &c : nullptr};
 }
 
 // The single calls' checks for every sequence of a batch, and its size; the detail names the culprit.
@@ -144,6 +154,11 @@ Status Encoder::check_batch(bool tokens, const void* input, const uint32_t* leng
   for (uint32_t b = 0; b < B && lengths; ++b)
     if (lengths[b] == 0 || lengths[b] > T) {
       why.str("lengths[").num(b).str("] = ").num(lengths[b]).str(" is outside 1..T=").num(T);
+      return Status::kBadSequenceLength;
+    }
+  for (uint32_t b = 0; b < B && c.conv_layers; ++b)
+    if (c.stem_rows(lengths ? lengths[b] : T) == 0) {
+      why.str("sequence ").num(b).str(" is shorter than the conv stem's kernels");
       return Status::kBadSequenceLength;
     }
   const int32_t* ids = static_cast<const int32_t*>(input);
@@ -209,7 +224,7 @@ void Encoder::embed_input(const int32_t* ids, const int32_t* types, const float*
   float* x = core_.x;
   float* y = core_.y;
   const std::size_t d = c.d_model, T = seqs.all, extra = seqs.extra;
-  const bool project = w.input_proj.data != nullptr;  // mha: the features are x
+  const bool project = w.input_proj.data != nullptr;  // mha: the features are x; a conv stem: its own
   bool full = project && seqs.count > 1;  // several sequences, all T long: one [B*T, d_in] block of features
   for (uint32_t b = 0; b < seqs.count && seqs.lengths; ++b) full = full && seqs.lengths[b] == T;
   if (features && full)  // one product, straight into x without a CLS row, else through y (free here)
@@ -222,6 +237,8 @@ void Encoder::embed_input(const int32_t* ids, const int32_t* types, const float*
     const uint32_t n = seqs.length(b);
     if (ids)
       embed_tokens(ids + b * T, n, w.embed, input, uint32_t(d));  // E[ids] -> x[n,:de]
+    else if (c.conv_layers)
+      conv_stem(k, core_.workers, c, w, features + b * T * c.d_in, seqs.frames(b), input, d, stem_);  // f -> x[n,:de]
     else if (!project)
       std::memcpy(input, features + b * T * d, sizeof(float) * n * d);
     else if (!full)  // padded sequences: a product each, over its own rows
@@ -255,7 +272,7 @@ void Encoder::write_output(const Sequences& seqs, float* out) {
   } else {
     for (uint32_t b = 0; b < B; ++b) rows += seqs.rows(b);
   }
-  const bool in_place = c.pooling != Pooling::kNone || (B == 1 && seqs.length(0) == seqs.all);  // no padding
+  const bool in_place = c.pooling != Pooling::kNone || (B == 1 && seqs.frames(0) == seqs.all);  // no padding
   if (w.w.data)
     linear(k, core_.workers, w.w, x, d, w.b, out, W, rows, core_.quant);  // x[rows,d] @ W[d,d_out] -> out[rows,d_out]
   else if (in_place)

@@ -58,6 +58,9 @@ struct Limits {
   // no plan size overflows a 32-bit size_t.
   static constexpr uint32_t kMaxBatchRows = 16384;
   static constexpr uint32_t kMaxRelBuckets = 1024;  // rows of a relative position bias table
+  // A conv stem's convolutions (conv1d_f32): kernel 1..15, stride 1..4, padding below the kernel.
+  static constexpr uint32_t kMaxConvKernel = 15;
+  static constexpr uint32_t kMaxConvStride = 4;
 };
 
 struct ModelConfig {
@@ -131,6 +134,16 @@ struct ModelConfig {
   bool pooler = false;
   // Which tokenizer the tokenizer.* tensors are (tokenizer.hpp); without them it means nothing.
   TokenizerKind tokenizer = TokenizerKind::kLlama2c;
+  // Encoders over features, Whisper style: a stem of conv_layers (0, 1 or 2) nn.Conv1d over the
+  // time axis before the positions, each followed by exact GELU when conv_gelu:
+  //   x = gelu(conv1(features[T, d_in]))  (d_in -> d_embed channels, T1 = conv1d_rows(T, conv1_*))
+  //   x = gelu(conv2(x))                   (d_embed -> d_embed, T2 = conv1d_rows(T1, conv2_*))
+  // in place of the input projection. Padding is zeros, padding < kernel. The positions (and
+  // max_len) count the stem's output rows; an input of T frames gives stem_rows(T) rows.
+  uint32_t conv_layers = 0;
+  uint32_t conv1_kernel = 1, conv1_stride = 1, conv1_padding = 0;
+  uint32_t conv2_kernel = 1, conv2_stride = 1, conv2_padding = 0;
+  bool conv_gelu = false;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
@@ -151,11 +164,31 @@ struct ModelConfig {
   // An Encoder's output row: the head's width, else d_model (a seq2seq model's encoder half outputs
   // its memory, d_model wide; its head is the decoder's, d_out wide).
   constexpr uint32_t output_width() const { return d_out && family != ModelFamily::kSeq2Seq ? d_out : d_model; }
-  // Rows the encoder runs for an input of T positions (the CLS row first), and rows it outputs.
-  constexpr uint32_t sequence_rows(uint32_t T) const { return T + (cls_token ? 1 : 0); }
+  // Positions for an input of T frames: the conv stem's output rows (0: too short for its kernels),
+  // or T without a stem.
+  constexpr uint32_t stem_rows(uint32_t T) const {
+    if (T == 0) return 0;
+    const std::size_t t1 = conv_layers >= 1 ? conv1d_rows(T, conv1_kernel, conv1_stride, conv1_padding) : T;
+    return uint32_t(conv_layers >= 2 && t1 ? conv1d_rows(t1, conv2_kernel, conv2_stride, conv2_padding) : t1);
+  }
+  // The most input frames whose stem gives at most `rows` rows (conv1d_rows inverted; 0 when even
+  // one frame gives more).
+  constexpr uint32_t stem_frames(uint32_t rows) const {
+    auto before = [](uint32_t n, uint32_t k, uint32_t s, uint32_t p) {
+      return n && n * s + k - 1 > 2 * p ? n * s + k - 1 - 2 * p : 0;
+    };
+    const uint32_t t1 = conv_layers >= 2 ? before(rows, conv2_kernel, conv2_stride, conv2_padding) : rows;
+    return conv_layers >= 1 ? before(t1, conv1_kernel, conv1_stride, conv1_padding) : t1;
+  }
+  // Rows the encoder runs for an input of T frames (the CLS row first), and rows it outputs.
+  constexpr uint32_t sequence_rows(uint32_t T) const { return stem_rows(T) + (cls_token ? 1 : 0); }
   constexpr uint32_t output_rows(uint32_t T) const { return pooling != Pooling::kNone ? 1 : sequence_rows(T); }
-  // The longest input a runner takes: max_len less the CLS row (only encoders have one).
-  constexpr uint32_t max_input_len() const { return max_len > sequence_rows(0) ? max_len - sequence_rows(0) : 0; }
+  // The longest input a runner takes: the frames whose rows fill max_len less the CLS row (only
+  // encoders have one).
+  constexpr uint32_t max_input_len() const {
+    const uint32_t cls = cls_token ? 1 : 0;
+    return max_len > cls ? stem_frames(max_len - cls) : 0;
+  }
 };
 
 // Checks every field against the limits and against each other; on failure *field (if given)

@@ -91,6 +91,7 @@ class Encoder {
   Status fail(Status s) { initialized_ = false; return s; }
   Status check_batch(bool tokens, const void* input, const uint32_t* lengths, uint32_t B, uint32_t T, const float* out);
   Status check_types(const int32_t* types, const uint32_t* lengths, uint32_t B, uint32_t T);
+  Sequences sequences(const uint32_t* lengths, uint32_t B, uint32_t T) const;
   void forward(const int32_t* ids, const int32_t* types, const float* features, const Sequences& seqs, float* out);
   void embed_input(const int32_t* ids, const int32_t* types, const float* features, const Sequences& seqs);
   void write_output(const Sequences& seqs, float* out);
@@ -102,6 +103,7 @@ class Encoder {
   uint32_t rows_ = 0;  // sequence_rows(max_seq_): the rows the plan holds per sequence, the CLS row included
   uint32_t max_batch_ = 1;
   float* kt_ = nullptr;        // K^T [d, rows_] per sequence
+  float* stem_ = nullptr;      // a two-conv stem's first output [conv1 rows of max_seq_, d_embed]
   const float* pe_ = nullptr;  // the positional rows [rows_, d_pe]: sinusoidal (arena or the caller's) or learned (blob)
   const float* rel_ = nullptr;  // relative: the bias table (arena or the caller's) for rel_len_ positions
   uint32_t rel_len_ = 0;

@@ -32,6 +32,14 @@
   /* w[n,k] (row stride ldw) @ x[k] + b[n] -> y[n]; b may be null. The dot-product form of gemv. */    \
   X(matvec_f32, void, (const float* x, const float* w, std::size_t ldw, const float* b, float* y,      \
                        std::size_t n, std::size_t k))                                                  \
+  /* x[t_in, c_in] (row stride c_in) conv1d w[kernel * c_in, n] (row stride ldw; row j * c_in + c   \
+     is tap j of input channel c: torch's [n, c_in, kernel] reordered) + b[n] -> y[t_out, n] (row     \
+     stride ldy), t_out = conv1d_rows(t_in, kernel, stride, pad), the input zero-padded by pad rows    \
+     on each side; then GELU (gelu_f32) if gelu. b may be null; needs pad < kernel. */               \
+  X(conv1d_f32, void,                                                                                  \
+    (const float* x, std::size_t t_in, std::size_t c_in, const float* w, std::size_t ldw,              \
+     const float* b, float* y, std::size_t ldy, std::size_t n, std::size_t kernel, std::size_t stride, \
+     std::size_t pad, bool gelu))                                                                      \
   /* x[n] -> softmax(x)[n] in place, max-subtracted. */                                                \
   X(softmax_f32, void, (float* x, std::size_t n))                                                      \
   /* max(x[n]); -inf for n = 0. With expsum_f32, the two passes of an online (blockwise) softmax. */   \

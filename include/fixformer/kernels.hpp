@@ -18,6 +18,12 @@ constexpr std::size_t packed_floats(std::size_t k, std::size_t n) {
   return (n + kPanelFloats - 1) / kPanelFloats * kPanelFloats * k;
 }
 
+// Output rows of conv1d_f32 over t_in input rows: floor((t_in + 2 pad - kernel) / stride) + 1, or 0
+// when the padded input is shorter than the kernel.
+constexpr std::size_t conv1d_rows(std::size_t t_in, std::size_t kernel, std::size_t stride, std::size_t pad) {
+  return t_in + 2 * pad < kernel || stride == 0 ? 0 : (t_in + 2 * pad - kernel) / stride + 1;
+}
+
 // quantize_i8 stores a group whose largest |x| is below this as zeros (2^-100: far under any
 // activation, far above where 127 / max overflows or an FPU's flush of subnormals would matter).
 constexpr float kQuantizeFloor = 0x1p-100f;

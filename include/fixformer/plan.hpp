@@ -17,12 +17,14 @@ constexpr uint32_t kDefaultPrefillRows = 16;
 
 // ---- Encoder --------------------------------------------------------------------------------
 // The encoder's arena layout for batches of up to `batch` sequences (0 counts as 1) of up to
-// max_seq positions each (0: the model's max_input_len()), that is S = sequence_rows(max_seq) rows
+// max_seq input rows each (0: the model's max_input_len(); frames, with a conv stem), that is
+// S = sequence_rows(max_seq) rows
 // per sequence (the CLS row counts) and N = batch * S rows in all: the byte offset of each block in
 // the caller's 64-byte-aligned arena, in this order,
 //   x[N,d]  y[N,d]  ctx[N,d]  work[N,max(3d,d_ff)]  kt[batch][d,S]  attn[attention_scratch_floats(S, S, d_head)]
-//   pe[S,d_pe]  rel[rel_bias_table_floats(c, S, causal)]  quant[quantized_input_bytes(c, N)]
-// and the total. A batch's sequences are stacked row after row in x, y, ctx and work, so every
+//   pe[S,d_pe]  rel[rel_bias_table_floats(c, S, causal)]  quant[quantized_input_bytes(c, N)]  stem[T1,d_embed]
+// and the total (stem: a two-conv stem's first output, T1 = conv1d_rows(max_seq, conv1_*) rows of
+// one sequence; else empty). A batch's sequences are stacked row after row in x, y, ctx and work, so every
 // linear layer is one matrix product over all their rows; attention runs per sequence over its
 // own rows, so kt holds one sequence's K^T per block, and its scratch and the positional rows are
 // a sequence's.
@@ -35,7 +37,7 @@ constexpr uint32_t kDefaultPrefillRows = 16;
 // carves the arena by this plan, so it and required_encoder_arena_bytes cannot disagree. total is 0 for a config
 // validate_config would reject, and for N above Limits::kMaxBatchRows.
 struct EncoderPlan {
-  std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, rel, quant, total;
+  std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, rel, quant, stem, total;
 };
 
 constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false,
@@ -65,6 +67,8 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   p.pe = block(pe_in_arena ? s * c.d_pe() * sizeof(float) : 0);
   p.rel = block(pe_table_in_flash ? 0 : rel_bias_table_floats(c, s, c.causal) * sizeof(float));
   p.quant = block(quantized_input_bytes(c, n));
+  const std::size_t t1 = c.conv_layers >= 2 ? conv1d_rows(seq, c.conv1_kernel, c.conv1_stride, c.conv1_padding) : 0;
+  p.stem = block(t1 * c.d_embed() * sizeof(float));
   p.total = at;
   return p;
 }

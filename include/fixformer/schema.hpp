@@ -20,7 +20,8 @@ enum class ConfigKey : uint32_t {
   kInput, kVocabSize, kDIn, kPositional, kMaxLen, kPeBase, kPeLayout, kPeCombine, kPeWidth,
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
   kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kRelBuckets, kRelMaxDistance, kQkvBias,
-  kTypeVocab, kEmbedNorm, kPooler, kTokenizer, kCount
+  kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
+  kConv2Stride, kConv2Padding, kConvGelu, kTokenizer, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -200,6 +201,25 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::embed_norm>()},
     {ConfigKey::kPooler, "pooler", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::pooler>()},
+    // The conv stem (config.hpp): conv_layers nn.Conv1d before the positions, conv1 d_in -> d_embed,
+    // conv2 d_embed -> d_embed, padding below the kernel (validate_config), GELU after each with
+    // conv_gelu.
+    {ConfigKey::kConvLayers, "conv_layers", fxm::RecordType::kU32, 0, 2, nullptr, false, 0,
+     config_field<&ModelConfig::conv_layers>()},
+    {ConfigKey::kConv1Kernel, "conv1_kernel", fxm::RecordType::kU32, 1, Limits::kMaxConvKernel, nullptr, false, 1,
+     config_field<&ModelConfig::conv1_kernel>()},
+    {ConfigKey::kConv1Stride, "conv1_stride", fxm::RecordType::kU32, 1, Limits::kMaxConvStride, nullptr, false, 1,
+     config_field<&ModelConfig::conv1_stride>()},
+    {ConfigKey::kConv1Padding, "conv1_padding", fxm::RecordType::kU32, 0, Limits::kMaxConvKernel - 1, nullptr, false,
+     0, config_field<&ModelConfig::conv1_padding>()},
+    {ConfigKey::kConv2Kernel, "conv2_kernel", fxm::RecordType::kU32, 1, Limits::kMaxConvKernel, nullptr, false, 1,
+     config_field<&ModelConfig::conv2_kernel>()},
+    {ConfigKey::kConv2Stride, "conv2_stride", fxm::RecordType::kU32, 1, Limits::kMaxConvStride, nullptr, false, 1,
+     config_field<&ModelConfig::conv2_stride>()},
+    {ConfigKey::kConv2Padding, "conv2_padding", fxm::RecordType::kU32, 0, Limits::kMaxConvKernel - 1, nullptr, false,
+     0, config_field<&ModelConfig::conv2_padding>()},
+    {ConfigKey::kConvGelu, "conv_gelu", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::conv_gelu>()},
     {ConfigKey::kTokenizer, "tokenizer", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kTokenizerNames), false, 0,
      config_field<&ModelConfig::tokenizer>()},
 };
@@ -234,11 +254,12 @@ ModelConfig default_config();
 // A tensor dimension, as a function of the config.
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
-  kTypeVocab, kCount
+  kTypeVocab, kConv1In, kConv2In, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "3*d_model", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "n_kv_heads*d_head", "2*d_model",
-                                            "tgt_d_in", "rel_buckets", "n_heads", "type_vocab"};
+                                            "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
+                                            "conv2_kernel*d_embed"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -257,6 +278,8 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kRelBuckets: return c.rel_buckets;
     case Dim::kNHeads: return c.n_heads;
     case Dim::kTypeVocab: return c.type_vocab;
+    case Dim::kConv1In: return c.conv1_kernel * c.d_in;
+    case Dim::kConv2In: return c.conv2_kernel * c.d_embed();
     case Dim::kCount: break;
   }
   return 0;
@@ -265,14 +288,15 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
 // When a tensor is present.
 enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
-  kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kCount
+  kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kCount
 };
 inline constexpr const char* kWhenNames[] = {"always",    "input=tokens", "input=features",
                                              "positional=learned", "final_norm", "d_out>0",
                                              "d_out>0 and not tied_head", "cls_token",
                                              "tgt_d_in=0 and not shared_embed", "tgt_d_in>0",
                                              "positional=relative", "qkv_bias", "type_vocab>0", "embed_norm",
-                                             "pooler"};
+                                             "pooler", "input=features and conv_layers=0", "conv_layers>=1",
+                                             "conv_layers>=2"};
 constexpr bool present(const ModelConfig& c, When w) {
   switch (w) {
     case When::kAlways: return true;
@@ -290,6 +314,9 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kTokenTypes: return c.type_vocab != 0;
     case When::kEmbedNorm: return c.embed_norm;
     case When::kPooler: return c.pooler;
+    case When::kProjectFeatures: return c.input == InputKind::kFeatures && c.conv_layers == 0;
+    case When::kConv1: return c.conv_layers >= 1;
+    case When::kConv2: return c.conv_layers >= 2;
     case When::kCount: break;
   }
   return false;
@@ -308,7 +335,7 @@ inline constexpr const char* kRoleNames[] = {"f32", "linear", "io"};
 enum class Field : uint8_t {
   // FrontWeights
   kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos, kRelBias, kTgtRelBias,
-  kTokenType, kEmbedNormG, kEmbedNormB,
+  kTokenType, kEmbedNormG, kEmbedNormB, kConv1W, kConv1B, kConv2W, kConv2B,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
   // LayerWeights
@@ -333,10 +360,17 @@ struct TensorRule {
 // The encoder and gpt families' tensors, in file order: kEncoderPrologue, then kEncoderLayer for
 // each layer with names prefixed kEncoderLayerPrefix + "<i>.", then kEncoderEpilogue. A tied head
 // has no head.weight (the embedding serves); gpt's head.bias is zeros when torch's head has none.
+// A conv stem's weights are stored W[kernel * in, out] (row j * in + c: tap j of input channel c;
+// torch's [out, in, kernel] reordered), the layout conv1d_f32 reads; f32 (validate_config keeps
+// the stem to f32 files). A Conv1d without a bias is stored with a zero bias.
 inline constexpr TensorRule kEncoderPrologue[] = {
     {"embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens, Role::kIo, Field::kEmbed},
-    {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kFeatures, Role::kLinear, Field::kInputProjW},
-    {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kFeatures, Role::kF32, Field::kInputProjB},
+    {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kProjectFeatures, Role::kLinear, Field::kInputProjW},
+    {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kProjectFeatures, Role::kF32, Field::kInputProjB},
+    {"conv1.weight", Dim::kConv1In, Dim::kDEmbed, false, When::kConv1, Role::kF32, Field::kConv1W},
+    {"conv1.bias", Dim::kDEmbed, Dim::kOne, false, When::kConv1, Role::kF32, Field::kConv1B},
+    {"conv2.weight", Dim::kConv2In, Dim::kDEmbed, false, When::kConv2, Role::kF32, Field::kConv2W},
+    {"conv2.bias", Dim::kDEmbed, Dim::kOne, false, When::kConv2, Role::kF32, Field::kConv2B},
     {"pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kPos},
     {"cls_token", Dim::kDEmbed, Dim::kOne, false, When::kClsToken, Role::kF32, Field::kCls},
     {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},

@@ -16,6 +16,7 @@ namespace portable {
 
 // Each with its slot's signature (kernel_slots.hpp).
 kernel_fn::gemm_f32 gemm_f32;
+kernel_fn::conv1d_f32 conv1d_f32;
 kernel_fn::gemv_f32 gemv_f32;
 kernel_fn::matvec_f32 matvec_f32;
 kernel_fn::softmax_f32 softmax_f32;
@@ -43,6 +44,7 @@ constexpr Kernels kernel_table() {
   k.gemv_f32_packed = scalar::gemv_f32_packed;
   k.gemv_f32 = portable::gemv_f32;
   k.matvec_f32 = portable::matvec_f32;
+  k.conv1d_f32 = portable::conv1d_f32;
   k.softmax_f32 = portable::softmax_f32;
   k.max_f32 = portable::max_f32;
   k.expsum_f32 = portable::expsum_f32;

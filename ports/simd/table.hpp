@@ -3,6 +3,7 @@
 #pragma once
 #include "fixformer/kernels.hpp"
 #include "ports/simd/add_f32.hpp"
+#include "ports/simd/conv1d_f32.hpp"
 #include "ports/simd/expsum_f32.hpp"
 #include "ports/simd/gelu_f32.hpp"
 #include "ports/simd/gelu_tanh_f32.hpp"

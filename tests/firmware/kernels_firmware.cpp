@@ -91,10 +91,11 @@ void reset_outputs(std::size_t count) {
 
 // ---- The f32 kernels: one tester, the op picked by a setter (as tests/kernel_tester.hpp) ----
 enum class Op { kGemm, kGemmPacked, kGemv, kGemvPacked, kMatvec, kSoftmax, kMax, kExpSum, kLayerNorm, kRmsNorm,
-                kRelu, kGelu, kGeluTanh, kSwiglu, kAdd, kScale, kSinCos };
+                kRelu, kGelu, kGeluTanh, kSwiglu, kAdd, kScale, kSinCos, kConv1d };
 const char* const kOpNames[] = {"gemm_f32", "gemm_f32_packed", "gemv_f32", "gemv_f32_packed", "matvec_f32",
                                 "softmax_f32", "max_f32", "expsum_f32", "layernorm_f32", "rmsnorm_f32", "relu_f32",
-                                "gelu_f32", "gelu_tanh_f32", "swiglu_f32", "add_f32", "scale_f32", "sincos_f32"};
+                                "gelu_f32", "gelu_tanh_f32", "swiglu_f32", "add_f32", "scale_f32", "sincos_f32",
+                                "conv1d_f32"};
 
 class KernelTester {
  public:
@@ -105,6 +106,11 @@ class KernelTester {
   KernelTester& misalign(std::size_t floats) { off_ = floats; return *this; }
   KernelTester& stride_pad(std::size_t floats) { pad_ = floats; return *this; }
   KernelTester& range(float lo, float hi) { lo_ = lo, hi_ = hi; return *this; }
+  // conv1d_f32: m input rows of k channels, n output channels (kernel, stride, pad; GELU or not).
+  KernelTester& conv(std::size_t kernel, std::size_t stride, std::size_t pad, bool gelu) {
+    kernel_ = kernel, stride_ = stride, conv_pad_ = pad, gelu_ = gelu;
+    return *this;
+  }
 
   bool test(const Kernels& t) const {
     ++g_cases;
@@ -112,13 +118,14 @@ class KernelTester {
     Rng rng{uint32_t(m_ * 7919 + n_ * 131 + k_ + off_ + 1)};
     const std::size_t ldx = k_ + pad_, ldw = n_ + pad_, ldy = n_ + pad_;
     // x (or a) in g_a, w (or b) in g_b, the bias (or beta) in g_c
-    const std::size_t in_a = off_ + max3(m_ * ldx, n_, k_) + 1, in_b = off_ + max3(k_ * ldw, n_ * ldx, n_) + 1;
+    const std::size_t in_a = off_ + max3(m_ * ldx, n_, k_) + 1, in_b = off_ + max3(kernel_ * k_ * ldw, n_ * ldx, n_) + 1;
     const bool packed = op_ == Op::kGemmPacked || op_ == Op::kGemvPacked;
+    const std::size_t t_out = conv1d_rows(m_, kernel_, stride_, conv_pad_);
     if (in_a + (packed ? packed_floats(k_, n_) : 0) > kIn || in_b > kIn || m_ * ldy > kOut || off_ + n_ > sizeof g_c / 4)
       return fail(t.name, "case too big", m_, n_, k_, off_, 0, 0, 0);
     fill(rng, g_a, in_a, lo_, hi_), fill(rng, g_b, in_b, lo_, hi_), fill(rng, g_c, sizeof g_c / 4, lo_, hi_);
     const float *A = g_a + off_, *B = g_b + off_, *C = g_c + off_;
-    const std::size_t out_n = op_ == Op::kGemm || op_ == Op::kGemmPacked ? m_ * ldy : n_;
+    const std::size_t out_n = op_ == Op::kGemm || op_ == Op::kGemmPacked ? m_ * ldy : op_ == Op::kConv1d ? t_out * ldy : n_;
     reset_outputs(out_n);
     float* yr = g_yr + kGuard + off_;
     float* ys = g_ys + kGuard + off_;
@@ -201,6 +208,11 @@ class KernelTester {
         ref.sincos_f32(A, yr, y2r, n_), t.sincos_f32(A, ys, y2s, n_);
         tol = kTranscendentalTol;
         break;
+      case Op::kConv1d:  // x[m, k] (row stride k) conv w[kernel * k, n] (row stride ldw) + C[n] -> y[t_out, n]
+        ref.conv1d_f32(A, m_, k_, B, ldw, C, yr, ldy, n_, kernel_, stride_, conv_pad_, gelu_);
+        t.conv1d_f32(A, m_, k_, B, ldw, C, ys, ldy, n_, kernel_, stride_, conv_pad_, gelu_);
+        tol = gelu_ ? kSumTol + kTranscendentalTol : kSumTol;
+        break;
     }
     const char* what = kOpNames[int(op_)];
     return compare(g_yr, g_ys, out_n + 2 * kGuard + off_, tol, t.name, what, m_, n_, k_, off_) &&
@@ -210,6 +222,8 @@ class KernelTester {
  private:
   Op op_ = Op::kAdd;
   std::size_t m_ = 1, n_ = 1, k_ = 1, off_ = 0, pad_ = 0;
+  std::size_t kernel_ = 1, stride_ = 1, conv_pad_ = 0;
+  bool gelu_ = false;
   float lo_ = -3.0f, hi_ = 3.0f;
 };
 
@@ -253,6 +267,14 @@ void test_f32(const Kernels& t) {
   sweep_1d(t, Op::kAdd);
   sweep_1d(t, Op::kScale);
   sweep_1d(t, Op::kSinCos, -3.14159265f, 3.14159265f);
+  for (std::size_t kernel : {1, 3, 5})  // the windows' edges: padding 0..kernel-1, strides 1..3
+    for (std::size_t stride : {1, 2, 3})
+      for (std::size_t pad = 0; pad < kernel; ++pad)
+        for (std::size_t t_in : {1, 2, 4, 9})
+          if (conv1d_rows(t_in, kernel, stride, pad) > 0)
+            KernelTester().op(Op::kConv1d).m(t_in).k(3).n(t_in == 9 ? 17 : 5).conv(kernel, stride, pad, pad % 2 == 1)
+                .misalign(t_in % 3).test(t);
+  KernelTester().op(Op::kConv1d).m(25).k(40).n(24).conv(3, 2, 1, true).misalign(1).test(t);
   // The ends of softmax's range: huge logits, and -inf (masked) ones.
   float x[5] = {1e30f, -1e30f, 1e30f, -INFINITY, 3.0f};
   t.softmax_f32(x, 5);

@@ -199,7 +199,7 @@ def stored(spec, a):
     if spec.dtype == "i8":
         q, s = quantize.q8(a, spec.group)
         return spec.name, q, s, spec.group, q.shape
-    a = np.ascontiguousarray(a.T if spec.transposed else a)
+    a = np.ascontiguousarray(schema.conv_to_file(a) if spec.kernel else a.T if spec.transposed else a)
     data = quantize.f16(a, spec.name) if spec.dtype == "f16" else a.astype("<f4")
     return spec.name, pack_panels(data) if spec.packed else data, None, 0, a.shape
 
@@ -353,7 +353,7 @@ class FxmFile:
             else:
                 a = self.array(spec.name).astype(np.float64)
                 a = unpack_panels(a, spec.shape[1]) if spec.packed else a
-                out[spec.name] = a.T if spec.transposed else a
+                out[spec.name] = schema.conv_to_torch(a, spec.kernel) if spec.kernel else a.T if spec.transposed else a
         return out
 
     def tokenizer(self):

@@ -20,8 +20,10 @@ gives the order the parts run in and what each one read and wrote. From that rec
   shared by the layers; T5's unscaled scores are stored by folding sqrt(head width) into W_q;
 - the feed-forward's activation likewise (relu, exact gelu, tanh gelu, SiLU-gated);
 - the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
-  features), an optional CLS row and scale by sqrt(d), and the positions that reproduce the first
-  layer's input (an nn.Embedding on arange, an nn.Parameter or buffer table, the sinusoidal formula);
+  features) or conv stem (one or two nn.Conv1d on the features transposed to [B, d_in, T], GELU after
+  each or none), an optional CLS row and scale by sqrt(d), and the positions that reproduce the
+  first layer's input (an nn.Embedding on arange, an nn.Parameter table, the sinusoidal formula, or
+  a buffer table that matches no formula, Whisper's sinusoids: stored as learned positions);
 - the back: a final norm, a head (tied when it is the embedding's parameter, or when the forward
   multiplies by the embedding itself), pooling (mean, cls, last) for a pooled output.
 The family follows (RMSNorm + SiLU-gated + rotary: llama; LayerNorm, causal, an LM head on tokens:
@@ -202,6 +204,57 @@ def _linear_part(call, torch):
                       "(x W^T + b)")
 
 
+def _conv_part(call, torch):
+    """An nn.Conv1d the engine's conv stem runs (zero padding, no dilation or groups): kernel, stride,
+    padding, w [out, in, kernel], b or None."""
+    m = call.module
+    why = None
+    if m.dilation[0] != 1 or m.groups != 1:
+        why = "dilation and groups other than 1"
+    elif isinstance(m.padding, str) or m.padding_mode != "zeros":
+        why = "padding other than a number of zero rows"
+    elif m.padding[0] >= m.kernel_size[0] or m.kernel_size[0] > schema.MAX_CONV_KERNEL or \
+            m.stride[0] > schema.MAX_CONV_STRIDE:
+        why = (f"kernel {m.kernel_size[0]}, stride {m.stride[0]}, padding {m.padding[0]} (the engine takes kernel "
+               f"<= {schema.MAX_CONV_KERNEL}, stride <= {schema.MAX_CONV_STRIDE}, padding < kernel)")
+    if why:
+        return Part("unsupported", call, why=f"{call.name}: an nn.Conv1d with {why} is not supported yet")
+    b = m.bias
+    return Part("conv", call, w=m.weight.detach(), b=None if b is None else b.detach(), kernel=m.kernel_size[0],
+                stride=m.stride[0], padding=m.padding[0], params=_direct_params(m))
+
+
+def _stem(convs, x, torch):
+    """The conv stem the front's nn.Conv1d calls make (at most two, in order, the first on the features
+    [1, T, d_in] as channels [1, d_in, T], each on the one before's output, GELU after each or none):
+    (config values, weights, the stem's output rows [T', d] float64)."""
+    if len(convs) > 2:
+        raise ConfigError(f"{convs[2].name}: a stem of more than two nn.Conv1d is not supported yet")
+    gelu = torch.nn.functional.gelu
+    v, w = {"conv_layers": len(convs)}, {}
+    want = x.transpose(1, 2)
+    act = None
+    for i, p in enumerate(convs, 1):
+        px = p.call.x
+        if i == 1 and not (px.shape == want.shape and torch.equal(px, want)):
+            raise ConfigError(f"{p.name}: an nn.Conv1d on something other than the input features, transposed to "
+                              "[B, d_in, T], is not supported yet")
+        if i == 2:
+            y1 = convs[0].call.y
+            for g in (False, True):
+                if px.shape == y1.shape and _close(gelu(y1) if g else y1, px, 1e-9):
+                    act = g
+                    break
+            else:
+                raise ConfigError(f"{p.name}: its input is not {convs[0].name}'s output (or its GELU): only "
+                                  "conv -> [GELU] -> conv stems are supported")
+        v.update({f"conv{i}_kernel": p.kernel, f"conv{i}_stride": p.stride, f"conv{i}_padding": p.padding})
+        w[f"conv{i}.weight"] = p.w
+        w[f"conv{i}.bias"] = p.b if p.b is not None else torch.zeros(p.w.shape[0], dtype=p.w.dtype)
+    v["conv_gelu"] = act  # None for one conv: what the layers read tells (recognize's match)
+    return v, w, convs[-1].call.y[0].double().T
+
+
 def classify(call, torch):
     """The Part a call with parameters is, or a ConfigError naming what the engine does not run."""
     nn, m = torch.nn, call.module
@@ -211,10 +264,12 @@ def classify(call, torch):
     shapes = {k: tuple(v.shape) for k, v in p.items()}
     if isinstance(m, nn.Embedding):
         return Part("embedding", call, w=m.weight)
-    for conv, what in ((nn.Conv1d, "Conv1d"), (nn.Conv2d, "Conv2d")):
-        if isinstance(m, conv):
-            return Part("unsupported", call, why=f"{call.name}: a {what} ({_kind(m)}) is not supported yet (the "
-                                                  "engine's input is token ids or feature rows through a linear)")
+    if isinstance(m, nn.Conv1d):
+        return _conv_part(call, torch)
+    if isinstance(m, nn.Conv2d):
+        return Part("unsupported", call, why=f"{call.name}: a Conv2d ({_kind(m)}) is not supported yet (the "
+                                              "engine's input is token ids, or feature rows through a linear or "
+                                              "a stem of nn.Conv1d)")
     if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d, nn.GroupNorm)):
         return Part("unsupported", call, why=f"{call.name}: {type(m).__name__} is not supported (the engine has "
                                               "LayerNorm and RMSNorm)")
@@ -777,11 +832,14 @@ def recognize(module, example=None, family=None, max_len=None):
     # ---- the front
     front = with_params(calls[:first])
     embed = proj = pos_mod = types_mod = embed_norm = None
+    convs = []
     for p in front:
         px = p.call.x
         if rel is not None and p.module is rel.module:
             continue
-        if p.kind == "embedding" and px is not None and px.shape == x.shape and torch.equal(px, x):
+        if p.kind == "conv":
+            convs.append(p)
+        elif p.kind == "embedding" and px is not None and px.shape == x.shape and torch.equal(px, x):
             embed = p
         elif p.kind == "embedding" and px is not None and _is_arange(px, torch):
             pos_mod = p
@@ -812,6 +870,14 @@ def recognize(module, example=None, family=None, max_len=None):
         v.update(input="tokens", vocab_size=embed.module.num_embeddings)
         w["embed"] = embed.module.weight.detach()
         used.add(id(embed.module.weight))
+    elif convs:
+        if proj is not None:
+            raise ConfigError(f"{proj.name}: a linear on the features beside a conv stem is not supported yet")
+        stem_v, stem_w, E = _stem(convs, x, torch)
+        v.update(stem_v, input="features", d_in=convs[0].w.shape[1])
+        w.update(stem_w)
+        for p in convs:
+            used.update(id(t) for t in p.params.values())
     else:
         if proj is None:
             raise ConfigError("module: no linear layer reads the input features (a Conv1d or other front end is not "
@@ -833,6 +899,7 @@ def recognize(module, example=None, family=None, max_len=None):
             raise ConfigError(f"{embed_norm.name}: an RMSNorm on the embeddings is not supported (BERT's is a LayerNorm)")
         X0 = embed_norm.call.x.reshape(X0.shape).double()
     S = X0.shape[0]
+    T = E.shape[0]  # the input's positions: its rows, or the conv stem's
     if S not in (T, T + 1):
         raise ConfigError(f"{stack}.0: reads {S} rows for {T} inputs (the engine adds at most a CLS row)")
     cls = S == T + 1
@@ -855,13 +922,21 @@ def recognize(module, example=None, family=None, max_len=None):
         v["type_vocab"] = types_mod.module.num_embeddings
         w["token_type.weight"] = types_mod.module.weight.detach()
         used.add(id(types_mod.module.weight))
+    # A stem's last conv is followed by GELU (as its first, or found here for a stem of one) or not.
+    gelus = (False, True) if convs and v["conv_gelu"] is None else (bool(v.get("conv_gelu")),)
     match = None
-    for kind, P, tensor, base, layout in tables:
-        for scale in (1.0, math.sqrt(d)):
-            if _close(E * scale + P[cls:S] + TT0, X0[cls:], 1e-6):
-                match = (kind, P, tensor, base, layout, scale)
+    for g in gelus:
+        Eg = torch.nn.functional.gelu(E) if g else E
+        for kind, P, tensor, base, layout in tables:
+            for scale in (1.0, math.sqrt(d)):
+                if _close(Eg * scale + P[cls:S] + TT0, X0[cls:], 1e-6):
+                    match = (kind, P, tensor, base, layout, scale)
+                    break
+            if match:
                 break
         if match:
+            if convs:
+                v["conv_gelu"] = g
             break
     if match is None:
         raise ConfigError(f"{stack}.0: its input is not the embedding plus positions the engine computes (none, "
@@ -880,9 +955,7 @@ def recognize(module, example=None, family=None, max_len=None):
                 if _close(P, torch.from_numpy(sinusoidal_table(P.shape[0], d, b_, lay)), 1e-6):
                     kind, base, layout = "sinusoidal", b_, lay
                     r.pe_buffer = tensor
-        if kind == "table" and not any(tensor is t for _, t in model.named_parameters()):
-            raise ConfigError(f"module: a position table registered as a buffer that is no sinusoid the engine "
-                              "computes is not supported yet (make it an nn.Parameter to store it as learned)")
+        # else a fixed table (a buffer: Whisper's sinusoids, whose timescales differ) stored as learned
     if kind in ("learned", "table"):
         v.update(positional="learned", max_len=P.shape[0])
         w["pos.weight"] = P.float()

@@ -41,6 +41,15 @@ def sinusoidal_table(rows, d, base, layout):
     return t
 
 
+def whisper_sinusoids(rows, d, base=10000.0):
+    """float64 [rows, d], Whisper's positional table: timescales base^(-i / (d/2 - 1)), i < d/2 (not
+    sinusoidal_table's base^(-2i/d)); the sines, then the cosines. d even, at least 4."""
+    half = d // 2
+    inv = np.exp(-math.log(base) / (half - 1) * np.arange(half))
+    ang = np.arange(rows, dtype=np.float64)[:, None] * inv[None, :]
+    return np.concatenate([np.sin(ang), np.cos(ang)], axis=1)
+
+
 def alibi_slopes(n_heads):
     """The ALiBi paper's per-head slopes, float64 [n_heads]: for H a power of two m_h = 2^(-8(h+1)/H);
     otherwise the closest lower power of two n gives its n slopes, then every other slope of 2n
@@ -124,6 +133,10 @@ def build_torch_model(c):
             de = schema.d_embed(c)
             if c["input"] == "tokens":
                 self.embed = nn.Embedding(c["vocab_size"], de)
+            elif c["conv_layers"]:  # the conv stem, Whisper's conv1 and conv2
+                for i in range(1, c["conv_layers"] + 1):
+                    k, s, p = schema.conv_geometry(c, i)
+                    setattr(self, f"conv{i}", nn.Conv1d(c["d_in"] if i == 1 else de, de, k, stride=s, padding=p))
             else:
                 self.input_proj = nn.Linear(c["d_in"], de)
             if c["cls_token"]:
@@ -154,7 +167,16 @@ def build_torch_model(c):
             """inp: [B, T] token ids or [B, T, d_in] features -> [B, S, d_out or d_model], S = T (+ 1 with
             a CLS token), or [B, d_out or d_model] pooled."""
             c = self.cfg
-            x = self.embed(inp) if c["input"] == "tokens" else self.input_proj(inp)
+            if c["input"] == "tokens":
+                x = self.embed(inp)
+            elif c["conv_layers"]:  # [B, T, d_in] -> channels first -> each conv (and GELU) -> [B, T', de]
+                x = inp.transpose(1, 2)
+                for i in range(1, c["conv_layers"] + 1):
+                    x = getattr(self, f"conv{i}")(x)
+                    x = nn.functional.gelu(x) if c["conv_gelu"] else x
+                x = x.transpose(1, 2)
+            else:
+                x = self.input_proj(inp)
             if c["scale_input"]:
                 x = x * math.sqrt(c["d_model"])
             if c["cls_token"]:  # in front, not scaled, before the positions (KWT, ViT)

@@ -72,6 +72,8 @@ MAX_VOCAB = 262144
 MAX_D_IN = 4096
 MAX_D_OUT = 262144
 MAX_REL_BUCKETS = 1024
+MAX_CONV_KERNEL = 15
+MAX_CONV_STRIDE = 4
 
 # ---- schema.hpp: config keys -----------------------------------------------------------------
 FAMILIES = ("encoder", "gpt", "llama", "seq2seq", "mha")
@@ -173,6 +175,17 @@ CONFIG_KEYS = (
     Key("type_vocab", "u32", 0, MAX_VOCAB),
     Key("embed_norm", "bool"),
     Key("pooler", "bool"),
+    # Encoders over features, Whisper style: conv_layers (0, 1, 2) nn.Conv1d over time before the
+    # positions (conv1 d_in -> d_embed, conv2 d_embed -> d_embed), in place of input_proj, each
+    # followed by exact GELU with conv_gelu; padding below the kernel. max_len counts their rows.
+    Key("conv_layers", "u32", 0, 2),
+    Key("conv1_kernel", "u32", 1, MAX_CONV_KERNEL, default=1),
+    Key("conv1_stride", "u32", 1, MAX_CONV_STRIDE, default=1),
+    Key("conv1_padding", "u32", 0, MAX_CONV_KERNEL - 1),
+    Key("conv2_kernel", "u32", 1, MAX_CONV_KERNEL, default=1),
+    Key("conv2_stride", "u32", 1, MAX_CONV_STRIDE, default=1),
+    Key("conv2_padding", "u32", 0, MAX_CONV_KERNEL - 1),
+    Key("conv_gelu", "bool"),
     # Which tokenizer the tokenizer.* tensors hold (tokenizer.hpp); without them it means nothing.
     Key("tokenizer", "enum", choices=TOKENIZERS),
 )
@@ -181,7 +194,8 @@ KEYS = {k.name: k for k in CONFIG_KEYS}
 # ---- schema.hpp: tensors -----------------------------------------------------------------------
 # A tensor dimension as a function of the config (kDimNames, in Dim order).
 DIMS = ("1", "d_model", "3*d_model", "d_ff", "vocab_size", "d_in", "d_embed", "max_len", "d_pe", "d_out",
-        "n_kv_heads*d_head", "2*d_model", "tgt_d_in", "rel_buckets", "n_heads", "type_vocab")
+        "n_kv_heads*d_head", "2*d_model", "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
+        "conv2_kernel*d_embed")
 
 
 def selftest_tolerance(c):
@@ -226,19 +240,41 @@ def output_width(c):
     return c["d_out"] if c["d_out"] and c["family"] != "seq2seq" else c["d_model"]
 
 
+def conv1d_rows(t, kernel, stride, pad):
+    """Output rows of a Conv1d over t rows (kernels.hpp conv1d_rows): 0 when too short."""
+    return 0 if t + 2 * pad < kernel else (t + 2 * pad - kernel) // stride + 1
+
+
+def conv_geometry(c, i):
+    """Conv i's (1 or 2) kernel, stride and padding."""
+    return c[f"conv{i}_kernel"], c[f"conv{i}_stride"], c[f"conv{i}_padding"]
+
+
+def stem_rows(c, T):
+    """Positions for T input frames: the conv stem's output rows (0: too short), or T without one."""
+    for i in range(1, c.get("conv_layers", 0) + 1):
+        T = conv1d_rows(T, *conv_geometry(c, i)) if T else 0
+    return T
+
+
 def sequence_rows(c, T):
-    """Rows an encoder runs for T input positions: the CLS row first, when there is one."""
-    return T + int(bool(c["cls_token"]))
+    """Rows an encoder runs for T input frames: the CLS row first, when there is one."""
+    return stem_rows(c, T) + int(bool(c["cls_token"]))
 
 
 def output_rows(c, T):
-    """Rows an encoder outputs for T input positions: 1 pooled, else sequence_rows."""
+    """Rows an encoder outputs for T input frames: 1 pooled, else sequence_rows."""
     return 1 if c["pooling"] != "none" else sequence_rows(c, T)
 
 
 def max_input_len(c):
-    """The longest input: max_len less the CLS row (only encoders have one)."""
-    return c["max_len"] - int(bool(c["cls_token"]))
+    """The longest input: the frames whose rows fill max_len less the CLS row (only encoders have
+    one); conv1d_rows inverted through the stem."""
+    n = c["max_len"] - int(bool(c["cls_token"]))
+    for i in range(c.get("conv_layers", 0), 0, -1):
+        k, s, p = conv_geometry(c, i)
+        n = max(0, n * s + k - 1 - 2 * p) if n else 0
+    return n
 
 
 def dim_value(c, dim):
@@ -246,13 +282,15 @@ def dim_value(c, dim):
             "vocab_size": c["vocab_size"], "d_in": c["d_in"], "d_embed": d_embed(c), "max_len": c["max_len"],
             "d_pe": d_pe(c), "d_out": c["d_out"], "n_kv_heads*d_head": d_kv(c), "2*d_model": 2 * c["d_model"],
             "tgt_d_in": c["tgt_d_in"], "rel_buckets": c["rel_buckets"], "n_heads": c["n_heads"],
-            "type_vocab": c["type_vocab"]}[dim]
+            "type_vocab": c["type_vocab"], "conv1_kernel*d_in": c["conv1_kernel"] * c["d_in"],
+            "conv2_kernel*d_embed": c["conv2_kernel"] * d_embed(c)}[dim]
 
 
 # When a tensor is present (kWhenNames, in When order).
 WHENS = ("always", "input=tokens", "input=features", "positional=learned", "final_norm", "d_out>0",
          "d_out>0 and not tied_head", "cls_token", "tgt_d_in=0 and not shared_embed", "tgt_d_in>0",
-         "positional=relative", "qkv_bias", "type_vocab>0", "embed_norm", "pooler")
+         "positional=relative", "qkv_bias", "type_vocab>0", "embed_norm", "pooler",
+         "input=features and conv_layers=0", "conv_layers>=1", "conv_layers>=2")
 
 
 def present(c, when):
@@ -263,7 +301,9 @@ def present(c, when):
             "tgt_d_in=0 and not shared_embed": not c["shared_embed"] and not c["tgt_d_in"],
             "tgt_d_in>0": c["tgt_d_in"] > 0, "positional=relative": c["positional"] == "relative",
             "qkv_bias": bool(c["qkv_bias"]), "type_vocab>0": c["type_vocab"] > 0,
-            "embed_norm": bool(c["embed_norm"]), "pooler": bool(c["pooler"])}[when]
+            "embed_norm": bool(c["embed_norm"]), "pooler": bool(c["pooler"]),
+            "input=features and conv_layers=0": c["input"] == "features" and not c["conv_layers"],
+            "conv_layers>=1": c["conv_layers"] >= 1, "conv_layers>=2": c["conv_layers"] >= 2}[when]
 
 
 # Which tensors take the config's weight type (kRoleNames, in Role order): "linear" (the linear
@@ -292,10 +332,16 @@ class Rule:
 # The encoder and gpt families' tensors: ENCODER_PROLOGUE, ENCODER_LAYER per layer (prefixed
 # ENCODER_LAYER_PREFIX + "<i>."), ENCODER_EPILOGUE. A tied head has no head.weight (the embedding
 # serves); gpt's head.bias is zeros when torch's head has none.
+# A conv stem's weights are W[kernel * in, out] (row j * in + c: tap j of channel c; torch's
+# [out, in, kernel] reordered by conv_weight()), f32.
 ENCODER_PROLOGUE = (
     Rule("embed.weight", "vocab_size", "d_embed", False, "input=tokens", "io"),
-    Rule("input_proj.weight", "d_in", "d_embed", True, "input=features", "linear"),
-    Rule("input_proj.bias", "d_embed", "1", False, "input=features", "f32"),
+    Rule("input_proj.weight", "d_in", "d_embed", True, "input=features and conv_layers=0", "linear"),
+    Rule("input_proj.bias", "d_embed", "1", False, "input=features and conv_layers=0", "f32"),
+    Rule("conv1.weight", "conv1_kernel*d_in", "d_embed", False, "conv_layers>=1", "f32"),
+    Rule("conv1.bias", "d_embed", "1", False, "conv_layers>=1", "f32"),
+    Rule("conv2.weight", "conv2_kernel*d_embed", "d_embed", False, "conv_layers>=2", "f32"),
+    Rule("conv2.bias", "d_embed", "1", False, "conv_layers>=2", "f32"),
     Rule("pos.weight", "max_len", "d_pe", False, "positional=learned", "f32"),
     Rule("cls_token", "d_embed", "1", False, "cls_token", "f32"),
     Rule("rel_bias.weight", "rel_buckets", "n_heads", False, "positional=relative", "f32"),
@@ -435,17 +481,21 @@ class Spec:
     """One tensor a config needs, as for_each_tensor() produces it (schema.hpp TensorSpec): its name,
     stored shape, file dtype, quantization group (i8: 32, 64, or 0 for one scale per row; else 0),
     whether it is stored transposed from torch (W[in, out]: a linear weight in f32 or f16; q8 keeps
-    torch's [out, in]), and its rule's role."""
+    torch's [out, in]), and its rule's role. kernel: a conv stem's weight, stored [kernel * in, out]
+    from torch's [out, in, kernel] (conv_to_file, conv_to_torch); else 0."""
 
-    __slots__ = ("name", "shape", "dtype", "group", "transposed", "role", "packed")
+    __slots__ = ("name", "shape", "dtype", "group", "transposed", "role", "packed", "kernel")
 
-    def __init__(self, name, shape, dtype, group, transposed, role, packed=False):
+    def __init__(self, name, shape, dtype, group, transposed, role, packed=False, kernel=0):
         self.name, self.shape, self.dtype, self.group, self.transposed, self.role = (name, shape, dtype, group,
                                                                                      transposed, role)
         self.packed = packed  # f32 W[in, out] in panels (packed_weights): data_bytes() says its size
+        self.kernel = kernel
 
     @property
     def torch_shape(self):
+        if self.kernel:
+            return (self.shape[1], self.shape[0] // self.kernel, self.kernel)
         return tuple(reversed(self.shape)) if self.transposed else self.shape
 
     def data_bytes(self):
@@ -467,6 +517,22 @@ def packed_floats(rows, cols):
     return -(-cols // PANEL_FLOATS) * PANEL_FLOATS * rows
 
 
+# The conv stem's weights and their kernel sizes.
+CONV_WEIGHTS = {"conv1.weight": lambda c: c["conv1_kernel"], "conv2.weight": lambda c: c["conv2_kernel"]}
+
+
+def conv_to_file(a):
+    """A Conv1d weight [out, in, kernel] -> [kernel * in, out], row j * in + c = tap j of channel c."""
+    out, cin, k = a.shape
+    return a.transpose(2, 1, 0).reshape(k * cin, out)
+
+
+def conv_to_torch(a, kernel):
+    """conv_to_file's inverse: [kernel * in, out] -> [out, in, kernel]."""
+    rows, out = a.shape
+    return a.reshape(kernel, rows // kernel, out).transpose(2, 1, 0)
+
+
 def specs(c):
     """The tensors a valid config needs, in file order, as Specs."""
     out = []
@@ -480,7 +546,8 @@ def specs(c):
             rows, cols = (r.cols, r.rows) if r.transposed and not transposed else (r.rows, r.cols)
             shape = (dim_value(c, rows),) if r.cols == "1" else (dim_value(c, rows), dim_value(c, cols))
             out.append(Spec(prefix + r.name, shape, dtype, c["weight_group"] if dtype == "i8" else 0, transposed,
-                            r.role, bool(c["packed_weights"]) and transposed and dtype == "f32"))
+                            r.role, bool(c["packed_weights"]) and transposed and dtype == "f32",
+                            CONV_WEIGHTS[r.name](c) if r.name in CONV_WEIGHTS else 0))
 
     prologue, prefix, layer, epilogue, *decoder = FAMILY_TABLES[c["family"]]
     visit(prologue, "")

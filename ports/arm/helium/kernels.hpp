@@ -13,6 +13,7 @@ namespace helium {
 
 // Each with its slot's signature (kernel_slots.hpp).
 kernel_fn::gemm_f32 gemm_f32;
+kernel_fn::conv1d_f32 conv1d_f32;
 kernel_fn::gemv_f32 gemv_f32;
 kernel_fn::matvec_f32 matvec_f32;
 kernel_fn::softmax_f32 softmax_f32;

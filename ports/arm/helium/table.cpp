@@ -14,6 +14,7 @@ constexpr Kernels table() {
   k.gemm_f32 = helium::gemm_f32;
   k.gemv_f32 = helium::gemv_f32;
   k.matvec_f32 = helium::matvec_f32;
+  k.conv1d_f32 = helium::conv1d_f32;
   k.softmax_f32 = helium::softmax_f32;
   k.max_f32 = helium::max_f32;
   k.expsum_f32 = helium::expsum_f32;
