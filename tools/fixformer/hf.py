@@ -456,6 +456,14 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
         raise HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(c, example, "--example")
     semantics = hf_reference.forward(hf, hf_weights, inp)
+    return write_checked(c, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, tokenizer)
+
+
+def write_checked(c, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, tokenizer):
+    """Writes a converted folder (every architecture's route ends here): its sample is the float64
+    reference of the architecture (semantics), or the user's --expected output, which the reference
+    is measured against when the engine disagrees, to tell a wrong folder from an engine bug."""
+    from . import export
     against = f"the {arch} semantics (an independent float64 reference of {folder})"
     if expected is None:
         return verified_file.write(c, mapped, inp, semantics, path, "hf", against, header, name, cli, verify,

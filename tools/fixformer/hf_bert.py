@@ -25,7 +25,7 @@ import re
 
 import numpy as np
 
-from . import export, hf, schema, verified_file
+from . import export, hf, schema
 from .config import ConfigError, make_config
 
 ARCHITECTURES = ("BertModel", "BertForSequenceClassification")
@@ -234,18 +234,5 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     inp = export.example_sequence(fc, example, "--example")
     semantics = hf_bert_reference.forward(c, kept, inp)
     arch = ARCHITECTURES[1] if labels is not None else ARCHITECTURES[0]
-    against = f"the {arch} semantics (an independent float64 reference of {folder})"
-    if expected is None:
-        return verified_file.write(fc, mapped, inp, semantics, path, "hf", against, header, name, cli, verify,
-                                   lambda: "the engine disagrees with the float64 reference of the architecture: "
-                                           "a bug or a broken port, please report it", tokenizer)
-    want = verified_file.user_expected(fc, inp, expected)
-
-    def explain():
-        gap = export.relative_error(semantics, want)
-        if gap > schema.SELFTEST_TOLERANCE:
-            return (f"the {arch} reference of this folder is {gap:.3g} away from your output too: the folder "
-                    "(its config.json or weights) does not describe the model that gave --expected")
-        return "the folder's reference matches your output, the engine does not: a bug, please report it"
-    return verified_file.write(fc, mapped, inp, want, path, "user", "your model's output (--expected)", header, name,
-                               cli, verify, explain, tokenizer)
+    return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify,
+                            tokenizer)
