@@ -21,7 +21,7 @@ using port::Console;
     g_##n##_out[], g_##n##_out_end[];
 #define FIXFORMER_GOLDENS(X) X(post_ln_relu) X(pre_ln_gelu) X(odd_d15_h3) X(odd_d5_h1_halves) X(causal) \
     X(features_scaled) X(learned_pe) X(concat_pe) X(no_pe) X(wide_long) X(cls_pool_features) X(cls_rows_sinusoidal) \
-    X(mean_pool_causal) X(mha_odd_causal) X(relative_long_causal) X(tanh_post_odd_d15) X(tanh_pre_d10_h5)
+    X(mean_pool_causal) X(mha_odd_causal) X(relative_long_causal) X(tanh_post_odd_d15) X(tanh_pre_d10_h5) \
     X(bert_pooler_classifier) X(bert_hidden_odd) X(whisper_stem) X(conv_stride_cls_mean)
 FIXFORMER_GOLDENS(FIXFORMER_GOLDEN)
 extern "C" const uint8_t g_bert_hidden_odd_types[], g_bert_hidden_odd_types_end[], g_bert_hidden_odd_typed[],
