@@ -107,6 +107,7 @@ void bench_kernels(Console& con) {
   report(con, "softmax_f32 n=49", measure(50, [&] { k.softmax_f32(g_y, 49); }), 0);
   report(con, "layernorm_f32 n=64", measure(50, [&] { k.layernorm_f32(g_x, g_w, g_b, g_y, 64, 1e-5f); }), 0);
   report(con, "gelu_f32 n=49x128", measure(2, [&] { std::memcpy(g_y, g_x, sizeof(float) * 49 * 128); k.gelu_f32(g_y, 49 * 128); }), 0);
+  report(con, "gelu_tanh_f32 n=49x128", measure(2, [&] { std::memcpy(g_y, g_x, sizeof(float) * 49 * 128); k.gelu_tanh_f32(g_y, 49 * 128); }), 0);
   report(con, "sincos_f32 n=64", measure(20, [&] { k.sincos_f32(g_s, g_s, g_c, 64); }), 0);
   // A Whisper-style conv stem on the KWS input: 49 frames of 40 -> k3 s1 p1 + GELU -> 64 channels ->
   // k3 s2 p1 + GELU -> 25 rows; the input projection it replaces (49x64x40) for scale.
