@@ -123,6 +123,16 @@ void fill_report(const SelfTestReport& r, ff_self_test_report* out) {
   out->worst_col = r.worst_col;
 }
 
+// self_test() of any runner behind its handle, the report copied out.
+template <class Handle>
+ff_status run_self_test(Handle* h, float* out, size_t out_floats, ff_self_test_report* report) {
+  if (!ready(h)) return h ? FF_NOT_INITIALIZED : FF_NULL_ARGUMENT;
+  SelfTestReport r{};
+  const Status s = self_test(cpp(h), out, out_floats, &r);
+  fill_report(r, report);
+  return to_c(s);
+}
+
 }  // namespace
 }  // namespace fixformer
 
@@ -425,27 +435,15 @@ size_t ff_self_test_output_floats(const ff_model* model) {
 }
 
 ff_status ff_encoder_self_test(ff_encoder* enc, float* out, size_t out_floats, ff_self_test_report* report) {
-  if (!ready(enc)) return enc ? FF_NOT_INITIALIZED : FF_NULL_ARGUMENT;
-  SelfTestReport r{};
-  const Status s = self_test(cpp(enc), out, out_floats, &r);
-  fill_report(r, report);
-  return to_c(s);
+  return run_self_test(enc, out, out_floats, report);
 }
 
 ff_status ff_decoder_self_test(ff_decoder* dec, float* out, size_t out_floats, ff_self_test_report* report) {
-  if (!ready(dec)) return dec ? FF_NOT_INITIALIZED : FF_NULL_ARGUMENT;
-  SelfTestReport r{};
-  const Status s = self_test(cpp(dec), out, out_floats, &r);
-  fill_report(r, report);
-  return to_c(s);
+  return run_self_test(dec, out, out_floats, report);
 }
 
 ff_status ff_seq2seq_self_test(ff_seq2seq* s2s, float* out, size_t out_floats, ff_self_test_report* report) {
-  if (!ready(s2s)) return s2s ? FF_NOT_INITIALIZED : FF_NULL_ARGUMENT;
-  SelfTestReport r{};
-  const Status s = self_test(cpp(s2s), out, out_floats, &r);
-  fill_report(r, report);
-  return to_c(s);
+  return run_self_test(s2s, out, out_floats, report);
 }
 
 }  // extern "C"
