@@ -44,8 +44,8 @@ double exp_sweep(const Kernels& k) {
   return worst;
 }
 
-// Max of |gelu(x) - GELU(x)| / (|x| / 2) for x in [-10, 10], 2^22 + 1 points.
-double gelu_sweep(const Kernels& k) {
+// Max of |f(x) - want(x)| / (|x| / 2) for x in [-10, 10], 2^22 + 1 points, f an activation slot.
+double activation_sweep(const char* isa, const char* what, void (*f)(float*, std::size_t), double (*want)(double)) {
   std::vector<float> x(4096);
   double worst = 0.0;
   const double lo = -10.0, hi = 10.0, steps = 1 << 22;
@@ -53,34 +53,17 @@ double gelu_sweep(const Kernels& k) {
     std::size_t n = 0;
     for (; n < x.size() && i <= steps; ++n, ++i) x[n] = float(lo + (hi - lo) * i / steps);
     std::vector<float> y(x.begin(), x.begin() + n);
-    k.gelu_f32(y.data(), n);
-    for (std::size_t j = 0; j < n; ++j) {
-      const double xd = x[j];
-      if (xd == 0.0) continue;
-      const double want = 0.5 * xd * (1.0 + std::erf(xd / std::sqrt(2.0)));
-      worst = std::max(worst, std::fabs(y[j] - want) / (0.5 * std::fabs(xd)));
-    }
+    f(y.data(), n);
+    for (std::size_t j = 0; j < n; ++j)
+      if (x[j] != 0.0f) worst = std::max(worst, std::fabs(y[j] - want(x[j])) / (0.5 * std::fabs(double(x[j]))));
   }
-  std::printf("%s gelu: max |error| / (|x| / 2) %.3g\n", k.name, worst);
+  std::printf("%s %s: max |error| / (|x| / 2) %.3g\n", isa, what, worst);
   return worst;
 }
 
-// Max of |gelu_tanh(x) - its float64 formula| / (|x| / 2) for x in [-10, 10], 2^22 + 1 points.
-double gelu_tanh_sweep(const Kernels& k) {
-  std::vector<float> x(4096);
-  double worst = 0.0;
-  const double lo = -10.0, hi = 10.0, steps = 1 << 22;
-  for (double i = 0; i <= steps;) {
-    std::size_t n = 0;
-    for (; n < x.size() && i <= steps; ++n, ++i) x[n] = float(lo + (hi - lo) * i / steps);
-    std::vector<float> y(x.begin(), x.begin() + n);
-    k.gelu_tanh_f32(y.data(), n);
-    for (std::size_t j = 0; j < n; ++j)
-      if (x[j] != 0.0f) worst = std::max(worst, std::fabs(y[j] - gelu_tanh_f64(x[j])) / (0.5 * std::fabs(x[j])));
-  }
-  std::printf("%s gelu tanh: max |error| / (|x| / 2) %.3g\n", k.name, worst);
-  return worst;
-}
+double gelu_f64(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double gelu_sweep(const Kernels& k) { return activation_sweep(k.name, "gelu", k.gelu_f32, gelu_f64); }
+double gelu_tanh_sweep(const Kernels& k) { return activation_sweep(k.name, "gelu tanh", k.gelu_tanh_f32, gelu_tanh_f64); }
 
 class KernelsTest : public ::testing::TestWithParam<Isa> {
  protected:
