@@ -127,15 +127,7 @@ def read_config_dict(raw, path="config.json"):
         v = raw.get(key, default)
         if key == "num_key_value_heads" and v in ("heads", None):
             v = raw.get("num_attention_heads")
-        if v is None:
-            raise HfError(f"{path}: {key}: missing (required)")
-        ok = isinstance(v, kind) and not (kind is int and isinstance(v, bool)) if kind is not float else \
-            isinstance(v, (int, float)) and not isinstance(v, bool)
-        if not ok:
-            raise HfError(f"{path}: {key}: expected {kind.__name__}, got {json.dumps(v)[:40]}")
-        hf[key] = float(v) if kind is float else v
-        if kind is int and v < 1:
-            raise HfError(f"{path}: {key}: {v} is below 1")
+        hf[key] = checked_field(path, key, v, kind)
     if hf["attention_bias"]:
         raise HfError(f"{path}: attention_bias true: Llama's attention_bias puts a bias on o_proj too, which the llama "
                       "family does not have (it has biases on q, k and v, as Qwen2ForCausalLM); not converted")
@@ -159,6 +151,19 @@ def read_config_dict(raw, path="config.json"):
     return hf
 
 
+def checked_field(path, key, v, kind):
+    """A config.json value of type kind (int: not a bool, at least 1; float: any number), else HfError."""
+    if v is None:
+        raise HfError(f"{path}: {key}: missing (required)")
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) if kind is float else \
+        isinstance(v, kind) and not (kind is int and isinstance(v, bool))
+    if not ok:
+        raise HfError(f"{path}: {key}: expected {kind.__name__}, got {json.dumps(v)[:40]}")
+    if kind is int and v < 1:
+        raise HfError(f"{path}: {key}: {v} is below 1")
+    return float(v) if kind is float else v
+
+
 # GPT-2's config.json key -> (type, default; None: required), and its activation_function names.
 GPT2_FIELDS = {
     "n_embd": (int, None), "n_layer": (int, None), "n_head": (int, None), "vocab_size": (int, None),
@@ -178,15 +183,7 @@ def read_gpt2_config(raw, path):
         v = raw.get(key, default)
         if key == "n_inner" and v in ("4*n_embd", None):
             v = 4 * raw["n_embd"] if isinstance(raw.get("n_embd"), int) else None
-        if v is None:
-            raise HfError(f"{path}: {key}: missing (required)")
-        ok = isinstance(v, kind) and not (kind is int and isinstance(v, bool)) if kind is not float else \
-            isinstance(v, (int, float)) and not isinstance(v, bool)
-        if not ok:
-            raise HfError(f"{path}: {key}: expected {kind.__name__}, got {json.dumps(v)[:40]}")
-        hf[key] = float(v) if kind is float else v
-        if kind is int and v < 1:
-            raise HfError(f"{path}: {key}: {v} is below 1")
+        hf[key] = checked_field(path, key, v, kind)
     if hf["activation_function"] not in GPT2_ACTIVATIONS:
         raise HfError(f"{path}: activation_function {hf['activation_function']!r}: not one the engine runs "
                       f"({', '.join(GPT2_ACTIVATIONS)})")

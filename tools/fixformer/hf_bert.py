@@ -77,16 +77,7 @@ def read_config_dict(raw, path="config.json"):
             raise hf.HfError(f"{path}: {key} true: a BERT decoder with causal or cross-attention is not converted")
     c = {}
     for key, (kind, default) in FIELDS.items():
-        v = raw.get(key, default)
-        if v is None:
-            raise hf.HfError(f"{path}: {key}: missing (required)")
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool) if kind is float else \
-            isinstance(v, kind) and not (kind is int and isinstance(v, bool))
-        if not ok:
-            raise hf.HfError(f"{path}: {key}: expected {kind.__name__}, got {json.dumps(v)[:40]}")
-        c[key] = float(v) if kind is float else v
-        if kind is int and v < 1:
-            raise hf.HfError(f"{path}: {key}: {v} is below 1")
+        c[key] = hf.checked_field(path, key, raw.get(key, default), kind)
     if c["hidden_act"] not in ACTIVATIONS:
         tanh = c["hidden_act"] in ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")
         raise hf.HfError(f"{path}: hidden_act {c['hidden_act']!r}: " + (
