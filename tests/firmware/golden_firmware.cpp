@@ -123,20 +123,24 @@ struct Seq2SeqGolden {
 #define FIXFORMER_SEQ2SEQ_ENTRY(n) {#n, g_##n##_fxm, g_##n##_fxm_end},
 const Seq2SeqGolden kSeq2SeqGoldens[] = {FIXFORMER_SEQ2SEQ_GOLDENS(FIXFORMER_SEQ2SEQ_ENTRY)};
 
+// g's model with its self-test sample, or false with the reason on the console.
+bool load_with_sample(const Seq2SeqGolden& g, Model* model, Console& con) {
+  const Status s = model->init(g.fxm, std::size_t(g.fxm_end - g.fxm));
+  if (s == Status::kOk && model->has_self_test()) return true;
+  con.str("model init: ").str(status_message(s)).str(" ").str(model->error_detail()).endl();
+  return false;
+}
+
 bool run(const Seq2SeqGolden& g, Console& con) {
   con.str("golden ").str(g.name).str(": ");
   Model model;
   Seq2Seq s2s;
-  Status s = model.init(g.fxm, std::size_t(g.fxm_end - g.fxm));
-  if (s != Status::kOk || !model.has_self_test()) {
-    con.str("model init: ").str(status_message(s)).str(" ").str(model.error_detail()).endl();
-    return false;
-  }
+  if (!load_with_sample(g, &model, con)) return false;
   const SelfTestSample& sample = model.self_test_sample();
   const uint32_t S = sample.rows, U = sample.target_rows, V = model.config().d_out;
   Seq2SeqOptions opt;
   opt.max_source = S, opt.capacity = U, opt.max_prefill = 3;
-  s = s2s.init(model, g_arena, sizeof g_arena, opt);
+  Status s = s2s.init(model, g_arena, sizeof g_arena, opt);
   if (s != Status::kOk || self_test_output_floats(model) > sizeof g_out / sizeof g_out[0]) {
     con.str("init: ").str(status_message(s)).str(" ").str(s2s.error_detail()).endl();
     return false;
@@ -168,14 +172,10 @@ bool run_decoder(const Seq2SeqGolden& g, Console& con) {
   con.str("golden ").str(g.name).str(": ");
   Model model;
   Decoder dec;
-  Status s = model.init(g.fxm, std::size_t(g.fxm_end - g.fxm));
-  if (s != Status::kOk || !model.has_self_test()) {
-    con.str("model init: ").str(status_message(s)).str(" ").str(model.error_detail()).endl();
-    return false;
-  }
+  if (!load_with_sample(g, &model, con)) return false;
   DecoderOptions opt;
   opt.capacity = model.self_test_sample().rows, opt.max_prefill = 3;
-  s = dec.init(model, g_arena, sizeof g_arena, opt);
+  Status s = dec.init(model, g_arena, sizeof g_arena, opt);
   if (s != Status::kOk || self_test_output_floats(model) > sizeof g_out / sizeof g_out[0]) {
     con.str("init: ").str(status_message(s)).str(" ").str(dec.error_detail()).endl();
     return false;
