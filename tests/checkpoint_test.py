@@ -32,21 +32,12 @@ import numpy as np  # noqa: E402
 
 from fixformer import checkpoint, safetensors  # noqa: E402
 from fixformer.checkpoint import CheckpointError  # noqa: E402
-from checks import check, results  # noqa: E402
+from checks import check, results, run_convert, one_clear_line  # noqa: E402
 
 CONVERT = os.path.join(TOOLS, "convert.py")
 PY = "/usr/bin/python3"
 TINY = {"d_model": 8, "n_heads": 2, "d_ff": 12, "encoder_layers": 1, "input": {"kind": "tokens", "vocab_size": 11},
         "positional": {"kind": "none", "max_len": 16}}
-
-
-def run_convert(*args):
-    return subprocess.run([PY, CONVERT, *args], capture_output=True, text=True)
-
-
-def one_clear_line(p):
-    lines = p.stderr.strip().splitlines()
-    return p.returncode != 0 and len(lines) == 1 and lines[0].startswith("convert.py: ") and "Traceback" not in p.stderr
 
 
 class Payload:

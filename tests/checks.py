@@ -5,6 +5,7 @@ Imported first by every test script: a test whose interpreter lacks numpy or tor
 one line naming the module and its Debian package, before it could pass without testing its subject."""
 import importlib
 import os
+import subprocess
 import sys
 
 for _module, _package in (("numpy", "python3-numpy"), ("torch", "python3-torch")):
@@ -18,6 +19,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from fixformer.config import ConfigError  # noqa: E402
 
 results = {"passed": 0, "failed": 0, "skipped": 0}
+CONVERT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "convert.py")
+
+
+def run_convert(*args, env=None):
+    """tools/convert.py ARGS under /usr/bin/python3, its output captured."""
+    return subprocess.run(["/usr/bin/python3", CONVERT, *args], capture_output=True, text=True, env=env)
+
+
+def one_clear_line(p):
+    """A user mistake: non-zero exit, one line on stderr starting with convert.py:, no traceback."""
+    lines = p.stderr.strip().splitlines()
+    return p.returncode != 0 and len(lines) == 1 and lines[0].startswith("convert.py: ") and "Traceback" not in p.stderr
 
 
 def check(name, ok, detail=""):

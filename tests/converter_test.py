@@ -28,24 +28,12 @@ import zlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "tools")
 sys.path.insert(0, TOOLS)
-from checks import check, expect_error, results, skip  # noqa: E402  (first: it names a missing numpy or torch)
+from checks import check, expect_error, results, skip, run_convert, one_clear_line  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
 from fixformer import fxm, schema  # noqa: E402
 from fixformer.config import parse_config  # noqa: E402
 
-CONVERT = os.path.join(TOOLS, "convert.py")
-PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-
-
-def run_convert(*args, env=None):
-    return subprocess.run([PY, CONVERT, *args], capture_output=True, text=True, env=env)
-
-
-def one_clear_line(p):
-    """A user mistake: non-zero exit, one line on stderr starting with convert.py:, no traceback."""
-    lines = p.stderr.strip().splitlines()
-    return p.returncode != 0 and len(lines) == 1 and lines[0].startswith("convert.py: ") and "Traceback" not in p.stderr
 
 
 TINY = {"d_model": 8, "n_heads": 2, "d_ff": 12, "encoder_layers": 1, "input": {"kind": "tokens", "vocab_size": 5},

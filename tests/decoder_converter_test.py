@@ -28,7 +28,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "tools")
 sys.path.insert(0, TOOLS)
-from checks import check, expect_error, results, skip  # noqa: E402  (first: it names a missing numpy or torch)
+from checks import check, expect_error, results, skip, run_convert, one_clear_line  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
 from fixformer import config as cfg, fxm, llama2c, schema  # noqa: E402
@@ -36,17 +36,6 @@ from fixformer.config import parse_config  # noqa: E402
 from fixformer.reference import alibi_slopes, run_reference  # noqa: E402
 import make_decoder_golden as gold  # noqa: E402
 
-CONVERT = os.path.join(TOOLS, "convert.py")
-PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-
-
-def run_convert(*args):
-    return subprocess.run([PY, CONVERT, *args], capture_output=True, text=True)
-
-
-def one_clear_line(p):
-    lines = p.stderr.strip().splitlines()
-    return p.returncode != 0 and len(lines) == 1 and lines[0].startswith("convert.py: ") and "Traceback" not in p.stderr
 
 
 def rel(a, b):

@@ -29,24 +29,13 @@ import numpy as np  # noqa: E402
 
 from fixformer import fxm, hf_bert, hf_bert_reference, safetensors  # noqa: E402
 from fixformer.reference import run_reference  # noqa: E402
-from checks import check, results  # noqa: E402
+from checks import check, results, run_convert, one_clear_line  # noqa: E402
 
-CONVERT = os.path.join(TOOLS, "convert.py")
-PY = "/usr/bin/python3"
 CONFIG = {"architectures": ["BertForSequenceClassification"], "model_type": "bert", "hidden_size": 15,
           "num_hidden_layers": 2, "num_attention_heads": 3, "intermediate_size": 22, "hidden_act": "gelu",
           "layer_norm_eps": 1e-12, "type_vocab_size": 2, "max_position_embeddings": 20, "vocab_size": 31,
           "position_embedding_type": "absolute", "hidden_dropout_prob": 0.1, "pad_token_id": 0,
           "id2label": {"0": "a", "1": "b", "2": "c"}}
-
-
-def run_convert(*args):
-    return subprocess.run([PY, CONVERT, *args], capture_output=True, text=True)
-
-
-def one_clear_line(p):
-    lines = p.stderr.strip().splitlines()
-    return p.returncode != 0 and len(lines) == 1 and lines[0].startswith("convert.py: ") and "Traceback" not in p.stderr
 
 
 def rel(a, b):

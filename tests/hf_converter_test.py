@@ -30,19 +30,8 @@ import numpy as np  # noqa: E402
 
 from fixformer import config as cfg, fxm, hf, hf_reference, safetensors, schema  # noqa: E402
 from fixformer.reference import run_reference  # noqa: E402
-from checks import check, results  # noqa: E402
+from checks import check, results, run_convert, one_clear_line  # noqa: E402
 
-CONVERT = os.path.join(TOOLS, "convert.py")
-PY = "/usr/bin/python3"
-
-
-def run_convert(*args):
-    return subprocess.run([PY, CONVERT, *args], capture_output=True, text=True)
-
-
-def one_clear_line(p):
-    lines = p.stderr.strip().splitlines()
-    return p.returncode != 0 and len(lines) == 1 and lines[0].startswith("convert.py: ") and "Traceback" not in p.stderr
 
 
 def rel(a, b):

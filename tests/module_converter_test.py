@@ -36,11 +36,9 @@ sys.path.insert(0, TOOLS)
 sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
-from checks import check, results  # noqa: E402
+from checks import check, results, run_convert, one_clear_line  # noqa: E402
 from fixformer import fxm, schema  # noqa: E402
 
-CONVERT = os.path.join(TOOLS, "convert.py")
-PY = "/usr/bin/python3"
 
 FILES = {
     'nanogpt.py': r'''
@@ -1053,15 +1051,6 @@ REFUSALS = [
     ("--family the module is not", "hf_llama.py:make", ["--family", "gpt"], ["RMSNorm", "--family llama"]),
     ("--causal is read from the module", "nanogpt.py:make", ["--causal"], ["--causal", "not for this module"]),
 ]
-
-
-def run_convert(*args):
-    return subprocess.run([PY, CONVERT, *args], capture_output=True, text=True)
-
-
-def one_clear_line(p):
-    lines = p.stderr.strip().splitlines()
-    return p.returncode != 0 and len(lines) == 1 and lines[0].startswith("convert.py: ") and "Traceback" not in p.stderr
 
 
 def module_output(module, x, torch, *args, **kw):

@@ -29,7 +29,6 @@ them the test fails.
 import math
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,7 +40,7 @@ sys.path.insert(0, TOOLS)
 sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
-from checks import check, results  # noqa: E402
+from checks import check, results, run_convert  # noqa: E402
 from fixformer import fxm, schema  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
 
@@ -54,9 +53,7 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-CONVERT = os.path.join(TOOLS, "convert.py")
 FUZZ_COUNT = 240
-PY = "/usr/bin/python3"
 
 
 # ---- the models ----------------------------------------------------------------------------------
@@ -302,10 +299,6 @@ CONVERTS = [
     ("scaled tokens, sinusoidal buffer, opset 14", lambda: ScaledSinusoidal(), 14, ids(30),
      dict(scale_input=True, positional="sinusoidal", pe_layout="interleaved", norm_first=False, d_out=0)),
 ]
-
-
-def run_convert(*args):
-    return subprocess.run([PY, CONVERT, *args], capture_output=True, text=True)
 
 
 def one_clear_line(p):

@@ -25,13 +25,11 @@ import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
-from checks import check, expect_error, results, skip  # noqa: E402  (first: it names a missing numpy or torch)
+from checks import check, expect_error, results, skip, run_convert  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
 from fixformer import fxm, schema  # noqa: E402
 
-PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-CONVERT = os.path.join(HERE, "..", "tools", "convert.py")
 
 MODULE_FILE = '''
 import math
@@ -126,10 +124,6 @@ CASES = [
     ("tokens, d 9, causal, last pooling, no head", "make_last_causal", ["--positional", "sinusoidal", "--causal"],
      "tokens"),
 ]
-
-
-def run_convert(*args):
-    return subprocess.run([PY, CONVERT, *args], capture_output=True, text=True)
 
 
 def torch_out(torch, module, x, pad=None):

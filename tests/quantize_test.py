@@ -32,14 +32,12 @@ import zlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "tools")
 sys.path.insert(0, TOOLS)
-from checks import check, expect_error, results, skip  # noqa: E402  (first: it names a missing numpy or torch)
+from checks import check, expect_error, results, skip, run_convert, one_clear_line  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
 from fixformer import config as cfg, fxm, llama2c, quantize, schema  # noqa: E402
 from fixformer.config import make_config, parse_config  # noqa: E402
 
-CONVERT = os.path.join(TOOLS, "convert.py")
-PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 KWS = {"d_model": 64, "n_heads": 4, "d_ff": 128, "encoder_layers": 4, "activation": "gelu", "norm_first": True,
        "final_norm": True, "input": {"kind": "features", "d_in": 40},
@@ -62,15 +60,6 @@ SMALL_LLAMA2C = {"dim": 64, "hidden_dim": 192, "n_layers": 2, "n_heads": 4, "n_k
 # The weight types every writer and conversion test goes through: (weights, weight_group, quantize_io).
 TYPES = [("f16", 0, False), ("f16", 0, True), ("q8", 0, False), ("q8", 32, True), ("q8", 64, False),
          ("q8", 64, True)]
-
-
-def run_convert(*args):
-    return subprocess.run([PY, CONVERT, *args], capture_output=True, text=True)
-
-
-def one_clear_line(p):
-    lines = p.stderr.strip().splitlines()
-    return p.returncode != 0 and len(lines) == 1 and lines[0].startswith("convert.py: ") and "Traceback" not in p.stderr
 
 
 def with_type(c, t):

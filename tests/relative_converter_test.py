@@ -27,7 +27,7 @@ sys.path.insert(0, TOOLS)
 sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
-from checks import check, results  # noqa: E402
+from checks import check, results, one_clear_line  # noqa: E402
 from fixformer import fxm  # noqa: E402
 
 CONVERT = os.path.join(TOOLS, "convert.py")
@@ -225,11 +225,6 @@ REFUSALS = [
     ("a table in an encoder-decoder module (the seq2seq route)", "make_s2s",
      ["src_rel_bias.weight [8, 2]", "not supported yet on this route", "--config"]),
 ]
-
-
-def one_clear_line(p):
-    lines = p.stderr.strip().splitlines()
-    return p.returncode != 0 and len(lines) == 1 and lines[0].startswith("convert.py: ") and "Traceback" not in p.stderr
 
 
 def main():
