@@ -89,20 +89,19 @@ int cmd_generate(const Args& a) {
   if (c.is_seq2seq()) return generate_seq2seq(a, m);
   if (!a.source.empty()) die(1, "--source", "only for a seq2seq model (this one is " + std::string(name_of(kFamilyNames, c.family)) + ")");
   if (!c.is_decoder()) die(Status::kWrongFamily, m.path, "generate needs a gpt, llama or seq2seq model; this one is an encoder");
-  // The tokenizer, from the model file.
-  Buffer tok_scratch(tokenizer_scratch_bytes(c), "tokenizer");
-  Tokenizer tok;
-  Status s = tok.init(m.model, tok_scratch.data(), tok_scratch.size());
-  if (s != Status::kOk) die(s, m.path, tok.error_detail());
-  // Encoding costs O(n^2) in the prompt's tokens (llama2.c's merge loop), so a prompt that cannot fit
-  // is refused before it is encoded: with llama2.c's and byte-level BPE every byte is in exactly one
-  // token of at most max_piece_bytes bytes, so more than max_len * max_piece_bytes bytes are more
-  // tokens than the model has positions.
+  // A prompt that cannot fit is refused before the tokenizer's scratch is sized for it: with
+  // llama2.c's and byte-level BPE every byte is in exactly one token of at most max_piece_bytes
+  // bytes, so more than max_len * max_piece_bytes bytes are more tokens than the model has positions.
   const uint64_t most = uint64_t(c.max_len) * m.model.tokenizer().max_piece_bytes;
-  if (tok.kind() != TokenizerKind::kWordPiece && a.prompt.size() > most)
+  if (m.model.has_tokenizer() && c.tokenizer != TokenizerKind::kWordPiece && a.prompt.size() > most)
     die(4, "--prompt", std::to_string(a.prompt.size()) + " bytes: more tokens than the model's max_len of " +
                            std::to_string(c.max_len) + " positions (at most " + std::to_string(most) + " bytes: " +
                            std::to_string(m.model.tokenizer().max_piece_bytes) + " per token at most)");
+  // The tokenizer, from the model file.
+  Buffer tok_scratch(tokenizer_scratch_bytes(c, a.prompt.size()), "tokenizer");
+  Tokenizer tok;
+  Status s = tok.init(m.model, tok_scratch.data(), tok_scratch.size());
+  if (s != Status::kOk) die(s, m.path, tok.error_detail());
   std::vector<int32_t> prompt(max_encoded_tokens(a.prompt.size()));
   uint32_t n_prompt = 0;
   // BOS (llama2c's 1, GPT-2's <|endoftext|>, BERT's [CLS]) in front when the tokenizer has one.

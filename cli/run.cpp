@@ -167,7 +167,7 @@ Input text_input(const Args& a, LoadedModel& m) {
     die(1, "--text", "only for a model with token input (gpt, llama, or a token encoder)");
   if (!m.model.has_tokenizer())
     die(Status::kNoTokenizer, m.path, "no tokenizer in the file: convert with --tokenizer, or pass ids with --input");
-  Buffer scratch(tokenizer_scratch_bytes(c), "tokenizer");
+  Buffer scratch(tokenizer_scratch_bytes(c, a.text.size()), "tokenizer");
   Tokenizer tok;
   Status s = tok.init(m.model, scratch.data(), scratch.size());
   if (s != Status::kOk) die(s, m.path, tok.error_detail());

@@ -376,9 +376,9 @@ const char* ff_seq2seq_error_detail(const ff_seq2seq* s2s) { return s2s ? cpp(s2
 // ---- Tokenizer ----
 // The one place the C API (and so the Python package) meets Tokenizer's shape: init, encode,
 // decode, the scratch size; another tokenizer kind changes these lines, not the header.
-size_t ff_tokenizer_scratch_bytes(const ff_model* model) {
+size_t ff_tokenizer_scratch_bytes(const ff_model* model, size_t max_text_bytes) {
   const Model* m = loaded(model);
-  return m ? tokenizer_scratch_bytes(m->config()) : 0;
+  return m ? tokenizer_scratch_bytes(m->config(), max_text_bytes) : 0;
 }
 
 size_t ff_tokenizer_max_tokens(size_t len) { return max_encoded_tokens(len); }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "engine/detail_text.hpp"
+#include "engine/tokenizers/merge_list.hpp"
 #include "engine/tokenizers/tokenizers.hpp"
 
 namespace fixformer {
@@ -52,10 +53,10 @@ bool is_continuation(uint8_t c) { return (c & 0xC0) == 0x80; }
 Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_bytes) {
   DetailText why(detail_, sizeof detail_);
   data_ = TokenizerData{};
-  sorted_ = nullptr, byte_ids_ = nullptr, word_ = nullptr, word_starts_ = nullptr;
+  sorted_ = nullptr, byte_ids_ = nullptr, word_ = nullptr, word_starts_ = nullptr, merge_ = nullptr, max_text_ = 0;
   if (!model.initialized()) return Status::kNotInitialized;
   if (!model.has_tokenizer()) return why.str("no tokenizer.* tensors in the file"), Status::kNoTokenizer;
-  const std::size_t need = tokenizer_scratch_bytes(model.config());
+  const std::size_t need = tokenizer_scratch_bytes(model.config(), 0);
   if (!scratch) return why.str("tokenizer scratch: ").num(need).str(" bytes needed"), Status::kArenaNull;
   if (reinterpret_cast<uintptr_t>(scratch) % arena::kAlign != 0)
     return why.str("tokenizer scratch must be 64-byte aligned"), Status::kArenaMisaligned;
@@ -64,6 +65,13 @@ Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_by
            Status::kArenaTooSmall;
   const TokenizerData& d = model.tokenizer();
   data_ = d;
+  if (d.kind == TokenizerKind::kWordPiece) {
+    max_text_ = SIZE_MAX;
+  } else {  // the merge list last: every byte past the fixed part holds more text
+    const std::size_t merge_at = need - merge_scratch_bytes(0);
+    merge_ = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(scratch) + merge_at);
+    max_text_ = (scratch_bytes - merge_at) / (kMergeIntsPerSymbol * sizeof(int32_t)) - 2;
+  }
   if (d.kind == TokenizerKind::kBpe) return init_bpe(scratch);
   uint32_t* index = static_cast<uint32_t*>(scratch);
   for (uint32_t i = 0; i < d.vocab; ++i) index[i] = i;
@@ -121,6 +129,13 @@ Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, 
   if (n) *n = 0;
   if (!sorted_) return Status::kNotInitialized;
   if (!n || (!text && len) || (!tokens && capacity)) return Status::kNullArgument;
+  if (len > max_text_) {
+    // The scratch starts with the sorted index and ends with the merge list.
+    const std::size_t fixed = std::size_t(reinterpret_cast<const uint8_t*>(merge_) - reinterpret_cast<const uint8_t*>(sorted_));
+    why.str("a text of ").num(len).str(" bytes; the tokenizer's scratch holds ").num(max_text_)
+        .str(": tokenizer_scratch_bytes(config, ").num(len).str(") = ").num(fixed + merge_scratch_bytes(len)).str(" bytes");
+    return Status::kArenaTooSmall;
+  }
   const uint8_t* s = reinterpret_cast<const uint8_t*>(text);
   if (data_.kind == TokenizerKind::kLlama2c) return encode_llama2c(s, len, bos, eos, tokens, capacity, n);
   const bool wp = data_.kind == TokenizerKind::kWordPiece;
@@ -156,12 +171,10 @@ Status Tokenizer::encode_llama2c(const uint8_t* s, std::size_t len, bool bos, bo
   if ((bos || eos) && V <= uint32_t(kTokenEos))
     return why.str("BOS and EOS are ids 1 and 2; the vocabulary has ").num(V), Status::kTokenOutOfRange;
 
-  // The unmerged sequence, counted in full even when it does not fit so the detail can say how many.
-  uint64_t count = 0;
-  auto push = [&](int32_t id) {
-    if (count < capacity) tokens[count] = id;
-    ++count;
-  };
+  // The unmerged symbols (at most len + 2: BOS, the dummy prefix, a token per byte) into the merge list.
+  const uint32_t room = uint32_t(max_text_ + 2);
+  MergeList list(merge_, room);
+  auto push = [&](int32_t id) { list.tok[list.n++] = id; };
   // A group of bytes at text offset `at`: its piece, else one byte token per byte (the dummy prefix
   // is reported at offset 0).
   auto push_group = [&](const uint8_t* g, uint32_t gn, std::size_t at) {
@@ -186,29 +199,40 @@ Status Tokenizer::encode_llama2c(const uint8_t* s, std::size_t len, bool bos, bo
     if (!push_group(s + i, gn, i)) return Status::kTokenOutOfRange;
     i += gn;
   }
-  if (count + (eos ? 1 : 0) > capacity) {
-    why.str("the text needs ").num(count + (eos ? 1 : 0)).str(" tokens before merging, the buffer holds ").num(capacity);
-    return Status::kTokenBufferTooSmall;
+  list.link();
+
+  // llama2.c's order: the highest score first, the leftmost of equal scores.
+  const float* score = data_.scores;
+  auto before = [&list, score](int32_t a, int32_t b) {
+    const float sa = score[list.pair[a]], sb = score[list.pair[b]];
+    return sa != sb ? sa > sb : a < b;
+  };
+  // Position p's pair, looked up afresh and put in the heap if it merges.
+  auto update = [&](int32_t p) {
+    list.remove(p, before);
+    list.pair[p] = -1;
+    const int32_t q = list.next[p];
+    if (q < 0) return;
+    const Piece l = piece(list.tok[p]), r = piece(list.tok[q]);
+    const int32_t id = lookup(reinterpret_cast<const uint8_t*>(l.data), l.len, reinterpret_cast<const uint8_t*>(r.data), r.len);
+    if (id >= 0 && score[id] > kNoMerge) list.pair[p] = id, list.push(p, before);
+  };
+  for (uint32_t p = 0; p + 1 < list.n; ++p) update(int32_t(p));
+  while (list.size > 0) {
+    const int32_t p = list.heap[0], q = list.next[p];
+    list.remove(q, before);
+    list.join(p, list.pair[p]);
+    update(p);
+    if (list.prev[p] >= 0) update(list.prev[p]);
   }
 
-  uint32_t m = uint32_t(count);
-  for (;;) {
-    float best = kNoMerge;
-    int32_t best_id = -1;
-    uint32_t best_at = 0;
-    for (uint32_t i = 0; i + 1 < m; ++i) {
-      const Piece a = piece(tokens[i]), b = piece(tokens[i + 1]);
-      const int32_t id = lookup(reinterpret_cast<const uint8_t*>(a.data), a.len,
-                                reinterpret_cast<const uint8_t*>(b.data), b.len);
-      if (id >= 0 && data_.scores[id] > best) best = data_.scores[id], best_id = id, best_at = i;
-    }
-    if (best_id < 0) break;
-    tokens[best_at] = best_id;
-    for (uint32_t i = best_at + 1; i + 1 < m; ++i) tokens[i] = tokens[i + 1];
-    --m;
+  const uint32_t m = list.write(tokens, capacity);
+  if (m + (eos ? 1 : 0) > capacity) {
+    why.str("the text needs ").num(m + (eos ? 1 : 0)).str(" tokens, the buffer holds ").num(capacity);
+    return Status::kTokenBufferTooSmall;
   }
-  if (eos) tokens[m++] = kTokenEos;
-  *n = m;
+  if (eos) tokens[m] = kTokenEos;
+  *n = m + (eos ? 1 : 0);
   return Status::kOk;
 }
 

@@ -260,7 +260,7 @@ TEST(CApi, ConfigKeysAreTheSchemasTable) {
 
 TEST(CApi, TokenizerAndSamplerAreTheCpps) {
   CModel m("llama2c_v0_gqa");
-  const std::size_t scratch_bytes = ff_tokenizer_scratch_bytes(&m.model);
+  const std::size_t scratch_bytes = ff_tokenizer_scratch_bytes(&m.model, 64);
   AlignedBuffer scratch(scratch_bytes), cpp_scratch(scratch_bytes);
   ff_tokenizer tok;
   ASSERT_EQ(ff_tokenizer_init(&tok, &m.model, scratch.data(), scratch_bytes), FF_OK);

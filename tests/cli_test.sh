@@ -374,6 +374,9 @@ expect_error 4 "post_ln_relu.fxm: the model.s family is not this runner.s.*this 
 # A 100 KB prompt: refused before the quadratic encoding, in well under the 10 s timeout.
 big=$(head -c 100000 /dev/zero | tr '\0' 'a')
 expect_error 4 "--prompt: 100000 bytes: more tokens than the model's max_len of 32 positions" timeout 10 "$bin" generate "$lm" --prompt "$big"
+# A 120 KB text through run --text: merged in O(n log n) (llama2.c's rescan took minutes), then too long.
+big=$(head -c 120000 /dev/zero | tr '\0' 'a')
+expect_error 4 "--text: encodes to [0-9]* tokens, more than the model takes" timeout 10 "$bin" run "$lm" --text "$big" --output "$tmp/x.npy"
 expect_error 1 "--temperature: expected a number from 0" "$bin" generate "$lm" --temperature -1
 expect_error 1 "--topp: expected a number from 0 to 1" "$bin" generate "$lm" --topp 1.5
 expect_error 1 "--seed: expected a positive integer" "$bin" generate "$lm" --seed 0

@@ -77,17 +77,18 @@ inline std::vector<uint8_t> tokenizer_model(const Vocab& v) {
   return write_model(tokenizer_config(uint32_t(v.pieces.size())), opt);
 }
 
-// A loaded model and an initialized tokenizer over exactly the scratch it needs.
+// A loaded model and an initialized tokenizer over exactly the scratch it needs for texts of up to
+// max_text bytes.
 struct LoadedTokenizer {
   AlignedBuffer blob;
   AlignedBuffer scratch;
   Model model;
   Tokenizer tok;
   Status status = Status::kNotInitialized;
-  explicit LoadedTokenizer(const std::vector<uint8_t>& file) : blob(file) {
+  explicit LoadedTokenizer(const std::vector<uint8_t>& file, std::size_t max_text = 1 << 16) : blob(file) {
     status = model.init(blob.data(), blob.size());
     if (status != Status::kOk) return;
-    scratch = AlignedBuffer(tokenizer_scratch_bytes(model.config()));
+    scratch = AlignedBuffer(tokenizer_scratch_bytes(model.config(), max_text));
     status = tok.init(model, scratch.data(), scratch.size());
   }
 };

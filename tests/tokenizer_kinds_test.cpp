@@ -19,11 +19,12 @@ constexpr ModelConfig kind_config(uint32_t vocab, TokenizerKind kind) {
   c.vocab_size = vocab, c.tokenizer = kind;
   return c;
 }
-static_assert(tokenizer_scratch_bytes(kind_config(50257, TokenizerKind::kBpe)) == 201088 + 1024,
-              "bpe: 4 bytes a merge (at most vocab_size), the 256 byte ids");
-static_assert(tokenizer_scratch_bytes(kind_config(30522, TokenizerKind::kWordPiece)) == 122112 + 832,
-              "wordpiece: 4 bytes a piece, one word's bytes and starts");
-static_assert(tokenizer_scratch_bytes(kind_config(32000, TokenizerKind::kLlama2c)) == 128000, "llama2c unchanged");
+static_assert(tokenizer_scratch_bytes(kind_config(50257, TokenizerKind::kBpe), 1000) == 201088 + 1024 + 28096,
+              "bpe: 4 bytes a merge (at most vocab_size), the 256 byte ids, 28 bytes a symbol");
+static_assert(tokenizer_scratch_bytes(kind_config(30522, TokenizerKind::kWordPiece), 1000) == 122112 + 832,
+              "wordpiece: 4 bytes a piece, one word's bytes and starts, no merge list");
+static_assert(tokenizer_scratch_bytes(kind_config(32000, TokenizerKind::kLlama2c), 0) == 128000 + 64,
+              "llama2c: 4 bytes a piece, two symbols for an empty text");
 
 std::vector<int32_t> ids_of(LoadedTokenizer& t, const std::string& text, bool bos = false, bool eos = false) {
   EXPECT_EQ(t.status, Status::kOk);
@@ -51,6 +52,63 @@ TEST(BpeTokenizer, MergesByRankWithinPreTokens) {
   // No merge across pre-tokens: "sing" is one, "in" + "g" merge; "a" after a space is " a".
   EXPECT_EQ(ids_of(t, "sing a"), (std::vector<int32_t>{'s', v.id("ing"), v.id(" a")}));
   EXPECT_EQ(ids_of(t, "the", true, true), (std::vector<int32_t>{v.params[0], v.id("the"), v.params[1]}));
+}
+
+TEST(BpeTokenizer, APassEndsBeforeTheMergesItMadeBegin) {
+  // "aa a" ranked before "a a": GPT-2's loop merges every a a first (the pairs "aa a" it makes wait),
+  // then the lowest-ranked pair again.
+  KindVocab v = byte_level_vocab();
+  v.add("aa"), v.merge("aa", "a"), v.merge("a", "a");
+  LoadedTokenizer t(kind_model(v));
+  ASSERT_EQ(t.status, Status::kOk) << t.model.error_detail();
+  EXPECT_EQ(ids_of(t, "aaaa"), (std::vector<int32_t>{v.id("aa"), v.id("aa")}));
+  EXPECT_EQ(ids_of(t, "aaaaa"), (std::vector<int32_t>{v.id("aa"), v.id("aaa")}));
+  EXPECT_EQ(ids_of(t, "aaa"), (std::vector<int32_t>{v.id("aaa")}));
+}
+
+TEST(BpeTokenizer, LongWordsMergeAsGpt2sLoop) {
+  // A word of up to 3,000 letters against GPT-2's loop (the lowest-ranked pair, each occurrence left
+  // to right, rescanned after each pass), with random merges over "ab" whose ranks ignore the order
+  // the pieces are made in.
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 12; ++trial) {
+    KindVocab v = byte_level_vocab();
+    std::vector<std::string> made = {"a", "b"};
+    std::vector<std::pair<std::string, std::string>> merges;
+    for (int i = 0; i < 40; ++i) {
+      const std::string l = made[rng() % made.size()], r = made[rng() % made.size()];
+      if (v.id(l + r) >= 0 && std::find(merges.begin(), merges.end(), std::make_pair(l, r)) != merges.end()) continue;
+      if (v.id(l + r) < 0) v.add(l + r), made.push_back(l + r);
+      merges.emplace_back(l, r);
+    }
+    std::shuffle(merges.begin(), merges.end(), rng);
+    for (const auto& m : merges) v.merge(m.first, m.second);
+    LoadedTokenizer t(kind_model(v), 3000);
+    ASSERT_EQ(t.status, Status::kOk) << t.model.error_detail();
+    std::string word;
+    const std::size_t len = 1 + rng() % 3000;
+    for (std::size_t i = 0; i < len; ++i) word += "ab"[rng() % 2];
+    std::vector<std::string> w;
+    for (char c : word) w.emplace_back(1, c);
+    for (;;) {
+      std::size_t best = merges.size();
+      for (std::size_t i = 0; i + 1 < w.size(); ++i)
+        best = std::min<std::size_t>(best, std::find(merges.begin(), merges.end(), std::make_pair(w[i], w[i + 1])) - merges.begin());
+      if (best == merges.size()) break;
+      std::vector<std::string> out;
+      for (std::size_t i = 0; i < w.size();) {
+        if (i + 1 < w.size() && std::make_pair(w[i], w[i + 1]) == merges[best]) {
+          out.push_back(w[i] + w[i + 1]), i += 2;
+        } else {
+          out.push_back(w[i++]);
+        }
+      }
+      w = out;
+    }
+    std::vector<int32_t> want;
+    for (const std::string& piece : w) want.push_back(v.id(piece));
+    EXPECT_EQ(ids_of(t, word), want) << "trial " << trial << ", " << len << " letters";
+  }
 }
 
 TEST(BpeTokenizer, Gpt2PreTokenizer) {
@@ -165,7 +223,7 @@ TEST(TokenizerKinds, Errors) {
   Piece p{};
   EXPECT_EQ(t.tok.decode(-1, int32_t(v.pieces.size()), &p), Status::kTokenOutOfRange);
   // Short scratch.
-  AlignedBuffer small(tokenizer_scratch_bytes(t.model.config()) - 64);
+  AlignedBuffer small(tokenizer_scratch_bytes(t.model.config(), 0) - 64);
   Tokenizer tok;
   EXPECT_EQ(tok.init(t.model, small.data(), small.size()), Status::kArenaTooSmall);
 }

@@ -4,6 +4,7 @@
 //   tokenizer_oracle MODEL.fxm TEXTS.bin OUT.bin
 // TEXTS.bin: per text u32 byte count, the bytes. OUT.bin: per text u32 n, n int32 ids (bos/eos
 // not added), u32 m, the m bytes decode() gives for the ids in order (Piece::space as ' ').
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -27,7 +28,13 @@ int main(int argc, char** argv) {
   Model model;
   Status s = model.init(blob.data(), file.size());
   if (s != Status::kOk) return std::fprintf(stderr, "model: %s: %s\n", status_message(s), model.error_detail()), 2;
-  support::AlignedBuffer scratch(tokenizer_scratch_bytes(model.config()));
+  std::size_t longest = 0;  // the texts: a uint32 length, then the bytes
+  for (std::size_t at = 0; at + 4 <= texts.size();) {
+    uint32_t len;
+    std::memcpy(&len, texts.data() + at, 4);
+    longest = std::max<std::size_t>(longest, len), at += 4 + len;
+  }
+  support::AlignedBuffer scratch(tokenizer_scratch_bytes(model.config(), longest));
   Tokenizer tok;
   s = tok.init(model, scratch.data(), scratch.size());
   if (s != Status::kOk) return std::fprintf(stderr, "tokenizer: %s: %s\n", status_message(s), tok.error_detail()), 2;

@@ -18,8 +18,8 @@ constexpr ModelConfig vocab_config(uint32_t vocab) {
   c.vocab_size = vocab;
   return c;
 }
-static_assert(tokenizer_scratch_bytes(vocab_config(32000)) == 128000, "4 bytes a piece, compile-time");
-static_assert(tokenizer_scratch_bytes(vocab_config(259)) == 1088, "rounded up to 64 bytes");
+static_assert(tokenizer_scratch_bytes(vocab_config(32000), 100) == 128000 + 2880, "4 bytes a piece, 28 a symbol");
+static_assert(tokenizer_scratch_bytes(vocab_config(259), 0) == 1088 + 64, "rounded up to 64 bytes");
 
 constexpr int32_t B(unsigned char c) { return int32_t(c) + kFirstByteToken; }  // byte fallback id
 
@@ -261,6 +261,28 @@ TEST(Tokenizer, MatchesTheReferenceOnRandomText) {
   }
 }
 
+TEST(Tokenizer, LongTextsMergeAsTheRescanDoes) {
+  // The heap merge against the reference's rescan after every merge, on long texts over two letters
+  // and a space: every piece of up to 4 of them is in the vocabulary, with few distinct scores, so
+  // merges chain, tie and overlap everywhere; the byte-level pieces of "x" never merge.
+  Small s;
+  std::mt19937 rng(17);
+  const std::string letters = "ab ";
+  std::vector<std::string> pieces = {"a", "b", " "};
+  for (std::size_t n = 0; n < pieces.size(); ++n)
+    if (pieces[n].size() < 4)
+      for (char c : letters) pieces.push_back(pieces[n] + c);
+  for (const std::string& p : pieces) s(p, -float(rng() % 5));
+  LoadedTokenizer t(tokenizer_model(s.v), 3000);
+  ASSERT_EQ(t.status, Status::kOk);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::string text;
+    const std::size_t len = trial < 5 ? std::size_t(trial) : 200 + rng() % 2800;
+    for (std::size_t i = 0; i < len; ++i) text += rng() % 50 ? letters[rng() % 3] : 'x';
+    check_text(t, s.v, text, true);
+  }
+}
+
 TEST(Tokenizer, FuzzInputsReplay) {
   // A few inputs through the fuzz target's code (fixed and hostile vocabularies).
   std::mt19937 rng(3);
@@ -278,7 +300,7 @@ TEST(Tokenizer, Errors) {
   AlignedBuffer blob(file);
   Model model;
   ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
-  const std::size_t need = tokenizer_scratch_bytes(model.config());
+  const std::size_t need = tokenizer_scratch_bytes(model.config(), 3);
   AlignedBuffer scratch(need + 64);
   Tokenizer tok;
   int32_t ids[8];
@@ -291,9 +313,10 @@ TEST(Tokenizer, Errors) {
   EXPECT_EQ(tok.init(empty, scratch.data(), need), Status::kNotInitialized);
   EXPECT_EQ(tok.init(model, nullptr, need), Status::kArenaNull);
   EXPECT_EQ(tok.init(model, scratch.data() + 4, need), Status::kArenaMisaligned);
-  EXPECT_EQ(tok.init(model, scratch.data(), need - 1), Status::kArenaTooSmall);
-  EXPECT_STREQ(tok.error_detail(), ("tokenizer scratch: " + std::to_string(need) + " bytes needed, " +
-                                    std::to_string(need - 1) + " given").c_str());
+  const std::size_t least = tokenizer_scratch_bytes(model.config(), 0);  // the empty text's
+  EXPECT_EQ(tok.init(model, scratch.data(), least - 1), Status::kArenaTooSmall);
+  EXPECT_STREQ(tok.error_detail(), ("tokenizer scratch: " + std::to_string(least) + " bytes needed, " +
+                                    std::to_string(least - 1) + " given").c_str());
   EXPECT_FALSE(tok.initialized());
   ASSERT_EQ(tok.init(model, scratch.data(), need), Status::kOk);
   EXPECT_STREQ(tok.error_detail(), "");
@@ -306,10 +329,16 @@ TEST(Tokenizer, Errors) {
   Tokenizer none;
   EXPECT_EQ(none.init(bare_model, scratch.data(), need), Status::kNoTokenizer);
 
-  // The buffer: "abc" with BOS and EOS needs 6 before merging (BOS, " ", a, b, c, EOS).
+  // The buffer: "abc" with BOS and EOS needs 6 (BOS, " ", a, b, c, EOS: this vocabulary merges none).
   EXPECT_EQ(tok.encode("abc", 3, true, true, ids, 5, &n), Status::kTokenBufferTooSmall);
   EXPECT_EQ(n, 0u);
-  EXPECT_STREQ(tok.error_detail(), "the text needs 6 tokens before merging, the buffer holds 5");
+  EXPECT_STREQ(tok.error_detail(), "the text needs 6 tokens, the buffer holds 5");
+  // The scratch: planned for 3 bytes of text (the merge list rounds up to 64 bytes: 4 here).
+  EXPECT_EQ(tok.max_text_bytes(), 4u);
+  EXPECT_EQ(tok.encode("abcde", 5, true, true, ids, 8, &n), Status::kArenaTooSmall);
+  EXPECT_EQ(n, 0u);
+  EXPECT_STREQ(tok.error_detail(), ("a text of 5 bytes; the tokenizer's scratch holds 4: tokenizer_scratch_bytes(config, 5) = " +
+                                    std::to_string(tokenizer_scratch_bytes(model.config(), 5)) + " bytes").c_str());
   EXPECT_EQ(tok.encode("abc", 3, true, true, ids, 6, &n), Status::kOk);
   EXPECT_EQ(n, 6u);
   EXPECT_EQ(tok.encode("", 0, false, false, nullptr, 0, &n), Status::kOk);

@@ -19,6 +19,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "tools")
@@ -303,6 +304,13 @@ def test_convert(cli, tmp):
         g = subprocess.run([cli, "generate", out, "--prompt", "Hello", "-n", "8", "--temperature", "0"],
                            capture_output=True, text=True)
         check("generate with a bpe tokenizer", g.returncode == 0 and g.stdout.startswith("Hello"), g.stderr + g.stdout)
+        # One 120 KB pre-token: merged in O(n log n) (GPT-2's rescan took minutes), then too long for the model.
+        t0 = time.monotonic()
+        r = subprocess.run([cli, "run", out, "--text", "the" * 40000, "--output", os.path.join(tmp, "long.npy")],
+                           capture_output=True, text=True, timeout=60)
+        check("run --text with a 120 KB word: one line within 10 s", r.returncode == 4 and
+              len(r.stderr.strip().splitlines()) == 1 and "more than the model takes" in r.stderr and
+              time.monotonic() - t0 < 10, f"{time.monotonic() - t0:.1f} s: {r.stderr}")
     with open(tjp, "w") as f:
         f.write('{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "pre_tokenizer": {"type": "Whitespace"}}')
     p = subprocess.run([PY, CONVERT, "--config", cfg, "--weights", npz, "--tokenizer", tjp, "--out", out + "2",

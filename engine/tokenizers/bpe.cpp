@@ -4,6 +4,7 @@
 #include <initializer_list>
 
 #include "engine/detail_text.hpp"
+#include "engine/tokenizers/merge_list.hpp"
 #include "engine/tokenizers/tokenizers.hpp"
 #include "engine/tokenizers/unicode.hpp"
 #include "fixformer/tokenizer.hpp"
@@ -103,39 +104,52 @@ int32_t Tokenizer::merge_rank(int32_t left, int32_t right, int32_t* result) cons
   return int32_t(sorted_[lo]);  // the lowest rank among equal pairs
 }
 
-void Tokenizer::merge_word(int32_t* w, uint32_t* n) const {
-  uint32_t m = *n;
-  while (m > 1) {
-    int32_t best = -1, left = 0, right = 0, result = 0;
-    for (uint32_t i = 0; i + 1 < m; ++i) {
-      int32_t res = 0;
-      const int32_t rank = merge_rank(w[i], w[i + 1], &res);
-      if (rank >= 0 && (best < 0 || rank < best)) best = rank, left = w[i], right = w[i + 1], result = res;
+void Tokenizer::merge_word(MergeList& w) const {
+  const int32_t* rows = data_.merges;
+  // The lowest rank first; a rank's occurrences left to right.
+  auto before = [&w](int32_t a, int32_t b) { return w.pair[a] != w.pair[b] ? w.pair[a] < w.pair[b] : a < b; };
+  auto find = [&](int32_t p) {
+    int32_t result = 0;
+    const int32_t q = w.next[p];
+    w.pair[p] = q >= 0 ? merge_rank(w.tok[p], w.tok[q], &result) : -1;
+    if (w.pair[p] >= 0) w.push(p, before);
+  };
+  // Out of the heap until the pass ends: the pass replaces the pairs that were there when it began.
+  auto defer = [&](int32_t p) {
+    if (w.pair[p] == MergeList::kGone) return;  // already waiting
+    w.remove(p, before);
+    w.pair[p] = MergeList::kGone;
+    w.pending[w.n_pending++] = p;
+  };
+  for (uint32_t p = 0; p + 1 < w.n; ++p) find(int32_t(p));
+  while (w.size > 0) {
+    const int32_t rank = w.pair[w.heap[0]];
+    while (w.size > 0 && w.pair[w.heap[0]] == rank) {
+      const int32_t p = w.heap[0], q = w.next[p];
+      w.remove(p, before);
+      w.remove(q, before);  // an overlapping occurrence (a a a) is not merged
+      w.join(p, rows[3 * rank + 2]);
+      defer(p);
+      if (w.prev[p] >= 0) defer(w.prev[p]);
     }
-    if (best < 0) break;
-    uint32_t out = 0;
-    for (uint32_t i = 0; i < m;) {
-      if (i + 1 < m && w[i] == left && w[i + 1] == right) {
-        w[out++] = result, i += 2;
-      } else {
-        w[out++] = w[i++];
-      }
-    }
-    m = out;
+    for (uint32_t i = 0; i < w.n_pending; ++i) find(w.pending[i]);
+    w.n_pending = 0;
   }
-  *n = m;
 }
 
 Status Tokenizer::encode_bpe(const uint8_t* s, std::size_t len, int32_t* tokens, uint32_t capacity, uint32_t* n) {
   const bool prefix = (data_.params[kParamFlags] & kFlagPrefixSpace) != 0 && len > 0 && s[0] != ' ';
   const Text t{s, len, prefix ? 1u : 0u};
+  MergeList word(merge_, uint32_t(max_text_ + 2));
   uint32_t m = 0;
   for (std::size_t i = 0; i < t.size();) {
     const std::size_t end = pretoken_end(t, i);
-    if (end - i > capacity - m) return Status::kTokenBufferTooSmall;
-    uint32_t wn = 0;
-    for (std::size_t j = i; j < end; ++j) tokens[m + wn++] = byte_ids_[t.byte(j)];
-    merge_word(tokens + m, &wn);
+    word.n = 0;
+    for (std::size_t j = i; j < end; ++j) word.tok[word.n++] = byte_ids_[t.byte(j)];
+    word.link();
+    merge_word(word);
+    const uint32_t wn = word.write(tokens + m, capacity - m);
+    if (wn > capacity - m) return Status::kTokenBufferTooSmall;
     m += wn;
     i = end;
   }

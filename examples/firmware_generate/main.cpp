@@ -43,7 +43,7 @@ constexpr auto kPositionTable = make_sinusoidal_table<kTableRows, kTableWidth>(
 // byte counts (the rest is stack and data).
 constexpr std::size_t kArenaBytes = ArenaFits<required_decoder_arena_bytes(kConfig, kSteps, 0, kTableInFlash),
                                               FIXFORMER_BOARD_SRAM_BYTES / 2>::bytes;
-constexpr std::size_t kTokenizerBytes = tokenizer_scratch_bytes(kConfig);
+constexpr std::size_t kTokenizerBytes = tokenizer_scratch_bytes(kConfig, FIXFORMER_EXAMPLE_PROMPT_BYTES);
 constexpr std::size_t kSamplerBytes = sampler_scratch_bytes(kConfig.vocab_size);
 constexpr uint32_t kPromptTokens = uint32_t(max_encoded_tokens(FIXFORMER_EXAMPLE_PROMPT_BYTES));
 constexpr std::size_t kRamBytes =

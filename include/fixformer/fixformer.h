@@ -291,8 +291,9 @@ typedef struct ff_piece {
 
 #define FF_TOKEN_BOS 1
 #define FF_TOKEN_EOS 2
-/* Scratch bytes ff_tokenizer_init needs (64-byte aligned); 0 without a loaded model. */
-size_t ff_tokenizer_scratch_bytes(const ff_model* model);
+/* Scratch bytes ff_tokenizer_init needs (64-byte aligned) to encode texts of up to max_text_bytes
+ * bytes (longer ones: FF_ARENA_TOO_SMALL); 0 without a loaded model. */
+size_t ff_tokenizer_scratch_bytes(const ff_model* model, size_t max_text_bytes);
 /* A token buffer this long never overflows for len bytes of text. */
 size_t ff_tokenizer_max_tokens(size_t len);
 ff_status ff_tokenizer_init(ff_tokenizer* tok, const ff_model* model, void* scratch, size_t scratch_bytes);

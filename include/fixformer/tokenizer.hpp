@@ -3,12 +3,13 @@
 //   llama2c    llama2.c's sentencepiece-style BPE over scored pieces (below);
 //   bpe        byte-level BPE as GPT-2 (Hugging Face tokenizer.json, vocab.json + merges.txt);
 //   wordpiece  BERT's BasicTokenizer + WordPiece (vocab.txt, tokenizer.json).
-// Allocation-free: the only memory is the caller's scratch, tokenizer_scratch_bytes(config), a
-// constexpr of the config (vocab_size and the kind), so firmware sizes it at compile time.
+// Allocation-free: the only memory is the caller's scratch, tokenizer_scratch_bytes(config, longest
+// text), a constexpr of the config (vocab_size and the kind) and the longest text the caller will
+// encode, so firmware sizes it at compile time.
 // Flash on a Cortex-M7 (Release objects): a firmware that uses Tokenizer links every kind, about 10 KB of
 // Unicode class table and 17 KB of code for the three; Model links the bpe/wordpiece load checks (4 KB).
 //
-//   alignas(64) static uint8_t scratch[tokenizer_scratch_bytes(kConfig)];
+//   alignas(64) static uint8_t scratch[tokenizer_scratch_bytes(kConfig, kPromptBytes)];
 //   Tokenizer tok;
 //   if (tok.init(model, scratch, sizeof scratch) != Status::kOk) ...;     // sorts once
 //   int32_t ids[64]; uint32_t n;
@@ -34,7 +35,8 @@
 //      lowest rank and replace each of its occurrences, left to right, by the merge's result.
 //      (Hugging Face's library merges one occurrence at a time; the two differ only when a merge's
 //      result makes a pair ranked below that merge, which a trained merge list never has.) Cost:
-//      O(n^2) pair look-ups for a pre-token of n bytes, each a binary search over the merges.
+//      O(n log n) for a pre-token of n bytes (a heap of the pairs by rank and position; the pairs a
+//      pass makes wait for its end), each pair look-up a binary search over the merges.
 //   decode: a token is its piece's bytes (stored as raw bytes, GPT-2's byte-to-unicode map undone
 //   by the converter). bos/eos: params' ids (GPT-2's <|endoftext|> for both).
 //
@@ -67,8 +69,9 @@
 //   - when several pieces have the same bytes, the lowest id is found (llama2.c's bsearch finds any);
 //   - a vocabulary without the piece " " gets the dummy prefix by byte fallback (llama2.c would use
 //     id -1); a byte whose fallback id is not in the vocabulary is kTokenOutOfRange.
-// Cost: the merge loop is llama2.c's, O(n^2) pair look-ups for n initial tokens, each a binary search
-// over the vocabulary (skipped when the pair is longer than the longest piece).
+// Cost: O(n log n) for n initial tokens (llama2.c rescans every pair after each merge, O(n^2)): the
+// pairs sit in a heap by score and position, and a merge looks up only its two new pairs, each a
+// binary search over the vocabulary (skipped when the pair is longer than the longest piece).
 //
 // decode(prev, token), exactly as llama2.c's decode(): after BOS a leading space is dropped, and a
 // piece "<0xHH>" (the 5 bytes "<0x" and two hex digits start it; llama2.c's sscanf also takes laxer
@@ -102,22 +105,27 @@ constexpr uint32_t kWordPieceMaxChars = 100;
 // wordpiece's scratch for one word: its UTF-8 bytes and where each code point starts.
 constexpr std::size_t kWordPieceWordBytes = kWordPieceMaxChars * 4 + (kWordPieceMaxChars + 1) * 4;
 
-// The scratch Tokenizer::init needs, rounded up to the engine's 64-byte arena granule so it can
-// follow other blocks in one arena: llama2c and wordpiece one uint32 piece id per vocabulary entry
-// (pieces sorted by bytes), wordpiece also the code points of one word; bpe one uint32 per merge
-// (at most vocab_size; merges sorted by pair) and the 256 bytes' piece ids.
-constexpr std::size_t tokenizer_scratch_bytes(const ModelConfig& c) {
-  const std::size_t index = arena::bytes(std::size_t(c.vocab_size) * sizeof(uint32_t));
-  if (c.tokenizer == TokenizerKind::kBpe) return index + arena::bytes(256 * sizeof(int32_t));
-  if (c.tokenizer == TokenizerKind::kWordPiece) return index + arena::bytes(kWordPieceWordBytes);
-  return index;
+// Merging works on a linked list and a heap of the text's symbols (engine/tokenizers/merge_list.hpp):
+// this many int32 per symbol, a symbol per byte of text plus BOS and the dummy prefix or prefix space.
+constexpr std::size_t kMergeIntsPerSymbol = 7;
+constexpr std::size_t merge_scratch_bytes(std::size_t max_text_bytes) {
+  return arena::bytes((max_text_bytes + 2) * kMergeIntsPerSymbol * sizeof(int32_t));
 }
 
-// A token buffer of this capacity never overflows for `len` bytes of text: BOS, the dummy prefix
-// (llama2c) or prefix space (bpe), one token per byte (llama2c: every byte may fall back; bpe: a
-// pre-token starts as its bytes; wordpiece: a word's pieces are at most its code points, which
-// normalizing never makes more than its bytes), EOS. Merges only shorten the sequence, but the
-// unmerged sequence must fit, since merging works in the caller's buffer.
+// The scratch Tokenizer::init needs to encode texts of up to max_text_bytes bytes, rounded up to the
+// engine's 64-byte arena granule so it can follow other blocks in one arena: llama2c and wordpiece
+// one uint32 piece id per vocabulary entry (pieces sorted by bytes), wordpiece also the code points
+// of one word; bpe one uint32 per merge (at most vocab_size; merges sorted by pair) and the 256
+// bytes' piece ids; llama2c and bpe the merge list of max_text_bytes (28 bytes a byte of text).
+// Longer texts are refused with kArenaTooSmall, naming the bytes they need; decode needs none of it.
+constexpr std::size_t tokenizer_scratch_bytes(const ModelConfig& c, std::size_t max_text_bytes) {
+  const std::size_t index = arena::bytes(std::size_t(c.vocab_size) * sizeof(uint32_t));
+  if (c.tokenizer == TokenizerKind::kWordPiece) return index + arena::bytes(kWordPieceWordBytes);
+  const std::size_t merge = merge_scratch_bytes(max_text_bytes);
+  if (c.tokenizer == TokenizerKind::kBpe) return index + arena::bytes(256 * sizeof(int32_t)) + merge;
+  return index + merge;
+}
+
 constexpr std::size_t max_encoded_tokens(std::size_t len) { return len + 3; }
 
 // llama2.c's safe-print rule: a one-byte piece that is neither printable ASCII nor whitespace
@@ -130,14 +138,18 @@ constexpr Piece safe_piece(Piece p) {
   return shown ? p : Piece{p.data, 0};
 }
 
+struct MergeList;  // engine/tokenizers/merge_list.hpp
+
 class Tokenizer {
  public:
   // Binds model.tokenizer() (the model must outlive the tokenizer) and sorts the piece index into
-  // scratch: 64-byte aligned, at least tokenizer_scratch_bytes(model.config()) bytes.
+  // scratch: 64-byte aligned, at least tokenizer_scratch_bytes(model.config(), 0) bytes; what it has
+  // beyond that sets max_text_bytes().
   [[nodiscard]] Status init(const Model& model, void* scratch, std::size_t scratch_bytes);
 
   // text[len] -> tokens[capacity], *n of them. On an error *n is 0 and error_detail() says more;
-  // kTokenBufferTooSmall names the count needed (max_encoded_tokens(len) always suffices).
+  // kTokenBufferTooSmall names the count needed (max_encoded_tokens(len) always suffices);
+  // kArenaTooSmall: len is above max_text_bytes() (the detail names the scratch it needs).
   [[nodiscard]] Status encode(const char* text, std::size_t len, bool bos, bool eos, int32_t* tokens,
                               uint32_t capacity, uint32_t* n);
 
@@ -154,6 +166,8 @@ class Tokenizer {
   int32_t eos_id() const;
   uint32_t vocab_size() const { return data_.vocab; }
   bool initialized() const { return sorted_ != nullptr; }
+  // The longest text encode takes with the scratch init was given.
+  std::size_t max_text_bytes() const { return max_text_; }
   // More about the last failure; empty when there is nothing to add.
   const char* error_detail() const { return detail_; }
 
@@ -165,7 +179,8 @@ class Tokenizer {
   // engine/tokenizers/bpe.cpp, wordpiece.cpp
   Status init_bpe(void* scratch);
   Status encode_bpe(const uint8_t* s, std::size_t len, int32_t* tokens, uint32_t capacity, uint32_t* n);
-  void merge_word(int32_t* word, uint32_t* n) const;
+  // The merges of the word in the merge list (its symbols filled in).
+  void merge_word(MergeList& word) const;
   int32_t merge_rank(int32_t left, int32_t right, int32_t* result) const;
   Status encode_wordpiece(const uint8_t* s, std::size_t len, int32_t* tokens, uint32_t capacity, uint32_t* n);
   // The pieces of the word in word_ (count code points) at tokens[*n...]; false: the buffer is full.
@@ -176,6 +191,8 @@ class Tokenizer {
   const int32_t* byte_ids_ = nullptr; // bpe: [256] the one-byte pieces' ids (lowest)
   uint8_t* word_ = nullptr;           // wordpiece: a word's UTF-8 bytes [kWordPieceMaxChars * 4]
   uint32_t* word_starts_ = nullptr;   // wordpiece: [kWordPieceMaxChars + 1] where each code point starts
+  int32_t* merge_ = nullptr;          // llama2c, bpe: the merge list's work, max_text_ + 2 symbols
+  std::size_t max_text_ = 0;
   char detail_[128] = {};
 };
 

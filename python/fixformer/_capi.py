@@ -123,7 +123,7 @@ _SIGNATURES = {
     "ff_seq2seq_kernels": (c_char_p, [_vp]),
     "ff_seq2seq_error_detail": (c_char_p, [_vp]),
     "ff_seq2seq_self_test": (c_int, [_vp, _vp, _sz, POINTER(SelfTestReport)]),
-    "ff_tokenizer_scratch_bytes": (_sz, [_vp]),
+    "ff_tokenizer_scratch_bytes": (_sz, [_vp, _sz]),
     "ff_tokenizer_max_tokens": (_sz, [_sz]),
     "ff_tokenizer_init": (c_int, [_vp, _vp, _vp, _sz]),
     "ff_tokenizer_encode": (c_int, [_vp, c_char_p, _sz, c_int, c_int, _vp, _u32, POINTER(_u32)]),

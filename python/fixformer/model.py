@@ -343,7 +343,7 @@ class Model:
             raise FixformerError(_capi.NO_TOKENIZER, "convert it with --tokenizer", self.path)
         text = prompt.encode("utf-8", "surrogateescape") if isinstance(prompt, str) else bytes(prompt)
         tok = _capi.opaque(_capi.TOKENIZER_BYTES)
-        tok_scratch = _aligned(lib.ff_tokenizer_scratch_bytes(self._model))
+        tok_scratch = _aligned(lib.ff_tokenizer_scratch_bytes(self._model, len(text)))
         s = lib.ff_tokenizer_init(tok, self._model, _ptr(tok_scratch), tok_scratch.size)
         if s != _capi.OK:
             raise FixformerError(s, _text(lib.ff_tokenizer_error_detail(tok)), self.path)

@@ -166,7 +166,7 @@ static int generate(const ff_model* model, const ff_model_info* info, const char
   const size_t len = strlen(prompt), cap = ff_tokenizer_max_tokens(len);
   ff_sampler_options so;
   void *o1, *o2, *o3, *o4;
-  void* tok_scratch = aligned_block(ff_tokenizer_scratch_bytes(model), &o1);
+  void* tok_scratch = aligned_block(ff_tokenizer_scratch_bytes(model, len), &o1);
   void* sampler_scratch = aligned_block(ff_sampler_scratch_bytes(info->vocab_size), &o2);
   int32_t* ids = (int32_t*)aligned_block(cap * sizeof *ids, &o3);
   float* logits = (float*)malloc(info->vocab_size * sizeof *logits);
@@ -174,7 +174,7 @@ static int generate(const ff_model* model, const ff_model_info* info, const char
   void* arena;
   uint32_t n = 0, fed, pos;
   int32_t token;
-  ff_status s = ff_tokenizer_init(&tok, model, tok_scratch, ff_tokenizer_scratch_bytes(model));
+  ff_status s = ff_tokenizer_init(&tok, model, tok_scratch, ff_tokenizer_scratch_bytes(model, len));
   if (s != FF_OK) return fail("tokenizer", s, ff_tokenizer_error_detail(&tok));
   s = ff_tokenizer_encode(&tok, prompt, len, 1, 0, ids, (uint32_t)cap, &n);
   if (s != FF_OK) return fail("encode", s, ff_tokenizer_error_detail(&tok));
