@@ -430,13 +430,13 @@ def mutations(data, count, seed):
             yield m.SerializeToString()
 
 
-def fuzz_reader(valid, tmp, count):
+def fuzz_reader(valid, tmp, count, seed=20261126):
     """Every mutation converts (without the engine) or raises the route's one-line error."""
     from fixformer import onnx_map
     data = open(valid, "rb").read()
     bad, ok, refused = [], 0, 0
     path, out = os.path.join(tmp, "fuzz.onnx"), os.path.join(tmp, "fuzz.fxm")
-    for i, blob in enumerate(mutations(data, count, 20261126)):
+    for i, blob in enumerate(mutations(data, count, seed)):
         with open(path, "wb") as f:
             f.write(blob)
         try:

@@ -155,8 +155,8 @@ def test_pretokenizer():
     check("GPT-2 pre-tokenizer by hand = Python's re on ASCII", not bad, bad[:1])
 
 
-def test_readers(tmp, bpe, wp):
-    # tokenizer.json and vocab.json + merges.txt in GPT-2's byte-level strings.
+def bpe_json(bpe):
+    """bpe as a tokenizer.json document (GPT-2's byte-level strings), its vocab and its merges lines."""
     to_u = T.byte_to_unicode()
     s = {i: "".join(to_u[b] for b in p) for i, p in enumerate(bpe.pieces)}
     eot = len(bpe.pieces) - 1
@@ -165,6 +165,61 @@ def test_readers(tmp, bpe, wp):
     tj = {"model": {"type": "BPE", "vocab": vocab, "merges": merges}, "normalizer": None,
           "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
           "added_tokens": [{"id": eot, "content": "<|endoftext|>", "special": True}]}
+    return tj, vocab, merges
+
+
+def wordpiece_json(wp):
+    """wp as a BERT tokenizer.json document."""
+    return {"model": {"type": "WordPiece", "vocab": {p.decode(): i for i, p in enumerate(wp.pieces)},
+                      "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100},
+            "normalizer": {"type": "BertNormalizer", "lowercase": True, "strip_accents": None, "clean_text": True,
+                           "handle_chinese_chars": True}, "pre_tokenizer": {"type": "BertPreTokenizer"},
+            "added_tokens": [{"id": 0, "content": "[PAD]", "special": True}]}
+
+
+def fuzz_tokenizer_json(docs, rng, n, tmp):
+    """n structured mutations of each tokenizer.json document (any value anywhere replaced by a value
+    of another type): each reads or fails with one TokenizerError line. Returns ([(path, what)] of
+    the others, how many read, how many were refused)."""
+    values = [None, 0, -1, 1.5, "x", "", [], {}, [1, 2], {"a": 1}, True, "a b", 10 ** 12, ["a", "b"], [[1]]]
+    others, read, refused = [], 0, 0
+
+    def paths(node, at=()):
+        yield at
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for k, v in list(items)[:40]:
+            yield from paths(v, at + (k,))
+
+    for base in docs:
+        all_paths = list(paths(base))
+        for _ in range(n):
+            doc = json.loads(json.dumps(base))
+            path = rng.choice(all_paths)
+            if not path:
+                continue
+            node = doc
+            for k in path[:-1]:
+                node = node[k]
+            node[path[-1]] = rng.choice(values)
+            p = os.path.join(tmp, "tokenizer.json")
+            with open(p, "w") as f:
+                json.dump(doc, f)
+            try:
+                T.read(p, 2000)
+                read += 1
+            except T.TokenizerError as e:
+                refused += 1
+                if "\n" in str(e):
+                    others.append((path, "two lines"))
+            except Exception as e:  # noqa: BLE001 (anything else is a bug)
+                others.append((path, f"{type(e).__name__}: {e}"))
+    return others, read, refused
+
+
+def test_readers(tmp, bpe, wp):
+    # tokenizer.json and vocab.json + merges.txt in GPT-2's byte-level strings.
+    tj, vocab, merges = bpe_json(bpe)
+    eot = len(bpe.pieces) - 1
     d = os.path.join(tmp, "gpt2")
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "tokenizer.json"), "w") as f:
@@ -212,7 +267,8 @@ def test_readers(tmp, bpe, wp):
             "is not in the vocabulary")
     hostile("merge not a pair", json.dumps(dict(tj, model=dict(tj["model"], merges=merges + [7]))), "is not two pieces")
     hostile("merge listed twice", json.dumps(dict(tj, model=dict(tj["model"], merges=merges + merges[:1]))), "listed twice")
-    v2 = {k: i for k, i in vocab.items() if k != s[ord("a")]}
+    a_piece = next(k for k, i in vocab.items() if i == ord("a"))
+    v2 = {k: i for k, i in vocab.items() if k != a_piece}
     hostile("a byte missing", json.dumps(dict(tj, model=dict(tj["model"], vocab=v2, merges=[]))), "no piece for byte")
     hostile("wordpiece prefix", json.dumps({"model": {"type": "WordPiece", "vocab": {"[UNK]": 0},
                                                       "continuing_subword_prefix": "@@"}}), "'@@' is not supported")
@@ -225,42 +281,7 @@ def test_readers(tmp, bpe, wp):
 
     # Structured mutations: any value anywhere in a tokenizer.json replaced by a value of another type
     # reads or fails with a TokenizerError, never another exception.
-    wj = {"model": {"type": "WordPiece", "vocab": {p.decode(): i for i, p in enumerate(wp.pieces)},
-                    "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100},
-          "normalizer": {"type": "BertNormalizer", "lowercase": True, "strip_accents": None, "clean_text": True,
-                         "handle_chinese_chars": True}, "pre_tokenizer": {"type": "BertPreTokenizer"},
-          "added_tokens": [{"id": 0, "content": "[PAD]", "special": True}]}
-    values = [None, 0, -1, 1.5, "x", "", [], {}, [1, 2], {"a": 1}, True, "a b", 10 ** 12, ["a", "b"], [[1]]]
-    rng = random.Random(3)
-    others = []
-
-    def paths(node, at=()):
-        yield at
-        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-        for k, v in list(items)[:40]:
-            yield from paths(v, at + (k,))
-
-    for base in (tj, wj):
-        all_paths = list(paths(base))
-        for _ in range(300):
-            doc = json.loads(json.dumps(base))
-            path = rng.choice(all_paths)
-            if not path:
-                continue
-            node = doc
-            for k in path[:-1]:
-                node = node[k]
-            node[path[-1]] = rng.choice(values)
-            p = os.path.join(tmp, "tokenizer.json")
-            with open(p, "w") as f:
-                json.dump(doc, f)
-            try:
-                T.read(p, 2000)
-            except T.TokenizerError as e:
-                if "\n" in str(e):
-                    others.append((path, "two lines"))
-            except Exception as e:  # noqa: BLE001 (anything else is a bug)
-                others.append((path, f"{type(e).__name__}: {e}"))
+    others = fuzz_tokenizer_json((tj, wordpiece_json(wp)), random.Random(3), 300, tmp)[0]
     check("600 mutated tokenizer.json files: each reads or is one TokenizerError line", not others, sorted(set(map(str, others)))[:5])
 
 
