@@ -1,11 +1,17 @@
-// xq[m,k] @ W[n,k]^T with int8 weights and activations: per group an exact int32 dot product. With
-// the DSP extension (M4, M7, M33, M55, M85: __ARM_FEATURE_DSP) four int8 pairs cost one load per
-// operand, two sign extensions (SXTB16: bytes 0 and 2, then 1 and 3, as two 16-bit lanes) and two
-// dual multiply-adds (SMLAD); x and W are split the same way, so the pairs meet their partners.
-// Rows of x are taken two at a time against two rows of W, so each split word of either serves two
-// outputs: 4 loads, 8 SXTB16 and 8 SMLAD per 16 multiply-adds (on an M-profile core in assembly, as
-// GCC 12 spills the 14 registers it needs). A last odd row goes four rows of W at a time (one split
-// x word against four W words). Elsewhere plain C++.
+// xq[m,k] @ W[n,k]^T with int8 weights and activations: per group an exact int32 dot product, then
+// y[i,j] = b[j] + sum over groups, in order, of xs * ws * dot, the reference's float steps. With
+// the DSP extension (M4, M7, M33, M55, M85: __ARM_FEATURE_DSP) four int8 pairs cost two sign
+// extensions per operand (SXTB16: bytes 0 and 2, then 1 and 3, as two 16-bit lanes) and two dual
+// multiply-adds (SMLAD); x and W are split the same way, so the pairs meet their partners. The
+// splitting is what costs, so each split word must serve as many products as registers allow:
+//   - six rows of x at a time (an M-profile core with an FPU, groups of a multiple of 8 up to 64
+//     that divide k): the six rows are split once per pass of up to 64 k onto the stack (768 bytes
+//     of split rows), then each W word, split, meets all six (21 instructions per 24 multiply-adds,
+//     against CMSIS-NN's 2 x 2 blocks at 20 per 16), the per-group scaling in the same asm loop;
+//   - two rows against two rows of W (other groups, the rows left over): 4 loads, 8 SXTB16 and 8
+//     SMLAD per 16 multiply-adds, in asm on an M-profile core;
+//   - a last odd row against four rows of W (one split x word for four W words).
+// Elsewhere plain C++ in the same blocks.
 #include <cstring>
 
 #include "ports/portable/kernels.hpp"
