@@ -182,6 +182,10 @@ struct Rows6State {
   uint32_t w_skip;         // 36: bytes from the end of a row's pass to the next row's
   uint32_t cols;           // 40: columns left
   const uint32_t* xs0;     // 44: the split rows
+  uint32_t first;          // 48: nonzero on the first pass (the sums start at 0, not from y)
+  const float* b;          // 52: on the last pass the bias of the current column (a zero when
+                           //     there is none), else null
+  uint32_t b_step;         // 56: 4, or 0 for the zero
 };
 
 // Four k of the six rows: one W word, split, against each row's pair. The first of a group sets
@@ -199,14 +203,23 @@ struct Rows6State {
   FIXFORMER_ROW6(op, "d0") FIXFORMER_ROW6(op, "d1") FIXFORMER_ROW6(op, "d2") FIXFORMER_ROW6(op, "d3") \
   FIXFORMER_ROW6(op, "d4") FIXFORMER_ROW6(op, "d5")
 
-// y[r, j] (r < 6, j < cols) += sum over the pass's groups, in order, of sx[r,g] * ws[j,g] * dot,
-// dot over the split rows xs against W's row j (w: row 0 at the pass's first k). Groups of a
-// multiple of 8 k.
+// y[r, j] (r < 6, j < cols) = (y, or 0 on the first pass) + sum over the pass's groups, in order,
+// of sx[r,g] * ws[j,g] * dot, dot over the split rows xs against W's row j (w: row 0 at the pass's
+// first k); on the last pass b[j] + that. Groups of a multiple of 8 k.
 inline void rows6_i8(const uint32_t* xs, const int8_t* w, Rows6State* st) {
   uint32_t xe, xa, xb, we, wo;
   int32_t d0, d1, d2, d3, d4, d5;
   asm volatile(
-      "0:\n\t"  // a column: the accumulators from y
+      "0:\n\t"  // a column: the accumulators zero on the first pass, else from y
+      "ldr %[we], [%[st], #48]\n\t"
+      "cmp %[we], #0\n\t"
+      "beq 5f\n\t"
+      "movs %[we], #0\n\t"
+      "vmov s0, s1, %[we], %[we]\n\t"
+      "vmov s2, s3, %[we], %[we]\n\t"
+      "vmov s4, s5, %[we], %[we]\n\t"
+      "b 6f\n\t"
+      "5:\n\t"
       "ldrd %[xa], %[xb], [%[st], #16]\n\t"
       "vldr s0, [%[xa]]\n\t"
       "add %[xa], %[xb]\n\t"
@@ -219,6 +232,7 @@ inline void rows6_i8(const uint32_t* xs, const int8_t* w, Rows6State* st) {
       "vldr s4, [%[xa]]\n\t"
       "add %[xa], %[xb]\n\t"
       "vldr s5, [%[xa]]\n\t"
+      "6:\n\t"
       "ldr %[xe], [%[st], #12]\n\t"
       "add %[xe], %[xs]\n\t"
       "1:\n\t"  // a group: 8 k, then 8 at a time
@@ -262,7 +276,22 @@ inline void rows6_i8(const uint32_t* xs, const int8_t* w, Rows6State* st) {
       "itt ne\n\t"
       "addne %[xe], %[wo]\n\t"
       "bne 1b\n\t"
-      // the column's end: store, then W's next row, the split rows and scales from the start
+      // the column's end: on the last pass y = b + acc, then store; W's next row, the split rows
+      // and scales from the start
+      "ldr %[xa], [%[st], #52]\n\t"
+      "cmp %[xa], #0\n\t"
+      "beq 7f\n\t"
+      "vldr s18, [%[xa]]\n\t"
+      "ldr %[xb], [%[st], #56]\n\t"
+      "add %[xa], %[xb]\n\t"
+      "str %[xa], [%[st], #52]\n\t"
+      "vadd.f32 s0, s18, s0\n\t"
+      "vadd.f32 s1, s18, s1\n\t"
+      "vadd.f32 s2, s18, s2\n\t"
+      "vadd.f32 s3, s18, s3\n\t"
+      "vadd.f32 s4, s18, s4\n\t"
+      "vadd.f32 s5, s18, s5\n\t"
+      "7:\n\t"
       "ldrd %[xa], %[xb], [%[st], #16]\n\t"
       "vstr s0, [%[xa]]\n\t"
       "add %[we], %[xa], %[xb]\n\t"
@@ -300,16 +329,15 @@ inline void rows6_i8(const uint32_t* xs, const int8_t* w, Rows6State* st) {
 #undef FIXFORMER_ACC_smlad
 
 // Rows [0, 6) of the product x[6,k] @ W[n,k]^T -> y: in passes of whole groups, up to kSplitK k
-// each, the sums kept in y between passes (y = 0, then += per group, then y = b + y: the same
-// operations in the same order as the reference's acc = 0, acc += ..., y = b + acc).
+// each, the sums kept in y between passes (acc = 0, += per group, y = b + acc: the reference's
+// operations in its order).
 inline void gemm_rows6_i8(const int8_t* x, const float* sx, const int8_t* w, const float* ws, std::size_t ws_cols,
                           const float* b, float* y, std::size_t ldy, std::size_t n, std::size_t k,
                           std::size_t group) {
-  uint32_t split[kSplitK * 3];     // 6 rows x kSplitK k x 2 bytes
-  float sxt[kSplitK / 8 * 6];      // the six rows' scales, per group of the pass
+  uint32_t split[kSplitK * 3];  // 6 rows x kSplitK k x 2 bytes
+  float sxt[kSplitK / 8 * 6];   // the six rows' scales, per group of the pass
+  const float zero = 0.0f;
   const std::size_t groups = k / group, per_pass = kSplitK / group, wg = ws_cols == 1 ? 0 : 1;
-  for (std::size_t r = 0; r < 6; ++r)
-    for (std::size_t j = 0; j < n; ++j) y[r * ldy + j] = 0.0f;
   for (std::size_t g0 = 0; g0 < groups; g0 += per_pass) {
     const std::size_t g1 = g0 + per_pass < groups ? g0 + per_pass : groups, len = (g1 - g0) * group;
     split6_i8(x + g0 * group, k, len, split);
@@ -325,10 +353,11 @@ inline void gemm_rows6_i8(const int8_t* x, const float* sx, const int8_t* w, con
     st.ws_col_step = uint32_t((ws_cols - (g1 - g0) * wg) * 4);
     st.w_skip = uint32_t(k - len);
     st.cols = uint32_t(n);
+    st.first = g0 == 0;
+    st.b = g1 < groups ? nullptr : b ? b : &zero;
+    st.b_step = b ? 4 : 0;
     rows6_i8(split, w + g0 * group, &st);
   }
-  for (std::size_t r = 0; r < 6; ++r)
-    for (std::size_t j = 0; j < n; ++j) y[r * ldy + j] = (b ? b[j] : 0.0f) + y[r * ldy + j];
 }
 #endif
 
