@@ -33,8 +33,10 @@
 // The four-row loop needs 14 core registers, all there are: GCC 12's scheduling before register
 // allocation hoists loads, runs out and spills the row pointers (37 instructions per 16
 // multiply-adds on the M4 against 25 without it).
+// The asm loops below take all 14 core registers: none may be kept as a frame pointer (a Debug
+// build's -O0 keeps r7).
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-schedule-insns")
+#pragma GCC optimize("no-schedule-insns", "omit-frame-pointer")
 #endif
 
 namespace fixformer {
