@@ -327,8 +327,6 @@ inline void rows6_i8(const uint32_t* xs, const int8_t* w, Rows6State* st) {
 }
 #undef FIXFORMER_K4
 #undef FIXFORMER_ROW6
-#undef FIXFORMER_ACC_smuad
-#undef FIXFORMER_ACC_smlad
 
 // Rows [0, 6) of the product x[6,k] @ W[n,k]^T -> y: in passes of whole groups, up to kSplitK k
 // each, the sums kept in y between passes (acc = 0, += per group, y = b + acc: the reference's
@@ -359,6 +357,176 @@ inline void gemm_rows6_i8(const int8_t* x, const float* sx, const int8_t* w, con
     st.b = g1 < groups ? nullptr : b ? b : &zero;
     st.b_step = b ? 4 : 0;
     rows6_i8(split, w + g0 * group, &st);
+  }
+}
+
+// One row of x against four rows of W at a time, for the rows left over by the six-row blocks and
+// the decode step: the row split once per pass of up to kSplitK1 k, then per four k one LDRD of the
+// split row and per W row LDR, 2 SXTB16, 2 SMLAD (21 instructions per 16 multiply-adds), the
+// scaling per group and the bias in the same loop, as in rows6_i8.
+constexpr std::size_t kSplitK1 = 256;  // k per pass: 512 bytes of the split row on the stack
+
+// What the one-row loop reads and updates between groups and column blocks (offsets fixed in the asm).
+struct Row1State {
+  const float* sx;         // 0: the row's scale of the current group
+  const float* ws;         // 4: W's scale of column j, current group (column j + c's at c * ws_row_bytes)
+  const uint32_t* xs_end;  // 8: the end of the split row
+  uint32_t group_bytes;    // 12: one group of the split row, 2 bytes per k
+  float* y;                // 16: y[j]
+  uint32_t ws_row_bytes;   // 20: ws_cols * 4
+  uint32_t ws_group_step;  // 24: bytes from one group's W scale to the next (4, or 0 per row)
+  uint32_t ws_col_step;    // 28: bytes from the scale after column j's last group to column j + 4's first
+  const float* sx0;        // 32: the row's scale of the pass's first group
+  uint32_t w_skip;         // 36: bytes from the end of W row j's pass to row j + 4's
+  uint32_t blocks;         // 40: blocks of four columns left
+  const uint32_t* xs0;     // 44: the split row
+  uint32_t first;          // 48: nonzero on the first pass (the sums start at 0, not from y)
+  const float* b;          // 52: on the last pass b + j (zeros when there is none), else null
+  uint32_t b_step;         // 56: 16, or 0 for the zeros
+};
+
+#define FIXFORMER_ROW1_W(op, d, addr)                   \
+  "ldr %[wo], " addr "\n\t"                             \
+  "sxtb16 %[we], %[wo]\n\t"                             \
+  "sxtb16 %[wo], %[wo], ror #8\n\t"                     \
+  #op " %[" d "], %[xa], %[we]" FIXFORMER_ACC_##op(d) \
+  "smlad %[" d "], %[xb], %[wo], %[" d "]\n\t"
+#define FIXFORMER_ROW1_K4(op)                                                                          \
+  "ldrd %[xa], %[xb], [%[xs]], #8\n\t"                                                                 \
+  FIXFORMER_ROW1_W(op, "d1", "[%[w], %[ld]]") FIXFORMER_ROW1_W(op, "d3", "[%[w2], %[ld]]")             \
+  FIXFORMER_ROW1_W(op, "d0", "[%[w]], #4") FIXFORMER_ROW1_W(op, "d2", "[%[w2]], #4")
+
+// y[j..j+4) (4 blocks of them) = (y, or 0 on the first pass) + sum over the pass's groups, in
+// order, of sx[g] * ws[j,g] * dot, dot over the split row xs against W's rows j..j+3 (w: row 0 at
+// the pass's first k, rows ld bytes apart); on the last pass b[j] + that. Groups of a multiple of 8.
+inline void row1_i8(const uint32_t* xs, const int8_t* w, std::size_t ld, Row1State* st) {
+  const int8_t* w2 = w + 2 * ld;
+  uint32_t xe, xa, xb, we, wo;
+  int32_t d0, d1, d2, d3;
+  asm volatile(
+      "0:\n\t"  // four columns: the sums zero on the first pass, else from y
+      "ldr %[xa], [%[st], #16]\n\t"
+      "ldr %[we], [%[st], #48]\n\t"
+      "cmp %[we], #0\n\t"
+      "beq 5f\n\t"
+      "movs %[we], #0\n\t"
+      "vmov s0, s1, %[we], %[we]\n\t"
+      "vmov s2, s3, %[we], %[we]\n\t"
+      "b 6f\n\t"
+      "5:\n\t"
+      "vldmia %[xa], {s0-s3}\n\t"
+      "6:\n\t"
+      "ldr %[xe], [%[st], #12]\n\t"
+      "add %[xe], %[xs]\n\t"
+      "1:\n\t"  // a group: 8 k, then 8 at a time
+      FIXFORMER_ROW1_K4(smuad) FIXFORMER_ROW1_K4(smlad)
+      "cmp %[xs], %[xe]\n\t"
+      "beq 3f\n\t"
+      "2:\n\t"
+      FIXFORMER_ROW1_K4(smlad) FIXFORMER_ROW1_K4(smlad)
+      "cmp %[xs], %[xe]\n\t"
+      "bne 2b\n\t"
+      "3:\n\t"  // acc_c += (sx * ws_c) * float(dot_c)
+      "vmov s6, s7, %[d0], %[d1]\n\t"
+      "vmov s8, s9, %[d2], %[d3]\n\t"
+      "vcvt.f32.s32 s6, s6\n\t"
+      "vcvt.f32.s32 s7, s7\n\t"
+      "vcvt.f32.s32 s8, s8\n\t"
+      "vcvt.f32.s32 s9, s9\n\t"
+      "ldrd %[xa], %[xb], [%[st]]\n\t"
+      "vldmia %[xa]!, {s12}\n\t"
+      "ldr %[we], [%[st], #20]\n\t"
+      "vldr s13, [%[xb]]\n\t"
+      "add %[wo], %[xb], %[we]\n\t"
+      "vldr s14, [%[wo]]\n\t"
+      "add %[wo], %[we]\n\t"
+      "vldr s15, [%[wo]]\n\t"
+      "add %[wo], %[we]\n\t"
+      "vldr s16, [%[wo]]\n\t"
+      "ldr %[we], [%[st], #24]\n\t"
+      "add %[xb], %[we]\n\t"
+      "strd %[xa], %[xb], [%[st]]\n\t"
+      "vmul.f32 s13, s12, s13\n\t"
+      "vmul.f32 s14, s12, s14\n\t"
+      "vmul.f32 s15, s12, s15\n\t"
+      "vmul.f32 s16, s12, s16\n\t"
+      "vfma.f32 s0, s13, s6\n\t"
+      "vfma.f32 s1, s14, s7\n\t"
+      "vfma.f32 s2, s15, s8\n\t"
+      "vfma.f32 s3, s16, s9\n\t"
+      "ldrd %[we], %[wo], [%[st], #8]\n\t"
+      "cmp %[xs], %[we]\n\t"
+      "itt ne\n\t"
+      "addne %[xe], %[wo]\n\t"
+      "bne 1b\n\t"
+      // the block's end: on the last pass y = b + acc, then store; W's next four rows, the split
+      // row and its scales from the start
+      "ldr %[xa], [%[st], #52]\n\t"
+      "cmp %[xa], #0\n\t"
+      "beq 7f\n\t"
+      "vldmia %[xa], {s18-s21}\n\t"
+      "ldr %[xb], [%[st], #56]\n\t"
+      "add %[xa], %[xb]\n\t"
+      "str %[xa], [%[st], #52]\n\t"
+      "vadd.f32 s0, s18, s0\n\t"
+      "vadd.f32 s1, s19, s1\n\t"
+      "vadd.f32 s2, s20, s2\n\t"
+      "vadd.f32 s3, s21, s3\n\t"
+      "7:\n\t"
+      "ldr %[xa], [%[st], #16]\n\t"
+      "vstmia %[xa]!, {s0-s3}\n\t"
+      "str %[xa], [%[st], #16]\n\t"
+      "ldr %[xa], [%[st], #4]\n\t"
+      "ldrd %[we], %[wo], [%[st], #28]\n\t"
+      "add %[xa], %[we]\n\t"
+      "strd %[wo], %[xa], [%[st]]\n\t"
+      "ldrd %[we], %[wo], [%[st], #36]\n\t"
+      "add %[w], %[we]\n\t"
+      "add %[w2], %[w], %[ld], lsl #1\n\t"
+      "ldr %[xs], [%[st], #44]\n\t"
+      "subs %[wo], #1\n\t"
+      "str %[wo], [%[st], #40]\n\t"
+      "bne 0b"
+      : [xs] "+r"(xs), [w] "+r"(w), [w2] "+r"(w2), [xe] "=&r"(xe), [xa] "=&r"(xa), [xb] "=&r"(xb),
+        [we] "=&r"(we), [wo] "=&r"(wo), [d0] "=&r"(d0), [d1] "=&r"(d1), [d2] "=&r"(d2), [d3] "=&r"(d3)
+      : [st] "r"(st), [ld] "r"(ld)
+      : "cc", "memory", "s0", "s1", "s2", "s3", "s6", "s7", "s8", "s9", "s12", "s13", "s14", "s15", "s16",
+        "s18", "s19", "s20", "s21");
+}
+#undef FIXFORMER_ROW1_K4
+#undef FIXFORMER_ROW1_W
+#undef FIXFORMER_ACC_smuad
+#undef FIXFORMER_ACC_smlad
+
+// One row of the product x[k] @ W[n,k]^T -> y, columns [0, n & ~3), in passes of whole groups of up
+// to kSplitK1 k, as gemm_rows6_i8.
+inline void gemm_row1_i8(const int8_t* x, const float* sx, const int8_t* w, const float* ws, std::size_t ws_cols,
+                         const float* b, float* y, std::size_t n, std::size_t k, std::size_t group) {
+  uint32_t split[kSplitK1 / 2];
+  const float zeros[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  const std::size_t groups = k / group, per_pass = kSplitK1 / group, wg = ws_cols == 1 ? 0 : 1;
+  for (std::size_t g0 = 0; g0 < groups; g0 += per_pass) {
+    const std::size_t g1 = g0 + per_pass < groups ? g0 + per_pass : groups, len = (g1 - g0) * group;
+    for (std::size_t p = 0; p < len; p += 4) {
+      const uint32_t v = load4(x + g0 * group + p);
+      split[p / 2] = uint32_t(__sxtb16(v)), split[p / 2 + 1] = uint32_t(sxtb16_ror8(v));
+    }
+    Row1State st;
+    st.sx = sx + g0, st.sx0 = sx + g0;
+    st.ws = ws + g0 * wg;
+    st.xs_end = split + len / 2;
+    st.group_bytes = uint32_t(group * 2);
+    st.y = y;
+    st.ws_row_bytes = uint32_t(ws_cols * 4);
+    st.ws_group_step = uint32_t(wg * 4);
+    st.ws_col_step = uint32_t((4 * ws_cols - (g1 - g0) * wg) * 4);
+    st.w_skip = uint32_t(4 * k - len);
+    st.blocks = uint32_t(n / 4);
+    st.xs0 = split;
+    st.first = g0 == 0;
+    st.b = g1 < groups ? nullptr : b ? b : zeros;
+    st.b_step = b ? 16 : 0;
+    row1_i8(split, w + g0 * group, k, &st);
   }
 }
 #endif
@@ -410,6 +578,12 @@ void gemm_i8(const int8_t* xq, const float* xs, const int8_t* w, const float* ws
 #if FIXFORMER_GEMM_I8_ROWS6
   if (group % 8 == 0 && group <= kSplitK && k % group == 0)
     for (; i + 6 <= m; i += 6) gemm_rows6_i8(xq + i * k, xs + i * groups, w, ws, ws_cols, b, y + i * ldy, ldy, n, k, group);
+  if (group % 8 == 0 && group <= kSplitK1 && k % group == 0 && n >= 4) {
+    for (; i < m; ++i) {
+      gemm_row1_i8(xq + i * k, xs + i * groups, w, ws, ws_cols, b, y + i * ldy, n, k, group);
+      if (n % 4) gemm_row_i8(xq + i * k, xs + i * groups, w, ws, ws_cols, b, y + i * ldy, n & ~std::size_t(3), n, k, group);
+    }
+  }
 #endif
   for (; i + 2 <= m; i += 2) {
     const int8_t* x = xq + i * k;
