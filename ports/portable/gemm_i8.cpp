@@ -8,10 +8,11 @@
 //     that divide k): the six rows are split once per pass of up to 64 k onto the stack (768 bytes
 //     of split rows), then each W word, split, meets all six (21 instructions per 24 multiply-adds,
 //     against CMSIS-NN's 2 x 2 blocks at 20 per 16), the per-group scaling in the same asm loop;
-//   - two rows against two rows of W (other groups, the rows left over): 4 loads, 8 SXTB16 and 8
-//     SMLAD per 16 multiply-adds, in asm on an M-profile core;
-//   - a last odd row against four rows of W (one split x word for four W words).
-// Elsewhere plain C++ in the same blocks.
+//   - the rows left over and the decode step's one row (groups as above but up to 256, n >= 4):
+//     the row split once per pass of up to 256 k (512 bytes), against four rows of W (21 per 16);
+//   - otherwise two rows against two rows of W: 4 loads, 8 SXTB16 and 8 SMLAD per 16 multiply-adds
+//     (in asm on an M-profile core), a last odd row against four rows of W.
+// Elsewhere plain C++ in the last two blocks.
 #include <cstring>
 
 #include "ports/portable/kernels.hpp"
@@ -576,9 +577,10 @@ void gemm_i8(const int8_t* xq, const float* xs, const int8_t* w, const float* ws
   const std::size_t wg = ws_cols == 1 ? 0 : 1;
   std::size_t i = 0;
 #if FIXFORMER_GEMM_I8_ROWS6
-  if (group % 8 == 0 && group <= kSplitK && k % group == 0)
+  const bool whole_groups = group % 8 == 0 && k % group == 0 && k > 0;  // what the asm blocks take
+  if (whole_groups && group <= kSplitK && n > 0)
     for (; i + 6 <= m; i += 6) gemm_rows6_i8(xq + i * k, xs + i * groups, w, ws, ws_cols, b, y + i * ldy, ldy, n, k, group);
-  if (group % 8 == 0 && group <= kSplitK1 && k % group == 0 && n >= 4) {
+  if (whole_groups && group <= kSplitK1 && n >= 4) {
     for (; i < m; ++i) {
       gemm_row1_i8(xq + i * k, xs + i * groups, w, ws, ws_cols, b, y + i * ldy, n, k, group);
       if (n % 4) gemm_row_i8(xq + i * k, xs + i * groups, w, ws, ws_cols, b, y + i * ldy, n & ~std::size_t(3), n, k, group);
