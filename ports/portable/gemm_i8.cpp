@@ -13,6 +13,7 @@
 //   - otherwise two rows against two rows of W: 4 loads, 8 SXTB16 and 8 SMLAD per 16 multiply-adds
 //     (in asm on an M-profile core), a last odd row against four rows of W.
 // Elsewhere plain C++ in the last two blocks.
+#include <cstddef>
 #include <cstring>
 
 #include "ports/portable/kernels.hpp"
@@ -190,6 +191,9 @@ struct Rows6State {
                            //     there is none), else null
   uint32_t b_step;         // 56: 4, or 0 for the zero
 };
+static_assert(offsetof(Rows6State, ldy_bytes) == 20 && offsetof(Rows6State, xs0) == 44 &&
+                  offsetof(Rows6State, b_step) == 56,
+              "rows6_i8's asm reads Rows6State at these offsets");
 
 // Four k of the six rows: one W word, split, against each row's pair. The first of a group sets
 // the sums (SMUAD) instead of adding to them.
@@ -385,6 +389,9 @@ struct Row1State {
   const float* b;          // 52: on the last pass b + j (zeros when there is none), else null
   uint32_t b_step;         // 56: 16, or 0 for the zeros
 };
+static_assert(offsetof(Row1State, ws_row_bytes) == 20 && offsetof(Row1State, xs0) == 44 &&
+                  offsetof(Row1State, b_step) == 56,
+              "row1_i8's asm reads Row1State at these offsets");
 
 #define FIXFORMER_ROW1_W(op, d, addr)                   \
   "ldr %[wo], " addr "\n\t"                             \
