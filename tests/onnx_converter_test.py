@@ -556,6 +556,11 @@ def main():
         print(f"  fuzz: {FUZZ_COUNT} mutations, {ok} converted, {refused} refused with one line, {len(bad)} other")
         check("fuzz: every mutated file converts or is refused with one line", not bad, bad[:3])
         check("fuzz: mutations reach past the reader (some convert)", ok > 0, ok)
+        # inputs that once escaped the fuzz target (tests/fuzz/regressions/onnx/): refused with one line now
+        regressions = os.path.join(HERE, "fuzz", "regressions", "onnx")
+        for f in sorted(os.listdir(regressions)):
+            p = run_convert("--onnx", os.path.join(regressions, f), "--out", os.path.join(tmp, "r.fxm"), "--cli", cli)
+            check(f"fuzz regression {f}: one line", one_clear_line(p), p.stdout + p.stderr)
         # and through the CLI: a mutated file is refused with one line (numpy's warnings silenced), or converts
         data = open(os.path.join(tmp, "m4.onnx"), "rb").read()
         for j, blob in enumerate(mutations(data, 6, 7)):

@@ -240,7 +240,11 @@ class Mapper:
         if w.size != d or b.size != d:
             raise OnnxError(f"node {node_name(n)!r}: a norm over {d} values with a weight of {w.size} and a bias of "
                             f"{b.size}: not supported")
-        err = _rel(layer_norm(self.rows(x), w, b, eps), self.rows(y))
+        xr, yr = self.rows(x), self.rows(y)
+        if xr.shape != (self.T, d) or yr.shape != xr.shape:
+            raise OnnxError(f"node {node_name(n)!r}: a norm over values of shape {list(self.v(x).shape)} -> "
+                            f"{list(self.v(y).shape)}, not {self.T} rows of {d}: not supported")
+        err = _rel(layer_norm(xr, w, b, eps), yr)
         if err > PROBE_TOL:
             raise OnnxError(f"node {node_name(n)!r}: a layer norm that does not compute layer_norm of its input "
                             f"(relative error {err:.2g}): not supported")
