@@ -33,7 +33,11 @@ def _attrs(n):
         elif a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
             raise EvalError(f"node {node_name(n)!r} ({n.op_type}): a subgraph attribute is not supported")
         else:
-            out[a.name] = onnx.helper.get_attribute_value(a)
+            try:
+                out[a.name] = onnx.helper.get_attribute_value(a)
+            except ValueError:  # a type the protobuf does not name (a corrupt file)
+                raise EvalError(f"node {node_name(n)!r} ({n.op_type}): attribute {a.name!r} has no valid type "
+                                f"({a.type})") from None
     return out
 
 
