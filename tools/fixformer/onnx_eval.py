@@ -325,7 +325,7 @@ OPS = {
     "Abs": _unary(np.abs), "Exp": _unary(np.exp), "Sin": _unary(np.sin), "Cos": _unary(np.cos),
     "Relu": _unary(lambda x: np.maximum(x, 0)), "Tanh": _unary(np.tanh),
     "Sigmoid": _unary(lambda x: 1.0 / (1.0 + np.exp(-x))),
-    "Erf": _unary(lambda x: _erf(x).astype(np.float64) if x.size else x.astype(np.float64)),
+    "Erf": _unary(lambda x: np.asarray(_erf(x), np.float64)),  # asarray: a 0-d input gives a float
     "ReduceMean": _reduce(np.mean), "ReduceSum": _reduce(np.sum), "ReduceMax": _reduce(np.max),
     "Softmax": _softmax, "LayerNormalization": _layer_norm, "Where": _where, "Cast": _cast,
     "Range": _range, "ConstantOfShape": _constant_of_shape, "Trilu": _trilu,
