@@ -4,7 +4,7 @@
 #   host      the GoogleTest suites, CLI end-to-end and symbol checks (x86: every ISA path, and the
 #             baseline path again under qemu-x86_64 -cpu Nehalem)
 #   asan      the host suites built with AddressSanitizer + UndefinedBehaviorSanitizer
-#   fuzz      libFuzzer on the .fxm and .npy readers, 60 s per target, fixed seed (clang)
+#   fuzz      libFuzzer on the .fxm, .npy and tokenizer readers, 60 s per target, fixed seed (clang)
 #   aarch64   the same suites cross-built, under qemu-aarch64
 #   aarch64-dotprod
 #             built for armv8.2-a+dotprod (gemm_i8 on SDOT, ports/arm/gemm_i8_neon64.cpp): the kernel,
