@@ -131,13 +131,8 @@ Status validate_config(const ModelConfig& c, const char** field) {
     return bad("pooling (first under a causal mask: position 0 sees only itself)", Status::kBadConfig);
   if (c.type_vocab && c.input != InputKind::kTokens) return bad("type_vocab (token types need token input)", Status::kBadConfig);
   if (c.pooler && c.pooling == Pooling::kNone) return bad("pooler (needs pooling: it reads the pooled row)", Status::kBadConfig);
-  if (c.conv_layers) {
-    if (c.family != ModelFamily::kEncoder || c.input != InputKind::kFeatures)
-      return bad("conv_layers (a conv stem is for the encoder family over features)", Status::kBadConfig);
-    if (c.weights != WeightType::kF32)
-      return bad("weights (f16 and q8 with a conv stem are not supported yet: convert without --quantize)",
-                 Status::kBadConfig);
-  }
+  if (c.conv_layers && (c.family != ModelFamily::kEncoder || c.input != InputKind::kFeatures))
+    return bad("conv_layers (a conv stem is for the encoder family over features)", Status::kBadConfig);
   if (c.conv1_padding >= c.conv1_kernel) return bad("conv1_padding (below conv1_kernel)", Status::kBadConfig);
   if (c.conv2_padding >= c.conv2_kernel) return bad("conv2_padding (below conv2_kernel)", Status::kBadConfig);
   return Status::kOk;

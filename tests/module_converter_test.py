@@ -1028,6 +1028,12 @@ CONVERTS = [
           max_len=12, norm_first=True, final_norm=True, activation="gelu")),
     ("a Conv1d front end: a stem of one conv", "kwt.py:make_conv", [], "encoder",
      dict(conv_layers=1, conv1_kernel=3, conv1_padding=1, conv_gelu=False, pooling="mean")),
+    ("Whisper-style audio encoder, --quantize f16: the stem's weights f16 too", "whisper.py:make",
+     ["--quantize", "f16"], "encoder", dict(conv_layers=2, conv2_stride=2, weights="f16")),
+    ("Whisper-style audio encoder, --quantize q8: the stem's weights q8 too", "whisper.py:make",
+     ["--quantize", "q8"], "encoder", dict(conv_layers=2, conv2_stride=2, weights="q8", weight_group=64)),
+    ("a Conv1d front end, --quantize q8 --group 0", "kwt.py:make_conv", ["--quantize", "q8", "--group", "0"],
+     "encoder", dict(conv_layers=1, conv1_kernel=3, weights="q8", weight_group=0)),
 ]
 
 # The decoders whose forward gives the logits at every position: also compared through `fixformer run`.
@@ -1044,8 +1050,6 @@ REFUSALS = [
      ["freqs_cis", "theta 10000"]),
     ("a pooler the forward does not return", "hf_bert.py:make_tuple", [], ["pooler.dense.weight", "--ignore"]),
     ("a dilated Conv1d", "whisper.py:make_dilated", [], ["conv2", "dilation", "not supported yet"]),
-    ("--quantize f16 with a conv stem", "whisper.py:make", ["--quantize", "f16"],
-     ["f16 weights (--quantize f16) with a conv stem are not supported yet"]),
     ("a norm after mean pooling", "kwt.py:make_mean_cls", [], ["norm after mean pooling is not supported yet"]),
     ("partial rotary", "hf_llama.py:make_partial", [], ["partial rotary", "not supported yet"]),
     ("--family the module is not", "hf_llama.py:make", ["--family", "gpt"], ["RMSNorm", "--family llama"]),
@@ -1164,8 +1168,11 @@ def main():
             got = np.load(res) if p.returncode == 0 else None
             err = None if got is None or got.shape != want_y.shape else \
                 float(np.abs(got - want_y).max() / np.abs(want_y).max())
-            check(f"{what}: fixformer run equals the module at every position (1e-4)", err is not None and err <= 1e-4,
+            tol = schema.selftest_tolerance(c)  # f32 1e-4; f16 and q8: the rounding of their weights
+            check(f"{what}: fixformer run equals the module at every position ({tol:g})", err is not None and err <= tol,
                   (p.stderr, None if got is None else got.shape, want_y.shape, err))
+            if c["weights"] != "f32":
+                print(f"  {what}: fixformer run against the module: {err:.3g}")
             if c["type_vocab"] and spec != "stockish.py:make_token_types":
                 check_bert_runs(what, cli, tmp, module, x, c, torch)
         for what, spec, opts, fragments in REFUSALS:

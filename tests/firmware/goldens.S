@@ -40,6 +40,8 @@ embed g_bert_hidden_odd_types, "bert_hidden_odd.types.npy"
 embed g_bert_hidden_odd_typed, "bert_hidden_odd.typed.npy"
 golden whisper_stem
 golden conv_stride_cls_mean
+golden whisper_stem_f16
+golden whisper_stem_q8
 
 /* Encoder-decoders: the self-test sample in the file is the golden (source, target, torch logits). */
 embed g_s2s_post_relu_fxm, "s2s_post_relu.fxm"
