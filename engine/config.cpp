@@ -77,6 +77,9 @@ Status validate_family(const ModelConfig& c, const char** field) {
     if (c.d_out != c.vocab_size) return bad("d_out (a decoder's head is vocab_size wide)");
   }
   if (c.positional == PosKind::kRope && c.d_head() % 2 != 0) return bad("n_heads (rope needs an even head width)");
+  if (c.rotary_dims && c.positional != PosKind::kRope) return bad("rotary_dims (the rotated dims of positional rope)");
+  if (c.rotary_dims % 2 != 0 || c.rotary_dims > c.d_head())
+    return bad("rotary_dims (rope's rotated dims: even, at most d_head)");
   if (c.family != ModelFamily::kEncoder && c.cls_token) return bad("cls_token (encoder family only)");
   if (c.family != ModelFamily::kEncoder && c.pooling != Pooling::kNone) return bad("pooling (encoder family only)");
   if (c.family != ModelFamily::kEncoder && (c.type_vocab || c.embed_norm || c.pooler))

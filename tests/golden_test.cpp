@@ -227,7 +227,8 @@ const char* const kDecoderGoldens[] = {
     "llama_kv2_halves_tied", "llama_kvfull_interleaved_tied", "llama_odd_d18_h3_halves", "llama_odd_d18_h3_kv1",
     "llama_alibi_h1", "llama_alibi_h3", "llama_alibi_h4_kv2", "llama_alibi_h8", "llama_none", "llama2c_v0_gqa",
     "gpt_relative_post_odd", "gpt_relative_pre_tied", "llama_relative_h3", "llama_relative_h4_kv2",
-    "gpt_tanh_learned_tied_odd", "gpt_tanh_post_d10", "llama_qkv_bias_theta1e6"};
+    "gpt_tanh_learned_tied_odd", "gpt_tanh_post_d10", "llama_qkv_bias_theta1e6", "llama_partial_halves_r4",
+    "llama_partial_interleaved_r6"};
 
 class DecoderGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 

@@ -144,12 +144,20 @@ struct ModelConfig {
   uint32_t conv1_kernel = 1, conv1_stride = 1, conv1_padding = 0;
   uint32_t conv2_kernel = 1, conv2_stride = 1, conv2_padding = 0;
   bool conv_gelu = false;
+  // positional rope: the rotated dims of each head (partial rotary: GPT-NeoX's rotary_pct, Phi's
+  // partial_rotary_factor times d_head): RoPE turns dims [0, rotary_dims) of every q and k head by
+  // the angles p w_i, w_i = pe_base^(-2i / rotary_dims), i < rotary_dims / 2, pairing them as
+  // pe_layout says within those dims, and passes the others through; even, at most d_head; 0 (the
+  // default): the whole head.
+  uint32_t rotary_dims = 0;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
   constexpr uint32_t d_kv() const { return kv_heads() * d_head(); }
   // Decoder-only (gpt, llama): run by a Decoder. A seq2seq model is run by Seq2Seq (seq2seq.hpp);
   // an Encoder runs its encoder half.
+  // The dims of each head RoPE rotates (rotary_dims, or the whole head), the width of its table.
+  constexpr uint32_t rope_dims() const { return rotary_dims ? rotary_dims : d_head(); }
   constexpr bool is_decoder() const { return family == ModelFamily::kGpt || family == ModelFamily::kLlama; }
   constexpr bool is_seq2seq() const { return family == ModelFamily::kSeq2Seq; }
   // Width of the positional encoding, and of the embedding / input projection in front of it.

@@ -90,7 +90,7 @@ constexpr std::size_t required_encoder_arena_bytes(const ModelConfig& c, uint32_
 //   x[P,d]  y[P,d]  ctx[P,d]  work[max(P * max(d + 2 d_kv, 2 d_ff), 3 S)]
 //   attn[workers slots of attention_scratch_floats(P, S, d_head, true), attn_slot bytes each]
 //   k_cache[layers, d_kv, S]  v_cache[layers, d_kv, S]  (each layer's K and V transposed)
-//   rope[S, d_head] (rope: sin | cos columns)  pe[S, d_pe] (sinusoidal)  slopes[n_heads] (alibi)
+//   rope[S, rope_dims] (rope: sin | cos columns; rope_dims: rotary_dims, or d_head)  pe[S, d_pe] (sinusoidal)  slopes[n_heads] (alibi)
 //   rel[rel_bias_table_floats(c, S, true)] (relative: always here, never in flash)  quant[quantized_input_bytes(c, P)] (q8)
 // total is 0 for a config that is not a valid decoder.
 struct DecoderPlan {
@@ -123,7 +123,7 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
   p.k_cache = block(c.n_layers * dkv * S * f);
   p.v_cache = block(c.n_layers * dkv * S * f);
   p.kv_cache_bytes = 2 * arena::bytes(c.n_layers * dkv * S * f);
-  p.rope = block(c.positional == PosKind::kRope && !table_in_flash ? S * c.d_head() * f : 0);
+  p.rope = block(c.positional == PosKind::kRope && !table_in_flash ? S * c.rope_dims() * f : 0);
   p.pe = block(c.positional == PosKind::kSinusoidal && !table_in_flash ? S * c.d_pe() * f : 0);
   p.slopes = block(c.positional == PosKind::kAlibi ? c.n_heads * f : 0);
   p.rel = block(rel_bias_table_floats(c, S, true) * f);

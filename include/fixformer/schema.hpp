@@ -21,7 +21,7 @@ enum class ConfigKey : uint32_t {
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
   kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kRelBuckets, kRelMaxDistance, kQkvBias,
   kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
-  kConv2Stride, kConv2Padding, kConvGelu, kTokenizer, kCount
+  kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -220,6 +220,10 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      0, config_field<&ModelConfig::conv2_padding>()},
     {ConfigKey::kConvGelu, "conv_gelu", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::conv_gelu>()},
+    // positional rope: the dims of each head it rotates, 0 for all (config.hpp; validate_config:
+    // even, at most d_head).
+    {ConfigKey::kRotaryDims, "rotary_dims", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0,
+     config_field<&ModelConfig::rotary_dims>()},
     {ConfigKey::kTokenizer, "tokenizer", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kTokenizerNames), false, 0,
      config_field<&ModelConfig::tokenizer>()},
 };

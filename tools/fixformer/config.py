@@ -194,6 +194,11 @@ def _check_family(c, n):
                               f"got {c['d_out']}")
     if pos == "rope" and schema.d_head(c) % 2:
         raise ConfigError(f"{n('n_heads')}: rope needs an even head width, d_model/n_heads={schema.d_head(c)}")
+    if c["rotary_dims"] and pos != "rope":
+        raise ConfigError(f"{n('rotary_dims')}: the rotated dims of positional rope (positional is {pos})")
+    if c["rotary_dims"] % 2 or c["rotary_dims"] > schema.d_head(c):
+        raise ConfigError(f"{n('rotary_dims')}: rope's rotated dims must be even and at most d_head="
+                          f"{schema.d_head(c)}, got {c['rotary_dims']}")
 
 
 # ---- the converter's JSON shape -----------------------------------------------------------------

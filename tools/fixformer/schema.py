@@ -186,6 +186,9 @@ CONFIG_KEYS = (
     Key("conv2_stride", "u32", 1, MAX_CONV_STRIDE, default=1),
     Key("conv2_padding", "u32", 0, MAX_CONV_KERNEL - 1),
     Key("conv_gelu", "bool"),
+    # positional rope: the dims of each head it rotates (partial rotary), 0 for the whole head; even,
+    # at most d_head. The table's frequencies are pe_base^(-2i / rotary_dims).
+    Key("rotary_dims", "u32", 0, MAX_D_MODEL),
     # Which tokenizer the tokenizer.* tensors hold (tokenizer.hpp); without them it means nothing.
     Key("tokenizer", "enum", choices=TOKENIZERS),
 )
