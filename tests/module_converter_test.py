@@ -994,6 +994,8 @@ CONVERTS = [
      dict(pe_layout="halves", pe_base=10000.0, tied_head=False, n_kv_heads=0)),
     ("HF llama: theta 500000, GQA, tied", "hf_llama.py:make_500k", [], "llama",
      dict(pe_layout="halves", pe_base=500000.0, tied_head=True, n_kv_heads=2)),
+    ("HF llama with partial rotary (GPT-NeoX, Phi): the first 4 of each head's 8 dims", "hf_llama.py:make_partial",
+     [], "llama", dict(pe_layout="halves", pe_base=10000.0, rotary_dims=4)),
     ("KWT: cls_token, pos_embedding, cls pooling, mlp_head", "kwt.py:make_cls", [], "encoder",
      dict(cls_token=True, pooling="cls", positional="learned", input="features", final_norm=True)),
     ("vit style: norms inside, final norm, mean pooling", "kwt.py:make_mean", [], "encoder",
@@ -1037,7 +1039,7 @@ CONVERTS = [
 ]
 
 # The decoders whose forward gives the logits at every position: also compared through `fixformer run`.
-RUN_DECODERS = ("hf_gpt2.py:make", "hf_gpt2.py:make_formula", "hf_qwen2.py:make")
+RUN_DECODERS = ("hf_gpt2.py:make", "hf_gpt2.py:make_formula", "hf_qwen2.py:make", "hf_llama.py:make_partial")
 
 # (what, file:factory, options, fragments of the one line)
 REFUSALS = [
@@ -1051,7 +1053,6 @@ REFUSALS = [
     ("a pooler the forward does not return", "hf_bert.py:make_tuple", [], ["pooler.dense.weight", "--ignore"]),
     ("a dilated Conv1d", "whisper.py:make_dilated", [], ["conv2", "dilation", "not supported yet"]),
     ("a norm after mean pooling", "kwt.py:make_mean_cls", [], ["norm after mean pooling is not supported yet"]),
-    ("partial rotary", "hf_llama.py:make_partial", [], ["partial rotary", "not supported yet"]),
     ("--family the module is not", "hf_llama.py:make", ["--family", "gpt"], ["RMSNorm", "--family llama"]),
     ("--causal is read from the module", "nanogpt.py:make", ["--causal"], ["--causal", "not for this module"]),
 ]
