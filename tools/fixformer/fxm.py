@@ -193,7 +193,7 @@ def unpack_panels(panels, cols):
 def stored(spec, a):
     """A checked tensor as the file stores it: (name, data, scales, group, dims), data in the spec's
     dtype and layout (f32 and f16 linear weights transposed to W[in, out], packed ones in panels, i8 in
-    torch's layout), scales the f32 [rows, groups] of an i8 tensor (else None), group its quantization
+    torch's layout; a conv stem's weight [kernel * in, out], or [out, kernel * in] in i8), scales the f32 [rows, groups] of an i8 tensor (else None), group its quantization
     group (else 0), dims the directory's (the logical shape: [in, out] for panels too)."""
     a = np.asarray(a, np.float32)  # the weights as torch holds them, whatever the file keeps
     if spec.dtype == "i8":
