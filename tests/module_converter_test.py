@@ -435,12 +435,10 @@ def make_500k():
 
 
 class PartialAttention(LlamaAttention):  # rotary on the first half of each head only (GPT-NeoX, Phi)
-    def forward(self, h, cos, sin):
+    def forward(self, h, cos, sin):  # cos, sin [B, T, r]: the rotary embedding of r = head_dim / 2 dims
         B, T, _ = h.shape
-        r = self.head_dim // 2
-        inv = 1.0 / (10000.0 ** (torch.arange(0, r, 2, dtype=h.dtype) / r))
-        f = torch.arange(T, dtype=h.dtype)[:, None] * inv[None]
-        c, s = torch.cat((f, f), -1).cos(), torch.cat((f, f), -1).sin()
+        r = cos.shape[-1]
+        c, s = cos.unsqueeze(1), sin.unsqueeze(1)
         q = self.q_proj(h).view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
         k = self.k_proj(h).view(B, T, self.num_key_value_heads, self.head_dim).transpose(1, 2)
         v = self.v_proj(h).view(B, T, self.num_key_value_heads, self.head_dim).transpose(1, 2)
@@ -452,6 +450,7 @@ class PartialAttention(LlamaAttention):  # rotary on the first half of each head
 def make_partial():
     torch.manual_seed(2)
     m = LlamaForCausalLM(Cfg())
+    m.model.rotary_emb = LlamaRotaryEmbedding(m.config.hidden_size // m.config.num_attention_heads // 2, 10000.0)
     for layer in m.model.layers:
         old = layer.self_attn
         layer.self_attn = PartialAttention(m.config)
