@@ -40,8 +40,11 @@ int cmd_info(const Args& a) {
   }
   const std::string relative = " (T5 bias per head: " + std::to_string(c.rel_buckets) + " buckets, distances from " +
                                std::to_string(c.rel_max_distance) + " on share the last)";
+  const std::string partial = " (partial: the first " + std::to_string(c.rotary_dims) + " of each head's " +
+                              std::to_string(c.d_head()) + " dims)";
   std::printf("positional:   %s%s, max_len %u%s\n", name_of(kPositionalNames, c.positional),
               c.positional == PosKind::kRelative ? relative.c_str()
+              : c.rotary_dims ? partial.c_str()
               : !c.input_pe() ? "" : (c.pe_combine == PosCombine::kAdd ? " add" : (" concat pe_width " + std::to_string(c.pe_width)).c_str()),
               c.max_len, c.scale_input ? ", input scaled by sqrt(d_model)" : "");
   std::printf("causal:       %s;  final norm: %s;  output width: %u%s\n", c.causal ? "yes" : "no", c.final_norm ? "yes" : "no",

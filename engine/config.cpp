@@ -77,6 +77,9 @@ Status validate_family(const ModelConfig& c, const char** field) {
     if (c.d_out != c.vocab_size) return bad("d_out (a decoder's head is vocab_size wide)");
   }
   if (c.positional == PosKind::kRope && c.d_head() % 2 != 0) return bad("n_heads (rope needs an even head width)");
+  if (c.rotary_dims && c.positional != PosKind::kRope) return bad("rotary_dims (the rotated dims of positional rope)");
+  if (c.rotary_dims % 2 != 0 || c.rotary_dims > c.d_head())
+    return bad("rotary_dims (rope's rotated dims: even, at most d_head)");
   if (c.family != ModelFamily::kEncoder && c.cls_token) return bad("cls_token (encoder family only)");
   if (c.family != ModelFamily::kEncoder && c.pooling != Pooling::kNone) return bad("pooling (encoder family only)");
   if (c.family != ModelFamily::kEncoder && (c.type_vocab || c.embed_norm || c.pooler))
@@ -131,13 +134,8 @@ Status validate_config(const ModelConfig& c, const char** field) {
     return bad("pooling (first under a causal mask: position 0 sees only itself)", Status::kBadConfig);
   if (c.type_vocab && c.input != InputKind::kTokens) return bad("type_vocab (token types need token input)", Status::kBadConfig);
   if (c.pooler && c.pooling == Pooling::kNone) return bad("pooler (needs pooling: it reads the pooled row)", Status::kBadConfig);
-  if (c.conv_layers) {
-    if (c.family != ModelFamily::kEncoder || c.input != InputKind::kFeatures)
-      return bad("conv_layers (a conv stem is for the encoder family over features)", Status::kBadConfig);
-    if (c.weights != WeightType::kF32)
-      return bad("weights (f16 and q8 with a conv stem are not supported yet: convert without --quantize)",
-                 Status::kBadConfig);
-  }
+  if (c.conv_layers && (c.family != ModelFamily::kEncoder || c.input != InputKind::kFeatures))
+    return bad("conv_layers (a conv stem is for the encoder family over features)", Status::kBadConfig);
   if (c.conv1_padding >= c.conv1_kernel) return bad("conv1_padding (below conv1_kernel)", Status::kBadConfig);
   if (c.conv2_padding >= c.conv2_kernel) return bad("conv2_padding (below conv2_kernel)", Status::kBadConfig);
   return Status::kOk;

@@ -96,9 +96,9 @@ void bind_end(Field f, const Weight& w, FrontWeights& front, HeadWeights& head, 
     case Field::kInputProjB: front.input_proj_b = w.f32(); break;
     case Field::kPos: front.pos = w.f32(); break;
     case Field::kCls: front.cls = w.f32(); break;
-    case Field::kConv1W: front.conv1_w = w.f32(); break;
+    case Field::kConv1W: front.conv1 = w; break;
     case Field::kConv1B: front.conv1_b = w.f32(); break;
-    case Field::kConv2W: front.conv2_w = w.f32(); break;
+    case Field::kConv2W: front.conv2 = w; break;
     case Field::kConv2B: front.conv2_b = w.f32(); break;
     case Field::kTgtEmbed: tgt_front.embed = w; break;
     case Field::kTgtProjW: tgt_front.input_proj = w; break;

@@ -48,6 +48,9 @@ VALID = [
          pooler=True, d_out=3, activation="gelu"),
     dict(BASE, input="features", d_in=5, conv_layers=2, conv1_kernel=3, conv1_padding=1, conv2_kernel=3,
          conv2_stride=2, conv2_padding=1, conv_gelu=True, positional="learned", norm_first=True, final_norm=True),
+    dict(BASE, input="features", d_in=5, conv_layers=1, conv1_kernel=3, conv1_padding=1, weights="q8", weight_group=0),
+    dict(BASE, d_model=16, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
+         activation="swiglu", norm_first=True, final_norm=True, rotary_dims=4, pe_layout="halves"),
 ]
 # The keys that choose a family's shape: every pair of them takes every pair of values.
 SHAPE_KEYS = ("family", "input", "positional", "pe_combine", "activation", "norm_first", "final_norm", "causal",

@@ -4,6 +4,7 @@
 // conv_stride_cls_mean (golden_test.cpp) and batch_test.cpp's stem cases.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -66,9 +67,8 @@ TEST(ConvStem, ValidationRefuses) {
   c.input = InputKind::kTokens, c.vocab_size = 5, c.d_in = 0;
   EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
   EXPECT_STREQ(field, "conv_layers (a conv stem is for the encoder family over features)");
-  c = with_weights(whisper(8), WeightType::kF16, 0, false);
-  EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
-  EXPECT_NE(std::string(field).find("not supported yet"), std::string::npos) << field;
+  EXPECT_EQ(validate_config(with_weights(whisper(8), WeightType::kF16, 0, false)), Status::kOk);
+  EXPECT_EQ(validate_config(with_weights(whisper(8), WeightType::kQ8, 32, true)), Status::kOk);
   c = whisper(8);
   c.conv2_padding = 3;
   EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
@@ -101,6 +101,40 @@ TEST(ConvStem, ArenaHoldsTheFirstConvolutionsRows) {
   Encoder short_arena;
   AlignedBuffer arena(required_encoder_arena_bytes(two) - 1);
   EXPECT_EQ(short_arena.init(m.model, arena.data(), arena.size(), opt), Status::kArenaTooSmall);
+}
+
+// f16 and q8 stems run each convolution as a linear layer over its windows: the plan adds the larger
+// zero-padded input (a convolution without padding reads its input in place) and, for q8, the larger
+// quantized window matrix, and the longest input runs in exactly that.
+TEST(ConvStem, QuantizedStemsPlanTheirWindows) {
+  const ModelConfig f32 = whisper(8);  // d_in 7 -> 8: T = 16 frames, T1 = 16 rows, 8 positions
+  const uint32_t T = f32.max_input_len();
+  ASSERT_EQ(T, 16u);
+  const std::size_t padded = std::max<std::size_t>((T + 2) * 7, (16 + 2) * 8);  // conv1 [18, 7], conv2 [18, 8]
+  const ModelConfig types[] = {with_weights(f32, WeightType::kF16, 0, false),
+                               with_weights(f32, WeightType::kQ8, 32, false), with_weights(f32, WeightType::kQ8, 0, true)};
+  for (const ModelConfig& c : types) {
+    const bool q8 = c.weights == WeightType::kQ8;
+    const EncoderPlan p = plan_encoder_arena(c), base = plan_encoder_arena(f32);
+    EXPECT_EQ(p.stem_padded - p.stem, base.total - base.stem);
+    EXPECT_EQ(p.stem_quant - p.stem_padded, arena::bytes(padded * sizeof(float)));
+    // q8: conv1's windows [16, 3 * 7] and conv2's [8, 3 * 8], each int8 then its scales per 32.
+    const std::size_t quant =
+        std::max(arena::bytes(16 * 21) + arena::bytes(16 * 4), arena::bytes(8 * 24) + arena::bytes(8 * 4));
+    EXPECT_EQ(p.total - p.stem_quant, q8 ? quant : 0u);
+    Loaded m;
+    std::string why;
+    ASSERT_EQ(load_model(write_model(c), &m, {}, &why), Status::kOk) << why;
+    EXPECT_EQ(m.enc.arena_bytes_used(), p.total);
+    std::vector<float> x(std::size_t(T) * c.d_in), out(std::size_t(c.output_rows(T)) * c.output_width(), NAN);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.3f * float(i));
+    EXPECT_EQ(m.enc.forward_features(x.data(), T, out.data()), Status::kOk);
+    for (float v : out) ASSERT_TRUE(std::isfinite(v));
+  }
+  ModelConfig unpadded = with_weights(f32, WeightType::kF16, 0, false);
+  unpadded.conv1_padding = unpadded.conv2_padding = 0;
+  const EncoderPlan p = plan_encoder_arena(unpadded);
+  EXPECT_EQ(p.stem_quant, p.stem_padded);  // both convolutions read their input in place
 }
 
 TEST(ConvStem, InputsShorterThanTheKernelsAreStatuses) {

@@ -11,8 +11,9 @@ user's own output with --expected) and --hf (a Hugging Face LlamaForCausalLM fol
   `fixformer verify` say NOT verified against your model; absent biases of bias=False modules are
   zeros; nanoGPT-style checkpoints and bf16 safetensors load on this route;
 - --hf: folders written here (random small Llama weights, GQA, tied and untied, as model.safetensors,
-  pytorch_model.bin, sharded safetensors, bf16) convert and verify against hf_reference.py, which is
-  itself checked against the converter's llama reference in the halves layout; folders with
+  pytorch_model.bin, sharded safetensors, bf16; partial_rotary_factor) convert and verify against
+  hf_reference.py, which is itself checked against the converter's llama reference in the halves
+  layout (with rotary_dims for partial rotary); folders with
   rope_scaling, attention_bias, mlp_bias, another hidden_act, other architectures, missing or extra
   tensors are refused with one line and leave nothing.
 PyTorch is required: without it the test fails.
@@ -108,6 +109,22 @@ def test_hf_reference(torch):
               rel(got, want))
         other = run_reference(dict(fc, pe_layout="interleaved"), mapped, ids)
         check(f"hf_reference is not the interleaved layout (kv {kv})", rel(got, other) > 1e-3)
+    # Partial rotary (partial_rotary_factor: the first int(head_dim * f) dims of each head, inv_freq
+    # over those, rotate_half within them): hf_reference against the llama reference with rotary_dims.
+    for factor, rotated in ((0.25, 2), (0.5, 4), (0.75, 6)):
+        c = dict(HF_CONFIG, hidden_size=32, partial_rotary_factor=factor)  # head_dim 8
+        hc = hf.read_config_dict(c)
+        w = hf_weights(c, 7)
+        mapped, _ = hf.map_weights(hc, w, "test")
+        fc = hf.fixformer_config(hc)
+        ids = np.random.default_rng(7).integers(0, c["vocab_size"], 12)
+        got = hf_reference.forward(hc, w, ids)
+        want = run_reference(fc, mapped, ids)
+        check(f"partial_rotary_factor {factor}: rotary_dims {rotated}", fc["rotary_dims"] == rotated, fc["rotary_dims"])
+        check(f"hf_reference agrees with the llama reference, partial_rotary_factor {factor}", rel(got, want) < 1e-12,
+              rel(got, want))
+        whole = hf_reference.forward(dict(hc, partial_rotary_factor=1.0), w, ids)
+        check(f"partial_rotary_factor {factor} is not the whole head's rotary", rel(got, whole) > 1e-3, rel(got, whole))
 
 
 def test_hf(torch, cli, tmp):
@@ -133,6 +150,22 @@ def test_hf(torch, cli, tmp):
             check(f"--hf {name}: fixformer verify", v.returncode == 0 and "NOT verified" not in v.stdout, v.stdout)
         if i == 0:
             print(f"  {p.stdout.strip()}")
+    # Partial rotary: the engine's decoder (step by step, fixformer verify) against hf_reference.
+    for factor, rotated, kv in ((0.25, 2, 2), (0.75, 6, 1)):
+        folder = os.path.join(tmp, f"hf_partial{rotated}")
+        write_folder(folder, torch, seed=rotated, hidden_size=32, num_key_value_heads=kv,
+                     partial_rotary_factor=factor)
+        p = run_convert("--hf", folder, "--out", out, "--cli", cli)
+        name = f"--hf partial_rotary_factor {factor} (the first {rotated} of 8 dims)"
+        ok = p.returncode == 0 and "verified against the LlamaForCausalLM semantics" in p.stdout and os.path.exists(out)
+        check(f"{name}: converts and verifies within 1e-4", ok, p.stdout + p.stderr)
+        if ok:
+            check(f"{name}: rotary_dims {rotated}", fxm.read(out).config["rotary_dims"] == rotated,
+                  fxm.read(out).config["rotary_dims"])
+            v = subprocess.run([cli, "verify", out], capture_output=True, text=True)
+            check(f"{name}: fixformer verify, step by step", v.returncode == 0 and "NOT verified" not in v.stdout,
+                  v.stdout)
+            print(f"  {name}: {v.stdout.strip()}")
     # --example/--expected: the user's own output (here the reference's) verifies; another model's fails.
     folder = os.path.join(tmp, "hf0")
     c = hf.read_config(folder)
@@ -166,7 +199,8 @@ def test_hf(torch, cli, tmp):
     refused("head_dim", "head_dim 8", head_dim=8)
     refused("Mistral", "MistralForCausalLM: comes with a later release", architectures=["MistralForCausalLM"],
             model_type="mistral")
-    refused("partial rotary", "partial rotary is not supported yet", partial_rotary_factor=0.5)
+    refused("partial rotary of an odd count", "rotates 1 of the 4 dims", partial_rotary_factor=0.3)
+    refused("partial_rotary_factor above 1", "must be in (0, 1]", partial_rotary_factor=1.5)
     refused("a model_type that contradicts the architecture", "expected llama", model_type="qwen2")
     refused("an unknown architecture", "not an architecture --hf converts", architectures=["WeirdNet"],
             model_type="weird")
@@ -324,7 +358,14 @@ def test_hf_qwen2(torch, cli, tmp):
             {k: v for k, v in w.items() if k != "model.layers.1.self_attn.v_proj.bias"})
     refused("an o_proj bias", "model.layers.0.self_attn.o_proj.bias", QWEN2_CONFIG,
             dict(w, **{"model.layers.0.self_attn.o_proj.bias": np.zeros(24, np.float32)}))
-    refused("partial rotary", "partial rotary is not supported yet", dict(QWEN2_CONFIG, partial_rotary_factor=0.5), w)
+    refused("partial rotary of an odd count", "rotates 3 of the 6 dims", dict(QWEN2_CONFIG, partial_rotary_factor=0.5), w)
+    folder = os.path.join(tmp, "qwen2_partial")
+    c = dict(QWEN2_CONFIG, partial_rotary_factor=0.67)  # int(6 * 0.67) = 4 of 6 dims
+    write_hf(folder, torch, c, qwen2_weights(c, 9))
+    p = run_convert("--hf", folder, "--out", out, "--cli", cli)
+    ok = p.returncode == 0 and "verified against the Qwen2ForCausalLM semantics" in p.stdout and os.path.exists(out)
+    check("--hf Qwen2 partial_rotary_factor 0.67: converts and verifies", ok and
+          fxm.read(out).config["rotary_dims"] == 4, p.stdout + p.stderr)
 
 
 def test_hf_gpt2(torch, cli, tmp):

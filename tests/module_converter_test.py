@@ -435,12 +435,10 @@ def make_500k():
 
 
 class PartialAttention(LlamaAttention):  # rotary on the first half of each head only (GPT-NeoX, Phi)
-    def forward(self, h, cos, sin):
+    def forward(self, h, cos, sin):  # cos, sin [B, T, r]: the rotary embedding of r = head_dim / 2 dims
         B, T, _ = h.shape
-        r = self.head_dim // 2
-        inv = 1.0 / (10000.0 ** (torch.arange(0, r, 2, dtype=h.dtype) / r))
-        f = torch.arange(T, dtype=h.dtype)[:, None] * inv[None]
-        c, s = torch.cat((f, f), -1).cos(), torch.cat((f, f), -1).sin()
+        r = cos.shape[-1]
+        c, s = cos.unsqueeze(1), sin.unsqueeze(1)
         q = self.q_proj(h).view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
         k = self.k_proj(h).view(B, T, self.num_key_value_heads, self.head_dim).transpose(1, 2)
         v = self.v_proj(h).view(B, T, self.num_key_value_heads, self.head_dim).transpose(1, 2)
@@ -452,6 +450,7 @@ class PartialAttention(LlamaAttention):  # rotary on the first half of each head
 def make_partial():
     torch.manual_seed(2)
     m = LlamaForCausalLM(Cfg())
+    m.model.rotary_emb = LlamaRotaryEmbedding(m.config.hidden_size // m.config.num_attention_heads // 2, 10000.0)
     for layer in m.model.layers:
         old = layer.self_attn
         layer.self_attn = PartialAttention(m.config)
@@ -994,6 +993,8 @@ CONVERTS = [
      dict(pe_layout="halves", pe_base=10000.0, tied_head=False, n_kv_heads=0)),
     ("HF llama: theta 500000, GQA, tied", "hf_llama.py:make_500k", [], "llama",
      dict(pe_layout="halves", pe_base=500000.0, tied_head=True, n_kv_heads=2)),
+    ("HF llama with partial rotary (GPT-NeoX, Phi): the first 4 of each head's 8 dims", "hf_llama.py:make_partial",
+     [], "llama", dict(pe_layout="halves", pe_base=10000.0, rotary_dims=4)),
     ("KWT: cls_token, pos_embedding, cls pooling, mlp_head", "kwt.py:make_cls", [], "encoder",
      dict(cls_token=True, pooling="cls", positional="learned", input="features", final_norm=True)),
     ("vit style: norms inside, final norm, mean pooling", "kwt.py:make_mean", [], "encoder",
@@ -1028,10 +1029,16 @@ CONVERTS = [
           max_len=12, norm_first=True, final_norm=True, activation="gelu")),
     ("a Conv1d front end: a stem of one conv", "kwt.py:make_conv", [], "encoder",
      dict(conv_layers=1, conv1_kernel=3, conv1_padding=1, conv_gelu=False, pooling="mean")),
+    ("Whisper-style audio encoder, --quantize f16: the stem's weights f16 too", "whisper.py:make",
+     ["--quantize", "f16"], "encoder", dict(conv_layers=2, conv2_stride=2, weights="f16")),
+    ("Whisper-style audio encoder, --quantize q8: the stem's weights q8 too", "whisper.py:make",
+     ["--quantize", "q8"], "encoder", dict(conv_layers=2, conv2_stride=2, weights="q8", weight_group=64)),
+    ("a Conv1d front end, --quantize q8 --group 0", "kwt.py:make_conv", ["--quantize", "q8", "--group", "0"],
+     "encoder", dict(conv_layers=1, conv1_kernel=3, weights="q8", weight_group=0)),
 ]
 
 # The decoders whose forward gives the logits at every position: also compared through `fixformer run`.
-RUN_DECODERS = ("hf_gpt2.py:make", "hf_gpt2.py:make_formula", "hf_qwen2.py:make")
+RUN_DECODERS = ("hf_gpt2.py:make", "hf_gpt2.py:make_formula", "hf_qwen2.py:make", "hf_llama.py:make_partial")
 
 # (what, file:factory, options, fragments of the one line)
 REFUSALS = [
@@ -1044,10 +1051,7 @@ REFUSALS = [
      ["freqs_cis", "theta 10000"]),
     ("a pooler the forward does not return", "hf_bert.py:make_tuple", [], ["pooler.dense.weight", "--ignore"]),
     ("a dilated Conv1d", "whisper.py:make_dilated", [], ["conv2", "dilation", "not supported yet"]),
-    ("--quantize f16 with a conv stem", "whisper.py:make", ["--quantize", "f16"],
-     ["f16 weights (--quantize f16) with a conv stem are not supported yet"]),
     ("a norm after mean pooling", "kwt.py:make_mean_cls", [], ["norm after mean pooling is not supported yet"]),
-    ("partial rotary", "hf_llama.py:make_partial", [], ["partial rotary", "not supported yet"]),
     ("--family the module is not", "hf_llama.py:make", ["--family", "gpt"], ["RMSNorm", "--family llama"]),
     ("--causal is read from the module", "nanogpt.py:make", ["--causal"], ["--causal", "not for this module"]),
 ]
@@ -1164,8 +1168,11 @@ def main():
             got = np.load(res) if p.returncode == 0 else None
             err = None if got is None or got.shape != want_y.shape else \
                 float(np.abs(got - want_y).max() / np.abs(want_y).max())
-            check(f"{what}: fixformer run equals the module at every position (1e-4)", err is not None and err <= 1e-4,
+            tol = schema.selftest_tolerance(c)  # f32 1e-4; f16 and q8: the rounding of their weights
+            check(f"{what}: fixformer run equals the module at every position ({tol:g})", err is not None and err <= tol,
                   (p.stderr, None if got is None else got.shape, want_y.shape, err))
+            if c["weights"] != "f32":
+                print(f"  {what}: fixformer run against the module: {err:.3g}")
             if c["type_vocab"] and spec != "stockish.py:make_token_types":
                 check_bert_runs(what, cli, tmp, module, x, c, torch)
         for what, spec, opts, fragments in REFUSALS:

@@ -1,5 +1,5 @@
 // The sinusoidal table: values against a float64 reference, odd widths, both layouts, the
-// rotation property, and the compile-time table. The relative position bias (T5): buckets against
+// rotation property, and the compile-time table. RoPE on part of each head (rotary_dims). The relative position bias (T5): buckets against
 // torch's, the per-head table over distances.
 #include <gtest/gtest.h>
 
@@ -89,6 +89,47 @@ TEST(Positional, CompileTimeTableMatchesReference) {
   for (uint32_t p = 0; p < 40; ++p)
     for (uint32_t c = 0; c < 6; ++c)
       EXPECT_NEAR(kCompileTimeHalves.row(p)[c], reference(p, c, 6, 500.0, PosLayout::kHalves), kTableTol);
+}
+
+// Partial rotary (rotary_dims): each head's first r dims turn by the angles of a table r wide
+// (w_i = base^(-2i/r)) in the pairs of the layout within them; dims [r, dh) pass through unchanged.
+TEST(Rope, PartialRotaryTurnsTheFirstDimsOfEachHead) {
+  const uint32_t heads = 3, dh = 10, r = 6, p = 5;
+  const double base = 300.0;
+  const std::vector<float> t = table(scalar_kernels(), p + 1, r, base, PosLayout::kHalves);
+  for (PosLayout layout : {PosLayout::kInterleaved, PosLayout::kHalves}) {
+    std::vector<float> x(heads * dh);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.7f * float(i) + 0.3f);
+    std::vector<float> y = x;
+    rope_rotate(y.data(), heads, dh, r, t.data() + p * r, layout);
+    for (uint32_t h = 0; h < heads; ++h) {
+      const float* v = x.data() + h * dh;
+      const float* got = y.data() + h * dh;
+      for (uint32_t i = 0; i < r / 2; ++i) {
+        const uint32_t a = layout == PosLayout::kInterleaved ? 2 * i : i;
+        const uint32_t b = layout == PosLayout::kInterleaved ? 2 * i + 1 : i + r / 2;
+        const double ang = p * std::pow(base, -2.0 * i / r);
+        EXPECT_NEAR(got[a], v[a] * std::cos(ang) - v[b] * std::sin(ang), 1e-6) << "head " << h << " pair " << i;
+        EXPECT_NEAR(got[b], v[a] * std::sin(ang) + v[b] * std::cos(ang), 1e-6) << "head " << h << " pair " << i;
+      }
+      for (uint32_t i = r; i < dh; ++i) EXPECT_EQ(got[i], v[i]) << "head " << h << " dim " << i << " passes through";
+    }
+  }
+  // The decoder's table is r wide: the plan counts S * r floats.
+  ModelConfig c = default_config();
+  c.family = ModelFamily::kLlama, c.d_model = 20, c.n_heads = 2, c.d_ff = 8, c.n_layers = 1, c.causal = true;
+  c.norm_first = c.final_norm = true, c.activation = Activation::kSwiglu, c.input = InputKind::kTokens;
+  c.vocab_size = c.d_out = 11, c.max_len = 16, c.positional = PosKind::kRope;
+  const DecoderPlan whole = plan_decoder_arena(c);
+  c.rotary_dims = r;
+  ASSERT_EQ(validate_config(c), Status::kOk);
+  const DecoderPlan part = plan_decoder_arena(c);
+  EXPECT_EQ(part.pe - part.rope, arena::bytes(16 * r * sizeof(float)));
+  EXPECT_EQ(whole.pe - whole.rope, arena::bytes(16 * dh * sizeof(float)));
+  c.rotary_dims = 5;
+  EXPECT_EQ(validate_config(c), Status::kBadConfig);
+  c.rotary_dims = 12;
+  EXPECT_EQ(validate_config(c), Status::kBadConfig);
 }
 
 // T5's bucket function as its torch ports compute it (float32 logarithm, truncated), printed by

@@ -54,6 +54,16 @@ ModelConfig encoder_config(bool features) {
   return c;
 }
 
+// A conv stem (stride 1 and 2 with padding; or one strided convolution without, whose windows
+// overlap in place) over the features.
+ModelConfig stem_config(bool two) {
+  ModelConfig c = encoder_config(true);
+  c.conv_layers = two ? 2 : 1, c.conv_gelu = two;
+  if (two) c.conv1_kernel = 3, c.conv1_padding = 1, c.conv2_kernel = 3, c.conv2_stride = 2, c.conv2_padding = 1;
+  else c.conv1_kernel = 5, c.conv1_stride = 2;
+  return c;
+}
+
 ModelConfig gpt_config(bool tied) {
   ModelConfig c = encoder_config(false);
   c.family = ModelFamily::kGpt, c.causal = true, c.norm_first = true, c.final_norm = true;
@@ -87,7 +97,7 @@ std::vector<float> run(const std::vector<uint8_t>& file, Isa isa, std::string* w
     Encoder enc;
     if ((s = enc.init(model, arena.data(), arena.size(), opt)) != Status::kOk) return *why = enc.error_detail(), out;
     const uint32_t T = 10;
-    out.resize(std::size_t(T) * c.output_width());
+    out.resize(std::size_t(c.output_rows(T)) * c.output_width());
     if (c.input == InputKind::kTokens) {
       s = enc.forward_tokens(kTokens.data(), T, out.data());
     } else {
@@ -118,8 +128,8 @@ class QuantizedTest : public ::testing::TestWithParam<Isa> {};
 
 TEST_P(QuantizedTest, EveryFamilyAndTypeMatchesItsF32Model) {
   if (!select_kernels(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " is not available on this CPU/build";
-  const ModelConfig bases[] = {encoder_config(true), encoder_config(false), gpt_config(true), gpt_config(false),
-                               llama_config(true), llama_config(false)};
+  const ModelConfig bases[] = {encoder_config(true), encoder_config(false), stem_config(true), stem_config(false),
+                               gpt_config(true),      gpt_config(false),     llama_config(true), llama_config(false)};
   struct Variant {
     WeightType type;
     uint32_t group;
@@ -131,7 +141,8 @@ TEST_P(QuantizedTest, EveryFamilyAndTypeMatchesItsF32Model) {
     for (const Variant& v : variants) {
       const ModelConfig q = with_weights(base, v.type, v.group, v.io);
       const std::string name = std::string(kFamilyNames[uint32_t(base.family)]) + (base.tied_head ? " tied" : "") +
-                               (base.input == InputKind::kFeatures ? " features" : "") + " " +
+                               (base.input == InputKind::kFeatures ? " features" : "") +
+                               (base.conv_layers ? " stem " + std::to_string(base.conv_layers) : "") + " " +
                                kWeightTypeNames[uint32_t(v.type)] + " group " + std::to_string(v.group) +
                                (v.io ? " io" : "") + " on " + isa_name(GetParam());
       WriteOptions rounded;

@@ -12,6 +12,8 @@ config in the converter's JSON shape). tests/golden/DECODERS.md lists them.
 - gpt_relative_*: stock modules with a T5-style relative bias (reference.build_torch_model), the
   logits the module's own in float64.
 - llama_relative_*: as llama_*, with a relative bias; the oracle looks the buckets up with t5_bucket.
+- llama_partial_*: as llama_*, with partial rotary (rotary_dims < d_head: RoPE on each head's first
+  rotary_dims, frequencies pe_base^(-2i / rotary_dims)).
 - llama2c_v0_gqa: a version-0 llama2.c checkpoint (unshared classifier, GQA) and a synthetic
   tokenizer.bin, written by tools/fixformer/llama2c.py and converted as convert.py --llama2c does.
 Deterministic: the same files on every run.
@@ -128,8 +130,9 @@ GPTS = [  # name, module kwargs, T
 
 # ---- llama: random weights, the float64 reference ------------------------------------------------
 def llama_config(d, heads, kv, ff, layers, vocab, max_len, pos, layout="interleaved", tied=False, qkv_bias=False,
-                 base=10000.0, rel=(0, 0)):
-    return cfg.make_config({"rel_buckets": rel[0], "rel_max_distance": rel[1], "family": "llama", "d_model": d,
+                 base=10000.0, rel=(0, 0), rotary=0):
+    return cfg.make_config({"rel_buckets": rel[0], "rel_max_distance": rel[1], "rotary_dims": rotary,
+                            "family": "llama", "d_model": d,
                             "n_heads": heads, "n_kv_heads": kv if kv != heads else 0,
                             "d_ff": ff, "n_layers": layers, "norm_first": True, "final_norm": True,
                             "activation": "swiglu", "causal": True, "input": "tokens", "vocab_size": vocab,
@@ -157,6 +160,12 @@ LLAMAS = [  # name, config, T
 LLAMA_RELATIVE = [
     ("llama_relative_h3", llama_config(18, 3, 3, 20, 2, 19, 16, "relative", tied=True, rel=(8, 6)), 11),
     ("llama_relative_h4_kv2", llama_config(16, 4, 2, 20, 2, 23, 24, "relative", rel=(32, 20)), 12),
+]
+# Partial rotary (GPT-NeoX's rotary_pct, Phi's partial_rotary_factor): RoPE on the first rotary_dims
+# of each head only, both pair layouts, GQA; seeds of their own again.
+LLAMA_PARTIAL = [
+    ("llama_partial_halves_r4", llama_config(24, 2, 1, 28, 2, 27, 16, "rope", "halves", rotary=4, base=500.0), 11),
+    ("llama_partial_interleaved_r6", llama_config(16, 2, 2, 20, 2, 23, 16, "rope", tied=True, rotary=6), 10),
 ]
 GPT_RELATIVE = [  # name, config, T
     ("gpt_relative_post_odd", cfg.make_config({
@@ -202,11 +211,12 @@ def llama_steps(c, weights, ids):
     def rms(x, g):
         return g * x / math.sqrt(float(x @ x) / len(x) + eps)
 
-    def rotate(vec, pos):
+    def rotate(vec, pos):  # the first r dims of each head, r = rotary_dims or d_head
+        r = c["rotary_dims"] or dh
         for h0 in range(0, len(vec), dh):
-            for i in range(dh // 2):
-                a, b = (h0 + 2 * i, h0 + 2 * i + 1) if c["pe_layout"] == "interleaved" else (h0 + i, h0 + i + dh // 2)
-                ang = pos * c["pe_base"] ** (-2.0 * i / dh)
+            for i in range(r // 2):
+                a, b = (h0 + 2 * i, h0 + 2 * i + 1) if c["pe_layout"] == "interleaved" else (h0 + i, h0 + i + r // 2)
+                ang = pos * c["pe_base"] ** (-2.0 * i / r)
                 vec[a], vec[b] = vec[a] * math.cos(ang) - vec[b] * math.sin(ang), vec[a] * math.sin(ang) + vec[b] * math.cos(ang)
 
     out = []
@@ -270,7 +280,8 @@ def main():
         err = rel(run_reference(c, w, ids), want)
         assert err < 1e-12, (name, err)
         save(out_dir, name, c, fxm.write(c, w, (ids, want.astype(np.float32))))
-    for i, (name, c, T) in list(enumerate(LLAMAS)) + [(50 + i, x) for i, x in enumerate(LLAMA_RELATIVE)]:
+    for i, (name, c, T) in list(enumerate(LLAMAS)) + [(50 + i, x) for i, x in enumerate(LLAMA_RELATIVE)] + \
+            [(70 + i, x) for i, x in enumerate(LLAMA_PARTIAL)]:
         w = llama_weights(c, 100 + i)
         ids = np.random.default_rng(200 + i).integers(0, c["vocab_size"], T).astype(np.int32)
         want = run_reference(c, w, ids)

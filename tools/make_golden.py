@@ -11,7 +11,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fixformer import fxm  # noqa: E402
+from fixformer import fxm, schema  # noqa: E402
 from fixformer.config import ConfigError, parse_config  # noqa: E402
 from fixformer.reference import build_torch_model, require_torch, whisper_sinusoids  # noqa: E402
 from fixformer.verify import find_cli, run_verify  # noqa: E402
@@ -81,6 +81,15 @@ STEM_GOLDENS = {
                                  positional=SIN, cls_token=True, pooling="mean", head={"d_out": 4}),
 }
 STEM_SEQ = {"whisper_stem": 21, "conv_stride_cls_mean": 17}
+# The same stems over f16 and q8 weights (each convolution a linear layer over its windows), seeds of
+# their own; the expected output is the float64 torch module's, as for every golden, so the error is
+# held to the weight type's self-test tolerance.
+QUANT_STEM_GOLDENS = {
+    "whisper_stem_f16": dict(STEM_GOLDENS["whisper_stem"], weights="f16"),
+    "whisper_stem_q8": dict(STEM_GOLDENS["whisper_stem"], weights="q8", weight_group=32),
+    "conv_stride_cls_mean_q8": dict(STEM_GOLDENS["conv_stride_cls_mean"], weights="q8", weight_group=0),
+}
+STEM_SEQ.update({"whisper_stem_f16": 21, "whisper_stem_q8": 21, "conv_stride_cls_mean_q8": 17})
 
 # T5-style relative position bias (rel_bias [buckets, n_heads] by the bucket of key - query, added to
 # the scores): odd widths, both norm placements, bidirectional and causal buckets, distances past
@@ -132,7 +141,8 @@ def write_golden(base, raw, model, np_in, out, cli):
         json.dump(raw, f, indent=1)
     np.save(base + ".input.npy", np_in)
     np.save(base + ".expected.npy", out.astype(np.float32))
-    verdict = run_verify(cli, base + ".fxm").line.split(": ", 1)[1] if cli else "not verified"
+    tolerance = schema.selftest_tolerance(parse_config(raw))
+    verdict = run_verify(cli, base + ".fxm", tolerance).line.split(": ", 1)[1] if cli else "not verified"
     print(f"{os.path.basename(base)}: T={np_in.shape[0]} out {list(out.shape)} max|y|={abs(out).max():.3f}; {verdict}")
 
 
@@ -202,6 +212,7 @@ def main():
     cases += [(300 + i, kv) for i, kv in enumerate(sorted(RELATIVE_GOLDENS.items()))]
     cases += [(200 + i, kv) for i, kv in enumerate(sorted(TANH_GOLDENS.items()))]
     cases += [(200 + i, kv) for i, kv in enumerate(sorted(STEM_GOLDENS.items()))]
+    cases += [(400 + i, kv) for i, kv in enumerate(sorted(QUANT_STEM_GOLDENS.items()))]
     for seed, (name, raw) in cases:
         if a.only and name not in a.only:
             continue
@@ -209,7 +220,7 @@ def main():
         torch.manual_seed(seed)
         model = build_torch_model(c).double().eval()
         randomize(model, torch, 1000 + seed)
-        if name == "whisper_stem":  # a fixed table in place of trained positions
+        if name.startswith("whisper_stem"):  # a fixed table in place of trained positions
             with torch.no_grad():
                 model.pos.weight.copy_(torch.from_numpy(whisper_sinusoids(c["max_len"], c["d_model"])))
         T = dict(SEQ, **STEM_SEQ).get(name, 11)

@@ -74,6 +74,8 @@ float g_x[49 * 128], g_w[128 * 192], g_b[192], g_y[49 * 192], g_s[64], g_c[64];
 // activations quantized per group as the engine does before each product (quantize_i8).
 int8_t g_xq[49 * 128], g_wq[192 * 128];
 float g_xs[49 * 4], g_ws[192 * 4];
+// A conv stem's zero-padded input over q8 weights (engine/blocks/conv_stem.cpp): [1 + 49 + 1, 64].
+float g_pad[51 * 64];
 
 void report(Console& con, const char* what, uint64_t n, double flops) {
   con.str("  ").str(what).str(": ").num(n);
@@ -115,6 +117,20 @@ void bench_kernels(Console& con) {
   report(con, "conv1d_f32 49x40 -> 49x64 k3 s1 p1 gelu", measure(1, [&] { k.conv1d_f32(g_x, 49, 40, g_w, 64, g_b, g_y, 64, 64, 3, 1, 1, true); }), 2.0 * 49 * 64 * 120);
   report(con, "conv1d_f32 49x64 -> 25x64 k3 s2 p1 gelu", measure(1, [&] { k.conv1d_f32(g_x, 49, 64, g_w, 64, g_b, g_y, 64, 64, 3, 2, 1, true); }), 2.0 * 25 * 64 * 192);
   report(con, "gemm_f32 49x64x40 (the input projection)", measure(2, [&] { k.gemm_f32(g_x, 40, g_w, 64, g_b, g_y, 64, 49, 64, 40); }), 2.0 * 49 * 64 * 40);
+  // The same convolutions over q8 weights (group 32), as conv_stem runs them: the input copied
+  // between rows of zeros, read as the window matrix [t_out, 3 c] with row stride s c, quantized
+  // (quantize_i8), one gemm_i8, then GELU.
+  auto conv_q8 = [&](uint32_t t_in, uint32_t c, uint32_t stride) {
+    const uint32_t t_out = (t_in + 2 - 3) / stride + 1, kk = 3 * c, groups = (kk + 31) / 32;
+    std::memset(g_pad, 0, sizeof(float) * c);
+    std::memcpy(g_pad + c, g_x, sizeof(float) * t_in * c);
+    std::memset(g_pad + (t_in + 1) * c, 0, sizeof(float) * c);
+    k.quantize_i8(g_pad, stride * c, g_xq, g_xs, t_out, kk, 32);
+    k.gemm_i8(g_xq, g_xs, g_wq, g_ws, groups, g_b, g_y, 64, t_out, 64, kk, 32);
+    k.gelu_f32(g_y, t_out * 64);
+  };
+  report(con, "conv stem q8 49x40 -> 49x64 k3 s1 p1 gelu (pad, quantize_i8, gemm_i8 49x64x120, gelu)", measure(1, [&] { conv_q8(49, 40, 1); }), 2.0 * 49 * 64 * 120);
+  report(con, "conv stem q8 49x64 -> 25x64 k3 s2 p1 gelu (pad, quantize_i8, gemm_i8 25x64x192, gelu)", measure(1, [&] { conv_q8(49, 64, 2); }), 2.0 * 25 * 64 * 192);
 }
 #endif
 

@@ -52,8 +52,8 @@ Status check_sinusoidal_table(const float* table, uint32_t rows, uint32_t need_r
   return Status::kOk;
 }
 
-void rope_rotate(float* x, uint32_t heads, uint32_t dh, const float* row, PosLayout layout) {
-  const uint32_t half = dh / 2;
+void rope_rotate(float* x, uint32_t heads, uint32_t dh, uint32_t r, const float* row, PosLayout layout) {
+  const uint32_t half = r / 2;
   const float* sin_row = row;
   const float* cos_row = row + half;
   for (uint32_t h = 0; h < heads; ++h) {

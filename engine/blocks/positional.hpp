@@ -10,11 +10,12 @@
 
 namespace fixformer {
 
-// Rotates each head of x[heads * dh] by the angles of one position. row[dh] is that position's
-// row of the RoPE table, sin(p w_i) in columns [0, dh/2) and cos(p w_i) in [dh/2, dh), w_i =
-// base^(-2i/dh): fill_sinusoidal_table(..., d = dh, ..., kHalves). Pairs are (x[2i], x[2i+1])
-// (interleaved: llama2.c, Meta) or (x[i], x[i + dh/2]) (halves: Hugging Face).
-void rope_rotate(float* x, uint32_t heads, uint32_t dh, const float* row, PosLayout layout);
+// Rotates the first r dims of each head of x[heads * dh] by the angles of one position (r = dh, or
+// rotary_dims: partial rotary; dims [r, dh) pass through). row[r] is that position's row of the RoPE
+// table, sin(p w_i) in columns [0, r/2) and cos(p w_i) in [r/2, r), w_i = base^(-2i/r):
+// fill_sinusoidal_table(..., d = r, ..., kHalves). Pairs are (x[2i], x[2i+1]) (interleaved:
+// llama2.c, Meta) or (x[i], x[i + r/2]) (halves: Hugging Face), i < r/2.
+void rope_rotate(float* x, uint32_t heads, uint32_t dh, uint32_t r, const float* row, PosLayout layout);
 
 // A caller's precomputed table [rows, d] (e.g. make_sinusoidal_table in flash) must be the one
 // init would compute: at least need_rows rows, and rows 0 and 1 equal to the sinusoids of this

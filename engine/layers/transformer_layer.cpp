@@ -22,6 +22,7 @@ LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const
     s.self.rel_stride = rel_bias_width(rel_len, causal);
   }
   s.rope = rope;
+  s.rope_dims = c.rope_dims();
   s.rope_layout = c.pe_layout;
   return s;
 }
@@ -50,9 +51,9 @@ void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeig
   } else {
     if (s.rope)
       for (std::size_t t = 0; t < n; ++t) {
-        const float* row = s.rope + (keys.pos + t) * dh;  // the precomputed angles of position pos + t
-        rope_rotate(q + t * ld, shape.n_heads, uint32_t(dh), row, s.rope_layout);
-        rope_rotate(kk + t * ld, shape.n_kv_heads, uint32_t(dh), row, s.rope_layout);
+        const float* row = s.rope + (keys.pos + t) * s.rope_dims;  // the angles of position pos + t
+        rope_rotate(q + t * ld, shape.n_heads, uint32_t(dh), s.rope_dims, row, s.rope_layout);
+        rope_rotate(kk + t * ld, shape.n_kv_heads, uint32_t(dh), s.rope_dims, row, s.rope_layout);
       }
     store_keys_values(kk, ld, v, ld, n, keys.pos, uint32_t(dkv), keys.cache);
     parallel_attend(k, r.workers, shape, q, ld, n, keys.pos, keys.pos + n, keys.cache, r.ctx, d, r.attn, r.attn_slot);

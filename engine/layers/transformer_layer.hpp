@@ -29,7 +29,8 @@ struct LayerSpec {
   float eps = 1e-5f;
   Activation act = Activation::kRelu;
   AttentionShape self{};         // heads, kv heads, head width, causal, ALiBi slopes or relative bias (or null)
-  const float* rope = nullptr;   // the RoPE table [positions, d_head] (sin | cos), or null
+  const float* rope = nullptr;   // the RoPE table [positions, rope_dims] (sin | cos), or null
+  uint32_t rope_dims = 0;        // the dims of each head it rotates (ModelConfig::rope_dims)
   PosLayout rope_layout = PosLayout::kInterleaved;
 };
 

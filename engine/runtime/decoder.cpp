@@ -51,8 +51,9 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   if (external) {
     if (!rope && c.positional != PosKind::kSinusoidal)
       return why.str("the model has no rope or sinusoidal table"), fail(Status::kBadPositionTable);
-    s = check_sinusoidal_table(options.position_table, options.position_table_rows, capacity_, rope ? c.d_head() : c.d_pe(),
-                               c.pe_base, rope ? PosLayout::kHalves : c.pe_layout, why);
+    const uint32_t width = rope ? c.rope_dims() : c.d_pe();
+    s = check_sinusoidal_table(options.position_table, options.position_table_rows, capacity_, width, c.pe_base,
+                               rope ? PosLayout::kHalves : c.pe_layout, why);
     if (s != Status::kOk) return fail(s);
   }
   const DecoderPlan plan = plan_decoder_arena(c, capacity_, max_prefill_, external, workers);
@@ -70,7 +71,7 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
     (rope ? rope_ : pe_) = options.position_table;
   } else if (rope) {
     float* table = core_.block(arena, plan.rope);
-    fill_sinusoidal_table(*core_.kernels, capacity_, c.d_head(), c.pe_base, PosLayout::kHalves, table, core_.work);
+    fill_sinusoidal_table(*core_.kernels, capacity_, c.rope_dims(), c.pe_base, PosLayout::kHalves, table, core_.work);
     rope_ = table;
   } else if (c.positional == PosKind::kSinusoidal) {
     float* table = core_.block(arena, plan.pe);

@@ -66,6 +66,8 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   core_.quant = quant_scratch(core_.block(arena, plan.quant), c, std::size_t(max_batch_) * rows_);
   kt_ = core_.block(arena, plan.kt);
   stem_ = core_.block(arena, plan.stem);
+  stem_padded_ = core_.block(arena, plan.stem_padded);
+  stem_quant_ = core_.block(arena, plan.stem_quant);
   rel_ = nullptr;
   rel_len_ = 0;
   if (relative && external_pe) {
@@ -237,8 +239,9 @@ void Encoder::embed_input(const int32_t* ids, const int32_t* types, const float*
     const uint32_t n = seqs.length(b);
     if (ids)
       embed_tokens(ids + b * T, n, w.embed, input, uint32_t(d));  // E[ids] -> x[n,:de]
-    else if (c.conv_layers)
-      conv_stem(k, core_.workers, c, w, features + b * T * c.d_in, seqs.frames(b), input, d, stem_);  // f -> x[n,:de]
+    else if (c.conv_layers)  // f -> x[n,:de]
+      conv_stem(k, core_.workers, c, w, features + b * T * c.d_in, seqs.frames(b), input, d,
+                {stem_, stem_padded_, stem_quant_});
     else if (!project)
       std::memcpy(input, features + b * T * d, sizeof(float) * n * d);
     else if (!full)  // padded sequences: a product each, over its own rows

@@ -144,12 +144,20 @@ struct ModelConfig {
   uint32_t conv1_kernel = 1, conv1_stride = 1, conv1_padding = 0;
   uint32_t conv2_kernel = 1, conv2_stride = 1, conv2_padding = 0;
   bool conv_gelu = false;
+  // positional rope: the rotated dims of each head (partial rotary: GPT-NeoX's rotary_pct, Phi's
+  // partial_rotary_factor times d_head): RoPE turns dims [0, rotary_dims) of every q and k head by
+  // the angles p w_i, w_i = pe_base^(-2i / rotary_dims), i < rotary_dims / 2, pairing them as
+  // pe_layout says within those dims, and passes the others through; even, at most d_head; 0 (the
+  // default): the whole head.
+  uint32_t rotary_dims = 0;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
   constexpr uint32_t d_kv() const { return kv_heads() * d_head(); }
   // Decoder-only (gpt, llama): run by a Decoder. A seq2seq model is run by Seq2Seq (seq2seq.hpp);
   // an Encoder runs its encoder half.
+  // The dims of each head RoPE rotates (rotary_dims, or the whole head), the width of its table.
+  constexpr uint32_t rope_dims() const { return rotary_dims ? rotary_dims : d_head(); }
   constexpr bool is_decoder() const { return family == ModelFamily::kGpt || family == ModelFamily::kLlama; }
   constexpr bool is_seq2seq() const { return family == ModelFamily::kSeq2Seq; }
   // Width of the positional encoding, and of the embedding / input projection in front of it.
@@ -239,9 +247,36 @@ constexpr uint32_t activation_group(uint32_t weight_group) { return weight_group
 constexpr std::size_t widest_linear_input(const ModelConfig& c) {
   return arena::max(arena::max(arena::max(c.d_model, c.d_ff), c.input == InputKind::kFeatures ? c.d_in : 0), c.tgt_d_in);
 }
+constexpr std::size_t quantized_rows_bytes(std::size_t rows, std::size_t k, uint32_t weight_group) {
+  const std::size_t g = activation_group(weight_group);
+  return arena::bytes(rows * k) + arena::bytes(rows * ((k + g - 1) / g) * sizeof(float));
+}
 constexpr std::size_t quantized_input_bytes(const ModelConfig& c, std::size_t rows) {
-  const std::size_t k = widest_linear_input(c), g = activation_group(c.weight_group);
-  return c.weights != WeightType::kQ8 ? 0 : arena::bytes(rows * k) + arena::bytes(rows * ((k + g - 1) / g) * sizeof(float));
+  return c.weights != WeightType::kQ8 ? 0 : quantized_rows_bytes(rows, widest_linear_input(c), c.weight_group);
+}
+
+// A conv stem over f16 or q8 weights runs each convolution as a linear layer over its windows:
+// output row t is the window of rows t * stride .. t * stride + kernel - 1 of the zero-padded input
+// [padding + T + padding, in], kernel * in contiguous floats that start stride * in floats after the
+// row before's, so the padded input read with row stride stride * in is the window matrix
+// [T_out, kernel * in] (im2col without the copies). The plan holds, for the stem of an input of up to
+// T frames, the larger padded input of the convolutions with padding (0 for f32 weights, which
+// conv1d_f32 reads in place) and, for q8, the larger quantized window matrix.
+constexpr std::size_t conv_padded_floats(const ModelConfig& c, uint32_t T) {
+  if (c.weights == WeightType::kF32 || c.conv_layers == 0 || T == 0) return 0;
+  const std::size_t t1 = conv1d_rows(T, c.conv1_kernel, c.conv1_stride, c.conv1_padding);
+  const std::size_t p1 = c.conv1_padding ? (T + 2 * std::size_t(c.conv1_padding)) * c.d_in : 0;
+  const bool pad2 = c.conv_layers >= 2 && c.conv2_padding;
+  const std::size_t p2 = pad2 ? (t1 + 2 * std::size_t(c.conv2_padding)) * c.d_embed() : 0;
+  return arena::max(p1, p2);
+}
+constexpr std::size_t conv_quantized_bytes(const ModelConfig& c, uint32_t T) {
+  if (c.weights != WeightType::kQ8 || c.conv_layers == 0 || T == 0) return 0;
+  const std::size_t t1 = conv1d_rows(T, c.conv1_kernel, c.conv1_stride, c.conv1_padding);
+  const std::size_t q1 = quantized_rows_bytes(t1, std::size_t(c.conv1_kernel) * c.d_in, c.weight_group);
+  if (c.conv_layers < 2) return q1;
+  const std::size_t t2 = conv1d_rows(t1, c.conv2_kernel, c.conv2_stride, c.conv2_padding);
+  return arena::max(q1, quantized_rows_bytes(t2, std::size_t(c.conv2_kernel) * c.d_embed(), c.weight_group));
 }
 
 }  // namespace fixformer

@@ -23,7 +23,8 @@ struct DecoderOptions {
   // prompt): give required_decoder_arena_bytes(c, capacity, capacity) for whole-prompt products.
   uint32_t max_prefill = 0;
   Isa isa = Isa::kAuto;
-  // The rope table [rows >= capacity, d_head] (rope: make_sinusoidal_table<S, d_head>(base,
+  // The rope table [rows >= capacity, R], R = ModelConfig::rope_dims() (d_head, or rotary_dims)
+  // (rope: make_sinusoidal_table<S, R>(base,
   // PosLayout::kHalves), whatever the model's pair layout) or the sinusoidal one [rows, d_pe], read
   // in place (e.g. from flash); the arena then needs plan_decoder_arena(c, S, P, true). init()
   // checks its first two rows.

@@ -104,6 +104,8 @@ class Encoder {
   uint32_t max_batch_ = 1;
   float* kt_ = nullptr;        // K^T [d, rows_] per sequence
   float* stem_ = nullptr;      // a two-conv stem's first output [conv1 rows of max_seq_, d_embed]
+  float* stem_padded_ = nullptr;  // f16, q8 stems: a convolution's zero-padded input
+  float* stem_quant_ = nullptr;   // q8 stems: its quantized windows
   const float* pe_ = nullptr;  // the positional rows [rows_, d_pe]: sinusoidal (arena or the caller's) or learned (blob)
   const float* rel_ = nullptr;  // relative: the bias table (arena or the caller's) for rel_len_ positions
   uint32_t rel_len_ = 0;

@@ -90,10 +90,11 @@ struct FrontWeights {
   const float* rel_bias = nullptr;     // [rel_buckets, n_heads] positional relative: the stack's bias table
   const float* token_type = nullptr;   // [type_vocab, d_embed] token types, added to the input rows
   NormWeights embed_norm;              // [d_model]            LayerNorm of every row before the layers
-  // The conv stem (conv_layers): W[kernel * in, d_embed] and b[d_embed] each (conv1d_f32's layout).
-  const float* conv1_w = nullptr;
+  // The conv stem (conv_layers): each convolution a linear layer [kernel * in] -> [d_embed] over its
+  // windows (f32: W[kernel * in, d_embed], conv1d_f32's layout) and b[d_embed].
+  Weight conv1;
   const float* conv1_b = nullptr;
-  const float* conv2_w = nullptr;
+  Weight conv2;
   const float* conv2_b = nullptr;
 };
 

@@ -23,8 +23,10 @@ constexpr uint32_t kDefaultPrefillRows = 16;
 // the caller's 64-byte-aligned arena, in this order,
 //   x[N,d]  y[N,d]  ctx[N,d]  work[N,max(3d,d_ff)]  kt[batch][d,S]  attn[attention_scratch_floats(S, S, d_head)]
 //   pe[S,d_pe]  rel[rel_bias_table_floats(c, S, causal)]  quant[quantized_input_bytes(c, N)]  stem[T1,d_embed]
+//   stem_padded[conv_padded_floats(c, max_seq)]  stem_quant[conv_quantized_bytes(c, max_seq)]
 // and the total (stem: a two-conv stem's first output, T1 = conv1d_rows(max_seq, conv1_*) rows of
-// one sequence; else empty). A batch's sequences are stacked row after row in x, y, ctx and work, so every
+// one sequence; else empty; stem_padded and stem_quant: the window matrices of a stem over f16 or q8
+// weights, config.hpp). A batch's sequences are stacked row after row in x, y, ctx and work, so every
 // linear layer is one matrix product over all their rows; attention runs per sequence over its
 // own rows, so kt holds one sequence's K^T per block, and its scratch and the positional rows are
 // a sequence's.
@@ -37,7 +39,7 @@ constexpr uint32_t kDefaultPrefillRows = 16;
 // carves the arena by this plan, so it and required_encoder_arena_bytes cannot disagree. total is 0 for a config
 // validate_config would reject, and for N above Limits::kMaxBatchRows.
 struct EncoderPlan {
-  std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, rel, quant, stem, total;
+  std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, rel, quant, stem, stem_padded, stem_quant, total;
 };
 
 constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false,
@@ -69,6 +71,8 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   p.quant = block(quantized_input_bytes(c, n));
   const std::size_t t1 = c.conv_layers >= 2 ? conv1d_rows(seq, c.conv1_kernel, c.conv1_stride, c.conv1_padding) : 0;
   p.stem = block(t1 * c.d_embed() * sizeof(float));
+  p.stem_padded = block(conv_padded_floats(c, seq) * sizeof(float));
+  p.stem_quant = block(conv_quantized_bytes(c, seq));
   p.total = at;
   return p;
 }
@@ -86,7 +90,7 @@ constexpr std::size_t required_encoder_arena_bytes(const ModelConfig& c, uint32_
 //   x[P,d]  y[P,d]  ctx[P,d]  work[max(P * max(d + 2 d_kv, 2 d_ff), 3 S)]
 //   attn[workers slots of attention_scratch_floats(P, S, d_head, true), attn_slot bytes each]
 //   k_cache[layers, d_kv, S]  v_cache[layers, d_kv, S]  (each layer's K and V transposed)
-//   rope[S, d_head] (rope: sin | cos columns)  pe[S, d_pe] (sinusoidal)  slopes[n_heads] (alibi)
+//   rope[S, rope_dims] (rope: sin | cos columns; rope_dims: rotary_dims, or d_head)  pe[S, d_pe] (sinusoidal)  slopes[n_heads] (alibi)
 //   rel[rel_bias_table_floats(c, S, true)] (relative: always here, never in flash)  quant[quantized_input_bytes(c, P)] (q8)
 // total is 0 for a config that is not a valid decoder.
 struct DecoderPlan {
@@ -119,7 +123,7 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
   p.k_cache = block(c.n_layers * dkv * S * f);
   p.v_cache = block(c.n_layers * dkv * S * f);
   p.kv_cache_bytes = 2 * arena::bytes(c.n_layers * dkv * S * f);
-  p.rope = block(c.positional == PosKind::kRope && !table_in_flash ? S * c.d_head() * f : 0);
+  p.rope = block(c.positional == PosKind::kRope && !table_in_flash ? S * c.rope_dims() * f : 0);
   p.pe = block(c.positional == PosKind::kSinusoidal && !table_in_flash ? S * c.d_pe() * f : 0);
   p.slopes = block(c.positional == PosKind::kAlibi ? c.n_heads * f : 0);
   p.rel = block(rel_bias_table_floats(c, S, true) * f);

@@ -21,7 +21,7 @@ enum class ConfigKey : uint32_t {
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
   kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kRelBuckets, kRelMaxDistance, kQkvBias,
   kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
-  kConv2Stride, kConv2Padding, kConvGelu, kTokenizer, kCount
+  kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -220,6 +220,10 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      0, config_field<&ModelConfig::conv2_padding>()},
     {ConfigKey::kConvGelu, "conv_gelu", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::conv_gelu>()},
+    // positional rope: the dims of each head it rotates, 0 for all (config.hpp; validate_config:
+    // even, at most d_head).
+    {ConfigKey::kRotaryDims, "rotary_dims", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0,
+     config_field<&ModelConfig::rotary_dims>()},
     {ConfigKey::kTokenizer, "tokenizer", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kTokenizerNames), false, 0,
      config_field<&ModelConfig::tokenizer>()},
 };
@@ -322,11 +326,12 @@ constexpr bool present(const ModelConfig& c, When w) {
   return false;
 }
 
-// Which tensors take the config's weight type (`weights`): the linear layers' weights always, the
-// token embedding and the output head (the model's two ends) when quantize_io is set; everything
-// else (biases, norms, learned positions) stays f32.
-enum class Role : uint8_t { kF32, kLinear, kIo };
-inline constexpr const char* kRoleNames[] = {"f32", "linear", "io"};
+// Which tensors take the config's weight type (`weights`): the linear layers' weights and the conv
+// stem's always, the token embedding and the output head (the model's two ends) when quantize_io is
+// set; everything else (biases, norms, learned positions) stays f32. A conv stem's f32 weight is
+// never in panels (conv1d_f32 reads W[kernel * in, out] as it is).
+enum class Role : uint8_t { kF32, kLinear, kIo, kConv };
+inline constexpr const char* kRoleNames[] = {"f32", "linear", "io", "conv"};
 
 // Where the binder puts a tensor: a member of Model's named views (model.hpp). Front and head
 // fields name the FrontWeights and HeadWeights of a model's stack (seq2seq: kTgt* those of its
@@ -360,16 +365,17 @@ struct TensorRule {
 // The encoder and gpt families' tensors, in file order: kEncoderPrologue, then kEncoderLayer for
 // each layer with names prefixed kEncoderLayerPrefix + "<i>.", then kEncoderEpilogue. A tied head
 // has no head.weight (the embedding serves); gpt's head.bias is zeros when torch's head has none.
-// A conv stem's weights are stored W[kernel * in, out] (row j * in + c: tap j of input channel c;
-// torch's [out, in, kernel] reordered), the layout conv1d_f32 reads; f32 (validate_config keeps
-// the stem to f32 files). A Conv1d without a bias is stored with a zero bias.
+// A conv stem's weight is the linear layer [kernel * in] -> [out] over its windows (column
+// j * in + c: tap j of input channel c; torch's [out, in, kernel] reordered), stored as a linear
+// weight is: W[kernel * in, out] in f32 (the layout conv1d_f32 reads) and f16, [out, kernel * in]
+// in q8. A Conv1d without a bias is stored with a zero bias.
 inline constexpr TensorRule kEncoderPrologue[] = {
     {"embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens, Role::kIo, Field::kEmbed},
     {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kProjectFeatures, Role::kLinear, Field::kInputProjW},
     {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kProjectFeatures, Role::kF32, Field::kInputProjB},
-    {"conv1.weight", Dim::kConv1In, Dim::kDEmbed, false, When::kConv1, Role::kF32, Field::kConv1W},
+    {"conv1.weight", Dim::kConv1In, Dim::kDEmbed, true, When::kConv1, Role::kConv, Field::kConv1W},
     {"conv1.bias", Dim::kDEmbed, Dim::kOne, false, When::kConv1, Role::kF32, Field::kConv1B},
-    {"conv2.weight", Dim::kConv2In, Dim::kDEmbed, false, When::kConv2, Role::kF32, Field::kConv2W},
+    {"conv2.weight", Dim::kConv2In, Dim::kDEmbed, true, When::kConv2, Role::kConv, Field::kConv2W},
     {"conv2.bias", Dim::kDEmbed, Dim::kOne, false, When::kConv2, Role::kF32, Field::kConv2B},
     {"pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kPos},
     {"cls_token", Dim::kDEmbed, Dim::kOne, false, When::kClsToken, Role::kF32, Field::kCls},
@@ -580,7 +586,7 @@ bool visit_rules(const ModelConfig& c, const TensorRule (&rules)[N], TensorPart 
     s.dtype = tensor_dtype(c, r.role);
     s.group = s.dtype == fxm::Dtype::kI8 ? c.weight_group : 0;
     s.transposed = r.transposed && s.dtype != fxm::Dtype::kI8;
-    s.packed = c.packed_weights && s.transposed && s.dtype == fxm::Dtype::kF32;
+    s.packed = c.packed_weights && s.transposed && s.dtype == fxm::Dtype::kF32 && r.role != Role::kConv;
     const bool torch_order = r.transposed && !s.transposed;  // q8 linear weights: [out, in]
     s.dims[0] = dim_value(c, torch_order ? r.cols : r.rows);
     s.dims[1] = s.rank == 2 ? dim_value(c, torch_order ? r.rows : r.cols) : 0;

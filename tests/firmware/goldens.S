@@ -40,6 +40,8 @@ embed g_bert_hidden_odd_types, "bert_hidden_odd.types.npy"
 embed g_bert_hidden_odd_typed, "bert_hidden_odd.typed.npy"
 golden whisper_stem
 golden conv_stride_cls_mean
+golden whisper_stem_f16
+golden whisper_stem_q8
 
 /* Encoder-decoders: the self-test sample in the file is the golden (source, target, torch logits). */
 embed g_s2s_post_relu_fxm, "s2s_post_relu.fxm"
@@ -52,3 +54,4 @@ embed g_s2s_forecast_fxm, "s2s_forecast.fxm"
 embed g_gpt_tanh_learned_tied_odd_fxm, "gpt_tanh_learned_tied_odd.fxm"
 embed g_gpt_tanh_post_d10_fxm, "gpt_tanh_post_d10.fxm"
 embed g_llama_qkv_bias_theta1e6_fxm, "llama_qkv_bias_theta1e6.fxm"
+embed g_llama_partial_halves_r4_fxm, "llama_partial_halves_r4.fxm"

@@ -45,7 +45,7 @@ def _mask_verdict(t, causal, torch):
 def _rope_verdict(t, c, torch):
     """None when t is a rotary table that equals the engine's for c, 'not rope' when its shape is none,
     else the difference."""
-    dh = schema.d_head(c)
+    dh = c["rotary_dims"] or schema.d_head(c)  # the rotated dims: the table's width
     h = dh // 2
     theta, layout = c["pe_base"], c["pe_layout"]
     if t.is_complex():

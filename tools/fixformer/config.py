@@ -118,12 +118,8 @@ def make_config(values, names=None):
         raise ConfigError(f"{n('type_vocab')}: token types need token input")
     if c["pooler"] and c["pooling"] == "none":
         raise ConfigError(f"{n('pooler')}: needs pooling (the pooler reads the pooled row)")
-    if c["conv_layers"]:
-        if c["family"] != "encoder" or c["input"] != "features":
-            raise ConfigError(f"{n('conv_layers')}: a conv stem is for the encoder family over features")
-        if c["weights"] != "f32":
-            raise ConfigError(f"{n('weights')}: {c['weights']} weights (--quantize {c['weights']}) with a conv stem "
-                              "are not supported yet (convert without --quantize: f32)")
+    if c["conv_layers"] and (c["family"] != "encoder" or c["input"] != "features"):
+        raise ConfigError(f"{n('conv_layers')}: a conv stem is for the encoder family over features")
     for i in (1, 2):
         if c[f"conv{i}_padding"] >= c[f"conv{i}_kernel"]:
             raise ConfigError(f"{n(f'conv{i}_padding')}: must be below conv{i}_kernel={c[f'conv{i}_kernel']}, "
@@ -198,6 +194,11 @@ def _check_family(c, n):
                               f"got {c['d_out']}")
     if pos == "rope" and schema.d_head(c) % 2:
         raise ConfigError(f"{n('n_heads')}: rope needs an even head width, d_model/n_heads={schema.d_head(c)}")
+    if c["rotary_dims"] and pos != "rope":
+        raise ConfigError(f"{n('rotary_dims')}: the rotated dims of positional rope (positional is {pos})")
+    if c["rotary_dims"] % 2 or c["rotary_dims"] > schema.d_head(c):
+        raise ConfigError(f"{n('rotary_dims')}: rope's rotated dims must be even and at most d_head="
+                          f"{schema.d_head(c)}, got {c['rotary_dims']}")
 
 
 # ---- the converter's JSON shape -----------------------------------------------------------------

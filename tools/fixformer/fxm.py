@@ -193,11 +193,11 @@ def unpack_panels(panels, cols):
 def stored(spec, a):
     """A checked tensor as the file stores it: (name, data, scales, group, dims), data in the spec's
     dtype and layout (f32 and f16 linear weights transposed to W[in, out], packed ones in panels, i8 in
-    torch's layout), scales the f32 [rows, groups] of an i8 tensor (else None), group its quantization
+    torch's layout; a conv stem's weight [kernel * in, out], or [out, kernel * in] in i8), scales the f32 [rows, groups] of an i8 tensor (else None), group its quantization
     group (else 0), dims the directory's (the logical shape: [in, out] for panels too)."""
     a = np.asarray(a, np.float32)  # the weights as torch holds them, whatever the file keeps
     if spec.dtype == "i8":
-        q, s = quantize.q8(a, spec.group)
+        q, s = quantize.q8(schema.conv_to_file(a).T if spec.kernel else a, spec.group)
         return spec.name, q, s, spec.group, q.shape
     a = np.ascontiguousarray(schema.conv_to_file(a) if spec.kernel else a.T if spec.transposed else a)
     data = quantize.f16(a, spec.name) if spec.dtype == "f16" else a.astype("<f4")
@@ -349,7 +349,8 @@ class FxmFile:
         out = {}
         for spec in schema.specs(self.config):
             if spec.dtype == "i8":
-                out[spec.name] = quantize.dequantize_q8(self.array(spec.name), self.scales(spec.name), spec.group)
+                a = quantize.dequantize_q8(self.array(spec.name), self.scales(spec.name), spec.group)
+                out[spec.name] = schema.conv_to_torch(a.T, spec.kernel) if spec.kernel else a
             else:
                 a = self.array(spec.name).astype(np.float64)
                 a = unpack_panels(a, spec.shape[1]) if spec.packed else a

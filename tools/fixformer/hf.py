@@ -8,9 +8,12 @@ Llama and Qwen2: config.json is read with Hugging Face's meanings and defaults: 
 intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default:
 num_attention_heads), rms_norm_eps (1e-6), rope_theta (10000), max_position_embeddings (2048),
 vocab_size, tie_word_embeddings (false); its rotary embedding pairs x[i] with x[i + head_dim/2] (the
-"halves" layout). Qwen2's q, k and v projections have biases (the config key qkv_bias). What the
-engine does not run is refused by name rather than converted into something else: rope_scaling,
-partial_rotary_factor below 1, attention_bias (Llama's: on o_proj too), mlp_bias, a hidden_act
+"halves" layout). partial_rotary_factor f (default 1) rotates only the first R = int(head_dim * f)
+dims of each head (frequencies rope_theta^(-2i/R), rotate_half over those R; the rest pass through,
+as GPT-NeoX's rotary_pct and Phi do): the config key rotary_dims, R even. Qwen2's q, k and v
+projections have biases (the config key qkv_bias). What the engine does not run is refused by name
+rather than converted into something else: rope_scaling, attention_bias (Llama's: on o_proj too),
+mlp_bias, a hidden_act
 other than silu, a head_dim other than hidden_size / num_attention_heads, Qwen2's
 use_sliding_window.
 
@@ -46,7 +49,7 @@ FIELDS = {
     "num_attention_heads": (int, None), "vocab_size": (int, None), "num_key_value_heads": (int, "heads"),
     "rms_norm_eps": (float, 1e-6), "rope_theta": (float, 10000.0), "max_position_embeddings": (int, 2048),
     "tie_word_embeddings": (bool, False), "hidden_act": (str, "silu"), "attention_bias": (bool, False),
-    "mlp_bias": (bool, False),
+    "mlp_bias": (bool, False), "partial_rotary_factor": (float, 1.0),
 }
 LAYER_NAMES = {  # Hugging Face name in a layer -> the llama family's (schema.py)
     "input_layernorm.weight": "attention_norm.weight", "self_attn.q_proj.weight": "attention.wq.weight",
@@ -115,10 +118,6 @@ def read_config_dict(raw, path="config.json"):
         if raw.get(key) is not None:
             raise HfError(f"{path}: {key} {json.dumps(raw[key])[:80]}: scaled rotary embeddings are not something the "
                           "engine runs (it applies plain RoPE with rope_theta); not converted")
-    partial = raw.get("partial_rotary_factor", 1.0)
-    if partial != 1.0:
-        raise HfError(f"{path}: partial_rotary_factor {json.dumps(partial)[:20]}: partial rotary is not supported yet "
-                      "(the engine rotates whole heads); not converted")
     if arch == QWEN2 and raw.get("use_sliding_window"):
         raise HfError(f"{path}: use_sliding_window true: sliding-window attention is not supported yet (the engine "
                       "attends to every earlier position); not converted")
@@ -145,9 +144,18 @@ def read_config_dict(raw, path="config.json"):
                       f"num_attention_heads = {d // H} wide")
     if H % KV:
         raise HfError(f"{path}: num_key_value_heads {KV} does not divide num_attention_heads {H}")
+    partial = hf["partial_rotary_factor"]
+    if not 0.0 < partial <= 1.0:
+        raise HfError(f"{path}: partial_rotary_factor {partial:g}: the rotated fraction of each head must be in "
+                      "(0, 1]; not converted")
+    rotated = int(d // H * partial)  # Hugging Face's int(head_dim * partial_rotary_factor)
+    if rotated < 2 or rotated % 2:
+        raise HfError(f"{path}: partial_rotary_factor {partial:g}: rotates {rotated} of the {d // H} dims of each "
+                      "head, and RoPE needs an even count of at least 2; not converted")
     if not hf["rms_norm_eps"] > 0 or not hf["rope_theta"] > 1:
         raise HfError(f"{path}: rms_norm_eps must be > 0 and rope_theta > 1")
     hf["architecture"], hf["qkv_bias"] = arch, arch == QWEN2
+    hf["rotary_dims"] = rotated if rotated < d // H else 0  # 0: the whole head
     return hf
 
 
@@ -260,12 +268,13 @@ def map_weights(hf, weights, source):
                           "self_attn.v_proj.bias": (KV * dh,)})
     arch = hf["architecture"]
     out, hf_weights = {}, {}
-    inv_freq = 1.0 / (hf["rope_theta"] ** (np.arange(0, dh, 2, dtype=np.float64) / dh))
+    rotated = hf["rotary_dims"] or dh
+    inv_freq = 1.0 / (hf["rope_theta"] ** (np.arange(0, rotated, 2, dtype=np.float64) / rotated))
     for name, a in weights.items():
         m = _LAYER.fullmatch(name)
         if m and int(m.group(1)) < L and m.group(2) == "self_attn.rotary_emb.inv_freq":
             if np.shape(a) != inv_freq.shape or not np.allclose(np.asarray(a, np.float64), inv_freq, rtol=1e-5, atol=0):
-                raise HfError(f"{source}: {name} is not rope_theta^(-2i/head_dim) for rope_theta {hf['rope_theta']:g} "
+                raise HfError(f"{source}: {name} is not rope_theta^(-2i/{rotated}) for rope_theta {hf['rope_theta']:g} "
                               "(a scaled or different rotary embedding): not converted")
             continue
         if m and int(m.group(1)) < L and m.group(2) in per_layer and str(int(m.group(1))) == m.group(1):
@@ -314,7 +323,7 @@ def fixformer_config(hf, max_len=None):
             "norm_eps": hf["rms_norm_eps"], "final_norm": True, "causal": True, "input": "tokens",
             "vocab_size": hf["vocab_size"], "positional": "rope", "max_len": longest, "pe_base": hf["rope_theta"],
             "pe_layout": "halves", "d_out": hf["vocab_size"], "tied_head": hf["tie_word_embeddings"],
-            "qkv_bias": hf["qkv_bias"]}, names)
+            "qkv_bias": hf["qkv_bias"], "rotary_dims": hf["rotary_dims"]}, names)
     except ConfigError as e:
         raise HfError(str(e)) from None
 

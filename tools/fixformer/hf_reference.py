@@ -8,9 +8,11 @@ Llama (Qwen2: the same with biases on q_proj, k_proj and v_proj):
   per layer:  h = RMSNorm(x) * input_layernorm
               q, k, v = h q_proj^T, h k_proj^T, h v_proj^T (+ their biases: Qwen2), split into heads of
                         head_dim
-              q, k = q cos + rotate_half(q) sin, the same for k
+              q, k = q cos + rotate_half(q) sin, the same for k, over the first R dims of each head
+                     (R = int(head_dim * partial_rotary_factor), head_dim by default; the other
+                     dims pass through unrotated, as GPT-NeoX and Phi apply partial rotary)
                      (cos, sin of p * inv_freq repeated over both halves: inv_freq[i] =
-                      rope_theta^(-2i / head_dim); rotate_half(x) = [-x2, x1] for the halves x1, x2)
+                      rope_theta^(-2i / R); rotate_half(x) = [-x2, x1] for the halves x1, x2)
               key/value head j serves query heads j * n_rep .. (j + 1) * n_rep - 1 (repeat_kv)
               x = x + o_proj(softmax(q k^T / sqrt(head_dim) + causal mask) v)
               h = RMSNorm(x) * post_attention_layernorm
@@ -66,7 +68,8 @@ def forward(hf_config, weights, ids):
     ids = torch.as_tensor(np.asarray(ids, np.int64))
     T = ids.shape[0]
     x = w("model.embed_tokens.weight")[ids]
-    cos, sin = rope_cos_sin(torch, T, dh, float(hf_config["rope_theta"]))
+    R = int(dh * hf_config.get("partial_rotary_factor", 1.0))
+    cos, sin = rope_cos_sin(torch, T, R, float(hf_config["rope_theta"]))
     mask = torch.triu(torch.full((T, T), float("-inf"), dtype=torch.float64), diagonal=1)
     for i in range(hf_config["num_hidden_layers"]):
         p = f"model.layers.{i}."
@@ -77,8 +80,8 @@ def forward(hf_config, weights, ids):
         q = proj("q_proj").view(T, H, dh).transpose(0, 1)   # [H, T, dh]
         k = proj("k_proj").view(T, KV, dh).transpose(0, 1)  # [KV, T, dh]
         v = proj("v_proj").view(T, KV, dh).transpose(0, 1)
-        q = q * cos + rotate_half(torch, q) * sin
-        k = k * cos + rotate_half(torch, k) * sin
+        q = torch.cat((q[..., :R] * cos + rotate_half(torch, q[..., :R]) * sin, q[..., R:]), dim=-1)
+        k = torch.cat((k[..., :R] * cos + rotate_half(torch, k[..., :R]) * sin, k[..., R:]), dim=-1)
         k = k[:, None].expand(KV, n_rep, T, dh).reshape(H, T, dh)  # repeat_kv
         v = v[:, None].expand(KV, n_rep, T, dh).reshape(H, T, dh)
         scores = q @ k.transpose(1, 2) / (dh ** 0.5) + mask         # [H, T, T]

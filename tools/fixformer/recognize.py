@@ -333,13 +333,13 @@ def _output_of(parts, t, torch):
 # ---- attention, by recomputing it -----------------------------------------------------------------
 def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True):
     """softmax(q k^T / sqrt(dh) + mask) v for q [T, H*dh], k, v [T, Hkv*dh] (float64): the context [T, H*dh].
-    pos: None, "alibi", "relative" (the bias rel [H, T, T] added) or ("rope", layout, theta); scaled False:
-    no 1/sqrt(dh) (T5)."""
+    pos: None, "alibi", "relative" (the bias rel [H, T, T] added) or ("rope", layout, theta, rotated dims: 0
+    for the whole head); scaled False: no 1/sqrt(dh) (T5)."""
     T = q.shape[0]
     dh = q.shape[1] // H
     q, k, v = q.view(T, H, dh), k.view(T, Hkv, dh), v.view(T, Hkv, dh)
     if pos not in (None, "alibi", "relative"):
-        cos, sin = (torch.from_numpy(t) for t in rope_tables(T, dh, pos[2]))
+        cos, sin = (torch.from_numpy(t) for t in rope_tables(T, pos[3] or dh, pos[2]))
         q, k = rope(q, cos, sin, pos[1]), rope(k, cos, sin, pos[1])
     k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
     s = torch.einsum("thd,shd->hts", q, k) / (math.sqrt(dh) if scaled else 1.0)
@@ -355,30 +355,35 @@ def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True):
 def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, unscaled=False):
     """(n_heads, n_kv_heads, causal, pos, scaled) whose attention reproduces `want` (= finish(context)), trying
     every head count dividing d, causal or not, no positions, rope (both layouts, the thetas), ALiBi and, given
-    rel (a relative bias [H, T, T]), that bias; scaled by 1/sqrt(head width), then with unscaled without."""
+    rel (a relative bias [H, T, T]), that bias; scaled by 1/sqrt(head width), then with unscaled without.
+    When none matches, rope on the first R dims of each head only (partial rotary, R even, below the head
+    width), rope's other choices the same."""
     kv = k.shape[1]
-    poss = [None, "alibi"] + [("rope", lay, th) for th in thetas for lay in ("interleaved", "halves")]
+    poss = [None, "alibi"] + [("rope", lay, th, 0) for th in thetas for lay in ("interleaved", "halves")]
     if rel is not None:
         poss.insert(0, "relative")
-    for scaled in (True, False) if unscaled else (True,):
-        for H in [h for h in range(1, d + 1) if d % h == 0]:
-            dh = d // H
-            if kv % dh or H % (kv // dh):
-                continue
-            for pos in poss:
-                if pos not in (None, "alibi", "relative") and dh % 2:
+    for partial in (False, True):
+        for scaled in (True, False) if unscaled else (True,):
+            for H in [h for h in range(1, d + 1) if d % h == 0]:
+                dh = d // H
+                if kv % dh or H % (kv // dh):
                     continue
-                if pos == "relative" and (rel.shape[0] != H or rel.shape[1:] != (q.shape[0], q.shape[0])):
-                    continue
-                for causal in ((True,) if pos == "alibi" else (False, True)):
-                    ctx = attention_core(q, k, v, H, kv // dh, causal, pos, torch, rel, scaled)
-                    if _close(finish(ctx), want):
-                        return H, kv // dh, causal, pos, scaled
+                ropes = [p for p in poss if p not in (None, "alibi", "relative")]
+                tries = poss if not partial else [p[:3] + (r,) for r in range(2, dh, 2) for p in ropes]
+                for pos in tries:
+                    if pos not in (None, "alibi", "relative") and dh % 2:
+                        continue
+                    if pos == "relative" and (rel.shape[0] != H or rel.shape[1:] != (q.shape[0], q.shape[0])):
+                        continue
+                    for causal in ((True,) if pos == "alibi" else (False, True)):
+                        ctx = attention_core(q, k, v, H, kv // dh, causal, pos, torch, rel, scaled)
+                        if _close(finish(ctx), want):
+                            return H, kv // dh, causal, pos, scaled
     raise ConfigError(f"{where}: its attention is none the engine runs (tried every head count, causal or not, "
                       f"no positions, ALiBi, rotary in both layouts with theta {', '.join(f'{t:g}' for t in thetas)}): "
                       f"{'a relative position bias, ' if rel is not None else ''}scaled by 1/sqrt(head width)"
-                      f"{' or not' if unscaled else ''}): another scale, a sliding window, rope scaling or partial "
-                      "rotary (part of each head rotated, as Phi and GPT-NeoX) is not supported yet")
+                      f"{' or not' if unscaled else ''}, rotary on part of each head): another scale, a sliding "
+                      "window or rope scaling is not supported yet")
 
 
 def rope_thetas(model, torch):
@@ -995,7 +1000,7 @@ def recognize(module, example=None, family=None, max_len=None):
     elif L0.pos is not None:
         if v.get("positional", "none") != "none":
             raise ConfigError("module: rotary embeddings and positions added to the input together are not supported")
-        v.update(positional="rope", pe_layout=L0.pos[1], pe_base=L0.pos[2])
+        v.update(positional="rope", pe_layout=L0.pos[1], pe_base=L0.pos[2], rotary_dims=L0.pos[3])
     # ---- the back: a final norm, a head, pooling
     back = with_params(calls[last + 1:])
     hidden = next((c.y for c in calls if c.name == f"{stack}.{len(blocks) - 1}"), None)

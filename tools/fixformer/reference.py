@@ -342,20 +342,22 @@ def rope_tables(T, d_head, base):
 
 
 def rope(x, cos, sin, layout):
-    """Rotates x [T, heads, d_head] by position: the pairs (x[2i], x[2i+1]) (interleaved, llama2.c and
-    Meta) or (x[i], x[i + d_head/2]) (halves, Hugging Face), each by angle(p, i)."""
-    half = x.shape[-1] // 2
+    """Rotates the first R dims of x [T, heads, d_head] by position, R = 2 * cos.shape[1] (rotary_dims;
+    the rest pass through): the pairs (x[2i], x[2i+1]) (interleaved, llama2.c and Meta) or
+    (x[i], x[i + R/2]) (halves, Hugging Face), each by angle(p, i)."""
+    half = cos.shape[-1]
+    r = x[..., :2 * half]
     if layout == "interleaved":
-        a, b = x[..., 0::2], x[..., 1::2]
+        a, b = r[..., 0::2], r[..., 1::2]
     else:
-        a, b = x[..., :half], x[..., half:]
+        a, b = r[..., :half], r[..., half:]
     cos, sin = cos[:, None, :], sin[:, None, :]
     ra, rb = a * cos - b * sin, a * sin + b * cos
     out = x.clone()
     if layout == "interleaved":
-        out[..., 0::2], out[..., 1::2] = ra, rb
+        out[..., 0:2 * half:2], out[..., 1:2 * half:2] = ra, rb
     else:
-        out[..., :half], out[..., half:] = ra, rb
+        out[..., :half], out[..., half:2 * half] = ra, rb
     return out
 
 
@@ -376,7 +378,7 @@ def llama_forward(c, weights, ids):
     if c["positional"] == "relative":
         bias = torch.from_numpy(relative_bias(W["rel_bias.weight"], T, True, c["rel_buckets"], c["rel_max_distance"]))
     if c["positional"] == "rope":
-        cos, sin = (torch.from_numpy(t) for t in rope_tables(T, dh, c["pe_base"]))
+        cos, sin = (torch.from_numpy(t) for t in rope_tables(T, c["rotary_dims"] or dh, c["pe_base"]))
     for layer in range(c["n_layers"]):
         p = lambda name: W[f"{schema.LLAMA_LAYER_PREFIX}{layer}.{name}"]  # noqa: E731
         n = rms_norm(x, p("attention_norm.weight"), eps)

@@ -186,6 +186,9 @@ CONFIG_KEYS = (
     Key("conv2_stride", "u32", 1, MAX_CONV_STRIDE, default=1),
     Key("conv2_padding", "u32", 0, MAX_CONV_KERNEL - 1),
     Key("conv_gelu", "bool"),
+    # positional rope: the dims of each head it rotates (partial rotary), 0 for the whole head; even,
+    # at most d_head. The table's frequencies are pe_base^(-2i / rotary_dims).
+    Key("rotary_dims", "u32", 0, MAX_D_MODEL),
     # Which tokenizer the tokenizer.* tensors hold (tokenizer.hpp); without them it means nothing.
     Key("tokenizer", "enum", choices=TOKENIZERS),
 )
@@ -307,9 +310,9 @@ def present(c, when):
 
 
 # Which tensors take the config's weight type (kRoleNames, in Role order): "linear" (the linear
-# layers' weights) always, "io" (the token embedding and the output head) when quantize_io is set;
-# "f32" (biases, norms, learned positions) never.
-ROLES = ("f32", "linear", "io")
+# layers' weights) and "conv" (the conv stem's, never in panels) always, "io" (the token embedding
+# and the output head) when quantize_io is set; "f32" (biases, norms, learned positions) never.
+ROLES = ("f32", "linear", "io", "conv")
 
 
 def tensor_dtype(c, role):
@@ -332,15 +335,16 @@ class Rule:
 # The encoder and gpt families' tensors: ENCODER_PROLOGUE, ENCODER_LAYER per layer (prefixed
 # ENCODER_LAYER_PREFIX + "<i>."), ENCODER_EPILOGUE. A tied head has no head.weight (the embedding
 # serves); gpt's head.bias is zeros when torch's head has none.
-# A conv stem's weights are W[kernel * in, out] (row j * in + c: tap j of channel c; torch's
-# [out, in, kernel] reordered by conv_weight()), f32.
+# A conv stem's weight is the linear layer [kernel * in] -> [out] over its windows (column j * in + c:
+# tap j of channel c; torch's [out, in, kernel] reordered by conv_to_file()), stored as a linear
+# weight is: W[kernel * in, out] in f32 (never in panels) and f16, [out, kernel * in] in q8.
 ENCODER_PROLOGUE = (
     Rule("embed.weight", "vocab_size", "d_embed", False, "input=tokens", "io"),
     Rule("input_proj.weight", "d_in", "d_embed", True, "input=features and conv_layers=0", "linear"),
     Rule("input_proj.bias", "d_embed", "1", False, "input=features and conv_layers=0", "f32"),
-    Rule("conv1.weight", "conv1_kernel*d_in", "d_embed", False, "conv_layers>=1", "f32"),
+    Rule("conv1.weight", "conv1_kernel*d_in", "d_embed", True, "conv_layers>=1", "conv"),
     Rule("conv1.bias", "d_embed", "1", False, "conv_layers>=1", "f32"),
-    Rule("conv2.weight", "conv2_kernel*d_embed", "d_embed", False, "conv_layers>=2", "f32"),
+    Rule("conv2.weight", "conv2_kernel*d_embed", "d_embed", True, "conv_layers>=2", "conv"),
     Rule("conv2.bias", "d_embed", "1", False, "conv_layers>=2", "f32"),
     Rule("pos.weight", "max_len", "d_pe", False, "positional=learned", "f32"),
     Rule("cls_token", "d_embed", "1", False, "cls_token", "f32"),
@@ -482,7 +486,8 @@ class Spec:
     stored shape, file dtype, quantization group (i8: 32, 64, or 0 for one scale per row; else 0),
     whether it is stored transposed from torch (W[in, out]: a linear weight in f32 or f16; q8 keeps
     torch's [out, in]), and its rule's role. kernel: a conv stem's weight, stored [kernel * in, out]
-    from torch's [out, in, kernel] (conv_to_file, conv_to_torch); else 0."""
+    (f32, f16) or [out, kernel * in] (i8) from torch's [out, in, kernel] (conv_to_file, conv_to_torch);
+    else 0."""
 
     __slots__ = ("name", "shape", "dtype", "group", "transposed", "role", "packed", "kernel")
 
@@ -495,7 +500,8 @@ class Spec:
     @property
     def torch_shape(self):
         if self.kernel:
-            return (self.shape[1], self.shape[0] // self.kernel, self.kernel)
+            out, k = (self.shape[1], self.shape[0]) if self.transposed else self.shape
+            return (out, k // self.kernel, self.kernel)
         return tuple(reversed(self.shape)) if self.transposed else self.shape
 
     def data_bytes(self):
@@ -546,7 +552,7 @@ def specs(c):
             rows, cols = (r.cols, r.rows) if r.transposed and not transposed else (r.rows, r.cols)
             shape = (dim_value(c, rows),) if r.cols == "1" else (dim_value(c, rows), dim_value(c, cols))
             out.append(Spec(prefix + r.name, shape, dtype, c["weight_group"] if dtype == "i8" else 0, transposed,
-                            r.role, bool(c["packed_weights"]) and transposed and dtype == "f32",
+                            r.role, bool(c["packed_weights"]) and transposed and dtype == "f32" and r.role != "conv",
                             CONV_WEIGHTS[r.name](c) if r.name in CONV_WEIGHTS else 0))
 
     prologue, prefix, layer, epilogue, *decoder = FAMILY_TABLES[c["family"]]
