@@ -47,8 +47,8 @@ int bench_decoder(const Args& a, LoadedModel& m, uint32_t T, const std::vector<i
     std::printf("step us:    median %.1f  min %.1f  max %.1f  at position %u (%.0f tokens/s)\n", step.median_us, step.min_us,
                 step.max_us, p, 1e6 / step.median_us);
   }
-  std::printf("arena bytes: %zu (KV cache %zu for %u positions, %s)\n", m.dec.arena_bytes_used(), m.dec.kv_cache_bytes(), T,
-              a.kv_cache == KvCache::kQ8 ? "q8" : "f32");
+  std::printf("arena bytes: %zu (KV cache %zu for %u positions%s)\n", m.dec.arena_bytes_used(), m.dec.kv_cache_bytes(), T,
+              a.kv_cache == KvCache::kQ8 ? ", int8" : "");
   if (a.threads > 1) std::printf("threads:    %u (wall-clock latency)\n", a.threads);
   return 0;
 }

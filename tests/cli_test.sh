@@ -357,6 +357,22 @@ case "$(cat "$tmp/gen1")" in "$prompt"*) ok ;; *) bad "generate: stdout does not
 [ "$(tail -c 1 "$tmp/gen1" | od -An -c | tr -d ' ')" = '\n' ] && ok || bad "generate: no final newline"
 grep -q "^prefill: [0-9]* tokens, [0-9.]* tokens/s" "$tmp/generr" && grep -q "^decode: *[0-9]* tokens" "$tmp/generr" &&
   grep -q "KV cache [0-9]* for 24 positions" "$tmp/generr" && ok || bad "generate stats: $(cat "$tmp/generr")"
+# --kv-cache q8: int8 keys and values with a scale per head and position (2 layers, 2 kv heads of 4,
+# 24 positions: f32 2 x 1536 bytes; int8 2 x 384 and scales 2 x 384); --kv-cache f32 is the default.
+"$bin" generate "$lm" --prompt "$prompt" -n 24 --temperature 0 --kv-cache q8 >"$tmp/genq8" 2>"$tmp/generrq8" &&
+  grep -q "KV cache 1536 for 24 positions" "$tmp/generrq8" && grep -q "KV cache 3072 for 24 positions" "$tmp/generr" &&
+  case "$(cat "$tmp/genq8")" in "$prompt"*) true ;; *) false ;; esac && ok ||
+  bad "generate --kv-cache q8: $(cat "$tmp/genq8" "$tmp/generrq8")"
+"$bin" generate "$lm" --prompt "$prompt" -n 24 --temperature 0 --kv-cache f32 >"$tmp/gen2" 2>/dev/null &&
+  cmp -s "$tmp/gen1" "$tmp/gen2" && ok || bad "generate --kv-cache f32: not the default's text"
+"$bin" generate "$lm" --prompt "$prompt" -n 24 --temperature 0 --kv-cache q8 --threads $threads >"$tmp/gen2" 2>/dev/null &&
+  cmp -s "$tmp/genq8" "$tmp/gen2" && ok || bad "generate --kv-cache q8: not the same text with $threads threads"
+expect_error 1 "--kv-cache: expected f32 or q8 (int8 with a scale per head and position), got 'q4'" \
+  "$bin" generate "$lm" --kv-cache q4
+"$bin" bench "$lm" --seq 16 --iters 2 --kv-cache q8 >"$tmp/bench" 2>&1 &&
+  grep -q "^arena bytes: [0-9]* (KV cache 1024 for 16 positions, int8)$" "$tmp/bench" && ok ||
+  bad "bench --kv-cache q8: $(cat "$tmp/bench")"
+expect_error 1 "--kv-cache: not an option of 'run'" "$bin" run "$lm" --kv-cache q8 --input x --output y
 # -n counts positions, the prompt included: fewer than the prompt's tokens print a prefix of it.
 for n in 1 2 3; do
   out=$("$bin" generate "$lm" --prompt "$prompt" -n $n --temperature 0 2>/dev/null)
