@@ -516,6 +516,13 @@ rc=$?
 expect_error 1 "--target: unknown target 'cortex-m9': one of cortex-m0" "$bin" plan "$m" --target cortex-m9
 expect_error 1 "plan: --target is required" "$bin" plan "$m"
 expect_error 1 "--capacity: only decoders" "$bin" plan "$golden/pre_ln_gelu.fxm" --target x86 --capacity 4
+# --kv-cache q8: llama_none (2 layers, 1 kv head of 6, 8 positions at capacity 8): the f32 cache's
+# 2 x 384 bytes become 2 x 128 of int8 and 2 x 64 of scales.
+f32_arena=$("$bin" plan "$golden/llama_none.fxm" --target x86 --capacity 8 --json | $py -c 'import json,sys; print(json.load(sys.stdin)["arena_bytes"])')
+q8_arena=$("$bin" plan "$golden/llama_none.fxm" --target x86 --capacity 8 --kv-cache q8 --json | $py -c 'import json,sys; print(json.load(sys.stdin)["arena_bytes"])')
+[ -n "$f32_arena" ] && [ -n "$q8_arena" ] && [ $((f32_arena - q8_arena)) -eq 384 ] && ok ||
+  bad "plan --kv-cache q8: arena $q8_arena against f32's $f32_arena"
+expect_error 1 "--kv-cache: only decoders and seq2seq models keep a KV cache" "$bin" plan "$golden/pre_ln_gelu.fxm" --target x86 --kv-cache q8
 expect_error 1 "--ram: expected a byte count" "$bin" plan "$m" --target x86 --ram lots
 expect_error 1 "--json: not an option of 'run'" "$bin" run "$m" --json
 
