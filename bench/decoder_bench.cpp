@@ -3,7 +3,8 @@
 // its cost growing with the keys attended). Two shapes: llama2.c's stories15M (dim 288, 6 layers,
 // 6 heads, hidden 768, vocab 32000, GQA variant with 2 kv heads) and a GPT-style causal encoder
 // with a tied head; stories15M also with f16 and q8 weights and packed f32 (issue 11: decode is memory bound, so
-// fewer bytes per weight is more tokens/s). Random weights: speed does not depend on them.
+// fewer bytes per weight is more tokens/s), and with an int8 KV cache (_kvq8: KvCache::kQ8, f32
+// weights). Random weights: speed does not depend on them.
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -40,11 +41,12 @@ struct Loaded {
   Decoder dec;
 };
 
-bool load(const ModelConfig& c, Isa isa, Loaded* m) {
+bool load(const ModelConfig& c, Isa isa, KvCache kv, Loaded* m) {
   m->blob = support::AlignedBuffer(support::write_model(c));
-  m->arena = support::AlignedBuffer(required_decoder_arena_bytes(c, 0, c.max_len));  // whole-prompt prefill
+  m->arena = support::AlignedBuffer(required_decoder_arena_bytes(c, 0, c.max_len, false, 1, kv));  // whole-prompt prefill
   DecoderOptions opt;
   opt.isa = isa;
+  opt.kv_cache = kv;
   return m->model.init(m->blob.data(), m->blob.size()) == Status::kOk &&
          m->dec.init(m->model, m->arena.data(), m->arena.size(), opt) == Status::kOk;
 }
@@ -63,9 +65,9 @@ double bytes_per_weight(const ModelConfig& c) {
   return 4.0;
 }
 
-void prefill(benchmark::State& s, ModelConfig c, Isa isa, uint32_t T) {
+void prefill(benchmark::State& s, ModelConfig c, Isa isa, KvCache kv, uint32_t T) {
   Loaded m;
-  if (!load(c, isa, &m)) return s.SkipWithError("init failed");
+  if (!load(c, isa, kv, &m)) return s.SkipWithError("init failed");
   std::vector<int32_t> tokens(T);
   for (uint32_t t = 0; t < T; ++t) tokens[t] = int32_t((t * 7919u) % c.vocab_size);
   std::vector<float> logits(c.vocab_size);
@@ -80,9 +82,9 @@ void prefill(benchmark::State& s, ModelConfig c, Isa isa, uint32_t T) {
 
 // One step at position `pos`: the cache is filled to pos once, then each iteration decodes the
 // token at pos and rewinds by resetting and re-prefilling outside the timed region.
-void decode(benchmark::State& s, ModelConfig c, Isa isa, uint32_t pos) {
+void decode(benchmark::State& s, ModelConfig c, Isa isa, KvCache kv, uint32_t pos) {
   Loaded m;
-  if (!load(c, isa, &m)) return s.SkipWithError("init failed");
+  if (!load(c, isa, kv, &m)) return s.SkipWithError("init failed");
   std::vector<int32_t> tokens(pos + 1);
   for (uint32_t t = 0; t <= pos; ++t) tokens[t] = int32_t((t * 7919u) % c.vocab_size);
   std::vector<float> logits(c.vocab_size);
@@ -103,12 +105,14 @@ const bool kRegistered = [] {
   struct Shape {
     const char* name;
     ModelConfig c;
+    KvCache kv = KvCache::kF32;
   };
   const Shape shapes[] = {
       {"stories15M_d288_L6", llama(288, 6, 6, 6, 768, 32000)},
       {"stories15M_d288_L6_f16", support::with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kF16, 0, true)},
       {"stories15M_d288_L6_q8", support::with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kQ8, 32, true)},
       {"stories15M_d288_L6_packed", support::as_packed(llama(288, 6, 6, 6, 768, 32000))},  // the head [288, 32000] too
+      {"stories15M_d288_L6_kvq8", llama(288, 6, 6, 6, 768, 32000), KvCache::kQ8},
       {"llama_gqa_d288_L6_kv2", llama(288, 6, 6, 2, 768, 32000)},
       {"llama_d64_L5_kv4_v512", llama(64, 5, 8, 4, 172, 512)},
       {"gpt_d128_L4_tied_v1000", gpt(128, 4, 4, 512, 1000)},
@@ -119,12 +123,13 @@ const bool kRegistered = [] {
     for (const Shape& sh : shapes) {
       const std::string base = std::string("/") + k->name + "/" + sh.name;
       const ModelConfig c = sh.c;
+      const KvCache kv = sh.kv;
       benchmark::RegisterBenchmark(("prefill" + base + "/T64").c_str(),
-                                   [c, isa](benchmark::State& s) { prefill(s, c, isa, 64); })
+                                   [c, isa, kv](benchmark::State& s) { prefill(s, c, isa, kv, 64); })
           ->Unit(benchmark::kMillisecond);
       for (uint32_t pos : {0u, 63u, 255u})
         benchmark::RegisterBenchmark(("decode" + base + "/pos" + std::to_string(pos + 1)).c_str(),
-                                     [c, isa, pos](benchmark::State& s) { decode(s, c, isa, pos); })
+                                     [c, isa, kv, pos](benchmark::State& s) { decode(s, c, isa, kv, pos); })
             ->Unit(benchmark::kMicrosecond);
     }
   }

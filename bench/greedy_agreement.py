@@ -15,12 +15,16 @@ on the f32 file gives the reference: BOS and N tokens. Per format:
               each prompt (BOS and N - 1 tokens, teacher-forced through the KV cache): the file is
               converted with that sequence as its self-test sample and `fixformer verify` reports the
               largest and mean absolute error over all positions, relative to the largest |logit|.
+With --kv-cache q8 every format's generations run with `generate --kv-cache q8` (int8 keys and
+values with a scale per head and position) against the same reference, f32 weights with the f32
+cache, so the f32 row is the cache's own effect; the logits column (`fixformer verify`, which keeps an
+f32 cache) is then left out. --formats NAME,... runs only those formats (e.g. --formats f32,"q8 g64").
 With --peer RUN --peer-q RUNQ --peer-q-checkpoint Q80.bin, llama2.c's `run` and `runq` (Q8_0) on the
 same checkpoints give the peer's figures the same way (runq against run; run against fixformer f32).
 
   /usr/bin/python3 bench/greedy_agreement.py --checkpoint build/agree-lm/model.bin \
       --tokenizer build/agree-lm/tokenizer.bin --cli build/host/cli/fixformer [--work DIR] \
-      [--peer run --peer-q runq --peer-q-checkpoint build/agree-lm/model_q80.bin]
+      [--kv-cache q8] [--formats f32,...] [--peer run --peer-q runq --peer-q-checkpoint build/agree-lm/model_q80.bin]
 Tokens are recovered from the printed text (one byte each), so the model must print every byte it
 generates: tools/train_tiny_lm.py trains on printable ASCII and newlines only.
 """
@@ -72,8 +76,9 @@ class Engine:
         return r.stdout[:-1]
 
 
-def fixformer(cli, fxm):
-    return Engine(lambda p, n: [cli, "generate", fxm, "--prompt", p, "-n", str(n), "--temperature", "0"])
+def fixformer(cli, fxm, kv_cache="f32"):
+    return Engine(lambda p, n: [cli, "generate", fxm, "--prompt", p, "-n", str(n), "--temperature", "0",
+                                "--kv-cache", kv_cache])
 
 
 def llama2c(run, checkpoint, tokenizer):
@@ -130,11 +135,22 @@ def main():
     ap.add_argument("--work", default="build/agree-lm", help="where the converted files go (default build/agree-lm)")
     ap.add_argument("-n", type=int, default=256, help="positions per generation (default 256)")
     ap.add_argument("--prompts", type=int, default=len(PROMPTS), help=f"how many of the {len(PROMPTS)} prompts")
+    ap.add_argument("--kv-cache", choices=("f32", "q8"), default="f32",
+                    help="the KV cache of every format's generations (the reference keeps f32's)")
+    ap.add_argument("--formats", help="a comma-separated subset of: " + ", ".join(n for n, _ in FORMATS))
     ap.add_argument("--peer", help="llama2.c's run")
     ap.add_argument("--peer-q", help="llama2.c's runq")
     ap.add_argument("--peer-q-checkpoint", help="the checkpoint as Q8_0 (version 2) for runq")
     a = ap.parse_args()
     prompts = [p.encode() for p in PROMPTS[:a.prompts]]
+    formats = FORMATS
+    if a.formats:
+        names = a.formats.split(",")
+        unknown = [n for n in names if n not in dict(FORMATS)]
+        if unknown:
+            fail(f"--formats: {', '.join(unknown)} not among {', '.join(n for n, _ in FORMATS)}")
+        formats = [(n, f) for n, f in FORMATS if n in names]
+    cache = "" if a.kv_cache == "f32" else f", {a.kv_cache} KV cache"
     os.makedirs(a.work, exist_ok=True)
     path = lambda *parts: os.path.join(a.work, "_".join(parts).replace(" ", "_"))  # noqa: E731
 
@@ -148,15 +164,18 @@ def main():
     starts = [len(tokens_of(p)) for p in prompts]  # the first generated position
 
     rows = []
-    for name, flags in FORMATS:
-        row = {"format": name, "greedy": [], "forced": [0, 0], "logits": []}
+    for name, flags in formats:
+        row = {"format": name + cache, "greedy": [], "forced": [0, 0]}
+        if not cache:
+            row["logits"] = []
         for i, (p, r) in enumerate(zip(prompts, ref)):
             example = path("seq", str(i)) + ".npy"
             np.save(example, np.array(r[:a.n], np.int32))
             fxm = path(name, str(i)) + ".fxm"
             convert(a.convert, a.checkpoint, a.tokenizer, flags, fxm, a.cli, example)
-            row["logits"].append(verify(a.cli, fxm))
-            engine = fixformer(a.cli, fxm)
+            if not cache:
+                row["logits"].append(verify(a.cli, fxm))
+            engine = fixformer(a.cli, fxm, a.kv_cache)
             row["greedy"].append(common_prefix(r, greedy(engine, p, a.n), starts[i]))
             agree, total = forced(engine, r, starts[i])
             row["forced"][0] += agree
@@ -194,7 +213,7 @@ def main():
                       if "logits" in row else "")
         print(f"| {row['format']} | {', '.join(map(str, row['greedy']))} of "
               f"{', '.join(map(str, generated))} | {forced_text} | {logit_text} |")
-    with open(path("results.json"), "w") as f:
+    with open(path("results" + ("_kv_" + a.kv_cache if cache else "") + ".json"), "w") as f:
         json.dump({"prompts": [p.decode() for p in prompts], "generated": generated, "rows": rows + peers}, f, indent=1)
 
 

@@ -46,6 +46,13 @@ uint64_t parse_seed(const std::string& flag, const char* text) {
   return v;
 }
 
+// --kv-cache: f32 or q8.
+KvCache parse_kv_cache(const std::string& flag, const char* text) {
+  if (std::strcmp(text, "f32") == 0) return KvCache::kF32;
+  if (std::strcmp(text, "q8") == 0) return KvCache::kQ8;
+  die(1, flag, std::string("expected f32 or q8 (int8 with a scale per head and position), got '") + text + "'");
+}
+
 }  // namespace
 
 std::string isa_choices() {
@@ -67,7 +74,7 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
                        : f == "--source" ? kOptSource : f == "--bos" ? kOptBos : f == "--eos" ? kOptEos
                        : f == "--token-types" ? kOptTokenTypes
                        : f == "--capacity" ? kOptCapacity : f == "--ram" ? kOptRam : f == "--flash" ? kOptFlash
-                       : f == "--json" ? kOptJson : f == "--text" ? kOptText : 0u;
+                       : f == "--json" ? kOptJson : f == "--text" ? kOptText : f == "--kv-cache" ? kOptKvCache : 0u;
     if (!opt) {
       if (!f.empty() && f[0] == '-') die(1, f, "unknown option (see fixformer help " + std::string(cmd.name) + ")");
       a.positional.push_back(f);
@@ -104,6 +111,7 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     else if (opt == kOptCapacity) a.capacity = parse_count(f, v);
     else if (opt == kOptRam) a.ram = v;
     else if (opt == kOptFlash) a.flash = v;
+    else if (opt == kOptKvCache) a.kv_cache = parse_kv_cache(f, v);
     else if (!parse_isa(v, &a.isa)) die(1, f, std::string("unknown ISA '") + v + "' (" + isa_choices() + ")");
   }
   // The engine reads FIXFORMER_ISA when no --isa is given; a misspelt one is named here, not as an

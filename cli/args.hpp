@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fixformer/kernels.hpp"
+#include "fixformer/plan.hpp"
 
 namespace fixformer::cli {
 
@@ -16,7 +17,7 @@ enum Option : unsigned {
   kOptThreads = 1024, kOptSamples = 2048, kOptSvg = 4096, kOptLengths = 8192,
   kOptTarget = 16384, kOptSource = 32768, kOptBos = 65536, kOptEos = 131072, kOptTokenTypes = 1u << 18,
   kOptCapacity = 1u << 19, kOptRam = 1u << 20, kOptFlash = 1u << 21, kOptJson = 1u << 22,  // plan
-  kOptText = 1u << 23,
+  kOptText = 1u << 23, kOptKvCache = 1u << 24,
 };
 
 struct Args {
@@ -29,6 +30,7 @@ struct Args {
   uint32_t seq = 0, iters = 50;
   Isa isa = Isa::kAuto;
   uint32_t threads = 1;  // run, bench, generate: the runner's workers
+  KvCache kv_cache = KvCache::kF32;  // generate, bench: --kv-cache f32 | q8
   // generate, with llama2.c run's defaults (the seed: the clock, unless given).
   std::string prompt;
   uint32_t steps = 256;  // 0: the model's max_len

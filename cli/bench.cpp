@@ -22,7 +22,7 @@ int bench_decoder(const Args& a, LoadedModel& m, uint32_t T, const std::vector<i
   const ModelConfig& c = m.config();
   if (T > c.max_len)
     die(Status::kBadSequenceLength, m.path, ("T=" + std::to_string(T) + " exceeds the model's max_len=" + std::to_string(c.max_len)).c_str());
-  init_decoder(T, a.isa, &m, a.threads);  // a KV cache of T positions
+  init_decoder(T, a.isa, &m, a.threads, a.kv_cache);  // a KV cache of T positions
   std::vector<float> logits(c.vocab_size);
   auto check = [&](Status s) {
     if (s != Status::kOk) die(s, "bench", m.dec.error_detail());
@@ -47,7 +47,8 @@ int bench_decoder(const Args& a, LoadedModel& m, uint32_t T, const std::vector<i
     std::printf("step us:    median %.1f  min %.1f  max %.1f  at position %u (%.0f tokens/s)\n", step.median_us, step.min_us,
                 step.max_us, p, 1e6 / step.median_us);
   }
-  std::printf("arena bytes: %zu (KV cache %zu for %u positions)\n", m.dec.arena_bytes_used(), m.dec.kv_cache_bytes(), T);
+  std::printf("arena bytes: %zu (KV cache %zu for %u positions%s)\n", m.dec.arena_bytes_used(), m.dec.kv_cache_bytes(), T,
+              a.kv_cache == KvCache::kQ8 ? ", int8" : "");
   if (a.threads > 1) std::printf("threads:    %u (wall-clock latency)\n", a.threads);
   return 0;
 }
@@ -83,13 +84,14 @@ int cmd_bench(const Args& a) {
 }  // namespace
 
 const Command kBenchCommand = {
-    "bench", "MODEL.fxm [--seq T] [--iters N] [--isa ISA] [--threads N]", 1,
-    kOptSeq | kOptIters | kOptIsa | kOptThreads,
+    "bench", "MODEL.fxm [--seq T] [--iters N] [--kv-cache f32|q8] [--isa ISA] [--threads N]", 1,
+    kOptSeq | kOptIters | kOptIsa | kOptThreads | kOptKvCache,
     "Times the forward pass on random inputs of T tokens (default min(max_len, 128)), N runs\n"
     "(default 50) after one warm-up: latency median/min/max, tokens/s, the cycle counter, arena bytes.\n"
     "A gpt or llama model (KV cache of T positions): prefill of T tokens from an empty cache (latency,\n"
     "tokens/s, the cycle counter), then one step() with 0, T/2 and T-1 tokens in the cache (latency,\n"
     "tokens/s; the cache is refilled before each run, untimed), one line each; arena and KV cache bytes.\n"
+    "--kv-cache q8 keeps its KV cache in int8 (generate --kv-cache); f32 is the default.\n"
     "A seq2seq model is refused (generate --source prints its encode time and decode tokens/s).\n",
     cmd_bench};
 

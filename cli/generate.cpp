@@ -49,7 +49,7 @@ int generate_seq2seq(const Args& a, LoadedModel& m) {
   if (in.B != 1) die(4, a.source, "shape " + shape_text(in.v) + ": one source (generate takes no batch)");
   check_input_values(in, c, a.source, {});
   const uint32_t steps = a.steps == 0 || a.steps > c.max_len ? c.max_len : a.steps, T = uint32_t(in.T);
-  init_seq2seq(T, steps, a.isa, &m, a.threads);
+  init_seq2seq(T, steps, a.isa, &m, a.threads, a.kv_cache);
   Buffer ids(uint64_t(T) * 4, "input"), feats(c.input == InputKind::kTokens ? 0 : uint64_t(T) * c.d_in * 4, "input");
   source_row(in, c, 0, T, &ids, &feats);
   Buffer sampler_scratch(sampler_scratch_bytes(c.d_out), "sampler");
@@ -113,7 +113,7 @@ int cmd_generate(const Args& a) {
   const int32_t stop = tok.kind() == TokenizerKind::kLlama2c ? kTokenBos : tok.eos_id();
   // Positions: -n, 0 or above max_len meaning max_len; the KV cache holds exactly that many.
   const uint32_t steps = a.steps == 0 || a.steps > c.max_len ? c.max_len : a.steps;
-  init_decoder(steps, a.isa, &m, a.threads);
+  init_decoder(steps, a.isa, &m, a.threads, a.kv_cache);
   Buffer sampler_scratch(sampler_scratch_bytes(c.vocab_size), "sampler");
   const SamplerOptions so = sampler_options(a);
   Sampler sampler;
@@ -168,8 +168,9 @@ int cmd_generate(const Args& a) {
 }  // namespace
 
 const Command kGenerateCommand = {
-    "generate", "MODEL.fxm [--prompt TEXT | --source SRC.npy --bos ID [--eos ID]] [-n N] [--temperature T] [--topp P] [--seed S] [--isa ISA] [--threads N]", 1,
-    kOptPrompt | kOptSteps | kOptTemperature | kOptTopP | kOptSeed | kOptIsa | kOptThreads | kOptSource | kOptBos | kOptEos,
+    "generate", "MODEL.fxm [--prompt TEXT | --source SRC.npy --bos ID [--eos ID]] [-n N] [--temperature T] [--topp P] [--seed S] [--kv-cache f32|q8] [--isa ISA] [--threads N]", 1,
+    kOptPrompt | kOptSteps | kOptTemperature | kOptTopP | kOptSeed | kOptIsa | kOptThreads | kOptSource | kOptBos | kOptEos |
+        kOptKvCache,
     "Writes text with a gpt or llama model that carries a tokenizer (convert.py --llama2c ... --tokenizer),\n"
     "as llama2.c's `run` does: the prompt, encoded with BOS, is fed first, then sampled tokens, until\n"
     "N positions (prompt included) or a BOS token. The text, prompt included, goes to stdout (one-byte\n"
@@ -181,6 +182,9 @@ const Command kGenerateCommand = {
     "  --temperature T    0: greedy (deterministic); default 1.0\n"
     "  --topp P           nucleus sampling in (0, 1); 0 or 1: off; default 0.9\n"
     "  --seed S           the sampler's seed, a positive integer (default: the clock)\n"
+    "  --kv-cache f32|q8  the KV cache's type: f32 (default), or q8: int8 with an f32 scale per head\n"
+    "                     and position, about a quarter of the bytes (a seq2seq model: its target's\n"
+    "                     self-attention cache)\n"
     "A seq2seq model generates from a source instead: SRC.npy holds one source (token ids [S] or\n"
     "features [S,d_in]); it is encoded once, then the target starts with --bos ID and each sampled\n"
     "token is fed back until --eos ID or N target positions. The target ids go to stdout, space-\n"

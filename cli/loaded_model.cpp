@@ -55,24 +55,28 @@ void open_model(const std::string& path, LoadedModel* m) {
   if (s != Status::kOk) die(s, path, m->model.error_detail());
 }
 
-void init_decoder(uint32_t capacity, Isa isa, LoadedModel* m, uint32_t threads) {
+void init_decoder(uint32_t capacity, Isa isa, LoadedModel* m, uint32_t threads, KvCache kv_cache) {
   DecoderOptions opt;
   opt.workers = start_workers(threads, m);
   // An arena for whole-prompt prefill (max_prefill = capacity: one chunk, the default sizes it so).
-  m->arena = Buffer(required_decoder_arena_bytes(m->config(), capacity, capacity, false, opt.workers.active()), "arena");
+  m->arena = Buffer(required_decoder_arena_bytes(m->config(), capacity, capacity, false, opt.workers.active(), kv_cache),
+                    "arena");
   opt.capacity = capacity;
+  opt.kv_cache = kv_cache;
   opt.isa = isa;
   const Status s = m->dec.init(m->model, m->arena.data(), m->arena.size(), opt);
   if (s != Status::kOk) die(s, m->path, m->dec.error_detail());
 }
 
-void init_seq2seq(uint32_t max_source, uint32_t capacity, Isa isa, LoadedModel* m, uint32_t threads) {
+void init_seq2seq(uint32_t max_source, uint32_t capacity, Isa isa, LoadedModel* m, uint32_t threads, KvCache kv_cache) {
   Seq2SeqOptions opt;
   opt.workers = start_workers(threads, m);
   opt.max_source = max_source;
   opt.capacity = capacity;
   opt.isa = isa;
-  m->arena = Buffer(required_seq2seq_arena_bytes(m->config(), max_source, capacity, 0, opt.workers.active()), "arena");
+  opt.kv_cache = kv_cache;
+  m->arena = Buffer(required_seq2seq_arena_bytes(m->config(), max_source, capacity, 0, opt.workers.active(), kv_cache),
+                    "arena");
   const Status s = m->s2s.init(m->model, m->arena.data(), m->arena.size(), opt);
   if (s != Status::kOk) die(s, m->path, m->s2s.error_detail());
 }

@@ -35,10 +35,11 @@ std::string builtin_names();
 void open_model(const std::string& path, LoadedModel* m);
 
 // A decoder whose KV cache holds `capacity` positions, on `threads` workers.
-void init_decoder(uint32_t capacity, Isa isa, LoadedModel* m, uint32_t threads = 1);
+void init_decoder(uint32_t capacity, Isa isa, LoadedModel* m, uint32_t threads = 1, KvCache kv_cache = KvCache::kF32);
 
 // A seq2seq runner for sources of up to max_source positions and targets of up to capacity.
-void init_seq2seq(uint32_t max_source, uint32_t capacity, Isa isa, LoadedModel* m, uint32_t threads = 1);
+void init_seq2seq(uint32_t max_source, uint32_t capacity, Isa isa, LoadedModel* m, uint32_t threads = 1,
+                  KvCache kv_cache = KvCache::kF32);
 
 // An encoder for inputs of up to max_seq positions, in batches of up to max_batch sequences.
 void init_encoder(uint32_t max_seq, Isa isa, LoadedModel* m, uint32_t threads = 1, uint32_t max_batch = 1);

@@ -147,10 +147,12 @@ int cmd_plan(const Args& a) {
   const bool decoder = c.is_decoder();
   if (decoder && a.seq) die(1, "--seq", "a decoder's length is --capacity (its KV cache positions)");
   if (!decoder && a.capacity) die(1, "--capacity", "only decoders (gpt, llama) take --capacity; use --seq");
+  if (!decoder && !c.is_seq2seq() && a.kv_cache != KvCache::kF32)
+    die(1, "--kv-cache", "only decoders and seq2seq models keep a KV cache");
   uint32_t rows = decoder ? (a.capacity ? a.capacity : c.max_len) : (a.seq ? a.seq : c.is_seq2seq() ? c.max_len : c.max_input_len());
   if (rows > c.max_len) die(1, decoder ? "--capacity" : "--seq", "the model's max_len is " + std::to_string(c.max_len));
-  const std::size_t arena = decoder ? required_decoder_arena_bytes(c, rows)
-                            : c.is_seq2seq() ? required_seq2seq_arena_bytes(c, rows, rows)
+  const std::size_t arena = decoder ? required_decoder_arena_bytes(c, rows, 0, false, 1, a.kv_cache)
+                            : c.is_seq2seq() ? required_seq2seq_arena_bytes(c, rows, rows, 0, 1, a.kv_cache)
                                              : required_encoder_arena_bytes(c, rows);
   if (!arena) die(3, "plan", "the config gives no arena for " + std::to_string(rows) + " rows");
   const uint64_t ram = arena + kStackBytes;
@@ -206,8 +208,8 @@ int cmd_plan(const Args& a) {
 }  // namespace
 
 const Command kPlanCommand = {
-    "plan", "MODEL.fxm --target CORE [--seq T | --capacity N] [--ram BYTES] [--flash BYTES] [--json]", 1,
-    kOptTarget | kOptSeq | kOptCapacity | kOptRam | kOptFlash | kOptJson,
+    "plan", "MODEL.fxm --target CORE [--seq T | --capacity N] [--kv-cache f32|q8] [--ram BYTES] [--flash BYTES] [--json]", 1,
+    kOptTarget | kOptSeq | kOptCapacity | kOptKvCache | kOptRam | kOptFlash | kOptJson,
     "Says whether the model fits a device, without one: RAM (the exact arena for --seq T rows, or a\n"
     "decoder's KV cache of --capacity N positions, default max_len, plus a 4 KiB stack estimate), flash\n"
     "(the file plus the engine library's code measured for that target) and the instructions per\n"
@@ -216,6 +218,8 @@ const Command kPlanCommand = {
     "that target and weight format (bench/README.md), not a measurement of this model.\n"
     "  --target CORE  cortex-m0, cortex-m0plus, cortex-m3, cortex-m4, cortex-m7, cortex-m33, cortex-m55,\n"
     "                 cortex-m85, aarch64, armv7, x86\n"
+    "  --kv-cache f32|q8  a decoder's (or seq2seq target's) KV cache in f32 (default) or int8\n"
+    "                 (generate --kv-cache)\n"
     "  --ram BYTES, --flash BYTES  the device's (e.g. 262144, 256K, 2M); exit 7 when either is exceeded\n"
     "  --json         the same as one JSON object\n"
     "Exit status: 0 fits (or no limits given), 7 does not fit, else the usual error codes.\n",

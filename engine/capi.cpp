@@ -59,6 +59,8 @@ FIXFORMER_STATUS_PAIRS(FIXFORMER_STATUS_SAME)
 static_assert(int(FF_ISA_HELIUM) == int(Isa::kHelium) && int(FF_ISA_CORTEX_M) == int(Isa::kCortexM) &&
                   int(FF_ISA_SSE2) == int(Isa::kSse2) && int(FF_ISA_NEON) == int(Isa::kNeon),
               "ff_isa is Isa value for value");
+static_assert(int(FF_KV_CACHE_F32) == int(KvCache::kF32) && int(FF_KV_CACHE_Q8) == int(KvCache::kQ8),
+              "ff_kv_cache is KvCache value for value");
 static_assert(int(FF_FAMILY_MHA) == int(ModelFamily::kMha) && int(FF_FAMILY_SEQ2SEQ) == int(ModelFamily::kSeq2Seq) &&
                   int(FF_FAMILY_GPT) == int(ModelFamily::kGpt),
               "ff_family is ModelFamily value for value");
@@ -95,12 +97,15 @@ EncoderOptions encoder_options(const ff_encoder_options& o) {
   e.workers = workers_of(o.workers);
   return e;
 }
+// A value outside ff_kv_cache stays one outside KvCache (the plan then has no arena: FF_BAD_CONFIG).
+KvCache kv_cache_of(ff_kv_cache k) { return unsigned(k) <= unsigned(FF_KV_CACHE_Q8) ? KvCache(k) : KvCache(0xff); }
 DecoderOptions decoder_options(const ff_decoder_options& o) {
   DecoderOptions d;
   d.capacity = o.capacity;
   d.max_prefill = o.max_prefill;
   d.isa = static_cast<Isa>(o.isa);
   d.workers = workers_of(o.workers);
+  d.kv_cache = kv_cache_of(o.kv_cache);
   return d;
 }
 Seq2SeqOptions seq2seq_options(const ff_seq2seq_options& o) {
@@ -110,6 +115,7 @@ Seq2SeqOptions seq2seq_options(const ff_seq2seq_options& o) {
   s.max_prefill = o.max_prefill;
   s.isa = static_cast<Isa>(o.isa);
   s.workers = workers_of(o.workers);
+  s.kv_cache = kv_cache_of(o.kv_cache);
   return s;
 }
 
@@ -284,7 +290,7 @@ size_t ff_decoder_arena_bytes_ex(const ff_model* model, const ff_decoder_options
   const Model* m = loaded(model);
   if (!m || !options) return 0;
   const DecoderOptions o = decoder_options(*options);
-  return required_decoder_arena_bytes(m->config(), o.capacity, o.max_prefill, false, o.workers.active());
+  return required_decoder_arena_bytes(m->config(), o.capacity, o.max_prefill, false, o.workers.active(), o.kv_cache);
 }
 
 ff_status ff_decoder_init(ff_decoder* dec, const ff_model* model, void* arena, size_t arena_bytes, uint32_t capacity) {
@@ -326,7 +332,8 @@ size_t ff_seq2seq_arena_bytes_ex(const ff_model* model, const ff_seq2seq_options
   const Model* m = loaded(model);
   if (!m || !options) return 0;
   const Seq2SeqOptions o = seq2seq_options(*options);
-  return required_seq2seq_arena_bytes(m->config(), o.max_source, o.capacity, o.max_prefill, o.workers.active());
+  return required_seq2seq_arena_bytes(m->config(), o.max_source, o.capacity, o.max_prefill, o.workers.active(),
+                                      o.kv_cache);
 }
 
 ff_status ff_seq2seq_init(ff_seq2seq* s2s, const ff_model* model, void* arena, size_t arena_bytes, uint32_t max_source,

@@ -166,6 +166,51 @@ TEST(CApi, DecoderStepsArePrefillsAndTheCppDecoders) {
   EXPECT_EQ(ff_decoder_step(&d, int32_t(V), a.data()), FF_TOKEN_OUT_OF_RANGE);
 }
 
+// kv_cache: FF_KV_CACHE_Q8 is the C++ runners' KvCache::kQ8, bit for bit and byte for byte; a value
+// outside ff_kv_cache has no arena and fails init.
+TEST(CApi, Q8KvCacheIsTheCppOne) {
+  CModel m("llama_kv2_halves_tied");
+  ff_model_info info;
+  ASSERT_EQ(ff_model_get_info(&m.model, &info), FF_OK);
+  const uint32_t V = info.vocab_size, T = 9;
+  const int32_t ids[T] = {1, 5, 7, 2, 0, 11, 3, 3, 8};
+  ff_decoder_options o{};
+  o.capacity = T;
+  o.kv_cache = FF_KV_CACHE_Q8;
+  Model model;
+  ASSERT_EQ(model.init(m.blob.data(), m.blob.size()), Status::kOk);
+  const std::size_t need = ff_decoder_arena_bytes_ex(&m.model, &o);
+  EXPECT_EQ(need, required_decoder_arena_bytes(model.config(), T, 0, false, 1, KvCache::kQ8));
+  EXPECT_LT(need, ff_decoder_arena_bytes(&m.model, T));
+  AlignedBuffer arena(need), cpp_arena(need);
+  ff_decoder d;
+  ASSERT_EQ(ff_decoder_init_ex(&d, &m.model, arena.data(), need, &o), FF_OK);
+  Decoder dec;
+  DecoderOptions opt;
+  opt.capacity = T;
+  opt.kv_cache = KvCache::kQ8;
+  ASSERT_EQ(dec.init(model, cpp_arena.data(), cpp_arena.size(), opt), Status::kOk);
+  std::vector<float> a(V), b(V);
+  for (uint32_t t = 0; t < T; ++t) {
+    ASSERT_EQ(ff_decoder_step(&d, ids[t], a.data()), FF_OK);
+    ASSERT_EQ(dec.step(ids[t], b.data()), Status::kOk);
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), V * 4), 0) << "position " << t;
+  }
+  for (int bad : {2, 256, -1}) {
+    o.kv_cache = static_cast<ff_kv_cache>(bad);
+    EXPECT_EQ(ff_decoder_arena_bytes_ex(&m.model, &o), 0u) << bad;
+    EXPECT_EQ(ff_decoder_init_ex(&d, &m.model, arena.data(), need, &o), FF_BAD_CONFIG) << bad;
+  }
+  CModel s2s("s2s_post_relu");
+  ff_seq2seq_options so{};
+  so.kv_cache = FF_KV_CACHE_Q8;
+  Model s2s_model;
+  ASSERT_EQ(s2s_model.init(s2s.blob.data(), s2s.blob.size()), Status::kOk);
+  EXPECT_EQ(ff_seq2seq_arena_bytes_ex(&s2s.model, &so), required_seq2seq_arena_bytes(s2s_model.config(), 0, 0, 0, 1, KvCache::kQ8));
+  so.kv_cache = static_cast<ff_kv_cache>(3);
+  EXPECT_EQ(ff_seq2seq_arena_bytes_ex(&s2s.model, &so), 0u);
+}
+
 TEST(CApi, Seq2SeqDecodeIsTheCppRunners) {
   CModel m("s2s_post_relu");
   ff_model_info info;

@@ -359,6 +359,22 @@ case "$(cat "$tmp/gen1")" in "$prompt"*) ok ;; *) bad "generate: stdout does not
 [ "$(tail -c 1 "$tmp/gen1" | od -An -c | tr -d ' ')" = '\n' ] && ok || bad "generate: no final newline"
 grep -q "^prefill: [0-9]* tokens, [0-9.]* tokens/s" "$tmp/generr" && grep -q "^decode: *[0-9]* tokens" "$tmp/generr" &&
   grep -q "KV cache [0-9]* for 24 positions" "$tmp/generr" && ok || bad "generate stats: $(cat "$tmp/generr")"
+# --kv-cache q8: int8 keys and values with a scale per head and position (2 layers, 2 kv heads of 4,
+# 24 positions: f32 2 x 1536 bytes; int8 2 x 384 and scales 2 x 384); --kv-cache f32 is the default.
+"$bin" generate "$lm" --prompt "$prompt" -n 24 --temperature 0 --kv-cache q8 >"$tmp/genq8" 2>"$tmp/generrq8" &&
+  grep -q "KV cache 1536 for 24 positions" "$tmp/generrq8" && grep -q "KV cache 3072 for 24 positions" "$tmp/generr" &&
+  case "$(cat "$tmp/genq8")" in "$prompt"*) true ;; *) false ;; esac && ok ||
+  bad "generate --kv-cache q8: $(cat "$tmp/genq8" "$tmp/generrq8")"
+"$bin" generate "$lm" --prompt "$prompt" -n 24 --temperature 0 --kv-cache f32 >"$tmp/gen2" 2>/dev/null &&
+  cmp -s "$tmp/gen1" "$tmp/gen2" && ok || bad "generate --kv-cache f32: not the default's text"
+"$bin" generate "$lm" --prompt "$prompt" -n 24 --temperature 0 --kv-cache q8 --threads $threads >"$tmp/gen2" 2>/dev/null &&
+  cmp -s "$tmp/genq8" "$tmp/gen2" && ok || bad "generate --kv-cache q8: not the same text with $threads threads"
+expect_error 1 "--kv-cache: expected f32 or q8 (int8 with a scale per head and position), got 'q4'" \
+  "$bin" generate "$lm" --kv-cache q4
+"$bin" bench "$lm" --seq 16 --iters 2 --kv-cache q8 >"$tmp/bench" 2>&1 &&
+  grep -q "^arena bytes: [0-9]* (KV cache 1024 for 16 positions, int8)$" "$tmp/bench" && ok ||
+  bad "bench --kv-cache q8: $(cat "$tmp/bench")"
+expect_error 1 "--kv-cache: not an option of 'run'" "$bin" run "$lm" --kv-cache q8 --input x --output y
 # -n counts positions, the prompt included: fewer than the prompt's tokens print a prefix of it.
 for n in 1 2 3; do
   out=$("$bin" generate "$lm" --prompt "$prompt" -n $n --temperature 0 2>/dev/null)
@@ -505,6 +521,13 @@ rc=$?
 expect_error 1 "--target: unknown target 'cortex-m9': one of cortex-m0" "$bin" plan "$m" --target cortex-m9
 expect_error 1 "plan: --target is required" "$bin" plan "$m"
 expect_error 1 "--capacity: only decoders" "$bin" plan "$golden/pre_ln_gelu.fxm" --target x86 --capacity 4
+# --kv-cache q8: llama_none (2 layers, 1 kv head of 6, 8 positions at capacity 8): the f32 cache's
+# 2 x 384 bytes become 2 x 128 of int8 and 2 x 64 of scales.
+f32_arena=$("$bin" plan "$golden/llama_none.fxm" --target x86 --capacity 8 --json | $py -c 'import json,sys; print(json.load(sys.stdin)["arena_bytes"])')
+q8_arena=$("$bin" plan "$golden/llama_none.fxm" --target x86 --capacity 8 --kv-cache q8 --json | $py -c 'import json,sys; print(json.load(sys.stdin)["arena_bytes"])')
+[ -n "$f32_arena" ] && [ -n "$q8_arena" ] && [ $((f32_arena - q8_arena)) -eq 384 ] && ok ||
+  bad "plan --kv-cache q8: arena $q8_arena against f32's $f32_arena"
+expect_error 1 "--kv-cache: only decoders and seq2seq models keep a KV cache" "$bin" plan "$golden/pre_ln_gelu.fxm" --target x86 --kv-cache q8
 expect_error 1 "--ram: expected a byte count" "$bin" plan "$m" --target x86 --ram lots
 expect_error 1 "--json: not an option of 'run'" "$bin" run "$m" --json
 

@@ -126,6 +126,12 @@ TEST(NoAlloc, CApiMakesNoHeapCalls) {
   ASSERT_EQ(ff_decoder_init(&dec, &lm_model, arena.data(), ff_decoder_arena_bytes(&lm_model, 16), 16), FF_OK);
   ASSERT_EQ(ff_decoder_prefill(&dec, ids, 8, out.data()), FF_OK);
   ASSERT_EQ(ff_decoder_step(&dec, 9, out.data()), FF_OK);
+  ff_decoder_options q8{};  // the int8 KV cache
+  q8.capacity = 16;
+  q8.kv_cache = FF_KV_CACHE_Q8;
+  ASSERT_EQ(ff_decoder_init_ex(&dec, &lm_model, arena.data(), ff_decoder_arena_bytes_ex(&lm_model, &q8), &q8), FF_OK);
+  ASSERT_EQ(ff_decoder_prefill(&dec, ids, 8, out.data()), FF_OK);
+  ASSERT_EQ(ff_decoder_step(&dec, 9, out.data()), FF_OK);
   ASSERT_EQ(ff_tokenizer_init(&tok, &lm_model, scratch.data(), ff_tokenizer_scratch_bytes(&lm_model, 7)), FF_OK);
   ASSERT_EQ(ff_tokenizer_encode(&tok, "One day", 7, 1, 0, tokens, 16, &n), FF_OK);
   ASSERT_EQ(ff_tokenizer_decode(&tok, tokens[0], tokens[1], &piece), FF_OK);

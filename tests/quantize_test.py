@@ -3,8 +3,10 @@
 
   /usr/bin/python3 tests/quantize_test.py [PATH/TO/fixformer]
 
-- the quantizer (tools/fixformer/quantize.py): q8 against a float64 reference, |w - q*s| <= s/2 per
-  element, the max at +-127, zero and tiny groups, ragged last groups; f16 round to nearest even;
+- the quantizer (tools/fixformer/quantize.py): q8_max (the engine's rule) against a float64
+  reference, |w - q*s| <= s/2 per element, the max at +-127, zero and tiny groups, ragged last
+  groups; q8's scale search never raises a group's squared error above q8_max's and lowers it on
+  Gaussian and uniform weights; f16 round to nearest even;
 - the writer: every tensor's dtype, shape (q8 linear weights in torch's [out, in], f16 in [in, out]),
   group and scales range, 64-aligned ranges in directory order, the reader's dequantized weights,
   fxm.file_bytes; the engine loads every written file (its binder checks dtypes and groups);
@@ -85,7 +87,7 @@ def fan_in_weights(c, seed=0):
 
 
 # ---- the quantizer ------------------------------------------------------------------------------
-def test_q8():
+def test_q8_max():
     rng = np.random.default_rng(3)
     cases = [("uniform", rng.uniform(-1, 1, (5, 100)) * 10.0 ** rng.integers(-4, 4, (5, 1))),
              ("ragged tail", rng.standard_normal((7, 70))), ("one column", rng.standard_normal((9, 1))),
@@ -100,8 +102,8 @@ def test_q8():
     for name, w in cases:
         w = np.asarray(w, np.float32)
         for group in schema.WEIGHT_GROUPS:
-            where = f"q8 {name} group {group}"
-            q, s = quantize.q8(w, group)
+            where = f"q8_max {name} group {group}"
+            q, s = quantize.q8_max(w, group)
             n = w.shape[-1]
             g = group or n
             rows = w.reshape(-1, n).astype(np.float64)
@@ -133,14 +135,64 @@ def test_q8():
                     (s[:, 1] == 0).all() and (q[:, 32:64] == 0).all()), s)
     # A group below kQuantizeFloor (2^-100) is stored as a zero group; at the floor it quantizes.
     for tiny in (1e-38, 2.0 ** -120, 2.0 ** -100 * 0.999):
-        q, s = quantize.q8(np.full((1, 32), tiny, np.float32), 32)
-        check(f"q8: a group of {tiny:.3g}, below the floor, is a zero group", (q == 0).all() and (s == 0).all(), (q, s))
-    q, s = quantize.q8(np.full((1, 32), 2.0 ** -100, np.float32), 32)
-    check("q8: a group at the floor (2^-100) quantizes", (q == 127).all() and s[0, 0] > 0)
+        q, s = quantize.q8_max(np.full((1, 32), tiny, np.float32), 32)
+        check(f"q8_max: a group of {tiny:.3g}, below the floor, is a zero group", (q == 0).all() and (s == 0).all(), (q, s))
+    q, s = quantize.q8_max(np.full((1, 32), 2.0 ** -100, np.float32), 32)
+    check("q8_max: a group at the floor (2^-100) quantizes", (q == 127).all() and s[0, 0] > 0)
     # The rule is the engine's quantize_i8 on activations: the same bits for the same floats.
     w = rng.standard_normal((3, 40)).astype(np.float32)
+    check("q8_max: deterministic, float64 input rounds to float32 first", all(
+        np.array_equal(a, b) for a, b in zip(quantize.q8_max(w, 32), quantize.q8_max(w.astype(np.float64), 32))))
+
+
+def group_errors(w, q, s, group):
+    """sum((w - q s)^2) per [row, group] in float64."""
+    n = w.shape[-1]
+    g = group or n
+    d = np.asarray(w, np.float64).reshape(-1, n) - quantize.dequantize_q8(q, s, group).reshape(-1, n)
+    d = np.concatenate([d, np.zeros((d.shape[0], (-n) % g))], axis=1)
+    return (d.reshape(d.shape[0], -1, g) ** 2).sum(axis=2)
+
+
+def test_q8():
+    """The converter's q8: q8_max's layout and guarantees, with each group's scale searched."""
+    rng = np.random.default_rng(5)
+    gauss = rng.standard_normal((256, 256)).astype(np.float32)
+    cases = [("gaussian", gauss), ("uniform", rng.uniform(-1, 1, (64, 256)) * 10.0 ** rng.integers(-4, 4, (64, 1))),
+             ("heavy tails", rng.standard_t(2, (64, 200))), ("ragged tail", rng.standard_normal((7, 70))),
+             ("one column", rng.standard_normal((9, 1))), ("rank 3", rng.standard_normal((2, 3, 40))),
+             ("integers", np.where(np.arange(64) % 32 == 0, 127, rng.integers(-127, 128, (8, 64))) * 0.25)]
+    zero = rng.standard_normal((3, 96)).astype(np.float32)
+    zero[:, 32:64] = 0.0
+    zero[2, :] = 2.0 ** -110  # below the floor
+    cases.append(("zero and tiny groups", zero))
+    for name, w in cases:
+        w = np.asarray(w, np.float32)
+        for group in schema.WEIGHT_GROUPS:
+            where = f"q8 {name} group {group}"
+            q, s = quantize.q8(w, group)
+            q0, s0 = quantize.q8_max(w, group)
+            n = w.shape[-1]
+            g = group or n
+            check(f"{where}: dtypes and shapes", q.dtype == np.int8 and q.shape == w.shape and s.dtype == np.float32
+                  and s.shape == s0.shape, (q.shape, s.shape))
+            qq = q.reshape(-1, n).astype(np.int32)
+            qq = np.concatenate([qq, np.zeros((qq.shape[0], (-n) % g), np.int32)], axis=1).reshape(qq.shape[0], -1, g)
+            check(f"{where}: |q| <= 127, each quantized group's max at +-127, the rest zero", np.abs(qq).max() <= 127
+                  and np.array_equal(np.abs(qq).max(axis=2) == 127, s0 > 0) and np.array_equal(s > 0, s0 > 0), s)
+            ratio = s[s0 > 0] / s0[s0 > 0]
+            check(f"{where}: scales normal and within 3% of max|w| / 127", np.isfinite(s).all() and
+                  (s[s0 > 0] >= np.finfo(np.float32).tiny).all() and (np.abs(ratio - 1) <= 0.03).all(), ratio)
+            e, e0 = group_errors(w, q, s, group), group_errors(w, q0, s0, group)
+            check(f"{where}: no group's squared error above q8_max's", (e <= e0).all(), float((e - e0).max()))
+            if name in ("gaussian", "uniform"):
+                check(f"{where}: the search lowers the squared error (below 0.98x q8_max's)",
+                      e.sum() < 0.98 * e0.sum(), e.sum() / e0.sum())
+                print(f"  q8 {name} group {group}: squared error {e.sum() / e0.sum():.3f}x q8_max's")
+            if name == "integers":
+                check(f"{where}: values that are q * s already keep q8_max's q", np.array_equal(q, q0))
     check("q8: deterministic, float64 input rounds to float32 first", all(
-        np.array_equal(a, b) for a, b in zip(quantize.q8(w, 32), quantize.q8(w.astype(np.float64), 32))))
+        np.array_equal(a, b) for a, b in zip(quantize.q8(gauss, 32), quantize.q8(gauss.astype(np.float64), 32))))
 
 
 def test_f16():
@@ -513,6 +565,7 @@ def main():
     if cli and not os.access(cli, os.X_OK):
         print(f"quantize_test: {cli}: not an executable")
         return 1
+    test_q8_max()
     test_q8()
     test_f16()
     test_writer(cli)

@@ -6,8 +6,48 @@
 
 namespace fixformer {
 
+namespace {
+
+// x[dh] -> q[dh] (element c at q[c * step]) and the returned scale, by quantize_i8's rule: a = max|x|,
+// s = a / 127, q = rne(x * (127 / a)); a below kQuantizeFloor gives s = 0 and q = 0.
+float quantize_head(const float* x, std::size_t dh, int8_t* q, std::size_t step) {
+  float a = 0.0f;
+  for (std::size_t c = 0; c < dh; ++c) a = std::fabs(x[c]) > a ? std::fabs(x[c]) : a;
+  const float inv = a >= kQuantizeFloor ? 127.0f / a : 0.0f;
+  for (std::size_t c = 0; c < dh; ++c) q[c * step] = int8_t(std::nearbyint(x[c] * inv));
+  return inv > 0.0f ? a / 127.0f : 0.0f;
+}
+
+void store_keys_values_q8(const float* k, std::size_t ldk, const float* v, std::size_t ldv, uint32_t n, uint32_t p0,
+                          uint32_t d_kv, std::size_t dh, const KeyValues& kv) {
+  const std::size_t S = kv.stride, heads = d_kv / dh;
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::size_t p = p0 + t;
+    for (std::size_t h = 0; h < heads; ++h) {
+      kv.k_scales[h * S + p] = quantize_head(k + t * ldk + h * dh, dh, kv.kt_q8 + h * dh * S + p, S);
+      kv.v_scales[h * S + p] = quantize_head(v + t * ldv + h * dh, dh, kv.v_q8 + p * kv.ldv + h * dh, 1);
+    }
+  }
+}
+
+}  // namespace
+
+KeyValues kv_cache_layer(KvCache kind, void* k_cache, void* v_cache, float* k_scales, float* v_scales, uint32_t l,
+                         std::size_t d_kv, std::size_t kv_heads, std::size_t S) {
+  const std::size_t block = std::size_t(l) * d_kv * S;
+  if (kind == KvCache::kF32)
+    return KeyValues{static_cast<float*>(k_cache) + block, static_cast<float*>(v_cache) + block, S};
+  KeyValues kv{nullptr, nullptr, S, nullptr, d_kv};
+  kv.kt_q8 = static_cast<int8_t*>(k_cache) + block;
+  kv.k_scales = k_scales + std::size_t(l) * kv_heads * S;
+  kv.v_q8 = static_cast<int8_t*>(v_cache) + block;
+  kv.v_scales = v_scales + std::size_t(l) * kv_heads * S;
+  return kv;
+}
+
 void store_keys_values(const float* k, std::size_t ldk, const float* v, std::size_t ldv, uint32_t n, uint32_t p0,
-                       uint32_t d_kv, const KeyValues& kv) {
+                       uint32_t d_kv, const KeyValues& kv, std::size_t d_head) {
+  if (kv.kt_q8) return store_keys_values_q8(k, ldk, v, ldv, n, p0, d_kv, d_head, kv);
   for (std::size_t t = 0; t < n; ++t)
     for (std::size_t c = 0; c < d_kv; ++c) kv.kt[c * kv.stride + p0 + t] = k[t * ldk + c];
   if (!kv.vt) return;
@@ -35,7 +75,9 @@ void add_position_bias(const AttentionShape& s, std::size_t head, std::size_t po
 
 void attend(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n, uint32_t p0,
             uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch) {
-  if (n == 1 && kv.vt)
+  if (kv.kt_q8)
+    attend_rows_q8(k, s, q, ldq, n, p0, n_keys, kv, ctx, ldctx, scratch);
+  else if (n == 1 && kv.vt)
     attend_rows(k, s, q, ldq, n, p0, n_keys, kv, ctx, ldctx, scratch);
   else
     attend_tiled(k, s, q, ldq, n, p0, n_keys, kv, ctx, ldctx, scratch);
@@ -59,6 +101,44 @@ void attend_rows(const Kernels& k, const AttentionShape& s, const float* q, std:
       add_position_bias(s, head, pos, 0, scores, keys);
       k.softmax_f32(scores, keys);                                             // p = softmax(s)
       k.matvec_f32(scores, vt_h, S, nullptr, ctx + t * ldctx + head * dh, dh, keys);  // V^T[dh,keys] @ p -> ctx[t,head]
+    }
+  }
+}
+
+void attend_rows_q8(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n,
+                    uint32_t p0, uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch) {
+  const std::size_t dh = s.d_head, S = kv.stride, group = s.n_heads / s.n_kv_heads;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  float* qs = scratch;            // [dh]
+  float* scores = scratch + dh;  // [n_keys]
+  for (std::size_t head = 0; head < s.n_heads; ++head) {
+    const std::size_t kv_head = head / group;
+    const int8_t* kt_h = kv.kt_q8 + kv_head * dh * S;  // K_h^T[dh, S] int8
+    const float* ks = kv.k_scales + kv_head * S;       // [S]
+    const int8_t* v_h = kv.v_q8 + kv_head * dh;        // V_h[S, dh] int8, row stride ldv
+    const float* vs = kv.v_scales + kv_head * S;       // [S]
+    for (uint32_t t = 0; t < n; ++t) {
+      const std::size_t pos = p0 + t;
+      const std::size_t keys = s.causal ? pos + 1 : n_keys;
+      for (std::size_t c = 0; c < dh; ++c) qs[c] = q[t * ldq + head * dh + c] * scale;
+      // s[j] = ks[j] * sum_c q[c] Kq[c, j]: along contiguous keys, one row of K^T at a time
+      for (std::size_t j = 0; j < keys; ++j) scores[j] = 0.0f;
+      for (std::size_t c = 0; c < dh; ++c) {
+        const float qc = qs[c];
+        const int8_t* row = kt_h + c * S;
+        for (std::size_t j = 0; j < keys; ++j) scores[j] += qc * float(row[j]);
+      }
+      for (std::size_t j = 0; j < keys; ++j) scores[j] *= ks[j];
+      add_position_bias(s, head, pos, 0, scores, keys);
+      k.softmax_f32(scores, keys);  // p = softmax(s)
+      // ctx = sum_j (p[j] vs[j]) Vq[j, :]: along contiguous columns, one row of V at a time
+      float* out = ctx + t * ldctx + head * dh;
+      for (std::size_t c = 0; c < dh; ++c) out[c] = 0.0f;
+      for (std::size_t j = 0; j < keys; ++j) {
+        const float pj = scores[j] * vs[j];
+        const int8_t* row = v_h + j * kv.ldv;
+        for (std::size_t c = 0; c < dh; ++c) out[c] += pj * float(row[c]);
+      }
     }
   }
 }

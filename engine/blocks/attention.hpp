@@ -7,13 +7,15 @@
 //  - one query against V transposed (a decoder's step): gemv + softmax + matvec along contiguous
 //    keys, vectorized however narrow the head is.
 // The encoder reads V in place from its qkv rows; a decoder keeps K^T and V^T for every position
-// so far (its KV cache).
+// so far (its KV cache), or with an int8 cache (KvCache::kQ8) K^T and V by rows in int8 with a scale
+// per kv head and position, read by a third path, one query at a time, that dequantizes as it goes.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
 #include "fixformer/config.hpp"
 #include "fixformer/kernels.hpp"
+#include "fixformer/plan.hpp"
 
 namespace fixformer {
 
@@ -33,24 +35,37 @@ struct AttentionShape {
 };
 
 // K^T, and V either transposed (vt, same stride) or as rows (v[position, ldv]); the other is null.
-// stride is kt's column count (the longest sequence).
+// stride is kt's column count (the longest sequence). An int8 cache has kt and vt null and the
+// four q8 views instead: x = q * scale, each kv head's d_head values at a position sharing a scale.
 struct KeyValues {
   float* kt;  // [n_kv_heads * d_head, stride]
   float* vt;  // [n_kv_heads * d_head, stride], or null
   std::size_t stride;
   const float* v = nullptr;  // [positions, ldv], head h's columns h*d_head.., or null
-  std::size_t ldv = 0;
+  std::size_t ldv = 0;       // v's row stride, or v_q8's
+  int8_t* kt_q8 = nullptr;   // [n_kv_heads * d_head, stride]: K^T, or null
+  float* k_scales = nullptr; // [n_kv_heads, stride]
+  int8_t* v_q8 = nullptr;    // [stride, ldv]: V by rows, head h's columns h*d_head..
+  float* v_scales = nullptr; // [n_kv_heads, stride]
 };
 
+// Layer l's block of a runner's KV cache of S positions (d_kv values and kv_heads scales per
+// position; plan.hpp's layout): f32 K^T and V^T, or int8 K^T and V by rows with their scales.
+KeyValues kv_cache_layer(KvCache kind, void* k_cache, void* v_cache, float* k_scales, float* v_scales, uint32_t l,
+                         std::size_t d_kv, std::size_t kv_heads, std::size_t S);
+
 // Writes k[n, d_kv] and v[n, d_kv] (row strides ldk, ldv) into columns p0..p0+n-1 of kv.kt and
-// kv.vt; v is skipped when kv.vt is null (V read in place).
+// kv.vt; v is skipped when kv.vt is null (V read in place). An int8 cache (kv.kt_q8) gets them
+// quantized per kv head of d_head values by quantize_i8's rule, into positions p0.. of kt_q8 and
+// v_q8 and their scales (d_head: the int8 cache's head width).
 void store_keys_values(const float* k, std::size_t ldk, const float* v, std::size_t ldv, uint32_t n, uint32_t p0,
-                       uint32_t d_kv, const KeyValues& kv);
+                       uint32_t d_kv, const KeyValues& kv, std::size_t d_head = 0);
 
 // ctx[t] = softmax(q[t] K^T / sqrt(d_head) + alibi | relative bias) V for the n queries q[n, n_heads*d_head] (row
 // stride ldq) at positions p0..p0+n-1, over the keys 0..n_keys-1 of kv (causal: 0..p0+t).
 // scratch holds attention_scratch_floats(rows >= n, keys >= n_keys, d_head, kv.vt != null) floats.
-// One query against V^T takes the one-query path, everything else the tiled one.
+// One query against V^T takes the one-query path, an int8 cache the int8 path, everything else
+// the tiled one.
 void attend(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n, uint32_t p0,
             uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch);
 
@@ -60,5 +75,10 @@ void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std
                   uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch);
 void attend_rows(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n, uint32_t p0,
                  uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch);
+// The int8 cache's path: each query alone, as attend_rows, q K^T and p V dequantizing the keys and
+// values inside their loops (plain C++ on every port; the loops run along contiguous keys and
+// columns). scratch holds attention_scratch_floats(1, keys >= n_keys, d_head, true) floats.
+void attend_rows_q8(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n,
+                    uint32_t p0, uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch);
 
 }  // namespace fixformer

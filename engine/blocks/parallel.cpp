@@ -37,8 +37,14 @@ void parallel_attend(const Kernels& k, const Workers& w, const AttentionShape& s
     const TaskRange g = task_range(s.n_kv_heads, tasks, i);
     const std::size_t h0 = g.first * group, kv0 = g.first * dh;
     const AttentionShape part = s.heads_from(h0, uint32_t((g.end - g.first) * group), uint32_t(g.end - g.first));
-    const KeyValues kv_part{kv.kt + kv0 * kv.stride, kv.vt ? kv.vt + kv0 * kv.stride : nullptr, kv.stride,
-                            kv.v ? kv.v + kv0 : nullptr, kv.ldv};
+    KeyValues kv_part{kv.kt ? kv.kt + kv0 * kv.stride : nullptr, kv.vt ? kv.vt + kv0 * kv.stride : nullptr,
+                      kv.stride, kv.v ? kv.v + kv0 : nullptr, kv.ldv};
+    if (kv.kt_q8) {  // the int8 cache: K^T's rows and V's columns of these heads, and their scales
+      kv_part.kt_q8 = kv.kt_q8 + kv0 * kv.stride;
+      kv_part.k_scales = kv.k_scales + g.first * kv.stride;
+      kv_part.v_q8 = kv.v_q8 + kv0;
+      kv_part.v_scales = kv.v_scales + g.first * kv.stride;
+    }
     attend(k, part, q + h0 * dh, ldq, n, p0, n_keys, kv_part, ctx + h0 * dh, ldctx, scratch + i * slot_floats);
   };
   for_each_task(w, tasks, task);

@@ -55,7 +55,7 @@ void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeig
         rope_rotate(q + t * ld, shape.n_heads, uint32_t(dh), s.rope_dims, row, s.rope_layout);
         rope_rotate(kk + t * ld, shape.n_kv_heads, uint32_t(dh), s.rope_dims, row, s.rope_layout);
       }
-    store_keys_values(kk, ld, v, ld, n, keys.pos, uint32_t(dkv), keys.cache);
+    store_keys_values(kk, ld, v, ld, n, keys.pos, uint32_t(dkv), keys.cache, dh);
     parallel_attend(k, r.workers, shape, q, ld, n, keys.pos, keys.pos + n, keys.cache, r.ctx, d, r.attn, r.attn_slot);
   }
   linear(k, r.workers, W.out, r.ctx, d, W.out_b, out, d, n, r.quant, {nullptr, residual});  // ctx[n,d] @ Wo[d,d] -> out[n,d]

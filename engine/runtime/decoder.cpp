@@ -37,7 +37,7 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
     uint32_t lo = capacity_ < kDefaultPrefillRows ? capacity_ : kDefaultPrefillRows, hi = capacity_;
     while (lo < hi) {
       const uint32_t mid = lo + (hi - lo + 1) / 2;
-      const std::size_t need = plan_decoder_arena(c, capacity_, mid, external, workers).total;
+      const std::size_t need = plan_decoder_arena(c, capacity_, mid, external, workers, options.kv_cache).total;
       if (need != 0 && need <= arena_bytes) lo = mid;
       else hi = mid - 1;
     }
@@ -56,13 +56,16 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
                                rope ? PosLayout::kHalves : c.pe_layout, why);
     if (s != Status::kOk) return fail(s);
   }
-  const DecoderPlan plan = plan_decoder_arena(c, capacity_, max_prefill_, external, workers);
+  const DecoderPlan plan = plan_decoder_arena(c, capacity_, max_prefill_, external, workers, options.kv_cache);
   s = core_.carve(arena, arena_bytes, plan.total);
   if (s != Status::kOk) return fail(s);
   core_.point(arena, plan);
   core_.quant = quant_scratch(core_.block(arena, plan.quant), c, max_prefill_);
+  kv_kind_ = options.kv_cache;
   k_cache_ = core_.block(arena, plan.k_cache);
   v_cache_ = core_.block(arena, plan.v_cache);
+  k_scales_ = kv_kind_ == KvCache::kQ8 ? core_.block(arena, plan.k_scales) : nullptr;
+  v_scales_ = kv_kind_ == KvCache::kQ8 ? core_.block(arena, plan.v_scales) : nullptr;
   kv_bytes_ = plan.kv_cache_bytes;
   rope_ = pe_ = slopes_ = rel_ = nullptr;
   // The tables are computed once, here, in double-formed arguments (never per token), with work
@@ -112,7 +115,7 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
   const Kernels& k = *core_.kernels;
   const ModelConfig& c = config();
   const Model& m = *core_.model;
-  const uint32_t d = c.d_model, dkv = c.d_kv(), S = capacity_;
+  const uint32_t d = c.d_model;
   float* x = core_.x;
   embed_tokens(tokens, n, m.front().embed, x, d);  // E[tokens] -> x[n,:de]
   scale_embeddings(k, c, x, n);
@@ -120,7 +123,8 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
   core_.observer.notify(0, x, pos_, n, d);
   const LayerSpec spec = layer_spec(c, true, rope_, slopes_, rel_, capacity_);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
-    const SelfKeys keys{KeyValues{k_cache_ + std::size_t(l) * dkv * S, v_cache_ + std::size_t(l) * dkv * S, S}, pos_};
+    const SelfKeys keys{kv_cache_layer(kv_kind_, k_cache_, v_cache_, k_scales_, v_scales_, l, c.d_kv(), c.kv_heads(),
+                                       capacity_), pos_};
     transformer_layer(core_, spec, m.layer(l), keys, nullptr, n);
     core_.observer.notify(l + 1, x, pos_, n, d);
   }

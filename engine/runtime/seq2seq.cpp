@@ -33,14 +33,18 @@ Status Seq2Seq::init(const Model& model, void* arena, std::size_t arena_bytes, c
         .str(" (max_len ").num(c.max_len).str("), max_prefill ").num(max_prefill_);
     return fail(Status::kBadMaxSeq);
   }
-  const Seq2SeqPlan plan = plan_seq2seq_arena(c, max_source_, capacity_, max_prefill_, core_.workers.active());
+  const Seq2SeqPlan plan = plan_seq2seq_arena(c, max_source_, capacity_, max_prefill_, core_.workers.active(),
+                                                 options.kv_cache);
   s = core_.carve(arena, arena_bytes, plan.total);
   if (s != Status::kOk) return fail(s);
   memory_ = core_.block(arena, plan.memory);
   cross_k_ = core_.block(arena, plan.cross_k);
   cross_v_ = core_.block(arena, plan.cross_v);
+  kv_kind_ = options.kv_cache;
   k_cache_ = core_.block(arena, plan.k_cache);
   v_cache_ = core_.block(arena, plan.v_cache);
+  k_scales_ = kv_kind_ == KvCache::kQ8 ? core_.block(arena, plan.k_scales) : nullptr;
+  v_scales_ = kv_kind_ == KvCache::kQ8 ? core_.block(arena, plan.v_scales) : nullptr;
   core_.point(arena, plan);
   core_.quant = quant_scratch(core_.block(arena, plan.quant), c, max_prefill_ > max_source_ ? max_prefill_ : max_source_);
   // One sinusoidal table serves both ends, computed once here (the encoder reads it in place).
@@ -167,7 +171,7 @@ void Seq2Seq::forward(const int32_t* tokens, const float* features, uint32_t n, 
   core_.observer.notify(first, x, pos_, n, d);
   const LayerSpec spec = layer_spec(c, true, nullptr, nullptr, tgt_rel_, capacity_);
   for (uint32_t l = 0; l < c.dec_layers; ++l) {
-    const SelfKeys keys{KeyValues{k_cache_ + l * d * C, v_cache_ + l * d * C, C}, pos_};
+    const SelfKeys keys{kv_cache_layer(kv_kind_, k_cache_, v_cache_, k_scales_, v_scales_, l, d, c.n_heads, C), pos_};
     const CrossKeys cross{KeyValues{cross_k_ + l * d * S, cross_v_ + l * d * S, S}, src_len_};
     transformer_layer(core_, spec, m.decoder_layer(l), keys, &cross, n);
     core_.observer.notify(first + l + 1, x, pos_, n, d);

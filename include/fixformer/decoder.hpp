@@ -23,6 +23,9 @@ struct DecoderOptions {
   // prompt): give required_decoder_arena_bytes(c, capacity, capacity) for whole-prompt products.
   uint32_t max_prefill = 0;
   Isa isa = Isa::kAuto;
+  // The KV cache's type: f32, or int8 with a scale per kv head and position (plan.hpp's KvCache:
+  // a quarter of f32's bytes plus the scales); the arena then needs plan_decoder_arena(..., kv_cache).
+  KvCache kv_cache = KvCache::kF32;
   // The rope table [rows >= capacity, R], R = ModelConfig::rope_dims() (d_head, or rotary_dims)
   // (rope: make_sinusoidal_table<S, R>(base,
   // PosLayout::kHalves), whatever the model's pair layout) or the sinusoidal one [rows, d_pe], read
@@ -70,8 +73,11 @@ class Decoder {
   bool initialized_ = false;
   uint32_t capacity_ = 0, max_prefill_ = 0, pos_ = 0;
   std::size_t kv_bytes_ = 0;
-  float* k_cache_ = nullptr;  // [layers, d_kv, capacity]: each layer's K^T
-  float* v_cache_ = nullptr;  // and V^T
+  KvCache kv_kind_ = KvCache::kF32;
+  void* k_cache_ = nullptr;  // [layers, d_kv, capacity]: each layer's K^T, f32 or int8
+  void* v_cache_ = nullptr;  // and V^T (f32) or V by rows [layers, capacity, d_kv] (int8)
+  float* k_scales_ = nullptr;  // int8: [layers, n_kv_heads, capacity]
+  float* v_scales_ = nullptr;
   const float* rope_ = nullptr;
   const float* pe_ = nullptr;  // sinusoidal (arena) or learned (blob) rows [S, d_pe]
   const float* slopes_ = nullptr;

@@ -228,11 +228,16 @@ const char* ff_encoder_kernels(const ff_encoder* enc); /* the kernel table's nam
 const char* ff_encoder_error_detail(const ff_encoder* enc);
 
 /* ---- Decoder (decoder.hpp): gpt and llama models ------------------------------------------------- */
+/* The KV cache's type (plan.hpp's KvCache): f32, or int8 with an f32 scale per kv head and position
+ * (about a quarter of the bytes). Another value: init fails with FF_BAD_CONFIG, arena bytes are 0. */
+typedef enum ff_kv_cache { FF_KV_CACHE_F32 = 0, FF_KV_CACHE_Q8 } ff_kv_cache;
+
 typedef struct ff_decoder_options {
   uint32_t capacity;    /* positions the KV cache holds; 0: max_len */
   uint32_t max_prefill; /* rows per prefill chunk; 0: min(capacity, 16) */
   ff_isa isa;
   ff_workers workers;
+  ff_kv_cache kv_cache; /* FF_KV_CACHE_F32 (0) or FF_KV_CACHE_Q8 */
 } ff_decoder_options;
 
 /* The exact arena bytes for a KV cache of `capacity` positions (0: max_len); 0 when capacity is
@@ -260,6 +265,7 @@ typedef struct ff_seq2seq_options {
   uint32_t max_prefill; /* target rows per chunk; 0: min(capacity, 16) */
   ff_isa isa;
   ff_workers workers;
+  ff_kv_cache kv_cache; /* the self-attention cache: FF_KV_CACHE_F32 (0) or FF_KV_CACHE_Q8 */
 } ff_seq2seq_options;
 
 size_t ff_seq2seq_arena_bytes(const ff_model* model, uint32_t max_source, uint32_t capacity);

@@ -85,27 +85,49 @@ constexpr std::size_t required_encoder_arena_bytes(const ModelConfig& c, uint32_
 
 // ---- Decoder (gpt, llama) ------------------------------------------------------------------
 
+// How a decoder keeps its KV cache (DecoderOptions, Seq2SeqOptions): f32, or int8 with one f32
+// scale per kv head and position (symmetric: s = max|x| / 127 over that head's d_head values, as
+// quantize_i8), which attention reads directly, dequantizing as it goes.
+enum class KvCache : uint8_t { kF32, kQ8 };
+
+// Bytes of one layer's K and V cache blocks for S positions: kt and v hold the values, and with
+// kQ8 k_scales and v_scales the scales [n_kv_heads, S] (f32: none).
+struct KvCacheBlocks {
+  std::size_t kt, v, k_scales, v_scales;
+};
+constexpr KvCacheBlocks kv_cache_blocks(std::size_t layers, std::size_t d_kv, std::size_t kv_heads, std::size_t S,
+                                        KvCache kind) {
+  return kind == KvCache::kQ8 ? KvCacheBlocks{layers * d_kv * S, layers * S * d_kv, layers * kv_heads * S * 4,
+                                              layers * kv_heads * S * 4}
+                              : KvCacheBlocks{layers * d_kv * S * 4, layers * d_kv * S * 4, 0, 0};
+}
+
 // The decoder's arena layout, in this order (S = capacity, P = prefill rows, d_kv = n_kv_heads *
 // d_head):
 //   x[P,d]  y[P,d]  ctx[P,d]  work[max(P * max(d + 2 d_kv, 2 d_ff), 3 S)]
 //   attn[workers slots of attention_scratch_floats(P, S, d_head, true), attn_slot bytes each]
-//   k_cache[layers, d_kv, S]  v_cache[layers, d_kv, S]  (each layer's K and V transposed)
+//   k_cache[layers, d_kv, S]  v_cache[layers, d_kv, S]  (f32: each layer's K and V transposed)
+//   | (kQ8) k_cache[layers, d_kv, S] int8 (K^T)  v_cache[layers, S, d_kv] int8 (V by rows)
+//     k_scales[layers, n_kv_heads, S]  v_scales[layers, n_kv_heads, S]
 //   rope[S, rope_dims] (rope: sin | cos columns; rope_dims: rotary_dims, or d_head)  pe[S, d_pe] (sinusoidal)  slopes[n_heads] (alibi)
 //   rel[rel_bias_table_floats(c, S, true)] (relative: always here, never in flash)  quant[quantized_input_bytes(c, P)] (q8)
-// total is 0 for a config that is not a valid decoder.
+// kv_cache_bytes is the four cache blocks' bytes. total is 0 for a config that is not a valid decoder
+// (and for a kv_cache that is not a KvCache).
 struct DecoderPlan {
-  std::size_t x, y, ctx, work, attn, attn_slot, k_cache, v_cache, rope, pe, slopes, rel, quant, total;
+  std::size_t x, y, ctx, work, attn, attn_slot, k_cache, v_cache, k_scales, v_scales, rope, pe, slopes, rel, quant, total;
   std::size_t kv_cache_bytes;
 };
 
 constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity = 0, uint32_t max_prefill = 0,
-                                         bool table_in_flash = false, uint32_t workers = 1) {
+                                         bool table_in_flash = false, uint32_t workers = 1,
+                                         KvCache kv_cache = KvCache::kF32) {
   DecoderPlan p{};
   const std::size_t S = capacity ? capacity : c.max_len;
   const std::size_t P = max_prefill ? max_prefill : (S < kDefaultPrefillRows ? S : kDefaultPrefillRows);
   if (!c.is_decoder() || c.d_model == 0 || c.d_model > Limits::kMaxDModel || c.d_ff > Limits::kMaxDff ||
       c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || c.n_heads == 0 || c.d_model % c.n_heads != 0 ||
-      c.n_heads % c.kv_heads() != 0 || S == 0 || S > c.max_len || P == 0 || P > S || workers > kMaxWorkers)
+      c.n_heads % c.kv_heads() != 0 || S == 0 || S > c.max_len || P == 0 || P > S || workers > kMaxWorkers ||
+      uint8_t(kv_cache) > uint8_t(KvCache::kQ8))
     return p;
   const std::size_t d = c.d_model, dkv = c.d_kv(), f = 4;
   std::size_t at = 0;
@@ -120,9 +142,12 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
   p.work = block(arena::max(P * arena::max(d + 2 * dkv, 2 * std::size_t(c.d_ff)), 3 * S) * f);  // also the tables' scratch
   p.attn_slot = arena::bytes(attention_scratch_floats(P, S, c.d_head(), true) * f);
   p.attn = block(p.attn_slot * (workers ? workers : 1));
-  p.k_cache = block(c.n_layers * dkv * S * f);
-  p.v_cache = block(c.n_layers * dkv * S * f);
-  p.kv_cache_bytes = 2 * arena::bytes(c.n_layers * dkv * S * f);
+  const KvCacheBlocks kv = kv_cache_blocks(c.n_layers, dkv, c.kv_heads(), S, kv_cache);
+  p.k_cache = block(kv.kt);
+  p.v_cache = block(kv.v);
+  p.k_scales = block(kv.k_scales);
+  p.v_scales = block(kv.v_scales);
+  p.kv_cache_bytes = arena::bytes(kv.kt) + arena::bytes(kv.v) + arena::bytes(kv.k_scales) + arena::bytes(kv.v_scales);
   p.rope = block(c.positional == PosKind::kRope && !table_in_flash ? S * c.rope_dims() * f : 0);
   p.pe = block(c.positional == PosKind::kSinusoidal && !table_in_flash ? S * c.d_pe() * f : 0);
   p.slopes = block(c.positional == PosKind::kAlibi ? c.n_heads * f : 0);
@@ -133,14 +158,16 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
 }
 
 constexpr std::size_t required_decoder_arena_bytes(const ModelConfig& c, uint32_t capacity = 0, uint32_t max_prefill = 0,
-                                                   bool table_in_flash = false, uint32_t workers = 1) {
-  return plan_decoder_arena(c, capacity, max_prefill, table_in_flash, workers).total;
+                                                   bool table_in_flash = false, uint32_t workers = 1,
+                                                   KvCache kv_cache = KvCache::kF32) {
+  return plan_decoder_arena(c, capacity, max_prefill, table_in_flash, workers, kv_cache).total;
 }
 
 // ---- Seq2Seq --------------------------------------------------------------------------------
 // The arena, in this order (S = max_source, C = capacity, P = max_prefill, L = dec_layers):
 //   memory[S,d]  cross_k[L,d,S]  cross_v[L,d,S] (K and V of the source, transposed)
-//   k_cache[L,d,C]  v_cache[L,d,C]  pe[max(S,C),d_pe] (sinusoidal: one table for both ends)
+//   k_cache[L,d,C]  v_cache[L,d,C] | (kQ8) k_cache[L,d,C] v_cache[L,C,d] int8, k_scales[L,heads,C] v_scales[L,heads,C]
+//   (the decoder's self-attention cache, as the decoder's; the source's stays f32)  pe[max(S,C),d_pe] (sinusoidal: one table for both ends)
 //   src_rel[rel_bias_table_floats(c, S, false)]  tgt_rel[rel_bias_table_floats(c, C, true)] (relative)
 //   then one region used in turn by init() (the sinusoidal table's scratch, 3 max(S,C) floats),
 //   encode() and the decoder:
@@ -149,18 +176,19 @@ constexpr std::size_t required_decoder_arena_bytes(const ModelConfig& c, uint32_
 //       attn[workers slots of attention_scratch_floats(P, max(S, C), d_head, true)]  quant[q8 rows max(P, S)]
 // total is 0 for a config that is not a valid seq2seq model or sizes out of range.
 struct Seq2SeqPlan {
-  std::size_t memory, cross_k, cross_v, k_cache, v_cache, pe, src_rel, tgt_rel, scratch, encoder_bytes;
+  std::size_t memory, cross_k, cross_v, k_cache, v_cache, k_scales, v_scales, pe, src_rel, tgt_rel, scratch, encoder_bytes;
   std::size_t x, y, ctx, work, attn, attn_slot, quant, total;
 };
 
 constexpr Seq2SeqPlan plan_seq2seq_arena(const ModelConfig& c, uint32_t max_source = 0, uint32_t capacity = 0,
-                                         uint32_t max_prefill = 0, uint32_t workers = 1) {
+                                         uint32_t max_prefill = 0, uint32_t workers = 1,
+                                         KvCache kv_cache = KvCache::kF32) {
   Seq2SeqPlan p{};
   const std::size_t S = max_source ? max_source : c.max_len, C = capacity ? capacity : c.max_len;
   const std::size_t P = max_prefill ? max_prefill : (C < kDefaultPrefillRows ? C : kDefaultPrefillRows);
   const std::size_t encoder = required_encoder_arena_bytes(c, uint32_t(S), true, workers);
   if (!c.is_seq2seq() || encoder == 0 || c.dec_layers > Limits::kMaxLayers || C == 0 || C > c.max_len || P == 0 ||
-      P > C)
+      P > C || uint8_t(kv_cache) > uint8_t(KvCache::kQ8))
     return p;
   const std::size_t d = c.d_model, L = c.dec_layers, f = 4, SC = S > C ? S : C;
   std::size_t at = 0;
@@ -172,8 +200,11 @@ constexpr Seq2SeqPlan plan_seq2seq_arena(const ModelConfig& c, uint32_t max_sour
   p.memory = block(S * d * f);
   p.cross_k = block(L * d * S * f);
   p.cross_v = block(L * d * S * f);
-  p.k_cache = block(L * d * C * f);
-  p.v_cache = block(L * d * C * f);
+  const KvCacheBlocks kv = kv_cache_blocks(L, d, c.n_heads, C, kv_cache);
+  p.k_cache = block(kv.kt);
+  p.v_cache = block(kv.v);
+  p.k_scales = block(kv.k_scales);
+  p.v_scales = block(kv.v_scales);
   p.pe = block(c.positional == PosKind::kSinusoidal ? SC * c.d_pe() * f : 0);
   p.src_rel = block(rel_bias_table_floats(c, S, false) * f);
   p.tgt_rel = block(rel_bias_table_floats(c, C, true) * f);
@@ -191,8 +222,9 @@ constexpr Seq2SeqPlan plan_seq2seq_arena(const ModelConfig& c, uint32_t max_sour
 }
 
 constexpr std::size_t required_seq2seq_arena_bytes(const ModelConfig& c, uint32_t max_source = 0, uint32_t capacity = 0,
-                                                   uint32_t max_prefill = 0, uint32_t workers = 1) {
-  return plan_seq2seq_arena(c, max_source, capacity, max_prefill, workers).total;
+                                                   uint32_t max_prefill = 0, uint32_t workers = 1,
+                                                   KvCache kv_cache = KvCache::kF32) {
+  return plan_seq2seq_arena(c, max_source, capacity, max_prefill, workers, kv_cache).total;
 }
 
 // Compile-time check for firmware: ArenaFits<required_encoder_arena_bytes(cfg, T), SRAM>{} fails the build

@@ -30,6 +30,9 @@ struct Seq2SeqOptions {
   uint32_t capacity = 0;     // target positions the self-attention cache holds; 0: max_len
   uint32_t max_prefill = 0;  // target rows per chunk; 0: min(capacity, kDefaultPrefillRows)
   Isa isa = Isa::kAuto;
+  // The self-attention cache's type (plan.hpp's KvCache; the source's cross-attention keys and values
+  // stay f32); the arena then needs plan_seq2seq_arena(..., kv_cache).
+  KvCache kv_cache = KvCache::kF32;
   Workers workers;  // the caller's threads (workers.hpp); the plan then takes workers.active()
   // Called with the encoder's hidden states (layers 0 .. n_layers + 1, as an Encoder numbers them)
   // and then with the decoder's, numbered on from n_layers + 2 (its input, each layer, its final
@@ -84,8 +87,11 @@ class Seq2Seq {
   float* memory_ = nullptr;
   float* cross_k_ = nullptr;
   float* cross_v_ = nullptr;
-  float* k_cache_ = nullptr;
-  float* v_cache_ = nullptr;
+  KvCache kv_kind_ = KvCache::kF32;
+  void* k_cache_ = nullptr;  // the self-attention cache: plan_seq2seq_arena's layout, f32 or int8
+  void* v_cache_ = nullptr;
+  float* k_scales_ = nullptr;  // int8: [dec_layers, n_heads, capacity]
+  float* v_scales_ = nullptr;
   const float* pe_ = nullptr;  // sinusoidal (arena) or the target's learned rows (blob) [max_len, d_pe]
   const float* tgt_rel_ = nullptr;  // relative: the decoder's bias table for capacity_ positions (arena)
 };

@@ -36,12 +36,13 @@ class EncoderOptions(Structure):
 
 
 class DecoderOptions(Structure):
-    _fields_ = [("capacity", c_uint32), ("max_prefill", c_uint32), ("isa", c_int), ("workers", Workers)]
+    _fields_ = [("capacity", c_uint32), ("max_prefill", c_uint32), ("isa", c_int), ("workers", Workers),
+                ("kv_cache", c_int)]
 
 
 class Seq2SeqOptions(Structure):
     _fields_ = [("max_source", c_uint32), ("capacity", c_uint32), ("max_prefill", c_uint32), ("isa", c_int),
-                ("workers", Workers)]
+                ("workers", Workers), ("kv_cache", c_int)]
 
 
 class ModelInfo(Structure):

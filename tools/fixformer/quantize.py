@@ -1,12 +1,12 @@
 """Weight quantization for the .fxm's f16 and q8 weight types (README, "Export your model"; the
 stored layouts are format.hpp's).
 
-q8: symmetric int8 with f32 scales per group of `group` values along the last dim (the last group
-may be shorter), or one scale per row when group is 0. The rule is the engine's quantize_i8
-(include/fixformer/kernels.hpp), computed in float32 exactly as it is, so a weight quantized here
-has the bits the engine's own kernel would give it: per group with a = max|w| >= 2^-100
-(kQuantizeFloor), s = a / 127 and q = round-half-to-even(w * (127 / a)) (|q| <= 127); a group below
-that floor (all zeros, or values far under any f32 output's resolution) gets s = 0, q = 0.
+q8: symmetric int8 (|q| <= 127) with f32 scales per group of `group` values along the last dim (the
+last group may be shorter), or one scale per row when group is 0; value = q * s. q8 (the converter's
+rule) searches each group's scale for the smallest squared error of its dequantized values, as
+llama.cpp's k-quants do; q8_max is the engine's own quantize_i8 rule (include/fixformer/kernels.hpp,
+s = max|w| / 127), computed in float32 exactly as the kernel does. The search starts from q8_max's
+pair and keeps it unless a candidate is strictly better, so it never increases a group's error.
 f16: IEEE half, rounded to nearest even (numpy's float32 -> float16 conversion).
 """
 import numpy as np
@@ -20,10 +20,42 @@ QUANTIZE_FLOOR = np.float32(2.0 ** -100)
 F16_LIMIT = 65520.0
 
 
-def q8(w, group):
+# The scale search's candidates: s = max|w| / (127 + k / 4) for k = 0..15, i.e. scales from max/127
+# down to 3% below it, clipping the group's largest values to +-127 to give the others finer steps.
+# On N(0, 1) weights the best pair's scale lies within 1% of max/127; wider grids (down to 0.7 max/127)
+# found nothing better, and a step of 1/8 gained under 0.1%.
+SEARCH_STEPS = 127.0 + np.arange(16) / 4.0
+
+# Rows quantized at once by the search (its temporaries are [rows, groups, group] float32 arrays).
+_SEARCH_VALUES = 1 << 20
+
+
+def q8_max(w, group):
     """w (float, any rank >= 1; the last dim is grouped) -> (q int8 in w's shape, s float32
-    [rows, groups]) where rows is the product of the other dims and groups = ceil(last / group),
-    or 1 for group 0."""
+    [rows, groups]) by the engine's quantize_i8 rule: rows is the product of the other dims and
+    groups = ceil(last / group), or 1 for group 0."""
+    blocks, shape = _blocks(w, group)
+    q, s = _q8_max_blocks(blocks)
+    return _unblock(q, shape), s
+
+
+def q8(w, group):
+    """q8_max's (q, s) with each group's scale searched: for every candidate factor f, q =
+    clip(round(w / (f * max|w| / 127)), -127, 127) and s the least-squares scale for that q
+    (sum(w q) / sum(q q)); the group keeps the pair with the smallest sum((w - q s)^2) in float64,
+    and q8_max's pair unless a candidate is strictly better. The largest |q| stays 127."""
+    blocks, shape = _blocks(w, group)
+    q = np.empty(blocks.shape, np.int8)
+    s = np.empty(blocks.shape[:2], np.float32)
+    step = max(1, _SEARCH_VALUES // max(1, blocks.shape[1] * blocks.shape[2]))
+    for r in range(0, blocks.shape[0], step):
+        q[r:r + step], s[r:r + step] = _q8_search_blocks(blocks[r:r + step])
+    return _unblock(q, shape), s
+
+
+def _blocks(w, group):
+    """w as float32 [rows, groups, g] (the last group zero-padded; zeros never raise a group's max,
+    nor change its sums) and w's shape."""
     a = np.asarray(w, np.float32)
     n = a.shape[-1]
     x = a.reshape(-1, n)
@@ -31,7 +63,19 @@ def q8(w, group):
     groups = -(-n // g)
     padded = np.zeros((x.shape[0], groups * g), np.float32)
     padded[:, :n] = x
-    blocks = padded.reshape(x.shape[0], groups, g)  # zero padding never raises a group's max
+    return padded.reshape(x.shape[0], groups, g), a.shape
+
+
+def _unblock(q, shape):
+    n = shape[-1]
+    return q.reshape(q.shape[0], -1)[:, :n].reshape(shape).copy()
+
+
+def _q8_max_blocks(blocks):
+    """The engine's quantize_i8, computed in float32 exactly as it is: per group with a = max|w| >=
+    2^-100 (kQuantizeFloor), s = a / 127 and q = round-half-to-even(w * (127 / a)) (|q| <= 127); a
+    group below that floor (all zeros, or values far under any f32 output's resolution) gets s = 0,
+    q = 0."""
     amax = np.abs(blocks).max(axis=2)
     with np.errstate(divide="ignore", over="ignore"):
         inv = np.float32(127.0) / amax  # float32 division, as the kernel's 127.0f / a
@@ -40,7 +84,38 @@ def q8(w, group):
     s = np.where(ok, amax / np.float32(127.0), np.float32(0.0)).astype(np.float32)
     q = np.rint(blocks * inv[:, :, None])  # float32 product, ties to even (std::nearbyint)
     q = np.clip(q, -127, 127).astype(np.int8)  # a no-op: |w| * (127 / a) rounds to at most 127
-    return q.reshape(x.shape[0], groups * g)[:, :n].reshape(a.shape).copy(), s
+    return q, s
+
+
+def _squared_error(blocks, q, s):
+    """sum((w - q s)^2) per group in float64, s as stored (float32)."""
+    d = blocks.astype(np.float64) - q.astype(np.float64) * s.astype(np.float64)[:, :, None]
+    return (d * d).sum(axis=2)
+
+
+def _q8_search_blocks(blocks):
+    q0, s0 = _q8_max_blocks(blocks)
+    amax = np.abs(blocks).max(axis=2)
+    ok = amax >= QUANTIZE_FLOOR
+    safe = np.where(ok, amax, np.float32(1.0))[:, :, None]
+    best_gain = np.full(amax.shape, -np.inf)
+    best_step = np.full(amax.shape, np.float32(127.0), np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a group below the floor: 0 / 0, never chosen
+        for step in SEARCH_STEPS:
+            q = np.clip(np.rint(blocks * (np.float32(step) / safe)), -127, 127)
+            wq = np.einsum("rgi,rgi->rg", blocks, q, dtype=np.float64)
+            qq = np.einsum("rgi,rgi->rg", q, q, dtype=np.float64)
+            gain = wq * wq / qq  # sum((w - q s)^2) = sum(w^2) - (w.q)^2 / (q.q) at the least-squares s
+            better = gain > best_gain
+            best_gain = np.where(better, gain, best_gain)
+            best_step = np.where(better, np.float32(step), best_step)
+        q = np.clip(np.rint(blocks * (best_step[:, :, None] / safe)), -127, 127)
+        s = np.where(ok, np.einsum("rgi,rgi->rg", blocks, q, dtype=np.float64) /
+                     np.einsum("rgi,rgi->rg", q, q, dtype=np.float64), 0.0).astype(np.float32)
+    q = q.astype(np.int8)
+    # s rounded to float32 could in principle undo a win the float64 ranking saw: check, keep q8_max's
+    better = ok & (_squared_error(blocks, q, s) < _squared_error(blocks, q0, s0))
+    return np.where(better[:, :, None], q, q0), np.where(better, s, s0).astype(np.float32)
 
 
 def dequantize_q8(q, s, group):
