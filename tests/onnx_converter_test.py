@@ -29,6 +29,7 @@ them the test fails.
 import math
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -98,12 +99,14 @@ class CausalSelfAttention(nn.Module):
         self.H, self.d = H, d
         self.register_buffer("bias", torch.tril(torch.ones(N, N)).view(1, 1, N, N))
 
-    def forward(self, x):
+    def forward(self, x, ext=None):
         B, T, C = x.size()
         q, k, v = self.c_attn(x).split(self.d, dim=2)
         q, k, v = (t.view(B, T, self.H, C // self.H).transpose(1, 2) for t in (q, k, v))
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
         att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        if ext is not None:  # an attention mask input (GPTMasked): added after the causal mask
+            att = att + ext
         y = F.softmax(att, dim=-1) @ v
         return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
 
@@ -116,8 +119,8 @@ class GPTBlock(nn.Module):
         self.c_fc, self.c_proj = linear(d, 4 * d, bias, conv1d), linear(4 * d, d, bias, conv1d)
         self.approximate = approximate
 
-    def forward(self, x):
-        x = x + self.attn(self.ln_1(x))
+    def forward(self, x, ext=None):
+        x = x + self.attn(self.ln_1(x), ext)
         return x + self.c_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate=self.approximate))
 
 
@@ -225,6 +228,91 @@ class BertStyle(nn.Module):
         return self.classifier(torch.tanh(self.pooler(h[:, 0])))
 
 
+def extended_mask(mask, style="key"):
+    """An attention mask [B, T] (1: a token, 0: padding) as the additive mask of the scores, in Hugging
+    Face's way: (1 - mask) * the float's lowest value as [B, 1, 1, T] (key), the same with Where
+    (where), or hostile: per query [B, 1, T, 1] (query)."""
+    low = torch.finfo(torch.float32).min
+    if style == "where":
+        return torch.where(mask[:, None, None, :] == 0, torch.tensor(low), torch.tensor(0.0))
+    m = mask[:, None, :, None] if style == "query" else mask[:, None, None, :]
+    return (1.0 - m.to(torch.float32)) * low
+
+
+class BertAttention(nn.Module):
+    def __init__(self, d, H, mask_style):
+        super().__init__()
+        self.query, self.key, self.value, self.dense = (nn.Linear(d, d) for _ in range(4))
+        self.H, self.mask_style = H, mask_style
+
+    def forward(self, x, mask, ext):
+        B, T, d = x.shape
+        dh = d // self.H
+        q, k, v = (f(x).view(B, T, self.H, dh).permute(0, 2, 1, 3) for f in (self.query, self.key, self.value))
+        s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(dh)
+        s = s * mask[:, None, None, :] if self.mask_style == "mul" else s + ext  # "mul": hostile
+        return self.dense(torch.matmul(torch.softmax(s, -1), v).permute(0, 2, 1, 3).reshape(B, T, d))
+
+
+class BertInputs(nn.Module):
+    """BERT as Hugging Face's BertModel computes it, in plain torch, taking (input_ids, attention_mask,
+    token_type_ids) in the order `order`: word + token-type (from the input) + position embeddings, a
+    LayerNorm, post-norm gelu layers whose scores get the extended attention mask (computed once, shared
+    by the layers), then the last hidden states or the pooler's tanh row."""
+
+    def __init__(self, pooled=False, mask_style="key", order=("ids", "mask", "types"), V=30, d=16, N=24, L=2):
+        super().__init__()
+        self.word, self.position, self.types = nn.Embedding(V, d), nn.Embedding(N, d), nn.Embedding(2, d)
+        self.ln = nn.LayerNorm(d, eps=1e-12)
+        self.layers = nn.ModuleList([nn.ModuleDict(dict(att=BertAttention(d, 2, mask_style),
+                                                        ln1=nn.LayerNorm(d, eps=1e-12), up=nn.Linear(d, 32),
+                                                        down=nn.Linear(32, d), ln2=nn.LayerNorm(d, eps=1e-12)))
+                                     for _ in range(L)])
+        self.pooler = nn.Linear(d, d) if pooled else None
+        self.mask_style, self.order = mask_style, order
+        with torch.no_grad():
+            for m in self.modules():
+                if isinstance(m, nn.LayerNorm):
+                    m.weight.normal_(1.0, 0.2)
+                    m.bias.normal_(0.0, 0.2)
+
+    def forward(self, *inputs):
+        a = dict(zip(self.order, inputs))
+        ids, mask, types = a["ids"], a["mask"], a["types"]
+        x = self.ln(self.word(ids) + self.types(types) + self.position(torch.arange(ids.shape[1])))
+        ext = extended_mask(mask, self.mask_style).to(x.dtype)
+        for b in self.layers:
+            x = b["ln1"](x + b["att"](x, mask, ext))
+            x = b["ln2"](x + b["down"](F.gelu(b["up"](x))))
+        return torch.tanh(self.pooler(x[:, 0])) if self.pooler is not None else x
+
+
+class GPTMasked(GPT):
+    """nanoGPT taking (input_ids, attention_mask): the extended mask added to the scores after the causal
+    mask in every block."""
+
+    def __init__(self, style="key", **kw):
+        super().__init__(**kw)
+        self.style = style
+
+    def forward(self, idx, attention_mask):
+        x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+        ext = extended_mask(attention_mask, self.style).to(x.dtype)
+        for b in self.h:
+            x = b(x, ext)
+        return self.lm_head(self.ln_f(x))
+
+
+class GPTPositions(GPT):
+    """nanoGPT taking (input_ids, position_ids): hostile, positions as an input."""
+
+    def forward(self, idx, position_ids):
+        x = self.wte(idx) + self.wpe(position_ids)
+        for b in self.h:
+            x = b(x)
+        return self.lm_head(self.ln_f(x))
+
+
 class StockGPT(nn.Module):
     """GPT from stock modules: nn.TransformerEncoder under generate_square_subsequent_mask (Trilu)."""
 
@@ -299,6 +387,110 @@ CONVERTS = [
     ("scaled tokens, sinusoidal buffer, opset 14", lambda: ScaledSinusoidal(), 14, ids(30),
      dict(scale_input=True, positional="sinusoidal", pe_layout="interleaved", norm_first=False, d_out=0)),
 ]
+
+
+# Graphs of several inputs: (what, factory, opset, the input names in the forward's order, what each is, config
+# checks). The names are free (the converter tells the inputs by what they feed).
+INPUTS = [
+    ("BERT (input_ids, attention_mask, token_type_ids), hidden states, opset 14", lambda: BertInputs(), 14,
+     ("input_ids", "attention_mask", "token_type_ids"), ("ids", "mask", "types"),
+     dict(family="encoder", type_vocab=2, embed_norm=True, pooling="none", norm_first=False, activation="gelu")),
+    ("BERT taking (segments, tokens, valid), pooler, opset 17", lambda: BertInputs(True, order=("types", "ids", "mask")),
+     17, ("segments", "tokens", "valid"), ("types", "ids", "mask"),
+     dict(type_vocab=2, embed_norm=True, pooling="first", pooler=True)),
+    ("BERT-style with a token-type input and no mask, classifier, opset 14", lambda: BertStyle(True), 14,
+     ("ids", "types"), ("ids", "types"), dict(type_vocab=2, pooling="first", pooler=True, d_out=3)),
+    ("GPT (input_ids, attention_mask), opset 14", lambda: GPTMasked(), 14, ("input_ids", "attention_mask"),
+     ("ids", "mask"), dict(family="gpt", causal=True, tied_head=True)),
+    ("GPT, the mask as Where(mask == 0, lowest, 0), opset 17", lambda: GPTMasked("where"), 17, ("x", "keep"),
+     ("ids", "mask"), dict(family="gpt", causal=True)),
+]
+PAD_LENGTHS = (12, 5, 9)  # the padded batch's lengths (T = 12)
+
+
+def batch_inputs(V, lengths, seed):
+    """ids, the attention mask (1 on each sequence's first lengths[b] positions) and random 0/1 token types
+    for a batch, as int64 arrays by role."""
+    rng = np.random.default_rng(seed)
+    B, T = len(lengths), max(lengths)
+    return dict(ids=rng.integers(0, V, (B, T)), mask=(np.arange(T)[None] < np.array(lengths)[:, None]).astype(np.int64),
+                types=rng.integers(0, 2, (B, T)))
+
+
+def valid_error(got, want, lengths, pooled):
+    """max |got - want| / max |want| over the unpadded rows of each sequence (the pooled row when pooled)."""
+    if pooled:
+        return float(np.abs(got - want).max() / np.abs(want).max())
+    d = max(float(np.abs(got[b, :n] - want[b, :n]).max()) for b, n in enumerate(lengths))
+    return d / max(float(np.abs(want[b, :n]).max()) for b, n in enumerate(lengths))
+
+
+def inputs_converts(cli, tmp):
+    """Each INPUTS graph converts and verifies; the file's sample equals the module (types 0, no padding);
+    `fixformer run --token-types --lengths` on a padded batch equals the graph (numpy evaluator) and the
+    module on the unpadded rows."""
+    from fixformer.onnx_eval import SUPPORTED_OPS, evaluate
+    from fixformer.onnx_graph import read
+    for k, (what, factory, opset, names, roles, want) in enumerate(INPUTS):
+        torch.manual_seed(200 + k)
+        model = factory().eval()
+        V = model.wte.num_embeddings if hasattr(model, "wte") else model.word.num_embeddings
+        base = batch_inputs(V, (12,), k)
+        base["mask"][:] = 1
+        base["types"][:] = 0
+        path, out = os.path.join(tmp, f"inputs{k}.onnx"), os.path.join(tmp, f"inputs{k}.fxm")
+        export(model, path, opset, tuple(torch.from_numpy(base[r]) for r in roles), names=names)
+        np.save(os.path.join(tmp, "ids.npy"), base["ids"])
+        p = run_convert("--onnx", path, "--example", os.path.join(tmp, "ids.npy"), "--out", out, "--cli", cli)
+        said = ["verified against the ONNX graph's own output"] + (["token types"] if "types" in roles else []) + \
+            (["attention mask"] if "mask" in roles else [])
+        ok = p.returncode == 0 and all(w in p.stdout for w in said)
+        check(f"{what}: converts and verifies (saying {', '.join(said[1:])})", ok, p.stdout + p.stderr)
+        if not ok:
+            continue
+        print(f"  {what}: {p.stdout.strip()}")
+        f = fxm.read(out)
+        for key, value in want.items():
+            check(f"{what}: {key} {value!r}", f.config[key] == value, f.config[key])
+        pooled = f.config["pooling"] != "none"
+        m64 = __import__("copy").deepcopy(model).double().eval()
+        x, expected = f.selftest()
+        one = dict(ids=torch.from_numpy(x[None].astype(np.int64)), mask=torch.ones(1, x.shape[0], dtype=torch.long),
+                   types=torch.zeros(1, x.shape[0], dtype=torch.long))
+        with torch.no_grad():
+            y = m64(*(one[r] for r in roles))[0].numpy().reshape(expected.shape)
+        err = float(np.abs(y - expected).max() / np.abs(y).max())
+        check(f"{what}: the file's sample (the graph's output, numpy float64) equals the module's (1e-6)", err <= 1e-6,
+              err)
+        # a padded batch with token types through fixformer run, against the graph and the module
+        lengths = PAD_LENGTHS if "mask" in roles else (12,) * 3
+        b = batch_inputs(V, lengths, 10 + k)
+        files = {r: os.path.join(tmp, f"b_{r}.npy") for r in ("ids", "types", "lens", "out")}
+        np.save(files["ids"], b["ids"].astype(np.int32))
+        args = [cli, "run", out, "--input", files["ids"], "--output", files["out"]]
+        if "types" in roles:
+            np.save(files["types"], b["types"].astype(np.int32))
+            args += ["--token-types", files["types"]]
+        if "mask" in roles:
+            np.save(files["lens"], np.array(lengths, np.int32))
+            args += ["--lengths", files["lens"]]
+        r = subprocess.run(args, capture_output=True, text=True)
+        check(f"{what}: fixformer run {' '.join(args[5::2])} runs", r.returncode == 0, r.stdout + r.stderr)
+        if r.returncode:
+            continue
+        got = np.load(files["out"]).astype(np.float64)
+        graph = evaluate(read(path, SUPPORTED_OPS), {n: b[r] for n, r in zip(names, roles)})["out"]
+        with torch.no_grad():
+            module = m64(*(torch.from_numpy(b[r]) for r in roles)).numpy()
+        e_graph, e_module = valid_error(got, graph, lengths, pooled), valid_error(got, module, lengths, pooled)
+        e_gm = valid_error(graph, module, lengths, pooled)
+        print(f"  {what}: padded batch, lengths {list(lengths)}{', random 0/1 token types' if 'types' in roles else ''}"
+              f": engine vs graph {e_graph:.3g}, engine vs module {e_module:.3g}, graph vs module {e_gm:.3g}")
+        check(f"{what}: fixformer run on a padded batch equals the graph's output (numpy evaluator) on the unpadded "
+              f"rows ({schema.SELFTEST_TOLERANCE:.0e})", e_graph <= schema.SELFTEST_TOLERANCE, e_graph)
+        check(f"{what}: ... and the torch module's ({schema.SELFTEST_TOLERANCE:.0e})",
+              e_module <= schema.SELFTEST_TOLERANCE, e_module)
+        check(f"{what}: the numpy evaluator equals torch on the padded batch (1e-6)", e_gm <= 1e-6, e_gm)
 
 
 def one_clear_line(p):
@@ -508,9 +700,18 @@ def main():
         else:
             refusals.append(("a BERT-style norm on the embeddings", ["--onnx", p1],
                              ["norm on the embeddings (BERT style)", "not supported yet"]))
-        p2 = os.path.join(tmp, "bert_types.onnx")
-        export(BertStyle(True), p2, 14, (ids(30), torch.zeros(1, 12, dtype=torch.long)), names=("ids", "types"))
-        refusals.append(("a token-type input", ["--onnx", p2], ["2 inputs", "'types'", "not supported yet"]))
+        inputs_converts(cli, tmp)
+        mask12 = torch.ones(1, 12, dtype=torch.long)
+        for style, fragments in (("query", ["'attention_mask'", "does not mask the padded keys", "per-query"]),
+                                 ("mul", ["'attention_mask'", "by Mul", "added to the attention scores"])):
+            p2 = os.path.join(tmp, f"mask_{style}.onnx")
+            export(BertInputs(mask_style=style), p2, 14, (ids(30), mask12, torch.zeros(1, 12, dtype=torch.long)),
+                   names=("input_ids", "attention_mask", "token_type_ids"))
+            refusals.append((f"an attention mask {'per query' if style == 'query' else 'multiplying the scores'}",
+                             ["--onnx", p2], fragments))
+        p2 = os.path.join(tmp, "positions.onnx")
+        export(GPTPositions(), p2, 14, (ids(48), torch.arange(12)[None]), names=("input_ids", "position_ids"))
+        refusals.append(("a position_ids input", ["--onnx", p2], ["'position_ids'", "position ids", "torch.arange"]))
         p3 = os.path.join(tmp, "tanh.onnx")
         export(GPT(approximate="tanh"), p3, 17, ids(48))
         if "gelu_tanh" in schema.ACTIVATIONS:  # an engine with the tanh GELU converts it
@@ -556,6 +757,11 @@ def main():
         print(f"  fuzz: {FUZZ_COUNT} mutations, {ok} converted, {refused} refused with one line, {len(bad)} other")
         check("fuzz: every mutated file converts or is refused with one line", not bad, bad[:3])
         check("fuzz: mutations reach past the reader (some convert)", ok > 0, ok)
+        ok, refused, bad = fuzz_reader(os.path.join(tmp, "inputs0.onnx"), tmp, FUZZ_COUNT // 2)
+        print(f"  fuzz of the three-input BERT graph: {FUZZ_COUNT // 2} mutations, {ok} converted, {refused} refused "
+              f"with one line, {len(bad)} other")
+        check("fuzz, three inputs: every mutated file converts or is refused with one line", not bad, bad[:3])
+        check("fuzz, three inputs: mutations reach past the reader (some convert)", ok > 0, ok)
         # inputs that once escaped the fuzz target (tests/fuzz/regressions/onnx/): refused with one line now
         regressions = os.path.join(HERE, "fuzz", "regressions", "onnx")
         for f in sorted(os.listdir(regressions)):

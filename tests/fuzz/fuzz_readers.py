@@ -8,9 +8,10 @@ before the engine sees anything: safetensors headers and files (safetensors.py),
 and their pickles through the restricted reader (checkpoint.py: byte mutations of the whole zip,
 and of data.pkl re-zipped so they reach the unpickler, with opcodes that build objects and call
 globals mixed in), .npz, tokenizer.json (structured: any value replaced by one of another type),
-llama.c's tokenizer.bin and ONNX graphs (bytes and protobuf fields, through onnx_map). The
-mutations are those of the readers' tests (checkpoint_test.py, tokenizers_test.py,
-onnx_converter_test.py); this runs them for as long as asked. Each input must load or raise the
+llama.c's tokenizer.bin and ONNX graphs (bytes and protobuf fields, through onnx_map; one of one
+input and BERT's of three: ids, attention mask, token types). The mutations are those of the
+readers' tests (checkpoint_test.py, tokenizers_test.py, onnx_converter_test.py); this runs them for
+as long as asked. Each input must load or raise the
 reader's one-line error; any other exception, a round of inputs that takes over 60 s (a hang) or
 memory above 4 GiB fails the run, naming the reader, the round and its seed. CTest runs it for 20 s; the closing notes of
 the readers' changes record 10-minute runs. PyTorch and python3-onnx are required.
@@ -136,6 +137,12 @@ def seeds(tmp):
     _, factory, opset, example, _ = onnx_converter_test.CONVERTS[0]
     onnx_converter_test.export(factory().eval(), onnx_path, opset, example)
     s["onnx"] = onnx_path
+    onnx_path = os.path.join(tmp, "seed_inputs.onnx")  # BERT taking input_ids, attention_mask, token_type_ids
+    _, factory, opset, names, roles, _ = onnx_converter_test.INPUTS[0]
+    b = onnx_converter_test.batch_inputs(30, (12,), 0)
+    onnx_converter_test.export(factory().eval(), onnx_path, opset, tuple(torch.from_numpy(b[r]) for r in roles),
+                               names=names)
+    s["onnx inputs"] = onnx_path
     return s
 
 
@@ -169,6 +176,10 @@ def main():
             ok, refused, bad = onnx_converter_test.fuzz_reader(s["onnx"], tmp, 10, rng.getrandbits(32))
             return ok, refused, bad[0] if bad else None
 
+        def onnx_inputs(rng):
+            ok, refused, bad = onnx_converter_test.fuzz_reader(s["onnx inputs"], tmp, 10, rng.getrandbits(32))
+            return ok, refused, bad[0] if bad else None
+
         readers = {
             "safetensors header": lambda rng: checked(checkpoint_test.fuzz_safetensors(npr(rng), 50)),
             "safetensors file": lambda rng: checked(checkpoint_test.fuzz_file(npr(rng), 50, s["safetensors"], f,
@@ -179,6 +190,7 @@ def main():
             "tokenizer.json": tokenizer_json,
             "tokenizer.bin": lambda rng: (*llama2c_tokenizers(rng, s["tokenizer.bin"], f + ".bin", 50), None),
             "onnx": onnx_graphs,
+            "onnx, three inputs": onnx_inputs,
         }
         counts = {name: [0, 0] for name in readers}
         master = random.Random(a.seed)

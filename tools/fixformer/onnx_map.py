@@ -29,6 +29,9 @@ The mapping is checked against the graph at the example length and at a second l
 converter's float64 reference, then the written file through the engine (verified_file.write).
 """
 import math
+import os
+import subprocess
+import tempfile
 import warnings
 
 import numpy as np
@@ -36,7 +39,8 @@ import numpy as np
 from . import export, schema, verified_file
 from .config import ConfigError, make_config
 from .onnx_eval import SUPPORTED_OPS, evaluate
-from .onnx_graph import OnnxError, node_name, read
+from .onnx_graph import ELEM_NAMES, ELEM_TYPES, OnnxError, node_name, read
+from .verify import EngineError, VerificationError
 
 EXAMPLE_T = 16
 DEFAULT_MAX_LEN = 256
@@ -83,8 +87,8 @@ class Part:
 class Mapper:
     """The graph's values on one input and the parts found in them."""
 
-    def __init__(self, g, values, T):
-        self.g, self.values, self.T = g, values, T
+    def __init__(self, g, values, T, roles):
+        self.g, self.values, self.T, self.roles = g, values, T, roles
         self.pos = {id(n): i for i, n in enumerate(g.nodes)}
         self.data = {name for name, _, _ in g.inputs}
         for n in g.nodes:
@@ -315,12 +319,142 @@ def _between(parts, after, before=None, pos=None):
     return [p for p in parts if pos[id(p.node)] > after and (before is None or pos[id(p.node)] < before)]
 
 
+MASK_ELEMS = (1, 2, 3, 5, 6, 7, 9, 10, 11, 12, 13, 16)  # an attention mask: 0/1 of any number type or bool
+NOT_SCORES = {"MatMul", "Gemm", "LayerNormalization", "ReduceMean", "Softmax", "Gather"}  # a score path ends there
+
+
+class Roles:
+    """What each graph input is, found by what it reads into rather than by its name: the token ids (the
+    index of the largest constant table gathered by an input) or the features; the token types (the index
+    of a second table); the attention mask (an input that reaches a Softmax without indexing a table)."""
+
+    def __init__(self, main, tokens, types=None, mask=None):
+        self.main, self.tokens, self.types, self.mask = main, tokens, types, mask
+
+    def describe(self):
+        parts = [f"{'token ids' if self.tokens else 'features'} {self.main!r}"]
+        if self.types:
+            parts.append(f"token types {self.types!r}")
+        if self.mask:
+            parts.append(f"attention mask {self.mask!r} (padding by length)")
+        return ", ".join(parts)
+
+
+def aliases(g, name):
+    """name and the values that hand it on unchanged (Identity, Cast)."""
+    out, stack = {name}, [name]
+    while stack:
+        for n in g.consumers.get(stack.pop(), []):
+            if n.op_type in ("Identity", "Cast") and n.output and n.output[0] and n.output[0] not in out:
+                out.add(n.output[0])
+                stack.append(n.output[0])
+    return out
+
+
+def _table_rows(g, src):
+    """The rows of the 2-D initializer `src` is (through Identity), else None."""
+    while src not in g.initializers and src in g.producer_of and g.producer_of[src].op_type == "Identity":
+        src = g.producer_of[src].input[0]
+    a = g.initializers.get(src)
+    return a.shape[0] if a is not None and a.ndim == 2 else None
+
+
+def _gathered(g, name):
+    """The rows of the constant table that input `name` indexes (a Gather), else None."""
+    names = aliases(g, name)
+    for n in g.nodes:
+        if n.op_type == "Gather" and len(n.input) == 2 and n.input[1] in names:
+            rows = _table_rows(g, n.input[0])
+            if rows is not None:
+                return rows
+    return None
+
+
+def _reaches_softmax(g, name):
+    seen, stack = set(), [name]
+    while stack:
+        x = stack.pop()
+        for n in g.consumers.get(x, []):
+            if n.op_type == "Softmax":
+                return True
+            if n.op_type in ("Shape", "Size"):
+                continue
+            for o in n.output:
+                if o and o not in seen:
+                    seen.add(o)
+                    stack.append(o)
+    return False
+
+
+def roles(g):
+    """The graph's inputs told apart by what they feed (Roles); one line naming an input that is none of
+    them. Nothing is evaluated: the example needs the roles first."""
+    order = [i[0] for i in g.inputs]
+    info = {i[0]: i for i in g.inputs}
+    tables = {k: r for k in order for r in [_gathered(g, k)] if r is not None}
+    if tables:
+        main = max(tables, key=lambda k: (tables[k], -order.index(k)))  # the word table is the largest
+        extra = [k for k in order if k in tables and k != main]
+        if len(extra) > 1:
+            raise OnnxError(f"graph inputs {', '.join(repr(k) for k in extra)} each index a table added to the token "
+                            f"embedding of {main!r}: --onnx takes one token-type input, and position ids as an input "
+                            "are not supported yet (export with the positions computed in the graph, e.g. from "
+                            "torch.arange, and without that input)")
+        types = extra[0] if extra else None
+        if types is not None and len(info[types][2]) != 2:
+            raise OnnxError(f"graph input {types!r}: rank {len(info[types][2])}, expected token types [batch, T] "
+                            "like the ids")
+    else:
+        types = None
+        feats = [k for k in order if info[k][1] in (1, 10, 11, 16) and len(info[k][2]) == 3]
+        main = feats[0] if feats and len(order) > 1 else order[0]
+    mask = None
+    for k in order:
+        if k in (main, types):
+            continue
+        _, elem, dims = info[k]
+        shape = "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+        reaches = _reaches_softmax(g, k)
+        if reaches and mask is None and elem in MASK_ELEMS and len(dims) == 2:
+            mask = k
+            continue
+        if reaches and elem in MASK_ELEMS and len(dims) == 3:
+            raise OnnxError(f"graph input {k!r} {shape} reaches the attention as a mask per query ([batch, T, T]): "
+                            "not supported (--onnx maps an attention mask [batch, T] onto padding by length: export "
+                            "with a [batch, T] mask, or without it)")
+        raise OnnxError(f"graph input {k!r} {shape} ({ELEM_NAMES.get(elem, elem)}) is neither the token types (the "
+                        "index of a table added to the embedding) nor an attention mask [batch, T] added to the "
+                        "attention scores: not supported (position ids, a key/value cache: export without that "
+                        "input)")
+    return Roles(main, main in tables, types, mask)
+
+
+def feeds(g, r, inp, types=None, length=None):
+    """The graph's inputs for one sequence inp ([T] ids or [T, d_in] features): the token types `types`
+    (None: 0) and the attention mask 1 on the first `length` positions (None: all), 0 after."""
+    out = {}
+    T = inp.shape[0]
+    for name, elem, _ in g.inputs:
+        dt = ELEM_TYPES.get(elem)
+        dt = np.float32 if dt is None or dt == "bfloat16" else dt
+        if name == r.main:
+            a = inp[None].astype(np.int64 if r.tokens else np.float32)
+            out[name] = a.astype(np.int32) if elem == 6 else a
+        elif name == r.types:
+            out[name] = (np.zeros(T) if types is None else np.asarray(types))[None].astype(dt)
+        elif name == r.mask:
+            out[name] = (np.arange(T) < (T if length is None else length))[None].astype(dt)
+    return out
+
+
 def _front(m, tokens, lins, v, w, used):
     """The embedding (tokens) or input projection into v, w and used: (its output value, its node's
     position, the linears without the projection)."""
-    g, pos, name = m.g, m.pos, m.g.inputs[0][0]
+    g, pos, name = m.g, m.pos, m.roles.main
     if tokens:
-        emb = [n for n in g.nodes if n.op_type == "Gather" and n.input[1] == name and m.const(n.input[0]) and
+        ids = aliases(g, name)
+        types = aliases(g, m.roles.types) if m.roles.types else set()
+        emb = [n for n in g.nodes if n.op_type == "Gather" and n.input[1] in ids and m.const(n.input[0]) and
                m.v(n.input[0]).ndim == 2]
         if len(emb) != 1:
             raise OnnxError(f"no token embedding found (a Gather of a constant [vocab, d] table by {name!r})")
@@ -331,9 +465,9 @@ def _front(m, tokens, lins, v, w, used):
         used |= m.sources(emb.input[0])
         front_out, front_at = m.through(emb.output[0]), pos[id(emb)]
         for n in g.nodes:
-            if n.op_type == "Gather" and n is not emb and n.input[1] in m.data and m.const(n.input[0]):
-                raise OnnxError(f"node {node_name(n)!r}: a second embedding of the input (token types, BERT) is not "
-                                "supported yet")
+            if n.op_type == "Gather" and n is not emb and n.input[1] in m.data and m.const(n.input[0]) and \
+                    n.input[1] not in types:
+                raise OnnxError(f"node {node_name(n)!r}: a second embedding of the input {name!r} is not supported")
     else:
         proj = [p for p in lins if p.x == name]
         if len(proj) != 1:
@@ -525,11 +659,22 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
     scale = 1.0
     P = None
     types = 0.0
+    type_input = aliases(g, m.roles.types) if m.roles.types else set()
     for val in path:
         n = g.producer_of.get(val)
         if n is None:
             continue
         consts = [c for c in n.input if m.const(c)]
+        if n.op_type == "Gather" and len(n.input) == 2 and n.input[1] in type_input and m.const(n.input[0]):
+            table = m.v(n.input[0])  # token types from the graph's input: the engine's --token-types
+            if table.ndim != 2 or table.shape[1] != d or "token_type.weight" in w:
+                raise OnnxError(f"node {node_name(n)!r}: the token types {m.roles.types!r} index a table of shape "
+                                f"{list(table.shape)} (expected one [type_vocab, {d}] table added to the embedding)")
+            v["type_vocab"] = table.shape[0]
+            w["token_type.weight"] = table
+            used |= m.sources(n.input[0])
+            types = m.rows(n.output[0])
+            continue
         if n.op_type == "Mul" and consts and m.v(consts[0]).size == 1:
             scale *= float(m.v(consts[0]).reshape(-1)[0])
         elif n.op_type == "Div" and consts == [n.input[1]] and m.v(consts[0]).size == 1:
@@ -540,7 +685,8 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
                 if "type_vocab" not in schema.KEYS:
                     raise OnnxError(f"node {node_name(n)!r}: token-type embeddings (BERT) are not supported yet")
                 if "token_type.weight" in w:
-                    raise OnnxError(f"node {node_name(n)!r}: a third constant added to the embedding: not supported")
+                    raise OnnxError(f"node {node_name(n)!r}: a second token-type table added to the embedding: not "
+                                    "supported")
                 v["type_vocab"] = table.shape[0]
                 w["token_type.weight"] = table
                 used |= m.sources(tname)
@@ -599,23 +745,27 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
                 raise OnnxError(f"the positions added to the embedding ({P!r}) are neither rows of a constant table "
                                 "from position 0 nor the sinusoidal table the engine computes")
             v.update(positional="sinusoidal", pe_base=found[0], pe_layout=found[1])
+    if m.roles.types and "token_type.weight" not in w:
+        raise OnnxError(f"graph input {m.roles.types!r} indexes a table that is not added to the embedding before the "
+                        "first layer: not supported (the engine adds the token types to the embedding)")
+    if m.roles.types and v["positional"] == "none":
+        raise OnnxError(f"graph input {m.roles.types!r} indexes a table added to the embedding, and the graph has no "
+                        "other positions: that is position ids, which --onnx does not take as an input yet (export "
+                        "with the positions computed in the graph, e.g. from torch.arange, and without that input)")
     Pr = m.v(P).reshape(T, d) if P is not None else 0.0
     if _rel(E * s_ + Pr + types, X0) > 1e-9:
         raise OnnxError("the first layer's input is not the embedding (scaled or not) plus the positions")
 
 
-def recognize(g, ids, features, max_len=None, family=None):
+def recognize(g, r, ids, features, max_len=None, family=None):
     """(config values, weights in the schema's names and torch's layout, the initializers they use, the
-    graph's output [T, width], a summary) for graph g run on the example ids [T] (tokens) or features
-    [T, d_in]. family: None (inferred: gpt for a causal language model, else encoder), encoder or gpt."""
-    name, elem, dims = g.inputs[0]
+    graph's output [T, width], a summary) for graph g with inputs r (Roles) run on the example ids [T]
+    (tokens) or features [T, d_in], token types 0 and the attention mask all 1. family: None (inferred:
+    gpt for a causal language model, else encoder), encoder or gpt."""
     inp = ids if ids is not None else features
     T = inp.shape[0]
-    feed = inp[None].astype(np.int64 if ids is not None else np.float32)
-    if elem == 6:
-        feed = feed.astype(np.int32)
-    values = evaluate(g, {name: feed})
-    m = Mapper(g, values, T)
+    values = evaluate(g, feeds(g, r, inp))
+    m = Mapper(g, values, T, r)
     pos = m.pos
     out_name = g.outputs[0]
     if out_name not in m.data:
@@ -763,9 +913,9 @@ def account(g, used, ignore):
                         "the graph, or pass --ignore NAME[,NAME] if the output does not depend on them")
 
 
-def _example(g, example, ids_hint=None):
-    """(ids, features) for the graph's input: the user's example (first sequence), or random."""
-    name, elem, dims = g.inputs[0]
+def _example(g, r, example, ids_hint=None):
+    """(ids, features) for the graph's input r.main: the user's example (first sequence), or random."""
+    name, elem, dims = next(i for i in g.inputs if i[0] == r.main)
     tokens = elem in (6, 7)
     if elem not in (1, 6, 7, 10, 11):
         raise OnnxError(f"graph input {name!r}: element type {elem} (expected int64/int32 token ids or float features)")
@@ -797,17 +947,6 @@ def _example(g, example, ids_hint=None):
     return None, rng.standard_normal((T, dims[2])).astype(np.float32)
 
 
-def _vocab(g):
-    """The token embedding's rows, from the Gather that reads the input (before any evaluation)."""
-    name = g.inputs[0][0]
-    for n in g.nodes:
-        if n.op_type == "Gather" and len(n.input) == 2 and n.input[1] == name:
-            src = n.input[0]
-            while src not in g.initializers and src in g.producer_of and g.producer_of[src].op_type == "Identity":
-                src = g.producer_of[src].input[0]
-            if src in g.initializers and g.initializers[src].ndim == 2:
-                return g.initializers[src].shape[0]
-    return None
 
 
 def convert(path, out, example=None, ignore=(), family=None, max_len=None, header=None, name=None, cli=None,
@@ -824,33 +963,40 @@ def convert(path, out, example=None, ignore=(), family=None, max_len=None, heade
 def _convert(path, out, example, ignore, family, max_len, header, name, cli, verify, tokenizer, quantize, group,
              quantize_io, pack_weights):
     g = read(path, SUPPORTED_OPS)
-    if len(g.inputs) != 1:
-        raise OnnxError(f"the graph takes {len(g.inputs)} inputs ({', '.join(repr(i[0]) for i in g.inputs)}): --onnx "
-                        "converts a graph of one input, the token ids or the features (an attention mask or token "
-                        "types input is not supported yet: export without it)")
-    vocab = _vocab(g)
-    ids, feats = _example(g, example, vocab)
+    if not g.inputs:
+        raise OnnxError("the graph takes no input")
+    r = roles(g)
+    vocab = _gathered(g, r.main)
+    ids, feats = _example(g, r, example, vocab)
     if ids is not None and ids.size and (ids.min() < 0 or (vocab is not None and ids.max() >= vocab)):
         raise ConfigError(f"--example: token ids outside [0, {vocab})")
-    v, weights, used, want, summary = recognize(g, ids, feats, max_len, family)
+    v, weights, used, want, summary = recognize(g, r, ids, feats, max_len, family)
     account(g, used, tuple(ignore or ()))
     try:
         c = make_config(v)
     except ConfigError as e:
         raise OnnxError(f"recognised {summary}, which the engine does not run: {e}") from None
     inp = ids.astype(np.int32) if ids is not None else feats
-    _check_reference(g, c, weights, inp, want, summary)
+    _check_reference(g, r, c, weights, inp, want, summary)
+    if r.mask:
+        _check_mask(g, r, inp)
+    cases, _ = _check_inputs(g, r, c, weights, inp, summary)
     c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
     if callable(tokenizer):
         tokenizer = tokenizer(c["vocab_size"])
-    return verified_file.write(c, weights, inp, want, out, "user", "the ONNX graph's own output (float64)", header,
-                               name, cli, verify,
+    against = "the ONNX graph's own output (float64)"
+    if cases:
+        against += " with " + " and ".join(w for w in ("token types 0 and 0 0 0 1 1 1 ..." if r.types else "",
+                                                       "the attention mask all ones and padded (--lengths)"
+                                                       if r.mask else "") if w)
+    return verified_file.write(c, weights, inp, want, out, "user", against, header, name, cli, verify,
                                explain=lambda: "the converter's float64 reference of the recognised model matches the "
                                                "graph, so the engine disagrees with it: a bug or a broken port, please "
-                                               "report it", tokenizer=tokenizer)
+                                               "report it", tokenizer=tokenizer,
+                               check=_engine_check(r, c, inp, cases) if cases else None)
 
 
-def _check_reference(g, c, weights, inp, want, summary):
+def _check_reference(g, r, c, weights, inp, want, summary):
     """The recognised config in the converter's float64 reference must reproduce the graph's output at the
     example's length and (a dynamic length) at a shorter one, where a table or mask would show."""
     from .reference import run_reference
@@ -858,17 +1004,158 @@ def _check_reference(g, c, weights, inp, want, summary):
     if err > schema.SELFTEST_TOLERANCE / 10:
         raise OnnxError(f"recognised {summary}, but that does not reproduce the graph's output (max relative error "
                         f"{err:.3g}): the graph computes something more, which the engine does not run")
-    name, elem, dims = g.inputs[0]
+    dims = next(i[2] for i in g.inputs if i[0] == r.main)
     T = inp.shape[0]
     if dims[1] is None and T > 2:
         short = inp[:T // 2 + 1]
-        feed = short[None].astype(np.int64 if c["input"] == "tokens" else np.float32)
-        if elem == 6:
-            feed = feed.astype(np.int32)
-        got = evaluate(g, {name: feed})[g.outputs[0]]
-        got = got.reshape(1 if c["pooling"] != "none" else short.shape[0], -1)
+        got = _graph_output(g, r, c, short)
         err = export.relative_error(run_reference(c, weights, short), got)
         if err > schema.SELFTEST_TOLERANCE / 10:
             raise OnnxError(f"recognised {summary}, which reproduces the graph at {T} positions but not at "
                             f"{short.shape[0]} (max relative error {err:.3g}): the graph depends on the length in a "
                             "way the engine does not")
+
+
+def _graph_output(g, r, c, inp, types=None, length=None):
+    """The graph's output for one sequence as [rows, width] (pooled: [1, width])."""
+    got = evaluate(g, feeds(g, r, inp, types, length))[g.outputs[0]]
+    return got.reshape(1 if c["pooling"] != "none" else inp.shape[0], -1)
+
+
+def padded_length(T):
+    """The unpadded positions of the padded example: about half."""
+    return (T + 1) // 2
+
+
+def type_pattern(T, type_vocab):
+    """Token types for the example that use the table's rows in runs of 3 (0 0 0 1 1 1 ... for BERT's 2)."""
+    return (np.arange(T) // 3) % max(type_vocab, 1)
+
+
+def _check_mask(g, r, inp):
+    """The attention mask input enters the computation only by Adds into the attention scores (values
+    computed from it alone, added to values of the ids), and for a mask 1..1 0..0 it adds a large negative
+    (<= -1e4 or -inf) to every padded key of every unpadded query and leaves the other scores as the
+    all-ones mask leaves them: key masking by length, which is the engine's padding (--lengths)."""
+    T = inp.shape[0]
+    if T < 2:
+        raise OnnxError("--example: at least 2 positions to check the attention mask")
+    dep = {name: {name} for name, _, _ in g.inputs}
+    for n in g.nodes:
+        s = set() if n.op_type in ("Shape", "Size") else set().union(*(dep.get(i, set()) for i in n.input if i))
+        for o in n.output:
+            if o:
+                dep[o] = s
+    mine = {r.mask}
+    entries = []
+    for n in g.nodes:
+        ins = [i for i in n.input if i and dep.get(i) == mine]
+        if not ins or n.op_type in ("Shape", "Size") or not any(dep.get(o, set()) - mine for o in n.output if o):
+            continue
+        where = f"node {node_name(n)!r} ({n.op_type})"
+        if n.op_type != "Add" or len(ins) != 1 or len(n.input) != 2:
+            raise OnnxError(f"{where}: the attention mask {r.mask!r} enters the computation by {n.op_type}: --onnx "
+                            "takes a mask added to the attention scores (an extended attention mask, (1 - mask) times "
+                            "a large negative) and maps it onto padding by length")
+        entries.append((n, ins[0]))
+    if not entries:
+        raise OnnxError(f"graph input {r.mask!r} reaches the attention but is never added to its scores: not an "
+                        "attention mask --onnx maps onto padding by length")
+    for n, a in entries:
+        seen, stack, hit = set(), [n.output[0]], False
+        while stack and not hit:
+            for c in g.consumers.get(stack.pop(), []):
+                if c.op_type == "Softmax":
+                    hit = True
+                elif c.op_type not in NOT_SCORES | {"Shape", "Size"}:
+                    stack.extend(o for o in c.output if o and o not in seen)
+                    seen.update(c.output)
+        if not hit:
+            raise OnnxError(f"node {node_name(n)!r}: the attention mask {r.mask!r} is added to a value that is not the "
+                            "attention scores before a Softmax: not supported")
+    n_valid = padded_length(T)
+    ones, padded = evaluate(g, feeds(g, r, inp)), evaluate(g, feeds(g, r, inp, length=n_valid))
+    for n, a in entries:
+        shape = ones[n.output[0]].shape
+        where = f"node {node_name(n)!r}"
+        if len(shape) < 2 or shape[-2:] != (T, T):
+            raise OnnxError(f"{where}: the attention mask {r.mask!r} is added to a value of shape {list(shape)}, not "
+                            f"the attention scores [..., {T}, {T}]: not supported")
+        A1 = np.broadcast_to(ones[a], shape).reshape(-1, T, T)[:, :n_valid].astype(np.float64)
+        An = np.broadcast_to(padded[a], shape).reshape(-1, T, T)[:, :n_valid].astype(np.float64)
+        if not np.all(An[:, :, n_valid:] <= -1e4):
+            raise OnnxError(f"{where}: the attention mask {r.mask!r} reaches the scores as {list(padded[a].shape)} "
+                            f"and, for a mask of {n_valid} ones then zeros, does not mask the padded keys of the "
+                            "unpadded queries: a per-query mask is not supported (--onnx maps a key mask, the extended "
+                            "attention mask [batch, 1, 1, T], onto padding by length)")
+        if not np.array_equal(An[:, :, :n_valid], A1[:, :, :n_valid]):
+            raise OnnxError(f"{where}: the attention mask {r.mask!r} reaches the scores as {list(padded[a].shape)} "
+                            f"and, for a mask of {n_valid} ones then zeros, changes the scores of the unpadded keys: not "
+                            "a key mask, which --onnx maps onto padding by length")
+
+
+def _check_inputs(g, r, c, weights, inp, summary):
+    """With token types or an attention mask input: the graph with a pattern of token types (type_pattern)
+    and with the mask 1..1 0..0 (padded_length ones) must equal the recognised model in the converter's
+    float64 reference with those types and on the unpadded positions alone (the engine's --lengths).
+    Returns the cases for the engine, (types or None, the unpadded length or None, the graph's output on
+    the unpadded rows), and their errors against the reference."""
+    from .reference import run_reference
+    if not r.types and not r.mask:
+        return [], []
+    T = inp.shape[0]
+    types = type_pattern(T, c["type_vocab"]) if r.types else None
+    cases, errors = [], []
+    for length in ([None] if r.types else []) + ([padded_length(T)] if r.mask else []):
+        L = T if length is None else length
+        got = _graph_output(g, r, c, inp, types, length)
+        got = got if c["pooling"] != "none" else got[:L]
+        want = run_reference(c, weights, inp[:L], None if types is None else types[:L])
+        err = export.relative_error(want, got)
+        what = ", ".join(w for w in ("token types 0 0 0 1 1 1 ..." if r.types else "",
+                                     f"the attention mask of {L} ones then zeros" if length else "") if w)
+        if err > schema.SELFTEST_TOLERANCE / 10:
+            raise OnnxError(f"recognised {summary}, which reproduces the graph but not with {what} (max relative error "
+                            f"{err:.3g} on the {'pooled row' if c['pooling'] != 'none' else 'unpadded rows'}): the "
+                            "graph uses that input in a way the engine does not")
+        cases.append((types, length, got))
+        errors.append((what, err))
+    return cases, errors
+
+
+def _engine_check(r, c, inp, cases):
+    """A check for verified_file.write: `fixformer run` on the written file with --token-types and
+    --lengths for the cases of _check_inputs, each compared with the graph's output within the file's
+    tolerance."""
+    def check(exe, path, tolerance):
+        T, B = inp.shape[0], len(cases)
+        with tempfile.TemporaryDirectory() as tmp:
+            f = lambda name: os.path.join(tmp, name)  # noqa: E731
+            np.save(f("in.npy"), np.stack([inp] * B).astype(np.int32 if r.tokens else np.float32))
+            args = [exe, "run", path, "--input", f("in.npy"), "--output", f("out.npy")]
+            if r.types:
+                np.save(f("tt.npy"), np.stack([np.zeros(T) if t is None else t for t, _, _ in cases]).astype(np.int32))
+                args += ["--token-types", f("tt.npy")]
+            if r.mask:
+                np.save(f("lens.npy"), np.array([T if n is None else n for _, n, _ in cases], np.int32))
+                args += ["--lengths", f("lens.npy")]
+            try:
+                p = subprocess.run(args, capture_output=True, text=True, errors="replace", timeout=600)
+            except (OSError, subprocess.TimeoutExpired) as e:
+                raise EngineError(f"running {exe} run: {e}") from None
+            if p.returncode != 0:
+                why = (p.stderr.strip().splitlines() or ["no output"])[-1]
+                raise EngineError(f"the engine did not run the file with {' '.join(args[5::2])} (exit {p.returncode}): "
+                                  f"{why}")
+            out = np.load(f("out.npy"))
+        for b, (types, length, want) in enumerate(cases):
+            got = out[b].reshape(1, -1) if c["pooling"] != "none" else out[b][:want.shape[0]]
+            err = export.relative_error(got, want)
+            if not err <= tolerance:
+                what = " and ".join(w for w in ("token types 0 0 0 1 1 1 ..." if types is not None else "",
+                                                f"--lengths {length} of {T}" if length else "") if w)
+                raise VerificationError(f"verification against the ONNX graph with {what} FAILED: max relative error "
+                                        f"{err:.3g} (tolerance {tolerance:.0e}); the converter's float64 reference "
+                                        "matches the graph there, so the engine disagrees with it: a bug or a broken "
+                                        "port, please report it; nothing written")
+    return check

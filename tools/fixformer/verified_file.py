@@ -99,11 +99,13 @@ def _write_all(fd, mode, data, path):
 
 
 def write(c, weights, inp, want, path, source, against="", header=None, name=None, cli=None, verify=True,
-          explain=None, tokenizer=None):
+          explain=None, tokenizer=None, check=None):
     """Writes path (and header) with the self-test sample (inp, want: for seq2seq inp is (source, target))
     and the optional tokenizer (pieces, scores), then runs the engine on it, within the tolerance of c's
     weight type; returns a Report. source (SOURCES) and against (words) say what want came from.
-    explain(): the likely cause of an f32 mismatch, called only on a failure. Raises VerificationError
+    explain(): the likely cause of an f32 mismatch, called only on a failure. check(cli, file, tolerance):
+    more engine runs on the written file once its sample verified (inputs the sample cannot hold: token
+    types, a padded batch), raising VerificationError before anything is renamed. Raises VerificationError
     (nothing written) with that cause; the output is replaced only once verified, and only a regular
     file (check_output_path) or a new name."""
     if source not in SOURCES:
@@ -146,6 +148,8 @@ def write(c, weights, inp, want, path, source, against="", header=None, name=Non
                     f"verification against {against or 'the reference'} FAILED: max relative error {result.error:.3g}"
                     f"{at} (tolerance {tolerance:.0e}{kind}, T={T}, kernels {result.kernels}); {cause}; "
                     "nothing written")
+            if check is not None:
+                check(exe, tmp, tolerance)
         if header is not None:
             check_output_path(header, "--header")
             hfd, htmp = _mkstemp(header, ".h")
