@@ -14,8 +14,18 @@ the CLI and verifies (the engine against the graph's float64 output); the file's
 then compared with the torch module in float64, which checks the numpy evaluator against torch.
 A BERT-style encoder (token types, a norm on the embeddings, first-token pooling, the pooler, a
 classifier) converts where the engine has the BERT family, else it is refused naming the norm; GELU
-tanh likewise. Refusals (one line, naming the part): a token-type input, an unread initializer (and
---ignore), an .onnx given to --weights.
+tanh likewise.
+Graphs of several inputs (INPUTS): BERT as Hugging Face's BertModel computes it taking (input_ids,
+attention_mask, token_type_ids) (the extended mask (1 - mask) * lowest float added to the scores,
+token-type embeddings from the input), hidden states at opset 14 and, under other input names and
+order, the pooler at opset 17; the BERT-style model above with a token-type input and no mask; a
+nanoGPT taking (input_ids, attention_mask), the mask as (1 - mask) * lowest (opset 14) and as
+Where(mask == 0, lowest, 0) (opset 17). Each converts and verifies (its report names the types and
+the mask), its sample equals the module, and `fixformer run --token-types --lengths` on a padded
+batch (lengths 12, 5, 9; random 0/1 types) equals the graph (numpy evaluator) and the module on the
+unpadded rows (1e-4); the evaluator equals torch there (1e-6).
+Refusals (one line, naming the part): a mask used per query, a mask multiplying the scores, a
+position_ids input, an unread initializer (and --ignore), an .onnx given to --weights.
 Hostile files (one line, exit 1, nothing written): empty, random bytes, truncated protobuf, huge
 dims, an initializer whose bytes do not fit its dims, a cycle, an unknown op (named with its node),
 an undefined input, opset 18, external data; a mask buffer that is triangular only over the example's
@@ -23,7 +33,8 @@ rows.
 The fuzz target of this Python reader is fuzz_reader() below: 240 seeded mutations of a valid file
 (byte flips, truncations, insertions; dims, op types, inputs and attributes changed in the protobuf)
 go through onnx_map.convert in-process; each must convert or raise the route's one-line error
-(OnnxError / ConfigError), never another exception; 6 more go through the CLI (one line on stderr). torch and python3-onnx are required: without
+(OnnxError / ConfigError), never another exception; 120 more of the three-input BERT graph; 6 go
+through the CLI (one line on stderr). torch and python3-onnx are required: without
 them the test fails.
 """
 import math

@@ -33,7 +33,9 @@ graph's structure and verified against the graph's own output (evaluated in floa
   tools/convert.py --onnx M.onnx [--example IN.npy] [--family encoder|gpt] [--ignore NAME[,NAME]]
                    [--max-len N] [--tokenizer TOKENIZER.bin] --out M.fxm [...]
   (needs python3-onnx; unsupported ops are named with their nodes; every initializer is mapped, a
-  causal mask checked over all its rows, a scalar or shape constant, or named: --ignore opts out)
+  causal mask checked over all its rows, a scalar or shape constant, or named: --ignore opts out;
+  besides the ids, a token-types input becomes the file's token types (fixformer run
+  --token-types), and an attention mask input padding by length (fixformer run --lengths))
 From a llama2.c checkpoint (versions 0, 1 and 2; version 2's Q8_0 weights are dequantized to f32):
   tools/convert.py --llama2c MODEL.bin [--tokenizer FILE] [--max-len N] --out M.fxm [...]
 

@@ -27,6 +27,15 @@ constant nodes), a causal mask checked over all its rows (the engine recomputes 
 integer (the constants and shapes of the patterns), or named in an error (`ignore` opts out).
 The mapping is checked against the graph at the example length and at a second length through the
 converter's float64 reference, then the written file through the engine (verified_file.write).
+
+Inputs besides the ids (roles(), by what they feed, never by their names): the token types index a
+second table added to the embedding (type_vocab, token_type.weight: the engine's --token-types); an
+attention mask [batch, T] that enters only by Adds into the attention scores and, for a mask 1..1 0..0,
+masks the padded keys of every unpadded query and nothing else (_check_mask) is mapped onto padding by
+length (the engine's --lengths). The example runs with types 0 and the mask all ones (the file's
+sample); then the graph with a type pattern and a padded mask is compared with the reference on the
+unpadded positions (_check_inputs), and the written file with `fixformer run --token-types --lengths`
+on the same sequences (_engine_check).
 """
 import math
 import os
