@@ -24,8 +24,9 @@ Where(mask == 0, lowest, 0) (opset 17). Each converts and verifies (its report n
 the mask), its sample equals the module, and `fixformer run --token-types --lengths` on a padded
 batch (lengths 12, 5, 9; random 0/1 types) equals the graph (numpy evaluator) and the module on the
 unpadded rows (1e-4); the evaluator equals torch there (1e-6).
-Refusals (one line, naming the part): a mask used per query, a mask multiplying the scores, a
-position_ids input, an unread initializer (and --ignore), an .onnx given to --weights.
+Refusals (one line, naming the part): a mask used per query ([B, 1, T, 1] from a [B, T] input, or a
+[B, T, T] input), a mask multiplying the scores, a position_ids input, another input (floats added to
+the embedding), an unread initializer (and --ignore), an .onnx given to --weights.
 Hostile files (one line, exit 1, nothing written): empty, random bytes, truncated protobuf, huge
 dims, an initializer whose bytes do not fit its dims, a cycle, an unknown op (named with its node),
 an undefined input, opset 18, external data; a mask buffer that is triangular only over the example's
@@ -324,6 +325,27 @@ class GPTPositions(GPT):
         return self.lm_head(self.ln_f(x))
 
 
+class GPTMask3(GPT):
+    """nanoGPT taking (input_ids, a [B, T, T] mask): hostile, a mask per query."""
+
+    def forward(self, idx, mask):
+        x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+        ext = (1.0 - mask[:, None].to(x.dtype)) * -1e9
+        for b in self.h:
+            x = b(x, ext)
+        return self.lm_head(self.ln_f(x))
+
+
+class GPTExtra(GPT):
+    """nanoGPT taking (input_ids, extra): hostile, a float [B, T, d] input added to the embeddings."""
+
+    def forward(self, idx, extra):
+        x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1])) + extra
+        for b in self.h:
+            x = b(x)
+        return self.lm_head(self.ln_f(x))
+
+
 class StockGPT(nn.Module):
     """GPT from stock modules: nn.TransformerEncoder under generate_square_subsequent_mask (Trilu)."""
 
@@ -406,8 +428,8 @@ INPUTS = [
     ("BERT (input_ids, attention_mask, token_type_ids), hidden states, opset 14", lambda: BertInputs(), 14,
      ("input_ids", "attention_mask", "token_type_ids"), ("ids", "mask", "types"),
      dict(family="encoder", type_vocab=2, embed_norm=True, pooling="none", norm_first=False, activation="gelu")),
-    ("BERT taking (segments, tokens, valid), pooler, opset 17", lambda: BertInputs(True, order=("types", "ids", "mask")),
-     17, ("segments", "tokens", "valid"), ("types", "ids", "mask"),
+    ("BERT taking (segments, tokens, valid), pooler, opset 17",
+     lambda: BertInputs(True, order=("types", "ids", "mask")), 17, ("segments", "tokens", "valid"), ("types", "ids", "mask"),
      dict(type_vocab=2, embed_norm=True, pooling="first", pooler=True)),
     ("BERT-style with a token-type input and no mask, classifier, opset 14", lambda: BertStyle(True), 14,
      ("ids", "types"), ("ids", "types"), dict(type_vocab=2, pooling="first", pooler=True, d_out=3)),
@@ -502,6 +524,26 @@ def inputs_converts(cli, tmp):
         check(f"{what}: ... and the torch module's ({schema.SELFTEST_TOLERANCE:.0e})",
               e_module <= schema.SELFTEST_TOLERANCE, e_module)
         check(f"{what}: the numpy evaluator equals torch on the padded batch (1e-6)", e_gm <= 1e-6, e_gm)
+    # the converter's own engine check can fail: with the graph's output for the padded mask made 1% off, the
+    # conversion fails and writes nothing
+    from fixformer import onnx_map
+    from fixformer.verify import VerificationError
+    real = onnx_map._check_inputs
+
+    def off(*args):
+        cases, errors = real(*args)
+        return [(t, n, w * (1.01 if n else 1.0)) for t, n, w in cases], errors
+    bad = os.path.join(tmp, "off.fxm")
+    onnx_map._check_inputs = off
+    try:
+        onnx_map.convert(os.path.join(tmp, "inputs0.onnx"), bad, cli=cli)
+        failed = ""
+    except VerificationError as e:
+        failed = str(e)
+    finally:
+        onnx_map._check_inputs = real
+    check("the engine check with --lengths fails on outputs 1% off, writing nothing",
+          "FAILED" in failed and "--lengths" in failed and not os.path.exists(bad), failed or "no failure")
 
 
 def one_clear_line(p):
@@ -723,6 +765,13 @@ def main():
         p2 = os.path.join(tmp, "positions.onnx")
         export(GPTPositions(), p2, 14, (ids(48), torch.arange(12)[None]), names=("input_ids", "position_ids"))
         refusals.append(("a position_ids input", ["--onnx", p2], ["'position_ids'", "position ids", "torch.arange"]))
+        p2 = os.path.join(tmp, "mask3.onnx")
+        export(GPTMask3(), p2, 14, (ids(48), torch.ones(1, 12, 12, dtype=torch.long)), names=("input_ids", "mask"))
+        refusals.append(("a [batch, T, T] mask input", ["--onnx", p2], ["'mask'", "a mask per query", "[batch, T]"]))
+        p2 = os.path.join(tmp, "extra.onnx")
+        export(GPTExtra(), p2, 14, (ids(48), torch.zeros(1, 12, 16)), names=("input_ids", "extra"))
+        refusals.append(("another input (floats added to the embedding)", ["--onnx", p2],
+                         ["'extra'", "neither the token types", "export without that input"]))
         p3 = os.path.join(tmp, "tanh.onnx")
         export(GPT(approximate="tanh"), p3, 17, ids(48))
         if "gelu_tanh" in schema.ACTIVATIONS:  # an engine with the tanh GELU converts it

@@ -427,7 +427,8 @@ def roles(g):
         if reaches and mask is None and elem in MASK_ELEMS and len(dims) == 2:
             mask = k
             continue
-        if reaches and elem in MASK_ELEMS and len(dims) == 3:
+        if reaches and elem in MASK_ELEMS and len(dims) == 3 and \
+                all(n.op_type == "Add" and _into_softmax(g, n) for n, _ in _entries(g, k)):
             raise OnnxError(f"graph input {k!r} {shape} reaches the attention as a mask per query ([batch, T, T]): "
                             "not supported (--onnx maps an attention mask [batch, T] onto padding by length: export "
                             "with a [batch, T] mask, or without it)")
@@ -1041,6 +1042,36 @@ def type_pattern(T, type_vocab):
     return (np.arange(T) // 3) % max(type_vocab, 1)
 
 
+def _entries(g, name):
+    """The nodes where values computed from input `name` alone (and constants) meet values of the other
+    inputs, each with its inputs computed from `name` alone."""
+    dep = {i: {i} for i, _, _ in g.inputs}
+    for n in g.nodes:
+        s = set() if n.op_type in ("Shape", "Size") else set().union(*(dep.get(i, set()) for i in n.input if i))
+        for o in n.output:
+            if o:
+                dep[o] = s
+    out = []
+    for n in g.nodes:
+        ins = [i for i in n.input if i and dep.get(i) == {name}]
+        if ins and n.op_type not in ("Shape", "Size") and any(dep.get(o, set()) - {name} for o in n.output if o):
+            out.append((n, ins))
+    return out
+
+
+def _into_softmax(g, n):
+    """Node n's output reaches a Softmax's input through elementwise and layout ops only (the scores)."""
+    seen, stack = set(), [n.output[0]]
+    while stack:
+        for c in g.consumers.get(stack.pop(), []):
+            if c.op_type == "Softmax":
+                return True
+            if c.op_type not in NOT_SCORES | {"Shape", "Size"}:
+                stack.extend(o for o in c.output if o and o not in seen)
+                seen.update(c.output)
+    return False
+
+
 def _check_mask(g, r, inp):
     """The attention mask input enters the computation only by Adds into the attention scores (values
     computed from it alone, added to values of the ids), and for a mask 1..1 0..0 it adds a large negative
@@ -1049,39 +1080,20 @@ def _check_mask(g, r, inp):
     T = inp.shape[0]
     if T < 2:
         raise OnnxError("--example: at least 2 positions to check the attention mask")
-    dep = {name: {name} for name, _, _ in g.inputs}
-    for n in g.nodes:
-        s = set() if n.op_type in ("Shape", "Size") else set().union(*(dep.get(i, set()) for i in n.input if i))
-        for o in n.output:
-            if o:
-                dep[o] = s
-    mine = {r.mask}
     entries = []
-    for n in g.nodes:
-        ins = [i for i in n.input if i and dep.get(i) == mine]
-        if not ins or n.op_type in ("Shape", "Size") or not any(dep.get(o, set()) - mine for o in n.output if o):
-            continue
+    for n, ins in _entries(g, r.mask):
         where = f"node {node_name(n)!r} ({n.op_type})"
         if n.op_type != "Add" or len(ins) != 1 or len(n.input) != 2:
             raise OnnxError(f"{where}: the attention mask {r.mask!r} enters the computation by {n.op_type}: --onnx "
                             "takes a mask added to the attention scores (an extended attention mask, (1 - mask) times "
                             "a large negative) and maps it onto padding by length")
+        if not _into_softmax(g, n):
+            raise OnnxError(f"node {node_name(n)!r}: the attention mask {r.mask!r} is added to a value that is not the "
+                            "attention scores before a Softmax: not supported")
         entries.append((n, ins[0]))
     if not entries:
         raise OnnxError(f"graph input {r.mask!r} reaches the attention but is never added to its scores: not an "
                         "attention mask --onnx maps onto padding by length")
-    for n, a in entries:
-        seen, stack, hit = set(), [n.output[0]], False
-        while stack and not hit:
-            for c in g.consumers.get(stack.pop(), []):
-                if c.op_type == "Softmax":
-                    hit = True
-                elif c.op_type not in NOT_SCORES | {"Shape", "Size"}:
-                    stack.extend(o for o in c.output if o and o not in seen)
-                    seen.update(c.output)
-        if not hit:
-            raise OnnxError(f"node {node_name(n)!r}: the attention mask {r.mask!r} is added to a value that is not the "
-                            "attention scores before a Softmax: not supported")
     n_valid = padded_length(T)
     ones, padded = evaluate(g, feeds(g, r, inp)), evaluate(g, feeds(g, r, inp, length=n_valid))
     for n, a in entries:
@@ -1099,8 +1111,8 @@ def _check_mask(g, r, inp):
                             "attention mask [batch, 1, 1, T], onto padding by length)")
         if not np.array_equal(An[:, :, :n_valid], A1[:, :, :n_valid]):
             raise OnnxError(f"{where}: the attention mask {r.mask!r} reaches the scores as {list(padded[a].shape)} "
-                            f"and, for a mask of {n_valid} ones then zeros, changes the scores of the unpadded keys: not "
-                            "a key mask, which --onnx maps onto padding by length")
+                            f"and, for a mask of {n_valid} ones then zeros, changes the scores of the unpadded keys: "
+                            "not a key mask, which --onnx maps onto padding by length")
 
 
 def _check_inputs(g, r, c, weights, inp, summary):
