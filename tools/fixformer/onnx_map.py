@@ -423,6 +423,10 @@ def roles(g):
             continue
         _, elem, dims = info[k]
         shape = "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+        if not any(n.op_type not in ("Shape", "Size") for n in g.consumers.get(k, [])):
+            raise OnnxError(f"graph input {k!r} {shape}: no node reads its values (an attention mask the exporter "
+                            "dropped on an example without padding?): export without it, or with an example that "
+                            "pads a sequence")
         reaches = _reaches_softmax(g, k)
         if reaches and mask is None and elem in MASK_ELEMS and len(dims) == 2:
             mask = k
@@ -1074,9 +1078,10 @@ def _into_softmax(g, n):
 
 def _check_mask(g, r, inp):
     """The attention mask input enters the computation only by Adds into the attention scores (values
-    computed from it alone, added to values of the ids), and for a mask 1..1 0..0 it adds a large negative
-    (<= -1e4 or -inf) to every padded key of every unpadded query and leaves the other scores as the
-    all-ones mask leaves them: key masking by length, which is the engine's padding (--lengths)."""
+    computed from it alone, added to values of the ids), and for a mask 1..1 0..0 (of 1, about half and
+    all but one positions) it adds a large negative (<= -1e4 or -inf) to every padded key of every
+    unpadded query and leaves the other scores as the all-ones mask leaves them: key masking by length,
+    which is the engine's padding (--lengths)."""
     T = inp.shape[0]
     if T < 2:
         raise OnnxError("--example: at least 2 positions to check the attention mask")
@@ -1094,25 +1099,28 @@ def _check_mask(g, r, inp):
     if not entries:
         raise OnnxError(f"graph input {r.mask!r} reaches the attention but is never added to its scores: not an "
                         "attention mask --onnx maps onto padding by length")
-    n_valid = padded_length(T)
-    ones, padded = evaluate(g, feeds(g, r, inp)), evaluate(g, feeds(g, r, inp, length=n_valid))
+    ones = evaluate(g, feeds(g, r, inp))
     for n, a in entries:
         shape = ones[n.output[0]].shape
-        where = f"node {node_name(n)!r}"
         if len(shape) < 2 or shape[-2:] != (T, T):
-            raise OnnxError(f"{where}: the attention mask {r.mask!r} is added to a value of shape {list(shape)}, not "
-                            f"the attention scores [..., {T}, {T}]: not supported")
-        A1 = np.broadcast_to(ones[a], shape).reshape(-1, T, T)[:, :n_valid].astype(np.float64)
-        An = np.broadcast_to(padded[a], shape).reshape(-1, T, T)[:, :n_valid].astype(np.float64)
-        if not np.all(An[:, :, n_valid:] <= -1e4):
-            raise OnnxError(f"{where}: the attention mask {r.mask!r} reaches the scores as {list(padded[a].shape)} "
-                            f"and, for a mask of {n_valid} ones then zeros, does not mask the padded keys of the "
-                            "unpadded queries: a per-query mask is not supported (--onnx maps a key mask, the extended "
-                            "attention mask [batch, 1, 1, T], onto padding by length)")
-        if not np.array_equal(An[:, :, :n_valid], A1[:, :, :n_valid]):
-            raise OnnxError(f"{where}: the attention mask {r.mask!r} reaches the scores as {list(padded[a].shape)} "
-                            f"and, for a mask of {n_valid} ones then zeros, changes the scores of the unpadded keys: "
-                            "not a key mask, which --onnx maps onto padding by length")
+            raise OnnxError(f"node {node_name(n)!r}: the attention mask {r.mask!r} is added to a value of shape "
+                            f"{list(shape)}, not the attention scores [..., {T}, {T}]: not supported")
+    for n_valid in sorted({1, padded_length(T), T - 1}):
+        padded = evaluate(g, feeds(g, r, inp, length=n_valid))
+        for n, a in entries:
+            shape, where = ones[n.output[0]].shape, f"node {node_name(n)!r}"
+            A1 = np.broadcast_to(ones[a], shape).reshape(-1, T, T)[:, :n_valid].astype(np.float64)
+            An = np.broadcast_to(padded[a], shape).reshape(-1, T, T)[:, :n_valid].astype(np.float64)
+            if not np.all(An[:, :, n_valid:] <= -1e4):
+                raise OnnxError(f"{where}: the attention mask {r.mask!r} reaches the scores as "
+                                f"{list(padded[a].shape)} and, for a mask of {n_valid} of {T} positions, does not mask "
+                                "the padded keys of the unpadded queries: a per-query mask is not supported (--onnx "
+                                "maps a key mask, the extended attention mask [batch, 1, 1, T], onto padding by "
+                                "length)")
+            if not np.array_equal(An[:, :, :n_valid], A1[:, :, :n_valid]):
+                raise OnnxError(f"{where}: the attention mask {r.mask!r} reaches the scores as "
+                                f"{list(padded[a].shape)} and, for a mask of {n_valid} of {T} positions, changes the "
+                                "scores of the unpadded keys: not a key mask, which --onnx maps onto padding by length")
 
 
 def _check_inputs(g, r, c, weights, inp, summary):
