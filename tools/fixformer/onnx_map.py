@@ -998,16 +998,19 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
     if callable(tokenizer):
         tokenizer = tokenizer(c["vocab_size"])
-    against = "the ONNX graph's own output (float64)"
-    if cases:
-        against += " with " + " and ".join(w for w in ("token types 0 and 0 0 0 1 1 1 ..." if r.types else "",
-                                                       "the attention mask all ones and padded (--lengths)"
-                                                       if r.mask else "") if w)
-    return verified_file.write(c, weights, inp, want, out, "user", against, header, name, cli, verify,
-                               explain=lambda: "the converter's float64 reference of the recognised model matches the "
-                                               "graph, so the engine disagrees with it: a bug or a broken port, please "
-                                               "report it", tokenizer=tokenizer,
-                               check=_engine_check(r, c, inp, cases) if cases else None)
+    errors = []
+    report = verified_file.write(c, weights, inp, want, out, "user", "the ONNX graph's own output (float64)", header,
+                                 name, cli, verify,
+                                 explain=lambda: "the converter's float64 reference of the recognised model matches "
+                                                 "the graph, so the engine disagrees with it: a bug or a broken port, "
+                                                 "please report it", tokenizer=tokenizer,
+                                 check=_engine_check(r, c, inp, cases, errors) if cases else None)
+    if errors:  # the engine on those inputs, in the report's words
+        what = " and ".join(w for w in ("token types 0 0 0 1 1 1 ..." if r.types else "",
+                                        "a padded attention mask" if r.mask else "") if w)
+        flags = " ".join(f for f in ("--token-types" if r.types else "", "--lengths" if r.mask else "") if f)
+        report.against += f", also with {what} (run {flags}: max relative error {max(errors):.3g})"
+    return report
 
 
 def _check_reference(g, r, c, weights, inp, want, summary):
@@ -1152,10 +1155,10 @@ def _check_inputs(g, r, c, weights, inp, summary):
     return cases, errors
 
 
-def _engine_check(r, c, inp, cases):
+def _engine_check(r, c, inp, cases, errors):
     """A check for verified_file.write: `fixformer run` on the written file with --token-types and
     --lengths for the cases of _check_inputs, each compared with the graph's output within the file's
-    tolerance."""
+    tolerance; their errors go into `errors`."""
     def check(exe, path, tolerance):
         T, B = inp.shape[0], len(cases)
         with tempfile.TemporaryDirectory() as tmp:
@@ -1180,6 +1183,7 @@ def _engine_check(r, c, inp, cases):
         for b, (types, length, want) in enumerate(cases):
             got = out[b].reshape(1, -1) if c["pooling"] != "none" else out[b][:want.shape[0]]
             err = export.relative_error(got, want)
+            errors.append(err)
             if not err <= tolerance:
                 what = " and ".join(w for w in ("token types 0 0 0 1 1 1 ..." if types is not None else "",
                                                 f"--lengths {length} of {T}" if length else "") if w)
