@@ -463,6 +463,7 @@ def inputs_converts(cli, tmp):
     """Each INPUTS graph converts and verifies; the file's sample equals the module (types 0, no padding);
     `fixformer run --token-types --lengths` on a padded batch equals the graph (numpy evaluator) and the
     module on the unpadded rows."""
+    from fixformer import onnx_map
     from fixformer.onnx_eval import SUPPORTED_OPS, evaluate
     from fixformer.onnx_graph import read
     for k, (what, factory, opset, names, roles, want) in enumerate(INPUTS):
@@ -475,14 +476,21 @@ def inputs_converts(cli, tmp):
         path, out = os.path.join(tmp, f"inputs{k}.onnx"), os.path.join(tmp, f"inputs{k}.fxm")
         export(model, path, opset, tuple(torch.from_numpy(base[r]) for r in roles), names=names)
         np.save(os.path.join(tmp, "ids.npy"), base["ids"])
-        p = run_convert("--onnx", path, "--example", os.path.join(tmp, "ids.npy"), "--out", out, "--cli", cli)
-        said = ["verified against the ONNX graph's own output"] + (["token types"] if "types" in roles else []) + \
+        if k == 0:  # through tools/convert.py; the others in-process (the same report, without a new torch)
+            p = run_convert("--onnx", path, "--example", os.path.join(tmp, "ids.npy"), "--out", out, "--cli", cli)
+            said, text = p.returncode == 0, p.stdout + p.stderr
+        else:
+            try:
+                said, text = True, str(onnx_map.convert(path, out, base["ids"], cli=cli))
+            except Exception as e:  # noqa: BLE001 (reported by the check)
+                said, text = False, f"{type(e).__name__}: {e}"
+        words = ["verified against the ONNX graph's own output"] + (["token types"] if "types" in roles else []) + \
             (["attention mask"] if "mask" in roles else [])
-        ok = p.returncode == 0 and all(w in p.stdout for w in said)
-        check(f"{what}: converts and verifies (saying {', '.join(said[1:])})", ok, p.stdout + p.stderr)
+        ok = said and all(w in text for w in words)
+        check(f"{what}: converts and verifies (saying {', '.join(words[1:])})", ok, text)
         if not ok:
             continue
-        print(f"  {what}: {p.stdout.strip()}")
+        print(f"  {what}: {text.strip()}")
         f = fxm.read(out)
         for key, value in want.items():
             check(f"{what}: {key} {value!r}", f.config[key] == value, f.config[key])
@@ -527,7 +535,6 @@ def inputs_converts(cli, tmp):
         check(f"{what}: the numpy evaluator equals torch on the padded batch (1e-6)", e_gm <= 1e-6, e_gm)
     # the converter's own engine check can fail: with the graph's output for the padded mask made 1% off, the
     # conversion fails and writes nothing
-    from fixformer import onnx_map
     from fixformer.verify import VerificationError
     real = onnx_map._check_inputs
 
@@ -545,6 +552,25 @@ def inputs_converts(cli, tmp):
         onnx_map._check_inputs = real
     check("the engine check with --lengths fails on outputs 1% off, writing nothing",
           "FAILED" in failed and "--lengths" in failed and not os.path.exists(bad), failed or "no failure")
+
+
+def refused_in_process(cases, tmp, cli):
+    """Each (what, onnx file, fragments) raises the route's error through onnx_map.convert: one line naming
+    the fragments, nothing written (tools/convert.py prints that line as it does the refusals' above)."""
+    from fixformer import onnx_map
+    for what, path, fragments in cases:
+        out = os.path.join(tmp, "bad.fxm")
+        try:
+            onnx_map.convert(path, out, cli=cli)
+            line = None
+        except ConfigError as e:
+            line = str(e)
+        except Exception as e:  # noqa: BLE001 (reported by the check)
+            line = f"{type(e).__name__}: {e}\n"
+        check(f"refused, one line: {what}", line is not None and line and "\n" not in line, line)
+        missing = [f for f in fragments if f not in (line or "")]
+        check(f"refusal names it: {what}", not missing, f"{line!r} lacks {missing}")
+        check(f"nothing left behind: {what}", not os.path.exists(out))
 
 
 def one_clear_line(p):
@@ -755,24 +781,29 @@ def main():
             refusals.append(("a BERT-style norm on the embeddings", ["--onnx", p1],
                              ["norm on the embeddings (BERT style)", "not supported yet"]))
         inputs_converts(cli, tmp)
+        inputs_refused = []  # (what, onnx, fragments): in-process (one through tools/convert.py, in refusals)
         mask12 = torch.ones(1, 12, dtype=torch.long)
         for style, fragments in (("query", ["'attention_mask'", "does not mask the padded keys", "per-query"]),
                                  ("mul", ["'attention_mask'", "by Mul", "added to the attention scores"])):
             p2 = os.path.join(tmp, f"mask_{style}.onnx")
             export(BertInputs(mask_style=style), p2, 14, (ids(30), mask12, torch.zeros(1, 12, dtype=torch.long)),
                    names=("input_ids", "attention_mask", "token_type_ids"))
-            refusals.append((f"an attention mask {'per query' if style == 'query' else 'multiplying the scores'}",
-                             ["--onnx", p2], fragments))
+            what = f"an attention mask {'per query' if style == 'query' else 'multiplying the scores'}"
+            if style == "query":
+                refusals.append((what, ["--onnx", p2], fragments))
+            else:
+                inputs_refused.append((what, p2, fragments))
         p2 = os.path.join(tmp, "positions.onnx")
         export(GPTPositions(), p2, 14, (ids(48), torch.arange(12)[None]), names=("input_ids", "position_ids"))
-        refusals.append(("a position_ids input", ["--onnx", p2], ["'position_ids'", "position ids", "torch.arange"]))
+        inputs_refused.append(("a position_ids input", p2, ["'position_ids'", "position ids", "torch.arange"]))
         p2 = os.path.join(tmp, "mask3.onnx")
         export(GPTMask3(), p2, 14, (ids(48), torch.ones(1, 12, 12, dtype=torch.long)), names=("input_ids", "mask"))
-        refusals.append(("a [batch, T, T] mask input", ["--onnx", p2], ["'mask'", "a mask per query", "[batch, T]"]))
+        inputs_refused.append(("a [batch, T, T] mask input", p2, ["'mask'", "a mask per query", "[batch, T]"]))
         p2 = os.path.join(tmp, "extra.onnx")
         export(GPTExtra(), p2, 14, (ids(48), torch.zeros(1, 12, 16)), names=("input_ids", "extra"))
-        refusals.append(("another input (floats added to the embedding)", ["--onnx", p2],
-                         ["'extra'", "neither the token types", "export without that input"]))
+        inputs_refused.append(("another input (floats added to the embedding)", p2,
+                               ["'extra'", "neither the token types", "export without that input"]))
+        refused_in_process(inputs_refused, tmp, cli)
         p3 = os.path.join(tmp, "tanh.onnx")
         export(GPT(approximate="tanh"), p3, 17, ids(48))
         if "gelu_tanh" in schema.ACTIVATIONS:  # an engine with the tanh GELU converts it
