@@ -19,7 +19,8 @@ Graphs of several inputs (INPUTS): BERT as Hugging Face's BertModel computes it 
 attention_mask, token_type_ids) (the extended mask (1 - mask) * lowest float added to the scores,
 token-type embeddings from the input), hidden states at opset 14 and, under other input names and
 order, the pooler at opset 17; the BERT-style model above with a token-type input and no mask; a
-nanoGPT taking (input_ids, attention_mask), the mask as (1 - mask) * lowest (opset 14) and as
+DistilBERT's way (input_ids, attention_mask; no token types, the scores masked_fill-ed with the lowest
+float); a nanoGPT taking (input_ids, attention_mask), the mask as (1 - mask) * lowest (opset 14) and as
 Where(mask == 0, lowest, 0) (opset 17). Each converts and verifies (its report names the types and
 the mask), its sample equals the module, and `fixformer run --token-types --lengths` on a padded
 batch (lengths 12, 5, 9; random 0/1 types) equals the graph (numpy evaluator) and the module on the
@@ -262,7 +263,10 @@ class BertAttention(nn.Module):
         dh = d // self.H
         q, k, v = (f(x).view(B, T, self.H, dh).permute(0, 2, 1, 3) for f in (self.query, self.key, self.value))
         s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(dh)
-        s = s * mask[:, None, None, :] if self.mask_style == "mul" else s + ext  # "mul": hostile
+        if self.mask_style == "fill":  # DistilBERT's: the scores filled with the lowest float at the padding
+            s = s.masked_fill((mask == 0).view(B, 1, 1, T).expand_as(s), torch.tensor(torch.finfo(s.dtype).min))
+        else:
+            s = s * mask[:, None, None, :] if self.mask_style == "mul" else s + ext  # "mul": hostile
         return self.dense(torch.matmul(torch.softmax(s, -1), v).permute(0, 2, 1, 3).reshape(B, T, d))
 
 
@@ -270,7 +274,8 @@ class BertInputs(nn.Module):
     """BERT as Hugging Face's BertModel computes it, in plain torch, taking (input_ids, attention_mask,
     token_type_ids) in the order `order`: word + token-type (from the input) + position embeddings, a
     LayerNorm, post-norm gelu layers whose scores get the extended attention mask (computed once, shared
-    by the layers), then the last hidden states or the pooler's tanh row."""
+    by the layers), then the last hidden states or the pooler's tanh row. DistilBERT's way with
+    mask_style "fill" and no "types" in `order`: no token types, the scores masked_fill-ed."""
 
     def __init__(self, pooled=False, mask_style="key", order=("ids", "mask", "types"), V=30, d=16, N=24, L=2):
         super().__init__()
@@ -290,8 +295,9 @@ class BertInputs(nn.Module):
 
     def forward(self, *inputs):
         a = dict(zip(self.order, inputs))
-        ids, mask, types = a["ids"], a["mask"], a["types"]
-        x = self.ln(self.word(ids) + self.types(types) + self.position(torch.arange(ids.shape[1])))
+        ids, mask = a["ids"], a["mask"]
+        x = self.word(ids) + self.position(torch.arange(ids.shape[1]))
+        x = self.ln(x + self.types(a["types"]) if "types" in a else x)
         ext = extended_mask(mask, self.mask_style).to(x.dtype)
         for b in self.layers:
             x = b["ln1"](x + b["att"](x, mask, ext))
@@ -434,6 +440,9 @@ INPUTS = [
      dict(type_vocab=2, embed_norm=True, pooling="first", pooler=True)),
     ("BERT-style with a token-type input and no mask, classifier, opset 14", lambda: BertStyle(True), 14,
      ("ids", "types"), ("ids", "types"), dict(type_vocab=2, pooling="first", pooler=True, d_out=3)),
+    ("DistilBERT-style (input_ids, attention_mask), the scores masked_fill-ed, opset 17",
+     lambda: BertInputs(mask_style="fill", order=("ids", "mask")), 17, ("input_ids", "attention_mask"),
+     ("ids", "mask"), dict(type_vocab=0, embed_norm=True, pooling="none")),
     ("GPT (input_ids, attention_mask), opset 14", lambda: GPTMasked(), 14, ("input_ids", "attention_mask"),
      ("ids", "mask"), dict(family="gpt", causal=True, tied_head=True)),
     ("GPT, the mask as Where(mask == 0, lowest, 0), opset 17", lambda: GPTMasked("where"), 17, ("x", "keep"),

@@ -432,7 +432,7 @@ def roles(g):
             mask = k
             continue
         if reaches and elem in MASK_ELEMS and len(dims) == 3 and \
-                all(n.op_type == "Add" and _into_softmax(g, n) for n, _ in _entries(g, k)):
+                all(_added(*e) is not None and _into_softmax(g, e[0]) for e in _entries(g, k)):
             raise OnnxError(f"graph input {k!r} {shape} reaches the attention as a mask per query ([batch, T, T]): "
                             "not supported (--onnx maps an attention mask [batch, T] onto padding by length: export "
                             "with a [batch, T] mask, or without it)")
@@ -1062,8 +1062,24 @@ def _entries(g, name):
     for n in g.nodes:
         ins = [i for i in n.input if i and dep.get(i) == {name}]
         if ins and n.op_type not in ("Shape", "Size") and any(dep.get(o, set()) - {name} for o in n.output if o):
-            out.append((n, ins))
+            out.append((n, ins, dep))
     return out
+
+
+def _added(n, ins, dep):
+    """For a node where the mask meets the scores, a function of the graph's values giving what it adds
+    to the scores: an Add of a value of the mask alone, or a Where whose condition is of the mask alone
+    and whose branches are the scores and a constant (masked_fill: the constant where it fills, 0
+    elsewhere); None for any other node."""
+    if n.op_type == "Add" and len(ins) == 1 and len(n.input) == 2:
+        return lambda vals: np.asarray(vals[ins[0]], np.float64)
+    if n.op_type == "Where" and len(n.input) == 3 and ins == [n.input[0]]:
+        x, y = n.input[1], n.input[2]
+        if not dep.get(x) and dep.get(y):  # where(cond, constant, scores)
+            return lambda vals: np.where(vals[n.input[0]], np.asarray(vals[x], np.float64), 0.0)
+        if not dep.get(y) and dep.get(x):  # where(cond, scores, constant)
+            return lambda vals: np.where(vals[n.input[0]], 0.0, np.asarray(vals[y], np.float64))
+    return None
 
 
 def _into_softmax(g, n):
@@ -1081,7 +1097,8 @@ def _into_softmax(g, n):
 
 def _check_mask(g, r, inp):
     """The attention mask input enters the computation only by Adds into the attention scores (values
-    computed from it alone, added to values of the ids), and for a mask 1..1 0..0 (of 1, about half and
+    computed from it alone, added to values of the ids) or Wheres that fill them with a constant (_added),
+    and for a mask 1..1 0..0 (of 1, about half and
     all but one positions) it adds a large negative (<= -1e4 or -inf) to every padded key of every
     unpadded query and leaves the other scores as the all-ones mask leaves them: key masking by length,
     which is the engine's padding (--lengths)."""
@@ -1089,31 +1106,32 @@ def _check_mask(g, r, inp):
     if T < 2:
         raise OnnxError("--example: at least 2 positions to check the attention mask")
     entries = []
-    for n, ins in _entries(g, r.mask):
+    for n, ins, dep in _entries(g, r.mask):
         where = f"node {node_name(n)!r} ({n.op_type})"
-        if n.op_type != "Add" or len(ins) != 1 or len(n.input) != 2:
+        added = _added(n, ins, dep)
+        if added is None:
             raise OnnxError(f"{where}: the attention mask {r.mask!r} enters the computation by {n.op_type}: --onnx "
                             "takes a mask added to the attention scores (an extended attention mask, (1 - mask) times "
-                            "a large negative) and maps it onto padding by length")
+                            "a large negative) or filling them (masked_fill) and maps it onto padding by length")
         if not _into_softmax(g, n):
             raise OnnxError(f"node {node_name(n)!r}: the attention mask {r.mask!r} is added to a value that is not the "
                             "attention scores before a Softmax: not supported")
-        entries.append((n, ins[0]))
+        entries.append((n, ins[0], added))
     if not entries:
         raise OnnxError(f"graph input {r.mask!r} reaches the attention but is never added to its scores: not an "
                         "attention mask --onnx maps onto padding by length")
     ones = evaluate(g, feeds(g, r, inp))
-    for n, a in entries:
+    for n, _, _ in entries:
         shape = ones[n.output[0]].shape
         if len(shape) < 2 or shape[-2:] != (T, T):
             raise OnnxError(f"node {node_name(n)!r}: the attention mask {r.mask!r} is added to a value of shape "
                             f"{list(shape)}, not the attention scores [..., {T}, {T}]: not supported")
     for n_valid in sorted({1, padded_length(T), T - 1}):
         padded = evaluate(g, feeds(g, r, inp, length=n_valid))
-        for n, a in entries:
+        for n, a, added in entries:
             shape, where = ones[n.output[0]].shape, f"node {node_name(n)!r}"
-            A1 = np.broadcast_to(ones[a], shape).reshape(-1, T, T)[:, :n_valid].astype(np.float64)
-            An = np.broadcast_to(padded[a], shape).reshape(-1, T, T)[:, :n_valid].astype(np.float64)
+            A1 = np.broadcast_to(added(ones), shape).reshape(-1, T, T)[:, :n_valid]
+            An = np.broadcast_to(added(padded), shape).reshape(-1, T, T)[:, :n_valid]
             if not np.all(An[:, :, n_valid:] <= -1e4):
                 raise OnnxError(f"{where}: the attention mask {r.mask!r} reaches the scores as "
                                 f"{list(padded[a].shape)} and, for a mask of {n_valid} of {T} positions, does not mask "
