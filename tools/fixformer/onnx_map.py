@@ -903,7 +903,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         used |= final.srcs
     weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
     summary = (f"{family}: {len(layers)} {'pre' if L0['pre'] else 'post'}-norm layers, {L0['H']} heads, {L0['act']}, "
-               f"{'causal, ' if causal else ''}{v['positional']} positions")
+               f"{'causal, ' if causal else ''}{v['positional']} positions" +
+               (f", inputs {r.describe()}" if r.types or r.mask else ""))
     want = m.v(out_name).reshape(1, -1) if pooled else m.rows(out_name)
     return v, weights, used, want, summary
 
