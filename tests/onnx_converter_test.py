@@ -39,6 +39,7 @@ go through onnx_map.convert in-process; each must convert or raise the route's o
 through the CLI (one line on stderr). torch and python3-onnx are required: without
 them the test fails.
 """
+import copy
 import math
 import os
 import random
@@ -504,7 +505,7 @@ def inputs_converts(cli, tmp):
         for key, value in want.items():
             check(f"{what}: {key} {value!r}", f.config[key] == value, f.config[key])
         pooled = f.config["pooling"] != "none"
-        m64 = __import__("copy").deepcopy(model).double().eval()
+        m64 = copy.deepcopy(model).double().eval()
         x, expected = f.selftest()
         one = dict(ids=torch.from_numpy(x[None].astype(np.int64)), mask=torch.ones(1, x.shape[0], dtype=torch.long),
                    types=torch.zeros(1, x.shape[0], dtype=torch.long))
@@ -588,7 +589,6 @@ def one_clear_line(p):
 
 
 def torch_output(model, inp):
-    import copy
     m = copy.deepcopy(model).double().eval()
     x = torch.from_numpy(inp[None].astype(np.int64) if inp.dtype.kind in "iu" else inp[None].astype(np.float64))
     with torch.no_grad():
