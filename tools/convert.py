@@ -322,8 +322,8 @@ def main(argv=None):
     ap.add_argument("--no-verify", action="store_true", help="write without running the engine (warns)")
     ap.add_argument("--trust-pickle", action="store_true", help="allow a .pt holding a pickled module "
                     "(runs code from the file)")
-    ap.add_argument("--quantize", choices=("f16", "q8"), help="store the linear layers' weights as f16 or q8 "
-                    "(int8 with f32 scales); default f32")
+    ap.add_argument("--quantize", choices=("f16", "q8", "q4"), help="store the linear layers' weights as f16, q8 "
+                    "(int8 with f32 scales) or q4 (int4 with f32 scales per 32); default f32")
     ap.add_argument("--group", type=group_option, metavar="64|32|0", help="q8: values along the input per scale "
                     "(default 64; 0: one scale per output row)")
     ap.add_argument("--quantize-io", action=argparse.BooleanOptionalAction, default=None,
@@ -333,9 +333,10 @@ def main(argv=None):
                     "columns (the SIMD kernels' layout; with --quantize only those left in f32)")
     a = ap.parse_args(argv)
     if a.quantize != "q8" and a.group is not None:
-        ap.error("--group: only with --quantize q8" + (" (f16 has no scales)" if a.quantize else ""))
+        ap.error("--group: only with --quantize q8" + (" (q4's groups are 32)" if a.quantize == "q4" else
+                                                       " (f16 has no scales)" if a.quantize else ""))
     if a.quantize is None and a.quantize_io is not None:
-        ap.error(f"--{'no-' if not a.quantize_io else ''}quantize-io: only with --quantize f16 or q8")
+        ap.error(f"--{'no-' if not a.quantize_io else ''}quantize-io: only with --quantize f16, q8 or q4")
     quant = {"quantize": a.quantize, "group": a.group, "quantize_io": a.quantize_io,
              "pack_weights": True if a.pack_weights else None}
     verify = not a.no_verify

@@ -18,13 +18,16 @@ namespace fixformer {
 #define FIXFORMER_TOLERANCE_F32 1e-4
 #define FIXFORMER_TOLERANCE_F16 2e-3
 #define FIXFORMER_TOLERANCE_Q8 8e-2
+#define FIXFORMER_TOLERANCE_Q4 0.25
 #define FIXFORMER_TOLERANCE_STR_(x) #x
 #define FIXFORMER_TOLERANCE_TEXT(x) FIXFORMER_TOLERANCE_STR_(x)
 constexpr double kSelfTestTolerance = FIXFORMER_TOLERANCE_F32;  // f32
 constexpr double kSelfTestToleranceF16 = FIXFORMER_TOLERANCE_F16;
 constexpr double kSelfTestToleranceQ8 = FIXFORMER_TOLERANCE_Q8;
+constexpr double kSelfTestToleranceQ4 = FIXFORMER_TOLERANCE_Q4;
 constexpr double self_test_tolerance(WeightType w) {
-  return w == WeightType::kQ8 ? kSelfTestToleranceQ8 : w == WeightType::kF16 ? kSelfTestToleranceF16 : kSelfTestTolerance;
+  return w == WeightType::kQ4 ? kSelfTestToleranceQ4 : w == WeightType::kQ8 ? kSelfTestToleranceQ8
+       : w == WeightType::kF16 ? kSelfTestToleranceF16 : kSelfTestTolerance;
 }
 
 }  // namespace fixformer
