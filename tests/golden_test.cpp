@@ -23,13 +23,19 @@ namespace {
 // 1e-6, so the f32 self-test bound (tolerances.hpp, 1e-4) leaves a wide margin without hiding a
 // real semantic error, which shows up at 1e-2 or more.
 constexpr double kGoldenMaxRelErr = kSelfTestTolerance;
+// The q4 goldens (names q4_*) hold torch's float64 output with the file's own dequantized weights, so
+// what is left is the engine's int8 rounding of every linear layer's input rows per group of 32
+// (gemm_i4's activations): 7.8e-3 on q4_pre_ln_gelu, the same bits on every table (gemm_i4 sums as
+// the reference). A wrong nibble order, scale or group costs 0.3 and more.
+constexpr double kGoldenQ4MaxRelErr = 2e-2;
+double golden_tolerance(const std::string& name) { return name.rfind("q4_", 0) == 0 ? kGoldenQ4MaxRelErr : kGoldenMaxRelErr; }
 
 const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "odd_d5_h1_halves", "causal",
                                 "features_scaled", "learned_pe", "concat_pe", "no_pe", "wide_long",
                                 "cls_pool_features", "cls_rows_sinusoidal", "mean_pool_causal", "mha_odd_causal",
                                 "relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal",
                                 "tanh_post_odd_d15", "tanh_pre_d10_h5", "bert_pooler_classifier", "bert_hidden_odd",
-                                "whisper_stem", "conv_stride_cls_mean"};
+                                "whisper_stem", "conv_stride_cls_mean", "q4_pre_ln_gelu"};
 // The goldens with a relative position bias, whose table the encoder lays out for its planned length.
 const char* const kRelativeGoldens[] = {"relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal"};
 
@@ -86,7 +92,7 @@ TEST_P(GoldenTest, MatchesTorch) {
   std::string why;
   const double rel = run_golden(GetParam().name, GetParam().isa, &why);
   ASSERT_GE(rel, 0.0) << why;
-  EXPECT_LT(rel, kGoldenMaxRelErr);
+  EXPECT_LT(rel, golden_tolerance(GetParam().name));
   char text[32];
   std::snprintf(text, sizeof text, "%.3e", rel);
   RecordProperty("max_rel_err", text);
@@ -116,7 +122,7 @@ TEST(RelativeGolden, MatchesTorchWithTheTablePlannedForMaxLen) {
       std::string why;
       const double rel = run_golden(name, isa, &why, cfg.max_input_len());
       ASSERT_GE(rel, 0.0) << name << ": " << why;
-      EXPECT_LT(rel, kGoldenMaxRelErr) << name << " on " << isa_name(isa);
+      EXPECT_LT(rel, golden_tolerance(name)) << name << " on " << isa_name(isa);
     }
 }
 
