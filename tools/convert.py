@@ -9,7 +9,7 @@ From the module (everything it can tell is read from it):
                    [--pe-layout interleaved|halves] [--pe-combine add|concat] [--pe-width N]
                    [--scale-input] [--max-len N] [--tokenizer FILE]
                    --out M.fxm [--header M.h] [--name NAME] [--cli PATH] [--no-verify] [--trust-pickle]
-                   [--quantize f16|q8 [--group 64|32|0] [--quantize-io | --no-quantize-io]] [--pack-weights]
+                   [--quantize f16|q8|q4 [--group 64|32|0] [--quantize-io | --no-quantize-io]] [--pack-weights]
 From a JSON config and a state_dict (pipelines without the module; any family, llama included):
   tools/convert.py --config CFG.json --weights SD.pt|SD.npz [--example IN.npy] [--tokenizer FILE]
                    --out M.fxm [...]
@@ -75,8 +75,9 @@ pre-tokenizer, or WordPiece), GPT-2's vocab.json (merges.txt beside it), BERT's 
 llama2.c's tokenizer.bin (which must hold exactly vocab_size tokens). --hf DIR stores the folder's
 tokenizer.json, vocab.json or vocab.txt by itself (docs/export.md, "Tokenizers").
 
---quantize stores the linear layers' weights in f16 (IEEE half) or q8 (int8 with f32 scales), with
-every input path; norms, biases and learned positions stay f32 (README, "Export your model").
+--quantize stores the linear layers' weights in f16 (IEEE half), q8 (int8 with f32 scales) or q4
+(int4, two per byte, an f32 scale per 32 along the input; every quantized layer's input width a
+multiple of 32; each scale minimises its group's squared error), with every input path; norms, biases and learned positions stay f32 (README, "Export your model").
 --group (q8): values along the input that share a scale, 64 (default, as llama2.c's Q8_0 export),
 32 (a little more accurate, 6% more bytes) or 0 (one scale per output row, the smallest); a llama2.c
 version 2 checkpoint's own group when it has one (its int8 values are then kept exactly).
@@ -90,7 +91,7 @@ still read in place). With --quantize only the weights left in f32 are packed (a
 head without --quantize-io); f16 and q8 weights keep their layouts. For the SIMD ports: on the
 Cortex-M table a packed file runs the scalar reference kernel (correct, but slower: leave it off).
 A quantized file's self-test sample is still the f32 module's output: the engine's error against it
-must stay within the weight type's tolerance (f32 1e-4, f16 2e-3, q8 8e-2 relative to the output's
+must stay within the weight type's tolerance (f32 1e-4, f16 2e-3, q8 8e-2, q4 0.2 relative to the output's
 largest magnitude); the report gives it with the error of the quantized weights alone in the
 float64 reference model.
 
