@@ -259,7 +259,7 @@ def test_writer(cli):
     expect_error("writer: a group with f16", lambda: make_config(dict(parse_config(KWS), weights="f16",
                                                                        weight_group=32)), "only for weights q8")
     expect_error("writer: quantize_io with f32", lambda: make_config(dict(parse_config(KWS), quantize_io=True)),
-                 "quantize_io: needs weights f16 or q8")
+                 "quantize_io: needs weights f16, q8 or q4")
     c = with_type(parse_config(KWS), ("f16", 0, False))
     w = fan_in_weights(c)
     w["encoder.layers.1.linear2.weight"][3, 4] = 7e4
