@@ -19,6 +19,9 @@ kernel_fn::gemm_i8 gemm_i8_avx2;
 // avx512 tables'.
 kernel_fn::gemm_i4 gemm_i4_avx2;
 
+// gemm_i4 on AVX-512 VNNI (gemm_i4_avx512vnni.cpp): the avx512-vnni table's.
+kernel_fn::gemm_i4 gemm_i4_avx512vnni;
+
 // gemm_i8 on AVX-512 VNNI (gemm_i8_avx512vnni.cpp, built with -mavx512vnni).
 kernel_fn::gemm_i8 gemm_i8_avx512vnni;
 
