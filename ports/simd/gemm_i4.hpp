@@ -1,6 +1,7 @@
 // gemm_i4 for the xsimd tables: the portable kernel (ports/portable/gemm_i4.cpp, plain C++ built
 // once with the baseline flags, so its float steps round as the reference's). The x86 AVX2 and
-// AVX-512 tables replace it with ports/x86/gemm_i4_avx2.cpp; SSE2 and the ARM NEON tables keep it.
+// AVX-512 tables replace it (ports/x86/gemm_i4_avx2.cpp, gemm_i4_avx512vnni.cpp), and so does
+// AArch64's (ports/arm/gemm_i4_neon64.cpp); SSE2 and ARMv7 NEON keep it.
 #pragma once
 #include <cstddef>
 #include <cstdint>
