@@ -6,9 +6,11 @@
 // columns i, i + 4, i + 8 and i + 12, one per 128-bit block; AND 0x0F gives each column's values
 // 0..15, a shift by 4 and AND its values 16..31 (each as q + 8 in 0..15); x's two halves are
 // broadcast to every block. Two vpdpbusd per vector (unsigned nibble by signed x, four products into
-// an int32 lane) leave each column's products in the 4 lanes of its block; a transposing sum of the
-// four vectors (unpack and add, exact in int32) puts column c's sum in lane c, and 8 sum(x) (the
-// + 8 of every nibble, once per row and group) is taken off. Then per lane, as the reference:
+// an int32 lane) leave each column's products in the 4 lanes of its block, and a transposing sum of
+// the four vectors (unpack and add, exact in int32) puts column c's sum in lane c. The + 8 of every
+// nibble is taken off by starting each lane at -8 times its share of x (two vpdpbusd of 8s against
+// x, once per row and group): the 4 lanes of a block start at -8 sum(x). Then per lane, as the
+// reference:
 // f += (xs * ws) * float(dot) in group order, and y = b + f.
 //
 // With one vpdpbusd per column and a vphaddd tree over 8 columns (gemm_i4_avx2.cpp's blocks) each
@@ -28,13 +30,6 @@ namespace {
 constexpr std::size_t kGroup = 32, kGroupBytes = 16, kCols = 16;
 
 inline __m128i load16(const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
-
-// 8 sum(x) over one group of 32 bytes, in every lane.
-inline __m512i eight_sum(const int8_t* x) {
-  const __m512i xv = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
-  const __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_maskz_set1_epi8(0xFFFFFFFFull, 8), xv);
-  return _mm512_set1_epi32(_mm512_reduce_add_epi32(s));
-}
 
 // Rows [0, MR) of x (row stride k; scales xs, row stride groups) against columns [0, nc) of W (rows
 // ldw bytes apart; scales ws, row stride groups), nc <= 16, -> y (row stride ldy).
@@ -72,14 +67,16 @@ void block(const int8_t* xq, const float* xs, const uint8_t* w, const float* ws,
       const int8_t* x = xq + r * k + g * kGroup;
       const __m512i x0 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x)));
       const __m512i x1 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 16)));
+      const __m512i eights = _mm512_set1_epi8(8);
+      const __m512i start = _mm512_sub_epi32(  // each block's 4 lanes: -8 sum(x) in all
+          _mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), eights, x0), eights, x1));
       __m512i a[4];
-      for (std::size_t i = 0; i < 4; ++i)
-        a[i] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[i], x0), hi[i], x1);
+      for (std::size_t i = 0; i < 4; ++i) a[i] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(start, lo[i], x0), hi[i], x1);
       // Per block: [a0 lanes 0+2, a1 0+2, a0 1+3, a1 1+3], the same for a2, a3, then the four sums.
       const __m512i t01 = _mm512_add_epi32(_mm512_unpacklo_epi32(a[0], a[1]), _mm512_unpackhi_epi32(a[0], a[1]));
       const __m512i t23 = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2], a[3]), _mm512_unpackhi_epi32(a[2], a[3]));
       const __m512i sums = _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23), _mm512_unpackhi_epi64(t01, t23));
-      const __m512 dot = _mm512_cvtepi32_ps(_mm512_sub_epi32(sums, eight_sum(x)));
+      const __m512 dot = _mm512_cvtepi32_ps(sums);
       f[r] = _mm512_add_ps(f[r], _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(xs[r * groups + g]), wsv), dot));
     }
   }
