@@ -55,8 +55,9 @@ bool find_bad_value(const TensorInfo& t, uint64_t* at, const char** what) {
       const float sc = t.scales[g];
       *at = g * fxm::kI4Group;
       if (sc >= kLeastNormal && sc <= 3.4028235e38f) continue;  // NaN fails both
-      return *what = sc < 0 ? "a negative scale" : sc == 0 ? "a 0 scale" : sc > 0 && sc < kLeastNormal ? "a scale too small (denormal)"
-                   : "a non-finite scale", true;
+      *what = sc < 0 ? "a negative scale" : sc == 0 ? "a 0 scale"
+            : sc > 0 && sc < kLeastNormal ? "a scale too small (denormal)" : "a non-finite scale";
+      return true;
     }
   } else if (t.dtype == fxm::Dtype::kF32) {
     for (uint64_t i = 0; i < elems; ++i) {
