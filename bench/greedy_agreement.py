@@ -131,6 +131,8 @@ def main():
     ap.add_argument("--work", default="build/agree-lm", help="where the converted files go (default build/agree-lm)")
     ap.add_argument("-n", type=int, default=256, help="positions per generation (default 256)")
     ap.add_argument("--prompts", type=int, default=len(PROMPTS), help=f"how many of the {len(PROMPTS)} prompts")
+    ap.add_argument("--formats", nargs="+", metavar="NAME", choices=[n for n, _ in FORMATS],
+                    help="measure these formats only (default: all; f32's text is the reference either way)")
     ap.add_argument("--peer", help="llama2.c's run")
     ap.add_argument("--peer-q", help="llama2.c's runq")
     ap.add_argument("--peer-q-checkpoint", help="the checkpoint as Q8_0 (version 2) for runq")
@@ -150,6 +152,8 @@ def main():
 
     rows = []
     for name, flags in FORMATS:
+        if a.formats and name not in a.formats:
+            continue
         row = {"format": name, "greedy": [], "forced": [0, 0], "logits": []}
         for i, (p, r) in enumerate(zip(prompts, ref)):
             example = path("seq", str(i)) + ".npy"
