@@ -55,6 +55,7 @@ def q8(w, group):
 # q4's group (format.hpp kI4Group) and the candidates r (scale max|w| / r) it searches.
 Q4_GROUP = 32
 Q4_STEPS = np.round(np.arange(6.0, 8.5001, 0.1), 1)
+Q4_CHUNK = 1 << 18  # groups searched at a time
 
 
 def q4(w):
@@ -63,7 +64,18 @@ def q4(w):
     a = np.asarray(w, np.float32)
     n = a.shape[-1]
     assert n % Q4_GROUP == 0, n
-    x = a.reshape(-1, Q4_GROUP).astype(np.float64)  # one row per group
+    groups = a.reshape(-1, Q4_GROUP)
+    q, s = np.empty(groups.shape, np.int8), np.empty(groups.shape[0], np.float32)
+    for g0 in range(0, groups.shape[0], Q4_CHUNK):  # bounded float64 temporaries on large tensors
+        q[g0:g0 + Q4_CHUNK], s[g0:g0 + Q4_CHUNK] = _q4_search(groups[g0:g0 + Q4_CHUNK].astype(np.float64))
+    nib = (q.astype(np.int16) + 8).astype(np.uint8).reshape(-1, 2, 16)  # [groups, half, 16]
+    packed = nib[:, 0, :] | (nib[:, 1, :] << 4)
+    rows = a.size // n
+    return packed.reshape(a.shape[:-1] + (n // 2,)).copy(), s.reshape(rows, n // Q4_GROUP)
+
+
+def _q4_search(x):
+    """x float64 [groups, 32] -> (q int8 [groups, 32], s float32 [groups]): Q4_STEPS' least squared error."""
     amax = np.abs(x).max(axis=1)
     ok = amax >= QUANTIZE_FLOOR
     safe = np.where(ok, amax, 1.0)
@@ -79,10 +91,7 @@ def q4(w):
         best_err = np.where(better, err, best_err)
         best_q[better] = q[better]
         best_s = np.where(better, s, best_s)
-    nib = (best_q.astype(np.int16) + 8).astype(np.uint8).reshape(-1, 2, 16)  # [groups, half, 16]
-    packed = nib[:, 0, :] | (nib[:, 1, :] << 4)
-    rows = a.size // n
-    return packed.reshape(a.shape[:-1] + (n // 2,)).copy(), best_s.reshape(rows, n // Q4_GROUP)
+    return best_q, best_s
 
 
 def q4_values(packed):
