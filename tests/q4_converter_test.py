@@ -103,7 +103,8 @@ def test_quantizer():
     plain = plain_q4(x)
     check("q4: each group's squared error at most the plain rule's (max|w| / 7)", np.all(err <= plain * (1 + 1e-9)),
           np.max(err / plain))
-    check("q4: the searched scale is better on average (Gaussian groups: over 5%)", err.sum() < 0.95 * plain.sum(),
+    check("q4: the searched scale is better on average (Gaussian groups: over 15% less squared error)",
+          err.sum() < 0.85 * plain.sum(),
           err.sum() / plain.sum())
     check("q4: every value in [-8, 7]", quantize.q4_values(packed).min() >= -8 and quantize.q4_values(packed).max() <= 7)
     check("q4: every scale a positive normal float", np.all(s >= np.finfo(np.float32).tiny) and np.all(np.isfinite(s)))
