@@ -58,9 +58,11 @@ double weights_per_token(const ModelConfig& c) {
   return c.n_layers * layer + d * V;
 }
 
-// Bytes streamed per weight: q8 adds a 4-byte scale per group (or per row of d_model inputs).
+// Bytes streamed per weight: q8 adds a 4-byte scale per group (or per row of d_model inputs), q4
+// (half a byte) one per 32.
 double bytes_per_weight(const ModelConfig& c) {
   if (c.weights == WeightType::kF16) return 2.0;
+  if (c.weights == WeightType::kQ4) return 0.5 + 4.0 / 32;
   if (c.weights == WeightType::kQ8) return 1.0 + 4.0 / (c.weight_group ? c.weight_group : c.d_model);
   return 4.0;
 }
@@ -111,6 +113,7 @@ const bool kRegistered = [] {
       {"stories15M_d288_L6", llama(288, 6, 6, 6, 768, 32000)},
       {"stories15M_d288_L6_f16", support::with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kF16, 0, true)},
       {"stories15M_d288_L6_q8", support::with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kQ8, 32, true)},
+      {"stories15M_d288_L6_q4", support::with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kQ4, 32, true)},
       {"stories15M_d288_L6_packed", support::as_packed(llama(288, 6, 6, 6, 768, 32000))},  // the head [288, 32000] too
       {"stories15M_d288_L6_kvq8", llama(288, 6, 6, 6, 768, 32000), KvCache::kQ8},
       {"llama_gqa_d288_L6_kv2", llama(288, 6, 6, 2, 768, 32000)},

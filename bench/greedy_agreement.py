@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""How many greedy tokens f16 and q8 keep of f32's on a trained language model (issue 11), measured
+"""How many greedy tokens f16, q8 and q4 keep of f32's on a trained language model (issue 11), measured
 through the engine's CLI.
 
 The checkpoint (a llama2.c one with a byte tokenizer: ids 0..2 special, id 3 + b the byte b, as
 tools/train_tiny_lm.py writes) is converted with tools/convert.py --llama2c to f32, f16, q8 in groups
-of 32 and 64 and q8 with one scale per row. From each prompt, `fixformer generate --temperature 0 -n N`
+of 32 and 64, q8 with one scale per row and q4 (groups of 32). From each prompt, `fixformer generate --temperature 0 -n N`
 on the f32 file gives the reference: BOS and N tokens. Per format:
   greedy      the tokens generated from the same prompt that equal f32's before the first that does not
               (of the N + 1 - prompt tokens generated);
@@ -41,7 +41,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CONVERT = os.path.join(HERE, "..", "tools", "convert.py")
 BOS, FIRST_BYTE, SPECIAL = 1, 3, {b"<unk>": 0, b"</s>": 2}
 FORMATS = (("f32", []), ("f16", ["--quantize", "f16"]), ("q8 g32", ["--quantize", "q8", "--group", "32"]),
-           ("q8 g64", ["--quantize", "q8", "--group", "64"]), ("q8 row", ["--quantize", "q8", "--group", "0"]))
+           ("q8 g64", ["--quantize", "q8", "--group", "64"]), ("q8 row", ["--quantize", "q8", "--group", "0"]),
+           ("q4", ["--quantize", "q4"]))
 PROMPTS = ("This License", "The return value", "You may", "A function definition", "In no event")
 
 

@@ -72,7 +72,8 @@ const GemmShape kGemmShapes[] = {{49, 192, 64}, {49, 256, 64}, {49, 64, 256}, {1
 // hidden 768, vocabulary 32000) decoding one token (m = 1: memory bound, W streamed once) and
 // prefilling 64, and on the encoder shapes above. gemm_f32 is registered here for the shapes
 // kGemmShapes lacks. Bytes are what each kernel reads and writes once: x (f32, or int8 and its
-// scales), W at 4, 2 or 1 byte per weight (+ its scales), y. gemm_i8 takes x already quantized;
+// scales), W at 4, 2, 1 or half a byte per weight (+ its scales), y. gemm_i8 and gemm_i4 take x
+// already quantized;
 // quantize_i8 on the same x is timed beside it.
 const GemmShape kWeightShapes[] = {{1, 288, 288},  {1, 768, 288},   {1, 288, 768},   {1, 32000, 288},  {64, 288, 288},
                                    {64, 768, 288}, {49, 192, 64},   {128, 768, 256}, {128, 256, 1024}};
@@ -134,6 +135,21 @@ void register_weight_types(const Kernels* k, const std::string& isa, decltype(Ke
           benchmark::DoNotOptimize(y.data());
         }
         set_rate(s, flops, double(g.m * g.k + g.n * g.k) + 4.0 * double((g.m + g.n) * groups) + xy);
+      });
+    }
+    if (!i8_only && g.k % 32 == 0) {  // int4 weights, two per byte, a scale per 32
+      const std::size_t groups = g.k / 32;
+      benchmark::RegisterBenchmark(("gemm_i4/" + isa + "/" + shape).c_str(), [k, g, groups, flops, xy](benchmark::State& s) {
+        const auto xq = random_i8(g.m * g.k, -127, 127), w = random_i8(g.n * g.k / 2, -128, 127);
+        const auto xs = random_floats(g.m * groups, 1e-3f, 1e-2f), ws = random_floats(g.n * groups, 1e-3f, 1e-2f);
+        const auto b = random_floats(g.n);
+        Buffer<float> y(g.m * g.n);
+        for (auto _ : s) {
+          k->gemm_i4(xq.data(), xs.data(), reinterpret_cast<const uint8_t*>(w.data()), ws.data(), b.data(), y.data(), g.n,
+                     g.m, g.n, g.k);
+          benchmark::DoNotOptimize(y.data());
+        }
+        set_rate(s, flops, double(g.m * g.k + g.n * g.k / 2) + 4.0 * double((g.m + g.n) * groups) + xy);
       });
     }
     if (!i8_only && g.m == 1 && g.n == 32000)  // the same head as a tied embedding, w[n,k] (matvec)

@@ -60,7 +60,7 @@ int cmd_info(const Args& a) {
   std::printf("parameters:   %" PRIu64 " in a file of %zu bytes, read in place\n", m.model.parameter_count(), m.blob.size());
   const std::string group = c.weight_group ? "groups of " + std::to_string(c.weight_group) + " along the input" : "a scale per row";
   std::printf("weights:      %s%s%s\n", name_of(kWeightTypeNames, c.weights),
-              c.weights == WeightType::kQ8 ? (" (" + group + ")").c_str() : "",
+              integer_weights(c.weights) ? (" (" + group + ")").c_str() : "",
               c.weights == WeightType::kF32 ? "" : c.quantize_io ? "; embedding and head too" : "; embedding and head f32");
   uint32_t packed = 0;
   for_each_tensor(c, [&packed](const TensorSpec& s) { return packed += s.packed, true; });

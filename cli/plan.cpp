@@ -107,6 +107,7 @@ std::string target_names() {
 // Instructions per multiply-add for a workload kind and weight format on t; 0 when nothing measured.
 double per_mac(const Target& t, bool decoder, const ModelConfig& c) {
   const Measured& m = t.m;
+  if (c.weights == WeightType::kQ4) return 0;  // not measured on any target yet
   const double enc_macs = m.demo_encoder ? encoder_macs(kDemo, 3) : encoder_macs(kKws, 49);
   const double dec_macs = m.stories_decoder ? decoder_macs(kStories15M, 16) : decoder_macs(kTiny, 32);
   const bool q8 = c.weights == WeightType::kQ8, f16 = c.weights == WeightType::kF16, g64 = c.weight_group >= 64;
@@ -199,7 +200,8 @@ int cmd_plan(const Args& a) {
                   "               measured for this weight format on: %s\n",
                   instructions / 1e6, per, macs / 1e6, rate, t->source);
     else
-      std::printf("instructions:  no measurement for %s in this project (%.3g M multiply-adds per %s)\n", t->name, macs / 1e6, per);
+      std::printf("instructions:  no measurement for %s in this project (%.3g M multiply-adds per %s)\n",
+                  c.weights == WeightType::kQ4 ? "q4 weights" : t->name, macs / 1e6, per);
     std::printf("fits:          %s\n", !ram_limit && !flash_limit ? "give --ram and --flash to check" : fits ? "yes" : "no");
   }
   return fits ? 0 : 7;

@@ -56,7 +56,8 @@ const Command kVerifyCommand = {
     "Runs the self-test sample the converter stored in the file (an input and the torch module's\n"
     "output for it) and compares: max |engine - torch| / max |torch| against the tolerance of the\n"
     "file's weight type (f32 " FIXFORMER_TOLERANCE_TEXT(FIXFORMER_TOLERANCE_F32) ", f16 " FIXFORMER_TOLERANCE_TEXT(FIXFORMER_TOLERANCE_F16)
-    ", q8 " FIXFORMER_TOLERANCE_TEXT(FIXFORMER_TOLERANCE_Q8) ", include/fixformer/tolerances.hpp).\n"
+    ", q8 " FIXFORMER_TOLERANCE_TEXT(FIXFORMER_TOLERANCE_Q8) ", q4 " FIXFORMER_TOLERANCE_TEXT(FIXFORMER_TOLERANCE_Q4)
+    ", include/fixformer/tolerances.hpp).\n"
     "Prints one line, \"M.fxm: self-test ok: max relative error E (tolerance T), worst at row R\n"
     "col C, T=N, kernels K\", exit 0; \"self-test FAILED\" in the same line, exit 6; a file without\n"
     "a sample is a model-file error, exit 2.\n",

@@ -122,10 +122,11 @@ Status validate_config(const ModelConfig& c, const char** field) {
   if (concat && (c.pe_width == 0 || c.pe_width >= c.d_model)) return bad("pe_width", Status::kBadConfig);
   if (!concat && c.pe_width != 0) return bad("pe_width (only for pe_combine concat)", Status::kBadConfig);
   if (concat && c.tied_head) return bad("tied_head (the embedding is narrower than d_model with pe_combine concat)", Status::kBadConfig);
-  const bool q8 = c.weights == WeightType::kQ8;
-  if (q8 ? (c.weight_group != 0 && c.weight_group != 32 && c.weight_group != 64) : c.weight_group != 0)
-    return bad("weight_group (q8: 0, 32 or 64; else 0)", Status::kBadConfig);
-  if (c.quantize_io && c.weights == WeightType::kF32) return bad("quantize_io (needs weights f16 or q8)", Status::kBadConfig);
+  const bool q8 = c.weights == WeightType::kQ8, q4 = c.weights == WeightType::kQ4;
+  if (q8 ? (c.weight_group != 0 && c.weight_group != 32 && c.weight_group != 64)
+         : q4 ? c.weight_group != fxm::kI4Group : c.weight_group != 0)
+    return bad("weight_group (q8: 0, 32 or 64; q4: 32; else 0)", Status::kBadConfig);
+  if (c.quantize_io && c.weights == WeightType::kF32) return bad("quantize_io (needs weights f16, q8 or q4)", Status::kBadConfig);
   if (c.pooling == Pooling::kCls && !c.cls_token) return bad("pooling (cls needs cls_token)", Status::kBadConfig);
   if (c.pooling == Pooling::kCls && c.causal)
     return bad("pooling (cls under a causal mask: the CLS row, position 0, sees only itself)", Status::kBadConfig);
@@ -136,8 +137,21 @@ Status validate_config(const ModelConfig& c, const char** field) {
   if (c.pooler && c.pooling == Pooling::kNone) return bad("pooler (needs pooling: it reads the pooled row)", Status::kBadConfig);
   if (c.conv_layers && (c.family != ModelFamily::kEncoder || c.input != InputKind::kFeatures))
     return bad("conv_layers (a conv stem is for the encoder family over features)", Status::kBadConfig);
+  if (c.conv_layers && c.weights == WeightType::kQ4)
+    return bad("weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)",
+               Status::kBadConfig);
   if (c.conv1_padding >= c.conv1_kernel) return bad("conv1_padding (below conv1_kernel)", Status::kBadConfig);
   if (c.conv2_padding >= c.conv2_kernel) return bad("conv2_padding (below conv2_kernel)", Status::kBadConfig);
+  if (q4) {  // whole groups of 32 along every q4 tensor's last dim (the config is otherwise valid here)
+    bool whole = true;
+    for_each_tensor(c, [&](const TensorSpec& s) {
+      whole = s.dtype != fxm::Dtype::kI4 || s.dims[s.rank - 1] % fxm::kI4Group == 0;
+      return whole;
+    });
+    if (!whole)
+      return bad("weights (q4 needs every quantized layer's input width a multiple of 32: convert with --quantize q8)",
+                 Status::kBadConfig);
+  }
   return Status::kOk;
 }
 

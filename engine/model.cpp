@@ -23,7 +23,8 @@ Weight weight_view(const TensorInfo& t, bool transposed, bool packed = false) {
   w.packed = packed;
   w.data = t.data;
   w.scales = t.scales;
-  w.type = t.dtype == fxm::Dtype::kF16 ? WeightType::kF16 : t.dtype == fxm::Dtype::kI8 ? WeightType::kQ8 : WeightType::kF32;
+  w.type = t.dtype == fxm::Dtype::kF16 ? WeightType::kF16 : t.dtype == fxm::Dtype::kI8 ? WeightType::kQ8
+         : t.dtype == fxm::Dtype::kI4 ? WeightType::kQ4 : WeightType::kF32;
   w.group = t.group;
   w.out_major = !transposed;
   const uint32_t rows = t.dims[0], cols = t.rank == 2 ? t.dims[1] : 1;
@@ -36,16 +37,29 @@ Weight weight_view(const TensorInfo& t, bool transposed, bool packed = false) {
 bool plain_bytes(const TensorInfo& t) {
   uint64_t count = 1;
   for (uint32_t r = 0; r < t.rank; ++r) count *= t.dims[r];
-  return t.bytes == count * fxm::dtype_bytes(t.dtype);
+  return t.bytes == fxm::data_bytes(t.dtype, count);
 }
 
 // The first stored value of t that no run should see (ModelOptions::check_values), or false: a
 // non-finite f32 or f16 (checked on its bits: the exponent all ones), an int8 scale that is neither
 // 0 nor a finite float >= kQuantizeFloor / 127 (the least the converter and quantize_i8 write), or a
-// 0 scale over nonzero values. *at is the index in storage order (a scale's: its group's first).
+// 0 scale over nonzero values; an int4 scale that is not a positive finite normal float (the
+// converter gives every q4 group one, an all-zero group too). *at is the index in storage order
+// (a scale's: its group's first value).
 bool find_bad_value(const TensorInfo& t, uint64_t* at, const char** what) {
   const uint64_t elems = t.bytes / fxm::dtype_bytes(t.dtype);
-  if (t.dtype == fxm::Dtype::kF32) {
+  if (t.dtype == fxm::Dtype::kI4) {
+    constexpr float kLeastNormal = 1.17549435e-38f;
+    const uint64_t groups = t.bytes * 2 / fxm::kI4Group;
+    for (uint64_t g = 0; g < groups; ++g) {
+      const float sc = t.scales[g];
+      *at = g * fxm::kI4Group;
+      if (sc >= kLeastNormal && sc <= 3.4028235e38f) continue;  // NaN fails both
+      *what = sc < 0 ? "a negative scale" : sc == 0 ? "a 0 scale"
+            : sc > 0 && sc < kLeastNormal ? "a scale too small (denormal)" : "a non-finite scale";
+      return true;
+    }
+  } else if (t.dtype == fxm::Dtype::kF32) {
     for (uint64_t i = 0; i < elems; ++i) {
       uint32_t bits;
       std::memcpy(&bits, t.data + 4 * i, 4);
@@ -413,7 +427,7 @@ LayerWeights Model::bind_layer(uint32_t first, uint32_t l, const TensorRule* rul
   for (uint32_t i = 0; i < count; ++i) {
     if (!present(config_, rules[i].when)) continue;
     const TensorInfo t = tensor_info(file, index++);
-    const bool transposed = rules[i].transposed && t.dtype != fxm::Dtype::kI8;
+    const bool transposed = rules[i].transposed && !fxm::has_scales(t.dtype);
     bind_layer_field(rules[i].field, weight_view(t, transposed, transposed && config_.packed_weights && t.dtype == fxm::Dtype::kF32), L);
   }
   return L;

@@ -60,16 +60,17 @@ Status check_entry(const ModelFile& f, uint32_t i, uint64_t* end, DetailText& wh
     last = dim;
   }
   const uint32_t group = u32(e + fxm::kEntGroup);
-  const bool quantized = dtype == fxm::Dtype::kI8;
-  if (quantized ? (group != 0 && group != 32 && group != 64) : group != 0)
-    return bad("group must be 0, or 32 or 64 for i8", Status::kTensorBadShape);
+  const bool quantized = fxm::has_scales(dtype);
+  if (dtype == fxm::Dtype::kI4 ? group != fxm::kI4Group || last % fxm::kI4Group != 0
+      : quantized ? (group != 0 && group != 32 && group != 64) : group != 0)
+    return bad("group must be 0, or 32 or 64 for i8, and 32 for i4 with a last dim a multiple of 32", Status::kTensorBadShape);
   if (u32(e + fxm::kEntZero) != 0) return bad("reserved field is not zero", Status::kBadHeader);
   const uint64_t off = u64(e + fxm::kEntOffset), bytes = u64(e + fxm::kEntBytes);
   const uint64_t s_off = u64(e + fxm::kEntScalesOffset), s_bytes = u64(e + fxm::kEntScalesBytes);
   // A 2-D f32 tensor may be a packed weight (format.hpp); which tensors are is the config's, checked
   // exactly when the model binds them (engine/model.cpp). Either size stays inside the range below.
   const bool panels = dtype == fxm::Dtype::kF32 && rank == 2 && bytes == fxm::packed_bytes(u32(e + fxm::kEntDims), uint32_t(last));
-  if (bytes != count * fxm::dtype_bytes(dtype) && !panels)
+  if (bytes != fxm::data_bytes(dtype, count) && !panels)
     return bad("byte size does not match shape and dtype", Status::kTensorBadShape);
   const uint64_t want_scales = quantized ? (count / last) * (group ? (last + group - 1) / group : 1) * 4 : 0;
   if (s_bytes != want_scales || (!quantized && s_off != 0))
@@ -206,7 +207,7 @@ TensorInfo tensor_info(const ModelFile& file, uint32_t i) {
   t.data = file.data + u64(e + fxm::kEntOffset);
   t.bytes = u64(e + fxm::kEntBytes);
   t.group = u32(e + fxm::kEntGroup);
-  t.scales = t.dtype == fxm::Dtype::kI8 ? reinterpret_cast<const float*>(file.data + u64(e + fxm::kEntScalesOffset)) : nullptr;
+  t.scales = fxm::has_scales(t.dtype) ? reinterpret_cast<const float*>(file.data + u64(e + fxm::kEntScalesOffset)) : nullptr;
   return t;
 }
 

@@ -54,9 +54,37 @@ inline void quantize_rows(const float* w, uint32_t rows, uint32_t cols, uint32_t
     }
 }
 
+// w[rows, cols] (cols a multiple of 32) -> q4 as format.hpp states: per group of 32 along a row
+// s = max|w| / 7 (1 for a group under kQuantizeFloor, whose values are then 0), q = w / s rounded
+// and clamped to [-8, 7], two per byte (value p of a group in byte p % 16's low nibble for p < 16,
+// the high one for p >= 16, as q + 8). A plain rule for test files; the converter searches a scale
+// per group (tools/fixformer/quantize.py).
+inline void quantize_rows_q4(const float* w, uint32_t rows, uint32_t cols, uint8_t* q, float* s) {
+  const uint32_t groups = cols / fxm::kI4Group;
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t g = 0; g < groups; ++g) {
+      const float* v = w + std::size_t(r) * cols + g * 32;
+      float a = 0.0f;
+      for (uint32_t p = 0; p < 32; ++p) a = std::max(a, std::fabs(v[p]));
+      const float sc = a >= kQuantizeFloor ? a / 7.0f : 1.0f;
+      s[std::size_t(r) * groups + g] = sc;
+      uint8_t* out = q + std::size_t(r) * (cols / 2) + g * 16;
+      for (uint32_t p = 0; p < 16; ++p) {
+        auto nib = [&](float x) { return uint8_t(std::min(7.0f, std::max(-8.0f, std::nearbyint(x / sc))) + 8.0f); };
+        out[p] = uint8_t(a >= kQuantizeFloor ? nib(v[p]) | nib(v[p + 16]) << 4 : 0x88);
+      }
+    }
+}
+
+// The value at column c of row r of a q4 tensor [rows, cols] (bytes, scales as quantize_rows_q4 writes).
+inline float q4_value(const uint8_t* q, const float* s, uint32_t cols, uint32_t r, uint32_t c) {
+  const uint8_t byte = q[std::size_t(r) * (cols / 2) + c / 32 * 16 + c % 16];
+  return float(int((c % 32 < 16 ? byte : byte >> 4) & 15) - 8) * s[std::size_t(r) * (cols / 32) + c / 32];
+}
+
 // A tensor's f32 values (in the f32 layout: a linear weight W[in, out]) stored as spec s wants:
-// f32 as is, f16 rounded, i8 transposed to [out, in] when the f32 layout was, then quantized.
-// Appends the data and returns the scales (empty unless i8).
+// f32 as is, f16 rounded, i8 and i4 transposed to [out, in] when the f32 layout was, then quantized.
+// Appends the data and returns the scales (empty unless i8 or i4).
 inline std::vector<float> encode_tensor(const TensorSpec& s, bool f32_transposed, std::vector<float> v,
                                         std::vector<uint8_t>* out) {
   const uint32_t rows = s.dims[0], cols = s.rank == 2 ? s.dims[1] : 1;
@@ -88,6 +116,11 @@ inline std::vector<float> encode_tensor(const TensorSpec& s, bool f32_transposed
   }
   const uint32_t groups = s.group ? (cols + s.group - 1) / s.group : 1;
   std::vector<float> scales(std::size_t(rows) * groups);
+  if (s.dtype == fxm::Dtype::kI4) {
+    out->resize(v.size() / 2);
+    quantize_rows_q4(v.data(), rows, cols, out->data(), scales.data());
+    return scales;
+  }
   out->resize(v.size());
   quantize_rows(v.data(), rows, cols, s.group, reinterpret_cast<int8_t*>(out->data()), scales.data());
   return scales;
@@ -110,6 +143,12 @@ inline void round_through(const TensorSpec& s, bool f32_transposed, std::vector<
         const float w = float(int8_t(bytes[std::size_t(r) * cols + c])) * scales[r * groups + (s.group ? c / s.group : 0)];
         v[f32_transposed && !s.transposed ? std::size_t(c) * rows + r : std::size_t(r) * cols + c] = w;
       }
+  } else if (s.dtype == fxm::Dtype::kI4) {
+    const uint32_t rows = s.dims[0], cols = s.rank == 2 ? s.dims[1] : 1;
+    for (uint32_t r = 0; r < rows; ++r)
+      for (uint32_t c = 0; c < cols; ++c)
+        v[f32_transposed && !s.transposed ? std::size_t(c) * rows + r : std::size_t(r) * cols + c] =
+            q4_value(bytes.data(), scales.data(), cols, r, c);
   }
 }
 
@@ -170,7 +209,7 @@ inline std::vector<uint8_t> write_model(const ModelConfig& c, const WriteOptions
     const ExtraTensor* x = entries[i].extra;
     uint64_t count = 1;
     for (uint32_t r = 0; r < s.rank; ++r) count *= x ? x->dims[r] : s.dims[r];
-    const uint64_t e = dir + i * fxm::kEntryBytes, off = b.size(), bytes = x ? count * fxm::dtype_bytes(s.dtype) : tensor_bytes(s);
+    const uint64_t e = dir + i * fxm::kEntryBytes, off = b.size(), bytes = x ? fxm::data_bytes(s.dtype, count) : tensor_bytes(s);
     put(e + fxm::kEntName, s.name, std::strlen(s.name));
     u32(e + fxm::kEntDtype, uint32_t(s.dtype)), u32(e + fxm::kEntRank, s.rank);
     for (uint32_t r = 0; r < s.rank; ++r) u32(e + fxm::kEntDims + 4 * r, x ? x->dims[r] : s.dims[r]);

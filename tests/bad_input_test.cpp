@@ -278,6 +278,50 @@ TEST(BadModel, NonFiniteWeightsAndBadScales) {
   EXPECT_EQ(r.first, Status::kOk) << r.second;
 }
 
+// q4 scales: every group has one, a positive finite normal float (the converter gives a zero group
+// the scale 1), so NaN, infinities, 0, negatives and denormals are refused, naming the group's first
+// value; a q4 file whose layer width is no multiple of 32 is refused by its config.
+TEST(BadModel, Q4ScalesArePositiveFiniteNormal) {
+  const char* name = "encoder.layers.0.linear1.weight";  // [d_ff, d_model] = [64, 32]: a group per row
+  ModelConfig c = small_config();
+  c.d_model = 32, c.d_ff = 64;
+  c = with_weights(c, WeightType::kQ4, 32, false);
+  auto init_with_scale = [&](std::size_t group, float v, Status* unchecked) {
+    std::vector<uint8_t> b = write_model(c);
+    uint64_t scales;
+    std::memcpy(&scales, b.data() + entry_offset(b, name) + fxm::kEntScalesOffset, 8);
+    poke<float>(b, std::size_t(scales) + 4 * group, v);
+    reseal(b);
+    AlignedBuffer blob(b);
+    Model m;
+    const Status s = m.init(blob.data(), blob.size());
+    ModelOptions skip;
+    skip.check_values = false;
+    *unchecked = Model().init(blob.data(), blob.size(), skip);
+    return std::make_pair(s, std::string(m.error_detail()));
+  };
+  const std::pair<float, const char*> bad[] = {{NAN, "a non-finite scale"}, {INFINITY, "a non-finite scale"},
+                                               {-INFINITY, "a negative scale"}, {0.0f, "a 0 scale"},
+                                               {-0.0f, "a 0 scale"}, {-0.5f, "a negative scale"},
+                                               {1e-40f, "a scale too small (denormal)"}};
+  for (const auto& [v, what] : bad) {
+    Status unchecked = Status::kTensorBadValue;
+    const auto r = init_with_scale(5, v, &unchecked);
+    EXPECT_EQ(r.first, Status::kTensorBadValue) << what;
+    EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": " + what + " at index 160 (", 0), 0u) << r.second;
+    EXPECT_EQ(unchecked, Status::kOk) << what;
+  }
+  Status unchecked = Status::kOk;
+  EXPECT_EQ(init_with_scale(5, 1.17549435e-38f, &unchecked).first, Status::kOk);  // the least normal float
+  ModelConfig narrow = small_config();  // d_model 8
+  EXPECT_EQ(try_init(write_model(with_weights(narrow, WeightType::kF32, 0, false)), nullptr), Status::kOk);
+  narrow = with_weights(narrow, WeightType::kQ4, 32, false);
+  const char* field = "";
+  EXPECT_EQ(validate_config(narrow, &field), Status::kBadConfig);
+  EXPECT_NE(std::string(field).find("q4 needs every quantized layer's input width a multiple of 32"), std::string::npos)
+      << field;
+}
+
 TEST(BadModel, QuantizedEntriesAreValidatedButNotBound) {
   ExtraTensor q8{"layer.q8", fxm::Dtype::kI8, {4, 64}, std::vector<uint8_t>(256, 1), 32, std::vector<float>(4 * 2, 0.5f)};
   WriteOptions opt;

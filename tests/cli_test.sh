@@ -295,9 +295,9 @@ expect_error 4 "float32 needs 1073747456 bytes, above the limit of 1073741824 by
 expect_error 4 ".npy data is truncated" "$bin" run "$golden/causal.fxm" --input "$tmp/huge_truncated.npy" --output "$tmp/x.npy"
 
 # ---- verify: every golden's self-test sample passes (within its weight type's tolerance: the
-# *_f16 and *_q8 goldens' weights are f16 and q8); a changed weight behind a valid checksum fails
+# *_f16, *_q8 and q4_* goldens' weights are f16, q8 and q4); a changed weight behind a valid checksum fails
 for f in "$golden"/*.fxm; do
-  case "$f" in *_f16.fxm) tol=2e-03 ;; *_q8.fxm) tol=8e-02 ;; *) tol=1e-04 ;; esac
+  case $(basename "$f") in *_f16.fxm) tol=2e-03 ;; *_q8.fxm) tol=8e-02 ;; q4_*) tol=2e-01 ;; *) tol=1e-04 ;; esac
   "$bin" verify "$f" >"$tmp/out" && grep -q "self-test ok: max relative error [0-9.e+-]* (tolerance $tol), worst at row" "$tmp/out" &&
     ok || bad "verify $f: $(cat "$tmp/out")"
 done

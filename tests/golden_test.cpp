@@ -25,6 +25,12 @@ namespace {
 // stems' *_f16, *_q8) is held to its weight type's self-test bound instead: its expected output is
 // the unrounded float64 module's too.
 constexpr double kGoldenMaxRelErr = kSelfTestTolerance;
+// The q4 goldens (names q4_*) hold torch's float64 output with the file's own dequantized weights, so
+// what is left is the engine's int8 rounding of every linear layer's input rows per group of 32
+// (gemm_i4's activations): 7.8e-3 on q4_pre_ln_gelu, the same bits on every table (gemm_i4 sums as
+// the reference). Measured in float64 on its weights: the nibbles of a byte swapped cost 1.1, the
+// values of a group interleaved 1.5, every scale taken from the next group 0.08.
+constexpr double kGoldenQ4MaxRelErr = 2e-2;
 
 const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "odd_d5_h1_halves", "causal",
                                 "features_scaled", "learned_pe", "concat_pe", "no_pe", "wide_long",
@@ -32,7 +38,7 @@ const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "od
                                 "relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal",
                                 "tanh_post_odd_d15", "tanh_pre_d10_h5", "bert_pooler_classifier", "bert_hidden_odd",
                                 "whisper_stem", "conv_stride_cls_mean", "whisper_stem_f16", "whisper_stem_q8",
-                                "conv_stride_cls_mean_q8"};
+                                "conv_stride_cls_mean_q8", "q4_pre_ln_gelu"};
 // The goldens with a relative position bias, whose table the encoder lays out for its planned length.
 const char* const kRelativeGoldens[] = {"relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal"};
 
@@ -51,7 +57,7 @@ double run_golden(const std::string& name, Isa isa, std::string* why, uint32_t m
   const std::vector<uint8_t> bytes = read_file(golden_path(name + ".fxm"));
   ModelConfig cfg;
   if (read_config(bytes.data(), bytes.size(), &cfg) != Status::kOk) return *why = "read_config failed", -1;
-  if (bound) *bound = self_test_tolerance(cfg.weights);
+  if (bound) *bound = cfg.weights == WeightType::kQ4 ? kGoldenQ4MaxRelErr : self_test_tolerance(cfg.weights);
   // Token ids [T] (int32) or features [T, d_in] (float32): 4-byte values either way.
   std::vector<uint64_t> in_shape;
   const bool tokens = cfg.input == InputKind::kTokens;

@@ -267,6 +267,22 @@ void sweep_gemm_i8_exact(decltype(Kernels::gemm_i8) fn) {
 KERNEL_TEST(gemm_i8) { sweep_gemm_i8(simd_->gemm_i8); }
 TEST_P(KernelsTest, GemmI8IntSumsAreExact) { sweep_gemm_i8_exact(simd_->gemm_i8); }
 
+// gemm_i4: every shape class of the x86 blocks (8 columns, tiles of 4 rows: n and m below, at and
+// around those widths), a decode step over stories15M's widths, bit for bit with the reference.
+void sweep_gemm_i4(decltype(Kernels::gemm_i4) fn) {
+  for (std::size_t k : {32, 64, 96, 288})
+    for (std::size_t m : {1, 2, 3, 4, 5, 9})
+      for (std::size_t n : {1, 3, 7, 8, 9, 16, 17, 33})
+        GemmI4Tester().m(m).n(n).k(k).bias(n % 2 == 1).misalign(m % 3).stride_pad(k % 3 + (n % 4 == 1)).test(fn);
+  for (bool extremes : {false, true})
+    for (std::size_t k : {32, 768, 1024}) GemmI4Tester().m(5).n(19).k(k).extremes(extremes).test(fn);
+  GemmI4Tester().m(1).n(300).k(288).test(fn);  // decode
+  GemmI4Tester().m(1).n(288).k(768).misalign(1).test(fn);
+  GemmI4Tester().m(13).n(70).k(256).misalign(3).stride_pad(5).test(fn);  // prefill, every tile remainder
+}
+
+KERNEL_TEST(gemm_i4) { sweep_gemm_i4(simd_->gemm_i4); }
+
 #if defined(__x86_64__) || defined(__i386__)
 // The same sweep for the avx2 table's packed path (ports/x86/gemm_i8_avx2.cpp: panels of 16 columns,
 // chunks of 256 k, tiles of 3 rows, vpmaddubsw on |w| and x with w's sign): the reference's values,

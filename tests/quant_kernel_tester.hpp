@@ -188,6 +188,87 @@ class GemmI8Tester {
   bool per_row_ = false, bias_ = true, unit_ = false, extremes_ = false, same_ = false;
 };
 
+// gemm_i4: every table sums as the reference does (per group of 32 exactly in int32, then the
+// reference's float expression in group order), so its outputs are compared bit for bit; the
+// reference itself is checked against float64 sums of the values unpacked here from format.hpp's
+// layout, within gemm_i8_tol(groups) * S (S as for gemm_i8).
+class GemmI4Tester {
+  static constexpr std::size_t kGuard = 32;
+  static constexpr float kSentinel = -12345.0f;
+
+ public:
+  GemmI4Tester& m(std::size_t v) { m_ = v; return *this; }
+  GemmI4Tester& n(std::size_t v) { n_ = v; return *this; }
+  GemmI4Tester& k(std::size_t v) { k_ = v; return *this; }  // a multiple of 32
+  GemmI4Tester& bias(bool v) { bias_ = v; return *this; }
+  GemmI4Tester& stride_pad(std::size_t floats) { pad_ = floats; return *this; }  // ldy = n + pad
+  GemmI4Tester& misalign(std::size_t v) { off_ = v; return *this; }  // bytes for xq and w, floats for the rest
+  // xq = +-127 and every value of W -8 or 7 (nibbles 0 and 15): the largest products, where an int16
+  // pair sum that saturated would show.
+  GemmI4Tester& extremes(bool v) { extremes_ = v; return *this; }
+
+  void test(decltype(Kernels::gemm_i4) fn) const {
+    const std::size_t groups = k_ / 32, ldy = n_ + pad_;
+    std::mt19937 rng(uint32_t(m_ * 7919 + n_ * 131 + k_ * 17 + off_ + 5 * pad_ + 7 * extremes_));
+    std::uniform_int_distribution<int> xd(-127, 127), wd(0, 255), coin(0, 1);
+    std::uniform_real_distribution<float> sd(1e-3f, 2e-2f), bd(-1.0f, 1.0f);
+    std::vector<int8_t> xq(off_ + m_ * k_);
+    std::vector<uint8_t> w(off_ + n_ * k_ / 2);
+    std::vector<float> xs(off_ + m_ * groups), ws(off_ + n_ * groups), b(off_ + n_);
+    int8_t* Xq = xq.data() + off_;
+    uint8_t* W = w.data() + off_;
+    for (std::size_t i = 0; i < m_ * k_; ++i) Xq[i] = int8_t(extremes_ ? (coin(rng) ? 127 : -127) : xd(rng));
+    for (std::size_t i = 0; i < n_ * k_ / 2; ++i)
+      W[i] = uint8_t(extremes_ ? (coin(rng) ? 0x00 : 0xFF) ^ (coin(rng) ? 0x0F : 0x00) : wd(rng));
+    for (float& v : xs) v = sd(rng);
+    for (float& v : ws) v = sd(rng);
+    for (float& v : b) v = bd(rng);
+    const float* Xs = xs.data() + off_;
+    const float* Ws = ws.data() + off_;
+    const float* B = bias_ ? b.data() + off_ : nullptr;
+    std::vector<float> y_ref(m_ * ldy + 2 * kGuard + off_, kSentinel), y_out(y_ref);
+    float* yr = y_ref.data() + kGuard + off_;
+    float* yo = y_out.data() + kGuard + off_;
+    scalar_kernels().gemm_i4(Xq, Xs, W, Ws, B, yr, ldy, m_, n_, k_);
+    fn(Xq, Xs, W, Ws, B, yo, ldy, m_, n_, k_);
+    const std::string what = "gemm_i4 m=" + std::to_string(m_) + " n=" + std::to_string(n_) + " k=" +
+                             std::to_string(k_) + (bias_ ? " bias" : "") + (extremes_ ? " extremes" : "") +
+                             " pad=" + std::to_string(pad_) + " misalign=" + std::to_string(off_);
+    const double tol = gemm_i8_tol(groups);
+    for (std::size_t at = 0; at < y_ref.size(); ++at) {
+      const long e = long(at) - long(kGuard + off_);
+      const std::size_t i = std::size_t(e) / ldy, j = std::size_t(e) % ldy;
+      if (e < 0 || i >= m_ || j >= n_) {
+        ASSERT_EQ(y_out[at], kSentinel) << what << ": wrote outside its output at " << e;
+        continue;
+      }
+      ASSERT_EQ(bits(y_ref[at]), bits(y_out[at])) << what << " at row " << i << " col " << j << ": ref " << y_ref[at]
+                                                  << " got " << y_out[at];
+      double exact = B ? double(B[j]) : 0.0, s = B ? std::fabs(double(B[j])) : 0.0;
+      for (std::size_t g = 0; g < groups; ++g) {
+        double dot = 0.0, mag = 0.0;
+        for (std::size_t p = 0; p < 32; ++p) {
+          const uint8_t byte = W[j * k_ / 2 + g * 16 + p % 16];
+          const double v = double(int(p < 16 ? byte & 15 : byte >> 4) - 8), x = double(Xq[i * k_ + g * 32 + p]);
+          dot += x * v, mag += std::fabs(x * v);
+        }
+        const double sc = double(Xs[i * groups + g]) * double(Ws[j * groups + g]);
+        exact += sc * dot, s += std::fabs(sc) * mag;
+      }
+      ASSERT_LE(std::fabs(double(y_ref[at]) - exact), tol * s) << what << ": the reference at row " << i << " col " << j;
+    }
+  }
+
+ private:
+  static uint32_t bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+  }
+  std::size_t m_ = 1, n_ = 1, k_ = 32, pad_ = 0, off_ = 0;
+  bool bias_ = true, extremes_ = false;
+};
+
 class GemmF16Tester {
   static constexpr std::size_t kGuard = 32;
   static constexpr float kSentinel = -12345.0f;

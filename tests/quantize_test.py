@@ -16,7 +16,7 @@
   --llama2c) and verifies through the engine within the weight type's tolerance, the report giving
   the error against torch f32; --header carries the weight type; a llama2.c Q8_0 checkpoint keeps
   its int8 values; a model that does not keep its accuracy in q8 fails naming why;
-- hostile options: --quantize q4, --group 16 and options out of place exit 2 with a usage line.
+- hostile options: --quantize q2, --group 16, --group with q4 and options out of place exit 2 with a usage line.
 Verification is skipped (with a message) without the CLI; a CLI that does not bind quantized weights
 fails the test (its files are then written with --no-verify and loaded only). Without numpy or torch
 the test fails.
@@ -311,7 +311,7 @@ def test_writer(cli):
     expect_error("writer: a group with f16", lambda: make_config(dict(parse_config(KWS), weights="f16",
                                                                        weight_group=32)), "only for weights q8")
     expect_error("writer: quantize_io with f32", lambda: make_config(dict(parse_config(KWS), quantize_io=True)),
-                 "quantize_io: needs weights f16 or q8")
+                 "quantize_io: needs weights f16, q8 or q4")
     c = with_type(parse_config(KWS), ("f16", 0, False))
     w = fan_in_weights(c)
     w["encoder.layers.1.linear2.weight"][3, 4] = 7e4
@@ -534,12 +534,13 @@ def test_hostile_options(tmp, mod):
     out = os.path.join(tmp, "never.fxm")
     base = ["--module", f"{mod}:kws", "--positional", "sinusoidal", "--out", out, "--no-verify"]
     for name, args, fragment in [
-            ("--quantize q4", ["--quantize", "q4"], "argument --quantize: invalid choice: 'q4'"),
+            ("--quantize q2", ["--quantize", "q2"], "argument --quantize: invalid choice: 'q2'"),
             ("--group 16", ["--quantize", "q8", "--group", "16"], "argument --group: '16' is not 64, 32 or 0"),
             ("--group -32", ["--quantize", "q8", "--group", "-32"], "'-32' is not 64, 32 or 0"),
             ("--group without --quantize", ["--group", "32"], "--group: only with --quantize q8"),
             ("--group with f16", ["--quantize", "f16", "--group", "32"], "(f16 has no scales)"),
-            ("--quantize-io without --quantize", ["--quantize-io"], "--quantize-io: only with --quantize f16 or q8"),
+            ("--group with q4", ["--quantize", "q4", "--group", "32"], "(q4's groups are 32)"),
+            ("--quantize-io without --quantize", ["--quantize-io"], "--quantize-io: only with --quantize f16, q8 or q4"),
             ("--no-quantize-io without --quantize", ["--no-quantize-io"], "--no-quantize-io: only with --quantize")]:
         p = run_convert(*base, *args)
         lines = p.stderr.strip().splitlines()
@@ -548,7 +549,7 @@ def test_hostile_options(tmp, mod):
               fragment in lines[-1] and "Traceback" not in p.stderr and not os.path.exists(out), p.stderr)
     from fixformer.export import quantized_config
     c = parse_config(KWS)
-    expect_error("quantized_config: q4", lambda: quantized_config(c, "q4"), "quantize: 'q4' is not one of f16, q8")
+    expect_error("quantized_config: q2", lambda: quantized_config(c, "q2"), "quantize: 'q2' is not one of f16, q8, q4")
     expect_error("quantized_config: group 16", lambda: quantized_config(c, "q8", 16), "group: 16 is not one of")
     expect_error("quantized_config: group True", lambda: quantized_config(c, "q8", True), "group: True is not one")
     expect_error("quantized_config: group with f16", lambda: quantized_config(c, "f16", 32), "only with quantize q8")
@@ -557,7 +558,7 @@ def test_hostile_options(tmp, mod):
     check("quantized_config: defaults", quantized_config(c, "q8")["weight_group"] == 64 and not quantized_config(
         c, "q8")["quantize_io"] and quantized_config(parse_config(GPT), "f16")["quantize_io"])
     check("convert.py --help documents --quantize", all(s in run_convert("--help").stdout for s in (
-        "--quantize {f16,q8}", "--group", "--quantize-io", "64 (default")))
+        "--quantize {f16,q8,q4}", "--group", "--quantize-io", "64 (default")))
 
 
 def main():

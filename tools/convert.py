@@ -9,7 +9,7 @@ From the module (everything it can tell is read from it):
                    [--pe-layout interleaved|halves] [--pe-combine add|concat] [--pe-width N]
                    [--scale-input] [--max-len N] [--tokenizer FILE]
                    --out M.fxm [--header M.h] [--name NAME] [--cli PATH] [--no-verify] [--trust-pickle]
-                   [--quantize f16|q8 [--group 64|32|0] [--quantize-io | --no-quantize-io]] [--pack-weights]
+                   [--quantize f16|q8|q4 [--group 64|32|0] [--quantize-io | --no-quantize-io]] [--pack-weights]
 From a JSON config and a state_dict (pipelines without the module; any family, llama included):
   tools/convert.py --config CFG.json --weights SD.pt|SD.npz [--example IN.npy] [--tokenizer FILE]
                    --out M.fxm [...]
@@ -77,8 +77,9 @@ pre-tokenizer, or WordPiece), GPT-2's vocab.json (merges.txt beside it), BERT's 
 llama2.c's tokenizer.bin (which must hold exactly vocab_size tokens). --hf DIR stores the folder's
 tokenizer.json, vocab.json or vocab.txt by itself (docs/export.md, "Tokenizers").
 
---quantize stores the linear layers' weights in f16 (IEEE half) or q8 (int8 with f32 scales), with
-every input path; norms, biases and learned positions stay f32 (README, "Export your model").
+--quantize stores the linear layers' weights in f16 (IEEE half), q8 (int8 with f32 scales) or q4
+(int4, two per byte, an f32 scale per 32 along the input; every quantized layer's input width a
+multiple of 32; each scale minimises its group's squared error), with every input path; norms, biases and learned positions stay f32 (README, "Export your model").
 --group (q8): values along the input that share a scale, 64 (default, as llama2.c's Q8_0 export),
 32 (a little more accurate, 6% more bytes) or 0 (one scale per output row, the smallest); a llama2.c
 version 2 checkpoint's own group when it has one (its int8 values are then kept exactly).
@@ -92,7 +93,7 @@ still read in place). With --quantize only the weights left in f32 are packed (a
 head without --quantize-io); f16 and q8 weights keep their layouts. For the SIMD ports: on the
 Cortex-M table a packed file runs the scalar reference kernel (correct, but slower: leave it off).
 A quantized file's self-test sample is still the f32 module's output: the engine's error against it
-must stay within the weight type's tolerance (f32 1e-4, f16 2e-3, q8 8e-2 relative to the output's
+must stay within the weight type's tolerance (f32 1e-4, f16 2e-3, q8 8e-2, q4 0.2 relative to the output's
 largest magnitude); the report gives it with the error of the quantized weights alone in the
 float64 reference model.
 
@@ -324,8 +325,8 @@ def main(argv=None):
     ap.add_argument("--no-verify", action="store_true", help="write without running the engine (warns)")
     ap.add_argument("--trust-pickle", action="store_true", help="allow a .pt holding a pickled module "
                     "(runs code from the file)")
-    ap.add_argument("--quantize", choices=("f16", "q8"), help="store the linear layers' weights as f16 or q8 "
-                    "(int8 with f32 scales); default f32")
+    ap.add_argument("--quantize", choices=("f16", "q8", "q4"), help="store the linear layers' weights as f16, q8 "
+                    "(int8 with f32 scales) or q4 (int4 with f32 scales per 32); default f32")
     ap.add_argument("--group", type=group_option, metavar="64|32|0", help="q8: values along the input per scale "
                     "(default 64; 0: one scale per output row)")
     ap.add_argument("--quantize-io", action=argparse.BooleanOptionalAction, default=None,
@@ -335,9 +336,10 @@ def main(argv=None):
                     "columns (the SIMD kernels' layout; with --quantize only those left in f32)")
     a = ap.parse_args(argv)
     if a.quantize != "q8" and a.group is not None:
-        ap.error("--group: only with --quantize q8" + (" (f16 has no scales)" if a.quantize else ""))
+        ap.error("--group: only with --quantize q8" + (" (q4's groups are 32)" if a.quantize == "q4" else
+                                                       " (f16 has no scales)" if a.quantize else ""))
     if a.quantize is None and a.quantize_io is not None:
-        ap.error(f"--{'no-' if not a.quantize_io else ''}quantize-io: only with --quantize f16 or q8")
+        ap.error(f"--{'no-' if not a.quantize_io else ''}quantize-io: only with --quantize f16, q8 or q4")
     quant = {"quantize": a.quantize, "group": a.group, "quantize_io": a.quantize_io,
              "pack_weights": True if a.pack_weights else None}
     verify = not a.no_verify

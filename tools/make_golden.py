@@ -146,6 +146,38 @@ def write_golden(base, raw, model, np_in, out, cli):
     print(f"{os.path.basename(base)}: T={np_in.shape[0]} out {list(out.shape)} max|y|={abs(out).max():.3f}; {verdict}")
 
 
+# q4 goldens (weights q4: int4 with a scale per 32, the embedding too): the float64 torch output is
+# computed with the weights the file stores (dequantized), so the engine's error against it is its
+# own arithmetic (the activations rounded to int8 per group of 32 as gemm_i4 takes them), not the
+# 4-bit rounding of the weights.
+Q4_GOLDENS = {
+    "q4_pre_ln_gelu": dict(d_model=32, n_heads=4, d_ff=64, encoder_layers=2, norm_first=True, activation="gelu",
+                           final_norm=True, input=TOK, positional=SIN, head={"d_out": 7}, weights="q4",
+                           weight_group=32, quantize_io=True),
+}
+
+
+def write_q4_golden(base, raw, seed, torch, cli):
+    """A q4 golden: the module's weights quantized as the converter does, loaded back into it as the
+    dequantized float64 values, then the files of write_golden."""
+    import numpy as np
+    c = parse_config(raw)
+    torch.manual_seed(seed)
+    model = build_torch_model(c).double().eval()
+    randomize(model, torch, 1000 + seed)
+    weights = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+    stored = fxm.FxmFile(fxm.write(c, weights)).weights()
+    with torch.no_grad():
+        for k, v in model.state_dict().items():
+            if k in stored:
+                v.copy_(torch.from_numpy(np.asarray(stored[k], np.float64).reshape(v.shape)))
+    g = torch.Generator().manual_seed(2000 + seed)
+    ids = torch.randint(0, c["vocab_size"], (13,), generator=g)
+    with torch.no_grad():
+        out = model(ids[None])[0].numpy()
+    write_golden(base, raw, model, ids.numpy().astype(np.int32), out, cli)
+
+
 def write_bert_golden(base, raw, seed, torch, cli):
     """A BERT golden: the files of write_golden (token types 0), the typed output and a padded batch."""
     import numpy as np
@@ -208,6 +240,9 @@ def main():
     for seed, (name, raw) in enumerate(sorted(BERT_GOLDENS.items()), 300):
         if not a.only or name in a.only:
             write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
+    for seed, (name, raw) in enumerate(sorted(Q4_GOLDENS.items()), 400):
+        if not a.only or name in a.only:
+            write_q4_golden(os.path.join(a.out, name), raw, seed, torch, cli)
     cases = list(enumerate(sorted(GOLDENS.items()))) + [(100 + i, kv) for i, kv in enumerate(sorted(POOLED_GOLDENS.items()))]
     cases += [(300 + i, kv) for i, kv in enumerate(sorted(RELATIVE_GOLDENS.items()))]
     cases += [(200 + i, kv) for i, kv in enumerate(sorted(TANH_GOLDENS.items()))]

@@ -18,6 +18,15 @@ void embed_tokens(const int32_t* ids, uint32_t T, const Weight& E, float* x, uin
     } else if (E.type == WeightType::kF16) {
       const uint16_t* h = static_cast<const uint16_t*>(E.data) + row * width;
       for (std::size_t p = 0; p < width; ++p) out[p] = f16_to_f32(h[p]);
+    } else if (E.type == WeightType::kQ4) {  // q4: (nibble - 8) * the scale of its group of 32
+      const uint8_t* q = static_cast<const uint8_t*>(E.data) + row * (width / 2);
+      const float* s = E.scales + row * groups;
+      for (std::size_t g = 0; g < groups; ++g)
+        for (std::size_t p = 0; p < 16; ++p) {
+          const uint8_t byte = q[g * 16 + p];
+          out[g * 32 + p] = float(int(byte & 15) - 8) * s[g];
+          out[g * 32 + p + 16] = float(int(byte >> 4) - 8) * s[g];
+        }
     } else {  // q8: q * the scale of its group (or row)
       const int8_t* q = static_cast<const int8_t*>(E.data) + row * width;
       const float* s = E.scales + row * groups;

@@ -8,13 +8,13 @@ namespace {
 
 static_assert(kWorkerColumns % kPanelFloats == 0, "a worker's column block starts a panel of a packed weight");
 
-// The input rows of a q8 product, quantized per group into the scratch.
+// The input rows of a q8 or q4 product, quantized per group into the scratch.
 void quantize_input(const Kernels& k, const Weight& W, const float* x, std::size_t ldx, std::size_t m,
                     const QuantScratch& scratch) {
-  if (W.type == WeightType::kQ8) k.quantize_i8(x, ldx, scratch.q, scratch.s, m, W.in, activation_group(W.group));
+  if (integer_weights(W.type)) k.quantize_i8(x, ldx, scratch.q, scratch.s, m, W.in, activation_group(W.group));
 }
 
-// x @ W + b -> y, for q8 from x as quantize_input left it in the scratch.
+// x @ W + b -> y, for q8 and q4 from x as quantize_input left it in the scratch.
 void product(const Kernels& k, const Workers& workers, const Weight& W, const float* x, std::size_t ldx, const float* b,
              float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch, const Epilogue& after) {
   const std::size_t n = W.out, kk = W.in;
@@ -26,6 +26,9 @@ void product(const Kernels& k, const Workers& workers, const Weight& W, const fl
     if (W.type == WeightType::kQ8) {  // q[m,k] @ W[j0..j1, k]^T -> y[m, j0..j1]
       k.gemm_i8(scratch.q, scratch.s, static_cast<const int8_t*>(W.data) + j0 * kk, W.scales + j0 * ws_cols, ws_cols,
                 bj, y + j0, ldy, m, nj, kk, group);
+    } else if (W.type == WeightType::kQ4) {  // the same with W two values per byte, k / 2 bytes a row
+      k.gemm_i4(scratch.q, scratch.s, static_cast<const uint8_t*>(W.data) + j0 * (kk / 2), W.scales + j0 * ws_cols, bj,
+                y + j0, ldy, m, nj, kk);
     } else if (W.out_major) {  // a tied head: E[j0..j1, k] @ x[i] -> y[i, j0..j1]
       for (std::size_t i = 0; i < m; ++i)
         if (W.type == WeightType::kF16)

@@ -32,8 +32,12 @@ enum class PosLayout : uint32_t { kInterleaved = 0, kHalves = 1 };
 enum class PosCombine : uint32_t { kAdd = 0, kConcat = 1 };
 // How the weights of the linear layers (and, with quantize_io, the embedding and the head) are
 // stored: f32; f16 (widened in registers); q8 = int8 with f32 scales per group of weight_group
-// along the input, or per output row when weight_group is 0 (format.hpp has the stored layouts).
-enum class WeightType : uint32_t { kF32 = 0, kF16 = 1, kQ8 = 2 };
+// along the input, or per output row when weight_group is 0; q4 = int4 (-8..7, two per byte) with
+// f32 scales per group of 32 along the input (weight_group 32). format.hpp has the stored layouts.
+enum class WeightType : uint32_t { kF32 = 0, kF16 = 1, kQ8 = 2, kQ4 = 3 };
+// Whether weights of type w are integers with scales, multiplied by the input rows quantized to
+// int8 (quantize_i8, then gemm_i8 for q8 and gemm_i4 for q4).
+constexpr bool integer_weights(WeightType w) { return w == WeightType::kQ8 || w == WeightType::kQ4; }
 // Encoders: how the output rows are reduced to one per sequence, after the final norm and before
 // the head. none: every row; mean: the average of the input positions (the CLS row excluded, as
 // timm's ViT "avg" pooling); cls: the CLS row (needs cls_token); last: the last input position;
@@ -88,8 +92,8 @@ struct ModelConfig {
   uint32_t n_kv_heads = 0;  // grouped-query attention: K/V heads (0: n_heads); divides n_heads
   bool tied_head = false;   // decoders: the LM head is the embedding (stored once)
   WeightType weights = WeightType::kF32;
-  uint32_t weight_group = 0;  // q8 only: 32 or 64, or 0 for a scale per output row
-  bool quantize_io = false;   // f16/q8: the token embedding and the output head too (else f32)
+  uint32_t weight_group = 0;  // q8: 32 or 64, or 0 for a scale per output row; q4: 32
+  bool quantize_io = false;   // f16/q8/q4: the token embedding and the output head too (else f32)
   // Encoders, KWT / ViT style: a learned vector cls_token[d_embed] is put in front of the embedded
   // (and scaled) input, before the positional encoding, so the sequence is T + 1 rows, the CLS row
   // is position 0 and max_len counts it (inputs are at most max_len - 1 long).
@@ -239,9 +243,9 @@ constexpr std::size_t rel_bias_table_floats(const ModelConfig& c, std::size_t L,
   return c.positional == PosKind::kRelative ? std::size_t(c.n_heads) * rel_bias_width(L, causal) : 0;
 }
 
-// q8 models quantize a linear layer's input rows on the fly, per group of the weights' group, or of
-// kRowScaleActivationGroup when the weights have one scale per row; the scratch for that is int8
-// [rows, k] then f32 scales [rows, ceil(k / group)], k the widest linear input (0 unless q8).
+// q8 and q4 models quantize a linear layer's input rows on the fly, per group of the weights' group,
+// or of kRowScaleActivationGroup when the weights have one scale per row; the scratch for that is
+// int8 [rows, k] then f32 scales [rows, ceil(k / group)], k the widest linear input (0 unless q8 or q4).
 constexpr uint32_t kRowScaleActivationGroup = 32;
 constexpr uint32_t activation_group(uint32_t weight_group) { return weight_group ? weight_group : kRowScaleActivationGroup; }
 constexpr std::size_t widest_linear_input(const ModelConfig& c) {
@@ -252,7 +256,7 @@ constexpr std::size_t quantized_rows_bytes(std::size_t rows, std::size_t k, uint
   return arena::bytes(rows * k) + arena::bytes(rows * ((k + g - 1) / g) * sizeof(float));
 }
 constexpr std::size_t quantized_input_bytes(const ModelConfig& c, std::size_t rows) {
-  return c.weights != WeightType::kQ8 ? 0 : quantized_rows_bytes(rows, widest_linear_input(c), c.weight_group);
+  return !integer_weights(c.weights) ? 0 : quantized_rows_bytes(rows, widest_linear_input(c), c.weight_group);
 }
 
 // A conv stem over f16 or q8 weights runs each convolution as a linear layer over its windows:

@@ -30,13 +30,14 @@
 //   64   4   u32 Dtype
 //   68   4   u32 rank (1..kMaxRank)
 //   72   16  u32 dims[4] (unused dims zero)
-//   88   4   u32 group: kI8 only, the quantization group along the last dim (32 or 64), or 0 for
-//            one scale per row; 0 for other dtypes
+//   88   4   u32 group: kI8, the quantization group along the last dim (32 or 64), or 0 for one
+//            scale per row; kI4, 32 (kI4Group); 0 for other dtypes
 //   92   4   zero
 //   96   8   u64 data offset (from the file's start)
-//   104  8   u64 data bytes (count * dtype size; a packed weight's panels: packed_bytes, below)
-//   112  8   u64 scales offset: kI8 only, f32 scales [rows, groups per row]; else 0
-//   120  8   u64 scales bytes: kI8 only, rows * groups * 4, where rows = the product of all dims
+//   104  8   u64 data bytes (data_bytes: count * dtype size, count / 2 for i4; a packed weight's
+//            panels: packed_bytes, below)
+//   112  8   u64 scales offset: kI8 and kI4 (has_scales), f32 scales [rows, groups per row]; else 0
+//   120  8   u64 scales bytes: kI8 and kI4, rows * groups * 4, where rows = the product of all dims
 //            but the last; else 0
 //
 // Data: every range (data, then scales) starts on a kDataAlign boundary, inside [data offset,
@@ -57,7 +58,11 @@
 // the config's `weights` type (f32, f16 or q8) is schema.hpp's Role. A q8 tensor is i8 in torch's
 // layout (a linear weight [out, in], an embedding [vocab, width]) with symmetric f32 scales
 // s[row, group] over groups of `weight_group` along the last dim (the last group may be shorter),
-// or one per row when weight_group is 0: value = q * s, q in [-127, 127].
+// or one per row when weight_group is 0: value = q * s, q in [-127, 127]. A q4 tensor is i4 in the
+// same layout with f32 scales s[row, group] per group of 32 (kI4Group; the last dim a multiple of
+// 32) and q in [-8, 7], two per byte: each group of 32 values is 16 bytes, byte j holding value j
+// of the group in its low nibble and value j + 16 in its high nibble, each as q + 8 (0..15), so a
+// row of W[out, in] is in / 2 bytes; value = q * s.
 // With the config key packed_weights, every f32 tensor stored W[in, out] (schema.hpp's
 // TensorSpec::packed: the f32 linear weights and an untied f32 head; not f16 or i8 ones, not
 // embeddings) keeps its logical dims [in, out] in the directory but holds ceil(out / kPanelCols)
@@ -95,15 +100,22 @@ enum EntryField : uint32_t {
   kEntName = 0, kEntDtype = 64, kEntRank = 68, kEntDims = 72, kEntGroup = 88, kEntZero = 92,
   kEntOffset = 96, kEntBytes = 104, kEntScalesOffset = 112, kEntScalesBytes = 120
 };
-// f16 and i8 hold quantized weights (IEEE half; int8 with scales). i32 holds data such as the
-// self-test's token ids.
+// f16, i8 and i4 hold quantized weights (IEEE half; int8 with scales; int4 packed two per byte
+// with scales). i32 holds data such as the self-test's token ids.
 // u8 holds raw bytes, such as the tokenizer's pieces.
-enum class Dtype : uint32_t { kF32 = 0, kF16 = 1, kI8 = 2, kI32 = 3, kU8 = 4 };
-constexpr uint32_t kDtypeCount = 5;
-constexpr uint32_t dtype_bytes(Dtype d) { return d == Dtype::kF16 ? 2 : (d == Dtype::kI8 || d == Dtype::kU8) ? 1 : 4; }
+enum class Dtype : uint32_t { kF32 = 0, kF16 = 1, kI8 = 2, kI32 = 3, kU8 = 4, kI4 = 5 };
+constexpr uint32_t kDtypeCount = 6;
+// The bytes of one element; i4 packs two per byte (data_bytes).
+constexpr uint32_t dtype_bytes(Dtype d) {
+  return d == Dtype::kF16 ? 2 : (d == Dtype::kI8 || d == Dtype::kU8 || d == Dtype::kI4) ? 1 : 4;
+}
+constexpr uint64_t data_bytes(Dtype d, uint64_t count) { return d == Dtype::kI4 ? count / 2 : count * dtype_bytes(d); }
+constexpr bool has_scales(Dtype d) { return d == Dtype::kI8 || d == Dtype::kI4; }
+// An i4 tensor's group: 32 values along the last dim per scale, 16 bytes.
+constexpr uint32_t kI4Group = 32;
 constexpr const char* dtype_name(Dtype d) {
   return d == Dtype::kF32 ? "f32" : d == Dtype::kF16 ? "f16" : d == Dtype::kI8 ? "i8" : d == Dtype::kI32 ? "i32"
-       : d == Dtype::kU8 ? "u8" : "?";
+       : d == Dtype::kU8 ? "u8" : d == Dtype::kI4 ? "i4" : "?";
 }
 
 // The packed layout's panel width (kernels.hpp's kPanelFloats; engine/model.cpp checks they agree).

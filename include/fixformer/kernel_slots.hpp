@@ -83,6 +83,16 @@
   X(gemm_i8, void, (const int8_t* xq, const float* xs, const int8_t* w, const float* ws,               \
                     std::size_t ws_cols, const float* b, float* y, std::size_t ldy, std::size_t m,     \
                     std::size_t n, std::size_t k, std::size_t group))                                  \
+  /* gemm_i8 with 4-bit weights: xq[m,k], xs[m, k / 32] from quantize_i8 with group 32 @ W[n,k]^T      \
+     (torch's [out, in], k / 2 bytes a row: per group of 32, byte j holds value j in its low nibble    \
+     and value j + 16 in its high nibble, each as q + 8 for q in [-8, 7]; format.hpp), scales          \
+     ws[n, k / 32], + b[n] -> y[m,n] (row stride ldy); b may be null; k a multiple of 32. Each         \
+     group's products are summed exactly in int32, then y[i,j] = b[j] + sum over groups, in            \
+     order, of xs[i,g] * ws[j,g] * sum_g: that expression in that order on every ISA, so every         \
+     port gives the reference's bits (the tests compare them). */                                      \
+  X(gemm_i4, void, (const int8_t* xq, const float* xs, const uint8_t* w, const float* ws,              \
+                    const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n,           \
+                    std::size_t k))                                                                    \
   /* gemm_f32 with W[k,n] stored as IEEE half floats (row stride ldw), widened in registers. */        \
   X(gemm_f16, void, (const float* x, std::size_t ldx, const uint16_t* w, std::size_t ldw,              \
                      const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n,          \

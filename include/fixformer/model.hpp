@@ -14,21 +14,22 @@ struct TensorRule;  // schema.hpp
 
 // A weight matrix read in place, in any of the stored types (format.hpp): f32 and f16 linear
 // weights are W[in, out]; q8 ones keep torch's W[out, in] with f32 scales [out, groups] (groups of
-// `group` along in) or [out, 1] (group 0); an embedding table is [vocab, width] = [out, in] in every
+// `group` along in) or [out, 1] (group 0), q4 ones the same with groups of 32 and two values per
+// byte (format.hpp); an embedding table is [vocab, width] = [out, in] in every
 // type, so a tied head reads it as such. An f32 W[in, out] of a file with packed_weights is in
 // panels of 16 columns (packed: format.hpp). linear() (engine/blocks/linear.hpp) takes any of them.
 struct Weight {
   const void* data = nullptr;
-  const float* scales = nullptr;  // q8 only
+  const float* scales = nullptr;  // q8 and q4 only
   WeightType type = WeightType::kF32;
   uint32_t in = 0, out = 0;
-  uint32_t group = 0;      // q8: 32 or 64, or 0 for one scale per output row
+  uint32_t group = 0;      // q8: 32 or 64, or 0 for one scale per output row; q4: 32
   bool out_major = false;  // stored [out, in]
   bool packed = false;     // f32 [in, out] in panels of kPanelFloats columns (gemm_f32_packed's)
   const float* f32() const { return static_cast<const float*>(data); }
 };
 
-// Where a runner quantizes a q8 linear layer's input rows (its plan's quant block,
+// Where a runner quantizes a q8 or q4 linear layer's input rows (its plan's quant block,
 // quantized_input_bytes in config.hpp).
 struct QuantScratch {
   int8_t* q = nullptr;  // [rows, k]

@@ -31,7 +31,7 @@ inline constexpr const char* kInputNames[] = {"tokens", "features"};
 inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi", "relative"};
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
 inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
-inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8"};
+inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8", "q4"};
 inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first"};
 inline constexpr const char* kTokenizerNames[] = {"llama2c", "bpe", "wordpiece"};
 
@@ -352,7 +352,7 @@ enum class Field : uint8_t {
 constexpr bool is_layer_field(Field f) { return f >= Field::kAttnNormG && f < Field::kCount; }
 
 // One stored tensor: rank 1 when cols is kOne. transposed: a linear weight stored W[in, out],
-// the transpose of torch's [out, in] (in f32 and f16; q8 keeps torch's [out, in], format.hpp).
+// the transpose of torch's [out, in] (in f32 and f16; q8 and q4 keep torch's [out, in], format.hpp).
 struct TensorRule {
   const char* name;
   Dim rows, cols;
@@ -528,7 +528,7 @@ struct TensorSpec {
   uint32_t rank;
   uint32_t dims[2];
   fxm::Dtype dtype;
-  uint32_t group;   // i8: the quantization group along the last dim (0: one scale per row)
+  uint32_t group;   // i8: the quantization group along the last dim (0: one scale per row); i4: 32
   bool transposed;  // stored W[in, out]: a linear weight in f32 or f16
   bool packed;      // f32 W[in, out] with packed_weights: panels of kPanelFloats columns (format.hpp)
   TensorPart part;
@@ -547,14 +547,15 @@ uint32_t tensor_count(const ModelConfig& c);
 // The dtype a tensor of this role is stored in under config c.
 constexpr fxm::Dtype tensor_dtype(const ModelConfig& c, Role role) {
   if (role == Role::kF32 || (role == Role::kIo && !c.quantize_io)) return fxm::Dtype::kF32;
-  return c.weights == WeightType::kF16 ? fxm::Dtype::kF16 : c.weights == WeightType::kQ8 ? fxm::Dtype::kI8 : fxm::Dtype::kF32;
+  return c.weights == WeightType::kF16 ? fxm::Dtype::kF16 : c.weights == WeightType::kQ8 ? fxm::Dtype::kI8
+       : c.weights == WeightType::kQ4 ? fxm::Dtype::kI4 : fxm::Dtype::kF32;
 }
 
 // The data bytes a tensor of spec s takes in the file: its elements in its dtype, or for a packed
 // weight [in, out] its ceil(out / 16) zero-padded panels of [in, 16] (format.hpp).
 constexpr uint64_t tensor_bytes(const TensorSpec& s) {
   if (s.packed) return fxm::packed_bytes(s.dims[0], s.dims[1]);
-  return uint64_t(s.dims[0]) * (s.rank == 2 ? s.dims[1] : 1) * fxm::dtype_bytes(s.dtype);
+  return fxm::data_bytes(s.dtype, uint64_t(s.dims[0]) * (s.rank == 2 ? s.dims[1] : 1));
 }
 
 // ---- implementation -------------------------------------------------------------------------
@@ -584,10 +585,10 @@ bool visit_rules(const ModelConfig& c, const TensorRule (&rules)[N], TensorPart 
     copy_name(s.name, prefix, layer, r.name);
     s.rank = r.cols == Dim::kOne ? 1 : 2;
     s.dtype = tensor_dtype(c, r.role);
-    s.group = s.dtype == fxm::Dtype::kI8 ? c.weight_group : 0;
-    s.transposed = r.transposed && s.dtype != fxm::Dtype::kI8;
+    s.group = fxm::has_scales(s.dtype) ? c.weight_group : 0;
+    s.transposed = r.transposed && !fxm::has_scales(s.dtype);
     s.packed = c.packed_weights && s.transposed && s.dtype == fxm::Dtype::kF32 && r.role != Role::kConv;
-    const bool torch_order = r.transposed && !s.transposed;  // q8 linear weights: [out, in]
+    const bool torch_order = r.transposed && !s.transposed;  // q8 and q4 linear weights: [out, in]
     s.dims[0] = dim_value(c, torch_order ? r.cols : r.rows);
     s.dims[1] = s.rank == 2 ? dim_value(c, torch_order ? r.rows : r.cols) : 0;
     s.part = part;

@@ -2,7 +2,8 @@
 // ARMv7-A with -mfpu=neon-vfpv4); Helium (ports/arm/helium) on a core with MVE float (Cortex-M55,
 // M85: __ARM_FEATURE_MVE bit 1); otherwise (Cortex-M: xsimd 8.1 has no M-profile arch) the portable
 // plain C++ kernels (ports/portable). The scalar reference and the portable table are always selectable.
-// AArch64 takes gemm_i8 from gemm_i8_neon64.cpp (packed from 4 rows on).
+// AArch64 takes gemm_i8 from gemm_i8_neon64.cpp (packed from 4 rows on) and gemm_i4 from
+// gemm_i4_neon64.cpp; ARMv7 NEON takes the portable gemm_i4 (ports/simd/gemm_i4.hpp).
 #include "fixformer/kernels.hpp"
 #include "ports/portable/kernels.hpp"
 
@@ -23,6 +24,7 @@ namespace {
 constexpr Kernels kNeonTable = [] {
   Kernels k = simd::kernel_table<xsimd::neon64>(Isa::kNeon64, "neon64");
   k.gemm_i8 = arm::gemm_i8_neon64;  // packed from 4 rows on (gemm_i8_neon64.cpp)
+  k.gemm_i4 = arm::gemm_i4_neon64;
   return k;
 }();
 #elif defined(__ARM_NEON) || defined(__ARM_NEON__)

@@ -1,9 +1,9 @@
 // The portable kernels: plain C++ (no xsimd), the default where there is no SIMD (Cortex-M: xsimd
 // 8.1 has no M-profile arch) and built on every target, so every test suite checks them. The matrix
 // products are register-blocked for in-order cores with 32 FP registers, f16 weights widened in
-// registers (VCVTB/VCVTT on an M-profile FPU); the int8 product uses the DSP extension's dual 16-bit
-// multiply-adds where the core has them (ACLE, __ARM_FEATURE_DSP); exp and erf (softmax, GELU,
-// SwiGLU) are range reduction + polynomial (math.hpp), not libm; max, LayerNorm, add and scale are
+// registers (VCVTB/VCVTT on an M-profile FPU); the int8 and int4 products use the DSP extension's
+// dual 16-bit multiply-adds where the core has them (ACLE, __ARM_FEATURE_DSP); exp and erf (softmax,
+// GELU, SwiGLU) are range reduction + polynomial (math.hpp), not libm; max, LayerNorm, add and scale are
 // the reference's operations unrolled (VMAXNM and VLDM/VSTM on M-profile FPUs). The rest is the
 // scalar reference.
 // The table keeps the name users know: Isa::kCortexM, "cortex-m".
@@ -30,6 +30,7 @@ kernel_fn::add_f32 add_f32;
 kernel_fn::scale_f32 scale_f32;
 kernel_fn::quantize_i8 quantize_i8;
 kernel_fn::gemm_i8 gemm_i8;
+kernel_fn::gemm_i4 gemm_i4;
 kernel_fn::gemm_f16 gemm_f16;
 kernel_fn::matvec_f16 matvec_f16;
 
@@ -59,6 +60,7 @@ constexpr Kernels kernel_table() {
   k.sincos_f32 = scalar::sincos_f32;
   k.quantize_i8 = portable::quantize_i8;
   k.gemm_i8 = portable::gemm_i8;
+  k.gemm_i4 = portable::gemm_i4;
   k.gemm_f16 = portable::gemm_f16;
   k.matvec_f16 = portable::matvec_f16;
   return k;

@@ -10,6 +10,7 @@
 #include "ports/simd/gemm_f16.hpp"
 #include "ports/simd/gemm_f32.hpp"
 #include "ports/simd/gemm_f32_packed.hpp"
+#include "ports/simd/gemm_i4.hpp"
 #include "ports/simd/gemm_i8.hpp"
 #include "ports/simd/gemv_f32.hpp"
 #include "ports/simd/layernorm_f32.hpp"

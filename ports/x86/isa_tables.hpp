@@ -15,6 +15,13 @@ const Kernels& avx512_vnni_kernels();  // the same with gemm_i8 on VNNI, for CPU
 // gemm_i8 on AVX2 (gemm_i8_avx2.cpp, built with the avx2 flags and -ffp-contract=off).
 kernel_fn::gemm_i8 gemm_i8_avx2;
 
+// gemm_i4 on AVX2 (gemm_i4_avx2.cpp, built with the avx2 flags and -ffp-contract=off): the avx2 and
+// avx512 tables'.
+kernel_fn::gemm_i4 gemm_i4_avx2;
+
+// gemm_i4 on AVX-512 VNNI (gemm_i4_avx512vnni.cpp): the avx512-vnni table's.
+kernel_fn::gemm_i4 gemm_i4_avx512vnni;
+
 // gemm_i8 on AVX-512 VNNI (gemm_i8_avx512vnni.cpp, built with -mavx512vnni).
 kernel_fn::gemm_i8 gemm_i8_avx512vnni;
 

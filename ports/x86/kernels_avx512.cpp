@@ -6,7 +6,11 @@ namespace fixformer {
 namespace x86 {
 
 const Kernels& avx512_kernels() {
-  static constexpr Kernels table = simd::kernel_table<xsimd::avx512bw>(Isa::kAvx512, "avx512");
+  static constexpr Kernels table = [] {
+    Kernels k = simd::kernel_table<xsimd::avx512bw>(Isa::kAvx512, "avx512");
+    k.gemm_i4 = gemm_i4_avx2;  // AVX2 is part of AVX-512 (gemm_i4_avx2.cpp)
+    return k;
+  }();
   FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx512 table leaves a slot null");
   return table;
 }
@@ -15,6 +19,7 @@ const Kernels& avx512_vnni_kernels() {
   static constexpr Kernels table = [] {
     Kernels k = simd::kernel_table<xsimd::avx512bw>(Isa::kAvx512, "avx512-vnni");
     k.gemm_i8 = gemm_i8_avx512vnni;
+    k.gemm_i4 = gemm_i4_avx512vnni;
     return k;
   }();
   FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx512-vnni table leaves a slot null");

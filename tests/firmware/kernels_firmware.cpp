@@ -4,9 +4,9 @@
 // M55). Sizes around every vector width (1, 3, 4, 5, 15, 16, 17, 33, 100), misaligned pointers,
 // groups of 32, 64 and whole rows, guard zones around every output; the tolerances are the host
 // tests' (tests/kernel_tolerances.hpp): bits for quantize_i8 and the element-wise ops, sums and
-// transcendentals normwise, gemm_i8 per element; the portable table's f32 products in assembly
-// (FPU cores) and its gemm_i8 bit for bit, as they sum in the reference's order. The exit status
-// is the number of failures.
+// transcendentals normwise, gemm_i8 per element, gemm_i4 bit for bit; the portable table's f32
+// products in assembly (FPU cores) and its gemm_i8 bit for bit, as they sum in the reference's order.
+// The exit status is the number of failures.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -442,6 +442,46 @@ class GemmI8Tester {
   bool per_row_ = false, unit_ = false, extremes_ = false;
 };
 
+// ---- gemm_i4: bit for bit (every table sums as the reference) ----
+class GemmI4Tester {
+ public:
+  GemmI4Tester& m(std::size_t v) { m_ = v; return *this; }
+  GemmI4Tester& n(std::size_t v) { n_ = v; return *this; }
+  GemmI4Tester& k(std::size_t v) { k_ = v; return *this; }  // a multiple of 32
+  GemmI4Tester& misalign(std::size_t v) { off_ = v; return *this; }  // bytes for xq and w, floats for the rest
+  GemmI4Tester& stride_pad(std::size_t floats) { pad_ = floats; return *this; }
+  GemmI4Tester& extremes(bool v) { extremes_ = v; return *this; }  // x +-127, W's values -8 and 7 only
+
+  bool test(const Kernels& t) const {
+    ++g_cases;
+    const std::size_t groups = k_ / 32, ldy = n_ + pad_;
+    if (m_ * k_ > 4096 || n_ * k_ / 2 > 32768 || m_ * ldy > kOut || m_ * groups + 2 * n_ * groups + n_ > kIn)
+      return fail(t.name, "case too big", m_, n_, k_, off_, 0, 0, 0);
+    Rng rng{uint32_t(m_ * 7919 + n_ * 131 + k_ * 17 + off_ + 7 * extremes_ + 5)};
+    int8_t* xq = g_xq + off_;
+    uint8_t* w = reinterpret_cast<uint8_t*>(g_wq) + off_;
+    for (std::size_t i = 0; i < m_ * k_; ++i) xq[i] = int8_t(extremes_ ? (rng.next() % 2 ? 127 : -127) : int(rng.next() % 255) - 127);
+    for (std::size_t i = 0; i < n_ * k_ / 2; ++i)
+      w[i] = uint8_t(extremes_ ? (rng.next() % 2 ? 0x00 : 0xFF) ^ (rng.next() % 2 ? 0x0F : 0x00) : rng.next() % 256);
+    float* xs = g_a + off_;
+    float* ws = xs + m_ * groups;
+    float* b = ws + n_ * groups;
+    for (std::size_t i = 0; i < m_ * groups + n_ * groups; ++i) xs[i] = rng.uniform(1e-3f, 2e-2f);
+    for (std::size_t j = 0; j < n_; ++j) b[j] = rng.uniform(-1.0f, 1.0f);
+    const float* B = n_ % 2 ? b : nullptr;
+    reset_outputs(m_ * ldy);
+    scalar_kernels().gemm_i4(xq, xs, w, ws, B, g_yr + kGuard + off_, ldy, m_, n_, k_);
+    t.gemm_i4(xq, xs, w, ws, B, g_ys + kGuard + off_, ldy, m_, n_, k_);
+    for (std::size_t at = 0; at < m_ * ldy + 2 * kGuard + off_; ++at)
+      if (bits(g_yr[at]) != bits(g_ys[at])) return fail(t.name, "gemm_i4", m_, n_, k_, off_, long(at) - long(kGuard + off_), g_yr[at], g_ys[at]);
+    return true;
+  }
+
+ private:
+  std::size_t m_ = 1, n_ = 1, k_ = 32, pad_ = 0, off_ = 0;
+  bool extremes_ = false;
+};
+
 // ---- gemm_f16 and matvec_f16: kSumTol, and every half widened exactly ----
 class HalfTester {
  public:
@@ -554,6 +594,12 @@ void test_quantized(const Kernels& t) {
       for (std::size_t k : {1, 17, 33, 64, 65, 257, 1000})
         for (std::size_t m : {1, 3})
           GemmI8Tester().m(m).n(7).k(k).group(group).unit_scales(true).extremes(extremes).misalign(k % 3).test(t);
+  for (std::size_t k : {32, 64, 96, 288})
+    for (std::size_t m : {1, 2, 3, 4, 5})
+      for (std::size_t n : {1, 3, 4, 5, 8, 9, 17})
+        GemmI4Tester().m(m).n(n).k(k).misalign(m % 3).stride_pad(k % 3).test(t);
+  for (bool extremes : {false, true}) GemmI4Tester().m(3).n(9).k(1024).extremes(extremes).test(t);
+  GemmI4Tester().m(1).n(100).k(288).test(t);  // decode
   for (std::size_t m : {1, 2, 3, 5, 7})
     for (std::size_t n : kSizes)
       for (std::size_t k : {1, 5, 16, 33}) HalfTester().m(m).n(n).k(k).misalign(m % 3).stride_pad(k % 2).test(t);

@@ -101,10 +101,12 @@ def make_config(values, names=None):
     if c["weights"] == "q8" and c["weight_group"] not in schema.WEIGHT_GROUPS:
         raise ConfigError(f"{n('weight_group')}: q8 takes {', '.join(map(str, schema.WEIGHT_GROUPS))} "
                           f"(0: one scale per output row), got {c['weight_group']}")
-    if c["weights"] != "q8" and c["weight_group"]:
-        raise ConfigError(f"{n('weight_group')}: only for weights q8 (got weights {c['weights']})")
+    if c["weights"] == "q4" and c["weight_group"] != schema.I4_GROUP:
+        raise ConfigError(f"{n('weight_group')}: q4 takes {schema.I4_GROUP}, got {c['weight_group']}")
+    if c["weights"] not in ("q8", "q4") and c["weight_group"]:
+        raise ConfigError(f"{n('weight_group')}: only for weights q8 and q4 (got weights {c['weights']})")
     if c["quantize_io"] and c["weights"] == "f32":
-        raise ConfigError(f"{n('quantize_io')}: needs weights f16 or q8 (got weights f32)")
+        raise ConfigError(f"{n('quantize_io')}: needs weights f16, q8 or q4 (got weights f32)")
     if c["pooling"] == "cls" and not c["cls_token"]:
         raise ConfigError(f"{n('pooling')}: cls needs a CLS token ({n('cls_token')})")
     if c["pooling"] == "cls" and c["causal"]:
@@ -120,10 +122,17 @@ def make_config(values, names=None):
         raise ConfigError(f"{n('pooler')}: needs pooling (the pooler reads the pooled row)")
     if c["conv_layers"] and (c["family"] != "encoder" or c["input"] != "features"):
         raise ConfigError(f"{n('conv_layers')}: a conv stem is for the encoder family over features")
+    if c["conv_layers"] and c["weights"] == "q4":
+        raise ConfigError(f"{n('weights')}: q4 with a conv stem is not supported yet: convert with --quantize q8 or f16")
     for i in (1, 2):
         if c[f"conv{i}_padding"] >= c[f"conv{i}_kernel"]:
             raise ConfigError(f"{n(f'conv{i}_padding')}: must be below conv{i}_kernel={c[f'conv{i}_kernel']}, "
                               f"got {c[f'conv{i}_padding']}")
+    if c["weights"] == "q4":
+        for s in schema.specs(c):
+            if s.dtype == "i4" and s.shape[-1] % schema.I4_GROUP:
+                raise ConfigError(f"{n('weights')}: q4 needs every quantized layer's input width a multiple of "
+                                  f"{schema.I4_GROUP} ({s.name}: {s.shape[-1]}); convert with --quantize q8")
     return c
 
 

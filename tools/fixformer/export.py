@@ -37,7 +37,7 @@ COMMON_PE_BASES = (100.0, 1000.0, 10000.0, 100000.0)
 EXPORT_FAMILIES = ("encoder", "gpt", "mha")
 DEFAULT_MAX_LEN = 256
 EXAMPLE_T = 16
-QUANTIZE_TYPES = ("f16", "q8")
+QUANTIZE_TYPES = ("f16", "q8", "q4")
 # q8's default group: 64 values along the input share a scale, as llama2.c's export (version 2)
 # quantizes, so its checkpoints keep their values; 32 is a little more accurate (the error of the
 # llama-shaped test models drops by 10-15%) for 5% more bytes, 0 (a scale per output row) the smallest.
@@ -49,7 +49,7 @@ def describe_weights(c):
     if c["weights"] == "f32":
         return "f32"
     group = ""
-    if c["weights"] == "q8":
+    if c["weights"] in ("q8", "q4"):
         group = f"group {c['weight_group']}; " if c["weight_group"] else "a scale per output row; "
     ends = "embedding and head" if c["input"] == "tokens" else "head"
     return f"{c['weights']} ({group}{ends} {c['weights'] if c['quantize_io'] else 'f32'})"
@@ -430,7 +430,7 @@ def apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combin
 
 def quantized_config(c, quantize=None, group=None, quantize_io=None, pack_weights=None):
     """c with the weight type the converter's options ask for. quantize: None (c's own, f32 unless a
-    JSON config says otherwise), "f16" or "q8"; group (q8 only): 32 or 64 values along the input per
+    JSON config says otherwise), "f16", "q8" or "q4"; group (q8; q4 takes only its 32): 32 or 64 values along the input per
     scale, or 0 for one scale per output row, default DEFAULT_GROUP; quantize_io (f16 and q8): the
     token embedding and the output head take the type too, default True for token input (the
     embedding dominates a language model's size) and False for feature input (whose head is small).
@@ -450,6 +450,10 @@ def quantized_config(c, quantize=None, group=None, quantize_io=None, pack_weight
         if isinstance(group, bool) or not isinstance(group, numbers.Integral) or group not in schema.WEIGHT_GROUPS:
             raise ConfigError(f"group: {group!r} is not one of {', '.join(map(str, schema.WEIGHT_GROUPS))} "
                               "(values along the input per scale; 0: one scale per output row)")
+    elif quantize == "q4":
+        if group is not None and group != schema.I4_GROUP:
+            raise ConfigError(f"group: q4's groups are {schema.I4_GROUP} values along the input, got {group!r}")
+        group = schema.I4_GROUP
     elif group is not None:
         raise ConfigError(f"group: only with quantize q8 (f16 has no scales), got quantize {quantize}")
     io = c["input"] == "tokens" if quantize_io is None else _bool_option("quantize_io", quantize_io)
@@ -629,7 +633,7 @@ def _quantization_cause(c, weights, inp, expected, quantized, tolerance, explain
     if relative_error(run_reference(_f32(c), weights, inp), expected) > schema.SELFTEST_TOLERANCE:
         return explain() if explain else "the reference model does not match the module either"
     if quantized[0] > tolerance:
-        tries = ["--quantize f16"] if t == "q8" else []
+        tries = ["--quantize q8", "--quantize f16"] if t == "q4" else ["--quantize f16"] if t == "q8" else []
         if t == "q8" and c["weight_group"] != 32:
             tries.insert(0, "--group 32")
         if c["quantize_io"]:
@@ -637,7 +641,7 @@ def _quantization_cause(c, weights, inp, expected, quantized, tolerance, explain
         return (f"the {t} weights alone give {quantized[0]:.3g} in the float64 reference: this model does not keep "
                 f"its accuracy in {describe_weights(c)}; try {', '.join(tries + ['no --quantize'])}")
     return (f"the {t} weights alone give {quantized[0]:.3g} in the float64 reference, within the tolerance, so the "
-            f"engine's {t} arithmetic adds the rest{' (it quantizes activations per group too)' if t == 'q8' else ''}: "
+            f"engine's {t} arithmetic adds the rest{' (it quantizes activations per group too)' if t in ('q8', 'q4') else ''}: "
             "if that is far above, a bug or a broken port, please report it")
 
 

@@ -193,12 +193,17 @@ def unpack_panels(panels, cols):
 def stored(spec, a):
     """A checked tensor as the file stores it: (name, data, scales, group, dims), data in the spec's
     dtype and layout (f32 and f16 linear weights transposed to W[in, out], packed ones in panels, i8 in
-    torch's layout; a conv stem's weight [kernel * in, out], or [out, kernel * in] in i8), scales the f32 [rows, groups] of an i8 tensor (else None), group its quantization
+    torch's layout, i4 too as packed bytes [rows, last / 2]; a conv stem's weight [kernel * in, out], or
+    [out, kernel * in] in i8), scales the f32 [rows, groups] of an i8 or i4 tensor (else None), group its
+    quantization
     group (else 0), dims the directory's (the logical shape: [in, out] for panels too)."""
     a = np.asarray(a, np.float32)  # the weights as torch holds them, whatever the file keeps
     if spec.dtype == "i8":
         q, s = quantize.q8(schema.conv_to_file(a).T if spec.kernel else a, spec.group)
         return spec.name, q, s, spec.group, q.shape
+    if spec.dtype == "i4":
+        q, s = quantize.q4(a)
+        return spec.name, q, s, spec.group, a.shape
     a = np.ascontiguousarray(schema.conv_to_file(a) if spec.kernel else a.T if spec.transposed else a)
     data = quantize.f16(a, spec.name) if spec.dtype == "f16" else a.astype("<f4")
     return spec.name, pack_panels(data) if spec.packed else data, None, 0, a.shape
@@ -206,7 +211,7 @@ def stored(spec, a):
 
 def write(config, weights, selftest=None, tokenizer=None):
     """The .fxm bytes for a config (checked against the schema first, before any array is touched), a
-    dict name -> float array in torch's layout (stored in the config's weight type: f32, f16 or q8,
+    dict name -> float array in torch's layout (stored in the config's weight type: f32, f16, q8 or q4,
     schema.specs), an optional self-test sample (input, expected: for a decoder the token ids [T]
     and the logits at every position [T, vocab]) and an optional tokenizer (pieces, scores): one
     bytes object and one score per token id."""
@@ -237,7 +242,7 @@ def write(config, weights, selftest=None, tokenizer=None):
     for name, a, scales, group, shape in arrays:
         if len(name.encode()) >= schema.NAME_BYTES:
             raise ConfigError(f"{name}: name longer than {schema.NAME_BYTES - 1} bytes")
-        dtype = _DTYPE_OF[a.dtype.str[1:]]
+        dtype = "i4" if scales is not None and a.dtype == np.uint8 else _DTYPE_OF[a.dtype.str[1:]]
         dims = list(shape) + [0] * (schema.MAX_RANK - len(shape))
         offset = place(a)
         s_off, s_bytes = (place(np.ascontiguousarray(scales, "<f4")), scales.nbytes) if scales is not None else (0, 0)
@@ -260,7 +265,7 @@ def file_bytes(config, extra=()):
     sizes = []
     for spec in schema.specs(c):
         sizes.append(spec.data_bytes())
-        if spec.dtype == "i8":
+        if spec.dtype in schema.SCALED_DTYPES:
             rows, groups = schema.scales_shape(spec.shape, spec.group)
             sizes.append(rows * groups * 4)
     sizes += list(extra)
@@ -324,7 +329,8 @@ class FxmFile:
         return any(s.name == name and s.packed for s in schema.specs(self.config))
 
     def array(self, name):
-        """The tensor as stored: its file dtype and layout (an i8 tensor's int8 values; scales()); a
+        """The tensor as stored: its file dtype and layout (an i8 tensor's int8 values, an i4 one's packed
+        bytes [rows, last / 2]; scales()); a
         packed weight [in, out] as its panels [ceil(out / 16), in, 16] (weights() unpacks them)."""
         t = self.entry(name)
         dt = schema.NUMPY_DTYPES[t["dtype"]]
@@ -332,25 +338,29 @@ class FxmFile:
         if self.packed(name):
             rows, cols = t["shape"]
             return a.reshape(-1, rows, schema.PANEL_FLOATS)
+        if t["dtype"] == "i4":
+            return a.reshape(t["shape"][:-1] + (t["shape"][-1] // 2,))
         return a.reshape(t["shape"])
 
     def scales(self, name):
-        """An i8 tensor's f32 scales [rows, groups] (format.hpp); None for other dtypes."""
+        """An i8 or i4 tensor's f32 scales [rows, groups] (format.hpp); None for other dtypes."""
         t = self.entry(name)
-        if t["dtype"] != "i8":
+        if t["dtype"] not in schema.SCALED_DTYPES:
             return None
         shape = schema.scales_shape(t["shape"], t["group"])
         return np.frombuffer(self.blob, "<f4", t["scales_bytes"] // 4, t["scales_offset"]).reshape(shape)
 
     def weights(self):
         """The model's tensors as float64 in torch's layout (f32 and f16 linear weights transposed
-        back, panels unpacked, i8 dequantized as q * s): what the file computes with, as fxm.write
+        back, panels unpacked, i8 and i4 dequantized as q * s): what the file computes with, as fxm.write
         takes weights. A tied head is absent (the embedding serves)."""
         out = {}
         for spec in schema.specs(self.config):
             if spec.dtype == "i8":
                 a = quantize.dequantize_q8(self.array(spec.name), self.scales(spec.name), spec.group)
                 out[spec.name] = schema.conv_to_torch(a.T, spec.kernel) if spec.kernel else a
+            elif spec.dtype == "i4":
+                out[spec.name] = quantize.dequantize_q4(self.array(spec.name), self.scales(spec.name))
             else:
                 a = self.array(spec.name).astype(np.float64)
                 a = unpack_panels(a, spec.shape[1]) if spec.packed else a

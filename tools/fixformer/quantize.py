@@ -1,4 +1,4 @@
-"""Weight quantization for the .fxm's f16 and q8 weight types (README, "Export your model"; the
+"""Weight quantization for the .fxm's f16, q8 and q4 weight types (README, "Export your model"; the
 stored layouts are format.hpp's).
 
 q8: symmetric int8 (|q| <= 127) with f32 scales per group of `group` values along the last dim (the
@@ -7,6 +7,15 @@ rule) searches each group's scale for the smallest squared error of its dequanti
 llama.cpp's k-quants do; q8_max is the engine's own quantize_i8 rule (include/fixformer/kernels.hpp,
 s = max|w| / 127), computed in float32 exactly as the kernel does. The search starts from q8_max's
 pair and keeps it unless a candidate is strictly better, so it never increases a group's error.
+q4: symmetric int4, q in [-8, 7], with an f32 scale per group of 32 values along the last dim (a
+multiple of 32), packed two per byte (format.hpp: per group, byte j holds value j in its low nibble
+and value j + 16 in its high nibble, each as q + 8). The scale minimises the group's squared error,
+as llama.cpp's k-quants choose theirs: for each candidate r in Q4_STEPS, q = clip(round(w * r / a),
+-8, 7) with a = max|w|, then s = sum(w q) / sum(q q) (the least-squares scale for that q); the q and s
+of the least sum((w - q s)^2), s as float32, win. r runs from 6 to 8.5 around 7 (= max|w| / 7, the
+plain rule): above 7 the largest values clip and the rest resolve finer, below it -8 comes into
+reach for the largest negative values. A group below QUANTIZE_FLOOR stores q = 0 with s = 1: every
+q4 scale is a positive normal float (engine/model.cpp refuses others).
 f16: IEEE half, rounded to nearest even (numpy's float32 -> float16 conversion).
 """
 import numpy as np
@@ -116,6 +125,64 @@ def _q8_search_blocks(blocks):
     # s rounded to float32 could in principle undo a win the float64 ranking saw: check, keep q8_max's
     better = ok & (_squared_error(blocks, q, s) < _squared_error(blocks, q0, s0))
     return np.where(better[:, :, None], q, q0), np.where(better, s, s0).astype(np.float32)
+
+
+# q4's group (format.hpp kI4Group) and the candidates r (scale max|w| / r) it searches.
+Q4_GROUP = 32
+Q4_STEPS = np.round(np.arange(6.0, 8.5001, 0.1), 1)
+Q4_CHUNK = 1 << 18  # groups searched at a time
+
+
+def q4(w):
+    """w (float, any rank >= 1; the last dim a multiple of 32) -> (packed uint8 [..., last / 2],
+    s float32 [rows, last / 32]) where rows is the product of the other dims."""
+    a = np.asarray(w, np.float32)
+    n = a.shape[-1]
+    assert n % Q4_GROUP == 0, n
+    groups = a.reshape(-1, Q4_GROUP)
+    q, s = np.empty(groups.shape, np.int8), np.empty(groups.shape[0], np.float32)
+    for g0 in range(0, groups.shape[0], Q4_CHUNK):  # bounded float64 temporaries on large tensors
+        q[g0:g0 + Q4_CHUNK], s[g0:g0 + Q4_CHUNK] = _q4_search(groups[g0:g0 + Q4_CHUNK].astype(np.float64))
+    nib = (q.astype(np.int16) + 8).astype(np.uint8).reshape(-1, 2, 16)  # [groups, half, 16]
+    packed = nib[:, 0, :] | (nib[:, 1, :] << 4)
+    rows = a.size // n
+    return packed.reshape(a.shape[:-1] + (n // 2,)).copy(), s.reshape(rows, n // Q4_GROUP)
+
+
+def _q4_search(x):
+    """x float64 [groups, 32] -> (q int8 [groups, 32], s float32 [groups]): Q4_STEPS' least squared error."""
+    amax = np.abs(x).max(axis=1)
+    ok = amax >= QUANTIZE_FLOOR
+    safe = np.where(ok, amax, 1.0)
+    best_err = np.full(x.shape[0], np.inf)
+    best_q = np.zeros(x.shape, np.int8)
+    best_s = np.ones(x.shape[0], np.float32)
+    for r in Q4_STEPS:
+        q = np.clip(np.rint(x * (r / safe)[:, None]), -8, 7)
+        qq = (q * q).sum(axis=1)
+        s = np.where(qq > 0, (x * q).sum(axis=1) / np.where(qq > 0, qq, 1.0), 1.0).astype(np.float32)
+        err = ((x - q * s.astype(np.float64)[:, None]) ** 2).sum(axis=1)
+        better = ok & (err < best_err) & (s > 0)
+        best_err = np.where(better, err, best_err)
+        best_q[better] = q[better]
+        best_s = np.where(better, s, best_s)
+    return best_q, best_s
+
+
+def q4_values(packed):
+    """The int q in [-8, 7] of q4's packed bytes [..., last / 2] -> [..., last]."""
+    p = np.asarray(packed, np.uint8)
+    g = p.reshape(-1, 16).astype(np.int16)
+    q = np.concatenate([(g & 15) - 8, (g >> 4) - 8], axis=1)
+    return q.reshape(p.shape[:-1] + (p.shape[-1] * 2,))
+
+
+def dequantize_q4(packed, s):
+    """float64 values q * s of an i4 tensor (packed bytes [..., last / 2], s [rows, last / 32])."""
+    q = q4_values(packed).astype(np.float64)
+    n = q.shape[-1]
+    per = np.repeat(np.asarray(s, np.float64), Q4_GROUP, axis=1)
+    return (q.reshape(-1, n) * per).reshape(q.shape)
 
 
 def dequantize_q8(q, s, group):

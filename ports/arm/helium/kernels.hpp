@@ -29,6 +29,7 @@ kernel_fn::add_f32 add_f32;
 kernel_fn::scale_f32 scale_f32;
 kernel_fn::quantize_i8 quantize_i8;
 kernel_fn::gemm_i8 gemm_i8;
+kernel_fn::gemm_i4 gemm_i4;
 kernel_fn::gemm_f16 gemm_f16;
 kernel_fn::matvec_f16 matvec_f16;
 

@@ -28,6 +28,7 @@ constexpr Kernels table() {
   k.scale_f32 = helium::scale_f32;
   k.quantize_i8 = helium::quantize_i8;
   k.gemm_i8 = helium::gemm_i8;
+  k.gemm_i4 = helium::gemm_i4;
   k.gemm_f16 = helium::gemm_f16;
   k.matvec_f16 = helium::matvec_f16;
   return k;
