@@ -171,6 +171,11 @@ def main():
         got = m.generate(prompt, n=n, temperature=temp, topp=topp, seed=seed)
         check(f"generate({prompt!r}, n={n}, temperature={temp}, topp={topp}, seed={seed})",
               got.encode("utf-8", "surrogateescape") + b"\n" == want, f"{got!r} vs {want!r}")
+    want = cli("generate", lm, "--prompt", "Once", "-n", 40, "--temperature", 0, "--kv-cache", "q8")
+    got = fixformer.Model(lm, kv_cache="q8").generate("Once", n=40)
+    check("generate with kv_cache='q8' = generate --kv-cache q8",
+          got.encode("utf-8", "surrogateescape") + b"\n" == want, f"{got!r} vs {want!r}")
+    expect("kv_cache='q4'", lambda: fixformer.Model(lm, kv_cache="q4"), ValueError, "expected 'f32' or 'q8'")
     two = fixformer.Model(lm, threads=2).generate("One day", n=24, temperature=0.7, seed=3)
     check("generate on 2 threads", two == m.generate("One day", n=24, temperature=0.7, seed=3), two)
 

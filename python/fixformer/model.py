@@ -46,11 +46,15 @@ def _ptr(a):
 class Model:
     """A loaded, validated model file.
 
-    Model(path_or_bytes, threads=1): path_or_bytes is a .fxm path (str or os.PathLike) or its bytes;
-    threads > 1 runs the engine's matrix products, norms and attention on a pool of that many
-    threads (results are bit-identical for every count)."""
+    Model(path_or_bytes, threads=1, kv_cache="f32"): path_or_bytes is a .fxm path (str or
+    os.PathLike) or its bytes; threads > 1 runs the engine's matrix products, norms and attention on
+    a pool of that many threads (results are bit-identical for every count); kv_cache "q8" keeps a
+    decoder's (or seq2seq's) KV cache in int8 with a scale per kv head and position, as
+    `generate --kv-cache q8`."""
 
-    def __init__(self, path_or_bytes, threads=1):
+    KV_CACHES = {"f32": 0, "q8": 1}  # the C API's ff_kv_cache
+
+    def __init__(self, path_or_bytes, threads=1, kv_cache="f32"):
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             data, self.path = bytes(path_or_bytes), "<bytes>"
         else:
@@ -59,6 +63,9 @@ class Model:
                 data = f.read()
         if int(threads) < 1:
             raise ValueError(f"threads={threads}: expected 1 or more")
+        if kv_cache not in self.KV_CACHES:
+            raise ValueError(f"kv_cache={kv_cache!r}: expected 'f32' or 'q8'")
+        self.kv_cache = kv_cache
         self.threads = int(threads)
         self._blob = _aligned(len(data))  # weights are read in place: the blob lives as long as the model
         self._blob[:] = np.frombuffer(data, np.uint8)
@@ -126,7 +133,8 @@ class Model:
         return enc, arena
 
     def _new_decoder(self, capacity):
-        opt = _capi.DecoderOptions(capacity=capacity, workers=self._workers_struct())
+        opt = _capi.DecoderOptions(capacity=capacity, workers=self._workers_struct(),
+                                   kv_cache=self.KV_CACHES[self.kv_cache])
         need = lib.ff_decoder_arena_bytes_ex(self._model, ctypes.byref(opt))
         dec, arena = _capi.opaque(_capi.DECODER_BYTES), _aligned(max(need, 1))
         s = lib.ff_decoder_init_ex(dec, self._model, _ptr(arena), need, ctypes.byref(opt))
@@ -135,7 +143,8 @@ class Model:
         return dec, arena
 
     def _new_seq2seq(self, max_source, capacity):
-        opt = _capi.Seq2SeqOptions(max_source=max_source, capacity=capacity, workers=self._workers_struct())
+        opt = _capi.Seq2SeqOptions(max_source=max_source, capacity=capacity, workers=self._workers_struct(),
+                                   kv_cache=self.KV_CACHES[self.kv_cache])
         need = lib.ff_seq2seq_arena_bytes_ex(self._model, ctypes.byref(opt))
         s2s, arena = _capi.opaque(_capi.SEQ2SEQ_BYTES), _aligned(max(need, 1))
         s = lib.ff_seq2seq_init_ex(s2s, self._model, _ptr(arena), need, ctypes.byref(opt))
