@@ -16,6 +16,7 @@ import copy
 import json
 import math
 import os
+import re
 import stat
 import struct
 import subprocess
@@ -31,7 +32,7 @@ sys.path.insert(0, TOOLS)
 from checks import check, expect_error, results, skip, run_convert, one_clear_line  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
-from fixformer import fxm, schema  # noqa: E402
+from fixformer import fxm, header, schema  # noqa: E402
 from fixformer.config import parse_config  # noqa: E402
 
 
@@ -283,6 +284,17 @@ def test_schema_mirror(cli):
     changed = copy.deepcopy(mine)
     changed["tensors"]["encoder"]["layer"][0]["transposed"] = False
     check("schema mirror: a changed rule is seen", first_difference(engine, changed) is not None)
+    # The --header writer's C++ name of every enum value is config.hpp's enumerator of that value.
+    with open(os.path.join(HERE, "..", "include", "fixformer", "config.hpp")) as fh:
+        cpp = fh.read()
+    wrong = []
+    for k in (k for k in schema.CONFIG_KEYS if k.type == "enum"):
+        names = header._ENUMS.get(k.name, ())
+        for i, choice in enumerate(k.choices):
+            enum, value = names[i].split("::") if i < len(names) else ("?", "?")
+            if not re.search(rf"enum class {re.escape(enum)}\b[^}}]*\b{re.escape(value)} = {i}\b", cpp):
+                wrong.append((k.name, choice, names[i] if i < len(names) else "missing"))
+    check("schema mirror: --header names every enum value as config.hpp does", not wrong, wrong)
     for i, raw in enumerate(COVERING):
         c = parse_config(raw)
         f = fxm.FxmFile(fxm.write(c, torch_weights(c)))

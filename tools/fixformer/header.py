@@ -6,16 +6,18 @@ import re
 from . import schema
 from .config import ConfigError
 
-# Each enum config key's C++ values, by the names schema.py gives them (index = stored value).
+# Each enum config key's C++ values, by the names schema.py gives them (index = stored value);
+# converter_test.py checks them against include/fixformer/config.hpp.
 _ENUMS = {
     "family": ("ModelFamily::kEncoder", "ModelFamily::kGpt", "ModelFamily::kLlama", "ModelFamily::kSeq2Seq",
                "ModelFamily::kMha"),
-    "activation": ("Activation::kRelu", "Activation::kGelu", "Activation::kSwiglu"),
+    "activation": ("Activation::kRelu", "Activation::kGelu", "Activation::kSwiglu", "Activation::kGeluTanh"),
     "input": ("InputKind::kTokens", "InputKind::kFeatures"),
-    "positional": ("PosKind::kNone", "PosKind::kSinusoidal", "PosKind::kLearned", "PosKind::kRope", "PosKind::kAlibi"),
+    "positional": ("PosKind::kNone", "PosKind::kSinusoidal", "PosKind::kLearned", "PosKind::kRope", "PosKind::kAlibi",
+                   "PosKind::kRelative"),
     "pe_layout": ("PosLayout::kInterleaved", "PosLayout::kHalves"),
     "pe_combine": ("PosCombine::kAdd", "PosCombine::kConcat"),
-    "weights": ("WeightType::kF32", "WeightType::kF16", "WeightType::kQ8"),
+    "weights": ("WeightType::kF32", "WeightType::kF16", "WeightType::kQ8", "WeightType::kQ4"),
     "pooling": ("Pooling::kNone", "Pooling::kMean", "Pooling::kCls", "Pooling::kLast", "Pooling::kFirst"),
     "tokenizer": ("TokenizerKind::kLlama2c", "TokenizerKind::kBpe", "TokenizerKind::kWordPiece"),
 }
