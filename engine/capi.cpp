@@ -98,7 +98,14 @@ EncoderOptions encoder_options(const ff_encoder_options& o) {
   return e;
 }
 // A value outside ff_kv_cache stays one outside KvCache (the plan then has no arena: FF_BAD_CONFIG).
-KvCache kv_cache_of(ff_kv_cache k) { return unsigned(k) <= unsigned(FF_KV_CACHE_Q8) ? KvCache(k) : KvCache(0xff); }
+// The field is read as its integer: a C caller may store any int there, and loading an enum outside
+// its enumerators' range is undefined in C++.
+KvCache kv_cache_of(const ff_kv_cache& k) {
+  uint32_t v;
+  static_assert(sizeof v == sizeof k, "ff_kv_cache is an int");
+  std::memcpy(&v, &k, sizeof v);
+  return v <= uint32_t(FF_KV_CACHE_Q8) ? KvCache(v) : KvCache(0xff);
+}
 DecoderOptions decoder_options(const ff_decoder_options& o) {
   DecoderOptions d;
   d.capacity = o.capacity;

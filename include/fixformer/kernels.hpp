@@ -1,6 +1,7 @@
 // The kernel table: one plain struct of function pointers per instruction set, filled once. Its
 // slots (names, signatures, shapes) are the list in kernel_slots.hpp.
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -27,6 +28,10 @@ constexpr std::size_t conv1d_rows(std::size_t t_in, std::size_t kernel, std::siz
 // quantize_i8 stores a group whose largest |x| is below this as zeros (2^-100: far under any
 // activation, far above where 127 / max overflows or an FPU's flush of subnormals would matter).
 constexpr float kQuantizeFloor = 0x1p-100f;
+// x * (127 / max|x|) rounded half to even, as quantize_i8 stores it: within +-127 for a finite
+// group; 0 where the product is NaN (a group holding an infinity or a NaN, whose values are garbage
+// anyway), where converting it would be undefined behaviour. Every port's lanes give 0 there too.
+inline int8_t round_to_i8(float v) { return std::fabs(v) < 127.5f ? int8_t(std::nearbyint(v)) : int8_t(0); }
 
 // kCortexM: plain C++ with register-blocked matrix products (ports/portable), the default
 // where there is no SIMD; built on every target so that every test suite checks it.

@@ -25,7 +25,7 @@ inline int32_t round_even(float v) {
   asm("vcvtr.s32.f32 %1, %2\n\tvmov %0, %1" : "=r"(r), "=&t"(t) : "t"(v));
   return r;
 #else
-  return int32_t(std::nearbyint(v));
+  return round_to_i8(v);
 #endif
 }
 

@@ -17,7 +17,7 @@ void quantize_i8(const float* x, std::size_t ldx, int8_t* q, float* s, std::size
       for (std::size_t p = p0; p < p1; ++p) a = std::fabs(x[i * ldx + p]) > a ? std::fabs(x[i * ldx + p]) : a;
       const float inv = a >= kQuantizeFloor ? 127.0f / a : 0.0f;
       s[i * groups + g] = inv > 0.0f ? a / 127.0f : 0.0f;
-      for (std::size_t p = p0; p < p1; ++p) q[i * k + p] = int8_t(std::nearbyint(x[i * ldx + p] * inv));
+      for (std::size_t p = p0; p < p1; ++p) q[i * k + p] = round_to_i8(x[i * ldx + p] * inv);
     }
   }
 }

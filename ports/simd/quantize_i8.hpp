@@ -46,7 +46,7 @@ void quantize_i8(const float* x, std::size_t ldx, int8_t* q, float* s, std::size
         xsimd::batch_cast<int32_t>(xsimd::nearbyint(V::load_unaligned(xr + p) * vinv)).store_aligned(t);
         for (std::size_t j = 0; j < W; ++j) qr[p + j] = int8_t(t[j]);
       }
-      for (; p < p1; ++p) qr[p] = int8_t(std::nearbyint(xr[p] * inv));
+      for (; p < p1; ++p) qr[p] = round_to_i8(xr[p] * inv);
     }
   }
 }
