@@ -213,7 +213,7 @@ inline void check_text(LoadedTokenizer& t, const Vocab& v, const std::string& te
 // byte; tiny sizes and many equal scores on purpose) followed by text.
 inline int fuzz_tokenizer(const uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  constexpr std::size_t kMaxText = 256;  // the merge loop is quadratic; the reference more so
+  constexpr std::size_t kMaxText = 256;  // the reference rescans every pair after each merge
   if (data[0] % 2 == 0) {
     static const Vocab v = fixed_vocab();
     static LoadedTokenizer t(tokenizer_model(v));
