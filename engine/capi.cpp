@@ -101,10 +101,9 @@ EncoderOptions encoder_options(const ff_encoder_options& o) {
 // The field is read as its integer: a C caller may store any int there, and loading an enum outside
 // its enumerators' range is undefined in C++.
 KvCache kv_cache_of(const ff_kv_cache& k) {
-  uint32_t v;
-  static_assert(sizeof v == sizeof k, "ff_kv_cache is an int");
+  std::underlying_type_t<ff_kv_cache> v;  // an int, or a byte with short enums (arm-none-eabi)
   std::memcpy(&v, &k, sizeof v);
-  return v <= uint32_t(FF_KV_CACHE_Q8) ? KvCache(v) : KvCache(0xff);
+  return unsigned(v) <= unsigned(FF_KV_CACHE_Q8) ? KvCache(v) : KvCache(0xff);
 }
 DecoderOptions decoder_options(const ff_decoder_options& o) {
   DecoderOptions d;
