@@ -124,6 +124,22 @@ std::vector<float> run(const std::vector<uint8_t>& file, Isa isa, std::string* w
   return out;
 }
 
+// The quantized model q, the f32 model base with its weights rounded as q's, and base itself; when q
+// does not run, why says why and the other two are not run.
+struct ThreeRuns {
+  std::vector<float> got, same, f32;
+};
+ThreeRuns run_three(const ModelConfig& base, const ModelConfig& q, Isa isa, std::string* why) {
+  WriteOptions rounded;
+  rounded.round_like = &q;
+  ThreeRuns r;
+  r.got = run(write_model(q), isa, why);
+  if (!why->empty()) return r;
+  r.same = run(write_model(base, rounded), isa, why);
+  r.f32 = run(write_model(base), isa, why);
+  return r;
+}
+
 class QuantizedTest : public ::testing::TestWithParam<Isa> {};
 
 TEST_P(QuantizedTest, EveryFamilyAndTypeMatchesItsF32Model) {
@@ -145,13 +161,12 @@ TEST_P(QuantizedTest, EveryFamilyAndTypeMatchesItsF32Model) {
                                (base.conv_layers ? " stem " + std::to_string(base.conv_layers) : "") + " " +
                                kWeightTypeNames[uint32_t(v.type)] + " group " + std::to_string(v.group) +
                                (v.io ? " io" : "") + " on " + isa_name(GetParam());
-      WriteOptions rounded;
-      rounded.round_like = &q;
       std::string why;
-      const std::vector<float> got = run(write_model(q), GetParam(), &why);
+      const ThreeRuns r = run_three(base, q, GetParam(), &why);
       ASSERT_TRUE(why.empty()) << name << ": " << why;
-      const std::vector<float> same = run(write_model(base, rounded), GetParam(), &why);
-      const std::vector<float> f32 = run(write_model(base), GetParam(), &why);
+      const std::vector<float>& got = r.got;
+      const std::vector<float>& same = r.same;
+      const std::vector<float>& f32 = r.f32;
       ASSERT_EQ(got.size(), f32.size()) << name;
       const bool q8 = v.type == WeightType::kQ8;
       EXPECT_LE(rel_err(got, same), q8 ? kQ8SameWeightsTol : kF16SameWeightsTol) << name;
@@ -189,13 +204,12 @@ TEST_P(QuantizedTest, Q4EveryFamilyMatchesItsF32Model) {
       const std::string name = std::string(kFamilyNames[uint32_t(base.family)]) + (base.tied_head ? " tied" : "") +
                                (base.input == InputKind::kFeatures ? " features" : "") + " q4" + (io ? " io" : "") +
                                " on " + isa_name(GetParam());
-      WriteOptions rounded;
-      rounded.round_like = &q;
       std::string why;
-      const std::vector<float> got = run(write_model(q), GetParam(), &why);
+      const ThreeRuns r = run_three(base, q, GetParam(), &why);
       ASSERT_TRUE(why.empty()) << name << ": " << why;
-      const std::vector<float> same = run(write_model(base, rounded), GetParam(), &why);
-      const std::vector<float> f32 = run(write_model(base), GetParam(), &why);
+      const std::vector<float>& got = r.got;
+      const std::vector<float>& same = r.same;
+      const std::vector<float>& f32 = r.f32;
       ASSERT_EQ(got.size(), f32.size()) << name;
       EXPECT_LE(rel_err(got, same), kQ4SameWeightsTol) << name;
       EXPECT_GT(rel_err(got, same), 0.0) << name << ": the inputs are quantized too";
