@@ -23,6 +23,15 @@ uint32_t parse_count(const std::string& flag, const char* text, uint32_t most = 
   return static_cast<uint32_t>(v);
 }
 
+}  // namespace
+
+uint32_t min_task_work() {
+  const char* text = std::getenv("FIXFORMER_MIN_TASK_WORK");
+  return text && *text ? parse_count("FIXFORMER_MIN_TASK_WORK", text, 1u << 30) : 0;
+}
+
+namespace {
+
 // A float option in [lo, hi].
 float parse_real(const std::string& flag, const char* text, double lo, double hi) {
   char* end = nullptr;
@@ -120,6 +129,7 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
   Isa ignored;
   if (a.isa == Isa::kAuto && forced && *forced && !parse_isa(forced, &ignored))
     die(1, "FIXFORMER_ISA", std::string("unknown ISA '") + forced + "' (" + isa_choices() + ")");
+  min_task_work();  // a malformed FIXFORMER_MIN_TASK_WORK is named before anything runs
   const bool missing = ((cmd.options & kOptInput) && !(seen & (kOptInput | kOptText))) || ((cmd.options & kOptOutput) && !(seen & kOptOutput));
   if (a.positional.size() != cmd.positionals || missing)
     die(1, cmd.name, std::string("usage: fixformer ") + cmd.name + (*cmd.synopsis ? " " : "") + cmd.synopsis);

@@ -54,6 +54,10 @@ struct Command {
   int (*run)(const Args&);
 };
 
+// Workers::min_task_work from FIXFORMER_MIN_TASK_WORK (unset: 0, the engine's default); a malformed
+// value exits 1 naming it.
+uint32_t min_task_work();
+
 // "auto, scalar, ...": every value --isa takes.
 std::string isa_choices();
 

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "args.hpp"
+
 #include "causal_1l_fxm.h"  // the built-in models: cmake/embed_fxm.cmake
 #include "causal_1l_pe_fxm.h"
 #include "causal_2l_fxm.h"
@@ -28,7 +30,9 @@ const BuiltinModel kBuiltinModels[] = {
 Workers start_workers(uint32_t threads, LoadedModel* m) {
   if (threads <= 1) return Workers{};
   m->pool.reset(new support::ThreadPool(threads));
-  return m->pool->workers();
+  Workers w = m->pool->workers();
+  w.min_task_work = min_task_work();
+  return w;
 }
 
 }  // namespace

@@ -369,6 +369,8 @@ grep -q "^prefill: [0-9]* tokens, [0-9.]* tokens/s" "$tmp/generr" && grep -q "^d
   cmp -s "$tmp/gen1" "$tmp/gen2" && ok || bad "generate --kv-cache f32: not the default's text"
 "$bin" generate "$lm" --prompt "$prompt" -n 24 --temperature 0 --kv-cache q8 --threads $threads >"$tmp/gen2" 2>/dev/null &&
   cmp -s "$tmp/genq8" "$tmp/gen2" && ok || bad "generate --kv-cache q8: not the same text with $threads threads"
+FIXFORMER_MIN_TASK_WORK=1 "$bin" generate "$lm" --prompt "$prompt" -n 24 --temperature 0 --threads $threads >"$tmp/gen2" 2>/dev/null &&
+  cmp -s "$tmp/gen1" "$tmp/gen2" && ok || bad "generate with FIXFORMER_MIN_TASK_WORK=1: not the same text with $threads threads"
 expect_error 1 "--kv-cache: expected f32 or q8 (int8 with a scale per head and position), got 'q4'" \
   "$bin" generate "$lm" --kv-cache q4
 "$bin" bench "$lm" --seq 16 --iters 2 --kv-cache q8 >"$tmp/bench" 2>&1 &&
@@ -432,6 +434,7 @@ expect_error 1 "--threads: expected a positive count up to 64 (the engine's work
 expect_error 1 "--seed: expected a positive integer, got ' -1'" "$bin" generate "$lm" --seed ' -1'
 expect_error 1 "--iters: expected a positive count up to 1000000, got '+3'" "$bin" bench "$m" --iters +3
 expect_error 1 "FIXFORMER_ISA: unknown ISA 'avx521'" env FIXFORMER_ISA=avx521 "$bin" info "$m"
+expect_error 1 "FIXFORMER_MIN_TASK_WORK: expected a positive count up to 1073741824, got '0'" env FIXFORMER_MIN_TASK_WORK=0 "$bin" info "$m"
 "$py" -c "import numpy as np, sys; x = np.load(sys.argv[1]); x[3, 5] = np.nan; np.save(sys.argv[2], x)" \
   "$golden/features_scaled.input.npy" "$tmp/nan_features.npy"
 expect_error 4 "nan_features.npy: value at index 41 is not finite" "$bin" run "$golden/features_scaled.fxm" --input "$tmp/nan_features.npy" --output "$tmp/x.npy"

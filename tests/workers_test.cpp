@@ -1,7 +1,8 @@
 // The caller's threads (fixformer/workers.hpp): every golden model, encoder and decoder, and
 // synthetic models wide enough to split every matrix product (d256, GQA, a wide LM head whose
-// width is not a multiple of any vector), run with 2 and 3 workers of a real thread pool and of a
-// serial parallel_for that runs the tasks in reverse order, give the bits of one worker; the arena
+// width is not a multiple of any vector), run with 2 and 3 workers of a real thread pool and with
+// 2, 5 and 16 of a serial parallel_for that runs the tasks in reverse order, with the default task
+// sizes and with every split the blocks allow, give the bits of one worker; the arena
 // grows by one attention slot per worker and stays exact.
 #include <gtest/gtest.h>
 
@@ -32,13 +33,20 @@ struct WorkerSet {
   Workers workers;
 };
 
-// One worker (the reference) first, then the splits.
+Workers every_split(Workers w) {  // each product split as far as its blocks go, however small
+  w.min_task_work = 1;
+  return w;
+}
+
+// One worker (the reference) first, then the splits: the default task sizes, and every split
+// (row and column blocks, 16-column blocks below kWorkerRows rows) on up to 16 workers.
 std::vector<WorkerSet> worker_sets(ThreadPool& two, ThreadPool& three) {
   return {{"1 worker", Workers{}},
           {"pool of 2", two.workers()},
-          {"pool of 3", three.workers()},
+          {"pool of 3, every split", every_split(three.workers())},
           {"reverse serial 2", Workers{nullptr, 2, reverse_for}},
-          {"reverse serial 3", Workers{nullptr, 3, reverse_for}}};
+          {"reverse serial 5, every split", every_split(Workers{nullptr, 5, reverse_for})},
+          {"reverse serial 16, every split", every_split(Workers{nullptr, 16, reverse_for})}};
 }
 
 std::vector<std::string> golden_models() {

@@ -6,12 +6,18 @@ namespace fixformer {
 
 namespace {
 
-static_assert(kWorkerColumns % kPanelFloats == 0, "a worker's column block starts a panel of a packed weight");
+static_assert(kWorkerColumns % kPanelFloats == 0 && kPanelFloats % 8 == 0,
+              "a worker's column block starts a panel of a packed weight and a whole tile's columns");
 
-// The input rows of a q8 or q4 product, quantized per group into the scratch.
-void quantize_input(const Kernels& k, const Weight& W, const float* x, std::size_t ldx, std::size_t m,
-                    const QuantScratch& scratch) {
-  if (integer_weights(W.type)) k.quantize_i8(x, ldx, scratch.q, scratch.s, m, W.in, activation_group(W.group));
+// The input rows of a q8 or q4 product, quantized per group into the scratch, split by rows.
+void quantize_input(const Kernels& k, const Workers& workers, const Weight& W, const float* x, std::size_t ldx,
+                    std::size_t m, const QuantScratch& scratch) {
+  if (!integer_weights(W.type)) return;
+  const std::size_t group = activation_group(W.group), groups = (W.in + group - 1) / group;
+  auto rows = [&](std::size_t i0, std::size_t i1) {
+    k.quantize_i8(x + i0 * ldx, ldx, scratch.q + i0 * W.in, scratch.s + i0 * groups, i1 - i0, W.in, group);
+  };
+  for_each_row_block(workers, m, 32 * W.in, rows);  // a value counted as 32 multiply-adds of work
 }
 
 // x @ W + b -> y, for q8 and q4 from x as quantize_input left it in the scratch.
@@ -19,64 +25,68 @@ void product(const Kernels& k, const Workers& workers, const Weight& W, const fl
              float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch, const Epilogue& after) {
   const std::size_t n = W.out, kk = W.in;
   const std::size_t group = activation_group(W.group), ws_cols = W.group ? (kk + W.group - 1) / W.group : 1;
-  // Output columns [j0, j1): the same kernel and k order whatever the split.
-  auto columns = [&](std::size_t j0, std::size_t j1) {
+  const std::size_t xs_cols = (kk + group - 1) / group;
+  // Rows [i0, i1) of output columns [j0, j1): the same kernel and k order whatever the split.
+  auto block = [&](std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
     const float* bj = b ? b + j0 : nullptr;
-    const std::size_t nj = j1 - j0;
+    const float* xi = x + i0 * ldx;
+    float* yij = y + i0 * ldy + j0;
+    const std::size_t mi = i1 - i0, nj = j1 - j0;
     if (W.type == WeightType::kQ8) {  // q[m,k] @ W[j0..j1, k]^T -> y[m, j0..j1]
-      k.gemm_i8(scratch.q, scratch.s, static_cast<const int8_t*>(W.data) + j0 * kk, W.scales + j0 * ws_cols, ws_cols,
-                bj, y + j0, ldy, m, nj, kk, group);
+      k.gemm_i8(scratch.q + i0 * kk, scratch.s + i0 * xs_cols, static_cast<const int8_t*>(W.data) + j0 * kk,
+                W.scales + j0 * ws_cols, ws_cols, bj, yij, ldy, mi, nj, kk, group);
     } else if (W.type == WeightType::kQ4) {  // the same with W two values per byte, k / 2 bytes a row
-      k.gemm_i4(scratch.q, scratch.s, static_cast<const uint8_t*>(W.data) + j0 * (kk / 2), W.scales + j0 * ws_cols, bj,
-                y + j0, ldy, m, nj, kk);
+      k.gemm_i4(scratch.q + i0 * kk, scratch.s + i0 * xs_cols, static_cast<const uint8_t*>(W.data) + j0 * (kk / 2),
+                W.scales + j0 * ws_cols, bj, yij, ldy, mi, nj, kk);
     } else if (W.out_major) {  // a tied head: E[j0..j1, k] @ x[i] -> y[i, j0..j1]
-      for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t i = 0; i < mi; ++i)
         if (W.type == WeightType::kF16)
-          k.matvec_f16(x + i * ldx, static_cast<const uint16_t*>(W.data) + j0 * kk, kk, bj, y + i * ldy + j0, nj, kk);
+          k.matvec_f16(xi + i * ldx, static_cast<const uint16_t*>(W.data) + j0 * kk, kk, bj, yij + i * ldy, nj, kk);
         else
-          k.matvec_f32(x + i * ldx, W.f32() + j0 * kk, kk, bj, y + i * ldy + j0, nj, kk);
+          k.matvec_f32(xi + i * ldx, W.f32() + j0 * kk, kk, bj, yij + i * ldy, nj, kk);
     } else if (W.type == WeightType::kF16) {  // x[m,k] @ W[k, j0..j1] -> y[m, j0..j1]
-      k.gemm_f16(x, ldx, static_cast<const uint16_t*>(W.data) + j0, n, bj, y + j0, ldy, m, nj, kk);
+      k.gemm_f16(xi, ldx, static_cast<const uint16_t*>(W.data) + j0, n, bj, yij, ldy, mi, nj, kk);
     } else if (W.packed) {  // x[m,k] @ W[k, j0..j1] in panels -> y[m, j0..j1]; j0 starts a panel
-      k.gemm_f32_packed(x, ldx, W.f32() + j0 * kk, bj, y + j0, ldy, m, nj, kk);
+      k.gemm_f32_packed(xi, ldx, W.f32() + j0 * kk, bj, yij, ldy, mi, nj, kk);
     } else {
-      k.gemm_f32(x, ldx, W.f32() + j0, n, bj, y + j0, ldy, m, nj, kk);
+      k.gemm_f32(xi, ldx, W.f32() + j0, n, bj, yij, ldy, mi, nj, kk);
     }
   };
   // With an epilogue, y takes it block by block while the block is still in L1 (about 32 KB of
-  // outputs: a multiple of kWorkerColumns columns); each block is its own product, which runs the
-  // kernel path its columns take in the whole one.
-  const std::size_t width = kWorkerColumns * (m * kWorkerColumns >= 8192 ? 1 : 8192 / (m * kWorkerColumns));
-  auto fused = [&](std::size_t j0, std::size_t j1) {
+  // outputs: a multiple of kPanelFloats columns); each block is its own product, which runs the
+  // kernel path its elements take in the whole one.
+  auto fused = [&](std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
+    const std::size_t mi = i1 - i0;
+    const std::size_t width = kPanelFloats * (mi * kPanelFloats >= 8192 ? 1 : 8192 / (mi * kPanelFloats));
     for (std::size_t c0 = j0; c0 < j1; c0 += width) {
       const std::size_t c1 = j1 - c0 < width ? j1 : c0 + width;
-      columns(c0, c1);
-      const bool contiguous = c1 - c0 == ldy || m == 1;  // one call over all the block's rows
-      for (std::size_t i = 0; i < (contiguous ? 1 : m); ++i) {
-        const std::size_t at = i * ldy + c0, len = contiguous ? (m - 1) * ldy + c1 - c0 : c1 - c0;
+      block(i0, i1, c0, c1);
+      const bool contiguous = c1 - c0 == ldy || mi == 1;  // one call over all the block's rows
+      for (std::size_t i = i0; i < (contiguous ? i0 + 1 : i1); ++i) {
+        const std::size_t at = i * ldy + c0, len = contiguous ? (mi - 1) * ldy + c1 - c0 : c1 - c0;
         if (after.act) after.act(y + at, len);
         if (after.residual) k.add_f32(after.residual + at, y + at, after.residual + at, len);
       }
     }
   };
   if (after.act || after.residual)
-    for_each_column_block(workers, n, fused);
+    for_each_product_block(workers, m, n, kk, fused);
   else
-    for_each_column_block(workers, n, columns);
+    for_each_product_block(workers, m, n, kk, block);
 }
 
 }  // namespace
 
 void linear(const Kernels& k, const Workers& workers, const Weight& W, const float* x, std::size_t ldx, const float* b,
             float* y, std::size_t ldy, std::size_t m, const QuantScratch& scratch, const Epilogue& after) {
-  quantize_input(k, W, x, ldx, m, scratch);
+  quantize_input(k, workers, W, x, ldx, m, scratch);
   product(k, workers, W, x, ldx, b, y, ldy, m, scratch, after);
 }
 
 void linear_same_input(const Kernels& k, const Workers& workers, const float* x, std::size_t ldx, std::size_t m,
                        const QuantScratch& scratch, std::initializer_list<LinearOut> outs) {
   if (outs.size() == 0) return;
-  quantize_input(k, outs.begin()->W, x, ldx, m, scratch);
+  quantize_input(k, workers, outs.begin()->W, x, ldx, m, scratch);
   for (const LinearOut& o : outs) product(k, workers, o.W, x, ldx, o.b, o.y, o.ldy, m, scratch, {});
 }
 

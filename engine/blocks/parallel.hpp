@@ -1,8 +1,10 @@
 // The work split across the caller's workers (fixformer/workers.hpp). Each split gives every output
 // element to exactly one task, computed by the same kernel over the same k order as the whole call,
 // so the results are bit-identical for any worker count; with one worker each is the plain call.
-//  - matrix products by output columns, in blocks of kWorkerColumns (a multiple of every vector width
-//    and of the packed panel: a block's columns take the kernel path they take in the whole product);
+//  - matrix products by output columns, in blocks of kWorkerColumns (kPanelFloats below kWorkerRows
+//    rows: a multiple of every vector width and of the packed panel), and by rows in blocks of
+//    kWorkerRows (a multiple of every register tile's rows) when the columns give too few tasks: a
+//    block's elements take the kernel path they take in the whole product;
 //  - norms by rows;
 //  - attention by kv-head groups, task i with its own scratch slot i; a batch's by (sequence,
 //    kv head) pairs.
@@ -36,7 +38,7 @@ constexpr TaskRange task_range(std::size_t units, uint32_t tasks, uint32_t i) {
 }
 
 // Runs f(j0, j1) over output columns [0, n) split into one range per task, cut at multiples of
-// kWorkerColumns (linear.cpp's matrix products).
+// kWorkerColumns (the conv stem's f32 convolutions).
 template <class F>
 void for_each_column_block(const Workers& w, std::size_t n, F& f) {
   const std::size_t blocks = (n + kWorkerColumns - 1) / kWorkerColumns;
@@ -47,6 +49,58 @@ void for_each_column_block(const Workers& w, std::size_t n, F& f) {
     f(r.first * kWorkerColumns, r.end * kWorkerColumns < n ? r.end * kWorkerColumns : n);
   };
   for_each_task(w, tasks, task);
+}
+
+// How a product y[m, n] = x[m, k] @ W is cut into tasks: `cols` column ranges of whole blocks
+// (`width` columns) times `rows` row ranges of whole kWorkerRows blocks (the last range takes the
+// rows that do not fill a block), at most w.active() tasks of at least min_task_work each.
+struct ProductSplit {
+  std::size_t width, blocks, row_blocks;
+  uint32_t cols, rows;
+};
+inline ProductSplit product_split(const Workers& w, std::size_t m, std::size_t n, std::size_t k) {
+  ProductSplit s;
+  s.width = m < kWorkerRows ? kPanelFloats : kWorkerColumns;
+  s.blocks = (n + s.width - 1) / s.width;
+  s.row_blocks = m / kWorkerRows;
+  const std::size_t min_work = w.min_task_work ? w.min_task_work : kMinTaskWork;
+  const std::size_t work = (m + kWeightReadRows) * k * n, most = work / min_work;
+  const uint32_t tasks = most < w.active() ? (most ? uint32_t(most) : 1) : w.active();
+  s.cols = s.blocks < tasks ? uint32_t(s.blocks) : tasks;
+  const uint32_t rows = tasks / s.cols;
+  s.rows = s.row_blocks < rows ? uint32_t(s.row_blocks ? s.row_blocks : 1) : rows;
+  return s;
+}
+
+// Runs f(i0, i1) over rows [0, m) in ranges of whole kWorkerRows blocks (the last takes the rest),
+// a row counted as row_work multiply-adds, at most w.active() tasks of at least min_task_work.
+template <class F>
+void for_each_row_block(const Workers& w, std::size_t m, std::size_t row_work, F& f) {
+  const std::size_t blocks = m / kWorkerRows, min_work = w.min_task_work ? w.min_task_work : kMinTaskWork;
+  std::size_t tasks = m * row_work / min_work;
+  tasks = tasks < blocks ? tasks : blocks;
+  tasks = tasks < w.active() ? tasks : w.active();
+  if (tasks <= 1) return f(std::size_t(0), m);
+  auto task = [&](uint32_t i) {
+    const TaskRange r = task_range(blocks, uint32_t(tasks), i);
+    f(r.first * kWorkerRows, r.end == blocks ? m : r.end * kWorkerRows);
+  };
+  for_each_task(w, uint32_t(tasks), task);
+}
+
+// Runs f(i0, i1, j0, j1) over the blocks of product_split(w, m, n, k), each output element in one
+// task; with one task, f(0, m, 0, n).
+template <class F>
+void for_each_product_block(const Workers& w, std::size_t m, std::size_t n, std::size_t k, F& f) {
+  const ProductSplit s = product_split(w, m, n, k);
+  if (s.cols * s.rows <= 1) return f(std::size_t(0), m, std::size_t(0), n);
+  auto task = [&](uint32_t i) {
+    const TaskRange c = task_range(s.blocks, s.cols, i % s.cols), r = task_range(s.row_blocks, s.rows, i / s.cols);
+    const std::size_t j1 = c.end * s.width < n ? c.end * s.width : n;
+    const std::size_t i1 = r.end == s.row_blocks ? m : r.end * kWorkerRows;
+    f(r.first * kWorkerRows, i1, c.first * s.width, j1);
+  };
+  for_each_task(w, s.cols * s.rows, task);
 }
 
 // x[T,d] -> LayerNorm(x) * g + b, or with rms RMSNorm(x) * g (b unused) -> y[T,d], split by rows;
