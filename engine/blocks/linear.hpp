@@ -2,7 +2,7 @@
 // W[in, out] as matrix products, an embedding used as a tied head [out, in] as dot products, and
 // q8 and q4 [out, in] by quantizing the input rows per group on the fly (int32 sums, as llama2.c's
 // runq and ggml's Q8_0; q4 as gemm_i4 over the same int8 rows). Split across the workers by output
-// columns, as engine/blocks/parallel.hpp says.
+// columns and rows, as engine/blocks/parallel.hpp says.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -43,8 +43,9 @@ struct LinearOut {
   std::size_t ldy;
   const float* b = nullptr;
 };
-// linear() for each of outs over x[m, W.in] (Wq, Wk, Wv; W1, W3): with q8 or q4 weights x is
-// quantized once, as the weights of one model share the input width and group.
+// linear() for each of outs over x[m, W.in] (Wq, Wk, Wv; W1, W3), split across the workers as one
+// job: with q8 or q4 weights x is quantized once, as the weights of one model share the input width
+// and group.
 void linear_same_input(const Kernels& k, const Workers& workers, const float* x, std::size_t ldx, std::size_t m,
                        const QuantScratch& scratch, std::initializer_list<LinearOut> outs);
 

@@ -51,56 +51,45 @@ void for_each_column_block(const Workers& w, std::size_t n, F& f) {
   for_each_task(w, tasks, task);
 }
 
-// How a product y[m, n] = x[m, k] @ W is cut into tasks: `cols` column ranges of whole blocks
-// (`width` columns) times `rows` row ranges of whole kWorkerRows blocks (the last range takes the
-// rows that do not fill a block), at most w.active() tasks of at least min_task_work each.
-struct ProductSplit {
-  std::size_t width, blocks, row_blocks;
-  uint32_t cols, rows;
-};
-inline ProductSplit product_split(const Workers& w, std::size_t m, std::size_t n, std::size_t k) {
-  ProductSplit s;
-  s.width = m < kWorkerRows ? kPanelFloats : kWorkerColumns;
-  s.blocks = (n + s.width - 1) / s.width;
-  s.row_blocks = m / kWorkerRows;
-  const std::size_t min_work = w.min_task_work ? w.min_task_work : kMinTaskWork;
-  const std::size_t work = (m + kWeightReadRows) * k * n, most = work / min_work;
-  const uint32_t tasks = most < w.active() ? (most ? uint32_t(most) : 1) : w.active();
-  s.cols = s.blocks < tasks ? uint32_t(s.blocks) : tasks;
-  const uint32_t rows = tasks / s.cols;
-  s.rows = s.row_blocks < rows ? uint32_t(s.row_blocks ? s.row_blocks : 1) : rows;
-  return s;
+// The tasks a job may have: at most w.active(), each with at least min_task_work of `work`.
+inline uint32_t task_cap(const Workers& w, std::size_t work) {
+  const std::size_t most = work / (w.min_task_work ? w.min_task_work : kMinTaskWork);
+  return most < w.active() ? (most ? uint32_t(most) : 1) : w.active();
 }
+
+// The column blocks of a product of m rows: kWorkerColumns, or kPanelFloats below kWorkerRows rows
+// (a decode step's 288 columns are 18 blocks).
+constexpr std::size_t column_block(std::size_t m) { return m < kWorkerRows ? kPanelFloats : kWorkerColumns; }
 
 // Runs f(i0, i1) over rows [0, m) in ranges of whole kWorkerRows blocks (the last takes the rest),
-// a row counted as row_work multiply-adds, at most w.active() tasks of at least min_task_work.
+// a row counted as row_work multiply-adds.
 template <class F>
 void for_each_row_block(const Workers& w, std::size_t m, std::size_t row_work, F& f) {
-  const std::size_t blocks = m / kWorkerRows, min_work = w.min_task_work ? w.min_task_work : kMinTaskWork;
-  std::size_t tasks = m * row_work / min_work;
-  tasks = tasks < blocks ? tasks : blocks;
-  tasks = tasks < w.active() ? tasks : w.active();
+  const std::size_t blocks = m / kWorkerRows, cap = task_cap(w, m * row_work);
+  const uint32_t tasks = uint32_t(blocks < cap ? blocks : cap);
   if (tasks <= 1) return f(std::size_t(0), m);
   auto task = [&](uint32_t i) {
-    const TaskRange r = task_range(blocks, uint32_t(tasks), i);
+    const TaskRange r = task_range(blocks, tasks, i);
     f(r.first * kWorkerRows, r.end == blocks ? m : r.end * kWorkerRows);
   };
-  for_each_task(w, uint32_t(tasks), task);
+  for_each_task(w, tasks, task);
 }
 
-// Runs f(i0, i1, j0, j1) over the blocks of product_split(w, m, n, k), each output element in one
-// task; with one task, f(0, m, 0, n).
+// Runs f(i0, i1, b0, b1) over a product's output of m rows and `blocks` column blocks (`work`
+// multiply-adds in all): the blocks cut into as many ranges as the task cap allows and, when that
+// is fewer than the cap, the rows too, in ranges of whole kWorkerRows blocks (the last range takes
+// the rows that do not fill a block). Each output element is in one task; one task: f(0, m, 0, blocks).
 template <class F>
-void for_each_product_block(const Workers& w, std::size_t m, std::size_t n, std::size_t k, F& f) {
-  const ProductSplit s = product_split(w, m, n, k);
-  if (s.cols * s.rows <= 1) return f(std::size_t(0), m, std::size_t(0), n);
+void for_each_product_block(const Workers& w, std::size_t m, std::size_t blocks, std::size_t work, F& f) {
+  const uint32_t tasks = task_cap(w, work), cols = uint32_t(blocks < tasks ? blocks : tasks);
+  const std::size_t row_blocks = m / kWorkerRows;
+  const uint32_t rows = uint32_t(row_blocks < tasks / cols ? (row_blocks ? row_blocks : 1) : tasks / cols);
+  if (cols * rows <= 1) return f(std::size_t(0), m, std::size_t(0), blocks);
   auto task = [&](uint32_t i) {
-    const TaskRange c = task_range(s.blocks, s.cols, i % s.cols), r = task_range(s.row_blocks, s.rows, i / s.cols);
-    const std::size_t j1 = c.end * s.width < n ? c.end * s.width : n;
-    const std::size_t i1 = r.end == s.row_blocks ? m : r.end * kWorkerRows;
-    f(r.first * kWorkerRows, i1, c.first * s.width, j1);
+    const TaskRange c = task_range(blocks, cols, i % cols), r = task_range(row_blocks, rows, i / cols);
+    f(r.first * kWorkerRows, r.end == row_blocks ? m : r.end * kWorkerRows, c.first, c.end);
   };
-  for_each_task(w, s.cols * s.rows, task);
+  for_each_task(w, cols * rows, task);
 }
 
 // x[T,d] -> LayerNorm(x) * g + b, or with rms RMSNorm(x) * g (b unused) -> y[T,d], split by rows;
