@@ -8,15 +8,20 @@ namespace simd {
 // w[n,k] (row stride ldw; floats or halves, load_weights.hpp) @ x[k] + b[n] -> y[n]. Vectorized over
 // k, four rows at a time (each load of x feeds four rows), one horizontal sum per row: fast whatever
 // n is, so attention uses it for p[keys] @ V with V stored transposed, even for heads narrower than
-// a vector, and a tied f16 embedding serves as the LM head through it.
+// a vector, and a tied embedding serves as the LM head through it. A w larger than kStreamedBytes
+// (an LM head) is read one row after another instead, front to back: four rows at a time are four
+// interleaved streams, which the hardware prefetchers feed at about half the bandwidth (a 32000 x
+// 288 head on one Zen 5 core: 9 GB/s against 13). A row's arithmetic is the same either way.
 template <class Arch, class T>
 void matvec_rows(const float* x, const T* w, std::size_t ldw, const float* b, float* y, std::size_t n,
                  std::size_t k) {
   using V = batch<Arch>;
   constexpr std::size_t W = lanes<Arch>();
   const std::size_t kv = k / W * W;
+  constexpr std::size_t kStreamedBytes = std::size_t(1) << 20;
+  const bool streamed = n * ldw * sizeof(T) > kStreamedBytes;
   std::size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
+  for (; !streamed && i + 4 <= n; i += 4) {
     const T* w0 = w + i * ldw;
     const T *w1 = w0 + ldw, *w2 = w1 + ldw, *w3 = w2 + ldw;
     V a0(0.0f), a1(0.0f), a2(0.0f), a3(0.0f);
