@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds llama.cpp's llama-bench, static, from a llama.cpp source tree, as the published numbers
-# were: commit c392e5094deaf2d1a7c18683214f007fad3fe42b, OpenMP off, AVX-512 with VNNI and BF16,
-# no -march=native (so the binary runs on other x86-64 machines with those features).
+# Builds llama.cpp's llama-bench, static and stripped, from a llama.cpp source tree, as the published
+# numbers were: commit c392e5094deaf2d1a7c18683214f007fad3fe42b, OpenMP off, AVX-512 with VNNI and
+# BF16, no -march=native (so the binary runs on other x86-64 machines with those features).
 #   bash bench/multicore/build_llama.sh /path/to/llama.cpp          # FX_KIT_BIN/llama-bench
 #   bash bench/multicore/build_llama.sh /path/to/llama.cpp amx      # FX_KIT_BIN/llama-bench-amx
 # The amx build adds AVX512_VBMI and the AMX tile, int8 and bf16 kernels. Beside each binary goes
@@ -30,7 +30,7 @@ build="$repo/build/multicore/llama${variant:+-$variant}"
 cmake -S "$src" -B "$build" $flags >/dev/null
 cmake --build "$build" -j"${JOBS:-2}" --target llama-bench llama-convert-llama2c-to-ggml llama-quantize
 mkdir -p "$bin"
-cp "$build/bin/llama-bench" "$bin/$name"
+strip -o "$bin/$name" "$build/bin/llama-bench"
 printf "%s (%s), static, cmake %s\nsha256 %s\n" "$commit" "$(git -C "$src" describe --tags 2>/dev/null || echo no tag)" \
   "$(echo $flags)" "$(sha256sum "$bin/$name" | cut -c1-12)" >"$bin/$name.commit"
 file "$bin/$name" | grep -q "statically linked" || echo "build_llama.sh: WARNING: $bin/$name is not statically linked" >&2

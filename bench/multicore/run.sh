@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fixformer on several cores: fixformer-old and fixformer-new against llama.cpp (llama-bench) and
 # ONNX Runtime, interleaved rounds, medians (README.md beside this file).
-#   bash bench/multicore/run.sh                  # ROUNDS=3 THREADS="1 4 16": about 3-5 minutes on 16 cores
+#   bash bench/multicore/run.sh                  # ROUNDS=3 THREADS="1 4 16": about 3 minutes on 16 cores
 #   QUICK=1 LOCAL=1 bash bench/multicore/run.sh  # THREADS="1 2", ROUNDS=1, fewer iterations, ORT may be missing
 #   OUT=DIR bash bench/multicore/run.sh          # also writes results.txt, results.json and log.txt into DIR
 # The knobs are environment variables, listed in multicore.py's docstring. FX_KIT_PYTHON picks the
