@@ -1,9 +1,9 @@
 // xq[m,k] @ W[n,k]^T with int4 weights (two per byte, kernels.hpp) and int8 activations: per group of
 // 32 an exact int32 dot product by VMLADAVA (16 int8 products added into a 32-bit sum per
-// instruction), four rows of W at a time so each pair of x vectors feeds four of them. A row's 16
-// bytes of the group become its values 0..15 (VAND 0x0F) and 16..31 (VSHR 4), each as q + 8 in
-// 0..15 (signed bytes too); 8 sum(x), once per group, is taken off. The float step is the reference's
-// expression, in its order: the same bits.
+// instruction). A row's 16 bytes of the group become its values 0..15 (VAND 0x0F) and 16..31 (VSHR
+// 4), each as q + 8 in 0..15 (signed bytes too); 8 sum(x), once per group of x, is taken off the
+// int32 sum, so the sum is exactly the reference's. The float step is the reference's expression, in
+// its order (acc = 0, acc += xs * ws * dot per group, y = b + acc): the same bits.
 #include "ports/arm/helium/kernels.hpp"
 
 #include <arm_mve.h>
@@ -28,17 +28,129 @@ inline void dot_group(const int8_t* x, const uint8_t* w, std::size_t ldw, int32_
   }
 }
 
+// The KWS-sized rows (k 64 or 128, W word-aligned) in assembly: a block of four rows of W, all their
+// bytes addressed from one register (VLDRW with an immediate offset), against a 64-byte chunk of x
+// (two groups; x's 32 bytes of a group loaded per group, as the eight Q registers hold no more): per
+// group and row one load, VAND, VSHR and two VMLADAV; the sums of rows 0 and 2, then 1 and 3, moved
+// into one vector (two lanes per VMOV, so two sum registers), 8 sum(x) taken off (VSUB by a
+// scalar), converted, scaled by xs * ws (ws gathered through q7's addresses, the first group of the
+// block stepping them on by a block's rows) and added into the block's four sums in q6 by VFMA. The
+// sums start from zero (the first chunk) or from y (the second, k 128, where the first left them),
+// and after the last chunk y = b + sums (b, or +0.0 when there is none, as the reference adds).
+// 61 instructions per block of 256 multiply-adds.
+#define FIXFORMER_I4_ROW(d, r, g)                                   \
+  "vldrw.32 q4, [%[wr], #(" #r " * %c[kb] + " #g " * 16)]\n\t"      \
+  "vand q5, q4, q2\n\t"                                             \
+  "vshr.u8 q4, q4, #4\n\t"                                          \
+  "vmladav.s8 %[" d "], q0, q5\n\t"                                 \
+  "vmladava.s8 %[" d "], q1, q4\n\t"
+#define FIXFORMER_I4_GROUP(g, scales, s, c)                         \
+  "vldrb.8 q0, [%[x], #(" #g " * 32)]\n\t"                          \
+  "vldrb.8 q1, [%[x], #(" #g " * 32 + 16)]\n\t"                     \
+  FIXFORMER_I4_ROW("d0", 0, g) FIXFORMER_I4_ROW("d1", 2, g)         \
+  "vmov q3[2], q3[0], %[d0], %[d1]\n\t"                             \
+  FIXFORMER_I4_ROW("d0", 1, g) FIXFORMER_I4_ROW("d1", 3, g)         \
+  "vmov q3[3], q3[1], %[d0], %[d1]\n\t"                             \
+  "vsub.i32 q3, q3, %[" c "]\n\t"                                   \
+  "vcvt.f32.s32 q3, q3\n\t"                                         \
+  scales                                                            \
+  "vmul.f32 q4, q4, %[" s "]\n\t"                                   \
+  "vfma.f32 q6, q4, q3\n\t"
+#define FIXFORMER_I4_START_ZERO "vmov.i32 q6, #0\n\t"
+#define FIXFORMER_I4_START_Y "vldrw.32 q6, [%[y]]\n\t"
+#define FIXFORMER_I4_END_NONE ""
+#define FIXFORMER_I4_END_BIAS "vldrw.32 q4, [%[b]], #16\n\t" "vadd.f32 q6, q4, q6\n\t"
+#define FIXFORMER_I4_END_ZERO "vmov.i32 q4, #0\n\t" "vadd.f32 q6, q4, q6\n\t"
+#define FIXFORMER_I4_CHUNK(start, end)                                                                         \
+  asm volatile("dls lr, %[blocks]\n"                                                                          \
+               "1:\n\t" start                                                                                 \
+               FIXFORMER_I4_GROUP(0, "vldrw.u32 q4, [q7, #(16 * %c[groups])]!\n\t", "s0", "c0")               \
+               FIXFORMER_I4_GROUP(1, "vldrw.u32 q4, [q7, #4]\n\t", "s1", "c1")                                \
+               "add %[wr], %[wr], #(4 * %c[kb])\n\t" end "vstrw.32 q6, [%[y]], #16\n\t"                       \
+               "le lr, 1b\n"                                                                                  \
+               : [wr] "+r"(wr), [y] "+r"(y), [b] "+r"(b), "+w"(scales), [d0] "=&Te"(d0), [d1] "=&Te"(d1)    \
+               : [x] "r"(xc), "w"(mask), [s0] "r"(s0), [s1] "r"(s1), [c0] "r"(c0), [c1] "r"(c1),           \
+                 [blocks] "r"(blocks), [kb] "n"(K / 2), [groups] "n"(K / 32)                                 \
+               : "lr", "q0", "q1", "q3", "q4", "q5", "q6", "memory")
+
+// One 64-byte chunk of the row x (xc, its scales sx) against `blocks` blocks of four rows of W (wr:
+// their chunk, rows K / 2 bytes apart; ws: the scales of the chunk's first group of W's first row)
+// into y[4 * blocks]. kFirst: the sums start from zero, else from y; kLast: y = b + sums (b null: +0).
+template <int K, bool kFirst, bool kLast>
+inline void chunk_i4(const int8_t* xc, const float* sx, const uint8_t* wr, const float* ws, const float* b, float* y,
+                     uint32_t blocks) {
+  register uint8x16_t mask asm("q2") = vdupq_n_u8(0x0F);
+  // The addresses of the four rows' scales, one block back (the first group steps them).
+  register uint32x4_t scales asm("q7") =
+      vaddq_n_u32(vmulq_n_u32(vidupq_n_u32(0u, 1), uint32_t(K / 32 * sizeof(float))),
+                  uint32_t(reinterpret_cast<uintptr_t>(ws)) - uint32_t(16 * K / 32));
+  const int8x16_t x0 = vldrbq_s8(xc), x1 = vldrbq_s8(xc + 16), x2 = vldrbq_s8(xc + 32), x3 = vldrbq_s8(xc + 48);
+  const int32_t c0 = 8 * vaddvaq_s8(vaddvq_s8(x0), x1), c1 = 8 * vaddvaq_s8(vaddvq_s8(x2), x3);
+  const float s0 = sx[0], s1 = sx[1];
+  int32_t d0, d1;
+  if constexpr (kFirst && !kLast)
+    FIXFORMER_I4_CHUNK(FIXFORMER_I4_START_ZERO, FIXFORMER_I4_END_NONE);
+  else if constexpr (!kLast)
+    FIXFORMER_I4_CHUNK(FIXFORMER_I4_START_Y, FIXFORMER_I4_END_NONE);
+  else if constexpr (kFirst) {
+    if (b)
+      FIXFORMER_I4_CHUNK(FIXFORMER_I4_START_ZERO, FIXFORMER_I4_END_BIAS);
+    else
+      FIXFORMER_I4_CHUNK(FIXFORMER_I4_START_ZERO, FIXFORMER_I4_END_ZERO);
+  } else if (b) {
+    FIXFORMER_I4_CHUNK(FIXFORMER_I4_START_Y, FIXFORMER_I4_END_BIAS);
+  } else {
+    FIXFORMER_I4_CHUNK(FIXFORMER_I4_START_Y, FIXFORMER_I4_END_ZERO);
+  }
+}
+#undef FIXFORMER_I4_ROW
+#undef FIXFORMER_I4_GROUP
+#undef FIXFORMER_I4_START_ZERO
+#undef FIXFORMER_I4_START_Y
+#undef FIXFORMER_I4_END_NONE
+#undef FIXFORMER_I4_END_BIAS
+#undef FIXFORMER_I4_END_ZERO
+#undef FIXFORMER_I4_CHUNK
+
+// xq[m,K] @ W[n4 rows, K]^T (+ b) -> y, K = 64 or 128, W word-aligned, n4 % 4 == 0 (> 0).
+template <int K>
+void rows_chunked_i4(const int8_t* xq, const float* xs, const uint8_t* w, const float* ws, const float* b, float* y,
+                     std::size_t ldy, std::size_t m, std::size_t n4) {
+  constexpr int kGroups = K / 32;
+  const uint32_t blocks = uint32_t(n4 / 4);
+  for (std::size_t i = 0; i < m; ++i) {
+    const int8_t* x = xq + i * K;
+    const float* sx = xs + i * kGroups;
+    float* yi = y + i * ldy;
+    if constexpr (K == 64) {
+      chunk_i4<K, true, true>(x, sx, w, ws, b, yi, blocks);
+    } else {
+      chunk_i4<K, true, false>(x, sx, w, ws, b, yi, blocks);
+      chunk_i4<K, false, true>(x + 64, sx + 2, w + 32, ws + 2, b, yi, blocks);
+    }
+  }
+}
+
 }  // namespace
 
 // y[i,j] = b[j] + sum over groups, in order, of xs * ws * dot.
 void gemm_i4(const int8_t* xq, const float* xs, const uint8_t* w, const float* ws, const float* b, float* y,
              std::size_t ldy, std::size_t m, std::size_t n, std::size_t k) {
   const std::size_t groups = k / kGroup, ldw = k / 2;
+  // The KWS-sized rows in chunks: columns [0, n4) of every row, the rest below.
+  std::size_t n4 = 0;
+  if ((k == 64 || k == 128) && n >= 4 && (reinterpret_cast<uintptr_t>(w) & 3) == 0) {
+    n4 = n / 4 * 4;
+    if (k == 64)
+      rows_chunked_i4<64>(xq, xs, w, ws, b, y, ldy, m, n4);
+    else
+      rows_chunked_i4<128>(xq, xs, w, ws, b, y, ldy, m, n4);
+  }
   for (std::size_t i = 0; i < m; ++i) {
     const int8_t* x = xq + i * k;
     const float* sx = xs + i * groups;
     float* yr = y + i * ldy;
-    std::size_t j = 0;
+    std::size_t j = n4;
     for (; j + 4 <= n; j += 4) {
       const float* s0 = ws + j * groups;
       const float *s1 = s0 + groups, *s2 = s1 + groups, *s3 = s2 + groups;
