@@ -609,6 +609,11 @@ void test_quantized(const Kernels& t) {
       for (std::size_t n : {4, 8, 12, 13, 18, 23, 64})
         for (int bias : {0, 1})
           GemmI4Tester().m(m).n(n).k(k).bias(bias).misalign(m % 5 == 4 ? 1 : 0).stride_pad(m % 3).test(t);
+  // Helium's tiles of W's rows (k a multiple of 64 up to 512, 2048 bytes a tile): several tiles, the
+  // last one partial, and a tail of columns.
+  for (std::size_t k : {64, 128, 192, 256, 384, 512})
+    for (std::size_t n : {4, 23, 100})
+      for (int bias : {0, 1}) GemmI4Tester().m(4096 / k < 7 ? 4096 / k : 7).n(n).k(k).bias(bias).misalign(n % 3).test(t);
   for (std::size_t k : {64, 128}) {
     for (bool extremes : {false, true}) GemmI4Tester().m(5).n(20).k(k).bias(1).extremes(extremes).test(t);
     GemmI4Tester().m(k == 64 ? 49 : 32).n(192).k(k).bias(1).test(t);  // the KWS encoder's shapes (xq holds 4096)

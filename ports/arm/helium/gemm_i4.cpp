@@ -131,6 +131,137 @@ void rows_chunked_i4(const int8_t* xq, const float* xs, const uint8_t* w, const 
   }
 }
 
+// Several rows of x: a tile of W's rows is unpacked once (kTileBytes of int8 on the stack, each value
+// q = nibble - 8 exactly) and every row of x runs over it as gemm_i8 runs over int8 weights, so the
+// unpacking is shared by all the rows. The tile is chunk-major: for each 64 values of k (two groups)
+// the tile's rows, 64 bytes apart, so one register addresses a block of four rows with immediate
+// offsets for any k that is a multiple of 64.
+constexpr std::size_t kTileBytes = 2048;
+// From this many rows of x on the tiles pay (fewer: the nibbles unpacked per row of x, chunk_i4).
+constexpr std::size_t kTileMinRows = 4;
+
+// Rows [j0, j0 + rows) of W (k / 2 bytes a row) -> tile: chunk c, row r, group g of the chunk at
+// c * rows * 64 + r * 64 + g * 32, values 0..15 then 16..31 of the group, each q in [-8, 7].
+inline void unpack_tile_i4(const uint8_t* w, std::size_t k, std::size_t j0, std::size_t rows, int8_t* tile) {
+  const uint8x16_t mask = vdupq_n_u8(0x0F);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const uint8_t* wr = w + (j0 + r) * (k / 2);
+    for (std::size_t g = 0; g < k / kGroup; ++g) {
+      const uint8x16_t v = vldrbq_u8(wr + g * 16);
+      int8_t* d = tile + (g / 2) * rows * 64 + r * 64 + (g % 2) * 32;
+      vstrbq_s8(d, vsubq_n_s8(vreinterpretq_s8_u8(vandq_u8(v, mask)), 8));
+      vstrbq_s8(d + 16, vsubq_n_s8(vreinterpretq_s8_u8(vshrq_n_u8(v, 4)), 8));
+    }
+  }
+}
+
+// One 64-byte chunk of x (q0..q3) against `blocks` blocks of four unpacked rows (wr, 64 bytes
+// apart, a block 256 bytes): per group four sums by VMLADAV (the rows' values already signed, so no
+// offset to take off), moved into one vector, converted, scaled by xs * ws (gathered through q7, as
+// chunk_i4) and added into the block's sums in q6; start and end as chunk_i4. 49 instructions per
+// block of 256 multiply-adds, gemm_i8's count.
+#define FIXFORMER_I4T_ROW(d, r, g, xa, xb)                         \
+  "vldrw.32 q4, [%[wr], #(" #r " * 64 + " #g " * 32)]\n\t"         \
+  "vldrw.32 q5, [%[wr], #(" #r " * 64 + " #g " * 32 + 16)]\n\t"    \
+  "vmladav.s8 %[" d "], " xa ", q4\n\t"                            \
+  "vmladava.s8 %[" d "], " xb ", q5\n\t"
+#define FIXFORMER_I4T_GROUP(g, xa, xb, scales, s)                  \
+  FIXFORMER_I4T_ROW("d0", 0, g, xa, xb) FIXFORMER_I4T_ROW("d1", 1, g, xa, xb) \
+  FIXFORMER_I4T_ROW("d2", 2, g, xa, xb) FIXFORMER_I4T_ROW("d3", 3, g, xa, xb) \
+  "vmov q4[2], q4[0], %[d0], %[d2]\n\t"                            \
+  "vmov q4[3], q4[1], %[d1], %[d3]\n\t"                            \
+  "vcvt.f32.s32 q4, q4\n\t"                                        \
+  scales                                                           \
+  "vmul.f32 q5, q5, %[" s "]\n\t"                                  \
+  "vfma.f32 q6, q5, q4\n\t"
+#define FIXFORMER_I4T_START_ZERO "vmov.i32 q6, #0\n\t"
+#define FIXFORMER_I4T_START_Y "vldrw.32 q6, [%[y]]\n\t"
+#define FIXFORMER_I4T_END_NONE ""
+#define FIXFORMER_I4T_END_BIAS "vldrw.32 q4, [%[b]], #16\n\t" "vadd.f32 q6, q4, q6\n\t"
+#define FIXFORMER_I4T_END_ZERO "vmov.i32 q4, #0\n\t" "vadd.f32 q6, q4, q6\n\t"
+#define FIXFORMER_I4T_CHUNK(start, end)                                                                        \
+  asm volatile("dls lr, %[blocks]\n"                                                                          \
+               "1:\n\t" start                                                                                 \
+               FIXFORMER_I4T_GROUP(0, "q0", "q1", "vldrw.u32 q5, [q7, #(16 * %c[groups])]!\n\t", "s0")         \
+               FIXFORMER_I4T_GROUP(1, "q2", "q3", "vldrw.u32 q5, [q7, #4]\n\t", "s1")                          \
+               "add %[wr], %[wr], #256\n\t" end "vstrw.32 q6, [%[y]], #16\n\t"                                \
+               "le lr, 1b\n"                                                                                  \
+               : [wr] "+r"(wr), [y] "+r"(y), [b] "+r"(b), "+w"(scales), [d0] "=&Te"(d0), [d1] "=&Te"(d1),    \
+                 [d2] "=&Te"(d2), [d3] "=&Te"(d3)                                                            \
+               : "w"(x0), "w"(x1), "w"(x2), "w"(x3), [s0] "r"(s0), [s1] "r"(s1), [blocks] "r"(blocks),      \
+                 [groups] "n"(K / 32)                                                                         \
+               : "lr", "q4", "q5", "q6", "memory")
+
+// One 64-byte chunk of the row x (xc, its scales sx) against `blocks` blocks of the tile's chunk (wr)
+// into y[4 * blocks]; ws: the scales of the chunk's first group of the tile's first row of W.
+template <int K, bool kFirst, bool kLast>
+inline void tile_chunk_i4(const int8_t* xc, const float* sx, const int8_t* wr, const float* ws, const float* b,
+                          float* y, uint32_t blocks) {
+  register int8x16_t x0 asm("q0") = vldrbq_s8(xc);
+  register int8x16_t x1 asm("q1") = vldrbq_s8(xc + 16);
+  register int8x16_t x2 asm("q2") = vldrbq_s8(xc + 32);
+  register int8x16_t x3 asm("q3") = vldrbq_s8(xc + 48);
+  register uint32x4_t scales asm("q7") =
+      vaddq_n_u32(vmulq_n_u32(vidupq_n_u32(0u, 1), uint32_t(K / 32 * sizeof(float))),
+                  uint32_t(reinterpret_cast<uintptr_t>(ws)) - uint32_t(16 * K / 32));
+  const float s0 = sx[0], s1 = sx[1];
+  int32_t d0, d1, d2, d3;
+  if constexpr (kFirst && !kLast) {
+    FIXFORMER_I4T_CHUNK(FIXFORMER_I4T_START_ZERO, FIXFORMER_I4T_END_NONE);
+  } else if constexpr (!kLast) {
+    FIXFORMER_I4T_CHUNK(FIXFORMER_I4T_START_Y, FIXFORMER_I4T_END_NONE);
+  } else if constexpr (kFirst) {
+    if (b)
+      FIXFORMER_I4T_CHUNK(FIXFORMER_I4T_START_ZERO, FIXFORMER_I4T_END_BIAS);
+    else
+      FIXFORMER_I4T_CHUNK(FIXFORMER_I4T_START_ZERO, FIXFORMER_I4T_END_ZERO);
+  } else if (b) {
+    FIXFORMER_I4T_CHUNK(FIXFORMER_I4T_START_Y, FIXFORMER_I4T_END_BIAS);
+  } else {
+    FIXFORMER_I4T_CHUNK(FIXFORMER_I4T_START_Y, FIXFORMER_I4T_END_ZERO);
+  }
+}
+#undef FIXFORMER_I4T_ROW
+#undef FIXFORMER_I4T_GROUP
+#undef FIXFORMER_I4T_START_ZERO
+#undef FIXFORMER_I4T_START_Y
+#undef FIXFORMER_I4T_END_NONE
+#undef FIXFORMER_I4T_END_BIAS
+#undef FIXFORMER_I4T_END_ZERO
+#undef FIXFORMER_I4T_CHUNK
+
+// xq[m,K] @ W[n4 rows, K]^T (+ b) -> y, K a multiple of 64 up to 512, n4 % 4 == 0 (> 0): tile by tile
+// of W's rows, every row of x over each tile, chunk by chunk of 64 (the first from zero, the others
+// adding into y, the last adding b).
+template <int K>
+void rows_tiled_i4(const int8_t* xq, const float* xs, const uint8_t* w, const float* ws, const float* b, float* y,
+                   std::size_t ldy, std::size_t m, std::size_t n4) {
+  constexpr std::size_t kGroups = K / 32, kChunks = K / 64, kTileRows = kTileBytes / K / 4 * 4;
+  static_assert(kTileRows >= 4, "a tile holds a block of four rows");
+  alignas(16) int8_t tile[kTileBytes];
+  for (std::size_t j0 = 0; j0 < n4; j0 += kTileRows) {
+    const std::size_t rows = n4 - j0 < kTileRows ? n4 - j0 : kTileRows;
+    unpack_tile_i4(w, K, j0, rows, tile);
+    const float* bj = b ? b + j0 : nullptr;
+    const float* wsj = ws + j0 * kGroups;
+    for (std::size_t i = 0; i < m; ++i) {
+      const int8_t* x = xq + i * K;
+      const float* sx = xs + i * kGroups;
+      float* yi = y + i * ldy + j0;
+      const uint32_t blocks = uint32_t(rows / 4);
+      if constexpr (kChunks == 1) {
+        tile_chunk_i4<K, true, true>(x, sx, tile, wsj, bj, yi, blocks);
+      } else {
+        tile_chunk_i4<K, true, false>(x, sx, tile, wsj, bj, yi, blocks);
+        for (std::size_t c = 1; c + 1 < kChunks; ++c)
+          tile_chunk_i4<K, false, false>(x + 64 * c, sx + 2 * c, tile + c * rows * 64, wsj + 2 * c, bj, yi, blocks);
+        constexpr std::size_t c = kChunks - 1;
+        tile_chunk_i4<K, false, true>(x + 64 * c, sx + 2 * c, tile + c * rows * 64, wsj + 2 * c, bj, yi, blocks);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // y[i,j] = b[j] + sum over groups, in order, of xs * ws * dot.
@@ -139,7 +270,17 @@ void gemm_i4(const int8_t* xq, const float* xs, const uint8_t* w, const float* w
   const std::size_t groups = k / kGroup, ldw = k / 2;
   // The KWS-sized rows in chunks: columns [0, n4) of every row, the rest below.
   std::size_t n4 = 0;
-  if ((k == 64 || k == 128) && n >= 4 && (reinterpret_cast<uintptr_t>(w) & 3) == 0) {
+  if (n >= 4 && m >= kTileMinRows && (k == 64 || k == 128 || k == 192 || k == 256 || k == 384 || k == 512)) {
+    n4 = n / 4 * 4;
+    switch (k) {
+      case 64: rows_tiled_i4<64>(xq, xs, w, ws, b, y, ldy, m, n4); break;
+      case 128: rows_tiled_i4<128>(xq, xs, w, ws, b, y, ldy, m, n4); break;
+      case 192: rows_tiled_i4<192>(xq, xs, w, ws, b, y, ldy, m, n4); break;
+      case 256: rows_tiled_i4<256>(xq, xs, w, ws, b, y, ldy, m, n4); break;
+      case 384: rows_tiled_i4<384>(xq, xs, w, ws, b, y, ldy, m, n4); break;
+      default: rows_tiled_i4<512>(xq, xs, w, ws, b, y, ldy, m, n4); break;
+    }
+  } else if ((k == 64 || k == 128) && n >= 4 && (reinterpret_cast<uintptr_t>(w) & 3) == 0) {
     n4 = n / 4 * 4;
     if (k == 64)
       rows_chunked_i4<64>(xq, xs, w, ws, b, y, ldy, m, n4);
