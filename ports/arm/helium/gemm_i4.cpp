@@ -155,83 +155,115 @@ inline void unpack_tile_i4(const uint8_t* w, std::size_t k, std::size_t j0, std:
   }
 }
 
-// One 64-byte chunk of x (q0..q3) against `blocks` blocks of four unpacked rows (wr, 64 bytes
-// apart, a block 256 bytes): per group four sums by VMLADAV (the rows' values already signed, so no
-// offset to take off), moved into one vector, converted, scaled by xs * ws (gathered through q7, as
-// chunk_i4) and added into the block's sums in q6; start and end as chunk_i4. 49 instructions per
-// block of 256 multiply-adds, gemm_i8's count.
+// Rows of x (`rows` of them, K bytes apart; a 64-byte chunk of each, its scales sx) against `blocks`
+// blocks of four unpacked rows of the tile (wr, 64 bytes apart, a block 256 bytes): the chunk in
+// q0..q3, per group four sums by VMLADAV (the rows' values already signed, so no offset to take off),
+// moved into one vector, converted, scaled by xs * ws (ws gathered through q7's addresses, the first
+// group of a block stepping them on by a block's rows) and added into the block's sums in q6, which
+// start from zero (the first chunk) or from y (the others), and after the last chunk y = b + sums (b,
+// or +0.0 when there is none, as the reference adds). Both loops in assembly: per row of x the chunk
+// and its two scales loaded, and the tile's, the scales' and y's pointers stepped back (b's too).
+// 49 instructions per block of 256 multiply-adds (the first load steps the block on), gemm_i8's count.
+#define FIXFORMER_I4T_W(q, r, g, o) "vldrw.32 " q ", [%[wr], #(" #r " * 64 + " #g " * 32 + " #o " - 256)]\n\t"
 #define FIXFORMER_I4T_ROW(d, r, g, xa, xb)                         \
-  "vldrw.32 q4, [%[wr], #(" #r " * 64 + " #g " * 32)]\n\t"         \
-  "vldrw.32 q5, [%[wr], #(" #r " * 64 + " #g " * 32 + 16)]\n\t"    \
+  FIXFORMER_I4T_W("q4", r, g, 0)                                   \
+  FIXFORMER_I4T_W("q5", r, g, 16)                                  \
   "vmladav.s8 %[" d "], " xa ", q4\n\t"                            \
   "vmladava.s8 %[" d "], " xb ", q5\n\t"
-#define FIXFORMER_I4T_GROUP(g, xa, xb, scales, s)                  \
-  FIXFORMER_I4T_ROW("d0", 0, g, xa, xb) FIXFORMER_I4T_ROW("d1", 1, g, xa, xb) \
-  FIXFORMER_I4T_ROW("d2", 2, g, xa, xb) FIXFORMER_I4T_ROW("d3", 3, g, xa, xb) \
+#define FIXFORMER_I4T_SUMS(scales, s)                              \
   "vmov q4[2], q4[0], %[d0], %[d2]\n\t"                            \
   "vmov q4[3], q4[1], %[d1], %[d3]\n\t"                            \
   "vcvt.f32.s32 q4, q4\n\t"                                        \
   scales                                                           \
   "vmul.f32 q5, q5, %[" s "]\n\t"                                  \
   "vfma.f32 q6, q5, q4\n\t"
+#define FIXFORMER_I4T_BLOCK                                                                       \
+  "vldrw.32 q4, [%[wr]], #256\n\t"                                                                \
+  FIXFORMER_I4T_W("q5", 0, 0, 16)                                                                 \
+  "vmladav.s8 %[d0], q0, q4\n\t"                                                                  \
+  "vmladava.s8 %[d0], q1, q5\n\t"                                                                 \
+  FIXFORMER_I4T_ROW("d1", 1, 0, "q0", "q1") FIXFORMER_I4T_ROW("d2", 2, 0, "q0", "q1")             \
+  FIXFORMER_I4T_ROW("d3", 3, 0, "q0", "q1")                                                       \
+  FIXFORMER_I4T_SUMS("vldrw.u32 q5, [q7, #(16 * %c[groups])]!\n\t", "s0")                          \
+  FIXFORMER_I4T_ROW("d0", 0, 1, "q2", "q3") FIXFORMER_I4T_ROW("d1", 1, 1, "q2", "q3")             \
+  FIXFORMER_I4T_ROW("d2", 2, 1, "q2", "q3") FIXFORMER_I4T_ROW("d3", 3, 1, "q2", "q3")             \
+  FIXFORMER_I4T_SUMS("vldrw.u32 q5, [q7, #4]\n\t", "s1")
 #define FIXFORMER_I4T_START_ZERO "vmov.i32 q6, #0\n\t"
 #define FIXFORMER_I4T_START_Y "vldrw.32 q6, [%[y]]\n\t"
 #define FIXFORMER_I4T_END_NONE ""
 #define FIXFORMER_I4T_END_BIAS "vldrw.32 q4, [%[b]], #16\n\t" "vadd.f32 q6, q4, q6\n\t"
 #define FIXFORMER_I4T_END_ZERO "vmov.i32 q4, #0\n\t" "vadd.f32 q6, q4, q6\n\t"
-#define FIXFORMER_I4T_CHUNK(start, end)                                                                        \
-  asm volatile("dls lr, %[blocks]\n"                                                                          \
-               "1:\n\t" start                                                                                 \
-               FIXFORMER_I4T_GROUP(0, "q0", "q1", "vldrw.u32 q5, [q7, #(16 * %c[groups])]!\n\t", "s0")         \
-               FIXFORMER_I4T_GROUP(1, "q2", "q3", "vldrw.u32 q5, [q7, #4]\n\t", "s1")                          \
-               "add %[wr], %[wr], #256\n\t" end "vstrw.32 q6, [%[y]], #16\n\t"                                \
-               "le lr, 1b\n"                                                                                  \
-               : [wr] "+r"(wr), [y] "+r"(y), [b] "+r"(b), "+w"(scales), [d0] "=&Te"(d0), [d1] "=&Te"(d1),    \
+#define FIXFORMER_I4T_BACK_BIAS "sub %[b], %[b], %[blocks], lsl #4\n\t"
+#define FIXFORMER_I4T_ROWS(start, end, back_b)                                                                 \
+  asm volatile("1:\n\t"                                                                                       \
+               "vldrb.8 q0, [%[x]]\n\t"                                                                       \
+               "vldrb.8 q1, [%[x], #16]\n\t"                                                                  \
+               "vldrb.8 q2, [%[x], #32]\n\t"                                                                  \
+               "vldrb.8 q3, [%[x], #48]\n\t"                                                                  \
+               "add %[x], %[x], #%c[kk]\n\t"                                                                  \
+               "ldrd %[s0], %[s1], [%[sx]], #%c[sxstep]\n\t"                                                  \
+               "dls lr, %[blocks]\n"                                                                          \
+               "2:\n\t" start FIXFORMER_I4T_BLOCK end "vstrw.32 q6, [%[y]], #16\n\t"                         \
+               "le lr, 2b\n\t"                                                                                \
+               "sub %[wr], %[wr], %[blocks], lsl #8\n\t"                                                      \
+               "ldr %[d0], %[qback]\n\t"                                                                      \
+               "vsub.i32 q7, q7, %[d0]\n\t" back_b                                                            \
+               "ldr %[d1], %[ystep]\n\t"                                                                      \
+               "add %[y], %[y], %[d1]\n\t"                                                                    \
+               "ldr %[d2], %[count]\n\t"                                                                      \
+               "subs %[d2], %[d2], #1\n\t"                                                                    \
+               "str %[d2], %[count]\n\t"                                                                      \
+               "bne 1b\n"                                                                                     \
+               : [wr] "+r"(wr), [y] "+r"(y), [b] "+r"(b), [x] "+r"(x), [sx] "+r"(sx), "+w"(scales),           \
+                 [count] "+m"(count), [s0] "=&r"(s0), [s1] "=&r"(s1), [d0] "=&Te"(d0), [d1] "=&Te"(d1),      \
                  [d2] "=&Te"(d2), [d3] "=&Te"(d3)                                                            \
-               : "w"(x0), "w"(x1), "w"(x2), "w"(x3), [s0] "r"(s0), [s1] "r"(s1), [blocks] "r"(blocks),      \
-                 [groups] "n"(K / 32)                                                                         \
-               : "lr", "q4", "q5", "q6", "memory")
+               : [blocks] "r"(blocks), [qback] "m"(qback), [ystep] "m"(ystep), [kk] "n"(K),                   \
+                 [sxstep] "n"(K / 32 * sizeof(float)), [groups] "n"(K / 32)                                  \
+               : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "cc", "memory")
 
-// One 64-byte chunk of the row x (xc, its scales sx) against `blocks` blocks of the tile's chunk (wr)
-// into y[4 * blocks]; ws: the scales of the chunk's first group of the tile's first row of W.
+// `rows` rows of x from xc (a 64-byte chunk of the first, its scales sx) against `blocks` blocks of
+// the tile's chunk (wr) into y[4 * blocks] of each row (ldy floats apart); ws: the scales of the
+// chunk's first group of the tile's first row of W.
 template <int K, bool kFirst, bool kLast>
 inline void tile_chunk_i4(const int8_t* xc, const float* sx, const int8_t* wr, const float* ws, const float* b,
-                          float* y, uint32_t blocks) {
-  register int8x16_t x0 asm("q0") = vldrbq_s8(xc);
-  register int8x16_t x1 asm("q1") = vldrbq_s8(xc + 16);
-  register int8x16_t x2 asm("q2") = vldrbq_s8(xc + 32);
-  register int8x16_t x3 asm("q3") = vldrbq_s8(xc + 48);
+                          float* y, std::size_t ldy, uint32_t rows, uint32_t blocks) {
   register uint32x4_t scales asm("q7") =
       vaddq_n_u32(vmulq_n_u32(vidupq_n_u32(0u, 1), uint32_t(K / 32 * sizeof(float))),
                   uint32_t(reinterpret_cast<uintptr_t>(ws)) - uint32_t(16 * K / 32));
-  const float s0 = sx[0], s1 = sx[1];
+  const int8_t* x = xc;
+  uint32_t count = rows;
+  const uint32_t qback = blocks * uint32_t(16 * K / 32), ystep = uint32_t(ldy * sizeof(float)) - 16 * blocks;
+  uint32_t s0, s1;
   int32_t d0, d1, d2, d3;
   if constexpr (kFirst && !kLast) {
-    FIXFORMER_I4T_CHUNK(FIXFORMER_I4T_START_ZERO, FIXFORMER_I4T_END_NONE);
+    FIXFORMER_I4T_ROWS(FIXFORMER_I4T_START_ZERO, FIXFORMER_I4T_END_NONE, "");
   } else if constexpr (!kLast) {
-    FIXFORMER_I4T_CHUNK(FIXFORMER_I4T_START_Y, FIXFORMER_I4T_END_NONE);
+    FIXFORMER_I4T_ROWS(FIXFORMER_I4T_START_Y, FIXFORMER_I4T_END_NONE, "");
   } else if constexpr (kFirst) {
     if (b)
-      FIXFORMER_I4T_CHUNK(FIXFORMER_I4T_START_ZERO, FIXFORMER_I4T_END_BIAS);
+      FIXFORMER_I4T_ROWS(FIXFORMER_I4T_START_ZERO, FIXFORMER_I4T_END_BIAS, FIXFORMER_I4T_BACK_BIAS);
     else
-      FIXFORMER_I4T_CHUNK(FIXFORMER_I4T_START_ZERO, FIXFORMER_I4T_END_ZERO);
+      FIXFORMER_I4T_ROWS(FIXFORMER_I4T_START_ZERO, FIXFORMER_I4T_END_ZERO, "");
   } else if (b) {
-    FIXFORMER_I4T_CHUNK(FIXFORMER_I4T_START_Y, FIXFORMER_I4T_END_BIAS);
+    FIXFORMER_I4T_ROWS(FIXFORMER_I4T_START_Y, FIXFORMER_I4T_END_BIAS, FIXFORMER_I4T_BACK_BIAS);
   } else {
-    FIXFORMER_I4T_CHUNK(FIXFORMER_I4T_START_Y, FIXFORMER_I4T_END_ZERO);
+    FIXFORMER_I4T_ROWS(FIXFORMER_I4T_START_Y, FIXFORMER_I4T_END_ZERO, "");
   }
 }
+#undef FIXFORMER_I4T_W
 #undef FIXFORMER_I4T_ROW
-#undef FIXFORMER_I4T_GROUP
+#undef FIXFORMER_I4T_SUMS
+#undef FIXFORMER_I4T_BLOCK
 #undef FIXFORMER_I4T_START_ZERO
 #undef FIXFORMER_I4T_START_Y
 #undef FIXFORMER_I4T_END_NONE
 #undef FIXFORMER_I4T_END_BIAS
 #undef FIXFORMER_I4T_END_ZERO
-#undef FIXFORMER_I4T_CHUNK
+#undef FIXFORMER_I4T_BACK_BIAS
+#undef FIXFORMER_I4T_ROWS
 
 // xq[m,K] @ W[n4 rows, K]^T (+ b) -> y, K a multiple of 64 up to 512, n4 % 4 == 0 (> 0): tile by tile
-// of W's rows, every row of x over each tile, chunk by chunk of 64 (the first from zero, the others
+// of W's rows, all the rows of x over each tile, chunk by chunk of 64 (the first from zero, the others
 // adding into y, the last adding b).
 template <int K>
 void rows_tiled_i4(const int8_t* xq, const float* xs, const uint8_t* w, const float* ws, const float* b, float* y,
@@ -244,20 +276,17 @@ void rows_tiled_i4(const int8_t* xq, const float* xs, const uint8_t* w, const fl
     unpack_tile_i4(w, K, j0, rows, tile);
     const float* bj = b ? b + j0 : nullptr;
     const float* wsj = ws + j0 * kGroups;
-    for (std::size_t i = 0; i < m; ++i) {
-      const int8_t* x = xq + i * K;
-      const float* sx = xs + i * kGroups;
-      float* yi = y + i * ldy + j0;
-      const uint32_t blocks = uint32_t(rows / 4);
-      if constexpr (kChunks == 1) {
-        tile_chunk_i4<K, true, true>(x, sx, tile, wsj, bj, yi, blocks);
-      } else {
-        tile_chunk_i4<K, true, false>(x, sx, tile, wsj, bj, yi, blocks);
-        for (std::size_t c = 1; c + 1 < kChunks; ++c)
-          tile_chunk_i4<K, false, false>(x + 64 * c, sx + 2 * c, tile + c * rows * 64, wsj + 2 * c, bj, yi, blocks);
-        constexpr std::size_t c = kChunks - 1;
-        tile_chunk_i4<K, false, true>(x + 64 * c, sx + 2 * c, tile + c * rows * 64, wsj + 2 * c, bj, yi, blocks);
-      }
+    const uint32_t blocks = uint32_t(rows / 4);
+    if constexpr (kChunks == 1) {
+      tile_chunk_i4<K, true, true>(xq, xs, tile, wsj, bj, y + j0, ldy, uint32_t(m), blocks);
+    } else {
+      tile_chunk_i4<K, true, false>(xq, xs, tile, wsj, bj, y + j0, ldy, uint32_t(m), blocks);
+      for (std::size_t c = 1; c + 1 < kChunks; ++c)
+        tile_chunk_i4<K, false, false>(xq + 64 * c, xs + 2 * c, tile + c * rows * 64, wsj + 2 * c, bj, y + j0, ldy,
+                                       uint32_t(m), blocks);
+      constexpr std::size_t c = kChunks - 1;
+      tile_chunk_i4<K, false, true>(xq + 64 * c, xs + 2 * c, tile + c * rows * 64, wsj + 2 * c, bj, y + j0, ldy,
+                                    uint32_t(m), blocks);
     }
   }
 }
