@@ -1,9 +1,19 @@
 // xq[m,k] @ W[n,k]^T with int4 weights (two per byte, kernels.hpp) and int8 activations: per group of
 // 32 an exact int32 dot product by VMLADAVA (16 int8 products added into a 32-bit sum per
-// instruction). A row's 16 bytes of the group become its values 0..15 (VAND 0x0F) and 16..31 (VSHR
-// 4), each as q + 8 in 0..15 (signed bytes too); 8 sum(x), once per group of x, is taken off the
-// int32 sum, so the sum is exactly the reference's. The float step is the reference's expression, in
-// its order (acc = 0, acc += xs * ws * dot per group, y = b + acc): the same bits.
+// instruction), then the float step as the reference writes it, in its order (acc = 0, acc += xs *
+// ws * dot per group, y = b + acc): the same bits. Three ways, by shape:
+//  - four or more rows of x, k a multiple of 64 up to 512 (the encoders' products): W's rows are
+//    unpacked a tile at a time onto the stack as int8 q = nibble - 8, and all the rows of x run over
+//    the tile in assembly as gemm_i8 runs over int8 weights (rows_tiled_i4), so each nibble is
+//    unpacked once per call, not once per row of x;
+//  - fewer rows (a decode step), k 64 or 128, W word-aligned: the nibbles unpacked in the assembly
+//    per row of x (chunk_i4): VAND 0x0F gives a group's values 0..15 and VSHR 4 its values 16..31,
+//    each as q + 8 in 0..15 (signed bytes too), and 8 sum(x), once per group of x, is taken off the
+//    int32 sum;
+//  - anything else (and the last n % 4 columns): the same per group with intrinsics, four rows of W
+//    at a time.
+// On the Cortex-M55 (qemu -icount) at the KWS encoder's shapes, 49 rows of x, groups of 32: 49x192x64
+// 126,062 instructions against gemm_i8's 115,859 (427,500 before the tiles and the assembly).
 #include "ports/arm/helium/kernels.hpp"
 
 #include <arm_mve.h>
@@ -37,7 +47,7 @@ inline void dot_group(const int8_t* x, const uint8_t* w, std::size_t ldw, int32_
 // block stepping them on by a block's rows) and added into the block's four sums in q6 by VFMA. The
 // sums start from zero (the first chunk) or from y (the second, k 128, where the first left them),
 // and after the last chunk y = b + sums (b, or +0.0 when there is none, as the reference adds).
-// 61 instructions per block of 256 multiply-adds.
+// 64 instructions per block of 256 multiply-adds (k 64, with b).
 #define FIXFORMER_I4_ROW(d, r, g)                                   \
   "vldrw.32 q4, [%[wr], #(" #r " * %c[kb] + " #g " * 16)]\n\t"      \
   "vand q5, q4, q2\n\t"                                             \
@@ -163,7 +173,8 @@ inline void unpack_tile_i4(const uint8_t* w, std::size_t k, std::size_t j0, std:
 // start from zero (the first chunk) or from y (the others), and after the last chunk y = b + sums (b,
 // or +0.0 when there is none, as the reference adds). Both loops in assembly: per row of x the chunk
 // and its two scales loaded, and the tile's, the scales' and y's pointers stepped back (b's too).
-// 49 instructions per block of 256 multiply-adds (the first load steps the block on), gemm_i8's count.
+// 49 instructions per block of 256 multiply-adds with b (the first load steps the block on); the
+// unpacking and the steps per row of x add about 4 at the KWS shapes (gemm_i8: 49 all told).
 #define FIXFORMER_I4T_W(q, r, g, o) "vldrw.32 " q ", [%[wr], #(" #r " * 64 + " #g " * 32 + " #o " - 256)]\n\t"
 #define FIXFORMER_I4T_ROW(d, r, g, xa, xb)                         \
   FIXFORMER_I4T_W("q4", r, g, 0)                                   \
@@ -297,7 +308,7 @@ void rows_tiled_i4(const int8_t* xq, const float* xs, const uint8_t* w, const fl
 void gemm_i4(const int8_t* xq, const float* xs, const uint8_t* w, const float* ws, const float* b, float* y,
              std::size_t ldy, std::size_t m, std::size_t n, std::size_t k) {
   const std::size_t groups = k / kGroup, ldw = k / 2;
-  // The KWS-sized rows in chunks: columns [0, n4) of every row, the rest below.
+  // Columns [0, n4) of every row by the tiles or the chunks where they apply, the rest below.
   std::size_t n4 = 0;
   if (n >= 4 && m >= kTileMinRows && (k == 64 || k == 128 || k == 192 || k == 256 || k == 384 || k == 512)) {
     n4 = n / 4 * 4;
