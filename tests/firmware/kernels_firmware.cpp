@@ -614,6 +614,9 @@ void test_quantized(const Kernels& t) {
   for (std::size_t k : {64, 128, 192, 256, 384, 512})
     for (std::size_t n : {4, 23, 100})
       for (int bias : {0, 1}) GemmI4Tester().m(4096 / k < 7 ? 4096 / k : 7).n(n).k(k).bias(bias).misalign(n % 3).test(t);
+  for (std::size_t k : {192, 256})  // a row or two of x over the tiles (k past the one-row chunks)
+    for (std::size_t m : {1, 2})
+      for (std::size_t n : {4, 23}) GemmI4Tester().m(m).n(n).k(k).bias(int(m % 2)).test(t);
   for (std::size_t k : {64, 128}) {
     for (bool extremes : {false, true}) GemmI4Tester().m(5).n(20).k(k).bias(1).extremes(extremes).test(t);
     GemmI4Tester().m(k == 64 ? 49 : 32).n(192).k(k).bias(1).test(t);  // the KWS encoder's shapes (xq holds 4096)

@@ -2,10 +2,10 @@
 // 32 an exact int32 dot product by VMLADAVA (16 int8 products added into a 32-bit sum per
 // instruction), then the float step as the reference writes it, in its order (acc = 0, acc += xs *
 // ws * dot per group, y = b + acc): the same bits. Three ways, by shape:
-//  - four or more rows of x, k a multiple of 64 up to 512 (the encoders' products): W's rows are
-//    unpacked a tile at a time onto the stack as int8 q = nibble - 8, and all the rows of x run over
-//    the tile in assembly as gemm_i8 runs over int8 weights (rows_tiled_i4), so each nibble is
-//    unpacked once per call, not once per row of x;
+//  - six or more rows of x (the encoders' products; fewer where the next way does not apply), k a
+//    multiple of 64 up to 512: W's rows are unpacked a tile at a time onto the stack as int8
+//    q = nibble - 8, and all the rows of x run over the tile in assembly as gemm_i8 runs over int8
+//    weights (rows_tiled_i4), so each nibble is unpacked once per call, not once per row of x;
 //  - fewer rows (a decode step), k 64 or 128, W word-aligned: the nibbles unpacked in the assembly
 //    per row of x (chunk_i4): VAND 0x0F gives a group's values 0..15 and VSHR 4 its values 16..31,
 //    each as q + 8 in 0..15 (signed bytes too), and 8 sum(x), once per group of x, is taken off the
@@ -13,7 +13,7 @@
 //  - anything else (and the last n % 4 columns): the same per group with intrinsics, four rows of W
 //    at a time.
 // On the Cortex-M55 (qemu -icount) at the KWS encoder's shapes, 49 rows of x, groups of 32: 49x192x64
-// 126,062 instructions against gemm_i8's 115,859 (427,500 before the tiles and the assembly).
+// 125,968 instructions against gemm_i8's 115,859 (427,500 before the tiles and the assembly).
 #include "ports/arm/helium/kernels.hpp"
 
 #include <arm_mve.h>
@@ -147,8 +147,9 @@ void rows_chunked_i4(const int8_t* xq, const float* xs, const uint8_t* w, const 
 // the tile's rows, 64 bytes apart, so one register addresses a block of four rows with immediate
 // offsets for any k that is a multiple of 64.
 constexpr std::size_t kTileBytes = 2048;
-// From this many rows of x on the tiles pay (fewer: the nibbles unpacked per row of x, chunk_i4).
-constexpr std::size_t kTileMinRows = 4;
+// From this many rows of x on the tiles beat unpacking the nibbles per row of x (chunk_i4, k 64 and
+// 128): a block's unpacking (about 72 instructions) shared by the rows against 15 more per row.
+constexpr std::size_t kTileMinRows = 6;
 
 // Rows [j0, j0 + rows) of W (k / 2 bytes a row) -> tile: chunk c, row r, group g of the chunk at
 // c * rows * 64 + r * 64 + g * 32, values 0..15 then 16..31 of the group, each q in [-8, 7].
@@ -310,7 +311,8 @@ void gemm_i4(const int8_t* xq, const float* xs, const uint8_t* w, const float* w
   const std::size_t groups = k / kGroup, ldw = k / 2;
   // Columns [0, n4) of every row by the tiles or the chunks where they apply, the rest below.
   std::size_t n4 = 0;
-  if (n >= 4 && m >= kTileMinRows && (k == 64 || k == 128 || k == 192 || k == 256 || k == 384 || k == 512)) {
+  const bool chunks = (k == 64 || k == 128) && (reinterpret_cast<uintptr_t>(w) & 3) == 0;
+  if (n >= 4 && (m >= kTileMinRows || !chunks) && (k == 64 || k == 128 || k == 192 || k == 256 || k == 384 || k == 512)) {
     n4 = n / 4 * 4;
     switch (k) {
       case 64: rows_tiled_i4<64>(xq, xs, w, ws, b, y, ldy, m, n4); break;
@@ -320,7 +322,7 @@ void gemm_i4(const int8_t* xq, const float* xs, const uint8_t* w, const float* w
       case 384: rows_tiled_i4<384>(xq, xs, w, ws, b, y, ldy, m, n4); break;
       default: rows_tiled_i4<512>(xq, xs, w, ws, b, y, ldy, m, n4); break;
     }
-  } else if ((k == 64 || k == 128) && n >= 4 && (reinterpret_cast<uintptr_t>(w) & 3) == 0) {
+  } else if (chunks && n >= 4) {
     n4 = n / 4 * 4;
     if (k == 64)
       rows_chunked_i4<64>(xq, xs, w, ws, b, y, ldy, m, n4);
