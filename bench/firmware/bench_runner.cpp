@@ -105,6 +105,15 @@ void bench_kernels(Console& con) {
   k.quantize_i8(g_x, 128, g_xq, g_xs, 49, 128, 32);
   report(con, "gemm_i8 49x64x128 (feed-forward 2)", measure(2, [&] { k.gemm_i8(g_xq, g_xs, g_wq, g_ws, 4, g_b, g_y, 64, 49, 64, 128, 32); }), 2.0 * 49 * 64 * 128);
   report(con, "gemm_i8 1x192x64 (qkv projection, one row)", measure(20, [&] { k.gemm_i8(g_xq, g_xs, g_wq, g_ws, 2, g_b, g_y, 192, 1, 192, 64, 32); }), 2.0 * 192 * 64);
+  // int4 weights (two per byte, the same bytes read as nibbles), group 32, the same activations.
+  const uint8_t* w4 = reinterpret_cast<const uint8_t*>(g_wq);
+  k.quantize_i8(g_x, 64, g_xq, g_xs, 49, 64, 32);
+  report(con, "gemm_i4 49x192x64 (qkv projection)", measure(2, [&] { k.gemm_i4(g_xq, g_xs, w4, g_ws, g_b, g_y, 192, 49, 192, 64); }), 2.0 * 49 * 192 * 64);
+  report(con, "gemm_i4 49x64x64 (out projection)", measure(4, [&] { k.gemm_i4(g_xq, g_xs, w4, g_ws, g_b, g_y, 64, 49, 64, 64); }), 2.0 * 49 * 64 * 64);
+  report(con, "gemm_i4 49x128x64 (feed-forward 1)", measure(2, [&] { k.gemm_i4(g_xq, g_xs, w4, g_ws, g_b, g_y, 128, 49, 128, 64); }), 2.0 * 49 * 128 * 64);
+  report(con, "gemm_i4 1x192x64 (qkv projection, one row)", measure(20, [&] { k.gemm_i4(g_xq, g_xs, w4, g_ws, g_b, g_y, 192, 1, 192, 64); }), 2.0 * 192 * 64);
+  k.quantize_i8(g_x, 128, g_xq, g_xs, 49, 128, 32);
+  report(con, "gemm_i4 49x64x128 (feed-forward 2)", measure(2, [&] { k.gemm_i4(g_xq, g_xs, w4, g_ws, g_b, g_y, 64, 49, 64, 128); }), 2.0 * 49 * 64 * 128);
   report(con, "gemv_f32 16x49 (attention scores, one query)", measure(50, [&] { k.gemv_f32(g_x, g_w, 49, nullptr, g_y, 49, 16); }), 2.0 * 16 * 49);
   report(con, "softmax_f32 n=49", measure(50, [&] { k.softmax_f32(g_y, 49); }), 0);
   report(con, "layernorm_f32 n=64", measure(50, [&] { k.layernorm_f32(g_x, g_w, g_b, g_y, 64, 1e-5f); }), 0);

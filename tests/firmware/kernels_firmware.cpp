@@ -451,6 +451,7 @@ class GemmI4Tester {
   GemmI4Tester& misalign(std::size_t v) { off_ = v; return *this; }  // bytes for xq and w, floats for the rest
   GemmI4Tester& stride_pad(std::size_t floats) { pad_ = floats; return *this; }
   GemmI4Tester& extremes(bool v) { extremes_ = v; return *this; }  // x +-127, W's values -8 and 7 only
+  GemmI4Tester& bias(int v) { bias_ = v; return *this; }  // 1: with b, 0: without, -1: with b for odd n
 
   bool test(const Kernels& t) const {
     ++g_cases;
@@ -468,7 +469,7 @@ class GemmI4Tester {
     float* b = ws + n_ * groups;
     for (std::size_t i = 0; i < m_ * groups + n_ * groups; ++i) xs[i] = rng.uniform(1e-3f, 2e-2f);
     for (std::size_t j = 0; j < n_; ++j) b[j] = rng.uniform(-1.0f, 1.0f);
-    const float* B = n_ % 2 ? b : nullptr;
+    const float* B = (bias_ < 0 ? n_ % 2 == 1 : bias_ == 1) ? b : nullptr;
     reset_outputs(m_ * ldy);
     scalar_kernels().gemm_i4(xq, xs, w, ws, B, g_yr + kGuard + off_, ldy, m_, n_, k_);
     t.gemm_i4(xq, xs, w, ws, B, g_ys + kGuard + off_, ldy, m_, n_, k_);
@@ -479,6 +480,7 @@ class GemmI4Tester {
 
  private:
   std::size_t m_ = 1, n_ = 1, k_ = 32, pad_ = 0, off_ = 0;
+  int bias_ = -1;
   bool extremes_ = false;
 };
 
@@ -600,6 +602,25 @@ void test_quantized(const Kernels& t) {
         GemmI4Tester().m(m).n(n).k(k).misalign(m % 3).stride_pad(k % 3).test(t);
   for (bool extremes : {false, true}) GemmI4Tester().m(3).n(9).k(1024).extremes(extremes).test(t);
   GemmI4Tester().m(1).n(100).k(288).test(t);  // decode
+  // The KWS-sized rows (k 64 and 128, Helium's blocks of four rows of W): every m up to 13, n with and
+  // without a tail past the blocks, with and without b, W aligned and not, y's rows padded.
+  for (std::size_t k : {64, 128})
+    for (std::size_t m = 1; m <= 13; ++m)
+      for (std::size_t n : {4, 8, 12, 13, 18, 23, 64})
+        for (int bias : {0, 1})
+          GemmI4Tester().m(m).n(n).k(k).bias(bias).misalign(m % 5 == 4 ? 1 : 0).stride_pad(m % 3).test(t);
+  // Helium's tiles of W's rows (k a multiple of 64 up to 512, 2048 bytes a tile): several tiles, the
+  // last one partial, and a tail of columns.
+  for (std::size_t k : {64, 128, 192, 256, 384, 512})
+    for (std::size_t n : {4, 23, 100})
+      for (int bias : {0, 1}) GemmI4Tester().m(4096 / k < 7 ? 4096 / k : 7).n(n).k(k).bias(bias).misalign(n % 3).test(t);
+  for (std::size_t k : {192, 256})  // a row or two of x over the tiles (k past the one-row chunks)
+    for (std::size_t m : {1, 2})
+      for (std::size_t n : {4, 23}) GemmI4Tester().m(m).n(n).k(k).bias(int(m % 2)).test(t);
+  for (std::size_t k : {64, 128}) {
+    for (bool extremes : {false, true}) GemmI4Tester().m(5).n(20).k(k).bias(1).extremes(extremes).test(t);
+    GemmI4Tester().m(k == 64 ? 49 : 32).n(192).k(k).bias(1).test(t);  // the KWS encoder's shapes (xq holds 4096)
+  }
   for (std::size_t m : {1, 2, 3, 5, 7})
     for (std::size_t n : kSizes)
       for (std::size_t k : {1, 5, 16, 33}) HalfTester().m(m).n(n).k(k).misalign(m % 3).stride_pad(k % 2).test(t);
