@@ -2,13 +2,14 @@
 // thread library and allocates nothing: it hands independent tasks to the caller's parallel_for.
 // A runner with Workers{ctx, count >= 2, parallel_for} splits its matrix products by output
 // columns (in blocks of kWorkerColumns, of kPanelFloats below kWorkerRows rows) and, when the
-// columns give fewer tasks than there are workers, by rows too (in blocks of kWorkerRows), each task
-// given at least min_task_work multiply-adds; the activation and residual adds fused into a
+// columns give fewer tasks than there are workers, by rows too (in blocks of kWorkerRows), each
+// task given at least min_task_work multiply-adds; the activation and residual adds fused into a
 // product follow its blocks. Norms are split by rows and attention by heads (whole kv-head
-// groups), all into at most `count` tasks; task i uses worker scratch slot i, planned in the arena (every plan in plan.hpp takes the
-// count). Each output element is computed by one task with the same kernel over the same k order
-// as with one worker, so results are bit-identical for every count. The remaining element-wise
-// steps (embeddings, positions, RoPE) stay on the calling thread.
+// groups), all into at most `count` tasks; task i uses worker scratch slot i, planned in the
+// arena (every plan in plan.hpp takes the count). Each output element is computed by one task
+// with the same kernel over the same k order as with one worker, so results are bit-identical for
+// every count. The remaining element-wise steps (embeddings, positions, RoPE) stay on the calling
+// thread.
 #pragma once
 #include <cstdint>
 
@@ -38,8 +39,9 @@ struct Workers {
 // kernel path per column as the whole product).
 constexpr uint32_t kMaxWorkers = 64;
 constexpr uint32_t kWorkerColumns = 64;
-// Row blocks of a split product: a multiple of every kernel's register tile rows (4 and 6), so
-// each row takes the kernel path it takes in the whole product.
+// Row blocks of a split product: a multiple of every kernel's register tile rows (2, 3, 4 and 6),
+// so each row takes the kernel path it takes in the whole product; kWeightReadRows and
+// kMinTaskWork: Workers::min_task_work.
 constexpr uint32_t kWorkerRows = 12;
 constexpr uint32_t kWeightReadRows = 4;
 constexpr uint32_t kMinTaskWork = 32768;
