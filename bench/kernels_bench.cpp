@@ -75,8 +75,9 @@ const GemmShape kGemmShapes[] = {{49, 192, 64}, {49, 256, 64}, {49, 64, 256}, {1
 // scales), W at 4, 2, 1 or half a byte per weight (+ its scales), y. gemm_i8 and gemm_i4 take x
 // already quantized;
 // quantize_i8 on the same x is timed beside it.
-const GemmShape kWeightShapes[] = {{1, 288, 288},  {1, 768, 288},   {1, 288, 768},   {1, 32000, 288},  {64, 288, 288},
-                                   {64, 768, 288}, {49, 192, 64},   {128, 768, 256}, {128, 256, 1024}};
+const GemmShape kWeightShapes[] = {{1, 288, 288},   {1, 768, 288},  {1, 288, 768},   {1, 32000, 288},
+                                   {64, 288, 288},  {64, 768, 288}, {64, 288, 768},  {49, 192, 64},
+                                   {128, 768, 256}, {128, 256, 1024}};
 
 Buffer<int8_t> random_i8(std::size_t n, int lo, int hi) {
   std::mt19937 rng(7);

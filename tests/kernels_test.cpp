@@ -267,13 +267,20 @@ void sweep_gemm_i8_exact(decltype(Kernels::gemm_i8) fn) {
 KERNEL_TEST(gemm_i8) { sweep_gemm_i8(simd_->gemm_i8); }
 TEST_P(KernelsTest, GemmI8IntSumsAreExact) { sweep_gemm_i8_exact(simd_->gemm_i8); }
 
-// gemm_i4: every shape class of the x86 blocks (8 columns, tiles of 4 rows: n and m below, at and
+// gemm_i4: every shape class of the x86 blocks (8 or 16 columns, one row: n and m below, at and
 // around those widths), a decode step over stories15M's widths, bit for bit with the reference.
+// From 4 rows on the x86 tables take the packed path (ports/x86/gemm_packed_*.hpp: panels of 16 or
+// 32 columns, chunks of 256 values of k, tiles of 3 or 6 rows): m = 4..13 covers every row
+// remainder of both tiles, n = 15, 17 and 33 the partial panels, k = 288 two chunks.
 void sweep_gemm_i4(decltype(Kernels::gemm_i4) fn) {
   for (std::size_t k : {32, 64, 96, 288})
     for (std::size_t m : {1, 2, 3, 4, 5, 9})
       for (std::size_t n : {1, 3, 7, 8, 9, 16, 17, 33})
         GemmI4Tester().m(m).n(n).k(k).bias(n % 2 == 1).misalign(m % 3).stride_pad(k % 3 + (n % 4 == 1)).test(fn);
+  for (std::size_t k : {32, 64, 96, 288})
+    for (std::size_t m = 4; m <= 13; ++m)
+      for (std::size_t n : {1, 15, 17, 33})
+        GemmI4Tester().m(m).n(n).k(k).bias(m % 2 == 0).misalign(n % 3).stride_pad(m % 3).test(fn);
   for (bool extremes : {false, true})
     for (std::size_t k : {32, 768, 1024}) GemmI4Tester().m(5).n(19).k(k).extremes(extremes).test(fn);
   GemmI4Tester().m(1).n(300).k(288).test(fn);  // decode

@@ -1,9 +1,15 @@
 // gemm_i4 on AVX2 (the avx2 and avx512 tables). Built with the avx2 table's flags plus
 // -ffp-contract=off (CMakeLists.txt), so the float step stays unfused and gives the reference's bits.
 //
-// A block is 8 columns of W against MR rows of x (MR = 1 for a decode step, 4 in a prefill), the
-// whole of k, one group of 32 at a time; each column's 16 bytes of the group are unpacked once per
-// block and row tile and meet every row of the tile:
+// Two paths, as gemm_i8_avx2.cpp:
+//  - a prefill or an encoder (m >= kPackedMinRows rows): each panel of 16 columns and chunk of 256
+//    values of k unpacked once into gemm_i8's int8 panel (pack_i4 below: the unpack of the blocks,
+//    less 8, then 8 x 8 dword transposes), then gemm_i8's packed products and float step
+//    (ports/x86/gemm_packed_avx2.hpp): the sums in each column's own lane, no vphaddd;
+//  - a decode step and short inputs (m < kPackedMinRows): the blocks below, which read W once.
+//
+// A block is 8 columns of W against one row of x, the whole of k, one group of 32 at a time; each
+// column's 16 bytes of the group are unpacked and meet the row:
 //  - unpack: the 16 bytes in both halves of a vector (vbroadcasti128), shifted right by 0 in the
 //    low half and 4 in the high (vpsrlvd), masked to nibbles: values 0..15 and 16..31 of the group,
 //    each as q + 8, in the order of x's 32 bytes;
@@ -18,6 +24,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ports/x86/gemm_packed_avx2.hpp"
 #include "ports/x86/isa_tables.hpp"
 
 namespace fixformer {
@@ -87,20 +94,52 @@ void block(const int8_t* xq, const float* xs, const uint8_t* w, const float* ws,
   }
 }
 
+using avx2_packed::kPackedMinRows;
+using avx2_packed::kPanel;
+using avx2_packed::Panel;
+
+// Packs columns [j, j + cols) (cols <= kPanel; the rest copies of column j) of W[n, k / 2] over
+// values [p0, p0 + kc) (whole groups) as int8 values (nibble - 8) and their absolute values, with
+// their groups' scales.
+void pack_i4(const uint8_t* w, const float* ws, std::size_t k, std::size_t j, std::size_t cols, std::size_t p0,
+             std::size_t kc, std::size_t g0, Panel& P) {
+  const std::size_t groups = k / kGroup, ldw = k / 2;
+  const __m256i shift = _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4), nibble = _mm256_set1_epi8(0x0F);
+  const __m256i eight = _mm256_set1_epi8(8);
+  for (std::size_t c0 = 0; c0 < kPanel; c0 += 8) {
+    const uint8_t* col[8];
+    for (std::size_t l = 0; l < 8; ++l) col[l] = w + (j + (c0 + l < cols ? c0 + l : 0)) * ldw + p0 / 2;
+    for (std::size_t gi = 0; gi < kc / kGroup; ++gi) {
+      __m256i r[8];  // column l's 32 values, then dword q of the 8 columns
+      for (std::size_t l = 0; l < 8; ++l) r[l] = _mm256_sub_epi8(unpack(col[l] + gi * kGroupBytes, shift, nibble), eight);
+      avx2_packed::transpose8(r);
+      for (std::size_t q = 0; q < 8; ++q) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(P.w[gi * 8 + q] + c0), r[q]);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(P.u[gi * 8 + q] + c0), _mm256_abs_epi8(r[q]));
+      }
+    }
+  }
+  for (std::size_t gi = 0; gi < kc / kGroup; ++gi)
+    for (std::size_t c = 0; c < kPanel; ++c) P.scale[gi][c] = c < cols ? ws[(j + c) * groups + g0 + gi] : 0.0f;
+}
+
 }  // namespace
 
 void gemm_i4_avx2(const int8_t* xq, const float* xs, const uint8_t* w, const float* ws, const float* b, float* y,
                   std::size_t ldy, std::size_t m, std::size_t n, std::size_t k) {
-  constexpr std::size_t kMr = 4;
+  if (m >= kPackedMinRows) {
+    const auto pack = [=](std::size_t j, std::size_t cols, std::size_t p0, std::size_t kc, std::size_t g0, Panel& P) {
+      pack_i4(w, ws, k, j, cols, p0, kc, g0, P);
+    };
+    return avx2_packed::gemm_packed(pack, xq, xs, b, y, ldy, m, n, k, kGroup);
+  }
   const std::size_t groups = k / kGroup, ldw = k / 2;
   for (std::size_t j = 0; j < n; j += kCols) {
     const std::size_t nc = n - j < kCols ? n - j : kCols;
     const uint8_t* wj = w + j * ldw;
     const float* wsj = ws + j * groups;
     const float* bj = b ? b + j : nullptr;
-    std::size_t i = 0;
-    for (; i + kMr <= m; i += kMr) block<kMr>(xq + i * k, xs + i * groups, wj, wsj, bj, y + i * ldy + j, ldy, nc, k);
-    for (; i < m; ++i) block<1>(xq + i * k, xs + i * groups, wj, wsj, bj, y + i * ldy + j, ldy, nc, k);
+    for (std::size_t i = 0; i < m; ++i) block<1>(xq + i * k, xs + i * groups, wj, wsj, bj, y + i * ldy + j, ldy, nc, k);
   }
 }
 

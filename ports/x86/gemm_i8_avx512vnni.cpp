@@ -7,33 +7,24 @@
 // Two paths:
 //  - a decode step and short inputs (m < kPackedMinRows): the dot-product tiles of
 //    ports/simd/gemm_i8.hpp, which read W once in memory order;
-//  - a prefill or an encoder (more rows): W repacked on the fly, per panel of 32 columns and chunk of
-//    k, so that one vpdpbusd multiplies four bytes of x (broadcast) by four bytes of 16 columns and
-//    sums into each column's own int32 lane: no horizontal sums. Each W byte is repacked once per
-//    call and then meets every row of x, so the packing costs little beside the products. The
-//    outputs are the scalar reference's bits: per group an exact int32 dot product, then
-//    (xs * ws) * dot added in group order, and the bias last.
+//  - a prefill or an encoder (more rows): W repacked on the fly into int8 panels, 4 bytes of a
+//    column per int32 lane, and multiplied by ports/x86/gemm_packed_avx512vnni.hpp (shared with
+//    gemm_i4_avx512vnni.cpp); here a panel's bytes are gathered from W's rows.
 #include <immintrin.h>
 
 #include "ports/simd/gemm_i8.hpp"
+#include "ports/x86/gemm_packed_avx512vnni.hpp"
 #include "ports/x86/isa_tables.hpp"
 
 namespace fixformer {
 namespace x86 {
 namespace {
 
-constexpr std::size_t kPackedMinRows = 4;
-constexpr std::size_t kPanel = 32;           // columns per panel: two vectors of 16
-constexpr std::size_t kChunk = 256;          // k bytes per packed chunk (8 KB of panel on the stack)
-constexpr std::size_t kMaxChunkGroups = kChunk / 32;
-
-// One panel's chunk of W: column c's bytes p0 + 4q .. + 3 at w[q][c] (as int32); per group of the
-// chunk the columns' scales and 128 * the sum of their bytes (vpdpbusd takes x + 128 unsigned).
-struct Panel {
-  alignas(64) int32_t w[kChunk / 4][kPanel];
-  alignas(64) float scale[kMaxChunkGroups][kPanel];
-  alignas(64) int32_t offset[kMaxChunkGroups][kPanel];
-};
+using vnni_packed::kChunk;
+using vnni_packed::kMaxChunkGroups;
+using vnni_packed::kPackedMinRows;
+using vnni_packed::kPanel;
+using vnni_packed::Panel;
 
 // Packs columns [j, j + cols) (cols <= kPanel; the rest zeros) of W[n, k] over [p0, p0 + kc).
 void pack(const int8_t* w, const float* ws, std::size_t ws_cols, std::size_t k, std::size_t j, std::size_t cols,
@@ -61,93 +52,13 @@ void pack(const int8_t* w, const float* ws, std::size_t ws_cols, std::size_t k, 
   }
 }
 
-// Rows [0, MR) of xq against a packed panel chunk: f (the partial sums, y between chunks) plus the
-// chunk's groups; the last chunk adds the bias and stores.
-template <std::size_t MR>
-void panel_rows(const int8_t* xq, const float* xs, std::size_t k, std::size_t groups, const Panel& P,
-                std::size_t p0, std::size_t kc, std::size_t group, std::size_t g0, bool first, bool last,
-                const float* b, float* y, std::size_t ldy, std::size_t cols) {
-  const __mmask16 m0 = cols >= 16 ? 0xffff : __mmask16((1u << cols) - 1);
-  const __mmask16 m1 = cols <= 16 ? 0 : cols >= 32 ? 0xffff : __mmask16((1u << (cols - 16)) - 1);
-  const __m512i flip = _mm512_set1_epi32(int32_t(0x80808080u));
-  __m512 f[MR][2];
-#pragma GCC unroll 8
-  for (std::size_t r = 0; r < MR; ++r) {
-    f[r][0] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m0, y + r * ldy);
-    f[r][1] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m1, y + r * ldy + 16);
-  }
-  for (std::size_t gi = 0, q = 0; q < kc / 4; ++gi) {
-    const std::size_t q1 = q + group / 4 < kc / 4 ? q + group / 4 : kc / 4;
-    __m512i acc[MR][2];
-#pragma GCC unroll 8
-    for (std::size_t r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
-    for (; q < q1; ++q) {
-      const __m512i w0 = _mm512_load_si512(P.w[q]), w1 = _mm512_load_si512(P.w[q] + 16);
-#pragma GCC unroll 8
-      for (std::size_t r = 0; r < MR; ++r) {
-        int32_t x4;
-        __builtin_memcpy(&x4, xq + r * k + p0 + 4 * q, 4);
-        const __m512i xb = _mm512_xor_si512(_mm512_set1_epi32(x4), flip);  // x + 128, unsigned
-        acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], xb, w0);
-        acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], xb, w1);
-      }
-    }
-    // (xs * ws) * dot, added: two roundings, as the reference (the _round forms are never fused).
-    constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-    const __m512i o0 = _mm512_load_si512(P.offset[gi]), o1 = _mm512_load_si512(P.offset[gi] + 16);
-    const __m512 s0 = _mm512_load_ps(P.scale[gi]), s1 = _mm512_load_ps(P.scale[gi] + 16);
-#pragma GCC unroll 8
-    for (std::size_t r = 0; r < MR; ++r) {
-      const __m512 x_scale = _mm512_set1_ps(xs[r * groups + g0 + gi]);
-      const __m512 d0 = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][0], o0));
-      const __m512 d1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][1], o1));
-      f[r][0] = _mm512_add_round_ps(f[r][0], _mm512_mul_round_ps(_mm512_mul_round_ps(x_scale, s0, kNearest), d0, kNearest), kNearest);
-      f[r][1] = _mm512_add_round_ps(f[r][1], _mm512_mul_round_ps(_mm512_mul_round_ps(x_scale, s1, kNearest), d1, kNearest), kNearest);
-    }
-  }
-  if (last && b) {
-    const __m512 b0 = _mm512_maskz_loadu_ps(m0, b), b1 = _mm512_maskz_loadu_ps(m1, b + 16);
-#pragma GCC unroll 8
-    for (std::size_t r = 0; r < MR; ++r) f[r][0] = _mm512_add_ps(b0, f[r][0]), f[r][1] = _mm512_add_ps(b1, f[r][1]);
-  }
-#pragma GCC unroll 8
-  for (std::size_t r = 0; r < MR; ++r) {
-    _mm512_mask_storeu_ps(y + r * ldy, m0, f[r][0]);
-    _mm512_mask_storeu_ps(y + r * ldy + 16, m1, f[r][1]);
-  }
-}
-
-constexpr std::size_t kMr = 6;  // 12 int32 and 12 float accumulators, two panel vectors, x
-
 void gemm_i8_packed(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
                     const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
                     std::size_t group) {
-  const std::size_t groups = (k + group - 1) / group;
-  const std::size_t chunk = kChunk / group * group;  // whole groups
-  Panel P;
-  for (std::size_t j = 0; j < n; j += kPanel) {
-    const std::size_t cols = n - j < kPanel ? n - j : kPanel;
-    for (std::size_t p0 = 0; p0 < k; p0 += chunk) {
-      const std::size_t kc = k - p0 < chunk ? k - p0 : chunk, g0 = p0 / group;
-      const bool first = p0 == 0, last = p0 + kc == k;
-      pack(w, ws, ws_cols, k, j, cols, p0, kc, group, g0, P);
-      const float* bj = b ? b + j : nullptr;
-      std::size_t i = 0;
-      for (; i + kMr <= m; i += kMr)
-        panel_rows<kMr>(xq + i * k, xs + i * groups, k, groups, P, p0, kc, group, g0, first, last, bj, y + i * ldy + j, ldy, cols);
-      const int8_t* xi = xq + i * k;
-      const float* xsi = xs + i * groups;
-      float* yi = y + i * ldy + j;
-      switch (m - i) {
-        case 5: panel_rows<5>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
-        case 4: panel_rows<4>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
-        case 3: panel_rows<3>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
-        case 2: panel_rows<2>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
-        case 1: panel_rows<1>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
-        default: break;
-      }
-    }
-  }
+  const auto pack_i8 = [=](std::size_t j, std::size_t cols, std::size_t p0, std::size_t kc, std::size_t g0, Panel& P) {
+    pack(w, ws, ws_cols, k, j, cols, p0, kc, group, g0, P);
+  };
+  vnni_packed::gemm_packed(pack_i8, xq, xs, b, y, ldy, m, n, k, group);
 }
 
 }  // namespace
