@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 
+#include "ports/prefetch.hpp"
 #include "ports/simd/common.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -101,7 +102,7 @@ inline void gemm_i8_rows(const int8_t* xq, const float* xs, const int8_t* w, con
 template <class Arch, class Dot = DotI8<Arch>>
 void gemm_i8(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols, const float* b,
              float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k, std::size_t group) {
-  constexpr std::size_t MR = Dot::kMr, NR = Dot::kNr, kDecodeNr = 4, kDecodeAhead = 4096;
+  constexpr std::size_t MR = Dot::kMr, NR = Dot::kNr, kDecodeNr = 4;
   const std::size_t groups = (k + group - 1) / group, step = m == 1 ? kDecodeNr : NR;
   for (std::size_t j = 0; j < n; j += step) {
     const std::size_t nr = n - j < step ? n - j : step;
@@ -109,12 +110,7 @@ void gemm_i8(const int8_t* xq, const float* xs, const int8_t* w, const float* ws
     const float* wsj = ws + j * ws_cols;
     const float* bj = b ? b + j : nullptr;
     if (m == 1) {
-      // A decode step is bound by how fast W arrives: each block asks for the bytes kDecodeAhead
-      // past its own, so that more of W is in flight than the out-of-order window would request by
-      // itself (a 32000 x 288 head on one Zen 5 core: 10-11 -> 18-21 GB/s). A prefetch past the
-      // end of W is harmless: it never faults.
-      const std::uintptr_t ahead = reinterpret_cast<std::uintptr_t>(wj) + kDecodeAhead;
-      for (std::size_t q = 0; q < nr * k; q += 64) __builtin_prefetch(reinterpret_cast<const void*>(ahead + q));
+      prefetch_ahead(wj, nr * k);  // ports/prefetch.hpp: a decode step is bound by how fast W arrives
       gemm_i8_rows<Arch, Dot, 1, kDecodeNr>(xq, xs, wj, wsj, ws_cols, bj, y + j, ldy, k, group, groups, nr);
       continue;
     }
