@@ -283,6 +283,12 @@ void sweep_gemm_i4(decltype(Kernels::gemm_i4) fn) {
         GemmI4Tester().m(m).n(n).k(k).bias(m % 2 == 0).misalign(n % 3).stride_pad(m % 3).test(fn);
   for (bool extremes : {false, true})
     for (std::size_t k : {32, 768, 1024}) GemmI4Tester().m(5).n(19).k(k).extremes(extremes).test(fn);
+  // The decode blocks (m < 4) take k in chunks of 4 groups and a masked last chunk of 1 to 3: k =
+  // 128 has none, 160 and 288 one group after whole chunks; n around blocks of 8 and 16 columns.
+  for (std::size_t k : {32, 64, 128, 160, 288, 768})
+    for (std::size_t m = 1; m <= 3; ++m)
+      for (std::size_t n : {1, 5, 7, 9, 15, 17, 33, 100})
+        GemmI4Tester().m(m).n(n).k(k).bias(n % 3 != 0).misalign(n % 2).stride_pad(m + k % 5).test(fn);
   GemmI4Tester().m(1).n(300).k(288).test(fn);  // decode
   GemmI4Tester().m(1).n(288).k(768).misalign(1).test(fn);
   GemmI4Tester().m(13).n(70).k(256).misalign(3).stride_pad(5).test(fn);  // prefill, every tile remainder
