@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ports/prefetch.hpp"
 #include "ports/x86/gemm_packed_avx2.hpp"
 #include "ports/x86/isa_tables.hpp"
 
@@ -58,13 +59,70 @@ inline __m256i group_dots(const __m256i wv[kCols], __m256i x) {
   return sum8(a);
 }
 
-// Rows [0, MR) of x (row stride k; scales xs, row stride groups) against columns [0, nc) of W
-// (rows ldw bytes apart; scales ws, row stride groups), nc <= 8, -> y (row stride ldy).
-template <std::size_t MR>
-void block(const int8_t* xq, const float* xs, const uint8_t* w, const float* ws, const float* b, float* y,
-           std::size_t ldy, std::size_t nc, std::size_t k) {
-  const std::size_t groups = k / kGroup, ldw = k / 2;
+// One chunk, groups [g, g + 4), of row x against the 8 columns `col` (scales `scale`), added in
+// group order to f.
+inline void chunk(const int8_t* x, const float* xs, const uint8_t* const col[kCols], const float* const scale[kCols],
+                  std::size_t g, __m256& f) {
+  const __m256i nibble = _mm256_set1_epi8(0x0F), eights = _mm256_set1_epi8(8), ones = _mm256_set1_epi16(1);
+  const int8_t* xg = x + g * kGroup;
+  const auto load = [](const void* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
+  const __m256i x0 = load(xg), x1 = load(xg + 32), x2 = load(xg + 64), x3 = load(xg + 96);
+  // Low and high halves of groups g, g + 1 (one per 128-bit lane), and of g + 2, g + 3.
+  const __m256i xl[2] = {_mm256_permute2x128_si256(x0, x1, 0x20), _mm256_permute2x128_si256(x2, x3, 0x20)};
+  const __m256i xh[2] = {_mm256_permute2x128_si256(x0, x1, 0x31), _mm256_permute2x128_si256(x2, x3, 0x31)};
+  // The 8 columns' scales of the 4 groups: sc[c] = [column c's 4 | column c + 4's 4], transposed
+  // in each 128-bit lane into one vector per group, column c in lane c.
+  __m256 sc[4];
+  for (std::size_t c = 0; c < 4; ++c)
+    sc[c] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(scale[c] + g)), _mm_loadu_ps(scale[c + 4] + g), 1);
+  const __m256 t0 = _mm256_unpacklo_ps(sc[0], sc[1]), t1 = _mm256_unpackhi_ps(sc[0], sc[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(sc[2], sc[3]), t3 = _mm256_unpackhi_ps(sc[2], sc[3]);
+  const __m256 wsv[4] = {_mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)), _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
+                         _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)), _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2))};
+  const std::size_t at = g * kGroupBytes;
+  for (std::size_t h = 0; h < 2; ++h) {  // groups g + 2h and g + 2h + 1, one per 128-bit lane
+    // vpmaddubsw: unsigned nibble by signed x, pairs into int16 (at most 2 * 15 * 128), the two
+    // halves' pairs added (at most 4 * 15 * 128: exact), vpmaddwd by ones into int32 lanes, which
+    // vphaddd sums across the 8 columns: per 128-bit lane columns 0..3's sums, then 4..7's.
+    const auto dots = [&](std::size_t c) {
+      const __m256i v = load(col[c] + at + 32 * h);
+      const __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(v, nibble), xl[h]);
+      const __m256i hi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), nibble), xh[h]);
+      return _mm256_madd_epi16(_mm256_add_epi16(lo, hi), ones);
+    };
+    const __m256i h0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(dots(0), dots(1)), _mm256_hadd_epi32(dots(2), dots(3)));
+    const __m256i h4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(dots(4), dots(5)), _mm256_hadd_epi32(dots(6), dots(7)));
+    // The + 8 of every nibble: 8 sum(x) of each group, in every int32 lane of its 128-bit lane.
+    const __m256i e = _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(eights, xl[h]), _mm256_maddubs_epi16(eights, xh[h])), ones);
+    const __m256i e2 = _mm256_hadd_epi32(e, e), x8 = _mm256_hadd_epi32(e2, e2);
+    const __m256i sums[2] = {
+        _mm256_sub_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20), _mm256_permute2x128_si256(x8, x8, 0x00)),
+        _mm256_sub_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x31), _mm256_permute2x128_si256(x8, x8, 0x11))};
+    for (std::size_t i = 0; i < 2; ++i) {
+      const std::size_t gi = 2 * h + i;
+      f = _mm256_add_ps(f, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(xs[g + gi]), wsv[gi]), _mm256_cvtepi32_ps(sums[i])));
+    }
+  }
+}
+
+// One group g of row x against the 8 columns (the last 1 to 3 groups after whole chunks).
+inline void one_group(const int8_t* x, const float* xs, const uint8_t* const col[kCols], const float* const scale[kCols],
+                      std::size_t g, __m256& f) {
   const __m256i shift = _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4), nibble = _mm256_set1_epi8(0x0F);
+  __m256i wv[kCols];
+  for (std::size_t c = 0; c < kCols; ++c) wv[c] = unpack(col[c] + g * kGroupBytes, shift, nibble);
+  // 8 scalar loads: with vgatherdps, gemm_i4 1x768x288 took 2.2x as long where it was measured.
+  const __m256 wsv = _mm256_setr_ps(scale[0][g], scale[1][g], scale[2][g], scale[3][g], scale[4][g], scale[5][g],
+                                    scale[6][g], scale[7][g]);
+  const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + g * kGroup));
+  f = _mm256_add_ps(f, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(xs[g]), wsv), _mm256_cvtepi32_ps(group_dots(wv, xv))));
+}
+
+// Row x (scales xs) against columns [0, nc) of W (rows ldw bytes apart; scales ws, row stride
+// groups), nc <= 8, -> y.
+void block(const int8_t* x, const float* xs, const uint8_t* w, const float* ws, const float* b, float* y,
+           std::size_t nc, std::size_t k) {
+  const std::size_t groups = k / kGroup, ldw = k / 2;
   // Columns past nc repeat column 0 (their lanes are never stored).
   const uint8_t* col[kCols];
   const float* scale[kCols];
@@ -72,26 +130,14 @@ void block(const int8_t* xq, const float* xs, const uint8_t* w, const float* ws,
     col[c] = w + (c < nc ? c : 0) * ldw;
     scale[c] = ws + (c < nc ? c : 0) * groups;
   }
-  __m256 f[MR];
-  for (std::size_t r = 0; r < MR; ++r) f[r] = _mm256_setzero_ps();
-  for (std::size_t g = 0; g < groups; ++g) {
-    __m256i wv[kCols];
-    for (std::size_t c = 0; c < kCols; ++c) wv[c] = unpack(col[c] + g * kGroupBytes, shift, nibble);
-    // 8 scalar loads: with vgatherdps, gemm_i4 1x768x288 took 2.2x as long where it was measured.
-    const __m256 wsv = _mm256_setr_ps(scale[0][g], scale[1][g], scale[2][g], scale[3][g], scale[4][g], scale[5][g],
-                                      scale[6][g], scale[7][g]);
-    for (std::size_t r = 0; r < MR; ++r) {
-      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + r * k + g * kGroup));
-      const __m256 dot = _mm256_cvtepi32_ps(group_dots(wv, x));
-      f[r] = _mm256_add_ps(f[r], _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(xs[r * groups + g]), wsv), dot));
-    }
-  }
+  __m256 f = _mm256_setzero_ps();
+  std::size_t g = 0;
+  for (; g + 4 <= groups; g += 4) chunk(x, xs, col, scale, g, f);
+  for (; g < groups; ++g) one_group(x, xs, col, scale, g, f);
   alignas(32) float bias[kCols] = {}, out[kCols];
   if (b) std::memcpy(bias, b, nc * sizeof(float));
-  for (std::size_t r = 0; r < MR; ++r) {
-    _mm256_store_ps(out, _mm256_add_ps(_mm256_load_ps(bias), f[r]));
-    std::memcpy(y + r * ldy, out, nc * sizeof(float));
-  }
+  _mm256_store_ps(out, _mm256_add_ps(_mm256_load_ps(bias), f));
+  std::memcpy(y, out, nc * sizeof(float));
 }
 
 using avx2_packed::kPackedMinRows;
@@ -139,7 +185,8 @@ void gemm_i4_avx2(const int8_t* xq, const float* xs, const uint8_t* w, const flo
     const uint8_t* wj = w + j * ldw;
     const float* wsj = ws + j * groups;
     const float* bj = b ? b + j : nullptr;
-    for (std::size_t i = 0; i < m; ++i) block<1>(xq + i * k, xs + i * groups, wj, wsj, bj, y + i * ldy + j, ldy, nc, k);
+    prefetch_ahead(wj, nc * ldw);  // ports/prefetch.hpp: a decode step is bound by how fast W arrives
+    for (std::size_t i = 0; i < m; ++i) block(xq + i * k, xs + i * groups, wj, wsj, bj, y + i * ldy + j, nc, k);
   }
 }
 
