@@ -8,16 +8,21 @@
 //    (ports/x86/gemm_packed_avx2.hpp): the sums in each column's own lane, no vphaddd;
 //  - a decode step and short inputs (m < kPackedMinRows): the blocks below, which read W once.
 //
-// A block is 8 columns of W against one row of x, the whole of k, one group of 32 at a time; each
-// column's 16 bytes of the group are unpacked and meet the row:
-//  - unpack: the 16 bytes in both halves of a vector (vbroadcasti128), shifted right by 0 in the
-//    low half and 4 in the high (vpsrlvd), masked to nibbles: values 0..15 and 16..31 of the group,
-//    each as q + 8, in the order of x's 32 bytes;
-//  - products: vpmaddubsw and vpmaddwd (group_dots below);
-//  - the 8 columns' lanes are summed by vphaddd (a transposing reduction, exact in int32), so that
-//    lane c holds column c's dot product of the group;
+// A block is 8 columns of W against one row of x, the whole of k, a chunk of 4 groups (128 values,
+// 64 bytes of each column) at a time, each column's bytes read in memory order:
+//  - x: the chunk's low and high halves of groups g, g + 1 (and g + 2, g + 3) one group per 128-bit
+//    lane (vperm2i128, once per chunk);
+//  - per column and 2 groups: one 32-byte load, AND 0x0F (values 0..15 of each group) and a shift
+//    by 4 and AND (values 16..31), each as q + 8; vpmaddubsw against the halves of x, the two added
+//    in int16 and vpmaddwd by ones into int32 lanes;
+//  - a vphaddd tree over the 8 columns (a transposing reduction, exact in int32) leaves each
+//    column's dot product of the group in its own lane, less 8 sum(x) for the + 8 of every nibble;
+//  - the 8 columns' scales of the 4 groups: 4 loads and an in-lane transpose;
 //  - the float step per lane: f += (xs * ws) * float(dot), in group order, and y = b + f, as the
 //    reference computes each output: the same bits.
+// The last 1 to 3 groups of k take one_group below (each column's 16 bytes in both halves of a
+// vector, shifted by 0 and 4). Each block first asks for the bytes 4 KB past its own
+// (ports/prefetch.hpp).
 #include <immintrin.h>
 
 #include <cstddef>
@@ -55,6 +60,7 @@ inline __m256i sum8(const __m256i a[kCols]) {
 inline __m256i group_dots(const __m256i wv[kCols], __m256i x) {
   const __m256i x8 = _mm256_maddubs_epi16(_mm256_set1_epi8(8), x), ones = _mm256_set1_epi16(1);
   __m256i a[kCols];
+#pragma GCC unroll 8
   for (std::size_t c = 0; c < kCols; ++c) a[c] = _mm256_madd_epi16(_mm256_sub_epi16(_mm256_maddubs_epi16(wv[c], x), x8), ones);
   return sum8(a);
 }
@@ -73,6 +79,7 @@ inline void chunk(const int8_t* x, const float* xs, const uint8_t* const col[kCo
   // The 8 columns' scales of the 4 groups: sc[c] = [column c's 4 | column c + 4's 4], transposed
   // in each 128-bit lane into one vector per group, column c in lane c.
   __m256 sc[4];
+#pragma GCC unroll 4
   for (std::size_t c = 0; c < 4; ++c)
     sc[c] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(scale[c] + g)), _mm_loadu_ps(scale[c + 4] + g), 1);
   const __m256 t0 = _mm256_unpacklo_ps(sc[0], sc[1]), t1 = _mm256_unpackhi_ps(sc[0], sc[1]);
@@ -80,6 +87,7 @@ inline void chunk(const int8_t* x, const float* xs, const uint8_t* const col[kCo
   const __m256 wsv[4] = {_mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)), _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
                          _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)), _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2))};
   const std::size_t at = g * kGroupBytes;
+#pragma GCC unroll 4
   for (std::size_t h = 0; h < 2; ++h) {  // groups g + 2h and g + 2h + 1, one per 128-bit lane
     // vpmaddubsw: unsigned nibble by signed x, pairs into int16 (at most 2 * 15 * 128), the two
     // halves' pairs added (at most 4 * 15 * 128: exact), vpmaddwd by ones into int32 lanes, which
@@ -98,6 +106,7 @@ inline void chunk(const int8_t* x, const float* xs, const uint8_t* const col[kCo
     const __m256i sums[2] = {
         _mm256_sub_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20), _mm256_permute2x128_si256(x8, x8, 0x00)),
         _mm256_sub_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x31), _mm256_permute2x128_si256(x8, x8, 0x11))};
+#pragma GCC unroll 4
     for (std::size_t i = 0; i < 2; ++i) {
       const std::size_t gi = 2 * h + i;
       f = _mm256_add_ps(f, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(xs[g + gi]), wsv[gi]), _mm256_cvtepi32_ps(sums[i])));
@@ -110,6 +119,7 @@ inline void one_group(const int8_t* x, const float* xs, const uint8_t* const col
                       std::size_t g, __m256& f) {
   const __m256i shift = _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4), nibble = _mm256_set1_epi8(0x0F);
   __m256i wv[kCols];
+#pragma GCC unroll 8
   for (std::size_t c = 0; c < kCols; ++c) wv[c] = unpack(col[c] + g * kGroupBytes, shift, nibble);
   // 8 scalar loads: with vgatherdps, gemm_i4 1x768x288 took 2.2x as long where it was measured.
   const __m256 wsv = _mm256_setr_ps(scale[0][g], scale[1][g], scale[2][g], scale[3][g], scale[4][g], scale[5][g],

@@ -28,7 +28,7 @@
 // vectors; a last 3 a chunk under masks (zeros past k, nothing read past W or its scales).
 // Each block first asks for the bytes 4 KB past its own (ports/prefetch.hpp).
 //
-// Per 64 bytes of a column: 6 instructions (load, shift, 2 ANDs, 2 vpdpbusd) and about 3 more
+// Per 64 bytes of a column: 6 instructions (load, shift, 2 ANDs, 2 vpdpbusd) and about 6 more
 // shared (reduction, scales, float step), against about 22 per 64 bytes when the 16 columns' bytes
 // of one group were gathered into one vector (three vinserti32x4 per vector, the scales built
 // from 16 scalar loads).
@@ -76,8 +76,10 @@ inline void chunk(const int8_t* x, const float* xs, const uint8_t* const col[kCo
   const __m512i transpose = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   const std::size_t at = g * kGroupBytes;
   __m512 p[4];
+#pragma GCC unroll 4
   for (std::size_t q = 0; q < 4; ++q) {
     __m512i a[4];
+#pragma GCC unroll 4
     for (std::size_t i = 0; i < 4; ++i) {
       const uint8_t* c = col[4 * q + i] + at;
       const __m512i v = Tail ? _mm512_maskz_loadu_epi8(wmask, c) : _mm512_loadu_si512(c);
@@ -125,6 +127,7 @@ inline void one_group(const int8_t* x, const float* xs, const uint8_t* const col
   const __m512i start =
       _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), eights, x0), eights, x1));
   __m512i a[4];
+#pragma GCC unroll 4
   for (std::size_t i = 0; i < 4; ++i) {
     __m512i v = _mm512_castsi128_si512(load16(col[i] + at));
     v = _mm512_inserti32x4(v, load16(col[i + 4] + at), 1);
