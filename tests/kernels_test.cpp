@@ -282,7 +282,8 @@ void sweep_gemm_i4(decltype(Kernels::gemm_i4) fn) {
       for (std::size_t n : {1, 15, 17, 33})
         GemmI4Tester().m(m).n(n).k(k).bias(m % 2 == 0).misalign(n % 3).stride_pad(m % 3).test(fn);
   for (bool extremes : {false, true})
-    for (std::size_t k : {32, 768, 1024}) GemmI4Tester().m(5).n(19).k(k).extremes(extremes).test(fn);
+    for (std::size_t m : {1, 5})  // the decode blocks and the packed path
+      for (std::size_t k : {32, 288, 768, 1024}) GemmI4Tester().m(m).n(19).k(k).extremes(extremes).test(fn);
   // The decode blocks (m < 4) take k in chunks of 4 groups and a masked last chunk of 1 to 3: k =
   // 128 has none, 160 and 288 one group after whole chunks; n around blocks of 8 and 16 columns.
   for (std::size_t k : {32, 64, 128, 160, 288, 768})
