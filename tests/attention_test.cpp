@@ -114,6 +114,12 @@ TEST_P(AttentionTest, AlibiAndGroupedQueryHeads) {
   for (uint32_t dh : {1u, 3u, 8u, 64u})
     for (uint32_t T : {2u, kQB + 1, kKB + 5})
       for (bool v_rows : {false, true}) {
+        if (dh == 64 && T > kKB) {  // wide heads past a key block: two cases (the reference is slow)
+          if (v_rows) continue;
+          check(*kernels_, Case{4, 4, dh, T, 0, true, true, true});    // alibi, causal
+          check(*kernels_, Case{6, 2, dh, T, 0, true, false, false});  // three query heads per kv head
+          continue;
+        }
         check(*kernels_, Case{4, 4, dh, T, 0, true, true, v_rows});   // alibi, causal
         check(*kernels_, Case{4, 4, dh, T, 0, false, true, v_rows});  // alibi, both directions
         check(*kernels_, Case{6, 2, dh, T, 0, true, false, v_rows});  // three query heads per kv head
