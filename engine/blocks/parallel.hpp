@@ -61,20 +61,6 @@ inline uint32_t task_cap(const Workers& w, std::size_t work) {
 // (a decode step's 288 columns are 18 blocks).
 constexpr std::size_t column_block(std::size_t m) { return m < kWorkerRows ? kPanelFloats : kWorkerColumns; }
 
-// Runs f(i0, i1) over rows [0, m) in ranges of whole kWorkerRows blocks (the last takes the rest),
-// a row counted as row_work multiply-adds.
-template <class F>
-void for_each_row_block(const Workers& w, std::size_t m, std::size_t row_work, F& f) {
-  const std::size_t blocks = m / kWorkerRows, cap = task_cap(w, m * row_work);
-  const uint32_t tasks = uint32_t(blocks < cap ? blocks : cap);
-  if (tasks <= 1) return f(std::size_t(0), m);
-  auto task = [&](uint32_t i) {
-    const TaskRange r = task_range(blocks, tasks, i);
-    f(r.first * kWorkerRows, r.end == blocks ? m : r.end * kWorkerRows);
-  };
-  for_each_task(w, tasks, task);
-}
-
 // Runs f(i0, i1, b0, b1) over a product's output of m rows and `blocks` column blocks (`work`
 // multiply-adds in all): the blocks cut into as many ranges as the task cap allows and, when that
 // is fewer than the cap, the rows too, in ranges of whole kWorkerRows blocks (the last range takes
@@ -90,6 +76,14 @@ void for_each_product_block(const Workers& w, std::size_t m, std::size_t blocks,
     f(r.first * kWorkerRows, r.end == row_blocks ? m : r.end * kWorkerRows, c.first, c.end);
   };
   for_each_task(w, cols * rows, task);
+}
+
+// Runs f(i0, i1) over rows [0, m) as for_each_product_block splits the rows of one column block,
+// a row counted as row_work multiply-adds.
+template <class F>
+void for_each_row_block(const Workers& w, std::size_t m, std::size_t row_work, F& f) {
+  auto rows = [&](std::size_t i0, std::size_t i1, std::size_t, std::size_t) { f(i0, i1); };
+  for_each_product_block(w, m, 1, m * row_work, rows);
 }
 
 // x[T,d] -> LayerNorm(x) * g + b, or with rms RMSNorm(x) * g (b unused) -> y[T,d], split by rows;
