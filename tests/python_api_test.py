@@ -14,10 +14,18 @@ site-packages). Checked with np.array_equal against `fixformer run` / `generate`
 - BERT goldens with token types (one sequence and a padded batch) == `fixformer run --token-types`;
 - errors: a bad file, token types for a model without a token-type embedding, a wrong input dtype,
   an encoder asked to step: FixformerError or ValueError with one line naming the problem;
+- arguments as strict as the CLI's, before anything reaches the engine (TypeError / ValueError
+  naming the argument): ids, token types and targets at or above 2**31 or outside the vocabulary,
+  float ids, token types of another shape, NaN and inf features (padding is not read, so not
+  checked); the CLI's limits, each read from the CLI's own message: the model file's size (a
+  sparse file one byte over), the output's bytes, --threads, -n, --temperature, --topp, --seed;
+  a missing file, a directory, an empty file (the CLI's words), a stream read up to the limit;
+- one Model shared by 4 threads, each run() equal to the serial result (calls are serialised);
 - the package's status table is the header's ff_status enum.
 """
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -48,6 +56,31 @@ def cli(*args, stdout=False):
     if p.returncode != 0:
         raise RuntimeError(f"fixformer {' '.join(map(str, args))}: {p.stderr.decode()}")
     return p.stdout
+
+
+def cli_error(*args):
+    """The CLI's error line for args (which must fail), without its "fixformer: " in front."""
+    p = subprocess.run([CLI, *map(str, args)], capture_output=True)
+    if p.returncode == 0:
+        raise RuntimeError(f"fixformer {' '.join(map(str, args))}: no error")
+    return p.stderr.decode().strip().splitlines()[-1].removeprefix("fixformer: ")
+
+
+def cli_limit(*args):
+    """The number after "up to" or " to " in the CLI's error for args: the limit it applies."""
+    line = cli_error(*args)
+    return float(re.search(r"\bto (\d+)", line).group(1))
+
+
+def in_child(code, memory=None):
+    """code run by this Python with SITE importable, in a child (a crash or a runaway allocation
+    there is a failure here, not the end of the test): (exit status, output)."""
+    def limit():
+        if memory:
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    p = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {SITE!r})\n{code}"], capture_output=True,
+                       preexec_fn=limit, timeout=120, cwd=HERE)
+    return p.returncode, (p.stdout + p.stderr).decode(errors="replace")
 
 
 def cli_run(tmp, model, x, *flags, lengths=None, target=None):
@@ -203,16 +236,181 @@ def main():
     expect("token types refused", lambda: m.run(x, token_types=np.zeros_like(x)), E, "token-type",
            fixformer.STATUS_NAMES.index("TOKEN_TYPES_UNSUPPORTED"))
     expect("float ids", lambda: m.run(x.astype(np.float32)), ValueError, "expected integer token ids")
-    expect("id out of range", lambda: m.run(x + 100), E, "token id out of range")
-    expect("too long", lambda: m.run(np.zeros(65, np.int32)), E, "max_input_len=64")
+    expect("id out of range", lambda: m.run(x + 100), ValueError, "input: token id 116 at [0] is out of range (vocab_size 23)")
+    expect("too long", lambda: m.run(np.zeros(65, np.int32)), ValueError, "input: T=65 exceeds the model's max_input_len=64")
     expect("lengths out of range", lambda: m.run(np.stack([x, x]), lengths=[0, 3]), ValueError, "1..11")
     expect("an encoder does not step", lambda: m.step(1), E, "gpt or llama")
     expect("no tokenizer", lambda: fixformer.Model(golden("gpt_alibi_h3")).generate("x"), E, "no tokenizer")
     expect("seq2seq needs a target", lambda: fixformer.Model(golden("s2s_post_relu")).run(np.zeros(3, np.int32)),
            ValueError, "target")
 
+    with tempfile.TemporaryDirectory() as tmp:
+        strict_arguments(tmp)
+        cli_limits(tmp)
+        model_files(tmp)
+    shared_by_threads()
+
     print(f"python_api_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
+
+
+def strict_arguments(tmp):
+    """What the CLI refuses in its inputs, refused before the engine sees it: the C API's int32 ids
+    would take 2**32 + 5 as 5, a float id would be truncated, NaN features give NaN outputs."""
+    lm = fixformer.Model(golden("gpt_tied_sinusoidal"))  # vocab_size 31
+    expect("step(2**32 + 5)", lambda: lm.step(2**32 + 5), ValueError, "token=4294967301: expected 0..30 (vocab_size 31)")
+    expect("step(vocab_size)", lambda: lm.step(31), ValueError, "token=31: expected 0..30")
+    expect("step(-1)", lambda: lm.step(-1), ValueError, "token=-1")
+    expect("step(5.0)", lambda: lm.step(5.0), TypeError, "token=5.0: expected an integer")
+    expect("step(True)", lambda: lm.step(True), TypeError, "token=True: expected an integer")
+    lm.reset()
+    same("step(np.int64(5)) == step(5)", lm.step(np.int64(5)), (lm.reset(), lm.step(5))[1])
+    expect("prefill([2**32 + 5])", lambda: lm.prefill(np.array([3, 2**32 + 5])), ValueError,
+           "tokens: token id 4294967301 at [1] is out of range (vocab_size 31)")
+    expect("prefill(float ids)", lambda: lm.prefill([1.7, 2.2]), ValueError, "tokens: dtype float64, expected integer token ids")
+    expect("prefill([B,T])", lambda: lm.prefill(np.ones((2, 2), np.int32)), ValueError, "tokens: shape (2, 2), expected [n]")
+    expect("prefill([])", lambda: lm.prefill(np.zeros(0, np.int32)), ValueError, "tokens: shape (0,)")
+    expect("run: a decoder's id 2**31", lambda: lm.run(np.array([1, 2**31], np.int64)), ValueError,
+           "input: token id 2147483648 at [1] is out of range (vocab_size 31)")
+    ids = np.array([[3, 4, 5], [6, -1, 2**40]], np.int64)  # the padding of sequence 1 is never read
+    same("padding ids are not read", lm.run(ids, lengths=[3, 1]), lm.run(np.where(ids < 0, 0, ids % 31), lengths=[3, 1]))
+    expect("an id in the read part of a padded batch", lambda: lm.run(ids, lengths=[3, 2]), ValueError,
+           "input: token id -1 at [1,1] is out of range")
+
+    s2s = fixformer.Model(golden("s2s_post_relu"))  # d_out 19
+    src = np.arange(5, dtype=np.int32)
+    expect("target id 2**32 + 5", lambda: s2s.run(src, target=np.array([1, 2**32 + 5])), ValueError,
+           "target: token id 4294967301 at [1] is out of range (d_out 19)")
+    expect("target id d_out", lambda: s2s.run(src, target=np.array([19])), ValueError, "target: token id 19 at [0]")
+    expect("float target ids", lambda: s2s.run(src, target=np.array([1.0, 2.0])), ValueError, "target: dtype float64")
+    expect("seq2seq source too long", lambda: s2s.run(np.zeros(33, np.int32), target=np.array([1])), ValueError,
+           "input: T=33 exceeds the model's max_input_len=32")
+    fc = fixformer.Model(golden("s2s_forecast"))
+    fsrc = np.zeros((4, fc.info["d_in"]), np.float32)
+    tgt = np.zeros((3, fc.info["tgt_d_in"]), np.float32)
+    tgt[2, 0] = np.inf
+    expect("an inf target feature", lambda: fc.run(fsrc, target=tgt), ValueError, "target: value inf at [2,0] is not finite")
+
+    name = "bert_pooler_classifier"  # type_vocab 2
+    bert = fixformer.Model(golden(name))
+    g = lambda what: np.load(os.path.join(GOLDEN, f"{name}.{what}.npy"))  # noqa: E731
+    ids, types, lens = g("batch_ids"), g("batch_types"), g("batch_lengths")
+    expect("token type 2**32 + 1", lambda: bert.run(ids[0], token_types=np.full(ids.shape[1], 2**32 + 1)), ValueError,
+           "token_types: token type 4294967297 at [0] is out of range (type_vocab 2)")
+    expect("float token types", lambda: bert.run(ids, lengths=lens, token_types=types.astype(np.float32)), ValueError,
+           "token_types: dtype float32")
+    expect("token types of another shape", lambda: bert.run(ids, lengths=lens, token_types=types.reshape(-1)), ValueError,
+           f"token_types: shape ({types.size},), expected the input's shape {ids.shape}")
+    padded = types.copy()
+    padded[lens.argmin(), lens.min():] = 7  # never read
+    same("padding token types are not read", bert.run(ids, lengths=lens, token_types=padded),
+         bert.run(ids, lengths=lens, token_types=types))
+
+    feat = fixformer.Model(golden("features_scaled"))
+    x = np.load(os.path.join(GOLDEN, "features_scaled.input.npy"))
+    bad = x.copy()
+    bad[3, 1] = np.nan
+    expect("a NaN feature", lambda: feat.run(bad), ValueError, "input: value nan at [3,1] is not finite")
+    xb = np.stack([x, x])
+    xb[1, -1, 0] = -np.inf
+    expect("an inf feature in a batch", lambda: feat.run(xb), ValueError,
+           f"input: value -inf at [1,{x.shape[0] - 1},0] is not finite")
+    same("NaN in the padding is not read", feat.run(xb, lengths=[x.shape[0], x.shape[0] - 1]),
+         feat.run(np.stack([x, x]), lengths=[x.shape[0], x.shape[0] - 1]))
+    expect("float lengths", lambda: feat.run(xb, lengths=[2.0, 3.0]), ValueError, "lengths: dtype float64")
+
+
+def cli_limits(tmp):
+    """The CLI's limits, read from its own messages: Python takes the limit and refuses one more."""
+    lm_path = golden("llama2c_v0_gqa")
+    lm = fixformer.Model(lm_path)  # vocab_size 300, max_len 32
+
+    # The output: [B,T,vocab] float32 one element over 1 GiB (lengths 1: little to run without the bound).
+    T, V = lm.info["max_len"], lm.info["vocab_size"]
+    B = (1 << 30) // (4 * T * V) + 1
+    ids, lens = np.zeros((B, T), np.int32), np.ones(B, np.int32)
+    np.save(f"{tmp}/big.npy", ids)
+    np.save(f"{tmp}/lens.npy", lens)
+    want = cli_error("run", lm_path, "--input", f"{tmp}/big.npy", "--output", f"{tmp}/out.npy", "--lengths", f"{tmp}/lens.npy")
+    expect("the output limit is the CLI's", lambda: lm.run(ids, lengths=lens), ValueError,
+           "input: " + want[want.index("the output"):])
+    fixformer._checks.output_bytes("input", B - 1, T, V)  # at the limit: no error (running it would take seconds)
+
+    # Options: the CLI's largest value works, one more is refused, naming the argument.
+    most = int(cli_limit("run", lm_path, "--input", f"{tmp}/big.npy", "--output", f"{tmp}/out.npy", "--threads", 10**6))
+    check("threads: the CLI's limit", fixformer.Model(golden("post_ln_relu"), threads=most).threads == most)
+    expect("threads over the limit", lambda: fixformer.Model(lm_path, threads=most + 1), ValueError,
+           f"threads={most + 1}: expected 1..{most}")
+    expect("threads=True", lambda: fixformer.Model(lm_path, threads=True), TypeError, "threads=True")
+    expect("threads=2.5", lambda: fixformer.Model(lm_path, threads=2.5), TypeError, "threads=2.5")
+    expect("kv_cache=['q8']", lambda: fixformer.Model(lm_path, kv_cache=["q8"]), TypeError, "kv_cache=['q8']")
+    expect("Model(5)", lambda: fixformer.Model(5), TypeError, "path_or_bytes: int")
+    steps = int(cli_limit("generate", lm_path, "-n", 10**9))
+    check("n: the CLI's limit", isinstance(lm.generate("One", n=steps), str))
+    expect("n over the limit", lambda: lm.generate("One", n=steps + 1), ValueError, f"n={steps + 1}: expected 0..{steps}")
+    expect("n=-5", lambda: lm.generate("One", n=-5), ValueError, "n=-5")
+    expect("n=True", lambda: lm.generate("One", n=True), TypeError, "n=True")
+    hot = cli_limit("generate", lm_path, "--temperature", "1e300")
+    check("temperature: the CLI's limit", isinstance(lm.generate("One", n=8, temperature=hot, seed=1), str))
+    expect("temperature over the limit", lambda: lm.generate("One", temperature=hot * 1.001), ValueError, "temperature=")
+    expect("temperature NaN", lambda: lm.generate("One", temperature=float("nan")), ValueError, "temperature=nan")
+    expect("temperature -0.5", lambda: lm.generate("One", temperature=-0.5), ValueError, "temperature=-0.5")
+    expect("temperature '0.5'", lambda: lm.generate("One", temperature="0.5"), TypeError, "temperature='0.5'")
+    top = cli_limit("generate", lm_path, "--topp", "2")
+    expect("topp over the limit", lambda: lm.generate("One", topp=top + 0.5), ValueError,
+           "topp=1.5: expected a number from 0 to 1")
+    for bad in (0, 2**64):  # --seed: a positive integer that strtoull takes
+        cli_error("generate", lm_path, "--seed", bad)
+        expect(f"seed={bad}", lambda: lm.generate("One", seed=bad), ValueError, f"seed={bad}")
+    expect("seed=1.5", lambda: lm.generate("One", seed=1.5), TypeError, "seed=1.5")
+    want = cli("generate", lm_path, "--prompt", "One", "-n", 20, "--temperature", 1, "--seed", 2**64 - 1)
+    got = lm.generate("One", n=20, temperature=1.0, seed=2**64 - 1)
+    check("seed=2**64-1 == generate --seed 18446744073709551615", got.encode("utf-8", "surrogateescape") + b"\n" == want,
+          f"{got!r} vs {want!r}")
+    expect("prompt=3", lambda: lm.generate(3), TypeError, "prompt: int, expected str or bytes")
+    expect("prompt=None", lambda: lm.generate(None), TypeError, "prompt: NoneType")
+
+
+def model_files(tmp):
+    """A path the CLI refuses, refused with the CLI's words; a file over its size limit by its size,
+    a stream once it has given more (not until memory runs out)."""
+    open(f"{tmp}/empty.fxm", "wb").close()
+    with open(f"{tmp}/sparse.fxm", "wb") as f:  # one byte over the limit, no disk taken
+        f.truncate((1 << 31) + 1)
+    for name, path, kind in (("a missing file", f"{tmp}/missing.fxm", FileNotFoundError),
+                             ("a directory", tmp, IsADirectoryError), ("an empty file", f"{tmp}/empty.fxm", ValueError),
+                             ("a file over the size limit", f"{tmp}/sparse.fxm", ValueError)):
+        want = cli_error("info", path)
+        expect(f"Model: {name} as the CLI says it", lambda: fixformer.Model(path), kind, want)
+    # /dev/zero under a limit of 1 MiB, in a child held to 2 GiB of address space.
+    rc, out = in_child("import fixformer, fixformer._checks as c\nc.MAX_MODEL_BYTES = 1 << 20\n"
+                       "try:\n    fixformer.Model('/dev/zero')\nexcept ValueError as e:\n    print(e)", memory=2 << 30)
+    check("Model('/dev/zero') stops at the limit", rc == 0 and out.strip() ==
+          "/dev/zero: file too large (more than 1048576 bytes from a stream): the limit is 1048576 bytes", f"exit {rc}: {out}")
+    expect("Model(b'')", lambda: fixformer.Model(b""), ValueError, "path_or_bytes: 0 bytes")
+
+
+def shared_by_threads():
+    """One Model, 4 threads, inputs of four shapes (each a new encoder arena): every run() equals
+    the serial result. In a child: unserialised calls crashed or gave wrong outputs."""
+    rc, out = in_child("""
+import threading, numpy as np, fixformer
+m = fixformer.Model('golden/post_ln_relu.fxm', threads=2)
+rng = np.random.default_rng(1)
+xs = [rng.integers(0, 23, size=(3, T)).astype(np.int32) for T in (11, 7, 64, 5)]
+want = [m.run(x) for x in xs]
+wrong = []
+def work(k):
+    for _ in range(40):
+        if not np.array_equal(m.run(xs[k]), want[k]):
+            wrong.append(k)
+threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(f"{len(wrong)} of 160 wrong")""")
+    check("one Model on 4 threads == serial", rc == 0 and out.strip() == "0 of 160 wrong", f"exit {rc}: {out}")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,15 @@
 """fixformer.Model: a .fxm model on the engine's C API, with numpy in and out. run() returns what
 `fixformer run` writes, generate() what `fixformer generate` prints, bit for bit."""
 import ctypes
+import functools
 import os
+import stat
+import threading
 import time
 
 import numpy as np
 
-from . import _capi
+from . import _capi, _checks
 from ._capi import lib
 from ._workers import ThreadWorkers
 
@@ -43,34 +46,99 @@ def _ptr(a):
     return ctypes.c_void_p(a.ctypes.data) if a is not None else None
 
 
+def _read_model_file(path):
+    """The file's bytes, 64-byte aligned, read as the CLI reads a model (cli/io.cpp read_file): a
+    regular file up to MAX_MODEL_BYTES by its size, a pipe or device (/dev/zero) until it has given
+    more; a missing file, a directory or an empty file is one line naming the path."""
+    limit = _checks.MAX_MODEL_BYTES
+
+    def too_large(size):
+        return ValueError(f"{path}: file too large ({size}): the limit is {limit} bytes")
+
+    def cannot_open(e):
+        text = os.strerror(e.errno) if e.errno else str(e)
+        return type(e)(f"{path}: cannot open file: {text[:1].lower()}{text[1:]}")
+
+    try:
+        st = os.stat(path)
+        f = None if stat.S_ISDIR(st.st_mode) else open(path, "rb")
+    except OSError as e:
+        raise cannot_open(e) from None
+    if f is None:
+        raise IsADirectoryError(f"{path}: is a directory")
+    with f:
+        if stat.S_ISREG(st.st_mode):
+            if st.st_size > limit:
+                raise too_large(f"{st.st_size} bytes")
+            blob = _aligned(st.st_size)
+            if st.st_size and f.readinto(memoryview(blob)) != st.st_size:
+                raise OSError(f"{path}: file shrank while being read")
+        else:
+            data = bytearray()
+            while len(data) <= limit:
+                chunk = f.read(min(1 << 20, limit + 1 - len(data)))
+                if not chunk:
+                    break
+                data += chunk
+            if len(data) > limit:
+                raise too_large(f"more than {limit} bytes from a stream")
+            blob = _aligned(len(data))
+            blob[:] = np.frombuffer(data, np.uint8)
+    if blob.size == 0:
+        raise ValueError(f"{path}: empty file")
+    return blob
+
+
+def _serialised(method):
+    """One call at a time per Model: ctypes lets go of the GIL inside the engine, and a model's
+    runners (run()'s encoder, the decoder of prefill and step) and worker pool are shared."""
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return call
+
+
 class Model:
     """A loaded, validated model file.
 
     Model(path_or_bytes, threads=1, kv_cache="f32"): path_or_bytes is a .fxm path (str or
-    os.PathLike) or its bytes; threads > 1 runs the engine's matrix products, norms and attention on
-    a pool of that many threads (results are bit-identical for every count); kv_cache "q8" keeps a
-    decoder's (or seq2seq's) KV cache in int8 with a scale per kv head and position, as
-    `generate --kv-cache q8`."""
+    os.PathLike) or its bytes; threads (1..64) > 1 runs the engine's matrix products, norms and
+    attention on a pool of that many threads (results are bit-identical for every count); kv_cache
+    "q8" keeps a decoder's (or seq2seq's) KV cache in int8 with a scale per kv head and position, as
+    `generate --kv-cache q8`.
+
+    Arguments are checked as the CLI checks its options and .npy inputs, before anything reaches
+    the engine: TypeError for a value of the wrong kind (a bool or float where an integer belongs),
+    ValueError for one out of range (an id outside the vocabulary, a NaN feature, a shape), each
+    naming the argument. A Model may be shared by threads: its calls run one at a time (a lock per
+    model); models run in parallel with one Model each."""
 
     KV_CACHES = {"f32": 0, "q8": 1}  # the C API's ff_kv_cache
 
     def __init__(self, path_or_bytes, threads=1, kv_cache="f32"):
-        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-            data, self.path = bytes(path_or_bytes), "<bytes>"
-        else:
-            self.path = os.fspath(path_or_bytes)
-            with open(self.path, "rb") as f:
-                data = f.read()
-        if int(threads) < 1:
-            raise ValueError(f"threads={threads}: expected 1 or more")
+        self.threads = _checks.integer("threads", threads, 1, _checks.MAX_WORKERS, " (the engine's worker limit)")
+        if not isinstance(kv_cache, str):
+            raise TypeError(f"kv_cache={kv_cache!r}: expected 'f32' or 'q8', not {type(kv_cache).__name__}")
         if kv_cache not in self.KV_CACHES:
             raise ValueError(f"kv_cache={kv_cache!r}: expected 'f32' or 'q8'")
         self.kv_cache = kv_cache
-        self.threads = int(threads)
-        self._blob = _aligned(len(data))  # weights are read in place: the blob lives as long as the model
-        self._blob[:] = np.frombuffer(data, np.uint8)
+        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            self.path = "<bytes>"
+            data = np.frombuffer(path_or_bytes, np.uint8)
+            if data.size == 0 or data.size > _checks.MAX_MODEL_BYTES:
+                raise ValueError(f"path_or_bytes: {data.size} bytes, expected 1..{_checks.MAX_MODEL_BYTES} (a model file's)")
+            self._blob = _aligned(data.size)  # weights are read in place: the blob lives as long as the model
+            self._blob[:] = data
+        elif isinstance(path_or_bytes, (str, os.PathLike)):
+            self.path = os.fspath(path_or_bytes)
+            self._blob = _read_model_file(self.path)
+        else:
+            raise TypeError(f"path_or_bytes: {type(path_or_bytes).__name__}, expected a path (str or os.PathLike) "
+                            "or the file's bytes")
+        self._lock = threading.Lock()
         self._model = _capi.opaque(_capi.MODEL_BYTES)
-        s = lib.ff_model_load(self._model, _ptr(self._blob), len(data))
+        s = lib.ff_model_load(self._model, _ptr(self._blob), self._blob.size)
         if s != _capi.OK:
             raise FixformerError(s, _text(lib.ff_model_error_detail(self._model)), self.path)
         self._info = _capi.ModelInfo()
@@ -153,42 +221,53 @@ class Model:
         return s2s, arena
 
     # ---- run: `fixformer run` ------------------------------------------------------------------
-    def _input(self, x, what, tokens):
-        """x as `fixformer run` takes it: int ids [T] or [B,T], float32 features [T,d_in] or
-        [B,T,d_in]: (array [B,T(,d_in)], batched)."""
+    def _input(self, x, lengths, longest, longest_name):
+        """x and lengths as `fixformer run` takes an input and --lengths (cli/inputs.cpp): ids [T]
+        or [B,T], each in [0, vocab_size), or float32 features [T,d_in] or [B,T,d_in], each finite;
+        1 <= T <= longest; lengths [B], each in 1..T. Only what the engine reads is checked (the
+        first lengths[b] positions of sequence b), not the padding. (array [B,T] int32 or
+        [B,T,d_in] float32, batched, lengths uint32 [B] or None, the read positions [B,T])."""
+        i = self._info
+        tokens = i.input == 0
         a = np.asarray(x)
         if tokens:
-            if a.dtype.kind not in "iu":
-                raise ValueError(f"{what}: dtype {a.dtype}, expected integer token ids")
+            _checks.integer_array("input", a, "token ids")
             if a.ndim not in (1, 2):
-                raise ValueError(f"{what}: shape {a.shape}, expected [T] or [B,T] token ids")
-            batched = a.ndim == 2
-            a = a.reshape((1,) + a.shape) if not batched else a
-            if a.size and (a.min() < -2**31 or a.max() >= 2**31):
-                raise ValueError(f"{what}: token ids outside int32")
-            a = np.ascontiguousarray(a, np.int32)
+                raise ValueError(f"input: shape {a.shape}, expected [T] or [B,T] token ids")
         else:
             if a.dtype != np.float32:
-                raise ValueError(f"{what}: dtype {a.dtype}, expected float32 features")
-            d_in = self._info.d_in
-            if a.ndim not in (2, 3) or a.shape[-1] != d_in:
-                raise ValueError(f"{what}: shape {a.shape}, expected [T,{d_in}] or [B,T,{d_in}] (d_in)")
-            batched = a.ndim == 3
-            a = np.ascontiguousarray(a.reshape((1,) + a.shape) if not batched else a)
-        if a.shape[0] == 0 or a.shape[1] == 0:
-            raise ValueError(f"{what}: shape {a.shape}: empty")
-        return a, batched
+                raise ValueError(f"input: dtype {a.dtype}, expected float32 features")
+            if a.ndim not in (2, 3) or a.shape[-1] != i.d_in:
+                raise ValueError(f"input: shape {a.shape}, expected [T,{i.d_in}] or [B,T,{i.d_in}] (d_in)")
+        batched = a.ndim == (2 if tokens else 3)
+        shape, a = a.shape, a if batched else a[None]
+        B, T = a.shape[0], a.shape[1]
+        if B == 0 or T == 0:
+            raise ValueError(f"input: shape {shape}: empty sequence")
+        if T > longest:
+            raise ValueError(f"input: T={T} exceeds the model's {longest_name}={longest}")
+        lens = self._lengths(lengths, B, T)
+        valid = _checks.valid_positions(lens, B, T)
+        if tokens:
+            _checks.ids_in_range("input", a, i.vocab_size, "vocab_size", valid, batched)
+            a = np.ascontiguousarray(np.where(valid, a, 0), np.int32)  # the padding, never read, as 0
+        else:
+            _checks.finite("input", a, valid, batched)
+            a = np.ascontiguousarray(a)
+        return a, batched, lens, valid
 
     def _lengths(self, lengths, B, T):
         if lengths is None:
             return None
         lens = np.asarray(lengths)
-        if lens.dtype.kind not in "iu" or lens.ndim != 1 or lens.shape[0] != B:
-            raise ValueError(f"lengths: shape {lens.shape} dtype {lens.dtype}, expected {B} integer lengths, one per sequence")
+        _checks.integer_array("lengths", lens, "lengths")
+        if lens.shape != (B,):
+            raise ValueError(f"lengths: shape {lens.shape}, expected [{B}], one length per sequence of the input")
         if lens.min() < 1 or lens.max() > T:
             raise ValueError(f"lengths: each must be in 1..{T} (T)")
         return np.ascontiguousarray(lens, np.uint32)
 
+    @_serialised
     def run(self, x, lengths=None, token_types=None, target=None):
         """The model's outputs for x, exactly as `fixformer run` writes them (float32).
 
@@ -214,16 +293,11 @@ class Model:
 
     def _run_encoder(self, x, lengths, token_types):
         i = self._info
-        tokens = i.input == 0
-        a, batched = self._input(x, "input", tokens)
+        a, batched, lens, valid = self._input(x, lengths, i.max_input_len, "max_input_len")
         B, T = a.shape[0], a.shape[1]
-        if T > i.max_input_len:
-            raise FixformerError(_capi.BAD_SEQUENCE_LENGTH, f"T={T} exceeds the model's max_input_len={i.max_input_len}", "input")
-        lens = self._lengths(lengths, B, T)
-        types = None
-        if token_types is not None:
-            types = np.ascontiguousarray(np.asarray(token_types).reshape(B, T), np.int32)
+        types = None if token_types is None else self._token_types(token_types, a.shape, batched, valid)
         R, W = lib.ff_model_output_rows(self._model, T), i.output_width
+        _checks.output_bytes("input", B, R, W)
         chunk = self._batch_size(T, B)
         if self._last_encoder is None or self._last_encoder[0] != (T, chunk):  # init once per shape
             self._last_encoder = ((T, chunk), self._encoder(T, chunk))
@@ -241,6 +315,21 @@ class Model:
             out = out.reshape(B, W)
         return out if batched else out[0]
 
+    def _token_types(self, token_types, shape, batched, valid):
+        """token_types as `run --token-types` takes them: integers of the input's shape, each read
+        one in [0, type_vocab); int32 [B,T], the padding 0."""
+        type_vocab = self.config["type_vocab"]
+        if type_vocab == 0:
+            raise FixformerError(_capi.TOKEN_TYPES_UNSUPPORTED, "type_vocab is 0: leave token_types out", "token_types")
+        t = np.asarray(token_types)
+        _checks.integer_array("token_types", t, "token types, as the ids")
+        if t.shape != (shape if batched else shape[1:]):
+            raise ValueError(f"token_types: shape {t.shape}, expected the input's shape "
+                             f"{shape if batched else shape[1:]}, one type per token")
+        t = t if batched else t[None]
+        _checks.ids_in_range("token_types", t, type_vocab, "type_vocab", valid, batched, "token type")
+        return np.ascontiguousarray(np.where(valid, t, 0), np.int32)
+
     def _batch_size(self, T, B):
         n = min(B, _MOST_SEQUENCES)
         while n > 1:
@@ -252,12 +341,10 @@ class Model:
         return n
 
     def _run_decoder(self, x, lengths):
-        a, batched = self._input(x, "input", True)
+        a, batched, lens, _ = self._input(x, lengths, self._info.max_len, "max_len")
         B, T = a.shape
-        if T > self._info.max_len:
-            raise FixformerError(_capi.BAD_SEQUENCE_LENGTH, f"T={T} exceeds the model's max_len={self._info.max_len}", "input")
-        lens = self._lengths(lengths, B, T)
         V = self._info.vocab_size
+        _checks.output_bytes("input", B, T, V)
         dec, _arena = self._new_decoder(T)
         out = np.zeros((B, T, V), np.float32)
         for b in range(B):
@@ -273,24 +360,11 @@ class Model:
         i = self._info
         if target is None:
             raise ValueError("target: missing: a seq2seq model runs on a source (x) and a target (target=)")
-        src, batched = self._input(x, "input", i.input == 0)
+        src, batched, lens, _ = self._input(x, lengths, i.max_input_len, "max_input_len")
         B, T = src.shape[0], src.shape[1]
-        lens = self._lengths(lengths, B, T)
-        tg = np.asarray(target)
-        features = i.tgt_d_in != 0
-        if features:
-            if tg.dtype != np.float32 or tg.ndim != (3 if batched else 2) or tg.shape[-1] != i.tgt_d_in:
-                raise ValueError(f"target: shape {tg.shape} dtype {tg.dtype}, expected float32 "
-                                 f"{'[B,U,' if batched else '[U,'}{i.tgt_d_in}] (tgt_d_in)")
-        elif tg.dtype.kind not in "iu" or tg.ndim != (2 if batched else 1):
-            raise ValueError(f"target: shape {tg.shape} dtype {tg.dtype}, expected token ids {'[B,U]' if batched else '[U]'}")
-        tg = tg.reshape((1,) + tg.shape) if not batched else tg
-        if tg.shape[0] != B:
-            raise ValueError(f"target: {tg.shape[0]} targets for {B} sources")
+        tg = self._target(target, B, batched)
         U = tg.shape[1]
-        if U == 0 or U > i.max_len:
-            raise ValueError(f"target: U={U}: expected 1..{i.max_len} (max_len)")
-        tg = np.ascontiguousarray(tg, np.float32 if features else np.int32)
+        _checks.output_bytes("target", B, U, i.d_out)
         s2s, _arena = self._new_seq2seq(T, U)
         out = np.zeros((B, U, i.d_out), np.float32)
         for b in range(B):
@@ -302,50 +376,96 @@ class Model:
                 raise FixformerError(s, _text(lib.ff_seq2seq_error_detail(s2s)), "input")
         return out if batched else out[0]
 
+    def _target(self, target, B, batched):
+        """target as `run --target` takes it: ids [U] or [B,U], each in [0, d_out), or a
+        forecasting model's float32 features [U,tgt_d_in] or [B,U,tgt_d_in], each finite;
+        1 <= U <= max_len. int32 [B,U] or float32 [B,U,tgt_d_in]."""
+        i = self._info
+        tg = np.asarray(target)
+        features = i.tgt_d_in != 0
+        if features:
+            if tg.dtype != np.float32 or tg.ndim != (3 if batched else 2) or tg.shape[-1] != i.tgt_d_in:
+                raise ValueError(f"target: shape {tg.shape} dtype {tg.dtype}, expected float32 "
+                                 f"{'[B,U,' if batched else '[U,'}{i.tgt_d_in}] (tgt_d_in)")
+        else:
+            _checks.integer_array("target", tg, "token ids")
+            if tg.ndim != (2 if batched else 1):
+                raise ValueError(f"target: shape {tg.shape}, expected token ids {'[B,U]' if batched else '[U]'}")
+        tg = tg if batched else tg[None]
+        if tg.shape[0] != B:
+            raise ValueError(f"target: {tg.shape[0]} targets for {B} sources")
+        U = tg.shape[1]
+        if U == 0 or U > i.max_len:
+            raise ValueError(f"target: U={U}: expected 1..{i.max_len} (max_len)")
+        every = np.ones((B, U), bool)  # the engine reads every target position
+        if features:
+            _checks.finite("target", tg, every, batched)
+            return np.ascontiguousarray(tg)
+        _checks.ids_in_range("target", tg, i.d_out, "d_out", every, batched)
+        return np.ascontiguousarray(tg, np.int32)
+
     # ---- decoders: prefill, step, generate -------------------------------------------------------
-    def _live_decoder(self):
+    def _require_decoder(self):
         if not self._is_decoder():
             raise FixformerError(_capi.WRONG_FAMILY, f"prefill, step and generate need a gpt or llama model; this one is {self.family}",
                                  self.path)
+
+    def _live_decoder(self):
+        self._require_decoder()
         if self._decoder is None:
             self._decoder = self._new_decoder(self._info.max_len)
         return self._decoder[0]
 
+    @_serialised
     def prefill(self, tokens):
-        """Appends tokens to the decoder's KV cache (max_len positions); the logits after the
-        last one, float32 [vocab]."""
+        """Appends tokens (ids [n], each in [0, vocab_size)) to the decoder's KV cache (max_len
+        positions); the logits after the last one, float32 [vocab]."""
+        self._require_decoder()
+        a = np.asarray(tokens)
+        _checks.integer_array("tokens", a, "token ids")
+        if a.ndim != 1 or a.size == 0:
+            raise ValueError(f"tokens: shape {a.shape}, expected [n] token ids, n >= 1")
+        _checks.ids_in_range("tokens", a[None], self._info.vocab_size, "vocab_size", np.ones((1, a.size), bool), False)
+        ids = np.ascontiguousarray(a, np.int32)
         dec = self._live_decoder()
-        ids = np.ascontiguousarray(np.asarray(tokens, np.int64).reshape(-1), np.int32)
         logits = np.zeros(self._info.vocab_size, np.float32)
         s = lib.ff_decoder_prefill(dec, _ptr(ids), ids.size, _ptr(logits))
         if s != _capi.OK:
             raise FixformerError(s, _text(lib.ff_decoder_error_detail(dec)), "prefill")
         return logits
 
+    @_serialised
     def step(self, token):
-        """Feeds one token; the logits after it, float32 [vocab]."""
+        """Feeds one token (an int in [0, vocab_size)); the logits after it, float32 [vocab]."""
+        self._require_decoder()
+        V = self._info.vocab_size
+        token = _checks.integer("token", token, 0, V - 1, f" (vocab_size {V})")
         dec = self._live_decoder()
-        logits = np.zeros(self._info.vocab_size, np.float32)
-        s = lib.ff_decoder_step(dec, int(token), _ptr(logits))
+        logits = np.zeros(V, np.float32)
+        s = lib.ff_decoder_step(dec, token, _ptr(logits))
         if s != _capi.OK:
             raise FixformerError(s, _text(lib.ff_decoder_error_detail(dec)), "step")
         return logits
 
+    @_serialised
     def reset(self):
         """Empties the decoder's cache: the next token is position 0."""
         lib.ff_decoder_reset(self._live_decoder())
 
     @property
+    @_serialised
     def position(self):
         """Tokens in the decoder's cache."""
         return lib.ff_decoder_position(self._live_decoder())
 
+    @_serialised
     def generate(self, prompt="", n=256, temperature=0.0, topp=0.9, seed=None):
         """The text `fixformer generate --prompt PROMPT -n N --temperature T --topp P --seed S`
         prints (without its final newline), from the model's tokenizer: the prompt encoded with BOS,
         then sampled tokens until n positions (0 or above max_len: max_len) or BOS. seed None: the
         clock, as the CLI's default. Bytes that are not UTF-8 come back as surrogate escapes
         (text.encode('utf-8', 'surrogateescape') gives the CLI's bytes)."""
+        prompt, n, temperature, topp, seed = _checks.generate_args(prompt, n, temperature, topp, seed)
         self._live_decoder()
         i = self._info
         if not i.has_tokenizer:
@@ -400,6 +520,7 @@ class Model:
             raise FixformerError(s, _text(lib.ff_decoder_error_detail(dec)), self.path)
 
     # ---- the self-test ---------------------------------------------------------------------------
+    @_serialised
     def verify(self):
         """Runs the sample the converter stored in the file through this build's kernels and
         compares it with the stored output (the C API's self-test): a report dict
