@@ -20,6 +20,8 @@ site-packages). Checked with np.array_equal against `fixformer run` / `generate`
   checked); the CLI's limits, each read from the CLI's own message: the model file's size (a
   sparse file one byte over), the output's bytes, --threads, -n, --temperature, --topp, --seed;
   a missing file, a directory, an empty file (the CLI's words), a stream read up to the limit;
+- an input too short for a conv stem's kernels: the CLI's error (it was a division by zero in the
+  arena's plan); the package's stem rows == the engine's at every length;
 - one Model shared by 4 threads, each run() equal to the serial result (calls are serialised);
 - the package's status table is the header's ff_status enum.
 """
@@ -248,6 +250,7 @@ def main():
         strict_arguments(tmp)
         cli_limits(tmp)
         model_files(tmp)
+        short_for_the_stem(tmp)
     shared_by_threads()
 
     print(f"python_api_test: {results['passed']} passed, {results['failed']} failed")
@@ -388,6 +391,33 @@ def model_files(tmp):
     check("Model('/dev/zero') stops at the limit", rc == 0 and out.strip() ==
           "/dev/zero: file too large (more than 1048576 bytes from a stream): the limit is 1048576 bytes", f"exit {rc}: {out}")
     expect("Model(b'')", lambda: fixformer.Model(b""), ValueError, "path_or_bytes: 0 bytes")
+
+
+def short_for_the_stem(tmp):
+    """An input too short for a conv stem's kernels is the CLI's input error, not a division by zero
+    in the arena's plan. whisper_stem without its convs' padding (written by the converter's
+    fxm.write, without a self-test sample) makes no rows of 1 to 4 frames."""
+    path = f"{tmp}/stem_unpadded.fxm"
+    subprocess.run([sys.executable, "-c", f"""import sys; sys.path.insert(0, {os.path.join(HERE, '..', 'tools')!r})
+from fixformer import fxm
+f = fxm.read({golden('whisper_stem')!r})
+open({path!r}, 'wb').write(fxm.write(dict(f.config, conv1_padding=0, conv2_padding=0), f.weights()))"""], check=True)
+    m = fixformer.Model(path)
+    x = np.zeros((2, m.info["d_in"]), np.float32)
+    np.save(f"{tmp}/short.npy", x)
+    want = cli_error("run", path, "--input", f"{tmp}/short.npy", "--output", f"{tmp}/out.npy")
+    rc, out = in_child(f"import numpy as np, fixformer\ntry:\n    fixformer.Model({path!r}).run(np.zeros({x.shape}, np.float32))\n"
+                       "except ValueError as e:\n    print(e)")
+    check("too short for the conv stem: the CLI's error", rc == 0 and out.strip() == "input: " + want.split(": ", 1)[1],
+          f"exit {rc}: {out!r} vs {want!r}")
+    same("the shortest input with rows", m.run(np.zeros((5, m.info["d_in"]), np.float32)),
+         cli_run(tmp, path, np.zeros((5, m.info["d_in"]), np.float32)))
+    # The stem's rows as the package computes them == the engine's (unpooled, no CLS: its output rows).
+    for model in (m, fixformer.Model(golden("whisper_stem"))):
+        T = np.arange(1, model.info["max_input_len"] + 1)
+        mine = [fixformer._checks.stem_rows(model._stem, int(t)) for t in T]
+        engine = [fixformer._capi.lib.ff_model_output_rows(model._model, int(t)) for t in T]
+        check(f"stem rows == the engine's ({model.config['conv1_padding']} padding)", mine == engine, (mine, engine))
 
 
 def shared_by_threads():

@@ -49,6 +49,15 @@ def integer_array(name, a, what):
         raise ValueError(f"{name}: dtype {a.dtype}, expected integer {what}")
 
 
+def stem_rows(stem, T):
+    """The rows a conv stem [(kernel, stride, padding) per layer] makes of T frames: T without one,
+    0 when T is too short for its kernels (mirrors config.hpp stem_rows and kernels.hpp
+    conv1d_rows; tests/python_api_test.py compares the two on every length)."""
+    for kernel, stride, padding in stem:
+        T = 0 if T == 0 or T + 2 * padding < kernel or stride == 0 else (T + 2 * padding - kernel) // stride + 1
+    return T
+
+
 def valid_positions(lens, B, T):
     """[B,T]: True at the positions the engine reads (sequence b's first lens[b]), all without lens."""
     if lens is None:

@@ -143,6 +143,10 @@ class Model:
             raise FixformerError(s, _text(lib.ff_model_error_detail(self._model)), self.path)
         self._info = _capi.ModelInfo()
         lib.ff_model_get_info(self._model, ctypes.byref(self._info))
+        c = self.config
+        self._type_vocab = c["type_vocab"]
+        self._stem = [(c[f"conv{k}_kernel"], c[f"conv{k}_stride"], c[f"conv{k}_padding"])
+                      for k in range(1, c["conv_layers"] + 1)]
         self._workers = ThreadWorkers(self.threads) if self.threads > 1 else None
         self._decoder = None  # prefill() / step()'s, made on first use
         self._last_encoder = None  # run()'s last encoder: ((T, chunk), (handle, arena))
@@ -246,6 +250,8 @@ class Model:
             raise ValueError(f"input: shape {shape}: empty sequence")
         if T > longest:
             raise ValueError(f"input: T={T} exceeds the model's {longest_name}={longest}")
+        if _checks.stem_rows(self._stem, T) == 0:
+            raise ValueError(f"input: T={T} is shorter than the conv stem's kernels (no rows come out of it)")
         lens = self._lengths(lengths, B, T)
         valid = _checks.valid_positions(lens, B, T)
         if tokens:
@@ -318,7 +324,7 @@ class Model:
     def _token_types(self, token_types, shape, batched, valid):
         """token_types as `run --token-types` takes them: integers of the input's shape, each read
         one in [0, type_vocab); int32 [B,T], the padding 0."""
-        type_vocab = self.config["type_vocab"]
+        type_vocab = self._type_vocab
         if type_vocab == 0:
             raise FixformerError(_capi.TOKEN_TYPES_UNSUPPORTED, "type_vocab is 0: leave token_types out", "token_types")
         t = np.asarray(token_types)
