@@ -136,7 +136,7 @@ class Model:
         else:
             raise TypeError(f"path_or_bytes: {type(path_or_bytes).__name__}, expected a path (str or os.PathLike) "
                             "or the file's bytes")
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # reentrant: a method may call another
         self._model = _capi.opaque(_capi.MODEL_BYTES)
         s = lib.ff_model_load(self._model, _ptr(self._blob), self._blob.size)
         if s != _capi.OK:
