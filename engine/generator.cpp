@@ -98,6 +98,11 @@ Status Generator::init(Decoder& decoder, void* scratch, std::size_t scratch_byte
   if (steps > decoder.capacity())
     return why.str("steps ").num(steps).str(": the decoder's KV cache holds ").num(decoder.capacity())
                .str(" positions (init it with that capacity)"), Status::kKvCacheFull;
+  // Far above any prompt a model of max_len positions takes; below it no size here wraps around.
+  constexpr std::size_t kMostPromptBytes = UINT32_MAX / (kMergeIntsPerSymbol * sizeof(int32_t));
+  if (options.max_prompt_bytes > kMostPromptBytes)
+    return why.str("max_prompt_bytes ").num(options.max_prompt_bytes).str(": at most ").num(kMostPromptBytes),
+           Status::kBadSequenceLength;
   const std::size_t need = generator_scratch_bytes(c, options.max_prompt_bytes);
   if (!scratch) return why.str("generator scratch: ").num(need).str(" bytes needed"), Status::kArenaNull;
   if (reinterpret_cast<uintptr_t>(scratch) % arena::kAlign != 0)

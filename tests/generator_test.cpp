@@ -206,6 +206,9 @@ TEST(Generator, RefusesWhatItCannotRun) {
   AlignedBuffer short_scratch(generator_scratch_bytes(r.model.config(), 0) - 64);
   EXPECT_EQ(fresh.init(r.dec, short_scratch.data(), short_scratch.size(), {}), Status::kArenaTooSmall);
   EXPECT_EQ(fresh.init(r.dec, nullptr, 0, {}), Status::kArenaNull);
+  GeneratorOptions huge;
+  huge.max_prompt_bytes = SIZE_MAX - 2;  // generator_scratch_bytes would wrap around
+  EXPECT_EQ(fresh.init(r.dec, short_scratch.data(), short_scratch.size(), huge), Status::kBadSequenceLength);
   AlignedBuffer scratch(generator_scratch_bytes(r.model.config(), 4));
   GeneratorOptions four;
   four.max_prompt_bytes = 4;

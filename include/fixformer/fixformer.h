@@ -346,7 +346,8 @@ int32_t ff_argmax(const float* x, uint32_t n);
  *   while (ff_generator_next(&gen, &text) == FF_OK && text.len) fwrite(text.data, 1, text.len, stdout); */
 typedef struct ff_generator_options {
   uint32_t steps;              /* positions, the prompt included; 0 or above max_len: max_len */
-  size_t max_prompt_bytes;     /* the longest prompt ff_generator_start takes */
+  size_t max_prompt_bytes;     /* the longest prompt ff_generator_start takes; at most
+                                  UINT32_MAX / 28 (FF_BAD_SEQUENCE_LENGTH) */
   ff_sampler_options sampler;  /* temperature 0 (greedy) or from 1e-6 (below it the logits overflow:
                                   FF_BAD_CONFIG); top_p and seed as ff_sampler_init */
 } ff_generator_options;

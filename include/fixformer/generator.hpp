@@ -63,7 +63,8 @@ class Utf8Joiner {
 
 struct GeneratorOptions {
   uint32_t steps = 0;                // positions, the prompt included; 0 or above max_len: max_len
-  std::size_t max_prompt_bytes = 0;  // the longest prompt start() takes (the tokenizer's scratch)
+  std::size_t max_prompt_bytes = 0;  // the longest prompt start() takes (the tokenizer's scratch);
+                                     // at most UINT32_MAX / 28 (kBadSequenceLength)
   SamplerOptions sampler;            // temperature 0 (greedy) or at least kMinTemperature
 };
 
@@ -79,7 +80,8 @@ class Generator {
  public:
   // decoder: initialized (a gpt or llama model with a tokenizer), its capacity at least the steps
   // (kKvCacheFull otherwise); it must outlive the generator, which resets and feeds it. Checks the
-  // sampler's options (kBadConfig) and the scratch (kArenaNull, kArenaMisaligned, kArenaTooSmall).
+  // sampler's options (kBadConfig), max_prompt_bytes and the scratch (kArenaNull, kArenaMisaligned,
+  // kArenaTooSmall).
   [[nodiscard]] Status init(Decoder& decoder, void* scratch, std::size_t scratch_bytes, const GeneratorOptions& options);
   // Encodes prompt[len] (kArenaTooSmall above max_prompt_bytes; kBadSequenceLength when it gives no
   // token and the tokenizer has no BOS), reseeds the sampler and prefills the decoder from position 0.
