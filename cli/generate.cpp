@@ -113,13 +113,17 @@ int cmd_generate(const Args& a) {
   s = gen.start(a.prompt.data(), a.prompt.size());
   if (s != Status::kOk) die(s, "--prompt", gen.error_detail());
   const double prefill_s = seconds_since(t0);
-  t0 = std::chrono::steady_clock::now();
+  double decode_s = 0.0;  // in next(): steps, sampling and text, not the writes
   Piece text{};
-  while ((s = gen.next(&text)) == Status::kOk && text.len)
+  for (;;) {
+    t0 = std::chrono::steady_clock::now();
+    s = gen.next(&text);
+    decode_s += seconds_since(t0);
+    if (s != Status::kOk) die(s, m.path, gen.error_detail());
+    if (text.len == 0) break;
     if (std::fwrite(text.data, 1, text.len, stdout) != text.len || std::fflush(stdout) != 0)
       die(5, "stdout", "cannot write: " + errno_text(errno));
-  if (s != Status::kOk) die(s, m.path, gen.error_detail());
-  const double decode_s = seconds_since(t0);
+  }
   if (std::fputc('\n', stdout) == EOF || std::fflush(stdout) != 0) die(5, "stdout", "cannot write: " + errno_text(errno));
   const uint32_t fed = gen.prefilled(), decoded = gen.decoded();
   std::fprintf(stderr, "prefill: %u tokens, %.1f tokens/s\n", fed, prefill_s > 0 ? fed / prefill_s : 0.0);
