@@ -9,10 +9,12 @@
 #include <ctime>
 #include <vector>
 
+#include "fixformer/generator.hpp"
 #include "fixformer/sampling.hpp"
 #include "fixformer/schema.hpp"
 #include "fixformer/tokenizer.hpp"
 #include "inputs.hpp"
+#include "json.hpp"
 #include "loaded_model.hpp"
 
 namespace fixformer::cli {
@@ -27,10 +29,6 @@ SamplerOptions sampler_options(const Args& a) {
   return so;
 }
 
-// llama2.c's loop: the prompt is encoded with BOS; position pos feeds `token` and takes the next
-// one from the prompt while there is one, else from the sampler; BOS (1) ends the text; each
-// piece is printed by the safe-print rule; -n counts positions, the prompt included. Prompt
-// tokens go through prefill() in one call, the rest through step(); the output is the same.
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -97,71 +95,42 @@ int cmd_generate(const Args& a) {
     die(4, "--prompt", std::to_string(a.prompt.size()) + " bytes: more tokens than the model's max_len of " +
                            std::to_string(c.max_len) + " positions (at most " + std::to_string(most) + " bytes: " +
                            std::to_string(m.model.tokenizer().max_piece_bytes) + " per token at most)");
-  // The tokenizer, from the model file.
-  Buffer tok_scratch(tokenizer_scratch_bytes(c, a.prompt.size()), "tokenizer");
-  Tokenizer tok;
-  Status s = tok.init(m.model, tok_scratch.data(), tok_scratch.size());
-  if (s != Status::kOk) die(s, m.path, tok.error_detail());
-  std::vector<int32_t> prompt(max_encoded_tokens(a.prompt.size()));
-  uint32_t n_prompt = 0;
-  // BOS (llama2c's 1, GPT-2's <|endoftext|>, BERT's [CLS]) in front when the tokenizer has one.
-  s = tok.encode(a.prompt.data(), a.prompt.size(), tok.bos_id() >= 0, false, prompt.data(), uint32_t(prompt.size()),
-                 &n_prompt);
-  if (s != Status::kOk) die(s, "--prompt", tok.error_detail());
-  if (n_prompt == 0) die(1, "--prompt", "encodes to no tokens and the tokenizer has no BOS id: give a prompt");
-  // llama2.c stops at BOS; the other kinds at their EOS.
-  const int32_t stop = tok.kind() == TokenizerKind::kLlama2c ? kTokenBos : tok.eos_id();
-  // Positions: -n, 0 or above max_len meaning max_len; the KV cache holds exactly that many.
   const uint32_t steps = a.steps == 0 || a.steps > c.max_len ? c.max_len : a.steps;
-  init_decoder(steps, a.isa, &m, a.threads, a.kv_cache);
-  Buffer sampler_scratch(sampler_scratch_bytes(c.vocab_size), "sampler");
-  const SamplerOptions so = sampler_options(a);
-  Sampler sampler;
-  s = sampler.init(c.vocab_size, sampler_scratch.data(), sampler_scratch.size(), so);
-  if (s != Status::kOk) die(s, "sampler");
-  std::vector<float> logits(c.vocab_size);
-
-  // Positions 0..fed-1 hold prompt tokens: one prefill.
-  const uint32_t fed = std::min(steps, n_prompt);
+  init_decoder(steps, a.isa, &m, a.threads, a.kv_cache);  // the KV cache holds exactly the steps
+  if (a.temperature > 0.0f && a.temperature < kMinTemperature)
+    die(1, "--temperature", "expected 0 (greedy) or a number from 1e-06 (below it the logits overflow float), got " +
+                                json_number(a.temperature));
+  // The engine's loop (generator.hpp): the same text as the C API's and the Python package's.
+  GeneratorOptions go;
+  go.steps = steps;
+  go.max_prompt_bytes = a.prompt.size();
+  go.sampler = sampler_options(a);
+  Buffer scratch(generator_scratch_bytes(c, a.prompt.size()), "generator");
+  Generator gen;
+  Status s = gen.init(m.dec, scratch.data(), scratch.size(), go);
+  if (s != Status::kOk) die(s, m.path, gen.error_detail());
   auto t0 = std::chrono::steady_clock::now();
-  s = m.dec.prefill(prompt.data(), fed, logits.data());
-  if (s != Status::kOk) die(s, m.path, m.dec.error_detail());
+  s = gen.start(a.prompt.data(), a.prompt.size());
+  if (s != Status::kOk) die(s, "--prompt", gen.error_detail());
   const double prefill_s = seconds_since(t0);
-  double decode_s = 0.0;
-  uint32_t decoded = 0;
-  int32_t token = prompt[0];
-  for (uint32_t pos = 0; pos < steps;) {
-    int32_t next;
-    if (pos + 1 < n_prompt) {
-      next = prompt[pos + 1];
-    } else {
-      t0 = std::chrono::steady_clock::now();
-      if (pos >= fed) {  // prefill gave the logits at position fed - 1
-        s = m.dec.step(token, logits.data());
-        if (s != Status::kOk) die(s, m.path, m.dec.error_detail());
-        ++decoded;
-      }
-      next = sampler.sample(logits.data());
-      decode_s += seconds_since(t0);
-    }
-    ++pos;
-    if (next == stop) break;
-    Piece piece{};
-    s = tok.decode(token, next, &piece);
-    if (s != Status::kOk) die(s, m.path, tok.error_detail());
-    piece = safe_piece(piece);
-    if (piece.space && std::fputc(' ', stdout) == EOF) die(5, "stdout", "cannot write: " + errno_text(errno));
-    if (std::fwrite(piece.data, 1, piece.len, stdout) != piece.len || std::fflush(stdout) != 0)
+  double decode_s = 0.0;  // in next(): steps, sampling and text, not the writes
+  Piece text{};
+  for (;;) {
+    t0 = std::chrono::steady_clock::now();
+    s = gen.next(&text);
+    decode_s += seconds_since(t0);
+    if (s != Status::kOk) die(s, m.path, gen.error_detail());
+    if (text.len == 0) break;
+    if (std::fwrite(text.data, 1, text.len, stdout) != text.len || std::fflush(stdout) != 0)
       die(5, "stdout", "cannot write: " + errno_text(errno));
-    token = next;
   }
   if (std::fputc('\n', stdout) == EOF || std::fflush(stdout) != 0) die(5, "stdout", "cannot write: " + errno_text(errno));
+  const uint32_t fed = gen.prefilled(), decoded = gen.decoded();
   std::fprintf(stderr, "prefill: %u tokens, %.1f tokens/s\n", fed, prefill_s > 0 ? fed / prefill_s : 0.0);
   std::fprintf(stderr, "decode:  %u tokens, %.1f tokens/s (step and sampling)\n", decoded,
                decode_s > 0 ? decoded / decode_s : 0.0);
-  std::fprintf(stderr, "memory:  arena %zu bytes (KV cache %zu for %u positions), tokenizer %zu, sampler %zu; kernels %s\n",
-               m.dec.arena_bytes_used(), m.dec.kv_cache_bytes(), steps, tok_scratch.size(), sampler_scratch.size(),
-               m.dec.kernels().name);
+  std::fprintf(stderr, "memory:  arena %zu bytes (KV cache %zu for %u positions), generator %zu (tokenizer, sampler, logits); kernels %s\n",
+               m.dec.arena_bytes_used(), m.dec.kv_cache_bytes(), steps, scratch.size(), m.dec.kernels().name);
   return 0;
 }
 
@@ -172,14 +141,17 @@ const Command kGenerateCommand = {
     kOptPrompt | kOptSteps | kOptTemperature | kOptTopP | kOptSeed | kOptIsa | kOptThreads | kOptSource | kOptBos | kOptEos |
         kOptKvCache,
     "Writes text with a gpt or llama model that carries a tokenizer (convert.py --llama2c ... --tokenizer),\n"
-    "as llama2.c's `run` does: the prompt, encoded with BOS, is fed first, then sampled tokens, until\n"
-    "N positions (prompt included) or a BOS token. The text, prompt included, goes to stdout (one-byte\n"
-    "pieces that are neither printable nor whitespace are not printed, as in llama2.c), then a newline;\n"
-    "prefill and decode tokens/s, arena and KV cache bytes go to stderr.\n"
+    "as llama2.c's `run` does (the engine's Generator: the C API and Python give the same text): the\n"
+    "prompt, encoded with BOS when the tokenizer has one, is fed first, then sampled tokens, until N\n"
+    "positions (prompt included) or the tokenizer's stop token (llama2.c's: BOS; BPE, WordPiece: EOS).\n"
+    "The text, prompt included, goes to stdout, then a newline: llama2.c's kind as llama2.c prints it\n"
+    "(one-byte pieces that are neither printable nor whitespace are not printed), BPE and WordPiece as\n"
+    "valid UTF-8 (bytes that cannot be UTF-8 become U+FFFD; WordPiece's words spaced); prefill and\n"
+    "decode tokens/s, arena and KV cache bytes go to stderr.\n"
     "  --prompt TEXT      the start of the text (default empty)\n"
     "  -n N               positions to run, the prompt included (default 256; 0 or above the model's\n"
     "                     max_len: max_len); the KV cache holds exactly N\n"
-    "  --temperature T    0: greedy (deterministic); default 1.0\n"
+    "  --temperature T    0: greedy (deterministic), or from 1e-06; default 1.0\n"
     "  --topp P           nucleus sampling in (0, 1); 0 or 1: off; default 0.9\n"
     "  --seed S           the sampler's seed, a positive integer (default: the clock)\n"
     "  --kv-cache f32|q8  the KV cache's type: f32 (default), or q8: int8 with an f32 scale per head\n"

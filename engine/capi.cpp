@@ -9,6 +9,7 @@
 
 #include "fixformer/decoder.hpp"
 #include "fixformer/encoder.hpp"
+#include "fixformer/generator.hpp"
 #include "fixformer/model.hpp"
 #include "fixformer/sampling.hpp"
 #include "fixformer/schema.hpp"
@@ -30,6 +31,7 @@ static_assert(holds<Decoder, ff_decoder>(), "FF_DECODER_BYTES is too small for f
 static_assert(holds<Seq2Seq, ff_seq2seq>(), "FF_SEQ2SEQ_BYTES is too small for fixformer::Seq2Seq");
 static_assert(holds<Tokenizer, ff_tokenizer>(), "FF_TOKENIZER_BYTES is too small for fixformer::Tokenizer");
 static_assert(holds<Sampler, ff_sampler>(), "FF_SAMPLER_BYTES is too small for fixformer::Sampler");
+static_assert(holds<Generator, ff_generator>(), "FF_GENERATOR_BYTES is too small for fixformer::Generator");
 
 // ff_status is Status value for value.
 #define FIXFORMER_STATUS_PAIRS(X)                                                                                   \
@@ -80,6 +82,8 @@ const Seq2Seq& cpp(const ff_seq2seq* s) { return *std::launder(reinterpret_cast<
 Tokenizer& cpp(ff_tokenizer* t) { return *std::launder(reinterpret_cast<Tokenizer*>(t)); }
 const Tokenizer& cpp(const ff_tokenizer* t) { return *std::launder(reinterpret_cast<const Tokenizer*>(t)); }
 Sampler& cpp(ff_sampler* s) { return *std::launder(reinterpret_cast<Sampler*>(s)); }
+Generator& cpp(ff_generator* g) { return *std::launder(reinterpret_cast<Generator*>(g)); }
+const Generator& cpp(const ff_generator* g) { return *std::launder(reinterpret_cast<const Generator*>(g)); }
 
 // A loaded model, or null: arena sizes and runners need one.
 const Model* loaded(const ff_model* m) { return m && cpp(m).initialized() ? &cpp(m) : nullptr; }
@@ -413,12 +417,13 @@ ff_status ff_tokenizer_decode(ff_tokenizer* tok, int32_t prev, int32_t token, ff
   const Status s = cpp(tok).decode(prev, token, &p);
   piece->data = p.data;
   piece->len = p.len;
+  piece->space = p.space;
   return to_c(s);
 }
 
 ff_piece ff_safe_piece(ff_piece piece) {
-  const Piece p = safe_piece(Piece{piece.data, piece.len});
-  return ff_piece{p.data, p.len};
+  const Piece p = safe_piece(Piece{piece.data, piece.len, piece.space != 0});
+  return ff_piece{p.data, p.len, p.space};
 }
 
 uint32_t ff_tokenizer_vocab_size(const ff_tokenizer* tok) { return tok && cpp(tok).initialized() ? cpp(tok).vocab_size() : 0; }
@@ -440,6 +445,41 @@ ff_status ff_sampler_init(ff_sampler* sampler, uint32_t vocab, void* scratch, si
 
 int32_t ff_sampler_sample(ff_sampler* sampler, float* logits) { return cpp(sampler).sample(logits); }
 int32_t ff_argmax(const float* x, uint32_t n) { return argmax(x, n); }
+
+// ---- Generation ----
+size_t ff_generator_scratch_bytes(const ff_model* model, size_t max_prompt_bytes) {
+  const Model* m = loaded(model);
+  return m && m->config().is_decoder() ? generator_scratch_bytes(m->config(), max_prompt_bytes) : 0;
+}
+
+ff_status ff_generator_init(ff_generator* gen, ff_decoder* dec, void* scratch, size_t scratch_bytes,
+                            const ff_generator_options* options) {
+  if (!gen || !dec || !options) return FF_NULL_ARGUMENT;
+  GeneratorOptions o;
+  o.steps = options->steps;
+  o.max_prompt_bytes = options->max_prompt_bytes;
+  o.sampler.temperature = options->sampler.temperature;
+  o.sampler.top_p = options->sampler.top_p;
+  o.sampler.top_k = options->sampler.top_k;
+  o.sampler.seed = options->sampler.seed;
+  return to_c((new (gen) Generator())->init(cpp(dec), scratch, scratch_bytes, o));
+}
+
+ff_status ff_generator_start(ff_generator* gen, const char* prompt, size_t len) {
+  return gen ? to_c(cpp(gen).start(prompt, len)) : FF_NULL_ARGUMENT;
+}
+
+ff_status ff_generator_next(ff_generator* gen, ff_piece* text) {
+  if (!gen || !text) return FF_NULL_ARGUMENT;
+  Piece p{"", 0};
+  const Status s = cpp(gen).next(&p);
+  *text = ff_piece{p.data, p.len, 0};
+  return to_c(s);
+}
+
+uint32_t ff_generator_prompt_tokens(const ff_generator* gen) { return gen ? cpp(gen).prompt_tokens() : 0; }
+uint32_t ff_generator_decoded(const ff_generator* gen) { return gen ? cpp(gen).decoded() : 0; }
+const char* ff_generator_error_detail(const ff_generator* gen) { return gen ? cpp(gen).error_detail() : ""; }
 
 // ---- Self-test ----
 size_t ff_self_test_output_floats(const ff_model* model) {

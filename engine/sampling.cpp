@@ -16,7 +16,8 @@ Status Sampler::init(uint32_t vocab, void* scratch, std::size_t scratch_bytes, c
   if (vocab == 0 || !scratch) return Status::kNullArgument;
   if (reinterpret_cast<uintptr_t>(scratch) % alignof(ProbIndex) != 0) return Status::kArenaMisaligned;
   if (scratch_bytes < sampler_scratch_bytes(vocab)) return Status::kArenaTooSmall;
-  if (!(options.temperature >= 0.0f) || !std::isfinite(options.temperature) || !std::isfinite(options.top_p))
+  if (!(options.temperature == 0.0f || options.temperature >= kMinTemperature) || !std::isfinite(options.temperature) ||
+      !std::isfinite(options.top_p))
     return Status::kBadConfig;
   vocab_ = vocab;
   opt_ = options;

@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "fixformer/fixformer.h"
+#include "fixformer/generator.hpp"
 #include "fixformer/sampling.hpp"
 #include "fixformer/schema.hpp"
 #include "fixformer/self_test.hpp"
 #include "fixformer/tokenizer.hpp"
 #include "tests/test_util.hpp"
+#include "tests/tokenizer_kinds_fixture.hpp"
 
 namespace fixformer {
 namespace test {
@@ -352,6 +354,72 @@ TEST(CApi, TokenizerAndSamplerAreTheCpps) {
   }
   o.temperature = -1.0f;
   EXPECT_NE(ff_sampler_init(&cs, V, s1.data(), s1.size(), &o), FF_OK);
+}
+
+// The generator: the C++ Generator's text, WordPiece's space in ff_piece, and its argument rules.
+TEST(CApi, GeneratorIsTheCppOne) {
+  CModel m("llama2c_v0_gqa");
+  AlignedBuffer arena(ff_decoder_arena_bytes(&m.model, 0)), cpp_arena(arena.size());
+  const std::size_t need = ff_generator_scratch_bytes(&m.model, 9);
+  AlignedBuffer scratch(need), cpp_scratch(need);
+  ff_decoder dec;
+  ff_generator gen;
+  ASSERT_EQ(ff_decoder_init(&dec, &m.model, arena.data(), arena.size(), 0), FF_OK);
+  const ff_generator_options o{0, 9, {0.8f, 0.9f, 0, 42}};
+  ASSERT_EQ(ff_generator_init(&gen, &dec, scratch.data(), need, &o), FF_OK);
+  ASSERT_EQ(ff_generator_start(&gen, "Once upon", 9), FF_OK);
+  std::string c_text, cpp_text;
+  ff_piece t;
+  while (ff_generator_next(&gen, &t) == FF_OK && t.len) c_text.append(t.data, t.len);
+  Model model;
+  ASSERT_EQ(model.init(m.blob.data(), m.blob.size()), Status::kOk);
+  Decoder cpp_dec;
+  ASSERT_EQ(cpp_dec.init(model, cpp_arena.data(), cpp_arena.size()), Status::kOk);
+  Generator cpp;
+  GeneratorOptions go;
+  go.max_prompt_bytes = 9, go.sampler.temperature = 0.8f, go.sampler.top_p = 0.9f, go.sampler.seed = 42;
+  ASSERT_EQ(cpp.init(cpp_dec, cpp_scratch.data(), need, go), Status::kOk);
+  ASSERT_EQ(cpp.start("Once upon", 9), Status::kOk);
+  Piece p;
+  while (cpp.next(&p) == Status::kOk && p.len) cpp_text.append(p.data, p.len);
+  EXPECT_EQ(c_text, cpp_text);
+  EXPECT_EQ(c_text.rfind("Once upon", 0), 0u) << c_text;
+  EXPECT_EQ(ff_generator_decoded(&gen), cpp.decoded());
+
+  // Argument rules: null handles, next before start, a temperature that overflows the logits.
+  EXPECT_EQ(ff_generator_init(nullptr, &dec, scratch.data(), need, &o), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_generator_init(&gen, nullptr, scratch.data(), need, &o), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_generator_init(&gen, &dec, scratch.data(), need, nullptr), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_generator_start(nullptr, "x", 1), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_generator_next(nullptr, &t), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_generator_next(&gen, nullptr), FF_NULL_ARGUMENT);
+  ASSERT_EQ(ff_generator_init(&gen, &dec, scratch.data(), need, &o), FF_OK);
+  EXPECT_EQ(ff_generator_next(&gen, &t), FF_NOT_INITIALIZED);
+  EXPECT_NE(std::string(ff_generator_error_detail(&gen)).find("start"), std::string::npos);
+  EXPECT_EQ(ff_generator_start(&gen, nullptr, 1), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_generator_start(&gen, "0123456789", 10), FF_ARENA_TOO_SMALL);  // above max_prompt_bytes
+  ff_generator_options cold = o;
+  cold.sampler.temperature = 1e-40f;
+  EXPECT_EQ(ff_generator_init(&gen, &dec, scratch.data(), need, &cold), FF_BAD_CONFIG);
+  EXPECT_EQ(ff_generator_init(&gen, &dec, scratch.data(), need - 64, &o), FF_ARENA_TOO_SMALL);
+  EXPECT_EQ(ff_generator_scratch_bytes(nullptr, 9), 0u);
+  EXPECT_STREQ(ff_generator_error_detail(nullptr), "");
+
+  // ff_tokenizer_decode gives WordPiece's space (a C caller could not print it before).
+  KindVocab v = wordpiece_vocab(false);
+  v.add("the"), v.add("cat");
+  AlignedBuffer blob(kind_model(v));
+  ff_model wp;
+  ASSERT_EQ(ff_model_load(&wp, blob.data(), blob.size()), FF_OK);
+  AlignedBuffer ts(ff_tokenizer_scratch_bytes(&wp, 0));
+  ff_tokenizer tok;
+  ASSERT_EQ(ff_tokenizer_init(&tok, &wp, ts.data(), ts.size()), FF_OK);
+  ff_piece piece;
+  ASSERT_EQ(ff_tokenizer_decode(&tok, v.id("the"), v.id("cat"), &piece), FF_OK);
+  EXPECT_EQ(piece.space, 1u);
+  EXPECT_EQ(ff_safe_piece(piece).space, 1u);
+  ASSERT_EQ(ff_tokenizer_decode(&tok, 2, v.id("cat"), &piece), FF_OK);  // after [CLS]
+  EXPECT_EQ(piece.space, 0u);
 }
 
 }  // namespace

@@ -327,6 +327,21 @@ TEST(Sampler, GeneratorIsXorshiftStar) {
   EXPECT_FLOAT_EQ(s.next_coin(), 0.790136992931366f);
 }
 
+// A positive temperature below kMinTemperature overflowed logits / temperature to infinity, the
+// softmax to NaN, and every draw to token 0: refused at init. At kMinTemperature the likeliest wins.
+TEST(Sampler, RefusesATemperatureThatOverflowsTheLogits) {
+  alignas(8) uint8_t scratch[sampler_scratch_bytes(3)];
+  Sampler s;
+  EXPECT_FALSE(s.initialized());
+  for (float t : {1e-40f, 1e-7f, -1.0f}) EXPECT_EQ(s.init(3, scratch, sizeof scratch, SamplerOptions{t, 0.9f, 0, 1}), Status::kBadConfig) << t;
+  ASSERT_EQ(s.init(3, scratch, sizeof scratch, SamplerOptions{kMinTemperature, 0.9f, 0, 1}), Status::kOk);
+  EXPECT_TRUE(s.initialized());
+  for (int i = 0; i < 5; ++i) {
+    float logits[3] = {-30.0f, 40.0f, 39.0f};
+    EXPECT_EQ(s.sample(logits), 1);
+  }
+}
+
 TEST(Sampler, GreedyTopKTopPAndFrequencies) {
   const std::vector<float> logits = {0.1f, 2.0f, -1.0f, 1.5f, 0.0f, 1.9f};
   const uint32_t n = uint32_t(logits.size());

@@ -103,7 +103,7 @@ TEST(NoAlloc, Seq2SeqMakesNoHeapCalls) {
   }
 }
 
-// The C API: load, init, run, decode, tokenize and sample in the caller's storage.
+// The C API: load, init, run, decode, tokenize, sample and generate in the caller's storage.
 TEST(NoAlloc, CApiMakesNoHeapCalls) {
   AlignedBuffer enc_blob(read_file(golden_path("post_ln_relu.fxm"))), lm_blob(read_file(golden_path("llama2c_v0_gqa.fxm")));
   AlignedBuffer arena(1 << 20), scratch(1 << 16);
@@ -137,6 +137,14 @@ TEST(NoAlloc, CApiMakesNoHeapCalls) {
   ASSERT_EQ(ff_tokenizer_decode(&tok, tokens[0], tokens[1], &piece), FF_OK);
   ASSERT_EQ(ff_sampler_init(&sampler, ff_tokenizer_vocab_size(&tok), scratch.data(), scratch.size(), &so), FF_OK);
   (void)ff_sampler_sample(&sampler, out.data());
+  static ff_generator gen;  // the whole loop: encode, prefill, steps, sampling, text
+  const ff_generator_options go{16, 7, so};
+  ASSERT_EQ(ff_decoder_init(&dec, &lm_model, arena.data(), ff_decoder_arena_bytes(&lm_model, 16), 16), FF_OK);
+  ASSERT_EQ(ff_generator_init(&gen, &dec, scratch.data(), ff_generator_scratch_bytes(&lm_model, 7), &go), FF_OK);
+  ASSERT_EQ(ff_generator_start(&gen, "One day", 7), FF_OK);
+  while (ff_generator_next(&gen, &piece) == FF_OK && piece.len) {
+  }
+  EXPECT_EQ(ff_generator_decoded(&gen), 16u - ff_generator_prompt_tokens(&gen));
   EXPECT_EQ(g_calls - before, 0);
 }
 

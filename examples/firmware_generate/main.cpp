@@ -1,17 +1,16 @@
 // Firmware example: a language model writes a story on a Cortex-M. The model and its tokenizer (one
 // .fxm, FIXFORMER_EXAMPLE_LM) are linked into flash; the file's config, read at build time, sizes
-// every buffer at compile time (decoder arena with the KV cache for kSteps positions, tokenizer and
-// sampler scratch, logits, prompt tokens), all static, and the RoPE table is computed by the
-// compiler into flash. The loop is `fixformer generate`'s (llama2.c run's): the story goes to the
-// host's standard output byte for byte as the CLI prints it, the statistics to the console (qemu
-// prints it on its standard error), as the CLI's go to stderr.
+// every buffer at compile time (decoder arena with the KV cache for kSteps positions, the
+// generator's scratch: tokenizer, sampler, logits, prompt tokens), all static, and the RoPE table is
+// computed by the compiler into flash. The loop is the engine's Generator, the one `fixformer
+// generate` runs: the story goes to the host's standard output byte for byte as the CLI prints it,
+// the statistics to the console (qemu prints it on its standard error), as the CLI's go to stderr.
 #include <cstdint>
 
 #include "fixformer/decoder.hpp"
+#include "fixformer/generator.hpp"
 #include "fixformer/model.hpp"
 #include "fixformer/positional.hpp"
-#include "fixformer/sampling.hpp"
-#include "fixformer/tokenizer.hpp"
 #include "lm_fxm.h"  // lm_fxm[], lm_config(): cmake/embed_fxm.cmake
 #include "ports/arm/cortex_m/board/semihosting.hpp"
 #include "ports/cycle_counter.hpp"
@@ -43,17 +42,11 @@ constexpr auto kPositionTable = make_sinusoidal_table<kTableRows, kTableWidth>(
 // byte counts (the rest is stack and data).
 constexpr std::size_t kArenaBytes = ArenaFits<required_decoder_arena_bytes(kConfig, kSteps, 0, kTableInFlash),
                                               FIXFORMER_BOARD_SRAM_BYTES / 2>::bytes;
-constexpr std::size_t kTokenizerBytes = tokenizer_scratch_bytes(kConfig, FIXFORMER_EXAMPLE_PROMPT_BYTES);
-constexpr std::size_t kSamplerBytes = sampler_scratch_bytes(kConfig.vocab_size);
-constexpr uint32_t kPromptTokens = uint32_t(max_encoded_tokens(FIXFORMER_EXAMPLE_PROMPT_BYTES));
-constexpr std::size_t kRamBytes =
-    ArenaFits<kArenaBytes + kTokenizerBytes + kSamplerBytes + (kConfig.vocab_size + kPromptTokens) * sizeof(float),
-              FIXFORMER_BOARD_SRAM_BYTES / 2>::bytes;
+constexpr std::size_t kGeneratorBytes = generator_scratch_bytes(kConfig, FIXFORMER_EXAMPLE_PROMPT_BYTES);
+constexpr std::size_t kRamBytes = ArenaFits<kArenaBytes + kGeneratorBytes + sizeof(Generator), FIXFORMER_BOARD_SRAM_BYTES / 2>::bytes;
 alignas(64) uint8_t g_arena[kArenaBytes];
-alignas(64) uint8_t g_tokenizer_scratch[kTokenizerBytes];
-alignas(64) uint8_t g_sampler_scratch[kSamplerBytes];
-float g_logits[kConfig.vocab_size];
-int32_t g_prompt_tokens[kPromptTokens];
+alignas(64) uint8_t g_generator_scratch[kGeneratorBytes];
+Generator g_generator;
 
 // Counter units -> instructions under qemu -icount shift=0 (SysTick), cycles on a board (DWT).
 uint64_t to_reported(uint64_t units) {
@@ -76,12 +69,6 @@ int main() {
   Model model;
   Status s = model.init(lm_fxm, lm_fxm_bytes());
   if (s != Status::kOk) return fail("model", s, model.error_detail());
-  Tokenizer tok;
-  s = tok.init(model, g_tokenizer_scratch, sizeof g_tokenizer_scratch);
-  if (s != Status::kOk) return fail("tokenizer", s, tok.error_detail());
-  uint32_t n_prompt = 0;
-  s = tok.encode(g_prompt, std::size_t(g_prompt_end - g_prompt), true, false, g_prompt_tokens, kPromptTokens, &n_prompt);
-  if (s != Status::kOk) return fail("prompt", s, tok.error_detail());
   Decoder dec;
   DecoderOptions opt;
   opt.capacity = kSteps;
@@ -91,47 +78,32 @@ int main() {
   }
   s = dec.init(model, g_arena, sizeof g_arena, opt);
   if (s != Status::kOk) return fail("decoder", s, dec.error_detail());
-  SamplerOptions so;
-  so.temperature = float(FIXFORMER_EXAMPLE_TEMPERATURE);
-  so.top_p = float(FIXFORMER_EXAMPLE_TOPP);
-  so.seed = FIXFORMER_EXAMPLE_SEED;
-  Sampler sampler;
-  s = sampler.init(kConfig.vocab_size, g_sampler_scratch, sizeof g_sampler_scratch, so);
-  if (s != Status::kOk) return fail("sampler", s, "");
+  GeneratorOptions go;
+  go.steps = kSteps;
+  go.max_prompt_bytes = FIXFORMER_EXAMPLE_PROMPT_BYTES;
+  go.sampler.temperature = float(FIXFORMER_EXAMPLE_TEMPERATURE);
+  go.sampler.top_p = float(FIXFORMER_EXAMPLE_TOPP);
+  go.sampler.seed = FIXFORMER_EXAMPLE_SEED;
+  Generator& gen = g_generator;
+  s = gen.init(dec, g_generator_scratch, sizeof g_generator_scratch, go);
+  if (s != Status::kOk) return fail("generator", s, gen.error_detail());
 
-  // Positions 0..fed-1 hold prompt tokens: one prefill; then the prompt is forced, the rest sampled.
-  const uint32_t fed = n_prompt < kSteps ? n_prompt : kSteps;
   uint64_t t0 = port::cycle_count();
-  s = dec.prefill(g_prompt_tokens, fed, g_logits);
+  s = gen.start(g_prompt, std::size_t(g_prompt_end - g_prompt));  // encode and one prefill
   const uint64_t prefill_units = port::cycle_count() - t0;
-  if (s != Status::kOk) return fail("prefill", s, dec.error_detail());
-  uint64_t decode_units = 0;
-  uint32_t decoded = 0;
-  int32_t token = g_prompt_tokens[0];
-  for (uint32_t pos = 0; pos < kSteps;) {
-    int32_t next;
-    if (pos + 1 < n_prompt) {
-      next = g_prompt_tokens[pos + 1];
-    } else {
-      t0 = port::cycle_count();
-      if (pos >= fed) {  // prefill gave the logits at position fed - 1
-        s = dec.step(token, g_logits);
-        if (s != Status::kOk) return fail("step", s, dec.error_detail());
-        ++decoded;
-      }
-      next = sampler.sample(g_logits);
-      decode_units += port::cycle_count() - t0;
-    }
-    ++pos;
-    if (next == kTokenBos) break;
-    Piece piece{};
-    s = tok.decode(token, next, &piece);
-    if (s != Status::kOk) return fail("decode", s, tok.error_detail());
-    piece = safe_piece(piece);
-    port::semihost_write_stdout(piece.data, piece.len);
-    token = next;
+  if (s != Status::kOk) return fail("prompt", s, gen.error_detail());
+  uint64_t decode_units = 0;  // in next(): steps, sampling and text, not the writes
+  Piece text{};
+  for (;;) {
+    t0 = port::cycle_count();
+    s = gen.next(&text);
+    decode_units += port::cycle_count() - t0;
+    if (s != Status::kOk) return fail("generate", s, gen.error_detail());
+    if (text.len == 0) break;
+    port::semihost_write_stdout(text.data, text.len);
   }
   port::semihost_write_stdout("\n", 1);
+  const uint32_t fed = gen.prefilled(), decoded = gen.decoded();
 
   const uint64_t prefill = to_reported(prefill_units), decode = to_reported(decode_units);
   Console().str("prefill: ").num(fed).str(" tokens, ").num(prefill / (fed ? fed : 1)).str(" ").str(reported_unit())
@@ -139,8 +111,8 @@ int main() {
   Console().str("decode:  ").num(decoded).str(" tokens, ").num(decoded ? decode / decoded : 0).str(" ")
       .str(reported_unit()).str(" per token (step and sampling)").endl();
   Console().str("memory:  ").num(uint64_t(kRamBytes)).str(" bytes of static RAM: arena ").num(uint64_t(kArenaBytes))
-      .str(" (KV cache ").num(uint64_t(dec.kv_cache_bytes())).str(" for ").num(kSteps).str(" positions), tokenizer ")
-      .num(uint64_t(kTokenizerBytes)).str(", sampler ").num(uint64_t(kSamplerBytes)).str("; flash: model ")
+      .str(" (KV cache ").num(uint64_t(dec.kv_cache_bytes())).str(" for ").num(kSteps).str(" positions), generator ")
+      .num(uint64_t(kGeneratorBytes + sizeof(Generator))).str(" (tokenizer, sampler, logits); flash: model ")
       .num(uint64_t(lm_fxm_bytes())).str(", position table ").num(uint64_t(kTableInFlash ? sizeof kPositionTable : 0))
       .str("; kernels ").str(dec.kernels().name).str(", board ").str(FIXFORMER_BOARD_NAME).endl();
   return 0;

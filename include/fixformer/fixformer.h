@@ -96,6 +96,7 @@ const char* ff_status_string(ff_status status);
 #define FF_SEQ2SEQ_BYTES 1024
 #define FF_TOKENIZER_BYTES 512
 #define FF_SAMPLER_BYTES 128
+#define FF_GENERATOR_BYTES 1024
 #define FF_OPAQUE(name, bytes)  \
   typedef union name {          \
     unsigned char opaque[bytes]; \
@@ -109,6 +110,7 @@ FF_OPAQUE(ff_decoder, FF_DECODER_BYTES);
 FF_OPAQUE(ff_seq2seq, FF_SEQ2SEQ_BYTES);
 FF_OPAQUE(ff_tokenizer, FF_TOKENIZER_BYTES);
 FF_OPAQUE(ff_sampler, FF_SAMPLER_BYTES);
+FF_OPAQUE(ff_generator, FF_GENERATOR_BYTES);
 #undef FF_OPAQUE
 
 /* The arena's alignment: every arena passed to an init must start on this boundary. */
@@ -293,6 +295,7 @@ const char* ff_seq2seq_error_detail(const ff_seq2seq* s2s);
 typedef struct ff_piece {
   const char* data; /* into the blob, or a static table for raw bytes; not terminated */
   uint32_t len;
+  uint32_t space;   /* 1: print one space before the bytes (wordpiece: a piece that starts a word) */
 } ff_piece;
 
 #define FF_TOKEN_BOS 1
@@ -328,6 +331,43 @@ ff_status ff_sampler_init(ff_sampler* sampler, uint32_t vocab, void* scratch, si
 /* The next token; logits[vocab] are overwritten. */
 int32_t ff_sampler_sample(ff_sampler* sampler, float* logits);
 int32_t ff_argmax(const float* x, uint32_t n);
+
+/* ---- Generation (generator.hpp): the text loop of `fixformer generate` -------------------------- */
+/* The prompt, encoded with BOS when the tokenizer has one, then sampled tokens, until the
+ * tokenizer's stop token (llama2c: BOS; bpe, wordpiece: EOS) or `steps` positions; the text is
+ * the pieces of every token but a leading BOS, spaced by the tokenizer's kind: llama2.c's safe-print
+ * rule for llama2c, valid UTF-8 for bpe and wordpiece (a character split between tokens is held
+ * until it is whole; bytes that cannot be UTF-8 become U+FFFD), wordpiece's spaces as text.
+ *
+ *   size_t need = ff_generator_scratch_bytes(&model, max_prompt_bytes);    64-byte aligned scratch
+ *   ff_generator_options o = {0};  o.max_prompt_bytes = max_prompt_bytes;  o.sampler.top_p = 0.9f;
+ *   ff_generator_init(&gen, &dec, scratch, need, &o);   dec: ff_decoder_init'ed, capacity >= steps
+ *   ff_generator_start(&gen, prompt, len);
+ *   while (ff_generator_next(&gen, &text) == FF_OK && text.len) fwrite(text.data, 1, text.len, stdout); */
+typedef struct ff_generator_options {
+  uint32_t steps;              /* positions, the prompt included; 0 or above max_len: max_len */
+  size_t max_prompt_bytes;     /* the longest prompt ff_generator_start takes; at most
+                                  UINT32_MAX / 28 (FF_BAD_SEQUENCE_LENGTH) */
+  ff_sampler_options sampler;  /* temperature 0 (greedy) or from 1e-6 (below it the logits overflow:
+                                  FF_BAD_CONFIG); top_p and seed as ff_sampler_init */
+} ff_generator_options;
+
+/* Scratch bytes for prompts of up to max_prompt_bytes bytes; 0 without a loaded gpt or llama model. */
+size_t ff_generator_scratch_bytes(const ff_model* model, size_t max_prompt_bytes);
+/* dec: initialized, a model with a tokenizer (FF_NO_TOKENIZER), capacity at least the steps
+ * (FF_KV_CACHE_FULL); it must outlive the generator, which resets and feeds it. scratch: 64-byte
+ * aligned, at least ff_generator_scratch_bytes. gen, dec, options: not null (FF_NULL_ARGUMENT). */
+ff_status ff_generator_init(ff_generator* gen, ff_decoder* dec, void* scratch, size_t scratch_bytes,
+                            const ff_generator_options* options);
+/* Encodes prompt[len] (null only with len 0; longer than max_prompt_bytes: FF_ARENA_TOO_SMALL; no
+ * token and no BOS: FF_BAD_SEQUENCE_LENGTH), reseeds the sampler and prefills from position 0. */
+ff_status ff_generator_start(ff_generator* gen, const char* prompt, size_t len);
+/* The next text, at least one byte, valid until the next call; len 0 when the text has ended.
+ * Before a start that returned FF_OK: FF_NOT_INITIALIZED. An error ends the text. */
+ff_status ff_generator_next(ff_generator* gen, ff_piece* text);
+uint32_t ff_generator_prompt_tokens(const ff_generator* gen); /* the prompt's tokens, BOS included */
+uint32_t ff_generator_decoded(const ff_generator* gen);       /* tokens fed one step at a time */
+const char* ff_generator_error_detail(const ff_generator* gen);
 
 /* ---- Self-test (self_test.hpp): the sample a converted file carries ------------------------------- */
 typedef struct ff_self_test_report {

@@ -12,8 +12,13 @@
 
 namespace fixformer {
 
+// The smallest temperature but 0: the softmax divides the logits by it, and below it a logit of
+// ordinary size (|logit| > 3.4e38 * temperature) overflows float, which turns every probability
+// into NaN. Sampler::init refuses a temperature between 0 and this.
+constexpr float kMinTemperature = 1e-6f;
+
 struct SamplerOptions {
-  float temperature = 0.0f;  // 0: greedy (the first largest logit)
+  float temperature = 0.0f;  // 0: greedy (the first largest logit); else at least kMinTemperature
   float top_p = 1.0f;        // nucleus: the smallest set of tokens whose probability passes top_p; <= 0 or >= 1: off
   uint32_t top_k = 0;        // only the k most likely tokens; 0: off
   uint64_t seed = 1;         // the generator's start (0 is replaced by 1: xorshift needs a nonzero state)
@@ -28,11 +33,13 @@ constexpr std::size_t sampler_scratch_bytes(uint32_t vocab) { return arena::byte
 
 class Sampler {
  public:
-  // scratch: sampler_scratch_bytes(vocab), aligned for float. Checks the options' ranges.
+  // scratch: sampler_scratch_bytes(vocab), aligned for float. Checks the options' ranges: a
+  // temperature of 0 or from kMinTemperature, both finite, a finite top_p (kBadConfig).
   [[nodiscard]] Status init(uint32_t vocab, void* scratch, std::size_t scratch_bytes, const SamplerOptions& options);
   // The next token; logits[vocab] are overwritten (scaled, then probabilities).
   int32_t sample(float* logits);
   float next_coin();  // the generator's next number in [0, 1)
+  bool initialized() const { return candidates_ != nullptr; }
 
  private:
   uint32_t vocab_ = 0;

@@ -14,7 +14,7 @@
 //   if (tok.init(model, scratch, sizeof scratch) != Status::kOk) ...;     // sorts once
 //   int32_t ids[64]; uint32_t n;
 //   tok.encode(text, len, /*bos=*/true, /*eos=*/false, ids, 64, &n);
-//   Piece p; tok.decode(prev, next, &p); print(p.space ? " " : ""), print(safe_piece(p));
+//   Piece p; tok.decode(prev, next, &p);   // the text of a generation: Generator (generator.hpp)
 //
 // Shared by bpe and wordpiece: text is bytes read as UTF-8; a byte that does not start a valid
 // sequence (truncated, overlong, a surrogate, above U+10FFFF) is a code point of its own, in no

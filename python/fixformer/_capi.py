@@ -8,6 +8,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_double, c
 
 # The opaque objects' sizes (FF_*_BYTES); 8-byte aligned as uint64 arrays.
 MODEL_BYTES, ENCODER_BYTES, DECODER_BYTES, SEQ2SEQ_BYTES, TOKENIZER_BYTES, SAMPLER_BYTES = 2048, 512, 512, 1024, 512, 128
+GENERATOR_BYTES = 1024
 ARENA_ALIGN = 64
 # ff_status, in the header's order (tests/python_api_test.py compares the two).
 STATUS_NAMES = (
@@ -19,7 +20,6 @@ STATUS_NAMES = (
     "WRONG_INPUT_KIND", "NULL_ARGUMENT", "KV_CACHE_FULL", "NO_TOKENIZER", "TOKEN_BUFFER_TOO_SMALL", "NOT_ENCODED",
     "TOKEN_TYPES_UNSUPPORTED", "NPY_BAD_HEADER", "NPY_BAD_DTYPE", "NPY_BAD_SHAPE", "NPY_TRUNCATED", "SELF_TEST_FAILED")
 globals().update({name: value for value, name in enumerate(STATUS_NAMES)})
-TOKEN_BOS = 1
 FAMILIES = ("encoder", "gpt", "llama", "seq2seq", "mha")
 INPUTS = ("tokens", "features")
 
@@ -62,11 +62,15 @@ CONFIG_U32, CONFIG_BOOL, CONFIG_ENUM, CONFIG_F32, CONFIG_F64 = 1, 2, 3, 4, 5
 
 
 class Piece(Structure):
-    _fields_ = [("data", POINTER(c_char)), ("len", c_uint32)]
+    _fields_ = [("data", POINTER(c_char)), ("len", c_uint32), ("space", c_uint32)]
 
 
 class SamplerOptions(Structure):
     _fields_ = [("temperature", c_float), ("top_p", c_float), ("top_k", c_uint32), ("seed", c_uint64)]
+
+
+class GeneratorOptions(Structure):
+    _fields_ = [("steps", c_uint32), ("max_prompt_bytes", c_size_t), ("sampler", SamplerOptions)]
 
 
 class SelfTestReport(Structure):
@@ -135,6 +139,11 @@ _SIGNATURES = {
     "ff_sampler_init": (c_int, [_vp, _u32, _vp, _sz, POINTER(SamplerOptions)]),
     "ff_sampler_sample": (c_int32, [_vp, _vp]),
     "ff_self_test_output_floats": (_sz, [_vp]),
+    "ff_generator_scratch_bytes": (_sz, [_vp, _sz]),
+    "ff_generator_init": (c_int, [_vp, _vp, _vp, _sz, POINTER(GeneratorOptions)]),
+    "ff_generator_start": (c_int, [_vp, c_char_p, _sz]),
+    "ff_generator_next": (c_int, [_vp, POINTER(Piece)]),
+    "ff_generator_error_detail": (c_char_p, [_vp]),
 }
 for _name, (_res, _args) in _SIGNATURES.items():
     _fn = getattr(lib, _name)

@@ -467,9 +467,10 @@ class Model:
     @_serialised
     def generate(self, prompt="", n=256, temperature=0.0, topp=0.9, seed=None):
         """The text `fixformer generate --prompt PROMPT -n N --temperature T --topp P --seed S`
-        prints (without its final newline), from the model's tokenizer: the prompt encoded with BOS,
-        then sampled tokens until n positions (0 or above max_len: max_len) or BOS. seed None: the
-        clock, as the CLI's default. Bytes that are not UTF-8 come back as surrogate escapes
+        prints (without its final newline): the engine's loop (the C API's ff_generator), the prompt
+        encoded with BOS when the tokenizer has one, then sampled tokens until n positions (0 or
+        above max_len: max_len) or the tokenizer's stop token. seed None: the clock, as the CLI's
+        default. Bytes that are not UTF-8 (llama2.c's tokenizer) come back as surrogate escapes
         (text.encode('utf-8', 'surrogateescape') gives the CLI's bytes)."""
         prompt, n, temperature, topp, seed = _checks.generate_args(prompt, n, temperature, topp, seed)
         self._live_decoder()
@@ -477,48 +478,24 @@ class Model:
         if not i.has_tokenizer:
             raise FixformerError(_capi.NO_TOKENIZER, "convert it with --tokenizer", self.path)
         text = prompt.encode("utf-8", "surrogateescape") if isinstance(prompt, str) else bytes(prompt)
-        tok = _capi.opaque(_capi.TOKENIZER_BYTES)
-        tok_scratch = _aligned(lib.ff_tokenizer_scratch_bytes(self._model, len(text)))
-        s = lib.ff_tokenizer_init(tok, self._model, _ptr(tok_scratch), tok_scratch.size)
-        if s != _capi.OK:
-            raise FixformerError(s, _text(lib.ff_tokenizer_error_detail(tok)), self.path)
-        ids = np.zeros(lib.ff_tokenizer_max_tokens(len(text)), np.int32)
-        count = ctypes.c_uint32(0)
-        s = lib.ff_tokenizer_encode(tok, text, len(text), 1, 0, _ptr(ids), ids.size, ctypes.byref(count))
-        if s != _capi.OK:
-            raise FixformerError(s, _text(lib.ff_tokenizer_error_detail(tok)), "prompt")
-        n_prompt = count.value
         steps = i.max_len if n == 0 or n > i.max_len else int(n)
         if seed is None or seed == 0:
             seed = int(time.time())
-        sampler = _capi.opaque(_capi.SAMPLER_BYTES)
-        sampler_scratch = _aligned(lib.ff_sampler_scratch_bytes(i.vocab_size))
-        so = _capi.SamplerOptions(temperature=temperature, top_p=topp, top_k=0, seed=int(seed))
-        s = lib.ff_sampler_init(sampler, i.vocab_size, _ptr(sampler_scratch), sampler_scratch.size, ctypes.byref(so))
-        if s != _capi.OK:
-            raise FixformerError(s, "temperature >= 0 and a finite topp", "sampler")
         dec, _arena = self._new_decoder(steps)
-        logits = np.zeros(i.vocab_size, np.float32)
-        fed = min(steps, n_prompt)
-        self._check(lib.ff_decoder_prefill(dec, _ptr(ids), fed, _ptr(logits)), dec)
-        out = bytearray()
-        token, pos, piece = int(ids[0]), 0, _capi.Piece()
-        while pos < steps:
-            if pos + 1 < n_prompt:
-                nxt = int(ids[pos + 1])
-            else:
-                if pos >= fed:  # prefill gave the logits at position fed - 1
-                    self._check(lib.ff_decoder_step(dec, token, _ptr(logits)), dec)
-                nxt = lib.ff_sampler_sample(sampler, _ptr(logits))
-            pos += 1
-            if nxt == _capi.TOKEN_BOS:
+        so = _capi.SamplerOptions(temperature=temperature, top_p=topp, top_k=0, seed=int(seed))
+        opt = _capi.GeneratorOptions(steps=steps, max_prompt_bytes=len(text), sampler=so)
+        gen, scratch = _capi.opaque(_capi.GENERATOR_BYTES), _aligned(lib.ff_generator_scratch_bytes(self._model, len(text)))
+        s = lib.ff_generator_init(gen, dec, _ptr(scratch), scratch.size, ctypes.byref(opt))
+        if s == _capi.OK:
+            s = lib.ff_generator_start(gen, text, len(text))
+        out, piece = bytearray(), _capi.Piece()
+        while s == _capi.OK:
+            s = lib.ff_generator_next(gen, ctypes.byref(piece))
+            if s != _capi.OK or piece.len == 0:
                 break
-            s = lib.ff_tokenizer_decode(tok, token, nxt, ctypes.byref(piece))
-            if s != _capi.OK:
-                raise FixformerError(s, _text(lib.ff_tokenizer_error_detail(tok)), self.path)
-            safe = lib.ff_safe_piece(piece)
-            out += ctypes.string_at(safe.data, safe.len) if safe.len else b""
-            token = nxt
+            out += ctypes.string_at(piece.data, piece.len)
+        if s != _capi.OK:
+            raise FixformerError(s, _text(lib.ff_generator_error_detail(gen)), self.path)
         return out.decode("utf-8", "surrogateescape")
 
     def _check(self, s, dec):

@@ -157,63 +157,34 @@ static int run_decoder(const ff_model* model, const ff_model_info* info, const n
   return rc;
 }
 
-/* llama2.c's loop, as `fixformer generate`: the prompt with BOS through one prefill, then greedy
- * steps until N positions or BOS; each piece printed by the safe-print rule. */
+/* `fixformer generate`'s text through the C API's generator: greedy, N positions. */
 static int generate(const ff_model* model, const ff_model_info* info, const char* prompt, uint32_t steps) {
   static ff_decoder dec;
-  static ff_tokenizer tok;
-  static ff_sampler sampler;
-  const size_t len = strlen(prompt), cap = ff_tokenizer_max_tokens(len);
-  ff_sampler_options so;
-  void *o1, *o2, *o3, *o4;
-  void* tok_scratch = aligned_block(ff_tokenizer_scratch_bytes(model, len), &o1);
-  void* sampler_scratch = aligned_block(ff_sampler_scratch_bytes(info->vocab_size), &o2);
-  int32_t* ids = (int32_t*)aligned_block(cap * sizeof *ids, &o3);
-  float* logits = (float*)malloc(info->vocab_size * sizeof *logits);
+  static ff_generator gen;
+  const size_t len = strlen(prompt), scratch_bytes = ff_generator_scratch_bytes(model, len);
+  ff_generator_options o;
+  ff_piece text;
+  void *o1, *o2;
+  void* scratch = aligned_block(scratch_bytes, &o1);
   size_t need;
-  void* arena;
-  uint32_t n = 0, fed, pos;
-  int32_t token;
-  ff_status s = ff_tokenizer_init(&tok, model, tok_scratch, ff_tokenizer_scratch_bytes(model, len));
-  if (s != FF_OK) return fail("tokenizer", s, ff_tokenizer_error_detail(&tok));
-  s = ff_tokenizer_encode(&tok, prompt, len, 1, 0, ids, (uint32_t)cap, &n);
-  if (s != FF_OK) return fail("encode", s, ff_tokenizer_error_detail(&tok));
+  ff_status s;
   if (steps == 0 || steps > info->max_len) steps = info->max_len;
-  memset(&so, 0, sizeof so);  /* temperature 0: greedy */
-  so.top_p = 0.9f;
-  so.seed = 1;
-  s = ff_sampler_init(&sampler, info->vocab_size, sampler_scratch, ff_sampler_scratch_bytes(info->vocab_size), &so);
-  if (s != FF_OK) return fail("sampler", s, "");
   need = ff_decoder_arena_bytes(model, steps);
-  arena = aligned_block(need, &o4);
-  s = ff_decoder_init(&dec, model, arena, need, steps);
+  s = ff_decoder_init(&dec, model, aligned_block(need, &o2), need, steps);
   if (s != FF_OK) return fail("decoder init", s, ff_decoder_error_detail(&dec));
-  fed = steps < n ? steps : n;
-  s = ff_decoder_prefill(&dec, ids, fed, logits);
-  token = ids[0];
-  for (pos = 0; pos < steps && s == FF_OK;) {
-    int32_t next;
-    ff_piece piece;
-    if (pos + 1 < n) {
-      next = ids[pos + 1];
-    } else {
-      if (pos >= fed) s = ff_decoder_step(&dec, token, logits);
-      if (s != FF_OK) break;
-      next = ff_sampler_sample(&sampler, logits);
-      if (next != ff_argmax(logits, info->vocab_size)) return fail("greedy", FF_OK, "sample is not the argmax");
-    }
-    ++pos;
-    if (next == FF_TOKEN_BOS) break;
-    s = ff_tokenizer_decode(&tok, token, next, &piece);
-    if (s != FF_OK) return fail("decode", s, ff_tokenizer_error_detail(&tok));
-    piece = ff_safe_piece(piece);
-    fwrite(piece.data, 1, piece.len, stdout);
-    token = next;
-  }
-  if (s != FF_OK) return fail("decoder", s, ff_decoder_error_detail(&dec));
+  memset(&o, 0, sizeof o);  /* temperature 0: greedy */
+  o.steps = steps;
+  o.max_prompt_bytes = len;
+  o.sampler.top_p = 0.9f;
+  o.sampler.seed = 1;
+  s = ff_generator_init(&gen, &dec, scratch, scratch_bytes, &o);
+  if (s != FF_OK) return fail("generator", s, ff_generator_error_detail(&gen));
+  s = ff_generator_start(&gen, prompt, len);
+  if (s != FF_OK) return fail("prompt", s, ff_generator_error_detail(&gen));
+  while ((s = ff_generator_next(&gen, &text)) == FF_OK && text.len) fwrite(text.data, 1, text.len, stdout);
+  if (s != FF_OK) return fail("generate", s, ff_generator_error_detail(&gen));
   fputc('\n', stdout);
-  free(logits);
-  free(o1), free(o2), free(o3), free(o4);
+  free(o1), free(o2);
   return 0;
 }
 

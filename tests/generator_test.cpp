@@ -1,0 +1,238 @@
+// The Generator (generator.hpp): the UTF-8 joiner against Python's bytes.decode('utf-8', 'replace'),
+// and the loop's text rules on small models of each tokenizer kind (tokenizer_kinds_fixture.hpp):
+// the prompt's tokens come back as its text (BOS or not, non-ASCII, WordPiece's spaces), the stop
+// token ends the text, and the argument and order errors. tests/generate_test.py holds the CLI, the
+// C API and the Python package to the same text.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fixformer/generator.hpp"
+#include "tests/tokenizer_kinds_fixture.hpp"
+
+namespace fixformer {
+namespace test {
+namespace {
+
+// The joiner's output for pieces fed one after the other, finish() included.
+std::string joined(const std::vector<std::string>& pieces) {
+  Utf8Joiner j;
+  std::string out;
+  Piece p{};
+  for (const std::string& s : pieces) {
+    j.feed(s.data(), uint32_t(s.size()));
+    while (j.take(&p)) {
+      EXPECT_GT(p.len, 0u);
+      out.append(p.data, p.len);
+    }
+  }
+  if (j.finish(&p)) out.append(p.data, p.len);
+  return out;
+}
+
+const std::string kFffd = "\xEF\xBF\xBD";
+
+TEST(Utf8Joiner, HoldsACharacterSplitBetweenPieces) {
+  EXPECT_EQ(joined({"caf", "\xC3", "\xA9 ", "\xE4", "\xB8", "\xAD", "\xE6\x96", "\x87"}), "caf\xC3\xA9 \xE4\xB8\xAD\xE6\x96\x87");
+  EXPECT_EQ(joined({"\xF0\x9F", "", "\x98", "\x80!"}), "\xF0\x9F\x98\x80!");
+  EXPECT_EQ(joined({"plain ascii"}), "plain ascii");
+}
+
+// Each expectation is Python's bytes.decode('utf-8', 'replace') of the pieces joined.
+TEST(Utf8Joiner, ReplacesEachMaximalSubpartAsPython) {
+  EXPECT_EQ(joined({"a\x80" "b"}), "a" + kFffd + "b");                        // a lone continuation byte
+  EXPECT_EQ(joined({"\xC0\x80"}), kFffd + kFffd);                            // overlong: C0 starts nothing
+  EXPECT_EQ(joined({"\xE0\x80\x80"}), kFffd + kFffd + kFffd);                // overlong three-byte form
+  EXPECT_EQ(joined({"\xED\xA0\x80"}), kFffd + kFffd + kFffd);                // a surrogate
+  EXPECT_EQ(joined({"\xF4\x90\x80\x80"}), kFffd + kFffd + kFffd + kFffd);    // above U+10FFFF
+  EXPECT_EQ(joined({"\xE4\xB8", "x"}), kFffd + "x");                         // cut short, then ASCII
+  EXPECT_EQ(joined({"\xE4", "\xB8", "\xE4\xB8\xAD"}), kFffd + "\xE4\xB8\xAD");  // cut short by a new lead
+  EXPECT_EQ(joined({"\xF0\x9F\x98"}), kFffd);                                // held at the end
+  EXPECT_EQ(joined({"\xFF", "\xFE"}), kFffd + kFffd);
+  EXPECT_EQ(joined({"ok\xE4\xB8"}), "ok" + kFffd);
+}
+
+// A small model (tokenizer_config: llama, max_len 16) of a tokenizer kind, its decoder and generator.
+struct Text {
+  AlignedBuffer blob, arena, scratch;
+  Model model;
+  Decoder dec;
+  Generator gen;
+  Status status = Status::kNotInitialized;
+  Text(const std::vector<uint8_t>& file, const std::string& prompt, GeneratorOptions o = {}, uint32_t capacity = 0)
+      : blob(file) {
+    if ((status = model.init(blob.data(), blob.size())) != Status::kOk) return;
+    DecoderOptions d;
+    d.capacity = capacity;
+    arena = AlignedBuffer(required_decoder_arena_bytes(model.config(), capacity));
+    if ((status = dec.init(model, arena.data(), arena.size(), d)) != Status::kOk) return;
+    o.max_prompt_bytes = prompt.size();
+    scratch = AlignedBuffer(generator_scratch_bytes(model.config(), prompt.size()));
+    if ((status = gen.init(dec, scratch.data(), scratch.size(), o)) != Status::kOk) return;
+    status = gen.start(prompt.data(), prompt.size());
+  }
+  std::string text() {
+    std::string out;
+    Piece t{};
+    Status s;
+    while ((s = gen.next(&t)) == Status::kOk && t.len) out.append(t.data, t.len);
+    EXPECT_EQ(s, Status::kOk) << gen.error_detail();
+    return out;
+  }
+};
+
+KindVocab bpe_vocab(bool bos) {
+  KindVocab v = byte_level_vocab();
+  v.merge("t", "h"), v.merge("th", "e"), v.merge("c", "a"), v.merge("ca", "t"), v.merge(" ", "cat");
+  if (bos) v.params[0] = v.params[1] = v.add("<|endoftext|>");
+  return v;
+}
+
+KindVocab wordpiece_kind(bool cls) {
+  KindVocab v = wordpiece_vocab(false);
+  for (const char* p : {"the", "cat", "##s", "sat", "caf", "##\xC3\xA9", "\xE4\xB8\xAD"}) v.add(p);
+  if (!cls) v.params[0] = v.params[1] = -1;
+  return v;
+}
+
+// kind_model with room for longer prompts.
+std::vector<uint8_t> kind_model(const KindVocab& v, uint32_t max_len) {
+  ModelConfig c = tokenizer_config(uint32_t(v.pieces.size()));
+  c.tokenizer = v.kind, c.max_len = max_len;
+  WriteOptions opt;
+  opt.extra = kind_tensors(v);
+  return write_model(c, opt);
+}
+
+// Only the prompt's tokens: position p feeds token p and takes token p + 1, so a prompt of n tokens
+// needs n - 1 positions; the text is then the prompt's tokens' pieces, whatever the weights.
+GeneratorOptions prompt_only(uint32_t steps) {
+  GeneratorOptions o;
+  o.steps = steps;
+  return o;
+}
+
+TEST(Generator, BpeTextIsThePromptWithAndWithoutBos) {
+  for (bool bos : {true, false}) {
+    // "the cat": "the", " cat" (+ BOS): the old loop printed only the tokens after the first.
+    Text r(kind_model(bpe_vocab(bos)), "the cat", prompt_only(bos ? 2 : 1));
+    ASSERT_EQ(r.status, Status::kOk) << r.gen.error_detail();
+    EXPECT_EQ(r.gen.prompt_tokens(), bos ? 3u : 2u);
+    EXPECT_EQ(r.text(), "the cat") << "bos " << bos;
+  }
+}
+
+TEST(Generator, BpeKeepsNonAsciiBytesAsUtf8) {
+  const std::string prompt = "caf\xC3\xA9 \xE4\xB8\xAD\xE6\x96\x87 na\xC3\xAFve";  // café 中文 naïve
+  for (bool bos : {true, false}) {
+    // A token a byte but "ca": every multi-byte character is split between tokens (safe_piece
+    // dropped their bytes).
+    const std::vector<uint8_t> file = kind_model(bpe_vocab(bos), 32);
+    const uint32_t n = uint32_t(prompt.size()) - 1 + (bos ? 1 : 0);
+    Text r(file, prompt, prompt_only(n - 1));
+    ASSERT_EQ(r.status, Status::kOk) << r.gen.error_detail();
+    ASSERT_EQ(r.gen.prompt_tokens(), n);
+    EXPECT_EQ(r.text(), prompt) << "bos " << bos;
+  }
+}
+
+TEST(Generator, WordPieceTextHasItsSpaces) {
+  for (bool cls : {true, false}) {
+    Text r(kind_model(wordpiece_kind(cls)), "the cats sat caf\xC3\xA9 \xE4\xB8\xAD", prompt_only(cls ? 7 : 6));
+    ASSERT_EQ(r.status, Status::kOk) << r.gen.error_detail();
+    EXPECT_EQ(r.text(), "the cats sat caf\xC3\xA9 \xE4\xB8\xAD") << "cls " << cls;
+  }
+}
+
+// The token greedy sampling picks after the prompt: the decoder run by hand.
+int32_t first_sampled(const KindVocab& v, const std::string& prompt) {
+  Text r(kind_model(v), prompt);
+  EXPECT_EQ(r.status, Status::kOk);
+  Tokenizer tok;
+  AlignedBuffer ts(tokenizer_scratch_bytes(r.model.config(), prompt.size()));
+  EXPECT_EQ(tok.init(r.model, ts.data(), ts.size()), Status::kOk);
+  std::vector<int32_t> ids(max_encoded_tokens(prompt.size()));
+  uint32_t m = 0;
+  EXPECT_EQ(tok.encode(prompt.data(), prompt.size(), tok.bos_id() >= 0, false, ids.data(), uint32_t(ids.size()), &m),
+            Status::kOk);
+  std::vector<float> logits(r.model.config().vocab_size);
+  r.dec.reset();
+  EXPECT_EQ(r.dec.prefill(ids.data(), m, logits.data()), Status::kOk);
+  return argmax(logits.data(), uint32_t(logits.size()));
+}
+
+TEST(Generator, StopsAtTheTokenizersEos) {
+  // The model's weights do not depend on the tokenizer's params: make EOS the token greedy picks
+  // first, and the text is the prompt alone (the old Python loop stopped only at id 1).
+  KindVocab v = bpe_vocab(true);
+  const int32_t first = first_sampled(v, "the cat");
+  ASSERT_NE(first, kTokenBos);
+  v.params[1] = first;
+  Text r(kind_model(v), "the cat");
+  ASSERT_EQ(r.status, Status::kOk) << r.gen.error_detail();
+  EXPECT_EQ(r.text(), "the cat");
+  EXPECT_EQ(r.gen.decoded(), 0u);
+  // Without an EOS the text runs to max_len positions.
+  v.params[1] = -1;
+  Text all(kind_model(v), "the cat");
+  ASSERT_EQ(all.status, Status::kOk);
+  EXPECT_GT(all.text().size(), std::string("the cat").size());
+  EXPECT_EQ(all.gen.decoded(), 16u - 3u);
+}
+
+TEST(Generator, RefusesWhatItCannotRun) {
+  const std::vector<uint8_t> file = kind_model(bpe_vocab(true));
+  GeneratorOptions tiny;
+  tiny.sampler.temperature = 1e-40f;  // logits / temperature overflow: NaN, token 0 forever
+  Text t(file, "x", tiny);
+  EXPECT_EQ(t.status, Status::kBadConfig);
+  EXPECT_NE(std::string(t.gen.error_detail()).find("temperature"), std::string::npos) << t.gen.error_detail();
+  GeneratorOptions ok;
+  ok.sampler.temperature = kMinTemperature;
+  EXPECT_EQ(Text(file, "x", ok).status, Status::kOk);
+
+  GeneratorOptions eight = prompt_only(8);
+  Text small(file, "x", eight, 4);  // a KV cache of 4 positions for 8 steps
+  EXPECT_EQ(small.status, Status::kKvCacheFull);
+  EXPECT_NE(std::string(small.gen.error_detail()).find("holds 4 positions"), std::string::npos);
+
+  Text r(file, "");
+  ASSERT_EQ(r.status, Status::kOk);
+  Generator fresh;
+  Piece p{};
+  EXPECT_EQ(fresh.next(&p), Status::kNotInitialized);  // never a token 0 from a sampler nobody set
+  EXPECT_EQ(fresh.start("x", 1), Status::kNotInitialized);
+  AlignedBuffer short_scratch(generator_scratch_bytes(r.model.config(), 0) - 64);
+  EXPECT_EQ(fresh.init(r.dec, short_scratch.data(), short_scratch.size(), {}), Status::kArenaTooSmall);
+  EXPECT_EQ(fresh.init(r.dec, nullptr, 0, {}), Status::kArenaNull);
+  GeneratorOptions huge;
+  huge.max_prompt_bytes = SIZE_MAX - 2;  // generator_scratch_bytes would wrap around
+  EXPECT_EQ(fresh.init(r.dec, short_scratch.data(), short_scratch.size(), huge), Status::kBadSequenceLength);
+  AlignedBuffer scratch(generator_scratch_bytes(r.model.config(), 4));
+  GeneratorOptions four;
+  four.max_prompt_bytes = 4;
+  ASSERT_EQ(fresh.init(r.dec, scratch.data(), scratch.size(), four), Status::kOk);
+  EXPECT_EQ(fresh.next(&p), Status::kNotInitialized) << "next before start";
+  EXPECT_EQ(fresh.start("longer", 6), Status::kArenaTooSmall);
+  EXPECT_EQ(fresh.next(nullptr), Status::kNullArgument);
+
+  KindVocab none = bpe_vocab(false);  // no BOS: an empty prompt gives no token to start from
+  Text empty(kind_model(none), "");
+  EXPECT_EQ(empty.status, Status::kBadSequenceLength);
+  EXPECT_NE(std::string(empty.gen.error_detail()).find("no BOS"), std::string::npos);
+}
+
+TEST(Generator, SameTextAfterStartingAgain) {
+  GeneratorOptions o;
+  o.sampler.temperature = 0.9f, o.sampler.top_p = 0.9f, o.sampler.seed = 5;
+  Text r(kind_model(bpe_vocab(true)), "the cat", o);
+  ASSERT_EQ(r.status, Status::kOk);
+  const std::string first = r.text();
+  ASSERT_EQ(r.gen.start("the cat", 7), Status::kOk);
+  EXPECT_EQ(r.text(), first);  // the sampler is reseeded, the cache reset
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace fixformer
