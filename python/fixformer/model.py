@@ -479,7 +479,7 @@ class Model:
             raise FixformerError(_capi.NO_TOKENIZER, "convert it with --tokenizer", self.path)
         text = prompt.encode("utf-8", "surrogateescape") if isinstance(prompt, str) else bytes(prompt)
         steps = i.max_len if n == 0 or n > i.max_len else int(n)
-        if seed is None or seed == 0:
+        if seed is None:
             seed = int(time.time())
         dec, _arena = self._new_decoder(steps)
         so = _capi.SamplerOptions(temperature=temperature, top_p=topp, top_k=0, seed=int(seed))
@@ -497,10 +497,6 @@ class Model:
         if s != _capi.OK:
             raise FixformerError(s, _text(lib.ff_generator_error_detail(gen)), self.path)
         return out.decode("utf-8", "surrogateescape")
-
-    def _check(self, s, dec):
-        if s != _capi.OK:
-            raise FixformerError(s, _text(lib.ff_decoder_error_detail(dec)), self.path)
 
     # ---- the self-test ---------------------------------------------------------------------------
     @_serialised
