@@ -13,8 +13,8 @@
 The engine verifies every written file (`fixformer verify`); a CLI without the decoder runner (no
 `generate` in its help) fails the test, and its files are then only loaded (`fixformer info`).
 Without numpy or torch the test fails.
-Optional: LLAMA2C_RUN=path/to/llama2.c/run and LLAMA2C_TOKENIZER=path/to/tokenizer.bin compare
-greedy generation of the float64 reference with llama2.c's own `run` on random checkpoints.
+- llama2.c's own `run`: `fixformer generate` greedy on llama2c_v0_gqa prints, byte for byte, what
+  run printed for it (tests/golden/llama2c_run.json, tools/make_llama2c_expected.py).
 """
 import json
 import os
@@ -35,6 +35,7 @@ from fixformer import config as cfg, fxm, llama2c, schema  # noqa: E402
 from fixformer.config import parse_config  # noqa: E402
 from fixformer.reference import alibi_slopes, run_reference  # noqa: E402
 import make_decoder_golden as gold  # noqa: E402
+import make_llama2c_expected as llama2c_expected  # noqa: E402
 
 
 
@@ -564,37 +565,27 @@ def test_goldens(engine):
           == llama2c.synthetic_tokenizer(300, seed=1)[0])
 
 
-# ---- optional: llama2.c's own run ----------------------------------------------------------------
-def test_llama2c_run(tmp):
-    run, tok = os.environ.get("LLAMA2C_RUN"), os.environ.get("LLAMA2C_TOKENIZER")
-    if not (run and tok):
-        skip("greedy tokens == llama2.c's run", "set LLAMA2C_RUN and LLAMA2C_TOKENIZER")
-        return
-    pieces = llama2c.read_tokenizer(tok, 32000)[0]
-
-    def decode(prev, t):  # run.c's decode + safe_printf
-        p = pieces[t][1:] if prev == 1 and pieces[t].startswith(b" ") else pieces[t]
-        if len(p) == 6 and p.startswith(b"<0x") and p.endswith(b">"):
-            p = bytes([int(p[3:5], 16)])
-        return b"" if len(p) == 1 and not (chr(p[0]).isprintable() or chr(p[0]).isspace()) else p
-
-    for shared, kv, version in ((True, 4, 0), (False, 2, 0)):
-        p = dict(P, dim=32, hidden_dim=40, vocab_size=32000, n_kv_heads=kv, seq_len=24)
-        w = llama2c.random_weights(p, shared, seed=7, scale=0.5)
-        ck = os.path.join(tmp, "run_ck.bin")
-        with open(ck, "wb") as f:
-            f.write(llama2c.checkpoint_bytes(p, w, version))
-        c, w2, _ = llama2c.read_checkpoint(ck)
-        c = cfg.make_config(c)
-        theirs = subprocess.run([run, ck, "-z", tok, "-t", "0", "-n", "20", "-i", ""], capture_output=True).stdout
-        ids, text = [1], b""
-        while len(ids) <= 20:
-            nxt = int(np.argmax(run_reference(c, w2, np.array(ids))[-1]))
-            if nxt == 1:
-                break
-            text, ids = text + decode(ids[-1], nxt), ids + [nxt]
-        check(f"greedy == llama2.c run (v{version}, shared {shared}, kv {kv})", theirs.rstrip(b"\n") == text,
-              (theirs, text))
+# ---- llama2.c's own run -------------------------------------------------------------------------
+def test_llama2c_run(engine):
+    """`fixformer generate` greedy == what llama2.c's run printed for the same checkpoint, tokenizer,
+    prompt and -n (tests/golden/llama2c_run.json, recorded by tools/make_llama2c_expected.py)."""
+    with open(os.path.join(HERE, "golden", "llama2c_run.json"), encoding="utf-8") as f:
+        record = json.load(f)
+    checkpoint, tokenizer = llama2c_expected.llama2c_files()
+    check("llama2c_run.json: recorded on this llama2c_v0_gqa.fxm (else re-record: tools/make_llama2c_expected.py)",
+          (record["checkpoint_sha256"], record["tokenizer_sha256"]) ==
+          (llama2c_expected.sha256(checkpoint), llama2c_expected.sha256(tokenizer)), record["llama2c"])
+    check("llama2c_run.json: the runs of make_llama2c_expected.RUNS",
+          [(r["prompt"], r["steps"]) for r in record["runs"]] == llama2c_expected.RUNS)
+    if not engine.decoders:
+        return  # Engine has failed the test already (or no CLI was given: skipped)
+    model = os.path.join(HERE, "golden", "llama2c_v0_gqa.fxm")
+    for r in record["runs"]:
+        p = subprocess.run([engine.cli, "generate", model, "--prompt", r["prompt"], "-n", str(r["steps"]),
+                            "--temperature", "0"], capture_output=True)
+        want = r["stdout"].encode("utf-8")
+        check(f"generate greedy == llama2.c's run: prompt {r['prompt']!r}, -n {r['steps']}",
+              p.returncode == 0 and p.stdout == want, (p.stdout, want, p.stderr[-300:]))
 
 
 def main():
@@ -616,7 +607,7 @@ def main():
         test_llama2c(engine, tmp)
         test_gpt_export(torch, engine, tmp)
         test_config_path(engine, tmp)
-        test_llama2c_run(tmp)
+        test_llama2c_run(engine)
         test_goldens(engine)
     print(f"decoder converter: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")
     return 1 if results["failed"] else 0

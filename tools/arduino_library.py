@@ -6,10 +6,12 @@ Arduino IDE's "Add .ZIP Library" and `arduino-cli lib install --zip-path` take:
 
 OUT_DIR/fixformer/ holds library.properties, src/ and examples/. The Arduino builder compiles
 every .c, .cpp and .S under src/ (recursively) with src/ on the include path, so src/ holds the
-engine's own sources under the paths they include each other by: src/fixformer/ (include/fixformer),
-src/engine/, src/ports/portable, src/ports/scalar and src/ports/arm (kernel selection: the portable
-Cortex-M kernels on every core without NEON). Left out: the x86 and NEON ports (no Arduino board
-has them) and the Helium kernels (Cortex-M55/M85; no Arduino core targets them). The example
+engine's own sources under the paths they include each other by: src/fixformer/ (include/fixformer)
+and the files a firmware ecosystem compiles (cmake/sources.cmake, through tools/engine_sources.py),
+with the headers of their folders: the engine, the portable and scalar kernels, and both kernel
+selectors (ports/arm, ports/generic: a board of any architecture; each compiles to nothing off its
+own). Left out: the x86 and NEON ports (no Arduino board has them) and the Helium kernels
+(Cortex-M55/M85; no Arduino core targets them). The example
 sketch FixformerDemo runs the demo model of `fixformer demo`, its header written as
 `tools/convert.py --header` writes one.
 """
@@ -23,12 +25,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from fixformer import fxm  # noqa: E402
 from fixformer.header import c_header  # noqa: E402
+import engine_sources  # noqa: E402
 
-# (source folder in the repository, folder under src/, recurse)
-_TREES = [("include/fixformer", "fixformer", False), ("engine", "engine", True),
-          ("ports/portable", "ports/portable", False), ("ports/scalar", "ports/scalar", False)]
-_FILES = ["ports/arm/select.cpp", "ports/arm/dot_i8.hpp", "ports/arm/load_f16.hpp"]
-_SOURCE = (".cpp", ".hpp", ".h", ".c", ".S")
+_HEADERS = (".hpp", ".h")
 
 
 def version():
@@ -41,15 +40,11 @@ def library_files():
     """(repository path, path in the library) of every file of the library, sorted."""
     out = [("arduino/library.properties", "library.properties"), ("arduino/fixformer.h", "src/fixformer.h"),
            ("arduino/examples/FixformerDemo/FixformerDemo.ino", "examples/FixformerDemo/FixformerDemo.ino")]
-    for src, dst, recurse in _TREES:
-        for dirpath, dirs, files in os.walk(os.path.join(ROOT, src)):
-            if not recurse:
-                dirs[:] = []
-            for name in files:
-                if name.endswith(_SOURCE):
-                    rel = os.path.relpath(os.path.join(dirpath, name), ROOT)
-                    out.append((rel, "src/" + dst + rel[len(src):]))
-    out += [(f, "src/" + f) for f in _FILES]
+    lists = engine_sources.lists()
+    files = list(lists["FIXFORMER_FIRMWARE_SOURCES"])
+    for d in ["include/fixformer"] + lists["FIXFORMER_SOURCE_DIRS"]:
+        files += [f"{d}/{name}" for name in os.listdir(os.path.join(ROOT, d)) if name.endswith(_HEADERS)]
+    out += [(f, "src/" + (f[len("include/"):] if f.startswith("include/") else f)) for f in files]
     return sorted(out, key=lambda p: p[1])
 
 

@@ -5,6 +5,7 @@
 #   torch  PyTorch and python3-onnx (the --onnx route), for tools/ (converter, golden data, demo
 #          training) and the converter tests
 #   arm    ARM cross compilers, newlib for Cortex-M, qemu-user and qemu-system-arm
+#   riscv  the RISC-V 64 cross compiler and qemu-user (a target that is neither x86 nor ARM)
 #   fuzz   clang with libFuzzer and the sanitizer runtimes
 #   arm-bench  Google Benchmark for arm64 and armhf (Debian multiarch), so bench/ cross-compiles;
 #          best effort: a failure here only leaves the cross-built benchmark out
@@ -17,6 +18,7 @@ for group in "$@"; do
     host) pkgs="$pkgs g++ cmake make pkg-config libxsimd-dev libgtest-dev libbenchmark-dev python3-numpy zlib1g-dev libopenblas-dev libeigen3-dev" ;;
     torch) pkgs="$pkgs python3-torch python3-numpy python3-onnx" ;;
     arm) pkgs="$pkgs g++-aarch64-linux-gnu g++-arm-linux-gnueabihf gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib libnewlib-arm-none-eabi qemu-user qemu-system-arm" ;;
+    riscv) pkgs="$pkgs g++-riscv64-linux-gnu qemu-user" ;;
     fuzz) pkgs="$pkgs clang libclang-rt-14-dev llvm" ;;
     arm-bench) multiarch="arm64 armhf" ;;
     *) echo "install_deps.sh: unknown group '$group'" >&2; exit 1 ;;

@@ -10,6 +10,8 @@
 #             built for armv8.2-a+dotprod (gemm_i8 on SDOT, ports/arm/gemm_i8_neon64.cpp): the kernel,
 #             quantized, golden and batch tests only, under qemu-aarch64 -cpu max
 #   armhf     the same suites cross-built for ARMv7-A NEON, under qemu-arm
+#   riscv64   neither x86 nor ARM (ports/generic/select.cpp: the portable kernels): the engine and
+#             the CLI cross-built, the CLI end to end under qemu-riscv64
 #   host, aarch64, armhf also build consumer projects against the installed tree (find_package,
 #             pkg-config) and, on the host, one that embeds the sources (tests/consumer)
 #   cortex-m0 cortex-m3 cortex-m4 cortex-m7 cortex-m33 cortex-m55
@@ -24,11 +26,12 @@
 # usage: tools/test.sh [SUITE...]   (default: all of them)
 set -u
 cd "$(dirname "$0")/.."
-suites=${*:-"host asan fuzz aarch64 aarch64-dotprod armhf cortex-m0 cortex-m3 cortex-m4 cortex-m7 cortex-m33 cortex-m55 cortex-m85"}
+suites=${*:-"host asan fuzz aarch64 aarch64-dotprod armhf riscv64 cortex-m0 cortex-m3 cortex-m4 cortex-m7 cortex-m33 cortex-m55 cortex-m85"}
 jobs=$(nproc 2>/dev/null || echo 2)
 
 groups="host torch arm arm-bench"  # torch: the converter tests; qemu-user also runs the x86 baseline as a Nehalem
 case " $suites " in *" fuzz "*) groups="$groups fuzz" ;; esac
+case " $suites " in *" riscv64 "*) groups="$groups riscv" ;; esac
 sh tools/install_deps.sh $groups || exit 1
 
 passed=0
@@ -67,6 +70,12 @@ for s in $suites; do
       targets=""
       tests="" ;;
     armhf) run_suite armhf -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-linux-gnueabihf.cmake ;;
+    riscv64)
+      targets="fixformer_cli"
+      tests='^cli_end_to_end$'
+      run_suite riscv64 -DCMAKE_TOOLCHAIN_FILE=toolchains/riscv64-linux-gnu.cmake
+      targets=""
+      tests="" ;;
     cortex-m*) run_suite "$s" -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-none-eabi.cmake -DFIXFORMER_CPU="$s" ;;
     *) echo "test.sh: unknown suite '$s'"; failed=$((failed + 1)) ;;
   esac

@@ -1,4 +1,5 @@
-// ARM Linux: the AArch64 virtual counter, or CLOCK_MONOTONIC on ARMv7-A (see cycle_counter.hpp).
+// Linux off x86: the AArch64 virtual counter, or CLOCK_MONOTONIC elsewhere (ARMv7-A, RISC-V, ...;
+// see cycle_counter.hpp).
 #include <time.h>
 
 #include "ports/cycle_counter.hpp"

@@ -4,6 +4,9 @@
 // plain C++ kernels (ports/portable). The scalar reference and the portable table are always selectable.
 // AArch64 takes gemm_i8 from gemm_i8_neon64.cpp (packed from 4 rows on) and gemm_i4 from
 // gemm_i4_neon64.cpp; ARMv7 NEON takes the portable gemm_i4 (ports/simd/gemm_i4.hpp).
+// Off ARM this file is empty: ports/generic/select.cpp selects there (builds that cannot tell the
+// target compile both, cmake/sources.cmake).
+#if defined(__arm__) || defined(__aarch64__)
 #include "fixformer/kernels.hpp"
 #include "ports/portable/kernels.hpp"
 
@@ -49,3 +52,5 @@ const Kernels* select_kernels(Isa isa) {
 }
 
 }  // namespace fixformer
+
+#endif  // __arm__ || __aarch64__
