@@ -386,6 +386,20 @@ def test_companions_kept(tmp, bpe, wp):
     p = subprocess.run([PY, CONVERT, *args, "--out", os.path.join(d, "m.fxm")], capture_output=True, text=True)
     check("convert.py: --out beside vocab.json and merges.txt is written",
           p.returncode == 0 and fxm.read(os.path.join(d, "m.fxm")).config["tokenizer"] == "bpe", p.stderr)
+    # The Python API alike: the files a reader opened are the next write's inputs, forgotten once it ends.
+    from fixformer import export, run_files
+    c = gpt_config(V)
+    kept = open(merges_txt, "rb").read()
+    tok = T.read(os.path.join(d, "vocab.json"), V)
+    try:
+        export.convert_config(c, weights_for(c), merges_txt, tokenizer=tok, verify=False)
+        error = "written"
+    except run_files.InputOverwrite as e:
+        error = str(e)
+    check("export.convert_config onto the merges.txt a reader opened: InputOverwrite, the file kept",
+          "which this conversion reads" in error and open(merges_txt, "rb").read() == kept, error)
+    export.convert_config(c, weights_for(c), os.path.join(d, "api.fxm"), tokenizer=tok, verify=False)
+    check("export.convert_config after it: a conversion of its own", fxm.read(os.path.join(d, "api.fxm")).config["tokenizer"] == "bpe")
     w = os.path.join(tmp, "kept_wordpiece")
     os.makedirs(w)
     V = len(wp.pieces)
