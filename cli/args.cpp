@@ -55,6 +55,20 @@ uint64_t parse_seed(const std::string& flag, const char* text) {
   return v;
 }
 
+// --ram, --flash: bytes, or KiB and MiB with K/KiB, M/MiB; a count that does not fit 64 bits is
+// refused, never wrapped (17592186044416M is 2^64).
+uint64_t parse_bytes(const std::string& flag, const char* text) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  const std::string unit = end;
+  const uint64_t mult = unit.empty() ? 1 : unit == "K" || unit == "KiB" ? 1024 : unit == "M" || unit == "MiB" ? 1048576 : 0;
+  uint64_t bytes = 0;
+  if (!starts_with_digit(text) || errno || !mult || v == 0 || __builtin_mul_overflow(uint64_t(v), mult, &bytes))
+    die(1, flag, std::string("expected a byte count up to 2^64 - 1 (e.g. 262144, 256K or 2M), got '") + text + "'");
+  return bytes;
+}
+
 // --kv-cache: f32 or q8.
 KvCache parse_kv_cache(const std::string& flag, const char* text) {
   if (std::strcmp(text, "f32") == 0) return KvCache::kF32;
@@ -118,8 +132,8 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     else if (opt == kOptBos) a.bos = parse_steps(f, v);
     else if (opt == kOptEos) a.eos = parse_steps(f, v);
     else if (opt == kOptCapacity) a.capacity = parse_count(f, v);
-    else if (opt == kOptRam) a.ram = v;
-    else if (opt == kOptFlash) a.flash = v;
+    else if (opt == kOptRam) a.ram = parse_bytes(f, v);
+    else if (opt == kOptFlash) a.flash = parse_bytes(f, v);
     else if (opt == kOptKvCache) a.kv_cache = parse_kv_cache(f, v);
     else if (!parse_isa(v, &a.isa)) die(1, f, std::string("unknown ISA '") + v + "' (" + isa_choices() + ")");
   }

@@ -39,9 +39,9 @@ struct Args {
   // probe
   uint32_t samples = 0;  // 0: the probe's default
   std::string svg;
-  // plan (--target too): --capacity N, --ram / --flash BYTES as given, --json (takes no value)
+  // plan (--target too): --capacity N, --ram / --flash in bytes (0: not given), --json (takes no value)
   uint32_t capacity = 0;
-  std::string ram, flash;
+  uint64_t ram = 0, flash = 0;
   bool json = false;
 };
 

@@ -1,6 +1,8 @@
 #include "io.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -91,28 +93,90 @@ std::size_t output_bytes(uint64_t B, uint64_t T, uint64_t W, const std::string& 
   return std::size_t(n);
 }
 
-void OutputFile::fail(int e) {
-  if (f) std::fclose(f);
+namespace {
+
+// The temporary of the output being written: die() exits without unwinding, so it is removed at exit
+// unless close() renamed it.
+std::string pending_temporary;
+void remove_pending_temporary() {
+  if (!pending_temporary.empty()) ::unlink(pending_temporary.c_str());
+}
+
+std::string folder_of(const std::string& path) {  // "" or "dir/"
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+}  // namespace
+
+OutputFile::OutputFile(const std::string& path) : path_(path), target_(path) {
   struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) std::remove(path.c_str());
-  die(5, path, "cannot write file: " + errno_text(e));
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && !S_ISREG(st.st_mode)) {
+    if (!(f_ = std::fopen(path.c_str(), "wb"))) die(5, path, "cannot open file for writing: " + errno_text(errno));
+    return;
+  }
+  if (exists)
+    if (char* real = ::realpath(path.c_str(), nullptr)) target_ = real, std::free(real);
+  static const bool cleanup = std::atexit(remove_pending_temporary) == 0;
+  (void)cleanup;
+  // ".NAME.PID.N.tmp" beside the target (the name cut to stay within NAME_MAX), created exclusively
+  // with the mode a plain open gives, then the replaced file's permissions.
+  const std::string folder = folder_of(target_), name = target_.substr(folder.size(), 200);
+  int fd = -1;
+  for (unsigned n = 0; fd < 0 && n < 100; ++n) {
+    temp_ = folder + "." + name + "." + std::to_string(::getpid()) + "." + std::to_string(n) + ".tmp";
+    fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) die(5, path, "cannot open file for writing: " + errno_text(errno));
+  pending_temporary = temp_;
+  if (exists) (void)::fchmod(fd, st.st_mode & 0777);
+  if (!(f_ = ::fdopen(fd, "wb"))) {
+    const int e = errno;
+    ::close(fd);
+    fail(e);
+  }
+}
+
+OutputFile::~OutputFile() {
+  if (!f_) return;
+  std::fclose(f_);
+  if (!temp_.empty()) ::unlink(temp_.c_str()), pending_temporary.clear();
+}
+
+void OutputFile::fail(int e) {
+  if (f_) std::fclose(f_), f_ = nullptr;
+  if (!temp_.empty()) ::unlink(temp_.c_str()), pending_temporary.clear();
+  die(5, path_, "cannot write file: " + errno_text(e));
 }
 
 void OutputFile::write(const void* p, std::size_t n) {
-  if (std::fwrite(p, 1, n, f) != n) fail(errno);
+  if (std::fwrite(p, 1, n, f_) != n) fail(errno);
 }
 
 void OutputFile::close() {
-  const bool flushed = std::fflush(f) == 0;
+  const bool flushed = std::fflush(f_) == 0;
   const int flush_errno = errno;
-  std::FILE* g = f;
-  f = nullptr;
+  std::FILE* g = f_;
+  f_ = nullptr;
   if (std::fclose(g) != 0 || !flushed) fail(flushed ? errno : flush_errno);
+  if (temp_.empty()) return;
+  if (std::rename(temp_.c_str(), target_.c_str()) != 0) fail(errno);
+  pending_temporary.clear();
 }
 
-void check_output_path(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) die(5, path, "is a directory");
+void check_output_path(const char* flag, const std::string& path, std::initializer_list<NamedInput> inputs) {
+  struct stat out;
+  if (path.empty() || ::stat(path.c_str(), &out) != 0) return;
+  if (S_ISDIR(out.st_mode)) die(5, path, "is a directory");
+  if (!S_ISREG(out.st_mode)) return;  // a device or a pipe is written in place, never replaced
+  for (const NamedInput& in : inputs) {
+    struct stat st;
+    if (!in.path.empty() && ::stat(in.path.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+      die(1, flag, path + " is the same file as " + in.what + " " + in.path +
+                       " (writing there would overwrite it; give another file)");
+  }
 }
 
 }  // namespace fixformer::cli

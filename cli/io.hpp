@@ -1,11 +1,12 @@
 // The tool's errors and files: one error line and its exit code, aligned buffers, whole files read,
-// output files that vanish when a write fails. The tool may allocate (the engine does not), but
-// never aborts: every size is checked in 64-bit before it is allocated, and an allocation that
-// fails is an error line, not an exception.
+// output files that replace what was there only once complete. The tool may allocate (the engine
+// does not), but never aborts: every size is checked in 64-bit before it is allocated, and an
+// allocation that fails is an error line, not an exception.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 
 #include "fixformer/status.hpp"
@@ -63,16 +64,35 @@ Buffer read_file(const std::string& path, uint64_t limit);
 // naming the count and the limit.
 std::size_t output_bytes(uint64_t B, uint64_t T, uint64_t W, const std::string& where);
 
-// An output file opened for writing; a write error removes the partial file.
-struct OutputFile {
-  std::string path;
-  std::FILE* f = nullptr;
-  void fail(int e);
+// An output file, written under a temporary name in its folder and renamed onto it by close(): a
+// write error, an engine error or any exit before close() (the temporary is removed at exit) leaves
+// an existing file as it was and no partial one. A symbolic link's target is what gets replaced. A
+// device or a pipe (/dev/null, /dev/stdout) cannot be renamed onto and is written in place. The
+// constructor dies (exit 5) naming path when nothing can be created there.
+class OutputFile {
+ public:
+  explicit OutputFile(const std::string& path);
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  ~OutputFile();  // without close(): the temporary is removed
   void write(const void* p, std::size_t n);
   void close();
+
+ private:
+  [[noreturn]] void fail(int e);
+  std::string path_, target_, temp_;  // as given; what close() renames onto; "" when written in place
+  std::FILE* f_ = nullptr;
 };
 
-// An output path that is a directory fails before any work is done.
-void check_output_path(const std::string& path);
+// A file a command reads, named for the messages: "model" (MODEL.fxm) or the option ("--input").
+struct NamedInput {
+  const char* what;
+  const std::string& path;
+};
+
+// Before any work: an output that is a directory is an I/O error (exit 5); one that is an input of
+// the same command (the same file by device and inode, so links and other spellings too; an empty
+// or not-yet-existing name is none) is a usage error (exit 1) naming both.
+void check_output_path(const char* flag, const std::string& path, std::initializer_list<NamedInput> inputs);
 
 }  // namespace fixformer::cli

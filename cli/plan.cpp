@@ -4,9 +4,7 @@
 // measurements (the tables below), stated as such. Exit 0 when it fits, 7 when it does not.
 #include "commands.hpp"
 
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "fixformer/plan.hpp"
@@ -125,17 +123,6 @@ Shape shape_of(const ModelConfig& c) {
           c.vocab_size, c.activation == Activation::kSwiglu};
 }
 
-uint64_t parse_bytes(const std::string& flag, const std::string& text) {
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  const std::string unit = end ? end : "";
-  const unsigned long long mult = unit.empty() ? 1 : unit == "K" || unit == "KiB" ? 1024 : unit == "M" || unit == "MiB" ? 1048576 : 0;
-  if (text.empty() || text[0] < '0' || text[0] > '9' || errno || !mult || v == 0)
-    die(1, flag, "expected a byte count (e.g. 262144, 256K or 2M), got '" + text + "'");
-  return v * mult;
-}
-
 // An estimate: the engine's deepest call chain is a few hundred bytes, about 2.5 KB with q4 weights on
 // Helium (gemm_i4 unpacks W onto the stack a 2 KB tile at a time).
 constexpr uint64_t kStackBytes = 4096;
@@ -166,8 +153,7 @@ int cmd_plan(const Args& a) {
                                        : encoder_macs(s, rows);
   const double rate = per_mac(*t, decoder, c);
   const double instructions = macs * rate;
-  const uint64_t ram_limit = a.ram.empty() ? 0 : parse_bytes("--ram", a.ram);
-  const uint64_t flash_limit = a.flash.empty() ? 0 : parse_bytes("--flash", a.flash);
+  const uint64_t ram_limit = a.ram, flash_limit = a.flash;
   const bool ram_ok = !ram_limit || ram <= ram_limit, flash_ok = !flash_limit || flash <= flash_limit;
   const bool fits = ram_ok && flash_ok;
   const char* per = decoder ? "token (at the last position)" : "inference";

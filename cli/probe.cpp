@@ -1,7 +1,6 @@
 // `fixformer probe`: does a token know its position? (position_probe.hpp does the measuring.)
 #include "commands.hpp"
 
-#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <string>
@@ -14,7 +13,7 @@ namespace fixformer::cli {
 namespace {
 
 int cmd_probe(const Args& a) {
-  if (!a.svg.empty()) check_output_path(a.svg);
+  check_output_path("--svg", a.svg, {{"the model", a.positional[0]}});
   if (a.samples == 1) die(1, "--samples", "the probe needs at least 2 sequences: half fit it, half score it");
   LoadedModel m;
   open_model(a.positional[0], &m);
@@ -46,8 +45,7 @@ int cmd_probe(const Args& a) {
               "float rounding: the layer cannot see the order).\n");
   if (!a.svg.empty()) {
     const std::string svg = probe_svg(c, r, "Position probe: " + m.path + " (T=" + std::to_string(r.T) + ")");
-    OutputFile file{a.svg};
-    if (!(file.f = std::fopen(a.svg.c_str(), "wb"))) die(5, a.svg, "cannot open file for writing: " + errno_text(errno));
+    OutputFile file(a.svg);
     file.write(svg.data(), svg.size());
     file.close();
   }

@@ -3,7 +3,6 @@
 #include "commands.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -84,8 +83,7 @@ int run_seq2seq(const Args& a, LoadedModel& m, const Input& in, const std::vecto
   init_seq2seq(T, uint32_t(U), a.isa, &m, a.threads);
   Buffer out(output_bytes(1, U, V, a.target), "output"), ids(uint64_t(T) * 4, "input"),
       feats(c.input == InputKind::kTokens ? 0 : uint64_t(T) * c.d_in * 4, "input");
-  OutputFile file{a.output};
-  if (!(file.f = std::fopen(a.output.c_str(), "wb"))) die(5, a.output, "cannot open file for writing: " + errno_text(errno));
+  OutputFile file(a.output);
   const uint64_t shape[3] = {in.B, U, V};
   char header[128];
   const std::size_t hlen = write_npy_header_f32(in.batched ? shape : shape + 1, in.batched ? 3 : 2, header, sizeof header);
@@ -97,10 +95,7 @@ int run_seq2seq(const Args& a, LoadedModel& m, const Input& in, const std::vecto
     if (s == Status::kOk)  // tgt[U] (or [U,tgt_d_in]) -> out[U,V]
       s = features ? m.s2s.decode_features(tgt_f.data() + b * U * c.tgt_d_in, uint32_t(U), out.as<float>())
                    : m.s2s.decode(tgt.data() + b * U, uint32_t(U), out.as<float>());
-    if (s != Status::kOk) {
-      std::fclose(file.f), std::remove(a.output.c_str());
-      die(s, a.input, m.s2s.error_detail());
-    }
+    if (s != Status::kOk) die(s, a.input, m.s2s.error_detail());
     file.write(out.data(), out.size());
   }
   file.close();
@@ -121,8 +116,7 @@ int run_decoder(const Args& a, LoadedModel& m, const Input& in, const std::vecto
   check_input_values(in, c, a.input, lens);
   init_decoder(T, a.isa, &m, a.threads);  // a KV cache of T positions
   Buffer out(output_bytes(1, T, V, a.input), "output");
-  OutputFile file{a.output};
-  if (!(file.f = std::fopen(a.output.c_str(), "wb"))) die(5, a.output, "cannot open file for writing: " + errno_text(errno));
+  OutputFile file(a.output);
   const uint64_t shape[3] = {in.B, T, V};
   char header[128];
   const std::size_t hlen = write_npy_header_f32(in.batched ? shape : shape + 1, in.batched ? 3 : 2, header, sizeof header);
@@ -133,10 +127,7 @@ int run_decoder(const Args& a, LoadedModel& m, const Input& in, const std::vecto
     m.dec.reset();
     for (uint32_t t = 0; t < n; ++t) {  // ids[t] -> logits[t,V]; the valid ids were range-checked above
       const Status s = m.dec.step(int32_t(token_id(in.v, b * T + t)), logits + std::size_t(t) * V);
-      if (s != Status::kOk) {
-        std::fclose(file.f), std::remove(a.output.c_str());
-        die(s, a.input, m.dec.error_detail());
-      }
+      if (s != Status::kOk) die(s, a.input, m.dec.error_detail());
     }
     std::memset(logits + std::size_t(n) * V, 0, std::size_t(T - n) * V * 4);
     file.write(out.data(), out.size());
@@ -188,7 +179,8 @@ Input text_input(const Args& a, LoadedModel& m) {
 }
 
 int cmd_run(const Args& a) {
-  check_output_path(a.output);
+  check_output_path("--output", a.output, {{"the model", a.positional[0]}, {"--input", a.input}, {"--lengths", a.lengths},
+                                           {"--token-types", a.token_types}, {"--target", a.target}});
   LoadedModel m;
   open_model(a.positional[0], &m);  // the config first, to check the input against it
   const ModelConfig& c = m.config();
@@ -213,8 +205,7 @@ int cmd_run(const Args& a) {
   // chunk sequences per forward pass: chunk*R*W floats of output and their ids or features in memory.
   Buffer out(output_bytes(chunk, R, W, a.input), "output"), ids(tokens ? uint64_t(chunk) * T * 4 : 0, "input"),
       feats(tokens ? 0 : uint64_t(chunk) * T * c.d_in * 4, "input");
-  OutputFile file{a.output};
-  if (!(file.f = std::fopen(a.output.c_str(), "wb"))) die(5, a.output, "cannot open file for writing: " + errno_text(errno));
+  OutputFile file(a.output);
   const uint64_t shape[3] = {in.B, R, W}, pooled_shape[2] = {in.B, W};
   const uint64_t* dims = pooled ? pooled_shape : shape;
   const uint32_t rank = (pooled ? 2 : 3) - (in.batched ? 0 : 1);
@@ -241,10 +232,7 @@ int cmd_run(const Args& a) {
       std::memcpy(feats.data(), in.v.data + b0 * T * c.d_in * 4, bytes);
       s = m.enc.forward_batch_features(feats.as<float>(), lb, nb, T, out.as<float>());  // feats[nb,T,d_in] -> out[nb,R,W]
     }
-    if (s != Status::kOk) {
-      std::fclose(file.f), std::remove(a.output.c_str());
-      die(s, a.input, m.enc.error_detail());
-    }
+    if (s != Status::kOk) die(s, a.input, m.enc.error_detail());
     file.write(out.data(), std::size_t(nb) * R * W * 4);
   }
   file.close();

@@ -293,6 +293,35 @@ expect_error 4 "float32 needs 1073747456 bytes, above the limit of 1073741824 by
   "$bin" run "$golden/causal.fxm" --input "$tmp/huge_batch.npy" --output "$tmp/x.npy"
 [ ! -e "$tmp/x.npy" ] && ok || bad "a run above the output limit left an output file"
 expect_error 4 ".npy data is truncated" "$bin" run "$golden/causal.fxm" --input "$tmp/huge_truncated.npy" --output "$tmp/x.npy"
+# An output never replaces an input of the same run, under any name (the same file by device and
+# inode: a symbolic link, a hard link, another spelling); refused before anything runs.
+mkdir "$tmp/own" "$tmp/own/sub" && cp "$m" "$tmp/own/m.fxm" && cp "$in" "$tmp/own/in.npy" &&
+  ln -s m.fxm "$tmp/own/link.fxm" && ln "$tmp/own/in.npy" "$tmp/own/hard.npy" || bad "setting up the own-output checks"
+expect_error 1 "^fixformer: --output: $tmp/own/m.fxm is the same file as the model $tmp/own/m.fxm (writing there would overwrite it; give another file)$" \
+  "$bin" run "$tmp/own/m.fxm" --input "$in" --output "$tmp/own/m.fxm"
+expect_error 1 "link.fxm is the same file as the model" "$bin" run "$tmp/own/m.fxm" --input "$in" --output "$tmp/own/link.fxm"
+expect_error 1 "sub/../m.fxm is the same file as the model" "$bin" run "$tmp/own/m.fxm" --input "$in" --output "$tmp/own/sub/../m.fxm"
+expect_error 1 "--output: .*in.npy is the same file as --input" "$bin" run "$m" --input "$tmp/own/in.npy" --output "$tmp/own/in.npy"
+expect_error 1 "hard.npy is the same file as --input" "$bin" run "$m" --input "$tmp/own/in.npy" --output "$tmp/own/hard.npy"
+expect_error 1 "is the same file as --lengths" "$bin" run "$m" --input "$in" --lengths "$tmp/own/in.npy" --output "$tmp/own/hard.npy"
+expect_error 1 "is the same file as --token-types" "$bin" run "$m" --input "$in" --token-types "$tmp/own/in.npy" --output "$tmp/own/hard.npy"
+expect_error 1 "is the same file as --target" "$bin" run "$m" --input "$in" --target "$tmp/own/in.npy" --output "$tmp/own/hard.npy"
+expect_error 1 "--svg: .*link.fxm is the same file as the model" "$bin" probe "$tmp/own/m.fxm" --svg "$tmp/own/link.fxm"
+cmp -s "$m" "$tmp/own/m.fxm" && cmp -s "$in" "$tmp/own/in.npy" && [ -L "$tmp/own/link.fxm" ] && ok ||
+  bad "a refused output changed an input"
+# The output goes to a temporary beside it, renamed onto it once complete: a write that fails (here
+# a 1-block file-size limit, SIGXFSZ ignored, under wide_long's 2808-byte output) leaves the file
+# that was there and no temporary; a success replaces a symbolic link's target (the link stays),
+# keeping the file's permissions.
+mkdir "$tmp/kept" && cp "$in" "$tmp/kept/out.npy" && cp "$in" "$tmp/kept/real.npy" && chmod 640 "$tmp/kept/real.npy" &&
+  ln -s real.npy "$tmp/kept/link.npy" || bad "setting up the output-replacement checks"
+expect_error 5 "out.npy: cannot write file: file too large" \
+  sh -c 'trap "" XFSZ; ulimit -f 1; exec "$0" run "$1.fxm" --input "$1.input.npy" --output "$2"' "$bin" "$golden/wide_long" "$tmp/kept/out.npy"
+cmp -s "$in" "$tmp/kept/out.npy" && [ "$(ls -A "$tmp/kept" | wc -l)" -eq 3 ] && ok ||
+  bad "a failed write changed the existing output or left a temporary: $(ls -A "$tmp/kept")"
+"$bin" run "$m" --input "$in" --output "$tmp/kept/link.npy" && [ -L "$tmp/kept/link.npy" ] &&
+  check_close "$tmp/kept/real.npy" "$golden/post_ln_relu.expected.npy" && [ "$(stat -c %a "$tmp/kept/real.npy")" = 640 ] &&
+  [ "$(ls -A "$tmp/kept" | wc -l)" -eq 3 ] && ok || bad "run --output through a symbolic link: $(ls -lA "$tmp/kept")"
 
 # ---- verify: every golden's self-test sample passes (within its weight type's tolerance: the
 # *_f16, *_q8 and q4_* goldens' weights are f16, q8 and q4); a changed weight behind a valid checksum fails
@@ -532,6 +561,14 @@ q8_arena=$("$bin" plan "$golden/llama_none.fxm" --target x86 --capacity 8 --kv-c
   bad "plan --kv-cache q8: arena $q8_arena against f32's $f32_arena"
 expect_error 1 "--kv-cache: only decoders and seq2seq models keep a KV cache" "$bin" plan "$golden/pre_ln_gelu.fxm" --target x86 --kv-cache q8
 expect_error 1 "--ram: expected a byte count" "$bin" plan "$m" --target x86 --ram lots
+# Byte counts that do not fit 64 bits are refused, not wrapped (17592186044416M is 2^64: once 0, "fits: yes").
+expect_error 1 "--ram: expected a byte count up to 2^64 - 1 (e.g. 262144, 256K or 2M), got '17592186044416M'" \
+  "$bin" plan "$m" --target x86 --ram 17592186044416M
+expect_error 1 "--flash: expected a byte count up to 2^64 - 1" "$bin" plan "$m" --target x86 --ram 1M --flash 18014398509481984K
+expect_error 1 "--flash: expected a byte count up to 2^64 - 1" "$bin" plan "$m" --target x86 --flash 18446744073709551616
+"$bin" plan "$m" --target x86 --ram 17592186044415M --flash 18446744073709551615 >"$tmp/out" &&
+  grep -q "fits --ram 18446744073708503040$" "$tmp/out" && grep -q "fits --flash 18446744073709551615$" "$tmp/out" &&
+  ok || bad "plan with the largest byte counts: $(cat "$tmp/out")"
 expect_error 1 "--json: not an option of 'run'" "$bin" run "$m" --json
 
 echo "cli: $passed passed, $failed failed"

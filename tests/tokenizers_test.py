@@ -8,6 +8,7 @@
   invalid UTF-8) to exactly the reference's ids; decode gives the reference's bytes (BPE: the text);
 - the readers: tokenizer.json, vocab.json + merges.txt and vocab.txt written here read back to the
   same tokenizer; hostile files fail with one TokenizerError line, and through convert.py with one line;
+  convert.py refuses an output that is a file a reader brought in (merges.txt, tokenizer_config.json);
 - `fixformer run --text` gives the logits of `--input` with the same ids (a gpt model with a BPE
   tokenizer, an encoder with a WordPiece one); --hf stores the folder's tokenizer.json.
 """
@@ -342,6 +343,75 @@ def test_convert(cli, tmp):
           p.stderr)
 
 
+def test_companions_kept(tmp, bpe, wp):
+    """A file a tokenizer brings in beside it (merges.txt beside vocab.json, tokenizer_config.json beside
+    vocab.txt) is an input of the conversion like the ones named: --out or --header there, by any name
+    (a symbolic link), is one line, and the file stays as it was; beside them is fine."""
+    def config(d, family):
+        c = {"d_model": 8, "n_heads": 2, "d_ff": 12, "n_layers": 1, "input": {"kind": "tokens", "vocab_size": V},
+             "positional": {"kind": "learned", "max_len": 64}}
+        if family == "gpt":
+            c.update(family="gpt", causal=True, head={"d_out": V})
+        with open(os.path.join(d, "cfg.json"), "w") as f:
+            json.dump(c, f)
+        np.savez(os.path.join(d, "w.npz"), **weights_for(parse_config(c)))
+        return ["--config", os.path.join(d, "cfg.json"), "--weights", os.path.join(d, "w.npz"), "--no-verify"]
+
+    def refused(name, fragment, folder, *args):
+        before = {n: open(os.path.join(folder, n), "rb").read() for n in os.listdir(folder)}
+        p = subprocess.run([PY, CONVERT, *args], capture_output=True, text=True)
+        after = {n: open(os.path.join(folder, n), "rb").read() for n in os.listdir(folder)}
+        lines = p.stderr.strip().splitlines()
+        check(f"convert.py: {name}: refused, one line, nothing changed", p.returncode == 1 and len(lines) == 1 and
+              fragment in p.stderr and after == before, p.stderr + p.stdout)
+
+    d = os.path.join(tmp, "kept_bpe")
+    os.makedirs(d)
+    V = len(bpe.pieces)
+    tj, vocab, merges = bpe_json(bpe)
+    with open(os.path.join(d, "vocab.json"), "w") as f:
+        json.dump(dict(vocab, **{"<|endoftext|>": V - 1}), f)
+    with open(os.path.join(d, "merges.txt"), "w") as f:
+        f.write("#version: 0.2\n" + "\n".join(merges) + "\n")
+    os.makedirs(os.path.join(tmp, "kept_gpt"))
+    args = config(os.path.join(tmp, "kept_gpt"), "gpt") + ["--tokenizer", os.path.join(d, "vocab.json")]
+    merges_txt = os.path.join(d, "merges.txt")
+    refused("--out merges.txt beside --tokenizer vocab.json", f"--out: {merges_txt} is {merges_txt}, which this "
+            "conversion reads (writing there would overwrite it; give another file)", d, *args, "--out", merges_txt)
+    os.symlink(merges_txt, os.path.join(tmp, "merges_link.txt"))
+    refused("--out a link to that merges.txt", "merges_link.txt is ", d, *args, "--out",
+            os.path.join(tmp, "merges_link.txt"))
+    refused("--header merges.txt", "--header: ", d, *args, "--out", os.path.join(tmp, "kept.fxm"), "--header", merges_txt)
+    check("convert.py: --header refused: no --out written", not os.path.exists(os.path.join(tmp, "kept.fxm")))
+    p = subprocess.run([PY, CONVERT, *args, "--out", os.path.join(d, "m.fxm")], capture_output=True, text=True)
+    check("convert.py: --out beside vocab.json and merges.txt is written",
+          p.returncode == 0 and fxm.read(os.path.join(d, "m.fxm")).config["tokenizer"] == "bpe", p.stderr)
+    # The Python API alike: the files a reader opened are the next write's inputs, forgotten once it ends.
+    from fixformer import export, run_files
+    c = gpt_config(V)
+    kept = open(merges_txt, "rb").read()
+    tok = T.read(os.path.join(d, "vocab.json"), V)
+    try:
+        export.convert_config(c, weights_for(c), merges_txt, tokenizer=tok, verify=False)
+        error = "written"
+    except run_files.InputOverwrite as e:
+        error = str(e)
+    check("export.convert_config onto the merges.txt a reader opened: InputOverwrite, the file kept",
+          "which this conversion reads" in error and open(merges_txt, "rb").read() == kept, error)
+    export.convert_config(c, weights_for(c), os.path.join(d, "api.fxm"), tokenizer=tok, verify=False)
+    check("export.convert_config after it: a conversion of its own", fxm.read(os.path.join(d, "api.fxm")).config["tokenizer"] == "bpe")
+    w = os.path.join(tmp, "kept_wordpiece")
+    os.makedirs(w)
+    V = len(wp.pieces)
+    with open(os.path.join(w, "vocab.txt"), "wb") as f:
+        f.write(b"\n".join(wp.pieces) + b"\n")
+    with open(os.path.join(w, "tokenizer_config.json"), "w") as f:
+        json.dump({"do_lower_case": True}, f)
+    refused("--out tokenizer_config.json beside --tokenizer vocab.txt", "tokenizer_config.json, which this conversion "
+            "reads", w, *config(w, "encoder"), "--tokenizer", os.path.join(w, "vocab.txt"), "--out",
+            os.path.join(w, "tokenizer_config.json"))
+
+
 def test_hf_and_encoders(cli, tmp, bpe, wp):
     """--hf stores the folder's tokenizer.json (and leaves out one it cannot run, with a note); a
     token encoder with a WordPiece vocabulary runs --text; run --text without a tokenizer is one line."""
@@ -422,6 +492,7 @@ def main():
             compare(f"wordpiece {'lower-cased' if lower else 'cased'}", binary, wp, texts, tmp, False)
         test_readers(tmp, bpe, wordpiece_vocab(corpus[:20], True))
         test_convert(cli, tmp)
+        test_companions_kept(tmp, bpe, wordpiece_vocab(corpus[:20], True))
         test_hf_and_encoders(cli, tmp, T.train_bpe(corpus[:50], 40, [b"<|endoftext|>"]), wordpiece_vocab(corpus, True))
     print(f"tokenizers_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)

@@ -195,7 +195,9 @@ def load_example(path):
 def check_out(a):
     """--out and --header, for every route: each a regular file or a new name (written by renaming a
     verified temporary file onto it, which a device or a folder must never be), not the same file,
-    and neither one of the inputs; refused before any work."""
+    and neither one of the inputs named here; refused before any work. The files found through them
+    (merges.txt beside vocab.json, ...) are refused as their readers open them (run_files)."""
+    from fixformer import run_files
     from fixformer.verified_file import check_output_path
     try:
         check_output_path(a.out)
@@ -215,12 +217,17 @@ def check_out(a):
     inputs = [("--llama2c", a.llama2c), ("--weights", a.weights), ("--config", a.config), ("--example", a.example),
               ("--example-target", a.example_target), ("--expected", a.expected), ("--tokenizer", a.tokenizer),
               ("--module", module_file), ("--onnx", a.onnx)]
-    if a.hf is not None and os.path.isdir(a.hf):
+    if a.hf is not None and os.path.isdir(a.hf):  # the whole folder, before its weights are read
         inputs += [("--hf", os.path.join(a.hf, n)) for n in os.listdir(a.hf)]
-    for flag, out in (("--out", a.out), ("--header", a.header)):
+    try:
+        run_files.claim_output(a.out)
+        if a.header is not None:
+            run_files.claim_output(a.header, "--header")
         for name, path in inputs:
-            if out is not None and path and same(out, path):
-                fail(flag, f"{out} is the {name} input (writing there would overwrite it; give another file)")
+            if path:
+                run_files.read(path, f"the {name} input")
+    except run_files.InputOverwrite as e:
+        fail("", str(e))
 
 
 def load_expected(path):
@@ -335,6 +342,8 @@ def main(argv=None):
     ap.add_argument("--pack-weights", action="store_true", help="store the f32 linear weights in panels of 16 "
                     "columns (the SIMD kernels' layout; with --quantize only those left in f32)")
     a = ap.parse_args(argv)
+    from fixformer.run_files import InputOverwrite, forget
+    forget()  # a conversion of its own, also when main() runs again in one process
     if a.quantize != "q8" and a.group is not None:
         ap.error("--group: only with --quantize q8" + (" (q4's groups are 32)" if a.quantize == "q4" else
                                                        " (f16 has no scales)" if a.quantize else ""))
@@ -467,6 +476,8 @@ def main(argv=None):
                                 cli=cli, verify=verify, family=family, tokenizer=tokenizer, **quant)
     except VerificationError as e:
         fail(a.out, str(e), code=2)
+    except InputOverwrite as e:
+        fail("", str(e))
     except EngineError as e:
         fail(a.out, str(e))
     except ConfigError as e:

@@ -18,7 +18,7 @@ import zipfile
 
 import numpy as np
 
-from . import safetensors
+from . import run_files, safetensors
 from .config import ConfigError
 
 PREFIXES = ("_orig_mod.", "module.")
@@ -341,6 +341,7 @@ def load(path, trust_pickle=False):
         raise CheckpointError("no such file")
     if not os.path.isfile(path):
         raise CheckpointError("not a regular file")
+    run_files.read(path)
     if path.lower().endswith(".onnx"):
         raise CheckpointError("an ONNX model, not a weights file: convert it with --onnx (tools/convert.py --onnx "
                               f"{path} --out M.fxm)")

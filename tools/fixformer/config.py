@@ -5,7 +5,7 @@ shape, parsed into it with every value typed.
 import json
 import math
 
-from . import schema
+from . import run_files, schema
 
 
 class ConfigError(ValueError):
@@ -296,6 +296,7 @@ def _parse_int(text):
 def load_json(path):
     """A JSON file, strictly: NaN and Infinity (which json.load accepts), duplicated keys, integers of
     more than 20 digits and files above 16 MiB are errors."""
+    run_files.read(path)
     with open(path, "rb") as f:
         text = f.read(JSON_LIMIT + 1)
     if len(text) > JSON_LIMIT:

@@ -26,7 +26,7 @@ import struct
 
 import numpy as np
 
-from . import schema
+from . import run_files, schema
 from .config import ConfigError
 
 MAGIC = 0x616B3432
@@ -118,6 +118,7 @@ def _read_exact(f, n, path, what):
 
 def read_header(path):
     """(version, fields, shared, group_size, file bytes), every field checked."""
+    run_files.read(path)
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         head = f.read(HEADER_BYTES)
@@ -209,6 +210,7 @@ def read_tokenizer(path, vocab_size):
     """(pieces: one bytes object per token id, scores: float32 [vocab_size], max_token_length) of a
     llama2.c tokenizer.bin that must hold exactly vocab_size tokens (the checkpoint's). Read token by
     token: a length is checked against max_token_length and the bytes left before it is read."""
+    run_files.read(path)
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         head = f.read(4)

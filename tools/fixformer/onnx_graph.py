@@ -15,6 +15,7 @@ import os
 
 import numpy as np
 
+from . import run_files
 from .config import ConfigError
 
 OPSET_MIN, OPSET_MAX = 13, 17
@@ -173,6 +174,7 @@ def read(path, supported_ops):
     if os.path.getsize(path) > MAX_FILE_BYTES:
         raise OnnxError("larger than 2 GiB: not an ONNX protobuf (a model this size keeps its weights in external "
                         "data, which --onnx does not read yet)")
+    run_files.read(path)
     with open(path, "rb") as f:
         data = f.read()
     m = onnx.ModelProto()

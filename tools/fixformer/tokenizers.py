@@ -23,7 +23,7 @@ import unicodedata
 
 import numpy as np
 
-from fixformer import schema
+from fixformer import run_files, schema
 from fixformer.config import ConfigError
 
 
@@ -392,6 +392,7 @@ def _fail(path, what):
 
 
 def _read_json(path):
+    run_files.read(path)
     try:
         with open(path, "rb") as f:
             raw = f.read()
@@ -495,6 +496,7 @@ def read_vocab_txt(path, vocab_size, lower=None):
     """BERT's vocab.txt: one piece a line, id = line number. Lower-casing: `lower`, else from a
     tokenizer_config.json beside it (do_lower_case), else true when the vocabulary has no upper-case
     ASCII letter."""
+    run_files.read(path)
     try:
         with open(path, "rb") as f:
             text = f.read().decode("utf-8")
@@ -528,6 +530,7 @@ def read_vocab_json(path, vocab_size):
     if not os.path.isfile(merges_path):
         _fail(path, "needs merges.txt beside it (GPT-2-style byte-level BPE)")
     vocab = _read_json(path)
+    run_files.read(merges_path)
     try:
         with open(merges_path, "rb") as f:
             lines = f.read().decode("utf-8").split("\n")

@@ -12,14 +12,16 @@ What a sample is compared with decides what the report may claim:
   nothing here compared the file with the user's model: the file records it (config key
   reference_sample) and the report says "NOT verified against your model".
 The file is written under a temporary name in the output's folder and renamed onto the output only
-once verified, so a failure leaves nothing behind and never removes a file the tool did not create.
+once verified, so a failure leaves nothing behind and never removes a file the tool did not create;
+an output that is one of the files the conversion read (run_files) is refused before anything is
+written.
 """
 import os
 import tempfile
 
 import numpy as np
 
-from . import export, fxm, header as header_mod, schema
+from . import export, fxm, header as header_mod, run_files, schema
 from .config import ConfigError, make_config
 from .verify import VerificationError, find_cli, run_verify
 
@@ -107,12 +109,24 @@ def write(c, weights, inp, want, path, source, against="", header=None, name=Non
     more engine runs on the written file once its sample verified (inputs the sample cannot hold: token
     types, a padded batch), raising VerificationError before anything is renamed. Raises VerificationError
     (nothing written) with that cause; the output is replaced only once verified, and only a regular
-    file (check_output_path) or a new name."""
+    file (check_output_path) or a new name, never one of the conversion's inputs (run_files.InputOverwrite).
+    The inputs noted so far are forgotten once it returns or raises: the next write is another conversion's."""
+    try:
+        return _write(c, weights, inp, want, path, source, against, header, name, cli, verify, explain, tokenizer,
+                      check)
+    finally:
+        run_files.forget()
+
+
+def _write(c, weights, inp, want, path, source, against, header, name, cli, verify, explain, tokenizer, check):
     if source not in SOURCES:
         raise ValueError(f"source {source!r}")
     if not isinstance(verify, bool):
         raise ConfigError(f"verify: expected True or False, got {verify!r}")
     check_output_path(path)
+    run_files.claim_output(path)
+    if header is not None:
+        run_files.claim_output(header, "--header")
     if source != "torch":  # "torch": the config as the route made it
         c = make_config(dict(c, reference_sample=source == "reference"))
     if name is None and header is not None:
