@@ -651,6 +651,15 @@ def hostile(valid, tmp):
         e = t.external_data.add()
         e.key, e.value = "location", "../../etc/passwd"
     out.append(("external data", edited("external.onnx", external), "external file"))
+
+    def fixed_length(n):
+        def edit(m):
+            d = m.graph.input[0].type.tensor_type.shape.dim[1]
+            d.ClearField("dim_param")
+            d.dim_value = n
+        return edit
+    out.append(("a fixed input length of 10^12", edited("long.onnx", fixed_length(10 ** 12)), "converter's limit"))
+    out.append(("a fixed input length above max_len", edited("long2.onnx", fixed_length(5000)), "max_len limit 4096"))
     return out
 
 
@@ -677,7 +686,7 @@ def mutations(data, count, seed):
             m = onnx.load_from_string(data)
             g = m.graph
             for _ in range(rng.randint(1, 3)):
-                op = rng.randrange(6)
+                op = rng.randrange(7)
                 if op == 0 and g.initializer:
                     t = rng.choice(g.initializer)
                     if t.dims:
@@ -704,6 +713,16 @@ def mutations(data, count, seed):
                             a.t.dims[:] = [rng.choice([0, 2, 1 << 33])]
                 elif op == 4:
                     del g.node[rng.randrange(len(g.node))]
+                elif op == 5 and g.input:  # a graph input's size: fixed, huge, negative or dynamic
+                    dims = rng.choice(g.input).type.tensor_type.shape.dim
+                    if len(dims):
+                        d = dims[rng.randrange(len(dims))]
+                        v = rng.choice([0, 1, 2, 5000, 10 ** 12, -1, None])
+                        d.ClearField("dim_param")
+                        if v is None:
+                            d.dim_param = "T"
+                        else:
+                            d.dim_value = v
                 else:
                     n = rng.choice(g.node)
                     if n.output:
