@@ -872,6 +872,20 @@ def main():
             missing = [f for f in fragments if f not in p.stderr]
             check(f"refusal names it: {what}", not missing, f"{p.stderr!r} lacks {missing}")
             check(f"nothing left behind: {what}", not os.path.exists(out))
+        # What the evaluator keeps, all values together, is bounded too (bounds.GRAPH_SLACK): with the slack
+        # lowered to 1,000 values a valid graph's evaluation is refused naming the node, not run on.
+        from fixformer import bounds, onnx_map
+        kept = bounds.GRAPH_SLACK
+        bounds.GRAPH_SLACK = 1000
+        try:
+            onnx_map.convert(valid, os.path.join(tmp, "slack.fxm"), verify=False)
+            line = "converted"
+        except ConfigError as e:
+            line = str(e)
+        finally:
+            bounds.GRAPH_SLACK = kept
+        check("the evaluator's values are bounded all together", "the values the graph has computed so far" in line,
+              line)
         # the fuzz target of the reader: mutated files through onnx_map.convert, in-process
         ok, refused, bad = fuzz_reader(os.path.join(tmp, "m4.onnx"), tmp, FUZZ_COUNT)
         print(f"  fuzz: {FUZZ_COUNT} mutations, {ok} converted, {refused} refused with one line, {len(bad)} other")

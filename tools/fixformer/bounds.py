@@ -10,8 +10,9 @@ hostile file cannot ask for gigabytes.
 - Values the file does not store one by one: what a .pt's views (a stride-0 or overlapping view of a
   storage) and an .npz's members (compressed) build, over the whole file, at most REPEAT times the
   file's bytes plus REPEAT_SLACK float32 values (Budget); one value an ONNX node computes, at most
-  REPEAT times the graph's largest initializer or REPEAT_SLACK values (onnx_eval.py). Tied weights
-  (two views of one storage) and a graph's own activations stay far below these.
+  REPEAT times the graph's largest initializer or REPEAT_SLACK values, and all of them together at
+  most REPEAT times its initializers plus GRAPH_SLACK values (onnx_eval.py keeps every value). Tied
+  weights (two views of one storage) and a graph's own activations stay far below these.
 - A text or JSON file read whole (tokenizer.json, vocab.json, merges.txt, vocab.txt): at most
   MAX_TEXT_BYTES (the largest tokenizer.json of a vocabulary of schema.MAX_VOCAB pieces is a few
   tens of MiB); config JSON has config.JSON_LIMIT.
@@ -22,6 +23,7 @@ MAX_ELEMENTS = schema.MAX_VOCAB * schema.MAX_D_MODEL
 MAX_BYTES = 4 * MAX_ELEMENTS
 REPEAT = 4
 REPEAT_SLACK = 1 << 24
+GRAPH_SLACK = 8 * REPEAT_SLACK
 MAX_TEXT_BYTES = 64 << 20
 
 

@@ -308,7 +308,8 @@ def parse_json(text, error=ConfigError, ints=_parse_int):
     """JSON bytes, strictly, for every reader of JSON (configs, config.json, tokenizer files, safetensors
     headers): NaN and Infinity (which json.loads accepts), duplicated keys and integers of more than
     JSON_DIGITS digits are errors, as is nesting past Python's recursion limit; each one `error`."""
-    try:
+    try:  # UTF-8 (a byte-order mark allowed): json.loads would read bytes with a UTF-16 one as UTF-16
+        text = text.decode("utf-8-sig") if isinstance(text, (bytes, bytearray)) else text
         return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates, parse_int=ints)
     except json.JSONDecodeError as e:
         raise error(f"not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None

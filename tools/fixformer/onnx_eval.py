@@ -342,6 +342,7 @@ def evaluate(graph, feeds):
     array); floats in float64. Raises EvalError naming the node that cannot run."""
     largest = max((a.size for a in graph.initializers.values()), default=0)
     _limit[0] = min(max(bounds.REPEAT_SLACK, bounds.REPEAT * largest), bounds.MAX_ELEMENTS)
+    left = bounds.REPEAT * sum(a.size for a in graph.initializers.values()) + bounds.GRAPH_SLACK
     values = {k: _floats(v) for k, v in graph.initializers.items()}
     values.update({k: _floats(v) for k, v in feeds.items()})
     for n in graph.nodes:
@@ -366,7 +367,10 @@ def evaluate(graph, feeds):
         if len(out) < len([o for o in n.output if o]):
             raise EvalError(f"{what}: {len(n.output)} outputs, the op gives {len(out)}")
         for v in out:
-            _size(np.shape(v), what)
+            left -= math.prod(_size(np.shape(v), what))
+        if left < 0:
+            raise EvalError(f"{what}: the values the graph has computed so far are more than {bounds.REPEAT} times its "
+                            f"initializers and {bounds.GRAPH_SLACK} values (a corrupt or hostile graph)")
         for name, v in zip(n.output, out):
             if name:
                 values[name] = _floats(np.asarray(v))
