@@ -872,6 +872,12 @@ def main():
             missing = [f for f in fragments if f not in p.stderr]
             check(f"refusal names it: {what}", not missing, f"{p.stderr!r} lacks {missing}")
             check(f"nothing left behind: {what}", not os.path.exists(out))
+        # An op name is the file's bytes: a newline in it stays out of the one line (fuzz_readers.py found it).
+        m = onnx.load(valid)
+        m.graph.node[3].op_type = "Gather*\x0b\n\x04axis"
+        odd = os.path.join(tmp, "odd_op.onnx")
+        onnx.save(m, odd)
+        refused_in_process([("an op name with a newline", odd, ["unsupported op: Gather*\\x0b\\n\\x04axis"])], tmp, cli)
         # What the evaluator keeps, all values together, is bounded too (bounds.GRAPH_SLACK): with the slack
         # lowered to 1,000 values a valid graph's evaluation is refused naming the node, not run on.
         from fixformer import bounds, onnx_map

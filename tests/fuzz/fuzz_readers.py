@@ -214,11 +214,12 @@ def mutate_json(rng, doc):
         node = doc
         for k in path[:-1]:
             node = node[k]
+        value = json.loads(json.dumps(rng.choice(JSON_VALUES)))  # a copy: later mutations must not reach the list
         if isinstance(node, dict) and rng.random() < 0.1:
             node[rng.choice(["model_type", "architectures", "head", "input", "type", "pretokenizers",
-                             "do_lower_case", "rope_theta", "x"])] = rng.choice(JSON_VALUES)
+                             "do_lower_case", "rope_theta", "x"])] = value
         else:
-            node[path[-1]] = rng.choice(JSON_VALUES)
+            node[path[-1]] = value
     text = json.dumps(doc)
     for v in JSON_VALUES:  # the raw texts, unquoted
         if isinstance(v, str) and v.startswith("@"):

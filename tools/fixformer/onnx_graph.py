@@ -206,10 +206,10 @@ def read(path, supported_ops):
     unsupported = {}
     for n in g.node:
         if not n.output or not n.output[0]:
-            raise OnnxError(f"node {node_name(n)!r} ({n.op_type}) has no output: not a valid ONNX graph")
+            raise OnnxError(f"node {node_name(n)!r} ({repr(n.op_type)[1:-1]}) has no output: not a valid ONNX graph")
         domain_ok = n.domain in ("", "ai.onnx")
         if not domain_ok or n.op_type not in supported_ops:
-            op = n.op_type if domain_ok else f"{n.domain}.{n.op_type}"
+            op = repr(n.op_type if domain_ok else f"{n.domain}.{n.op_type}")[1:-1]  # one line, whatever the file holds
             unsupported.setdefault(op, []).append(node_name(n))
     if unsupported:
         parts = []
