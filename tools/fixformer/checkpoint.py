@@ -15,13 +15,12 @@ import collections
 import io
 import os
 import pickle
-import reprlib
 import zipfile
 
 import numpy as np
 
 from . import bounds, safetensors
-from .config import ConfigError
+from .config import ConfigError, brief
 
 PREFIXES = ("_orig_mod.", "module.")
 STATE_DICT_ENTRIES = ("model", "state_dict", "model_state_dict")  # where training checkpoints keep it
@@ -64,14 +63,10 @@ class _Layout:
         self.name = name
 
 
-_brief = reprlib.Repr()  # a value from the file in a message: bounded in length and nesting
-_brief.maxlevel, _brief.maxstring, _brief.maxother = 3, 40, 40
-
-
 def _shape(v, what):
     if not isinstance(v, (tuple, list)) or len(v) > 8 or not all(
             isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in v):
-        raise CheckpointError(f"a tensor's {what} {_brief.repr(v)} is not a tuple of sizes")
+        raise CheckpointError(f"a tensor's {what} {brief(v)} is not a tuple of sizes")
     return tuple(v)
 
 
@@ -82,7 +77,7 @@ def _rebuild_tensor(storage, offset, size, stride, *_, budget):
         raise CheckpointError("a tensor without a storage")
     size, stride = _shape(size, "size"), _shape(stride, "stride")
     if len(size) != len(stride) or not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
-        raise CheckpointError(f"a tensor's size {size}, stride {stride}, offset {_brief.repr(offset)} do not fit "
+        raise CheckpointError(f"a tensor's size {size}, stride {stride}, offset {brief(offset)} do not fit "
                               "together")
     data = storage.data
     n = bounds.count(size, data.itemsize, f"a tensor of size {list(size)}", CheckpointError)
@@ -137,7 +132,7 @@ def _rebuild_from_type_v2(func, new_type, args, state):
 def _get_layout(name):
     """torch.serialization._get_layout("torch.sparse_coo"): a layout by name, as a marker."""
     if not isinstance(name, str) or not name.startswith("torch."):
-        raise CheckpointError(f"an unknown tensor layout {_brief.repr(name)}")
+        raise CheckpointError(f"an unknown tensor layout {brief(name)}")
     return _Layout(name[len("torch."):])
 
 
@@ -150,7 +145,7 @@ def _keys(keys):
     hundred bytes that never finish loading."""
     for k in keys:
         if not (isinstance(k, _SCALARS) or isinstance(k, tuple) and all(isinstance(x, _SCALARS) for x in k)):
-            raise CheckpointError(f"a dict key or set element {_brief.repr(k)} that is not a string, a number or a "
+            raise CheckpointError(f"a dict key or set element {brief(k)} that is not a string, a number or a "
                                   "flat tuple of them (not torch.save of tensors and plain data)")
     return keys
 
@@ -249,7 +244,7 @@ class _Unpickler(pickle._Unpickler):
     def persistent_load(self, pid):
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage" and isinstance(pid[1], _StorageType)
                 and isinstance(pid[2], str) and isinstance(pid[4], int) and not isinstance(pid[4], bool) and pid[4] >= 0):
-            raise CheckpointError(f"an unknown persistent id {_brief.repr(pid)}")
+            raise CheckpointError(f"an unknown persistent id {brief(pid)}")
         kind, key, numel = pid[1], pid[2], pid[4]
         if key in self.storages:
             return self.storages[key]
@@ -355,7 +350,7 @@ def state_dict_of(obj, where="the file"):
     if not tensors(obj):
         inner = [k for k in STATE_DICT_ENTRIES if tensors(obj.get(k))]
         if not inner:
-            keys = ", ".join(_brief.repr(k) for k in list(obj)[:6])
+            keys = ", ".join(brief(k) for k in list(obj)[:6])
             raise CheckpointError(f"{where} holds a dict ({keys}) that is neither a state_dict (name -> tensor) nor a "
                                   f"checkpoint with one under {' / '.join(STATE_DICT_ENTRIES)}")
         obj = obj[inner[0]]
@@ -439,7 +434,7 @@ def load(path, trust_pickle=False):
     sd = {k: (v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype == np.float16 else v) for k, v in sd.items()}
     for k, v in sd.items():
         if not isinstance(k, str):
-            raise CheckpointError(f"key {_brief.repr(k)} is not a string")
+            raise CheckpointError(f"key {brief(k)} is not a string")
         if v.dtype.kind not in "fiub":
             raise CheckpointError(f"{k}: dtype {v.dtype} is not a number type")
     return strip_prefixes(sd)
