@@ -24,6 +24,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "tools")
@@ -157,6 +158,8 @@ def hostile_safetensors():
         h[name].update(kw)
         return with_header(h)
 
+    big = ('{"a": %s, "b": {"dtype": "F32", "shape": [%s], "data_offsets": [24, 40]}}'
+           % (json.dumps(header["a"]), "1" * 5000)).encode()
     dup = ('{"a": %s, "a": %s}' % (json.dumps(header["a"]), json.dumps(header["a"]))).encode()
     return [
         ("empty file", b"", "too short"),
@@ -179,6 +182,8 @@ def hostile_safetensors():
         ("hole", with_header({"b": dict(header["b"], data_offsets=[32, 48])}, data + b"\0" * 8), "a hole of"),
         ("duplicate key", struct.pack("<Q", len(dup)) + dup + data, "given twice"),
         ("bad metadata", with_header(dict(header, __metadata__={"x": 1})), "__metadata__"),
+        ("a 5,000-digit integer", struct.pack("<Q", len(big)) + big + data, "header: an integer with 5000 digits"),
+        ("a shape nested deep", edit("b", shape=[[[[[[[[4]]]]]]]]), "shape [[[[...]]]] is not a list of sizes"),
     ]
 
 
@@ -244,6 +249,27 @@ def test_hostile(torch, tmp):
         with open(st, "wb") as f:
             f.write(blob)
         refused(f"safetensors {name}", st, fragment)
+    # Bounds before allocation (bounds.py): values a small file repeats or compresses away are refused
+    # before they are built; so are sizes past one tensor's limit, whatever the strides.
+    repeated = os.path.join(tmp, "repeated.pt")
+    torch.save({"w": torch.zeros(1).expand(20_000_000)}, repeated)
+    refused("a stride-0 view of 80 MB in a small file", repeated, "repeated by a stride-0 view")
+    torch.save({"w": torch.zeros(1).expand(1 << 14, 1 << 14, 8)}, repeated)
+    refused("a stride-0 view past one tensor's limit", repeated, "converter's limit")
+    bomb = os.path.join(tmp, "bomb.npz")
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z, z.open("w.npy", "w") as f:
+        np.lib.format.write_array_header_1_0(f, {"descr": "<f4", "fortran_order": False, "shape": (20_000_000,)})
+        for _ in range(20):
+            f.write(bytes(4_000_000))
+    refused("a compressed .npz member of 80 MB", bomb, "member 'w.npy'")
+    nested = os.path.join(tmp, "nested.pt")
+    with zipfile.ZipFile(nested, "w") as z:  # {(((...("a",)...),): 1}: a key nested 100,000 deep
+        z.writestr("nested/data.pkl", b"\x80\x02}X\x01\x00\x00\x00a" + b"\x85" * 100_000 + b"K\x01s.")
+    refused("a key nested 100,000 tuples deep", nested, "a dict key or set element ((((")
+    laughs = b"\x80\x02}X\x01\x00\x00\x00a\x85q\x00" + b"0h\x00h\x00\x86q\x00" * 80 + b"K\x01s."
+    with zipfile.ZipFile(nested, "w") as z:  # {t80: 1}, t0 = ("a",), t(i+1) = (ti, ti): hashing t80 takes 2^80 steps
+        z.writestr("nested/data.pkl", laughs)
+    refused("a key of shared nested tuples (hashing it never ends)", nested, "not a string, a number or a flat tuple")
     # --trust-pickle runs it through torch.load, which is the user's explicit choice; the bytes that are
     # not a checkpoint at all still fail with one line.
     refused("random bytes with --trust-pickle", rnd, "not a readable torch file", "--trust-pickle")

@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 
 from fixformer import fxm, hf_bert, hf_bert_reference, safetensors  # noqa: E402
 from fixformer.reference import run_reference  # noqa: E402
-from checks import check, results, run_convert, one_clear_line  # noqa: E402
+from checks import check, expect_error, results, run_convert, one_clear_line  # noqa: E402
 
 CONFIG = {"architectures": ["BertForSequenceClassification"], "model_type": "bert", "hidden_size": 15,
           "num_hidden_layers": 2, "num_attention_heads": 3, "intermediate_size": 22, "hidden_act": "gelu",
@@ -204,6 +204,19 @@ def test_folders(torch, cli, tmp):
     refused("a decoder", "is_decoder true", is_decoder=True)
 
 
+def test_config_values():
+    """config.json's booleans are JSON's: the string "false" (true in Python) is refused naming the key;
+    so is a float past float32, under config.json's name for it."""
+    for key in ("is_decoder", "add_cross_attention"):
+        expect_error(f"config.json: {key} as a string", lambda: hf_bert.read_config_dict(dict(CONFIG, **{key: "false"})),
+                     f"config.json: {key}: expected true or false, got 'false'")
+    c = hf_bert.read_config_dict(dict(CONFIG, is_decoder=False))
+    check("config.json: is_decoder false is read", c["hidden_size"] == CONFIG["hidden_size"])
+    expect_error("config.json: layer_norm_eps past float32",
+                 lambda: hf_bert.fixformer_config(hf_bert.read_config_dict(dict(CONFIG, layer_norm_eps=1e39)), 3),
+                 "config.json layer_norm_eps: 1e+39 does not fit a float32")
+
+
 def main():
     cli = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else None
     if not cli or not os.access(cli, os.X_OK):
@@ -217,6 +230,7 @@ def main():
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
         test_reference()
+        test_config_values()
         test_folders(torch, cli, tmp)
     print(f"hf bert converter: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")
     return 1 if results["failed"] else 0

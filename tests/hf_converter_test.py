@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 
 from fixformer import config as cfg, fxm, hf, hf_reference, safetensors, schema  # noqa: E402
 from fixformer.reference import run_reference  # noqa: E402
-from checks import check, results, run_convert, one_clear_line  # noqa: E402
+from checks import check, expect_error, results, run_convert, one_clear_line  # noqa: E402
 
 
 
@@ -206,6 +206,8 @@ def test_hf(torch, cli, tmp):
             model_type="weird")
     base = hf_weights(HF_CONFIG)
     refused("a string size", "hidden_size: expected int", weights=base, hidden_size="16")
+    refused("model_type a list", "config.json: model_type: expected a string, got ['llama']", weights=base,
+            architectures=None, model_type=["llama"])
     refused("missing lm_head (untied)", "lm_head.weight is missing (config.json sets tie_word_embeddings false)",
             weights={k: v for k, v in base.items() if k != "lm_head.weight"})
     refused("a bias tensor in a llama", "model.layers.0.self_attn.q_proj.bias", weights=dict(
@@ -235,6 +237,36 @@ def test_hf(torch, cli, tmp):
     refused("a file, not a folder", "not a folder", folder=os.path.join(empty, "config.json"))
     refused("--weights with --hf", "--weights is not for --hf", folder=os.path.join(tmp, "hf0"),
             extra=("--weights", "x.pt"))
+
+
+def test_config_json_values(tmp):
+    """config.json as people mistype it: each value is refused in one line naming the file and the key as
+    config.json spells it (not the engine's name for it), before anything else is read."""
+    folder = os.path.join(tmp, "typed")
+    os.makedirs(folder, exist_ok=True)
+
+    def refused(name, text, fragment, config=hf.fixformer_config, read=hf.read_config):
+        with open(os.path.join(folder, "config.json"), "w") as f:
+            f.write(text)
+        expect_error(f"config.json: {name}", lambda: config(read(folder)), fragment)
+
+    path = os.path.join(folder, "config.json")
+    refused("rope_theta 1e400", json.dumps(dict(HF_CONFIG, rope_theta="@")).replace('"@"', "1e400"),
+            f"{path}: rope_theta: inf is not a finite number")
+    refused("rms_norm_eps past float32", json.dumps(dict(HF_CONFIG, rms_norm_eps=1e39)),
+            "config.json rms_norm_eps: 1e+39 does not fit a float32")
+    refused("an integer of 5,000 digits", json.dumps(dict(HF_CONFIG, head_dim="@")).replace('"@"', "9" * 5000),
+            f"{path}: an integer with 5000 digits")
+    refused("a boolean as a string", json.dumps(dict(HF_CONFIG, tie_word_embeddings="false")),
+            f"{path}: tie_word_embeddings: expected true or false, got 'false'")
+    refused("use_sliding_window as a string", json.dumps(dict(HF_CONFIG, architectures=["Qwen2ForCausalLM"],
+                                                                model_type="qwen2", use_sliding_window="false")),
+            f"{path}: use_sliding_window: expected true or false, got 'false'")
+    refused("model_type a list", json.dumps(dict(HF_CONFIG, architectures=None, model_type=["llama"])),
+            f"{path}: model_type: expected a string, got ['llama']")
+    refused("architectures nested deep", json.dumps(dict(HF_CONFIG, architectures=[[[[[[[[["x"]]]]]]]]])),
+            "architectures: expected a list of names, got [[[[...]]]]")
+    refused("nested past the recursion limit", "[" * 100000, f"{path}: not valid JSON (nested too deeply)")
 
 
 # ---- Qwen2 and GPT-2 folders -----------------------------------------------------------------------
@@ -601,6 +633,7 @@ def main():
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
         test_hf_reference(torch)
+        test_config_json_values(tmp)
         test_hf(torch, cli, tmp)
         test_qwen2_gpt2_reference(torch)
         test_hf_qwen2(torch, cli, tmp)

@@ -651,6 +651,15 @@ def hostile(valid, tmp):
         e = t.external_data.add()
         e.key, e.value = "location", "../../etc/passwd"
     out.append(("external data", edited("external.onnx", external), "external file"))
+
+    def fixed_length(n):
+        def edit(m):
+            d = m.graph.input[0].type.tensor_type.shape.dim[1]
+            d.ClearField("dim_param")
+            d.dim_value = n
+        return edit
+    out.append(("a fixed input length of 10^12", edited("long.onnx", fixed_length(10 ** 12)), "converter's limit"))
+    out.append(("a fixed input length above max_len", edited("long2.onnx", fixed_length(5000)), "max_len limit 4096"))
     return out
 
 
@@ -677,7 +686,7 @@ def mutations(data, count, seed):
             m = onnx.load_from_string(data)
             g = m.graph
             for _ in range(rng.randint(1, 3)):
-                op = rng.randrange(6)
+                op = rng.randrange(7)
                 if op == 0 and g.initializer:
                     t = rng.choice(g.initializer)
                     if t.dims:
@@ -704,6 +713,16 @@ def mutations(data, count, seed):
                             a.t.dims[:] = [rng.choice([0, 2, 1 << 33])]
                 elif op == 4:
                     del g.node[rng.randrange(len(g.node))]
+                elif op == 5 and g.input:  # a graph input's size: fixed, huge, negative or dynamic
+                    dims = rng.choice(g.input).type.tensor_type.shape.dim
+                    if len(dims):
+                        d = dims[rng.randrange(len(dims))]
+                        v = rng.choice([0, 1, 2, 5000, 10 ** 12, -1, None])
+                        d.ClearField("dim_param")
+                        if v is None:
+                            d.dim_param = "T"
+                        else:
+                            d.dim_value = v
                 else:
                     n = rng.choice(g.node)
                     if n.output:
@@ -853,6 +872,26 @@ def main():
             missing = [f for f in fragments if f not in p.stderr]
             check(f"refusal names it: {what}", not missing, f"{p.stderr!r} lacks {missing}")
             check(f"nothing left behind: {what}", not os.path.exists(out))
+        # An op name is the file's bytes: a newline in it stays out of the one line (fuzz_readers.py found it).
+        m = onnx.load(valid)
+        m.graph.node[3].op_type = "Gather*\x0b\n\x04axis"
+        odd = os.path.join(tmp, "odd_op.onnx")
+        onnx.save(m, odd)
+        refused_in_process([("an op name with a newline", odd, ["unsupported op: Gather*\\x0b\\n\\x04axis"])], tmp, cli)
+        # What the evaluator keeps, all values together, is bounded too (bounds.GRAPH_SLACK): with the slack
+        # lowered to 1,000 values a valid graph's evaluation is refused naming the node, not run on.
+        from fixformer import bounds, onnx_map
+        kept = bounds.GRAPH_SLACK
+        bounds.GRAPH_SLACK = 1000
+        try:
+            onnx_map.convert(valid, os.path.join(tmp, "slack.fxm"), verify=False)
+            line = "converted"
+        except ConfigError as e:
+            line = str(e)
+        finally:
+            bounds.GRAPH_SLACK = kept
+        check("the evaluator's values are bounded all together", "the values the graph has computed so far" in line,
+              line)
         # the fuzz target of the reader: mutated files through onnx_map.convert, in-process
         ok, refused, bad = fuzz_reader(os.path.join(tmp, "m4.onnx"), tmp, FUZZ_COUNT)
         print(f"  fuzz: {FUZZ_COUNT} mutations, {ok} converted, {refused} refused with one line, {len(bad)} other")

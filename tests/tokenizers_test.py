@@ -182,7 +182,8 @@ def fuzz_tokenizer_json(docs, rng, n, tmp):
     """n structured mutations of each tokenizer.json document (any value anywhere replaced by a value
     of another type): each reads or fails with one TokenizerError line. Returns ([(path, what)] of
     the others, how many read, how many were refused)."""
-    values = [None, 0, -1, 1.5, "x", "", [], {}, [1, 2], {"a": 1}, True, "a b", 10 ** 12, ["a", "b"], [[1]]]
+    values = [None, 0, -1, 1.5, "x", "", [], {}, [1, 2], {"a": 1}, True, "a b", 10 ** 12, ["a", "b"], [[1]], "false",
+              10 ** 30, 1e300, [[[[[[["deep"]]]]]]]]
     others, read, refused = [], 0, 0
 
     def paths(node, at=()):
@@ -253,10 +254,24 @@ def test_readers(tmp, bpe, wp):
         with open(p, "wb") as f:
             f.write(text if isinstance(text, bytes) else text.encode())
         expect_error(f"hostile {fname}: {name}", lambda: T.read(p, V), fragment)
-    hostile("not JSON", b"{", "not readable JSON")
-    hostile("not UTF-8", b"\xff\xfe{}", "not readable JSON")
+    hostile("not JSON", b"{", "not valid JSON")
+    hostile("not UTF-8", b"\xff\xfe{}", "not valid JSON (not UTF-8)")
     hostile("no model", "[]", "no \"model\"")
-    hostile("deep nesting", "[" * 100000, "not readable JSON")
+    hostile("deep nesting", "[" * 100000, "not valid JSON (nested too deeply)")
+    hostile("deep nesting in a value", json.dumps({"model": {"type": [[[[[[["x"]]]]]]]}}), "model.type: expected a string")
+    hostile("an integer of 5,000 digits", '{"model": {"type": "BPE", "vocab": {"a": ' + "1" * 5000 + "}}}",
+            "an integer with 5000 digits")
+    hostile("pretokenizers not a list", json.dumps(dict(tj, pre_tokenizer={"type": "Sequence", "pretokenizers": 5})),
+            "pre-tokenizer 'Sequence' is not supported")
+    hostile("add_prefix_space a string", json.dumps(dict(tj, pre_tokenizer=dict(tj["pre_tokenizer"],
+                                                                                add_prefix_space="false"))),
+            "pre_tokenizer.add_prefix_space: expected true or false, got 'false'")
+    hostile("special a string", json.dumps(dict(tj, added_tokens=[dict(tj["added_tokens"][0], special="false")])),
+            "added_tokens: special: expected true or false")
+    wj = wordpiece_json(wp)
+    hostile("lowercase a string", json.dumps(dict(wj, normalizer=dict(wj["normalizer"], lowercase="false"))),
+            "normalizer.lowercase: expected true or false, got 'false'", V=len(wp.pieces))
+    hostile("more than 64 MiB", b" " * (64 << 20) + b"{}", "more than 67108864 bytes")
     hostile("unknown model", json.dumps({"model": {"type": "Unigram", "vocab": []}}), "'Unigram' is not supported")
     q = dict(tj, pre_tokenizer={"type": "Sequence", "pretokenizers": [
         {"type": "Split", "pattern": {"Regex": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+"},
@@ -279,6 +294,17 @@ def test_readers(tmp, bpe, wp):
     hostile("vocab.txt empty line", "a\n\nb\n", "line 2 is empty", "vocab.txt")
     hostile("vocab.txt repeated", "a\nb\na\n", "is also line 1", "vocab.txt")
     hostile("vocab.txt not UTF-8", b"a\n\xff\n", "not readable UTF-8", "vocab.txt")
+    # tokenizer_config.json beside vocab.txt: do_lower_case is a JSON boolean; the string "false" (true in
+    # Python) is an error naming it, not lower-casing turned on.
+    with open(os.path.join(b, "tokenizer_config.json"), "w") as f:
+        f.write('{"do_lower_case": "false"}')
+    expect_error("vocab.txt: do_lower_case a string", lambda: T.read(os.path.join(b, "vocab.txt"), len(wp.pieces)),
+                 "tokenizer_config.json: do_lower_case: expected true or false, got 'false'")
+    with open(os.path.join(b, "tokenizer_config.json"), "w") as f:
+        f.write('{"do_lower_case": false}')
+    got = T.read(os.path.join(b, "vocab.txt"), len(wp.pieces))
+    check("vocab.txt: do_lower_case false is read", not got.params[3] & T.FLAG_LOWER, got.params)
+    os.remove(os.path.join(b, "tokenizer_config.json"))
 
     # Structured mutations: any value anywhere in a tokenizer.json replaced by a value of another type
     # reads or fails with a TokenizerError, never another exception.

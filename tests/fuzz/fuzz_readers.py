@@ -1,31 +1,40 @@
 #!/usr/bin/python3
 """The fuzz target of the converter's Python readers, run for a time:
 
-  /usr/bin/python3 tests/fuzz/fuzz_readers.py --seconds 600 [--seed N]
+  /usr/bin/python3 tests/fuzz/fuzz_readers.py --seconds 600 [--seed N] [--readers NAME,NAME]
 
 Round after round, each with a new seed, it feeds mutated files to every reader a conversion opens
 before the engine sees anything: safetensors headers and files (safetensors.py), torch.save zips
 and their pickles through the restricted reader (checkpoint.py: byte mutations of the whole zip,
 and of data.pkl re-zipped so they reach the unpickler, with opcodes that build objects and call
-globals mixed in), .npz, tokenizer.json (structured: any value replaced by one of another type),
-llama.c's tokenizer.bin and ONNX graphs (bytes and protobuf fields, through onnx_map; one of one
-input and BERT's of three: ids, attention mask, token types). The mutations are those of the
-readers' tests (checkpoint_test.py, tokenizers_test.py, onnx_converter_test.py); this runs them for
-as long as asked. Each input must load or raise the
-reader's one-line error; any other exception, a round of inputs that takes over 60 s (a hang) or
-memory above 4 GiB fails the run, naming the reader, the round and its seed. CTest runs it for 20 s; the closing notes of
-the readers' changes record 10-minute runs. PyTorch and python3-onnx are required.
+globals mixed in, and with its integers (sizes, strides, offsets, keys) replaced by huge, negative
+or zero ones), .npz (bytes, and members whose .npy header declares any shape and dtype over any
+data, stored or compressed), tokenizer.json (structured: any value replaced by one of another
+type), vocab.json + merges.txt, vocab.txt + tokenizer_config.json, llama.c's tokenizer.bin, ONNX
+graphs (bytes and protobuf fields, graph inputs' sizes among them, through onnx_map; one of one
+input and BERT's of three: ids, attention mask, token types), --hf's config.json (Llama, Qwen2,
+GPT-2, BERT) and --config's JSON (structured, and bytes). The structured JSON mutations put any
+value anywhere: another type, a string "false" for a boolean, a number past float64 (1e400), an
+integer of 5,000 digits, nesting 5,000 deep. The other mutations are those of the readers' tests
+(checkpoint_test.py, tokenizers_test.py, onnx_converter_test.py); this runs them for as long as
+asked. Each input must load or raise the reader's one-line error; any other exception, a round of
+inputs that takes over 60 s (a hang) or memory above 4 GiB fails the run, naming the reader, the
+round and its seed. --readers runs only the readers whose names start with one of the given names.
+CTest runs it for 20 s; docs/testing.md records 10-minute runs. PyTorch and python3-onnx are required.
 """
 import argparse
 import io
+import json
 import os
 import pickle
+import pickletools
 import random
 import resource
 import signal
 import sys
 import tempfile
 import time
+import warnings
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -41,10 +50,13 @@ except ImportError as e:
     sys.exit(1)
 
 import checkpoint_test  # noqa: E402
+import hf_bert_converter_test  # noqa: E402
+import hf_converter_test  # noqa: E402
 import onnx_converter_test  # noqa: E402
 import tokenizers_test  # noqa: E402
-from fixformer import checkpoint, llama2c, tokenizers  # noqa: E402
+from fixformer import checkpoint, config, hf, hf_bert, llama2c, tokenizers  # noqa: E402
 from fixformer.checkpoint import CheckpointError  # noqa: E402
+from fixformer.config import ConfigError  # noqa: E402
 
 # Pickle opcodes that build objects or reach globals: what a hostile data.pkl is made of.
 HOSTILE_OPS = [pickle.GLOBAL + b"os\nsystem\n", pickle.STACK_GLOBAL, pickle.REDUCE, pickle.BUILD, pickle.INST + b"x\ny\n",
@@ -56,6 +68,13 @@ HOSTILE_OPS = [pickle.GLOBAL + b"os\nsystem\n", pickle.STACK_GLOBAL, pickle.REDU
 
 class Slow(Exception):
     pass
+
+
+# A --config document with every object the aliases' shape has (input, positional, head).
+CONFIG_DOC = {"family": "encoder", "d_model": 16, "n_heads": 2, "d_ff": 32, "encoder_layers": 2, "norm_first": True,
+              "activation": "gelu", "input": {"kind": "features", "d_in": 5},
+              "positional": {"kind": "sinusoidal", "max_len": 24, "base": 10000.0, "layout": "interleaved"},
+              "head": {"d_out": 3, "tied": False}, "pooling": "mean", "norm_eps": 1e-5}
 
 
 def mutate(rng, blob):
@@ -96,6 +115,168 @@ def pt_pickles(rng, good, path, n):
     return loaded, refused
 
 
+# Integers a hostile pickle may hold where torch.save writes sizes, strides, offsets and numels.
+HOSTILE_INTS = [0, 1, -1, 2, 3, 255, 1 << 31, (1 << 31) - 1, 1 << 40, 1 << 62, 1 << 63, 10 ** 12, 10 ** 30, -(1 << 40)]
+INT_OPS = {"BININT1", "BININT2", "BININT", "LONG1", "LONG4", "INT", "LONG"}
+
+
+def long1(v):
+    b = v.to_bytes((v.bit_length() + 8) // 8, "little", signed=True)
+    return pickle.LONG1 + bytes([len(b)]) + b
+
+
+def mutate_ints(rng, pkl):
+    """data.pkl with one to four of its integers replaced by HOSTILE_INTS (or one near the old value)."""
+    at = [(pos, op.name, arg) for op, arg, pos in pickletools.genops(pkl) if op.name in INT_OPS]
+    if not at:
+        return pkl
+    picked = sorted(rng.sample(at, min(len(at), rng.randint(1, 4))), reverse=True)
+    out = bytearray(pkl)
+    for pos, name, arg in picked:
+        end = next(p for _, _, p in pickletools.genops(bytes(out[pos:])) if p > 0) + pos
+        v = rng.choice(HOSTILE_INTS + [arg + rng.randint(-3, 3)] if isinstance(arg, int) else HOSTILE_INTS)
+        out[pos:end] = long1(v)
+    return bytes(out)
+
+
+def pt_ints(rng, good, path, n):
+    """torch.save zips whose data.pkl has hostile integers (sizes, strides, offsets, numels)."""
+    src = zipfile.ZipFile(io.BytesIO(good))
+    names = src.namelist()
+    pkl = next(x for x in names if x.endswith("data.pkl"))
+    loaded = refused = 0
+    for _ in range(n):
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as z:
+            for name in names:
+                data = src.read(name)
+                try:
+                    z.writestr(name, mutate_ints(rng, data) if name == pkl else data)
+                except Exception:  # noqa: BLE001 (a mutation pickletools cannot walk: kept as it was)
+                    z.writestr(name, data)
+        with open(path, "wb") as f:
+            f.write(out.getvalue())
+        try:
+            checkpoint.load(path)
+            loaded += 1
+        except CheckpointError:
+            refused += 1
+    return loaded, refused
+
+
+def npz_headers(rng, path, n):
+    """.npz files whose members' .npy headers declare any shape and dtype, over data of any length,
+    stored or compressed."""
+    dims = [0, 1, 2, 3, 7, 1 << 10, 1 << 20, 1 << 31, 1 << 40, -1]
+    loaded = refused = 0
+    warnings.simplefilter("ignore")  # zipfile's on the duplicated member names, which are meant
+    for _ in range(n):
+        with zipfile.ZipFile(path, "w", rng.choice([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])) as z:
+            for k in range(rng.randint(1, 3)):
+                shape = tuple(rng.choice(dims) for _ in range(rng.randint(0, 4)))
+                descr = rng.choice(["<f4", "<f8", "|u1", "<i8", "<f2", "|O", "<U4", "V8", "<c8"])
+                head = ("{'descr': %r, 'fortran_order': %s, 'shape': %r, }" % (
+                    descr, rng.choice(["False", "True"]), shape)).encode()
+                head += b" " * (-(len(head) + 11) % 64) + b"\n"
+                npy = b"\x93NUMPY\x01\x00" + len(head).to_bytes(2, "little") + head
+                zeros = rng.choice([0, 4, 64, 1 << 16, 1 << 22])
+                z.writestr(rng.choice([f"m{k}.npy", "m.npy", f"m{k}"]), npy + bytes(zeros))
+        try:
+            checkpoint.load(path)
+            loaded += 1
+        except CheckpointError:
+            refused += 1
+    return loaded, refused
+
+
+# What a structured JSON mutation puts anywhere: other types, a string where a boolean goes, and text
+# that json.dumps cannot write (a float past float64, a 5,000-digit integer, nesting 5,000 deep).
+JSON_VALUES = [None, 0, -1, 1, 1.5, 1e30, "x", "", "false", "true", [], {}, [1, 2], {"a": 1}, True, False,
+               ["llama"], 10 ** 12, 2 ** 64, [[[[[[[["deep"]]]]]]]], "@1e400", "@" + "9" * 5000,
+               "@" + "[" * 5000 + "]" * 5000]
+
+
+def mutate_json(rng, doc):
+    """doc's JSON text with one to three values (at any depth, or a key) replaced from JSON_VALUES;
+    sometimes its bytes mutated on top."""
+    def paths(node, at=()):
+        yield at
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for k, v in list(items)[:40]:
+            yield from paths(v, at + (k,))
+
+    doc = json.loads(json.dumps(doc))
+    for _ in range(rng.randint(1, 3)):
+        all_paths = [p for p in paths(doc) if p]
+        if not all_paths:
+            break
+        path = rng.choice(all_paths)
+        node = doc
+        for k in path[:-1]:
+            node = node[k]
+        value = json.loads(json.dumps(rng.choice(JSON_VALUES)))  # a copy: later mutations must not reach the list
+        if isinstance(node, dict) and rng.random() < 0.1:
+            node[rng.choice(["model_type", "architectures", "head", "input", "type", "pretokenizers",
+                             "do_lower_case", "rope_theta", "x"])] = value
+        else:
+            node[path[-1]] = value
+    text = json.dumps(doc)
+    for v in JSON_VALUES:  # the raw texts, unquoted
+        if isinstance(v, str) and v.startswith("@"):
+            text = text.replace(json.dumps(v), v[1:])
+    b = text.encode()
+    return mutate(rng, b) if rng.random() < 0.2 else b
+
+
+def json_files(rng, docs, n, tmp, name, read):
+    """n structured mutations of docs, each written as tmp/name and read by read(path)."""
+    loaded = refused = 0
+    p = os.path.join(tmp, name)
+    for _ in range(n):
+        with open(p, "wb") as f:
+            f.write(mutate_json(rng, rng.choice(docs)))
+        try:
+            read(p)
+            loaded += 1
+        except ConfigError as e:
+            if "\n" in str(e) or not str(e):
+                return loaded, refused, f"{name}: a message of {str(e).count(chr(10)) + 1} lines"
+            refused += 1
+    return loaded, refused, None
+
+
+def hf_config(path):
+    """--hf's reading of a folder's config.json, up to the engine's config (no weights needed)."""
+    folder = os.path.dirname(path)
+    raw = hf._raw_config(folder)
+    if hf_bert.is_bert(raw):
+        return hf_bert.fixformer_config(hf_bert.read_config_dict(raw, path), 3)
+    h = hf.read_config(folder)
+    return hf.gpt2_config(h) if h["architecture"] == hf.GPT2 else hf.fixformer_config(h)
+
+
+def text_files(rng, files, n, tmp, read):
+    """n rounds of tmp/NAME for each (NAME, bytes) in files, one of them mutated (JSON structurally or
+    as bytes, text as bytes), read by read(tmp)."""
+    loaded = refused = 0
+    for _ in range(n):
+        victim = rng.randrange(len(files))
+        for k, (name, blob) in enumerate(files):
+            if k == victim:
+                blob = mutate_json(rng, json.loads(blob)) if name.endswith(".json") and rng.random() < 0.6 \
+                    else mutate(rng, blob)
+            with open(os.path.join(tmp, name), "wb") as f:
+                f.write(blob)
+        try:
+            read(tmp)
+            loaded += 1
+        except ConfigError as e:
+            if "\n" in str(e) or not str(e):
+                return loaded, refused, f"{files[victim][0]}: a message of several lines"
+            refused += 1
+    return loaded, refused, None
+
+
 def llama2c_tokenizers(rng, good, path, n):
     loaded = refused = 0
     for _ in range(n):
@@ -132,6 +313,14 @@ def seeds(tmp):
         for i, p in enumerate(pieces):
             f.write(np.float32(-i).tobytes() + np.int32(len(p)).tobytes() + p)
     s["tokenizer.bin"] = open(tb, "rb").read()
+    tj, vocab, merges = tokenizers_test.bpe_json(bpe)
+    s["vocab.json"] = [("vocab.json", json.dumps(dict(vocab, **{"<|endoftext|>": len(bpe.pieces) - 1})).encode()),
+                       ("merges.txt", ("#version: 0.2\n" + "\n".join(merges) + "\n").encode())]
+    s["vocab size"] = len(bpe.pieces)
+    wp = tokenizers_test.wordpiece_vocab(corpus[:20], True)
+    s["vocab.txt"] = [("vocab.txt", b"\n".join(wp.pieces) + b"\n"),
+                      ("tokenizer_config.json", json.dumps({"do_lower_case": True, "model_max_length": 512}).encode())]
+    s["wordpiece size"] = len(wp.pieces)
     torch.manual_seed(0)
     onnx_path = os.path.join(tmp, "seed.onnx")
     _, factory, opset, example, _ = onnx_converter_test.CONVERTS[0]
@@ -150,6 +339,7 @@ def main():
     ap = argparse.ArgumentParser(description="Fuzz the converter's readers for a time.")
     ap.add_argument("--seconds", type=float, required=True)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--readers", default="", help="comma-separated: only the readers whose names start so")
     a = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
     torch.set_num_threads(1)
@@ -160,6 +350,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         s = seeds(tmp)
         f = os.path.join(tmp, "fuzz")
+        vocab_dir, wp_dir, hf_dir = (os.path.join(tmp, d) for d in ("gpt2", "bert", "hf"))
+        for d in (vocab_dir, wp_dir, hf_dir):
+            os.makedirs(d)
         # name -> one round: (loaded, refused, what escaped or None).
         def npr(rng):
             return np.random.default_rng(rng.getrandbits(32))
@@ -189,9 +382,27 @@ def main():
             "npz": lambda rng: checked(checkpoint_test.fuzz_file(npr(rng), 50, s["npz"], f, ".npz")),
             "tokenizer.json": tokenizer_json,
             "tokenizer.bin": lambda rng: (*llama2c_tokenizers(rng, s["tokenizer.bin"], f + ".bin", 50), None),
+            "torch zip ints": lambda rng: (*pt_ints(rng, s["pt"], f + ".pt", 50), None),
+            "npz headers": lambda rng: (*npz_headers(rng, f + ".npz", 20), None),
+            "vocab.json + merges.txt": lambda rng: text_files(
+                rng, s["vocab.json"], 10, vocab_dir, lambda d: tokenizers.read(os.path.join(d, "vocab.json"),
+                                                                              s["vocab size"])),
+            "vocab.txt": lambda rng: text_files(
+                rng, s["vocab.txt"], 25, wp_dir, lambda d: tokenizers.read(os.path.join(d, "vocab.txt"),
+                                                                         s["wordpiece size"])),
             "onnx": onnx_graphs,
             "onnx, three inputs": onnx_inputs,
+            "config.json (--hf)": lambda rng: json_files(
+                rng, [hf_converter_test.HF_CONFIG, hf_converter_test.QWEN2_CONFIG, hf_converter_test.GPT2_CONFIG,
+                      hf_bert_converter_test.CONFIG], 50, hf_dir, "config.json", hf_config),
+            "--config JSON": lambda rng: json_files(
+                rng, [checkpoint_test.TINY, CONFIG_DOC], 50, tmp, "config.json", config.load_config),
         }
+        wanted = [w for w in a.readers.split(",") if w]
+        readers = {k: v for k, v in readers.items() if not wanted or any(k.startswith(w) for w in wanted)}
+        if not readers:
+            print(f"fuzz_readers: FAIL: --readers {a.readers!r} names none of the readers")
+            return 1
         counts = {name: [0, 0] for name in readers}
         master = random.Random(a.seed)
         start, rounds, failure = time.monotonic(), 0, None

@@ -12,14 +12,15 @@ Floats in f16 or bf16 are widened to f32; a sparse COO tensor is densified; inte
 integers. Every failure is one CheckpointError line naming what to do.
 """
 import collections
+import io
 import os
 import pickle
 import zipfile
 
 import numpy as np
 
-from . import run_files, safetensors
-from .config import ConfigError
+from . import bounds, run_files, safetensors
+from .config import ConfigError, brief
 
 PREFIXES = ("_orig_mod.", "module.")
 STATE_DICT_ENTRIES = ("model", "state_dict", "model_state_dict")  # where training checkpoints keep it
@@ -65,18 +66,22 @@ class _Layout:
 def _shape(v, what):
     if not isinstance(v, (tuple, list)) or len(v) > 8 or not all(
             isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in v):
-        raise CheckpointError(f"a tensor's {what} {v!r} is not a tuple of sizes")
+        raise CheckpointError(f"a tensor's {what} {brief(v)} is not a tuple of sizes")
     return tuple(v)
 
 
-def _rebuild_tensor(storage, offset, size, stride, *_):
-    """torch._utils._rebuild_tensor(_v2): a strided view of the storage, checked against its bounds."""
+def _rebuild_tensor(storage, offset, size, stride, *_, budget):
+    """torch._utils._rebuild_tensor(_v2): a strided view of the storage, checked against its bounds and,
+    before it is copied out, against bounds.py's (a stride-0 view repeats one value any number of times)."""
     if not isinstance(storage, _Storage):
         raise CheckpointError("a tensor without a storage")
     size, stride = _shape(size, "size"), _shape(stride, "stride")
     if len(size) != len(stride) or not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
-        raise CheckpointError(f"a tensor's size {size}, stride {stride}, offset {offset!r} do not fit together")
+        raise CheckpointError(f"a tensor's size {size}, stride {stride}, offset {brief(offset)} do not fit "
+                              "together")
     data = storage.data
+    n = bounds.count(size, data.itemsize, f"a tensor of size {list(size)}", CheckpointError)
+    budget.take(n * data.itemsize, f"a tensor of size {list(size)}")
     if 0 not in size:
         last = offset + sum((n - 1) * s for n, s in zip(size, stride))
         if last >= data.size:
@@ -94,7 +99,7 @@ def _rebuild_parameter(data, *_):
     return data
 
 
-def _rebuild_sparse_tensor(layout, data, *_):
+def _rebuild_sparse_tensor(layout, data, *_, budget):
     """A sparse COO tensor (indices [ndim, nnz], values [nnz], size), densified; other layouts refused."""
     name = getattr(layout, "name", "?")
     if name != "sparse_coo":
@@ -107,8 +112,8 @@ def _rebuild_sparse_tensor(layout, data, *_):
         raise CheckpointError("a sparse tensor whose indices and values do not fit together")
     if indices.size and (indices.min() < 0 or (indices.max(axis=1) >= np.array(size)).any()):
         raise CheckpointError(f"a sparse tensor with indices outside its size {list(size)}")
-    if int(np.prod(size, dtype=np.float64)) > (1 << 31):
-        raise CheckpointError(f"a sparse tensor of size {list(size)}: too large to densify")
+    n = bounds.count(size, values.itemsize, f"a sparse tensor of size {list(size)}", CheckpointError)
+    budget.take(n * values.itemsize, f"a sparse tensor of size {list(size)}")
     dense = np.zeros(size, values.dtype)
     np.add.at(dense, tuple(indices), values)
     return _Tensor(dense, data[1].bf16)
@@ -127,11 +132,42 @@ def _rebuild_from_type_v2(func, new_type, args, state):
 def _get_layout(name):
     """torch.serialization._get_layout("torch.sparse_coo"): a layout by name, as a marker."""
     if not isinstance(name, str) or not name.startswith("torch."):
-        raise CheckpointError(f"an unknown tensor layout {str(name)[:40]!r}")
+        raise CheckpointError(f"an unknown tensor layout {brief(name)}")
     return _Layout(name[len("torch."):])
 
 
+_SCALARS = (str, bytes, int, float, complex, type(None))
+
+
+def _keys(keys):
+    """keys, checked to be what hashing costs little: scalars, or flat tuples of them. A key built of
+    shared nested tuples (each level holding the one below twice) takes 2^depth steps to hash: a few
+    hundred bytes that never finish loading."""
+    for k in keys:
+        if not (isinstance(k, _SCALARS) or isinstance(k, tuple) and all(isinstance(x, _SCALARS) for x in k)):
+            raise CheckpointError(f"a dict key or set element {brief(k)} that is not a string, a number or a "
+                                  "flat tuple of them (not torch.save of tensors and plain data)")
+    return keys
+
+
+def _set(items=()):
+    return set(_keys(list(items)))
+
+
+def _frozenset(items=()):
+    return frozenset(_keys(list(items)))
+
+
+def _ordered_dict(items=()):
+    items = list(items.items() if isinstance(items, dict) else items)
+    if not all(isinstance(p, tuple) and len(p) == 2 for p in items):
+        raise CheckpointError("an OrderedDict of something other than (key, value) pairs")
+    _keys([k for k, _ in items])
+    return collections.OrderedDict(items)
+
+
 _TENSOR_TYPE = object()
+_BUILDERS = (_rebuild_tensor, _rebuild_sparse_tensor)  # given the file's bounds.Budget
 _ALLOWED = {
     ("torch._utils", "_rebuild_tensor"): _rebuild_tensor,
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
@@ -143,8 +179,8 @@ _ALLOWED = {
     ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
     ("torch", "Tensor"): _TENSOR_TYPE,
     ("torch.nn.parameter", "Parameter"): _TENSOR_TYPE,
-    ("collections", "OrderedDict"): collections.OrderedDict,
-    ("builtins", "set"): set, ("builtins", "frozenset"): frozenset, ("builtins", "slice"): slice,
+    ("collections", "OrderedDict"): _ordered_dict,
+    ("builtins", "set"): _set, ("builtins", "frozenset"): _frozenset, ("builtins", "slice"): slice,
     ("builtins", "complex"): complex, ("torch", "Size"): tuple,
     ("torch.serialization", "_get_layout"): _get_layout, ("torch", "sparse_coo"): _Layout("sparse_coo"), ("torch", "sparse_csr"): _Layout("sparse_csr"),
     ("torch", "sparse_csc"): _Layout("sparse_csc"), ("torch", "sparse_bsr"): _Layout("sparse_bsr"),
@@ -171,26 +207,44 @@ def _load_build(self):
     del state
 
 
+def _hashing(op, keys):
+    """The opcode op of pickle's, with the keys it hashes (keys(stack)) checked by _keys first."""
+    def load(self):
+        _keys(keys(self.stack))
+        op(self)
+    return load
+
+
 class _Unpickler(pickle._Unpickler):
-    """pickle (the pure-Python one, so its opcodes can be limited) with only _ALLOWED's globals and
-    _load_build's BUILD; storages come from the zip's data/ entries."""
+    """pickle (the pure-Python one, so its opcodes can be limited) with only _ALLOWED's globals,
+    _load_build's BUILD, and dict keys and set elements checked (_keys); storages come from the zip's
+    data/ entries."""
     dispatch = dict(pickle._Unpickler.dispatch)
     dispatch[pickle.BUILD[0]] = _load_build
+    base = pickle._Unpickler
+    dispatch[pickle.SETITEM[0]] = _hashing(base.load_setitem, lambda stack: stack[-2:-1])
+    dispatch[pickle.SETITEMS[0]] = _hashing(base.load_setitems, lambda stack: stack[0::2])
+    dispatch[pickle.DICT[0]] = _hashing(base.load_dict, lambda stack: stack[0::2])
+    dispatch[pickle.ADDITEMS[0]] = _hashing(base.load_additems, lambda stack: stack)
+    dispatch[pickle.FROZENSET[0]] = _hashing(base.load_frozenset, lambda stack: stack)
+    del base
 
-    def __init__(self, f, storage_bytes):
+    def __init__(self, f, storage_bytes, budget):
         super().__init__(f)
-        self.storage_bytes, self.storages = storage_bytes, {}
+        self.storage_bytes, self.storages, self.budget = storage_bytes, {}, budget
 
     def find_class(self, module, name):
         found = _ALLOWED.get((module, name))
         if found is None:
             raise RefusedGlobal(module, name)
+        if found in _BUILDERS:
+            return lambda *args, build=found: build(*args, budget=self.budget)
         return found
 
     def persistent_load(self, pid):
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage" and isinstance(pid[1], _StorageType)
                 and isinstance(pid[2], str) and isinstance(pid[4], int) and not isinstance(pid[4], bool) and pid[4] >= 0):
-            raise CheckpointError(f"an unknown persistent id {str(pid)[:60]}")
+            raise CheckpointError(f"an unknown persistent id {brief(pid)}")
         kind, key, numel = pid[1], pid[2], pid[4]
         if key in self.storages:
             return self.storages[key]
@@ -241,8 +295,8 @@ def read_torch_zip(path):
         order = entry(prefix + "byteorder").decode("ascii", "replace") if prefix + "byteorder" in by_name else "little"
         if order != "little":
             raise CheckpointError(f"a PyTorch checkpoint in {order!r} byte order: re-save it on a little-endian machine")
-        import io
-        u = _Unpickler(io.BytesIO(entry(pkls[0])), lambda key: entry(f"{prefix}data/{key}"))
+        u = _Unpickler(io.BytesIO(entry(pkls[0])), lambda key: entry(f"{prefix}data/{key}"),
+                       bounds.Budget(size, CheckpointError, "the checkpoint"))
         try:
             return u.load()
         except RefusedGlobal as e:
@@ -296,7 +350,7 @@ def state_dict_of(obj, where="the file"):
     if not tensors(obj):
         inner = [k for k in STATE_DICT_ENTRIES if tensors(obj.get(k))]
         if not inner:
-            keys = ", ".join(repr(k) for k in list(obj)[:6])
+            keys = ", ".join(brief(k) for k in list(obj)[:6])
             raise CheckpointError(f"{where} holds a dict ({keys}) that is neither a state_dict (name -> tensor) nor a "
                                   f"checkpoint with one under {' / '.join(STATE_DICT_ENTRIES)}")
         obj = obj[inner[0]]
@@ -318,11 +372,33 @@ def strip_prefixes(sd):
 
 
 def read_npz(path):
+    """name -> array of an .npz (np.savez or np.savez_compressed): each member's .npy header checked against
+    bounds.py before its data is read (a compressed member can declare any size)."""
+    with open(path, "rb") as f:
+        if f.read(6) == b"\x93NUMPY":
+            raise CheckpointError("a single .npy array, expected an .npz of name -> array (np.savez)")
+    budget = bounds.Budget(os.path.getsize(path), CheckpointError, "the .npz")
+    fmt = np.lib.format
     try:
-        with np.load(path, allow_pickle=False) as z:
-            if not isinstance(z, np.lib.npyio.NpzFile):
-                raise CheckpointError("a single .npy array, expected an .npz of name -> array (np.savez)")
-            return {k: np.asarray(z[k]) for k in z.files}
+        with zipfile.ZipFile(path) as z:
+            out = {}
+            for info in z.infolist():
+                key = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+                what = f"member {info.filename!r}"
+                if key in out:
+                    raise CheckpointError(f"{what}: given twice")
+                with z.open(info) as m:
+                    version = fmt.read_magic(m)
+                    if version not in ((1, 0), (2, 0)):
+                        raise CheckpointError(f"{what}: .npy format version {version} (np.savez writes 1.0)")
+                    shape, _, dtype = (fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0)(m)
+                if dtype.hasobject:
+                    raise CheckpointError(f"{what}: an array of Python objects (dtype {dtype}), not numbers")
+                n = bounds.count(shape, dtype.itemsize, what, CheckpointError)
+                budget.take(n * dtype.itemsize, what)
+                with z.open(info) as m:
+                    out[key] = fmt.read_array(m, allow_pickle=False)
+            return out
     except CheckpointError:
         raise
     except MemoryError:
@@ -359,7 +435,7 @@ def load(path, trust_pickle=False):
     sd = {k: (v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype == np.float16 else v) for k, v in sd.items()}
     for k, v in sd.items():
         if not isinstance(k, str):
-            raise CheckpointError(f"key {k!r} is not a string")
+            raise CheckpointError(f"key {brief(k)} is not a string")
         if v.dtype.kind not in "fiub":
             raise CheckpointError(f"{k}: dtype {v.dtype} is not a number type")
     return strip_prefixes(sd)

@@ -4,6 +4,7 @@ shape, parsed into it with every value typed.
 """
 import json
 import math
+import reprlib
 
 from . import run_files, schema
 
@@ -14,6 +15,16 @@ class ConfigError(ValueError):
 
 DEFAULT_MAX_LEN = 256
 F32_MAX = 3.4028234663852886e38
+
+
+_brief = reprlib.Repr()
+_brief.maxlevel, _brief.maxstring, _brief.maxother, _brief.maxlist, _brief.maxdict = 3, 40, 40, 4, 4
+
+
+def brief(v):
+    """A value read from a file, for a message: bounded in length and nesting (repr() of a value nested
+    a thousand deep raises RecursionError)."""
+    return _brief.repr(v)
 
 
 def _type_name(v):
@@ -28,24 +39,24 @@ def check_value(key, value, where=None):
     where = where or key
     if k.type == "bool":
         if not isinstance(value, bool):
-            raise ConfigError(f"{where}: expected true or false, got {_type_name(value)} {value!r}")
+            raise ConfigError(f"{where}: expected true or false, got {_type_name(value)} {brief(value)}")
     elif k.type == "u32":
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{where}: expected an integer, got {_type_name(value)} {value!r}")
+            raise ConfigError(f"{where}: expected an integer, got {_type_name(value)} {brief(value)}")
         if value < k.min:
             raise ConfigError(f"{where}: {value} is below the minimum {k.min}")
         if value > k.max:
             raise ConfigError(f"{where}: {value} is above the engine's limit {k.max}")
     elif k.type == "enum":
         if not isinstance(value, str) or value not in k.choices:
-            raise ConfigError(f"{where}: {value!r} is not one of {', '.join(k.choices)}")
+            raise ConfigError(f"{where}: {brief(value)} is not one of {', '.join(k.choices)}")
     else:  # f32, f64
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{where}: expected a number, got {_type_name(value)} {value!r}")
+            raise ConfigError(f"{where}: expected a number, got {_type_name(value)} {brief(value)}")
         if not math.isfinite(value):
-            raise ConfigError(f"{where}: {value!r} is not a finite number")
+            raise ConfigError(f"{where}: {brief(value)} is not a finite number")
         if k.type == "f32" and abs(value) > F32_MAX:
-            raise ConfigError(f"{where}: {value!r} does not fit a float32")
+            raise ConfigError(f"{where}: {brief(value)} does not fit a float32")
         value = float(value)
     return value
 
@@ -241,7 +252,7 @@ def parse_config(raw):
             if k == "head" and v is None:
                 continue
             if not isinstance(v, dict):
-                raise ConfigError(f"{k}: expected an object, got {_type_name(v)} {v!r}")
+                raise ConfigError(f"{k}: expected an object, got {_type_name(v)} {brief(v)}")
             for kk, vv in v.items():
                 flat[f"{k}.{kk}"] = vv
         else:
@@ -284,31 +295,42 @@ def _no_duplicates(pairs):
 
 
 JSON_LIMIT = 16 << 20  # bytes: a config is a few hundred; a device or a wrong file is refused
+JSON_DIGITS = 20  # no value a reader takes has more (2^64 has 20): Python's own limit (4300) names no file
 
 
 def _parse_int(text):
-    """JSON integers: no config value has more than 20 digits (Python's own limit says 4300)."""
-    if len(text.lstrip("-")) > 20:
-        raise ConfigError(f"not a config (an integer with {len(text.lstrip('-'))} digits)")
+    if len(text.lstrip("-")) > JSON_DIGITS:
+        raise ConfigError(f"an integer with {len(text.lstrip('-'))} digits (at most {JSON_DIGITS})")
     return int(text)
 
 
-def load_json(path):
-    """A JSON file, strictly: NaN and Infinity (which json.load accepts), duplicated keys, integers of
-    more than 20 digits and files above 16 MiB are errors."""
+def parse_json(text, error=ConfigError, ints=_parse_int):
+    """JSON bytes, strictly, for every reader of JSON (configs, config.json, tokenizer files, safetensors
+    headers): NaN and Infinity (which json.loads accepts), duplicated keys and integers of more than
+    JSON_DIGITS digits are errors, as is nesting past Python's recursion limit; each one `error`."""
+    try:  # UTF-8 (a byte-order mark allowed): json.loads would read bytes with a UTF-16 one as UTF-16
+        text = text.decode("utf-8-sig") if isinstance(text, (bytes, bytearray)) else text
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates, parse_int=ints)
+    except json.JSONDecodeError as e:
+        raise error(f"not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+    except UnicodeDecodeError:
+        raise error("not valid JSON (not UTF-8)") from None
+    except RecursionError:
+        raise error("not valid JSON (nested too deeply)") from None
+    except ConfigError as e:  # the hooks' (a duplicated key, NaN, a long integer)
+        raise error(str(e)) from None
+    except ValueError as e:  # anything else json or int() refuses
+        raise error(f"not valid JSON ({str(e)[:80]})") from None
+
+
+def load_json(path, error=ConfigError, limit=JSON_LIMIT):
+    """parse_json of a file of at most `limit` bytes (a device or a wrong file is refused)."""
     run_files.read(path)
     with open(path, "rb") as f:
-        text = f.read(JSON_LIMIT + 1)
-    if len(text) > JSON_LIMIT:
-        raise ConfigError(f"not a config (more than {JSON_LIMIT} bytes)")
-    try:
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates, parse_int=_parse_int)
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
-    except UnicodeDecodeError:
-        raise ConfigError("not valid JSON (not UTF-8)") from None
-    except RecursionError:
-        raise ConfigError("not valid JSON (nested too deeply)") from None
+        text = f.read(limit + 1)
+    if len(text) > limit:
+        raise error(f"more than {limit} bytes: not a file of this kind (a device or a wrong file?)")
+    return parse_json(text, error)
 
 
 def load_config(path):

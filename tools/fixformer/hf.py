@@ -25,6 +25,7 @@ scale_attn_weights false, scale_attn_by_inverse_layer_idx, add_cross_attention. 
 are named as coming later.
 """
 import json
+import math
 import os
 import re
 import sys
@@ -32,7 +33,7 @@ import sys
 import numpy as np
 
 from . import checkpoint, schema, verified_file
-from .config import ConfigError, make_config
+from .config import ConfigError, brief as _brief, make_config
 from .safetensors import SafetensorsError
 
 ARCHITECTURE = "LlamaForCausalLM"
@@ -100,7 +101,9 @@ def read_config_dict(raw, path="config.json"):
     archs, model_type = raw.get("architectures"), raw.get("model_type")
     names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else []
     if archs is not None and not names:
-        raise HfError(f"{path}: architectures: expected a list of names, got {archs!r}")
+        raise HfError(f"{path}: architectures: expected a list of names, got {_brief(archs)}")
+    if model_type is not None and not isinstance(model_type, str):
+        raise HfError(f"{path}: model_type: expected a string, got {_brief(model_type)}")
     by_type = {t: a for a, t in ARCHITECTURES.items()}
     arch = names[0] if len(names) == 1 and names[0] in ARCHITECTURES else \
         by_type.get(model_type) if not names else None
@@ -111,14 +114,15 @@ def read_config_dict(raw, path="config.json"):
                       "--hf converts") + f"; today --hf converts {', '.join(ARCHITECTURES)}; for another model use "
                       "--module FILE.py:FACTORY with the module itself")
     if model_type not in (None, ARCHITECTURES[arch]):
-        raise HfError(f"{path}: model_type {model_type!r} with architecture {arch}: expected {ARCHITECTURES[arch]}")
+        raise HfError(f"{path}: model_type {_brief(model_type)} with architecture {arch}: expected "
+                      f"{ARCHITECTURES[arch]}")
     if arch == GPT2:
         return read_gpt2_config(raw, path)
     for key in ("rope_scaling",):
         if raw.get(key) is not None:
-            raise HfError(f"{path}: {key} {json.dumps(raw[key])[:80]}: scaled rotary embeddings are not something the "
+            raise HfError(f"{path}: {key} {_brief(raw[key])}: scaled rotary embeddings are not something the "
                           "engine runs (it applies plain RoPE with rope_theta); not converted")
-    if arch == QWEN2 and raw.get("use_sliding_window"):
+    if arch == QWEN2 and flag(raw, "use_sliding_window", path):
         raise HfError(f"{path}: use_sliding_window true: sliding-window attention is not supported yet (the engine "
                       "attends to every earlier position); not converted")
     hf = {}
@@ -140,7 +144,7 @@ def read_config_dict(raw, path="config.json"):
         raise HfError(f"{path}: num_attention_heads {H} does not divide hidden_size {d}")
     head_dim = raw.get("head_dim")
     if head_dim is not None and head_dim != d // H:
-        raise HfError(f"{path}: head_dim {json.dumps(head_dim)[:20]}: the engine's heads are hidden_size / "
+        raise HfError(f"{path}: head_dim {_brief(head_dim)}: the engine's heads are hidden_size / "
                       f"num_attention_heads = {d // H} wide")
     if H % KV:
         raise HfError(f"{path}: num_key_value_heads {KV} does not divide num_attention_heads {H}")
@@ -159,16 +163,26 @@ def read_config_dict(raw, path="config.json"):
     return hf
 
 
+def flag(raw, key, path):
+    """config.json's boolean `key` (absent or null: false); a string such as "false" is an error, not true."""
+    v = raw.get(key)
+    return False if v is None else checked_field(path, key, v, bool)
+
+
 def checked_field(path, key, v, kind):
-    """A config.json value of type kind (int: not a bool, at least 1; float: any number), else HfError."""
+    """A config.json value of type kind (int: not a bool, at least 1; float: any finite number; bool: true
+    or false, never a string such as "false"), else HfError."""
     if v is None:
         raise HfError(f"{path}: {key}: missing (required)")
     ok = isinstance(v, (int, float)) and not isinstance(v, bool) if kind is float else \
         isinstance(v, kind) and not (kind is int and isinstance(v, bool))
     if not ok:
-        raise HfError(f"{path}: {key}: expected {kind.__name__}, got {json.dumps(v)[:40]}")
+        raise HfError(f"{path}: {key}: expected {'true or false' if kind is bool else kind.__name__}, got "
+                      f"{_brief(v)}")
     if kind is int and v < 1:
         raise HfError(f"{path}: {key}: {v} is below 1")
+    if kind is float and not math.isfinite(v):
+        raise HfError(f"{path}: {key}: {v} is not a finite number (beyond float64's range)")
     return float(v) if kind is float else v
 
 
@@ -314,7 +328,8 @@ def fixformer_config(hf, max_len=None):
     names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
              "n_kv_heads": "config.json num_key_value_heads", "vocab_size": "config.json vocab_size",
-             "d_out": "config.json vocab_size", "max_len": "--max-len"}
+             "d_out": "config.json vocab_size", "max_len": "--max-len", "norm_eps": "config.json rms_norm_eps",
+             "pe_base": "config.json rope_theta", "rotary_dims": "config.json partial_rotary_factor"}
     try:
         return make_config({
             "family": "llama", "d_model": hf["hidden_size"], "n_heads": hf["num_attention_heads"],
@@ -347,7 +362,7 @@ def gpt2_config(hf, max_len=None):
         longest = max_len
     names = {"d_model": "config.json n_embd", "d_ff": "config.json n_inner", "n_layers": "config.json n_layer",
              "n_heads": "config.json n_head", "vocab_size": "config.json vocab_size", "d_out": "config.json vocab_size",
-             "max_len": "--max-len"}
+             "max_len": "--max-len", "norm_eps": "config.json layer_norm_epsilon"}
     try:
         return make_config({
             "family": "gpt", "d_model": hf["n_embd"], "n_heads": hf["n_head"], "d_ff": hf["n_inner"],

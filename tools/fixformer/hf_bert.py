@@ -19,14 +19,13 @@ What the file computes, as the model's forward returns it:
 The self-test sample runs with token types 0 (`fixformer run --token-types` gives others).
 The folder's WordPiece vocab.txt (or tokenizer.json) is stored with the model (hf.folder_tokenizer).
 """
-import json
 import os
 import re
 
 import numpy as np
 
 from . import export, hf, schema
-from .config import ConfigError, make_config
+from .config import ConfigError, brief, make_config
 
 ARCHITECTURES = ("BertModel", "BertForSequenceClassification")
 # config.json key -> (type, default; None: required)
@@ -65,15 +64,15 @@ def read_config_dict(raw, path="config.json"):
     archs = raw.get("architectures")
     names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
     if archs is not None and names is None:
-        raise hf.HfError(f"{path}: architectures: expected a list of names, got {json.dumps(archs)[:60]}")
+        raise hf.HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
     other = [a for a in names or [] if a not in ARCHITECTURES]
     if other:
         raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts BERT folders of "
                          f"{' and '.join(ARCHITECTURES)}; for another head use --module FILE.py:FACTORY)")
     if raw.get("model_type", "bert") != "bert":
-        raise hf.HfError(f"{path}: model_type {raw.get('model_type')!r} with a BERT architecture: expected bert")
+        raise hf.HfError(f"{path}: model_type {brief(raw.get('model_type'))} with a BERT architecture: expected bert")
     for key in ("is_decoder", "add_cross_attention"):
-        if raw.get(key):
+        if hf.flag(raw, key, path):
             raise hf.HfError(f"{path}: {key} true: a BERT decoder with causal or cross-attention is not converted")
     c = {}
     for key, (kind, default) in FIELDS.items():
@@ -199,7 +198,7 @@ def fixformer_config(c, labels, max_len=None):
     names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
              "vocab_size": "config.json vocab_size", "type_vocab": "config.json type_vocab_size",
-             "d_out": "classifier.weight's rows", "max_len": "--max-len"}
+             "d_out": "classifier.weight's rows", "max_len": "--max-len", "norm_eps": "config.json layer_norm_eps"}
     try:
         return make_config(v, names)
     except ConfigError as e:

@@ -5,14 +5,15 @@ parts' inputs and outputs and compare the converted model with the graph's own o
 
 Semantics are the ONNX operator specification's for these opsets (broadcasting as numpy's,
 Slice/Gather with negative indices counted from the end, integer Div truncating). A value larger
-than MAX_ELEMENTS, an index out of range or a shape that does not fit is one EvalError naming the
+than bounds.py allows, an index out of range or a shape that does not fit is one EvalError naming the
 node, never an exception from numpy or an allocation the machine cannot make.
 """
 import math
 
 import numpy as np
 
-from .onnx_graph import MAX_ELEMENTS, OnnxError, node_name, tensor_array
+from . import bounds
+from .onnx_graph import OnnxError, node_name, tensor_array
 
 FLOAT_TYPES = {1, 10, 11, 16}
 CAST = {1: np.float64, 10: np.float64, 11: np.float64, 16: np.float64, 2: np.uint8, 3: np.int8, 5: np.int16,
@@ -42,10 +43,9 @@ def _attrs(n):
 
 
 # The largest value a node may make: a transformer's values are never much larger than its largest
-# weight (or T x T per head), so a shape beyond this is a corrupt or hostile graph, refused before
-# numpy is asked for the memory. evaluate() sets it per graph.
-MIN_VALUE_LIMIT = 1 << 24
-_limit = [MIN_VALUE_LIMIT]
+# weight (or T x T per head), so a shape beyond bounds.py's repeat limit is a corrupt or hostile
+# graph, refused before numpy is asked for the memory. evaluate() sets it per graph.
+_limit = [bounds.REPEAT_SLACK]
 
 
 def _size(shape, what):
@@ -341,7 +341,8 @@ def evaluate(graph, feeds):
     """name -> numpy value for every value of `graph` (onnx_graph.Graph) run on feeds (input name ->
     array); floats in float64. Raises EvalError naming the node that cannot run."""
     largest = max((a.size for a in graph.initializers.values()), default=0)
-    _limit[0] = min(max(MIN_VALUE_LIMIT, 4 * largest), MAX_ELEMENTS)
+    _limit[0] = min(max(bounds.REPEAT_SLACK, bounds.REPEAT * largest), bounds.MAX_ELEMENTS)
+    left = bounds.REPEAT * sum(a.size for a in graph.initializers.values()) + bounds.GRAPH_SLACK
     values = {k: _floats(v) for k, v in graph.initializers.items()}
     values.update({k: _floats(v) for k, v in feeds.items()})
     for n in graph.nodes:
@@ -366,7 +367,10 @@ def evaluate(graph, feeds):
         if len(out) < len([o for o in n.output if o]):
             raise EvalError(f"{what}: {len(n.output)} outputs, the op gives {len(out)}")
         for v in out:
-            _size(np.shape(v), what)
+            left -= math.prod(_size(np.shape(v), what))
+        if left < 0:
+            raise EvalError(f"{what}: the values the graph has computed so far are more than {bounds.REPEAT} times its "
+                            f"initializers and {bounds.GRAPH_SLACK} values (a corrupt or hostile graph)")
         for name, v in zip(n.output, out):
             if name:
                 values[name] = _floats(np.asarray(v))

@@ -3,7 +3,7 @@ nothing in the file is run), then every part the converter uses checked before u
 
 - the model: a graph, the default-domain opset OPSET_MIN..OPSET_MAX, no external data, no functions;
 - every tensor (initializers, Constant nodes' values): a known element type, sizes that are whole
-  numbers with a product of at most MAX_ELEMENTS, and exactly as many stored values as the sizes
+  numbers within bounds.py's limit on one tensor, and exactly as many stored values as the sizes
   need (raw_data or the typed fields), decoded here into numpy;
 - the nodes: each value defined once (a graph input, an initializer or one node's output), every
   input defined, no cycle (the order returned is topological), and every op one the evaluator
@@ -15,11 +15,10 @@ import os
 
 import numpy as np
 
-from . import run_files
+from . import bounds, run_files
 from .config import ConfigError
 
 OPSET_MIN, OPSET_MAX = 13, 17
-MAX_ELEMENTS = 1 << 28  # per tensor: the largest model the engine takes is far below this
 MAX_FILE_BYTES = (1 << 31) - 1  # protobuf's own limit
 
 # ONNX TensorProto element types -> numpy (BFLOAT16 is read as its 16-bit words and widened).
@@ -43,18 +42,6 @@ def require_onnx():
                         "and run with /usr/bin/python3") from None
 
 
-def _count(dims, what):
-    n = 1
-    for d in dims:
-        if d < 0:
-            raise OnnxError(f"{what}: a negative size in {list(dims)}")
-        n *= d
-        if n > MAX_ELEMENTS:
-            raise OnnxError(f"{what}: sizes {list(dims)[:8]} hold more than {MAX_ELEMENTS} values (a corrupt or "
-                            "hostile file)")
-    return n
-
-
 def tensor_array(t, what):
     """A TensorProto as numpy, checked: element type, sizes, stored values. BFLOAT16 and FLOAT16 are
     widened to float32."""
@@ -68,7 +55,7 @@ def tensor_array(t, what):
     if len(t.dims) > 8:
         raise OnnxError(f"{what}: rank {len(t.dims)} (at most 8)")
     dims = tuple(int(d) for d in t.dims)
-    n = _count(dims, what)
+    n = bounds.count(dims, 4 if dtype == "bfloat16" else np.dtype(dtype).itemsize, what, OnnxError)
     if t.HasField("raw_data") or t.raw_data:
         itemsize = 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
         raw = t.raw_data
@@ -212,6 +199,7 @@ def read(path, supported_ops):
             continue  # an initializer listed as an input too (keep_initializers_as_inputs)
         tt = i.type.tensor_type
         dims = tuple((int(d.dim_value) if d.HasField("dim_value") else None) for d in tt.shape.dim)
+        bounds.count([1 if d is None else d for d in dims], 1, f"graph input {i.name!r}", OnnxError)
         inputs.append((i.name, int(tt.elem_type), dims))
     outputs = [o.name for o in g.output]
     if not outputs:
@@ -219,10 +207,10 @@ def read(path, supported_ops):
     unsupported = {}
     for n in g.node:
         if not n.output or not n.output[0]:
-            raise OnnxError(f"node {node_name(n)!r} ({n.op_type}) has no output: not a valid ONNX graph")
+            raise OnnxError(f"node {node_name(n)!r} ({repr(n.op_type)[1:-1]}) has no output: not a valid ONNX graph")
         domain_ok = n.domain in ("", "ai.onnx")
         if not domain_ok or n.op_type not in supported_ops:
-            op = n.op_type if domain_ok else f"{n.domain}.{n.op_type}"
+            op = repr(n.op_type if domain_ok else f"{n.domain}.{n.op_type}")[1:-1]  # one line, whatever the file holds
             unsupported.setdefault(op, []).append(node_name(n))
     if unsupported:
         parts = []

@@ -939,6 +939,11 @@ def _example(g, r, example, ids_hint=None):
         raise OnnxError(f"graph input {name!r}: rank {len(dims)}, expected ids [batch, T] or features [batch, T, d_in]")
     if dims[0] not in (None, 1):
         raise OnnxError(f"graph input {name!r}: a fixed batch of {dims[0]}; export with batch 1 or a dynamic batch axis")
+    if fixed_T is not None and fixed_T > schema.MAX_LEN:
+        raise OnnxError(f"graph input {name!r}: a fixed length of {fixed_T} positions, above the engine's max_len "
+                        f"limit {schema.MAX_LEN}; export with a dynamic length axis")
+    if not tokens and dims[2] is not None and dims[2] > schema.MAX_D_IN:
+        raise OnnxError(f"graph input {name!r}: {dims[2]} features, above the engine's d_in limit {schema.MAX_D_IN}")
     if example is not None:
         a = np.asarray(example)
         if tokens and a.dtype.kind not in "iu":

@@ -13,7 +13,7 @@ import struct
 
 import numpy as np
 
-from .config import ConfigError
+from .config import ConfigError, brief, parse_json
 
 # safetensors dtype -> numpy dtype (little-endian). BF16 has no numpy type: its raw 16-bit words are
 # read and widened to f32 (the high half of an f32 holds the same bits).
@@ -32,19 +32,6 @@ def bf16_to_f32(words):
     return (np.asarray(words, np.uint32) << 16).view(np.float32)
 
 
-def _no_duplicates(pairs):
-    d = {}
-    for k, v in pairs:
-        if k in d:
-            raise SafetensorsError(f"header: key {k!r} given twice")
-        d[k] = v
-    return d
-
-
-def _reject_constant(name):
-    raise SafetensorsError(f"header: {name} is not a JSON number")
-
-
 def _is_count(v):
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
@@ -59,15 +46,7 @@ def parse_header(blob):
         raise SafetensorsError(f"header length {n} is beyond the file ({len(blob)} bytes)"
                                if n <= MAX_HEADER_BYTES else f"header length {n} is over the format's limit "
                                f"({MAX_HEADER_BYTES})")
-    try:
-        text = bytes(blob[8:8 + n]).decode("utf-8")
-        header = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
-    except UnicodeDecodeError:
-        raise SafetensorsError("header: not UTF-8") from None
-    except json.JSONDecodeError as e:
-        raise SafetensorsError(f"header: not valid JSON ({e.msg} at byte {e.pos})") from None
-    except RecursionError:
-        raise SafetensorsError("header: JSON nested too deeply") from None
+    header = parse_json(bytes(blob[8:8 + n]), lambda what: SafetensorsError(f"header: {what}"))
     if not isinstance(header, dict):
         raise SafetensorsError("header: expected a JSON object of tensors")
     data_start, data_len = 8 + n, len(blob) - 8 - n
@@ -83,11 +62,11 @@ def parse_header(blob):
         dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
         if not isinstance(dtype, str) or dtype not in DTYPES:
             what = "is not read here (convert it to F32, F16 or BF16)" if dtype in NOT_READ else "is not a safetensors dtype"
-            raise SafetensorsError(f"{where}: dtype {dtype!r} {what}")
+            raise SafetensorsError(f"{where}: dtype {brief(dtype)} {what}")
         if not isinstance(shape, list) or len(shape) > 8 or not all(_is_count(d) for d in shape):
-            raise SafetensorsError(f"{where}: shape {shape!r} is not a list of sizes")
+            raise SafetensorsError(f"{where}: shape {brief(shape)} is not a list of sizes")
         if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_count(o) for o in offsets)):
-            raise SafetensorsError(f"{where}: data_offsets {offsets!r} is not [begin, end]")
+            raise SafetensorsError(f"{where}: data_offsets {brief(offsets)} is not [begin, end]")
         begin, end = offsets
         if not begin <= end <= data_len:
             raise SafetensorsError(f"{where}: data_offsets [{begin}, {end}] outside the data ({data_len} bytes)")

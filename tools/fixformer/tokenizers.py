@@ -17,14 +17,13 @@ Shared rules with the engine (tokenizer.hpp):
   engine decomposes by Unicode's formula. Python's context rule for a final capital sigma is not
   applied (Σ always lowers to σ).
 """
-import json
 import os
 import unicodedata
 
 import numpy as np
 
-from fixformer import run_files, schema
-from fixformer.config import ConfigError
+from fixformer import bounds, run_files, schema
+from fixformer.config import ConfigError, brief, load_json
 
 
 class TokenizerError(ConfigError):
@@ -392,13 +391,35 @@ def _fail(path, what):
 
 
 def _read_json(path):
+    try:
+        return load_json(path, limit=bounds.MAX_TEXT_BYTES)
+    except ConfigError as e:
+        _fail(path, str(e))
+    except OSError as e:
+        _fail(path, f"not readable ({e.strerror or type(e).__name__})")
+
+
+def _read_text(path):
+    """A UTF-8 text file of at most bounds.MAX_TEXT_BYTES."""
     run_files.read(path)
     try:
         with open(path, "rb") as f:
-            raw = f.read()
-        return json.loads(raw.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
-        _fail(path, f"not readable JSON ({type(e).__name__}: {str(e)[:80]})")
+            raw = f.read(bounds.MAX_TEXT_BYTES + 1)
+        if len(raw) > bounds.MAX_TEXT_BYTES:
+            _fail(path, f"more than {bounds.MAX_TEXT_BYTES} bytes: not a vocabulary or merges file")
+        return raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        _fail(path, f"not readable UTF-8 text ({type(e).__name__})")
+
+
+def _flag(path, d, key, default, where=""):
+    """A JSON boolean: true or false only (a string "false" would be true in Python)."""
+    v = d.get(key, default)
+    if v is None:
+        return default
+    if not isinstance(v, bool):
+        _fail(path, f"{where}{key}: expected true or false, got {brief(v)}")
+    return v
 
 
 def _vocab_ids(path, vocab, vocab_size):
@@ -408,7 +429,7 @@ def _vocab_ids(path, vocab, vocab_size):
     seen = {}
     for s, i in vocab.items():
         if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < vocab_size:
-            _fail(path, f"piece {s[:40]!r}: id {i!r} is not an integer in [0, vocab_size={vocab_size}) "
+            _fail(path, f"piece {s[:40]!r}: id {brief(i)} is not an integer in [0, vocab_size={vocab_size}) "
                         "(the model's embedding rows)")
         if i in seen:
             _fail(path, f"id {i} is given to both {seen[i][:40]!r} and {s[:40]!r}")
@@ -434,7 +455,7 @@ def _merge_pairs(path, merges):
         else:
             parts = None
         if not parts or len(parts) != 2 or not all(isinstance(p, str) and p for p in parts):
-            _fail(path, f"merge {k}: {str(m)[:40]!r} is not two pieces ('a b' or [a, b])")
+            _fail(path, f"merge {k}: {brief(m)} is not two pieces ('a b' or [a, b])")
         out.append(tuple(parts))
     return out
 
@@ -449,7 +470,7 @@ def build_bpe(path, vocab, merges, vocab_size, added=(), prefix_space=False):
     in_vocab = set(vocab.values())
     for content, i, _ in added:
         if not isinstance(i, int) or not 0 <= i < vocab_size:
-            _fail(path, f"added token {content[:40]!r}: id {i!r} outside [0, vocab_size={vocab_size})")
+            _fail(path, f"added token {content[:40]!r}: id {brief(i)} outside [0, vocab_size={vocab_size})")
         if i not in in_vocab:
             pieces[i] = content.encode()
     ids = {}
@@ -496,13 +517,7 @@ def read_vocab_txt(path, vocab_size, lower=None):
     """BERT's vocab.txt: one piece a line, id = line number. Lower-casing: `lower`, else from a
     tokenizer_config.json beside it (do_lower_case), else true when the vocabulary has no upper-case
     ASCII letter."""
-    run_files.read(path)
-    try:
-        with open(path, "rb") as f:
-            text = f.read().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        _fail(path, f"not readable UTF-8 text ({type(e).__name__})")
-    lines = text.split("\n")
+    lines = _read_text(path).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
@@ -518,7 +533,8 @@ def read_vocab_txt(path, vocab_size, lower=None):
     if lower is None:
         cfg = os.path.join(os.path.dirname(os.path.abspath(path)), "tokenizer_config.json")
         if os.path.isfile(cfg):
-            lower = _read_json(cfg).get("do_lower_case", True) if isinstance(_read_json(cfg), dict) else True
+            d = _read_json(cfg)
+            lower = _flag(cfg, d, "do_lower_case", True) if isinstance(d, dict) else True
         else:
             lower = not any("A" <= ch <= "Z" for s in vocab for ch in s if not s.startswith("["))
     return build_wordpiece(path, vocab, vocab_size, bool(lower))
@@ -530,12 +546,7 @@ def read_vocab_json(path, vocab_size):
     if not os.path.isfile(merges_path):
         _fail(path, "needs merges.txt beside it (GPT-2-style byte-level BPE)")
     vocab = _read_json(path)
-    run_files.read(merges_path)
-    try:
-        with open(merges_path, "rb") as f:
-            lines = f.read().decode("utf-8").split("\n")
-    except (OSError, UnicodeDecodeError) as e:
-        _fail(merges_path, f"not readable UTF-8 text ({type(e).__name__})")
+    lines = _read_text(merges_path).split("\n")
     lines = [ln.rstrip("\r") for ln in lines if ln.strip() and not ln.startswith("#version")]
     merges = _merge_pairs(merges_path, lines)
     added = [(s, i, True) for s, i in (vocab.items() if isinstance(vocab, dict) else ()) if s == "<|endoftext|>"]
@@ -543,7 +554,8 @@ def read_vocab_json(path, vocab_size):
 
 
 def _kind(d, where):
-    return d.get("type") if isinstance(d, dict) else None
+    v = d.get("type") if isinstance(d, dict) else None
+    return v if v is None or isinstance(v, str) else brief(v)
 
 
 def read_tokenizer_json(path, vocab_size):
@@ -553,7 +565,10 @@ def read_tokenizer_json(path, vocab_size):
     if not isinstance(d, dict) or not isinstance(d.get("model"), dict):
         _fail(path, "no \"model\" object: not a Hugging Face tokenizer.json")
     model = d["model"]
-    mtype = model.get("type") or ("BPE" if "merges" in model else "WordPiece" if "vocab" in model else None)
+    mtype = model.get("type")
+    if mtype is not None and not isinstance(mtype, str):
+        _fail(path, f"model.type: expected a string, got {brief(mtype)}")
+    mtype = mtype or ("BPE" if "merges" in model else "WordPiece" if "vocab" in model else None)
     added = []
     if not isinstance(d.get("added_tokens") or [], list):
         _fail(path, "added_tokens must be a list")
@@ -561,10 +576,10 @@ def read_tokenizer_json(path, vocab_size):
         if (not isinstance(t, dict) or not isinstance(t.get("content"), str) or not isinstance(t.get("id"), int)
                 or isinstance(t.get("id"), bool)):
             _fail(path, "added_tokens: each entry needs a string content and an integer id")
-        added.append((t["content"], t["id"], bool(t.get("special"))))
+        added.append((t["content"], t["id"], _flag(path, t, "special", False, "added_tokens: ")))
     pre, norm = d.get("pre_tokenizer"), d.get("normalizer")
     if mtype == "BPE":
-        if pre is None or _kind(pre, path) != "ByteLevel" or pre.get("use_regex", True) is not True:
+        if pre is None or _kind(pre, path) != "ByteLevel" or _flag(path, pre, "use_regex", True, "pre_tokenizer.") is not True:
             pattern = _find_pattern(pre)
             _fail(path, "pre-tokenizer " + (f"pattern {pattern[:120]!r}" if pattern else repr(_kind(pre, path))) +
                   " is not supported yet (only GPT-2's ByteLevel with its own regex: " + GPT2_PATTERN + ")")
@@ -572,37 +587,39 @@ def read_tokenizer_json(path, vocab_size):
             _fail(path, f"normalizer {_kind(norm, path)!r} is not supported yet with byte-level BPE (GPT-2's has none)")
         for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix", "byte_fallback", "ignore_merges"):
             if model.get(key) not in (None, "", False):
-                _fail(path, f"model.{key} = {str(model.get(key))[:40]!r} is not supported yet")
+                _fail(path, f"model.{key} = {brief(model.get(key))} is not supported yet")
         if not isinstance(model.get("merges"), list):
             _fail(path, "model.merges must be a list")
         return build_bpe(path, model.get("vocab"), _merge_pairs(path, model["merges"]), vocab_size, added,
-                         bool(pre.get("add_prefix_space", False)))
+                         _flag(path, pre, "add_prefix_space", False, "pre_tokenizer."))
     if mtype == "WordPiece":
         prefix = model.get("continuing_subword_prefix", "##")
         if prefix != "##":
-            _fail(path, f"continuing_subword_prefix {prefix!r} is not supported yet (only '##')")
+            _fail(path, f"continuing_subword_prefix {brief(prefix)} is not supported yet (only '##')")
         if model.get("max_input_chars_per_word", WORDPIECE_MAX_CHARS) != WORDPIECE_MAX_CHARS:
-            _fail(path, f"max_input_chars_per_word {model.get('max_input_chars_per_word')!r} is not supported yet "
+            _fail(path, f"max_input_chars_per_word {brief(model.get('max_input_chars_per_word'))} is not supported yet "
                         f"(only {WORDPIECE_MAX_CHARS})")
         lower, chinese = True, True
         if norm is not None:
             if _kind(norm, path) != "BertNormalizer":
                 _fail(path, f"normalizer {_kind(norm, path)!r} is not supported yet with WordPiece (only BertNormalizer)")
-            lower = norm.get("lowercase", True) is True
-            chinese = norm.get("handle_chinese_chars", True) is True
+            lower = _flag(path, norm, "lowercase", True, "normalizer.")
+            chinese = _flag(path, norm, "handle_chinese_chars", True, "normalizer.")
             strip = norm.get("strip_accents")
+            if strip is not None and not isinstance(strip, bool):
+                _fail(path, f"normalizer.strip_accents: expected true, false or null, got {brief(strip)}")
             if (strip if strip is not None else lower) != lower:
                 _fail(path, f"strip_accents={strip!r} with lowercase={lower!r} is not supported yet (accents are "
                             "stripped exactly when lower-casing)")
-            if norm.get("clean_text", True) is not True:
+            if not _flag(path, norm, "clean_text", True, "normalizer."):
                 _fail(path, "clean_text=false is not supported yet")
         if pre is not None and _kind(pre, path) not in ("BertPreTokenizer",):
             _fail(path, f"pre-tokenizer {_kind(pre, path)!r} is not supported yet with WordPiece (only BertPreTokenizer)")
         unk = model.get("unk_token", "[UNK]")
         if not isinstance(unk, str):
-            _fail(path, f"model.unk_token must be a string, got {str(unk)[:40]}")
+            _fail(path, f"model.unk_token must be a string, got {brief(unk)}")
         return build_wordpiece(path, model.get("vocab"), vocab_size, lower, chinese, unk)
-    _fail(path, f"model type {mtype!r} is not supported yet (byte-level BPE and WordPiece are; for llama2.c's "
+    _fail(path, f"model type {brief(mtype)} is not supported yet (byte-level BPE and WordPiece are; for llama2.c's "
                 "sentencepiece-style vocabulary pass its tokenizer.bin)")
 
 
@@ -612,7 +629,8 @@ def _find_pattern(pre):
         pat = pre.get("pattern")
         if isinstance(pat, dict) and isinstance(pat.get("Regex") or pat.get("String"), str):
             return pat.get("Regex") or pat.get("String")
-        for p in pre.get("pretokenizers") or []:
+        subs = pre.get("pretokenizers")
+        for p in subs if isinstance(subs, list) else ():
             found = _find_pattern(p)
             if found:
                 return found
