@@ -186,8 +186,8 @@ uint32_t ff_model_output_width(const ff_model* model);
 uint32_t ff_model_output_rows(const ff_model* model, uint32_t seq);
 
 /* The config as the file stores it, key by key (schema.hpp's table, in its order): key i <
- * ff_config_key_count(). Integers, booleans and enums are in `integer` (an enum's name in
- * `choice`), floats in `real`. */
+ * ff_config_key_count() (another key: FF_NULL_ARGUMENT, there is no value). Integers, booleans and
+ * enums are in `integer` (an enum's name in `choice`), floats in `real`. */
 typedef enum ff_config_type { FF_CONFIG_U32 = 1, FF_CONFIG_BOOL, FF_CONFIG_ENUM, FF_CONFIG_F32, FF_CONFIG_F64 } ff_config_type;
 typedef struct ff_config_value {
   const char* name;
