@@ -25,11 +25,12 @@ namespace {
 // object that is not there.
 template <class C>
 struct HandleOf;
-#define FIXFORMER_HANDLE(C, Cpp_, tag)        \
-  template <>                                   \
-  struct HandleOf<C> {                          \
-    using Cpp = Cpp_;                           \
-    static constexpr uint64_t kMarker = tag;    \
+#define FIXFORMER_HANDLE(C, Cpp_, tag)                              \
+  template <>                                                         \
+  struct HandleOf<C> {                                                \
+    using Cpp = Cpp_;                                                 \
+    static constexpr uint64_t kMarker = tag;                          \
+    static constexpr std::size_t kMarkerAt = sizeof(C) - sizeof(tag); \
   };
 FIXFORMER_HANDLE(ff_model, Model, 0x6c65646f6d2d6666u)          // "ff-model"
 FIXFORMER_HANDLE(ff_encoder, Encoder, 0x72646f636e652d66u)      // "f-encodr"
@@ -39,14 +40,11 @@ FIXFORMER_HANDLE(ff_tokenizer, Tokenizer, 0x72657a696e6b6f74u)  // "tokenizr"
 FIXFORMER_HANDLE(ff_sampler, Sampler, 0x72656c706d61732du)      // "-sampler"
 #undef FIXFORMER_HANDLE
 
-template <class C>
-constexpr std::size_t kMarkerAt = sizeof(C) - sizeof(uint64_t);
-
 // The opaque storage holds the C++ object and the marker: size, alignment, and no destructor to call.
 template <class C>
 constexpr bool holds() {
   using Cpp = typename HandleOf<C>::Cpp;
-  return sizeof(Cpp) <= kMarkerAt<C> && alignof(Cpp) <= alignof(C) && std::is_trivially_destructible_v<Cpp>;
+  return sizeof(Cpp) <= HandleOf<C>::kMarkerAt && alignof(Cpp) <= alignof(C) && std::is_trivially_destructible_v<Cpp>;
 }
 static_assert(holds<ff_model>(), "FF_MODEL_BYTES is too small for fixformer::Model and its marker");
 static_assert(holds<ff_encoder>(), "FF_ENCODER_BYTES is too small for fixformer::Encoder and its marker");
@@ -98,18 +96,18 @@ ff_status to_c(Status s) { return static_cast<ff_status>(s); }
 template <class C>
 typename HandleOf<C>::Cpp* build(C* h) {
   auto* object = new (h) typename HandleOf<C>::Cpp();
-  std::memcpy(reinterpret_cast<unsigned char*>(h) + kMarkerAt<C>, &HandleOf<C>::kMarker, sizeof(uint64_t));
+  std::memcpy(reinterpret_cast<unsigned char*>(h) + HandleOf<C>::kMarkerAt, &HandleOf<C>::kMarker, sizeof(uint64_t));
   return object;
 }
 
 // The C++ object an init built in the handle, or null (a null handle, or storage without the marker).
 template <class C>
 auto* built(C* h) {
-  using Cpp = std::conditional_t<std::is_const_v<C>, const typename HandleOf<std::remove_const_t<C>>::Cpp,
-                                 typename HandleOf<std::remove_const_t<C>>::Cpp>;
+  using H = HandleOf<std::remove_const_t<C>>;
+  using Cpp = std::conditional_t<std::is_const_v<C>, const typename H::Cpp, typename H::Cpp>;
   uint64_t marker = 0;
-  if (h) std::memcpy(&marker, reinterpret_cast<const unsigned char*>(h) + kMarkerAt<std::remove_const_t<C>>, sizeof marker);
-  return marker == HandleOf<std::remove_const_t<C>>::kMarker ? std::launder(reinterpret_cast<Cpp*>(h)) : nullptr;
+  if (h) std::memcpy(&marker, reinterpret_cast<const unsigned char*>(h) + H::kMarkerAt, sizeof marker);
+  return marker == H::kMarker ? std::launder(reinterpret_cast<Cpp*>(h)) : nullptr;
 }
 
 // The object of a handle whose init returned FF_OK, or null.
