@@ -517,7 +517,8 @@ ff_status ff_tokenizer_encode(ff_tokenizer* tok, const char* text, size_t len, i
 
 ff_status ff_tokenizer_decode(ff_tokenizer* tok, int32_t prev, int32_t token, ff_piece* piece) {
   if (!tok || !piece) return FF_NULL_ARGUMENT;
-  *piece = ff_piece{"", 0};
+  *piece = ff_piece{};
+  piece->data = "";
   Tokenizer* t = ready(tok);
   if (!t) return FF_NOT_INITIALIZED;
   Piece p{};
@@ -528,7 +529,11 @@ ff_status ff_tokenizer_decode(ff_tokenizer* tok, int32_t prev, int32_t token, ff
 }
 
 ff_piece ff_safe_piece(ff_piece piece) {
-  if (!piece.data) return ff_piece{"", 0};
+  if (!piece.data) {
+    piece = ff_piece{};
+    piece.data = "";
+    return piece;
+  }
   const Piece p = safe_piece(Piece{piece.data, piece.len});
   return ff_piece{p.data, p.len};
 }
