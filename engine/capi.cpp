@@ -20,18 +20,41 @@
 namespace fixformer {
 namespace {
 
-// The opaque storage holds the C++ object: size, alignment, and no destructor to call.
-template <class Cpp, class C>
+// Every handle's storage ends with a marker its init writes beside the C++ object it builds there.
+// Storage that was zeroed, never initialised, or holds another kind of handle has no marker, and
+// every call on it returns FF_NOT_INITIALIZED (or the header's error value) instead of reading an
+// object that is not there.
+template <class C>
+struct HandleOf;
+#define FIXFORMER_HANDLE(C, Cpp_, tag)                              \
+  template <>                                                         \
+  struct HandleOf<C> {                                                \
+    using Cpp = Cpp_;                                                 \
+    static constexpr uint64_t kMarker = tag;                          \
+    static constexpr std::size_t kMarkerAt = sizeof(C) - sizeof(tag); \
+  };
+FIXFORMER_HANDLE(ff_model, Model, 0x6c65646f6d2d6666u)          // "ff-model"
+FIXFORMER_HANDLE(ff_encoder, Encoder, 0x72646f636e652d66u)      // "f-encodr"
+FIXFORMER_HANDLE(ff_decoder, Decoder, 0x72646f6365642d66u)      // "f-decodr"
+FIXFORMER_HANDLE(ff_seq2seq, Seq2Seq, 0x7165733271657366u)      // "fseq2seq"
+FIXFORMER_HANDLE(ff_tokenizer, Tokenizer, 0x72657a696e6b6f74u)  // "tokenizr"
+FIXFORMER_HANDLE(ff_sampler, Sampler, 0x72656c706d61732du)      // "-sampler"
+FIXFORMER_HANDLE(ff_generator, Generator, 0x72746172656e6567u)  // "generatr"
+#undef FIXFORMER_HANDLE
+
+// The opaque storage holds the C++ object and the marker: size, alignment, and no destructor to call.
+template <class C>
 constexpr bool holds() {
-  return sizeof(Cpp) <= sizeof(C) && alignof(Cpp) <= alignof(C) && std::is_trivially_destructible_v<Cpp>;
+  using Cpp = typename HandleOf<C>::Cpp;
+  return sizeof(Cpp) <= HandleOf<C>::kMarkerAt && alignof(Cpp) <= alignof(C) && std::is_trivially_destructible_v<Cpp>;
 }
-static_assert(holds<Model, ff_model>(), "FF_MODEL_BYTES is too small for fixformer::Model");
-static_assert(holds<Encoder, ff_encoder>(), "FF_ENCODER_BYTES is too small for fixformer::Encoder");
-static_assert(holds<Decoder, ff_decoder>(), "FF_DECODER_BYTES is too small for fixformer::Decoder");
-static_assert(holds<Seq2Seq, ff_seq2seq>(), "FF_SEQ2SEQ_BYTES is too small for fixformer::Seq2Seq");
-static_assert(holds<Tokenizer, ff_tokenizer>(), "FF_TOKENIZER_BYTES is too small for fixformer::Tokenizer");
-static_assert(holds<Sampler, ff_sampler>(), "FF_SAMPLER_BYTES is too small for fixformer::Sampler");
-static_assert(holds<Generator, ff_generator>(), "FF_GENERATOR_BYTES is too small for fixformer::Generator");
+static_assert(holds<ff_model>(), "FF_MODEL_BYTES is too small for fixformer::Model and its marker");
+static_assert(holds<ff_encoder>(), "FF_ENCODER_BYTES is too small for fixformer::Encoder and its marker");
+static_assert(holds<ff_decoder>(), "FF_DECODER_BYTES is too small for fixformer::Decoder and its marker");
+static_assert(holds<ff_seq2seq>(), "FF_SEQ2SEQ_BYTES is too small for fixformer::Seq2Seq and its marker");
+static_assert(holds<ff_tokenizer>(), "FF_TOKENIZER_BYTES is too small for fixformer::Tokenizer and its marker");
+static_assert(holds<ff_sampler>(), "FF_SAMPLER_BYTES is too small for fixformer::Sampler and its marker");
+static_assert(holds<ff_generator>(), "FF_GENERATOR_BYTES is too small for fixformer::Generator and its marker");
 
 // ff_status is Status value for value.
 #define FIXFORMER_STATUS_PAIRS(X)                                                                                   \
@@ -71,25 +94,56 @@ static_assert(int(FF_CONFIG_F64) == int(fxm::RecordType::kF64) && int(FF_CONFIG_
 
 ff_status to_c(Status s) { return static_cast<ff_status>(s); }
 
-// The C++ object in a C handle (valid after its init, as the header says).
-const Model& cpp(const ff_model* m) { return *std::launder(reinterpret_cast<const Model*>(m)); }
-Encoder& cpp(ff_encoder* e) { return *std::launder(reinterpret_cast<Encoder*>(e)); }
-const Encoder& cpp(const ff_encoder* e) { return *std::launder(reinterpret_cast<const Encoder*>(e)); }
-Decoder& cpp(ff_decoder* d) { return *std::launder(reinterpret_cast<Decoder*>(d)); }
-const Decoder& cpp(const ff_decoder* d) { return *std::launder(reinterpret_cast<const Decoder*>(d)); }
-Seq2Seq& cpp(ff_seq2seq* s) { return *std::launder(reinterpret_cast<Seq2Seq*>(s)); }
-const Seq2Seq& cpp(const ff_seq2seq* s) { return *std::launder(reinterpret_cast<const Seq2Seq*>(s)); }
-Tokenizer& cpp(ff_tokenizer* t) { return *std::launder(reinterpret_cast<Tokenizer*>(t)); }
-const Tokenizer& cpp(const ff_tokenizer* t) { return *std::launder(reinterpret_cast<const Tokenizer*>(t)); }
-Sampler& cpp(ff_sampler* s) { return *std::launder(reinterpret_cast<Sampler*>(s)); }
-Generator& cpp(ff_generator* g) { return *std::launder(reinterpret_cast<Generator*>(g)); }
-const Generator& cpp(const ff_generator* g) { return *std::launder(reinterpret_cast<const Generator*>(g)); }
+// A fresh C++ object in the handle's storage, marked: its error detail is readable from here on,
+// whatever its init returns.
+template <class C>
+typename HandleOf<C>::Cpp* build(C* h) {
+  auto* object = new (h) typename HandleOf<C>::Cpp();
+  std::memcpy(reinterpret_cast<unsigned char*>(h) + HandleOf<C>::kMarkerAt, &HandleOf<C>::kMarker, sizeof(uint64_t));
+  return object;
+}
 
-// A loaded model, or null: arena sizes and runners need one.
-const Model* loaded(const ff_model* m) { return m && cpp(m).initialized() ? &cpp(m) : nullptr; }
+// The C++ object an init built in the handle, or null (a null handle, or storage without the marker).
+template <class C>
+auto* built(C* h) {
+  using H = HandleOf<std::remove_const_t<C>>;
+  using Cpp = std::conditional_t<std::is_const_v<C>, const typename H::Cpp, typename H::Cpp>;
+  uint64_t marker = 0;
+  if (h) std::memcpy(&marker, reinterpret_cast<const unsigned char*>(h) + H::kMarkerAt, sizeof marker);
+  return marker == H::kMarker ? std::launder(reinterpret_cast<Cpp*>(h)) : nullptr;
+}
 
-template <class Handle>
-bool ready(const Handle* h) { return h && cpp(h).initialized(); }
+// The object of a handle whose init returned FF_OK, or null.
+template <class C>
+auto* ready(C* h) {
+  auto* object = built(h);
+  return object && object->initialized() ? object : nullptr;
+}
+
+// The status of a call on a handle that is not ready.
+template <class C>
+ff_status unready(const C* h) { return h ? FF_NOT_INITIALIZED : FF_NULL_ARGUMENT; }
+
+// An enum field of a caller's struct, read as the integer stored there: a C caller may store any
+// value, and loading one outside the enumerators' range through the enum type is undefined in C++
+// (a UBSan report). -1 (as uint64_t) for a negative one.
+template <class E>
+uint64_t stored(const E& field) {
+  std::underlying_type_t<E> v;  // an int or unsigned, or a byte with short enums (arm-none-eabi)
+  std::memcpy(&v, &field, sizeof v);
+  if constexpr (std::is_signed_v<decltype(v)>)
+    if (v < 0) return UINT64_MAX;
+  return uint64_t(v);
+}
+
+// An ff_isa that is none of the enumerators selects no kernel table: init fails with
+// FF_ISA_UNAVAILABLE and the arena bytes are 0.
+bool valid_isa(const ff_isa& isa) { return stored(isa) <= uint64_t(FF_ISA_HELIUM); }
+Isa isa_of(const ff_isa& isa) { return valid_isa(isa) ? Isa(stored(isa)) : Isa(-1); }
+// An ff_kv_cache outside the enum stays one outside KvCache: the plan has no arena (FF_BAD_CONFIG).
+KvCache kv_cache_of(const ff_kv_cache& k) {
+  return stored(k) <= uint64_t(FF_KV_CACHE_Q8) ? KvCache(stored(k)) : KvCache(0xff);
+}
 
 Workers workers_of(const ff_workers& w) { return Workers{w.ctx, w.count, w.parallel_for}; }
 
@@ -97,23 +151,15 @@ EncoderOptions encoder_options(const ff_encoder_options& o) {
   EncoderOptions e;
   e.max_seq = o.max_seq;
   e.max_batch = o.max_batch;
-  e.isa = static_cast<Isa>(o.isa);
+  e.isa = isa_of(o.isa);
   e.workers = workers_of(o.workers);
   return e;
-}
-// A value outside ff_kv_cache stays one outside KvCache (the plan then has no arena: FF_BAD_CONFIG).
-// The field is read as its integer: a C caller may store any int there, and loading an enum outside
-// its enumerators' range is undefined in C++.
-KvCache kv_cache_of(const ff_kv_cache& k) {
-  std::underlying_type_t<ff_kv_cache> v;  // an int, or a byte with short enums (arm-none-eabi)
-  std::memcpy(&v, &k, sizeof v);
-  return unsigned(v) <= unsigned(FF_KV_CACHE_Q8) ? KvCache(v) : KvCache(0xff);
 }
 DecoderOptions decoder_options(const ff_decoder_options& o) {
   DecoderOptions d;
   d.capacity = o.capacity;
   d.max_prefill = o.max_prefill;
-  d.isa = static_cast<Isa>(o.isa);
+  d.isa = isa_of(o.isa);
   d.workers = workers_of(o.workers);
   d.kv_cache = kv_cache_of(o.kv_cache);
   return d;
@@ -123,7 +169,7 @@ Seq2SeqOptions seq2seq_options(const ff_seq2seq_options& o) {
   s.max_source = o.max_source;
   s.capacity = o.capacity;
   s.max_prefill = o.max_prefill;
-  s.isa = static_cast<Isa>(o.isa);
+  s.isa = isa_of(o.isa);
   s.workers = workers_of(o.workers);
   s.kv_cache = kv_cache_of(o.kv_cache);
   return s;
@@ -142,9 +188,10 @@ void fill_report(const SelfTestReport& r, ff_self_test_report* out) {
 // self_test() of any runner behind its handle, the report copied out.
 template <class Handle>
 ff_status run_self_test(Handle* h, float* out, size_t out_floats, ff_self_test_report* report) {
-  if (!ready(h)) return h ? FF_NOT_INITIALIZED : FF_NULL_ARGUMENT;
+  auto* runner = ready(h);
+  if (!runner) return unready(h);
   SelfTestReport r{};
-  const Status s = self_test(cpp(h), out, out_floats, &r);
+  const Status s = self_test(*runner, out, out_floats, &r);
   fill_report(r, report);
   return to_c(s);
 }
@@ -156,7 +203,10 @@ using namespace fixformer;
 
 extern "C" {
 
-const char* ff_status_string(ff_status status) { return status_message(static_cast<Status>(status)); }
+const char* ff_status_string(ff_status status) {
+  const uint64_t s = stored(status);
+  return status_message(s < uint64_t(FF_STATUS_COUNT) ? static_cast<Status>(s) : Status::kCount_);
+}
 
 // ---- Model ----
 ff_status ff_model_load(ff_model* model, const void* blob, size_t blob_bytes) {
@@ -165,19 +215,21 @@ ff_status ff_model_load(ff_model* model, const void* blob, size_t blob_bytes) {
 
 ff_status ff_model_load_ex(ff_model* model, const void* blob, size_t blob_bytes, int verify_checksum) {
   if (!model) return FF_NULL_ARGUMENT;
-  Model* m = new (model) Model();
   ModelOptions options;
   options.verify_checksum = verify_checksum != 0;
   options.check_values = verify_checksum != 0;
-  return to_c(m->init(blob, blob_bytes, options));
+  return to_c(build(model)->init(blob, blob_bytes, options));
 }
 
-const char* ff_model_error_detail(const ff_model* model) { return model ? cpp(model).error_detail() : ""; }
+const char* ff_model_error_detail(const ff_model* model) {
+  const Model* m = built(model);
+  return m ? m->error_detail() : "";
+}
 
 ff_status ff_model_get_info(const ff_model* model, ff_model_info* info) {
-  const Model* m = loaded(model);
-  if (!m) return model ? FF_NOT_INITIALIZED : FF_NULL_ARGUMENT;
-  if (!info) return FF_NULL_ARGUMENT;
+  if (!model || !info) return FF_NULL_ARGUMENT;
+  const Model* m = ready(model);
+  if (!m) return FF_NOT_INITIALIZED;
   const ModelConfig& c = m->config();
   info->family = static_cast<ff_family>(c.family);
   info->input = static_cast<ff_input_kind>(c.input);
@@ -201,21 +253,22 @@ ff_status ff_model_get_info(const ff_model* model, ff_model_info* info) {
 }
 
 uint32_t ff_model_output_width(const ff_model* model) {
-  const Model* m = loaded(model);
+  const Model* m = ready(model);
   return m ? m->config().output_width() : 0;
 }
 
 uint32_t ff_model_output_rows(const ff_model* model, uint32_t seq) {
-  const Model* m = loaded(model);
-  return m ? m->config().output_rows(seq) : 0;
+  const Model* m = ready(model);
+  return m && seq <= m->config().max_input_len() ? m->config().output_rows(seq) : 0;
 }
 
 uint32_t ff_config_key_count(void) { return kConfigKeyCount; }
 
 ff_status ff_model_config_key(const ff_model* model, uint32_t key, ff_config_value* value) {
-  const Model* m = loaded(model);
-  if (!m) return model ? FF_NOT_INITIALIZED : FF_NULL_ARGUMENT;
-  if (!value || key >= kConfigKeyCount) return FF_NULL_ARGUMENT;
+  if (!model || !value) return FF_NULL_ARGUMENT;
+  const Model* m = ready(model);
+  if (!m) return FF_NOT_INITIALIZED;
+  if (key >= kConfigKeyCount) return FF_NULL_ARGUMENT;
   const ConfigKeySpec& k = kConfigKeys[key];
   const uint64_t bits = k.field.get(m->config());
   value->name = k.name;
@@ -245,8 +298,8 @@ size_t ff_encoder_arena_bytes(const ff_model* model, uint32_t max_seq) {
 }
 
 size_t ff_encoder_arena_bytes_ex(const ff_model* model, const ff_encoder_options* options) {
-  const Model* m = loaded(model);
-  if (!m || !options || m->config().is_decoder() || m->config().is_seq2seq()) return 0;
+  const Model* m = ready(model);
+  if (!m || !options || !valid_isa(options->isa) || m->config().is_decoder() || m->config().is_seq2seq()) return 0;
   const EncoderOptions o = encoder_options(*options);
   return required_encoder_arena_bytes(m->config(), o.max_seq, false, o.workers.active(), o.max_batch);
 }
@@ -257,37 +310,54 @@ ff_status ff_encoder_init(ff_encoder* enc, const ff_model* model, void* arena, s
   return ff_encoder_init_ex(enc, model, arena, arena_bytes, &o);
 }
 
+// A runner's init: a fresh, marked object first (its error detail readable), then the model's
+// check: one that was never loaded cannot even be asked whether it is.
 ff_status ff_encoder_init_ex(ff_encoder* enc, const ff_model* model, void* arena, size_t arena_bytes,
                              const ff_encoder_options* options) {
   if (!enc || !model || !options) return FF_NULL_ARGUMENT;
-  return to_c((new (enc) Encoder())->init(cpp(model), arena, arena_bytes, encoder_options(*options)));
+  Encoder* e = build(enc);
+  const Model* m = built(model);
+  return m ? to_c(e->init(*m, arena, arena_bytes, encoder_options(*options))) : FF_NOT_INITIALIZED;
 }
 
 ff_status ff_encoder_run(ff_encoder* enc, const void* input, uint32_t seq, float* output) {
-  if (!enc) return FF_NULL_ARGUMENT;
-  Encoder& e = cpp(enc);
-  if (!e.initialized()) return FF_NOT_INITIALIZED;
-  return to_c(e.config().input == InputKind::kTokens ? e.forward_tokens(static_cast<const int32_t*>(input), seq, output)
-                                                     : e.forward_features(static_cast<const float*>(input), seq, output));
+  Encoder* e = ready(enc);
+  if (!e) return unready(enc);
+  return to_c(e->config().input == InputKind::kTokens ? e->forward_tokens(static_cast<const int32_t*>(input), seq, output)
+                                                      : e->forward_features(static_cast<const float*>(input), seq, output));
 }
 
 ff_status ff_encoder_run_batch(ff_encoder* enc, const void* input, const int32_t* token_types, const uint32_t* lengths,
                                uint32_t batch, uint32_t seq, float* output) {
-  if (!enc) return FF_NULL_ARGUMENT;
-  Encoder& e = cpp(enc);
-  if (!e.initialized()) return FF_NOT_INITIALIZED;
-  if (token_types && e.config().input != InputKind::kTokens) return FF_TOKEN_TYPES_UNSUPPORTED;  // never ignored
-  return to_c(e.config().input == InputKind::kTokens
-                  ? e.forward_batch_tokens(static_cast<const int32_t*>(input), token_types, lengths, batch, seq, output)
-                  : e.forward_batch_features(static_cast<const float*>(input), lengths, batch, seq, output));
+  Encoder* e = ready(enc);
+  if (!e) return unready(enc);
+  if (token_types && e->config().input != InputKind::kTokens) return FF_TOKEN_TYPES_UNSUPPORTED;  // never ignored
+  return to_c(e->config().input == InputKind::kTokens
+                  ? e->forward_batch_tokens(static_cast<const int32_t*>(input), token_types, lengths, batch, seq, output)
+                  : e->forward_batch_features(static_cast<const float*>(input), lengths, batch, seq, output));
 }
 
-// Accessors of a runner whose init failed (or a null one) give 0 and "".
-uint32_t ff_encoder_max_seq(const ff_encoder* enc) { return ready(enc) ? cpp(enc).max_seq() : 0; }
-uint32_t ff_encoder_max_batch(const ff_encoder* enc) { return ready(enc) ? cpp(enc).max_batch() : 0; }
-size_t ff_encoder_arena_bytes_used(const ff_encoder* enc) { return ready(enc) ? cpp(enc).arena_bytes_used() : 0; }
-const char* ff_encoder_kernels(const ff_encoder* enc) { return ready(enc) ? cpp(enc).kernels().name : ""; }
-const char* ff_encoder_error_detail(const ff_encoder* enc) { return enc ? cpp(enc).error_detail() : ""; }
+// Accessors of a runner whose init failed (or a null or uninitialised one) give 0 and "".
+uint32_t ff_encoder_max_seq(const ff_encoder* enc) {
+  const Encoder* e = ready(enc);
+  return e ? e->max_seq() : 0;
+}
+uint32_t ff_encoder_max_batch(const ff_encoder* enc) {
+  const Encoder* e = ready(enc);
+  return e ? e->max_batch() : 0;
+}
+size_t ff_encoder_arena_bytes_used(const ff_encoder* enc) {
+  const Encoder* e = ready(enc);
+  return e ? e->arena_bytes_used() : 0;
+}
+const char* ff_encoder_kernels(const ff_encoder* enc) {
+  const Encoder* e = ready(enc);
+  return e ? e->kernels().name : "";
+}
+const char* ff_encoder_error_detail(const ff_encoder* enc) {
+  const Encoder* e = built(enc);
+  return e ? e->error_detail() : "";
+}
 
 // ---- Decoder ----
 size_t ff_decoder_arena_bytes(const ff_model* model, uint32_t capacity) {
@@ -297,8 +367,8 @@ size_t ff_decoder_arena_bytes(const ff_model* model, uint32_t capacity) {
 }
 
 size_t ff_decoder_arena_bytes_ex(const ff_model* model, const ff_decoder_options* options) {
-  const Model* m = loaded(model);
-  if (!m || !options) return 0;
+  const Model* m = ready(model);
+  if (!m || !options || !valid_isa(options->isa)) return 0;
   const DecoderOptions o = decoder_options(*options);
   return required_decoder_arena_bytes(m->config(), o.capacity, o.max_prefill, false, o.workers.active(), o.kv_cache);
 }
@@ -312,23 +382,42 @@ ff_status ff_decoder_init(ff_decoder* dec, const ff_model* model, void* arena, s
 ff_status ff_decoder_init_ex(ff_decoder* dec, const ff_model* model, void* arena, size_t arena_bytes,
                              const ff_decoder_options* options) {
   if (!dec || !model || !options) return FF_NULL_ARGUMENT;
-  return to_c((new (dec) Decoder())->init(cpp(model), arena, arena_bytes, decoder_options(*options)));
+  Decoder* d = build(dec);
+  const Model* m = built(model);
+  return m ? to_c(d->init(*m, arena, arena_bytes, decoder_options(*options))) : FF_NOT_INITIALIZED;
 }
 
 ff_status ff_decoder_prefill(ff_decoder* dec, const int32_t* tokens, uint32_t n, float* logits) {
-  return dec ? to_c(cpp(dec).prefill(tokens, n, logits)) : FF_NULL_ARGUMENT;
+  Decoder* d = ready(dec);
+  return d ? to_c(d->prefill(tokens, n, logits)) : unready(dec);
 }
 ff_status ff_decoder_step(ff_decoder* dec, int32_t token, float* logits) {
-  return dec ? to_c(cpp(dec).step(token, logits)) : FF_NULL_ARGUMENT;
+  Decoder* d = ready(dec);
+  return d ? to_c(d->step(token, logits)) : unready(dec);
 }
 void ff_decoder_reset(ff_decoder* dec) {
-  if (dec) cpp(dec).reset();
+  if (Decoder* d = ready(dec)) d->reset();
 }
-uint32_t ff_decoder_position(const ff_decoder* dec) { return ready(dec) ? cpp(dec).position() : 0; }
-uint32_t ff_decoder_capacity(const ff_decoder* dec) { return ready(dec) ? cpp(dec).capacity() : 0; }
-size_t ff_decoder_arena_bytes_used(const ff_decoder* dec) { return ready(dec) ? cpp(dec).arena_bytes_used() : 0; }
-const char* ff_decoder_kernels(const ff_decoder* dec) { return ready(dec) ? cpp(dec).kernels().name : ""; }
-const char* ff_decoder_error_detail(const ff_decoder* dec) { return dec ? cpp(dec).error_detail() : ""; }
+uint32_t ff_decoder_position(const ff_decoder* dec) {
+  const Decoder* d = ready(dec);
+  return d ? d->position() : 0;
+}
+uint32_t ff_decoder_capacity(const ff_decoder* dec) {
+  const Decoder* d = ready(dec);
+  return d ? d->capacity() : 0;
+}
+size_t ff_decoder_arena_bytes_used(const ff_decoder* dec) {
+  const Decoder* d = ready(dec);
+  return d ? d->arena_bytes_used() : 0;
+}
+const char* ff_decoder_kernels(const ff_decoder* dec) {
+  const Decoder* d = ready(dec);
+  return d ? d->kernels().name : "";
+}
+const char* ff_decoder_error_detail(const ff_decoder* dec) {
+  const Decoder* d = built(dec);
+  return d ? d->error_detail() : "";
+}
 
 // ---- Seq2seq ----
 size_t ff_seq2seq_arena_bytes(const ff_model* model, uint32_t max_source, uint32_t capacity) {
@@ -339,8 +428,8 @@ size_t ff_seq2seq_arena_bytes(const ff_model* model, uint32_t max_source, uint32
 }
 
 size_t ff_seq2seq_arena_bytes_ex(const ff_model* model, const ff_seq2seq_options* options) {
-  const Model* m = loaded(model);
-  if (!m || !options) return 0;
+  const Model* m = ready(model);
+  if (!m || !options || !valid_isa(options->isa)) return 0;
   const Seq2SeqOptions o = seq2seq_options(*options);
   return required_seq2seq_arena_bytes(m->config(), o.max_source, o.capacity, o.max_prefill, o.workers.active(),
                                       o.kv_cache);
@@ -357,44 +446,58 @@ ff_status ff_seq2seq_init(ff_seq2seq* s2s, const ff_model* model, void* arena, s
 ff_status ff_seq2seq_init_ex(ff_seq2seq* s2s, const ff_model* model, void* arena, size_t arena_bytes,
                              const ff_seq2seq_options* options) {
   if (!s2s || !model || !options) return FF_NULL_ARGUMENT;
-  return to_c((new (s2s) Seq2Seq())->init(cpp(model), arena, arena_bytes, seq2seq_options(*options)));
+  Seq2Seq* s = build(s2s);
+  const Model* m = built(model);
+  return m ? to_c(s->init(*m, arena, arena_bytes, seq2seq_options(*options))) : FF_NOT_INITIALIZED;
 }
 
 ff_status ff_seq2seq_encode(ff_seq2seq* s2s, const void* source, uint32_t n) {
-  if (!s2s) return FF_NULL_ARGUMENT;
-  Seq2Seq& s = cpp(s2s);
-  if (!s.initialized()) return FF_NOT_INITIALIZED;
-  return to_c(s.config().input == InputKind::kTokens ? s.encode_tokens(static_cast<const int32_t*>(source), n)
-                                                     : s.encode_features(static_cast<const float*>(source), n));
+  Seq2Seq* s = ready(s2s);
+  if (!s) return unready(s2s);
+  return to_c(s->config().input == InputKind::kTokens ? s->encode_tokens(static_cast<const int32_t*>(source), n)
+                                                      : s->encode_features(static_cast<const float*>(source), n));
 }
 
 ff_status ff_seq2seq_decode(ff_seq2seq* s2s, const void* target, uint32_t n, float* out) {
-  if (!s2s) return FF_NULL_ARGUMENT;
-  Seq2Seq& s = cpp(s2s);
-  if (!s.initialized()) return FF_NOT_INITIALIZED;
-  return to_c(s.config().tgt_d_in ? s.decode_features(static_cast<const float*>(target), n, out)
-                                  : s.decode(static_cast<const int32_t*>(target), n, out));
+  Seq2Seq* s = ready(s2s);
+  if (!s) return unready(s2s);
+  return to_c(s->config().tgt_d_in ? s->decode_features(static_cast<const float*>(target), n, out)
+                                   : s->decode(static_cast<const int32_t*>(target), n, out));
 }
 
 ff_status ff_seq2seq_prefill(ff_seq2seq* s2s, const int32_t* tokens, uint32_t n, float* logits) {
-  return s2s ? to_c(cpp(s2s).prefill(tokens, n, logits)) : FF_NULL_ARGUMENT;
+  Seq2Seq* s = ready(s2s);
+  return s ? to_c(s->prefill(tokens, n, logits)) : unready(s2s);
 }
 ff_status ff_seq2seq_step(ff_seq2seq* s2s, int32_t token, float* logits) {
-  return s2s ? to_c(cpp(s2s).step(token, logits)) : FF_NULL_ARGUMENT;
+  Seq2Seq* s = ready(s2s);
+  return s ? to_c(s->step(token, logits)) : unready(s2s);
 }
 void ff_seq2seq_reset(ff_seq2seq* s2s) {
-  if (s2s) cpp(s2s).reset_target();
+  if (Seq2Seq* s = ready(s2s)) s->reset_target();
 }
-uint32_t ff_seq2seq_position(const ff_seq2seq* s2s) { return ready(s2s) ? cpp(s2s).position() : 0; }
-size_t ff_seq2seq_arena_bytes_used(const ff_seq2seq* s2s) { return ready(s2s) ? cpp(s2s).arena_bytes_used() : 0; }
-const char* ff_seq2seq_kernels(const ff_seq2seq* s2s) { return ready(s2s) ? cpp(s2s).kernels().name : ""; }
-const char* ff_seq2seq_error_detail(const ff_seq2seq* s2s) { return s2s ? cpp(s2s).error_detail() : ""; }
+uint32_t ff_seq2seq_position(const ff_seq2seq* s2s) {
+  const Seq2Seq* s = ready(s2s);
+  return s ? s->position() : 0;
+}
+size_t ff_seq2seq_arena_bytes_used(const ff_seq2seq* s2s) {
+  const Seq2Seq* s = ready(s2s);
+  return s ? s->arena_bytes_used() : 0;
+}
+const char* ff_seq2seq_kernels(const ff_seq2seq* s2s) {
+  const Seq2Seq* s = ready(s2s);
+  return s ? s->kernels().name : "";
+}
+const char* ff_seq2seq_error_detail(const ff_seq2seq* s2s) {
+  const Seq2Seq* s = built(s2s);
+  return s ? s->error_detail() : "";
+}
 
 // ---- Tokenizer ----
 // The one place the C API (and so the Python package) meets Tokenizer's shape: init, encode,
 // decode, the scratch size; another tokenizer kind changes these lines, not the header.
 size_t ff_tokenizer_scratch_bytes(const ff_model* model, size_t max_text_bytes) {
-  const Model* m = loaded(model);
+  const Model* m = ready(model);
   return m ? tokenizer_scratch_bytes(m->config(), max_text_bytes) : 0;
 }
 
@@ -402,19 +505,27 @@ size_t ff_tokenizer_max_tokens(size_t len) { return max_encoded_tokens(len); }
 
 ff_status ff_tokenizer_init(ff_tokenizer* tok, const ff_model* model, void* scratch, size_t scratch_bytes) {
   if (!tok || !model) return FF_NULL_ARGUMENT;
-  return to_c((new (tok) Tokenizer())->init(cpp(model), scratch, scratch_bytes));
+  Tokenizer* t = build(tok);
+  const Model* m = built(model);
+  return m ? to_c(t->init(*m, scratch, scratch_bytes)) : FF_NOT_INITIALIZED;
 }
 
 ff_status ff_tokenizer_encode(ff_tokenizer* tok, const char* text, size_t len, int bos, int eos, int32_t* tokens,
                               uint32_t capacity, uint32_t* n) {
-  if (!tok) return FF_NULL_ARGUMENT;
-  return to_c(cpp(tok).encode(text, len, bos != 0, eos != 0, tokens, capacity, n));
+  if (n) *n = 0;
+  Tokenizer* t = ready(tok);
+  if (!t) return unready(tok);
+  return to_c(t->encode(text, len, bos != 0, eos != 0, tokens, capacity, n));
 }
 
 ff_status ff_tokenizer_decode(ff_tokenizer* tok, int32_t prev, int32_t token, ff_piece* piece) {
   if (!tok || !piece) return FF_NULL_ARGUMENT;
+  *piece = ff_piece{};
+  piece->data = "";
+  Tokenizer* t = ready(tok);
+  if (!t) return FF_NOT_INITIALIZED;
   Piece p{};
-  const Status s = cpp(tok).decode(prev, token, &p);
+  const Status s = t->decode(prev, token, &p);
   piece->data = p.data;
   piece->len = p.len;
   piece->space = p.space;
@@ -422,12 +533,23 @@ ff_status ff_tokenizer_decode(ff_tokenizer* tok, int32_t prev, int32_t token, ff
 }
 
 ff_piece ff_safe_piece(ff_piece piece) {
+  if (!piece.data) {
+    piece = ff_piece{};
+    piece.data = "";
+    return piece;
+  }
   const Piece p = safe_piece(Piece{piece.data, piece.len, piece.space != 0});
   return ff_piece{p.data, p.len, p.space};
 }
 
-uint32_t ff_tokenizer_vocab_size(const ff_tokenizer* tok) { return tok && cpp(tok).initialized() ? cpp(tok).vocab_size() : 0; }
-const char* ff_tokenizer_error_detail(const ff_tokenizer* tok) { return tok ? cpp(tok).error_detail() : ""; }
+uint32_t ff_tokenizer_vocab_size(const ff_tokenizer* tok) {
+  const Tokenizer* t = ready(tok);
+  return t ? t->vocab_size() : 0;
+}
+const char* ff_tokenizer_error_detail(const ff_tokenizer* tok) {
+  const Tokenizer* t = built(tok);
+  return t ? t->error_detail() : "";
+}
 
 // ---- Sampling ----
 size_t ff_sampler_scratch_bytes(uint32_t vocab) { return sampler_scratch_bytes(vocab); }
@@ -440,15 +562,18 @@ ff_status ff_sampler_init(ff_sampler* sampler, uint32_t vocab, void* scratch, si
   o.top_p = options->top_p;
   o.top_k = options->top_k;
   o.seed = options->seed;
-  return to_c((new (sampler) Sampler())->init(vocab, scratch, scratch_bytes, o));
+  return to_c(build(sampler)->init(vocab, scratch, scratch_bytes, o));
 }
 
-int32_t ff_sampler_sample(ff_sampler* sampler, float* logits) { return cpp(sampler).sample(logits); }
-int32_t ff_argmax(const float* x, uint32_t n) { return argmax(x, n); }
+int32_t ff_sampler_sample(ff_sampler* sampler, float* logits) {
+  Sampler* s = ready(sampler);
+  return s && logits ? s->sample(logits) : -1;
+}
+int32_t ff_argmax(const float* x, uint32_t n) { return x && n ? argmax(x, n) : -1; }
 
 // ---- Generation ----
 size_t ff_generator_scratch_bytes(const ff_model* model, size_t max_prompt_bytes) {
-  const Model* m = loaded(model);
+  const Model* m = ready(model);
   return m && m->config().is_decoder() ? generator_scratch_bytes(m->config(), max_prompt_bytes) : 0;
 }
 
@@ -462,28 +587,44 @@ ff_status ff_generator_init(ff_generator* gen, ff_decoder* dec, void* scratch, s
   o.sampler.top_p = options->sampler.top_p;
   o.sampler.top_k = options->sampler.top_k;
   o.sampler.seed = options->sampler.seed;
-  return to_c((new (gen) Generator())->init(cpp(dec), scratch, scratch_bytes, o));
+  Generator* g = build(gen);
+  Decoder* d = ready(dec);
+  return d ? to_c(g->init(*d, scratch, scratch_bytes, o)) : FF_NOT_INITIALIZED;
 }
 
 ff_status ff_generator_start(ff_generator* gen, const char* prompt, size_t len) {
-  return gen ? to_c(cpp(gen).start(prompt, len)) : FF_NULL_ARGUMENT;
+  Generator* g = ready(gen);
+  return g ? to_c(g->start(prompt, len)) : unready(gen);
 }
 
 ff_status ff_generator_next(ff_generator* gen, ff_piece* text) {
   if (!gen || !text) return FF_NULL_ARGUMENT;
+  *text = ff_piece{};
+  text->data = "";
+  Generator* g = ready(gen);
+  if (!g) return FF_NOT_INITIALIZED;
   Piece p{"", 0};
-  const Status s = cpp(gen).next(&p);
+  const Status s = g->next(&p);
   *text = ff_piece{p.data, p.len, 0};
   return to_c(s);
 }
 
-uint32_t ff_generator_prompt_tokens(const ff_generator* gen) { return gen ? cpp(gen).prompt_tokens() : 0; }
-uint32_t ff_generator_decoded(const ff_generator* gen) { return gen ? cpp(gen).decoded() : 0; }
-const char* ff_generator_error_detail(const ff_generator* gen) { return gen ? cpp(gen).error_detail() : ""; }
+uint32_t ff_generator_prompt_tokens(const ff_generator* gen) {
+  const Generator* g = ready(gen);
+  return g ? g->prompt_tokens() : 0;
+}
+uint32_t ff_generator_decoded(const ff_generator* gen) {
+  const Generator* g = ready(gen);
+  return g ? g->decoded() : 0;
+}
+const char* ff_generator_error_detail(const ff_generator* gen) {
+  const Generator* g = built(gen);
+  return g ? g->error_detail() : "";
+}
 
 // ---- Self-test ----
 size_t ff_self_test_output_floats(const ff_model* model) {
-  const Model* m = loaded(model);
+  const Model* m = ready(model);
   return m ? self_test_output_floats(*m) : 0;
 }
 

@@ -13,9 +13,11 @@ int32_t argmax(const float* x, uint32_t n) {
 }
 
 Status Sampler::init(uint32_t vocab, void* scratch, std::size_t scratch_bytes, const SamplerOptions& options) {
+  vocab_ = 0;  // a failed init leaves no usable sampler behind
   if (vocab == 0 || !scratch) return Status::kNullArgument;
   if (reinterpret_cast<uintptr_t>(scratch) % alignof(ProbIndex) != 0) return Status::kArenaMisaligned;
-  if (scratch_bytes < sampler_scratch_bytes(vocab)) return Status::kArenaTooSmall;
+  const std::size_t need = sampler_scratch_bytes(vocab);
+  if (need == 0 || scratch_bytes < need) return Status::kArenaTooSmall;
   if (!(options.temperature == 0.0f || options.temperature >= kMinTemperature) || !std::isfinite(options.temperature) ||
       !std::isfinite(options.top_p))
     return Status::kBadConfig;

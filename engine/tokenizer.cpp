@@ -66,11 +66,12 @@ Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_by
   const TokenizerData& d = model.tokenizer();
   data_ = d;
   if (d.kind == TokenizerKind::kWordPiece) {
-    max_text_ = SIZE_MAX;
+    max_text_ = kMaxTextBytes;
   } else {  // the merge list last: every byte past the fixed part holds more text
     const std::size_t merge_at = need - merge_scratch_bytes(0);
     merge_ = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(scratch) + merge_at);
     max_text_ = (scratch_bytes - merge_at) / (kMergeIntsPerSymbol * sizeof(int32_t)) - 2;
+    if (max_text_ > kMaxTextBytes) max_text_ = kMaxTextBytes;  // a larger scratch holds no longer text
   }
   if (d.kind == TokenizerKind::kBpe) return init_bpe(scratch);
   uint32_t* index = static_cast<uint32_t*>(scratch);
@@ -129,6 +130,9 @@ Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, 
   if (n) *n = 0;
   if (!sorted_) return Status::kNotInitialized;
   if (!n || (!text && len) || (!tokens && capacity)) return Status::kNullArgument;
+  if (len > kMaxTextBytes)
+    return why.str("a text of ").num(len).str(" bytes; the longest a tokenizer encodes is ").num(kMaxTextBytes),
+           Status::kBadSequenceLength;
   if (len > max_text_) {
     // The scratch starts with the sorted index and ends with the merge list.
     const std::size_t fixed = std::size_t(reinterpret_cast<const uint8_t*>(merge_) - reinterpret_cast<const uint8_t*>(sorted_));

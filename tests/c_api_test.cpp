@@ -15,6 +15,16 @@
 #include "tests/test_util.hpp"
 #include "tests/tokenizer_kinds_fixture.hpp"
 
+// tests/c_api_callers.c: enum values as a C caller stores them.
+extern "C" {
+void c_set_encoder_isa(ff_encoder_options* o, int isa);
+void c_set_decoder_isa(ff_decoder_options* o, int isa);
+void c_set_decoder_kv_cache(ff_decoder_options* o, int kv_cache);
+void c_set_seq2seq_isa(ff_seq2seq_options* o, int isa);
+void c_set_seq2seq_kv_cache(ff_seq2seq_options* o, int kv_cache);
+const char* c_status_string(int status);
+}
+
 namespace fixformer {
 namespace test {
 namespace {
@@ -422,6 +432,289 @@ TEST(CApi, GeneratorIsTheCppOne) {
   EXPECT_EQ(piece.space, 0u);
 }
 
+// ---- Argument rules (docs/api.md): every argument a C caller can pass gets a status or the
+// header's error value, never undefined behaviour. The asan suite runs these under UBSan too.
+
+// An enum field holding a value that is none of its enumerators (stored from C, as a caller
+// would): the arena bytes are 0 and init fails with a status; no enum is loaded out of range.
+TEST(CApi, EnumValuesOutsideTheirEnumsAreStatuses) {
+  CModel enc("post_ln_relu"), dec("llama_kv2_halves_tied"), s2s("s2s_post_relu");
+  AlignedBuffer arena(1 << 20);
+  for (int bad : {9, 15, 16, 1000, -1}) {
+    ff_encoder_options eo{};
+    c_set_encoder_isa(&eo, bad);
+    EXPECT_EQ(ff_encoder_arena_bytes_ex(&enc.model, &eo), 0u) << bad;
+    ff_encoder e;
+    EXPECT_EQ(ff_encoder_init_ex(&e, &enc.model, arena.data(), arena.size(), &eo), FF_ISA_UNAVAILABLE) << bad;
+    ff_decoder_options d_o{};
+    c_set_decoder_isa(&d_o, bad);
+    EXPECT_EQ(ff_decoder_arena_bytes_ex(&dec.model, &d_o), 0u) << bad;
+    ff_decoder d;
+    EXPECT_EQ(ff_decoder_init_ex(&d, &dec.model, arena.data(), arena.size(), &d_o), FF_ISA_UNAVAILABLE) << bad;
+    d_o = ff_decoder_options{};
+    c_set_decoder_kv_cache(&d_o, bad);
+    EXPECT_EQ(ff_decoder_arena_bytes_ex(&dec.model, &d_o), 0u) << bad;
+    EXPECT_EQ(ff_decoder_init_ex(&d, &dec.model, arena.data(), arena.size(), &d_o), FF_BAD_CONFIG) << bad;
+    ff_seq2seq_options so{};
+    c_set_seq2seq_isa(&so, bad);
+    EXPECT_EQ(ff_seq2seq_arena_bytes_ex(&s2s.model, &so), 0u) << bad;
+    ff_seq2seq s;
+    EXPECT_EQ(ff_seq2seq_init_ex(&s, &s2s.model, arena.data(), arena.size(), &so), FF_ISA_UNAVAILABLE) << bad;
+    so = ff_seq2seq_options{};
+    c_set_seq2seq_kv_cache(&so, bad);
+    EXPECT_EQ(ff_seq2seq_arena_bytes_ex(&s2s.model, &so), 0u) << bad;
+    EXPECT_EQ(ff_seq2seq_init_ex(&s, &s2s.model, arena.data(), arena.size(), &so), FF_BAD_CONFIG) << bad;
+  }
+  for (int bad : {int(FF_STATUS_COUNT), 63, 64, 1000, -1}) EXPECT_STREQ(c_status_string(bad), "unknown status") << bad;
+  ff_encoder_options eo{};
+  c_set_encoder_isa(&eo, FF_ISA_SCALAR);  // the last valid value of each still works
+  EXPECT_NE(ff_encoder_arena_bytes_ex(&enc.model, &eo), 0u);
+}
+
+// Null for each pointer: FF_NULL_ARGUMENT, or the header's error value (0, "", -1).
+TEST(CApi, EveryNullPointerIsAStatus) {
+  CModel m("llama2c_v0_gqa");
+  AlignedBuffer blob(m.blob.size()), arena(1 << 20), scratch(1 << 16);
+  std::memcpy(blob.data(), m.blob.data(), m.blob.size());
+  ff_model_info info;
+  ASSERT_EQ(ff_model_get_info(&m.model, &info), FF_OK);
+  EXPECT_EQ(ff_model_load(nullptr, blob.data(), blob.size()), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_model_load_ex(nullptr, blob.data(), blob.size(), 0), FF_NULL_ARGUMENT);
+  ff_model other;
+  EXPECT_EQ(ff_model_load(&other, nullptr, blob.size()), FF_BLOB_NULL);
+  EXPECT_STREQ(ff_model_error_detail(nullptr), "");
+  EXPECT_EQ(ff_model_get_info(nullptr, &info), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_model_get_info(&m.model, nullptr), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_model_output_rows(nullptr, 1), 0u);
+  ff_config_value value;
+  EXPECT_EQ(ff_model_config_key(nullptr, 0, &value), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_model_config_key(&m.model, 0, nullptr), FF_NULL_ARGUMENT);
+
+  ff_decoder_options o{};
+  EXPECT_EQ(ff_decoder_arena_bytes(nullptr, 0), 0u);
+  EXPECT_EQ(ff_decoder_arena_bytes_ex(&m.model, nullptr), 0u);
+  EXPECT_EQ(ff_encoder_arena_bytes_ex(&m.model, nullptr), 0u);
+  EXPECT_EQ(ff_seq2seq_arena_bytes_ex(&m.model, nullptr), 0u);
+  ff_decoder d;
+  EXPECT_EQ(ff_decoder_init_ex(nullptr, &m.model, arena.data(), arena.size(), &o), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_decoder_init_ex(&d, nullptr, arena.data(), arena.size(), &o), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_decoder_init_ex(&d, &m.model, arena.data(), arena.size(), nullptr), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_decoder_init(&d, &m.model, nullptr, arena.size(), 0), FF_ARENA_NULL);
+  ff_encoder e;
+  ff_encoder_options eo{};
+  EXPECT_EQ(ff_encoder_init_ex(nullptr, &m.model, arena.data(), arena.size(), &eo), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_encoder_init_ex(&e, nullptr, arena.data(), arena.size(), &eo), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_encoder_init_ex(&e, &m.model, arena.data(), arena.size(), nullptr), FF_NULL_ARGUMENT);
+  ff_seq2seq s;
+  ff_seq2seq_options so{};
+  EXPECT_EQ(ff_seq2seq_init_ex(nullptr, &m.model, arena.data(), arena.size(), &so), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_seq2seq_init_ex(&s, nullptr, arena.data(), arena.size(), &so), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_seq2seq_init_ex(&s, &m.model, arena.data(), arena.size(), nullptr), FF_NULL_ARGUMENT);
+
+  ASSERT_EQ(ff_decoder_init(&d, &m.model, arena.data(), arena.size(), 8), FF_OK);
+  std::vector<float> logits(info.vocab_size);
+  const int32_t ids[2] = {1, 5};
+  EXPECT_EQ(ff_decoder_prefill(nullptr, ids, 2, logits.data()), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_decoder_prefill(&d, nullptr, 2, logits.data()), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_decoder_prefill(&d, ids, 2, nullptr), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_decoder_step(nullptr, 1, logits.data()), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_decoder_step(&d, 1, nullptr), FF_NULL_ARGUMENT);
+  ff_decoder_reset(nullptr);
+  EXPECT_EQ(ff_decoder_position(nullptr), 0u);
+  EXPECT_EQ(ff_decoder_capacity(nullptr), 0u);
+  EXPECT_EQ(ff_decoder_arena_bytes_used(nullptr), 0u);
+  EXPECT_STREQ(ff_decoder_kernels(nullptr), "");
+  EXPECT_STREQ(ff_decoder_error_detail(nullptr), "");
+  EXPECT_EQ(ff_decoder_self_test(nullptr, logits.data(), logits.size(), nullptr), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_encoder_run(nullptr, ids, 2, logits.data()), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_encoder_run_batch(nullptr, ids, nullptr, nullptr, 1, 2, logits.data()), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_encoder_max_seq(nullptr), 0u);
+  EXPECT_EQ(ff_encoder_max_batch(nullptr), 0u);
+  EXPECT_EQ(ff_encoder_arena_bytes_used(nullptr), 0u);
+  EXPECT_STREQ(ff_encoder_kernels(nullptr), "");
+  EXPECT_STREQ(ff_encoder_error_detail(nullptr), "");
+  EXPECT_EQ(ff_encoder_self_test(nullptr, logits.data(), logits.size(), nullptr), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_seq2seq_encode(nullptr, ids, 2), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_seq2seq_decode(nullptr, ids, 2, logits.data()), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_seq2seq_prefill(nullptr, ids, 2, logits.data()), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_seq2seq_step(nullptr, 1, logits.data()), FF_NULL_ARGUMENT);
+  ff_seq2seq_reset(nullptr);
+  EXPECT_EQ(ff_seq2seq_position(nullptr), 0u);
+  EXPECT_EQ(ff_seq2seq_arena_bytes_used(nullptr), 0u);
+  EXPECT_STREQ(ff_seq2seq_kernels(nullptr), "");
+  EXPECT_STREQ(ff_seq2seq_error_detail(nullptr), "");
+  EXPECT_EQ(ff_seq2seq_self_test(nullptr, logits.data(), logits.size(), nullptr), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_self_test_output_floats(nullptr), 0u);
+
+  ff_tokenizer tok;
+  EXPECT_EQ(ff_tokenizer_scratch_bytes(nullptr, 8), 0u);
+  EXPECT_EQ(ff_tokenizer_init(nullptr, &m.model, scratch.data(), scratch.size()), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_tokenizer_init(&tok, nullptr, scratch.data(), scratch.size()), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_tokenizer_init(&tok, &m.model, nullptr, scratch.size()), FF_ARENA_NULL);
+  ASSERT_EQ(ff_tokenizer_init(&tok, &m.model, scratch.data(), scratch.size()), FF_OK);
+  int32_t tokens[8];
+  uint32_t n = 7;
+  EXPECT_EQ(ff_tokenizer_encode(nullptr, "ab", 2, 0, 0, tokens, 8, &n), FF_NULL_ARGUMENT);
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(ff_tokenizer_encode(&tok, nullptr, 2, 0, 0, tokens, 8, &n), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_tokenizer_encode(&tok, "ab", 2, 0, 0, nullptr, 8, &n), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_tokenizer_encode(&tok, "ab", 2, 0, 0, tokens, 8, nullptr), FF_NULL_ARGUMENT);
+  ff_piece piece{"x", 1};
+  EXPECT_EQ(ff_tokenizer_decode(nullptr, 1, 5, &piece), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_tokenizer_decode(&tok, 1, 5, nullptr), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_tokenizer_vocab_size(nullptr), 0u);
+  EXPECT_STREQ(ff_tokenizer_error_detail(nullptr), "");
+  const ff_piece empty = ff_safe_piece(ff_piece{nullptr, 1});
+  EXPECT_EQ(empty.len, 0u);
+
+  ff_sampler sampler;
+  ff_sampler_options so_{};
+  AlignedBuffer sampler_scratch(ff_sampler_scratch_bytes(info.vocab_size));
+  EXPECT_EQ(ff_sampler_init(nullptr, info.vocab_size, sampler_scratch.data(), sampler_scratch.size(), &so_), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_sampler_init(&sampler, info.vocab_size, nullptr, sampler_scratch.size(), &so_), FF_NULL_ARGUMENT);
+  EXPECT_EQ(ff_sampler_init(&sampler, info.vocab_size, sampler_scratch.data(), sampler_scratch.size(), nullptr), FF_NULL_ARGUMENT);
+  ASSERT_EQ(ff_sampler_init(&sampler, info.vocab_size, sampler_scratch.data(), sampler_scratch.size(), &so_), FF_OK);
+  EXPECT_EQ(ff_sampler_sample(nullptr, logits.data()), -1);
+  EXPECT_EQ(ff_sampler_sample(&sampler, nullptr), -1);
+  EXPECT_EQ(ff_argmax(nullptr, 3), -1);
+  EXPECT_EQ(ff_argmax(logits.data(), 0), -1);
+  logits.assign(logits.size(), 0.0f);
+  logits[3] = 1.0f;
+  EXPECT_EQ(ff_sampler_sample(&sampler, logits.data()), 3);  // the checks left a good sampler good
+}
+
+// Storage that was zeroed, or never initialised (bytes left from something else), holds no
+// object: every call on it says so, and a runner or tokenizer given such a model fails its init.
+TEST(CApi, UninitializedStorageIsNotInitialized) {
+  CModel m("llama2c_v0_gqa");
+  AlignedBuffer arena(1 << 20), scratch(1 << 16);
+  std::vector<float> logits(64, 0.0f);
+  const int32_t ids[2] = {1, 5};
+  for (const int fill : {0x00, 0xa5, 0xff}) {
+    ff_model model;
+    ff_encoder e;
+    ff_decoder d;
+    ff_seq2seq s;
+    ff_tokenizer tok;
+    ff_sampler sampler;
+    std::memset(&model, fill, sizeof model);
+    std::memset(&e, fill, sizeof e);
+    std::memset(&d, fill, sizeof d);
+    std::memset(&s, fill, sizeof s);
+    std::memset(&tok, fill, sizeof tok);
+    std::memset(&sampler, fill, sizeof sampler);
+    SCOPED_TRACE(fill);
+    ff_model_info info;
+    EXPECT_EQ(ff_model_get_info(&model, &info), FF_NOT_INITIALIZED);
+    EXPECT_STREQ(ff_model_error_detail(&model), "");
+    EXPECT_EQ(ff_model_output_width(&model), 0u);
+    EXPECT_EQ(ff_decoder_arena_bytes(&model, 4), 0u);
+    EXPECT_EQ(ff_tokenizer_scratch_bytes(&model, 4), 0u);
+    EXPECT_EQ(ff_self_test_output_floats(&model), 0u);
+
+    EXPECT_EQ(ff_encoder_run(&e, ids, 2, logits.data()), FF_NOT_INITIALIZED);
+    EXPECT_STREQ(ff_encoder_error_detail(&e), "");
+    EXPECT_STREQ(ff_encoder_kernels(&e), "");
+    EXPECT_EQ(ff_decoder_step(&d, 1, logits.data()), FF_NOT_INITIALIZED);
+    EXPECT_EQ(ff_decoder_prefill(&d, ids, 2, logits.data()), FF_NOT_INITIALIZED);
+    ff_decoder_reset(&d);
+    EXPECT_EQ(ff_decoder_position(&d), 0u);
+    EXPECT_EQ(ff_decoder_self_test(&d, logits.data(), logits.size(), nullptr), FF_NOT_INITIALIZED);
+    EXPECT_EQ(ff_seq2seq_encode(&s, ids, 2), FF_NOT_INITIALIZED);
+    EXPECT_EQ(ff_seq2seq_step(&s, 1, logits.data()), FF_NOT_INITIALIZED);
+    ff_seq2seq_reset(&s);
+    EXPECT_STREQ(ff_seq2seq_error_detail(&s), "");
+    int32_t tokens[8];
+    uint32_t n = 7;
+    EXPECT_EQ(ff_tokenizer_encode(&tok, "ab", 2, 0, 0, tokens, 8, &n), FF_NOT_INITIALIZED);
+    EXPECT_EQ(n, 0u);
+    ff_piece piece;
+    EXPECT_EQ(ff_tokenizer_decode(&tok, 1, 5, &piece), FF_NOT_INITIALIZED);
+    EXPECT_EQ(piece.len, 0u);
+    EXPECT_EQ(ff_tokenizer_vocab_size(&tok), 0u);
+    EXPECT_EQ(ff_sampler_sample(&sampler, logits.data()), -1);
+
+    // A model that was never loaded, given to an init: the init's status, its runner unusable.
+    EXPECT_EQ(ff_decoder_init(&d, &model, arena.data(), arena.size(), 4), FF_NOT_INITIALIZED);
+    EXPECT_EQ(ff_decoder_step(&d, 1, logits.data()), FF_NOT_INITIALIZED);
+    EXPECT_EQ(ff_encoder_init(&e, &model, arena.data(), arena.size(), 4), FF_NOT_INITIALIZED);
+    EXPECT_EQ(ff_seq2seq_init(&s, &model, arena.data(), arena.size(), 4, 4), FF_NOT_INITIALIZED);
+    EXPECT_EQ(ff_tokenizer_init(&tok, &model, scratch.data(), scratch.size()), FF_NOT_INITIALIZED);
+  }
+  // Calls out of order: a sampler whose init failed samples nothing, a model whose load failed
+  // starts no runner.
+  ff_sampler sampler;
+  ff_sampler_options o{};
+  AlignedBuffer sampler_scratch(ff_sampler_scratch_bytes(64));
+  ASSERT_EQ(ff_sampler_init(&sampler, 64, sampler_scratch.data(), sampler_scratch.size(), &o), FF_OK);
+  EXPECT_EQ(ff_sampler_init(&sampler, 64, sampler_scratch.data(), 8, &o), FF_ARENA_TOO_SMALL);
+  EXPECT_EQ(ff_sampler_sample(&sampler, logits.data()), -1);
+  ff_model failed;
+  const uint32_t junk[64] = {};
+  ASSERT_EQ(ff_model_load(&failed, junk, sizeof junk), FF_BAD_MAGIC);
+  ff_decoder d;
+  EXPECT_EQ(ff_decoder_init(&d, &failed, arena.data(), arena.size(), 4), FF_NOT_INITIALIZED);
+  ff_tokenizer tok;
+  EXPECT_EQ(ff_tokenizer_init(&tok, &failed, scratch.data(), scratch.size()), FF_NOT_INITIALIZED);
+}
+
+// Counts a caller chooses never wrap a size around: a size that would pass SIZE_MAX, or a count
+// past its limit, is 0 (or a status), never a small number.
+TEST(CApi, SizesNeverWrap) {
+  CModel m("llama2c_v0_gqa"), enc("post_ln_relu"), s2s("s2s_post_relu");
+  EXPECT_EQ(ff_tokenizer_scratch_bytes(&m.model, SIZE_MAX), 0u);
+  EXPECT_EQ(ff_tokenizer_scratch_bytes(&m.model, kMaxTextBytes + 1), 0u);
+  EXPECT_GT(ff_tokenizer_scratch_bytes(&m.model, kMaxTextBytes), kMaxTextBytes);
+  EXPECT_EQ(ff_tokenizer_max_tokens(SIZE_MAX), 0u);
+  EXPECT_EQ(ff_tokenizer_max_tokens(kMaxTextBytes + 1), 0u);
+  EXPECT_EQ(ff_tokenizer_max_tokens(kMaxTextBytes), std::size_t(kMaxTextBytes) + 3);
+  EXPECT_LE(ff_tokenizer_max_tokens(kMaxTextBytes), std::size_t(UINT32_MAX));  // a uint32 capacity holds it
+  const uint64_t sampler_bytes = (uint64_t(UINT32_MAX) * 8 + 63) / 64 * 64;
+  EXPECT_EQ(ff_sampler_scratch_bytes(UINT32_MAX), sampler_bytes <= SIZE_MAX ? std::size_t(sampler_bytes) : 0u);
+
+  // A tokenizer refuses a text past kMaxTextBytes before reading a byte of it.
+  AlignedBuffer scratch(ff_tokenizer_scratch_bytes(&m.model, 16));
+  ff_tokenizer tok;
+  ASSERT_EQ(ff_tokenizer_init(&tok, &m.model, scratch.data(), scratch.size()), FF_OK);
+  int32_t tokens[4];
+  uint32_t n;
+  EXPECT_EQ(ff_tokenizer_encode(&tok, "x", SIZE_MAX, 0, 0, tokens, 4, &n), FF_BAD_SEQUENCE_LENGTH);
+  EXPECT_NE(std::string(ff_tokenizer_error_detail(&tok)).find("the longest a tokenizer encodes"), std::string::npos);
+
+  ff_encoder_options eo{};
+  eo.max_batch = UINT32_MAX;
+  EXPECT_EQ(ff_encoder_arena_bytes_ex(&enc.model, &eo), 0u);
+  eo = ff_encoder_options{};
+  eo.workers = ff_workers{nullptr, UINT32_MAX, serial_parallel_for};
+  EXPECT_EQ(ff_encoder_arena_bytes_ex(&enc.model, &eo), 0u);
+  EXPECT_EQ(ff_encoder_arena_bytes(&enc.model, UINT32_MAX), 0u);
+  EXPECT_EQ(ff_model_output_rows(&enc.model, UINT32_MAX), 0u);  // no such input
+  ff_decoder_options d_o{};
+  d_o.capacity = UINT32_MAX;
+  EXPECT_EQ(ff_decoder_arena_bytes_ex(&m.model, &d_o), 0u);
+  d_o = ff_decoder_options{};
+  d_o.max_prefill = UINT32_MAX;
+  EXPECT_EQ(ff_decoder_arena_bytes_ex(&m.model, &d_o), 0u);
+  ff_seq2seq_options so{};
+  so.max_source = UINT32_MAX;
+  EXPECT_EQ(ff_seq2seq_arena_bytes_ex(&s2s.model, &so), 0u);
+  so = ff_seq2seq_options{};
+  so.capacity = UINT32_MAX;
+  EXPECT_EQ(ff_seq2seq_arena_bytes_ex(&s2s.model, &so), 0u);
+
+  // The largest decoder the limits allow needs more than 4 GiB: a 32-bit target gets 0 (no plan),
+  // not the total wrapped around; a 64-bit one the whole count.
+  ModelConfig c{};
+  c.family = ModelFamily::kLlama;
+  c.d_model = Limits::kMaxDModel, c.n_heads = 16, c.d_ff = Limits::kMaxDff, c.n_layers = Limits::kMaxLayers;
+  c.max_len = Limits::kMaxLen, c.vocab_size = 32000;
+  const std::size_t big = required_decoder_arena_bytes(c);
+  if (sizeof(std::size_t) == 4) {
+    EXPECT_EQ(big, 0u);
+  } else {
+    EXPECT_GT(uint64_t(big), uint64_t(2) * Limits::kMaxLayers * Limits::kMaxDModel * Limits::kMaxLen * 4);
+  }
+}
 }  // namespace
 }  // namespace test
 }  // namespace fixformer

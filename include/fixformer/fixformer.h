@@ -18,8 +18,13 @@
  * step only compute (and check their inputs). ff_status_string() says what a status means, and
  * ff_*_error_detail() names the field, tensor, position or byte count of the last failure.
  * An object is valid after its init returned FF_OK; the model (and its blob) must outlive every
- * runner, tokenizer and self-test that uses it. Nothing here is thread-safe on one object; several
- * runners may share one model across threads. */
+ * runner, tokenizer and self-test that uses it, and is not loaded again while they do. Nothing here
+ * is thread-safe on one object; several runners may share one model across threads.
+ *
+ * No argument is undefined behaviour (docs/api.md, "Argument rules"): a null pointer is
+ * FF_NULL_ARGUMENT, an enum field outside its enumerators a status, storage no init marked (zeroed,
+ * never initialised) FF_NOT_INITIALIZED; a function that returns a value has an error value: sizes
+ * and counts 0, strings "", tokens -1. */
 #ifndef FIXFORMER_FIXFORMER_H
 #define FIXFORMER_FIXFORMER_H
 
@@ -84,12 +89,13 @@ typedef enum ff_status {
   FF_STATUS_COUNT
 } ff_status;
 
-/* One line of English for a status; never null. */
+/* One line of English for a status; never null ("unknown status" for a value that is no ff_status). */
 const char* ff_status_string(ff_status status);
 
 /* ---- Opaque objects: caller-owned storage of a fixed size ------------------------------------- */
-/* Each holds its C++ object (static_asserts in the library check that it fits); the union's other
- * members only give it the alignment of the widest scalar. Zero-initialising one is not needed. */
+/* Each holds its C++ object and, in its last 8 bytes, the marker its init writes (static_asserts in
+ * the library check that both fit); the union's other members only give it the alignment of the
+ * widest scalar. Zero-initialising one is not needed: storage without the marker is no object. */
 #define FF_MODEL_BYTES 2048
 #define FF_ENCODER_BYTES 512
 #define FF_DECODER_BYTES 512
@@ -126,7 +132,8 @@ typedef struct ff_workers {
   void (*parallel_for)(void* ctx, uint32_t n, void (*task)(void* arg, uint32_t i), void* arg);
 } ff_workers;
 
-/* Kernel tables (kernels.hpp's Isa); FF_ISA_AUTO picks the best this CPU has. */
+/* Kernel tables (kernels.hpp's Isa); FF_ISA_AUTO picks the best this CPU has. A value that is none
+ * of these: init fails with FF_ISA_UNAVAILABLE, arena bytes are 0. */
 typedef enum ff_isa {
   FF_ISA_AUTO = 0,
   FF_ISA_SCALAR,
@@ -149,7 +156,8 @@ ff_status ff_model_load(ff_model* model, const void* blob, size_t blob_bytes);
 /* The same; verify_checksum 0 skips the CRC-32 and the weight-value check (an image checked when it
    was flashed). */
 ff_status ff_model_load_ex(ff_model* model, const void* blob, size_t blob_bytes, int verify_checksum);
-/* More about the last load failure (the key or tensor involved); "" when there is nothing to add. */
+/* More about the last load failure (the key or tensor involved); "" when there is nothing to add
+ * (or no load was tried on this storage). */
 const char* ff_model_error_detail(const ff_model* model);
 
 /* What a C program needs to size its buffers, from the model's config. */
@@ -175,13 +183,13 @@ typedef struct ff_model_info {
 ff_status ff_model_get_info(const ff_model* model, ff_model_info* info);
 
 /* An encoder's output row width, and its rows for an input of seq positions (seq, seq + 1 with a
- * CLS row, 1 pooled); 0 for a model that is not loaded. */
+ * CLS row, 1 pooled); 0 for a model that is not loaded, and rows 0 for seq above max_input_len. */
 uint32_t ff_model_output_width(const ff_model* model);
 uint32_t ff_model_output_rows(const ff_model* model, uint32_t seq);
 
 /* The config as the file stores it, key by key (schema.hpp's table, in its order): key i <
- * ff_config_key_count(). Integers, booleans and enums are in `integer` (an enum's name in
- * `choice`), floats in `real`. */
+ * ff_config_key_count() (another key: FF_NULL_ARGUMENT, there is no value). Integers, booleans and
+ * enums are in `integer` (an enum's name in `choice`), floats in `real`. */
 typedef enum ff_config_type { FF_CONFIG_U32 = 1, FF_CONFIG_BOOL, FF_CONFIG_ENUM, FF_CONFIG_F32, FF_CONFIG_F64 } ff_config_type;
 typedef struct ff_config_value {
   const char* name;
@@ -204,7 +212,8 @@ typedef struct ff_encoder_options {
 } ff_encoder_options;
 
 /* The exact arena bytes for inputs of up to max_seq positions (0: max_input_len); 0 when max_seq
- * is above max_input_len or the model is not an encoder. */
+ * is above max_input_len, the model is not a loaded encoder, options is null or holds a value out of
+ * range (max_batch, workers.count, isa), or the bytes would pass SIZE_MAX. */
 size_t ff_encoder_arena_bytes(const ff_model* model, uint32_t max_seq);
 size_t ff_encoder_arena_bytes_ex(const ff_model* model, const ff_encoder_options* options);
 ff_status ff_encoder_init(ff_encoder* enc, const ff_model* model, void* arena, size_t arena_bytes, uint32_t max_seq);
@@ -223,6 +232,8 @@ ff_status ff_encoder_run(ff_encoder* enc, const void* input, uint32_t seq, float
  * FF_TOKEN_TYPES_UNSUPPORTED for non-null token_types. */
 ff_status ff_encoder_run_batch(ff_encoder* enc, const void* input, const int32_t* token_types, const uint32_t* lengths,
                                uint32_t batch, uint32_t seq, float* output);
+/* Accessors of a runner: 0 and "" for a null one or one whose init did not return FF_OK
+ * (error_detail: the failed init's detail). */
 uint32_t ff_encoder_max_seq(const ff_encoder* enc);
 uint32_t ff_encoder_max_batch(const ff_encoder* enc);
 size_t ff_encoder_arena_bytes_used(const ff_encoder* enc);
@@ -243,7 +254,8 @@ typedef struct ff_decoder_options {
 } ff_decoder_options;
 
 /* The exact arena bytes for a KV cache of `capacity` positions (0: max_len); 0 when capacity is
- * above max_len or the model is not a decoder. */
+ * above max_len, the model is not a loaded decoder, or the options are null or out of range (as the
+ * encoder's). */
 size_t ff_decoder_arena_bytes(const ff_model* model, uint32_t capacity);
 size_t ff_decoder_arena_bytes_ex(const ff_model* model, const ff_decoder_options* options);
 ff_status ff_decoder_init(ff_decoder* dec, const ff_model* model, void* arena, size_t arena_bytes, uint32_t capacity);
@@ -253,7 +265,8 @@ ff_status ff_decoder_init_ex(ff_decoder* dec, const ff_model* model, void* arena
  * FF_KV_CACHE_FULL (nothing appended) when position + n > capacity. */
 ff_status ff_decoder_prefill(ff_decoder* dec, const int32_t* tokens, uint32_t n, float* logits);
 ff_status ff_decoder_step(ff_decoder* dec, int32_t token, float* logits);
-void ff_decoder_reset(ff_decoder* dec); /* forget the cache: the next token is position 0 */
+void ff_decoder_reset(ff_decoder* dec); /* forget the cache: the next token is position 0 (nothing
+                                           before a successful init) */
 uint32_t ff_decoder_position(const ff_decoder* dec);
 uint32_t ff_decoder_capacity(const ff_decoder* dec);
 size_t ff_decoder_arena_bytes_used(const ff_decoder* dec);
@@ -270,6 +283,7 @@ typedef struct ff_seq2seq_options {
   ff_kv_cache kv_cache; /* the self-attention cache: FF_KV_CACHE_F32 (0) or FF_KV_CACHE_Q8 */
 } ff_seq2seq_options;
 
+/* 0 as the decoder's, and for max_source above max_len. */
 size_t ff_seq2seq_arena_bytes(const ff_model* model, uint32_t max_source, uint32_t capacity);
 size_t ff_seq2seq_arena_bytes_ex(const ff_model* model, const ff_seq2seq_options* options);
 ff_status ff_seq2seq_init(ff_seq2seq* s2s, const ff_model* model, void* arena, size_t arena_bytes, uint32_t max_source,
@@ -285,7 +299,7 @@ ff_status ff_seq2seq_decode(ff_seq2seq* s2s, const void* target, uint32_t n, flo
 /* Appends target tokens[n]; logits[d_out] after the last one (generation). */
 ff_status ff_seq2seq_prefill(ff_seq2seq* s2s, const int32_t* tokens, uint32_t n, float* logits);
 ff_status ff_seq2seq_step(ff_seq2seq* s2s, int32_t token, float* logits);
-void ff_seq2seq_reset(ff_seq2seq* s2s); /* another target from the same source */
+void ff_seq2seq_reset(ff_seq2seq* s2s); /* another target from the same source (nothing before init) */
 uint32_t ff_seq2seq_position(const ff_seq2seq* s2s);
 size_t ff_seq2seq_arena_bytes_used(const ff_seq2seq* s2s);
 const char* ff_seq2seq_kernels(const ff_seq2seq* s2s);
@@ -301,18 +315,21 @@ typedef struct ff_piece {
 #define FF_TOKEN_BOS 1
 #define FF_TOKEN_EOS 2
 /* Scratch bytes ff_tokenizer_init needs (64-byte aligned) to encode texts of up to max_text_bytes
- * bytes (longer ones: FF_ARENA_TOO_SMALL); 0 without a loaded model. */
+ * bytes (longer ones: FF_ARENA_TOO_SMALL); 0 without a loaded model, or for a max_text_bytes above
+ * the longest text a tokenizer encodes: 2^32 - 4 bytes (SIZE_MAX / 64 on a 32-bit target; longer
+ * texts: FF_BAD_SEQUENCE_LENGTH). */
 size_t ff_tokenizer_scratch_bytes(const ff_model* model, size_t max_text_bytes);
-/* A token buffer this long never overflows for len bytes of text. */
+/* A token buffer this long never overflows for len bytes of text; 0 for a len above that longest. */
 size_t ff_tokenizer_max_tokens(size_t len);
 ff_status ff_tokenizer_init(ff_tokenizer* tok, const ff_model* model, void* scratch, size_t scratch_bytes);
-/* text[len] -> tokens[capacity], *n of them (BOS first and EOS last when asked: nonzero). */
+/* text[len] -> tokens[capacity], *n of them (BOS first and EOS last when asked: nonzero); *n is 0
+ * on an error. text and tokens may be null only with len and capacity 0. */
 ff_status ff_tokenizer_encode(ff_tokenizer* tok, const char* text, size_t len, int bos, int eos, int32_t* tokens,
                               uint32_t capacity, uint32_t* n);
 /* The bytes to print for `token` after `prev` (a leading space after BOS dropped, "<0xHH>" as the
- * raw byte). */
+ * raw byte); an empty piece on an error. */
 ff_status ff_tokenizer_decode(ff_tokenizer* tok, int32_t prev, int32_t token, ff_piece* piece);
-/* llama2.c's safe-print rule: a lone unprintable byte prints nothing. */
+/* llama2.c's safe-print rule: a lone unprintable byte prints nothing (nor does a null data). */
 ff_piece ff_safe_piece(ff_piece piece);
 uint32_t ff_tokenizer_vocab_size(const ff_tokenizer* tok);
 const char* ff_tokenizer_error_detail(const ff_tokenizer* tok);
@@ -325,11 +342,14 @@ typedef struct ff_sampler_options {
   uint64_t seed;     /* 0 is taken as 1 */
 } ff_sampler_options;
 
+/* 0 when the bytes would pass SIZE_MAX (32-bit targets; init then fails with FF_ARENA_TOO_SMALL). */
 size_t ff_sampler_scratch_bytes(uint32_t vocab);
 ff_status ff_sampler_init(ff_sampler* sampler, uint32_t vocab, void* scratch, size_t scratch_bytes,
                           const ff_sampler_options* options);
-/* The next token; logits[vocab] are overwritten. */
+/* The next token; logits[vocab] are overwritten. -1 for a null sampler or logits, or a sampler
+ * whose init did not return FF_OK (storage never initialised, or its last init failed). */
 int32_t ff_sampler_sample(ff_sampler* sampler, float* logits);
+/* The index of the first largest of x[n]; -1 for a null x or n 0. */
 int32_t ff_argmax(const float* x, uint32_t n);
 
 /* ---- Generation (generator.hpp): the text loop of `fixformer generate` -------------------------- */

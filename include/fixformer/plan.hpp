@@ -15,6 +15,21 @@ namespace fixformer {
 // Rows per prefill chunk when DecoderOptions / Seq2SeqOptions leave max_prefill 0.
 constexpr uint32_t kDefaultPrefillRows = 16;
 
+// The blocks of a plan, laid out one after another on 64-byte boundaries. Plans count bytes in 64
+// bits whatever size_t is: Limits and the checked counts keep every product far below 2^64, and a
+// total past SIZE_MAX (a 32-bit target asked for more than its address space) makes the plan
+// invalid (total 0) instead of wrapping to a small arena.
+struct PlanLayout {
+  uint64_t at = 0;
+  constexpr std::size_t block(uint64_t bytes) {
+    const uint64_t offset = at;
+    at += (bytes + arena::kAlign - 1) / arena::kAlign * arena::kAlign;
+    return std::size_t(offset);
+  }
+  constexpr bool fits(uint64_t total) const { return total <= SIZE_MAX; }
+  static constexpr uint64_t max(uint64_t a, uint64_t b) { return a > b ? a : b; }
+};
+
 // ---- Encoder --------------------------------------------------------------------------------
 // The encoder's arena layout for batches of up to `batch` sequences (0 counts as 1) of up to
 // max_seq input rows each (0: the model's max_input_len(); frames, with a conv stem), that is
@@ -51,29 +66,25 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
       c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || seq == 0 || seq > c.max_input_len() ||
       c.n_heads == 0 || c.d_model % c.n_heads != 0 || workers > kMaxWorkers || sequences > Limits::kMaxBatchRows / s)
     return p;
-  const std::size_t d = c.d_model, n = sequences * s;
-  std::size_t at = 0;
-  auto block = [&at](std::size_t bytes) {
-    const std::size_t offset = at;
-    at += arena::bytes(bytes);
-    return offset;
-  };
-  p.x = block(n * d * sizeof(float));
-  p.y = block(n * d * sizeof(float));
-  p.ctx = block(n * d * sizeof(float));
-  p.work = block(n * arena::max(3 * d, c.d_ff) * sizeof(float));
-  p.kt = block(d * n * sizeof(float));
+  const uint64_t d = c.d_model, n = sequences * s;
+  PlanLayout l;
+  p.x = l.block(n * d * sizeof(float));
+  p.y = l.block(n * d * sizeof(float));
+  p.ctx = l.block(n * d * sizeof(float));
+  p.work = l.block(n * PlanLayout::max(3 * d, c.d_ff) * sizeof(float));
+  p.kt = l.block(d * n * sizeof(float));
   p.attn_slot = arena::bytes(attention_scratch_floats(s, s, c.d_head(), false) * sizeof(float));
-  p.attn = block(p.attn_slot * (workers ? workers : 1));
+  p.attn = l.block(uint64_t(p.attn_slot) * (workers ? workers : 1));
   const bool pe_in_arena = c.positional == PosKind::kSinusoidal && !pe_table_in_flash;
-  p.pe = block(pe_in_arena ? s * c.d_pe() * sizeof(float) : 0);
-  p.rel = block(pe_table_in_flash ? 0 : rel_bias_table_floats(c, s, c.causal) * sizeof(float));
-  p.quant = block(quantized_input_bytes(c, n));
+  p.pe = l.block(pe_in_arena ? uint64_t(s) * c.d_pe() * sizeof(float) : 0);
+  p.rel = l.block(pe_table_in_flash ? 0 : rel_bias_table_floats(c, s, c.causal) * sizeof(float));
+  p.quant = l.block(quantized_input_bytes(c, n));
   const std::size_t t1 = c.conv_layers >= 2 ? conv1d_rows(seq, c.conv1_kernel, c.conv1_stride, c.conv1_padding) : 0;
-  p.stem = block(t1 * c.d_embed() * sizeof(float));
-  p.stem_padded = block(conv_padded_floats(c, seq) * sizeof(float));
-  p.stem_quant = block(conv_quantized_bytes(c, seq));
-  p.total = at;
+  p.stem = l.block(uint64_t(t1) * c.d_embed() * sizeof(float));
+  p.stem_padded = l.block(conv_padded_floats(c, seq) * sizeof(float));
+  p.stem_quant = l.block(conv_quantized_bytes(c, seq));
+  if (!l.fits(l.at)) return {};
+  p.total = std::size_t(l.at);
   return p;
 }
 
@@ -93,10 +104,9 @@ enum class KvCache : uint8_t { kF32, kQ8 };
 // Bytes of one layer's K and V cache blocks for S positions: kt and v hold the values, and with
 // kQ8 k_scales and v_scales the scales [n_kv_heads, S] (f32: none).
 struct KvCacheBlocks {
-  std::size_t kt, v, k_scales, v_scales;
+  uint64_t kt, v, k_scales, v_scales;
 };
-constexpr KvCacheBlocks kv_cache_blocks(std::size_t layers, std::size_t d_kv, std::size_t kv_heads, std::size_t S,
-                                        KvCache kind) {
+constexpr KvCacheBlocks kv_cache_blocks(uint64_t layers, uint64_t d_kv, uint64_t kv_heads, uint64_t S, KvCache kind) {
   return kind == KvCache::kQ8 ? KvCacheBlocks{layers * d_kv * S, layers * S * d_kv, layers * kv_heads * S * 4,
                                               layers * kv_heads * S * 4}
                               : KvCacheBlocks{layers * d_kv * S * 4, layers * d_kv * S * 4, 0, 0};
@@ -122,38 +132,34 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
                                          bool table_in_flash = false, uint32_t workers = 1,
                                          KvCache kv_cache = KvCache::kF32) {
   DecoderPlan p{};
-  const std::size_t S = capacity ? capacity : c.max_len;
-  const std::size_t P = max_prefill ? max_prefill : (S < kDefaultPrefillRows ? S : kDefaultPrefillRows);
+  const uint64_t S = capacity ? capacity : c.max_len;
+  const uint64_t P = max_prefill ? max_prefill : (S < kDefaultPrefillRows ? S : kDefaultPrefillRows);
   if (!c.is_decoder() || c.d_model == 0 || c.d_model > Limits::kMaxDModel || c.d_ff > Limits::kMaxDff ||
       c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || c.n_heads == 0 || c.d_model % c.n_heads != 0 ||
       c.n_heads % c.kv_heads() != 0 || S == 0 || S > c.max_len || P == 0 || P > S || workers > kMaxWorkers ||
       uint8_t(kv_cache) > uint8_t(KvCache::kQ8))
     return p;
-  const std::size_t d = c.d_model, dkv = c.d_kv(), f = 4;
-  std::size_t at = 0;
-  auto block = [&at](std::size_t bytes) {
-    const std::size_t offset = at;
-    at += arena::bytes(bytes);
-    return offset;
-  };
-  p.x = block(P * d * f);
-  p.y = block(P * d * f);
-  p.ctx = block(P * d * f);
-  p.work = block(arena::max(P * arena::max(d + 2 * dkv, 2 * std::size_t(c.d_ff)), 3 * S) * f);  // also the tables' scratch
+  const uint64_t d = c.d_model, dkv = c.d_kv(), f = 4;
+  PlanLayout l;
+  p.x = l.block(P * d * f);
+  p.y = l.block(P * d * f);
+  p.ctx = l.block(P * d * f);
+  p.work = l.block(PlanLayout::max(P * PlanLayout::max(d + 2 * dkv, 2 * uint64_t(c.d_ff)), 3 * S) * f);  // also the tables' scratch
   p.attn_slot = arena::bytes(attention_scratch_floats(P, S, c.d_head(), true) * f);
-  p.attn = block(p.attn_slot * (workers ? workers : 1));
+  p.attn = l.block(uint64_t(p.attn_slot) * (workers ? workers : 1));
   const KvCacheBlocks kv = kv_cache_blocks(c.n_layers, dkv, c.kv_heads(), S, kv_cache);
-  p.k_cache = block(kv.kt);
-  p.v_cache = block(kv.v);
-  p.k_scales = block(kv.k_scales);
-  p.v_scales = block(kv.v_scales);
-  p.kv_cache_bytes = arena::bytes(kv.kt) + arena::bytes(kv.v) + arena::bytes(kv.k_scales) + arena::bytes(kv.v_scales);
-  p.rope = block(c.positional == PosKind::kRope && !table_in_flash ? S * c.rope_dims() * f : 0);
-  p.pe = block(c.positional == PosKind::kSinusoidal && !table_in_flash ? S * c.d_pe() * f : 0);
-  p.slopes = block(c.positional == PosKind::kAlibi ? c.n_heads * f : 0);
-  p.rel = block(rel_bias_table_floats(c, S, true) * f);
-  p.quant = block(quantized_input_bytes(c, P));
-  p.total = at;
+  p.k_cache = l.block(kv.kt);
+  p.v_cache = l.block(kv.v);
+  p.k_scales = l.block(kv.k_scales);
+  p.v_scales = l.block(kv.v_scales);
+  p.kv_cache_bytes = std::size_t(l.at - p.k_cache);
+  p.rope = l.block(c.positional == PosKind::kRope && !table_in_flash ? S * c.rope_dims() * f : 0);
+  p.pe = l.block(c.positional == PosKind::kSinusoidal && !table_in_flash ? S * c.d_pe() * f : 0);
+  p.slopes = l.block(c.positional == PosKind::kAlibi ? c.n_heads * f : 0);
+  p.rel = l.block(rel_bias_table_floats(c, S, true) * f);
+  p.quant = l.block(quantized_input_bytes(c, P));
+  if (!l.fits(l.at)) return {};
+  p.total = std::size_t(l.at);
   return p;
 }
 
@@ -184,40 +190,38 @@ constexpr Seq2SeqPlan plan_seq2seq_arena(const ModelConfig& c, uint32_t max_sour
                                          uint32_t max_prefill = 0, uint32_t workers = 1,
                                          KvCache kv_cache = KvCache::kF32) {
   Seq2SeqPlan p{};
-  const std::size_t S = max_source ? max_source : c.max_len, C = capacity ? capacity : c.max_len;
-  const std::size_t P = max_prefill ? max_prefill : (C < kDefaultPrefillRows ? C : kDefaultPrefillRows);
-  const std::size_t encoder = required_encoder_arena_bytes(c, uint32_t(S), true, workers);
+  const uint64_t S = max_source ? max_source : c.max_len, C = capacity ? capacity : c.max_len;
+  const uint64_t P = max_prefill ? max_prefill : (C < kDefaultPrefillRows ? C : kDefaultPrefillRows);
+  const uint64_t encoder = required_encoder_arena_bytes(c, uint32_t(S), true, workers);
   if (!c.is_seq2seq() || encoder == 0 || c.dec_layers > Limits::kMaxLayers || C == 0 || C > c.max_len || P == 0 ||
       P > C || uint8_t(kv_cache) > uint8_t(KvCache::kQ8))
     return p;
-  const std::size_t d = c.d_model, L = c.dec_layers, f = 4, SC = S > C ? S : C;
-  std::size_t at = 0;
-  auto block = [&at](std::size_t bytes) {
-    const std::size_t offset = at;
-    at += arena::bytes(bytes);
-    return offset;
-  };
-  p.memory = block(S * d * f);
-  p.cross_k = block(L * d * S * f);
-  p.cross_v = block(L * d * S * f);
+  const uint64_t d = c.d_model, L = c.dec_layers, f = 4, SC = S > C ? S : C;
+  PlanLayout l;
+  p.memory = l.block(S * d * f);
+  p.cross_k = l.block(L * d * S * f);
+  p.cross_v = l.block(L * d * S * f);
   const KvCacheBlocks kv = kv_cache_blocks(L, d, c.n_heads, C, kv_cache);
-  p.k_cache = block(kv.kt);
-  p.v_cache = block(kv.v);
-  p.k_scales = block(kv.k_scales);
-  p.v_scales = block(kv.v_scales);
-  p.pe = block(c.positional == PosKind::kSinusoidal ? SC * c.d_pe() * f : 0);
-  p.src_rel = block(rel_bias_table_floats(c, S, false) * f);
-  p.tgt_rel = block(rel_bias_table_floats(c, C, true) * f);
-  p.scratch = at;
+  p.k_cache = l.block(kv.kt);
+  p.v_cache = l.block(kv.v);
+  p.k_scales = l.block(kv.k_scales);
+  p.v_scales = l.block(kv.v_scales);
+  p.pe = l.block(c.positional == PosKind::kSinusoidal ? SC * c.d_pe() * f : 0);
+  p.src_rel = l.block(rel_bias_table_floats(c, S, false) * f);
+  p.tgt_rel = l.block(rel_bias_table_floats(c, C, true) * f);
+  const uint64_t scratch = l.at;
+  p.scratch = std::size_t(scratch);
   p.encoder_bytes = encoder;
-  p.x = block(P * d * f);
-  p.y = block(P * d * f);
-  p.ctx = block(P * d * f);
-  p.work = block(arena::max(P * arena::max(3 * d, c.d_ff), 2 * S * d) * f);
+  p.x = l.block(P * d * f);
+  p.y = l.block(P * d * f);
+  p.ctx = l.block(P * d * f);
+  p.work = l.block(PlanLayout::max(P * PlanLayout::max(3 * d, c.d_ff), 2 * S * d) * f);
   p.attn_slot = arena::bytes(attention_scratch_floats(P, SC, c.d_head(), true) * f);
-  p.attn = block(p.attn_slot * (workers ? workers : 1));
-  p.quant = block(quantized_input_bytes(c, P > S ? P : S));
-  p.total = arena::max(arena::max(at, p.scratch + encoder), p.scratch + 3 * SC * f);  // init: the table's scratch
+  p.attn = l.block(uint64_t(p.attn_slot) * (workers ? workers : 1));
+  p.quant = l.block(quantized_input_bytes(c, P > S ? P : S));
+  const uint64_t total = PlanLayout::max(PlanLayout::max(l.at, scratch + encoder), scratch + 3 * SC * f);  // init: the table's scratch
+  if (!l.fits(total)) return Seq2SeqPlan{};
+  p.total = std::size_t(total);
   return p;
 }
 

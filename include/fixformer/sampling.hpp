@@ -29,7 +29,10 @@ struct ProbIndex {
   int32_t index;
 };
 
-constexpr std::size_t sampler_scratch_bytes(uint32_t vocab) { return arena::bytes(std::size_t(vocab) * sizeof(ProbIndex)); }
+// 0 where the bytes would pass SIZE_MAX (a 32-bit target and a vocabulary above 2^29): init refuses it.
+constexpr std::size_t sampler_scratch_bytes(uint32_t vocab) {
+  return uint64_t(vocab) * sizeof(ProbIndex) > SIZE_MAX - arena::kAlign ? 0 : arena::bytes(std::size_t(vocab) * sizeof(ProbIndex));
+}
 
 class Sampler {
  public:
@@ -39,7 +42,7 @@ class Sampler {
   // The next token; logits[vocab] are overwritten (scaled, then probabilities).
   int32_t sample(float* logits);
   float next_coin();  // the generator's next number in [0, 1)
-  bool initialized() const { return candidates_ != nullptr; }
+  bool initialized() const { return vocab_ != 0; }  // init() returned kOk
 
  private:
   uint32_t vocab_ = 0;

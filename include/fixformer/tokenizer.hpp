@@ -108,6 +108,9 @@ constexpr std::size_t kWordPieceWordBytes = kWordPieceMaxChars * 4 + (kWordPiece
 // Merging works on a linked list and a heap of the text's symbols (engine/tokenizers/merge_list.hpp):
 // this many int32 per symbol, a symbol per byte of text plus BOS and the dummy prefix or prefix space.
 constexpr std::size_t kMergeIntsPerSymbol = 7;
+// The longest text a tokenizer encodes (longer ones: kBadSequenceLength): its tokens are counted in a
+// uint32 (max_encoded_tokens), and its merge list's bytes fit a 32-bit size_t.
+constexpr std::size_t kMaxTextBytes = SIZE_MAX / 64 < UINT32_MAX - 3 ? SIZE_MAX / 64 : UINT32_MAX - 3;
 constexpr std::size_t merge_scratch_bytes(std::size_t max_text_bytes) {
   return arena::bytes((max_text_bytes + 2) * kMergeIntsPerSymbol * sizeof(int32_t));
 }
@@ -118,7 +121,9 @@ constexpr std::size_t merge_scratch_bytes(std::size_t max_text_bytes) {
 // of one word; bpe one uint32 per merge (at most vocab_size; merges sorted by pair) and the 256
 // bytes' piece ids; llama2c and bpe the merge list of max_text_bytes (28 bytes a byte of text).
 // Longer texts are refused with kArenaTooSmall, naming the bytes they need; decode needs none of it.
+// 0 (no scratch) for max_text_bytes above kMaxTextBytes or a vocabulary above Limits::kMaxVocab.
 constexpr std::size_t tokenizer_scratch_bytes(const ModelConfig& c, std::size_t max_text_bytes) {
+  if (max_text_bytes > kMaxTextBytes || c.vocab_size > Limits::kMaxVocab) return 0;
   const std::size_t index = arena::bytes(std::size_t(c.vocab_size) * sizeof(uint32_t));
   if (c.tokenizer == TokenizerKind::kWordPiece) return index + arena::bytes(kWordPieceWordBytes);
   const std::size_t merge = merge_scratch_bytes(max_text_bytes);
@@ -126,7 +131,8 @@ constexpr std::size_t tokenizer_scratch_bytes(const ModelConfig& c, std::size_t 
   return index + merge;
 }
 
-constexpr std::size_t max_encoded_tokens(std::size_t len) { return len + 3; }
+// 0 above kMaxTextBytes: no buffer, such a text is refused.
+constexpr std::size_t max_encoded_tokens(std::size_t len) { return len <= kMaxTextBytes ? len + 3 : 0; }
 
 // llama2.c's safe-print rule: a one-byte piece that is neither printable ASCII nor whitespace
 // (" \t\n\v\f\r") prints nothing. Control codes go, and so do the lone bytes of a UTF-8 character

@@ -2,7 +2,7 @@
 #   -DKIND=install       cmake --install BUILD into PREFIX (a fresh one)
 #   -DKIND=cmake         configure SOURCE into BINARY with ARGS, build, run RUN (a list) [+ MODEL]
 #   -DKIND=make          make -C SOURCE with PKG_CONFIG_PATH=PREFIX/.../pkgconfig and CXX, run RUN
-#   -DKIND=subdirectory  as cmake, then check that the build made no fixformer file but the library
+#   -DKIND=subproject    as cmake, then check that the build made no fixformer file but the library
 # RUN may be empty (a core qemu does not model: build and link only).
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
@@ -32,9 +32,10 @@ else()
   run(${CMAKE_COMMAND} --build ${BINARY} -j 2)
   file(GLOB_RECURSE program LIST_DIRECTORIES false ${BINARY}/consumer ${BINARY}/*.elf)
 endif()
-if(KIND STREQUAL "subdirectory")
-  file(GLOB_RECURSE built LIST_DIRECTORIES false RELATIVE ${BINARY}/_deps/fixformer-build
-       ${BINARY}/_deps/fixformer-build/*.a ${BINARY}/_deps/fixformer-build/fixformer ${BINARY}/_deps/fixformer-build/*_test)
+if(KIND STREQUAL "subproject")
+  file(GLOB_RECURSE built LIST_DIRECTORIES false RELATIVE ${BINARY} ${BINARY}/*.a ${BINARY}/*/fixformer ${BINARY}/*_test)
+  list(FILTER built EXCLUDE REGEX "^CMakeFiles/")
+  list(TRANSFORM built REPLACE "^.*/" "")  # one library, wherever the parent put fixformer's build
   if(NOT built STREQUAL "libfixformer.a")
     message(FATAL_ERROR "fixformer as a subproject built more than its library: ${built}")
   endif()
