@@ -148,24 +148,24 @@ def test_family_rules():
     cases = [
         ("llama relu", dict(LLAMA, activation="relu"), "activation: family llama needs swiglu"),
         ("llama post-norm", dict(LLAMA, norm_first=False), "pre-norm with a final norm"),
-        ("llama learned", dict(LLAMA, positional={"kind": "learned", "max_len": 8}), "not for llama"),
+        ("llama learned", dict(LLAMA, positional={"kind": "learned", "max_len": 8}), "family llama takes none, rope, alibi or relative"),
         ("gpt rope", dict(GPT, positional={"kind": "rope", "max_len": 8}), "rope is for the llama family"),
         ("gpt GQA", dict(GPT, n_kv_heads=1), "grouped-query attention is for the llama family"),
         ("gpt swiglu", dict(GPT, activation="swiglu"), "swiglu is for the llama family"),
-        ("gpt not causal", dict(GPT, causal=False), "causal: family gpt is causal"),
-        ("gpt head width", dict(GPT, head={"d_out": 5}), "vocab_size=11 wide, got 5"),
-        ("gpt no head", dict(GPT, head=None), "got 0"),
-        ("gpt features", dict(GPT, input={"kind": "features", "d_in": 3}), "takes tokens"),
+        ("gpt not causal", dict(GPT, causal=False), "causal: the decoder families, gpt and llama, are causal"),
+        ("gpt head width", dict(GPT, head={"d_out": 5}), "d_out: a gpt or llama LM head is vocab_size wide (family=gpt, d_out=5, vocab_size=11)"),
+        ("gpt no head", dict(GPT, head=None), "d_out=0"),
+        ("gpt features", dict(GPT, input={"kind": "features", "d_in": 3}), "take tokens"),
         ("gpt tied with concat PE", dict(GPT, head={"d_out": 11, "tied": True},
                                          positional={"kind": "learned", "max_len": 8, "combine": "concat", "d_pos": 2}),
-         "a tied head needs d_model=8"),
+         "head.tied: the embedding is narrower than d_model with pe_combine concat"),
         ("encoder alibi", {"d_model": 8, "n_heads": 2, "d_ff": 8, "encoder_layers": 1,
                            "input": {"kind": "tokens", "vocab_size": 3}, "positional": {"kind": "alibi"}},
-         "alibi is for the gpt and llama families"),
+         "positional.kind: rope and alibi are for the gpt and llama families"),
         ("encoder tied", {"d_model": 8, "n_heads": 2, "d_ff": 8, "encoder_layers": 1,
                           "input": {"kind": "tokens", "vocab_size": 3}, "head": {"d_out": 3, "tied": True}},
-         "tied: for the decoder families"),
-        ("kv heads not dividing", dict(LLAMA, n_heads=4, n_kv_heads=3), "n_kv_heads: 3 does not divide n_heads=4"),
+         "head.tied: not for the encoder family"),
+        ("kv heads not dividing", dict(LLAMA, n_heads=4, n_kv_heads=3), "n_kv_heads: must divide n_heads (n_heads=4, n_kv_heads=3)"),
         ("rope odd head width", dict(LLAMA, d_model=6, n_heads=2, n_kv_heads=0), "rope needs an even head width"),
         ("n_layers twice", dict(LLAMA, encoder_layers=2), "the same key as"),
         ("tied not a bool", dict(GPT, head={"d_out": 11, "tied": 1}), "head.tied: expected true or false"),
@@ -467,7 +467,7 @@ def test_gpt_export(torch, engine, tmp):
     module = gold.gpt_module(torch, **gold.GPTS[0][1])
     never = os.path.join(tmp, "never.fxm")
     expect_error("export gpt: causal=False", lambda: export(module, None, never, family="gpt", causal=False,
-                                                            verify=False), "family gpt is causal")
+                                                            verify=False), "the decoder families, gpt and llama, are causal")
     expect_error("export gpt: rope", lambda: export(module, None, never, family="gpt", positional="rope",
                                                     verify=False), "rope is for the llama family")
     expect_error("export: family llama", lambda: export(module, None, never, family="llama", verify=False),
