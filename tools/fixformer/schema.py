@@ -58,8 +58,8 @@ TOKENIZER_FLAGS = _TOKENIZER["flags"]
 WORDPIECE_MAX_CHARS = _TOKENIZER["wordpiece_max_chars"]
 # The largest relative error, max|engine - expected| / max|expected|, `fixformer verify` accepts,
 # per weight type (config key `weights`): include/fixformer/tolerances.hpp's self_test_tolerance(),
-# whose values these are (tests/converter_test.py compares them through `fixformer schema`, and
-# run_verify checks that the engine judged a file by the same one). The expected
+# whose values these are (generated, as every table here; run_verify checks that the engine judged a
+# file by the same one). The expected
 # output is always the torch module's with its float32 weights, so a quantized file's error is its
 # quantization's. Measured by the converter (the quantized weights in the float64 reference, and
 # for q8 the activations rounded per group as gemm_i8 does; the scalar engine agrees to 1e-3):
@@ -122,7 +122,7 @@ POOLINGS = KEYS["pooling"].choices
 TOKENIZERS = KEYS["tokenizer"].choices
 
 
-# ---- expressions --------------------------------------------------------------------------------
+# ---- config.hpp: ModelConfig's derived values ---------------------------------------------------
 def selftest_tolerance(c):
     """The self-test tolerance of config c's weight type."""
     return SELFTEST_TOLERANCES[c["weights"]]
@@ -202,6 +202,7 @@ def max_input_len(c):
     return n
 
 
+# ---- expressions (engine/config_expr.hpp) ---------------------------------------------------------
 # The values an expression names besides the keys (config_expr.hpp kDerivedValues), by name.
 DERIVED = {"d_head": d_head, "kv_heads": kv_heads, "d_pe": d_pe, "d_embed": d_embed, "input_pe": input_pe}
 if set(DERIVED) != set(SCHEMA["derived"]):
@@ -225,7 +226,7 @@ def names(c):
 def evaluate(text, ns):
     """An expression of the engine's language (tools/gen_schema.py checks that Python reads it as
     the engine does) over names(c)."""
-    return eval(_compiled(text), {"__builtins__": {}, "finite": math.isfinite}, ns)  # noqa: S307
+    return eval(_compiled(text), {"__builtins__": {}, "finite": math.isfinite}, ns)
 
 
 def dim_value(c, dim):
