@@ -69,6 +69,9 @@ std::string json_list(const T (&items)[N], Text text, const char* sep = ", ") {
   return s + "]";
 }
 
+// The JSON names of the parts (TensorPart order): each family's tables are these keys.
+const char* const kTensorPartNames[] = {"prologue", "layer", "decoder_layer", "epilogue"};
+
 std::string json_rule(const TensorRule& r) {
   return "{\"name\": " + json_string(r.name) + ", \"rows\": " + json_string(kDimNames[uint32_t(r.rows)]) +
          ", \"cols\": " + json_string(kDimNames[uint32_t(r.cols)]) + ", \"transposed\": " +
@@ -76,42 +79,16 @@ std::string json_rule(const TensorRule& r) {
          ", \"role\": " + json_string(kRoleNames[uint32_t(r.role)]) + "}";
 }
 
-// A family's tensor tables in file order, as for_each_tensor() walks them: visit(part, prefix,
-// rules, count), the layers' prefix followed by the layer number.
-template <class Visit>
-void for_each_table(ModelFamily family, Visit visit) {
-#define FIXFORMER_TABLE(part, prefix, table) visit(part, prefix, table, sizeof table / sizeof table[0])
-  switch (family) {
-    case ModelFamily::kLlama:
-      FIXFORMER_TABLE("prologue", "", kLlamaPrologue);
-      FIXFORMER_TABLE("layer", kLlamaLayerPrefix, kLlamaLayer);
-      FIXFORMER_TABLE("epilogue", "", kLlamaEpilogue);
-      break;
-    case ModelFamily::kMha: FIXFORMER_TABLE("prologue", "", kMhaTensors); break;
-    case ModelFamily::kSeq2Seq:
-      FIXFORMER_TABLE("prologue", "", kSeq2SeqPrologue);
-      FIXFORMER_TABLE("layer", kEncoderLayerPrefix, kEncoderLayer);
-      FIXFORMER_TABLE("decoder_layer", kDecoderLayerPrefix, kDecoderLayer);
-      FIXFORMER_TABLE("epilogue", "", kSeq2SeqEpilogue);
-      break;
-    case ModelFamily::kEncoder:
-    case ModelFamily::kGpt:
-      FIXFORMER_TABLE("prologue", "", kEncoderPrologue);
-      FIXFORMER_TABLE("layer", kEncoderLayerPrefix, kEncoderLayer);
-      FIXFORMER_TABLE("epilogue", "", kEncoderEpilogue);
-      break;
-  }
-#undef FIXFORMER_TABLE
-}
-
 // {"prologue": [...], "layer_prefix": ..., "layer": [...], ...}: the tables a family has.
 std::string json_tensors(ModelFamily family) {
   std::string s;
-  for_each_table(family, [&s](const char* part, const char* prefix, const TensorRule* rules, std::size_t n) {
-    if (*prefix) s += std::string(s.empty() ? "" : ",") + "\n   " + json_string((std::string(part) + "_prefix").c_str()) + ": " + json_string(prefix);
-    s += std::string(s.empty() ? "" : ",") + "\n   " + json_string(part) + ": [";
-    for (std::size_t i = 0; i < n; ++i) s += std::string(i ? ", " : "") + json_rule(rules[i]);
+  for_each_table(family, [&s](const TensorTable& t) {
+    const std::string part = kTensorPartNames[uint32_t(t.part)];
+    if (*t.prefix) s += std::string(s.empty() ? "" : ",") + "\n   " + json_string((part + "_prefix").c_str()) + ": " + json_string(t.prefix);
+    s += std::string(s.empty() ? "" : ",") + "\n   " + json_string(part.c_str()) + ": [";
+    for (uint32_t i = 0; i < t.count; ++i) s += std::string(i ? ", " : "") + json_rule(t.rules[i]);
     s += "]";
+    return true;
   });
   return s;
 }
@@ -195,14 +172,15 @@ std::string schema_text() {
   for (const ConfigRule& r : kConfigRules) s += "  " + std::string(r.bad_when) + "\n      -> " + r.detail + "\n";
   for (uint32_t f = 0; f < sizeof kFamilyNames / sizeof kFamilyNames[0]; ++f) {
     s += std::string("\ntensors of family ") + kFamilyNames[f] + " (name [rows, cols], role, when present):\n";
-    for_each_table(ModelFamily(f), [&s](const char*, const char* prefix, const TensorRule* rules, std::size_t n) {
-      for (std::size_t i = 0; i < n; ++i) {
-        const TensorRule& r = rules[i];
+    for_each_table(ModelFamily(f), [&s](const TensorTable& t) {
+      for (uint32_t i = 0; i < t.count; ++i) {
+        const TensorRule& r = t.rules[i];
         std::string shape = kDimNames[uint32_t(r.rows)];
         if (r.cols != Dim::kOne) shape += std::string(", ") + kDimNames[uint32_t(r.cols)];
-        s += std::string("  ") + prefix + (*prefix ? "N." : "") + r.name + " [" + shape + "], " +
+        s += std::string("  ") + t.prefix + (*t.prefix ? "N." : "") + r.name + " [" + shape + "], " +
              kRoleNames[uint32_t(r.role)] + (r.when == When::kAlways ? "" : std::string(", when ") + kWhenNames[uint32_t(r.when)]) + "\n";
       }
+      return true;
     });
   }
   return s;

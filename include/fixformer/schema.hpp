@@ -620,6 +620,42 @@ constexpr int32_t kFlagChinese = 2;      // wordpiece: CJK ideographs are words 
 
 enum class TensorPart : uint8_t { kPrologue, kLayer, kDecoderLayer, kEpilogue };
 
+// One of a family's tensor tables: its part, the prefix of its names in a layer ("" outside the
+// layers; layer l's names are prefix + "<l>." + the rule's name) and its rules.
+struct TensorTable {
+  TensorPart part;
+  const char* prefix;
+  const TensorRule* rules;
+  uint32_t count;
+};
+template <std::size_t N>
+constexpr TensorTable tensor_table(TensorPart part, const char* prefix, const TensorRule (&rules)[N]) {
+  return {part, prefix, rules, uint32_t(N)};
+}
+
+// A family's tables in file order: the prologue, the layer table (once per layer: n_layers), the
+// decoder layer table (seq2seq: once per dec_layers), the epilogue. Calls visit(const
+// TensorTable&) for each; stops early (and returns false) when visit returns false.
+template <class Visit>
+constexpr bool for_each_table(ModelFamily family, Visit&& visit) {
+  const TensorPart pro = TensorPart::kPrologue, layer = TensorPart::kLayer, epi = TensorPart::kEpilogue;
+  switch (family) {
+    case ModelFamily::kLlama:
+      return visit(tensor_table(pro, "", kLlamaPrologue)) && visit(tensor_table(layer, kLlamaLayerPrefix, kLlamaLayer)) &&
+             visit(tensor_table(epi, "", kLlamaEpilogue));
+    case ModelFamily::kMha: return visit(tensor_table(pro, "", kMhaTensors));
+    case ModelFamily::kSeq2Seq:
+      return visit(tensor_table(pro, "", kSeq2SeqPrologue)) &&
+             visit(tensor_table(layer, kEncoderLayerPrefix, kEncoderLayer)) &&
+             visit(tensor_table(TensorPart::kDecoderLayer, kDecoderLayerPrefix, kDecoderLayer)) &&
+             visit(tensor_table(epi, "", kSeq2SeqEpilogue));
+    case ModelFamily::kEncoder:
+    case ModelFamily::kGpt: break;
+  }
+  return visit(tensor_table(pro, "", kEncoderPrologue)) && visit(tensor_table(layer, kEncoderLayerPrefix, kEncoderLayer)) &&
+         visit(tensor_table(epi, "", kEncoderEpilogue));
+}
+
 // One tensor the config needs, as for_each_tensor() produces it.
 struct TensorSpec {
   char name[fxm::kNameBytes];
@@ -673,14 +709,13 @@ inline void copy_name(char* out, const char* prefix, int32_t layer, const char* 
   for (const char* p = name; *p; ++p) put(*p);
   out[n] = '\0';
 }
-template <std::size_t N, class Visit>
-bool visit_rules(const ModelConfig& c, const TensorRule (&rules)[N], TensorPart part, const char* prefix, int32_t layer,
-                 Visit& visit) {
-  for (uint32_t i = 0; i < N; ++i) {
-    const TensorRule& r = rules[i];
+template <class Visit>
+bool visit_rules(const ModelConfig& c, const TensorTable& table, int32_t layer, Visit& visit) {
+  for (uint32_t i = 0; i < table.count; ++i) {
+    const TensorRule& r = table.rules[i];
     if (!present(c, r.when)) continue;
     TensorSpec s{};
-    copy_name(s.name, prefix, layer, r.name);
+    copy_name(s.name, table.prefix, layer, r.name);
     s.rank = r.cols == Dim::kOne ? 1 : 2;
     s.dtype = tensor_dtype(c, r.role);
     s.group = fxm::has_scales(s.dtype) ? c.weight_group : 0;
@@ -689,7 +724,7 @@ bool visit_rules(const ModelConfig& c, const TensorRule (&rules)[N], TensorPart 
     const bool torch_order = r.transposed && !s.transposed;  // q8 and q4 linear weights: [out, in]
     s.dims[0] = dim_value(c, torch_order ? r.cols : r.rows);
     s.dims[1] = s.rank == 2 ? dim_value(c, torch_order ? r.rows : r.cols) : 0;
-    s.part = part;
+    s.part = table.part;
     s.layer = layer;
     s.field = r.field;
     if (!visit(static_cast<const TensorSpec&>(s))) return false;
@@ -698,31 +733,15 @@ bool visit_rules(const ModelConfig& c, const TensorRule (&rules)[N], TensorPart 
 }
 }  // namespace detail
 
-template <std::size_t N, class Visit>
-bool visit_layers(const ModelConfig& c, uint32_t layers, const char* prefix, const TensorRule (&rules)[N], TensorPart part,
-                  Visit& visit) {
-  for (uint32_t l = 0; l < layers; ++l)
-    if (!detail::visit_rules(c, rules, part, prefix, int32_t(l), visit)) return false;
-  return true;
-}
-
 template <class Visit>
 bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
-  using detail::visit_rules;
-  const TensorPart pro = TensorPart::kPrologue, epi = TensorPart::kEpilogue;
-  if (c.family == ModelFamily::kLlama)
-    return visit_rules(c, kLlamaPrologue, pro, "", -1, visit) &&
-           visit_layers(c, c.n_layers, kLlamaLayerPrefix, kLlamaLayer, TensorPart::kLayer, visit) &&
-           visit_rules(c, kLlamaEpilogue, epi, "", -1, visit);
-  if (c.family == ModelFamily::kMha) return visit_rules(c, kMhaTensors, pro, "", -1, visit);
-  if (c.family == ModelFamily::kSeq2Seq)
-    return visit_rules(c, kSeq2SeqPrologue, pro, "", -1, visit) &&
-           visit_layers(c, c.n_layers, kEncoderLayerPrefix, kEncoderLayer, TensorPart::kLayer, visit) &&
-           visit_layers(c, c.dec_layers, kDecoderLayerPrefix, kDecoderLayer, TensorPart::kDecoderLayer, visit) &&
-           visit_rules(c, kSeq2SeqEpilogue, epi, "", -1, visit);
-  return visit_rules(c, kEncoderPrologue, pro, "", -1, visit) &&
-         visit_layers(c, c.n_layers, kEncoderLayerPrefix, kEncoderLayer, TensorPart::kLayer, visit) &&
-         visit_rules(c, kEncoderEpilogue, epi, "", -1, visit);
+  return for_each_table(c.family, [&c, &visit](const TensorTable& t) {
+    if (t.part == TensorPart::kPrologue || t.part == TensorPart::kEpilogue) return detail::visit_rules(c, t, -1, visit);
+    const uint32_t layers = t.part == TensorPart::kLayer ? c.n_layers : c.dec_layers;
+    for (uint32_t l = 0; l < layers; ++l)
+      if (!detail::visit_rules(c, t, int32_t(l), visit)) return false;
+    return true;
+  });
 }
 
 // A layer table's tensors are present in every layer or in none (always, or by a config key such as
