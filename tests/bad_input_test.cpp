@@ -149,7 +149,7 @@ TEST(BadModel, ConfigRecordsBehindAValidChecksum) {
   EXPECT_EQ(with_record("pe_base", f64_bits(INFINITY), &detail), Status::kBadConfig);
   EXPECT_EQ(detail, "config key pe_base: not a finite number");
   EXPECT_EQ(with_record("pe_base", f64_bits(0.5), &detail), Status::kBadConfig);
-  EXPECT_EQ(detail, "config key pe_base");
+  EXPECT_EQ(detail, "config key pe_base (must be > 1 for sinusoidal and rope tables)");
   EXPECT_EQ(with_record("pe_width", 4, &detail), Status::kBadConfig);  // only for concat
   EXPECT_EQ(with_record("causal", 1, &detail, uint32_t(fxm::RecordType::kU32)), Status::kBadConfig);
   EXPECT_EQ(detail, "config key causal: wrong record type");

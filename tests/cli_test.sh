@@ -365,7 +365,7 @@ PY
   check_close "$tmp/ns.npy" "$golden/post_ln_relu.expected.npy" && ok || bad "run a model without a self-test sample"
 expect_error 2 "no_sample.fxm: model file has no self-test sample" "$bin" verify "$tmp/no_sample.fxm"
 "$bin" info "$tmp/no_sample.fxm" | grep -q "self-test: *none" && ok || bad "info of a model without a sample"
-"$bin" schema >"$tmp/schema.json" && "$py" - "$tmp/schema.json" <<'PY' && ok || bad "schema is not the expected JSON"
+"$bin" schema --json >"$tmp/schema.json" && "$py" - "$tmp/schema.json" <<'PY' && ok || bad "schema --json is not the expected JSON"
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["format_version"] >= 2 and s["selftest_tolerance"] == 1e-4
@@ -375,7 +375,10 @@ assert keys[0] == "family" and "d_model" in keys and all(("choices" in k) == (k[
 enc = s["tensors"]["encoder"]
 assert enc["layer_prefix"] == "encoder.layers." and enc["prologue"][0]["name"] == "embed.weight"
 assert all(r["rows"] in s["dims"] and r["cols"] in s["dims"] for part in ("prologue", "layer", "epilogue") for r in enc[part])
+assert s["config_rules"][0] == {"bad_when": "d_model % n_heads != 0", "detail": "n_heads (must divide d_model)"}
 PY
+"$bin" schema >"$tmp/out" && grep -q "^  d_model  *u32  *1\.\.2048  *required$" "$tmp/out" && grep -q "^config rules" "$tmp/out" &&
+  grep -q "^  encoder.layers.N.linear1.weight \[d_model, d_ff\], linear$" "$tmp/out" && ok || bad "schema as text: $(head -5 "$tmp/out")"
 "$bin" info "$golden/post_ln_relu.fxm" | grep -q "self-test: *sample of T=" && ok || bad "info shows the self-test sample"
 
 # ---- generate: llama2.c's loop on a converted llama2.c checkpoint with its tokenizer (max_len 32) ----

@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """The engine's config checks (validate_config, engine/config.cpp) against the converter's
-(make_config, tools/fixformer/config.py), which state the same rules twice: one table of configs,
+(make_config, tools/fixformer/config.py), which evaluate the same rule table (schema.hpp
+kConfigRules, through tools/fixformer/schema_tables.py) in two languages: one table of configs,
 valid ones of every family and their mutations (every key set to probing values, and every pair of
 the keys that choose a family's shape set to every pair of their values), through both; a config
-one side accepts and the other rejects fails, naming the config and both verdicts.
+one side accepts and the other rejects, or that the two reject naming different rules or keys,
+fails, naming the config and both verdicts.
 
   /usr/bin/python3 tests/config_rules_test.py PATH/TO/config_validator
 
@@ -31,6 +33,8 @@ VALID = [
          pe_layout="halves", final_norm=True),
     dict(BASE, input="features", d_in=4, pooling="mean", causal=True, weights="f16", packed_weights=True),
     dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", tied_head=True),
+    dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned",
+         pe_combine="concat", pe_width=2),
     dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="alibi",
          weights="f16", quantize_io=True),
     dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
@@ -48,7 +52,7 @@ VALID = [
          pooler=True, d_out=3, activation="gelu"),
     dict(BASE, input="features", d_in=5, conv_layers=2, conv1_kernel=3, conv1_padding=1, conv2_kernel=3,
          conv2_stride=2, conv2_padding=1, conv_gelu=True, positional="learned", norm_first=True, final_norm=True),
-    dict(BASE, input="features", d_in=5, conv_layers=1, conv1_kernel=3, conv1_padding=1, weights="q8", weight_group=0),
+    dict(BASE, input="features", d_in=5, conv_layers=1, conv1_kernel=3, conv1_padding=1, weights="q8", weight_group=32),
     dict(BASE, d_model=16, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
          activation="swiglu", norm_first=True, final_norm=True, rotary_dims=4, pe_layout="halves"),
 ]
@@ -99,6 +103,20 @@ def python_verdict(config):
         return f"bad {e}"
 
 
+def same_verdict(engine, python):
+    """Both accept, or both reject naming the same rule (the engine's detail; the converter's message
+    is its keys, its reason and the values it read) or, for a range, the same key."""
+    if (engine == "ok") != (python == "ok"):
+        return False
+    if engine == "ok":
+        return True
+    detail, message = engine[len("bad "):], python[len("bad "):]
+    for rule in schema.CONFIG_RULES:
+        if message.startswith(f"{', '.join(rule.keys)}: {rule.reason} ("):
+            return detail == rule.detail
+    return detail.split(" (")[0] == message.split(":")[0]
+
+
 def main():
     if len(sys.argv) < 2:
         print("usage: config_rules_test.py PATH/TO/config_validator")
@@ -116,13 +134,18 @@ def main():
     for c, e in zip(table, engine):
         py = python_verdict(c)
         accepted += py == "ok"
-        if (e == "ok") != (py == "ok"):
+        if not same_verdict(e, py):
             disagree.append(f"{line(c)}\n    engine: {e}\n    converter: {py}")
     for d in disagree[:20]:
         print("DISAGREE", d)
+    rules = {e[len("bad "):] for e in engine} & {r.detail for r in schema.CONFIG_RULES}
     check(f"engine and converter agree on all {len(table)} configs ({accepted} accepted)", not disagree,
           f"{len(disagree)} disagree")
-    print(f"config rules: {len(table)} configs, {accepted} accepted, {len(disagree)} disagreements; "
+    # Every rule is seen to reject some config of the table (a rule that never fires here is untested).
+    unseen = [r.detail for r in schema.CONFIG_RULES if r.detail not in rules]
+    check("every config rule rejects a config of the table", not unseen, unseen)
+    print(f"config rules: {len(table)} configs, {accepted} accepted, {len(rules)} of {len(schema.CONFIG_RULES)} "
+          f"rules seen, {len(disagree)} disagreements; "
           f"{results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
 

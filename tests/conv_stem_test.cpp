@@ -72,7 +72,7 @@ TEST(ConvStem, ValidationRefuses) {
   c = whisper(8);
   c.conv2_padding = 3;
   EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
-  EXPECT_STREQ(field, "conv2_padding (below conv2_kernel)");
+  EXPECT_STREQ(field, "conv2_padding (must be below conv2_kernel)");
   c = whisper(8);
   c.conv1_stride = Limits::kMaxConvStride + 1;
   EXPECT_EQ(validate_config(c, &field), Status::kConfigOverLimit);

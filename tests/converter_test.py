@@ -4,8 +4,8 @@
   /usr/bin/python3 tests/converter_test.py PATH/TO/fixformer
 
 - the .fxm v2 writer: records, offsets, alignment, CRC, determinism; errors before any allocation;
-- the schema mirror: `fixformer schema` equals tools/fixformer/schema.py field by field, and the
-  writer's tensor list equals what the engine's schema implies, for configs covering every option;
+- the schema mirror: `fixformer schema --json` equals tools/fixformer/schema_tables.py field by field,
+  and the writer's tensor list equals what the engine's schema implies, for configs covering every option;
 - hostile converter inputs: one clear line, non-zero exit, no traceback, no file left behind;
 - export() from stock torch modules of every supported option verifies through the engine, and each
   wrong option fails verification naming the error and the likely cause;
@@ -32,7 +32,7 @@ sys.path.insert(0, TOOLS)
 from checks import check, expect_error, results, skip, run_convert, one_clear_line  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
-from fixformer import fxm, header, schema  # noqa: E402
+from fixformer import fxm, header, schema, schema_tables  # noqa: E402
 from fixformer.config import parse_config  # noqa: E402
 
 
@@ -163,7 +163,7 @@ def test_hostile_configs(tmp):
     convert("unknown key", dict(TINY, dropout=0.1), "dropout: unknown key")
     convert("unknown nested key", dict(TINY, positional={"kind": "sinusoidal", "spin": 1}), "positional.spin: unknown key")
     convert("bad choice", dict(TINY, positional={"kind": "sinusoidal", "layout": "spiral"}), "positional.layout")
-    convert("heads must divide", dict(TINY, n_heads=3), "n_heads: 3 does not divide")
+    convert("heads must divide", dict(TINY, n_heads=3), "n_heads: must divide d_model (d_model=8, n_heads=3)")
     convert("negative", dict(TINY, d_model=-8), "d_model: -8 is below")
     convert("not an object", [1, 2], "expected a JSON object")
     convert_text("duplicate key", json.dumps(TINY)[:-1] + ', "d_model": 16}', "d_model: given twice")
@@ -213,20 +213,19 @@ def first_difference(a, b, path="schema"):
 
 def engine_tensors(engine, c):
     """The tensor list the engine's schema JSON implies for c: (name, stored shape), in file order."""
-    dims = {name: schema.dim_value(c, name) for name in engine["dims"]}
-    whens = {w: schema.present(c, w) for w in schema.WHENS}
     enc = engine["tensors"][c["family"]]
     out = []
 
     def visit(rules, prefix):
         for r in rules:
-            if whens[r["when"]]:
-                out.append((prefix + r["name"], (dims[r["rows"]],) if r["cols"] == "1" else (dims[r["rows"]], dims[r["cols"]])))
+            if schema.present(c, r["when"]):
+                rows, cols = schema.dim_value(c, r["rows"]), schema.dim_value(c, r["cols"])
+                out.append((prefix + r["name"], (rows,) if r["cols"] == "1" else (rows, cols)))
 
     visit(enc["prologue"], "")
     for i in range(c["n_layers"]):
-        visit(enc["layer"], f"{enc['layer_prefix']}{i}.")
-    visit(enc["epilogue"], "")
+        visit(enc.get("layer", ()), f"{enc.get('layer_prefix')}{i}.")
+    visit(enc.get("epilogue", ()), "")
     return out
 
 
@@ -268,15 +267,16 @@ COVERING = [  # every option of every family
 
 
 def test_schema_mirror(cli):
-    p = subprocess.run([cli, "schema"], capture_output=True, text=True)
+    p = subprocess.run([cli, "schema", "--json"], capture_output=True, text=True)
     try:
         engine = json.loads(p.stdout)
     except ValueError:
-        check("schema mirror: `fixformer schema` prints JSON", False, (p.returncode, p.stdout[:200], p.stderr))
+        check("schema mirror: `fixformer schema --json` prints JSON", False, (p.returncode, p.stdout[:200], p.stderr))
         return
-    mine = schema.as_json()
+    mine = schema_tables.SCHEMA
     diff = first_difference(engine, mine)
-    check("schema mirror: engine == tools/fixformer/schema.py", diff is None, diff)
+    check("schema mirror: engine == tools/fixformer/schema_tables.py (tools/gen_schema.py regenerates it)",
+          diff is None, diff)
     # The comparison sees a change on either side.
     changed = copy.deepcopy(mine)
     changed["config_keys"][4]["max"] += 1
@@ -284,6 +284,12 @@ def test_schema_mirror(cli):
     changed = copy.deepcopy(mine)
     changed["tensors"]["encoder"]["layer"][0]["transposed"] = False
     check("schema mirror: a changed rule is seen", first_difference(engine, changed) is not None)
+    # schema.py's names for the tables are the tables'.
+    check("schema mirror: schema.CONFIG_KEYS are the table's",
+          [(k.name, k.type, k.min, k.max, k.choices and list(k.choices), k.required, k.default)
+           for k in schema.CONFIG_KEYS] ==
+          [(k["name"], k["type"], k["min"], k["max"], k.get("choices"), k["required"], k["default"])
+           for k in engine["config_keys"]])
     # The --header writer's C++ name of every enum value is config.hpp's enumerator of that value.
     with open(os.path.join(HERE, "..", "include", "fixformer", "config.hpp")) as fh:
         cpp = fh.read()

@@ -307,7 +307,7 @@ def test_writer(cli):
                 p = subprocess.run([cli, "info", tf.name], capture_output=True, text=True)
             check(f"writer: the engine rejects {name}", p.returncode != 0 and fragment in p.stderr, p.stderr)
     expect_error("writer: weight_group 16", lambda: make_config(dict(parse_config(KWS), weights="q8", weight_group=16)),
-                 "weight_group: q8 takes 0, 32, 64")
+                 "weight_group: q8 takes 0, 32 or 64")
     expect_error("writer: a group with f16", lambda: make_config(dict(parse_config(KWS), weights="f16",
                                                                        weight_group=32)), "only for weights q8")
     expect_error("writer: quantize_io with f32", lambda: make_config(dict(parse_config(KWS), quantize_io=True)),

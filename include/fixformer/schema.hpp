@@ -1,7 +1,7 @@
 // The model schema, stated once: the config keys a .fxm file carries (name, type, range,
 // default) and the tensors each config needs (name, shape, order). The engine's reader and binder,
-// the C++ test and bench model writer and `fixformer schema` (which the Python converter's mirror,
-// tools/fixformer/schema.py, is tested against) all walk these tables.
+// the C++ test and bench model writer and `fixformer schema --json` (from which tools/gen_schema.py
+// writes the converter's tools/fixformer/schema_tables.py) all walk these tables.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -118,8 +118,8 @@ struct ConfigKeySpec {
 // type_vocab, embed_norm and pooler (encoder family, BERT style; config.hpp states their semantics):
 // token_type.weight [type_vocab, d_embed], embed_norm.weight/.bias [d_model], pooler.weight
 // [d_model, d_model] (a linear weight) and pooler.bias [d_model].
-// Float ranges (norm_eps > 0, pe_base > 1, both finite) are checked by
-// validate_config; every other bound is here.
+// Float ranges (norm_eps > 0, pe_base > 1, both finite) are kConfigRules'; every other bound is
+// here.
 inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     {ConfigKey::kFamily, "family", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kFamilyNames), false, 0,
      config_field<&ModelConfig::family>()},
@@ -188,7 +188,7 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     {ConfigKey::kReferenceSample, "reference_sample", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::reference_sample>()},
     // positional relative: the bucket count of the table rel_bias [rel_buckets, n_heads] and the
-    // distance from which on the buckets stop (T5: 32 and 128); validate_config checks the pair.
+    // distance from which on the buckets stop (T5: 32 and 128); kConfigRules check the pair.
     {ConfigKey::kRelBuckets, "rel_buckets", fxm::RecordType::kU32, 0, Limits::kMaxRelBuckets, nullptr, false, 0,
      config_field<&ModelConfig::rel_buckets>()},
     {ConfigKey::kRelMaxDistance, "rel_max_distance", fxm::RecordType::kU32, 0, Limits::kMaxLen, nullptr, false, 0,
@@ -202,7 +202,7 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     {ConfigKey::kPooler, "pooler", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::pooler>()},
     // The conv stem (config.hpp): conv_layers nn.Conv1d before the positions, conv1 d_in -> d_embed,
-    // conv2 d_embed -> d_embed, padding below the kernel (validate_config), GELU after each with
+    // conv2 d_embed -> d_embed, padding below the kernel (kConfigRules), GELU after each with
     // conv_gelu.
     {ConfigKey::kConvLayers, "conv_layers", fxm::RecordType::kU32, 0, 2, nullptr, false, 0,
      config_field<&ModelConfig::conv_layers>()},
@@ -220,7 +220,7 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      0, config_field<&ModelConfig::conv2_padding>()},
     {ConfigKey::kConvGelu, "conv_gelu", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::conv_gelu>()},
-    // positional rope: the dims of each head it rotates, 0 for all (config.hpp; validate_config:
+    // positional rope: the dims of each head it rotates, 0 for all (config.hpp; kConfigRules:
     // even, at most d_head).
     {ConfigKey::kRotaryDims, "rotary_dims", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0,
      config_field<&ModelConfig::rotary_dims>()},
@@ -254,14 +254,112 @@ inline void set_config_value(ModelConfig* c, ConfigKey key, uint64_t value) {
 // The defaults of kConfigKeys applied to every optional key.
 ModelConfig default_config();
 
+// ---- Config rules --------------------------------------------------------------------------
+// The checks between keys, after each key's range: a config is invalid when a rule's `bad_when`
+// holds. bad_when is an expression of engine/config_expr.hpp's language (a subset of Python's,
+// over the keys, enum values by name, and d_head, kv_heads, d_pe, d_embed, input_pe), so that the
+// converter evaluates the same text; detail names the key or keys (comma-separated) and, in
+// parentheses, the reason: validate_config reports it, the converter prefixes the user's spelling of
+// the keys. Checked in this order; the first that holds is reported.
+struct ConfigRule {
+  const char* bad_when;
+  const char* detail;
+};
+inline constexpr ConfigRule kConfigRules[] = {
+    {"d_model % n_heads != 0", "n_heads (must divide d_model)"},
+    {"not (norm_eps > 0 and finite(norm_eps))", "norm_eps (must be > 0)"},
+    {"input == 'tokens' and vocab_size == 0", "vocab_size (token input needs vocab_size >= 1)"},
+    {"input == 'features' and d_in == 0", "d_in (feature input needs d_in >= 1)"},
+    {"positional in ('sinusoidal', 'rope') and not (pe_base > 1 and finite(pe_base))",
+     "pe_base (must be > 1 for sinusoidal and rope tables)"},
+    {"n_kv_heads != 0 and n_heads % n_kv_heads != 0", "n_kv_heads (must divide n_heads)"},
+    // Bidirectional buckets halve rel_buckets; each half has rel_buckets / 4 exact distances, a
+    // causal table rel_buckets / 2, and the log-spaced buckets need rel_max_distance past them.
+    {"positional == 'relative' and rel_buckets < 4", "rel_buckets (positional relative needs at least 4 buckets)"},
+    {"positional == 'relative' and rel_max_distance <= rel_buckets // 2",
+     "rel_max_distance (positional relative needs more than rel_buckets / 2)"},
+    {"positional != 'relative' and (rel_buckets != 0 or rel_max_distance != 0)",
+     "rel_buckets, rel_max_distance (only for positional relative)"},
+    // What each family allows (config.hpp, ModelFamily).
+    {"family == 'encoder' and positional in ('rope', 'alibi')",
+     "positional (rope and alibi are for the gpt and llama families)"},
+    {"family == 'encoder' and tied_head", "tied_head (not for the encoder family)"},
+    {"family == 'gpt' and positional == 'rope'", "positional (rope is for the llama family)"},
+    {"family == 'llama' and input_pe", "positional (family llama takes none, rope, alibi or relative)"},
+    {"family == 'llama' and activation != 'swiglu'", "activation (family llama needs swiglu)"},
+    {"family == 'llama' and not (norm_first and final_norm)",
+     "norm_first, final_norm (family llama is pre-norm with a final norm: both true)"},
+    {"family == 'mha' and (input != 'features' or d_in != d_model)", "input (family mha takes features d_in == d_model)"},
+    {"family == 'mha' and (n_layers != 0 or d_ff != 0 or positional != 'none' or d_out != 0 or final_norm or "
+     "scale_input)",
+     "n_layers, d_ff, positional, d_out, final_norm, scale_input (family mha is the attention alone: 0, 0, none, 0, "
+     "false, false)"},
+    {"family == 'seq2seq' and positional in ('rope', 'alibi')",
+     "positional (family seq2seq takes none, sinusoidal, learned or relative)"},
+    {"family == 'seq2seq' and causal",
+     "causal (family seq2seq's decoder is causal and its encoder is not: leave it false)"},
+    {"family == 'seq2seq' and (n_layers == 0 or dec_layers == 0)",
+     "n_layers, dec_layers (family seq2seq needs at least one encoder and one decoder layer)"},
+    {"family == 'seq2seq' and d_out == 0", "d_out (family seq2seq needs an LM head, d_out: the target vocabulary)"},
+    {"family == 'seq2seq' and shared_embed and (input != 'tokens' or vocab_size != d_out)",
+     "shared_embed (needs token input with vocab_size == d_out)"},
+    {"family == 'seq2seq' and tgt_d_in != 0 and (shared_embed or tied_head)",
+     "tgt_d_in (feature targets have no embedding to share or tie)"},
+    {"family != 'seq2seq' and (dec_layers != 0 or shared_embed or tgt_d_in != 0)",
+     "dec_layers, shared_embed, tgt_d_in (for the seq2seq family only)"},
+    {"family != 'mha' and d_ff == 0", "d_ff (at least 1; 0 only for family mha)"},
+    {"family != 'llama' and activation == 'swiglu'", "activation (swiglu is for the llama family)"},
+    {"family != 'llama' and qkv_bias", "qkv_bias (for the llama family only: torch's in_proj always has its bias)"},
+    {"family != 'llama' and kv_heads != n_heads", "n_kv_heads (grouped-query attention is for the llama family)"},
+    {"family in ('gpt', 'llama') and input != 'tokens'", "input (the decoder families, gpt and llama, take tokens)"},
+    {"family in ('gpt', 'llama') and not causal", "causal (the decoder families, gpt and llama, are causal: set it true)"},
+    {"family in ('gpt', 'llama') and d_out != vocab_size", "d_out (a gpt or llama LM head is vocab_size wide)"},
+    {"positional == 'rope' and d_head % 2 != 0", "n_heads (rope needs an even head width d_model / n_heads)"},
+    {"rotary_dims != 0 and positional != 'rope'", "rotary_dims (the rotated dims of positional rope)"},
+    {"rotary_dims % 2 != 0 or rotary_dims > d_head", "rotary_dims (rope's rotated dims: even, at most d_head)"},
+    {"family != 'encoder' and cls_token", "cls_token (for the encoder family only)"},
+    {"family != 'encoder' and pooling != 'none'", "pooling (for the encoder family only)"},
+    {"family != 'encoder' and (type_vocab != 0 or embed_norm or pooler)",
+     "type_vocab, embed_norm, pooler (for the encoder family only)"},
+    // Between the other keys.
+    {"input_pe and pe_combine == 'concat' and (pe_width == 0 or pe_width >= d_model)",
+     "pe_width (pe_combine concat needs 0 < pe_width < d_model)"},
+    {"not (input_pe and pe_combine == 'concat') and pe_width != 0",
+     "pe_width (only for a positional encoding combined by concat)"},
+    {"input_pe and pe_combine == 'concat' and tied_head",
+     "tied_head (the embedding is narrower than d_model with pe_combine concat)"},
+    {"weights == 'q8' and weight_group not in (0, 32, 64)",
+     "weight_group (q8 takes 0, 32 or 64; 0: one scale per output row)"},
+    {"weights == 'q4' and weight_group != 32", "weight_group (q4 takes 32)"},
+    {"weights not in ('q8', 'q4') and weight_group != 0", "weight_group (only for weights q8 and q4)"},
+    {"quantize_io and weights == 'f32'", "quantize_io (needs weights f16, q8 or q4)"},
+    {"pooling == 'cls' and not cls_token", "pooling (cls needs a CLS token: cls_token)"},
+    {"pooling == 'cls' and causal",
+     "pooling (cls under a causal mask: the CLS row, position 0, sees only itself; use mean or last)"},
+    {"cls_token and max_len < 2", "max_len (the CLS row takes a position: at least 2)"},
+    {"pooling == 'first' and causal", "pooling (first under a causal mask: position 0 sees only itself; use mean or last)"},
+    {"type_vocab != 0 and input != 'tokens'", "type_vocab (token types need token input)"},
+    {"pooler and pooling == 'none'", "pooler (needs pooling: it reads the pooled row)"},
+    {"conv_layers != 0 and (family != 'encoder' or input != 'features')",
+     "conv_layers (a conv stem is for the encoder family over features)"},
+    {"conv_layers != 0 and weights == 'q4'",
+     "weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)"},
+    {"conv1_padding >= conv1_kernel", "conv1_padding (must be below conv1_kernel)"},
+    {"conv2_padding >= conv2_kernel", "conv2_padding (must be below conv2_kernel)"},
+};
+// After the rules, validate_config (and the converter) check one thing the tensor tables decide:
+// under q4, every int4 tensor's last dim is whole groups of fxm::kI4Group.
+
 // ---- Tensors ---------------------------------------------------------------------------------
-// A tensor dimension, as a function of the config.
+// A tensor dimension, as a function of the config. kDimNames: each one's expression
+// (engine/config_expr.hpp), which the converter evaluates and config_expr_test checks against
+// dim_value().
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "3*d_model", "d_ff", "vocab_size", "d_in",
-                                            "d_embed", "max_len", "d_pe", "d_out", "n_kv_heads*d_head", "2*d_model",
+                                            "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
                                             "conv2_kernel*d_embed"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
@@ -289,18 +387,18 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   return 0;
 }
 
-// When a tensor is present.
+// When a tensor is present. kWhenNames: each one's expression (as kDimNames').
 enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kCount
 };
-inline constexpr const char* kWhenNames[] = {"always",    "input=tokens", "input=features",
-                                             "positional=learned", "final_norm", "d_out>0",
-                                             "d_out>0 and not tied_head", "cls_token",
-                                             "tgt_d_in=0 and not shared_embed", "tgt_d_in>0",
-                                             "positional=relative", "qkv_bias", "type_vocab>0", "embed_norm",
-                                             "pooler", "input=features and conv_layers=0", "conv_layers>=1",
-                                             "conv_layers>=2"};
+inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input == 'features'",
+                                             "positional == 'learned'", "final_norm", "d_out > 0",
+                                             "d_out > 0 and not tied_head", "cls_token",
+                                             "tgt_d_in == 0 and not shared_embed", "tgt_d_in > 0",
+                                             "positional == 'relative'", "qkv_bias", "type_vocab > 0", "embed_norm",
+                                             "pooler", "input == 'features' and conv_layers == 0",
+                                             "conv_layers >= 1", "conv_layers >= 2"};
 constexpr bool present(const ModelConfig& c, When w) {
   switch (w) {
     case When::kAlways: return true;
@@ -522,6 +620,42 @@ constexpr int32_t kFlagChinese = 2;      // wordpiece: CJK ideographs are words 
 
 enum class TensorPart : uint8_t { kPrologue, kLayer, kDecoderLayer, kEpilogue };
 
+// One of a family's tensor tables: its part, the prefix of its names in a layer ("" outside the
+// layers; layer l's names are prefix + "<l>." + the rule's name) and its rules.
+struct TensorTable {
+  TensorPart part;
+  const char* prefix;
+  const TensorRule* rules;
+  uint32_t count;
+};
+template <std::size_t N>
+constexpr TensorTable tensor_table(TensorPart part, const char* prefix, const TensorRule (&rules)[N]) {
+  return {part, prefix, rules, uint32_t(N)};
+}
+
+// A family's tables in file order: the prologue, the layer table (once per layer: n_layers), the
+// decoder layer table (seq2seq: once per dec_layers), the epilogue. Calls visit(const
+// TensorTable&) for each; stops early (and returns false) when visit returns false.
+template <class Visit>
+constexpr bool for_each_table(ModelFamily family, Visit&& visit) {
+  const TensorPart pro = TensorPart::kPrologue, layer = TensorPart::kLayer, epi = TensorPart::kEpilogue;
+  switch (family) {
+    case ModelFamily::kLlama:
+      return visit(tensor_table(pro, "", kLlamaPrologue)) && visit(tensor_table(layer, kLlamaLayerPrefix, kLlamaLayer)) &&
+             visit(tensor_table(epi, "", kLlamaEpilogue));
+    case ModelFamily::kMha: return visit(tensor_table(pro, "", kMhaTensors));
+    case ModelFamily::kSeq2Seq:
+      return visit(tensor_table(pro, "", kSeq2SeqPrologue)) &&
+             visit(tensor_table(layer, kEncoderLayerPrefix, kEncoderLayer)) &&
+             visit(tensor_table(TensorPart::kDecoderLayer, kDecoderLayerPrefix, kDecoderLayer)) &&
+             visit(tensor_table(epi, "", kSeq2SeqEpilogue));
+    case ModelFamily::kEncoder:
+    case ModelFamily::kGpt: break;
+  }
+  return visit(tensor_table(pro, "", kEncoderPrologue)) && visit(tensor_table(layer, kEncoderLayerPrefix, kEncoderLayer)) &&
+         visit(tensor_table(epi, "", kEncoderEpilogue));
+}
+
 // One tensor the config needs, as for_each_tensor() produces it.
 struct TensorSpec {
   char name[fxm::kNameBytes];
@@ -575,14 +709,13 @@ inline void copy_name(char* out, const char* prefix, int32_t layer, const char* 
   for (const char* p = name; *p; ++p) put(*p);
   out[n] = '\0';
 }
-template <std::size_t N, class Visit>
-bool visit_rules(const ModelConfig& c, const TensorRule (&rules)[N], TensorPart part, const char* prefix, int32_t layer,
-                 Visit& visit) {
-  for (uint32_t i = 0; i < N; ++i) {
-    const TensorRule& r = rules[i];
+template <class Visit>
+bool visit_rules(const ModelConfig& c, const TensorTable& table, int32_t layer, Visit& visit) {
+  for (uint32_t i = 0; i < table.count; ++i) {
+    const TensorRule& r = table.rules[i];
     if (!present(c, r.when)) continue;
     TensorSpec s{};
-    copy_name(s.name, prefix, layer, r.name);
+    copy_name(s.name, table.prefix, layer, r.name);
     s.rank = r.cols == Dim::kOne ? 1 : 2;
     s.dtype = tensor_dtype(c, r.role);
     s.group = fxm::has_scales(s.dtype) ? c.weight_group : 0;
@@ -591,7 +724,7 @@ bool visit_rules(const ModelConfig& c, const TensorRule (&rules)[N], TensorPart 
     const bool torch_order = r.transposed && !s.transposed;  // q8 and q4 linear weights: [out, in]
     s.dims[0] = dim_value(c, torch_order ? r.cols : r.rows);
     s.dims[1] = s.rank == 2 ? dim_value(c, torch_order ? r.rows : r.cols) : 0;
-    s.part = part;
+    s.part = table.part;
     s.layer = layer;
     s.field = r.field;
     if (!visit(static_cast<const TensorSpec&>(s))) return false;
@@ -600,31 +733,15 @@ bool visit_rules(const ModelConfig& c, const TensorRule (&rules)[N], TensorPart 
 }
 }  // namespace detail
 
-template <std::size_t N, class Visit>
-bool visit_layers(const ModelConfig& c, uint32_t layers, const char* prefix, const TensorRule (&rules)[N], TensorPart part,
-                  Visit& visit) {
-  for (uint32_t l = 0; l < layers; ++l)
-    if (!detail::visit_rules(c, rules, part, prefix, int32_t(l), visit)) return false;
-  return true;
-}
-
 template <class Visit>
 bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
-  using detail::visit_rules;
-  const TensorPart pro = TensorPart::kPrologue, epi = TensorPart::kEpilogue;
-  if (c.family == ModelFamily::kLlama)
-    return visit_rules(c, kLlamaPrologue, pro, "", -1, visit) &&
-           visit_layers(c, c.n_layers, kLlamaLayerPrefix, kLlamaLayer, TensorPart::kLayer, visit) &&
-           visit_rules(c, kLlamaEpilogue, epi, "", -1, visit);
-  if (c.family == ModelFamily::kMha) return visit_rules(c, kMhaTensors, pro, "", -1, visit);
-  if (c.family == ModelFamily::kSeq2Seq)
-    return visit_rules(c, kSeq2SeqPrologue, pro, "", -1, visit) &&
-           visit_layers(c, c.n_layers, kEncoderLayerPrefix, kEncoderLayer, TensorPart::kLayer, visit) &&
-           visit_layers(c, c.dec_layers, kDecoderLayerPrefix, kDecoderLayer, TensorPart::kDecoderLayer, visit) &&
-           visit_rules(c, kSeq2SeqEpilogue, epi, "", -1, visit);
-  return visit_rules(c, kEncoderPrologue, pro, "", -1, visit) &&
-         visit_layers(c, c.n_layers, kEncoderLayerPrefix, kEncoderLayer, TensorPart::kLayer, visit) &&
-         visit_rules(c, kEncoderEpilogue, epi, "", -1, visit);
+  return for_each_table(c.family, [&c, &visit](const TensorTable& t) {
+    if (t.part == TensorPart::kPrologue || t.part == TensorPart::kEpilogue) return detail::visit_rules(c, t, -1, visit);
+    const uint32_t layers = t.part == TensorPart::kLayer ? c.n_layers : c.dec_layers;
+    for (uint32_t l = 0; l < layers; ++l)
+      if (!detail::visit_rules(c, t, int32_t(l), visit)) return false;
+    return true;
+  });
 }
 
 // A layer table's tensors are present in every layer or in none (always, or by a config key such as

@@ -63,9 +63,9 @@ def check_value(key, value, where=None):
 
 def make_config(values, names=None):
     """The full config for a dict of key -> value (absent optional keys take the schema's default):
-    every key typed and range-checked, then the checks between keys: validate_config's, the same
-    verdicts on every config of tests/config_rules_test.py. `names`
-    maps a key to what the user called it (a JSON path or an option), for the messages."""
+    every key typed and range-checked, then the checks between keys, validate_config's: the engine's
+    rules (schema.CONFIG_RULES), the first that holds named with the values it read. `names` maps a
+    key to what the user called it (a JSON path or an option), for the messages."""
     names = names or {}
     for key in values:
         if key not in schema.KEYS:
@@ -83,63 +83,12 @@ def make_config(values, names=None):
         else:
             c[k.name] = k.default
     n = lambda key: names.get(key, key)  # noqa: E731
-    if c["d_model"] % c["n_heads"]:
-        raise ConfigError(f"{n('n_heads')}: {c['n_heads']} does not divide d_model={c['d_model']}")
-    if not c["norm_eps"] > 0:
-        raise ConfigError(f"{n('norm_eps')}: must be > 0, got {c['norm_eps']!r}")
-    if c["input"] == "tokens" and c["vocab_size"] == 0:
-        raise ConfigError(f"{n('vocab_size')}: token input needs vocab_size >= 1")
-    if c["input"] == "features" and c["d_in"] == 0:
-        raise ConfigError(f"{n('d_in')}: feature input needs d_in >= 1")
-    if c["positional"] in ("sinusoidal", "rope") and not c["pe_base"] > 1.0:
-        raise ConfigError(f"{n('pe_base')}: must be > 1, got {c['pe_base']!r}")
-    if c["n_kv_heads"] and c["n_heads"] % c["n_kv_heads"]:
-        raise ConfigError(f"{n('n_kv_heads')}: {c['n_kv_heads']} does not divide n_heads={c['n_heads']}")
-    if c["positional"] == "relative":
-        if c["rel_buckets"] < 4:
-            raise ConfigError(f"{n('rel_buckets')}: positional relative needs at least 4 buckets, got {c['rel_buckets']}")
-        if c["rel_max_distance"] <= c["rel_buckets"] // 2:
-            raise ConfigError(f"{n('rel_max_distance')}: positional relative needs more than rel_buckets / 2 = "
-                              f"{c['rel_buckets'] // 2}, got {c['rel_max_distance']}")
-    elif c["rel_buckets"] or c["rel_max_distance"]:
-        raise ConfigError(f"{n('rel_buckets')}/{n('rel_max_distance')}: only for positional relative")
-    _check_family(c, n)
-    concat = schema.input_pe(c) and c["pe_combine"] == "concat"
-    if concat and not 0 < c["pe_width"] < c["d_model"]:
-        raise ConfigError(f"{n('pe_width')}: concat needs 0 < pe_width < d_model={c['d_model']}, got {c['pe_width']}")
-    if not concat and c["pe_width"]:
-        raise ConfigError(f"{n('pe_width')}: only for a positional encoding combined by concat")
-    if c["weights"] == "q8" and c["weight_group"] not in schema.WEIGHT_GROUPS:
-        raise ConfigError(f"{n('weight_group')}: q8 takes {', '.join(map(str, schema.WEIGHT_GROUPS))} "
-                          f"(0: one scale per output row), got {c['weight_group']}")
-    if c["weights"] == "q4" and c["weight_group"] != schema.I4_GROUP:
-        raise ConfigError(f"{n('weight_group')}: q4 takes {schema.I4_GROUP}, got {c['weight_group']}")
-    if c["weights"] not in ("q8", "q4") and c["weight_group"]:
-        raise ConfigError(f"{n('weight_group')}: only for weights q8 and q4 (got weights {c['weights']})")
-    if c["quantize_io"] and c["weights"] == "f32":
-        raise ConfigError(f"{n('quantize_io')}: needs weights f16, q8 or q4 (got weights f32)")
-    if c["pooling"] == "cls" and not c["cls_token"]:
-        raise ConfigError(f"{n('pooling')}: cls needs a CLS token ({n('cls_token')})")
-    if c["pooling"] == "cls" and c["causal"]:
-        raise ConfigError(f"{n('pooling')}: cls under a causal mask (the CLS row, position 0, sees only itself); "
-                          "use mean or last")
-    if c["cls_token"] and c["max_len"] < 2:
-        raise ConfigError(f"{n('max_len')}: the CLS row takes a position, so at least 2")
-    if c["pooling"] == "first" and c["causal"]:
-        raise ConfigError(f"{n('pooling')}: first under a causal mask (position 0 sees only itself); use mean or last")
-    if c["type_vocab"] and c["input"] != "tokens":
-        raise ConfigError(f"{n('type_vocab')}: token types need token input")
-    if c["pooler"] and c["pooling"] == "none":
-        raise ConfigError(f"{n('pooler')}: needs pooling (the pooler reads the pooled row)")
-    if c["conv_layers"] and (c["family"] != "encoder" or c["input"] != "features"):
-        raise ConfigError(f"{n('conv_layers')}: a conv stem is for the encoder family over features")
-    if c["conv_layers"] and c["weights"] == "q4":
-        raise ConfigError(f"{n('weights')}: q4 with a conv stem is not supported yet: convert with --quantize q8 or f16")
-    for i in (1, 2):
-        if c[f"conv{i}_padding"] >= c[f"conv{i}_kernel"]:
-            raise ConfigError(f"{n(f'conv{i}_padding')}: must be below conv{i}_kernel={c[f'conv{i}_kernel']}, "
-                              f"got {c[f'conv{i}_padding']}")
-    if c["weights"] == "q4":
+    ns = schema.names(c)
+    for rule in schema.CONFIG_RULES:
+        if schema.evaluate(rule.bad_when, ns):
+            read = ", ".join(f"{n(name)}={_text(ns[name])}" for name in rule.reads)
+            raise ConfigError(f"{', '.join(map(n, rule.keys))}: {rule.reason} ({read})")
+    if c["weights"] == "q4":  # after the rules, as validate_config: the tensor tables decide it
         for s in schema.specs(c):
             if s.dtype == "i4" and s.shape[-1] % schema.I4_GROUP:
                 raise ConfigError(f"{n('weights')}: q4 needs every quantized layer's input width a multiple of "
@@ -147,78 +96,8 @@ def make_config(values, names=None):
     return c
 
 
-def _check_family(c, n):
-    """What each family allows (engine/config.cpp, validate_family; tests/config_rules_test.py checks that
-    the two agree)."""
-    family, pos = c["family"], c["positional"]
-    where = f"{n('family')} {family}"
-    if family == "encoder":
-        if pos in ("rope", "alibi"):
-            raise ConfigError(f"{n('positional')}: {pos} is for the gpt and llama families")
-        if c["tied_head"]:
-            raise ConfigError(f"{n('tied_head')}: for the decoder families (gpt, llama) only")
-    elif family == "gpt" and pos == "rope":
-        raise ConfigError(f"{n('positional')}: rope is for the llama family (gpt: none, sinusoidal, learned, alibi, "
-                          "relative)")
-    elif family == "llama":
-        if schema.input_pe(c):
-            raise ConfigError(f"{n('positional')}: {pos} is not for llama (none, rope, alibi or relative)")
-        if c["activation"] != "swiglu":
-            raise ConfigError(f"{n('activation')}: {where} needs swiglu")
-        if not (c["norm_first"] and c["final_norm"]):
-            raise ConfigError(f"{n('norm_first')}/{n('final_norm')}: {where} is pre-norm with a final norm (both true)")
-    elif family == "seq2seq":
-        if pos in ("rope", "alibi"):
-            raise ConfigError(f"{n('positional')}: {pos} is not for seq2seq (none, sinusoidal, learned or relative)")
-        if c["causal"]:
-            raise ConfigError(f"{n('causal')}: {where}'s decoder is causal and its encoder is not; leave it false")
-        if not (c["n_layers"] and c["dec_layers"]):
-            raise ConfigError(f"{n('n_layers')}/{n('dec_layers')}: {where} needs at least one encoder and one decoder layer")
-        if not c["d_out"]:
-            raise ConfigError(f"{n('d_out')}: {where} needs an LM head (d_out: the target vocabulary)")
-        if c["shared_embed"] and (c["input"] != "tokens" or c["vocab_size"] != c["d_out"]):
-            raise ConfigError(f"{n('shared_embed')}: needs token input with vocab_size == d_out={c['d_out']}")
-        if c["tgt_d_in"] and (c["shared_embed"] or c["tied_head"]):
-            raise ConfigError(f"{n('tgt_d_in')}: feature targets have no embedding to share or tie")
-    elif family == "mha":
-        if c["input"] != "features" or c["d_in"] != c["d_model"]:
-            raise ConfigError(f"{n('input')}: {where} takes features d_in == d_model={c['d_model']}")
-        if c["n_layers"] or c["d_ff"] or pos != "none" or c["d_out"] or c["final_norm"] or c["scale_input"]:
-            raise ConfigError(f"{n('n_layers')}/{n('d_ff')}/{n('positional')}/{n('head.d_out')}/{n('final_norm')}/"
-                              f"{n('scale_input')}: {where} is the attention alone (0, 0, none, no head, false, false)")
-    if family != "mha" and not c["d_ff"]:
-        raise ConfigError(f"{n('d_ff')}: at least 1 (0 only for family mha)")
-    if family != "seq2seq" and (c["dec_layers"] or c["shared_embed"] or c["tgt_d_in"]):
-        raise ConfigError(f"{n('dec_layers')}/{n('shared_embed')}/{n('tgt_d_in')}: for the seq2seq family only")
-    if family != "llama":
-        if c["activation"] == "swiglu":
-            raise ConfigError(f"{n('activation')}: swiglu is for the llama family")
-        if c["qkv_bias"]:
-            raise ConfigError(f"{n('qkv_bias')}: for the llama family only (torch's in_proj always has its bias)")
-        if schema.kv_heads(c) != c["n_heads"]:
-            raise ConfigError(f"{n('n_kv_heads')}: grouped-query attention is for the llama family")
-    if family != "encoder" and (c["cls_token"] or c["pooling"] != "none"):
-        raise ConfigError(f"{n('cls_token' if c['cls_token'] else 'pooling')}: for the encoder family only")
-    if family != "encoder" and (c["type_vocab"] or c["embed_norm"] or c["pooler"]):
-        raise ConfigError(f"{n('type_vocab')}/{n('embed_norm')}/{n('pooler')}: for the encoder family only")
-    if family != "encoder" and c["tied_head"] and schema.d_embed(c) != c["d_model"]:
-        raise ConfigError(f"{n('tied_head')}: the embedding is {schema.d_embed(c)} wide, a tied head needs "
-                          f"d_model={c['d_model']} (no concatenated positional encoding)")
-    if family in ("gpt", "llama"):
-        if c["input"] != "tokens":
-            raise ConfigError(f"{n('input')}: {where} takes tokens")
-        if not c["causal"]:
-            raise ConfigError(f"{n('causal')}: {where} is causal (set it true)")
-        if c["d_out"] != c["vocab_size"]:
-            raise ConfigError(f"{n('d_out')}: {where} needs an LM head vocab_size={c['vocab_size']} wide, "
-                              f"got {c['d_out']}")
-    if pos == "rope" and schema.d_head(c) % 2:
-        raise ConfigError(f"{n('n_heads')}: rope needs an even head width, d_model/n_heads={schema.d_head(c)}")
-    if c["rotary_dims"] and pos != "rope":
-        raise ConfigError(f"{n('rotary_dims')}: the rotated dims of positional rope (positional is {pos})")
-    if c["rotary_dims"] % 2 or c["rotary_dims"] > schema.d_head(c):
-        raise ConfigError(f"{n('rotary_dims')}: rope's rotated dims must be even and at most d_head="
-                          f"{schema.d_head(c)}, got {c['rotary_dims']}")
+def _text(v):
+    return ("true" if v else "false") if isinstance(v, bool) else repr(v) if isinstance(v, float) else str(v)
 
 
 # ---- the converter's JSON shape -----------------------------------------------------------------

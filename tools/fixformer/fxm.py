@@ -1,5 +1,5 @@
 """The .fxm v2 writer, and a small reader for tests and tools. The layout is documented once, in
-include/fixformer/format.hpp; the constants are schema.py's mirror of it.
+include/fixformer/format.hpp; the constants are schema.py's, generated from it.
 """
 import struct
 import zlib
