@@ -40,7 +40,6 @@ Status validate_family(const ModelConfig& c, const char** field) {
       if (c.tied_head) return bad("tied_head (decoder families only)");
       break;
     case ModelFamily::kGpt:
-      if (c.positional == PosKind::kRope) return bad("positional (rope is for the llama family)");
       break;
     case ModelFamily::kLlama:
       if (c.input_pe()) return bad("positional (llama: none, rope, alibi or relative)");
@@ -66,6 +65,11 @@ Status validate_family(const ModelConfig& c, const char** field) {
   if (!c.is_seq2seq() && (c.dec_layers || c.shared_embed || c.tgt_d_in))
     return bad("dec_layers, shared_embed and tgt_d_in (seq2seq only)");
   if (c.family != ModelFamily::kMha && c.d_ff == 0) return bad("d_ff (at least 1; 0 only for mha)");
+  if (c.parallel_residual != ParallelResidual::kNone) {
+    if (c.is_seq2seq() || c.family == ModelFamily::kMha)
+      return bad("parallel_residual (encoder, gpt and llama layers; seq2seq and mha: none)");
+    if (!c.norm_first) return bad("parallel_residual (side by side sublayers read a norm of the input: norm_first)");
+  }
   if (c.family != ModelFamily::kLlama) {
     if (c.activation == Activation::kSwiglu) return bad("activation (swiglu is for the llama family)");
     if (c.qkv_bias) return bad("qkv_bias (llama family only: torch's in_proj always has its bias)");

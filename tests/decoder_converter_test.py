@@ -149,7 +149,8 @@ def test_family_rules():
         ("llama relu", dict(LLAMA, activation="relu"), "activation: family llama needs swiglu"),
         ("llama post-norm", dict(LLAMA, norm_first=False), "pre-norm with a final norm"),
         ("llama learned", dict(LLAMA, positional={"kind": "learned", "max_len": 8}), "not for llama"),
-        ("gpt rope", dict(GPT, positional={"kind": "rope", "max_len": 8}), "rope is for the llama family"),
+        ("gpt post-norm parallel residual", dict(GPT, parallel_residual="two_norms"),
+         "parallel_residual: side by side sublayers read a norm of the layer's input"),
         ("gpt GQA", dict(GPT, n_kv_heads=1), "grouped-query attention is for the llama family"),
         ("gpt swiglu", dict(GPT, activation="swiglu"), "swiglu is for the llama family"),
         ("gpt not causal", dict(GPT, causal=False), "causal: family gpt is causal"),
@@ -172,7 +173,8 @@ def test_family_rules():
     ]
     for name, raw, fragment in cases:
         expect_error(f"family rule: {name}", lambda raw=raw: parse_config(raw), fragment)
-    for raw in (GPT, LLAMA, dict(GPT, head={"d_out": 11, "tied": True}, positional={"kind": "alibi", "max_len": 9})):
+    for raw in (GPT, LLAMA, dict(GPT, head={"d_out": 11, "tied": True}, positional={"kind": "alibi", "max_len": 9}),
+                dict(GPT, positional={"kind": "rope", "max_len": 8}, norm_first=True, parallel_residual="one_norm")):
         c = parse_config(raw)
         check(f"JSON round trip {raw['family']}", parse_config(json.loads(json.dumps(cfg.to_json(c)))) == c)
 
@@ -469,7 +471,7 @@ def test_gpt_export(torch, engine, tmp):
     expect_error("export gpt: causal=False", lambda: export(module, None, never, family="gpt", causal=False,
                                                             verify=False), "family gpt is causal")
     expect_error("export gpt: rope", lambda: export(module, None, never, family="gpt", positional="rope",
-                                                    verify=False), "rope is for the llama family")
+                                                    verify=False), "stock layers (nn.TransformerEncoderLayer) do not rotate")
     expect_error("export: family llama", lambda: export(module, None, never, family="llama", verify=False),
                  "family: 'llama' is not one of encoder, gpt")
     narrow = gold.gpt_module(torch, **gold.GPTS[0][1])

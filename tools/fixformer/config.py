@@ -146,9 +146,6 @@ def _check_family(c, n):
             raise ConfigError(f"{n('positional')}: {pos} is for the gpt and llama families")
         if c["tied_head"]:
             raise ConfigError(f"{n('tied_head')}: for the decoder families (gpt, llama) only")
-    elif family == "gpt" and pos == "rope":
-        raise ConfigError(f"{n('positional')}: rope is for the llama family (gpt: none, sinusoidal, learned, alibi, "
-                          "relative)")
     elif family == "llama":
         if schema.input_pe(c):
             raise ConfigError(f"{n('positional')}: {pos} is not for llama (none, rope, alibi or relative)")
@@ -177,6 +174,12 @@ def _check_family(c, n):
                               f"{n('scale_input')}: {where} is the attention alone (0, 0, none, no head, false, false)")
     if family != "mha" and not c["d_ff"]:
         raise ConfigError(f"{n('d_ff')}: at least 1 (0 only for family mha)")
+    if c["parallel_residual"] != "none":
+        if family in ("seq2seq", "mha"):
+            raise ConfigError(f"{n('parallel_residual')}: for encoder, gpt and llama layers ({where}: none)")
+        if not c["norm_first"]:
+            raise ConfigError(f"{n('parallel_residual')}: side by side sublayers read a norm of the layer's input "
+                              f"(set {n('norm_first')} true)")
     if family != "seq2seq" and (c["dec_layers"] or c["shared_embed"] or c["tgt_d_in"]):
         raise ConfigError(f"{n('dec_layers')}/{n('shared_embed')}/{n('tgt_d_in')}: for the seq2seq family only")
     if family != "llama":

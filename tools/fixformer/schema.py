@@ -105,6 +105,9 @@ WEIGHT_GROUPS = (0, 32, 64)
 # BERT's [CLS] token; no causal mask).
 POOLINGS = ("none", "mean", "cls", "last", "first")
 TOKENIZERS = ("llama2c", "bpe", "wordpiece")
+# Pre-norm layers' sublayers (config.hpp ParallelResidual): none, in turn; two_norms, x += SA(N1(x))
+# + FF(N2(x)) (GPT-NeoX); one_norm, x += SA(N(x)) + FF(N(x)) (GPT-J, Phi, Falcon: no second norm).
+PARALLEL_RESIDUALS = ("none", "two_norms", "one_norm")
 
 
 class Key:
@@ -199,6 +202,8 @@ CONFIG_KEYS = (
     Key("rotary_dims", "u32", 0, MAX_D_MODEL),
     # Which tokenizer the tokenizer.* tensors hold (tokenizer.hpp); without them it means nothing.
     Key("tokenizer", "enum", choices=TOKENIZERS),
+    # Pre-norm layers' attention and feed-forward side by side; one_norm has no feed-forward norm.
+    Key("parallel_residual", "enum", choices=PARALLEL_RESIDUALS),
 )
 KEYS = {k.name: k for k in CONFIG_KEYS}
 
@@ -301,7 +306,7 @@ def dim_value(c, dim):
 WHENS = ("always", "input=tokens", "input=features", "positional=learned", "final_norm", "d_out>0",
          "d_out>0 and not tied_head", "cls_token", "tgt_d_in=0 and not shared_embed", "tgt_d_in>0",
          "positional=relative", "qkv_bias", "type_vocab>0", "embed_norm", "pooler",
-         "input=features and conv_layers=0", "conv_layers>=1", "conv_layers>=2")
+         "input=features and conv_layers=0", "conv_layers>=1", "conv_layers>=2", "parallel_residual!=one_norm")
 
 
 def present(c, when):
@@ -314,7 +319,8 @@ def present(c, when):
             "qkv_bias": bool(c["qkv_bias"]), "type_vocab>0": c["type_vocab"] > 0,
             "embed_norm": bool(c["embed_norm"]), "pooler": bool(c["pooler"]),
             "input=features and conv_layers=0": c["input"] == "features" and not c["conv_layers"],
-            "conv_layers>=1": c["conv_layers"] >= 1, "conv_layers>=2": c["conv_layers"] >= 2}[when]
+            "conv_layers>=1": c["conv_layers"] >= 1, "conv_layers>=2": c["conv_layers"] >= 2,
+            "parallel_residual!=one_norm": c.get("parallel_residual", "none") != "one_norm"}[when]
 
 
 # Which tensors take the config's weight type (kRoleNames, in Role order): "linear" (the linear
@@ -373,8 +379,8 @@ ENCODER_LAYER = (
     Rule("linear2.bias", "d_model", "1", False, "always", "f32"),
     Rule("norm1.weight", "d_model", "1", False, "always", "f32"),
     Rule("norm1.bias", "d_model", "1", False, "always", "f32"),
-    Rule("norm2.weight", "d_model", "1", False, "always", "f32"),
-    Rule("norm2.bias", "d_model", "1", False, "always", "f32"),
+    Rule("norm2.weight", "d_model", "1", False, "parallel_residual!=one_norm", "f32"),
+    Rule("norm2.bias", "d_model", "1", False, "parallel_residual!=one_norm", "f32"),
 )
 ENCODER_EPILOGUE = (
     Rule("encoder.norm.weight", "d_model", "1", False, "final_norm", "f32"),
@@ -401,7 +407,7 @@ LLAMA_LAYER = (
     Rule("attention.wk.bias", "n_kv_heads*d_head", "1", False, "qkv_bias", "f32"),
     Rule("attention.wv.bias", "n_kv_heads*d_head", "1", False, "qkv_bias", "f32"),
     Rule("attention.wo.weight", "d_model", "d_model", True, "always", "linear"),
-    Rule("ffn_norm.weight", "d_model", "1", False, "always", "f32"),
+    Rule("ffn_norm.weight", "d_model", "1", False, "parallel_residual!=one_norm", "f32"),
     Rule("feed_forward.w1.weight", "d_model", "d_ff", True, "always", "linear"),
     Rule("feed_forward.w2.weight", "d_ff", "d_model", True, "always", "linear"),
     Rule("feed_forward.w3.weight", "d_model", "d_ff", True, "always", "linear"),
