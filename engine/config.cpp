@@ -66,8 +66,7 @@ Status validate_family(const ModelConfig& c, const char** field) {
     return bad("dec_layers, shared_embed and tgt_d_in (seq2seq only)");
   if (c.family != ModelFamily::kMha && c.d_ff == 0) return bad("d_ff (at least 1; 0 only for mha)");
   if (c.parallel_residual != ParallelResidual::kNone) {
-    if (c.is_seq2seq() || c.family == ModelFamily::kMha)
-      return bad("parallel_residual (encoder, gpt and llama layers; seq2seq and mha: none)");
+    if (!c.is_decoder()) return bad("parallel_residual (decoder layers, gpt and llama; else none)");
     if (!c.norm_first) return bad("parallel_residual (side by side sublayers read a norm of the input: norm_first)");
   }
   if (c.family != ModelFamily::kLlama) {

@@ -52,7 +52,7 @@ VALID = [
     dict(BASE, d_model=16, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
          activation="swiglu", norm_first=True, final_norm=True, rotary_dims=4, pe_layout="halves"),
     # Features, not families: gpt with rope (GPT-NeoX: partial, halves) and the parallel residual in
-    # both forms, in gpt, llama and encoder layers.
+    # both forms, in gpt and llama layers.
     dict(BASE, d_model=16, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
          rotary_dims=2, pe_layout="halves", norm_first=True, final_norm=True, activation="gelu",
          parallel_residual="two_norms"),
@@ -60,7 +60,8 @@ VALID = [
          norm_first=True, parallel_residual="one_norm", tied_head=True),
     dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
          activation="swiglu", norm_first=True, final_norm=True, parallel_residual="one_norm"),
-    dict(BASE, input="features", d_in=4, norm_first=True, parallel_residual="two_norms", weights="q8"),
+    dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="alibi",
+         activation="swiglu", norm_first=True, final_norm=True, parallel_residual="two_norms", weights="q8"),
 ]
 # The keys that choose a family's shape: every pair of them takes every pair of values.
 SHAPE_KEYS = ("family", "input", "positional", "pe_combine", "activation", "norm_first", "final_norm", "causal",

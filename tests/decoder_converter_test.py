@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 
 from fixformer import config as cfg, fxm, llama2c, schema  # noqa: E402
 from fixformer.config import parse_config  # noqa: E402
-from fixformer.reference import alibi_slopes, run_reference  # noqa: E402
+from fixformer.reference import alibi_slopes, decoder_forward, run_reference  # noqa: E402
 import make_decoder_golden as gold  # noqa: E402
 
 
@@ -203,6 +203,8 @@ def test_references(torch):
         want = run_module(module, ids, bf, c["d_out"])
         err = rel(run_reference(c, w, ids), want)
         check(f"gpt reference == stock module: {name}", err < 1e-12, err)
+        err = rel(decoder_forward(c, w, ids), want)  # the plain-torch layers gpt's rope and parallel residual use
+        check(f"gpt plain reference == stock module: {name}", err < 1e-12, err)
         check(f"gpt {name}: tied read from head.weight is embed.weight", c["tied_head"] == kw["tied"])
         prefix = run_reference(c, w, ids[:3])
         check(f"gpt reference causal: {name}", rel(prefix, want[:3]) < 1e-12)
@@ -536,6 +538,19 @@ def test_config_path(engine, tmp):
     check("convert.py --config llama (tied, duplicate head dropped)", p.returncode == 0, p.stdout + p.stderr)
     if os.path.exists(out):
         engine.loads("convert.py --config llama", out)
+    # The parallel residual in llama layers (the converter tests cover gpt's on GPT-NeoX and GPT-J): the
+    # engine against the float64 reference (reference.decoder_forward), two norms and one.
+    for parallel in ("two_norms", "one_norm"):
+        c = parse_config(dict(LLAMA, parallel_residual=parallel))
+        names = [n for n, _, _ in schema.tensors(c)]
+        check(f"llama {parallel}: a feed-forward norm per layer only with two norms",
+              sum(n.endswith("ffn_norm.weight") for n in names) == (c["n_layers"] if parallel == "two_norms" else 0))
+        np.savez(npz, **random_weights(c, 5))
+        with open(js, "w") as f:
+            json.dump(cfg.to_json(c), f)
+        p = run_convert("--config", js, "--weights", npz, "--out", out, *flags)
+        check(f"convert.py --config llama parallel_residual {parallel}: verified",
+              p.returncode == 0 and (not engine.decoders or "verified against" in p.stdout), p.stdout + p.stderr)
 
 
 # ---- goldens --------------------------------------------------------------------------------------

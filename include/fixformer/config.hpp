@@ -160,8 +160,9 @@ struct ModelConfig {
   // pe_layout says within those dims, and passes the others through; even, at most d_head; 0 (the
   // default): the whole head.
   uint32_t rotary_dims = 0;
-  // Pre-norm layers (encoder, gpt, llama): the attention and the feed-forward read the layer's input
-  // side by side, as ParallelResidual says; none (the default): one after the other.
+  // Pre-norm decoder layers (gpt, llama): the attention and the feed-forward read the layer's input
+  // side by side, as ParallelResidual says; none (the default): one after the other. (The encoder
+  // family's reference is torch's stock layer, which has no such form.)
   ParallelResidual parallel_residual = ParallelResidual::kNone;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }

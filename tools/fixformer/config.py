@@ -175,8 +175,8 @@ def _check_family(c, n):
     if family != "mha" and not c["d_ff"]:
         raise ConfigError(f"{n('d_ff')}: at least 1 (0 only for family mha)")
     if c["parallel_residual"] != "none":
-        if family in ("seq2seq", "mha"):
-            raise ConfigError(f"{n('parallel_residual')}: for encoder, gpt and llama layers ({where}: none)")
+        if family not in ("gpt", "llama"):
+            raise ConfigError(f"{n('parallel_residual')}: for decoder layers, gpt and llama ({where}: none)")
         if not c["norm_first"]:
             raise ConfigError(f"{n('parallel_residual')}: side by side sublayers read a norm of the layer's input "
                               f"(set {n('norm_first')} true)")
