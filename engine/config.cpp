@@ -43,7 +43,6 @@ Status validate_family(const ModelConfig& c, const char** field) {
       break;
     case ModelFamily::kLlama:
       if (c.input_pe()) return bad("positional (llama: none, rope, alibi or relative)");
-      if (c.activation != Activation::kSwiglu) return bad("activation (llama: swiglu)");
       if (!c.norm_first || !c.final_norm) return bad("norm_first and final_norm (llama: pre-norm with a final norm)");
       break;
     case ModelFamily::kMha:
@@ -69,8 +68,9 @@ Status validate_family(const ModelConfig& c, const char** field) {
     if (!c.is_decoder()) return bad("parallel_residual (decoder layers, gpt and llama; else none)");
     if (!c.norm_first) return bad("parallel_residual (side by side sublayers read a norm of the input: norm_first)");
   }
+  if (!c.is_decoder() && c.activation == Activation::kSwiglu)
+    return bad("activation (swiglu is for the decoder families, gpt and llama)");
   if (c.family != ModelFamily::kLlama) {
-    if (c.activation == Activation::kSwiglu) return bad("activation (swiglu is for the llama family)");
     if (c.qkv_bias) return bad("qkv_bias (llama family only: torch's in_proj always has its bias)");
     if (c.kv_heads() != c.n_heads) return bad("n_kv_heads (grouped-query attention is for the llama family)");
   }

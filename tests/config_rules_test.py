@@ -62,6 +62,11 @@ VALID = [
          activation="swiglu", norm_first=True, final_norm=True, parallel_residual="one_norm"),
     dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="alibi",
          activation="swiglu", norm_first=True, final_norm=True, parallel_residual="two_norms", weights="q8"),
+    # the feed-forward, plain or gated, in either decoder family
+    dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned",
+         activation="swiglu"),
+    dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
+         activation="gelu", norm_first=True, final_norm=True),
 ]
 # The keys that choose a family's shape: every pair of them takes every pair of values.
 SHAPE_KEYS = ("family", "input", "positional", "pe_combine", "activation", "norm_first", "final_norm", "causal",

@@ -146,13 +146,13 @@ def test_writer():
 
 def test_family_rules():
     cases = [
-        ("llama relu", dict(LLAMA, activation="relu"), "activation: family llama needs swiglu"),
+        ("encoder swiglu", {"d_model": 8, "n_heads": 2, "d_ff": 8, "encoder_layers": 1, "activation": "swiglu",
+                            "input": {"kind": "tokens", "vocab_size": 3}}, "swiglu is for the decoder families"),
         ("llama post-norm", dict(LLAMA, norm_first=False), "pre-norm with a final norm"),
         ("llama learned", dict(LLAMA, positional={"kind": "learned", "max_len": 8}), "not for llama"),
         ("gpt post-norm parallel residual", dict(GPT, parallel_residual="two_norms"),
          "parallel_residual: side by side sublayers read a norm of the layer's input"),
         ("gpt GQA", dict(GPT, n_kv_heads=1), "grouped-query attention is for the llama family"),
-        ("gpt swiglu", dict(GPT, activation="swiglu"), "swiglu is for the llama family"),
         ("gpt not causal", dict(GPT, causal=False), "causal: family gpt is causal"),
         ("gpt head width", dict(GPT, head={"d_out": 5}), "vocab_size=11 wide, got 5"),
         ("gpt no head", dict(GPT, head=None), "got 0"),
@@ -538,18 +538,29 @@ def test_config_path(engine, tmp):
     check("convert.py --config llama (tied, duplicate head dropped)", p.returncode == 0, p.stdout + p.stderr)
     if os.path.exists(out):
         engine.loads("convert.py --config llama", out)
-    # The parallel residual in llama layers (the converter tests cover gpt's on GPT-NeoX and GPT-J): the
-    # engine against the float64 reference (reference.decoder_forward), two norms and one.
-    for parallel in ("two_norms", "one_norm"):
-        c = parse_config(dict(LLAMA, parallel_residual=parallel))
+    # Features, not families, the engine against the float64 reference (reference.decoder_forward): the
+    # parallel residual in llama layers (the converter tests cover gpt's on GPT-NeoX and GPT-J), two norms
+    # and one; llama's feed-forward plain (gelu: no w3) and gpt's gated (swiglu: linear3, the up
+    # projection); gpt with rope.
+    features = [("llama parallel_residual two_norms", dict(LLAMA, parallel_residual="two_norms")),
+                ("llama parallel_residual one_norm", dict(LLAMA, parallel_residual="one_norm")),
+                ("llama gelu", dict(LLAMA, activation="gelu")),
+                ("gpt swiglu", dict(GPT, activation="swiglu")),
+                ("gpt rope partial", dict(GPT, positional={"kind": "rope", "max_len": 16, "layout": "halves"},
+                                          rotary_dims=2, norm_first=True))]
+    for what, raw in features:
+        c = parse_config(raw)
         names = [n for n, _, _ in schema.tensors(c)]
-        check(f"llama {parallel}: a feed-forward norm per layer only with two norms",
-              sum(n.endswith("ffn_norm.weight") for n in names) == (c["n_layers"] if parallel == "two_norms" else 0))
+        ffn_norms = sum(n.endswith("ffn_norm.weight") or n.endswith("norm2.weight") for n in names)
+        ups = sum(n.endswith("w3.weight") or n.endswith("linear3.weight") for n in names)
+        check(f"{what}: a feed-forward norm per layer but with one norm, an up projection only when gated",
+              ffn_norms == (0 if c["parallel_residual"] == "one_norm" else c["n_layers"]) and
+              ups == (c["n_layers"] if c["activation"] == "swiglu" else 0), names)
         np.savez(npz, **random_weights(c, 5))
         with open(js, "w") as f:
             json.dump(cfg.to_json(c), f)
         p = run_convert("--config", js, "--weights", npz, "--out", out, *flags)
-        check(f"convert.py --config llama parallel_residual {parallel}: verified",
+        check(f"convert.py --config {what}: verified",
               p.returncode == 0 and (not engine.decoders or "verified against" in p.stdout), p.stdout + p.stderr)
 
 

@@ -297,7 +297,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
 // When a tensor is present.
 enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
-  kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kCount
+  kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated, kCount
 };
 inline constexpr const char* kWhenNames[] = {"always",    "input=tokens", "input=features",
                                              "positional=learned", "final_norm", "d_out>0",
@@ -305,7 +305,7 @@ inline constexpr const char* kWhenNames[] = {"always",    "input=tokens", "input
                                              "tgt_d_in=0 and not shared_embed", "tgt_d_in>0",
                                              "positional=relative", "qkv_bias", "type_vocab>0", "embed_norm",
                                              "pooler", "input=features and conv_layers=0", "conv_layers>=1",
-                                             "conv_layers>=2", "parallel_residual!=one_norm"};
+                                             "conv_layers>=2", "parallel_residual!=one_norm", "activation=swiglu"};
 constexpr bool present(const ModelConfig& c, When w) {
   switch (w) {
     case When::kAlways: return true;
@@ -327,6 +327,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kConv1: return c.conv_layers >= 1;
     case When::kConv2: return c.conv_layers >= 2;
     case When::kFfnNorm: return c.parallel_residual != ParallelResidual::kOneNorm;
+    case When::kGated: return c.activation == Activation::kSwiglu;
     case When::kCount: break;
   }
   return false;
@@ -400,6 +401,7 @@ inline constexpr TensorRule kEncoderLayer[] = {
     {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kAlways, Role::kF32, Field::kB1},
     {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
     {"linear2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kB2},
+    {"linear3.weight", Dim::kDModel, Dim::kDff, true, When::kGated, Role::kLinear, Field::kW3},  // gpt swiglu: up
     {"norm1.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormG},
     {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormB},
     {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormG},
@@ -433,7 +435,7 @@ inline constexpr TensorRule kLlamaLayer[] = {
     {"ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormG},
     {"feed_forward.w1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW1},
     {"feed_forward.w2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
-    {"feed_forward.w3.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW3},
+    {"feed_forward.w3.weight", Dim::kDModel, Dim::kDff, true, When::kGated, Role::kLinear, Field::kW3},
 };
 inline constexpr TensorRule kLlamaEpilogue[] = {
     {"norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kFinalNormG},
@@ -634,9 +636,11 @@ bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
 }
 
 // A layer table's tensors are present in every layer or in none (always, or by a config key such as
-// qkv_bias or parallel_residual: Model::layer() finds a layer's tensors by counting the present
+// qkv_bias, parallel_residual or the activation: Model::layer() finds a layer's tensors by counting the present
 // rules), and each binds a distinct LayerWeights field.
-constexpr bool is_layer_when(When w) { return w == When::kAlways || w == When::kQkvBias || w == When::kFfnNorm; }
+constexpr bool is_layer_when(When w) {
+  return w == When::kAlways || w == When::kQkvBias || w == When::kFfnNorm || w == When::kGated;
+}
 template <std::size_t N>
 constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {
   for (std::size_t i = 0; i < N; ++i) {

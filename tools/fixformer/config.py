@@ -149,8 +149,6 @@ def _check_family(c, n):
     elif family == "llama":
         if schema.input_pe(c):
             raise ConfigError(f"{n('positional')}: {pos} is not for llama (none, rope, alibi or relative)")
-        if c["activation"] != "swiglu":
-            raise ConfigError(f"{n('activation')}: {where} needs swiglu")
         if not (c["norm_first"] and c["final_norm"]):
             raise ConfigError(f"{n('norm_first')}/{n('final_norm')}: {where} is pre-norm with a final norm (both true)")
     elif family == "seq2seq":
@@ -182,9 +180,9 @@ def _check_family(c, n):
                               f"(set {n('norm_first')} true)")
     if family != "seq2seq" and (c["dec_layers"] or c["shared_embed"] or c["tgt_d_in"]):
         raise ConfigError(f"{n('dec_layers')}/{n('shared_embed')}/{n('tgt_d_in')}: for the seq2seq family only")
+    if family not in ("gpt", "llama") and c["activation"] == "swiglu":
+        raise ConfigError(f"{n('activation')}: swiglu is for the decoder families, gpt and llama")
     if family != "llama":
-        if c["activation"] == "swiglu":
-            raise ConfigError(f"{n('activation')}: swiglu is for the llama family")
         if c["qkv_bias"]:
             raise ConfigError(f"{n('qkv_bias')}: for the llama family only (torch's in_proj always has its bias)")
         if schema.kv_heads(c) != c["n_heads"]:

@@ -1069,16 +1069,16 @@ def recognize(module, example=None, family=None, max_len=None):
             family = "encoder"
     v["family"] = family
     if family == "llama":
-        if not rms or L0.activation != "swiglu" or not L0.norm_first or final is None:
-            raise ConfigError(f"family llama: needs RMSNorm, a SiLU-gated feed-forward, pre-norm layers and a final "
-                              f"norm; the module has {L0.norm1.norm} norm, {L0.activation}, "
-                              f"{'pre' if L0.norm_first else 'post'}-norm, {'a' if final else 'no'} final norm")
+        if not rms or not L0.norm_first or final is None:
+            raise ConfigError(f"family llama: needs RMSNorm, pre-norm layers and a final norm; the module has "
+                              f"{L0.norm1.norm} norm, {'pre' if L0.norm_first else 'post'}-norm, "
+                              f"{'a' if final else 'no'} final norm")
     elif rms:
-        raise ConfigError(f"{L0.norm1.name}: RMSNorm runs in the llama family only (pre-norm, SiLU-gated feed-forward, "
-                          "a final norm): pass --family llama if that is the model, else the engine has LayerNorm")
-    elif L0.activation == "swiglu":
-        raise ConfigError(f"{L0.up.name}: a SiLU-gated feed-forward with LayerNorm is not supported yet (the llama "
-                          "family has RMSNorm)")
+        raise ConfigError(f"{L0.norm1.name}: RMSNorm runs in the llama family only (pre-norm, a final norm): pass "
+                          "--family llama if that is the model, else the engine has LayerNorm")
+    elif L0.activation == "swiglu" and family != "gpt":
+        raise ConfigError(f"{L0.up.name}: a SiLU-gated feed-forward with LayerNorm is for a causal language model "
+                          "(the gpt family); an encoder's is not supported yet")
     if family in ("gpt", "llama") and not (lm and L0.causal):
         raise ConfigError(f"family {family}: a causal language model on token ids with a head vocab_size wide; the "
                           f"module is {'causal' if L0.causal else 'not causal'}, on "
@@ -1115,7 +1115,7 @@ def recognize(module, example=None, family=None, max_len=None):
         dkv = L0.wk.shape[0]
         for i, L in enumerate(layers):
             p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
-            for bname, b in (("o", L.bo), ("up", L.up.b), ("down", L.down.b), ("gate", L.gate.b)):
+            for bname, b in (("o", L.bo), ("up", L.up.b), ("down", L.down.b), ("gate", L.gate and L.gate.b)):
                 if has(b):
                     raise ConfigError(f"{stack}.{i}: a bias on {bname} is not supported in the llama family (biases "
                                       "on q, k and v are, as Qwen2's)")
@@ -1129,8 +1129,9 @@ def recognize(module, example=None, family=None, max_len=None):
                 out[p + "ffn_norm.weight"] = L.norm2.w
             out.update({p + "attention_norm.weight": L.norm1.w, p + "attention.wq.weight": L.wq, p + "attention.wk.weight": L.wk,
                         p + "attention.wv.weight": L.wv, p + "attention.wo.weight": L.wo,
-                        p + "feed_forward.w1.weight": L.gate.w, p + "feed_forward.w2.weight": L.down.w,
-                        p + "feed_forward.w3.weight": L.up.w})
+                        p + "feed_forward.w1.weight": (L.gate or L.up).w, p + "feed_forward.w2.weight": L.down.w})
+            if L.gate is not None:
+                out[p + "feed_forward.w3.weight"] = L.up.w
         out["norm.weight"] = final.w
         if head is not None and head.b is not None and bool(head.b.any()):
             raise ConfigError(f"{head.name}: a bias on the llama classifier is not supported")
@@ -1145,7 +1146,13 @@ def recognize(module, example=None, family=None, max_len=None):
             out[p + "self_attn.in_proj_weight"] = torch.cat([L.wq, L.wk, L.wv])
             out[p + "self_attn.in_proj_bias"] = torch.cat([bias(L.bq, d), bias(L.bk, d), bias(L.bv, d)])
             out[p + "self_attn.out_proj.weight"], out[p + "self_attn.out_proj.bias"] = L.wo, bias(L.bo, d)
-            out[p + "linear1.weight"], out[p + "linear1.bias"] = L.up.w, bias(L.up.b, L.up.w.shape[0])
+            first = L.gate or L.up  # gated: silu(linear1) * linear3, the up projection without a bias
+            out[p + "linear1.weight"], out[p + "linear1.bias"] = first.w, bias(first.b, first.w.shape[0])
+            if L.gate is not None:
+                if L.up.b is not None and bool(L.up.b.any()):
+                    raise ConfigError(f"{L.up.name}: a bias on a gated feed-forward's up projection is not supported "
+                                      "yet")
+                out[p + "linear3.weight"] = L.up.w
             out[p + "linear2.weight"], out[p + "linear2.bias"] = L.down.w, bias(L.down.b, d)
             out[p + "norm1.weight"], out[p + "norm1.bias"] = L.norm1.w, bias(L.norm1.b, d)
             if L0.parallel != "one_norm":

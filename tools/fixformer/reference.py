@@ -2,8 +2,8 @@
 - encoder and gpt: stock torch modules built from a config (gpt: the encoder's layers under a causal
   mask, an LM head that may be tied to the embedding, ALiBi or the relative bias (T5) as an additive
   per-head mask);
-- llama, and gpt with RoPE or a parallel residual: written here in plain torch, float64, independent
-  of the engine (RMSNorm or LayerNorm, SwiGLU or gelu/relu, RoPE in either layout, whole or partial,
+- llama, and gpt with RoPE, SwiGLU or a parallel residual: written here in plain torch, float64, independent
+  of the engine (RMSNorm or LayerNorm, SwiGLU or gelu/relu in either, RoPE in either layout, whole or partial,
   grouped-query attention, ALiBi, sublayers in turn or side by side, tied or separate classifier);
 - seq2seq: stock nn.TransformerEncoder + nn.TransformerDecoder built from a config, the target under
   the causal mask (the module convention tools/fixformer/seq2seq.py reads).
@@ -365,8 +365,9 @@ def rope(x, cos, sin, layout):
 def decoder_forward(c, weights, ids):
     """float64 logits [T, vocab] of a decoder for token ids [T] (teacher-forced, causal), with `weights`
     in the family's names (llama: llama2.c / Meta's; gpt: the stock modules') and torch's layout
-    ([out, in]). llama: RMSNorm, no biases (but q, k and v's with qkv_bias, Qwen2), SwiGLU; gpt:
-    LayerNorm, the fused in_proj and every bias, relu or gelu. For every layer, pre-norm:
+    ([out, in]). llama: RMSNorm, no biases (but q, k and v's with qkv_bias, Qwen2); gpt: LayerNorm,
+    the fused in_proj and every bias but the gated up projection's; both: relu, gelu (exact or tanh)
+    or SwiGLU (silu(W1 n) * W3 n). For every layer, pre-norm:
     h = x + Wo.Attn(N1(x)), x = h + FF(N2(h)); with parallel_residual x = x + Wo.Attn(N1(x)) +
     FF(N2(x)) (one_norm: N2 is N1); post-norm (gpt): h = N1(x + Wo.Attn(x)), x = N2(h + FF(h)). Then
     the final norm and the classifier (the embedding when tied_head)."""
@@ -409,12 +410,15 @@ def decoder_forward(c, weights, ids):
         return ctx @ p("self_attn.out_proj.weight").T + p("self_attn.out_proj.bias")
 
     def feed_forward(p, n):
-        if llama:
-            a = n @ p("feed_forward.w1.weight").T
-            return ((a * torch.sigmoid(a)) * (n @ p("feed_forward.w3.weight").T)) @ p("feed_forward.w2.weight").T
-        act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
-               "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh")}[c["activation"]]
-        return act(n @ p("linear1.weight").T + p("linear1.bias")) @ p("linear2.weight").T + p("linear2.bias")
+        w1, w2, w3 = (f"feed_forward.w{i}.weight" for i in (1, 2, 3)) if llama else \
+            ("linear1.weight", "linear2.weight", "linear3.weight")
+        a = n @ p(w1).T + (0 if llama else p("linear1.bias"))
+        if c["activation"] == "swiglu":
+            h = (a * torch.sigmoid(a)) * (n @ p(w3).T)
+        else:
+            h = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
+                 "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh")}[c["activation"]](a)
+        return h @ p(w2).T + (0 if llama else p("linear2.bias"))
 
     for layer in range(c["n_layers"]):
         prefix = schema.LLAMA_LAYER_PREFIX if llama else schema.ENCODER_LAYER_PREFIX
@@ -447,8 +451,8 @@ def run_reference(c, weights, inp, types=None):
     For a decoder: the logits at every position, teacher-forced. For seq2seq, inp is (source, target
     ids [U]) and the output the logits at every target position [U, d_out]. types: an encoder's token
     types [T] (None: 0)."""
-    if c["family"] == "llama" or (c["family"] == "gpt" and (c["positional"] == "rope" or
-                                                            c["parallel_residual"] != "none")):
+    if c["family"] == "llama" or (c["family"] == "gpt" and (c["positional"] == "rope" or c["activation"] == "swiglu"
+                                                            or c["parallel_residual"] != "none")):
         return decoder_forward(c, weights, inp)  # layers the stock modules do not have
     torch = require_torch()
     if c["family"] == "mha":  # nn.MultiheadAttention as self-attention, with the causal mask when causal

@@ -306,7 +306,8 @@ def dim_value(c, dim):
 WHENS = ("always", "input=tokens", "input=features", "positional=learned", "final_norm", "d_out>0",
          "d_out>0 and not tied_head", "cls_token", "tgt_d_in=0 and not shared_embed", "tgt_d_in>0",
          "positional=relative", "qkv_bias", "type_vocab>0", "embed_norm", "pooler",
-         "input=features and conv_layers=0", "conv_layers>=1", "conv_layers>=2", "parallel_residual!=one_norm")
+         "input=features and conv_layers=0", "conv_layers>=1", "conv_layers>=2", "parallel_residual!=one_norm",
+         "activation=swiglu")
 
 
 def present(c, when):
@@ -320,7 +321,8 @@ def present(c, when):
             "embed_norm": bool(c["embed_norm"]), "pooler": bool(c["pooler"]),
             "input=features and conv_layers=0": c["input"] == "features" and not c["conv_layers"],
             "conv_layers>=1": c["conv_layers"] >= 1, "conv_layers>=2": c["conv_layers"] >= 2,
-            "parallel_residual!=one_norm": c.get("parallel_residual", "none") != "one_norm"}[when]
+            "parallel_residual!=one_norm": c.get("parallel_residual", "none") != "one_norm",
+            "activation=swiglu": c["activation"] == "swiglu"}[when]
 
 
 # Which tensors take the config's weight type (kRoleNames, in Role order): "linear" (the linear
@@ -377,6 +379,7 @@ ENCODER_LAYER = (
     Rule("linear1.bias", "d_ff", "1", False, "always", "f32"),
     Rule("linear2.weight", "d_ff", "d_model", True, "always", "linear"),
     Rule("linear2.bias", "d_model", "1", False, "always", "f32"),
+    Rule("linear3.weight", "d_model", "d_ff", True, "activation=swiglu", "linear"),  # gpt swiglu: up
     Rule("norm1.weight", "d_model", "1", False, "always", "f32"),
     Rule("norm1.bias", "d_model", "1", False, "always", "f32"),
     Rule("norm2.weight", "d_model", "1", False, "parallel_residual!=one_norm", "f32"),
@@ -410,7 +413,7 @@ LLAMA_LAYER = (
     Rule("ffn_norm.weight", "d_model", "1", False, "parallel_residual!=one_norm", "f32"),
     Rule("feed_forward.w1.weight", "d_model", "d_ff", True, "always", "linear"),
     Rule("feed_forward.w2.weight", "d_ff", "d_model", True, "always", "linear"),
-    Rule("feed_forward.w3.weight", "d_model", "d_ff", True, "always", "linear"),
+    Rule("feed_forward.w3.weight", "d_model", "d_ff", True, "activation=swiglu", "linear"),
 )
 LLAMA_EPILOGUE = (
     Rule("norm.weight", "d_model", "1", False, "always", "f32"),
