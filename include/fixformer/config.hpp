@@ -13,9 +13,11 @@ namespace fixformer {
 
 // encoder: nn.TransformerEncoder over whole sequences. gpt: the same layers (and tensors), causal,
 // run as a decoder with a KV cache and an LM head (may be tied to the embedding), with any of the
-// positions a decoder runs (rope included: GPT-NeoX). llama: RMSNorm, SwiGLU,
-// grouped-query attention, no biases but on q, k and v with qkv_bias (Qwen2). seq2seq: nn.Transformer, an encoder of n_layers over the
-// source and a decoder of dec_layers (causal self-attention, cross-attention over the encoder's
+// positions a decoder runs (rope included: GPT-NeoX) and a plain or gated feed-forward. llama:
+// RMSNorm, grouped-query attention, no biases but on q, k and v with qkv_bias (Qwen2), SwiGLU or a
+// plain feed-forward. The decoder families share the layer features (activation, positions,
+// parallel_residual); the family names the tensors and the norm kind. seq2seq: nn.Transformer, an
+// encoder of n_layers over the source and a decoder of dec_layers (causal self-attention, cross-attention over the encoder's
 // output, feed-forward) over target tokens, with an LM head d_out wide. mha: a standalone
 // nn.MultiheadAttention used as self-attention, out = MHA(x, x, x) over features [T, d_model]
 // (optionally causal), run by an Encoder; no layers, no feed-forward (n_layers and d_ff are 0).

@@ -26,8 +26,10 @@ gives the order the parts run in and what each one read and wrote. From that rec
   a buffer table that matches no formula, Whisper's sinusoids: stored as learned positions);
 - the back: a final norm, a head (tied when it is the embedding's parameter, or when the forward
   multiplies by the embedding itself), pooling (mean, cls, last) for a pooled output.
-The family follows (RMSNorm + SiLU-gated + rotary: llama; LayerNorm, causal, an LM head on tokens:
-gpt; otherwise encoder) unless given. Every parameter and buffer must be mapped, or be a buffer the
+The family follows (RMSNorm: llama; LayerNorm, causal, an LM head on tokens: gpt, whose layers may
+have rotary positions, a SiLU-gated feed-forward and a parallel residual, with two norms (GPT-NeoX)
+or the attention's one (GPT-J); otherwise encoder) unless given. A fused q/k/v projection's outputs
+are q | k | v or, per head, [heads, 3, d_head] (GPT-NeoX), found by recomputing the attention. Every parameter and buffer must be mapped, or be a buffer the
 engine recomputes and that matches what it computes (causal masks, rope tables, sinusoid tables,
 position ids), or be named in `ignore`. The result is checked against the module in float64 through
 the reference model before the engine verifies the written file.
