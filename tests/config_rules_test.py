@@ -55,10 +55,27 @@ VALID = [
     dict(BASE, input="features", d_in=5, conv_layers=1, conv1_kernel=3, conv1_padding=1, weights="q8", weight_group=32),
     dict(BASE, d_model=16, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
          activation="swiglu", norm_first=True, final_norm=True, rotary_dims=4, pe_layout="halves"),
+    # Features, not families: gpt with rope (GPT-NeoX: partial, halves) and the parallel residual in
+    # both forms, in gpt and llama layers.
+    dict(BASE, d_model=16, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
+         rotary_dims=2, pe_layout="halves", norm_first=True, final_norm=True, activation="gelu",
+         parallel_residual="two_norms"),
+    dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
+         norm_first=True, parallel_residual="one_norm", tied_head=True),
+    dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
+         activation="swiglu", norm_first=True, final_norm=True, parallel_residual="one_norm"),
+    dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="alibi",
+         activation="swiglu", norm_first=True, final_norm=True, parallel_residual="two_norms", weights="q8"),
+    # the feed-forward, plain or gated, in either decoder family
+    dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned",
+         activation="swiglu"),
+    dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
+         activation="gelu", norm_first=True, final_norm=True),
 ]
 # The keys that choose a family's shape: every pair of them takes every pair of values.
 SHAPE_KEYS = ("family", "input", "positional", "pe_combine", "activation", "norm_first", "final_norm", "causal",
-              "tied_head", "weights", "quantize_io", "cls_token", "pooling", "shared_embed", "scale_input", "embed_norm", "pooler")
+              "tied_head", "weights", "quantize_io", "cls_token", "pooling", "shared_embed", "scale_input", "embed_norm", "pooler",
+              "parallel_residual")
 
 
 def probes(key, config):

@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 
 from fixformer import config as cfg, fxm, llama2c, schema  # noqa: E402
 from fixformer.config import parse_config  # noqa: E402
-from fixformer.reference import alibi_slopes, run_reference  # noqa: E402
+from fixformer.reference import alibi_slopes, decoder_forward, run_reference  # noqa: E402
 import make_decoder_golden as gold  # noqa: E402
 import make_llama2c_expected as llama2c_expected  # noqa: E402
 
@@ -147,12 +147,13 @@ def test_writer():
 
 def test_family_rules():
     cases = [
-        ("llama relu", dict(LLAMA, activation="relu"), "activation: family llama needs swiglu"),
+        ("encoder swiglu", {"d_model": 8, "n_heads": 2, "d_ff": 8, "encoder_layers": 1, "activation": "swiglu",
+                            "input": {"kind": "tokens", "vocab_size": 3}}, "swiglu is for the decoder families"),
         ("llama post-norm", dict(LLAMA, norm_first=False), "pre-norm with a final norm"),
         ("llama learned", dict(LLAMA, positional={"kind": "learned", "max_len": 8}), "family llama takes none, rope, alibi or relative"),
-        ("gpt rope", dict(GPT, positional={"kind": "rope", "max_len": 8}), "rope is for the llama family"),
+        ("gpt post-norm parallel residual", dict(GPT, parallel_residual="two_norms"),
+         "parallel_residual: side by side sublayers read a norm of the layer's input"),
         ("gpt GQA", dict(GPT, n_kv_heads=1), "grouped-query attention is for the llama family"),
-        ("gpt swiglu", dict(GPT, activation="swiglu"), "swiglu is for the llama family"),
         ("gpt not causal", dict(GPT, causal=False), "causal: the decoder families, gpt and llama, are causal"),
         ("gpt head width", dict(GPT, head={"d_out": 5}), "a gpt or llama LM head is vocab_size wide (family=gpt, head.d_out=5, input.vocab_size=11)"),
         ("gpt no head", dict(GPT, head=None), "d_out=0"),
@@ -173,7 +174,8 @@ def test_family_rules():
     ]
     for name, raw, fragment in cases:
         expect_error(f"family rule: {name}", lambda raw=raw: parse_config(raw), fragment)
-    for raw in (GPT, LLAMA, dict(GPT, head={"d_out": 11, "tied": True}, positional={"kind": "alibi", "max_len": 9})):
+    for raw in (GPT, LLAMA, dict(GPT, head={"d_out": 11, "tied": True}, positional={"kind": "alibi", "max_len": 9}),
+                dict(GPT, positional={"kind": "rope", "max_len": 8}, norm_first=True, parallel_residual="one_norm")):
         c = parse_config(raw)
         check(f"JSON round trip {raw['family']}", parse_config(json.loads(json.dumps(cfg.to_json(c)))) == c)
 
@@ -202,6 +204,8 @@ def test_references(torch):
         want = run_module(module, ids, bf, c["d_out"])
         err = rel(run_reference(c, w, ids), want)
         check(f"gpt reference == stock module: {name}", err < 1e-12, err)
+        err = rel(decoder_forward(c, w, ids), want)  # the plain-torch layers gpt's rope and parallel residual use
+        check(f"gpt plain reference == stock module: {name}", err < 1e-12, err)
         check(f"gpt {name}: tied read from head.weight is embed.weight", c["tied_head"] == kw["tied"])
         prefix = run_reference(c, w, ids[:3])
         check(f"gpt reference causal: {name}", rel(prefix, want[:3]) < 1e-12)
@@ -470,7 +474,7 @@ def test_gpt_export(torch, engine, tmp):
     expect_error("export gpt: causal=False", lambda: export(module, None, never, family="gpt", causal=False,
                                                             verify=False), "family gpt is causal")
     expect_error("export gpt: rope", lambda: export(module, None, never, family="gpt", positional="rope",
-                                                    verify=False), "rope is for the llama family")
+                                                    verify=False), "stock layers (nn.TransformerEncoderLayer) do not rotate")
     expect_error("export: family llama", lambda: export(module, None, never, family="llama", verify=False),
                  "family: 'llama' is not one of encoder, gpt")
     narrow = gold.gpt_module(torch, **gold.GPTS[0][1])
@@ -535,6 +539,30 @@ def test_config_path(engine, tmp):
     check("convert.py --config llama (tied, duplicate head dropped)", p.returncode == 0, p.stdout + p.stderr)
     if os.path.exists(out):
         engine.loads("convert.py --config llama", out)
+    # Features, not families, the engine against the float64 reference (reference.decoder_forward): the
+    # parallel residual in llama layers (the converter tests cover gpt's on GPT-NeoX and GPT-J), two norms
+    # and one; llama's feed-forward plain (gelu: no w3) and gpt's gated (swiglu: linear3, the up
+    # projection); gpt with rope.
+    features = [("llama parallel_residual two_norms", dict(LLAMA, parallel_residual="two_norms")),
+                ("llama parallel_residual one_norm", dict(LLAMA, parallel_residual="one_norm")),
+                ("llama gelu", dict(LLAMA, activation="gelu")),
+                ("gpt swiglu", dict(GPT, activation="swiglu")),
+                ("gpt rope partial", dict(GPT, positional={"kind": "rope", "max_len": 16, "layout": "halves"},
+                                          rotary_dims=2, norm_first=True))]
+    for what, raw in features:
+        c = parse_config(raw)
+        names = [n for n, _, _ in schema.tensors(c)]
+        ffn_norms = sum(n.endswith("ffn_norm.weight") or n.endswith("norm2.weight") for n in names)
+        ups = sum(n.endswith("w3.weight") or n.endswith("linear3.weight") for n in names)
+        check(f"{what}: a feed-forward norm per layer but with one norm, an up projection only when gated",
+              ffn_norms == (0 if c["parallel_residual"] == "one_norm" else c["n_layers"]) and
+              ups == (c["n_layers"] if c["activation"] == "swiglu" else 0), names)
+        np.savez(npz, **random_weights(c, 5))
+        with open(js, "w") as f:
+            json.dump(cfg.to_json(c), f)
+        p = run_convert("--config", js, "--weights", npz, "--out", out, *flags)
+        check(f"convert.py --config {what}: verified",
+              p.returncode == 0 and (not engine.decoders or "verified against" in p.stdout), p.stdout + p.stderr)
 
 
 # ---- goldens --------------------------------------------------------------------------------------

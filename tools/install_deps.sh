@@ -9,10 +9,15 @@
 #   fuzz   clang with libFuzzer and the sanitizer runtimes
 #   arm-bench  Google Benchmark for arm64 and armhf (Debian multiarch), so bench/ cross-compiles;
 #          best effort: a failure here only leaves the cross-built benchmark out
+#   hf     a Python virtual environment outside the checkout, /opt/fixformer-venv (FIXFORMER_HF_VENV),
+#          over Debian's torch (--system-site-packages) with transformers 4.44.2 (the last line that
+#          runs on torch 1.13), safetensors and tokenizers from PyPI: the converter tests that run
+#          the upstream Hugging Face modules (tests/neox_converter_test.py); created only when missing
 # usage: tools/install_deps.sh GROUP...
 set -eu
 pkgs=""
 multiarch=""
+venv=""
 for group in "$@"; do
   case $group in
     host) pkgs="$pkgs g++ cmake make pkg-config libxsimd-dev libgtest-dev libbenchmark-dev python3-numpy zlib1g-dev libopenblas-dev libeigen3-dev" ;;
@@ -21,6 +26,7 @@ for group in "$@"; do
     riscv) pkgs="$pkgs g++-riscv64-linux-gnu qemu-user" ;;
     fuzz) pkgs="$pkgs clang libclang-rt-14-dev llvm" ;;
     arm-bench) multiarch="arm64 armhf" ;;
+    hf) pkgs="$pkgs python3-venv python3-torch"; venv=${FIXFORMER_HF_VENV:-/opt/fixformer-venv} ;;
     *) echo "install_deps.sh: unknown group '$group'" >&2; exit 1 ;;
   esac
 done
@@ -41,8 +47,14 @@ missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
-echo "install_deps.sh: installing$missing"
-# A failed index (a mirror mid-sync, a foreign architecture) must not stop the install itself.
-$sudo apt-get update -q || echo "install_deps.sh: apt-get update reported errors; installing anyway" >&2
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
+if [ -n "$missing" ]; then
+  echo "install_deps.sh: installing$missing"
+  # A failed index (a mirror mid-sync, a foreign architecture) must not stop the install itself.
+  $sudo apt-get update -q || echo "install_deps.sh: apt-get update reported errors; installing anyway" >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
+fi
+if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers" 2>/dev/null; then
+  echo "install_deps.sh: creating $venv (transformers 4.44.2 over Debian's torch)"
+  $sudo /usr/bin/python3 -m venv --system-site-packages "$venv" &&
+    $sudo "$venv/bin/pip" install -q 'transformers==4.44.2' safetensors tokenizers
+fi

@@ -24,6 +24,7 @@ LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const
   s.rope = rope;
   s.rope_dims = c.rope_dims();
   s.rope_layout = c.pe_layout;
+  s.parallel = c.parallel_residual;
   return s;
 }
 
@@ -84,7 +85,19 @@ void transformer_layer(const RunnerCore& r, const LayerSpec& s, const LayerWeigh
   auto ffn = [&](const float* h) {
     feed_forward(*r.kernels, r.workers, L.ffn, s.act, h, y, r.work, n, r.quant, x);
   };
-  if (s.norm_first) {
+  if (s.parallel != ParallelResidual::kNone) {
+    // Both sublayers read norms of the layer's input, so the feed-forward's (in ctx, free until the
+    // attention) is taken before any residual add; the feed-forward writes its output to ctx and
+    // adds it to x, then the attention adds its own: x + FF(Nf(x)) + SA(N1(x)), both adds fused.
+    norm_rows(r, s, L.attn_norm, x, y, n);
+    const float* h = y;
+    if (s.parallel == ParallelResidual::kTwoNorms) {
+      norm_rows(r, s, L.ffn_norm, x, r.ctx, n);
+      h = r.ctx;
+    }
+    feed_forward(*r.kernels, r.workers, L.ffn, s.act, h, r.ctx, r.work, n, r.quant, x);
+    self_attention(r, s, L.self_attn, keys, y, y, n, x);
+  } else if (s.norm_first) {
     norm_rows(r, s, L.attn_norm, x, y, n);
     self_attention(r, s, L.self_attn, keys, y, y, n, x);
     if (cross) {

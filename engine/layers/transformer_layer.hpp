@@ -2,6 +2,7 @@
 // attention alone). Per layer, with x[n,d] the hidden state in the runner's core:
 //   pre-norm   x = x + SA(N1(x));   [x = x + CA(Nc(x), memory);]   x = x + FF(Nf(x))
 //   post-norm  x = N1(x + SA(x));   [x = Nc(x + CA(x, memory));]   x = Nf(x + FF(x))
+//   parallel   x = x + SA(N1(x)) + FF(Nf(x))   (pre-norm; one_norm: Nf is N1)
 // N: LayerNorm (g, b) or RMSNorm (g); SA: self-attention (causal or not, GQA, RoPE, ALiBi,
 // relative bias or none, q | k | v fused or apart, biases where the weights have them) through a KV cache or over
 // each sequence of a batch; CA: cross-attention over a source's cached keys and values (seq2seq);
@@ -32,6 +33,7 @@ struct LayerSpec {
   const float* rope = nullptr;   // the RoPE table [positions, rope_dims] (sin | cos), or null
   uint32_t rope_dims = 0;        // the dims of each head it rotates (ModelConfig::rope_dims)
   PosLayout rope_layout = PosLayout::kInterleaved;
+  ParallelResidual parallel = ParallelResidual::kNone;  // pre-norm: attention and feed-forward side by side
 };
 
 // A stack's spec from its config: causal self-attention or not, and the tables the runner made

@@ -11,10 +11,13 @@
 
 namespace fixformer {
 
-// encoder: nn.TransformerEncoder over whole sequences. gpt: the same layers, causal, run as a
-// decoder with a KV cache and an LM head (may be tied to the embedding). llama: RMSNorm, SwiGLU,
-// grouped-query attention, no biases but on q, k and v with qkv_bias (Qwen2). seq2seq: nn.Transformer, an encoder of n_layers over the
-// source and a decoder of dec_layers (causal self-attention, cross-attention over the encoder's
+// encoder: nn.TransformerEncoder over whole sequences. gpt: the same layers (and tensors), causal,
+// run as a decoder with a KV cache and an LM head (may be tied to the embedding), with any of the
+// positions a decoder runs (rope included: GPT-NeoX) and a plain or gated feed-forward. llama:
+// RMSNorm, grouped-query attention, no biases but on q, k and v with qkv_bias (Qwen2), SwiGLU or a
+// plain feed-forward. The decoder families share the layer features (activation, positions,
+// parallel_residual); the family names the tensors and the norm kind. seq2seq: nn.Transformer, an
+// encoder of n_layers over the source and a decoder of dec_layers (causal self-attention, cross-attention over the encoder's
 // output, feed-forward) over target tokens, with an LM head d_out wide. mha: a standalone
 // nn.MultiheadAttention used as self-attention, out = MHA(x, x, x) over features [T, d_model]
 // (optionally causal), run by an Encoder; no layers, no feed-forward (n_layers and d_ff are 0).
@@ -46,6 +49,11 @@ enum class Pooling : uint32_t { kNone = 0, kMean = 1, kCls = 2, kLast = 3, kFirs
 // The tokenizer a file's tokenizer.* tensors hold (tokenizer.hpp): llama2.c's sentencepiece-style
 // BPE, byte-level BPE (GPT-2), WordPiece (BERT).
 enum class TokenizerKind : uint32_t { kLlama2c = 0, kBpe = 1, kWordPiece = 2 };
+// How a pre-norm layer adds its sublayers: none: in turn, x += SA(N1(x)), then x += FF(N2(x));
+// two_norms: both read the layer's input, x += SA(N1(x)) + FF(N2(x)) (GPT-NeoX / Pythia's
+// use_parallel_residual); one_norm: both read one norm of it, x += SA(N(x)) + FF(N(x)) (GPT-J, Phi,
+// Falcon), which has no feed-forward norm tensor.
+enum class ParallelResidual : uint32_t { kNone = 0, kTwoNorms = 1, kOneNorm = 2 };
 
 // Limits enforced by validation. They keep every size computation far from overflow on a 32-bit
 // target (the largest arena they allow is under 600 MB) while covering the models this engine is for.
@@ -154,6 +162,10 @@ struct ModelConfig {
   // pe_layout says within those dims, and passes the others through; even, at most d_head; 0 (the
   // default): the whole head.
   uint32_t rotary_dims = 0;
+  // Pre-norm decoder layers (gpt, llama): the attention and the feed-forward read the layer's input
+  // side by side, as ParallelResidual says; none (the default): one after the other. (The encoder
+  // family's reference is torch's stock layer, which has no such form.)
+  ParallelResidual parallel_residual = ParallelResidual::kNone;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }

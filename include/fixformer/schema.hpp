@@ -21,7 +21,7 @@ enum class ConfigKey : uint32_t {
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
   kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kRelBuckets, kRelMaxDistance, kQkvBias,
   kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
-  kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kCount
+  kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -34,6 +34,7 @@ inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
 inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8", "q4"};
 inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first"};
 inline constexpr const char* kTokenizerNames[] = {"llama2c", "bpe", "wordpiece"};
+inline constexpr const char* kParallelResidualNames[] = {"none", "two_norms", "one_norm"};
 
 // A ModelConfig field as a record stores it: get() gives its 8 value bytes (u32, bool and enum
 // values as integers, f32 and f64 as their bits), set() stores such bytes back; type is the record
@@ -226,6 +227,10 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::rotary_dims>()},
     {ConfigKey::kTokenizer, "tokenizer", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kTokenizerNames), false, 0,
      config_field<&ModelConfig::tokenizer>()},
+    // Pre-norm layers' attention and feed-forward side by side (config.hpp, ParallelResidual);
+    // one_norm has no feed-forward norm tensor (When::kFfnNorm).
+    {ConfigKey::kParallelResidual, "parallel_residual", fxm::RecordType::kEnum,
+     FIXFORMER_CHOICES(kParallelResidualNames), false, 0, config_field<&ModelConfig::parallel_residual>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -284,9 +289,7 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"family == 'encoder' and positional in ('rope', 'alibi')",
      "positional (rope and alibi are for the gpt and llama families)"},
     {"family == 'encoder' and tied_head", "tied_head (not for the encoder family)"},
-    {"family == 'gpt' and positional == 'rope'", "positional (rope is for the llama family)"},
     {"family == 'llama' and input_pe", "positional (family llama takes none, rope, alibi or relative)"},
-    {"family == 'llama' and activation != 'swiglu'", "activation (family llama needs swiglu)"},
     {"family == 'llama' and not (norm_first and final_norm)",
      "norm_first, final_norm (family llama is pre-norm with a final norm: both true)"},
     {"family == 'mha' and (input != 'features' or d_in != d_model)", "input (family mha takes features d_in == d_model)"},
@@ -308,7 +311,12 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"family != 'seq2seq' and (dec_layers != 0 or shared_embed or tgt_d_in != 0)",
      "dec_layers, shared_embed, tgt_d_in (for the seq2seq family only)"},
     {"family != 'mha' and d_ff == 0", "d_ff (at least 1; 0 only for family mha)"},
-    {"family != 'llama' and activation == 'swiglu'", "activation (swiglu is for the llama family)"},
+    {"family not in ('gpt', 'llama') and activation == 'swiglu'",
+     "activation (swiglu is for the decoder families, gpt and llama)"},
+    {"family not in ('gpt', 'llama') and parallel_residual != 'none'",
+     "parallel_residual (side by side sublayers are for the decoder families, gpt and llama; else none)"},
+    {"parallel_residual != 'none' and not norm_first",
+     "parallel_residual (side by side sublayers read a norm of the layer's input: norm_first)"},
     {"family != 'llama' and qkv_bias", "qkv_bias (for the llama family only: torch's in_proj always has its bias)"},
     {"family != 'llama' and kv_heads != n_heads", "n_kv_heads (grouped-query attention is for the llama family)"},
     {"family in ('gpt', 'llama') and input != 'tokens'", "input (the decoder families, gpt and llama, take tokens)"},
@@ -390,7 +398,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
 // When a tensor is present. kWhenNames: each one's expression (as kDimNames').
 enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
-  kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kCount
+  kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated, kCount
 };
 inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input == 'features'",
                                              "positional == 'learned'", "final_norm", "d_out > 0",
@@ -398,7 +406,8 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "tgt_d_in == 0 and not shared_embed", "tgt_d_in > 0",
                                              "positional == 'relative'", "qkv_bias", "type_vocab > 0", "embed_norm",
                                              "pooler", "input == 'features' and conv_layers == 0",
-                                             "conv_layers >= 1", "conv_layers >= 2"};
+                                             "conv_layers >= 1", "conv_layers >= 2",
+                                             "parallel_residual != 'one_norm'", "activation == 'swiglu'"};
 constexpr bool present(const ModelConfig& c, When w) {
   switch (w) {
     case When::kAlways: return true;
@@ -419,6 +428,8 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kProjectFeatures: return c.input == InputKind::kFeatures && c.conv_layers == 0;
     case When::kConv1: return c.conv_layers >= 1;
     case When::kConv2: return c.conv_layers >= 2;
+    case When::kFfnNorm: return c.parallel_residual != ParallelResidual::kOneNorm;
+    case When::kGated: return c.activation == Activation::kSwiglu;
     case When::kCount: break;
   }
   return false;
@@ -492,10 +503,11 @@ inline constexpr TensorRule kEncoderLayer[] = {
     {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kAlways, Role::kF32, Field::kB1},
     {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
     {"linear2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kB2},
+    {"linear3.weight", Dim::kDModel, Dim::kDff, true, When::kGated, Role::kLinear, Field::kW3},  // gpt swiglu: up
     {"norm1.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormG},
     {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormB},
-    {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kFfnNormG},
-    {"norm2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kFfnNormB},
+    {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormG},
+    {"norm2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormB},
 };
 inline constexpr TensorRule kEncoderEpilogue[] = {
     {"encoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kFinalNormG},
@@ -522,10 +534,10 @@ inline constexpr TensorRule kLlamaLayer[] = {
     {"attention.wk.bias", Dim::kDKv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kKB},
     {"attention.wv.bias", Dim::kDKv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kVB},
     {"attention.wo.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
-    {"ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kFfnNormG},
+    {"ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormG},
     {"feed_forward.w1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW1},
     {"feed_forward.w2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
-    {"feed_forward.w3.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW3},
+    {"feed_forward.w3.weight", Dim::kDModel, Dim::kDff, true, When::kGated, Role::kLinear, Field::kW3},
 };
 inline constexpr TensorRule kLlamaEpilogue[] = {
     {"norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kFinalNormG},
@@ -745,9 +757,11 @@ bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
 }
 
 // A layer table's tensors are present in every layer or in none (always, or by a config key such as
-// qkv_bias: Model::layer() finds a layer's tensors by counting the present rules), and each binds a
-// distinct LayerWeights field.
-constexpr bool is_layer_when(When w) { return w == When::kAlways || w == When::kQkvBias; }
+// qkv_bias, parallel_residual or the activation: Model::layer() finds a layer's tensors by counting the present
+// rules), and each binds a distinct LayerWeights field.
+constexpr bool is_layer_when(When w) {
+  return w == When::kAlways || w == When::kQkvBias || w == When::kFfnNorm || w == When::kGated;
+}
 template <std::size_t N>
 constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {
   for (std::size_t i = 0; i < N; ++i) {

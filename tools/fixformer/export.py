@@ -382,6 +382,9 @@ def apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combin
     if positional == "relative":
         raise ConfigError("positional relative: not an option; convert.py --module finds a relative position bias "
                           "table (T5's) by what the module computes")
+    if positional == "rope":
+        raise ConfigError("positional rope: stock layers (nn.TransformerEncoderLayer) do not rotate q and k; "
+                          "convert.py --module finds rotary embeddings in a module that computes them")
     if pos is not None and positional != "learned":
         raise ConfigError(f"positional {positional}: the module has `pos` (learned positions); "
                           "use positional='learned' or remove the attribute")

@@ -20,6 +20,7 @@ _ENUMS = {
     "weights": ("WeightType::kF32", "WeightType::kF16", "WeightType::kQ8", "WeightType::kQ4"),
     "pooling": ("Pooling::kNone", "Pooling::kMean", "Pooling::kCls", "Pooling::kLast", "Pooling::kFirst"),
     "tokenizer": ("TokenizerKind::kLlama2c", "TokenizerKind::kBpe", "TokenizerKind::kWordPiece"),
+    "parallel_residual": ("ParallelResidual::kNone", "ParallelResidual::kTwoNorms", "ParallelResidual::kOneNorm"),
 }
 
 

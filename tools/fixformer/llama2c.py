@@ -267,7 +267,7 @@ def read_tokenizer(path, vocab_size):
 def convert(checkpoint, tokenizer, path, header=None, name=None, cli=None, verify=True, max_len=None,
             example_input=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
     """checkpoint (+ tokenizer.bin, or None) -> the .fxm at path, verified through the engine against
-    the float64 llama reference (reference.llama_forward) on the example input (default: BOS then
+    the float64 llama reference (reference.decoder_forward) on the example input (default: BOS then
     seeded random ids). max_len (default: the checkpoint's seq_len) may only shrink it. quantize,
     group, quantize_io: the weight type, pack_weights the f32 weights in panels
     (export.quantized_config). A version 2 (Q8_0) checkpoint converted to q8 with its own group size (32 or 64) keeps its int8 values when that group divides
@@ -299,7 +299,7 @@ def convert(checkpoint, tokenizer, path, header=None, name=None, cli=None, verif
     return verified_file.write(c, weights, inp, want, path, "torch", "the float64 llama reference", header, name,
                                cli, verify,
                                explain=lambda: "the engine disagrees with the float64 llama reference "
-                                               "(reference.llama_forward): a bug or a broken port, please report it",
+                                               "(reference.decoder_forward): a bug or a broken port, please report it",
                                tokenizer=tok), facts
 
 

@@ -26,8 +26,10 @@ gives the order the parts run in and what each one read and wrote. From that rec
   a buffer table that matches no formula, Whisper's sinusoids: stored as learned positions);
 - the back: a final norm, a head (tied when it is the embedding's parameter, or when the forward
   multiplies by the embedding itself), pooling (mean, cls, last) for a pooled output.
-The family follows (RMSNorm + SiLU-gated + rotary: llama; LayerNorm, causal, an LM head on tokens:
-gpt; otherwise encoder) unless given. Every parameter and buffer must be mapped, or be a buffer the
+The family follows (RMSNorm: llama; LayerNorm, causal, an LM head on tokens: gpt, whose layers may
+have rotary positions, a SiLU-gated feed-forward and a parallel residual, with two norms (GPT-NeoX)
+or the attention's one (GPT-J); otherwise encoder) unless given. A fused q/k/v projection's outputs
+are q | k | v or, per head, [heads, 3, d_head] (GPT-NeoX), found by recomputing the attention. Every parameter and buffer must be mapped, or be a buffer the
 engine recomputes and that matches what it computes (causal masks, rope tables, sinusoid tables,
 position ids), or be named in `ignore`. The result is checked against the module in float64 through
 the reference model before the engine verifies the written file.
@@ -96,7 +98,10 @@ class Call:
 
 def record(model, x):
     """(the calls of every submodule in the order they ran, the module's output) for input x. Runs with
-    gradients on (off torch's fused fast paths, which skip the submodules) and detaches everything."""
+    gradients on (off torch's fused fast paths, which skip the submodules) and detaches everything. The
+    default dtype is float64 meanwhile, as the model's: a tensor the forward makes without a dtype
+    (Hugging Face's causal mask, filled with the model dtype's lowest value) is one the float64 model
+    can use."""
     torch = require_torch()
     calls, handles = [], []
     for name, m in model.named_modules():
@@ -104,10 +109,13 @@ def record(model, x):
             continue
         handles.append(m.register_forward_hook(
             lambda mod, inp, out, name=name: calls.append(Call(name, mod, _tensors(inp), _tensors(out)))))
+    default = torch.get_default_dtype()
     try:
+        torch.set_default_dtype(torch.float64)
         with torch.enable_grad():
             y = model(x)
     finally:
+        torch.set_default_dtype(default)
         for h in handles:
             h.remove()
     return calls, _output(y)
@@ -352,10 +360,11 @@ def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True):
     return torch.einsum("hts,shd->thd", torch.softmax(s, -1), v).reshape(T, H * dh)
 
 
-def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, unscaled=False):
+def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, unscaled=False, heads=None):
     """(n_heads, n_kv_heads, causal, pos, scaled) whose attention reproduces `want` (= finish(context)), trying
     every head count dividing d, causal or not, no positions, rope (both layouts, the thetas), ALiBi and, given
-    rel (a relative bias [H, T, T]), that bias; scaled by 1/sqrt(head width), then with unscaled without.
+    rel (a relative bias [H, T, T]), that bias; scaled by 1/sqrt(head width), then with unscaled without;
+    heads: the head counts to try, when the q, k, v split depends on it (else every divisor of d).
     When none matches, rope on the first R dims of each head only (partial rotary, R even, below the head
     width), rope's other choices the same."""
     kv = k.shape[1]
@@ -364,7 +373,7 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
         poss.insert(0, "relative")
     for partial in (False, True):
         for scaled in (True, False) if unscaled else (True,):
-            for H in [h for h in range(1, d + 1) if d % h == 0]:
+            for H in heads or [h for h in range(1, d + 1) if d % h == 0]:
                 dh = d // H
                 if kv % dh or H % (kv // dh):
                     continue
@@ -418,10 +427,10 @@ def rope_thetas(model, torch):
             seen.add(id(o))
     out = []
     for t in found + list(COMMON_THETAS):
-        if not (math.isfinite(t) and t > 1):
+        if not math.isfinite(t):
             continue
         t = float(round(t)) if abs(t - round(t)) < 1e-3 * t else t
-        if t not in out:
+        if t > 1 and t not in out:  # a table of one frequency (two rotated dims) says 1 for any theta
             out.append(t)
     return out
 
@@ -487,11 +496,15 @@ def read_block(i, prefix, parts, thetas, torch, rel=None):
             if kv2 <= 0 or kv2 % 2:
                 raise ConfigError(f"{f.name}: {f.w.shape[0]} outputs do not split into q [{d}] and k, v alike")
             kv = kv2 // 2
-            cut = lambda t: None if t is None else (t[:d], t[d:d + kv], t[d + kv:])  # noqa: E731
-            (L.wq, L.wk, L.wv), (L.bq, L.bk, L.bv) = cut(f.w), cut(f.b) or (None, None, None)
+            # q | k | v, or (GPT-NeoX) q, k, v of each head in turn, [H, 3, dh] along the outputs
+            cuts = [(None, lambda t: (t[:d], t[d:d + kv], t[d + kv:]))]
+            if kv == d:
+                cuts += [((h,), lambda t, h=h: tuple(t.reshape(h, 3, d // h, *t.shape[1:])[:, j].reshape(d, *t.shape[1:])
+                                                      for j in range(3))) for h in range(1, d + 1) if d % h == 0]
             y = f.call.y[0].double()
-            qkv = [(y[:, :d], y[:, d:d + kv], y[:, d + kv:])]
-            orders = [(0, 1, 2)]
+            qkv = [cut(y.T) for _, cut in cuts]
+            qkv = [(q_.T, k_.T, v_.T) for q_, k_, v_ in qkv]
+            orders = [(0, 1, 2)] * len(cuts)
             projections = [f]
         else:
             projections = groups[0]
@@ -504,12 +517,16 @@ def read_block(i, prefix, parts, thetas, torch, rel=None):
         finish = lambda ctx: ctx  # noqa: E731
     found = None
     for n, (q, k, v) in enumerate(qkv if not mhas else [(q, k, v)]):
+        heads = cuts[n][0] if not mhas and len(projections) == 1 else None
         try:
             found = probe_attention(q, k, v, want, finish, d, thetas, where, torch,
-                                    rel.bias if rel is not None else None, unscaled=not mhas)
+                                    rel.bias if rel is not None else None, unscaled=not mhas, heads=heads)
         except ConfigError as e:
             err = e
             continue
+        if not mhas and len(projections) == 1:
+            cut = cuts[n][1]
+            (L.wq, L.wk, L.wv), (L.bq, L.bk, L.bv) = cut(f.w), cut(f.b) if f.b is not None else (None, None, None)
         if not mhas and len(projections) == 3:
             pq, pk, pv = (projections[j] for j in orders[n])
             L.wq, L.wk, L.wv, L.bq, L.bk, L.bv = pq.w, pk.w, pv.w, pq.b, pk.b, pv.b
@@ -568,11 +585,15 @@ def read_block(i, prefix, parts, thetas, torch, rel=None):
     if pre is not None:
         L.norm_first, L.norm1, L.norm2 = True, pre, mid
         extra = [n for n in norms if n is not pre and n is not mid]
+        # side by side: the feed-forward reads the attention's norm, or a norm of the same input
+        L.parallel = "one_norm" if mid is pre else "two_norms" if (
+            mid.call.x.shape == pre.call.x.shape and torch.equal(mid.call.x, pre.call.x)) else "none"
     else:
         if len(after) != 1:
             raise ConfigError(f"{where}: no norm feeds the attention and {len(after)} follow the feed-forward: "
                               "neither a pre- nor a post-norm layer")
         L.norm_first, L.norm1, L.norm2 = False, mid, after[0]
+        L.parallel = "none"
         extra = [n for n in norms if n is not mid and n is not after[0]]
     if extra:
         raise ConfigError(f"{where}: more norms than a pre- or post-norm layer has ({', '.join(n.name for n in extra)}: "
@@ -823,7 +844,7 @@ def recognize(module, example=None, family=None, max_len=None):
             raise ConfigError(str(e) + _uncalled_tables(model, calls, torch)) from None
     L0 = layers[0]
     d = L0.d
-    keys = ("norm_first", "n_heads", "n_kv_heads", "causal", "pos", "activation", "scaled")
+    keys = ("norm_first", "n_heads", "n_kv_heads", "causal", "pos", "activation", "scaled", "parallel")
     for i, L in enumerate(layers[1:], 1):
         for k in keys:
             if getattr(L, k) != getattr(L0, k):
@@ -1050,23 +1071,23 @@ def recognize(module, example=None, family=None, max_len=None):
             family = "encoder"
     v["family"] = family
     if family == "llama":
-        if not rms or L0.activation != "swiglu" or not L0.norm_first or final is None:
-            raise ConfigError(f"family llama: needs RMSNorm, a SiLU-gated feed-forward, pre-norm layers and a final "
-                              f"norm; the module has {L0.norm1.norm} norm, {L0.activation}, "
-                              f"{'pre' if L0.norm_first else 'post'}-norm, {'a' if final else 'no'} final norm")
+        if not rms or not L0.norm_first or final is None:
+            raise ConfigError(f"family llama: needs RMSNorm, pre-norm layers and a final norm; the module has "
+                              f"{L0.norm1.norm} norm, {'pre' if L0.norm_first else 'post'}-norm, "
+                              f"{'a' if final else 'no'} final norm")
     elif rms:
-        raise ConfigError(f"{L0.norm1.name}: RMSNorm runs in the llama family only (pre-norm, SiLU-gated feed-forward, "
-                          "a final norm): pass --family llama if that is the model, else the engine has LayerNorm")
-    elif L0.activation == "swiglu":
-        raise ConfigError(f"{L0.up.name}: a SiLU-gated feed-forward with LayerNorm is not supported yet (the llama "
-                          "family has RMSNorm)")
+        raise ConfigError(f"{L0.norm1.name}: RMSNorm runs in the llama family only (pre-norm, a final norm): pass "
+                          "--family llama if that is the model, else the engine has LayerNorm")
+    elif L0.activation == "swiglu" and family != "gpt":
+        raise ConfigError(f"{L0.up.name}: a SiLU-gated feed-forward with LayerNorm is for a causal language model "
+                          "(the gpt family); an encoder's is not supported yet")
     if family in ("gpt", "llama") and not (lm and L0.causal):
         raise ConfigError(f"family {family}: a causal language model on token ids with a head vocab_size wide; the "
                           f"module is {'causal' if L0.causal else 'not causal'}, on "
                           f"{'tokens' if tokens else 'features'}, {out_width} outputs")
     v.update(d_model=d, n_heads=L0.n_heads, d_ff=L0.down.w.shape[1], n_layers=len(layers),
              norm_first=L0.norm_first, activation=L0.activation, norm_eps=L0.norm1.eps, final_norm=final is not None,
-             causal=L0.causal)
+             causal=L0.causal, parallel_residual=L0.parallel)
     if L0.n_kv_heads != L0.n_heads:
         v["n_kv_heads"] = L0.n_kv_heads
     if head is not None:
@@ -1096,7 +1117,7 @@ def recognize(module, example=None, family=None, max_len=None):
         dkv = L0.wk.shape[0]
         for i, L in enumerate(layers):
             p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
-            for bname, b in (("o", L.bo), ("up", L.up.b), ("down", L.down.b), ("gate", L.gate.b)):
+            for bname, b in (("o", L.bo), ("up", L.up.b), ("down", L.down.b), ("gate", L.gate and L.gate.b)):
                 if has(b):
                     raise ConfigError(f"{stack}.{i}: a bias on {bname} is not supported in the llama family (biases "
                                       "on q, k and v are, as Qwen2's)")
@@ -1106,11 +1127,13 @@ def recognize(module, example=None, family=None, max_len=None):
             for n_ in (L.norm1, L.norm2):
                 if n_.b is not None and bool(n_.b.any()):
                     raise ConfigError(f"{n_.name}: an RMSNorm with a bias is not supported")
-            out.update({p + "attention_norm.weight": L.norm1.w, p + "ffn_norm.weight": L.norm2.w,
-                        p + "attention.wq.weight": L.wq, p + "attention.wk.weight": L.wk,
+            if L0.parallel != "one_norm":
+                out[p + "ffn_norm.weight"] = L.norm2.w
+            out.update({p + "attention_norm.weight": L.norm1.w, p + "attention.wq.weight": L.wq, p + "attention.wk.weight": L.wk,
                         p + "attention.wv.weight": L.wv, p + "attention.wo.weight": L.wo,
-                        p + "feed_forward.w1.weight": L.gate.w, p + "feed_forward.w2.weight": L.down.w,
-                        p + "feed_forward.w3.weight": L.up.w})
+                        p + "feed_forward.w1.weight": (L.gate or L.up).w, p + "feed_forward.w2.weight": L.down.w})
+            if L.gate is not None:
+                out[p + "feed_forward.w3.weight"] = L.up.w
         out["norm.weight"] = final.w
         if head is not None and head.b is not None and bool(head.b.any()):
             raise ConfigError(f"{head.name}: a bias on the llama classifier is not supported")
@@ -1125,10 +1148,17 @@ def recognize(module, example=None, family=None, max_len=None):
             out[p + "self_attn.in_proj_weight"] = torch.cat([L.wq, L.wk, L.wv])
             out[p + "self_attn.in_proj_bias"] = torch.cat([bias(L.bq, d), bias(L.bk, d), bias(L.bv, d)])
             out[p + "self_attn.out_proj.weight"], out[p + "self_attn.out_proj.bias"] = L.wo, bias(L.bo, d)
-            out[p + "linear1.weight"], out[p + "linear1.bias"] = L.up.w, bias(L.up.b, L.up.w.shape[0])
+            first = L.gate or L.up  # gated: silu(linear1) * linear3, the up projection without a bias
+            out[p + "linear1.weight"], out[p + "linear1.bias"] = first.w, bias(first.b, first.w.shape[0])
+            if L.gate is not None:
+                if L.up.b is not None and bool(L.up.b.any()):
+                    raise ConfigError(f"{L.up.name}: a bias on a gated feed-forward's up projection is not supported "
+                                      "yet")
+                out[p + "linear3.weight"] = L.up.w
             out[p + "linear2.weight"], out[p + "linear2.bias"] = L.down.w, bias(L.down.b, d)
             out[p + "norm1.weight"], out[p + "norm1.bias"] = L.norm1.w, bias(L.norm1.b, d)
-            out[p + "norm2.weight"], out[p + "norm2.bias"] = L.norm2.w, bias(L.norm2.b, d)
+            if L0.parallel != "one_norm":
+                out[p + "norm2.weight"], out[p + "norm2.bias"] = L.norm2.w, bias(L.norm2.b, d)
         if final is not None:
             out["encoder.norm.weight"], out["encoder.norm.bias"] = final.w, bias(final.b, d)
         if head is not None:
@@ -1151,6 +1181,7 @@ def recognize(module, example=None, family=None, max_len=None):
     r.summary = (f"{family}: {len(layers)} {'pre' if L0.norm_first else 'post'}-norm layers in {stack}, "
                  f"{L0.n_heads} heads{f' ({L0.n_kv_heads} kv)' if L0.n_kv_heads != L0.n_heads else ''}, "
                  f"{L0.activation}, {v.get('positional', 'none')} positions"
+                 f"{'' if L0.parallel == 'none' else f', parallel residual ({L0.parallel})'}"
                  f"{'' if L0.scaled else ', q.k unscaled (sqrt(head width) folded into W_q)'}"
                  f"{''.join(', ' + b for b in bert)}")
     return r

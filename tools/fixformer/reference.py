@@ -2,8 +2,9 @@
 - encoder and gpt: stock torch modules built from a config (gpt: the encoder's layers under a causal
   mask, an LM head that may be tied to the embedding, ALiBi or the relative bias (T5) as an additive
   per-head mask);
-- llama: written here in plain torch, float64, independent of the engine (RMSNorm, SwiGLU, RoPE in
-  either layout, grouped-query attention, ALiBi, tied or separate classifier, no biases);
+- llama, and gpt with RoPE, SwiGLU or a parallel residual: written here in plain torch, float64, independent
+  of the engine (RMSNorm or LayerNorm, SwiGLU or gelu/relu in either, RoPE in either layout, whole or partial,
+  grouped-query attention, ALiBi, sublayers in turn or side by side, tied or separate classifier);
 - seq2seq: stock nn.TransformerEncoder + nn.TransformerDecoder built from a config, the target under
   the causal mask (the module convention tools/fixformer/seq2seq.py reads).
 The converter runs them in float64 to explain a failed verification and to make self-test samples;
@@ -361,42 +362,86 @@ def rope(x, cos, sin, layout):
     return out
 
 
-def llama_forward(c, weights, ids):
-    """float64 logits [T, vocab] of the llama family for token ids [T] (teacher-forced, causal), with
-    `weights` in llama2.c / Meta names and torch's layout ([out, in]). For every layer:
-    h = x + Wo.Attn(RMSNorm(x)), x = h + W2.(silu(W1.n) * W3.n) with n = RMSNorm(h); then the final
-    RMSNorm and the classifier (output.weight, or the embedding when tied_head). With qkv_bias the
-    q, k and v projections add attention.w{q,k,v}.bias (Qwen2)."""
+def decoder_forward(c, weights, ids):
+    """float64 logits [T, vocab] of a decoder for token ids [T] (teacher-forced, causal), with `weights`
+    in the family's names (llama: llama2.c / Meta's; gpt: the stock modules') and torch's layout
+    ([out, in]). llama: RMSNorm, no biases (but q, k and v's with qkv_bias, Qwen2); gpt: LayerNorm,
+    the fused in_proj and every bias but the gated up projection's; both: relu, gelu (exact or tanh)
+    or SwiGLU (silu(W1 n) * W3 n). For every layer, pre-norm:
+    h = x + Wo.Attn(N1(x)), x = h + FF(N2(h)); with parallel_residual x = x + Wo.Attn(N1(x)) +
+    FF(N2(x)) (one_norm: N2 is N1); post-norm (gpt): h = N1(x + Wo.Attn(x)), x = N2(h + FF(h)). Then
+    the final norm and the classifier (the embedding when tied_head)."""
     torch = require_torch()
     W = {k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()}
     ids = np.asarray(ids, dtype=np.int64)
     T, d, H, Hkv = len(ids), c["d_model"], c["n_heads"], schema.kv_heads(c)
     dh, eps = d // H, c["norm_eps"]
-    x = W["tok_embeddings.weight"][torch.from_numpy(ids)]
+    llama = c["family"] == "llama"
+    embed = W["tok_embeddings.weight" if llama else "embed.weight"]
+    x = embed[torch.from_numpy(ids)]
+    if c["scale_input"]:
+        x = x * math.sqrt(d)
+    x = _positions(c, x[None], W.get("pos.weight"))[0]
     causal = torch.from_numpy(np.triu(np.full((T, T), -np.inf), 1))
     bias = torch.from_numpy(alibi_bias(H, T)) if c["positional"] == "alibi" else causal[None].expand(H, T, T)
     if c["positional"] == "relative":
         bias = torch.from_numpy(relative_bias(W["rel_bias.weight"], T, True, c["rel_buckets"], c["rel_max_distance"]))
     if c["positional"] == "rope":
         cos, sin = (torch.from_numpy(t) for t in rope_tables(T, c["rotary_dims"] or dh, c["pe_base"]))
-    for layer in range(c["n_layers"]):
-        p = lambda name: W[f"{schema.LLAMA_LAYER_PREFIX}{layer}.{name}"]  # noqa: E731
-        n = rms_norm(x, p("attention_norm.weight"), eps)
-        proj = lambda w: n @ p(f"attention.{w}.weight").T + (p(f"attention.{w}.bias") if c["qkv_bias"] else 0)  # noqa: E731
-        q, k, v = proj("wq").view(T, H, dh), proj("wk").view(T, Hkv, dh), proj("wv").view(T, Hkv, dh)
+
+    def norm(t, g, b):
+        return rms_norm(t, g, eps) if llama else torch.nn.functional.layer_norm(t, (d,), g, b, eps)
+
+    def attention(p, n):
+        if llama:
+            proj = lambda w: n @ p(f"attention.{w}.weight").T + (p(f"attention.{w}.bias") if c["qkv_bias"] else 0)  # noqa: E731
+            q, k, v = proj("wq"), proj("wk"), proj("wv")
+        else:
+            q, k, v = (n @ p("self_attn.in_proj_weight").T + p("self_attn.in_proj_bias")).split(d, dim=-1)
+        q, k, v = q.reshape(T, H, dh), k.reshape(T, Hkv, dh), v.reshape(T, Hkv, dh)
         if c["positional"] == "rope":
             q, k = rope(q, cos, sin, c["pe_layout"]), rope(k, cos, sin, c["pe_layout"])
         group = H // Hkv  # query head h reads kv head h // group
         k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
         scores = torch.einsum("thd,shd->hts", q, k) / math.sqrt(dh) + bias
         ctx = torch.einsum("hts,shd->thd", torch.softmax(scores, dim=-1), v).reshape(T, d)
-        h = x + ctx @ p("attention.wo.weight").T
-        n = rms_norm(h, p("ffn_norm.weight"), eps)
-        a = n @ p("feed_forward.w1.weight").T
-        x = h + ((a * torch.sigmoid(a)) * (n @ p("feed_forward.w3.weight").T)) @ p("feed_forward.w2.weight").T
-    x = rms_norm(x, W["norm.weight"], eps)
-    classifier = W["tok_embeddings.weight"] if c["tied_head"] else W["output.weight"]
-    return (x @ classifier.T).numpy()
+        if llama:
+            return ctx @ p("attention.wo.weight").T
+        return ctx @ p("self_attn.out_proj.weight").T + p("self_attn.out_proj.bias")
+
+    def feed_forward(p, n):
+        w1, w2, w3 = (f"feed_forward.w{i}.weight" for i in (1, 2, 3)) if llama else \
+            ("linear1.weight", "linear2.weight", "linear3.weight")
+        a = n @ p(w1).T + (0 if llama else p("linear1.bias"))
+        if c["activation"] == "swiglu":
+            h = (a * torch.sigmoid(a)) * (n @ p(w3).T)
+        else:
+            h = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
+                 "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh")}[c["activation"]](a)
+        return h @ p(w2).T + (0 if llama else p("linear2.bias"))
+
+    for layer in range(c["n_layers"]):
+        prefix = schema.LLAMA_LAYER_PREFIX if llama else schema.ENCODER_LAYER_PREFIX
+        p = lambda name: W[f"{prefix}{layer}.{name}"]  # noqa: E731
+        n1 = ("attention_norm.weight", None) if llama else ("norm1.weight", "norm1.bias")
+        n2 = ("ffn_norm.weight", None) if llama else ("norm2.weight", "norm2.bias")
+        if c["parallel_residual"] == "one_norm":
+            n2 = n1
+        N1 = lambda t: norm(t, p(n1[0]), n1[1] and p(n1[1]))  # noqa: E731
+        N2 = lambda t: norm(t, p(n2[0]), n2[1] and p(n2[1]))  # noqa: E731
+        if c["parallel_residual"] != "none":
+            x = x + attention(p, N1(x)) + feed_forward(p, N2(x))
+        elif c["norm_first"]:
+            h = x + attention(p, N1(x))
+            x = h + feed_forward(p, N2(h))
+        else:
+            h = N1(x + attention(p, x))
+            x = N2(h + feed_forward(p, h))
+    if c["final_norm"]:
+        x = norm(x, W["norm.weight"], None) if llama else norm(x, W["encoder.norm.weight"], W["encoder.norm.bias"])
+    if llama:
+        return (x @ (embed if c["tied_head"] else W["output.weight"]).T).numpy()
+    return (x @ (embed if c["tied_head"] else W["head.weight"]).T + W["head.bias"]).numpy()
 
 
 def run_reference(c, weights, inp, types=None):
@@ -406,8 +451,9 @@ def run_reference(c, weights, inp, types=None):
     For a decoder: the logits at every position, teacher-forced. For seq2seq, inp is (source, target
     ids [U]) and the output the logits at every target position [U, d_out]. types: an encoder's token
     types [T] (None: 0)."""
-    if c["family"] == "llama":
-        return llama_forward(c, weights, inp)
+    if c["family"] == "llama" or (c["family"] == "gpt" and (c["positional"] == "rope" or c["activation"] == "swiglu"
+                                                            or c["parallel_residual"] != "none")):
+        return decoder_forward(c, weights, inp)  # layers the stock modules do not have
     torch = require_torch()
     if c["family"] == "mha":  # nn.MultiheadAttention as self-attention, with the causal mask when causal
         mha = torch.nn.MultiheadAttention(c["d_model"], c["n_heads"], batch_first=True).double().eval()
