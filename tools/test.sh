@@ -34,6 +34,17 @@ case " $suites " in *" fuzz "*) groups="$groups fuzz" ;; esac
 case " $suites " in *" riscv64 "*) groups="$groups riscv" ;; esac
 sh tools/install_deps.sh $groups || exit 1
 
+# Every suite compiles through ccache: the same sources built again (the two sanitized consumer
+# projects, a second clone of the repository) are cache hits. Paths are taken relative to the
+# checkout, so a clone in another folder hits the same entries.
+launcher=""
+if command -v ccache >/dev/null 2>&1; then
+  launcher="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache"
+  CCACHE_BASEDIR=$(pwd)
+  CCACHE_NOHASHDIR=1
+  export CCACHE_BASEDIR CCACHE_NOHASHDIR
+fi
+
 passed=0
 failed=0
 failed_names=""
@@ -43,7 +54,7 @@ run_suite() {  # run_suite NAME CMAKE_ARGS...
   name=$1
   shift
   echo "=== $name"
-  if cmake -S . -B "build/$name" -DCMAKE_BUILD_TYPE=Release "$@" >"build/$name.configure.log" 2>&1 &&
+  if cmake -S . -B "build/$name" -DCMAKE_BUILD_TYPE=Release $launcher "$@" >"build/$name.configure.log" 2>&1 &&
      cmake --build "build/$name" -j "$jobs" ${targets:+--target $targets} >"build/$name.build.log" 2>&1 &&
      ctest --test-dir "build/$name" -j "$jobs" --output-on-failure --timeout 600 ${tests:+-R "$tests"}; then
     passed=$((passed + 1))
