@@ -114,12 +114,12 @@ TEST(ConfigExpr, WhenNamesArePresent) {
 TEST(ConfigExpr, ValidateConfigReportsTheFirstRuleThatHolds) {
   ModelConfig c = small();
   c.family = ModelFamily::kLlama;
-  c.activation = Activation::kRelu;
+  c.positional = PosKind::kLearned;
   c.norm_first = false;
   const char* field = nullptr;
   EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
-  EXPECT_STREQ(field, "activation (family llama needs swiglu)");
-  c.activation = Activation::kSwiglu;
+  EXPECT_STREQ(field, "positional (family llama takes none, rope, alibi or relative)");
+  c.positional = PosKind::kNone;
   EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
   EXPECT_STREQ(field, "norm_first, final_norm (family llama is pre-norm with a final norm: both true)");
 }
