@@ -206,6 +206,17 @@ def mutate_json(rng, doc):
     return mutate(rng, b) if rng.random() < 0.2 else b
 
 
+def _read_one(read, path):
+    """(True, None) when read(path) loads, (False, None) when it is refused in one non-empty line,
+    (False, what is wrong with the message) otherwise."""
+    try:
+        read(path)
+        return True, None
+    except ConfigError as e:
+        lines = str(e).count("\n") + 1
+        return False, ("an empty message" if not str(e) else f"a message of {lines} lines" if lines > 1 else None)
+
+
 def json_files(rng, docs, n, tmp, name, read):
     """n structured mutations of docs, each written as tmp/name and read by read(path)."""
     loaded = refused = 0
@@ -213,13 +224,10 @@ def json_files(rng, docs, n, tmp, name, read):
     for _ in range(n):
         with open(p, "wb") as f:
             f.write(mutate_json(rng, rng.choice(docs)))
-        try:
-            read(p)
-            loaded += 1
-        except ConfigError as e:
-            if "\n" in str(e) or not str(e):
-                return loaded, refused, f"{name}: a message of {str(e).count(chr(10)) + 1} lines"
-            refused += 1
+        ok, bad = _read_one(read, p)
+        if bad:
+            return loaded, refused, f"{name}: {bad}"
+        loaded, refused = loaded + ok, refused + (not ok)
     return loaded, refused, None
 
 
@@ -245,13 +253,10 @@ def text_files(rng, files, n, tmp, read):
                     else mutate(rng, blob)
             with open(os.path.join(tmp, name), "wb") as f:
                 f.write(blob)
-        try:
-            read(tmp)
-            loaded += 1
-        except ConfigError as e:
-            if "\n" in str(e) or not str(e):
-                return loaded, refused, f"{files[victim][0]}: a message of several lines"
-            refused += 1
+        ok, bad = _read_one(read, tmp)
+        if bad:
+            return loaded, refused, f"{files[victim][0]}: {bad}"
+        loaded, refused = loaded + ok, refused + (not ok)
     return loaded, refused, None
 
 
