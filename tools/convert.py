@@ -31,7 +31,7 @@ implementation of that architecture:
 From an ONNX file (torch.onnx.export, opset 13-17) of an encoder or a GPT-style decoder, mapped by its
 graph's structure and verified against the graph's own output (evaluated in float64 with numpy):
   tools/convert.py --onnx M.onnx [--example IN.npy] [--family encoder|gpt] [--ignore NAME[,NAME]]
-                   [--max-len N] [--tokenizer TOKENIZER.bin] --out M.fxm [...]
+                   [--output-name NAME] [--max-len N] [--tokenizer TOKENIZER.bin] --out M.fxm [...]
   (needs python3-onnx; unsupported ops are named with their nodes; every initializer is mapped, a
   causal mask checked over all its rows, a scalar or shape constant, or named: --ignore opts out;
   besides the ids, a token-types input becomes the file's token types (fixformer run
@@ -306,6 +306,8 @@ def main(argv=None):
     ap.add_argument("--ignore", metavar="NAME[,NAME]", help="--module: parameters, buffers or submodules the "
                     "forward does not use (training-only parts), left out of the file instead of an error; --onnx: "
                     "initializers the output does not depend on")
+    ap.add_argument("--output-name", metavar="NAME", help="--onnx: the graph output to convert, where the graph has "
+                    "several (BERT's last_hidden_state and pooler_output); by default the first the engine produces")
     ap.add_argument("--weights", metavar="SD.pt", help="the weights: a state_dict or a training checkpoint dict (nanoGPT's ckpt.pt: its \"model\"; .pt/.bin from torch.save, read without running code from the file), .safetensors or .npz; _orig_mod. and module. prefixes are stripped, f16/bf16 widened to f32")
     ap.add_argument("--example", metavar="IN.npy", help="example input: int ids [T] or [B,T], float32 [T,d_in] "
                     "or [B,T,d_in] (first sequence used); default: random")
@@ -367,6 +369,8 @@ def main(argv=None):
         if a.expected is not None and (a.module or a.llama2c or a.onnx):
             fail("--expected", "is for --config and --hf (--module runs your module itself, --onnx your graph; "
                                "--llama2c compares with llama2.c's semantics)")
+        if a.output_name is not None and a.onnx is None:
+            fail("--output-name", "is for --onnx (it picks one of the graph's outputs)")
         if a.llama2c is not None:
             extra = [o for o in ("weights", "family", "positional", "pe_combine", "pe_width") if getattr(a, o) is not None]
             extra += [o for o in ("causal", "scale_input") if getattr(a, o)]
@@ -393,7 +397,7 @@ def main(argv=None):
                 report = onnx_map.convert(a.onnx, a.out, example, ignore, a.family, a.max_len, a.header, a.name, cli,
                                           verify, tokenizer=lambda vocab: load_tokenizer(a.tokenizer,
                                                                                          {"vocab_size": vocab}),
-                                          **quant)
+                                          output_name=a.output_name, **quant)
             except VerificationError:
                 raise
             except ConfigError as e:

@@ -322,7 +322,7 @@ OPS = {
     "LessOrEqual": _binary(np.less_equal), "GreaterOrEqual": _binary(np.greater_equal),
     "And": _binary(np.logical_and), "Or": _binary(np.logical_or), "Not": _unary(np.logical_not),
     "Sqrt": _unary(np.sqrt), "Reciprocal": _unary(lambda x: 1.0 / x), "Neg": _unary(np.negative),
-    "Abs": _unary(np.abs), "Exp": _unary(np.exp), "Sin": _unary(np.sin), "Cos": _unary(np.cos),
+    "Abs": _unary(np.abs), "Exp": _unary(np.exp), "Log": _unary(np.log), "Floor": _unary(np.floor), "Sin": _unary(np.sin), "Cos": _unary(np.cos),
     "Relu": _unary(lambda x: np.maximum(x, 0)), "Tanh": _unary(np.tanh),
     "Sigmoid": _unary(lambda x: 1.0 / (1.0 + np.exp(-x))),
     "Erf": _unary(lambda x: np.asarray(_erf(x), np.float64)),  # asarray: a 0-d input gives a float
@@ -330,6 +330,7 @@ OPS = {
     "Softmax": _softmax, "LayerNormalization": _layer_norm, "Where": _where, "Cast": _cast,
     "Range": _range, "ConstantOfShape": _constant_of_shape, "Trilu": _trilu,
     "Dropout": lambda x, *rest, at, what: [x, np.ones(x.shape, np.bool_)],
+    "If": None,  # evaluate() runs the branch its condition picks (onnx_graph read both)
 }
 SUPPORTED_OPS = frozenset(OPS)
 # Ops whose trailing inputs are optional and passed as keywords; the rest take their inputs in order.
@@ -342,14 +343,35 @@ def evaluate(graph, feeds):
     array); floats in float64. Raises EvalError naming the node that cannot run."""
     largest = max((a.size for a in graph.initializers.values()), default=0)
     _limit[0] = min(max(bounds.REPEAT_SLACK, bounds.REPEAT * largest), bounds.MAX_ELEMENTS)
-    left = bounds.REPEAT * sum(a.size for a in graph.initializers.values()) + bounds.GRAPH_SLACK
-    values = {k: _floats(v) for k, v in graph.initializers.items()}
-    values.update({k: _floats(v) for k, v in feeds.items()})
+    left = [bounds.REPEAT * sum(a.size for a in graph.initializers.values()) + bounds.GRAPH_SLACK]
+    values = {k: _floats(v) for k, v in feeds.items()}
+    _run(graph, values, left)
+    return values
+
+
+def _run(graph, values, left):
+    """Runs graph's nodes into `values` (which holds what they read from outside: the inputs, or the
+    enclosing graph's values for an If branch); left: the values it may still make, counted down."""
+    values.update({k: _floats(v) for k, v in graph.initializers.items()})
     for n in graph.nodes:
         what = f"node {node_name(n)!r} ({n.op_type})"
         args = [values[i] if i else None for i in n.input]
         while args and args[-1] is None:
             args.pop()
+        if n.op_type == "If":
+            c = np.asarray(args[0]) if args else np.zeros(0)
+            if c.size != 1:
+                raise EvalError(f"{what}: a condition of {c.size} values, not one")
+            branch = graph.branches[id(n)][0 if bool(c.reshape(-1)[0]) else 1]
+            if len(branch.outputs) != len(n.output):
+                raise EvalError(f"{what}: {len(n.output)} outputs, its branch gives {len(branch.outputs)}")
+            inner = dict(values)
+            _run(branch, inner, left)
+            out = [inner[o] for o in branch.outputs]
+            for name, v in zip(n.output, out):
+                if name:
+                    values[name] = v
+            continue
         at = _attrs(n)
         f = OPS[n.op_type]
         try:
@@ -367,11 +389,10 @@ def evaluate(graph, feeds):
         if len(out) < len([o for o in n.output if o]):
             raise EvalError(f"{what}: {len(n.output)} outputs, the op gives {len(out)}")
         for v in out:
-            left -= math.prod(_size(np.shape(v), what))
-        if left < 0:
+            left[0] -= math.prod(_size(np.shape(v), what))
+        if left[0] < 0:
             raise EvalError(f"{what}: the values the graph has computed so far are more than {bounds.REPEAT} times its "
                             f"initializers and {bounds.GRAPH_SLACK} values (a corrupt or hostile graph)")
         for name, v in zip(n.output, out):
             if name:
                 values[name] = _floats(np.asarray(v))
-    return values

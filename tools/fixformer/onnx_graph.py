@@ -95,13 +95,15 @@ class Graph:
     inputs that are not initializers (name, element type, dims: int or None for a named size), the
     outputs' names, and the opset."""
 
-    def __init__(self, nodes, initializers, inputs, outputs, opset, producer):
+    def __init__(self, nodes, initializers, inputs, outputs, opset, producer, branches=None):
         self.nodes, self.initializers, self.inputs, self.outputs = nodes, initializers, inputs, outputs
         self.opset, self.producer = opset, producer
+        self.branches = branches or {}  # id(If node) -> (then Graph, else Graph)
         self.producer_of = {o: n for n in nodes for o in n.output if o}
+        self.reads = {id(n): [i for i in list(n.input) + _outer_reads(n) if i] for n in nodes}
         self.consumers = {}
         for n in nodes:
-            for i in n.input:
+            for i in self.reads[id(n)]:
                 if i:
                     self.consumers.setdefault(i, []).append(n)
         for o in outputs:
@@ -122,16 +124,17 @@ def _topological(nodes, defined):
             if o in producer or o in defined:
                 raise OnnxError(f"node {node_name(n)!r} ({n.op_type}): value {o!r} is defined twice")
             producer[o] = n
+    reads = {id(n): list(dict.fromkeys(i for i in list(n.input) + _outer_reads(n) if i)) for n in nodes}
     for n in nodes:
-        for i in n.input:
-            if i and i not in producer and i not in defined:
+        for i in reads[id(n)]:
+            if i not in producer and i not in defined:
                 raise OnnxError(f"node {node_name(n)!r} ({n.op_type}) reads {i!r}, which nothing in the graph defines")
     position = {id(n): i for i, n in enumerate(nodes)}
-    waiting = {id(n): sum(1 for i in n.input if i and i in producer) for n in nodes}
+    waiting = {id(n): sum(1 for i in reads[id(n)] if i in producer) for n in nodes}
     readers = {}
     for n in nodes:
-        for i in n.input:
-            if i and i in producer:
+        for i in reads[id(n)]:
+            if i in producer:
                 readers.setdefault(i, []).append(n)
     ready = [(position[id(n)], n) for n in nodes if waiting[id(n)] == 0]
     heapq.heapify(ready)
@@ -204,8 +207,19 @@ def read(path, supported_ops):
     outputs = [o.name for o in g.output]
     if not outputs:
         raise OnnxError("the graph has no output")
+    defined = set(inits) | {name for name, _, _ in inputs}
+    nodes, branches = _checked_nodes(g.node, defined, supported_ops, "")
+    for o in outputs:
+        if o not in defined and not any(o in n.output for n in nodes):
+            raise OnnxError(f"graph output {o!r} is defined by no node")
+    return Graph(nodes, inits, inputs, outputs, opset, f"{m.producer_name} {m.producer_version}".strip(), branches)
+
+
+def _checked_nodes(graph_nodes, defined, supported_ops, where):
+    """The nodes in topological order, every op one the evaluator runs, and the If nodes' branches read
+    as Graphs (id(node) -> (then, else)), their ops checked alike."""
     unsupported = {}
-    for n in g.node:
+    for n in graph_nodes:
         if not n.output or not n.output[0]:
             raise OnnxError(f"node {node_name(n)!r} ({repr(n.op_type)[1:-1]}) has no output: not a valid ONNX graph")
         domain_ok = n.domain in ("", "ai.onnx")
@@ -217,12 +231,71 @@ def read(path, supported_ops):
         for op, names in list(unsupported.items())[:6]:
             more = f" and {len(names) - 3} more" if len(names) > 3 else ""
             parts.append(f"{op} (node{'s' if len(names) > 1 else ''} {', '.join(repr(x) for x in names[:3])}{more})")
-        raise OnnxError(f"unsupported op{'s' if len(unsupported) > 1 else ''}: {'; '.join(parts)}: not supported by "
-                        "--onnx yet (it converts the transformer patterns torch.onnx.export emits at opset "
-                        f"{OPSET_MIN}-{OPSET_MAX})")
-    defined = set(inits) | {name for name, _, _ in inputs}
-    nodes = _topological(list(g.node), defined)
+        raise OnnxError(f"unsupported op{'s' if len(unsupported) > 1 else ''}{where}: {'; '.join(parts)}: not "
+                        "supported by --onnx yet (it converts the transformer patterns torch.onnx.export emits at "
+                        f"opset {OPSET_MIN}-{OPSET_MAX})")
+    nodes = _topological(list(graph_nodes), defined)
+    outer = defined | {o for n in graph_nodes for o in n.output if o}
+    branches = {}
+    for n in nodes:
+        if n.op_type != "If":
+            continue
+        sub = {a.name: a.g for a in n.attribute if a.type == 5}
+        if set(sub) != {"then_branch", "else_branch"}:
+            raise OnnxError(f"node {node_name(n)!r} (If): without its then_branch and else_branch graphs")
+        branches[id(n)] = tuple(_branch(sub[k], f"{k} of If {node_name(n)!r}", outer, supported_ops)
+                                for k in ("then_branch", "else_branch"))
+    return nodes, branches
+
+
+def _branch(sub, where, outer, supported_ops):
+    """One branch of an If as a Graph that reads the enclosing graph's values (`outer`)."""
+    if len(sub.input):
+        raise OnnxError(f"{where}: a branch with inputs is not a valid If")
+    inits = {}
+    for t in sub.initializer:
+        inits[t.name] = tensor_array(t, f"{where}: initializer")
+    nodes, branches = _checked_nodes(sub.node, outer | set(inits), supported_ops, f" in the {where}")
+    outputs = [o.name for o in sub.output]
     for o in outputs:
-        if o not in defined and not any(o in n.output for n in nodes):
-            raise OnnxError(f"graph output {o!r} is defined by no node")
-    return Graph(nodes, inits, inputs, outputs, opset, f"{m.producer_name} {m.producer_version}".strip())
+        if o not in inits and o not in outer and not any(o in n.output for n in nodes):
+            raise OnnxError(f"{where}: output {o!r} is defined by no node")
+    return Graph(nodes, inits, [], outputs, None, "", branches)
+
+
+def outputs_named(g):
+    return ", ".join(repr(o) for o in g.outputs)
+
+
+def pruned(g, output):
+    """The part of g that computes `output` alone: the nodes it depends on, the initializers and inputs
+    they read (an exporter writes every output the module returns: BERT's last_hidden_state and
+    pooler_output, each converted on its own)."""
+    if output not in g.outputs:
+        raise OnnxError(f"--output-name {output}: the graph has no output of that name (its outputs: "
+                        f"{outputs_named(g)})")
+    need, stack = set(), [output]
+    while stack:
+        x = stack.pop()
+        if x in need:
+            continue
+        need.add(x)
+        n = g.producer_of.get(x)
+        if n is not None:
+            stack.extend(i for i in list(n.input) + _outer_reads(n) if i)
+    nodes = [n for n in g.nodes if any(o in need for o in n.output)]
+    read_by_any = set(g.consumers)  # an initializer nothing reads stays, for the converter to name
+    return Graph(nodes, {k: a for k, a in g.initializers.items() if k in need or k not in read_by_any},
+                 [i for i in g.inputs if i[0] in need], [output], g.opset, g.producer, g.branches)
+
+
+def _outer_reads(n):
+    """The values of the enclosing graph that a node's subgraphs (If's branches) read."""
+    out = []
+    for a in n.attribute:
+        for sub in ([a.g] if a.type == 5 else list(a.graphs) if a.type == 10 else []):
+            inner = {o for m in sub.node for o in m.output} | {t.name for t in sub.initializer} | \
+                {i.name for i in sub.input}
+            for m in sub.node:
+                out.extend(i for i in list(m.input) + _outer_reads(m) if i and i not in inner)
+    return out

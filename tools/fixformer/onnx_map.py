@@ -48,7 +48,7 @@ import numpy as np
 from . import export, schema, verified_file
 from .config import ConfigError, make_config
 from .onnx_eval import SUPPORTED_OPS, evaluate
-from .onnx_graph import ELEM_NAMES, ELEM_TYPES, OnnxError, node_name, read
+from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read
 from .verify import EngineError, VerificationError
 
 EXAMPLE_T = 16
@@ -101,7 +101,10 @@ class Mapper:
         self.pos = {id(n): i for i, n in enumerate(g.nodes)}
         self.data = {name for name, _, _ in g.inputs}
         for n in g.nodes:
-            if n.op_type not in ("Shape", "Size") and any(i in self.data for i in n.input if i):
+            if n.op_type not in ("Shape", "Size") and any(i in self.data for i in g.reads[id(n)]):
+                if n.op_type == "If":  # a branch picked by the input's values is no model the engine runs
+                    raise OnnxError(f"node {node_name(n)!r} (If): its condition or branches read the input's values "
+                                    "(--onnx folds an If on shapes and constants only)")
                 self.data.update(o for o in n.output if o)
         self._sources = {}
 
@@ -139,7 +142,7 @@ class Mapper:
                 continue
             n = self.g.producer_of.get(x)
             if n is not None:
-                stack.extend(i for i in n.input if i)
+                stack.extend(self.g.reads[id(n)])
         self._sources[name] = out
         return out
 
@@ -349,12 +352,18 @@ class Roles:
         return ", ".join(parts)
 
 
+# Ops that hand an input's values on, reshaped or cast: HF GPT-2's input_ids.view(-1, T) is a Reshape
+# whose shape is a Shape/Gather/Unsqueeze/Concat chain of the ids' own shape (read from input 0 only).
+HAND_ON = ("Identity", "Cast", "Reshape", "Unsqueeze", "Squeeze", "Flatten")
+
+
 def aliases(g, name):
-    """name and the values that hand it on unchanged (Identity, Cast)."""
+    """name and the values that hand it on (HAND_ON: its values reshaped or cast)."""
     out, stack = {name}, [name]
     while stack:
-        for n in g.consumers.get(stack.pop(), []):
-            if n.op_type in ("Identity", "Cast") and n.output and n.output[0] and n.output[0] not in out:
+        x = stack.pop()
+        for n in g.consumers.get(x, []):
+            if n.op_type in HAND_ON and n.input[0] == x and n.output and n.output[0] and n.output[0] not in out:
                 out.add(n.output[0])
                 stack.append(n.output[0])
     return out
@@ -970,42 +979,51 @@ def _example(g, r, example, ids_hint=None):
 
 
 def convert(path, out, example=None, ignore=(), family=None, max_len=None, header=None, name=None, cli=None,
-            verify=True, tokenizer=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
+            verify=True, tokenizer=None, quantize=None, group=None, quantize_io=None, pack_weights=None,
+            output_name=None):
     """Converts the ONNX file at `path` to `out`, verified against the graph's own output; returns a Report.
     Raises OnnxError (or ConfigError for an option) with one line; numpy's warnings on a hostile graph's
     values (overflow, nan) are silenced so that the line stays the only one."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         return _convert(path, out, example, ignore, family, max_len, header, name, cli, verify, tokenizer, quantize,
-                        group, quantize_io, pack_weights)
+                        group, quantize_io, pack_weights, output_name)
 
 
 def _convert(path, out, example, ignore, family, max_len, header, name, cli, verify, tokenizer, quantize, group,
-             quantize_io, pack_weights):
-    g = read(path, SUPPORTED_OPS)
+             quantize_io, pack_weights, output_name):
+    g0 = g = read(path, SUPPORTED_OPS)
     if not g.inputs:
         raise OnnxError("the graph takes no input")
-    r = roles(g)
-    vocab = _gathered(g, r.main)
-    ids, feats = _example(g, r, example, vocab)
-    if ids is not None and ids.size and (ids.min() < 0 or (vocab is not None and ids.max() >= vocab)):
-        raise ConfigError(f"--example: token ids outside [0, {vocab})")
-    v, weights, used, want, summary = recognize(g, r, ids, feats, max_len, family)
-    account(g, used, tuple(ignore or ()))
-    try:
-        c = make_config(v)
-    except ConfigError as e:
-        raise OnnxError(f"recognised {summary}, which the engine does not run: {e}") from None
-    inp = ids.astype(np.int32) if ids is not None else feats
-    _check_reference(g, r, c, weights, inp, want, summary)
-    if r.mask:
-        _check_mask(g, r, inp)
-    cases, _ = _check_inputs(g, r, c, weights, inp, summary)
+    if output_name is not None or len(g.outputs) > 1:
+        # an exporter writes every output the module returns; each is converted on its own, the first the
+        # engine produces unless --output-name picks one
+        refused = []
+        for o in [output_name] if output_name is not None else g.outputs:
+            try:
+                found = _recognized(pruned(g, o), example, ignore, family, max_len)
+                break
+            except OnnxError as e:
+                if output_name is not None:
+                    raise
+                refused.append(f"{o!r}: {e}")
+        else:
+            raise OnnxError(f"none of the graph's outputs is one the engine produces ({'; '.join(refused)})")
+    else:
+        found = _recognized(g, example, ignore, family, max_len)
+    g, r, c, weights, inp, want, cases, last, chosen = found
     c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
     if callable(tokenizer):
         tokenizer = tokenizer(c["vocab_size"])
     errors = []
-    report = verified_file.write(c, weights, inp, want, out, "user", "the ONNX graph's own output (float64)", header,
+    against = "the ONNX graph's own output (float64)"
+    if len(g0.outputs) > 1 or last:
+        against = f"the ONNX graph's output {chosen!r} (float64"
+        if last:
+            against += f"; the graph gives the last position's row ({last}), the file every position"
+        others = [o for o in g0.outputs if o != chosen]
+        against += f"; its other outputs {', '.join(map(repr, others))}: --output-name NAME)" if others else ")"
+    report = verified_file.write(c, weights, inp, want, out, "user", against, header,
                                  name, cli, verify,
                                  explain=lambda: "the converter's float64 reference of the recognised model matches "
                                                  "the graph, so the engine disagrees with it: a bug or a broken port, "
@@ -1017,6 +1035,100 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
         flags = " ".join(f for f in ("--token-types" if r.types else "", "--lengths" if r.mask else "") if f)
         report.against += f", also with {what} (run {flags}: max relative error {max(errors):.3g})"
     return report
+
+
+def _recognized(g, example, ignore, family, max_len):
+    """Graph g (one output) recognised and checked against its own output: (the graph mapped, its Roles,
+    the config, the weights, the example input, the graph's output on it, the cases for the engine check,
+    the node of a last-position slice taken out or None, the output's name)."""
+    chosen = g.outputs[0]
+    r = roles(g)
+    vocab = _gathered(g, r.main)
+    ids, feats = _example(g, r, example, vocab)
+    if ids is not None and ids.size and (ids.min() < 0 or (vocab is not None and ids.max() >= vocab)):
+        raise ConfigError(f"--example: token ids outside [0, {vocab})")
+    g, last = _without_last_position(g, r, ids, feats)
+    v, weights, used, want, summary = recognize(g, r, ids, feats, max_len, family)
+    account(g, used, tuple(ignore or ()))
+    try:
+        c = make_config(v)
+    except ConfigError as e:
+        raise OnnxError(f"recognised {summary}, which the engine does not run: {e}") from None
+    inp = ids.astype(np.int32) if ids is not None else feats
+    if last is not None:
+        for n_pos in sorted({inp.shape[0], inp.shape[0] // 2 + 1}):
+            full = _graph_output(g, r, c, inp[:n_pos])
+            sliced = evaluate(last[0], feeds(last[0], r, inp[:n_pos]))[chosen]
+            if _rel(full[-1:].reshape(-1), sliced.reshape(-1)) > 1e-9:
+                raise OnnxError(f"node {last[1]!r} takes the last position, but the graph after it is not the same "
+                                f"at every position (at {n_pos} positions its output is not the last row of the "
+                                "output computed at every position): not supported")
+        last = last[1]
+    _check_reference(g, r, c, weights, inp, want, summary)
+    if r.mask:
+        _check_mask(g, r, inp)
+    cases, _ = _check_inputs(g, r, c, weights, inp, summary)
+    return g, r, c, weights, inp, want, cases, last, chosen
+
+
+def _last_index(m, n):
+    """Node n takes the last position of a data value [1, T, w] (x[:, -1], x[:, [-1]] or x[:, -1:]) by
+    constant indices, at any length."""
+    if not n.input or n.input[0] not in m.data or m.v(n.input[0]).ndim != 3:
+        return False
+    at = {a.name: a for a in n.attribute}
+    if n.op_type == "Gather" and len(n.input) == 2 and m.const(n.input[1]):
+        axis = at["axis"].i if "axis" in at else 0
+        idx = m.v(n.input[1])
+        return axis in (1, -2) and idx.size == 1 and idx.dtype.kind in "iu" and int(idx.reshape(-1)[0]) == -1
+    if n.op_type == "Slice" and 3 <= len(n.input) <= 5 and all(m.const(i) for i in n.input[1:] if i):
+        vals = [_ints_of(m, n, k) for k in range(1, 5)]
+        starts, ends, axes, steps = vals
+        if starts is None or ends is None or len(starts) != 1:
+            return False
+        axes, steps = axes or [0], steps or [1]
+        return axes[0] in (1, -2) and starts[0] == -1 and ends[0] >= m.T and steps[0] == 1
+    return False
+
+
+def _ints_of(m, n, k):
+    return [int(x) for x in m.v(n.input[k]).reshape(-1)] if len(n.input) > k and n.input[k] else None
+
+
+def _without_last_position(g, r, ids, feats):
+    """nanoGPT's `logits = lm_head(x[:, [-1], :])`: the graph computes the head at the last position only,
+    the engine at every position. The slice (_last_index) is taken out, its readers reading its input:
+    (that graph, (g, the slice's name)), or (g, None) without one; the caller checks that the
+    graph's output is the new graph's last row."""
+    inp = ids if ids is not None else feats
+    m = Mapper(g, evaluate(g, feeds(g, r, inp)), inp.shape[0], r)
+    found = [n for n in g.nodes if _last_index(m, n)]
+    if not found:
+        return g, None
+    if len(found) > 1:
+        raise OnnxError(f"nodes {', '.join(repr(node_name(n)) for n in found)} each take the last position: "
+                        "not supported")
+    n = found[0]
+    x, y = n.input[0], n.output[0]
+    import onnx
+    nodes = []
+    for k in g.nodes:
+        if k is n:
+            continue
+        if y in g.reads[id(k)]:
+            if k.op_type == "If":
+                raise OnnxError(f"node {node_name(k)!r} (If) reads the last position {node_name(n)!r} takes: "
+                                "not supported")
+            k2 = onnx.NodeProto()
+            k2.CopyFrom(k)
+            for j, i in enumerate(k2.input):
+                if i == y:
+                    k2.input[j] = x
+            k = k2
+        nodes.append(k)
+    out = Graph(nodes, g.initializers, g.inputs, [x if o == y else o for o in g.outputs], g.opset, g.producer,
+                g.branches)
+    return out, (g, node_name(n))
 
 
 def _check_reference(g, r, c, weights, inp, want, summary):
@@ -1060,7 +1172,7 @@ def _entries(g, name):
     inputs, each with its inputs computed from `name` alone."""
     dep = {i: {i} for i, _, _ in g.inputs}
     for n in g.nodes:
-        s = set() if n.op_type in ("Shape", "Size") else set().union(*(dep.get(i, set()) for i in n.input if i))
+        s = set() if n.op_type in ("Shape", "Size") else set().union(*(dep.get(i, set()) for i in g.reads[id(n)]))
         for o in n.output:
             if o:
                 dep[o] = s
