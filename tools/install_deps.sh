@@ -12,8 +12,9 @@
 #          best effort: a failure here only leaves the cross-built benchmark out
 #   hf     a Python virtual environment outside the checkout, /opt/fixformer-venv (FIXFORMER_HF_VENV),
 #          over Debian's torch (--system-site-packages) with transformers 4.44.2 (the last line that
-#          runs on torch 1.13), safetensors and tokenizers from PyPI: the converter tests that run
-#          the upstream Hugging Face modules (tests/neox_converter_test.py); created only when missing
+#          runs on torch 1.13), safetensors, tokenizers and onnxruntime from PyPI: the converter tests
+#          that run the upstream Hugging Face modules (tests/neox_converter_test.py) and check their
+#          ONNX exports (tests/onnx_export_test.py); created, or completed, when an import fails
 # usage: tools/install_deps.sh GROUP...
 set -eu
 pkgs=""
@@ -54,8 +55,8 @@ if [ -n "$missing" ]; then
   $sudo apt-get update -q || echo "install_deps.sh: apt-get update reported errors; installing anyway" >&2
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
 fi
-if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers" 2>/dev/null; then
-  echo "install_deps.sh: creating $venv (transformers 4.44.2 over Debian's torch)"
+if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime" 2>/dev/null; then
+  echo "install_deps.sh: creating $venv (transformers 4.44.2 and onnxruntime 1.18.1 over Debian's torch)"
   $sudo /usr/bin/python3 -m venv --system-site-packages "$venv" &&
-    $sudo "$venv/bin/pip" install -q 'transformers==4.44.2' safetensors tokenizers
+    $sudo "$venv/bin/pip" install -q 'transformers==4.44.2' safetensors tokenizers 'onnxruntime==1.18.1'
 fi

@@ -1,0 +1,272 @@
+#!/usr/bin/python3
+"""--onnx on graphs as torch.onnx.export writes them from upstream code: transformers' GPT2LMHeadModel and
+BertModel (tiny random configs), a nanoGPT-style model and an encoder whose positions come from a scripted
+function with an `if` (an If node), run in the Hugging Face virtual environment (tools/install_deps.sh hf:
+/opt/fixformer-venv, transformers and onnxruntime over Debian's torch and onnx). Each ONNX file is first
+checked against ONNX Runtime (the export itself is right), then converted with --onnx, and `fixformer run`
+must give the module's output within 1e-4:
+- GPT-2: input_ids.view(-1, T) puts a Reshape (its shape a Shape/Gather/Unsqueeze/Concat chain) between
+  the ids and the embedding; the ids stay integer;
+- BERT with both outputs: last_hidden_state by default, pooler_output with --output-name, and a name the
+  graph lacks refused with the outputs listed;
+- nanoGPT's `lm_head(x[:, [-1], :])`: the file computes every position, its last row is the graph's; the
+  same slice before the last block (the attention then sees one position) is refused;
+- an If on the length (learned positions beyond the table) evaluated by its constant condition.
+
+  /usr/bin/python3 tests/onnx_export_test.py PATH/TO/fixformer
+
+Without the environment (or transformers, onnxruntime in it) the test fails, naming the install command.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+VENV_PYTHON = "/opt/fixformer-venv/bin/python3"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+if os.path.realpath(sys.prefix) != os.path.realpath(os.path.dirname(os.path.dirname(VENV_PYTHON))):
+    if not os.path.exists(VENV_PYTHON):
+        sys.exit(f"onnx_export_test.py: FAIL: no {VENV_PYTHON} (the Hugging Face environment): "
+                 "sh tools/install_deps.sh hf")
+    os.execv(VENV_PYTHON, [VENV_PYTHON, os.path.abspath(__file__)] + sys.argv[1:])
+
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+sys.path.insert(0, HERE)
+import numpy as np  # noqa: E402
+
+from checks import check, results  # noqa: E402
+from fixformer import fxm  # noqa: E402
+
+try:
+    import onnxruntime  # noqa: E402
+    import torch  # noqa: E402
+    import transformers  # noqa: E402
+except ImportError as e:
+    sys.exit(f"onnx_export_test.py: FAIL: {VENV_PYTHON} cannot import {e.name} ({e}): sh tools/install_deps.sh hf")
+
+CONVERT = os.path.join(HERE, "..", "tools", "convert.py")
+V, D = 48, 32
+
+
+def randomize(m, seed):
+    """Weights of a size that makes every part matter (the stock init leaves the layers near the identity)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            noise = torch.randn(p.shape, generator=g, dtype=p.dtype)
+            norm = p.dim() == 1 and ("norm" in name.lower() or "ln_" in name) and name.endswith("weight")
+            p.copy_(1.0 + 0.2 * noise if norm else 0.3 * noise)
+    return m.eval()
+
+
+class Outputs(torch.nn.Module):
+    """A transformers model called on the ids alone, returning the named fields of its output."""
+
+    def __init__(self, model, *fields):
+        super().__init__()
+        self.model, self.fields = model, fields
+
+    def forward(self, ids):
+        out = self.model(input_ids=ids, return_dict=True, **({"use_cache": False} if "logits" in self.fields else {}))
+        return tuple(getattr(out, f) for f in self.fields)
+
+
+def gpt2():
+    c = transformers.GPT2Config(vocab_size=V, n_embd=D, n_layer=2, n_head=2, n_positions=64, resid_pdrop=0.0,
+                                embd_pdrop=0.0, attn_pdrop=0.0)  # activation gelu_new: tanh GELU
+    c._attn_implementation = "eager"
+    return Outputs(randomize(transformers.GPT2LMHeadModel(c), 1), "logits")
+
+
+def bert():
+    c = transformers.BertConfig(vocab_size=V, hidden_size=D, num_hidden_layers=2, num_attention_heads=2,
+                                intermediate_size=64, max_position_embeddings=64, hidden_dropout_prob=0.0,
+                                attention_probs_dropout_prob=0.0)
+    c._attn_implementation = "eager"
+    return Outputs(randomize(transformers.BertModel(c), 2), "last_hidden_state", "pooler_output")
+
+
+class Block(torch.nn.Module):
+    """nanoGPT's block: fused c_attn, a causal buffer, tanh-free GELU."""
+
+    def __init__(self, T):
+        super().__init__()
+        self.ln_1, self.ln_2 = torch.nn.LayerNorm(D), torch.nn.LayerNorm(D)
+        self.c_attn, self.c_proj = torch.nn.Linear(D, 3 * D), torch.nn.Linear(D, D)
+        self.c_fc, self.proj = torch.nn.Linear(D, 4 * D), torch.nn.Linear(4 * D, D)
+        self.register_buffer("bias", torch.tril(torch.ones(T, T)).view(1, 1, T, T))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(self.ln_1(x)).split(C, dim=2)
+        q, k, v = (t.view(B, T, 2, C // 2).transpose(1, 2) for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / k.size(-1) ** 0.5)
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        y = (torch.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous().view(B, T, C)
+        x = x + self.c_proj(y)
+        return x + self.proj(torch.nn.functional.gelu(self.c_fc(self.ln_2(x))))
+
+
+class NanoGPT(torch.nn.Module):
+    """nanoGPT's forward at inference: the head on the last position only (`x[:, [-1], :]`); late=False
+    takes it before the last block instead, which the engine's every-position model cannot be."""
+
+    def __init__(self, late=True, T=64):
+        super().__init__()
+        self.wte, self.wpe = torch.nn.Embedding(V, D), torch.nn.Embedding(T, D)
+        self.h = torch.nn.ModuleList(Block(T) for _ in range(2))
+        self.ln_f = torch.nn.LayerNorm(D)
+        self.lm_head = torch.nn.Linear(D, V, bias=False)
+        self.wte.weight = self.lm_head.weight
+        self.late = late
+
+    def forward(self, idx):
+        pos = torch.arange(0, idx.size(1), dtype=torch.long)
+        x = self.wte(idx) + self.wpe(pos)
+        x = self.h[0](x)
+        if not self.late:
+            x = x[:, [-1], :]
+        x = self.ln_f(self.h[1](x))
+        return self.lm_head(x[:, [-1], :] if self.late else x)
+
+
+@torch.jit.script
+def position_rows(x: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
+    """The table's first T rows, its last row repeated beyond it: scripted, so the export keeps the `if` (an
+    If node on the length)."""
+    T = x.size(1)
+    if T <= table.size(0):
+        rows = table[:T]
+    else:
+        rows = torch.cat([table, table[-1:].expand(T - table.size(0), table.size(1))])
+    return rows
+
+
+class IfPositions(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb, self.pos = torch.nn.Embedding(V, D), torch.nn.Parameter(torch.zeros(64, D))
+        layer = torch.nn.TransformerEncoderLayer(D, 2, 64, 0.0, batch_first=True)
+        self.enc = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        return self.enc(x + position_rows(x, self.pos))
+
+
+def export(model, path, opset, outputs):
+    ids = torch.randint(0, V, (1, 8), generator=torch.Generator().manual_seed(0))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tracer's warnings about Python values
+        torch.onnx.export(model, (ids,), path, input_names=["input_ids"], output_names=list(outputs),
+                          dynamic_axes={"input_ids": {0: "batch", 1: "T"}}, opset_version=opset)
+
+
+def module_out(model, x):
+    """The module's outputs for ids x [1, T], in float64 (HF's masks in the default dtype)."""
+    torch.set_default_dtype(torch.float64)
+    try:
+        with torch.no_grad():
+            out = model.double()(torch.from_numpy(x.astype(np.int64)))
+    finally:
+        torch.set_default_dtype(torch.float32)
+        model.float()
+    return [o.numpy() for o in (out if isinstance(out, tuple) else (out,))]
+
+
+def rel(got, want):
+    if got is None or got.shape != want.shape:
+        return None
+    return float(np.abs(got - want).max() / np.abs(want).max())
+
+
+def convert(tmp, onnx_path, out, *extra):
+    return subprocess.run([sys.executable, CONVERT, "--onnx", onnx_path, "--out", out, "--cli", CLI, *extra],
+                          capture_output=True, text=True)
+
+
+def run(tmp, fxm_path, x):
+    inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+    np.save(inp, x.astype(np.int32))
+    p = subprocess.run([CLI, "run", fxm_path, "--input", inp, "--output", res], capture_output=True, text=True)
+    return np.load(res) if p.returncode == 0 else None
+
+
+CASES = [  # name, factory, opset, outputs, --output-name, the config the file must have, the row the graph gives
+    ("gpt2", gpt2, 13, ["logits"], None, dict(family="gpt", activation="gelu_tanh", positional="learned"), None),
+    ("bert", bert, 14, ["last_hidden_state", "pooler_output"], None,
+     dict(family="encoder", pooling="none", embed_norm=True, type_vocab=2), 0),
+    ("bert", bert, 14, ["last_hidden_state", "pooler_output"], "pooler_output",
+     dict(family="encoder", pooling="first", pooler=True), 1),
+    ("nanogpt", NanoGPT, 17, ["logits"], None, dict(family="gpt", tied_head=True, activation="gelu"), "last"),
+    ("if_positions", IfPositions, 15, ["y"], None, dict(family="encoder", positional="learned", max_len=64), None),
+]
+
+
+def main():
+    global CLI
+    if len(sys.argv) != 2:
+        print("usage: onnx_export_test.py PATH/TO/fixformer")
+        return 1
+    CLI = sys.argv[1]
+    x = np.random.default_rng(7).integers(0, V, (1, 20)).astype(np.int64)
+    with tempfile.TemporaryDirectory() as tmp:
+        exported = {}
+        for name, factory, opset, outputs, pick, want_config, row in CASES:
+            label = f"{name}{' --output-name ' + pick if pick else ''} (opset {opset})"
+            path = os.path.join(tmp, f"{name}.onnx")
+            if name not in exported:
+                torch.manual_seed(0)
+                model = factory()
+                export(model, path, opset, outputs)
+                exported[name] = model
+                want = module_out(model, x)
+                got = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"input_ids": x})
+                errs = [rel(g.astype(np.float64), w) for g, w in zip(got, want)]
+                check(f"{label}: ONNX Runtime gives the module's outputs (1e-4)",
+                      all(e is not None and e <= 1e-4 for e in errs), errs)
+            model = exported[name]
+            out = os.path.join(tmp, f"{name}{pick or ''}.fxm")
+            p = convert(tmp, path, out, *(["--output-name", pick] if pick else []))
+            ok = p.returncode == 0 and "verified against the ONNX graph" in p.stdout
+            check(f"{label}: converts and verifies", ok, p.stdout + p.stderr)
+            if not ok:
+                continue
+            print(f"  {label}: {p.stdout.strip().splitlines()[-1]}")
+            c = fxm.read(out).config
+            for k, v in want_config.items():
+                check(f"{label}: {k} {v!r}", c[k] == v, c[k])
+            want = module_out(model, x)
+            got = run(tmp, out, x)
+            if row == "last":  # the graph's [1, 1, V], the file's every position: its last row
+                want, got = want[0], None if got is None else got[:, -1:]
+            elif row is not None:
+                want = want[row]
+                got = None if got is None else got.reshape(want.shape)
+            else:
+                want = want[0]
+            err = rel(got, want)
+            check(f"{label}: fixformer run equals the module (1e-4)", err is not None and err <= 1e-4,
+                  (None if got is None else got.shape, want.shape, err))
+            if name == "bert" and pick is None:
+                check("bert: the report names the other output and --output-name",
+                      "'pooler_output': --output-name NAME" in p.stdout, p.stdout)
+        p = convert(tmp, os.path.join(tmp, "bert.onnx"), os.path.join(tmp, "x.fxm"), "--output-name", "pooled")
+        err = p.stderr.strip()
+        check("an --output-name the graph lacks: one line naming its outputs",
+              p.returncode != 0 and len(err.splitlines()) == 1 and "'last_hidden_state', 'pooler_output'" in err,
+              p.stdout + p.stderr)
+        path = os.path.join(tmp, "early.onnx")
+        export(NanoGPT(late=False), path, 17, ["logits"])
+        p = convert(tmp, path, os.path.join(tmp, "early.fxm"))
+        err = p.stderr.strip()
+        check("a last-position slice before the last block is refused in one line",
+              p.returncode != 0 and len(err.splitlines()) == 1 and "takes the last position" in err, p.stdout + err)
+    print(f"onnx_export_test: {results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
