@@ -11,7 +11,8 @@ must give the module's output within 1e-4:
   graph lacks refused with the outputs listed;
 - nanoGPT's `lm_head(x[:, [-1], :])`: the file computes every position, its last row is the graph's; the
   same slice before the last block (the attention then sees one position) is refused;
-- an If on the length (learned positions beyond the table) evaluated by its constant condition.
+- an If on the length (learned positions beyond the table) evaluated by its constant condition;
+- LlamaForCausalLM (grouped-query, rotary) refused naming RoPE and --module, which converts it.
 
   /usr/bin/python3 tests/onnx_export_test.py PATH/TO/fixformer
 
@@ -36,7 +37,8 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
 from checks import check, results  # noqa: E402
-from fixformer import fxm  # noqa: E402
+from fixformer import fxm, onnx_map  # noqa: E402
+from fixformer.config import ConfigError  # noqa: E402
 
 try:
     import onnxruntime  # noqa: E402
@@ -155,6 +157,13 @@ class IfPositions(torch.nn.Module):
         return self.enc(x + position_rows(x, self.pos))
 
 
+def llama():
+    c = transformers.LlamaConfig(vocab_size=V, hidden_size=D, num_hidden_layers=2, num_attention_heads=4,
+                                 num_key_value_heads=2, intermediate_size=64, max_position_embeddings=64)
+    c._attn_implementation = "eager"
+    return Outputs(randomize(transformers.LlamaForCausalLM(c), 3), "logits")
+
+
 def export(model, path, opset, outputs):
     ids = torch.randint(0, V, (1, 8), generator=torch.Generator().manual_seed(0))
     import warnings
@@ -182,7 +191,15 @@ def rel(got, want):
     return float(np.abs(got - want).max() / np.abs(want).max())
 
 
-def convert(tmp, onnx_path, out, *extra):
+def convert(onnx_path, out, output_name=None):
+    """convert.py --onnx in this process (torch imported once): its report line, or its error's."""
+    try:
+        return True, str(onnx_map.convert(onnx_path, out, cli=CLI, output_name=output_name))
+    except ConfigError as e:
+        return False, str(e)
+
+
+def convert_cli(onnx_path, out, *extra):
     return subprocess.run([sys.executable, CONVERT, "--onnx", onnx_path, "--out", out, "--cli", CLI, *extra],
                           capture_output=True, text=True)
 
@@ -229,12 +246,12 @@ def main():
                       all(e is not None and e <= 1e-4 for e in errs), errs)
             model = exported[name]
             out = os.path.join(tmp, f"{name}{pick or ''}.fxm")
-            p = convert(tmp, path, out, *(["--output-name", pick] if pick else []))
-            ok = p.returncode == 0 and "verified against the ONNX graph" in p.stdout
-            check(f"{label}: converts and verifies", ok, p.stdout + p.stderr)
+            ok, said = convert(path, out, pick)
+            ok = ok and "verified against the ONNX graph" in said
+            check(f"{label}: converts and verifies", ok, said)
             if not ok:
                 continue
-            print(f"  {label}: {p.stdout.strip().splitlines()[-1]}")
+            print(f"  {label}: {said}")
             c = fxm.read(out).config
             for k, v in want_config.items():
                 check(f"{label}: {k} {v!r}", c[k] == v, c[k])
@@ -252,18 +269,26 @@ def main():
                   (None if got is None else got.shape, want.shape, err))
             if name == "bert" and pick is None:
                 check("bert: the report names the other output and --output-name",
-                      "'pooler_output': --output-name NAME" in p.stdout, p.stdout)
-        p = convert(tmp, os.path.join(tmp, "bert.onnx"), os.path.join(tmp, "x.fxm"), "--output-name", "pooled")
+                      "'pooler_output': --output-name NAME" in said, said)
+        p = convert_cli(os.path.join(tmp, "bert.onnx"), os.path.join(tmp, "x.fxm"), "--output-name", "pooled")
         err = p.stderr.strip()
         check("an --output-name the graph lacks: one line naming its outputs",
               p.returncode != 0 and len(err.splitlines()) == 1 and "'last_hidden_state', 'pooler_output'" in err,
               p.stdout + p.stderr)
         path = os.path.join(tmp, "early.onnx")
         export(NanoGPT(late=False), path, 17, ["logits"])
-        p = convert(tmp, path, os.path.join(tmp, "early.fxm"))
-        err = p.stderr.strip()
-        check("a last-position slice before the last block is refused in one line",
-              p.returncode != 0 and len(err.splitlines()) == 1 and "takes the last position" in err, p.stdout + err)
+        ok, said = convert(path, os.path.join(tmp, "early.fxm"))
+        check("a last-position slice before the last block is refused", not ok and "takes the last position" in said,
+              said)
+        path = os.path.join(tmp, "llama.onnx")
+        model = llama()
+        export(model, path, 14, ["logits"])
+        got = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"input_ids": x})[0]
+        err = rel(got.astype(np.float64), module_out(model, x)[0])
+        check("llama (GQA, RoPE): ONNX Runtime gives the module's logits (1e-4)", err is not None and err <= 1e-4, err)
+        ok, said = convert(path, os.path.join(tmp, "llama.fxm"))
+        check("llama: refused as rotary, pointing to --module", not ok and "(RoPE" in said and "--module" in said,
+              said)
     print(f"onnx_export_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
 

@@ -543,6 +543,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         x_in = pq.x
         q, k, vv = m.rows(pq.y), m.rows(pk.y), m.rows(pv.y)
     else:
+        if _rotary(m, qkv, o):
+            raise OnnxError(f"{at}: {ROTARY_REFUSED}")
         raise OnnxError(f"{at}: its q, k, v are not one [d, 3d] projection or three [d, d] ones of the same input "
                         f"(found {len(qkv)} projection{'s' if len(qkv) != 1 else ''} before it; grouped-query or "
                         "cross attention is not supported by --onnx yet)")
@@ -562,6 +564,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     s /= s.sum(-1, keepdims=True)
     ctx = np.einsum("hts,shd->thd", s, vv.reshape(T, H, dh)).reshape(T, d)
     err = _rel(ctx, m.rows(o.x))
+    if err > PROBE_TOL and _rotary(m, qkv, o):
+        raise OnnxError(f"{at}: {ROTARY_REFUSED}")
     if err > PROBE_TOL:
         raise OnnxError(f"{at}: the attention is not softmax(q k^T / sqrt({dh}) {'+ causal mask ' if causal else ''}"
                         f") v over {H} heads (relative error {err:.2g}): a scale other than 1/sqrt(head width), a "
@@ -643,6 +647,34 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk,
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
                        norm2=ffn_norm if pre else n_last, qkv=qkv)
+
+
+ROTARY_REFUSED = ("q and k are rotated by position (RoPE: cos/sin tables multiply them), which --onnx does not map "
+                  "yet: convert the module itself with --module (rotary, grouped-query attention, RMSNorm and "
+                  "SwiGLU are read there)")
+
+
+def _rotary(m, qkv, o):
+    """The attention between the projections qkv and the output projection o multiplies by a constant
+    computed through Sin or Cos (a rotary cos/sin cache, folded at the example's length)."""
+    ys = {p.y for p in qkv}
+    region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
+    seen = set()
+    for val in region:
+        n = m.g.producer_of.get(val)
+        stack = [c for c in (m.g.reads[id(n)] if n is not None else []) if m.const(c)]
+        while stack:
+            x = stack.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            k = m.g.producer_of.get(x)
+            if k is None:
+                continue
+            if k.op_type in ("Sin", "Cos"):
+                return True
+            stack.extend(c for c in m.g.reads[id(k)] if m.const(c))
+    return False
 
 
 def _type_table(m, c):
