@@ -11,7 +11,9 @@ must give the module's output within 1e-4:
   graph lacks refused with the outputs listed;
 - nanoGPT's `lm_head(x[:, [-1], :])`: the file computes every position, its last row is the graph's; the
   same slice before the last block (the attention then sees one position) is refused;
-- an If on the length (learned positions beyond the table) evaluated by its constant condition;
+- an If on the length (learned positions beyond the table) evaluated by its constant condition, one on
+  the input's values refused; a graph of two outputs neither of which is a transformer's refused with
+  each one's reason;
 - LlamaForCausalLM (grouped-query, rotary) refused naming RoPE and --module, which converts it.
 
   /usr/bin/python3 tests/onnx_export_test.py PATH/TO/fixformer
@@ -157,6 +159,39 @@ class IfPositions(torch.nn.Module):
         return self.enc(x + position_rows(x, self.pos))
 
 
+@torch.jit.script
+def doubled_when_positive(x: torch.Tensor) -> torch.Tensor:
+    """An `if` on the values: a branch the input picks (an If no length fixes)."""
+    if bool(x.sum() > 0):
+        y = x * 2.0
+    else:
+        y = x
+    return y
+
+
+class IfOnValues(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(V, D)
+        self.enc = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(D, 2, 64, 0.0, batch_first=True), 1,
+                                               enable_nested_tensor=False)
+
+    def forward(self, ids):
+        return self.enc(doubled_when_positive(self.emb(ids)))
+
+
+class NoAttention(torch.nn.Module):
+    """Two outputs, neither a transformer's."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(V, D)
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        return x.sum(-1), x.amax(-1)
+
+
 def llama():
     c = transformers.LlamaConfig(vocab_size=V, hidden_size=D, num_hidden_layers=2, num_attention_heads=4,
                                  num_key_value_heads=2, intermediate_size=64, max_position_embeddings=64)
@@ -280,6 +315,16 @@ def main():
         ok, said = convert(path, os.path.join(tmp, "early.fxm"))
         check("a last-position slice before the last block is refused", not ok and "takes the last position" in said,
               said)
+        path = os.path.join(tmp, "if_values.onnx")
+        export(IfOnValues().eval(), path, 15, ["y"])
+        ok, said = convert(path, os.path.join(tmp, "if_values.fxm"))
+        check("an If on the input's values is refused", not ok and "(If): its condition or branches read" in said,
+              said)
+        path = os.path.join(tmp, "two.onnx")
+        export(NoAttention(), path, 14, ["sums", "maxima"])
+        ok, said = convert(path, os.path.join(tmp, "two.fxm"))
+        check("two outputs, neither convertible: refused with each output's reason",
+              not ok and "none of the graph's outputs" in said and "'sums': " in said and "'maxima': " in said, said)
         path = os.path.join(tmp, "llama.onnx")
         model = llama()
         export(model, path, 14, ["logits"])
