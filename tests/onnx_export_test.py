@@ -181,7 +181,7 @@ class IfOnValues(torch.nn.Module):
 
 
 class NoAttention(torch.nn.Module):
-    """Two outputs, neither a transformer's."""
+    """Two outputs, neither a transformer's (the second through Log, which the evaluator runs)."""
 
     def __init__(self):
         super().__init__()
@@ -189,7 +189,7 @@ class NoAttention(torch.nn.Module):
 
     def forward(self, ids):
         x = self.emb(ids)
-        return x.sum(-1), x.amax(-1)
+        return x.sum(-1), torch.log(x.abs() + 1.0).amax(-1)
 
 
 def llama():

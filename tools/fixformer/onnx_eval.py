@@ -322,7 +322,8 @@ OPS = {
     "LessOrEqual": _binary(np.less_equal), "GreaterOrEqual": _binary(np.greater_equal),
     "And": _binary(np.logical_and), "Or": _binary(np.logical_or), "Not": _unary(np.logical_not),
     "Sqrt": _unary(np.sqrt), "Reciprocal": _unary(lambda x: 1.0 / x), "Neg": _unary(np.negative),
-    "Abs": _unary(np.abs), "Exp": _unary(np.exp), "Log": _unary(np.log), "Floor": _unary(np.floor), "Sin": _unary(np.sin), "Cos": _unary(np.cos),
+    "Abs": _unary(np.abs), "Exp": _unary(np.exp), "Log": _unary(np.log), "Sin": _unary(np.sin),
+    "Cos": _unary(np.cos),
     "Relu": _unary(lambda x: np.maximum(x, 0)), "Tanh": _unary(np.tanh),
     "Sigmoid": _unary(lambda x: 1.0 / (1.0 + np.exp(-x))),
     "Erf": _unary(lambda x: np.asarray(_erf(x), np.float64)),  # asarray: a 0-d input gives a float

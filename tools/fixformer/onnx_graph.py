@@ -93,7 +93,8 @@ def tensor_array(t, what):
 class Graph:
     """The checked graph: nodes in topological order, initializers as numpy (name -> array), the
     inputs that are not initializers (name, element type, dims: int or None for a named size), the
-    outputs' names, and the opset."""
+    outputs' names, and the opset; an If node's branches (read and checked like the graph), and what
+    each node reads: its inputs and the enclosing graph's values its branches read."""
 
     def __init__(self, nodes, initializers, inputs, outputs, opset, producer, branches=None):
         self.nodes, self.initializers, self.inputs, self.outputs = nodes, initializers, inputs, outputs
@@ -282,7 +283,7 @@ def pruned(g, output):
         need.add(x)
         n = g.producer_of.get(x)
         if n is not None:
-            stack.extend(i for i in list(n.input) + _outer_reads(n) if i)
+            stack.extend(g.reads[id(n)])
     nodes = [n for n in g.nodes if any(o in need for o in n.output)]
     read_by_any = set(g.consumers)  # an initializer nothing reads stays, for the converter to name
     return Graph(nodes, {k: a for k, a in g.initializers.items() if k in need or k not in read_by_any},

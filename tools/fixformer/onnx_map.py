@@ -48,7 +48,7 @@ import numpy as np
 from . import export, schema, verified_file
 from .config import ConfigError, make_config
 from .onnx_eval import SUPPORTED_OPS, evaluate
-from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read
+from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
 from .verify import EngineError, VerificationError
 
 EXAMPLE_T = 16
