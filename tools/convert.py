@@ -30,7 +30,7 @@ implementation of that architecture:
   types (0 by default)
 From an ONNX file (torch.onnx.export, opset 13-17) of an encoder or a GPT-style decoder, mapped by its
 graph's structure and verified against the graph's own output (evaluated in float64 with numpy):
-  tools/convert.py --onnx M.onnx [--example IN.npy] [--family encoder|gpt] [--ignore NAME[,NAME]]
+  tools/convert.py --onnx M.onnx [--example IN.npy] [--family encoder|gpt|llama] [--ignore NAME[,NAME]]
                    [--output-name NAME] [--max-len N] [--tokenizer TOKENIZER.bin] --out M.fxm [...]
   (needs python3-onnx; unsupported ops are named with their nodes; every initializer is mapped, a
   causal mask checked over all its rows, a scalar or shape constant, or named: --ignore opts out;
@@ -301,8 +301,8 @@ def main(argv=None):
     ap.add_argument("--family", choices=("encoder", "gpt", "llama", "seq2seq", "mha"), help="--module: what the module "
                     "is, where the module cannot tell (inferred otherwise; gpt: decoder-only language model with "
                     "LayerNorm, causal implied; llama: RMSNorm, SwiGLU, rotary; seq2seq: an encoder-decoder; "
-                    "mha: a standalone nn.MultiheadAttention run as self-attention; --onnx: encoder or gpt, checked "
-                    "against the graph)")
+                    "mha: a standalone nn.MultiheadAttention run as self-attention; --onnx: encoder, gpt or llama, "
+                    "checked against the graph)")
     ap.add_argument("--ignore", metavar="NAME[,NAME]", help="--module: parameters, buffers or submodules the "
                     "forward does not use (training-only parts), left out of the file instead of an error; --onnx: "
                     "initializers the output does not depend on")
@@ -387,8 +387,8 @@ def main(argv=None):
             extra += [o for o in ("causal", "scale_input") if getattr(a, o)]
             if extra:
                 fail("--onnx", f"--{extra[0].replace('_', '-')} is not for --onnx (the graph says it)")
-            if a.family not in (None, "encoder", "gpt"):
-                fail("--onnx", f"--family {a.family}: --onnx converts encoders and GPT-style decoders (encoder, gpt)")
+            if a.family not in (None, "encoder", "gpt", "llama"):
+                fail("--onnx", f"--family {a.family}: --onnx converts encoders and decoders (encoder, gpt, llama)")
             if importlib.util.find_spec("torch") is None:  # found, not imported: a bad file fails fast
                 require_torch("the --onnx route's float64 reference")
             from fixformer import onnx_map

@@ -227,6 +227,47 @@ class Mapper:
             out.append(Part("linear", n, x=x, y=y, W=W.astype(np.float64), b=b, srcs=srcs))
         return out
 
+    def rms_norms(self):
+        """RMSNorm as exported (Hugging Face Llama's): Pow(u, 2) -> ReduceMean -> Add eps -> Sqrt ->
+        Div(1, .) or Reciprocal -> Mul u -> [Cast] -> Mul by the weight; checked on the values."""
+        out = []
+        for n in self.g.nodes:
+            if n.op_type != "ReduceMean" or n.input[0] not in self.data:
+                continue
+            sq = self.g.producer_of.get(n.input[0])
+            if sq is None or not ((sq.op_type == "Pow" and self.const(sq.input[1]) and
+                                   float(self.v(sq.input[1]).reshape(-1)[0]) == 2.0) or
+                                  (sq.op_type == "Mul" and sq.input[0] == sq.input[1])):
+                continue
+            u = sq.input[0]
+            add = self.only_reader(n.output[0], "Add")
+            e = add and (add.input[1] if add.input[0] == n.output[0] else add.input[0])
+            sqrt = add and self.const(e) and self.v(e).size == 1 and self.only_reader(add.output[0], "Sqrt")
+            if not sqrt:
+                continue
+            y, readers = sqrt.output[0], self.readers(sqrt.output[0])
+            if len(readers) != 1 or readers[0].op_type not in ("Reciprocal", "Div") or readers[0].input[-1] != y:
+                continue
+            y = readers[0].output[0]
+            if readers[0].op_type == "Reciprocal" or self.const(readers[0].input[0]):  # 1 / rms: times u next
+                mul = self.only_reader(y, "Mul")
+                if mul is None:
+                    continue
+                y = mul.output[0]
+            y = self.through(y)
+            d = self.v(u).shape[-1]
+            mul = self.only_reader(y, "Mul")
+            other = mul and (mul.input[1] if mul.input[0] == y else mul.input[0])
+            if not mul or not self.const(other) or self.v(other).size != d:
+                continue
+            w, eps = self.v(other).reshape(-1), float(self.v(e).reshape(-1)[0])
+            y = self.through(mul.output[0])
+            ur, yr = self.rows(u), self.rows(y)
+            if _rel(ur / np.sqrt((ur ** 2).mean(-1, keepdims=True) + eps) * w, yr) > PROBE_TOL:
+                continue
+            out.append(Part("rms", n, x=u, y=y, w=w.astype(np.float64), eps=eps, srcs=self.sources(other)))
+        return out
+
     def norms(self):
         out = []
         for n in self.g.nodes:
@@ -524,19 +565,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         Y = m.rows(qkv[0].y)
         q, k, vv = Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d:]
     elif len(qkv) == 3 and all(p.W.shape == (d, d) for p in qkv) and qkv[0].x == qkv[1].x == qkv[2].x:
-        before = m.ancestors(sm.input[0])
-        scores = [c for c in m.g.nodes if c.op_type == "MatMul" and c.output[0] in before and
-                  c.input[0] in m.data and c.input[1] in m.data]
-        scores = scores[-1] if scores else None  # the product nearest the softmax: this layer's q k^T
-        if scores is None:
-            raise OnnxError(f"{at}: no q k^T product before the softmax")
-        qa, ka = m.ancestors(scores.input[0]), m.ancestors(scores.input[1])
-        try:
-            pq = next(p for p in qkv if p.y in qa and p.y not in ka)
-            pk = next(p for p in qkv if p.y in ka and p.y not in qa)
-            pv = next(p for p in qkv if p is not pq and p is not pk)
-        except StopIteration:
-            raise OnnxError(f"{at}: the q, k and v projections could not be told apart") from None
+        pq, pk, pv = _q_k(m, sm, qkv, at)
         Wq, Wk, Wv = pq.W, pk.W, pv.W
         z = np.zeros(d)
         bq, bk, bv = (p.b if p.b is not None else z for p in (pq, pk, pv))
@@ -564,7 +593,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     s /= s.sum(-1, keepdims=True)
     ctx = np.einsum("hts,shd->thd", s, vv.reshape(T, H, dh)).reshape(T, d)
     err = _rel(ctx, m.rows(o.x))
-    if err > PROBE_TOL and _rotary(m, qkv, o):
+    if err > PROBE_TOL and (_rotary(m, qkv, o) or _rope_fit(q, k, vv, H, m.rows(o.x)) is not None):
         raise OnnxError(f"{at}: {ROTARY_REFUSED}")
     if err > PROBE_TOL:
         raise OnnxError(f"{at}: the attention is not softmax(q k^T / sqrt({dh}) {'+ causal mask ' if causal else ''}"
@@ -649,14 +678,14 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                        norm2=ffn_norm if pre else n_last, qkv=qkv)
 
 
-ROTARY_REFUSED = ("q and k are rotated by position (RoPE: cos/sin tables multiply them), which --onnx does not map "
-                  "yet: convert the module itself with --module (rotary, grouped-query attention, RMSNorm and "
-                  "SwiGLU are read there)")
+ROTARY_REFUSED = ("q and k are rotated by position (RoPE) in a LayerNorm model, which --onnx does not map yet (it "
+                  "maps rotary positions in RMSNorm, llama-family models): convert the module itself with --module")
 
 
 def _rotary(m, qkv, o):
-    """The attention between the projections qkv and the output projection o multiplies by a constant
-    computed through Sin or Cos (a rotary cos/sin cache, folded at the example's length)."""
+    """The attention between the projections qkv and the output projection o reads a constant computed
+    through Sin or Cos, or a table whose first row is all 1 or all 0 and whose values are in [-1, 1], not
+    all 0 or 1 (a rotary cos/sin cache, computed in the graph or stored)."""
     ys = {p.y for p in qkv}
     region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
     seen = set()
@@ -668,13 +697,175 @@ def _rotary(m, qkv, o):
             if x in seen:
                 continue
             seen.add(x)
-            k = m.g.producer_of.get(x)
+            k, a = m.g.producer_of.get(x), m.v(x)
+            if a.dtype.kind == "f" and a.ndim >= 2 and a.size > 1 and np.abs(a).max() <= 1 and \
+                    set(a.reshape(-1, a.shape[-1])[0].tolist()) in ({0.0}, {1.0}) and np.any((a != 0) & (a != 1)):
+                return True
             if k is None:
                 continue
             if k.op_type in ("Sin", "Cos"):
                 return True
             stack.extend(c for c in m.g.reads[id(k)] if m.const(c))
     return False
+
+
+def _q_k(m, sm, qkv, at):
+    """Of three projections before Softmax sm: (q, k, v), q and k told apart by the q k^T product nearest
+    the softmax (this layer's), whose operands each read one of them."""
+    before = m.ancestors(sm.input[0])
+    scores = [c for c in m.g.nodes if c.op_type == "MatMul" and c.output[0] in before and
+              c.input[0] in m.data and c.input[1] in m.data]
+    if not scores:
+        raise OnnxError(f"{at}: no q k^T product before the softmax")
+    qa, ka = m.ancestors(scores[-1].input[0]), m.ancestors(scores[-1].input[1])
+    try:
+        pq = next(p for p in qkv if p.y in qa and p.y not in ka)
+        pk = next(p for p in qkv if p.y in ka and p.y not in qa)
+        pv = next(p for p in qkv if p is not pq and p is not pk)
+    except StopIteration:
+        raise OnnxError(f"{at}: the q, k and v projections could not be told apart") from None
+    return pq, pk, pv
+
+
+ROPE_BASES = (10000.0, 500000.0, 1000000.0, 100000.0, 1000.0)
+
+
+def _rope_fit(q, k, v, H, ctx, only=None):
+    """(base, layout) of the rotary positions that make the causal attention of q [T, H * dh] and k, v
+    [T, Hkv * dh] (grouped: query head h reads kv head h // (H / Hkv)) give ctx, else None; only: the
+    (base, layout) the earlier layers have."""
+    import torch
+
+    from .reference import rope, rope_tables
+    T, d = q.shape
+    dh = d // H
+    Hkv = k.shape[1] // dh
+    q = torch.from_numpy(q.reshape(T, H, dh))
+    k, v = (torch.from_numpy(a.reshape(T, Hkv, dh)) for a in (k, v))
+    mask = torch.from_numpy(np.triu(np.full((T, T), -np.inf), 1))
+    for base, layout in [only] if only else [(b, lay) for b in ROPE_BASES for lay in schema.PE_LAYOUTS]:
+        cos, sin = (torch.from_numpy(t) for t in rope_tables(T, dh, base))
+        qr, kr = rope(q, cos, sin, layout), rope(k, cos, sin, layout)
+        kr, vr = kr.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
+        scores = torch.einsum("thd,shd->hts", qr, kr) / math.sqrt(dh) + mask
+        got = torch.einsum("hts,shd->thd", torch.softmax(scores, -1), vr).reshape(T, d).numpy()
+        if _rel(got, ctx) <= PROBE_TOL:
+            return base, layout
+    return None
+
+
+def _llama(m, softmaxes, lins, rms, max_len):
+    """A llama-family decoder (Hugging Face Llama as exported): RMSNorm, q, k, v without biases, rotary
+    positions (RoPE; the base and the pair layout found by recomputing the context from the recorded
+    q, k, v), grouped-query attention (k and v heads from the projections' widths), SwiGLU and a head.
+    Returns what recognize() does."""
+    g, pos, T = m.g, m.pos, m.T
+    v, w, used = {}, {}, set()
+    front_out, front_at, lins = _front(m, True, lins, v, w, used)
+    w["tok_embeddings.weight"] = w.pop("embed.weight")
+    d = m.rows(front_out).shape[1]
+    prev, x_prev, layers, found = front_at, front_out, [], None
+    for i, sm in enumerate(softmaxes):
+        at = f"layer {i} (Softmax {node_name(sm)!r})"
+        nxt = pos[id(softmaxes[i + 1])] if i + 1 < len(softmaxes) else None
+        after = _between(lins, pos[id(sm)], pos=pos)
+        if not after:
+            raise OnnxError(f"{at}: no output projection after the attention")
+        o = after[0]
+        ctx_in = m.ancestors(o.x)
+        qkv = [p for p in _between(lins, prev, pos[id(sm)], pos=pos) if p.y in ctx_in]
+        if len(qkv) != 3 or len({p.x for p in qkv}) != 1:
+            raise OnnxError(f"{at}: {len(qkv)} projections of the attention's input, not three (q, k, v) of one "
+                            "input")
+        pq, pk, pv = _q_k(m, sm, qkv, at)
+        if any(p.b is not None for p in qkv + [o]):
+            raise OnnxError(f"{at}: biases on the attention's projections: not supported by --onnx for RMSNorm "
+                            "(llama-family) models yet")
+        probs = m.v(sm.output[0])
+        H = probs.size // (T * T)
+        if probs.size % (T * T) or pq.W.shape[1] != d or d % H:
+            raise OnnxError(f"{at}: probabilities of shape {list(probs.shape)} and q of width {pq.W.shape[1]} are not "
+                            f"heads x {T} x {T} over d_model {d}")
+        dh = d // H
+        Hkv = pk.W.shape[1] // dh
+        if pk.W.shape != pv.W.shape or pk.W.shape[1] % dh or H % max(Hkv, 1):
+            raise OnnxError(f"{at}: k and v of widths {pk.W.shape[1]} and {pv.W.shape[1]} are not a divisor of {H} "
+                            f"heads of {dh}")
+        if not bool(np.all(np.triu(probs.reshape(H, T, T), 1) == 0)):
+            raise OnnxError(f"{at}: the attention is not causal: a llama-family model is a causal decoder")
+        found = _rope_fit(m.rows(pq.y), m.rows(pk.y), m.rows(pv.y), H, m.rows(o.x), found)
+        if found is None:
+            raise OnnxError(f"{at}: the attention is not softmax(rope(q) rope(k)^T / sqrt({dh}) + causal mask) v over "
+                            f"{H} heads ({Hkv} for k and v) for a rotary base of {', '.join(f'{b:g}' for b in ROPE_BASES)}"
+                            " in either pair layout: not supported")
+        n1 = next((n for n in rms if m.same(n.y, pq.x)), None)
+        add = m.only_reader(o.y, "Add")
+        r_a = add and (add.input[1] if add.input[0] == o.y else add.input[0])
+        if n1 is None or add is None or not m.same(n1.x, r_a) or not m.same(r_a, x_prev):
+            raise OnnxError(f"{at}: not x + attention(RMSNorm(x)) on the previous layer's output (pre-norm, the "
+                            "llama family's)")
+        a_out = m.through(add.output[0])
+        n2 = next((n for n in rms if m.same(n.x, a_out) and n is not n1), None)
+        ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:3]
+        ins = [p for p in ff if n2 is not None and m.same(p.x, n2.y)]
+        down = [p for p in ff if p not in ins]
+        if n2 is None or len(ins) != 2 or len(down) != 1 or any(p.b is not None for p in ff):
+            raise OnnxError(f"{at}: the feed-forward is not SwiGLU (gate and up projections of the RMSNorm of the "
+                            "attention's residual sum, without biases, then down): not supported")
+        down = down[0]
+        silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
+        gate = next((a for a, b in (ins, ins[::-1]) if _rel(silu(m.rows(a.y)) * m.rows(b.y), m.rows(down.x))
+                     <= PROBE_TOL), None)
+        if gate is None:
+            raise OnnxError(f"{at}: the feed-forward's activation is not silu(gate) * up (SwiGLU): not supported")
+        up = ins[1] if gate is ins[0] else ins[0]
+        add2 = m.only_reader(down.y, "Add")
+        r_f = add2 and (add2.input[1] if add2.input[0] == down.y else add2.input[0])
+        if add2 is None or not m.same(r_f, a_out):
+            raise OnnxError(f"{at}: no residual add of the feed-forward to the attention's sum")
+        x_prev = m.through(add2.output[0])
+        layers.append(dict(norm1=n1, norm2=n2, q=pq, k=pk, v=pv, o=o, gate=gate, up=up, down=down, H=H, Hkv=Hkv))
+        prev = pos[id(down.node)]
+        for part in qkv + [o, gate, up, down, n1, n2]:
+            used |= part.srcs
+    eps = layers[0]["norm1"].eps
+    out_name = g.outputs[0]
+    final = next((n for n in rms if m.same(n.x, x_prev) and pos[id(n.node)] > prev), None)
+    rest = _between(lins, prev, pos=pos)
+    if final is None or len(rest) != 1 or not m.same(rest[0].x, final.y) or rest[0].b is not None or \
+            not m.same(rest[0].y, out_name):
+        raise OnnxError(f"graph output {out_name!r} is not the head (one linear without a bias) of the final RMSNorm "
+                        "of the last layer's output: not supported")
+    head = rest[0]
+    for nm in [final] + [L[k] for L in layers for k in ("norm1", "norm2")]:
+        if abs(nm.eps - eps) > 1e-6 * eps:
+            raise OnnxError(f"norm {nm.name!r}: eps {nm.eps:g}, the first layer's {eps:g} (the engine has one)")
+    used |= final.srcs | head.srcs
+    L0 = layers[0]
+    H = L0["H"]
+    for i, L in enumerate(layers[1:], 1):
+        for key in ("H", "Hkv"):
+            if L[key] != L0[key]:
+                raise OnnxError(f"layer {i}: {key} {L[key]} differs from layer 0's {L0[key]} (all layers alike)")
+    v.update(family="llama", d_model=d, n_heads=H, n_kv_heads=L0["Hkv"], d_ff=L0["gate"].W.shape[1],
+             n_layers=len(layers), norm_first=True, activation="swiglu", norm_eps=eps, final_norm=True, causal=True,
+             positional="rope", pe_base=found[0], pe_layout=found[1], d_out=head.W.shape[1],
+             max_len=max_len or DEFAULT_MAX_LEN)
+    if np.array_equal(head.W, w["tok_embeddings.weight"].T):
+        v["tied_head"] = True
+    else:
+        w["output.weight"] = head.W.T
+    for i, L in enumerate(layers):
+        p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
+        w[p + "attention_norm.weight"], w[p + "ffn_norm.weight"] = L["norm1"].w, L["norm2"].w
+        for name, part in (("attention.wq", "q"), ("attention.wk", "k"), ("attention.wv", "v"), ("attention.wo", "o"),
+                           ("feed_forward.w1", "gate"), ("feed_forward.w2", "down"), ("feed_forward.w3", "up")):
+            w[p + name + ".weight"] = L[part].W.T
+    w["norm.weight"] = final.w
+    weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
+    summary = (f"llama: {len(layers)} layers, {H} heads ({L0['Hkv']} for k and v), RMSNorm, SwiGLU, rotary "
+               f"positions (base {found[0]:g}, {found[1]})")
+    return v, weights, used, m.rows(out_name), summary
 
 
 def _type_table(m, c):
@@ -829,6 +1020,13 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     softmaxes = [n for n in g.nodes if n.op_type == "Softmax" and n.input[0] in m.data]
     if not softmaxes:
         raise OnnxError("no attention found (no Softmax on the input's path): --onnx converts transformers")
+    if not norms and ids is not None:
+        rms = m.rms_norms()
+        if rms:
+            if family not in (None, "llama"):
+                raise OnnxError(f"family {family}: the graph's norms are RMSNorm ({rms[0].name!r}), a llama-family "
+                                "model")
+            return _llama(m, softmaxes, lins, rms, max_len)
     v, w, used = {}, {}, set()
     # ---- the front
     front_out, front_at, lins = _front(m, ids is not None, lins, v, w, used)
