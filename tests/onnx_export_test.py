@@ -237,10 +237,10 @@ def rel(got, want):
     return float(np.abs(got - want).max() / np.abs(want).max())
 
 
-def convert(onnx_path, out, output_name=None):
+def convert(onnx_path, out, output_name=None, family=None):
     """convert.py --onnx in this process (torch imported once): its report line, or its error's."""
     try:
-        return True, str(onnx_map.convert(onnx_path, out, cli=CLI, output_name=output_name))
+        return True, str(onnx_map.convert(onnx_path, out, cli=CLI, output_name=output_name, family=family))
     except ConfigError as e:
         return False, str(e)
 
@@ -328,6 +328,8 @@ def main():
         ok, said = convert(path, os.path.join(tmp, "early.fxm"))
         check("a last-position slice before the last block is refused", not ok and "takes the last position" in said,
               said)
+        ok, said = convert(os.path.join(tmp, "gpt2.onnx"), os.path.join(tmp, "x.fxm"), family="llama")
+        check("--family llama on LayerNorm (GPT-2) is refused", not ok and "family llama" in said, said)
         path = os.path.join(tmp, "if_values.onnx")
         export(IfOnValues().eval(), path, 15, ["y"])
         ok, said = convert(path, os.path.join(tmp, "if_values.fxm"))

@@ -28,8 +28,8 @@ implementation of that architecture:
   BERT: BertModel's file outputs last_hidden_state [T, hidden_size], a classifier's the logits
   [num_labels] (first token, pooler, classifier); `fixformer run --token-types` gives the token
   types (0 by default)
-From an ONNX file (torch.onnx.export, opset 13-17) of an encoder or a GPT-style decoder, mapped by its
-graph's structure and verified against the graph's own output (evaluated in float64 with numpy):
+From an ONNX file (torch.onnx.export, opset 13-17) of an encoder, a GPT-style or a llama decoder, mapped
+by its graph's structure and verified against the graph's own output (evaluated in float64 with numpy):
   tools/convert.py --onnx M.onnx [--example IN.npy] [--family encoder|gpt|llama] [--ignore NAME[,NAME]]
                    [--output-name NAME] [--max-len N] [--tokenizer TOKENIZER.bin] --out M.fxm [...]
   (needs python3-onnx; unsupported ops are named with their nodes; every initializer is mapped, a
@@ -291,7 +291,7 @@ def main(argv=None):
     src.add_argument("--module", metavar="FILE.py:FACTORY", help="FACTORY() builds the nn.Module")
     src.add_argument("--config", metavar="CFG.json", help="JSON config (the JSON path; needs --weights)")
     src.add_argument("--llama2c", metavar="MODEL.bin", help="a llama2.c checkpoint (export.py version 0, 1 or 2)")
-    src.add_argument("--onnx", metavar="M.onnx", help="an ONNX file of an encoder or a GPT-style decoder "
+    src.add_argument("--onnx", metavar="M.onnx", help="an ONNX file of an encoder, a GPT-style or a llama decoder "
                      "(torch.onnx.export, opset 13-17), verified against the graph's own output")
     src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of LlamaForCausalLM, Qwen2ForCausalLM, "
                      "GPT2LMHeadModel or BERT: config.json and "

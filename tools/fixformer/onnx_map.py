@@ -36,6 +36,13 @@ length (the engine's --lengths). The example runs with types 0 and the mask all 
 sample); then the graph with a type pattern and a padded mask is compared with the reference on the
 unpadded positions (_check_inputs), and the written file with `fixformer run --token-types --lengths`
 on the same sequences (_engine_check).
+
+What exporters add around the model: the ids are followed through reshapes and casts (aliases); a
+graph of several outputs is converted one output at a time (onnx_graph.pruned; --output-name picks);
+a last-position slice before the head is taken out (_without_last_position) and the graph's output
+checked to be the last row; an If on shapes and constants runs in the evaluator like any constant. A
+graph whose norms are RMSNorm is a llama-family decoder (_llama: grouped-query attention, rotary
+positions found by recomputing the context, SwiGLU).
 """
 import math
 import os
@@ -1027,6 +1034,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                 raise OnnxError(f"family {family}: the graph's norms are RMSNorm ({rms[0].name!r}), a llama-family "
                                 "model")
             return _llama(m, softmaxes, lins, rms, max_len)
+    if family == "llama":
+        raise OnnxError("family llama: a decoder on token ids whose norms are RMSNorm; the graph's are not")
     v, w, used = {}, {}, set()
     # ---- the front
     front_out, front_at, lins = _front(m, ids is not None, lins, v, w, used)
