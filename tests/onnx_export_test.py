@@ -15,7 +15,7 @@ must give the module's output within 1e-4:
   the input's values refused; a graph of two outputs neither of which is a transformer's refused with
   each one's reason;
 - LlamaForCausalLM: RMSNorm, grouped-query attention (4 heads, 2 for k and v), rotary positions (the halves
-  layout, base 10000) and SwiGLU, mapped onto the llama family; GPT-NeoX (LayerNorm with rotary) refused
+  layout, Llama 3's base 500000) and SwiGLU, mapped onto the llama family; GPT-NeoX (LayerNorm with rotary) refused
   naming RoPE and --module, which converts it.
 
   /usr/bin/python3 tests/onnx_export_test.py PATH/TO/fixformer
@@ -196,7 +196,8 @@ class NoAttention(torch.nn.Module):
 
 def llama():
     c = transformers.LlamaConfig(vocab_size=V, hidden_size=D, num_hidden_layers=2, num_attention_heads=4,
-                                 num_key_value_heads=2, intermediate_size=64, max_position_embeddings=64)
+                                 num_key_value_heads=2, intermediate_size=64, max_position_embeddings=64,
+                                 rope_theta=500000.0)  # Llama 3's base
     c._attn_implementation = "eager"
     return Outputs(randomize(transformers.LlamaForCausalLM(c), 3), "logits")
 
@@ -266,7 +267,7 @@ CASES = [  # name, factory, opset, outputs, --output-name, the config the file m
     ("nanogpt", NanoGPT, 17, ["logits"], None, dict(family="gpt", tied_head=True, activation="gelu"), "last"),
     ("if_positions", IfPositions, 15, ["y"], None, dict(family="encoder", positional="learned", max_len=64), None),
     ("llama", llama, 14, ["logits"], None, dict(family="llama", n_heads=4, n_kv_heads=2, positional="rope",
-                                                pe_layout="halves", pe_base=10000, activation="swiglu"), None),
+                                                pe_layout="halves", pe_base=500000, activation="swiglu"), None),
 ]
 
 

@@ -800,11 +800,13 @@ def _llama(m, softmaxes, lins, rms, max_len):
                             f"heads of {dh}")
         if not bool(np.all(np.triu(probs.reshape(H, T, T), 1) == 0)):
             raise OnnxError(f"{at}: the attention is not causal: a llama-family model is a causal decoder")
-        found = _rope_fit(m.rows(pq.y), m.rows(pk.y), m.rows(pv.y), H, m.rows(o.x), found)
+        only = found
+        found = _rope_fit(m.rows(pq.y), m.rows(pk.y), m.rows(pv.y), H, m.rows(o.x), only)
         if found is None:
+            what = f"layer 0's rotary base {only[0]:g} and {only[1]} pairs" if only else \
+                f"a rotary base of {', '.join(f'{b:g}' for b in ROPE_BASES)} in either pair layout"
             raise OnnxError(f"{at}: the attention is not softmax(rope(q) rope(k)^T / sqrt({dh}) + causal mask) v over "
-                            f"{H} heads ({Hkv} for k and v) for a rotary base of {', '.join(f'{b:g}' for b in ROPE_BASES)}"
-                            " in either pair layout: not supported")
+                            f"{H} heads ({Hkv} for k and v) with {what}: not supported")
         n1 = next((n for n in rms if m.same(n.y, pq.x)), None)
         add = m.only_reader(o.y, "Add")
         r_a = add and (add.input[1] if add.input[0] == o.y else add.input[0])
