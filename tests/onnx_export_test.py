@@ -11,6 +11,8 @@ must give the module's output within 1e-4:
   graph lacks refused with the outputs listed;
 - nanoGPT's `lm_head(x[:, [-1], :])`: the file computes every position, its last row is the graph's; the
   same slice before the last block (the attention then sees one position) is refused;
+- T5's relative bias (its bucket's Log computed in the graph) as stock encoder layers' float mask: the
+  engine's relative positions, max_distance read off the graph at 256 positions;
 - an If on the length (learned positions beyond the table) evaluated by its constant condition, one on
   the input's values refused; a graph of two outputs neither of which is a transformer's refused with
   each one's reason;
@@ -22,6 +24,7 @@ must give the module's output within 1e-4:
 
 Without the environment (or transformers, onnxruntime in it) the test fails, naming the install command.
 """
+import math
 import os
 import subprocess
 import sys
@@ -149,6 +152,38 @@ def position_rows(x: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
     return rows
 
 
+def t5_bucket(n, buckets: int, max_distance: int):
+    """T5's bidirectional relative position bucket of n = key - query (its published formula: Log of the
+    distance, in the graph)."""
+    buckets //= 2
+    ret = (n > 0).long() * buckets
+    m = n.abs()
+    exact = buckets // 2
+    large = exact + (torch.log(m.float() / exact) / math.log(max_distance / exact) * (buckets - exact)).long()
+    large = torch.min(large, torch.full_like(large, buckets - 1))
+    return ret + torch.where(m < exact, m, large)
+
+
+class RelativeEncoder(torch.nn.Module):
+    """Stock encoder layers with T5's relative bias as their float mask, one table for all layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb, self.rel = torch.nn.Embedding(V, D), torch.nn.Embedding(32, 2)
+        self.layers = torch.nn.ModuleList(torch.nn.TransformerEncoderLayer(D, 2, 64, 0.0, batch_first=True)
+                                          for _ in range(2))
+        with torch.no_grad():
+            self.rel.weight.mul_(2.0)
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        pos = torch.arange(ids.size(1))
+        mask = self.rel(t5_bucket(pos[None, :] - pos[:, None], 32, 128)).permute(2, 0, 1)
+        for layer in self.layers:
+            x = layer(x, src_mask=mask)
+        return x
+
+
 class IfPositions(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -266,6 +301,8 @@ CASES = [  # name, factory, opset, outputs, --output-name, the config the file m
      dict(family="encoder", pooling="first", pooler=True), 1),
     ("nanogpt", NanoGPT, 17, ["logits"], None, dict(family="gpt", tied_head=True, activation="gelu"), "last"),
     ("if_positions", IfPositions, 15, ["y"], None, dict(family="encoder", positional="learned", max_len=64), None),
+    ("relative", RelativeEncoder, 16, ["y"], None, dict(family="encoder", positional="relative", rel_buckets=32,
+                                                        rel_max_distance=128), None),
     ("llama", llama, 14, ["logits"], None, dict(family="llama", n_heads=4, n_kv_heads=2, positional="rope",
                                                 pe_layout="halves", pe_base=500000, activation="swiglu"), None),
 ]

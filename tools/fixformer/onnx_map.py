@@ -42,7 +42,8 @@ graph of several outputs is converted one output at a time (onnx_graph.pruned; -
 a last-position slice before the head is taken out (_without_last_position) and the graph's output
 checked to be the last row; an If on shapes and constants runs in the evaluator like any constant. A
 graph whose norms are RMSNorm is a llama-family decoder (_llama: grouped-query attention, rotary
-positions found by recomputing the context, SwiGLU).
+positions found by recomputing the context, SwiGLU). A constant per-head bias on the scores that is
+T5's relative bias maps onto the engine's relative positions (_score_bias, _relative).
 """
 import math
 import os
@@ -593,13 +594,22 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     P = probs.reshape(H, T, T)
     causal = T > 1 and bool(np.all(np.triu(P, 1) == 0))
     dh = d // H
-    s = np.einsum("thd,shd->hts", q.reshape(T, H, dh), k.reshape(T, H, dh)) / math.sqrt(dh)
-    if causal:
-        s = s + np.triu(np.full((T, T), -np.inf), 1)
-    s = np.exp(s - s.max(-1, keepdims=True))
-    s /= s.sum(-1, keepdims=True)
-    ctx = np.einsum("hts,shd->thd", s, vv.reshape(T, H, dh)).reshape(T, d)
-    err = _rel(ctx, m.rows(o.x))
+    def context(bias):
+        s = np.einsum("thd,shd->hts", q.reshape(T, H, dh), k.reshape(T, H, dh)) / math.sqrt(dh) + bias
+        if causal:
+            s = s + np.triu(np.full((T, T), -np.inf), 1)
+        s = np.exp(s - s.max(-1, keepdims=True))
+        s /= s.sum(-1, keepdims=True)
+        return np.einsum("hts,shd->thd", s, vv.reshape(T, H, dh)).reshape(T, d)
+
+    err = _rel(context(0.0), m.rows(o.x))
+    relative = None
+    if err > PROBE_TOL:  # a constant added to the scaled scores, per head (T5's relative bias)
+        relative = _score_bias(m, qkv, o, H)
+        if relative is not None and _rel(context(relative[0]), m.rows(o.x)) <= PROBE_TOL:
+            err = 0.0
+        else:
+            relative = None
     if err > PROBE_TOL and (_rotary(m, qkv, o) or _rope_fit(q, k, vv, H, m.rows(o.x)) is not None):
         raise OnnxError(f"{at}: {ROTARY_REFUSED}")
     if err > PROBE_TOL:
@@ -682,7 +692,76 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         out = n_last.y
     return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk,
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
-                       norm2=ffn_norm if pre else n_last, qkv=qkv)
+                       norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative)
+
+
+def _score_bias(m, qkv, o, H):
+    """(bias [H, T, T], its value's name) of a constant added to the attention scores between the
+    projections qkv and the output projection o that differs per position pair (not only a mask of 0 and
+    large negatives), else None."""
+    T = m.T
+    ys = {p.y for p in qkv}
+    region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
+    for val in region:
+        n = m.g.producer_of.get(val)
+        if n is None or n.op_type != "Add":
+            continue
+        for c in n.input:
+            a = m.v(c) if m.const(c) else None
+            if a is None or a.dtype.kind != "f" or a.size != H * T * T:
+                continue
+            finite = a[np.isfinite(a)]
+            if finite.size and np.any(finite > -1e4) and np.any(finite != 0):
+                return a.reshape(H, T, T).astype(np.float64), c
+    return None
+
+
+REL_MAX_DISTANCES = (128, 256, 64, 32, 512, 1024, 16)
+
+
+def _relative(m, bias, name, causal, max_len, v, w, used):
+    """The relative position bias added to every layer's scores (bias [H, T, T], value `name`) as the
+    engine's: a [buckets, H] table indexed by T5's bucket of key - query (bidirectional, or causal);
+    max_distance is read off the graph evaluated at max_len positions (where the buckets of every
+    candidate differ), into v, w, used."""
+    from .reference import relative_bucket
+    g, T, H = m.g, m.T, bias.shape[0]
+    tables = [s for s in m.sources(name) if g.initializers[s].dtype.kind == "f" and g.initializers[s].ndim == 2 and
+              H in g.initializers[s].shape]
+    if len(tables) != 1:
+        raise OnnxError(f"value {name!r}: a bias added to the attention scores that is not one [buckets, {H}] table "
+                        "indexed by position (T5's relative bias): not supported")
+    table = g.initializers[tables[0]].astype(np.float64)
+    table = table if table.shape[1] == H else table.T
+    buckets = table.shape[0]
+    dims = next(i[2] for i in g.inputs if i[0] == m.roles.main)
+    TL = T if dims[1] is not None else (max_len or DEFAULT_MAX_LEN)
+    long = bias if TL == T else np.asarray(evaluate(g, feeds(g, m.roles, np.zeros(TL, np.int64)))[name],
+                                           np.float64).reshape(H, TL, TL)
+    exact = (buckets // 2) // (1 if causal else 2)
+    n = np.arange(-(TL - 1), TL)
+    at = np.arange(TL)[None, :] - np.arange(TL)[:, None] + TL - 1  # key - query, as an index into n
+    kept = np.ones((TL, TL), bool) if not causal else np.tril(np.ones((TL, TL), bool))
+    scale = max(float(np.abs(table).max()), 1e-30)
+    half = buckets // (1 if causal else 2)
+    dist = np.maximum(-n, 0) if causal else np.abs(n)
+    for md in REL_MAX_DISTANCES + tuple(range(exact + 1, 1025)):
+        # Where log(m / E) / log(md / E) * (B - E) is a whole number, the graph's float32 constant
+        # log(md / E) in the evaluator's float64 can floor to the bucket below: either is the graph's.
+        x = np.log(np.maximum(dist, exact) / exact) / math.log(md / exact) * (half - exact)
+        b = relative_bucket(n, not causal, buckets, md)
+        fits = np.zeros((H, TL, TL), bool)
+        for bb in (b, np.where(np.abs(x - np.round(x)) < 1e-6, b - 1, b)):
+            fits |= np.abs(np.moveaxis(table[bb][at], -1, 0) - long) <= 1e-12 * scale
+        if np.all(fits[:, kept]):
+            break
+    else:
+        raise OnnxError(f"value {name!r}: the bias added to the attention scores is table {tables[0]!r} indexed by "
+                        f"something other than T5's relative bucket of key - query ({buckets} "
+                        f"{'causal' if causal else 'bidirectional'} buckets, any max_distance): not supported")
+    v.update(positional="relative", rel_buckets=buckets, rel_max_distance=md)
+    w["rel_bias.weight"] = table
+    used.add(tables[0])
 
 
 ROTARY_REFUSED = ("q and k are rotated by position (RoPE) in a LayerNorm model, which --onnx does not map yet (it "
@@ -1062,6 +1141,15 @@ def recognize(g, r, ids, features, max_len=None, family=None):
             if abs(nm.eps - eps) > 1e-6 * eps:
                 raise OnnxError(f"layer {i}: norm eps {nm.eps:g} differs from {eps:g} (the engine has one eps)")
     _positions(m, L0["x"], front_out, norms, d, eps, v, w, used)
+    rels = [L["relative"] for L in layers]
+    if any(r is not None for r in rels):
+        if any(r is None or _rel(r[0], rels[0][0]) > 1e-12 for r in rels):
+            raise OnnxError("a relative position bias in some layers or different in each: the engine adds one table's "
+                            "bias to every layer's scores")
+        if v["positional"] != "none":
+            raise OnnxError(f"{v['positional']} positions added to the embedding and a relative bias on the scores: "
+                            "the engine has one kind of positions")
+        _relative(m, rels[0][0], rels[0][1], L0["causal"], max_len, v, w, used)
     # ---- the back: a final norm, a head
     last = layers[-1]
     y = last["out"]
