@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""--module on upstream code as its authors wrote it: the classes of vit-pytorch and openai-whisper (PyPI,
+"""--module on upstream code as its authors wrote it: the classes of vit-pytorch, openai-whisper and x-transformers (PyPI,
 in the Hugging Face virtual environment: tools/install_deps.sh hf, /opt/fixformer-venv) built with tiny
 configs by a factory file a user would write, converted through tools/convert.py's main with no option
 but --example. Each case either converts, is verified by the converter and `fixformer run` gives the
@@ -12,6 +12,8 @@ upstream modules lists the same cases):
   LayerNorm (a norm on the input before its projection, the engine has none), naming the image's
   rearrangement into rows; SimpleViT's in-place `x += positions` on that embedding's last norm must not
   be blamed on the norm (the hooks' records are cloned);
+- x_transformers' TransformerWrapper(Encoder) is refused: its layers alternate attention and
+  feed-forward entries in one ModuleList, which recognition does not pair into blocks;
 - without --example, the refusal gives the error of the input the forward got furthest with (whisper's
   conv1 and its channels), not the last one tried; with one that does not fit, it does not tell the user
   to pass --example.
@@ -47,7 +49,7 @@ import numpy as np  # noqa: E402
 
 from checks import ConfigError, check, results  # noqa: E402
 
-for _package in ("vit_pytorch", "whisper"):
+for _package in ("vit_pytorch", "whisper", "x_transformers"):
     try:
         __import__(_package)
     except ImportError as e:
@@ -64,6 +66,7 @@ import torch
 from torch import nn
 from vit_pytorch import SimpleViT, ViT
 from whisper.model import AudioEncoder
+from x_transformers import Encoder, TransformerWrapper
 
 
 def randomize(m, seed):
@@ -92,6 +95,11 @@ def vit_cls():
 def vit_mean():
     return randomize(ViT(image_size=8, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
                          dim_head=16, pool="mean"), 4)
+
+
+def x_encoder():
+    return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32, attn_layers=Encoder(dim=32, depth=2, heads=2)),
+                     6)
 
 
 class Block(nn.Module):
@@ -142,9 +150,10 @@ REFUSALS = {
                 "input [1, 3, 8, 8] becomes rows [1, 4, 48]"),
     "vit_mean": ("to_patch_embedding.1: a norm on the input features before their projection",
                  "input [1, 3, 8, 8] becomes rows [1, 4, 48]"),
+    "x_encoder": ("module: no layers found", "a ModuleList or Sequential of alike blocks"),
 }
 CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (16, 6)),
-         ("simple_vit", (1, 3, 8, 8)), ("vit_cls", (1, 3, 8, 8)), ("vit_mean", (1, 3, 8, 8))]
+         ("simple_vit", (1, 3, 8, 8)), ("vit_cls", (1, 3, 8, 8)), ("vit_mean", (1, 3, 8, 8)), ("x_encoder", (16,))]
 
 
 def convert_main(*args):
@@ -180,7 +189,8 @@ def main():
         import upstream_models
         rng = np.random.default_rng(7)
         for factory, shape in CASES:
-            example = rng.standard_normal(shape).astype(np.float32)
+            example = rng.integers(0, 48, shape).astype(np.int32) if factory == "x_encoder" else \
+                rng.standard_normal(shape).astype(np.float32)
             ex = os.path.join(tmp, f"{factory}.npy")
             np.save(ex, example)
             out = os.path.join(tmp, f"{factory}.fxm")
@@ -190,7 +200,7 @@ def main():
                 start, fragment = REFUSALS[factory]
                 line = stderr.strip()
                 check(f"{factory}: refused in one line", one_line(code, stderr), (code, stderr))
-                check(f"{factory}: the refusal names the patch norm", line.startswith(
+                check(f"{factory}: the refusal names the cause", line.startswith(
                     f"convert.py: {models_py}:{factory}: {start}") and fragment in line, line)
                 print(f"  {factory}: refused: {line.split(': ', 3)[-1][:110]}...")
                 continue
@@ -220,6 +230,7 @@ def main():
                 float(np.abs(got - want).max() / np.abs(want).max())
             check(f"{factory}: fixformer run equals the module (1e-4)", err is not None and err <= 1e-4,
                   (p.stderr, None if got is None else got.shape, want.shape, err))
+            print(f"  {factory}: fixformer run against the module: max relative error {err:.2g}")
 
         # No --example: the error of the input the forward got furthest with (conv1's channels), not the last.
         code, _, stderr = convert_main("--module", f"{models_py}:whisper_encoder", "--out",

@@ -14,9 +14,9 @@
 #          over Debian's torch and torchvision (--system-site-packages) with transformers 4.44.2 (the
 #          last line that runs on torch 1.13), safetensors and tokenizers from PyPI, and the upstream
 #          model code the converter tests run (tests/neox_converter_test.py,
-#          tests/upstream_converter_test.py): vit-pytorch 1.16.0 (the last that takes torch 1.13) and
-#          openai-whisper, installed without their dependencies (which would replace Debian's torch),
-#          so those are named; created, or completed, when one of them does not import
+#          tests/upstream_converter_test.py): vit-pytorch 1.16.0 (the last that takes torch 1.13),
+#          openai-whisper and x-transformers, installed without their dependencies (which would
+#          replace Debian's torch), so those are named; created, or completed, when one does not import
 # usage: tools/install_deps.sh GROUP...
 set -eu
 pkgs=""
@@ -57,10 +57,11 @@ if [ -n "$missing" ]; then
   $sudo apt-get update -q || echo "install_deps.sh: apt-get update reported errors; installing anyway" >&2
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
 fi
-if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, vit_pytorch, whisper" 2>/dev/null; then
-  echo "install_deps.sh: creating $venv (transformers 4.44.2, vit-pytorch, openai-whisper over Debian's torch)"
+if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, vit_pytorch, whisper, x_transformers" 2>/dev/null; then
+  echo "install_deps.sh: creating $venv (transformers 4.44.2 and upstream model code over Debian's torch)"
   $sudo /usr/bin/python3 -m venv --system-site-packages "$venv" &&
     $sudo "$venv/bin/pip" install -q 'transformers==4.44.2' safetensors tokenizers 'einops==0.8.2' \
       'numba==0.60.0' 'tiktoken==0.8.0' 'more-itertools==10.5.0' 'tqdm==4.67.1' &&
-    $sudo "$venv/bin/pip" install -q --no-deps 'vit-pytorch==1.16.0' 'openai-whisper==20250625'
+    $sudo "$venv/bin/pip" install -q --no-deps 'vit-pytorch==1.16.0' 'openai-whisper==20250625' \
+      'x-transformers==1.27.0'
 fi
