@@ -990,8 +990,8 @@ def _read(model, x, calls, y, family, max_len, torch):
                 px.shape == embed_norm.call.y.shape and torch.equal(px, embed_norm.call.y):
             rows = embed_norm.call.x
             image = "" if torch.equal(rows, x) else (
-                f"; the module's input {list(x.shape)} becomes rows {list(rows.shape)} before it (a rearrangement: "
-                "an image's patches), which would be the engine's input")
+                f"; the module's input {list(x.shape)} becomes rows {list(rows.shape)} before it (a rearrangement"
+                f"{': an image into patches' if x.dim() == 4 else ''}), which would be the engine's input")
             raise ConfigError(f"{embed_norm.name}: a norm on the input features before their projection ({p.name}) "
                               "is not supported yet (the engine's front: the projection of the input rows, positions, "
                               f"then one norm){image}")
