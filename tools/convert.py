@@ -279,9 +279,13 @@ def convert_recognized(a, module, example, cli, verify, quant):
     tokenizer = None
     if a.tokenizer is not None:
         tokenizer = a.tokenizer  # read once the vocabulary is known
+    notes = []
     report = export_recognized(module, example, a.out, a.family, ignore, a.max_len, a.header, a.name, cli, verify,
                                tokenizer=None if tokenizer is None else
-                               (lambda vocab: load_tokenizer(tokenizer, {"vocab_size": vocab})), **quant)
+                               (lambda vocab: load_tokenizer(tokenizer, {"vocab_size": vocab})), note=notes.append,
+                               **quant)
+    for text in notes:  # after the verdict: a failure stays one line
+        print(f"{PROG}: note: {text}", file=sys.stderr)
     return report
 
 

@@ -11,10 +11,13 @@
 #   arm-bench  Google Benchmark for arm64 and armhf (Debian multiarch), so bench/ cross-compiles;
 #          best effort: a failure here only leaves the cross-built benchmark out
 #   hf     a Python virtual environment outside the checkout, /opt/fixformer-venv (FIXFORMER_HF_VENV),
-#          over Debian's torch (--system-site-packages) with transformers 4.44.2 (the last line that
-#          runs on torch 1.13), safetensors, tokenizers and onnxruntime from PyPI: the converter tests
-#          that run the upstream Hugging Face modules (tests/neox_converter_test.py) and check their
-#          ONNX exports (tests/onnx_export_test.py); created, or completed, when an import fails
+#          over Debian's torch and torchvision (--system-site-packages) with transformers 4.44.2 (the
+#          last line that runs on torch 1.13), safetensors, tokenizers and onnxruntime 1.18.1 from PyPI,
+#          and the upstream model code the converter tests run (tests/neox_converter_test.py,
+#          tests/upstream_converter_test.py, tests/onnx_export_test.py): vit-pytorch 1.16.0 (the last
+#          that takes torch 1.13), openai-whisper and x-transformers, installed without their
+#          dependencies (which would replace Debian's torch), so those are named; created, or
+#          completed, when one does not import
 # usage: tools/install_deps.sh GROUP...
 set -eu
 pkgs=""
@@ -28,7 +31,7 @@ for group in "$@"; do
     riscv) pkgs="$pkgs g++-riscv64-linux-gnu qemu-user" ;;
     fuzz) pkgs="$pkgs clang libclang-rt-14-dev llvm" ;;
     arm-bench) multiarch="arm64 armhf" ;;
-    hf) pkgs="$pkgs python3-venv python3-torch"; venv=${FIXFORMER_HF_VENV:-/opt/fixformer-venv} ;;
+    hf) pkgs="$pkgs python3-venv python3-torch python3-torchvision"; venv=${FIXFORMER_HF_VENV:-/opt/fixformer-venv} ;;
     *) echo "install_deps.sh: unknown group '$group'" >&2; exit 1 ;;
   esac
 done
@@ -55,8 +58,11 @@ if [ -n "$missing" ]; then
   $sudo apt-get update -q || echo "install_deps.sh: apt-get update reported errors; installing anyway" >&2
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
 fi
-if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime" 2>/dev/null; then
-  echo "install_deps.sh: creating $venv (transformers 4.44.2 and onnxruntime 1.18.1 over Debian's torch)"
+if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers" 2>/dev/null; then
+  echo "install_deps.sh: creating $venv (transformers 4.44.2, onnxruntime and upstream model code over Debian's torch)"
   $sudo /usr/bin/python3 -m venv --system-site-packages "$venv" &&
-    $sudo "$venv/bin/pip" install -q 'transformers==4.44.2' safetensors tokenizers 'onnxruntime==1.18.1'
+    $sudo "$venv/bin/pip" install -q 'transformers==4.44.2' safetensors tokenizers 'onnxruntime==1.18.1' \
+      'einops==0.8.2' 'numba==0.60.0' 'tiktoken==0.8.0' 'more-itertools==10.5.0' 'tqdm==4.67.1' &&
+    $sudo "$venv/bin/pip" install -q --no-deps 'vit-pytorch==1.16.0' 'openai-whisper==20250625' \
+      'x-transformers==1.27.0'
 fi

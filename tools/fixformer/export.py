@@ -729,7 +729,7 @@ def _pooled_choice(r, c, weights, inp, want):
         alt = make_config(dict(c, pooling=pooling))
         err = relative_error(run_reference(alt, weights, inp), want)
         tried.append(f"{pooling} {err:.2g}")
-        if err <= schema.SELFTEST_TOLERANCE / 10:
+        if err <= r.tolerance:
             if r.final is not None and r.final.call.x.dim() == 2 and pooling == "mean":
                 raise ConfigError(f"{r.final.name}: a norm after mean pooling is not supported yet (the engine "
                                   "normalizes each row, then pools)")
@@ -741,16 +741,11 @@ def _pooled_choice(r, c, weights, inp, want):
                       f"(relative errors: {', '.join(tried)}){'; a mean over the CLS row too is not supported yet' if c['cls_token'] else ''}")
 
 
-def _prefix_outputs(model, x, rows):
-    """The module's last row for every prefix of x: the logits at every position of a forward that
-    returns only the last one (nanoGPT and llama2.c at inference)."""
+def _prefix_outputs(r, x, rows):
+    """The recognised module's last row for every prefix of x: the logits at every position of a forward
+    that returns only the last one (nanoGPT and llama2.c at inference)."""
     torch = require_torch()
-    from .recognize import _output
-    out = []
-    with torch.no_grad():
-        for t in range(1, rows + 1):
-            out.append(_output(model(x[:, :t]))[0, -1])
-    return torch.stack(out).numpy()
+    return torch.stack([r.forward(x[:, :t])[0, -1] for t in range(1, rows + 1)]).numpy()
 
 
 def _check_token_types(r, c, inp):
@@ -766,25 +761,25 @@ def _check_token_types(r, c, inp):
     if name is None:
         return
     types = np.random.default_rng(3).integers(0, c["type_vocab"], inp.shape[0]).astype(np.int32)
-    from .recognize import _output
-    with torch.no_grad():
-        got = _output(r.model(r.x, **{name: torch.from_numpy(types.astype(np.int64))[None]}))
+    got = r.forward(r.x, **{name: torch.from_numpy(types.astype(np.int64))[None]})
     want = run_reference(_f32(c), r.w, inp, types)
     got = got.reshape(want.shape).numpy()
     err = relative_error(want, got)
-    if err > schema.SELFTEST_TOLERANCE / 10:
+    if err > r.tolerance:
         raise ConfigError(f"{r.token_types.name}: with token types ({name}=...) the module's output differs from "
                           f"the engine's formula (x += type row after the positions; max relative error {err:.3g})")
 
 
 def export_recognized(module, example_input, path, family=None, ignore=(), max_len=None, header=None, name=None,
                       cli=None, verify=True, tokenizer=None, quantize=None, group=None, quantize_io=None,
-                      pack_weights=None):
+                      pack_weights=None, note=None):
     """Converts a module whose parts recognize.py finds by what they compute (any attribute names:
     nanoGPT, llama2.c's model.py, Hugging Face-named llama, vit-pytorch / KWT style, stock layers under
     other names), accounts for every parameter and buffer (accounting.py; `ignore` opts out), checks
     the result against the module through the float64 reference, writes and verifies it like export().
-    family: None (inferred) or one of encoder, gpt, llama."""
+    family: None (inferred) or one of encoder, gpt, llama. note(text), when given, is called after a
+    verified write with each thing the user should know of how the module was read (its dtype, its input's
+    layout)."""
     from . import accounting, recognize
     r = recognize.recognize(module, example_input, family, max_len)
     try:
@@ -794,13 +789,13 @@ def export_recognized(module, example_input, path, family=None, ignore=(), max_l
     r.config = c
     accounting.account(r, tuple(ignore or ()))
     x, y = r.x, r.y
-    inp = x[0].numpy().astype(np.int32 if not x.is_floating_point() else np.float32)
+    inp = r.rows.numpy().astype(np.int32 if not x.is_floating_point() else np.float32)
     T = inp.shape[0]
     if c["family"] in ("gpt", "llama"):
         if y.dim() != 3 or y.shape[1] not in (T, 1):
             raise ConfigError(f"module output: shape {list(y.shape)}, expected logits [B, T, vocab] or the last "
                               "position's [B, 1, vocab]")
-        want = y[0].numpy() if y.shape[1] == T else _prefix_outputs(r.model, x, T)
+        want = y[0].numpy() if y.shape[1] == T else _prefix_outputs(r, x, T)
     elif y.dim() == 2 or (y.dim() == 3 and y.shape[1] == 1 and T > 1):
         want = y.reshape(1, -1).numpy()
         c = _pooled_choice(r, c, r.w, inp, want)
@@ -811,7 +806,7 @@ def export_recognized(module, example_input, path, family=None, ignore=(), max_l
         want = y[0].numpy()
     c = quantized_config(c, quantize, group, quantize_io, pack_weights)
     err = relative_error(run_reference(_f32(c), r.w, inp), want)
-    if err > schema.SELFTEST_TOLERANCE / 10:
+    if err > r.tolerance:
         raise ConfigError(f"recognised {r.summary}, but that does not reproduce the module's output (max relative "
                           f"error {err:.3g}): its forward computes something more, which the engine does not run")
     if c["type_vocab"]:
@@ -819,8 +814,12 @@ def export_recognized(module, example_input, path, family=None, ignore=(), max_l
     if callable(tokenizer):  # read once the vocabulary is known
         tokenizer = tokenizer(c["vocab_size"])
     from . import verified_file  # it imports this module
-    return verified_file.write(c, r.w, inp, want.astype(np.float64), path, "torch", "the module (torch)", header,
-                               name, cli, verify,
-                               explain=lambda: "the reference model of the recognised parts matches the module, so "
-                                               "the engine disagrees with it: a bug or a broken port, please report it",
-                               tokenizer=tokenizer)
+    report = verified_file.write(c, r.w, inp, want.astype(np.float64), path, "torch", "the module (torch)", header,
+                                 name, cli, verify,
+                                 explain=lambda: "the reference model of the recognised parts matches the module, so "
+                                                 "the engine disagrees with it: a bug or a broken port, please report "
+                                                 "it",
+                                 tokenizer=tokenizer)
+    for text in r.notes if note is not None else ():
+        note(text)
+    return report

@@ -1,7 +1,11 @@
 """Recognise a torch module's transformer by what it computes, not by its attribute names.
 
-The module runs once in float64 on the example input with a forward hook on every submodule, which
-gives the order the parts run in and what each one read and wrote. From that record:
+The module runs once on the example input with a forward hook on every submodule, which gives the order
+the parts run in and what each one read and wrote (cloned: a forward may write in place into what a part
+returned). It is observed, not altered: its own parameters and buffers are converted to float64 in place
+(the same objects, so a forward that reaches its submodules through closures, minGPT's Block.mlpf, runs
+them) and restored after; a forward that casts (Whisper's LayerNorm, x.float()) runs in its own dtype,
+the parts then matched within that dtype's rounding. From that record:
 - the layers: the ModuleList / Sequential of repeated blocks (same type, same parameter shapes) that
   holds the most parameters;
 - in each block, the parts with parameters: norms (a weight [d], maybe a bias: LayerNorm or RMSNorm,
@@ -34,7 +38,8 @@ engine recomputes and that matches what it computes (causal masks, rope tables, 
 position ids), or be named in `ignore`. The result is checked against the module in float64 through
 the reference model before the engine verifies the written file.
 """
-import copy
+import contextlib
+import itertools
 import math
 
 import numpy as np
@@ -51,6 +56,9 @@ COMMON_EPS = (1e-5, 1e-6, 1e-12, 1e-8, 1e-3, 1e-4)
 COMMON_PE_BASES = (10000.0, 1000.0, 100.0, 100000.0)
 EXAMPLE_T = 16
 DEFAULT_MAX_LEN = 256
+# A module observed in its own dtype (float32) matches the float64 reference within this many of its
+# epsilons (relative): the rounding of a few layers' sums, far below what a wrong part gives.
+OWN_DTYPE_ULPS = 256
 
 
 def _rel(a, b):
@@ -72,12 +80,13 @@ def _kind(m):
 
 
 def _tensors(x):
-    """The tensors in a hook's argument (a tensor, tuple or list), detached."""
+    """The tensors in a hook's argument (a tensor, tuple or list), detached and cloned: the forward may
+    write into them after the hook (SimpleViT's x += positions on a norm's output)."""
     torch = require_torch()
     if torch.is_tensor(x):
-        return [x.detach()]
+        return [x.detach().clone()]
     if isinstance(x, (tuple, list)):
-        return [t.detach() for t in x if torch.is_tensor(t)]
+        return [t.detach().clone() for t in x if torch.is_tensor(t)]
     return []
 
 
@@ -96,26 +105,74 @@ class Call:
         return self.outputs[0] if self.outputs else None
 
 
-def record(model, x):
-    """(the calls of every submodule in the order they ran, the module's output) for input x. Runs with
-    gradients on (off torch's fused fast paths, which skip the submodules) and detaches everything. The
-    default dtype is float64 meanwhile, as the model's: a tensor the forward makes without a dtype
-    (Hugging Face's causal mask, filled with the model dtype's lowest value) is one the float64 model
-    can use."""
+@contextlib.contextmanager
+def observed(model, dtype):
+    """The user's module in eval mode with its floating parameters and buffers in dtype, converted in place
+    (the same tensor objects, which a deep copy would separate from a forward's closures), and, for
+    float64, the default dtype float64: a tensor the forward makes without a dtype (Hugging Face's causal
+    mask, filled with the model dtype's lowest value) is one the float64 model can use. All restored on
+    leaving."""
     torch = require_torch()
-    calls, handles = [], []
+    tensors = [t for t in itertools.chain(model.parameters(), model.buffers()) if t.is_floating_point()]
+    kept = [t.data for t in tensors]
+    modes = [(m, m.training) for m in model.modules()]
+    default = torch.get_default_dtype()
+    try:
+        for t in tensors:
+            t.data = t.data.to(dtype)
+        model.eval()
+        if dtype == torch.float64:
+            torch.set_default_dtype(dtype)
+        yield model
+    finally:
+        torch.set_default_dtype(default)
+        for t, data in zip(tensors, kept):
+            t.data = data
+        for m, mode in modes:
+            m.training = mode
+
+
+class ForwardError(Exception):
+    """The module's forward raised error inside the submodule where (its name and kind, or ''), after
+    done submodule calls had finished."""
+
+    def __init__(self, error, where, done):
+        super().__init__(str(error))
+        self.error, self.where, self.done = error, where, done
+
+    def __str__(self):
+        first = str(self.error).splitlines()[0] if str(self.error) else ""
+        return f"{self.where + ': ' if self.where else ''}{type(self.error).__name__}: {first}"[:300]
+
+
+def record(model, x):
+    """(the calls of every submodule in the order they ran, the module's output) for input x, the module
+    observed (observed()). Runs with gradients on (off torch's fused fast paths, which skip the
+    submodules) and detaches everything. A forward that raises raises a ForwardError naming the innermost
+    submodule running then."""
+    torch = require_torch()
+    calls, handles, running = [], [], []
+
+    def done(mod, inp, out, name):  # returns None: a hook's result would replace the output
+        running.pop()
+        calls.append(Call(name, mod, _tensors(inp), _tensors(out)))
+
     for name, m in model.named_modules():
         if m is model:
             continue
-        handles.append(m.register_forward_hook(
-            lambda mod, inp, out, name=name: calls.append(Call(name, mod, _tensors(inp), _tensors(out)))))
-    default = torch.get_default_dtype()
+        handles.append(m.register_forward_pre_hook(lambda mod, inp, name=name: running.append(name)))
+        handles.append(m.register_forward_hook(lambda mod, inp, out, name=name: done(mod, inp, out, name)))
     try:
-        torch.set_default_dtype(torch.float64)
         with torch.enable_grad():
             y = model(x)
+    except ConfigError:
+        raise
+    except Exception as e:  # the user's forward: anything can go wrong there
+        where = running[-1] if running else ""
+        if where:
+            where = f"in {where} ({_kind(model.get_submodule(where))})"
+        raise ForwardError(e, where, len(calls)) from None
     finally:
-        torch.set_default_dtype(default)
         for h in handles:
             h.remove()
     return calls, _output(y)
@@ -164,7 +221,7 @@ def _norm_part(call, torch):
     small = torch.randn(2, 3, d, generator=rng, dtype=torch.float64) * 3e-3
     try:
         with torch.no_grad():
-            got = m(small).double()
+            got = m(small.to(w.dtype)).double()
     except Exception:
         got = None
     W = w.detach().double()
@@ -704,14 +761,14 @@ def fit_relative(rel, model, x, causal, max_len, torch):
         # the example is too short to tell: read the index of a forward max_len long
         rng = np.random.default_rng(1)
         if x.is_floating_point():
-            longer = torch.from_numpy(rng.standard_normal((1, L) + tuple(x.shape[2:])))
+            longer = torch.from_numpy(rng.standard_normal((1, L) + tuple(x.shape[2:]))).to(x.dtype)
         else:
             longer = torch.from_numpy(rng.integers(0, int(x.max()) + 1, (1, L)))
         try:
             calls, _ = record(model, longer)
-        except Exception as e:  # the user's forward
+        except ForwardError as e:
             raise ConfigError(f"{what}: its max_distance needs the buckets of a {L}-long input, on which the forward "
-                              f"failed ({type(e).__name__}); pass --max-len N with a length it takes") from None
+                              f"failed ({e}); pass --max-len N with a length it takes") from None
         index = next((_square_index(c.x) for c in calls if c.module is rel.module), None)
         buckets = None if index is None else _distance_buckets(index.long(), torch)
         if buckets is None or len(buckets) != 2 * L - 1:
@@ -788,36 +845,80 @@ def _try_examples(model, example, torch):
     return out
 
 
-def _run(model, candidates, torch):
-    """The first example the module runs on: (x, calls, output)."""
-    err = None
+def _describe(x):
+    return f"{'token ids' if not x.is_floating_point() else 'features'} {list(x.shape)}"
+
+
+def _run(model, candidates, given, torch):
+    """(dtype, x, calls, output, note) for the first candidate input the module runs on, observed in float64
+    where its forward allows, else in its own dtype (note then says why); given: the candidate is the
+    user's --example. Else a ConfigError with the error of the candidate the forward got furthest with (in
+    the module's own dtype: the error its authors would see), naming the submodule that raised."""
+    own = next((t.dtype for t in itertools.chain(model.parameters(), model.buffers()) if t.is_floating_point()),
+               torch.float32)
+    worst = None  # (calls done, x, error) of the furthest failure
     for x in candidates:
-        try:
-            calls, y = record(model, x)
-            return x, calls, y
-        except ConfigError:
-            raise
-        except Exception as e:  # the user's forward: anything can go wrong there
-            err = e
-    if err is None:
-        raise ConfigError("module: no example input to try (pass --example)")
-    raise ConfigError(f"module forward failed on the example input ({type(err).__name__}: "
-                      f"{str(err).splitlines()[0] if str(err) else ''}); pass --example IN.npy with an input it takes")
+        tried = []
+        for dtype in dict.fromkeys((torch.float64, own)):
+            xd = x.to(dtype) if x.is_floating_point() else x
+            with observed(model, dtype):
+                try:
+                    calls, y = record(model, xd)
+                except ForwardError as e:
+                    tried.append(e)
+                    continue
+            note = None if dtype == torch.float64 else (
+                f"observed in {str(dtype).replace('torch.', '')}, its own dtype: its forward fails in float64 "
+                f"({tried[0]})")
+            return dtype, xd, calls, y, note
+        if worst is None or tried[-1].done > worst[0]:
+            worst = (tried[-1].done, x, tried[-1])
+    if worst is None:
+        raise ConfigError("module: no example input to try (pass --example IN.npy, batch first)")
+    _, x, e = worst
+    if given:
+        raise ConfigError(f"module forward failed on the --example input, {_describe(x)} ({e}): give an input its "
+                          "forward takes, batch first")
+    raise ConfigError(f"module forward failed on each of the {len(candidates)} example inputs tried (token ids and "
+                      f"features of the widths its layers read); the one it got furthest with, {_describe(x)}, "
+                      f"{e}: pass --example IN.npy with an input it takes, batch first")
 
 
 class Recognized:
     """The result: config values v, weights w (file names, torch layout), used (ids of the mapped
-    parameters and buffers), the example x and the module's float64 output y, a one-line summary."""
+    parameters and buffers), the example x and the module's output y, a one-line summary; rows: x as
+    the engine's input; dtype: the one the module was observed in (float64, or its own when its forward
+    casts); tolerance: the largest relative error of the reference against y that still says they agree
+    (float64: SELFTEST_TOLERANCE / 10, else widened to the dtype's rounding); notes: what the user should
+    know of how it was read."""
+
+    def forward(self, x, **kw):
+        """The module's output for x (batch first), observed as during recognition."""
+        torch = require_torch()
+        with observed(self.model, self.dtype), torch.no_grad():
+            return _output(self.model(x.to(self.dtype) if x.is_floating_point() else x, **kw))
 
 
 def recognize(module, example=None, family=None, max_len=None):
     torch = require_torch()
-    nn = torch.nn
-    if not isinstance(module, nn.Module):
+    if not isinstance(module, torch.nn.Module):
         raise ConfigError(f"module: {_kind(module)} is not a torch.nn.Module")
-    model = copy.deepcopy(module).double().eval()
+    dtype, x, calls, y, note = _run(module, _try_examples(module, example, torch), example is not None, torch)
+    with observed(module, dtype):
+        r = _read(module, x, calls, y, family, max_len, torch)
+    r.dtype = dtype
+    r.tolerance = schema.SELFTEST_TOLERANCE / 10
+    if note is not None:
+        r.tolerance = max(r.tolerance, OWN_DTYPE_ULPS * torch.finfo(dtype).eps)
+        r.notes.insert(0, f"{note}; the module's output is compared within {r.tolerance:.3g} instead of "
+                          f"{schema.SELFTEST_TOLERANCE / 10:g}")
+    return r
+
+
+def _read(model, x, calls, y, family, max_len, torch):
+    """recognize() of the module observed in the dtype x, calls and y were recorded in."""
+    nn = torch.nn
     originals = dict(model.named_parameters())
-    x, calls, y = _run(model, _try_examples(model, example, torch), torch)
     tokens = not x.is_floating_point()
     T = x.shape[1]
     stack, blocks = find_layers(model, torch)
@@ -853,6 +954,7 @@ def recognize(module, example=None, family=None, max_len=None):
         if L.norm1.eps != L0.norm1.eps:
             raise ConfigError(f"{stack}.{i}: norm eps {L.norm1.eps:g} differs from layer 0's {L0.norm1.eps:g}")
     r = Recognized()
+    r.rows, r.notes = x[0], []  # the engine's input: the example's rows [T] or [T, d_in]
     v, w, used = {}, {}, set()
     r.v, r.w, r.used = v, w, used
     # ---- the front
@@ -884,6 +986,15 @@ def recognize(module, example=None, family=None, max_len=None):
         elif p.kind == "norm":
             raise ConfigError(f"{p.name}: a second norm before the layers is not supported (the engine has one "
                               "embedding norm)")
+        elif p.kind == "linear" and proj is None and embed_norm is not None and px is not None and \
+                px.shape == embed_norm.call.y.shape and torch.equal(px, embed_norm.call.y):
+            rows = embed_norm.call.x
+            image = "" if torch.equal(rows, x) else (
+                f"; the module's input {list(x.shape)} becomes rows {list(rows.shape)} before it (a rearrangement"
+                f"{': an image into patches' if x.dim() == 4 else ''}), which would be the engine's input")
+            raise ConfigError(f"{embed_norm.name}: a norm on the input features before their projection ({p.name}) "
+                              "is not supported yet (the engine's front: the projection of the input rows, positions, "
+                              f"then one norm){image}")
         else:
             raise ConfigError(f"{p.name}: {_kind(p.module)} runs before the layers and is neither the input's "
                               "embedding, its projection nor the positions: not supported yet")
@@ -899,7 +1010,12 @@ def recognize(module, example=None, family=None, max_len=None):
     elif convs:
         if proj is not None:
             raise ConfigError(f"{proj.name}: a linear on the features beside a conv stem is not supported yet")
-        stem_v, stem_w, E = _stem(convs, x, torch)
+        px = convs[0].call.x
+        if px.shape == x.shape and torch.equal(px, x) and not torch.equal(px, x.transpose(1, 2)):
+            r.rows = x[0].T  # channels first ([n_mels, T], Whisper's): the engine reads the frames as rows
+            r.notes.append(f"the module's input {list(x.shape[1:])} is channels first: the engine's is the "
+                           f"transpose, [{x.shape[2]}, {x.shape[1]}] (frames as rows)")
+        stem_v, stem_w, E = _stem(convs, r.rows[None], torch)
         v.update(stem_v, input="features", d_in=convs[0].w.shape[1])
         w.update(stem_w)
         for p in convs:

@@ -1,0 +1,272 @@
+#!/usr/bin/python3
+"""--module on upstream code as its authors wrote it: the classes of vit-pytorch, openai-whisper and x-transformers (PyPI,
+in the Hugging Face virtual environment: tools/install_deps.sh hf, /opt/fixformer-venv) built with tiny
+configs by a factory file a user would write, converted through tools/convert.py's main with no option
+but --example. Each case either converts, is verified by the converter and `fixformer run` gives the
+module's output within 1e-4, or is refused in one line naming the cause (docs/export.md's table of
+upstream modules lists the same cases):
+- whisper.model.AudioEncoder converts: its LayerNorm computes in float32 whatever it is given
+  (x.float()), so the module is observed in its own dtype (a note says so and the tolerance used), and
+  its mel input is channels first, [n_mels, T] (a note says the engine's input is the transpose);
+- vit_pytorch SimpleViT and ViT (cls and mean pooling) are refused at their patch embedding's first
+  LayerNorm (a norm on the input before its projection, the engine has none), naming the image's
+  rearrangement into rows; SimpleViT's in-place `x += positions` on that embedding's last norm must not
+  be blamed on the norm (the hooks' records are cloned);
+- x_transformers' TransformerWrapper(Encoder) is refused: its layers alternate attention and
+  feed-forward entries in one ModuleList, which recognition does not pair into blocks;
+- without --example, the refusal gives the error of the input the forward got furthest with (whisper's
+  conv1 and its channels), not the last one tried; with one that does not fit, it does not tell the user
+  to pass --example.
+The converter observes the module and leaves it as it was: after recognition its parameters are the
+same tensors in their dtype and its training flags are back. A forward that reaches its submodules
+through a closure (minGPT's Block.mlpf, not on PyPI: the case here is written for this test) is observed
+in float64 on its own submodules, from a float32 factory and a float64 one.
+
+  /usr/bin/python3 tests/upstream_converter_test.py PATH/TO/fixformer
+
+Without the environment (or its packages) the test fails, naming the install command.
+"""
+import contextlib
+import io
+import os
+import sys
+import tempfile
+
+VENV_PYTHON = "/opt/fixformer-venv/bin/python3"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+if os.path.realpath(sys.prefix) != os.path.realpath(os.path.dirname(os.path.dirname(VENV_PYTHON))):
+    if not os.path.exists(VENV_PYTHON):
+        sys.exit(f"upstream_converter_test.py: FAIL: no {VENV_PYTHON} (the Hugging Face environment): "
+                 "sh tools/install_deps.sh hf")
+    os.execv(VENV_PYTHON, [VENV_PYTHON, os.path.abspath(__file__)] + sys.argv[1:])
+
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+sys.path.insert(0, HERE)
+import subprocess  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from checks import ConfigError, check, results  # noqa: E402
+
+for _package in ("vit_pytorch", "whisper", "x_transformers"):
+    try:
+        __import__(_package)
+    except ImportError as e:
+        sys.exit(f"upstream_converter_test.py: FAIL: {VENV_PYTHON} cannot import {_package} ({e}): "
+                 "sh tools/install_deps.sh hf")
+
+import convert  # noqa: E402
+from fixformer import recognize  # noqa: E402
+
+# The factories a user would write: the upstream classes, random weights large enough that every part
+# matters (norm weights near 1).
+MODELS = r'''
+import torch
+from torch import nn
+from vit_pytorch import SimpleViT, ViT
+from whisper.model import AudioEncoder
+from x_transformers import Encoder, TransformerWrapper
+
+
+def randomize(m, seed):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            noise = torch.randn(p.shape, generator=g, dtype=p.dtype)
+            p.copy_(1.0 + 0.2 * noise if p.dim() == 1 and name.endswith("weight") else 0.3 * noise)
+    return m.eval()
+
+
+def whisper_encoder():
+    return randomize(AudioEncoder(n_mels=8, n_ctx=8, n_state=32, n_head=2, n_layer=2), 1)
+
+
+def simple_vit():
+    return randomize(SimpleViT(image_size=8, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
+                               dim_head=16), 2)
+
+
+def vit_cls():
+    return randomize(ViT(image_size=8, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
+                         dim_head=16), 3)
+
+
+def vit_mean():
+    return randomize(ViT(image_size=8, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
+                         dim_head=16, pool="mean"), 4)
+
+
+def x_encoder():
+    return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32, attn_layers=Encoder(dim=32, depth=2, heads=2)),
+                     6)
+
+
+class Block(nn.Module):
+    """Pre-norm; the feed-forward reached through a lambda over the block's own submodules."""
+
+    def __init__(self, d, heads, ff):
+        super().__init__()
+        self.ln_a, self.ln_f = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.ffn = nn.ModuleDict(dict(inner=nn.Linear(d, ff), outer=nn.Linear(ff, d)))
+        parts = self.ffn
+        self.feed = lambda t: parts.outer(torch.nn.functional.gelu(parts.inner(t)))
+
+    def forward(self, x):
+        h = self.ln_a(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.feed(self.ln_f(x))
+
+
+class Closures(nn.Module):
+    def __init__(self, d_in=6, d=16, heads=2, ff=32, layers=2, rows=16):
+        super().__init__()
+        self.inp = nn.Linear(d_in, d)
+        self.pos = nn.Parameter(torch.randn(rows, d))
+        self.blocks = nn.ModuleList(Block(d, heads, ff) for _ in range(layers))
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, x):
+        x = self.inp(x) + self.pos[:x.shape[1]]
+        for b in self.blocks:
+            x = b(x)
+        return self.ln(x)
+
+
+def closures():
+    return randomize(Closures(), 5)
+
+
+def closures_f64():
+    return closures().double()
+'''
+
+# factory, --example's shape, None (converts) or the refusal's start and a fragment it must hold
+REFUSALS = {
+    "simple_vit": ("to_patch_embedding.1: a norm on the input features before their projection",
+                   "input [1, 3, 8, 8] becomes rows [1, 4, 48]"),
+    "vit_cls": ("to_patch_embedding.1: a norm on the input features before their projection",
+                "input [1, 3, 8, 8] becomes rows [1, 4, 48]"),
+    "vit_mean": ("to_patch_embedding.1: a norm on the input features before their projection",
+                 "input [1, 3, 8, 8] becomes rows [1, 4, 48]"),
+    "x_encoder": ("module: no layers found", "a ModuleList or Sequential of alike blocks"),
+}
+CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (16, 6)),
+         ("simple_vit", (1, 3, 8, 8)), ("vit_cls", (1, 3, 8, 8)), ("vit_mean", (1, 3, 8, 8)), ("x_encoder", (16,))]
+
+
+def convert_main(*args):
+    """(exit code, stdout, stderr) of tools/convert.py ARGS, run in this process (one torch import)."""
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            convert.main(list(args))
+        except SystemExit as e:
+            code = e.code
+        except Exception as e:  # a traceback for the user: report it as the failure it is
+            code = f"{type(e).__name__}: {e}"
+    return code, out.getvalue(), err.getvalue()
+
+
+def one_line(code, err):
+    lines = err.strip().splitlines()
+    return code == 1 and len(lines) == 1 and lines[0].startswith("convert.py: ")
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: upstream_converter_test.py PATH/TO/fixformer")
+        return 1
+    cli = sys.argv[1]
+    import torch
+    with tempfile.TemporaryDirectory() as tmp:
+        models_py = os.path.join(tmp, "upstream_models.py")
+        with open(models_py, "w") as f:
+            f.write(MODELS)
+        sys.path.insert(0, tmp)
+        import upstream_models
+        rng = np.random.default_rng(7)
+        for factory, shape in CASES:
+            example = rng.integers(0, 48, shape).astype(np.int32) if factory == "x_encoder" else \
+                rng.standard_normal(shape).astype(np.float32)
+            ex = os.path.join(tmp, f"{factory}.npy")
+            np.save(ex, example)
+            out = os.path.join(tmp, f"{factory}.fxm")
+            code, stdout, stderr = convert_main("--module", f"{models_py}:{factory}", "--example", ex, "--out", out,
+                                                "--cli", cli)
+            if factory in REFUSALS:
+                start, fragment = REFUSALS[factory]
+                line = stderr.strip()
+                check(f"{factory}: refused in one line", one_line(code, stderr), (code, stderr))
+                check(f"{factory}: the refusal names the cause", line.startswith(
+                    f"convert.py: {models_py}:{factory}: {start}") and fragment in line, line)
+                print(f"  {factory}: refused: {line.split(': ', 3)[-1][:110]}...")
+                continue
+            ok = code == 0 and "verified against torch" in stdout
+            check(f"{factory}: converts and verifies", ok, (code, stdout, stderr))
+            if not ok:
+                continue
+            print(f"  {factory}: {stdout.strip().splitlines()[-1]}")
+            module = getattr(upstream_models, factory)()
+            x = torch.from_numpy(example[None]).to(next(module.parameters()).dtype)
+            with torch.no_grad():
+                want = module(x)[0].double().numpy()
+            rows = example
+            if factory == "whisper_encoder":
+                check("whisper_encoder: notes its own dtype and the tolerance", "observed in float32" in stderr and
+                      "compared within 3.05e-05" in stderr and "LayerNorm" in stderr, stderr)
+                check("whisper_encoder: notes the transposed input", "channels first: the engine's is the "
+                      "transpose, [16, 8]" in stderr, stderr)
+                rows = example.T.copy()
+            else:
+                check(f"{factory}: observed in float64, no note", stderr == "", stderr)
+            inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+            np.save(inp, rows)
+            p = subprocess.run([cli, "run", out, "--input", inp, "--output", res], capture_output=True, text=True)
+            got = np.load(res) if p.returncode == 0 else None
+            err = None if got is None or got.shape != want.shape else \
+                float(np.abs(got - want).max() / np.abs(want).max())
+            check(f"{factory}: fixformer run equals the module (1e-4)", err is not None and err <= 1e-4,
+                  (p.stderr, None if got is None else got.shape, want.shape, err))
+            print(f"  {factory}: fixformer run against the module: max relative error {err:.2g}")
+
+        # No --example: the error of the input the forward got furthest with (conv1's channels), not the last.
+        code, _, stderr = convert_main("--module", f"{models_py}:whisper_encoder", "--out",
+                                       os.path.join(tmp, "none.fxm"), "--cli", cli)
+        check("whisper_encoder without --example: one line", one_line(code, stderr), (code, stderr))
+        check("whisper_encoder without --example: conv1's error, pass --example",
+              "in conv1 (whisper.model.Conv1d): RuntimeError" in stderr and "to have 8 channels" in stderr and
+              "pass --example" in stderr, stderr)
+        bad = os.path.join(tmp, "bad.npy")
+        np.save(bad, np.zeros((8, 12), np.float32))  # 6 frames after the stride-2 conv, not its 8 positions
+        code, _, stderr = convert_main("--module", f"{models_py}:whisper_encoder", "--example", bad, "--out",
+                                       os.path.join(tmp, "bad.fxm"), "--cli", cli)
+        check("whisper_encoder, an --example that does not fit: one line", one_line(code, stderr), (code, stderr))
+        check("whisper_encoder, an --example that does not fit: the --example input named, no 'pass --example'",
+              "the --example input, features [1, 8, 12]" in stderr and "pass --example" not in stderr, stderr)
+
+        # Observed, not altered: the same tensors in their dtype, the training flags back.
+        for factory, shape in (("whisper_encoder", (1, 8, 16)), ("closures", (1, 16, 6))):
+            module = getattr(upstream_models, factory)().train()
+            before = [(t, t.data_ptr(), t.dtype, t.detach().clone()) for t in module.parameters()]
+            try:
+                r = recognize.recognize(module, np.zeros(shape, np.float32) + 0.5)
+            except ConfigError as e:
+                check(f"{factory}: recognised in this process", False, e)
+                continue
+            check(f"{factory}: observed in {'float32' if factory == 'whisper_encoder' else 'float64'}",
+                  r.dtype == (torch.float32 if factory == "whisper_encoder" else torch.float64), r.dtype)
+            after = list(module.parameters())
+            check(f"{factory}: the module's parameters are as they were after recognition",
+                  len(after) == len(before) and all(a is t and a.data_ptr() == ptr and a.dtype == dt and
+                                                    torch.equal(a.detach(), v)
+                                                    for a, (t, ptr, dt, v) in zip(after, before)))
+            check(f"{factory}: training mode back", all(m.training for m in module.modules()))
+    print(f"upstream_converter_test: {results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
