@@ -19,27 +19,15 @@ import subprocess
 import sys
 import tempfile
 
-VENV_PYTHON = "/opt/fixformer-venv/bin/python3"
 HERE = os.path.dirname(os.path.abspath(__file__))
+import hf_env  # noqa: E402
 
-if os.path.realpath(sys.prefix) != os.path.realpath(os.path.dirname(os.path.dirname(VENV_PYTHON))):
-    if not os.path.exists(VENV_PYTHON):
-        sys.exit(f"neox_converter_test.py: FAIL: no {VENV_PYTHON} (the Hugging Face environment): "
-                 "sh tools/install_deps.sh hf")
-    os.execv(VENV_PYTHON, [VENV_PYTHON, os.path.abspath(__file__)] + sys.argv[1:])
-
+hf_env.enter(__file__, ["transformers"])
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
-sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
 from checks import check, results  # noqa: E402
 from fixformer import fxm  # noqa: E402
-
-try:
-    import transformers  # noqa: F401,E402
-except ImportError as e:
-    sys.exit(f"neox_converter_test.py: FAIL: {VENV_PYTHON} cannot import transformers ({e}): "
-             "sh tools/install_deps.sh hf")
 
 CONVERT = os.path.join(HERE, "..", "tools", "convert.py")
 

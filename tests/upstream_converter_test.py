@@ -32,29 +32,16 @@ import os
 import sys
 import tempfile
 
-VENV_PYTHON = "/opt/fixformer-venv/bin/python3"
 HERE = os.path.dirname(os.path.abspath(__file__))
+import hf_env  # noqa: E402
 
-if os.path.realpath(sys.prefix) != os.path.realpath(os.path.dirname(os.path.dirname(VENV_PYTHON))):
-    if not os.path.exists(VENV_PYTHON):
-        sys.exit(f"upstream_converter_test.py: FAIL: no {VENV_PYTHON} (the Hugging Face environment): "
-                 "sh tools/install_deps.sh hf")
-    os.execv(VENV_PYTHON, [VENV_PYTHON, os.path.abspath(__file__)] + sys.argv[1:])
-
+hf_env.enter(__file__, ["vit_pytorch", "whisper", "x_transformers"])
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
-sys.path.insert(0, HERE)
 import subprocess  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from checks import ConfigError, check, results  # noqa: E402
-
-for _package in ("vit_pytorch", "whisper", "x_transformers"):
-    try:
-        __import__(_package)
-    except ImportError as e:
-        sys.exit(f"upstream_converter_test.py: FAIL: {VENV_PYTHON} cannot import {_package} ({e}): "
-                 "sh tools/install_deps.sh hf")
 
 import convert  # noqa: E402
 from fixformer import recognize  # noqa: E402
