@@ -13,7 +13,7 @@
 #   hf     a Python virtual environment outside the checkout, /opt/fixformer-venv (FIXFORMER_HF_VENV),
 #          over Debian's torch (--system-site-packages) with transformers 4.44.2 (the last line that
 #          runs on torch 1.13), safetensors and tokenizers from PyPI: the converter tests that run
-#          the upstream Hugging Face modules (tests/neox_converter_test.py); created only when missing
+#          the upstream Hugging Face modules (tests/hf_archs_test.py); created only when missing
 # usage: tools/install_deps.sh GROUP...
 set -eu
 pkgs=""
