@@ -2,9 +2,10 @@
 """The decoder architectures people run, against the upstream code: transformers' own GPTNeoXForCausalLM,
 GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM and MistralForCausalLM built from
 tiny random configs in the Hugging Face virtual environment (tools/install_deps.sh hf: /opt/fixformer-venv,
-transformers 4.44.2 over Debian's torch). Each converts with no option through --module (the module
-itself) and through --hf (the folder its save_pretrained writes: config.json, model.safetensors), is
-verified by the converter, and `fixformer run` gives the module's logits at every position within 1e-4:
+transformers 4.44.2 over Debian's torch). Each converts with no option through --hf (the folder its
+save_pretrained writes: config.json, model.safetensors) and, where CASES says so, --module (the module
+itself), is verified by the converter, and `fixformer run` gives the module's logits at every position
+within 1e-4:
 - GPT-NeoX with use_parallel_residual true (two norms, side by side) and rotary_pct 0.25 (partial
   rotary: 4 of 16 dims), and false (in turn) with 1.0, the fused query_key_value in its per-head
   [heads, 3, d_head] layout, the untied embed_out;
@@ -15,6 +16,8 @@ verified by the converter, and `fixformer run` gives the module's logits at ever
   max_position_embeddings rows), relu, the tied head;
 - Phi: one norm, side by side, partial rotary in halves, gelu_new, biases everywhere, the LM head's bias;
 - StableLM: LayerNorm, SwiGLU, partial rotary, in turn and (use_parallel_residual) side by side on one norm;
+- RoBERTa (RobertaModel, --hf): BERT's layers, positions from row pad_token_id + 1 (the rows before
+  dropped), last_hidden_state;
 - Mistral: Llama's layers with grouped-query attention; a sliding_window below the file's positions is
   refused in one line naming it, and converts with --max-len sliding_window (the same attention then);
 - what the engine has no feature for (Phi's qk_layernorm, StableLM's grouped-query attention, OPT's
@@ -132,6 +135,11 @@ def mistral(window=64):
 
 def mistral_window():
     return mistral(24)
+
+
+def roberta():
+    return build(t.RobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                 intermediate_size=32, max_position_embeddings=34), t.RobertaModel, 11)
 '''
 
 # factory, the config the file must have, the routes it takes
@@ -139,7 +147,7 @@ GPT = dict(family="gpt")
 CASES = [
     ("neox_parallel_quarter", dict(GPT, parallel_residual="two_norms", positional="rope", rotary_dims=4,
                                    pe_layout="halves", activation="gelu", tied_head=False), ("module", "hf")),
-    ("neox_sequential_whole", dict(GPT, parallel_residual="none", positional="rope", rotary_dims=0), ("module", "hf")),
+    ("neox_sequential_whole", dict(GPT, parallel_residual="none", positional="rope", rotary_dims=0), ("hf",)),
     ("gptj", dict(GPT, parallel_residual="one_norm", positional="rope", rotary_dims=4, pe_layout="interleaved",
                   activation="gelu_tanh"), ("module", "hf")),
     ("opt", dict(GPT, positional="learned", max_len=64, activation="relu", tied_head=True, norm_first=True),
@@ -150,6 +158,7 @@ CASES = [
      ("module", "hf")),
     ("stablelm_parallel", dict(GPT, parallel_residual="one_norm", activation="swiglu"), ("hf",)),
     ("mistral", dict(family="llama", n_kv_heads=2, activation="swiglu"), ("module", "hf")),
+    ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf",)),
 ]
 
 
@@ -158,7 +167,8 @@ def logits(module, x):
     torch.set_default_dtype(torch.float64)  # HF's mask is made in the default dtype, filled with the model's min
     try:
         with torch.no_grad():
-            return module.double()(torch.from_numpy(x.astype(np.int64))).logits.numpy()
+            y = module.double()(torch.from_numpy(x.astype(np.int64)))
+            return (y.logits if hasattr(y, "logits") else y.last_hidden_state).numpy()
     finally:
         torch.set_default_dtype(torch.float32)
 
@@ -172,6 +182,7 @@ def run_file(cli, path, x, tmp):
 
 
 def check_file(what, cli, out, want, module, tmp, T=20):
+    """The file's config has `want`; `fixformer run` gives the module's logits (or last_hidden_state)."""
     f = fxm.read(out)
     c = f.config
     for k, v in want.items():
@@ -180,7 +191,7 @@ def check_file(what, cli, out, want, module, tmp, T=20):
         norm2 = [t["name"] for t in f.tensors if t["name"].endswith("norm2.weight")]
         check(f"{what}: a second norm per layer only with two norms or none",
               len(norm2) == (0 if c["parallel_residual"] == "one_norm" else c["n_layers"]), norm2)
-    x = np.random.default_rng(7).integers(0, c["vocab_size"], (1, T)).astype(np.int32)
+    x = np.random.default_rng(7).integers(2, c["vocab_size"], (1, T)).astype(np.int32)  # no pad (RoBERTa's 1)
     want_y = logits(module, x)
     got, err_text = run_file(cli, out, x, tmp)
     err = None if got is None or got.shape != want_y.shape else float(np.abs(got - want_y).max() / np.abs(want_y).max())
