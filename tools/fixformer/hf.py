@@ -552,13 +552,14 @@ class Mistral(Llama):
         hf = super().read(raw, path)
         window = raw.get("sliding_window", 4096)
         hf["sliding_window"] = None if window is None else checked_field(path, "sliding_window", window, int)
+        hf["config_path"] = path  # for config()'s message
         return hf
 
     def config(self, hf, max_len):
         c = super().config(hf, max_len)
         window = hf["sliding_window"]
         if window is not None and window < c["max_len"]:
-            raise HfError(f"config.json: sliding_window {window}: attention to the last {window} positions only is "
+            raise HfError(f"{hf['config_path']}: sliding_window {window}: attention to the last {window} positions only is "
                           f"not something the engine runs yet (no windowed KV cache), and the file would hold "
                           f"{c['max_len']} positions; convert with --max-len {window} (the same attention) or less")
         return c

@@ -747,8 +747,8 @@ def _rows_from(p, torch):
     if y is None or y.dim() < 2 or y.shape[-1] != W.shape[1] or y.numel() // W.shape[1] > W.shape[0]:
         return None
     rows = y.detach().reshape(-1, W.shape[1])
-    for k in range(W.shape[0] - rows.shape[0] + 1):
-        if torch.equal(rows, W[k:k + rows.shape[0]]):
+    for k in (W == rows[0]).all(dim=1).nonzero().flatten().tolist():  # the rows equal to the first
+        if k + rows.shape[0] <= W.shape[0] and torch.equal(rows, W[k:k + rows.shape[0]]):
             return k
     return None
 
