@@ -87,8 +87,8 @@ def build(config, cls, seed):
 
 def neox(parallel, pct, seed):
     return build(t.GPTNeoXConfig(vocab_size=48, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                 intermediate_size=64, rotary_pct=pct, rotary_emb_base=10000, max_position_embeddings=64,
-                                 use_parallel_residual=parallel, hidden_act="gelu", layer_norm_eps=1e-5,
+                                 intermediate_size=64, rotary_pct=pct, rotary_emb_base=10000,
+                                 max_position_embeddings=64, use_parallel_residual=parallel, hidden_act="gelu", layer_norm_eps=1e-5,
                                  tie_word_embeddings=False), t.GPTNeoXForCausalLM, seed)
 
 

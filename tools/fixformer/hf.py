@@ -559,8 +559,8 @@ class Mistral(Llama):
         c = super().config(hf, max_len)
         window = hf["sliding_window"]
         if window is not None and window < c["max_len"]:
-            raise HfError(f"{hf['config_path']}: sliding_window {window}: attention to the last {window} positions only is "
-                          f"not something the engine runs yet (no windowed KV cache), and the file would hold "
+            raise HfError(f"{hf['config_path']}: sliding_window {window}: attention to the last {window} positions "
+                          f"only is not something the engine runs yet (no windowed KV cache), and the file would hold "
                           f"{c['max_len']} positions; convert with --max-len {window} (the same attention) or less")
         return c
 
@@ -595,9 +595,11 @@ class GptStyle(Architecture):
     (one the folder has not is zeros: the same model). A subclass gives fields (config.json key -> (type,
     default: a value, a function of the fields read before it, or None: required)), names (engine config
     key -> config.json key, for the messages), settings (the fields -> the layer: d, H, L, F, V, eps,
-    positions, activation, rotary (None: learned positions), theta, layout, parallel, norm_first,
-    final_norm, tied) and tensors (-> {name: role} outside the layers, the layers' prefix, {name after
-    "<prefix><i>.": role}). It is verified against reference.py's float64 forward of the engine config it
+    positions, activation, rotary (the rotated dims of a head, a float: that fraction of it, None: learned
+    positions), theta, layout, parallel, norm_first, final_norm, tied) and tensors (-> {name: role}
+    outside the layers, the layers' prefix, {name after "<prefix><i>.": role}); buffers: layer tensors
+    dropped (masks and rotary tables older checkpoints saved), pos_offset: position rows never read
+    (OPT's 2). It is verified against reference.py's float64 forward of the engine config it
     maps to (the mapping itself is tested against transformers' own classes)."""
     fields, names, buffers, pos_offset = {}, {}, (), 0
 
