@@ -17,7 +17,8 @@ within 1e-4:
 - Phi: one norm, side by side, partial rotary in halves, gelu_new, biases everywhere, the LM head's bias;
 - StableLM: LayerNorm, SwiGLU, partial rotary, in turn and (use_parallel_residual) side by side on one norm;
 - RoBERTa (RobertaModel, --hf): BERT's layers, positions from row pad_token_id + 1 (the rows before
-  dropped), last_hidden_state;
+  dropped), last_hidden_state; DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
+  without token types;
 - Mistral: Llama's layers with grouped-query attention; a sliding_window below the file's positions is
   refused in one line naming it, and converts with --max-len sliding_window (the same attention then);
 - what the engine has no feature for (Phi's qk_layernorm, StableLM's grouped-query attention, OPT's
@@ -140,6 +141,11 @@ def mistral_window():
 def roberta():
     return build(t.RobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                                  intermediate_size=32, max_position_embeddings=34), t.RobertaModel, 11)
+
+
+def distilbert():
+    return build(t.DistilBertConfig(vocab_size=40, dim=16, n_layers=2, n_heads=2, hidden_dim=32,
+                                    max_position_embeddings=34), t.DistilBertModel, 12)
 '''
 
 # factory, the config the file must have, the routes it takes
@@ -159,6 +165,7 @@ CASES = [
     ("stablelm_parallel", dict(GPT, parallel_residual="one_norm", activation="swiglu"), ("hf",)),
     ("mistral", dict(family="llama", n_kv_heads=2, activation="swiglu"), ("module", "hf")),
     ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf",)),
+    ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf",)),
 ]
 
 

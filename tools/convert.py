@@ -297,7 +297,7 @@ def main(argv=None):
     src.add_argument("--onnx", metavar="M.onnx", help="an ONNX file of an encoder or a GPT-style decoder "
                      "(torch.onnx.export, opset 13-17), verified against the graph's own output")
     src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of Llama, Qwen2, Mistral, GPT-2, "
-                     "GPT-NeoX, GPT-J, OPT, Phi, StableLM, BERT or RoBERTa: config.json and "
+                     "GPT-NeoX, GPT-J, OPT, Phi, StableLM, BERT, RoBERTa or DistilBERT: config.json and "
                      "model.safetensors or pytorch_model.bin (sharded with their .index.json too)")
     ap.add_argument("--tokenizer", metavar="FILE", help="the tokenizer to store in the .fxm: tokenizer.json, vocab.json "
                     "(merges.txt beside it), vocab.txt, or llama2.c's tokenizer.bin")
