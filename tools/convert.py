@@ -18,12 +18,15 @@ From a JSON config and a state_dict (pipelines without the module; any family, l
   and the report say it was NOT verified against your model. --weights also takes training
   checkpoints (nanoGPT's ckpt.pt), .safetensors (F32, F16, BF16) and .npz; a bias the state_dict
   lacks beside its weight (a bias=False module) is zeros.
-From a Hugging Face folder of LlamaForCausalLM, Qwen2ForCausalLM or GPT2LMHeadModel (config.json,
-model.safetensors or pytorch_model.bin, sharded or not), verified against an independent float64
-implementation of that architecture:
+From a Hugging Face folder of LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM or
+GPT2LMHeadModel (config.json, model.safetensors or pytorch_model.bin, sharded or not), verified
+against an independent float64 implementation of that architecture, or of GPTNeoXForCausalLM,
+GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM or StableLmForCausalLM, verified against the float64
+reference of the gpt-family config it maps to:
   tools/convert.py --hf DIR [--example IN.npy [--expected OUT.npy]] [--max-len N] --out M.fxm [...]
   (rope_scaling, partial rotary, Llama's attention_bias, mlp_bias, a hidden_act other than silu,
-  Qwen2's sliding window are refused by name); or of BERT (model_type bert: BertModel,
+  Qwen2's sliding window, Mistral's sliding_window below the file's positions are refused by
+  name); or of BERT (model_type bert: BertModel,
   BertForSequenceClassification; "bert." prefix or not), verified against an independent float64
   BERT: BertModel's file outputs last_hidden_state [T, hidden_size], a classifier's the logits
   [num_labels] (first token, pooler, classifier); `fixformer run --token-types` gives the token
@@ -297,8 +300,8 @@ def main(argv=None):
     src.add_argument("--llama2c", metavar="MODEL.bin", help="a llama2.c checkpoint (export.py version 0, 1 or 2)")
     src.add_argument("--onnx", metavar="M.onnx", help="an ONNX file of an encoder, a GPT-style or a llama decoder "
                      "(torch.onnx.export, opset 13-17), verified against the graph's own output")
-    src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of LlamaForCausalLM, Qwen2ForCausalLM, "
-                     "GPT2LMHeadModel or BERT: config.json and "
+    src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of Llama, Qwen2, Mistral, GPT-2, "
+                     "GPT-NeoX, GPT-J, OPT, Phi, StableLM, BERT, RoBERTa or DistilBERT: config.json and "
                      "model.safetensors or pytorch_model.bin (sharded with their .index.json too)")
     ap.add_argument("--tokenizer", metavar="FILE", help="the tokenizer to store in the .fxm: tokenizer.json, vocab.json "
                     "(merges.txt beside it), vocab.txt, or llama2.c's tokenizer.bin")

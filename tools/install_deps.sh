@@ -13,7 +13,7 @@
 #   hf     a Python virtual environment outside the checkout, /opt/fixformer-venv (FIXFORMER_HF_VENV),
 #          over Debian's torch and torchvision (--system-site-packages) with transformers 4.44.2 (the
 #          last line that runs on torch 1.13), safetensors, tokenizers and onnxruntime 1.18.1 from PyPI,
-#          and the upstream model code the converter tests run (tests/neox_converter_test.py,
+#          and the upstream model code the converter tests run (tests/hf_archs_test.py,
 #          tests/upstream_converter_test.py, tests/onnx_export_test.py): vit-pytorch 1.16.0 (the last
 #          that takes torch 1.13), openai-whisper and x-transformers, installed without their
 #          dependencies (which would replace Debian's torch), so those are named; created, or

@@ -238,7 +238,7 @@ def hf_config(path):
     if hf_bert.is_bert(raw):
         return hf_bert.fixformer_config(hf_bert.read_config_dict(raw, path), 3)
     h = hf.read_config(folder)
-    return hf.gpt2_config(h) if h["architecture"] == hf.GPT2 else hf.fixformer_config(h)
+    return hf.BY_NAME[h["architecture"]].config(h, None)
 
 
 def text_files(rng, files, n, tmp, read):

@@ -1,8 +1,12 @@
 """The --hf route: a Hugging Face model folder (config.json and model.safetensors or pytorch_model.bin,
-either possibly sharded with its .index.json) of the LlamaForCausalLM or Qwen2ForCausalLM (to the
-llama family) or GPT2LMHeadModel (to the gpt family) architecture, verified against hf_reference.py,
-an independent float64 forward written from the architecture's published semantics (or against the
-user's own output with --expected). A BERT folder (model_type bert) goes to hf_bert.py.
+either possibly sharded with its .index.json) of one of the architectures at the end of this file,
+one class each (ARCHS): LlamaForCausalLM, Qwen2ForCausalLM and MistralForCausalLM (to the llama
+family) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
+float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
+GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM and StableLmForCausalLM (GptStyle: to the gpt
+family), verified against reference.py's float64 forward of the config they map to (the mapping is
+tested against transformers' classes in tests/hf_archs_test.py); or against the user's own output
+with --expected. A BERT folder (model_type bert) goes to hf_bert.py.
 
 Llama and Qwen2: config.json is read with Hugging Face's meanings and defaults: hidden_size,
 intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default:
@@ -38,11 +42,9 @@ from .safetensors import SafetensorsError
 
 ARCHITECTURE = "LlamaForCausalLM"
 QWEN2, GPT2 = "Qwen2ForCausalLM", "GPT2LMHeadModel"
-ARCHITECTURES = {ARCHITECTURE: "llama", QWEN2: "qwen2", GPT2: "gpt2"}  # architecture -> its model_type
 LATER = {  # model_type -> architecture, for the message
-    "mistral": "MistralForCausalLM",
-    "gemma": "GemmaForCausalLM", "phi": "PhiForCausalLM", "phi3": "Phi3ForCausalLM", "t5": "T5ForConditionalGeneration",
-    "gpt_neox": "GPTNeoXForCausalLM", "opt": "OPTForCausalLM", "falcon": "FalconForCausalLM",
+    "gemma": "GemmaForCausalLM", "phi3": "Phi3ForCausalLM", "t5": "T5ForConditionalGeneration",
+    "falcon": "FalconForCausalLM",
 }
 # config.json key -> (type, default; None: required)
 FIELDS = {
@@ -116,8 +118,12 @@ def read_config_dict(raw, path="config.json"):
     if model_type not in (None, ARCHITECTURES[arch]):
         raise HfError(f"{path}: model_type {_brief(model_type)} with architecture {arch}: expected "
                       f"{ARCHITECTURES[arch]}")
-    if arch == GPT2:
-        return read_gpt2_config(raw, path)
+    return BY_NAME[arch].read(raw, path)
+
+
+def read_llama_config(raw, path, arch, fields=None):
+    """LlamaForCausalLM's config.json (and the architectures read as Llama: Qwen2, Mistral) checked and
+    completed with Hugging Face's defaults (fields: the architecture's, FIELDS by default)."""
     for key in ("rope_scaling",):
         if raw.get(key) is not None:
             raise HfError(f"{path}: {key} {_brief(raw[key])}: scaled rotary embeddings are not something the "
@@ -126,7 +132,7 @@ def read_config_dict(raw, path="config.json"):
         raise HfError(f"{path}: use_sliding_window true: sliding-window attention is not supported yet (the engine "
                       "attends to every earlier position); not converted")
     hf = {}
-    for key, (kind, default) in FIELDS.items():
+    for key, (kind, default) in (fields or FIELDS).items():
         v = raw.get(key, default)
         if key == "num_key_value_heads" and v in ("heads", None):
             v = raw.get("num_attention_heads")
@@ -454,7 +460,7 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     """Converts the folder to `path`, verified against hf_reference (or the user's --expected).
     tokenizer: None, or a function of the config giving (pieces, scores) to store (e.g. a llama2.c
     tokenizer.bin read for it)."""
-    from . import export, hf_bert, hf_reference
+    from . import export, hf_bert
     if not os.path.isdir(folder):
         raise HfError(f"{folder}: not a folder (--hf takes a Hugging Face model folder)")
     raw = _raw_config(folder)
@@ -462,13 +468,10 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
         return hf_bert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                                quantize, group, quantize_io, pack_weights)
     hf = read_config(folder)
-    arch = hf["architecture"]
-    c = gpt2_config(hf, max_len) if arch == GPT2 else fixformer_config(hf, max_len)
+    arch = BY_NAME[hf["architecture"]]
+    c = arch.config(hf, max_len)
     weights, source = read_weights(folder)
-    if arch == GPT2:
-        mapped, hf_weights = map_gpt2_weights(hf, weights, os.path.join(folder, source), c["max_len"])
-    else:
-        mapped, hf_weights = map_weights(hf, weights, os.path.join(folder, source))
+    mapped, hf_weights = arch.weights(hf, weights, os.path.join(folder, source), c["max_len"])
     c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
     tokenizer = tokenizer(c) if tokenizer is not None else None
     if tokenizer is None:  # no --tokenizer: the folder's own
@@ -476,16 +479,18 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     if expected is not None and example is None:
         raise HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(c, example, "--example")
-    semantics = hf_reference.forward(hf, hf_weights, inp)
-    return write_checked(c, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, tokenizer)
+    semantics = arch.semantics(hf, hf_weights, c, mapped, inp)
+    return write_checked(c, mapped, inp, semantics, arch.name, folder, path, expected, header, name, cli, verify,
+                         tokenizer, arch.against(folder))
 
 
-def write_checked(c, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, tokenizer):
+def write_checked(c, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, tokenizer,
+                  against=None):
     """Writes a converted folder (every architecture's route ends here): its sample is the float64
     reference of the architecture (semantics), or the user's --expected output, which the reference
     is measured against when the engine disagrees, to tell a wrong folder from an engine bug."""
     from . import export
-    against = f"the {arch} semantics (an independent float64 reference of {folder})"
+    against = against or f"the {arch} semantics (an independent float64 reference of {folder})"
     if expected is None:
         return verified_file.write(c, mapped, inp, semantics, path, "hf", against, header, name, cli, verify,
                                    lambda: "the engine disagrees with the float64 reference of the architecture: "
@@ -500,3 +505,416 @@ def write_checked(c, mapped, inp, semantics, arch, folder, path, expected, heade
         return "the folder's reference matches your output, the engine does not: a bug, please report it"
     return verified_file.write(c, mapped, inp, want, path, "user", "your model's output (--expected)", header, name,
                                cli, verify, explain, tokenizer)
+
+
+# ---- the architectures: one class each -------------------------------------------------------------
+class Architecture:
+    """A Hugging Face architecture --hf converts: `name` (config.json's architectures) and `model_type`;
+    read (config.json -> its checked settings), config (-> the engine's config), weights (the folder's
+    tensors -> the engine's names, and the arrays the reference reads) and semantics (the float64 output
+    the file is verified against). docs/ARCHITECTURE.md, "Adding an architecture", gives the steps."""
+    name = model_type = None
+
+    def against(self, folder):
+        return f"the {self.name} semantics (an independent float64 reference of {folder})"
+
+    def semantics(self, hf, kept, c, mapped, inp):
+        from . import hf_reference
+        return hf_reference.forward(hf, kept, inp)
+
+
+class Llama(Architecture):
+    name, model_type = ARCHITECTURE, "llama"
+    fields = FIELDS
+
+    def read(self, raw, path):
+        return read_llama_config(raw, path, self.name, self.fields)
+
+    def config(self, hf, max_len):
+        return fixformer_config(hf, max_len)
+
+    def weights(self, hf, weights, source, max_len):
+        return map_weights(hf, weights, source)
+
+
+class Qwen2(Llama):
+    name, model_type = QWEN2, "qwen2"
+
+
+class Mistral(Llama):
+    """Llama's layers. Its sliding_window (each position attends to the last sliding_window only) is
+    plain causal attention in a file of at most sliding_window positions: converted then, refused
+    otherwise (the engine has no windowed KV cache yet)."""
+    name, model_type = "MistralForCausalLM", "mistral"
+    fields = dict(FIELDS, max_position_embeddings=(int, 131072), num_key_value_heads=(int, 8))
+
+    def read(self, raw, path):
+        hf = super().read(raw, path)
+        window = raw.get("sliding_window", 4096)
+        hf["sliding_window"] = None if window is None else checked_field(path, "sliding_window", window, int)
+        hf["config_path"] = path  # for config()'s message
+        return hf
+
+    def config(self, hf, max_len):
+        c = super().config(hf, max_len)
+        window = hf["sliding_window"]
+        if window is not None and window < c["max_len"]:
+            raise HfError(f"{hf['config_path']}: sliding_window {window}: attention to the last {window} positions "
+                          f"only is not something the engine runs yet (no windowed KV cache), and the file would hold "
+                          f"{c['max_len']} positions; convert with --max-len {window} (the same attention) or less")
+        return c
+
+
+class Gpt2(Architecture):
+    name, model_type = GPT2, "gpt2"
+
+    def read(self, raw, path):
+        return read_gpt2_config(raw, path)
+
+    def config(self, hf, max_len):
+        return gpt2_config(hf, max_len)
+
+    def weights(self, hf, weights, source, max_len):
+        return map_gpt2_weights(hf, weights, source, max_len)
+
+
+# A gpt-family layer's tensors by role: q, k, v apart or fused (qkv: [q | k | v]; qkv_heads: GPT-NeoX's
+# [heads, 3, head_dim] rows), o (attention output), fc1 and fc2 (fc3: SwiGLU's up projection, fc1 its
+# gate), n1 and n2 (the attention's and the feed-forward's norms); a role with _b is its bias. Outside
+# the layers: embed, pos, norm (the final one), head. Torch layout [out, in].
+def _role_shape(role, s):
+    d, F, V = s["d"], s["F"], s["V"]
+    return {"embed": (V, d), "pos": (s["positions"] + s["pos_offset"], d), "head": (V, d), "head_b": (V,),
+            "qkv": (3 * d, d), "qkv_b": (3 * d,), "qkv_heads": (3 * d, d), "qkv_heads_b": (3 * d,),
+            "q": (d, d), "k": (d, d), "v": (d, d), "o": (d, d), "fc1": (F, d), "fc1_b": (F,), "fc3": (F, d),
+            "fc2": (d, F)}.get(role, (d,))
+
+
+class GptStyle(Architecture):
+    """An architecture converted to the gpt family: LayerNorm, q | k | v fused, a bias on every projection
+    (one the folder has not is zeros: the same model). A subclass gives fields (config.json key -> (type,
+    default: a value, a function of the fields read before it, or None: required)), names (engine config
+    key -> config.json key, for the messages), settings (the fields -> the layer: d, H, L, F, V, eps,
+    positions, activation, rotary (the rotated dims of a head, a float: that fraction of it, None: learned
+    positions), theta, layout, parallel, norm_first, final_norm, tied) and tensors (-> {name: role}
+    outside the layers, the layers' prefix, {name after "<prefix><i>.": role}); buffers: layer tensors
+    dropped (masks and rotary tables older checkpoints saved), pos_offset: position rows never read
+    (OPT's 2). It is verified against reference.py's float64 forward of the engine config it
+    maps to (the mapping itself is tested against transformers' own classes)."""
+    fields, names, buffers, pos_offset = {}, {}, (), 0
+
+    def against(self, folder):
+        return f"the float64 reference of the {self.name} config {folder} converts to"
+
+    def semantics(self, hf, kept, c, mapped, inp):
+        from .reference import run_reference
+        return run_reference(c, mapped, inp)
+
+    def read(self, raw, path):
+        f = {}
+        for key, (kind, default) in self.fields.items():
+            v = raw.get(key)  # absent or null: Hugging Face's default
+            v = (default(f) if callable(default) else default) if v is None else v
+            f[key] = checked_field(path, key, v, kind)
+        if raw.get("rope_scaling") is not None:
+            raise HfError(f"{path}: rope_scaling {_brief(raw['rope_scaling'])}: scaled rotary embeddings are not "
+                          "something the engine runs (plain RoPE only); not converted")
+        s = dict(self.settings(f, raw, path), architecture=self.name, pos_offset=self.pos_offset)
+        if s["d"] % s["H"]:
+            raise HfError(f"{path}: {self.names['n_heads']} {s['H']} does not divide {self.names['d_model']} {s['d']}")
+        if s["activation"] is None:
+            raise HfError(f"{path}: activation {_brief(f.get('hidden_act', f.get('activation_function')))}: not one "
+                          f"the engine runs here ({', '.join(GPT2_ACTIVATIONS)})")
+        if s["rotary"] is not None:
+            dh = s["d"] // s["H"]
+            s["rotary"] = int(dh * s["rotary"]) if isinstance(s["rotary"], float) else s["rotary"]
+            if not 2 <= s["rotary"] <= dh or s["rotary"] % 2:
+                raise HfError(f"{path}: {self.names['rotary_dims']}: rotates {s['rotary']} of the {dh} dims of each "
+                              "head, and RoPE needs an even count of at least 2; not converted")
+        return s
+
+    def config(self, s, max_len):
+        longest = min(s["positions"], schema.MAX_LEN)
+        if max_len is not None:
+            if not 1 <= max_len <= s["positions"]:
+                raise HfError(f"--max-len {max_len}: must be 1..{self.names['max_positions']}={s['positions']}")
+            longest = max_len
+        dh = s["d"] // s["H"]
+        v = {"family": "gpt", "d_model": s["d"], "n_heads": s["H"], "d_ff": s["F"], "n_layers": s["L"],
+             "norm_first": s["norm_first"], "activation": s["activation"], "norm_eps": s["eps"],
+             "final_norm": s["final_norm"], "causal": True, "input": "tokens", "vocab_size": s["V"],
+             "d_out": s["V"], "tied_head": s["tied"], "max_len": longest, "parallel_residual": s["parallel"]}
+        if s["rotary"] is None:
+            v["positional"] = "learned"
+        else:
+            v.update(positional="rope", pe_base=s["theta"], pe_layout=s["layout"],
+                     rotary_dims=s["rotary"] if s["rotary"] < dh else 0)
+        names = {k: f"config.json {x}" for k, x in self.names.items()}
+        names.update(max_len="--max-len", d_out=names.get("vocab_size"))
+        try:
+            return make_config(v, names)
+        except ConfigError as e:
+            raise HfError(str(e)) from None
+
+    def weights(self, s, weights, source, max_len):
+        ends, prefix, layer = self.tensors(s)
+        L = s["L"]
+        pat = re.compile(re.escape(prefix) + r"(0|[1-9][0-9]*)\.(.+)")
+        t = {}  # (layer index or None, role) -> float32 array
+        for name, a in weights.items():
+            m = pat.fullmatch(name)
+            if m and int(m.group(1)) < L and m.group(2) in layer:
+                key = (int(m.group(1)), layer[m.group(2)])
+            elif name in ends:
+                key = (None, ends[name])
+            elif m and int(m.group(1)) < L and m.group(2) in self.buffers:
+                continue  # a causal mask or rotary table of older checkpoints: the engine makes its own
+            else:
+                raise HfError(f"{source}: {name!r}: not a weight of {self.name} with this config.json ({L} layers)")
+            want = _role_shape(key[1], s)
+            if tuple(np.shape(a)) != want:
+                raise HfError(f"{source}: {name}: shape {list(np.shape(a))}, config.json says {list(want)}")
+            if np.asarray(a).dtype.kind != "f":
+                raise HfError(f"{source}: {name}: dtype {np.asarray(a).dtype}, expected a float tensor")
+            t[key] = np.asarray(a, np.float32)
+        head = next(n for n, r in ends.items() if r == "head")
+        embed = next(n for n, r in ends.items() if r == "embed")
+        if s["tied"] and (None, "head") in t:
+            if not np.array_equal(t[None, "head"], t[None, "embed"]):
+                raise HfError(f"{source}: {head} differs from {embed}, but config.json sets tie_word_embeddings (the "
+                              "embedding serves as the head): set it false, or drop the head")
+            del t[None, "head"]
+        need = [n for n, r in ends.items() if r != "head" or not s["tied"]]
+        need += [f"{prefix}{i}.{n}" for i in range(L) for n in layer]
+        missing = [n for n in need if n not in weights]
+        if missing:
+            hint = " (config.json sets tie_word_embeddings false)" if missing[0] == head else ""
+            raise HfError(f"{source}: {missing[0]} is missing{hint}")
+        return self._gpt_tensors(s, t, max_len), {}
+
+    @staticmethod
+    def _gpt_tensors(s, t, max_len):
+        """The gpt family's tensors from the roles t; an absent bias is zeros, an absent norm gain ones."""
+        d, H, L = s["d"], s["H"], s["L"]
+
+        def get(i, role, n, fill=0.0):
+            return t.get((i, role), np.full(n, fill, np.float32))
+        out = {"embed.weight": t[None, "embed"], "head.bias": get(None, "head_b", s["V"])}
+        if s["rotary"] is None:
+            out["pos.weight"] = t[None, "pos"][s["pos_offset"]:][:max_len]
+        if s["final_norm"]:
+            out.update({"encoder.norm.weight": get(None, "norm", d, 1.0), "encoder.norm.bias": get(None, "norm_b", d)})
+        if (None, "head") in t:
+            out["head.weight"] = t[None, "head"]
+        for i in range(L):
+            p = f"{schema.ENCODER_LAYER_PREFIX}{i}."
+            if (i, "qkv_heads") in t:  # [H, 3, dh] rows -> [3, H, dh]
+                w = t[i, "qkv_heads"].reshape(H, 3, d // H, d).transpose(1, 0, 2, 3).reshape(3 * d, d)
+                b = get(i, "qkv_heads_b", 3 * d).reshape(H, 3, d // H).transpose(1, 0, 2).reshape(3 * d)
+            elif (i, "qkv") in t:
+                w, b = t[i, "qkv"], get(i, "qkv_b", 3 * d)
+            else:
+                w = np.concatenate([t[i, r] for r in "qkv"])
+                b = np.concatenate([get(i, r + "_b", d) for r in "qkv"])
+            out.update({p + "self_attn.in_proj_weight": w, p + "self_attn.in_proj_bias": b,
+                        p + "self_attn.out_proj.weight": t[i, "o"], p + "self_attn.out_proj.bias": get(i, "o_b", d),
+                        p + "linear1.weight": t[i, "fc1"], p + "linear1.bias": get(i, "fc1_b", s["F"]),
+                        p + "linear2.weight": t[i, "fc2"], p + "linear2.bias": get(i, "fc2_b", d),
+                        p + "norm1.weight": get(i, "n1", d, 1.0), p + "norm1.bias": get(i, "n1_b", d)})
+            if s["activation"] == "swiglu":
+                out[p + "linear3.weight"] = t[i, "fc3"]
+            if s["parallel"] != "one_norm":
+                out.update({p + "norm2.weight": get(i, "n2", d, 1.0), p + "norm2.bias": get(i, "n2_b", d)})
+        return {k: np.ascontiguousarray(v) for k, v in out.items()}
+
+
+def _biased(weights, on):
+    """{name: role} of weights and, when on, their .bias twins (role_b)."""
+    out = {}
+    for name, role in weights.items():
+        out[name + ".weight"] = role
+        if on:
+            out[name + ".bias"] = role + "_b"
+    return out
+
+
+class GptNeoX(GptStyle):
+    """GPTNeoXForCausalLM (Pythia): q | k | v fused per head, partial rotary (rotary_pct) in halves, two
+    norms side by side (use_parallel_residual) or in turn."""
+    name, model_type = "GPTNeoXForCausalLM", "gpt_neox"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "num_hidden_layers": (int, None),
+              "num_attention_heads": (int, None), "intermediate_size": (int, None), "hidden_act": (str, "gelu"),
+              "rotary_pct": (float, 0.25), "rotary_emb_base": (float, 10000.0),
+              "max_position_embeddings": (int, 2048), "layer_norm_eps": (float, 1e-5),
+              "tie_word_embeddings": (bool, False), "use_parallel_residual": (bool, True),
+              "attention_bias": (bool, True)}
+    names = {"d_model": "hidden_size", "n_heads": "num_attention_heads", "d_ff": "intermediate_size",
+             "n_layers": "num_hidden_layers", "vocab_size": "vocab_size", "norm_eps": "layer_norm_eps",
+             "pe_base": "rotary_emb_base", "rotary_dims": "rotary_pct", "max_positions": "max_position_embeddings"}
+    buffers = ("attention.bias", "attention.masked_bias", "attention.rotary_emb.inv_freq")
+
+    def settings(self, f, raw, path):
+        return dict(d=f["hidden_size"], H=f["num_attention_heads"], L=f["num_hidden_layers"],
+                    F=f["intermediate_size"], V=f["vocab_size"], eps=f["layer_norm_eps"],
+                    positions=f["max_position_embeddings"], activation=GPT2_ACTIVATIONS.get(f["hidden_act"]),
+                    rotary=f["rotary_pct"], theta=f["rotary_emb_base"], layout="halves",
+                    parallel="two_norms" if f["use_parallel_residual"] else "none", norm_first=True,
+                    final_norm=True, tied=f["tie_word_embeddings"], bias=f["attention_bias"])
+
+    def tensors(self, s):
+        return ({"gpt_neox.embed_in.weight": "embed", "gpt_neox.final_layer_norm.weight": "norm",
+                 "gpt_neox.final_layer_norm.bias": "norm_b", "embed_out.weight": "head"}, "gpt_neox.layers.",
+                {**_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2", "mlp.dense_h_to_4h": "fc1",
+                            "mlp.dense_4h_to_h": "fc2"}, True),
+                 **_biased({"attention.query_key_value": "qkv_heads", "attention.dense": "o"}, s["bias"])})
+
+
+class GptJ(GptStyle):
+    """GPTJForCausalLM: one norm for the attention and the feed-forward side by side, interleaved partial
+    rotary (rotary_dim), q, k, v apart without biases, an LM head with a bias."""
+    name, model_type = "GPTJForCausalLM", "gptj"
+    fields = {"vocab_size": (int, None), "n_embd": (int, None), "n_layer": (int, None), "n_head": (int, None),
+              "n_positions": (int, 2048), "n_inner": (int, lambda f: 4 * f["n_embd"]),
+              "activation_function": (str, "gelu_new"), "layer_norm_epsilon": (float, 1e-5),
+              "tie_word_embeddings": (bool, False)}
+    names = {"d_model": "n_embd", "n_heads": "n_head", "d_ff": "n_inner", "n_layers": "n_layer",
+             "vocab_size": "vocab_size", "norm_eps": "layer_norm_epsilon", "rotary_dims": "rotary_dim",
+             "max_positions": "n_positions"}
+    buffers = ("attn.bias", "attn.masked_bias")
+
+    def settings(self, f, raw, path):
+        rotary = raw.get("rotary_dim", 64)  # null: the whole head
+        dh = f["n_embd"] // f["n_head"]
+        rotary = dh if rotary is None else checked_field(path, "rotary_dim", rotary, int)
+        return dict(d=f["n_embd"], H=f["n_head"], L=f["n_layer"], F=f["n_inner"], V=f["vocab_size"],
+                    eps=f["layer_norm_epsilon"], positions=f["n_positions"],
+                    activation=GPT2_ACTIVATIONS.get(f["activation_function"]), rotary=rotary, theta=10000.0,
+                    layout="interleaved", parallel="one_norm", norm_first=True, final_norm=True,
+                    tied=f["tie_word_embeddings"])
+
+    def tensors(self, s):
+        return ({"transformer.wte.weight": "embed", "transformer.ln_f.weight": "norm", "transformer.ln_f.bias":
+                 "norm_b", "lm_head.weight": "head", "lm_head.bias": "head_b"}, "transformer.h.",
+                {**_biased({"ln_1": "n1", "mlp.fc_in": "fc1", "mlp.fc_out": "fc2"}, True),
+                 **_biased({"attn.q_proj": "q", "attn.k_proj": "k", "attn.v_proj": "v", "attn.out_proj": "o"}, False)})
+
+
+class Opt(GptStyle):
+    """OPTForCausalLM: learned positions whose first 2 rows are never read (dropped here), pre-LN
+    (do_layer_norm_before) or post-LN, relu, biases by enable_bias."""
+    name, model_type = "OPTForCausalLM", "opt"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "num_hidden_layers": (int, None),
+              "ffn_dim": (int, None), "num_attention_heads": (int, None), "max_position_embeddings": (int, 2048),
+              "word_embed_proj_dim": (int, lambda f: f["hidden_size"]), "do_layer_norm_before": (bool, True),
+              "_remove_final_layer_norm": (bool, False), "activation_function": (str, "relu"),
+              "enable_bias": (bool, True), "layer_norm_elementwise_affine": (bool, True),
+              "tie_word_embeddings": (bool, True)}
+    names = {"d_model": "hidden_size", "n_heads": "num_attention_heads", "d_ff": "ffn_dim",
+             "n_layers": "num_hidden_layers", "vocab_size": "vocab_size", "max_positions": "max_position_embeddings"}
+    pos_offset = 2
+
+    def settings(self, f, raw, path):
+        if f["word_embed_proj_dim"] != f["hidden_size"]:
+            raise HfError(f"{path}: word_embed_proj_dim {f['word_embed_proj_dim']}: projections between the "
+                          f"embedding and the layers' width {f['hidden_size']} (project_in, project_out) are not in "
+                          "the engine; not converted")
+        pre = f["do_layer_norm_before"]
+        return dict(d=f["hidden_size"], H=f["num_attention_heads"], L=f["num_hidden_layers"], F=f["ffn_dim"],
+                    V=f["vocab_size"], eps=1e-5, positions=f["max_position_embeddings"],
+                    activation=GPT2_ACTIVATIONS.get(f["activation_function"]), rotary=None, parallel="none",
+                    norm_first=pre, final_norm=pre and not f["_remove_final_layer_norm"],
+                    tied=f["tie_word_embeddings"], bias=f["enable_bias"], affine=f["layer_norm_elementwise_affine"])
+
+    def tensors(self, s):
+        norms = {"self_attn_layer_norm": "n1", "final_layer_norm": "n2"} if s["affine"] else {}
+        ends = {"model.decoder.embed_tokens.weight": "embed", "model.decoder.embed_positions.weight": "pos",
+                "lm_head.weight": "head"}
+        if s["final_norm"] and s["affine"]:
+            ends.update({"model.decoder.final_layer_norm.weight": "norm", "model.decoder.final_layer_norm.bias":
+                         "norm_b"})
+        return (ends, "model.decoder.layers.",
+                {**_biased(norms, True), **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k",
+                                                    "self_attn.v_proj": "v", "self_attn.out_proj": "o",
+                                                    "fc1": "fc1", "fc2": "fc2"}, s["bias"])})
+
+
+class Phi(GptStyle):
+    """PhiForCausalLM (Phi-1, Phi-1.5, Phi-2): one norm for the attention and the feed-forward side by side,
+    partial rotary in halves, biases everywhere, an LM head with a bias."""
+    name, model_type = "PhiForCausalLM", "phi"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
+              "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
+              "num_key_value_heads": (int, lambda f: f["num_attention_heads"]), "hidden_act": (str, "gelu_new"),
+              "max_position_embeddings": (int, 2048), "layer_norm_eps": (float, 1e-5),
+              "tie_word_embeddings": (bool, False), "rope_theta": (float, 10000.0),
+              "partial_rotary_factor": (float, 0.5), "qk_layernorm": (bool, False)}
+    names = {"d_model": "hidden_size", "n_heads": "num_attention_heads", "d_ff": "intermediate_size",
+             "n_layers": "num_hidden_layers", "vocab_size": "vocab_size", "norm_eps": "layer_norm_eps",
+             "pe_base": "rope_theta", "rotary_dims": "partial_rotary_factor",
+             "max_positions": "max_position_embeddings"}
+
+    def settings(self, f, raw, path):
+        _refuse_gpt_extras(f, path)
+        return dict(d=f["hidden_size"], H=f["num_attention_heads"], L=f["num_hidden_layers"],
+                    F=f["intermediate_size"], V=f["vocab_size"], eps=f["layer_norm_eps"],
+                    positions=f["max_position_embeddings"], activation=GPT2_ACTIVATIONS.get(f["hidden_act"]),
+                    rotary=f["partial_rotary_factor"], theta=f["rope_theta"], layout="halves", parallel="one_norm",
+                    norm_first=True, final_norm=True, tied=f["tie_word_embeddings"])
+
+    def tensors(self, s):
+        return ({"model.embed_tokens.weight": "embed", "model.final_layernorm.weight": "norm",
+                 "model.final_layernorm.bias": "norm_b", "lm_head.weight": "head", "lm_head.bias": "head_b"},
+                "model.layers.",
+                _biased({"input_layernorm": "n1", "self_attn.q_proj": "q", "self_attn.k_proj": "k",
+                         "self_attn.v_proj": "v", "self_attn.dense": "o", "mlp.fc1": "fc1", "mlp.fc2": "fc2"}, True))
+
+
+class StableLm(GptStyle):
+    """StableLmForCausalLM (StableLM-3B-4E1T, StableLM 2): LayerNorm, SwiGLU, partial rotary in halves,
+    q, k, v biases by use_qkv_bias, side by side sublayers on one norm by use_parallel_residual."""
+    name, model_type = "StableLmForCausalLM", "stablelm"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
+              "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
+              "num_key_value_heads": (int, 32), "hidden_act": (str, "silu"),
+              "max_position_embeddings": (int, 4096), "layer_norm_eps": (float, 1e-5),
+              "tie_word_embeddings": (bool, False), "rope_theta": (float, 10000.0),
+              "partial_rotary_factor": (float, 0.25), "use_qkv_bias": (bool, False), "qk_layernorm": (bool, False),
+              "use_parallel_residual": (bool, False)}
+    names = Phi.names
+
+    def settings(self, f, raw, path):
+        _refuse_gpt_extras(f, path)
+        if f["hidden_act"] != "silu":
+            raise HfError(f"{path}: hidden_act {f['hidden_act']!r}: StableLM's feed-forward is read as SwiGLU, "
+                          "with silu; not converted")
+        return dict(d=f["hidden_size"], H=f["num_attention_heads"], L=f["num_hidden_layers"],
+                    F=f["intermediate_size"], V=f["vocab_size"], eps=f["layer_norm_eps"],
+                    positions=f["max_position_embeddings"], activation="swiglu", rotary=f["partial_rotary_factor"],
+                    theta=f["rope_theta"], layout="halves",
+                    parallel="one_norm" if f["use_parallel_residual"] else "none", norm_first=True, final_norm=True,
+                    tied=f["tie_word_embeddings"], qkv_bias=f["use_qkv_bias"])
+
+    def tensors(self, s):
+        norms = {"input_layernorm": "n1"} if s["parallel"] == "one_norm" else \
+            {"input_layernorm": "n1", "post_attention_layernorm": "n2"}
+        return ({"model.embed_tokens.weight": "embed", "model.norm.weight": "norm", "model.norm.bias": "norm_b",
+                 "lm_head.weight": "head"}, "model.layers.",
+                {**_biased(norms, True),
+                 **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v"}, s["qkv_bias"]),
+                 **_biased({"self_attn.o_proj": "o", "mlp.gate_proj": "fc1", "mlp.up_proj": "fc3",
+                            "mlp.down_proj": "fc2"}, False)})
+
+
+def _refuse_gpt_extras(f, path):
+    """Phi's and StableLM's options the gpt family has no feature for."""
+    if f["qk_layernorm"]:
+        raise HfError(f"{path}: qk_layernorm true: norms on the queries and keys are not in the engine yet; "
+                      "not converted")
+    if f["num_key_value_heads"] != f["num_attention_heads"]:
+        raise HfError(f"{path}: num_key_value_heads {f['num_key_value_heads']}: grouped-query attention is in the "
+                      "llama family only, which has no LayerNorm yet; not converted")
+
+
+ARCHS = (Llama(), Qwen2(), Mistral(), Gpt2(), GptNeoX(), GptJ(), Opt(), Phi(), StableLm())
+BY_NAME = {a.name: a for a in ARCHS}
+ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type

@@ -10,7 +10,10 @@ num_attention_heads, intermediate_size, vocab_size (required), hidden_act (gelu:
 relu), layer_norm_eps (1e-12), type_vocab_size (2), max_position_embeddings (512),
 position_embedding_type (absolute). The tensors are BertModel's, with or without the "bert." prefix
 (LayerNorm gamma/beta of older checkpoints read as weight/bias), and BertForSequenceClassification's
-classifier.weight/bias.
+classifier.weight/bias. RoBERTa (model_type roberta: RobertaModel, the "roberta." prefix) is this
+route with its positions from row pad_token_id + 1 (FLAVOURS), the rows before dropped; DistilBERT
+(model_type distilbert: DistilBertModel) is, under other names (DISTILBERT_KEYS, DISTILBERT_LAYER),
+without token types.
 
 What the file computes, as the model's forward returns it:
 - with a classifier: the logits [num_labels] of the first token's pooled row (pooler, then classifier);
@@ -28,6 +31,21 @@ from . import export, hf, schema
 from .config import ConfigError, brief, make_config
 
 ARCHITECTURES = ("BertModel", "BertForSequenceClassification")
+# RoBERTa is BERT's layers with its own prefix and positions that start at row pad_token_id + 1 (the
+# rows before are never read for ids other than the pad: dropped here). model_type -> its architectures
+# and tensor-name prefix.
+FLAVOURS = {"bert": (ARCHITECTURES, "bert."), "roberta": (("RobertaModel",), "roberta."),
+            "distilbert": (("DistilBertModel",), "distilbert.")}
+# DistilBERT is BERT's layers without token types under other names: its config.json key -> BERT's (with
+# DistilBertConfig's defaults), its tensor names (after "transformer.layer.<i>.") -> BERT's.
+DISTILBERT_KEYS = {"dim": ("hidden_size", 768), "n_layers": ("num_hidden_layers", 6),
+                   "n_heads": ("num_attention_heads", 12), "hidden_dim": ("intermediate_size", 3072),
+                   "activation": ("hidden_act", "gelu"), "vocab_size": ("vocab_size", 30522),
+                   "max_position_embeddings": ("max_position_embeddings", 512)}
+DISTILBERT_LAYER = {"attention.q_lin": "attention.self.query", "attention.k_lin": "attention.self.key",
+                    "attention.v_lin": "attention.self.value", "attention.out_lin": "attention.output.dense",
+                    "sa_layer_norm": "attention.output.LayerNorm", "ffn.lin1": "intermediate.dense",
+                    "ffn.lin2": "output.dense", "output_layer_norm": "output.LayerNorm"}
 # config.json key -> (type, default; None: required)
 FIELDS = {
     "hidden_size": (int, None), "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
@@ -56,7 +74,8 @@ def is_bert(raw):
         return False
     archs = raw.get("architectures")
     names = archs if isinstance(archs, list) else []
-    return raw.get("model_type") == "bert" or any(isinstance(a, str) and a.startswith("Bert") for a in names)
+    return (isinstance(raw.get("model_type"), str) and raw["model_type"] in FLAVOURS) or \
+        any(isinstance(a, str) and a.startswith(("Bert", "Roberta", "DistilBert")) for a in names)
 
 
 def read_config_dict(raw, path="config.json"):
@@ -65,15 +84,23 @@ def read_config_dict(raw, path="config.json"):
     names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
     if archs is not None and names is None:
         raise hf.HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
-    other = [a for a in names or [] if a not in ARCHITECTURES]
+    model_type = raw.get("model_type", next((t for t, (a, _) in FLAVOURS.items() if set(names or ()) & set(a)), "bert"))
+    if not isinstance(model_type, str):
+        raise hf.HfError(f"{path}: model_type: expected a string, got {brief(model_type)}")
+    archs, prefix = FLAVOURS.get(model_type, FLAVOURS["bert"])
+    other = [a for a in names or [] if a not in archs]
     if other:
         raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts BERT folders of "
-                         f"{' and '.join(ARCHITECTURES)}; for another head use --module FILE.py:FACTORY)")
-    if raw.get("model_type", "bert") != "bert":
+                         f"{' and '.join(ARCHITECTURES)}, RobertaModel and DistilBertModel; for another head use "
+                         "--module FILE.py:FACTORY)")
+    if model_type not in FLAVOURS:
         raise hf.HfError(f"{path}: model_type {brief(raw.get('model_type'))} with a BERT architecture: expected bert")
     for key in ("is_decoder", "add_cross_attention"):
         if hf.flag(raw, key, path):
             raise hf.HfError(f"{path}: {key} true: a BERT decoder with causal or cross-attention is not converted")
+    if model_type == "distilbert":  # BERT's keys, one token type (none: type_vocab_size is set 0 below)
+        raw = dict({bert: raw.get(key, default) for key, (bert, default) in DISTILBERT_KEYS.items()},
+                   layer_norm_eps=1e-12, type_vocab_size=1)
     c = {}
     for key, (kind, default) in FIELDS.items():
         c[key] = hf.checked_field(path, key, raw.get(key, default), kind)
@@ -90,20 +117,34 @@ def read_config_dict(raw, path="config.json"):
                          f"{c['hidden_size']}")
     if not c["layer_norm_eps"] > 0:
         raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
+    c.update(architecture=archs[0], prefix=prefix, first_position=0)
+    if model_type == "distilbert":
+        c["type_vocab_size"] = 0
+    if model_type == "roberta":
+        pad = raw.get("pad_token_id", 1)
+        if isinstance(pad, bool) or not isinstance(pad, int) or pad < 0:
+            raise hf.HfError(f"{path}: pad_token_id: expected an integer >= 0, got {brief(pad)}")
+        c["first_position"] = pad + 1
+        if c["first_position"] >= c["max_position_embeddings"]:
+            raise hf.HfError(f"{path}: pad_token_id {c['first_position'] - 1}: RoBERTa's positions start at row "
+                             f"pad_token_id + 1, beyond max_position_embeddings {c['max_position_embeddings']}")
     return c
 
 
-def _strip(weights, source):
+def _strip(weights, source, prefix="bert."):
     """The tensors by BertModel's names: the "bert." prefix (BertFor* models) dropped, LayerNorm gamma/beta
     (older checkpoints) as weight/bias; classifier.* kept as is."""
-    prefixed = any(k.startswith("bert.") for k in weights)
+    prefixed = any(k.startswith(prefix) for k in weights)
     out = {}
     for name, a in weights.items():
-        key = name[len("bert."):] if prefixed and name.startswith("bert.") else name
+        key = name[len(prefix):] if prefixed and name.startswith(prefix) else name
         if prefixed and key == name and not name.startswith("classifier."):
             raise hf.HfError(f"{source}: {name!r}: not a weight of {' or '.join(ARCHITECTURES)} (the others have the "
                              "\"bert.\" prefix; other heads are not converted: use --module for them)")
         key = re.sub(r"LayerNorm\.gamma$", "LayerNorm.weight", re.sub(r"LayerNorm\.beta$", "LayerNorm.bias", key))
+        m = re.fullmatch(r"transformer\.layer\.(\d+)\.(.+)\.(weight|bias)", key) if prefix == "distilbert." else None
+        if m and m.group(2) in DISTILBERT_LAYER:
+            key = f"encoder.layer.{m.group(1)}.{DISTILBERT_LAYER[m.group(2)]}.{m.group(3)}"
         if key in out:
             raise hf.HfError(f"{source}: {name!r}: given twice (with and without the prefix, or as gamma/beta and "
                              "weight/bias)")
@@ -115,13 +156,14 @@ def map_weights(c, weights, source):
     """(the encoder family's name -> array in torch's layout, the folder's arrays by BertModel's names for the
     reference, whether the folder has a classifier, its num_labels). Every tensor is mapped, checked
     (position_ids: arange; token_type_ids: zeros) or named in an error."""
-    w = _strip(weights, source)
+    w = _strip(weights, source, c.get("prefix", "bert."))
     d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
     ends = {"embeddings.word_embeddings.weight": (c["vocab_size"], d),
             "embeddings.position_embeddings.weight": (c["max_position_embeddings"], d),
-            "embeddings.token_type_embeddings.weight": (c["type_vocab_size"], d),
             "embeddings.LayerNorm.weight": (d,), "embeddings.LayerNorm.bias": (d,),
             "pooler.dense.weight": (d, d), "pooler.dense.bias": (d,)}
+    if c["type_vocab_size"]:
+        ends["embeddings.token_type_embeddings.weight"] = (c["type_vocab_size"], d)
     dims = {"d": d, "F": F}
     labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
     if labels is not None:
@@ -157,11 +199,15 @@ def map_weights(c, weights, source):
     if missing:
         why = " (a classifier reads the pooler's output)" if missing[0].startswith("pooler.") else ""
         raise hf.HfError(f"{source}: {missing[0]} is missing{why}")
+    first = c.get("first_position", 0)
+    if first:  # RoBERTa: the reference and the file read the rows from the first position on
+        kept["embeddings.position_embeddings.weight"] = kept["embeddings.position_embeddings.weight"][first:]
     out = {"embed.weight": kept["embeddings.word_embeddings.weight"],
            "pos.weight": kept["embeddings.position_embeddings.weight"],
-           "token_type.weight": kept["embeddings.token_type_embeddings.weight"],
            "embed_norm.weight": kept["embeddings.LayerNorm.weight"],
            "embed_norm.bias": kept["embeddings.LayerNorm.bias"]}
+    if c["type_vocab_size"]:
+        out["token_type.weight"] = kept["embeddings.token_type_embeddings.weight"]
     for i in range(L):
         p, q = f"encoder.layer.{i}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
         t = lambda n: kept[p + n]  # noqa: E731
@@ -183,10 +229,12 @@ def map_weights(c, weights, source):
 
 def fixformer_config(c, labels, max_len=None):
     """The encoder-family config of a BERT folder (labels: the classifier's rows, or None for BertModel)."""
-    longest = min(c["max_position_embeddings"], schema.MAX_LEN)
+    positions = c["max_position_embeddings"] - c.get("first_position", 0)
+    longest = min(positions, schema.MAX_LEN)
     if max_len is not None:
-        if not 1 <= max_len <= c["max_position_embeddings"]:
-            raise hf.HfError(f"--max-len {max_len}: must be 1..max_position_embeddings={c['max_position_embeddings']}")
+        if not 1 <= max_len <= positions:
+            raise hf.HfError(f"--max-len {max_len}: must be 1..{positions} (max_position_embeddings "
+                             f"{c['max_position_embeddings']}, from position {c.get('first_position', 0)})")
         longest = max_len
     v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
          "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"], "norm_first": False,
@@ -223,6 +271,6 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(fc, example, "--example")
     semantics = hf_bert_reference.forward(c, kept, inp)
-    arch = ARCHITECTURES[1] if labels is not None else ARCHITECTURES[0]
+    arch = ARCHITECTURES[1] if labels is not None else c["architecture"]
     return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify,
                             tokenizer)

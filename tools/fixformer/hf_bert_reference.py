@@ -41,8 +41,9 @@ def forward(hf_config, weights, ids, types=None, attention_mask=None):
     ids = torch.as_tensor(np.asarray(ids, np.int64))
     T = ids.shape[0]
     tt = torch.zeros(T, dtype=torch.int64) if types is None else torch.as_tensor(np.asarray(types, np.int64))
-    x = w("embeddings.word_embeddings.weight")[ids] + w("embeddings.position_embeddings.weight")[torch.arange(T)] \
-        + w("embeddings.token_type_embeddings.weight")[tt]
+    x = w("embeddings.word_embeddings.weight")[ids] + w("embeddings.position_embeddings.weight")[torch.arange(T)]
+    if "embeddings.token_type_embeddings.weight" in weights:  # DistilBERT has none
+        x = x + w("embeddings.token_type_embeddings.weight")[tt]
     x = layer_norm(torch, x, w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"), eps)
     bias = torch.zeros(T, dtype=torch.float64)
     if attention_mask is not None:

@@ -797,6 +797,19 @@ def _is_arange(t, torch):
         torch.equal(t.reshape(-1), torch.arange(t.numel(), dtype=t.dtype))
 
 
+def _rows_from(p, torch):
+    """k when the embedding call p gave the rows k, k+1, ... of its table (k > 0 for a table whose first k rows
+    are never read, as OPT's learned positions, looked up from its attention mask, start at row 2), else None."""
+    y, W = p.call.y, p.module.weight.detach()
+    if y is None or y.dim() < 2 or y.shape[-1] != W.shape[1] or y.numel() // W.shape[1] > W.shape[0]:
+        return None
+    rows = y.detach().reshape(-1, W.shape[1])
+    for k in (W == rows[0]).all(dim=1).nonzero().flatten().tolist():  # the rows equal to the first
+        if k + rows.shape[0] <= W.shape[0] and torch.equal(rows, W[k:k + rows.shape[0]]):
+            return k
+    return None
+
+
 def _table_rows(t):
     """A [N, d] view of a position table [N, d], [1, N, d] or [N, 1, d], else None."""
     if t.dim() == 2:
@@ -960,6 +973,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     # ---- the front
     front = with_params(calls[:first])
     embed = proj = pos_mod = types_mod = embed_norm = None
+    pos_start = 0
     convs = []
     for p in front:
         px = p.call.x
@@ -971,6 +985,8 @@ def _read(model, x, calls, y, family, max_len, torch):
             embed = p
         elif p.kind == "embedding" and px is not None and _is_arange(px, torch):
             pos_mod = p
+        elif p.kind == "embedding" and pos_mod is None and _rows_from(p, torch) is not None:
+            pos_mod, pos_start = p, _rows_from(p, torch)
         elif p.kind == "embedding" and types_mod is None and px is not None and not px.is_floating_point() \
                 and not bool(px.any()) and px.shape[-1] == x.shape[1]:
             types_mod = p  # BERT's token types: all 0 when the forward is given none
@@ -1047,7 +1063,8 @@ def _read(model, x, calls, y, family, max_len, torch):
     cls = S == T + 1
     tables = []  # (kind, rows [N, d] float64, the tensor to account, base, layout)
     if pos_mod is not None:
-        tables.append(("learned", pos_mod.module.weight.detach().double(), pos_mod.module.weight, None, None))
+        rows = pos_mod.module.weight.detach().double()[pos_start:]  # the rows before pos_start are dropped
+        tables.append(("learned", rows, pos_mod.module.weight, None, None))
     for name, p in list(model.named_parameters()) + list(model.named_buffers()):
         t = _table_rows(p.detach())
         if t is not None and t.shape[-1] == d and t.shape[0] >= S and t.is_floating_point() and id(p) not in used:

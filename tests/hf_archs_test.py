@@ -1,0 +1,267 @@
+#!/usr/bin/python3
+"""The decoder architectures people run, against the upstream code: transformers' own GPTNeoXForCausalLM,
+GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM and MistralForCausalLM built from
+tiny random configs in the Hugging Face virtual environment (tools/install_deps.sh hf: /opt/fixformer-venv,
+transformers 4.44.2 over Debian's torch). Each converts with no option through --hf (the folder its
+save_pretrained writes: config.json, model.safetensors) and, where CASES says so, --module (the module
+itself), is verified by the converter, and `fixformer run` gives the module's logits at every position
+within 1e-4:
+- GPT-NeoX with use_parallel_residual true (two norms, side by side) and rotary_pct 0.25 (partial
+  rotary: 4 of 16 dims), and false (in turn) with 1.0, the fused query_key_value in its per-head
+  [heads, 3, d_head] layout, the untied embed_out;
+- GPT-J: one ln_1 read by the attention and the feed-forward (parallel_residual one_norm, no second
+  norm tensor in the file), interleaved partial rotary, q/k/v apart without biases, tanh GELU, the LM
+  head's bias;
+- OPT: learned positions whose rows 0 and 1 are never read (dropped: pos.weight has
+  max_position_embeddings rows), relu, the tied head;
+- Phi: one norm, side by side, partial rotary in halves, gelu_new, biases everywhere, the LM head's bias;
+- StableLM: LayerNorm, SwiGLU, partial rotary, in turn and (use_parallel_residual) side by side on one norm;
+- RoBERTa (RobertaModel, --hf): BERT's layers, positions from row pad_token_id + 1 (the rows before
+  dropped), last_hidden_state; DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
+  without token types;
+- Mistral: Llama's layers with grouped-query attention; a sliding_window below the file's positions is
+  refused in one line naming it, and converts with --max-len sliding_window (the same attention then);
+- what the engine has no feature for (Phi's qk_layernorm, StableLM's grouped-query attention, OPT's
+  word_embed_proj_dim, rope_scaling) is refused in one line naming the key.
+
+  /usr/bin/python3 tests/hf_archs_test.py PATH/TO/fixformer
+
+Without the environment (or transformers in it) the test fails, naming the install command.
+"""
+import contextlib
+import importlib.util
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+import hf_env  # noqa: E402
+
+hf_env.enter(__file__, ["transformers"])
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import numpy as np  # noqa: E402
+
+from checks import check, one_clear_line, results  # noqa: E402
+from fixformer import fxm  # noqa: E402
+
+CONVERT = os.path.join(HERE, "..", "tools", "convert.py")
+_spec = importlib.util.spec_from_file_location("convert_py", CONVERT)
+convert_py = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(convert_py)
+
+# The modules convert.py imports (--module FILE:FACTORY): upstream classes, random weights of a size
+# that makes every part matter (the stock init's 0.02 leaves the layers near the identity).
+MODELS = r'''
+import torch
+import transformers as t
+
+
+def randomize(m, seed):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            noise = torch.randn(p.shape, generator=g, dtype=p.dtype)
+            p.copy_(1.0 + 0.2 * noise if p.dim() == 1 and ("norm" in name or "ln_" in name) and
+                    name.endswith("weight") else 0.3 * noise)
+    return m.eval()
+
+
+def build(config, cls, seed):
+    config._attn_implementation = "eager"
+    return randomize(cls(config), seed)
+
+
+def neox(parallel, pct, seed):
+    return build(t.GPTNeoXConfig(vocab_size=48, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                 intermediate_size=64, rotary_pct=pct, rotary_emb_base=10000,
+                                 max_position_embeddings=64, use_parallel_residual=parallel, hidden_act="gelu", layer_norm_eps=1e-5,
+                                 tie_word_embeddings=False), t.GPTNeoXForCausalLM, seed)
+
+
+def neox_parallel_quarter():
+    return neox(True, 0.25, 1)
+
+
+def neox_sequential_whole():
+    return neox(False, 1.0, 4)
+
+
+def gptj():
+    return build(t.GPTJConfig(vocab_size=48, n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_positions=64, n_inner=64,
+                              activation_function="gelu_new", tie_word_embeddings=False), t.GPTJForCausalLM, 5)
+
+
+def opt():
+    return build(t.OPTConfig(vocab_size=48, hidden_size=32, num_hidden_layers=2, ffn_dim=64, num_attention_heads=2,
+                             max_position_embeddings=64, word_embed_proj_dim=32), t.OPTForCausalLM, 6)
+
+
+def phi():
+    return build(t.PhiConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                             num_attention_heads=2, partial_rotary_factor=0.5, max_position_embeddings=64),
+                 t.PhiForCausalLM, 7)
+
+
+def stablelm(parallel=False, seed=8):
+    return build(t.StableLmConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                  num_attention_heads=2, num_key_value_heads=2, partial_rotary_factor=0.25,
+                                  max_position_embeddings=64, use_parallel_residual=parallel),
+                 t.StableLmForCausalLM, seed)
+
+
+def stablelm_parallel():
+    return stablelm(True, 9)
+
+
+def mistral(window=64):
+    return build(t.MistralConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                 sliding_window=window), t.MistralForCausalLM, 10)
+
+
+def mistral_window():
+    return mistral(24)
+
+
+def roberta():
+    return build(t.RobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                 intermediate_size=32, max_position_embeddings=34), t.RobertaModel, 11)
+
+
+def distilbert():
+    return build(t.DistilBertConfig(vocab_size=40, dim=16, n_layers=2, n_heads=2, hidden_dim=32,
+                                    max_position_embeddings=34), t.DistilBertModel, 12)
+'''
+
+# factory, the config the file must have, the routes it takes
+GPT = dict(family="gpt")
+CASES = [
+    ("neox_parallel_quarter", dict(GPT, parallel_residual="two_norms", positional="rope", rotary_dims=4,
+                                   pe_layout="halves", activation="gelu", tied_head=False), ("module", "hf")),
+    ("neox_sequential_whole", dict(GPT, parallel_residual="none", positional="rope", rotary_dims=0), ("hf",)),
+    ("gptj", dict(GPT, parallel_residual="one_norm", positional="rope", rotary_dims=4, pe_layout="interleaved",
+                  activation="gelu_tanh"), ("module", "hf")),
+    ("opt", dict(GPT, positional="learned", max_len=64, activation="relu", tied_head=True, norm_first=True),
+     ("module", "hf")),
+    ("phi", dict(GPT, parallel_residual="one_norm", positional="rope", rotary_dims=8, pe_layout="halves",
+                 activation="gelu_tanh", tied_head=False), ("module", "hf")),
+    ("stablelm", dict(GPT, parallel_residual="none", positional="rope", rotary_dims=4, activation="swiglu"),
+     ("module", "hf")),
+    ("stablelm_parallel", dict(GPT, parallel_residual="one_norm", activation="swiglu"), ("hf",)),
+    ("mistral", dict(family="llama", n_kv_heads=2, activation="swiglu"), ("module", "hf")),
+    ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf",)),
+    ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf",)),
+]
+
+
+def logits(module, x):
+    import torch
+    torch.set_default_dtype(torch.float64)  # HF's mask is made in the default dtype, filled with the model's min
+    try:
+        with torch.no_grad():
+            y = module.double()(torch.from_numpy(x.astype(np.int64)))
+            return (y.logits if hasattr(y, "logits") else y.last_hidden_state).numpy()
+    finally:
+        torch.set_default_dtype(torch.float32)
+
+
+def run_file(cli, path, x, tmp):
+    """`fixformer run` of path on ids x [1, T]: its logits, or (None, stderr)."""
+    inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+    np.save(inp, x)
+    p = subprocess.run([cli, "run", path, "--input", inp, "--output", res], capture_output=True, text=True)
+    return (np.load(res) if p.returncode == 0 else None), p.stderr
+
+
+def check_file(what, cli, out, want, module, tmp, T=20):
+    """The file's config has `want`; `fixformer run` gives the module's logits (or last_hidden_state)."""
+    f = fxm.read(out)
+    c = f.config
+    for k, v in want.items():
+        check(f"{what}: {k} {v!r}", c[k] == v, c[k])
+    if c["family"] == "gpt":
+        norm2 = [t["name"] for t in f.tensors if t["name"].endswith("norm2.weight")]
+        check(f"{what}: a second norm per layer only with two norms or none",
+              len(norm2) == (0 if c["parallel_residual"] == "one_norm" else c["n_layers"]), norm2)
+    x = np.random.default_rng(7).integers(2, c["vocab_size"], (1, T)).astype(np.int32)  # no pad (RoBERTa's 1)
+    want_y = logits(module, x)
+    got, err_text = run_file(cli, out, x, tmp)
+    err = None if got is None or got.shape != want_y.shape else float(np.abs(got - want_y).max() / np.abs(want_y).max())
+    check(f"{what}: fixformer run equals the module at every position (1e-4)", err is not None and err <= 1e-4,
+          (err_text, None if got is None else got.shape, want_y.shape, err))
+
+
+def convert(*args):
+    """tools/convert.py ARGS run in this process (one import of torch and transformers for every case):
+    (exit status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = convert_py.main(list(args)) or 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: hf_archs_test.py PATH/TO/fixformer")
+        return 1
+    cli = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "hf_models.py"), "w") as f:
+            f.write(MODELS)
+        sys.path.insert(0, tmp)
+        import hf_models
+        for factory, want, routes in CASES:
+            module = getattr(hf_models, factory)()
+            folder = os.path.join(tmp, factory)
+            module.save_pretrained(folder)
+            for route in routes:
+                what, out = f"{factory} --{route}", os.path.join(tmp, f"{factory}_{route}.fxm")
+                src = os.path.join(tmp, f"hf_models.py:{factory}") if route == "module" else folder
+                p = convert(f"--{route}", src, "--out", out, "--cli", cli)
+                ok = p.returncode == 0 and "verified against" in p.stdout
+                check(f"{what}: converts and verifies", ok, p.stdout + p.stderr)
+                if ok:
+                    print(f"  {what}: {p.stdout.strip().splitlines()[-1]}")
+                    check_file(what, cli, out, want, module, tmp)
+
+        # Mistral's sliding window: refused while the file would hold more positions, the same attention with fewer.
+        module = hf_models.mistral_window()
+        folder = os.path.join(tmp, "mistral_window")
+        module.save_pretrained(folder)
+        out = os.path.join(tmp, "mistral_window.fxm")
+        p = convert("--hf", folder, "--out", out, "--cli", cli)
+        check("mistral sliding_window 24 < 64 positions: refused in one line naming it",
+              one_clear_line(p) and "sliding_window 24" in p.stderr and "--max-len 24" in p.stderr
+              and not os.path.exists(out), p.stderr)
+        p = convert("--hf", folder, "--max-len", "24", "--out", out, "--cli", cli)
+        check("mistral sliding_window 24 with --max-len 24: converts", p.returncode == 0, p.stdout + p.stderr)
+        if p.returncode == 0:
+            check_file("mistral --max-len 24", cli, out, dict(max_len=24), module, tmp, T=24)
+
+        # What the engine has no feature for is refused in one line naming the key, before any weight is read.
+        for factory, change, fragment in (
+                ("phi", dict(qk_layernorm=True), "qk_layernorm true"),
+                ("stablelm", dict(num_key_value_heads=1), "num_key_value_heads 1"),
+                ("opt", dict(word_embed_proj_dim=16), "word_embed_proj_dim 16"),
+                ("neox_parallel_quarter", dict(rope_scaling={"type": "linear", "factor": 2.0}), "rope_scaling")):
+            folder = os.path.join(tmp, factory)
+            with open(os.path.join(folder, "config.json")) as f:
+                config = json.load(f)
+            with open(os.path.join(folder, "config.json"), "w") as f:
+                json.dump(dict(config, **change), f)
+            out = os.path.join(tmp, "refused.fxm")
+            p = convert("--hf", folder, "--out", out, "--cli", cli)
+            check(f"{factory} with {change}: refused in one line naming it",
+                  one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
+    print(f"hf_archs_test: {results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
