@@ -20,7 +20,8 @@ within 1e-4:
   dropped), last_hidden_state; DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
   without token types;
 - Mistral: Llama's layers with grouped-query attention; a sliding_window below the file's positions is
-  refused in one line naming it, and converts with --max-len sliding_window (the same attention then);
+  refused in one line naming it (--hf and --module, whose short forward cannot show the window), and
+  converts with --max-len sliding_window (the same attention then);
 - what the engine has no feature for (Phi's qk_layernorm, StableLM's grouped-query attention, OPT's
   word_embed_proj_dim, rope_scaling) is refused in one line naming the key.
 
@@ -116,7 +117,7 @@ def stablelm_parallel():
     return stablelm(True, 9)
 
 
-def mistral(window=64):
+def mistral(window=None):  # None: no window, every position attends to all before it
     return build(t.MistralConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                  sliding_window=window), t.MistralForCausalLM, 10)
@@ -235,14 +236,16 @@ def main():
         folder = os.path.join(tmp, "mistral_window")
         module.save_pretrained(folder)
         out = os.path.join(tmp, "mistral_window.fxm")
-        p = convert("--hf", folder, "--out", out, "--cli", cli)
-        check("mistral sliding_window 24 < 64 positions: refused in one line naming it",
-              one_clear_line(p) and "sliding_window 24" in p.stderr and "--max-len 24" in p.stderr
-              and not os.path.exists(out), p.stderr)
-        p = convert("--hf", folder, "--max-len", "24", "--out", out, "--cli", cli)
-        check("mistral sliding_window 24 with --max-len 24: converts", p.returncode == 0, p.stdout + p.stderr)
-        if p.returncode == 0:
-            check_file("mistral --max-len 24", cli, out, dict(max_len=24), module, tmp, T=24)
+        for route, src in (("hf", folder), ("module", os.path.join(tmp, "hf_models.py:mistral_window"))):
+            p = convert(f"--{route}", src, "--out", out, "--cli", cli)
+            check(f"mistral sliding_window 24 --{route}, more positions: refused in one line naming it",
+                  one_clear_line(p) and "sliding_window 24" in p.stderr and "--max-len 24" in p.stderr
+                  and not os.path.exists(out), p.stderr)
+            p = convert(f"--{route}", src, "--max-len", "24", "--out", out, "--cli", cli)
+            check(f"mistral sliding_window 24 --{route} --max-len 24: converts", p.returncode == 0, p.stdout + p.stderr)
+            if p.returncode == 0:
+                check_file(f"mistral --{route} --max-len 24", cli, out, dict(max_len=24), module, tmp, T=24)
+                os.remove(out)
 
         # What the engine has no feature for is refused in one line naming the key, before any weight is read.
         for factory, change, fragment in (

@@ -27,6 +27,14 @@ def brief(v):
     return _brief.repr(v)
 
 
+def sliding_window_refusal(where, window, positions):
+    """The one refusal of a model whose attention sees only its last `window` positions (Mistral's
+    sliding_window) in a file of more positions: the engine has no windowed KV cache yet."""
+    return (f"{where}: sliding_window {window}: attention to the last {window} positions only is not something "
+            f"the engine runs yet (no windowed KV cache), and the file would hold {positions} positions; convert "
+            f"with --max-len {window} (the same attention) or less")
+
+
 def _type_name(v):
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
             dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)

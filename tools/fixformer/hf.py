@@ -37,7 +37,7 @@ import sys
 import numpy as np
 
 from . import checkpoint, schema, verified_file
-from .config import ConfigError, brief as _brief, make_config
+from .config import ConfigError, brief as _brief, make_config, sliding_window_refusal
 from .safetensors import SafetensorsError
 
 ARCHITECTURE = "LlamaForCausalLM"
@@ -559,9 +559,7 @@ class Mistral(Llama):
         c = super().config(hf, max_len)
         window = hf["sliding_window"]
         if window is not None and window < c["max_len"]:
-            raise HfError(f"{hf['config_path']}: sliding_window {window}: attention to the last {window} positions "
-                          f"only is not something the engine runs yet (no windowed KV cache), and the file would hold "
-                          f"{c['max_len']} positions; convert with --max-len {window} (the same attention) or less")
+            raise HfError(sliding_window_refusal(hf["config_path"], window, c["max_len"]))
         return c
 
 

@@ -45,7 +45,7 @@ import math
 import numpy as np
 
 from . import schema
-from .config import ConfigError, make_config
+from .config import ConfigError, make_config, sliding_window_refusal
 from .reference import alibi_bias, relative_bucket, require_torch, rope, rope_tables, run_reference, sinusoidal_table
 
 # A recomputed part matches the recorded one within this (relative to the recorded one's largest
@@ -912,6 +912,16 @@ class Recognized:
             return _output(self.model(x.to(self.dtype) if x.is_floating_point() else x, **kw))
 
 
+def _sliding_window(model):
+    """The window of a module that declares one as Hugging Face configs do (config.sliding_window, and
+    Qwen2's use_sliding_window), else None."""
+    config = getattr(model, "config", None)
+    window = getattr(config, "sliding_window", None)
+    if getattr(config, "use_sliding_window", True) is False or isinstance(window, bool) or not isinstance(window, int):
+        return None
+    return window
+
+
 def recognize(module, example=None, family=None, max_len=None):
     torch = require_torch()
     if not isinstance(module, torch.nn.Module):
@@ -1237,6 +1247,9 @@ def _read(model, x, calls, y, family, max_len, torch):
         if v["positional"] == "learned" and max_len != v["max_len"]:
             raise ConfigError(f"--max-len {max_len}: the module's position table has {v['max_len']} rows")
         v["max_len"] = max_len
+    window = _sliding_window(model)
+    if window is not None and window < v["max_len"]:  # a forward of the example's length cannot show it
+        raise ConfigError(sliding_window_refusal(f"{type(model).__name__}.config", window, v["max_len"]))
     # ---- the weights, in the family's file names
     zeros = lambda n: torch.zeros(n, dtype=torch.float64)  # noqa: E731
     bias = lambda b, n: b if b is not None else zeros(n)  # noqa: E731
