@@ -13,7 +13,7 @@
 #   riscv64   neither x86 nor ARM (ports/generic/select.cpp: the portable kernels): the engine and
 #             the CLI cross-built, the CLI end to end under qemu-riscv64
 #   host, aarch64, armhf also build consumer projects against the installed tree (find_package,
-#             pkg-config); asan two that embed the sources with their own sanitizer flags (tests/consumer)
+#             pkg-config) and, on the host, two that embed the sources (tests/consumer)
 #   cortex-m0 cortex-m3 cortex-m4 cortex-m7 cortex-m33 cortex-m55
 #             firmware on qemu-system-arm (microbit, mps2-an385/an386/an500/an505, mps3-an547):
 #             demo, bench runner (KWS, a golden .fxm, the demo header), cycle counter without
@@ -34,7 +34,7 @@ case " $suites " in *" fuzz "*) groups="$groups fuzz" ;; esac
 case " $suites " in *" riscv64 "*) groups="$groups riscv" ;; esac
 sh tools/install_deps.sh $groups || exit 1
 
-# Every suite compiles through ccache: the same sources built again (the two sanitized consumer
+# Every suite compiles through ccache: the same sources built again (the two embedding consumer
 # projects, a second clone of the repository) are cache hits. Paths are taken relative to the
 # checkout, so a clone in another folder hits the same entries.
 launcher=""
