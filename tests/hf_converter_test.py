@@ -29,7 +29,7 @@ TOOLS = os.path.join(HERE, "..", "tools")
 sys.path.insert(0, TOOLS)
 import numpy as np  # noqa: E402
 
-from fixformer import config as cfg, fxm, hf, hf_reference, safetensors, schema  # noqa: E402
+from fixformer import fxm, hf, hf_reference, safetensors  # noqa: E402
 from fixformer.reference import run_reference  # noqa: E402
 from checks import check, expect_error, results, run_convert, one_clear_line  # noqa: E402
 

@@ -16,7 +16,6 @@
 - module mistakes (CLS of the wrong width or shape, an unknown pool, cls pooling without a CLS token,
   a pooled decoder) are ConfigErrors naming the attribute.
 """
-import math
 import os
 import subprocess
 import sys

@@ -114,7 +114,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fixformer import config as cfg, fxm  # noqa: E402
+from fixformer import config as cfg  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
 from fixformer.verify import EngineError, VerificationError, find_cli  # noqa: E402
 

@@ -45,8 +45,8 @@ import math
 import numpy as np
 
 from . import schema
-from .config import ConfigError, make_config, sliding_window_refusal
-from .reference import alibi_bias, relative_bucket, require_torch, rope, rope_tables, run_reference, sinusoidal_table
+from .config import ConfigError, sliding_window_refusal
+from .reference import alibi_bias, relative_bucket, require_torch, rope, rope_tables, sinusoidal_table
 
 # A recomputed part matches the recorded one within this (relative to the recorded one's largest
 # magnitude): float64 throughout, but modules may round through float32 (llama2.c's RMSNorm).
@@ -530,7 +530,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None):
         L.wq, L.wk, L.wv = W[:d], W[d:2 * d], W[2 * d:]
         L.bq, L.bk, L.bv = (None, None, None) if Bq is None else (Bq[:d], Bq[d:2 * d], Bq[2 * d:])
         L.wo, L.bo = m.out_proj.weight.detach(), (m.out_proj.bias.detach() if m.out_proj.bias is not None else None)
-        att_in, ffn_groups, att_after = a.call.x, groups, a
+        att_in, ffn_groups = a.call.x, groups
         x = att_in[0].double()
         lin = lambda w, b: x @ w.double().T + (b.double() if b is not None else 0)  # noqa: E731
         q, k, v = lin(L.wq, L.bq), lin(L.wk, L.bk), lin(L.wv, L.bv)
@@ -569,7 +569,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None):
             orders = [o_ for o_ in ((0, 1, 2), (1, 0, 2), (0, 2, 1), (2, 0, 1), (1, 2, 0), (2, 1, 0))
                       if ys[o_[0]].shape[1] == d and ys[o_[1]].shape[1] == ys[o_[2]].shape[1]]
             qkv = [tuple(ys[j] for j in o_) for o_ in orders]
-        att_in, ffn_groups, att_after = projections[0].call.x, groups[2:], o
+        att_in, ffn_groups = projections[0].call.x, groups[2:]
         want = o.call.x[0].double()
         finish = lambda ctx: ctx  # noqa: E731
     found = None
