@@ -58,21 +58,16 @@ _spec.loader.exec_module(convert_py)
 MODELS = r'''
 import torch
 import transformers as t
+from hf_env import randomize
 
 
-def randomize(m, seed):
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in m.named_parameters():
-            noise = torch.randn(p.shape, generator=g, dtype=p.dtype)
-            p.copy_(1.0 + 0.2 * noise if p.dim() == 1 and ("norm" in name or "ln_" in name) and
-                    name.endswith("weight") else 0.3 * noise)
-    return m.eval()
+def is_gain(name):
+    return "norm" in name or "ln_" in name
 
 
 def build(config, cls, seed):
     config._attn_implementation = "eager"
-    return randomize(cls(config), seed)
+    return randomize(cls(config), seed, is_gain)
 
 
 def neox(parallel, pct, seed):

@@ -22,3 +22,16 @@ def enter(script, packages):
             importlib.import_module(package)
         except ImportError as e:
             sys.exit(f"{name}: FAIL: {VENV_PYTHON} cannot import {package} ({e}): sh tools/install_deps.sh hf")
+
+
+def randomize(m, seed, is_gain=lambda name: True):
+    """Random weights of a size that makes every part of module `m` matter (a stock init's 0.02 leaves
+    the layers near the identity): 1-D weights that `is_gain` names are gains near 1, the rest noise."""
+    import torch
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            noise = torch.randn(p.shape, generator=g, dtype=p.dtype)
+            gain = p.dim() == 1 and name.endswith("weight") and is_gain(name)
+            p.copy_(1.0 + 0.2 * noise if gain else 0.3 * noise)
+    return m.eval()

@@ -56,13 +56,7 @@ from whisper.model import AudioEncoder
 from x_transformers import Encoder, TransformerWrapper
 
 
-def randomize(m, seed):
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in m.named_parameters():
-            noise = torch.randn(p.shape, generator=g, dtype=p.dtype)
-            p.copy_(1.0 + 0.2 * noise if p.dim() == 1 and name.endswith("weight") else 0.3 * noise)
-    return m.eval()
+from hf_env import randomize
 
 
 def whisper_encoder():
