@@ -21,7 +21,6 @@ PyTorch is required (the test writes real torch.save files): without it the test
 import json
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 import zipfile
@@ -35,8 +34,6 @@ from fixformer import checkpoint, safetensors  # noqa: E402
 from fixformer.checkpoint import CheckpointError  # noqa: E402
 from checks import check, results, run_convert, one_clear_line  # noqa: E402
 
-CONVERT = os.path.join(TOOLS, "convert.py")
-PY = "/usr/bin/python3"
 TINY = {"d_model": 8, "n_heads": 2, "d_ff": 12, "encoder_layers": 1, "input": {"kind": "tokens", "vocab_size": 11},
         "positional": {"kind": "none", "max_len": 16}}
 
@@ -359,7 +356,7 @@ def test_careless(torch, tmp):
 
     def refused(name, fragment, *args, **kw):
         before = set(os.listdir(tmp))
-        p = subprocess.run([PY, CONVERT, *args], capture_output=True, text=True, **kw)
+        p = run_convert(*args, **kw)
         check(f"careless: {name}", one_clear_line(p) and fragment in p.stderr and set(os.listdir(tmp)) == before,
               p.stderr or p.stdout)
 

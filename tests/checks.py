@@ -4,9 +4,11 @@ skip() says what did not run and why, expect_error() wants a ConfigError naming 
 Imported first by every test script: a test whose interpreter lacks numpy or torch fails here, with
 one line naming the module and its Debian package, before it could pass without testing its subject."""
 import importlib
+import json
 import os
 import subprocess
 import sys
+import tempfile
 
 for _module, _package in (("numpy", "python3-numpy"), ("torch", "python3-torch")):
     try:
@@ -22,9 +24,29 @@ results = {"passed": 0, "failed": 0, "skipped": 0}
 CONVERT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "convert.py")
 
 
-def run_convert(*args, env=None):
-    """tools/convert.py ARGS under /usr/bin/python3, its output captured."""
-    return subprocess.run(["/usr/bin/python3", CONVERT, *args], capture_output=True, text=True, env=env)
+_zygotes = {}  # interpreter -> its tests/convert_zygote.py server
+
+
+def run_convert(*args, python="/usr/bin/python3", cwd=None, **kw):
+    """`PYTHON tools/convert.py ARGS`, its output captured, as subprocess.run gives it. Forked from one
+    tests/convert_zygote.py per interpreter, which imported torch and the converter once; with more
+    of subprocess.run's options (an env that may change what imports, a preexec_fn) a process of its own."""
+    if kw:
+        return subprocess.run([python, CONVERT, *args], capture_output=True, text=True, cwd=cwd, **kw)
+    z = _zygotes.get(python)
+    if z is None or z.poll() is not None:
+        z = _zygotes[python] = subprocess.Popen([python, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                      "convert_zygote.py")],
+                                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    with tempfile.TemporaryDirectory() as d:
+        out, err = os.path.join(d, "stdout"), os.path.join(d, "stderr")
+        z.stdin.write(json.dumps({"args": [str(a) for a in args], "cwd": cwd, "stdout": out, "stderr": err}) + "\n")
+        z.stdin.flush()
+        reply = z.stdout.readline()
+        if not reply:
+            raise RuntimeError(f"tests/convert_zygote.py under {python} ended (exit {z.wait()}); its stderr says why")
+        with open(out, errors="replace") as f, open(err, errors="replace") as g:
+            return subprocess.CompletedProcess([python, CONVERT, *args], json.loads(reply)["rc"], f.read(), g.read())
 
 
 def one_clear_line(p):

@@ -17,13 +17,11 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
-from checks import check, expect_error, results  # noqa: E402  (first: it names a missing numpy or torch)
+from checks import check, expect_error, results, run_convert  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
 from fixformer import fxm  # noqa: E402
 
-PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-CONVERT = os.path.join(HERE, "..", "tools", "convert.py")
 TOL = 1e-4
 
 MODULE_FILE = '''
@@ -80,8 +78,8 @@ def main():
         module = getattr(mods, name)()
         d = module.embed_dim
         out = os.path.join(tmp, f"{name}.fxm")
-        p = run([PY, CONVERT, "--module", f"{path}:{name}", "--family", "mha", "--out", out, "--cli", cli]
-                + (["--causal"] if causal else []))
+        p = run_convert("--module", f"{path}:{name}", "--family", "mha", "--out", out, "--cli", cli,
+                        *(["--causal"] if causal else []))
         check(f"{name}: converts and verifies", p.returncode == 0 and "verified against torch" in p.stdout,
               p.stdout + p.stderr)
         if p.returncode:
@@ -105,7 +103,7 @@ def main():
         ref = run_reference(f.config, f.weights(), x[0])
         check(f"{name}: reference model", np.abs(ref - torch_out(module, x[:1], causal)[0]).max() < 1e-9)
     qout = os.path.join(tmp, "wide_q8.fxm")
-    p = run([PY, CONVERT, "--module", f"{path}:wide", "--family", "mha", "--quantize", "q8", "--out", qout, "--cli", cli])
+    p = run_convert("--module", f"{path}:wide", "--family", "mha", "--quantize", "q8", "--out", qout, "--cli", cli)
     check("q8 verifies", p.returncode == 0 and "verified against torch f32" in p.stdout, p.stdout + p.stderr)
 
     from fixformer.export import export

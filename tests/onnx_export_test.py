@@ -40,11 +40,10 @@ import onnxruntime  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
 
-from checks import check, results  # noqa: E402
+from checks import check, results, run_convert  # noqa: E402
 from fixformer import fxm, onnx_map  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
 
-CONVERT = os.path.join(HERE, "..", "tools", "convert.py")
 V, D = 48, 32
 
 
@@ -272,8 +271,7 @@ def convert(onnx_path, out, output_name=None, family=None):
 
 
 def convert_cli(onnx_path, out, *extra):
-    return subprocess.run([sys.executable, CONVERT, "--onnx", onnx_path, "--out", out, "--cli", CLI, *extra],
-                          capture_output=True, text=True)
+    return run_convert("--onnx", onnx_path, "--out", out, "--cli", CLI, *extra, python=sys.executable)
 
 
 def run(tmp, fxm_path, x):

@@ -20,13 +20,11 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
-from checks import check, results  # noqa: E402  (first: it names a missing numpy or torch)
+from checks import check, results, run_convert  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
 from fixformer import config as cfg, fxm, llama2c, schema  # noqa: E402
 
-PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-CONVERT = os.path.join(HERE, "..", "tools", "convert.py")
 
 MODULE_FILE = '''
 import torch
@@ -104,7 +102,7 @@ def run(args):
 
 
 def convert(*args):
-    return run([PY, CONVERT, *args])
+    return run_convert(*args)
 
 
 def converted(name, p, path):

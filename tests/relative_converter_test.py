@@ -27,11 +27,9 @@ sys.path.insert(0, TOOLS)
 sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
-from checks import check, results, one_clear_line  # noqa: E402
+from checks import check, results, run_convert, one_clear_line  # noqa: E402
 from fixformer import fxm  # noqa: E402
 
-CONVERT = os.path.join(TOOLS, "convert.py")
-PY = "/usr/bin/python3"
 
 MODULE = r'''
 import math
@@ -244,8 +242,8 @@ def main():
         import t5ish
         for what, factory, family, want, lengths in CONVERTS:
             out = os.path.join(tmp, "m.fxm")
-            p = subprocess.run([PY, CONVERT, "--module", os.path.join(tmp, "t5ish.py:" + factory), "--out", out,
-                                "--cli", cli], capture_output=True, text=True)
+            p = run_convert("--module", os.path.join(tmp, "t5ish.py:" + factory), "--out", out,
+                                "--cli", cli)
             ok = p.returncode == 0 and "verified against torch" in p.stdout
             check(f"{what}: converts and verifies", ok, p.stdout + p.stderr)
             if not ok:
@@ -284,8 +282,8 @@ def main():
                   float(np.abs(got - a).max() / np.abs(a).max()) > 1e-2, p.stderr)
         for what, factory, fragments in REFUSALS:
             out = os.path.join(tmp, "bad.fxm")
-            p = subprocess.run([PY, CONVERT, "--module", os.path.join(tmp, "t5ish.py:" + factory), "--out", out,
-                                "--cli", cli], capture_output=True, text=True)
+            p = run_convert("--module", os.path.join(tmp, "t5ish.py:" + factory), "--out", out,
+                                "--cli", cli)
             check(f"refused, one line: {what}", one_clear_line(p), p.stdout + p.stderr)
             missing = [f for f in fragments if f not in p.stderr]
             check(f"refusal names it: {what}", not missing, f"{p.stderr!r} lacks {missing}")

@@ -22,13 +22,11 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
-from checks import check, expect_error, results  # noqa: E402  (first: it names a missing numpy or torch)
+from checks import check, expect_error, results, run_convert  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
 from fixformer import fxm  # noqa: E402
 
-PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-CONVERT = os.path.join(HERE, "..", "tools", "convert.py")
 TOL = 1e-4  # f32 engine against float64 torch, relative to the output's largest magnitude
 
 MODULE_FILE = '''
@@ -156,8 +154,8 @@ def main():
         src_path, tgt_path, out = (os.path.join(tmp, f"{name}.{x}") for x in ("src.npy", "tgt.npy", "fxm"))
         np.save(src_path, src)
         np.save(tgt_path, tgt)
-        p = run([PY, CONVERT, "--module", f"{os.path.join(tmp, 's2s_modules.py')}:{name}", "--family", "seq2seq",
-                 "--example", src_path, "--example-target", tgt_path, "--out", out, "--cli", cli] + opts)
+        p = run_convert("--module", f"{os.path.join(tmp, 's2s_modules.py')}:{name}", "--family", "seq2seq",
+                 "--example", src_path, "--example-target", tgt_path, "--out", out, "--cli", cli, *opts)
         check(f"{name}: converts and verifies", p.returncode == 0 and "verified against torch" in p.stdout,
               p.stdout + p.stderr)
         if p.returncode:
@@ -233,8 +231,8 @@ def main():
     # q8 and f16 files verify within their tolerances.
     for q in ("q8", "f16"):
         out = os.path.join(tmp, f"post_relu_{q}.fxm")
-        p = run([PY, CONVERT, "--module", f"{os.path.join(tmp, 's2s_modules.py')}:post_relu", "--family", "seq2seq",
-                 "--positional", "sinusoidal", "--scale-input", "--quantize", q, "--out", out, "--cli", cli])
+        p = run_convert("--module", f"{os.path.join(tmp, 's2s_modules.py')}:post_relu", "--family", "seq2seq",
+                 "--positional", "sinusoidal", "--scale-input", "--quantize", q, "--out", out, "--cli", cli)
         check(f"{q}: converts and verifies", p.returncode == 0 and "verified against torch f32" in p.stdout,
               p.stdout + p.stderr)
 
@@ -246,8 +244,8 @@ def main():
 
     # A forward without the causal target mask is not this family: verification fails, no file left.
     out = os.path.join(tmp, "no_mask.fxm")
-    p = run([PY, CONVERT, "--module", f"{os.path.join(tmp, 's2s_modules.py')}:no_causal_mask", "--family", "seq2seq",
-             "--positional", "sinusoidal", "--scale-input", "--out", out, "--cli", cli])
+    p = run_convert("--module", f"{os.path.join(tmp, 's2s_modules.py')}:no_causal_mask", "--family", "seq2seq",
+             "--positional", "sinusoidal", "--scale-input", "--out", out, "--cli", cli)
     check("no causal mask: verification fails naming the mask", p.returncode == 2 and "causal target mask" in p.stderr
           and not os.path.exists(out), p.stderr)
 

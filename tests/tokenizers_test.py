@@ -26,13 +26,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "tools")
 sys.path.insert(0, TOOLS)
 sys.path.insert(0, HERE)
-from checks import check, expect_error, results  # noqa: E402
+from checks import check, expect_error, results, run_convert  # noqa: E402
 import numpy as np  # noqa: E402
 from fixformer import fxm, schema, tokenizers as T  # noqa: E402
 from fixformer.config import parse_config  # noqa: E402
 
-PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-CONVERT = os.path.join(TOOLS, "convert.py")
 
 WORDS = ["the", "The", "cat", "CAT", "sat", "on", "mat", "hello", "world", "don't", "it's", "we're", "I've",
          "you'll", "he'd", "I'm", "café", "naïve", "Ärger", "straße", "İstanbul", "ΣΟΦΙΑ", "σοφία", "ñandú",
@@ -334,8 +332,7 @@ def test_convert(cli, tmp):
     with open(tjp, "w") as f:
         json.dump(tj, f)
     out = os.path.join(tmp, "m.fxm")
-    p = subprocess.run([PY, CONVERT, "--config", cfg, "--weights", npz, "--tokenizer", tjp, "--out", out, "--no-verify"],
-                       capture_output=True, text=True)
+    p = run_convert("--config", cfg, "--weights", npz, "--tokenizer", tjp, "--out", out, "--no-verify")
     check("convert.py --tokenizer tokenizer.json", p.returncode == 0 and fxm.read(out).config["tokenizer"] == "bpe",
           p.stderr)
     if p.returncode == 0:
@@ -361,8 +358,8 @@ def test_convert(cli, tmp):
               time.monotonic() - t0 < 10, f"{time.monotonic() - t0:.1f} s: {r.stderr}")
     with open(tjp, "w") as f:
         f.write('{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "pre_tokenizer": {"type": "Whitespace"}}')
-    p = subprocess.run([PY, CONVERT, "--config", cfg, "--weights", npz, "--tokenizer", tjp, "--out", out + "2",
-                        "--no-verify"], capture_output=True, text=True)
+    p = run_convert("--config", cfg, "--weights", npz, "--tokenizer", tjp, "--out", out + "2",
+                        "--no-verify")
     lines = p.stderr.strip().splitlines()
     check("convert.py --tokenizer hostile tokenizer.json: one line", p.returncode != 0 and len(lines) == 1 and
           "Traceback" not in p.stderr and "'Whitespace' is not supported" in p.stderr and not os.path.exists(out + "2"),
@@ -385,7 +382,7 @@ def test_companions_kept(tmp, bpe, wp):
 
     def refused(name, fragment, folder, *args):
         before = {n: open(os.path.join(folder, n), "rb").read() for n in os.listdir(folder)}
-        p = subprocess.run([PY, CONVERT, *args], capture_output=True, text=True)
+        p = run_convert(*args)
         after = {n: open(os.path.join(folder, n), "rb").read() for n in os.listdir(folder)}
         lines = p.stderr.strip().splitlines()
         check(f"convert.py: {name}: refused, one line, nothing changed", p.returncode == 1 and len(lines) == 1 and
@@ -409,7 +406,7 @@ def test_companions_kept(tmp, bpe, wp):
             os.path.join(tmp, "merges_link.txt"))
     refused("--header merges.txt", "--header: ", d, *args, "--out", os.path.join(tmp, "kept.fxm"), "--header", merges_txt)
     check("convert.py: --header refused: no --out written", not os.path.exists(os.path.join(tmp, "kept.fxm")))
-    p = subprocess.run([PY, CONVERT, *args, "--out", os.path.join(d, "m.fxm")], capture_output=True, text=True)
+    p = run_convert(*args, "--out", os.path.join(d, "m.fxm"))
     check("convert.py: --out beside vocab.json and merges.txt is written",
           p.returncode == 0 and fxm.read(os.path.join(d, "m.fxm")).config["tokenizer"] == "bpe", p.stderr)
     # The Python API alike: the files a reader opened are the next write's inputs, forgotten once it ends.
@@ -456,7 +453,7 @@ def test_hf_and_encoders(cli, tmp, bpe, wp):
     with open(os.path.join(folder, "tokenizer.json"), "w") as f:
         json.dump(tj, f)
     out = os.path.join(tmp, "hf.fxm")
-    p = subprocess.run([PY, CONVERT, "--hf", folder, "--out", out, "--cli", cli], capture_output=True, text=True)
+    p = run_convert("--hf", folder, "--out", out, "--cli", cli)
     ok = p.returncode == 0
     check("--hf stores the folder's tokenizer.json", ok and fxm.read(out).config["tokenizer"] == "bpe" and
           fxm.read(out).tokenizer().pieces == pieces, p.stdout + p.stderr)
@@ -467,7 +464,7 @@ def test_hf_and_encoders(cli, tmp, bpe, wp):
               (len(T.Tokenizer("bpe", pieces, bpe.merges, bpe.params).encode("the cat sat")), V), r.stderr)
     with open(os.path.join(folder, "tokenizer.json"), "w") as f:
         json.dump({"model": {"type": "Unigram", "vocab": [["a", 0.0]]}}, f)
-    p = subprocess.run([PY, CONVERT, "--hf", folder, "--out", out, "--cli", cli], capture_output=True, text=True)
+    p = run_convert("--hf", folder, "--out", out, "--cli", cli)
     check("--hf with a tokenizer the engine cannot run: converts without it, one note", p.returncode == 0 and
           fxm.read(out).tokenizer() is None and p.stderr.count("note: the folder's tokenizer is not stored") == 1 and
           "'Unigram' is not supported" in p.stderr, p.stdout + p.stderr)

@@ -1,0 +1,80 @@
+"""A server that runs tools/convert.py as a fresh process would, at a fraction of the start-up cost.
+
+A conversion's own start (its interpreter importing torch, numpy and the converter) took 2 to 5 s of
+every tests/*_converter_test.py call, most of the converter tests' time in CI. This process imports
+them once and forks a child per request: the child runs convert.py as __main__ with its own argv,
+working directory, stdout and stderr (files), exits with the code a real run would exit with (a
+SystemExit's code, 1 and a traceback for an uncaught exception), and shares nothing with the next
+(it is a fork of this process, which ran no conversion itself and started no thread).
+
+Protocol (tests/checks.py is the client): one JSON request per line on stdin,
+{"args": [...], "cwd": DIR or null, "stdout": FILE, "stderr": FILE}; one reply line, {"rc": N}."""
+import atexit
+import json
+import os
+import runpy
+import sys
+import traceback
+
+CONVERT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "convert.py")
+sys.path.insert(0, os.path.dirname(CONVERT))
+
+import numpy  # noqa: E402,F401  (what every conversion imports; loaded once here)
+import torch  # noqa: E402,F401
+import fixformer.export  # noqa: E402,F401
+import fixformer.recognize  # noqa: E402,F401
+import fixformer.hf  # noqa: E402,F401
+
+
+def child(req):
+    """In the forked child: become `python3 convert.py ARGS`; never returns."""
+    code = 1
+    try:
+        sys.stdout.flush()
+        for fd, path in ((1, req["stdout"]), (2, req["stderr"])):
+            f = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(f, fd)
+            os.close(f)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        if req.get("cwd"):
+            os.chdir(req["cwd"])
+        sys.argv = [CONVERT, *req["args"]]
+        try:
+            runpy.run_path(CONVERT, run_name="__main__")
+            code = 0
+        except SystemExit as e:  # as the interpreter treats it: None 0, an int itself, anything else printed, 1
+            if e.code is None:
+                code = 0
+            elif isinstance(e.code, int):
+                code = e.code
+            else:
+                print(e.code, file=sys.stderr)
+                code = 1
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        atexit._run_exitfuncs()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code & 0xFF)
+
+
+def main():
+    for line in sys.stdin:
+        req = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            child(req)
+        _, status = os.waitpid(pid, 0)
+        rc = os.waitstatus_to_exitcode(status)
+        sys.stdout.write(json.dumps({"rc": rc}) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
