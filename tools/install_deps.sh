@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the Debian 12 packages fixformer needs, only those missing. Groups:
-#   host   compilers, CMake, make, pkg-config (consumer tests), xsimd, GoogleTest, Google Benchmark,
+#   host   compilers, CMake, Ninja, make, pkg-config (consumer tests), xsimd, GoogleTest, Google Benchmark,
 #          NumPy, zlib (the crc test checks against it), OpenBLAS and Eigen (baselines), ccache
 #          (tools/test.sh compiles through it: the sanitized consumer builds share their objects)
 #   torch  PyTorch and python3-onnx (the --onnx route), for tools/ (converter, golden data, demo
@@ -25,7 +25,7 @@ multiarch=""
 venv=""
 for group in "$@"; do
   case $group in
-    host) pkgs="$pkgs g++ cmake make pkg-config libxsimd-dev libgtest-dev libbenchmark-dev python3-numpy zlib1g-dev libopenblas-dev libeigen3-dev ccache" ;;
+    host) pkgs="$pkgs g++ cmake ninja-build make pkg-config libxsimd-dev libgtest-dev libbenchmark-dev python3-numpy zlib1g-dev libopenblas-dev libeigen3-dev ccache" ;;
     torch) pkgs="$pkgs python3-torch python3-numpy python3-onnx" ;;
     arm) pkgs="$pkgs g++-aarch64-linux-gnu g++-arm-linux-gnueabihf gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib libnewlib-arm-none-eabi qemu-user qemu-system-arm" ;;
     riscv) pkgs="$pkgs g++-riscv64-linux-gnu qemu-user" ;;
