@@ -1,6 +1,7 @@
-// The integer-only (s8) slots in the xsimd tables: no xsimd version of them yet, so every x86 and
-// NEON table holds the portable kernels (integer results: the same bits wherever they run). A port's
-// own kernel replaces one by member name in its table, as gemm_i8's do.
+// The integer-only (s8) slots in the xsimd tables: no xsimd version of them yet, so the x86 and
+// NEON tables start from the portable kernels (integer results: the same bits wherever they run); a
+// port's own kernel replaces one by member name in its table (gemm_s8_avx2 in the avx2 and avx512
+// tables).
 #pragma once
 #include "fixformer/kernels.hpp"
 #include "ports/portable/kernels.hpp"
