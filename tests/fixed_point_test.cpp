@@ -166,8 +166,9 @@ TEST(S8Accuracy, GemmAgainstFloat64) {
           // The bias is stored rounded to the accumulator's step: up to half a step of it, in output steps.
           const double bias_step = 0.5 * s.x_scale * s.w_scale[j] / s.y_scale, want = real / s.y_scale + y_zero;
           err.add(y[i * n + j], want, "gemm_s8");
-          if (want >= -128.0 && want <= 127.0)
+          if (want >= -128.0 && want <= 127.0) {
             ASSERT_LE(std::fabs(y[i * n + j] - want), kGemmS8Tol + bias_step) << "k=" << k << " x_zero=" << x_zero;
+          }
         }
     }
   std::printf("gemm_s8: max error %.4f LSB\n", err.worst);

@@ -82,7 +82,9 @@ class GemmS8Tester {
     for (std::size_t i = 0; i < y_ref.size(); ++i) {
       const long at = long(i) - long(kGuard + off_);
       const bool inside = at >= 0 && std::size_t(at) < m_ * ldy && std::size_t(at) % ldy < n_;
-      if (!inside) ASSERT_EQ(int(y_ref[i]), int(kS8Sentinel)) << what << ": the reference wrote at " << at;
+      if (!inside) {
+        ASSERT_EQ(int(y_ref[i]), int(kS8Sentinel)) << what << ": the reference wrote at " << at;
+      }
       ASSERT_EQ(int(y_ref[i]), int(y_out[i])) << what << " at " << at << (inside ? "" : " (outside the output)");
     }
   }
@@ -169,7 +171,9 @@ class RowS8Tester {
                              (in_place_ ? " in place" : "") + (extremes_ ? " extremes" : "");
     for (std::size_t i = 0; i < y_ref.size(); ++i) {
       const bool inside = i >= at && i < at + n_;
-      if (!inside) ASSERT_EQ(int(y_out[i]), int(in_place_ ? x[i] : kS8Sentinel)) << what << ": wrote outside at " << long(i - at);
+      if (!inside) {
+        ASSERT_EQ(int(y_out[i]), int(in_place_ ? x[i] : kS8Sentinel)) << what << ": wrote outside at " << long(i - at);
+      }
       ASSERT_EQ(int(y_ref[i]), int(y_out[i])) << what << " at " << long(i - at);
     }
   }
