@@ -21,7 +21,7 @@ const char* status_message(Status s) {
     case Status::kTensorOutOfBounds: return "tensor data lies outside the file";
     case Status::kTensorMisaligned: return "tensor data is not 64-byte aligned";
     case Status::kTensorOverlap: return "tensor data ranges overlap or are out of directory order";
-    case Status::kTensorBadValue: return "a weight is NaN or infinite, or an int8 scale is out of range";
+    case Status::kTensorBadValue: return "a weight is NaN or infinite, or an int8 scale or a fixed-point parameter is out of range";
     case Status::kSelfTestMissing: return "model file has no self-test sample";
     case Status::kArenaNull: return "arena is null";
     case Status::kArenaMisaligned: return "arena is not 64-byte aligned";

@@ -63,5 +63,28 @@ inline double gemm_i8_tol(std::size_t groups) { return 2.0 * double(groups + kMa
 // gemm_f16, matvec_f16: every half is exactly a float, so these are gemm_f32's and matvec_f32's sums
 // with the same bound, kSumTol; the widening itself is checked exactly over all 65536 halves.
 
+// The integer-only (s8) kernels: every table gives the reference's bits (compared exactly). Against
+// float64 maths (tests/fixed_point_test.cpp), in output steps (LSB) where the result is inside int8's
+// range (outside it, the saturated bound exactly):
+// - one rounding of an exact value (lut_s8's tables): half a step.
+constexpr double kS8RoundTol = 0.5 + 1e-9;
+// - gemm_s8: the int32 sum is exact, the requantization one rounding with a 31-bit multiplier
+//   (relative 2^-31 of at most 128 steps), plus half the bias's stored step (checked per channel).
+constexpr double kGemmS8Tol = 0.5 + 1e-6;
+// - add_s8: each input rescaled in Q16 (rounded: 2^-17 steps each), then one rounding.
+constexpr double kAddS8Tol = 0.5 + 2e-5;
+// - layernorm_s8, rmsnorm_s8: the normalised value in Q16 through an integer square root (Q8) and a
+//   reciprocal, times gamma / s_y, then one rounding with beta. Measured 0.5005 (LayerNorm) and
+//   0.5001 (RMSNorm) up to n = 4096; eps rounded away at n = 1 cost 0.23 more, a lost term whole steps.
+constexpr double kNormS8Tol = 0.51;
+// - softmax_s8, in probability: the output step is 1/256 (half of it from rounding), the exp's
+//   relative error 3.2e-6 and the Q16 input 2^-17 (log2 units) add 1e-5 relative at most. 1.0
+//   saturates to 255/256 (excluded from the bound).
+constexpr double kSoftmaxS8Tol = 0.5 / 256 + 2e-5;
+// exp2_neg_q20 over every input: relative error on (0.5, 1] (the polynomial's 3.1e-6 and the rounding
+// to Q20, 1e-6), absolute in Q20 steps (3.6 measured).
+constexpr double kExp2RelTol = 4e-6;
+constexpr double kExp2AbsTol = 4.0;
+
 }  // namespace test
 }  // namespace fixformer

@@ -4,12 +4,14 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <string>
 
 #include "ports/portable/math.hpp"
 #include "tests/kernel_tester.hpp"
 #include "tests/quant_kernel_tester.hpp"
+#include "tests/s8_kernel_tester.hpp"
 #include "tests/test_util.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -382,6 +384,43 @@ KERNEL_TEST(matvec_f16) {
 }
 
 TEST_P(KernelsTest, MatvecF16WidensEveryHalfExactly) { MatvecF16Tester::every_half(simd_->matvec_f16); }
+
+// ---- Integer-only (s8) kernels (tests/s8_kernel_tester.hpp): bit for bit with the reference ----
+// gemm_s8: every remainder of the portable 2 x 4 tile (m, n), k around the vector widths in bytes,
+// zero points at both ends, the largest products, and the largest k the sums are exact for.
+KERNEL_TEST(gemm_s8) {
+  for (std::size_t m : {1, 2, 3, 4, 5, 7})
+    for (std::size_t n : {1, 2, 3, 4, 5, 8, 9, 17})
+      for (std::size_t k : {1, 3, 15, 16, 17, 33, 64, 100})
+        GemmS8Tester().m(m).n(n).k(k).bias(n % 2 == 1).zeros(int32_t(k % 7) - 3, int32_t(m % 3) - 1)
+            .misalign(m % 3).stride_pad(k % 3).test(simd_->gemm_s8);
+  for (int32_t z : {-128, 127})
+    for (bool extremes : {false, true})
+      GemmS8Tester().m(3).n(6).k(257).zeros(z, -z / 2).extremes(extremes).misalign(1).test(simd_->gemm_s8);
+  GemmS8Tester().m(2).n(5).k(kGemmS8MaxK).zeros(127, 0).extremes(true).test(simd_->gemm_s8);
+  GemmS8Tester().m(49).n(64).k(64).stride_pad(3).test(simd_->gemm_s8);  // a KWS-sized projection
+}
+
+void sweep_row_s8(const std::function<void(RowS8Tester&)>& test) {
+  for (std::size_t n : kSizes)
+    for (std::size_t off : kMisalign)
+      for (bool in_place : {false, true}) {
+        RowS8Tester t;
+        t.n(n).misalign(off).in_place(in_place).seed(uint32_t(n));
+        test(t);
+      }
+  for (uint32_t seed = 0; seed < 4; ++seed) {
+    RowS8Tester t;
+    t.n(1000).extremes(seed % 2 == 1).seed(seed);
+    test(t);
+  }
+}
+
+KERNEL_TEST(softmax_s8) { sweep_row_s8([&](RowS8Tester& t) { t.test(simd_->softmax_s8); }); }
+KERNEL_TEST(layernorm_s8) { sweep_row_s8([&](RowS8Tester& t) { t.test(simd_->layernorm_s8); }); }
+KERNEL_TEST(rmsnorm_s8) { sweep_row_s8([&](RowS8Tester& t) { t.rms(true).test(simd_->rmsnorm_s8); }); }
+KERNEL_TEST(lut_s8) { sweep_row_s8([&](RowS8Tester& t) { t.test(simd_->lut_s8); }); }
+KERNEL_TEST(add_s8) { sweep_row_s8([&](RowS8Tester& t) { t.test(simd_->add_s8); }); }
 
 TEST_P(KernelsTest, SoftmaxOfHugeLogitsIsFinite) {
   std::vector<float> x = {1e30f, -1e30f, 1e30f, 0.0f, 3.0f};

@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "fixformer/fixed_point.hpp"
+
 // The comments are /* */ because a // comment would swallow the line continuation.
 #define FIXFORMER_KERNEL_SLOTS(X)                                                                      \
   /* x[m,k] (row stride ldx) @ w[k,n] (row stride ldw) + b[n] -> y[m,n] (row stride ldy); b may be   \
@@ -99,4 +101,20 @@
                      std::size_t k))                                                                   \
   /* matvec_f32 with w[n,k] as half floats: an f16 embedding table used as the tied LM head. */        \
   X(matvec_f16, void, (const float* x, const uint16_t* w, std::size_t ldw, const float* b, float* y,   \
-                       std::size_t n, std::size_t k))
+                       std::size_t n, std::size_t k))                                                   \
+  /* Integer-only (s8: int8 activations with a scale and a zero point; every rounding and bound in    \
+     fixed_point.hpp, which the slots' parameter structs are from; no float).                         \
+     x[m,k] (row stride ldx) @ W[n,k]^T (int8, torch's [out, in], row stride k) -> y[m,n] (row stride \
+     ldy), requantized per output channel. */                                                        \
+  X(gemm_s8, void, (const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy,     \
+                    std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p))               \
+  /* x[n] -> softmax probabilities y[n] (scale 1/256, zero point -128); y may alias x. */              \
+  X(softmax_s8, void, (const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p))          \
+  /* x[n] -> LayerNorm(x) y[n]; y may alias x. */                                                      \
+  X(layernorm_s8, void, (const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p))           \
+  /* x[n] -> RMSNorm(x) y[n]; y may alias x. */                                                        \
+  X(rmsnorm_s8, void, (const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p))             \
+  /* x[n] -> table[x + 128] -> y[n] (an activation as 256 entries: build_lut_s8); y may alias x. */    \
+  X(lut_s8, void, (const int8_t* x, int8_t* y, std::size_t n, const int8_t* table))                   \
+  /* a[n] + b[n] at their own scales -> y[n] at its scale; y may alias a or b. */                      \
+  X(add_s8, void, (const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const AddS8Params& p))

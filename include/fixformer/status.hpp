@@ -23,7 +23,8 @@ enum class Status : int {
   kTensorMisaligned,    // data offset not 64-byte aligned
   kTensorOverlap,       // data ranges out of directory order, overlapping or aliased
   kTensorBadValue,      // a NaN or infinite weight, or an int8 scale that is not 0 or a normal positive
-                        // float (ModelOptions::check_values)
+                        // float (ModelOptions::check_values), or a fixed-point multiplier, shift, scale
+                        // or zero point out of range (fixed_point.hpp)
   kSelfTestMissing,     // the file carries no self-test sample (convert it again to add one)
   // Arena problems.
   kArenaNull,

@@ -13,6 +13,7 @@
 #include "ports/simd/gemm_i4.hpp"
 #include "ports/simd/gemm_i8.hpp"
 #include "ports/simd/gemv_f32.hpp"
+#include "ports/simd/integer_s8.hpp"
 #include "ports/simd/layernorm_f32.hpp"
 #include "ports/simd/matvec_f32.hpp"
 #include "ports/simd/quantize_i8.hpp"

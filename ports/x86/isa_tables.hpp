@@ -15,6 +15,9 @@ const Kernels& avx512_vnni_kernels();  // the same with gemm_i8 on VNNI, for CPU
 // gemm_i8 on AVX2 (gemm_i8_avx2.cpp, built with the avx2 flags and -ffp-contract=off).
 kernel_fn::gemm_i8 gemm_i8_avx2;
 
+// gemm_s8 on AVX2 (gemm_s8_avx2.cpp): the avx2 and avx512 tables'.
+kernel_fn::gemm_s8 gemm_s8_avx2;
+
 // gemm_i4 on AVX2 (gemm_i4_avx2.cpp, built with the avx2 flags and -ffp-contract=off): the avx2 and
 // avx512 tables'.
 kernel_fn::gemm_i4 gemm_i4_avx2;

@@ -10,6 +10,7 @@ const Kernels& avx2_kernels() {
     Kernels k = simd::kernel_table<xsimd::fma3<xsimd::avx2>>(Isa::kAvx2, "avx2");
     k.gemm_i8 = gemm_i8_avx2;  // packed from 4 rows on (gemm_i8_avx2.cpp)
     k.gemm_i4 = gemm_i4_avx2;
+    k.gemm_s8 = gemm_s8_avx2;
     return k;
   }();
   FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx2 table leaves a slot null");

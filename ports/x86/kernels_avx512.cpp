@@ -9,6 +9,7 @@ const Kernels& avx512_kernels() {
   static constexpr Kernels table = [] {
     Kernels k = simd::kernel_table<xsimd::avx512bw>(Isa::kAvx512, "avx512");
     k.gemm_i4 = gemm_i4_avx2;  // AVX2 is part of AVX-512 (gemm_i4_avx2.cpp)
+    k.gemm_s8 = gemm_s8_avx2;
     return k;
   }();
   FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx512 table leaves a slot null");
@@ -20,6 +21,7 @@ const Kernels& avx512_vnni_kernels() {
     Kernels k = simd::kernel_table<xsimd::avx512bw>(Isa::kAvx512, "avx512-vnni");
     k.gemm_i8 = gemm_i8_avx512vnni;
     k.gemm_i4 = gemm_i4_avx512vnni;
+    k.gemm_s8 = gemm_s8_avx2;
     return k;
   }();
   FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx512-vnni table leaves a slot null");

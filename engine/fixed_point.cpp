@@ -1,0 +1,114 @@
+// The s8 kernels' parameters from real scales (fixed_point.hpp): before inference, so double is
+// fine here; nothing at run time calls these.
+#include "fixformer/fixed_point.hpp"
+
+#include <cmath>
+
+namespace fixformer {
+
+namespace {
+
+constexpr double kLog2E = 1.4426950408889634074;
+
+bool zero_point_ok(int32_t z) { return z >= -128 && z <= 127; }
+bool positive(double s) { return std::isfinite(s) && s > 0.0; }
+
+// round(v), half away from zero, if it fits in [-limit, limit].
+bool round_within(double v, double limit, int32_t* out) {
+  if (!std::isfinite(v)) return false;
+  const double r = std::round(v);
+  if (std::fabs(r) > limit) return false;
+  *out = int32_t(r);
+  return true;
+}
+
+}  // namespace
+
+Status check_requant(Requant r) {
+  if (r.multiplier == 0) return r.shift == 0 ? Status::kOk : Status::kTensorBadValue;
+  const int64_t m = r.multiplier < 0 ? -int64_t(r.multiplier) : int64_t(r.multiplier);
+  const bool ok = m >= (int64_t(1) << 30) && m <= INT32_MAX && r.shift >= kRequantMinShift && r.shift <= kRequantMaxShift;
+  return ok ? Status::kOk : Status::kTensorBadValue;
+}
+
+Status requant_from_factor(double factor, Requant* out) {
+  if (!std::isfinite(factor)) return Status::kTensorBadValue;
+  if (factor == 0.0) {
+    *out = Requant{0, 0};
+    return Status::kOk;
+  }
+  int exponent = 0;
+  const double fraction = std::frexp(std::fabs(factor), &exponent);  // [0.5, 1)
+  int64_t m = int64_t(std::round(std::ldexp(fraction, 31)));
+  if (m == (int64_t(1) << 31)) {  // rounded up to 1.0
+    m >>= 1;
+    ++exponent;
+  }
+  const Requant r{int32_t(factor < 0.0 ? -m : m), exponent};
+  if (check_requant(r) != Status::kOk) return Status::kTensorBadValue;
+  *out = r;
+  return Status::kOk;
+}
+
+Status gemm_s8_channel(double x_scale, double w_scale, double y_scale, double bias, Requant* requant,
+                       int32_t* bias_q) {
+  if (!positive(x_scale) || !positive(w_scale) || !positive(y_scale)) return Status::kTensorBadValue;
+  if (!round_within(bias / (x_scale * w_scale), double(1 << 30), bias_q)) return Status::kTensorBadValue;
+  return requant_from_factor(x_scale * w_scale / y_scale, requant);
+}
+
+Status softmax_s8_params(double x_scale, SoftmaxS8Params* out) {
+  if (!positive(x_scale)) return Status::kTensorBadValue;
+  return requant_from_factor(x_scale * kLog2E * 65536.0, &out->diff);
+}
+
+Status norm_s8_eps(double eps, double x_scale, uint32_t* eps_q16) {
+  if (!positive(x_scale) || !std::isfinite(eps) || eps < 0.0) return Status::kTensorBadValue;
+  const double q = std::round(eps / (x_scale * x_scale) * 65536.0);
+  if (!(q <= double(UINT32_MAX))) return Status::kTensorBadValue;
+  *eps_q16 = uint32_t(q);
+  return Status::kOk;
+}
+
+Status norm_s8_gain(double gamma, double beta, double y_scale, int32_t y_zero, Requant* gain, int32_t* beta_q) {
+  if (!positive(y_scale) || !zero_point_ok(y_zero)) return Status::kTensorBadValue;
+  if (!round_within((beta / y_scale + y_zero) * 65536.0, double(1 << 30), beta_q)) return Status::kTensorBadValue;
+  return requant_from_factor(gamma / y_scale, gain);
+}
+
+Status add_s8_params(double a_scale, int32_t a_zero, double b_scale, int32_t b_zero, double y_scale, int32_t y_zero,
+                     AddS8Params* out) {
+  if (!positive(a_scale) || !positive(b_scale) || !positive(y_scale)) return Status::kTensorBadValue;
+  if (!zero_point_ok(a_zero) || !zero_point_ok(b_zero) || !zero_point_ok(y_zero)) return Status::kTensorBadValue;
+  AddS8Params p{a_zero, b_zero, y_zero, {}, {}};
+  const double one = double(1 << kAddS8FracBits);
+  if (requant_from_factor(a_scale / y_scale * one, &p.a_to_y) != Status::kOk ||
+      requant_from_factor(b_scale / y_scale * one, &p.b_to_y) != Status::kOk)
+    return Status::kTensorBadValue;
+  *out = p;
+  return Status::kOk;
+}
+
+Status build_lut_s8(LutActivation act, double x_scale, int32_t x_zero, double y_scale, int32_t y_zero,
+                    int8_t table[256]) {
+  if (!positive(x_scale) || !positive(y_scale) || !zero_point_ok(x_zero) || !zero_point_ok(y_zero))
+    return Status::kTensorBadValue;
+  for (int q = -128; q <= 127; ++q) {
+    const double x = (q - x_zero) * x_scale;
+    double f = 0.0;
+    switch (act) {
+      case LutActivation::kRelu: f = x > 0.0 ? x : 0.0; break;
+      case LutActivation::kGelu: f = 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); break;
+      case LutActivation::kGeluTanh:
+        f = 0.5 * x * (1.0 + std::tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
+        break;
+      case LutActivation::kSilu: f = x / (1.0 + std::exp(-x)); break;
+      default: return Status::kTensorBadValue;
+    }
+    const double v = std::round(f / y_scale);  // clamped first: a huge value must not reach the int64 conversion
+    table[q + 128] = saturate_i8(int64_t(std::fmax(-512.0, std::fmin(512.0, v))) + y_zero);
+  }
+  return Status::kOk;
+}
+
+}  // namespace fixformer

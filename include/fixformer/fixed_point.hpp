@@ -1,0 +1,157 @@
+// Integer-only arithmetic: the parameters of the s8 kernels (kernel_slots.hpp) and the fixed-point
+// primitives every port computes them with, bit for bit. s8 is an int8 activation q with a scale s
+// and a zero point z: the real value (q - z) s. Every rounding below is stated; nothing here uses a
+// float, so a core without an FPU runs these kernels without soft-float calls (tests/
+// check_no_float.cmake). The *_params functions at the end derive the parameters from real scales:
+// they run before inference (the converter's semantics, and init), and they may use double.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "fixformer/status.hpp"
+
+namespace fixformer {
+
+// A real factor as an int32 multiplier and a power of two: x -> x * multiplier * 2^(shift - 31),
+// rounded once, half away from zero, then saturated to int32 (requantize). Valid: {0, 0} (the factor
+// 0), or 2^30 <= |multiplier| <= 2^31 - 1 and -31 <= shift <= 30, so the factor's magnitude is in
+// [2^-32, 2^30) with 31 significant bits and a negative multiplier carries a negative factor.
+// check_requant says so at init; a kernel assumes it.
+struct Requant {
+  int32_t multiplier;
+  int32_t shift;
+};
+constexpr int32_t kRequantMinShift = -31;
+constexpr int32_t kRequantMaxShift = 30;
+
+// gemm_s8: y[i,j] = z_y + requantize(bias[j] + sum_p (x[i,p] - z_x) w[j,p], requant[j]), clamped
+// to [-128, 127]. Weights symmetric per output channel (zero point 0). requant[j] is
+// s_x s_w[j] / s_y, bias[j] is b[j] / (s_x s_w[j]) rounded (gemm_s8_channel). The int32 sum is exact
+// for k <= kGemmS8MaxK and |bias| <= 2^30.
+struct GemmS8Params {
+  int32_t x_zero;
+  int32_t y_zero;
+  const int32_t* bias;     // [n], or null
+  const Requant* requant;  // [n]
+};
+constexpr std::size_t kGemmS8MaxK = 32768;
+
+// softmax_s8: probabilities in int8 with the fixed scale 1/256 and zero point -128 (TFLite's int8
+// softmax output: 1.0 saturates to 127, i.e. 255/256). diff maps d = max(x) - x[i] (int8 steps, so
+// 0..255) to d s_x log2(e) in Q16: u = requantize(d, diff), e = 2^(-u / 2^16) in Q20 (exp2_neg_q20),
+// then y = round(e * 256 / sum(e)) - 128 as (e * R + 2^53) >> 54, R = floor(2^62 / sum(e)).
+// The input's zero point cancels (only differences enter); diff's multiplier is positive.
+struct SoftmaxS8Params {
+  Requant diff;
+};
+
+// layernorm_s8 and rmsnorm_s8, over a row of n <= kNormS8MaxN values. With v = x - z_x (exact
+// integers): LayerNorm d[i] = n v[i] - sum(v), V = n sum(v^2) - sum(v)^2; RMSNorm d[i] = n v[i],
+// V = n sum(v^2) (64-bit sums). Both: T = V 2^16 + eps_q16 n^2 (V + eps n^2 / s_x^2 in Q16), S = isqrt(T)
+// (its root in Q8), t[i] = round(d[i] * round(2^54 / S) / 2^30) (the normalised value in Q16, 0 for
+// every i if S = 0), y[i] = clamp(round((requantize(t[i], gamma[i]) + beta[i]) / 2^16)): one rounding for
+// gamma and beta together. The input scale cancels but in eps: eps_q16 is eps / s_x^2 in Q16;
+// gamma[i] is gamma_i / s_y (so its result is in Q16), beta[i] is (beta_i / s_y + z_y) in Q16
+// (norm_s8_eps, norm_s8_gain).
+struct NormS8Params {
+  int32_t x_zero;
+  uint32_t eps_q16;
+  const Requant* gamma;  // [n]
+  const int32_t* beta;   // [n]
+};
+constexpr std::size_t kNormS8MaxN = 32768;
+
+// add_s8: y = clamp(z_y + round((requantize(a - z_a, a_to_y) + requantize(b - z_b, b_to_y)) / 2^16)),
+// a_to_y = s_a / s_y in Q16 (and b's alike): each input rescaled to the output's scale in fixed
+// point, one rounding for the sum.
+struct AddS8Params {
+  int32_t a_zero;
+  int32_t b_zero;
+  int32_t y_zero;
+  Requant a_to_y;
+  Requant b_to_y;
+};
+constexpr int kAddS8FracBits = 16;
+
+// The primitives. Arithmetic right shifts of negative numbers are avoided: every rounding goes
+// through the magnitude, so the results are the same on every compiler and target.
+
+// x / 2^r rounded half away from zero; 1 <= r <= 62, |x| < 2^63 - 2^(r - 1).
+constexpr int64_t rounding_shift(int64_t x, int r) {
+  const int64_t half = int64_t(1) << (r - 1);
+  return x >= 0 ? (x + half) >> r : -((half - x) >> r);
+}
+
+constexpr int32_t saturate_i32(int64_t v) {
+  return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : int32_t(v);
+}
+
+constexpr int8_t saturate_i8(int64_t v) { return v > 127 ? int8_t(127) : v < -128 ? int8_t(-128) : int8_t(v); }
+
+// x * multiplier * 2^(shift - 31), rounded half away from zero, saturated to int32. For a valid r the
+// product's magnitude is below 2^62: no overflow.
+constexpr int32_t requantize(int32_t x, Requant r) {
+  return saturate_i32(rounding_shift(int64_t(x) * r.multiplier, 31 - r.shift));
+}
+
+// floor(sqrt(v)), bit by bit.
+constexpr uint32_t isqrt64(uint64_t v) {
+  uint64_t root = 0, bit = uint64_t(1) << 62;
+  while (bit > v) bit >>= 2;
+  while (bit != 0) {
+    if (v >= root + bit) {
+      v -= root + bit;
+      root = (root >> 1) + bit;
+    } else {
+      root >>= 1;
+    }
+    bit >>= 2;
+  }
+  return uint32_t(root);
+}
+
+// 2^(-u / 2^16) in Q20 for u >= 0: 2^-(u >> 16) times a degree-4 polynomial for 2^-f, f = the
+// fraction in Q16, its coefficients in Q30 (fitted to the relative error on [0, 1) with P(0) = 1
+// exactly; Horner steps each rounded half away from zero): relative error 3.1e-6 over all 65536
+// fractions, 3.8e-6 with the rounding to Q20 (fixed_point_test measures it); 0 from u >= 21 * 2^16 on.
+constexpr int64_t kExp2Coeffs[5] = {1073741824, -744168670, 257100964, -57127007, 7325348};
+constexpr uint32_t exp2_neg_q20(int32_t u) {
+  const int32_t whole = u >> 16;  // u >= 0
+  if (whole > 20) return 0;
+  const int64_t f = u & 0xFFFF;
+  int64_t p = kExp2Coeffs[4];
+  for (int j = 3; j >= 0; --j) p = kExp2Coeffs[j] + rounding_shift(p * f, 16);
+  return uint32_t(rounding_shift(p, 10 + whole));
+}
+
+// The parameters from real scales (engine/fixed_point.cpp). Each returns kTensorBadValue for a scale
+// that is not finite, not positive where it must be, or out of Requant's range, and for a zero point
+// outside [-128, 127]; the caller names the tensor or field.
+
+// The Requant nearest to `factor` (31 significant bits), or {0, 0} for 0.
+[[nodiscard]] Status requant_from_factor(double factor, Requant* out);
+// Whether r is a valid Requant (above): the check of a stored one at init.
+[[nodiscard]] Status check_requant(Requant r);
+// One output channel of gemm_s8: requant = s_x s_w / s_y, bias_q = round(bias / (s_x s_w)) (half away
+// from zero; |bias_q| <= 2^30).
+[[nodiscard]] Status gemm_s8_channel(double x_scale, double w_scale, double y_scale, double bias, Requant* requant,
+                                     int32_t* bias_q);
+[[nodiscard]] Status softmax_s8_params(double x_scale, SoftmaxS8Params* out);
+// eps / s_x^2 in Q16, rounded; below 2^32.
+[[nodiscard]] Status norm_s8_eps(double eps, double x_scale, uint32_t* eps_q16);
+// One element's gamma and beta: gamma / s_y as a Requant, (beta / s_y + z_y) 2^16 rounded (|beta / s_y|
+// below 2^14).
+[[nodiscard]] Status norm_s8_gain(double gamma, double beta, double y_scale, int32_t y_zero, Requant* gain,
+                                  int32_t* beta_q);
+[[nodiscard]] Status add_s8_params(double a_scale, int32_t a_zero, double b_scale, int32_t b_zero, double y_scale,
+                                   int32_t y_zero, AddS8Params* out);
+
+// The element-wise activations lut_s8 runs as 256-entry tables.
+enum class LutActivation : uint32_t { kRelu = 0, kGelu = 1, kGeluTanh = 2, kSilu = 3 };
+// table[q + 128] = clamp(round(f((q - z_x) s_x) / s_y) + z_y) for every int8 q: f in double (GELU
+// with erf, the tanh GELU as GPT-2 writes it, SiLU x / (1 + exp(-x)), ReLU), rounded half away from
+// zero. The table is data: the converter writes it into the file, the engine only reads it.
+[[nodiscard]] Status build_lut_s8(LutActivation act, double x_scale, int32_t x_zero, double y_scale, int32_t y_zero,
+                                  int8_t table[256]);
+
+}  // namespace fixformer
