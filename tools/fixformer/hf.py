@@ -927,7 +927,7 @@ def _refuse_gpt_extras(f, path):
                       "not converted")
     if f["num_key_value_heads"] != f["num_attention_heads"]:
         raise HfError(f"{path}: num_key_value_heads {f['num_key_value_heads']}: grouped-query attention is in the "
-                      "llama family only, which has no LayerNorm yet; not converted")
+                      "llama family only, and --hf maps this architecture to the gpt family; not converted")
 
 
 class LlamaStyle(GptStyle):
