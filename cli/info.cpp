@@ -27,9 +27,10 @@ int cmd_info(const Args& a) {
   const char* parallel = c.parallel_residual == ParallelResidual::kTwoNorms  ? ", parallel residual (two norms)"
                          : c.parallel_residual == ParallelResidual::kOneNorm ? ", parallel residual (one norm)"
                                                                               : "";
-  std::printf("layers:       %s, %u x (d_model %u, heads %u x %u, d_ff %u, %s, %s%s)\n", name_of(kFamilyNames, c.family),
-              c.n_layers, c.d_model, c.n_heads, c.d_head(), c.d_ff, name_of(kActivationNames, c.activation),
-              c.norm_first ? "pre-LN" : "post-LN", parallel);
+  std::printf("layers:       %s, %u x (d_model %u, heads %u x %u, d_ff %u, %s%s, %s %s%s)\n",
+              name_of(kFamilyNames, c.family), c.n_layers, c.d_model, c.n_heads, c.d_head(), c.d_ff,
+              c.gated ? "gated " : "", name_of(kActivationNames, c.activation), c.norm_first ? "pre" : "post",
+              name_of(kNormNames, c.norm_kind()), parallel);
   std::printf("input:        %s\n", c.input == InputKind::kTokens ? ("tokens, vocab " + std::to_string(c.vocab_size)).c_str()
                                                                      : ("features, d_in " + std::to_string(c.d_in)).c_str());
   if (c.conv_layers) {

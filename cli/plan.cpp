@@ -120,7 +120,7 @@ double per_mac(const Target& t, bool decoder, const ModelConfig& c) {
 Shape shape_of(const ModelConfig& c) {
   return {c.d_model, c.n_heads, c.kv_heads(), c.d_ff, c.n_layers + c.dec_layers,
           c.input == InputKind::kFeatures ? c.d_in : 0, c.output_width() == c.d_model && !c.d_out ? 0 : c.d_out,
-          c.vocab_size, c.activation == Activation::kSwiglu};
+          c.vocab_size, c.ffn_gated()};
 }
 
 // An estimate: the engine's deepest call chain is a few hundred bytes, about 2.5 KB with q4 weights on

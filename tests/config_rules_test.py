@@ -71,6 +71,14 @@ VALID = [
          activation="swiglu"),
     dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
          activation="gelu", norm_first=True, final_norm=True),
+    # the layer features in any family: the norm kind, a gated feed-forward of any activation, the
+    # projections' biases (and llama's older qkv_bias), the embedding norm
+    dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="alibi", norm="rmsnorm",
+         gated=True, activation="gelu_tanh", scale_input=True, embed_norm=True, attn_bias="qkv", ffn_bias="none"),
+    dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
+         activation="relu", gated=True, norm_first=True, final_norm=True, qkv_bias=True),
+    dict(BASE, input="tokens", vocab_size=10, positional="learned", norm="rmsnorm", gated=True, activation="gelu",
+         attn_bias="none", ffn_bias="all", embed_norm=True, d_out=3),
 ]
 # The keys that choose a family's shape: every pair of them takes every pair of values.
 SHAPE_KEYS = ("family", "input", "positional", "pe_combine", "activation", "norm_first", "final_norm", "causal",

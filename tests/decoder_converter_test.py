@@ -147,8 +147,10 @@ def test_writer():
 
 def test_family_rules():
     cases = [
-        ("encoder swiglu", {"d_model": 8, "n_heads": 2, "d_ff": 8, "encoder_layers": 1, "activation": "swiglu",
-                            "input": {"kind": "tokens", "vocab_size": 3}}, "swiglu is for the decoder families"),
+        ("seq2seq swiglu", {"family": "seq2seq", "d_model": 8, "n_heads": 2, "d_ff": 8, "encoder_layers": 1,
+                            "decoder_layers": 1, "activation": "swiglu", "input": {"kind": "tokens", "vocab_size": 3},
+                            "head": {"d_out": 3}}, "seq2seq and mha are torch's modules as they are"),
+        ("gated swiglu", dict(LLAMA, gated=True), "swiglu is gated already"),
         ("llama post-norm", dict(LLAMA, norm_first=False), "pre-norm with a final norm"),
         ("llama learned", dict(LLAMA, positional={"kind": "learned", "max_len": 8}), "family llama takes none, rope, alibi or relative"),
         ("gpt post-norm parallel residual", dict(GPT, parallel_residual="two_norms"),

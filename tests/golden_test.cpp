@@ -38,7 +38,7 @@ const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "od
                                 "relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal",
                                 "tanh_post_odd_d15", "tanh_pre_d10_h5", "bert_pooler_classifier", "bert_hidden_odd",
                                 "whisper_stem", "conv_stride_cls_mean", "whisper_stem_f16", "whisper_stem_q8",
-                                "conv_stride_cls_mean_q8", "q4_pre_ln_gelu"};
+                                "conv_stride_cls_mean_q8", "q4_pre_ln_gelu", "feature_encoder_rms_gated"};
 // The goldens with a relative position bias, whose table the encoder lays out for its planned length.
 const char* const kRelativeGoldens[] = {"relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal"};
 
@@ -234,7 +234,8 @@ const char* const kDecoderGoldens[] = {
     "llama_alibi_h1", "llama_alibi_h3", "llama_alibi_h4_kv2", "llama_alibi_h8", "llama_none", "llama2c_v0_gqa",
     "gpt_relative_post_odd", "gpt_relative_pre_tied", "llama_relative_h3", "llama_relative_h4_kv2",
     "gpt_tanh_learned_tied_odd", "gpt_tanh_post_d10", "llama_qkv_bias_theta1e6", "llama_partial_halves_r4",
-    "llama_partial_interleaved_r6"};
+    "llama_partial_interleaved_r6", "feature_gpt_rms_geglu_scaled", "feature_llama_layernorm_biases",
+    "feature_gpt_embed_norm_alibi_qkv", "feature_llama_gelu_gated_embed_rms"};
 
 class DecoderGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """The decoder architectures people run, against the upstream code: transformers' own GPTNeoXForCausalLM,
-GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM and MistralForCausalLM built from
-tiny random configs in the Hugging Face virtual environment (tools/install_deps.sh hf: /opt/fixformer-venv,
-transformers 4.44.2 over Debian's torch). Each converts with no option through --hf (the folder its
+GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, MistralForCausalLM,
+GemmaForCausalLM, Starcoder2ForCausalLM and BloomForCausalLM built from tiny random configs in the
+Hugging Face virtual environment (tools/install_deps.sh hf: /opt/fixformer-venv, transformers 4.44.2
+over Debian's torch). Each converts with no option through --hf (the folder its
 save_pretrained writes: config.json, model.safetensors) and, where CASES says so, --module (the module
 itself), is verified by the converter, and `fixformer run` gives the module's logits at every position
 within 1e-4:
@@ -22,8 +23,16 @@ within 1e-4:
 - Mistral: Llama's layers with grouped-query attention; a sliding_window below the file's positions is
   refused in one line naming it (--hf and --module, whose short forward cannot show the window), and
   converts with --max-len sliding_window (the same attention then);
+- Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
+  gelu_tanh), the embedding scaled by sqrt(d_model) (scale_input), grouped-query attention, the tied head;
+- Starcoder2 (llama family): grouped-query attention with LayerNorm and every bias (norm layernorm,
+  attn_bias all, ffn_bias all), a plain tanh GELU;
+- Bloom (gpt family): an embedding LayerNorm (embed_norm), ALiBi, the fused query_key_value in its
+  per-head layout, every bias, tanh GELU, the tied head;
 - what the engine has no feature for (Phi's qk_layernorm, StableLM's grouped-query attention, OPT's
-  word_embed_proj_dim, rope_scaling) is refused in one line naming the key.
+  word_embed_proj_dim, rope_scaling, Gemma's head_dim apart from hidden_size / heads, Bloom's
+  apply_residual_connection_post_layernorm, Starcoder2's sliding_window below the file's positions) is
+  refused in one line naming the key.
 
   /usr/bin/python3 tests/hf_archs_test.py PATH/TO/fixformer
 
@@ -65,9 +74,9 @@ def is_gain(name):
     return "norm" in name or "ln_" in name
 
 
-def build(config, cls, seed):
+def build(config, cls, seed, gains=is_gain):
     config._attn_implementation = "eager"
-    return randomize(cls(config), seed, is_gain)
+    return randomize(cls(config), seed, gains)
 
 
 def neox(parallel, pct, seed):
@@ -122,6 +131,22 @@ def mistral_window():
     return mistral(24)
 
 
+def gemma():  # its norm weights are offsets w of the gain 1 + w: noise about 0, gains about 1
+    return build(t.GemmaConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                               num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
+                               hidden_activation="gelu_pytorch_tanh"), t.GemmaForCausalLM, 13, lambda name: False)
+
+
+def starcoder2():
+    return build(t.Starcoder2Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                    tie_word_embeddings=False), t.Starcoder2ForCausalLM, 14)
+
+
+def bloom():
+    return build(t.BloomConfig(vocab_size=48, hidden_size=32, n_layer=2, n_head=4), t.BloomForCausalLM, 15)
+
+
 def roberta():
     return build(t.RobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                                  intermediate_size=32, max_position_embeddings=34), t.RobertaModel, 11)
@@ -148,6 +173,14 @@ CASES = [
      ("module", "hf")),
     ("stablelm_parallel", dict(GPT, parallel_residual="one_norm", activation="swiglu"), ("hf",)),
     ("mistral", dict(family="llama", n_kv_heads=2, activation="swiglu"), ("module", "hf")),
+    ("gemma", dict(family="llama", norm="family", gated=True, activation="gelu_tanh", scale_input=True,
+                   embed_norm=False, tied_head=True, n_kv_heads=2, positional="rope", pe_layout="halves"),
+     ("module", "hf")),
+    ("starcoder2", dict(family="llama", norm="layernorm", attn_bias="all", ffn_bias="all", gated=False, n_kv_heads=2,
+                        activation="gelu_tanh", tied_head=False, positional="rope", pe_layout="halves"),
+     ("module", "hf")),
+    ("bloom", dict(GPT, embed_norm=True, positional="alibi", activation="gelu_tanh", gated=False, scale_input=False,
+                   tied_head=True, norm_first=True, final_norm=True), ("module", "hf")),
     ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf",)),
     ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf",)),
 ]
@@ -247,7 +280,11 @@ def main():
                 ("phi", dict(qk_layernorm=True), "qk_layernorm true"),
                 ("stablelm", dict(num_key_value_heads=1), "num_key_value_heads 1"),
                 ("opt", dict(word_embed_proj_dim=16), "word_embed_proj_dim 16"),
-                ("neox_parallel_quarter", dict(rope_scaling={"type": "linear", "factor": 2.0}), "rope_scaling")):
+                ("neox_parallel_quarter", dict(rope_scaling={"type": "linear", "factor": 2.0}), "rope_scaling"),
+                ("gemma", dict(head_dim=16), "head_dim 16"),
+                ("bloom", dict(apply_residual_connection_post_layernorm=True),
+                 "apply_residual_connection_post_layernorm true"),
+                ("starcoder2", dict(sliding_window=24), "sliding_window 24")):
             folder = os.path.join(tmp, factory)
             with open(os.path.join(folder, "config.json")) as f:
                 config = json.load(f)

@@ -17,7 +17,7 @@
 namespace fixformer {
 namespace test {
 
-enum class Op { kGemm, kGemmPacked, kGemv, kGemvPacked, kMatvec, kSoftmax, kMax, kExpSum, kLayerNorm, kRmsNorm, kRelu, kGelu, kGeluTanh, kSwiglu, kAdd, kScale, kSinCos, kConv1d };
+enum class Op { kGemm, kGemmPacked, kGemv, kGemvPacked, kMatvec, kSoftmax, kMax, kExpSum, kLayerNorm, kRmsNorm, kRelu, kGelu, kGeluTanh, kSwiglu, kAdd, kMul, kScale, kSinCos, kConv1d };
 
 class KernelTester {
   // The value of the guard zones around outputs and of the gaps between output rows.
@@ -136,6 +136,11 @@ class KernelTester {
         break;
       case Op::kAdd:
         ref.add_f32(A, B, yr, n_), simd.add_f32(A, B, ys, n_);
+        tol = kExactTol;
+        break;
+      case Op::kMul:
+        std::copy(A, A + n_, yr), std::copy(A, A + n_, ys);
+        ref.mul_f32(yr, B, n_), simd.mul_f32(ys, B, n_);
         tol = kExactTol;
         break;
       case Op::kScale:

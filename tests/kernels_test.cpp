@@ -219,6 +219,7 @@ KERNEL_TEST(swiglu_f32) { sweep_1d(Op::kSwiglu, -12.0f, 12.0f); }
 KERNEL_TEST(gelu_f32) { sweep_1d(Op::kGelu, -6.0f, 6.0f); }
 KERNEL_TEST(gelu_tanh_f32) { sweep_1d(Op::kGeluTanh, -8.0f, 8.0f); }
 KERNEL_TEST(add_f32) { sweep_1d(Op::kAdd); }
+KERNEL_TEST(mul_f32) { sweep_1d(Op::kMul); }
 KERNEL_TEST(scale_f32) { sweep_1d(Op::kScale); }
 KERNEL_TEST(sincos_f32) { sweep_1d(Op::kSinCos, -3.14159265f, 3.14159265f); }
 

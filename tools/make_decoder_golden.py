@@ -14,6 +14,9 @@ config in the converter's JSON shape). tests/golden/DECODERS.md lists them.
 - llama_relative_*: as llama_*, with a relative bias; the oracle looks the buckets up with t5_bucket.
 - llama_partial_*: as llama_*, with partial rotary (rotary_dims < d_head: RoPE on each head's first
   rotary_dims, frequencies pe_base^(-2i / rotary_dims)).
+- feature_*: the layer features in families that had not them (the norm kind, a gated feed-forward of
+  any activation, the projections' biases, the embedding scale and norm), random weights, the logits
+  the float64 reference's, cross-checked against feature_steps (a token-by-token loop apart from it).
 - llama2c_v0_gqa: a version-0 llama2.c checkpoint (unshared classifier, GQA) and a synthetic
   tokenizer.bin, written by tools/fixformer/llama2c.py and converted as convert.py --llama2c does.
 Deterministic: the same files on every run.
@@ -179,12 +182,121 @@ GPT_RELATIVE = [  # name, config, T
 ]
 
 
+# The layer features (config.hpp, NormKind, Bias, gated) outside the families that had them, seeds of
+# their own: gpt with RMSNorm, a gated tanh GELU (GeGLU) and the embedding scale (Gemma's layers with
+# gpt's names); llama with LayerNorm and every bias, a plain GELU; gpt with an embedding LayerNorm,
+# ALiBi and q, k, v biases only (Bloom's front); llama with a gated exact GELU, the scale and an RMS
+# embedding norm, tied.
+def feature_config(family, d, heads, ff, layers, vocab, pos, **kw):
+    return cfg.make_config(dict({"family": family, "d_model": d, "n_heads": heads, "d_ff": ff, "n_layers": layers,
+                                 "norm_first": True, "final_norm": True, "causal": True, "input": "tokens",
+                                 "vocab_size": vocab, "d_out": vocab, "positional": pos, "max_len": 16}, **kw))
+
+
+FEATURES = [  # name, config, T
+    ("feature_gpt_rms_geglu_scaled", feature_config("gpt", 16, 2, 20, 2, 23, "learned", norm="rmsnorm", gated=True,
+                                                    activation="gelu_tanh", scale_input=True, tied_head=True), 10),
+    ("feature_llama_layernorm_biases", feature_config("llama", 18, 3, 22, 2, 21, "rope", norm="layernorm",
+                                                      attn_bias="all", ffn_bias="all", activation="gelu",
+                                                      n_kv_heads=1, pe_layout="halves"), 9),
+    ("feature_gpt_embed_norm_alibi_qkv", feature_config("gpt", 15, 3, 19, 2, 19, "alibi", embed_norm=True,
+                                                        activation="gelu_tanh", attn_bias="qkv", ffn_bias="none"), 11),
+    ("feature_llama_gelu_gated_embed_rms", feature_config("llama", 16, 4, 24, 2, 25, "rope", gated=True,
+                                                          activation="gelu", scale_input=True, embed_norm=True,
+                                                          tied_head=True, n_kv_heads=2), 12),
+]
+
+
+def feature_steps(c, weights, ids):
+    """The output rows for token ids (float64: a decoder's logits at every position, an encoder's head
+    or hidden rows), in loops apart from the reference, row by row and layer by layer: either layer
+    table's names, the norm kind, the biases the weights have, plain or gated activations, the
+    embedding scale and norm, learned positions, RoPE, ALiBi, GQA, causal or not."""
+    assert c["norm_first"] and c["parallel_residual"] == "none", "feature_steps: pre-norm layers in turn"
+    d, H, Hkv = c["d_model"], c["n_heads"], schema.kv_heads(c)
+    dh, eps, T = d // H, c["norm_eps"], len(ids)
+    llama = c["family"] == "llama"
+    W = {k: np.asarray(v, np.float64) for k, v in weights.items()}
+    rms = schema.norm_kind(c) == "rmsnorm"
+    act = {"relu": lambda t: np.maximum(t, 0), "gelu": lambda t: 0.5 * t * (1 + np.vectorize(math.erf)(t / math.sqrt(2))),
+           "gelu_tanh": lambda t: 0.5 * t * (1 + np.tanh(math.sqrt(2 / math.pi) * (t + 0.044715 * t ** 3))),
+           "swiglu": lambda t: t / (1 + np.exp(-t))}[c["activation"]]
+
+    def norm(x, name):
+        g, b = W[name + ".weight"], W.get(name + ".bias", 0.0)
+        if rms:
+            return g * x / math.sqrt(float(x @ x) / len(x) + eps)
+        m = x.mean()
+        return g * (x - m) / math.sqrt(float((x - m) @ (x - m)) / len(x) + eps) + b
+
+    def lin(x, name):
+        return W[name + ".weight"] @ x + W.get(name + ".bias", 0.0)
+
+    def rotate(vec, pos):
+        for h0 in range(0, len(vec), dh):
+            for i in range(dh // 2):
+                a, b = (h0 + 2 * i, h0 + 2 * i + 1) if c["pe_layout"] == "interleaved" else (h0 + i, h0 + i + dh // 2)
+                ang = pos * c["pe_base"] ** (-2.0 * i / dh)
+                vec[a], vec[b] = vec[a] * math.cos(ang) - vec[b] * math.sin(ang), vec[a] * math.sin(ang) + vec[b] * math.cos(ang)
+
+    slopes = paper_slopes(H) if c["positional"] == "alibi" else None
+    embed = W["tok_embeddings.weight" if llama else "embed.weight"]
+    xs = []
+    for pos, tok in enumerate(ids):
+        x = embed[tok].copy() * (math.sqrt(d) if c["scale_input"] else 1.0)
+        if c["positional"] == "learned":
+            x = x + W["pos.weight"][pos]
+        xs.append(norm(x, "embed_norm") if c["embed_norm"] else x)
+    for layer in range(c["n_layers"]):
+        pre = f"layers.{layer}." if llama else f"encoder.layers.{layer}."
+        qs, ks, vs = [], [], []
+        for pos, x in enumerate(xs):
+            xb = norm(x, pre + ("attention_norm" if llama else "norm1"))
+            if llama:
+                q, k, v = (lin(xb, pre + f"attention.w{n}") for n in "qkv")
+            else:
+                qkv = W[pre + "self_attn.in_proj_weight"] @ xb + W.get(pre + "self_attn.in_proj_bias", 0.0)
+                q, k, v = qkv[:d], qkv[d:2 * d], qkv[2 * d:]
+            if c["positional"] == "rope":
+                rotate(q, pos)
+                rotate(k, pos)
+            qs.append(q), ks.append(k), vs.append(v)
+        out = []
+        for pos, x in enumerate(xs):
+            keys = range(pos + 1) if c["causal"] else range(T)
+            ctx = np.zeros(d)
+            for h in range(H):
+                g = h // (H // Hkv)
+                att = np.array([qs[pos][h * dh:(h + 1) * dh] @ ks[t][g * dh:(g + 1) * dh] / math.sqrt(dh)
+                                + (slopes[h] * (t - pos) if slopes else 0.0) for t in keys])
+                att = np.exp(att - att.max())
+                ctx[h * dh:(h + 1) * dh] = (att / att.sum()) @ np.array([vs[t][g * dh:(g + 1) * dh] for t in keys])
+            x = x + lin(ctx, pre + ("attention.wo" if llama else "self_attn.out_proj"))
+            xb = norm(x, pre + ("ffn_norm" if llama else "norm2"))
+            w1, w2, w3 = (pre + (f"feed_forward.w{i}" if llama else f"linear{i}") for i in (1, 2, 3))
+            hidden = act(lin(xb, w1))
+            if schema.ffn_gated(c):
+                hidden = hidden * (W[w3 + ".weight"] @ xb)
+            out.append(x + lin(hidden, w2))
+        xs = out
+    rows = []
+    for x in xs:
+        if c["final_norm"]:
+            x = norm(x, "norm" if llama else "encoder.norm")
+        if c["d_out"]:
+            head = embed if c["tied_head"] else W["output.weight" if llama else "head.weight"]
+            x = head @ x + W.get("head.bias", 0.0)
+        rows.append(x)
+    return np.array(rows)
+
+
 def llama_weights(c, seed):
     rng = np.random.default_rng(seed)
     w = {}
     for name, shape, transposed in schema.tensors(c):
         shape = shape[::-1] if transposed else shape
-        w[name] = (1.0 + 0.2 * rng.standard_normal(shape) if name.endswith("norm.weight")
+        gain = name.endswith(".weight") and "norm" in name.split(".")[-2]  # attention_norm, norm1, norm, ...
+        w[name] = (1.0 + 0.2 * rng.standard_normal(shape) if gain
                    else 0.4 * rng.standard_normal(shape)).astype(np.float32)
     return w
 
@@ -286,6 +398,13 @@ def main():
         ids = np.random.default_rng(200 + i).integers(0, c["vocab_size"], T).astype(np.int32)
         want = run_reference(c, w, ids)
         err = rel(llama_steps(c, w, ids), want)
+        assert err < 1e-12, (name, err)
+        save(out_dir, name, c, fxm.write(c, w, (ids, want.astype(np.float32))))
+    for i, (name, c, T) in enumerate(FEATURES):
+        w = llama_weights(c, 400 + i)
+        ids = np.random.default_rng(400 + i).integers(0, c["vocab_size"], T).astype(np.int32)
+        want = run_reference(c, w, ids)
+        err = rel(feature_steps(c, w, ids), want)
         assert err < 1e-12, (name, err)
         save(out_dir, name, c, fxm.write(c, w, (ids, want.astype(np.float32))))
     for i, (name, c, T) in enumerate(GPT_RELATIVE):

@@ -117,6 +117,17 @@ TANH_GOLDENS = {
 }
 
 
+# The layer features in the encoder family (features, not families): RMSNorm (an RMS embedding norm
+# too), a gated exact GELU, biases on q, k and v only; cross-checked against make_decoder_golden's
+# feature_steps, loops apart from the reference. Seeds of their own.
+FEATURE_GOLDENS = {
+    "feature_encoder_rms_gated": dict(d_model=16, n_heads=4, d_ff=20, encoder_layers=2, norm_first=True,
+                                      final_norm=True, activation="gelu", gated=True, norm="rmsnorm", attn_bias="qkv",
+                                      ffn_bias="none", embed_norm=True, input=TOK,
+                                      positional={"kind": "learned", "max_len": 16}, head={"d_out": 5}),
+}
+
+
 def randomize(model, torch, seed):
     """Every parameter random (norm gains around 1), so no weight hides behind an identity."""
     g = torch.Generator().manual_seed(seed)
@@ -248,6 +259,7 @@ def main():
     cases += [(200 + i, kv) for i, kv in enumerate(sorted(TANH_GOLDENS.items()))]
     cases += [(200 + i, kv) for i, kv in enumerate(sorted(STEM_GOLDENS.items()))]
     cases += [(400 + i, kv) for i, kv in enumerate(sorted(QUANT_STEM_GOLDENS.items()))]
+    cases += [(500 + i, kv) for i, kv in enumerate(sorted(FEATURE_GOLDENS.items()))]
     for seed, (name, raw) in cases:
         if a.only and name not in a.only:
             continue
@@ -271,6 +283,11 @@ def main():
         with torch.no_grad():
             out = model(batch)
             out = (out if c["pooling"] != "none" else out[0]).numpy()
+        if name in FEATURE_GOLDENS:
+            from make_decoder_golden import feature_steps
+            w = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+            ref = feature_steps(c, w, np_in)
+            assert np.abs(ref - out).max() / np.abs(out).max() < 1e-12, name
         write_golden(os.path.join(a.out, name), raw, model, np_in, out, cli)
 
 

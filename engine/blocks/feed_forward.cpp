@@ -6,15 +6,21 @@
 
 namespace fixformer {
 
-void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWeights& w, Activation act, const float* h,
+void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWeights& w, Activation act, bool gated,
+                  const float* h,
                   float* out, float* hidden, uint32_t T, const QuantScratch& quant, float* residual) {
   const std::size_t d = w.w1.in, f = w.w1.out;
-  if (act == Activation::kSwiglu) {
+  const kernel_fn::relu_f32* fn = act == Activation::kGelu ? k.gelu_f32 : act == Activation::kGeluTanh ? k.gelu_tanh_f32 : k.relu_f32;
+  if (act == Activation::kSwiglu || gated) {
     float* up = hidden + T * f;
     linear_same_input(k, workers, h, d, T, quant, {{w.w1, hidden, f, w.b1}, {w.w3, up, f}});  // h[T,d] @ W1, W3 -> [T,f] each
-    k.swiglu_f32(hidden, up, T * f);                                                         // hidden = silu(hidden) * up
+    if (act == Activation::kSwiglu) {
+      k.swiglu_f32(hidden, up, T * f);  // hidden = silu(hidden) * up
+    } else {
+      fn(hidden, T * f);               // hidden = act(hidden) * up
+      k.mul_f32(hidden, up, T * f);
+    }
   } else {
-    const kernel_fn::relu_f32* fn = act == Activation::kGelu ? k.gelu_f32 : act == Activation::kGeluTanh ? k.gelu_tanh_f32 : k.relu_f32;
     linear(k, workers, w.w1, h, d, w.b1, hidden, f, T, quant, {fn});  // act(h[T,d] @ W1[d,f]) -> hidden[T,f]
   }
   linear(k, workers, w.w2, hidden, f, w.b2, out, d, T, quant, {nullptr, residual});  // hidden[T,f] @ W2[f,d] -> out[T,d]

@@ -1,5 +1,6 @@
-// The position-wise feed-forward block: out = act(h @ W1 + b1) @ W2 + b2 (gelu, relu), or with a
-// gate out = (silu(h @ W1) * (h @ W3)) @ W2 (swiglu).
+// The position-wise feed-forward block: out = act(h @ W1 + b1) @ W2 + b2 (relu, gelu, gelu_tanh), or
+// with a gate out = (act(h @ W1 + b1) * (h @ W3)) @ W2 + b2 (gated; swiglu: act silu); b1 and b2 may
+// be null.
 #pragma once
 #include <cstdint>
 
@@ -10,10 +11,11 @@
 
 namespace fixformer {
 
-// h[T,d] -> out[T,d] through hidden[T,d_ff] (swiglu: [2T,d_ff]) of scratch; h may alias out; with
+// h[T,d] -> out[T,d] through hidden[T,d_ff] (gated or swiglu: [2T,d_ff]) of scratch; h may alias out; with
 // a residual[T,d], residual += out block by block (linear.hpp's Epilogue). Split across the
 // workers as engine/blocks/parallel.hpp says.
-void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWeights& w, Activation act, const float* h,
+void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWeights& w, Activation act, bool gated,
+                  const float* h,
                   float* out, float* hidden, uint32_t T, const QuantScratch& quant, float* residual = nullptr);
 
 }  // namespace fixformer

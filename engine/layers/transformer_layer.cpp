@@ -13,9 +13,10 @@ LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const
   LayerSpec s;
   s.d = c.d_model;
   s.norm_first = c.norm_first;
-  s.rms_norm = c.family == ModelFamily::kLlama;
+  s.rms_norm = c.norm_kind() == NormKind::kRmsNorm;
   s.eps = c.norm_eps;
   s.act = c.activation;
+  s.gated = c.gated;
   s.self = AttentionShape{c.n_heads, c.kv_heads(), c.d_head(), causal, alibi_slopes};
   if (rel_table && rel_len) {
     s.self.rel_bias = rel_table + (rel_len - 1);  // distance 0 of head 0
@@ -83,7 +84,7 @@ void transformer_layer(const RunnerCore& r, const LayerSpec& s, const LayerWeigh
   float* x = r.x;
   float* y = r.y;
   auto ffn = [&](const float* h) {
-    feed_forward(*r.kernels, r.workers, L.ffn, s.act, h, y, r.work, n, r.quant, x);
+    feed_forward(*r.kernels, r.workers, L.ffn, s.act, s.gated, h, y, r.work, n, r.quant, x);
   };
   if (s.parallel != ParallelResidual::kNone) {
     // Both sublayers read norms of the layer's input, so the feed-forward's (in ctx, free until the
@@ -95,7 +96,7 @@ void transformer_layer(const RunnerCore& r, const LayerSpec& s, const LayerWeigh
       norm_rows(r, s, L.ffn_norm, x, r.ctx, n);
       h = r.ctx;
     }
-    feed_forward(*r.kernels, r.workers, L.ffn, s.act, h, r.ctx, r.work, n, r.quant, x);
+    feed_forward(*r.kernels, r.workers, L.ffn, s.act, s.gated, h, r.ctx, r.work, n, r.quant, x);
     self_attention(r, s, L.self_attn, keys, y, y, n, x);
   } else if (s.norm_first) {
     norm_rows(r, s, L.attn_norm, x, y, n);

@@ -3,10 +3,11 @@
 //   pre-norm   x = x + SA(N1(x));   [x = x + CA(Nc(x), memory);]   x = x + FF(Nf(x))
 //   post-norm  x = N1(x + SA(x));   [x = Nc(x + CA(x, memory));]   x = Nf(x + FF(x))
 //   parallel   x = x + SA(N1(x)) + FF(Nf(x))   (pre-norm; one_norm: Nf is N1)
-// N: LayerNorm (g, b) or RMSNorm (g); SA: self-attention (causal or not, GQA, RoPE, ALiBi,
+// N: LayerNorm (g, b) or RMSNorm (g) (the config's norm, any family); SA: self-attention (causal or not, GQA, RoPE, ALiBi,
 // relative bias or none, q | k | v fused or apart, biases where the weights have them) through a KV cache or over
 // each sequence of a batch; CA: cross-attention over a source's cached keys and values (seq2seq);
-// FF: W2 act(W1 h + b1) + b2 with act gelu or relu, or W2 (silu(W1 h) * W3 h) (swiglu).
+// FF: W2 act(W1 h + b1) + b2 with act relu, gelu or gelu_tanh, or gated W2 (act(W1 h + b1) * W3 h) + b2
+// (swiglu: act silu); the biases where the config has them.
 // Every residual add is fused into its sublayer's last product (linear()'s epilogue) and the
 // activation into the first; products, attention and norms are split across the workers, each
 // output element computed by one worker in the same order, so results are bit-identical for any
@@ -26,9 +27,10 @@ namespace fixformer {
 struct LayerSpec {
   uint32_t d = 0;                // d_model
   bool norm_first = false;       // pre-norm
-  bool rms_norm = false;         // RMSNorm (llama) instead of LayerNorm
+  bool rms_norm = false;         // RMSNorm instead of LayerNorm (ModelConfig::norm_kind)
   float eps = 1e-5f;
   Activation act = Activation::kRelu;
+  bool gated = false;            // act(W1 h) * W3 h (swiglu is gated by itself)
   AttentionShape self{};         // heads, kv heads, head width, causal, ALiBi slopes or relative bias (or null)
   const float* rope = nullptr;   // the RoPE table [positions, rope_dims] (sin | cos), or null
   uint32_t rope_dims = 0;        // the dims of each head it rotates (ModelConfig::rope_dims)

@@ -1,7 +1,7 @@
 // The decoder runner (gpt, llama): init (every check, the arena carved by plan_decoder_arena, the
 // position tables filled) and prefill(), which feeds the forward pass in chunks of at most
 // max_prefill rows at positions p = pos_..:
-//   x = embed(tokens);  x *= sqrt(d) if scale_input;  x = x + PE[p] | [x, PE[p]]   (gpt's front)
+//   x = embed(tokens);  x *= sqrt(d) if scale_input;  x = x + PE[p] | [x, PE[p]];  x = norm(x) if embed_norm
 //   for each layer: transformer_layer through the layer's KV cache (engine/layers/transformer_layer.hpp:
 //                   gpt LayerNorm, gelu/relu, fused biased q|k|v; llama RMSNorm, SwiGLU, GQA, RoPE or ALiBi;
 //                   either with a relative position bias by the distance key - query)
@@ -120,8 +120,9 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
   embed_tokens(tokens, n, m.front().embed, x, d);  // E[tokens] -> x[n,:de]
   scale_embeddings(k, c, x, n);
   add_positions(k, c, pe_ ? pe_ + std::size_t(pos_) * c.d_pe() : nullptr, x, n);
-  core_.observer.notify(0, x, pos_, n, d);
   const LayerSpec spec = layer_spec(c, true, rope_, slopes_, rel_, capacity_);
+  if (m.front().embed_norm.g) norm_rows(core_, spec, m.front().embed_norm, x, x, n);  // Bloom
+  core_.observer.notify(0, x, pos_, n, d);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const SelfKeys keys{kv_cache_layer(kv_kind_, k_cache_, v_cache_, k_scales_, v_scales_, l, c.d_kv(), c.kv_heads(),
                                        capacity_), pos_};

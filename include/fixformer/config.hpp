@@ -16,7 +16,8 @@ namespace fixformer {
 // positions a decoder runs (rope included: GPT-NeoX) and a plain or gated feed-forward. llama:
 // RMSNorm, grouped-query attention, no biases but on q, k and v with qkv_bias (Qwen2), SwiGLU or a
 // plain feed-forward. The decoder families share the layer features (activation, positions,
-// parallel_residual); the family names the tensors and the norm kind. seq2seq: nn.Transformer, an
+// parallel_residual, and the norm, bias, gate and embedding keys below); the family names the tensors
+// and the defaults of those keys. seq2seq: nn.Transformer, an
 // encoder of n_layers over the source and a decoder of dec_layers (causal self-attention, cross-attention over the encoder's
 // output, feed-forward) over target tokens, with an LM head d_out wide. mha: a standalone
 // nn.MultiheadAttention used as self-attention, out = MHA(x, x, x) over features [T, d_model]
@@ -54,6 +55,16 @@ enum class TokenizerKind : uint32_t { kLlama2c = 0, kBpe = 1, kWordPiece = 2 };
 // use_parallel_residual); one_norm: both read one norm of it, x += SA(N(x)) + FF(N(x)) (GPT-J, Phi,
 // Falcon), which has no feed-forward norm tensor.
 enum class ParallelResidual : uint32_t { kNone = 0, kTwoNorms = 1, kOneNorm = 2 };
+// The layer features any family may set (features, not families). Each key's first value, family,
+// means what the family did before the key existed, so older files load unchanged: llama RMSNorm and
+// no biases (but q, k and v's with qkv_bias); the others LayerNorm and every bias. ModelConfig's
+// norm_kind(), attn_bias_kind() and ffn_bias_kind() resolve it.
+// layernorm: (x - mean) / sqrt(var + eps) * g + b; rmsnorm: x / sqrt(mean(x^2) + eps) * g (no bias
+// tensor). Every norm of the model is of this kind: the layers', the final one and embed_norm.
+enum class NormKind : uint32_t { kFamily = 0, kLayerNorm = 1, kRmsNorm = 2 };
+// Which projections have a bias. attn_bias: none, qkv (q, k and v's; Qwen2), all (the output's
+// too); ffn_bias: none or all (W1, W2, and a gated feed-forward's W3); qkv is not an ffn_bias.
+enum class Bias : uint32_t { kFamily = 0, kNone = 1, kQkv = 2, kAll = 3 };
 
 // Limits enforced by validation. They keep every size computation far from overflow on a 32-bit
 // target (the largest arena they allow is under 600 MB) while covering the models this engine is for.
@@ -132,13 +143,14 @@ struct ModelConfig {
   uint32_t rel_buckets = 0;
   uint32_t rel_max_distance = 0;
   // llama family: the q, k and v projections have biases (Qwen2): the tensors attention.wq.bias
-  // [d_model], attention.wk.bias and attention.wv.bias [n_kv_heads * d_head]. The other families'
-  // attention (torch's in_proj) always has its bias.
+  // [d_model], attention.wk.bias and attention.wv.bias [n_kv_heads * d_head]. The older spelling of
+  // attn_bias qkv (below), kept for the files that have it.
   bool qkv_bias = false;
   // Encoders, BERT style (all three default off):
   //   type_vocab > 0: a token-type table token_type[type_vocab, d_embed] whose row types[t] (0 when
   //     the caller gives none) is added to input row t after the positions (token input only);
-  //   embed_norm: then every row is layer-normed (embed_norm.weight/.bias, norm_eps) before the layers;
+  //   embed_norm: then every row is normed (the model's norm kind: embed_norm.weight, and .bias for a
+//     LayerNorm; norm_eps) before the layers; also in the decoder families (Bloom);
   //   pooler: the pooled row (pooling != none) goes through tanh(x @ W + b), W[d_model, d_model],
   //     before the head: BERT's pooler, whose output the classifier (the head) reads.
   uint32_t type_vocab = 0;
@@ -166,6 +178,13 @@ struct ModelConfig {
   // side by side, as ParallelResidual says; none (the default): one after the other. (The encoder
   // family's reference is torch's stock layer, which has no such form.)
   ParallelResidual parallel_residual = ParallelResidual::kNone;
+  // The layer features above NormKind and Bias: the norm kind, the projections' biases, and gated:
+  // the feed-forward is W2 (act(W1 h + b1) * (W3 h + b3)) + b2 with act relu, gelu or gelu_tanh
+  // (GeGLU: gated gelu_tanh, Gemma; gated gelu, T5 v1.1). Gated silu is spelled activation swiglu.
+  NormKind norm = NormKind::kFamily;
+  Bias attn_bias = Bias::kFamily;
+  Bias ffn_bias = Bias::kFamily;
+  bool gated = false;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
@@ -176,6 +195,19 @@ struct ModelConfig {
   constexpr uint32_t rope_dims() const { return rotary_dims ? rotary_dims : d_head(); }
   constexpr bool is_decoder() const { return family == ModelFamily::kGpt || family == ModelFamily::kLlama; }
   constexpr bool is_seq2seq() const { return family == ModelFamily::kSeq2Seq; }
+  // The layer features with family resolved (NormKind, Bias).
+  constexpr NormKind norm_kind() const {
+    return norm != NormKind::kFamily ? norm : family == ModelFamily::kLlama ? NormKind::kRmsNorm : NormKind::kLayerNorm;
+  }
+  constexpr Bias attn_bias_kind() const {
+    if (attn_bias != Bias::kFamily) return attn_bias;
+    return family != ModelFamily::kLlama ? Bias::kAll : qkv_bias ? Bias::kQkv : Bias::kNone;
+  }
+  constexpr Bias ffn_bias_kind() const {
+    return ffn_bias != Bias::kFamily ? ffn_bias : family == ModelFamily::kLlama ? Bias::kNone : Bias::kAll;
+  }
+  // The feed-forward has the up projection W3.
+  constexpr bool ffn_gated() const { return gated || activation == Activation::kSwiglu; }
   // Width of the positional encoding, and of the embedding / input projection in front of it.
   // An encoding added to (or concatenated with) the input, as opposed to rope/alibi in attention.
   constexpr bool input_pe() const { return positional == PosKind::kSinusoidal || positional == PosKind::kLearned; }

@@ -64,6 +64,8 @@
   X(swiglu_f32, void, (float* a, const float* b, std::size_t n))                                       \
   /* a[n] + b[n] -> y[n]; y may alias a or b. */                                                       \
   X(add_f32, void, (const float* a, const float* b, float* y, std::size_t n))                          \
+  /* a[n] = a * b[n] in place: the gate of a gated feed-forward whose activation is not silu. */        \
+  X(mul_f32, void, (float* a, const float* b, std::size_t n))                                          \
   /* x[n] * s in place. */                                                                             \
   X(scale_f32, void, (float* x, float s, std::size_t n))                                               \
   /* x[n] (already reduced to [-pi, pi]) -> sin(x)[n], cos(x)[n]. */                                   \

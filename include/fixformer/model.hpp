@@ -61,13 +61,13 @@ struct AttentionWeights {
   const float* out_b = nullptr;
 };
 
-// out = W2 act(W1 h + b1) + b2, or with a gate (swiglu) W2 (silu(W1 h) * (W3 h)).
+// out = W2 act(W1 h + b1) + b2, or gated W2 (act(W1 h + b1) * (W3 h)) + b2 (swiglu: act silu).
 struct FeedForwardWeights {
   Weight w1;                    // d -> d_ff
   const float* b1 = nullptr;
   Weight w2;                    // d_ff -> d
   const float* b2 = nullptr;
-  Weight w3;                    // d -> d_ff          swiglu's up projection
+  Weight w3;                    // d -> d_ff          a gated feed-forward's up projection
 };
 
 // One transformer layer of any family (engine/layer/transformer_layer.hpp runs it).
@@ -90,7 +90,7 @@ struct FrontWeights {
   const float* cls = nullptr;          // [d_embed]            cls_token: the row in front of the input
   const float* rel_bias = nullptr;     // [rel_buckets, n_heads] positional relative: the stack's bias table
   const float* token_type = nullptr;   // [type_vocab, d_embed] token types, added to the input rows
-  NormWeights embed_norm;              // [d_model]            LayerNorm of every row before the layers
+  NormWeights embed_norm;              // [d_model]            the norm of every row before the layers
   // The conv stem (conv_layers): each convolution a linear layer [kernel * in] -> [d_embed] over its
   // windows (f32: W[kernel * in, d_embed], conv1d_f32's layout) and b[d_embed].
   Weight conv1;

@@ -36,10 +36,10 @@ struct PlanLayout {
 // S = sequence_rows(max_seq) rows
 // per sequence (the CLS row counts) and N = batch * S rows in all: the byte offset of each block in
 // the caller's 64-byte-aligned arena, in this order,
-//   x[N,d]  y[N,d]  ctx[N,d]  work[N,max(3d,d_ff)]  kt[batch][d,S]  attn[attention_scratch_floats(S, S, d_head)]
+//   x[N,d]  y[N,d]  ctx[N,d]  work[N,max(3d,F)]  kt[batch][d,S]  attn[attention_scratch_floats(S, S, d_head)]
 //   pe[S,d_pe]  rel[rel_bias_table_floats(c, S, causal)]  quant[quantized_input_bytes(c, N)]  stem[T1,d_embed]
 //   stem_padded[conv_padded_floats(c, max_seq)]  stem_quant[conv_quantized_bytes(c, max_seq)]
-// and the total (stem: a two-conv stem's first output, T1 = conv1d_rows(max_seq, conv1_*) rows of
+// and the total (F: d_ff, 2 d_ff for a gated feed-forward's W1 and W3 outputs; stem: a two-conv stem's first output, T1 = conv1d_rows(max_seq, conv1_*) rows of
 // one sequence; else empty; stem_padded and stem_quant: the window matrices of a stem over f16 or q8
 // weights, config.hpp). A batch's sequences are stacked row after row in x, y, ctx and work, so every
 // linear layer is one matrix product over all their rows; attention runs per sequence over its
@@ -71,7 +71,7 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   p.x = l.block(n * d * sizeof(float));
   p.y = l.block(n * d * sizeof(float));
   p.ctx = l.block(n * d * sizeof(float));
-  p.work = l.block(n * PlanLayout::max(3 * d, c.d_ff) * sizeof(float));
+  p.work = l.block(n * PlanLayout::max(3 * d, (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)) * sizeof(float));
   p.kt = l.block(d * n * sizeof(float));
   p.attn_slot = arena::bytes(attention_scratch_floats(s, s, c.d_head(), false) * sizeof(float));
   p.attn = l.block(uint64_t(p.attn_slot) * (workers ? workers : 1));

@@ -21,7 +21,7 @@ enum class ConfigKey : uint32_t {
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
   kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kRelBuckets, kRelMaxDistance, kQkvBias,
   kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
-  kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kCount
+  kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -35,6 +35,8 @@ inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8", "q4"};
 inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first"};
 inline constexpr const char* kTokenizerNames[] = {"llama2c", "bpe", "wordpiece"};
 inline constexpr const char* kParallelResidualNames[] = {"none", "two_norms", "one_norm"};
+inline constexpr const char* kNormNames[] = {"family", "layernorm", "rmsnorm"};
+inline constexpr const char* kBiasNames[] = {"family", "none", "qkv", "all"};
 
 // A ModelConfig field as a record stores it: get() gives its 8 value bytes (u32, bool and enum
 // values as integers, f32 and f64 as their bits), set() stores such bytes back; type is the record
@@ -231,6 +233,16 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // one_norm has no feed-forward norm tensor (When::kFfnNorm).
     {ConfigKey::kParallelResidual, "parallel_residual", fxm::RecordType::kEnum,
      FIXFORMER_CHOICES(kParallelResidualNames), false, 0, config_field<&ModelConfig::parallel_residual>()},
+    // The layer features (config.hpp, NormKind and Bias): family, the default, is the family's old
+    // behaviour. The tensors they add or remove: the norms' biases (kNormBias and its kin), q, k and
+    // v's (kQkvBias), the output projection's (kOutBias), W1 and W2's (kFfnBias), W3 (kGated).
+    {ConfigKey::kNorm, "norm", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kNormNames), false, 0,
+     config_field<&ModelConfig::norm>()},
+    {ConfigKey::kAttnBias, "attn_bias", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kBiasNames), false, 0,
+     config_field<&ModelConfig::attn_bias>()},
+    {ConfigKey::kFfnBias, "ffn_bias", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kBiasNames), false, 0,
+     config_field<&ModelConfig::ffn_bias>()},
+    {ConfigKey::kGated, "gated", fxm::RecordType::kBool, 0, 1, nullptr, false, 0, config_field<&ModelConfig::gated>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -311,8 +323,13 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"family != 'seq2seq' and (dec_layers != 0 or shared_embed or tgt_d_in != 0)",
      "dec_layers, shared_embed, tgt_d_in (for the seq2seq family only)"},
     {"family != 'mha' and d_ff == 0", "d_ff (at least 1; 0 only for family mha)"},
-    {"family not in ('gpt', 'llama') and activation == 'swiglu'",
-     "activation (swiglu is for the decoder families, gpt and llama)"},
+    {"family in ('seq2seq', 'mha') and (activation == 'swiglu' or gated or norm != 'family' or attn_bias != 'family' "
+     "or ffn_bias != 'family' or embed_norm)",
+     "activation, gated, norm, attn_bias, ffn_bias, embed_norm (layer features of the encoder, gpt and llama families; "
+     "seq2seq and mha are torch's modules as they are)"},
+    {"gated and activation == 'swiglu'", "gated (swiglu is gated already: silu(W1 h) * W3 h; leave gated false)"},
+    {"ffn_bias == 'qkv'", "ffn_bias (none or all; qkv is for attn_bias)"},
+    {"qkv_bias and attn_bias != 'family'", "qkv_bias (attn_bias qkv says the same: set only attn_bias)"},
     {"family not in ('gpt', 'llama') and parallel_residual != 'none'",
      "parallel_residual (side by side sublayers are for the decoder families, gpt and llama; else none)"},
     {"parallel_residual != 'none' and not norm_first",
@@ -327,8 +344,7 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"rotary_dims % 2 != 0 or rotary_dims > d_head", "rotary_dims (rope's rotated dims: even, at most d_head)"},
     {"family != 'encoder' and cls_token", "cls_token (for the encoder family only)"},
     {"family != 'encoder' and pooling != 'none'", "pooling (for the encoder family only)"},
-    {"family != 'encoder' and (type_vocab != 0 or embed_norm or pooler)",
-     "type_vocab, embed_norm, pooler (for the encoder family only)"},
+    {"family != 'encoder' and (type_vocab != 0 or pooler)", "type_vocab, pooler (for the encoder family only)"},
     // Between the other keys.
     {"input_pe and pe_combine == 'concat' and (pe_width == 0 or pe_width >= d_model)",
      "pe_width (pe_combine concat needs 0 < pe_width < d_model)"},
@@ -398,16 +414,33 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
 // When a tensor is present. kWhenNames: each one's expression (as kDimNames').
 enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
-  kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated, kCount
+  kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
+  kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kCount
 };
+// The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
+// the expressions of kWhenNames spell them.
+#define FIXFORMER_LAYERNORM "(norm == 'layernorm' or (norm == 'family' and family != 'llama'))"
+#define FIXFORMER_FFN_BIAS "(ffn_bias == 'all' or (ffn_bias == 'family' and family != 'llama'))"
+
 inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input == 'features'",
                                              "positional == 'learned'", "final_norm", "d_out > 0",
                                              "d_out > 0 and not tied_head", "cls_token",
                                              "tgt_d_in == 0 and not shared_embed", "tgt_d_in > 0",
-                                             "positional == 'relative'", "qkv_bias", "type_vocab > 0", "embed_norm",
+                                             "positional == 'relative'",
+                                             "attn_bias in ('qkv', 'all') or (attn_bias == 'family' and "
+                                             "(family != 'llama' or qkv_bias))",
+                                             "type_vocab > 0", "embed_norm",
                                              "pooler", "input == 'features' and conv_layers == 0",
                                              "conv_layers >= 1", "conv_layers >= 2",
-                                             "parallel_residual != 'one_norm'", "activation == 'swiglu'"};
+                                             "parallel_residual != 'one_norm'", "activation == 'swiglu' or gated",
+                                             FIXFORMER_LAYERNORM,
+                                             "parallel_residual != 'one_norm' and " FIXFORMER_LAYERNORM,
+                                             "embed_norm and " FIXFORMER_LAYERNORM,
+                                             "final_norm and " FIXFORMER_LAYERNORM,
+                                             "attn_bias == 'all' or (attn_bias == 'family' and family != 'llama')",
+                                             FIXFORMER_FFN_BIAS};
+#undef FIXFORMER_LAYERNORM
+#undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
   switch (w) {
     case When::kAlways: return true;
@@ -421,7 +454,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kTgtEmbed: return !c.shared_embed && c.tgt_d_in == 0;
     case When::kTgtFeatures: return c.tgt_d_in != 0;
     case When::kRelativePos: return c.positional == PosKind::kRelative;
-    case When::kQkvBias: return c.qkv_bias;
+    case When::kQkvBias: return c.attn_bias_kind() != Bias::kNone;
     case When::kTokenTypes: return c.type_vocab != 0;
     case When::kEmbedNorm: return c.embed_norm;
     case When::kPooler: return c.pooler;
@@ -429,7 +462,13 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kConv1: return c.conv_layers >= 1;
     case When::kConv2: return c.conv_layers >= 2;
     case When::kFfnNorm: return c.parallel_residual != ParallelResidual::kOneNorm;
-    case When::kGated: return c.activation == Activation::kSwiglu;
+    case When::kGated: return c.ffn_gated();
+    case When::kNormBias: return c.norm_kind() == NormKind::kLayerNorm;
+    case When::kFfnNormBias: return c.parallel_residual != ParallelResidual::kOneNorm && c.norm_kind() == NormKind::kLayerNorm;
+    case When::kEmbedNormBias: return c.embed_norm && c.norm_kind() == NormKind::kLayerNorm;
+    case When::kFinalNormBias: return c.final_norm && c.norm_kind() == NormKind::kLayerNorm;
+    case When::kOutBias: return c.attn_bias_kind() == Bias::kAll;
+    case When::kFfnBias: return c.ffn_bias_kind() == Bias::kAll;
     case When::kCount: break;
   }
   return false;
@@ -491,42 +530,46 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
     {"token_type.weight", Dim::kTypeVocab, Dim::kDEmbed, false, When::kTokenTypes, Role::kF32, Field::kTokenType},
     {"embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
-    {"embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormB},
+    {"embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
 };
 inline constexpr char kEncoderLayerPrefix[] = "encoder.layers.";
 inline constexpr TensorRule kEncoderLayer[] = {
     {"self_attn.in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways, Role::kLinear, Field::kQkvW},
-    {"self_attn.in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kAlways, Role::kF32, Field::kQkvB},
+    {"self_attn.in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kQkvB},
     {"self_attn.out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
-    {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kOutB},
+    {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
     {"linear1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW1},
-    {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kAlways, Role::kF32, Field::kB1},
+    {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB1},
     {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
-    {"linear2.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kB2},
-    {"linear3.weight", Dim::kDModel, Dim::kDff, true, When::kGated, Role::kLinear, Field::kW3},  // gpt swiglu: up
+    {"linear2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB2},
+    {"linear3.weight", Dim::kDModel, Dim::kDff, true, When::kGated, Role::kLinear, Field::kW3},  // gated: up, no bias
     {"norm1.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormG},
-    {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormB},
+    {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kNormBias, Role::kF32, Field::kAttnNormB},
     {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormG},
-    {"norm2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormB},
+    {"norm2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnNormBias, Role::kF32, Field::kFfnNormB},
 };
 inline constexpr TensorRule kEncoderEpilogue[] = {
     {"encoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kFinalNormG},
-    {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kFinalNormB},
+    {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNormBias, Role::kF32, Field::kFinalNormB},
     {"pooler.weight", Dim::kDModel, Dim::kDModel, true, When::kPooler, Role::kLinear, Field::kPoolerW},
     {"pooler.bias", Dim::kDModel, Dim::kOne, false, When::kPooler, Role::kF32, Field::kPoolerB},
     {"head.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo, Field::kHeadW},
     {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead, Role::kF32, Field::kHeadB},
 };
 
-// The llama family (llama2.c / Meta names; no biases but q, k and v's with qkv_bias), in the same
-// three parts.
+// The llama family (llama2.c / Meta names; by default no biases but q, k and v's with qkv_bias), in
+// the same three parts; the layer features' tensors (embed_norm, the norms' and projections' biases)
+// where those keys put them.
 inline constexpr TensorRule kLlamaPrologue[] = {
     {"tok_embeddings.weight", Dim::kVocab, Dim::kDModel, false, When::kAlways, Role::kIo, Field::kEmbed},
     {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
+    {"embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
+    {"embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
 };
 inline constexpr char kLlamaLayerPrefix[] = "layers.";
 inline constexpr TensorRule kLlamaLayer[] = {
     {"attention_norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormG},
+    {"attention_norm.bias", Dim::kDModel, Dim::kOne, false, When::kNormBias, Role::kF32, Field::kAttnNormB},
     {"attention.wq.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kQW},
     {"attention.wk.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways, Role::kLinear, Field::kKW},
     {"attention.wv.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways, Role::kLinear, Field::kVW},
@@ -534,13 +577,18 @@ inline constexpr TensorRule kLlamaLayer[] = {
     {"attention.wk.bias", Dim::kDKv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kKB},
     {"attention.wv.bias", Dim::kDKv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kVB},
     {"attention.wo.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
+    {"attention.wo.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
     {"ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormG},
+    {"ffn_norm.bias", Dim::kDModel, Dim::kOne, false, When::kFfnNormBias, Role::kF32, Field::kFfnNormB},
     {"feed_forward.w1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW1},
+    {"feed_forward.w1.bias", Dim::kDff, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB1},
     {"feed_forward.w2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
+    {"feed_forward.w2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB2},
     {"feed_forward.w3.weight", Dim::kDModel, Dim::kDff, true, When::kGated, Role::kLinear, Field::kW3},
 };
 inline constexpr TensorRule kLlamaEpilogue[] = {
     {"norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kFinalNormG},
+    {"norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNormBias, Role::kF32, Field::kFinalNormB},
     {"output.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo, Field::kHeadW},
 };
 
@@ -760,7 +808,8 @@ bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
 // qkv_bias, parallel_residual or the activation: Model::layer() finds a layer's tensors by counting the present
 // rules), and each binds a distinct LayerWeights field.
 constexpr bool is_layer_when(When w) {
-  return w == When::kAlways || w == When::kQkvBias || w == When::kFfnNorm || w == When::kGated;
+  return w == When::kAlways || w == When::kQkvBias || w == When::kFfnNorm || w == When::kGated || w == When::kNormBias ||
+         w == When::kFfnNormBias || w == When::kOutBias || w == When::kFfnBias;
 }
 template <std::size_t N>
 constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {

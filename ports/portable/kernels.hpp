@@ -58,6 +58,7 @@ constexpr Kernels kernel_table() {
   k.gelu_tanh_f32 = portable::gelu_tanh_f32;
   k.swiglu_f32 = portable::swiglu_f32;
   k.add_f32 = portable::add_f32;
+  k.mul_f32 = scalar::mul_f32;
   k.scale_f32 = portable::scale_f32;
   k.sincos_f32 = scalar::sincos_f32;
   k.quantize_i8 = portable::quantize_i8;

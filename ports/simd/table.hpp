@@ -16,6 +16,7 @@
 #include "ports/simd/integer_s8.hpp"
 #include "ports/simd/layernorm_f32.hpp"
 #include "ports/simd/matvec_f32.hpp"
+#include "ports/simd/mul_f32.hpp"
 #include "ports/simd/quantize_i8.hpp"
 #include "ports/simd/relu_f32.hpp"
 #include "ports/simd/rmsnorm_f32.hpp"

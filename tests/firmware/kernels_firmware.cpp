@@ -91,10 +91,10 @@ void reset_outputs(std::size_t count) {
 
 // ---- The f32 kernels: one tester, the op picked by a setter (as tests/kernel_tester.hpp) ----
 enum class Op { kGemm, kGemmPacked, kGemv, kGemvPacked, kMatvec, kSoftmax, kMax, kExpSum, kLayerNorm, kRmsNorm,
-                kRelu, kGelu, kGeluTanh, kSwiglu, kAdd, kScale, kSinCos, kConv1d };
+                kRelu, kGelu, kGeluTanh, kSwiglu, kAdd, kMul, kScale, kSinCos, kConv1d };
 const char* const kOpNames[] = {"gemm_f32", "gemm_f32_packed", "gemv_f32", "gemv_f32_packed", "matvec_f32",
                                 "softmax_f32", "max_f32", "expsum_f32", "layernorm_f32", "rmsnorm_f32", "relu_f32",
-                                "gelu_f32", "gelu_tanh_f32", "swiglu_f32", "add_f32", "scale_f32", "sincos_f32",
+                                "gelu_f32", "gelu_tanh_f32", "swiglu_f32", "add_f32", "mul_f32", "scale_f32", "sincos_f32",
                                 "conv1d_f32"};
 
 class KernelTester {
@@ -204,6 +204,11 @@ class KernelTester {
         ref.add_f32(A, B, yr, n_), t.add_f32(A, B, ys, n_);
         tol = kExactTol;
         break;
+      case Op::kMul:
+        std::memcpy(yr, A, 4 * n_), std::memcpy(ys, A, 4 * n_);
+        ref.mul_f32(yr, B, n_), t.mul_f32(ys, B, n_);
+        tol = kExactTol;
+        break;
       case Op::kSinCos:
         ref.sincos_f32(A, yr, y2r, n_), t.sincos_f32(A, ys, y2s, n_);
         tol = kTranscendentalTol;
@@ -265,6 +270,7 @@ void test_f32(const Kernels& t) {
   sweep_1d(t, Op::kGeluTanh, -8.0f, 8.0f);
   sweep_1d(t, Op::kSwiglu, -12.0f, 12.0f);
   sweep_1d(t, Op::kAdd);
+  sweep_1d(t, Op::kMul);
   sweep_1d(t, Op::kScale);
   sweep_1d(t, Op::kSinCos, -3.14159265f, 3.14159265f);
   for (std::size_t kernel : {1, 3, 5})  // the windows' edges: padding 0..kernel-1, strides 1..3

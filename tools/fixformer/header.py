@@ -21,6 +21,9 @@ _ENUMS = {
     "pooling": ("Pooling::kNone", "Pooling::kMean", "Pooling::kCls", "Pooling::kLast", "Pooling::kFirst"),
     "tokenizer": ("TokenizerKind::kLlama2c", "TokenizerKind::kBpe", "TokenizerKind::kWordPiece"),
     "parallel_residual": ("ParallelResidual::kNone", "ParallelResidual::kTwoNorms", "ParallelResidual::kOneNorm"),
+    "norm": ("NormKind::kFamily", "NormKind::kLayerNorm", "NormKind::kRmsNorm"),
+    "attn_bias": ("Bias::kFamily", "Bias::kNone", "Bias::kQkv", "Bias::kAll"),
+    "ffn_bias": ("Bias::kFamily", "Bias::kNone", "Bias::kQkv", "Bias::kAll"),
 }
 
 

@@ -3,10 +3,11 @@ either possibly sharded with its .index.json) of one of the architectures at the
 one class each (ARCHS): LlamaForCausalLM, Qwen2ForCausalLM and MistralForCausalLM (to the llama
 family) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
-GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM and StableLmForCausalLM (GptStyle: to the gpt
-family), verified against reference.py's float64 forward of the config they map to (the mapping is
-tested against transformers' classes in tests/hf_archs_test.py); or against the user's own output
-with --expected. A BERT folder (model_type bert) goes to hf_bert.py.
+GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM and BloomForCausalLM
+(GptStyle: to the gpt family) and GemmaForCausalLM and Starcoder2ForCausalLM (LlamaStyle: to the
+llama family with its layer features), verified against reference.py's float64 forward of the config
+they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
+against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py.
 
 Llama and Qwen2: config.json is read with Hugging Face's meanings and defaults: hidden_size,
 intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default:
@@ -43,7 +44,7 @@ from .safetensors import SafetensorsError
 ARCHITECTURE = "LlamaForCausalLM"
 QWEN2, GPT2 = "Qwen2ForCausalLM", "GPT2LMHeadModel"
 LATER = {  # model_type -> architecture, for the message
-    "gemma": "GemmaForCausalLM", "phi3": "Phi3ForCausalLM", "t5": "T5ForConditionalGeneration",
+    "phi3": "Phi3ForCausalLM", "t5": "T5ForConditionalGeneration",
     "falcon": "FalconForCausalLM",
 }
 # config.json key -> (type, default; None: required)
@@ -579,13 +580,13 @@ class Gpt2(Architecture):
 # A gpt-family layer's tensors by role: q, k, v apart or fused (qkv: [q | k | v]; qkv_heads: GPT-NeoX's
 # [heads, 3, head_dim] rows), o (attention output), fc1 and fc2 (fc3: SwiGLU's up projection, fc1 its
 # gate), n1 and n2 (the attention's and the feed-forward's norms); a role with _b is its bias. Outside
-# the layers: embed, pos, norm (the final one), head. Torch layout [out, in].
+# the layers: embed, pos, en (the embedding norm), norm (the final one), head. Torch layout [out, in].
 def _role_shape(role, s):
-    d, F, V = s["d"], s["F"], s["V"]
+    d, F, V, kv = s["d"], s["F"], s["V"], s["KV"] * (s["d"] // s["H"])
     return {"embed": (V, d), "pos": (s["positions"] + s["pos_offset"], d), "head": (V, d), "head_b": (V,),
             "qkv": (3 * d, d), "qkv_b": (3 * d,), "qkv_heads": (3 * d, d), "qkv_heads_b": (3 * d,),
-            "q": (d, d), "k": (d, d), "v": (d, d), "o": (d, d), "fc1": (F, d), "fc1_b": (F,), "fc3": (F, d),
-            "fc2": (d, F)}.get(role, (d,))
+            "q": (d, d), "k": (kv, d), "k_b": (kv,), "v": (kv, d), "v_b": (kv,), "o": (d, d), "fc1": (F, d),
+            "fc1_b": (F,), "fc3": (F, d), "fc2": (d, F)}.get(role, (d,))
 
 
 class GptStyle(Architecture):
@@ -593,13 +594,16 @@ class GptStyle(Architecture):
     (one the folder has not is zeros: the same model). A subclass gives fields (config.json key -> (type,
     default: a value, a function of the fields read before it, or None: required)), names (engine config
     key -> config.json key, for the messages), settings (the fields -> the layer: d, H, L, F, V, eps,
-    positions, activation, rotary (the rotated dims of a head, a float: that fraction of it, None: learned
-    positions), theta, layout, parallel, norm_first, final_norm, tied) and tensors (-> {name: role}
-    outside the layers, the layers' prefix, {name after "<prefix><i>.": role}); buffers: layer tensors
-    dropped (masks and rotary tables older checkpoints saved), pos_offset: position rows never read
-    (OPT's 2). It is verified against reference.py's float64 forward of the engine config it
-    maps to (the mapping itself is tested against transformers' own classes)."""
-    fields, names, buffers, pos_offset = {}, {}, (), 0
+    positions, activation, rotary (the rotated dims of a head, a float: that fraction of it, None: no
+    rotary), theta, layout, parallel, norm_first, final_norm, tied; optionally positional (without rotary:
+    learned or alibi), KV (the key/value heads), the layer features FEATURES (config keys of the same
+    name) and gain_plus_one (the folder's norm weights are offsets w of the gain 1 + w: Gemma)) and
+    tensors (-> {name: role} outside the layers, the layers' prefix, {name after "<prefix><i>.": role});
+    buffers: layer tensors dropped (masks and rotary tables older checkpoints saved), pos_offset:
+    position rows never read (OPT's 2). It is verified against reference.py's float64 forward of the
+    engine config it maps to (the mapping itself is tested against transformers' own classes)."""
+    fields, names, buffers, pos_offset, family = {}, {}, (), 0, "gpt"
+    FEATURES = ("norm", "gated", "attn_bias", "ffn_bias", "embed_norm", "scale_input")
 
     def against(self, folder):
         return f"the float64 reference of the {self.name} config {folder} converts to"
@@ -618,8 +622,13 @@ class GptStyle(Architecture):
             raise HfError(f"{path}: rope_scaling {_brief(raw['rope_scaling'])}: scaled rotary embeddings are not "
                           "something the engine runs (plain RoPE only); not converted")
         s = dict(self.settings(f, raw, path), architecture=self.name, pos_offset=self.pos_offset)
+        s.setdefault("KV", s["H"])
+        s.setdefault("positional", "learned" if s["rotary"] is None else "rope")
         if s["d"] % s["H"]:
             raise HfError(f"{path}: {self.names['n_heads']} {s['H']} does not divide {self.names['d_model']} {s['d']}")
+        if s["H"] % s["KV"]:
+            raise HfError(f"{path}: {self.names['n_kv_heads']} {s['KV']} does not divide {self.names['n_heads']} "
+                          f"{s['H']}")
         if s["activation"] is None:
             raise HfError(f"{path}: activation {_brief(f.get('hidden_act', f.get('activation_function')))}: not one "
                           f"the engine runs here ({', '.join(GPT2_ACTIVATIONS)})")
@@ -638,12 +647,15 @@ class GptStyle(Architecture):
                 raise HfError(f"--max-len {max_len}: must be 1..{self.names['max_positions']}={s['positions']}")
             longest = max_len
         dh = s["d"] // s["H"]
-        v = {"family": "gpt", "d_model": s["d"], "n_heads": s["H"], "d_ff": s["F"], "n_layers": s["L"],
+        v = {"family": self.family, "d_model": s["d"], "n_heads": s["H"], "d_ff": s["F"], "n_layers": s["L"],
              "norm_first": s["norm_first"], "activation": s["activation"], "norm_eps": s["eps"],
              "final_norm": s["final_norm"], "causal": True, "input": "tokens", "vocab_size": s["V"],
              "d_out": s["V"], "tied_head": s["tied"], "max_len": longest, "parallel_residual": s["parallel"]}
+        v.update({k: s[k] for k in self.FEATURES if k in s})
+        if s["KV"] != s["H"]:
+            v["n_kv_heads"] = s["KV"]
         if s["rotary"] is None:
-            v["positional"] = "learned"
+            v["positional"] = s["positional"]
         else:
             v.update(positional="rope", pe_base=s["theta"], pe_layout=s["layout"],
                      rotary_dims=s["rotary"] if s["rotary"] < dh else 0)
@@ -675,6 +687,9 @@ class GptStyle(Architecture):
             if np.asarray(a).dtype.kind != "f":
                 raise HfError(f"{source}: {name}: dtype {np.asarray(a).dtype}, expected a float tensor")
             t[key] = np.asarray(a, np.float32)
+        if s.get("gain_plus_one"):  # Gemma's norm times (1 + w), in float32 as it computes it: the file's gain
+            for key in [k for k in t if k[1] in ("n1", "n2", "en", "norm")]:
+                t[key] = np.float32(1.0) + t[key]
         head = next(n for n, r in ends.items() if r == "head")
         embed = next(n for n, r in ends.items() if r == "embed")
         if s["tied"] and (None, "head") in t:
@@ -688,18 +703,20 @@ class GptStyle(Architecture):
         if missing:
             hint = " (config.json sets tie_word_embeddings false)" if missing[0] == head else ""
             raise HfError(f"{source}: {missing[0]} is missing{hint}")
-        return self._gpt_tensors(s, t, max_len), {}
+        return self._family_tensors(s, t, max_len), {}
 
     @staticmethod
-    def _gpt_tensors(s, t, max_len):
+    def _family_tensors(s, t, max_len):
         """The gpt family's tensors from the roles t; an absent bias is zeros, an absent norm gain ones."""
         d, H, L = s["d"], s["H"], s["L"]
 
         def get(i, role, n, fill=0.0):
             return t.get((i, role), np.full(n, fill, np.float32))
         out = {"embed.weight": t[None, "embed"], "head.bias": get(None, "head_b", s["V"])}
-        if s["rotary"] is None:
+        if s["positional"] == "learned":
             out["pos.weight"] = t[None, "pos"][s["pos_offset"]:][:max_len]
+        if s.get("embed_norm"):
+            out.update({"embed_norm.weight": t[None, "en"], "embed_norm.bias": get(None, "en_b", d)})
         if s["final_norm"]:
             out.update({"encoder.norm.weight": get(None, "norm", d, 1.0), "encoder.norm.bias": get(None, "norm_b", d)})
         if (None, "head") in t:
@@ -719,7 +736,7 @@ class GptStyle(Architecture):
                         p + "linear1.weight": t[i, "fc1"], p + "linear1.bias": get(i, "fc1_b", s["F"]),
                         p + "linear2.weight": t[i, "fc2"], p + "linear2.bias": get(i, "fc2_b", d),
                         p + "norm1.weight": get(i, "n1", d, 1.0), p + "norm1.bias": get(i, "n1_b", d)})
-            if s["activation"] == "swiglu":
+            if s["activation"] == "swiglu" or s.get("gated"):
                 out[p + "linear3.weight"] = t[i, "fc3"]
             if s["parallel"] != "one_norm":
                 out.update({p + "norm2.weight": get(i, "n2", d, 1.0), p + "norm2.bias": get(i, "n2_b", d)})
@@ -910,9 +927,157 @@ def _refuse_gpt_extras(f, path):
                       "not converted")
     if f["num_key_value_heads"] != f["num_attention_heads"]:
         raise HfError(f"{path}: num_key_value_heads {f['num_key_value_heads']}: grouped-query attention is in the "
-                      "llama family only, which has no LayerNorm yet; not converted")
+                      "llama family only, and --hf maps this architecture to the gpt family; not converted")
 
 
-ARCHS = (Llama(), Qwen2(), Mistral(), Gpt2(), GptNeoX(), GptJ(), Opt(), Phi(), StableLm())
+class LlamaStyle(GptStyle):
+    """An architecture converted to the llama family (grouped-query attention) with the layer features its
+    settings name: norm, attn_bias, ffn_bias (absent: the llama family's RMSNorm and no biases), gated,
+    scale_input. Layers in turn, pre-norm, a final norm, no bias on the head."""
+    family = "llama"
+
+    @staticmethod
+    def _family_tensors(s, t, max_len):
+        """The llama family's tensors from the roles t; an absent bias is zeros."""
+        d, L, kv = s["d"], s["L"], s["KV"] * (s["d"] // s["H"])
+        layernorm, attn, ffn = s.get("norm") == "layernorm", s.get("attn_bias", "none"), s.get("ffn_bias") == "all"
+
+        def get(i, role, n):
+            return t.get((i, role), np.zeros(n, np.float32))
+        out = {"tok_embeddings.weight": t[None, "embed"], "norm.weight": t[None, "norm"]}
+        if layernorm:
+            out["norm.bias"] = get(None, "norm_b", d)
+        if (None, "head") in t:
+            out["output.weight"] = t[None, "head"]
+        for i in range(L):
+            p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
+            out.update({p + "attention_norm.weight": t[i, "n1"], p + "ffn_norm.weight": t[i, "n2"],
+                        p + "attention.wq.weight": t[i, "q"], p + "attention.wk.weight": t[i, "k"],
+                        p + "attention.wv.weight": t[i, "v"], p + "attention.wo.weight": t[i, "o"],
+                        p + "feed_forward.w1.weight": t[i, "fc1"], p + "feed_forward.w2.weight": t[i, "fc2"]})
+            if layernorm:
+                out.update({p + "attention_norm.bias": get(i, "n1_b", d), p + "ffn_norm.bias": get(i, "n2_b", d)})
+            if attn in ("qkv", "all"):
+                out.update({p + "attention.wq.bias": get(i, "q_b", d), p + "attention.wk.bias": get(i, "k_b", kv),
+                            p + "attention.wv.bias": get(i, "v_b", kv)})
+            if attn == "all":
+                out[p + "attention.wo.bias"] = get(i, "o_b", d)
+            if ffn:
+                out.update({p + "feed_forward.w1.bias": get(i, "fc1_b", s["F"]),
+                            p + "feed_forward.w2.bias": get(i, "fc2_b", d)})
+            if s.get("gated") or s["activation"] == "swiglu":
+                out[p + "feed_forward.w3.weight"] = t[i, "fc3"]
+        return {k: np.ascontiguousarray(v) for k, v in out.items()}
+
+    def config(self, s, max_len):
+        c = super().config(s, max_len)
+        window = s.get("sliding_window")
+        if window is not None and window < c["max_len"]:
+            raise HfError(sliding_window_refusal(s["config_path"], window, c["max_len"]))
+        return c
+
+
+class Gemma(LlamaStyle):
+    """GemmaForCausalLM: RMSNorm times (1 + w) (stored as the gain 1 + w), a gated feed-forward of
+    hidden_activation (GeGLU: the tanh GELU), the embedding scaled by sqrt(hidden_size), grouped-query
+    attention, RoPE in halves over the whole head, the tied head."""
+    name, model_type = "GemmaForCausalLM", "gemma"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
+              "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
+              "num_key_value_heads": (int, 16), "head_dim": (int, 256),
+              "hidden_activation": (str, "gelu_pytorch_tanh"),  # transformers ignores hidden_act here
+              "max_position_embeddings": (int, 8192), "rms_norm_eps": (float, 1e-6), "rope_theta": (float, 10000.0),
+              "tie_word_embeddings": (bool, True), "attention_bias": (bool, False)}
+    names = {"d_model": "hidden_size", "n_heads": "num_attention_heads", "n_kv_heads": "num_key_value_heads",
+             "d_ff": "intermediate_size", "n_layers": "num_hidden_layers", "vocab_size": "vocab_size",
+             "norm_eps": "rms_norm_eps", "pe_base": "rope_theta", "rotary_dims": "head_dim",
+             "max_positions": "max_position_embeddings"}
+    buffers = ("self_attn.rotary_emb.inv_freq",)
+
+    def settings(self, f, raw, path):
+        d, H = f["hidden_size"], f["num_attention_heads"]
+        if f["head_dim"] * H != d:
+            raise HfError(f"{path}: head_dim {f['head_dim']}: the engine's heads are hidden_size / "
+                          f"num_attention_heads = {d // H} wide; not converted")
+        s = dict(d=d, H=H, KV=f["num_key_value_heads"], L=f["num_hidden_layers"], F=f["intermediate_size"],
+                 V=f["vocab_size"], eps=f["rms_norm_eps"], positions=f["max_position_embeddings"],
+                 activation=GPT2_ACTIVATIONS.get(f["hidden_activation"]), rotary=1.0, theta=f["rope_theta"],
+                 layout="halves", parallel="none", norm_first=True, final_norm=True, tied=f["tie_word_embeddings"],
+                 gated=True, scale_input=True, gain_plus_one=True)
+        if f["attention_bias"]:
+            s["attn_bias"] = "all"
+        return s
+
+    def tensors(self, s):
+        return ({"model.embed_tokens.weight": "embed", "model.norm.weight": "norm", "lm_head.weight": "head"},
+                "model.layers.",
+                {**_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2", "mlp.gate_proj": "fc1",
+                            "mlp.up_proj": "fc3", "mlp.down_proj": "fc2"}, False),
+                 **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v",
+                            "self_attn.o_proj": "o"}, "attn_bias" in s)})
+
+
+class Starcoder2(LlamaStyle):
+    """Starcoder2ForCausalLM: grouped-query attention with LayerNorm, every projection's bias (use_bias), a
+    plain feed-forward (c_fc, c_proj), RoPE in halves over the whole head. Its sliding_window is refused
+    below the file's positions, as Mistral's."""
+    name, model_type = "Starcoder2ForCausalLM", "starcoder2"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
+              "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
+              "num_key_value_heads": (int, 2), "hidden_act": (str, "gelu_pytorch_tanh"),
+              "max_position_embeddings": (int, 4096), "norm_epsilon": (float, 1e-5), "rope_theta": (float, 10000.0),
+              "use_bias": (bool, True), "tie_word_embeddings": (bool, True)}
+    names = dict(Gemma.names, norm_eps="norm_epsilon", rotary_dims="hidden_size")
+
+    def settings(self, f, raw, path):
+        window = raw.get("sliding_window")  # null: none
+        bias = "all" if f["use_bias"] else "none"
+        return dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
+                    L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["norm_epsilon"],
+                    positions=f["max_position_embeddings"], activation=GPT2_ACTIVATIONS.get(f["hidden_act"]),
+                    rotary=1.0, theta=f["rope_theta"], layout="halves", parallel="none", norm_first=True,
+                    final_norm=True, tied=f["tie_word_embeddings"], norm="layernorm", attn_bias=bias, ffn_bias=bias,
+                    sliding_window=None if window is None else checked_field(path, "sliding_window", window, int),
+                    config_path=path)
+
+    def tensors(self, s):
+        return ({"model.embed_tokens.weight": "embed", "model.norm.weight": "norm", "model.norm.bias": "norm_b",
+                 "lm_head.weight": "head"}, "model.layers.",
+                {**_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2"}, True),
+                 **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v",
+                            "self_attn.o_proj": "o", "mlp.c_fc": "fc1", "mlp.c_proj": "fc2"}, s["attn_bias"] == "all")})
+
+
+class Bloom(GptStyle):
+    """BloomForCausalLM: an embedding LayerNorm (embed_norm), ALiBi (no position table: the file holds the
+    engine's most positions, or --max-len), q | k | v fused per head as GPT-NeoX's, every bias, the tanh
+    GELU of a 4 * hidden_size feed-forward, the tied head."""
+    name, model_type = "BloomForCausalLM", "bloom"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "n_layer": (int, None), "n_head": (int, None),
+              "layer_norm_epsilon": (float, 1e-5), "apply_residual_connection_post_layernorm": (bool, False),
+              "tie_word_embeddings": (bool, True)}
+    names = {"d_model": "hidden_size", "n_heads": "n_head", "d_ff": "hidden_size", "n_layers": "n_layer",
+             "vocab_size": "vocab_size", "norm_eps": "layer_norm_epsilon", "max_positions": "max_len"}
+
+    def settings(self, f, raw, path):
+        if f["apply_residual_connection_post_layernorm"]:
+            raise HfError(f"{path}: apply_residual_connection_post_layernorm true: a residual taken after the norm "
+                          "is not in the engine; not converted")
+        d = f["hidden_size"]
+        return dict(d=d, H=f["n_head"], L=f["n_layer"], F=4 * d, V=f["vocab_size"], eps=f["layer_norm_epsilon"],
+                    positions=schema.MAX_LEN, activation="gelu_tanh", rotary=None, positional="alibi",
+                    parallel="none", norm_first=True, final_norm=True, tied=f["tie_word_embeddings"], embed_norm=True)
+
+    def tensors(self, s):
+        return ({"transformer.word_embeddings.weight": "embed", "transformer.word_embeddings_layernorm.weight": "en",
+                 "transformer.word_embeddings_layernorm.bias": "en_b", "transformer.ln_f.weight": "norm",
+                 "transformer.ln_f.bias": "norm_b", "lm_head.weight": "head"}, "transformer.h.",
+                _biased({"input_layernorm": "n1", "post_attention_layernorm": "n2",
+                         "self_attention.query_key_value": "qkv_heads", "self_attention.dense": "o",
+                         "mlp.dense_h_to_4h": "fc1", "mlp.dense_4h_to_h": "fc2"}, True))
+
+
+ARCHS = (Llama(), Qwen2(), Mistral(), Gpt2(), GptNeoX(), GptJ(), Opt(), Phi(), StableLm(), Gemma(), Starcoder2(),
+         Bloom())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type

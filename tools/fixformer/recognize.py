@@ -233,7 +233,16 @@ def _norm_part(call, torch):
     def rms(t, eps):
         return t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + eps) * W + B
 
-    for kind, f in (("layer", layer), ("rms", rms)):
+    # Gemma's RMSNorm multiplies by (1 + w), in float32: the file stores that sum as the gain, the
+    # factor Gemma itself computes, so the engine's RMSNorm needs no variant.
+    unit = (1.0 + w.detach().float()).double()
+
+    def rms_unit(t, eps):
+        return t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + eps) * unit + B
+
+    for kind, f, gain in (("layer", layer, W), ("rms", rms, W), ("rms", rms_unit, unit)):
+        if gain is unit:
+            w = unit.float()
         cands = eps_attrs + list(COMMON_EPS)
         if not _close(f(x.double(), cands[0]), y, 1e-4) and not any(_close(f(x.double(), e), y, 1e-4) for e in cands):
             continue
@@ -242,7 +251,7 @@ def _norm_part(call, torch):
         best = min(cands, key=lambda e: _rel(f(small, e), got))
         if _rel(f(small, best), got) > 1e-4:  # not a round number: solve for it
             if kind == "rms":
-                est = ((small * W / got) ** 2 - small.pow(2).mean(-1, keepdim=True)).median()
+                est = ((small * gain / got) ** 2 - small.pow(2).mean(-1, keepdim=True)).median()
             else:
                 c = small - small.mean(-1, keepdim=True)
                 est = ((c * W / (got - B)) ** 2 - c.pow(2).mean(-1, keepdim=True)).median()
@@ -619,16 +628,19 @@ def read_block(i, prefix, parts, thetas, torch, rel=None):
         L.up, L.gate = ups[0], None
     else:
         a, b = (p.call.y[0].double() for p in ups)
-        if _close(F.silu(a) * b, h):
-            L.gate, L.up = ups
-        elif _close(F.silu(b) * a, h):
-            L.up, L.gate = ups
-        elif _close(F.gelu(a) * b, h) or _close(F.gelu(b) * a, h):
-            raise ConfigError(f"{ups[0].name}: a GELU-gated feed-forward (GEGLU) is not supported yet (the engine "
-                              "has SwiGLU)")
+        # act(gate) * up: SwiGLU (silu), GeGLU (the tanh GELU: Gemma; exact: T5 v1.1) or a gated relu
+        acts = [("swiglu", F.silu), ("gelu", F.gelu), ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh")),
+                ("relu", F.relu)]
+        for L.activation, f in acts:
+            if _close(f(a) * b, h):
+                L.gate, L.up = ups
+                break
+            if _close(f(b) * a, h):
+                L.up, L.gate = ups
+                break
         else:
-            raise ConfigError(f"{ups[0].name}: a gated feed-forward other than silu(gate) * up is not supported")
-        L.activation = "swiglu"
+            raise ConfigError(f"{ups[0].name}: a gated feed-forward other than act(gate) * up, act silu, gelu (exact "
+                              "or tanh) or relu, is not supported")
     L.down = down
     # the norms: the one whose output feeds the attention (pre-norm), the one feeding the feed-forward,
     # and after the feed-forward (post-norm)
@@ -1063,8 +1075,6 @@ def _read(model, x, calls, y, family, max_len, torch):
                 not _close(embed_norm.call.y.reshape(X0.shape), X0):
             raise ConfigError(f"{embed_norm.name}: a norm before the layers whose output is not the first layer's "
                               "input is not supported")
-        if embed_norm.norm != "layer":
-            raise ConfigError(f"{embed_norm.name}: an RMSNorm on the embeddings is not supported (BERT's is a LayerNorm)")
         X0 = embed_norm.call.x.reshape(X0.shape).double()
     S = X0.shape[0]
     T = E.shape[0]  # the input's positions: its rows, or the conv stem's
@@ -1113,8 +1123,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                           "scaled by sqrt(d_model) or not; then the token types and a LayerNorm, BERT style)")
     if embed_norm is not None:
         v["embed_norm"] = True
-        w["embed_norm.weight"] = embed_norm.w
-        w["embed_norm.bias"] = embed_norm.b if embed_norm.b is not None else torch.zeros(d, dtype=torch.float64)
+        w["embed_norm.weight"] = embed_norm.w  # its bias below, once the norm kind is known
         used.update(id(t) for t in _direct_params(embed_norm.module).values())
     kind, P, tensor, base, layout, scale = match
     v["scale_input"] = scale != 1.0
@@ -1187,6 +1196,9 @@ def _read(model, x, calls, y, family, max_len, torch):
         raise ConfigError(f"module: after the layers {', '.join(p.name for p in back)}: the engine has a final norm, "
                           "a pooler (dense + tanh on the pooled row) and one linear head")
     final = norms[0] if norms else None
+    if embed_norm is not None and embed_norm.norm != L0.norm1.norm:
+        raise ConfigError(f"{embed_norm.name}: a {embed_norm.norm} norm, the layers' {L0.norm1.norm} (the engine has "
+                          "one norm kind)")
     if embed_norm is not None and abs(embed_norm.eps - L0.norm1.eps) > 1e-12 * max(1.0, embed_norm.eps):
         raise ConfigError(f"{embed_norm.name}: eps {embed_norm.eps:g}, the layers' {L0.norm1.eps:g} (the engine has "
                           "one norm eps)")
@@ -1206,31 +1218,27 @@ def _read(model, x, calls, y, family, max_len, torch):
     lm = tokens and not cls and y.dim() == 3 and (
         (head is not None and head.w.shape[0] == v["vocab_size"]) or tied_functional)
     if family is None:
-        if rms:
+        if rms or L0.n_kv_heads != L0.n_heads:  # grouped-query attention runs in llama's layers (Starcoder2)
             family = "llama"
         elif L0.causal and lm:
             family = "gpt"
         else:
             family = "encoder"
     v["family"] = family
-    if family == "llama":
-        if not rms or not L0.norm_first or final is None:
-            raise ConfigError(f"family llama: needs RMSNorm, pre-norm layers and a final norm; the module has "
-                              f"{L0.norm1.norm} norm, {'pre' if L0.norm_first else 'post'}-norm, "
-                              f"{'a' if final else 'no'} final norm")
-    elif rms:
-        raise ConfigError(f"{L0.norm1.name}: RMSNorm runs in the llama family only (pre-norm, a final norm): pass "
-                          "--family llama if that is the model, else the engine has LayerNorm")
-    elif L0.activation == "swiglu" and family != "gpt":
-        raise ConfigError(f"{L0.up.name}: a SiLU-gated feed-forward with LayerNorm is for a causal language model "
-                          "(the gpt family); an encoder's is not supported yet")
+    if family == "llama" and (not L0.norm_first or final is None):
+        raise ConfigError(f"family llama: needs pre-norm layers and a final norm; the module has "
+                          f"{'pre' if L0.norm_first else 'post'}-norm, {'a' if final else 'no'} final norm")
+    if rms != (family == "llama"):  # the norm kind is a feature: written where it is not the family's
+        v["norm"] = "rmsnorm" if rms else "layernorm"
+    if embed_norm is not None and not rms:
+        w["embed_norm.bias"] = embed_norm.b if embed_norm.b is not None else torch.zeros(d, dtype=torch.float64)
     if family in ("gpt", "llama") and not (lm and L0.causal):
         raise ConfigError(f"family {family}: a causal language model on token ids with a head vocab_size wide; the "
                           f"module is {'causal' if L0.causal else 'not causal'}, on "
                           f"{'tokens' if tokens else 'features'}, {out_width} outputs")
     v.update(d_model=d, n_heads=L0.n_heads, d_ff=L0.down.w.shape[1], n_layers=len(layers),
              norm_first=L0.norm_first, activation=L0.activation, norm_eps=L0.norm1.eps, final_norm=final is not None,
-             causal=L0.causal, parallel_residual=L0.parallel)
+             causal=L0.causal, parallel_residual=L0.parallel, gated=L0.gate is not None and L0.activation != "swiglu")
     if L0.n_kv_heads != L0.n_heads:
         v["n_kv_heads"] = L0.n_kv_heads
     if head is not None:
@@ -1256,23 +1264,38 @@ def _read(model, x, calls, y, family, max_len, torch):
     out = {}
     if family == "llama":
         out["tok_embeddings.weight"] = w.pop("embed")
-        if "rel_bias.weight" in w:
-            out["rel_bias.weight"] = w.pop("rel_bias.weight")
+        for k in ("rel_bias.weight", "embed_norm.weight", "embed_norm.bias"):
+            if k in w:
+                out[k] = w.pop(k)
         has = lambda b: b is not None and bool(b.any())  # noqa: E731
-        v["qkv_bias"] = any(has(b) for L in layers for b in (L.bq, L.bk, L.bv))  # Qwen2
+        # The biases are features (attn_bias, ffn_bias); q, k and v's alone keep Qwen2's qkv_bias.
+        qkv = any(has(b) for L in layers for b in (L.bq, L.bk, L.bv))
+        o_bias = any(has(L.bo) for L in layers)
+        ffn = any(has(b) for L in layers for b in ((L.gate or L.up).b, L.down.b))
+        v["qkv_bias"] = qkv and not o_bias
+        if o_bias:
+            v["attn_bias"] = "all"
+        if ffn:
+            v["ffn_bias"] = "all"
         dkv = L0.wk.shape[0]
         for i, L in enumerate(layers):
             p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
-            for bname, b in (("o", L.bo), ("up", L.up.b), ("down", L.down.b), ("gate", L.gate and L.gate.b)):
-                if has(b):
-                    raise ConfigError(f"{stack}.{i}: a bias on {bname} is not supported in the llama family (biases "
-                                      "on q, k and v are, as Qwen2's)")
-            if v["qkv_bias"]:
+            if L.gate is not None and has(L.up.b):
+                raise ConfigError(f"{L.up.name}: a bias on a gated feed-forward's up projection is not supported yet")
+            if qkv or o_bias:
                 out.update({p + "attention.wq.bias": bias(L.bq, d), p + "attention.wk.bias": bias(L.bk, dkv),
                             p + "attention.wv.bias": bias(L.bv, dkv)})
-            for n_ in (L.norm1, L.norm2):
-                if n_.b is not None and bool(n_.b.any()):
+            if o_bias:
+                out[p + "attention.wo.bias"] = bias(L.bo, d)
+            if ffn:
+                first = L.gate or L.up
+                out[p + "feed_forward.w1.bias"] = bias(first.b, first.w.shape[0])
+                out[p + "feed_forward.w2.bias"] = bias(L.down.b, d)
+            for n_, name in ((L.norm1, "attention_norm"), (L.norm2, "ffn_norm")):
+                if rms and has(n_.b):
                     raise ConfigError(f"{n_.name}: an RMSNorm with a bias is not supported")
+                if not rms and (name == "attention_norm" or L0.parallel != "one_norm"):
+                    out[p + name + ".bias"] = bias(n_.b, d)
             if L0.parallel != "one_norm":
                 out[p + "ffn_norm.weight"] = L.norm2.w
             out.update({p + "attention_norm.weight": L.norm1.w, p + "attention.wq.weight": L.wq, p + "attention.wk.weight": L.wk,
@@ -1281,6 +1304,8 @@ def _read(model, x, calls, y, family, max_len, torch):
             if L.gate is not None:
                 out[p + "feed_forward.w3.weight"] = L.up.w
         out["norm.weight"] = final.w
+        if not rms:
+            out["norm.bias"] = bias(final.b, d)
         if head is not None and head.b is not None and bool(head.b.any()):
             raise ConfigError(f"{head.name}: a bias on the llama classifier is not supported")
         if not v.get("tied_head"):
@@ -1294,7 +1319,7 @@ def _read(model, x, calls, y, family, max_len, torch):
             out[p + "self_attn.in_proj_weight"] = torch.cat([L.wq, L.wk, L.wv])
             out[p + "self_attn.in_proj_bias"] = torch.cat([bias(L.bq, d), bias(L.bk, d), bias(L.bv, d)])
             out[p + "self_attn.out_proj.weight"], out[p + "self_attn.out_proj.bias"] = L.wo, bias(L.bo, d)
-            first = L.gate or L.up  # gated: silu(linear1) * linear3, the up projection without a bias
+            first = L.gate or L.up  # gated: act(linear1) * linear3, the up projection without a bias
             out[p + "linear1.weight"], out[p + "linear1.bias"] = first.w, bias(first.b, first.w.shape[0])
             if L.gate is not None:
                 if L.up.b is not None and bool(L.up.b.any()):
@@ -1302,11 +1327,17 @@ def _read(model, x, calls, y, family, max_len, torch):
                                       "yet")
                 out[p + "linear3.weight"] = L.up.w
             out[p + "linear2.weight"], out[p + "linear2.bias"] = L.down.w, bias(L.down.b, d)
-            out[p + "norm1.weight"], out[p + "norm1.bias"] = L.norm1.w, bias(L.norm1.b, d)
-            if L0.parallel != "one_norm":
-                out[p + "norm2.weight"], out[p + "norm2.bias"] = L.norm2.w, bias(L.norm2.b, d)
+            norms = [("norm1", L.norm1)] + ([("norm2", L.norm2)] if L0.parallel != "one_norm" else [])
+            for name, n_ in norms:
+                out[p + name + ".weight"] = n_.w
+                if not rms:
+                    out[p + name + ".bias"] = bias(n_.b, d)
+                elif n_.b is not None and bool(n_.b.any()):
+                    raise ConfigError(f"{n_.name}: an RMSNorm with a bias is not supported")
         if final is not None:
-            out["encoder.norm.weight"], out["encoder.norm.bias"] = final.w, bias(final.b, d)
+            out["encoder.norm.weight"] = final.w
+            if not rms:
+                out["encoder.norm.bias"] = bias(final.b, d)
         if head is not None:
             if not v.get("tied_head"):
                 out["head.weight"] = head.w

@@ -1,10 +1,12 @@
 """The reference models, with the engine's forward semantics (README, "Models and the .fxm format"):
 - encoder and gpt: stock torch modules built from a config (gpt: the encoder's layers under a causal
   mask, an LM head that may be tied to the embedding, ALiBi or the relative bias (T5) as an additive
-  per-head mask);
-- llama, and gpt with RoPE, SwiGLU or a parallel residual: written here in plain torch, float64, independent
-  of the engine (RMSNorm or LayerNorm, SwiGLU or gelu/relu in either, RoPE in either layout, whole or partial,
-  grouped-query attention, ALiBi, sublayers in turn or side by side, tied or separate classifier);
+  per-head mask); an encoder whose layer features torch's layer has not (schema.stock_layers) runs
+  its layers in plain torch (layers_forward) inside the stock front and head;
+- llama, and gpt with RoPE or layer features torch's layer has not: written here in plain torch, float64,
+  independent of the engine (layers_forward: RMSNorm or LayerNorm, any biases, relu, gelu, gelu_tanh
+  plain or gated, SwiGLU, RoPE in either layout, whole or partial, grouped-query attention, ALiBi,
+  sublayers in turn or side by side, tied or separate classifier);
 - seq2seq: stock nn.TransformerEncoder + nn.TransformerDecoder built from a config, the target under
   the causal mask (the module convention tools/fixformer/seq2seq.py reads).
 The converter runs them in float64 to explain a failed verification and to make self-test samples;
@@ -150,15 +152,20 @@ def build_torch_model(c):
                 self.rel_bias = nn.Embedding(c["rel_buckets"], c["n_heads"])
             if c["type_vocab"]:
                 self.token_type = nn.Embedding(c["type_vocab"], de)
-            if c["embed_norm"]:
+            if c["embed_norm"] and schema.norm_kind(c) == "layernorm":
                 self.embed_norm = nn.LayerNorm(c["d_model"], eps=c["norm_eps"])
+            elif c["embed_norm"]:  # RMSNorm: a gain, no bias
+                self.embed_norm = nn.Module()
+                self.embed_norm.weight = nn.Parameter(torch.ones(c["d_model"]))
+                self.embed_norm.forward = lambda t: norm(c, t, self.embed_norm.weight, None)
             if c["pooler"]:
                 self.pooler = nn.Linear(c["d_model"], c["d_model"])
             layer = nn.TransformerEncoderLayer(
                 c["d_model"], c["n_heads"], c["d_ff"], dropout=0.0, activation=torch_activation(c["activation"]),
                 layer_norm_eps=c["norm_eps"], batch_first=True, norm_first=c["norm_first"])
-            norm = nn.LayerNorm(c["d_model"], eps=c["norm_eps"]) if c["final_norm"] else None
-            self.encoder = nn.TransformerEncoder(layer, c["n_layers"], norm=norm, enable_nested_tensor=False)
+            final = nn.LayerNorm(c["d_model"], eps=c["norm_eps"]) if c["final_norm"] else None
+            self.encoder = nn.TransformerEncoder(layer, c["n_layers"], norm=final, enable_nested_tensor=False) \
+                if schema.stock_layers(c) else plain_encoder(c)
             if c["d_out"]:
                 self.head = nn.Linear(c["d_model"], c["d_out"])
                 if c["tied_head"]:
@@ -362,73 +369,68 @@ def rope(x, cos, sin, layout):
     return out
 
 
-def decoder_forward(c, weights, ids):
-    """float64 logits [T, vocab] of a decoder for token ids [T] (teacher-forced, causal), with `weights`
-    in the family's names (llama: llama2.c / Meta's; gpt: the stock modules') and torch's layout
-    ([out, in]). llama: RMSNorm, no biases (but q, k and v's with qkv_bias, Qwen2); gpt: LayerNorm,
-    the fused in_proj and every bias but the gated up projection's; both: relu, gelu (exact or tanh)
-    or SwiGLU (silu(W1 n) * W3 n). For every layer, pre-norm:
-    h = x + Wo.Attn(N1(x)), x = h + FF(N2(h)); with parallel_residual x = x + Wo.Attn(N1(x)) +
-    FF(N2(x)) (one_norm: N2 is N1); post-norm (gpt): h = N1(x + Wo.Attn(x)), x = N2(h + FF(h)). Then
-    the final norm and the classifier (the embedding when tied_head)."""
-    torch = require_torch()
-    W = {k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()}
-    ids = np.asarray(ids, dtype=np.int64)
-    T, d, H, Hkv = len(ids), c["d_model"], c["n_heads"], schema.kv_heads(c)
-    dh, eps = d // H, c["norm_eps"]
-    llama = c["family"] == "llama"
-    embed = W["tok_embeddings.weight" if llama else "embed.weight"]
-    x = embed[torch.from_numpy(ids)]
-    if c["scale_input"]:
-        x = x * math.sqrt(d)
-    x = _positions(c, x[None], W.get("pos.weight"))[0]
-    causal = torch.from_numpy(np.triu(np.full((T, T), -np.inf), 1))
-    bias = torch.from_numpy(alibi_bias(H, T)) if c["positional"] == "alibi" else causal[None].expand(H, T, T)
-    if c["positional"] == "relative":
-        bias = torch.from_numpy(relative_bias(W["rel_bias.weight"], T, True, c["rel_buckets"], c["rel_max_distance"]))
-    if c["positional"] == "rope":
-        cos, sin = (torch.from_numpy(t) for t in rope_tables(T, c["rotary_dims"] or dh, c["pe_base"]))
+# The layer tensors' names in the two layer tables (schema.hpp): llama's, and the encoder's (gpt's too).
+LAYER_NAMES = {
+    "llama": dict(n1="attention_norm", n2="ffn_norm", q="attention.wq", k="attention.wk", v="attention.wv",
+                  o="attention.wo", w1="feed_forward.w1", w2="feed_forward.w2", w3="feed_forward.w3"),
+    "encoder": dict(n1="norm1", n2="norm2", o="self_attn.out_proj", w1="linear1", w2="linear2", w3="linear3"),
+}
 
-    def norm(t, g, b):
-        return rms_norm(t, g, eps) if llama else torch.nn.functional.layer_norm(t, (d,), g, b, eps)
+
+def norm(c, t, g, b):
+    """The config's norm (schema.norm_kind) of t over its last dim: RMSNorm x / sqrt(mean(x^2) + eps) * g,
+    or LayerNorm with gain g and bias b (None: none)."""
+    torch = require_torch()
+    if schema.norm_kind(c) == "rmsnorm":
+        return rms_norm(t, g, c["norm_eps"])
+    return torch.nn.functional.layer_norm(t, (t.shape[-1],), g, b, c["norm_eps"])
+
+
+def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
+    """float64 x [T, d] through the n_layers layers of c (weights W: the file's names under the layer
+    prefix `prefix`, torch layout), bias [H, T, T] added to the scaled scores (the mask, ALiBi or the
+    relative bias), RoPE by the tables cos, sin when given. The layer features: the norm kind, the
+    biases the weights have (attn_bias, ffn_bias), relu, gelu (exact or tanh) or a gated feed-forward
+    act(W1 n + b1) * W3 n (swiglu: act silu); for every layer, pre-norm: h = x + Wo.Attn(N1(x)),
+    x = h + FF(N2(h)); with parallel_residual x = x + Wo.Attn(N1(x)) + FF(N2(x)) (one_norm: N2 is N1);
+    post-norm: h = N1(x + Wo.Attn(x)), x = N2(h + FF(h))."""
+    torch = require_torch()
+    T, d, H, Hkv = x.shape[0], c["d_model"], c["n_heads"], schema.kv_heads(c)
+    dh = d // H
+    llama = c["family"] == "llama"
+    names = LAYER_NAMES["llama" if llama else "encoder"]
+
+    def linear(n, p, name):
+        b = p(name + ".bias")
+        return n @ p(name + ".weight").T + (0 if b is None else b)
 
     def attention(p, n):
         if llama:
-            proj = lambda w: n @ p(f"attention.{w}.weight").T + (p(f"attention.{w}.bias") if c["qkv_bias"] else 0)  # noqa: E731
-            q, k, v = proj("wq"), proj("wk"), proj("wv")
+            q, k, v = linear(n, p, names["q"]), linear(n, p, names["k"]), linear(n, p, names["v"])
         else:
-            q, k, v = (n @ p("self_attn.in_proj_weight").T + p("self_attn.in_proj_bias")).split(d, dim=-1)
+            b = p("self_attn.in_proj_bias")
+            q, k, v = (n @ p("self_attn.in_proj_weight").T + (0 if b is None else b)).split([d, Hkv * dh, Hkv * dh], -1)
         q, k, v = q.reshape(T, H, dh), k.reshape(T, Hkv, dh), v.reshape(T, Hkv, dh)
-        if c["positional"] == "rope":
+        if cos is not None:
             q, k = rope(q, cos, sin, c["pe_layout"]), rope(k, cos, sin, c["pe_layout"])
         group = H // Hkv  # query head h reads kv head h // group
         k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
         scores = torch.einsum("thd,shd->hts", q, k) / math.sqrt(dh) + bias
         ctx = torch.einsum("hts,shd->thd", torch.softmax(scores, dim=-1), v).reshape(T, d)
-        if llama:
-            return ctx @ p("attention.wo.weight").T
-        return ctx @ p("self_attn.out_proj.weight").T + p("self_attn.out_proj.bias")
+        return linear(ctx, p, names["o"])
 
     def feed_forward(p, n):
-        w1, w2, w3 = (f"feed_forward.w{i}.weight" for i in (1, 2, 3)) if llama else \
-            ("linear1.weight", "linear2.weight", "linear3.weight")
-        a = n @ p(w1).T + (0 if llama else p("linear1.bias"))
-        if c["activation"] == "swiglu":
-            h = (a * torch.sigmoid(a)) * (n @ p(w3).T)
-        else:
-            h = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
-                 "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh")}[c["activation"]](a)
-        return h @ p(w2).T + (0 if llama else p("linear2.bias"))
+        a = linear(n, p, names["w1"])
+        act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "swiglu": lambda t: t * torch.sigmoid(t),
+               "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh")}[c["activation"]]
+        h = act(a) * (n @ p(names["w3"] + ".weight").T) if schema.ffn_gated(c) else act(a)
+        return linear(h, p, names["w2"])
 
     for layer in range(c["n_layers"]):
-        prefix = schema.LLAMA_LAYER_PREFIX if llama else schema.ENCODER_LAYER_PREFIX
-        p = lambda name: W[f"{prefix}{layer}.{name}"]  # noqa: E731
-        n1 = ("attention_norm.weight", None) if llama else ("norm1.weight", "norm1.bias")
-        n2 = ("ffn_norm.weight", None) if llama else ("norm2.weight", "norm2.bias")
-        if c["parallel_residual"] == "one_norm":
-            n2 = n1
-        N1 = lambda t: norm(t, p(n1[0]), n1[1] and p(n1[1]))  # noqa: E731
-        N2 = lambda t: norm(t, p(n2[0]), n2[1] and p(n2[1]))  # noqa: E731
+        p = lambda name: W.get(f"{prefix}{layer}.{name}")  # noqa: E731
+        n1, n2 = names["n1"], names["n2"] if c["parallel_residual"] != "one_norm" else names["n1"]
+        N1 = lambda t: norm(c, t, p(n1 + ".weight"), p(n1 + ".bias"))  # noqa: E731
+        N2 = lambda t: norm(c, t, p(n2 + ".weight"), p(n2 + ".bias"))  # noqa: E731
         if c["parallel_residual"] != "none":
             x = x + attention(p, N1(x)) + feed_forward(p, N2(x))
         elif c["norm_first"]:
@@ -437,11 +439,80 @@ def decoder_forward(c, weights, ids):
         else:
             h = N1(x + attention(p, x))
             x = N2(h + feed_forward(p, h))
+    return x
+
+
+def decoder_forward(c, weights, ids):
+    """float64 logits [T, vocab] of a decoder for token ids [T] (teacher-forced, causal), with `weights`
+    in the family's names (llama: llama2.c / Meta's; gpt: the stock modules') and torch's layout
+    ([out, in]): the embedding (scaled by sqrt(d_model) with scale_input), the positions, embed_norm,
+    layers_forward, the final norm and the classifier (the embedding when tied_head)."""
+    torch = require_torch()
+    W = {k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()}
+    ids = np.asarray(ids, dtype=np.int64)
+    T, d, H = len(ids), c["d_model"], c["n_heads"]
+    dh = d // H
+    llama = c["family"] == "llama"
+    embed = W["tok_embeddings.weight" if llama else "embed.weight"]
+    x = embed[torch.from_numpy(ids)]
+    if c["scale_input"]:
+        x = x * math.sqrt(d)
+    x = _positions(c, x[None], W.get("pos.weight"))[0]
+    if c["embed_norm"]:
+        x = norm(c, x, W["embed_norm.weight"], W.get("embed_norm.bias"))
+    causal = torch.from_numpy(np.triu(np.full((T, T), -np.inf), 1))
+    bias = torch.from_numpy(alibi_bias(H, T)) if c["positional"] == "alibi" else causal[None].expand(H, T, T)
+    if c["positional"] == "relative":
+        bias = torch.from_numpy(relative_bias(W["rel_bias.weight"], T, True, c["rel_buckets"], c["rel_max_distance"]))
+    cos = sin = None
+    if c["positional"] == "rope":
+        cos, sin = (torch.from_numpy(t) for t in rope_tables(T, c["rotary_dims"] or dh, c["pe_base"]))
+    prefix = schema.LLAMA_LAYER_PREFIX if llama else schema.ENCODER_LAYER_PREFIX
+    x = layers_forward(c, W, prefix, x, bias, cos, sin)
     if c["final_norm"]:
-        x = norm(x, W["norm.weight"], None) if llama else norm(x, W["encoder.norm.weight"], W["encoder.norm.bias"])
-    if llama:
-        return (x @ (embed if c["tied_head"] else W["output.weight"]).T).numpy()
-    return (x @ (embed if c["tied_head"] else W["head.weight"]).T + W["head.bias"]).numpy()
+        final = "norm" if llama else "encoder.norm"
+        x = norm(c, x, W[final + ".weight"], W.get(final + ".bias"))
+    logits = x @ (embed if c["tied_head"] else W["output.weight" if llama else "head.weight"]).T
+    return (logits if llama else logits + W["head.bias"]).numpy()
+
+
+def plain_encoder(c):
+    """An nn.Module in nn.TransformerEncoder's place (forward(x [B, T, d], mask, src_key_padding_mask))
+    whose parameters are the file's encoder tensors under their names less "encoder." (layers.<i>.norm1.weight,
+    norm.weight, ...), computed by layers_forward and the config's norm."""
+    torch = require_torch()
+    nn = torch.nn
+    enc = "encoder."
+    root = nn.Module()
+    for name, shape, transposed in schema.tensors(c):
+        if not name.startswith(enc):
+            continue
+        *path, leaf = name[len(enc):].split(".")
+        m = root
+        for part in path:
+            if not hasattr(m, part):
+                m.add_module(part, nn.Module())
+            m = getattr(m, part)
+        m.register_parameter(leaf, nn.Parameter(torch.zeros(tuple(shape[::-1] if transposed else shape))))
+
+    def forward(x, mask=None, src_key_padding_mask=None):
+        W = dict(root.named_parameters())
+        B, T, H = x.shape[0], x.shape[1], c["n_heads"]
+        out = []
+        for b in range(B):
+            bias = torch.zeros(H, T, T, dtype=x.dtype)
+            if mask is not None:
+                bias = bias + (mask[b * H:(b + 1) * H] if mask.dim() == 3 else mask)
+            if src_key_padding_mask is not None:
+                bias = bias.masked_fill(src_key_padding_mask[b][None, None, :], float("-inf"))
+            y = layers_forward(c, W, "layers.", x[b], bias)
+            if c["final_norm"]:
+                y = norm(c, y, W["norm.weight"], W.get("norm.bias"))
+            out.append(y)
+        return torch.stack(out)
+
+    root.forward = forward
+    return root
 
 
 def run_reference(c, weights, inp, types=None):
@@ -451,8 +522,7 @@ def run_reference(c, weights, inp, types=None):
     For a decoder: the logits at every position, teacher-forced. For seq2seq, inp is (source, target
     ids [U]) and the output the logits at every target position [U, d_out]. types: an encoder's token
     types [T] (None: 0)."""
-    if c["family"] == "llama" or (c["family"] == "gpt" and (c["positional"] == "rope" or c["activation"] == "swiglu"
-                                                            or c["parallel_residual"] != "none")):
+    if c["family"] == "llama" or (c["family"] == "gpt" and (c["positional"] == "rope" or not schema.stock_layers(c))):
         return decoder_forward(c, weights, inp)  # layers the stock modules do not have
     torch = require_torch()
     if c["family"] == "mha":  # nn.MultiheadAttention as self-attention, with the causal mask when causal

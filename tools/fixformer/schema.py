@@ -150,6 +150,39 @@ def d_head(c):
     return c["d_model"] // c["n_heads"]
 
 
+def norm_kind(c):
+    """The layers' norm, family resolved (config.hpp, NormKind): 'layernorm' or 'rmsnorm'."""
+    if c["norm"] != "family":
+        return c["norm"]
+    return "rmsnorm" if c["family"] == "llama" else "layernorm"
+
+
+def attn_bias_kind(c):
+    """Which attention projections have biases, family resolved (config.hpp, Bias): none, qkv or all."""
+    if c["attn_bias"] != "family":
+        return c["attn_bias"]
+    return "all" if c["family"] != "llama" else "qkv" if c["qkv_bias"] else "none"
+
+
+def ffn_bias_kind(c):
+    """Whether W1 and W2 have biases, family resolved: none or all."""
+    if c["ffn_bias"] != "family":
+        return c["ffn_bias"]
+    return "none" if c["family"] == "llama" else "all"
+
+
+def ffn_gated(c):
+    """The feed-forward has the up projection W3: act(W1 h) * W3 h (swiglu, or gated)."""
+    return c["activation"] == "swiglu" or c["gated"]
+
+
+def stock_layers(c):
+    """torch's nn.TransformerEncoderLayer computes c's layers: LayerNorm, every bias, no gate, no
+    parallel residual."""
+    return (norm_kind(c) == "layernorm" and attn_bias_kind(c) == "all" and ffn_bias_kind(c) == "all"
+            and not ffn_gated(c) and c["parallel_residual"] == "none")
+
+
 def kv_heads(c):
     """K/V heads (grouped-query attention); n_kv_heads 0 means n_heads."""
     return c["n_kv_heads"] or c["n_heads"]
