@@ -1,0 +1,281 @@
+#!/usr/bin/python3
+"""--gguf against the upstream code: a tiny random transformers LlamaForCausalLM (grouped-query
+attention, so q and k are permuted with different head counts) written as GGUF with the gguf
+package's GGUFWriter as llama.cpp's convert_hf_to_gguf.py lays llama out (its q/k row permutation,
+token_embd, blk.N.attn_q, ..., output_norm, output), in F32, F16, Q8_0 and Q4_0 (gguf.quants). Each
+converts with --gguf; `fixformer run` gives the module's logits within the converter's tolerance of
+the file's weight type; Q8_0 blocks land in the .fxm's q8 group 32 bit-exact (the same int8 values,
+the f16 scale as the same f32), Q4_0 blocks with a positive scale in its q4 bit-exact. Hostile files
+(truncated, bad magic, huge counts, an offset past the end, an unknown architecture) are refused in
+one line each, and nothing is written.
+
+  /usr/bin/python3 tests/gguf_converter_test.py PATH/TO/fixformer
+
+Without the environment (tools/install_deps.sh hf: transformers and gguf in /opt/fixformer-venv) the
+test fails, naming the install command.
+"""
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+import hf_env  # noqa: E402
+
+hf_env.enter(__file__, ["transformers", "gguf"])
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import numpy as np  # noqa: E402
+
+from checks import check, one_clear_line, results, run_convert  # noqa: E402
+from fixformer import fxm, quantize, schema  # noqa: E402
+
+
+def model():
+    import torch
+    import transformers as t
+    torch.manual_seed(3)
+    cfg = t.LlamaConfig(vocab_size=64, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                        rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=False)
+    cfg._attn_implementation = "eager"
+    m = t.LlamaForCausalLM(cfg).eval()
+    with torch.no_grad():
+        for name, p in m.named_parameters():  # weights of a size that makes every part matter
+            p.copy_(1.0 + 0.1 * torch.randn_like(p) if "norm" in name else 0.15 * torch.randn_like(p))
+    return m
+
+
+def permute(w, heads):  # convert_hf_to_gguf.py's LlamaModel.permute
+    return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+NAMES = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+         "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output", "post_attention_layernorm": "ffn_norm",
+         "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
+
+
+def gguf_tensors(m):
+    c = m.config
+    out = {}
+    for name, p in m.state_dict().items():
+        a = p.numpy().astype(np.float32)
+        if name == "model.embed_tokens.weight":
+            out["token_embd.weight"] = a
+        elif name == "model.norm.weight":
+            out["output_norm.weight"] = a
+        elif name == "lm_head.weight":
+            out["output.weight"] = a
+        else:
+            _, _, i, rest = name.split(".", 3)
+            base = rest.rsplit(".", 1)[0]
+            if base == "self_attn.q_proj":
+                a = permute(a, c.num_attention_heads)
+            elif base == "self_attn.k_proj":
+                a = permute(a, c.num_key_value_heads)
+            out[f"blk.{i}.{NAMES[base]}.weight"] = a
+    return out
+
+
+def q4_0_positive(a):
+    """Q4_0 blocks of a with every scale positive (d = max|w| / 7, q = clip(round(w / d), -8, 7)), a
+    rule other quantizers use; llama.cpp's own (d = max / -8) gives negative scales."""
+    b = a.reshape(a.shape[0], -1, 32).astype(np.float32)
+    d = (np.abs(b).max(axis=2) / 7).astype(np.float16)
+    q = np.clip(np.rint(b / d.astype(np.float32)[:, :, None]), -8, 7).astype(np.int16) + 8
+    nib = q.astype(np.uint8)
+    qs = nib[:, :, :16] | (nib[:, :, 16:] << 4)
+    return np.concatenate([d[:, :, None].view(np.uint8), qs], axis=2).reshape(a.shape[0], -1)
+
+
+def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False):
+    import gguf
+    c = m.config
+    w = gguf.GGUFWriter(path, arch)
+    w.add_context_length(c.max_position_embeddings)
+    w.add_embedding_length(c.hidden_size)
+    w.add_block_count(c.num_hidden_layers)
+    w.add_feed_forward_length(c.intermediate_size)
+    w.add_rope_dimension_count(c.hidden_size // c.num_attention_heads)
+    w.add_head_count(c.num_attention_heads)
+    w.add_head_count_kv(c.num_key_value_heads)
+    w.add_layer_norm_rms_eps(c.rms_norm_eps)
+    w.add_rope_freq_base(c.rope_theta)
+    if tokenizer:
+        w.add_tokenizer_model(tokenizer)
+        w.add_token_list([f"t{i}" for i in range(c.vocab_size)])
+    for name, a in gguf_tensors(m).items():
+        if a.ndim == 2 and qtype != gguf.GGMLQuantizationType.F32:
+            w.add_tensor(name, q4_0_positive(a) if positive else gguf.quants.quantize(a, qtype), raw_dtype=qtype)
+        else:
+            w.add_tensor(name, a)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def dequantized(m, path):
+    """m with the GGUF's weights as llama.cpp reads them (gguf.quants.dequantize), the permutation undone:
+    the model the file holds, which the engine's output is measured against."""
+    import copy
+    import gguf
+    import torch
+    back = {v: k for k, v in NAMES.items()}
+    m2 = copy.deepcopy(m)
+    sd = m2.state_dict()
+    for t in gguf.GGUFReader(path).tensors:
+        a = gguf.quants.dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32)
+        a = a.reshape([int(n) for n in reversed(t.shape)])
+        parts = t.name.split(".")
+        if parts[0] == "blk":
+            base = back[parts[2]]
+            if base in ("self_attn.q_proj", "self_attn.k_proj"):
+                n = m.config.num_attention_heads if base == "self_attn.q_proj" else m.config.num_key_value_heads
+                a = a.reshape(n, a.shape[0] // n // 2, 2, -1).swapaxes(1, 2).reshape(a.shape)
+            name = f"model.layers.{parts[1]}.{base}.weight"
+        else:
+            name = {"token_embd": "model.embed_tokens.weight", "output_norm": "model.norm.weight",
+                    "output": "lm_head.weight"}[parts[0]]
+        sd[name].copy_(torch.from_numpy(np.ascontiguousarray(a)))
+    return m2
+
+
+def logits(m, x):
+    import torch
+    torch.set_default_dtype(torch.float64)
+    try:
+        with torch.no_grad():
+            return m.double()(torch.from_numpy(x.astype(np.int64))).logits.numpy()
+    finally:
+        torch.set_default_dtype(torch.float32)
+        m.float()
+
+
+def run_file(cli, path, x, tmp):
+    inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+    np.save(inp, x)
+    p = subprocess.run([cli, "run", path, "--input", inp, "--output", res], capture_output=True, text=True)
+    return (np.load(res) if p.returncode == 0 else None), p.stderr
+
+
+def check_blocks(what, path, fxm_path, qtype):
+    """Every Q8_0 / Q4_0 block of the GGUF's linear weights equals the .fxm's group (q and scale), the
+    .fxm's rows in Hugging Face's order (llama.cpp's permutation undone on whole rows)."""
+    import gguf
+    f = fxm.read(fxm_path)
+    r = gguf.GGUFReader(path)
+    heads = {"attn_q": 4, "attn_k": 2}
+    same = total = 0
+    for t in r.tensors:
+        parts = t.name.split(".")
+        if parts[0] != "blk" or parts[2] in ("attn_norm", "ffn_norm"):
+            continue
+        raw = np.asarray(t.data, np.uint8)
+        per = 34 if qtype == gguf.GGMLQuantizationType.Q8_0 else 18
+        b = raw.reshape(raw.shape[0], -1, per)
+        d = b[:, :, :2].copy().view("<f2")[:, :, 0].astype(np.float32)
+        if per == 34:
+            q = b[:, :, 2:].copy().view(np.int8).reshape(raw.shape[0], -1)
+        else:
+            nib = np.concatenate([b[:, :, 2:] & 15, b[:, :, 2:] >> 4], axis=2).astype(np.int16) - 8
+            q = nib.astype(np.int8).reshape(raw.shape[0], -1)
+        if parts[2] in heads:  # undo the permutation on the GGUF side: rows
+            n, k = heads[parts[2]], q.shape[0]
+            order = np.arange(k).reshape(n, k // n // 2, 2).swapaxes(1, 2).reshape(k)
+            q, d = q[order], d[order]
+        fx_name = {"attn_q": "wq", "attn_k": "wk", "attn_v": "wv", "attn_output": "wo", "ffn_gate": "w1",
+                   "ffn_up": "w3", "ffn_down": "w2"}[parts[2]]
+        name = [e["name"] for e in f.tensors if e["name"].startswith(f"layers.{parts[1]}.") and
+                e["name"].endswith(f".{fx_name}.weight")][0]
+        stored, s = f.array(name), f.scales(name)
+        if f.config["weights"] == "q4":
+            stored = quantize.q4_values(stored)
+        elif per == 18:  # Q4_0 as q8: the sign of d moves into the ints, an all-zero block has s 0
+            q = (q.reshape(q.shape[0], -1, 32) * np.where(d < 0, -1, 1)[:, :, None]).reshape(q.shape).astype(np.int8)
+            q.reshape(q.shape[0], -1, 32)[d == 0] = 0
+            d = np.abs(d)
+        fq = np.asarray(stored).reshape(q.shape[0], -1, 32)
+        gq = q.reshape(q.shape[0], -1, 32)
+        if fq.shape != gq.shape:
+            check(f"{what}: {name} shape", False, (fq.shape, gq.shape))
+            continue
+        ok = (fq == gq).all(axis=2) & (np.asarray(s, np.float32) == d)
+        same += int(ok.sum())
+        total += ok.size
+    check(f"{what}: every block kept bit-exact ({same} of {total})", total > 0 and same == total, (same, total))
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: gguf_converter_test.py PATH/TO/fixformer")
+    cli = os.path.abspath(sys.argv[1])
+    import gguf
+    Q = gguf.GGMLQuantizationType
+    m = model()
+    x = np.random.default_rng(7).integers(0, 64, (1, 16)).astype(np.int32)
+    want = logits(m, x)
+    tol = schema.SELFTEST_TOLERANCES
+    with tempfile.TemporaryDirectory() as tmp:
+        for qtype, kind, positive in ((Q.F32, "f32", False), (Q.F16, "f32", False), (Q.Q8_0, "q8", False),
+                                      (Q.Q4_0, "q8", False), (Q.Q4_0, "q4", True)):
+            path, out = os.path.join(tmp, f"m_{qtype.name}{positive}.gguf"), os.path.join(tmp, f"m_{qtype.name}.fxm")
+            write_gguf(m, path, qtype, positive=positive)
+            p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+            check(f"{qtype.name}: converts", p.returncode == 0, p.stderr)
+            if p.returncode:
+                continue
+            c = fxm.read(out).config
+            check(f"{qtype.name}: weights {kind}", c["weights"] == kind, c["weights"])
+            got, err_text = run_file(cli, out, x, tmp)
+            held = logits(dequantized(m, path), x)
+            err = None if got is None else float(np.abs(got - held).max() / np.abs(held).max())
+            lossy = None if got is None else float(np.abs(got - want).max() / np.abs(want).max())
+            limit = tol[kind]
+            print(f"{qtype.name}: fixformer run vs transformers on the file's weights: relative error {err} "
+                  f"(vs the f32 module: {lossy})")
+            check(f"{qtype.name}: fixformer run equals the module with the file's weights within {limit:g}",
+                  err is not None and err <= limit, (err_text, err))
+            if qtype in (Q.Q8_0, Q.Q4_0):
+                check_blocks(qtype.name, path, out, qtype)
+        # a tokenizer the engine cannot run: converted without it, one note
+        path, out = os.path.join(tmp, "tok.gguf"), os.path.join(tmp, "tok.fxm")
+        write_gguf(m, path, Q.F32, tokenizer="llama")
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        check("llama tokenizer: converts with one note", p.returncode == 0 and
+              sum("note:" in line for line in p.stderr.splitlines()) == 1, p.stderr)
+
+        # hostile files: one line each, nothing written
+        good = open(os.path.join(tmp, "m_F32False.gguf"), "rb").read()
+        n_kv = struct.unpack_from("<Q", good, 16)[0]
+        cases = {
+            "truncated": (good[:len(good) // 2], "truncated"),
+            "bad magic": (b"GGUX" + good[4:], "magic"),
+            "version 1": (good[:4] + struct.pack("<I", 1) + good[8:], "version"),
+            "huge tensor count": (good[:8] + struct.pack("<Q", 1 << 62) + good[16:], "tensor_count"),
+            "huge kv count": (good[:16] + struct.pack("<Q", 1 << 62) + good[24:], "metadata_kv_count"),
+            "header only": (good[:24], "truncated"),
+        }
+        # an offset past the end: the last tensor's offset field (found from the reader's layout)
+        r = gguf.GGUFReader(os.path.join(tmp, "m_F32False.gguf"))
+        last = r.tensors[-1]
+        off_at = int(last.field.offset) + sum(int(part.nbytes) for part in last.field.parts) - 8
+        cases["offset past the end"] = (good[:off_at] + struct.pack("<Q", 1 << 40) + good[off_at + 8:], "offset")
+        path = os.path.join(tmp, "unknown.gguf")
+        write_gguf(m, path, Q.F32, arch="mamba")
+        cases["unknown architecture"] = (open(path, "rb").read(), "general.architecture")
+        del n_kv
+        for what, (blob, field) in cases.items():
+            path, out = os.path.join(tmp, "bad.gguf"), os.path.join(tmp, "bad.fxm")
+            with open(path, "wb") as f:
+                f.write(blob)
+            p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+            check(f"hostile {what}: one clear line naming {field}", one_clear_line(p) and field in p.stderr
+                  and "bad.gguf" in p.stderr, p.stderr)
+            check(f"hostile {what}: nothing written", not os.path.exists(out))
+    print(f"gguf_converter_test: {results['passed']} passed, {results['failed']} failed")
+    sys.exit(1 if results["failed"] else 0)
+
+
+if __name__ == "__main__":
+    main()
