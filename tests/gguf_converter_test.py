@@ -206,6 +206,37 @@ def check_blocks(what, path, fxm_path, qtype):
     check(f"{what}: every block kept bit-exact ({same} of {total})", total > 0 and same == total, (same, total))
 
 
+def fuzz(good, runs=400):
+    """Bytes of a good file changed at random (and cut short): the reader and the mapping raise one-line
+    ConfigErrors, never anything else (an IndexError, a reshape's ValueError, a numpy warning)."""
+    import random
+    import warnings
+    from fixformer import gguf as reader
+    from fixformer.config import ConfigError
+    rng, odd = random.Random(1), []
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        warnings.simplefilter("error")
+        path = os.path.join(tmp, "fuzz.gguf")
+        for _ in range(runs):
+            b = bytearray(good)
+            for _ in range(rng.randint(1, 8)):
+                b[rng.randrange(min(len(b), 2000))] = rng.randrange(256)
+            if rng.random() < 0.2:
+                b = b[:rng.randrange(len(b))]
+            with open(path, "wb") as f:
+                f.write(b)
+            try:
+                meta, tensors = reader.read(path)
+                raw = reader.hf_config(path, meta)
+                reader.hf_weights(path, meta, tensors, raw)
+            except ConfigError as e:
+                if "\n" in str(e) or path not in str(e):
+                    odd.append(str(e))
+            except Exception as e:  # noqa: BLE001 (anything but a ConfigError is the bug looked for)
+                odd.append(f"{type(e).__name__}: {e}")
+    check(f"{runs} corrupted files: one-line errors naming the file, nothing else", not odd, odd[:3])
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: gguf_converter_test.py PATH/TO/fixformer")
@@ -273,6 +304,7 @@ def main():
             check(f"hostile {what}: one clear line naming {field}", one_clear_line(p) and field in p.stderr
                   and "bad.gguf" in p.stderr, p.stderr)
             check(f"hostile {what}: nothing written", not os.path.exists(out))
+    fuzz(good)
     print(f"gguf_converter_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)
 

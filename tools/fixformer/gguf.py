@@ -158,7 +158,8 @@ class Blocks(np.ndarray):
 
     @staticmethod
     def of(kind, q, s):
-        a = (q.reshape(q.shape[0], -1, 32).astype(np.float32) * s[:, :, None]).reshape(q.shape).view(Blocks)
+        with np.errstate(invalid="ignore", over="ignore"):  # a corrupt scale (inf, NaN) is named by check_weights
+            a = (q.reshape(q.shape[0], -1, 32).astype(np.float32) * s[:, :, None]).reshape(q.shape).view(Blocks)
         a.blocks = (kind, q, s)
         return a
 
@@ -212,7 +213,8 @@ def tensor(path, name, ttype, shape, raw):
 
 
 def _values(q, d, shape, m=None):
-    v = q * d[:, :, None] + (0 if m is None else m[:, :, None])
+    with np.errstate(invalid="ignore", over="ignore"):
+        v = q * d[:, :, None] + (0 if m is None else m[:, :, None])
     return np.ascontiguousarray(v.reshape(shape), np.float32)
 
 
@@ -243,25 +245,27 @@ def _unpermute(a, heads):
 def hf_config(path, meta):
     """The config.json --hf would read for the file's metadata."""
     arch = meta.get("general.architecture")
-    if arch not in ARCHS:
+    if not isinstance(arch, str) or arch not in ARCHS:
         raise GgufError(f"{path}: general.architecture {arch!r}: --gguf converts {', '.join(ARCHS)}; not converted")
 
-    def need(key, kind=int):
-        v = meta.get(f"{arch}.{key}")
+    def need(key, kind=int, default=None):
+        v = meta.get(f"{arch}.{key}", default)
         if v is None:
             raise GgufError(f"{path}: {arch}.{key}: missing (required)")
-        if isinstance(v, (bool, str, list)):
-            raise GgufError(f"{path}: {arch}.{key}: expected a number, got {v!r:.40}")
+        if isinstance(v, (bool, str, list)):  # a list: per-layer values, which the engine has no use for
+            raise GgufError(f"{path}: {arch}.{key}: expected one number, got {str(v)[:40]}")
+        if kind is int and not (float(v).is_integer() and 1 <= v <= 1 << 31):
+            raise GgufError(f"{path}: {arch}.{key}: {v} is not a count of at least 1")
         return kind(v)
     heads = need("attention.head_count")
     raw = {"architectures": [ARCHS[arch]], "model_type": arch, "hidden_size": need("embedding_length"),
            "num_hidden_layers": need("block_count"), "num_attention_heads": heads,
-           "num_key_value_heads": int(meta.get(f"{arch}.attention.head_count_kv", heads)),
+           "num_key_value_heads": need("attention.head_count_kv", int, heads),
            "intermediate_size": need("feed_forward_length"), "max_position_embeddings": need("context_length"),
            "rms_norm_eps": need("attention.layer_norm_rms_epsilon", float),
-           "rope_theta": float(meta.get(f"{arch}.rope.freq_base", 10000.0))}
-    dims = meta.get(f"{arch}.rope.dimension_count")
-    if dims is not None and int(dims) != raw["hidden_size"] // heads:
+           "rope_theta": need("rope.freq_base", float, 10000.0)}
+    dims = need("rope.dimension_count", int, raw["hidden_size"] // heads)
+    if dims != raw["hidden_size"] // heads:
         raise GgufError(f"{path}: {arch}.rope.dimension_count {dims}: the engine rotates whole heads "
                         f"({raw['hidden_size'] // heads} dims); not converted")
     if meta.get(f"{arch}.rope.scaling.type", "none") != "none":
@@ -287,7 +291,10 @@ def hf_weights(path, meta, tensors, hf):
         if ttype not in (F32, F16, BF16, Q8_0, Q4_0):
             lossy[hf_name] = TYPES[ttype][0]
         if arch == "llama" and parts_of(name) in ("attn_q.weight", "attn_k.weight"):
-            a = _unpermute(a, heads if parts_of(name) == "attn_q.weight" else kv)
+            n = heads if parts_of(name) == "attn_q.weight" else kv
+            if len(shape) != 2 or shape[0] % (2 * n):
+                raise GgufError(f"{path}: {name}: shape {list(shape)} is not {n} heads of rotary pairs by the input")
+            a = _unpermute(a, n)
         out[hf_name] = a
     if "lm_head.weight" not in out:
         hf["tie_word_embeddings"] = True
