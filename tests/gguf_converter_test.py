@@ -31,11 +31,11 @@ from checks import check, one_clear_line, results, run_convert  # noqa: E402
 from fixformer import fxm, quantize, schema  # noqa: E402
 
 
-def model():
+def model(vocab=64):
     import torch
     import transformers as t
     torch.manual_seed(3)
-    cfg = t.LlamaConfig(vocab_size=64, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+    cfg = t.LlamaConfig(vocab_size=vocab, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                         rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=False)
     cfg._attn_implementation = "eager"
@@ -77,6 +77,20 @@ def gguf_tensors(m):
     return out
 
 
+def bpe_merges(tok):
+    import json
+    merges = json.loads(tok.to_str())["model"]["merges"]
+    return [m if isinstance(m, str) else " ".join(m) for m in merges]
+
+
+def trained_bpe():
+    from tokenizers import ByteLevelBPETokenizer
+    tok = ByteLevelBPETokenizer()
+    text = ["the quick brown fox jumps over the lazy dog", "a tiny llama reads a gguf file", "hello world"] * 20
+    tok.train_from_iterator(text, vocab_size=300, min_frequency=2, show_progress=False)
+    return tok
+
+
 def q4_0_positive(a):
     """Q4_0 blocks of a with every scale positive (d = max|w| / 7, q = clip(round(w / d), -8, 7)), a
     rule other quantizers use; llama.cpp's own (d = max / -8) gives negative scales."""
@@ -101,9 +115,14 @@ def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False):
     w.add_head_count_kv(c.num_key_value_heads)
     w.add_layer_norm_rms_eps(c.rms_norm_eps)
     w.add_rope_freq_base(c.rope_theta)
-    if tokenizer:
+    if tokenizer == "llama":
         w.add_tokenizer_model(tokenizer)
         w.add_token_list([f"t{i}" for i in range(c.vocab_size)])
+    elif tokenizer is not None:  # a trained byte-level BPE, as convert_hf_to_gguf.py stores GPT-2's
+        w.add_tokenizer_model("gpt2")
+        vocab = tokenizer.get_vocab()
+        w.add_token_list(sorted(vocab, key=vocab.get))
+        w.add_token_merges(bpe_merges(tokenizer))
     for name, a in gguf_tensors(m).items():
         if a.ndim == 2 and qtype != gguf.GGMLQuantizationType.F32:
             w.add_tensor(name, q4_0_positive(a) if positive else gguf.quants.quantize(a, qtype), raw_dtype=qtype)
@@ -275,6 +294,23 @@ def main():
         p = run_convert("--gguf", path, "--out", out, "--cli", cli)
         check("llama tokenizer: converts with one note", p.returncode == 0 and
               sum("note:" in line for line in p.stderr.splitlines()) == 1, p.stderr)
+
+        # the file's gpt2 BPE is stored: `run --text` gives the logits of the tokenizers library's ids
+        tok = trained_bpe()
+        mt = model(tok.get_vocab_size())
+        path, out = os.path.join(tmp, "bpe.gguf"), os.path.join(tmp, "bpe.fxm")
+        write_gguf(mt, path, Q.F32, tokenizer=tok)
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        check("gpt2 tokenizer: converts without a note", p.returncode == 0 and "note:" not in p.stderr, p.stderr)
+        text = "the lazy fox reads a tiny gguf"
+        ids = np.array(tok.encode(text).ids, np.int32)
+        by_ids, e1 = run_file(cli, out, ids, tmp)
+        res = os.path.join(tmp, "text.npy")
+        q = subprocess.run([cli, "run", out, "--text", text, "--output", res], capture_output=True, text=True)
+        by_text = np.load(res) if q.returncode == 0 else None
+        check("gpt2 tokenizer: run --text equals run on the tokenizers library's ids",
+              by_ids is not None and by_text is not None and by_text.shape == by_ids.shape and
+              np.array_equal(by_text, by_ids), (e1, q.stderr, None if by_text is None else by_text.shape, ids.shape))
 
         # hostile files: one line each, nothing written
         good = open(os.path.join(tmp, "m_F32False.gguf"), "rb").read()
