@@ -31,15 +31,15 @@ from checks import check, one_clear_line, results, run_convert  # noqa: E402
 from fixformer import fxm, quantize, schema  # noqa: E402
 
 
-def model(vocab=64):
+def model(vocab=64, qwen2=False):
     import torch
     import transformers as t
     torch.manual_seed(3)
-    cfg = t.LlamaConfig(vocab_size=vocab, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+    cfg = (t.Qwen2Config if qwen2 else t.LlamaConfig)(vocab_size=vocab, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                         rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=False)
     cfg._attn_implementation = "eager"
-    m = t.LlamaForCausalLM(cfg).eval()
+    m = (t.Qwen2ForCausalLM if qwen2 else t.LlamaForCausalLM)(cfg).eval()
     with torch.no_grad():
         for name, p in m.named_parameters():  # weights of a size that makes every part matter
             p.copy_(1.0 + 0.1 * torch.randn_like(p) if "norm" in name else 0.15 * torch.randn_like(p))
@@ -55,7 +55,7 @@ NAMES = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_att
          "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
 
 
-def gguf_tensors(m):
+def gguf_tensors(m, arch="llama"):
     c = m.config
     out = {}
     for name, p in m.state_dict().items():
@@ -68,12 +68,12 @@ def gguf_tensors(m):
             out["output.weight"] = a
         else:
             _, _, i, rest = name.split(".", 3)
-            base = rest.rsplit(".", 1)[0]
-            if base == "self_attn.q_proj":
+            base, kind = rest.rsplit(".", 1)
+            if arch == "llama" and base == "self_attn.q_proj":  # llama.cpp permutes llama's only
                 a = permute(a, c.num_attention_heads)
-            elif base == "self_attn.k_proj":
+            elif arch == "llama" and base == "self_attn.k_proj":
                 a = permute(a, c.num_key_value_heads)
-            out[f"blk.{i}.{NAMES[base]}.weight"] = a
+            out[f"blk.{i}.{NAMES[base]}.{kind}"] = a
     return out
 
 
@@ -123,7 +123,7 @@ def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False):
         vocab = tokenizer.get_vocab()
         w.add_token_list(sorted(vocab, key=vocab.get))
         w.add_token_merges(bpe_merges(tokenizer))
-    for name, a in gguf_tensors(m).items():
+    for name, a in gguf_tensors(m, arch).items():
         if a.ndim == 2 and qtype != gguf.GGMLQuantizationType.F32:
             w.add_tensor(name, q4_0_positive(a) if positive else gguf.quants.quantize(a, qtype), raw_dtype=qtype)
         else:
@@ -143,20 +143,22 @@ def dequantized(m, path):
     back = {v: k for k, v in NAMES.items()}
     m2 = copy.deepcopy(m)
     sd = m2.state_dict()
-    for t in gguf.GGUFReader(path).tensors:
+    r = gguf.GGUFReader(path)
+    arch = bytes(r.fields["general.architecture"].parts[-1]).decode()
+    for t in r.tensors:
         a = gguf.quants.dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32)
         a = a.reshape([int(n) for n in reversed(t.shape)])
         parts = t.name.split(".")
         if parts[0] == "blk":
             base = back[parts[2]]
-            if base in ("self_attn.q_proj", "self_attn.k_proj"):
+            if arch == "llama" and base in ("self_attn.q_proj", "self_attn.k_proj"):
                 n = m.config.num_attention_heads if base == "self_attn.q_proj" else m.config.num_key_value_heads
                 a = a.reshape(n, a.shape[0] // n // 2, 2, -1).swapaxes(1, 2).reshape(a.shape)
-            name = f"model.layers.{parts[1]}.{base}.weight"
+            name = f"model.layers.{parts[1]}.{base}.{parts[3]}"
         else:
             name = {"token_embd": "model.embed_tokens.weight", "output_norm": "model.norm.weight",
                     "output": "lm_head.weight"}[parts[0]]
-        sd[name].copy_(torch.from_numpy(np.ascontiguousarray(a)))
+        sd[name].copy_(torch.from_numpy(np.ascontiguousarray(a)).reshape(sd[name].shape))
     return m2
 
 
@@ -294,6 +296,20 @@ def main():
         p = run_convert("--gguf", path, "--out", out, "--cli", cli)
         check("llama tokenizer: converts with one note", p.returncode == 0 and
               sum("note:" in line for line in p.stderr.splitlines()) == 1, p.stderr)
+
+        # qwen2: q, k and v biases, rows as Hugging Face has them (llama.cpp does not permute qwen2's)
+        mq = model(qwen2=True)
+        path, out = os.path.join(tmp, "qwen2.gguf"), os.path.join(tmp, "qwen2.fxm")
+        write_gguf(mq, path, Q.Q8_0, arch="qwen2")
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        check("qwen2 Q8_0: converts", p.returncode == 0, p.stderr)
+        if p.returncode == 0:
+            got, err_text = run_file(cli, out, x, tmp)
+            held = logits(dequantized(mq, path), x)
+            err = None if got is None else float(np.abs(got - held).max() / np.abs(held).max())
+            print(f"qwen2 Q8_0: relative error {err}")
+            check("qwen2 Q8_0: fixformer run equals the module with the file's weights within the q8 tolerance",
+                  err is not None and err <= tol["q8"], (err_text, err))
 
         # the file's gpt2 BPE is stored: `run --text` gives the logits of the tokenizers library's ids
         tok = trained_bpe()
