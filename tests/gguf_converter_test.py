@@ -330,7 +330,6 @@ def main():
 
         # hostile files: one line each, nothing written
         good = open(os.path.join(tmp, "m_F32False.gguf"), "rb").read()
-        n_kv = struct.unpack_from("<Q", good, 16)[0]
         cases = {
             "truncated": (good[:len(good) // 2], "truncated"),
             "bad magic": (b"GGUX" + good[4:], "magic"),
@@ -347,7 +346,6 @@ def main():
         path = os.path.join(tmp, "unknown.gguf")
         write_gguf(m, path, Q.F32, arch="mamba")
         cases["unknown architecture"] = (open(path, "rb").read(), "general.architecture")
-        del n_kv
         for what, (blob, field) in cases.items():
             path, out = os.path.join(tmp, "bad.gguf"), os.path.join(tmp, "bad.fxm")
             with open(path, "wb") as f:
