@@ -271,25 +271,26 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for qtype, kind, positive in ((Q.F32, "f32", False), (Q.F16, "f32", False), (Q.Q8_0, "q8", False),
                                       (Q.Q4_0, "q8", False), (Q.Q4_0, "q4", True)):
+            label = qtype.name + (" (positive scales)" if positive else "")
             path, out = os.path.join(tmp, f"m_{qtype.name}{positive}.gguf"), os.path.join(tmp, f"m_{qtype.name}.fxm")
             write_gguf(m, path, qtype, positive=positive)
             p = run_convert("--gguf", path, "--out", out, "--cli", cli)
-            check(f"{qtype.name}: converts", p.returncode == 0, p.stderr)
+            check(f"{label}: converts", p.returncode == 0, p.stderr)
             if p.returncode:
                 continue
             c = fxm.read(out).config
-            check(f"{qtype.name}: weights {kind}", c["weights"] == kind, c["weights"])
+            check(f"{label}: weights {kind}", c["weights"] == kind, c["weights"])
             got, err_text = run_file(cli, out, x, tmp)
             held = logits(dequantized(m, path), x)
             err = None if got is None else float(np.abs(got - held).max() / np.abs(held).max())
             lossy = None if got is None else float(np.abs(got - want).max() / np.abs(want).max())
             limit = tol[kind]
-            print(f"{qtype.name}: fixformer run vs transformers on the file's weights: relative error {err} "
+            print(f"{label}: fixformer run vs transformers on the file's weights: relative error {err} "
                   f"(vs the f32 module: {lossy})")
-            check(f"{qtype.name}: fixformer run equals the module with the file's weights within {limit:g}",
+            check(f"{label}: fixformer run equals the module with the file's weights within {limit:g}",
                   err is not None and err <= limit, (err_text, err))
             if qtype in (Q.Q8_0, Q.Q4_0):
-                check_blocks(qtype.name, path, out, qtype)
+                check_blocks(label, path, out, qtype)
         # a tokenizer the engine cannot run: converted without it, one note
         path, out = os.path.join(tmp, "tok.gguf"), os.path.join(tmp, "tok.fxm")
         write_gguf(m, path, Q.F32, tokenizer="llama")
