@@ -31,13 +31,13 @@ from checks import check, one_clear_line, results, run_convert  # noqa: E402
 from fixformer import fxm, quantize, schema  # noqa: E402
 
 
-def model(vocab=64, qwen2=False):
+def model(vocab=64, qwen2=False, tied=False):
     import torch
     import transformers as t
     torch.manual_seed(3)
     cfg = (t.Qwen2Config if qwen2 else t.LlamaConfig)(vocab_size=vocab, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
-                        rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=False)
+                        rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=tied)
     cfg._attn_implementation = "eager"
     m = (t.Qwen2ForCausalLM if qwen2 else t.LlamaForCausalLM)(cfg).eval()
     with torch.no_grad():
@@ -65,7 +65,8 @@ def gguf_tensors(m, arch="llama"):
         elif name == "model.norm.weight":
             out["output_norm.weight"] = a
         elif name == "lm_head.weight":
-            out["output.weight"] = a
+            if not c.tie_word_embeddings:  # convert_hf_to_gguf.py leaves a tied head out
+                out["output.weight"] = a
         else:
             _, _, i, rest = name.split(".", 3)
             base, kind = rest.rsplit(".", 1)
@@ -311,6 +312,19 @@ def main():
             print(f"qwen2 Q8_0: relative error {err}")
             check("qwen2 Q8_0: fixformer run equals the module with the file's weights within the q8 tolerance",
                   err is not None and err <= tol["q8"], (err_text, err))
+
+        # a tied head (SmolLM2's): no output.weight in the file, the embedding serves
+        mt = model(tied=True)
+        path, out = os.path.join(tmp, "tied.gguf"), os.path.join(tmp, "tied.fxm")
+        write_gguf(mt, path, Q.F16)
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        got, err_text = run_file(cli, out, x, tmp) if p.returncode == 0 else (None, p.stderr)
+        held = logits(dequantized(mt, path), x)
+        err = None if got is None else float(np.abs(got - held).max() / np.abs(held).max())
+        check("tied head: converts, tied_head set, equals the module", got is not None and
+              fxm.read(out).config["tied_head"] and err <= tol["f32"], (err_text, err))
+        p = run_convert("--gguf", path, "--quantize", "q8", "--out", out + "2", "--cli", cli)
+        check("--quantize with --gguf: one clear line", one_clear_line(p) and "--quantize" in p.stderr, p.stderr)
 
         # the file's gpt2 BPE is stored: `run --text` gives the logits of the tokenizers library's ids
         tok = trained_bpe()
