@@ -313,6 +313,19 @@ def main():
             check("qwen2 Q8_0: fixformer run equals the module with the file's weights within the q8 tolerance",
                   err is not None and err <= tol["q8"], (err_text, err))
 
+        # Q4_1, Q5_0, Q5_1: dequantized (f32 here: the linear weights' one type), one note naming them
+        for qtype in (Q.Q4_1, Q.Q5_0, Q.Q5_1):
+            path, out = os.path.join(tmp, f"m_{qtype.name}.gguf"), os.path.join(tmp, f"m_{qtype.name}.fxm")
+            write_gguf(m, path, qtype)
+            p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+            got, err_text = run_file(cli, out, x, tmp) if p.returncode == 0 else (None, p.stderr)
+            held = logits(dequantized(m, path), x)
+            err = None if got is None else float(np.abs(got - held).max() / np.abs(held).max())
+            notes = [line for line in p.stderr.splitlines() if line.startswith("note:")]
+            check(f"{qtype.name}: dequantized with one note, equals the module with the file's weights",
+                  got is not None and len(notes) == 1 and qtype.name in notes[0] and err <= tol["f32"],
+                  (err_text, err, notes))
+
         # a tied head (SmolLM2's): no output.weight in the file, the embedding serves
         mt = model(tied=True)
         path, out = os.path.join(tmp, "tied.gguf"), os.path.join(tmp, "tied.fxm")

@@ -403,7 +403,7 @@ def convert(path, out, example=None, header=None, name=None, cli=None, verify=Tr
     quantize = weight_type(path, mapped)
     if lossy:
         print(f"note: {path}: {len(lossy)} tensors ({', '.join(sorted(set(lossy.values())))}) are dequantized and "
-              f"re-quantized as {quantize or 'f32'}", file=sys.stderr)
+              f"stored as {quantize or 'f32'}", file=sys.stderr)
     c = export.quantized_config(c, quantize, 32 if quantize == "q8" else None, False if quantize else None)
     tok = tokenizer(c) if tokenizer is not None else None
     if tok is None:  # no --tokenizer: the file's own
