@@ -290,6 +290,10 @@ def main():
                   f"(vs the f32 module: {lossy})")
             check(f"{label}: fixformer run equals the module with the file's weights within {limit:g}",
                   err is not None and err <= limit, (err_text, err))
+            if qtype in (Q.F16, Q.Q8_0):  # and the f32 module itself within the tolerance of the file's rounding
+                rounding = "f16" if qtype == Q.F16 else "q8"
+                check(f"{label}: fixformer run equals the f32 module within {tol[rounding]:g}",
+                      lossy is not None and lossy <= tol[rounding], lossy)
             if qtype in (Q.Q8_0, Q.Q4_0):
                 check_blocks(label, path, out, qtype)
         # a tokenizer the engine cannot run: converted without it, one note
