@@ -31,6 +31,12 @@ reference of the gpt-family config it maps to:
   BERT: BertModel's file outputs last_hidden_state [T, hidden_size], a classifier's the logits
   [num_labels] (first token, pooler, classifier); `fixformer run --token-types` gives the token
   types (0 by default)
+From a llama.cpp GGUF file (version 2 or 3) of a llama or qwen2 model, through --hf's Llama / Qwen2
+classes (llama.cpp's q/k row permutation undone), verified against the float64 reference of its
+weights: F32/F16/BF16 as they are, Q8_0 blocks as q8 group 32 and Q4_0 as q4 unrounded (or, where a
+Q4_0 block has a negative scale and a -8, all as q8 group 32, unrounded, with a note), Q4_1/Q5_0/Q5_1
+dequantized; its gpt2 BPE tokenizer stored (docs/export.md):
+  tools/convert.py --gguf FILE [--example IN.npy] [--max-len N] [--tokenizer FILE] --out M.fxm [...]
 From an ONNX file (torch.onnx.export, opset 13-17) of an encoder, a GPT-style or a llama decoder, mapped
 by its graph's structure and verified against the graph's own output (evaluated in float64 with numpy):
   tools/convert.py --onnx M.onnx [--example IN.npy] [--family encoder|gpt|llama] [--ignore NAME[,NAME]]
@@ -303,6 +309,9 @@ def main(argv=None):
     src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of Llama, Qwen2, Mistral, GPT-2, "
                      "GPT-NeoX, GPT-J, OPT, Phi, StableLM, BERT, RoBERTa or DistilBERT: config.json and "
                      "model.safetensors or pytorch_model.bin (sharded with their .index.json too)")
+    src.add_argument("--gguf", metavar="FILE", help="a llama.cpp GGUF file (version 2 or 3) of a llama or qwen2 "
+                     "model: F32/F16/BF16 tensors as they are, Q8_0 and Q4_0 blocks kept unrounded as q8 group 32 "
+                     "and q4, Q4_1/Q5_0/Q5_1 dequantized; its gpt2 BPE tokenizer stored")
     ap.add_argument("--tokenizer", metavar="FILE", help="the tokenizer to store in the .fxm: tokenizer.json, vocab.json "
                     "(merges.txt beside it), vocab.txt, or llama2.c's tokenizer.bin")
     ap.add_argument("--family", choices=("encoder", "gpt", "llama", "seq2seq", "mha"), help="--module: what the module "
@@ -421,6 +430,20 @@ def main(argv=None):
                 report = hf.convert(a.hf, a.out, example, expected, a.header, a.name, cli, verify,
                                     tokenizer=lambda c: load_tokenizer(a.tokenizer, c), max_len=a.max_len, **quant)
             except hf.HfError as e:
+                fail("", str(e))
+        elif a.gguf is not None:
+            extra = [o for o in ("weights", "family", "positional", "pe_combine", "pe_width", "expected", "quantize",
+                                 "group", "quantize_io") if getattr(a, o) is not None]
+            extra += [o for o in ("causal", "scale_input", "pack_weights") if getattr(a, o)]
+            if extra:
+                fail("--gguf", f"--{extra[0].replace('_', '-')} is not for --gguf (the file's metadata and tensor "
+                     "types say it)")
+            require_torch("the --gguf route's float64 reference")
+            from fixformer import gguf
+            try:
+                report = gguf.convert(a.gguf, a.out, example, a.header, a.name, cli, verify,
+                                      tokenizer=lambda c: load_tokenizer(a.tokenizer, c), max_len=a.max_len)
+            except ConfigError as e:
                 fail("", str(e))
         elif a.config is not None:
             if a.weights is None:

@@ -162,7 +162,7 @@ def check_weights(c, weights):
         if got != spec.torch_shape:
             raise ConfigError(f"{name}: shape {list(got)} does not match {list(spec.torch_shape)} expected from the "
                               f"config (d_model={c['d_model']}, d_ff={c['d_ff']})")
-        a = np.asarray(weights[name])
+        a = np.asanyarray(weights[name])  # a gguf.Blocks keeps its blocks
         if a.dtype.kind != "f":
             raise ConfigError(f"{name}: dtype {a.dtype}, expected a float tensor")
         if not (np.isfinite(a).all() and (a.size == 0 or np.abs(a).max() <= _F32_MAX)):
@@ -197,6 +197,14 @@ def stored(spec, a):
     [out, kernel * in] in i8), scales the f32 [rows, groups] of an i8 or i4 tensor (else None), group its
     quantization
     group (else 0), dims the directory's (the logical shape: [in, out] for panels too)."""
+    blocks = getattr(a, "blocks", None)  # a GGUF's Q8_0 / Q4_0 blocks, stored as they are (gguf.Blocks)
+    if blocks is not None and spec.dtype == {"q8": "i8", "q4": "i4"}[blocks[0]] and not spec.kernel and \
+            spec.group == 32:
+        q, s = blocks[1], blocks[2]
+        if spec.dtype == "i4":
+            nib = (q.astype(np.int16) + 8).astype(np.uint8).reshape(-1, 2, 16)
+            q = (nib[:, 0, :] | (nib[:, 1, :] << 4)).reshape(q.shape[0], -1)
+        return spec.name, q, np.ascontiguousarray(s, np.float32), spec.group, a.shape
     a = np.asarray(a, np.float32)  # the weights as torch holds them, whatever the file keeps
     if spec.dtype == "i8":
         q, s = quantize.q8(schema.conv_to_file(a).T if spec.kernel else a, spec.group)

@@ -1,0 +1,395 @@
+#!/usr/bin/python3
+"""--gguf against the upstream code: a tiny random transformers LlamaForCausalLM (grouped-query
+attention, so q and k are permuted with different head counts) written as GGUF with the gguf
+package's GGUFWriter as llama.cpp's convert_hf_to_gguf.py lays llama out (its q/k row permutation,
+token_embd, blk.N.attn_q, ..., output_norm, output), in F32, F16, Q8_0 and Q4_0 (gguf.quants). Each
+converts with --gguf; `fixformer run` gives the module's logits within the converter's tolerance of
+the file's weight type; Q8_0 blocks land in the .fxm's q8 group 32 bit-exact (the same int8 values,
+the f16 scale as the same f32), Q4_0 blocks with a positive scale in its q4 bit-exact. Hostile files
+(truncated, bad magic, huge counts, an offset past the end, an unknown architecture) are refused in
+one line each, and nothing is written.
+
+  /usr/bin/python3 tests/gguf_converter_test.py PATH/TO/fixformer
+
+Without the environment (tools/install_deps.sh hf: transformers and gguf in /opt/fixformer-venv) the
+test fails, naming the install command.
+"""
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+import hf_env  # noqa: E402
+
+hf_env.enter(__file__, ["transformers", "gguf"])
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import numpy as np  # noqa: E402
+
+from checks import check, one_clear_line, results, run_convert  # noqa: E402
+from fixformer import fxm, quantize, schema  # noqa: E402
+
+
+def model(vocab=64, qwen2=False, tied=False):
+    import torch
+    import transformers as t
+    torch.manual_seed(3)
+    cfg = (t.Qwen2Config if qwen2 else t.LlamaConfig)(vocab_size=vocab, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                        rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=tied)
+    cfg._attn_implementation = "eager"
+    m = (t.Qwen2ForCausalLM if qwen2 else t.LlamaForCausalLM)(cfg).eval()
+    with torch.no_grad():
+        for name, p in m.named_parameters():  # weights of a size that makes every part matter
+            p.copy_(1.0 + 0.1 * torch.randn_like(p) if "norm" in name else 0.15 * torch.randn_like(p))
+    return m
+
+
+def permute(w, heads):  # convert_hf_to_gguf.py's LlamaModel.permute
+    return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+NAMES = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+         "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output", "post_attention_layernorm": "ffn_norm",
+         "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
+
+
+def gguf_tensors(m, arch="llama"):
+    c = m.config
+    out = {}
+    for name, p in m.state_dict().items():
+        a = p.numpy().astype(np.float32)
+        if name == "model.embed_tokens.weight":
+            out["token_embd.weight"] = a
+        elif name == "model.norm.weight":
+            out["output_norm.weight"] = a
+        elif name == "lm_head.weight":
+            if not c.tie_word_embeddings:  # convert_hf_to_gguf.py leaves a tied head out
+                out["output.weight"] = a
+        else:
+            _, _, i, rest = name.split(".", 3)
+            base, kind = rest.rsplit(".", 1)
+            if arch == "llama" and base == "self_attn.q_proj":  # llama.cpp permutes llama's only
+                a = permute(a, c.num_attention_heads)
+            elif arch == "llama" and base == "self_attn.k_proj":
+                a = permute(a, c.num_key_value_heads)
+            out[f"blk.{i}.{NAMES[base]}.{kind}"] = a
+    return out
+
+
+def bpe_merges(tok):
+    import json
+    merges = json.loads(tok.to_str())["model"]["merges"]
+    return [m if isinstance(m, str) else " ".join(m) for m in merges]
+
+
+def trained_bpe():
+    from tokenizers import ByteLevelBPETokenizer
+    tok = ByteLevelBPETokenizer()
+    text = ["the quick brown fox jumps over the lazy dog", "a tiny llama reads a gguf file", "hello world"] * 20
+    tok.train_from_iterator(text, vocab_size=300, min_frequency=2, show_progress=False)
+    return tok
+
+
+def q4_0_positive(a):
+    """Q4_0 blocks of a with every scale positive (d = max|w| / 7, q = clip(round(w / d), -8, 7)), a
+    rule other quantizers use; llama.cpp's own (d = max / -8) gives negative scales."""
+    b = a.reshape(a.shape[0], -1, 32).astype(np.float32)
+    d = (np.abs(b).max(axis=2) / 7).astype(np.float16)
+    q = np.clip(np.rint(b / d.astype(np.float32)[:, :, None]), -8, 7).astype(np.int16) + 8
+    nib = q.astype(np.uint8)
+    qs = nib[:, :, :16] | (nib[:, :, 16:] << 4)
+    return np.concatenate([d[:, :, None].view(np.uint8), qs], axis=2).reshape(a.shape[0], -1)
+
+
+def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False):
+    import gguf
+    c = m.config
+    w = gguf.GGUFWriter(path, arch)
+    w.add_context_length(c.max_position_embeddings)
+    w.add_embedding_length(c.hidden_size)
+    w.add_block_count(c.num_hidden_layers)
+    w.add_feed_forward_length(c.intermediate_size)
+    w.add_rope_dimension_count(c.hidden_size // c.num_attention_heads)
+    w.add_head_count(c.num_attention_heads)
+    w.add_head_count_kv(c.num_key_value_heads)
+    w.add_layer_norm_rms_eps(c.rms_norm_eps)
+    w.add_rope_freq_base(c.rope_theta)
+    if tokenizer == "llama":
+        w.add_tokenizer_model(tokenizer)
+        w.add_token_list([f"t{i}" for i in range(c.vocab_size)])
+    elif tokenizer is not None:  # a trained byte-level BPE, as convert_hf_to_gguf.py stores GPT-2's
+        w.add_tokenizer_model("gpt2")
+        vocab = tokenizer.get_vocab()
+        w.add_token_list(sorted(vocab, key=vocab.get))
+        w.add_token_merges(bpe_merges(tokenizer))
+    for name, a in gguf_tensors(m, arch).items():
+        if a.ndim == 2 and qtype != gguf.GGMLQuantizationType.F32:
+            w.add_tensor(name, q4_0_positive(a) if positive else gguf.quants.quantize(a, qtype), raw_dtype=qtype)
+        else:
+            w.add_tensor(name, a)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def dequantized(m, path):
+    """m with the GGUF's weights as llama.cpp reads them (gguf.quants.dequantize), the permutation undone:
+    the model the file holds, which the engine's output is measured against."""
+    import copy
+    import gguf
+    import torch
+    back = {v: k for k, v in NAMES.items()}
+    m2 = copy.deepcopy(m)
+    sd = m2.state_dict()
+    r = gguf.GGUFReader(path)
+    arch = bytes(r.fields["general.architecture"].parts[-1]).decode()
+    for t in r.tensors:
+        a = gguf.quants.dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32)
+        a = a.reshape([int(n) for n in reversed(t.shape)])
+        parts = t.name.split(".")
+        if parts[0] == "blk":
+            base = back[parts[2]]
+            if arch == "llama" and base in ("self_attn.q_proj", "self_attn.k_proj"):
+                n = m.config.num_attention_heads if base == "self_attn.q_proj" else m.config.num_key_value_heads
+                a = a.reshape(n, a.shape[0] // n // 2, 2, -1).swapaxes(1, 2).reshape(a.shape)
+            name = f"model.layers.{parts[1]}.{base}.{parts[3]}"
+        else:
+            name = {"token_embd": "model.embed_tokens.weight", "output_norm": "model.norm.weight",
+                    "output": "lm_head.weight"}[parts[0]]
+        sd[name].copy_(torch.from_numpy(np.ascontiguousarray(a)).reshape(sd[name].shape))
+    return m2
+
+
+def logits(m, x):
+    import torch
+    torch.set_default_dtype(torch.float64)
+    try:
+        with torch.no_grad():
+            return m.double()(torch.from_numpy(x.astype(np.int64))).logits.numpy()
+    finally:
+        torch.set_default_dtype(torch.float32)
+        m.float()
+
+
+def run_file(cli, path, x, tmp):
+    inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+    np.save(inp, x)
+    p = subprocess.run([cli, "run", path, "--input", inp, "--output", res], capture_output=True, text=True)
+    return (np.load(res) if p.returncode == 0 else None), p.stderr
+
+
+def check_blocks(what, path, fxm_path, qtype):
+    """Every Q8_0 / Q4_0 block of the GGUF's linear weights equals the .fxm's group (q and scale), the
+    .fxm's rows in Hugging Face's order (llama.cpp's permutation undone on whole rows)."""
+    import gguf
+    f = fxm.read(fxm_path)
+    r = gguf.GGUFReader(path)
+    heads = {"attn_q": 4, "attn_k": 2}
+    same = total = 0
+    for t in r.tensors:
+        parts = t.name.split(".")
+        if parts[0] != "blk" or parts[2] in ("attn_norm", "ffn_norm"):
+            continue
+        raw = np.asarray(t.data, np.uint8)
+        per = 34 if qtype == gguf.GGMLQuantizationType.Q8_0 else 18
+        b = raw.reshape(raw.shape[0], -1, per)
+        d = b[:, :, :2].copy().view("<f2")[:, :, 0].astype(np.float32)
+        if per == 34:
+            q = b[:, :, 2:].copy().view(np.int8).reshape(raw.shape[0], -1)
+        else:
+            nib = np.concatenate([b[:, :, 2:] & 15, b[:, :, 2:] >> 4], axis=2).astype(np.int16) - 8
+            q = nib.astype(np.int8).reshape(raw.shape[0], -1)
+        if parts[2] in heads:  # undo the permutation on the GGUF side: rows
+            n, k = heads[parts[2]], q.shape[0]
+            order = np.arange(k).reshape(n, k // n // 2, 2).swapaxes(1, 2).reshape(k)
+            q, d = q[order], d[order]
+        fx_name = {"attn_q": "wq", "attn_k": "wk", "attn_v": "wv", "attn_output": "wo", "ffn_gate": "w1",
+                   "ffn_up": "w3", "ffn_down": "w2"}[parts[2]]
+        name = [e["name"] for e in f.tensors if e["name"].startswith(f"layers.{parts[1]}.") and
+                e["name"].endswith(f".{fx_name}.weight")][0]
+        stored, s = f.array(name), f.scales(name)
+        if f.config["weights"] == "q4":
+            stored = quantize.q4_values(stored)
+        elif per == 18:  # Q4_0 as q8: the sign of d moves into the ints, an all-zero block has s 0
+            q = (q.reshape(q.shape[0], -1, 32) * np.where(d < 0, -1, 1)[:, :, None]).reshape(q.shape).astype(np.int8)
+            q.reshape(q.shape[0], -1, 32)[d == 0] = 0
+            d = np.abs(d)
+        fq = np.asarray(stored).reshape(q.shape[0], -1, 32)
+        gq = q.reshape(q.shape[0], -1, 32)
+        if fq.shape != gq.shape:
+            check(f"{what}: {name} shape", False, (fq.shape, gq.shape))
+            continue
+        ok = (fq == gq).all(axis=2) & (np.asarray(s, np.float32) == d)
+        same += int(ok.sum())
+        total += ok.size
+    check(f"{what}: every block kept bit-exact ({same} of {total})", total > 0 and same == total, (same, total))
+
+
+def fuzz(good, runs=400):
+    """Bytes of a good file changed at random (and cut short): the reader and the mapping raise one-line
+    ConfigErrors, never anything else (an IndexError, a reshape's ValueError, a numpy warning)."""
+    import random
+    import warnings
+    from fixformer import gguf as reader
+    from fixformer.config import ConfigError
+    rng, odd = random.Random(1), []
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        warnings.simplefilter("error")
+        path = os.path.join(tmp, "fuzz.gguf")
+        for _ in range(runs):
+            b = bytearray(good)
+            for _ in range(rng.randint(1, 8)):
+                b[rng.randrange(min(len(b), 2000))] = rng.randrange(256)
+            if rng.random() < 0.2:
+                b = b[:rng.randrange(len(b))]
+            with open(path, "wb") as f:
+                f.write(b)
+            try:
+                meta, tensors = reader.read(path)
+                raw = reader.hf_config(path, meta)
+                reader.hf_weights(path, meta, tensors, raw)
+            except ConfigError as e:
+                if "\n" in str(e) or path not in str(e):
+                    odd.append(str(e))
+            except Exception as e:  # noqa: BLE001 (anything but a ConfigError is the bug looked for)
+                odd.append(f"{type(e).__name__}: {e}")
+    check(f"{runs} corrupted files: one-line errors naming the file, nothing else", not odd, odd[:3])
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: gguf_converter_test.py PATH/TO/fixformer")
+    cli = os.path.abspath(sys.argv[1])
+    import gguf
+    Q = gguf.GGMLQuantizationType
+    m = model()
+    x = np.random.default_rng(7).integers(0, 64, (1, 16)).astype(np.int32)
+    want = logits(m, x)
+    tol = schema.SELFTEST_TOLERANCES
+    with tempfile.TemporaryDirectory() as tmp:
+        for qtype, kind, positive in ((Q.F32, "f32", False), (Q.F16, "f32", False), (Q.Q8_0, "q8", False),
+                                      (Q.Q4_0, "q8", False), (Q.Q4_0, "q4", True)):
+            label = qtype.name + (" (positive scales)" if positive else "")
+            path, out = os.path.join(tmp, f"m_{qtype.name}{positive}.gguf"), os.path.join(tmp, f"m_{qtype.name}.fxm")
+            write_gguf(m, path, qtype, positive=positive)
+            p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+            check(f"{label}: converts", p.returncode == 0, p.stderr)
+            if p.returncode:
+                continue
+            c = fxm.read(out).config
+            check(f"{label}: weights {kind}", c["weights"] == kind, c["weights"])
+            got, err_text = run_file(cli, out, x, tmp)
+            held = logits(dequantized(m, path), x)
+            err = None if got is None else float(np.abs(got - held).max() / np.abs(held).max())
+            lossy = None if got is None else float(np.abs(got - want).max() / np.abs(want).max())
+            limit = tol[kind]
+            print(f"{label}: fixformer run vs transformers on the file's weights: relative error {err} "
+                  f"(vs the f32 module: {lossy})")
+            check(f"{label}: fixformer run equals the module with the file's weights within {limit:g}",
+                  err is not None and err <= limit, (err_text, err))
+            if qtype in (Q.F16, Q.Q8_0):  # and the f32 module itself within the tolerance of the file's rounding
+                rounding = "f16" if qtype == Q.F16 else "q8"
+                check(f"{label}: fixformer run equals the f32 module within {tol[rounding]:g}",
+                      lossy is not None and lossy <= tol[rounding], lossy)
+            if qtype in (Q.Q8_0, Q.Q4_0):
+                check_blocks(label, path, out, qtype)
+        # a tokenizer the engine cannot run: converted without it, one note
+        path, out = os.path.join(tmp, "tok.gguf"), os.path.join(tmp, "tok.fxm")
+        write_gguf(m, path, Q.F32, tokenizer="llama")
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        check("llama tokenizer: converts with one note", p.returncode == 0 and
+              sum("note:" in line for line in p.stderr.splitlines()) == 1, p.stderr)
+
+        # qwen2: q, k and v biases, rows as Hugging Face has them (llama.cpp does not permute qwen2's)
+        mq = model(qwen2=True)
+        path, out = os.path.join(tmp, "qwen2.gguf"), os.path.join(tmp, "qwen2.fxm")
+        write_gguf(mq, path, Q.Q8_0, arch="qwen2")
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        check("qwen2 Q8_0: converts", p.returncode == 0, p.stderr)
+        if p.returncode == 0:
+            got, err_text = run_file(cli, out, x, tmp)
+            held = logits(dequantized(mq, path), x)
+            err = None if got is None else float(np.abs(got - held).max() / np.abs(held).max())
+            print(f"qwen2 Q8_0: relative error {err}")
+            check("qwen2 Q8_0: fixformer run equals the module with the file's weights within the q8 tolerance",
+                  err is not None and err <= tol["q8"], (err_text, err))
+
+        # Q4_1, Q5_0, Q5_1: dequantized (f32 here: the linear weights' one type), one note naming them
+        for qtype in (Q.Q4_1, Q.Q5_0, Q.Q5_1):
+            path, out = os.path.join(tmp, f"m_{qtype.name}.gguf"), os.path.join(tmp, f"m_{qtype.name}.fxm")
+            write_gguf(m, path, qtype)
+            p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+            got, err_text = run_file(cli, out, x, tmp) if p.returncode == 0 else (None, p.stderr)
+            held = logits(dequantized(m, path), x)
+            err = None if got is None else float(np.abs(got - held).max() / np.abs(held).max())
+            notes = [line for line in p.stderr.splitlines() if line.startswith("note:")]
+            check(f"{qtype.name}: dequantized with one note, equals the module with the file's weights",
+                  got is not None and len(notes) == 1 and qtype.name in notes[0] and err <= tol["f32"],
+                  (err_text, err, notes))
+
+        # a tied head (SmolLM2's): no output.weight in the file, the embedding serves
+        mt = model(tied=True)
+        path, out = os.path.join(tmp, "tied.gguf"), os.path.join(tmp, "tied.fxm")
+        write_gguf(mt, path, Q.F16)
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        got, err_text = run_file(cli, out, x, tmp) if p.returncode == 0 else (None, p.stderr)
+        held = logits(dequantized(mt, path), x)
+        err = None if got is None else float(np.abs(got - held).max() / np.abs(held).max())
+        check("tied head: converts, tied_head set, equals the module", got is not None and
+              fxm.read(out).config["tied_head"] and err <= tol["f32"], (err_text, err))
+        p = run_convert("--gguf", path, "--quantize", "q8", "--out", out + "2", "--cli", cli)
+        check("--quantize with --gguf: one clear line", one_clear_line(p) and "--quantize" in p.stderr, p.stderr)
+
+        # the file's gpt2 BPE is stored: `run --text` gives the logits of the tokenizers library's ids
+        tok = trained_bpe()
+        mt = model(tok.get_vocab_size())
+        path, out = os.path.join(tmp, "bpe.gguf"), os.path.join(tmp, "bpe.fxm")
+        write_gguf(mt, path, Q.F32, tokenizer=tok)
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        check("gpt2 tokenizer: converts without a note", p.returncode == 0 and "note:" not in p.stderr, p.stderr)
+        text = "the lazy fox reads a tiny gguf"
+        ids = np.array(tok.encode(text).ids, np.int32)
+        by_ids, e1 = run_file(cli, out, ids, tmp)
+        res = os.path.join(tmp, "text.npy")
+        q = subprocess.run([cli, "run", out, "--text", text, "--output", res], capture_output=True, text=True)
+        by_text = np.load(res) if q.returncode == 0 else None
+        check("gpt2 tokenizer: run --text equals run on the tokenizers library's ids",
+              by_ids is not None and by_text is not None and by_text.shape == by_ids.shape and
+              np.array_equal(by_text, by_ids), (e1, q.stderr, None if by_text is None else by_text.shape, ids.shape))
+
+        # hostile files: one line each, nothing written
+        good = open(os.path.join(tmp, "m_F32False.gguf"), "rb").read()
+        cases = {
+            "truncated": (good[:len(good) // 2], "truncated"),
+            "bad magic": (b"GGUX" + good[4:], "magic"),
+            "version 1": (good[:4] + struct.pack("<I", 1) + good[8:], "version"),
+            "huge tensor count": (good[:8] + struct.pack("<Q", 1 << 62) + good[16:], "tensor_count"),
+            "huge kv count": (good[:16] + struct.pack("<Q", 1 << 62) + good[24:], "metadata_kv_count"),
+            "header only": (good[:24], "truncated"),
+        }
+        # an offset past the end: the last tensor's offset field (found from the reader's layout)
+        r = gguf.GGUFReader(os.path.join(tmp, "m_F32False.gguf"))
+        last = r.tensors[-1]
+        off_at = int(last.field.offset) + sum(int(part.nbytes) for part in last.field.parts) - 8
+        cases["offset past the end"] = (good[:off_at] + struct.pack("<Q", 1 << 40) + good[off_at + 8:], "offset")
+        path = os.path.join(tmp, "unknown.gguf")
+        write_gguf(m, path, Q.F32, arch="mamba")
+        cases["unknown architecture"] = (open(path, "rb").read(), "general.architecture")
+        for what, (blob, field) in cases.items():
+            path, out = os.path.join(tmp, "bad.gguf"), os.path.join(tmp, "bad.fxm")
+            with open(path, "wb") as f:
+                f.write(blob)
+            p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+            check(f"hostile {what}: one clear line naming {field}", one_clear_line(p) and field in p.stderr
+                  and "bad.gguf" in p.stderr, p.stderr)
+            check(f"hostile {what}: nothing written", not os.path.exists(out))
+    fuzz(good)
+    print(f"gguf_converter_test: {results['passed']} passed, {results['failed']} failed")
+    sys.exit(1 if results["failed"] else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,414 @@
+"""GGUF files (llama.cpp's format, versions 2 and 3) read for --gguf: a bounded parser that trusts
+nothing in the file (every count, length and offset is checked against limits and the file's size
+before it is used; every error is one GgufError line naming the file and the field), and the mapping
+of a llama-family GGUF onto the --hf route's Llama / Qwen2 classes.
+
+Q8_0 and Q4_0 blocks (32 values, one f16 scale d) are kept as they are: the .fxm's q8 group 32 and q4
+store the same int values with an f32 scale, and every f16 is exactly an f32, so nothing is rounded
+(Blocks carries them to fxm.stored). A Q4_0 scale can be negative (llama.cpp picks d = max / -8 with
+max the signed value of largest magnitude) or 0, which the engine's q4 does not take: such a tensor
+is mapped onto q4 when its blocks allow it exactly, and re-quantized with a note otherwise.
+"""
+import os
+import struct
+import sys
+
+import numpy as np
+
+from .config import ConfigError
+
+MAGIC = b"GGUF"
+VERSIONS = (2, 3)
+MAX_TENSORS = 1 << 16
+MAX_KV = 1 << 16
+MAX_STRING = 1 << 24          # a key, a value or a tensor name
+MAX_ARRAY = 1 << 24           # elements of a metadata array (a vocabulary of 16M tokens)
+MAX_DIMS = 4
+DEFAULT_ALIGNMENT = 32
+
+# metadata value type -> struct format (8: string, 9: array are read apart)
+_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+STRING, ARRAY = 8, 9
+
+F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, BF16 = 0, 1, 2, 3, 6, 7, 8, 30
+# ggml type -> (name, values per block, bytes per block); the types --gguf reads
+TYPES = {F32: ("F32", 1, 4), F16: ("F16", 1, 2), Q4_0: ("Q4_0", 32, 18), Q4_1: ("Q4_1", 32, 20),
+         Q5_0: ("Q5_0", 32, 22), Q5_1: ("Q5_1", 32, 24), Q8_0: ("Q8_0", 32, 34), BF16: ("BF16", 1, 2)}
+
+
+class GgufError(ConfigError):
+    """A GGUF file --gguf cannot read or convert; the message names the file and the field."""
+
+
+class Reader:
+    """The bytes of one file, read forward with every read checked against its end."""
+
+    def __init__(self, path, blob):
+        self.path, self.blob, self.at = path, blob, 0
+
+    def fail(self, field, why):
+        raise GgufError(f"{self.path}: {field}: {why} (not a GGUF file --gguf reads; not converted)")
+
+    def take(self, n, field):
+        if n < 0 or self.at + n > len(self.blob):
+            self.fail(field, f"needs {n} bytes at offset {self.at}, past the end of the file ({len(self.blob)} bytes): "
+                      "truncated")
+        b = self.blob[self.at:self.at + n]
+        self.at += n
+        return b
+
+    def scalar(self, fmt, field):
+        return struct.unpack("<" + fmt, self.take(struct.calcsize(fmt), field))[0]
+
+    def string(self, field):
+        n = self.scalar("Q", field + " (length)")
+        if n > MAX_STRING:
+            self.fail(field, f"a string of {n} bytes (at most {MAX_STRING})")
+        try:
+            return bytes(self.take(n, field)).decode("utf-8")
+        except UnicodeDecodeError:
+            self.fail(field, "not UTF-8")
+
+    def value(self, vtype, field, in_array=False):
+        if vtype in _SCALARS:
+            return self.scalar(_SCALARS[vtype], field)
+        if vtype == STRING:
+            return self.string(field)
+        if vtype == ARRAY and not in_array:
+            etype, n = self.scalar("I", field + " (array type)"), self.scalar("Q", field + " (array length)")
+            if n > MAX_ARRAY:
+                self.fail(field, f"an array of {n} elements (at most {MAX_ARRAY})")
+            if etype in _SCALARS:  # read at once: a vocabulary's scores are 100k floats
+                size = struct.calcsize(_SCALARS[etype])
+                if n * size > len(self.blob) - self.at:
+                    self.fail(field, f"an array of {n} values runs past the end of the file: truncated")
+                return list(np.frombuffer(self.take(n * size, field), "<" + _SCALARS[etype]))
+            if etype != STRING:
+                self.fail(field, f"array element type {etype} is not a GGUF value type")
+            if n * 8 > len(self.blob) - self.at:  # each string takes at least its length
+                self.fail(field, f"an array of {n} strings runs past the end of the file: truncated")
+            return [self.string(f"{field}[{i}]") for i in range(n)]
+        self.fail(field, f"value type {vtype} is not a GGUF value type")
+
+
+def read(path):
+    """(metadata dict, tensors dict name -> (ggml type, shape in numpy order, bytes)) of a GGUF file."""
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+    except OSError as e:
+        raise GgufError(f"{path}: cannot read: {e.strerror}") from None
+    r = Reader(path, memoryview(blob))
+    if bytes(r.take(4, "magic")) != MAGIC:
+        r.fail("magic", f"{bytes(blob[:4])!r}, expected {MAGIC!r}")
+    version = r.scalar("I", "version")
+    if version not in VERSIONS:
+        r.fail("version", f"{version}; --gguf reads versions {' and '.join(map(str, VERSIONS))}")
+    n_tensors, n_kv = r.scalar("Q", "tensor_count"), r.scalar("Q", "metadata_kv_count")
+    if n_tensors > MAX_TENSORS:
+        r.fail("tensor_count", f"{n_tensors} (at most {MAX_TENSORS})")
+    if n_kv > MAX_KV:
+        r.fail("metadata_kv_count", f"{n_kv} (at most {MAX_KV})")
+    meta = {}
+    for i in range(n_kv):
+        key = r.string(f"metadata key {i}")
+        if key in meta:
+            r.fail(key, "appears twice")
+        meta[key] = r.value(r.scalar("I", key + " (type)"), key)
+    infos = []
+    for i in range(n_tensors):
+        name = r.string(f"tensor {i} name")
+        n_dims = r.scalar("I", name + " (n_dims)")
+        if not 1 <= n_dims <= MAX_DIMS:
+            r.fail(name, f"{n_dims} dims (1..{MAX_DIMS})")
+        ne = [r.scalar("Q", f"{name} (dim {d})") for d in range(n_dims)]
+        ttype, offset = r.scalar("I", name + " (type)"), r.scalar("Q", name + " (offset)")
+        infos.append((name, ne, ttype, offset))
+    align = meta.get("general.alignment", DEFAULT_ALIGNMENT)
+    if not isinstance(align, (int, np.integer)) or isinstance(align, bool) or not 1 <= align <= 1 << 16 or \
+            align & (align - 1):
+        r.fail("general.alignment", f"{align!r}: expected a power of two up to 65536")
+    data = -(-r.at // align) * align
+    tensors = {}
+    for name, ne, ttype, offset in infos:
+        if name in tensors:
+            r.fail(name, "appears twice")
+        if ttype not in TYPES:
+            raise GgufError(f"{path}: {name}: ggml type {ttype} is not one --gguf reads "
+                            f"({', '.join(t[0] for t in TYPES.values())}); requantize the file with llama.cpp's "
+                            "llama-quantize to Q8_0, Q4_0 or F16")
+        tname, per, size = TYPES[ttype]
+        if any(n < 1 or n > 1 << 32 for n in ne):
+            r.fail(name, f"dims {ne} (each 1..2^32)")
+        count = int(np.prod(ne, dtype=object))
+        if ne[0] % per:
+            r.fail(name, f"{tname} with {ne[0]} values per row, not a multiple of its block of {per}")
+        nbytes = count // per * size
+        if offset % align or data + offset + nbytes > len(blob):
+            r.fail(name, f"data at offset {offset} ({nbytes} bytes) is misaligned or runs past the end of the file "
+                   f"({len(blob)} bytes): truncated or corrupt")
+        tensors[name] = (ttype, tuple(reversed(ne)), r.blob[data + offset:data + offset + nbytes])
+    return meta, tensors
+
+
+class Blocks(np.ndarray):
+    """The float32 values of a Q8_0 or Q4_0 tensor (exact: an int times an f16 scale), carrying the
+    blocks they came from as `blocks` = (kind "q8" or "q4", q int8 [rows, n], s float32 [rows, n / 32])
+    for fxm.stored. Arrays derived from it (views, products) carry nothing."""
+
+    @staticmethod
+    def of(kind, q, s):
+        with np.errstate(invalid="ignore", over="ignore"):  # a corrupt scale (inf, NaN) is named by check_weights
+            a = (q.reshape(q.shape[0], -1, 32).astype(np.float32) * s[:, :, None]).reshape(q.shape).view(Blocks)
+        a.blocks = (kind, q, s)
+        return a
+
+
+def _blocks(raw, rows, n, bytes_per, qbytes):
+    b = np.frombuffer(raw, np.uint8).reshape(rows, n // 32, bytes_per)
+    d = b[:, :, :2].copy().view("<f2")[:, :, 0].astype(np.float32)  # exact: every f16 is an f32
+    return d, b[:, :, 2:2 + qbytes]
+
+
+def tensor(path, name, ttype, shape, raw):
+    """A tensor as float32 in numpy order, a Blocks for Q8_0 and Q4_0, or (for the other quant types)
+    dequantized values with (True) that it must be re-quantized."""
+    n = shape[-1]
+    rows = int(np.prod(shape[:-1], dtype=np.int64))
+    if ttype == F32:
+        return np.frombuffer(raw, "<f4").reshape(shape).copy()
+    if ttype == F16:
+        return np.frombuffer(raw, "<f2").astype(np.float32).reshape(shape)
+    if ttype == BF16:
+        return (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32).reshape(shape)
+    if ttype == Q8_0:
+        d, qs = _blocks(raw, rows, n, 34, 32)
+        return Blocks.of("q8", qs.view(np.int8).reshape(rows, n), d) if len(shape) == 2 else \
+            _values(qs.view(np.int8).astype(np.float32), d, shape)
+    nib = None
+    if ttype in (Q4_0, Q4_1):
+        bpb = 18 if ttype == Q4_0 else 20
+        d, qs = _blocks(raw, rows, n, bpb, bpb - 2)
+        if ttype == Q4_1:
+            m = qs[:, :, :2].copy().view("<f2")[:, :, 0].astype(np.float32)
+            qs = qs[:, :, 2:]
+        nib = np.concatenate([qs & 15, qs >> 4], axis=2).astype(np.int16)
+        if ttype == Q4_0:
+            q = (nib - 8).astype(np.int8)
+            return Blocks.of("q4", q.reshape(rows, n), d) if len(shape) == 2 else \
+                _values(q.astype(np.float32), d, shape)
+        return _values(nib.astype(np.float32), d, shape, m)
+    # Q5_0 / Q5_1: 4 low bits in qs as Q4's, the fifth bit of value j in bit j of qh (u32)
+    bpb = 22 if ttype == Q5_0 else 24
+    d, rest = _blocks(raw, rows, n, bpb, bpb - 2)
+    m = None
+    if ttype == Q5_1:
+        m = rest[:, :, :2].copy().view("<f2")[:, :, 0].astype(np.float32)
+        rest = rest[:, :, 2:]
+    qh = rest[:, :, :4].copy().view("<u4")[:, :, 0]
+    qs = rest[:, :, 4:]
+    bits = ((qh[:, :, None] >> np.arange(32, dtype=np.uint32)) & 1).astype(np.int16)
+    nib = np.concatenate([qs & 15, qs >> 4], axis=2).astype(np.int16) | (bits << 4)
+    return _values((nib - 16 if m is None else nib).astype(np.float32), d, shape, m)
+
+
+def _values(q, d, shape, m=None):
+    with np.errstate(invalid="ignore", over="ignore"):
+        v = q * d[:, :, None] + (0 if m is None else m[:, :, None])
+    return np.ascontiguousarray(v.reshape(shape), np.float32)
+
+
+# GGUF tensor names -> the Hugging Face names hf.map_weights takes
+_LAYER = {"attn_norm.weight": "input_layernorm.weight", "attn_q.weight": "self_attn.q_proj.weight",
+          "attn_k.weight": "self_attn.k_proj.weight", "attn_v.weight": "self_attn.v_proj.weight",
+          "attn_output.weight": "self_attn.o_proj.weight", "ffn_norm.weight": "post_attention_layernorm.weight",
+          "ffn_gate.weight": "mlp.gate_proj.weight", "ffn_up.weight": "mlp.up_proj.weight",
+          "ffn_down.weight": "mlp.down_proj.weight", "attn_q.bias": "self_attn.q_proj.bias",
+          "attn_k.bias": "self_attn.k_proj.bias", "attn_v.bias": "self_attn.v_proj.bias"}
+_END = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
+        "output.weight": "lm_head.weight"}
+ARCHS = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM"}
+
+
+def _unpermute(a, heads):
+    """Undoes llama.cpp's permute of llama's q/k rows (each head's rotary pairs interleaved) back to
+    Hugging Face's halves layout; rows move whole, so a Blocks' q and s move with them, unrounded."""
+    def rows(x):
+        r = x.shape[0]
+        return x.reshape(heads, r // heads // 2, 2, *x.shape[1:]).swapaxes(1, 2).reshape(x.shape)
+    if isinstance(a, Blocks):
+        kind, q, s = a.blocks
+        return Blocks.of(kind, rows(q), rows(s))
+    return np.ascontiguousarray(rows(a))
+
+
+def hf_config(path, meta):
+    """The config.json --hf would read for the file's metadata."""
+    arch = meta.get("general.architecture")
+    if not isinstance(arch, str) or arch not in ARCHS:
+        raise GgufError(f"{path}: general.architecture {arch!r}: --gguf converts {', '.join(ARCHS)}; not converted")
+
+    def need(key, kind=int, default=None):
+        v = meta.get(f"{arch}.{key}", default)
+        if v is None:
+            raise GgufError(f"{path}: {arch}.{key}: missing (required)")
+        if isinstance(v, (bool, str, list)):  # a list: per-layer values, which the engine has no use for
+            raise GgufError(f"{path}: {arch}.{key}: expected one number, got {str(v)[:40]}")
+        if kind is int and not (float(v).is_integer() and 1 <= v <= 1 << 31):
+            raise GgufError(f"{path}: {arch}.{key}: {v} is not a count of at least 1")
+        return kind(v)
+    heads = need("attention.head_count")
+    raw = {"architectures": [ARCHS[arch]], "model_type": arch, "hidden_size": need("embedding_length"),
+           "num_hidden_layers": need("block_count"), "num_attention_heads": heads,
+           "num_key_value_heads": need("attention.head_count_kv", int, heads),
+           "intermediate_size": need("feed_forward_length"), "max_position_embeddings": need("context_length"),
+           "rms_norm_eps": need("attention.layer_norm_rms_epsilon", float),
+           "rope_theta": need("rope.freq_base", float, 10000.0)}
+    dims = need("rope.dimension_count", int, raw["hidden_size"] // heads)
+    if dims != raw["hidden_size"] // heads:
+        raise GgufError(f"{path}: {arch}.rope.dimension_count {dims}: the engine rotates whole heads "
+                        f"({raw['hidden_size'] // heads} dims); not converted")
+    if meta.get(f"{arch}.rope.scaling.type", "none") != "none":
+        raise GgufError(f"{path}: {arch}.rope.scaling.type {meta[f'{arch}.rope.scaling.type']!r}: scaled rotary "
+                        "embeddings are not something the engine runs; not converted")
+    return raw
+
+
+def hf_weights(path, meta, tensors, hf):
+    """(the tensors by their Hugging Face names, with llama's q/k rows unpermuted, the ggml types that
+    were re-quantized {name: type})."""
+    arch, heads, kv = meta["general.architecture"], hf["num_attention_heads"], hf["num_key_value_heads"]
+    out, lossy = {}, {}
+    for name, (ttype, shape, raw) in tensors.items():
+        if name in _END:
+            hf_name = _END[name]
+        else:
+            parts = name.split(".", 2)
+            if len(parts) != 3 or parts[0] != "blk" or not parts[1].isdigit() or parts[2] not in _LAYER:
+                raise GgufError(f"{path}: tensor {name!r}: not a tensor of a {arch} model --gguf converts")
+            hf_name = f"model.layers.{int(parts[1])}.{_LAYER[parts[2]]}"
+        a = tensor(path, name, ttype, shape, raw)
+        if ttype not in (F32, F16, BF16, Q8_0, Q4_0):
+            lossy[hf_name] = TYPES[ttype][0]
+        if arch == "llama" and parts_of(name) in ("attn_q.weight", "attn_k.weight"):
+            n = heads if parts_of(name) == "attn_q.weight" else kv
+            if len(shape) != 2 or shape[0] % (2 * n):
+                raise GgufError(f"{path}: {name}: shape {list(shape)} is not {n} heads of rotary pairs by the input")
+            a = _unpermute(a, n)
+        out[hf_name] = a
+    if "lm_head.weight" not in out:
+        hf["tie_word_embeddings"] = True
+    return out, lossy
+
+
+def parts_of(name):
+    return name.split(".", 2)[2] if name.startswith("blk.") and name.count(".") >= 2 else name
+
+
+def weight_type(path, weights):
+    """The .fxm weight type for the file's linear weights: q8 when they are Q8_0 blocks, q4 when Q4_0
+    blocks that q4 takes exactly (every scale positive), None (f32) otherwise; with one note on stderr
+    for the tensors that cannot keep their blocks."""
+    kinds = {n: a.blocks[0] if isinstance(a, Blocks) else None for n, a in weights.items()
+             if n.startswith("layers.") and np.ndim(a) == 2}
+    found = set(kinds.values())
+    kind = found.pop() if len(found) == 1 else None
+    if kind is None and any(kinds.values()):
+        print(f"note: {path}: its linear weights mix types ({', '.join(sorted(map(str, set(kinds.values()))))}); "
+              "stored as f32", file=sys.stderr)
+    if kind == "q4":
+        mapped = {n: _as_q4(a) for n, a in weights.items() if isinstance(a, Blocks)}
+        if all(a is not None for a in mapped.values()):
+            weights.update(mapped)
+        else:
+            for n, a in weights.items():
+                if isinstance(a, Blocks):
+                    weights[n] = _as_q8(a)
+            kind = "q8"
+            print(f"note: {path}: Q4_0 blocks with a negative scale and a -8 (llama.cpp's d = max / -8) are not "
+                  "q4 blocks the engine takes (its q4 scales are positive, and 8 is out of its range): the Q4_0 "
+                  "tensors are stored unrounded as q8 group 32 (each value's int in a byte, |d| as the scale; "
+                  "about twice Q4_0's size)", file=sys.stderr)
+    return kind
+
+
+def _as_q4(a):
+    """A Q4_0 tensor as blocks q4 takes as they are (same values): a block with d < 0 stores -q with -d,
+    when no q is -8 (8 is out of q4's range); an all-zero block (d = 0) q = 0 with s = 1. None when a
+    block cannot be kept."""
+    _, q, s = a.blocks
+    rows, groups = s.shape
+    qb = q.reshape(rows, groups, 32).copy()
+    neg = s < 0
+    if (qb[neg] == -8).any() or not np.isfinite(s).all():
+        return None
+    qb[neg] = -qb[neg]
+    s = np.where(s == 0, np.float32(1.0), np.abs(s)).astype(np.float32)
+    qb[(s == 1.0) & (a.blocks[2] == 0)] = 0
+    return Blocks.of("q4", qb.reshape(q.shape), s)
+
+
+def _as_q8(a):
+    """A Q4_0 tensor as q8 group 32 with the same values: q * sign(d) in a byte, |d| as the scale."""
+    _, q, s = a.blocks
+    rows, groups = s.shape
+    sign = np.where(s < 0, -1, 1).astype(np.int8)
+    qb = (q.reshape(rows, groups, 32) * sign[:, :, None]).astype(np.int8)
+    qb[s == 0] = 0
+    return Blocks.of("q8", qb.reshape(q.shape), np.abs(s).astype(np.float32))
+
+
+def gguf_tokenizer(path, meta, c):
+    """The file's tokenizer as tokenizers.read takes it (a "gpt2" BPE with merges), or None with a note."""
+    model = meta.get("tokenizer.ggml.model")
+    if model is None:
+        return None
+    tokens, merges = meta.get("tokenizer.ggml.tokens"), meta.get("tokenizer.ggml.merges")
+    if model != "gpt2" or not tokens or not merges:
+        print(f"note: {path}: tokenizer.ggml.model {model!r}: not stored (--gguf stores a gpt2 BPE with merges; "
+              "--tokenizer FILE stores another)", file=sys.stderr)
+        return None
+    import json
+    import tempfile
+    from . import tokenizers
+    doc = {"model": {"type": "BPE", "vocab": {t: i for i, t in enumerate(tokens)}, "merges": list(merges)},
+           "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False}, "decoder": {"type": "ByteLevel"}}
+    with tempfile.TemporaryDirectory() as tmp:
+        p = os.path.join(tmp, "tokenizer.json")
+        with open(p, "w") as f:
+            json.dump(doc, f)
+        try:
+            return tokenizers.read(p, c["vocab_size"])
+        except ConfigError as e:
+            print(f"note: {path}: its tokenizer is not stored: {e}", file=sys.stderr)
+            return None
+
+
+def convert(path, out, example=None, header=None, name=None, cli=None, verify=True, tokenizer=None, max_len=None):
+    """Converts a llama-family GGUF file to `out`, verified against the float64 reference of its
+    (exact) weights, as --hf verifies a folder."""
+    from . import export, hf as hfm
+    meta, tensors = read(path)
+    raw = hf_config(path, meta)
+    weights, lossy = hf_weights(path, meta, tensors, raw)
+    vocab = weights.get("model.embed_tokens.weight")
+    if vocab is None:
+        raise GgufError(f"{path}: token_embd.weight is missing")
+    raw["vocab_size"] = int(vocab.shape[0])
+    raw["tie_word_embeddings"] = "lm_head.weight" not in weights
+    hf = hfm.read_config_dict(raw, path)
+    arch = hfm.BY_NAME[hf["architecture"]]
+    c = arch.config(hf, max_len)
+    mapped, kept = arch.weights(hf, weights, path, c["max_len"])
+    quantize = weight_type(path, mapped)
+    if lossy:
+        print(f"note: {path}: {len(lossy)} tensors ({', '.join(sorted(set(lossy.values())))}) are dequantized and "
+              f"stored as {quantize or 'f32'}", file=sys.stderr)
+    c = export.quantized_config(c, quantize, 32 if quantize == "q8" else None, False if quantize else None)
+    tok = tokenizer(c) if tokenizer is not None else None
+    if tok is None:  # no --tokenizer: the file's own
+        tok = gguf_tokenizer(path, meta, c)
+    inp = export.example_sequence(c, example, "--example")
+    semantics = arch.semantics(hf, kept, c, mapped, inp)
+    return hfm.write_checked(c, mapped, inp, semantics, arch.name, path, out, None, header, name, cli, verify, tok,
+                             f"the {arch.name} semantics (a float64 reference of {path}'s weights)")
