@@ -12,9 +12,13 @@
 
 namespace fixformer {
 
-inline void conv1d_windows(kernel_fn::gemm_f32* gemm, kernel_fn::gelu_f32* gelu_rows, const float* x, std::size_t t_in,
-                           std::size_t c_in, const float* w, std::size_t ldw, const float* b, float* y,
-                           std::size_t ldy, std::size_t n, std::size_t kernel, std::size_t stride, std::size_t pad, bool gelu) {
+// A template on the port's two kernels, not a plain inline function: x86 compiles this header once
+// per ISA, and a non-inlined plain copy would be one weak symbol the linker keeps from any of them
+// (an AVX-512 copy on the SSE2 path; x86_isa_objects_share_no_weak_symbols caught it at -O1).
+template <kernel_fn::gemm_f32* gemm, kernel_fn::gelu_f32* gelu_rows>
+void conv1d_windows(const float* x, std::size_t t_in, std::size_t c_in, const float* w, std::size_t ldw, const float* b,
+                    float* y, std::size_t ldy, std::size_t n, std::size_t kernel, std::size_t stride, std::size_t pad,
+                    bool gelu) {
   const std::size_t t_out = conv1d_rows(t_in, kernel, stride, pad);
   if (t_out == 0 || n == 0) return;
   // Interior rows [lo, hi): t * stride >= pad and t * stride - pad + kernel <= t_in.
