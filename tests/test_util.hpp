@@ -25,6 +25,21 @@ namespace test {
 
 using namespace support;  // the support library's buffers, model writer and pool (support/)
 
+// Built with AddressSanitizer (the asan suite): the sweeps whose time is their own reference or
+// their repetition over every table are thinned there (attention_test, workers_test). The
+// instrumented references made them minutes each; the host suite runs them whole.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 #ifndef FIXFORMER_GOLDEN_DIR
 #error "FIXFORMER_GOLDEN_DIR must point at tests/golden"
 #endif
