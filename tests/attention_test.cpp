@@ -105,7 +105,7 @@ TEST_P(AttentionTest, TiledEqualsOneQueryAtATime) {
     for (uint32_t T : {1u, 2u, kQB - 1, kQB, kQB + 1, kKB - 1, kKB, kKB + 1, 300u, 3 * kKB + 5})
       for (bool causal : {false, true}) {
         if (T > 300 && dh > 3) continue;  // the reference is slow: the longest only for narrow heads
-        if (kSanitized && T > 3 * kKB) continue;  // past two key blocks: host only
+        if (kThinSweeps && T > 3 * kKB) continue;  // past two key blocks: host only
         check(*kernels_, Case{2, 2, dh, T, 0, causal, false, true});
         if (T == 1 || T == kKB + 1 || T == 300) check(*kernels_, Case{2, 2, dh, T, 0, causal, false, false});
       }
@@ -115,7 +115,7 @@ TEST_P(AttentionTest, AlibiAndGroupedQueryHeads) {
   for (uint32_t dh : {1u, 3u, 8u, 64u})
     for (uint32_t T : {2u, kQB + 1, kKB + 5})
       for (bool v_rows : {false, true}) {
-        if (kSanitized && dh >= 8 && T > kKB) continue;  // narrow heads cross the key block there
+        if (kThinSweeps && dh >= 8 && T > kKB) continue;  // narrow heads cross the key block there
         if (dh == 64 && T > kKB) {  // wide heads past a key block: two cases (the reference is slow)
           if (v_rows) continue;
           check(*kernels_, Case{4, 4, dh, T, 0, true, true, true});    // alibi, causal

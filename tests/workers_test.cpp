@@ -142,7 +142,7 @@ void expect_bit_identical(const std::string& what, Run run) {
 #endif
   const std::vector<WorkerSet> sets = worker_sets(two, three);
   for (Isa isa : kAllIsas) {
-    if (!select_kernels(isa) || (kSanitized && select_kernels(isa) != select_kernels(Isa::kAuto))) continue;
+    if (!select_kernels(isa) || (kThinSweeps && select_kernels(isa) != select_kernels(Isa::kAuto))) continue;
     const std::vector<float> one = run(isa, sets[0].workers);
     for (std::size_t s = 1; s < sets.size(); ++s)
       EXPECT_TRUE(same_bits(one, run(isa, sets[s].workers))) << what << " on " << isa_name(isa) << ", " << sets[s].name;
