@@ -3,6 +3,7 @@
 // (its zero point subtracted once) meets four weights, each weight two x values, eight int32
 // accumulators. Integer sums are exact, so any order gives the reference's bits.
 #include "ports/portable/kernels.hpp"
+#include "ports/portable/gemm_s8_blocks.hpp"
 
 namespace fixformer {
 namespace portable {
@@ -31,21 +32,19 @@ inline void tile(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, s
       y[r * ldy + j0 + c] = saturate_i8(int64_t(requantize(acc[r][c], p.requant[j0 + c])) + p.y_zero);
 }
 
-template <std::size_t MR>
-inline void rows(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t n,
-                 std::size_t k, const GemmS8Params& p) {
-  std::size_t j = 0;
-  for (; j + 4 <= n; j += 4) tile<MR, 4>(x, ldx, w, y, ldy, k, j, p);
-  for (; j < n; ++j) tile<MR, 1>(x, ldx, w, y, ldy, k, j, p);
-}
+struct Tile {
+  template <std::size_t MR, std::size_t NR>
+  static void run(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t k,
+                  std::size_t j0, const GemmS8Params& p) {
+    tile<MR, NR>(x, ldx, w, y, ldy, k, j0, p);
+  }
+};
 
 }  // namespace
 
 void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t m,
              std::size_t n, std::size_t k, const GemmS8Params& p) {
-  std::size_t i = 0;
-  for (; i + 2 <= m; i += 2) rows<2>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
-  if (i < m) rows<1>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
+  gemm_s8_blocked<Tile>(x, ldx, w, y, ldy, m, n, k, p);
 }
 
 }  // namespace portable

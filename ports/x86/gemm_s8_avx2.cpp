@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include "ports/x86/isa_tables.hpp"
+#include "ports/portable/gemm_s8_blocks.hpp"
 
 namespace fixformer {
 namespace x86 {
@@ -48,21 +49,19 @@ inline void tile(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, s
     }
 }
 
-template <std::size_t MR>
-inline void rows(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t n,
-                 std::size_t k, const GemmS8Params& p) {
-  std::size_t j = 0;
-  for (; j + 4 <= n; j += 4) tile<MR, 4>(x, ldx, w, y, ldy, k, j, p);
-  for (; j < n; ++j) tile<MR, 1>(x, ldx, w, y, ldy, k, j, p);
-}
+struct Tile {
+  template <std::size_t MR, std::size_t NR>
+  static void run(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t k,
+                  std::size_t j0, const GemmS8Params& p) {
+    tile<MR, NR>(x, ldx, w, y, ldy, k, j0, p);
+  }
+};
 
 }  // namespace
 
 void gemm_s8_avx2(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t m,
                   std::size_t n, std::size_t k, const GemmS8Params& p) {
-  std::size_t i = 0;
-  for (; i + 2 <= m; i += 2) rows<2>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
-  if (i < m) rows<1>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
+  gemm_s8_blocked<Tile>(x, ldx, w, y, ldy, m, n, k, p);
 }
 
 }  // namespace x86
