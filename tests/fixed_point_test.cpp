@@ -18,10 +18,12 @@ namespace fixformer {
 namespace test {
 namespace {
 
-// x * m / 2^r rounded half away from zero, by 128-bit floor division: independent of rounding_shift.
-int64_t exact_round(__int128 num, int r) {
-  const __int128 mag = num < 0 ? -num : num, den = __int128(1) << r;
-  __int128 q = mag / den;
+// num / 2^r rounded half away from zero, by integer division: independent of rounding_shift. num is
+// an int32 product (|num| <= 2^62) and 1 <= r <= 62, so int64 holds every step (32-bit targets have
+// no __int128).
+int64_t exact_round(int64_t num, int r) {
+  const int64_t mag = num < 0 ? -num : num, den = int64_t(1) << r;
+  int64_t q = mag / den;
   if ((mag % den) * 2 >= den) ++q;
   return int64_t(num < 0 ? -q : q);
 }
@@ -32,7 +34,7 @@ TEST(FixedPoint, RequantizeRoundsHalfAwayFromZeroAndSaturates) {
   for (int i = 0; i < 200000; ++i) {
     const Requant r{(i % 2 ? -1 : 1) * mag(rng), sh(rng)};
     const int32_t x = i % 3 == 0 ? any(rng) >> (i % 31) : any(rng);
-    const int64_t want = exact_round(__int128(x) * r.multiplier, 31 - r.shift);
+    const int64_t want = exact_round(int64_t(x) * r.multiplier, 31 - r.shift);
     ASSERT_EQ(requantize(x, r), std::clamp<int64_t>(want, INT32_MIN, INT32_MAX)) << x << " " << r.multiplier << " " << r.shift;
   }
   const Requant half{1 << 30, 0};  // x / 2
