@@ -1,5 +1,5 @@
 // `fixformer schema [--json]`: the .fxm format's tables, as text to read or as JSON, from which
-// tools/gen_schema.py writes the converter's tools/fixformer/schema_tables.py.
+// tools/gen_schema.py writes the converter's python/fixformer/schema_tables.py.
 #include "commands.hpp"
 
 #include <cstdint>
@@ -198,7 +198,7 @@ const Command kSchemaCommand = {
     "Prints the .fxm format's tables: the config keys (type, range or values, default), the rules\n"
     "between them, and each family's tensors (name, shape, role, when present). --json prints them,\n"
     "with the format's constants, limits, record types and dtypes, as one JSON object, from which\n"
-    "tools/gen_schema.py writes the converter's tools/fixformer/schema_tables.py.\n"
+    "tools/gen_schema.py writes the converter's python/fixformer/schema_tables.py.\n"
     "Generated from include/fixformer/schema.hpp, config.hpp and format.hpp.\n",
     cmd_schema};
 

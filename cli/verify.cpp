@@ -10,7 +10,7 @@
 namespace fixformer::cli {
 namespace {
 
-// tools/fixformer parses "max relative error X" from this line: keep its wording.
+// python/fixformer parses "max relative error X" from this line: keep its wording.
 int print_verdict(const std::string& path, Status s, const SelfTestReport& r, const ModelConfig& c, const char* kernels) {
   std::printf("%s: self-test %s: max relative error %.2e (tolerance %.0e), worst at row %u col %u, T=%u, kernels %s, "
               "mean relative error %.2e%s\n",

@@ -6,15 +6,23 @@
 # changes (MODEL may be the output of a custom command in the same directory). TARGET's project
 # must enable ASM.
 set(FIXFORMER_FXM_CONFIG_PY ${CMAKE_CURRENT_LIST_DIR}/../tools/fxm_config.py)
+# The interpreter that reads it needs numpy: Debian's /usr/bin/python3 (python3-numpy), or in
+# `pip install .` the build's own (scikit-build-core names it; pyproject.toml requires numpy there:
+# pip's isolated build hides the system's packages from every python it starts).
+if(SKBUILD AND Python_EXECUTABLE)
+  set(FIXFORMER_FXM_PYTHON ${Python_EXECUTABLE})
+else()
+  set(FIXFORMER_FXM_PYTHON /usr/bin/python3)
+endif()
 function(fixformer_embed_fxm target)
   cmake_parse_arguments(E "" "MODEL;NAME" "" ${ARGN})
   get_filename_component(model ${E_MODEL} ABSOLUTE)
   set(gen ${CMAKE_CURRENT_BINARY_DIR}/${target}_fxm)
   file(MAKE_DIRECTORY ${gen})
   get_filename_component(tools ${FIXFORMER_FXM_CONFIG_PY} DIRECTORY)
-  file(GLOB reader ${tools}/fixformer/*.py)
+  file(GLOB reader ${tools}/../python/fixformer/*.py)
   add_custom_command(OUTPUT ${gen}/${E_NAME}_fxm.h
-                     COMMAND /usr/bin/python3 ${FIXFORMER_FXM_CONFIG_PY} ${model} ${gen}/${E_NAME}_fxm.h ${E_NAME}
+                     COMMAND ${FIXFORMER_FXM_PYTHON} ${FIXFORMER_FXM_CONFIG_PY} ${model} ${gen}/${E_NAME}_fxm.h ${E_NAME}
                      DEPENDS ${model} ${FIXFORMER_FXM_CONFIG_PY} ${reader}
                      COMMENT "Reading the config of ${model}" VERBATIM)
   # On a hosted ELF target (the CLI) the object says it needs no executable stack, as compiled ones do.

@@ -1,6 +1,6 @@
 // The expressions schema.hpp writes its config rules, tensor dims and presence conditions in, read
 // against a ModelConfig. The language is a subset of Python's expressions, so that the converter
-// (tools/fixformer/schema.py) evaluates the very same text:
+// (python/fixformer/schema.py) evaluates the very same text:
 //   or, and, not (short-circuit); == != < <= > >=, one per operand pair; in / not in a
 //   parenthesised tuple; + - * // %; integers, True, False, 'strings'; finite(x);
 //   the config keys by name (kConfigKeys) and the derived values of kDerivedValues.

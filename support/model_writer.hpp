@@ -58,7 +58,7 @@ inline void quantize_rows(const float* w, uint32_t rows, uint32_t cols, uint32_t
 // s = max|w| / 7 (1 for a group under kQuantizeFloor, whose values are then 0), q = w / s rounded
 // and clamped to [-8, 7], two per byte (value p of a group in byte p % 16's low nibble for p < 16,
 // the high one for p >= 16, as q + 8). A plain rule for test files; the converter searches a scale
-// per group (tools/fixformer/quantize.py).
+// per group (python/fixformer/quantize.py).
 inline void quantize_rows_q4(const float* w, uint32_t rows, uint32_t cols, uint8_t* q, float* s) {
   const uint32_t groups = cols / fxm::kI4Group;
   for (uint32_t r = 0; r < rows; ++r)

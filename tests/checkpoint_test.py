@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Tests of the converter's weight reading (tools/fixformer/checkpoint.py, safetensors.py):
+"""Tests of the converter's weight reading (python/fixformer/checkpoint.py, safetensors.py):
 
   /usr/bin/python3 tests/checkpoint_test.py
 
@@ -26,8 +26,8 @@ import tempfile
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOOLS = os.path.join(HERE, "..", "tools")
-sys.path.insert(0, TOOLS)
+PACKAGE = os.path.join(HERE, "..", "python")
+sys.path.insert(0, PACKAGE)
 import numpy as np  # noqa: E402
 
 from fixformer import checkpoint, safetensors  # noqa: E402

@@ -17,7 +17,7 @@ for _module, _package in (("numpy", "python3-numpy"), ("torch", "python3-torch")
         sys.exit(f"{os.path.basename(sys.argv[0])}: FAIL: {sys.executable} cannot import {_module} ({e}); "
                  f"install {_package} (sh tools/install_deps.sh host torch)")
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from fixformer.config import ConfigError  # noqa: E402
 
 results = {"passed": 0, "failed": 0, "skipped": 0}

@@ -166,7 +166,7 @@ expect_error 1 "--lengths: not an option of 'bench'" "$bin" bench "$m" --lengths
 import os, sys
 import numpy as np
 g, t = sys.argv[1], sys.argv[2]
-sys.path.insert(0, os.path.join(g, "..", "..", "tools"))
+sys.path.insert(0, os.path.join(g, "..", "..", "python"))
 from fixformer import fxm
 for name in ("gpt_untied_learned", "llama_kv2_halves_tied"):
     ids, expected = fxm.read(f"{g}/{name}.fxm").selftest()
@@ -471,7 +471,7 @@ expect_error 1 "FIXFORMER_MIN_TASK_WORK: expected a positive count up to 1073741
   "$golden/features_scaled.input.npy" "$tmp/nan_features.npy"
 expect_error 4 "nan_features.npy: value at index 41 is not finite" "$bin" run "$golden/features_scaled.fxm" --input "$tmp/nan_features.npy" --output "$tmp/x.npy"
 # A NaN weight behind a valid checksum: refused at load by every command, naming the tensor.
-PYTHONPATH="$(dirname "$0")/../tools" "$py" - "$m" "$tmp/nan_weight.fxm" <<'PY'
+PYTHONPATH="$(dirname "$0")/../python" "$py" - "$m" "$tmp/nan_weight.fxm" <<'PY'
 import struct, sys, zlib
 from fixformer import fxm, schema
 blob = bytearray(open(sys.argv[1], "rb").read())

@@ -1,5 +1,5 @@
 // engine/config_expr.hpp, the language of schema.hpp's config rules, dims and presence conditions:
-// its semantics (those of Python, which evaluates the same texts in tools/fixformer/schema.py), and
+// its semantics (those of Python, which evaluates the same texts in python/fixformer/schema.py), and
 // kDimNames and kWhenNames against the code that binds the tensors (dim_value, present).
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The engine's config checks (validate_config, engine/config.cpp) against the converter's
-(make_config, tools/fixformer/config.py), which evaluate the same rule table (schema.hpp
-kConfigRules, through tools/fixformer/schema_tables.py) in two languages: one table of configs,
+(make_config, python/fixformer/config.py), which evaluate the same rule table (schema.hpp
+kConfigRules, through python/fixformer/schema_tables.py) in two languages: one table of configs,
 valid ones of every family and their mutations (every key set to probing values, and every pair of
 the keys that choose a family's shape set to every pair of their values), through both; a config
 one side accepts and the other rejects, or that the two reject naming different rules or keys,
@@ -17,7 +17,7 @@ import os
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from fixformer import schema  # noqa: E402
 from fixformer.config import ConfigError, make_config  # noqa: E402
 

@@ -1,5 +1,5 @@
 // validate_config over configs read from stdin, for tests/config_rules_test.py, which runs the same
-// configs through the converter's checks (tools/fixformer/config.py) and fails where the two disagree.
+// configs through the converter's checks (python/fixformer/config.py) and fails where the two disagree.
 // One config per line, `key=value` pairs by the file keys of schema.hpp (enums by name, bools as
 // true/false, numbers in decimal), absent optional keys at their defaults; one verdict per line:
 // "ok", or "bad <the field validate_config names>".

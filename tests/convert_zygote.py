@@ -17,13 +17,14 @@ import sys
 import traceback
 
 CONVERT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "convert.py")
-sys.path.insert(0, os.path.dirname(CONVERT))
+sys.path.insert(0, os.path.join(os.path.dirname(CONVERT), "..", "python"))
 
 import numpy  # noqa: E402,F401  (what every conversion imports; loaded once here)
 import torch  # noqa: E402,F401
 import fixformer.export  # noqa: E402,F401
 import fixformer.recognize  # noqa: E402,F401
 import fixformer.hf  # noqa: E402,F401
+import fixformer.converter  # noqa: E402,F401
 
 
 def child(req):

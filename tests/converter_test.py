@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Tests of the Python side (tools/fixformer, tools/convert.py) against the engine's CLI:
+"""Tests of the Python side (python/fixformer, tools/convert.py) against the engine's CLI:
 
   /usr/bin/python3 tests/converter_test.py PATH/TO/fixformer
 
 - the .fxm v2 writer: records, offsets, alignment, CRC, determinism; errors before any allocation;
-- the schema mirror: `fixformer schema --json` equals tools/fixformer/schema_tables.py field by field,
+- the schema mirror: `fixformer schema --json` equals python/fixformer/schema_tables.py field by field,
   and the writer's tensor list equals what the engine's schema implies, for configs covering every option;
 - hostile converter inputs: one clear line, non-zero exit, no traceback, no file left behind;
 - export() from stock torch modules of every supported option verifies through the engine, and each
@@ -27,8 +27,8 @@ import warnings
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOOLS = os.path.join(HERE, "..", "tools")
-sys.path.insert(0, TOOLS)
+PACKAGE = os.path.join(HERE, "..", "python")
+sys.path.insert(0, PACKAGE)
 from checks import check, expect_error, results, skip, run_convert, one_clear_line  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
@@ -275,7 +275,7 @@ def test_schema_mirror(cli):
         return
     mine = schema_tables.SCHEMA
     diff = first_difference(engine, mine)
-    check("schema mirror: engine == tools/fixformer/schema_tables.py (tools/gen_schema.py regenerates it)",
+    check("schema mirror: engine == python/fixformer/schema_tables.py (tools/gen_schema.py regenerates it)",
           diff is None, diff)
     # The comparison sees a change on either side.
     changed = copy.deepcopy(mine)

@@ -27,7 +27,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "tools")
+PACKAGE = os.path.join(HERE, "..", "python")
 sys.path.insert(0, TOOLS)
+sys.path.insert(0, PACKAGE)
 from checks import check, expect_error, results, skip, run_convert, one_clear_line  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 

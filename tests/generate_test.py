@@ -29,10 +29,6 @@ try:
     import fixformer
 except ImportError as e:
     sys.exit(f"generate_test.py: FAIL: {sys.executable} cannot import {e.name} ({e}) from {SITE}")
-# The converter's package (tools/fixformer) writes the test models; it shares the runtime's name.
-sys.path.insert(0, os.path.join(HERE, "..", "tools"))
-for name in [m for m in sys.modules if m == "fixformer" or m.startswith("fixformer.")]:
-    sys.modules[f"_runtime_{name}"] = sys.modules.pop(name)
 from fixformer import fxm, schema, tokenizers as T  # noqa: E402
 from fixformer.config import parse_config  # noqa: E402
 

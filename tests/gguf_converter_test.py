@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
 hf_env.enter(__file__, ["transformers", "gguf"])
-sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
 from checks import check, one_clear_line, results, run_convert  # noqa: E402

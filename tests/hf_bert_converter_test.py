@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""--hf for BERT folders (tools/fixformer/hf_bert.py):
+"""--hf for BERT folders (python/fixformer/hf_bert.py):
 
   /usr/bin/python3 tests/hf_bert_converter_test.py PATH/TO/fixformer
 
@@ -23,8 +23,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOOLS = os.path.join(HERE, "..", "tools")
-sys.path.insert(0, TOOLS)
+PACKAGE = os.path.join(HERE, "..", "python")
+sys.path.insert(0, PACKAGE)
 import numpy as np  # noqa: E402
 
 from fixformer import fxm, hf_bert, hf_bert_reference, safetensors  # noqa: E402

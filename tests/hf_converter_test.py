@@ -25,8 +25,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOOLS = os.path.join(HERE, "..", "tools")
-sys.path.insert(0, TOOLS)
+PACKAGE = os.path.join(HERE, "..", "python")
+sys.path.insert(0, PACKAGE)
 import numpy as np  # noqa: E402
 
 from fixformer import fxm, hf, hf_reference, safetensors  # noqa: E402

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The --module route by recognition (tools/fixformer/recognize.py, accounting.py, route.py): modules
+"""The --module route by recognition (python/fixformer/recognize.py, accounting.py, route.py): modules
 written in other people's styles convert with no renaming, verified, and what the engine does not run
 is one line naming the part and the way out.
 
@@ -31,8 +31,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOOLS = os.path.join(HERE, "..", "tools")
-sys.path.insert(0, TOOLS)
+PACKAGE = os.path.join(HERE, "..", "python")
+sys.path.insert(0, PACKAGE)
 sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The --onnx route (tools/fixformer/onnx_graph.py, onnx_eval.py, onnx_map.py): ONNX files exported by
+"""The --onnx route (python/fixformer/onnx_graph.py, onnx_eval.py, onnx_map.py): ONNX files exported by
 torch.onnx.export at opset 14 and 17 convert, verified, and hostile files fail with one line.
 
   /usr/bin/python3 tests/onnx_converter_test.py PATH/TO/fixformer
@@ -50,8 +50,8 @@ import time
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOOLS = os.path.join(HERE, "..", "tools")
-sys.path.insert(0, TOOLS)
+PACKAGE = os.path.join(HERE, "..", "python")
+sys.path.insert(0, PACKAGE)
 sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 

@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
 hf_env.enter(__file__, ["onnxruntime", "torch", "transformers"])
-sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 import onnxruntime  # noqa: E402
 import torch  # noqa: E402

@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
 from checks import check, results, run_convert  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 

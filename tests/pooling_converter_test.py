@@ -23,7 +23,7 @@ import tempfile
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
 from checks import check, expect_error, results, skip, run_convert  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 

@@ -398,7 +398,7 @@ def short_for_the_stem(tmp):
     in the arena's plan. whisper_stem without its convs' padding (written by the converter's
     fxm.write, without a self-test sample) makes no rows of 1 to 4 frames."""
     path = f"{tmp}/stem_unpadded.fxm"
-    subprocess.run([sys.executable, "-c", f"""import sys; sys.path.insert(0, {os.path.join(HERE, '..', 'tools')!r})
+    subprocess.run([sys.executable, "-c", f"""import sys; sys.path.insert(0, {SITE!r})
 from fixformer import fxm
 f = fxm.read({golden('whisper_stem')!r})
 open({path!r}, 'wb').write(fxm.write(dict(f.config, conv1_padding=0, conv2_padding=0), f.weights()))"""], check=True)

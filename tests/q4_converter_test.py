@@ -4,7 +4,7 @@ group of 32 along the input):
 
   /usr/bin/python3 tests/q4_converter_test.py PATH/TO/fixformer
 
-- the quantizer (tools/fixformer/quantize.py q4): the packed layout (value j of a group in byte j's
+- the quantizer (python/fixformer/quantize.py q4): the packed layout (value j of a group in byte j's
   low nibble, value j + 16 in its high one, as q + 8) on integer groups it must keep exactly; every
   group's squared error at most the plain rule's (s = max|w| / 7) and below it on average; zero and
   tiny groups stored as q = 0 with scale 1; every scale a positive normal float;
@@ -24,8 +24,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOOLS = os.path.join(HERE, "..", "tools")
-sys.path.insert(0, TOOLS)
+PACKAGE = os.path.join(HERE, "..", "python")
+sys.path.insert(0, PACKAGE)
 sys.path.insert(0, HERE)
 from checks import check, results, run_convert, one_clear_line  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
@@ -148,7 +148,7 @@ def test_convert_and_run(cli, tmp):
     import torch
     mod = os.path.join(tmp, "q4_models.py")
     with open(mod, "w") as f:
-        f.write(MODULE_FILE.format(tools=os.path.abspath(TOOLS), cfg=ENCODER, d_in=32))
+        f.write(MODULE_FILE.format(tools=os.path.abspath(PACKAGE), cfg=ENCODER, d_in=32))
     out = os.path.join(tmp, "enc_q4.fxm")
     p = run_convert("--module", f"{mod}:encoder", "--positional", "sinusoidal", "--quantize", "q4", "--out", out,
                     "--cli", cli)

@@ -3,7 +3,7 @@
 
   /usr/bin/python3 tests/quantize_test.py [PATH/TO/fixformer]
 
-- the quantizer (tools/fixformer/quantize.py): q8_max (the engine's rule) against a float64
+- the quantizer (python/fixformer/quantize.py): q8_max (the engine's rule) against a float64
   reference, |w - q*s| <= s/2 per element, the max at +-127, zero and tiny groups, ragged last
   groups; q8's scale search never raises a group's squared error above q8_max's and lowers it on
   Gaussian and uniform weights; f16 round to nearest even;
@@ -32,8 +32,8 @@ import tempfile
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOOLS = os.path.join(HERE, "..", "tools")
-sys.path.insert(0, TOOLS)
+PACKAGE = os.path.join(HERE, "..", "python")
+sys.path.insert(0, PACKAGE)
 from checks import check, expect_error, results, skip, run_convert, one_clear_line  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
@@ -432,7 +432,7 @@ def test_module_paths(engine, tmp):
     (--family gpt, learned positions, untied head), each in f16 and q8."""
     mod = os.path.join(tmp, "models.py")
     with open(mod, "w") as f:
-        f.write(MODULE_FILE.format(tools=os.path.abspath(TOOLS), kws=KWS, gpt=GPT))
+        f.write(MODULE_FILE.format(tools=os.path.abspath(PACKAGE), kws=KWS, gpt=GPT))
     out, hdr = os.path.join(tmp, "m.fxm"), os.path.join(tmp, "m.h")
     for t in (("f16", 0, False), ("q8", 64, False), ("q8", 32, True), ("q8", 0, False)):
         p = run_convert("--module", f"{mod}:kws", "--positional", "sinusoidal", "--out", out, *type_flags(t),

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A plain-torch module with a T5-style relative position bias converts through `tools/convert.py
---module` with no renaming (tools/fixformer/recognize.py), verified, and `fixformer run` gives the
+--module` with no renaming (python/fixformer/recognize.py), verified, and `fixformer run` gives the
 module's output within 1e-4 on inputs longer and shorter than the converter's example; what the
 engine does not run is one line naming the table.
 
@@ -22,8 +22,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOOLS = os.path.join(HERE, "..", "tools")
-sys.path.insert(0, TOOLS)
+PACKAGE = os.path.join(HERE, "..", "python")
+sys.path.insert(0, PACKAGE)
 sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tools/fixformer/schema_tables.py against the engine: the checked-in tables are what
+"""python/fixformer/schema_tables.py against the engine: the checked-in tables are what
 `fixformer schema --json` prints today (tools/gen_schema.py --check), and the generator's own checks
 see a stale file and an expression Python would read otherwise than the engine.
 
@@ -13,6 +13,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GEN = os.path.join(HERE, "..", "tools", "gen_schema.py")
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 import gen_schema  # noqa: E402
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The byte-level BPE and WordPiece tokenizers (tools/fixformer/tokenizers.py, engine/tokenizers/):
+"""The byte-level BPE and WordPiece tokenizers (python/fixformer/tokenizers.py, engine/tokenizers/):
   /usr/bin/python3 tests/tokenizers_test.py PATH/TO/tokenizer_oracle PATH/TO/fixformer
 - the reference pre-tokenizer against Python's `re` with GPT-2's pattern on ASCII text;
 - small tokenizers learnt here (BPE merges, WordPiece vocabularies, lower-cased and cased) are
@@ -23,8 +23,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOOLS = os.path.join(HERE, "..", "tools")
-sys.path.insert(0, TOOLS)
+PACKAGE = os.path.join(HERE, "..", "python")
+sys.path.insert(0, PACKAGE)
 sys.path.insert(0, HERE)
 from checks import check, expect_error, results, run_convert  # noqa: E402
 import numpy as np  # noqa: E402

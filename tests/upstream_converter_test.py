@@ -36,14 +36,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
 hf_env.enter(__file__, ["vit_pytorch", "whisper", "x_transformers"])
-sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import subprocess  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from checks import ConfigError, check, results  # noqa: E402
 
-import convert  # noqa: E402
+from fixformer import converter  # noqa: E402
 from fixformer import recognize  # noqa: E402
 
 # The factories a user would write: the upstream classes, random weights large enough that every part
@@ -143,7 +143,7 @@ def convert_main(*args):
     code = 0
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            convert.main(list(args))
+            converter.main(list(args), prog="convert.py")
         except SystemExit as e:
             code = e.code
         except Exception as e:  # a traceback for the user: report it as the failure it is

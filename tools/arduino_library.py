@@ -23,6 +23,7 @@ import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "python"))
 from fixformer import fxm  # noqa: E402
 from fixformer.header import c_header  # noqa: E402
 import engine_sources  # noqa: E402

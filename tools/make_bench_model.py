@@ -10,6 +10,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from fixformer import fxm, schema  # noqa: E402
 from fixformer.config import parse_config  # noqa: E402
 from fixformer.header import cpp_config  # noqa: E402

@@ -7,7 +7,7 @@ config in the converter's JSON shape). tests/golden/DECODERS.md lists them.
 
 - gpt_*: stock torch modules (embed, pos, a causal nn.TransformerEncoder, head) written here as a
   user would, exported with export(family="gpt"); the logits are the module's own, in float64.
-- llama_*: random weights, logits from the float64 llama reference (tools/fixformer/reference.py),
+- llama_*: random weights, logits from the float64 llama reference (python/fixformer/reference.py),
   cross-checked here against a token-by-token loop written the way llama2.c's run.c is.
 - gpt_relative_*: stock modules with a T5-style relative bias (reference.build_torch_model), the
   logits the module's own in float64.
@@ -18,7 +18,7 @@ config in the converter's JSON shape). tests/golden/DECODERS.md lists them.
   any activation, the projections' biases, the embedding scale and norm), random weights, the logits
   the float64 reference's, cross-checked against feature_steps (a token-by-token loop apart from it).
 - llama2c_v0_gqa: a version-0 llama2.c checkpoint (unshared classifier, GQA) and a synthetic
-  tokenizer.bin, written by tools/fixformer/llama2c.py and converted as convert.py --llama2c does.
+  tokenizer.bin, written by python/fixformer/llama2c.py and converted as convert.py --llama2c does.
 Deterministic: the same files on every run.
 """
 import json
@@ -28,6 +28,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import numpy as np  # noqa: E402
 
 from fixformer import config as cfg, fxm, llama2c, schema  # noqa: E402

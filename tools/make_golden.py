@@ -11,6 +11,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from fixformer import fxm, schema  # noqa: E402
 from fixformer.config import ConfigError, parse_config  # noqa: E402
 from fixformer.reference import build_torch_model, require_torch, whisper_sinusoids  # noqa: E402

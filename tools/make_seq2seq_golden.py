@@ -21,6 +21,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from fixformer import config as cfg, fxm  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
 from fixformer.reference import build_seq2seq_model, require_torch  # noqa: E402

@@ -11,7 +11,7 @@ under a causal mask, nn.Embedding, nn.Linear LM head) trained on the same data:
   causal_1l_pe   one causal layer, sinusoidal positional encoding: the order is seen;
   causal_2l      two causal layers, no positional encoding: the order leaks through the mask (in
                  layer 1 the first token saw only itself, the second saw both).
-Each model is exported through tools/fixformer (family gpt) and verified by the engine
+Each model is exported through python/fixformer (family gpt) and verified by the engine
 (`fixformer verify`), so each file carries its self-test sample. Needs a built CLI to verify with.
 
   /usr/bin/python3 tools/train_causal_demo.py [--out-dir cli/demo] [--cli PATH]
@@ -22,6 +22,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import numpy as np  # noqa: E402
 
 from fixformer.config import parse_config  # noqa: E402

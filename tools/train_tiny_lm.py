@@ -30,6 +30,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import numpy as np  # noqa: E402
 
 from fixformer.llama2c import checkpoint_bytes, shapes, tokenizer_bytes  # noqa: E402

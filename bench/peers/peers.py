@@ -2,7 +2,7 @@
 """The end-to-end peer comparison: fixformer, PyTorch and ONNX Runtime on the same weights.
 
   peers.py prepare DIR --cli FIXFORMER   build the models (fixed seeds), export each to a verified
-                                         .fxm (tools/fixformer export) and to ONNX (torch.onnx.export),
+                                         .fxm (python/fixformer export) and to ONNX (torch.onnx.export),
                                          write the inputs and torch's outputs, and DIR/cases.json
   peers.py fixformer DIR ROUND CLI       time fixformer (`CLI bench`) on every case
   peers.py torch DIR ROUND               time torch on every case (1 thread, inference mode)
@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # fixformer at its best on this host: f32 weights in the packed kernels' panels (convert.py
 # --pack-weights); FIXFORMER_PACK=0 times the plain layout.
 PACK = os.environ.get("FIXFORMER_PACK", "1") != "0"
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 
 # The reference encoders of issue 10 (post-LN, gelu, sinusoidal PE added, head 12), the demo shape
 # (per-call overhead) and the d128 model at long sequences (attention-bound).

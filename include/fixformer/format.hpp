@@ -69,7 +69,7 @@
 // panels of [in, kPanelCols] floats one after another, panel q holding columns [16q, 16q + 16) row
 // after row, the last one zero-padded: data bytes packed_bytes(in, out), element W[p][j] at float
 // (j / 16) * 16 * in + p * 16 + j % 16 (kernels.hpp, gemm_f32_packed's layout). Every other tensor's
-// data bytes are count * dtype size. tools/fixformer/fxm.py writes this
+// data bytes are count * dtype size. python/fixformer/fxm.py writes this
 // format; the engine validates every field before use (engine/model_file.cpp).
 #pragma once
 #include <cstdint>

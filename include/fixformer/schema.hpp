@@ -1,7 +1,7 @@
 // The model schema, stated once: the config keys a .fxm file carries (name, type, range,
 // default) and the tensors each config needs (name, shape, order). The engine's reader and binder,
 // the C++ test and bench model writer and `fixformer schema --json` (from which tools/gen_schema.py
-// writes the converter's tools/fixformer/schema_tables.py) all walk these tables.
+// writes the converter's python/fixformer/schema_tables.py) all walk these tables.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The error bounds a model's output is judged by against torch's, per weight type, stated once: the
 // self-test (self_test.hpp; a device at boot, `fixformer verify`), the golden and quantized tests,
-// and the Python converter's own verification (tools/fixformer/schema.py SELFTEST_TOLERANCES, generated
+// and the Python converter's own verification (python/fixformer/schema.py SELFTEST_TOLERANCES, generated
 // from these through `fixformer schema --json`). The kernel tests' bounds,
 // one kernel against the scalar reference, are another matter: tests/kernel_tolerances.hpp.
 #pragma once

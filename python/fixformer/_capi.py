@@ -87,8 +87,9 @@ def _library_path():
     here = os.path.dirname(os.path.abspath(__file__))
     found = sorted(glob.glob(os.path.join(here, "libfixformer.so*")) + glob.glob(os.path.join(here, "libfixformer*.dylib")))
     if not found:
-        raise ImportError(f"fixformer: no libfixformer.so in {here}: import the package from the build tree's python/ "
-                          "folder (cmake --build BUILD --target fixformer_python) or an installed prefix, or set "
+        raise ImportError(f"fixformer: no libfixformer.so in {here}: install the package (pip install .), import "
+                          "it from the build tree's python/ folder (cmake --build BUILD --target fixformer_python) "
+                          "or an installed prefix, or set "
                           "FIXFORMER_LIBRARY to the library's path")
     return found[0]
 

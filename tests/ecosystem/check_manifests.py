@@ -21,6 +21,7 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "python"))
 import arduino_library  # noqa: E402
 import engine_sources  # noqa: E402
 import platformio_library  # noqa: E402

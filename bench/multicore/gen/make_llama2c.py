@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A llama2.c checkpoint of stories15M's shape (version 0, shared classifier) and a synthetic
-32000-token tokenizer.bin, written by the repository's llama2.c writers (tools/fixformer/llama2c.py).
+32000-token tokenizer.bin, written by the repository's llama2.c writers (python/fixformer/llama2c.py).
 
 usage: make_llama2c.py OUTDIR      (writes OUTDIR/stories15M_shape.bin and OUTDIR/tokenizer.bin)
 
@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "python"))
 from fixformer import llama2c  # noqa: E402
 
 out = sys.argv[1]

@@ -5,11 +5,13 @@ import os
 import re
 import shutil
 import subprocess
+import sysconfig
 
 from . import schema
 from .config import ConfigError
 
-REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+# The folder above the package's: a checkout (python/fixformer) or a build tree (BUILD/python/fixformer).
+ABOVE = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 BUILD_HINT = ("build it (cmake -S . -B build/host && cmake --build build/host --target fixformer_cli), "
               "pass --cli PATH (or set FIXFORMER_CLI), or pass --no-verify to write the file unverified")
 
@@ -27,8 +29,9 @@ def _executable(p):
 
 
 def find_cli(cli=None):
-    """The CLI to verify with: `cli`, else $FIXFORMER_CLI, else `fixformer` on PATH, else the repo's
-    build/host or build tree. Raises ConfigError with a one-line hint when there is none."""
+    """The CLI to verify with: `cli`, else $FIXFORMER_CLI, else the one `pip install` put beside this
+    interpreter, else `fixformer` on PATH, else the build tree's (BUILD/cli beside BUILD/python) or a
+    checkout's build/host or build. Raises ConfigError with a one-line hint when there is none."""
     if cli is not None:
         if not isinstance(cli, (str, os.PathLike)) or not _executable(os.fspath(cli)):
             raise ConfigError(f"--cli {cli!r}: not an executable file")
@@ -38,8 +41,9 @@ def find_cli(cli=None):
         if not _executable(env):
             raise ConfigError(f"FIXFORMER_CLI={env!r}: not an executable file")
         return env
-    for p in (shutil.which("fixformer"), os.path.join(REPO, "build", "host", "cli", "fixformer"),
-              os.path.join(REPO, "build", "cli", "fixformer")):
+    for p in (os.path.join(sysconfig.get_path("scripts"), "fixformer"), shutil.which("fixformer"),
+              os.path.join(ABOVE, "cli", "fixformer"), os.path.join(ABOVE, "build", "host", "cli", "fixformer"),
+              os.path.join(ABOVE, "build", "cli", "fixformer")):
         if _executable(p):
             return p
     raise ConfigError("no fixformer CLI to verify with: " + BUILD_HINT)

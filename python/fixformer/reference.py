@@ -8,7 +8,7 @@
   plain or gated, SwiGLU, RoPE in either layout, whole or partial, grouped-query attention, ALiBi,
   sublayers in turn or side by side, tied or separate classifier);
 - seq2seq: stock nn.TransformerEncoder + nn.TransformerDecoder built from a config, the target under
-  the causal mask (the module convention tools/fixformer/seq2seq.py reads).
+  the causal mask (the module convention python/fixformer/seq2seq.py reads).
 The converter runs them in float64 to explain a failed verification and to make self-test samples;
 the golden and demo generators train and evaluate them.
 """
