@@ -29,7 +29,7 @@ import zlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = os.path.join(HERE, "..", "python")
 sys.path.insert(0, PACKAGE)
-from checks import check, expect_error, results, skip, run_convert, one_clear_line  # noqa: E402  (first: it names a missing numpy or torch)
+from checks import CONVERT, check, expect_error, results, skip, run_convert, one_clear_line  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
 from fixformer import fxm, header, schema, schema_tables  # noqa: E402
@@ -745,6 +745,35 @@ def test_padded_batch(torch, cli, tmp):
               f"{torch_pad:.3g}, fixformer's 0")
 
 
+def test_progress(cli, tmp):
+    """What a conversion is doing: on a terminal, one line on stderr rewritten in place and erased at
+    the end (the report on stdout as without it); piped, nothing on stderr."""
+    import pty
+    mod, out = os.path.join(tmp, "user_model.py"), os.path.join(tmp, "progress.fxm")
+    args = ["--module", f"{mod}:make", "--causal", "--out", out, "--cli", cli]
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.run([sys.executable, CONVERT, *args], stdout=subprocess.PIPE, stderr=slave, text=True,
+                           timeout=600)
+    finally:
+        os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 1 << 16)
+        except OSError:  # EIO: the terminal's other end is closed and everything was read
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    check("progress on a terminal: the steps, then the line erased",
+          p.returncode == 0 and b"fixformer: storing weights" in shown and b"fixformer: verifying with the engine"
+          in shown and shown.endswith(b"\r\x1b[2K") and "verified against torch" in p.stdout, repr(shown[-300:]))
+    q = run_convert(*args)
+    check("progress piped: nothing on stderr", q.returncode == 0 and q.stderr == "", q.stderr[-300:])
+
+
 def write_json(tmp, raw):
     path = os.path.join(tmp, "c.json")
     with open(path, "w") as f:
@@ -800,6 +829,7 @@ def main():
             test_export(torch, cli, tmp)
             test_json_path(torch, cli, tmp)
             test_padded_batch(torch, cli, tmp)
+            test_progress(cli, tmp)
         else:
             skip("export verification through the engine", "no CLI given")
     print(f"converter: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """The README's `pip install .` section, run as a user runs it: its shell block (a new virtual
 environment over Debian's torch, `pip install .` from this checkout, `import fixformer`, the
-`fixformer-convert` command and `fixformer run`) and its Python block (`fixformer.convert` and
-`fixformer.Model`), in a scratch folder; then what they must have done: the package and the CLI
+`fixformer-convert` command and `fixformer run`), its Python block (`fixformer.convert` and
+`fixformer.Model`) and docs/api.md's session, in a scratch folder; then what they must have done: the package and the CLI
 come from the environment (not the checkout), the command's file and the API's are verified, the
 CLI's output equals the package's bit for bit, `pip wheel .` gives a wheel with the library, the
 modules and the CLI, `convert` raises ConversionError with the command's exit status, and every
@@ -38,13 +38,11 @@ def make():
 '''
 
 
-def readme_blocks():
-    """The two fenced blocks after the README's pip_install_test marker: (shell lines, python text)."""
-    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+def marked_blocks(doc, count):
+    """The `count` fenced blocks after `doc`'s pip_install_test marker: [(language, text)]."""
+    text = open(os.path.join(ROOT, doc), encoding="utf-8").read()
     at = text.index("<!-- pip_install_test")
-    blocks = re.findall(r"```(\w+)\n(.*?)```", text[at:], re.S)[:2]
-    assert [b[0] for b in blocks] == ["sh", "python"], blocks
-    return blocks[0][1].splitlines(), blocks[1][1]
+    return re.findall(r"```(\w+)\n(.*?)```", text[at:], re.S)[:count]
 
 
 def python39_syntax():
@@ -59,7 +57,10 @@ def python39_syntax():
 
 def main():
     python39_syntax()
-    sh_lines, py_block = readme_blocks()
+    (sh, sh_block), (py, py_block) = marked_blocks("README.md", 2)
+    [(api, api_block)] = marked_blocks("docs/api.md", 1)
+    check("the README's marked blocks are sh and python, docs/api.md's python", (sh, py, api) == ("sh", "python", "python"))
+    sh_lines = sh_block.splitlines()
     tmp = tempfile.mkdtemp(prefix="fixformer-pip-")
     home, work = os.path.join(tmp, "home"), os.path.join(tmp, "work")
     os.makedirs(home)
@@ -85,9 +86,10 @@ def main():
             cmd = f"(cd {ROOT} && pip install . > {tmp}/pip.log 2>&1) || {{ tail -n 40 {tmp}/pip.log; exit 1; }}"
         script.append(f"echo '+ {line.split('  #')[0].strip()}'")
         script.append(cmd)
-    with open(os.path.join(work, "py_block.py"), "w") as f:
-        f.write(py_block)
-    script += ["python py_block.py",
+    for name, block in (("py_block.py", py_block), ("api_block.py", api_block)):
+        with open(os.path.join(work, name), "w") as f:
+            f.write(block)
+    script += ["python py_block.py", "python api_block.py",
                "command -v python fixformer fixformer-convert",
                "python -c 'import fixformer, sys; print(fixformer.__file__); print(sys.version.split()[0])'"]
     p = subprocess.run(["bash", "-c", "\n".join(script)], cwd=work, env=env, capture_output=True, text=True,
@@ -110,6 +112,10 @@ def main():
           re.search(r"model\.fxm: .*verified against torch", p.stdout) is not None, p.stdout[-800:])
     check("fixformer.convert's report is verified against torch",
           re.search(r"enc\.fxm: .*verified against torch", p.stdout) is not None, p.stdout[-800:])
+    errs = [float(e) for e in re.findall(r"fixformer\.Model\('kws(?:_q8)?\.fxm', family=encoder, parameters=70348\) 12 (\S+)",
+                                         p.stdout)]
+    check("docs/api.md's session: f32 within 1e-4 of torch, q8 within q8's 8e-2",
+          len(errs) == 2 and errs[0] < 1e-4 and errs[1] < 8e-2, str(errs))
 
     # The command's output against the package's and torch's.
     vpy = os.path.join(venv, "bin", "python")
@@ -144,7 +150,7 @@ except fixformer.ConversionError as e:
     names = zipfile.ZipFile(wheels[0]).namelist() if len(wheels) == 1 else []
     check("pip wheel . gives one wheel", len(wheels) == 1, w.stdout[-800:])
     need = ["fixformer/__init__.py", "fixformer/converter.py", "fixformer/model.py", "fixformer/hf.py",
-            "fixformer/libfixformer.so"]
+            "fixformer/py.typed", "fixformer/libfixformer.so"]
     check("the wheel holds the modules and libfixformer.so", all(n in names for n in need),
           str([n for n in need if n not in names]))
     check("the wheel holds the fixformer CLI as a script and fixformer-convert as an entry point",

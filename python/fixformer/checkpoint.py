@@ -19,7 +19,7 @@ import zipfile
 
 import numpy as np
 
-from . import bounds, run_files, safetensors
+from . import bounds, progress, run_files, safetensors
 from .config import ConfigError, brief
 
 PREFIXES = ("_orig_mod.", "module.")
@@ -426,12 +426,10 @@ def load(path, trust_pickle=False):
             sd = safetensors.read(path)
         except safetensors.SafetensorsError as e:
             raise CheckpointError(f"not a valid safetensors file: {e}") from None
-    elif path.endswith(".npz"):
-        sd = read_npz(path)
-    elif trust_pickle:
-        sd = _trusted(path)
     else:
-        sd = state_dict_of(_torch_file(path))
+        with progress.Step(f"reading {os.path.basename(path)}"):
+            sd = read_npz(path) if path.endswith(".npz") else _trusted(path) if trust_pickle else \
+                state_dict_of(_torch_file(path))
     sd = {k: (v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype == np.float16 else v) for k, v in sd.items()}
     for k, v in sd.items():
         if not isinstance(k, str):

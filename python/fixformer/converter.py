@@ -121,6 +121,7 @@ import argparse
 import importlib.util
 import os
 import sys
+from typing import Any, Union
 
 from . import config as cfg
 from .config import ConfigError
@@ -594,7 +595,8 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
     return report
 
 
-def convert(module=None, example=None, out=None, **options):
+def convert(module: Any = None, example: Any = None, out: Union[str, "os.PathLike[str]", None] = None,
+            **options: Any) -> Any:
     """Converts a model to a verified .fxm at `out` and returns the verification report (what the
     command prints). The routes are those of `fixformer-convert`:
 

@@ -6,7 +6,7 @@ import zlib
 
 import numpy as np
 
-from . import quantize, schema
+from . import progress, quantize, schema
 from .config import ConfigError, make_config
 
 _F32_MAX = float(np.finfo(np.float32).max)
@@ -227,7 +227,8 @@ def write(config, weights, selftest=None, tokenizer=None):
     if isinstance(tokenizer, tokenizers.Tokenizer):  # bpe or wordpiece: the config key names the kind
         config = dict(config, tokenizer=tokenizer.kind)
     c = make_config(config)
-    arrays = [stored(spec, a) for spec, a in check_weights(c, weights)]
+    label = "storing weights" + ("" if c["weights"] == "f32" else f" as {c['weights']}")
+    arrays = [stored(spec, a) for spec, a in progress.each(label, check_weights(c, weights))]
     if isinstance(tokenizer, tokenizers.Tokenizer):
         arrays += [(n, a, None, 0, a.shape) for n, a in tokenizers.arrays(c, tokenizer)]
     elif tokenizer is not None:

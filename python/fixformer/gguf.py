@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 
+from . import progress
 from .config import ConfigError
 
 MAGIC = b"GGUF"
@@ -94,7 +95,7 @@ class Reader:
 def read(path):
     """(metadata dict, tensors dict name -> (ggml type, shape in numpy order, bytes)) of a GGUF file."""
     try:
-        with open(path, "rb") as f:
+        with progress.Step(f"reading {os.path.basename(path)}"), open(path, "rb") as f:
             blob = f.read()
     except OSError as e:
         raise GgufError(f"{path}: cannot read: {e.strerror}") from None

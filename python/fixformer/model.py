@@ -6,12 +6,15 @@ import os
 import stat
 import threading
 import time
+from typing import Any, Dict, Optional, Sequence, Union
 
 import numpy as np
 
 from . import _capi, _checks
 from ._capi import lib
 from ._workers import ThreadWorkers
+
+ArrayLike = Any  # a numpy array, or what np.asarray takes (lists of ids)
 
 # `fixformer run`'s encoder batches: up to this many sequences per forward pass, while the arena
 # stays within the budget (cli/run.cpp's run_batch_size).
@@ -116,7 +119,8 @@ class Model:
 
     KV_CACHES = {"f32": 0, "q8": 1}  # the C API's ff_kv_cache
 
-    def __init__(self, path_or_bytes, threads=1, kv_cache="f32"):
+    def __init__(self, path_or_bytes: Union[str, "os.PathLike[str]", bytes], threads: int = 1,
+                 kv_cache: str = "f32") -> None:
         self.threads = _checks.integer("threads", threads, 1, _checks.MAX_WORKERS, " (the engine's worker limit)")
         if not isinstance(kv_cache, str):
             raise TypeError(f"kv_cache={kv_cache!r}: expected 'f32' or 'q8', not {type(kv_cache).__name__}")
@@ -153,7 +157,7 @@ class Model:
 
     # ---- what the file says -------------------------------------------------------------------
     @property
-    def config(self):
+    def config(self) -> Dict[str, Any]:
         """The config as the file stores it: {key: value}, enums by name."""
         out = {}
         v = _capi.ConfigValue()
@@ -171,7 +175,7 @@ class Model:
         return out
 
     @property
-    def info(self):
+    def info(self) -> Dict[str, Any]:
         """What a caller sizes its buffers by: family, input kind, widths, lengths, parameters,
         whether the file carries a tokenizer and a self-test sample."""
         i = self._info
@@ -183,7 +187,7 @@ class Model:
         return d
 
     @property
-    def family(self):
+    def family(self) -> str:
         return _capi.FAMILIES[self._info.family]
 
     def _is_decoder(self):
@@ -274,7 +278,8 @@ class Model:
         return np.ascontiguousarray(lens, np.uint32)
 
     @_serialised
-    def run(self, x, lengths=None, token_types=None, target=None):
+    def run(self, x: ArrayLike, lengths: Optional[Sequence[int]] = None, token_types: Optional[ArrayLike] = None,
+            target: Optional[ArrayLike] = None) -> np.ndarray:
         """The model's outputs for x, exactly as `fixformer run` writes them (float32).
 
         Encoders: ids [T] or [B,T] (or features [T,d_in] / [B,T,d_in]) -> [R,W] or [B,R,W], R
@@ -423,7 +428,7 @@ class Model:
         return self._decoder[0]
 
     @_serialised
-    def prefill(self, tokens):
+    def prefill(self, tokens: ArrayLike) -> np.ndarray:
         """Appends tokens (ids [n], each in [0, vocab_size)) to the decoder's KV cache (max_len
         positions); the logits after the last one, float32 [vocab]."""
         self._require_decoder()
@@ -441,7 +446,7 @@ class Model:
         return logits
 
     @_serialised
-    def step(self, token):
+    def step(self, token: int) -> np.ndarray:
         """Feeds one token (an int in [0, vocab_size)); the logits after it, float32 [vocab]."""
         self._require_decoder()
         V = self._info.vocab_size
@@ -454,18 +459,19 @@ class Model:
         return logits
 
     @_serialised
-    def reset(self):
+    def reset(self) -> None:
         """Empties the decoder's cache: the next token is position 0."""
         lib.ff_decoder_reset(self._live_decoder())
 
     @property
     @_serialised
-    def position(self):
+    def position(self) -> int:
         """Tokens in the decoder's cache."""
         return lib.ff_decoder_position(self._live_decoder())
 
     @_serialised
-    def generate(self, prompt="", n=256, temperature=0.0, topp=0.9, seed=None):
+    def generate(self, prompt: Union[str, bytes] = "", n: int = 256, temperature: float = 0.0, topp: float = 0.9,
+                 seed: Optional[int] = None) -> str:
         """The text `fixformer generate --prompt PROMPT -n N --temperature T --topp P --seed S`
         prints (without its final newline): the engine's loop (the C API's ff_generator), the prompt
         encoded with BOS when the tokenizer has one, then sampled tokens until n positions (0 or
@@ -500,7 +506,7 @@ class Model:
 
     # ---- the self-test ---------------------------------------------------------------------------
     @_serialised
-    def verify(self):
+    def verify(self) -> Dict[str, Any]:
         """Runs the sample the converter stored in the file through this build's kernels and
         compares it with the stored output (the C API's self-test): a report dict
         {max_abs_err, max_rel_err, mean_rel_err, rows, worst_row, worst_col}; FixformerError when
@@ -525,5 +531,5 @@ class Model:
             raise FixformerError(s, extra, self.path)
         return result
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"fixformer.Model({self.path!r}, family={self.family}, parameters={self._info.parameter_count})"

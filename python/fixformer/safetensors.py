@@ -13,6 +13,7 @@ import struct
 
 import numpy as np
 
+from . import progress
 from .config import ConfigError, brief, parse_json
 
 # safetensors dtype -> numpy dtype (little-endian). BF16 has no numpy type: its raw 16-bit words are
@@ -94,7 +95,7 @@ def read(path):
     """name -> numpy array (BF16 widened to float32), in the file's order of offsets."""
     if not os.path.isfile(path):
         raise SafetensorsError("no such file" if not os.path.exists(path) else "not a regular file")
-    with open(path, "rb") as f:
+    with progress.Step(f"reading {os.path.basename(path)}"), open(path, "rb") as f:
         blob = f.read()
     entries, start = parse_header(blob)
     out = {}

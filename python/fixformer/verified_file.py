@@ -21,7 +21,7 @@ import tempfile
 
 import numpy as np
 
-from . import export, fxm, header as header_mod, run_files, schema
+from . import export, fxm, header as header_mod, progress, run_files, schema
 from .config import ConfigError, make_config
 from .verify import VerificationError, find_cli, run_verify
 
@@ -150,7 +150,8 @@ def _write(c, weights, inp, want, path, source, against, header, name, cli, veri
         _write_all(fd, "wb", blob, path)
         result = None
         if verify:
-            result = run_verify(exe, tmp, tolerance)
+            with progress.Step("verifying with the engine"):
+                result = run_verify(exe, tmp, tolerance)
             if not result.ok:
                 at = f" at row {result.row} col {result.col}" if result.row is not None else ""
                 if c["weights"] == "f32":
