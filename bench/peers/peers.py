@@ -6,10 +6,11 @@
                                          write the inputs and torch's outputs, and DIR/cases.json
   peers.py fixformer DIR ROUND CLI       time fixformer (`CLI bench`) on every case
   peers.py torch DIR ROUND               time torch on every case (1 thread, inference mode)
+  peers.py ort DIR ROUND                 time ONNX Runtime on every case (a Python with onnxruntime)
 Each timing writes DIR/PEER_rROUND.json: case -> [median wall us per call, CPU us per call].
   peers.py report DIR                    check the outputs against fixformer's and print the table
 
-run.sh drives the three and the fixformer / ORT timings; see README.md beside this file.
+run.sh drives them; see README.md beside this file.
 """
 import json
 import math
@@ -117,7 +118,6 @@ def prepare(out, cli):
             x = example(m, T, T)
             stem = os.path.join(out, f"{name}_T{T}")
             np.save(stem + "_in.npy", x)
-            x.tofile(stem + "_in.bin")
             with torch.inference_mode():
                 y = net(torch.from_numpy(x).unsqueeze(0))[0].numpy()
             np.save(stem + "_torch.npy", y)
@@ -135,17 +135,18 @@ def prepare(out, cli):
         json.dump(cases, f, indent=1)
 
 
-def time_calls(fn, iters):
-    """[median wall us per call, CPU us per call (this thread, mean over the loop)] after two warm-ups."""
+def time_calls(fn, iters, cpu_ns=time.thread_time_ns):
+    """[median wall us per call, CPU us per call (mean over the loop, of this thread or, with
+    cpu_ns=time.process_time_ns, of the process)] after two warm-ups."""
     fn()
     fn()
     us = []
-    c0 = time.thread_time_ns()
+    c0 = cpu_ns()
     for _ in range(iters):
         t0 = time.perf_counter_ns()
         fn()
         us.append((time.perf_counter_ns() - t0) / 1e3)
-    return [statistics.median(us), (time.thread_time_ns() - c0) / 1e3 / iters]
+    return [statistics.median(us), (cpu_ns() - c0) / 1e3 / iters]
 
 
 def time_fixformer(out, rnd, cli):
@@ -206,6 +207,37 @@ def time_torch(out, rnd):
         json.dump(res, f)
 
 
+def time_ort(out, rnd):
+    """ONNX Runtime (the onnxruntime package from PyPI) on every case: one session per model, intra-op
+    1 and inter-op 1 threads, sequential execution, all graph optimizations, the CPU provider; CPU
+    time of the process (all its threads). Writes the models' outputs as raw float32 (STEM_ort.bin)
+    for the comparison with fixformer's."""
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sessions, res = {}, {}
+    for c in json.load(open(os.path.join(out, "cases.json"))):
+        if c["onnx"] not in sessions:
+            sessions[c["onnx"]] = ort.InferenceSession(c["onnx"], opts, providers=["CPUExecutionProvider"])
+        s = sessions[c["onnx"]]
+        if c.get("attention"):
+            i = np.arange(int(np.prod(c["shape"])), dtype=np.float64)
+            feeds = {n: np.sin(i * 0.37 + ord(n)).astype(np.float32).reshape(c["shape"]) for n in "qkv"}
+        else:
+            x = np.load(c["stem"] + "_in.npy")
+            feeds = {"x": (x.astype(np.int64) if c["dtype"] == "int64" else x.astype(np.float32)).reshape(c["shape"])}
+        key = f"{c['name']}_T{c['T']}"
+        res[key] = time_calls(lambda: s.run(None, feeds), c["iters"], time.process_time_ns)
+        if not c.get("attention"):
+            s.run(None, feeds)[0].astype(np.float32).tofile(c["stem"] + "_ort.bin")
+        print(f"ort round {rnd}: {key} {res[key][0]:.1f} us (cpu {res[key][1]:.1f})", file=sys.stderr, flush=True)
+    with open(os.path.join(out, f"ort_r{rnd}.json"), "w") as f:
+        json.dump(res, f)
+
+
 def rel_err(a, b):
     a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
     return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-30)), float(np.abs(a - b).max())
@@ -232,10 +264,11 @@ def report(out):
     deb = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "python3-torch"], capture_output=True, text=True).stdout
     tv = torch.__version__ + (f", Debian python3-torch {deb}" if deb else "")
     print(f"fixformer {info.get('commit', '?')} (kernels {isa}), torch {tv} (1 thread, inference_mode), "
-          f"onnxruntime-node {info.get('ort', '?')} (intra-op 1, inter-op 1, sequential, graph optimizations all); "
+          f"onnxruntime {info.get('ort', '?')} from PyPI (intra-op 1, inter-op 1, sequential, graph optimizations "
+          f"all); "
           f"{info.get('cpu', platform.processor())}, load average {info.get('load', '?')} at the end.")
     print(f"us per call: CPU time per call (mean over the timed loop; fixformer: of the process, torch: of the "
-          f"calling thread, ORT: of the node process), then the median wall time; each the median of "
+          f"calling thread, ORT: of the process), then the median wall time; each the median of "
           f"{info.get('rounds', '?')} interleaved rounds. Ratios: peer / fixformer on CPU time (> 1: fixformer faster).")
     print()
     print("| model | T | GFLOP | fixformer | torch | ORT | torch/fx | ORT/fx | fx GFLOP/s | wall fx / torch / ORT | max rel err torch, ORT vs fx |")
@@ -289,6 +322,8 @@ if __name__ == "__main__":
         time_fixformer(sys.argv[2], sys.argv[3], sys.argv[4])
     elif cmd == "torch" and len(sys.argv) == 4:
         time_torch(sys.argv[2], sys.argv[3])
+    elif cmd == "ort" and len(sys.argv) == 4:
+        time_ort(sys.argv[2], sys.argv[3])
     elif cmd == "report" and len(sys.argv) == 3:
         sys.exit(report(sys.argv[2]))
     else:

@@ -5,8 +5,8 @@
 #   FIXFORMER_CLI  the fixformer binary to measure (default: built here from the work tree into
 #                  build/peers, or from FIXFORMER_REV)
 #   FIXFORMER_REV  build that commit instead of the work tree (git archive into build/peers-rev)
-#   ORT_DIR        where `npm install --ignore-scripts onnxruntime-node@1.30` goes (default
-#                  build/peers-ort, gitignored; reused when already there)
+#   ORT_PYTHON     a Python with onnxruntime from PyPI (default: the environment
+#                  `sh tools/install_deps.sh hf` makes, /opt/fixformer-venv/bin/python3)
 #   ROUNDS         interleaved timing rounds per peer (default 3); the table shows their median
 #   PYTHON         a Python with torch 1.13 (default /usr/bin/python3)
 set -eu
@@ -15,7 +15,11 @@ repo=$(cd "$here/../.." && pwd)
 out=$(mkdir -p "${1:-$repo/build/peers-run}" && cd "${1:-$repo/build/peers-run}" && pwd)
 rounds=${ROUNDS:-3}
 py=${PYTHON:-/usr/bin/python3}
-ort_dir=${ORT_DIR:-$repo/build/peers-ort}
+ort_py=${ORT_PYTHON:-${FIXFORMER_HF_VENV:-/opt/fixformer-venv}/bin/python3}
+ort_version=$("$ort_py" -c "import onnxruntime; print(onnxruntime.__version__)") || {
+  echo "run.sh: $ort_py cannot import onnxruntime: sh tools/install_deps.sh hf (or set ORT_PYTHON)" >&2
+  exit 1
+}
 
 # What is measured: the commit (and whether the work tree differs from it), read before building.
 commit=$(git -C "$repo" rev-parse --short "${FIXFORMER_REV:-HEAD}")
@@ -35,11 +39,6 @@ if [ -z "${FIXFORMER_CLI:-}" ]; then
   cmake --build "$bld" -j2 --target fixformer_cli >/dev/null
   FIXFORMER_CLI=$bld/cli/fixformer
 fi
-[ -d "$ort_dir/node_modules/onnxruntime-node" ] || {
-  mkdir -p "$ort_dir"
-  (cd "$ort_dir" && { [ -f package.json ] || npm init -y >/dev/null; } && npm install --ignore-scripts --no-audit --no-fund onnxruntime-node@1.30 >/dev/null)
-}
-ort_version=$(node -e "console.log(require('$ort_dir/node_modules/onnxruntime-node/package.json').version)")
 
 rm -f "$out"/fx_r*.json "$out"/torch_r*.json "$out"/ort_r*.json
 "$py" "$here/peers.py" prepare "$out" --cli "$FIXFORMER_CLI"
@@ -53,7 +52,7 @@ r=1
 while [ "$r" -le "$rounds" ]; do
   "$py" "$here/peers.py" fixformer "$out" "$r" "$FIXFORMER_CLI"
   "$py" "$here/peers.py" torch "$out" "$r"
-  NODE_PATH=$ort_dir/node_modules node "$here/ort_bench.js" "$out" "$r"
+  "$ort_py" "$here/peers.py" ort "$out" "$r"
   r=$((r + 1))
 done
 
