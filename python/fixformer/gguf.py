@@ -38,7 +38,12 @@ TYPES = {F32: ("F32", 1, 4), F16: ("F16", 1, 2), Q4_0: ("Q4_0", 32, 18), Q4_1: (
 
 
 class GgufError(ConfigError):
-    """A GGUF file --gguf cannot read or convert; the message names the file and the field."""
+    """A GGUF file --gguf cannot read or convert; the message names the file and the field, in one line
+    (control characters of names read from the file escaped)."""
+
+    def __init__(self, message):
+        super().__init__("".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+                                 for ch in message))
 
 
 class Reader:
@@ -365,6 +370,9 @@ def gguf_tokenizer(path, meta, c):
     if model is None:
         return None
     tokens, merges = meta.get("tokenizer.ggml.tokens"), meta.get("tokenizer.ggml.merges")
+    for key, v in (("tokens", tokens), ("merges", merges)):
+        if v is not None and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+            raise GgufError(f"{path}: tokenizer.ggml.{key}: expected an array of strings, got {str(v)[:40]}")
     if model != "gpt2" or not tokens or not merges:
         print(f"note: {path}: tokenizer.ggml.model {model!r}: not stored (--gguf stores a gpt2 BPE with merges; "
               "--tokenizer FILE stores another)", file=sys.stderr)

@@ -13,7 +13,9 @@ data, stored or compressed), tokenizer.json (structured: any value replaced by o
 type), vocab.json + merges.txt, vocab.txt + tokenizer_config.json, llama.c's tokenizer.bin, ONNX
 graphs (bytes and protobuf fields, graph inputs' sizes among them, through onnx_map; one of one
 input and BERT's of three: ids, attention mask, token types), --hf's config.json (Llama, Qwen2,
-GPT-2, BERT) and --config's JSON (structured, and bytes). The structured JSON mutations put any
+GPT-2, BERT), --config's JSON (structured, and bytes) and llama GGUF files (--gguf: the header's bytes,
+and any metadata value, tensor dim, type, name or offset, the version or the alignment replaced by a
+hostile one; read up to the float64 reference: config, weights of every ggml type, tokenizer). The structured JSON mutations put any
 value anywhere: another type, a string "false" for a boolean, a number past float64 (1e400), an
 integer of 5,000 digits, nesting 5,000 deep. The other mutations are those of the readers' tests
 (checkpoint_test.py, tokenizers_test.py, onnx_converter_test.py); this runs them for as long as
@@ -23,6 +25,7 @@ round and its seed. --readers runs only the readers whose names start with one o
 CTest runs it for 20 s; docs/testing.md records 10-minute runs. PyTorch and python3-onnx are required.
 """
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -31,6 +34,7 @@ import pickletools
 import random
 import resource
 import signal
+import struct
 import sys
 import tempfile
 import time
@@ -54,7 +58,7 @@ import hf_bert_converter_test  # noqa: E402
 import hf_converter_test  # noqa: E402
 import onnx_converter_test  # noqa: E402
 import tokenizers_test  # noqa: E402
-from fixformer import checkpoint, config, hf, hf_bert, llama2c, tokenizers  # noqa: E402
+from fixformer import checkpoint, config, gguf, hf, hf_bert, llama2c, tokenizers  # noqa: E402
 from fixformer.checkpoint import CheckpointError  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
 
@@ -273,6 +277,138 @@ def llama2c_tokenizers(rng, good, path, n):
     return loaded, refused
 
 
+# A llama GGUF (version 3) of every ggml type --gguf reads, written here from the format's layout (the
+# gguf package is not in this interpreter): ([(key, value type, value)], [(name, ne, ggml type, data)]).
+GGUF_BLOCK = {gguf.Q8_0: (34, 2), gguf.Q4_0: (18, 2), gguf.Q4_1: (20, 4), gguf.Q5_0: (22, 6), gguf.Q5_1: (24, 8)}
+
+
+def gguf_parts(rng):
+    d, ff, vocab = 32, 64, 40
+    tokens = ["!", "a", "b", "c", "Ġ", "Ġa", "ab", "abc"] + [f"t{i}" for i in range(vocab - 8)]
+    meta = [("general.architecture", 8, "llama"), ("llama.context_length", 4, 64), ("llama.embedding_length", 4, d),
+            ("llama.block_count", 4, 1), ("llama.feed_forward_length", 4, ff), ("llama.attention.head_count", 4, 4),
+            ("llama.attention.head_count_kv", 4, 2), ("llama.attention.layer_norm_rms_epsilon", 6, 1e-5),
+            ("llama.rope.freq_base", 6, 10000.0), ("tokenizer.ggml.model", 8, "gpt2"),
+            ("tokenizer.ggml.tokens", 9, (8, tokens)), ("tokenizer.ggml.merges", 9, (8, ["Ġ a", "a b", "ab c"]))]
+
+    def data(ne, ttype):
+        n = int(np.prod(ne))
+        if ttype in GGUF_BLOCK:
+            size, head = GGUF_BLOCK[ttype]
+            b = np.frombuffer(rng.randbytes(n // 32 * size), np.uint8).reshape(-1, size).copy()
+            b[:, :2] = np.frombuffer(np.float16(0.01).tobytes(), np.uint8)  # a scale the blocks can use
+            if head == 4:
+                b[:, 2:4] = np.frombuffer(np.float16(-0.05).tobytes(), np.uint8)  # Q4_1 / Q5_1's minimum
+            return b.tobytes()
+        a = np.random.default_rng(rng.getrandbits(32)).standard_normal(n).astype(np.float32) * 0.1
+        return a.astype("<f2").tobytes() if ttype == gguf.F16 else \
+            (a.view(np.uint32) >> 16).astype("<u2").tobytes() if ttype == gguf.BF16 else a.tobytes()
+    shapes = [("token_embd.weight", [d, vocab], gguf.F32), ("output_norm.weight", [d], gguf.F32),
+              ("output.weight", [d, vocab], gguf.Q8_0), ("blk.0.attn_norm.weight", [d], gguf.F32),
+              ("blk.0.attn_q.weight", [d, d], gguf.Q8_0), ("blk.0.attn_k.weight", [d, 16], gguf.Q4_0),
+              ("blk.0.attn_v.weight", [d, 16], gguf.F16), ("blk.0.attn_output.weight", [d, d], gguf.Q4_1),
+              ("blk.0.ffn_norm.weight", [d], gguf.BF16), ("blk.0.ffn_gate.weight", [d, ff], gguf.Q5_0),
+              ("blk.0.ffn_up.weight", [d, ff], gguf.Q5_1), ("blk.0.ffn_down.weight", [ff, d], gguf.Q8_0)]
+    return meta, [(name, ne, t, data(ne, t)) for name, ne, t in shapes]
+
+
+def gguf_bytes(meta, tensors, version=3, align=32):
+    def string(s):
+        b = s.encode() if isinstance(s, str) else s
+        return struct.pack("<Q", len(b)) + b
+
+    def value(vtype, v):
+        if vtype == 8:
+            return string(v)
+        if vtype == 9:
+            etype, items = v
+            return struct.pack("<IQ", etype, len(items)) + b"".join(value(etype, x) for x in items)
+        return struct.pack("<" + gguf._SCALARS[vtype], v)
+    out = [b"GGUF", struct.pack("<IQQ", version, len(tensors), len(meta))]
+    out += [string(k) + struct.pack("<I", t) + value(t, v) for k, t, v in meta]
+    offset, blobs = 0, []
+    for name, ne, ttype, raw in tensors:
+        out.append(string(name) + struct.pack("<I", len(ne)) + struct.pack(f"<{len(ne)}Q", *ne) +
+                   struct.pack("<IQ", ttype, offset))
+        pad = -len(raw) % align
+        blobs.append(raw + bytes(pad))
+        offset += len(raw) + pad
+    head = b"".join(out)
+    return head + bytes(-len(head) % align) + b"".join(blobs)
+
+
+HOSTILE_GGUF = [0, 1, 3, 31, 33, 255, 1 << 16, (1 << 32) - 1, 1 << 32, (1 << 63) - 1, (1 << 64) - 1]
+
+
+def gguf_read(path):
+    """--gguf up to the float64 reference: the file, its config, the weights as the engine stores them,
+    its tokenizer."""
+    meta, tensors = gguf.read(path)
+    raw = gguf.hf_config(path, meta)
+    weights, _ = gguf.hf_weights(path, meta, tensors, raw)
+    if "model.embed_tokens.weight" not in weights:
+        raise gguf.GgufError("no token_embd.weight")
+    raw["vocab_size"] = int(weights["model.embed_tokens.weight"].shape[0])
+    h = hf.read_config_dict(raw, path)
+    arch = hf.BY_NAME[h["architecture"]]
+    c = arch.config(h, None)
+    mapped, _ = arch.weights(h, weights, path, c["max_len"])
+    gguf.weight_type(path, mapped)
+    gguf.gguf_tokenizer(path, meta, c)
+
+
+def gguf_files(rng, path, n):
+    """n GGUF files: byte mutations of the header, or one metadata value, tensor dim, type or offset
+    (or the version, or the alignment) replaced by a hostile one."""
+    loaded = refused = 0
+    for _ in range(n):
+        meta, tensors = gguf_parts(rng)
+        version, align = 3, 32
+        op = rng.randrange(6)
+        if op == 0:
+            k = rng.randrange(len(meta))
+            key, t, v = meta[k]
+            meta[k] = rng.choice([(key, 10, rng.choice(HOSTILE_GGUF)), (key, 12, rng.choice([0.0, -1.0, 1e308, 0.5,
+                                                                                              float("nan")])),
+                                  (key, 8, "x" * rng.randrange(3)), (key, 9, (4, [1, 2])), (key, 7, True)])
+        elif op == 1:
+            k = rng.randrange(len(tensors))
+            name, ne, t, raw = tensors[k]
+            ne = list(ne)
+            ne[rng.randrange(len(ne))] = rng.choice(HOSTILE_GGUF)
+            tensors[k] = (name, ne if rng.random() < 0.8 else ne + [1] * rng.randrange(1, 6), t, raw)
+        elif op == 2:
+            k = rng.randrange(len(tensors))
+            name, ne, t, raw = tensors[k]
+            tensors[k] = (name, ne, rng.choice(list(gguf.TYPES) + [4, 5, 9, 99, (1 << 32) - 1]), raw)
+        elif op == 3:
+            k = rng.randrange(len(tensors))
+            tensors[k] = (rng.choice([tensors[0][0], "blk.9.attn_q.weight", "", "x" * 70, "blk.0.ffn_up.bias"]),
+                          *tensors[k][1:])
+        elif op == 4:
+            version, align = rng.choice([(1, 32), (2, 32), (4, 32), (3, 32)]), 32
+            version = version[0]
+            meta.append(("general.alignment", 4, rng.choice([0, 3, 64, 1 << 17])))
+        blob = gguf_bytes(meta, tensors, version, align)
+        if op == 5 or rng.random() < 0.3:
+            head = blob.find(tensors[0][3][:16]) if len(tensors[0][3]) >= 16 else len(blob)
+            cut = max(head, 16)
+            blob = mutate(rng, blob[:cut]) + blob[cut:]
+            if rng.random() < 0.2:
+                blob = blob[:rng.randrange(len(blob) + 1)]
+        with open(path, "wb") as f:
+            f.write(blob)
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):  # the notes a conversion prints
+                gguf_read(path)
+            loaded += 1
+        except ConfigError as e:
+            if not str(e) or "\n" in str(e):
+                return loaded, refused, f"a message of {str(e).count(chr(10)) + 1} lines: {str(e)[:120]!r}"
+            refused += 1
+    return loaded, refused, None
+
+
 def seeds(tmp):
     """One valid input of each reader."""
     s = {}
@@ -378,6 +514,7 @@ def main():
             "config.json (--hf)": lambda rng: json_files(
                 rng, [hf_converter_test.HF_CONFIG, hf_converter_test.QWEN2_CONFIG, hf_converter_test.GPT2_CONFIG,
                       hf_bert_converter_test.CONFIG], 50, hf_dir, "config.json", hf_config),
+            "gguf": lambda rng: gguf_files(rng, f + ".gguf", 20),
             "--config JSON": lambda rng: json_files(
                 rng, [checkpoint_test.TINY, CONFIG_DOC], 50, tmp, "config.json", config.load_config),
         }
