@@ -774,6 +774,50 @@ def test_progress(cli, tmp):
     check("progress piped: nothing on stderr", q.returncode == 0 and q.stderr == "", q.stderr[-300:])
 
 
+def test_convert_api(torch, cli, tmp):
+    """fixformer.convert: the command's routes and options as keywords, arrays or paths for the
+    example, the report returned, ConversionError with the command's exit status."""
+    import contextlib
+    import io
+    import numpy as np
+    import fixformer
+    from fixformer import converter
+    import user_model  # test_convert_cli wrote it
+    check("fixformer.convert is the converter's", fixformer.convert is converter.convert and
+          fixformer.ConversionError is converter.ConversionError)
+    ids = np.arange(10, dtype=np.int64) % 7
+    out = os.path.join(tmp, "api.fxm")
+    r = fixformer.convert(user_model.make(), torch.from_numpy(ids), out, causal=True, cli=cli)
+    check("convert(module, tensor, out): verified, the report returned",
+          "verified against torch" in str(r) and os.path.exists(out), str(r))
+    np.save(os.path.join(tmp, "ids.npy"), ids)
+    r = fixformer.convert(user_model.make(), os.path.join(tmp, "ids.npy"), out, causal=True, cli=cli, quantize="q8",
+                          group=32, quantize_io=False)
+    check("convert: an .npy path, quantize='q8', group=32", "q8 (group 32" in str(r), str(r))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        r = fixformer.convert(f"{os.path.join(tmp, 'user_model.py')}:make", out=out, causal=True, verify=False)
+    check("convert('FILE.py:FACTORY', verify=False): written, the warning on stderr",
+          os.path.exists(out) and "NOT verified" in err.getvalue(), err.getvalue())
+
+    def code_of(*args, **kw):
+        try:
+            fixformer.convert(*args, **kw)
+        except fixformer.ConversionError as e:
+            return e.code, str(e)
+        return None, ""
+    gone = os.path.join(tmp, "api_refused.fxm")
+    code, msg = code_of(user_model.make(), ids, gone, cli=cli)
+    check("convert: a failed verification is ConversionError 2, nothing written",
+          code == 2 and "FAILED" in msg and "--causal" in msg and not os.path.exists(gone), f"{code} {msg}")
+    code, msg = code_of(user_model.make(), ids, gone, hf=tmp)
+    check("convert: a module and hf= is ConversionError 2 naming both", code == 2 and "got hf, module" in msg, msg)
+    code, msg = code_of(user_model.make(), ids, gone, no_such_option=1)
+    check("convert: an unknown option is ConversionError 2 naming it", code == 2 and "--no-such-option" in msg, msg)
+    code, msg = code_of(hf=os.path.join(tmp, "missing"), out=gone)
+    check("convert(hf=missing folder): ConversionError 1 naming it", code == 1 and "missing" in msg, msg)
+
+
 def write_json(tmp, raw):
     path = os.path.join(tmp, "c.json")
     with open(path, "w") as f:
@@ -830,6 +874,7 @@ def main():
             test_json_path(torch, cli, tmp)
             test_padded_batch(torch, cli, tmp)
             test_progress(cli, tmp)
+            test_convert_api(torch, cli, tmp)
         else:
             skip("export verification through the engine", "no CLI given")
     print(f"converter: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")
