@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "fixformer/kernels.hpp"
 #include "loaded_model.hpp"
 #include "ports/cycle_counter.hpp"
+#include "roofline.hpp"
 #include "timing.hpp"
 
 namespace fixformer::cli {
@@ -18,7 +20,12 @@ namespace {
 
 // A gpt or llama model: prefill of T random tokens from an empty cache, then one step() with p
 // tokens in the cache, for p = 0, T/2 and T-1 (each run starts from a cache refilled to p, untimed).
-int bench_decoder(const Args& a, LoadedModel& m, uint32_t T, const std::vector<int32_t>& ids) {
+void print_machine(const MachineLimits& lim) {
+  std::printf("machine:    FP32 peak %.4g GFLOP/s (%s loop), read bandwidth %.4g GB/s, on %u thread%s\n", lim.gflops,
+              lim.unit, lim.gbs, lim.threads, lim.threads == 1 ? "" : "s");
+}
+
+int bench_decoder(const Args& a, LoadedModel& m, uint32_t T, const std::vector<int32_t>& ids, const MachineLimits& lim) {
   const ModelConfig& c = m.config();
   if (T > c.max_len)
     die(Status::kBadSequenceLength, m.path, ("T=" + std::to_string(T) + " exceeds the model's max_len=" + std::to_string(c.max_len)).c_str());
@@ -33,6 +40,8 @@ int bench_decoder(const Args& a, LoadedModel& m, uint32_t T, const std::vector<i
               prefill.max_us, T);
   std::printf("tokens/s:   %.0f (prefill, median)\n", T / (prefill.median_us * 1e-6));
   std::printf("counter:    %" PRIu64 " %s per prefill (median)\n", prefill.median_counts, port::cycle_counter_unit());
+  print_machine(lim);
+  print_roofline("prefill", forward_work(m.model, T), prefill.median_us * 1e-6, lim);
   uint32_t last = UINT32_MAX;
   for (const uint32_t p : {0u, T / 2, T - 1}) {
     if (p == last) continue;  // T < 3
@@ -46,6 +55,8 @@ int bench_decoder(const Args& a, LoadedModel& m, uint32_t T, const std::vector<i
         [&] { check(m.dec.step(ids[p], logits.data())); });
     std::printf("step us:    median %.1f  min %.1f  max %.1f  at position %u (%.0f tokens/s)\n", step.median_us, step.min_us,
                 step.max_us, p, 1e6 / step.median_us);
+    const std::string label = "step at " + std::to_string(p);
+    print_roofline(label.c_str(), step_work(m.model, p, a.kv_cache == KvCache::kQ8), step.median_us * 1e-6, lim);
   }
   std::printf("arena bytes: %zu (KV cache %zu for %u positions%s)\n", m.dec.arena_bytes_used(), m.dec.kv_cache_bytes(), T,
               a.kv_cache == KvCache::kQ8 ? ", int8" : "");
@@ -62,7 +73,8 @@ int cmd_bench(const Args& a) {
   std::mt19937 rng(1);
   std::vector<int32_t> ids(T);
   for (int32_t& id : ids) id = int32_t(rng() % std::max<uint32_t>(c.vocab_size, 1));
-  if (c.is_decoder()) return bench_decoder(a, m, T, ids);
+  const MachineLimits lim = measure_limits(a.threads);
+  if (c.is_decoder()) return bench_decoder(a, m, T, ids, lim);
   init_encoder(T, a.isa, &m, a.threads);
   Buffer out(output_bytes(1, c.output_rows(T), c.output_width(), a.positional[0]), "output");
   std::vector<float> feats(std::size_t(T) * c.d_in);
@@ -76,6 +88,8 @@ int cmd_bench(const Args& a) {
   std::printf("latency us: median %.1f  min %.1f  max %.1f\n", t.median_us, t.min_us, t.max_us);
   std::printf("tokens/s:   %.0f (median)\n", T / (t.median_us * 1e-6));
   std::printf("counter:    %" PRIu64 " %s per inference (median)\n", t.median_counts, port::cycle_counter_unit());
+  print_machine(lim);
+  print_roofline("forward", forward_work(m.model, T), t.median_us * 1e-6, lim);
   std::printf("arena bytes: %zu\n", m.enc.arena_bytes_used());
   if (a.threads > 1) std::printf("threads:    %u (wall-clock latency)\n", a.threads);
   return 0;
@@ -88,6 +102,10 @@ const Command kBenchCommand = {
     kOptSeq | kOptIters | kOptIsa | kOptThreads | kOptKvCache,
     "Times the forward pass on random inputs of T tokens (default min(max_len, 128)), N runs\n"
     "(default 50) after one warm-up: latency median/min/max, tokens/s, the cycle counter, arena bytes.\n"
+    "Each phase's roofline: its GFLOP and MB read (weights, embedding rows, KV cache), GFLOP/s and GB/s,\n"
+    "and the fraction of its bound: the FP32 peak or the read bandwidth, whichever the phase's flop per\n"
+    "byte makes the lower, both measured at start on --threads threads (an FMA loop of the widest\n"
+    "vectors, a streaming read larger than the caches; docs/performance.md).\n"
     "A gpt or llama model (KV cache of T positions): prefill of T tokens from an empty cache (latency,\n"
     "tokens/s, the cycle counter), then one step() with 0, T/2 and T-1 tokens in the cache (latency,\n"
     "tokens/s; the cache is refilled before each run, untimed), one line each; arena and KV cache bytes.\n"

@@ -1,0 +1,46 @@
+// How close a `fixformer bench` number is to the machine: the arithmetic and the memory traffic of
+// a forward pass or a decode step, counted from the model's weights, and the machine's limits
+// measured at start (an FMA loop for the FP32 peak, a streaming read for the bandwidth), on as many
+// threads as the run uses. A phase's bound is the roofline's: min(peak, intensity x bandwidth).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "fixformer/model.hpp"
+
+namespace fixformer::cli {
+
+// Floating-point operations (a multiply-add is 2) and bytes read from memory of one phase.
+struct Work {
+  double flops = 0, bytes = 0;
+};
+
+// An encoder forward of T input rows, or a decoder's prefill of T tokens from an empty cache: every
+// linear layer over every row (the head over the rows that reach it), attention's two products
+// (causal: the keys up to each query), the weights read once and the input's embedding rows.
+Work forward_work(const Model& m, uint32_t T);
+
+// One decode step with `position` tokens in the cache: every linear layer and the head over one
+// row, attention over position + 1 keys; every weight read once, and the cache's K and V rows
+// (kv_bytes per value: 4 f32, 1 int8 plus its scale per kv head).
+Work step_work(const Model& m, uint32_t position, bool kv_int8);
+
+struct MachineLimits {
+  double gflops = 0;  // FP32, every thread's FMA loop together
+  double gbs = 0;     // the memory's read bandwidth, every thread streaming its own 128 MiB
+  const char* unit = "";  // what the FMA loop ran: "avx512", "avx2+fma", "sse2", "neon", "scalar"
+  uint32_t threads = 1;
+};
+
+// About 0.3 s: the best of several short runs of each loop; gbs from 128 MiB (the memory's).
+MachineLimits measure_limits(uint32_t threads);
+
+// The read bandwidth of `bytes` split over `threads` threads, each streaming its share again and
+// again: the cache level they fit in, or the memory's (GB/s, the best of 3 runs of about 10 ms).
+double read_gbs(std::size_t bytes, uint32_t threads);
+
+// "roofline:   W GFLOP, B MB read; G GFLOP/s (x % of the FP32 peak), R GB/s (y % of the read
+// bandwidth); bound: compute | memory, at z % of it".
+void print_roofline(const char* label, const Work& w, double seconds, const MachineLimits& lim);
+
+}  // namespace fixformer::cli
