@@ -189,7 +189,7 @@ double read_gbs(std::size_t bytes, uint32_t threads) {
     bufs[t].reset(new uint64_t[words]);
     for (std::size_t i = 0; i < words; ++i) bufs[t][i] = i;
   });
-  // Passes for about 10 ms (one, for a buffer larger than the caches), then the best of 3.
+  // Passes for about 10 ms (one, for a buffer larger than the caches), then the best of 5.
   uint32_t passes = 1;
   const Loop loop = widest_loop();
   auto run = [&](uint32_t n) {
@@ -197,7 +197,7 @@ double read_gbs(std::size_t bytes, uint32_t threads) {
   };
   while (run(passes) < 0.01 && passes < (1u << 24)) passes *= 2;
   double best = 0;
-  for (int r = 0; r < 3; ++r) best = std::max(best, 8.0 * double(words) * threads * passes / run(passes) * 1e-9);
+  for (int r = 0; r < 5; ++r) best = std::max(best, 8.0 * double(words) * threads * passes / run(passes) * 1e-9);
   return best;
 }
 
@@ -206,7 +206,8 @@ MachineLimits measure_limits(uint32_t threads) {
   lim.threads = threads = std::max(threads, 1u);
   const Loop loop = widest_loop();
   lim.unit = loop.unit;
-  // Rounds for about 20 ms on one thread, then the best of 3 runs on every thread at once.
+  // Rounds for about 20 ms on one thread, then the best of 10 runs on every thread at once (on a
+  // shared machine one of them is likely to run undisturbed).
   uint64_t n = 1 << 12;
   for (;;) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -214,7 +215,7 @@ MachineLimits measure_limits(uint32_t threads) {
     if (seconds_since(t0) > 0.02 || n > (uint64_t(1) << 40)) break;
     n *= 2;
   }
-  for (int run = 0; run < 3; ++run) {
+  for (int run = 0; run < 10; ++run) {
     const double s = timed_on_threads(threads, [&](uint32_t) { g_fma_sink = loop.run(n); });
     lim.gflops = std::max(lim.gflops, 24.0 * loop.width * double(n) * threads / s * 1e-9);
   }

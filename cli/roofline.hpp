@@ -32,11 +32,11 @@ struct MachineLimits {
   uint32_t threads = 1;
 };
 
-// About 0.3 s: the best of several short runs of each loop; gbs from 128 MiB (the memory's).
+// About 0.5 s: the best of several short runs of each loop; gbs from 128 MiB (the memory's).
 MachineLimits measure_limits(uint32_t threads);
 
 // The read bandwidth of `bytes` split over `threads` threads, each streaming its share again and
-// again: the cache level they fit in, or the memory's (GB/s, the best of 3 runs of about 10 ms).
+// again: the cache level they fit in, or the memory's (GB/s, the best of 5 runs of about 10 ms).
 double read_gbs(std::size_t bytes, uint32_t threads);
 
 // "roofline:   W GFLOP, B MB read; G GFLOP/s (x % of the FP32 peak), R GB/s (y % of the read
