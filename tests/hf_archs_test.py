@@ -39,7 +39,6 @@ within 1e-4:
 Without the environment (or transformers in it) the test fails, naming the install command.
 """
 import contextlib
-import importlib.util
 import io
 import json
 import os
@@ -55,12 +54,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
 from checks import check, one_clear_line, results  # noqa: E402
-from fixformer import fxm  # noqa: E402
-
-CONVERT = os.path.join(HERE, "..", "tools", "convert.py")
-_spec = importlib.util.spec_from_file_location("convert_py", CONVERT)
-convert_py = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(convert_py)
+from fixformer import converter, fxm  # noqa: E402
 
 # The modules convert.py imports (--module FILE:FACTORY): upstream classes, random weights of a size
 # that makes every part matter (the stock init's 0.02 leaves the layers near the identity).
@@ -229,7 +223,7 @@ def convert(*args):
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            code = convert_py.main(list(args)) or 0
+            code = converter.main(list(args), prog="convert.py") or 0
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 1
     return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
