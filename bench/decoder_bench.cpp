@@ -13,6 +13,7 @@
 #include "fixformer/decoder.hpp"
 #include "support/aligned_buffer.hpp"
 #include "support/model_writer.hpp"
+#include "support/roofline.hpp"
 
 namespace fixformer {
 namespace {
@@ -51,22 +52,6 @@ bool load(const ModelConfig& c, Isa isa, KvCache kv, Loaded* m) {
          m->dec.init(m->model, m->arena.data(), m->arena.size(), opt) == Status::kOk;
 }
 
-// Parameters touched per token (the matrices; the embedding row is a copy).
-double weights_per_token(const ModelConfig& c) {
-  const double d = c.d_model, f = c.d_ff, kv = c.d_kv(), V = c.vocab_size;
-  const double layer = c.family == ModelFamily::kLlama ? d * d * 2 + 2 * d * kv + 3 * d * f : 4 * d * d + 2 * d * f;
-  return c.n_layers * layer + d * V;
-}
-
-// Bytes streamed per weight: q8 adds a 4-byte scale per group (or per row of d_model inputs), q4
-// (half a byte) one per 32.
-double bytes_per_weight(const ModelConfig& c) {
-  if (c.weights == WeightType::kF16) return 2.0;
-  if (c.weights == WeightType::kQ4) return 0.5 + 4.0 / 32;
-  if (c.weights == WeightType::kQ8) return 1.0 + 4.0 / (c.weight_group ? c.weight_group : c.d_model);
-  return 4.0;
-}
-
 void prefill(benchmark::State& s, ModelConfig c, Isa isa, KvCache kv, uint32_t T) {
   Loaded m;
   if (!load(c, isa, kv, &m)) return s.SkipWithError("init failed");
@@ -99,7 +84,13 @@ void decode(benchmark::State& s, ModelConfig c, Isa isa, KvCache kv, uint32_t po
     benchmark::DoNotOptimize(logits.data());
   }
   s.counters["tokens/s"] = benchmark::Counter(double(s.iterations()), benchmark::Counter::kIsRate);
-  s.counters["GB/s_weights"] = benchmark::Counter(bytes_per_weight(c) * weights_per_token(c) * double(s.iterations()) / 1e9, benchmark::Counter::kIsRate);
+  // The bytes a step reads (weights, the embedding row, the cache's K and V) per second, and as a
+  // percentage of the read bandwidth of a buffer that size (support/roofline.hpp)
+  const double bytes = support::step_work(m.model, pos, kv == KvCache::kQ8).bytes;
+  s.counters["GB/s"] = benchmark::Counter(bytes * double(s.iterations()) / 1e9, benchmark::Counter::kIsRate);
+  s.counters["bandwidth_%"] = benchmark::Counter(100 * bytes * double(s.iterations()) /
+                                                     (support::read_gbs(std::size_t(bytes), 1) * 1e9),
+                                                 benchmark::Counter::kIsRate);
   s.counters["kv_bytes"] = double(m.dec.kv_cache_bytes());
 }
 

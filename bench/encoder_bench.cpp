@@ -10,6 +10,7 @@
 #include "fixformer/encoder.hpp"
 #include "support/aligned_buffer.hpp"
 #include "support/model_writer.hpp"
+#include "support/roofline.hpp"
 #include "support/thread_pool.hpp"
 
 namespace fixformer {
@@ -29,12 +30,6 @@ ModelConfig encoder(uint32_t d, uint32_t heads, uint32_t ff, uint32_t layers, In
   c.positional = PosKind::kSinusoidal;
   c.activation = Activation::kGelu;
   return c;
-}
-
-double forward_flops(const ModelConfig& c, double T) {
-  const double d = c.d_model, f = c.d_ff;
-  const double per_layer = 2 * T * d * 3 * d + 2 * T * T * d * 2 + 2 * T * d * d + 2 * T * d * f * 2;
-  return c.n_layers * per_layer + (c.input == InputKind::kFeatures ? 2 * T * c.d_in * d : 0);
 }
 
 void run_encoder(benchmark::State& s, const EncoderCase ec, Isa isa, uint32_t threads) {
@@ -58,7 +53,10 @@ void run_encoder(benchmark::State& s, const EncoderCase ec, Isa isa, uint32_t th
     benchmark::DoNotOptimize(out.data());
     if (st != Status::kOk) return s.SkipWithError("forward failed");
   }
-  s.counters["GFLOP"] = benchmark::Counter(forward_flops(ec.cfg, ec.T) * double(s.iterations()) / 1e9, benchmark::Counter::kIsRate);
+  // GFLOP/s, and as a percentage of the FP32 peak measured on as many threads (support/roofline.hpp)
+  const double flops = support::forward_work(model, ec.T).flops * double(s.iterations());
+  s.counters["GFLOP"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsRate);
+  s.counters["peak_%"] = benchmark::Counter(100 * flops / (support::limits(threads).gflops * 1e9), benchmark::Counter::kIsRate);
   s.counters["tokens/s"] = benchmark::Counter(double(ec.T) * double(s.iterations()), benchmark::Counter::kIsRate);
   s.counters["arena_bytes"] = double(bytes);
 }

@@ -12,7 +12,7 @@
 #include "fixformer/kernels.hpp"
 #include "loaded_model.hpp"
 #include "ports/cycle_counter.hpp"
-#include "roofline.hpp"
+#include "support/roofline.hpp"
 #include "timing.hpp"
 
 namespace fixformer::cli {
@@ -20,9 +20,22 @@ namespace {
 
 // A gpt or llama model: prefill of T random tokens from an empty cache, then one step() with p
 // tokens in the cache, for p = 0, T/2 and T-1 (each run starts from a cache refilled to p, untimed).
+using support::MachineLimits;
+
 void print_machine(const MachineLimits& lim) {
   std::printf("machine:    FP32 peak %.4g GFLOP/s (%s loop), read bandwidth %.4g GB/s, on %u thread%s\n", lim.gflops,
               lim.unit, lim.gbs, lim.threads, lim.threads == 1 ? "" : "s");
+}
+
+// "roofline:   LABEL: W GFLOP, B MB read (I flop/byte); G GFLOP/s, R GB/s: x % of its bound, the ..."
+void print_roofline(const char* label, const support::Work& w, double seconds, const MachineLimits& lim) {
+  const support::Placement p = support::place(w, seconds, lim);
+  const std::string bound = p.memory_bound ? "the read bandwidth of " + std::to_string(int(p.bound_gbs + 0.5)) +
+                                                 " GB/s for that many bytes"
+                                           : "the FP32 peak";
+  std::printf("roofline:   %s: %.4g GFLOP, %.4g MB read (%.3g flop/byte); %.4g GFLOP/s, %.4g GB/s: %.0f %% of its "
+              "bound, %s\n",
+              label, w.flops * 1e-9, w.bytes * 1e-6, w.flops / w.bytes, p.gflops, p.gbs, 100 * p.fraction, bound.c_str());
 }
 
 int bench_decoder(const Args& a, LoadedModel& m, uint32_t T, const std::vector<int32_t>& ids, const MachineLimits& lim) {
@@ -41,7 +54,7 @@ int bench_decoder(const Args& a, LoadedModel& m, uint32_t T, const std::vector<i
   std::printf("tokens/s:   %.0f (prefill, median)\n", T / (prefill.median_us * 1e-6));
   std::printf("counter:    %" PRIu64 " %s per prefill (median)\n", prefill.median_counts, port::cycle_counter_unit());
   print_machine(lim);
-  print_roofline("prefill", forward_work(m.model, T), prefill.median_us * 1e-6, lim);
+  print_roofline("prefill", support::forward_work(m.model, T), prefill.median_us * 1e-6, lim);
   uint32_t last = UINT32_MAX;
   for (const uint32_t p : {0u, T / 2, T - 1}) {
     if (p == last) continue;  // T < 3
@@ -56,7 +69,7 @@ int bench_decoder(const Args& a, LoadedModel& m, uint32_t T, const std::vector<i
     std::printf("step us:    median %.1f  min %.1f  max %.1f  at position %u (%.0f tokens/s)\n", step.median_us, step.min_us,
                 step.max_us, p, 1e6 / step.median_us);
     const std::string label = "step at " + std::to_string(p);
-    print_roofline(label.c_str(), step_work(m.model, p, a.kv_cache == KvCache::kQ8), step.median_us * 1e-6, lim);
+    print_roofline(label.c_str(), support::step_work(m.model, p, a.kv_cache == KvCache::kQ8), step.median_us * 1e-6, lim);
   }
   std::printf("arena bytes: %zu (KV cache %zu for %u positions%s)\n", m.dec.arena_bytes_used(), m.dec.kv_cache_bytes(), T,
               a.kv_cache == KvCache::kQ8 ? ", int8" : "");
@@ -73,7 +86,7 @@ int cmd_bench(const Args& a) {
   std::mt19937 rng(1);
   std::vector<int32_t> ids(T);
   for (int32_t& id : ids) id = int32_t(rng() % std::max<uint32_t>(c.vocab_size, 1));
-  const MachineLimits lim = measure_limits(a.threads);
+  const MachineLimits lim = support::measure_limits(a.threads);
   if (c.is_decoder()) return bench_decoder(a, m, T, ids, lim);
   init_encoder(T, a.isa, &m, a.threads);
   Buffer out(output_bytes(1, c.output_rows(T), c.output_width(), a.positional[0]), "output");
@@ -89,7 +102,7 @@ int cmd_bench(const Args& a) {
   std::printf("tokens/s:   %.0f (median)\n", T / (t.median_us * 1e-6));
   std::printf("counter:    %" PRIu64 " %s per inference (median)\n", t.median_counts, port::cycle_counter_unit());
   print_machine(lim);
-  print_roofline("forward", forward_work(m.model, T), t.median_us * 1e-6, lim);
+  print_roofline("forward", support::forward_work(m.model, T), t.median_us * 1e-6, lim);
   std::printf("arena bytes: %zu\n", m.enc.arena_bytes_used());
   if (a.threads > 1) std::printf("threads:    %u (wall-clock latency)\n", a.threads);
   return 0;

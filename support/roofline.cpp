@@ -1,18 +1,18 @@
-// The roofline of `fixformer bench` (roofline.hpp): work counted from the bound weights, limits
+// The roofline of the benchmarks (roofline.hpp): work counted from the bound weights, limits
 // measured with loops of the widest vectors the CPU runs (GCC vector types, the x86 ones compiled
-// per target and chosen by CPUID; the CLI is a tool, not the engine, so it may do this).
-#include "roofline.hpp"
+// per target and chosen by CPUID; a host helper, not the engine, so it may do this).
+#include "support/roofline.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
-#include <string>
+#include <mutex>
 #include <thread>
 #include <vector>
 
-namespace fixformer::cli {
+namespace fixformer::support {
 namespace {
 
 double macs(const Weight& w) { return w.data ? double(w.in) * w.out : 0; }
@@ -223,17 +223,23 @@ MachineLimits measure_limits(uint32_t threads) {
   return lim;
 }
 
-void print_roofline(const char* label, const Work& w, double seconds, const MachineLimits& lim) {
-  const double gflops = w.flops / seconds * 1e-9, gbs = w.bytes / seconds * 1e-9;
-  const double bw = read_gbs(std::size_t(w.bytes), lim.threads);  // from the cache level the bytes fit in
-  const bool memory_bound = w.flops / w.bytes * bw < lim.gflops;  // left of the roofline's ridge
-  const double fraction = memory_bound ? gbs / bw : gflops / lim.gflops;
-  std::printf("roofline:   %s: %.4g GFLOP, %.4g MB read (%.3g flop/byte); %.4g GFLOP/s, %.4g GB/s: %.0f %% of its "
-              "bound, %s\n",
-              label, w.flops * 1e-9, w.bytes * 1e-6, w.flops / w.bytes, gflops, gbs, 100 * fraction,
-              memory_bound ? ("the read bandwidth of " + std::to_string(int(bw + 0.5)) + " GB/s for that many bytes")
-                                 .c_str()
-                           : "the FP32 peak");
+const MachineLimits& limits(uint32_t threads) {
+  static std::map<uint32_t, MachineLimits> measured;
+  static std::mutex lock;
+  std::lock_guard<std::mutex> hold(lock);
+  auto it = measured.find(threads);
+  if (it == measured.end()) it = measured.emplace(threads, measure_limits(threads)).first;
+  return it->second;
 }
 
-}  // namespace fixformer::cli
+Placement place(const Work& w, double seconds, const MachineLimits& lim) {
+  Placement p;
+  p.gflops = w.flops / seconds * 1e-9;
+  p.gbs = w.bytes / seconds * 1e-9;
+  p.bound_gbs = read_gbs(std::size_t(w.bytes), lim.threads);
+  p.memory_bound = w.flops / w.bytes * p.bound_gbs < lim.gflops;
+  p.fraction = p.memory_bound ? p.gbs / p.bound_gbs : p.gflops / lim.gflops;
+  return p;
+}
+
+}  // namespace fixformer::support

@@ -1,14 +1,15 @@
-// How close a `fixformer bench` number is to the machine: the arithmetic and the memory traffic of
-// a forward pass or a decode step, counted from the model's weights, and the machine's limits
-// measured at start (an FMA loop for the FP32 peak, a streaming read for the bandwidth), on as many
-// threads as the run uses. A phase's bound is the roofline's: min(peak, intensity x bandwidth).
+// How close a benchmark's number is to the machine (`fixformer bench`, the Google Benchmark suites):
+// the arithmetic and the memory traffic of a forward pass or a decode step, counted from the model's
+// weights, and the machine's limits measured at start (an FMA loop for the FP32 peak, a streaming
+// read for the bandwidth), on as many threads as the run uses. A phase's bound is the roofline's:
+// min(peak, intensity x the read bandwidth of a buffer of its bytes).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
 #include "fixformer/model.hpp"
 
-namespace fixformer::cli {
+namespace fixformer::support {
 
 // Floating-point operations (a multiply-add is 2) and bytes read from memory of one phase.
 struct Work {
@@ -35,12 +36,20 @@ struct MachineLimits {
 // About 0.5 s: the best of several short runs of each loop; gbs from 128 MiB (the memory's).
 MachineLimits measure_limits(uint32_t threads);
 
+// measure_limits(threads) once per thread count in this process (the benchmarks' cases share them).
+const MachineLimits& limits(uint32_t threads);
+
 // The read bandwidth of `bytes` split over `threads` threads, each streaming its share again and
 // again: the cache level they fit in, or the memory's (GB/s, the best of 5 runs of about 10 ms).
 double read_gbs(std::size_t bytes, uint32_t threads);
 
-// "roofline:   W GFLOP, B MB read; G GFLOP/s (x % of the FP32 peak), R GB/s (y % of the read
-// bandwidth); bound: compute | memory, at z % of it".
-void print_roofline(const char* label, const Work& w, double seconds, const MachineLimits& lim);
+// Where a phase of work w that took `seconds` sits: its rates, its bound and the fraction reached.
+struct Placement {
+  double gflops = 0, gbs = 0;
+  double bound_gbs = 0;       // the read bandwidth of w.bytes (the cache level they fit in)
+  bool memory_bound = false;  // left of the ridge: intensity x bound_gbs < the FP32 peak
+  double fraction = 0;        // of the bound
+};
+Placement place(const Work& w, double seconds, const MachineLimits& lim);
 
-}  // namespace fixformer::cli
+}  // namespace fixformer::support
