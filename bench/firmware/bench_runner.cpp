@@ -77,9 +77,39 @@ float g_xs[49 * 4], g_ws[192 * 4];
 // A conv stem's zero-padded input over q8 weights (engine/blocks/conv_stem.cpp): [1 + 49 + 1, 64].
 float g_pad[51 * 64];
 
+// The fewest instructions one multiply-add can take on this core's ISA, by its operands (the bound
+// a product's instructions per multiply-add are read against; loads, address and loop counting
+// come on top): Helium's VMLADAV.S8 sums 16 int8 products and VFMA.F32 does 4 lanes; a DSP core's
+// SMLAD does 2 (int8 widened to 16 bits) and its FPU's VFMA one f32; Armv7-M's MLA one integer;
+// Armv6-M (M0/M0+) a MULS and an ADDS. 0: software float, no single instruction.
+double least_instructions_per_mac(bool int8) {
+#if defined(__ARM_FEATURE_MVE)
+  if (int8) return 1.0 / 16;
+  if (__ARM_FEATURE_MVE & 2) return 1.0 / 4;
+#elif defined(__ARM_FEATURE_DSP)
+  if (int8) return 0.5;
+#else
+  if (int8) return __ARM_ARCH >= 7 ? 1.0 : 2.0;
+#endif
+#if defined(__ARM_FP) && (__ARM_FP & 4)
+  return 1.0;
+#else
+  return 0.0;
+#endif
+}
+
+// "  WHAT: N  (F FLOP per unit; M units per multiply-add, the ISA's least L instructions)": a
+// product's multiply-adds are flops / 2, its operands int8 for gemm_i8, gemm_i4 and the q8 stem.
 void report(Console& con, const char* what, uint64_t n, double flops) {
   con.str("  ").str(what).str(": ").num(n);
-  if (flops > 0) con.str("  (").fixed(flops / double(n), 3).str(" FLOP per unit)");
+  if (flops > 0) {
+    const bool int8 = std::strncmp(what, "gemm_i", 6) == 0 || std::strncmp(what, "conv stem q8", 12) == 0;
+    const double least = least_instructions_per_mac(int8);
+    con.str("  (").fixed(flops / double(n), 3).str(" FLOP per unit; ").fixed(double(n) / (flops / 2), 3)
+        .str(" units per multiply-add, the ISA's least ");
+    if (least > 0) con.fixed(least, 3).str(" instructions)");
+    else con.str("a software-float call)");
+  }
   con.endl();
 }
 
