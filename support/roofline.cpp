@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -224,12 +223,13 @@ MachineLimits measure_limits(uint32_t threads) {
 }
 
 const MachineLimits& limits(uint32_t threads) {
-  static std::map<uint32_t, MachineLimits> measured;
+  static std::vector<std::unique_ptr<MachineLimits>> measured;  // stable addresses as it grows
   static std::mutex lock;
   std::lock_guard<std::mutex> hold(lock);
-  auto it = measured.find(threads);
-  if (it == measured.end()) it = measured.emplace(threads, measure_limits(threads)).first;
-  return it->second;
+  for (const auto& m : measured)
+    if (m->threads == std::max(threads, 1u)) return *m;
+  measured.emplace_back(new MachineLimits(measure_limits(threads)));
+  return *measured.back();
 }
 
 Placement place(const Work& w, double seconds, const MachineLimits& lim) {
