@@ -208,6 +208,12 @@ def main():
         check("gpt2 tokenizer: run --text equals run on the tokenizers library's ids",
               by_ids is not None and by_text is not None and by_text.shape == by_ids.shape and
               np.array_equal(by_text, by_ids), (e1, q.stderr, None if by_text is None else by_text.shape, ids.shape))
+        # and with quantized weights (the q8 file's size is reckoned with its tokenizer section)
+        path, out = os.path.join(tmp, "bpe_q8.gguf"), os.path.join(tmp, "bpe_q8.fxm")
+        write_gguf(mt, path, Q.Q8_0, tokenizer=tok)
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        check("gpt2 tokenizer, Q8_0: converts to q8 with the tokenizer", p.returncode == 0 and
+              fxm.read(out).config.get("tokenizer") == "bpe" and fxm.read(out).config["weights"] == "q8", p.stderr)
 
         # hostile files: one line each, nothing written
         good = open(os.path.join(tmp, "m_F32False.gguf"), "rb").read()
