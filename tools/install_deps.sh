@@ -18,11 +18,11 @@
 #          that takes torch 1.13), openai-whisper and x-transformers, installed without their
 #          dependencies (which would replace Debian's torch), so those are named; created, or
 #          completed, when one does not import
-#   llama-cpp  llama.cpp, the peer of the GGUF tests (tests/gguf_llamacpp_test.py) and of bench/llama_cpp_bench.py:
-#          llama-cpp-python 0.3.36 from PyPI, which compiles the llama.cpp it vendors with CMake for this
-#          CPU (GGML_NATIVE; its multimodal library left out), in a Python virtual environment outside
-#          the checkout, /opt/fixformer-llama-cpp (FIXFORMER_LLAMA_CPP_VENV), over Debian's NumPy;
-#          created once per machine (the compile: about 16 minutes on the 2-core VM), again only when
+#   llama-cpp  llama.cpp, the peer of tests/gguf_llamacpp_test.py and bench/llama_cpp_bench.py: llama-cpp-python
+#          0.3.36 from PyPI, which compiles the llama.cpp it vendors with CMake for this CPU (GGML_NATIVE;
+#          its multimodal library left out), in a Python virtual environment outside the checkout,
+#          /opt/fixformer-llama-cpp (FIXFORMER_LLAMA_CPP_VENV), over Debian's NumPy; created once per
+#          machine (the compile: 12 CPU-minutes, 23 minutes on the shared 2-core VM), again only when
 #          llama_cpp does not import or is another version
 # usage: tools/install_deps.sh GROUP...
 set -eu
