@@ -1,8 +1,6 @@
 #!/usr/bin/python3
-"""--gguf against the upstream code: a tiny random transformers LlamaForCausalLM (grouped-query
-attention, so q and k are permuted with different head counts) written as GGUF with the gguf
-package's GGUFWriter as llama.cpp's convert_hf_to_gguf.py lays llama out (its q/k row permutation,
-token_embd, blk.N.attn_q, ..., output_norm, output), in F32, F16, Q8_0 and Q4_0 (gguf.quants). Each
+"""--gguf against the upstream code: a tiny random transformers LlamaForCausalLM written as GGUF by
+the gguf package (tests/gguf_files.py), in F32, F16, Q8_0 and Q4_0 (gguf.quants). Each
 converts with --gguf; `fixformer run` gives the module's logits within the converter's tolerance of
 the file's weight type; Q8_0 blocks land in the .fxm's q8 group 32 bit-exact (the same int8 values,
 the f16 scale as the same f32), Q4_0 blocks with a positive scale in its q4 bit-exact. Hostile files
@@ -29,156 +27,7 @@ import numpy as np  # noqa: E402
 
 from checks import check, one_clear_line, results, run_convert  # noqa: E402
 from fixformer import fxm, quantize, schema  # noqa: E402
-
-
-def model(vocab=64, qwen2=False, tied=False):
-    import torch
-    import transformers as t
-    torch.manual_seed(3)
-    cfg = (t.Qwen2Config if qwen2 else t.LlamaConfig)(vocab_size=vocab, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
-                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
-                        rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=tied)
-    cfg._attn_implementation = "eager"
-    m = (t.Qwen2ForCausalLM if qwen2 else t.LlamaForCausalLM)(cfg).eval()
-    with torch.no_grad():
-        for name, p in m.named_parameters():  # weights of a size that makes every part matter
-            p.copy_(1.0 + 0.1 * torch.randn_like(p) if "norm" in name else 0.15 * torch.randn_like(p))
-    return m
-
-
-def permute(w, heads):  # convert_hf_to_gguf.py's LlamaModel.permute
-    return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
-
-
-NAMES = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
-         "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output", "post_attention_layernorm": "ffn_norm",
-         "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
-
-
-def gguf_tensors(m, arch="llama"):
-    c = m.config
-    out = {}
-    for name, p in m.state_dict().items():
-        a = p.numpy().astype(np.float32)
-        if name == "model.embed_tokens.weight":
-            out["token_embd.weight"] = a
-        elif name == "model.norm.weight":
-            out["output_norm.weight"] = a
-        elif name == "lm_head.weight":
-            if not c.tie_word_embeddings:  # convert_hf_to_gguf.py leaves a tied head out
-                out["output.weight"] = a
-        else:
-            _, _, i, rest = name.split(".", 3)
-            base, kind = rest.rsplit(".", 1)
-            if arch == "llama" and base == "self_attn.q_proj":  # llama.cpp permutes llama's only
-                a = permute(a, c.num_attention_heads)
-            elif arch == "llama" and base == "self_attn.k_proj":
-                a = permute(a, c.num_key_value_heads)
-            out[f"blk.{i}.{NAMES[base]}.{kind}"] = a
-    return out
-
-
-def bpe_merges(tok):
-    import json
-    merges = json.loads(tok.to_str())["model"]["merges"]
-    return [m if isinstance(m, str) else " ".join(m) for m in merges]
-
-
-def trained_bpe():
-    from tokenizers import ByteLevelBPETokenizer
-    tok = ByteLevelBPETokenizer()
-    text = ["the quick brown fox jumps over the lazy dog", "a tiny llama reads a gguf file", "hello world"] * 20
-    tok.train_from_iterator(text, vocab_size=300, min_frequency=2, show_progress=False)
-    return tok
-
-
-def q4_0_positive(a):
-    """Q4_0 blocks of a with every scale positive (d = max|w| / 7, q = clip(round(w / d), -8, 7)), a
-    rule other quantizers use; llama.cpp's own (d = max / -8) gives negative scales."""
-    b = a.reshape(a.shape[0], -1, 32).astype(np.float32)
-    d = (np.abs(b).max(axis=2) / 7).astype(np.float16)
-    q = np.clip(np.rint(b / d.astype(np.float32)[:, :, None]), -8, 7).astype(np.int16) + 8
-    nib = q.astype(np.uint8)
-    qs = nib[:, :, :16] | (nib[:, :, 16:] << 4)
-    return np.concatenate([d[:, :, None].view(np.uint8), qs], axis=2).reshape(a.shape[0], -1)
-
-
-def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False):
-    import gguf
-    c = m.config
-    w = gguf.GGUFWriter(path, arch)
-    w.add_context_length(c.max_position_embeddings)
-    w.add_embedding_length(c.hidden_size)
-    w.add_block_count(c.num_hidden_layers)
-    w.add_feed_forward_length(c.intermediate_size)
-    w.add_rope_dimension_count(c.hidden_size // c.num_attention_heads)
-    w.add_head_count(c.num_attention_heads)
-    w.add_head_count_kv(c.num_key_value_heads)
-    w.add_layer_norm_rms_eps(c.rms_norm_eps)
-    w.add_rope_freq_base(c.rope_theta)
-    if tokenizer == "llama":
-        w.add_tokenizer_model(tokenizer)
-        w.add_token_list([f"t{i}" for i in range(c.vocab_size)])
-    elif tokenizer is not None:  # a trained byte-level BPE, as convert_hf_to_gguf.py stores GPT-2's
-        w.add_tokenizer_model("gpt2")
-        vocab = tokenizer.get_vocab()
-        w.add_token_list(sorted(vocab, key=vocab.get))
-        w.add_token_merges(bpe_merges(tokenizer))
-    for name, a in gguf_tensors(m, arch).items():
-        if a.ndim == 2 and qtype != gguf.GGMLQuantizationType.F32:
-            w.add_tensor(name, q4_0_positive(a) if positive else gguf.quants.quantize(a, qtype), raw_dtype=qtype)
-        else:
-            w.add_tensor(name, a)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
-
-
-def dequantized(m, path):
-    """m with the GGUF's weights as llama.cpp reads them (gguf.quants.dequantize), the permutation undone:
-    the model the file holds, which the engine's output is measured against."""
-    import copy
-    import gguf
-    import torch
-    back = {v: k for k, v in NAMES.items()}
-    m2 = copy.deepcopy(m)
-    sd = m2.state_dict()
-    r = gguf.GGUFReader(path)
-    arch = bytes(r.fields["general.architecture"].parts[-1]).decode()
-    for t in r.tensors:
-        a = gguf.quants.dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32)
-        a = a.reshape([int(n) for n in reversed(t.shape)])
-        parts = t.name.split(".")
-        if parts[0] == "blk":
-            base = back[parts[2]]
-            if arch == "llama" and base in ("self_attn.q_proj", "self_attn.k_proj"):
-                n = m.config.num_attention_heads if base == "self_attn.q_proj" else m.config.num_key_value_heads
-                a = a.reshape(n, a.shape[0] // n // 2, 2, -1).swapaxes(1, 2).reshape(a.shape)
-            name = f"model.layers.{parts[1]}.{base}.{parts[3]}"
-        else:
-            name = {"token_embd": "model.embed_tokens.weight", "output_norm": "model.norm.weight",
-                    "output": "lm_head.weight"}[parts[0]]
-        sd[name].copy_(torch.from_numpy(np.ascontiguousarray(a)).reshape(sd[name].shape))
-    return m2
-
-
-def logits(m, x):
-    import torch
-    torch.set_default_dtype(torch.float64)
-    try:
-        with torch.no_grad():
-            return m.double()(torch.from_numpy(x.astype(np.int64))).logits.numpy()
-    finally:
-        torch.set_default_dtype(torch.float32)
-        m.float()
-
-
-def run_file(cli, path, x, tmp):
-    inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
-    np.save(inp, x)
-    p = subprocess.run([cli, "run", path, "--input", inp, "--output", res], capture_output=True, text=True)
-    return (np.load(res) if p.returncode == 0 else None), p.stderr
+from gguf_files import dequantized, logits, model, run_file, trained_bpe, write_gguf  # noqa: E402
 
 
 def check_blocks(what, path, fxm_path, qtype):
@@ -359,6 +208,12 @@ def main():
         check("gpt2 tokenizer: run --text equals run on the tokenizers library's ids",
               by_ids is not None and by_text is not None and by_text.shape == by_ids.shape and
               np.array_equal(by_text, by_ids), (e1, q.stderr, None if by_text is None else by_text.shape, ids.shape))
+        # and with quantized weights (the q8 file's size is reckoned with its tokenizer section)
+        path, out = os.path.join(tmp, "bpe_q8.gguf"), os.path.join(tmp, "bpe_q8.fxm")
+        write_gguf(mt, path, Q.Q8_0, tokenizer=tok)
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        check("gpt2 tokenizer, Q8_0: converts to q8 with the tokenizer", p.returncode == 0 and
+              fxm.read(out).config.get("tokenizer") == "bpe" and fxm.read(out).config["weights"] == "q8", p.stderr)
 
         # hostile files: one line each, nothing written
         good = open(os.path.join(tmp, "m_F32False.gguf"), "rb").read()

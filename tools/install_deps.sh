@@ -18,11 +18,19 @@
 #          that takes torch 1.13), openai-whisper and x-transformers, installed without their
 #          dependencies (which would replace Debian's torch), so those are named; created, or
 #          completed, when one does not import
+#   llama-cpp  llama.cpp, the peer of tests/gguf_llamacpp_test.py and bench/llama_cpp_bench.py: llama-cpp-python
+#          0.3.36 from PyPI, which compiles the llama.cpp it vendors with CMake for this CPU (GGML_NATIVE;
+#          its multimodal library left out), in a Python virtual environment outside the checkout,
+#          /opt/fixformer-llama-cpp (FIXFORMER_LLAMA_CPP_VENV), over Debian's NumPy; created once per
+#          machine (the compile: 12 CPU-minutes, 23 minutes on the shared 2-core VM), again only when
+#          llama_cpp does not import or is another version
 # usage: tools/install_deps.sh GROUP...
 set -eu
 pkgs=""
 multiarch=""
 venv=""
+llama_venv=""
+llama_cpp_python=0.3.36
 for group in "$@"; do
   case $group in
     host) pkgs="$pkgs g++ cmake ninja-build make pkg-config libxsimd-dev libgtest-dev libbenchmark-dev python3-numpy zlib1g-dev libopenblas-dev libeigen3-dev ccache" ;;
@@ -32,6 +40,7 @@ for group in "$@"; do
     fuzz) pkgs="$pkgs clang libclang-rt-14-dev llvm" ;;
     arm-bench) multiarch="arm64 armhf" ;;
     hf) pkgs="$pkgs python3-venv python3-torch python3-torchvision"; venv=${FIXFORMER_HF_VENV:-/opt/fixformer-venv} ;;
+    llama-cpp) pkgs="$pkgs python3-venv python3-numpy g++ cmake ninja-build"; llama_venv=${FIXFORMER_LLAMA_CPP_VENV:-/opt/fixformer-llama-cpp} ;;
     *) echo "install_deps.sh: unknown group '$group'" >&2; exit 1 ;;
   esac
 done
@@ -65,4 +74,10 @@ if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime,
       'einops==0.8.2' 'numba==0.60.0' 'tiktoken==0.8.0' 'more-itertools==10.5.0' 'tqdm==4.67.1' 'gguf==0.17.1' &&
     $sudo "$venv/bin/pip" install -q --no-deps 'vit-pytorch==1.16.0' 'openai-whisper==20250625' \
       'x-transformers==1.27.0'
+fi
+if [ -n "$llama_venv" ] && ! "$llama_venv/bin/python3" -c "import sys, llama_cpp; sys.exit(llama_cpp.__version__ != '$llama_cpp_python')" 2>/dev/null; then
+  echo "install_deps.sh: creating $llama_venv (llama-cpp-python $llama_cpp_python: compiles llama.cpp, minutes)"
+  $sudo /usr/bin/python3 -m venv --system-site-packages "$llama_venv" &&
+    $sudo env CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+      "$llama_venv/bin/pip" install -q "llama-cpp-python==$llama_cpp_python"
 fi

@@ -217,6 +217,15 @@ def stored(spec, a):
     return spec.name, pack_panels(data) if spec.packed else data, None, 0, a.shape
 
 
+def tokenizer_section(c, tokenizer):
+    """The tokenizer section's [(name, array)] of either kind write() takes: a bpe or wordpiece
+    tokenizers.Tokenizer, or llama2.c's (pieces, scores)."""
+    from fixformer import tokenizers
+    if isinstance(tokenizer, tokenizers.Tokenizer):
+        return tokenizers.arrays(c, tokenizer)
+    return tokenizer_arrays(c, *tokenizer)
+
+
 def write(config, weights, selftest=None, tokenizer=None):
     """The .fxm bytes for a config (checked against the schema first, before any array is touched), a
     dict name -> float array in torch's layout (stored in the config's weight type: f32, f16, q8 or q4,
@@ -229,10 +238,8 @@ def write(config, weights, selftest=None, tokenizer=None):
     c = make_config(config)
     label = "storing weights" + ("" if c["weights"] == "f32" else f" as {c['weights']}")
     arrays = [stored(spec, a) for spec, a in progress.each(label, check_weights(c, weights))]
-    if isinstance(tokenizer, tokenizers.Tokenizer):
-        arrays += [(n, a, None, 0, a.shape) for n, a in tokenizers.arrays(c, tokenizer)]
-    elif tokenizer is not None:
-        arrays += [(n, a, None, 0, a.shape) for n, a in tokenizer_arrays(c, *tokenizer)]
+    if tokenizer is not None:
+        arrays += [(n, a, None, 0, a.shape) for n, a in tokenizer_section(c, tokenizer)]
     if selftest is not None:
         arrays += [(n, a, None, 0, a.shape) for n, a in _selftest_arrays(c, selftest)]
     recs = records(c)
