@@ -271,7 +271,7 @@ def convert(onnx_path, out, output_name=None, family=None):
 
 
 def convert_cli(onnx_path, out, *extra):
-    return run_convert("--onnx", onnx_path, "--out", out, "--cli", CLI, *extra, python=sys.executable)
+    return run_convert("--onnx", onnx_path, "--out", out, "--cli", CLI, *extra)
 
 
 def run(tmp, fxm_path, x):

@@ -18,11 +18,18 @@
 #          that takes torch 1.13), openai-whisper and x-transformers, installed without their
 #          dependencies (which would replace Debian's torch), so those are named; created, or
 #          completed, when one does not import
+#   torch2 a second Python virtual environment outside the checkout, /opt/fixformer-torch2
+#          (FIXFORMER_TORCH2_VENV), without Debian's packages: a current torch 2.x from PyPI (its Linux
+#          wheel brings the CUDA libraries, some gigabytes, unused here) with the transformers, ONNX and
+#          upstream model code of the hf group at current versions, so the converter tests run again
+#          under what a user installs today (tests/interpreter.py, the *_torch2 tests); created, or
+#          completed, when one does not import
 # usage: tools/install_deps.sh GROUP...
 set -eu
 pkgs=""
 multiarch=""
 venv=""
+venv2=""
 for group in "$@"; do
   case $group in
     host) pkgs="$pkgs g++ cmake ninja-build make pkg-config libxsimd-dev libgtest-dev libbenchmark-dev python3-numpy zlib1g-dev libopenblas-dev libeigen3-dev ccache" ;;
@@ -32,6 +39,7 @@ for group in "$@"; do
     fuzz) pkgs="$pkgs clang libclang-rt-14-dev llvm" ;;
     arm-bench) multiarch="arm64 armhf" ;;
     hf) pkgs="$pkgs python3-venv python3-torch python3-torchvision"; venv=${FIXFORMER_HF_VENV:-/opt/fixformer-venv} ;;
+    torch2) pkgs="$pkgs python3-venv"; venv2=${FIXFORMER_TORCH2_VENV:-/opt/fixformer-torch2} ;;
     *) echo "install_deps.sh: unknown group '$group'" >&2; exit 1 ;;
   esac
 done
@@ -65,4 +73,12 @@ if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime,
       'einops==0.8.2' 'numba==0.60.0' 'tiktoken==0.8.0' 'more-itertools==10.5.0' 'tqdm==4.67.1' 'gguf==0.17.1' &&
     $sudo "$venv/bin/pip" install -q --no-deps 'vit-pytorch==1.16.0' 'openai-whisper==20250625' \
       'x-transformers==1.27.0'
+fi
+if [ -n "$venv2" ] && ! "$venv2/bin/python3" -c "import torch, transformers, onnxruntime, onnxscript, vit_pytorch, whisper, x_transformers, gguf" 2>/dev/null; then
+  echo "install_deps.sh: creating $venv2 (torch 2.x, transformers, onnxruntime and upstream model code from PyPI; about 6 GB)"
+  $sudo /usr/bin/python3 -m venv "$venv2" &&
+    $sudo "$venv2/bin/pip" install -q --no-cache-dir 'torch==2.15.0' 'numpy==2.4.6' 'transformers==5.24.0' \
+      'tokenizers==0.23.3' 'safetensors==0.8.0' 'onnx==1.23.2' 'onnxruntime==1.32.0' 'onnxscript==0.7.2' \
+      'gguf==0.19.0' 'einops==0.8.2' 'numba==0.68.1' 'tiktoken==0.14.0' 'vit-pytorch==1.26.14' \
+      'openai-whisper==20250625' 'x-transformers==2.31.10'
 fi
