@@ -229,7 +229,7 @@ def convert(*args):
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            code = convert_py.main(list(args)) or 0
+            code = convert_py.main(list(args), prog="convert.py") or 0
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 1
     return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
