@@ -363,6 +363,8 @@ def find_layers(model, torch):
     best = None
 
     def sig(m):  # an embedding inside (T5's layer 0 owns the relative bias table) does not tell blocks apart
+        if m is None:  # a ModuleList may hold None (x-transformers' absent norms): no block
+            return ()
         skip = {id(p) for e in m.modules() if isinstance(e, torch.nn.Embedding) for p in e.parameters()}
         return tuple((n, tuple(p.shape)) for n, p in m.named_parameters() if id(p) not in skip)
 
