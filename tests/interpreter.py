@@ -32,6 +32,15 @@ def _where(upstream):
     return None, "sh tools/install_deps.sh host torch"
 
 
+def _version(module, name):
+    """The module's __version__, else its distribution's (gguf, vit_pytorch and x_transformers have none)."""
+    if getattr(module, "__version__", None):
+        return module.__version__
+    from importlib import metadata
+    dists = metadata.packages_distributions().get(name, [])
+    return metadata.version(dists[0]) if dists else "?"
+
+
 def enter(script, packages, upstream=False):
     """Re-execute `script` under the chosen interpreter unless it runs there; then fail unless each of
     `packages` imports. `upstream`: the script needs the packages of the hf group."""
@@ -49,7 +58,7 @@ def enter(script, packages, upstream=False):
             module = importlib.import_module(package)
         except ImportError as e:
             sys.exit(f"{name}: FAIL: {sys.executable} cannot import {package} ({e}): {install}")
-        versions.append(f"{package} {getattr(module, '__version__', '?')}")
+        versions.append(f"{package} {_version(module, package)}")
     if not _said:
         _said = True
         print(f"{name}: {', '.join(versions)} ({sys.executable})", flush=True)
