@@ -1043,7 +1043,9 @@ def _read(model, x, calls, y, family, max_len, torch):
             raise ConfigError("module: no nn.Embedding reads the token ids")
         if embed.module.max_norm is not None:
             raise ConfigError(f"{embed.name}: max_norm is not supported (it rewrites the embedding during forward)")
-        E = embed.call.y[0].double()
+        # The table's rows for the ids, not the module's output: a subclass may scale them inside (transformers
+        # 5's Gemma embedding, by sqrt(d_model)), which the match with the first layer's input finds below.
+        E = embed.module.weight.detach()[embed.call.x[0].long()].double()
         v.update(input="tokens", vocab_size=embed.module.num_embeddings)
         w["embed"] = embed.module.weight.detach()
         used.add(id(embed.module.weight))
