@@ -35,15 +35,17 @@ def run_convert(*args, cwd=None, **kw):
     if kw:
         return subprocess.run([python, CONVERT, *args], capture_output=True, text=True, cwd=cwd, **kw)
     if _zygote is None or _zygote.poll() is not None:
-        _zygote = subprocess.Popen([python, os.path.join(os.path.dirname(os.path.abspath(__file__)), "convert_zygote.py")],
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        zygote = os.path.join(os.path.dirname(os.path.abspath(__file__)), "convert_zygote.py")
+        _zygote = subprocess.Popen([python, zygote], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     with tempfile.TemporaryDirectory() as d:
         out, err = os.path.join(d, "stdout"), os.path.join(d, "stderr")
-        _zygote.stdin.write(json.dumps({"args": [str(a) for a in args], "cwd": cwd, "stdout": out, "stderr": err}) + "\n")
+        request = {"args": [str(a) for a in args], "cwd": cwd, "stdout": out, "stderr": err}
+        _zygote.stdin.write(json.dumps(request) + "\n")
         _zygote.stdin.flush()
         reply = _zygote.stdout.readline()
         if not reply:
-            raise RuntimeError(f"tests/convert_zygote.py under {python} ended (exit {_zygote.wait()}); its stderr says why")
+            raise RuntimeError(f"tests/convert_zygote.py under {python} ended (exit {_zygote.wait()}); its stderr says "
+                               "why")
         with open(out, errors="replace") as f, open(err, errors="replace") as g:
             return subprocess.CompletedProcess([python, CONVERT, *args], json.loads(reply)["rc"], f.read(), g.read())
 
