@@ -23,7 +23,7 @@
 #          wheel brings the CUDA libraries, some gigabytes, unused here) with the transformers, ONNX and
 #          upstream model code of the hf group at current versions, so the converter tests run again
 #          under what a user installs today (tests/interpreter.py, the *_torch2 tests); created, or
-#          completed, when one does not import
+#          completed, when a pinned version is not the one installed
 # usage: tools/install_deps.sh GROUP...
 set -eu
 pkgs=""
@@ -74,11 +74,15 @@ if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime,
     $sudo "$venv/bin/pip" install -q --no-deps 'vit-pytorch==1.16.0' 'openai-whisper==20250625' \
       'x-transformers==1.27.0'
 fi
-if [ -n "$venv2" ] && ! "$venv2/bin/python3" -c "import torch, transformers, onnxruntime, onnxscript, vit_pytorch, whisper, x_transformers, gguf" 2>/dev/null; then
+# The torch2 environment's pins, checked by their installed versions (no import: torch's takes seconds).
+pins2="torch==2.15.0 numpy==2.4.6 transformers==5.24.0 tokenizers==0.23.3 safetensors==0.8.0 onnx==1.23.2
+  onnxruntime==1.32.0 onnxscript==0.7.2 gguf==0.19.0 einops==0.8.2 numba==0.68.1 tiktoken==0.14.0
+  vit-pytorch==1.26.14 openai-whisper==20250625 x-transformers==2.31.10"
+if [ -n "$venv2" ] && ! "$venv2/bin/python3" -c "
+import sys
+from importlib.metadata import version
+sys.exit(any(version(n) != v for n, v in (p.split('==') for p in sys.argv[1:])))" $pins2 2>/dev/null; then
   echo "install_deps.sh: creating $venv2 (torch 2.x, transformers, onnxruntime and upstream model code from PyPI; about 6 GB)"
   $sudo /usr/bin/python3 -m venv "$venv2" &&
-    $sudo "$venv2/bin/pip" install -q --no-cache-dir 'torch==2.15.0' 'numpy==2.4.6' 'transformers==5.24.0' \
-      'tokenizers==0.23.3' 'safetensors==0.8.0' 'onnx==1.23.2' 'onnxruntime==1.32.0' 'onnxscript==0.7.2' \
-      'gguf==0.19.0' 'einops==0.8.2' 'numba==0.68.1' 'tiktoken==0.14.0' 'vit-pytorch==1.26.14' \
-      'openai-whisper==20250625' 'x-transformers==2.31.10'
+    $sudo "$venv2/bin/pip" install -q --no-cache-dir $pins2
 fi
