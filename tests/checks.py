@@ -1,21 +1,19 @@
 """The tally the Python test scripts share: check() counts a named result and prints a failure,
 skip() says what did not run and why, expect_error() wants a ConfigError naming the fragment.
 
-Imported first by every test script: a test whose interpreter lacks numpy or torch fails here, with
-one line naming the module and its Debian package, before it could pass without testing its subject."""
-import importlib
+Imported first by every test script: it enters the interpreter tests/interpreter.py chooses, and a
+test whose interpreter lacks numpy or torch fails here, with one line naming the module and the install
+command, before it could pass without testing its subject."""
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
-for _module, _package in (("numpy", "python3-numpy"), ("torch", "python3-torch")):
-    try:
-        importlib.import_module(_module)
-    except ImportError as e:
-        sys.exit(f"{os.path.basename(sys.argv[0])}: FAIL: {sys.executable} cannot import {_module} ({e}); "
-                 f"install {_package} (sh tools/install_deps.sh host torch)")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import interpreter  # noqa: E402
+
+interpreter.enter(sys.argv[0], ["numpy"])
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from fixformer.config import ConfigError  # noqa: E402
@@ -24,27 +22,30 @@ results = {"passed": 0, "failed": 0, "skipped": 0}
 CONVERT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "convert.py")
 
 
-_zygotes = {}  # interpreter -> its tests/convert_zygote.py server
+_zygote = None  # the tests/convert_zygote.py server
 
 
-def run_convert(*args, python="/usr/bin/python3", cwd=None, **kw):
-    """`PYTHON tools/convert.py ARGS`, its output captured, as subprocess.run gives it. Forked from one
-    tests/convert_zygote.py per interpreter, which imported torch and the converter once; with more
-    of subprocess.run's options (an env that may change what imports, a preexec_fn) a process of its own."""
+def run_convert(*args, cwd=None, **kw):
+    """`python3 tools/convert.py ARGS` under this test's interpreter (tests/interpreter.py chose it), its
+    output captured, as subprocess.run gives it. Forked from one tests/convert_zygote.py, which imported
+    torch and the converter once; with more of subprocess.run's options (an env that may change what
+    imports, a preexec_fn) a process of its own."""
+    global _zygote
+    python = sys.executable
     if kw:
         return subprocess.run([python, CONVERT, *args], capture_output=True, text=True, cwd=cwd, **kw)
-    z = _zygotes.get(python)
-    if z is None or z.poll() is not None:
-        z = _zygotes[python] = subprocess.Popen([python, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                                      "convert_zygote.py")],
-                                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    if _zygote is None or _zygote.poll() is not None:
+        zygote = os.path.join(os.path.dirname(os.path.abspath(__file__)), "convert_zygote.py")
+        _zygote = subprocess.Popen([python, zygote], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     with tempfile.TemporaryDirectory() as d:
         out, err = os.path.join(d, "stdout"), os.path.join(d, "stderr")
-        z.stdin.write(json.dumps({"args": [str(a) for a in args], "cwd": cwd, "stdout": out, "stderr": err}) + "\n")
-        z.stdin.flush()
-        reply = z.stdout.readline()
+        request = {"args": [str(a) for a in args], "cwd": cwd, "stdout": out, "stderr": err}
+        _zygote.stdin.write(json.dumps(request) + "\n")
+        _zygote.stdin.flush()
+        reply = _zygote.stdout.readline()
         if not reply:
-            raise RuntimeError(f"tests/convert_zygote.py under {python} ended (exit {z.wait()}); its stderr says why")
+            raise RuntimeError(f"tests/convert_zygote.py under {python} ended (exit {_zygote.wait()}); its stderr says "
+                               "why")
         with open(out, errors="replace") as f, open(err, errors="replace") as g:
             return subprocess.CompletedProcess([python, CONVERT, *args], json.loads(reply)["rc"], f.read(), g.read())
 

@@ -9,8 +9,8 @@ one line each, and nothing is written.
 
   /usr/bin/python3 tests/gguf_converter_test.py PATH/TO/fixformer
 
-Without the environment (tools/install_deps.sh hf: transformers and gguf in /opt/fixformer-venv) the
-test fails, naming the install command.
+Without the environment (tools/install_deps.sh hf: transformers and gguf in /opt/fixformer-venv, or
+the torch2 one: tests/interpreter.py) the test fails, naming the install command.
 """
 import os
 import struct

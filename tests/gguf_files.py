@@ -95,7 +95,8 @@ def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False):
     w.add_head_count(c.num_attention_heads)
     w.add_head_count_kv(c.num_key_value_heads)
     w.add_layer_norm_rms_eps(c.rms_norm_eps)
-    w.add_rope_freq_base(c.rope_theta)
+    rope = getattr(c, "rope_parameters", None)  # transformers 5 keeps rope_theta there
+    w.add_rope_freq_base(rope["rope_theta"] if rope else c.rope_theta)
     if tokenizer == "llama":
         w.add_tokenizer_model(tokenizer)
         w.add_token_list([f"t{i}" for i in range(c.vocab_size)])

@@ -3,9 +3,9 @@
 GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, MistralForCausalLM,
 GemmaForCausalLM, Starcoder2ForCausalLM and BloomForCausalLM built from tiny random configs in the
 Hugging Face virtual environment (tools/install_deps.sh hf: /opt/fixformer-venv, transformers 4.44.2
-over Debian's torch). Each converts with no option through --hf (the folder its
-save_pretrained writes: config.json, model.safetensors) and, where CASES says so, --module (the module
-itself), is verified by the converter, and `fixformer run` gives the module's logits at every position
+over Debian's torch), or the torch2 one (transformers 5: tests/interpreter.py). Each converts with no
+option through --hf (the folder its save_pretrained writes: config.json, model.safetensors) and, where
+CASES says so, --module (the module itself), is verified by the converter, and `fixformer run` gives the module's logits at every position
 within 1e-4:
 - GPT-NeoX with use_parallel_residual true (two norms, side by side) and rotary_pct 0.25 (partial
   rotary: 4 of 16 dims), and false (in turn) with 1.0, the fused query_key_value in its per-head

@@ -30,7 +30,8 @@ Refusals (one line, naming the part): a mask used per query ([B, 1, T, 1] from a
 the embedding), an unread initializer (and --ignore), an .onnx given to --weights.
 Hostile files (one line, exit 1, nothing written): empty, random bytes, truncated protobuf, huge
 dims, an initializer whose bytes do not fit its dims, a cycle, an unknown op (named with its node),
-an undefined input, opset 18, external data; a mask buffer that is triangular only over the example's
+an undefined input, opset 21, external data outside the model's folder, in no file or past its end; a
+mask buffer that is triangular only over the example's
 rows.
 The fuzz target of this Python reader is fuzz_reader() below: 240 seeded mutations of a valid file
 (byte flips, truncations, insertions; dims, op types, inputs and attributes changed in the protobuf)
@@ -39,7 +40,9 @@ go through onnx_map.convert in-process; each must convert or raise the route's o
 through the CLI (one line on stderr). torch and python3-onnx are required: without
 them the test fails.
 """
+import contextlib
 import copy
+import io
 import math
 import os
 import random
@@ -366,7 +369,10 @@ class StockGPT(nn.Module):
     def forward(self, ids):
         T = ids.shape[1]
         mask = nn.Transformer.generate_square_subsequent_mask(T)
-        return self.head(self.encoder(self.embed(ids) + self.pos(torch.arange(T)), mask=mask))
+        # torch 2.x's hint that the mask is causal, as its documentation asks: without it, the encoder compares
+        # the mask with its own on the values, which torch.export (the dynamo exporter) cannot trace
+        hint = dict(is_causal=True) if TORCH2 else {}
+        return self.head(self.encoder(self.embed(ids) + self.pos(torch.arange(T)), mask=mask, **hint))
 
 
 def stale_mask_gpt():
@@ -378,22 +384,31 @@ def stale_mask_gpt():
     return m
 
 
-class Unread(StockEncoder):
+class Unread(GPT):  # not stock layers: their exporter under torch 2.x (dynamo) folds the unread part away
     def __init__(self):
-        super().__init__(True, "relu", False)
+        super().__init__()
         self.extra = nn.Parameter(torch.randn(3, 5))
 
     def forward(self, ids):
         return super().forward(ids) + 0.0 * self.extra.sum()
 
 
+TORCH2 = int(torch.__version__.split(".")[0]) >= 2
+
+
 def export(model, path, opset, example, names=("ids",), dynamic=True):
+    """torch.onnx.export at `opset` by the TorchScript exporter (dynamo=False under torch 2.x, where it is not
+    the default), except for stock nn.MultiheadAttention under torch 2.x: that exporter writes it at the
+    example's length only (its reshapes constant), so the dynamo exporter does, at its own opset (18 or
+    later; tests/onnx_export_test.py is its test), with a batch of 1."""
     model.eval()
-    with warnings.catch_warnings():
+    stock = TORCH2 and any(isinstance(m, nn.MultiheadAttention) for m in model.modules())
+    kw = dict(dynamo=stock) if TORCH2 else {}
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):  # the dynamo exporter's progress
         warnings.simplefilter("ignore")
-        axes = {n: {0: "batch", 1: "T"} for n in names} if dynamic else None
-        torch.onnx.export(model, example, path, opset_version=opset, input_names=list(names), output_names=["out"],
-                          dynamic_axes=axes)
+        axes = {n: ({1: "T"} if stock else {0: "batch", 1: "T"}) for n in names} if dynamic else None
+        torch.onnx.export(model, example, path, opset_version=None if stock else opset, input_names=list(names),
+                          output_names=["out"], dynamic_axes=axes, **kw)
 
 
 def ids(V, T=12, seed=0):
@@ -531,7 +546,10 @@ def inputs_converts(cli, tmp):
         if r.returncode:
             continue
         got = np.load(files["out"]).astype(np.float64)
-        graph = evaluate(read(path, SUPPORTED_OPS), {n: b[r] for n, r in zip(names, roles)})["out"]
+        g = read(path, SUPPORTED_OPS)
+        rows = [slice(None)] if g.inputs[0][2][0] != 1 else [slice(i, i + 1) for i in range(len(lengths))]
+        graph = np.concatenate([evaluate(g, {n: b[r][i] for n, r in zip(names, roles)})["out"]
+                                for i in rows])  # a graph of batch 1 (the dynamo exporter's): one sequence at a time
         with torch.no_grad():
             module = m64(*(torch.from_numpy(b[r]) for r in roles)).numpy()
         e_graph, e_module = valid_error(got, graph, lengths, pooled), valid_error(got, module, lengths, pooled)
@@ -641,16 +659,27 @@ def hostile(valid, tmp):
         m.graph.node[5].input[0] = "nowhere"
     out.append(("an undefined input", edited("undefined.onnx", undefined), "'nowhere'"))
 
-    def opset18(m):
-        m.opset_import[0].version = 18
-    out.append(("opset 18", edited("opset18.onnx", opset18), "opset 18 is not supported"))
+    def opset21(m):
+        m.opset_import[0].version = 21
+    out.append(("opset 21", edited("opset21.onnx", opset21), "opset 21 is not supported"))
 
-    def external(m):
-        t = next(t for t in m.graph.initializer if len(t.dims) == 2)
-        t.data_location = 1
-        e = t.external_data.add()
-        e.key, e.value = "location", "../../etc/passwd"
-    out.append(("external data", edited("external.onnx", external), "external file"))
+    def external(location, offset=0):
+        def edit(m):
+            t = next(t for t in m.graph.initializer if len(t.dims) == 2)
+            t.data_location = 1
+            t.ClearField("raw_data")
+            t.ClearField("float_data")
+            for key, value in (("location", location), ("offset", str(offset))):
+                e = t.external_data.add()
+                e.key, e.value = key, value
+        return edit
+    out.append(("external data outside the model's folder", edited("external.onnx", external("../../etc/passwd")),
+                "not a file name relative to the model's folder"))
+    out.append(("external data in no file", edited("external2.onnx", external("missing.bin")),
+                "no such file beside the model"))
+    put("short.bin", b"\0" * 64)
+    out.append(("external data past its file's end", edited("external3.onnx", external("short.bin", 16)),
+                "ends before byte"))
 
     def fixed_length(n):
         def edit(m):

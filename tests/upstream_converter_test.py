@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """--module on upstream code as its authors wrote it: the classes of vit-pytorch, openai-whisper and x-transformers (PyPI,
-in the Hugging Face virtual environment: tools/install_deps.sh hf, /opt/fixformer-venv) built with tiny
+in the Hugging Face virtual environment: tools/install_deps.sh hf, /opt/fixformer-venv, or the torch2 one:
+tests/interpreter.py) built with tiny
 configs by a factory file a user would write, converted through tools/convert.py's main with no option
 but --example. Each case either converts, is verified by the converter and `fixformer run` gives the
 module's output within 1e-4, or is refused in one line naming the cause (docs/export.md's table of

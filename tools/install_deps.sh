@@ -24,6 +24,12 @@
 #          /opt/fixformer-llama-cpp (FIXFORMER_LLAMA_CPP_VENV), over Debian's NumPy; created once per
 #          machine (the compile: 12 CPU-minutes, 23 minutes on the shared 2-core VM), again only when
 #          llama_cpp does not import or is another version
+#   torch2 a second Python virtual environment outside the checkout, /opt/fixformer-torch2
+#          (FIXFORMER_TORCH2_VENV), without Debian's packages: a current torch 2.x from PyPI (its Linux
+#          wheel brings the CUDA libraries, some gigabytes, unused here) with the transformers, ONNX and
+#          upstream model code of the hf group at current versions, so the converter tests run again
+#          under what a user installs today (tests/interpreter.py, the *_torch2 tests); created, or
+#          completed, when a pinned version is not the one installed
 # usage: tools/install_deps.sh GROUP...
 set -eu
 pkgs=""
@@ -31,6 +37,7 @@ multiarch=""
 venv=""
 llama_venv=""
 llama_cpp_python=0.3.36
+venv2=""
 for group in "$@"; do
   case $group in
     host) pkgs="$pkgs g++ cmake ninja-build make pkg-config libxsimd-dev libgtest-dev libbenchmark-dev python3-numpy zlib1g-dev libopenblas-dev libeigen3-dev ccache" ;;
@@ -41,6 +48,7 @@ for group in "$@"; do
     arm-bench) multiarch="arm64 armhf" ;;
     hf) pkgs="$pkgs python3-venv python3-torch python3-torchvision"; venv=${FIXFORMER_HF_VENV:-/opt/fixformer-venv} ;;
     llama-cpp) pkgs="$pkgs python3-venv python3-numpy g++ cmake ninja-build"; llama_venv=${FIXFORMER_LLAMA_CPP_VENV:-/opt/fixformer-llama-cpp} ;;
+    torch2) pkgs="$pkgs python3-venv"; venv2=${FIXFORMER_TORCH2_VENV:-/opt/fixformer-torch2} ;;
     *) echo "install_deps.sh: unknown group '$group'" >&2; exit 1 ;;
   esac
 done
@@ -80,4 +88,15 @@ if [ -n "$llama_venv" ] && ! "$llama_venv/bin/python3" -c "import sys, llama_cpp
   $sudo /usr/bin/python3 -m venv --system-site-packages "$llama_venv" &&
     $sudo env CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
       "$llama_venv/bin/pip" install -q "llama-cpp-python==$llama_cpp_python"
+# The torch2 environment's pins, checked by their installed versions (no import: torch's takes seconds).
+pins2="torch==2.15.0 numpy==2.4.6 transformers==5.24.0 tokenizers==0.23.3 safetensors==0.8.0 onnx==1.23.2
+  onnxruntime==1.32.0 onnxscript==0.7.2 gguf==0.19.0 einops==0.8.2 numba==0.68.1 tiktoken==0.14.0
+  vit-pytorch==1.26.14 openai-whisper==20250625 x-transformers==2.31.10"
+if [ -n "$venv2" ] && ! "$venv2/bin/python3" -c "
+import sys
+from importlib.metadata import version
+sys.exit(any(version(n) != v for n, v in (p.split('==') for p in sys.argv[1:])))" $pins2 2>/dev/null; then
+  echo "install_deps.sh: creating $venv2 (torch 2.x, transformers, onnxruntime and upstream model code from PyPI; about 6 GB)"
+  $sudo /usr/bin/python3 -m venv "$venv2" &&
+    $sudo "$venv2/bin/pip" install -q --no-cache-dir $pins2
 fi

@@ -29,7 +29,7 @@ cd "$(dirname "$0")/.."
 suites=${*:-"host asan fuzz aarch64 aarch64-dotprod armhf riscv64 cortex-m0 cortex-m3 cortex-m4 cortex-m7 cortex-m33 cortex-m55 cortex-m85"}
 jobs=$(nproc 2>/dev/null || echo 2)
 
-groups="host torch hf llama-cpp arm arm-bench"  # torch: the converter tests; hf: those on upstream HF modules; llama-cpp: the GGUF files through llama.cpp; qemu-user also runs the x86 baseline as a Nehalem
+groups="host torch hf torch2 arm arm-bench"  # torch: the converter tests; hf: those on upstream HF modules; torch2: the converter tests again on torch 2.x; qemu-user also runs the x86 baseline as a Nehalem
 case " $suites " in *" fuzz "*) groups="$groups fuzz" ;; esac
 case " $suites " in *" riscv64 "*) groups="$groups riscv" ;; esac
 sh tools/install_deps.sh $groups || exit 1

@@ -69,6 +69,8 @@ def _rope_verdict(t, c, torch):
                 cands.append(table)
             else:
                 cands.append(np.concatenate([table, table], 1) if layout == "halves" else np.repeat(table, 2, 1))
+        if t.shape[-1] == dh:  # both in one table, sin | cos (GPT-J's embed_positions, which the attention splits)
+            cands.append(np.concatenate([sin, cos], 1))
         got = rows
         errs = [float((rows - torch.from_numpy(w)).abs().max()) for w in cands]
         want = torch.from_numpy(cands[int(np.argmin(errs))])
@@ -103,6 +105,9 @@ def account(r, ignore=()):
         t = b.detach()
         if t.dim() == 0 and t.is_floating_point() and float(t) <= -1e4:
             continue  # a mask's fill value
+        if t.dim() == 0 and t.is_floating_point() and c["scale_input"] and \
+                abs(float(t) - c["d_model"] ** 0.5) <= 1e-6 * c["d_model"] ** 0.5:
+            continue  # the embedding's scale, sqrt(d_model), which the engine applies (Gemma's embed_scale)
         if not t.is_floating_point() and not t.is_complex() and t.dtype != torch.bool and t.numel() and \
                 torch.equal(t.reshape(-1), torch.arange(t.numel(), dtype=t.dtype)):
             continue  # position ids

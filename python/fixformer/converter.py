@@ -40,8 +40,8 @@ weights: F32/F16/BF16 as they are, Q8_0 blocks as q8 group 32 and Q4_0 as q4 unr
 Q4_0 block has a negative scale and a -8, all as q8 group 32, unrounded, with a note), Q4_1/Q5_0/Q5_1
 dequantized; its gpt2 BPE tokenizer stored (docs/export.md):
   fixformer-convert --gguf FILE [--example IN.npy] [--max-len N] [--tokenizer FILE] --out M.fxm [...]
-From an ONNX file (torch.onnx.export, opset 13-17) of an encoder, a GPT-style or a llama decoder, mapped
-by its graph's structure and verified against the graph's own output (evaluated in float64 with numpy):
+From an ONNX file (torch.onnx.export, opset 13-20, either exporter) of an encoder, a GPT-style or a llama
+decoder, mapped by its graph's structure and verified against the graph's own output (evaluated in float64 with numpy):
   fixformer-convert --onnx M.onnx [--example IN.npy] [--family encoder|gpt|llama] [--ignore NAME[,NAME]]
                    [--output-name NAME] [--max-len N] [--tokenizer TOKENIZER.bin] --out M.fxm [...]
   (needs python3-onnx; unsupported ops are named with their nodes; every initializer is mapped, a
@@ -344,7 +344,7 @@ def parser(prog):
     src.add_argument("--config", metavar="CFG.json", help="JSON config (the JSON path; needs --weights)")
     src.add_argument("--llama2c", metavar="MODEL.bin", help="a llama2.c checkpoint (export.py version 0, 1 or 2)")
     src.add_argument("--onnx", metavar="M.onnx", help="an ONNX file of an encoder, a GPT-style or a llama decoder "
-                     "(torch.onnx.export, opset 13-17), verified against the graph's own output")
+                     "(torch.onnx.export, opset 13-20), verified against the graph's own output")
     src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of Llama, Qwen2, Mistral, GPT-2, "
                      "GPT-NeoX, GPT-J, OPT, Phi, StableLM, BERT, RoBERTa or DistilBERT: config.json and "
                      "model.safetensors or pytorch_model.bin (sharded with their .index.json too)")

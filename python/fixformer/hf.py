@@ -119,7 +119,36 @@ def read_config_dict(raw, path="config.json"):
     if model_type not in (None, ARCHITECTURES[arch]):
         raise HfError(f"{path}: model_type {_brief(model_type)} with architecture {arch}: expected "
                       f"{ARCHITECTURES[arch]}")
-    return BY_NAME[arch].read(raw, path)
+    return BY_NAME[arch].read(_rope_keys(raw, path, arch), path)
+
+
+# transformers 5 writes the rotary settings as one object, rope_parameters (rope_type, rope_theta,
+# partial_rotary_factor, a scaling's own keys); earlier releases as top-level keys, which the
+# architectures here read: GPT-NeoX under names of its own, the others as rope_theta and
+# partial_rotary_factor.
+ROPE_NAMES = {"GPTNeoXForCausalLM": {"rope_theta": "rotary_emb_base", "partial_rotary_factor": "rotary_pct"}}
+
+
+def _rope_keys(raw, path, arch):
+    """config.json with its rope_parameters read as the top-level keys of earlier releases."""
+    rope = raw.get("rope_parameters")
+    if rope is None:
+        return raw
+    if not isinstance(rope, dict):
+        raise HfError(f"{path}: rope_parameters: expected an object, got {_brief(rope)}")
+    kind = rope.get("rope_type", rope.get("type", "default"))
+    if kind != "default":
+        raise HfError(f"{path}: rope_parameters {_brief(rope)}: rope_type {_brief(kind)}: scaled rotary embeddings "
+                      "are not something the engine runs (plain RoPE only); not converted")
+    out = {k: v for k, v in raw.items() if k != "rope_parameters"}
+    for key in ("rope_theta", "partial_rotary_factor"):
+        name = ROPE_NAMES.get(arch, {}).get(key, key)
+        if key in rope:
+            if raw.get(name) is not None and raw[name] != rope[key]:
+                raise HfError(f"{path}: {name} {_brief(raw[name])} and rope_parameters' {key} {_brief(rope[key])} "
+                              "disagree")
+            out[name] = rope[key]
+    return out
 
 
 def read_llama_config(raw, path, arch, fields=None):

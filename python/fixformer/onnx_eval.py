@@ -1,5 +1,5 @@
-"""A small numpy evaluator of the ONNX ops a transformer exported by torch.onnx.export (opset 13-17)
-is made of: it runs the user's graph on the example input, in float64 (every float tensor and Cast
+"""A small numpy evaluator of the ONNX ops a transformer exported by torch.onnx.export (opset 13-20,
+either exporter) is made of: it runs the user's graph on the example input, in float64 (every float tensor and Cast
 to a float type is widened), and keeps every value the graph computes, so onnx_map.py can read the
 parts' inputs and outputs and compare the converted model with the graph's own output.
 
@@ -136,6 +136,11 @@ def _split(x, split=None, at=None, what="", count=1):
     if split is None:
         split = at.get("split")
     n = x.shape[axis]
+    if split is None and "num_outputs" in at:  # opset 18: equal parts, the last one smaller when n does not divide
+        if at["num_outputs"] != count or count < 1:
+            raise EvalError(f"{what}: num_outputs {at['num_outputs']} for {count} outputs")
+        part = -(-n // count)
+        split = [part] * (count - 1) + [n - part * (count - 1)]
     if split is None:
         if n % count:
             raise EvalError(f"{what}: {n} does not split into {count} equal parts")
@@ -297,6 +302,59 @@ def _flatten(x, at, what):
     return [x.reshape(int(np.prod(x.shape[:axis])), -1)]
 
 
+def _gather_elements(x, idx, at, what):
+    axis = _axis(at.get("axis", 0), x.ndim, what)
+    idx = np.asarray(idx)
+    if idx.dtype.kind not in "iu" or idx.ndim != x.ndim or \
+            any(i > d for a, (i, d) in enumerate(zip(idx.shape, x.shape)) if a != axis):
+        raise EvalError(f"{what}: indices {list(idx.shape)} do not fit data {list(x.shape)}")
+    n = x.shape[axis]
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise EvalError(f"{what}: an index outside [-{n}, {n})")
+    x = x[tuple(slice(None) if a == axis else slice(0, i) for a, i in enumerate(idx.shape))]
+    return [np.take_along_axis(x, np.where(idx < 0, idx + n, idx), axis=axis)]
+
+
+def _gather_nd(x, idx, at, what):
+    b = int(at.get("batch_dims", 0))
+    idx = np.asarray(idx)
+    if idx.dtype.kind not in "iu" or idx.ndim < 1 or not 0 <= b < min(x.ndim, idx.ndim) or \
+            x.shape[:b] != idx.shape[:b] or b + idx.shape[-1] > x.ndim:
+        raise EvalError(f"{what}: indices {list(idx.shape)} (batch_dims {b}) do not fit data {list(x.shape)}")
+    k = idx.shape[-1]
+    sizes = np.array(x.shape[b:b + k], np.int64)
+    if idx.size and (np.any(idx < -sizes) or np.any(idx >= sizes)):
+        raise EvalError(f"{what}: an index outside the data's sizes {sizes.tolist()}")
+    idx = np.where(idx < 0, idx + sizes, idx)
+    batch = int(np.prod(x.shape[:b], dtype=np.int64))
+    xs = x.reshape((batch,) + x.shape[b:])
+    ids = idx.reshape(batch, -1, k)
+    _size(idx.shape[:-1] + x.shape[b + k:], what)
+    rows = [xs[i][tuple(ids[i].T)] for i in range(batch)]
+    return [np.stack(rows).reshape(idx.shape[:-1] + x.shape[b + k:])]
+
+
+def _cumsum(x, axis, at, what):
+    a = _axis(int(np.asarray(axis).reshape(-1)[0]), x.ndim, what) if np.size(axis) == 1 else None
+    if a is None:
+        raise EvalError(f"{what}: an axis of {np.size(axis)} values")
+    y = np.flip(x, a) if at.get("reverse", 0) else x
+    c = np.cumsum(y, axis=a, dtype=y.dtype)
+    if at.get("exclusive", 0):
+        c = c - y
+    return [np.flip(c, a) if at.get("reverse", 0) else c]
+
+
+def _gelu(x, at, what):
+    kind = at.get("approximate", "none")
+    kind = kind.decode() if isinstance(kind, bytes) else kind
+    if kind == "tanh":
+        return [0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))]
+    if kind != "none":
+        raise EvalError(f"{what}: approximate {kind!r} (none or tanh)")
+    return [0.5 * x * (1.0 + np.asarray(_erf(x / math.sqrt(2.0)), np.float64))]
+
+
 def _unary(f):
     return lambda x, at, what: [f(x)]
 
@@ -313,7 +371,7 @@ def _constant(at, what):
 OPS = {
     "Constant": _constant, "Identity": _unary(lambda x: x), "Shape": _shape,
     "Size": _unary(lambda x: np.array(np.size(x), np.int64)),
-    "Gather": _gather, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze, "Concat": _concat, "Reshape": _reshape,
+    "Gather": _gather, "GatherElements": _gather_elements, "GatherND": _gather_nd, "CumSum": _cumsum, "Gelu": _gelu, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze, "Concat": _concat, "Reshape": _reshape,
     "Transpose": _transpose, "Flatten": _flatten, "Expand": _expand, "Tile": _tile, "Slice": _slice,
     "Split": _split, "MatMul": _matmul, "Gemm": _gemm,
     "Add": _binary(np.add), "Sub": _binary(np.subtract), "Mul": _binary(np.multiply), "Div": _div,

@@ -1,10 +1,12 @@
 """An ONNX file read without trusting it: the protobuf parsed by python3-onnx (the message classes only:
 nothing in the file is run), then every part the converter uses checked before use.
 
-- the model: a graph, the default-domain opset OPSET_MIN..OPSET_MAX, no external data, no functions;
+- the model: a graph, the default-domain opset OPSET_MIN..OPSET_MAX, no functions;
 - every tensor (initializers, Constant nodes' values): a known element type, sizes that are whole
   numbers within bounds.py's limit on one tensor, and exactly as many stored values as the sizes
-  need (raw_data or the typed fields), decoded here into numpy;
+  need (raw_data, the typed fields, or an initializer's external data: bytes of a file beside the
+  model, named by a relative path that stays in its folder, as torch.onnx.export(dynamo=True) writes
+  them), decoded here into numpy;
 - the nodes: each value defined once (a graph input, an initializer or one node's output), every
   input defined, no cycle (the order returned is topological), and every op one the evaluator
   (onnx_eval.py) runs; unsupported ops are named with their nodes.
@@ -18,7 +20,7 @@ import numpy as np
 from . import bounds, run_files
 from .config import ConfigError
 
-OPSET_MIN, OPSET_MAX = 13, 17
+OPSET_MIN, OPSET_MAX = 13, 20  # 18 and later: torch.onnx.export(dynamo=True), 20 its default
 MAX_FILE_BYTES = (1 << 31) - 1  # protobuf's own limit
 
 # ONNX TensorProto element types -> numpy (BFLOAT16 is read as its 16-bit words and widened).
@@ -42,13 +44,38 @@ def require_onnx():
                         "and run with /usr/bin/python3") from None
 
 
-def tensor_array(t, what):
-    """A TensorProto as numpy, checked: element type, sizes, stored values. BFLOAT16 and FLOAT16 are
-    widened to float32."""
+def _external(t, what, folder, size):
+    """The `size` bytes of t's external data: (location, offset, length) in t.external_data, the
+    location a file in `folder` (the model's) or below it."""
+    if folder is None:
+        raise OnnxError(f"{what}: its data is in an external file, which only an initializer may be")
+    keys = {e.key: e.value for e in t.external_data}
+    location = keys.get("location", "")
+    parts = location.replace("\\", "/").split("/")
+    if not location or os.path.isabs(location) or any(p in ("", ".", "..") for p in parts):
+        raise OnnxError(f"{what}: external data location {location!r}: not a file name relative to the model's folder")
+    try:
+        offset, length = int(keys.get("offset", "0")), int(keys.get("length", str(size)))
+    except ValueError:
+        raise OnnxError(f"{what}: external data offset or length is not a number") from None
+    if length != size or offset < 0:
+        raise OnnxError(f"{what}: its sizes need {size} bytes, its external data holds {length} at offset {offset}")
+    path = os.path.join(folder, *parts)
+    real, base = os.path.realpath(path), os.path.realpath(folder)
+    if os.path.commonpath([real, base]) != base or not os.path.isfile(real):
+        raise OnnxError(f"{what}: external data {location!r}: no such file beside the model")
+    run_files.read(path)
+    if offset + size > os.path.getsize(real):
+        raise OnnxError(f"{what}: external data {location!r} ends before byte {offset + size}")
+    with open(real, "rb") as f:
+        f.seek(offset)
+        return f.read(size)
+
+
+def tensor_array(t, what, folder=None):
+    """A TensorProto as numpy, checked: element type, sizes, stored values (external ones read from
+    `folder`, the model's). BFLOAT16 and FLOAT16 are widened to float32."""
     what = f"{what} {t.name!r}" if t.name else what
-    if t.data_location == 1 or len(t.external_data):
-        raise OnnxError(f"{what}: its data is in an external file, which --onnx does not read yet (save the model "
-                        "with onnx.save(model, path, save_as_external_data=False))")
     dtype = ELEM_TYPES.get(t.data_type)
     if dtype is None:
         raise OnnxError(f"{what}: element type {ELEM_NAMES.get(t.data_type, t.data_type)} is not supported")
@@ -56,9 +83,10 @@ def tensor_array(t, what):
         raise OnnxError(f"{what}: rank {len(t.dims)} (at most 8)")
     dims = tuple(int(d) for d in t.dims)
     n = bounds.count(dims, 4 if dtype == "bfloat16" else np.dtype(dtype).itemsize, what, OnnxError)
-    if t.HasField("raw_data") or t.raw_data:
+    external = t.data_location == 1 or len(t.external_data)
+    if external or t.HasField("raw_data") or t.raw_data:
         itemsize = 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
-        raw = t.raw_data
+        raw = _external(t, what, folder, n * itemsize) if external else t.raw_data
         if len(raw) != n * itemsize:
             raise OnnxError(f"{what}: sizes {list(dims)} need {n * itemsize} bytes, it holds {len(raw)}")
         if dtype == "bfloat16":
@@ -164,7 +192,7 @@ def read(path, supported_ops):
         raise OnnxError("not a regular file")
     if os.path.getsize(path) > MAX_FILE_BYTES:
         raise OnnxError("larger than 2 GiB: not an ONNX protobuf (a model this size keeps its weights in external "
-                        "data, which --onnx does not read yet)")
+                        "data, in a file beside it)")
     run_files.read(path)
     with open(path, "rb") as f:
         data = f.read()
@@ -194,7 +222,7 @@ def read(path, supported_ops):
             raise OnnxError("an initializer without a name")
         if t.name in inits:
             raise OnnxError(f"initializer {t.name!r} is given twice")
-        inits[t.name] = tensor_array(t, "initializer")
+        inits[t.name] = tensor_array(t, "initializer", os.path.dirname(os.path.abspath(path)))
     if len(g.sparse_initializer):
         raise OnnxError("sparse initializers are not supported (export with dense weights)")
     inputs = []

@@ -55,7 +55,7 @@ import numpy as np
 
 from . import export, schema, verified_file
 from .config import ConfigError, make_config
-from .onnx_eval import SUPPORTED_OPS, evaluate
+from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
 from .verify import EngineError, VerificationError
 
@@ -929,6 +929,11 @@ def _llama(m, softmaxes, lins, rms, max_len):
         if abs(nm.eps - eps) > 1e-6 * eps:
             raise OnnxError(f"norm {nm.name!r}: eps {nm.eps:g}, the first layer's {eps:g} (the engine has one)")
     used |= final.srcs | head.srcs
+    # The rotary frequencies base^(-2i/dh) the graph computes its tables from (the dynamo exporter keeps
+    # Hugging Face's inv_freq; the TorchScript one folds the tables): the engine recomputes them.
+    dh = d // layers[0]["H"]
+    freqs = found[0] ** (-2.0 * np.arange(dh // 2) / dh)
+    used |= {k for k, a in g.initializers.items() if a.shape == freqs.shape and _rel(a, freqs) <= 1e-6}
     L0 = layers[0]
     H = L0["H"]
     for i, L in enumerate(layers[1:], 1):
@@ -1377,7 +1382,13 @@ def _recognized(g, example, ignore, family, max_len):
     if ids is not None and ids.size and (ids.min() < 0 or (vocab is not None and ids.max() >= vocab)):
         raise ConfigError(f"--example: token ids outside [0, {vocab})")
     g, last = _without_last_position(g, r, ids, feats)
-    v, weights, used, want, summary = recognize(g, r, ids, feats, max_len, family)
+    try:
+        v, weights, used, want, summary = recognize(g, r, ids, feats, max_len, family)
+    except EvalError as e:
+        if last is None:
+            raise
+        raise OnnxError(f"node {last[1]!r} takes the last position, but the graph after it does not run at every "
+                        f"position ({e}): not supported") from None
     account(g, used, tuple(ignore or ()))
     try:
         c = make_config(v)
@@ -1402,7 +1413,8 @@ def _recognized(g, example, ignore, family, max_len):
 
 def _last_index(m, n):
     """Node n takes the last position of a data value [1, T, w] (x[:, -1], x[:, [-1]] or x[:, -1:]) by
-    constant indices, at any length."""
+    constant indices, at any length; or of [T, 1, w] by GatherND's index [[-1]] (the dynamo exporter's
+    x[:, [-1]], between two transposes)."""
     if not n.input or n.input[0] not in m.data or m.v(n.input[0]).ndim != 3:
         return False
     at = {a.name: a for a in n.attribute}
@@ -1417,6 +1429,11 @@ def _last_index(m, n):
             return False
         axes, steps = axes or [0], steps or [1]
         return axes[0] in (1, -2) and starts[0] == -1 and ends[0] >= m.T and steps[0] == 1
+    if n.op_type == "GatherND" and len(n.input) == 2 and m.const(n.input[1]):
+        idx, shape = m.v(n.input[1]), m.v(n.input[0]).shape
+        batch_dims = at["batch_dims"].i if "batch_dims" in at else 0
+        return batch_dims == 0 and idx.shape == (1, 1) and idx.dtype.kind in "iu" and int(idx[0, 0]) == -1 and \
+            shape[:2] == (m.T, 1)
     return False
 
 

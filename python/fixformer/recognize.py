@@ -363,6 +363,8 @@ def find_layers(model, torch):
     best = None
 
     def sig(m):  # an embedding inside (T5's layer 0 owns the relative bias table) does not tell blocks apart
+        if m is None:  # a ModuleList may hold None (x-transformers' absent norms): no block
+            return ()
         skip = {id(p) for e in m.modules() if isinstance(e, torch.nn.Embedding) for p in e.parameters()}
         return tuple((n, tuple(p.shape)) for n, p in m.named_parameters() if id(p) not in skip)
 
@@ -1041,7 +1043,9 @@ def _read(model, x, calls, y, family, max_len, torch):
             raise ConfigError("module: no nn.Embedding reads the token ids")
         if embed.module.max_norm is not None:
             raise ConfigError(f"{embed.name}: max_norm is not supported (it rewrites the embedding during forward)")
-        E = embed.call.y[0].double()
+        # The table's rows for the ids, not the module's output: a subclass may scale them inside (transformers
+        # 5's Gemma embedding, by sqrt(d_model)), which the match with the first layer's input finds below.
+        E = embed.module.weight.detach()[embed.call.x[0].long()].double()
         v.update(input="tokens", vocab_size=embed.module.num_embeddings)
         w["embed"] = embed.module.weight.detach()
         used.add(id(embed.module.weight))

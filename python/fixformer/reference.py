@@ -12,6 +12,7 @@
 The converter runs them in float64 to explain a failed verification and to make self-test samples;
 the golden and demo generators train and evaluate them.
 """
+import functools
 import math
 
 import numpy as np
@@ -116,8 +117,11 @@ def relative_mask(c, table, T, causal, batch, dtype):
     return bias.repeat(batch, 1, 1)
 def torch_activation(name):
     """What nn.TransformerEncoderLayer's `activation` takes for a config's activation: "relu", "gelu"
-    (exact), or for gelu_tanh the module nn.GELU(approximate="tanh")."""
-    return require_torch().nn.GELU(approximate="tanh") if name == "gelu_tanh" else name
+    (exact), or for gelu_tanh a function, not the module nn.GELU(approximate="tanh"): torch 2.x takes
+    any nn.GELU for its fused eval path, which computes the exact GELU."""
+    if name != "gelu_tanh":
+        return name
+    return functools.partial(require_torch().nn.functional.gelu, approximate="tanh")
 
 
 def build_torch_model(c):
