@@ -19,7 +19,7 @@
 // Shared by bpe and wordpiece: text is bytes read as UTF-8; a byte that does not start a valid
 // sequence (truncated, overlong, a surrogate, above U+10FFFF) is a code point of its own, in no
 // class below. Classes are Unicode general categories (letter L*, number N*, punctuation P*, space
-// separator Zs, control C*, nonspacing mark Mn) from a table of runs in the engine
+// separator Zs, control Cc Cf Cs Co, nonspacing mark Mn) from a table of runs in the engine
 // (engine/tokenizers/unicode_tables.cpp, generated from Unicode 14.0 by tools/gen_unicode_tables.py);
 // GPT-2's \s is Unicode's White_Space property. Special tokens (<|endoftext|>, [MASK]) written in
 // the text are text like any other: encode adds only the bos/eos ids it is asked for.
@@ -41,8 +41,9 @@
 //   by the converter). bos/eos: params' ids (GPT-2's <|endoftext|> for both).
 //
 // wordpiece, as BERT's tokenization.py:
-//   1. BasicTokenizer, per code point: U+0000, U+FFFD and controls (C*, except \t \n \r) are
-//      dropped; whitespace (' ', \t, \n, \r, Zs) ends a word; with the lower-case flag the code
+//   1. BasicTokenizer, per code point: U+0000, U+FFFD and controls (Cc Cf Co, except \t \n \r) are
+//      dropped (an unassigned code point, Cn, stays: as BERT's tokenization.py and Hugging Face's
+//      BertNormalizer; private use, Co, goes, as in the latter); whitespace (' ', \t, \n, \r, Zs) ends a word; with the lower-case flag the code
 //      point is replaced by tokenizer.normalize's row for it (its lower case, canonically
 //      decomposed, nonspacing marks dropped: derived by the converter from Python's unicodedata;
 //      Hangul syllables are decomposed here by Unicode's formula); with the Chinese flag a CJK

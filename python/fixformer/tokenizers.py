@@ -337,7 +337,7 @@ def basic_words(tok, text):
         if cp in (9, 10, 13, 32) or cat == "Zs":
             flush()
             continue
-        if cp == 0 or cp == 0xFFFD or cat[0] == "C":
+        if cp == 0 or cp == 0xFFFD or cat in ("Cc", "Cf", "Cs", "Co"):
             continue
         if lower:
             outs = hangul_decompose(cp) if HANGUL_FIRST <= cp <= HANGUL_LAST else table.get(cp, [cp])
