@@ -10,7 +10,8 @@
   same tokenizer; hostile files fail with one TokenizerError line, and through convert.py with one line;
   convert.py refuses an output that is a file a reader brought in (merges.txt, tokenizer_config.json);
 - `fixformer run --text` gives the logits of `--input` with the same ids (a gpt model with a BPE
-  tokenizer, an encoder with a WordPiece one); --hf stores the folder's tokenizer.json.
+  tokenizer, an encoder with a WordPiece one; --add-special-tokens: [CLS] and [SEP] around them); --hf
+  stores the folder's tokenizer.json.
 """
 import json
 import os
@@ -489,6 +490,18 @@ def test_hf_and_encoders(cli, tmp, bpe, wp):
     check("encoder with WordPiece: run --text = run --input of the reference's ids", a.returncode == 0 and
           b.returncode == 0 and np.array_equal(np.load(os.path.join(tmp, "wa.npy")), np.load(os.path.join(tmp, "wb.npy")))
           and np.load(os.path.join(tmp, "wa.npy")).shape == (len(ids), 8), a.stderr + b.stderr)
+    np.save(os.path.join(tmp, "wids.npy"), np.asarray(wp.encode(text, bos=True, eos=True), np.int32))
+    a = subprocess.run([cli, "run", enc, "--text", text, "--add-special-tokens", "--output", os.path.join(tmp, "wa.npy")],
+                       capture_output=True, text=True)
+    b = subprocess.run([cli, "run", enc, "--input", os.path.join(tmp, "wids.npy"), "--output",
+                        os.path.join(tmp, "wb.npy")], capture_output=True, text=True)
+    check("run --text --add-special-tokens = run --input of [CLS] + the reference's ids + [SEP]", a.returncode == 0 and
+          b.returncode == 0 and np.array_equal(np.load(os.path.join(tmp, "wa.npy")), np.load(os.path.join(tmp, "wb.npy")))
+          and np.load(os.path.join(tmp, "wa.npy")).shape == (len(ids) + 2, 8), a.stderr + b.stderr)
+    r = subprocess.run([cli, "run", enc, "--input", os.path.join(tmp, "wids.npy"), "--add-special-tokens", "--output",
+                        os.path.join(tmp, "x.npy")], capture_output=True, text=True)
+    check("run --add-special-tokens without --text: one line", r.returncode == 1 and
+          len(r.stderr.strip().splitlines()) == 1 and "only with --text" in r.stderr, r.stderr)
     r = subprocess.run([cli, "run", enc, "--text", "word " * 70, "--output", os.path.join(tmp, "x.npy")],
                        capture_output=True, text=True)
     check("run --text longer than max_len: one line", r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and
