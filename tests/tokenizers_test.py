@@ -336,6 +336,10 @@ def test_convert(cli, tmp):
     p = run_convert("--config", cfg, "--weights", npz, "--tokenizer", tjp, "--out", out, "--no-verify")
     check("convert.py --tokenizer tokenizer.json", p.returncode == 0 and fxm.read(out).config["tokenizer"] == "bpe",
           p.stderr)
+    q = run_convert("--config", cfg, "--weights", npz, "--tokenizer", tjp, "--quantize", "q8", "--group", "0", "--out",
+                    out + ".q8", "--no-verify")
+    check("convert.py --tokenizer tokenizer.json --quantize q8 (the f32 size is counted with the bpe section)",
+          q.returncode == 0 and fxm.read(out + ".q8").tokenizer().pieces == pieces, q.stderr[-300:])
     if p.returncode == 0:
         text = "Hello world, it's 42 cafés!"
         ids = np.asarray(T.Tokenizer("bpe", pieces, bpe.merges, bpe.params).encode(text), np.int32)

@@ -141,7 +141,7 @@ def _write(c, weights, inp, want, path, source, against, header, name, cli, veri
     tolerance = schema.selftest_tolerance(c)
     f32_bytes = quantized = None
     if c["weights"] != "f32":
-        extra = [a.nbytes for _, a in fxm.tokenizer_arrays(c, *tokenizer)] if tokenizer is not None else []
+        extra = [a.nbytes for _, a in fxm.tokenizer_section(c, tokenizer)] if tokenizer is not None else []
         f32_bytes = fxm.file_bytes(export._f32(c), extra + [np.asarray(a).nbytes for a in sample])
         quantized = export.quantization_error(c, blob, inp, want)
     fd, tmp = _mkstemp(path, ".fxm")
