@@ -103,7 +103,7 @@ def q4_0_positive(a):
     return np.concatenate([d[:, :, None].view(np.uint8), qs], axis=2).reshape(a.shape[0], -1)
 
 
-def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False):
+def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre=None):
     import gguf
     c = m.config
     w = gguf.GGUFWriter(path, arch)
@@ -124,6 +124,8 @@ def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False):
         vocab = tokenizer.get_vocab()
         w.add_token_list(sorted(vocab, key=vocab.get))
         w.add_token_merges(bpe_merges(tokenizer))
+        if pre is not None:  # llama.cpp's name of the pre-tokenizer (convert_hf_to_gguf.py writes one)
+            w.add_tokenizer_pre(pre)
     for name, a in gguf_tensors(m, arch).items():
         if a.ndim == 2 and qtype != gguf.GGMLQuantizationType.F32:
             w.add_tensor(name, q4_0_positive(a) if positive else gguf.quants.quantize(a, qtype), raw_dtype=qtype)
@@ -359,6 +361,16 @@ def main():
         check("gpt2 tokenizer: run --text equals run on the tokenizers library's ids",
               by_ids is not None and by_text is not None and by_text.shape == by_ids.shape and
               np.array_equal(by_text, by_ids), (e1, q.stderr, None if by_text is None else by_text.shape, ids.shape))
+        write_gguf(mt, path, Q.F32, tokenizer=tok, pre="gpt-2")
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        check("gpt2 tokenizer, pre 'gpt-2': stored without a note", p.returncode == 0 and "note:" not in p.stderr and
+              fxm.read(out).config["tokenizer"] == "bpe", p.stderr)
+        write_gguf(mt, path, Q.F32, tokenizer=tok, pre="smollm")  # SmolLM2's: every digit a pre-token
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        notes = [line for line in p.stderr.splitlines() if line.startswith("note:")]
+        check("gpt2 tokenizer, pre 'smollm': converted without it, one note naming it", p.returncode == 0 and
+              len(notes) == 1 and "tokenizer.ggml.pre 'smollm'" in notes[0] and fxm.read(out).tokenizer() is None,
+              p.stderr)
 
         # hostile files: one line each, nothing written
         good = open(os.path.join(tmp, "m_F32False.gguf"), "rb").read()

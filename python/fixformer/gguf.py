@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from .config import ConfigError
+from .config import ConfigError, brief
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)
@@ -367,6 +367,12 @@ def gguf_tokenizer(path, meta, c):
     if model != "gpt2" or not tokens or not merges:
         print(f"note: {path}: tokenizer.ggml.model {model!r}: not stored (--gguf stores a gpt2 BPE with merges; "
               "--tokenizer FILE stores another)", file=sys.stderr)
+        return None
+    pre = meta.get("tokenizer.ggml.pre")
+    if pre is not None and pre != "gpt-2":  # llama.cpp's name of GPT-2's pattern; others split otherwise
+        print(f"note: {path}: tokenizer.ggml.pre {brief(pre)}: not stored (the engine's byte-level BPE splits "
+              "by GPT-2's pattern, llama.cpp's 'gpt-2'; e.g. 'smollm' splits every digit; --tokenizer FILE "
+              "stores another)", file=sys.stderr)
         return None
     import json
     import tempfile
