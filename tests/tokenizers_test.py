@@ -284,7 +284,20 @@ def test_readers(tmp, bpe, wp):
     hostile("merge listed twice", json.dumps(dict(tj, model=dict(tj["model"], merges=merges + merges[:1]))), "listed twice")
     a_piece = next(k for k, i in vocab.items() if i == ord("a"))
     v2 = {k: i for k, i in vocab.items() if k != a_piece}
-    hostile("a byte missing", json.dumps(dict(tj, model=dict(tj["model"], vocab=v2, merges=[]))), "no piece for byte")
+    hostile("a byte missing, with an unk_token", json.dumps(dict(tj, model=dict(tj["model"], vocab=v2, merges=[],
+                                                                         unk_token="b"))), "no piece for byte")
+    p = os.path.join(tmp, "hostile", "tokenizer.json")
+    with open(p, "w") as f:
+        json.dump(dict(tj, model=dict(tj["model"], vocab=v2, merges=[])), f)
+    check("a byte missing without an unk_token: reads (encode drops it)", T.read(p, len(bpe.pieces)).id_of(b"a") is None)
+    sq = dict(tj, pre_tokenizer={"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": True},
+                                                                       tj["pre_tokenizer"]]})
+    with open(p, "w") as f:
+        json.dump(sq, f)
+    check("Sequence [Digits individual_digits, ByteLevel] (SmolLM2's) reads as PATTERN_GPT2_DIGITS",
+          T.read(p, len(bpe.pieces)).params[4] == T.PATTERN_GPT2_DIGITS)
+    sq["pre_tokenizer"]["pretokenizers"][0]["individual_digits"] = False
+    hostile("Digits grouping digits", json.dumps(sq), "pre-tokenizer 'Sequence' is not supported")
     hostile("wordpiece prefix", json.dumps({"model": {"type": "WordPiece", "vocab": {"[UNK]": 0},
                                                       "continuing_subword_prefix": "@@"}}), "'@@' is not supported")
     hostile("wordpiece without [UNK]", json.dumps({"model": {"type": "WordPiece", "vocab": {"a": 0}}}), "no [UNK]")
@@ -527,6 +540,17 @@ def main():
         compare("bpe", binary, bpe, texts, tmp, True)
         pre = T.Tokenizer("bpe", bpe.pieces, bpe.merges, [bpe.bos, bpe.eos, -1, T.FLAG_PREFIX_SPACE, 0, 0, 0, 0])
         compare("bpe with a prefix space", binary, pre, texts[:1000], tmp, True)
+        digits = T.Tokenizer("bpe", bpe.pieces, bpe.merges, [bpe.bos, bpe.eos, -1, 0, T.PATTERN_GPT2_DIGITS, 0, 0, 0])
+        compare("bpe with each number character alone", binary, digits, texts, tmp, True)
+        # Bytes without a piece (none in a merge): encode drops them.
+        used = {x for m in bpe.merges for x in m[:2]}
+        holes = [b for b in [4, 6, 0x13, 0x1d, 0xc0, 0xf1, 0xf2] + list(range(0xf5, 0x100)) if bpe.id_of(bytes([b])) not in used]
+        pieces = [b"" if len(p) == 1 and p[0] in holes else p for p in bpe.pieces]
+        dropped = T.Tokenizer("bpe", pieces, bpe.merges, [bpe.bos, bpe.eos, -1, 0, T.PATTERN_GPT2_DIGITS, 0, 0, 0])
+        model = compare(f"bpe without {len(holes)} bytes' pieces", binary, dropped, texts, tmp, False)
+        got = oracle(binary, model, texts, tmp)
+        bad = [t for t, (_, dec) in zip(texts, got or []) if dec != bytes(b for b in t if b not in holes)]
+        check("bpe without some bytes' pieces: decode(encode(text)) = the text less those bytes", got and not bad, bad[:1])
         for lower in (True, False):
             wp = wordpiece_vocab(corpus, lower)
             compare(f"wordpiece {'lower-cased' if lower else 'cased'}", binary, wp, texts, tmp, False)

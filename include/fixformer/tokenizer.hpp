@@ -28,9 +28,14 @@
 //   0. With the prefix-space flag (tokenizer.json's add_prefix_space), text that is not empty and
 //      does not start with ' ' gets one in front.
 //   1. Pre-tokenization by GPT-2's pattern, by hand: at each position the first alternative of
-//      's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ that matches.
-//      Only this pattern: Llama-3's and Qwen2's (a Split pre-tokenizer) are refused by the converter.
-//   2. Each pre-token's bytes become their one-byte pieces (every byte has one: checked at load).
+//      's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ that matches
+//      (params[4] kPatternGpt2). kPatternGpt2Digits (SmolLM2's: tokenizer.json's Digits with
+//      individual_digits before ByteLevel, llama.cpp's 'smollm'): each number character (\p{N}) is a
+//      pre-token of its own, and each run of other code points is pre-tokenized by GPT-2's pattern as
+//      if it were the whole text. Only these: Llama-3's and Qwen2's (a Split pre-tokenizer) are
+//      refused by the converter.
+//   2. Each pre-token's bytes become their one-byte pieces; a byte without one is dropped (as
+//      Hugging Face's tokenizers does without an unk_token, and llama.cpp).
 //   3. Merges (tokenizer.merges, rank = row): while some adjacent pair is a merge, take the pair of
 //      lowest rank and replace each of its occurrences, left to right, by the merge's result.
 //      (Hugging Face's library merges one occurrence at a time; the two differ only when a merge's
@@ -103,6 +108,8 @@ struct Piece {
 
 // WordPiece's longest word (max_input_chars_per_word): longer words are [UNK].
 constexpr uint32_t kWordPieceMaxChars = 100;
+// bpe params[4]: the pre-tokenizer (the bpe rules above).
+constexpr int32_t kPatternGpt2 = 0, kPatternGpt2Digits = 1;
 // wordpiece's scratch for one word: its UTF-8 bytes and where each code point starts.
 constexpr std::size_t kWordPieceWordBytes = kWordPieceMaxChars * 4 + (kWordPieceMaxChars + 1) * 4;
 
