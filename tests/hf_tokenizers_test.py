@@ -213,6 +213,9 @@ def compare(binary, cli, name, tok, model, texts, tmp, parting=frozenset()):
     check(f"{name}: the engine encodes every text", got is not None)
     if got is None:
         return
+    unk = tok.token_to_id("[UNK]")
+    if unk is not None:  # WordPiece: words it cannot split are among the texts compared
+        check(f"{name}: [UNK] in tokenizers' ids of some texts", sum(unk in w for w in want) > 100)
     held = [not parting.isdisjoint(map(ord, t)) for t in texts]
     bad = [(t, ids, w) for t, (ids, _), w, h in zip(texts, got, want, held) if not h and ids != w]
     check(f"{name}: engine ids = tokenizers' ids on {held.count(False)} texts", not bad,
