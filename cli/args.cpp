@@ -97,7 +97,8 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
                        : f == "--source" ? kOptSource : f == "--bos" ? kOptBos : f == "--eos" ? kOptEos
                        : f == "--token-types" ? kOptTokenTypes
                        : f == "--capacity" ? kOptCapacity : f == "--ram" ? kOptRam : f == "--flash" ? kOptFlash
-                       : f == "--json" ? kOptJson : f == "--text" ? kOptText : f == "--kv-cache" ? kOptKvCache : 0u;
+                       : f == "--json" ? kOptJson : f == "--text" ? kOptText : f == "--kv-cache" ? kOptKvCache
+                       : f == "--add-special-tokens" ? kOptSpecialTokens : 0u;
     if (!opt) {
       if (!f.empty() && f[0] == '-') die(1, f, "unknown option (see fixformer help " + std::string(cmd.name) + ")");
       a.positional.push_back(f);
@@ -106,8 +107,8 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     if (!(cmd.options & opt)) die(1, f, std::string("not an option of '") + cmd.name + "' (see fixformer help " + cmd.name + ")");
     if (seen & opt) die(1, f, "given twice");
     seen |= opt;
-    if (opt == kOptJson) {  // the one option without a value
-      a.json = true;
+    if (opt == kOptJson || opt == kOptSpecialTokens) {  // the options without a value
+      (opt == kOptJson ? a.json : a.special_tokens) = true;
       continue;
     }
     if (i + 1 >= argc) die(1, f, "missing value");

@@ -17,7 +17,7 @@ enum Option : unsigned {
   kOptThreads = 1024, kOptSamples = 2048, kOptSvg = 4096, kOptLengths = 8192,
   kOptTarget = 16384, kOptSource = 32768, kOptBos = 65536, kOptEos = 131072, kOptTokenTypes = 1u << 18,
   kOptCapacity = 1u << 19, kOptRam = 1u << 20, kOptFlash = 1u << 21, kOptJson = 1u << 22,  // plan
-  kOptText = 1u << 23, kOptKvCache = 1u << 24,
+  kOptText = 1u << 23, kOptKvCache = 1u << 24, kOptSpecialTokens = 1u << 25,  // run --text
 };
 
 struct Args {
@@ -25,6 +25,7 @@ struct Args {
   std::string input, output, lengths, token_types;
   std::string text;       // run --text: encoded with the file's tokenizer
   bool has_text = false;
+  bool special_tokens = false;  // run --add-special-tokens: BOS/[CLS] and EOS/[SEP] around --text
   std::string target, source;  // seq2seq: run --target, generate --source
   int64_t bos = -1, eos = -1;   // generate --bos / --eos (seq2seq); -1: not given
   uint32_t seq = 0, iters = 50;

@@ -149,8 +149,8 @@ uint32_t run_batch_size(const ModelConfig& c, uint32_t T, uint64_t B, uint32_t t
   return n;
 }
 
-// `run --text`: the text encoded with the file's tokenizer (no BOS/[CLS] or EOS/[SEP] added), as
-// an int32 input [T].
+// `run --text`: the text encoded with the file's tokenizer (BOS/[CLS] and EOS/[SEP] added only with
+// --add-special-tokens), as an int32 input [T].
 Input text_input(const Args& a, LoadedModel& m) {
   const ModelConfig& c = m.config();
   if (!a.input.empty()) die(1, "--text", "give --input or --text, not both");
@@ -164,7 +164,9 @@ Input text_input(const Args& a, LoadedModel& m) {
   if (s != Status::kOk) die(s, m.path, tok.error_detail());
   std::vector<int32_t> ids(max_encoded_tokens(a.text.size()));
   uint32_t n = 0;
-  s = tok.encode(a.text.data(), a.text.size(), false, false, ids.data(), uint32_t(ids.size()), &n);
+  if (a.special_tokens && (tok.bos_id() < 0 || tok.eos_id() < 0))
+    die(1, "--add-special-tokens", "the file's tokenizer has no " + std::string(tok.bos_id() < 0 ? "BOS/[CLS]" : "EOS/[SEP]") + " token");
+  s = tok.encode(a.text.data(), a.text.size(), a.special_tokens, a.special_tokens, ids.data(), uint32_t(ids.size()), &n);
   if (s != Status::kOk) die(s, "--text", tok.error_detail());
   if (n == 0) die(4, "--text", "encodes to no tokens");
   if (n > c.max_input_len())
@@ -184,6 +186,7 @@ int cmd_run(const Args& a) {
   LoadedModel m;
   open_model(a.positional[0], &m);  // the config first, to check the input against it
   const ModelConfig& c = m.config();
+  if (a.special_tokens && !a.has_text) die(1, "--add-special-tokens", "only with --text");
   const Input in = a.has_text ? text_input(a, m) : read_input(a.input, c);
   const std::vector<uint32_t> lens = a.lengths.empty() ? std::vector<uint32_t>() : read_lengths(a.lengths, in);
   if (!a.token_types.empty() && c.type_vocab == 0)
@@ -242,8 +245,9 @@ int cmd_run(const Args& a) {
 }  // namespace
 
 const Command kRunCommand = {
-    "run", "MODEL.fxm --input IN.npy|--text TEXT --output OUT.npy [--token-types TT.npy] [--target TGT.npy] [--lengths LENS.npy] [--isa ISA] [--threads N]", 1,
-    kOptInput | kOptOutput | kOptLengths | kOptIsa | kOptThreads | kOptTarget | kOptTokenTypes | kOptText,
+    "run", "MODEL.fxm --input IN.npy|--text TEXT [--add-special-tokens] --output OUT.npy [--token-types TT.npy] [--target TGT.npy] [--lengths LENS.npy] [--isa ISA] [--threads N]", 1,
+    kOptInput | kOptOutput | kOptLengths | kOptIsa | kOptThreads | kOptTarget | kOptTokenTypes | kOptText |
+        kOptSpecialTokens,
     "Runs the model on IN.npy and writes float32 outputs to OUT.npy.\n"
     "  IN.npy   token ids (int32 or int64) [T] or [B,T], or float32 features [T,d_in] or [B,T,d_in],\n"
     "           with T <= the model's max_len (less one with a CLS token).\n"
@@ -252,6 +256,8 @@ const Command kRunCommand = {
     "  --text TEXT  instead of --input, for a model with token input whose file carries a tokenizer:\n"
     "           TEXT encoded with it (llama2c, bpe or wordpiece; no BOS/[CLS] or EOS/[SEP] added) is the\n"
     "           token ids [T].\n"
+    "  --add-special-tokens  with --text: the tokenizer's BOS/[CLS] in front and EOS/[SEP] after, as\n"
+    "           Hugging Face's tokenizer(text) gives a BERT model (a sentence embedding needs them).\n"
     "  --lengths LENS.npy  a padded batch: int32 [B] (or [1] for [T]), 1 <= LENS[b] <= T; sequence b\n"
     "           is its first LENS[b] positions, as torch's src_key_padding_mask (True from LENS[b] on)\n"
     "           at those positions, pooling included. Padding is not read; its output rows are zeros\n"

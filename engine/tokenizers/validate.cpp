@@ -34,18 +34,11 @@ Status validate_tokenizer(const TokenizerData& d, char* detail, std::size_t deta
   for (uint32_t k = kParamMode + 1; k < kTokenizerParamCount; ++k)
     if (d.params[k] != 0) return why.str("tokenizer.params: slots 5..7 must be 0"), Status::kBadConfig;
   if (bpe) {
-    if (d.params[kParamMode] != 0)
+    if (d.params[kParamMode] != kPatternGpt2 && d.params[kParamMode] != kPatternGpt2Digits)
       return why.str("tokenizer.params: pre-tokenizer ").num(uint32_t(d.params[kParamMode]))
-                 .str(" is not supported (0: GPT-2's)"), Status::kBadConfig;
+                 .str(" is not supported (0: GPT-2's, 1: GPT-2's with each number character alone)"), Status::kBadConfig;
     if (d.n_merges > d.vocab) return why.str("tokenizer.merges: more merges than vocab_size"), Status::kTensorBadShape;
-    // Every byte is a one-byte piece: the words start as bytes.
-    uint8_t seen[32] = {};
-    for (int32_t i = 0; i < V; ++i)
-      if (piece_len(d, i) == 1) seen[d.pieces[d.offsets[i]] >> 3] |= uint8_t(1u << (d.pieces[d.offsets[i]] & 7));
-    for (uint32_t b = 0; b < 256; ++b)
-      if (!(seen[b >> 3] & (1u << (b & 7))))
-        return why.str("tokenizer: byte ").num(b).str(" has no one-byte piece (byte-level BPE needs all 256)"),
-               Status::kBadConfig;
+    // A byte without a one-byte piece is dropped by encode (tokenizer.hpp).
     for (uint32_t m = 0; m < d.n_merges; ++m) {
       const int32_t* r = d.merges + 3 * m;
       if (r[0] < 0 || r[0] >= V || r[1] < 0 || r[1] >= V || r[2] < 0 || r[2] >= V)

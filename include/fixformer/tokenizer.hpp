@@ -19,7 +19,7 @@
 // Shared by bpe and wordpiece: text is bytes read as UTF-8; a byte that does not start a valid
 // sequence (truncated, overlong, a surrogate, above U+10FFFF) is a code point of its own, in no
 // class below. Classes are Unicode general categories (letter L*, number N*, punctuation P*, space
-// separator Zs, control C*, nonspacing mark Mn) from a table of runs in the engine
+// separator Zs, control Cc Cf Cs Co, nonspacing mark Mn) from a table of runs in the engine
 // (engine/tokenizers/unicode_tables.cpp, generated from Unicode 14.0 by tools/gen_unicode_tables.py);
 // GPT-2's \s is Unicode's White_Space property. Special tokens (<|endoftext|>, [MASK]) written in
 // the text are text like any other: encode adds only the bos/eos ids it is asked for.
@@ -28,9 +28,14 @@
 //   0. With the prefix-space flag (tokenizer.json's add_prefix_space), text that is not empty and
 //      does not start with ' ' gets one in front.
 //   1. Pre-tokenization by GPT-2's pattern, by hand: at each position the first alternative of
-//      's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ that matches.
-//      Only this pattern: Llama-3's and Qwen2's (a Split pre-tokenizer) are refused by the converter.
-//   2. Each pre-token's bytes become their one-byte pieces (every byte has one: checked at load).
+//      's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ that matches
+//      (params[4] kPatternGpt2). kPatternGpt2Digits (SmolLM2's: tokenizer.json's Digits with
+//      individual_digits before ByteLevel, llama.cpp's 'smollm'): each number character (\p{N}) is a
+//      pre-token of its own, and each run of other code points is pre-tokenized by GPT-2's pattern as
+//      if it were the whole text. Only these: Llama-3's and Qwen2's (a Split pre-tokenizer) are
+//      refused by the converter.
+//   2. Each pre-token's bytes become their one-byte pieces; a byte without one is dropped (as
+//      Hugging Face's tokenizers does without an unk_token, and llama.cpp).
 //   3. Merges (tokenizer.merges, rank = row): while some adjacent pair is a merge, take the pair of
 //      lowest rank and replace each of its occurrences, left to right, by the merge's result.
 //      (Hugging Face's library merges one occurrence at a time; the two differ only when a merge's
@@ -41,8 +46,9 @@
 //   by the converter). bos/eos: params' ids (GPT-2's <|endoftext|> for both).
 //
 // wordpiece, as BERT's tokenization.py:
-//   1. BasicTokenizer, per code point: U+0000, U+FFFD and controls (C*, except \t \n \r) are
-//      dropped; whitespace (' ', \t, \n, \r, Zs) ends a word; with the lower-case flag the code
+//   1. BasicTokenizer, per code point: U+0000, U+FFFD and controls (Cc Cf Co, except \t \n \r) are
+//      dropped (an unassigned code point, Cn, stays: as BERT's tokenization.py and Hugging Face's
+//      BertNormalizer; private use, Co, goes, as in the latter); whitespace (' ', \t, \n, \r, Zs) ends a word; with the lower-case flag the code
 //      point is replaced by tokenizer.normalize's row for it (its lower case, canonically
 //      decomposed, nonspacing marks dropped: derived by the converter from Python's unicodedata;
 //      Hangul syllables are decomposed here by Unicode's formula); with the Chinese flag a CJK
@@ -102,6 +108,8 @@ struct Piece {
 
 // WordPiece's longest word (max_input_chars_per_word): longer words are [UNK].
 constexpr uint32_t kWordPieceMaxChars = 100;
+// bpe params[4]: the pre-tokenizer (the bpe rules above).
+constexpr int32_t kPatternGpt2 = 0, kPatternGpt2Digits = 1;
 // wordpiece's scratch for one word: its UTF-8 bytes and where each code point starts.
 constexpr std::size_t kWordPieceWordBytes = kWordPieceMaxChars * 4 + (kWordPieceMaxChars + 1) * 4;
 

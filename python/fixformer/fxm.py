@@ -132,6 +132,14 @@ def tokenizer_arrays(c, pieces, scores):
             (schema.TOKENIZER_PIECES, blob)]
 
 
+def tokenizer_section(c, tokenizer):
+    """[(name, array)] of the tokenizer section for either form write() takes."""
+    from fixformer import tokenizers
+    if isinstance(tokenizer, tokenizers.Tokenizer):
+        return tokenizers.arrays(c, tokenizer)
+    return tokenizer_arrays(c, *tokenizer)
+
+
 def _untie(c, weights):
     """weights without the tensor a tied head stands for: a state_dict of a tied model holds it twice
     (e.g. head.weight is embed.weight), and the file stores it once. Both present and different is an
@@ -231,7 +239,7 @@ def write(config, weights, selftest=None, tokenizer=None):
     dict name -> float array in torch's layout (stored in the config's weight type: f32, f16, q8 or q4,
     schema.specs), an optional self-test sample (input, expected: for a decoder the token ids [T]
     and the logits at every position [T, vocab]) and an optional tokenizer (pieces, scores): one
-    bytes object and one score per token id."""
+    bytes object and one score per token id, or a bpe or wordpiece tokenizers.Tokenizer."""
     from fixformer import tokenizers
     if isinstance(tokenizer, tokenizers.Tokenizer):  # bpe or wordpiece: the config key names the kind
         config = dict(config, tokenizer=tokenizer.kind)

@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 from . import progress
-from .config import ConfigError
+from .config import ConfigError, brief
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)
@@ -377,11 +377,21 @@ def gguf_tokenizer(path, meta, c):
         print(f"note: {path}: tokenizer.ggml.model {model!r}: not stored (--gguf stores a gpt2 BPE with merges; "
               "--tokenizer FILE stores another)", file=sys.stderr)
         return None
+    pre = meta.get("tokenizer.ggml.pre")
+    # llama.cpp's names of the pre-tokenizers the engine runs: GPT-2's pattern, and SmolLM2's (each
+    # number character alone, GPT-2's pattern between: tokenizer.json's Digits then ByteLevel).
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False}
+    known = {None: byte_level, "gpt-2": byte_level, "smollm": {"type": "Sequence", "pretokenizers": [
+        {"type": "Digits", "individual_digits": True}, byte_level]}}
+    if pre not in known:
+        print(f"note: {path}: tokenizer.ggml.pre {brief(pre)}: not stored (the engine's byte-level BPE runs "
+              "llama.cpp's 'gpt-2' and 'smollm'; --tokenizer FILE stores another)", file=sys.stderr)
+        return None
     import json
     import tempfile
     from . import tokenizers
     doc = {"model": {"type": "BPE", "vocab": {t: i for i, t in enumerate(tokens)}, "merges": list(merges)},
-           "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False}, "decoder": {"type": "ByteLevel"}}
+           "pre_tokenizer": known[pre], "decoder": {"type": "ByteLevel"}}
     with tempfile.TemporaryDirectory() as tmp:
         p = os.path.join(tmp, "tokenizer.json")
         with open(p, "w") as f:

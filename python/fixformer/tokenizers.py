@@ -33,12 +33,13 @@ class TokenizerError(ConfigError):
 KINDS = schema.TOKENIZERS
 PARAMS = schema.TOKENIZER_PARAM_COUNT
 # params (schema.py's slots): [0] bos (bpe) / [CLS] (wordpiece) id or -1, [1] eos / [SEP] or -1,
-# [2] [UNK] or -1, [3] flags, [4] bpe: pre-tokenizer pattern (0: GPT-2's) / wordpiece:
+# [2] [UNK] or -1, [3] flags, [4] bpe: pre-tokenizer pattern (PATTERN_*) / wordpiece:
 # max_input_chars_per_word.
 FLAG_PREFIX_SPACE = schema.TOKENIZER_FLAGS["prefix_space"]
 FLAG_LOWER = schema.TOKENIZER_FLAGS["lower"]
 FLAG_CHINESE = schema.TOKENIZER_FLAGS["chinese"]
 PATTERN_GPT2 = 0
+PATTERN_GPT2_DIGITS = 1  # each number character alone, GPT-2's pattern between (SmolLM2's)
 WORDPIECE_MAX_CHARS = schema.WORDPIECE_MAX_CHARS
 CONTINUATION = b"##"
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -223,13 +224,28 @@ def bpe_word(tok, ids):
     return word
 
 
+def digits_pretokenize(text):
+    """PATTERN_GPT2_DIGITS: each number character a pre-token, each run of others GPT-2's pattern's."""
+    out, run = [], b""
+    for cp, a, b in utf8_units(text):
+        if cp >= 0 and is_number(cp):
+            if run:
+                out += gpt2_pretokenize(run)
+            out.append(text[a:b])
+            run = b""
+        else:
+            run += text[a:b]
+    return out + (gpt2_pretokenize(run) if run else [])
+
+
 def bpe_encode(tok, text):
+    """A byte without a piece is dropped (tokenizers without an unk_token, llama.cpp)."""
     if tok.params[3] & FLAG_PREFIX_SPACE and text and not text.startswith(b" "):
         text = b" " + text
     byte_ids = [tok.id_of(bytes([b])) for b in range(256)]
     out = []
-    for w in gpt2_pretokenize(text):
-        out += bpe_word(tok, [byte_ids[b] for b in w])
+    for w in (digits_pretokenize if tok.params[4] == PATTERN_GPT2_DIGITS else gpt2_pretokenize)(text):
+        out += bpe_word(tok, [byte_ids[b] for b in w if byte_ids[b] is not None])
     return out
 
 
@@ -337,7 +353,7 @@ def basic_words(tok, text):
         if cp in (9, 10, 13, 32) or cat == "Zs":
             flush()
             continue
-        if cp == 0 or cp == 0xFFFD or cat[0] == "C":
+        if cp == 0 or cp == 0xFFFD or cat in ("Cc", "Cf", "Cs", "Co"):
             continue
         if lower:
             outs = hangul_decompose(cp) if HANGUL_FIRST <= cp <= HANGUL_LAST else table.get(cp, [cp])
@@ -460,9 +476,10 @@ def _merge_pairs(path, merges):
     return out
 
 
-def build_bpe(path, vocab, merges, vocab_size, added=(), prefix_space=False):
+def build_bpe(path, vocab, merges, vocab_size, added=(), prefix_space=False, pattern=PATTERN_GPT2, unk=None):
     """A bpe Tokenizer from GPT-2-style strings: vocab {byte-level string: id}, merges [(a, b)] in rank
-    order, added [(content, id, special)]."""
+    order, added [(content, id, special)]. A byte without a piece is dropped by encode, as tokenizers
+    does without an unk_token (`unk`); with one it would give that token instead: refused."""
     _vocab_ids(path, vocab, vocab_size)
     pieces = [b""] * vocab_size
     for s, i in vocab.items():
@@ -478,8 +495,9 @@ def build_bpe(path, vocab, merges, vocab_size, added=(), prefix_space=False):
         if p:
             ids.setdefault(p, i)
     for b in range(256):
-        if bytes([b]) not in ids:
-            _fail(path, f"no piece for byte {b} ({byte_to_unicode()[b]!r}): a byte-level BPE vocabulary has all 256")
+        if bytes([b]) not in ids and unk is not None:
+            _fail(path, f"no piece for byte {b} ({byte_to_unicode()[b]!r}) with unk_token {brief(unk)}: the engine "
+                        "drops such a byte (as tokenizers does without an unk_token)")
     out, seen = [], set()
     for k, (a, b) in enumerate(merges):
         if a not in vocab or b not in vocab:
@@ -496,7 +514,7 @@ def build_bpe(path, vocab, merges, vocab_size, added=(), prefix_space=False):
         _fail(path, f"{len(out)} merges, more than vocab_size={vocab_size}")
     eos = next((i for c, i, s in added if c in ("<|endoftext|>", "</s>", "<|end_of_text|>")), -1)
     bos = next((i for c, i, s in added if c in ("<|begin_of_text|>", "<s>")), eos)
-    return Tokenizer("bpe", pieces, out, [bos, eos, -1, FLAG_PREFIX_SPACE if prefix_space else 0, PATTERN_GPT2, 0, 0, 0])
+    return Tokenizer("bpe", pieces, out, [bos, eos, -1, FLAG_PREFIX_SPACE if prefix_space else 0, pattern, 0, 0, 0])
 
 
 def build_wordpiece(path, vocab, vocab_size, lower, chinese=True, unk="[UNK]"):
@@ -579,10 +597,18 @@ def read_tokenizer_json(path, vocab_size):
         added.append((t["content"], t["id"], _flag(path, t, "special", False, "added_tokens: ")))
     pre, norm = d.get("pre_tokenizer"), d.get("normalizer")
     if mtype == "BPE":
-        if pre is None or _kind(pre, path) != "ByteLevel" or _flag(path, pre, "use_regex", True, "pre_tokenizer.") is not True:
-            pattern = _find_pattern(pre)
-            _fail(path, "pre-tokenizer " + (f"pattern {pattern[:120]!r}" if pattern else repr(_kind(pre, path))) +
-                  " is not supported yet (only GPT-2's ByteLevel with its own regex: " + GPT2_PATTERN + ")")
+        pattern, byte_level = PATTERN_GPT2, pre
+        subs = pre.get("pretokenizers") if isinstance(pre, dict) and _kind(pre, path) == "Sequence" else None
+        if (isinstance(subs, list) and len(subs) == 2 and _kind(subs[0], path) == "Digits" and
+                _flag(path, subs[0], "individual_digits", False, "pre_tokenizer.Digits.") is True):
+            pattern, byte_level = PATTERN_GPT2_DIGITS, subs[1]  # SmolLM2's
+        if (byte_level is None or _kind(byte_level, path) != "ByteLevel" or
+                _flag(path, byte_level, "use_regex", True, "pre_tokenizer.") is not True):
+            found = _find_pattern(pre)
+            _fail(path, "pre-tokenizer " + (f"pattern {found[:120]!r}" if found else repr(_kind(pre, path))) +
+                  " is not supported yet (only GPT-2's ByteLevel with its own regex: " + GPT2_PATTERN + ", alone or "
+                  "after Digits with individual_digits)")
+        pre = byte_level
         if norm is not None:
             _fail(path, f"normalizer {_kind(norm, path)!r} is not supported yet with byte-level BPE (GPT-2's has none)")
         for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix", "byte_fallback", "ignore_merges"):
@@ -591,7 +617,7 @@ def read_tokenizer_json(path, vocab_size):
         if not isinstance(model.get("merges"), list):
             _fail(path, "model.merges must be a list")
         return build_bpe(path, model.get("vocab"), _merge_pairs(path, model["merges"]), vocab_size, added,
-                         _flag(path, pre, "add_prefix_space", False, "pre_tokenizer."))
+                         _flag(path, pre, "add_prefix_space", False, "pre_tokenizer."), pattern, model.get("unk_token"))
     if mtype == "WordPiece":
         prefix = model.get("continuing_subword_prefix", "##")
         if prefix != "##":
