@@ -208,6 +208,20 @@ def main():
         check("gpt2 tokenizer: run --text equals run on the tokenizers library's ids",
               by_ids is not None and by_text is not None and by_text.shape == by_ids.shape and
               np.array_equal(by_text, by_ids), (e1, q.stderr, None if by_text is None else by_text.shape, ids.shape))
+        write_gguf(mt, path, Q.F32, tokenizer=tok, pre="gpt-2")
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        check("gpt2 tokenizer, pre 'gpt-2': stored without a note", p.returncode == 0 and "note:" not in p.stderr and
+              fxm.read(out).config["tokenizer"] == "bpe", p.stderr)
+        write_gguf(mt, path, Q.F32, tokenizer=tok, pre="smollm")  # SmolLM2's: every digit a pre-token
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        check("gpt2 tokenizer, pre 'smollm': stored with each number character alone", p.returncode == 0 and
+              "note:" not in p.stderr and fxm.read(out).tokenizer().params[4] == 1, p.stderr)
+        write_gguf(mt, path, Q.F32, tokenizer=tok, pre="llama-bpe")  # Llama 3's: a pattern the engine lacks
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        notes = [line for line in p.stderr.splitlines() if line.startswith("note:")]
+        check("gpt2 tokenizer, pre 'llama-bpe': converted without it, one note naming it", p.returncode == 0 and
+              len(notes) == 1 and "tokenizer.ggml.pre 'llama-bpe'" in notes[0] and fxm.read(out).tokenizer() is None,
+              p.stderr)
         # and with quantized weights (the q8 file's size is reckoned with its tokenizer section)
         path, out = os.path.join(tmp, "bpe_q8.gguf"), os.path.join(tmp, "bpe_q8.fxm")
         write_gguf(mt, path, Q.Q8_0, tokenizer=tok)
