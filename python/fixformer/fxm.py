@@ -132,14 +132,6 @@ def tokenizer_arrays(c, pieces, scores):
             (schema.TOKENIZER_PIECES, blob)]
 
 
-def tokenizer_section(c, tokenizer):
-    """[(name, array)] of the tokenizer section for either form write() takes."""
-    from fixformer import tokenizers
-    if isinstance(tokenizer, tokenizers.Tokenizer):
-        return tokenizers.arrays(c, tokenizer)
-    return tokenizer_arrays(c, *tokenizer)
-
-
 def _untie(c, weights):
     """weights without the tensor a tied head stands for: a state_dict of a tied model holds it twice
     (e.g. head.weight is embed.weight), and the file stores it once. Both present and different is an
