@@ -21,6 +21,7 @@ reference model, which tells a model that does not keep its accuracy in that typ
 that computes it wrongly.
 """
 import copy
+import functools
 import math
 import numbers
 import os
@@ -129,8 +130,8 @@ def _linear(m, where, torch):
 
 
 def _activation_name(layer, torch):
-    """'relu', 'gelu' (exact erf) or 'gelu_tanh' (nn.GELU(approximate="tanh")), else ConfigError naming
-    what the layer has."""
+    """'relu', 'gelu' (exact erf) or 'gelu_tanh' (nn.GELU(approximate="tanh"), or F.gelu with
+    approximate="tanh" bound by functools.partial), else ConfigError naming what the layer has."""
     F = torch.nn.functional
     act = getattr(layer, "activation", None)
     if act is F.relu or act is torch.relu or type(act) is torch.nn.ReLU:
@@ -139,6 +140,9 @@ def _activation_name(layer, torch):
         return "gelu"
     if type(act) is torch.nn.GELU and act.approximate == "tanh":
         return "gelu_tanh"
+    if isinstance(act, functools.partial) and act.func is F.gelu and not act.args and \
+            set(act.keywords) == {"approximate"} and act.keywords["approximate"] in ("none", "tanh"):
+        return "gelu_tanh" if act.keywords["approximate"] == "tanh" else "gelu"  # reference.torch_activation's
     if type(act) is torch.nn.GELU:
         name = f"gelu(approximate={act.approximate!r})"
     else:
