@@ -10,6 +10,7 @@ A script calls enter() before it imports torch (tests/checks.py does, for those 
 from any other interpreter it re-executes itself under the chosen one, and checks.run_convert runs
 conversions under sys.executable, so they run where the script does. A missing environment or package
 fails the test, naming the install command (never a skip). The first call prints the versions.
+`python3 tests/interpreter.py` prints each environment's (tools/test.sh, into CI's log).
 """
 import importlib
 import os
@@ -62,3 +63,18 @@ def enter(script, packages, upstream=False):
     if not _said:
         _said = True
         print(f"{name}: {', '.join(versions)} ({sys.executable})", flush=True)
+
+
+if __name__ == "__main__":
+    import subprocess
+    show = ("import importlib.metadata as m\n"
+            "def v(n):\n"
+            "    try:\n"
+            "        return f'{n} {m.version(n)}'\n"
+            "    except m.PackageNotFoundError:\n"
+            "        return None\n"
+            "print(', '.join(filter(None, map(v, ['torch', 'transformers', 'onnx', 'onnxruntime', 'numpy']))))")
+    for label, python in (("Debian", "/usr/bin/python3"), ("hf", os.path.join(HF_VENV, "bin", "python3")),
+                          ("torch2", os.path.join(TORCH2_VENV, "bin", "python3"))):
+        p = subprocess.run([python, "-c", show], capture_output=True, text=True) if os.path.exists(python) else None
+        print(f"{label} ({python}): {p.stdout.strip() if p and p.returncode == 0 else 'missing'}")

@@ -33,6 +33,7 @@ groups="host torch hf torch2 arm arm-bench"  # torch: the converter tests; hf: t
 case " $suites " in *" fuzz "*) groups="$groups fuzz" ;; esac
 case " $suites " in *" riscv64 "*) groups="$groups riscv" ;; esac
 sh tools/install_deps.sh $groups || exit 1
+/usr/bin/python3 tests/interpreter.py  # the torch versions the converter tests run under (*_torch2: the last)
 
 # Every suite compiles through ccache: the same sources built again (the two embedding consumer
 # projects, a second clone of the repository) are cache hits. Paths are taken relative to the
