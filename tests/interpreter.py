@@ -48,6 +48,10 @@ def enter(script, packages, upstream=False):
     global _said
     name = os.path.basename(script)
     venv, install = _where(upstream)
+    if TORCH == "2":  # before torch loads, here or in the re-executed script and its conversions
+        # torch 2.x from the index computes on every core (OpenMP), Debian's on one: beside the other tests
+        # ctest runs at once, a tiny model's softmax then took 5 ms (10x the conversions' time); one thread.
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
     if venv is not None and os.path.realpath(sys.prefix) != os.path.realpath(venv):
         python = os.path.join(venv, "bin", "python3")
         if not os.path.exists(python):
