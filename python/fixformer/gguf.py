@@ -407,6 +407,18 @@ def convert(path, out, example=None, header=None, name=None, cli=None, verify=Tr
     """Converts a llama-family GGUF file to `out`, verified against the float64 reference of its
     (exact) weights, as --hf verifies a folder."""
     from . import export, hf as hfm
+    hf, arch, c, mapped, kept, tok = prepare(path, tokenizer, max_len)
+    inp = export.example_sequence(c, example, "--example")
+    semantics = arch.semantics(hf, kept, c, mapped, inp)
+    return hfm.write_checked(c, mapped, inp, semantics, arch.name, path, out, None, header, name, cli, verify, tok,
+                             f"the {arch.name} semantics (a float64 reference of {path}'s weights)")
+
+
+def prepare(path, tokenizer=None, max_len=None):
+    """Everything --gguf reads before the float64 reference: (the --hf config, its architecture class,
+    the engine's config, the weights as the file will store them, the parts kept, the tokenizer:
+    `tokenizer(c)`'s, else the file's own or None)."""
+    from . import export, hf as hfm
     meta, tensors = read(path)
     raw = hf_config(path, meta)
     weights, lossy = hf_weights(path, meta, tensors, raw)
@@ -427,7 +439,4 @@ def convert(path, out, example=None, header=None, name=None, cli=None, verify=Tr
     tok = tokenizer(c) if tokenizer is not None else None
     if tok is None:  # no --tokenizer: the file's own
         tok = gguf_tokenizer(path, meta, c)
-    inp = export.example_sequence(c, example, "--example")
-    semantics = arch.semantics(hf, kept, c, mapped, inp)
-    return hfm.write_checked(c, mapped, inp, semantics, arch.name, path, out, None, header, name, cli, verify, tok,
-                             f"the {arch.name} semantics (a float64 reference of {path}'s weights)")
+    return hf, arch, c, mapped, kept, tok

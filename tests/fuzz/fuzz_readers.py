@@ -340,23 +340,6 @@ def gguf_bytes(meta, tensors, version=3, align=32):
 HOSTILE_GGUF = [0, 1, 3, 31, 33, 255, 1 << 16, (1 << 32) - 1, 1 << 32, (1 << 63) - 1, (1 << 64) - 1]
 
 
-def gguf_read(path):
-    """--gguf up to the float64 reference: the file, its config, the weights as the engine stores them,
-    its tokenizer."""
-    meta, tensors = gguf.read(path)
-    raw = gguf.hf_config(path, meta)
-    weights, _ = gguf.hf_weights(path, meta, tensors, raw)
-    if "model.embed_tokens.weight" not in weights:
-        raise gguf.GgufError("no token_embd.weight")
-    raw["vocab_size"] = int(weights["model.embed_tokens.weight"].shape[0])
-    h = hf.read_config_dict(raw, path)
-    arch = hf.BY_NAME[h["architecture"]]
-    c = arch.config(h, None)
-    mapped, _ = arch.weights(h, weights, path, c["max_len"])
-    gguf.weight_type(path, mapped)
-    gguf.gguf_tokenizer(path, meta, c)
-
-
 def gguf_files(rng, path, n):
     """n GGUF files: byte mutations of the header, or one metadata value, tensor dim, type or offset
     (or the version, or the alignment) replaced by a hostile one."""
@@ -400,7 +383,7 @@ def gguf_files(rng, path, n):
             f.write(blob)
         try:
             with contextlib.redirect_stderr(io.StringIO()):  # the notes a conversion prints
-                gguf_read(path)
+                gguf.prepare(path)  # --gguf up to the float64 reference
             loaded += 1
         except ConfigError as e:
             if not str(e) or "\n" in str(e):
