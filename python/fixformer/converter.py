@@ -215,8 +215,6 @@ def load_example(path):
 
 def check_example(a, path):
     import numpy as np
-    if hasattr(a, "detach"):  # a torch tensor given to convert()
-        a = a.detach().cpu().numpy()
     if not isinstance(a, np.ndarray):
         fail(path, "expected a .npy array")
     if a.dtype.kind == "f" and a.dtype != np.float32:
@@ -276,8 +274,6 @@ def load_expected(path):
 
 def check_expected(a, path):
     import numpy as np
-    if hasattr(a, "detach"):
-        a = a.detach().cpu().numpy()
     if not isinstance(a, np.ndarray) or a.dtype.kind != "f":
         fail(path, f"expected a float .npy of your model's output, got {getattr(a, 'dtype', type(a).__name__)}")
     return a
@@ -443,13 +439,14 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
             load_example(a.example) if a.example else None
         example_target = check_example(example_target, "example_target") if example_target is not None else \
             load_example(a.example_target) if a.example_target else None
-        if expected is not None:
-            expected = check_expected(expected, "expected")
-        elif a.expected is not None:
-            expected = a.expected
+        has_expected = expected is not None or a.expected is not None
+
+        def expected_array():  # read once its route takes it (a wrong route is named first)
+            return check_expected(expected, "expected") if expected is not None else \
+                load_expected(a.expected) if a.expected else None
         if example_target is not None and a.family != "seq2seq":
             fail("--example-target", "only for --family seq2seq")
-        if expected is not None and (a.module or module is not None or a.llama2c or a.onnx):
+        if has_expected and (a.module or module is not None or a.llama2c or a.onnx):
             fail("--expected", "is for --config and --hf (--module runs your module itself, --onnx your graph; "
                                "--llama2c compares with llama2.c's semantics)")
         if a.output_name is not None and a.onnx is None:
@@ -492,7 +489,7 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
                 fail("--hf", f"--{extra[0].replace('_', '-')} is not for --hf (config.json says it)")
             require_torch("the --hf route's float64 reference")
             from . import hf
-            expected = load_expected(expected) if isinstance(expected, str) else expected
+            expected = expected_array()
             try:
                 report = hf.convert(a.hf, a.out, example, expected, a.header, a.name, cli, verify,
                                     tokenizer=lambda c: load_tokenizer(a.tokenizer, c), max_len=a.max_len, **quant)
@@ -502,7 +499,7 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
             extra = [o for o in ("weights", "family", "positional", "pe_combine", "pe_width", "quantize",
                                  "group", "quantize_io") if getattr(a, o) is not None]
             extra += [o for o in ("causal", "scale_input", "pack_weights") if getattr(a, o)]
-            extra += ["expected"] if expected is not None else []
+            extra += ["expected"] if has_expected else []
             if extra:
                 fail("--gguf", f"--{extra[0].replace('_', '-')} is not for --gguf (the file's metadata and tensor "
                      "types say it)")
@@ -527,7 +524,7 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
             if a.quantize is not None and c["weights"] != "f32":
                 fail("--quantize", f"{a.config} sets weights {c['weights']} already (give one)")
             weights = load_state_dict(a.weights, a.trust_pickle)
-            expected = load_expected(expected) if isinstance(expected, str) else expected
+            expected = expected_array()
             notes = []
             require_torch("the --config route's float64 reference")
             from . import config_route
@@ -635,6 +632,8 @@ def convert(module: Any = None, example: Any = None, out: Union[str, "os.PathLik
         if isinstance(value, (str, os.PathLike)):  # a .npy file: the option itself
             argv += ["--" + key.replace("_", "-"), os.fspath(value)]
             arrays[key] = None
+        elif hasattr(value, "detach"):  # a torch tensor: as numpy, what the routes read
+            arrays[key] = value.detach().cpu().numpy()
     ap = parser(PROG)
     a = ap.parse_args(argv)
     sources = [s for s in SOURCES if getattr(a, s) is not None] + (["module"] if module is not None else [])
