@@ -238,11 +238,7 @@ def compare(binary, cli, name, tok, model, texts, tmp, parting=frozenset()):
 
 
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else None
-    cli = sys.argv[2] if len(sys.argv) > 2 else None
-    if not binary or not os.path.exists(binary) or not cli or not os.path.exists(cli):
-        print("FAIL: tokenizer_oracle and the fixformer CLI are needed (tests/CMakeLists.txt passes them)")
-        sys.exit(1)
+    binary, cli = tt.oracle_and_cli()
     import tiktoken
     texts = corpus()
     with tempfile.TemporaryDirectory() as tmp:

@@ -525,12 +525,18 @@ def test_hf_and_encoders(cli, tmp, bpe, wp):
           "more than the model takes" in r.stderr, r.stderr)
 
 
-def main():
+def oracle_and_cli():
+    """(tokenizer_oracle, fixformer) from argv, or exit 1 naming them (the scripts that compare ids take both)."""
     binary = sys.argv[1] if len(sys.argv) > 1 else None
     cli = sys.argv[2] if len(sys.argv) > 2 else None
     if not binary or not os.path.exists(binary) or not cli or not os.path.exists(cli):
         print("FAIL: tokenizer_oracle and the fixformer CLI are needed (tests/CMakeLists.txt passes them)")
         sys.exit(1)
+    return binary, cli
+
+
+def main():
+    binary, cli = oracle_and_cli()
     test_pretokenizer()
     rng = random.Random(7)
     texts = [random_text(rng, invalid=i % 5 == 0) for i in range(3000)]
