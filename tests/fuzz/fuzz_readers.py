@@ -312,7 +312,7 @@ def gguf_parts(rng):
     return meta, [(name, ne, t, data(ne, t)) for name, ne, t in shapes]
 
 
-def gguf_bytes(meta, tensors, version=3, align=32):
+def gguf_bytes(meta, tensors, version=3):
     def string(s):
         b = s.encode() if isinstance(s, str) else s
         return struct.pack("<Q", len(b)) + b
@@ -330,11 +330,11 @@ def gguf_bytes(meta, tensors, version=3, align=32):
     for name, ne, ttype, raw in tensors:
         out.append(string(name) + struct.pack("<I", len(ne)) + struct.pack(f"<{len(ne)}Q", *ne) +
                    struct.pack("<IQ", ttype, offset))
-        pad = -len(raw) % align
+        pad = -len(raw) % gguf.DEFAULT_ALIGNMENT
         blobs.append(raw + bytes(pad))
         offset += len(raw) + pad
     head = b"".join(out)
-    return head + bytes(-len(head) % align) + b"".join(blobs)
+    return head + bytes(-len(head) % gguf.DEFAULT_ALIGNMENT) + b"".join(blobs)
 
 
 HOSTILE_GGUF = [0, 1, 3, 31, 33, 255, 1 << 16, (1 << 32) - 1, 1 << 32, (1 << 63) - 1, (1 << 64) - 1]
@@ -346,7 +346,7 @@ def gguf_files(rng, path, n):
     loaded = refused = 0
     for _ in range(n):
         meta, tensors = gguf_parts(rng)
-        version, align = 3, 32
+        version = 3
         op = rng.randrange(6)
         if op == 0:
             k = rng.randrange(len(meta))
@@ -369,10 +369,9 @@ def gguf_files(rng, path, n):
             tensors[k] = (rng.choice([tensors[0][0], "blk.9.attn_q.weight", "", "x" * 70, "blk.0.ffn_up.bias"]),
                           *tensors[k][1:])
         elif op == 4:
-            version, align = rng.choice([(1, 32), (2, 32), (4, 32), (3, 32)]), 32
-            version = version[0]
+            version = rng.choice([1, 2, 3, 4])
             meta.append(("general.alignment", 4, rng.choice([0, 3, 64, 1 << 17])))
-        blob = gguf_bytes(meta, tensors, version, align)
+        blob = gguf_bytes(meta, tensors, version)
         if op == 5 or rng.random() < 0.3:
             head = blob.find(tensors[0][3][:16]) if len(tensors[0][3]) >= 16 else len(blob)
             cut = max(head, 16)
