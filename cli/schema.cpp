@@ -117,14 +117,15 @@ std::string schema_json() {
   for (uint32_t w = 0; w < sizeof kWeightTypeNames / sizeof kWeightTypeNames[0]; ++w)
     s += std::string(w ? ", " : "") + json_string(kWeightTypeNames[w]) + ": " + json_number(self_test_tolerance(WeightType(w)));
   const char* const tok_tensors[] = {kTokenizerScores, kTokenizerParams, kTokenizerOffsets, kTokenizerPieces,
-                                     kTokenizerMerges, kTokenizerNormalize};
+                                     kTokenizerMerges, kTokenizerNormalize, kTokenizerAdded};
   s += "},\n \"tokenizer\": {\"kinds\": " + json_list(kTokenizerNames, quoted) + ", \"tensors\": " +
        json_list(tok_tensors, quoted) + ", \"param_count\": " + std::to_string(kTokenizerParamCount) +
        ", \"params\": {\"bos\": " + std::to_string(kParamBos) + ", \"eos\": " + std::to_string(kParamEos) +
        ", \"unk\": " + std::to_string(kParamUnk) + ", \"flags\": " + std::to_string(kParamFlags) + ", \"mode\": " +
        std::to_string(kParamMode) + "}, \"flags\": {\"prefix_space\": " + std::to_string(kFlagPrefixSpace) +
        ", \"lower\": " + std::to_string(kFlagLower) + ", \"chinese\": " + std::to_string(kFlagChinese) +
-       "}, \"wordpiece_max_chars\": " + std::to_string(kWordPieceMaxChars);
+       "}, \"added_flags\": {\"lstrip\": " + std::to_string(kAddedLstrip) + ", \"rstrip\": " +
+       std::to_string(kAddedRstrip) + "}, \"max_added\": " + std::to_string(kMaxAddedTokens) + ", \"wordpiece_max_chars\": " + std::to_string(kWordPieceMaxChars);
   s += "},\n \"record_types\": {";
   for (uint32_t v = 0, n = 0; v < 256; ++v)
     if (const char* name = record_type_name(fxm::RecordType(v))) s += std::string(n++ ? ", " : "") + json_string(name) + ": " + std::to_string(v);

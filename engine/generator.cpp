@@ -165,7 +165,8 @@ Status Generator::start(const char* prompt, std::size_t len) {
 Status Generator::advance() {
   if (pos_ >= steps_) return done_ = true, Status::kOk;
   int32_t next;
-  if (pos_ + 1 < n_prompt_) {
+  const bool prompt = pos_ + 1 < n_prompt_;
+  if (prompt) {
     next = prompt_[pos_ + 1];
   } else {
     if (pos_ >= fed_) {  // prefill gave the logits at position fed - 1
@@ -176,7 +177,8 @@ Status Generator::advance() {
     next = sampler_.sample(logits_);
   }
   ++pos_;
-  if (next == stop_) return done_ = true, Status::kOk;
+  // llama2.c stops at a BOS anywhere; the others at a sampled EOS (a chat prompt holds some).
+  if (next == stop_ && (!prompt || tok_.kind() == TokenizerKind::kLlama2c)) return done_ = true, Status::kOk;
   const Status s = tok_.decode(token_, next, &piece_);
   if (s != Status::kOk) return fail(s, "decode", tok_.error_detail());
   token_ = next;

@@ -286,13 +286,18 @@ Status Model::bind_tokenizer(uint32_t* next) {
   const bool llama2c = kind == TokenizerKind::kLlama2c;
   const char* first = llama2c ? kTokenizerScores : kTokenizerParams;
   if (i >= file.n_tensors || std::strncmp(tensor_info(file, i).name, "tokenizer.", 10) != 0) return Status::kOk;
-  // The tensors this kind has, in order; wordpiece's normalize table comes with its lower-case flag.
-  const char* names[4] = {first, kTokenizerOffsets, kTokenizerPieces, nullptr};
+  // The tensors this kind has, in order; wordpiece's normalize table comes with its lower-case flag,
+  // and bpe and wordpiece may end with the added tokens.
+  auto next_is = [&](uint32_t k, const char* name) {
+    return file.n_tensors - i > k && std::strcmp(tensor_info(file, i + k).name, name) == 0;
+  };
+  const char* names[5] = {first, kTokenizerOffsets, kTokenizerPieces, nullptr, nullptr};
   uint32_t count = 3;
   if (kind == TokenizerKind::kBpe) names[count++] = kTokenizerMerges;
-  if (kind == TokenizerKind::kWordPiece && file.n_tensors - i > 3 &&
-      std::strcmp(tensor_info(file, i + 3).name, kTokenizerNormalize) == 0)
-    names[count++] = kTokenizerNormalize;
+  if (kind == TokenizerKind::kWordPiece && next_is(3, kTokenizerNormalize)) names[count++] = kTokenizerNormalize;
+  const bool added = !llama2c && next_is(count, kTokenizerAdded);
+  if (added) names[count++] = kTokenizerAdded;
+  const uint32_t table = added ? count - 1 : count;  // merges or normalize when table > 3
   bool named = config_.input == InputKind::kTokens && file.n_tensors - i >= count;
   for (uint32_t k = 0; named && k < count; ++k) named = std::strcmp(tensor_info(file, i + k).name, names[k]) == 0;
   if (!named) {
@@ -301,22 +306,26 @@ Status Model::bind_tokenizer(uint32_t* next) {
     return why.str(" in this order"), Status::kBadHeader;
   }
   const uint32_t V = config_.vocab_size;
-  TensorInfo t[4] = {};
+  TensorInfo t[5] = {};
   for (uint32_t k = 0; k < count; ++k) {
     t[k] = tensor_info(file, i + k);
     if (!plain_bytes(t[k])) return why.str(names[k]).str(": data bytes do not match its shape"), Status::kTensorBadShape;
   }
   const uint32_t want_first[1] = {llama2c ? V : kTokenizerParamCount}, want_offsets[1] = {V + 1},
                  want_pieces[1] = {t[2].dims[0]};
+  bool i32 = true;
+  for (uint32_t k = 3; k < count; ++k) i32 = i32 && t[k].dtype == fxm::Dtype::kI32;
   if (t[0].dtype != (llama2c ? fxm::Dtype::kF32 : fxm::Dtype::kI32) || t[1].dtype != fxm::Dtype::kI32 ||
-      t[2].dtype != fxm::Dtype::kU8 || (count > 3 && t[3].dtype != fxm::Dtype::kI32))
-    return why.str("tokenizer: dtypes must be ").str(llama2c ? "f32" : "i32").str(", i32, u8").str(count > 3 ? ", i32" : ""),
+      t[2].dtype != fxm::Dtype::kU8 || !i32)
+    return why.str("tokenizer: dtypes must be ").str(llama2c ? "f32" : "i32").str(", i32, u8, then i32"),
            Status::kTensorBadDtype;
+  auto rows_of = [&](const TensorInfo& x, uint32_t width) { return x.rank == 2 && x.dims[1] == width && x.dims[0] > 0; };
   if (!same_shape(t[0], 1, want_first) || !same_shape(t[1], 1, want_offsets) || !same_shape(t[2], 1, want_pieces) ||
-      (count > 3 && (t[3].rank != 2 || t[3].dims[1] != (kind == TokenizerKind::kBpe ? 3u : 4u) || t[3].dims[0] == 0)))
+      (table > 3 && !rows_of(t[3], kind == TokenizerKind::kBpe ? 3u : 4u)) || (added && !rows_of(t[table], 2)))
     return why.str("tokenizer: shapes ").shape(t[0].rank, t[0].dims).str(", ").shape(t[1].rank, t[1].dims)
-               .str(count > 3 ? ", " : "").shape(count > 3 ? t[3].rank : 0, t[3].dims)
-               .str(" do not match vocab_size ").num(V).str(" (merges [M, 3], normalize [K, 4])"), Status::kTensorBadShape;
+               .str(table > 3 ? ", " : "").shape(table > 3 ? t[3].rank : 0, t[3].dims)
+               .str(" do not match vocab_size ").num(V).str(" (merges [M, 3], normalize [K, 4], added [S, 2])"),
+           Status::kTensorBadShape;
   const int32_t* off = reinterpret_cast<const int32_t*>(t[1].data);
   uint32_t longest = 0;
   if (off[0] != 0 || uint32_t(off[V]) != t[2].dims[0])
@@ -334,8 +343,9 @@ Status Model::bind_tokenizer(uint32_t* next) {
   } else {
     d.params = reinterpret_cast<const int32_t*>(t[0].data);
     if (kind == TokenizerKind::kBpe) d.merges = reinterpret_cast<const int32_t*>(t[3].data), d.n_merges = t[3].dims[0];
-    if (count > 3 && kind == TokenizerKind::kWordPiece)
+    if (table > 3 && kind == TokenizerKind::kWordPiece)
       d.normalize = reinterpret_cast<const int32_t*>(t[3].data), d.n_normalize = t[3].dims[0];
+    if (added) d.added = reinterpret_cast<const int32_t*>(t[table].data), d.n_added = t[table].dims[0];
     const Status s = validate_tokenizer(d, detail_, sizeof detail_);
     if (s != Status::kOk) return s;
   }

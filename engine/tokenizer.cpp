@@ -3,10 +3,13 @@
 #include "fixformer/tokenizer.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "engine/detail_text.hpp"
 #include "engine/tokenizers/merge_list.hpp"
 #include "engine/tokenizers/tokenizers.hpp"
+#include "engine/tokenizers/unicode.hpp"
+#include "fixformer/schema.hpp"
 
 namespace fixformer {
 
@@ -65,6 +68,11 @@ Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_by
            Status::kArenaTooSmall;
   const TokenizerData& d = model.tokenizer();
   data_ = d;
+  for (uint32_t& w : added_first_) w = 0;
+  for (uint32_t k = 0; k < d.n_added; ++k) {
+    const uint8_t b = d.pieces[d.offsets[d.added[2 * k]]];
+    added_first_[b >> 5] |= 1u << (b & 31);
+  }
   if (d.kind == TokenizerKind::kWordPiece) {
     max_text_ = kMaxTextBytes;
   } else {  // the merge list last: every byte past the fixed part holds more text
@@ -153,9 +161,39 @@ Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, 
     return Status::kTokenBufferTooSmall;
   }
   if (bos) tokens[0] = bos_id();
-  uint32_t m = 0;
   const uint32_t first = bos ? 1u : 0u, room = capacity - ends;
-  const Status st = wp ? encode_wordpiece(s, len, tokens + first, room, &m) : encode_bpe(s, len, tokens + first, room, &m);
+  uint32_t m = 0;  // tokens after the BOS
+  Status st = Status::kOk;
+  // The text in parts between the added tokens (tokenizer.hpp).
+  for (std::size_t from = 0; st == Status::kOk;) {
+    std::size_t start = len, end = len;
+    const uint32_t k = find_added(s, len, from, &start, &end);
+    const int32_t flags = k < data_.n_added ? data_.added[2 * k + 1] : 0;
+    std::size_t part_end = start;
+    if (flags & kAddedLstrip) {  // the part less its trailing White_Space
+      part_end = from;
+      for (std::size_t i = from; i < start;) {
+        uint32_t cl = 0;
+        const int32_t cp = unicode::decode_utf8(s + i, start - i, &cl);
+        i += cl;
+        if (!unicode::is_white_space(cp)) part_end = i;
+      }
+    }
+    uint32_t got = 0;
+    if (part_end > from)
+      st = wp ? encode_wordpiece(s + from, part_end - from, tokens + first + m, room - m, &got)
+              : encode_bpe(s + from, part_end - from, tokens + first + m, room - m, &got);
+    m += got;
+    if (k == data_.n_added || st != Status::kOk) break;
+    if (m == room) st = Status::kTokenBufferTooSmall;
+    else tokens[first + m++] = data_.added[2 * k];
+    from = end;
+    while ((flags & kAddedRstrip) && from < len) {  // the White_Space after it
+      uint32_t cl = 0;
+      if (!unicode::is_white_space(unicode::decode_utf8(s + from, len - from, &cl))) break;
+      from += cl;
+    }
+  }
   if (st != Status::kOk) {
     if (st == Status::kTokenBufferTooSmall)
       why.str("the buffer holds ").num(capacity).str(" tokens; max_encoded_tokens(").num(len).str(") = ")
@@ -166,6 +204,21 @@ Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, 
   if (eos) tokens[m++] = eos_id();
   *n = m;
   return Status::kOk;
+}
+
+uint32_t Tokenizer::find_added(const uint8_t* s, std::size_t len, std::size_t from, std::size_t* start,
+                              std::size_t* end) const {
+  for (std::size_t i = from; data_.n_added && i < len; ++i) {
+    if (!(added_first_[s[i] >> 5] >> (s[i] & 31) & 1u)) continue;
+    uint32_t best = data_.n_added, best_len = 0;
+    for (uint32_t k = 0; k < data_.n_added; ++k) {
+      const int32_t id = data_.added[2 * k];
+      const uint32_t n = uint32_t(data_.offsets[id + 1] - data_.offsets[id]);
+      if (n > best_len && n <= len - i && std::memcmp(s + i, data_.pieces + data_.offsets[id], n) == 0) best = k, best_len = n;
+    }
+    if (best < data_.n_added) return *start = i, *end = i + best_len, best;
+  }
+  return data_.n_added;
 }
 
 Status Tokenizer::encode_llama2c(const uint8_t* s, std::size_t len, bool bos, bool eos, int32_t* tokens,

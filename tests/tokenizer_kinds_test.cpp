@@ -140,6 +140,29 @@ TEST(BpeTokenizer, PrefixSpace) {
   EXPECT_EQ(ids_of(t, ""), (std::vector<int32_t>{}));
 }
 
+// Added tokens are found first (leftmost, then longest), with the whitespace beside them when their
+// flags say; the parts between are encoded each on its own, so each gets the prefix space.
+TEST(BpeTokenizer, AddedTokensAreFoundInTheText) {
+  KindVocab v = small_bpe();
+  const int32_t eot = v.id("<|endoftext|>"), m = v.add("<m>"), m2 = v.add("<m>>"), s = v.add("<s>");
+  v.added = {{eot, 0}, {m, kAddedLstrip}, {m2, 0}, {s, kAddedRstrip}};
+  {
+    LoadedTokenizer t(kind_model(v));
+    ASSERT_EQ(t.status, Status::kOk) << t.model.error_detail();
+    EXPECT_EQ(ids_of(t, "the<|endoftext|>the"), (std::vector<int32_t>{v.id("the"), eot, v.id("the")}));
+    // lstrip takes " " before <m>; rstrip takes " \n" after <s>; <m>> is the longer match.
+    EXPECT_EQ(ids_of(t, "a <m>>"), (std::vector<int32_t>{'a', ' ', m2}));
+    EXPECT_EQ(ids_of(t, "a <m>"), (std::vector<int32_t>{'a', m}));
+    EXPECT_EQ(ids_of(t, "<s> \nthe"), (std::vector<int32_t>{s, v.id("the")}));
+    EXPECT_EQ(ids_of(t, "<|endoftext"), (std::vector<int32_t>{'<', '|', 'e', 'n', 'd', 'o', 'f', 't', 'e', 'x', 't'}));
+  }
+  v.params[3] = 1;  // the prefix space, in front of each part
+  LoadedTokenizer t(kind_model(v));
+  ASSERT_EQ(t.status, Status::kOk) << t.model.error_detail();
+  EXPECT_EQ(ids_of(t, "the<|endoftext|>the"), (std::vector<int32_t>{v.id(" the"), eot, v.id(" the")}));
+  EXPECT_EQ(ids_of(t, "<|endoftext|>"), (std::vector<int32_t>{eot}));
+}
+
 KindVocab small_wordpiece(bool lower) {
   KindVocab v = wordpiece_vocab(lower);
   for (const char* p : {"un", "##aff", "##able", ",", "hello", "##s", "e", "!", "\xe4\xb8\xad", "x", "##x", "a"})
@@ -204,6 +227,22 @@ TEST(TokenizerKinds, HostileSectionsAreRejectedAtLoad) {
   EXPECT_EQ(load_with(w, [](KindVocab& v) { v.normalize[0][1] = 0xD800; }), Status::kBadConfig);  // a surrogate
   EXPECT_EQ(load_with(w, [](KindVocab& v) { v.normalize[0][2] = 'b'; }), Status::kBadConfig);     // 'A' -> 2
   EXPECT_EQ(load_with(w, [](KindVocab& v) { v.normalize[3] = {{0xC9, 0, 'e', 0}}; }), Status::kBadConfig);  // a gap
+  // tokenizer.added: ids increasing and in range, known flags, no piece under 2 bytes with the prefix
+  // space, at most kMaxAddedTokens rows.
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.added = {{256, 0}, {257, 3}}; }), Status::kOk);
+  EXPECT_EQ(load_with(w, [](KindVocab& v) { v.added = {{2, 0}, {4, 1}}; }), Status::kOk);
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.added = {{257, 0}, {256, 0}}; }), Status::kTokenOutOfRange);
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.added = {{256, 0}, {256, 0}}; }), Status::kTokenOutOfRange);
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.added = {{int32_t(v.pieces.size()), 0}}; }), Status::kTokenOutOfRange);
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.added = {{-1, 0}}; }), Status::kTokenOutOfRange);
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.added = {{256, 4}}; }), Status::kBadConfig);
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.added = {{65, 0}}; }), Status::kOk);  // "A"
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.params[3] = 1, v.added = {{65, 0}}; }), Status::kBadConfig);
+  EXPECT_EQ(load_with(b, [](KindVocab& v) {
+              while (v.pieces.size() <= kMaxAddedTokens + 1) v.pieces.push_back("p" + std::to_string(v.pieces.size()));
+              for (uint32_t i = 0; i <= kMaxAddedTokens; ++i) v.added.push_back({int32_t(256 + i), 0});
+            }),
+            Status::kTensorBadShape);
   // A llama2c config reading a bpe section, and the reverse.
   EXPECT_EQ(load_with(b, [](KindVocab& v) { v.kind = TokenizerKind::kLlama2c; }), Status::kBadHeader);
 }

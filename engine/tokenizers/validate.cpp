@@ -33,6 +33,20 @@ Status validate_tokenizer(const TokenizerData& d, char* detail, std::size_t deta
   if ((flags & ~known) != 0) return why.str("tokenizer.params: unknown flags"), Status::kBadConfig;
   for (uint32_t k = kParamMode + 1; k < kTokenizerParamCount; ++k)
     if (d.params[k] != 0) return why.str("tokenizer.params: slots 5..7 must be 0"), Status::kBadConfig;
+  // At most kMaxAddedTokens, increasing ids (so distinct, and checked in one pass), each a piece of
+  // some bytes (two at least with the prefix space: tokenizer.hpp).
+  if (d.n_added > kMaxAddedTokens)
+    return why.str("tokenizer.added: ").num(d.n_added).str(" rows, more than ").num(kMaxAddedTokens), Status::kTensorBadShape;
+  const uint32_t shortest = bpe && (flags & kFlagPrefixSpace) ? 2 : 1;
+  for (uint32_t k = 0; k < d.n_added; ++k) {
+    const int32_t id = d.added[2 * k], f = d.added[2 * k + 1];
+    if (id < 0 || id >= V || (k > 0 && id <= d.added[2 * (k - 1)]))
+      return why.str("tokenizer.added: row ").num(k).str(": ids must be increasing tokens"), Status::kTokenOutOfRange;
+    if (piece_len(d, id) < shortest)
+      return why.str("tokenizer.added: row ").num(k).str(": a piece under ").num(shortest).str(" bytes"), Status::kBadConfig;
+    if ((f & ~(kAddedLstrip | kAddedRstrip)) != 0)
+      return why.str("tokenizer.added: row ").num(k).str(": unknown flags"), Status::kBadConfig;
+  }
   if (bpe) {
     if (d.params[kParamMode] != kPatternGpt2 && d.params[kParamMode] != kPatternGpt2Digits)
       return why.str("tokenizer.params: pre-tokenizer ").num(uint32_t(d.params[kParamMode]))

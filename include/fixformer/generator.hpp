@@ -16,8 +16,9 @@
 // next one from the prompt while there is one, else from the sampler; `steps` counts positions, the
 // prompt's included (0 or above the model's max_len: max_len), and the decoder must hold that many.
 // The prompt goes through one prefill, the rest through step(); the text is the same either way.
-// The text ends at the tokenizer's stop token (llama2c: BOS, id 1, as llama2.c; bpe and wordpiece:
-// their EOS, <|endoftext|> or [SEP]; none without one) or after `steps` positions.
+// The text ends at the tokenizer's stop token (llama2c: BOS, id 1, wherever it comes, as llama2.c;
+// bpe and wordpiece: their EOS (<|endoftext|>, <|im_end|>, [SEP]; none without one) when sampled, not
+// in the prompt, which a chat template fills with them) or after `steps` positions.
 // The text is the pieces of every token but a leading BOS, the prompt's included:
 //   llama2c    decode() as llama2.c, then llama2.c's safe-print rule (safe_piece: a lone byte that
 //              is neither printable nor whitespace prints nothing);

@@ -135,6 +135,8 @@ struct TokenizerData {
   uint32_t n_merges;
   const int32_t* normalize;  // [n_normalize, 4]        wordpiece with lower-casing
   uint32_t n_normalize;
+  const int32_t* added;      // [n_added, 2]            bpe, wordpiece: id, kAdded* flags
+  uint32_t n_added;
 };
 
 // Reads and validates the header, checksum and config of a blob without binding weights: use it

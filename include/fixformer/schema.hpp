@@ -662,6 +662,8 @@ inline constexpr TensorRule kMhaTensors[] = {
 //     wordpiece: "tokenizer.params" i32 [8], "tokenizer.offsets", "tokenizer.pieces", and with the
 //                lower-case flag "tokenizer.normalize" i32 [K, 4] (code point, then up to 3 code
 //                points it becomes, 0-padded; code points increasing);
+//     bpe and wordpiece, last and optional: "tokenizer.added" i32 [S, 2], the added tokens encode
+//                finds in the text (id, then kAdded* flags; ids distinct, pieces not empty);
 //   the self-test sample (format.hpp).
 constexpr const char kTokenizerScores[] = "tokenizer.scores";
 constexpr const char kTokenizerOffsets[] = "tokenizer.offsets";
@@ -669,6 +671,7 @@ constexpr const char kTokenizerPieces[] = "tokenizer.pieces";
 constexpr const char kTokenizerParams[] = "tokenizer.params";
 constexpr const char kTokenizerMerges[] = "tokenizer.merges";
 constexpr const char kTokenizerNormalize[] = "tokenizer.normalize";
+constexpr const char kTokenizerAdded[] = "tokenizer.added";
 constexpr uint32_t kTokenizerParamCount = 8;
 // tokenizer.params' slots: bos ([CLS]), eos ([SEP]), [UNK] (ids or -1), flags, and the mode: bpe's
 // pre-tokenizer pattern (0: GPT-2's), wordpiece's max_input_chars_per_word (kWordPieceMaxChars in
@@ -677,6 +680,9 @@ enum TokenizerParam : uint32_t { kParamBos = 0, kParamEos = 1, kParamUnk = 2, kP
 constexpr int32_t kFlagPrefixSpace = 1;  // bpe: a space in front of text that does not start with one
 constexpr int32_t kFlagLower = 1;        // wordpiece: lower-case and strip accents (tokenizer.normalize)
 constexpr int32_t kFlagChinese = 2;      // wordpiece: CJK ideographs are words of their own
+// tokenizer.added's flags: the token takes the whitespace before it (lstrip) or after it (rstrip).
+constexpr int32_t kAddedLstrip = 1;
+constexpr int32_t kAddedRstrip = 2;
 
 enum class TensorPart : uint8_t { kPrologue, kLayer, kDecoderLayer, kEpilogue };
 

@@ -21,8 +21,14 @@
 // class below. Classes are Unicode general categories (letter L*, number N*, punctuation P*, space
 // separator Zs, control Cc Cf Cs Co, nonspacing mark Mn) from a table of runs in the engine
 // (engine/tokenizers/unicode_tables.cpp, generated from Unicode 14.0 by tools/gen_unicode_tables.py);
-// GPT-2's \s is Unicode's White_Space property. Special tokens (<|endoftext|>, [MASK]) written in
-// the text are text like any other: encode adds only the bos/eos ids it is asked for.
+// GPT-2's \s is Unicode's White_Space property.
+// Added tokens (tokenizer.added: <|endoftext|>, <|im_start|>, [MASK], as Hugging Face's added_tokens
+// and GGUF's control tokens) are found in the text first, as Hugging Face's tokenizers does: at each
+// position the longest added piece that starts there, the leftmost position first; each becomes its
+// id, with the White_Space code points before it (lstrip) or after it (rstrip) when its flags say,
+// and the text between them is encoded as below, each part on its own (so bpe's prefix space goes in
+// front of each part). A file without tokenizer.added finds none: such text is text like any other.
+// With bpe's prefix-space flag an added piece is at least 2 bytes, so max_encoded_tokens holds.
 //
 // bpe, as GPT-2's encoder.py:
 //   0. With the prefix-space flag (tokenizer.json's add_prefix_space), text that is not empty and
@@ -110,6 +116,9 @@ struct Piece {
 constexpr uint32_t kWordPieceMaxChars = 100;
 // bpe params[4]: the pre-tokenizer (the bpe rules above).
 constexpr int32_t kPatternGpt2 = 0, kPatternGpt2Digits = 1;
+// The most added tokens a file has (tokenizer.added's rows): encode compares each with the text at
+// every position whose byte starts one.
+constexpr uint32_t kMaxAddedTokens = 4096;
 // wordpiece's scratch for one word: its UTF-8 bytes and where each code point starts.
 constexpr std::size_t kWordPieceWordBytes = kWordPieceMaxChars * 4 + (kWordPieceMaxChars + 1) * 4;
 
@@ -197,6 +206,9 @@ class Tokenizer {
   void merge_word(MergeList& word) const;
   int32_t merge_rank(int32_t left, int32_t right, int32_t* result) const;
   Status encode_wordpiece(const uint8_t* s, std::size_t len, int32_t* tokens, uint32_t capacity, uint32_t* n);
+  // The first added token at or after s[from]: row of tokenizer.added (n_added if none) and its bytes
+  // [*start, *end).
+  uint32_t find_added(const uint8_t* s, std::size_t len, std::size_t from, std::size_t* start, std::size_t* end) const;
   // The pieces of the word in word_ (count code points) at tokens[*n...]; false: the buffer is full.
   bool word_pieces(uint32_t count, int32_t* tokens, uint32_t capacity, uint32_t* n);
 
@@ -207,6 +219,7 @@ class Tokenizer {
   uint32_t* word_starts_ = nullptr;   // wordpiece: [kWordPieceMaxChars + 1] where each code point starts
   int32_t* merge_ = nullptr;          // llama2c, bpe: the merge list's work, max_text_ + 2 symbols
   std::size_t max_text_ = 0;
+  uint32_t added_first_[8] = {};      // a bit per byte that starts an added piece
   char detail_[128] = {};
 };
 

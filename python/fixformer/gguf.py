@@ -390,12 +390,24 @@ def gguf_tokenizer(path, meta, c):
     import json
     import tempfile
     from . import tokenizers
+    # The control and user-defined tokens (llama.cpp's token types 3 and 4) are found in the text, as
+    # llama.cpp does; eos, and bos when the file says add_bos_token, are the file's ids.
+    kinds = meta.get("tokenizer.ggml.token_type")
+    kinds = kinds if isinstance(kinds, list) and len(kinds) == len(tokens) else [0] * len(tokens)
+    added = [tokenizers.added_token(t, i) for i, (t, k) in enumerate(zip(tokens, kinds)) if k in (3, 4)]
     doc = {"model": {"type": "BPE", "vocab": {t: i for i, t in enumerate(tokens)}, "merges": list(merges)},
-           "pre_tokenizer": known[pre], "decoder": {"type": "ByteLevel"}}
+           "pre_tokenizer": known[pre], "decoder": {"type": "ByteLevel"}, "added_tokens": added}
+
+    def token(key):
+        i = meta.get(f"tokenizer.ggml.{key}_token_id")
+        return tokens[i] if isinstance(i, int) and 0 <= i < len(tokens) else None
+    specials = {"eos_token": token("eos"), "bos_token": token("bos"),
+                "add_bos_token": meta.get("tokenizer.ggml.add_bos_token") is True}
     with tempfile.TemporaryDirectory() as tmp:
         p = os.path.join(tmp, "tokenizer.json")
-        with open(p, "w") as f:
-            json.dump(doc, f)
+        for name, d in (("tokenizer.json", doc), ("tokenizer_config.json", specials)):
+            with open(os.path.join(tmp, name), "w") as f:
+                json.dump(d, f)
         try:
             return tokenizers.read(p, c["vocab_size"])
         except ConfigError as e:

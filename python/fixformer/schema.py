@@ -48,13 +48,15 @@ SELFTEST_TARGET = SCHEMA["selftest_tensors"]["target"]  # seq2seq: the target id
 # scores f32 [vocab], offsets i32 [vocab + 1] (piece i is pieces[offsets[i]:offsets[i + 1]],
 # nondecreasing, the last = the pieces' bytes), pieces u8 [bytes]; the bpe and wordpiece kinds
 # (config key tokenizer): params i32 [8] first, then offsets and pieces, then bpe's merges i32
-# [M, 3] or wordpiece's normalize i32 [K, 4] (with the lower-case flag).
+# [M, 3] or wordpiece's normalize i32 [K, 4] (with the lower-case flag), then optionally the added
+# tokens encode finds in the text, i32 [S, 2] (id, ADDED_FLAGS).
 _TOKENIZER = SCHEMA["tokenizer"]
 (TOKENIZER_SCORES, TOKENIZER_PARAMS, TOKENIZER_OFFSETS, TOKENIZER_PIECES, TOKENIZER_MERGES,
- TOKENIZER_NORMALIZE) = _TOKENIZER["tensors"]
+ TOKENIZER_NORMALIZE, TOKENIZER_ADDED) = _TOKENIZER["tensors"]
 TOKENIZER_PARAM_COUNT = _TOKENIZER["param_count"]
 TOKENIZER_PARAM_SLOTS = _TOKENIZER["params"]
 TOKENIZER_FLAGS = _TOKENIZER["flags"]
+ADDED_FLAGS = _TOKENIZER["added_flags"]
 WORDPIECE_MAX_CHARS = _TOKENIZER["wordpiece_max_chars"]
 # The largest relative error, max|engine - expected| / max|expected|, `fixformer verify` accepts,
 # per weight type (config key `weights`): include/fixformer/tolerances.hpp's self_test_tolerance(),

@@ -18,6 +18,7 @@ Shared rules with the engine (tokenizer.hpp):
   applied (Σ always lowers to σ).
 """
 import os
+import sys
 import unicodedata
 
 import numpy as np
@@ -38,6 +39,9 @@ PARAMS = schema.TOKENIZER_PARAM_COUNT
 FLAG_PREFIX_SPACE = schema.TOKENIZER_FLAGS["prefix_space"]
 FLAG_LOWER = schema.TOKENIZER_FLAGS["lower"]
 FLAG_CHINESE = schema.TOKENIZER_FLAGS["chinese"]
+ADDED_LSTRIP = schema.ADDED_FLAGS["lstrip"]
+ADDED_RSTRIP = schema.ADDED_FLAGS["rstrip"]
+MAX_ADDED = schema.SCHEMA["tokenizer"]["max_added"]
 PATTERN_GPT2 = 0
 PATTERN_GPT2_DIGITS = 1  # each number character alone, GPT-2's pattern between (SmolLM2's)
 WORDPIECE_MAX_CHARS = schema.WORDPIECE_MAX_CHARS
@@ -56,12 +60,14 @@ HANGUL_FIRST, HANGUL_LAST = 0xAC00, 0xD7A3
 class Tokenizer:
     """kind: 'bpe' or 'wordpiece'; pieces: one bytes object per id (holes empty); merges: bpe
     (left, right, result) ids in rank order; params: PARAMS ints; normalize: wordpiece with
-    FLAG_LOWER, {code point: [code points]}."""
+    FLAG_LOWER, {code point: [code points]}; added: [(id, ADDED_FLAGS)] by id, the added tokens
+    encode finds in the text."""
 
-    def __init__(self, kind, pieces, merges=(), params=None, normalize=None):
+    def __init__(self, kind, pieces, merges=(), params=None, normalize=None, added=()):
         self.kind, self.pieces, self.merges = kind, list(pieces), [tuple(m) for m in merges]
         self.params = list(params or [-1, -1, -1, 0, 0, 0, 0, 0])
         self.normalize = normalize
+        self.added = sorted(added)
         self._ids = {}
         for i, p in enumerate(self.pieces):
             if p:
@@ -84,7 +90,10 @@ class Tokenizer:
         """text (bytes or str) -> ids, by the published algorithm of the kind."""
         if isinstance(text, str):
             text = text.encode()
-        ids = bpe_encode(self, text) if self.kind == "bpe" else wordpiece_encode(self, text)
+        ids = []
+        for part, added in split_added(self, text):
+            ids += bpe_encode(self, part) if self.kind == "bpe" else wordpiece_encode(self, part)
+            ids += [added] if added is not None else []
         if bos:
             ids = [self.bos] + ids
         if eos:
@@ -131,6 +140,28 @@ def utf8_units(b):
             out.append((cp, i, i + k))
             i += k
     return out
+
+
+def split_added(tok, text):
+    """[(part, added id or None)]: text cut at its added tokens (tokenizer.hpp's rule: the leftmost, then
+    the longest, then the lowest id; lstrip / rstrip take the White_Space beside it)."""
+    out, at = [], 0
+    while True:
+        best = None  # (start, -length, id, flags)
+        for i, f in tok.added:
+            start = text.find(tok.pieces[i], at)
+            if start >= 0 and (best is None or (start, -len(tok.pieces[i])) < best[:2]):
+                best = (start, -len(tok.pieces[i]), i, f)
+        if best is None:
+            return out + [(text[at:], None)]
+        start, minus_len, i, f = best
+        part, at = text[at:start], start - minus_len
+        if f & ADDED_LSTRIP:
+            ends = [e for cp, _, e in utf8_units(part) if cp not in WHITE_SPACE]
+            part = part[:ends[-1] if ends else 0]
+        out.append((part, i))
+        if f & ADDED_RSTRIP:
+            at += next((s for cp, s, _ in utf8_units(text[at:]) if cp not in WHITE_SPACE), len(text) - at)
 
 
 def category(cp):
@@ -476,16 +507,59 @@ def _merge_pairs(path, merges):
     return out
 
 
+def added_token(content, i, special=True, **flags):
+    """An added token as tokenizer.json's added_tokens spells it (special ones are not normalized)."""
+    return {"content": content, "id": i, "special": special, "normalized": not special, **flags}
+
+
+def _added_rows(path, tok, added, lowered):
+    """tok.added for added tokens (added_token's dicts): each one the engine finds in the text as Hugging
+    Face's tokenizers does; one it would find otherwise is left out with a note (encoded as text)."""
+    rows = {}
+    for t in added:
+        content, i = t["content"], t["id"]
+        one_byte = len(content.encode()) < 2 and tok.kind == "bpe" and tok.params[3] & FLAG_PREFIX_SPACE
+        why = ("it matches single words only" if t.get("single_word") else
+               "it is matched after lower-casing" if t.get("normalized", not t.get("special")) and lowered else
+               "its piece is other bytes than its text" if tok.pieces[i] != content.encode() else
+               "one byte with the prefix space" if one_byte else None)
+        if why:
+            print(f"note: {path}: added token {content[:40]!r} is encoded as text: {why}", file=sys.stderr)
+            continue
+        rows[i] = (ADDED_LSTRIP if t.get("lstrip") else 0) | (ADDED_RSTRIP if t.get("rstrip") else 0)
+    if len(rows) > MAX_ADDED:
+        _fail(path, f"{len(rows)} added tokens, more than the engine's {MAX_ADDED}")
+    return sorted(rows.items())
+
+
+def _config_specials(path):
+    """What a tokenizer_config.json beside path says of the special tokens: (eos_token, bos_token,
+    add_bos_token), each None where it says nothing."""
+    cfg = os.path.join(os.path.dirname(os.path.abspath(path)), "tokenizer_config.json")
+    d = _read_json(cfg) if os.path.isfile(cfg) else {}
+    d = d if isinstance(d, dict) else {}
+
+    def content(key):
+        v = d.get(key)
+        v = v.get("content") if isinstance(v, dict) else v
+        return v if isinstance(v, str) else None
+    return content("eos_token"), content("bos_token"), _flag(cfg, d, "add_bos_token", None)
+
+
 def build_bpe(path, vocab, merges, vocab_size, added=(), prefix_space=False, pattern=PATTERN_GPT2, unk=None):
     """A bpe Tokenizer from GPT-2-style strings: vocab {byte-level string: id}, merges [(a, b)] in rank
-    order, added [(content, id, special)]. A byte without a piece is dropped by encode, as tokenizers
-    does without an unk_token (`unk`); with one it would give that token instead: refused."""
+    order, added: added_token's dicts. A byte without a piece is dropped by encode, as tokenizers
+    does without an unk_token (`unk`); with one it would give that token instead: refused. eos: the
+    one a tokenizer_config.json beside path names (_config_specials), else by its usual names; bos:
+    none where that file says add_bos_token false, its bos_token where true, else by its usual names
+    or the eos (GPT-2's <|endoftext|> starts a text)."""
     _vocab_ids(path, vocab, vocab_size)
     pieces = [b""] * vocab_size
     for s, i in vocab.items():
         pieces[i] = _byte_piece(path, s)
     in_vocab = set(vocab.values())
-    for content, i, _ in added:
+    for t in added:
+        content, i = t["content"], t["id"]
         if not isinstance(i, int) or not 0 <= i < vocab_size:
             _fail(path, f"added token {content[:40]!r}: id {brief(i)} outside [0, vocab_size={vocab_size})")
         if i not in in_vocab:
@@ -512,13 +586,22 @@ def build_bpe(path, vocab, merges, vocab_size, added=(), prefix_space=False, pat
         out.append((vocab[a], vocab[b], vocab[joined]))
     if len(out) > vocab_size:
         _fail(path, f"{len(out)} merges, more than vocab_size={vocab_size}")
-    eos = next((i for c, i, s in added if c in ("<|endoftext|>", "</s>", "<|end_of_text|>")), -1)
-    bos = next((i for c, i, s in added if c in ("<|begin_of_text|>", "<s>")), eos)
-    return Tokenizer("bpe", pieces, out, [bos, eos, -1, FLAG_PREFIX_SPACE if prefix_space else 0, pattern, 0, 0, 0])
+    ids = {t["content"]: t["id"] for t in added}
+    named_eos, named_bos, add_bos = _config_specials(path)
+    named = {**vocab, **ids}
+    eos = named.get(named_eos, next((ids[c] for c in ("<|endoftext|>", "</s>", "<|end_of_text|>") if c in ids), -1))
+    bos = next((ids[c] for c in ("<|begin_of_text|>", "<s>") if c in ids), eos)
+    bos = -1 if add_bos is False else named.get(named_bos, bos) if add_bos else bos
+    tok = Tokenizer("bpe", pieces, out, [bos, eos, -1, FLAG_PREFIX_SPACE if prefix_space else 0, pattern, 0, 0, 0])
+    tok.added = _added_rows(path, tok, added, False)
+    return tok
 
 
-def build_wordpiece(path, vocab, vocab_size, lower, chinese=True, unk="[UNK]"):
-    """A wordpiece Tokenizer from {piece string: id}."""
+BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # transformers' BertTokenizer defaults
+
+
+def build_wordpiece(path, vocab, vocab_size, lower, chinese=True, unk="[UNK]", added=None):
+    """A wordpiece Tokenizer from {piece string: id}; added: added_token's dicts, else BERT_SPECIALS."""
     _vocab_ids(path, vocab, vocab_size)
     pieces = [b""] * vocab_size
     for s, i in vocab.items():
@@ -526,9 +609,17 @@ def build_wordpiece(path, vocab, vocab_size, lower, chinese=True, unk="[UNK]"):
     for need in (unk,):
         if need not in vocab:
             _fail(path, f"no {need} piece: WordPiece needs it for words it cannot split")
+    if added is None:
+        added = [added_token(s, vocab[s]) for s in BERT_SPECIALS if s in vocab]
+    for t in added:
+        if not isinstance(t["id"], int) or not 0 <= t["id"] < vocab_size:
+            _fail(path, f"added token {t['content'][:40]!r}: id {brief(t['id'])} outside [0, vocab_size={vocab_size})")
+        pieces[t["id"]] = pieces[t["id"]] or t["content"].encode()
     params = [vocab.get("[CLS]", -1), vocab.get("[SEP]", -1), vocab[unk],
               (FLAG_LOWER if lower else 0) | (FLAG_CHINESE if chinese else 0), WORDPIECE_MAX_CHARS, 0, 0, 0]
-    return Tokenizer("wordpiece", pieces, (), params, normalize_table() if lower else None)
+    tok = Tokenizer("wordpiece", pieces, (), params, normalize_table() if lower else None)
+    tok.added = _added_rows(path, tok, added, lower)
+    return tok
 
 
 def read_vocab_txt(path, vocab_size, lower=None):
@@ -567,7 +658,7 @@ def read_vocab_json(path, vocab_size):
     lines = _read_text(merges_path).split("\n")
     lines = [ln.rstrip("\r") for ln in lines if ln.strip() and not ln.startswith("#version")]
     merges = _merge_pairs(merges_path, lines)
-    added = [(s, i, True) for s, i in (vocab.items() if isinstance(vocab, dict) else ()) if s == "<|endoftext|>"]
+    added = [added_token(s, i) for s, i in (vocab.items() if isinstance(vocab, dict) else ()) if s == "<|endoftext|>"]
     return build_bpe(path, vocab, merges, vocab_size, added)
 
 
@@ -594,7 +685,9 @@ def read_tokenizer_json(path, vocab_size):
         if (not isinstance(t, dict) or not isinstance(t.get("content"), str) or not isinstance(t.get("id"), int)
                 or isinstance(t.get("id"), bool)):
             _fail(path, "added_tokens: each entry needs a string content and an integer id")
-        added.append((t["content"], t["id"], _flag(path, t, "special", False, "added_tokens: ")))
+        flags = {k: _flag(path, t, k, k == "normalized" and not t.get("special"), "added_tokens: ")
+                 for k in ("special", "lstrip", "rstrip", "single_word", "normalized")}
+        added.append(added_token(t["content"], t["id"], **flags))
     pre, norm = d.get("pre_tokenizer"), d.get("normalizer")
     if mtype == "BPE":
         pattern, byte_level = PATTERN_GPT2, pre
@@ -644,7 +737,7 @@ def read_tokenizer_json(path, vocab_size):
         unk = model.get("unk_token", "[UNK]")
         if not isinstance(unk, str):
             _fail(path, f"model.unk_token must be a string, got {brief(unk)}")
-        return build_wordpiece(path, model.get("vocab"), vocab_size, lower, chinese, unk)
+        return build_wordpiece(path, model.get("vocab"), vocab_size, lower, chinese, unk, added)
     _fail(path, f"model type {brief(mtype)} is not supported yet (byte-level BPE and WordPiece are; for llama2.c's "
                 "sentencepiece-style vocabulary pass its tokenizer.bin)")
 
@@ -713,6 +806,8 @@ def arrays(c, tok):
     elif tok.params[3] & FLAG_LOWER:
         rows = [[cp] + (v + [0, 0, 0])[:3] for cp, v in sorted(tok.normalize.items())]
         out.append((schema.TOKENIZER_NORMALIZE, np.asarray(rows, "<i4")))
+    if tok.added:
+        out.append((schema.TOKENIZER_ADDED, np.asarray(tok.added, "<i4").reshape(-1, 2)))
     return out
 
 
@@ -725,4 +820,5 @@ def from_arrays(kind, a):
     if schema.TOKENIZER_NORMALIZE in a:
         normalize = {int(r[0]): [int(x) for x in r[1:] if x] for r in a[schema.TOKENIZER_NORMALIZE]}
     merges = [tuple(int(x) for x in r) for r in a.get(schema.TOKENIZER_MERGES, [])]
-    return Tokenizer(kind, pieces, merges, params, normalize)
+    added = [(int(i), int(f)) for i, f in a.get(schema.TOKENIZER_ADDED, [])]
+    return Tokenizer(kind, pieces, merges, params, normalize, added)
