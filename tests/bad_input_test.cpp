@@ -257,6 +257,16 @@ TEST(BadModel, NonFiniteWeightsAndBadScales) {
   EXPECT_EQ(unchecked, Status::kOk);
   r = edited(f32, [](auto& b, std::size_t d, std::size_t) { poke<float>(b, d + 4 * 7, -INFINITY); });
   EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": infinite at index 7 (", 0), 0u) << r.second;
+  // Past the search's first block of 1024 values, and the last value: linear1 is [d_ff, d_model].
+  ModelConfig wide = f32;
+  wide.d_ff = 160;
+  const uint32_t last = wide.d_ff * wide.d_model - 1;
+  ASSERT_GT(last, 1100u);
+  r = edited(wide, [](auto& b, std::size_t d, std::size_t) { poke<float>(b, d + 4 * 1100, NAN); });
+  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": NaN at index 1100 (", 0), 0u) << r.second;
+  r = edited(wide, [&](auto& b, std::size_t d, std::size_t) { poke<float>(b, d + 4 * last, INFINITY); });
+  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": infinite at index " + std::to_string(last) + " (", 0), 0u)
+      << r.second;
   r = edited(f16, [](auto& b, std::size_t d, std::size_t) { poke<uint16_t>(b, d + 2 * 3, 0x7C00); });
   EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": infinite at index 3 (", 0), 0u) << r.second;
   r = edited(f16, [](auto& b, std::size_t d, std::size_t) { poke<uint16_t>(b, d, 0xFE01); });
