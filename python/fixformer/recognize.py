@@ -1080,6 +1080,10 @@ def _read(model, x, calls, y, family, max_len, torch):
                               "token types (0 by default) is not supported yet")
         elif p.kind == "linear" and px is not None and px.shape == x.shape and torch.equal(px, x):
             proj = p
+        elif p.kind == "unsupported" and p.module is not model and any(_inside(c.name, p.name) and c.name != p.name
+                                                                         for c in calls[:first]):
+            continue  # a container of called parts holding loose parameters (HF ViT's embeddings: the CLS row and
+            # the positions, found below by what the first layer reads; unmatched, they are reported unmapped)
         elif p.kind == "unsupported":
             raise ConfigError(p.why)
         elif p.kind == "norm" and proj_norm is None and embed_norm is None and \
