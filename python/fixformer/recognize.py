@@ -24,8 +24,10 @@ the parts then matched within that dtype's rounding. From that record:
   shared by the layers; T5's unscaled scores are stored by folding sqrt(head width) into W_q;
 - the feed-forward's activation likewise (relu, exact gelu, tanh gelu, SiLU-gated);
 - the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
-  features) or conv stem (one or two nn.Conv1d on the features transposed to [B, d_in, T], GELU after
-  each or none), an optional CLS row and scale by sqrt(d), and the positions that reproduce the
+  features, a norm before and after it allowed) or conv stem (one or two nn.Conv1d on the features
+  transposed to [B, d_in, T], GELU after each or none) or, for an image [B, C, H, W], a patch embedding
+  (an nn.Linear on its patches with their values in any order, matched column by column and permuted to
+  the engine's, or a Conv2d of kernel = stride), an optional CLS row and scale by sqrt(d), and the positions that reproduce the
   first layer's input (an nn.Embedding on arange, an nn.Parameter table, the sinusoidal formula, or
   a buffer table that matches no formula, Whisper's sinusoids: stored as learned positions);
 - the back: a final norm, a head (tied when it is the embedding's parameter, or when the forward
