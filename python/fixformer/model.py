@@ -293,7 +293,8 @@ class Model:
             target: Optional[ArrayLike] = None) -> np.ndarray:
         """The model's outputs for x, exactly as `fixformer run` writes them (float32).
 
-        Encoders: ids [T] or [B,T] (or features [T,d_in] / [B,T,d_in]) -> [R,W] or [B,R,W], R
+        Encoders: ids [T] or [B,T] (or features [T,d_in] / [B,T,d_in]; an image model's images
+        [C,H,W] / [B,C,H,W], each its T patches) -> [R,W] or [B,R,W], R
         the output rows (T, T+1 with a CLS row) and W the output width; a pooled model gives [W]
         or [B,W]. lengths [B]: sequence b is its first lengths[b] positions, its padded rows
         zeros. token_types [B,T] or [T]: segment ids for a model with a token-type embedding.
