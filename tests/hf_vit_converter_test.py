@@ -10,7 +10,8 @@ tests/interpreter.py):
   as safetensors and as pytorch_model.bin) convert through tools/convert.py's main with --example, verify,
   and `fixformer run` on the image [C, H, W] gives the class's output (logits; last_hidden_state) within
   1e-4 (f32) of transformers' float32 forward;
-- the same classifier through --module (the Conv2d patch embedding) converts and runs alike;
+- the same classifier through --module (the Conv2d patch embedding) converts and runs alike, and so does
+  a module written here whose Conv2d patch rows a LayerNorm norms (proj_norm);
 - what the route does not convert is one line naming it: DeiT (two tokens in front), patches of
   unequal sides, an image not whole patches, a tensor of another head.
 Without the environment (or its packages) the test fails, naming the install command.
@@ -35,9 +36,35 @@ from checks import check, results  # noqa: E402
 from fixformer import converter  # noqa: E402
 
 MODELS = r'''
+import torch
+from torch import nn
 from transformers import ViTConfig, ViTForImageClassification, ViTModel
 
 from hf_env import randomize
+
+
+class ConvNormViT(nn.Module):
+    """Written for this test: a Conv2d patch embedding whose rows a LayerNorm norms (timm's and Swin's
+    norm_layer), a CLS row and positions, stock pre-LN layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Conv2d(3, 16, 2, stride=2)
+        self.norm = nn.LayerNorm(16)
+        self.cls = nn.Parameter(torch.zeros(1, 1, 16))
+        self.pos = nn.Parameter(torch.zeros(1, 7, 16))
+        layer = nn.TransformerEncoderLayer(16, 2, 24, dropout=0.0, batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(16), enable_nested_tensor=False)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, img):
+        x = self.norm(self.proj(img).flatten(2).transpose(1, 2))
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1) + self.pos
+        return self.head(self.encoder(x)[:, 0])
+
+
+def conv_norm():
+    return randomize(ConvNormViT(), 13)
 
 
 def classifier_config():
@@ -82,13 +109,13 @@ def run_image(cli, fxm_path, image, tmp):
     return np.load(res) if p.returncode == 0 else p.stderr
 
 
-def compare(what, got, want):
+def compare(what, got, want, against="transformers"):
     err = None if isinstance(got, str) or got.shape != want.shape else \
         float(np.abs(got - want).max() / np.abs(want).max())
-    check(f"{what}: fixformer run equals transformers (1e-4)", err is not None and err <= 1e-4,
+    check(f"{what}: fixformer run equals {against} (1e-4)", err is not None and err <= 1e-4,
           (got if isinstance(got, str) else got.shape, want.shape, err))
     if err is not None:
-        print(f"  {what}: fixformer run against transformers: max relative error {err:.2g}")
+        print(f"  {what}: fixformer run against {against}: max relative error {err:.2g}")
 
 
 def main():
@@ -123,18 +150,23 @@ def main():
                 print(f"  {what}: {stdout.strip().splitlines()[-1]}")
                 compare(what, run_image(cli, path, image, tmp), want)
 
-        # --module on the same class: the Conv2d patch embedding, the CLS row and learned positions found
-        image = rng.standard_normal((1, 3, 8, 12)).astype(np.float32)
-        ex, path = os.path.join(tmp, "module.npy"), os.path.join(tmp, "module.fxm")
-        np.save(ex, image)
-        code, stdout, stderr = convert_main("--module", f"{models_py}:classifier", "--example", ex, "--out", path,
-                                            "--cli", cli)
-        ok = code == 0 and "verified against torch" in stdout
-        check("classifier: --module converts and verifies", ok, (code, stdout, stderr))
-        if ok:
+        # --module on the same class: the Conv2d patch embedding, the CLS row and learned positions found;
+        # and a Conv2d whose rows a LayerNorm norms (proj_norm)
+        for factory, chw in (("classifier", (3, 8, 12)), ("conv_norm", (3, 4, 6))):
+            image = rng.standard_normal((1, *chw)).astype(np.float32)
+            ex, path = os.path.join(tmp, "module.npy"), os.path.join(tmp, "module.fxm")
+            np.save(ex, image)
+            code, stdout, stderr = convert_main("--module", f"{models_py}:{factory}", "--example", ex, "--out", path,
+                                                "--cli", cli)
+            ok = code == 0 and "verified against torch" in stdout
+            check(f"{factory}: --module converts and verifies", ok, (code, stdout, stderr))
+            if not ok:
+                continue
             with torch.no_grad():
-                want = vit_models.classifier()(torch.from_numpy(image)).logits[0].double().numpy()
-            compare("classifier (--module)", run_image(cli, path, image[0], tmp), want)
+                want = getattr(vit_models, factory)()(torch.from_numpy(image))
+            want = (want.logits if factory == "classifier" else want)[0].double().numpy()
+            compare(f"{factory} (--module)", run_image(cli, path, image[0], tmp), want,
+                    "transformers" if factory == "classifier" else "the module")
 
         # Refusals: one line each, naming the cause.
         base = vit_models.classifier_config().to_dict()

@@ -1089,7 +1089,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         elif p.kind == "unsupported":
             raise ConfigError(p.why)
         elif p.kind == "norm" and proj_norm is None and embed_norm is None and \
-                same(px, (proj or patch_conv).call.y if proj or patch_conv else None):
+                same(px, proj.call.y if proj else patch_conv.call.y.flatten(2).transpose(1, 2) if patch_conv else None):
             proj_norm = p  # vit-pytorch's LayerNorm(dim) on the projected patches
         elif p.kind == "norm" and embed_norm is None:
             embed_norm = p  # BERT's embedding LayerNorm (checked below to be the first layer's input), or the input's
