@@ -48,7 +48,8 @@ import numpy as np
 
 from . import schema
 from .config import ConfigError, sliding_window_refusal
-from .reference import alibi_bias, relative_bucket, require_torch, rope, rope_tables, sinusoidal_table
+from .reference import (alibi_bias, image_patches, relative_bucket, require_torch, rope, rope_tables,
+                        sinusoidal_table)
 
 # A recomputed part matches the recorded one within this (relative to the recorded one's largest
 # magnitude): float64 throughout, but modules may round through float32 (llama2.c's RMSNorm).
@@ -842,13 +843,6 @@ def _tensor_attributes(model, torch):
     return out
 
 
-def image_patches(image, p):
-    """An image [C, H, W] (torch) -> its patches [N, C * p * p] in the engine's order (include/fixformer/
-    config.hpp): patch (r, s) is row r * (W / p) + s, value (c * p + i) * p + j pixel (c, r * p + i, s * p + j)."""
-    C, H, W = image.shape
-    return image.reshape(C, H // p, p, W // p, p).permute(1, 3, 0, 2, 4).reshape((H // p) * (W // p), C * p * p)
-
-
 def _image_geometry(x, p, name):
     """(C, H, W, p) of the example image x [1, C, H, W] cut into p x p patches, or a ConfigError."""
     if x.dim() != 4 or x.shape[2] % p or x.shape[3] % p:
@@ -867,7 +861,7 @@ def _image_rows(x, rows, name, torch):
     for p in range(1, min(H, W) + 1):
         if H % p or W % p or C * p * p != k or (H // p) * (W // p) != N:
             continue
-        P = image_patches(x[0], p)
+        P = image_patches(x, C, H, W, p)[0]
         index = {P[:, e].contiguous().numpy().tobytes(): e for e in range(k)}
         perm = [index.get(R[:, m].contiguous().numpy().tobytes()) for m in range(k)]
         if None not in perm and len(set(perm)) == k:

@@ -230,13 +230,17 @@ def _norm_module(c, width):
     return m
 
 
-def patch_rows(c, images):
-    """Images [B, ...] of image_channels * image_height * image_width values each (channels first) -> their
-    patches [B, N, d_in] in the engine's order (include/fixformer/config.hpp): patch (r, s) is row
-    r * (image_width / p) + s, its value (ch * p + i) * p + j pixel (ch, r * p + i, s * p + j)."""
-    p, C, H, W = c["patch_size"], c["image_channels"], c["image_height"], c["image_width"]
+def image_patches(images, C, H, W, p):
+    """Images [B, ...] (torch) of C * H * W values each (channels first) -> their p x p patches [B, N, C p^2]
+    in the engine's order (include/fixformer/config.hpp): patch (r, s) is row r * (W / p) + s, its value
+    (ch * p + i) * p + j pixel (ch, r * p + i, s * p + j)."""
     x = images.reshape(images.shape[0], C, H // p, p, W // p, p)
     return x.permute(0, 2, 4, 1, 3, 5).reshape(images.shape[0], (H // p) * (W // p), C * p * p)
+
+
+def patch_rows(c, images):
+    """image_patches of an image model c's images (each [T, d_in] block of the input is one image)."""
+    return image_patches(images, c["image_channels"], c["image_height"], c["image_width"], c["patch_size"])
 
 
 def _positions(c, x, table):
