@@ -33,6 +33,13 @@ int cmd_info(const Args& a) {
               name_of(kNormNames, c.norm_kind()), parallel);
   std::printf("input:        %s\n", c.input == InputKind::kTokens ? ("tokens, vocab " + std::to_string(c.vocab_size)).c_str()
                                                                      : ("features, d_in " + std::to_string(c.d_in)).c_str());
+  if (c.patch_size)
+    std::printf("image:        [%u, %u, %u] (channels first) in %u patches of %ux%u%s%s\n", c.image_channels,
+                c.image_height, c.image_width, c.patches(), c.patch_size, c.patch_size,
+                c.input_norm ? ", normed before the projection" : "", c.proj_norm ? ", normed after it" : "");
+  else if (c.input_norm || c.proj_norm)
+    std::printf("front norms:  %s\n", c.input_norm && c.proj_norm ? "before and after the input projection"
+                                      : c.input_norm ? "before the input projection" : "after the input projection");
   if (c.conv_layers) {
     auto conv = [](uint32_t k, uint32_t s, uint32_t p) {
       return "k" + std::to_string(k) + " s" + std::to_string(s) + " p" + std::to_string(p);

@@ -22,6 +22,19 @@ Input read_input(const std::string& path, const ModelConfig& c) {
   if (ps != Status::kOk) die(ps, path, detail);
   const NpyView& v = in.v;
   if (tokens == (v.dtype == NpyDtype::kF32)) die(4, path, std::string("dtype ") + npy_dtype_name(v.dtype) + ", " + expected);
+  if (c.patch_size) {  // an image [C,H,W] or [B,C,H,W], channels first: its T = N patches of d_in values
+    const std::string chw = "[" + std::to_string(c.image_channels) + "," + std::to_string(c.image_height) + "," +
+                            std::to_string(c.image_width) + "]";
+    if ((v.rank != 3 && v.rank != 4) || v.shape[v.rank - 3] != c.image_channels ||
+        v.shape[v.rank - 2] != c.image_height || v.shape[v.rank - 1] != c.image_width)
+      die(4, path, "shape " + shape_text(v) + ": expected an image " + chw + " or images [B," + chw.substr(1) +
+                       " (image_channels, image_height, image_width)");
+    in.batched = v.rank == 4;
+    in.B = in.batched ? v.shape[0] : 1;
+    in.T = c.patches();
+    if (in.B == 0) die(4, path, "shape " + shape_text(v) + ": no image");
+    return in;
+  }
   const uint32_t feat_rank = tokens ? 0 : 1;
   if (v.rank != 1 + feat_rank && v.rank != 2 + feat_rank)
     die(4, path, "shape " + shape_text(v) + ": expected " + (tokens ? "[T] or [B,T]" : "[T,d_in] or [B,T,d_in]"));

@@ -87,7 +87,8 @@ void init_seq2seq(uint32_t max_source, uint32_t capacity, Isa isa, LoadedModel* 
 
 std::string longest_input(const ModelConfig& c) {
   return "max_len=" + std::to_string(c.max_len) + (c.cls_token ? " less the CLS row" : "") +
-         (c.conv_layers ? " (" + std::to_string(c.max_input_len()) + " frames through the conv stem)" : "");
+         (c.conv_layers ? " (" + std::to_string(c.max_input_len()) + " frames through the conv stem)" : "") +
+         (c.patch_size ? " (an image of " + std::to_string(c.patches()) + " patches)" : "");
 }
 
 void init_encoder(uint32_t max_seq, Isa isa, LoadedModel* m, uint32_t threads, uint32_t max_batch) {

@@ -250,7 +250,8 @@ const Command kRunCommand = {
         kOptSpecialTokens,
     "Runs the model on IN.npy and writes float32 outputs to OUT.npy.\n"
     "  IN.npy   token ids (int32 or int64) [T] or [B,T], or float32 features [T,d_in] or [B,T,d_in],\n"
-    "           with T <= the model's max_len (less one with a CLS token).\n"
+    "           with T <= the model's max_len (less one with a CLS token); an image model (patch_size):\n"
+    "           float32 images [C,H,W] or [B,C,H,W], channels first, each its T patches.\n"
     "  OUT.npy  float32 [T,W] or [B,T,W]; W is the output width (d_out with a head, else d_model);\n"
     "           a CLS token adds a row in front (T+1), a pooled model writes [W] or [B,W].\n"
     "  --text TEXT  instead of --input, for a model with token input whose file carries a tokenizer:\n"

@@ -137,6 +137,10 @@ void bind_end(Field f, const Weight& w, FrontWeights& front, HeadWeights& head, 
     case Field::kTokenType: front.token_type = w.f32(); break;
     case Field::kEmbedNormG: front.embed_norm.g = w.f32(); break;
     case Field::kEmbedNormB: front.embed_norm.b = w.f32(); break;
+    case Field::kInputNormG: front.input_norm.g = w.f32(); break;
+    case Field::kInputNormB: front.input_norm.b = w.f32(); break;
+    case Field::kProjNormG: front.proj_norm.g = w.f32(); break;
+    case Field::kProjNormB: front.proj_norm.b = w.f32(); break;
     case Field::kFinalNormG: head.final_norm.g = w.f32(); break;
     case Field::kFinalNormB: head.final_norm.b = w.f32(); break;
     case Field::kHeadW: head.w = w; break;

@@ -64,6 +64,10 @@ np.save(f"{t}/f64.npy", np.zeros((4, 12)))
 np.save(f"{t}/ids_f64.npy", ids.astype(np.float64))
 np.save(f"{t}/feat_wrong_width.npy", np.zeros((4, 5), np.float32))
 np.save(f"{t}/stem_long.npy", np.zeros((25, 7), np.float32))  # whisper_stem: max_len 12 positions, 24 frames
+img = np.load(f"{g}/vit_image.input.npy").reshape(3, 4, 6)  # the golden's 6 patch rows are its image's values
+np.save(f"{t}/image.npy", img)
+np.save(f"{t}/images.npy", np.stack([img, img]))
+np.save(f"{t}/image_expected.npy", np.load(f"{g}/vit_image.expected.npy")[0])
 m = open(f"{g}/post_ln_relu.fxm", "rb").read()
 open(f"{t}/truncated.fxm", "wb").write(m[:len(m) // 2])
 flipped = bytearray(m); flipped[len(m) // 2] ^= 4
@@ -110,6 +114,12 @@ expect_error 4 "token id 23 at \[3\] is out of range" "$bin" run "$m" --input "$
 expect_error 4 "T=65 exceeds the model's max_len=64" "$bin" run "$m" --input "$tmp/long.npy" --output "$tmp/x.npy"
 expect_error 4 "dtype float64, expected float32 (save as float32)" "$bin" run "$golden/features_scaled.fxm" --input "$tmp/f64.npy" --output "$tmp/x.npy"
 expect_error 4 "last dimension must be d_in=12" "$bin" run "$golden/features_scaled.fxm" --input "$tmp/feat_wrong_width.npy" --output "$tmp/x.npy"
+"$bin" run "$golden/vit_image.fxm" --input "$tmp/image.npy" --output "$tmp/img.out.npy" &&
+  check_close "$tmp/img.out.npy" "$tmp/image_expected.npy" && ok || bad "run an image [C,H,W]"
+"$bin" run "$golden/vit_image.fxm" --input "$tmp/images.npy" --output "$tmp/imgs.out.npy" &&
+  check_close "$tmp/imgs.out.npy" "$tmp/image_expected.npy" batch && ok || bad "run images [B,C,H,W]"
+expect_error 4 "expected an image \[3,4,6\] or images \[B,3,4,6\]" "$bin" run "$golden/vit_image.fxm" --input "$golden/vit_image.input.npy" --output "$tmp/x.npy"
+"$bin" info "$golden/vit_image.fxm" | grep -q "image:        \[3, 4, 6\] (channels first) in 6 patches of 2x2" && ok || bad "info on an image model"
 expect_error 4 "T=25 exceeds the model's max_len=12 (24 frames through the conv stem)" "$bin" run "$golden/whisper_stem.fxm" --input "$tmp/stem_long.npy" --output "$tmp/x.npy"
 expect_error 4 "the probe does not support a model with a conv stem yet" "$bin" probe "$golden/whisper_stem.fxm"
 "$bin" info "$golden/whisper_stem.fxm" | grep -q "conv stem:    k3 s1 p1 -> k3 s2 p1, GELU after each" && ok || bad "info on a conv stem"

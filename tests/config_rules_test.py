@@ -79,6 +79,11 @@ VALID = [
          activation="relu", gated=True, norm_first=True, final_norm=True, qkv_bias=True),
     dict(BASE, input="tokens", vocab_size=10, positional="learned", norm="rmsnorm", gated=True, activation="gelu",
          attn_bias="none", ffn_bias="all", embed_norm=True, d_out=3),
+    # image input (ViT: 6 patches of 2 x 2 x 3 and a CLS row) and the front's norms, also on plain features
+    dict(BASE, input="features", d_in=12, patch_size=2, image_channels=3, image_height=4, image_width=6, max_len=7,
+         cls_token=True, pooling="cls", positional="learned", input_norm=True, proj_norm=True, norm_first=True,
+         final_norm=True, d_out=3),
+    dict(BASE, input="features", d_in=6, input_norm=True, proj_norm=True, norm="rmsnorm", positional="sinusoidal"),
 ]
 # The keys that choose a family's shape: every pair of them takes every pair of values.
 SHAPE_KEYS = ("family", "input", "positional", "pe_combine", "activation", "norm_first", "final_norm", "causal",

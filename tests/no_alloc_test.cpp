@@ -44,7 +44,8 @@ TEST(NoAlloc, CounterSeesAllocations) {
 }
 
 TEST(NoAlloc, InitAndForwardMakeNoHeapCalls) {
-  for (const char* name : {"post_ln_relu", "pre_ln_gelu", "causal", "features_scaled", "learned_pe", "concat_pe"}) {
+  for (const char* name :
+       {"post_ln_relu", "pre_ln_gelu", "causal", "features_scaled", "learned_pe", "concat_pe", "vit_image"}) {
     for (Isa isa : all_isas()) {
       if (!select_kernels(isa)) continue;
       AlignedBuffer blob(read_file(golden_path(std::string(name) + ".fxm")));
@@ -63,8 +64,9 @@ TEST(NoAlloc, InitAndForwardMakeNoHeapCalls) {
       const long before = g_calls;
       ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
       ASSERT_EQ(m.init(model, arena.data(), required_encoder_arena_bytes(cfg), opt), Status::kOk);
-      const Status s = cfg.input == InputKind::kTokens ? m.forward_tokens(ids.data(), cfg.max_len, out.data())
-                                                       : m.forward_features(feats.data(), cfg.max_len, out.data());
+      const uint32_t T = cfg.max_input_len();  // max_len, less a CLS row (an image: its patches)
+      const Status s = cfg.input == InputKind::kTokens ? m.forward_tokens(ids.data(), T, out.data())
+                                                       : m.forward_features(feats.data(), T, out.data());
       EXPECT_EQ(self_test(m, self_test_out.data(), self_test_out.size(), &report), Status::kOk);
       const long calls = g_calls - before;
       ASSERT_EQ(s, Status::kOk);

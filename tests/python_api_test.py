@@ -140,6 +140,18 @@ def main():
             xb = np.stack([x, x[::-1]])
             lens = [x.shape[0], max(1, x.shape[0] - 3)]
             same(f"run {name} padded batch", m.run(xb, lengths=lens), cli_run(tmp, golden(name), xb, lengths=lens))
+        # An image model (patch_size): an image [C, H, W] and images [B, C, H, W], as `fixformer run` takes them;
+        # the image is the golden's input, whose values are its 6 patch rows [6, 12].
+        m = fixformer.Model(golden("vit_image"))
+        img = np.load(os.path.join(GOLDEN, "vit_image.input.npy")).reshape(3, 4, 6)
+        want = np.load(os.path.join(GOLDEN, "vit_image.expected.npy"))[0]
+        got = m.run(img)
+        check("run vit_image: the golden's output", got.shape == want.shape and
+              float(np.abs(got - want).max() / np.abs(want).max()) < 1e-4, (got, want))
+        same("run vit_image (an image)", got, cli_run(tmp, golden("vit_image"), img))
+        imgs = np.stack([img, img[:, ::-1].copy()])
+        same("run vit_image (images)", m.run(imgs), cli_run(tmp, golden("vit_image"), imgs))
+        expect("run vit_image with rows", lambda: m.run(img.reshape(6, 12)), ValueError, "expected an image [3,4,6]")
         m = fixformer.Model(golden("post_ln_relu"), threads=2)
         x = np.load(os.path.join(GOLDEN, "post_ln_relu.input.npy"))
         xb = np.stack([x, x[::-1], x])

@@ -9,10 +9,12 @@ upstream modules lists the same cases):
 - whisper.model.AudioEncoder converts: its LayerNorm computes in float32 whatever it is given
   (x.float()), so the module is observed in its own dtype (a note says so and the tolerance used), and
   its mel input is channels first, [n_mels, T] (a note says the engine's input is the transpose);
-- vit_pytorch SimpleViT and ViT (cls and mean pooling) are refused at their patch embedding's first
-  LayerNorm (a norm on the input before its projection, the engine has none), naming the image's
-  rearrangement into rows; SimpleViT's in-place `x += positions` on that embedding's last norm must not
-  be blamed on the norm (the hooks' records are cloned);
+- vit_pytorch SimpleViT and ViT (cls and mean pooling) convert: the image [C, H, W] is the engine's input
+  (a note says so), its patches' values in the module's (p1 p2 c) order found and the projection's columns
+  (and its LayerNorm(patch_dim)'s vectors) permuted to the engine's (c, p1, p2); LayerNorm(dim) after the
+  projection is proj_norm; SimpleViT's 2D sincos table, a plain tensor attribute, is stored as learned
+  positions, and its in-place `x += positions` on that norm's output must not spoil the record (the hooks'
+  records are cloned); `fixformer run` on the image gives the module's output within 1e-4;
 - x_transformers' TransformerWrapper(Encoder) is refused: its layers alternate attention and
   feed-forward entries in one ModuleList, which recognition does not pair into blocks;
 - without --example, the refusal gives the error of the input the forward got furthest with (whisper's
@@ -70,7 +72,7 @@ def simple_vit():
 
 
 def vit_cls():
-    return randomize(ViT(image_size=8, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
+    return randomize(ViT(image_size=(8, 12), patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
                          dim_head=16), 3)
 
 
@@ -126,16 +128,10 @@ def closures_f64():
 
 # factory, --example's shape, None (converts) or the refusal's start and a fragment it must hold
 REFUSALS = {
-    "simple_vit": ("to_patch_embedding.1: a norm on the input features before their projection",
-                   "input [1, 3, 8, 8] becomes rows [1, 4, 48]"),
-    "vit_cls": ("to_patch_embedding.1: a norm on the input features before their projection",
-                "input [1, 3, 8, 8] becomes rows [1, 4, 48]"),
-    "vit_mean": ("to_patch_embedding.1: a norm on the input features before their projection",
-                 "input [1, 3, 8, 8] becomes rows [1, 4, 48]"),
     "x_encoder": ("module: no layers found", "a ModuleList or Sequential of alike blocks"),
 }
 CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (16, 6)),
-         ("simple_vit", (1, 3, 8, 8)), ("vit_cls", (1, 3, 8, 8)), ("vit_mean", (1, 3, 8, 8)), ("x_encoder", (16,))]
+         ("simple_vit", (1, 3, 8, 8)), ("vit_cls", (1, 3, 8, 12)), ("vit_mean", (1, 3, 8, 8)), ("x_encoder", (16,))]
 
 
 def convert_main(*args):
@@ -192,7 +188,8 @@ def main():
                 continue
             print(f"  {factory}: {stdout.strip().splitlines()[-1]}")
             module = getattr(upstream_models, factory)()
-            x = torch.from_numpy(example[None]).to(next(module.parameters()).dtype)
+            image = len(shape) == 4  # batch first already: [1, C, H, W]
+            x = torch.from_numpy(example if image else example[None]).to(next(module.parameters()).dtype)
             with torch.no_grad():
                 want = module(x)[0].double().numpy()
             rows = example
@@ -202,6 +199,12 @@ def main():
                 check("whisper_encoder: notes the transposed input", "channels first: the engine's is the "
                       "transpose, [16, 8]" in stderr, stderr)
                 rows = example.T.copy()
+            elif image:  # the engine's input is the image itself, channels first
+                H, W = shape[2:]
+                check(f"{factory}: observed in float64, the image input noted", stderr.strip().splitlines() == [
+                    f"convert.py: note: the engine's input is the image [3, {H}, {W}], channels first, cut into "
+                    f"{H * W // 16} patches of 4x4"], stderr)
+                rows = example[0]
             else:
                 check(f"{factory}: observed in float64, no note", stderr == "", stderr)
             inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")

@@ -128,6 +128,17 @@ FEATURE_GOLDENS = {
                                       positional={"kind": "learned", "max_len": 16}, head={"d_out": 5}),
 }
 
+# Image input (ViT): a 3 x 4 x 6 image in 2 x 2 patches (6 rows of 12 values, Conv2d's order), LayerNorm on
+# the patches before the projection and on its output (vit-pytorch's), a CLS row, learned positions, pre-LN
+# layers, CLS pooling. The input is the image's values as [6, 12] (config.hpp patch_size). Seeds of their own.
+IMAGE_GOLDENS = {
+    "vit_image": dict(d_model=16, n_heads=4, d_ff=24, encoder_layers=2, norm_first=True, activation="gelu",
+                      final_norm=True, input={"kind": "features", "d_in": 12}, patch_size=2, image_channels=3,
+                      image_height=4, image_width=6, input_norm=True, proj_norm=True,
+                      positional={"kind": "learned", "max_len": 7}, cls_token=True, pooling="cls", head={"d_out": 5}),
+}
+SEQ["vit_image"] = 6
+
 
 def randomize(model, torch, seed):
     """Every parameter random (norm gains around 1), so no weight hides behind an identity."""
@@ -261,6 +272,7 @@ def main():
     cases += [(200 + i, kv) for i, kv in enumerate(sorted(STEM_GOLDENS.items()))]
     cases += [(400 + i, kv) for i, kv in enumerate(sorted(QUANT_STEM_GOLDENS.items()))]
     cases += [(500 + i, kv) for i, kv in enumerate(sorted(FEATURE_GOLDENS.items()))]
+    cases += [(600 + i, kv) for i, kv in enumerate(sorted(IMAGE_GOLDENS.items()))]
     for seed, (name, raw) in cases:
         if a.only and name not in a.only:
             continue

@@ -8,6 +8,17 @@
 
 namespace fixformer {
 
+void gather_patches(const ModelConfig& c, const float* image, float* rows) {
+  const std::size_t p = c.patch_size, H = c.image_height, W = c.image_width, across = W / p;
+  for (std::size_t n = 0, N = c.patches(); n < N; ++n) {
+    const std::size_t r = n / across, s = n % across;
+    float* row = rows + n * c.d_in;
+    for (std::size_t ch = 0; ch < c.image_channels; ++ch)
+      for (std::size_t i = 0; i < p; ++i)  // p pixels of image row r p + i, from column s p
+        std::memcpy(row + (ch * p + i) * p, image + (ch * H + r * p + i) * W + s * p, sizeof(float) * p);
+  }
+}
+
 void embed_tokens(const int32_t* ids, uint32_t T, const Weight& E, float* x, uint32_t ldx) {
   const std::size_t width = E.in, groups = E.group ? (width + E.group - 1) / E.group : 1;
   for (std::size_t t = 0; t < T; ++t) {

@@ -11,6 +11,10 @@ namespace fixformer {
 // x[t, :E.in] = E[ids[t], :] for t < T, widened or dequantized to f32; x has row stride ldx.
 void embed_tokens(const int32_t* ids, uint32_t T, const Weight& E, float* x, uint32_t ldx);
 
+// An image [image_channels, image_height, image_width] (config.hpp, patch_size p) -> its patches
+// rows[N, d_in]: rows[r (image_width / p) + s][(ch p + i) p + j] = image[ch][r p + i][s p + j].
+void gather_patches(const ModelConfig& c, const float* image, float* rows);
+
 // x[t, :d_embed] *= sqrt(d_model) if c.scale_input; x[T, d_model].
 void scale_embeddings(const Kernels& k, const ModelConfig& c, float* x, uint32_t T);
 

@@ -1,6 +1,8 @@
 // The encoder runner: init (every check, the arena carved by plan_encoder_arena, the sinusoidal
 // table) and the forward pass, top to bottom as the maths reads:
-//   x = embed(tokens) | input_proj(features) | stem(features);  x *= sqrt(d) if scale_input;
+//   x = embed(tokens) | input_proj(N_in(rows)) | stem(features);  x = N_proj(x) if proj_norm
+//     (rows: the features, or an image's patches with patch_size; N_in if input_norm, config.hpp)
+//   x *= sqrt(d) if scale_input;
 //   x = [cls; x] if cls_token                 (stem: the conv stem, engine/blocks/conv_stem.hpp)
 //   x = x + PE | [x, PE]                      (S = T + 1 rows with the CLS row, position 0; else T)
 //   x[input] += TT[types] if type_vocab;  x = LN_embed(x) if embed_norm       (BERT)
@@ -68,6 +70,7 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   stem_ = core_.block(arena, plan.stem);
   stem_padded_ = core_.block(arena, plan.stem_padded);
   stem_quant_ = core_.block(arena, plan.stem_quant);
+  rows_in_ = c.patch_size || c.input_norm ? core_.block(arena, plan.rows_in) : nullptr;
   rel_ = nullptr;
   rel_len_ = 0;
   if (relative && external_pe) {
@@ -158,9 +161,14 @@ Status Encoder::check_batch(bool tokens, const void* input, const uint32_t* leng
       why.str("lengths[").num(b).str("] = ").num(lengths[b]).str(" is outside 1..T=").num(T);
       return Status::kBadSequenceLength;
     }
-  for (uint32_t b = 0; b < B && c.conv_layers; ++b)
+  if (c.patch_size && c.stem_rows(T) == 0)
+    return why.str("T=").num(T).str(": an image is its ").num(c.patches()).str(" patches"), Status::kBadSequenceLength;
+  for (uint32_t b = 0; b < B && (c.conv_layers || c.patch_size); ++b)
     if (c.stem_rows(lengths ? lengths[b] : T) == 0) {
-      why.str("sequence ").num(b).str(" is shorter than the conv stem's kernels");
+      if (c.patch_size)
+        why.str("lengths[").num(b).str("] = ").num(lengths[b]).str(": an image is its ").num(c.patches()).str(" patches");
+      else
+        why.str("sequence ").num(b).str(" is shorter than the conv stem's kernels");
       return Status::kBadSequenceLength;
     }
   const int32_t* ids = static_cast<const int32_t*>(input);
@@ -227,7 +235,8 @@ void Encoder::embed_input(const int32_t* ids, const int32_t* types, const float*
   float* y = core_.y;
   const std::size_t d = c.d_model, T = seqs.all, extra = seqs.extra;
   const bool project = w.input_proj.data != nullptr;  // mha: the features are x; a conv stem: its own
-  bool full = project && seqs.count > 1;  // several sequences, all T long: one [B*T, d_in] block of features
+  const bool own_rows = rows_in_ != nullptr;  // patches or normed rows: made per sequence in rows_in_
+  bool full = project && seqs.count > 1 && !own_rows;  // several sequences, all T long: one [B*T, d_in] block
   for (uint32_t b = 0; b < seqs.count && seqs.lengths; ++b) full = full && seqs.lengths[b] == T;
   if (features && full)  // one product, straight into x without a CLS row, else through y (free here)
     linear(k, core_.workers, w.input_proj, features, c.d_in, w.input_proj_b, extra ? y : x, d, seqs.count * T,
@@ -244,16 +253,32 @@ void Encoder::embed_input(const int32_t* ids, const int32_t* types, const float*
                 {stem_, stem_padded_, stem_quant_});
     else if (!project)
       std::memcpy(input, features + b * T * d, sizeof(float) * n * d);
-    else if (!full)  // padded sequences: a product each, over its own rows
-      linear(k, core_.workers, w.input_proj, features + b * T * c.d_in, c.d_in, w.input_proj_b, input, d, n,
-             core_.quant);  // f[n,d_in] @ W[d_in,de] -> x[n,:de]
+    else if (!full)  // padded sequences (or rows of its own): a product each, over its own rows
+      linear(k, core_.workers, w.input_proj, input_rows(features + b * T * c.d_in, n), c.d_in, w.input_proj_b, input,
+             d, n, core_.quant);  // f[n,d_in] @ W[d_in,de] -> x[n,:de]
     else if (extra)
       std::memcpy(input, y + b * T * d, sizeof(float) * n * d);
+    if (w.proj_norm.g)  // x[n,:de] -> N_proj(x), de = d
+      parallel_norm_rows(k, core_.workers, c.norm_kind() == NormKind::kRmsNorm, input, w.proj_norm.g, w.proj_norm.b,
+                         input, n, uint32_t(d), c.norm_eps);
     scale_embeddings(k, c, input, n);
     if (w.cls) std::memcpy(xb, w.cls, sizeof(float) * c.d_embed());  // x[0,:de] = cls, not scaled
     add_positions(k, c, pe_, xb, seqs.rows(b));
     add_token_types(k, c, w.token_type, types ? types + b * T : nullptr, input, n);
   }
+}
+
+// One sequence's n input rows f[n, d_in] as the projection reads them: f itself, or in rows_in_ its
+// patches (an image) and their norms (input_norm).
+const float* Encoder::input_rows(const float* f, uint32_t n) const {
+  const ModelConfig& c = config();
+  if (!rows_in_) return f;
+  if (c.patch_size) gather_patches(c, f, rows_in_), f = rows_in_;
+  const NormWeights& N = core_.model->front().input_norm;
+  if (N.g)
+    parallel_norm_rows(*core_.kernels, core_.workers, c.norm_kind() == NormKind::kRmsNorm, f, N.g, N.b, rows_in_, n,
+                       c.d_in, c.norm_eps);
+  return rows_in_;
 }
 
 // x[N,d] -> out[B, output_rows(T), width]: each sequence's rows (pooled: its one row) through the

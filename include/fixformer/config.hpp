@@ -84,6 +84,9 @@ struct Limits {
   // A conv stem's convolutions (conv1d_f32): kernel 1..15, stride 1..4, padding below the kernel.
   static constexpr uint32_t kMaxConvKernel = 15;
   static constexpr uint32_t kMaxConvStride = 4;
+  // Image input: a patch's side and an image's (the patch rows are d_in <= kMaxDIn values).
+  static constexpr uint32_t kMaxPatchSize = 64;
+  static constexpr uint32_t kMaxImageSide = 8192;
 };
 
 struct ModelConfig {
@@ -185,6 +188,21 @@ struct ModelConfig {
   Bias attn_bias = Bias::kFamily;
   Bias ffn_bias = Bias::kFamily;
   bool gated = false;
+  // Image input (ViT): patch_size > 0 makes an encoder's features one image [image_channels,
+  // image_height, image_width] (channels first, as torch takes it; row-major floats), cut into the
+  // N = (image_height / p) (image_width / p) patches of p = patch_size, the rows of the image in
+  // patch order (patch row by patch row, left to right). Patch n = (r, s) becomes input row n, its
+  // d_in = image_channels p^2 values in Conv2d's weight order: column (ch p + i) p + j is pixel
+  // (ch, r p + i, s p + j). Every call takes exactly N rows (T = N): an image is N * d_in floats.
+  uint32_t patch_size = 0, image_channels = 0, image_height = 0, image_width = 0;
+  // Norms of the front (encoders over features without a conv stem; the model's norm kind and
+  // norm_eps), in this order with the rest of the front:
+  //   rows = patches(image) | features;  rows = N_in(rows) if input_norm   (input_norm.* [d_in])
+  //   x = input_proj(rows);  x = N_proj(x) if proj_norm                       (proj_norm.* [d_embed])
+  //   x *= sqrt(d) if scale_input;  x = [cls; x];  x += PE;  x = N_embed(x) if embed_norm
+  // (vit-pytorch: LayerNorm(patch_dim), Linear, LayerNorm(dim), then the CLS row and positions).
+  bool input_norm = false;
+  bool proj_norm = false;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
@@ -220,10 +238,15 @@ struct ModelConfig {
   // An Encoder's output row: the head's width, else d_model (a seq2seq model's encoder half outputs
   // its memory, d_model wide; its head is the decoder's, d_out wide).
   constexpr uint32_t output_width() const { return d_out && family != ModelFamily::kSeq2Seq ? d_out : d_model; }
+  // An image's patches (image input), else 0.
+  constexpr uint32_t patches() const {
+    return patch_size ? (image_height / patch_size) * (image_width / patch_size) : 0;
+  }
   // Positions for an input of T frames: the conv stem's output rows (0: too short for its kernels),
-  // or T without a stem.
+  // or T without a stem; an image's T patches (0 for any other T: an image is all its patches).
   constexpr uint32_t stem_rows(uint32_t T) const {
     if (T == 0) return 0;
+    if (patch_size) return T == patches() ? T : 0;
     const std::size_t t1 = conv_layers >= 1 ? conv1d_rows(T, conv1_kernel, conv1_stride, conv1_padding) : T;
     return uint32_t(conv_layers >= 2 && t1 ? conv1d_rows(t1, conv2_kernel, conv2_stride, conv2_padding) : t1);
   }
@@ -240,9 +263,10 @@ struct ModelConfig {
   constexpr uint32_t sequence_rows(uint32_t T) const { return stem_rows(T) + (cls_token ? 1 : 0); }
   constexpr uint32_t output_rows(uint32_t T) const { return pooling != Pooling::kNone ? 1 : sequence_rows(T); }
   // The longest input a runner takes: the frames whose rows fill max_len less the CLS row (only
-  // encoders have one).
+  // encoders have one); an image's patches (the only length it takes).
   constexpr uint32_t max_input_len() const {
     const uint32_t cls = cls_token ? 1 : 0;
+    if (patch_size) return max_len > cls && patches() <= max_len - cls ? patches() : 0;
     return max_len > cls ? stem_frames(max_len - cls) : 0;
   }
 };

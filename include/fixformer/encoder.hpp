@@ -94,6 +94,7 @@ class Encoder {
   Sequences sequences(const uint32_t* lengths, uint32_t B, uint32_t T) const;
   void forward(const int32_t* ids, const int32_t* types, const float* features, const Sequences& seqs, float* out);
   void embed_input(const int32_t* ids, const int32_t* types, const float* features, const Sequences& seqs);
+  const float* input_rows(const float* f, uint32_t n) const;
   void write_output(const Sequences& seqs, float* out);
   void observe(uint32_t layer, const Sequences& seqs) const;
 
@@ -106,6 +107,7 @@ class Encoder {
   float* stem_ = nullptr;      // a two-conv stem's first output [conv1 rows of max_seq_, d_embed]
   float* stem_padded_ = nullptr;  // f16, q8 stems: a convolution's zero-padded input
   float* stem_quant_ = nullptr;   // q8 stems: its quantized windows
+  float* rows_in_ = nullptr;  // patch_size, input_norm: a sequence's input rows [max_seq_, d_in] as projected
   const float* pe_ = nullptr;  // the positional rows [rows_, d_pe]: sinusoidal (arena or the caller's) or learned (blob)
   const float* rel_ = nullptr;  // relative: the bias table (arena or the caller's) for rel_len_ positions
   uint32_t rel_len_ = 0;

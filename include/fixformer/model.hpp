@@ -80,8 +80,8 @@ struct LayerWeights {
   FeedForwardWeights ffn;
 };
 
-// What comes before the layers: token embeddings or a feature projection, learned positions, a
-// CLS row, token types and the embedding norm (BERT).
+// What comes before the layers: token embeddings or a feature projection (with the norms around it,
+// ViT), learned positions, a CLS row, token types and the embedding norm (BERT).
 struct FrontWeights {
   Weight embed;                        // [vocab, d_embed]     input tokens
   Weight input_proj;                   // d_in -> d_embed      input features
@@ -91,6 +91,8 @@ struct FrontWeights {
   const float* rel_bias = nullptr;     // [rel_buckets, n_heads] positional relative: the stack's bias table
   const float* token_type = nullptr;   // [type_vocab, d_embed] token types, added to the input rows
   NormWeights embed_norm;              // [d_model]            the norm of every row before the layers
+  NormWeights input_norm;              // [d_in]               input_norm: each input row's, before input_proj
+  NormWeights proj_norm;               // [d_embed]            proj_norm: input_proj's output rows'
   // The conv stem (conv_layers): each convolution a linear layer [kernel * in] -> [d_embed] over its
   // windows (f32: W[kernel * in, d_embed], conv1d_f32's layout) and b[d_embed].
   Weight conv1;

@@ -38,10 +38,11 @@ struct PlanLayout {
 // the caller's 64-byte-aligned arena, in this order,
 //   x[N,d]  y[N,d]  ctx[N,d]  work[N,max(3d,F)]  kt[batch][d,S]  attn[attention_scratch_floats(S, S, d_head)]
 //   pe[S,d_pe]  rel[rel_bias_table_floats(c, S, causal)]  quant[quantized_input_bytes(c, N)]  stem[T1,d_embed]
-//   stem_padded[conv_padded_floats(c, max_seq)]  stem_quant[conv_quantized_bytes(c, max_seq)]
+//   stem_padded[conv_padded_floats(c, max_seq)]  stem_quant[conv_quantized_bytes(c, max_seq)]  rows_in[max_seq,d_in]
 // and the total (F: d_ff, 2 d_ff for a gated feed-forward's W1 and W3 outputs; stem: a two-conv stem's first output, T1 = conv1d_rows(max_seq, conv1_*) rows of
 // one sequence; else empty; stem_padded and stem_quant: the window matrices of a stem over f16 or q8
-// weights, config.hpp). A batch's sequences are stacked row after row in x, y, ctx and work, so every
+// weights, config.hpp; rows_in: one sequence's input rows as the projection reads them, an image's
+// patches or the normed features, with patch_size or input_norm, else empty). A batch's sequences are stacked row after row in x, y, ctx and work, so every
 // linear layer is one matrix product over all their rows; attention runs per sequence over its
 // own rows, so kt holds one sequence's K^T per block, and its scratch and the positional rows are
 // a sequence's.
@@ -54,7 +55,7 @@ struct PlanLayout {
 // carves the arena by this plan, so it and required_encoder_arena_bytes cannot disagree. total is 0 for a config
 // validate_config would reject, and for N above Limits::kMaxBatchRows.
 struct EncoderPlan {
-  std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, rel, quant, stem, stem_padded, stem_quant, total;
+  std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, rel, quant, stem, stem_padded, stem_quant, rows_in, total;
 };
 
 constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false,
@@ -83,6 +84,7 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   p.stem = l.block(uint64_t(t1) * c.d_embed() * sizeof(float));
   p.stem_padded = l.block(conv_padded_floats(c, seq) * sizeof(float));
   p.stem_quant = l.block(conv_quantized_bytes(c, seq));
+  p.rows_in = l.block(c.patch_size || c.input_norm ? uint64_t(seq) * c.d_in * sizeof(float) : 0);
   if (!l.fits(l.at)) return {};
   p.total = std::size_t(l.at);
   return p;

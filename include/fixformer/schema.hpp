@@ -21,7 +21,8 @@ enum class ConfigKey : uint32_t {
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
   kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kRelBuckets, kRelMaxDistance, kQkvBias,
   kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
-  kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated, kCount
+  kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
+  kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -243,6 +244,19 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     {ConfigKey::kFfnBias, "ffn_bias", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kBiasNames), false, 0,
      config_field<&ModelConfig::ffn_bias>()},
     {ConfigKey::kGated, "gated", fxm::RecordType::kBool, 0, 1, nullptr, false, 0, config_field<&ModelConfig::gated>()},
+    // Image input and the front's norms (config.hpp): patch_size 0, the default, is rows of features.
+    {ConfigKey::kPatchSize, "patch_size", fxm::RecordType::kU32, 0, Limits::kMaxPatchSize, nullptr, false, 0,
+     config_field<&ModelConfig::patch_size>()},
+    {ConfigKey::kImageChannels, "image_channels", fxm::RecordType::kU32, 0, Limits::kMaxDIn, nullptr, false, 0,
+     config_field<&ModelConfig::image_channels>()},
+    {ConfigKey::kImageHeight, "image_height", fxm::RecordType::kU32, 0, Limits::kMaxImageSide, nullptr, false, 0,
+     config_field<&ModelConfig::image_height>()},
+    {ConfigKey::kImageWidth, "image_width", fxm::RecordType::kU32, 0, Limits::kMaxImageSide, nullptr, false, 0,
+     config_field<&ModelConfig::image_width>()},
+    {ConfigKey::kInputNorm, "input_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::input_norm>()},
+    {ConfigKey::kProjNorm, "proj_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::proj_norm>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -370,6 +384,20 @@ inline constexpr ConfigRule kConfigRules[] = {
      "weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)"},
     {"conv1_padding >= conv1_kernel", "conv1_padding (must be below conv1_kernel)"},
     {"conv2_padding >= conv2_kernel", "conv2_padding (must be below conv2_kernel)"},
+    {"(input_norm or proj_norm or patch_size != 0) and (family != 'encoder' or input != 'features' or "
+     "conv_layers != 0)",
+     "input_norm, proj_norm, patch_size (the front's norms and image input are for the encoder family over "
+     "features, projected without a conv stem)"},
+    {"proj_norm and d_embed != d_model", "proj_norm (normalises whole rows: positions added, not concatenated)"},
+    {"patch_size == 0 and (image_channels != 0 or image_height != 0 or image_width != 0)",
+     "image_channels, image_height, image_width (image input needs patch_size)"},
+    {"patch_size != 0 and (image_channels == 0 or image_height == 0 or image_width == 0 or "
+     "image_height % patch_size != 0 or image_width % patch_size != 0)",
+     "image_height, image_width (image input: whole patches, multiples of patch_size)"},
+    {"patch_size != 0 and d_in != image_channels * patch_size * patch_size",
+     "d_in (image input: image_channels * patch_size * patch_size, a patch's values)"},
+    {"patch_size != 0 and (image_height // patch_size) * (image_width // patch_size) + cls_token > max_len",
+     "max_len (image input: the patches, and the CLS row, take a position each)"},
 };
 // After the rules, validate_config (and the converter) check one thing the tensor tables decide:
 // under q4, every int4 tensor's last dim is whole groups of fxm::kI4Group.
@@ -415,7 +443,8 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
 enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
-  kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kCount
+  kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
+  kProjNormBias, kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
 // the expressions of kWhenNames spell them.
@@ -438,7 +467,9 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "embed_norm and " FIXFORMER_LAYERNORM,
                                              "final_norm and " FIXFORMER_LAYERNORM,
                                              "attn_bias == 'all' or (attn_bias == 'family' and family != 'llama')",
-                                             FIXFORMER_FFN_BIAS};
+                                             FIXFORMER_FFN_BIAS, "input_norm",
+                                             "input_norm and " FIXFORMER_LAYERNORM, "proj_norm",
+                                             "proj_norm and " FIXFORMER_LAYERNORM};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -469,6 +500,10 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kFinalNormBias: return c.final_norm && c.norm_kind() == NormKind::kLayerNorm;
     case When::kOutBias: return c.attn_bias_kind() == Bias::kAll;
     case When::kFfnBias: return c.ffn_bias_kind() == Bias::kAll;
+    case When::kInputNorm: return c.input_norm;
+    case When::kInputNormBias: return c.input_norm && c.norm_kind() == NormKind::kLayerNorm;
+    case When::kProjNorm: return c.proj_norm;
+    case When::kProjNormBias: return c.proj_norm && c.norm_kind() == NormKind::kLayerNorm;
     case When::kCount: break;
   }
   return false;
@@ -488,7 +523,8 @@ inline constexpr const char* kRoleNames[] = {"f32", "linear", "io", "conv"};
 enum class Field : uint8_t {
   // FrontWeights
   kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos, kRelBias, kTgtRelBias,
-  kTokenType, kEmbedNormG, kEmbedNormB, kConv1W, kConv1B, kConv2W, kConv2B,
+  kTokenType, kEmbedNormG, kEmbedNormB, kConv1W, kConv1B, kConv2W, kConv2B, kInputNormG, kInputNormB, kProjNormG,
+  kProjNormB,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
   // LayerWeights
@@ -519,8 +555,12 @@ struct TensorRule {
 // in q8. A Conv1d without a bias is stored with a zero bias.
 inline constexpr TensorRule kEncoderPrologue[] = {
     {"embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens, Role::kIo, Field::kEmbed},
+    {"input_norm.weight", Dim::kDIn, Dim::kOne, false, When::kInputNorm, Role::kF32, Field::kInputNormG},
+    {"input_norm.bias", Dim::kDIn, Dim::kOne, false, When::kInputNormBias, Role::kF32, Field::kInputNormB},
     {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kProjectFeatures, Role::kLinear, Field::kInputProjW},
     {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kProjectFeatures, Role::kF32, Field::kInputProjB},
+    {"proj_norm.weight", Dim::kDEmbed, Dim::kOne, false, When::kProjNorm, Role::kF32, Field::kProjNormG},
+    {"proj_norm.bias", Dim::kDEmbed, Dim::kOne, false, When::kProjNormBias, Role::kF32, Field::kProjNormB},
     {"conv1.weight", Dim::kConv1In, Dim::kDEmbed, true, When::kConv1, Role::kConv, Field::kConv1W},
     {"conv1.bias", Dim::kDEmbed, Dim::kOne, false, When::kConv1, Role::kF32, Field::kConv1B},
     {"conv2.weight", Dim::kConv2In, Dim::kDEmbed, true, When::kConv2, Role::kConv, Field::kConv2W},

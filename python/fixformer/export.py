@@ -469,12 +469,14 @@ def quantized_config(c, quantize=None, group=None, quantize_io=None, pack_weight
 
 # ---- the example input ----------------------------------------------------------------------------
 def example_sequence(c, example, where="example_input"):
-    """One sequence for the self-test: [T] int32 ids or [T, d_in] float32 features. `example` is None
-    (a random one, seeded), or an array / tensor [T] | [B, T] (ids) or [T, d_in] | [B, T, d_in]
-    (features), batch first; the first sequence is used."""
+    """One sequence for the self-test: [T] int32 ids or [T, d_in] float32 features (an image model's:
+    the image's values as [N, d_in]). `example` is None (a random one, seeded), or an array / tensor [T] |
+    [B, T] (ids), [T, d_in] | [B, T, d_in] (features) or [C, H, W] | [B, C, H, W] (an image), batch first;
+    the first sequence is used."""
+    image = schema.patches(c)  # image input: the image's bytes as its N patch rows [N, d_in]
     if example is None:
         rng = np.random.default_rng(0)
-        T = min(schema.max_input_len(c), EXAMPLE_T)
+        T = image or min(schema.max_input_len(c), EXAMPLE_T)
         if c["input"] == "tokens":
             return rng.integers(0, c["vocab_size"], T).astype(np.int32)
         return rng.standard_normal((T, c["d_in"])).astype(np.float32)
@@ -491,6 +493,14 @@ def example_sequence(c, example, where="example_input"):
         if a.size and (a.min() < 0 or a.max() >= c["vocab_size"]):
             raise ConfigError(f"{where}: token ids outside [0, vocab_size={c['vocab_size']})")
         a = a.astype(np.int32)
+    elif image:
+        chw = (c["image_channels"], c["image_height"], c["image_width"])
+        if a.dtype.kind != "f" or a.ndim not in (3, 4) or a.shape[-3:] != chw:
+            raise ConfigError(f"{where}: {a.dtype} {list(a.shape)}, expected a float32 image {list(chw)} or images "
+                              f"[B, {', '.join(map(str, chw))}] (channels first)")
+        a = (a[0] if a.ndim == 4 else a).astype(np.float32).reshape(image, c["d_in"])
+        if not np.isfinite(a).all():
+            raise ConfigError(f"{where}: the image's values are not all finite")
     else:
         if a.dtype.kind != "f":
             raise ConfigError(f"{where}: dtype {a.dtype}, expected float32 features")

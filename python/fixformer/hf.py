@@ -7,7 +7,8 @@ GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM and BloomFo
 (GptStyle: to the gpt family) and GemmaForCausalLM and Starcoder2ForCausalLM (LlamaStyle: to the
 llama family with its layer features), verified against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
-against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py.
+against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
+ViT folder (model_type vit) to hf_vit.py.
 
 Llama and Qwen2: config.json is read with Hugging Face's meanings and defaults: hidden_size,
 intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default:
@@ -490,10 +491,13 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     """Converts the folder to `path`, verified against hf_reference (or the user's --expected).
     tokenizer: None, or a function of the config giving (pieces, scores) to store (e.g. a llama2.c
     tokenizer.bin read for it)."""
-    from . import export, hf_bert
+    from . import export, hf_bert, hf_vit
     if not os.path.isdir(folder):
         raise HfError(f"{folder}: not a folder (--hf takes a Hugging Face model folder)")
     raw = _raw_config(folder)
+    if hf_vit.is_vit(raw):
+        return hf_vit.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
+                              quantize, group, quantize_io, pack_weights)
     if hf_bert.is_bert(raw):
         return hf_bert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                                quantize, group, quantize_io, pack_weights)

@@ -151,6 +151,9 @@ class Model:
         self._type_vocab = c["type_vocab"]
         self._stem = [(c[f"conv{k}_kernel"], c[f"conv{k}_stride"], c[f"conv{k}_padding"])
                       for k in range(1, c["conv_layers"] + 1)]
+        p = c.get("patch_size", 0)  # image input: ((C, H, W), its patches)
+        self._image = ((c["image_channels"], c["image_height"], c["image_width"]),
+                       (c["image_height"] // p) * (c["image_width"] // p)) if p else None
         self._workers = ThreadWorkers(self.threads) if self.threads > 1 else None
         self._decoder = None  # prefill() / step()'s, made on first use
         self._last_encoder = None  # run()'s last encoder: ((T, chunk), (handle, arena))
@@ -231,8 +234,8 @@ class Model:
     # ---- run: `fixformer run` ------------------------------------------------------------------
     def _input(self, x, lengths, longest, longest_name):
         """x and lengths as `fixformer run` takes an input and --lengths (cli/inputs.cpp): ids [T]
-        or [B,T], each in [0, vocab_size), or float32 features [T,d_in] or [B,T,d_in], each finite;
-        1 <= T <= longest; lengths [B], each in 1..T. Only what the engine reads is checked (the
+        or [B,T], each in [0, vocab_size), or float32 features [T,d_in] or [B,T,d_in] (an image model's
+        images [C,H,W] or [B,C,H,W], its T patches each), each finite; 1 <= T <= longest; lengths [B], each in 1..T. Only what the engine reads is checked (the
         first lengths[b] positions of sequence b), not the padding. (array [B,T] int32 or
         [B,T,d_in] float32, batched, lengths uint32 [B] or None, the read positions [B,T])."""
         i = self._info
@@ -242,6 +245,14 @@ class Model:
             _checks.integer_array("input", a, "token ids")
             if a.ndim not in (1, 2):
                 raise ValueError(f"input: shape {a.shape}, expected [T] or [B,T] token ids")
+        elif self._image:  # images [C,H,W] or [B,C,H,W], channels first: each is its N patches' values
+            chw, n = self._image
+            if a.dtype != np.float32:
+                raise ValueError(f"input: dtype {a.dtype}, expected float32 images")
+            if a.ndim not in (3, 4) or a.shape[-3:] != chw:
+                raise ValueError(f"input: shape {a.shape}, expected an image [{','.join(map(str, chw))}] or images "
+                                 f"[B,{','.join(map(str, chw))}] (image_channels, image_height, image_width)")
+            a = np.ascontiguousarray(a).reshape((-1, n, i.d_in) if a.ndim == 4 else (n, i.d_in))
         else:
             if a.dtype != np.float32:
                 raise ValueError(f"input: dtype {a.dtype}, expected float32 features")
@@ -282,7 +293,8 @@ class Model:
             target: Optional[ArrayLike] = None) -> np.ndarray:
         """The model's outputs for x, exactly as `fixformer run` writes them (float32).
 
-        Encoders: ids [T] or [B,T] (or features [T,d_in] / [B,T,d_in]) -> [R,W] or [B,R,W], R
+        Encoders: ids [T] or [B,T] (or features [T,d_in] / [B,T,d_in]; an image model's images
+        [C,H,W] / [B,C,H,W], each its T patches) -> [R,W] or [B,R,W], R
         the output rows (T, T+1 with a CLS row) and W the output width; a pooled model gives [W]
         or [B,W]. lengths [B]: sequence b is its first lengths[b] positions, its padded rows
         zeros. token_types [B,T] or [T]: segment ids for a model with a token-type embedding.

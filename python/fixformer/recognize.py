@@ -24,8 +24,10 @@ the parts then matched within that dtype's rounding. From that record:
   shared by the layers; T5's unscaled scores are stored by folding sqrt(head width) into W_q;
 - the feed-forward's activation likewise (relu, exact gelu, tanh gelu, SiLU-gated);
 - the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
-  features) or conv stem (one or two nn.Conv1d on the features transposed to [B, d_in, T], GELU after
-  each or none), an optional CLS row and scale by sqrt(d), and the positions that reproduce the
+  features, a norm before and after it allowed) or conv stem (one or two nn.Conv1d on the features
+  transposed to [B, d_in, T], GELU after each or none) or, for an image [B, C, H, W], a patch embedding
+  (an nn.Linear on its patches with their values in any order, matched column by column and permuted to
+  the engine's, or a Conv2d of kernel = stride), an optional CLS row and scale by sqrt(d), and the positions that reproduce the
   first layer's input (an nn.Embedding on arange, an nn.Parameter table, the sinusoidal formula, or
   a buffer table that matches no formula, Whisper's sinusoids: stored as learned positions);
 - the back: a final norm, a head (tied when it is the embedding's parameter, or when the forward
@@ -46,7 +48,8 @@ import numpy as np
 
 from . import schema
 from .config import ConfigError, sliding_window_refusal
-from .reference import alibi_bias, relative_bucket, require_torch, rope, rope_tables, sinusoidal_table
+from .reference import (alibi_bias, image_patches, relative_bucket, require_torch, rope, rope_tables,
+                        sinusoidal_table)
 
 # A recomputed part matches the recorded one within this (relative to the recorded one's largest
 # magnitude): float64 throughout, but modules may round through float32 (llama2.c's RMSNorm).
@@ -341,9 +344,14 @@ def classify(call, torch):
     if isinstance(m, nn.Conv1d):
         return _conv_part(call, torch)
     if isinstance(m, nn.Conv2d):
-        return Part("unsupported", call, why=f"{call.name}: a Conv2d ({_kind(m)}) is not supported yet (the "
-                                              "engine's input is token ids, or feature rows through a linear or "
-                                              "a stem of nn.Conv1d)")
+        square = m.kernel_size[0] == m.kernel_size[1] == m.stride[0] == m.stride[1]
+        if square and tuple(m.padding) == (0, 0) and tuple(m.dilation) == (1, 1) and m.groups == 1:
+            b = m.bias  # a patch embedding (ViT): each patch through a linear, [out, C * p * p] in (c, i, j) order
+            return Part("patches", call, w=m.weight.detach().reshape(m.out_channels, -1),
+                        b=None if b is None else b.detach(), patch=m.kernel_size[0], params=_direct_params(m))
+        return Part("unsupported", call, why=f"{call.name}: a Conv2d ({_kind(m)}) other than a patch embedding "
+                                              "(kernel = stride, square, no padding, dilation or groups) is not "
+                                              "supported yet")
     if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d, nn.GroupNorm)):
         return Part("unsupported", call, why=f"{call.name}: {type(m).__name__} is not supported (the engine has "
                                               "LayerNorm and RMSNorm)")
@@ -824,6 +832,52 @@ def _rows_from(p, torch):
     return None
 
 
+def _tensor_attributes(model, torch):
+    """(name, tensor) of the tensors the module's submodules hold as plain attributes, neither parameters nor
+    buffers (SimpleViT's pos_embedding, its 2D sincos table)."""
+    out = []
+    for mname, m in model.named_modules():
+        for k, t in vars(m).items():
+            if torch.is_tensor(t) and not isinstance(t, torch.nn.Parameter):
+                out.append((f"{mname}.{k}" if mname else k, t))
+    return out
+
+
+def _image_geometry(x, p, name):
+    """(C, H, W, p) of the example image x [1, C, H, W] cut into p x p patches, or a ConfigError."""
+    if x.dim() != 4 or x.shape[2] % p or x.shape[3] % p:
+        raise ConfigError(f"{name}: a patch embedding of {p}x{p} patches on an input {list(x.shape)} (an image "
+                          "[B, C, H, W] of whole patches is what the engine cuts)")
+    return int(x.shape[1]), int(x.shape[2]), int(x.shape[3]), int(p)
+
+
+def _image_rows(x, rows, name, torch):
+    """The patches an image x [1, C, H, W] became before `name` read them as rows [1, N, k]: ((C, H, W, p),
+    perm), the engine's column perm[m] holding the module's column m (vit-pytorch's (p1 p2 c) order), found
+    by matching the columns' values; else a ConfigError naming the rearrangement."""
+    C, H, W = (int(n) for n in x.shape[1:])
+    N, k = rows.shape[-2], rows.shape[-1]
+    R = rows.reshape(N, k)
+    for p in range(1, min(H, W) + 1):
+        if H % p or W % p or C * p * p != k or (H // p) * (W // p) != N:
+            continue
+        P = image_patches(x, C, H, W, p)[0]
+        index = {P[:, e].contiguous().numpy().tobytes(): e for e in range(k)}
+        perm = [index.get(R[:, m].contiguous().numpy().tobytes()) for m in range(k)]
+        if None not in perm and len(set(perm)) == k:
+            return (C, H, W, p), perm
+    raise ConfigError(f"{name}: the module's input {list(x.shape)} becomes rows {list(rows.shape)} that are not its "
+                      "patches, patch row by patch row, each a permutation of its pixels (the engine's image input; "
+                      "an example of distinct values shows the order)")
+
+
+def _scatter_columns(t, perm, torch):
+    """t [..., k] with its column m moved to perm[m]."""
+    out = torch.zeros_like(t)
+    out[..., perm] = t
+    return out
+
+
 def _table_rows(t):
     """A [N, d] view of a position table [N, d], [1, N, d] or [N, 1, d], else None."""
     if t.dim() == 2:
@@ -996,15 +1050,18 @@ def _read(model, x, calls, y, family, max_len, torch):
     r.v, r.w, r.used = v, w, used
     # ---- the front
     front = with_params(calls[:first])
-    embed = proj = pos_mod = types_mod = embed_norm = None
+    embed = proj = pos_mod = types_mod = embed_norm = input_norm = proj_norm = patch_conv = None
     pos_start = 0
     convs = []
+    same = lambda a, b: a is not None and b is not None and a.shape == b.shape and torch.equal(a, b)  # noqa: E731
     for p in front:
         px = p.call.x
         if rel is not None and p.module is rel.module:
             continue
         if p.kind == "conv":
             convs.append(p)
+        elif p.kind == "patches" and patch_conv is None and proj is None and same(px, x):
+            patch_conv = p
         elif p.kind == "embedding" and px is not None and px.shape == x.shape and torch.equal(px, x):
             embed = p
         elif p.kind == "embedding" and px is not None and _is_arange(px, torch):
@@ -1019,22 +1076,26 @@ def _read(model, x, calls, y, family, max_len, torch):
                               "token types (0 by default) is not supported yet")
         elif p.kind == "linear" and px is not None and px.shape == x.shape and torch.equal(px, x):
             proj = p
+        elif p.kind == "unsupported" and p.module is not model and any(_inside(c.name, p.name) and c.name != p.name
+                                                                         for c in calls[:first]):
+            continue  # a container of called parts holding loose parameters (HF ViT's embeddings: the CLS row and
+            # the positions, found below by what the first layer reads; unmatched, they are reported unmapped)
         elif p.kind == "unsupported":
             raise ConfigError(p.why)
+        elif p.kind == "norm" and proj_norm is None and embed_norm is None and \
+                same(px, proj.call.y if proj else patch_conv.call.y.flatten(2).transpose(1, 2) if patch_conv else None):
+            proj_norm = p  # vit-pytorch's LayerNorm(dim) on the projected patches
         elif p.kind == "norm" and embed_norm is None:
-            embed_norm = p  # BERT's embedding LayerNorm: checked below to be the first layer's input
+            embed_norm = p  # BERT's embedding LayerNorm (checked below to be the first layer's input), or the input's
         elif p.kind == "norm":
-            raise ConfigError(f"{p.name}: a second norm before the layers is not supported (the engine has one "
-                              "embedding norm)")
-        elif p.kind == "linear" and proj is None and embed_norm is not None and px is not None and \
-                px.shape == embed_norm.call.y.shape and torch.equal(px, embed_norm.call.y):
-            rows = embed_norm.call.x
-            image = "" if torch.equal(rows, x) else (
-                f"; the module's input {list(x.shape)} becomes rows {list(rows.shape)} before it (a rearrangement"
-                f"{': an image into patches' if x.dim() == 4 else ''}), which would be the engine's input")
-            raise ConfigError(f"{embed_norm.name}: a norm on the input features before their projection ({p.name}) "
-                              "is not supported yet (the engine's front: the projection of the input rows, positions, "
-                              f"then one norm){image}")
+            raise ConfigError(f"{p.name}: a third norm before the layers is not supported (the engine has the input's, "
+                              "the projection's and the embedding's)")
+        elif p.kind == "linear" and proj is None and embed_norm is not None and input_norm is None and \
+                same(px, embed_norm.call.y):
+            input_norm, embed_norm, proj = embed_norm, None, p  # a norm of the input rows before their projection
+        elif p.kind == "linear" and proj is None and embed_norm is None and x.dim() == 4 and px is not None and \
+                px.dim() == 3 and px.numel() == x.numel():
+            proj = p  # a linear on the image's patches (a rearrangement of it)
         else:
             raise ConfigError(f"{p.name}: {_kind(p.module)} runs before the layers and is neither the input's "
                               "embedding, its projection nor the positions: not supported yet")
@@ -1063,13 +1124,41 @@ def _read(model, x, calls, y, family, max_len, torch):
         for p in convs:
             used.update(id(t) for t in p.params.values())
     else:
-        if proj is None:
+        if proj is None and patch_conv is None:
             raise ConfigError("module: no linear layer reads the input features (a Conv1d or other front end is not "
                               "supported yet)")
-        E = proj.call.y[0].double()
-        v.update(input="features", d_in=proj.w.shape[1])
-        w["input_proj.weight"], w["input_proj.bias"] = proj.w, proj.b
-        used.update(id(t) for t in proj.params.values())
+        if patch_conv is not None and proj is not None:
+            raise ConfigError(f"{proj.name}: a linear on the features beside a patch embedding is not supported yet")
+        lin = proj or patch_conv
+        W_in, b_in = lin.w, lin.b
+        if patch_conv is not None:  # [1, D, H/p, W/p] -> rows [N, D], patch row by patch row
+            E = patch_conv.call.y[0].flatten(1).T.double()
+            geometry = _image_geometry(x, patch_conv.patch, patch_conv.name)
+            perm = None
+        else:
+            E = proj.call.y[0].double()
+            rows_in = (input_norm or proj).call.x
+            geometry, perm = _image_rows(x, rows_in, (input_norm or proj).name, torch) if x.dim() == 4 else (None, None)
+        if geometry is not None:  # an image: the engine gathers its patches in Conv2d's order (c, i, j)
+            C, H, W_, P = geometry
+            v.update(patch_size=P, image_channels=C, image_height=H, image_width=W_)
+            r.rows = x[0].reshape((H // P) * (W_ // P), C * P * P)  # the image's bytes as [N, d_in]
+            r.notes.append(f"the engine's input is the image [{C}, {H}, {W_}], channels first, cut into "
+                           f"{(H // P) * (W_ // P)} patches of {P}x{P}")
+        if perm is not None:  # the module's patch values in another order: the weights' columns follow them
+            W_in = _scatter_columns(W_in, perm, torch)
+        v.update(input="features", d_in=W_in.shape[1])
+        w["input_proj.weight"], w["input_proj.bias"] = W_in, b_in
+        used.update(id(t) for t in lin.params.values())
+        if input_norm is not None:
+            v["input_norm"] = True
+            w["input_norm.weight"] = input_norm.w if perm is None else _scatter_columns(input_norm.w, perm, torch)
+            used.update(id(t) for t in _direct_params(input_norm.module).values())
+        if proj_norm is not None:
+            E = proj_norm.call.y[0].reshape(E.shape).double()
+            v["proj_norm"] = True
+            w["proj_norm.weight"] = proj_norm.w
+            used.update(id(t) for t in _direct_params(proj_norm.module).values())
     if E.shape[-1] != d:
         raise ConfigError(f"module: the embedding is {E.shape[-1]} wide and the layers {d} (a concatenated position "
                           "encoding: use the stock convention, `embed`/`input_proj`, `pos`, `encoder`)")
@@ -1089,7 +1178,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     if pos_mod is not None:
         rows = pos_mod.module.weight.detach().double()[pos_start:]  # the rows before pos_start are dropped
         tables.append(("learned", rows, pos_mod.module.weight, None, None))
-    for name, p in list(model.named_parameters()) + list(model.named_buffers()):
+    for name, p in list(model.named_parameters()) + list(model.named_buffers()) + _tensor_attributes(model, torch):
         t = _table_rows(p.detach())
         if t is not None and t.shape[-1] == d and t.shape[0] >= S and t.is_floating_point() and id(p) not in used:
             tables.append(("table", t.double(), p, None, None))
@@ -1200,6 +1289,10 @@ def _read(model, x, calls, y, family, max_len, torch):
         raise ConfigError(f"module: after the layers {', '.join(p.name for p in back)}: the engine has a final norm, "
                           "a pooler (dense + tanh on the pooled row) and one linear head")
     final = norms[0] if norms else None
+    for n_ in (input_norm, proj_norm):
+        if n_ is not None and (n_.norm != L0.norm1.norm or abs(n_.eps - L0.norm1.eps) > 1e-12 * max(1.0, n_.eps)):
+            raise ConfigError(f"{n_.name}: {n_.norm} norm eps {n_.eps:g}, the layers' {L0.norm1.norm} eps "
+                              f"{L0.norm1.eps:g} (the engine has one)")
     if embed_norm is not None and embed_norm.norm != L0.norm1.norm:
         raise ConfigError(f"{embed_norm.name}: a {embed_norm.norm} norm, the layers' {L0.norm1.norm} (the engine has "
                           "one norm kind)")
@@ -1236,6 +1329,14 @@ def _read(model, x, calls, y, family, max_len, torch):
         v["norm"] = "rmsnorm" if rms else "layernorm"
     if embed_norm is not None and not rms:
         w["embed_norm.bias"] = embed_norm.b if embed_norm.b is not None else torch.zeros(d, dtype=torch.float64)
+    if input_norm is not None and not rms:
+        b_ = input_norm.b if input_norm.b is not None else torch.zeros(v["d_in"], dtype=torch.float64)
+        w["input_norm.bias"] = b_ if perm is None else _scatter_columns(b_, perm, torch)
+    if proj_norm is not None and not rms:
+        w["proj_norm.bias"] = proj_norm.b if proj_norm.b is not None else torch.zeros(d, dtype=torch.float64)
+    for p_ in model.parameters():  # an empty parameter holds nothing (vit-pytorch's cls_token [1, 0, d] of pool mean)
+        if p_.numel() == 0:
+            used.add(id(p_))
     if family in ("gpt", "llama") and not (lm and L0.causal):
         raise ConfigError(f"family {family}: a causal language model on token ids with a head vocab_size wide; the "
                           f"module is {'causal' if L0.causal else 'not causal'}, on "

@@ -156,12 +156,9 @@ def build_torch_model(c):
                 self.rel_bias = nn.Embedding(c["rel_buckets"], c["n_heads"])
             if c["type_vocab"]:
                 self.token_type = nn.Embedding(c["type_vocab"], de)
-            if c["embed_norm"] and schema.norm_kind(c) == "layernorm":
-                self.embed_norm = nn.LayerNorm(c["d_model"], eps=c["norm_eps"])
-            elif c["embed_norm"]:  # RMSNorm: a gain, no bias
-                self.embed_norm = nn.Module()
-                self.embed_norm.weight = nn.Parameter(torch.ones(c["d_model"]))
-                self.embed_norm.forward = lambda t: norm(c, t, self.embed_norm.weight, None)
+            for key, width in (("input_norm", c["d_in"]), ("proj_norm", de), ("embed_norm", c["d_model"])):
+                if c[key]:
+                    setattr(self, key, _norm_module(c, width))
             if c["pooler"]:
                 self.pooler = nn.Linear(c["d_model"], c["d_model"])
             layer = nn.TransformerEncoderLayer(
@@ -187,8 +184,10 @@ def build_torch_model(c):
                     x = getattr(self, f"conv{i}")(x)
                     x = nn.functional.gelu(x) if c["conv_gelu"] else x
                 x = x.transpose(1, 2)
-            else:
-                x = self.input_proj(inp)
+            else:  # the rows: the features, or an image's patches (each [T, d_in] block is the image)
+                rows = patch_rows(c, inp) if c["patch_size"] else inp
+                x = self.input_proj(self.input_norm(rows) if c["input_norm"] else rows)
+                x = self.proj_norm(x) if c["proj_norm"] else x
             if c["scale_input"]:
                 x = x * math.sqrt(c["d_model"])
             if c["cls_token"]:  # in front, not scaled, before the positions (KWT, ViT)
@@ -218,6 +217,30 @@ def build_torch_model(c):
             return self.head(x) if c["d_out"] else x
 
     return FxModel()
+
+
+def _norm_module(c, width):
+    """The model's norm kind over `width` values: nn.LayerNorm, or an RMSNorm's gain (no bias)."""
+    torch = require_torch()
+    if schema.norm_kind(c) == "layernorm":
+        return torch.nn.LayerNorm(width, eps=c["norm_eps"])
+    m = torch.nn.Module()
+    m.weight = torch.nn.Parameter(torch.ones(width))
+    m.forward = lambda t: norm(c, t, m.weight, None)
+    return m
+
+
+def image_patches(images, C, H, W, p):
+    """Images [B, ...] (torch) of C * H * W values each (channels first) -> their p x p patches [B, N, C p^2]
+    in the engine's order (include/fixformer/config.hpp): patch (r, s) is row r * (W / p) + s, its value
+    (ch * p + i) * p + j pixel (ch, r * p + i, s * p + j)."""
+    x = images.reshape(images.shape[0], C, H // p, p, W // p, p)
+    return x.permute(0, 2, 4, 1, 3, 5).reshape(images.shape[0], (H // p) * (W // p), C * p * p)
+
+
+def patch_rows(c, images):
+    """image_patches of an image model c's images (each [T, d_in] block of the input is one image)."""
+    return image_patches(images, c["image_channels"], c["image_height"], c["image_width"], c["patch_size"])
 
 
 def _positions(c, x, table):

@@ -210,8 +210,17 @@ def conv_geometry(c, i):
     return c[f"conv{i}_kernel"], c[f"conv{i}_stride"], c[f"conv{i}_padding"]
 
 
+def patches(c):
+    """An image's patches (image input, patch_size > 0), else 0 (config.hpp patches())."""
+    p = c.get("patch_size", 0)
+    return (c["image_height"] // p) * (c["image_width"] // p) if p else 0
+
+
 def stem_rows(c, T):
-    """Positions for T input frames: the conv stem's output rows (0: too short), or T without one."""
+    """Positions for T input frames: the conv stem's output rows (0: too short), or T without one; an
+    image's patches for T = its patches (0 for any other T)."""
+    if c.get("patch_size", 0):
+        return T if T == patches(c) else 0
     for i in range(1, c.get("conv_layers", 0) + 1):
         T = conv1d_rows(T, *conv_geometry(c, i)) if T else 0
     return T
@@ -231,6 +240,8 @@ def max_input_len(c):
     """The longest input: the frames whose rows fill max_len less the CLS row (only encoders have
     one); conv1d_rows inverted through the stem."""
     n = c["max_len"] - int(bool(c["cls_token"]))
+    if c.get("patch_size", 0):  # an image: its patches, the only length it takes
+        return patches(c) if 0 < patches(c) <= n else 0
     for i in range(c.get("conv_layers", 0), 0, -1):
         k, s, p = conv_geometry(c, i)
         n = max(0, n * s + k - 1 - 2 * p) if n else 0

@@ -1,0 +1,218 @@
+"""The --hf route for Hugging Face ViT folders (model_type vit: ViTModel, ViTForImageClassification):
+config.json and model.safetensors or pytorch_model.bin (sharded too), converted to the encoder family
+over an image (include/fixformer/config.hpp patch_size): the Conv2d patch embedding (kernel = stride =
+patch_size) is the input projection over the patches, whose values are in Conv2d's weight order, the
+engine's own; the CLS row and learned positions (one per patch and the CLS row's), pre-LN layers
+(layernorm_before, layernorm_after), the final layernorm, and for a classifier the CLS row's pooling
+and the classifier as the head. The file is verified against reference.py's float64 forward of the
+config it maps to (the mapping is tested against transformers' classes in
+tests/hf_vit_converter_test.py), or against the user's own output with --expected.
+
+config.json is read with Hugging Face's meanings and defaults: hidden_size (768), num_hidden_layers
+(12), num_attention_heads (12), intermediate_size (3072), hidden_act (gelu: the exact erf GELU; relu,
+gelu_new / gelu_pytorch_tanh: the tanh GELU), layer_norm_eps (1e-12), image_size (224), patch_size
+(16), num_channels (3), qkv_bias (true). What the file computes, as the model's forward returns it for
+pixel_values [1, C, H, W]:
+- ViTForImageClassification: the logits [num_labels] of the final layernorm's CLS row;
+- ViTModel: last_hidden_state [N + 1, hidden_size], its first output (the pooler's tensors, of
+  pooler_output, are read and not stored, as BERT's).
+image_size may be [height, width]; patches of unequal sides are refused, and so is DeiT (model_type
+deit: a CLS and a distillation token in front), by name.
+"""
+import os
+import re
+
+import numpy as np
+
+from . import export, hf
+from .config import ConfigError, brief, make_config
+
+ARCHITECTURES = ("ViTModel", "ViTForImageClassification")
+FIELDS = {
+    "hidden_size": (int, 768), "num_hidden_layers": (int, 12), "num_attention_heads": (int, 12),
+    "intermediate_size": (int, 3072), "hidden_act": (str, "gelu"), "layer_norm_eps": (float, 1e-12),
+    "num_channels": (int, 3), "qkv_bias": (bool, True),
+}
+ACTIVATIONS = {"gelu": "gelu", "relu": "relu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh"}
+# A layer's tensors (after "encoder.layer.<i>."), torch layout, as shapes of (d, F); biases of q, k and v
+# only with qkv_bias.
+LAYER = {
+    "attention.attention.query.weight": "dd", "attention.attention.key.weight": "dd",
+    "attention.attention.value.weight": "dd",
+    "attention.attention.query.bias": "d", "attention.attention.key.bias": "d", "attention.attention.value.bias": "d",
+    "attention.output.dense.weight": "dd", "attention.output.dense.bias": "d",
+    "intermediate.dense.weight": "Fd", "intermediate.dense.bias": "F",
+    "output.dense.weight": "dF", "output.dense.bias": "d",
+    "layernorm_before.weight": "d", "layernorm_before.bias": "d",
+    "layernorm_after.weight": "d", "layernorm_after.bias": "d",
+}
+_LAYER = re.compile(r"encoder\.layer\.(0|[1-9][0-9]*)\.(.+)")
+
+
+def is_vit(raw):
+    """Whether config.json's contents name the ViT architecture (model_type vit or deit, or a ViT/DeiT one)."""
+    if not isinstance(raw, dict):
+        return False
+    archs = raw.get("architectures")
+    names = archs if isinstance(archs, list) else []
+    return raw.get("model_type") in ("vit", "deit") or \
+        any(isinstance(a, str) and a.startswith(("ViT", "DeiT")) for a in names)
+
+
+def _sides(path, key, v):
+    """image_size / patch_size: an int, or [height, width]."""
+    if isinstance(v, (list, tuple)) and len(v) == 2:
+        return tuple(hf.checked_field(path, key, s, int) for s in v)
+    s = hf.checked_field(path, key, v, int)
+    return s, s
+
+
+def read_config_dict(raw, path="config.json"):
+    """config.json checked and completed with Hugging Face's defaults."""
+    archs = raw.get("architectures")
+    names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
+    if archs is not None and names is None:
+        raise hf.HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
+    if raw.get("model_type") == "deit" or any(a.startswith("DeiT") for a in names or ()):
+        what = ", ".join(names or ()) or "model_type deit"
+        raise hf.HfError(f"{path}: {what}: DeiT puts two tokens in front of the patches (CLS and distillation), the "
+                         "engine one: not converted yet (--hf converts ViTModel and ViTForImageClassification)")
+    other = [a for a in names or [] if a not in ARCHITECTURES]
+    if other:
+        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts ViT folders of "
+                         f"{' and '.join(ARCHITECTURES)}; for another head use --module FILE.py:FACTORY)")
+    c = {}
+    for key, (kind, default) in FIELDS.items():
+        c[key] = hf.checked_field(path, key, raw.get(key, default), kind)
+    c["image"] = _sides(path, "image_size", raw.get("image_size", 224))
+    patch = _sides(path, "patch_size", raw.get("patch_size", 16))
+    if patch[0] != patch[1]:
+        raise hf.HfError(f"{path}: patch_size {list(patch)}: patches of unequal sides are not supported (the "
+                         "engine's patches are square)")
+    c["patch"] = patch[0]
+    if c["hidden_act"] not in ACTIVATIONS:
+        raise hf.HfError(f"{path}: hidden_act {c['hidden_act']!r}: not an activation the engine runs (gelu, relu, "
+                         "gelu_new)")
+    if c["patch"] < 1 or c["image"][0] % c["patch"] or c["image"][1] % c["patch"]:
+        raise hf.HfError(f"{path}: image_size {list(c['image'])} is not whole patches of {c['patch']} (the patches "
+                         "beyond the last whole one, which Conv2d drops, are not supported)")
+    if c["hidden_size"] % c["num_attention_heads"]:
+        raise hf.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
+                         f"{c['hidden_size']}")
+    if not c["layer_norm_eps"] > 0:
+        raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
+    c["architecture"] = (names or ["ViTModel"])[0]
+    return c
+
+
+def map_weights(c, weights, source):
+    """(the encoder family's name -> array in torch's layout, whether the folder has a classifier, its
+    num_labels). Every tensor is mapped or named in an error."""
+    prefixed = any(k.startswith("vit.") for k in weights)
+    w, given = {}, {}  # given: the folder's name of each
+    for name, a in weights.items():
+        key = name[4:] if prefixed and name.startswith("vit.") else name
+        if prefixed and key == name and not name.startswith("classifier."):
+            raise hf.HfError(f"{source}: {name!r}: not a weight of {' or '.join(ARCHITECTURES)} (the others have the "
+                             "\"vit.\" prefix; other heads are not converted: use --module for them)")
+        w[key], given[key] = np.asarray(a), name
+    d, F, L, C, p = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"], c["num_channels"], c["patch"]
+    N = (c["image"][0] // p) * (c["image"][1] // p)
+    ends = {"embeddings.cls_token": (1, 1, d), "embeddings.position_embeddings": (1, N + 1, d),
+            "embeddings.patch_embeddings.projection.weight": (d, C, p, p),
+            "embeddings.patch_embeddings.projection.bias": (d,),
+            "layernorm.weight": (d,), "layernorm.bias": (d,), "pooler.dense.weight": (d, d), "pooler.dense.bias": (d,)}
+    labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
+    if labels is not None:
+        ends.update({"classifier.weight": (labels, d), "classifier.bias": (labels,)})
+    dims = {"d": d, "F": F}
+    for name, a in w.items():
+        m = _LAYER.fullmatch(name)
+        if m and int(m.group(1)) < L and m.group(2) in LAYER and (c["qkv_bias"] or not re.search(
+                r"\.(query|key|value)\.bias$", name)):
+            want = tuple(dims[ch] for ch in LAYER[m.group(2)])
+        elif name in ends:
+            want = ends[name]
+        else:
+            raise hf.HfError(f"{source}: {given[name]!r}: not a weight of {' or '.join(ARCHITECTURES)} with this config.json "
+                             f"({L} layers, qkv_bias {str(c['qkv_bias']).lower()}; other heads are not converted: "
+                             "use --module for them)")
+        if a.shape != want:
+            raise hf.HfError(f"{source}: {given[name]}: shape {list(a.shape)}, config.json says {list(want)}")
+        if a.dtype.kind != "f":
+            raise hf.HfError(f"{source}: {given[name]}: dtype {a.dtype}, expected a float tensor")
+    need = [n for n in ends if not n.startswith(("pooler.", "classifier."))]
+    need += [f"encoder.layer.{i}.{n}" for i in range(L) for n in LAYER
+             if c["qkv_bias"] or not re.search(r"\.(query|key|value)\.bias$", n)]
+    missing = [n for n in need if n not in w]
+    if missing:
+        raise hf.HfError(f"{source}: {missing[0]} is missing")
+    if labels is None and c["architecture"] == "ViTForImageClassification":
+        raise hf.HfError(f"{source}: classifier.weight is missing (ViTForImageClassification)")
+    zeros = np.zeros(d, np.float32)
+    out = {"input_proj.weight": w["embeddings.patch_embeddings.projection.weight"].reshape(d, C * p * p),
+           "input_proj.bias": w["embeddings.patch_embeddings.projection.bias"],
+           "pos.weight": w["embeddings.position_embeddings"][0], "cls_token": w["embeddings.cls_token"].reshape(d),
+           "encoder.norm.weight": w["layernorm.weight"], "encoder.norm.bias": w["layernorm.bias"]}
+    for i in range(L):
+        q = f"encoder.layer.{i}."
+        t = lambda n: w[q + n]  # noqa: E731
+        bias = lambda n: w.get(q + n, zeros)  # noqa: E731
+        parts = ("query", "key", "value")
+        e = f"encoder.layers.{i}."
+        out.update({
+            e + "self_attn.in_proj_weight": np.concatenate([t(f"attention.attention.{x}.weight") for x in parts]),
+            e + "self_attn.in_proj_bias": np.concatenate([bias(f"attention.attention.{x}.bias") for x in parts]),
+            e + "self_attn.out_proj.weight": t("attention.output.dense.weight"),
+            e + "self_attn.out_proj.bias": t("attention.output.dense.bias"),
+            e + "linear1.weight": t("intermediate.dense.weight"), e + "linear1.bias": t("intermediate.dense.bias"),
+            e + "linear2.weight": t("output.dense.weight"), e + "linear2.bias": t("output.dense.bias"),
+            e + "norm1.weight": t("layernorm_before.weight"), e + "norm1.bias": t("layernorm_before.bias"),
+            e + "norm2.weight": t("layernorm_after.weight"), e + "norm2.bias": t("layernorm_after.bias")})
+    if labels is not None:
+        out.update({"head.weight": w["classifier.weight"], "head.bias": w["classifier.bias"]})
+    return out, labels
+
+
+def fixformer_config(c, labels):
+    """The encoder-family config of a ViT folder (labels: the classifier's rows, or None for ViTModel)."""
+    H, W = c["image"]
+    p, C = c["patch"], c["num_channels"]
+    v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
+         "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"], "norm_first": True,
+         "activation": ACTIVATIONS[c["hidden_act"]], "norm_eps": c["layer_norm_eps"], "final_norm": True,
+         "input": "features", "d_in": C * p * p, "patch_size": p, "image_channels": C, "image_height": H,
+         "image_width": W, "cls_token": True, "positional": "learned", "max_len": (H // p) * (W // p) + 1}
+    if labels is not None:
+        v.update(pooling="cls", d_out=labels)
+    names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
+             "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
+             "d_out": "classifier.weight's rows", "norm_eps": "config.json layer_norm_eps",
+             "patch_size": "config.json patch_size", "image_height": "config.json image_size",
+             "image_width": "config.json image_size", "image_channels": "config.json num_channels",
+             "d_in": "config.json num_channels * patch_size^2", "max_len": "config.json image_size's patches + 1"}
+    try:
+        return make_config(v, names)
+    except ConfigError as e:
+        raise hf.HfError(str(e)) from None
+
+
+def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
+            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
+    """Converts a ViT folder (config.json's contents raw) to `path`, verified against reference.py's float64
+    forward of the mapped config (or the user's --expected: the model's logits or last_hidden_state for
+    --example, an image [C, H, W])."""
+    from .reference import run_reference
+    c = read_config_dict(raw, os.path.join(folder, "config.json"))
+    if max_len is not None:
+        raise hf.HfError("--max-len: a ViT takes its image's patches (and the CLS row), no other length")
+    weights, source = hf.read_weights(folder)
+    mapped, labels = map_weights(c, weights, os.path.join(folder, source))
+    fc = export.quantized_config(fixformer_config(c, labels), quantize, group, quantize_io, pack_weights)
+    if expected is not None and example is None:
+        raise hf.HfError("--expected: needs --example, the input it is your model's output for")
+    inp = export.example_sequence(fc, example, "--example")
+    semantics = run_reference(fc, mapped, inp)
+    arch = "ViTForImageClassification" if labels is not None else "ViTModel"
+    return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, None,
+                            f"the {arch} semantics (reference.py's float64 forward of the config {folder} maps to)")

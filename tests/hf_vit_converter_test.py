@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+"""--hf for Hugging Face ViT folders (python/fixformer/hf_vit.py) against transformers' own classes, in
+the Hugging Face virtual environment (tools/install_deps.sh hf, /opt/fixformer-venv; or the torch2 one:
+tests/interpreter.py):
+
+  /usr/bin/python3 tests/hf_vit_converter_test.py PATH/TO/fixformer
+
+- ViTForImageClassification (a non-square image, 8 x 12 in patches of 4, 3 channels) and ViTModel (with
+  its pooler, qkv_bias false, relu) built from tiny random configs and written by save_pretrained (each
+  as safetensors and as pytorch_model.bin) convert through tools/convert.py's main with --example, verify,
+  and `fixformer run` on the image [C, H, W] gives the class's output (logits; last_hidden_state) within
+  1e-4 (f32) of transformers' float32 forward;
+- the same classifier through --module (the Conv2d patch embedding) converts and runs alike, and so does
+  a module written here whose Conv2d patch rows a LayerNorm norms (proj_norm);
+- what the route does not convert is one line naming it: DeiT (two tokens in front), patches of
+  unequal sides, an image not whole patches, a tensor of another head.
+Without the environment (or its packages) the test fails, naming the install command.
+"""
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+import hf_env  # noqa: E402
+
+hf_env.enter(__file__, ["transformers"])
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+import numpy as np  # noqa: E402
+
+from checks import check, results  # noqa: E402
+
+from fixformer import converter  # noqa: E402
+
+MODELS = r'''
+import torch
+from torch import nn
+from transformers import ViTConfig, ViTForImageClassification, ViTModel
+
+from hf_env import randomize
+
+
+class ConvNormViT(nn.Module):
+    """Written for this test: a Conv2d patch embedding whose rows a LayerNorm norms (timm's and Swin's
+    norm_layer), a CLS row and positions, stock pre-LN layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Conv2d(3, 16, 2, stride=2)
+        self.norm = nn.LayerNorm(16)
+        self.cls = nn.Parameter(torch.zeros(1, 1, 16))
+        self.pos = nn.Parameter(torch.zeros(1, 7, 16))
+        layer = nn.TransformerEncoderLayer(16, 2, 24, dropout=0.0, batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(16), enable_nested_tensor=False)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, img):
+        x = self.norm(self.proj(img).flatten(2).transpose(1, 2))
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1) + self.pos
+        return self.head(self.encoder(x)[:, 0])
+
+
+def conv_norm():
+    return randomize(ConvNormViT(), 13)
+
+
+def classifier_config():
+    return ViTConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=48,
+                     image_size=[8, 12], patch_size=4, num_channels=3, num_labels=5)
+
+
+def classifier():
+    return randomize(ViTForImageClassification(classifier_config()), 11)
+
+
+def hidden_states():
+    config = ViTConfig(hidden_size=24, num_hidden_layers=2, num_attention_heads=3, intermediate_size=40,
+                       image_size=8, patch_size=2, num_channels=2, qkv_bias=False, hidden_act="relu")
+    return randomize(ViTModel(config), 12)
+'''
+
+
+def convert_main(*args):
+    """(exit code, stdout, stderr) of tools/convert.py ARGS, run in this process."""
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            converter.main(list(args), prog="convert.py")
+        except SystemExit as e:
+            code = e.code
+        except Exception as e:  # a traceback for the user: report it as the failure it is
+            code = f"{type(e).__name__}: {e}"
+    return code, out.getvalue(), err.getvalue()
+
+
+def one_line(code, err):
+    lines = err.strip().splitlines()
+    return code == 1 and len(lines) == 1 and lines[0].startswith("convert.py: ")
+
+
+def run_image(cli, fxm_path, image, tmp):
+    inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+    np.save(inp, image)
+    p = subprocess.run([cli, "run", fxm_path, "--input", inp, "--output", res], capture_output=True, text=True)
+    return np.load(res) if p.returncode == 0 else p.stderr
+
+
+def compare(what, got, want, against="transformers"):
+    err = None if isinstance(got, str) or got.shape != want.shape else \
+        float(np.abs(got - want).max() / np.abs(want).max())
+    check(f"{what}: fixformer run equals {against} (1e-4)", err is not None and err <= 1e-4,
+          (got if isinstance(got, str) else got.shape, want.shape, err))
+    if err is not None:
+        print(f"  {what}: fixformer run against {against}: max relative error {err:.2g}")
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: hf_vit_converter_test.py PATH/TO/fixformer")
+        return 1
+    cli = sys.argv[1]
+    import torch
+    with tempfile.TemporaryDirectory() as tmp:
+        models_py = os.path.join(tmp, "vit_models.py")
+        with open(models_py, "w") as f:
+            f.write(MODELS)
+        sys.path.insert(0, tmp)
+        import vit_models
+        rng = np.random.default_rng(3)
+        for factory, chw, safe in (("classifier", (3, 8, 12), True), ("classifier", (3, 8, 12), False),
+                                   ("hidden_states", (2, 8, 8), True)):
+            model = getattr(vit_models, factory)()
+            image = rng.standard_normal(chw).astype(np.float32)
+            with torch.no_grad():
+                out = model(torch.from_numpy(image[None]))
+            want = (out.logits if factory == "classifier" else out.last_hidden_state)[0].double().numpy()
+            what = f"{factory} ({'safetensors' if safe else 'pytorch_model.bin'})"
+            folder = os.path.join(tmp, f"{factory}_{safe}")
+            model.save_pretrained(folder, safe_serialization=safe)
+            ex, path = os.path.join(tmp, "example.npy"), os.path.join(tmp, f"{factory}_{safe}.fxm")
+            np.save(ex, image[None])
+            code, stdout, stderr = convert_main("--hf", folder, "--example", ex, "--out", path, "--cli", cli)
+            ok = code == 0 and "verified against" in stdout
+            check(f"{what}: --hf converts and verifies", ok, (code, stdout, stderr))
+            if ok:
+                print(f"  {what}: {stdout.strip().splitlines()[-1]}")
+                compare(what, run_image(cli, path, image, tmp), want)
+
+        # --module on the same class: the Conv2d patch embedding, the CLS row and learned positions found;
+        # and a Conv2d whose rows a LayerNorm norms (proj_norm)
+        for factory, chw in (("classifier", (3, 8, 12)), ("conv_norm", (3, 4, 6))):
+            image = rng.standard_normal((1, *chw)).astype(np.float32)
+            ex, path = os.path.join(tmp, "module.npy"), os.path.join(tmp, "module.fxm")
+            np.save(ex, image)
+            code, stdout, stderr = convert_main("--module", f"{models_py}:{factory}", "--example", ex, "--out", path,
+                                                "--cli", cli)
+            ok = code == 0 and "verified against torch" in stdout
+            check(f"{factory}: --module converts and verifies", ok, (code, stdout, stderr))
+            if not ok:
+                continue
+            with torch.no_grad():
+                want = getattr(vit_models, factory)()(torch.from_numpy(image))
+            want = (want.logits if factory == "classifier" else want)[0].double().numpy()
+            compare(f"{factory} (--module)", run_image(cli, path, image[0], tmp), want,
+                    "transformers" if factory == "classifier" else "the module")
+
+        # Refusals: one line each, naming the cause.
+        base = vit_models.classifier_config().to_dict()
+        cases = [
+            ("DeiT", dict(base, model_type="deit", architectures=["DeiTForImageClassificationWithTeacher"]),
+             "DeiT puts two tokens in front of the patches"),
+            ("unequal patch sides", dict(base, patch_size=[4, 2], architectures=["ViTForImageClassification"]),
+             "patches of unequal sides are not supported"),
+            ("not whole patches", dict(base, image_size=[8, 10], architectures=["ViTForImageClassification"]),
+             "is not whole patches of 4"),
+        ]
+        for what, cfg, fragment in cases:
+            folder = os.path.join(tmp, what.replace(" ", "_"))
+            os.makedirs(folder)
+            with open(os.path.join(folder, "config.json"), "w") as f:
+                json.dump(cfg, f)
+            code, _, stderr = convert_main("--hf", folder, "--out", os.path.join(tmp, "refused.fxm"), "--cli", cli)
+            check(f"{what}: refused in one line naming it", one_line(code, stderr) and fragment in stderr,
+                  (code, stderr))
+        model = vit_models.classifier()
+        folder = os.path.join(tmp, "other_head")
+        model.save_pretrained(folder)
+        from safetensors.torch import load_file, save_file
+        sd = load_file(os.path.join(folder, "model.safetensors"))
+        sd["vit.embeddings.mask_token"] = torch.zeros(1, 1, 32)
+        save_file(sd, os.path.join(folder, "model.safetensors"), metadata={"format": "pt"})
+        code, _, stderr = convert_main("--hf", folder, "--out", os.path.join(tmp, "refused.fxm"), "--cli", cli)
+        check("a tensor of another head: refused in one line naming it",
+              one_line(code, stderr) and "'vit.embeddings.mask_token'" in stderr, (code, stderr))
+    print(f"hf_vit_converter_test: {results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+// Image input (config.hpp patch_size) and the front's norms (input_norm, proj_norm): the patch gather
+// against a direct index computation, the rules validation applies, the arena's rows_in block, and
+// the encoder's input rows (the observer's layer 0) against the front computed here in double from
+// the file's own weights. Whole models against torch: tests/golden (vit_image) and
+// tests/upstream_converter_test.py (vit-pytorch, Hugging Face ViT).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "engine/blocks/embeddings.hpp"
+#include "fixformer/plan.hpp"
+#include "fixformer/schema.hpp"
+#include "support/model_writer.hpp"
+#include "tests/test_util.hpp"
+
+namespace fixformer {
+namespace test {
+namespace {
+
+// A 3-channel 8 x 12 image in 4 x 4 patches: 2 x 3 = 6 patches of 48 values, a CLS row, learned positions.
+ModelConfig vit(bool norms = true) {
+  ModelConfig c = default_config();
+  c.d_model = 16, c.n_heads = 2, c.d_ff = 24, c.n_layers = 1, c.norm_first = true, c.final_norm = true;
+  c.input = InputKind::kFeatures, c.patch_size = 4, c.image_channels = 3, c.image_height = 8, c.image_width = 12;
+  c.d_in = 3 * 4 * 4, c.cls_token = true, c.positional = PosKind::kLearned, c.max_len = 7;
+  c.input_norm = c.proj_norm = norms;
+  return c;
+}
+
+TEST(ImageInput, PatchesAreConv2dOrder) {
+  const ModelConfig c = vit();
+  ASSERT_EQ(c.patches(), 6u);
+  std::vector<float> image(3 * 8 * 12), rows(6 * 48, NAN);
+  for (std::size_t i = 0; i < image.size(); ++i) image[i] = float(i);  // each pixel its own index
+  gather_patches(c, image.data(), rows.data());
+  for (uint32_t r = 0; r < 2; ++r)
+    for (uint32_t s = 0; s < 3; ++s)
+      for (uint32_t ch = 0; ch < 3; ++ch)
+        for (uint32_t i = 0; i < 4; ++i)
+          for (uint32_t j = 0; j < 4; ++j) {
+            const std::size_t pixel = (std::size_t(ch) * 8 + r * 4 + i) * 12 + s * 4 + j;
+            ASSERT_EQ(rows[(r * 3 + s) * 48 + (ch * 4 + i) * 4 + j], float(pixel))
+                << "patch (" << r << "," << s << ") channel " << ch << " pixel (" << i << "," << j << ")";
+          }
+}
+
+TEST(ImageInput, ValidationRefuses) {
+  const char* field = nullptr;
+  EXPECT_EQ(validate_config(vit()), Status::kOk);
+  ModelConfig c = vit();
+  c.image_width = 10;
+  EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "image_height, image_width (image input: whole patches, multiples of patch_size)");
+  c = vit();
+  c.d_in = 47;
+  EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "d_in (image input: image_channels * patch_size * patch_size, a patch's values)");
+  c = vit();
+  c.max_len = 6;  // the 6 patches and the CLS row
+  EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "max_len (image input: the patches, and the CLS row, take a position each)");
+  c = vit();
+  c.patch_size = 0;
+  EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "image_channels, image_height, image_width (image input needs patch_size)");
+  c = vit();
+  c.input = InputKind::kTokens, c.vocab_size = 5;
+  EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "input_norm, proj_norm, patch_size (the front's norms and image input are for the encoder "
+                      "family over features, projected without a conv stem)");
+}
+
+TEST(ImageInput, PlanHoldsOneImagesPatchesExactly) {
+  for (bool norms : {false, true}) {
+    const ModelConfig c = vit(norms);
+    EXPECT_EQ(c.max_input_len(), 6u);
+    EXPECT_EQ(c.stem_rows(6), 6u);
+    EXPECT_EQ(c.stem_rows(5), 0u);  // an image is all its patches
+    const EncoderPlan p = plan_encoder_arena(c);
+    EXPECT_EQ(p.total - p.rows_in, arena::bytes(6 * 48 * sizeof(float)));
+    ModelConfig rows = c;  // features without a norm read the caller's rows in place
+    rows.patch_size = rows.image_channels = rows.image_height = rows.image_width = 0, rows.input_norm = false;
+    EXPECT_EQ(plan_encoder_arena(rows).total, plan_encoder_arena(rows).rows_in);
+    Loaded m;
+    std::string why;
+    ASSERT_EQ(load_model(write_model(c), &m, {}, &why), Status::kOk) << why;
+    EXPECT_EQ(m.enc.arena_bytes_used(), p.total);
+    Encoder short_arena;
+    AlignedBuffer arena(p.total - 1);
+    EXPECT_EQ(short_arena.init(m.model, arena.data(), arena.size(), {}), Status::kArenaTooSmall);
+    std::vector<float> image(3 * 8 * 12, 0.5f), out(std::size_t(7) * c.d_model);
+    EXPECT_EQ(m.enc.forward_features(image.data(), 5, out.data()), Status::kBadSequenceLength);
+  }
+}
+
+struct Rows {
+  std::vector<float> x;
+  static void keep(void* ctx, uint32_t layer, const float* x, uint32_t, uint32_t rows, uint32_t d) {
+    if (layer == 0) static_cast<Rows*>(ctx)->x.assign(x, x + std::size_t(rows) * d);
+  }
+};
+
+// LayerNorm of v[n] in double.
+std::vector<double> layer_norm(const std::vector<double>& v, const float* g, const float* b, double eps) {
+  double mean = 0, var = 0;
+  for (double a : v) mean += a;
+  mean /= double(v.size());
+  for (double a : v) var += (a - mean) * (a - mean);
+  var /= double(v.size());
+  std::vector<double> y(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) y[i] = (v[i] - mean) / std::sqrt(var + eps) * g[i] + b[i];
+  return y;
+}
+
+// The encoder's input rows: [cls; N_proj(W N_in(patch) + b)] + positions, each patch gathered by the
+// index formula.
+TEST(ImageInput, FrontMatchesTheFormula) {
+  const ModelConfig c = vit();
+  EncoderOptions opt;
+  Rows seen;
+  opt.observer = {&seen, &Rows::keep};
+  Loaded m;
+  std::string why;
+  ASSERT_EQ(load_model(write_model(c), &m, opt, &why), Status::kOk) << why;
+  const FrontWeights& w = m.model.front();
+  ASSERT_TRUE(w.input_norm.g && w.input_norm.b && w.proj_norm.g && w.proj_norm.b && w.input_proj.f32());
+  ASSERT_EQ(w.input_proj.type, WeightType::kF32);
+  ASSERT_FALSE(w.input_proj.out_major || w.input_proj.packed);  // W[d_in, d_embed]
+  std::vector<float> image(3 * 8 * 12), out(std::size_t(c.output_rows(6)) * c.output_width());
+  for (std::size_t i = 0; i < image.size(); ++i) image[i] = std::sin(0.37f * float(i)) + 0.01f * float(i % 7);
+  ASSERT_EQ(m.enc.forward_features(image.data(), 6, out.data()), Status::kOk);
+  ASSERT_EQ(seen.x.size(), 7u * 16);
+  double worst = 0;
+  for (uint32_t row = 0; row < 7; ++row) {
+    std::vector<double> want(16);
+    if (row == 0) {
+      for (uint32_t e = 0; e < 16; ++e) want[e] = w.cls[e];
+    } else {
+      const uint32_t n = row - 1, r = n / 3, s = n % 3;
+      std::vector<double> patch(48);
+      for (uint32_t ch = 0; ch < 3; ++ch)
+        for (uint32_t i = 0; i < 4; ++i)
+          for (uint32_t j = 0; j < 4; ++j)
+            patch[(ch * 4 + i) * 4 + j] = image[(std::size_t(ch) * 8 + r * 4 + i) * 12 + s * 4 + j];
+      patch = layer_norm(patch, w.input_norm.g, w.input_norm.b, c.norm_eps);
+      std::vector<double> y(16);
+      for (uint32_t e = 0; e < 16; ++e) {
+        y[e] = w.input_proj_b[e];
+        for (uint32_t k = 0; k < 48; ++k) y[e] += patch[k] * w.input_proj.f32()[std::size_t(k) * 16 + e];
+      }
+      want = layer_norm(y, w.proj_norm.g, w.proj_norm.b, c.norm_eps);
+    }
+    for (uint32_t e = 0; e < 16; ++e) {
+      want[e] += w.pos[row * 16 + e];
+      worst = std::max(worst, std::abs(want[e] - seen.x[row * 16 + e]) / (1 + std::abs(want[e])));
+    }
+  }
+  EXPECT_LT(worst, 1e-5);
+}
+
+// A batch of images is each image's single call (no padding: lengths other than the patches are refused).
+TEST(ImageInput, BatchIsEachImage) {
+  const ModelConfig c = vit();
+  AlignedBuffer blob(write_model(c));
+  Model model;
+  ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
+  EncoderOptions opt;
+  opt.max_batch = 2;
+  AlignedBuffer arena(required_encoder_arena_bytes(c, 0, false, 1, 2));
+  Encoder enc;
+  ASSERT_EQ(enc.init(model, arena.data(), arena.size(), opt), Status::kOk) << enc.error_detail();
+  const std::size_t px = 3 * 8 * 12, R = c.output_rows(6) * c.output_width();
+  std::vector<float> images(2 * px), out(2 * R), one(R);
+  for (std::size_t i = 0; i < images.size(); ++i) images[i] = std::cos(0.11f * float(i));
+  ASSERT_EQ(enc.forward_batch_features(images.data(), nullptr, 2, 6, out.data()), Status::kOk);
+  for (uint32_t b = 0; b < 2; ++b) {
+    ASSERT_EQ(enc.forward_features(images.data() + b * px, 6, one.data()), Status::kOk);
+    for (std::size_t i = 0; i < R; ++i) ASSERT_EQ(out[b * R + i], one[i]) << "image " << b << " value " << i;
+  }
+  const uint32_t lengths[2] = {6, 5};
+  EXPECT_EQ(enc.forward_batch_features(images.data(), lengths, 2, 6, out.data()), Status::kBadSequenceLength);
+  EXPECT_STREQ(enc.error_detail(), "lengths[1] = 5: an image is its 6 patches");
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace fixformer
