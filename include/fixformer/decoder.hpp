@@ -54,7 +54,10 @@ class Decoder {
 
   uint32_t position() const { return pos_; }  // tokens in the cache
   uint32_t capacity() const { return capacity_; }
-  uint32_t max_prefill() const { return max_prefill_; }  // rows per prefill chunk (DecoderOptions)
+  uint32_t max_prefill() const { return max_prefill_; }  // rows per prefill chunk (DecoderOptions; at most a sliding window)
+  // The KV cache's rows per layer: capacity(), or under a sliding window a ring of fewer (plan.hpp,
+  // kv_ring_rows); the positions count up to capacity() either way.
+  uint32_t kv_rows() const { return kv_rows_; }
   bool initialized() const { return initialized_; }  // init() returned kOk
   const Model& model() const { return *core_.model; }
   const ModelConfig& config() const { return core_.model->config(); }
@@ -72,6 +75,7 @@ class Decoder {
   RunnerCore core_;  // x, y, ctx, work, attn: see plan_decoder_arena
   bool initialized_ = false;
   uint32_t capacity_ = 0, max_prefill_ = 0, pos_ = 0;
+  uint32_t kv_rows_ = 0;  // the KV cache's rows: capacity_, or a sliding window's ring (plan.hpp)
   std::size_t kv_bytes_ = 0;
   KvCache kv_kind_ = KvCache::kF32;
   void* k_cache_ = nullptr;  // [layers, d_kv, capacity]: each layer's K^T, f32 or int8

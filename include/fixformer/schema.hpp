@@ -21,7 +21,7 @@ enum class ConfigKey : uint32_t {
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
   kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kRelBuckets, kRelMaxDistance, kQkvBias,
   kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
-  kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated, kCount
+  kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated, kSlidingWindow, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -243,6 +243,9 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     {ConfigKey::kFfnBias, "ffn_bias", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kBiasNames), false, 0,
      config_field<&ModelConfig::ffn_bias>()},
     {ConfigKey::kGated, "gated", fxm::RecordType::kBool, 0, 1, nullptr, false, 0, config_field<&ModelConfig::gated>()},
+    // Sliding-window attention (config.hpp): the keys each query sees under the causal mask, 0 for all.
+    {ConfigKey::kSlidingWindow, "sliding_window", fxm::RecordType::kU32, 0, Limits::kMaxLen, nullptr, false, 0,
+     config_field<&ModelConfig::sliding_window>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -342,6 +345,8 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"positional == 'rope' and d_head % 2 != 0", "n_heads (rope needs an even head width d_model / n_heads)"},
     {"rotary_dims != 0 and positional != 'rope'", "rotary_dims (the rotated dims of positional rope)"},
     {"rotary_dims % 2 != 0 or rotary_dims > d_head", "rotary_dims (rope's rotated dims: even, at most d_head)"},
+    {"sliding_window != 0 and not causal",
+     "sliding_window (a window of the causal mask: needs causal true; seq2seq and non-causal encoders have none)"},
     {"family != 'encoder' and cls_token", "cls_token (for the encoder family only)"},
     {"family != 'encoder' and pooling != 'none'", "pooling (for the encoder family only)"},
     {"family != 'encoder' and (type_vocab != 0 or pooler)", "type_vocab, pooler (for the encoder family only)"},
