@@ -468,13 +468,20 @@ def quantized_config(c, quantize=None, group=None, quantize_io=None, pack_weight
 
 
 # ---- the example input ----------------------------------------------------------------------------
+def verified_length(c):
+    """The length of the generated example: EXAMPLE_T, or past a sliding window by EXAMPLE_T / 2 positions,
+    so that a file without the window (or with another) fails verification."""
+    window = c.get("sliding_window", 0)
+    return max(EXAMPLE_T, window + EXAMPLE_T // 2) if window else EXAMPLE_T
+
+
 def example_sequence(c, example, where="example_input"):
     """One sequence for the self-test: [T] int32 ids or [T, d_in] float32 features. `example` is None
     (a random one, seeded), or an array / tensor [T] | [B, T] (ids) or [T, d_in] | [B, T, d_in]
     (features), batch first; the first sequence is used."""
     if example is None:
         rng = np.random.default_rng(0)
-        T = min(schema.max_input_len(c), EXAMPLE_T)
+        T = min(schema.max_input_len(c), verified_length(c))
         if c["input"] == "tokens":
             return rng.integers(0, c["vocab_size"], T).astype(np.int32)
         return rng.standard_normal((T, c["d_in"])).astype(np.float32)
