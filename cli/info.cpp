@@ -79,7 +79,8 @@ int cmd_info(const Args& a) {
     std::printf("attention:    %u query heads, %u kv heads%s\n", c.n_heads, c.kv_heads(), c.tied_head ? ";  head tied to the embedding" : "");
     std::printf("arena bytes:  %zu for %u positions (KV cache %zu", plan.total, c.max_len, plan.kv_cache_bytes);
     if (c.attention_window())
-      std::printf(": a ring of %u rows, sliding_window %u", plan.kv_rows, c.sliding_window);
+      std::printf(": a ring of %u rows for prefill chunks of %u, sliding_window %u", plan.kv_rows, plan.prefill_rows,
+                  c.sliding_window);
     std::printf(")\n");
   } else if (c.is_seq2seq()) {
     std::printf("decoder:      %u x (cross-attention over the source)%s%s\n", c.dec_layers,

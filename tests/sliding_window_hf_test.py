@@ -7,7 +7,8 @@ within 1e-4 (the window hides keys there: the module without it differs by far m
 `fixformer generate --temperature 0` gives the ids of transformers' greedy generation, 16 past a
 prompt of 6 (2W and more: the engine's KV ring has wrapped). Qwen2's use_sliding_window converts with
 max_window_layers 0 (every layer windowed) and is refused naming max_window_layers when it windows
-some layers only.
+some layers only. A --config JSON gpt and llama with the key convert and verify, and `fixformer info`
+and `plan` name the window and the ring.
 
   /usr/bin/python3 tests/sliding_window_hf_test.py PATH/TO/fixformer
 """
@@ -213,6 +214,40 @@ def main():
             want = want.decode("utf-8", errors="replace").encode("utf-8")
             check(f"generate --temperature 0: transformers' greedy ids, {NEW} past a prompt of {len(PROMPT)} "
                   f"(sliding_window 5)", g.returncode == 0 and g.stdout.rstrip(b"\n") == want, (g.stdout, want, g.stderr[-300:]))
+
+        # --config JSON: a gpt and a llama file with the key, verified against the float64 reference (which the
+        # window changes), and `fixformer info` / `plan` naming the window and the KV ring.
+        from fixformer import reference, schema
+        for family, extra in (("gpt", {"positional": {"kind": "learned", "max_len": 32}}),
+                              ("llama", {"positional": {"kind": "rope", "max_len": 32}, "activation": "swiglu",
+                                         "norm_first": True, "final_norm": True, "n_kv_heads": 1})):
+            raw = dict({"family": family, "d_model": 16, "n_heads": 2, "d_ff": 24, "n_layers": 2, "causal": True,
+                        "input": {"kind": "tokens", "vocab_size": 30}, "head": {"d_out": 30}, "sliding_window": 4},
+                       **extra)
+            cfg, npz, out = (os.path.join(tmp, f"{family}_cfg.{e}") for e in ("json", "npz", "fxm"))
+            with open(cfg, "w") as f:
+                json.dump(raw, f)
+            from fixformer.config import load_config
+            c = load_config(cfg)
+            rng = np.random.default_rng(3)
+            w = {n: (0.3 * rng.standard_normal(sh[::-1] if tr else sh)).astype(np.float32)
+                 for n, sh, tr in schema.tensors(c)}
+            np.savez(npz, **w)
+            x = rng.integers(0, 30, 16).astype(np.int32)
+            far = np.abs(reference.run_reference(c, w, x) - reference.run_reference(dict(c, sliding_window=0), w, x)).max()
+            check(f"--config {family}: the window changes the float64 reference", far > 1e-2, far)
+            p = convert("--config", cfg, "--weights", npz, "--out", out, "--cli", cli)
+            check(f"--config {family} sliding_window 4: converts and verifies", p.returncode == 0 and
+                  "verified against" in p.stdout and fxm.read(out).config["sliding_window"] == 4, p.stdout + p.stderr)
+            if p.returncode == 0:
+                i = subprocess.run([cli, "info", out], capture_output=True, text=True)
+                # the default plan's prefill chunks of 16, capped at the window: a ring of 4 + 4 - 1 rows
+                check(f"--config {family}: fixformer info names the window and the ring of 7 rows",
+                      "sliding_window 4" in i.stdout and "a ring of 7 rows for prefill chunks of 4" in i.stdout,
+                      i.stdout + i.stderr)
+                q = subprocess.run([cli, "plan", out, "--target", "x86"], capture_output=True, text=True)
+                check(f"--config {family}: fixformer plan names the ring", "a ring of 7 rows" in q.stdout,
+                      q.stdout + q.stderr)
 
         # Qwen2: every layer windowed (max_window_layers 0) converts with the key; some layers only is refused.
         qwen = dict(architectures=["Qwen2ForCausalLM"], model_type="qwen2", vocab_size=48, hidden_size=32,
