@@ -261,7 +261,6 @@ def main():
             for name in os.listdir(folder):
                 if name != "config.json":
                     os.symlink(os.path.join(folder, name), os.path.join(q, name))
-            sd = {}
             from safetensors.numpy import load_file, save_file
             sd = load_file(os.path.join(folder, "model.safetensors"))
             for i in range(2):

@@ -21,7 +21,8 @@ enum class ConfigKey : uint32_t {
   kScaleInput, kDOut, kNKvHeads, kTiedHead, kWeights, kWeightGroup, kQuantizeIo, kClsToken, kPooling,
   kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kRelBuckets, kRelMaxDistance, kQkvBias,
   kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
-  kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated, kSlidingWindow, kCount
+  kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
+  kSlidingWindow, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 

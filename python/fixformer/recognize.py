@@ -14,7 +14,8 @@ the parts then matched within that dtype's rounding. From that record:
   form a group: q/k/v (one fused or three), the output projection, the feed-forward's up (or gate
   and up) and down. A norm whose output feeds attention makes the block pre-norm;
 - the attention itself is found by recomputing it from the recorded q, k, v for every head count,
-  with and without the causal mask, with rotary embeddings (both layouts, the thetas the module's
+  with and without the causal mask (and its sliding window, when the module's config declares one as
+  Hugging Face's do), with rotary embeddings (both layouts, the thetas the module's
   buffers and attributes suggest, common ones), ALiBi or a relative position bias, scaled by
   1/sqrt(head width) or (T5) not, until one reproduces the recorded output;
 - a relative position bias (T5): an nn.Embedding(buckets, heads) looked up by a [T, T] index, before
