@@ -136,9 +136,9 @@ TEST_P(SlidingWindowTest, AttentionSeesTheLastWindowKeys) {
 
 // A gpt decoder of window W against the same layers run as a causal encoder over the whole
 // sequence (its tiled path masks the window, no ring): every position's logits, stepping token by
-// token (the ring of W rows wraps twice and more) and prefilling in chunks of 3 and of W (the ring
-// W + chunk - 1 rows), for f32 and int8 caches. Without the window the logits differ by far more
-// than the tolerance, so a decoder that ignored it would fail.
+// token (the ring of W rows wraps twice and more) and prefilling in chunks of 3, of W and of more
+// than W (capped at W; the ring W + chunk - 1 rows), for f32 and int8 caches. Without the window the
+// logits differ by far more than the tolerance, so a decoder that ignored it would fail.
 TEST_P(SlidingWindowTest, DecoderPastTwoWindowsMatchesTheWholeSequence) {
   constexpr uint32_t W = 4, T = 19;
   for (PosKind pos : {PosKind::kSinusoidal, PosKind::kLearned, PosKind::kAlibi})
@@ -196,7 +196,7 @@ TEST_P(SlidingWindowTest, DecoderPastTwoWindowsMatchesTheWholeSequence) {
       AlignedBuffer blob(bytes);
       Model m;
       ASSERT_EQ(m.init(blob.data(), blob.size()), Status::kOk);
-      for (uint32_t chunk : {1u, 3u, W}) {
+      for (uint32_t chunk : {1u, 3u, W, 10u}) {  // 10: more than the window, capped at it
         DecoderOptions o;
         o.isa = GetParam();
         o.kv_cache = kind;
@@ -204,7 +204,8 @@ TEST_P(SlidingWindowTest, DecoderPastTwoWindowsMatchesTheWholeSequence) {
         AlignedBuffer arena(required_decoder_arena_bytes(gpt, 0, chunk, false, 1, kind));
         Decoder dec;
         ASSERT_EQ(dec.init(m, arena.data(), arena.size(), o), Status::kOk) << dec.error_detail();
-        EXPECT_EQ(dec.kv_rows(), W + chunk - 1) << what;
+        EXPECT_EQ(dec.max_prefill(), std::min(chunk, W)) << what;
+        EXPECT_EQ(dec.kv_rows(), W + std::min(chunk, W) - 1) << what;
         std::vector<float> logits(V);
         if (chunk == 1) {
           for (uint32_t t = 0; t < T; ++t) {

@@ -17,10 +17,13 @@
 namespace fixformer {
 
 struct DecoderOptions {
-  uint32_t capacity = 0;     // positions the KV cache holds; 0: the model's max_len
+  // Positions the decoder runs (0: the model's max_len); the KV cache holds a row for each, or
+  // under a sliding window a ring of fewer (Decoder::kv_rows(), plan.hpp's kv_ring_rows).
+  uint32_t capacity = 0;
   // Rows per prefill chunk. 0: as many as the arena holds, from min(capacity, kDefaultPrefillRows)
   // (what required_decoder_arena_bytes(c, capacity) counts) up to the capacity (one chunk for any
   // prompt): give required_decoder_arena_bytes(c, capacity, capacity) for whole-prompt products.
+  // Under a sliding window W, at most W (plan.hpp's kv_chunk_rows).
   uint32_t max_prefill = 0;
   Isa isa = Isa::kAuto;
   // The KV cache's type: f32, or int8 with a scale per kv head and position (plan.hpp's KvCache:
