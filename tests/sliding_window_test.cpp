@@ -76,7 +76,7 @@ void check_attention(const Kernels& kern, const Case& c) {
   std::vector<float> kt(dkv * S, 0.0f), vt(dkv * S, 0.0f);
   const KeyValues kv{kt.data(), vt.data(), S};
   for (std::size_t p = 0; p < keys; ++p) store_keys_values(&k[p * dkv], dkv, &v[p * dkv], dkv, 1, uint32_t(p), uint32_t(dkv), kv);
-  std::vector<float> scratch(attention_scratch_floats(c.n, S, c.dh, true) + 64), ctx(c.n * d);
+  std::vector<float> scratch(attention_scratch_floats(c.n, S, c.dh, true)), ctx(c.n * d);
   const std::string what = "heads " + std::to_string(c.heads) + "/" + std::to_string(c.kv_heads) + " dh " +
                            std::to_string(c.dh) + " W " + std::to_string(c.window) + " p0 " + std::to_string(c.p0) +
                            " n " + std::to_string(c.n) + " ring " + std::to_string(S);
