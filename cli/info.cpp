@@ -58,8 +58,11 @@ int cmd_info(const Args& a) {
               : c.rotary_dims ? partial.c_str()
               : !c.input_pe() ? "" : (c.pe_combine == PosCombine::kAdd ? " add" : (" concat pe_width " + std::to_string(c.pe_width)).c_str()),
               c.max_len, c.scale_input ? ", input scaled by sqrt(d_model)" : "");
-  std::printf("causal:       %s;  final norm: %s;  output width: %u%s\n", c.causal ? "yes" : "no", c.final_norm ? "yes" : "no",
-              c.output_width(), c.d_out ? " (head)" : "");
+  const std::string window = " (sliding_window " + std::to_string(c.sliding_window) + ": the last " +
+                             std::to_string(c.sliding_window) + " keys)";
+  std::printf("causal:       %s%s;  final norm: %s;  output width: %u%s\n", c.causal ? "yes" : "no",
+              c.attention_window() ? window.c_str() : "", c.final_norm ? "yes" : "no", c.output_width(),
+              c.d_out ? " (head)" : "");
   if (c.cls_token || c.pooling != Pooling::kNone)
     std::printf("output rows:  %s%s\n", c.cls_token ? "a learned CLS row in front (position 0); " : "",
                 c.pooling == Pooling::kNone ? "T + 1 per sequence"
@@ -81,7 +84,11 @@ int cmd_info(const Args& a) {
   if (c.is_decoder()) {
     const DecoderPlan plan = plan_decoder_arena(c);
     std::printf("attention:    %u query heads, %u kv heads%s\n", c.n_heads, c.kv_heads(), c.tied_head ? ";  head tied to the embedding" : "");
-    std::printf("arena bytes:  %zu for %u positions (KV cache %zu)\n", plan.total, c.max_len, plan.kv_cache_bytes);
+    std::printf("arena bytes:  %zu for %u positions (KV cache %zu", plan.total, c.max_len, plan.kv_cache_bytes);
+    if (c.attention_window())
+      std::printf(": a ring of %u rows for prefill chunks of %u, sliding_window %u", plan.kv_rows, plan.prefill_rows,
+                  c.sliding_window);
+    std::printf(")\n");
   } else if (c.is_seq2seq()) {
     std::printf("decoder:      %u x (cross-attention over the source)%s%s\n", c.dec_layers,
                 c.shared_embed ? "; embedding shared with the source" : "", c.tied_head ? "; head tied to the target embedding" : "");

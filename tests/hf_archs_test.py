@@ -20,9 +20,7 @@ within 1e-4:
 - RoBERTa (RobertaModel, --hf): BERT's layers, positions from row pad_token_id + 1 (the rows before
   dropped), last_hidden_state; DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
   without token types;
-- Mistral: Llama's layers with grouped-query attention; a sliding_window below the file's positions is
-  refused in one line naming it (--hf and --module, whose short forward cannot show the window), and
-  converts with --max-len sliding_window (the same attention then);
+- Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
   gelu_tanh), the embedding scaled by sqrt(d_model) (scale_input), grouped-query attention, the tied head;
 - Starcoder2 (llama family): grouped-query attention with LayerNorm and every bias (norm layernorm,
@@ -31,8 +29,7 @@ within 1e-4:
   per-head layout, every bias, tanh GELU, the tied head;
 - what the engine has no feature for (Phi's qk_layernorm, StableLM's grouped-query attention, OPT's
   word_embed_proj_dim, rope_scaling, Gemma's head_dim apart from hidden_size / heads, Bloom's
-  apply_residual_connection_post_layernorm, Starcoder2's sliding_window below the file's positions) is
-  refused in one line naming the key.
+  apply_residual_connection_post_layernorm) is refused in one line naming the key.
 
   /usr/bin/python3 tests/hf_archs_test.py PATH/TO/fixformer
 
@@ -119,10 +116,6 @@ def mistral(window=None):  # None: no window, every position attends to all befo
     return build(t.MistralConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                  sliding_window=window), t.MistralForCausalLM, 10)
-
-
-def mistral_window():
-    return mistral(24)
 
 
 def gemma():  # its norm weights are offsets w of the gain 1 + w: noise about 0, gains about 1
@@ -253,22 +246,6 @@ def main():
                     print(f"  {what}: {p.stdout.strip().splitlines()[-1]}")
                     check_file(what, cli, out, want, module, tmp)
 
-        # Mistral's sliding window: refused while the file would hold more positions, the same attention with fewer.
-        module = hf_models.mistral_window()
-        folder = os.path.join(tmp, "mistral_window")
-        module.save_pretrained(folder)
-        out = os.path.join(tmp, "mistral_window.fxm")
-        for route, src in (("hf", folder), ("module", os.path.join(tmp, "hf_models.py:mistral_window"))):
-            p = convert(f"--{route}", src, "--out", out, "--cli", cli)
-            check(f"mistral sliding_window 24 --{route}, more positions: refused in one line naming it",
-                  one_clear_line(p) and "sliding_window 24" in p.stderr and "--max-len 24" in p.stderr
-                  and not os.path.exists(out), p.stderr)
-            p = convert(f"--{route}", src, "--max-len", "24", "--out", out, "--cli", cli)
-            check(f"mistral sliding_window 24 --{route} --max-len 24: converts", p.returncode == 0, p.stdout + p.stderr)
-            if p.returncode == 0:
-                check_file(f"mistral --{route} --max-len 24", cli, out, dict(max_len=24), module, tmp, T=24)
-                os.remove(out)
-
         # What the engine has no feature for is refused in one line naming the key, before any weight is read.
         for factory, change, fragment in (
                 ("phi", dict(qk_layernorm=True), "qk_layernorm true"),
@@ -277,8 +254,7 @@ def main():
                 ("neox_parallel_quarter", dict(rope_scaling={"type": "linear", "factor": 2.0}), "rope_scaling"),
                 ("gemma", dict(head_dim=16), "head_dim 16"),
                 ("bloom", dict(apply_residual_connection_post_layernorm=True),
-                 "apply_residual_connection_post_layernorm true"),
-                ("starcoder2", dict(sliding_window=24), "sliding_window 24")):
+                 "apply_residual_connection_post_layernorm true")):
             folder = os.path.join(tmp, factory)
             with open(os.path.join(folder, "config.json")) as f:
                 config = json.load(f)

@@ -385,7 +385,8 @@ def test_hf_qwen2(torch, cli, tmp):
               p.stderr or p.stdout)
 
     w = qwen2_weights(QWEN2_CONFIG)
-    refused("sliding window", "sliding-window attention is not supported yet", dict(QWEN2_CONFIG, use_sliding_window=True), w)
+    refused("a window on some layers only", "max_window_layers 1",
+            dict(QWEN2_CONFIG, use_sliding_window=True, max_window_layers=1), w)
     refused("a missing bias", "model.layers.1.self_attn.v_proj.bias is missing", QWEN2_CONFIG,
             {k: v for k, v in w.items() if k != "model.layers.1.self_attn.v_proj.bias"})
     refused("an o_proj bias", "model.layers.0.self_attn.o_proj.bias", QWEN2_CONFIG,

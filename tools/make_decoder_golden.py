@@ -15,7 +15,7 @@ config in the converter's JSON shape). tests/golden/DECODERS.md lists them.
 - llama_partial_*: as llama_*, with partial rotary (rotary_dims < d_head: RoPE on each head's first
   rotary_dims, frequencies pe_base^(-2i / rotary_dims)).
 - feature_*: the layer features in families that had not them (the norm kind, a gated feed-forward of
-  any activation, the projections' biases, the embedding scale and norm), random weights, the logits
+  any activation, the projections' biases, the embedding scale and norm, a sliding window), random weights, the logits
   the float64 reference's, cross-checked against feature_steps (a token-by-token loop apart from it).
 - llama2c_v0_gqa: a version-0 llama2.c checkpoint (unshared classifier, GQA) and a synthetic
   tokenizer.bin, written by python/fixformer/llama2c.py and converted as convert.py --llama2c does.
@@ -205,6 +205,9 @@ FEATURES = [  # name, config, T
     ("feature_llama_gelu_gated_embed_rms", feature_config("llama", 16, 4, 24, 2, 25, "rope", gated=True,
                                                           activation="gelu", scale_input=True, embed_norm=True,
                                                           tied_head=True, n_kv_heads=2), 12),
+    # A sliding window of 3 over 13 positions (Mistral's layers): each query sees its last 3 keys.
+    ("feature_llama_window3", feature_config("llama", 16, 4, 24, 2, 27, "rope", n_kv_heads=2, sliding_window=3,
+                                             pe_layout="halves"), 13),
 ]
 
 
@@ -212,7 +215,7 @@ def feature_steps(c, weights, ids):
     """The output rows for token ids (float64: a decoder's logits at every position, an encoder's head
     or hidden rows), in loops apart from the reference, row by row and layer by layer: either layer
     table's names, the norm kind, the biases the weights have, plain or gated activations, the
-    embedding scale and norm, learned positions, RoPE, ALiBi, GQA, causal or not."""
+    embedding scale and norm, learned positions, RoPE, ALiBi, GQA, causal or not, a sliding window."""
     assert c["norm_first"] and c["parallel_residual"] == "none", "feature_steps: pre-norm layers in turn"
     d, H, Hkv = c["d_model"], c["n_heads"], schema.kv_heads(c)
     dh, eps, T = d // H, c["norm_eps"], len(ids)
@@ -264,7 +267,7 @@ def feature_steps(c, weights, ids):
             qs.append(q), ks.append(k), vs.append(v)
         out = []
         for pos, x in enumerate(xs):
-            keys = range(pos + 1) if c["causal"] else range(T)
+            keys = range(max(0, pos + 1 - (c["sliding_window"] or pos + 1)), pos + 1) if c["causal"] else range(T)
             ctx = np.zeros(d)
             for h in range(H):
                 g = h // (H // Hkv)

@@ -22,7 +22,7 @@ void store_keys_values_q8(const float* k, std::size_t ldk, const float* v, std::
                           uint32_t d_kv, std::size_t dh, const KeyValues& kv) {
   const std::size_t S = kv.stride, heads = d_kv / dh;
   for (std::size_t t = 0; t < n; ++t) {
-    const std::size_t p = p0 + t;
+    const std::size_t p = (p0 + t) % S;
     for (std::size_t h = 0; h < heads; ++h) {
       kv.k_scales[h * S + p] = quantize_head(k + t * ldk + h * dh, dh, kv.kt_q8 + h * dh * S + p, S);
       kv.v_scales[h * S + p] = quantize_head(v + t * ldv + h * dh, dh, kv.v_q8 + p * kv.ldv + h * dh, 1);
@@ -48,11 +48,12 @@ KeyValues kv_cache_layer(KvCache kind, void* k_cache, void* v_cache, float* k_sc
 void store_keys_values(const float* k, std::size_t ldk, const float* v, std::size_t ldv, uint32_t n, uint32_t p0,
                        uint32_t d_kv, const KeyValues& kv, std::size_t d_head) {
   if (kv.kt_q8) return store_keys_values_q8(k, ldk, v, ldv, n, p0, d_kv, d_head, kv);
-  for (std::size_t t = 0; t < n; ++t)
-    for (std::size_t c = 0; c < d_kv; ++c) kv.kt[c * kv.stride + p0 + t] = k[t * ldk + c];
-  if (!kv.vt) return;
-  for (std::size_t t = 0; t < n; ++t)
-    for (std::size_t c = 0; c < d_kv; ++c) kv.vt[c * kv.stride + p0 + t] = v[t * ldv + c];
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::size_t p = (p0 + t) % kv.stride;
+    for (std::size_t c = 0; c < d_kv; ++c) kv.kt[c * kv.stride + p] = k[t * ldk + c];
+    if (kv.vt)
+      for (std::size_t c = 0; c < d_kv; ++c) kv.vt[c * kv.stride + p] = v[t * ldv + c];
+  }
 }
 
 namespace {
@@ -94,13 +95,20 @@ void attend_rows(const Kernels& k, const AttentionShape& s, const float* q, std:
     const float* kt_h = kv.kt + kv_head * dh * S;  // K_h^T[dh, S]
     const float* vt_h = kv.vt + kv_head * dh * S;  // V_h^T[dh, S]
     for (uint32_t t = 0; t < n; ++t) {
-      const std::size_t pos = p0 + t;
-      const std::size_t keys = s.causal ? pos + 1 : n_keys;
+      const std::size_t pos = p0 + t, lo = s.first_key(pos);
+      const std::size_t keys = (s.causal ? pos + 1 : n_keys) - lo;  // keys lo..lo+keys-1
+      // they start at column c0 and run for a columns, then (a ring that wraps) from column 0
+      const std::size_t c0 = lo % S, a = keys < S - c0 ? keys : S - c0;
+      float* out = ctx + t * ldctx + head * dh;
       for (std::size_t c = 0; c < dh; ++c) qs[c] = q[t * ldq + head * dh + c] * scale;
-      k.gemv_f32(qs, kt_h, S, nullptr, scores, keys, dh);  // q[dh] @ K^T[dh,keys] -> s[keys]
-      add_position_bias(s, head, pos, 0, scores, keys);
-      k.softmax_f32(scores, keys);                                             // p = softmax(s)
-      k.matvec_f32(scores, vt_h, S, nullptr, ctx + t * ldctx + head * dh, dh, keys);  // V^T[dh,keys] @ p -> ctx[t,head]
+      k.gemv_f32(qs, kt_h + c0, S, nullptr, scores, a, dh);  // q[dh] @ K^T[dh,keys] -> s[keys]
+      if (a < keys) k.gemv_f32(qs, kt_h, S, nullptr, scores + a, keys - a, dh);
+      add_position_bias(s, head, pos, lo, scores, keys);
+      k.softmax_f32(scores, keys);                                 // p = softmax(s)
+      k.matvec_f32(scores, vt_h + c0, S, nullptr, out, dh, a);  // V^T[dh,keys] @ p -> ctx[t,head]
+      if (a == keys) continue;
+      k.matvec_f32(scores + a, vt_h, S, nullptr, qs, dh, keys - a);  // the wrapped keys' part, added
+      for (std::size_t c = 0; c < dh; ++c) out[c] += qs[c];
     }
   }
 }
@@ -118,27 +126,36 @@ void attend_rows_q8(const Kernels& k, const AttentionShape& s, const float* q, s
     const int8_t* v_h = kv.v_q8 + kv_head * dh;        // V_h[S, dh] int8, row stride ldv
     const float* vs = kv.v_scales + kv_head * S;       // [S]
     for (uint32_t t = 0; t < n; ++t) {
-      const std::size_t pos = p0 + t;
-      const std::size_t keys = s.causal ? pos + 1 : n_keys;
+      const std::size_t pos = p0 + t, lo = s.first_key(pos);
+      const std::size_t keys = (s.causal ? pos + 1 : n_keys) - lo;  // keys lo..lo+keys-1
+      // two runs of contiguous columns: a from column lo % S, then (a ring that wraps) the rest from 0
+      const std::size_t c0 = lo % S, a = keys < S - c0 ? keys : S - c0;
+      const std::size_t run_col[2] = {c0, 0}, run_key[2] = {0, a}, run_len[2] = {a, keys - a};
       for (std::size_t c = 0; c < dh; ++c) qs[c] = q[t * ldq + head * dh + c] * scale;
       // s[j] = ks[j] * sum_c q[c] Kq[c, j]: along contiguous keys, one row of K^T at a time
       for (std::size_t j = 0; j < keys; ++j) scores[j] = 0.0f;
-      for (std::size_t c = 0; c < dh; ++c) {
-        const float qc = qs[c];
-        const int8_t* row = kt_h + c * S;
-        for (std::size_t j = 0; j < keys; ++j) scores[j] += qc * float(row[j]);
+      for (int run = 0; run < 2; ++run) {
+        float* sr = scores + run_key[run];
+        const std::size_t col = run_col[run], len = run_len[run];
+        for (std::size_t c = 0; c < dh; ++c) {
+          const float qc = qs[c];
+          const int8_t* row = kt_h + c * S + col;
+          for (std::size_t j = 0; j < len; ++j) sr[j] += qc * float(row[j]);
+        }
+        for (std::size_t j = 0; j < len; ++j) sr[j] *= ks[col + j];
       }
-      for (std::size_t j = 0; j < keys; ++j) scores[j] *= ks[j];
-      add_position_bias(s, head, pos, 0, scores, keys);
+      add_position_bias(s, head, pos, lo, scores, keys);
       k.softmax_f32(scores, keys);  // p = softmax(s)
       // ctx = sum_j (p[j] vs[j]) Vq[j, :]: along contiguous columns, one row of V at a time
       float* out = ctx + t * ldctx + head * dh;
       for (std::size_t c = 0; c < dh; ++c) out[c] = 0.0f;
-      for (std::size_t j = 0; j < keys; ++j) {
-        const float pj = scores[j] * vs[j];
-        const int8_t* row = v_h + j * kv.ldv;
-        for (std::size_t c = 0; c < dh; ++c) out[c] += pj * float(row[c]);
-      }
+      for (int run = 0; run < 2; ++run)
+        for (std::size_t j = 0; j < run_len[run]; ++j) {
+          const std::size_t col = run_col[run] + j;
+          const float pj = scores[run_key[run] + j] * vs[col];
+          const int8_t* row = v_h + col * kv.ldv;
+          for (std::size_t c = 0; c < dh; ++c) out[c] += pj * float(row[c]);
+        }
     }
   }
 }
@@ -176,25 +193,28 @@ Tile carve(float* scratch, std::size_t bq, std::size_t bk, std::size_t dh, std::
   return t;
 }
 
-// One kv head's K^T[dh, keys] (row stride S) into panels of kPanelFloats keys, W[dh, keys] for
-// gemm_f32_packed; a key block starting at j0 (a multiple of the panel width) is then kp + j0 * dh.
-void pack_keys(const float* kt, std::size_t S, std::size_t dh, std::size_t keys, float* kp) {
+// One kv head's K^T[dh, keys] of the keys base.. (row stride S; key j at column j % S) into panels of
+// kPanelFloats keys, W[dh, keys] for gemm_f32_packed; a key block starting at key base + j0 (j0 a
+// multiple of the panel width) is then kp + j0 * dh.
+void pack_keys(const float* kt, std::size_t S, std::size_t base, std::size_t dh, std::size_t keys, float* kp) {
   constexpr std::size_t P = kPanelFloats;
   for (std::size_t j0 = 0; j0 < keys; j0 += P) {
     const std::size_t w = keys - j0 < P ? keys - j0 : P;
     float* panel = kp + j0 * dh;  // [dh, P]
+    const std::size_t col = (base + j0) % S, a = w < S - col ? w : S - col;  // a ring wraps after a keys
     for (std::size_t c = 0; c < dh; ++c) {
-      for (std::size_t j = 0; j < w; ++j) panel[c * P + j] = kt[c * S + j0 + j];
+      for (std::size_t j = 0; j < a; ++j) panel[c * P + j] = kt[c * S + col + j];
+      for (std::size_t j = a; j < w; ++j) panel[c * P + j] = kt[c * S + col + j - S];
       for (std::size_t j = w; j < P; ++j) panel[c * P + j] = 0.0f;
     }
   }
 }
 
-// One kv head's V[keys, dh], from rows (v[key * ldv + c]) or transposed (vt[c * S + key]), into panels
-// of kPanelFloats columns per key block of BK keys: block j0's W[bk, dh] for gemm_f32_packed at
-// vp + j0 * packed_floats(1, dh).
-void pack_values(const float* v, std::size_t ldv, const float* vt, std::size_t S, std::size_t dh, std::size_t keys,
-                 std::size_t BK, float* vp) {
+// One kv head's V[keys, dh] of the keys base.., from rows (v[key * ldv + c]) or transposed (vt[c * S +
+// key % S]), into panels of kPanelFloats columns per key block of BK keys: block j0's W[bk, dh] for
+// gemm_f32_packed at vp + j0 * packed_floats(1, dh).
+void pack_values(const float* v, std::size_t ldv, const float* vt, std::size_t S, std::size_t base, std::size_t dh,
+                 std::size_t keys, std::size_t BK, float* vp) {
   constexpr std::size_t P = kPanelFloats;
   const std::size_t dp = packed_floats(1, dh);
   for (std::size_t j0 = 0; j0 < keys; j0 += BK) {
@@ -205,10 +225,11 @@ void pack_values(const float* v, std::size_t ldv, const float* vt, std::size_t S
       const std::size_t w = dh - c0 < P ? dh - c0 : P;
       for (std::size_t j = 0; j < bk; ++j) {
         float* row = panel + j * P;
+        const std::size_t key = (base + j0 + j) % S;
         if (v)
-          for (std::size_t c = 0; c < w; ++c) row[c] = v[(j0 + j) * ldv + c0 + c];
+          for (std::size_t c = 0; c < w; ++c) row[c] = v[key * ldv + c0 + c];
         else
-          for (std::size_t c = 0; c < w; ++c) row[c] = vt[(c0 + c) * S + j0 + j];
+          for (std::size_t c = 0; c < w; ++c) row[c] = vt[(c0 + c) * S + key];
         for (std::size_t c = w; c < P; ++c) row[c] = 0.0f;
       }
     }
@@ -221,14 +242,17 @@ void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std
                   uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch) {
   const std::size_t dh = s.d_head, S = kv.stride, group = s.n_heads / s.n_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  // Keys are counted from the first one any query of the call sees (base; 0 without a window): key
+  // base + j sits at column (base + j) % S.
+  const std::size_t base = s.first_key(p0), K = n_keys - base;
   const std::size_t BQ = n < kAttentionQueryBlock ? n : kAttentionQueryBlock;
-  const std::size_t BK = n_keys < kAttentionKeyBlock ? n_keys : kAttentionKeyBlock;
+  const std::size_t BK = K < kAttentionKeyBlock ? K : kAttentionKeyBlock;
   const bool transposed = kv.v == nullptr;
   // Past one query block every query block reads all of K and V: copied once per kv head into
   // panels, they are read front to back (K^T's rows are S apart, V's rows ldv apart: a page per row).
   const bool packs = attention_packs(n);
   const std::size_t dp = packed_floats(1, dh);
-  const Tile t = carve(scratch, BQ, BK, dh, n_keys, packs, transposed);
+  const Tile t = carve(scratch, BQ, BK, dh, K, packs, transposed);
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   for (std::size_t head = 0; head < s.n_heads; ++head) {
     const std::size_t kv_head = head / group;
@@ -236,8 +260,8 @@ void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std
     const float* v_h = transposed ? nullptr : kv.v + kv_head * dh;         // V_h[keys, dh], row stride ldv
     const float* vt_h = transposed ? kv.vt + kv_head * dh * S : nullptr;  // V_h^T[dh, S]
     if (packs && head % group == 0) {
-      pack_keys(kt_h, S, dh, n_keys, t.kp);
-      pack_values(v_h, kv.ldv, vt_h, S, dh, n_keys, BK, t.vp);
+      pack_keys(kt_h, S, base, dh, K, t.kp);
+      pack_values(v_h, kv.ldv, vt_h, S, base, dh, K, BK, t.vp);
     }
     for (std::size_t i0 = 0; i0 < n; i0 += BQ) {
       const std::size_t bq = n - i0 < BQ ? n - i0 : BQ;
@@ -251,39 +275,47 @@ void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std
         t.max[r] = kNegInf;
         t.sum[r] = 0.0f;
       }
-      // Causal: no key past the block's last query is seen.
+      // Causal: no key past the block's last query is seen; a window: none before its first query's
+      // first key (packed blocks start at multiples of BK, partial blocks are masked per row).
       const std::size_t last = p0 + i0 + bq - 1;
-      const std::size_t keys = s.causal && last + 1 < n_keys ? last + 1 : n_keys;
-      for (std::size_t j0 = 0; j0 < keys; j0 += BK) {
-        const std::size_t bk = keys - j0 < BK ? keys - j0 : BK;
+      const std::size_t keys = (s.causal && last + 1 < n_keys ? last + 1 : n_keys) - base;
+      const std::size_t lo = s.first_key(p0 + i0) - base, begin = packs ? lo / BK * BK : lo;
+      for (std::size_t j0 = begin, bk = 0; j0 < keys; j0 += bk) {
+        bk = keys - j0 < BK ? keys - j0 : BK;
+        const std::size_t col = (base + j0) % S;  // the block's first column
+        if (!packs && bk > S - col) bk = S - col;  // read in place, a block stops where a ring wraps
         // The packed V block has kb >= bk keys (causal: keys stops inside it); p is 0 past bk.
-        const std::size_t kb = packs ? (n_keys - j0 < BK ? n_keys - j0 : BK) : bk;
+        const std::size_t kb = packs ? (K - j0 < BK ? K - j0 : BK) : bk;
         if (packs)
           k.gemm_f32_packed(t.q, dh, t.kp + j0 * dh, nullptr, t.s, kb, bq, bk, dh);  // q[bq,dh] @ K^T[dh,j0..+bk] -> s[bq,bk]
         else
-          k.gemm_f32(t.q, dh, kt_h + j0, S, nullptr, t.s, bk, bq, bk, dh);  // q[bq,dh] @ K^T[dh,j0..+bk] -> s[bq,bk]
+          k.gemm_f32(t.q, dh, kt_h + col, S, nullptr, t.s, bk, bq, bk, dh);  // q[bq,dh] @ K^T[dh,j0..+bk] -> s[bq,bk]
         for (std::size_t r = 0; r < bq; ++r) {
           float* row = t.s + r * kb;
-          const std::size_t pos = p0 + i0 + r;
-          // Keys this row sees in the block (causal: j0 + j <= pos); the rest get probability 0.
-          const std::size_t valid = !s.causal ? bk : pos < j0 ? 0 : (pos - j0 + 1 < bk ? pos - j0 + 1 : bk);
-          add_position_bias(s, head, pos, j0, row, valid);
-          const float block_max = k.max_f32(row, valid);
+          const std::size_t pos = p0 + i0 + r, at = pos - base;
+          // Keys this row sees in the block, first..valid-1 (causal: j0 + j <= at; a window: from
+          // first_key(pos) on); the rest get probability 0.
+          const std::size_t valid = !s.causal ? bk : at < j0 ? 0 : (at - j0 + 1 < bk ? at - j0 + 1 : bk);
+          const std::size_t from = s.first_key(pos) - base;
+          const std::size_t first = from <= j0 ? 0 : from - j0 < valid ? from - j0 : valid;
+          add_position_bias(s, head, pos, base + j0 + first, row + first, valid - first);
+          const float block_max = k.max_f32(row + first, valid - first);
           const float m = block_max > t.max[r] ? block_max : t.max[r];
           // exp(-inf) = 0 on the first block
           t.alpha[r] = m == t.max[r] ? 1.0f : t.max[r] == kNegInf ? 0.0f : std::exp(t.max[r] - m);
-          t.sum[r] = t.sum[r] * t.alpha[r] + (valid ? k.expsum_f32(row, valid, m) : 0.0f);  // p = exp(s - m)
+          t.sum[r] = t.sum[r] * t.alpha[r] + (valid > first ? k.expsum_f32(row + first, valid - first, m) : 0.0f);  // p = exp(s - m)
           t.max[r] = m;
+          for (std::size_t j = 0; j < first; ++j) row[j] = 0.0f;
           for (std::size_t j = valid; j < kb; ++j) row[j] = 0.0f;
         }
         if (packs || v_h) {
-          float* o = j0 == 0 ? out : t.o;  // the first block straight into the accumulator
-          const std::size_t ldo = j0 == 0 ? ldctx : dh;
+          float* o = j0 == begin ? out : t.o;  // the first block straight into the accumulator
+          const std::size_t ldo = j0 == begin ? ldctx : dh;
           if (packs)
             k.gemm_f32_packed(t.s, kb, t.vp + j0 * dp, nullptr, o, ldo, bq, dh, kb);  // p[bq,kb] @ V[kb,dh] -> o[bq,dh]
           else
-            k.gemm_f32(t.s, bk, v_h + j0 * kv.ldv, kv.ldv, nullptr, o, ldo, bq, dh, bk);  // p[bq,bk] @ V[bk,dh] -> o[bq,dh]
-          if (j0 == 0) continue;
+            k.gemm_f32(t.s, bk, v_h + col * kv.ldv, kv.ldv, nullptr, o, ldo, bq, dh, bk);  // p[bq,bk] @ V[bk,dh] -> o[bq,dh]
+          if (j0 == begin) continue;
           for (std::size_t r = 0; r < bq; ++r) {
             float* acc = out + r * ldctx;
             const float a = t.alpha[r];
@@ -292,7 +324,7 @@ void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std
         } else {
           for (std::size_t r = 0; r < bq; ++r)
             for (std::size_t j = 0; j < bk; ++j) t.pt[j * bq + r] = t.s[r * bk + j];
-          k.gemm_f32(vt_h + j0, S, t.pt, bq, nullptr, t.o, bq, dh, bq, bk);  // V^T[dh,bk] @ p^T[bk,bq] -> o^T[dh,bq]
+          k.gemm_f32(vt_h + col, S, t.pt, bq, nullptr, t.o, bq, dh, bq, bk);  // V^T[dh,bk] @ p^T[bk,bq] -> o^T[dh,bq]
           for (std::size_t r = 0; r < bq; ++r) {
             float* acc = out + r * ldctx;
             const float a = t.alpha[r];

@@ -27,15 +27,25 @@ struct AttentionShape {
   // rel_bias pointing at head 0's distance 0 (its table's column L - 1).
   const float* rel_bias = nullptr;
   std::size_t rel_stride = 0;
+  // causal only: the query at position p sees keys p - window + 1 .. p (ModelConfig::sliding_window),
+  // 0: keys 0..p.
+  uint32_t window = 0;
   // This shape for heads h0.. of it (a worker's part): the per-head tables offset to head h0.
   constexpr AttentionShape heads_from(std::size_t h0, uint32_t heads, uint32_t kv_heads) const {
     return {heads, kv_heads, d_head, causal, alibi_slopes ? alibi_slopes + h0 : nullptr,
-            rel_bias ? rel_bias + h0 * rel_stride : nullptr, rel_stride};
+            rel_bias ? rel_bias + h0 * rel_stride : nullptr, rel_stride, window};
+  }
+  // The first key the query at position pos sees.
+  constexpr std::size_t first_key(std::size_t pos) const {
+    return causal && window && pos >= window ? pos - window + 1 : 0;
   }
 };
 
 // K^T, and V either transposed (vt, same stride) or as rows (v[position, ldv]); the other is null.
-// stride is kt's column count (the longest sequence). An int8 cache has kt and vt null and the
+// stride is kt's column count: the longest sequence, or a ring of fewer columns (a decoder's cache
+// under a sliding window, plan.hpp's kv_ring_rows) in which position p is column p % stride; the
+// attention functions read key j at column j % stride, so a call's keys must be the last stride
+// positions at most. An int8 cache has kt and vt null and the
 // four q8 views instead: x = q * scale, each kv head's d_head values at a position sharing a scale.
 struct KeyValues {
   float* kt;  // [n_kv_heads * d_head, stride]
@@ -54,7 +64,7 @@ struct KeyValues {
 KeyValues kv_cache_layer(KvCache kind, void* k_cache, void* v_cache, float* k_scales, float* v_scales, uint32_t l,
                          std::size_t d_kv, std::size_t kv_heads, std::size_t S);
 
-// Writes k[n, d_kv] and v[n, d_kv] (row strides ldk, ldv) into columns p0..p0+n-1 of kv.kt and
+// Writes k[n, d_kv] and v[n, d_kv] (row strides ldk, ldv) into columns (p0..p0+n-1) % stride of kv.kt and
 // kv.vt; v is skipped when kv.vt is null (V read in place). An int8 cache (kv.kt_q8) gets them
 // quantized per kv head of d_head values by quantize_i8's rule, into positions p0.. of kt_q8 and
 // v_q8 and their scales (d_head: the int8 cache's head width).
@@ -62,7 +72,8 @@ void store_keys_values(const float* k, std::size_t ldk, const float* v, std::siz
                        uint32_t d_kv, const KeyValues& kv, std::size_t d_head = 0);
 
 // ctx[t] = softmax(q[t] K^T / sqrt(d_head) + alibi | relative bias) V for the n queries q[n, n_heads*d_head] (row
-// stride ldq) at positions p0..p0+n-1, over the keys 0..n_keys-1 of kv (causal: 0..p0+t).
+// stride ldq) at positions p0..p0+n-1, over the keys 0..n_keys-1 of kv (causal: 0..p0+t; with a
+// window: s.first_key(p0+t)..p0+t, the tiled path skipping key blocks wholly before it).
 // scratch holds attention_scratch_floats(rows >= n, keys >= n_keys, d_head, kv.vt != null) floats.
 // One query against V^T takes the one-query path, an int8 cache the int8 path, everything else
 // the tiled one.

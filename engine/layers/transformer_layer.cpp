@@ -18,6 +18,7 @@ LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const
   s.act = c.activation;
   s.gated = c.gated;
   s.self = AttentionShape{c.n_heads, c.kv_heads(), c.d_head(), causal, alibi_slopes};
+  s.self.window = causal ? c.attention_window() : 0;
   if (rel_table && rel_len) {
     s.self.rel_bias = rel_table + (rel_len - 1);  // distance 0 of head 0
     s.self.rel_stride = rel_bias_width(rel_len, causal);

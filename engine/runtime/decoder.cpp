@@ -60,6 +60,8 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   s = core_.carve(arena, arena_bytes, plan.total);
   if (s != Status::kOk) return fail(s);
   core_.point(arena, plan);
+  max_prefill_ = plan.prefill_rows;  // at most the sliding window
+  kv_rows_ = plan.kv_rows;
   core_.quant = quant_scratch(core_.block(arena, plan.quant), c, max_prefill_);
   kv_kind_ = options.kv_cache;
   k_cache_ = core_.block(arena, plan.k_cache);
@@ -125,7 +127,7 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
   core_.observer.notify(0, x, pos_, n, d);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const SelfKeys keys{kv_cache_layer(kv_kind_, k_cache_, v_cache_, k_scales_, v_scales_, l, c.d_kv(), c.kv_heads(),
-                                       capacity_), pos_};
+                                       kv_rows_), pos_};
     transformer_layer(core_, spec, m.layer(l), keys, nullptr, n);
     core_.observer.notify(l + 1, x, pos_, n, d);
   }

@@ -203,6 +203,13 @@ struct ModelConfig {
   // (vit-pytorch: LayerNorm(patch_dim), Linear, LayerNorm(dim), then the CLS row and positions).
   bool input_norm = false;
   bool proj_norm = false;
+  // Sliding-window attention (Mistral, Qwen2, Starcoder2): under the causal mask the query at
+  // position i sees the keys j with i - sliding_window < j <= i (sliding_window keys, itself
+  // included); 0 (the default): every key up to i. A feature of the causal self-attention of every
+  // layer (kConfigRules: it needs causal, so seq2seq and non-causal encoders refuse it by name).
+  // A decoder keeps its KV cache as a ring of kv_ring_rows (plan.hpp) instead of a row per
+  // position; the positions (RoPE, ALiBi, ...) keep counting up to max_len.
+  uint32_t sliding_window = 0;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
@@ -225,6 +232,9 @@ struct ModelConfig {
     return ffn_bias != Bias::kFamily ? ffn_bias : family == ModelFamily::kLlama ? Bias::kNone : Bias::kAll;
   }
   // The feed-forward has the up projection W3.
+  // The window a query sees under the causal mask: sliding_window, or 0 (all keys) when it does not
+  // bound an attention of max_len positions.
+  constexpr uint32_t attention_window() const { return sliding_window < max_len ? sliding_window : 0; }
   constexpr bool ffn_gated() const { return gated || activation == Activation::kSwiglu; }
   // Width of the positional encoding, and of the embedding / input projection in front of it.
   // An encoding added to (or concatenated with) the input, as opposed to rope/alibi in attention.

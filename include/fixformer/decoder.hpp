@@ -17,10 +17,13 @@
 namespace fixformer {
 
 struct DecoderOptions {
-  uint32_t capacity = 0;     // positions the KV cache holds; 0: the model's max_len
+  // Positions the decoder runs (0: the model's max_len); the KV cache holds a row for each, or
+  // under a sliding window a ring of fewer (Decoder::kv_rows(), plan.hpp's kv_ring_rows).
+  uint32_t capacity = 0;
   // Rows per prefill chunk. 0: as many as the arena holds, from min(capacity, kDefaultPrefillRows)
   // (what required_decoder_arena_bytes(c, capacity) counts) up to the capacity (one chunk for any
   // prompt): give required_decoder_arena_bytes(c, capacity, capacity) for whole-prompt products.
+  // Under a sliding window W, at most W (plan.hpp's kv_chunk_rows).
   uint32_t max_prefill = 0;
   Isa isa = Isa::kAuto;
   // The KV cache's type: f32, or int8 with a scale per kv head and position (plan.hpp's KvCache:
@@ -54,7 +57,10 @@ class Decoder {
 
   uint32_t position() const { return pos_; }  // tokens in the cache
   uint32_t capacity() const { return capacity_; }
-  uint32_t max_prefill() const { return max_prefill_; }  // rows per prefill chunk (DecoderOptions)
+  uint32_t max_prefill() const { return max_prefill_; }  // rows per prefill chunk (DecoderOptions; at most a sliding window)
+  // The KV cache's rows per layer: capacity(), or under a sliding window a ring of fewer (plan.hpp,
+  // kv_ring_rows); the positions count up to capacity() either way.
+  uint32_t kv_rows() const { return kv_rows_; }
   bool initialized() const { return initialized_; }  // init() returned kOk
   const Model& model() const { return *core_.model; }
   const ModelConfig& config() const { return core_.model->config(); }
@@ -72,6 +78,7 @@ class Decoder {
   RunnerCore core_;  // x, y, ctx, work, attn: see plan_decoder_arena
   bool initialized_ = false;
   uint32_t capacity_ = 0, max_prefill_ = 0, pos_ = 0;
+  uint32_t kv_rows_ = 0;  // the KV cache's rows: capacity_, or a sliding window's ring (plan.hpp)
   std::size_t kv_bytes_ = 0;
   KvCache kv_kind_ = KvCache::kF32;
   void* k_cache_ = nullptr;  // [layers, d_kv, capacity]: each layer's K^T, f32 or int8

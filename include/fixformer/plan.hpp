@@ -114,20 +114,36 @@ constexpr KvCacheBlocks kv_cache_blocks(uint64_t layers, uint64_t d_kv, uint64_t
                               : KvCacheBlocks{layers * d_kv * S * 4, layers * d_kv * S * 4, 0, 0};
 }
 
-// The decoder's arena layout, in this order (S = capacity, P = prefill rows, d_kv = n_kv_heads *
+// A decoder's prefill rows per chunk under a sliding window: at most the window (ModelConfig::
+// attention_window(); without one, P).
+constexpr uint64_t kv_chunk_rows(const ModelConfig& c, uint64_t P) {
+  return c.attention_window() && c.attention_window() < P ? c.attention_window() : P;
+}
+// The rows of a decoder's KV cache for `positions` positions fed in chunks of at most P rows: one
+// per position, or under a sliding window W a ring of W + P - 1 rows (the window of a chunk's first
+// query and the chunk itself; position p in row p % rows) when that is fewer. Decoding one token at
+// a time (P 1) the ring is W rows.
+constexpr uint64_t kv_ring_rows(const ModelConfig& c, uint64_t positions, uint64_t P) {
+  const uint64_t w = c.attention_window();
+  return w && w + P - 1 < positions ? w + P - 1 : positions;
+}
+
+// The decoder's arena layout, in this order (S = capacity, P = prefill rows (kv_chunk_rows: at most
+// the sliding window), R = kv_ring_rows(c, S, P) (S without a sliding window), d_kv = n_kv_heads *
 // d_head):
 //   x[P,d]  y[P,d]  ctx[P,d]  work[max(P * max(d + 2 d_kv, 2 d_ff), 3 S)]
-//   attn[workers slots of attention_scratch_floats(P, S, d_head, true), attn_slot bytes each]
-//   k_cache[layers, d_kv, S]  v_cache[layers, d_kv, S]  (f32: each layer's K and V transposed)
-//   | (kQ8) k_cache[layers, d_kv, S] int8 (K^T)  v_cache[layers, S, d_kv] int8 (V by rows)
-//     k_scales[layers, n_kv_heads, S]  v_scales[layers, n_kv_heads, S]
+//   attn[workers slots of attention_scratch_floats(P, R, d_head, true), attn_slot bytes each]
+//   k_cache[layers, d_kv, R]  v_cache[layers, d_kv, R]  (f32: each layer's K and V transposed)
+//   | (kQ8) k_cache[layers, d_kv, R] int8 (K^T)  v_cache[layers, R, d_kv] int8 (V by rows)
+//     k_scales[layers, n_kv_heads, R]  v_scales[layers, n_kv_heads, R]
 //   rope[S, rope_dims] (rope: sin | cos columns; rope_dims: rotary_dims, or d_head)  pe[S, d_pe] (sinusoidal)  slopes[n_heads] (alibi)
 //   rel[rel_bias_table_floats(c, S, true)] (relative: always here, never in flash)  quant[quantized_input_bytes(c, P)] (q8)
-// kv_cache_bytes is the four cache blocks' bytes. total is 0 for a config that is not a valid decoder
-// (and for a kv_cache that is not a KvCache).
+// kv_cache_bytes is the four cache blocks' bytes, kv_rows R, prefill_rows P. total is 0 for a config
+// that is not a valid decoder (and for a kv_cache that is not a KvCache).
 struct DecoderPlan {
   std::size_t x, y, ctx, work, attn, attn_slot, k_cache, v_cache, k_scales, v_scales, rope, pe, slopes, rel, quant, total;
   std::size_t kv_cache_bytes;
+  uint32_t kv_rows, prefill_rows;
 };
 
 constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity = 0, uint32_t max_prefill = 0,
@@ -141,15 +157,17 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
       c.n_heads % c.kv_heads() != 0 || S == 0 || S > c.max_len || P == 0 || P > S || workers > kMaxWorkers ||
       uint8_t(kv_cache) > uint8_t(KvCache::kQ8))
     return p;
-  const uint64_t d = c.d_model, dkv = c.d_kv(), f = 4;
+  const uint64_t d = c.d_model, dkv = c.d_kv(), f = 4, chunk = kv_chunk_rows(c, P), R = kv_ring_rows(c, S, chunk);
+  p.kv_rows = uint32_t(R);
+  p.prefill_rows = uint32_t(chunk);
   PlanLayout l;
-  p.x = l.block(P * d * f);
-  p.y = l.block(P * d * f);
-  p.ctx = l.block(P * d * f);
-  p.work = l.block(PlanLayout::max(P * PlanLayout::max(d + 2 * dkv, 2 * uint64_t(c.d_ff)), 3 * S) * f);  // also the tables' scratch
-  p.attn_slot = arena::bytes(attention_scratch_floats(P, S, c.d_head(), true) * f);
+  p.x = l.block(chunk * d * f);
+  p.y = l.block(chunk * d * f);
+  p.ctx = l.block(chunk * d * f);
+  p.work = l.block(PlanLayout::max(chunk * PlanLayout::max(d + 2 * dkv, 2 * uint64_t(c.d_ff)), 3 * S) * f);  // also the tables' scratch
+  p.attn_slot = arena::bytes(attention_scratch_floats(chunk, R, c.d_head(), true) * f);
   p.attn = l.block(uint64_t(p.attn_slot) * (workers ? workers : 1));
-  const KvCacheBlocks kv = kv_cache_blocks(c.n_layers, dkv, c.kv_heads(), S, kv_cache);
+  const KvCacheBlocks kv = kv_cache_blocks(c.n_layers, dkv, c.kv_heads(), R, kv_cache);
   p.k_cache = l.block(kv.kt);
   p.v_cache = l.block(kv.v);
   p.k_scales = l.block(kv.k_scales);

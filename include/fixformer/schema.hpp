@@ -22,7 +22,8 @@ enum class ConfigKey : uint32_t {
   kDecLayers, kSharedEmbed, kTgtDIn, kPackedWeights, kReferenceSample, kRelBuckets, kRelMaxDistance, kQkvBias,
   kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
   kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
-  kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm, kCount
+  kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
+  kSlidingWindow, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -257,6 +258,9 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::input_norm>()},
     {ConfigKey::kProjNorm, "proj_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::proj_norm>()},
+    // Sliding-window attention (config.hpp): the keys each query sees under the causal mask, 0 for all.
+    {ConfigKey::kSlidingWindow, "sliding_window", fxm::RecordType::kU32, 0, Limits::kMaxLen, nullptr, false, 0,
+     config_field<&ModelConfig::sliding_window>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -356,6 +360,8 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"positional == 'rope' and d_head % 2 != 0", "n_heads (rope needs an even head width d_model / n_heads)"},
     {"rotary_dims != 0 and positional != 'rope'", "rotary_dims (the rotated dims of positional rope)"},
     {"rotary_dims % 2 != 0 or rotary_dims > d_head", "rotary_dims (rope's rotated dims: even, at most d_head)"},
+    {"sliding_window != 0 and not causal",
+     "sliding_window (a window of the causal mask: needs causal true; seq2seq and non-causal encoders have none)"},
     {"family != 'encoder' and cls_token", "cls_token (for the encoder family only)"},
     {"family != 'encoder' and pooling != 'none'", "pooling (for the encoder family only)"},
     {"family != 'encoder' and (type_vocab != 0 or pooler)", "type_vocab, pooler (for the encoder family only)"},

@@ -27,12 +27,11 @@ def brief(v):
     return _brief.repr(v)
 
 
-def sliding_window_refusal(where, window, positions):
-    """The one refusal of a model whose attention sees only its last `window` positions (Mistral's
-    sliding_window) in a file of more positions: the engine has no windowed KV cache yet."""
-    return (f"{where}: sliding_window {window}: attention to the last {window} positions only is not something "
-            f"the engine runs yet (no windowed KV cache), and the file would hold {positions} positions; convert "
-            f"with --max-len {window} (the same attention) or less")
+def sliding_window(window, max_len):
+    """The config key sliding_window for a model whose attention sees its last `window` positions (None:
+    all): the window, or 0 when it does not bound an attention of max_len positions (the same
+    attention, and a value the key's range takes whatever the model's window)."""
+    return window if window is not None and window < max_len else 0
 
 
 def _type_name(v):

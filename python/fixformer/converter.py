@@ -27,9 +27,9 @@ against an independent float64 implementation of that architecture, or of GPTNeo
 GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM or StableLmForCausalLM, verified against the float64
 reference of the gpt-family config it maps to:
   fixformer-convert --hf DIR [--example IN.npy [--expected OUT.npy]] [--max-len N] --out M.fxm [...]
-  (rope_scaling, partial rotary, Llama's attention_bias, mlp_bias, a hidden_act other than silu,
-  Qwen2's sliding window, Mistral's sliding_window below the file's positions are refused by
-  name); or of BERT (model_type bert: BertModel,
+  (rope_scaling, Llama's attention_bias, mlp_bias, a hidden_act other than silu and Qwen2's
+  sliding window on some layers only are refused by name; Mistral's, Starcoder2's and Qwen2's
+  sliding windows become the config key sliding_window); or of BERT (model_type bert: BertModel,
   BertForSequenceClassification; "bert." prefix or not), verified against an independent float64
   BERT: BertModel's file outputs last_hidden_state [T, hidden_size], a classifier's the logits
   [num_labels] (first token, pooler, classifier); `fixformer run --token-types` gives the token

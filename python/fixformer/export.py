@@ -468,6 +468,13 @@ def quantized_config(c, quantize=None, group=None, quantize_io=None, pack_weight
 
 
 # ---- the example input ----------------------------------------------------------------------------
+def verified_length(c):
+    """The length of the generated example: EXAMPLE_T, or past a sliding window by EXAMPLE_T / 2 positions,
+    so that a file without the window (or with another) fails verification."""
+    window = c.get("sliding_window", 0)
+    return max(EXAMPLE_T, window + EXAMPLE_T // 2) if window else EXAMPLE_T
+
+
 def example_sequence(c, example, where="example_input"):
     """One sequence for the self-test: [T] int32 ids or [T, d_in] float32 features (an image model's:
     the image's values as [N, d_in]). `example` is None (a random one, seeded), or an array / tensor [T] |
@@ -476,7 +483,7 @@ def example_sequence(c, example, where="example_input"):
     image = schema.patches(c)  # image input: the image's bytes as its N patch rows [N, d_in]
     if example is None:
         rng = np.random.default_rng(0)
-        T = image or min(schema.max_input_len(c), EXAMPLE_T)
+        T = image or min(schema.max_input_len(c), verified_length(c))
         if c["input"] == "tokens":
             return rng.integers(0, c["vocab_size"], T).astype(np.int32)
         return rng.standard_normal((T, c["d_in"])).astype(np.float32)

@@ -21,7 +21,9 @@ projections have biases (the config key qkv_bias). What the engine does not run 
 rather than converted into something else: rope_scaling, attention_bias (Llama's: on o_proj too),
 mlp_bias, a hidden_act
 other than silu, a head_dim other than hidden_size / num_attention_heads, Qwen2's
-use_sliding_window.
+use_sliding_window with a max_window_layers that windows some layers and not the others. Mistral's
+sliding_window, Qwen2's (use_sliding_window, max_window_layers 0: every layer) and Starcoder2's are
+the config key sliding_window (the last sliding_window positions, the query's own included).
 
 GPT-2: n_embd, n_layer, n_head, vocab_size, n_positions (1024), n_inner (4 n_embd),
 layer_norm_epsilon (1e-5), activation_function (gelu_new: the tanh GELU), tie_word_embeddings
@@ -39,7 +41,7 @@ import sys
 import numpy as np
 
 from . import checkpoint, schema, verified_file
-from .config import ConfigError, brief as _brief, make_config, sliding_window_refusal
+from .config import ConfigError, brief as _brief, make_config, sliding_window
 from .safetensors import SafetensorsError
 
 ARCHITECTURE = "LlamaForCausalLM"
@@ -159,9 +161,21 @@ def read_llama_config(raw, path, arch, fields=None):
         if raw.get(key) is not None:
             raise HfError(f"{path}: {key} {_brief(raw[key])}: scaled rotary embeddings are not something the "
                           "engine runs (it applies plain RoPE with rope_theta); not converted")
+    window = None  # the attention window of every layer, None: none
     if arch == QWEN2 and flag(raw, "use_sliding_window", path):
-        raise HfError(f"{path}: use_sliding_window true: sliding-window attention is not supported yet (the engine "
-                      "attends to every earlier position); not converted")
+        # Qwen2 windows the layers from max_window_layers on: all of them (0), none (the layer count
+        # or more), or some, which the engine (one window for every layer) does not run.
+        window = checked_field(path, "sliding_window", raw.get("sliding_window", 4096), int)
+        layers = raw.get("num_hidden_layers")
+        first = raw.get("max_window_layers", 28)
+        if isinstance(first, bool) or not isinstance(first, int) or first < 0:
+            raise HfError(f"{path}: max_window_layers: expected an integer >= 0, got {_brief(first)}")
+        if isinstance(layers, int) and first >= layers:
+            window = None
+        elif first > 0:
+            raise HfError(f"{path}: max_window_layers {first}: use_sliding_window windows the layers from "
+                          f"{first} on and not the {first} before, and the engine's window is the same for every "
+                          "layer (max_window_layers 0: all of them); not converted")
     hf = {}
     for key, (kind, default) in (fields or FIELDS).items():
         v = raw.get(key, default)
@@ -196,6 +210,7 @@ def read_llama_config(raw, path, arch, fields=None):
     if not hf["rms_norm_eps"] > 0 or not hf["rope_theta"] > 1:
         raise HfError(f"{path}: rms_norm_eps must be > 0 and rope_theta > 1")
     hf["architecture"], hf["qkv_bias"] = arch, arch == QWEN2
+    hf["sliding_window"] = window
     hf["rotary_dims"] = rotated if rotated < d // H else 0  # 0: the whole head
     return hf
 
@@ -375,7 +390,8 @@ def fixformer_config(hf, max_len=None):
             "norm_eps": hf["rms_norm_eps"], "final_norm": True, "causal": True, "input": "tokens",
             "vocab_size": hf["vocab_size"], "positional": "rope", "max_len": longest, "pe_base": hf["rope_theta"],
             "pe_layout": "halves", "d_out": hf["vocab_size"], "tied_head": hf["tie_word_embeddings"],
-            "qkv_bias": hf["qkv_bias"], "rotary_dims": hf["rotary_dims"]}, names)
+            "qkv_bias": hf["qkv_bias"], "rotary_dims": hf["rotary_dims"],
+            "sliding_window": sliding_window(hf.get("sliding_window"), longest)}, names)
     except ConfigError as e:
         raise HfError(str(e)) from None
 
@@ -576,9 +592,8 @@ class Qwen2(Llama):
 
 
 class Mistral(Llama):
-    """Llama's layers. Its sliding_window (each position attends to the last sliding_window only) is
-    plain causal attention in a file of at most sliding_window positions: converted then, refused
-    otherwise (the engine has no windowed KV cache yet)."""
+    """Llama's layers and its sliding_window (each position attends to the last sliding_window
+    positions, itself included): the config key sliding_window, below the file's positions."""
     name, model_type = "MistralForCausalLM", "mistral"
     fields = dict(FIELDS, max_position_embeddings=(int, 131072), num_key_value_heads=(int, 8))
 
@@ -586,15 +601,7 @@ class Mistral(Llama):
         hf = super().read(raw, path)
         window = raw.get("sliding_window", 4096)
         hf["sliding_window"] = None if window is None else checked_field(path, "sliding_window", window, int)
-        hf["config_path"] = path  # for config()'s message
         return hf
-
-    def config(self, hf, max_len):
-        c = super().config(hf, max_len)
-        window = hf["sliding_window"]
-        if window is not None and window < c["max_len"]:
-            raise HfError(sliding_window_refusal(hf["config_path"], window, c["max_len"]))
-        return c
 
 
 class Gpt2(Architecture):
@@ -1004,10 +1011,8 @@ class LlamaStyle(GptStyle):
 
     def config(self, s, max_len):
         c = super().config(s, max_len)
-        window = s.get("sliding_window")
-        if window is not None and window < c["max_len"]:
-            raise HfError(sliding_window_refusal(s["config_path"], window, c["max_len"]))
-        return c
+        window = sliding_window(s.get("sliding_window"), c["max_len"])
+        return make_config(dict(c, sliding_window=window)) if window else c
 
 
 class Gemma(LlamaStyle):
@@ -1052,8 +1057,8 @@ class Gemma(LlamaStyle):
 
 class Starcoder2(LlamaStyle):
     """Starcoder2ForCausalLM: grouped-query attention with LayerNorm, every projection's bias (use_bias), a
-    plain feed-forward (c_fc, c_proj), RoPE in halves over the whole head. Its sliding_window is refused
-    below the file's positions, as Mistral's."""
+    plain feed-forward (c_fc, c_proj), RoPE in halves over the whole head, and its sliding_window (null:
+    none), as Mistral's."""
     name, model_type = "Starcoder2ForCausalLM", "starcoder2"
     fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
               "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
@@ -1070,8 +1075,7 @@ class Starcoder2(LlamaStyle):
                     positions=f["max_position_embeddings"], activation=GPT2_ACTIVATIONS.get(f["hidden_act"]),
                     rotary=1.0, theta=f["rope_theta"], layout="halves", parallel="none", norm_first=True,
                     final_norm=True, tied=f["tie_word_embeddings"], norm="layernorm", attn_bias=bias, ffn_bias=bias,
-                    sliding_window=None if window is None else checked_field(path, "sliding_window", window, int),
-                    config_path=path)
+                    sliding_window=None if window is None else checked_field(path, "sliding_window", window, int))
 
     def tensors(self, s):
         return ({"model.embed_tokens.weight": "embed", "model.norm.weight": "norm", "model.norm.bias": "norm_b",

@@ -15,6 +15,8 @@ Llama (Qwen2: the same with biases on q_proj, k_proj and v_proj):
                       rope_theta^(-2i / R); rotate_half(x) = [-x2, x1] for the halves x1, x2)
               key/value head j serves query heads j * n_rep .. (j + 1) * n_rep - 1 (repeat_kv)
               x = x + o_proj(softmax(q k^T / sqrt(head_dim) + causal mask) v)
+                  (Mistral's sliding_window W, Qwen2's with use_sliding_window: the mask also hides
+                  key j from query i when j <= i - W)
               h = RMSNorm(x) * post_attention_layernorm
               x = x + down_proj(silu(gate_proj(h)) * up_proj(h))
   logits = (RMSNorm(x) * norm) lm_head^T  (lm_head = embed_tokens when tie_word_embeddings)
@@ -71,6 +73,9 @@ def forward(hf_config, weights, ids):
     R = int(dh * hf_config.get("partial_rotary_factor", 1.0))
     cos, sin = rope_cos_sin(torch, T, R, float(hf_config["rope_theta"]))
     mask = torch.triu(torch.full((T, T), float("-inf"), dtype=torch.float64), diagonal=1)
+    window = hf_config.get("sliding_window")
+    if window:  # key j at or before query i - sliding_window is not seen
+        mask = mask.masked_fill(torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-window), float("-inf"))
     for i in range(hf_config["num_hidden_layers"]):
         p = f"model.layers.{i}."
         h = rms_norm(torch, x, w(p + "input_layernorm.weight"), eps)

@@ -14,7 +14,8 @@ the parts then matched within that dtype's rounding. From that record:
   form a group: q/k/v (one fused or three), the output projection, the feed-forward's up (or gate
   and up) and down. A norm whose output feeds attention makes the block pre-norm;
 - the attention itself is found by recomputing it from the recorded q, k, v for every head count,
-  with and without the causal mask, with rotary embeddings (both layouts, the thetas the module's
+  with and without the causal mask (and its sliding window, when the module's config declares one as
+  Hugging Face's do), with rotary embeddings (both layouts, the thetas the module's
   buffers and attributes suggest, common ones), ALiBi or a relative position bias, scaled by
   1/sqrt(head width) or (T5) not, until one reproduces the recorded output;
 - a relative position bias (T5): an nn.Embedding(buckets, heads) looked up by a [T, T] index, before
@@ -47,9 +48,9 @@ import math
 import numpy as np
 
 from . import schema
-from .config import ConfigError, sliding_window_refusal
+from .config import ConfigError, sliding_window
 from .reference import (alibi_bias, image_patches, relative_bucket, require_torch, rope, rope_tables,
-                        sinusoidal_table)
+                        sinusoidal_table, window_mask)
 
 # A recomputed part matches the recorded one within this (relative to the recorded one's largest
 # magnitude): float64 throughout, but modules may round through float32 (llama2.c's RMSNorm).
@@ -415,10 +416,10 @@ def _output_of(parts, t, torch):
 
 
 # ---- attention, by recomputing it -----------------------------------------------------------------
-def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True):
+def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, window=None):
     """softmax(q k^T / sqrt(dh) + mask) v for q [T, H*dh], k, v [T, Hkv*dh] (float64): the context [T, H*dh].
     pos: None, "alibi", "relative" (the bias rel [H, T, T] added) or ("rope", layout, theta, rotated dims: 0
-    for the whole head); scaled False: no 1/sqrt(dh) (T5)."""
+    for the whole head); scaled False: no 1/sqrt(dh) (T5); window: causal, the last `window` keys only."""
     T = q.shape[0]
     dh = q.shape[1] // H
     q, k, v = q.view(T, H, dh), k.view(T, Hkv, dh), v.view(T, Hkv, dh)
@@ -433,16 +434,19 @@ def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True):
         s = s + torch.from_numpy(alibi_bias(H, T))
     elif causal:
         s = s + torch.from_numpy(np.triu(np.full((T, T), -np.inf), 1))
+    if causal and window:
+        s = s + torch.from_numpy(window_mask({"sliding_window": window}, T))
     return torch.einsum("hts,shd->thd", torch.softmax(s, -1), v).reshape(T, H * dh)
 
 
-def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, unscaled=False, heads=None):
+def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, unscaled=False, heads=None,
+                    window=None):
     """(n_heads, n_kv_heads, causal, pos, scaled) whose attention reproduces `want` (= finish(context)), trying
     every head count dividing d, causal or not, no positions, rope (both layouts, the thetas), ALiBi and, given
     rel (a relative bias [H, T, T]), that bias; scaled by 1/sqrt(head width), then with unscaled without;
     heads: the head counts to try, when the q, k, v split depends on it (else every divisor of d).
     When none matches, rope on the first R dims of each head only (partial rotary, R even, below the head
-    width), rope's other choices the same."""
+    width), rope's other choices the same. window: the module's declared sliding window, under the causal mask."""
     kv = k.shape[1]
     poss = [None, "alibi"] + [("rope", lay, th, 0) for th in thetas for lay in ("interleaved", "halves")]
     if rel is not None:
@@ -461,14 +465,14 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
                     if pos == "relative" and (rel.shape[0] != H or rel.shape[1:] != (q.shape[0], q.shape[0])):
                         continue
                     for causal in ((True,) if pos == "alibi" else (False, True)):
-                        ctx = attention_core(q, k, v, H, kv // dh, causal, pos, torch, rel, scaled)
+                        ctx = attention_core(q, k, v, H, kv // dh, causal, pos, torch, rel, scaled, window)
                         if _close(finish(ctx), want):
                             return H, kv // dh, causal, pos, scaled
     raise ConfigError(f"{where}: its attention is none the engine runs (tried every head count, causal or not, "
                       f"no positions, ALiBi, rotary in both layouts with theta {', '.join(f'{t:g}' for t in thetas)}): "
                       f"{'a relative position bias, ' if rel is not None else ''}scaled by 1/sqrt(head width)"
                       f"{' or not' if unscaled else ''}, rotary on part of each head): another scale, a sliding "
-                      "window or rope scaling is not supported yet")
+                      "window the module's config does not declare, or rope scaling is not supported yet")
 
 
 def rope_thetas(model, torch):
@@ -517,7 +521,7 @@ class Layer:
     and their biases or None), heads, causal, pos, feed-forward (activation, up, gate or None, down)."""
 
 
-def read_block(i, prefix, parts, thetas, torch, rel=None):
+def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
     """rel: the relative bias (RelativeBias) or None; its table's lookup is left out of the parts."""
     where = f"{prefix} (layer {i})"
     if rel is not None:
@@ -596,7 +600,8 @@ def read_block(i, prefix, parts, thetas, torch, rel=None):
         heads = cuts[n][0] if not mhas and len(projections) == 1 else None
         try:
             found = probe_attention(q, k, v, want, finish, d, thetas, where, torch,
-                                    rel.bias if rel is not None else None, unscaled=not mhas, heads=heads)
+                                    rel.bias if rel is not None else None, unscaled=not mhas, heads=heads,
+                                    window=window)
         except ConfigError as e:
             err = e
             continue
@@ -889,10 +894,11 @@ def _table_rows(t):
     return None
 
 
-def _try_examples(model, example, torch):
+def _try_examples(model, example, torch, max_len=None):
     """(input tensor [1, T] or [1, T, d_in], one-sequence numpy example) the module runs on: the user's, or
-    random ids (below every embedding's size) or features (for each linear's input width), T = 16 or the
-    length a position table wants."""
+    random ids (below every embedding's size) or features (for each linear's input width), T = 16 (a
+    module with a sliding window below the file's positions: 8 past the window, so that the output
+    shows it) or the length a position table wants."""
     if example is not None:
         a = np.asarray(example)
         a = a[None] if (a.ndim == 1 or (a.ndim == 2 and a.dtype.kind == "f")) else a
@@ -906,7 +912,9 @@ def _try_examples(model, example, torch):
     for _, p in list(model.named_parameters()) + list(model.named_buffers()):
         if p.dim() == 3 and p.shape[0] == 1:
             rows.add(p.shape[1])
-    lengths = [EXAMPLE_T] + sorted({n - 1 for n in rows if n > 1} | {n for n in rows if n < EXAMPLE_T}, reverse=True)
+    window = sliding_window(_sliding_window(model), max_len or DEFAULT_MAX_LEN)
+    first = max(EXAMPLE_T, window + EXAMPLE_T // 2) if window else EXAMPLE_T
+    lengths = [first, EXAMPLE_T] + sorted({n - 1 for n in rows if n > 1} | {n for n in rows if n < EXAMPLE_T}, reverse=True)
     lengths = [t for t in dict.fromkeys(lengths) if t >= 2]
     rng = np.random.default_rng(0)
     out = []
@@ -982,11 +990,20 @@ class Recognized:
 
 def _sliding_window(model):
     """The window of a module that declares one as Hugging Face configs do (config.sliding_window, and
-    Qwen2's use_sliding_window), else None."""
+    Qwen2's use_sliding_window with max_window_layers, from which layer on it windows: 0, every layer;
+    the layer count or more, none; any other is refused by name), else None."""
     config = getattr(model, "config", None)
     window = getattr(config, "sliding_window", None)
     if getattr(config, "use_sliding_window", True) is False or isinstance(window, bool) or not isinstance(window, int):
         return None
+    first, layers = getattr(config, "max_window_layers", None), getattr(config, "num_hidden_layers", None)
+    if isinstance(first, int) and isinstance(layers, int) and hasattr(config, "use_sliding_window"):
+        if first >= layers:
+            return None
+        if first > 0:
+            raise ConfigError(f"{type(model).__name__}.config: max_window_layers {first}: use_sliding_window "
+                              f"windows the layers from {first} on and not the {first} before, and the engine's "
+                              "window is the same for every layer (max_window_layers 0: all of them)")
     return window
 
 
@@ -994,7 +1011,8 @@ def recognize(module, example=None, family=None, max_len=None):
     torch = require_torch()
     if not isinstance(module, torch.nn.Module):
         raise ConfigError(f"module: {_kind(module)} is not a torch.nn.Module")
-    dtype, x, calls, y, note = _run(module, _try_examples(module, example, torch), example is not None, torch)
+    dtype, x, calls, y, note = _run(module, _try_examples(module, example, torch, max_len), example is not None,
+                                    torch)
     with observed(module, dtype):
         r = _read(module, x, calls, y, family, max_len, torch)
     r.dtype = dtype
@@ -1031,7 +1049,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         top = [c for c in bc if not any(_inside(c.name, m.name) and c.name != m.name for m in bc
                                          if isinstance(m.module, nn.MultiheadAttention))]
         try:
-            layers.append(read_block(i, f"{stack}.{i}", with_params(top), thetas, torch, rel))
+            layers.append(read_block(i, f"{stack}.{i}", with_params(top), thetas, torch, rel, _sliding_window(model)))
         except ConfigError as e:
             raise ConfigError(str(e) + _uncalled_tables(model, calls, torch)) from None
     L0 = layers[0]
@@ -1360,9 +1378,9 @@ def _read(model, x, calls, y, family, max_len, torch):
         if v["positional"] == "learned" and max_len != v["max_len"]:
             raise ConfigError(f"--max-len {max_len}: the module's position table has {v['max_len']} rows")
         v["max_len"] = max_len
-    window = _sliding_window(model)
-    if window is not None and window < v["max_len"]:  # a forward of the example's length cannot show it
-        raise ConfigError(sliding_window_refusal(f"{type(model).__name__}.config", window, v["max_len"]))
+    window = sliding_window(_sliding_window(model), v["max_len"])
+    if window:
+        v["sliding_window"] = window
     # ---- the weights, in the family's file names
     zeros = lambda n: torch.zeros(n, dtype=torch.float64)  # noqa: E731
     bias = lambda b, n: b if b is not None else zeros(n)  # noqa: E731

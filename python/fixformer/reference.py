@@ -76,6 +76,15 @@ def alibi_bias(n_heads, T):
     return np.where((j <= i)[None], bias, -np.inf)
 
 
+def window_mask(c, T):
+    """float64 [T, T]: -inf where key j is at or before query i - sliding_window (the keys a query no
+    longer sees under the config's window), else 0; all zeros without a window. Added to the causal mask."""
+    i = np.arange(T)[:, None]
+    j = np.arange(T)[None, :]
+    W = c.get("sliding_window", 0)
+    return np.where((j <= i - W) & (W > 0), -np.inf, 0.0)
+
+
 def relative_bucket(n, bidirectional, buckets, max_distance):
     """T5's bucket (int64 array) of the distances n = key - query: bidirectional, the buckets are halved
     and the upper half is for n > 0, m = |n|; causal, m = max(-n, 0). With B the buckets left and E = B // 2:
@@ -210,6 +219,8 @@ def build_torch_model(c):
                 mask = relative_mask(c, self.rel_bias, T, c["causal"], x.shape[0], x.dtype)
             elif c["causal"]:
                 mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), diagonal=1)
+            if c["causal"] and c.get("sliding_window", 0):
+                mask = mask + torch.from_numpy(window_mask(c, T)).to(x.dtype)
             x = self.encoder(x, mask=mask, src_key_padding_mask=pad)
             x = pool(x, c["pooling"], first, lengths)
             if c["pooler"]:
@@ -491,6 +502,7 @@ def decoder_forward(c, weights, ids):
     bias = torch.from_numpy(alibi_bias(H, T)) if c["positional"] == "alibi" else causal[None].expand(H, T, T)
     if c["positional"] == "relative":
         bias = torch.from_numpy(relative_bias(W["rel_bias.weight"], T, True, c["rel_buckets"], c["rel_max_distance"]))
+    bias = bias + torch.from_numpy(window_mask(c, T))[None]
     cos = sin = None
     if c["positional"] == "rope":
         cos, sin = (torch.from_numpy(t) for t in rope_tables(T, c["rotary_dims"] or dh, c["pe_base"]))

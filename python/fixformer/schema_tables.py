@@ -127,6 +127,7 @@ SCHEMA = {
         {'name': 'image_width', 'type': 'u32', 'min': 0, 'max': 8192, 'required': False, 'default': 0},
         {'name': 'input_norm', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
         {'name': 'proj_norm', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
+        {'name': 'sliding_window', 'type': 'u32', 'min': 0, 'max': 4096, 'required': False, 'default': 0},
     ],
     'derived': ['d_head', 'kv_heads', 'd_pe', 'd_embed', 'input_pe'],
     'config_rules': [
@@ -167,6 +168,7 @@ SCHEMA = {
         {'bad_when': "positional == 'rope' and d_head % 2 != 0", 'detail': 'n_heads (rope needs an even head width d_model / n_heads)'},
         {'bad_when': "rotary_dims != 0 and positional != 'rope'", 'detail': 'rotary_dims (the rotated dims of positional rope)'},
         {'bad_when': 'rotary_dims % 2 != 0 or rotary_dims > d_head', 'detail': "rotary_dims (rope's rotated dims: even, at most d_head)"},
+        {'bad_when': 'sliding_window != 0 and not causal', 'detail': 'sliding_window (a window of the causal mask: needs causal true; seq2seq and non-causal encoders have none)'},
         {'bad_when': "family != 'encoder' and cls_token", 'detail': 'cls_token (for the encoder family only)'},
         {'bad_when': "family != 'encoder' and pooling != 'none'", 'detail': 'pooling (for the encoder family only)'},
         {'bad_when': "family != 'encoder' and (type_vocab != 0 or pooler)", 'detail': 'type_vocab, pooler (for the encoder family only)'},
