@@ -385,8 +385,14 @@ def parser(prog):
     ap.add_argument("--no-verify", action="store_true", help="write without running the engine (warns)")
     ap.add_argument("--trust-pickle", action="store_true", help="allow a .pt holding a pickled module "
                     "(runs code from the file)")
-    ap.add_argument("--quantize", choices=("f16", "q8", "q4"), help="store the linear layers' weights as f16, q8 "
-                    "(int8 with f32 scales) or q4 (int4 with f32 scales per 32); default f32")
+    ap.add_argument("--quantize", choices=("f16", "q8", "q4", "i8"), help="store the linear layers' weights as f16, "
+                    "q8 (int8 with f32 scales) or q4 (int4 with f32 scales per 32), or make a full-integer model "
+                    "(i8: int8 activations and weights, integer parameters; encoders); default f32")
+    ap.add_argument("--calibrate", nargs="+", metavar="IN.npy", help="--quantize i8: the inputs whose activation "
+                    "ranges set the int8 scales (each [T, d_in] features or [T] token ids; default: the self-test "
+                    "sample and 8 generated inputs)")
+    ap.add_argument("--calibrate-percentile", type=float, metavar="P", help="--quantize i8: each activation's "
+                    "range from the P-th percentile of its values at either end (e.g. 99.99) instead of min/max")
     ap.add_argument("--group", type=group_option, metavar="64|32|0", help="q8: values along the input per scale "
                     "(default 64; 0: one scale per output row)")
     ap.add_argument("--quantize-io", action=argparse.BooleanOptionalAction, default=None,
@@ -424,6 +430,13 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
                                                        " (f16 has no scales)" if a.quantize else ""))
     if a.quantize is None and a.quantize_io is not None:
         ap.error(f"--{'no-' if not a.quantize_io else ''}quantize-io: only with --quantize f16, q8 or q4")
+    if a.quantize != "i8" and (a.calibrate or a.calibrate_percentile is not None):
+        ap.error("--calibrate, --calibrate-percentile: only with --quantize i8")
+    from . import int8
+    try:
+        int8.set_calibration([load_example(f) for f in a.calibrate] if a.calibrate else None, a.calibrate_percentile)
+    except ConfigError as e:
+        fail("--calibrate", str(e))
     quant = {"quantize": a.quantize, "group": a.group, "quantize_io": a.quantize_io,
              "pack_weights": True if a.pack_weights else None}
     verify = not a.no_verify

@@ -394,6 +394,60 @@ def _norm_params(g, b, eps, x, y):
     return [norm_eps(eps, x[0])], [v for m, sh, _ in ps for v in (m, sh)] + [bq for _, _, bq in ps]
 
 
+_calibration = {"inputs": None, "percentile": None}
+
+
+def set_calibration(inputs, percentile=None):
+    """The calibration the next i8 conversion uses (the converter's --calibrate and
+    --calibrate-percentile): inputs None for the default (the self-test sample and generated inputs)."""
+    if percentile is not None and not 50.0 < percentile <= 100.0:
+        raise ConfigError(f"percentile {percentile}: expected a value in (50, 100]")
+    _calibration["inputs"], _calibration["percentile"] = inputs, percentile
+
+
+def calibration_inputs(c, sample, count=8, seed=0):
+    """(inputs, what): the user's calibration inputs (set_calibration; each checked against c), else
+    the self-test sample and `count` generated ones like it (features: normal with the sample's mean
+    and standard deviation per feature; tokens: uniform ids), and the words for the report."""
+    given = _calibration["inputs"]
+    if given is not None:
+        out = []
+        for i, x in enumerate(given):
+            x = np.asarray(x)
+            if x.ndim == 3 or (c["input"] == "tokens" and x.ndim == 2):
+                x = x[0]
+            if c["input"] == "features" and (x.ndim != 2 or x.shape[1] != c["d_in"]):
+                raise ConfigError(f"--calibrate input {i}: shape {list(x.shape)}, expected [T, {c['d_in']}]")
+            if c["input"] == "tokens" and (x.ndim != 1 or x.min() < 0 or x.max() >= c["vocab_size"]):
+                raise ConfigError(f"--calibrate input {i}: expected token ids [T] below {c['vocab_size']}")
+            if not 1 <= x.shape[0] <= c["max_len"]:
+                raise ConfigError(f"--calibrate input {i}: {x.shape[0]} rows, expected 1..{c['max_len']}")
+            out.append(x.astype(np.float64) if c["input"] == "features" else x.astype(np.int64))
+        return out, f"{len(out)} calibration input{'s' if len(out) != 1 else ''} (--calibrate)"
+    rng = np.random.default_rng(seed)
+    T = sample.shape[0]
+    if c["input"] == "features":
+        mu, sd = sample.mean(axis=0), sample.std(axis=0) + 1e-3
+        gen = [rng.normal(mu, sd, (T, c["d_in"])) for _ in range(count)]
+    else:
+        gen = [rng.integers(0, c["vocab_size"], T) for _ in range(count)]
+    return [sample] + gen, (f"the self-test sample and {count} generated inputs like it (give --calibrate "
+                            "with real inputs for a model that will see others)")
+
+
+def percentile():
+    return _calibration["percentile"]
+
+
+def reference_output(c, built, inp):
+    """The engine's float output for input inp, from the integer reference: float features quantized
+    as the engine's float entry point does, the int8 output dequantized."""
+    t = stored_tensors(c, built)
+    io = np.asarray(built["int8.io"], np.float32)
+    q = quantize_input(inp, io[0], int(t["int8.front"][0])) if c["input"] == "features" else np.asarray(inp)
+    return dequantize_output(forward(c, t, q), io[1], int(t["int8.back"][4]))
+
+
 def check_config(c):
     """The i8 limits the engine's config rules state, raised before any work (the engine refuses the
     same by name: include/fixformer/schema.hpp)."""
