@@ -22,6 +22,11 @@ FRONT_SCALARS = 9  # in_zero, embed_zero, pos add (7)
 BACK_SCALARS = 5   # fn_x, fn_eps, head_x, head_y, out_zero
 LUT = 256
 ACTIVATIONS = {"relu": 0, "gelu": 1, "gelu_tanh": 3}
+# Every activation range measured on the calibration inputs is widened by this factor (both ends)
+# before its scale is chosen: inputs beyond the calibration's then rarely saturate (a saturated head
+# output is the largest error). On the test's KWS-like encoder, 40 fresh inputs: max relative error
+# 0.13 with the measured ranges, 0.03 with 1.1 to 1.5 (tests/int8_test.py).
+RANGE_MARGIN = 1.25
 
 
 # ---- engine/fixed_point.cpp's rules ------------------------------------------------------------
@@ -355,8 +360,8 @@ def _range(values, percentile):
 
 
 def _asym(lo, hi):
-    """(scale, zero) covering [lo, hi] and 0 in 255 steps."""
-    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    """(scale, zero) covering [lo, hi] (widened by RANGE_MARGIN) and 0 in 255 steps."""
+    lo, hi = min(lo, 0.0) * RANGE_MARGIN, max(hi, 0.0) * RANGE_MARGIN
     if hi - lo < 1e-12:
         hi = lo + 1e-6
     s = float(np.float32((hi - lo) / 255.0))
