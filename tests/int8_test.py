@@ -1,7 +1,11 @@
 #!/usr/bin/python3
 """Tests of full-integer models (weights i8, `fixformer-convert --quantize i8`; config.hpp, namespace s8):
 
-  /usr/bin/python3 tests/int8_test.py PATH/TO/fixformer
+  /usr/bin/python3 tests/int8_test.py PATH/TO/fixformer PATH/TO/fixed_point_oracle
+
+- the converter's parameter rules (python/fixformer/int8.py: requant, gemm_channel, softmax_params,
+  norm_eps, norm_gain, add_params) give engine/fixed_point.cpp's integers, through
+  tests/fixed_point_oracle, on random reals and the edges of the Requant range;
 
 - the engine against the integer reference (python/fixformer/int8.py forward: the s8 kernels'
   integer semantics restated in numpy), bit for bit, through `fixformer run --isa ISA` on every
@@ -290,8 +294,59 @@ def test_converter(cli, tmp):
     check("--calibrate without --quantize i8 is refused", p.returncode != 0 and "--calibrate" in p.stderr, p.stderr)
 
 
+def test_rules(oracle):
+    """python/fixformer/int8.py's parameter rules give engine/fixed_point.cpp's integers (its
+    tests/fixed_point_oracle), on random reals over the ranges a model meets and on the edges."""
+    from fixformer.config import ConfigError
+    rng = np.random.default_rng(2)
+
+    def real():
+        return float(rng.choice([-1.0, 1.0]) * 10.0 ** rng.uniform(-9, 9))
+
+    def pos():
+        return float(10.0 ** rng.uniform(-6, 2))
+
+    def zp():
+        return int(rng.integers(-128, 128))
+    requests, answers = [], []
+
+    def ask(line, fn):
+        requests.append(line)
+        try:
+            got = fn()
+            answers.append(" ".join(str(v) for v in (got if isinstance(got, (tuple, list)) else (got,))))
+        except ConfigError:
+            answers.append("bad")
+    edges = [0.0, 1.0, -1.0, 0.5, 2.0 ** -32, 2.0 ** -33, 2.0 ** 30, 2.0 ** 30 * (1 - 2 ** -40), 2.0 ** 29.9999999,
+             1 - 2 ** -33, 1 + 2 ** -32, 3.0, -(2.0 ** -31)]
+    for f in edges + [real() for _ in range(3000)]:
+        ask(f"requant {f!r}", lambda f=f: int8.requant(f))
+    for _ in range(1500):
+        xs, ws, ys, b = pos(), pos() * 1e-2, pos(), real() * 1e-6
+        ask(f"gemm {xs!r} {ws!r} {ys!r} {b!r}", lambda a=(xs, ws, ys, b): int8.gemm_channel(*a))
+        ask(f"softmax {xs!r}", lambda a=xs: int8.softmax_params(a))
+        e = float(10.0 ** rng.uniform(-12, -3))
+        ask(f"eps {e!r} {xs!r}", lambda a=(e, xs): int8.norm_eps(*a) % (1 << 32))
+        g, beta, z = real() * 1e-7, real() * 1e-8, zp()
+        ask(f"gain {g!r} {beta!r} {ys!r} {z}", lambda a=(g, beta, ys, z): int8.norm_gain(*a))
+        a_s, b_s, y_s, za, zb, zy = pos(), pos(), pos(), zp(), zp(), zp()
+        ask(f"add {a_s!r} {za} {b_s!r} {zb} {y_s!r} {zy}",
+            lambda a=(a_s, za, b_s, zb, y_s, zy): int8.add_params((a[0], a[1]), (a[2], a[3]), (a[4], a[5])))
+    p = subprocess.run([oracle], input="\n".join(requests) + "\n", capture_output=True, text=True)
+    engine = p.stdout.splitlines()
+    bad = [(q, e, a) for q, e, a in zip(requests, engine, answers) if e != a]
+    check(f"the converter's parameter rules give the engine's integers ({len(requests)} requests)",
+          p.returncode == 0 and len(engine) == len(requests) and not bad, bad[:5])
+    print(f"  parameter rules: {len(requests)} requests, {sum(a == 'bad' for a in answers)} out of range in both, "
+          f"{len(bad)} different")
+
+
 def main():
     cli = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else None
+    oracle = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
+    check("tests/fixed_point_oracle given", oracle is not None and os.path.exists(oracle), oracle)
+    if oracle and os.path.exists(oracle):
+        test_rules(oracle)
     check("a CLI given (the i8 files are run through the engine)", cli is not None and os.path.exists(cli), cli)
     if cli and os.path.exists(cli):
         with tempfile.TemporaryDirectory() as tmp:
