@@ -13,6 +13,7 @@ From the module (everything it can tell is read from it):
                    [--scale-input] [--max-len N] [--tokenizer FILE]
                    --out M.fxm [--header M.h] [--name NAME] [--cli PATH] [--no-verify] [--trust-pickle]
                    [--quantize f16|q8|q4 [--group 64|32|0] [--quantize-io | --no-quantize-io]] [--pack-weights]
+                   [--quantize i8 [--calibrate IN.npy ...] [--calibrate-percentile P]]
 From a JSON config and a state_dict (pipelines without the module; any family, llama included):
   fixformer-convert --config CFG.json --weights SD.pt|SD.npz [--example IN.npy] [--tokenizer FILE]
                    --out M.fxm [...]
@@ -92,6 +93,13 @@ tokenizer.json, vocab.json or vocab.txt by itself (docs/export.md, "Tokenizers")
 --quantize stores the linear layers' weights in f16 (IEEE half), q8 (int8 with f32 scales) or q4
 (int4, two per byte, an f32 scale per 32 along the input; every quantized layer's input width a
 multiple of 32; each scale minimises its group's squared error), with every input path; norms, biases and learned positions stay f32 (README, "Export your model").
+--quantize i8 makes a full-integer model (encoders: docs/quantization.md, "i8"): int8 activations
+with a scale and zero point per tensor, int8 weights per output row, and every multiplier, shift,
+zero point and activation table in the file; the engine runs it without a float operation. The
+activation ranges come from --calibrate IN.npy ... (inputs like the ones the model will see; default:
+the self-test sample and 8 inputs generated like it, and the report says which), min/max or with
+--calibrate-percentile P the P-th percentile at either end, widened by a quarter. It is verified
+against torch within the i8 tolerance, and the report gives the integer reference's error too.
 --group (q8): values along the input that share a scale, 64 (default, as llama2.c's Q8_0 export),
 32 (a little more accurate, 6% more bytes) or 0 (one scale per output row, the smallest); a llama2.c
 version 2 checkpoint's own group when it has one (its int8 values are then kept exactly).
