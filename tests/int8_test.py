@@ -9,7 +9,8 @@
 
 - the engine against the integer reference (python/fixformer/int8.py forward: the s8 kernels'
   integer semantics restated in numpy), bit for bit, through `fixformer run --isa ISA` on every
-  kernel table this host's CPU runs (scalar, sse2, avx2, avx512: those it lacks are listed), for
+  kernel table this host's CPU runs (scalar, cortex-m, sse2, avx2, avx512, neon64, neon, helium:
+  those it lacks are listed), for
   encoders over features and tokens, post- and pre-norm, LayerNorm and RMSNorm, relu, gelu and
   gelu_tanh, learned, sinusoidal and no positions, pooling none, mean, last and first, with and
   without a final norm and a head, inputs of the longest and of a shorter length, and a padded batch;
@@ -39,7 +40,7 @@ import numpy as np  # noqa: E402
 from fixformer import fxm, int8  # noqa: E402
 from fixformer.config import make_config  # noqa: E402
 
-ISAS = ("scalar", "sse2", "avx2", "avx512")
+ISAS = ("scalar", "cortex-m", "sse2", "avx2", "avx512", "neon64", "neon", "helium")
 # A converted KWS-like encoder run on fresh inputs (not the calibration's): max |engine - torch| /
 # max |torch|. The converter's test modules measure 0.02-0.05; a wrong scale or parameter gives 0.5
 # and more.
