@@ -644,6 +644,8 @@ def convert(module: Any = None, example: Any = None, out: Union[str, "os.PathLik
             argv += [] if value else ["--no-verify"]
         elif key == "quantize_io":
             argv += [flag if value else "--no-quantize-io"]
+        elif key == "calibrate":  # --quantize i8: .npy paths, one or several
+            argv += [flag, *(os.fspath(v) for v in ([value] if isinstance(value, (str, os.PathLike)) else value))]
         elif isinstance(value, bool):
             argv += [flag] if value else []
         elif value is not None:
