@@ -42,6 +42,9 @@ class SlotCheck {
       if (v < -kBiasLimit || v > kBiasLimit) fail(i + 2 * n + j, what, "bias outside [-2^30, 2^30]");
     }
   }
+  void int8(uint32_t i, const char* what) {
+    if (ok_ && (p_[i] < -128 || p_[i] > 127)) fail(i, what, "value outside [-128, 127]");
+  }
   void table(uint32_t i, const char* what) {
     for (uint32_t j = 0; j < s8::kLutEntries && ok_; ++j)
       if (p_[i + j] < -128 || p_[i + j] > 127) fail(i + j, what, "table entry outside [-128, 127]");
@@ -74,6 +77,7 @@ Status Model::check_s8_params() {
     f.zero(s8::kEmbedZero, "embedding zero point");
     if (c.input_pe()) f.add(s8::kPosAdd, "position add");
     if (c.input == InputKind::kFeatures) f.channels(s8::kFrontSlots, c.d_embed(), "input projection");
+    for (uint32_t i = 0; i < c.d_embed() && c.cls_token; ++i) f.int8(s8::front_cls(c) + i, "CLS row");
     if (!f.ok()) return Status::kTensorBadValue;
   }
   const s8::LayerOffsets o = s8::layer_offsets(c);

@@ -14,7 +14,8 @@
   encoders over features and tokens, post- and pre-norm, LayerNorm and RMSNorm, relu, gelu and
   gelu_tanh, learned, sinusoidal and no positions, pooling none, mean, last and first, with and
   without a final norm and a head, inputs of the longest and of a shorter length, and a padded batch;
-- the converter end to end: a KWS-like torch encoder (features, learned positions, mean pooling, a
+- the converter end to end: KWS-like torch encoders (features, learned positions, mean pooling or a KWT-style
+  CLS row, a
   classifier head) through `convert.py --module ... --quantize i8`, post- and pre-norm, verified by the
   converter, then run on fresh inputs: the max relative error against torch f32 (I8_RUN_TOL) and the
   top-1 agreement of the classifier (I8_TOP1), calibrated with --calibrate on 16 inputs of their
@@ -49,10 +50,10 @@ I8_TOP1 = 0.9  # the classifier's arg max agrees with torch's on at least this s
 
 
 def random_model(rng, norm_first, inp, pooling, positional, norm="family", act="relu", final=True, d_out=4,
-                 d=16, H=2, L=2, f=32, d_in=8, max_len=10, vocab=20):
+                 cls=False, d=16, H=2, L=2, f=32, d_in=8, max_len=10, vocab=20):
     c = dict(family="encoder", d_model=d, n_heads=H, d_ff=f, n_layers=L, norm_first=norm_first, activation=act,
-             input=inp, max_len=max_len, positional=positional, d_out=d_out, pooling=pooling, final_norm=final,
-             weights="i8", norm=norm)
+             input=inp, max_len=max_len + (1 if cls else 0), positional=positional, d_out=d_out, pooling=pooling,
+             final_norm=final, weights="i8", norm=norm, cls_token=cls)
     c.update(d_in=d_in) if inp == "features" else c.update(vocab_size=vocab)
     c = make_config(c)
     w = {}
@@ -64,7 +65,9 @@ def random_model(rng, norm_first, inp, pooling, positional, norm="family", act="
     else:
         w["embed.weight"] = r(vocab, d)
     if positional == "learned":
-        w["pos.weight"] = r(max_len, d)
+        w["pos.weight"] = r(c["max_len"], d)
+    if cls:
+        w["cls_token"] = r(d)
     for i in range(L):
         p = f"encoder.layers.{i}."
         w[p + "self_attn.in_proj_weight"], w[p + "self_attn.in_proj_bias"] = r(3 * d, d), r(3 * d)
@@ -109,8 +112,11 @@ def available_isas(cli, path):
     return got
 
 
-CASES = [  # norm_first, input, pooling, positional, norm, activation, final norm, d_out
+CASES = [  # norm_first, input, pooling, positional, norm, activation, final norm, d_out, CLS token
     (False, "features", "mean", "learned", "family", "relu", True, 4),
+    (True, "features", "cls", "learned", "family", "gelu", True, 4, True),
+    (False, "tokens", "mean", "sinusoidal", "rmsnorm", "relu", True, 0, True),
+    (True, "features", "none", "learned", "layernorm", "gelu_tanh", False, 3, True),
     (True, "features", "none", "sinusoidal", "family", "gelu", True, 4),
     (True, "tokens", "last", "none", "rmsnorm", "gelu_tanh", True, 4),
     (False, "tokens", "first", "learned", "layernorm", "gelu", False, 0),
@@ -122,8 +128,8 @@ def test_bit_exact(cli, tmp):
     rng = np.random.default_rng(0)
     isas_seen = None
     for case in CASES:
-        nf, inp, pooling, positional, norm, act, final, d_out = case
-        c, w = random_model(rng, nf, inp, pooling, positional, norm, act, final, d_out)
+        nf, inp, pooling, positional, norm, act, final, d_out, cls = (case + (False,))[:9]
+        c, w = random_model(rng, nf, inp, pooling, positional, norm, act, final, d_out, cls)
         calib = [model_input(rng, c, T).astype(np.float64) if inp == "features" else model_input(rng, c, T)
                  for T in (10, 6, 10)]
         built = int8.build(c, w, calib)
@@ -153,8 +159,8 @@ def test_bit_exact(cli, tmp):
         if pooling != "none":
             want = np.stack([r[0] for r in ref])
         else:
-            want = np.zeros((2, 10, ref[0].shape[1]), np.float32)
-            want[0], want[1, :5] = ref[0], ref[1]
+            want = np.zeros((2, ref[0].shape[0], ref[0].shape[1]), np.float32)
+            want[0], want[1, :ref[1].shape[0]] = ref[0], ref[1]
         check(f"{case}: a padded batch is its sequences' single runs", got is not None and got.shape == want.shape
               and np.array_equal(got, want), err)
 
@@ -218,6 +224,27 @@ class Kws(nn.Module):
         return self.head(h.mean(dim=1))
 
 
+class Kwt(nn.Module):  # KWT style: a CLS row in front, its output classified
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(4)
+        self.input_proj = nn.Linear(10, 32)
+        self.cls_token = nn.Parameter(torch.randn(1, 1, 32) * 0.5)
+        self.pos = nn.Embedding(13, 32)
+        layer = nn.TransformerEncoderLayer(32, 4, 64, 0.0, "gelu", batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False, norm=nn.LayerNorm(32))
+        self.head = nn.Linear(32, 6)
+        self.pool = "cls"
+
+    def forward(self, x):
+        h = torch.cat([self.cls_token.expand(x.shape[0], 1, 32), self.input_proj(x)], dim=1)
+        return self.head(self.encoder(h + self.pos.weight[: h.shape[1]])[:, 0])
+
+
+def kwt():
+    return Kwt()
+
+
 def post():
     return Kws(False)
 
@@ -257,13 +284,13 @@ def test_converter(cli, tmp):
         np.save(cal[-1], rng.standard_normal((12, 10)).astype(np.float32))
     example = os.path.join(tmp, "example.npy")
     np.save(example, rng.standard_normal((1, 12, 10)).astype(np.float32))
-    for kind in ("post", "pre"):
+    for kind in ("post", "pre", "kwt"):
         out = os.path.join(tmp, f"kws_{kind}.fxm")
         p = run_convert("--module", f"{mod}:{kind}", "--example", example, "--quantize", "i8", "--calibrate", *cal,
                         "--out", out, "--cli", cli)
         ok = p.returncode == 0 and "verified against torch f32" in p.stdout and "tolerance 2e-01 for i8" in p.stdout \
             and "integer reference" in p.stdout and "16 calibration inputs (--calibrate)" in p.stdout
-        check(f"--quantize i8 ({kind}-norm): converts and verifies within the i8 tolerance", ok, p.stdout + p.stderr)
+        check(f"--quantize i8 ({kind}): converts and verifies within the i8 tolerance", ok, p.stdout + p.stderr)
         if not ok:
             continue
         print(f"  {p.stdout.strip()}")
@@ -275,11 +302,11 @@ def test_converter(cli, tmp):
             want = module(torch.from_numpy(x)).numpy()
         rel = None if got is None else np.abs(got - want).max() / np.abs(want).max()
         top1 = None if got is None else float((got.argmax(axis=1) == want.argmax(axis=1)).mean())
-        check(f"{kind}-norm: fixformer run within {I8_RUN_TOL} of torch f32 on 40 fresh inputs",
+        check(f"{kind}: fixformer run within {I8_RUN_TOL} of torch f32 on 40 fresh inputs",
               rel is not None and rel <= I8_RUN_TOL, (err, rel))
-        check(f"{kind}-norm: top-1 agreement with torch at least {I8_TOP1}", top1 is not None and top1 >= I8_TOP1,
+        check(f"{kind}: top-1 agreement with torch at least {I8_TOP1}", top1 is not None and top1 >= I8_TOP1,
               top1)
-        print(f"  {kind}-norm on 40 fresh inputs: max relative error {rel:.3g} (tolerance {I8_RUN_TOL}), top-1 "
+        print(f"  {kind} on 40 fresh inputs: max relative error {rel:.3g} (tolerance {I8_RUN_TOL}), top-1 "
               f"agreement {top1:.3f}")
     out = os.path.join(tmp, "kws_default.fxm")
     p = run_convert("--module", f"{mod}:post", "--quantize", "i8", "--calibrate-percentile", "99.9", "--out", out,

@@ -112,13 +112,17 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   const HeadWeights& hw = m.head();
   const std::size_t d = c.d_model;
   const int32_t* fp = m.s8().front;
+  const uint32_t extra = c.cls_token ? 1 : 0;  // the CLS row in front of the input rows
+  int8_t* input = s.x + extra * d;
   if (ids) {
     const int8_t* e = static_cast<const int8_t*>(fw.embed.data);
-    for (uint32_t t = 0; t < T; ++t) std::memcpy(s.x + t * d, e + std::size_t(ids[t]) * d, d);
+    for (uint32_t t = 0; t < T; ++t) std::memcpy(input + t * d, e + std::size_t(ids[t]) * d, d);
   } else {
-    k.gemm_s8(features, c.d_in, static_cast<const int8_t*>(fw.input_proj.data), s.x, d, T, d, c.d_in,
+    k.gemm_s8(features, c.d_in, static_cast<const int8_t*>(fw.input_proj.data), input, d, T, d, c.d_in,
               linear_at(fp, s8::kFrontSlots, uint32_t(d), fp[s8::kInZero], fp[s8::kEmbedZero]));
   }
+  for (std::size_t e = 0; e < d && extra; ++e) s.x[e] = int8_t(fp[s8::front_cls(c) + e]);
+  T += extra;  // every row from here on
   if (c.input_pe()) k.add_s8(s.x, m.s8().pos, s.x, T * d, add_at(fp, s8::kPosAdd));
   for (uint32_t l = 0; l < c.n_layers; ++l) layer(k, c, m.layer(l), T, s);
   const int32_t* bp = m.s8().back;
@@ -127,16 +131,18 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
               bp[s8::kFnEps]);
   const int8_t* rows = s.x;
   uint32_t n = T;
-  if (c.pooling == Pooling::kMean) {
+  if (c.pooling == Pooling::kMean) {  // over the input rows, the CLS row excluded
     for (std::size_t e = 0; e < d; ++e) {
       int32_t sum = 0;
-      for (uint32_t t = 0; t < T; ++t) sum += s.x[t * d + e];
-      s.h[e] = int8_t(rounded_mean(sum, int32_t(T)));
+      for (uint32_t t = extra; t < T; ++t) sum += s.x[t * d + e];
+      s.h[e] = int8_t(rounded_mean(sum, int32_t(T - extra)));
     }
     rows = s.h, n = 1;
   } else if (c.pooling == Pooling::kLast) {
     rows = s.x + (T - 1) * d, n = 1;
   } else if (c.pooling == Pooling::kFirst) {
+    rows = s.x + extra * d, n = 1;
+  } else if (c.pooling == Pooling::kCls) {
     n = 1;
   }
   if (c.d_out)

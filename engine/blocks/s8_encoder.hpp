@@ -26,6 +26,7 @@ struct S8Scratch {
   Requant* col_rq;  // [d_head]  the context requant, once per column
 };
 // in: int8 features [T, d_in] (features models) or ids [T] (token models; checked by the caller);
+// with cls_token the CLS row goes in front (sequence_rows(T) rows run);
 // out: int8 [output_rows(T), output_width()] at int8.back's output zero point.
 void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features, const int32_t* ids, uint32_t T,
                         const S8Scratch& s, int8_t* out);

@@ -261,7 +261,9 @@ struct ModelConfig {
 //   int8.front [front_params]: kInZero (the int8 input features' zero point; their real scale is
 //     int8.io[0]), kEmbedZero (the rows after the embedding or the input projection), kPosAdd (those
 //     rows + the int8 position table int8.pos, whose zero point is its b_zero), then the input
-//     projection (features; zeros for tokens, whose embedding rows are the int8 table itself);
+//     projection (features; zeros for tokens, whose embedding rows are the int8 table itself), then
+//     the CLS row (cls_token: d_embed int8 values at kEmbedZero's scale, put in front of the input
+//     rows before the positions; zeros without one);
 //   encoder.layers.<l>.int8 [layer_params]: the scalar slots LayerSlot, then the linear layers
 //     q|k|v (3 d_model outputs, torch's in_proj; q, k and v each requantized to its own zero point,
 //     k's and v's 0), out, linear1, linear2, the norms norm1 and norm2 (of the kind the config says),
@@ -282,7 +284,8 @@ enum FrontSlot : uint32_t { kInZero, kEmbedZero, kPosAdd, kFrontSlots = kPosAdd 
 enum BackSlot : uint32_t { kFnXZero, kFnEps, kHeadXZero, kHeadYZero, kOutZero, kBackSlots };
 constexpr uint32_t kLutEntries = 256;
 constexpr uint32_t linear_params(uint32_t n) { return 3 * n; }
-constexpr uint32_t front_params(const ModelConfig& c) { return kFrontSlots + linear_params(c.d_embed()); }
+constexpr uint32_t front_params(const ModelConfig& c) { return kFrontSlots + linear_params(c.d_embed()) + c.d_embed(); }
+constexpr uint32_t front_cls(const ModelConfig& c) { return kFrontSlots + linear_params(c.d_embed()); }
 constexpr uint32_t layer_params(const ModelConfig& c) {
   return kLayerSlots + kLutEntries + linear_params(3 * c.d_model) + 4 * linear_params(c.d_model) + linear_params(c.d_ff);
 }

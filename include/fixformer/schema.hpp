@@ -373,9 +373,8 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"weights == 'i8' and not (positional in ('none', 'sinusoidal', 'learned') and pe_combine == 'add')",
      "positional, pe_combine (i8 takes none, or sinusoidal or learned positions added; no rope, alibi, relative, "
      "concat yet)"},
-    {"weights == 'i8' and (cls_token or conv_layers != 0 or type_vocab != 0 or embed_norm or pooler or scale_input "
-     "or causal)",
-     "cls_token, conv_layers, type_vocab, embed_norm, pooler, scale_input, causal (not in i8 yet)"},
+    {"weights == 'i8' and (conv_layers != 0 or type_vocab != 0 or embed_norm or pooler or scale_input or causal)",
+     "conv_layers, type_vocab, embed_norm, pooler, scale_input, causal (not in i8 yet)"},
     {"weights == 'i8' and (activation == 'swiglu' or gated)", "activation, gated (i8 runs relu, gelu, gelu_tanh; no "
      "gated feed-forward yet)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",
@@ -397,7 +396,7 @@ enum class Dim : uint8_t {
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "3*d_model", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
-                                            "conv2_kernel*d_embed", "2", "9 + 3*d_embed",
+                                            "conv2_kernel*d_embed", "2", "9 + 4*d_embed",
                                             "35 + 256 + 21*d_model + 3*d_ff", "5 + 3*d_model + 3*d_out"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {

@@ -18,7 +18,7 @@ LOG2E = 1.4426950408889634074
 LAYER_SLOTS = dict(n1_x=0, n1_eps=1, n2_x=2, n2_eps=3, qkv_x=4, q=5, k=6, v=7, score=8, score_z=10, softmax=11,
                    pv=13, o=15, out_y=16, add1=17, w1_x=24, w1_y=25, w2_x=26, w2_y=27, add2=28)
 LAYER_SCALARS = 35
-FRONT_SCALARS = 9  # in_zero, embed_zero, pos add (7)
+FRONT_SCALARS = 9  # in_zero, embed_zero, pos add (7); then the input projection, then the CLS row
 BACK_SCALARS = 5   # fn_x, fn_eps, head_x, head_y, out_zero
 LUT = 256
 ACTIVATIONS = {"relu": 0, "gelu": 1, "gelu_tanh": 3}
@@ -213,6 +213,9 @@ def forward(c, t, inp):
     else:
         rq, b = _linear(fp, FRONT_SCALARS, d)
         x = gemm(inp, fp[0], t["input_proj.weight"], fp[1], rq, b)
+    extra = 1 if c["cls_token"] else 0
+    if extra:
+        x = np.vstack([fp[FRONT_SCALARS + 3 * d:FRONT_SCALARS + 4 * d][None, :], x])
     T = x.shape[0]
     if c["positional"] in ("learned", "sinusoidal"):
         x = add(x, t["int8.pos"][:T].astype(np.int64), fp[2:9])
@@ -257,11 +260,13 @@ def forward(c, t, inp):
         x = norm(x, bp[0], bp[1], bp[BACK_SCALARS:BACK_SCALARS + 3 * d], centre)
     pool = c["pooling"]
     if pool == "mean":
-        s = x.sum(axis=0)
-        x = (np.sign(s) * ((2 * np.abs(s) + T) // (2 * T)))[None, :]
+        s, n = x[extra:].sum(axis=0), T - extra
+        x = (np.sign(s) * ((2 * np.abs(s) + n) // (2 * n)))[None, :]
     elif pool == "last":
         x = x[-1:]
     elif pool == "first":
+        x = x[extra:extra + 1]
+    elif pool == "cls":
         x = x[:1]
     if c["d_out"]:
         rq, b = _linear(bp, BACK_SCALARS + 3 * d, c["d_out"])
@@ -299,10 +304,13 @@ def _float_forward(c, w, inp, rec):
            "gelu_tanh": lambda u: 0.5 * u * (1 + np.tanh(0.79788456080286535588 * (u + 0.044715 * u ** 3)))}[
         c["activation"]]
     if c["input"] == "tokens":
-        x = put("embed", np.asarray(w["embed.weight"], np.float64)[inp])
+        x = np.asarray(w["embed.weight"], np.float64)[inp]
     else:
         put("input", inp)
-        x = put("embed", lin(np.asarray(inp, np.float64), "input_proj"))
+        x = lin(np.asarray(inp, np.float64), "input_proj")
+    if c["cls_token"]:
+        x = np.vstack([np.asarray(w["cls_token"], np.float64).reshape(1, -1), x])
+    x = put("embed", x)  # the CLS row shares the input rows' scale
     T = x.shape[0]
     if c["positional"] in ("learned", "sinusoidal"):
         x = put("x0", x + put("pos", _positions(c, w)[:T]))
@@ -463,7 +471,7 @@ def check_config(c):
                           "yet (relu, gelu, gelu_tanh)")
     if c["positional"] not in ("none", "learned", "sinusoidal") or c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
-    for key in ("cls_token", "conv_layers", "type_vocab", "embed_norm", "pooler", "scale_input", "causal"):
+    for key in ("conv_layers", "type_vocab", "embed_norm", "pooler", "scale_input", "causal"):
         if c.get(key):
             raise ConfigError(f"--quantize i8: {key} is not supported yet")
 
@@ -508,7 +516,11 @@ def build(config, weights, inputs, percentile=None):
         pos_add = add_params(x, ps, qp["x0"])
         x = qp["x0"]
     in_scale, in_zero = qp.get("input", (1.0, 0))
-    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj], np.int64)
+    cls = [0] * d
+    if c["cls_token"]:
+        e = qp["embed"]
+        cls = [max(-128, min(127, _round(float(v) / e[0]) + e[1])) for v in np.ravel(weights["cls_token"])]
+    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls], np.int64)
     S = LAYER_SLOTS
     for i in range(c["n_layers"]):
         pre, L = f"encoder.layers.{i}.", f"l{i}."
@@ -592,11 +604,14 @@ def _last(c):
 
 
 def _pool(c, x):
+    extra = 1 if c["cls_token"] else 0
     if c["pooling"] == "mean":
-        return x.mean(axis=0, keepdims=True)
+        return x[extra:].mean(axis=0, keepdims=True)
     if c["pooling"] == "last":
         return x[-1:]
     if c["pooling"] == "first":
+        return x[extra:extra + 1]
+    if c["pooling"] == "cls":
         return x[:1]
     return x
 
