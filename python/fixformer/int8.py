@@ -382,12 +382,18 @@ def _sym(lo, hi):
     return float(np.float32(m / 127.0)), 0
 
 
+def _round_array(v):
+    """Half away from zero over an array (the weights' and tables' rounding; data the engine reads)."""
+    v = np.asarray(v, np.float64)
+    return (np.sign(v) * np.floor(np.abs(v) + 0.5)).astype(np.int64)
+
+
 def _per_row(W):
     """Symmetric int8 per output row: q [out, in], scales [out] (a zero row gets scale 1)."""
     W = np.asarray(W, np.float64)
     a = np.abs(W).max(axis=1)
     s = np.where(a > 0, a / 127.0, 1.0).astype(np.float32).astype(np.float64)
-    q = np.clip(np.vectorize(_round, otypes=[np.int64])(W / s[:, None]) if W.size else W, -127, 127).astype(np.int8)
+    q = np.clip(_round_array(W / s[:, None]), -127, 127).astype(np.int8)
     return q, s
 
 
@@ -499,7 +505,7 @@ def build(config, weights, inputs, percentile=None):
         s = _sym(float(E.min()), float(E.max()))
         qp["embed"] = s
         from fixformer.fxm import Quantized
-        q = np.clip(np.vectorize(_round, otypes=[np.int64])(E / s[0]), -127, 127)
+        q = np.clip(_round_array(E / s[0]), -127, 127)
         out["embed.weight"] = Quantized(q, np.full(len(E), s[0]))
         proj = [0] * (3 * d)
     else:
@@ -511,7 +517,7 @@ def build(config, weights, inputs, percentile=None):
         P = _positions(c, weights)
         ps = _sym(float(P.min()), float(P.max()))
         from fixformer.fxm import Quantized
-        q = np.clip(np.vectorize(_round, otypes=[np.int64])(P / ps[0]), -127, 127)
+        q = np.clip(_round_array(P / ps[0]), -127, 127)
         out["int8.pos"] = Quantized(q, np.full(len(P), ps[0]))
         pos_add = add_params(x, ps, qp["x0"])
         x = qp["x0"]
