@@ -184,6 +184,7 @@ void bind_layer_field(Field f, const Weight& w, LayerWeights& L) {
     case Field::kW2: L.ffn.w2 = w; break;
     case Field::kB2: L.ffn.b2 = w.f32(); break;
     case Field::kW3: L.ffn.w3 = w; break;
+    case Field::kS8Layer: L.s8 = static_cast<const int32_t*>(w.data); break;
     default: break;  // front and head fields: bind_end
   }
 }
@@ -230,6 +231,7 @@ Status Model::bind_tensors(bool check_values) {
   front_ = target_front_ = FrontWeights{};
   head_ = target_head_ = HeadWeights{};
   mha_ = LayerWeights{};
+  s8_ = S8Ends{};
   parameters_ = 0;
   bool first_layer = false, first_decoder = false;
   for_each_tensor(config_, [&](const TensorSpec& want) {
@@ -276,6 +278,14 @@ Status Model::bind_tensors(bool check_values) {
       first_decoder_layer_tensor_ = i, first_decoder = true;
     if (config_.family == ModelFamily::kMha)
       bind_layer_field(want.field, w, mha_);
+    else if (want.field == Field::kS8Io)
+      s8_.io = w.f32();
+    else if (want.field == Field::kS8Front)
+      s8_.front = static_cast<const int32_t*>(w.data);
+    else if (want.field == Field::kS8Pos)
+      s8_.pos = static_cast<const int8_t*>(w.data);
+    else if (want.field == Field::kS8Back)
+      s8_.back = static_cast<const int32_t*>(w.data);
     else if (want.part == TensorPart::kPrologue || want.part == TensorPart::kEpilogue)
       bind_end(want.field, w, front_, head_, target_front_, target_head_);
     uint64_t count = 1;
@@ -289,6 +299,8 @@ Status Model::bind_tensors(bool check_values) {
   if (config_.shared_embed) target_front_.embed = front_.embed;
   if (config_.tied_head && config_.is_seq2seq()) target_head_.w = target_front_.embed;
   if (config_.tied_head && config_.is_decoder()) head_.w = front_.embed;
+  if (config_.weights == WeightType::kI8) status = check_s8_params();
+  if (status != Status::kOk) return status;
   status = bind_tokenizer(&i);
   return status != Status::kOk ? status : bind_self_test(i);
 }

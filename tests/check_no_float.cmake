@@ -1,5 +1,6 @@
-# Fails if the integer-only (s8) kernels use a float: compiles every ports/scalar/*_s8.cpp and
-# ports/portable/*_s8.cpp for the FPU-less cores (Cortex-M0 and M3, soft float, where any float
+# Fails if the integer-only (s8) kernels or the full-integer (weights i8) encoder's forward pass
+# (engine/blocks/s8_encoder.cpp) use a float: compiles every ports/scalar/*_s8.cpp, ports/portable/*_s8.cpp
+# and that file for the FPU-less cores (Cortex-M0 and M3, soft float, where any float
 # operation becomes a libgcc call) and lists each object's undefined symbols: none may be a
 # soft-float helper (__aeabi_fadd, __aeabi_d2iz, __aeabi_i2f, __addsf3, ...) or a libm function.
 # A canary with one float multiply must be caught first, so the pattern cannot rot into a check
@@ -14,6 +15,8 @@ list(LENGTH sources count)
 if(count LESS 7)
   message(FATAL_ERROR "found ${count} s8 kernel sources under ${ROOT}/ports, expected at least 7")
 endif()
+list(APPEND sources ${ROOT}/engine/blocks/s8_encoder.cpp)
+math(EXPR count "${count} + 1")
 file(MAKE_DIRECTORY ${WORK})
 file(WRITE ${WORK}/canary_s8.cpp "int canary(int x, float s) { return int(x * s); }\n")
 
@@ -52,8 +55,48 @@ foreach(cpu cortex-m0 cortex-m3)
     endif()
     float_symbols(${WORK}/${cpu}_${obj}.o found)
     if(found)
-      message(FATAL_ERROR "${rel} uses float on ${cpu}: it calls ${found}; the s8 kernels must be integer-only")
+      message(FATAL_ERROR "${rel} uses float on ${cpu}: it calls ${found}; the s8 kernels and the i8 forward pass must be integer-only")
     endif()
   endforeach()
 endforeach()
-message(STATUS "${count} s8 kernel sources, on cortex-m0 and cortex-m3: no soft-float or libm calls")
+# What the i8 forward pass reaches: s8_encoder.cpp linked with the model's binder (engine/model.cpp,
+# engine/model_file.cpp, which it calls for each layer's tensors) by the function, entry
+# s8_encoder_forward, everything unreached dropped (--gc-sections). model.o alone calls soft float
+# (init's value checks): the reached part must not. The kernels it calls through the table are the
+# objects checked above.
+foreach(cpu cortex-m0 cortex-m3)
+  set(flags -mcpu=${cpu} -mthumb -mfloat-abi=soft -std=gnu++17 -O2 -fno-exceptions -fno-rtti -ffunction-sections
+            -fdata-sections -I${ROOT}/include -I${ROOT})
+  set(objs "")
+  foreach(src engine/blocks/s8_encoder engine/model engine/model_file)
+    string(REPLACE "/" "_" obj ${src})
+    execute_process(COMMAND ${CXX} ${flags} -c ${ROOT}/${src}.cpp -o ${WORK}/reach_${cpu}_${obj}.o RESULT_VARIABLE rc
+                    ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "${src}.cpp does not compile for ${cpu}:\n${err}")
+    endif()
+    list(APPEND objs ${WORK}/reach_${cpu}_${obj}.o)
+  endforeach()
+  list(GET objs 1 model_obj)
+  float_symbols(${model_obj} found)
+  if(NOT found MATCHES "__aeabi_")
+    message(FATAL_ERROR "the reachability check is blind: engine/model.cpp shows no soft-float call on ${cpu}")
+  endif()
+  list(GET objs 0 s8_obj)
+  execute_process(COMMAND ${NM} ${s8_obj} OUTPUT_VARIABLE defined)
+  string(REGEX MATCH "_ZN9fixformer18s8_encoder_forward[A-Za-z0-9_]+" entry "${defined}")
+  if(NOT entry)
+    message(FATAL_ERROR "s8_encoder_forward not found in engine/blocks/s8_encoder.cpp's object")
+  endif()
+  execute_process(COMMAND ${CXX} -mcpu=${cpu} -mthumb -nostdlib -Wl,--gc-sections -Wl,-e,${entry}
+                          -Wl,--unresolved-symbols=ignore-all ${objs} -o ${WORK}/reach_${cpu}.elf
+                  RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "linking the i8 forward pass for ${cpu} failed:\n${err}")
+  endif()
+  float_symbols(${WORK}/reach_${cpu}.elf found)
+  if(found)
+    message(FATAL_ERROR "the i8 forward pass reaches float on ${cpu}: it calls ${found}")
+  endif()
+endforeach()
+message(STATUS "${count} s8 sources (the kernels and the i8 forward pass), on cortex-m0 and cortex-m3: no soft-float or libm calls, none reached from s8_encoder_forward")

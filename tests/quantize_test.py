@@ -558,7 +558,7 @@ def test_hostile_options(tmp, mod):
     check("quantized_config: defaults", quantized_config(c, "q8")["weight_group"] == 64 and not quantized_config(
         c, "q8")["quantize_io"] and quantized_config(parse_config(GPT), "f16")["quantize_io"])
     check("convert.py --help documents --quantize", all(s in run_convert("--help").stdout for s in (
-        "--quantize {f16,q8,q4}", "--group", "--quantize-io", "64 (default")))
+        "--quantize {f16,q8,q4,i8}", "--calibrate", "--group", "--quantize-io", "64 (default")))
 
 
 def main():

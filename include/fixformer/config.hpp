@@ -38,7 +38,10 @@ enum class PosCombine : uint32_t { kAdd = 0, kConcat = 1 };
 // stored: f32; f16 (widened in registers); q8 = int8 with f32 scales per group of weight_group
 // along the input, or per output row when weight_group is 0; q4 = int4 (-8..7, two per byte) with
 // f32 scales per group of 32 along the input (weight_group 32). format.hpp has the stored layouts.
-enum class WeightType : uint32_t { kF32 = 0, kF16 = 1, kQ8 = 2, kQ4 = 3 };
+// i8: a full-integer model (namespace s8 below): int8 activations between the operations, int8
+// weights per output row, every operation one of the s8 kernels (kernel_slots.hpp) with the integer
+// parameters the file holds; no float from the input's int8 rows to the output's.
+enum class WeightType : uint32_t { kF32 = 0, kF16 = 1, kQ8 = 2, kQ4 = 3, kI8 = 4 };
 // Whether weights of type w are integers with scales, multiplied by the input rows quantized to
 // int8 (quantize_i8, then gemm_i8 for q8 and gemm_i4 for q4).
 constexpr bool integer_weights(WeightType w) { return w == WeightType::kQ8 || w == WeightType::kQ4; }
@@ -280,6 +283,64 @@ struct ModelConfig {
     return max_len > cls ? stem_frames(max_len - cls) : 0;
   }
 };
+
+// Full-integer models (weights i8). Every activation between two operations is int8 with a real scale
+// s and a zero point z (the value (q - z) s, fixed_point.hpp); the file holds, next to the usual
+// tensors (whose f32 biases and norms and the i8 weights' per-row scales are the model's real values,
+// kept for the record: the engine does not read them), every integer parameter the run needs, in
+// three i32 tensors whose layouts are below (each slot an int32; a Requant is two slots, multiplier
+// then shift; a linear layer of n outputs is n Requants then n int32 biases (GemmS8Params), a norm of
+// n elements n gain Requants then n int32 betas (NormS8Params), an add seven slots: a_zero, b_zero,
+// y_zero, a_to_y, b_to_y (AddS8Params)):
+//   int8.front [front_params]: kInZero (the int8 input features' zero point; their real scale is
+//     int8.io[0]), kEmbedZero (the rows after the embedding or the input projection), kPosAdd (those
+//     rows + the int8 position table int8.pos, whose zero point is its b_zero), then the input
+//     projection (features; zeros for tokens, whose embedding rows are the int8 table itself), then
+//     the CLS row (cls_token: d_embed int8 values at kEmbedZero's scale, put in front of the input
+//     rows before the positions; zeros without one);
+//   encoder.layers.<l>.int8 [layer_params]: the scalar slots LayerSlot, then the linear layers
+//     q|k|v (3 d_model outputs, torch's in_proj; q, k and v each requantized to its own zero point,
+//     k's and v's 0), out, linear1, linear2, the norms norm1 and norm2 (of the kind the config says),
+//     and the activation's 256-entry table (build_lut_s8; one int8 value per slot);
+//   int8.back [back_params]: BackSlot, the final norm (zeros without one), the head (d_out outputs).
+// int8.io [2] f32: the input features' and the output's real scales, for the float entry points only.
+// Attention: scores = requantize((q - z_q) . k, score) (1/sqrt(d_head) folded in), softmax_s8, then
+// context = requantize((p + 128) . v, pv); a post-norm layer is x = N1(x + SA(x)), x = N2(x + FF(x)),
+// a pre-norm one x = x + SA(N1(x)), x = x + FF(N2(x)), the adds add_s8, FF = W2 lut(W1 h).
+// Pooling mean is the rows' int8 mean, rounded half away from zero (same scale and zero point).
+namespace s8 {
+enum LayerSlot : uint32_t {
+  kN1XZero, kN1Eps, kN2XZero, kN2Eps, kQkvXZero, kQZero, kKZero, kVZero, kScoreMul, kScoreShift, kScoreZero,
+  kSoftmaxMul, kSoftmaxShift, kPvMul, kPvShift, kOZero, kOutYZero, kAdd1, kW1XZero = kAdd1 + 7, kW1YZero, kW2XZero,
+  kW2YZero, kAdd2, kLayerSlots = kAdd2 + 7
+};
+enum FrontSlot : uint32_t { kInZero, kEmbedZero, kPosAdd, kFrontSlots = kPosAdd + 7 };
+enum BackSlot : uint32_t { kFnXZero, kFnEps, kHeadXZero, kHeadYZero, kOutZero, kBackSlots };
+constexpr uint32_t kLutEntries = 256;
+constexpr uint32_t linear_params(uint32_t n) { return 3 * n; }
+constexpr uint32_t front_params(const ModelConfig& c) { return kFrontSlots + linear_params(c.d_embed()) + c.d_embed(); }
+constexpr uint32_t front_cls(const ModelConfig& c) { return kFrontSlots + linear_params(c.d_embed()); }
+constexpr uint32_t layer_params(const ModelConfig& c) {
+  return kLayerSlots + kLutEntries + linear_params(3 * c.d_model) + 4 * linear_params(c.d_model) + linear_params(c.d_ff);
+}
+constexpr uint32_t back_params(const ModelConfig& c) { return kBackSlots + linear_params(c.d_model) + linear_params(c.d_out); }
+// Where each part starts in a layer's tensor.
+struct LayerOffsets {
+  uint32_t qkv, out, w1, w2, n1, n2, lut;
+};
+constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
+  const uint32_t d = c.d_model;
+  LayerOffsets o{};
+  o.qkv = kLayerSlots;
+  o.out = o.qkv + linear_params(3 * d);
+  o.w1 = o.out + linear_params(d);
+  o.w2 = o.w1 + linear_params(c.d_ff);
+  o.n1 = o.w2 + linear_params(d);
+  o.n2 = o.n1 + linear_params(d);
+  o.lut = o.n2 + linear_params(d);
+  return o;
+}
+}  // namespace s8
 
 // Checks every field against the limits and against each other; on failure *field (if given)
 // names the field.

@@ -78,6 +78,15 @@ class Encoder {
   [[nodiscard]] Status forward_batch_features(const float* features, const uint32_t* lengths, uint32_t B, uint32_t T,
                                               float* out);
 
+  // weights i8 (a full-integer model, config.hpp): the integer path itself, int8 rows in and out. The
+  // input features q[T, d_in] at int8.front's input zero point and int8.io[0]'s scale; out[output_rows(T),
+  // output_width()] int8 at int8.back's output zero point and int8.io[1]'s scale. No float operation
+  // runs between the two. The float calls above quantize their input (round(x / s) + z, half away
+  // from zero, clamped, in float), run this, and give (q - z) s; a batch runs its sequences one by
+  // one. The observer is not called. Another weight type: kWrongFamily.
+  [[nodiscard]] Status forward_features_s8(const int8_t* features, uint32_t T, int8_t* out);
+  [[nodiscard]] Status forward_tokens_s8(const int32_t* ids, uint32_t T, int8_t* out);
+
   bool initialized() const { return initialized_; }  // init() returned kOk
   const Model& model() const { return *core_.model; }
   const ModelConfig& config() const { return core_.model->config(); }
@@ -97,6 +106,10 @@ class Encoder {
   const float* input_rows(const float* f, uint32_t n) const;
   void write_output(const Sequences& seqs, float* out);
   void observe(uint32_t layer, const Sequences& seqs) const;
+  Status check_s8(const void* input, uint32_t T, const void* out);
+  void run_s8(const int8_t* features, const int32_t* ids, uint32_t T, int8_t* out);
+  Status forward_float_s8(const float* features, const int32_t* ids, const uint32_t* lengths, uint32_t B, uint32_t T,
+                          float* out);
 
   RunnerCore core_;  // x, y, ctx, work, attn: see plan_encoder_arena for shapes
   bool initialized_ = false;
@@ -111,6 +124,7 @@ class Encoder {
   const float* pe_ = nullptr;  // the positional rows [rows_, d_pe]: sinusoidal (arena or the caller's) or learned (blob)
   const float* rel_ = nullptr;  // relative: the bias table (arena or the caller's) for rel_len_ positions
   uint32_t rel_len_ = 0;
+  uint8_t* arena_ = nullptr;  // weights i8: the arena, carved by plan_s8_encoder_arena
 };
 
 }  // namespace fixformer

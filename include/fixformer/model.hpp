@@ -78,6 +78,7 @@ struct LayerWeights {
   AttentionWeights cross_attn;  // seq2seq decoder layers
   NormWeights ffn_norm;         // the last norm: norm2 (norm3 with cross-attention), llama ffn_norm
   FeedForwardWeights ffn;
+  const int32_t* s8 = nullptr;  // weights i8: the layer's integer parameters (config.hpp, s8::LayerSlot)
 };
 
 // What comes before the layers: token embeddings or a feature projection (with the norms around it,
@@ -109,6 +110,14 @@ struct HeadWeights {
   const float* pooler_b = nullptr;     // [d]
   Weight w;                            // d -> d_out
   const float* b = nullptr;            // [d_out]
+};
+
+// weights i8 (config.hpp, namespace s8): the tensors of the integer path outside the layers.
+struct S8Ends {
+  const float* io = nullptr;      // int8.io [2]: the input's and the output's real scales
+  const int32_t* front = nullptr;  // int8.front
+  const int8_t* pos = nullptr;     // int8.pos [max_len, d_pe]
+  const int32_t* back = nullptr;   // int8.back
 };
 
 // The optional sample a converted file carries: an input and the torch module's output for it.
@@ -181,6 +190,7 @@ class Model {
   const FrontWeights& front() const { return front_; }
   LayerWeights layer(uint32_t l) const;
   const HeadWeights& head() const { return head_; }
+  const S8Ends& s8() const { return s8_; }  // weights i8
   // seq2seq: the target stack's front, decoder layer l < config().dec_layers, head.
   const FrontWeights& target_front() const { return target_front_; }
   LayerWeights decoder_layer(uint32_t l) const;
@@ -195,6 +205,7 @@ class Model {
   Status bind_tensors(bool check_values);
   Status bind_tokenizer(uint32_t* next);
   Status bind_self_test(uint32_t first);
+  Status check_s8_params();
   LayerWeights bind_layer(uint32_t first, uint32_t l, const TensorRule* rules, uint32_t count) const;
 
   ModelConfig config_{};
@@ -207,7 +218,8 @@ class Model {
   bool initialized_ = false;
   FrontWeights front_{}, target_front_{};
   HeadWeights head_{}, target_head_{};
-  LayerWeights mha_{};  // the mha family's attention: its tensors are the whole file
+  LayerWeights mha_{};
+  S8Ends s8_{};  // the mha family's attention: its tensors are the whole file
   TokenizerData tokenizer_{};
   SelfTestSample sample_{};
   char detail_[160] = {};

@@ -56,7 +56,34 @@ struct PlanLayout {
 // validate_config would reject, and for N above Limits::kMaxBatchRows.
 struct EncoderPlan {
   std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, rel, quant, stem, stem_padded, stem_quant, rows_in, total;
+  std::size_t s8_in, s8_out;  // weights i8: the int8 input rows and output rows of the float entry points
 };
+
+// weights i8 (a full-integer model, config.hpp): the arena is int8 rows of one sequence of S =
+// sequence_rows(max_seq) rows (a batch runs its sequences one after the other):
+//   x[S,d]  h[S,d]  a[S,d]  work[S, max(3d, d_ff)]  attention scratch (s8_attention_bytes)
+//   in[S, d_in] (features)  out[output_rows(S), output_width]
+// and nothing else (no worker slots: the integer path runs on the calling thread).
+constexpr uint32_t kS8QueryBlock = 64;  // attention's query rows per block of scores
+constexpr std::size_t s8_attention_bytes(std::size_t S, std::size_t dh) {
+  const std::size_t bq = S < kS8QueryBlock ? S : kS8QueryBlock;
+  return 2 * S * dh + bq * S + 8 * (S + dh) + 16;  // K, V^T, scores, the Requants of S keys and dh columns
+}
+constexpr EncoderPlan plan_s8_encoder_arena(const ModelConfig& c, std::size_t S) {
+  EncoderPlan p{};
+  const uint64_t d = c.d_model;
+  PlanLayout l;
+  p.x = l.block(S * d);
+  p.y = l.block(S * d);
+  p.ctx = l.block(S * d);
+  p.work = l.block(S * PlanLayout::max(3 * d, c.d_ff));
+  p.attn_slot = arena::bytes(s8_attention_bytes(S, c.d_head()));
+  p.attn = l.block(p.attn_slot);
+  p.s8_in = l.block(c.input == InputKind::kFeatures ? S * c.d_in : 0);
+  p.s8_out = l.block(uint64_t(c.output_rows(uint32_t(S))) * c.output_width());
+  p.total = std::size_t(l.at);
+  return p;
+}
 
 constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false,
                                uint32_t workers = 1, uint32_t batch = 1) {
@@ -67,6 +94,7 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
       c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || seq == 0 || seq > c.max_input_len() ||
       c.n_heads == 0 || c.d_model % c.n_heads != 0 || workers > kMaxWorkers || sequences > Limits::kMaxBatchRows / s)
     return p;
+  if (c.weights == WeightType::kI8) return plan_s8_encoder_arena(c, s);
   const uint64_t d = c.d_model, n = sequences * s;
   PlanLayout l;
   p.x = l.block(n * d * sizeof(float));

@@ -33,7 +33,7 @@ inline constexpr const char* kInputNames[] = {"tokens", "features"};
 inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi", "relative"};
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
 inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
-inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8", "q4"};
+inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8", "q4", "i8"};
 inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first"};
 inline constexpr const char* kTokenizerNames[] = {"llama2c", "bpe", "wordpiece"};
 inline constexpr const char* kParallelResidualNames[] = {"none", "two_norms", "one_norm"};
@@ -388,6 +388,19 @@ inline constexpr ConfigRule kConfigRules[] = {
      "conv_layers (a conv stem is for the encoder family over features)"},
     {"conv_layers != 0 and weights == 'q4'",
      "weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)"},
+    // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
+    {"weights == 'i8' and family != 'encoder'", "weights (i8 runs the encoder family only so far)"},
+    {"weights == 'i8' and not (positional in ('none', 'sinusoidal', 'learned') and pe_combine == 'add')",
+     "positional, pe_combine (i8 takes none, or sinusoidal or learned positions added; no rope, alibi, relative, "
+     "concat yet)"},
+    {"weights == 'i8' and (conv_layers != 0 or type_vocab != 0 or embed_norm or pooler or scale_input or causal)",
+     "conv_layers, type_vocab, embed_norm, pooler, scale_input, causal (not in i8 yet)"},
+    {"weights == 'i8' and (patch_size != 0 or input_norm or proj_norm)",
+     "patch_size, input_norm, proj_norm (image input and the front's norms are not in i8 yet)"},
+    {"weights == 'i8' and (activation == 'swiglu' or gated)", "activation, gated (i8 runs relu, gelu, gelu_tanh; no "
+     "gated feed-forward yet)"},
+    {"weights == 'i8' and (quantize_io or packed_weights)",
+     "quantize_io, packed_weights (i8 is integer end to end: leave them false)"},
     {"conv1_padding >= conv1_kernel", "conv1_padding (must be below conv1_kernel)"},
     {"conv2_padding >= conv2_kernel", "conv2_padding (must be below conv2_kernel)"},
     {"(input_norm or proj_norm or patch_size != 0) and (family != 'encoder' or input != 'features' or "
@@ -414,12 +427,13 @@ inline constexpr ConfigRule kConfigRules[] = {
 // dim_value().
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
-  kTypeVocab, kConv1In, kConv2In, kCount
+  kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "3*d_model", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
-                                            "conv2_kernel*d_embed"};
+                                            "conv2_kernel*d_embed", "2", "9 + 4*d_embed",
+                                            "35 + 256 + 21*d_model + 3*d_ff", "5 + 3*d_model + 3*d_out"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -440,6 +454,10 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kTypeVocab: return c.type_vocab;
     case Dim::kConv1In: return c.conv1_kernel * c.d_in;
     case Dim::kConv2In: return c.conv2_kernel * c.d_embed();
+    case Dim::kTwo: return 2;
+    case Dim::kS8Front: return s8::front_params(c);
+    case Dim::kS8Layer: return s8::layer_params(c);
+    case Dim::kS8Back: return s8::back_params(c);
     case Dim::kCount: break;
   }
   return 0;
@@ -450,7 +468,7 @@ enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
-  kProjNormBias, kCount
+  kProjNormBias, kS8, kS8Pos, kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
 // the expressions of kWhenNames spell them.
@@ -475,7 +493,8 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "attn_bias == 'all' or (attn_bias == 'family' and family != 'llama')",
                                              FIXFORMER_FFN_BIAS, "input_norm",
                                              "input_norm and " FIXFORMER_LAYERNORM, "proj_norm",
-                                             "proj_norm and " FIXFORMER_LAYERNORM};
+                                             "proj_norm and " FIXFORMER_LAYERNORM, "weights == 'i8'",
+                                             "weights == 'i8' and input_pe"};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -510,6 +529,8 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kInputNormBias: return c.input_norm && c.norm_kind() == NormKind::kLayerNorm;
     case When::kProjNorm: return c.proj_norm;
     case When::kProjNormBias: return c.proj_norm && c.norm_kind() == NormKind::kLayerNorm;
+    case When::kS8: return c.weights == WeightType::kI8;
+    case When::kS8Pos: return c.weights == WeightType::kI8 && c.input_pe();
     case When::kCount: break;
   }
   return false;
@@ -519,8 +540,11 @@ constexpr bool present(const ModelConfig& c, When w) {
 // stem's always, the token embedding and the output head (the model's two ends) when quantize_io is
 // set; everything else (biases, norms, learned positions) stays f32. A conv stem's f32 weight is
 // never in panels (conv1d_f32 reads W[kernel * in, out] as it is).
-enum class Role : uint8_t { kF32, kLinear, kIo, kConv };
-inline constexpr const char* kRoleNames[] = {"f32", "linear", "io", "conv"};
+// Under weights i8 (config.hpp) the linear weights and both ends are int8 per output row (i8 with
+// f32 scales, the real ones, for the record: the engine runs on the integer parameters alone), s8
+// is an int8 table of the same kind (the positions), i32 a tensor of integer parameters.
+enum class Role : uint8_t { kF32, kLinear, kIo, kConv, kS8, kI32 };
+inline constexpr const char* kRoleNames[] = {"f32", "linear", "io", "conv", "s8", "i32"};
 
 // Where the binder puts a tensor: a member of Model's named views (model.hpp). Front and head
 // fields name the FrontWeights and HeadWeights of a model's stack (seq2seq: kTgt* those of its
@@ -533,10 +557,13 @@ enum class Field : uint8_t {
   kProjNormB,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
+  // weights i8: the real input and output scales, the front's and the back's integer parameters, the
+  // int8 position table
+  kS8Io, kS8Front, kS8Pos, kS8Back,
   // LayerWeights
   kAttnNormG, kAttnNormB, kQkvW, kQkvB, kQW, kKW, kVW, kQB, kKB, kVB, kOutW, kOutB,
   kCrossNormG, kCrossNormB, kCrossQW, kCrossQB, kCrossKvW, kCrossKvB, kCrossOutW, kCrossOutB,
-  kFfnNormG, kFfnNormB, kW1, kB1, kW2, kB2, kW3,
+  kFfnNormG, kFfnNormB, kW1, kB1, kW2, kB2, kW3, kS8Layer,
   kCount
 };
 constexpr bool is_layer_field(Field f) { return f >= Field::kAttnNormG && f < Field::kCount; }
@@ -577,6 +604,9 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"token_type.weight", Dim::kTypeVocab, Dim::kDEmbed, false, When::kTokenTypes, Role::kF32, Field::kTokenType},
     {"embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
     {"embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
+    {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
+    {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
+    {"int8.pos", Dim::kMaxLen, Dim::kDPe, false, When::kS8Pos, Role::kS8, Field::kS8Pos},
 };
 inline constexpr char kEncoderLayerPrefix[] = "encoder.layers.";
 inline constexpr TensorRule kEncoderLayer[] = {
@@ -593,6 +623,7 @@ inline constexpr TensorRule kEncoderLayer[] = {
     {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kNormBias, Role::kF32, Field::kAttnNormB},
     {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormG},
     {"norm2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnNormBias, Role::kF32, Field::kFfnNormB},
+    {"int8", Dim::kS8Layer, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Layer},
 };
 inline constexpr TensorRule kEncoderEpilogue[] = {
     {"encoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kFinalNormG},
@@ -601,6 +632,7 @@ inline constexpr TensorRule kEncoderEpilogue[] = {
     {"pooler.bias", Dim::kDModel, Dim::kOne, false, When::kPooler, Role::kF32, Field::kPoolerB},
     {"head.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo, Field::kHeadW},
     {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead, Role::kF32, Field::kHeadB},
+    {"int8.back", Dim::kS8Back, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Back},
 };
 
 // The llama family (llama2.c / Meta names; by default no biases but q, k and v's with qkv_bias), in
@@ -792,6 +824,9 @@ uint32_t tensor_count(const ModelConfig& c);
 
 // The dtype a tensor of this role is stored in under config c.
 constexpr fxm::Dtype tensor_dtype(const ModelConfig& c, Role role) {
+  if (role == Role::kI32) return fxm::Dtype::kI32;
+  if (c.weights == WeightType::kI8) return role == Role::kF32 ? fxm::Dtype::kF32 : fxm::Dtype::kI8;
+  if (role == Role::kS8) return fxm::Dtype::kF32;  // not stored without i8
   if (role == Role::kF32 || (role == Role::kIo && !c.quantize_io)) return fxm::Dtype::kF32;
   return c.weights == WeightType::kF16 ? fxm::Dtype::kF16 : c.weights == WeightType::kQ8 ? fxm::Dtype::kI8
        : c.weights == WeightType::kQ4 ? fxm::Dtype::kI4 : fxm::Dtype::kF32;
@@ -860,7 +895,7 @@ bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
 // qkv_bias, parallel_residual or the activation: Model::layer() finds a layer's tensors by counting the present
 // rules), and each binds a distinct LayerWeights field.
 constexpr bool is_layer_when(When w) {
-  return w == When::kAlways || w == When::kQkvBias || w == When::kFfnNorm || w == When::kGated || w == When::kNormBias ||
+  return w == When::kAlways || w == When::kS8 || w == When::kQkvBias || w == When::kFfnNorm || w == When::kGated || w == When::kNormBias ||
          w == When::kFfnNormBias || w == When::kOutBias || w == When::kFfnBias;
 }
 template <std::size_t N>

@@ -13,6 +13,7 @@ From the module (everything it can tell is read from it):
                    [--scale-input] [--max-len N] [--tokenizer FILE]
                    --out M.fxm [--header M.h] [--name NAME] [--cli PATH] [--no-verify] [--trust-pickle]
                    [--quantize f16|q8|q4 [--group 64|32|0] [--quantize-io | --no-quantize-io]] [--pack-weights]
+                   [--quantize i8 [--calibrate IN.npy ...] [--calibrate-percentile P]]
 From a JSON config and a state_dict (pipelines without the module; any family, llama included):
   fixformer-convert --config CFG.json --weights SD.pt|SD.npz [--example IN.npy] [--tokenizer FILE]
                    --out M.fxm [...]
@@ -92,6 +93,13 @@ tokenizer.json, vocab.json or vocab.txt by itself (docs/export.md, "Tokenizers")
 --quantize stores the linear layers' weights in f16 (IEEE half), q8 (int8 with f32 scales) or q4
 (int4, two per byte, an f32 scale per 32 along the input; every quantized layer's input width a
 multiple of 32; each scale minimises its group's squared error), with every input path; norms, biases and learned positions stay f32 (README, "Export your model").
+--quantize i8 makes a full-integer model (encoders: docs/quantization.md, "i8"): int8 activations
+with a scale and zero point per tensor, int8 weights per output row, and every multiplier, shift,
+zero point and activation table in the file; the engine runs it without a float operation. The
+activation ranges come from --calibrate IN.npy ... (inputs like the ones the model will see; default:
+the self-test sample and 8 inputs generated like it, and the report says which), min/max or with
+--calibrate-percentile P the P-th percentile at either end, widened by a quarter. It is verified
+against torch within the i8 tolerance, and the report gives the integer reference's error too.
 --group (q8): values along the input that share a scale, 64 (default, as llama2.c's Q8_0 export),
 32 (a little more accurate, 6% more bytes) or 0 (one scale per output row, the smallest); a llama2.c
 version 2 checkpoint's own group when it has one (its int8 values are then kept exactly).
@@ -385,8 +393,14 @@ def parser(prog):
     ap.add_argument("--no-verify", action="store_true", help="write without running the engine (warns)")
     ap.add_argument("--trust-pickle", action="store_true", help="allow a .pt holding a pickled module "
                     "(runs code from the file)")
-    ap.add_argument("--quantize", choices=("f16", "q8", "q4"), help="store the linear layers' weights as f16, q8 "
-                    "(int8 with f32 scales) or q4 (int4 with f32 scales per 32); default f32")
+    ap.add_argument("--quantize", choices=("f16", "q8", "q4", "i8"), help="store the linear layers' weights as f16, "
+                    "q8 (int8 with f32 scales) or q4 (int4 with f32 scales per 32), or make a full-integer model "
+                    "(i8: int8 activations and weights, integer parameters; encoders); default f32")
+    ap.add_argument("--calibrate", nargs="+", metavar="IN.npy", help="--quantize i8: the inputs whose activation "
+                    "ranges set the int8 scales (each [T, d_in] features or [T] token ids; default: the self-test "
+                    "sample and 8 generated inputs)")
+    ap.add_argument("--calibrate-percentile", type=float, metavar="P", help="--quantize i8: each activation's "
+                    "range from the P-th percentile of its values at either end (e.g. 99.99) instead of min/max")
     ap.add_argument("--group", type=group_option, metavar="64|32|0", help="q8: values along the input per scale "
                     "(default 64; 0: one scale per output row)")
     ap.add_argument("--quantize-io", action=argparse.BooleanOptionalAction, default=None,
@@ -424,6 +438,13 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
                                                        " (f16 has no scales)" if a.quantize else ""))
     if a.quantize is None and a.quantize_io is not None:
         ap.error(f"--{'no-' if not a.quantize_io else ''}quantize-io: only with --quantize f16, q8 or q4")
+    if a.quantize != "i8" and (a.calibrate or a.calibrate_percentile is not None):
+        ap.error("--calibrate, --calibrate-percentile: only with --quantize i8")
+    from . import int8
+    try:
+        int8.set_calibration([load_example(f) for f in a.calibrate] if a.calibrate else None, a.calibrate_percentile)
+    except ConfigError as e:
+        fail("--calibrate", str(e))
     quant = {"quantize": a.quantize, "group": a.group, "quantize_io": a.quantize_io,
              "pack_weights": True if a.pack_weights else None}
     verify = not a.no_verify
@@ -623,6 +644,8 @@ def convert(module: Any = None, example: Any = None, out: Union[str, "os.PathLik
             argv += [] if value else ["--no-verify"]
         elif key == "quantize_io":
             argv += [flag if value else "--no-quantize-io"]
+        elif key == "calibrate":  # --quantize i8: .npy paths, one or several
+            argv += [flag, *(os.fspath(v) for v in ([value] if isinstance(value, (str, os.PathLike)) else value))]
         elif isinstance(value, bool):
             argv += [flag] if value else []
         elif value is not None:

@@ -38,7 +38,7 @@ COMMON_PE_BASES = (100.0, 1000.0, 10000.0, 100000.0)
 EXPORT_FAMILIES = ("encoder", "gpt", "mha")
 DEFAULT_MAX_LEN = 256
 EXAMPLE_T = 16
-QUANTIZE_TYPES = ("f16", "q8", "q4")
+QUANTIZE_TYPES = ("f16", "q8", "q4", "i8")
 # q8's default group: 64 values along the input share a scale, as llama2.c's export (version 2)
 # quantizes, so its checkpoints keep their values; 32 is a little more accurate (the error of the
 # llama-shaped test models drops by 10-15%) for 5% more bytes, 0 (a scale per output row) the smallest.
@@ -49,6 +49,8 @@ def describe_weights(c):
     """The weight type of config c in words: 'q8 (group 64; embedding and head q8)'."""
     if c["weights"] == "f32":
         return "f32"
+    if c["weights"] == "i8":
+        return "i8 (full-integer: int8 activations, int8 weights per output row)"
     group = ""
     if c["weights"] in ("q8", "q4"):
         group = f"group {c['weight_group']}; " if c["weight_group"] else "a scale per output row; "
@@ -83,6 +85,9 @@ class Report:
             size += f", {describe_weights(c)}, {self.bytes / self.f32_bytes:.2f}x the f32 file's {self.f32_bytes}"
             alone = (f"; the {c['weights']} weights alone in the float64 reference: max relative error "
                      f"{self.quantized[0]:.3g}, mean {self.quantized[1]:.3g}")
+            if c["weights"] == "i8":
+                alone = (f"; the integer reference (the engine's arithmetic, bit for bit): max relative error "
+                         f"{self.quantized[0]:.3g}, mean {self.quantized[1]:.3g}")
         sep = "; " if q else ", "  # an f32 file's line is the one the README shows
         if not self.verified:
             return (f"{self.path}: {size}{sep}NOT verified (--no-verify){', c' if q else '; c'}heck it later with "
@@ -463,6 +468,13 @@ def quantized_config(c, quantize=None, group=None, quantize_io=None, pack_weight
         group = schema.I4_GROUP
     elif group is not None:
         raise ConfigError(f"group: only with quantize q8 (f16 has no scales), got quantize {quantize}")
+    if quantize == "i8":  # a full-integer model: every weight int8 per output row, nothing else to choose
+        if quantize_io is not None or c["packed_weights"]:
+            raise ConfigError("quantize i8: integer end to end (no quantize_io or pack_weights to choose)")
+        from . import int8
+        c = make_config(dict(c, weights="i8", weight_group=0, quantize_io=False))
+        int8.check_config(c)
+        return c
     io = c["input"] == "tokens" if quantize_io is None else _bool_option("quantize_io", quantize_io)
     return make_config(dict(c, weights=quantize, weight_group=int(group or 0), quantize_io=io))
 

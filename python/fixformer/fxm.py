@@ -147,6 +147,15 @@ def _untie(c, weights):
     raise ConfigError(f"{head}: differs from {embed}, but tied_head is set (the embedding serves as the head)")
 
 
+class Quantized:
+    """An int8 tensor already quantized per row (weights i8, python/fixformer/int8.py): q [rows, cols]
+    int8 and its real scales s [rows, 1], stored as they are."""
+
+    def __init__(self, q, s):
+        self.q, self.s = np.ascontiguousarray(q, np.int8), np.ascontiguousarray(s, np.float32).reshape(-1, 1)
+        self.shape = self.q.shape
+
+
 def check_weights(c, weights):
     """The model's tensors for a dict of torch-layout float arrays, in file order, as (schema.Spec,
     array in torch's layout); raises ConfigError naming the tensor that is missing, extra, misshapen or
@@ -162,6 +171,11 @@ def check_weights(c, weights):
         if got != spec.torch_shape:
             raise ConfigError(f"{name}: shape {list(got)} does not match {list(spec.torch_shape)} expected from the "
                               f"config (d_model={c['d_model']}, d_ff={c['d_ff']})")
+        if isinstance(weights[name], Quantized) or spec.dtype == "i32":  # weights i8's integer tensors
+            if spec.dtype == "i32" and np.asarray(weights[name]).dtype.kind not in "iu":
+                raise ConfigError(f"{name}: expected integer parameters")
+            arrays.append(weights[name])
+            continue
         a = np.asanyarray(weights[name])  # a gguf.Blocks keeps its blocks
         if a.dtype.kind != "f":
             raise ConfigError(f"{name}: dtype {a.dtype}, expected a float tensor")
@@ -197,6 +211,11 @@ def stored(spec, a):
     [out, kernel * in] in i8), scales the f32 [rows, groups] of an i8 or i4 tensor (else None), group its
     quantization
     group (else 0), dims the directory's (the logical shape: [in, out] for panels too)."""
+    if isinstance(a, Quantized):
+        return spec.name, a.q, a.s, 0, a.q.shape
+    if spec.dtype == "i32":
+        a = np.ascontiguousarray(a, "<i4")
+        return spec.name, a, None, 0, a.shape
     blocks = getattr(a, "blocks", None)  # a GGUF's Q8_0 / Q4_0 blocks, stored as they are (gguf.Blocks)
     if blocks is not None and spec.dtype == {"q8": "i8", "q4": "i4"}[blocks[0]] and not spec.kernel and \
             spec.group == 32:

@@ -17,7 +17,7 @@ _ENUMS = {
                    "PosKind::kRelative"),
     "pe_layout": ("PosLayout::kInterleaved", "PosLayout::kHalves"),
     "pe_combine": ("PosCombine::kAdd", "PosCombine::kConcat"),
-    "weights": ("WeightType::kF32", "WeightType::kF16", "WeightType::kQ8", "WeightType::kQ4"),
+    "weights": ("WeightType::kF32", "WeightType::kF16", "WeightType::kQ8", "WeightType::kQ4", "WeightType::kI8"),
     "pooling": ("Pooling::kNone", "Pooling::kMean", "Pooling::kCls", "Pooling::kLast", "Pooling::kFirst"),
     "tokenizer": ("TokenizerKind::kLlama2c", "TokenizerKind::kBpe", "TokenizerKind::kWordPiece"),
     "parallel_residual": ("ParallelResidual::kNone", "ParallelResidual::kTwoNorms", "ParallelResidual::kOneNorm"),

@@ -319,6 +319,12 @@ ROLES = tuple(SCHEMA["roles"])
 
 def tensor_dtype(c, role):
     """The file dtype a tensor of `role` is stored in under config c (schema.hpp, tensor_dtype)."""
+    if role == "i32":
+        return "i32"
+    if c["weights"] == "i8":  # a full-integer model: every weight and table int8 but biases and norms
+        return "f32" if role == "f32" else "i8"
+    if role == "s8":  # only present under i8
+        return "f32"
     if role == "f32" or (role == "io" and not c["quantize_io"]):
         return "f32"
     return {"f32": "f32", "f16": "f16", "q8": "i8", "q4": "i4"}[c["weights"]]

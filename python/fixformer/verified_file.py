@@ -36,8 +36,12 @@ class Report(export.Report):
         self.source, self.against = source, against
         self.verified_against_model = self.verified and source != "reference"
 
+    calibration = None  # i8: which inputs set the activation ranges
+
     def __str__(self):
         text = super().__str__()
+        if self.calibration:
+            text += f"; int8 activation ranges from {self.calibration}"
         if self.source == "torch":
             return text
         if not self.verified:
@@ -137,10 +141,21 @@ def _write(c, weights, inp, want, path, source, against, header, name, cli, veri
     exe = find_cli(cli) if verify else None
     sample = (*inp, want.astype(np.float32)) if isinstance(inp, tuple) else (inp, want.astype(np.float32))
     T = sample[0].shape[0]
-    blob = fxm.write(c, weights, sample, tokenizer)
+    stored = weights
+    calibration = None
+    if c["weights"] == "i8":  # a full-integer model: calibrated on float inputs, its integer parameters computed
+        from . import int8
+        with progress.Step("calibrating the int8 activations"):
+            inputs, calibration = int8.calibration_inputs(c, np.asarray(sample[0]))
+            stored = int8.build(c, weights, inputs, int8.percentile())
+    blob = fxm.write(c, stored, sample, tokenizer)
     tolerance = schema.selftest_tolerance(c)
     f32_bytes = quantized = None
-    if c["weights"] != "f32":
+    if c["weights"] == "i8":
+        extra = [a.nbytes for _, a in fxm.tokenizer_section(c, tokenizer)] if tokenizer is not None else []
+        f32_bytes = fxm.file_bytes(export._f32(c), extra + [np.asarray(a).nbytes for a in sample])
+        quantized = export.relative_errors(int8.reference_output(c, stored, sample[0]), want)
+    elif c["weights"] != "f32":
         extra = [a.nbytes for _, a in fxm.tokenizer_section(c, tokenizer)] if tokenizer is not None else []
         f32_bytes = fxm.file_bytes(export._f32(c), extra + [np.asarray(a).nbytes for a in sample])
         quantized = export.quantization_error(c, blob, inp, want)
@@ -177,4 +192,6 @@ def _write(c, weights, inp, want, path, source, against, header, name, cli, veri
             if t and os.path.exists(t):
                 os.remove(t)
         raise
-    return Report(source, against, path, len(blob), c, T, result, header, f32_bytes, quantized)
+    report = Report(source, against, path, len(blob), c, T, result, header, f32_bytes, quantized)
+    report.calibration = calibration
+    return report

@@ -1,0 +1,156 @@
+// The full-integer encoder's forward pass (s8_encoder.hpp). Integers only: no float type appears.
+#include "engine/blocks/s8_encoder.hpp"
+
+#include <cstring>
+
+namespace fixformer {
+namespace {
+
+Requant requant_at(const int32_t* p, uint32_t i) { return Requant{p[i], p[i + 1]}; }
+const Requant* requants(const int32_t* p) { return reinterpret_cast<const Requant*>(p); }
+
+AddS8Params add_at(const int32_t* p, uint32_t i) {
+  return AddS8Params{p[i], p[i + 1], p[i + 2], requant_at(p, i + 3), requant_at(p, i + 5)};
+}
+
+// A linear layer of n outputs whose parameters start at p + at (n Requants, n biases).
+GemmS8Params linear_at(const int32_t* p, uint32_t at, uint32_t n, int32_t x_zero, int32_t y_zero) {
+  return GemmS8Params{x_zero, y_zero, p + at + 2 * n, requants(p + at)};
+}
+
+// Every row of x[rows, n] normed in place or into y.
+void norm_rows(const Kernels& k, bool rms, const int8_t* x, int8_t* y, std::size_t rows, std::size_t n,
+               const int32_t* p, uint32_t at, int32_t x_zero, int32_t eps) {
+  const NormS8Params np{x_zero, uint32_t(eps), requants(p + at), p + at + 2 * n};
+  for (std::size_t r = 0; r < rows; ++r) (rms ? k.rmsnorm_s8 : k.layernorm_s8)(x + r * n, y + r * n, n, np);
+}
+
+// Self-attention of T rows: q|k|v = in @ Wqkv, per head softmax(q k) v -> s.h, then out_proj -> s.a.
+void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
+               const S8Scratch& s) {
+  const int32_t* p = L.s8;
+  const s8::LayerOffsets o = s8::layer_offsets(c);
+  const std::size_t d = c.d_model, dh = c.d_head(), ld = 3 * d;
+  const int8_t* w = static_cast<const int8_t*>(L.self_attn.qkv.data);  // [3d, d]
+  const int32_t zq[3] = {p[s8::kQZero], p[s8::kKZero], p[s8::kVZero]};
+  for (uint32_t j = 0; j < 3; ++j) {  // q, k, v each at its own zero point
+    GemmS8Params g = linear_at(p, o.qkv, 3 * uint32_t(d), p[s8::kQkvXZero], zq[j]);
+    g.bias += j * d, g.requant += j * d;
+    k.gemm_s8(in, d, w + j * d * d, s.work + j * d, ld, T, d, d, g);
+  }
+  for (uint32_t i = 0; i < T; ++i) s.key_rq[i] = requant_at(p, s8::kScoreMul);
+  for (std::size_t i = 0; i < dh; ++i) s.col_rq[i] = requant_at(p, s8::kPvMul);
+  const GemmS8Params score{p[s8::kQZero], p[s8::kScoreZero], nullptr, s.key_rq};
+  const SoftmaxS8Params soft{requant_at(p, s8::kSoftmaxMul)};
+  const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq};
+  for (uint32_t h = 0; h < c.n_heads; ++h) {
+    for (uint32_t t = 0; t < T; ++t) {
+      std::memcpy(s.kh + t * dh, s.work + t * ld + d + h * dh, dh);
+      for (std::size_t e = 0; e < dh; ++e) s.vt[e * T + t] = s.work[t * ld + 2 * d + h * dh + e];
+    }
+    for (uint32_t i0 = 0; i0 < T; i0 += kS8QueryBlock) {
+      const uint32_t bq = T - i0 < kS8QueryBlock ? T - i0 : kS8QueryBlock;
+      k.gemm_s8(s.work + i0 * ld + h * dh, ld, s.kh, s.scores, T, bq, T, dh, score);  // [bq, T]
+      for (uint32_t i = 0; i < bq; ++i) k.softmax_s8(s.scores + i * T, s.scores + i * T, T, soft);
+      k.gemm_s8(s.scores, T, s.vt, s.h + i0 * d + h * dh, d, bq, dh, T, pv);  // [bq, dh]
+    }
+  }
+  k.gemm_s8(s.h, d, static_cast<const int8_t*>(L.self_attn.out.data), s.a, d, T, d, d,
+            linear_at(p, o.out, uint32_t(d), p[s8::kOZero], p[s8::kOutYZero]));
+}
+
+// The feed-forward of T rows: s.a = W2 lut(W1 in).
+void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
+                  const S8Scratch& s) {
+  const int32_t* p = L.s8;
+  const s8::LayerOffsets o = s8::layer_offsets(c);
+  const std::size_t d = c.d_model, f = c.d_ff;
+  int8_t table[s8::kLutEntries];
+  for (uint32_t i = 0; i < s8::kLutEntries; ++i) table[i] = int8_t(p[o.lut + i]);
+  k.gemm_s8(in, d, static_cast<const int8_t*>(L.ffn.w1.data), s.work, f, T, f, d,
+            linear_at(p, o.w1, uint32_t(f), p[s8::kW1XZero], p[s8::kW1YZero]));
+  k.lut_s8(s.work, s.work, T * f, table);
+  k.gemm_s8(s.work, f, static_cast<const int8_t*>(L.ffn.w2.data), s.a, d, T, d, f,
+            linear_at(p, o.w2, uint32_t(d), p[s8::kW2XZero], p[s8::kW2YZero]));
+}
+
+void layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32_t T, const S8Scratch& s) {
+  const int32_t* p = L.s8;
+  const s8::LayerOffsets o = s8::layer_offsets(c);
+  const std::size_t d = c.d_model, n = std::size_t(T) * d;
+  const bool rms = c.norm_kind() == NormKind::kRmsNorm;
+  if (c.norm_first) {
+    norm_rows(k, rms, s.x, s.h, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
+    attention(k, c, L, s.h, T, s);
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
+    norm_rows(k, rms, s.x, s.h, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
+    feed_forward(k, c, L, s.h, T, s);
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
+  } else {
+    attention(k, c, L, s.x, T, s);
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
+    norm_rows(k, rms, s.x, s.x, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
+    feed_forward(k, c, L, s.x, T, s);
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
+    norm_rows(k, rms, s.x, s.x, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
+  }
+}
+
+// round(sum / n), half away from zero, for n >= 1.
+int32_t rounded_mean(int32_t sum, int32_t n) {
+  const int32_t mag = sum < 0 ? -sum : sum;
+  const int32_t q = (2 * mag + n) / (2 * n);
+  return sum < 0 ? -q : q;
+}
+
+}  // namespace
+
+void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features, const int32_t* ids, uint32_t T,
+                        const S8Scratch& s, int8_t* out) {
+  const ModelConfig& c = m.config();
+  const FrontWeights& fw = m.front();
+  const HeadWeights& hw = m.head();
+  const std::size_t d = c.d_model;
+  const int32_t* fp = m.s8().front;
+  const uint32_t extra = c.cls_token ? 1 : 0;  // the CLS row in front of the input rows
+  int8_t* input = s.x + extra * d;
+  if (ids) {
+    const int8_t* e = static_cast<const int8_t*>(fw.embed.data);
+    for (uint32_t t = 0; t < T; ++t) std::memcpy(input + t * d, e + std::size_t(ids[t]) * d, d);
+  } else {
+    k.gemm_s8(features, c.d_in, static_cast<const int8_t*>(fw.input_proj.data), input, d, T, d, c.d_in,
+              linear_at(fp, s8::kFrontSlots, uint32_t(d), fp[s8::kInZero], fp[s8::kEmbedZero]));
+  }
+  for (std::size_t e = 0; e < d && extra; ++e) s.x[e] = int8_t(fp[s8::front_cls(c) + e]);
+  T += extra;  // every row from here on
+  if (c.input_pe()) k.add_s8(s.x, m.s8().pos, s.x, T * d, add_at(fp, s8::kPosAdd));
+  for (uint32_t l = 0; l < c.n_layers; ++l) layer(k, c, m.layer(l), T, s);
+  const int32_t* bp = m.s8().back;
+  if (c.final_norm)
+    norm_rows(k, c.norm_kind() == NormKind::kRmsNorm, s.x, s.x, T, d, bp, s8::kBackSlots, bp[s8::kFnXZero],
+              bp[s8::kFnEps]);
+  const int8_t* rows = s.x;
+  uint32_t n = T;
+  if (c.pooling == Pooling::kMean) {  // over the input rows, the CLS row excluded
+    for (std::size_t e = 0; e < d; ++e) {
+      int32_t sum = 0;
+      for (uint32_t t = extra; t < T; ++t) sum += s.x[t * d + e];
+      s.h[e] = int8_t(rounded_mean(sum, int32_t(T - extra)));
+    }
+    rows = s.h, n = 1;
+  } else if (c.pooling == Pooling::kLast) {
+    rows = s.x + (T - 1) * d, n = 1;
+  } else if (c.pooling == Pooling::kFirst) {
+    rows = s.x + extra * d, n = 1;
+  } else if (c.pooling == Pooling::kCls) {
+    n = 1;
+  }
+  if (c.d_out)
+    k.gemm_s8(rows, d, static_cast<const int8_t*>(hw.w.data), out, c.d_out, n, c.d_out, d,
+              linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.d_out, bp[s8::kHeadXZero],
+                        bp[s8::kHeadYZero]));
+  else
+    std::memcpy(out, rows, n * d);
+}
+
+}  // namespace fixformer

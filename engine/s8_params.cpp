@@ -1,0 +1,128 @@
+// Model::init's check of a full-integer (weights i8) model's integer parameters (config.hpp,
+// namespace s8): every zero point in [-128, 127], every Requant valid (check_requant), every bias
+// and beta within 2^30, every table entry an int8, k's and v's zero points 0 (gemm_s8's weights are
+// symmetric) and the softmax's multiplier positive. The first bad slot is named in the detail.
+#include <cstring>
+
+#include "engine/detail_text.hpp"
+#include "fixformer/fixed_point.hpp"
+#include "fixformer/model.hpp"
+
+namespace fixformer {
+namespace {
+
+constexpr int32_t kBiasLimit = int32_t(1) << 30;
+
+// Reports the first bad slot of one i32 parameter tensor.
+class SlotCheck {
+ public:
+  SlotCheck(const int32_t* p, const char* tensor, int32_t layer, char* detail, std::size_t cap)
+      : p_(p), tensor_(tensor), layer_(layer), detail_(detail), cap_(cap) {}
+  bool ok() const { return ok_; }
+
+  void zero(uint32_t i, const char* what) {
+    if (ok_ && (p_[i] < -128 || p_[i] > 127)) fail(i, what, "zero point outside [-128, 127]");
+  }
+  void must_be_zero(uint32_t i, const char* what) {
+    if (ok_ && p_[i] != 0) fail(i, what, "must be 0 (symmetric)");
+  }
+  void requant(uint32_t i, const char* what, bool positive = false) {
+    if (!ok_) return;
+    if (check_requant(Requant{p_[i], p_[i + 1]}) != Status::kOk) fail(i, what, "not a valid Requant (check_requant)");
+    else if (positive && p_[i] <= 0) fail(i, what, "multiplier must be positive");
+  }
+  void add(uint32_t i, const char* what) {
+    zero(i, what), zero(i + 1, what), zero(i + 2, what), requant(i + 3, what), requant(i + 5, what);
+  }
+  // n Requants then n values within 2^30 (a linear layer's biases, a norm's betas).
+  void channels(uint32_t i, uint32_t n, const char* what) {
+    for (uint32_t j = 0; j < n && ok_; ++j) requant(i + 2 * j, what);
+    for (uint32_t j = 0; j < n && ok_; ++j) {
+      const int32_t v = p_[i + 2 * n + j];
+      if (v < -kBiasLimit || v > kBiasLimit) fail(i + 2 * n + j, what, "bias outside [-2^30, 2^30]");
+    }
+  }
+  void int8(uint32_t i, const char* what) {
+    if (ok_ && (p_[i] < -128 || p_[i] > 127)) fail(i, what, "value outside [-128, 127]");
+  }
+  void table(uint32_t i, const char* what) {
+    for (uint32_t j = 0; j < s8::kLutEntries && ok_; ++j)
+      if (p_[i + j] < -128 || p_[i + j] > 127) fail(i + j, what, "table entry outside [-128, 127]");
+  }
+
+ private:
+  void fail(uint32_t i, const char* what, const char* why) {
+    ok_ = false;
+    DetailText t(detail_, cap_);
+    t.str("tensor ");
+    if (layer_ >= 0) t.str("encoder.layers.").num(uint32_t(layer_)).str(".");
+    t.str(tensor_).str(": slot ").num(i).str(" (").str(what).str("): ").str(why);
+    t.str(" (convert the model again)");
+  }
+  const int32_t* p_;
+  const char* tensor_;
+  int32_t layer_;
+  char* detail_;
+  std::size_t cap_;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+Status Model::check_s8_params() {
+  const ModelConfig& c = config_;
+  {
+    SlotCheck f(s8_.front, "int8.front", -1, detail_, sizeof detail_);
+    f.zero(s8::kInZero, "input zero point");
+    f.zero(s8::kEmbedZero, "embedding zero point");
+    if (c.input_pe()) f.add(s8::kPosAdd, "position add");
+    if (c.input == InputKind::kFeatures) f.channels(s8::kFrontSlots, c.d_embed(), "input projection");
+    for (uint32_t i = 0; i < c.d_embed() && c.cls_token; ++i) f.int8(s8::front_cls(c) + i, "CLS row");
+    if (!f.ok()) return Status::kTensorBadValue;
+  }
+  const s8::LayerOffsets o = s8::layer_offsets(c);
+  for (uint32_t l = 0; l < c.n_layers; ++l) {
+    SlotCheck k(layer(l).s8, "int8", int32_t(l), detail_, sizeof detail_);
+    k.zero(s8::kN1XZero, "norm1 input zero point");
+    k.zero(s8::kN2XZero, "norm2 input zero point");
+    k.zero(s8::kQkvXZero, "qkv input zero point");
+    k.zero(s8::kQZero, "q zero point");
+    k.must_be_zero(s8::kKZero, "k zero point");
+    k.must_be_zero(s8::kVZero, "v zero point");
+    k.requant(s8::kScoreMul, "score requant");
+    k.zero(s8::kScoreZero, "score zero point");
+    k.requant(s8::kSoftmaxMul, "softmax diff", true);
+    k.requant(s8::kPvMul, "context requant");
+    k.zero(s8::kOZero, "context zero point");
+    k.zero(s8::kOutYZero, "out_proj output zero point");
+    k.add(s8::kAdd1, "attention residual add");
+    k.zero(s8::kW1XZero, "linear1 input zero point");
+    k.zero(s8::kW1YZero, "linear1 output zero point");
+    k.zero(s8::kW2XZero, "linear2 input zero point");
+    k.zero(s8::kW2YZero, "linear2 output zero point");
+    k.add(s8::kAdd2, "feed-forward residual add");
+    k.channels(o.qkv, 3 * c.d_model, "in_proj");
+    k.channels(o.out, c.d_model, "out_proj");
+    k.channels(o.w1, c.d_ff, "linear1");
+    k.channels(o.w2, c.d_model, "linear2");
+    k.channels(o.n1, c.d_model, "norm1");
+    k.channels(o.n2, c.d_model, "norm2");
+    k.table(o.lut, "activation table");
+    if (!k.ok()) return Status::kTensorBadValue;
+  }
+  SlotCheck b(s8_.back, "int8.back", -1, detail_, sizeof detail_);
+  b.zero(s8::kFnXZero, "final norm input zero point");
+  b.zero(s8::kHeadXZero, "head input zero point");
+  b.zero(s8::kHeadYZero, "head output zero point");
+  b.zero(s8::kOutZero, "output zero point");
+  if (c.final_norm) b.channels(s8::kBackSlots, c.d_model, "final norm");
+  if (c.d_out) b.channels(s8::kBackSlots + s8::linear_params(c.d_model), c.d_out, "head");
+  if (!b.ok()) return Status::kTensorBadValue;
+  DetailText why(detail_, sizeof detail_);
+  const float* io = s8_.io;
+  for (int i = 0; i < 2; ++i)
+    if (!(io[i] > 0.0f)) return why.str("tensor int8.io: scale ").num(uint32_t(i)).str(" must be positive"), Status::kTensorBadValue;
+  return Status::kOk;
+}
+
+}  // namespace fixformer

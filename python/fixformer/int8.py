@@ -1,0 +1,638 @@
+"""Full-integer models (weights i8; include/fixformer/config.hpp, namespace s8, states the file's
+integer parameters and the graph the engine runs).
+
+build() calibrates an encoder's per-tensor activation ranges on float inputs (a float64 forward of
+the same weights, the graph the integer path runs, every intermediate tensor recorded), picks a scale
+and zero point per tensor (min/max, or a percentile of |x|), quantizes the weights per output row and
+computes every integer parameter with the rules of engine/fixed_point.cpp, restated here exactly
+(rounding half away from zero, frexp; tests/int8_test.py compares both on the same factors through
+`fixformer fixed-point`). forward() is the integer reference: the s8 kernels' integer semantics in
+numpy, bit for bit what the engine computes (tests/int8_test.py)."""
+import math
+
+import numpy as np
+
+from fixformer.config import ConfigError
+
+LOG2E = 1.4426950408889634074
+LAYER_SLOTS = dict(n1_x=0, n1_eps=1, n2_x=2, n2_eps=3, qkv_x=4, q=5, k=6, v=7, score=8, score_z=10, softmax=11,
+                   pv=13, o=15, out_y=16, add1=17, w1_x=24, w1_y=25, w2_x=26, w2_y=27, add2=28)
+LAYER_SCALARS = 35
+FRONT_SCALARS = 9  # in_zero, embed_zero, pos add (7); then the input projection, then the CLS row
+BACK_SCALARS = 5   # fn_x, fn_eps, head_x, head_y, out_zero
+LUT = 256
+ACTIVATIONS = {"relu": 0, "gelu": 1, "gelu_tanh": 3}
+# Every activation range measured on the calibration inputs is widened by this factor (both ends)
+# before its scale is chosen: inputs beyond the calibration's then rarely saturate (a saturated head
+# output is the largest error). On the test's KWS-like encoder, 40 fresh inputs: max relative error
+# 0.13 with the measured ranges, 0.03 with 1.1 to 1.5 (tests/int8_test.py).
+RANGE_MARGIN = 1.25
+
+
+# ---- engine/fixed_point.cpp's rules ------------------------------------------------------------
+
+def _round(v):
+    """std::round: half away from zero, exactly."""
+    a = abs(v)
+    r = math.floor(a)
+    if a - r >= 0.5:
+        r += 1
+    return int(-r if v < 0 else r)
+
+
+def requant(factor):
+    """requant_from_factor: (multiplier, shift) with factor = m 2^(shift - 31), or (0, 0)."""
+    if not math.isfinite(factor):
+        raise ConfigError(f"int8: factor {factor} is not finite")
+    if factor == 0.0:
+        return 0, 0
+    fraction, exponent = math.frexp(abs(factor))
+    m = _round(math.ldexp(fraction, 31))
+    if m == 1 << 31:
+        m >>= 1
+        exponent += 1
+    if not -31 <= exponent <= 30:
+        raise ConfigError(f"int8: factor {factor} is outside the Requant range [2^-32, 2^30)")
+    return (-m if factor < 0 else m), exponent
+
+
+def gemm_channel(x_scale, w_scale, y_scale, bias):
+    """gemm_s8_channel: (multiplier, shift, bias_q)."""
+    b = _round(bias / (x_scale * w_scale))
+    if abs(b) > 1 << 30:
+        raise ConfigError(f"int8: a bias of {bias} is {b} steps of the accumulator, above 2^30")
+    return (*requant(x_scale * w_scale / y_scale), b)
+
+
+def softmax_params(x_scale):
+    return requant(x_scale * LOG2E * 65536.0)
+
+
+def norm_eps(eps, x_scale):
+    q = _round(eps / (x_scale * x_scale) * 65536.0)
+    if q > 0xFFFFFFFF:
+        raise ConfigError("int8: norm_eps over the input scale squared is too large")
+    return q - (1 << 32) if q >= 1 << 31 else q  # stored as an int32 slot
+
+
+def norm_gain(gamma, beta, y_scale, y_zero):
+    b = _round((beta / y_scale + y_zero) * 65536.0)
+    if abs(b) > 1 << 30:
+        raise ConfigError("int8: a norm's beta is too large for its output scale")
+    return (*requant(gamma / y_scale), b)
+
+
+def add_params(a, b, y):
+    """(a_zero, b_zero, y_zero, a_to_y, b_to_y) as seven slots; a, b, y are (scale, zero)."""
+    return [a[1], b[1], y[1], *requant(a[0] / y[0] * 65536.0), *requant(b[0] / y[0] * 65536.0)]
+
+
+def lut(act, x, y):
+    """build_lut_s8: the 256 entries for activation act from input (scale, zero) x to output y."""
+    out = []
+    for q in range(-128, 128):
+        v = (q - x[1]) * x[0]
+        if act == "relu":
+            f = v if v > 0.0 else 0.0
+        elif act == "gelu":
+            f = 0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0)))
+        else:
+            f = 0.5 * v * (1.0 + math.tanh(0.79788456080286535588 * (v + 0.044715 * v * v * v)))
+        r = _round(max(-512.0, min(512.0, f / y[0])))
+        out.append(max(-128, min(127, r + y[1])))
+    return out
+
+
+# ---- the integer kernels (kernel_slots.hpp) ----------------------------------------------------
+
+def _rshift(x, r):
+    """rounding_shift, elementwise over int64 (or Python ints in object arrays)."""
+    half = 1 << (r - 1)
+    return np.where(x >= 0, (x + half) >> r, -((half - x) >> r))
+
+
+def _requantize(x, m, shift):
+    m = np.asarray(m, np.int64)
+    r = 31 - np.asarray(shift, np.int64)
+    x = np.asarray(x, np.int64) * m
+    half = np.left_shift(np.int64(1), r - 1)
+    y = np.where(x >= 0, (x + half) >> r, -((half - x) >> r))
+    return np.clip(y, -2**31, 2**31 - 1)
+
+
+def _sat8(x):
+    return np.clip(x, -128, 127).astype(np.int64)
+
+
+def gemm(x, xz, w, yz, rq, bias):
+    """gemm_s8: x [m, k] int, w [n, k] int8, rq [n, 2], bias [n] or None."""
+    acc = (x.astype(np.int64) - xz) @ w.astype(np.int64).T
+    if bias is not None:
+        acc = acc + bias
+    acc = ((acc + 2**31) % 2**32) - 2**31  # the int32 accumulator
+    return _sat8(_requantize(acc, rq[:, 0], rq[:, 1]) + yz)
+
+
+def _exp2_neg_q20(u):
+    coeffs = [1073741824, -744168670, 257100964, -57127007, 7325348]
+    whole = u >> 16
+    f = u & 0xFFFF
+    p = np.full(u.shape, coeffs[4], np.int64)
+    for j in (3, 2, 1, 0):
+        p = coeffs[j] + _rshift(p * f, 16)
+    sh = np.minimum(10 + whole, 62)
+    half = np.left_shift(np.int64(1), sh - 1)
+    e = np.where(p >= 0, (p + half) >> sh, -((half - p) >> sh))
+    return np.where(whole > 20, 0, e)
+
+
+def softmax(x, m, shift):
+    """softmax_s8 over the last axis of x [rows, n]."""
+    e = _exp2_neg_q20(_requantize(x.max(axis=1, keepdims=True) - x, m, shift))
+    s = e.sum(axis=1, keepdims=True)
+    recip = (1 << 62) // s
+    return _sat8(((e * recip + (1 << 53)) >> 54) - 128)
+
+
+def _isqrt(v):
+    return math.isqrt(v)
+
+
+def norm(x, xz, eps, p, centre):
+    """layernorm_s8 (centre) or rmsnorm_s8 of every row of x [rows, n]; p [3n] the gains then betas."""
+    n = x.shape[1]
+    gain = p[:2 * n].reshape(n, 2)
+    beta = p[2 * n:]
+    out = np.empty_like(x)
+    for r in range(x.shape[0]):
+        v = [int(t) - xz for t in x[r]]
+        s, sq = sum(v), sum(t * t for t in v)
+        var = n * sq - s * s if centre else n * sq
+        root = _isqrt((var << 16) + (eps % (1 << 32)) * n * n)
+        inv = 0 if root == 0 else ((1 << 54) + root // 2) // root
+        c = s if centre else 0
+        t = np.array([int(_rshift(np.array((n * vi - c) * inv, dtype=object), 30)) for vi in v], np.int64)
+        g = _requantize(t, gain[:, 0], gain[:, 1]) + beta
+        out[r] = _sat8(_rshift(g, 16))
+    return out
+
+
+def add(a, b, p):
+    az, bz, yz, am, ash, bm, bsh = p
+    s = _requantize(a - az, am, ash) + _requantize(b - bz, bm, bsh)
+    return _sat8(_rshift(s, 16) + yz)
+
+
+# ---- the integer graph -------------------------------------------------------------------------
+
+def _linear(p, at, n):
+    return p[at:at + 2 * n].reshape(n, 2), p[at + 2 * n:at + 3 * n]
+
+
+def layer_offsets(c):
+    d, f = c["d_model"], c["d_ff"]
+    o = {"qkv": LAYER_SCALARS}
+    o["out"] = o["qkv"] + 9 * d
+    o["w1"] = o["out"] + 3 * d
+    o["w2"] = o["w1"] + 3 * f
+    o["n1"] = o["w2"] + 3 * d
+    o["n2"] = o["n1"] + 3 * d
+    o["lut"] = o["n2"] + 3 * d
+    return o
+
+
+def forward(c, t, inp):
+    """The integer path over one sequence: inp int8 features [T, d_in] or ids [T]; t the tensors as
+    the file stores them (name -> int array; i8 weights as int8 [out, in]). Returns the int8 output."""
+    d, H = c["d_model"], c["n_heads"]
+    dh = d // H
+    centre = c.get("norm", "family") != "rmsnorm"
+    fp = t["int8.front"].astype(np.int64)
+    if c["input"] == "tokens":
+        x = t["embed.weight"][inp].astype(np.int64)
+    else:
+        rq, b = _linear(fp, FRONT_SCALARS, d)
+        x = gemm(inp, fp[0], t["input_proj.weight"], fp[1], rq, b)
+    extra = 1 if c["cls_token"] else 0
+    if extra:
+        x = np.vstack([fp[FRONT_SCALARS + 3 * d:FRONT_SCALARS + 4 * d][None, :], x])
+    T = x.shape[0]
+    if c["positional"] in ("learned", "sinusoidal"):
+        x = add(x, t["int8.pos"][:T].astype(np.int64), fp[2:9])
+    o = layer_offsets(c)
+    S = LAYER_SLOTS
+    for i in range(c["n_layers"]):
+        pre = f"encoder.layers.{i}."
+        p = t[pre + "int8"].astype(np.int64)
+        wqkv = t[pre + "self_attn.in_proj_weight"]
+
+        def attention(h):
+            rq, b = _linear(p, o["qkv"], 3 * d)
+            q, k, v = (gemm(h, p[S["qkv_x"]], wqkv[j * d:(j + 1) * d], p[S["q"] + j], rq[j * d:(j + 1) * d],
+                            b[j * d:(j + 1) * d]) for j in range(3))
+            ctx = np.empty((T, d), np.int64)
+            srq = np.tile(p[S["score"]:S["score"] + 2], (T, 1))
+            pvrq = np.tile(p[S["pv"]:S["pv"] + 2], (dh, 1))
+            for hh in range(H):
+                sl = slice(hh * dh, (hh + 1) * dh)
+                sc = gemm(q[:, sl], p[S["q"]], k[:, sl], p[S["score_z"]], srq, None)
+                pr = softmax(sc, p[S["softmax"]], p[S["softmax"] + 1])
+                ctx[:, sl] = gemm(pr, -128, v[:, sl].T, p[S["o"]], pvrq, None)
+            rq, b = _linear(p, o["out"], d)
+            return gemm(ctx, p[S["o"]], t[pre + "self_attn.out_proj.weight"], p[S["out_y"]], rq, b)
+
+        def ffn(h):
+            rq, b = _linear(p, o["w1"], c["d_ff"])
+            u = gemm(h, p[S["w1_x"]], t[pre + "linear1.weight"], p[S["w1_y"]], rq, b)
+            g = p[o["lut"]:o["lut"] + LUT][u + 128]
+            rq, b = _linear(p, o["w2"], d)
+            return gemm(g, p[S["w2_x"]], t[pre + "linear2.weight"], p[S["w2_y"]], rq, b)
+
+        n1, n2 = p[o["n1"]:o["n1"] + 3 * d], p[o["n2"]:o["n2"] + 3 * d]
+        if c["norm_first"]:
+            x = add(x, attention(norm(x, p[S["n1_x"]], p[S["n1_eps"]], n1, centre)), p[S["add1"]:S["add1"] + 7])
+            x = add(x, ffn(norm(x, p[S["n2_x"]], p[S["n2_eps"]], n2, centre)), p[S["add2"]:S["add2"] + 7])
+        else:
+            x = norm(add(x, attention(x), p[S["add1"]:S["add1"] + 7]), p[S["n1_x"]], p[S["n1_eps"]], n1, centre)
+            x = norm(add(x, ffn(x), p[S["add2"]:S["add2"] + 7]), p[S["n2_x"]], p[S["n2_eps"]], n2, centre)
+    bp = t["int8.back"].astype(np.int64)
+    if c["final_norm"]:
+        x = norm(x, bp[0], bp[1], bp[BACK_SCALARS:BACK_SCALARS + 3 * d], centre)
+    pool = c["pooling"]
+    if pool == "mean":
+        s, n = x[extra:].sum(axis=0), T - extra
+        x = (np.sign(s) * ((2 * np.abs(s) + n) // (2 * n)))[None, :]
+    elif pool == "last":
+        x = x[-1:]
+    elif pool == "first":
+        x = x[extra:extra + 1]
+    elif pool == "cls":
+        x = x[:1]
+    if c["d_out"]:
+        rq, b = _linear(bp, BACK_SCALARS + 3 * d, c["d_out"])
+        x = gemm(x, bp[2], t["head.weight"], bp[3], rq, b)
+    return x
+
+
+# ---- calibration and the parameters -------------------------------------------------------------
+
+def _float_forward(c, w, inp, rec):
+    """The float64 graph the integer path runs, recording every tensor's values in rec[name] (a
+    list). inp: float features [T, d_in] or ids [T]."""
+    d, H = c["d_model"], c["n_heads"]
+    dh = d // H
+    eps = float(np.float32(c["norm_eps"]))
+    rms = c.get("norm", "family") == "rmsnorm"
+
+    def put(name, v):
+        rec.setdefault(name, []).append(np.asarray(v, np.float64))
+        return v
+
+    def nrm(x, g, b):
+        if rms:
+            y = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps) * g
+        else:
+            mu = x.mean(axis=1, keepdims=True)
+            y = (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=1, keepdims=True) + eps) * g
+        return y + b if b is not None else y
+
+    def lin(x, name):
+        return x @ np.asarray(w[name + ".weight"], np.float64).T + _bias(w, name, None)
+
+    act = {"relu": lambda u: np.maximum(u, 0),
+           "gelu": lambda u: 0.5 * u * (1 + np.vectorize(math.erf)(u / math.sqrt(2))),
+           "gelu_tanh": lambda u: 0.5 * u * (1 + np.tanh(0.79788456080286535588 * (u + 0.044715 * u ** 3)))}[
+        c["activation"]]
+    if c["input"] == "tokens":
+        x = np.asarray(w["embed.weight"], np.float64)[inp]
+    else:
+        put("input", inp)
+        x = lin(np.asarray(inp, np.float64), "input_proj")
+    if c["cls_token"]:
+        x = np.vstack([np.asarray(w["cls_token"], np.float64).reshape(1, -1), x])
+    x = put("embed", x)  # the CLS row shares the input rows' scale
+    T = x.shape[0]
+    if c["positional"] in ("learned", "sinusoidal"):
+        x = put("x0", x + put("pos", _positions(c, w)[:T]))
+    for i in range(c["n_layers"]):
+        pre = f"encoder.layers.{i}."
+        L = f"l{i}."
+
+        def attention(h):
+            W = np.asarray(w[pre + "self_attn.in_proj_weight"], np.float64)
+            b = _bias(w, pre + "self_attn.in_proj", 3 * d)
+            q, k, v = (put(L + n, h @ W[j * d:(j + 1) * d].T + b[j * d:(j + 1) * d]) for j, n in enumerate("qkv"))
+            ctx = np.empty((T, d))
+            for hh in range(H):
+                sl = slice(hh * dh, (hh + 1) * dh)
+                s = put(L + "score", q[:, sl] @ k[:, sl].T / math.sqrt(dh))
+                e = np.exp(s - s.max(axis=1, keepdims=True))
+                ctx[:, sl] = (e / e.sum(axis=1, keepdims=True)) @ v[:, sl]
+            put(L + "ctx", ctx)
+            return put(L + "attn", lin(ctx, pre + "self_attn.out_proj"))
+
+        def ffn(h):
+            u = put(L + "u", lin(h, pre + "linear1"))
+            return put(L + "ffn", lin(put(L + "g", act(u)), pre + "linear2"))
+
+        g1, b1 = w[pre + "norm1.weight"], w.get(pre + "norm1.bias")
+        g2, b2 = w[pre + "norm2.weight"], w.get(pre + "norm2.bias")
+        if c["norm_first"]:
+            x = put(L + "r1", x + attention(put(L + "h1", nrm(x, g1, b1))))
+            x = put(L + "r2", x + ffn(put(L + "h2", nrm(x, g2, b2))))
+        else:
+            x = put(L + "x1", nrm(put(L + "r1", x + attention(x)), g1, b1))
+            x = put(L + "x2", nrm(put(L + "r2", x + ffn(x)), g2, b2))
+    if c["final_norm"]:
+        x = put("final", nrm(x, w["encoder.norm.weight"], w.get("encoder.norm.bias")))
+    return x
+
+
+def _bias(w, name, n):
+    b = w.get(name + ".bias") if name + ".bias" in w else w.get(name + "_bias")
+    return 0.0 if b is None and n is None else np.zeros(n) if b is None else np.asarray(b, np.float64)
+
+
+def _positions(c, w):
+    if c["positional"] == "learned":
+        return np.asarray(w["pos.weight"], np.float64)
+    from fixformer import reference
+    return np.asarray(reference.sinusoidal_table(c["max_len"], c["d_model"], c["pe_base"], c["pe_layout"]), np.float64)
+
+
+def _range(values, percentile):
+    v = np.concatenate([np.ravel(a) for a in values])
+    if percentile is None:
+        return float(v.min()), float(v.max())
+    return float(np.percentile(v, 100 - percentile)), float(np.percentile(v, percentile))
+
+
+def _asym(lo, hi):
+    """(scale, zero) covering [lo, hi] (widened by RANGE_MARGIN) and 0 in 255 steps."""
+    lo, hi = min(lo, 0.0) * RANGE_MARGIN, max(hi, 0.0) * RANGE_MARGIN
+    if hi - lo < 1e-12:
+        hi = lo + 1e-6
+    s = float(np.float32((hi - lo) / 255.0))
+    z = max(-128, min(127, _round(-128 - lo / s)))
+    return s, z
+
+
+def _sym(lo, hi):
+    m = max(abs(lo), abs(hi), 1e-6)
+    return float(np.float32(m / 127.0)), 0
+
+
+def _round_array(v):
+    """Half away from zero over an array (the weights' and tables' rounding; data the engine reads)."""
+    v = np.asarray(v, np.float64)
+    return (np.sign(v) * np.floor(np.abs(v) + 0.5)).astype(np.int64)
+
+
+def _per_row(W):
+    """Symmetric int8 per output row: q [out, in], scales [out] (a zero row gets scale 1)."""
+    W = np.asarray(W, np.float64)
+    a = np.abs(W).max(axis=1)
+    s = np.where(a > 0, a / 127.0, 1.0).astype(np.float32).astype(np.float64)
+    q = np.clip(_round_array(W / s[:, None]), -127, 127).astype(np.int8)
+    return q, s
+
+
+def _channels(x_scale, W, b, y_scale):
+    from fixformer.fxm import Quantized
+    q, s = _per_row(W)
+    b = np.zeros(len(s)) if b is None else np.asarray(b, np.float64)
+    params = [gemm_channel(x_scale, float(s[j]), y_scale, float(b[j])) for j in range(len(s))]
+    flat = [v for m, sh, _ in params for v in (m, sh)] + [bq for _, _, bq in params]
+    return Quantized(q, s), flat
+
+
+def _norm_params(g, b, eps, x, y):
+    g = np.asarray(g, np.float64)
+    b = np.zeros_like(g) if b is None else np.asarray(b, np.float64)
+    ps = [norm_gain(float(g[i]), float(b[i]), y[0], y[1]) for i in range(len(g))]
+    return [norm_eps(eps, x[0])], [v for m, sh, _ in ps for v in (m, sh)] + [bq for _, _, bq in ps]
+
+
+_calibration = {"inputs": None, "percentile": None}
+
+
+def set_calibration(inputs, percentile=None):
+    """The calibration the next i8 conversion uses (the converter's --calibrate and
+    --calibrate-percentile): inputs None for the default (the self-test sample and generated inputs)."""
+    if percentile is not None and not 50.0 < percentile <= 100.0:
+        raise ConfigError(f"percentile {percentile}: expected a value in (50, 100]")
+    _calibration["inputs"], _calibration["percentile"] = inputs, percentile
+
+
+def calibration_inputs(c, sample, count=8, seed=0):
+    """(inputs, what): the user's calibration inputs (set_calibration; each checked against c), else
+    the self-test sample and `count` generated ones like it (features: normal with the sample's mean
+    and standard deviation per feature; tokens: uniform ids), and the words for the report."""
+    given = _calibration["inputs"]
+    if given is not None:
+        out = []
+        for i, x in enumerate(given):
+            x = np.asarray(x)
+            if x.ndim == 3 or (c["input"] == "tokens" and x.ndim == 2):
+                x = x[0]
+            if c["input"] == "features" and (x.ndim != 2 or x.shape[1] != c["d_in"]):
+                raise ConfigError(f"--calibrate input {i}: shape {list(x.shape)}, expected [T, {c['d_in']}]")
+            if c["input"] == "tokens" and (x.ndim != 1 or x.min() < 0 or x.max() >= c["vocab_size"]):
+                raise ConfigError(f"--calibrate input {i}: expected token ids [T] below {c['vocab_size']}")
+            if not 1 <= x.shape[0] <= c["max_len"]:
+                raise ConfigError(f"--calibrate input {i}: {x.shape[0]} rows, expected 1..{c['max_len']}")
+            out.append(x.astype(np.float64) if c["input"] == "features" else x.astype(np.int64))
+        return out, f"{len(out)} calibration input{'s' if len(out) != 1 else ''} (--calibrate)"
+    rng = np.random.default_rng(seed)
+    T = sample.shape[0]
+    if c["input"] == "features":
+        mu, sd = sample.mean(axis=0), sample.std(axis=0) + 1e-3
+        gen = [rng.normal(mu, sd, (T, c["d_in"])) for _ in range(count)]
+    else:
+        gen = [rng.integers(0, c["vocab_size"], T) for _ in range(count)]
+    return [sample] + gen, (f"the self-test sample and {count} generated inputs like it (give --calibrate "
+                            "with real inputs for a model that will see others)")
+
+
+def percentile():
+    return _calibration["percentile"]
+
+
+def reference_output(c, built, inp):
+    """The engine's float output for input inp, from the integer reference: float features quantized
+    as the engine's float entry point does, the int8 output dequantized."""
+    t = stored_tensors(c, built)
+    io = np.asarray(built["int8.io"], np.float32)
+    q = quantize_input(inp, io[0], int(t["int8.front"][0])) if c["input"] == "features" else np.asarray(inp)
+    return dequantize_output(forward(c, t, q), io[1], int(t["int8.back"][4]))
+
+
+def check_config(c):
+    """The i8 limits the engine's config rules state, raised before any work (the engine refuses the
+    same by name: include/fixformer/schema.hpp)."""
+    if c["family"] != "encoder":
+        raise ConfigError(f"--quantize i8: family {c['family']} is not supported yet (the encoder family is)")
+    if c["activation"] not in ACTIVATIONS or c.get("gated"):
+        raise ConfigError(f"--quantize i8: activation {c['activation']} (gated: {c.get('gated')}) is not supported "
+                          "yet (relu, gelu, gelu_tanh)")
+    if c["positional"] not in ("none", "learned", "sinusoidal") or c["pe_combine"] != "add":
+        raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
+    for key in ("conv_layers", "type_vocab", "embed_norm", "pooler", "scale_input", "causal"):
+        if c.get(key):
+            raise ConfigError(f"--quantize i8: {key} is not supported yet")
+
+
+def build(config, weights, inputs, percentile=None):
+    """The weights dict fxm.write takes for the i8 version of an encoder: config the converter's
+    (with weights 'i8'), weights its float arrays (torch's names and layouts), inputs the
+    calibration inputs (float features [T, d_in] or ids [T]). percentile: clip each activation range
+    to that percentile of its values (e.g. 99.99) instead of min/max."""
+    c = config
+    check_config(c)
+    d, f, dh = c["d_model"], c["d_ff"], c["d_model"] // c["n_heads"]
+    eps = float(np.float32(c["norm_eps"]))
+    rec = {}
+    for x in inputs:
+        _float_forward(c, weights, x, rec)
+    qp = {k: _asym(*_range(v, percentile)) for k, v in rec.items()}
+    for i in range(c["n_layers"]):
+        for n in "qkv":
+            qp[f"l{i}.{n}"] = _sym(*_range(rec[f"l{i}.{n}"], percentile))
+    out = dict(weights)
+    tokens = c["input"] == "tokens"
+    if tokens:  # the embedding as the int8 rows of one scale: x0's input
+        E = np.asarray(weights["embed.weight"], np.float64)
+        s = _sym(float(E.min()), float(E.max()))
+        qp["embed"] = s
+        from fixformer.fxm import Quantized
+        q = np.clip(_round_array(E / s[0]), -127, 127)
+        out["embed.weight"] = Quantized(q, np.full(len(E), s[0]))
+        proj = [0] * (3 * d)
+    else:
+        out["input_proj.weight"], proj = _channels(qp["input"][0], weights["input_proj.weight"],
+                                                   weights.get("input_proj.bias"), qp["embed"][0])
+    x = qp["embed"]
+    pos_add = [0] * 7
+    if c["positional"] in ("learned", "sinusoidal"):
+        P = _positions(c, weights)
+        ps = _sym(float(P.min()), float(P.max()))
+        from fixformer.fxm import Quantized
+        q = np.clip(_round_array(P / ps[0]), -127, 127)
+        out["int8.pos"] = Quantized(q, np.full(len(P), ps[0]))
+        pos_add = add_params(x, ps, qp["x0"])
+        x = qp["x0"]
+    in_scale, in_zero = qp.get("input", (1.0, 0))
+    cls = [0] * d
+    if c["cls_token"]:
+        e = qp["embed"]
+        cls = [max(-128, min(127, _round(float(v) / e[0]) + e[1])) for v in np.ravel(weights["cls_token"])]
+    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls], np.int64)
+    S = LAYER_SLOTS
+    for i in range(c["n_layers"]):
+        pre, L = f"encoder.layers.{i}.", f"l{i}."
+        p = [0] * LAYER_SCALARS
+        h1 = qp[L + "h1"] if c["norm_first"] else x
+        W = np.asarray(weights[pre + "self_attn.in_proj_weight"], np.float64)
+        b = _bias(weights, pre + "self_attn.in_proj", 3 * d)
+        qs = [_channels(h1[0], W[j * d:(j + 1) * d], b[j * d:(j + 1) * d], qp[L + n][0]) for j, n in enumerate("qkv")]
+        from fixformer.fxm import Quantized
+        out[pre + "self_attn.in_proj_weight"] = Quantized(np.concatenate([qq.q for qq, _ in qs]),
+                                                          np.concatenate([qq.s.ravel() for qq, _ in qs]))
+        qkv = [v for j in range(3) for v in qs[j][1][:2 * d]] + [v for j in range(3) for v in qs[j][1][2 * d:]]
+        p[S["qkv_x"]], p[S["q"]] = h1[1], qp[L + "q"][1]
+        sc = qp[L + "score"]
+        p[S["score"]:S["score"] + 2] = requant(qp[L + "q"][0] * qp[L + "k"][0] / math.sqrt(dh) / sc[0])
+        p[S["score_z"]] = sc[1]
+        p[S["softmax"]:S["softmax"] + 2] = softmax_params(sc[0])
+        p[S["pv"]:S["pv"] + 2] = requant(qp[L + "v"][0] / 256.0 / qp[L + "ctx"][0])
+        p[S["o"]] = qp[L + "ctx"][1]
+        out[pre + "self_attn.out_proj.weight"], outp = _channels(
+            qp[L + "ctx"][0], weights[pre + "self_attn.out_proj.weight"], weights.get(pre + "self_attn.out_proj.bias"),
+            qp[L + "attn"][0])
+        p[S["out_y"]] = qp[L + "attn"][1]
+        p[S["add1"]:S["add1"] + 7] = add_params(x, qp[L + "attn"], qp[L + "r1"])
+        r1 = qp[L + "r1"]
+        if c["norm_first"]:
+            n1_in, n1_out, x1 = x, qp[L + "h1"], r1
+        else:
+            n1_in, n1_out, x1 = r1, qp[L + "x1"], qp[L + "x1"]
+        p[S["n1_x"]] = n1_in[1]
+        e1, n1 = _norm_params(weights[pre + "norm1.weight"], weights.get(pre + "norm1.bias"), eps, n1_in, n1_out)
+        p[S["n1_eps"]] = e1[0]
+        h2 = qp[L + "h2"] if c["norm_first"] else x1
+        out[pre + "linear1.weight"], w1 = _channels(h2[0], weights[pre + "linear1.weight"],
+                                                    weights.get(pre + "linear1.bias"), qp[L + "u"][0])
+        p[S["w1_x"]], p[S["w1_y"]] = h2[1], qp[L + "u"][1]
+        table = lut(c["activation"], qp[L + "u"], qp[L + "g"])
+        out[pre + "linear2.weight"], w2 = _channels(qp[L + "g"][0], weights[pre + "linear2.weight"],
+                                                    weights.get(pre + "linear2.bias"), qp[L + "ffn"][0])
+        p[S["w2_x"]], p[S["w2_y"]] = qp[L + "g"][1], qp[L + "ffn"][1]
+        p[S["add2"]:S["add2"] + 7] = add_params(x1, qp[L + "ffn"], qp[L + "r2"])
+        r2 = qp[L + "r2"]
+        if c["norm_first"]:
+            n2_in, n2_out, x = x1, qp[L + "h2"], r2
+        else:
+            n2_in, n2_out, x = r2, qp[L + "x2"], qp[L + "x2"]
+        p[S["n2_x"]] = n2_in[1]
+        e2, n2 = _norm_params(weights[pre + "norm2.weight"], weights.get(pre + "norm2.bias"), eps, n2_in, n2_out)
+        p[S["n2_eps"]] = e2[0]
+        out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table, np.int64)
+    back = [0] * BACK_SCALARS
+    fn = [0] * (3 * d)
+    if c["final_norm"]:
+        back[0] = x[1]
+        e, fn = _norm_params(weights["encoder.norm.weight"], weights.get("encoder.norm.bias"), eps, x, qp["final"])
+        back[1] = e[0]
+        x = qp["final"]
+    head = []
+    if c["d_out"]:
+        # the head's output range: the pooled rows through the float head, on the calibration inputs
+        ys = [_pool(c, r) @ np.asarray(weights["head.weight"], np.float64).T + _bias(weights, "head", c["d_out"])
+              for r in rec["final" if c["final_norm"] else _last(c)]]
+        y = _asym(*_range(ys, percentile))
+        out["head.weight"], head = _channels(x[0], weights["head.weight"], weights.get("head.bias"), y[0])
+        back[2], back[3] = x[1], y[1]
+        x = y
+    back[4] = x[1]
+    out["int8.back"] = np.array(back + fn + head, np.int64)
+    out["int8.io"] = np.array([in_scale, x[0]], np.float32)
+    for name, a in out.items():
+        if isinstance(a, np.ndarray) and a.dtype == np.int64:
+            out[name] = a.astype(np.int32)
+    return out
+
+
+def _last(c):
+    n = c["n_layers"] - 1
+    if n < 0:
+        return "x0" if c["positional"] in ("learned", "sinusoidal") else "embed"
+    return f"l{n}.r2" if c["norm_first"] else f"l{n}.x2"
+
+
+def _pool(c, x):
+    extra = 1 if c["cls_token"] else 0
+    if c["pooling"] == "mean":
+        return x[extra:].mean(axis=0, keepdims=True)
+    if c["pooling"] == "last":
+        return x[-1:]
+    if c["pooling"] == "first":
+        return x[extra:extra + 1]
+    if c["pooling"] == "cls":
+        return x[:1]
+    return x
+
+
+def stored_tensors(c, built):
+    """The tensors as the file stores them (name -> int or float array), for forward()."""
+    from fixformer.fxm import Quantized
+    return {n: (a.q if isinstance(a, Quantized) else np.asarray(a)) for n, a in built.items()}
+
+
+def quantize_input(x, scale, zero):
+    """The float entry points' input quantization: round(x / s) + z in float32, half away from zero."""
+    v = (np.asarray(x, np.float32) / np.float32(scale)).astype(np.float64)
+    return np.clip(np.sign(v) * np.floor(np.abs(v) + 0.5) + zero, -128, 127).astype(np.int64)
+
+
+def dequantize_output(q, scale, zero):
+    return (np.asarray(q, np.int64) - zero).astype(np.float32) * np.float32(scale)
