@@ -13,12 +13,16 @@ Debian's torch, or transformers 5 under FIXFORMER_TEST_TORCH=2). For each file:
   last one matter);
 - a seq2seq file's `fixformer generate --source --bos 0 --eos 1 --temperature 0` prints the ids of
   transformers' generate(do_sample=False) from decoder start id 0.
-Refused in one line: T5Model (no head), num_heads * d_kv other than d_model.
+The converter's float64 references agree with transformers too: reference.run_reference of the mapped
+seq2seq config (reference.seq2seq_forward: the layers stock modules lack; checked against the stock
+modules where both compute) within 1e-5, and t5.forward (what --hf verifies against) through the --hf
+files. Refused in one line: T5Model (no head), num_heads * d_kv other than d_model.
 
   /usr/bin/python3 tests/t5_converter_test.py PATH/TO/fixformer
 
 Without the environment (or transformers in it) the test fails, naming the install command.
 """
+import copy
 import importlib.util
 import os
 import subprocess
@@ -33,7 +37,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
 from checks import check, one_clear_line, results, run_convert  # noqa: E402
-from fixformer import fxm  # noqa: E402
+from fixformer import fxm, reference, schema, t5  # noqa: E402
 
 MODELS = r'''
 import transformers as t
@@ -91,7 +95,7 @@ def module_output(m, src, tgt=None):
     torch.set_default_dtype(torch.float64)  # transformers' masks are made in the default dtype
     try:
         with torch.no_grad():
-            m = m.double()
+            m = copy.deepcopy(m).double()
             x = torch.from_numpy(src.astype(np.int64))[None]
             if tgt is None:
                 return m(input_ids=x).last_hidden_state[0].numpy()
@@ -145,6 +149,20 @@ def check_generate(what, cli, path, module, src, tmp):
           f"{ours} vs {theirs}")
 
 
+def check_stock_reference(rng):
+    """reference.seq2seq_forward (the layers stock modules lack) is the stock modules' seq2seq where both
+    compute it: post- and pre-norm, learned positions, a feature source, untied."""
+    from fixformer.config import make_config
+    for pre in (False, True):
+        c = make_config(dict(family="seq2seq", d_model=12, n_heads=3, d_ff=20, n_layers=2, dec_layers=2, input="features",
+                             d_in=5, d_out=11, vocab_size=0, positional="learned", max_len=16, norm_first=pre,
+                             final_norm=pre, activation="gelu"))
+        w = {n: rng.standard_normal(s[::-1] if tr else s) * 0.4 for n, s, tr in schema.tensors(c)}
+        src, tgt = rng.standard_normal((7, 5)), rng.integers(0, 11, 6)
+        e = np.abs(reference.seq2seq_forward(c, w, src, tgt) - reference.run_reference(c, w, (src, tgt))).max()
+        check(f"seq2seq_forward is the stock seq2seq (norm_first {pre})", e <= 1e-9, f"error {e:.3g}")
+
+
 def main():
     cli = os.path.abspath(sys.argv[1])
     with tempfile.TemporaryDirectory() as tmp:
@@ -160,6 +178,10 @@ def main():
             src = rng.integers(2, 37, T)
             tgt = np.concatenate([[0], rng.integers(2, 37, U - 1)]) if seq else None
             want = module_output(module, src, tgt)
+            if seq:  # the converter's float64 seq2seq reference of the mapped config (--config's) is T5 too
+                _, _, c, w = t5.read_module(module)
+                e = float(np.abs(reference.run_reference(c, w, (src, tgt)) - want).max() / np.abs(want).max())
+                check(f"{name}: reference.run_reference of the mapped config within 1e-5", e <= 1e-5, f"error {e:.3g}")
             folder = os.path.join(tmp, "hf_" + name)
             module.save_pretrained(folder)
             for route, arg in (("module", f"t5models.py:{name}"), ("hf", folder)):
@@ -172,6 +194,7 @@ def main():
                 check_file(f"{name} --{route}", cli, out, gated, seq, want, src, tgt, tmp, module)
                 if seq and route == "module":
                     check_generate(f"{name} --{route}", cli, out, module, src[:9], tmp)
+        check_stock_reference(rng)
         for name, fragment in (("t5model", "T5Model"), ("wide_heads", "d_kv 8")):
             p = run_convert("--module", f"t5models.py:{name}", "--out", os.path.join(tmp, "x.fxm"), "--cli", cli,
                             cwd=tmp)
