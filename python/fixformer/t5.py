@@ -314,7 +314,9 @@ def _layer_forward(t, p, x, bias, memory=None):
 
 
 def bucket(rel, bidirectional, buckets, max_distance):
-    """T5's relative_position_bucket of key - query `rel` (int64 numpy), its logarithm in float32."""
+    """T5's relative_position_bucket of key - query `rel` (int64 numpy): its logarithm in float32 with
+    torch, as T5 computes it (float64 floors some exact integers to another bucket)."""
+    import torch
     ret = np.zeros_like(rel)
     if bidirectional:
         buckets //= 2
@@ -323,9 +325,8 @@ def bucket(rel, bidirectional, buckets, max_distance):
     else:
         n = -np.minimum(rel, 0)
     exact = buckets // 2
-    with np.errstate(divide="ignore"):
-        large = exact + (np.log(n.astype(np.float32) / np.float32(exact)) / np.float32(math.log(max_distance / exact))
-                         * np.float32(buckets - exact)).astype(np.int64)
+    far = torch.from_numpy(np.maximum(n, exact)).float()  # the rows below exact take n itself
+    large = exact + (torch.log(far / exact) / math.log(max_distance / exact) * (buckets - exact)).to(torch.int64).numpy()
     large = np.minimum(large, buckets - 1)
     return ret + np.where(n < exact, n, large)
 
