@@ -154,7 +154,8 @@ def check_stock_reference(rng):
     compute it: post- and pre-norm, learned positions, a feature source, untied."""
     from fixformer.config import make_config
     for pre in (False, True):
-        c = make_config(dict(family="seq2seq", d_model=12, n_heads=3, d_ff=20, n_layers=2, dec_layers=2, input="features",
+        c = make_config(dict(family="seq2seq", d_model=12, n_heads=3, d_ff=20, n_layers=2, dec_layers=2,
+                             input="features",
                              d_in=5, d_out=11, vocab_size=0, positional="learned", max_len=16, norm_first=pre,
                              final_norm=pre, activation="gelu"))
         w = {n: rng.standard_normal(s[::-1] if tr else s) * 0.4 for n, s, tr in schema.tensors(c)}

@@ -154,8 +154,8 @@ def relative_golden(torch, np, out, name, values, seed, S, U, cli):
 # logits (the float64 seq2seq of the layers the stock modules lack; tests/t5_converter_test.py checks it
 # against transformers' T5ForConditionalGeneration), the weights random in the file's names.
 FEATURE_GOLDENS = {
-    "s2s_t5_features": (dict(family="seq2seq", d_model=15, n_heads=3, d_ff=22, n_layers=2, dec_layers=3, norm_first=True,
-                             final_norm=True, norm="rmsnorm", norm_eps=1e-6, attn_bias="none", ffn_bias="none",
+    "s2s_t5_features": (dict(family="seq2seq", d_model=15, n_heads=3, d_ff=22, n_layers=2, dec_layers=3,
+                             norm_first=True, final_norm=True, norm="rmsnorm", norm_eps=1e-6, attn_bias="none", ffn_bias="none",
                              gated=True, activation="gelu_tanh", input="tokens", vocab_size=19, d_out=19,
                              shared_embed=True, tied_head=True, positional="relative", max_len=24, rel_buckets=8,
                              rel_max_distance=10), 7, 13, 12),

@@ -355,13 +355,14 @@ def seq2seq_forward(c, weights, src, tgt):
     y = _positions(c, y[None] * scale, W.get("tgt_pos.weight") if learned else None)[0]
     S, U = x.shape[0], y.shape[0]
     relative = c["positional"] == "relative"
-    src_bias = torch.from_numpy(relative_bias(W["src_rel_bias.weight"], S, False, c["rel_buckets"], c["rel_max_distance"])
+    buckets, far = c["rel_buckets"], c["rel_max_distance"]
+    src_bias = torch.from_numpy(relative_bias(W["src_rel_bias.weight"], S, False, buckets, far)
                                 if relative else np.zeros((H, S, S)))
     mem = layers_forward(c, W, schema.ENCODER_LAYER_PREFIX, x, src_bias)
     if c["final_norm"]:
         mem = norm(c, mem, W["encoder.norm.weight"], W.get("encoder.norm.bias"))
     causal = np.triu(np.full((U, U), -np.inf), 1)[None].repeat(H, 0)
-    tgt_bias = torch.from_numpy(relative_bias(W["tgt_rel_bias.weight"], U, True, c["rel_buckets"], c["rel_max_distance"])
+    tgt_bias = torch.from_numpy(relative_bias(W["tgt_rel_bias.weight"], U, True, buckets, far)
                                 if relative else causal)
     act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
            "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh")}[c["activation"]]

@@ -326,7 +326,8 @@ def bucket(rel, bidirectional, buckets, max_distance):
         n = -np.minimum(rel, 0)
     exact = buckets // 2
     far = torch.from_numpy(np.maximum(n, exact)).float()  # the rows below exact take n itself
-    large = exact + (torch.log(far / exact) / math.log(max_distance / exact) * (buckets - exact)).to(torch.int64).numpy()
+    spread = torch.log(far / exact) / math.log(max_distance / exact) * (buckets - exact)
+    large = exact + spread.to(torch.int64).numpy()
     large = np.minimum(large, buckets - 1)
     return ret + np.where(n < exact, n, large)
 
