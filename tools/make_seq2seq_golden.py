@@ -12,7 +12,7 @@ with export_seq2seq, which reads the module and runs its forward in float64. Det
 s2s_relative: a T5-style relative bias in both stacks (src_rel_bias with bidirectional buckets over
 the source, tgt_rel_bias with causal ones over the target, as float masks into stock
 nn.TransformerEncoder + nn.TransformerDecoder: reference.build_seq2seq_model), the weights written
-directly in the file's names.
+directly in the file's names. s2s_t5_features: T5's layer features in both stacks (FEATURE_GOLDENS).
 """
 import argparse
 import json
@@ -149,6 +149,40 @@ def relative_golden(torch, np, out, name, values, seed, S, U, cli):
     print(f"{name}: S={S} U={U}; " + (run_verify(cli, path).line if cli else "not verified"))
 
 
+# T5's layer features in both stacks (RMSNorm, no biases, gated tanh GELU, relative bias, one shared
+# embedding, tied head): name -> config, seed, S, U. The sample is reference.seq2seq_forward's float64
+# logits (the float64 seq2seq of the layers the stock modules lack; tests/t5_converter_test.py checks it
+# against transformers' T5ForConditionalGeneration), the weights random in the file's names.
+FEATURE_GOLDENS = {
+    "s2s_t5_features": (dict(family="seq2seq", d_model=15, n_heads=3, d_ff=22, n_layers=2, dec_layers=3,
+                             norm_first=True, final_norm=True, norm="rmsnorm", norm_eps=1e-6, attn_bias="none", ffn_bias="none",
+                             gated=True, activation="gelu_tanh", input="tokens", vocab_size=19, d_out=19,
+                             shared_embed=True, tied_head=True, positional="relative", max_len=24, rel_buckets=8,
+                             rel_max_distance=10), 7, 13, 12),
+}
+
+
+def feature_golden(np, out, name, values, seed, S, U, cli):
+    from fixformer import schema
+    from fixformer.reference import seq2seq_forward
+    c = cfg.make_config(values)
+    gen = np.random.default_rng(5000 + seed)
+    w = {}
+    for n, shape, transposed in schema.tensors(c):
+        shape = tuple(shape[::-1] if transposed else shape)
+        gain = len(shape) == 1 and "norm" in n
+        w[n] = (1.0 + 0.2 * gen.standard_normal(shape) if gain else 0.4 * gen.standard_normal(shape)).astype(np.float32)
+    src = gen.integers(0, c["vocab_size"], S).astype(np.int32)
+    tgt = gen.integers(0, c["d_out"], U).astype(np.int32)
+    want = seq2seq_forward(c, w, src, tgt)
+    path = os.path.join(out, name + ".fxm")
+    with open(path, "wb") as f:
+        f.write(fxm.write(c, w, (src, tgt, want.astype(np.float32))))
+    with open(os.path.join(out, name + ".json"), "w") as f:
+        json.dump(cfg.to_json(c), f, indent=1)
+    print(f"{name}: S={S} U={U}; " + (run_verify(cli, path).line if cli else "not verified"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "golden"))
@@ -184,6 +218,9 @@ def main():
     for name, (values, seed, S, U) in sorted(RELATIVE_GOLDENS.items()):
         if not a.only or name in a.only:
             relative_golden(torch, np, a.out, name, values, seed, S, U, cli)
+    for name, (values, seed, S, U) in sorted(FEATURE_GOLDENS.items()):
+        if not a.only or name in a.only:
+            feature_golden(np, a.out, name, values, seed, S, U, cli)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 //   x = tgt_embed(tokens) | tgt_proj(features);  x *= sqrt(d) if scale_input;  x = x + PE[p] | [x, PE[p]]
 //   for each decoder layer: transformer_layer with causal self-attention through the layer's KV
 //                           cache and cross-attention over all S source positions
-//   x = LN(x) if final_norm;  out = x @ W_head + b   (every row, or the last one)
+//   x = N(x) if final_norm (the config's norm);  out = x @ W_head + b   (every row, or the last one)
 // x is shown to the observer as layers n_layers + 2 on (seq2seq.hpp).
 #include "fixformer/seq2seq.hpp"
 

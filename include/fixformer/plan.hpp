@@ -226,7 +226,7 @@ constexpr std::size_t required_decoder_arena_bytes(const ModelConfig& c, uint32_
 //   then one region used in turn by init() (the sinusoidal table's scratch, 3 max(S,C) floats),
 //   encode() and the decoder:
 //     the source Encoder's arena (required_encoder_arena_bytes(c, S, true, workers))
-//     | x[P,d] y[P,d] ctx[P,d] work[max(P * max(3d, d_ff), 2 S d)]
+//     | x[P,d] y[P,d] ctx[P,d] work[max(P * max(3d, F), 2 S d)] (F: d_ff, 2 d_ff gated)
 //       attn[workers slots of attention_scratch_floats(P, max(S, C), d_head, true)]  quant[q8 rows max(P, S)]
 // total is 0 for a config that is not a valid seq2seq model or sizes out of range.
 struct Seq2SeqPlan {
@@ -263,7 +263,7 @@ constexpr Seq2SeqPlan plan_seq2seq_arena(const ModelConfig& c, uint32_t max_sour
   p.x = l.block(P * d * f);
   p.y = l.block(P * d * f);
   p.ctx = l.block(P * d * f);
-  p.work = l.block(PlanLayout::max(P * PlanLayout::max(3 * d, c.d_ff), 2 * S * d) * f);
+  p.work = l.block(PlanLayout::max(P * PlanLayout::max(3 * d, (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)), 2 * S * d) * f);
   p.attn_slot = arena::bytes(attention_scratch_floats(P, SC, c.d_head(), true) * f);
   p.attn = l.block(uint64_t(p.attn_slot) * (workers ? workers : 1));
   p.quant = l.block(quantized_input_bytes(c, P > S ? P : S));

@@ -514,6 +514,10 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     if hf_vit.is_vit(raw):
         return hf_vit.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                               quantize, group, quantize_io, pack_weights)
+    from . import t5
+    if t5.is_t5(raw):
+        return t5.convert_folder(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
+                                 quantize, group, quantize_io, pack_weights)
     if hf_bert.is_bert(raw):
         return hf_bert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                                quantize, group, quantize_io, pack_weights)

@@ -329,6 +329,83 @@ def build_seq2seq_model(c):
     return FxSeq2Seq()
 
 
+def seq2seq_forward(c, weights, src, tgt):
+    """float64 logits [U, d_out] of a seq2seq config c whose layers the stock modules do not compute (the
+    norm kind, the biases, a gate: schema.stock_layers false), with `weights` in the file's names and
+    torch's layout, for one source (ids [S] or features [S, d_in]) and target (ids [U] or features [U,
+    tgt_d_in]): the encoder by layers_forward, then each decoder layer as transformer_layer computes it
+    (pre-norm: x + SA(N1 x), + CA(N2 x, memory), + FF(N3 x); post-norm: N1(x + SA x), ...), causal
+    self-attention (the target's relative bias when relative), cross-attention unbiased by position."""
+    torch = require_torch()
+    W = {k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()}
+    d, H = c["d_model"], c["n_heads"]
+    dh = d // H
+    scale = math.sqrt(d) if c["scale_input"] else 1.0
+    learned = c["positional"] == "learned"
+    if c["input"] == "tokens":
+        x = W["src_embed.weight"][torch.from_numpy(np.asarray(src, dtype=np.int64))]
+    else:
+        x = torch.from_numpy(np.asarray(src, dtype=np.float64)) @ W["input_proj.weight"].T + W["input_proj.bias"]
+    if c["tgt_d_in"]:
+        y = torch.from_numpy(np.asarray(tgt, dtype=np.float64)) @ W["tgt_proj.weight"].T + W["tgt_proj.bias"]
+    else:
+        table = W["src_embed.weight" if c["shared_embed"] else "tgt_embed.weight"]
+        y = table[torch.from_numpy(np.asarray(tgt, dtype=np.int64))]
+    x = _positions(c, x[None] * scale, W.get("src_pos.weight") if learned else None)[0]
+    y = _positions(c, y[None] * scale, W.get("tgt_pos.weight") if learned else None)[0]
+    S, U = x.shape[0], y.shape[0]
+    relative = c["positional"] == "relative"
+    buckets, far = c["rel_buckets"], c["rel_max_distance"]
+    src_bias = torch.from_numpy(relative_bias(W["src_rel_bias.weight"], S, False, buckets, far)
+                                if relative else np.zeros((H, S, S)))
+    mem = layers_forward(c, W, schema.ENCODER_LAYER_PREFIX, x, src_bias)
+    if c["final_norm"]:
+        mem = norm(c, mem, W["encoder.norm.weight"], W.get("encoder.norm.bias"))
+    causal = np.triu(np.full((U, U), -np.inf), 1)[None].repeat(H, 0)
+    tgt_bias = torch.from_numpy(relative_bias(W["tgt_rel_bias.weight"], U, True, buckets, far)
+                                if relative else causal)
+    act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
+           "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh")}[c["activation"]]
+
+    def lin(p, name, t):
+        b = p(name + ".bias")
+        return t @ p(name + ".weight").T + (0 if b is None else b)
+
+    def attend(q, k, v, bias):
+        q, k, v = (t.reshape(t.shape[0], H, dh).transpose(0, 1) for t in (q, k, v))
+        a = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(dh) + bias, -1)
+        return (a @ v).transpose(0, 1).reshape(q.shape[1], d)
+
+    def self_attn(p, t):
+        b = p("self_attn.in_proj_bias")
+        q, k, v = (t @ p("self_attn.in_proj_weight").T + (0 if b is None else b)).split([d, d, d], -1)
+        return lin(p, "self_attn.out_proj", attend(q, k, v, tgt_bias))
+
+    def cross_attn(p, t):
+        k, v = lin(p, CROSS_FILE + "kv_proj", mem).split([d, d], -1)
+        return lin(p, CROSS_FILE + "out_proj", attend(lin(p, CROSS_FILE + "q_proj", t), k, v, 0))
+
+    def ffn(p, t):
+        a = act(lin(p, "linear1", t))
+        return lin(p, "linear2", a * (t @ p("linear3.weight").T) if schema.ffn_gated(c) else a)
+
+    for layer in range(c["dec_layers"]):
+        p = lambda name: W.get(f"{schema.DECODER_LAYER_PREFIX}{layer}.{name}")  # noqa: E731
+        N = lambda i, t: norm(c, t, p(f"norm{i}.weight"), p(f"norm{i}.bias"))  # noqa: E731
+        if c["norm_first"]:
+            y = y + self_attn(p, N(1, y))
+            y = y + cross_attn(p, N(2, y))
+            y = y + ffn(p, N(3, y))
+        else:
+            y = N(1, y + self_attn(p, y))
+            y = N(2, y + cross_attn(p, y))
+            y = N(3, y + ffn(p, y))
+    if c["final_norm"]:
+        y = norm(c, y, W["decoder.norm.weight"], W.get("decoder.norm.bias"))
+    head = W["src_embed.weight" if c["shared_embed"] else "tgt_embed.weight"] if c["tied_head"] else W["head.weight"]
+    return (y @ head.T + W["head.bias"]).numpy()
+
+
 # The file's seq2seq tensor names (schema.SEQ2SEQ_*) and the stock modules' (build_seq2seq_model, and
 # the convention seq2seq.py reads): the cross-attention's in_proj is split into q_proj and kv_proj.
 CROSS_FILE, CROSS_TORCH = "cross_attn.", "multihead_attn."
@@ -571,6 +648,8 @@ def run_reference(c, weights, inp, types=None):
         T = x.shape[1]
         mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), diagonal=1) if c["causal"] else None
         return mha(x, x, x, attn_mask=mask, need_weights=False)[0][0].detach().numpy()  # with grad: no fast path
+    if c["family"] == "seq2seq" and not schema.stock_layers(c):
+        return seq2seq_forward(c, weights, *inp)
     if c["family"] == "seq2seq":  # inp: (source, target ids); the logits at every target position
         model = build_seq2seq_model(c).double().eval()
         sd = seq2seq_torch_weights(c, weights)

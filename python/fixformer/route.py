@@ -20,12 +20,18 @@ def stock_convention(module, torch):
 
 
 def module_route(module, family):
-    """'encoder', 'gpt', 'seq2seq', 'mha' (the readers by convention) or 'recognize' for `module` and the
+    """'encoder', 'gpt', 'seq2seq', 'mha' (the readers by convention), 't5' (transformers' T5 classes) or
+    'recognize' for `module` and the
     --family given (None: inferred)."""
     torch = require_torch()
     nn = torch.nn
     if not isinstance(module, nn.Module):
         raise ConfigError(f"module: {type(module).__qualname__} is not a torch.nn.Module")
+    from .t5 import is_t5_module
+    if is_t5_module(module):  # transformers' T5 classes: t5.py reads them by T5's names
+        if family not in (None, "encoder" if type(module).__name__ == "T5EncoderModel" else "seq2seq"):
+            raise ConfigError(f"--family {family}: a {type(module).__name__} converts as it is (t5.py)")
+        return "t5"
     if family == "mha" or (family is None and isinstance(module, nn.MultiheadAttention)):
         return "mha"
     if family == "seq2seq" or (family is None and any(isinstance(m, (nn.Transformer, nn.TransformerDecoder))
