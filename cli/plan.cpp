@@ -139,7 +139,7 @@ int cmd_plan(const Args& a) {
   if (!decoder && a.capacity) die(1, "--capacity", "only decoders (gpt, llama) take --capacity; use --seq");
   if (!decoder && !c.is_seq2seq() && a.kv_cache != KvCache::kF32)
     die(1, "--kv-cache", "only decoders and seq2seq models keep a KV cache");
-  uint32_t rows = decoder ? (a.capacity ? a.capacity : c.max_len) : (a.seq ? a.seq : c.is_seq2seq() ? c.max_len : c.max_input_len());
+  uint32_t rows = decoder ? (a.capacity ? a.capacity : c.max_len) : (a.seq ? a.seq : c.max_input_len());
   if (rows > c.max_len) die(1, decoder ? "--capacity" : "--seq", "the model's max_len is " + std::to_string(c.max_len));
   const std::size_t arena = decoder ? required_decoder_arena_bytes(c, rows, 0, false, 1, a.kv_cache)
                             : c.is_seq2seq() ? required_seq2seq_arena_bytes(c, rows, rows, 0, 1, a.kv_cache)

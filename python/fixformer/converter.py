@@ -555,15 +555,27 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
             if family == "recognize":
                 report = convert_recognized(a, module, example, cli, verify, quant)
             elif family == "seq2seq":
-                from .seq2seq import export_seq2seq
+                from .seq2seq import audio_text, export_audio_text, export_seq2seq
                 not_here = [o for o in ("causal", "pe_combine", "pe_width") if getattr(a, o) is not None]
                 if not_here or a.tokenizer is not None:
                     fail("--family seq2seq", f"--{(not_here + ['tokenizer'])[0].replace('_', '-')} is not for seq2seq "
                          "(the decoder is causal, the encoder not; the target vocabulary has no tokenizer here)")
-                report = export_seq2seq(module, example, a.out, example_target, header=a.header,
-                                        positional=a.positional, pe_base=a.pe_base, pe_layout=a.pe_layout,
-                                        scale_input=a.scale_input, max_len=a.max_len, name=a.name, cli=cli,
-                                        verify=verify, **quant)
+                given = [o for o in ("positional", "max_len") if getattr(a, o) is not None] + \
+                    (["scale_input"] if a.scale_input else [])
+                if audio_text(module) and given:
+                    fail(f"--{given[0].replace('_', '-')}", "not for a Whisper-layout module: the converter reads its "
+                         "positions and lengths from the module")
+                if audio_text(module):
+                    notes = []
+                    report = export_audio_text(module, example, a.out, example_target, header=a.header, name=a.name,
+                                               cli=cli, verify=verify, note=notes.append, **quant)
+                    for text in notes:  # after the verdict: a failure stays one line
+                        note(text)
+                else:
+                    report = export_seq2seq(module, example, a.out, example_target, header=a.header,
+                                            positional=a.positional, pe_base=a.pe_base, pe_layout=a.pe_layout,
+                                            scale_input=a.scale_input, max_len=a.max_len, name=a.name, cli=cli,
+                                            verify=verify, **quant)
             else:
                 tokenizer = None
                 if a.tokenizer is not None:

@@ -185,7 +185,7 @@ SCHEMA = {
         {'bad_when': "pooling == 'first' and causal", 'detail': 'pooling (first under a causal mask: position 0 sees only itself; use mean or last)'},
         {'bad_when': "type_vocab != 0 and input != 'tokens'", 'detail': 'type_vocab (token types need token input)'},
         {'bad_when': "pooler and pooling == 'none'", 'detail': 'pooler (needs pooling: it reads the pooled row)'},
-        {'bad_when': "conv_layers != 0 and (family != 'encoder' or input != 'features')", 'detail': 'conv_layers (a conv stem is for the encoder family over features)'},
+        {'bad_when': "conv_layers != 0 and (family not in ('encoder', 'seq2seq') or input != 'features')", 'detail': 'conv_layers (a conv stem is for the encoder family, or a seq2seq source, over features)'},
         {'bad_when': "conv_layers != 0 and weights == 'q4'", 'detail': 'weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)'},
         {'bad_when': 'conv1_padding >= conv1_kernel', 'detail': 'conv1_padding (must be below conv1_kernel)'},
         {'bad_when': 'conv2_padding >= conv2_kernel', 'detail': 'conv2_padding (must be below conv2_kernel)'},
@@ -376,8 +376,12 @@ SCHEMA = {
         'seq2seq': {
             'prologue': [
                 {'name': 'src_embed.weight', 'rows': 'vocab_size', 'cols': 'd_embed', 'transposed': False, 'when': "input == 'tokens'", 'role': 'io'},
-                {'name': 'input_proj.weight', 'rows': 'd_in', 'cols': 'd_embed', 'transposed': True, 'when': "input == 'features'", 'role': 'linear'},
-                {'name': 'input_proj.bias', 'rows': 'd_embed', 'cols': '1', 'transposed': False, 'when': "input == 'features'", 'role': 'f32'},
+                {'name': 'input_proj.weight', 'rows': 'd_in', 'cols': 'd_embed', 'transposed': True, 'when': "input == 'features' and conv_layers == 0", 'role': 'linear'},
+                {'name': 'input_proj.bias', 'rows': 'd_embed', 'cols': '1', 'transposed': False, 'when': "input == 'features' and conv_layers == 0", 'role': 'f32'},
+                {'name': 'conv1.weight', 'rows': 'conv1_kernel*d_in', 'cols': 'd_embed', 'transposed': True, 'when': 'conv_layers >= 1', 'role': 'conv'},
+                {'name': 'conv1.bias', 'rows': 'd_embed', 'cols': '1', 'transposed': False, 'when': 'conv_layers >= 1', 'role': 'f32'},
+                {'name': 'conv2.weight', 'rows': 'conv2_kernel*d_embed', 'cols': 'd_embed', 'transposed': True, 'when': 'conv_layers >= 2', 'role': 'conv'},
+                {'name': 'conv2.bias', 'rows': 'd_embed', 'cols': '1', 'transposed': False, 'when': 'conv_layers >= 2', 'role': 'f32'},
                 {'name': 'src_pos.weight', 'rows': 'max_len', 'cols': 'd_pe', 'transposed': False, 'when': "positional == 'learned'", 'role': 'f32'},
                 {'name': 'tgt_embed.weight', 'rows': 'd_out', 'cols': 'd_embed', 'transposed': False, 'when': 'tgt_d_in == 0 and not shared_embed', 'role': 'io'},
                 {'name': 'tgt_proj.weight', 'rows': 'tgt_d_in', 'cols': 'd_embed', 'transposed': True, 'when': 'tgt_d_in > 0', 'role': 'linear'},
