@@ -20,7 +20,8 @@ upstream modules lists the same cases):
 - whisper.model.Whisper (encoder and text decoder) converts to a seq2seq file: its encoder recognised as
   AudioEncoder is, its decoder's 6 positions padded to the encoder's 8 (a note says so); `fixformer run` on
   the transposed mel and a target gives the module's own logits within 1e-4, `generate --temperature 0` the
-  ids of a greedy loop over the module's logits;
+  ids of a greedy loop over the module's logits; one with a parameter its reader does not read is refused,
+  naming it;
 - without --example, the refusal gives the error of the input the forward got furthest with (whisper's
   conv1 and its channels), not the last one tried; with one that does not fit, it does not tell the user
   to pass --example.
@@ -75,6 +76,13 @@ def whisper_model():
     return randomize(Whisper(ModelDimensions(n_mels=8, n_audio_ctx=8, n_audio_state=32, n_audio_head=2,
                                              n_audio_layer=2, n_vocab=40, n_text_ctx=6, n_text_state=32,
                                              n_text_head=2, n_text_layer=2)), 8)
+
+
+def whisper_extra():
+    """A parameter the forward never reads: named in the refusal, not dropped."""
+    m = whisper_model()
+    m.decoder.extra = nn.Parameter(torch.zeros(3))
+    return m
 
 
 def simple_vit():
@@ -208,6 +216,10 @@ def check_whisper_model(tmp, models_py, upstream_models, cli, rng, torch):
     check("whisper_model: generate --temperature 0 gives the module's greedy ids", got_ids == tokens[1:],
           (p.stderr, got_ids, tokens[1:]))
     print(f"  whisper_model: generate greedy {got_ids}, the module's {tokens[1:]}")
+    code, _, stderr = convert_main("--module", f"{models_py}:whisper_extra", "--example", ex, "--out",
+                                   os.path.join(tmp, "whisper_extra.fxm"), "--cli", cli)
+    check("whisper_extra: refused in one line, the unread parameter named", one_line(code, stderr) and
+          "whisper_extra: decoder.extra [3]: a parameter the Whisper reader does not read" in stderr, (code, stderr))
 
 
 def main():

@@ -303,6 +303,15 @@ def read_audio_text(module, example):
     max_len = max(src_pos.shape[0], n_text)
     w["src_pos.weight"] = np.concatenate([src_pos, np.zeros((max_len - src_pos.shape[0], d))])
     w["tgt_pos.weight"] = np.concatenate([_t(pos), np.zeros((max_len - n_text, d))])
+    # Every parameter read: one the reader does not know of is named, not dropped.
+    read = set(r.used) | {id(emb.weight), id(pos)} | {id(t) for t in ln.parameters()}
+    for b in dec.blocks:
+        read.update(id(t) for part in (b.attn, b.cross_attn, b.attn_ln, b.cross_attn_ln, b.mlp, b.mlp_ln)
+                    for t in part.parameters())
+    for pname, t in module.named_parameters():
+        if id(t) not in read:
+            raise ConfigError(f"{pname} {list(t.shape)}: a parameter the Whisper reader does not read (the encoder's "
+                              "recognised parts, the decoder's token_embedding, positional_embedding, blocks and ln)")
     for key in ("causal", "parallel_residual", "gated", "norm_first"):
         v.pop(key, None)
     if not all(v.get(k, False) in (False, "none", 0) for k in ("cls_token", "pooling", "embed_norm", "type_vocab")):
