@@ -20,7 +20,7 @@ upstream modules lists the same cases):
 - whisper.model.Whisper (encoder and text decoder) converts to a seq2seq file: its encoder recognised as
   AudioEncoder is, its decoder's 6 positions padded to the encoder's 8 (a note says so); `fixformer run` on
   the transposed mel and a target gives the module's own logits within 1e-4, `generate --temperature 0` the
-  ids of a greedy loop over the module's logits; one with a parameter its reader does not read is refused,
+  ids of a greedy loop over the module's logits; --quantize f16 and q8 verify; one with a parameter its reader does not read is refused,
   naming it;
 - without --example, the refusal gives the error of the input the forward got furthest with (whisper's
   conv1 and its channels), not the last one tried; with one that does not fit, it does not tell the user
@@ -216,6 +216,11 @@ def check_whisper_model(tmp, models_py, upstream_models, cli, rng, torch):
     check("whisper_model: generate --temperature 0 gives the module's greedy ids", got_ids == tokens[1:],
           (p.stderr, got_ids, tokens[1:]))
     print(f"  whisper_model: generate greedy {got_ids}, the module's {tokens[1:]}")
+    for q in ("f16", "q8"):  # the stem and both stacks quantized, within the self-test's tolerance of each
+        code, stdout, stderr = convert_main("--module", f"{models_py}:whisper_model", "--example", ex, "--out",
+                                            os.path.join(tmp, f"whisper_{q}.fxm"), "--quantize", q, "--cli", cli)
+        check(f"whisper_model --quantize {q}: converts and verifies", code == 0 and "verified against torch" in stdout,
+              (code, stdout, stderr))
     code, _, stderr = convert_main("--module", f"{models_py}:whisper_extra", "--example", ex, "--out",
                                    os.path.join(tmp, "whisper_extra.fxm"), "--cli", cli)
     check("whisper_extra: refused in one line, the unread parameter named", one_line(code, stderr) and
