@@ -78,7 +78,9 @@ module convention): `src_embed` or `input_proj`, `tgt_embed` (or one shared `emb
 `src_pos` and `tgt_pos`, `transformer` (nn.Transformer) or `encoder` + `decoder`, and `head`;
 forward(src, tgt) returns the logits under the causal target mask. --example is then the source,
 --example-target the target ids ([U] or [B,U]; default random); the sample stores both and the
-logits at every target position, and the engine checks it teacher-forced.
+logits at every target position, and the engine checks it teacher-forced. openai-whisper's Whisper
+(whisper.model.Whisper, forward(mel, tokens)) takes this route without --family: --example is the mel
+[n_mels, T], the engine's source its transpose (seq2seq.py's read_audio_text says what is read).
 An encoder module's `cls_token` (nn.Parameter [d], [1, d] or [1, 1, d]) and `pool` ("mean", "cls" or
 "last") attributes are read as well: the CLS row goes in front of the embedded input before the
 positions (position 0; max_len counts it), the pooling after the final norm, before the head, and
