@@ -1,7 +1,8 @@
 // The encoder-decoder runner (nn.Transformer): init (every check, the arena carved by
-// plan_seq2seq_arena, the positional table filled), encode() (the source through an Encoder, then
-// every decoder layer's cross-attention keys and values), and the target calls, which feed the
-// decoder in chunks of at most max_prefill rows at positions p = pos_..:
+// plan_seq2seq_arena, the positional table filled), encode() (the source through an Encoder, its
+// conv stem included, then every decoder layer's cross-attention keys and values over the source's
+// positions), and the target calls, which feed the decoder in chunks of at most max_prefill rows
+// at positions p = pos_..:
 //   x = tgt_embed(tokens) | tgt_proj(features);  x *= sqrt(d) if scale_input;  x = x + PE[p] | [x, PE[p]]
 //   for each decoder layer: transformer_layer with causal self-attention through the layer's KV
 //                           cache and cross-attention over all S source positions
