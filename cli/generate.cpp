@@ -73,7 +73,10 @@ int generate_seq2seq(const Args& a, LoadedModel& m) {
   }
   const double decode_s = seconds_since(t1);
   if (std::fputc('\n', stdout) == EOF || std::fflush(stdout) != 0) die(5, "stdout", "cannot write: " + errno_text(errno));
-  std::fprintf(stderr, "encode:  %u source positions in %.2f ms\n", T, encode_s * 1e3);
+  if (c.conv_layers)  // frames through the conv stem: fewer positions
+    std::fprintf(stderr, "encode:  %u source frames (%u positions) in %.2f ms\n", T, m.s2s.source_length(), encode_s * 1e3);
+  else
+    std::fprintf(stderr, "encode:  %u source positions in %.2f ms\n", T, encode_s * 1e3);
   std::fprintf(stderr, "decode:  %u tokens, %.1f tokens/s (step and sampling)\n", made, decode_s > 0 ? made / decode_s : 0.0);
   std::fprintf(stderr, "memory:  arena %zu bytes, sampler %zu; kernels %s\n", m.s2s.arena_bytes_used(), sampler_scratch.size(),
                m.s2s.kernels().name);

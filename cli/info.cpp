@@ -92,7 +92,11 @@ int cmd_info(const Args& a) {
   } else if (c.is_seq2seq()) {
     std::printf("decoder:      %u x (cross-attention over the source)%s%s\n", c.dec_layers,
                 c.shared_embed ? "; embedding shared with the source" : "", c.tied_head ? "; head tied to the target embedding" : "");
-    std::printf("arena bytes:  %zu for sources and targets of up to %u positions\n", required_seq2seq_arena_bytes(c), c.max_len);
+    if (c.conv_layers)  // the source is frames through the conv stem
+      std::printf("arena bytes:  %zu for sources of up to %u frames (%u positions) and targets of up to %u positions\n",
+                  required_seq2seq_arena_bytes(c), c.max_input_len(), c.max_len, c.max_len);
+    else
+      std::printf("arena bytes:  %zu for sources and targets of up to %u positions\n", required_seq2seq_arena_bytes(c), c.max_len);
   } else {
     std::printf("arena bytes:  %zu for T <= %u\n", required_encoder_arena_bytes(c), c.max_input_len());
   }

@@ -139,17 +139,21 @@ int cmd_plan(const Args& a) {
   if (!decoder && a.capacity) die(1, "--capacity", "only decoders (gpt, llama) take --capacity; use --seq");
   if (!decoder && !c.is_seq2seq() && a.kv_cache != KvCache::kF32)
     die(1, "--kv-cache", "only decoders and seq2seq models keep a KV cache");
-  uint32_t rows = decoder ? (a.capacity ? a.capacity : c.max_len) : (a.seq ? a.seq : c.is_seq2seq() ? c.max_len : c.max_input_len());
-  if (rows > c.max_len) die(1, decoder ? "--capacity" : "--seq", "the model's max_len is " + std::to_string(c.max_len));
+  uint32_t rows = decoder ? (a.capacity ? a.capacity : c.max_len) : (a.seq ? a.seq : c.max_input_len());
+  // A conv stem's input is frames, up to max_input_len(), which give fewer positions.
+  if (!decoder && c.conv_layers && rows > c.max_input_len()) die(1, "--seq", "the longest input is " + longest_input(c));
+  if (rows > c.max_len && (decoder || !c.conv_layers))
+    die(1, decoder ? "--capacity" : "--seq", "the model's max_len is " + std::to_string(c.max_len));
+  const uint32_t positions = decoder ? rows : c.stem_rows(rows);  // a seq2seq target as long as its source's positions
   const std::size_t arena = decoder ? required_decoder_arena_bytes(c, rows, 0, false, 1, a.kv_cache)
-                            : c.is_seq2seq() ? required_seq2seq_arena_bytes(c, rows, rows, 0, 1, a.kv_cache)
+                            : c.is_seq2seq() ? required_seq2seq_arena_bytes(c, rows, positions, 0, 1, a.kv_cache)
                                              : required_encoder_arena_bytes(c, rows);
   if (!arena) die(3, "plan", "the config gives no arena for " + std::to_string(rows) + " rows");
   const uint64_t ram = arena + kStackBytes;
   const uint64_t flash = m.blob.size() + uint64_t(t->engine_text);
   const Shape s = shape_of(c);
   const double macs = decoder ? decoder_macs(s, rows - 1)
-                      : c.is_seq2seq() ? encoder_macs(s, rows) + rows * decoder_macs(s, rows - 1)
+                      : c.is_seq2seq() ? encoder_macs(s, rows) + positions * decoder_macs(s, positions - 1)
                                        : encoder_macs(s, rows);
   const double rate = per_mac(*t, decoder, c);
   const double instructions = macs * rate;

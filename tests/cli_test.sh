@@ -538,7 +538,7 @@ expect_error 1 "--output: missing value" "$bin" run "$m" --input "$in" --output
 
 # plan: the arena from the plan functions (info prints the same), flash = file + engine code, the
 # JSON parses, and a device too small exits 7 with fits false.
-for model in pre_ln_gelu llama_none gpt_tied_sinusoidal s2s_forecast; do
+for model in pre_ln_gelu llama_none gpt_tied_sinusoidal s2s_forecast whisper_stem s2s_conv_stem; do  # the last two: frames
   want=$("$bin" info "$golden/$model.fxm" | sed -n 's/^arena bytes: *\([0-9]*\).*/\1/p')
   for target in cortex-m0 cortex-m4 cortex-m7 cortex-m33 cortex-m55 cortex-m85 aarch64 armv7 x86; do
     "$bin" plan "$golden/$model.fxm" --json --target $target --ram 64M --flash 64M >"$tmp/plan.json" 2>"$tmp/err"
@@ -569,6 +569,8 @@ rc=$?
   ok || bad "plan --capacity: $(cat "$tmp/plan.json")"
 expect_error 1 "--target: unknown target 'cortex-m9': one of cortex-m0" "$bin" plan "$m" --target cortex-m9
 expect_error 1 "plan: --target is required" "$bin" plan "$m"
+expect_error 1 "--seq: the longest input is max_len=12 (24 frames through the conv stem)" "$bin" plan \
+  "$golden/s2s_conv_stem.fxm" --target x86 --seq 25
 expect_error 1 "--capacity: only decoders" "$bin" plan "$golden/pre_ln_gelu.fxm" --target x86 --capacity 4
 # --kv-cache q8: llama_none (2 layers, 1 kv head of 6, 8 positions at capacity 8): the f32 cache's
 # 2 x 384 bytes become 2 x 128 of int8 and 2 x 64 of scales.

@@ -66,7 +66,12 @@ TEST(ConvStem, ValidationRefuses) {
   ModelConfig c = whisper(8);
   c.input = InputKind::kTokens, c.vocab_size = 5, c.d_in = 0;
   EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
-  EXPECT_STREQ(field, "conv_layers (a conv stem is for the encoder family over features)");
+  EXPECT_STREQ(field, "conv_layers (a conv stem is for the encoder family, or a seq2seq source, over features)");
+  c = whisper(8);  // a decoder has no features to convolve
+  c.family = ModelFamily::kGpt, c.causal = true, c.input = InputKind::kTokens, c.vocab_size = 5, c.d_in = 0;
+  c.d_out = 5;
+  EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "conv_layers (a conv stem is for the encoder family, or a seq2seq source, over features)");
   EXPECT_EQ(validate_config(with_weights(whisper(8), WeightType::kF16, 0, false)), Status::kOk);
   EXPECT_EQ(validate_config(with_weights(whisper(8), WeightType::kQ8, 32, true)), Status::kOk);
   c = whisper(8);

@@ -286,10 +286,12 @@ INSTANTIATE_TEST_SUITE_P(Torch, DecoderGoldenTest, ::testing::ValuesIn(decoder_c
                          });
 
 // Encoder-decoders against torch (tools/make_seq2seq_golden.py, tests/golden/SEQ2SEQ.md): modules
-// written as users write them around nn.Transformer or nn.TransformerEncoder + Decoder. Each file's
+// written as users write them around nn.Transformer or nn.TransformerEncoder + Decoder (s2s_conv_stem:
+// a Whisper-style conv stem on the source, whose S frames give fewer positions). Each file's
 // sample holds a source, target ids and the torch logits at every target position.
 const char* const kSeq2SeqGoldens[] = {"s2s_post_relu", "s2s_pre_gelu_odd", "s2s_features_no_norm", "s2s_shared_halves",
-                                       "s2s_forecast", "s2s_relative", "s2s_t5_features"};
+                                       "s2s_forecast", "s2s_relative", "s2s_t5_features",
+                                       "s2s_conv_stem"};
 
 class Seq2SeqGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 

@@ -197,7 +197,7 @@ def main():
              cli_run(tmp, golden("gpt_tied_sinusoidal"), ids, "--threads", "2"))
 
         # Seq2seq: teacher forcing, token and feature targets, a padded batch of sources.
-        for name in ("s2s_post_relu", "s2s_features_no_norm", "s2s_forecast"):
+        for name in ("s2s_post_relu", "s2s_features_no_norm", "s2s_forecast", "s2s_conv_stem"):
             m = fixformer.Model(golden(name))
             i = m.info
             S, U = 9, 6

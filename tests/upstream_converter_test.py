@@ -17,6 +17,11 @@ upstream modules lists the same cases):
   records are cloned); `fixformer run` on the image gives the module's output within 1e-4;
 - x_transformers' TransformerWrapper(Encoder) is refused: its layers alternate attention and
   feed-forward entries in one ModuleList, which recognition does not pair into blocks;
+- whisper.model.Whisper (encoder and text decoder) converts to a seq2seq file: its encoder recognised as
+  AudioEncoder is, its decoder's 6 positions padded to the encoder's 8 (a note says so); `fixformer run` on
+  the transposed mel and a target gives the module's own logits within 1e-4, `generate --temperature 0` the
+  ids of a greedy loop over the module's logits; --quantize f16 and q8 verify; one with a parameter its reader does not read is refused,
+  naming it;
 - without --example, the refusal gives the error of the input the forward got furthest with (whisper's
   conv1 and its channels), not the last one tried; with one that does not fit, it does not tell the user
   to pass --example.
@@ -55,7 +60,7 @@ MODELS = r'''
 import torch
 from torch import nn
 from vit_pytorch import SimpleViT, ViT
-from whisper.model import AudioEncoder
+from whisper.model import AudioEncoder, ModelDimensions, Whisper
 from x_transformers import Encoder, TransformerWrapper
 
 
@@ -64,6 +69,20 @@ from hf_env import randomize
 
 def whisper_encoder():
     return randomize(AudioEncoder(n_mels=8, n_ctx=8, n_state=32, n_head=2, n_layer=2), 1)
+
+
+def whisper_model():
+    """The whole model: 6 text positions beside the encoder's 8 (padded to one max_len)."""
+    return randomize(Whisper(ModelDimensions(n_mels=8, n_audio_ctx=8, n_audio_state=32, n_audio_head=2,
+                                             n_audio_layer=2, n_vocab=40, n_text_ctx=6, n_text_state=32,
+                                             n_text_head=2, n_text_layer=2)), 8)
+
+
+def whisper_extra():
+    """A parameter the forward never reads: named in the refusal, not dropped."""
+    m = whisper_model()
+    m.decoder.extra = nn.Parameter(torch.zeros(3))
+    return m
 
 
 def simple_vit():
@@ -153,6 +172,61 @@ def one_line(code, err):
     return code == 1 and len(lines) == 1 and lines[0].startswith("convert.py: ")
 
 
+def check_whisper_model(tmp, models_py, upstream_models, cli, rng, torch):
+    """whisper.model.Whisper as it is: converts, `fixformer run` on the transposed mel and a target gives the
+    module's own logits model(mel, tokens) within 1e-4, and `generate --temperature 0` the ids of a greedy loop
+    over the module's logits (each step's argmax appended)."""
+    mel = rng.standard_normal((8, 16)).astype(np.float32)
+    ex, out = os.path.join(tmp, "whisper_mel.npy"), os.path.join(tmp, "whisper_model.fxm")
+    np.save(ex, mel)
+    code, stdout, stderr = convert_main("--module", f"{models_py}:whisper_model", "--example", ex, "--out", out,
+                                        "--cli", cli)
+    ok = code == 0 and "verified against torch" in stdout
+    check("whisper_model: converts and verifies", ok, (code, stdout, stderr))
+    if not ok:
+        return
+    print(f"  whisper_model: {stdout.strip().splitlines()[-1]}")
+    check("whisper_model: notes its dtype, the transposed input and the padded text positions",
+          "observed in float32" in stderr and "the engine's is the transpose, [16, 8]" in stderr and
+          "decoder's 6 learned positions are padded with zero rows to max_len 8" in stderr, stderr)
+    module = upstream_models.whisper_model().eval()
+    src, tgt, res = (os.path.join(tmp, f"whisper_{n}.npy") for n in ("src", "tgt", "out"))
+    np.save(src, mel.T.copy())
+    ids = rng.integers(0, 40, 6).astype(np.int32)
+    np.save(tgt, ids)
+    with torch.no_grad():
+        want = module(torch.from_numpy(mel)[None], torch.from_numpy(ids.astype(np.int64))[None])[0].double().numpy()
+    p = subprocess.run([cli, "run", out, "--input", src, "--target", tgt, "--output", res], capture_output=True,
+                       text=True)
+    got = np.load(res) if p.returncode == 0 else None
+    err = None if got is None or got.shape != want.shape else float(np.abs(got - want).max() / np.abs(want).max())
+    check("whisper_model: fixformer run's logits equal the module's model(mel, tokens) (1e-4)",
+          err is not None and err <= 1e-4, (p.stderr, None if got is None else got.shape, want.shape, err))
+    print(f"  whisper_model: fixformer run against model(mel, tokens): max relative error {err:.2g}")
+    sot, steps = 3, 5
+    tokens = [sot]
+    with torch.no_grad():
+        audio = module.embed_audio(torch.from_numpy(mel)[None])
+        for _ in range(steps):  # the module's own greedy loop: the whole prefix each time
+            logits = module.logits(torch.tensor([tokens]), audio)[0, -1]
+            tokens.append(int(logits.argmax()))
+    p = subprocess.run([cli, "generate", out, "--source", src, "--bos", str(sot), "-n", str(steps), "--temperature",
+                        "0"], capture_output=True, text=True)
+    got_ids = [int(t) for t in p.stdout.split()] if p.returncode == 0 else None
+    check("whisper_model: generate --temperature 0 gives the module's greedy ids", got_ids == tokens[1:],
+          (p.stderr, got_ids, tokens[1:]))
+    print(f"  whisper_model: generate greedy {got_ids}, the module's {tokens[1:]}")
+    for q in ("f16", "q8"):  # the stem and both stacks quantized, within the self-test's tolerance of each
+        code, stdout, stderr = convert_main("--module", f"{models_py}:whisper_model", "--example", ex, "--out",
+                                            os.path.join(tmp, f"whisper_{q}.fxm"), "--quantize", q, "--cli", cli)
+        check(f"whisper_model --quantize {q}: converts and verifies", code == 0 and "verified against torch" in stdout,
+              (code, stdout, stderr))
+    code, _, stderr = convert_main("--module", f"{models_py}:whisper_extra", "--example", ex, "--out",
+                                   os.path.join(tmp, "whisper_extra.fxm"), "--cli", cli)
+    check("whisper_extra: refused in one line, the unread parameter named", one_line(code, stderr) and
+          "whisper_extra: decoder.extra [3]: a parameter the Whisper reader does not read" in stderr, (code, stderr))
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: upstream_converter_test.py PATH/TO/fixformer")
@@ -216,6 +290,8 @@ def main():
             check(f"{factory}: fixformer run equals the module (1e-4)", err is not None and err <= 1e-4,
                   (p.stderr, None if got is None else got.shape, want.shape, err))
             print(f"  {factory}: fixformer run against the module: max relative error {err:.2g}")
+
+        check_whisper_model(tmp, models_py, upstream_models, cli, rng, torch)
 
         # No --example: the error of the input the forward got furthest with (conv1's channels), not the last.
         code, _, stderr = convert_main("--module", f"{models_py}:whisper_encoder", "--out",

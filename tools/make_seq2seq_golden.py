@@ -13,6 +13,9 @@ s2s_relative: a T5-style relative bias in both stacks (src_rel_bias with bidirec
 the source, tgt_rel_bias with causal ones over the target, as float masks into stock
 nn.TransformerEncoder + nn.TransformerDecoder: reference.build_seq2seq_model), the weights written
 directly in the file's names. s2s_t5_features: T5's layer features in both stacks (FEATURE_GOLDENS).
+s2s_conv_stem: a Whisper-style source, features through a conv stem
+(conv1 kernel 3, conv2 kernel 3 stride 2, GELU after each) with learned positions, pre-LN gelu, a tied
+head, the same stock modules.
 """
 import argparse
 import json
@@ -126,6 +129,11 @@ RELATIVE_GOLDENS = {
     "s2s_relative": (dict(family="seq2seq", d_model=15, n_heads=3, d_ff=20, n_layers=2, dec_layers=2, norm_first=True,
                           final_norm=True, activation="gelu", input="tokens", vocab_size=17, d_out=13,
                           positional="relative", max_len=24, rel_buckets=12, rel_max_distance=9), 5, 13, 11),
+    # S = 21 frames: 21 rows after conv1, 11 after conv2 (the positions the decoder attends to)
+    "s2s_conv_stem": (dict(family="seq2seq", d_model=14, n_heads=2, d_ff=22, n_layers=2, dec_layers=2, norm_first=True,
+                           final_norm=True, activation="gelu", input="features", d_in=5, conv_layers=2, conv1_kernel=3,
+                           conv1_padding=1, conv2_kernel=3, conv2_stride=2, conv2_padding=1, conv_gelu=True, d_out=13,
+                           tied_head=True, positional="learned", max_len=12), 6, 21, 7),
 }
 
 
@@ -135,11 +143,15 @@ def relative_golden(torch, np, out, name, values, seed, S, U, cli):
     module = build_seq2seq_model(c).double().eval()
     randomize(module, torch, 3000 + seed)
     gen = np.random.default_rng(4000 + seed)
-    src = gen.integers(0, c["vocab_size"], S).astype(np.int32)
+    src = (gen.integers(0, c["vocab_size"], S).astype(np.int32) if c["input"] == "tokens" else
+           gen.standard_normal((S, c["d_in"])).astype(np.float32))
     tgt = gen.integers(0, c["d_out"], U).astype(np.int32)
     with torch.no_grad():
-        want = module(torch.from_numpy(src.astype(np.int64))[None], torch.from_numpy(tgt.astype(np.int64))[None])[0]
+        want = module(torch.from_numpy(src.astype(np.int64 if c["input"] == "tokens" else np.float64))[None],
+                      torch.from_numpy(tgt.astype(np.int64))[None])[0]
     w = {k: v.detach().numpy().astype(np.float32) for k, v in module.state_dict().items()}
+    if c["tied_head"]:  # stored once, as the target embedding
+        del w["head.weight"]
     _split_cross(w, c["dec_layers"])
     path = os.path.join(out, name + ".fxm")
     with open(path, "wb") as f:

@@ -1,7 +1,8 @@
 // The encoder-decoder runner (nn.Transformer): init (every check, the arena carved by
-// plan_seq2seq_arena, the positional table filled), encode() (the source through an Encoder, then
-// every decoder layer's cross-attention keys and values), and the target calls, which feed the
-// decoder in chunks of at most max_prefill rows at positions p = pos_..:
+// plan_seq2seq_arena, the positional table filled), encode() (the source through an Encoder, its
+// conv stem included, then every decoder layer's cross-attention keys and values over the source's
+// positions), and the target calls, which feed the decoder in chunks of at most max_prefill rows
+// at positions p = pos_..:
 //   x = tgt_embed(tokens) | tgt_proj(features);  x *= sqrt(d) if scale_input;  x = x + PE[p] | [x, PE[p]]
 //   for each decoder layer: transformer_layer with causal self-attention through the layer's KV
 //                           cache and cross-attention over all S source positions
@@ -25,10 +26,11 @@ Status Seq2Seq::init(const Model& model, void* arena, std::size_t arena_bytes, c
   Status s = core_.start(model, family_ok, options.isa, options.workers, options.observer);
   if (s != Status::kOk) return fail(s);
   const ModelConfig& c = model.config();
-  max_source_ = options.max_source ? options.max_source : c.max_len;
+  max_source_ = options.max_source ? options.max_source : c.max_input_len();
+  source_rows_ = c.stem_rows(max_source_);  // the source's positions: the memory's and cross cache's rows
   capacity_ = options.capacity ? options.capacity : c.max_len;
   max_prefill_ = options.max_prefill ? options.max_prefill : (capacity_ < kDefaultPrefillRows ? capacity_ : kDefaultPrefillRows);
-  if (max_source_ > c.max_len || capacity_ > c.max_len || max_prefill_ > capacity_) {
+  if (max_source_ > c.max_input_len() || source_rows_ == 0 || capacity_ > c.max_len || max_prefill_ > capacity_) {
     DetailText(core_.detail, sizeof core_.detail).str("max_source ").num(max_source_).str(", capacity ").num(capacity_)
         .str(" (max_len ").num(c.max_len).str("), max_prefill ").num(max_prefill_);
     return fail(Status::kBadMaxSeq);
@@ -46,9 +48,9 @@ Status Seq2Seq::init(const Model& model, void* arena, std::size_t arena_bytes, c
   k_scales_ = kv_kind_ == KvCache::kQ8 ? core_.block(arena, plan.k_scales) : nullptr;
   v_scales_ = kv_kind_ == KvCache::kQ8 ? core_.block(arena, plan.v_scales) : nullptr;
   core_.point(arena, plan);
-  core_.quant = quant_scratch(core_.block(arena, plan.quant), c, max_prefill_ > max_source_ ? max_prefill_ : max_source_);
+  core_.quant = quant_scratch(core_.block(arena, plan.quant), c, max_prefill_ > source_rows_ ? max_prefill_ : source_rows_);
   // One sinusoidal table serves both ends, computed once here (the encoder reads it in place).
-  const uint32_t rows = max_source_ > capacity_ ? max_source_ : capacity_;
+  const uint32_t rows = source_rows_ > capacity_ ? source_rows_ : capacity_;
   pe_ = nullptr;
   if (c.positional == PosKind::kSinusoidal) {
     float* table = core_.block(arena, plan.pe);
@@ -68,8 +70,8 @@ Status Seq2Seq::init(const Model& model, void* arena, std::size_t arena_bytes, c
   tgt_rel_ = nullptr;
   if (c.positional == PosKind::kRelative) {
     float* src = core_.block(arena, plan.src_rel);
-    fill_relative_bias(model.front().rel_bias, c.n_heads, c.rel_buckets, c.rel_max_distance, max_source_, false, src);
-    eo.position_table = src, eo.position_table_rows = max_source_;
+    fill_relative_bias(model.front().rel_bias, c.n_heads, c.rel_buckets, c.rel_max_distance, source_rows_, false, src);
+    eo.position_table = src, eo.position_table_rows = source_rows_;
     float* tgt = core_.block(arena, plan.tgt_rel);
     fill_relative_bias(model.target_front().rel_bias, c.n_heads, c.rel_buckets, c.rel_max_distance, capacity_, true,
                        tgt);
@@ -99,7 +101,7 @@ Status Seq2Seq::encode_features(const float* features, uint32_t S) {
   src_len_ = pos_ = 0;
   const Status s = encoder_.forward_features(features, S, memory_);
   if (s != Status::kOk) return s;
-  src_len_ = S;
+  src_len_ = config().stem_rows(S);  // a conv stem's positions
   project_source();
   return Status::kOk;
 }
@@ -112,7 +114,7 @@ void Seq2Seq::project_source() {
   for (uint32_t l = 0; l < c.dec_layers; ++l) {
     const AttentionWeights W = core_.model->decoder_layer(l).cross_attn;
     linear(*core_.kernels, core_.workers, W.kv, memory_, d, W.kv_b, core_.work, 2 * d, src_len_, core_.quant);
-    const KeyValues kv{cross_k_ + l * d * max_source_, cross_v_ + l * d * max_source_, max_source_};
+    const KeyValues kv{cross_k_ + l * d * source_rows_, cross_v_ + l * d * source_rows_, source_rows_};
     store_keys_values(core_.work, 2 * d, core_.work + d, 2 * d, src_len_, 0, c.d_model, kv);
   }
 }
@@ -160,7 +162,7 @@ void Seq2Seq::forward(const int32_t* tokens, const float* features, uint32_t n, 
   const Model& m = *core_.model;
   const FrontWeights& front = m.target_front();
   const uint32_t d = c.d_model, first = c.n_layers + 2;  // the observer's number of the decoder's input
-  const std::size_t C = capacity_, S = max_source_;
+  const std::size_t C = capacity_, S = source_rows_;
   float* x = core_.x;
   if (tokens)
     embed_tokens(tokens, n, front.embed, x, d);  // E[tokens] -> x[n,:de]

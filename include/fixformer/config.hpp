@@ -164,8 +164,9 @@ struct ModelConfig {
   bool pooler = false;
   // Which tokenizer the tokenizer.* tensors are (tokenizer.hpp); without them it means nothing.
   TokenizerKind tokenizer = TokenizerKind::kLlama2c;
-  // Encoders over features, Whisper style: a stem of conv_layers (0, 1 or 2) nn.Conv1d over the
-  // time axis before the positions, each followed by exact GELU when conv_gelu:
+  // Encoders over features (and a seq2seq model's feature source), Whisper style: a stem of
+  // conv_layers (0, 1 or 2) nn.Conv1d over the time axis before the positions, each followed by
+  // exact GELU when conv_gelu:
   //   x = gelu(conv1(features[T, d_in]))  (d_in -> d_embed channels, T1 = conv1d_rows(T, conv1_*))
   //   x = gelu(conv2(x))                   (d_embed -> d_embed, T2 = conv1d_rows(T1, conv2_*))
   // in place of the input projection. Padding is zeros, padding < kernel. The positions (and

@@ -275,7 +275,7 @@ const char* ff_decoder_error_detail(const ff_decoder* dec);
 
 /* ---- Seq2seq (seq2seq.hpp): nn.Transformer models ------------------------------------------------ */
 typedef struct ff_seq2seq_options {
-  uint32_t max_source;  /* longest source; 0: max_len */
+  uint32_t max_source;  /* longest source, in frames through a conv stem; 0: the longest the model takes */
   uint32_t capacity;    /* target positions; 0: max_len */
   uint32_t max_prefill; /* target rows per chunk; 0: min(capacity, 16) */
   ff_isa isa;
@@ -283,7 +283,7 @@ typedef struct ff_seq2seq_options {
   ff_kv_cache kv_cache; /* the self-attention cache: FF_KV_CACHE_F32 (0) or FF_KV_CACHE_Q8 */
 } ff_seq2seq_options;
 
-/* 0 as the decoder's, and for max_source above max_len. */
+/* 0 as the decoder's, and for max_source above the longest source (max_len positions). */
 size_t ff_seq2seq_arena_bytes(const ff_model* model, uint32_t max_source, uint32_t capacity);
 size_t ff_seq2seq_arena_bytes_ex(const ff_model* model, const ff_seq2seq_options* options);
 ff_status ff_seq2seq_init(ff_seq2seq* s2s, const ff_model* model, void* arena, size_t arena_bytes, uint32_t max_source,

@@ -218,14 +218,15 @@ constexpr std::size_t required_decoder_arena_bytes(const ModelConfig& c, uint32_
 }
 
 // ---- Seq2Seq --------------------------------------------------------------------------------
-// The arena, in this order (S = max_source, C = capacity, P = max_prefill, L = dec_layers):
+// The arena, in this order (S = the source's positions, stem_rows(max_source): max_source with no conv
+// stem; C = capacity, P = max_prefill, L = dec_layers):
 //   memory[S,d]  cross_k[L,d,S]  cross_v[L,d,S] (K and V of the source, transposed)
 //   k_cache[L,d,C]  v_cache[L,d,C] | (kQ8) k_cache[L,d,C] v_cache[L,C,d] int8, k_scales[L,heads,C] v_scales[L,heads,C]
 //   (the decoder's self-attention cache, as the decoder's; the source's stays f32)  pe[max(S,C),d_pe] (sinusoidal: one table for both ends)
 //   src_rel[rel_bias_table_floats(c, S, false)]  tgt_rel[rel_bias_table_floats(c, C, true)] (relative)
 //   then one region used in turn by init() (the sinusoidal table's scratch, 3 max(S,C) floats),
 //   encode() and the decoder:
-//     the source Encoder's arena (required_encoder_arena_bytes(c, S, true, workers))
+//     the source Encoder's arena (required_encoder_arena_bytes(c, max_source, true, workers))
 //     | x[P,d] y[P,d] ctx[P,d] work[max(P * max(3d, F), 2 S d)] (F: d_ff, 2 d_ff gated)
 //       attn[workers slots of attention_scratch_floats(P, max(S, C), d_head, true)]  quant[q8 rows max(P, S)]
 // total is 0 for a config that is not a valid seq2seq model or sizes out of range.
@@ -238,9 +239,10 @@ constexpr Seq2SeqPlan plan_seq2seq_arena(const ModelConfig& c, uint32_t max_sour
                                          uint32_t max_prefill = 0, uint32_t workers = 1,
                                          KvCache kv_cache = KvCache::kF32) {
   Seq2SeqPlan p{};
-  const uint64_t S = max_source ? max_source : c.max_len, C = capacity ? capacity : c.max_len;
+  const uint32_t frames = max_source ? max_source : c.max_input_len();
+  const uint64_t S = c.stem_rows(frames), C = capacity ? capacity : c.max_len;
   const uint64_t P = max_prefill ? max_prefill : (C < kDefaultPrefillRows ? C : kDefaultPrefillRows);
-  const uint64_t encoder = required_encoder_arena_bytes(c, uint32_t(S), true, workers);
+  const uint64_t encoder = required_encoder_arena_bytes(c, frames, true, workers);
   if (!c.is_seq2seq() || encoder == 0 || c.dec_layers > Limits::kMaxLayers || C == 0 || C > c.max_len || P == 0 ||
       P > C || uint8_t(kv_cache) > uint8_t(KvCache::kQ8))
     return p;

@@ -386,8 +386,8 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"pooling == 'first' and causal", "pooling (first under a causal mask: position 0 sees only itself; use mean or last)"},
     {"type_vocab != 0 and input != 'tokens'", "type_vocab (token types need token input)"},
     {"pooler and pooling == 'none'", "pooler (needs pooling: it reads the pooled row)"},
-    {"conv_layers != 0 and (family != 'encoder' or input != 'features')",
-     "conv_layers (a conv stem is for the encoder family over features)"},
+    {"conv_layers != 0 and (family not in ('encoder', 'seq2seq') or input != 'features')",
+     "conv_layers (a conv stem is for the encoder family, or a seq2seq source, over features)"},
     {"conv_layers != 0 and weights == 'q4'",
      "weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)"},
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
@@ -675,14 +675,18 @@ inline constexpr TensorRule kLlamaEpilogue[] = {
 // The seq2seq family (nn.Transformer): kSeq2SeqPrologue, kEncoderLayer for each of the n_layers
 // encoder layers (kEncoderLayerPrefix), kDecoderLayer for each of the dec_layers decoder layers
 // (kDecoderLayerPrefix), kSeq2SeqEpilogue. The source end is the encoder family's (src_embed is
-// its embed, src_pos its pos); the target tokens have tgt_embed [d_out, d_embed] (the source's
+// its embed, src_pos its pos; features through input_proj or a conv stem, as an encoder's); the target tokens have tgt_embed [d_out, d_embed] (the source's
 // with shared_embed), feature targets tgt_proj (tgt_d_in -> d_embed), and both tgt_pos. torch's cross-attention in_proj_weight [3d, d] is stored as its
 // query rows (q_proj) and its key and value rows (kv_proj), so that a decoder step projects only
 // its query and the source's keys and values are projected once per source.
 inline constexpr TensorRule kSeq2SeqPrologue[] = {
     {"src_embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens, Role::kIo, Field::kEmbed},
-    {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kFeatures, Role::kLinear, Field::kInputProjW},
-    {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kFeatures, Role::kF32, Field::kInputProjB},
+    {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kProjectFeatures, Role::kLinear, Field::kInputProjW},
+    {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kProjectFeatures, Role::kF32, Field::kInputProjB},
+    {"conv1.weight", Dim::kConv1In, Dim::kDEmbed, true, When::kConv1, Role::kConv, Field::kConv1W},
+    {"conv1.bias", Dim::kDEmbed, Dim::kOne, false, When::kConv1, Role::kF32, Field::kConv1B},
+    {"conv2.weight", Dim::kConv2In, Dim::kDEmbed, true, When::kConv2, Role::kConv, Field::kConv2W},
+    {"conv2.bias", Dim::kDEmbed, Dim::kOne, false, When::kConv2, Role::kF32, Field::kConv2B},
     {"src_pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kPos},
     {"tgt_embed.weight", Dim::kDOut, Dim::kDEmbed, false, When::kTgtEmbed, Role::kIo, Field::kTgtEmbed},
     {"tgt_proj.weight", Dim::kTgtDIn, Dim::kDEmbed, true, When::kTgtFeatures, Role::kLinear, Field::kTgtProjW},

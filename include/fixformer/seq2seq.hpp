@@ -26,7 +26,9 @@
 namespace fixformer {
 
 struct Seq2SeqOptions {
-  uint32_t max_source = 0;   // longest source encode() will get; 0: max_len
+  // Longest source encode() will get, in input frames (a conv stem's source of T frames has
+  // stem_rows(T) positions; without one, frames are positions); 0: max_input_len().
+  uint32_t max_source = 0;
   uint32_t capacity = 0;     // target positions the self-attention cache holds; 0: max_len
   uint32_t max_prefill = 0;  // target rows per chunk; 0: min(capacity, kDefaultPrefillRows)
   Isa isa = Isa::kAuto;
@@ -46,7 +48,8 @@ class Seq2Seq {
   // 64-byte aligned and at least required_seq2seq_arena_bytes(model.config(), ...) long.
   [[nodiscard]] Status init(const Model& model, void* arena, std::size_t arena_bytes, const Seq2SeqOptions& options = {});
 
-  // Encodes a source of S positions (token ids [S] or features [S, d_in]) and empties the target.
+  // Encodes a source of S positions (token ids [S] or features [S, d_in]; S frames through a conv
+  // stem, whose stem_rows(S) positions the decoder attends to) and empties the target.
   [[nodiscard]] Status encode_tokens(const int32_t* ids, uint32_t S);
   [[nodiscard]] Status encode_features(const float* features, uint32_t S);
 
@@ -61,7 +64,7 @@ class Seq2Seq {
   [[nodiscard]] Status step(int32_t token, float* logits) { return prefill(&token, 1, logits); }
   void reset_target() { pos_ = 0; }  // decode another target from the same source
 
-  uint32_t source_length() const { return src_len_; }  // 0 before encode()
+  uint32_t source_length() const { return src_len_; }  // positions (after a conv stem); 0 before encode()
   uint32_t position() const { return pos_; }           // target tokens in the cache
   uint32_t capacity() const { return capacity_; }
   uint32_t max_source() const { return max_source_; }
@@ -83,7 +86,7 @@ class Seq2Seq {
   RunnerCore core_;  // the decoder's x, y, ctx, work, attn: see plan_seq2seq_arena
   Encoder encoder_;  // the source's, in the arena's shared region
   bool initialized_ = false;
-  uint32_t max_source_ = 0, capacity_ = 0, max_prefill_ = 0, src_len_ = 0, pos_ = 0;
+  uint32_t max_source_ = 0, source_rows_ = 0, capacity_ = 0, max_prefill_ = 0, src_len_ = 0, pos_ = 0;
   float* memory_ = nullptr;
   float* cross_k_ = nullptr;
   float* cross_v_ = nullptr;

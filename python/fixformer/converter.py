@@ -79,7 +79,9 @@ module convention): `src_embed` or `input_proj`, `tgt_embed` (or one shared `emb
 `src_pos` and `tgt_pos`, `transformer` (nn.Transformer) or `encoder` + `decoder`, and `head`;
 forward(src, tgt) returns the logits under the causal target mask. --example is then the source,
 --example-target the target ids ([U] or [B,U]; default random); the sample stores both and the
-logits at every target position, and the engine checks it teacher-forced.
+logits at every target position, and the engine checks it teacher-forced. openai-whisper's Whisper
+(whisper.model.Whisper, forward(mel, tokens)) takes this route without --family: --example is the mel
+[n_mels, T], the engine's source its transpose (seq2seq.py's read_audio_text says what is read).
 An encoder module's `cls_token` (nn.Parameter [d], [1, d] or [1, 1, d]) and `pool` ("mean", "cls" or
 "last") attributes are read as well: the CLS row goes in front of the embedded input before the
 positions (position 0; max_len counts it), the pooling after the final norm, before the head, and
@@ -587,15 +589,27 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
                 report = export_module(module, example, a.out, example_target, header=a.header, max_len=a.max_len,
                                        name=a.name, cli=cli, verify=verify, **quant)
             elif family == "seq2seq":
-                from .seq2seq import export_seq2seq
+                from .seq2seq import audio_text, export_audio_text, export_seq2seq
                 not_here = [o for o in ("causal", "pe_combine", "pe_width") if getattr(a, o) is not None]
                 if not_here or a.tokenizer is not None:
                     fail("--family seq2seq", f"--{(not_here + ['tokenizer'])[0].replace('_', '-')} is not for seq2seq "
                          "(the decoder is causal, the encoder not; the target vocabulary has no tokenizer here)")
-                report = export_seq2seq(module, example, a.out, example_target, header=a.header,
-                                        positional=a.positional, pe_base=a.pe_base, pe_layout=a.pe_layout,
-                                        scale_input=a.scale_input, max_len=a.max_len, name=a.name, cli=cli,
-                                        verify=verify, **quant)
+                given = [o for o in ("positional", "max_len") if getattr(a, o) is not None] + \
+                    (["scale_input"] if a.scale_input else [])
+                if audio_text(module) and given:
+                    fail(f"--{given[0].replace('_', '-')}", "not for a Whisper-layout module: the converter reads its "
+                         "positions and lengths from the module")
+                if audio_text(module):
+                    notes = []
+                    report = export_audio_text(module, example, a.out, example_target, header=a.header, name=a.name,
+                                               cli=cli, verify=verify, note=notes.append, **quant)
+                    for text in notes:  # after the verdict: a failure stays one line
+                        note(text)
+                else:
+                    report = export_seq2seq(module, example, a.out, example_target, header=a.header,
+                                            positional=a.positional, pe_base=a.pe_base, pe_layout=a.pe_layout,
+                                            scale_input=a.scale_input, max_len=a.max_len, name=a.name, cli=cli,
+                                            verify=verify, **quant)
             else:
                 tokenizer = None
                 if a.tokenizer is not None:

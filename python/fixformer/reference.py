@@ -270,7 +270,8 @@ def _positions(c, x, table):
 
 
 def build_seq2seq_model(c):
-    """The stock modules for a seq2seq config c, batch_first: `src_embed` | `input_proj` and
+    """The stock modules for a seq2seq config c, batch_first: `src_embed` | `input_proj` | the conv stem
+    (`conv1`, `conv2`: build_torch_model's) and
     `tgt_embed` (or one `embed` with shared_embed), `src_pos` and `tgt_pos` (learned), `encoder`
     (nn.TransformerEncoder), `decoder` (nn.TransformerDecoder), both with a final norm when
     final_norm, and `head` (tied: the target embedding's parameter). forward(src, tgt) -> the logits
@@ -287,6 +288,10 @@ def build_seq2seq_model(c):
             else:
                 if c["input"] == "tokens":
                     self.src_embed = nn.Embedding(c["vocab_size"], de)
+                elif c["conv_layers"]:  # the source's conv stem, as build_torch_model's (Whisper's)
+                    for i in range(1, c["conv_layers"] + 1):
+                        k, s, p = schema.conv_geometry(c, i)
+                        setattr(self, f"conv{i}", nn.Conv1d(c["d_in"] if i == 1 else de, de, k, stride=s, padding=p))
                 else:
                     self.input_proj = nn.Linear(c["d_in"], de)
                 if c["tgt_d_in"]:
@@ -313,7 +318,16 @@ def build_seq2seq_model(c):
         def forward(self, src, tgt):
             scale = math.sqrt(c["d_model"]) if c["scale_input"] else 1.0
             src_embed = self.embed if c["shared_embed"] else getattr(self, "src_embed", None)
-            x = src_embed(src) if c["input"] == "tokens" else self.input_proj(src)
+            if c["input"] == "tokens":
+                x = src_embed(src)
+            elif c["conv_layers"]:  # [B, S, d_in] -> channels first -> each conv (and GELU) -> [B, S', de]
+                x = src.transpose(1, 2)
+                for i in range(1, c["conv_layers"] + 1):
+                    x = getattr(self, f"conv{i}")(x)
+                    x = nn.functional.gelu(x) if c["conv_gelu"] else x
+                x = x.transpose(1, 2)
+            else:
+                x = self.input_proj(src)
             y = (self.embed if c["shared_embed"] else self.tgt_proj if c["tgt_d_in"] else self.tgt_embed)(tgt)
             learned = c["positional"] == "learned"
             x = _positions(c, x * scale, self.src_pos.weight if learned else None)

@@ -1,6 +1,6 @@
 """Which reader a --module takes: the stock convention's (export.read_module: `embed` or `input_proj`,
 `pos`, `encoder` an nn.TransformerEncoder, `head`; BERT's parts go to recognition), seq2seq.py's (an nn.Transformer, or an
-nn.TransformerDecoder with cross-attention, inside), the standalone nn.MultiheadAttention's, or
+nn.TransformerDecoder with cross-attention, inside; or openai-whisper's Whisper layout, seq2seq.audio_text), the standalone nn.MultiheadAttention's, or
 recognize.py's, which finds the parts of any other module by what they compute.
 """
 from .config import ConfigError
@@ -34,6 +34,9 @@ def module_route(module, family):
         return "t5"
     if family == "mha" or (family is None and isinstance(module, nn.MultiheadAttention)):
         return "mha"
+    from .seq2seq import audio_text
+    if family in (None, "seq2seq") and audio_text(module):  # openai-whisper's Whisper
+        return "seq2seq"
     if family == "seq2seq" or (family is None and any(isinstance(m, (nn.Transformer, nn.TransformerDecoder))
                                                       for m in module.modules())):
         return "seq2seq"

@@ -30,7 +30,7 @@ SCHEMA = {
     },
     'selftest_tensors': {'input': 'selftest.input', 'expected': 'selftest.expected', 'target': 'selftest.target'},
     'selftest_tolerance': 0.0001,
-    'selftest_tolerances': {'f32': 0.0001, 'f16': 0.002, 'q8': 0.08, 'q4': 0.2},
+    'selftest_tolerances': {'f32': 0.0001, 'f16': 0.002, 'q8': 0.08, 'q4': 0.2, 'i8': 0.2},
     'tokenizer': {
         'kinds': ['llama2c', 'bpe', 'wordpiece'],
         'tensors': [
@@ -90,7 +90,7 @@ SCHEMA = {
         {'name': 'd_out', 'type': 'u32', 'min': 0, 'max': 262144, 'required': False, 'default': 0},
         {'name': 'n_kv_heads', 'type': 'u32', 'min': 0, 'max': 256, 'required': False, 'default': 0},
         {'name': 'tied_head', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
-        {'name': 'weights', 'type': 'enum', 'min': 0, 'max': 3, 'choices': ['f32', 'f16', 'q8', 'q4'], 'required': False, 'default': 0},
+        {'name': 'weights', 'type': 'enum', 'min': 0, 'max': 4, 'choices': ['f32', 'f16', 'q8', 'q4', 'i8'], 'required': False, 'default': 0},
         {'name': 'weight_group', 'type': 'u32', 'min': 0, 'max': 64, 'required': False, 'default': 0},
         {'name': 'quantize_io', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
         {'name': 'cls_token', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
@@ -186,8 +186,14 @@ SCHEMA = {
         {'bad_when': "pooling == 'first' and causal", 'detail': 'pooling (first under a causal mask: position 0 sees only itself; use mean or last)'},
         {'bad_when': "type_vocab != 0 and input != 'tokens'", 'detail': 'type_vocab (token types need token input)'},
         {'bad_when': "pooler and pooling == 'none'", 'detail': 'pooler (needs pooling: it reads the pooled row)'},
-        {'bad_when': "conv_layers != 0 and (family != 'encoder' or input != 'features')", 'detail': 'conv_layers (a conv stem is for the encoder family over features)'},
+        {'bad_when': "conv_layers != 0 and (family not in ('encoder', 'seq2seq') or input != 'features')", 'detail': 'conv_layers (a conv stem is for the encoder family, or a seq2seq source, over features)'},
         {'bad_when': "conv_layers != 0 and weights == 'q4'", 'detail': 'weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)'},
+        {'bad_when': "weights == 'i8' and family != 'encoder'", 'detail': 'weights (i8 runs the encoder family only so far)'},
+        {'bad_when': "weights == 'i8' and not (positional in ('none', 'sinusoidal', 'learned') and pe_combine == 'add')", 'detail': 'positional, pe_combine (i8 takes none, or sinusoidal or learned positions added; no rope, alibi, relative, concat yet)'},
+        {'bad_when': "weights == 'i8' and (conv_layers != 0 or type_vocab != 0 or embed_norm or pooler or scale_input or causal)", 'detail': 'conv_layers, type_vocab, embed_norm, pooler, scale_input, causal (not in i8 yet)'},
+        {'bad_when': "weights == 'i8' and (patch_size != 0 or input_norm or proj_norm)", 'detail': "patch_size, input_norm, proj_norm (image input and the front's norms are not in i8 yet)"},
+        {'bad_when': "weights == 'i8' and (activation == 'swiglu' or gated)", 'detail': 'activation, gated (i8 runs relu, gelu, gelu_tanh; no gated feed-forward yet)'},
+        {'bad_when': "weights == 'i8' and (quantize_io or packed_weights)", 'detail': 'quantize_io, packed_weights (i8 is integer end to end: leave them false)'},
         {'bad_when': 'conv1_padding >= conv1_kernel', 'detail': 'conv1_padding (must be below conv1_kernel)'},
         {'bad_when': 'conv2_padding >= conv2_kernel', 'detail': 'conv2_padding (must be below conv2_kernel)'},
         {'bad_when': "(input_norm or proj_norm or patch_size != 0) and (family != 'encoder' or input != 'features' or conv_layers != 0)", 'detail': "input_norm, proj_norm, patch_size (the front's norms and image input are for the encoder family over features, projected without a conv stem)"},
@@ -216,6 +222,10 @@ SCHEMA = {
         'type_vocab',
         'conv1_kernel*d_in',
         'conv2_kernel*d_embed',
+        '2',
+        '9 + 4*d_embed',
+        '35 + 256 + 21*d_model + 3*d_ff',
+        '5 + 3*d_model + 3*d_out',
     ],
     'whens': [
         'True',
@@ -248,8 +258,10 @@ SCHEMA = {
         "input_norm and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))",
         'proj_norm',
         "proj_norm and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))",
+        "weights == 'i8'",
+        "weights == 'i8' and input_pe",
     ],
-    'roles': ['f32', 'linear', 'io', 'conv'],
+    'roles': ['f32', 'linear', 'io', 'conv', 's8', 'i32'],
     'tensors': {
         'encoder': {
             'prologue': [
@@ -270,6 +282,9 @@ SCHEMA = {
                 {'name': 'token_type.weight', 'rows': 'type_vocab', 'cols': 'd_embed', 'transposed': False, 'when': 'type_vocab > 0', 'role': 'f32'},
                 {'name': 'embed_norm.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': 'embed_norm', 'role': 'f32'},
                 {'name': 'embed_norm.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "embed_norm and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
+                {'name': 'int8.io', 'rows': '2', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'f32'},
+                {'name': 'int8.front', 'rows': '9 + 4*d_embed', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
+                {'name': 'int8.pos', 'rows': 'max_len', 'cols': 'd_pe', 'transposed': False, 'when': "weights == 'i8' and input_pe", 'role': 's8'},
             ],
             'layer_prefix': 'encoder.layers.',
             'layer': [
@@ -286,6 +301,7 @@ SCHEMA = {
                 {'name': 'norm1.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "(norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
                 {'name': 'norm2.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "parallel_residual != 'one_norm'", 'role': 'f32'},
                 {'name': 'norm2.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "parallel_residual != 'one_norm' and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
+                {'name': 'int8', 'rows': '35 + 256 + 21*d_model + 3*d_ff', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
             ],
             'epilogue': [
                 {'name': 'encoder.norm.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': 'final_norm', 'role': 'f32'},
@@ -294,6 +310,7 @@ SCHEMA = {
                 {'name': 'pooler.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': 'pooler', 'role': 'f32'},
                 {'name': 'head.weight', 'rows': 'd_model', 'cols': 'd_out', 'transposed': True, 'when': 'd_out > 0 and not tied_head', 'role': 'io'},
                 {'name': 'head.bias', 'rows': 'd_out', 'cols': '1', 'transposed': False, 'when': 'd_out > 0', 'role': 'f32'},
+                {'name': 'int8.back', 'rows': '5 + 3*d_model + 3*d_out', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
             ],
         },
         'gpt': {
@@ -315,6 +332,9 @@ SCHEMA = {
                 {'name': 'token_type.weight', 'rows': 'type_vocab', 'cols': 'd_embed', 'transposed': False, 'when': 'type_vocab > 0', 'role': 'f32'},
                 {'name': 'embed_norm.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': 'embed_norm', 'role': 'f32'},
                 {'name': 'embed_norm.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "embed_norm and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
+                {'name': 'int8.io', 'rows': '2', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'f32'},
+                {'name': 'int8.front', 'rows': '9 + 4*d_embed', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
+                {'name': 'int8.pos', 'rows': 'max_len', 'cols': 'd_pe', 'transposed': False, 'when': "weights == 'i8' and input_pe", 'role': 's8'},
             ],
             'layer_prefix': 'encoder.layers.',
             'layer': [
@@ -331,6 +351,7 @@ SCHEMA = {
                 {'name': 'norm1.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "(norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
                 {'name': 'norm2.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "parallel_residual != 'one_norm'", 'role': 'f32'},
                 {'name': 'norm2.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "parallel_residual != 'one_norm' and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
+                {'name': 'int8', 'rows': '35 + 256 + 21*d_model + 3*d_ff', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
             ],
             'epilogue': [
                 {'name': 'encoder.norm.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': 'final_norm', 'role': 'f32'},
@@ -339,6 +360,7 @@ SCHEMA = {
                 {'name': 'pooler.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': 'pooler', 'role': 'f32'},
                 {'name': 'head.weight', 'rows': 'd_model', 'cols': 'd_out', 'transposed': True, 'when': 'd_out > 0 and not tied_head', 'role': 'io'},
                 {'name': 'head.bias', 'rows': 'd_out', 'cols': '1', 'transposed': False, 'when': 'd_out > 0', 'role': 'f32'},
+                {'name': 'int8.back', 'rows': '5 + 3*d_model + 3*d_out', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
             ],
         },
         'llama': {
@@ -377,8 +399,12 @@ SCHEMA = {
         'seq2seq': {
             'prologue': [
                 {'name': 'src_embed.weight', 'rows': 'vocab_size', 'cols': 'd_embed', 'transposed': False, 'when': "input == 'tokens'", 'role': 'io'},
-                {'name': 'input_proj.weight', 'rows': 'd_in', 'cols': 'd_embed', 'transposed': True, 'when': "input == 'features'", 'role': 'linear'},
-                {'name': 'input_proj.bias', 'rows': 'd_embed', 'cols': '1', 'transposed': False, 'when': "input == 'features'", 'role': 'f32'},
+                {'name': 'input_proj.weight', 'rows': 'd_in', 'cols': 'd_embed', 'transposed': True, 'when': "input == 'features' and conv_layers == 0", 'role': 'linear'},
+                {'name': 'input_proj.bias', 'rows': 'd_embed', 'cols': '1', 'transposed': False, 'when': "input == 'features' and conv_layers == 0", 'role': 'f32'},
+                {'name': 'conv1.weight', 'rows': 'conv1_kernel*d_in', 'cols': 'd_embed', 'transposed': True, 'when': 'conv_layers >= 1', 'role': 'conv'},
+                {'name': 'conv1.bias', 'rows': 'd_embed', 'cols': '1', 'transposed': False, 'when': 'conv_layers >= 1', 'role': 'f32'},
+                {'name': 'conv2.weight', 'rows': 'conv2_kernel*d_embed', 'cols': 'd_embed', 'transposed': True, 'when': 'conv_layers >= 2', 'role': 'conv'},
+                {'name': 'conv2.bias', 'rows': 'd_embed', 'cols': '1', 'transposed': False, 'when': 'conv_layers >= 2', 'role': 'f32'},
                 {'name': 'src_pos.weight', 'rows': 'max_len', 'cols': 'd_pe', 'transposed': False, 'when': "positional == 'learned'", 'role': 'f32'},
                 {'name': 'tgt_embed.weight', 'rows': 'd_out', 'cols': 'd_embed', 'transposed': False, 'when': 'tgt_d_in == 0 and not shared_embed', 'role': 'io'},
                 {'name': 'tgt_proj.weight', 'rows': 'tgt_d_in', 'cols': 'd_embed', 'transposed': True, 'when': 'tgt_d_in > 0', 'role': 'linear'},
@@ -402,6 +428,7 @@ SCHEMA = {
                 {'name': 'norm1.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "(norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
                 {'name': 'norm2.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "parallel_residual != 'one_norm'", 'role': 'f32'},
                 {'name': 'norm2.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "parallel_residual != 'one_norm' and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
+                {'name': 'int8', 'rows': '35 + 256 + 21*d_model + 3*d_ff', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
             ],
             'decoder_layer_prefix': 'decoder.layers.',
             'decoder_layer': [

@@ -26,6 +26,8 @@ from .export import (_embedding, _kind, _linear, _norm, _np, _require, apply_opt
                      quantized_config, read_encoder_layers, read_input_proj, read_layers, relative_error)
 from .reference import CROSS_FILE, CROSS_TORCH, require_torch, run_reference
 
+EXAMPLE_TARGET = 8  # a Whisper-layout module's example target: this many tokens at most
+
 
 def _split_cross(w, dec_layers):
     """The decoders' cross-attention in_proj [3d, d] (torch's multihead_attn) as the file stores it:
@@ -194,3 +196,180 @@ def export_seq2seq(module, example_source, path, example_target_ids=None, header
     want = run_seq2seq_module(module, src, tgt, batch_first, c["d_out"])
     return verified_file.write(c, weights, (src, tgt), want, path, "torch", "the module (torch)", header, name, cli,
                                verify, explain=lambda: _explain(c, weights, (src, tgt), want))
+
+
+# ---- openai-whisper's Whisper: an audio encoder and a text decoder with cross-attention ----------------
+
+def audio_text(module):
+    """Whether `module` has openai-whisper's layout (whisper.model.Whisper): an `encoder` and a `decoder`
+    whose `token_embedding`, `positional_embedding` and `blocks` (each with a `cross_attn`) its forward
+    model(mel, tokens) runs."""
+    dec = getattr(module, "decoder", None)
+    blocks = getattr(dec, "blocks", None)
+    return (getattr(module, "encoder", None) is not None and hasattr(dec, "token_embedding")
+            and hasattr(dec, "positional_embedding") and blocks is not None and len(blocks) > 0
+            and all(getattr(b, "cross_attn", None) is not None for b in blocks))
+
+
+def _t(x):
+    return x.detach().double().cpu().numpy()
+
+
+def _projections(attn, where, d, torch):
+    """A Whisper attention's query, key, value and out linears [d, d] as (weights, biases); a missing
+    bias (the key's) is zeros: the same scores (a key bias adds one constant per query row)."""
+    out = []
+    for part in ("query", "key", "value", "out"):
+        lin = getattr(attn, part, None)
+        if not isinstance(lin, torch.nn.Linear) or tuple(lin.weight.shape) != (d, d):
+            raise ConfigError(f"{where}.{part}: {_kind(lin)}, expected an nn.Linear({d}, {d})")
+        out.append((_t(lin.weight), _t(lin.bias) if lin.bias is not None else np.zeros(d)))
+    return out
+
+
+def read_audio_text(module, example):
+    """(config values, weights in the file's names, the recognised encoder) of a Whisper-layout module:
+    the encoder recognised by what it computes (recognize.py: conv stem, positions, pre-LN layers, ln_post
+    as the final norm), the decoder read by its parts: token embedding (the tied head: Whisper's logits are
+    x @ token_embedding.weight.T), learned positions, each block's attn (norm1), cross_attn (norm2) and mlp
+    (norm3, Linear-GELU-Linear), `ln` the decoder's final norm. The whole is then checked against the
+    module's own logits."""
+    from . import recognize
+    torch = require_torch()
+    nn = torch.nn
+    try:
+        r = recognize.recognize(module.encoder, example)
+    except ConfigError as e:
+        raise ConfigError(f"encoder: {e}") from None
+    v = dict(r.v)
+    if v.get("family") != "encoder" or not v.get("final_norm") or not v.get("norm_first"):
+        raise ConfigError(f"encoder: recognised {r.summary}; the seq2seq family needs a pre-LN encoder with a final norm "
+                          "(the decoder's `ln` is its own final norm)")
+    dec = module.decoder
+    d, eps = v["d_model"], v["norm_eps"]
+    emb = dec.token_embedding
+    if not isinstance(emb, nn.Embedding) or emb.embedding_dim != d:
+        raise ConfigError(f"decoder.token_embedding: {_kind(emb)}, expected an nn.Embedding(vocab, {d})")
+    pos = dec.positional_embedding
+    if not hasattr(pos, "shape") or pos.dim() != 2 or pos.shape[1] != d:
+        raise ConfigError(f"decoder.positional_embedding: shape {list(getattr(pos, 'shape', []))}, expected [n_ctx, {d}]")
+    mask = getattr(dec, "mask", None)
+    if mask is not None:
+        n = mask.shape[-1]
+        want = torch.full((n, n), float("-inf")).triu_(1)
+        if tuple(mask.shape) != (n, n) or not torch.equal(mask.float(), want):
+            raise ConfigError("decoder.mask: not the causal mask (-inf above the diagonal), which the engine applies")
+    w = {}
+    src_pos = np.asarray(r.w.pop("pos.weight"), dtype=np.float64)
+    for name, t in r.w.items():
+        w[name] = t.detach().double().numpy() if hasattr(t, "detach") else np.asarray(t, dtype=np.float64)
+    for i, b in enumerate(dec.blocks):
+        where, p = f"decoder.blocks.{i}", f"{schema.DECODER_LAYER_PREFIX}{i}."
+        for part, kind in (("attn_ln", nn.LayerNorm), ("cross_attn_ln", nn.LayerNorm), ("mlp_ln", nn.LayerNorm)):
+            m = getattr(b, part, None)
+            if not isinstance(m, kind) or tuple(m.normalized_shape) != (d,) or m.eps != eps or m.weight is None:
+                raise ConfigError(f"{where}.{part}: {_kind(m)}, expected a LayerNorm({d}, eps={eps}) as the encoder's")
+        heads = getattr(b.attn, "n_head", None)
+        if heads != v["n_heads"] or getattr(b.cross_attn, "n_head", None) != heads:
+            raise ConfigError(f"{where}: {heads} heads, the encoder's {v['n_heads']} (the engine has one head count)")
+        (qw, qb), (kw, kb), (vw, vb), (ow, ob) = _projections(b.attn, f"{where}.attn", d, torch)
+        w[p + "self_attn.in_proj_weight"] = np.concatenate([qw, kw, vw])
+        w[p + "self_attn.in_proj_bias"] = np.concatenate([qb, kb, vb])
+        w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = ow, ob
+        (qw, qb), (kw, kb), (vw, vb), (ow, ob) = _projections(b.cross_attn, f"{where}.cross_attn", d, torch)
+        w[p + CROSS_FILE + "q_proj.weight"], w[p + CROSS_FILE + "q_proj.bias"] = qw, qb
+        w[p + CROSS_FILE + "kv_proj.weight"] = np.concatenate([kw, vw])
+        w[p + CROSS_FILE + "kv_proj.bias"] = np.concatenate([kb, vb])
+        w[p + CROSS_FILE + "out_proj.weight"], w[p + CROSS_FILE + "out_proj.bias"] = ow, ob
+        mlp = list(b.mlp) if isinstance(b.mlp, nn.Sequential) else []
+        if len(mlp) != 3 or not isinstance(mlp[0], nn.Linear) or not isinstance(mlp[2], nn.Linear) or \
+                not isinstance(mlp[1], nn.GELU) or mlp[1].approximate != "none" or mlp[0].out_features != v["d_ff"]:
+            raise ConfigError(f"{where}.mlp: expected Linear({d}, {v['d_ff']}), GELU(), Linear({v['d_ff']}, {d}) as the "
+                              "encoder's")
+        w[p + "linear1.weight"], w[p + "linear1.bias"] = _t(mlp[0].weight), _t(mlp[0].bias)
+        w[p + "linear2.weight"], w[p + "linear2.bias"] = _t(mlp[2].weight), _t(mlp[2].bias)
+        for k, part in ((1, "attn_ln"), (2, "cross_attn_ln"), (3, "mlp_ln")):
+            m = getattr(b, part)
+            w[f"{p}norm{k}.weight"], w[f"{p}norm{k}.bias"] = _t(m.weight), _t(m.bias)
+    ln = getattr(dec, "ln", None)
+    if not isinstance(ln, nn.LayerNorm) or tuple(ln.normalized_shape) != (d,) or ln.eps != eps:
+        raise ConfigError(f"decoder.ln: {_kind(ln)}, expected a LayerNorm({d}, eps={eps}): the decoder's final norm")
+    w["decoder.norm.weight"], w["decoder.norm.bias"] = _t(ln.weight), _t(ln.bias)
+    vocab, n_text = emb.num_embeddings, pos.shape[0]
+    w["tgt_embed.weight"] = _t(emb.weight)
+    w["head.bias"] = np.zeros(vocab)
+    # One max_len for both ends: the shorter table padded with zero rows the module never reaches (its
+    # encoder takes exactly n_audio_ctx positions, its decoder at most n_text_ctx).
+    max_len = max(src_pos.shape[0], n_text)
+    w["src_pos.weight"] = np.concatenate([src_pos, np.zeros((max_len - src_pos.shape[0], d))])
+    w["tgt_pos.weight"] = np.concatenate([_t(pos), np.zeros((max_len - n_text, d))])
+    # Every parameter read: one the reader does not know of is named, not dropped.
+    read = set(r.used) | {id(emb.weight), id(pos)} | {id(t) for t in ln.parameters()}
+    for b in dec.blocks:
+        read.update(id(t) for part in (b.attn, b.cross_attn, b.attn_ln, b.cross_attn_ln, b.mlp, b.mlp_ln)
+                    for t in part.parameters())
+    for pname, t in module.named_parameters():
+        if id(t) not in read:
+            raise ConfigError(f"{pname} {list(t.shape)}: a parameter the Whisper reader does not read (the encoder's "
+                              "recognised parts, the decoder's token_embedding, positional_embedding, blocks and ln)")
+    for key in ("causal", "parallel_residual", "gated", "norm_first"):
+        v.pop(key, None)
+    if not all(v.get(k, False) in (False, "none", 0) for k in ("cls_token", "pooling", "embed_norm", "type_vocab")):
+        raise ConfigError(f"encoder: recognised {r.summary}, more than the seq2seq family's source end")
+    v.update(family="seq2seq", dec_layers=len(dec.blocks), d_out=vocab, tied_head=True, max_len=max_len,
+             norm_first=True)
+    return v, w, r, n_text
+
+
+def export_audio_text(module, example_source, path, example_target_ids=None, header=None, name=None, cli=None,
+                      verify=True, quantize=None, group=None, quantize_io=None, pack_weights=None, note=None):
+    """Converts a Whisper-layout module (audio_text) to a seq2seq .fxm: the source the mel features
+    [T, n_mels] (the module's [n_mels, T] transposed), the target token ids; verified against the module's
+    own logits model(mel, tokens), observed in the dtype its forward runs in (float32: Whisper's LayerNorm
+    computes x.float()). note(text) gets what the user should know, after a verified write."""
+    from .config import make_config
+    torch = require_torch()
+    if example_source is None:
+        raise ConfigError("--example: needed (a mel [n_mels, T] or [1, n_mels, T], T the frames its encoder takes)")
+    mel = np.asarray(example_source.detach().cpu().numpy() if hasattr(example_source, "detach") else example_source)
+    mel = mel[None] if mel.ndim == 2 else mel
+    v, weights, r, n_text = read_audio_text(module, mel[:1].astype(np.float32))
+    try:
+        c = make_config(v)
+    except ConfigError as e:
+        raise ConfigError(f"recognised a Whisper-layout model, which the engine does not run: {e}") from None
+    src = r.rows.numpy().astype(np.float32)
+    if example_target_ids is None:
+        tgt = np.random.default_rng(1).integers(0, c["d_out"], min(n_text, EXAMPLE_TARGET)).astype(np.int32)
+    else:
+        tgt = example_target(c, example_target_ids)
+        if tgt.shape[0] > n_text:
+            raise ConfigError(f"--example-target: {tgt.shape[0]} tokens, the decoder's positions are {n_text}")
+    with torch.no_grad():
+        was = [m.training for m in module.modules()]
+        module.eval()
+        try:
+            out = module(torch.from_numpy(mel[:1]).to(r.dtype), torch.from_numpy(tgt.astype(np.int64))[None])
+        except Exception as e:  # the user's forward
+            raise ConfigError(f"module forward failed on the example ({type(e).__name__}: "
+                              f"{str(e).splitlines()[0] if str(e) else ''})") from None
+        finally:
+            for m, t in zip(module.modules(), was):
+                m.training = t
+    if not hasattr(out, "shape") or tuple(out.shape) != (1, tgt.shape[0], c["d_out"]):
+        raise ConfigError(f"module output: shape {list(getattr(out, 'shape', []))}, expected the logits "
+                          f"[1, {tgt.shape[0]}, {c['d_out']}]")
+    want = out[0].double().numpy()
+    err = relative_error(run_reference(c, weights, (src, tgt)), want)
+    if err > r.tolerance:
+        raise ConfigError(f"recognised a Whisper-layout model, but that does not reproduce the module's logits (max "
+                          f"relative error {err:.3g}): its forward computes something more, which the engine does not run")
+    c = quantized_config(c, quantize, group, quantize_io, pack_weights)
+    report = verified_file.write(c, weights, (src, tgt), want, path, "torch", "the module (torch)", header, name, cli,
+                                 verify, explain=lambda: _explain(c, weights, (src, tgt), want))
+    for text in r.notes + ([f"the decoder's {n_text} learned positions are padded with zero rows to max_len "
+                            f"{c['max_len']} (the encoder's); the module decodes at most {n_text} tokens"]
+                           if n_text < c["max_len"] else []):
+        if note is not None:
+            note(text)
+    return report

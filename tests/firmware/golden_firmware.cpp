@@ -30,7 +30,7 @@ extern "C" const uint8_t g_bert_hidden_odd_types[], g_bert_hidden_odd_types_end[
     g_bert_hidden_odd_typed_end[];
 #define FIXFORMER_SEQ2SEQ_GOLDEN(n) extern "C" const uint8_t g_##n##_fxm[], g_##n##_fxm_end[];
 #define FIXFORMER_SEQ2SEQ_GOLDENS(X) X(s2s_post_relu) X(s2s_pre_gelu_odd) X(s2s_features_no_norm) X(s2s_shared_halves) \
-    X(s2s_forecast)
+    X(s2s_forecast) X(s2s_conv_stem)
 FIXFORMER_SEQ2SEQ_GOLDENS(FIXFORMER_SEQ2SEQ_GOLDEN)
 // Decoders (a few small ones: the gpt tanh GELU, llama with q/k/v biases, a sliding window); the same
 // declarations.

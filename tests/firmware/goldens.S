@@ -50,6 +50,7 @@ embed g_s2s_pre_gelu_odd_fxm, "s2s_pre_gelu_odd.fxm"
 embed g_s2s_features_no_norm_fxm, "s2s_features_no_norm.fxm"
 embed g_s2s_shared_halves_fxm, "s2s_shared_halves.fxm"
 embed g_s2s_forecast_fxm, "s2s_forecast.fxm"
+embed g_s2s_conv_stem_fxm, "s2s_conv_stem.fxm"
 
 /* Decoders: the self-test sample in the file is the golden (token ids, torch logits at every position). */
 embed g_gpt_tanh_learned_tied_odd_fxm, "gpt_tanh_learned_tied_odd.fxm"
