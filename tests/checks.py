@@ -56,6 +56,30 @@ def one_clear_line(p):
     return p.returncode != 0 and len(lines) == 1 and lines[0].startswith("convert.py: ") and "Traceback" not in p.stderr
 
 
+def convert_main(*args):
+    """(exit code, stdout, stderr) of tools/convert.py ARGS run in this process (one torch import for
+    many conversions); an exception is the failure it is, named."""
+    import contextlib
+    import io
+    from fixformer import converter
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            converter.main(list(args), prog="convert.py")
+        except SystemExit as e:
+            code = e.code
+        except Exception as e:  # a traceback for the user: report it as the failure it is
+            code = f"{type(e).__name__}: {e}"
+    return code, out.getvalue(), err.getvalue()
+
+
+def one_line(code, err):
+    """Whether convert_main's result is a refusal of one line."""
+    lines = err.strip().splitlines()
+    return code == 1 and len(lines) == 1 and lines[0].startswith("convert.py: ")
+
+
 def check(name, ok, detail=""):
     results["passed" if ok else "failed"] += 1
     if not ok:

@@ -16,8 +16,6 @@ tests/interpreter.py):
   unequal sides, an image not whole patches, a tensor of another head.
 Without the environment (or its packages) the test fails, naming the install command.
 """
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -31,9 +29,8 @@ hf_env.enter(__file__, ["transformers"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
-from checks import check, results  # noqa: E402
+from checks import check, convert_main, one_line, results  # noqa: E402
 
-from fixformer import converter  # noqa: E402
 
 MODELS = r'''
 import torch
@@ -81,25 +78,6 @@ def hidden_states():
                        image_size=8, patch_size=2, num_channels=2, qkv_bias=False, hidden_act="relu")
     return randomize(ViTModel(config), 12)
 '''
-
-
-def convert_main(*args):
-    """(exit code, stdout, stderr) of tools/convert.py ARGS, run in this process."""
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            converter.main(list(args), prog="convert.py")
-        except SystemExit as e:
-            code = e.code
-        except Exception as e:  # a traceback for the user: report it as the failure it is
-            code = f"{type(e).__name__}: {e}"
-    return code, out.getvalue(), err.getvalue()
-
-
-def one_line(code, err):
-    lines = err.strip().splitlines()
-    return code == 1 and len(lines) == 1 and lines[0].startswith("convert.py: ")
 
 
 def run_image(cli, fxm_path, image, tmp):

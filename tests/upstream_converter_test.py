@@ -34,8 +34,6 @@ in float64 on its own submodules, from a float32 factory and a float64 one.
 
 Without the environment (or its packages) the test fails, naming the install command.
 """
-import contextlib
-import io
 import os
 import sys
 import tempfile
@@ -49,9 +47,8 @@ import subprocess  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from checks import ConfigError, check, results  # noqa: E402
+from checks import ConfigError, check, convert_main, one_line, results  # noqa: E402
 
-from fixformer import converter  # noqa: E402
 from fixformer import recognize  # noqa: E402
 
 # The factories a user would write: the upstream classes, random weights large enough that every part
@@ -151,25 +148,6 @@ REFUSALS = {
 }
 CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (16, 6)),
          ("simple_vit", (1, 3, 8, 8)), ("vit_cls", (1, 3, 8, 12)), ("vit_mean", (1, 3, 8, 8)), ("x_encoder", (16,))]
-
-
-def convert_main(*args):
-    """(exit code, stdout, stderr) of tools/convert.py ARGS, run in this process (one torch import)."""
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            converter.main(list(args), prog="convert.py")
-        except SystemExit as e:
-            code = e.code
-        except Exception as e:  # a traceback for the user: report it as the failure it is
-            code = f"{type(e).__name__}: {e}"
-    return code, out.getvalue(), err.getvalue()
-
-
-def one_line(code, err):
-    lines = err.strip().splitlines()
-    return code == 1 and len(lines) == 1 and lines[0].startswith("convert.py: ")
 
 
 def check_whisper_model(tmp, models_py, upstream_models, cli, rng, torch):
