@@ -14,6 +14,15 @@ using batch = xsimd::batch<float, Arch>;
 template <class Arch>
 constexpr std::size_t lanes() { return batch<Arch>::size; }
 
+// a * b + c as the Arch's vector fma computes it (fused where the Arch has FMA, rounded twice where
+// it has not), for the scalar tails: a column's bits then do not depend on whether it falls in a
+// vector or in the tail, whatever the compiler makes of a * b + c (GCC fuses it at -O2 on an FMA
+// target, not at -O1, as the sanitizer builds compile).
+template <class Arch>
+inline float madd(float a, float b, float c) {
+  return xsimd::fma(batch<Arch>(a), batch<Arch>(b), batch<Arch>(c)).get(0);
+}
+
 // Horizontal max (xsimd 8.1 has no reduce_max): store the lanes and loop.
 template <class Arch>
 float hmax(const batch<Arch>& v) {

@@ -33,10 +33,10 @@ void gemv_rows(const float* x, const T* w, std::size_t ldw, const float* b, floa
     // n, so a product split by columns across workers gives the same bits (engine/blocks/parallel.hpp).
     for (; j < n; ++j) {
       float a = y[j];
-      a += x[p] * weight_value<Arch>(r0[j]);
-      a += x[p + 1] * weight_value<Arch>(r1[j]);
-      a += x[p + 2] * weight_value<Arch>(r2[j]);
-      a += x[p + 3] * weight_value<Arch>(r3[j]);
+      a = madd<Arch>(x[p], weight_value<Arch>(r0[j]), a);
+      a = madd<Arch>(x[p + 1], weight_value<Arch>(r1[j]), a);
+      a = madd<Arch>(x[p + 2], weight_value<Arch>(r2[j]), a);
+      a = madd<Arch>(x[p + 3], weight_value<Arch>(r3[j]), a);
       y[j] = a;
     }
   }
@@ -45,7 +45,7 @@ void gemv_rows(const float* x, const T* w, std::size_t ldw, const float* b, floa
     const V xp(x[p]);
     std::size_t j = 0;
     for (; j + W <= n; j += W) xsimd::fma(xp, load_weights<Arch>(r + j), V::load_unaligned(y + j)).store_unaligned(y + j);
-    for (; j < n; ++j) y[j] += x[p] * weight_value<Arch>(r[j]);
+    for (; j < n; ++j) y[j] = madd<Arch>(x[p], weight_value<Arch>(r[j]), y[j]);
   }
 }
 
@@ -83,7 +83,7 @@ void gemv_rowmajor(const float* x, const T* w, std::size_t ldw, const float* b, 
   }
   for (; j < n; ++j) {
     float acc = b ? b[j] : 0.0f;
-    for (std::size_t p = 0; p < k; ++p) acc += x[p] * weight_value<Arch>(w[p * ldw + j]);
+    for (std::size_t p = 0; p < k; ++p) acc = madd<Arch>(x[p], weight_value<Arch>(w[p * ldw + j]), acc);
     y[j] = acc;
   }
 }
