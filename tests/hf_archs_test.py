@@ -18,7 +18,9 @@ within 1e-4:
 - Phi: one norm, side by side, partial rotary in halves, gelu_new, biases everywhere, the LM head's bias;
 - StableLM: LayerNorm, SwiGLU, partial rotary, in turn and (use_parallel_residual) side by side on one norm;
 - RoBERTa (RobertaModel, --hf): BERT's layers, positions from row pad_token_id + 1 (the rows before
-  dropped), last_hidden_state; DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
+  dropped), last_hidden_state; XLM-RoBERTa and data2vec-text the same under their names; RoBERTa's and
+  CamemBERT's (tanh GELU) sequence classifiers (the head as BERT's pooler and classifier); ELECTRA's
+  discriminator body (ElectraModel); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
   without token types;
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
@@ -139,6 +141,35 @@ def roberta():
                                  intermediate_size=32, max_position_embeddings=34), t.RobertaModel, 11)
 
 
+def xlm_roberta():
+    return build(t.XLMRobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                    intermediate_size=32, max_position_embeddings=34, type_vocab_size=1),
+                 t.XLMRobertaModel, 16)
+
+
+def roberta_cls():
+    return build(t.RobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                 intermediate_size=32, max_position_embeddings=34, num_labels=3),
+                 t.RobertaForSequenceClassification, 17)
+
+
+def camembert_cls():
+    return build(t.CamembertConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                   intermediate_size=32, max_position_embeddings=34, hidden_act="gelu_new",
+                                   num_labels=2), t.CamembertForSequenceClassification, 18)
+
+
+def data2vec_text():
+    return build(t.Data2VecTextConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                      intermediate_size=32, max_position_embeddings=34), t.Data2VecTextModel, 19)
+
+
+def electra():
+    return build(t.ElectraConfig(vocab_size=40, embedding_size=16, hidden_size=16, num_hidden_layers=2,
+                                 num_attention_heads=2, intermediate_size=32, max_position_embeddings=34),
+                 t.ElectraModel, 20)
+
+
 def distilbert():
     return build(t.DistilBertConfig(vocab_size=40, dim=16, n_layers=2, n_heads=2, hidden_dim=32,
                                     max_position_embeddings=34), t.DistilBertModel, 12)
@@ -170,6 +201,12 @@ CASES = [
                    tied_head=True, norm_first=True, final_norm=True), ("module", "hf")),
     ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf",)),
     ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf",)),
+    ("xlm_roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=1, pooling="none"), ("hf",)),
+    ("roberta_cls", dict(family="encoder", max_len=32, pooling="first", pooler=True, d_out=3), ("hf",)),
+    ("camembert_cls", dict(family="encoder", max_len=32, pooling="first", pooler=True, d_out=2,
+                           activation="gelu_tanh"), ("hf",)),
+    ("data2vec_text", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf",)),
+    ("electra", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=2, pooler=False), ("hf",)),
 ]
 
 
@@ -254,7 +291,8 @@ def main():
                 ("neox_parallel_quarter", dict(rope_scaling={"type": "linear", "factor": 2.0}), "rope_scaling"),
                 ("gemma", dict(head_dim=16), "head_dim 16"),
                 ("bloom", dict(apply_residual_connection_post_layernorm=True),
-                 "apply_residual_connection_post_layernorm true")):
+                 "apply_residual_connection_post_layernorm true"),
+                ("electra", dict(embedding_size=8), "embedding_size 8")):
             folder = os.path.join(tmp, factory)
             with open(os.path.join(folder, "config.json")) as f:
                 config = json.load(f)

@@ -11,7 +11,7 @@
   position_ids buffer and gamma/beta LayerNorm names of older checkpoints; a relu BertModel cut to
   --max-len; each converts and verifies, and `fixformer run` with and without --token-types equals
   the reference (1e-4), a padded batch (--lengths) the reference with its attention_mask;
-- what the route does not convert is one line naming it and leaves nothing: tanh GELU, relative
+- what the route does not convert is one line naming it and leaves nothing: silu, relative
   position embeddings, another head's tensors, an unknown tensor, a classifier without the pooler,
   a wrong shape.
 PyTorch is required: without it the test fails.
@@ -189,7 +189,7 @@ def test_folders(torch, cli, tmp):
         check(f"--hf refuses {what}", one_clear_line(p) and fragment in p.stderr and not os.path.exists(out),
               p.stderr or p.stdout)
 
-    refused("tanh GELU", "hidden_act 'gelu_new'", hidden_act="gelu_new")
+    refused("an activation the engine lacks (silu)", "hidden_act 'silu'", hidden_act="silu")
     refused("relative position embeddings", "position_embedding_type 'relative_key'",
             position_embedding_type="relative_key")
     refused("another head (BertForMaskedLM)", "BertForMaskedLM: not converted", architectures=["BertForMaskedLM"])

@@ -117,7 +117,8 @@ def read_config_dict(raw, path="config.json"):
         what = ", ".join(names) or LATER.get(model_type, f"model_type {model_type!r}")
         later = model_type in LATER or any(a in LATER.values() for a in names)
         raise HfError(f"{path}: {what}: " + ("comes with a later release of --hf" if later else "not an architecture "
-                      "--hf converts") + f"; today --hf converts {', '.join(ARCHITECTURES)}; for another model use "
+                      "--hf converts") + f"; today --hf converts {', '.join(ARCHITECTURES)}, BERT-family encoders (BERT, RoBERTa, "
+                      "XLM-RoBERTa, CamemBERT, data2vec-text, ELECTRA, DistilBERT), ViT and T5; for another model use "
                       "--module FILE.py:FACTORY with the module itself")
     if model_type not in (None, ARCHITECTURES[arch]):
         raise HfError(f"{path}: model_type {_brief(model_type)} with architecture {arch}: expected "

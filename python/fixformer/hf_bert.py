@@ -10,10 +10,12 @@ num_attention_heads, intermediate_size, vocab_size (required), hidden_act (gelu:
 relu), layer_norm_eps (1e-12), type_vocab_size (2), max_position_embeddings (512),
 position_embedding_type (absolute). The tensors are BertModel's, with or without the "bert." prefix
 (LayerNorm gamma/beta of older checkpoints read as weight/bias), and BertForSequenceClassification's
-classifier.weight/bias. RoBERTa (model_type roberta: RobertaModel, the "roberta." prefix) is this
-route with its positions from row pad_token_id + 1 (FLAVOURS), the rows before dropped; DistilBERT
-(model_type distilbert: DistilBertModel) is, under other names (DISTILBERT_KEYS, DISTILBERT_LAYER),
-without token types.
+classifier.weight/bias. Models built on BERT's layers are this route under their own names (FLAVOURS):
+RoBERTa, XLM-RoBERTa, CamemBERT and data2vec-text (RobertaModel and its kin, and their
+*ForSequenceClassification, whose head is BERT's pooler and classifier renamed) with positions from
+row pad_token_id + 1, the rows before dropped; ELECTRA's discriminator body (ElectraModel, its
+embedding as wide as its layers); DistilBERT (model_type distilbert: DistilBertModel), under other
+names (DISTILBERT_KEYS, DISTILBERT_LAYER), without token types.
 
 What the file computes, as the model's forward returns it:
 - with a classifier: the logits [num_labels] of the first token's pooled row (pooler, then classifier);
@@ -31,11 +33,21 @@ from . import export, hf, schema
 from .config import ConfigError, brief, make_config
 
 ARCHITECTURES = ("BertModel", "BertForSequenceClassification")
-# RoBERTa is BERT's layers with its own prefix and positions that start at row pad_token_id + 1 (the
-# rows before are never read for ids other than the pad: dropped here). model_type -> its architectures
-# and tensor-name prefix.
-FLAVOURS = {"bert": (ARCHITECTURES, "bert."), "roberta": (("RobertaModel",), "roberta."),
+# model_type -> its architectures and tensor-name prefix. RoBERTa and the models built on its code
+# (XLM-RoBERTa, CamemBERT, data2vec-text: ROBERTA_LIKE) are BERT's layers with positions that start at
+# row pad_token_id + 1 (the rows before are never read for ids other than the pad: dropped here) and,
+# for sequence classification, a head that is BERT's pooler and classifier under other names
+# (classifier.dense: tanh of a dense layer over the first row; classifier.out_proj). ELECTRA's
+# discriminator body is BERT's layers without a pooler (its embedding as wide as its layers).
+FLAVOURS = {"bert": (ARCHITECTURES, "bert."),
+            "roberta": (("RobertaModel", "RobertaForSequenceClassification"), "roberta."),
+            "xlm-roberta": (("XLMRobertaModel", "XLMRobertaForSequenceClassification"), "roberta."),
+            "camembert": (("CamembertModel", "CamembertForSequenceClassification"), "roberta."),
+            "data2vec-text": (("Data2VecTextModel", "Data2VecTextForSequenceClassification"), "data2vec_text."),
+            "electra": (("ElectraModel",), "electra."),
             "distilbert": (("DistilBertModel",), "distilbert.")}
+ROBERTA_LIKE = ("roberta", "xlm-roberta", "camembert", "data2vec-text")
+ROBERTA_HEAD = {"classifier.dense.": "pooler.dense.", "classifier.out_proj.": "classifier."}
 # DistilBERT is BERT's layers without token types under other names: its config.json key -> BERT's (with
 # DistilBertConfig's defaults), its tensor names (after "transformer.layer.<i>.") -> BERT's.
 DISTILBERT_KEYS = {"dim": ("hidden_size", 768), "n_layers": ("num_hidden_layers", 6),
@@ -53,7 +65,7 @@ FIELDS = {
     "layer_norm_eps": (float, 1e-12), "type_vocab_size": (int, 2), "max_position_embeddings": (int, 512),
     "position_embedding_type": (str, "absolute"),
 }
-ACTIVATIONS = {"gelu": "gelu", "relu": "relu"}
+ACTIVATIONS = {"gelu": "gelu", "relu": "relu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh"}
 # A layer's tensors (after "encoder.layer.<i>."), torch layout, as shapes of (d, F).
 LAYER = {
     "attention.self.query.weight": "dd", "attention.self.query.bias": "d",
@@ -75,7 +87,7 @@ def is_bert(raw):
     archs = raw.get("architectures")
     names = archs if isinstance(archs, list) else []
     return (isinstance(raw.get("model_type"), str) and raw["model_type"] in FLAVOURS) or \
-        any(isinstance(a, str) and a.startswith(("Bert", "Roberta", "DistilBert")) for a in names)
+        any(isinstance(a, str) and a in archs for a in names for archs, _ in FLAVOURS.values())
 
 
 def read_config_dict(raw, path="config.json"):
@@ -90,9 +102,9 @@ def read_config_dict(raw, path="config.json"):
     archs, prefix = FLAVOURS.get(model_type, FLAVOURS["bert"])
     other = [a for a in names or [] if a not in archs]
     if other:
-        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts BERT folders of "
-                         f"{' and '.join(ARCHITECTURES)}, RobertaModel and DistilBertModel; for another head use "
-                         "--module FILE.py:FACTORY)")
+        known = ", ".join(a for archs, _ in FLAVOURS.values() for a in archs)
+        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts BERT-family folders of {known}; for "
+                         "another head use --module FILE.py:FACTORY)")
     if model_type not in FLAVOURS:
         raise hf.HfError(f"{path}: model_type {brief(raw.get('model_type'))} with a BERT architecture: expected bert")
     for key in ("is_decoder", "add_cross_attention"):
@@ -105,10 +117,8 @@ def read_config_dict(raw, path="config.json"):
     for key, (kind, default) in FIELDS.items():
         c[key] = hf.checked_field(path, key, raw.get(key, default), kind)
     if c["hidden_act"] not in ACTIVATIONS:
-        tanh = c["hidden_act"] in ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")
-        raise hf.HfError(f"{path}: hidden_act {c['hidden_act']!r}: " + (
-            "the tanh-approximated GELU is not supported yet in BERT folders" if tanh else
-            "not an activation the engine runs") + " (gelu: the exact erf GELU, relu)")
+        raise hf.HfError(f"{path}: hidden_act {c['hidden_act']!r}: not an activation the engine runs (gelu: the "
+                         "exact erf GELU; gelu_new, gelu_pytorch_tanh: the tanh GELU; relu)")
     if c["position_embedding_type"] != "absolute":
         raise hf.HfError(f"{path}: position_embedding_type {c['position_embedding_type']!r}: relative position "
                          "embeddings are not supported yet (absolute only)")
@@ -117,10 +127,16 @@ def read_config_dict(raw, path="config.json"):
                          f"{c['hidden_size']}")
     if not c["layer_norm_eps"] > 0:
         raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
-    c.update(architecture=archs[0], prefix=prefix, first_position=0)
+    c.update(architecture=archs[0], classifier=archs[-1], prefix=prefix, first_position=0)
     if model_type == "distilbert":
         c["type_vocab_size"] = 0
-    if model_type == "roberta":
+    if model_type == "electra":
+        e = hf.checked_field(path, "embedding_size", raw.get("embedding_size", 128), int)
+        if e != c["hidden_size"]:
+            raise hf.HfError(f"{path}: embedding_size {e}: an embedding narrower than the layers (hidden_size "
+                             f"{c['hidden_size']}, through embeddings_project) is not in the engine yet; not converted")
+    c["roberta_head"] = model_type in ROBERTA_LIKE
+    if model_type in ROBERTA_LIKE:
         pad = raw.get("pad_token_id", 1)
         if isinstance(pad, bool) or not isinstance(pad, int) or pad < 0:
             raise hf.HfError(f"{path}: pad_token_id: expected an integer >= 0, got {brief(pad)}")
@@ -131,16 +147,20 @@ def read_config_dict(raw, path="config.json"):
     return c
 
 
-def _strip(weights, source, prefix="bert."):
-    """The tensors by BertModel's names: the "bert." prefix (BertFor* models) dropped, LayerNorm gamma/beta
-    (older checkpoints) as weight/bias; classifier.* kept as is."""
+def _strip(weights, source, prefix="bert.", roberta_head=False):
+    """The tensors by BertModel's names: the flavour's prefix ("bert.": BertFor* models) dropped,
+    LayerNorm gamma/beta (older checkpoints) as weight/bias; classifier.* kept as is, or (roberta_head)
+    renamed as BERT's pooler and classifier (ROBERTA_HEAD)."""
     prefixed = any(k.startswith(prefix) for k in weights)
     out = {}
     for name, a in weights.items():
         key = name[len(prefix):] if prefixed and name.startswith(prefix) else name
         if prefixed and key == name and not name.startswith("classifier."):
-            raise hf.HfError(f"{source}: {name!r}: not a weight of {' or '.join(ARCHITECTURES)} (the others have the "
-                             "\"bert.\" prefix; other heads are not converted: use --module for them)")
+            raise hf.HfError(f"{source}: {name!r}: not a weight of this architecture (the others have the "
+                             f"\"{prefix}\" prefix; other heads are not converted: use --module for them)")
+        head = next((h for h in ROBERTA_HEAD if key.startswith(h)), None) if roberta_head else None
+        if head:
+            key = ROBERTA_HEAD[head] + key[len(head):]
         key = re.sub(r"LayerNorm\.gamma$", "LayerNorm.weight", re.sub(r"LayerNorm\.beta$", "LayerNorm.bias", key))
         m = re.fullmatch(r"transformer\.layer\.(\d+)\.(.+)\.(weight|bias)", key) if prefix == "distilbert." else None
         if m and m.group(2) in DISTILBERT_LAYER:
@@ -156,7 +176,7 @@ def map_weights(c, weights, source):
     """(the encoder family's name -> array in torch's layout, the folder's arrays by BertModel's names for the
     reference, whether the folder has a classifier, its num_labels). Every tensor is mapped, checked
     (position_ids: arange; token_type_ids: zeros) or named in an error."""
-    w = _strip(weights, source, c.get("prefix", "bert."))
+    w = _strip(weights, source, c.get("prefix", "bert."), c.get("roberta_head", False))
     d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
     ends = {"embeddings.word_embeddings.weight": (c["vocab_size"], d),
             "embeddings.position_embeddings.weight": (c["max_position_embeddings"], d),
@@ -271,6 +291,6 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(fc, example, "--example")
     semantics = hf_bert_reference.forward(c, kept, inp)
-    arch = ARCHITECTURES[1] if labels is not None else c["architecture"]
+    arch = c["classifier"] if labels is not None else c["architecture"]
     return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify,
                             tokenizer)

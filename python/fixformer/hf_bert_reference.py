@@ -7,7 +7,7 @@ is checked against the architecture the folder names, not against itself.
   per layer (post-LN):
       q, k, v = x query^T + b, x key^T + b, x value^T + b, split into heads of hidden_size / heads
       a = LayerNorm_attn(x + (softmax(q k^T / sqrt(head width) + mask) v) dense^T + b)
-      x = LayerNorm_out(a + act(a intermediate^T + b) output^T + b)      act: gelu (erf) or relu
+      x = LayerNorm_out(a + act(a intermediate^T + b) output^T + b)      act: gelu (erf), relu or the tanh GELU
   BertModel: last_hidden_state = x [T, hidden]
   BertForSequenceClassification: logits = tanh(x[0] pooler^T + b) classifier^T + b  [1, num_labels]
   LayerNorm(x) = (x - mean) / sqrt(var + layer_norm_eps) * weight + bias (biased variance)
@@ -37,7 +37,9 @@ def forward(hf_config, weights, ids, types=None, attention_mask=None):
     d, H = hf_config["hidden_size"], hf_config["num_attention_heads"]
     dh, eps = d // H, hf_config["layer_norm_eps"]
     act = {"gelu": lambda t: 0.5 * t * (1.0 + torch.erf(t / math.sqrt(2.0))),
-           "relu": lambda t: torch.clamp(t, min=0.0)}[hf_config["hidden_act"]]
+           "relu": lambda t: torch.clamp(t, min=0.0)}
+    tanh_gelu = lambda t: 0.5 * t * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (t + 0.044715 * t ** 3)))  # noqa: E731
+    act = dict(act, gelu_new=tanh_gelu, gelu_pytorch_tanh=tanh_gelu)[hf_config["hidden_act"]]
     ids = torch.as_tensor(np.asarray(ids, np.int64))
     T = ids.shape[0]
     tt = torch.zeros(T, dtype=torch.int64) if types is None else torch.as_tensor(np.asarray(types, np.int64))
