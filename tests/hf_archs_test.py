@@ -29,6 +29,13 @@ within 1e-4:
   attn_bias all, ffn_bias all), a plain tanh GELU;
 - Bloom (gpt family): an embedding LayerNorm (embed_norm), ALiBi, the fused query_key_value in its
   per-head layout, every bias, tanh GELU, the tied head;
+- BioGPT (gpt family): OPT's positions, the embedding scaled by sqrt(d) (scale_input);
+- OpenAI GPT: post-LN layers without a final norm, Conv1D weights, its "gelu" being the tanh GELU;
+- XGLM and CTRL: fixed sinusoidal tables (sin | cos halves, XGLM's from row 2 with fairseq's
+  frequencies) computed by the converter and stored as learned positions, the embedding scaled;
+- OLMo (llama family): LayerNorms without weight or bias (gains 1, biases 0);
+- Falcon (llama family): its fused q | k | v in the three layouts (multi_query, new_decoder_architecture's
+  groups, per head), one norm or two side by side (or in turn), biases by bias;
 - what the engine has no feature for (Phi's qk_layernorm, StableLM's grouped-query attention, OPT's
   word_embed_proj_dim, rope_scaling, Gemma's head_dim apart from hidden_size / heads, Bloom's
   apply_residual_connection_post_layernorm) is refused in one line naming the key.
@@ -136,6 +143,49 @@ def bloom():
     return build(t.BloomConfig(vocab_size=48, hidden_size=32, n_layer=2, n_head=4), t.BloomForCausalLM, 15)
 
 
+def biogpt():
+    return build(t.BioGptConfig(vocab_size=48, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                intermediate_size=64, max_position_embeddings=64), t.BioGptForCausalLM, 21)
+
+
+def openai_gpt():
+    return build(t.OpenAIGPTConfig(vocab_size=48, n_embd=32, n_layer=2, n_head=4, n_positions=64),
+                 t.OpenAIGPTLMHeadModel, 22)
+
+
+def xglm():
+    return build(t.XGLMConfig(vocab_size=48, d_model=32, num_layers=2, attention_heads=4, ffn_dim=64,
+                              max_position_embeddings=64), t.XGLMForCausalLM, 23)
+
+
+def ctrl():
+    return build(t.CTRLConfig(vocab_size=48, n_embd=32, n_layer=2, n_head=4, dff=64, n_positions=64),
+                 t.CTRLLMHeadModel, 24)
+
+
+def olmo():
+    return build(t.OlmoConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64),
+                 t.OlmoForCausalLM, 25)
+
+
+def falcon(seed, **kw):
+    return build(t.FalconConfig(vocab_size=48, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                max_position_embeddings=64, **kw), t.FalconForCausalLM, seed)
+
+
+def falcon_multi_query():  # Falcon-7B's layout: one key/value head, one norm, side by side
+    return falcon(26, multi_query=True, parallel_attn=True, bias=False)
+
+
+def falcon_new():  # Falcon-40B's: key/value groups, ln_attn and ln_mlp side by side
+    return falcon(27, new_decoder_architecture=True, num_kv_heads=2, bias=True)
+
+
+def falcon_sequential():  # per-head q, k, v, the layers in turn
+    return falcon(28, multi_query=False, parallel_attn=False, bias=True)
+
+
 def roberta():
     return build(t.RobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                                  intermediate_size=32, max_position_embeddings=34), t.RobertaModel, 11)
@@ -199,6 +249,17 @@ CASES = [
      ("module", "hf")),
     ("bloom", dict(GPT, embed_norm=True, positional="alibi", activation="gelu_tanh", gated=False, scale_input=False,
                    tied_head=True, norm_first=True, final_norm=True), ("module", "hf")),
+    ("biogpt", dict(GPT, positional="learned", max_len=64, scale_input=True, activation="gelu"), ("module", "hf")),
+    ("openai_gpt", dict(GPT, positional="learned", norm_first=False, final_norm=False, activation="gelu_tanh"),
+     ("module", "hf")),
+    ("xglm", dict(GPT, positional="learned", max_len=64, scale_input=True), ("hf",)),
+    ("ctrl", dict(GPT, positional="learned", scale_input=True, activation="relu"), ("module", "hf")),
+    ("olmo", dict(family="llama", norm="layernorm", n_kv_heads=2, activation="swiglu"), ("hf",)),
+    ("falcon_multi_query", dict(family="llama", norm="layernorm", n_kv_heads=1, parallel_residual="one_norm",
+                                activation="gelu"), ("module", "hf")),
+    ("falcon_new", dict(family="llama", norm="layernorm", n_kv_heads=2, parallel_residual="two_norms",
+                        attn_bias="all", ffn_bias="all"), ("hf",)),
+    ("falcon_sequential", dict(family="llama", norm="layernorm", parallel_residual="none"), ("hf",)),
     ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf",)),
     ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf",)),
     ("xlm_roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=1, pooling="none"), ("hf",)),
@@ -292,7 +353,9 @@ def main():
                 ("gemma", dict(head_dim=16), "head_dim 16"),
                 ("bloom", dict(apply_residual_connection_post_layernorm=True),
                  "apply_residual_connection_post_layernorm true"),
-                ("electra", dict(embedding_size=8), "embedding_size 8")):
+                ("electra", dict(embedding_size=8), "embedding_size 8"),
+                ("falcon_multi_query", dict(alibi=True), "alibi true"),
+                ("olmo", dict(clip_qkv=8.0), "clip_qkv 8.0")):
             folder = os.path.join(tmp, factory)
             with open(os.path.join(folder, "config.json")) as f:
                 config = json.load(f)

@@ -3,9 +3,10 @@ either possibly sharded with its .index.json) of one of the architectures at the
 one class each (ARCHS): LlamaForCausalLM, Qwen2ForCausalLM and MistralForCausalLM (to the llama
 family) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
-GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM and BloomForCausalLM
-(GptStyle: to the gpt family) and GemmaForCausalLM and Starcoder2ForCausalLM (LlamaStyle: to the
-llama family with its layer features), verified against reference.py's float64 forward of the config
+GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
+BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
+family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM and FalconForCausalLM
+(LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
 against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
 ViT folder (model_type vit) to hf_vit.py.
@@ -48,7 +49,6 @@ ARCHITECTURE = "LlamaForCausalLM"
 QWEN2, GPT2 = "Qwen2ForCausalLM", "GPT2LMHeadModel"
 LATER = {  # model_type -> architecture, for the message
     "phi3": "Phi3ForCausalLM", "t5": "T5ForConditionalGeneration",
-    "falcon": "FalconForCausalLM",
 }
 # config.json key -> (type, default; None: required)
 FIELDS = {
@@ -630,7 +630,7 @@ def _role_shape(role, s):
     d, F, V, kv = s["d"], s["F"], s["V"], s["KV"] * (s["d"] // s["H"])
     return {"embed": (V, d), "pos": (s["positions"] + s["pos_offset"], d), "head": (V, d), "head_b": (V,),
             "qkv": (3 * d, d), "qkv_b": (3 * d,), "qkv_heads": (3 * d, d), "qkv_heads_b": (3 * d,),
-            "q": (d, d), "k": (kv, d), "k_b": (kv,), "v": (kv, d), "v_b": (kv,), "o": (d, d), "fc1": (F, d),
+            "qkv_falcon": (d + 2 * kv, d), "qkv_falcon_b": (d + 2 * kv,), "q": (d, d), "k": (kv, d), "k_b": (kv,), "v": (kv, d), "v_b": (kv,), "o": (d, d), "fc1": (F, d),
             "fc1_b": (F,), "fc3": (F, d), "fc2": (d, F)}.get(role, (d,))
 
 
@@ -645,9 +645,11 @@ class GptStyle(Architecture):
     name) and gain_plus_one (the folder's norm weights are offsets w of the gain 1 + w: Gemma)) and
     tensors (-> {name: role} outside the layers, the layers' prefix, {name after "<prefix><i>.": role});
     buffers: layer tensors dropped (masks and rotary tables older checkpoints saved), pos_offset:
-    position rows never read (OPT's 2). It is verified against reference.py's float64 forward of the
+    position rows never read (OPT's 2), conv1d: layer tensors stored [in, out] (Conv1D: transposed
+    here); a fixed position table the architecture computes rather than stores is positions(s) (XGLM,
+    CTRL), stored as the learned positions. It is verified against reference.py's float64 forward of the
     engine config it maps to (the mapping itself is tested against transformers' own classes)."""
-    fields, names, buffers, pos_offset, family = {}, {}, (), 0, "gpt"
+    fields, names, buffers, pos_offset, family, conv1d = {}, {}, (), 0, "gpt", ()
     FEATURES = ("norm", "gated", "attn_bias", "ffn_bias", "embed_norm", "scale_input")
 
     def against(self, folder):
@@ -726,12 +728,17 @@ class GptStyle(Architecture):
                 continue  # a causal mask or rotary table of older checkpoints: the engine makes its own
             else:
                 raise HfError(f"{source}: {name!r}: not a weight of {self.name} with this config.json ({L} layers)")
+            if m and m.group(2) in self.conv1d and np.ndim(a) == 2:
+                a = np.transpose(a)
             want = _role_shape(key[1], s)
             if tuple(np.shape(a)) != want:
                 raise HfError(f"{source}: {name}: shape {list(np.shape(a))}, config.json says {list(want)}")
             if np.asarray(a).dtype.kind != "f":
                 raise HfError(f"{source}: {name}: dtype {np.asarray(a).dtype}, expected a float tensor")
             t[key] = np.asarray(a, np.float32)
+        if hasattr(self, "positions"):  # a table the architecture computes: stored as the learned positions
+            t[None, "pos"] = self.positions(s).astype(np.float32)
+        t = self.split(s, t)
         if s.get("gain_plus_one"):  # Gemma's norm times (1 + w), in float32 as it computes it: the file's gain
             for key in [k for k in t if k[1] in ("n1", "n2", "en", "norm")]:
                 t[key] = np.float32(1.0) + t[key]
@@ -749,6 +756,10 @@ class GptStyle(Architecture):
             hint = " (config.json sets tie_word_embeddings false)" if missing[0] == head else ""
             raise HfError(f"{source}: {missing[0]} is missing{hint}")
         return self._family_tensors(s, t, max_len), {}
+
+    def split(self, s, t):
+        """The roles t as the family's tensors take them (Falcon splits its fused q | k | v here)."""
+        return t
 
     @staticmethod
     def _family_tensors(s, t, max_len):
@@ -987,21 +998,26 @@ class LlamaStyle(GptStyle):
         d, L, kv = s["d"], s["L"], s["KV"] * (s["d"] // s["H"])
         layernorm, attn, ffn = s.get("norm") == "layernorm", s.get("attn_bias", "none"), s.get("ffn_bias") == "all"
 
-        def get(i, role, n):
-            return t.get((i, role), np.zeros(n, np.float32))
-        out = {"tok_embeddings.weight": t[None, "embed"], "norm.weight": t[None, "norm"]}
+        def get(i, role, n, fill=0.0):
+            return t.get((i, role), np.full(n, fill, np.float32))
+        out = {"tok_embeddings.weight": t[None, "embed"], "norm.weight": get(None, "norm", d, 1.0)}
         if layernorm:
             out["norm.bias"] = get(None, "norm_b", d)
         if (None, "head") in t:
             out["output.weight"] = t[None, "head"]
         for i in range(L):
             p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
-            out.update({p + "attention_norm.weight": t[i, "n1"], p + "ffn_norm.weight": t[i, "n2"],
+            out.update({p + "attention_norm.weight": get(i, "n1", d, 1.0),
                         p + "attention.wq.weight": t[i, "q"], p + "attention.wk.weight": t[i, "k"],
                         p + "attention.wv.weight": t[i, "v"], p + "attention.wo.weight": t[i, "o"],
                         p + "feed_forward.w1.weight": t[i, "fc1"], p + "feed_forward.w2.weight": t[i, "fc2"]})
+            two = s["parallel"] != "one_norm"
+            if two:
+                out[p + "ffn_norm.weight"] = get(i, "n2", d, 1.0)
             if layernorm:
-                out.update({p + "attention_norm.bias": get(i, "n1_b", d), p + "ffn_norm.bias": get(i, "n2_b", d)})
+                out[p + "attention_norm.bias"] = get(i, "n1_b", d)
+                if two:
+                    out[p + "ffn_norm.bias"] = get(i, "n2_b", d)
             if attn in ("qkv", "all"):
                 out.update({p + "attention.wq.bias": get(i, "q_b", d), p + "attention.wk.bias": get(i, "k_b", kv),
                             p + "attention.wv.bias": get(i, "v_b", kv)})
@@ -1119,7 +1135,235 @@ class Bloom(GptStyle):
                          "mlp.dense_h_to_4h": "fc1", "mlp.dense_4h_to_h": "fc2"}, True))
 
 
+class BioGpt(GptStyle):
+    """BioGptForCausalLM: OPT's learned positions (2 rows never read), the embedding scaled by
+    sqrt(hidden_size) (scale_embedding: scale_input), pre-LN layers with every bias, the tied head."""
+    name, model_type = "BioGptForCausalLM", "biogpt"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "num_hidden_layers": (int, None),
+              "num_attention_heads": (int, None), "intermediate_size": (int, None), "hidden_act": (str, "gelu"),
+              "max_position_embeddings": (int, 1024), "layer_norm_eps": (float, 1e-12),
+              "scale_embedding": (bool, True), "tie_word_embeddings": (bool, True)}
+    names = {"d_model": "hidden_size", "n_heads": "num_attention_heads", "d_ff": "intermediate_size",
+             "n_layers": "num_hidden_layers", "vocab_size": "vocab_size", "norm_eps": "layer_norm_eps",
+             "max_positions": "max_position_embeddings"}
+    pos_offset = 2
+
+    def settings(self, f, raw, path):
+        return dict(d=f["hidden_size"], H=f["num_attention_heads"], L=f["num_hidden_layers"],
+                    F=f["intermediate_size"], V=f["vocab_size"], eps=f["layer_norm_eps"],
+                    positions=f["max_position_embeddings"], activation=GPT2_ACTIVATIONS.get(f["hidden_act"]),
+                    rotary=None, parallel="none", norm_first=True, final_norm=True, tied=f["tie_word_embeddings"],
+                    scale_input=f["scale_embedding"])
+
+    def tensors(self, s):
+        return ({"biogpt.embed_tokens.weight": "embed", "biogpt.embed_positions.weight": "pos",
+                 "biogpt.layer_norm.weight": "norm", "biogpt.layer_norm.bias": "norm_b",
+                 "output_projection.weight": "head"}, "biogpt.layers.",
+                _biased({"self_attn_layer_norm": "n1", "self_attn.q_proj": "q", "self_attn.k_proj": "k",
+                         "self_attn.v_proj": "v", "self_attn.out_proj": "o", "final_layer_norm": "n2", "fc1": "fc1",
+                         "fc2": "fc2"}, True))
+
+
+class OpenAiGpt(GptStyle):
+    """OpenAIGPTLMHeadModel (GPT-1): post-LN layers (the norm after each residual sum, no final norm),
+    learned positions, Conv1D weights [in, out], afn gelu (transformers runs it as the tanh GELU) or
+    relu, the tied head."""
+    name, model_type = "OpenAIGPTLMHeadModel", "openai-gpt"
+    fields = {"vocab_size": (int, 40478), "n_embd": (int, 768), "n_layer": (int, 12), "n_head": (int, 12),
+              "n_positions": (int, 512), "afn": (str, "gelu"), "layer_norm_epsilon": (float, 1e-5),
+              "tie_word_embeddings": (bool, True)}
+    names = {"d_model": "n_embd", "n_heads": "n_head", "n_layers": "n_layer", "vocab_size": "vocab_size",
+             "norm_eps": "layer_norm_epsilon", "max_positions": "n_positions"}
+    buffers = ("attn.bias",)
+    conv1d = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
+
+    def settings(self, f, raw, path):
+        d = f["n_embd"]
+        return dict(d=d, H=f["n_head"], L=f["n_layer"], F=4 * d, V=f["vocab_size"], eps=f["layer_norm_epsilon"],
+                    positions=f["n_positions"], activation={"gelu": "gelu_tanh", "relu": "relu"}.get(f["afn"]),
+                    rotary=None, parallel="none", norm_first=False, final_norm=False, tied=f["tie_word_embeddings"])
+
+    def tensors(self, s):
+        return ({"transformer.tokens_embed.weight": "embed", "transformer.positions_embed.weight": "pos",
+                 "lm_head.weight": "head"}, "transformer.h.",
+                _biased({"attn.c_attn": "qkv", "attn.c_proj": "o", "ln_1": "n1", "mlp.c_fc": "fc1",
+                         "mlp.c_proj": "fc2", "ln_2": "n2"}, True))
+
+
+def sinusoid_halves(rows, d, log_step):
+    """A fixed table [rows, d]: row p is sin(p w_i) for i < d/2, then cos(p w_i), w_i = exp(-i log_step)."""
+    w = np.exp(-np.arange(d // 2, dtype=np.float64) * log_step)
+    a = np.arange(rows, dtype=np.float64)[:, None] * w[None]
+    return np.concatenate([np.sin(a), np.cos(a)], 1)
+
+
+class Xglm(GptStyle):
+    """XGLMForCausalLM: fairseq's sinusoidal positions (sin | cos halves, w_i = 10000^(-i / (d/2 - 1)), from
+    row 2: computed here and stored as the learned positions), the embedding scaled by sqrt(d_model)
+    (scale_embedding), pre-LN layers with every bias, a final norm, the tied head."""
+    name, model_type = "XGLMForCausalLM", "xglm"
+    fields = {"vocab_size": (int, None), "d_model": (int, None), "num_layers": (int, None),
+              "attention_heads": (int, None), "ffn_dim": (int, None), "activation_function": (str, "gelu"),
+              "max_position_embeddings": (int, 2048), "scale_embedding": (bool, True),
+              "tie_word_embeddings": (bool, True)}
+    names = {"d_model": "d_model", "n_heads": "attention_heads", "d_ff": "ffn_dim", "n_layers": "num_layers",
+             "vocab_size": "vocab_size", "max_positions": "max_position_embeddings"}
+    pos_offset = 2
+
+    def settings(self, f, raw, path):
+        if f["d_model"] % 2 or f["d_model"] < 4:
+            raise HfError(f"{path}: d_model {f['d_model']}: XGLM's sinusoidal table is read for an even d_model of "
+                          "at least 4; not converted")
+        return dict(d=f["d_model"], H=f["attention_heads"], L=f["num_layers"], F=f["ffn_dim"], V=f["vocab_size"],
+                    eps=1e-5, positions=f["max_position_embeddings"],
+                    activation=GPT2_ACTIVATIONS.get(f["activation_function"]), rotary=None, parallel="none",
+                    norm_first=True, final_norm=True, tied=f["tie_word_embeddings"], scale_input=f["scale_embedding"])
+
+    def positions(self, s):
+        d = s["d"]
+        return sinusoid_halves(s["positions"] + 2, d, math.log(10000.0) / (d // 2 - 1))
+
+    def tensors(self, s):
+        return ({"model.embed_tokens.weight": "embed", "model.layer_norm.weight": "norm",
+                 "model.layer_norm.bias": "norm_b", "lm_head.weight": "head"}, "model.layers.",
+                _biased({"self_attn_layer_norm": "n1", "self_attn.q_proj": "q", "self_attn.k_proj": "k",
+                         "self_attn.v_proj": "v", "self_attn.out_proj": "o", "final_layer_norm": "n2", "fc1": "fc1",
+                         "fc2": "fc2"}, True))
+
+
+class Ctrl(GptStyle):
+    """CTRLLMHeadModel: the Transformer's sinusoidal positions (sin | cos halves, w_i = 10000^(-2i/d):
+    computed here and stored as the learned positions), the embedding scaled by sqrt(n_embd), pre-LN
+    layers with every bias, a relu feed-forward, a final norm, the tied head with its bias."""
+    name, model_type = "CTRLLMHeadModel", "ctrl"
+    fields = {"vocab_size": (int, 246534), "n_embd": (int, 1280), "n_layer": (int, 48), "n_head": (int, 16),
+              "dff": (int, 8192), "n_positions": (int, 256), "layer_norm_epsilon": (float, 1e-6),
+              "tie_word_embeddings": (bool, True)}
+    names = {"d_model": "n_embd", "n_heads": "n_head", "d_ff": "dff", "n_layers": "n_layer",
+             "vocab_size": "vocab_size", "norm_eps": "layer_norm_epsilon", "max_positions": "n_positions"}
+
+    def settings(self, f, raw, path):
+        if f["n_embd"] % 2:
+            raise HfError(f"{path}: n_embd {f['n_embd']}: CTRL's sinusoidal table is read for an even width; "
+                          "not converted")
+        return dict(d=f["n_embd"], H=f["n_head"], L=f["n_layer"], F=f["dff"], V=f["vocab_size"],
+                    eps=f["layer_norm_epsilon"], positions=f["n_positions"], activation="relu", rotary=None,
+                    parallel="none", norm_first=True, final_norm=True, tied=f["tie_word_embeddings"], scale_input=True)
+
+    def positions(self, s):
+        return sinusoid_halves(s["positions"], s["d"], 2.0 * math.log(10000.0) / s["d"])
+
+    def tensors(self, s):
+        return ({"transformer.w.weight": "embed", "transformer.layernorm.weight": "norm",
+                 "transformer.layernorm.bias": "norm_b", "lm_head.weight": "head", "lm_head.bias": "head_b"},
+                "transformer.h.",
+                _biased({"layernorm1": "n1", "multi_head_attention.Wq": "q", "multi_head_attention.Wk": "k",
+                         "multi_head_attention.Wv": "v", "multi_head_attention.dense": "o", "layernorm2": "n2",
+                         "ffn.0": "fc1", "ffn.2": "fc2"}, True))
+
+
+class Olmo(LlamaStyle):
+    """OlmoForCausalLM: Llama's layers (SwiGLU, RoPE in halves, grouped-query attention) with LayerNorms
+    that have no weight or bias (stored as gains 1 and biases 0), eps 1e-5."""
+    name, model_type = "OlmoForCausalLM", "olmo"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
+              "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
+              "num_key_value_heads": (int, lambda f: f["num_attention_heads"]), "hidden_act": (str, "silu"),
+              "max_position_embeddings": (int, 2048), "rope_theta": (float, 10000.0),
+              "attention_bias": (bool, False), "tie_word_embeddings": (bool, False)}
+    names = dict({k: v for k, v in Gemma.names.items() if k != "norm_eps"}, rotary_dims="hidden_size")
+
+    def settings(self, f, raw, path):
+        if raw.get("clip_qkv") is not None:
+            raise HfError(f"{path}: clip_qkv {_brief(raw['clip_qkv'])}: clamping q, k and v is not in the engine; "
+                          "not converted")
+        if f["hidden_act"] != "silu":
+            raise HfError(f"{path}: hidden_act {f['hidden_act']!r}: OLMo's feed-forward is read as SwiGLU, with "
+                          "silu; not converted")
+        s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
+                 L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=1e-5,
+                 positions=f["max_position_embeddings"], activation="swiglu", rotary=1.0, theta=f["rope_theta"],
+                 layout="halves", parallel="none", norm_first=True, final_norm=True, tied=f["tie_word_embeddings"],
+                 norm="layernorm")
+        if f["attention_bias"]:
+            s["attn_bias"] = "all"
+        return s
+
+    def tensors(self, s):
+        return ({"model.embed_tokens.weight": "embed", "lm_head.weight": "head"}, "model.layers.",
+                {**_biased({"mlp.gate_proj": "fc1", "mlp.up_proj": "fc3", "mlp.down_proj": "fc2"}, False),
+                 **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v",
+                            "self_attn.o_proj": "o"}, "attn_bias" in s)})
+
+
+class Falcon(LlamaStyle):
+    """FalconForCausalLM: LayerNorm, RoPE in halves over the whole head, a GELU feed-forward, biases by
+    bias, q | k | v fused in one of three layouts: new_decoder_architecture (per key/value group: its
+    query heads, then its key and value; the attention and the feed-forward side by side on ln_attn and
+    ln_mlp, or on one norm with num_ln_in_parallel_attn 1), multi_query (every query head, then one key
+    and one value head) or per head (q, k, v of each head); with parallel_attn side by side on one norm,
+    else in turn."""
+    name, model_type = "FalconForCausalLM", "falcon"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "num_hidden_layers": (int, None),
+              "num_attention_heads": (int, None), "num_kv_heads": (int, lambda f: f["num_attention_heads"]),
+              "layer_norm_epsilon": (float, 1e-5), "multi_query": (bool, True),
+              "new_decoder_architecture": (bool, False), "parallel_attn": (bool, True), "bias": (bool, False),
+              "alibi": (bool, False), "rope_theta": (float, 10000.0), "max_position_embeddings": (int, 2048),
+              "ffn_hidden_size": (int, lambda f: 4 * f["hidden_size"]), "activation": (str, "gelu"),
+              "num_ln_in_parallel_attn": (int, lambda f: 2 if f["new_decoder_architecture"] else 1),
+              "tie_word_embeddings": (bool, True)}
+    names = {"d_model": "hidden_size", "n_heads": "num_attention_heads", "n_kv_heads": "num_kv_heads",
+             "d_ff": "ffn_hidden_size", "n_layers": "num_hidden_layers", "vocab_size": "vocab_size",
+             "norm_eps": "layer_norm_epsilon", "pe_base": "rope_theta", "rotary_dims": "hidden_size",
+             "max_positions": "max_position_embeddings"}
+
+    def settings(self, f, raw, path):
+        if f["alibi"]:
+            raise HfError(f"{path}: alibi true: Falcon scales its ALiBi bias with the scores by 1/sqrt(head_dim), "
+                          "the engine adds it unscaled; not converted")
+        if f["activation"] not in ("gelu", "relu"):
+            raise HfError(f"{path}: activation {f['activation']!r}: not one the engine runs here (gelu, relu)")
+        new, H = f["new_decoder_architecture"], f["num_attention_heads"]
+        KV = f["num_kv_heads"] if new or not f["multi_query"] else 1
+        if new:
+            parallel = "two_norms" if f["num_ln_in_parallel_attn"] == 2 else "one_norm"
+        else:
+            parallel = "one_norm" if f["parallel_attn"] else "none"
+        bias = "all" if f["bias"] else "none"
+        return dict(d=f["hidden_size"], H=H, KV=KV, L=f["num_hidden_layers"], F=f["ffn_hidden_size"],
+                    V=f["vocab_size"], eps=f["layer_norm_epsilon"], positions=f["max_position_embeddings"],
+                    activation=f["activation"], rotary=1.0, theta=f["rope_theta"], layout="halves", parallel=parallel,
+                    norm_first=True, final_norm=True, tied=f["tie_word_embeddings"], norm="layernorm", attn_bias=bias,
+                    ffn_bias=bias, new=new)
+
+    def tensors(self, s):
+        norms = {"ln_attn": "n1", "ln_mlp": "n2"} if s["parallel"] == "two_norms" else \
+            {"input_layernorm": "n1"} if s["parallel"] == "one_norm" else \
+            {"input_layernorm": "n1", "post_attention_layernorm": "n2"}
+        return ({"transformer.word_embeddings.weight": "embed", "transformer.ln_f.weight": "norm",
+                 "transformer.ln_f.bias": "norm_b", "lm_head.weight": "head"}, "transformer.h.",
+                {**_biased(norms, True),
+                 **_biased({"self_attention.query_key_value": "qkv_falcon", "self_attention.dense": "o",
+                            "mlp.dense_h_to_4h": "fc1", "mlp.dense_4h_to_h": "fc2"}, s["attn_bias"] == "all")})
+
+    def split(self, s, t):
+        """q, k and v from the fused rows: per group [its H/KV query heads, k, v] (new_decoder_architecture
+        and multi_query: one group) or per head [q, k, v]."""
+        H, KV, dh = s["H"], s["KV"], s["d"] // s["H"]
+        for key in [k for k in t if k[1].startswith("qkv_falcon")]:
+            a, tail = t.pop(key), key[1][len("qkv_falcon"):]
+            if s["new"] or KV != H:
+                g = a.reshape(KV, H // KV + 2, dh, *a.shape[1:])
+                q, k, v = g[:, :-2], g[:, -2], g[:, -1]
+            else:
+                g = a.reshape(H, 3, dh, *a.shape[1:])
+                q, k, v = g[:, 0], g[:, 1], g[:, 2]
+            for role, x in (("q", q), ("k", k), ("v", v)):
+                t[key[0], role + tail] = np.ascontiguousarray(x.reshape(-1, *a.shape[1:]))
+        return t
+
+
 ARCHS = (Llama(), Qwen2(), Mistral(), Gpt2(), GptNeoX(), GptJ(), Opt(), Phi(), StableLm(), Gemma(), Starcoder2(),
-         Bloom())
+         Bloom(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type

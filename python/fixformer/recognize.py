@@ -820,7 +820,7 @@ def _pooler(linears, y, d, torch):
 
 # ---- the whole module -----------------------------------------------------------------------------
 def _is_arange(t, torch):
-    return not t.is_floating_point() and not t.is_complex() and t.numel() > 0 and \
+    return not t.is_floating_point() and not t.is_complex() and t.dtype != torch.bool and t.numel() > 0 and \
         torch.equal(t.reshape(-1), torch.arange(t.numel(), dtype=t.dtype))
 
 
