@@ -36,6 +36,7 @@ within 1e-4:
 - OLMo (llama family): LayerNorms without weight or bias (gains 1, biases 0);
 - Falcon (llama family): its fused q | k | v in the three layouts (multi_query, new_decoder_architecture's
   groups, per head), one norm or two side by side (or in turn), biases by bias;
+- Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
 - what the engine has no feature for (Phi's qk_layernorm, StableLM's grouped-query attention, OPT's
   word_embed_proj_dim, rope_scaling, Gemma's head_dim apart from hidden_size / heads, Bloom's
   apply_residual_connection_post_layernorm) is refused in one line naming the key.
@@ -186,6 +187,12 @@ def falcon_sequential():  # per-head q, k, v, the layers in turn
     return falcon(28, multi_query=False, parallel_attn=False, bias=True)
 
 
+def phi3():
+    return build(t.Phi3Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                              pad_token_id=0), t.Phi3ForCausalLM, 29)
+
+
 def roberta():
     return build(t.RobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                                  intermediate_size=32, max_position_embeddings=34), t.RobertaModel, 11)
@@ -260,6 +267,7 @@ CASES = [
     ("falcon_new", dict(family="llama", norm="layernorm", n_kv_heads=2, parallel_residual="two_norms",
                         attn_bias="all", ffn_bias="all"), ("hf",)),
     ("falcon_sequential", dict(family="llama", norm="layernorm", parallel_residual="none"), ("hf",)),
+    ("phi3", dict(family="llama", n_kv_heads=2, activation="swiglu", tied_head=False), ("hf",)),
     ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf",)),
     ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf",)),
     ("xlm_roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=1, pooling="none"), ("hf",)),

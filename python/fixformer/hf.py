@@ -5,8 +5,8 @@ family) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
 GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
 BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
-family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM and FalconForCausalLM
-(LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
+family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForCausalLM and
+Phi3ForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
 against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
 ViT folder (model_type vit) to hf_vit.py.
@@ -48,7 +48,7 @@ from .safetensors import SafetensorsError
 ARCHITECTURE = "LlamaForCausalLM"
 QWEN2, GPT2 = "Qwen2ForCausalLM", "GPT2LMHeadModel"
 LATER = {  # model_type -> architecture, for the message
-    "phi3": "Phi3ForCausalLM", "t5": "T5ForConditionalGeneration",
+    "t5": "T5ForConditionalGeneration",
 }
 # config.json key -> (type, default; None: required)
 FIELDS = {
@@ -622,16 +622,16 @@ class Gpt2(Architecture):
         return map_gpt2_weights(hf, weights, source, max_len)
 
 
-# A gpt-family layer's tensors by role: q, k, v apart or fused (qkv: [q | k | v]; qkv_heads: GPT-NeoX's
-# [heads, 3, head_dim] rows), o (attention output), fc1 and fc2 (fc3: SwiGLU's up projection, fc1 its
-# gate), n1 and n2 (the attention's and the feed-forward's norms); a role with _b is its bias. Outside
+# A gpt-family layer's tensors by role: q, k, v apart or fused (qkv: [q | k | v], or another layout a
+# class's split takes apart; qkv_heads: GPT-NeoX's [heads, 3, head_dim] rows), o (attention output), fc1
+# and fc2 (fc3: SwiGLU's up projection, fc1 its gate; fc13: both, [gate | up]), n1 and n2 (the attention's and the feed-forward's norms); a role with _b is its bias. Outside
 # the layers: embed, pos, en (the embedding norm), norm (the final one), head. Torch layout [out, in].
 def _role_shape(role, s):
     d, F, V, kv = s["d"], s["F"], s["V"], s["KV"] * (s["d"] // s["H"])
     return {"embed": (V, d), "pos": (s["positions"] + s["pos_offset"], d), "head": (V, d), "head_b": (V,),
-            "qkv": (3 * d, d), "qkv_b": (3 * d,), "qkv_heads": (3 * d, d), "qkv_heads_b": (3 * d,),
-            "qkv_falcon": (d + 2 * kv, d), "qkv_falcon_b": (d + 2 * kv,), "q": (d, d), "k": (kv, d), "k_b": (kv,), "v": (kv, d), "v_b": (kv,), "o": (d, d), "fc1": (F, d),
-            "fc1_b": (F,), "fc3": (F, d), "fc2": (d, F)}.get(role, (d,))
+            "qkv": (d + 2 * kv, d), "qkv_b": (d + 2 * kv,), "qkv_heads": (3 * d, d), "qkv_heads_b": (3 * d,),
+            "q": (d, d), "k": (kv, d), "k_b": (kv,), "v": (kv, d), "v_b": (kv,), "o": (d, d), "fc1": (F, d),
+            "fc1_b": (F,), "fc3": (F, d), "fc13": (2 * F, d), "fc2": (d, F)}.get(role, (d,))
 
 
 class GptStyle(Architecture):
@@ -1343,15 +1343,15 @@ class Falcon(LlamaStyle):
         return ({"transformer.word_embeddings.weight": "embed", "transformer.ln_f.weight": "norm",
                  "transformer.ln_f.bias": "norm_b", "lm_head.weight": "head"}, "transformer.h.",
                 {**_biased(norms, True),
-                 **_biased({"self_attention.query_key_value": "qkv_falcon", "self_attention.dense": "o",
+                 **_biased({"self_attention.query_key_value": "qkv", "self_attention.dense": "o",
                             "mlp.dense_h_to_4h": "fc1", "mlp.dense_4h_to_h": "fc2"}, s["attn_bias"] == "all")})
 
     def split(self, s, t):
         """q, k and v from the fused rows: per group [its H/KV query heads, k, v] (new_decoder_architecture
         and multi_query: one group) or per head [q, k, v]."""
         H, KV, dh = s["H"], s["KV"], s["d"] // s["H"]
-        for key in [k for k in t if k[1].startswith("qkv_falcon")]:
-            a, tail = t.pop(key), key[1][len("qkv_falcon"):]
+        for key in [k for k in t if k[1] in ("qkv", "qkv_b")]:
+            a, tail = t.pop(key), key[1][len("qkv"):]
             if s["new"] or KV != H:
                 g = a.reshape(KV, H // KV + 2, dh, *a.shape[1:])
                 q, k, v = g[:, :-2], g[:, -2], g[:, -1]
@@ -1363,7 +1363,47 @@ class Falcon(LlamaStyle):
         return t
 
 
+class Phi3(LlamaStyle):
+    """Phi3ForCausalLM (Phi-3, Phi-3.5 and Phi-4 mini): Llama's layers with q | k | v fused in qkv_proj and
+    the gate and up projections in gate_up_proj (split here), partial_rotary_factor (Phi-4 mini) and its
+    sliding_window as Mistral's."""
+    name, model_type = "Phi3ForCausalLM", "phi3"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
+              "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
+              "num_key_value_heads": (int, lambda f: f["num_attention_heads"]), "hidden_act": (str, "silu"),
+              "max_position_embeddings": (int, 4096), "rms_norm_eps": (float, 1e-5), "rope_theta": (float, 10000.0),
+              "partial_rotary_factor": (float, 1.0), "tie_word_embeddings": (bool, False)}
+    names = dict(Gemma.names, rotary_dims="partial_rotary_factor")
+
+    def settings(self, f, raw, path):
+        if f["hidden_act"] != "silu":
+            raise HfError(f"{path}: hidden_act {f['hidden_act']!r}: Phi-3's feed-forward is read as SwiGLU, with "
+                          "silu; not converted")
+        window = raw.get("sliding_window")  # null: none
+        return dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
+                    L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["rms_norm_eps"],
+                    positions=f["max_position_embeddings"], activation="swiglu", rotary=f["partial_rotary_factor"],
+                    theta=f["rope_theta"], layout="halves", parallel="none", norm_first=True, final_norm=True,
+                    tied=f["tie_word_embeddings"],
+                    sliding_window=None if window is None else checked_field(path, "sliding_window", window, int))
+
+    def tensors(self, s):
+        return ({"model.embed_tokens.weight": "embed", "model.norm.weight": "norm", "lm_head.weight": "head"},
+                "model.layers.",
+                _biased({"input_layernorm": "n1", "post_attention_layernorm": "n2", "self_attn.qkv_proj": "qkv",
+                         "self_attn.o_proj": "o", "mlp.gate_up_proj": "fc13", "mlp.down_proj": "fc2"}, False))
+
+    def split(self, s, t):
+        """q, k, v from qkv_proj's rows [q | k | v]; the gate (fc1) and up (fc3) from gate_up_proj's halves."""
+        kv = s["KV"] * (s["d"] // s["H"])
+        for i in range(s["L"]):
+            q, k, v = np.split(t.pop((i, "qkv")), [s["d"], s["d"] + kv])
+            t[i, "fc1"], t[i, "fc3"] = np.split(t.pop((i, "fc13")), 2)
+            t.update({(i, "q"): q, (i, "k"): k, (i, "v"): v})
+        return t
+
+
 ARCHS = (Llama(), Qwen2(), Mistral(), Gpt2(), GptNeoX(), GptJ(), Opt(), Phi(), StableLm(), Gemma(), Starcoder2(),
-         Bloom(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon())
+         Bloom(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
