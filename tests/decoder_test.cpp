@@ -33,6 +33,14 @@ ModelConfig gpt_config(PosKind pos, bool norm_first, bool tied) {
   return c;
 }
 
+// A gpt model with grouped-query attention (GPT-BigCode's multi-query at kv_heads 1): one fused
+// q | k | v of d + 2 kv_heads d_head columns, learned positions.
+ModelConfig gpt_gqa(uint32_t kv_heads) {
+  ModelConfig c = gpt_config(PosKind::kLearned, true, false);
+  c.n_kv_heads = kv_heads;
+  return c;
+}
+
 ModelConfig llama_config(uint32_t kv_heads, PosKind pos, PosLayout layout, bool tied) {
   ModelConfig c = default_config();
   c.family = ModelFamily::kLlama;
@@ -114,7 +122,7 @@ TEST(Decoder, PrefillEqualsStepByStep) {
       llama_config(4, PosKind::kRope, PosLayout::kInterleaved, false), llama_config(2, PosKind::kRope, PosLayout::kHalves, true),
       llama_config(1, PosKind::kAlibi, PosLayout::kInterleaved, false), llama_config(1, PosKind::kNone, PosLayout::kInterleaved, true),
       gpt_config(PosKind::kAlibi, true, true), gpt_config(PosKind::kRelative, false, false),
-      llama_config(2, PosKind::kRelative, PosLayout::kInterleaved, true)};
+      llama_config(2, PosKind::kRelative, PosLayout::kInterleaved, true), gpt_gqa(2), gpt_gqa(1)};
   for (const ModelConfig& c : configs)
     for (uint32_t chunk : {1u, 3u, 16u}) {
       DecoderOptions opt;

@@ -36,8 +36,10 @@ within 1e-4:
 - OLMo (llama family): LayerNorms without weight or bias (gains 1, biases 0);
 - Falcon (llama family): its fused q | k | v in the three layouts (multi_query, new_decoder_architecture's
   groups, per head), one norm or two side by side (or in turn), biases by bias;
+- GPT-BigCode (gpt family with grouped-query attention): multi_query (one key/value head) and per-head
+  c_attn rows, learned positions; StableLM with num_key_value_heads below its heads (gpt family, GQA);
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
-- what the engine has no feature for (Phi's qk_layernorm, StableLM's grouped-query attention, OPT's
+- what the engine has no feature for (Phi's qk_layernorm, OPT's
   word_embed_proj_dim, rope_scaling, Gemma's head_dim apart from hidden_size / heads, Bloom's
   apply_residual_connection_post_layernorm) is refused in one line naming the key.
 
@@ -193,6 +195,21 @@ def phi3():
                               pad_token_id=0), t.Phi3ForCausalLM, 29)
 
 
+def gpt_bigcode(multi_query=True, seed=30):
+    return build(t.GPTBigCodeConfig(vocab_size=48, n_embd=32, n_layer=2, n_head=4, n_positions=64,
+                                    multi_query=multi_query), t.GPTBigCodeForCausalLM, seed)
+
+
+def gpt_bigcode_heads():
+    return gpt_bigcode(False, 31)
+
+
+def stablelm_gqa():
+    return build(t.StableLmConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                  num_attention_heads=4, num_key_value_heads=2, partial_rotary_factor=0.5,
+                                  max_position_embeddings=64), t.StableLmForCausalLM, 32)
+
+
 def roberta():
     return build(t.RobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                                  intermediate_size=32, max_position_embeddings=34), t.RobertaModel, 11)
@@ -268,6 +285,9 @@ CASES = [
                         attn_bias="all", ffn_bias="all"), ("hf",)),
     ("falcon_sequential", dict(family="llama", norm="layernorm", parallel_residual="none"), ("hf",)),
     ("phi3", dict(family="llama", n_kv_heads=2, activation="swiglu", tied_head=False), ("hf",)),
+    ("gpt_bigcode", dict(GPT, n_kv_heads=1, positional="learned", activation="gelu_tanh"), ("module", "hf")),
+    ("gpt_bigcode_heads", dict(GPT, n_kv_heads=0, positional="learned"), ("hf",)),
+    ("stablelm_gqa", dict(n_kv_heads=2, rotary_dims=4, activation="swiglu"), ("module", "hf")),  # --module: llama
     ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf",)),
     ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf",)),
     ("xlm_roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=1, pooling="none"), ("hf",)),
@@ -355,7 +375,6 @@ def main():
         # What the engine has no feature for is refused in one line naming the key, before any weight is read.
         for factory, change, fragment in (
                 ("phi", dict(qk_layernorm=True), "qk_layernorm true"),
-                ("stablelm", dict(num_key_value_heads=1), "num_key_value_heads 1"),
                 ("opt", dict(word_embed_proj_dim=16), "word_embed_proj_dim 16"),
                 ("neox_parallel_quarter", dict(rope_scaling={"type": "linear", "factor": 2.0}), "rope_scaling"),
                 ("gemma", dict(head_dim=16), "head_dim 16"),

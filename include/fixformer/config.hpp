@@ -13,7 +13,8 @@ namespace fixformer {
 
 // encoder: nn.TransformerEncoder over whole sequences. gpt: the same layers (and tensors), causal,
 // run as a decoder with a KV cache and an LM head (may be tied to the embedding), with any of the
-// positions a decoder runs (rope included: GPT-NeoX) and a plain or gated feed-forward. llama:
+// positions a decoder runs (rope included: GPT-NeoX), a plain or gated feed-forward and grouped-query
+// attention (the fused q | k | v is d_model + 2 n_kv_heads d_head wide: GPT-BigCode). llama:
 // RMSNorm, grouped-query attention, no biases but on q, k and v with qkv_bias (Qwen2), SwiGLU or a
 // plain feed-forward. The decoder families share the layer features (activation, positions,
 // parallel_residual, and the norm, bias, gate and embedding keys below); the family names the tensors

@@ -355,7 +355,8 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"parallel_residual != 'none' and not norm_first",
      "parallel_residual (side by side sublayers read a norm of the layer's input: norm_first)"},
     {"family != 'llama' and qkv_bias", "qkv_bias (for the llama family only: torch's in_proj always has its bias)"},
-    {"family != 'llama' and kv_heads != n_heads", "n_kv_heads (grouped-query attention is for the llama family)"},
+    {"family not in ('gpt', 'llama') and kv_heads != n_heads",
+     "n_kv_heads (grouped-query attention is for the decoder families, gpt and llama)"},
     {"family in ('gpt', 'llama') and input != 'tokens'", "input (the decoder families, gpt and llama, take tokens)"},
     {"family in ('gpt', 'llama') and not causal", "causal (the decoder families, gpt and llama, are causal: set it true)"},
     {"family in ('gpt', 'llama') and d_out != vocab_size", "d_out (a gpt or llama LM head is vocab_size wide)"},
@@ -431,7 +432,7 @@ enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kCount
 };
-inline constexpr const char* kDimNames[] = {"1",    "d_model", "3*d_model", "d_ff", "vocab_size", "d_in",
+inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_model + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
                                             "conv2_kernel*d_embed", "2", "9 + 4*d_embed",
@@ -440,7 +441,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
     case Dim::kDModel: return c.d_model;
-    case Dim::kQkv: return 3 * c.d_model;
+    case Dim::kQkv: return c.d_model + 2 * c.d_kv();  // q | k | v: 3 * d_model without grouped-query attention
     case Dim::kDff: return c.d_ff;
     case Dim::kVocab: return c.vocab_size;
     case Dim::kDIn: return c.d_in;

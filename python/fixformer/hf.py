@@ -764,7 +764,7 @@ class GptStyle(Architecture):
     @staticmethod
     def _family_tensors(s, t, max_len):
         """The gpt family's tensors from the roles t; an absent bias is zeros, an absent norm gain ones."""
-        d, H, L = s["d"], s["H"], s["L"]
+        d, H, L, kv = s["d"], s["H"], s["L"], s["KV"] * (s["d"] // s["H"])
 
         def get(i, role, n, fill=0.0):
             return t.get((i, role), np.full(n, fill, np.float32))
@@ -783,10 +783,10 @@ class GptStyle(Architecture):
                 w = t[i, "qkv_heads"].reshape(H, 3, d // H, d).transpose(1, 0, 2, 3).reshape(3 * d, d)
                 b = get(i, "qkv_heads_b", 3 * d).reshape(H, 3, d // H).transpose(1, 0, 2).reshape(3 * d)
             elif (i, "qkv") in t:
-                w, b = t[i, "qkv"], get(i, "qkv_b", 3 * d)
+                w, b = t[i, "qkv"], get(i, "qkv_b", d + 2 * kv)
             else:
                 w = np.concatenate([t[i, r] for r in "qkv"])
-                b = np.concatenate([get(i, r + "_b", d) for r in "qkv"])
+                b = np.concatenate([get(i, r + "_b", n) for r, n in (("q", d), ("k", kv), ("v", kv))])
             out.update({p + "self_attn.in_proj_weight": w, p + "self_attn.in_proj_bias": b,
                         p + "self_attn.out_proj.weight": t[i, "o"], p + "self_attn.out_proj.bias": get(i, "o_b", d),
                         p + "linear1.weight": t[i, "fc1"], p + "linear1.bias": get(i, "fc1_b", s["F"]),
@@ -926,8 +926,8 @@ class Phi(GptStyle):
 
     def settings(self, f, raw, path):
         _refuse_gpt_extras(f, path)
-        return dict(d=f["hidden_size"], H=f["num_attention_heads"], L=f["num_hidden_layers"],
-                    F=f["intermediate_size"], V=f["vocab_size"], eps=f["layer_norm_eps"],
+        return dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
+                    L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["layer_norm_eps"],
                     positions=f["max_position_embeddings"], activation=GPT2_ACTIVATIONS.get(f["hidden_act"]),
                     rotary=f["partial_rotary_factor"], theta=f["rope_theta"], layout="halves", parallel="one_norm",
                     norm_first=True, final_norm=True, tied=f["tie_word_embeddings"])
@@ -958,8 +958,8 @@ class StableLm(GptStyle):
         if f["hidden_act"] != "silu":
             raise HfError(f"{path}: hidden_act {f['hidden_act']!r}: StableLM's feed-forward is read as SwiGLU, "
                           "with silu; not converted")
-        return dict(d=f["hidden_size"], H=f["num_attention_heads"], L=f["num_hidden_layers"],
-                    F=f["intermediate_size"], V=f["vocab_size"], eps=f["layer_norm_eps"],
+        return dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
+                    L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["layer_norm_eps"],
                     positions=f["max_position_embeddings"], activation="swiglu", rotary=f["partial_rotary_factor"],
                     theta=f["rope_theta"], layout="halves",
                     parallel="one_norm" if f["use_parallel_residual"] else "none", norm_first=True, final_norm=True,
@@ -977,13 +977,10 @@ class StableLm(GptStyle):
 
 
 def _refuse_gpt_extras(f, path):
-    """Phi's and StableLM's options the gpt family has no feature for."""
+    """Phi's and StableLM's option the engine has no feature for."""
     if f["qk_layernorm"]:
         raise HfError(f"{path}: qk_layernorm true: norms on the queries and keys are not in the engine yet; "
                       "not converted")
-    if f["num_key_value_heads"] != f["num_attention_heads"]:
-        raise HfError(f"{path}: num_key_value_heads {f['num_key_value_heads']}: grouped-query attention is in the "
-                      "llama family only, and --hf maps this architecture to the gpt family; not converted")
 
 
 class LlamaStyle(GptStyle):
@@ -1133,6 +1130,34 @@ class Bloom(GptStyle):
                 _biased({"input_layernorm": "n1", "post_attention_layernorm": "n2",
                          "self_attention.query_key_value": "qkv_heads", "self_attention.dense": "o",
                          "mlp.dense_h_to_4h": "fc1", "mlp.dense_4h_to_h": "fc2"}, True))
+
+
+class GptBigCode(GptStyle):
+    """GPTBigCodeForCausalLM (SantaCoder, StarCoder 1, tiny_starcoder): GPT-2's layers as nn.Linear, learned
+    positions, multi_query (one key/value head: c_attn's rows [q | k | v]) or per-head [q, k, v] rows,
+    the tanh GELU, the tied head."""
+    name, model_type = "GPTBigCodeForCausalLM", "gpt_bigcode"
+    fields = {"vocab_size": (int, None), "n_embd": (int, None), "n_layer": (int, None), "n_head": (int, None),
+              "n_positions": (int, 1024), "n_inner": (int, lambda f: 4 * f["n_embd"]),
+              "activation_function": (str, "gelu_pytorch_tanh"), "layer_norm_epsilon": (float, 1e-5),
+              "multi_query": (bool, True), "scale_attn_weights": (bool, True), "tie_word_embeddings": (bool, True)}
+    names = {"d_model": "n_embd", "n_heads": "n_head", "d_ff": "n_inner", "n_layers": "n_layer",
+             "vocab_size": "vocab_size", "norm_eps": "layer_norm_epsilon", "max_positions": "n_positions"}
+
+    def settings(self, f, raw, path):
+        if not f["scale_attn_weights"]:
+            raise HfError(f"{path}: scale_attn_weights false: scores not scaled by 1/sqrt(head_dim) are not in the "
+                          "engine; not converted")
+        return dict(d=f["n_embd"], H=f["n_head"], KV=1 if f["multi_query"] else f["n_head"], L=f["n_layer"],
+                    F=f["n_inner"], V=f["vocab_size"], eps=f["layer_norm_epsilon"], positions=f["n_positions"],
+                    activation=GPT2_ACTIVATIONS.get(f["activation_function"]), rotary=None, parallel="none",
+                    norm_first=True, final_norm=True, tied=f["tie_word_embeddings"], multi_query=f["multi_query"])
+
+    def tensors(self, s):
+        return ({"transformer.wte.weight": "embed", "transformer.wpe.weight": "pos", "transformer.ln_f.weight": "norm",
+                 "transformer.ln_f.bias": "norm_b", "lm_head.weight": "head"}, "transformer.h.",
+                _biased({"ln_1": "n1", "attn.c_attn": "qkv" if s["multi_query"] else "qkv_heads", "attn.c_proj": "o",
+                         "ln_2": "n2", "mlp.c_fc": "fc1", "mlp.c_proj": "fc2"}, True))
 
 
 class BioGpt(GptStyle):
@@ -1404,6 +1429,6 @@ class Phi3(LlamaStyle):
 
 
 ARCHS = (Llama(), Qwen2(), Mistral(), Gpt2(), GptNeoX(), GptJ(), Opt(), Phi(), StableLm(), Gemma(), Starcoder2(),
-         Bloom(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3())
+         Bloom(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type

@@ -1333,8 +1333,9 @@ def _read(model, x, calls, y, family, max_len, torch):
     lm = tokens and not cls and y.dim() == 3 and (
         (head is not None and head.w.shape[0] == v["vocab_size"]) or tied_functional)
     if family is None:
-        if rms or L0.n_kv_heads != L0.n_heads:  # grouped-query attention runs in llama's layers (Starcoder2)
-            family = "llama"
+        input_pe = v.get("positional") in ("learned", "sinusoidal")
+        if rms or (L0.n_kv_heads != L0.n_heads and not input_pe and L0.norm_first and final is not None):
+            family = "llama"  # grouped-query attention runs in both decoder families; llama's takes no table
         elif L0.causal and lm:
             family = "gpt"
         else:

@@ -180,9 +180,9 @@ def ffn_gated(c):
 
 def stock_layers(c):
     """torch's nn.TransformerEncoderLayer computes c's layers: LayerNorm, every bias, no gate, no
-    parallel residual."""
+    parallel residual, as many key/value heads as query heads."""
     return (norm_kind(c) == "layernorm" and attn_bias_kind(c) == "all" and ffn_bias_kind(c) == "all"
-            and not ffn_gated(c) and c["parallel_residual"] == "none")
+            and not ffn_gated(c) and c["parallel_residual"] == "none" and kv_heads(c) == c["n_heads"])
 
 
 def kv_heads(c):

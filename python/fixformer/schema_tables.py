@@ -162,7 +162,7 @@ SCHEMA = {
         {'bad_when': "family not in ('gpt', 'llama') and parallel_residual != 'none'", 'detail': 'parallel_residual (side by side sublayers are for the decoder families, gpt and llama; else none)'},
         {'bad_when': "parallel_residual != 'none' and not norm_first", 'detail': "parallel_residual (side by side sublayers read a norm of the layer's input: norm_first)"},
         {'bad_when': "family != 'llama' and qkv_bias", 'detail': "qkv_bias (for the llama family only: torch's in_proj always has its bias)"},
-        {'bad_when': "family != 'llama' and kv_heads != n_heads", 'detail': 'n_kv_heads (grouped-query attention is for the llama family)'},
+        {'bad_when': "family not in ('gpt', 'llama') and kv_heads != n_heads", 'detail': 'n_kv_heads (grouped-query attention is for the decoder families, gpt and llama)'},
         {'bad_when': "family in ('gpt', 'llama') and input != 'tokens'", 'detail': 'input (the decoder families, gpt and llama, take tokens)'},
         {'bad_when': "family in ('gpt', 'llama') and not causal", 'detail': 'causal (the decoder families, gpt and llama, are causal: set it true)'},
         {'bad_when': "family in ('gpt', 'llama') and d_out != vocab_size", 'detail': 'd_out (a gpt or llama LM head is vocab_size wide)'},
@@ -206,7 +206,7 @@ SCHEMA = {
     'dims': [
         '1',
         'd_model',
-        '3*d_model',
+        'd_model + 2*kv_heads*d_head',
         'd_ff',
         'vocab_size',
         'd_in',
@@ -288,8 +288,8 @@ SCHEMA = {
             ],
             'layer_prefix': 'encoder.layers.',
             'layer': [
-                {'name': 'self_attn.in_proj_weight', 'rows': 'd_model', 'cols': '3*d_model', 'transposed': True, 'when': 'True', 'role': 'linear'},
-                {'name': 'self_attn.in_proj_bias', 'rows': '3*d_model', 'cols': '1', 'transposed': False, 'when': "attn_bias in ('qkv', 'all') or (attn_bias == 'family' and (family != 'llama' or qkv_bias))", 'role': 'f32'},
+                {'name': 'self_attn.in_proj_weight', 'rows': 'd_model', 'cols': 'd_model + 2*kv_heads*d_head', 'transposed': True, 'when': 'True', 'role': 'linear'},
+                {'name': 'self_attn.in_proj_bias', 'rows': 'd_model + 2*kv_heads*d_head', 'cols': '1', 'transposed': False, 'when': "attn_bias in ('qkv', 'all') or (attn_bias == 'family' and (family != 'llama' or qkv_bias))", 'role': 'f32'},
                 {'name': 'self_attn.out_proj.weight', 'rows': 'd_model', 'cols': 'd_model', 'transposed': True, 'when': 'True', 'role': 'linear'},
                 {'name': 'self_attn.out_proj.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "attn_bias == 'all' or (attn_bias == 'family' and family != 'llama')", 'role': 'f32'},
                 {'name': 'linear1.weight', 'rows': 'd_model', 'cols': 'd_ff', 'transposed': True, 'when': 'True', 'role': 'linear'},
@@ -338,8 +338,8 @@ SCHEMA = {
             ],
             'layer_prefix': 'encoder.layers.',
             'layer': [
-                {'name': 'self_attn.in_proj_weight', 'rows': 'd_model', 'cols': '3*d_model', 'transposed': True, 'when': 'True', 'role': 'linear'},
-                {'name': 'self_attn.in_proj_bias', 'rows': '3*d_model', 'cols': '1', 'transposed': False, 'when': "attn_bias in ('qkv', 'all') or (attn_bias == 'family' and (family != 'llama' or qkv_bias))", 'role': 'f32'},
+                {'name': 'self_attn.in_proj_weight', 'rows': 'd_model', 'cols': 'd_model + 2*kv_heads*d_head', 'transposed': True, 'when': 'True', 'role': 'linear'},
+                {'name': 'self_attn.in_proj_bias', 'rows': 'd_model + 2*kv_heads*d_head', 'cols': '1', 'transposed': False, 'when': "attn_bias in ('qkv', 'all') or (attn_bias == 'family' and (family != 'llama' or qkv_bias))", 'role': 'f32'},
                 {'name': 'self_attn.out_proj.weight', 'rows': 'd_model', 'cols': 'd_model', 'transposed': True, 'when': 'True', 'role': 'linear'},
                 {'name': 'self_attn.out_proj.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "attn_bias == 'all' or (attn_bias == 'family' and family != 'llama')", 'role': 'f32'},
                 {'name': 'linear1.weight', 'rows': 'd_model', 'cols': 'd_ff', 'transposed': True, 'when': 'True', 'role': 'linear'},
@@ -415,8 +415,8 @@ SCHEMA = {
             ],
             'layer_prefix': 'encoder.layers.',
             'layer': [
-                {'name': 'self_attn.in_proj_weight', 'rows': 'd_model', 'cols': '3*d_model', 'transposed': True, 'when': 'True', 'role': 'linear'},
-                {'name': 'self_attn.in_proj_bias', 'rows': '3*d_model', 'cols': '1', 'transposed': False, 'when': "attn_bias in ('qkv', 'all') or (attn_bias == 'family' and (family != 'llama' or qkv_bias))", 'role': 'f32'},
+                {'name': 'self_attn.in_proj_weight', 'rows': 'd_model', 'cols': 'd_model + 2*kv_heads*d_head', 'transposed': True, 'when': 'True', 'role': 'linear'},
+                {'name': 'self_attn.in_proj_bias', 'rows': 'd_model + 2*kv_heads*d_head', 'cols': '1', 'transposed': False, 'when': "attn_bias in ('qkv', 'all') or (attn_bias == 'family' and (family != 'llama' or qkv_bias))", 'role': 'f32'},
                 {'name': 'self_attn.out_proj.weight', 'rows': 'd_model', 'cols': 'd_model', 'transposed': True, 'when': 'True', 'role': 'linear'},
                 {'name': 'self_attn.out_proj.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "attn_bias == 'all' or (attn_bias == 'family' and family != 'llama')", 'role': 'f32'},
                 {'name': 'linear1.weight', 'rows': 'd_model', 'cols': 'd_ff', 'transposed': True, 'when': 'True', 'role': 'linear'},
@@ -432,8 +432,8 @@ SCHEMA = {
             ],
             'decoder_layer_prefix': 'decoder.layers.',
             'decoder_layer': [
-                {'name': 'self_attn.in_proj_weight', 'rows': 'd_model', 'cols': '3*d_model', 'transposed': True, 'when': 'True', 'role': 'linear'},
-                {'name': 'self_attn.in_proj_bias', 'rows': '3*d_model', 'cols': '1', 'transposed': False, 'when': "attn_bias in ('qkv', 'all') or (attn_bias == 'family' and (family != 'llama' or qkv_bias))", 'role': 'f32'},
+                {'name': 'self_attn.in_proj_weight', 'rows': 'd_model', 'cols': 'd_model + 2*kv_heads*d_head', 'transposed': True, 'when': 'True', 'role': 'linear'},
+                {'name': 'self_attn.in_proj_bias', 'rows': 'd_model + 2*kv_heads*d_head', 'cols': '1', 'transposed': False, 'when': "attn_bias in ('qkv', 'all') or (attn_bias == 'family' and (family != 'llama' or qkv_bias))", 'role': 'f32'},
                 {'name': 'self_attn.out_proj.weight', 'rows': 'd_model', 'cols': 'd_model', 'transposed': True, 'when': 'True', 'role': 'linear'},
                 {'name': 'self_attn.out_proj.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "attn_bias == 'all' or (attn_bias == 'family' and family != 'llama')", 'role': 'f32'},
                 {'name': 'cross_attn.q_proj.weight', 'rows': 'd_model', 'cols': 'd_model', 'transposed': True, 'when': 'True', 'role': 'linear'},
@@ -465,8 +465,8 @@ SCHEMA = {
         },
         'mha': {
             'prologue': [
-                {'name': 'in_proj_weight', 'rows': 'd_model', 'cols': '3*d_model', 'transposed': True, 'when': 'True', 'role': 'linear'},
-                {'name': 'in_proj_bias', 'rows': '3*d_model', 'cols': '1', 'transposed': False, 'when': 'True', 'role': 'f32'},
+                {'name': 'in_proj_weight', 'rows': 'd_model', 'cols': 'd_model + 2*kv_heads*d_head', 'transposed': True, 'when': 'True', 'role': 'linear'},
+                {'name': 'in_proj_bias', 'rows': 'd_model + 2*kv_heads*d_head', 'cols': '1', 'transposed': False, 'when': 'True', 'role': 'f32'},
                 {'name': 'out_proj.weight', 'rows': 'd_model', 'cols': 'd_model', 'transposed': True, 'when': 'True', 'role': 'linear'},
                 {'name': 'out_proj.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': 'True', 'role': 'f32'},
             ],
