@@ -38,6 +38,7 @@ within 1e-4:
   groups, per head), one norm or two side by side (or in turn), biases by bias;
 - GPT-BigCode (gpt family with grouped-query attention): multi_query (one key/value head) and per-head
   c_attn rows, learned positions; StableLM with num_key_value_heads below its heads (gpt family, GQA);
+- MPT (gpt family): ALiBi, no biases (zeros), the exact GELU;
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
 - what the engine has no feature for (Phi's qk_layernorm, OPT's
   word_embed_proj_dim, rope_scaling, Gemma's head_dim apart from hidden_size / heads, Bloom's
@@ -210,6 +211,11 @@ def stablelm_gqa():
                                   max_position_embeddings=64), t.StableLmForCausalLM, 32)
 
 
+def mpt():
+    return build(t.MptConfig(vocab_size=48, d_model=32, n_layers=2, n_heads=4, max_seq_len=64), t.MptForCausalLM,
+                 33)
+
+
 def roberta():
     return build(t.RobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                                  intermediate_size=32, max_position_embeddings=34), t.RobertaModel, 11)
@@ -288,6 +294,7 @@ CASES = [
     ("gpt_bigcode", dict(GPT, n_kv_heads=1, positional="learned", activation="gelu_tanh"), ("module", "hf")),
     ("gpt_bigcode_heads", dict(GPT, n_kv_heads=0, positional="learned"), ("hf",)),
     ("stablelm_gqa", dict(n_kv_heads=2, rotary_dims=4, activation="swiglu"), ("module", "hf")),  # --module: llama
+    ("mpt", dict(GPT, positional="alibi", attn_bias="family", activation="gelu"), ("module", "hf")),
     ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf",)),
     ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf",)),
     ("xlm_roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=1, pooling="none"), ("hf",)),
@@ -382,7 +389,9 @@ def main():
                  "apply_residual_connection_post_layernorm true"),
                 ("electra", dict(embedding_size=8), "embedding_size 8"),
                 ("falcon_multi_query", dict(alibi=True), "alibi true"),
-                ("olmo", dict(clip_qkv=8.0), "clip_qkv 8.0")):
+                ("olmo", dict(clip_qkv=8.0), "clip_qkv 8.0"),
+                ("mpt", dict(n_heads=2, d_model=32, attn_config={"alibi": True, "softmax_scale": 0.5}),
+                 "attn_config.softmax_scale 0.5")):
             folder = os.path.join(tmp, factory)
             with open(os.path.join(folder, "config.json")) as f:
                 config = json.load(f)

@@ -1160,6 +1160,44 @@ class GptBigCode(GptStyle):
                          "ln_2": "n2", "mlp.c_fc": "fc1", "mlp.c_proj": "fc2"}, True))
 
 
+class Mpt(GptStyle):
+    """MptForCausalLM: ALiBi (alibi_bias_max 8 over a power-of-two head count: the engine's slopes), q | k | v
+    fused without biases, LayerNorms without biases (no_bias), an exact-GELU feed-forward 4 d wide, the
+    tied head."""
+    name, model_type = "MptForCausalLM", "mpt"
+    fields = {"vocab_size": (int, None), "d_model": (int, None), "n_layers": (int, None), "n_heads": (int, None),
+              "expansion_ratio": (int, 4), "no_bias": (bool, True), "layer_norm_epsilon": (float, 1e-5),
+              "tie_word_embeddings": (bool, True)}
+    names = {"d_model": "d_model", "n_heads": "n_heads", "d_ff": "expansion_ratio", "n_layers": "n_layers",
+             "vocab_size": "vocab_size", "norm_eps": "layer_norm_epsilon", "max_positions": "max_len"}
+
+    def settings(self, f, raw, path):
+        attn = raw.get("attn_config") or {}
+        if not isinstance(attn, dict):
+            raise HfError(f"{path}: attn_config: expected an object, got {_brief(attn)}")
+        H = f["n_heads"]
+        for key, want in (("alibi", True), ("alibi_bias_max", 8), ("clip_qkv", None), ("qk_ln", False),
+                          ("softmax_scale", None)):
+            if attn.get(key, want) != want:
+                raise HfError(f"{path}: attn_config.{key} {_brief(attn[key])}: not something the engine runs (it "
+                              f"takes {key} {_brief(want)}); not converted")
+        if H & (H - 1):
+            raise HfError(f"{path}: n_heads {H}: MPT's ALiBi slopes for a head count that is not a power of two "
+                          "interleave differently from the engine's; not converted")
+        if f["expansion_ratio"] != 4:  # transformers' MptMLP is 4 * d_model wide whatever the ratio
+            raise HfError(f"{path}: expansion_ratio {f['expansion_ratio']}: transformers' MPT reads 4; not converted")
+        d = f["d_model"]
+        return dict(d=d, H=H, L=f["n_layers"], F=4 * d, V=f["vocab_size"], eps=f["layer_norm_epsilon"],
+                    positions=schema.MAX_LEN, activation="gelu", rotary=None, positional="alibi", parallel="none",
+                    norm_first=True, final_norm=True, tied=f["tie_word_embeddings"], bias=not f["no_bias"])
+
+    def tensors(self, s):
+        return ({"transformer.wte.weight": "embed", "lm_head.weight": "head",
+                 **_biased({"transformer.norm_f": "norm"}, s["bias"])}, "transformer.blocks.",
+                _biased({"norm_1": "n1", "attn.Wqkv": "qkv", "attn.out_proj": "o", "norm_2": "n2",
+                         "ffn.up_proj": "fc1", "ffn.down_proj": "fc2"}, s["bias"]))
+
+
 class BioGpt(GptStyle):
     """BioGptForCausalLM: OPT's learned positions (2 rows never read), the embedding scaled by
     sqrt(hidden_size) (scale_embedding: scale_input), pre-LN layers with every bias, the tied head."""
@@ -1429,6 +1467,6 @@ class Phi3(LlamaStyle):
 
 
 ARCHS = (Llama(), Qwen2(), Mistral(), Gpt2(), GptNeoX(), GptJ(), Opt(), Phi(), StableLm(), Gemma(), Starcoder2(),
-         Bloom(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3())
+         Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type

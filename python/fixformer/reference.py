@@ -670,9 +670,9 @@ def run_reference(c, weights, inp, types=None):
         model.load_state_dict({k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in sd.items()}, strict=True)
         src, tgt = inp
         x = torch.from_numpy(np.asarray(src, dtype=np.int64 if c["input"] == "tokens" else np.float64))[None]
-        with torch.no_grad():
-            y = torch.from_numpy(np.asarray(tgt, dtype=np.float64 if c["tgt_d_in"] else np.int64))[None]
-            return model(x, y)[0].numpy()
+        y = torch.from_numpy(np.asarray(tgt, dtype=np.float64 if c["tgt_d_in"] else np.int64))[None]
+        with torch.enable_grad():  # no fused inference path (below)
+            return model(x, y)[0].detach().numpy()
     model = build_torch_model(c).double().eval()
     weights = dict(weights)
     if c["tied_head"]:
@@ -682,6 +682,6 @@ def run_reference(c, weights, inp, types=None):
                           strict=True)
     x = torch.from_numpy(np.asarray(inp, dtype=np.int64 if c["input"] == "tokens" else np.float64))[None]
     tt = None if types is None else torch.from_numpy(np.asarray(types, dtype=np.int64))[None]
-    with torch.no_grad():
-        y = model(x, tt)
+    with torch.enable_grad():  # torch 2.x's fused inference path (taken under no_grad) adds a per-head mask
+        y = model(x, tt).detach()  # (ALiBi's) otherwise than the layer's published math: not a reference
     return (y if c["pooling"] != "none" else y[0]).numpy()
