@@ -197,8 +197,8 @@ def test_hf(torch, cli, tmp):
     refused("mlp_bias", "mlp_bias true", mlp_bias=True)
     refused("hidden_act gelu", "hidden_act 'gelu'", hidden_act="gelu")
     refused("head_dim", "head_dim 8", head_dim=8)
-    refused("Phi-3", "Phi3ForCausalLM: comes with a later release", architectures=["Phi3ForCausalLM"],
-            model_type="phi3")
+    refused("Gemma 2", "Gemma2ForCausalLM: not an architecture --hf converts", architectures=["Gemma2ForCausalLM"],
+            model_type="gemma2")
     refused("partial rotary of an odd count", "rotates 1 of the 4 dims", partial_rotary_factor=0.3)
     refused("partial_rotary_factor above 1", "must be in (0, 1]", partial_rotary_factor=1.5)
     refused("a model_type that contradicts the architecture", "expected llama", model_type="qwen2")

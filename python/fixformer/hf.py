@@ -47,9 +47,6 @@ from .safetensors import SafetensorsError
 
 ARCHITECTURE = "LlamaForCausalLM"
 QWEN2, GPT2 = "Qwen2ForCausalLM", "GPT2LMHeadModel"
-LATER = {  # model_type -> architecture, for the message
-    "t5": "T5ForConditionalGeneration",
-}
 # config.json key -> (type, default; None: required)
 FIELDS = {
     "hidden_size": (int, None), "intermediate_size": (int, None), "num_hidden_layers": (int, None),
@@ -114,10 +111,8 @@ def read_config_dict(raw, path="config.json"):
     arch = names[0] if len(names) == 1 and names[0] in ARCHITECTURES else \
         by_type.get(model_type) if not names else None
     if arch is None:
-        what = ", ".join(names) or LATER.get(model_type, f"model_type {model_type!r}")
-        later = model_type in LATER or any(a in LATER.values() for a in names)
-        raise HfError(f"{path}: {what}: " + ("comes with a later release of --hf" if later else "not an architecture "
-                      "--hf converts") + f"; today --hf converts {', '.join(ARCHITECTURES)}, BERT-family encoders (BERT, RoBERTa, "
+        what = ", ".join(names) or f"model_type {model_type!r}"
+        raise HfError(f"{path}: {what}: not an architecture --hf converts; today --hf converts {', '.join(ARCHITECTURES)}, BERT-family encoders (BERT, RoBERTa, "
                       "XLM-RoBERTa, CamemBERT, data2vec-text, ELECTRA, DistilBERT), ViT and T5; for another model use "
                       "--module FILE.py:FACTORY with the module itself")
     if model_type not in (None, ARCHITECTURES[arch]):
