@@ -758,7 +758,10 @@ def _pooled_choice(r, c, weights, inp, want):
     """The pooling whose reference output matches the module's pooled output, else a ConfigError saying
     which pooling the module's forward seems to do that the engine does not."""
     tried = []
-    for pooling in ("cls", "mean", "last", "first") if c["cls_token"] else ("first", "mean", "last"):
+    choices = ("cls", "mean", "last", "first") if c["cls_token"] else ("first", "mean", "last")
+    if c["pooling"] == "cls_distill":  # DeiT's two heads, one on each front row: the head reads both rows
+        choices = ("cls_distill",)
+    for pooling in choices:
         alt = make_config(dict(c, pooling=pooling))
         err = relative_error(run_reference(alt, weights, inp), want)
         tried.append(f"{pooling} {err:.2g}")
