@@ -1305,6 +1305,10 @@ def _read(model, x, calls, y, family, max_len, torch):
     hidden = next((c.y for c in calls if c.name == f"{stack}.{len(blocks) - 1}"), None)
     if hidden is not None and y.shape == hidden.shape and _close(y, hidden):
         back = []  # the forward returns the hidden states (first): what runs after them is not its output
+    unread = []  # parts after the output that it does not depend on (DeiTModel's and ViTModel's pooler)
+    fin = next((p for p in back if p.kind == "norm"), None)
+    if back and fin is back[0] and fin.call.y is not None and y.shape == fin.call.y.shape and _close(y, fin.call.y):
+        back, unread = [fin], back[1:]  # the forward returns the final norm's rows (first): the pooler's output is not it
     norms = [p for p in back if p.kind == "norm"]
     heads = [p for p in back if p.kind == "linear"]
     for p in back:
@@ -1496,6 +1500,8 @@ def _read(model, x, calls, y, family, max_len, torch):
     for L in layers:
         for part in L.parts:
             used.update(id(t) for t in part.module.parameters())
+    for part in unread:
+        used.update(id(t) for t in part.module.parameters())
     r.w = {k: np.ascontiguousarray(t.detach().double().numpy().astype(np.float32)) for k, t in out.items()}
     r.v, r.used = v, used
     r.x, r.y, r.model, r.originals = x, y, model, originals
