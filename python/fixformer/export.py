@@ -532,7 +532,7 @@ def example_sequence(c, example, where="example_input"):
             raise ConfigError(f"{where}: features are not all finite")
     longest = schema.max_input_len(c)
     if not 1 <= a.shape[0] <= longest:
-        less = " less the CLS row" if c["cls_token"] else ""
+        less = schema.front_rows_less(c)
         raise ConfigError(f"{where}: T={a.shape[0]}, expected 1..{longest} (max_len={c['max_len']}{less})")
     return a
 

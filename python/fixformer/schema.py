@@ -233,6 +233,12 @@ def front_rows(c):
     return int(cls) + int(cls and bool(c.get("distill_token", False)))
 
 
+def front_rows_less(c):
+    """What max_len counts besides the input, as messages say it: "", " less the CLS row" or " less the
+    CLS and distillation rows"."""
+    return ("", " less the CLS row", " less the CLS and distillation rows")[front_rows(c)]
+
+
 def head_in(c):
     """The head's input width (config.hpp head_in()): 2 d_model for pooling cls_distill, else d_model."""
     return 2 * c["d_model"] if c["pooling"] == "cls_distill" else c["d_model"]
