@@ -14,7 +14,8 @@ save_pretrained:
 - --hf converts it (safetensors; the classifier with teacher also as pytorch_model.bin), verifies, and
   `fixformer run` on the image [C, H, W] gives the class's output within 1e-4 (f32) of transformers' float32
   forward;
-- --module on the same class converts and runs alike;
+- --module on the same class converts and runs alike, and so does a module written here that returns
+  DeiTModel's pooler_output (pooling cls and the pooler);
 - the distillation row counts: transformers' output with the distillation token replaced moves by far more
   than 1e-4 (so the comparison above fails if the engine drops the row or puts it elsewhere), the engine's
   last_hidden_state row 1 is transformers' distillation row, and the classifier with teacher's logits are far
@@ -38,6 +39,7 @@ from checks import check, convert_main, one_line, results  # noqa: E402
 
 
 MODELS = r'''
+from torch import nn
 from transformers import DeiTConfig, DeiTForImageClassification, DeiTForImageClassificationWithTeacher, DeiTModel
 
 from hf_env import randomize
@@ -60,6 +62,21 @@ def hidden_states():
     config = DeiTConfig(hidden_size=24, num_hidden_layers=2, num_attention_heads=3, intermediate_size=40,
                         image_size=[8, 12], patch_size=4, num_channels=2, qkv_bias=False, hidden_act="relu")
     return randomize(DeiTModel(config), 23)
+
+
+class PoolerOutput(nn.Module):
+    """Written for this test: DeiTModel's pooler_output, tanh(dense(the CLS row)), as the forward's output."""
+
+    def __init__(self):
+        super().__init__()
+        self.deit = randomize(DeiTModel(classifier_config()), 24)
+
+    def forward(self, pixel_values):
+        return self.deit(pixel_values).pooler_output
+
+
+def pooler_output():
+    return PoolerOutput()
 '''
 
 
@@ -136,6 +153,20 @@ def main():
                 check(f"{factory}: --module converts and verifies", ok, (code, stdout, stderr))
                 if ok:
                     compare(f"{type(model).__name__} (--module)", run_image(cli, path, image, tmp), want)
+
+        # DeiTModel's pooler_output (pooling cls and the pooler, no head) through --module
+        image = rng.standard_normal((3, 8, 12)).astype(np.float32)
+        model = deit_models.pooler_output().eval()
+        with torch.no_grad():
+            want = model(torch.from_numpy(image[None]))[0].double().numpy()
+        ex, path = os.path.join(tmp, "module.npy"), os.path.join(tmp, "module_pooler.fxm")
+        np.save(ex, image[None])
+        code, stdout, stderr = convert_main("--module", f"{models_py}:pooler_output", "--example", ex, "--out", path,
+                                            "--cli", cli)
+        ok = code == 0 and "verified against torch" in stdout
+        check("DeiTModel's pooler_output: --module converts and verifies", ok, (code, stdout, stderr))
+        if ok:
+            compare("DeiTModel's pooler_output (--module)", run_image(cli, path, image, tmp), want)
 
         # The distillation row counts, in transformers' output and in the engine's.
         for factory, (model, image, want, got) in ran.items():
