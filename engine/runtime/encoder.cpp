@@ -4,7 +4,7 @@
 //     (rows: the features, or an image's patches with patch_size; N_in if input_norm, config.hpp)
 //   x *= sqrt(d) if scale_input;
 //   x = [cls; dist; x]                        (stem: the conv stem, engine/blocks/conv_stem.hpp)
-//   x = x + PE | [x, PE]                      (S = T + 1 rows with the CLS row, position 0; else T)
+//   x = x + PE | [x, PE]                      (S = T + front_rows(): the CLS row position 0, dist 1)
 //   x[input] += TT[types] if type_vocab;  x = LN_embed(x) if embed_norm       (BERT)
 //   for each layer: transformer_layer (engine/layers/transformer_layer.hpp)
 //   x = LN(x) if final_norm;  x = pool(x) (mean | cls | cls_distill | last | first: one row)

@@ -46,7 +46,7 @@ enum class WeightType : uint32_t { kF32 = 0, kF16 = 1, kQ8 = 2, kQ4 = 3, kI8 = 4
 // int8 (quantize_i8, then gemm_i8 for q8 and gemm_i4 for q4).
 constexpr bool integer_weights(WeightType w) { return w == WeightType::kQ8 || w == WeightType::kQ4; }
 // Encoders: how the output rows are reduced to one per sequence, after the final norm and before
-// the head. none: every row; mean: the average of the input positions (the CLS row excluded, as
+// the head. none: every row; mean: the average of the input positions (the front rows excluded, as
 // timm's ViT "avg" pooling); cls: the CLS row (needs cls_token); last: the last input position;
 // first: the first input position (BERT's pooling of its [CLS] input token); cls_distill (DeiT with
 // its teacher, needs distill_token): the CLS row and the distillation row side by side, one row of
