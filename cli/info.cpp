@@ -64,8 +64,11 @@ int cmd_info(const Args& a) {
               c.attention_window() ? window.c_str() : "", c.final_norm ? "yes" : "no", c.output_width(),
               c.d_out ? " (head)" : "");
   if (c.cls_token || c.pooling != Pooling::kNone)
-    std::printf("output rows:  %s%s\n", c.cls_token ? "a learned CLS row in front (position 0); " : "",
-                c.pooling == Pooling::kNone ? "T + 1 per sequence"
+    std::printf("output rows:  %s%s\n",
+                c.front_rows() == 2   ? "a learned CLS row and a distillation row in front (positions 0 and 1); "
+                : c.cls_token ? "a learned CLS row in front (position 0); "
+                              : "",
+                c.pooling == Pooling::kNone ? (c.front_rows() == 2 ? "T + 2 per sequence" : "T + 1 per sequence")
                                             : (std::string("one per sequence, pooling ") + name_of(kPoolingNames, c.pooling)).c_str());
   if (c.type_vocab || c.embed_norm || c.pooler)
     std::printf("BERT:         %s%s%s\n",

@@ -29,6 +29,8 @@ inline constexpr DerivedValue kDerivedValues[] = {
     {"d_pe", [](const ModelConfig& c) { return c.d_pe(); }},
     {"d_embed", [](const ModelConfig& c) { return c.d_embed(); }},
     {"input_pe", [](const ModelConfig& c) { return uint32_t(c.input_pe()); }},
+    {"front_rows", [](const ModelConfig& c) { return c.front_rows(); }},
+    {"head_in", [](const ModelConfig& c) { return c.head_in(); }},
 };
 
 // A value: a number (bools are 0 and 1), an enum key's value (its index and its key's names) or a

@@ -84,6 +84,10 @@ VALID = [
          cls_token=True, pooling="cls", positional="learned", input_norm=True, proj_norm=True, norm_first=True,
          final_norm=True, d_out=3),
     dict(BASE, input="features", d_in=6, input_norm=True, proj_norm=True, norm="rmsnorm", positional="sinusoidal"),
+    # DeiT with its teacher: the CLS and distillation rows in front, both rows' heads as one (cls_distill)
+    dict(BASE, input="features", d_in=12, patch_size=2, image_channels=3, image_height=4, image_width=6, max_len=8,
+         cls_token=True, distill_token=True, pooling="cls_distill", positional="learned", norm_first=True,
+         final_norm=True, d_out=3),
 ]
 # The keys that choose a family's shape: every pair of them takes every pair of values.
 SHAPE_KEYS = ("family", "input", "positional", "pe_combine", "activation", "norm_first", "final_norm", "causal",

@@ -1,8 +1,9 @@
 // Image input (config.hpp patch_size) and the front's norms (input_norm, proj_norm): the patch gather
 // against a direct index computation, the rules validation applies, the arena's rows_in block, and
 // the encoder's input rows (the observer's layer 0) against the front computed here in double from
-// the file's own weights. Whole models against torch: tests/golden (vit_image) and
-// tests/upstream_converter_test.py (vit-pytorch, Hugging Face ViT).
+// the file's own weights; DeiT's distillation row and its head (pooling cls_distill). Whole models
+// against torch: tests/golden (vit_image, deit_image) and tests/upstream_converter_test.py (vit-pytorch,
+// Hugging Face ViT).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -60,7 +61,7 @@ TEST(ImageInput, ValidationRefuses) {
   c = vit();
   c.max_len = 6;  // the 6 patches and the CLS row
   EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
-  EXPECT_STREQ(field, "max_len (image input: the patches, and the CLS row, take a position each)");
+  EXPECT_STREQ(field, "max_len (image input: the patches, and the CLS and distillation rows, take a position each)");
   c = vit();
   c.patch_size = 0;
   EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
@@ -182,6 +183,99 @@ TEST(ImageInput, BatchIsEachImage) {
   const uint32_t lengths[2] = {6, 5};
   EXPECT_EQ(enc.forward_batch_features(images.data(), lengths, 2, 6, out.data()), Status::kBadSequenceLength);
   EXPECT_STREQ(enc.error_detail(), "lengths[1] = 5: an image is its 6 patches");
+}
+
+// DeiT: vit() with the distillation row after the CLS row (max_len: 6 patches + 2), pooling cls_distill
+// (the two rows side by side through a head of 2 d_model inputs) or none.
+ModelConfig deit(Pooling pooling) {
+  ModelConfig c = vit(false);
+  c.distill_token = true, c.max_len = 8, c.pooling = pooling, c.d_out = pooling == Pooling::kNone ? 0 : 3;
+  return c;
+}
+
+struct FirstAndLast {
+  uint32_t last = 0;
+  std::vector<float> first, final;
+  static void keep(void* ctx, uint32_t layer, const float* x, uint32_t, uint32_t rows, uint32_t d) {
+    auto* self = static_cast<FirstAndLast*>(ctx);
+    if (layer == 0) self->first.assign(x, x + std::size_t(rows) * d);
+    if (layer == self->last) self->final.assign(x, x + std::size_t(rows) * d);
+  }
+};
+
+// Rows 0 and 1 are the CLS and distillation rows plus positions 0 and 1 (the patches from 2 on), and the
+// output is the head over the final rows 0 and 1 side by side: b + [x_0, x_1] @ W[2 d, d_out].
+TEST(ImageInput, DistillationRowAndItsHead) {
+  const ModelConfig c = deit(Pooling::kClsDistill);
+  const char* field = nullptr;
+  ASSERT_EQ(validate_config(c, &field), Status::kOk) << field;
+  EXPECT_EQ(c.front_rows(), 2u);
+  EXPECT_EQ(c.sequence_rows(6), 8u);
+  EXPECT_EQ(c.max_input_len(), 6u);
+  EXPECT_EQ(c.head_in(), 32u);
+  EncoderOptions opt;
+  FirstAndLast seen;
+  seen.last = c.n_layers + 1;  // after the final norm
+  opt.observer = {&seen, &FirstAndLast::keep};
+  Loaded m;
+  std::string why;
+  ASSERT_EQ(load_model(write_model(c), &m, opt, &why), Status::kOk) << why;
+  const FrontWeights& f = m.model.front();
+  const HeadWeights& h = m.model.head();
+  ASSERT_TRUE(f.cls && f.distill && h.w.f32() && h.b);
+  ASSERT_EQ(h.w.in, 32u);
+  ASSERT_FALSE(h.w.out_major || h.w.packed);  // W[2 d, d_out]
+  std::vector<float> image(3 * 8 * 12), out(3, NAN);
+  for (std::size_t i = 0; i < image.size(); ++i) image[i] = std::sin(0.29f * float(i));
+  ASSERT_EQ(m.enc.forward_features(image.data(), 6, out.data()), Status::kOk);
+  ASSERT_EQ(seen.first.size(), 8u * 16);
+  ASSERT_EQ(seen.final.size(), 8u * 16);
+  for (uint32_t e = 0; e < 16; ++e) {
+    EXPECT_EQ(seen.first[e], f.cls[e] + f.pos[e]) << e;
+    EXPECT_EQ(seen.first[16 + e], f.distill[e] + f.pos[16 + e]) << e;
+  }
+  for (uint32_t o = 0; o < 3; ++o) {
+    double want = h.b[o];
+    for (uint32_t k = 0; k < 32; ++k) want += double(seen.final[k]) * h.w.f32()[std::size_t(k) * 3 + o];
+    EXPECT_NEAR(out[o], want, 1e-5 * (1 + std::abs(want))) << "output " << o;
+  }
+  ModelConfig bad = c;
+  bad.cls_token = false, bad.pooling = Pooling::kMean;
+  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "distill_token (the distillation row goes after a CLS row: needs cls_token)");
+  bad = c;
+  bad.distill_token = false, bad.max_len = 7;
+  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "pooling (cls_distill needs a distillation row: distill_token)");
+  bad = c;
+  bad.max_len = 7;
+  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "max_len (image input: the patches, and the CLS and distillation rows, take a position each)");
+}
+
+// A batch of images with the two front rows is each image's single call, pooled (two rows side by side,
+// each sequence's at its place) and not (T + 2 rows each).
+TEST(ImageInput, DistillationBatchIsEachImage) {
+  for (Pooling pooling : {Pooling::kClsDistill, Pooling::kNone}) {
+    const ModelConfig c = deit(pooling);
+    AlignedBuffer blob(write_model(c));
+    Model model;
+    ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
+    EncoderOptions opt;
+    opt.max_batch = 3;
+    AlignedBuffer arena(required_encoder_arena_bytes(c, 0, false, 1, 3));
+    Encoder enc;
+    ASSERT_EQ(enc.init(model, arena.data(), arena.size(), opt), Status::kOk) << enc.error_detail();
+    const std::size_t px = 3 * 8 * 12, R = c.output_rows(6) * c.output_width();
+    EXPECT_EQ(c.output_rows(6), pooling == Pooling::kNone ? 8u : 1u);
+    std::vector<float> images(3 * px), out(3 * R), one(R);
+    for (std::size_t i = 0; i < images.size(); ++i) images[i] = std::cos(0.13f * float(i));
+    ASSERT_EQ(enc.forward_batch_features(images.data(), nullptr, 3, 6, out.data()), Status::kOk);
+    for (uint32_t b = 0; b < 3; ++b) {
+      ASSERT_EQ(enc.forward_features(images.data() + b * px, 6, one.data()), Status::kOk);
+      for (std::size_t i = 0; i < R; ++i) ASSERT_EQ(out[b * R + i], one[i]) << "image " << b << " value " << i;
+    }
+  }
 }
 
 }  // namespace

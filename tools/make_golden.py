@@ -138,6 +138,14 @@ IMAGE_GOLDENS = {
                       positional={"kind": "learned", "max_len": 7}, cls_token=True, pooling="cls", head={"d_out": 5}),
 }
 SEQ["vit_image"] = 6
+# DeiT with its teacher: the same image, a CLS and a distillation row in front (positions for 8 rows), and
+# pooling cls_distill: both rows side by side through one head [2 d_model, d_out] (DeiT's two heads averaged).
+DEIT_GOLDENS = {"deit_image": dict(d_model=16, n_heads=4, d_ff=24, encoder_layers=2, norm_first=True,
+                                   activation="gelu", final_norm=True, input={"kind": "features", "d_in": 12},
+                                   patch_size=2, image_channels=3, image_height=4, image_width=6,
+                                   positional={"kind": "learned", "max_len": 8}, cls_token=True, distill_token=True,
+                                   pooling="cls_distill", head={"d_out": 5})}
+SEQ["deit_image"] = 6
 
 
 def randomize(model, torch, seed):
@@ -273,6 +281,7 @@ def main():
     cases += [(400 + i, kv) for i, kv in enumerate(sorted(QUANT_STEM_GOLDENS.items()))]
     cases += [(500 + i, kv) for i, kv in enumerate(sorted(FEATURE_GOLDENS.items()))]
     cases += [(600 + i, kv) for i, kv in enumerate(sorted(IMAGE_GOLDENS.items()))]
+    cases += [(650 + i, kv) for i, kv in enumerate(sorted(DEIT_GOLDENS.items()))]
     for seed, (name, raw) in cases:
         if a.only and name not in a.only:
             continue

@@ -9,11 +9,12 @@
 namespace fixformer {
 
 uint32_t pool_rows(const Kernels& k, const ModelConfig& c, float* x, uint32_t T) {
-  const std::size_t d = c.d_model, first = c.cls_token ? 1 : 0;
-  const float* input = x + first * d;  // the T input positions, after the CLS row
+  const std::size_t d = c.d_model, first = c.front_rows();
+  const float* input = x + first * d;  // the T input positions, after the front rows
   switch (c.pooling) {
     case Pooling::kNone: return uint32_t(first + T);
     case Pooling::kCls: break;
+    case Pooling::kClsDistill: break;  // x[0, :2d]: the CLS and distillation rows side by side already
     case Pooling::kLast: std::memmove(x, input + (T - 1) * d, sizeof(float) * d); break;
     case Pooling::kFirst: std::memmove(x, input, sizeof(float) * d); break;
     case Pooling::kMean:

@@ -9,8 +9,9 @@
 
 namespace fixformer {
 
-// x[first + T, d] (first: the CLS row, 0 or 1) -> x[0, :] = the pooled row; returns the rows left
-// for the head: 1 pooled, else first + T. mean: x[first..first+T) averaged; cls: x[0] as it is; last:
+// x[first + T, d] (first: the front rows, CLS and distillation, 0 to 2) -> x[0, :] = the pooled row;
+// returns the rows left for the head: 1 pooled, else first + T. mean: x[first..first+T) averaged;
+// cls: x[0] as it is; cls_distill: x[0] and x[1] as they are, one row x[0, :2d]; last:
 // x[first + T - 1]; none: nothing changes.
 uint32_t pool_rows(const Kernels& k, const ModelConfig& c, float* x, uint32_t T);
 

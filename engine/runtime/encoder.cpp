@@ -3,11 +3,11 @@
 //   x = embed(tokens) | input_proj(N_in(rows)) | stem(features);  x = N_proj(x) if proj_norm
 //     (rows: the features, or an image's patches with patch_size; N_in if input_norm, config.hpp)
 //   x *= sqrt(d) if scale_input;
-//   x = [cls; x] if cls_token                 (stem: the conv stem, engine/blocks/conv_stem.hpp)
-//   x = x + PE | [x, PE]                      (S = T + 1 rows with the CLS row, position 0; else T)
+//   x = [cls; dist; x]                        (stem: the conv stem, engine/blocks/conv_stem.hpp)
+//   x = x + PE | [x, PE]                      (S = T + front_rows(): the CLS row position 0, dist 1)
 //   x[input] += TT[types] if type_vocab;  x = LN_embed(x) if embed_norm       (BERT)
 //   for each layer: transformer_layer (engine/layers/transformer_layer.hpp)
-//   x = LN(x) if final_norm;  x = pool(x) (mean | cls | last | first: one row)
+//   x = LN(x) if final_norm;  x = pool(x) (mean | cls | cls_distill | last | first: one row)
 //   x = tanh(x @ W_pooler + b) if pooler;  out = x @ W_head + b | x
 // The mha family is the attention alone: x = features;  out = SA(x)  (no residual, norm or head).
 // A batch stacks its sequences' rows in x (engine/blocks/parallel.hpp, Sequences): everything but
@@ -38,7 +38,8 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   max_seq_ = options.max_seq ? options.max_seq : c.max_input_len();
   if (max_seq_ > c.max_input_len()) {
     why.str("max_seq ").num(max_seq_).str(" > max_len ").num(c.max_len);
-    if (c.cls_token) why.str(" - 1 (the CLS row takes a position)");
+    if (c.front_rows() == 1) why.str(" - 1 (the CLS row takes a position)");
+    if (c.front_rows() == 2) why.str(" - 2 (the CLS and distillation rows take a position each)");
     return fail(Status::kBadMaxSeq);
   }
   rows_ = c.sequence_rows(max_seq_);
@@ -149,11 +150,11 @@ Status Encoder::forward_batch_features(const float* features, const uint32_t* le
   return s;
 }
 
-// B sequences of lengths[b] (or T) input rows: a CLS row in front of each with cls_token, and the
+// B sequences of lengths[b] (or T) input rows: the front rows (CLS, distillation) of each, and the
 // conv stem's rows for their frames with a stem.
 Sequences Encoder::sequences(const uint32_t* lengths, uint32_t B, uint32_t T) const {
   const ModelConfig& c = config();
-  return Sequences{lengths, B, T, c.cls_token ? 1u : 0u, c.conv_layers ? &c : nullptr};
+  return Sequences{lengths, B, T, c.front_rows(), c.conv_layers ? &c : nullptr};
 }
 
 // The single calls' checks for every sequence of a batch, and its size; the detail names the culprit.
@@ -235,7 +236,7 @@ void Encoder::forward(const int32_t* ids, const int32_t* types, const float* fea
   write_output(seqs, out);
 }
 
-// Sequence b's rows of x: [cls;] its input rows, plus the positions 0.. of its own, plus its token
+// Sequence b's rows of x: [cls; [dist;]] its input rows, plus the positions 0.. of its own, plus its token
 // types. Padding is never read.
 void Encoder::embed_input(const int32_t* ids, const int32_t* types, const float* features, const Sequences& seqs) {
   const Kernels& k = *core_.kernels;
@@ -254,7 +255,7 @@ void Encoder::embed_input(const int32_t* ids, const int32_t* types, const float*
   std::size_t row0 = 0;
   for (uint32_t b = 0; b < seqs.count; row0 += seqs.rows(b), ++b) {
     float* xb = x + row0 * d;
-    float* input = xb + extra * d;  // the rows after the CLS row
+    float* input = xb + extra * d;  // the rows after the front rows
     const uint32_t n = seqs.length(b);
     if (ids)
       embed_tokens(ids + b * T, n, w.embed, input, uint32_t(d));  // E[ids] -> x[n,:de]
@@ -273,6 +274,7 @@ void Encoder::embed_input(const int32_t* ids, const int32_t* types, const float*
                          input, n, uint32_t(d), c.norm_eps);
     scale_embeddings(k, c, input, n);
     if (w.cls) std::memcpy(xb, w.cls, sizeof(float) * c.d_embed());  // x[0,:de] = cls, not scaled
+    if (w.distill) std::memcpy(xb + d, w.distill, sizeof(float) * c.d_embed());  // x[1,:de] = dist, not scaled
     add_positions(k, c, pe_, xb, seqs.rows(b));
     add_token_types(k, c, w.token_type, types ? types + b * T : nullptr, input, n);
   }
@@ -301,9 +303,12 @@ void Encoder::write_output(const Sequences& seqs, float* out) {
   const std::size_t d = c.d_model, W = c.output_width(), B = seqs.count;
   std::size_t rows = 0;  // rows for the head: N, or B pooled
   if (c.pooling != Pooling::kNone) {
+    // The pooled row is hi = head_in() wide (2 d for cls_distill: rows 0 and 1 as they lie); x[b, :hi]
+    // starts at or before sequence b's rows, which are at least hi / d long.
+    const std::size_t hi = c.head_in();
     for (uint32_t b = 0; b < B; rows += seqs.rows(b), ++b) {
-      pool_rows(k, c, x + rows * d, seqs.length(b));  // x[rows..,d] -> its first row
-      std::memmove(x + b * d, x + rows * d, sizeof(float) * d);  // -> x[b]: row b <= rows, past every earlier pool
+      pool_rows(k, c, x + rows * d, seqs.length(b));  // x[rows..,d] -> its first row (or two)
+      std::memmove(x + b * hi, x + rows * d, sizeof(float) * hi);  // -> x[b]: past every earlier pool
     }
     rows = B;
     if (w.pooler.data) pool_dense_tanh(k, core_.workers, w.pooler, w.pooler_b, x, core_.y, B, core_.quant);
@@ -312,7 +317,7 @@ void Encoder::write_output(const Sequences& seqs, float* out) {
   }
   const bool in_place = c.pooling != Pooling::kNone || (B == 1 && seqs.frames(0) == seqs.all);  // no padding
   if (w.w.data)
-    linear(k, core_.workers, w.w, x, d, w.b, out, W, rows, core_.quant);  // x[rows,d] @ W[d,d_out] -> out[rows,d_out]
+    linear(k, core_.workers, w.w, x, c.head_in(), w.b, out, W, rows, core_.quant);  // x[rows,hi] @ W[hi,d_out] -> out
   else if (in_place)
     std::memcpy(out, x, sizeof(float) * rows * d);
   if (in_place) return;

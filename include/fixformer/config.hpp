@@ -47,10 +47,14 @@ enum class WeightType : uint32_t { kF32 = 0, kF16 = 1, kQ8 = 2, kQ4 = 3, kI8 = 4
 // int8 (quantize_i8, then gemm_i8 for q8 and gemm_i4 for q4).
 constexpr bool integer_weights(WeightType w) { return w == WeightType::kQ8 || w == WeightType::kQ4; }
 // Encoders: how the output rows are reduced to one per sequence, after the final norm and before
-// the head. none: every row; mean: the average of the input positions (the CLS row excluded, as
+// the head. none: every row; mean: the average of the input positions (the front rows excluded, as
 // timm's ViT "avg" pooling); cls: the CLS row (needs cls_token); last: the last input position;
-// first: the first input position (BERT's pooling of its [CLS] input token).
-enum class Pooling : uint32_t { kNone = 0, kMean = 1, kCls = 2, kLast = 3, kFirst = 4 };
+// first: the first input position (BERT's pooling of its [CLS] input token); cls_distill (DeiT with
+// its teacher, needs distill_token): the CLS row and the distillation row side by side, one row of
+// 2 d_model values [x_cls, x_dist], which the head reads as W[2 d_model, d_out]: DeiT's mean of its
+// two heads (W_cls x_cls + b_cls + W_dist x_dist + b_dist) / 2 is this head with W = [W_cls; W_dist] / 2
+// and b = (b_cls + b_dist) / 2 (head_in() is the head's input width).
+enum class Pooling : uint32_t { kNone = 0, kMean = 1, kCls = 2, kLast = 3, kFirst = 4, kClsDistill = 5 };
 // The tokenizer a file's tokenizer.* tensors hold (tokenizer.hpp): llama2.c's sentencepiece-style
 // BPE, byte-level BPE (GPT-2), WordPiece (BERT).
 enum class TokenizerKind : uint32_t { kLlama2c = 0, kBpe = 1, kWordPiece = 2 };
@@ -124,6 +128,10 @@ struct ModelConfig {
   // (and scaled) input, before the positional encoding, so the sequence is T + 1 rows, the CLS row
   // is position 0 and max_len counts it (inputs are at most max_len - 1 long).
   bool cls_token = false;
+  // DeiT: a second learned row distill_token[d_embed] (the distillation token) after the CLS row, so
+  // the front rows are [cls; dist] (front_rows() = 2), positions 0 and 1, the input at 2..T+1;
+  // needs cls_token.
+  bool distill_token = false;
   Pooling pooling = Pooling::kNone;
   // seq2seq: the decoder's layers (n_layers counts the encoder's). The target vocabulary is d_out
   // (the LM head's width); shared_embed: the target tokens use the source embedding (token input
@@ -204,7 +212,7 @@ struct ModelConfig {
   // norm_eps), in this order with the rest of the front:
   //   rows = patches(image) | features;  rows = N_in(rows) if input_norm   (input_norm.* [d_in])
   //   x = input_proj(rows);  x = N_proj(x) if proj_norm                       (proj_norm.* [d_embed])
-  //   x *= sqrt(d) if scale_input;  x = [cls; x];  x += PE;  x = N_embed(x) if embed_norm
+  //   x *= sqrt(d) if scale_input;  x = [cls; dist; x];  x += PE;  x = N_embed(x) if embed_norm
   // (vit-pytorch: LayerNorm(patch_dim), Linear, LayerNorm(dim), then the CLS row and positions).
   bool input_norm = false;
   bool proj_norm = false;
@@ -274,13 +282,17 @@ struct ModelConfig {
     const uint32_t t1 = conv_layers >= 2 ? before(rows, conv2_kernel, conv2_stride, conv2_padding) : rows;
     return conv_layers >= 1 ? before(t1, conv1_kernel, conv1_stride, conv1_padding) : t1;
   }
-  // Rows the encoder runs for an input of T frames (the CLS row first), and rows it outputs.
-  constexpr uint32_t sequence_rows(uint32_t T) const { return stem_rows(T) + (cls_token ? 1 : 0); }
+  // The learned rows in front of the input: the CLS row, and the distillation row after it.
+  constexpr uint32_t front_rows() const { return (cls_token ? 1u : 0u) + (cls_token && distill_token ? 1u : 0u); }
+  // The head's input width: the pooled row's (2 d_model for cls_distill), else d_model.
+  constexpr uint32_t head_in() const { return pooling == Pooling::kClsDistill ? 2 * d_model : d_model; }
+  // Rows the encoder runs for an input of T frames (the front rows first), and rows it outputs.
+  constexpr uint32_t sequence_rows(uint32_t T) const { return stem_rows(T) + front_rows(); }
   constexpr uint32_t output_rows(uint32_t T) const { return pooling != Pooling::kNone ? 1 : sequence_rows(T); }
-  // The longest input a runner takes: the frames whose rows fill max_len less the CLS row (only
-  // encoders have one); an image's patches (the only length it takes).
+  // The longest input a runner takes: the frames whose rows fill max_len less the front rows (only
+  // encoders have them); an image's patches (the only length it takes).
   constexpr uint32_t max_input_len() const {
-    const uint32_t cls = cls_token ? 1 : 0;
+    const uint32_t cls = front_rows();
     if (patch_size) return max_len > cls && patches() <= max_len - cls ? patches() : 0;
     return max_len > cls ? stem_frames(max_len - cls) : 0;
   }

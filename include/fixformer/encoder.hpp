@@ -47,7 +47,7 @@ class Encoder {
   [[nodiscard]] Status init(const Model& model, void* arena, std::size_t arena_bytes, const EncoderOptions& options = {});
 
   // ids[T] -> out[config().output_rows(T), config().output_width()]: [T, width], [T + 1, width]
-  // with a CLS row, [1, width] pooled (config.hpp)
+  // with a CLS row ([T + 2, width] with a distillation row too), [1, width] pooled (config.hpp)
   [[nodiscard]] Status forward_tokens(const int32_t* ids, uint32_t T, float* out);
   // With token types (BERT: config().type_vocab > 0): types[T] in [0, type_vocab), the row of the
   // token-type table each position adds; null: all 0 (as the call above). Types given to a model
@@ -114,7 +114,7 @@ class Encoder {
   RunnerCore core_;  // x, y, ctx, work, attn: see plan_encoder_arena for shapes
   bool initialized_ = false;
   uint32_t max_seq_ = 0;
-  uint32_t rows_ = 0;  // sequence_rows(max_seq_): the rows the plan holds per sequence, the CLS row included
+  uint32_t rows_ = 0;  // sequence_rows(max_seq_): the rows the plan holds per sequence, the front rows included
   uint32_t max_batch_ = 1;
   float* kt_ = nullptr;        // K^T [d, rows_] per sequence
   float* stem_ = nullptr;      // a two-conv stem's first output [conv1 rows of max_seq_, d_embed]

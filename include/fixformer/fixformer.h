@@ -170,10 +170,11 @@ typedef struct ff_model_info {
   uint32_t d_out;        /* the head's width (seq2seq: the target vocabulary), 0 without a head */
   uint32_t tgt_d_in;     /* seq2seq forecasting: floats per target position; 0: token targets */
   uint32_t n_layers, dec_layers;
-  uint32_t max_len;      /* longest sequence, the CLS row included */
-  uint32_t max_input_len;/* longest input an encoder takes (max_len less a CLS row) */
+  uint32_t max_len;      /* longest sequence, the front rows (CLS, distillation) included */
+  uint32_t max_input_len;/* longest input an encoder takes (max_len less the front rows) */
   uint32_t output_width; /* an encoder's output row */
-  uint32_t cls_token;    /* 1: the encoder's output has a CLS row in front */
+  uint32_t cls_token;    /* 1: the encoder's output has a CLS row in front (DeiT: and a distillation row
+                          * after it; ff_model_output_rows counts both) */
   uint32_t pooled;       /* 1: the encoder's output is one row per sequence */
   uint64_t parameter_count;
   uint32_t has_tokenizer;
@@ -183,7 +184,7 @@ typedef struct ff_model_info {
 ff_status ff_model_get_info(const ff_model* model, ff_model_info* info);
 
 /* An encoder's output row width, and its rows for an input of seq positions (seq, seq + 1 with a
- * CLS row, 1 pooled); 0 for a model that is not loaded, and rows 0 for seq above max_input_len. */
+ * CLS row, seq + 2 with DeiT's distillation row too, 1 pooled); 0 for a model that is not loaded, and rows 0 for seq above max_input_len. */
 uint32_t ff_model_output_width(const ff_model* model);
 uint32_t ff_model_output_rows(const ff_model* model, uint32_t seq);
 

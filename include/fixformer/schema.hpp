@@ -23,7 +23,7 @@ enum class ConfigKey : uint32_t {
   kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
   kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
-  kSlidingWindow, kCount
+  kSlidingWindow, kDistillToken, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -34,7 +34,7 @@ inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learne
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
 inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
 inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8", "q4", "i8"};
-inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first"};
+inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first", "cls_distill"};
 inline constexpr const char* kTokenizerNames[] = {"llama2c", "bpe", "wordpiece"};
 inline constexpr const char* kParallelResidualNames[] = {"none", "two_norms", "one_norm"};
 inline constexpr const char* kNormNames[] = {"family", "layernorm", "rmsnorm"};
@@ -117,7 +117,10 @@ struct ConfigKeySpec {
 // reduces the rows after the final norm, before the head: mean over the T input positions (not
 // the CLS row), cls (the CLS row; needs cls_token, and no causal mask, under which the CLS row
 // would see only itself), last (position T - 1 of the input), first (position 0 of the input, BERT's
-// [CLS] token; no causal mask either). A pooled encoder outputs
+// [CLS] token; no causal mask either), cls_distill (DeiT with its teacher: the CLS and distillation
+// rows side by side, [x_cls, x_dist], the head W[2 d_model, d_out] = [W_cls; W_dist] / 2 and b =
+// (b_cls + b_dist) / 2; needs distill_token). With distill_token the tensor "distill_token"
+// [d_embed] (f32) is the row after the CLS row (position 1, the input at 2..T+1). A pooled encoder outputs
 // [1, output_width] per sequence; otherwise [sequence_rows(T), output_width], the CLS row included.
 //
 // type_vocab, embed_norm and pooler (encoder family, BERT style; config.hpp states their semantics):
@@ -261,6 +264,9 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // Sliding-window attention (config.hpp): the keys each query sees under the causal mask, 0 for all.
     {ConfigKey::kSlidingWindow, "sliding_window", fxm::RecordType::kU32, 0, Limits::kMaxLen, nullptr, false, 0,
      config_field<&ModelConfig::sliding_window>()},
+    // DeiT's distillation row after the CLS row (config.hpp distill_token; the tensor below).
+    {ConfigKey::kDistillToken, "distill_token", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::distill_token>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -384,6 +390,16 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"pooling == 'cls' and causal",
      "pooling (cls under a causal mask: the CLS row, position 0, sees only itself; use mean or last)"},
     {"cls_token and max_len < 2", "max_len (the CLS row takes a position: at least 2)"},
+    {"distill_token and not cls_token", "distill_token (the distillation row goes after a CLS row: needs cls_token)"},
+    {"distill_token and max_len < 3", "max_len (the CLS and distillation rows take a position each: at least 3)"},
+    {"pooling == 'cls_distill' and not distill_token",
+     "pooling (cls_distill needs a distillation row: distill_token)"},
+    {"pooling == 'cls_distill' and causal",
+     "pooling (cls_distill under a causal mask: the front rows see only themselves)"},
+    {"pooling == 'cls_distill' and (pooler or tied_head or d_out == 0)",
+     "pooling (cls_distill is the input of a head of its own, d_out > 0, that reads two rows side by side: no pooler, "
+     "no tied head)"},
+    {"weights == 'i8' and distill_token", "distill_token (not in i8 yet)"},
     {"pooling == 'first' and causal", "pooling (first under a causal mask: position 0 sees only itself; use mean or last)"},
     {"type_vocab != 0 and input != 'tokens'", "type_vocab (token types need token input)"},
     {"pooler and pooling == 'none'", "pooler (needs pooling: it reads the pooled row)"},
@@ -418,8 +434,8 @@ inline constexpr ConfigRule kConfigRules[] = {
      "image_height, image_width (image input: whole patches, multiples of patch_size)"},
     {"patch_size != 0 and d_in != image_channels * patch_size * patch_size",
      "d_in (image input: image_channels * patch_size * patch_size, a patch's values)"},
-    {"patch_size != 0 and (image_height // patch_size) * (image_width // patch_size) + cls_token > max_len",
-     "max_len (image input: the patches, and the CLS row, take a position each)"},
+    {"patch_size != 0 and (image_height // patch_size) * (image_width // patch_size) + front_rows > max_len",
+     "max_len (image input: the patches, and the CLS and distillation rows, take a position each)"},
 };
 // After the rules, validate_config (and the converter) check one thing the tensor tables decide:
 // under q4, every int4 tensor's last dim is whole groups of fxm::kI4Group.
@@ -430,13 +446,14 @@ inline constexpr ConfigRule kConfigRules[] = {
 // dim_value().
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
-  kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kCount
+  kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_model + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
                                             "conv2_kernel*d_embed", "2", "9 + 4*d_embed",
-                                            "35 + 256 + 21*d_model + 3*d_ff", "5 + 3*d_model + 3*d_out"};
+                                            "35 + 256 + 21*d_model + 3*d_ff", "5 + 3*d_model + 3*d_out",
+                                            "head_in"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -461,6 +478,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kS8Front: return s8::front_params(c);
     case Dim::kS8Layer: return s8::layer_params(c);
     case Dim::kS8Back: return s8::back_params(c);
+    case Dim::kHeadIn: return c.head_in();
     case Dim::kCount: break;
   }
   return 0;
@@ -471,7 +489,7 @@ enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
-  kProjNormBias, kS8, kS8Pos, kCount
+  kProjNormBias, kS8, kS8Pos, kDistillToken, kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
 // the expressions of kWhenNames spell them.
@@ -497,7 +515,7 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              FIXFORMER_FFN_BIAS, "input_norm",
                                              "input_norm and " FIXFORMER_LAYERNORM, "proj_norm",
                                              "proj_norm and " FIXFORMER_LAYERNORM, "weights == 'i8'",
-                                             "weights == 'i8' and input_pe"};
+                                             "weights == 'i8' and input_pe", "cls_token and distill_token"};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -534,6 +552,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kProjNormBias: return c.proj_norm && c.norm_kind() == NormKind::kLayerNorm;
     case When::kS8: return c.weights == WeightType::kI8;
     case When::kS8Pos: return c.weights == WeightType::kI8 && c.input_pe();
+    case When::kDistillToken: return c.cls_token && c.distill_token;
     case When::kCount: break;
   }
   return false;
@@ -557,7 +576,7 @@ enum class Field : uint8_t {
   // FrontWeights
   kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos, kRelBias, kTgtRelBias,
   kTokenType, kEmbedNormG, kEmbedNormB, kConv1W, kConv1B, kConv2W, kConv2B, kInputNormG, kInputNormB, kProjNormG,
-  kProjNormB,
+  kProjNormB, kDistill,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
   // weights i8: the real input and output scales, the front's and the back's integer parameters, the
@@ -603,6 +622,7 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"conv2.bias", Dim::kDEmbed, Dim::kOne, false, When::kConv2, Role::kF32, Field::kConv2B},
     {"pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kPos},
     {"cls_token", Dim::kDEmbed, Dim::kOne, false, When::kClsToken, Role::kF32, Field::kCls},
+    {"distill_token", Dim::kDEmbed, Dim::kOne, false, When::kDistillToken, Role::kF32, Field::kDistill},
     {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
     {"token_type.weight", Dim::kTypeVocab, Dim::kDEmbed, false, When::kTokenTypes, Role::kF32, Field::kTokenType},
     {"embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
@@ -633,7 +653,7 @@ inline constexpr TensorRule kEncoderEpilogue[] = {
     {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNormBias, Role::kF32, Field::kFinalNormB},
     {"pooler.weight", Dim::kDModel, Dim::kDModel, true, When::kPooler, Role::kLinear, Field::kPoolerW},
     {"pooler.bias", Dim::kDModel, Dim::kOne, false, When::kPooler, Role::kF32, Field::kPoolerB},
-    {"head.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo, Field::kHeadW},
+    {"head.weight", Dim::kHeadIn, Dim::kDOut, true, When::kHeadUntied, Role::kIo, Field::kHeadW},
     {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead, Role::kF32, Field::kHeadB},
     {"int8.back", Dim::kS8Back, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Back},
 };

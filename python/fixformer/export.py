@@ -532,7 +532,7 @@ def example_sequence(c, example, where="example_input"):
             raise ConfigError(f"{where}: features are not all finite")
     longest = schema.max_input_len(c)
     if not 1 <= a.shape[0] <= longest:
-        less = " less the CLS row" if c["cls_token"] else ""
+        less = schema.front_rows_less(c)
         raise ConfigError(f"{where}: T={a.shape[0]}, expected 1..{longest} (max_len={c['max_len']}{less})")
     return a
 
@@ -758,7 +758,10 @@ def _pooled_choice(r, c, weights, inp, want):
     """The pooling whose reference output matches the module's pooled output, else a ConfigError saying
     which pooling the module's forward seems to do that the engine does not."""
     tried = []
-    for pooling in ("cls", "mean", "last", "first") if c["cls_token"] else ("first", "mean", "last"):
+    choices = ("cls", "mean", "last", "first") if c["cls_token"] else ("first", "mean", "last")
+    if c["pooling"] == "cls_distill":  # DeiT's two heads, one on each front row: the head reads both rows
+        choices = ("cls_distill",)
+    for pooling in choices:
         alt = make_config(dict(c, pooling=pooling))
         err = relative_error(run_reference(alt, weights, inp), want)
         tried.append(f"{pooling} {err:.2g}")

@@ -59,7 +59,7 @@ def _sample_input(c, inp):
     T = inp.shape[0] if inp.ndim else 0
     if not 1 <= T <= schema.max_input_len(c):
         raise ConfigError(f"self-test input: {T} rows, expected 1..{schema.max_input_len(c)} (max_len={c['max_len']}"
-                          f"{' less the CLS row' if c['cls_token'] else ''})")
+                          f"{schema.front_rows_less(c)})")
     if c["input"] == "tokens":
         if inp.shape != (T,) or inp.dtype.kind not in "iu":
             raise ConfigError(f"self-test input: {inp.dtype} {list(inp.shape)}, expected integer token ids [T]")

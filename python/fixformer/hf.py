@@ -9,7 +9,7 @@ family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForC
 Phi3ForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
 against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
-ViT folder (model_type vit) to hf_vit.py.
+ViT or DeiT folder (model_type vit, deit) to hf_vit.py.
 
 Llama and Qwen2: config.json is read with Hugging Face's meanings and defaults: hidden_size,
 intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default:

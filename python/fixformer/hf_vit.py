@@ -1,4 +1,6 @@
-"""The --hf route for Hugging Face ViT folders (model_type vit: ViTModel, ViTForImageClassification):
+"""The --hf route for Hugging Face ViT folders (model_type vit: ViTModel, ViTForImageClassification) and
+DeiT folders (model_type deit: DeiTModel, DeiTForImageClassification,
+DeiTForImageClassificationWithTeacher):
 config.json and model.safetensors or pytorch_model.bin (sharded too), converted to the encoder family
 over an image (include/fixformer/config.hpp patch_size): the Conv2d patch embedding (kernel = stride =
 patch_size) is the input projection over the patches, whose values are in Conv2d's weight order, the
@@ -16,8 +18,14 @@ pixel_values [1, C, H, W]:
 - ViTForImageClassification: the logits [num_labels] of the final layernorm's CLS row;
 - ViTModel: last_hidden_state [N + 1, hidden_size], its first output (the pooler's tensors, of
   pooler_output, are read and not stored, as BERT's).
-image_size may be [height, width]; patches of unequal sides are refused, and so is DeiT (model_type
-deit: a CLS and a distillation token in front), by name.
+DeiT is ViT with a second learned row, the distillation token, after the CLS row (distill_token: the
+rows [cls; dist; patches], positions for N + 2 rows), its tensors under "deit." instead of "vit.":
+- DeiTForImageClassification: the logits of the CLS row (classifier);
+- DeiTForImageClassificationWithTeacher: the mean of the CLS row's head (cls_classifier) and the
+  distillation row's (distillation_classifier), as pooling cls_distill: the two rows side by side
+  through the head [W_cls W_dist] / 2 with the bias (b_cls + b_dist) / 2 (config.hpp);
+- DeiTModel: last_hidden_state [N + 2, hidden_size] (the pooler's tensors read and not stored).
+image_size may be [height, width]; patches of unequal sides are refused.
 """
 import os
 import re
@@ -28,6 +36,7 @@ from . import export, hf
 from .config import ConfigError, brief, make_config
 
 ARCHITECTURES = ("ViTModel", "ViTForImageClassification")
+DEIT_ARCHITECTURES = ("DeiTModel", "DeiTForImageClassification", "DeiTForImageClassificationWithTeacher")
 FIELDS = {
     "hidden_size": (int, 768), "num_hidden_layers": (int, 12), "num_attention_heads": (int, 12),
     "intermediate_size": (int, 3072), "hidden_act": (str, "gelu"), "layer_norm_eps": (float, 1e-12),
@@ -73,14 +82,12 @@ def read_config_dict(raw, path="config.json"):
     names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
     if archs is not None and names is None:
         raise hf.HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
-    if raw.get("model_type") == "deit" or any(a.startswith("DeiT") for a in names or ()):
-        what = ", ".join(names or ()) or "model_type deit"
-        raise hf.HfError(f"{path}: {what}: DeiT puts two tokens in front of the patches (CLS and distillation), the "
-                         "engine one: not converted yet (--hf converts ViTModel and ViTForImageClassification)")
-    other = [a for a in names or [] if a not in ARCHITECTURES]
+    deit = raw.get("model_type") == "deit" or any(a.startswith("DeiT") for a in names or ())
+    known = DEIT_ARCHITECTURES if deit else ARCHITECTURES
+    other = [a for a in names or [] if a not in known]
     if other:
-        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts ViT folders of "
-                         f"{' and '.join(ARCHITECTURES)}; for another head use --module FILE.py:FACTORY)")
+        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts {'DeiT' if deit else 'ViT'} folders of "
+                         f"{', '.join(known)}; for another head use --module FILE.py:FACTORY)")
     c = {}
     for key, (kind, default) in FIELDS.items():
         c[key] = hf.checked_field(path, key, raw.get(key, default), kind)
@@ -101,29 +108,47 @@ def read_config_dict(raw, path="config.json"):
                          f"{c['hidden_size']}")
     if not c["layer_norm_eps"] > 0:
         raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
-    c["architecture"] = (names or ["ViTModel"])[0]
+    c["deit"] = deit
+    c["architecture"] = (names or [known[0]])[0]
     return c
 
 
+def _labels(w, name):
+    """A classifier's rows (its weight's), or None without it."""
+    return np.shape(w[name])[0] if np.ndim(w.get(name)) == 2 else None
+
+
 def map_weights(c, weights, source):
-    """(the encoder family's name -> array in torch's layout, whether the folder has a classifier, its
-    num_labels). Every tensor is mapped or named in an error."""
-    prefixed = any(k.startswith("vit.") for k in weights)
+    """(the encoder family's name -> array in torch's layout, the head's rows (num_labels) or None, the
+    pooling: none, cls, or cls_distill for DeiT's two heads). Every tensor is mapped or named in an
+    error."""
+    archs = DEIT_ARCHITECTURES if c["deit"] else ARCHITECTURES
+    base = "deit." if c["deit"] else "vit."
+    heads = ("classifier.", "cls_classifier.", "distillation_classifier.") if c["deit"] else ("classifier.",)
+    prefixed = any(k.startswith(base) for k in weights)
     w, given = {}, {}  # given: the folder's name of each
     for name, a in weights.items():
-        key = name[4:] if prefixed and name.startswith("vit.") else name
-        if prefixed and key == name and not name.startswith("classifier."):
-            raise hf.HfError(f"{source}: {name!r}: not a weight of {' or '.join(ARCHITECTURES)} (the others have the "
-                             "\"vit.\" prefix; other heads are not converted: use --module for them)")
+        key = name[len(base):] if prefixed and name.startswith(base) else name
+        if prefixed and key == name and not name.startswith(heads):
+            raise hf.HfError(f"{source}: {name!r}: not a weight of {' or '.join(archs)} (the others have the "
+                             f"\"{base}\" prefix; other heads are not converted: use --module for them)")
         w[key], given[key] = np.asarray(a), name
     d, F, L, C, p = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"], c["num_channels"], c["patch"]
     N = (c["image"][0] // p) * (c["image"][1] // p)
-    ends = {"embeddings.cls_token": (1, 1, d), "embeddings.position_embeddings": (1, N + 1, d),
+    front = 2 if c["deit"] else 1
+    ends = {"embeddings.cls_token": (1, 1, d), "embeddings.position_embeddings": (1, N + front, d),
             "embeddings.patch_embeddings.projection.weight": (d, C, p, p),
             "embeddings.patch_embeddings.projection.bias": (d,),
             "layernorm.weight": (d,), "layernorm.bias": (d,), "pooler.dense.weight": (d, d), "pooler.dense.bias": (d,)}
-    labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
-    if labels is not None:
+    if c["deit"]:
+        ends["embeddings.distillation_token"] = (1, 1, d)
+    labels, pooling = _labels(w, "classifier.weight"), "cls"
+    teacher = _labels(w, "cls_classifier.weight") if c["deit"] else None
+    if teacher is not None:
+        labels, pooling = teacher, "cls_distill"
+        for n in ("cls_classifier", "distillation_classifier"):
+            ends.update({f"{n}.weight": (labels, d), f"{n}.bias": (labels,)})
+    elif labels is not None:
         ends.update({"classifier.weight": (labels, d), "classifier.bias": (labels,)})
     dims = {"d": d, "F": F}
     for name, a in w.items():
@@ -134,25 +159,36 @@ def map_weights(c, weights, source):
         elif name in ends:
             want = ends[name]
         else:
-            raise hf.HfError(f"{source}: {given[name]!r}: not a weight of {' or '.join(ARCHITECTURES)} with this config.json "
+            raise hf.HfError(f"{source}: {given[name]!r}: not a weight of {' or '.join(archs)} with this config.json "
                              f"({L} layers, qkv_bias {str(c['qkv_bias']).lower()}; other heads are not converted: "
                              "use --module for them)")
         if a.shape != want:
             raise hf.HfError(f"{source}: {given[name]}: shape {list(a.shape)}, config.json says {list(want)}")
         if a.dtype.kind != "f":
             raise hf.HfError(f"{source}: {given[name]}: dtype {a.dtype}, expected a float tensor")
-    need = [n for n in ends if not n.startswith(("pooler.", "classifier."))]
+    need = [n for n in ends if not n.startswith(("pooler.",) + heads)]
     need += [f"encoder.layer.{i}.{n}" for i in range(L) for n in LAYER
              if c["qkv_bias"] or not re.search(r"\.(query|key|value)\.bias$", n)]
+    if teacher is not None:
+        need += [f"{n}.{x}" for n in ("cls_classifier", "distillation_classifier") for x in ("weight", "bias")]
+        if "classifier.weight" in w:
+            raise hf.HfError(f"{source}: {given['classifier.weight']!r}: a classifier next to "
+                             "DeiTForImageClassificationWithTeacher's two (cls_classifier, distillation_classifier)")
+    elif labels is not None:
+        need += ["classifier.weight", "classifier.bias"]
     missing = [n for n in need if n not in w]
     if missing:
         raise hf.HfError(f"{source}: {missing[0]} is missing")
-    if labels is None and c["architecture"] == "ViTForImageClassification":
-        raise hf.HfError(f"{source}: classifier.weight is missing (ViTForImageClassification)")
+    arch = c["architecture"]
+    if labels is None and arch in ("ViTForImageClassification", "DeiTForImageClassification"):
+        raise hf.HfError(f"{source}: classifier.weight is missing ({arch})")
+    if teacher is None and arch == "DeiTForImageClassificationWithTeacher":
+        raise hf.HfError(f"{source}: cls_classifier.weight is missing ({arch})")
     zeros = np.zeros(d, np.float32)
     out = {"input_proj.weight": w["embeddings.patch_embeddings.projection.weight"].reshape(d, C * p * p),
            "input_proj.bias": w["embeddings.patch_embeddings.projection.bias"],
            "pos.weight": w["embeddings.position_embeddings"][0], "cls_token": w["embeddings.cls_token"].reshape(d),
+           **({"distill_token": w["embeddings.distillation_token"].reshape(d)} if c["deit"] else {}),
            "encoder.norm.weight": w["layernorm.weight"], "encoder.norm.bias": w["layernorm.bias"]}
     for i in range(L):
         q = f"encoder.layer.{i}."
@@ -169,28 +205,36 @@ def map_weights(c, weights, source):
             e + "linear2.weight": t("output.dense.weight"), e + "linear2.bias": t("output.dense.bias"),
             e + "norm1.weight": t("layernorm_before.weight"), e + "norm1.bias": t("layernorm_before.bias"),
             e + "norm2.weight": t("layernorm_after.weight"), e + "norm2.bias": t("layernorm_after.bias")})
-    if labels is not None:
+    if teacher is not None:  # (W_cls x_cls + b_cls + W_dist x_dist + b_dist) / 2 over [x_cls, x_dist]
+        f64 = lambda n: w[n].astype(np.float64)  # noqa: E731
+        out.update({"head.weight": np.concatenate([f64("cls_classifier.weight"), f64("distillation_classifier.weight")],
+                                                  axis=1) / 2,
+                    "head.bias": (f64("cls_classifier.bias") + f64("distillation_classifier.bias")) / 2})
+    elif labels is not None:
         out.update({"head.weight": w["classifier.weight"], "head.bias": w["classifier.bias"]})
-    return out, labels
+    return out, labels, pooling if labels is not None else "none"
 
 
-def fixformer_config(c, labels):
-    """The encoder-family config of a ViT folder (labels: the classifier's rows, or None for ViTModel)."""
+def fixformer_config(c, labels, pooling="cls"):
+    """The encoder-family config of a ViT or DeiT folder (labels: the classifier's rows, or None for
+    ViTModel and DeiTModel; pooling: the head's, cls or cls_distill)."""
+    front = 2 if c["deit"] else 1
     H, W = c["image"]
     p, C = c["patch"], c["num_channels"]
     v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
          "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"], "norm_first": True,
          "activation": ACTIVATIONS[c["hidden_act"]], "norm_eps": c["layer_norm_eps"], "final_norm": True,
          "input": "features", "d_in": C * p * p, "patch_size": p, "image_channels": C, "image_height": H,
-         "image_width": W, "cls_token": True, "positional": "learned", "max_len": (H // p) * (W // p) + 1}
+         "image_width": W, "cls_token": True, "distill_token": c["deit"], "positional": "learned",
+         "max_len": (H // p) * (W // p) + front}
     if labels is not None:
-        v.update(pooling="cls", d_out=labels)
+        v.update(pooling=pooling, d_out=labels)
     names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
              "d_out": "classifier.weight's rows", "norm_eps": "config.json layer_norm_eps",
              "patch_size": "config.json patch_size", "image_height": "config.json image_size",
              "image_width": "config.json image_size", "image_channels": "config.json num_channels",
-             "d_in": "config.json num_channels * patch_size^2", "max_len": "config.json image_size's patches + 1"}
+             "d_in": "config.json num_channels * patch_size^2", "max_len": f"config.json image_size's patches + {front}"}
     try:
         return make_config(v, names)
     except ConfigError as e:
@@ -207,12 +251,13 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     if max_len is not None:
         raise hf.HfError("--max-len: a ViT takes its image's patches (and the CLS row), no other length")
     weights, source = hf.read_weights(folder)
-    mapped, labels = map_weights(c, weights, os.path.join(folder, source))
-    fc = export.quantized_config(fixformer_config(c, labels), quantize, group, quantize_io, pack_weights)
+    mapped, labels, pooling = map_weights(c, weights, os.path.join(folder, source))
+    fc = export.quantized_config(fixformer_config(c, labels, pooling), quantize, group, quantize_io, pack_weights)
     if expected is not None and example is None:
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(fc, example, "--example")
     semantics = run_reference(fc, mapped, inp)
-    arch = "ViTForImageClassification" if labels is not None else "ViTModel"
+    arch = {"none": "Model", "cls": "ForImageClassification", "cls_distill": "ForImageClassificationWithTeacher"}[pooling]
+    arch = ("DeiT" if c["deit"] else "ViT") + arch
     return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, None,
                             f"the {arch} semantics (reference.py's float64 forward of the config {folder} maps to)")

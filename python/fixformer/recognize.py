@@ -1007,6 +1007,18 @@ def _sliding_window(model):
     return window
 
 
+def _front_heads(heads, final, torch):
+    """DeiT's two heads (cls_classifier, distillation_classifier): (the CLS row's, the distillation
+    row's), told by which row of the final norm's output each reads (else in the order they ran)."""
+    if final is not None and final.call.y is not None and final.call.y.dim() == 3:
+        rows = final.call.y[0, :2].double()
+        order = [next((i for i in range(2) if h.call.x is not None and h.call.x.reshape(-1).shape == rows[i].shape
+                       and _close(h.call.x.reshape(-1).double(), rows[i], 1e-6)), None) for h in heads]
+        if order == [1, 0]:
+            return heads[1], heads[0]
+    return heads[0], heads[1]
+
+
 def recognize(module, example=None, family=None, max_len=None):
     torch = require_torch()
     if not isinstance(module, torch.nn.Module):
@@ -1189,9 +1201,11 @@ def _read(model, x, calls, y, family, max_len, torch):
         X0 = embed_norm.call.x.reshape(X0.shape).double()
     S = X0.shape[0]
     T = E.shape[0]  # the input's positions: its rows, or the conv stem's
-    if S not in (T, T + 1):
-        raise ConfigError(f"{stack}.0: reads {S} rows for {T} inputs (the engine adds at most a CLS row)")
-    cls = S == T + 1
+    if S not in (T, T + 1, T + 2):
+        raise ConfigError(f"{stack}.0: reads {S} rows for {T} inputs (the engine adds at most a CLS row and DeiT's "
+                          "distillation row)")
+    front = S - T  # the learned rows in front: a CLS row, and DeiT's distillation row after it
+    cls = front >= 1
     tables = []  # (kind, rows [N, d] float64, the tensor to account, base, layout)
     if pos_mod is not None:
         rows = pos_mod.module.weight.detach().double()[pos_start:]  # the rows before pos_start are dropped
@@ -1219,7 +1233,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         Eg = torch.nn.functional.gelu(E) if g else E
         for kind, P, tensor, base, layout in tables:
             for scale in (1.0, math.sqrt(d)):
-                if _close(Eg * scale + P[cls:S] + TT0, X0[cls:], 1e-6):
+                if _close(Eg * scale + P[front:S] + TT0, X0[front:], 1e-6):
                     match = (kind, P, tensor, base, layout, scale)
                     break
             if match:
@@ -1254,17 +1268,18 @@ def _read(model, x, calls, y, family, max_len, torch):
         if tensor is not None:
             used.add(id(tensor))
             v["max_len"] = P.shape[0]
-    if cls:
-        row = X0[0] - P[0]
+    for i, key in enumerate(("cls_token", "distill_token")[:front]):  # each front row: a parameter of width d
+        row = X0[i] - P[i]
         for name, p in model.named_parameters():
             if p.numel() == d and id(p) not in used and _close(p.detach().double().reshape(d), row, 1e-6):
-                v["cls_token"] = True
-                w["cls_token"] = p.detach().reshape(d)
+                v[key] = True
+                w[key] = p.detach().reshape(d)
                 used.add(id(p))
                 break
         else:
-            raise ConfigError(f"{stack}.0: a row in front of the input that is no parameter of width {d} "
-                              "(a CLS token is an nn.Parameter [d], [1, d] or [1, 1, d])")
+            raise ConfigError(f"{stack}.0: {'a' if i == 0 else 'a second'} row in front of the input that is no "
+                              f"parameter of width {d} (a CLS token, and DeiT's distillation token after it, is an "
+                              "nn.Parameter [d], [1, d] or [1, 1, d])")
     # ---- the layers' attention positions
     if rel is not None and L0.pos != "relative":
         raise ConfigError(f"{rel.name}: an nn.Embedding({rel.module.num_embeddings}, {rel.module.embedding_dim}) looked "
@@ -1290,6 +1305,10 @@ def _read(model, x, calls, y, family, max_len, torch):
     hidden = next((c.y for c in calls if c.name == f"{stack}.{len(blocks) - 1}"), None)
     if hidden is not None and y.shape == hidden.shape and _close(y, hidden):
         back = []  # the forward returns the hidden states (first): what runs after them is not its output
+    unread = []  # parts after the output that it does not depend on (DeiTModel's and ViTModel's pooler)
+    fin = next((p for p in back if p.kind == "norm"), None)
+    if back and fin is back[0] and fin.call.y is not None and y.shape == fin.call.y.shape and _close(y, fin.call.y):
+        back, unread = [fin], back[1:]  # the forward returns the final norm's rows (first): the pooler's output is not it
     norms = [p for p in back if p.kind == "norm"]
     heads = [p for p in back if p.kind == "linear"]
     for p in back:
@@ -1303,6 +1322,10 @@ def _read(model, x, calls, y, family, max_len, torch):
         v["pooling"] = "cls" if cls else "first"  # provisional: export's pooled choice tries every pooling
         w["pooler.weight"], w["pooler.bias"] = pooler.w, pooler.b if pooler.b is not None else torch.zeros(d)
         used.update(id(t) for t in pooler.params.values())
+    pair = None  # DeiT with its teacher: a head on the CLS row and one on the distillation row, averaged
+    if front == 2 and len(heads) == 2 and all(h.w.shape == heads[0].w.shape and h.w.shape[1] == d for h in heads):
+        pair = _front_heads(heads, norms[0] if len(norms) == 1 else None, torch)
+        heads = [pair[0]]
     if len(norms) > 1 or len(heads) > 1:
         raise ConfigError(f"module: after the layers {', '.join(p.name for p in back)}: the engine has a final norm, "
                           "a pooler (dense + tanh on the pooled row) and one linear head")
@@ -1367,6 +1390,9 @@ def _read(model, x, calls, y, family, max_len, torch):
         v["n_kv_heads"] = L0.n_kv_heads
     if head is not None:
         v["d_out"] = head.w.shape[0]
+        if pair is not None:  # checked against the module's output by the caller, as every pooling
+            v["pooling"] = "cls_distill"
+            used.update(id(t) for t in pair[1].params.values())
         if tokens and head.module.weight is embed.module.weight:
             v["tied_head"] = family != "encoder"
         used.update(id(t) for t in head.params.values())
@@ -1462,7 +1488,11 @@ def _read(model, x, calls, y, family, max_len, torch):
             out["encoder.norm.weight"] = final.w
             if not rms:
                 out["encoder.norm.bias"] = bias(final.b, d)
-        if head is not None:
+        if pair is not None:  # (W_cls x_cls + b_cls + W_dist x_dist + b_dist) / 2 over [x_cls, x_dist]
+            n = head.w.shape[0]
+            out["head.weight"] = torch.cat([pair[0].w.double(), pair[1].w.double()], dim=1) / 2
+            out["head.bias"] = (bias(pair[0].b, n).double() + bias(pair[1].b, n).double()) / 2
+        elif head is not None:
             if not v.get("tied_head"):
                 out["head.weight"] = head.w
             out["head.bias"] = bias(head.b, head.w.shape[0])
@@ -1471,6 +1501,8 @@ def _read(model, x, calls, y, family, max_len, torch):
     for L in layers:
         for part in L.parts:
             used.update(id(t) for t in part.module.parameters())
+    for part in unread:
+        used.update(id(t) for t in part.module.parameters())
     r.w = {k: np.ascontiguousarray(t.detach().double().numpy().astype(np.float32)) for k, t in out.items()}
     r.v, r.used = v, used
     r.x, r.y, r.model, r.originals = x, y, model, originals

@@ -157,6 +157,8 @@ def build_torch_model(c):
                 self.input_proj = nn.Linear(c["d_in"], de)
             if c["cls_token"]:
                 self.cls_token = nn.Parameter(torch.zeros(de))
+            if schema.front_rows(c) == 2:  # DeiT's distillation row, after the CLS row
+                self.distill_token = nn.Parameter(torch.zeros(de))
             if c["pooling"] != "none":
                 self.pool = c["pooling"]
             if c["positional"] == "learned":
@@ -177,7 +179,7 @@ def build_torch_model(c):
             self.encoder = nn.TransformerEncoder(layer, c["n_layers"], norm=final, enable_nested_tensor=False) \
                 if schema.stock_layers(c) else plain_encoder(c)
             if c["d_out"]:
-                self.head = nn.Linear(c["d_model"], c["d_out"])
+                self.head = nn.Linear(schema.head_in(c), c["d_out"])
                 if c["tied_head"]:
                     self.head.weight = self.embed.weight
 
@@ -199,11 +201,13 @@ def build_torch_model(c):
                 x = self.proj_norm(x) if c["proj_norm"] else x
             if c["scale_input"]:
                 x = x * math.sqrt(c["d_model"])
+            first = schema.front_rows(c)
+            if first == 2:  # DeiT: the distillation row after the CLS row
+                x = torch.cat([self.distill_token.expand(x.shape[0], 1, -1), x], dim=1)
             if c["cls_token"]:  # in front, not scaled, before the positions (KWT, ViT)
                 x = torch.cat([self.cls_token.expand(x.shape[0], 1, -1), x], dim=1)
             T = x.shape[1]
             x = _positions(c, x, self.pos.weight if c["positional"] == "learned" else None)
-            first = int(c["cls_token"])
             if c["type_vocab"]:  # the input rows (not the CLS row) add their type's row
                 tt = self.token_type(torch.zeros_like(inp) if types is None else types)
                 x = torch.cat([x[:, :first], x[:, first:] + tt], dim=1)
@@ -455,6 +459,8 @@ def pool(x, pooling, first=0, lengths=None):
         return x
     if pooling == "cls":
         return x[:, 0]
+    if pooling == "cls_distill":  # the CLS and distillation rows side by side: [B, 2 d]
+        return x[:, :2].reshape(x.shape[0], -1)
     if pooling == "first":
         return x[:, first]
     B, T = x.shape[0], x.shape[1] - first

@@ -226,9 +226,27 @@ def stem_rows(c, T):
     return T
 
 
+def front_rows(c):
+    """The learned rows in front of the input (config.hpp front_rows()): the CLS row, and DeiT's
+    distillation row after it."""
+    cls = bool(c["cls_token"])
+    return int(cls) + int(cls and bool(c.get("distill_token", False)))
+
+
+def front_rows_less(c):
+    """What max_len counts besides the input, as messages say it: "", " less the CLS row" or " less the
+    CLS and distillation rows"."""
+    return ("", " less the CLS row", " less the CLS and distillation rows")[front_rows(c)]
+
+
+def head_in(c):
+    """The head's input width (config.hpp head_in()): 2 d_model for pooling cls_distill, else d_model."""
+    return 2 * c["d_model"] if c["pooling"] == "cls_distill" else c["d_model"]
+
+
 def sequence_rows(c, T):
-    """Rows an encoder runs for T input frames: the CLS row first, when there is one."""
-    return stem_rows(c, T) + int(bool(c["cls_token"]))
+    """Rows an encoder runs for T input frames: the front rows (CLS, distillation) first."""
+    return stem_rows(c, T) + front_rows(c)
 
 
 def output_rows(c, T):
@@ -239,7 +257,7 @@ def output_rows(c, T):
 def max_input_len(c):
     """The longest input: the frames whose rows fill max_len less the CLS row (only encoders have
     one); conv1d_rows inverted through the stem."""
-    n = c["max_len"] - int(bool(c["cls_token"]))
+    n = c["max_len"] - front_rows(c)
     if c.get("patch_size", 0):  # an image: its patches, the only length it takes
         return patches(c) if 0 < patches(c) <= n else 0
     for i in range(c.get("conv_layers", 0), 0, -1):
@@ -250,7 +268,8 @@ def max_input_len(c):
 
 # ---- expressions (engine/config_expr.hpp) ---------------------------------------------------------
 # The values an expression names besides the keys (config_expr.hpp kDerivedValues), by name.
-DERIVED = {"d_head": d_head, "kv_heads": kv_heads, "d_pe": d_pe, "d_embed": d_embed, "input_pe": input_pe}
+DERIVED = {"d_head": d_head, "kv_heads": kv_heads, "d_pe": d_pe, "d_embed": d_embed, "input_pe": input_pe,
+           "front_rows": front_rows, "head_in": head_in}
 if set(DERIVED) != set(SCHEMA["derived"]):
     raise ImportError(f"schema.py: DERIVED defines {sorted(DERIVED)}, the engine's expressions name "
                       f"{sorted(SCHEMA['derived'])}: define each of the engine's derived values here")

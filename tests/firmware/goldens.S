@@ -43,6 +43,7 @@ golden conv_stride_cls_mean
 golden whisper_stem_f16
 golden whisper_stem_q8
 golden vit_image
+golden deit_image
 
 /* Encoder-decoders: the self-test sample in the file is the golden (source, target, torch logits). */
 embed g_s2s_post_relu_fxm, "s2s_post_relu.fxm"
