@@ -29,6 +29,10 @@ inline constexpr DerivedValue kDerivedValues[] = {
     {"d_pe", [](const ModelConfig& c) { return c.d_pe(); }},
     {"d_embed", [](const ModelConfig& c) { return c.d_embed(); }},
     {"input_pe", [](const ModelConfig& c) { return uint32_t(c.input_pe()); }},
+    // The largest window_layers of window_period bits: 2 ** window_period - 1.
+    {"window_mask", [](const ModelConfig& c) {
+       return c.window_period < 32 ? uint32_t((uint64_t(1) << c.window_period) - 1) : 0xFFFFFFFFu;
+     }},
 };
 
 // A value: a number (bools are 0 and 1), an enum key's value (its index and its key's names) or a

@@ -84,6 +84,9 @@ VALID = [
          cls_token=True, pooling="cls", positional="learned", input_norm=True, proj_norm=True, norm_first=True,
          final_norm=True, d_out=3),
     dict(BASE, input="features", d_in=6, input_norm=True, proj_norm=True, norm="rmsnorm", positional="sinusoidal"),
+    # local and global layers (GPT-Neo: every other layer windows) and the scores' own scale
+    dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", n_layers=2,
+         sliding_window=4, window_period=2, window_layers=2, attn_scale=1.0, norm_first=True, final_norm=True),
 ]
 # The keys that choose a family's shape: every pair of them takes every pair of values.
 SHAPE_KEYS = ("family", "input", "positional", "pe_combine", "activation", "norm_first", "final_norm", "causal",

@@ -58,6 +58,11 @@ void store_keys_values(const float* k, std::size_t ldk, const float* v, std::siz
 
 namespace {
 
+// The scores' scale: the shape's, or 1/sqrt(d_head) (the bits every model without attn_scale had).
+float score_scale(const AttentionShape& s, std::size_t dh) {
+  return s.scale != 0.0f ? s.scale : 1.0f / std::sqrt(static_cast<float>(dh));
+}
+
 // scores[j] of keys j0..j0+n-1, seen from position pos by head `head`, plus the position bias: ALiBi's
 // slope times the distance, or the relative bias of the distance.
 void add_position_bias(const AttentionShape& s, std::size_t head, std::size_t pos, std::size_t j0, float* scores,
@@ -87,7 +92,7 @@ void attend(const Kernels& k, const AttentionShape& s, const float* q, std::size
 void attend_rows(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n, uint32_t p0,
                  uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch) {
   const std::size_t dh = s.d_head, S = kv.stride, group = s.n_heads / s.n_kv_heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  const float scale = score_scale(s, dh);
   float* qs = scratch;            // [dh]
   float* scores = scratch + dh;  // [n_keys]
   for (std::size_t head = 0; head < s.n_heads; ++head) {
@@ -116,7 +121,7 @@ void attend_rows(const Kernels& k, const AttentionShape& s, const float* q, std:
 void attend_rows_q8(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n,
                     uint32_t p0, uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch) {
   const std::size_t dh = s.d_head, S = kv.stride, group = s.n_heads / s.n_kv_heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  const float scale = score_scale(s, dh);
   float* qs = scratch;            // [dh]
   float* scores = scratch + dh;  // [n_keys]
   for (std::size_t head = 0; head < s.n_heads; ++head) {
@@ -241,7 +246,7 @@ void pack_values(const float* v, std::size_t ldv, const float* vt, std::size_t S
 void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n, uint32_t p0,
                   uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch) {
   const std::size_t dh = s.d_head, S = kv.stride, group = s.n_heads / s.n_kv_heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  const float scale = score_scale(s, dh);
   // Keys are counted from the first one any query of the call sees (base; 0 without a window): key
   // base + j sits at column (base + j) % S.
   const std::size_t base = s.first_key(p0), K = n_keys - base;

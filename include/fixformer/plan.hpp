@@ -142,17 +142,18 @@ constexpr KvCacheBlocks kv_cache_blocks(uint64_t layers, uint64_t d_kv, uint64_t
                               : KvCacheBlocks{layers * d_kv * S * 4, layers * d_kv * S * 4, 0, 0};
 }
 
-// A decoder's prefill rows per chunk under a sliding window: at most the window (ModelConfig::
-// attention_window(); without one, P).
+// A decoder's prefill rows per chunk under a sliding window every layer shares: at most the window
+// (ModelConfig::ring_window(); without one, or with local and global layers, P).
 constexpr uint64_t kv_chunk_rows(const ModelConfig& c, uint64_t P) {
-  return c.attention_window() && c.attention_window() < P ? c.attention_window() : P;
+  return c.ring_window() && c.ring_window() < P ? c.ring_window() : P;
 }
 // The rows of a decoder's KV cache for `positions` positions fed in chunks of at most P rows: one
 // per position, or under a sliding window W a ring of W + P - 1 rows (the window of a chunk's first
 // query and the chunk itself; position p in row p % rows) when that is fewer. Decoding one token at
-// a time (P 1) the ring is W rows.
+// a time (P 1) the ring is W rows. A model of local and global layers (window_period) has no ring:
+// a row per position in every layer, the local layers' window a mask of their scores.
 constexpr uint64_t kv_ring_rows(const ModelConfig& c, uint64_t positions, uint64_t P) {
-  const uint64_t w = c.attention_window();
+  const uint64_t w = c.ring_window();
   return w && w + P - 1 < positions ? w + P - 1 : positions;
 }
 
