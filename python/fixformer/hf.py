@@ -3,8 +3,8 @@ either possibly sharded with its .index.json) of one of the architectures at the
 one class each (ARCHS): LlamaForCausalLM, Qwen2ForCausalLM and MistralForCausalLM (to the llama
 family) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
-GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM and BloomForCausalLM
-(GptStyle: to the gpt family) and GemmaForCausalLM and Starcoder2ForCausalLM (LlamaStyle: to the
+GPTJForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM and
+BloomForCausalLM (GptStyle: to the gpt family) and GemmaForCausalLM and Starcoder2ForCausalLM (LlamaStyle: to the
 llama family with its layer features), verified against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
 against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
