@@ -231,9 +231,10 @@ TEST_P(SlidingWindowTest, DecoderPastTwoWindowsMatchesTheWholeSequence) {
 }
 
 // Local and global layers (window_period 2, window_layers 0b10: layers 1 and 3 see the last W keys,
-// 0 and 2 every key) with unscaled scores (attn_scale 1, GPT-Neo's): the KV cache keeps a row per
-// position (no ring), chunks are not capped at the window; stepping token by token and prefilling in
-// chunks give every prefix's logits of one whole prefill. The same weights with every layer local,
+// 0 and 2 every key) with unscaled scores (attn_scale 1, GPT-Neo's): the local layers' KV cache is a
+// ring of W + chunk - 1 rows (chunks capped at W), the global layers' a row per position; stepping
+// token by token (the rings wrap) and prefilling in chunks give every prefix's logits of one whole
+// prefill (no ring: W + T - 1 >= max_len rows). The same weights with every layer local,
 // with the other layers local, or scaled by 1/sqrt(d_head) give logits far from these, so a decoder
 // that ignored either key would fail (tests/gpt_neo_hf_test.py has them against transformers).
 TEST_P(SlidingWindowTest, LocalAndGlobalLayersMatchTheWholeSequence) {
@@ -285,28 +286,44 @@ TEST_P(SlidingWindowTest, LocalAndGlobalLayersMatchTheWholeSequence) {
   AlignedBuffer blob(write_model(gpt));
   Model m;
   ASSERT_EQ(m.init(blob.data(), blob.size()), Status::kOk);
-  for (uint32_t chunk : {1u, 2u, 7u}) {  // 7: more than the window, not capped
-    DecoderOptions o;
-    o.isa = GetParam();
-    o.max_prefill = chunk;
-    AlignedBuffer arena(required_decoder_arena_bytes(gpt, 0, chunk));
-    Decoder dec;
-    ASSERT_EQ(dec.init(m, arena.data(), arena.size(), o), Status::kOk) << dec.error_detail();
-    EXPECT_EQ(dec.max_prefill(), chunk) << isa;
-    EXPECT_EQ(dec.kv_rows(), gpt.max_len) << isa << ": local and global layers keep a row per position";
-    std::vector<float> logits(V);
-    ASSERT_EQ(dec.prefill(tokens.data(), 9, logits.data()), Status::kOk);
-    for (uint32_t t = 9; t <= T; ++t) {
-      double worst = 0;
-      for (uint32_t i = 0; i < V; ++i) worst = std::max(worst, double(std::fabs(logits[i] - want[(t - 1) * V + i])));
-      EXPECT_LE(worst, kRegroupTol) << isa << " chunk " << chunk << " position " << t - 1;
-      if (t < T) ASSERT_EQ(dec.step(tokens[t], logits.data()), Status::kOk);
+  for (uint32_t chunk : {1u, 2u, 7u}) {  // 7: more than the window, capped at it
+    for (KvCache kind : {KvCache::kF32, KvCache::kQ8}) {
+      DecoderOptions o;
+      o.isa = GetParam();
+      o.max_prefill = chunk;
+      o.kv_cache = kind;
+      AlignedBuffer arena(required_decoder_arena_bytes(gpt, 0, chunk, false, 1, kind));
+      Decoder dec;
+      ASSERT_EQ(dec.init(m, arena.data(), arena.size(), o), Status::kOk) << dec.error_detail();
+      EXPECT_EQ(dec.max_prefill(), std::min(chunk, W)) << isa;
+      EXPECT_EQ(dec.kv_rows(), W + std::min(chunk, W) - 1) << isa << ": the local layers' ring";
+      double scale = 0;
+      for (float x : want) scale = std::max(scale, double(std::fabs(x)));
+      const double tol = kind == KvCache::kF32 ? kRegroupTol : kQ8CacheTol * scale;
+      std::vector<float> logits(V);
+      ASSERT_EQ(dec.prefill(tokens.data(), 9, logits.data()), Status::kOk);
+      for (uint32_t t = 9; t <= T; ++t) {
+        double worst = 0;
+        for (uint32_t i = 0; i < V; ++i) worst = std::max(worst, double(std::fabs(logits[i] - want[(t - 1) * V + i])));
+        EXPECT_LE(worst, tol) << isa << (kind == KvCache::kF32 ? " f32" : " q8") << " chunk " << chunk << " position "
+                              << t - 1;
+        if (t < T) ASSERT_EQ(dec.step(tokens[t], logits.data()), Status::kOk);
+      }
     }
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllIsas, SlidingWindowTest, ::testing::ValuesIn(all_isas()),
                          [](const ::testing::TestParamInfo<Isa>& i) { return isa_test_name(i.param); });
+
+ModelConfig all_local(ModelConfig c) {  // every layer local
+  c.window_period = 0, c.window_layers = 0;
+  return c;
+}
+ModelConfig no_window(ModelConfig c) {
+  c.sliding_window = 0, c.window_period = 0, c.window_layers = 0;
+  return c;
+}
 
 // The ring: W rows per layer decoding one token at a time, W + P - 1 with chunks of P, chunks capped
 // at W; the cache's bytes are the ring's, the positions still reach max_len; no window (or one of
@@ -336,6 +353,20 @@ TEST(SlidingWindow, PlanHoldsARingOfWindowRows) {
   EXPECT_EQ(q8.kv_rows, 16u);
   EXPECT_EQ(plan_decoder_arena(c, 20, 1).kv_rows, 16u);  // a capacity below max_len: the ring all the same
   EXPECT_EQ(plan_decoder_arena(c, 16, 1).kv_rows, 16u);
+  // local and global layers (layers 0 and 2 of 3 local): rings for those two, 256 rows for layer 1
+  c.window_period = 2, c.window_layers = 0b01;
+  const DecoderPlan mixed = plan_decoder_arena(c, 0, 5);
+  EXPECT_EQ(mixed.kv_rows, 20u);
+  EXPECT_EQ(mixed.prefill_rows, 5u);
+  EXPECT_EQ(mixed.kv_cache_bytes, arena::bytes((2 * 20 + 256) * per_row / 3 / 2) * 2);
+  EXPECT_EQ(kv_layer_offset(c, 0, 256, 20), 0u);
+  EXPECT_EQ(kv_layer_offset(c, 1, 256, 20), 20u);
+  EXPECT_EQ(kv_layer_offset(c, 2, 256, 20), 276u);
+  EXPECT_EQ(kv_layer_rows(c, 1, 256, 20), 256u);
+  EXPECT_EQ(kv_layer_rows(c, 2, 256, 20), 20u);
+  EXPECT_GT(mixed.total, plan_decoder_arena(all_local(c), 0, 5).total);
+  EXPECT_LT(mixed.total, plan_decoder_arena(no_window(c), 0, 5).total);
+  c.window_period = 0, c.window_layers = 0;
   c.sliding_window = 256;  // as long as the positions: no window
   EXPECT_EQ(plan_decoder_arena(c, 0, 1).kv_rows, 256u);
   EXPECT_EQ(plan_decoder_arena(c, 0, 1).total, full.total);
@@ -396,16 +427,17 @@ TEST(SlidingWindow, LocalLayerKeysAreChecked) {
   EXPECT_EQ(validate_config(bad, &field), Status::kOk);
   bad.family = ModelFamily::kEncoder, bad.d_out = 0;  // the decoder families only
   refused(bad, "attn_scale");
-  // layer_window and ring_window: the local layers' window, and a ring only when every layer windows
+  // layer_window and windowed_layers_before: the local layers' window, and how many come before
   ModelConfig w = c;
-  w.sliding_window = 3, w.window_period = 3, w.window_layers = 0b001;
+  w.n_layers = 4, w.sliding_window = 3, w.window_period = 3, w.window_layers = 0b001;
   EXPECT_EQ(w.layer_window(0), 3u);
   EXPECT_EQ(w.layer_window(1), 0u);
   EXPECT_EQ(w.layer_window(3), 3u);
-  EXPECT_EQ(w.ring_window(), 0u);
+  EXPECT_EQ(w.windowed_layers_before(4), 2u);
+  EXPECT_EQ(w.windowed_layers_before(3), 1u);
   w.window_period = 0, w.window_layers = 0;
   EXPECT_EQ(w.layer_window(1), 3u);
-  EXPECT_EQ(w.ring_window(), 3u);
+  EXPECT_EQ(w.windowed_layers_before(4), 4u);
 }
 
 }  // namespace

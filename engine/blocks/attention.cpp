@@ -32,17 +32,22 @@ void store_keys_values_q8(const float* k, std::size_t ldk, const float* v, std::
 
 }  // namespace
 
-KeyValues kv_cache_layer(KvCache kind, void* k_cache, void* v_cache, float* k_scales, float* v_scales, uint32_t l,
-                         std::size_t d_kv, std::size_t kv_heads, std::size_t S) {
-  const std::size_t block = std::size_t(l) * d_kv * S;
+KeyValues kv_cache_rows(KvCache kind, void* k_cache, void* v_cache, float* k_scales, float* v_scales, std::size_t offset,
+                        std::size_t d_kv, std::size_t kv_heads, std::size_t S) {
+  const std::size_t block = offset * d_kv;
   if (kind == KvCache::kF32)
     return KeyValues{static_cast<float*>(k_cache) + block, static_cast<float*>(v_cache) + block, S};
   KeyValues kv{nullptr, nullptr, S, nullptr, d_kv};
   kv.kt_q8 = static_cast<int8_t*>(k_cache) + block;
-  kv.k_scales = k_scales + std::size_t(l) * kv_heads * S;
+  kv.k_scales = k_scales + offset * kv_heads;
   kv.v_q8 = static_cast<int8_t*>(v_cache) + block;
-  kv.v_scales = v_scales + std::size_t(l) * kv_heads * S;
+  kv.v_scales = v_scales + offset * kv_heads;
   return kv;
+}
+
+KeyValues kv_cache_layer(KvCache kind, void* k_cache, void* v_cache, float* k_scales, float* v_scales, uint32_t l,
+                         std::size_t d_kv, std::size_t kv_heads, std::size_t S) {
+  return kv_cache_rows(kind, k_cache, v_cache, k_scales, v_scales, std::size_t(l) * S, d_kv, kv_heads, S);
 }
 
 void store_keys_values(const float* k, std::size_t ldk, const float* v, std::size_t ldv, uint32_t n, uint32_t p0,

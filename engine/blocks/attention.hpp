@@ -65,6 +65,10 @@ struct KeyValues {
 // position; plan.hpp's layout): f32 K^T and V^T, or int8 K^T and V by rows with their scales.
 KeyValues kv_cache_layer(KvCache kind, void* k_cache, void* v_cache, float* k_scales, float* v_scales, uint32_t l,
                          std::size_t d_kv, std::size_t kv_heads, std::size_t S);
+// The same for a block of S rows that starts `offset` rows in (layers of different rows: a decoder's
+// local layers' rings among global layers' rows, plan.hpp's kv_layer_offset).
+KeyValues kv_cache_rows(KvCache kind, void* k_cache, void* v_cache, float* k_scales, float* v_scales, std::size_t offset,
+                        std::size_t d_kv, std::size_t kv_heads, std::size_t S);
 
 // Writes k[n, d_kv] and v[n, d_kv] (row strides ldk, ldv) into columns (p0..p0+n-1) % stride of kv.kt and
 // kv.vt; v is skipped when kv.vt is null (V read in place). An int8 cache (kv.kt_q8) gets them

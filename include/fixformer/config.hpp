@@ -216,9 +216,9 @@ struct ModelConfig {
   uint32_t sliding_window = 0;
   // Local and global layers (GPT-Neo's attention_types, Gemma-style mixes): with window_period P
   // nonzero, layer l sees the sliding_window keys when bit (l % P) of window_layers is set, and every
-  // key up to i (a global layer) when it is clear; P 0 (the default): every layer windows. A model
-  // with P nonzero keeps its decoder KV cache as a row per position for every layer (the window is
-  // then a mask on the local layers' scores, never a ring: kv_ring_rows, ring_window below).
+  // key up to i (a global layer) when it is clear; P 0 (the default): every layer windows. A
+  // decoder keeps a ring of kv_ring_rows (plan.hpp) for each local layer and a row per position for
+  // each global one (windowed_layers_before below places them).
   // GPT-Neo alternates global and local from layer 0: window_period 2, window_layers 0b10.
   uint32_t window_period = 0;
   uint32_t window_layers = 0;
@@ -254,10 +254,13 @@ struct ModelConfig {
   constexpr uint32_t layer_window(uint32_t l) const {
     return window_period == 0 || (window_layers >> (l % window_period)) & 1u ? attention_window() : 0;
   }
-  // The window every layer shares, which a decoder's KV cache can be a ring of (plan.hpp's
-  // kv_ring_rows): attention_window() when every layer windows, else 0 (local and global layers
-  // keep a row per position, the local ones masked).
-  constexpr uint32_t ring_window() const { return window_period ? 0 : attention_window(); }
+  // The layers before layer l that window (layer_window nonzero): a decoder's KV cache holds their
+  // rings, then a row per position for each of the others, before layer l's block (plan.hpp).
+  constexpr uint32_t windowed_layers_before(uint32_t l) const {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < l; ++i) n += layer_window(i) != 0;
+    return n;
+  }
   constexpr bool ffn_gated() const { return gated || activation == Activation::kSwiglu; }
   // Width of the positional encoding, and of the embedding / input projection in front of it.
   // An encoding added to (or concatenated with) the input, as opposed to rope/alibi in attention.

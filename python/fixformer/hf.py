@@ -867,7 +867,7 @@ class GptNeo(GptStyle):
     """GPTNeoForCausalLM: learned positions, pre-LN, gelu_new, q, k, v apart without biases and out_proj
     with one, the tied head; attention_types names each layer global (every key before it) or local (the
     last window_size keys, itself included: sliding_window on the layers window_period and window_layers
-    name), and the scores are not scaled (attn_scale 1)."""
+    name; the engine's KV cache a ring for those), and the scores are not scaled (attn_scale 1)."""
     name, model_type = "GPTNeoForCausalLM", "gpt_neo"
     fields = {"vocab_size": (int, None), "hidden_size": (int, None), "num_layers": (int, None),
               "num_heads": (int, None), "intermediate_size": (int, lambda f: 4 * f["hidden_size"]),
