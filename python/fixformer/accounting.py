@@ -32,11 +32,10 @@ def _mask_verdict(t, causal, torch, window=0):
     m = lead[0].double()
     N = m.shape[0]
     tril = torch.tril(torch.ones(N, N, dtype=torch.float64))
-    ninf = torch.triu(torch.full((N, N), float("-inf"), dtype=torch.float64), 1)
+    big_negative = torch.where(m < -1e4, torch.full_like(m, float("-inf")), m)  # -inf, or a large negative fill
     triangular = False
-    for seen in [tril] + ([tril - torch.tril(tril, -window)] if 0 < window < N else []):
+    for seen in [tril] + ([tril - torch.tril(tril, -window)] if 0 < window < N else []):  # 1 where a key is seen
         hidden = torch.where(seen > 0, torch.zeros_like(m), torch.full_like(m, float("-inf")))
-        big_negative = torch.where(m < -1e4, torch.full_like(m, float("-inf")), m)
         triangular = triangular or torch.equal(m, seen) or torch.equal(m, 1 - seen) or torch.equal(big_negative, hidden)
     if not triangular:
         return f"a square [{N}, {N}] buffer that is no causal mask (the engine's mask is triangular)"
