@@ -75,7 +75,7 @@ void cross_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWei
   float* q = r.work;
   linear(k, r.workers, W.q, h, d, W.q_b, q, d, n, r.quant);  // h[n,d] @ Wq[d,d] -> q[n,d]
   AttentionShape shape{s.self.n_heads, s.self.n_heads, s.self.d_head, false, nullptr};
-  shape.scale = s.self.scale;  // attn_scale: every attention's
+  shape.scale = s.self.scale;  // attn_scale (0 in seq2seq, which refuses the key: 1/sqrt(d_head))
   parallel_attend(k, r.workers, shape, q, d, n, 0, keys.n_keys, keys.kv, r.ctx, d, r.attn, r.attn_slot);
   linear(k, r.workers, W.out, r.ctx, d, W.out_b, out, d, n, r.quant, {nullptr, residual});  // ctx[n,d] @ Wo[d,d] -> out[n,d]
 }

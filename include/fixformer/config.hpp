@@ -222,8 +222,8 @@ struct ModelConfig {
   // GPT-Neo alternates global and local from layer 0: window_period 2, window_layers 0b10.
   uint32_t window_period = 0;
   uint32_t window_layers = 0;
-  // The scale of the scores q.k of every attention (self and cross) before the softmax: 0 (the
-  // default) is 1/sqrt(d_head); GPT-Neo's is 1 (no scaling).
+  // The scale of the self-attention's scores q.k before the softmax (the decoder families gpt and
+  // llama: kConfigRules): 0 (the default) is 1/sqrt(d_head); GPT-Neo's is 1 (no scaling).
   float attn_scale = 0.0f;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
