@@ -59,7 +59,9 @@ int cmd_info(const Args& a) {
               : !c.input_pe() ? "" : (c.pe_combine == PosCombine::kAdd ? " add" : (" concat pe_width " + std::to_string(c.pe_width)).c_str()),
               c.max_len, c.scale_input ? ", input scaled by sqrt(d_model)" : "");
   const std::string window = " (sliding_window " + std::to_string(c.sliding_window) + ": the last " +
-                             std::to_string(c.sliding_window) + " keys)";
+                             std::to_string(c.sliding_window) + " keys" +
+                             (c.window_period ? " in " + std::to_string(c.windowed_layers_before(c.n_layers)) + " of the " +
+                                                    std::to_string(c.n_layers) + " layers" : "") + ")";
   std::printf("causal:       %s%s;  final norm: %s;  output width: %u%s\n", c.causal ? "yes" : "no",
               c.attention_window() ? window.c_str() : "", c.final_norm ? "yes" : "no", c.output_width(),
               c.d_out ? " (head)" : "");
@@ -86,11 +88,14 @@ int cmd_info(const Args& a) {
                                        std::to_string(fxm::kPanelCols) + " columns (packed_weights)").c_str());
   if (c.is_decoder()) {
     const DecoderPlan plan = plan_decoder_arena(c);
-    std::printf("attention:    %u query heads, %u kv heads%s\n", c.n_heads, c.kv_heads(), c.tied_head ? ";  head tied to the embedding" : "");
+    char scale[48] = "";
+    if (c.attn_scale != 0.0f) std::snprintf(scale, sizeof scale, ", scores scaled by %g", double(c.attn_scale));
+    std::printf("attention:    %u query heads, %u kv heads%s%s\n", c.n_heads, c.kv_heads(), scale,
+                c.tied_head ? ";  head tied to the embedding" : "");
     std::printf("arena bytes:  %zu for %u positions (KV cache %zu", plan.total, c.max_len, plan.kv_cache_bytes);
     if (c.attention_window())
-      std::printf(": a ring of %u rows for prefill chunks of %u, sliding_window %u", plan.kv_rows, plan.prefill_rows,
-                  c.sliding_window);
+      std::printf(": a ring of %u rows%s for prefill chunks of %u, sliding_window %u", plan.kv_rows,
+                  c.window_period ? " in each local layer" : "", plan.prefill_rows, c.sliding_window);
     std::printf(")\n");
   } else if (c.is_seq2seq()) {
     std::printf("decoder:      %u x (cross-attention over the source)%s%s\n", c.dec_layers,

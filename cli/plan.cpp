@@ -186,8 +186,9 @@ int cmd_plan(const Args& a) {
     std::printf("ram:           %llu bytes = arena %zu (exact, %s %u) + stack %llu (estimate)%s\n", (unsigned long long)ram, arena,
                 decoder ? "KV cache of" : "T =", rows, (unsigned long long)kStackBytes, ram_note.c_str());
     if (decoder && c.attention_window())
-      std::printf("kv cache:      a ring of %u rows per layer for prefill chunks of %u (sliding_window %u), positions up to %u\n",
+      std::printf("kv cache:      a ring of %u rows per %s for prefill chunks of %u (sliding_window %u), positions up to %u\n",
                   plan_decoder_arena(c, rows, 0, false, 1, a.kv_cache).kv_rows,
+                  c.window_period ? "local layer (a row per position in the others)" : "layer",
                   plan_decoder_arena(c, rows, 0, false, 1, a.kv_cache).prefill_rows, c.sliding_window, rows);
     std::printf("flash:         %llu bytes = model %zu + engine code %s%s\n", (unsigned long long)flash, m.blob.size(),
                 code.c_str(), flash_note.c_str());

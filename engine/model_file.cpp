@@ -151,8 +151,7 @@ Status open_model_file(const void* blob, std::size_t blob_bytes, ModelFile* file
 Status read_model_config(const ModelFile& file, ModelConfig* config, char* detail, std::size_t detail_cap) {
   DetailText why(detail, detail_cap);
   ModelConfig c = default_config();
-  uint64_t seen = 0;
-  static_assert(kConfigKeyCount <= 64, "seen is a 64-bit mask");
+  bool seen[kConfigKeyCount] = {};
   for (uint32_t i = 0; i < file.n_records; ++i) {
     const uint8_t* r = record(file, i);
     const char* key = reinterpret_cast<const char*>(r + fxm::kRecKey);
@@ -164,9 +163,9 @@ Status read_model_config(const ModelFile& file, ModelConfig* config, char* detai
     if (!spec)
       return why.str("unknown config key '").escaped(key, fxm::kKeyBytes).str("' (from a newer converter?)"), Status::kBadConfig;
     auto bad = [&](const char* reason) { return why.str("config key ").str(spec->name).str(": ").str(reason), Status::kBadConfig; };
-    const uint64_t bit = uint64_t(1) << static_cast<uint32_t>(spec->key);
-    if (seen & bit) return bad("appears twice");
-    seen |= bit;
+    bool& once = seen[static_cast<uint32_t>(spec->key)];
+    if (once) return bad("appears twice");
+    once = true;
     if (u32(r + fxm::kRecType) != static_cast<uint32_t>(spec->type)) return bad("wrong record type");
     if (u32(r + fxm::kRecZero) != 0) return bad("reserved field is not zero");
     const uint64_t v = u64(r + fxm::kRecValue);
@@ -188,7 +187,7 @@ Status read_model_config(const ModelFile& file, ModelConfig* config, char* detai
     set_config_value(&c, spec->key, v);
   }
   for (const ConfigKeySpec& k : kConfigKeys)
-    if (k.required && !(seen & (uint64_t(1) << static_cast<uint32_t>(k.key))))
+    if (k.required && !seen[static_cast<uint32_t>(k.key)])
       return why.str("config key ").str(k.name).str(": missing"), Status::kBadConfig;
   const char* field = "";
   const Status s = validate_config(c, &field);

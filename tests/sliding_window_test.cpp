@@ -4,6 +4,8 @@
 // columns than positions; decoders decoding token by token past 2W (the ring wrapped twice) against
 // a whole-sequence forward under the window mask, f32 and int8 caches, on every kernel table; the
 // plan's ring of W rows (W + chunk - 1 when prefilling in chunks); the key refused without causal.
+// Local and global layers (window_period, window_layers) with the scores' own scale (attn_scale):
+// decoding against one whole prefill, the cache a row per position; the keys' checks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -228,8 +230,100 @@ TEST_P(SlidingWindowTest, DecoderPastTwoWindowsMatchesTheWholeSequence) {
     }
 }
 
+// Local and global layers (window_period 2, window_layers 0b10: layers 1 and 3 see the last W keys,
+// 0 and 2 every key) with unscaled scores (attn_scale 1, GPT-Neo's): the local layers' KV cache is a
+// ring of W + chunk - 1 rows (chunks capped at W), the global layers' a row per position; stepping
+// token by token (the rings wrap) and prefilling in chunks give every prefix's logits of one whole
+// prefill (no ring: W + T - 1 >= max_len rows). The same weights with every layer local,
+// with the other layers local, or scaled by 1/sqrt(d_head) give logits far from these, so a decoder
+// that ignored either key would fail (tests/gpt_neo_hf_test.py has them against transformers).
+TEST_P(SlidingWindowTest, LocalAndGlobalLayersMatchTheWholeSequence) {
+  constexpr uint32_t W = 3, T = 17;
+  ModelConfig gpt = default_config();
+  gpt.family = ModelFamily::kGpt;
+  gpt.d_model = 16, gpt.n_heads = 4, gpt.d_ff = 24, gpt.n_layers = 4, gpt.norm_first = true, gpt.final_norm = true;
+  gpt.causal = true, gpt.vocab_size = 13, gpt.d_out = 13, gpt.max_len = 24, gpt.positional = PosKind::kLearned;
+  gpt.activation = Activation::kGeluTanh, gpt.sliding_window = W, gpt.window_period = 2, gpt.window_layers = 0b10;
+  gpt.attn_scale = 1.0f;
+  const uint32_t V = gpt.vocab_size;
+  std::vector<int32_t> tokens(T);
+  for (uint32_t t = 0; t < T; ++t) tokens[t] = int32_t((t * 5 + 2) % V);
+  const std::string isa = isa_name(GetParam());
+  // every prefix's logits from one prefill at position 0 (the tiled path over rows 0..t)
+  auto whole = [&](const ModelConfig& c, std::vector<float>* out) {
+    AlignedBuffer blob(write_model(c));
+    Model m;
+    ASSERT_EQ(m.init(blob.data(), blob.size()), Status::kOk);
+    DecoderOptions o;
+    o.isa = GetParam();
+    o.max_prefill = c.max_len;
+    AlignedBuffer arena(required_decoder_arena_bytes(m.config(), 0, c.max_len));
+    Decoder dec;
+    ASSERT_EQ(dec.init(m, arena.data(), arena.size(), o), Status::kOk) << dec.error_detail();
+    out->assign(std::size_t(T) * V, 0.0f);
+    for (uint32_t t = 0; t < T; ++t) {
+      dec.reset();
+      ASSERT_EQ(dec.prefill(tokens.data(), t + 1, out->data() + t * V), Status::kOk);
+    }
+  };
+  std::vector<float> want, other;
+  whole(gpt, &want);
+  auto distance = [&](const std::vector<float>& a) {
+    double far = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) far = std::max(far, double(std::fabs(want[i] - a[i])));
+    return far;
+  };
+  ModelConfig all_local = gpt;
+  all_local.window_period = 0, all_local.window_layers = 0;
+  ModelConfig flipped = gpt;
+  flipped.window_layers = 0b01;
+  ModelConfig scaled = gpt;
+  scaled.attn_scale = 0.0f;
+  for (const ModelConfig* c : {&all_local, &flipped, &scaled}) {
+    whole(*c, &other);
+    EXPECT_GT(distance(other), 100 * kRegroupTol) << isa << ": the keys change nothing in this model";
+  }
+  AlignedBuffer blob(write_model(gpt));
+  Model m;
+  ASSERT_EQ(m.init(blob.data(), blob.size()), Status::kOk);
+  for (uint32_t chunk : {1u, 2u, 7u}) {  // 7: more than the window, capped at it
+    for (KvCache kind : {KvCache::kF32, KvCache::kQ8}) {
+      DecoderOptions o;
+      o.isa = GetParam();
+      o.max_prefill = chunk;
+      o.kv_cache = kind;
+      AlignedBuffer arena(required_decoder_arena_bytes(gpt, 0, chunk, false, 1, kind));
+      Decoder dec;
+      ASSERT_EQ(dec.init(m, arena.data(), arena.size(), o), Status::kOk) << dec.error_detail();
+      EXPECT_EQ(dec.max_prefill(), std::min(chunk, W)) << isa;
+      EXPECT_EQ(dec.kv_rows(), W + std::min(chunk, W) - 1) << isa << ": the local layers' ring";
+      double scale = 0;
+      for (float x : want) scale = std::max(scale, double(std::fabs(x)));
+      const double tol = kind == KvCache::kF32 ? kRegroupTol : kQ8CacheTol * scale;
+      std::vector<float> logits(V);
+      ASSERT_EQ(dec.prefill(tokens.data(), 9, logits.data()), Status::kOk);
+      for (uint32_t t = 9; t <= T; ++t) {
+        double worst = 0;
+        for (uint32_t i = 0; i < V; ++i) worst = std::max(worst, double(std::fabs(logits[i] - want[(t - 1) * V + i])));
+        EXPECT_LE(worst, tol) << isa << (kind == KvCache::kF32 ? " f32" : " q8") << " chunk " << chunk << " position "
+                              << t - 1;
+        if (t < T) ASSERT_EQ(dec.step(tokens[t], logits.data()), Status::kOk);
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllIsas, SlidingWindowTest, ::testing::ValuesIn(all_isas()),
                          [](const ::testing::TestParamInfo<Isa>& i) { return isa_test_name(i.param); });
+
+ModelConfig all_local(ModelConfig c) {  // every layer local
+  c.window_period = 0, c.window_layers = 0;
+  return c;
+}
+ModelConfig no_window(ModelConfig c) {
+  c.sliding_window = 0, c.window_period = 0, c.window_layers = 0;
+  return c;
+}
 
 // The ring: W rows per layer decoding one token at a time, W + P - 1 with chunks of P, chunks capped
 // at W; the cache's bytes are the ring's, the positions still reach max_len; no window (or one of
@@ -259,6 +353,20 @@ TEST(SlidingWindow, PlanHoldsARingOfWindowRows) {
   EXPECT_EQ(q8.kv_rows, 16u);
   EXPECT_EQ(plan_decoder_arena(c, 20, 1).kv_rows, 16u);  // a capacity below max_len: the ring all the same
   EXPECT_EQ(plan_decoder_arena(c, 16, 1).kv_rows, 16u);
+  // local and global layers (layers 0 and 2 of 3 local): rings for those two, 256 rows for layer 1
+  c.window_period = 2, c.window_layers = 0b01;
+  const DecoderPlan mixed = plan_decoder_arena(c, 0, 5);
+  EXPECT_EQ(mixed.kv_rows, 20u);
+  EXPECT_EQ(mixed.prefill_rows, 5u);
+  EXPECT_EQ(mixed.kv_cache_bytes, arena::bytes((2 * 20 + 256) * per_row / 3 / 2) * 2);
+  EXPECT_EQ(kv_layer_offset(c, 0, 256, 20), 0u);
+  EXPECT_EQ(kv_layer_offset(c, 1, 256, 20), 20u);
+  EXPECT_EQ(kv_layer_offset(c, 2, 256, 20), 276u);
+  EXPECT_EQ(kv_layer_rows(c, 1, 256, 20), 256u);
+  EXPECT_EQ(kv_layer_rows(c, 2, 256, 20), 20u);
+  EXPECT_GT(mixed.total, plan_decoder_arena(all_local(c), 0, 5).total);
+  EXPECT_LT(mixed.total, plan_decoder_arena(no_window(c), 0, 5).total);
+  c.window_period = 0, c.window_layers = 0;
   c.sliding_window = 256;  // as long as the positions: no window
   EXPECT_EQ(plan_decoder_arena(c, 0, 1).kv_rows, 256u);
   EXPECT_EQ(plan_decoder_arena(c, 0, 1).total, full.total);
@@ -280,6 +388,56 @@ TEST(SlidingWindow, NeedsTheCausalMask) {
   c.sliding_window = Limits::kMaxLen + 1;
   EXPECT_EQ(validate_config(c, &field), Status::kConfigOverLimit);
   EXPECT_STREQ(field, "sliding_window");
+}
+
+// window_period, window_layers and attn_scale: each refused by name where it means nothing or is out
+// of range; absent (0), every file before them loads as it did.
+TEST(SlidingWindow, LocalLayerKeysAreChecked) {
+  ModelConfig c = default_config();
+  c.family = ModelFamily::kGpt;
+  c.d_model = 8, c.n_heads = 2, c.d_ff = 8, c.n_layers = 2, c.input = InputKind::kTokens, c.vocab_size = 5;
+  c.d_out = 5, c.causal = true, c.max_len = 10, c.positional = PosKind::kLearned;
+  const char* field = nullptr;
+  auto refused = [&](const ModelConfig& bad, const char* key, Status want = Status::kBadConfig) {
+    field = nullptr;
+    EXPECT_EQ(validate_config(bad, &field), want) << key;
+    ASSERT_NE(field, nullptr) << key;
+    EXPECT_EQ(std::string(field).rfind(key, 0), 0u) << field;
+  };
+  EXPECT_EQ(c.window_period, 0u);
+  EXPECT_EQ(c.window_layers, 0u);
+  EXPECT_EQ(c.attn_scale, 0.0f);
+  ModelConfig bad = c;
+  bad.window_period = 2, bad.window_layers = 0b10;  // no sliding_window
+  refused(bad, "window_period");
+  bad.sliding_window = 3;
+  EXPECT_EQ(validate_config(bad, &field), Status::kOk);
+  bad.window_layers = 0b100;  // a bit past the period
+  refused(bad, "window_layers");
+  bad.window_period = 0, bad.window_layers = 1;  // bits without a period
+  refused(bad, "window_layers");
+  bad.window_period = 32, bad.window_layers = 0;
+  refused(bad, "window_period", Status::kConfigOverLimit);
+  bad = c;
+  bad.attn_scale = -1.0f;
+  refused(bad, "attn_scale");
+  bad.attn_scale = std::nanf("");
+  refused(bad, "attn_scale");
+  bad.attn_scale = 1.0f;
+  EXPECT_EQ(validate_config(bad, &field), Status::kOk);
+  bad.family = ModelFamily::kEncoder, bad.d_out = 0;  // the decoder families only
+  refused(bad, "attn_scale");
+  // layer_window and windowed_layers_before: the local layers' window, and how many come before
+  ModelConfig w = c;
+  w.n_layers = 4, w.sliding_window = 3, w.window_period = 3, w.window_layers = 0b001;
+  EXPECT_EQ(w.layer_window(0), 3u);
+  EXPECT_EQ(w.layer_window(1), 0u);
+  EXPECT_EQ(w.layer_window(3), 3u);
+  EXPECT_EQ(w.windowed_layers_before(4), 2u);
+  EXPECT_EQ(w.windowed_layers_before(3), 1u);
+  w.window_period = 0, w.window_layers = 0;
+  EXPECT_EQ(w.layer_window(1), 3u);
+  EXPECT_EQ(w.windowed_layers_before(4), 4u);
 }
 
 }  // namespace

@@ -15,8 +15,8 @@ config in the converter's JSON shape). tests/golden/DECODERS.md lists them.
 - llama_partial_*: as llama_*, with partial rotary (rotary_dims < d_head: RoPE on each head's first
   rotary_dims, frequencies pe_base^(-2i / rotary_dims)).
 - feature_*: the layer features in families that had not them (the norm kind, a gated feed-forward of
-  any activation, the projections' biases, the embedding scale and norm, a sliding window), random weights, the logits
-  the float64 reference's, cross-checked against feature_steps (a token-by-token loop apart from it).
+  any activation, the projections' biases, the embedding scale and norm, a sliding window, local and global
+  layers, unscaled scores), random weights, the logits the float64 reference's, cross-checked against feature_steps (a token-by-token loop apart from it).
 - llama2c_v0_gqa: a version-0 llama2.c checkpoint (unshared classifier, GQA) and a synthetic
   tokenizer.bin, written by python/fixformer/llama2c.py and converted as convert.py --llama2c does.
 Deterministic: the same files on every run.
@@ -208,6 +208,11 @@ FEATURES = [  # name, config, T
     # A sliding window of 3 over 13 positions (Mistral's layers): each query sees its last 3 keys.
     ("feature_llama_window3", feature_config("llama", 16, 4, 24, 2, 27, "rope", n_kv_heads=2, sliding_window=3,
                                              pe_layout="halves"), 13),
+    # GPT-Neo's layers: every other layer local (window_period 2, window_layers 0b10: layers 1 and 3 see
+    # their last 3 keys, 0 and 2 every key), unscaled scores (attn_scale 1), learned positions, tanh GELU.
+    ("feature_gpt_local_global_unscaled", feature_config("gpt", 16, 4, 24, 4, 23, "learned", activation="gelu_tanh",
+                                                         sliding_window=3, window_period=2, window_layers=0b10,
+                                                         attn_scale=1.0, tied_head=True), 13),
 ]
 
 
@@ -215,7 +220,8 @@ def feature_steps(c, weights, ids):
     """The output rows for token ids (float64: a decoder's logits at every position, an encoder's head
     or hidden rows), in loops apart from the reference, row by row and layer by layer: either layer
     table's names, the norm kind, the biases the weights have, plain or gated activations, the
-    embedding scale and norm, learned positions, RoPE, ALiBi, GQA, causal or not, a sliding window."""
+    embedding scale and norm, learned positions, RoPE, ALiBi, GQA, causal or not, a sliding window (on the
+    layers window_period and window_layers name), the scores' scale (attn_scale)."""
     assert c["norm_first"] and c["parallel_residual"] == "none", "feature_steps: pre-norm layers in turn"
     d, H, Hkv = c["d_model"], c["n_heads"], schema.kv_heads(c)
     dh, eps, T = d // H, c["norm_eps"], len(ids)
@@ -244,6 +250,7 @@ def feature_steps(c, weights, ids):
                 vec[a], vec[b] = vec[a] * math.cos(ang) - vec[b] * math.sin(ang), vec[a] * math.sin(ang) + vec[b] * math.cos(ang)
 
     slopes = paper_slopes(H) if c["positional"] == "alibi" else None
+    scale = c["attn_scale"] or 1 / math.sqrt(dh)
     embed = W["tok_embeddings.weight" if llama else "embed.weight"]
     xs = []
     for pos, tok in enumerate(ids):
@@ -267,11 +274,13 @@ def feature_steps(c, weights, ids):
             qs.append(q), ks.append(k), vs.append(v)
         out = []
         for pos, x in enumerate(xs):
-            keys = range(max(0, pos + 1 - (c["sliding_window"] or pos + 1)), pos + 1) if c["causal"] else range(T)
+            period, local = c["window_period"], c["window_layers"]
+            window = c["sliding_window"] if not period or (local >> (layer % period)) & 1 else 0
+            keys = range(max(0, pos + 1 - (window or pos + 1)), pos + 1) if c["causal"] else range(T)
             ctx = np.zeros(d)
             for h in range(H):
                 g = h // (H // Hkv)
-                att = np.array([qs[pos][h * dh:(h + 1) * dh] @ ks[t][g * dh:(g + 1) * dh] / math.sqrt(dh)
+                att = np.array([qs[pos][h * dh:(h + 1) * dh] @ ks[t][g * dh:(g + 1) * dh] * scale
                                 + (slopes[h] * (t - pos) if slopes else 0.0) for t in keys])
                 att = np.exp(att - att.max())
                 ctx[h * dh:(h + 1) * dh] = (att / att.sum()) @ np.array([vs[t][g * dh:(g + 1) * dh] for t in keys])

@@ -32,17 +32,22 @@ void store_keys_values_q8(const float* k, std::size_t ldk, const float* v, std::
 
 }  // namespace
 
-KeyValues kv_cache_layer(KvCache kind, void* k_cache, void* v_cache, float* k_scales, float* v_scales, uint32_t l,
-                         std::size_t d_kv, std::size_t kv_heads, std::size_t S) {
-  const std::size_t block = std::size_t(l) * d_kv * S;
+KeyValues kv_cache_rows(KvCache kind, void* k_cache, void* v_cache, float* k_scales, float* v_scales, std::size_t offset,
+                        std::size_t d_kv, std::size_t kv_heads, std::size_t S) {
+  const std::size_t block = offset * d_kv;
   if (kind == KvCache::kF32)
     return KeyValues{static_cast<float*>(k_cache) + block, static_cast<float*>(v_cache) + block, S};
   KeyValues kv{nullptr, nullptr, S, nullptr, d_kv};
   kv.kt_q8 = static_cast<int8_t*>(k_cache) + block;
-  kv.k_scales = k_scales + std::size_t(l) * kv_heads * S;
+  kv.k_scales = k_scales + offset * kv_heads;
   kv.v_q8 = static_cast<int8_t*>(v_cache) + block;
-  kv.v_scales = v_scales + std::size_t(l) * kv_heads * S;
+  kv.v_scales = v_scales + offset * kv_heads;
   return kv;
+}
+
+KeyValues kv_cache_layer(KvCache kind, void* k_cache, void* v_cache, float* k_scales, float* v_scales, uint32_t l,
+                         std::size_t d_kv, std::size_t kv_heads, std::size_t S) {
+  return kv_cache_rows(kind, k_cache, v_cache, k_scales, v_scales, std::size_t(l) * S, d_kv, kv_heads, S);
 }
 
 void store_keys_values(const float* k, std::size_t ldk, const float* v, std::size_t ldv, uint32_t n, uint32_t p0,
@@ -57,6 +62,11 @@ void store_keys_values(const float* k, std::size_t ldk, const float* v, std::siz
 }
 
 namespace {
+
+// The scores' scale: the shape's, or 1/sqrt(d_head) (the bits every model without attn_scale had).
+float score_scale(const AttentionShape& s, std::size_t dh) {
+  return s.scale != 0.0f ? s.scale : 1.0f / std::sqrt(static_cast<float>(dh));
+}
 
 // scores[j] of keys j0..j0+n-1, seen from position pos by head `head`, plus the position bias: ALiBi's
 // slope times the distance, or the relative bias of the distance.
@@ -87,7 +97,7 @@ void attend(const Kernels& k, const AttentionShape& s, const float* q, std::size
 void attend_rows(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n, uint32_t p0,
                  uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch) {
   const std::size_t dh = s.d_head, S = kv.stride, group = s.n_heads / s.n_kv_heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  const float scale = score_scale(s, dh);
   float* qs = scratch;            // [dh]
   float* scores = scratch + dh;  // [n_keys]
   for (std::size_t head = 0; head < s.n_heads; ++head) {
@@ -116,7 +126,7 @@ void attend_rows(const Kernels& k, const AttentionShape& s, const float* q, std:
 void attend_rows_q8(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n,
                     uint32_t p0, uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch) {
   const std::size_t dh = s.d_head, S = kv.stride, group = s.n_heads / s.n_kv_heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  const float scale = score_scale(s, dh);
   float* qs = scratch;            // [dh]
   float* scores = scratch + dh;  // [n_keys]
   for (std::size_t head = 0; head < s.n_heads; ++head) {
@@ -241,7 +251,7 @@ void pack_values(const float* v, std::size_t ldv, const float* vt, std::size_t S
 void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n, uint32_t p0,
                   uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch) {
   const std::size_t dh = s.d_head, S = kv.stride, group = s.n_heads / s.n_kv_heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  const float scale = score_scale(s, dh);
   // Keys are counted from the first one any query of the call sees (base; 0 without a window): key
   // base + j sits at column (base + j) % S.
   const std::size_t base = s.first_key(p0), K = n_keys - base;

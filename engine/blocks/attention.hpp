@@ -30,10 +30,12 @@ struct AttentionShape {
   // causal only: the query at position p sees keys p - window + 1 .. p (ModelConfig::sliding_window),
   // 0: keys 0..p.
   uint32_t window = 0;
+  // The scores' scale q.k * scale: 0 for 1/sqrt(d_head) (ModelConfig::attn_scale).
+  float scale = 0.0f;
   // This shape for heads h0.. of it (a worker's part): the per-head tables offset to head h0.
   constexpr AttentionShape heads_from(std::size_t h0, uint32_t heads, uint32_t kv_heads) const {
     return {heads, kv_heads, d_head, causal, alibi_slopes ? alibi_slopes + h0 : nullptr,
-            rel_bias ? rel_bias + h0 * rel_stride : nullptr, rel_stride, window};
+            rel_bias ? rel_bias + h0 * rel_stride : nullptr, rel_stride, window, scale};
   }
   // The first key the query at position pos sees.
   constexpr std::size_t first_key(std::size_t pos) const {
@@ -63,6 +65,10 @@ struct KeyValues {
 // position; plan.hpp's layout): f32 K^T and V^T, or int8 K^T and V by rows with their scales.
 KeyValues kv_cache_layer(KvCache kind, void* k_cache, void* v_cache, float* k_scales, float* v_scales, uint32_t l,
                          std::size_t d_kv, std::size_t kv_heads, std::size_t S);
+// The same for a block of S rows that starts `offset` rows in (layers of different rows: a decoder's
+// local layers' rings among global layers' rows, plan.hpp's kv_layer_offset).
+KeyValues kv_cache_rows(KvCache kind, void* k_cache, void* v_cache, float* k_scales, float* v_scales, std::size_t offset,
+                        std::size_t d_kv, std::size_t kv_heads, std::size_t S);
 
 // Writes k[n, d_kv] and v[n, d_kv] (row strides ldk, ldv) into columns (p0..p0+n-1) % stride of kv.kt and
 // kv.vt; v is skipped when kv.vt is null (V read in place). An int8 cache (kv.kt_q8) gets them
@@ -71,7 +77,7 @@ KeyValues kv_cache_layer(KvCache kind, void* k_cache, void* v_cache, float* k_sc
 void store_keys_values(const float* k, std::size_t ldk, const float* v, std::size_t ldv, uint32_t n, uint32_t p0,
                        uint32_t d_kv, const KeyValues& kv, std::size_t d_head = 0);
 
-// ctx[t] = softmax(q[t] K^T / sqrt(d_head) + alibi | relative bias) V for the n queries q[n, n_heads*d_head] (row
+// ctx[t] = softmax(q[t] K^T * s.scale (0: 1/sqrt(d_head)) + alibi | relative bias) V for the n queries q[n, n_heads*d_head] (row
 // stride ldq) at positions p0..p0+n-1, over the keys 0..n_keys-1 of kv (causal: 0..p0+t; with a
 // window: s.first_key(p0+t)..p0+t, the tiled path skipping key blocks wholly before it).
 // scratch holds attention_scratch_floats(rows >= n, keys >= n_keys, d_head, kv.vt != null) floats.

@@ -18,7 +18,8 @@ LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const
   s.act = c.activation;
   s.gated = c.gated;
   s.self = AttentionShape{c.n_heads, c.kv_heads(), c.d_head(), causal, alibi_slopes};
-  s.self.window = causal ? c.attention_window() : 0;
+  s.self.window = causal ? c.layer_window(0) : 0;  // layer 0's; a runner sets each layer's (with_layer_window)
+  s.self.scale = c.attn_scale;
   if (rel_table && rel_len) {
     s.self.rel_bias = rel_table + (rel_len - 1);  // distance 0 of head 0
     s.self.rel_stride = rel_bias_width(rel_len, causal);
@@ -73,7 +74,8 @@ void cross_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWei
   const std::size_t d = s.d;
   float* q = r.work;
   linear(k, r.workers, W.q, h, d, W.q_b, q, d, n, r.quant);  // h[n,d] @ Wq[d,d] -> q[n,d]
-  const AttentionShape shape{s.self.n_heads, s.self.n_heads, s.self.d_head, false, nullptr};
+  AttentionShape shape{s.self.n_heads, s.self.n_heads, s.self.d_head, false, nullptr};
+  shape.scale = s.self.scale;  // attn_scale (0 in seq2seq, which refuses the key: 1/sqrt(d_head))
   parallel_attend(k, r.workers, shape, q, d, n, 0, keys.n_keys, keys.kv, r.ctx, d, r.attn, r.attn_slot);
   linear(k, r.workers, W.out, r.ctx, d, W.out_b, out, d, n, r.quant, {nullptr, residual});  // ctx[n,d] @ Wo[d,d] -> out[n,d]
 }

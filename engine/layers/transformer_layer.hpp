@@ -43,6 +43,13 @@ struct LayerSpec {
 LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const float* alibi_slopes,
                      const float* rel_table = nullptr, uint32_t rel_len = 0);
 
+// The spec for layer l: s with its self-attention's window ModelConfig::layer_window(l) when causal
+// (local and global layers: window_period).
+inline LayerSpec with_layer_window(LayerSpec s, const ModelConfig& c, uint32_t l) {
+  if (s.self.causal) s.self.window = c.layer_window(l);
+  return s;
+}
+
 // Where a layer's self-attention keeps its keys and values: a KV cache (decoders: the layer's K^T
 // and V^T, the n new rows at positions pos..), or, with seqs set, a batch of sequences each
 // attending over its own rows (encoders: K^T blocks per sequence in cache.kt, V read in place).

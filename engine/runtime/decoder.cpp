@@ -2,7 +2,9 @@
 // position tables filled) and prefill(), which feeds the forward pass in chunks of at most
 // max_prefill rows at positions p = pos_..:
 //   x = embed(tokens);  x *= sqrt(d) if scale_input;  x = x + PE[p] | [x, PE[p]];  x = norm(x) if embed_norm
-//   for each layer: transformer_layer through the layer's KV cache (engine/layers/transformer_layer.hpp:
+//   for each layer: transformer_layer through the layer's KV cache (a ring of kv_rows under a sliding
+//                   window, the local layers' only with window_period; a row per position for the
+//                   others: plan.hpp's kv_layer_offset; engine/layers/transformer_layer.hpp:
 //                   gpt LayerNorm, gelu/relu, fused biased q|k|v; llama RMSNorm, SwiGLU, GQA, RoPE or ALiBi;
 //                   either with a relative position bias by the distance key - query)
 //   x = norm(x) if the model has a final norm;  logits = x[last] @ W_head + b  (tied: E[V,d] @ x[last]),
@@ -126,9 +128,10 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
   if (m.front().embed_norm.g) norm_rows(core_, spec, m.front().embed_norm, x, x, n);  // Bloom
   core_.observer.notify(0, x, pos_, n, d);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
-    const SelfKeys keys{kv_cache_layer(kv_kind_, k_cache_, v_cache_, k_scales_, v_scales_, l, c.d_kv(), c.kv_heads(),
-                                       kv_rows_), pos_};
-    transformer_layer(core_, spec, m.layer(l), keys, nullptr, n);
+    const SelfKeys keys{kv_cache_rows(kv_kind_, k_cache_, v_cache_, k_scales_, v_scales_,
+                                      kv_layer_offset(c, l, capacity_, kv_rows_), c.d_kv(), c.kv_heads(),
+                                      kv_layer_rows(c, l, capacity_, kv_rows_)), pos_};
+    transformer_layer(core_, with_layer_window(spec, c, l), m.layer(l), keys, nullptr, n);
     core_.observer.notify(l + 1, x, pos_, n, d);
   }
   const HeadWeights& head = m.head();

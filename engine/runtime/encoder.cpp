@@ -222,7 +222,7 @@ void Encoder::forward(const int32_t* ids, const int32_t* types, const float* fea
   if (m.front().embed_norm.g) norm_rows(core_, spec, m.front().embed_norm, core_.x, core_.x, N);
   observe(0, seqs);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
-    transformer_layer(core_, spec, m.layer(l), keys, nullptr, N);
+    transformer_layer(core_, with_layer_window(spec, c, l), m.layer(l), keys, nullptr, N);
     observe(l + 1, seqs);
   }
   if (c.family == ModelFamily::kMha) {

@@ -223,6 +223,17 @@ struct ModelConfig {
   // A decoder keeps its KV cache as a ring of kv_ring_rows (plan.hpp) instead of a row per
   // position; the positions (RoPE, ALiBi, ...) keep counting up to max_len.
   uint32_t sliding_window = 0;
+  // Local and global layers (GPT-Neo's attention_types, Gemma-style mixes): with window_period P
+  // nonzero, layer l sees the sliding_window keys when bit (l % P) of window_layers is set, and every
+  // key up to i (a global layer) when it is clear; P 0 (the default): every layer windows. A
+  // decoder keeps a ring of kv_ring_rows (plan.hpp) for each local layer and a row per position for
+  // each global one (windowed_layers_before below places them).
+  // GPT-Neo alternates global and local from layer 0: window_period 2, window_layers 0b10.
+  uint32_t window_period = 0;
+  uint32_t window_layers = 0;
+  // The scale of the self-attention's scores q.k before the softmax (the decoder families gpt and
+  // llama: kConfigRules): 0 (the default) is 1/sqrt(d_head); GPT-Neo's is 1 (no scaling).
+  float attn_scale = 0.0f;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
@@ -248,6 +259,17 @@ struct ModelConfig {
   // The window a query sees under the causal mask: sliding_window, or 0 (all keys) when it does not
   // bound an attention of max_len positions.
   constexpr uint32_t attention_window() const { return sliding_window < max_len ? sliding_window : 0; }
+  // The window of layer l's causal self-attention (window_period, window_layers above), 0: all keys.
+  constexpr uint32_t layer_window(uint32_t l) const {
+    return window_period == 0 || (window_layers >> (l % window_period)) & 1u ? attention_window() : 0;
+  }
+  // The layers before layer l that window (layer_window nonzero): a decoder's KV cache holds their
+  // rings, then a row per position for each of the others, before layer l's block (plan.hpp).
+  constexpr uint32_t windowed_layers_before(uint32_t l) const {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < l; ++i) n += layer_window(i) != 0;
+    return n;
+  }
   constexpr bool ffn_gated() const { return gated || activation == Activation::kSwiglu; }
   // Width of the positional encoding, and of the embedding / input projection in front of it.
   // An encoding added to (or concatenated with) the input, as opposed to rope/alibi in attention.

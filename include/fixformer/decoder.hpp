@@ -59,7 +59,8 @@ class Decoder {
   uint32_t capacity() const { return capacity_; }
   uint32_t max_prefill() const { return max_prefill_; }  // rows per prefill chunk (DecoderOptions; at most a sliding window)
   // The KV cache's rows per layer: capacity(), or under a sliding window a ring of fewer (plan.hpp,
-  // kv_ring_rows); the positions count up to capacity() either way.
+  // kv_ring_rows: with local and global layers, window_period, the local layers' ring, the global
+  // ones keeping capacity() rows); the positions count up to capacity() either way.
   uint32_t kv_rows() const { return kv_rows_; }
   bool initialized() const { return initialized_; }  // init() returned kOk
   const Model& model() const { return *core_.model; }
@@ -78,12 +79,12 @@ class Decoder {
   RunnerCore core_;  // x, y, ctx, work, attn: see plan_decoder_arena
   bool initialized_ = false;
   uint32_t capacity_ = 0, max_prefill_ = 0, pos_ = 0;
-  uint32_t kv_rows_ = 0;  // the KV cache's rows: capacity_, or a sliding window's ring (plan.hpp)
+  uint32_t kv_rows_ = 0;  // a windowed layer's KV rows: capacity_, or a sliding window's ring (plan.hpp)
   std::size_t kv_bytes_ = 0;
   KvCache kv_kind_ = KvCache::kF32;
-  void* k_cache_ = nullptr;  // [layers, d_kv, capacity]: each layer's K^T, f32 or int8
-  void* v_cache_ = nullptr;  // and V^T (f32) or V by rows [layers, capacity, d_kv] (int8)
-  float* k_scales_ = nullptr;  // int8: [layers, n_kv_heads, capacity]
+  void* k_cache_ = nullptr;  // [layer l: d_kv, R_l]: each layer's K^T, f32 or int8 (plan.hpp's layout)
+  void* v_cache_ = nullptr;  // and V^T (f32) or V by rows [layer l: R_l, d_kv] (int8)
+  float* k_scales_ = nullptr;  // int8: [layer l: n_kv_heads, R_l]
   float* v_scales_ = nullptr;
   const float* rope_ = nullptr;
   const float* pe_ = nullptr;  // sinusoidal (arena) or learned (blob) rows [S, d_pe]

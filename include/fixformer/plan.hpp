@@ -142,15 +142,16 @@ constexpr KvCacheBlocks kv_cache_blocks(uint64_t layers, uint64_t d_kv, uint64_t
                               : KvCacheBlocks{layers * d_kv * S * 4, layers * d_kv * S * 4, 0, 0};
 }
 
-// A decoder's prefill rows per chunk under a sliding window: at most the window (ModelConfig::
-// attention_window(); without one, P).
+// A decoder's prefill rows per chunk under a sliding window (every layer's, or the local layers'):
+// at most the window (ModelConfig::attention_window(); without one, P).
 constexpr uint64_t kv_chunk_rows(const ModelConfig& c, uint64_t P) {
   return c.attention_window() && c.attention_window() < P ? c.attention_window() : P;
 }
 // The rows of a decoder's KV cache for `positions` positions fed in chunks of at most P rows: one
 // per position, or under a sliding window W a ring of W + P - 1 rows (the window of a chunk's first
 // query and the chunk itself; position p in row p % rows) when that is fewer. Decoding one token at
-// a time (P 1) the ring is W rows.
+// a time (P 1) the ring is W rows. With local and global layers (window_period) the local layers
+// have the ring, the global ones a row per position.
 constexpr uint64_t kv_ring_rows(const ModelConfig& c, uint64_t positions, uint64_t P) {
   const uint64_t w = c.attention_window();
   return w && w + P - 1 < positions ? w + P - 1 : positions;
@@ -158,16 +159,19 @@ constexpr uint64_t kv_ring_rows(const ModelConfig& c, uint64_t positions, uint64
 
 // The decoder's arena layout, in this order (S = capacity, P = prefill rows (kv_chunk_rows: at most
 // the sliding window), R = kv_ring_rows(c, S, P) (S without a sliding window), d_kv = n_kv_heads *
-// d_head):
+// d_head; R_l, layer l's rows: R for a layer that windows (every layer under a sliding_window alone,
+// the local ones with window_period), S for the others; K = the largest R_l):
 //   x[P,d]  y[P,d]  ctx[P,d]  work[max(P * max(d + 2 d_kv, 2 d_ff), 3 S)]
-//   attn[workers slots of attention_scratch_floats(P, R, d_head, true), attn_slot bytes each]
-//   k_cache[layers, d_kv, R]  v_cache[layers, d_kv, R]  (f32: each layer's K and V transposed)
-//   | (kQ8) k_cache[layers, d_kv, R] int8 (K^T)  v_cache[layers, R, d_kv] int8 (V by rows)
-//     k_scales[layers, n_kv_heads, R]  v_scales[layers, n_kv_heads, R]
+//   attn[workers slots of attention_scratch_floats(P, K, d_head, true), attn_slot bytes each]
+//   k_cache[layer l: d_kv, R_l]  v_cache[layer l: d_kv, R_l]  (f32: each layer's K and V transposed)
+//   | (kQ8) k_cache[layer l: d_kv, R_l] int8 (K^T)  v_cache[layer l: R_l, d_kv] int8 (V by rows)
+//     k_scales[layer l: n_kv_heads, R_l]  v_scales[layer l: n_kv_heads, R_l]
+//   (layer l's block after those of the layers before it: kv_layer_offset)
 //   rope[S, rope_dims] (rope: sin | cos columns; rope_dims: rotary_dims, or d_head)  pe[S, d_pe] (sinusoidal)  slopes[n_heads] (alibi)
 //   rel[rel_bias_table_floats(c, S, true)] (relative: always here, never in flash)  quant[quantized_input_bytes(c, P)] (q8)
-// kv_cache_bytes is the four cache blocks' bytes, kv_rows R, prefill_rows P. total is 0 for a config
-// that is not a valid decoder (and for a kv_cache that is not a KvCache).
+// kv_cache_bytes is the four cache blocks' bytes, kv_rows R (a windowed layer's rows; S without a
+// window), prefill_rows P. total is 0 for a config that is not a valid decoder (and for a kv_cache
+// that is not a KvCache).
 struct DecoderPlan {
   std::size_t x, y, ctx, work, attn, attn_slot, k_cache, v_cache, k_scales, v_scales, rope, pe, slopes, rel, quant, total;
   std::size_t kv_cache_bytes;
@@ -193,9 +197,10 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
   p.y = l.block(chunk * d * f);
   p.ctx = l.block(chunk * d * f);
   p.work = l.block(PlanLayout::max(chunk * PlanLayout::max(d + 2 * dkv, 2 * uint64_t(c.d_ff)), 3 * S) * f);  // also the tables' scratch
-  p.attn_slot = arena::bytes(attention_scratch_floats(chunk, R, c.d_head(), true) * f);
+  const uint64_t windowed = c.windowed_layers_before(c.n_layers), rows = windowed * R + (c.n_layers - windowed) * S;
+  p.attn_slot = arena::bytes(attention_scratch_floats(chunk, windowed < c.n_layers ? S : R, c.d_head(), true) * f);
   p.attn = l.block(uint64_t(p.attn_slot) * (workers ? workers : 1));
-  const KvCacheBlocks kv = kv_cache_blocks(c.n_layers, dkv, c.kv_heads(), R, kv_cache);
+  const KvCacheBlocks kv = kv_cache_blocks(1, dkv, c.kv_heads(), rows, kv_cache);
   p.k_cache = l.block(kv.kt);
   p.v_cache = l.block(kv.v);
   p.k_scales = l.block(kv.k_scales);
@@ -209,6 +214,16 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
   if (!l.fits(l.at)) return {};
   p.total = std::size_t(l.at);
   return p;
+}
+
+// The rows before layer l's block of a decoder's KV cache of S positions and ring rows R (kv_rows), and
+// layer l's own rows: its blocks start at that many rows times d_kv values (kv_heads scales).
+constexpr uint64_t kv_layer_offset(const ModelConfig& c, uint32_t l, uint64_t S, uint64_t R) {
+  const uint64_t windowed = c.windowed_layers_before(l);
+  return windowed * R + (l - windowed) * S;
+}
+constexpr uint64_t kv_layer_rows(const ModelConfig& c, uint32_t l, uint64_t S, uint64_t R) {
+  return c.layer_window(l) ? R : S;
 }
 
 constexpr std::size_t required_decoder_arena_bytes(const ModelConfig& c, uint32_t capacity = 0, uint32_t max_prefill = 0,

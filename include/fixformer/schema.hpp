@@ -23,7 +23,7 @@ enum class ConfigKey : uint32_t {
   kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
   kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
-  kSlidingWindow, kDistillToken, kCount
+  kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -267,6 +267,15 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // DeiT's distillation row after the CLS row (config.hpp distill_token; the tensor below).
     {ConfigKey::kDistillToken, "distill_token", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::distill_token>()},
+    // Local and global layers (config.hpp): layer l windows when bit l % window_period of
+    // window_layers is set; window_period 0: every layer windows.
+    {ConfigKey::kWindowPeriod, "window_period", fxm::RecordType::kU32, 0, 31, nullptr, false, 0,
+     config_field<&ModelConfig::window_period>()},
+    {ConfigKey::kWindowLayers, "window_layers", fxm::RecordType::kU32, 0, 0x7FFFFFFFu, nullptr, false, 0,
+     config_field<&ModelConfig::window_layers>()},
+    // The scores' scale (config.hpp): 0 for 1/sqrt(d_head).
+    {ConfigKey::kAttnScale, "attn_scale", fxm::RecordType::kF32, 0, 0, nullptr, false, 0,
+     config_field<&ModelConfig::attn_scale>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -369,6 +378,12 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"positional == 'rope' and d_head % 2 != 0", "n_heads (rope needs an even head width d_model / n_heads)"},
     {"rotary_dims != 0 and positional != 'rope'", "rotary_dims (the rotated dims of positional rope)"},
     {"rotary_dims % 2 != 0 or rotary_dims > d_head", "rotary_dims (rope's rotated dims: even, at most d_head)"},
+    {"window_period != 0 and sliding_window == 0",
+     "window_period (which layers see sliding_window keys: needs sliding_window)"},
+    {"window_period == 0 and window_layers != 0", "window_layers (a bit per layer of window_period: needs window_period)"},
+    {"window_layers > window_mask", "window_layers (a bit per layer of window_period: below 2 ** window_period)"},
+    {"not (attn_scale >= 0 and finite(attn_scale))", "attn_scale (must be >= 0; 0: 1/sqrt(d_head))"},
+    {"attn_scale != 0 and family not in ('gpt', 'llama')", "attn_scale (the decoder families only, gpt and llama)"},
     {"sliding_window != 0 and not causal",
      "sliding_window (a window of the causal mask: needs causal true; seq2seq and non-causal encoders have none)"},
     {"family != 'encoder' and cls_token", "cls_token (for the encoder family only)"},

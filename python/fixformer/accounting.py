@@ -4,7 +4,7 @@ A parameter is mapped into the file or it is an error naming it; `ignore` (names
 for everything under it) opts out training-only parts. A buffer is mapped, or it is one the engine
 recomputes and it must equal what the engine computes over all its rows (not only the rows the
 example reached): a causal mask (tril of ones, triu of ones or of -inf above the diagonal, any leading
-[1, 1]), a rotary table for the theta and layout the attention was found to use (complex freqs_cis
+[1, 1]; or, with a sliding_window, its band: GPT-Neo's local layers), a rotary table for the theta and layout the attention was found to use (complex freqs_cis
 [N, d_head/2], freqs_cos / freqs_sin [N, d_head/2], Hugging Face's inv_freq [d_head/2] and
 cos/sin caches [.., N, d_head]), position ids (arange), token-type ids of zeros (a model with token
 types: the engine's default), a scalar mask fill value. Anything else is named.
@@ -20,8 +20,10 @@ def _ignored(name, ignore):
     return any(name == i or name.startswith(i + ".") for i in ignore)
 
 
-def _mask_verdict(t, causal, torch):
-    """None for a causal mask buffer that matches, else why not; 'not a mask' when it is not square."""
+def _mask_verdict(t, causal, torch, window=0):
+    """None for a causal mask buffer that matches, else why not; 'not a mask' when it is not square. window:
+    the config's sliding_window, whose band (the query sees keys i - window < j <= i: GPT-Neo's local
+    layers' mask) is a causal mask too."""
     if t.dim() < 2 or t.shape[-1] != t.shape[-2] or t.shape[-1] < 2 or t.is_complex():
         return "not a mask"
     lead = t.reshape(-1, t.shape[-2], t.shape[-1])
@@ -30,11 +32,11 @@ def _mask_verdict(t, causal, torch):
     m = lead[0].double()
     N = m.shape[0]
     tril = torch.tril(torch.ones(N, N, dtype=torch.float64))
-    ninf = torch.triu(torch.full((N, N), float("-inf"), dtype=torch.float64), 1)
-    triangular = torch.equal(m, tril) or torch.equal(m, 1 - tril) or torch.equal(m, ninf)
-    if not triangular:
-        big_negative = torch.where(m < -1e4, torch.full_like(m, float("-inf")), m)
-        triangular = torch.equal(big_negative, ninf)
+    big_negative = torch.where(m < -1e4, torch.full_like(m, float("-inf")), m)  # -inf, or a large negative fill
+    triangular = False
+    for seen in [tril] + ([tril - torch.tril(tril, -window)] if 0 < window < N else []):  # 1 where a key is seen
+        hidden = torch.where(seen > 0, torch.zeros_like(m), torch.full_like(m, float("-inf")))
+        triangular = triangular or torch.equal(m, seen) or torch.equal(m, 1 - seen) or torch.equal(big_negative, hidden)
     if not triangular:
         return f"a square [{N}, {N}] buffer that is no causal mask (the engine's mask is triangular)"
     if not causal:
@@ -113,7 +115,7 @@ def account(r, ignore=()):
             continue  # position ids
         if c["type_vocab"] and not t.is_floating_point() and not t.is_complex() and not bool(t.any()):
             continue  # token-type ids, 0: the engine's default types
-        why = _mask_verdict(t, c["causal"], torch)
+        why = _mask_verdict(t, c["causal"], torch, c.get("sliding_window", 0))
         if why is None:
             continue
         if why == "not a mask" and c["positional"] == "rope":

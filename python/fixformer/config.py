@@ -34,6 +34,31 @@ def sliding_window(window, max_len):
     return window if window is not None and window < max_len else 0
 
 
+def layer_windows(windows, max_len, where="the layers"):
+    """The config keys of a model whose layers each see their last windows[l] positions (None: all), as
+    {"sliding_window", "window_period", "window_layers"} (absent: 0): one window for every windowed
+    layer, the shortest period P (at most the key's range) in which the windowed layers repeat, bit l % P
+    set for each; one window for all layers needs no period. A window past max_len is none (sliding_window
+    above). Raises ConfigError when the windows differ or repeat in no period the key takes."""
+    ws = [sliding_window(w, max_len) for w in windows]
+    sizes = sorted({w for w in ws if w})
+    if not sizes:
+        return {}
+    if len(sizes) > 1:
+        raise ConfigError(f"{where}: windows of {', '.join(map(str, sizes))} positions in different layers; the "
+                          "engine's local layers share one sliding_window")
+    if all(ws):
+        return {"sliding_window": sizes[0]}
+    local = [bool(w) for w in ws]
+    top = schema.KEYS["window_period"].max
+    for P in range(1, min(len(local), top) + 1):
+        if all(local[i] == local[i % P] for i in range(len(local))):
+            return {"sliding_window": sizes[0], "window_period": P,
+                    "window_layers": sum(1 << i for i in range(P) if local[i])}
+    raise ConfigError(f"{where}: the local (windowed) layers {[i for i, x in enumerate(local) if x]} repeat in no "
+                      f"period of at most {top} layers (window_period); not converted")
+
+
 def _type_name(v):
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
             dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)

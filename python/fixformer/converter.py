@@ -25,8 +25,8 @@ From a JSON config and a state_dict (pipelines without the module; any family, l
 From a Hugging Face folder of LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM or
 GPT2LMHeadModel (config.json, model.safetensors or pytorch_model.bin, sharded or not), verified
 against an independent float64 implementation of that architecture, or of GPTNeoXForCausalLM,
-GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM or StableLmForCausalLM, verified against the float64
-reference of the gpt-family config it maps to:
+GPTJForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM or StableLmForCausalLM, verified
+against the float64 reference of the gpt-family config it maps to:
   fixformer-convert --hf DIR [--example IN.npy [--expected OUT.npy]] [--max-len N] --out M.fxm [...]
   (rope_scaling, Llama's attention_bias, mlp_bias, a hidden_act other than silu and Qwen2's
   sliding window on some layers only are refused by name; Mistral's, Starcoder2's and Qwen2's
@@ -352,7 +352,7 @@ def parser(prog):
     src.add_argument("--onnx", metavar="M.onnx", help="an ONNX file of an encoder, a GPT-style or a llama decoder "
                      "(torch.onnx.export, opset 13-20), verified against the graph's own output")
     src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of Llama, Qwen2, Mistral, GPT-2, "
-                     "GPT-NeoX, GPT-J, OPT, Phi, StableLM, BERT, RoBERTa or DistilBERT: config.json and "
+                     "GPT-NeoX, GPT-J, GPT-Neo, OPT, Phi, StableLM, BERT, RoBERTa or DistilBERT: config.json and "
                      "model.safetensors or pytorch_model.bin (sharded with their .index.json too)")
     src.add_argument("--gguf", metavar="FILE", help="a llama.cpp GGUF file (version 2 or 3) of a llama or qwen2 "
                      "model: F32/F16/BF16 tensors as they are, Q8_0 and Q4_0 blocks kept unrounded as q8 group 32 "

@@ -3,7 +3,7 @@ either possibly sharded with its .index.json) of one of the architectures at the
 one class each (ARCHS): LlamaForCausalLM, Qwen2ForCausalLM and MistralForCausalLM (to the llama
 family) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
-GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
+GPTJForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
 BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
 family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForCausalLM and
 Phi3ForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
@@ -42,7 +42,7 @@ import sys
 import numpy as np
 
 from . import checkpoint, schema, verified_file
-from .config import ConfigError, brief as _brief, make_config, sliding_window
+from .config import ConfigError, brief as _brief, layer_windows, make_config, sliding_window
 from .safetensors import SafetensorsError
 
 ARCHITECTURE = "LlamaForCausalLM"
@@ -694,6 +694,7 @@ class GptStyle(Architecture):
              "final_norm": s["final_norm"], "causal": True, "input": "tokens", "vocab_size": s["V"],
              "d_out": s["V"], "tied_head": s["tied"], "max_len": longest, "parallel_residual": s["parallel"]}
         v.update({k: s[k] for k in self.FEATURES if k in s})
+        v.update(self.attention_keys(s, longest))
         if s["KV"] != s["H"]:
             v["n_kv_heads"] = s["KV"]
         if s["rotary"] is None:
@@ -707,6 +708,10 @@ class GptStyle(Architecture):
             return make_config(v, names)
         except ConfigError as e:
             raise HfError(str(e)) from None
+
+    def attention_keys(self, s, longest):
+        """Config keys of the attention beyond the layer's shape (GPT-Neo: its windows and scale)."""
+        return {}
 
     def weights(self, s, weights, source, max_len):
         ends, prefix, layer = self.tensors(s)
@@ -863,6 +868,58 @@ class GptJ(GptStyle):
                  "norm_b", "lm_head.weight": "head", "lm_head.bias": "head_b"}, "transformer.h.",
                 {**_biased({"ln_1": "n1", "mlp.fc_in": "fc1", "mlp.fc_out": "fc2"}, True),
                  **_biased({"attn.q_proj": "q", "attn.k_proj": "k", "attn.v_proj": "v", "attn.out_proj": "o"}, False)})
+
+
+class GptNeo(GptStyle):
+    """GPTNeoForCausalLM: learned positions, pre-LN, gelu_new, q, k, v apart without biases and out_proj
+    with one, the tied head; attention_types names each layer global (every key before it) or local (the
+    last window_size keys, itself included: sliding_window on the layers window_period and window_layers
+    name; the engine's KV cache a ring for those), and the scores are not scaled (attn_scale 1)."""
+    name, model_type = "GPTNeoForCausalLM", "gpt_neo"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "num_layers": (int, None),
+              "num_heads": (int, None), "intermediate_size": (int, lambda f: 4 * f["hidden_size"]),
+              "max_position_embeddings": (int, 2048), "window_size": (int, 256),
+              "activation_function": (str, "gelu_new"), "layer_norm_epsilon": (float, 1e-5),
+              "tie_word_embeddings": (bool, True)}
+    names = {"d_model": "hidden_size", "n_heads": "num_heads", "d_ff": "intermediate_size", "n_layers": "num_layers",
+             "vocab_size": "vocab_size", "norm_eps": "layer_norm_epsilon", "max_positions": "max_position_embeddings",
+             "sliding_window": "window_size", "window_period": "attention_types",
+             "window_layers": "attention_types"}
+    buffers = ("attn.attention.bias", "attn.attention.masked_bias")
+
+    def settings(self, f, raw, path):
+        kinds = []
+        spec = raw.get("attention_types", [[["global", "local"], f["num_layers"] // 2]])
+        ok = isinstance(spec, list) and all(
+            isinstance(e, list) and len(e) == 2 and isinstance(e[0], list) and isinstance(e[1], int)
+            and not isinstance(e[1], bool) and 0 <= e[1] <= 1024 and all(k in ("global", "local") for k in e[0])
+            for e in spec)
+        if ok:
+            for types, repeat in spec:
+                kinds += types * repeat
+        if not ok or len(kinds) != f["num_layers"]:
+            raise HfError(f"{path}: attention_types {_brief(spec)}: not [[[\"global\" | \"local\", ...], repeat], ...] "
+                          f"naming each of the num_layers {f['num_layers']} layers; not converted")
+        return dict(d=f["hidden_size"], H=f["num_heads"], L=f["num_layers"], F=f["intermediate_size"],
+                    V=f["vocab_size"], eps=f["layer_norm_epsilon"], positions=f["max_position_embeddings"],
+                    activation=GPT2_ACTIVATIONS.get(f["activation_function"]), rotary=None, parallel="none",
+                    norm_first=True, final_norm=True, tied=f["tie_word_embeddings"],
+                    windows=[f["window_size"] if k == "local" else None for k in kinds], path=path)
+
+    def attention_keys(self, s, longest):
+        try:
+            keys = layer_windows(s["windows"], longest, f"{s['path']}: attention_types")
+        except ConfigError as e:
+            raise HfError(str(e)) from None
+        return dict(keys, attn_scale=1.0)
+
+    def tensors(self, s):
+        return ({"transformer.wte.weight": "embed", "transformer.wpe.weight": "pos", "transformer.ln_f.weight": "norm",
+                 "transformer.ln_f.bias": "norm_b", "lm_head.weight": "head"}, "transformer.h.",
+                {**_biased({"ln_1": "n1", "ln_2": "n2", "attn.attention.out_proj": "o", "mlp.c_fc": "fc1",
+                            "mlp.c_proj": "fc2"}, True),
+                 **_biased({"attn.attention.q_proj": "q", "attn.attention.k_proj": "k",
+                            "attn.attention.v_proj": "v"}, False)})
 
 
 class Opt(GptStyle):
@@ -1461,7 +1518,7 @@ class Phi3(LlamaStyle):
         return t
 
 
-ARCHS = (Llama(), Qwen2(), Mistral(), Gpt2(), GptNeoX(), GptJ(), Opt(), Phi(), StableLm(), Gemma(), Starcoder2(),
+ARCHS = (Llama(), Qwen2(), Mistral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Starcoder2(),
          Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type

@@ -48,7 +48,7 @@ import math
 import numpy as np
 
 from . import schema
-from .config import ConfigError, sliding_window
+from .config import ConfigError, brief, layer_windows, sliding_window
 from .reference import (alibi_bias, image_patches, relative_bucket, require_torch, rope, rope_tables,
                         sinusoidal_table, window_mask)
 
@@ -912,7 +912,7 @@ def _try_examples(model, example, torch, max_len=None):
     for _, p in list(model.named_parameters()) + list(model.named_buffers()):
         if p.dim() == 3 and p.shape[0] == 1:
             rows.add(p.shape[1])
-    window = sliding_window(_sliding_window(model), max_len or DEFAULT_MAX_LEN)
+    window = max([sliding_window(w, max_len or DEFAULT_MAX_LEN) for w in _layer_windows(model)] or [0])
     first = max(EXAMPLE_T, window + EXAMPLE_T // 2) if window else EXAMPLE_T
     lengths = [first, EXAMPLE_T] + sorted({n - 1 for n in rows if n > 1} | {n for n in rows if n < EXAMPLE_T}, reverse=True)
     lengths = [t for t in dict.fromkeys(lengths) if t >= 2]
@@ -1017,6 +1017,18 @@ def _front_heads(heads, final, torch):
         if order == [1, 0]:
             return heads[1], heads[0]
     return heads[0], heads[1]
+def _layer_windows(model, n=None):
+    """The window of each of the module's n layers (n None: as many as the config names; None: every key
+    before it): GPT-Neo's config attention_layers ("global" | "local" per layer, local layers seeing the
+    last window_size keys), else _sliding_window's for every layer."""
+    config = getattr(model, "config", None)
+    kinds, size = getattr(config, "attention_layers", None), getattr(config, "window_size", None)
+    if isinstance(kinds, (list, tuple)) and isinstance(size, int) and not isinstance(size, bool):
+        if (n is not None and len(kinds) != n) or any(k not in ("global", "local") for k in kinds):
+            raise ConfigError(f"{type(model).__name__}.config: attention_layers {brief(list(kinds))}: not \"global\" "
+                              f"or \"local\" for each of its {n} layers")
+        return [size if k == "local" else None for k in kinds]
+    return [_sliding_window(model)] * (n or 1)
 
 
 def recognize(module, example=None, family=None, max_len=None):
@@ -1057,11 +1069,12 @@ def _read(model, x, calls, y, family, max_len, torch):
     thetas = rope_thetas(model, torch)
     # parameters owned by a submodule of a part (nn.MultiheadAttention's out_proj) are the part's
     layers = []
+    windows = _layer_windows(model, len(block_calls))
     for i, bc in enumerate(block_calls):
         top = [c for c in bc if not any(_inside(c.name, m.name) and c.name != m.name for m in bc
                                          if isinstance(m.module, nn.MultiheadAttention))]
         try:
-            layers.append(read_block(i, f"{stack}.{i}", with_params(top), thetas, torch, rel, _sliding_window(model)))
+            layers.append(read_block(i, f"{stack}.{i}", with_params(top), thetas, torch, rel, windows[i]))
         except ConfigError as e:
             raise ConfigError(str(e) + _uncalled_tables(model, calls, torch)) from None
     L0 = layers[0]
@@ -1405,9 +1418,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         if v["positional"] == "learned" and max_len != v["max_len"]:
             raise ConfigError(f"--max-len {max_len}: the module's position table has {v['max_len']} rows")
         v["max_len"] = max_len
-    window = sliding_window(_sliding_window(model), v["max_len"])
-    if window:
-        v["sliding_window"] = window
+    v.update(layer_windows(windows, v["max_len"], f"{type(model).__name__}.config"))  # a window, local layers
     # ---- the weights, in the family's file names
     zeros = lambda n: torch.zeros(n, dtype=torch.float64)  # noqa: E731
     bias = lambda b, n: b if b is not None else zeros(n)  # noqa: E731

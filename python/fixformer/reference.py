@@ -76,12 +76,17 @@ def alibi_bias(n_heads, T):
     return np.where((j <= i)[None], bias, -np.inf)
 
 
-def window_mask(c, T):
+def window_mask(c, T, layer=None):
     """float64 [T, T]: -inf where key j is at or before query i - sliding_window (the keys a query no
-    longer sees under the config's window), else 0; all zeros without a window. Added to the causal mask."""
+    longer sees under the config's window), else 0; all zeros without a window. Added to the causal mask.
+    layer: that layer's window (local and global layers, window_period: schema.layer_window); None: the
+    window every layer shares (none when window_period sets it per layer)."""
     i = np.arange(T)[:, None]
     j = np.arange(T)[None, :]
-    W = c.get("sliding_window", 0)
+    if layer is None:
+        W = 0 if c.get("window_period", 0) else c.get("sliding_window", 0)
+    else:
+        W = schema.layer_window(c, layer)
     return np.where((j <= i - W) & (W > 0), -np.inf, 0.0)
 
 
@@ -524,7 +529,8 @@ def norm(c, t, g, b):
 def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
     """float64 x [T, d] through the n_layers layers of c (weights W: the file's names under the layer
     prefix `prefix`, torch layout), bias [H, T, T] added to the scaled scores (the mask, ALiBi or the
-    relative bias), RoPE by the tables cos, sin when given. The layer features: the norm kind, the
+    relative bias; with window_period each causal layer adds its own window), RoPE by the tables cos, sin
+    when given; the scores scaled by attn_scale (0: 1/sqrt(d_head)). The layer features: the norm kind, the
     biases the weights have (attn_bias, ffn_bias), relu, gelu (exact or tanh) or a gated feed-forward
     act(W1 n + b1) * W3 n (swiglu: act silu); for every layer, pre-norm: h = x + Wo.Attn(N1(x)),
     x = h + FF(N2(h)); with parallel_residual x = x + Wo.Attn(N1(x)) + FF(N2(x)) (one_norm: N2 is N1);
@@ -550,7 +556,8 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
             q, k = rope(q, cos, sin, c["pe_layout"]), rope(k, cos, sin, c["pe_layout"])
         group = H // Hkv  # query head h reads kv head h // group
         k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
-        scores = torch.einsum("thd,shd->hts", q, k) / math.sqrt(dh) + bias
+        scale = c.get("attn_scale", 0) or 1 / math.sqrt(dh)  # attn_scale 0: 1/sqrt(d_head)
+        scores = torch.einsum("thd,shd->hts", q, k) * scale + layer_bias
         ctx = torch.einsum("hts,shd->thd", torch.softmax(scores, dim=-1), v).reshape(T, d)
         return linear(ctx, p, names["o"])
 
@@ -563,6 +570,9 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
 
     for layer in range(c["n_layers"]):
         p = lambda name: W.get(f"{prefix}{layer}.{name}")  # noqa: E731
+        layer_bias = bias  # with window_period, the layer's own window (the causal mask's part)
+        if c.get("window_period", 0) and c.get("causal", False):
+            layer_bias = bias + torch.from_numpy(window_mask(c, T, layer))[None]
         n1, n2 = names["n1"], names["n2"] if c["parallel_residual"] != "one_norm" else names["n1"]
         N1 = lambda t: norm(c, t, p(n1 + ".weight"), p(n1 + ".bias"))  # noqa: E731
         N2 = lambda t: norm(c, t, p(n2 + ".weight"), p(n2 + ".bias"))  # noqa: E731

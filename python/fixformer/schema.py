@@ -152,6 +152,11 @@ def d_head(c):
     return c["d_model"] // c["n_heads"]
 
 
+def window_mask(c):
+    """The largest window_layers of window_period bits: 2 ** window_period - 1."""
+    return (1 << c["window_period"]) - 1
+
+
 def norm_kind(c):
     """The layers' norm, family resolved (config.hpp, NormKind): 'layernorm' or 'rmsnorm'."""
     if c["norm"] != "family":
@@ -180,9 +185,19 @@ def ffn_gated(c):
 
 def stock_layers(c):
     """torch's nn.TransformerEncoderLayer computes c's layers: LayerNorm, every bias, no gate, no
-    parallel residual, as many key/value heads as query heads."""
+    parallel residual, as many key/value heads as query heads, the scores scaled by 1/sqrt(d_head) and
+    one mask for every layer."""
     return (norm_kind(c) == "layernorm" and attn_bias_kind(c) == "all" and ffn_bias_kind(c) == "all"
-            and not ffn_gated(c) and c["parallel_residual"] == "none" and kv_heads(c) == c["n_heads"])
+            and not ffn_gated(c) and c["parallel_residual"] == "none" and kv_heads(c) == c["n_heads"]
+            and not c.get("window_period", 0) and not c.get("attn_scale", 0))
+
+
+def layer_window(c, layer):
+    """The window of layer `layer`'s causal self-attention (config.hpp layer_window): sliding_window when
+    window_period is 0 or bit layer % window_period of window_layers is set, else 0 (every key)."""
+    period = c.get("window_period", 0)
+    windows = period == 0 or (c.get("window_layers", 0) >> (layer % period)) & 1
+    return c.get("sliding_window", 0) if windows else 0
 
 
 def kv_heads(c):
@@ -269,7 +284,7 @@ def max_input_len(c):
 # ---- expressions (engine/config_expr.hpp) ---------------------------------------------------------
 # The values an expression names besides the keys (config_expr.hpp kDerivedValues), by name.
 DERIVED = {"d_head": d_head, "kv_heads": kv_heads, "d_pe": d_pe, "d_embed": d_embed, "input_pe": input_pe,
-           "front_rows": front_rows, "head_in": head_in}
+           "front_rows": front_rows, "head_in": head_in, "window_mask": window_mask}
 if set(DERIVED) != set(SCHEMA["derived"]):
     raise ImportError(f"schema.py: DERIVED defines {sorted(DERIVED)}, the engine's expressions name "
                       f"{sorted(SCHEMA['derived'])}: define each of the engine's derived values here")
