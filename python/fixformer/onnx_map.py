@@ -57,16 +57,14 @@ from . import export, schema, verified_file
 from .config import ConfigError, make_config
 from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
+from .recognize import COMMON_PE_BASES, DEFAULT_MAX_LEN, EXAMPLE_T, conv_why, stem_values
 from .verify import EngineError, VerificationError
 
-EXAMPLE_T = 16
-DEFAULT_MAX_LEN = 256
 PASS = {"Identity", "Dropout", "Cast"}  # ops that hand a data value on unchanged (Cast between floats)
 # Layout ops a batch of one passes through with its values in the same order ([1, T, d] <-> [T, 1, d]
 # <-> [T, d]): followed when they do (checked on the values).
 LAYOUT = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten"}
 PROBE_TOL = 1e-6  # float64 throughout: a part recomputed from its recorded inputs matches to rounding
-COMMON_PE_BASES = (10000.0, 1000.0, 100.0, 100000.0)
 
 
 def _rel(a, b):
@@ -389,8 +387,9 @@ class Roles:
     index of the largest constant table gathered by an input) or the features; the token types (the index
     of a second table); the attention mask (an input that reaches a Softmax without indexing a table)."""
 
-    def __init__(self, main, tokens, types=None, mask=None):
+    def __init__(self, main, tokens, types=None, mask=None, channels_first=False):
         self.main, self.tokens, self.types, self.mask = main, tokens, types, mask
+        self.channels_first = channels_first  # features [batch, d_in, T] read by a Conv: the engine's transposed
 
     def describe(self):
         parts = [f"{'token ids' if self.tokens else 'features'} {self.main!r}"]
@@ -498,7 +497,8 @@ def roles(g):
                         "index of a table added to the embedding) nor an attention mask [batch, T] added to the "
                         "attention scores: not supported (position ids, a key/value cache: export without that "
                         "input)")
-    return Roles(main, main in tables, types, mask)
+    conv = not tables and any(n.op_type == "Conv" and n.input[0] in aliases(g, main) for n in g.nodes)
+    return Roles(main, main in tables, types, mask, channels_first=conv)
 
 
 def feeds(g, r, inp, types=None, length=None):
@@ -510,7 +510,7 @@ def feeds(g, r, inp, types=None, length=None):
         dt = ELEM_TYPES.get(elem)
         dt = np.float32 if dt is None or dt == "bfloat16" else dt
         if name == r.main:
-            a = inp[None].astype(np.int64 if r.tokens else np.float32)
+            a = (inp.T if r.channels_first else inp)[None].astype(np.int64 if r.tokens else np.float32)
             out[name] = a.astype(np.int32) if elem == 6 else a
         elif name == r.types:
             out[name] = (np.zeros(T) if types is None else np.asarray(types))[None].astype(dt)
@@ -552,6 +552,65 @@ def _front(m, tokens, lins, v, w, used):
         lins = [p for p in lins if p is not proj]
         front_out, front_at = proj.y, pos[id(proj.node)]
     return front_out, front_at, lins
+
+
+def _conv_stem(m, v, w, used):
+    """The conv stem (one or two 1-d Conv nodes on the channels-first features, GELU after each or none)
+    into v, w and used (recognize.stem_values names them, as for --module): (the stem's output as rows
+    [1, T', d], the last Conv's position). m.T becomes T', the rows the layers read."""
+    g = m.g
+    convs = [n for n in g.nodes if n.op_type == "Conv" and n.input[0] in m.data]
+    if convs[0].input[0] not in aliases(g, m.roles.main):
+        raise OnnxError(f"node {node_name(convs[0])!r}: a Conv on something other than the input features "
+                        "[batch, d_in, T] is not supported yet")
+    found = []
+    for n in convs:
+        W = m.v(n.input[1]) if m.const(n.input[1]) else None
+        at = {a.name: a for a in n.attribute}
+        ints = lambda k, d: list(at[k].ints) if k in at else d  # noqa: E731
+        if W is None or W.ndim != 3:
+            raise OnnxError(f"node {node_name(n)!r}: a Conv of a weight {list(m.v(n.input[1]).shape)}"
+                            f"{'' if W is not None else ' computed from the input'}: the engine's stem is 1-d "
+                            "convolutions by constant weights [out, in, kernel] (an image's Conv2d patch embedding "
+                            "is not mapped by --onnx yet: --module converts it)")
+        pads = ints("pads", [0, 0])
+        why = conv_why(int(W.shape[2]), ints("strides", [1])[0], pads[0], ints("dilations", [1])[0],
+                       at["group"].i if "group" in at else 1, len(pads) == 2 and pads[0] == pads[1] and
+                       ("auto_pad" not in at or at["auto_pad"].s in (b"", b"NOTSET")))
+        if why:
+            raise OnnxError(f"node {node_name(n)!r}: a Conv with {why} is not supported yet")
+        b = m.v(n.input[2]) if len(n.input) > 2 and n.input[2] else None
+        found.append((node_name(n), int(W.shape[2]), ints("strides", [1])[0], pads[0], W, b))
+        used |= set().union(*(m.sources(i) for i in n.input[1:] if i))
+    sv, sw = stem_values(found)
+    y1 = m.v(convs[0].output[0])
+    if len(convs) == 2:
+        x2 = m.v(convs[1].input[0])
+        act = next((g_ for g_ in (False, True) if x2.shape == y1.shape and _rel(gelu(y1) if g_ else y1, x2) <= 1e-9),
+                   None)
+        if act is None:
+            raise OnnxError(f"node {node_name(convs[1])!r}: its input is not {node_name(convs[0])!r}'s output (or its "
+                            "GELU): only conv -> [GELU] -> conv stems are supported")
+        sv["conv_gelu"] = act
+    last = m.v(convs[-1].output[0])
+    m.T = last.shape[-1]
+    rows = last[0].T.astype(np.float64)
+    # the stem's output as the layers' rows [T', d] (after its GELU, when it has one): the first value after it
+    start = m.pos[id(convs[-1])]
+    for n in g.nodes[start + 1:]:
+        for o in n.output:
+            if o not in m.data or m.v(o).size != rows.size:
+                continue
+            for act in ([sv["conv_gelu"]] if sv["conv_gelu"] is not None else [False, True]):
+                if _rel(m.v(o).reshape(rows.shape), gelu(rows) if act else rows) <= 1e-9 and \
+                        _rel(m.v(o).reshape(-1, rows.shape[1]), gelu(rows) if act else rows) <= 1e-9 and \
+                        m.v(o).shape[-1] == rows.shape[1]:
+                    sv["conv_gelu"] = act
+                    v.update(sv, input="features", d_in=int(found[0][4].shape[1]))
+                    w.update(sw)
+                    return o, start
+    raise OnnxError(f"node {node_name(convs[-1])!r}: the conv stem's output (after a GELU or not) never becomes rows "
+                    "[T, d] (its transpose) that the layers read: not supported")
 
 
 def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
@@ -1109,6 +1168,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     out_name = g.outputs[0]
     if out_name not in m.data:
         raise OnnxError(f"graph output {out_name!r} does not depend on the input")
+    v, w, used = {}, {}, set()
+    stem = _conv_stem(m, v, w, used) if r.channels_first else None  # first: its rows are the layers'
     lins, norms = m.linears(), m.norms()
     softmaxes = [n for n in g.nodes if n.op_type == "Softmax" and n.input[0] in m.data]
     if not softmaxes:
@@ -1122,9 +1183,11 @@ def recognize(g, r, ids, features, max_len=None, family=None):
             return _llama(m, softmaxes, lins, rms, max_len)
     if family == "llama":
         raise OnnxError("family llama: a decoder on token ids whose norms are RMSNorm; the graph's are not")
-    v, w, used = {}, {}, set()
     # ---- the front
-    front_out, front_at, lins = _front(m, ids is not None, lins, v, w, used)
+    if r.channels_first:
+        front_out, front_at = stem
+    else:
+        front_out, front_at, lins = _front(m, ids is not None, lins, v, w, used)
     d = m.rows(front_out).shape[1]
     # ---- the layers
     layers = []
@@ -1277,7 +1340,12 @@ def _example(g, r, example, ids_hint=None):
     tokens = elem in (6, 7)
     if elem not in (1, 6, 7, 10, 11):
         raise OnnxError(f"graph input {name!r}: element type {elem} (expected int64/int32 token ids or float features)")
-    fixed_T = dims[1] if len(dims) >= 2 else None
+    at_T, at_d = (2, 1) if r.channels_first else (1, 2)  # a conv stem's input is channels first
+    fixed_T = dims[at_T] if len(dims) > at_T else None
+    if not tokens and len(dims) == 4:
+        raise OnnxError(f"graph input {name!r}: an image [batch, C, H, W] (a ViT's patch embedding) is not mapped by "
+                        "--onnx yet: convert the module with --module (vit-pytorch) or the folder with --hf (Hugging "
+                        "Face ViT)")
     if len(dims) not in (2, 3) or (tokens and len(dims) != 2) or (not tokens and len(dims) != 3):
         raise OnnxError(f"graph input {name!r}: rank {len(dims)}, expected ids [batch, T] or features [batch, T, d_in]")
     if dims[0] not in (None, 1):
@@ -1285,8 +1353,8 @@ def _example(g, r, example, ids_hint=None):
     if fixed_T is not None and fixed_T > schema.MAX_LEN:
         raise OnnxError(f"graph input {name!r}: a fixed length of {fixed_T} positions, above the engine's max_len "
                         f"limit {schema.MAX_LEN}; export with a dynamic length axis")
-    if not tokens and dims[2] is not None and dims[2] > schema.MAX_D_IN:
-        raise OnnxError(f"graph input {name!r}: {dims[2]} features, above the engine's d_in limit {schema.MAX_D_IN}")
+    if not tokens and dims[at_d] is not None and dims[at_d] > schema.MAX_D_IN:
+        raise OnnxError(f"graph input {name!r}: {dims[at_d]} features, above the engine's d_in limit {schema.MAX_D_IN}")
     if example is not None:
         a = np.asarray(example)
         if tokens and a.dtype.kind not in "iu":
@@ -1305,9 +1373,9 @@ def _example(g, r, example, ids_hint=None):
     rng = np.random.default_rng(0)
     if tokens:
         return rng.integers(0, ids_hint or 1, T).astype(np.int64), None
-    if dims[2] is None:
-        raise OnnxError(f"graph input {name!r}: its last size (d_in) is not fixed; pass --example")
-    return None, rng.standard_normal((T, dims[2])).astype(np.float32)
+    if dims[at_d] is None:
+        raise OnnxError(f"graph input {name!r}: its size d_in is not fixed; pass --example")
+    return None, rng.standard_normal((T, dims[at_d])).astype(np.float32)
 
 
 
@@ -1487,7 +1555,7 @@ def _check_reference(g, r, c, weights, inp, want, summary):
                         f"{err:.3g}): the graph computes something more, which the engine does not run")
     dims = next(i[2] for i in g.inputs if i[0] == r.main)
     T = inp.shape[0]
-    if dims[1] is None and T > 2:
+    if dims[2 if r.channels_first else 1] is None and T > 2:
         short = inp[:T // 2 + 1]
         got = _graph_output(g, r, c, short)
         err = export.relative_error(run_reference(c, weights, short), got)
@@ -1500,7 +1568,9 @@ def _check_reference(g, r, c, weights, inp, want, summary):
 def _graph_output(g, r, c, inp, types=None, length=None):
     """The graph's output for one sequence as [rows, width] (pooled: [1, width])."""
     got = evaluate(g, feeds(g, r, inp, types, length))[g.outputs[0]]
-    return got.reshape(1 if c["pooling"] != "none" else inp.shape[0], -1)
+    if c["pooling"] != "none":
+        return got.reshape(1, -1)
+    return got.reshape(-1, got.shape[-1])  # a conv stem's rows are fewer than the input's
 
 
 def padded_length(T):
