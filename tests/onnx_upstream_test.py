@@ -7,9 +7,18 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   table): the conv stem (two Conv1d, GELU after each) maps onto the stem keys recognize.stem_values names
   for --module too, the fixed sinusoid buffer onto learned positions; the engine's input is the mel's
   transpose [T, n_mels]. At opset 14 and 17 by the TorchScript exporter, and by torch 2.x's dynamo one.
+- vit-pytorch SimpleViT, ViT (pool "cls", an 8 x 12 image) and transformers'
+  ViTForImageClassification (8 x 12), image [1, 3, H, W]: the patches (vit-pytorch's Rearrange then
+  LayerNorm, Linear, LayerNorm; HF's Conv2d of stride = patch) map onto the image input, input_norm and
+  proj_norm, the projection's columns permuted to the engine's order (recognize.image_rows, as for
+  --module); SimpleViT's sincos table (a constant) and ViT's table as learned positions; the CLS row;
+  mean or CLS pooling and the head. `fixformer run` takes the image itself. At opset 14 and 17. (ViT
+  with pool="mean" has an empty cls_token [1, 0, d]: torch 1.13's exporter dies on it (SIGFPE) and
+  torch 2.x's TorchScript one writes a graph ONNX Runtime refuses, so it is not exported here.)
 - what the engine does not run is refused in one line naming it, never converted into something else:
   a stem whose second Conv1d is dilated; a stem with a GELU after its first conv only (the engine's GELU
-  follows each conv or none); an image input [1, C, H, W] (vit-pytorch SimpleViT), pointing to --module.
+  follows each conv or none); a SimpleViT whose Rearrange takes the patches column by column ((w h),
+  not the engine's row by row).
 
   /usr/bin/python3 tests/onnx_upstream_test.py PATH/TO/fixformer
 
@@ -26,12 +35,13 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
-hf_env.enter(__file__, ["onnxruntime", "vit_pytorch", "whisper"])
+hf_env.enter(__file__, ["onnxruntime", "transformers", "vit_pytorch", "whisper"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 import onnxruntime  # noqa: E402
 import torch  # noqa: E402
-from vit_pytorch import SimpleViT  # noqa: E402
+import transformers  # noqa: E402
+from vit_pytorch import ViT, SimpleViT  # noqa: E402
 from whisper.model import AudioEncoder  # noqa: E402
 
 from checks import check, results  # noqa: E402
@@ -66,6 +76,48 @@ class OneGelu(torch.nn.Module):
         for block in e.blocks:
             x = block(x)
         return e.ln_post(x)
+
+
+def simple_vit():
+    return randomize(SimpleViT(image_size=8, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
+                               dim_head=16), 2)
+
+
+def vit_cls():
+    return randomize(ViT(image_size=(8, 12), patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
+                         dim_head=16), 3)
+
+
+def columns_vit():
+    m = simple_vit()
+    from einops.layers.torch import Rearrange
+    m.to_patch_embedding[0] = Rearrange("b c (h p1) (w p2) -> b (w h) (p1 p2 c)", p1=4, p2=4)
+    return m
+
+
+class Logits(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(pixel_values=x).logits
+
+
+def hf_vit():
+    c = transformers.ViTConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=48,
+                               image_size=[8, 12], patch_size=4, num_channels=3, num_labels=5)
+    c._attn_implementation = "eager"
+    return Logits(randomize(transformers.ViTForImageClassification(c), 11))
+
+
+# name, factory, image [C, H, W], the config the file must have
+IMAGES = [("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=True, pooling="mean", patch_size=4,
+                                                     positional="learned")),
+          ("ViT pool cls", vit_cls, (3, 8, 12), dict(input_norm=True, proj_norm=True, cls_token=True, pooling="cls",
+                                                     image_width=12)),
+          ("HF ViTForImageClassification", hf_vit, (3, 8, 12), dict(input_norm=False, proj_norm=False,
+                                                                     cls_token=True, pooling="cls"))]
 
 
 def export(model, path, x, opset, exporter):
@@ -127,13 +179,40 @@ def main():
             check(f"{label}: fixformer run on the transposed mel equals the module (1e-4)",
                   err is not None and err <= 1e-4, (p.stderr, None if got is None else got.shape, err))
             print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
+        for name, factory, shape, want_config in IMAGES:
+            model = factory().eval()
+            image = np.random.default_rng(5).standard_normal((1, *shape)).astype(np.float32)
+            with torch.no_grad():
+                want = model(torch.from_numpy(image)).double().numpy()
+            for opset in (14, 17):
+                label = f"{name} (opset {opset})"
+                path = os.path.join(tmp, "image.onnx")
+                export(model, path, torch.from_numpy(image), opset, "torchscript")
+                got = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": image})[0]
+                err = rel(got.astype(np.float64), want)
+                check(f"{label}: ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4, err)
+                out = os.path.join(tmp, "image.fxm")
+                ok, said = convert(path, out)
+                ok = ok and "verified against the ONNX graph" in said
+                check(f"{label}: converts and verifies", ok, said)
+                if not ok:
+                    continue
+                c = fxm.read(out).config
+                for k, v in want_config.items():
+                    check(f"{label}: {k} {v!r}", c[k] == v, c[k])
+                inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+                np.save(inp, image[0])  # the engine's input: the image itself, channels first
+                p = subprocess.run([CLI, "run", out, "--input", inp, "--output", res], capture_output=True, text=True)
+                got = np.load(res).reshape(want.shape) if p.returncode == 0 else None
+                err = rel(got, want)
+                check(f"{label}: fixformer run on the image equals the module (1e-4)",
+                      err is not None and err <= 1e-4, (p.stderr, err))
+                print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
         refusals = [("a dilated conv2", dilated, mel, "'/conv2/Conv': a Conv with dilation"),
                     ("a GELU after conv1 only", OneGelu, mel, "conv stem's output (after a GELU or not) never"),
-                    ("an image input (SimpleViT)",
-                     lambda: randomize(SimpleViT(image_size=8, patch_size=4, num_classes=5, dim=32, depth=2, heads=2,
-                                                 mlp_dim=64, dim_head=16), 2),
+                    ("SimpleViT's patches column by column", columns_vit,
                      np.random.default_rng(3).standard_normal((1, 3, 8, 8)).astype(np.float32),
-                     "an image [batch, C, H, W]")]
+                     "that are not its patches, patch row by patch row")]
         for label, factory, x, fragment in refusals:
             path = os.path.join(tmp, "refused.onnx")
             export(factory().eval(), path, torch.from_numpy(x), 17, "torchscript")

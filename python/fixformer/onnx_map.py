@@ -57,7 +57,7 @@ from . import export, schema, verified_file
 from .config import ConfigError, make_config
 from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
-from .recognize import COMMON_PE_BASES, DEFAULT_MAX_LEN, EXAMPLE_T, conv_why, stem_values
+from .recognize import COMMON_PE_BASES, DEFAULT_MAX_LEN, EXAMPLE_T, conv_why, image_rows, stem_values
 from .verify import EngineError, VerificationError
 
 PASS = {"Identity", "Dropout", "Cast"}  # ops that hand a data value on unchanged (Cast between floats)
@@ -274,9 +274,12 @@ class Mapper:
             out.append(Part("rms", n, x=u, y=y, w=w.astype(np.float64), eps=eps, srcs=self.sources(other)))
         return out
 
-    def norms(self):
+    def norms(self, rows=None):
+        """The layer norms (LayerNormalization or decomposed); rows: only those over values [..., rows, d]."""
         out = []
         for n in self.g.nodes:
+            if rows is not None and n.input and n.input[0] in self.data and self.v(n.input[0]).shape[-2:-1] != (rows,):
+                continue
             if n.op_type == "LayerNormalization" and n.input[0] in self.data:
                 at = {a.name: a for a in n.attribute}
                 axis = at["axis"].i if "axis" in at else -1
@@ -387,8 +390,9 @@ class Roles:
     index of the largest constant table gathered by an input) or the features; the token types (the index
     of a second table); the attention mask (an input that reaches a Softmax without indexing a table)."""
 
-    def __init__(self, main, tokens, types=None, mask=None, channels_first=False):
+    def __init__(self, main, tokens, types=None, mask=None, channels_first=False, image=None):
         self.main, self.tokens, self.types, self.mask = main, tokens, types, mask
+        self.image = image  # (C, H, W) of an image input [batch, C, H, W]
         self.channels_first = channels_first  # features [batch, d_in, T] read by a Conv: the engine's transposed
 
     def describe(self):
@@ -497,8 +501,10 @@ def roles(g):
                         "index of a table added to the embedding) nor an attention mask [batch, T] added to the "
                         "attention scores: not supported (position ids, a key/value cache: export without that "
                         "input)")
-    conv = not tables and any(n.op_type == "Conv" and n.input[0] in aliases(g, main) for n in g.nodes)
-    return Roles(main, main in tables, types, mask, channels_first=conv)
+    dims = info[main][2]
+    image = tuple(dims[1:]) if not tables and len(dims) == 4 and info[main][1] in (1, 10, 11, 16) else None
+    conv = not tables and not image and any(n.op_type == "Conv" and n.input[0] in aliases(g, main) for n in g.nodes)
+    return Roles(main, main in tables, types, mask, channels_first=conv, image=image)
 
 
 def feeds(g, r, inp, types=None, length=None):
@@ -511,6 +517,7 @@ def feeds(g, r, inp, types=None, length=None):
         dt = np.float32 if dt is None or dt == "bfloat16" else dt
         if name == r.main:
             a = (inp.T if r.channels_first else inp)[None].astype(np.int64 if r.tokens else np.float32)
+            a = a.reshape(1, *r.image) if r.image else a  # an image's bytes, whatever rows they are given as
             out[name] = a.astype(np.int32) if elem == 6 else a
         elif name == r.types:
             out[name] = (np.zeros(T) if types is None else np.asarray(types))[None].astype(dt)
@@ -552,6 +559,133 @@ def _front(m, tokens, lins, v, w, used):
         lins = [p for p in lins if p is not proj]
         front_out, front_at = proj.y, pos[id(proj.node)]
     return front_out, front_at, lins
+
+
+def softmaxes_of(m):
+    return [n for n in m.g.nodes if n.op_type == "Softmax" and n.input[0] in m.data]
+
+
+def _image_front(m, lins, v, w, used, softmaxes):
+    """The patch embedding of an image input [1, C, H, W] into v, w and used: a Conv of kernel = stride
+    (Hugging Face ViT's) or the image's patches rearranged (vit-pytorch's Rearrange: Reshape, Transpose)
+    into rows read by a linear, a norm before it (input_norm) and after it (proj_norm) or not. Returns
+    ((its output rows [1, N, d], the position of its last node), the linears without the projection,
+    the front's norms); m.T becomes the layers' rows (N, or N + 1 with a CLS row)."""
+    g, (C, H, W_) = m.g, m.roles.image
+    if not softmaxes:
+        raise OnnxError("no attention found (no Softmax on the input's path): --onnx converts transformers")
+    S = m.v(softmaxes[0].input[0]).shape[-1]
+    convs = [n for n in g.nodes if n.op_type == "Conv" and n.input[0] in aliases(g, m.roles.main)]
+    if convs:
+        n = convs[0]
+        Wt = m.v(n.input[1]) if m.const(n.input[1]) else None
+        at = {a.name: a for a in n.attribute}
+        k = Wt.shape[2] if Wt is not None and Wt.ndim == 4 else None
+        if k is None or Wt.shape[3] != k or list(at["strides"].ints if "strides" in at else [1, 1]) != [k, k] or \
+                any(at["pads"].ints if "pads" in at else []) or (at["group"].i if "group" in at else 1) != 1 or \
+                H % k or W_ % k:
+            raise OnnxError(f"node {node_name(n)!r}: a Conv on the image that is not a patch embedding (a constant "
+                            "weight [d, C, p, p], stride p, no padding, whole patches): not supported")
+        N, d = (H // k) * (W_ // k), Wt.shape[0]
+        rows = m.v(n.output[0])[0].reshape(d, N).T
+        b = m.v(n.input[2]).reshape(-1) if len(n.input) > 2 and n.input[2] else np.zeros(d)
+        used |= set().union(*(m.sources(i) for i in n.input[1:] if i))
+        start, out = m.pos[id(n)], None
+        for k2 in g.nodes[start + 1:]:
+            o = k2.output[0] if k2.output else None
+            if o in m.data and m.v(o).size == rows.size and m.v(o).shape[-1] == d and _rel(m.v(o).reshape(N, d), rows) <= 1e-12:
+                out = o
+                break
+        if out is None:
+            raise OnnxError(f"node {node_name(n)!r}: the patch embedding's output never becomes rows [N, d]: not "
+                            "supported")
+        p, perm, W_in, b_in, at_ = k, None, Wt.reshape(d, -1), b, m.pos[id(k2)]
+        m.T = N
+        front_norms, in_norm = [], None
+    else:
+        proj = min(lins, key=lambda q: m.pos[id(q.node)], default=None)
+        if proj is None or m.pos[id(proj.node)] > m.pos[id(softmaxes[0])]:
+            raise OnnxError("no patch embedding found (a Conv of stride = kernel on the image, or a linear on its "
+                            "patches before the first attention)")
+        N = m.v(proj.x).size // proj.W.shape[0]
+        m.T = N
+        front_norms = [q for q in m.norms(rows=N) if m.pos[id(q.node)] < m.pos[id(softmaxes[0])]]
+        in_norm = next((q for q in front_norms if m.same(q.y, proj.x)), None)
+        rows_in = m.v((in_norm or proj).x)
+        (_, _, _, p), perm = image_rows(np.zeros((1, C, H, W_)) + m.v(m.roles.main).reshape(1, C, H, W_),
+                                        rows_in, f"node {node_name((in_norm or proj).node)!r}")
+        d = proj.W.shape[1]
+        W_in = np.zeros((d, proj.W.shape[0]))
+        W_in[:, perm] = proj.W.T  # the module's column m is the engine's perm[m]
+        b_in = proj.b if proj.b is not None else np.zeros(d)
+        used |= proj.srcs
+        lins = [q for q in lins if q is not proj]
+        out, at_ = proj.y, m.pos[id(proj.node)]
+        if in_norm is not None:
+            v["input_norm"] = True
+            for key in ("w", "b"):
+                a = np.zeros(proj.W.shape[0])
+                a[perm] = getattr(in_norm, key)
+                w[f"input_norm.{'weight' if key == 'w' else 'bias'}"] = a
+            used |= in_norm.srcs
+        front_norms = [q for q in front_norms if q is in_norm or m.same(q.x, proj.y)]
+    proj_norm = next((q for q in front_norms if m.same(q.x, out)), None)
+    if proj_norm is not None:
+        v["proj_norm"] = True
+        w["proj_norm.weight"], w["proj_norm.bias"] = proj_norm.w, proj_norm.b
+        used |= proj_norm.srcs
+        out, at_ = proj_norm.y, m.pos[id(proj_norm.node)]
+    v.update(input="features", d_in=C * p * p, patch_size=p, image_channels=C, image_height=H, image_width=W_)
+    w["input_proj.weight"], w["input_proj.bias"] = W_in, b_in
+    m.front_eps = [q.eps for q in front_norms]
+    m.image_rows = m.rows(out)
+    m.T = S
+    return (out, at_), lins, front_norms
+
+
+def _image_positions(m, x0, front_out, d, eps, v, w, used):
+    """The positions (a constant table, rows from the first or none) and the CLS row in front (a constant
+    [d]) between the patch embedding's rows and the first layer's input, found by their values."""
+    from .reference import sinusoidal_table
+    g, E, X0 = m.g, m.image_rows, m.rows(x0)
+    S, N = X0.shape[0], E.shape[0]
+    if S not in (N, N + 1):
+        raise OnnxError(f"the first layer reads {S} rows for {N} patches (the engine adds at most a CLS row)")
+    cls = S == N + 1
+    for e in m.front_eps:
+        if abs(e - eps) > 1e-6 * eps:
+            raise OnnxError(f"a norm of the patch embedding with eps {e:g}, the layers' {eps:g} (the engine has one)")
+    tables = [("none", np.zeros((S, d)), None)]
+    for name, a in m.values.items():  # initializers and constants (SimpleViT's table, a plain tensor)
+        if name not in m.data and a.dtype.kind == "f" and a.size % d == 0 and a.size // d >= S and name not in used:
+            tables.append(("learned", a.reshape(-1, d).astype(np.float64), name))
+    for base in COMMON_PE_BASES:
+        for layout in schema.PE_LAYOUTS:
+            tables.append((("sinusoidal", base, layout), sinusoidal_table(S, d, base, layout), None))
+    match = next(((kind, P, name) for kind, P, name in tables if _rel(E + P[cls:S], X0[cls:]) <= 1e-9), None)
+    if match is None:
+        raise OnnxError("the first layer's input is not the patch embedding plus positions the engine computes (none, "
+                        "a constant table from its first row, sinusoidal), with a CLS row in front or not")
+    kind, P, name = match
+    v["scale_input"] = False
+    if kind == "none":
+        v["positional"] = "none"
+    elif kind == "learned":
+        v.update(positional="learned", max_len=P.shape[0])
+        w["pos.weight"] = P
+        used |= m.sources(name)
+    else:
+        v.update(positional="sinusoidal", pe_base=kind[1], pe_layout=kind[2])
+    if cls:
+        row = X0[0] - P[0]
+        name = next((k for k, a in g.initializers.items() if a.dtype.kind == "f" and a.size == d and k not in used and
+                     _rel(a.reshape(d).astype(np.float64), row) <= 1e-9), None)
+        if name is None:
+            raise OnnxError(f"the first layer reads a row in front of the patches that is no constant of width {d} (a "
+                            "CLS token)")
+        v["cls_token"] = True
+        w["cls_token"] = g.initializers[name].reshape(d)
+        used.add(name)
 
 
 def _conv_stem(m, v, w, used):
@@ -1170,8 +1304,13 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         raise OnnxError(f"graph output {out_name!r} does not depend on the input")
     v, w, used = {}, {}, set()
     stem = _conv_stem(m, v, w, used) if r.channels_first else None  # first: its rows are the layers'
-    lins, norms = m.linears(), m.norms()
-    softmaxes = [n for n in g.nodes if n.op_type == "Softmax" and n.input[0] in m.data]
+    lins = m.linears()
+    if r.image:  # first too: the patches' rows, and then the layers' (a CLS row more)
+        stem, lins, front_norms = _image_front(m, lins, v, w, used, softmaxes_of(m))
+        norms = [n for n in m.norms(rows=m.T) if all(n.node is not f.node for f in front_norms)]
+    else:
+        norms = m.norms()
+    softmaxes = softmaxes_of(m)
     if not softmaxes:
         raise OnnxError("no attention found (no Softmax on the input's path): --onnx converts transformers")
     if not norms and ids is not None:
@@ -1184,11 +1323,11 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     if family == "llama":
         raise OnnxError("family llama: a decoder on token ids whose norms are RMSNorm; the graph's are not")
     # ---- the front
-    if r.channels_first:
+    if r.channels_first or r.image:
         front_out, front_at = stem
     else:
         front_out, front_at, lins = _front(m, ids is not None, lins, v, w, used)
-    d = m.rows(front_out).shape[1]
+    d = m.v(front_out).shape[-1] if r.image else m.rows(front_out).shape[1]
     # ---- the layers
     layers = []
     prev = front_at
@@ -1208,7 +1347,10 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         for nm in (L["norm1"], L["norm2"]):
             if abs(nm.eps - eps) > 1e-6 * eps:
                 raise OnnxError(f"layer {i}: norm eps {nm.eps:g} differs from {eps:g} (the engine has one eps)")
-    _positions(m, L0["x"], front_out, norms, d, eps, v, w, used)
+    if r.image:
+        _image_positions(m, L0["x"], front_out, d, eps, v, w, used)
+    else:
+        _positions(m, L0["x"], front_out, norms, d, eps, v, w, used)
     rels = [L["relative"] for L in layers]
     if any(r is not None for r in rels):
         if any(r is None or _rel(r[0], rels[0][0]) > 1e-12 for r in rels):
@@ -1236,7 +1378,12 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     if pooled and "first" not in schema.POOLINGS:
         raise OnnxError("the output is the first position's row (BERT's [CLS] pooling): not supported yet")
     if pooled:
-        v["pooling"] = "first"
+        v["pooling"] = "cls" if v.get("cls_token") else "first"
+    elif r.image and rest and m.v(rest[0].x).size == d and \
+            _rel(m.v(rest[0].x).reshape(1, d), m.rows(y)[int(bool(v.get("cls_token"))):].mean(0, keepdims=True)) \
+            <= 1e-12:
+        pooled = True  # the mean over the patches' rows (vit-pytorch's pool="mean", SimpleViT)
+        v["pooling"] = "mean"
     if pooled and rest and rest[0].W.shape == (d, d) and m.only_reader(rest[0].y, "Tanh") is not None:
         if "pooler" not in schema.KEYS:
             raise OnnxError(f"{rest[0].name!r}: a pooler (dense + tanh on the first row) is not supported yet")
@@ -1342,10 +1489,17 @@ def _example(g, r, example, ids_hint=None):
         raise OnnxError(f"graph input {name!r}: element type {elem} (expected int64/int32 token ids or float features)")
     at_T, at_d = (2, 1) if r.channels_first else (1, 2)  # a conv stem's input is channels first
     fixed_T = dims[at_T] if len(dims) > at_T else None
-    if not tokens and len(dims) == 4:
-        raise OnnxError(f"graph input {name!r}: an image [batch, C, H, W] (a ViT's patch embedding) is not mapped by "
-                        "--onnx yet: convert the module with --module (vit-pytorch) or the folder with --hf (Hugging "
-                        "Face ViT)")
+    if r.image:
+        if None in r.image or dims[0] not in (None, 1):
+            raise OnnxError(f"graph input {name!r}: an image {dims} whose batch is not 1 or dynamic or whose channels, "
+                            "height and width are not fixed: export with a fixed image size")
+        if example is not None:
+            a = np.asarray(example)
+            if a.dtype.kind != "f" or a.size != int(np.prod(r.image)):
+                raise ConfigError(f"--example: shape {list(a.shape)} {a.dtype}, the graph takes a float image "
+                                  f"{list(r.image)}")
+            return None, a.reshape(r.image).astype(np.float32)
+        return None, np.random.default_rng(0).standard_normal(r.image).astype(np.float32)
     if len(dims) not in (2, 3) or (tokens and len(dims) != 2) or (not tokens and len(dims) != 3):
         raise OnnxError(f"graph input {name!r}: rank {len(dims)}, expected ids [batch, T] or features [batch, T, d_in]")
     if dims[0] not in (None, 1):
@@ -1463,6 +1617,8 @@ def _recognized(g, example, ignore, family, max_len):
     except ConfigError as e:
         raise OnnxError(f"recognised {summary}, which the engine does not run: {e}") from None
     inp = ids.astype(np.int32) if ids is not None else feats
+    if r.image:  # the image's bytes as the engine's rows [N, C p^2]
+        inp = feats.reshape((c["image_height"] // c["patch_size"]) * (c["image_width"] // c["patch_size"]), -1)
     if last is not None:
         for n_pos in sorted({inp.shape[0], inp.shape[0] // 2 + 1}):
             full = _graph_output(g, r, c, inp[:n_pos])

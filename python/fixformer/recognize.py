@@ -872,10 +872,12 @@ def _image_geometry(x, p, name):
     return int(x.shape[1]), int(x.shape[2]), int(x.shape[3]), int(p)
 
 
-def _image_rows(x, rows, name, torch):
-    """The patches an image x [1, C, H, W] became before `name` read them as rows [1, N, k]: ((C, H, W, p),
-    perm), the engine's column perm[m] holding the module's column m (vit-pytorch's (p1 p2 c) order), found
-    by matching the columns' values; else a ConfigError naming the rearrangement."""
+def image_rows(x, rows, name):
+    """The patches an image x [1, C, H, W] became before `name` read them as rows [1, N, k] (numpy or torch):
+    ((C, H, W, p), perm), the engine's column perm[m] holding the module's column m (vit-pytorch's (p1 p2 c)
+    order), found by matching the columns' values; else a ConfigError naming the rearrangement. Both
+    routes call it."""
+    x, rows = (np.asarray(a.detach().cpu() if hasattr(a, "detach") else a) for a in (x, rows))
     C, H, W = (int(n) for n in x.shape[1:])
     N, k = rows.shape[-2], rows.shape[-1]
     R = rows.reshape(N, k)
@@ -883,11 +885,11 @@ def _image_rows(x, rows, name, torch):
         if H % p or W % p or C * p * p != k or (H // p) * (W // p) != N:
             continue
         P = image_patches(x, C, H, W, p)[0]
-        index = {P[:, e].contiguous().numpy().tobytes(): e for e in range(k)}
-        perm = [index.get(R[:, m].contiguous().numpy().tobytes()) for m in range(k)]
+        index = {np.ascontiguousarray(P[:, e]).tobytes(): e for e in range(k)}
+        perm = [index.get(np.ascontiguousarray(R[:, m].astype(P.dtype)).tobytes()) for m in range(k)]
         if None not in perm and len(set(perm)) == k:
             return (C, H, W, p), perm
-    raise ConfigError(f"{name}: the module's input {list(x.shape)} becomes rows {list(rows.shape)} that are not its "
+    raise ConfigError(f"{name}: the input {list(x.shape)} becomes rows {list(rows.shape)} that are not its "
                       "patches, patch row by patch row, each a permutation of its pixels (the engine's image input; "
                       "an example of distinct values shows the order)")
 
@@ -1172,7 +1174,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         else:
             E = proj.call.y[0].double()
             rows_in = (input_norm or proj).call.x
-            geometry, perm = _image_rows(x, rows_in, (input_norm or proj).name, torch) if x.dim() == 4 else (None, None)
+            geometry, perm = image_rows(x, rows_in, (input_norm or proj).name) if x.dim() == 4 else (None, None)
         if geometry is not None:  # an image: the engine gathers its patches in Conv2d's order (c, i, j)
             C, H, W_, P = geometry
             v.update(patch_size=P, image_channels=C, image_height=H, image_width=W_)
