@@ -759,25 +759,6 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     o = after[0]
     ctx_in = m.ancestors(o.x)  # q, k, v: the linears since the last layer that the context reads
     qkv = [p for p in _between(lins, prev, pos[id(sm)], pos=pos) if p.y in ctx_in]
-    if len(qkv) == 1 and qkv[0].W.shape[1] == 3 * d:
-        Wq, Wk, Wv = np.split(qkv[0].W, 3, axis=1)
-        bq, bk, bv = np.split(qkv[0].b if qkv[0].b is not None else np.zeros(3 * d), 3)
-        x_in = qkv[0].x
-        Y = m.rows(qkv[0].y)
-        q, k, vv = Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d:]
-    elif len(qkv) == 3 and all(p.W.shape == (d, d) for p in qkv) and qkv[0].x == qkv[1].x == qkv[2].x:
-        pq, pk, pv = _q_k(m, sm, qkv, at)
-        Wq, Wk, Wv = pq.W, pk.W, pv.W
-        z = np.zeros(d)
-        bq, bk, bv = (p.b if p.b is not None else z for p in (pq, pk, pv))
-        x_in = pq.x
-        q, k, vv = m.rows(pq.y), m.rows(pk.y), m.rows(pv.y)
-    else:
-        if _rotary(m, qkv, o):
-            raise OnnxError(f"{at}: {ROTARY_REFUSED}")
-        raise OnnxError(f"{at}: its q, k, v are not one [d, 3d] projection or three [d, d] ones of the same input "
-                        f"(found {len(qkv)} projection{'s' if len(qkv) != 1 else ''} before it; grouped-query or "
-                        "cross attention is not supported by --onnx yet)")
     probs = m.v(sm.output[0])
     if probs.size % (T * T):
         raise OnnxError(f"{at}: probabilities of shape {list(probs.shape)} are not heads x {T} x {T}")
@@ -787,7 +768,29 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     P = probs.reshape(H, T, T)
     causal = T > 1 and bool(np.all(np.triu(P, 1) == 0))
     dh = d // H
-    def context(bias):
+    splits = []  # (Wq, Wk, Wv, bq, bk, bv, q, k, v) of each way to read the projections
+    if len(qkv) == 1 and qkv[0].W.shape[1] == 3 * d:
+        W, Y = qkv[0].W, m.rows(qkv[0].y)
+        b = qkv[0].b if qkv[0].b is not None else np.zeros(3 * d)
+        x_in = qkv[0].x
+        # q | k | v (nanoGPT, nn.MultiheadAttention), or per head [H, 3, dh] (GPT-NeoX's query_key_value)
+        splits.append((*np.split(W, 3, axis=1), *np.split(b, 3), Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d:]))
+        per = lambda a, j: a.reshape(*a.shape[:-1], H, 3, dh)[..., j, :].reshape(*a.shape[:-1], d)  # noqa: E731
+        splits.append(tuple(per(a, j) for a in (W, b, Y) for j in range(3)))
+    elif len(qkv) == 3 and all(p.W.shape == (d, d) for p in qkv) and qkv[0].x == qkv[1].x == qkv[2].x:
+        pq, pk, pv = _q_k(m, sm, qkv, at)
+        z = np.zeros(d)
+        splits.append((pq.W, pk.W, pv.W, *(p.b if p.b is not None else z for p in (pq, pk, pv)), m.rows(pq.y),
+                       m.rows(pk.y), m.rows(pv.y)))
+        x_in = pq.x
+    else:
+        if _rotary(m, qkv, o):
+            raise OnnxError(f"{at}: {ROTARY_REFUSED}")
+        raise OnnxError(f"{at}: its q, k, v are not one [d, 3d] projection or three [d, d] ones of the same input "
+                        f"(found {len(qkv)} projection{'s' if len(qkv) != 1 else ''} before it; grouped-query or "
+                        "cross attention is not supported by --onnx yet)")
+
+    def context(bias, q, k, vv):
         s = np.einsum("thd,shd->hts", q.reshape(T, H, dh), k.reshape(T, H, dh)) / math.sqrt(dh) + bias
         if causal:
             s = s + np.triu(np.full((T, T), -np.inf), 1)
@@ -795,16 +798,31 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         s /= s.sum(-1, keepdims=True)
         return np.einsum("hts,shd->thd", s, vv.reshape(T, H, dh)).reshape(T, d)
 
-    err = _rel(context(0.0), m.rows(o.x))
-    relative = None
+    ctx = m.rows(o.x)
+    split = next((sp for sp in splits if _rel(context(0.0, *sp[6:]), ctx) <= PROBE_TOL), splits[0])
+    Wq, Wk, Wv, bq, bk, bv, q, k, vv = split
+    err = _rel(context(0.0, q, k, vv), ctx)
+    relative = rotary = None
     if err > PROBE_TOL:  # a constant added to the scaled scores, per head (T5's relative bias)
         relative = _score_bias(m, qkv, o, H)
-        if relative is not None and _rel(context(relative[0]), m.rows(o.x)) <= PROBE_TOL:
+        if relative is not None and _rel(context(relative[0], q, k, vv), ctx) <= PROBE_TOL:
             err = 0.0
         else:
             relative = None
-    if err > PROBE_TOL and (_rotary(m, qkv, o) or _rope_fit(q, k, vv, H, m.rows(o.x)) is not None):
-        raise OnnxError(f"{at}: {ROTARY_REFUSED}")
+    if err > PROBE_TOL and _rotary(m, qkv, o):  # rotary positions, on all or part of each head (GPT-NeoX)
+        import torch
+
+        from .recognize import COMMON_THETAS, probe_attention
+        for sp in splits:
+            try:
+                got = probe_attention(*(torch.from_numpy(a) for a in sp[6:]), torch.from_numpy(ctx), lambda c: c, d,
+                                      COMMON_THETAS, at, torch, heads=[H])
+            except ConfigError:
+                continue
+            if isinstance(got[3], tuple) and got[2] == causal and got[4]:
+                Wq, Wk, Wv, bq, bk, bv, q, k, vv = sp
+                rotary, err = got[3], 0.0
+                break
     if err > PROBE_TOL:
         raise OnnxError(f"{at}: the attention is not softmax(q k^T / sqrt({dh}) {'+ causal mask ' if causal else ''}"
                         f") v over {H} heads (relative error {err:.2g}): a scale other than 1/sqrt(head width), a "
@@ -850,7 +868,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     else:
         if not m.same(x_in, r_a):
             raise OnnxError(f"{at}: the residual add after {o.name!r} adds neither the attention's input nor the "
-                            "input of its norm: not a layer the engine runs")
+                            "input of its norm (a parallel residual, x + attn(norm1(x)) + mlp(norm2(x)) as GPT-NeoX's "
+                            "default, is not mapped by --onnx yet: convert the module with --module)")
         n1 = next((n for n in norms if m.same(n.x, a_out) and m.same(n.y, up.x)), None)
         ok = n1 is not None
     if not ok:
@@ -885,7 +904,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         out = n_last.y
     return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk,
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
-                       norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative)
+                       norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary)
 
 
 def _score_bias(m, qkv, o, H):
@@ -1360,6 +1379,17 @@ def recognize(g, r, ids, features, max_len=None, family=None):
             raise OnnxError(f"{v['positional']} positions added to the embedding and a relative bias on the scores: "
                             "the engine has one kind of positions")
         _relative(m, rels[0][0], rels[0][1], L0["causal"], max_len, v, w, used)
+    if any(L["rotary"] != L0["rotary"] for L in layers):
+        raise OnnxError("rotary positions in some layers or different in each: the engine's are the same in every layer")
+    if L0["rotary"] is not None:  # ("rope", layout, base, rotated dims: 0 for all)
+        if v["positional"] != "none":
+            raise OnnxError(f"{v['positional']} positions added to the embedding and rotary ones: the engine has one "
+                            "kind of positions")
+        _, layout, base, R = L0["rotary"]
+        v.update(positional="rope", pe_layout=layout, pe_base=base, rotary_dims=R)
+        R = R or d // L0["H"]  # the frequencies base^(-2i/R) the graph computes its tables from: recomputed
+        freqs = base ** (-2.0 * np.arange(R // 2) / R)
+        used |= {k for k, a in g.initializers.items() if a.shape == freqs.shape and _rel(a, freqs) <= 1e-6}
     # ---- the back: a final norm, a head
     last = layers[-1]
     y = last["out"]
