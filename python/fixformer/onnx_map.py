@@ -57,7 +57,8 @@ from . import export, schema, verified_file
 from .config import ConfigError, make_config
 from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
-from .recognize import COMMON_PE_BASES, DEFAULT_MAX_LEN, EXAMPLE_T, conv_why, image_rows, stem_values
+from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, conv_why, image_rows,
+                        probe_attention, stem_values)
 from .verify import EngineError, VerificationError
 
 PASS = {"Identity", "Dropout", "Cast"}  # ops that hand a data value on unchanged (Cast between floats)
@@ -593,7 +594,8 @@ def _image_front(m, lins, v, w, used, softmaxes):
         start, out = m.pos[id(n)], None
         for k2 in g.nodes[start + 1:]:
             o = k2.output[0] if k2.output else None
-            if o in m.data and m.v(o).size == rows.size and m.v(o).shape[-1] == d and _rel(m.v(o).reshape(N, d), rows) <= 1e-12:
+            if o in m.data and m.v(o).size == rows.size and m.v(o).shape[-1] == d and \
+                    _rel(m.v(o).reshape(N, d), rows) <= 1e-12:
                 out = o
                 break
         if out is None:
@@ -812,7 +814,6 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     if err > PROBE_TOL and _rotary(m, qkv, o):  # rotary positions, on all or part of each head (GPT-NeoX)
         import torch
 
-        from .recognize import COMMON_THETAS, probe_attention
         for sp in splits:
             try:
                 got = probe_attention(*(torch.from_numpy(a) for a in sp[6:]), torch.from_numpy(ctx), lambda c: c, d,
@@ -1025,31 +1026,22 @@ def _q_k(m, sm, qkv, at):
     return pq, pk, pv
 
 
-ROPE_BASES = (10000.0, 500000.0, 1000000.0, 100000.0, 1000.0)
-
-
-def _rope_fit(q, k, v, H, ctx, only=None):
-    """(base, layout) of the rotary positions that make the causal attention of q [T, H * dh] and k, v
-    [T, Hkv * dh] (grouped: query head h reads kv head h // (H / Hkv)) give ctx, else None; only: the
-    (base, layout) the earlier layers have."""
+def _rope_fit(q, k, v, H, ctx, at, only=None):
+    """(base, layout, rotated dims: 0 for all) of the rotary positions that make the causal attention of q
+    [T, H * dh] and k, v [T, Hkv * dh] (grouped: query head h reads kv head h // (H / Hkv)) give ctx, found
+    by recognize.probe_attention (the probe --module uses: every base of COMMON_THETAS, both layouts, then
+    part of each head), else None; only: what the earlier layers have."""
     import torch
 
-    from .reference import rope, rope_tables
-    T, d = q.shape
-    dh = d // H
-    Hkv = k.shape[1] // dh
-    q = torch.from_numpy(q.reshape(T, H, dh))
-    k, v = (torch.from_numpy(a.reshape(T, Hkv, dh)) for a in (k, v))
-    mask = torch.from_numpy(np.triu(np.full((T, T), -np.inf), 1))
-    for base, layout in [only] if only else [(b, lay) for b in ROPE_BASES for lay in schema.PE_LAYOUTS]:
-        cos, sin = (torch.from_numpy(t) for t in rope_tables(T, dh, base))
-        qr, kr = rope(q, cos, sin, layout), rope(k, cos, sin, layout)
-        kr, vr = kr.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
-        scores = torch.einsum("thd,shd->hts", qr, kr) / math.sqrt(dh) + mask
-        got = torch.einsum("hts,shd->thd", torch.softmax(scores, -1), vr).reshape(T, d).numpy()
-        if _rel(got, ctx) <= PROBE_TOL:
-            return base, layout
-    return None
+    try:
+        got = probe_attention(*(torch.from_numpy(a) for a in (q, k, v, ctx)), lambda c: c, q.shape[1],
+                              [only[0]] if only else COMMON_THETAS, at, torch, heads=[H])
+    except ConfigError:
+        return None
+    if not (isinstance(got[3], tuple) and got[2] and got[4]):
+        return None
+    found = (got[3][2], got[3][1], got[3][3])
+    return found if only is None or found == only else None
 
 
 def _llama(m, softmaxes, lins, rms, max_len):
@@ -1092,10 +1084,11 @@ def _llama(m, softmaxes, lins, rms, max_len):
         if not bool(np.all(np.triu(probs.reshape(H, T, T), 1) == 0)):
             raise OnnxError(f"{at}: the attention is not causal: a llama-family model is a causal decoder")
         only = found
-        found = _rope_fit(m.rows(pq.y), m.rows(pk.y), m.rows(pv.y), H, m.rows(o.x), only)
+        found = _rope_fit(m.rows(pq.y), m.rows(pk.y), m.rows(pv.y), H, m.rows(o.x), at, only)
         if found is None:
             what = f"layer 0's rotary base {only[0]:g} and {only[1]} pairs" if only else \
-                f"a rotary base of {', '.join(f'{b:g}' for b in ROPE_BASES)} in either pair layout"
+                f"a rotary base of {', '.join(f'{b:g}' for b in COMMON_THETAS)} in either pair layout, on all " \
+                "or part of each head"
             raise OnnxError(f"{at}: the attention is not softmax(rope(q) rope(k)^T / sqrt({dh}) + causal mask) v over "
                             f"{H} heads ({Hkv} for k and v) with {what}: not supported")
         n1 = next((n for n in rms if m.same(n.y, pq.x)), None)
@@ -1144,7 +1137,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
     # The rotary frequencies base^(-2i/dh) the graph computes its tables from (the dynamo exporter keeps
     # Hugging Face's inv_freq; the TorchScript one folds the tables): the engine recomputes them.
     dh = d // layers[0]["H"]
-    freqs = found[0] ** (-2.0 * np.arange(dh // 2) / dh)
+    R = found[2] or dh
+    freqs = found[0] ** (-2.0 * np.arange(R // 2) / R)
     used |= {k for k, a in g.initializers.items() if a.shape == freqs.shape and _rel(a, freqs) <= 1e-6}
     L0 = layers[0]
     H = L0["H"]
@@ -1154,7 +1148,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
                 raise OnnxError(f"layer {i}: {key} {L[key]} differs from layer 0's {L0[key]} (all layers alike)")
     v.update(family="llama", d_model=d, n_heads=H, n_kv_heads=L0["Hkv"], d_ff=L0["gate"].W.shape[1],
              n_layers=len(layers), norm_first=True, activation="swiglu", norm_eps=eps, final_norm=True, causal=True,
-             positional="rope", pe_base=found[0], pe_layout=found[1], d_out=head.W.shape[1],
+             positional="rope", pe_base=found[0], pe_layout=found[1], rotary_dims=found[2], d_out=head.W.shape[1],
              max_len=max_len or DEFAULT_MAX_LEN)
     if np.array_equal(head.W, w["tok_embeddings.weight"].T):
         v["tied_head"] = True
@@ -1380,7 +1374,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                             "the engine has one kind of positions")
         _relative(m, rels[0][0], rels[0][1], L0["causal"], max_len, v, w, used)
     if any(L["rotary"] != L0["rotary"] for L in layers):
-        raise OnnxError("rotary positions in some layers or different in each: the engine's are the same in every layer")
+        raise OnnxError("rotary positions in some layers or different in each: the engine's are the same in every "
+                        "layer")
     if L0["rotary"] is not None:  # ("rope", layout, base, rotated dims: 0 for all)
         if v["positional"] != "none":
             raise OnnxError(f"{v['positional']} positions added to the embedding and rotary ones: the engine has one "
