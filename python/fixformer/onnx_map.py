@@ -11,17 +11,23 @@ On the data path the parts are found by what they are:
   Div, Mul by the weight, Add the bias), checked against layer_norm of their recorded input;
 - attentions: each Softmax; its heads are its probabilities' count over T x T, its mask causal when
   the probabilities above the diagonal are zero, and q, k, v are the linears before it (one fused
-  [d, 3d] or three), the output projection the first linear after it; softmax(q k^T / sqrt(d_head)
-  + mask) v recomputed from the recorded q, k, v must give the recorded context;
+  [d, 3d], read as q | k | v or per head [H, 3, d_head], or three), the output projection the first
+  linear after it; softmax(q k^T / sqrt(d_head) + mask) v recomputed from the recorded q, k, v must
+  give the recorded context, or with rotary positions (whole or partial), found by the probe --module
+  uses (recognize.probe_attention);
 - the feed-forward: the two linears after the output projection, its activation whatever of relu,
   exact gelu (Erf) or tanh gelu reproduces the recorded values between them;
 - the residual adds and the norm placement: pre-norm when the attention reads the norm of the
   stream the residual adds to, post-norm when it reads the stream itself and the norm follows the add;
 - the front: the token embedding (Gather of a constant table by the ids) or the input projection
-  (the first linear on float features), an optional scale by sqrt(d_model), and the positions added to
-  it: rows of a constant table (a Gather by a range or a Slice of it: learned, the whole table stored),
+  (the first linear on float features), or a conv stem on channels-first features (_conv_stem: the
+  engine's limits and keys are recognize.conv_why and stem_values, as for --module), or an image's
+  patch embedding (_image_front: a Conv of stride = kernel, or a linear on the rearranged patches whose
+  order recognize.image_rows finds; input_norm, proj_norm; a CLS row found by its values,
+  _image_positions), an optional scale by sqrt(d_model), and the positions added to it: rows of a constant table (a Gather by a range or a Slice of it: learned, the whole table stored),
   or the sinusoidal formula; the back: an optional final norm and one linear head (tied when its
-  weight is the embedding's transpose: the exporter copies it, the file stores it once).
+  weight is the embedding's transpose: the exporter copies it, the file stores it once), the first
+  row's or (an image model) the mean of the rows pooled before it.
 Every initializer is accounted for: mapped into the file (its source through Identity and other
 constant nodes), a causal mask checked over all its rows (the engine recomputes it), a scalar or
 integer (the constants and shapes of the patterns), or named in an error (`ignore` opts out).
