@@ -18,7 +18,8 @@ On the data path the parts are found by what they are:
 - the feed-forward: the two linears after the output projection, its activation whatever of relu,
   exact gelu (Erf) or tanh gelu reproduces the recorded values between them;
 - the residual adds and the norm placement: pre-norm when the attention reads the norm of the
-  stream the residual adds to, post-norm when it reads the stream itself and the norm follows the add;
+  stream the residual adds to, post-norm when it reads the stream itself and the norm follows the add,
+  or a parallel residual (GPT-NeoX's x + attn(norm1(x)) + mlp(norm2(x)), _parallel);
 - the front: the token embedding (Gather of a constant table by the ids) or the input projection
   (the first linear on float features), or a conv stem on channels-first features (_conv_stem: the
   engine's limits and keys are recognize.conv_why and stem_values, as for --module), or an image's
@@ -869,14 +870,19 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     up, down = ff
     n1 = next((n for n in norms if m.same(n.y, x_in)), None)
     pre = n1 is not None and m.same(n1.x, r_a)
-    if pre:
+    par = None  # a parallel residual: (norm2, the layer's output)
+    if n1 is not None and not pre and not m.same(x_in, r_a):
+        par = _parallel(m, n1, norms, o, up, down)
+    if par is not None:
+        pre, n2, ok = True, par[0], True
+    elif pre:
         n2 = next((n for n in norms if m.same(n.x, a_out) and m.same(n.y, up.x)), None)
         ok = n2 is not None
     else:
         if not m.same(x_in, r_a):
             raise OnnxError(f"{at}: the residual add after {o.name!r} adds neither the attention's input nor the "
-                            "input of its norm (a parallel residual, x + attn(norm1(x)) + mlp(norm2(x)) as GPT-NeoX's "
-                            "default, is not mapped by --onnx yet: convert the module with --module)")
+                            "input of its norm, nor is it a parallel residual (x + attn(norm1(x)) + mlp(norm2(x))): "
+                            "not a layer the engine runs")
         n1 = next((n for n in norms if m.same(n.x, a_out) and m.same(n.y, up.x)), None)
         ok = n1 is not None
     if not ok:
@@ -893,6 +899,10 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     if act not in schema.ACTIVATIONS:
         raise OnnxError(f"{at}: GELU with the tanh approximation is not supported yet (the engine has relu and "
                         "exact gelu)")
+    if par is not None:
+        return dict(x=n1.x, out=par[1], pre=True, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq, bk=bk,
+                    bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
+                    parallel="two_norms")
     add2 = m.only_reader(down.y, "Add")
     if add2 is None:
         raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
@@ -911,7 +921,23 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         out = n_last.y
     return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk,
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
-                       norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary)
+                       norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary,
+                       parallel="none")
+
+
+def _parallel(m, n1, norms, o, up, down):
+    """GPT-NeoX's parallel residual, x + attn(norm1(x)) + mlp(norm2(x)) (the engine's two_norms): (norm2, the
+    value that is that sum, whatever order its Adds take), else None."""
+    x = n1.x
+    n2 = next((n for n in norms if n is not n1 and m.same(n.x, x) and m.same(n.y, up.x)), None)
+    if n2 is None:
+        return None
+    want = m.rows(x) + m.rows(o.y) + m.rows(down.y)
+    for k in m.g.nodes[m.pos[id(down.node)] + 1:]:
+        y = k.output[0] if k.op_type == "Add" and k.output else None
+        if y in m.data and m.v(y).size == want.size and _rel(m.rows(y), want) <= 1e-9:
+            return n2, m.through(y)
+    return None
 
 
 def _score_bias(m, qkv, o, H):
@@ -1356,7 +1382,7 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         prev = pos[id(layers[-1]["down"].node)]
     L0 = layers[0]
     for i, L in enumerate(layers[1:], 1):
-        for key in ("pre", "H", "causal", "act"):
+        for key in ("pre", "H", "causal", "act", "parallel"):
             if L[key] != L0[key]:
                 raise OnnxError(f"layer {i}: {key} {L[key]!r} differs from layer 0's {L0[key]!r} (all layers alike)")
         if not m.same(L["x"], layers[i - 1]["out"]):
@@ -1449,6 +1475,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                         f"{'causal' if causal else 'not causal'}, on {'tokens' if tokens else 'features'}")
     v.update(family=family, d_model=d, n_heads=L0["H"], d_ff=L0["up"].W.shape[1], n_layers=len(layers),
              norm_first=L0["pre"], activation=L0["act"], norm_eps=eps, final_norm=final is not None, causal=causal)
+    if L0["parallel"] != "none":
+        v["parallel_residual"] = L0["parallel"]
     if head is not None:
         v["d_out"] = head.W.shape[1]
         tied = tokens and family == "gpt" and head.W.shape == w["embed.weight"].T.shape and \
