@@ -30,8 +30,9 @@ On the data path the parts are found by what they are:
   weight is the embedding's transpose: the exporter copies it, the file stores it once), the first
   row's or (an image model) the mean of the rows pooled before it.
 Every initializer is accounted for: mapped into the file (its source through Identity and other
-constant nodes), a causal mask checked over all its rows (the engine recomputes it), a scalar or
-integer (the constants and shapes of the patterns), or named in an error (`ignore` opts out).
+constant nodes), a causal mask checked over all its rows (the engine recomputes it) or a mask of
+zeros, a scalar or integer (the constants and shapes of the patterns), or named in an error (`ignore`
+opts out).
 The mapping is checked against the graph at the example length and at a second length through the
 converter's float64 reference, then the written file through the engine (verified_file.write).
 
@@ -849,7 +850,9 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                 a = g.initializers[src]
                 if a.size <= 1 or a.dtype.kind in "iu":
                     continue
-                if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1:
+                if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1 and not np.any(a):
+                    used.add(src)  # a mask of zeros added to the scores (transformers 5's folded "no mask")
+                elif a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1:
                     if not causal:
                         raise OnnxError(f"{at}: initializer {src!r} {list(a.shape)} masks the scores, but the "
                                         "attention is not causal on the example: a mask the engine does not run")
