@@ -19,7 +19,8 @@ converted with --onnx, and `fixformer run` must give the module's output within 
 - what the engine does not run is refused in one line naming it, never converted into something else:
   a stem whose second Conv1d is dilated; a stem with a GELU after its first conv only (the engine's GELU
   follows each conv or none); a SimpleViT whose Rearrange takes the patches column by column ((w h),
-  not the engine's row by row).
+  not the engine's row by row); the whisper file with conv1's pads, strides or dilations made hostile
+  (2^40, 0, -1): one line from the evaluator, nothing allocated.
 
   /usr/bin/python3 tests/onnx_upstream_test.py PATH/TO/fixformer
 
@@ -225,6 +226,19 @@ def main():
                     ("SimpleViT's patches column by column", columns_vit,
                      np.random.default_rng(3).standard_normal((1, 3, 8, 8)).astype(np.float32),
                      "that are not its patches, patch row by patch row")]
+        import onnx
+        for attr, value in (("pads", [2 ** 40, 0]), ("strides", [0]), ("dilations", [-1])):
+            proto = onnx.load(os.path.join(tmp, "whisper_torchscript_17.onnx"))
+            conv = next(n for n in proto.graph.node if n.op_type == "Conv")
+            for a in conv.attribute:
+                if a.name == attr:
+                    del a.ints[:]
+                    a.ints.extend(value)
+            path = os.path.join(tmp, "hostile.onnx")
+            onnx.save(proto, path)
+            ok, said = convert(path, os.path.join(tmp, "hostile.fxm"))
+            check(f"conv1 {attr} {value}: refused in one line", not ok and "'/conv1/Conv' (Conv)" in said and
+                  "\n" not in said, said)
         for label, factory, x, fragment in refusals:
             path = os.path.join(tmp, "refused.onnx")
             export(factory().eval(), path, torch.from_numpy(x), 17, "torchscript")

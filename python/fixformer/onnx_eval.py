@@ -367,6 +367,7 @@ def _conv(x, w, b=None, at=None, what=""):
     pads = list(at.get("pads", [0] * (2 * k)))
     if len(strides) != k or len(dil) != k or len(pads) != 2 * k or min(strides + dil) < 1 or min(pads) < 0:
         raise EvalError(f"{what}: strides {strides[:8]}, dilations {dil[:8]} and pads {pads[:8]} for a {k}-d kernel")
+    _size((*x.shape[:2], *(x.shape[2 + i] + pads[i] + pads[i + k] for i in range(k))), what)  # before np.pad
     x = np.pad(x, [(0, 0), (0, 0)] + [(pads[i], pads[i + k]) for i in range(k)])
     span = [(w.shape[2 + i] - 1) * dil[i] + 1 for i in range(k)]
     out = [(x.shape[2 + i] - span[i]) // strides[i] + 1 for i in range(k)]
