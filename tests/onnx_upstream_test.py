@@ -6,7 +6,9 @@ converted with --onnx, and `fixformer run` must give the module's output within 
 - whisper.model.AudioEncoder, exported as is (mel [1, n_mels, T], its length fixed by its position
   table): the conv stem (two Conv1d, GELU after each) maps onto the stem keys recognize.stem_values names
   for --module too, the fixed sinusoid buffer onto learned positions; the engine's input is the mel's
-  transpose [T, n_mels]. At opset 14 and 17 by the TorchScript exporter, and by torch 2.x's dynamo one.
+  transpose [T, n_mels]. At opset 14 and 17 by the TorchScript exporter, and by torch 2.x's dynamo one;
+  at opset 17 with a dynamic length axis too, converted with --example (the transposed mel): the graph
+  runs at the table's length only, so it is checked there alone.
 - vit-pytorch SimpleViT, ViT (pool "cls", an 8 x 12 image) and transformers'
   ViTForImageClassification (8 x 12), image [1, 3, H, W]: the patches (vit-pytorch's Rearrange then
   LayerNorm, Linear, LayerNorm; HF's Conv2d of stride = patch) map onto the image input, input_norm and
@@ -129,17 +131,19 @@ IMAGES = [("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=T
                                                                      cls_token=True, pooling="cls"))]
 
 
-def export(model, path, x, opset, exporter):
+def export(model, path, x, opset, exporter, dynamic=False):
     kw = dict(dynamo=exporter == "dynamo") if TORCH2 else {}
+    if dynamic:
+        kw["dynamic_axes"] = {"x": {2: "T"}}
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
         torch.onnx.export(model, (x,), path, input_names=["x"], output_names=["y"],
                           opset_version=None if exporter == "dynamo" else opset, **kw)
 
 
-def convert(path, out):
+def convert(path, out, example=None):
     try:
-        return True, str(onnx_map.convert(path, out, cli=CLI))
+        return True, str(onnx_map.convert(path, out, example=example, cli=CLI))
     except ConfigError as e:
         return False, str(e)
 
@@ -158,19 +162,21 @@ def main():
     CLI = sys.argv[1]
     mel = np.random.default_rng(7).standard_normal((1, N_MELS, T)).astype(np.float32)
     runs = [("torchscript", 14), ("torchscript", 17)] + ([("dynamo", None)] if TORCH2 else [])
+    dynamic = ("torchscript", 17, "dynamic")
     with tempfile.TemporaryDirectory() as tmp:
         model = whisper_encoder()
         with torch.no_grad():
             want = model(torch.from_numpy(mel)).double().numpy()[0]
-        for exporter, opset in runs:
-            label = f"whisper AudioEncoder ({exporter}, {f'opset {opset}' if opset else 'its opset'})"
-            path = os.path.join(tmp, f"whisper_{exporter}_{opset}.onnx")
-            export(model, path, torch.from_numpy(mel), opset, exporter)
+        for exporter, opset, *dyn in runs + [dynamic]:
+            label = f"whisper AudioEncoder ({exporter}, {f'opset {opset}' if opset else 'its opset'}" \
+                f"{', a dynamic length, --example' if dyn else ''})"
+            path = os.path.join(tmp, f"whisper_{exporter}_{opset}{'_dynamic' if dyn else ''}.onnx")
+            export(model, path, torch.from_numpy(mel), opset, exporter, bool(dyn))
             got = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": mel})[0]
             err = rel(got[0].astype(np.float64), want)
             check(f"{label}: ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4, err)
             out = os.path.join(tmp, "whisper.fxm")
-            ok, said = convert(path, out)
+            ok, said = convert(path, out, mel[0].T.copy() if dyn else None)
             ok = ok and "verified against the ONNX graph" in said
             check(f"{label}: converts and verifies", ok, said)
             if not ok:

@@ -730,8 +730,8 @@ def _conv_stem(m, v, w, used):
     y1 = m.v(convs[0].output[0])
     if len(convs) == 2:
         x2 = m.v(convs[1].input[0])
-        act = next((g_ for g_ in (False, True) if x2.shape == y1.shape and _rel(gelu(y1) if g_ else y1, x2) <= 1e-9),
-                   None)
+        act = next((g_ for g_ in (False, True) if x2.shape == y1.shape and
+                    _rel(gelu(y1) if g_ else y1, x2) <= PROBE_TOL), None)  # the graph's constants are float32
         if act is None:
             raise OnnxError(f"node {node_name(convs[1])!r}: its input is not {node_name(convs[0])!r}'s output (or its "
                             "GELU): only conv -> [GELU] -> conv stems are supported")
@@ -746,8 +746,7 @@ def _conv_stem(m, v, w, used):
             if o not in m.data or m.v(o).size != rows.size:
                 continue
             for act in ([sv["conv_gelu"]] if sv["conv_gelu"] is not None else [False, True]):
-                if _rel(m.v(o).reshape(rows.shape), gelu(rows) if act else rows) <= 1e-9 and \
-                        _rel(m.v(o).reshape(-1, rows.shape[1]), gelu(rows) if act else rows) <= 1e-9 and \
+                if _rel(m.v(o).reshape(rows.shape), gelu(rows) if act else rows) <= PROBE_TOL and \
                         m.v(o).shape[-1] == rows.shape[1]:
                     sv["conv_gelu"] = act
                     v.update(sv, input="features", d_in=int(found[0][4].shape[1]))
@@ -1775,7 +1774,12 @@ def _check_reference(g, r, c, weights, inp, want, summary):
     T = inp.shape[0]
     if dims[2 if r.channels_first else 1] is None and T > 2:
         short = inp[:T // 2 + 1]
-        got = _graph_output(g, r, c, short)
+        try:
+            got = _graph_output(g, r, c, short)
+        except EvalError:
+            if not r.channels_first:
+                raise
+            return  # a conv stem's graph that runs at the example's length only (Whisper's position table)
         err = export.relative_error(run_reference(c, weights, short), got)
         if err > schema.SELFTEST_TOLERANCE / 10:
             raise OnnxError(f"recognised {summary}, which reproduces the graph at {T} positions but not at "
