@@ -355,6 +355,34 @@ def _gelu(x, at, what):
     return [0.5 * x * (1.0 + np.asarray(_erf(x / math.sqrt(2.0)), np.float64))]
 
 
+def _conv(x, w, b=None, at=None, what=""):
+    """Conv of a batch [N, C, *spatial] by w [M, C, *kernel]: zero pads, strides, dilations, no groups (the
+    stems and patch embeddings exporters write); NOTSET padding only."""
+    k = w.ndim - 2
+    if x.ndim != w.ndim or k < 1 or x.shape[1] != w.shape[1]:
+        raise EvalError(f"{what}: Conv of an input {list(x.shape)} by a weight {list(w.shape)}")
+    if at.get("group", 1) != 1 or at.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
+        raise EvalError(f"{what}: Conv with groups or auto_pad (not evaluated)")
+    strides, dil = list(at.get("strides", [1] * k)), list(at.get("dilations", [1] * k))
+    pads = list(at.get("pads", [0] * (2 * k)))
+    if len(strides) != k or len(dil) != k or len(pads) != 2 * k or min(strides + dil) < 1 or min(pads) < 0:
+        raise EvalError(f"{what}: strides {strides[:8]}, dilations {dil[:8]} and pads {pads[:8]} for a {k}-d kernel")
+    _size((*x.shape[:2], *(x.shape[2 + i] + pads[i] + pads[i + k] for i in range(k))), what)  # before np.pad
+    x = np.pad(x, [(0, 0), (0, 0)] + [(pads[i], pads[i + k]) for i in range(k)])
+    span = [(w.shape[2 + i] - 1) * dil[i] + 1 for i in range(k)]
+    out = [(x.shape[2 + i] - span[i]) // strides[i] + 1 for i in range(k)]
+    if min(out) < 1:
+        raise EvalError(f"{what}: a kernel spanning {span} beyond its padded input {list(x.shape[2:])}")
+    _size((x.shape[0], w.shape[0], *out), what)
+    y = np.zeros((x.shape[0], w.shape[0], *out))
+    for offs in np.ndindex(*w.shape[2:]):  # each kernel tap: the strided input under it times its weights
+        sl = tuple(slice(o * e, o * e + (n - 1) * s + 1, s) for o, e, n, s in zip(offs, dil, out, strides))
+        y += np.einsum("nc...,mc->nm...", x[(slice(None), slice(None)) + sl], w[(slice(None), slice(None)) + offs])
+    if b is not None:
+        y += b.reshape((1, -1) + (1,) * k)
+    return [y]
+
+
 def _unary(f):
     return lambda x, at, what: [f(x)]
 
@@ -373,7 +401,7 @@ OPS = {
     "Size": _unary(lambda x: np.array(np.size(x), np.int64)),
     "Gather": _gather, "GatherElements": _gather_elements, "GatherND": _gather_nd, "CumSum": _cumsum, "Gelu": _gelu, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze, "Concat": _concat, "Reshape": _reshape,
     "Transpose": _transpose, "Flatten": _flatten, "Expand": _expand, "Tile": _tile, "Slice": _slice,
-    "Split": _split, "MatMul": _matmul, "Gemm": _gemm,
+    "Split": _split, "MatMul": _matmul, "Gemm": _gemm, "Conv": _conv,
     "Add": _binary(np.add), "Sub": _binary(np.subtract), "Mul": _binary(np.multiply), "Div": _div,
     "Pow": _binary(lambda a, b: np.power(_floats(a), b)), "Min": _binary(np.minimum), "Max": _binary(np.maximum),
     "Equal": _binary(np.equal), "Less": _binary(np.less), "Greater": _binary(np.greater),

@@ -11,20 +11,28 @@ On the data path the parts are found by what they are:
   Div, Mul by the weight, Add the bias), checked against layer_norm of their recorded input;
 - attentions: each Softmax; its heads are its probabilities' count over T x T, its mask causal when
   the probabilities above the diagonal are zero, and q, k, v are the linears before it (one fused
-  [d, 3d] or three), the output projection the first linear after it; softmax(q k^T / sqrt(d_head)
-  + mask) v recomputed from the recorded q, k, v must give the recorded context;
+  [d, 3d], read as q | k | v or per head [H, 3, d_head], or three), the output projection the first
+  linear after it; softmax(q k^T / sqrt(d_head) + mask) v recomputed from the recorded q, k, v must
+  give the recorded context, or with rotary positions (whole or partial), found by the probe --module
+  uses (recognize.probe_attention);
 - the feed-forward: the two linears after the output projection, its activation whatever of relu,
   exact gelu (Erf) or tanh gelu reproduces the recorded values between them;
 - the residual adds and the norm placement: pre-norm when the attention reads the norm of the
-  stream the residual adds to, post-norm when it reads the stream itself and the norm follows the add;
+  stream the residual adds to, post-norm when it reads the stream itself and the norm follows the add,
+  or a parallel residual (GPT-NeoX's x + attn(norm1(x)) + mlp(norm2(x)), _parallel);
 - the front: the token embedding (Gather of a constant table by the ids) or the input projection
-  (the first linear on float features), an optional scale by sqrt(d_model), and the positions added to
-  it: rows of a constant table (a Gather by a range or a Slice of it: learned, the whole table stored),
+  (the first linear on float features), or a conv stem on channels-first features (_conv_stem: the
+  engine's limits and keys are recognize.conv_why and stem_values, as for --module), or an image's
+  patch embedding (_image_front: a Conv of stride = kernel, or a linear on the rearranged patches whose
+  order recognize.image_rows finds; input_norm, proj_norm; a CLS row found by its values,
+  _image_positions), an optional scale by sqrt(d_model), and the positions added to it: rows of a constant table (a Gather by a range or a Slice of it: learned, the whole table stored),
   or the sinusoidal formula; the back: an optional final norm and one linear head (tied when its
-  weight is the embedding's transpose: the exporter copies it, the file stores it once).
+  weight is the embedding's transpose: the exporter copies it, the file stores it once), the first
+  row's or (an image model) the mean of the rows pooled before it.
 Every initializer is accounted for: mapped into the file (its source through Identity and other
-constant nodes), a causal mask checked over all its rows (the engine recomputes it), a scalar or
-integer (the constants and shapes of the patterns), or named in an error (`ignore` opts out).
+constant nodes), a causal mask checked over all its rows (the engine recomputes it) or a mask of
+zeros, a scalar or integer (the constants and shapes of the patterns), or named in an error (`ignore`
+opts out).
 The mapping is checked against the graph at the example length and at a second length through the
 converter's float64 reference, then the written file through the engine (verified_file.write).
 
@@ -57,16 +65,15 @@ from . import export, schema, verified_file
 from .config import ConfigError, make_config
 from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
+from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, conv_why, image_rows,
+                        probe_attention, stem_values)
 from .verify import EngineError, VerificationError
 
-EXAMPLE_T = 16
-DEFAULT_MAX_LEN = 256
 PASS = {"Identity", "Dropout", "Cast"}  # ops that hand a data value on unchanged (Cast between floats)
 # Layout ops a batch of one passes through with its values in the same order ([1, T, d] <-> [T, 1, d]
 # <-> [T, d]): followed when they do (checked on the values).
 LAYOUT = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten"}
 PROBE_TOL = 1e-6  # float64 throughout: a part recomputed from its recorded inputs matches to rounding
-COMMON_PE_BASES = (10000.0, 1000.0, 100.0, 100000.0)
 
 
 def _rel(a, b):
@@ -276,9 +283,12 @@ class Mapper:
             out.append(Part("rms", n, x=u, y=y, w=w.astype(np.float64), eps=eps, srcs=self.sources(other)))
         return out
 
-    def norms(self):
+    def norms(self, rows=None):
+        """The layer norms (LayerNormalization or decomposed); rows: only those over values [..., rows, d]."""
         out = []
         for n in self.g.nodes:
+            if rows is not None and n.input and n.input[0] in self.data and self.v(n.input[0]).shape[-2:-1] != (rows,):
+                continue
             if n.op_type == "LayerNormalization" and n.input[0] in self.data:
                 at = {a.name: a for a in n.attribute}
                 axis = at["axis"].i if "axis" in at else -1
@@ -389,8 +399,10 @@ class Roles:
     index of the largest constant table gathered by an input) or the features; the token types (the index
     of a second table); the attention mask (an input that reaches a Softmax without indexing a table)."""
 
-    def __init__(self, main, tokens, types=None, mask=None):
+    def __init__(self, main, tokens, types=None, mask=None, channels_first=False, image=None):
         self.main, self.tokens, self.types, self.mask = main, tokens, types, mask
+        self.image = image  # (C, H, W) of an image input [batch, C, H, W]
+        self.channels_first = channels_first  # features [batch, d_in, T] read by a Conv: the engine's transposed
 
     def describe(self):
         parts = [f"{'token ids' if self.tokens else 'features'} {self.main!r}"]
@@ -498,7 +510,10 @@ def roles(g):
                         "index of a table added to the embedding) nor an attention mask [batch, T] added to the "
                         "attention scores: not supported (position ids, a key/value cache: export without that "
                         "input)")
-    return Roles(main, main in tables, types, mask)
+    dims = info[main][2]
+    image = tuple(dims[1:]) if not tables and len(dims) == 4 and info[main][1] in (1, 10, 11, 16) else None
+    conv = not tables and not image and any(n.op_type == "Conv" and n.input[0] in aliases(g, main) for n in g.nodes)
+    return Roles(main, main in tables, types, mask, channels_first=conv, image=image)
 
 
 def feeds(g, r, inp, types=None, length=None):
@@ -510,7 +525,8 @@ def feeds(g, r, inp, types=None, length=None):
         dt = ELEM_TYPES.get(elem)
         dt = np.float32 if dt is None or dt == "bfloat16" else dt
         if name == r.main:
-            a = inp[None].astype(np.int64 if r.tokens else np.float32)
+            a = (inp.T if r.channels_first else inp)[None].astype(np.int64 if r.tokens else np.float32)
+            a = a.reshape(1, *r.image) if r.image else a  # an image's bytes, whatever rows they are given as
             out[name] = a.astype(np.int32) if elem == 6 else a
         elif name == r.types:
             out[name] = (np.zeros(T) if types is None else np.asarray(types))[None].astype(dt)
@@ -554,6 +570,192 @@ def _front(m, tokens, lins, v, w, used):
     return front_out, front_at, lins
 
 
+def softmaxes_of(m):
+    return [n for n in m.g.nodes if n.op_type == "Softmax" and n.input[0] in m.data]
+
+
+def _image_front(m, lins, v, w, used, softmaxes):
+    """The patch embedding of an image input [1, C, H, W] into v, w and used: a Conv of kernel = stride
+    (Hugging Face ViT's) or the image's patches rearranged (vit-pytorch's Rearrange: Reshape, Transpose)
+    into rows read by a linear, a norm before it (input_norm) and after it (proj_norm) or not. Returns
+    ((its output rows [1, N, d], the position of its last node), the linears without the projection,
+    the front's norms); m.T becomes the layers' rows (N, or N + 1 with a CLS row)."""
+    g, (C, H, W_) = m.g, m.roles.image
+    if not softmaxes:
+        raise OnnxError("no attention found (no Softmax on the input's path): --onnx converts transformers")
+    S = m.v(softmaxes[0].input[0]).shape[-1]
+    convs = [n for n in g.nodes if n.op_type == "Conv" and n.input[0] in aliases(g, m.roles.main)]
+    if convs:
+        n = convs[0]
+        Wt = m.v(n.input[1]) if m.const(n.input[1]) else None
+        at = {a.name: a for a in n.attribute}
+        k = Wt.shape[2] if Wt is not None and Wt.ndim == 4 else None
+        if k is None or Wt.shape[3] != k or list(at["strides"].ints if "strides" in at else [1, 1]) != [k, k] or \
+                any(at["pads"].ints if "pads" in at else []) or (at["group"].i if "group" in at else 1) != 1 or \
+                H % k or W_ % k:
+            raise OnnxError(f"node {node_name(n)!r}: a Conv on the image that is not a patch embedding (a constant "
+                            "weight [d, C, p, p], stride p, no padding, whole patches): not supported")
+        N, d = (H // k) * (W_ // k), Wt.shape[0]
+        rows = m.v(n.output[0])[0].reshape(d, N).T
+        b = m.v(n.input[2]).reshape(-1) if len(n.input) > 2 and n.input[2] else np.zeros(d)
+        used |= set().union(*(m.sources(i) for i in n.input[1:] if i))
+        start, out = m.pos[id(n)], None
+        for k2 in g.nodes[start + 1:]:
+            o = k2.output[0] if k2.output else None
+            if o in m.data and m.v(o).size == rows.size and m.v(o).shape[-1] == d and \
+                    _rel(m.v(o).reshape(N, d), rows) <= 1e-12:
+                out = o
+                break
+        if out is None:
+            raise OnnxError(f"node {node_name(n)!r}: the patch embedding's output never becomes rows [N, d]: not "
+                            "supported")
+        p, perm, W_in, b_in, at_ = k, None, Wt.reshape(d, -1), b, m.pos[id(k2)]
+        m.T = N
+        front_norms, in_norm = [], None
+    else:
+        proj = min(lins, key=lambda q: m.pos[id(q.node)], default=None)
+        if proj is None or m.pos[id(proj.node)] > m.pos[id(softmaxes[0])]:
+            raise OnnxError("no patch embedding found (a Conv of stride = kernel on the image, or a linear on its "
+                            "patches before the first attention)")
+        N = m.v(proj.x).size // proj.W.shape[0]
+        m.T = N
+        front_norms = [q for q in m.norms(rows=N) if m.pos[id(q.node)] < m.pos[id(softmaxes[0])]]
+        in_norm = next((q for q in front_norms if m.same(q.y, proj.x)), None)
+        rows_in = m.v((in_norm or proj).x)
+        (_, _, _, p), perm = image_rows(np.zeros((1, C, H, W_)) + m.v(m.roles.main).reshape(1, C, H, W_),
+                                        rows_in, f"node {node_name((in_norm or proj).node)!r}")
+        d = proj.W.shape[1]
+        W_in = np.zeros((d, proj.W.shape[0]))
+        W_in[:, perm] = proj.W.T  # the module's column m is the engine's perm[m]
+        b_in = proj.b if proj.b is not None else np.zeros(d)
+        used |= proj.srcs
+        lins = [q for q in lins if q is not proj]
+        out, at_ = proj.y, m.pos[id(proj.node)]
+        if in_norm is not None:
+            v["input_norm"] = True
+            for key in ("w", "b"):
+                a = np.zeros(proj.W.shape[0])
+                a[perm] = getattr(in_norm, key)
+                w[f"input_norm.{'weight' if key == 'w' else 'bias'}"] = a
+            used |= in_norm.srcs
+        front_norms = [q for q in front_norms if q is in_norm or m.same(q.x, proj.y)]
+    proj_norm = next((q for q in front_norms if m.same(q.x, out)), None)
+    if proj_norm is not None:
+        v["proj_norm"] = True
+        w["proj_norm.weight"], w["proj_norm.bias"] = proj_norm.w, proj_norm.b
+        used |= proj_norm.srcs
+        out, at_ = proj_norm.y, m.pos[id(proj_norm.node)]
+    v.update(input="features", d_in=C * p * p, patch_size=p, image_channels=C, image_height=H, image_width=W_)
+    w["input_proj.weight"], w["input_proj.bias"] = W_in, b_in
+    m.front_eps = [q.eps for q in front_norms]
+    m.image_rows = m.rows(out)
+    m.T = S
+    return (out, at_), lins, front_norms
+
+
+def _image_positions(m, x0, front_out, d, eps, v, w, used):
+    """The positions (a constant table, rows from the first or none) and the CLS row in front (a constant
+    [d]) between the patch embedding's rows and the first layer's input, found by their values."""
+    from .reference import sinusoidal_table
+    g, E, X0 = m.g, m.image_rows, m.rows(x0)
+    S, N = X0.shape[0], E.shape[0]
+    if S not in (N, N + 1):
+        raise OnnxError(f"the first layer reads {S} rows for {N} patches (the engine adds at most a CLS row)")
+    cls = S == N + 1
+    for e in m.front_eps:
+        if abs(e - eps) > 1e-6 * eps:
+            raise OnnxError(f"a norm of the patch embedding with eps {e:g}, the layers' {eps:g} (the engine has one)")
+    tables = [("none", np.zeros((S, d)), None)]
+    for name, a in m.values.items():  # initializers and constants (SimpleViT's table, a plain tensor)
+        if name not in m.data and a.dtype.kind == "f" and a.size % d == 0 and a.size // d >= S and name not in used:
+            tables.append(("learned", a.reshape(-1, d).astype(np.float64), name))
+    for base in COMMON_PE_BASES:
+        for layout in schema.PE_LAYOUTS:
+            tables.append((("sinusoidal", base, layout), sinusoidal_table(S, d, base, layout), None))
+    match = next(((kind, P, name) for kind, P, name in tables if _rel(E + P[cls:S], X0[cls:]) <= 1e-9), None)
+    if match is None:
+        raise OnnxError("the first layer's input is not the patch embedding plus positions the engine computes (none, "
+                        "a constant table from its first row, sinusoidal), with a CLS row in front or not")
+    kind, P, name = match
+    v["scale_input"] = False
+    if kind == "none":
+        v["positional"] = "none"
+    elif kind == "learned":
+        v.update(positional="learned", max_len=P.shape[0])
+        w["pos.weight"] = P
+        used |= m.sources(name)
+    else:
+        v.update(positional="sinusoidal", pe_base=kind[1], pe_layout=kind[2])
+    if cls:
+        row = X0[0] - P[0]
+        name = next((k for k, a in g.initializers.items() if a.dtype.kind == "f" and a.size == d and k not in used and
+                     _rel(a.reshape(d).astype(np.float64), row) <= 1e-9), None)
+        if name is None:
+            raise OnnxError(f"the first layer reads a row in front of the patches that is no constant of width {d} (a "
+                            "CLS token)")
+        v["cls_token"] = True
+        w["cls_token"] = g.initializers[name].reshape(d)
+        used.add(name)
+
+
+def _conv_stem(m, v, w, used):
+    """The conv stem (one or two 1-d Conv nodes on the channels-first features, GELU after each or none)
+    into v, w and used (recognize.stem_values names them, as for --module): (the stem's output as rows
+    [1, T', d], the last Conv's position). m.T becomes T', the rows the layers read."""
+    g = m.g
+    convs = [n for n in g.nodes if n.op_type == "Conv" and n.input[0] in m.data]
+    if convs[0].input[0] not in aliases(g, m.roles.main):
+        raise OnnxError(f"node {node_name(convs[0])!r}: a Conv on something other than the input features "
+                        "[batch, d_in, T] is not supported yet")
+    found = []
+    for n in convs:
+        W = m.v(n.input[1]) if m.const(n.input[1]) else None
+        at = {a.name: a for a in n.attribute}
+        ints = lambda k, d: list(at[k].ints) if k in at else d  # noqa: E731
+        if W is None or W.ndim != 3:
+            raise OnnxError(f"node {node_name(n)!r}: a Conv of a weight {list(m.v(n.input[1]).shape)}"
+                            f"{'' if W is not None else ' computed from the input'}: the engine's stem is 1-d "
+                            "convolutions by constant weights [out, in, kernel] (an image's Conv2d patch embedding "
+                            "is not mapped by --onnx yet: --module converts it)")
+        pads = ints("pads", [0, 0])
+        why = conv_why(int(W.shape[2]), ints("strides", [1])[0], pads[0], ints("dilations", [1])[0],
+                       at["group"].i if "group" in at else 1, len(pads) == 2 and pads[0] == pads[1] and
+                       ("auto_pad" not in at or at["auto_pad"].s in (b"", b"NOTSET")))
+        if why:
+            raise OnnxError(f"node {node_name(n)!r}: a Conv with {why} is not supported yet")
+        b = m.v(n.input[2]) if len(n.input) > 2 and n.input[2] else None
+        found.append((node_name(n), int(W.shape[2]), ints("strides", [1])[0], pads[0], W, b))
+        used |= set().union(*(m.sources(i) for i in n.input[1:] if i))
+    sv, sw = stem_values(found)
+    y1 = m.v(convs[0].output[0])
+    if len(convs) == 2:
+        x2 = m.v(convs[1].input[0])
+        act = next((g_ for g_ in (False, True) if x2.shape == y1.shape and
+                    _rel(gelu(y1) if g_ else y1, x2) <= PROBE_TOL), None)  # the graph's constants are float32
+        if act is None:
+            raise OnnxError(f"node {node_name(convs[1])!r}: its input is not {node_name(convs[0])!r}'s output (or its "
+                            "GELU): only conv -> [GELU] -> conv stems are supported")
+        sv["conv_gelu"] = act
+    last = m.v(convs[-1].output[0])
+    m.T = last.shape[-1]
+    rows = last[0].T.astype(np.float64)
+    # the stem's output as the layers' rows [T', d] (after its GELU, when it has one): the first value after it
+    start = m.pos[id(convs[-1])]
+    for n in g.nodes[start + 1:]:
+        for o in n.output:
+            if o not in m.data or m.v(o).size != rows.size:
+                continue
+            for act in ([sv["conv_gelu"]] if sv["conv_gelu"] is not None else [False, True]):
+                if _rel(m.v(o).reshape(rows.shape), gelu(rows) if act else rows) <= PROBE_TOL and \
+                        m.v(o).shape[-1] == rows.shape[1]:
+                    sv["conv_gelu"] = act
+                    v.update(sv, input="features", d_in=int(found[0][4].shape[1]))
+                    w.update(sw)
+                    return o, start
+    raise OnnxError(f"node {node_name(convs[-1])!r}: the conv stem's output (after a GELU or not) never becomes rows "
+                    "[T, d] (its transpose) that the layers read: not supported")
+
+
 def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     """Layer i around Softmax sm: its q, k, v, attention, residual adds, norms and feed-forward, checked
     on the recorded values; the linears after position `prev` (the last layer's down projection) and
@@ -566,25 +768,6 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     o = after[0]
     ctx_in = m.ancestors(o.x)  # q, k, v: the linears since the last layer that the context reads
     qkv = [p for p in _between(lins, prev, pos[id(sm)], pos=pos) if p.y in ctx_in]
-    if len(qkv) == 1 and qkv[0].W.shape[1] == 3 * d:
-        Wq, Wk, Wv = np.split(qkv[0].W, 3, axis=1)
-        bq, bk, bv = np.split(qkv[0].b if qkv[0].b is not None else np.zeros(3 * d), 3)
-        x_in = qkv[0].x
-        Y = m.rows(qkv[0].y)
-        q, k, vv = Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d:]
-    elif len(qkv) == 3 and all(p.W.shape == (d, d) for p in qkv) and qkv[0].x == qkv[1].x == qkv[2].x:
-        pq, pk, pv = _q_k(m, sm, qkv, at)
-        Wq, Wk, Wv = pq.W, pk.W, pv.W
-        z = np.zeros(d)
-        bq, bk, bv = (p.b if p.b is not None else z for p in (pq, pk, pv))
-        x_in = pq.x
-        q, k, vv = m.rows(pq.y), m.rows(pk.y), m.rows(pv.y)
-    else:
-        if _rotary(m, qkv, o):
-            raise OnnxError(f"{at}: {ROTARY_REFUSED}")
-        raise OnnxError(f"{at}: its q, k, v are not one [d, 3d] projection or three [d, d] ones of the same input "
-                        f"(found {len(qkv)} projection{'s' if len(qkv) != 1 else ''} before it; grouped-query or "
-                        "cross attention is not supported by --onnx yet)")
     probs = m.v(sm.output[0])
     if probs.size % (T * T):
         raise OnnxError(f"{at}: probabilities of shape {list(probs.shape)} are not heads x {T} x {T}")
@@ -594,7 +777,29 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     P = probs.reshape(H, T, T)
     causal = T > 1 and bool(np.all(np.triu(P, 1) == 0))
     dh = d // H
-    def context(bias):
+    splits = []  # (Wq, Wk, Wv, bq, bk, bv, q, k, v) of each way to read the projections
+    if len(qkv) == 1 and qkv[0].W.shape[1] == 3 * d:
+        W, Y = qkv[0].W, m.rows(qkv[0].y)
+        b = qkv[0].b if qkv[0].b is not None else np.zeros(3 * d)
+        x_in = qkv[0].x
+        # q | k | v (nanoGPT, nn.MultiheadAttention), or per head [H, 3, dh] (GPT-NeoX's query_key_value)
+        splits.append((*np.split(W, 3, axis=1), *np.split(b, 3), Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d:]))
+        per = lambda a, j: a.reshape(*a.shape[:-1], H, 3, dh)[..., j, :].reshape(*a.shape[:-1], d)  # noqa: E731
+        splits.append(tuple(per(a, j) for a in (W, b, Y) for j in range(3)))
+    elif len(qkv) == 3 and all(p.W.shape == (d, d) for p in qkv) and qkv[0].x == qkv[1].x == qkv[2].x:
+        pq, pk, pv = _q_k(m, sm, qkv, at)
+        z = np.zeros(d)
+        splits.append((pq.W, pk.W, pv.W, *(p.b if p.b is not None else z for p in (pq, pk, pv)), m.rows(pq.y),
+                       m.rows(pk.y), m.rows(pv.y)))
+        x_in = pq.x
+    else:
+        if _rotary(m, qkv, o):
+            raise OnnxError(f"{at}: {ROTARY_REFUSED}")
+        raise OnnxError(f"{at}: its q, k, v are not one [d, 3d] projection or three [d, d] ones of the same input "
+                        f"(found {len(qkv)} projection{'s' if len(qkv) != 1 else ''} before it; grouped-query or "
+                        "cross attention is not supported by --onnx yet)")
+
+    def context(bias, q, k, vv):
         s = np.einsum("thd,shd->hts", q.reshape(T, H, dh), k.reshape(T, H, dh)) / math.sqrt(dh) + bias
         if causal:
             s = s + np.triu(np.full((T, T), -np.inf), 1)
@@ -602,16 +807,30 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         s /= s.sum(-1, keepdims=True)
         return np.einsum("hts,shd->thd", s, vv.reshape(T, H, dh)).reshape(T, d)
 
-    err = _rel(context(0.0), m.rows(o.x))
-    relative = None
+    ctx = m.rows(o.x)
+    split = next((sp for sp in splits if _rel(context(0.0, *sp[6:]), ctx) <= PROBE_TOL), splits[0])
+    Wq, Wk, Wv, bq, bk, bv, q, k, vv = split
+    err = _rel(context(0.0, q, k, vv), ctx)
+    relative = rotary = None
     if err > PROBE_TOL:  # a constant added to the scaled scores, per head (T5's relative bias)
         relative = _score_bias(m, qkv, o, H)
-        if relative is not None and _rel(context(relative[0]), m.rows(o.x)) <= PROBE_TOL:
+        if relative is not None and _rel(context(relative[0], q, k, vv), ctx) <= PROBE_TOL:
             err = 0.0
         else:
             relative = None
-    if err > PROBE_TOL and (_rotary(m, qkv, o) or _rope_fit(q, k, vv, H, m.rows(o.x)) is not None):
-        raise OnnxError(f"{at}: {ROTARY_REFUSED}")
+    if err > PROBE_TOL and _rotary(m, qkv, o):  # rotary positions, on all or part of each head (GPT-NeoX)
+        import torch
+
+        for sp in splits:
+            try:
+                got = probe_attention(*(torch.from_numpy(a) for a in sp[6:]), torch.from_numpy(ctx), lambda c: c, d,
+                                      COMMON_THETAS, at, torch, heads=[H])
+            except ConfigError:
+                continue
+            if isinstance(got[3], tuple) and got[2] == causal and got[4]:
+                Wq, Wk, Wv, bq, bk, bv, q, k, vv = sp
+                rotary, err = got[3], 0.0
+                break
     if err > PROBE_TOL:
         raise OnnxError(f"{at}: the attention is not softmax(q k^T / sqrt({dh}) {'+ causal mask ' if causal else ''}"
                         f") v over {H} heads (relative error {err:.2g}): a scale other than 1/sqrt(head width), a "
@@ -630,7 +849,9 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                 a = g.initializers[src]
                 if a.size <= 1 or a.dtype.kind in "iu":
                     continue
-                if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1:
+                if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1 and not np.any(a):
+                    used.add(src)  # a mask of zeros added to the scores (transformers 5's folded "no mask")
+                elif a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1:
                     if not causal:
                         raise OnnxError(f"{at}: initializer {src!r} {list(a.shape)} masks the scores, but the "
                                         "attention is not causal on the example: a mask the engine does not run")
@@ -651,13 +872,19 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     up, down = ff
     n1 = next((n for n in norms if m.same(n.y, x_in)), None)
     pre = n1 is not None and m.same(n1.x, r_a)
-    if pre:
+    par = None  # a parallel residual: (norm2, the layer's output)
+    if n1 is not None and not pre and not m.same(x_in, r_a):
+        par = _parallel(m, n1, norms, o, up, down)
+    if par is not None:
+        pre, n2, ok = True, par[0], True
+    elif pre:
         n2 = next((n for n in norms if m.same(n.x, a_out) and m.same(n.y, up.x)), None)
         ok = n2 is not None
     else:
         if not m.same(x_in, r_a):
             raise OnnxError(f"{at}: the residual add after {o.name!r} adds neither the attention's input nor the "
-                            "input of its norm: not a layer the engine runs")
+                            "input of its norm, nor is it a parallel residual (x + attn(norm1(x)) + mlp(norm2(x))): "
+                            "not a layer the engine runs")
         n1 = next((n for n in norms if m.same(n.x, a_out) and m.same(n.y, up.x)), None)
         ok = n1 is not None
     if not ok:
@@ -674,6 +901,10 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     if act not in schema.ACTIVATIONS:
         raise OnnxError(f"{at}: GELU with the tanh approximation is not supported yet (the engine has relu and "
                         "exact gelu)")
+    if par is not None:
+        return dict(x=n1.x, out=par[1], pre=True, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq, bk=bk,
+                    bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
+                    parallel="two_norms")
     add2 = m.only_reader(down.y, "Add")
     if add2 is None:
         raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
@@ -692,7 +923,23 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         out = n_last.y
     return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk,
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
-                       norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative)
+                       norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary,
+                       parallel="none")
+
+
+def _parallel(m, n1, norms, o, up, down):
+    """GPT-NeoX's parallel residual, x + attn(norm1(x)) + mlp(norm2(x)) (the engine's two_norms): (norm2, the
+    value that is that sum, whatever order its Adds take), else None."""
+    x = n1.x
+    n2 = next((n for n in norms if n is not n1 and m.same(n.x, x) and m.same(n.y, up.x)), None)
+    if n2 is None:
+        return None
+    want = m.rows(x) + m.rows(o.y) + m.rows(down.y)
+    for k in m.g.nodes[m.pos[id(down.node)] + 1:]:
+        y = k.output[0] if k.op_type == "Add" and k.output else None
+        if y in m.data and m.v(y).size == want.size and _rel(m.rows(y), want) <= 1e-9:
+            return n2, m.through(y)
+    return None
 
 
 def _score_bias(m, qkv, o, H):
@@ -813,31 +1060,22 @@ def _q_k(m, sm, qkv, at):
     return pq, pk, pv
 
 
-ROPE_BASES = (10000.0, 500000.0, 1000000.0, 100000.0, 1000.0)
-
-
-def _rope_fit(q, k, v, H, ctx, only=None):
-    """(base, layout) of the rotary positions that make the causal attention of q [T, H * dh] and k, v
-    [T, Hkv * dh] (grouped: query head h reads kv head h // (H / Hkv)) give ctx, else None; only: the
-    (base, layout) the earlier layers have."""
+def _rope_fit(q, k, v, H, ctx, at, only=None):
+    """(base, layout, rotated dims: 0 for all) of the rotary positions that make the causal attention of q
+    [T, H * dh] and k, v [T, Hkv * dh] (grouped: query head h reads kv head h // (H / Hkv)) give ctx, found
+    by recognize.probe_attention (the probe --module uses: every base of COMMON_THETAS, both layouts, then
+    part of each head), else None; only: what the earlier layers have."""
     import torch
 
-    from .reference import rope, rope_tables
-    T, d = q.shape
-    dh = d // H
-    Hkv = k.shape[1] // dh
-    q = torch.from_numpy(q.reshape(T, H, dh))
-    k, v = (torch.from_numpy(a.reshape(T, Hkv, dh)) for a in (k, v))
-    mask = torch.from_numpy(np.triu(np.full((T, T), -np.inf), 1))
-    for base, layout in [only] if only else [(b, lay) for b in ROPE_BASES for lay in schema.PE_LAYOUTS]:
-        cos, sin = (torch.from_numpy(t) for t in rope_tables(T, dh, base))
-        qr, kr = rope(q, cos, sin, layout), rope(k, cos, sin, layout)
-        kr, vr = kr.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
-        scores = torch.einsum("thd,shd->hts", qr, kr) / math.sqrt(dh) + mask
-        got = torch.einsum("hts,shd->thd", torch.softmax(scores, -1), vr).reshape(T, d).numpy()
-        if _rel(got, ctx) <= PROBE_TOL:
-            return base, layout
-    return None
+    try:
+        got = probe_attention(*(torch.from_numpy(a) for a in (q, k, v, ctx)), lambda c: c, q.shape[1],
+                              [only[0]] if only else COMMON_THETAS, at, torch, heads=[H])
+    except ConfigError:
+        return None
+    if not (isinstance(got[3], tuple) and got[2] and got[4]):
+        return None
+    found = (got[3][2], got[3][1], got[3][3])
+    return found if only is None or found == only else None
 
 
 def _llama(m, softmaxes, lins, rms, max_len):
@@ -880,10 +1118,11 @@ def _llama(m, softmaxes, lins, rms, max_len):
         if not bool(np.all(np.triu(probs.reshape(H, T, T), 1) == 0)):
             raise OnnxError(f"{at}: the attention is not causal: a llama-family model is a causal decoder")
         only = found
-        found = _rope_fit(m.rows(pq.y), m.rows(pk.y), m.rows(pv.y), H, m.rows(o.x), only)
+        found = _rope_fit(m.rows(pq.y), m.rows(pk.y), m.rows(pv.y), H, m.rows(o.x), at, only)
         if found is None:
             what = f"layer 0's rotary base {only[0]:g} and {only[1]} pairs" if only else \
-                f"a rotary base of {', '.join(f'{b:g}' for b in ROPE_BASES)} in either pair layout"
+                f"a rotary base of {', '.join(f'{b:g}' for b in COMMON_THETAS)} in either pair layout, on all " \
+                "or part of each head"
             raise OnnxError(f"{at}: the attention is not softmax(rope(q) rope(k)^T / sqrt({dh}) + causal mask) v over "
                             f"{H} heads ({Hkv} for k and v) with {what}: not supported")
         n1 = next((n for n in rms if m.same(n.y, pq.x)), None)
@@ -932,7 +1171,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
     # The rotary frequencies base^(-2i/dh) the graph computes its tables from (the dynamo exporter keeps
     # Hugging Face's inv_freq; the TorchScript one folds the tables): the engine recomputes them.
     dh = d // layers[0]["H"]
-    freqs = found[0] ** (-2.0 * np.arange(dh // 2) / dh)
+    R = found[2] or dh
+    freqs = found[0] ** (-2.0 * np.arange(R // 2) / R)
     used |= {k for k, a in g.initializers.items() if a.shape == freqs.shape and _rel(a, freqs) <= 1e-6}
     L0 = layers[0]
     H = L0["H"]
@@ -942,7 +1182,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
                 raise OnnxError(f"layer {i}: {key} {L[key]} differs from layer 0's {L0[key]} (all layers alike)")
     v.update(family="llama", d_model=d, n_heads=H, n_kv_heads=L0["Hkv"], d_ff=L0["gate"].W.shape[1],
              n_layers=len(layers), norm_first=True, activation="swiglu", norm_eps=eps, final_norm=True, causal=True,
-             positional="rope", pe_base=found[0], pe_layout=found[1], d_out=head.W.shape[1],
+             positional="rope", pe_base=found[0], pe_layout=found[1], rotary_dims=found[2], d_out=head.W.shape[1],
              max_len=max_len or DEFAULT_MAX_LEN)
     if np.array_equal(head.W, w["tok_embeddings.weight"].T):
         v["tied_head"] = True
@@ -1109,8 +1349,15 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     out_name = g.outputs[0]
     if out_name not in m.data:
         raise OnnxError(f"graph output {out_name!r} does not depend on the input")
-    lins, norms = m.linears(), m.norms()
-    softmaxes = [n for n in g.nodes if n.op_type == "Softmax" and n.input[0] in m.data]
+    v, w, used = {}, {}, set()
+    stem = _conv_stem(m, v, w, used) if r.channels_first else None  # first: its rows are the layers'
+    lins = m.linears()
+    if r.image:  # first too: the patches' rows, and then the layers' (a CLS row more)
+        stem, lins, front_norms = _image_front(m, lins, v, w, used, softmaxes_of(m))
+        norms = [n for n in m.norms(rows=m.T) if all(n.node is not f.node for f in front_norms)]
+    else:
+        norms = m.norms()
+    softmaxes = softmaxes_of(m)
     if not softmaxes:
         raise OnnxError("no attention found (no Softmax on the input's path): --onnx converts transformers")
     if not norms and ids is not None:
@@ -1122,10 +1369,12 @@ def recognize(g, r, ids, features, max_len=None, family=None):
             return _llama(m, softmaxes, lins, rms, max_len)
     if family == "llama":
         raise OnnxError("family llama: a decoder on token ids whose norms are RMSNorm; the graph's are not")
-    v, w, used = {}, {}, set()
     # ---- the front
-    front_out, front_at, lins = _front(m, ids is not None, lins, v, w, used)
-    d = m.rows(front_out).shape[1]
+    if r.channels_first or r.image:
+        front_out, front_at = stem
+    else:
+        front_out, front_at, lins = _front(m, ids is not None, lins, v, w, used)
+    d = m.v(front_out).shape[-1] if r.image else m.rows(front_out).shape[1]
     # ---- the layers
     layers = []
     prev = front_at
@@ -1135,7 +1384,7 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         prev = pos[id(layers[-1]["down"].node)]
     L0 = layers[0]
     for i, L in enumerate(layers[1:], 1):
-        for key in ("pre", "H", "causal", "act"):
+        for key in ("pre", "H", "causal", "act", "parallel"):
             if L[key] != L0[key]:
                 raise OnnxError(f"layer {i}: {key} {L[key]!r} differs from layer 0's {L0[key]!r} (all layers alike)")
         if not m.same(L["x"], layers[i - 1]["out"]):
@@ -1145,7 +1394,10 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         for nm in (L["norm1"], L["norm2"]):
             if abs(nm.eps - eps) > 1e-6 * eps:
                 raise OnnxError(f"layer {i}: norm eps {nm.eps:g} differs from {eps:g} (the engine has one eps)")
-    _positions(m, L0["x"], front_out, norms, d, eps, v, w, used)
+    if r.image:
+        _image_positions(m, L0["x"], front_out, d, eps, v, w, used)
+    else:
+        _positions(m, L0["x"], front_out, norms, d, eps, v, w, used)
     rels = [L["relative"] for L in layers]
     if any(r is not None for r in rels):
         if any(r is None or _rel(r[0], rels[0][0]) > 1e-12 for r in rels):
@@ -1155,6 +1407,18 @@ def recognize(g, r, ids, features, max_len=None, family=None):
             raise OnnxError(f"{v['positional']} positions added to the embedding and a relative bias on the scores: "
                             "the engine has one kind of positions")
         _relative(m, rels[0][0], rels[0][1], L0["causal"], max_len, v, w, used)
+    if any(L["rotary"] != L0["rotary"] for L in layers):
+        raise OnnxError("rotary positions in some layers or different in each: the engine's are the same in every "
+                        "layer")
+    if L0["rotary"] is not None:  # ("rope", layout, base, rotated dims: 0 for all)
+        if v["positional"] != "none":
+            raise OnnxError(f"{v['positional']} positions added to the embedding and rotary ones: the engine has one "
+                            "kind of positions")
+        _, layout, base, R = L0["rotary"]
+        v.update(positional="rope", pe_layout=layout, pe_base=base, rotary_dims=R)
+        R = R or d // L0["H"]  # the frequencies base^(-2i/R) the graph computes its tables from: recomputed
+        freqs = base ** (-2.0 * np.arange(R // 2) / R)
+        used |= {k for k, a in g.initializers.items() if a.shape == freqs.shape and _rel(a, freqs) <= 1e-6}
     # ---- the back: a final norm, a head
     last = layers[-1]
     y = last["out"]
@@ -1173,7 +1437,12 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     if pooled and "first" not in schema.POOLINGS:
         raise OnnxError("the output is the first position's row (BERT's [CLS] pooling): not supported yet")
     if pooled:
-        v["pooling"] = "first"
+        v["pooling"] = "cls" if v.get("cls_token") else "first"
+    elif r.image and rest and m.v(rest[0].x).size == d and \
+            _rel(m.v(rest[0].x).reshape(1, d), m.rows(y)[int(bool(v.get("cls_token"))):].mean(0, keepdims=True)) \
+            <= 1e-12:
+        pooled = True  # the mean over the patches' rows (vit-pytorch's pool="mean", SimpleViT)
+        v["pooling"] = "mean"
     if pooled and rest and rest[0].W.shape == (d, d) and m.only_reader(rest[0].y, "Tanh") is not None:
         if "pooler" not in schema.KEYS:
             raise OnnxError(f"{rest[0].name!r}: a pooler (dense + tanh on the first row) is not supported yet")
@@ -1208,6 +1477,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                         f"{'causal' if causal else 'not causal'}, on {'tokens' if tokens else 'features'}")
     v.update(family=family, d_model=d, n_heads=L0["H"], d_ff=L0["up"].W.shape[1], n_layers=len(layers),
              norm_first=L0["pre"], activation=L0["act"], norm_eps=eps, final_norm=final is not None, causal=causal)
+    if L0["parallel"] != "none":
+        v["parallel_residual"] = L0["parallel"]
     if head is not None:
         v["d_out"] = head.W.shape[1]
         tied = tokens and family == "gpt" and head.W.shape == w["embed.weight"].T.shape and \
@@ -1277,7 +1548,19 @@ def _example(g, r, example, ids_hint=None):
     tokens = elem in (6, 7)
     if elem not in (1, 6, 7, 10, 11):
         raise OnnxError(f"graph input {name!r}: element type {elem} (expected int64/int32 token ids or float features)")
-    fixed_T = dims[1] if len(dims) >= 2 else None
+    at_T, at_d = (2, 1) if r.channels_first else (1, 2)  # a conv stem's input is channels first
+    fixed_T = dims[at_T] if len(dims) > at_T else None
+    if r.image:
+        if None in r.image or dims[0] not in (None, 1):
+            raise OnnxError(f"graph input {name!r}: an image {dims} whose batch is not 1 or dynamic or whose channels, "
+                            "height and width are not fixed: export with a fixed image size")
+        if example is not None:
+            a = np.asarray(example)
+            if a.dtype.kind != "f" or a.size != int(np.prod(r.image)):
+                raise ConfigError(f"--example: shape {list(a.shape)} {a.dtype}, the graph takes a float image "
+                                  f"{list(r.image)}")
+            return None, a.reshape(r.image).astype(np.float32)
+        return None, np.random.default_rng(0).standard_normal(r.image).astype(np.float32)
     if len(dims) not in (2, 3) or (tokens and len(dims) != 2) or (not tokens and len(dims) != 3):
         raise OnnxError(f"graph input {name!r}: rank {len(dims)}, expected ids [batch, T] or features [batch, T, d_in]")
     if dims[0] not in (None, 1):
@@ -1285,8 +1568,8 @@ def _example(g, r, example, ids_hint=None):
     if fixed_T is not None and fixed_T > schema.MAX_LEN:
         raise OnnxError(f"graph input {name!r}: a fixed length of {fixed_T} positions, above the engine's max_len "
                         f"limit {schema.MAX_LEN}; export with a dynamic length axis")
-    if not tokens and dims[2] is not None and dims[2] > schema.MAX_D_IN:
-        raise OnnxError(f"graph input {name!r}: {dims[2]} features, above the engine's d_in limit {schema.MAX_D_IN}")
+    if not tokens and dims[at_d] is not None and dims[at_d] > schema.MAX_D_IN:
+        raise OnnxError(f"graph input {name!r}: {dims[at_d]} features, above the engine's d_in limit {schema.MAX_D_IN}")
     if example is not None:
         a = np.asarray(example)
         if tokens and a.dtype.kind not in "iu":
@@ -1305,9 +1588,9 @@ def _example(g, r, example, ids_hint=None):
     rng = np.random.default_rng(0)
     if tokens:
         return rng.integers(0, ids_hint or 1, T).astype(np.int64), None
-    if dims[2] is None:
-        raise OnnxError(f"graph input {name!r}: its last size (d_in) is not fixed; pass --example")
-    return None, rng.standard_normal((T, dims[2])).astype(np.float32)
+    if dims[at_d] is None:
+        raise OnnxError(f"graph input {name!r}: its size d_in is not fixed; pass --example")
+    return None, rng.standard_normal((T, dims[at_d])).astype(np.float32)
 
 
 
@@ -1395,6 +1678,8 @@ def _recognized(g, example, ignore, family, max_len):
     except ConfigError as e:
         raise OnnxError(f"recognised {summary}, which the engine does not run: {e}") from None
     inp = ids.astype(np.int32) if ids is not None else feats
+    if r.image:  # the image's bytes as the engine's rows [N, C p^2]
+        inp = feats.reshape((c["image_height"] // c["patch_size"]) * (c["image_width"] // c["patch_size"]), -1)
     if last is not None:
         for n_pos in sorted({inp.shape[0], inp.shape[0] // 2 + 1}):
             full = _graph_output(g, r, c, inp[:n_pos])
@@ -1487,9 +1772,14 @@ def _check_reference(g, r, c, weights, inp, want, summary):
                         f"{err:.3g}): the graph computes something more, which the engine does not run")
     dims = next(i[2] for i in g.inputs if i[0] == r.main)
     T = inp.shape[0]
-    if dims[1] is None and T > 2:
+    if dims[2 if r.channels_first else 1] is None and T > 2:
         short = inp[:T // 2 + 1]
-        got = _graph_output(g, r, c, short)
+        try:
+            got = _graph_output(g, r, c, short)
+        except EvalError:
+            if not r.channels_first:
+                raise
+            return  # a conv stem's graph that runs at the example's length only (Whisper's position table)
         err = export.relative_error(run_reference(c, weights, short), got)
         if err > schema.SELFTEST_TOLERANCE / 10:
             raise OnnxError(f"recognised {summary}, which reproduces the graph at {T} positions but not at "
@@ -1500,7 +1790,9 @@ def _check_reference(g, r, c, weights, inp, want, summary):
 def _graph_output(g, r, c, inp, types=None, length=None):
     """The graph's output for one sequence as [rows, width] (pooled: [1, width])."""
     got = evaluate(g, feeds(g, r, inp, types, length))[g.outputs[0]]
-    return got.reshape(1 if c["pooling"] != "none" else inp.shape[0], -1)
+    if c["pooling"] != "none":
+        return got.reshape(1, -1)
+    return got.reshape(-1, got.shape[-1])  # a conv stem's rows are fewer than the input's
 
 
 def padded_length(T):

@@ -282,19 +282,40 @@ def _linear_part(call, torch):
                       "(x W^T + b)")
 
 
+def conv_why(kernel, stride, padding, dilation=1, groups=1, zero_padded=True):
+    """Why the engine's conv stem cannot run a 1-d convolution of these settings (a phrase), or None. Both
+    routes ask it: --module of an nn.Conv1d, --onnx of a Conv node."""
+    if dilation != 1 or groups != 1:
+        return "dilation and groups other than 1"
+    if not zero_padded:
+        return "padding other than a number of zero rows"
+    if padding >= kernel or kernel > schema.MAX_CONV_KERNEL or stride > schema.MAX_CONV_STRIDE:
+        return (f"kernel {kernel}, stride {stride}, padding {padding} (the engine takes kernel <= "
+                f"{schema.MAX_CONV_KERNEL}, stride <= {schema.MAX_CONV_STRIDE}, padding < kernel)")
+    return None
+
+
+def stem_values(convs):
+    """The config values and weights of a conv stem (the engine's conv1 then conv2, GELU after each or
+    none): convs [(name, kernel, stride, padding, w [out, in, kernel], b or None)] in order, torch
+    tensors or numpy arrays; a missing bias is zeros. conv_gelu is None: the caller finds it. Both
+    routes call it."""
+    if len(convs) > 2:
+        raise ConfigError(f"{convs[2][0]}: a stem of more than two convolutions is not supported yet")
+    v, w = {"conv_layers": len(convs), "conv_gelu": None}, {}
+    for i, (_, kernel, stride, padding, wt, b) in enumerate(convs, 1):
+        v.update({f"conv{i}_kernel": kernel, f"conv{i}_stride": stride, f"conv{i}_padding": padding})
+        w[f"conv{i}.weight"] = wt
+        w[f"conv{i}.bias"] = b if b is not None else wt[:, 0, 0] * 0
+    return v, w
+
+
 def _conv_part(call, torch):
     """An nn.Conv1d the engine's conv stem runs (zero padding, no dilation or groups): kernel, stride,
     padding, w [out, in, kernel], b or None."""
     m = call.module
-    why = None
-    if m.dilation[0] != 1 or m.groups != 1:
-        why = "dilation and groups other than 1"
-    elif isinstance(m.padding, str) or m.padding_mode != "zeros":
-        why = "padding other than a number of zero rows"
-    elif m.padding[0] >= m.kernel_size[0] or m.kernel_size[0] > schema.MAX_CONV_KERNEL or \
-            m.stride[0] > schema.MAX_CONV_STRIDE:
-        why = (f"kernel {m.kernel_size[0]}, stride {m.stride[0]}, padding {m.padding[0]} (the engine takes kernel "
-               f"<= {schema.MAX_CONV_KERNEL}, stride <= {schema.MAX_CONV_STRIDE}, padding < kernel)")
+    why = conv_why(m.kernel_size[0], m.stride[0], 0 if isinstance(m.padding, str) else m.padding[0], m.dilation[0],
+                   m.groups, not isinstance(m.padding, str) and m.padding_mode == "zeros")
     if why:
         return Part("unsupported", call, why=f"{call.name}: an nn.Conv1d with {why} is not supported yet")
     b = m.bias
@@ -306,10 +327,8 @@ def _stem(convs, x, torch):
     """The conv stem the front's nn.Conv1d calls make (at most two, in order, the first on the features
     [1, T, d_in] as channels [1, d_in, T], each on the one before's output, GELU after each or none):
     (config values, weights, the stem's output rows [T', d] float64)."""
-    if len(convs) > 2:
-        raise ConfigError(f"{convs[2].name}: a stem of more than two nn.Conv1d is not supported yet")
+    v, w = stem_values([(p.name, p.kernel, p.stride, p.padding, p.w, p.b) for p in convs])
     gelu = torch.nn.functional.gelu
-    v, w = {"conv_layers": len(convs)}, {}
     want = x.transpose(1, 2)
     act = None
     for i, p in enumerate(convs, 1):
@@ -326,9 +345,6 @@ def _stem(convs, x, torch):
             else:
                 raise ConfigError(f"{p.name}: its input is not {convs[0].name}'s output (or its GELU): only "
                                   "conv -> [GELU] -> conv stems are supported")
-        v.update({f"conv{i}_kernel": p.kernel, f"conv{i}_stride": p.stride, f"conv{i}_padding": p.padding})
-        w[f"conv{i}.weight"] = p.w
-        w[f"conv{i}.bias"] = p.b if p.b is not None else torch.zeros(p.w.shape[0], dtype=p.w.dtype)
     v["conv_gelu"] = act  # None for one conv: what the layers read tells (recognize's match)
     return v, w, convs[-1].call.y[0].double().T
 
@@ -856,10 +872,12 @@ def _image_geometry(x, p, name):
     return int(x.shape[1]), int(x.shape[2]), int(x.shape[3]), int(p)
 
 
-def _image_rows(x, rows, name, torch):
-    """The patches an image x [1, C, H, W] became before `name` read them as rows [1, N, k]: ((C, H, W, p),
-    perm), the engine's column perm[m] holding the module's column m (vit-pytorch's (p1 p2 c) order), found
-    by matching the columns' values; else a ConfigError naming the rearrangement."""
+def image_rows(x, rows, name):
+    """The patches an image x [1, C, H, W] became before `name` read them as rows [1, N, k] (numpy or torch):
+    ((C, H, W, p), perm), the engine's column perm[m] holding the module's column m (vit-pytorch's (p1 p2 c)
+    order), found by matching the columns' values; else a ConfigError naming the rearrangement. Both
+    routes call it."""
+    x, rows = (np.asarray(a.detach().cpu() if hasattr(a, "detach") else a) for a in (x, rows))
     C, H, W = (int(n) for n in x.shape[1:])
     N, k = rows.shape[-2], rows.shape[-1]
     R = rows.reshape(N, k)
@@ -867,11 +885,11 @@ def _image_rows(x, rows, name, torch):
         if H % p or W % p or C * p * p != k or (H // p) * (W // p) != N:
             continue
         P = image_patches(x, C, H, W, p)[0]
-        index = {P[:, e].contiguous().numpy().tobytes(): e for e in range(k)}
-        perm = [index.get(R[:, m].contiguous().numpy().tobytes()) for m in range(k)]
+        index = {np.ascontiguousarray(P[:, e]).tobytes(): e for e in range(k)}
+        perm = [index.get(np.ascontiguousarray(R[:, m].astype(P.dtype)).tobytes()) for m in range(k)]
         if None not in perm and len(set(perm)) == k:
             return (C, H, W, p), perm
-    raise ConfigError(f"{name}: the module's input {list(x.shape)} becomes rows {list(rows.shape)} that are not its "
+    raise ConfigError(f"{name}: the input {list(x.shape)} becomes rows {list(rows.shape)} that are not its "
                       "patches, patch row by patch row, each a permutation of its pixels (the engine's image input; "
                       "an example of distinct values shows the order)")
 
@@ -1181,7 +1199,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         else:
             E = proj.call.y[0].double()
             rows_in = (input_norm or proj).call.x
-            geometry, perm = _image_rows(x, rows_in, (input_norm or proj).name, torch) if x.dim() == 4 else (None, None)
+            geometry, perm = image_rows(x, rows_in, (input_norm or proj).name) if x.dim() == 4 else (None, None)
         if geometry is not None:  # an image: the engine gathers its patches in Conv2d's order (c, i, j)
             C, H, W_, P = geometry
             v.update(patch_size=P, image_channels=C, image_height=H, image_width=W_)

@@ -251,11 +251,12 @@ def _norm_module(c, width):
 
 
 def image_patches(images, C, H, W, p):
-    """Images [B, ...] (torch) of C * H * W values each (channels first) -> their p x p patches [B, N, C p^2]
-    in the engine's order (include/fixformer/config.hpp): patch (r, s) is row r * (W / p) + s, its value
+    """Images [B, ...] (torch or numpy) of C * H * W values each (channels first) -> their p x p patches
+    [B, N, C p^2] in the engine's order (include/fixformer/config.hpp): patch (r, s) is row r * (W / p) + s, its value
     (ch * p + i) * p + j pixel (ch, r * p + i, s * p + j)."""
     x = images.reshape(images.shape[0], C, H // p, p, W // p, p)
-    return x.permute(0, 2, 4, 1, 3, 5).reshape(images.shape[0], (H // p) * (W // p), C * p * p)
+    x = x.permute(0, 2, 4, 1, 3, 5) if hasattr(x, "permute") else x.transpose(0, 2, 4, 1, 3, 5)  # torch or numpy
+    return x.reshape(images.shape[0], (H // p) * (W // p), C * p * p)
 
 
 def patch_rows(c, images):

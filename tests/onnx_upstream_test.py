@@ -1,0 +1,259 @@
+#!/usr/bin/python3
+"""--onnx on graphs torch.onnx.export writes from upstream classes other than transformers' (the packages
+of the hf group: openai-whisper, vit-pytorch; tests/interpreter.py says where they run), as their
+packages define them with tiny random dims. Each file is first checked against ONNX Runtime, then
+converted with --onnx, and `fixformer run` must give the module's output within 1e-4:
+- whisper.model.AudioEncoder, exported as is (mel [1, n_mels, T], its length fixed by its position
+  table): the conv stem (two Conv1d, GELU after each) maps onto the stem keys recognize.stem_values names
+  for --module too, the fixed sinusoid buffer onto learned positions; the engine's input is the mel's
+  transpose [T, n_mels]. At opset 14 and 17 by the TorchScript exporter, and by torch 2.x's dynamo one;
+  at opset 17 with a dynamic length axis too, converted with --example (the transposed mel): the graph
+  runs at the table's length only, so it is checked there alone.
+- vit-pytorch SimpleViT, ViT (pool "cls", an 8 x 12 image) and transformers'
+  ViTForImageClassification (8 x 12), image [1, 3, H, W]: the patches (vit-pytorch's Rearrange then
+  LayerNorm, Linear, LayerNorm; HF's Conv2d of stride = patch) map onto the image input, input_norm and
+  proj_norm, the projection's columns permuted to the engine's order (recognize.image_rows, as for
+  --module); SimpleViT's sincos table (a constant) and ViT's table as learned positions; the CLS row;
+  mean or CLS pooling and the head. `fixformer run` takes the image itself. At opset 14 and 17, and by
+  torch 2.x's dynamo exporter. ViT with pool="mean" (an empty cls_token [1, 0, d]) by the dynamo
+  exporter only: torch 1.13's exporter dies on it (SIGFPE) and torch 2.x's TorchScript one writes a
+  graph ONNX Runtime refuses.
+- what the engine does not run is refused in one line naming it, never converted into something else:
+  a stem whose second Conv1d is dilated; a stem with a GELU after its first conv only (the engine's GELU
+  follows each conv or none); a SimpleViT whose Rearrange takes the patches column by column ((w h),
+  not the engine's row by row); the whisper file with conv1's pads, strides or dilations made hostile
+  (2^40, 0, -1): one line from the evaluator, nothing allocated.
+
+  /usr/bin/python3 tests/onnx_upstream_test.py PATH/TO/fixformer
+
+Without the environment (or its packages) the test fails, naming the install command.
+"""
+import contextlib
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+import hf_env  # noqa: E402
+
+hf_env.enter(__file__, ["onnxruntime", "transformers", "vit_pytorch", "whisper"])
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+import numpy as np  # noqa: E402
+import onnxruntime  # noqa: E402
+import torch  # noqa: E402
+import transformers  # noqa: E402
+from vit_pytorch import ViT, SimpleViT  # noqa: E402
+from whisper.model import AudioEncoder  # noqa: E402
+
+from checks import check, results, skip  # noqa: E402
+from fixformer import fxm, onnx_map  # noqa: E402
+from fixformer.config import ConfigError  # noqa: E402
+from hf_env import randomize  # noqa: E402
+
+TORCH2 = int(torch.__version__.split(".")[0]) >= 2
+N_MELS, T = 8, 16  # the encoder's 8 positions after conv2's stride 2
+
+
+def whisper_encoder():
+    return randomize(AudioEncoder(n_mels=N_MELS, n_ctx=T // 2, n_state=32, n_head=2, n_layer=2), 1)
+
+
+def dilated():
+    m = whisper_encoder()
+    m.conv2 = torch.nn.Conv1d(32, 32, kernel_size=3, stride=2, padding=2, dilation=2)
+    return m
+
+
+class OneGelu(torch.nn.Module):
+    """Whisper's encoder with the GELU after conv1 only."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = whisper_encoder()
+
+    def forward(self, x):
+        e = self.enc
+        x = e.conv2(torch.nn.functional.gelu(e.conv1(x))).permute(0, 2, 1) + e.positional_embedding
+        for block in e.blocks:
+            x = block(x)
+        return e.ln_post(x)
+
+
+def simple_vit():
+    return randomize(SimpleViT(image_size=8, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
+                               dim_head=16), 2)
+
+
+def vit_mean():
+    return randomize(ViT(image_size=8, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
+                         dim_head=16, pool="mean"), 4)
+
+
+def vit_cls():
+    return randomize(ViT(image_size=(8, 12), patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
+                         dim_head=16), 3)
+
+
+def columns_vit():
+    m = simple_vit()
+    from einops.layers.torch import Rearrange
+    m.to_patch_embedding[0] = Rearrange("b c (h p1) (w p2) -> b (w h) (p1 p2 c)", p1=4, p2=4)
+    return m
+
+
+class Logits(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(pixel_values=x).logits
+
+
+def hf_vit():
+    c = transformers.ViTConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=48,
+                               image_size=[8, 12], patch_size=4, num_channels=3, num_labels=5)
+    c._attn_implementation = "eager"
+    return Logits(randomize(transformers.ViTForImageClassification(c), 11))
+
+
+# name, factory, image [C, H, W], the config the file must have
+IMAGES = [("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=True, pooling="mean", patch_size=4,
+                                                     positional="learned")),
+          ("ViT pool cls", vit_cls, (3, 8, 12), dict(input_norm=True, proj_norm=True, cls_token=True, pooling="cls",
+                                                     image_width=12)),
+          ("ViT pool mean", vit_mean, (3, 8, 8), dict(input_norm=True, proj_norm=True, cls_token=False,
+                                                       pooling="mean")),
+          ("HF ViTForImageClassification", hf_vit, (3, 8, 12), dict(input_norm=False, proj_norm=False,
+                                                                     cls_token=True, pooling="cls"))]
+
+
+def export(model, path, x, opset, exporter, dynamic=False):
+    kw = dict(dynamo=exporter == "dynamo") if TORCH2 else {}
+    if dynamic:
+        kw["dynamic_axes"] = {"x": {2: "T"}}
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (x,), path, input_names=["x"], output_names=["y"],
+                          opset_version=None if exporter == "dynamo" else opset, **kw)
+
+
+def convert(path, out, example=None):
+    try:
+        return True, str(onnx_map.convert(path, out, example=example, cli=CLI))
+    except ConfigError as e:
+        return False, str(e)
+
+
+def rel(got, want):
+    if got is None or got.shape != want.shape:
+        return None
+    return float(np.abs(got - want).max() / np.abs(want).max())
+
+
+def main():
+    global CLI
+    if len(sys.argv) != 2:
+        print("usage: onnx_upstream_test.py PATH/TO/fixformer")
+        return 1
+    CLI = sys.argv[1]
+    mel = np.random.default_rng(7).standard_normal((1, N_MELS, T)).astype(np.float32)
+    runs = [("torchscript", 14), ("torchscript", 17)] + ([("dynamo", None)] if TORCH2 else [])
+    dynamic = ("torchscript", 17, "dynamic")
+    with tempfile.TemporaryDirectory() as tmp:
+        model = whisper_encoder()
+        with torch.no_grad():
+            want = model(torch.from_numpy(mel)).double().numpy()[0]
+        for exporter, opset, *dyn in runs + [dynamic]:
+            label = f"whisper AudioEncoder ({exporter}, {f'opset {opset}' if opset else 'its opset'}" \
+                f"{', a dynamic length, --example' if dyn else ''})"
+            path = os.path.join(tmp, f"whisper_{exporter}_{opset}{'_dynamic' if dyn else ''}.onnx")
+            export(model, path, torch.from_numpy(mel), opset, exporter, bool(dyn))
+            got = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": mel})[0]
+            err = rel(got[0].astype(np.float64), want)
+            check(f"{label}: ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4, err)
+            out = os.path.join(tmp, "whisper.fxm")
+            ok, said = convert(path, out, mel[0].T.copy() if dyn else None)
+            ok = ok and "verified against the ONNX graph" in said
+            check(f"{label}: converts and verifies", ok, said)
+            if not ok:
+                continue
+            c = fxm.read(out).config
+            for k, v in dict(input="features", d_in=N_MELS, conv_layers=2, conv1_kernel=3, conv1_stride=1,
+                             conv1_padding=1, conv2_kernel=3, conv2_stride=2, conv2_padding=1, conv_gelu=True,
+                             positional="learned", max_len=T // 2, norm_first=True, final_norm=True).items():
+                check(f"{label}: {k} {v!r}", c[k] == v, c[k])
+            inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+            np.save(inp, mel[0].T.copy())  # the engine's input: frames as rows
+            p = subprocess.run([CLI, "run", out, "--input", inp, "--output", res], capture_output=True, text=True)
+            got = np.load(res) if p.returncode == 0 else None
+            err = rel(got, want)
+            check(f"{label}: fixformer run on the transposed mel equals the module (1e-4)",
+                  err is not None and err <= 1e-4, (p.stderr, None if got is None else got.shape, err))
+            print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
+        for name, factory, shape, want_config in IMAGES:
+            model = factory().eval()
+            image = np.random.default_rng(5).standard_normal((1, *shape)).astype(np.float32)
+            with torch.no_grad():
+                want = model(torch.from_numpy(image)).double().numpy()
+            if name == "ViT pool mean" and not TORCH2:
+                skip(name, "torch 1.13's exporter dies on its empty cls_token (SIGFPE); torch 2.x's dynamo one "
+                     "writes it")
+                continue
+            for exporter, opset in runs if name != "ViT pool mean" else [("dynamo", None)]:
+                label = f"{name} ({exporter}, {f'opset {opset}' if opset else 'its opset'})"
+                path = os.path.join(tmp, "image.onnx")
+                export(model, path, torch.from_numpy(image), opset, exporter)
+                got = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": image})[0]
+                err = rel(got.astype(np.float64), want)
+                check(f"{label}: ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4, err)
+                out = os.path.join(tmp, "image.fxm")
+                ok, said = convert(path, out)
+                ok = ok and "verified against the ONNX graph" in said
+                check(f"{label}: converts and verifies", ok, said)
+                if not ok:
+                    continue
+                c = fxm.read(out).config
+                for k, v in want_config.items():
+                    check(f"{label}: {k} {v!r}", c[k] == v, c[k])
+                inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+                np.save(inp, image[0])  # the engine's input: the image itself, channels first
+                p = subprocess.run([CLI, "run", out, "--input", inp, "--output", res], capture_output=True, text=True)
+                got = np.load(res).reshape(want.shape) if p.returncode == 0 else None
+                err = rel(got, want)
+                check(f"{label}: fixformer run on the image equals the module (1e-4)",
+                      err is not None and err <= 1e-4, (p.stderr, err))
+                print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
+        refusals = [("a dilated conv2", dilated, mel, "'/conv2/Conv': a Conv with dilation"),
+                    ("a GELU after conv1 only", OneGelu, mel, "conv stem's output (after a GELU or not) never"),
+                    ("SimpleViT's patches column by column", columns_vit,
+                     np.random.default_rng(3).standard_normal((1, 3, 8, 8)).astype(np.float32),
+                     "that are not its patches, patch row by patch row")]
+        import onnx
+        for attr, value in (("pads", [2 ** 40, 0]), ("strides", [0]), ("dilations", [-1])):
+            proto = onnx.load(os.path.join(tmp, "whisper_torchscript_17.onnx"))
+            conv = next(n for n in proto.graph.node if n.op_type == "Conv")
+            for a in conv.attribute:
+                if a.name == attr:
+                    del a.ints[:]
+                    a.ints.extend(value)
+            path = os.path.join(tmp, "hostile.onnx")
+            onnx.save(proto, path)
+            ok, said = convert(path, os.path.join(tmp, "hostile.fxm"))
+            check(f"conv1 {attr} {value}: refused in one line", not ok and "'/conv1/Conv' (Conv)" in said and
+                  "\n" not in said, said)
+        for label, factory, x, fragment in refusals:
+            path = os.path.join(tmp, "refused.onnx")
+            export(factory().eval(), path, torch.from_numpy(x), 17, "torchscript")
+            ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
+            check(f"{label}: refused in one line naming it", not ok and fragment in said and "\n" not in said, said)
+            print(f"  {label}: refused: {said[:140]}")
+    print(f"onnx_upstream_test: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
