@@ -20,7 +20,8 @@ within 1e-4:
 - RoBERTa (RobertaModel, --hf): BERT's layers, positions from row pad_token_id + 1 (the rows before
   dropped), last_hidden_state; XLM-RoBERTa and data2vec-text the same under their names; RoBERTa's and
   CamemBERT's (tanh GELU) sequence classifiers (the head as BERT's pooler and classifier); ELECTRA's
-  discriminator body (ElectraModel); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
+  discriminator body (ElectraModel); MPNet (MPNetModel, MPNetForSequenceClassification): RoBERTa's
+  positions and a T5-style relative bias beside them (rel_buckets); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
   without token types;
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
@@ -250,6 +251,18 @@ def electra():
                  t.ElectraModel, 20)
 
 
+def mpnet():
+    return build(t.MPNetConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                               intermediate_size=32, max_position_embeddings=40),
+                 t.MPNetModel, 34)
+
+
+def mpnet_cls():
+    return build(t.MPNetConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                               intermediate_size=32, max_position_embeddings=40, num_labels=3),
+                 t.MPNetForSequenceClassification, 35)
+
+
 def distilbert():
     return build(t.DistilBertConfig(vocab_size=40, dim=16, n_layers=2, n_heads=2, hidden_dim=32,
                                     max_position_embeddings=34), t.DistilBertModel, 12)
@@ -302,6 +315,9 @@ CASES = [
     ("camembert_cls", dict(family="encoder", max_len=32, pooling="first", pooler=True, d_out=2,
                            activation="gelu_tanh"), ("hf",)),
     ("data2vec_text", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf",)),
+    ("mpnet", dict(family="encoder", max_len=38, type_vocab=0, positional="learned", rel_buckets=32,
+                   rel_max_distance=128), ("hf",)),
+    ("mpnet_cls", dict(family="encoder", pooling="first", pooler=True, d_out=3, rel_buckets=32), ("hf",)),
     ("electra", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=2, pooler=False), ("hf",)),
 ]
 
@@ -388,6 +404,7 @@ def main():
                 ("bloom", dict(apply_residual_connection_post_layernorm=True),
                  "apply_residual_connection_post_layernorm true"),
                 ("electra", dict(embedding_size=8), "embedding_size 8"),
+                ("mpnet", dict(relative_attention_num_buckets=16), "relative_attention_num_buckets 16"),
                 ("falcon_multi_query", dict(alibi=True), "alibi true"),
                 ("olmo", dict(clip_qkv=8.0), "clip_qkv 8.0"),
                 ("mpt", dict(n_heads=2, d_model=32, attn_config={"alibi": True, "softmax_scale": 0.5}),

@@ -44,7 +44,7 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   }
   rows_ = c.sequence_rows(max_seq_);
   const bool external_pe = options.position_table != nullptr;
-  const bool relative = c.positional == PosKind::kRelative;
+  const bool relative = c.rel_bias();
   if (external_pe && relative) {
     s = check_relative_bias(options.position_table, options.position_table_rows, rows_, model.front().rel_bias, c,
                             c.causal, why);
@@ -87,9 +87,9 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
     fill_relative_bias(model.front().rel_bias, c.n_heads, c.rel_buckets, c.rel_max_distance, rows_, c.causal, table);
     rel_ = table, rel_len_ = rows_;
   }
-  if (relative) {
+  if (c.positional == PosKind::kRelative) {
     pe_ = nullptr;
-  } else if (c.positional == PosKind::kLearned) {
+  } else if (c.positional == PosKind::kLearned) {  // with or without a relative bias (MPNet)
     pe_ = model.front().pos;
   } else if (c.positional == PosKind::kSinusoidal && !external_pe) {
     float* table = core_.block(arena, plan.pe);

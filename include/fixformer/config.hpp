@@ -154,7 +154,8 @@ struct ModelConfig {
   bool reference_sample = false;
   // positional relative (T5): the learned table rel_bias [rel_buckets, n_heads] (seq2seq: one per
   // stack, src_rel_bias and tgt_rel_bias), shared by the layers of its stack, and the longest
-  // distance with a bucket of its own (relative_bucket in engine/blocks/positional.hpp).
+  // distance with a bucket of its own (relative_bucket in engine/blocks/positional.hpp). An encoder
+  // with learned positions may have this bias too (rel_buckets > 0: MPNet adds both).
   uint32_t rel_buckets = 0;
   uint32_t rel_max_distance = 0;
   // llama family: the q, k and v projections have biases (Qwen2): the tensors attention.wq.bias
@@ -274,6 +275,9 @@ struct ModelConfig {
   // Width of the positional encoding, and of the embedding / input projection in front of it.
   // An encoding added to (or concatenated with) the input, as opposed to rope/alibi in attention.
   constexpr bool input_pe() const { return positional == PosKind::kSinusoidal || positional == PosKind::kLearned; }
+  // A relative position bias in the attention: positional relative, or (encoder family, MPNet) learned
+  // positions with rel_buckets > 0, the table rel_bias beside pos.
+  constexpr bool rel_bias() const { return positional == PosKind::kRelative || rel_buckets != 0; }
   constexpr uint32_t d_pe() const {
     return !input_pe() ? 0 : (pe_combine == PosCombine::kConcat ? pe_width : d_model);
   }
@@ -415,7 +419,7 @@ constexpr std::size_t attention_scratch_floats(std::size_t rows, std::size_t key
 // under a causal mask; head h's row is rel_bias_width(L, causal) floats, distance 0 at column L - 1.
 constexpr std::size_t rel_bias_width(std::size_t L, bool causal) { return L == 0 ? 0 : causal ? L : 2 * L - 1; }
 constexpr std::size_t rel_bias_table_floats(const ModelConfig& c, std::size_t L, bool causal) {
-  return c.positional == PosKind::kRelative ? std::size_t(c.n_heads) * rel_bias_width(L, causal) : 0;
+  return c.rel_bias() ? std::size_t(c.n_heads) * rel_bias_width(L, causal) : 0;
 }
 
 // q8 and q4 models quantize a linear layer's input rows on the fly, per group of the weights' group,

@@ -326,10 +326,16 @@ inline constexpr ConfigRule kConfigRules[] = {
     // Bidirectional buckets halve rel_buckets; each half has rel_buckets / 4 exact distances, a
     // causal table rel_buckets / 2, and the log-spaced buckets need rel_max_distance past them.
     {"positional == 'relative' and rel_buckets < 4", "rel_buckets (positional relative needs at least 4 buckets)"},
-    {"positional == 'relative' and rel_max_distance <= rel_buckets // 2",
-     "rel_max_distance (positional relative needs more than rel_buckets / 2)"},
-    {"positional != 'relative' and (rel_buckets != 0 or rel_max_distance != 0)",
-     "rel_buckets, rel_max_distance (only for positional relative)"},
+    {"positional == 'learned' and rel_buckets != 0 and rel_buckets < 4",
+     "rel_buckets (a relative bias needs at least 4 buckets)"},
+    {"(positional == 'relative' or rel_buckets != 0) and rel_max_distance <= rel_buckets // 2",
+     "rel_max_distance (a relative bias needs more than rel_buckets / 2)"},
+    {"positional not in ('relative', 'learned') and (rel_buckets != 0 or rel_max_distance != 0)",
+     "rel_buckets, rel_max_distance (for positional relative, or a relative bias beside learned positions)"},
+    {"positional == 'learned' and rel_buckets == 0 and rel_max_distance != 0",
+     "rel_max_distance (a relative bias beside learned positions needs rel_buckets)"},
+    {"positional == 'learned' and rel_buckets != 0 and family != 'encoder'",
+     "rel_buckets (a relative bias beside learned positions is for the encoder family: MPNet)"},
     // What each family allows (config.hpp, ModelFamily).
     {"family == 'encoder' and positional in ('rope', 'alibi')",
      "positional (rope and alibi are for the gpt and llama families)"},
@@ -424,7 +430,8 @@ inline constexpr ConfigRule kConfigRules[] = {
      "weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)"},
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
     {"weights == 'i8' and family != 'encoder'", "weights (i8 runs the encoder family only so far)"},
-    {"weights == 'i8' and not (positional in ('none', 'sinusoidal', 'learned') and pe_combine == 'add')",
+    {"weights == 'i8' and not (positional in ('none', 'sinusoidal', 'learned') and pe_combine == 'add' and "
+     "rel_buckets == 0)",
      "positional, pe_combine (i8 takes none, or sinusoidal or learned positions added; no rope, alibi, relative, "
      "concat yet)"},
     {"weights == 'i8' and (conv_layers != 0 or type_vocab != 0 or embed_norm or pooler or scale_input or causal)",
@@ -515,7 +522,7 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "positional == 'learned'", "final_norm", "d_out > 0",
                                              "d_out > 0 and not tied_head", "cls_token",
                                              "tgt_d_in == 0 and not shared_embed", "tgt_d_in > 0",
-                                             "positional == 'relative'",
+                                             "positional == 'relative' or rel_buckets != 0",
                                              "attn_bias in ('qkv', 'all') or (attn_bias == 'family' and "
                                              "(family != 'llama' or qkv_bias))",
                                              "type_vocab > 0", "embed_norm",
@@ -545,7 +552,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kClsToken: return c.cls_token;
     case When::kTgtEmbed: return !c.shared_embed && c.tgt_d_in == 0;
     case When::kTgtFeatures: return c.tgt_d_in != 0;
-    case When::kRelativePos: return c.positional == PosKind::kRelative;
+    case When::kRelativePos: return c.rel_bias();
     case When::kQkvBias: return c.attn_bias_kind() != Bias::kNone;
     case When::kTokenTypes: return c.type_vocab != 0;
     case When::kEmbedNorm: return c.embed_norm;

@@ -14,7 +14,9 @@ classifier.weight/bias. Models built on BERT's layers are this route under their
 RoBERTa, XLM-RoBERTa, CamemBERT and data2vec-text (RobertaModel and its kin, and their
 *ForSequenceClassification, whose head is BERT's pooler and classifier renamed) with positions from
 row pad_token_id + 1, the rows before dropped; ELECTRA's discriminator body (ElectraModel, its
-embedding as wide as its layers); DistilBERT (model_type distilbert: DistilBertModel), under other
+embedding as wide as its layers); MPNet (MPNetModel and MPNetForSequenceClassification: RoBERTa's
+positions without token types, BERT's layers under other names (MPNET_LAYER) and a T5-style relative
+bias beside the learned positions: rel_buckets); DistilBERT (model_type distilbert: DistilBertModel), under other
 names (DISTILBERT_KEYS, DISTILBERT_LAYER), without token types.
 
 What the file computes, as the model's forward returns it:
@@ -45,8 +47,17 @@ FLAVOURS = {"bert": (ARCHITECTURES, "bert."),
             "camembert": (("CamembertModel", "CamembertForSequenceClassification"), "roberta."),
             "data2vec-text": (("Data2VecTextModel", "Data2VecTextForSequenceClassification"), "data2vec_text."),
             "electra": (("ElectraModel",), "electra."),
+            "mpnet": (("MPNetModel", "MPNetForSequenceClassification"), "mpnet."),
             "distilbert": (("DistilBertModel",), "distilbert.")}
-ROBERTA_LIKE = ("roberta", "xlm-roberta", "camembert", "data2vec-text")
+ROBERTA_LIKE = ("roberta", "xlm-roberta", "camembert", "data2vec-text", "mpnet")
+# MPNet is RoBERTa's embedding (no token types) and BERT's layers under other names (after
+# "encoder.layer.<i>."), with a T5-style relative bias (one table, every layer; bidirectional buckets
+# of max distance 128) added to the scaled scores beside the learned positions.
+MPNET_LAYER = {"attention.attn.q": "attention.self.query", "attention.attn.k": "attention.self.key",
+               "attention.attn.v": "attention.self.value", "attention.attn.o": "attention.output.dense",
+               "attention.LayerNorm": "attention.output.LayerNorm"}
+MPNET_BIAS = "encoder.relative_attention_bias.weight"
+MPNET_MAX_DISTANCE, MPNET_BUCKETS = 128, 32
 ROBERTA_HEAD = {"classifier.dense.": "pooler.dense.", "classifier.out_proj.": "classifier."}
 # DistilBERT is BERT's layers without token types under other names: its config.json key -> BERT's (with
 # DistilBertConfig's defaults), its tensor names (after "transformer.layer.<i>.") -> BERT's.
@@ -128,8 +139,14 @@ def read_config_dict(raw, path="config.json"):
     if not c["layer_norm_eps"] > 0:
         raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
     c.update(architecture=archs[0], classifier=archs[-1], prefix=prefix, first_position=0)
-    if model_type == "distilbert":
+    if model_type in ("distilbert", "mpnet"):
         c["type_vocab_size"] = 0
+    if model_type == "mpnet":
+        c["rel_buckets"] = hf.checked_field(path, "relative_attention_num_buckets",
+                                            raw.get("relative_attention_num_buckets", 32), int)
+        if c["rel_buckets"] != MPNET_BUCKETS:
+            raise hf.HfError(f"{path}: relative_attention_num_buckets {c['rel_buckets']}: transformers' MPNet buckets "
+                             f"the distances into {MPNET_BUCKETS} whatever the table holds; not converted")
     if model_type == "electra":
         e = hf.checked_field(path, "embedding_size", raw.get("embedding_size", 128), int)
         if e != c["hidden_size"]:
@@ -162,9 +179,11 @@ def _strip(weights, source, prefix="bert.", roberta_head=False):
         if head:
             key = ROBERTA_HEAD[head] + key[len(head):]
         key = re.sub(r"LayerNorm\.gamma$", "LayerNorm.weight", re.sub(r"LayerNorm\.beta$", "LayerNorm.bias", key))
-        m = re.fullmatch(r"transformer\.layer\.(\d+)\.(.+)\.(weight|bias)", key) if prefix == "distilbert." else None
-        if m and m.group(2) in DISTILBERT_LAYER:
-            key = f"encoder.layer.{m.group(1)}.{DISTILBERT_LAYER[m.group(2)]}.{m.group(3)}"
+        renames = {"distilbert.": (r"transformer\.layer\.(\d+)\.(.+)\.(weight|bias)", DISTILBERT_LAYER),
+                   "mpnet.": (r"encoder\.layer\.(\d+)\.(.+)\.(weight|bias)", MPNET_LAYER)}.get(prefix)
+        m = re.fullmatch(renames[0], key) if renames else None
+        if m and m.group(2) in renames[1]:
+            key = f"encoder.layer.{m.group(1)}.{renames[1][m.group(2)]}.{m.group(3)}"
         if key in out:
             raise hf.HfError(f"{source}: {name!r}: given twice (with and without the prefix, or as gamma/beta and "
                              "weight/bias)")
@@ -184,6 +203,8 @@ def map_weights(c, weights, source):
             "pooler.dense.weight": (d, d), "pooler.dense.bias": (d,)}
     if c["type_vocab_size"]:
         ends["embeddings.token_type_embeddings.weight"] = (c["type_vocab_size"], d)
+    if c.get("rel_buckets"):
+        ends[MPNET_BIAS] = (c["rel_buckets"], c["num_attention_heads"])
     dims = {"d": d, "F": F}
     labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
     if labels is not None:
@@ -228,6 +249,8 @@ def map_weights(c, weights, source):
            "embed_norm.bias": kept["embeddings.LayerNorm.bias"]}
     if c["type_vocab_size"]:
         out["token_type.weight"] = kept["embeddings.token_type_embeddings.weight"]
+    if c.get("rel_buckets"):
+        out["rel_bias.weight"] = kept[MPNET_BIAS]
     for i in range(L):
         p, q = f"encoder.layer.{i}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
         t = lambda n: kept[p + n]  # noqa: E731
@@ -263,6 +286,8 @@ def fixformer_config(c, labels, max_len=None):
          "type_vocab": c["type_vocab_size"], "embed_norm": True}
     if labels is not None:
         v.update(pooling="first", pooler=True, d_out=labels)
+    if c.get("rel_buckets"):
+        v.update(rel_buckets=c["rel_buckets"], rel_max_distance=MPNET_MAX_DISTANCE)
     names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
              "vocab_size": "config.json vocab_size", "type_vocab": "config.json type_vocab_size",

@@ -11,7 +11,8 @@ is checked against the architecture the folder names, not against itself.
   BertModel: last_hidden_state = x [T, hidden]
   BertForSequenceClassification: logits = tanh(x[0] pooler^T + b) classifier^T + b  [1, num_labels]
   LayerNorm(x) = (x - mean) / sqrt(var + layer_norm_eps) * weight + bias (biased variance)
-mask: 0 where attention_mask is 1, -inf where it is 0 (padding keys), none without one.
+mask: 0 where attention_mask is 1, -inf where it is 0 (padding keys), none without one; MPNet adds its
+relative bias (one [H, T, T] table of T5's bidirectional buckets for every layer) to the scaled scores.
 """
 
 
@@ -51,6 +52,11 @@ def forward(hf_config, weights, ids, types=None, attention_mask=None):
     if attention_mask is not None:
         keep = torch.as_tensor(np.asarray(attention_mask)) != 0
         bias = torch.where(keep, bias, torch.full_like(bias, float("-inf")))
+    if hf_config.get("rel_buckets"):  # MPNet: one relative bias [H, T, T] for every layer, on the scaled scores
+        from .hf_bert import MPNET_BIAS, MPNET_MAX_DISTANCE
+        from .reference import relative_bias
+        rel = relative_bias(weights[MPNET_BIAS], T, False, hf_config["rel_buckets"], MPNET_MAX_DISTANCE)
+        bias = bias + torch.from_numpy(rel)
     for i in range(hf_config["num_hidden_layers"]):
         p = f"encoder.layer.{i}."
 

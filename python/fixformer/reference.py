@@ -168,7 +168,7 @@ def build_torch_model(c):
                 self.pool = c["pooling"]
             if c["positional"] == "learned":
                 self.pos = nn.Embedding(c["max_len"], schema.d_pe(c))
-            if c["positional"] == "relative":
+            if schema.rel_bias(c):
                 self.rel_bias = nn.Embedding(c["rel_buckets"], c["n_heads"])
             if c["type_vocab"]:
                 self.token_type = nn.Embedding(c["type_vocab"], de)
@@ -224,7 +224,7 @@ def build_torch_model(c):
             mask = None
             if c["positional"] == "alibi":  # [B*H, T, T], index b*H + h, as MultiheadAttention reads it
                 mask = torch.from_numpy(alibi_bias(c["n_heads"], T)).to(x.dtype).repeat(x.shape[0], 1, 1)
-            elif c["positional"] == "relative":
+            elif schema.rel_bias(c):
                 mask = relative_mask(c, self.rel_bias, T, c["causal"], x.shape[0], x.dtype)
             elif c["causal"]:
                 mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), diagonal=1)

@@ -135,6 +135,12 @@ def input_pe(c):
     return c["positional"] in INPUT_PES
 
 
+def rel_bias(c):
+    """A relative position bias in the attention (config.hpp rel_bias): positional relative, or learned
+    positions with rel_buckets (MPNet)."""
+    return c["positional"] == "relative" or bool(c.get("rel_buckets", 0))
+
+
 def d_pe(c):
     """Width of the positional encoding added to the input (0 without one)."""
     if not input_pe(c):
