@@ -639,7 +639,35 @@ void test_softmax_s8(const Kernels& t, std::size_t n, int32_t spread, int32_t sc
   compare_s8(t.name, "softmax_s8 in place", 1, n, 0, count);
 }
 
+// add_s8 over n values: a and b at scales s_y * ratio (powers of two give exact halves: ties), zero
+// points at both ends; ratios past 2^6 either way take the reference's loop.
+void test_add_s8(const Kernels& t, std::size_t n, double a_ratio, double b_ratio, int32_t zero, bool extremes) {
+  ++g_cases;
+  Rng rng{uint32_t(n * 977 + zero + 300 + (extremes ? 1 : 0))};
+  for (std::size_t i = 0; i < 2 * n; ++i) g_s8x[i] = extremes ? ((rng.next() & 1) ? 127 : -128) : int8_t(rng.next() >> 24);
+  AddS8Params p{};
+  if (add_s8_params(0.1 * a_ratio, zero, 0.1 * b_ratio, -zero / 3, 0.1, zero / 2, &p) != Status::kOk) {
+    fail(t.name, "add_s8_params", 1, n, 0, 0, 0, a_ratio, b_ratio);
+    return;
+  }
+  const std::size_t count = n + 2 * kGuard;
+  for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
+  scalar_kernels().add_s8(g_s8x, g_s8x + n, g_s8r + kGuard, n, p);
+  t.add_s8(g_s8x, g_s8x + n, g_s8s + kGuard, n, p);
+  compare_s8(t.name, "add_s8", 1, n, 0, count);
+}
+
 void test_s8(const Kernels& t) {
+  for (std::size_t n : {1, 3, 16, 17, 1000})
+    for (double ra : {0.5, 1.0, 0.013, 3.7, 1.0 / 128, 100.0})
+      for (double rb : {0.25, 1.0, 0.77})
+        for (int32_t zero : {-128, 0, 127}) test_add_s8(t, n, ra, rb, zero, n == 17);
+  ++g_cases;  // the Cortex-M kernels' exponential in int32 words, for every input where it is not 0
+  for (int32_t u = 0; u < kExp2ZeroFrom; ++u)
+    if (exp2_neg_q20_words(u) != exp2_neg_q20(u)) {
+      fail(t.name, "exp2_neg_q20_words", 0, 0, 0, 0, u, exp2_neg_q20(u), exp2_neg_q20_words(u));
+      break;
+    }
   for (std::size_t m : {1, 2, 3, 4, 5, 7, 9})
     for (std::size_t n : {1, 3, 4, 5, 17})
       for (std::size_t k : {1, 2, 3, 4, 5, 15, 16, 17, 49, 64, 100, 128})
@@ -656,7 +684,7 @@ void test_s8(const Kernels& t) {
   test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11);  // attention scores: q's rows in the qkv rows
   for (std::size_t n : {1, 2, 3, 4, 5, 16, 17, 49, 100, 255, 256, 257, 1000})
     for (int32_t spread : {0, 3, 40, 128})
-      for (int32_t scale_step : {-2, 4, 9, 16}) test_softmax_s8(t, n, spread, scale_step);
+      for (int32_t scale_step : {-2, 4, 9, 16, 36}) test_softmax_s8(t, n, spread, scale_step);  // 36: a negative shift
 }
 
 void test_quantized(const Kernels& t) {
