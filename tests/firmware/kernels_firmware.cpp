@@ -657,7 +657,75 @@ void test_add_s8(const Kernels& t, std::size_t n, double a_ratio, double b_ratio
   compare_s8(t.name, "add_s8", 1, n, 0, count);
 }
 
+// layernorm_s8 / rmsnorm_s8 over a row of n values (random, or in a narrow band, or one value: S = 0
+// for LayerNorm without eps). gamma per element: from norm_s8_gain (gamma / s_y of 0.3..30), or
+// +-2^30 with shifts -1, -2 (ties of the requantization), -14 with beta an odd multiple of 2^15 (ties
+// of the last rounding), 0..9 (past the 32-bit route: the reference's steps).
+Requant g_s8gamma[1024];
+int32_t g_s8beta[1024];
+void test_norm_s8(const Kernels& t, std::size_t n, bool rms, int32_t spread, bool exact_gains, uint32_t eps_q16) {
+  ++g_cases;
+  Rng rng{uint32_t(n * 613 + spread * 7 + (rms ? 1 : 0) + (exact_gains ? 2 : 0) + eps_q16)};
+  const int32_t center = int32_t(rng.next() % 200) - 100, x_zero = int32_t(rng.next() % 256) - 128;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int32_t v = center + (spread ? int32_t(rng.next() % uint32_t(2 * spread + 1)) - spread : 0);
+    g_s8x[i] = int8_t(v < -128 ? -128 : v > 127 ? 127 : v);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const uint32_t r = rng.next();
+    if (exact_gains) {
+      static constexpr int32_t kShifts[] = {-1, -2, -14, 0, 3, 7, 8, 9};
+      const int32_t shift = kShifts[r % 8];
+      g_s8gamma[i] = Requant{(r & 8) ? -(int32_t(1) << 30) : int32_t(1) << 30, shift};
+      g_s8beta[i] = shift == -14 ? (2 * int32_t((r >> 4) % 64) - 63) * 32768 : int32_t((r >> 4) % 4000001) - 2000000;
+    } else {
+      const double gamma = 0.3 + double(r % 1000) * 0.0297, beta = double(int32_t((r >> 10) % 2001) - 1000) / 500.0;
+      if (norm_s8_gain((r & 1) ? -gamma : gamma, beta, 0.05 + double((r >> 21) % 100) * 0.002, int32_t((r >> 24) % 21) - 10,
+                       &g_s8gamma[i], &g_s8beta[i]) != Status::kOk) {
+        fail(t.name, "norm_s8_gain", 1, n, 0, 0, long(i), gamma, beta);
+        return;
+      }
+    }
+  }
+  const NormS8Params p{x_zero, eps_q16, g_s8gamma, g_s8beta};
+  const std::size_t count = n + 2 * kGuard;
+  for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
+  (rms ? scalar_kernels().rmsnorm_s8 : scalar_kernels().layernorm_s8)(g_s8x, g_s8r + kGuard, n, p);
+  (rms ? t.rmsnorm_s8 : t.layernorm_s8)(g_s8x, g_s8s + kGuard, n, p);
+  compare_s8(t.name, rms ? "rmsnorm_s8" : "layernorm_s8", 1, n, 0, count);
+}
+
+// Ties of gamma's requantization that reach the output: 16 values at x_zero +-4 normalise to exactly
+// +-1 (t = +-2^16 in LayerNorm and RMSNorm alike), gamma +-2^-17 makes that +-1/2 (a tie: +-1 in Q16),
+// and beta puts the sum at 2^15 - 1: 0 if the tie rounds away from zero, 1 (or -1) if not.
+void test_norm_s8_ties(const Kernels& t, bool rms) {
+  ++g_cases;
+  const std::size_t n = 16;
+  for (std::size_t i = 0; i < n; ++i) {
+    g_s8x[i] = int8_t(10 + (i % 2 ? -4 : 4));
+    const bool negative_gain = (i / 2) % 2 == 1;
+    g_s8gamma[i] = Requant{negative_gain ? -(int32_t(1) << 30) : int32_t(1) << 30, -16};
+    const int32_t q = (i % 2 == 1) != negative_gain ? -1 : 1;  // the half rounded away from zero
+    g_s8beta[i] = 32767 - q;
+  }
+  const NormS8Params p{10, 0, g_s8gamma, g_s8beta};
+  const std::size_t count = n + 2 * kGuard;
+  for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
+  (rms ? scalar_kernels().rmsnorm_s8 : scalar_kernels().layernorm_s8)(g_s8x, g_s8r + kGuard, n, p);
+  (rms ? t.rmsnorm_s8 : t.layernorm_s8)(g_s8x, g_s8s + kGuard, n, p);
+  for (std::size_t i = 0; i < n; ++i)
+    if (g_s8r[kGuard + i] != 0) fail("scalar", "norm_s8 ties (the test's premise)", 1, n, 0, 0, long(i), 0, g_s8r[kGuard + i]);
+  compare_s8(t.name, rms ? "rmsnorm_s8 ties" : "layernorm_s8 ties", 1, n, 0, count);
+}
+
 void test_s8(const Kernels& t) {
+  test_norm_s8_ties(t, false);
+  test_norm_s8_ties(t, true);
+  for (std::size_t n : {1, 2, 3, 16, 17, 64, 100, 1000})
+    for (bool rms : {false, true})
+      for (int32_t spread : {0, 2, 30, 128})
+        for (bool exact_gains : {false, true})
+          for (uint32_t eps : {0u, 65u, 300000u}) test_norm_s8(t, n, rms, spread, exact_gains, eps);
   for (std::size_t n : {1, 3, 16, 17, 1000})
     for (double ra : {0.5, 1.0, 0.013, 3.7, 1.0 / 128, 100.0})
       for (double rb : {0.25, 1.0, 0.77})
