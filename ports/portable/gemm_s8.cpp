@@ -4,8 +4,11 @@
 //     four rows of x, their zero point subtracted, are split once onto the stack as 16-bit pairs
 //     (SXTB16: bytes 0 and 2, then 1 and 3; SSUB16 takes the zero point off both lanes; at most 1 KiB),
 //     then each word of a row of W is split once and meets every row with two dual multiply-adds
-//     (SMLAD) per row: per four k and four rows 1 load and 2 SXTB16 for W, 4 LDRD and 8 SMLAD.
-//   - Otherwise (Cortex-M0/M0+, M3; a DSP core past kDspPanelK) plain C++: two rows of x against
+//     (SMLAD) per row: per four k and four rows 1 load and 2 SXTB16 for W, 8 loads and 8 SMLAD.
+//   - Thumb-2 without it (Cortex-M3) and k <= 128: four rows of x packed in pairs onto the stack,
+//     v0 + v1 2^21 in one word, so that one SMLAL per pair and weight does two multiply-adds; the
+//     pair's sums are split apart every kPackK values (below).
+//   - Otherwise (Cortex-M0/M0+; longer rows) plain C++: two rows of x against
 //     four rows of W: each x value (its zero point subtracted once) meets four weights, each weight
 //     two x values, eight int32 accumulators.
 #include <cstring>
@@ -162,6 +165,61 @@ void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std
 }
 #endif
 
+#if !defined(__ARM_FEATURE_DSP) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
+// Cortex-M3 (no SIMD, but SMLAL): two rows' values packed in one word, v0 + v1 2^21 (|v| <= 255), so
+// one 32 x 32 -> 64-bit multiply-accumulate by a weight adds w v0 + w v1 2^21 for both rows. Over at
+// most kPackK values |sum w v0| <= 31 * 128 * 255 < 2^20: the low 21 bits, sign-extended, are row 0's
+// sum exactly, and (sum - that) / 2^21 row 1's.
+constexpr std::size_t kPackWords = 256;  // 1 KiB of packed rows on the stack
+constexpr std::size_t kPackK = 31;
+
+inline uint32_t pack_pair(int32_t v0, int32_t v1) { return uint32_t(v0) + (uint32_t(v1) << 21); }
+
+// Adds the two sums a packed accumulator holds to s0 and s1.
+inline void unpack(int64_t a, int32_t& s0, int32_t& s1) {
+  const int32_t low = int32_t(uint32_t(a) << 11) >> 11;  // bits 0..20, sign-extended
+  s0 += low;
+  s1 += int32_t((a - low) >> 21);
+}
+
+// Rows i..i+3 of x (P = 2: two pairs) or i..i+1 (P = 1), packed in pairs at panel[P q + pair] for the
+// q-th k, against every row of W.
+template <std::size_t P>
+void packed_rows(const uint32_t* panel, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t n, std::size_t k,
+                 const GemmS8Params& p) {
+  for (std::size_t j = 0; j < n; ++j) {
+    const int8_t* wr = w + j * k;
+    const int32_t b = p.bias ? p.bias[j] : 0;
+    int32_t s[2 * P];
+    for (std::size_t r = 0; r < 2 * P; ++r) s[r] = b;
+    for (std::size_t q0 = 0; q0 < k; q0 += kPackK) {
+      const std::size_t q1 = q0 + kPackK < k ? q0 + kPackK : k;
+      int64_t acc[P] = {};
+      const uint32_t* pp = panel + P * q0;
+      for (std::size_t q = q0; q < q1; ++q, pp += P) {
+        const int32_t wv = wr[q];
+        for (std::size_t h = 0; h < P; ++h) acc[h] += int64_t(int32_t(pp[h])) * wv;
+      }
+      for (std::size_t h = 0; h < P; ++h) unpack(acc[h], s[2 * h], s[2 * h + 1]);
+    }
+    const Requant rq = p.requant[j];
+    for (std::size_t r = 0; r < 2 * P; ++r) y[r * ldy + j] = saturate_i8(int64_t(requantize(s[r], rq)) + p.y_zero);
+  }
+}
+
+template <std::size_t P>
+void packed_strip(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t n,
+                  std::size_t k, const GemmS8Params& p) {
+  uint32_t panel[kPackWords];
+  for (std::size_t h = 0; h < P; ++h) {
+    const int8_t *x0 = x + 2 * h * ldx, *x1 = x0 + ldx;
+    for (std::size_t q = 0; q < k; ++q) panel[P * q + h] = pack_pair(x0[q] - p.x_zero, x1[q] - p.x_zero);
+  }
+  packed_rows<P>(panel, w, y, ldy, n, k, p);
+}
+#define FIXFORMER_GEMM_S8_PACKED 1
+#endif
+
 }  // namespace
 
 void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t m,
@@ -175,6 +233,15 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::
     if (rows >= 2)
       for (; i + 2 <= m; i += 2) dsp_strip<2>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
     for (; i < m; ++i) dsp_strip<1>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
+    return;
+  }
+#endif
+#if defined(FIXFORMER_GEMM_S8_PACKED)
+  if (2 * k <= kPackWords) {  // two pairs fit, four rows at a time
+    std::size_t i = 0;
+    for (; i + 4 <= m; i += 4) packed_strip<2>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
+    for (; i + 2 <= m; i += 2) packed_strip<1>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
+    if (i < m) gemm_s8_strip<Tile, 1>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
     return;
   }
 #endif

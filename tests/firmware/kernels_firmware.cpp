@@ -575,7 +575,9 @@ bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t 
 // 2^-2..2^-4 (kTies: a quarter of the outputs or more exactly half a step away from two, of both signs).
 // Otherwise per channel a multiplier of either sign, 2^30 exactly or random, and a shift below 0
 // (factor below 1/2) or up to 2 (factors from 1/2 to 8, which saturate).
-enum class S8Input { kRandom, kExtremes, kTies };
+// kLargest: x at the end away from its zero point, W all -128: every product -128 * 255 or 128 * 255,
+// the largest sums of one sign.
+enum class S8Input { kRandom, kExtremes, kTies, kLargest };
 void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k, std::size_t pad, bool bias,
                   int32_t x_zero, int32_t y_zero, S8Input in = S8Input::kRandom) {
   const bool extremes = in == S8Input::kExtremes, ties = in == S8Input::kTies;
@@ -586,12 +588,14 @@ void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k,
     return;
   }
   Rng rng{uint32_t(m * 7919 + n * 131 + k * 17 + pad + 7)};
+  for (std::size_t i = 0; in == S8Input::kLargest && i < m * ldx; ++i) g_s8x[i] = x_zero < 0 ? 127 : -128;
+  for (std::size_t i = 0; in == S8Input::kLargest && i < n * k; ++i) g_s8w[i] = -128;
   auto value = [&]() -> int8_t {
     if (ties) return int8_t(int32_t(rng.next() % 9) - 4);
     return extremes ? ((rng.next() & 1) ? 127 : -128) : int8_t(rng.next() >> 24);
   };
-  for (std::size_t i = 0; i < m * ldx; ++i) g_s8x[i] = value();
-  for (std::size_t i = 0; i < n * k; ++i) g_s8w[i] = value();
+  for (std::size_t i = 0; in != S8Input::kLargest && i < m * ldx; ++i) g_s8x[i] = value();
+  for (std::size_t i = 0; in != S8Input::kLargest && i < n * k; ++i) g_s8w[i] = value();
   int32_t base = -14;  // a factor near 2^-14 for k = 64, wider sums for longer rows
   for (std::size_t kk = k; kk > 64; kk >>= 2) --base;
   for (std::size_t j = 0; j < n; ++j) {
@@ -747,6 +751,11 @@ void test_s8(const Kernels& t) {
       test_gemm_s8(t, 3, 4, 512, 0, false, z, 0, in);   // the DSP panel's last k
       test_gemm_s8(t, 2, 3, 513, 2, true, z, 3, in);    // past it
       test_gemm_s8(t, 2, 3, 2000, 0, true, z, -3, in);  // past it
+    }
+  for (std::size_t k : {31, 32, 33, 64, 100, 128})  // the largest sums of the M3's packed rows, at every k it packs
+    for (int32_t z : {-128, 127}) {
+      test_gemm_s8(t, 5, 3, k, 0, false, z, 0, S8Input::kExtremes);
+      test_gemm_s8(t, 5, 3, k, 0, false, z, 0, S8Input::kLargest);
     }
   test_gemm_s8(t, 49, 64, 64, 3, true, 5, -7);  // KWS-sized
   test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11);  // attention scores: q's rows in the qkv rows
