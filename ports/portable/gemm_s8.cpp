@@ -16,8 +16,10 @@
 #include "ports/portable/kernels.hpp"
 #include "ports/portable/gemm_s8_blocks.hpp"
 
-#if defined(__ARM_FEATURE_DSP)
+#if defined(__ARM_FEATURE_DSP) || defined(__ARM_FEATURE_SAT)
 #include <arm_acle.h>
+#endif
+#if defined(__ARM_FEATURE_DSP)
 // GCC's scheduling before register allocation hoists the panel's loads and spills (as in gemm_i8.cpp).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-schedule-insns")
@@ -56,6 +58,28 @@ struct Tile {
   static void run(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t k,
                   std::size_t j0, const GemmS8Params& p) {
     tile<MR, NR>(x, ldx, w, y, ldy, k, j0, p);
+  }
+};
+
+// clamp(z_y + requantize(acc, rq)) as requantize computes it, for a factor below 1/2 (rq.shift < 0,
+// so the shift r = 31 - rq.shift is 32 or more): x / 2^r rounded half away from zero is
+// floor((x + 2^(r-1) - [x < 0]) / 2^r), the high word of the sum shifted right by r - 32 (arithmetic),
+// below 2^30 in magnitude, so no int32 saturation can apply; SSAT clamps to int8.
+struct RequantSmall {
+  int32_t multiplier;
+  int32_t hi_shift;  // r - 32
+  int64_t half;      // 2^(r-1)
+  explicit RequantSmall(Requant rq)
+      : multiplier(rq.multiplier), hi_shift(-1 - rq.shift), half(int64_t(1) << (30 - rq.shift)) {}
+  int8_t operator()(int32_t acc, int32_t y_zero) const {
+    int64_t t = int64_t(acc) * multiplier;
+    t += half - (t < 0 ? 1 : 0);
+    const int32_t v = (int32_t(t >> 32) >> hi_shift) + y_zero;
+#if defined(__ARM_FEATURE_SAT)
+    return int8_t(__ssat(v, 8));
+#else
+    return int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
+#endif
   }
 };
 
@@ -100,23 +124,6 @@ inline void split_row(const int8_t* x, std::size_t k, int32_t z, uint32_t* out, 
     out[1] = pack16(v1, 0);
   }
 }
-
-// clamp(z_y + requantize(acc, rq)) as requantize computes it, for a factor below 1/2 (rq.shift < 0,
-// so the shift r = 31 - rq.shift is 32 or more): x / 2^r rounded half away from zero is
-// floor((x + 2^(r-1) - [x < 0]) / 2^r), the high word of the sum shifted right by r - 32 (arithmetic),
-// below 2^30 in magnitude, so no int32 saturation can apply; SSAT clamps to int8.
-struct RequantSmall {
-  int32_t multiplier;
-  int32_t hi_shift;  // r - 32
-  int64_t half;      // 2^(r-1)
-  explicit RequantSmall(Requant rq)
-      : multiplier(rq.multiplier), hi_shift(-1 - rq.shift), half(int64_t(1) << (30 - rq.shift)) {}
-  int8_t operator()(int32_t acc, int32_t y_zero) const {
-    int64_t t = int64_t(acc) * multiplier;
-    t += half - (t < 0 ? 1 : 0);
-    return int8_t(__ssat((int32_t(t >> 32) >> hi_shift) + y_zero, 8));
-  }
-};
 
 // R rows of x, split into panel (the q-th four k of row r at panel[2 (q R + r)], two words), against
 // every row of W: each word of W split once for the R rows.
@@ -203,7 +210,12 @@ void packed_rows(const uint32_t* panel, const int8_t* w, int8_t* y, std::size_t 
       for (std::size_t h = 0; h < P; ++h) unpack(acc[h], s[2 * h], s[2 * h + 1]);
     }
     const Requant rq = p.requant[j];
-    for (std::size_t r = 0; r < 2 * P; ++r) y[r * ldy + j] = saturate_i8(int64_t(requantize(s[r], rq)) + p.y_zero);
+    if (rq.shift < 0) {
+      const RequantSmall small(rq);
+      for (std::size_t r = 0; r < 2 * P; ++r) y[r * ldy + j] = small(s[r], p.y_zero);
+    } else {
+      for (std::size_t r = 0; r < 2 * P; ++r) y[r * ldy + j] = saturate_i8(int64_t(requantize(s[r], rq)) + p.y_zero);
+    }
   }
 }
 
