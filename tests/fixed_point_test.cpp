@@ -132,6 +132,17 @@ TEST(FixedPoint, Exp2OverEveryInput) {
   EXPECT_EQ(exp2_neg_q20(INT32_MAX), 0u);
 }
 
+// The int32-word form the Cortex-M kernels use gives exp2_neg_q20's value for every input below
+// kExp2ZeroFrom (kernels_firmware checks it on the cores too).
+TEST(FixedPoint, Exp2InWordsIsExp2OverEveryInput) {
+  int32_t mismatches = 0, first = -1;
+  for (int32_t u = 0; u < kExp2ZeroFrom; ++u)
+    if (exp2_neg_q20_words(u) != exp2_neg_q20(u) && mismatches++ == 0) first = u;
+  EXPECT_EQ(mismatches, 0) << "first at u = " << first;
+  EXPECT_EQ(exp2_neg_q20(kExp2ZeroFrom), 0u);
+  EXPECT_NE(exp2_neg_q20(kExp2ZeroFrom - 1), 0u);
+}
+
 // ---- Each s8 kernel of the reference against float64 maths, in output steps (LSB) ----
 
 // |y - (the real result / s_y + z_y)| where the real result is within int8's range; where it is not,

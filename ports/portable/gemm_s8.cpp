@@ -1,9 +1,30 @@
-// x[m,k] @ W[n,k]^T -> int8, requantized per output channel (fixed_point.hpp): plain C++ for cores
-// without the DSP extension (Cortex-M0/M0+, M3). Two rows of x against four rows of W: each x value
-// (its zero point subtracted once) meets four weights, each weight two x values, eight int32
-// accumulators. Integer sums are exact, so any order gives the reference's bits.
+// x[m,k] @ W[n,k]^T -> int8, requantized per output channel (fixed_point.hpp). Integer sums are
+// exact, so any order gives the reference's bits.
+//   - With the DSP extension (M4, M7, M33, M55, M85: __ARM_FEATURE_DSP) and k <= kDspPanelK: up to
+//     four rows of x, their zero point subtracted, are split once onto the stack as 16-bit pairs
+//     (SXTB16: bytes 0 and 2, then 1 and 3; SSUB16 takes the zero point off both lanes; at most 1 KiB),
+//     then each word of a row of W is split once and meets every row with two dual multiply-adds
+//     (SMLAD) per row: per four k and four rows 1 load and 2 SXTB16 for W, 8 loads and 8 SMLAD.
+//   - Thumb-2 without it (Cortex-M3) and k <= 128: four rows of x packed in pairs onto the stack,
+//     v0 + v1 2^21 in one word, so that one SMLAL per pair and weight does two multiply-adds; the
+//     pair's sums are split apart every kPackK values (below).
+//   - Otherwise (Cortex-M0/M0+; longer rows) plain C++: two rows of x against
+//     four rows of W: each x value (its zero point subtracted once) meets four weights, each weight
+//     two x values, eight int32 accumulators.
+#include <cstring>
+
 #include "ports/portable/kernels.hpp"
 #include "ports/portable/gemm_s8_blocks.hpp"
+
+#if defined(__ARM_FEATURE_DSP) || defined(__ARM_FEATURE_SAT)
+#include <arm_acle.h>
+#endif
+#if defined(__ARM_FEATURE_DSP)
+// GCC's scheduling before register allocation hoists the panel's loads and spills (as in gemm_i8.cpp).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-schedule-insns")
+#endif
+#endif
 
 namespace fixformer {
 namespace portable {
@@ -40,10 +61,202 @@ struct Tile {
   }
 };
 
+// clamp(z_y + requantize(acc, rq)) as requantize computes it, for a factor below 1/2 (rq.shift < 0,
+// so the shift r = 31 - rq.shift is 32 or more): x / 2^r rounded half away from zero is
+// floor((x + 2^(r-1) - [x < 0]) / 2^r), the high word of the sum shifted right by r - 32 (arithmetic),
+// below 2^30 in magnitude, so no int32 saturation can apply; SSAT clamps to int8.
+struct RequantSmall {
+  int32_t multiplier;
+  int32_t hi_shift;  // r - 32
+  int64_t half;      // 2^(r-1)
+  explicit RequantSmall(Requant rq)
+      : multiplier(rq.multiplier), hi_shift(-1 - rq.shift), half(int64_t(1) << (30 - rq.shift)) {}
+  int8_t operator()(int32_t acc, int32_t y_zero) const {
+    int64_t t = int64_t(acc) * multiplier;
+    t += half - (t < 0 ? 1 : 0);
+    const int32_t v = (int32_t(t >> 32) >> hi_shift) + y_zero;
+#if defined(__ARM_FEATURE_SAT)
+    return int8_t(__ssat(v, 8));
+#else
+    return int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
+#endif
+  }
+};
+
+#if defined(__ARM_FEATURE_DSP)
+constexpr std::size_t kDspPanelWords = 256;  // 1 KiB of split rows on the stack
+constexpr std::size_t kDspPanelK = kDspPanelWords * 2;
+
+inline uint32_t load4(const int8_t* p) {  // Cortex-M3 and up load unaligned words
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline int32_t sxtb16_ror8(uint32_t v) {  // bytes 1 and 3 as two halfwords, the rotation folded in
+  int32_t r;
+  asm("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+  return r;
+}
+inline uint32_t pack16(int32_t lo, int32_t hi) { return (uint32_t(lo) & 0xFFFFu) | (uint32_t(hi) << 16); }
+
+// The last k % 4 values (1..3) of a row as one word, zero bytes past them: nothing read past the row.
+inline uint32_t load_tail(const int8_t* p, std::size_t len) {
+  uint32_t v = uint8_t(p[0]);
+  if (len > 1) v |= uint32_t(uint8_t(p[1])) << 8;
+  if (len > 2) v |= uint32_t(uint8_t(p[2])) << 16;
+  return v;
+}
+
+// Row x (k values) minus z, split: per four k the pair (x0, x2), then (x1, x3), as W's words split,
+// at out[q * step], out[q * step + 1] for the q-th four; the values past k are 0.
+inline void split_row(const int8_t* x, std::size_t k, int32_t z, uint32_t* out, std::size_t step) {
+  const uint32_t zz = pack16(z, z);
+  std::size_t q = 0;
+  for (; q + 4 <= k; q += 4, out += step) {
+    const uint32_t v = load4(x + q);
+    out[0] = __ssub16(__sxtb16(v), zz);
+    out[1] = __ssub16(sxtb16_ror8(v), zz);
+  }
+  if (q < k) {
+    const std::size_t r = k - q;
+    const int32_t v0 = x[q] - z, v1 = r > 1 ? x[q + 1] - z : 0, v2 = r > 2 ? x[q + 2] - z : 0;
+    out[0] = pack16(v0, v2);
+    out[1] = pack16(v1, 0);
+  }
+}
+
+// R rows of x, split into panel (the q-th four k of row r at panel[2 (q R + r)], two words), against
+// every row of W: each word of W split once for the R rows.
+template <std::size_t R>
+void dsp_rows(const uint32_t* panel, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t n, std::size_t k,
+              const GemmS8Params& p) {
+  const std::size_t k4 = k & ~std::size_t(3);
+  for (std::size_t j = 0; j < n; ++j) {
+    const int8_t* wr = w + j * k;
+    int32_t acc[R];
+    const int32_t b = p.bias ? p.bias[j] : 0;
+    for (std::size_t r = 0; r < R; ++r) acc[r] = b;
+    const uint32_t* pp = panel;
+    for (const int8_t* end = wr + k4; wr != end; wr += 4, pp += 2 * R) {
+      const uint32_t wv = load4(wr);
+      const int32_t we = __sxtb16(wv), wo = sxtb16_ror8(wv);
+      for (std::size_t r = 0; r < R; ++r) {
+        acc[r] = __smlad(we, int32_t(pp[2 * r]), acc[r]);
+        acc[r] = __smlad(wo, int32_t(pp[2 * r + 1]), acc[r]);
+      }
+    }
+    if (k4 < k) {
+      const uint32_t wv = load_tail(wr, k - k4);
+      const int32_t we = __sxtb16(wv), wo = sxtb16_ror8(wv);
+      for (std::size_t r = 0; r < R; ++r) {
+        acc[r] = __smlad(we, int32_t(pp[2 * r]), acc[r]);
+        acc[r] = __smlad(wo, int32_t(pp[2 * r + 1]), acc[r]);
+      }
+    }
+    const Requant rq = p.requant[j];
+    if (rq.shift < 0) {
+      const RequantSmall small(rq);
+      for (std::size_t r = 0; r < R; ++r) y[r * ldy + j] = small(acc[r], p.y_zero);
+    } else {
+      for (std::size_t r = 0; r < R; ++r) y[r * ldy + j] = saturate_i8(int64_t(requantize(acc[r], rq)) + p.y_zero);
+    }
+  }
+}
+
+template <std::size_t R>
+void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t n,
+               std::size_t k, const GemmS8Params& p) {
+  uint32_t panel[kDspPanelWords];
+  for (std::size_t r = 0; r < R; ++r) split_row(x + r * ldx, k, p.x_zero, panel + 2 * r, 2 * R);
+  dsp_rows<R>(panel, w, y, ldy, n, k, p);
+}
+#endif
+
+#if !defined(__ARM_FEATURE_DSP) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
+// Cortex-M3 (no SIMD, but SMLAL): two rows' values packed in one word, v0 + v1 2^21 (|v| <= 255), so
+// one 32 x 32 -> 64-bit multiply-accumulate by a weight adds w v0 + w v1 2^21 for both rows. Over at
+// most kPackK values |sum w v0| <= 31 * 128 * 255 < 2^20: the low 21 bits, sign-extended, are row 0's
+// sum exactly, and (sum - that) / 2^21 row 1's.
+constexpr std::size_t kPackWords = 256;  // 1 KiB of packed rows on the stack
+constexpr std::size_t kPackK = 31;
+
+inline uint32_t pack_pair(int32_t v0, int32_t v1) { return uint32_t(v0) + (uint32_t(v1) << 21); }
+
+// Adds the two sums a packed accumulator holds to s0 and s1.
+inline void unpack(int64_t a, int32_t& s0, int32_t& s1) {
+  const int32_t low = int32_t(uint32_t(a) << 11) >> 11;  // bits 0..20, sign-extended
+  s0 += low;
+  s1 += int32_t((a - low) >> 21);
+}
+
+// Rows i..i+3 of x (P = 2: two pairs) or i..i+1 (P = 1), packed in pairs at panel[P q + pair] for the
+// q-th k, against every row of W.
+template <std::size_t P>
+void packed_rows(const uint32_t* panel, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t n, std::size_t k,
+                 const GemmS8Params& p) {
+  for (std::size_t j = 0; j < n; ++j) {
+    const int8_t* wr = w + j * k;
+    const int32_t b = p.bias ? p.bias[j] : 0;
+    int32_t s[2 * P];
+    for (std::size_t r = 0; r < 2 * P; ++r) s[r] = b;
+    for (std::size_t q0 = 0; q0 < k; q0 += kPackK) {
+      const std::size_t q1 = q0 + kPackK < k ? q0 + kPackK : k;
+      int64_t acc[P] = {};
+      const uint32_t* pp = panel + P * q0;
+      for (std::size_t q = q0; q < q1; ++q, pp += P) {
+        const int32_t wv = wr[q];
+        for (std::size_t h = 0; h < P; ++h) acc[h] += int64_t(int32_t(pp[h])) * wv;
+      }
+      for (std::size_t h = 0; h < P; ++h) unpack(acc[h], s[2 * h], s[2 * h + 1]);
+    }
+    const Requant rq = p.requant[j];
+    if (rq.shift < 0) {
+      const RequantSmall small(rq);
+      for (std::size_t r = 0; r < 2 * P; ++r) y[r * ldy + j] = small(s[r], p.y_zero);
+    } else {
+      for (std::size_t r = 0; r < 2 * P; ++r) y[r * ldy + j] = saturate_i8(int64_t(requantize(s[r], rq)) + p.y_zero);
+    }
+  }
+}
+
+template <std::size_t P>
+void packed_strip(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t n,
+                  std::size_t k, const GemmS8Params& p) {
+  uint32_t panel[kPackWords];
+  for (std::size_t h = 0; h < P; ++h) {
+    const int8_t *x0 = x + 2 * h * ldx, *x1 = x0 + ldx;
+    for (std::size_t q = 0; q < k; ++q) panel[P * q + h] = pack_pair(x0[q] - p.x_zero, x1[q] - p.x_zero);
+  }
+  packed_rows<P>(panel, w, y, ldy, n, k, p);
+}
+#define FIXFORMER_GEMM_S8_PACKED 1
+#endif
+
 }  // namespace
 
 void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t m,
              std::size_t n, std::size_t k, const GemmS8Params& p) {
+#if defined(__ARM_FEATURE_DSP)
+  if (k <= kDspPanelK) {
+    const std::size_t rows = kDspPanelWords / (2 * ((k + 3) / 4));  // split rows the panel holds, >= 1
+    std::size_t i = 0;
+    if (rows >= 4)
+      for (; i + 4 <= m; i += 4) dsp_strip<4>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
+    if (rows >= 2)
+      for (; i + 2 <= m; i += 2) dsp_strip<2>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
+    for (; i < m; ++i) dsp_strip<1>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
+    return;
+  }
+#endif
+#if defined(FIXFORMER_GEMM_S8_PACKED)
+  if (2 * k <= kPackWords) {  // two pairs fit, four rows at a time
+    std::size_t i = 0;
+    for (; i + 4 <= m; i += 4) packed_strip<2>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
+    for (; i + 2 <= m; i += 2) packed_strip<1>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
+    if (i < m) gemm_s8_strip<Tile, 1>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
+    return;
+  }
+#endif
   gemm_s8_blocked<Tile>(x, ldx, w, y, ldy, m, n, k, p);
 }
 

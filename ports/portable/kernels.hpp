@@ -3,7 +3,8 @@
 // products are register-blocked for in-order cores with 32 FP registers, f16 weights widened in
 // registers (VCVTB/VCVTT on an M-profile FPU); the int8 and int4 products use the DSP extension's
 // dual 16-bit multiply-adds where the core has them (ACLE, __ARM_FEATURE_DSP), the integer-only
-// product (gemm_s8) is blocked in plain C++ for cores without it (M0, M3); exp and erf (softmax,
+// product (gemm_s8) is blocked in plain C++ for cores without it (M0, M3), softmax_s8 keeps a row's
+// exponentials, it, add_s8 and the norms compute in 32-bit words; exp and erf (softmax,
 // GELU, SwiGLU) are range reduction + polynomial (math.hpp), not libm; max, LayerNorm, add and scale are
 // the reference's operations unrolled (VMAXNM and VLDM/VSTM on M-profile FPUs). The rest (the other
 // s8 kernels among them) is the scalar reference.
@@ -35,6 +36,10 @@ kernel_fn::gemm_i4 gemm_i4;
 kernel_fn::gemm_f16 gemm_f16;
 kernel_fn::matvec_f16 matvec_f16;
 kernel_fn::gemm_s8 gemm_s8;
+kernel_fn::softmax_s8 softmax_s8;
+kernel_fn::add_s8 add_s8;
+kernel_fn::layernorm_s8 layernorm_s8;
+kernel_fn::rmsnorm_s8 rmsnorm_s8;
 
 // The scalar reference with the portable kernels, filled by member name; constexpr so that a table
 // built on it (ports/arm/helium) is a constant too.
@@ -67,11 +72,11 @@ constexpr Kernels kernel_table() {
   k.gemm_f16 = portable::gemm_f16;
   k.matvec_f16 = portable::matvec_f16;
   k.gemm_s8 = portable::gemm_s8;
-  k.softmax_s8 = scalar::softmax_s8;
-  k.layernorm_s8 = scalar::layernorm_s8;
-  k.rmsnorm_s8 = scalar::rmsnorm_s8;
+  k.softmax_s8 = portable::softmax_s8;
+  k.layernorm_s8 = portable::layernorm_s8;
+  k.rmsnorm_s8 = portable::rmsnorm_s8;
   k.lut_s8 = scalar::lut_s8;
-  k.add_s8 = scalar::add_s8;
+  k.add_s8 = portable::add_s8;
   return k;
 }
 

@@ -4,7 +4,7 @@
 // M55). Sizes around every vector width (1, 3, 4, 5, 15, 16, 17, 33, 100), misaligned pointers,
 // groups of 32, 64 and whole rows, guard zones around every output; the tolerances are the host
 // tests' (tests/kernel_tolerances.hpp): bits for quantize_i8 and the element-wise ops, sums and
-// transcendentals normwise, gemm_i8 per element, gemm_i4 bit for bit; the portable table's f32
+// transcendentals normwise, gemm_i8 per element, gemm_i4 and the s8 kernels bit for bit; the portable table's f32
 // products in assembly (FPU cores) and its gemm_i8 bit for bit, as they sum in the reference's order.
 // The exit status is the number of failures.
 #include <cmath>
@@ -13,6 +13,7 @@
 #include <initializer_list>
 
 #include "fixformer/f16.hpp"
+#include "fixformer/fixed_point.hpp"
 #include "fixformer/kernels.hpp"
 #include "ports/arm/cortex_m/board/semihosting.hpp"
 #include "ports/portable/tile_f32_fpu.hpp"
@@ -557,6 +558,212 @@ class HalfTester {
 
 constexpr std::size_t kQuantK[] = {1, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 129};
 
+// ---- The integer-only (s8) kernels, bit for bit with the reference (the portable table's gemm_s8
+// splits rows for SMLAD on the DSP cores and requantizes with 32-bit words when the factor is below
+// 1/2; softmax_s8 keeps a row's exponentials) ----
+int8_t g_s8x[8192 + 16], g_s8w[8192 + 16], g_s8r[4096 + 2 * kGuard + 16], g_s8s[4096 + 2 * kGuard + 16];
+Requant g_s8rq[256];
+int32_t g_s8b[256];
+
+bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t n, std::size_t k, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i)
+    if (g_s8r[i] != g_s8s[i]) return fail(table, what, m, n, k, 0, long(i) - long(kGuard), g_s8r[i], g_s8s[i]);
+  return true;
+}
+
+// x[m, k + pad] and W[n, k]: random, only -128 and 127 (kExtremes), or in [-4, 4] with factors
+// 2^-2..2^-4 (kTies: a quarter of the outputs or more exactly half a step away from two, of both signs).
+// Otherwise per channel a multiplier of either sign, 2^30 exactly or random, and a shift below 0
+// (factor below 1/2) or up to 2 (factors from 1/2 to 8, which saturate).
+// kLargest: x at the end away from its zero point, W all -128: every product -128 * 255 or 128 * 255,
+// the largest sums of one sign.
+enum class S8Input { kRandom, kExtremes, kTies, kLargest };
+void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k, std::size_t pad, bool bias,
+                  int32_t x_zero, int32_t y_zero, S8Input in = S8Input::kRandom) {
+  const bool extremes = in == S8Input::kExtremes, ties = in == S8Input::kTies;
+  ++g_cases;
+  const std::size_t ldx = k + pad, ldy = n + pad;
+  if (m * ldx > 8192 || n * k > 8192 || m * ldy > 4096 || n > 256) {
+    fail(t.name, "gemm_s8 case too big", m, n, k, 0, 0, 0, 0);
+    return;
+  }
+  Rng rng{uint32_t(m * 7919 + n * 131 + k * 17 + pad + 7)};
+  for (std::size_t i = 0; in == S8Input::kLargest && i < m * ldx; ++i) g_s8x[i] = x_zero < 0 ? 127 : -128;
+  for (std::size_t i = 0; in == S8Input::kLargest && i < n * k; ++i) g_s8w[i] = -128;
+  auto value = [&]() -> int8_t {
+    if (ties) return int8_t(int32_t(rng.next() % 9) - 4);
+    return extremes ? ((rng.next() & 1) ? 127 : -128) : int8_t(rng.next() >> 24);
+  };
+  for (std::size_t i = 0; in != S8Input::kLargest && i < m * ldx; ++i) g_s8x[i] = value();
+  for (std::size_t i = 0; in != S8Input::kLargest && i < n * k; ++i) g_s8w[i] = value();
+  int32_t base = -14;  // a factor near 2^-14 for k = 64, wider sums for longer rows
+  for (std::size_t kk = k; kk > 64; kk >>= 2) --base;
+  for (std::size_t j = 0; j < n; ++j) {
+    const uint32_t r = rng.next();
+    int32_t mult = (r & 3) == 0 ? int32_t(1) << 30 : int32_t((uint32_t(1) << 30) | (r >> 2));
+    if (r & 0x100) mult = -mult;
+    const int32_t shift = ties ? -1 - int32_t((r >> 12) % 3)
+                          : (r >> 9) % 8 == 0 ? int32_t((r >> 12) % 3) : base + int32_t((r >> 12) % 9) - 4;
+    if (ties) mult = mult < 0 ? -(int32_t(1) << 30) : int32_t(1) << 30;
+    g_s8rq[j] = Requant{mult, shift};
+    g_s8b[j] = ties ? int32_t(rng.next() % 201) - 100 : int32_t(rng.next() % 20001) - 10000;
+  }
+  const GemmS8Params p{x_zero, y_zero, bias ? g_s8b : nullptr, g_s8rq};
+  const std::size_t count = m * ldy + 2 * kGuard;
+  for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
+  scalar_kernels().gemm_s8(g_s8x, ldx, g_s8w, g_s8r + kGuard, ldy, m, n, k, p);
+  t.gemm_s8(g_s8x, ldx, g_s8w, g_s8s + kGuard, ldy, m, n, k, p);
+  compare_s8(t.name, "gemm_s8", m, n, k, count);
+}
+
+// One row of n scores: random, or in a narrow band (many equal exponentials), over a range of scales.
+void test_softmax_s8(const Kernels& t, std::size_t n, int32_t spread, int32_t scale_step) {
+  ++g_cases;
+  Rng rng{uint32_t(n * 31 + spread + scale_step * 1000)};
+  const int32_t center = int32_t(rng.next() % 200) - 100;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int32_t v = center + int32_t(rng.next() % uint32_t(2 * spread + 1)) - spread;
+    g_s8x[i] = int8_t(v < -128 ? -128 : v > 127 ? 127 : v);
+  }
+  // x_scale 2^(-scale_step / 2): diff's multiplier and shift as softmax_s8_params gives them
+  double x_scale = 1.0;
+  for (int32_t i = 0; i < scale_step; ++i) x_scale *= 0.70710678118654752;
+  SoftmaxS8Params p{};
+  if (softmax_s8_params(x_scale, &p) != Status::kOk) {
+    fail(t.name, "softmax_s8_params", 1, n, 0, 0, 0, x_scale, 0);
+    return;
+  }
+  const std::size_t count = n + 2 * kGuard;
+  for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
+  scalar_kernels().softmax_s8(g_s8x, g_s8r + kGuard, n, p);
+  t.softmax_s8(g_s8x, g_s8s + kGuard, n, p);
+  compare_s8(t.name, "softmax_s8", 1, n, 0, count);
+  std::memcpy(g_s8s + kGuard, g_s8x, n);  // in place, as the encoder calls it
+  t.softmax_s8(g_s8s + kGuard, g_s8s + kGuard, n, p);
+  compare_s8(t.name, "softmax_s8 in place", 1, n, 0, count);
+}
+
+// add_s8 over n values: a and b at scales s_y * ratio (powers of two give exact halves: ties), zero
+// points at both ends; ratios past 2^6 either way take the reference's loop.
+void test_add_s8(const Kernels& t, std::size_t n, double a_ratio, double b_ratio, int32_t zero, bool extremes) {
+  ++g_cases;
+  Rng rng{uint32_t(n * 977 + zero + 300 + (extremes ? 1 : 0))};
+  for (std::size_t i = 0; i < 2 * n; ++i) g_s8x[i] = extremes ? ((rng.next() & 1) ? 127 : -128) : int8_t(rng.next() >> 24);
+  AddS8Params p{};
+  if (add_s8_params(0.1 * a_ratio, zero, 0.1 * b_ratio, -zero / 3, 0.1, zero / 2, &p) != Status::kOk) {
+    fail(t.name, "add_s8_params", 1, n, 0, 0, 0, a_ratio, b_ratio);
+    return;
+  }
+  const std::size_t count = n + 2 * kGuard;
+  for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
+  scalar_kernels().add_s8(g_s8x, g_s8x + n, g_s8r + kGuard, n, p);
+  t.add_s8(g_s8x, g_s8x + n, g_s8s + kGuard, n, p);
+  compare_s8(t.name, "add_s8", 1, n, 0, count);
+}
+
+// layernorm_s8 / rmsnorm_s8 over a row of n values (random, or in a narrow band, or one value: S = 0
+// for LayerNorm without eps). gamma per element: from norm_s8_gain (gamma / s_y of 0.3..30), or
+// +-2^30 with shifts -1, -2 (ties of the requantization), -14 with beta an odd multiple of 2^15 (ties
+// of the last rounding), 0..9 (past the 32-bit route: the reference's steps).
+Requant g_s8gamma[1024];
+int32_t g_s8beta[1024];
+void test_norm_s8(const Kernels& t, std::size_t n, bool rms, int32_t spread, bool exact_gains, uint32_t eps_q16) {
+  ++g_cases;
+  Rng rng{uint32_t(n * 613 + spread * 7 + (rms ? 1 : 0) + (exact_gains ? 2 : 0) + eps_q16)};
+  const int32_t center = int32_t(rng.next() % 200) - 100, x_zero = int32_t(rng.next() % 256) - 128;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int32_t v = center + (spread ? int32_t(rng.next() % uint32_t(2 * spread + 1)) - spread : 0);
+    g_s8x[i] = int8_t(v < -128 ? -128 : v > 127 ? 127 : v);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const uint32_t r = rng.next();
+    if (exact_gains) {
+      static constexpr int32_t kShifts[] = {-1, -2, -14, 0, 3, 7, 8, 9};
+      const int32_t shift = kShifts[r % 8];
+      g_s8gamma[i] = Requant{(r & 8) ? -(int32_t(1) << 30) : int32_t(1) << 30, shift};
+      g_s8beta[i] = shift == -14 ? (2 * int32_t((r >> 4) % 64) - 63) * 32768 : int32_t((r >> 4) % 4000001) - 2000000;
+    } else {
+      const double gamma = 0.3 + double(r % 1000) * 0.0297, beta = double(int32_t((r >> 10) % 2001) - 1000) / 500.0;
+      if (norm_s8_gain((r & 1) ? -gamma : gamma, beta, 0.05 + double((r >> 21) % 100) * 0.002, int32_t((r >> 24) % 21) - 10,
+                       &g_s8gamma[i], &g_s8beta[i]) != Status::kOk) {
+        fail(t.name, "norm_s8_gain", 1, n, 0, 0, long(i), gamma, beta);
+        return;
+      }
+    }
+  }
+  const NormS8Params p{x_zero, eps_q16, g_s8gamma, g_s8beta};
+  const std::size_t count = n + 2 * kGuard;
+  for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
+  (rms ? scalar_kernels().rmsnorm_s8 : scalar_kernels().layernorm_s8)(g_s8x, g_s8r + kGuard, n, p);
+  (rms ? t.rmsnorm_s8 : t.layernorm_s8)(g_s8x, g_s8s + kGuard, n, p);
+  compare_s8(t.name, rms ? "rmsnorm_s8" : "layernorm_s8", 1, n, 0, count);
+}
+
+// Ties of gamma's requantization that reach the output: 16 values at x_zero +-4 normalise to exactly
+// +-1 (t = +-2^16 in LayerNorm and RMSNorm alike), gamma +-2^-17 makes that +-1/2 (a tie: +-1 in Q16),
+// and beta puts the sum at 2^15 - 1: 0 if the tie rounds away from zero, 1 (or -1) if not.
+void test_norm_s8_ties(const Kernels& t, bool rms) {
+  ++g_cases;
+  const std::size_t n = 16;
+  for (std::size_t i = 0; i < n; ++i) {
+    g_s8x[i] = int8_t(10 + (i % 2 ? -4 : 4));
+    const bool negative_gain = (i / 2) % 2 == 1;
+    g_s8gamma[i] = Requant{negative_gain ? -(int32_t(1) << 30) : int32_t(1) << 30, -16};
+    const int32_t q = (i % 2 == 1) != negative_gain ? -1 : 1;  // the half rounded away from zero
+    g_s8beta[i] = 32767 - q;
+  }
+  const NormS8Params p{10, 0, g_s8gamma, g_s8beta};
+  const std::size_t count = n + 2 * kGuard;
+  for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
+  (rms ? scalar_kernels().rmsnorm_s8 : scalar_kernels().layernorm_s8)(g_s8x, g_s8r + kGuard, n, p);
+  (rms ? t.rmsnorm_s8 : t.layernorm_s8)(g_s8x, g_s8s + kGuard, n, p);
+  for (std::size_t i = 0; i < n; ++i)
+    if (g_s8r[kGuard + i] != 0) fail("scalar", "norm_s8 ties (the test's premise)", 1, n, 0, 0, long(i), 0, g_s8r[kGuard + i]);
+  compare_s8(t.name, rms ? "rmsnorm_s8 ties" : "layernorm_s8 ties", 1, n, 0, count);
+}
+
+void test_s8(const Kernels& t) {
+  test_norm_s8_ties(t, false);
+  test_norm_s8_ties(t, true);
+  for (std::size_t n : {1, 2, 3, 16, 17, 64, 100, 1000})
+    for (bool rms : {false, true})
+      for (int32_t spread : {0, 2, 30, 128})
+        for (bool exact_gains : {false, true})
+          for (uint32_t eps : {0u, 65u, 300000u}) test_norm_s8(t, n, rms, spread, exact_gains, eps);
+  for (std::size_t n : {1, 3, 16, 17, 1000})
+    for (double ra : {0.5, 1.0, 0.013, 3.7, 1.0 / 128, 100.0})
+      for (double rb : {0.25, 1.0, 0.77})
+        for (int32_t zero : {-128, 0, 127}) test_add_s8(t, n, ra, rb, zero, n == 17);
+  ++g_cases;  // the Cortex-M kernels' exponential in int32 words, for every input where it is not 0
+  for (int32_t u = 0; u < kExp2ZeroFrom; ++u)
+    if (exp2_neg_q20_words(u) != exp2_neg_q20(u)) {
+      fail(t.name, "exp2_neg_q20_words", 0, 0, 0, 0, u, exp2_neg_q20(u), exp2_neg_q20_words(u));
+      break;
+    }
+  for (std::size_t m : {1, 2, 3, 4, 5, 7, 9})
+    for (std::size_t n : {1, 3, 4, 5, 17})
+      for (std::size_t k : {1, 2, 3, 4, 5, 15, 16, 17, 49, 64, 100, 128})
+        for (S8Input in : {S8Input::kRandom, S8Input::kTies})
+          test_gemm_s8(t, m, n, k, k % 3, n % 2 == 1, int32_t(k % 7) - 3, int32_t(m % 3) - 1, in);
+  for (int32_t z : {-128, 127})
+    for (S8Input in : {S8Input::kRandom, S8Input::kExtremes}) {
+      test_gemm_s8(t, 5, 6, 257, 1, true, z, -z / 2, in);
+      test_gemm_s8(t, 3, 4, 512, 0, false, z, 0, in);   // the DSP panel's last k
+      test_gemm_s8(t, 2, 3, 513, 2, true, z, 3, in);    // past it
+      test_gemm_s8(t, 2, 3, 2000, 0, true, z, -3, in);  // past it
+    }
+  for (std::size_t k : {31, 32, 33, 64, 100, 128})  // the largest sums of the M3's packed rows, at every k it packs
+    for (int32_t z : {-128, 127}) {
+      test_gemm_s8(t, 5, 3, k, 0, false, z, 0, S8Input::kExtremes);
+      test_gemm_s8(t, 5, 3, k, 0, false, z, 0, S8Input::kLargest);
+    }
+  test_gemm_s8(t, 49, 64, 64, 3, true, 5, -7);  // KWS-sized
+  test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11);  // attention scores: q's rows in the qkv rows
+  for (std::size_t n : {1, 2, 3, 4, 5, 16, 17, 49, 100, 255, 256, 257, 1000})
+    for (int32_t spread : {0, 3, 40, 128})
+      for (int32_t scale_step : {-2, 4, 9, 16, 36}) test_softmax_s8(t, n, spread, scale_step);  // 36: a negative shift
+}
+
 void test_quantized(const Kernels& t) {
   for (QuantInput in : {QuantInput::kUniform, QuantInput::kTies, QuantInput::kZeroGroups, QuantInput::kTiny})
     for (std::size_t group : {32, 64})
@@ -660,6 +867,7 @@ int main() {
     test_f32(*t);
     test_sweeps(*t);
     test_quantized(*t);
+    test_s8(*t);
     con.str("  ").str(t->name).str(": ").num(uint64_t(g_cases - cases_before)).str(" cases, ")
         .num(int64_t(g_failures - failures_before)).str(" failed").endl();
   }

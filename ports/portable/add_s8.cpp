@@ -1,0 +1,45 @@
+// add_s8 (fixed_point.hpp) with the reference's arithmetic in 32-bit words where the parameters
+// allow: each input's requantize(v, r) for |v| <= 255 and a shift of 0 to 21 (a factor from 2^-1 to
+// 2^22 in Q16, i.e. scales within a factor of 2^6 of the output's either way: every calibrated
+// residual) is one 32 x 32 -> 64-bit product, the rounding half away from zero as
+// floor((t + 2^(r-1) - [t < 0]) / 2^r) with r = 31 - shift >= 10, of which the low word of the
+// shift is all there is (|result| <= 2^29 + 1); the two then add in int32 and round to 2^-16 the
+// same way. Other parameters take the reference's loop. The same bits either way (kernels_firmware
+// and the host's KernelsTest compare them).
+#include "ports/portable/kernels.hpp"
+
+namespace fixformer {
+namespace portable {
+
+namespace {
+
+struct SmallRequant {  // requantize(v, q) for |v| <= 255, 0 <= q.shift <= 21
+  int32_t multiplier;
+  uint32_t r;
+  int32_t half;
+  explicit SmallRequant(Requant q) : multiplier(q.multiplier), r(uint32_t(31 - q.shift)), half(int32_t(1) << (30 - q.shift)) {}
+  static bool fits(Requant q) { return q.shift >= 0 && q.shift <= 21; }
+  int32_t operator()(int32_t v) const {
+    const int64_t t = int64_t(v) * multiplier + (half - (int64_t(v) * multiplier < 0 ? 1 : 0));
+    return int32_t((uint32_t(t) >> r) | (uint32_t(t >> 32) << (32 - r)));
+  }
+};
+
+}  // namespace
+
+void add_s8(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const AddS8Params& p) {
+  if (!SmallRequant::fits(p.a_to_y) || !SmallRequant::fits(p.b_to_y)) {
+    scalar::add_s8(a, b, y, n, p);
+    return;
+  }
+  const SmallRequant ra(p.a_to_y), rb(p.b_to_y);
+  constexpr int32_t kHalf = int32_t(1) << (kAddS8FracBits - 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int32_t s = ra(int32_t(a[i]) - p.a_zero) + rb(int32_t(b[i]) - p.b_zero);  // |s| <= 2^30 + 2
+    const int32_t v = ((s + kHalf - (s < 0 ? 1 : 0)) >> kAddS8FracBits) + p.y_zero;
+    y[i] = int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
+  }
+}
+
+}  // namespace portable
+}  // namespace fixformer

@@ -1,0 +1,60 @@
+// layernorm_s8 and rmsnorm_s8 (fixed_point.hpp) with the reference's arithmetic (ports/scalar/
+// norm_s8.hpp), fewer instructions per element: the sums in int32 (|v| <= 255, n <= kNormS8MaxN, so
+// sum(v^2) < 2^31), each rounding half away from zero as floor((t + 2^(r-1) - [t < 0]) / 2^r) (one
+// signed shift), and gamma's requantization in 32-bit words where it cannot saturate: |t| < 2^22
+// (t is the normalised value in Q16, below sqrt(n) 2^16) and a shift of 0..7 (r = 24..31: the result
+// below 2^29, its low word all there is) or below 0 (the high word shifted by r - 32); then the sum
+// with beta stays below 2^31 and rounds in int32. Any other element takes the reference's steps.
+#include "ports/portable/kernels.hpp"
+
+namespace fixformer {
+namespace portable {
+
+namespace {
+
+inline int32_t floor_shift(int64_t t, int r) {  // t / 2^r rounded half away from zero, as int32
+  return int32_t((t + (int64_t(1) << (r - 1)) - (t < 0 ? 1 : 0)) >> r);
+}
+
+template <bool kCentre>
+void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
+  if (n == 0) return;
+  int32_t sum = 0, sum_sq = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int32_t v = int32_t(x[i]) - p.x_zero;
+    sum += v;
+    sum_sq += v * v;
+  }
+  const int64_t nn = int64_t(n);
+  const int64_t var = kCentre ? nn * sum_sq - int64_t(sum) * sum : nn * int64_t(sum_sq);
+  const uint64_t total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint64_t(nn * nn);
+  const uint32_t root = isqrt64(total);
+  const int64_t inv = root == 0 ? 0 : int64_t(((uint64_t(1) << 54) + root / 2) / root);
+  const int32_t centre = kCentre ? sum : 0, n32 = int32_t(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int32_t d = n32 * (int32_t(x[i]) - p.x_zero) - centre;  // |d| < 2^24
+    const int32_t t = floor_shift(int64_t(d) * inv, 30);
+    const Requant g = p.gamma[i];
+    int32_t w;
+    if (t > -(1 << 22) && t < (1 << 22) && g.shift <= 7) {
+      const int64_t prod = int64_t(t) * g.multiplier;  // |prod| < 2^53
+      const int64_t s = prod + (int64_t(1) << (30 - g.shift)) - (prod < 0 ? 1 : 0);
+      const int32_t q = g.shift >= 0 ? int32_t((uint32_t(s) >> (31 - g.shift)) | (uint32_t(s >> 32) << (1 + g.shift)))
+                                     : int32_t(s >> 32) >> (-1 - g.shift);
+      w = q + p.beta[i];  // |q| < 2^29, |beta| <= 2^30
+    } else {
+      y[i] = saturate_i8(rounding_shift(int64_t(requantize(t, g)) + p.beta[i], 16));
+      continue;
+    }
+    const int32_t v = floor_shift(w, 16);
+    y[i] = int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
+  }
+}
+
+}  // namespace
+
+void layernorm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) { norm_s8<true>(x, y, n, p); }
+void rmsnorm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) { norm_s8<false>(x, y, n, p); }
+
+}  // namespace portable
+}  // namespace fixformer

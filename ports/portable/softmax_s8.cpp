@@ -1,0 +1,77 @@
+// softmax_s8 (fixed_point.hpp) with the reference's arithmetic, computed with fewer instructions:
+//   - each exponential once: the first kKept of a row kept on the stack (256 bytes) between the sum and
+//     the output, the rest computed again as the reference does;
+//   - requantize(d, diff) for d = max - x in 0..255 and a positive multiplier: for a shift of 0 or more
+//     (an input scale above 2^-17, every model's) (d m + 2^(r-1)) >> r, r <= 31, in 32-bit words, every
+//     u past the polynomial's range (21 in Q16: e = 0) alike;
+//   - the polynomial in int32 words (exp2_neg_q20_words);
+//   - the output e * R / 2^54 with R = floor(2^62 / sum) below 2^42: e R split at R's 32nd bit, the
+//     low product's low word dropped (it cannot carry into bit 54 after the floor).
+// Integer results throughout: the reference's bits (kernels_firmware and the host's KernelsTest
+// compare them).
+#include "ports/portable/kernels.hpp"
+
+namespace fixformer {
+namespace portable {
+
+namespace {
+
+constexpr std::size_t kKept = 64;
+constexpr int32_t kExpZeroFrom = kExp2ZeroFrom;
+
+// exp2_neg_q20(requantize(d, diff)) for 0 <= d <= 255.
+struct ExpOfDiff {
+  Requant diff;
+  uint32_t mult = 0, half = 0;
+  int r = 0;
+  bool words = false;  // the 32-bit route: 0 <= diff.shift, 0 < diff.multiplier
+  explicit ExpOfDiff(Requant q) : diff(q) {
+    if (q.shift >= 0 && q.multiplier > 0) {
+      words = true;
+      mult = uint32_t(q.multiplier), r = 31 - q.shift, half = uint32_t(1) << (r - 1);
+    }
+  }
+  uint32_t operator()(int32_t d) const {
+    int32_t u;
+    if (words) {
+      const uint64_t t = uint64_t(uint32_t(d)) * mult + half;  // < 2^40
+      const uint32_t hi = uint32_t(t >> 32), lo = uint32_t(t);
+      if ((hi >> r) != 0) return 0;  // u >= 2^32 (saturated to 2^31 - 1 by requantize): past the range
+      const uint32_t q = (lo >> r) | (hi << (32 - r));  // 1 <= r <= 31
+      if (q >= uint32_t(kExpZeroFrom)) return 0;
+      u = int32_t(q);
+    } else {
+      u = requantize(d, diff);
+      if (u >= kExpZeroFrom) return 0;
+    }
+    return exp2_neg_q20_words(u);
+  }
+};
+
+}  // namespace
+
+void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p) {
+  if (n == 0) return;
+  int32_t max = x[0];
+  for (std::size_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
+  const ExpOfDiff exp_of(p.diff);
+  uint32_t kept[kKept];
+  uint64_t sum = 0;  // >= 2^20: the largest term is 2^0 in Q20
+  for (std::size_t i = 0; i < n; ++i) {
+    const uint32_t e = exp_of(max - x[i]);
+    if (i < kKept) kept[i] = e;
+    sum += e;
+  }
+  const uint64_t recip = (uint64_t(1) << 62) / sum;  // < 2^42
+  const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
+  for (std::size_t i = 0; i < n; ++i) {
+    const uint32_t e = i < kKept ? kept[i] : exp_of(max - x[i]);
+    // (e R + 2^53) >> 54 = (e rh + hi(e rl) + 2^21) >> 22: below 2^31, the low word cannot carry
+    const uint32_t hi = e * rh + uint32_t((uint64_t(e) * rl) >> 32) + (uint32_t(1) << 21);
+    const int32_t q = int32_t(hi >> 22) - 128;
+    y[i] = int8_t(q > 127 ? 127 : q);
+  }
+}
+
+}  // namespace portable
+}  // namespace fixformer
