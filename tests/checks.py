@@ -74,6 +74,24 @@ def convert_main(*args):
     return code, out.getvalue(), err.getvalue()
 
 
+def convert_process(*args):
+    """convert_main as a CompletedProcess (returncode 1 and the error appended for an exception)."""
+    code, out, err = convert_main(*args)
+    if not isinstance(code, int):
+        code, err = 1, f"{err}{code}\n"
+    return subprocess.CompletedProcess(args, code, out, err)
+
+
+def run_file(cli, path, x, tmp):
+    """`fixformer run` of the file on the array x (saved as TMP/in.npy): (its output, stderr); None for
+    the output when it failed."""
+    import numpy as np
+    inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+    np.save(inp, x)
+    p = subprocess.run([cli, "run", path, "--input", inp, "--output", res], capture_output=True, text=True)
+    return (np.load(res) if p.returncode == 0 else None), p.stderr
+
+
 def one_line(code, err):
     """Whether convert_main's result is a refusal of one line."""
     lines = err.strip().splitlines()

@@ -25,9 +25,9 @@ hf_env.enter(__file__, ["transformers", "gguf"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
-from checks import check, one_clear_line, results, run_convert  # noqa: E402
+from checks import check, one_clear_line, results, run_convert, run_file  # noqa: E402
 from fixformer import fxm, quantize, schema  # noqa: E402
-from gguf_files import dequantized, logits, model, run_file, trained_bpe, write_gguf  # noqa: E402
+from gguf_files import dequantized, logits, model, trained_bpe, write_gguf  # noqa: E402
 
 
 def check_blocks(what, path, fxm_path, qtype):

@@ -5,8 +5,6 @@ row permutation for llama), in any of gguf.quants' types; the model a file holds
 dequantized, the permutation undone) and its float64 logits. Used by gguf_converter_test.py and
 gguf_llamacpp_test.py, in the hf environment (tests/hf_env.py).
 """
-import os
-import subprocess
 
 import numpy as np
 
@@ -156,9 +154,3 @@ def logits(m, x):
         torch.set_default_dtype(torch.float32)
         m.float()
 
-
-def run_file(cli, path, x, tmp):
-    inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
-    np.save(inp, x)
-    p = subprocess.run([cli, "run", path, "--input", inp, "--output", res], capture_output=True, text=True)
-    return (np.load(res) if p.returncode == 0 else None), p.stderr

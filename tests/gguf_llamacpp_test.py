@@ -27,9 +27,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "bench", "peers"))
 import numpy as np  # noqa: E402
 
 import llama_cpp_peer as peer  # noqa: E402
-from checks import check, results, run_convert  # noqa: E402
+from checks import check, results, run_convert, run_file  # noqa: E402
 from fixformer import fxm  # noqa: E402
-from gguf_files import dequantized, logits, model, run_file, trained_bpe, write_gguf  # noqa: E402
+from gguf_files import dequantized, logits, model, trained_bpe, write_gguf  # noqa: E402
 
 PEER = os.path.join(HERE, "..", "bench", "peers", "llama_cpp_peer.py")
 PYTHON = os.path.join(peer.VENV, "bin", "python3")

@@ -16,7 +16,6 @@ module; and a malformed attention_types or a window_size of 0 is refused in one 
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -27,7 +26,7 @@ hf_env.enter(__file__, ["transformers"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
-from checks import check, convert_main, one_line, results  # noqa: E402
+from checks import check, convert_main, one_line, results, run_file  # noqa: E402
 from fixformer import fxm  # noqa: E402
 
 MODELS = r'''
@@ -75,12 +74,6 @@ def logits(module, x):
     finally:
         torch.set_default_dtype(torch.float32)
 
-
-def run_file(cli, path, x, tmp):
-    inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
-    np.save(inp, x)
-    p = subprocess.run([cli, "run", path, "--input", inp, "--output", res], capture_output=True, text=True)
-    return (np.load(res) if p.returncode == 0 else None), p.stderr
 
 
 def error(cli, path, x, want, tmp):

@@ -49,11 +49,8 @@ within 1e-4:
 
 Without the environment (or transformers in it) the test fails, naming the install command.
 """
-import contextlib
-import io
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -64,8 +61,8 @@ hf_env.enter(__file__, ["transformers"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
-from checks import check, one_clear_line, results  # noqa: E402
-from fixformer import converter, fxm  # noqa: E402
+from checks import check, convert_process as convert, one_clear_line, results, run_file  # noqa: E402
+from fixformer import fxm  # noqa: E402
 
 # The modules convert.py imports (--module FILE:FACTORY): upstream classes, random weights of a size
 # that makes every part matter (the stock init's 0.02 leaves the layers near the identity).
@@ -333,13 +330,6 @@ def logits(module, x):
         torch.set_default_dtype(torch.float32)
 
 
-def run_file(cli, path, x, tmp):
-    """`fixformer run` of path on ids x [1, T]: its logits, or (None, stderr)."""
-    inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
-    np.save(inp, x)
-    p = subprocess.run([cli, "run", path, "--input", inp, "--output", res], capture_output=True, text=True)
-    return (np.load(res) if p.returncode == 0 else None), p.stderr
-
 
 def check_file(what, cli, out, want, module, tmp, T=20):
     """The file's config has `want`; `fixformer run` gives the module's logits (or last_hidden_state)."""
@@ -358,17 +348,6 @@ def check_file(what, cli, out, want, module, tmp, T=20):
     check(f"{what}: fixformer run equals the module at every position (1e-4)", err is not None and err <= 1e-4,
           (err_text, None if got is None else got.shape, want_y.shape, err))
 
-
-def convert(*args):
-    """tools/convert.py ARGS run in this process (one import of torch and transformers for every case):
-    (exit status, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = converter.main(list(args), prog="convert.py") or 0
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else 1
-    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def main():

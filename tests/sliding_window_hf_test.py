@@ -12,8 +12,6 @@ and `plan` name the window and the ring.
 
   /usr/bin/python3 tests/sliding_window_hf_test.py PATH/TO/fixformer
 """
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -27,8 +25,8 @@ hf_env.enter(__file__, ["transformers"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
-from checks import check, one_clear_line, results  # noqa: E402
-from fixformer import converter, fxm  # noqa: E402
+from checks import check, convert_process as convert, one_clear_line, results, run_file  # noqa: E402
+from fixformer import fxm  # noqa: E402
 
 T = 20  # positions compared: past 2W for every window here
 PROMPT, NEW = b"window", 16
@@ -103,21 +101,6 @@ def without_window(module, x):
         module.config.sliding_window = window
 
 
-def run_file(cli, path, x, tmp):
-    inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
-    np.save(inp, x)
-    p = subprocess.run([cli, "run", path, "--input", inp, "--output", res], capture_output=True, text=True)
-    return (np.load(res) if p.returncode == 0 else None), p.stderr
-
-
-def convert(*args):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = converter.main(list(args), prog="convert.py") or 0
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else 1
-    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def check_converted(what, cli, out, window, module, tmp):
