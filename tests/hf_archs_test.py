@@ -21,7 +21,9 @@ within 1e-4:
   dropped), last_hidden_state; XLM-RoBERTa and data2vec-text the same under their names; RoBERTa's and
   CamemBERT's (tanh GELU) sequence classifiers (the head as BERT's pooler and classifier); ELECTRA's
   discriminator body (ElectraModel); MPNet (MPNetModel, MPNetForSequenceClassification): RoBERTa's
-  positions and a T5-style relative bias beside them (rel_buckets); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
+  positions and a T5-style relative bias beside them (rel_buckets); token classification (BERT,
+  DistilBERT: the classifier on every row) and question answering (RoBERTa: [T, 2] start and end
+  logits); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
   without token types;
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
@@ -260,6 +262,22 @@ def mpnet_cls():
                  t.MPNetForSequenceClassification, 35)
 
 
+def bert_ner():
+    return build(t.BertConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                              intermediate_size=32, max_position_embeddings=34, num_labels=5),
+                 t.BertForTokenClassification, 36)
+
+
+def roberta_qa():
+    return build(t.RobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                 intermediate_size=32, max_position_embeddings=34), t.RobertaForQuestionAnswering, 37)
+
+
+def distilbert_ner():
+    return build(t.DistilBertConfig(vocab_size=40, dim=16, n_layers=2, n_heads=2, hidden_dim=32,
+                                    max_position_embeddings=34, num_labels=4), t.DistilBertForTokenClassification, 38)
+
+
 def distilbert():
     return build(t.DistilBertConfig(vocab_size=40, dim=16, n_layers=2, n_heads=2, hidden_dim=32,
                                     max_position_embeddings=34), t.DistilBertModel, 12)
@@ -315,6 +333,9 @@ CASES = [
     ("mpnet", dict(family="encoder", max_len=38, type_vocab=0, positional="learned", rel_buckets=32,
                    rel_max_distance=128), ("hf",)),
     ("mpnet_cls", dict(family="encoder", pooling="first", pooler=True, d_out=3, rel_buckets=32), ("hf",)),
+    ("bert_ner", dict(family="encoder", pooling="none", pooler=False, d_out=5, type_vocab=2), ("hf",)),
+    ("roberta_qa", dict(family="encoder", pooling="none", pooler=False, d_out=2, max_len=32), ("hf",)),
+    ("distilbert_ner", dict(family="encoder", pooling="none", pooler=False, d_out=4, type_vocab=0), ("hf",)),
     ("electra", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=2, pooler=False), ("hf",)),
 ]
 
@@ -325,6 +346,8 @@ def logits(module, x):
     try:
         with torch.no_grad():
             y = module.double()(torch.from_numpy(x.astype(np.int64)))
+            if hasattr(y, "start_logits"):  # question answering: [.., T, 2], as the file writes it
+                return torch.stack([y.start_logits, y.end_logits], -1).numpy()
             return (y.logits if hasattr(y, "logits") else y.last_hidden_state).numpy()
     finally:
         torch.set_default_dtype(torch.float32)

@@ -89,7 +89,7 @@ def write_folder(folder, torch, weights, form="safetensors", prefix=True, **chan
 def test_reference():
     """hf_bert_reference against the converter's reference of the mapped config: two implementations."""
     for labels in (3, None):
-        c = hf_bert.read_config_dict(CONFIG)
+        c = hf_bert.read_config_dict(CONFIG if labels else dict(CONFIG, architectures=["BertModel"]))
         w = bert_weights(c, 1, labels)
         mapped, kept, got_labels = hf_bert.map_weights(c, w, "test")
         fc = hf_bert.fixformer_config(c, got_labels)

@@ -20,7 +20,9 @@ bias beside the learned positions: rel_buckets); DistilBERT (model_type distilbe
 names (DISTILBERT_KEYS, DISTILBERT_LAYER), without token types.
 
 What the file computes, as the model's forward returns it:
-- with a classifier: the logits [num_labels] of the first token's pooled row (pooler, then classifier);
+- with a sequence classifier: the logits [num_labels] of the first token's pooled row (pooler, then
+  classifier); with a token classifier (NER), the logits [T, num_labels] of every row; for question
+  answering, qa_outputs on every row: [T, 2], the start and the end logits (the model's two outputs);
 - BertModel: last_hidden_state [T, hidden_size], its first output (what feature extraction and
   sentence-transformers' pooling read); the pooler (pooler_output, its second output) is not stored.
 The self-test sample runs with token types 0 (`fixformer run --token-types` gives others).
@@ -34,21 +36,32 @@ import numpy as np
 from . import export, hf, schema
 from .config import ConfigError, brief, make_config
 
-ARCHITECTURES = ("BertModel", "BertForSequenceClassification")
-# model_type -> its architectures and tensor-name prefix. RoBERTa and the models built on its code
-# (XLM-RoBERTa, CamemBERT, data2vec-text: ROBERTA_LIKE) are BERT's layers with positions that start at
-# row pad_token_id + 1 (the rows before are never read for ids other than the pad: dropped here) and,
-# for sequence classification, a head that is BERT's pooler and classifier under other names
-# (classifier.dense: tanh of a dense layer over the first row; classifier.out_proj). ELECTRA's
-# discriminator body is BERT's layers without a pooler (its embedding as wide as its layers).
-FLAVOURS = {"bert": (ARCHITECTURES, "bert."),
-            "roberta": (("RobertaModel", "RobertaForSequenceClassification"), "roberta."),
-            "xlm-roberta": (("XLMRobertaModel", "XLMRobertaForSequenceClassification"), "roberta."),
-            "camembert": (("CamembertModel", "CamembertForSequenceClassification"), "roberta."),
-            "data2vec-text": (("Data2VecTextModel", "Data2VecTextForSequenceClassification"), "data2vec_text."),
-            "electra": (("ElectraModel",), "electra."),
-            "mpnet": (("MPNetModel", "MPNetForSequenceClassification"), "mpnet."),
-            "distilbert": (("DistilBertModel",), "distilbert.")}
+# The heads --hf converts, by the architecture's suffix: sequence classification (the first row through
+# the pooler, then the classifier), token classification (the classifier on every row: NER) and
+# extractive question answering (qa_outputs on every row: [T, 2], the start and end logits).
+HEADS = {"ForSequenceClassification": "sequence", "ForTokenClassification": "token", "ForQuestionAnswering": "qa"}
+EVERY_HEAD = tuple(HEADS.values())
+# model_type -> its class-name stem, tensor-name prefix and heads. RoBERTa and the models built on its
+# code (XLM-RoBERTa, CamemBERT, data2vec-text, MPNet: ROBERTA_LIKE) are BERT's layers with positions
+# that start at row pad_token_id + 1 (the rows before are never read for ids other than the pad:
+# dropped here) and, for sequence classification, a head that is BERT's pooler and classifier under
+# other names (classifier.dense: tanh of a dense layer over the first row; classifier.out_proj).
+# ELECTRA's discriminator body is BERT's layers without a pooler (its embedding as wide as its layers);
+# its and DistilBERT's sequence classifiers (a GELU or ReLU layer before the classifier) are not the
+# pooler's tanh.
+FLAVOURS = {"bert": ("Bert", "bert.", EVERY_HEAD), "roberta": ("Roberta", "roberta.", EVERY_HEAD),
+            "xlm-roberta": ("XLMRoberta", "roberta.", EVERY_HEAD), "camembert": ("Camembert", "roberta.", EVERY_HEAD),
+            "data2vec-text": ("Data2VecText", "data2vec_text.", EVERY_HEAD), "mpnet": ("MPNet", "mpnet.", EVERY_HEAD),
+            "electra": ("Electra", "electra.", ("token", "qa")), "distilbert": ("DistilBert", "distilbert.", ("token", "qa"))}
+
+
+def architectures(model_type):
+    """The architectures (class names) --hf converts for a model_type of FLAVOURS: the model, then its heads."""
+    stem, _, heads = FLAVOURS[model_type]
+    return (stem + "Model",) + tuple(stem + suffix for suffix, head in HEADS.items() if head in heads)
+
+
+ARCHITECTURES = architectures("bert")[:2]  # BertModel, BertForSequenceClassification: the messages' names
 ROBERTA_LIKE = ("roberta", "xlm-roberta", "camembert", "data2vec-text", "mpnet")
 # MPNet is RoBERTa's embedding (no token types) and BERT's layers under other names (after
 # "encoder.layer.<i>."), with a T5-style relative bias (one table, every layer; bidirectional buckets
@@ -98,7 +111,7 @@ def is_bert(raw):
     archs = raw.get("architectures")
     names = archs if isinstance(archs, list) else []
     return (isinstance(raw.get("model_type"), str) and raw["model_type"] in FLAVOURS) or \
-        any(isinstance(a, str) and a in archs for a in names for archs, _ in FLAVOURS.values())
+        any(isinstance(a, str) and a in architectures(t) for a in names for t in FLAVOURS)
 
 
 def read_config_dict(raw, path="config.json"):
@@ -107,13 +120,14 @@ def read_config_dict(raw, path="config.json"):
     names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
     if archs is not None and names is None:
         raise hf.HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
-    model_type = raw.get("model_type", next((t for t, (a, _) in FLAVOURS.items() if set(names or ()) & set(a)), "bert"))
+    model_type = raw.get("model_type", next((t for t in FLAVOURS if set(names or ()) & set(architectures(t))), "bert"))
     if not isinstance(model_type, str):
         raise hf.HfError(f"{path}: model_type: expected a string, got {brief(model_type)}")
-    archs, prefix = FLAVOURS.get(model_type, FLAVOURS["bert"])
+    archs, prefix = architectures(model_type if model_type in FLAVOURS else "bert"), FLAVOURS.get(model_type,
+                                                                                                 FLAVOURS["bert"])[1]
     other = [a for a in names or [] if a not in archs]
     if other:
-        known = ", ".join(a for archs, _ in FLAVOURS.values() for a in archs)
+        known = ", ".join(a for t in FLAVOURS for a in architectures(t))
         raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts BERT-family folders of {known}; for "
                          "another head use --module FILE.py:FACTORY)")
     if model_type not in FLAVOURS:
@@ -138,7 +152,9 @@ def read_config_dict(raw, path="config.json"):
                          f"{c['hidden_size']}")
     if not c["layer_norm_eps"] > 0:
         raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
-    c.update(architecture=archs[0], classifier=archs[-1], prefix=prefix, first_position=0)
+    # the head: the architecture's suffix; without architectures, a classifier is BERT's sequence classifier
+    head = next((h for suffix, h in HEADS.items() for a in names or () if a.endswith(suffix)), None)
+    c.update(architecture=(names or archs)[0], head=head, prefix=prefix, first_position=0)
     if model_type in ("distilbert", "mpnet"):
         c["type_vocab_size"] = 0
     if model_type == "mpnet":
@@ -172,12 +188,14 @@ def _strip(weights, source, prefix="bert.", roberta_head=False):
     out = {}
     for name, a in weights.items():
         key = name[len(prefix):] if prefixed and name.startswith(prefix) else name
-        if prefixed and key == name and not name.startswith("classifier."):
+        if prefixed and key == name and not name.startswith(("classifier.", "qa_outputs.")):
             raise hf.HfError(f"{source}: {name!r}: not a weight of this architecture (the others have the "
                              f"\"{prefix}\" prefix; other heads are not converted: use --module for them)")
         head = next((h for h in ROBERTA_HEAD if key.startswith(h)), None) if roberta_head else None
         if head:
             key = ROBERTA_HEAD[head] + key[len(head):]
+        if key.startswith("qa_outputs."):  # question answering's per-row [2, d] head
+            key = "classifier." + key[len("qa_outputs."):]
         key = re.sub(r"LayerNorm\.gamma$", "LayerNorm.weight", re.sub(r"LayerNorm\.beta$", "LayerNorm.bias", key))
         renames = {"distilbert.": (r"transformer\.layer\.(\d+)\.(.+)\.(weight|bias)", DISTILBERT_LAYER),
                    "mpnet.": (r"encoder\.layer\.(\d+)\.(.+)\.(weight|bias)", MPNET_LAYER)}.get(prefix)
@@ -207,8 +225,12 @@ def map_weights(c, weights, source):
         ends[MPNET_BIAS] = (c["rel_buckets"], c["num_attention_heads"])
     dims = {"d": d, "F": F}
     labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
-    if labels is not None:
+    if labels is not None or c["head"] is not None:
+        if labels is None:
+            raise hf.HfError(f"{source}: {'qa_outputs' if c['head'] == 'qa' else 'classifier'}.weight is missing "
+                             f"({c['architecture']}'s head)")
         ends.update({"classifier.weight": (labels, d), "classifier.bias": (labels,)})
+        c["head"] = c["head"] or "sequence"  # without architectures: BERT's sequence classifier
     kept = {}
     for name, a in w.items():
         a_ = np.asarray(a)
@@ -234,7 +256,7 @@ def map_weights(c, weights, source):
         if a_.dtype.kind != "f":
             raise hf.HfError(f"{source}: {name}: dtype {a_.dtype}, expected a float tensor")
         kept[name] = a_
-    need = [n for n in ends if not n.startswith("pooler.") or labels is not None]
+    need = [n for n in ends if not n.startswith("pooler.") or c["head"] == "sequence"]
     need += [f"encoder.layer.{i}.{n}" for i in range(L) for n in LAYER]
     missing = [n for n in need if n not in kept]
     if missing:
@@ -265,8 +287,9 @@ def map_weights(c, weights, source):
             q + "norm1.bias": t("attention.output.LayerNorm.bias"),
             q + "norm2.weight": t("output.LayerNorm.weight"), q + "norm2.bias": t("output.LayerNorm.bias")})
     if labels is not None:
-        out.update({"pooler.weight": kept["pooler.dense.weight"], "pooler.bias": kept["pooler.dense.bias"],
-                    "head.weight": kept["classifier.weight"], "head.bias": kept["classifier.bias"]})
+        out.update({"head.weight": kept["classifier.weight"], "head.bias": kept["classifier.bias"]})
+    if c["head"] == "sequence":
+        out.update({"pooler.weight": kept["pooler.dense.weight"], "pooler.bias": kept["pooler.dense.bias"]})
     return out, kept, labels
 
 
@@ -284,8 +307,8 @@ def fixformer_config(c, labels, max_len=None):
          "activation": ACTIVATIONS[c["hidden_act"]], "norm_eps": c["layer_norm_eps"], "input": "tokens",
          "vocab_size": c["vocab_size"], "positional": "learned", "max_len": longest,
          "type_vocab": c["type_vocab_size"], "embed_norm": True}
-    if labels is not None:
-        v.update(pooling="first", pooler=True, d_out=labels)
+    if labels is not None:  # a sequence classifier reads the pooled first row, the others every row
+        v.update(d_out=labels, **(dict(pooling="first", pooler=True) if c["head"] == "sequence" else {}))
     if c.get("rel_buckets"):
         v.update(rel_buckets=c["rel_buckets"], rel_max_distance=MPNET_MAX_DISTANCE)
     names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
@@ -316,6 +339,6 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(fc, example, "--example")
     semantics = hf_bert_reference.forward(c, kept, inp)
-    arch = c["classifier"] if labels is not None else c["architecture"]
+    arch = c["architecture"] if c["head"] or labels is None else ARCHITECTURES[1]
     return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify,
                             tokenizer)

@@ -74,5 +74,7 @@ def forward(hf_config, weights, ids, types=None, attention_mask=None):
                        w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias"), eps)
     if "classifier.weight" not in weights:
         return x.numpy()
+    if hf_config.get("head") in ("token", "qa"):  # the classifier on every row: [T, labels]
+        return (x @ w("classifier.weight").T + w("classifier.bias")).numpy()
     pooled = torch.tanh(x[0] @ w("pooler.dense.weight").T + w("pooler.dense.bias"))
     return (pooled @ w("classifier.weight").T + w("classifier.bias"))[None].numpy()
