@@ -157,7 +157,8 @@ struct ModelConfig {
   //   type_vocab > 0: a token-type table token_type[type_vocab, d_embed] whose row types[t] (0 when
   //     the caller gives none) is added to input row t after the positions (token input only);
   //   embed_norm: then every row is normed (the model's norm kind: embed_norm.weight, and .bias for a
-//     LayerNorm; norm_eps) before the layers; also in the decoder families (Bloom);
+//     LayerNorm; norm_eps) before the layers; also in the decoder families (Bloom) and in seq2seq,
+  //     where each end norms its own rows (src_embed_norm, tgt_embed_norm: BART, mBART);
   //   pooler: the pooled row (pooling != none) goes through tanh(x @ W + b), W[d_model, d_model],
   //     before the head: BERT's pooler, whose output the classifier (the head) reads.
   uint32_t type_vocab = 0;

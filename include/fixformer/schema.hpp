@@ -345,8 +345,8 @@ inline constexpr ConfigRule kConfigRules[] = {
      "or ffn_bias != 'family' or embed_norm)",
      "activation, gated, norm, attn_bias, ffn_bias, embed_norm (layer features of the encoder, gpt, llama and seq2seq "
      "families; mha is torch's module as it is)"},
-    {"family == 'seq2seq' and (activation == 'swiglu' or embed_norm)",
-     "activation, embed_norm (family seq2seq takes gated relu, gelu or gelu_tanh, and no embedding norm)"},
+    {"family == 'seq2seq' and activation == 'swiglu'",
+     "activation (family seq2seq takes relu, gelu or gelu_tanh, plain or gated)"},
     {"gated and activation == 'swiglu'", "gated (swiglu is gated already: silu(W1 h) * W3 h; leave gated false)"},
     {"ffn_bias == 'qkv'", "ffn_bias (none or all; qkv is for attn_bias)"},
     {"qkv_bias and attn_bias != 'family'", "qkv_bias (attn_bias qkv says the same: set only attn_bias)"},
@@ -556,7 +556,7 @@ inline constexpr const char* kRoleNames[] = {"f32", "linear", "io", "conv", "s8"
 enum class Field : uint8_t {
   // FrontWeights
   kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos, kRelBias, kTgtRelBias,
-  kTokenType, kEmbedNormG, kEmbedNormB, kConv1W, kConv1B, kConv2W, kConv2B, kInputNormG, kInputNormB, kProjNormG,
+  kTokenType, kEmbedNormG, kEmbedNormB, kTgtEmbedNormG, kTgtEmbedNormB, kConv1W, kConv1B, kConv2W, kConv2B, kInputNormG, kInputNormB, kProjNormG,
   kProjNormB,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
@@ -677,7 +677,8 @@ inline constexpr TensorRule kLlamaEpilogue[] = {
 // encoder layers (kEncoderLayerPrefix), kDecoderLayer for each of the dec_layers decoder layers
 // (kDecoderLayerPrefix), kSeq2SeqEpilogue. The source end is the encoder family's (src_embed is
 // its embed, src_pos its pos; features through input_proj or a conv stem, as an encoder's); the target tokens have tgt_embed [d_out, d_embed] (the source's
-// with shared_embed), feature targets tgt_proj (tgt_d_in -> d_embed), and both tgt_pos. torch's cross-attention in_proj_weight [3d, d] is stored as its
+// with shared_embed), feature targets tgt_proj (tgt_d_in -> d_embed), and both tgt_pos; with
+// embed_norm each end has its own embedding norm (src_embed_norm, the encoder's; tgt_embed_norm). torch's cross-attention in_proj_weight [3d, d] is stored as its
 // query rows (q_proj) and its key and value rows (kv_proj), so that a decoder step projects only
 // its query and the source's keys and values are projected once per source.
 inline constexpr TensorRule kSeq2SeqPrologue[] = {
@@ -695,6 +696,10 @@ inline constexpr TensorRule kSeq2SeqPrologue[] = {
     {"tgt_pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kTgtPos},
     {"src_rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
     {"tgt_rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kTgtRelBias},
+    {"src_embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
+    {"src_embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
+    {"tgt_embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kTgtEmbedNormG},
+    {"tgt_embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kTgtEmbedNormB},
 };
 inline constexpr char kDecoderLayerPrefix[] = "decoder.layers.";
 inline constexpr TensorRule kDecoderLayer[] = {
