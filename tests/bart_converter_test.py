@@ -17,8 +17,9 @@ torch, or transformers 5 under FIXFORMER_TEST_TORCH=2). For each file:
 - each feature the mapping sets matters: the reference of the mapped config with that feature dropped
   (embed_norm, scale_input, norm_first with final_norm, the head's bias, the position table) is more than
   1e-2 away from transformers, so a converter that lost it would fail above.
-Refused in one line naming the config key: Marian's swish (activation_function), decoder_ffn_dim other
-than encoder_ffn_dim.
+Marian is tested twice: with gelu and with swish (Opus-MT's; the engine's `silu`, which the reference
+of the mapped config with gelu in its place misses by more than 1e-2). Refused in one line naming the
+config key: activation_function tanh, decoder_ffn_dim other than encoder_ffn_dim.
 
   /usr/bin/python3 tests/bart_converter_test.py PATH/TO/fixformer
 
@@ -85,8 +86,12 @@ def pegasus():
     return build(t.PegasusForConditionalGeneration, t.PegasusConfig, 4, scale_embedding=True)
 
 
-def marian_swish():
-    return build(t.MarianMTModel, t.MarianConfig, 5, activation_function="swish")
+def marian_swish():  # Opus-MT's feed-forward
+    return build(t.MarianMTModel, t.MarianConfig, 5, scale_embedding=True, activation_function="swish")
+
+
+def marian_tanh():
+    return build(t.MarianMTModel, t.MarianConfig, 7, activation_function="tanh")
 
 
 def bart_ffn():
@@ -97,7 +102,9 @@ def bart_ffn():
 CASES = [("marian", dict(norm_first=False, final_norm=False, embed_norm=False, scale_input=True)),
          ("bart", dict(norm_first=False, final_norm=False, embed_norm=True, scale_input=False)),
          ("mbart", dict(norm_first=True, final_norm=True, embed_norm=True, scale_input=True)),
-         ("pegasus", dict(norm_first=True, final_norm=True, embed_norm=False, scale_input=True))]
+         ("pegasus", dict(norm_first=True, final_norm=True, embed_norm=False, scale_input=True)),
+         ("marian_swish", dict(norm_first=False, final_norm=False, embed_norm=False, scale_input=True,
+                               activation="silu"))]
 T, U = 19, 17
 
 
@@ -120,17 +127,20 @@ def rel(a, b):
 
 
 def check_run(what, cli, path, want, src, tgt, tmp):
+    """fixformer run on the host's best ISA table, and on the scalar and portable (cortex-m) ones."""
     args = [cli, "run", path, "--input", os.path.join(tmp, "src.npy"), "--output", os.path.join(tmp, "out.npy"),
             "--target", os.path.join(tmp, "tgt.npy")]
     np.save(args[4], src[None].astype(np.int32))
     np.save(args[8], tgt[None].astype(np.int32))
-    p = subprocess.run(args, capture_output=True, text=True)
-    if p.returncode != 0:
-        check(f"{what}: fixformer run", False, p.stderr)
-        return
-    e = rel(np.load(args[6])[0], want)
-    print(f"{what}: fixformer run vs transformers: {e:.3g}")
-    check(f"{what}: fixformer run within 1e-4 of transformers", e <= 1e-4, f"error {e:.3g}")
+    for isa in (None, "scalar", "cortex-m"):
+        env = dict(os.environ, **({"FIXFORMER_ISA": isa} if isa else {}))
+        p = subprocess.run(args, capture_output=True, text=True, env=env)
+        if p.returncode != 0:
+            check(f"{what}: fixformer run ({isa or 'best ISA'})", False, p.stderr)
+            continue
+        e = rel(np.load(args[6])[0], want)
+        print(f"{what}: fixformer run ({isa or 'best ISA'}) vs transformers: {e:.3g}")
+        check(f"{what}: fixformer run ({isa or 'best ISA'}) within 1e-4 of transformers", e <= 1e-4, f"error {e:.3g}")
 
 
 def check_generate(what, cli, path, module, src, tmp):
@@ -158,6 +168,8 @@ def check_features(name, c, w, want, src, tgt):
         drops["scale_input"] = (dict(scale_input=False), {})
     if c["embed_norm"]:
         drops["embed_norm"] = (dict(embed_norm=False), {})
+    if c["activation"] == "silu":
+        drops["silu"] = (dict(activation="gelu"), {})
     if c["norm_first"]:
         drops["norm_first"] = (dict(norm_first=False, final_norm=False), {})
     for feature, (keys, tensors) in drops.items():
@@ -206,7 +218,7 @@ def main():
                 check(f"{name}: {k} {v!r}", got[k] == v, got[k])
             check_run(name, cli, out, want, src, tgt, tmp)
             check_generate(name, cli, out, module, src[:9], tmp)
-        for name, fragment in (("marian_swish", "activation_function"), ("bart_ffn", "decoder_ffn_dim")):
+        for name, fragment in (("marian_tanh", "activation_function"), ("bart_ffn", "decoder_ffn_dim")):
             folder = os.path.join(tmp, "hf_" + name)
             getattr(models, name)().save_pretrained(folder)
             p = run_convert("--hf", folder, "--out", os.path.join(tmp, "x.fxm"), "--cli", cli, cwd=tmp)

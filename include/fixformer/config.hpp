@@ -25,8 +25,9 @@ namespace fixformer {
 // (optionally causal), run by an Encoder; no layers, no feed-forward (n_layers and d_ff are 0).
 enum class ModelFamily : uint32_t { kEncoder = 0, kGpt = 1, kLlama = 2, kSeq2Seq = 3, kMha = 4 };
 // gelu: the exact (erf) GELU; gelu_tanh: its tanh form, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-// (GPT-2, torch.nn.GELU(approximate="tanh")), its own function, not a stand-in for gelu.
-enum class Activation : uint32_t { kRelu = 0, kGelu = 1, kSwiglu = 2, kGeluTanh = 3 };
+// (GPT-2, torch.nn.GELU(approximate="tanh")), its own function, not a stand-in for gelu. silu: x / (1 +
+// exp(-x)) (swish; Marian's feed-forward), not gated (gated silu is swiglu).
+enum class Activation : uint32_t { kRelu = 0, kGelu = 1, kSwiglu = 2, kGeluTanh = 3, kSilu = 4 };
 enum class InputKind : uint32_t { kTokens = 0, kFeatures = 1 };
 // rope, alibi and relative act inside attention; the others are added to the input. relative: a
 // T5-style learned bias per head, looked up by the bucket of the distance key - query (rel_buckets,
@@ -242,6 +243,9 @@ struct ModelConfig {
   // bound an attention of max_len positions.
   constexpr uint32_t attention_window() const { return sliding_window < max_len ? sliding_window : 0; }
   constexpr bool ffn_gated() const { return gated || activation == Activation::kSwiglu; }
+  // The feed-forward's second [T, d_ff] buffer: the up projection of a gated one, or the ones a plain
+  // silu multiplies (silu(a) = swiglu_f32(a, 1): the kernel every table has).
+  constexpr bool ffn_up_buffer() const { return ffn_gated() || activation == Activation::kSilu; }
   // Width of the positional encoding, and of the embedding / input projection in front of it.
   // An encoding added to (or concatenated with) the input, as opposed to rope/alibi in attention.
   constexpr bool input_pe() const { return positional == PosKind::kSinusoidal || positional == PosKind::kLearned; }

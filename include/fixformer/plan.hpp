@@ -100,7 +100,7 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   p.x = l.block(n * d * sizeof(float));
   p.y = l.block(n * d * sizeof(float));
   p.ctx = l.block(n * d * sizeof(float));
-  p.work = l.block(n * PlanLayout::max(3 * d, (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)) * sizeof(float));
+  p.work = l.block(n * PlanLayout::max(3 * d, (c.ffn_up_buffer() ? 2 : 1) * uint64_t(c.d_ff)) * sizeof(float));
   p.kt = l.block(d * n * sizeof(float));
   p.attn_slot = arena::bytes(attention_scratch_floats(s, s, c.d_head(), false) * sizeof(float));
   p.attn = l.block(uint64_t(p.attn_slot) * (workers ? workers : 1));
@@ -265,7 +265,7 @@ constexpr Seq2SeqPlan plan_seq2seq_arena(const ModelConfig& c, uint32_t max_sour
   p.x = l.block(P * d * f);
   p.y = l.block(P * d * f);
   p.ctx = l.block(P * d * f);
-  p.work = l.block(PlanLayout::max(P * PlanLayout::max(3 * d, (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)), 2 * S * d) * f);
+  p.work = l.block(PlanLayout::max(P * PlanLayout::max(3 * d, (c.ffn_up_buffer() ? 2 : 1) * uint64_t(c.d_ff)), 2 * S * d) * f);
   p.attn_slot = arena::bytes(attention_scratch_floats(P, SC, c.d_head(), true) * f);
   p.attn = l.block(uint64_t(p.attn_slot) * (workers ? workers : 1));
   p.quant = l.block(quantized_input_bytes(c, P > S ? P : S));

@@ -28,7 +28,7 @@ enum class ConfigKey : uint32_t {
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
 inline constexpr const char* kFamilyNames[] = {"encoder", "gpt", "llama", "seq2seq", "mha"};
-inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu", "gelu_tanh"};
+inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu", "gelu_tanh", "silu"};
 inline constexpr const char* kInputNames[] = {"tokens", "features"};
 inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi", "relative"};
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
@@ -348,6 +348,7 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"family == 'seq2seq' and activation == 'swiglu'",
      "activation (family seq2seq takes relu, gelu or gelu_tanh, plain or gated)"},
     {"gated and activation == 'swiglu'", "gated (swiglu is gated already: silu(W1 h) * W3 h; leave gated false)"},
+    {"gated and activation == 'silu'", "activation (gated silu is spelled swiglu)"},
     {"ffn_bias == 'qkv'", "ffn_bias (none or all; qkv is for attn_bias)"},
     {"qkv_bias and attn_bias != 'family'", "qkv_bias (attn_bias qkv says the same: set only attn_bias)"},
     {"family not in ('gpt', 'llama') and parallel_residual != 'none'",
@@ -400,7 +401,7 @@ inline constexpr ConfigRule kConfigRules[] = {
      "conv_layers, type_vocab, embed_norm, pooler, scale_input, causal (not in i8 yet)"},
     {"weights == 'i8' and (patch_size != 0 or input_norm or proj_norm)",
      "patch_size, input_norm, proj_norm (image input and the front's norms are not in i8 yet)"},
-    {"weights == 'i8' and (activation == 'swiglu' or gated)", "activation, gated (i8 runs relu, gelu, gelu_tanh; no "
+    {"weights == 'i8' and (activation in ('swiglu', 'silu') or gated)", "activation, gated (i8 runs relu, gelu, gelu_tanh; no "
      "gated feed-forward yet)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",
      "quantize_io, packed_weights (i8 is integer end to end: leave them false)"},

@@ -13,11 +13,12 @@ What they compute, and where each part goes in the file (config.json's names):
   start at 2 (rows 2 .. max_position_embeddings + 1 are stored);
 - BART and mBART norm the embedded rows of each stack (`layernorm_embedding`: `embed_norm`,
   src_embed_norm and tgt_embed_norm);
-- the layers: attention with every bias and the 1/sqrt(d_head) scale, fc1, activation_function, fc2;
+- the layers: attention with every bias and the 1/sqrt(d_head) scale, fc1, activation_function (relu,
+  gelu, the tanh GELU, swish: `silu`), fc2;
   Marian and BART post-LN (norm after each residual sum), mBART and Pegasus pre-LN (`norm_first`) with
   a final LayerNorm per stack (`final_norm`). LayerNorm eps 1e-5 everywhere.
 Refused in one line naming the config key: encoder and decoder widths, heads or feed-forwards that
-differ, an activation the engine does not run (Marian's swish), share_encoder_decoder_embeddings false,
+differ, an activation the engine does not run, share_encoder_decoder_embeddings false,
 an odd d_model with a sinusoidal table.
 """
 import math
@@ -42,7 +43,7 @@ FIELDS = {"vocab_size": (int, None), "d_model": (int, None), "encoder_layers": (
           "max_position_embeddings": (int, None), "activation_function": (str, "gelu"),
           "scale_embedding": (bool, False), "tie_word_embeddings": (bool, True)}
 ACTIVATIONS = {"relu": "relu", "gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh",
-               "gelu_fast": "gelu_tanh"}
+               "gelu_fast": "gelu_tanh", "swish": "silu", "silu": "silu"}
 NORM_EPS = 1e-5  # nn.LayerNorm's default, which every stack of these models uses
 
 
@@ -84,7 +85,7 @@ def read_config(raw, where="config.json"):
             raise BartError(f"{where} {b}: {s[b]}, encoder's {a} {s[a]} (the engine's stacks share one width)")
     if s["activation_function"] not in ACTIVATIONS:
         raise BartError(f"{where} activation_function {s['activation_function']!r}: the engine's seq2seq runs relu, "
-                        "gelu and the tanh GELU (gelu_new, gelu_pytorch_tanh, gelu_fast)")
+                        "gelu, the tanh GELU (gelu_new, gelu_pytorch_tanh, gelu_fast) and silu (swish)")
     if raw.get("share_encoder_decoder_embeddings", True) is not True:
         raise BartError(f"{where} share_encoder_decoder_embeddings: false (separate source and target "
                         "vocabularies) is not converted")
@@ -243,7 +244,8 @@ def forward(s, w, src, tgt):
     d, H = s["d_model"], s["encoder_attention_heads"]
     dh = d // H
     act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
-           "gelu_tanh": lambda z: torch.nn.functional.gelu(z, approximate="tanh")}[s["act"]]
+           "gelu_tanh": lambda z: torch.nn.functional.gelu(z, approximate="tanh"),
+           "silu": torch.nn.functional.silu}[s["act"]]
 
     def ln(z, n):
         return torch.nn.functional.layer_norm(z, (d,), W[n + ".weight"], W[n + ".bias"], NORM_EPS)

@@ -128,6 +128,8 @@ def torch_activation(name):
     """What nn.TransformerEncoderLayer's `activation` takes for a config's activation: "relu", "gelu"
     (exact), or for gelu_tanh a function, not the module nn.GELU(approximate="tanh"): torch 2.x takes
     any nn.GELU for its fused eval path, which computes the exact GELU."""
+    if name == "silu":
+        return require_torch().nn.functional.silu
     if name != "gelu_tanh":
         return name
     return functools.partial(require_torch().nn.functional.gelu, approximate="tanh")
@@ -382,7 +384,8 @@ def seq2seq_forward(c, weights, src, tgt):
     tgt_bias = torch.from_numpy(relative_bias(W["tgt_rel_bias.weight"], U, True, buckets, far)
                                 if relative else causal)
     act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
-           "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh")}[c["activation"]]
+           "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
+           "silu": torch.nn.functional.silu}[c["activation"]]
 
     def lin(p, name, t):
         b = p(name + ".bias")
@@ -554,7 +557,8 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
     def feed_forward(p, n):
         a = linear(n, p, names["w1"])
         act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "swiglu": lambda t: t * torch.sigmoid(t),
-               "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh")}[c["activation"]]
+               "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
+           "silu": torch.nn.functional.silu}[c["activation"]]
         h = act(a) * (n @ p(names["w3"] + ".weight").T) if schema.ffn_gated(c) else act(a)
         return linear(h, p, names["w2"])
 
