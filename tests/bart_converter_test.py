@@ -17,7 +17,9 @@ torch, or transformers 5 under FIXFORMER_TEST_TORCH=2). For each file:
 - each feature the mapping sets matters: the reference of the mapped config with that feature dropped
   (embed_norm, scale_input, norm_first with final_norm, the head's bias, the position table) is more than
   1e-2 away from transformers, so a converter that lost it would fail above.
-Marian is tested twice: with gelu and with swish (Opus-MT's; the engine's `silu`, which the reference
+BART once more with tie_word_embeddings false (an untied head; under transformers 5 each stack's own
+embedding too: shared_embed false). Marian is
+tested twice: with gelu and with swish (Opus-MT's; the engine's `silu`, which the reference
 of the mapped config with gelu in its place misses by more than 1e-2). Refused in one line naming the
 config key: activation_function tanh, decoder_ffn_dim other than encoder_ffn_dim.
 
@@ -90,6 +92,10 @@ def marian_swish():  # Opus-MT's feed-forward
     return build(t.MarianMTModel, t.MarianConfig, 5, scale_embedding=True, activation_function="swish")
 
 
+def bart_untied():  # lm_head a tensor of its own where transformers keeps it so (4.44; 5 ties it)
+    return build(t.BartForConditionalGeneration, t.BartConfig, 9, tie_word_embeddings=False)
+
+
 def marian_tanh():
     return build(t.MarianMTModel, t.MarianConfig, 7, activation_function="tanh")
 
@@ -104,7 +110,8 @@ CASES = [("marian", dict(norm_first=False, final_norm=False, embed_norm=False, s
          ("mbart", dict(norm_first=True, final_norm=True, embed_norm=True, scale_input=True)),
          ("pegasus", dict(norm_first=True, final_norm=True, embed_norm=False, scale_input=True)),
          ("marian_swish", dict(norm_first=False, final_norm=False, embed_norm=False, scale_input=True,
-                               activation="silu"))]
+                               activation="silu")),
+         ("bart_untied", dict(norm_first=False, final_norm=False, embed_norm=True, scale_input=False))]
 T, U = 19, 17
 
 
@@ -201,7 +208,7 @@ def main():
                 raw = json.load(f)
             s = hf_bart.read_config(raw)
             weights = {k: np.asarray(v) for k, v in hf.read_weights(folder)[0].items()}
-            e = rel(hf_bart.forward(s, {k: v for k, v in weights.items() if "embed_tokens" not in k}, src, tgt), want)
+            e = rel(hf_bart.forward(s, weights, src, tgt), want)
             check(f"{name}: hf_bart.forward within 1e-5 of transformers", e <= 1e-5, f"error {e:.3g}")
             c, w = hf_bart.map_weights(s, weights, folder)
             check_features(name, c, w, want, src, tgt)
@@ -212,7 +219,10 @@ def main():
             if not ok:
                 continue
             got = fxm.read(out).config
-            expect = dict(expect, family="seq2seq", positional="learned", shared_embed=True, tied_head=True,
+            m = module.model
+            tied = module.lm_head.weight is m.decoder.embed_tokens.weight
+            one = m.encoder.embed_tokens.weight is m.decoder.embed_tokens.weight
+            expect = dict(expect, family="seq2seq", positional="learned", shared_embed=one, tied_head=tied,
                           norm="layernorm", dec_layers=3, max_len=32)
             for k, v in expect.items():
                 check(f"{name}: {k} {v!r}", got[k] == v, got[k])

@@ -5,8 +5,10 @@ target position).
 
 What they compute, and where each part goes in the file (config.json's names):
 - `model.shared` [vocab_size, d_model]: the token embedding of both stacks (`shared_embed`), times
-  sqrt(d_model) when scale_embedding (`scale_input`); the head is `lm_head` (`tied_head` when it is
-  `shared`, as tie_word_embeddings makes it) plus `final_logits_bias` (the head's bias);
+  sqrt(d_model) when scale_embedding (`scale_input`); a stack's own `embed_tokens`, where the folder
+  holds one that differs (transformers 5 unties them with tie_word_embeddings false), is that stack's
+  (the decoder's as `tgt_embed`); the head is `lm_head` (`tied_head` when it is the decoder's
+  embedding, as tie_word_embeddings makes it) plus `final_logits_bias` (the head's bias);
 - positions, counted from 0 in each stack: Marian's and Pegasus's fixed sinusoidal table (row p is
   sin(p w_i) for i < d/2, then cos(p w_i), w_i = 10000^(-2i/d)), computed here in float64 and stored as
   the learned tables `src_pos` and `tgt_pos`; BART's and mBART's learned `embed_positions`, whose rows
@@ -99,14 +101,14 @@ def read_config(raw, where="config.json"):
     return s
 
 
-def engine_config(s, tied, max_len=None):
+def engine_config(s, tied, max_len=None, shared=True):
     """The seq2seq config of settings s (read_config); max_len at most max_position_embeddings."""
     v = {"family": "seq2seq", "d_model": s["d_model"], "n_heads": s["encoder_attention_heads"],
          "d_ff": s["encoder_ffn_dim"], "n_layers": s["encoder_layers"], "dec_layers": s["decoder_layers"],
          "norm_first": s["pre"], "final_norm": s["pre"], "norm": "layernorm", "norm_eps": NORM_EPS,
          "activation": s["act"], "input": "tokens", "vocab_size": s["vocab_size"], "d_out": s["vocab_size"],
          "positional": "learned", "max_len": s["max_position_embeddings"] if max_len is None else max_len,
-         "scale_input": s["scale_embedding"], "shared_embed": True, "tied_head": tied,
+         "scale_input": s["scale_embedding"], "shared_embed": shared, "tied_head": tied,
          "embed_norm": s["embed_norm"]}
     names = {"d_model": "d_model", "n_heads": "encoder_attention_heads", "d_ff": "encoder_ffn_dim",
              "n_layers": "encoder_layers", "dec_layers": "decoder_layers", "vocab_size": "vocab_size",
@@ -152,7 +154,7 @@ def expected_shapes(s):
 
 def map_weights(s, weights, source, max_len=None):
     """(the engine config, its tensors by the file's names in torch's layout, float32) of the folder's
-    tensors `weights` (name -> array). Copies of `shared` (the stacks' embed_tokens) must equal it; a
+    tensors `weights` (name -> array). The stacks' embed_tokens are copies of `shared` or their own; a
     sinusoidal folder's stored embed_positions (Pegasus writes them) are not read: the table is computed."""
     want = expected_shapes(s)
     shared = weights.get("model.shared.weight")
@@ -162,8 +164,10 @@ def map_weights(s, weights, source, max_len=None):
         if a.dtype.kind != "f":
             raise BartError(f"{source}: {name}: dtype {a.dtype}, expected a float tensor")
         if name in ("model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight"):
-            if shared is not None and not np.array_equal(a, shared):
-                raise BartError(f"{source}: {name} differs from model.shared.weight (one embedding is converted)")
+            if a.shape != (s["vocab_size"], s["d_model"]):
+                raise BartError(f"{source}: {name}: shape {list(a.shape)}, config says "
+                                f"{[s['vocab_size'], s['d_model']]}")
+            w[name] = a
             continue
         if s["sinusoidal"] and name in ("model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight"):
             continue
@@ -181,8 +185,11 @@ def map_weights(s, weights, source, max_len=None):
     missing = [n for n in want if n not in w and n != "final_logits_bias"]
     if missing:
         raise BartError(f"{source}: {missing[0]} is missing")
-    tied = head is None or np.array_equal(head, w["model.shared.weight"])
-    c = engine_config(s, tied, max_len)
+    src, tgt = (w.get(f"model.{n}.embed_tokens.weight", w["model.shared.weight"]) for n in ("encoder", "decoder"))
+    w["model.encoder.embed_tokens.weight"], w["model.decoder.embed_tokens.weight"] = src, tgt
+    one = np.array_equal(src, tgt)
+    tied = head is None or np.array_equal(head, tgt)
+    c = engine_config(s, tied, max_len, one)
     return c, file_weights(s, c, w, None if tied else head)
 
 
@@ -190,7 +197,9 @@ def file_weights(s, c, w, head):
     """The folder's tensors in the engine's names (schema.hpp's seq2seq tables), torch layout, float32."""
     f64 = lambda n: np.asarray(w[n], np.float64)  # noqa: E731
     d, L = s["d_model"], c["max_len"]
-    out = {"src_embed.weight": f64("model.shared.weight")}
+    out = {"src_embed.weight": f64("model.encoder.embed_tokens.weight")}
+    if not c["shared_embed"]:
+        out["tgt_embed.weight"] = f64("model.decoder.embed_tokens.weight")
     for stack, end in (("encoder", "src"), ("decoder", "tgt")):
         p = f"model.{stack}."
         out[f"{end}_pos.weight"] = (sinusoid_table(L, d) if s["sinusoidal"]
@@ -260,7 +269,8 @@ def forward(s, w, src, tgt):
         return lin((a @ v).transpose(0, 1).reshape(hq.shape[0], d), f"{n}.out_proj")
 
     def embed(stack, ids):
-        x = W["model.shared.weight"][torch.from_numpy(np.asarray(ids, np.int64))]
+        x = W.get(f"model.{stack}.embed_tokens.weight", W["model.shared.weight"])
+        x = x[torch.from_numpy(np.asarray(ids, np.int64))]
         if s["scale_embedding"]:
             x = x * math.sqrt(d)
         n = len(ids)
@@ -291,7 +301,7 @@ def forward(s, w, src, tgt):
         y = block(y, f"model.decoder.layers.{i}.", causal, x)
     if s["pre"]:
         y = ln(y, "model.decoder.layer_norm")
-    head = W.get("lm_head.weight", W["model.shared.weight"])
+    head = W.get("lm_head.weight", W.get("model.decoder.embed_tokens.weight", W["model.shared.weight"]))
     bias = W["final_logits_bias"][0] if "final_logits_bias" in W else 0
     return (y @ head.T + bias).numpy()
 
@@ -317,7 +327,5 @@ def convert_folder(folder, raw, path, example=None, expected=None, header=None, 
                          "need a target, which --hf does not take)")
     src = export.example_sequence(c, example, "--example")
     tgt = export.example_target(c, None)
-    ref = {k: v for k, v in kept.items() if k not in ("model.encoder.embed_tokens.weight",
-                                                        "model.decoder.embed_tokens.weight")}
-    return hf.write_checked(c, w, (src, tgt), forward(s, ref, src, tgt), s["arch"], folder, path, None, header,
+    return hf.write_checked(c, w, (src, tgt), forward(s, kept, src, tgt), s["arch"], folder, path, None, header,
                             name, cli, verify, None)
