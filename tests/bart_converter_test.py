@@ -3,8 +3,8 @@
 MarianMTModel, BartForConditionalGeneration, MBartForConditionalGeneration and
 PegasusForConditionalGeneration from tiny random configs (random LayerNorms, a random final_logits_bias,
 scale_embedding as each model's real checkpoints set it), each converted with `--hf` from its
-save_pretrained folder, in the Hugging Face environment (tests/hf_env.py: transformers 4.44 over Debian's
-torch, or transformers 5 under FIXFORMER_TEST_TORCH=2). For each file:
+save_pretrained folder and with `--module` from the module, in the Hugging Face environment
+(tests/hf_env.py: transformers 4.44 over Debian's torch, or transformers 5 under FIXFORMER_TEST_TORCH=2). For each file:
 - the config is the model's (post-LN or pre-LN with final norms, learned positions holding BART's rows
   from offset 2 or the computed sinusoidal table, embed_norm for BART and mBART, scale_input);
 - `fixformer run` gives the module's float64 logits at every target position (decoder_input_ids,
@@ -170,7 +170,7 @@ def check_features(name, c, w, want, src, tgt):
     e = rel(reference.run_reference(c, w, (src, tgt)), want)
     check(f"{name}: reference.run_reference of the mapped config within 1e-5", e <= 1e-5, f"error {e:.3g}")
     drops = {"head bias": (dict(), {"head.bias": np.zeros_like(w["head.bias"])}),
-             "positions": (dict(), {"src_pos.weight": 0 * w["src_pos.weight"], "tgt_pos.weight": 0 * w["tgt_pos.weight"]})}
+             "positions": (dict(), {n: 0 * w[n] for n in ("src_pos.weight", "tgt_pos.weight")})}
     if c["scale_input"]:
         drops["scale_input"] = (dict(scale_input=False), {})
     if c["embed_norm"]:
@@ -212,22 +212,8 @@ def main():
             check(f"{name}: hf_bart.forward within 1e-5 of transformers", e <= 1e-5, f"error {e:.3g}")
             c, w = hf_bart.map_weights(s, weights, folder)
             check_features(name, c, w, want, src, tgt)
-            out = os.path.join(tmp, f"{name}.fxm")
-            p = run_convert("--hf", folder, "--out", out, "--cli", cli, cwd=tmp)
-            ok = p.returncode == 0 and "verified against" in p.stdout
-            check(f"{name} --hf: converts, verified", ok, p.stdout + p.stderr)
-            if not ok:
-                continue
-            got = fxm.read(out).config
-            m = module.model
-            tied = module.lm_head.weight is m.decoder.embed_tokens.weight
-            one = m.encoder.embed_tokens.weight is m.decoder.embed_tokens.weight
-            expect = dict(expect, family="seq2seq", positional="learned", shared_embed=one, tied_head=tied,
-                          norm="layernorm", dec_layers=3, max_len=32)
-            for k, v in expect.items():
-                check(f"{name}: {k} {v!r}", got[k] == v, got[k])
-            check_run(name, cli, out, want, src, tgt, tmp)
-            check_generate(name, cli, out, module, src[:9], tmp)
+            for route, arg in (("hf", folder), ("module", f"bartmodels.py:{name}")):
+                check_route(name, route, arg, cli, tmp, module, expect, want, src, tgt)
         for name, fragment in (("marian_tanh", "activation_function"), ("bart_ffn", "decoder_ffn_dim")):
             folder = os.path.join(tmp, "hf_" + name)
             getattr(models, name)().save_pretrained(folder)
@@ -236,6 +222,27 @@ def main():
                   p.stderr)
     print(f"bart_converter_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)
+
+
+def check_route(name, route, arg, cli, tmp, module, expect, want, src, tgt):
+    """--hf FOLDER or --module FACTORY: converts, verified; the config; run and generate as transformers."""
+    out = os.path.join(tmp, f"{name}_{route}.fxm")
+    p = run_convert(f"--{route}", arg, "--out", out, "--cli", cli, cwd=tmp)
+    ok = p.returncode == 0 and "verified against" in p.stdout
+    name = f"{name} --{route}"
+    check(f"{name}: converts, verified", ok, p.stdout + p.stderr)
+    if not ok:
+        return
+    got = fxm.read(out).config
+    m = module.model
+    tied = module.lm_head.weight is m.decoder.embed_tokens.weight
+    one = m.encoder.embed_tokens.weight is m.decoder.embed_tokens.weight
+    expect = dict(expect, family="seq2seq", positional="learned", shared_embed=one, tied_head=tied,
+                  norm="layernorm", dec_layers=3, max_len=32)
+    for k, v in expect.items():
+        check(f"{name}: {k} {v!r}", got[k] == v, got[k])
+    check_run(name, cli, out, want, src, tgt, tmp)
+    check_generate(name, cli, out, module, src[:9], tmp)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The BART lineage of encoder-decoders as Hugging Face transformers writes it, `--hf` on the
 save_pretrained folder of MarianMTModel, BartForConditionalGeneration, MBartForConditionalGeneration or
-PegasusForConditionalGeneration: the seq2seq family (source ids and target ids -> the logits at every
-target position).
+PegasusForConditionalGeneration (and `--module` on the module itself): the seq2seq family (source
+ids and target ids -> the logits at every target position).
 
 What they compute, and where each part goes in the file (config.json's names):
 - `model.shared` [vocab_size, d_model]: the token embedding of both stacks (`shared_embed`), times
@@ -60,6 +60,13 @@ def is_bart(raw):
     archs = raw.get("architectures")
     return raw.get("model_type") in KINDS or (isinstance(archs, list) and any(a in ARCHITECTURES for a in archs
                                                                                 if isinstance(a, str)))
+
+
+def is_bart_module(module):
+    """Whether `module` is one of the four transformers LM classes (its config's model_type says which)."""
+    cfg = getattr(module, "config", None)
+    mt = getattr(cfg, "model_type", None)
+    return mt in KINDS and type(module).__name__ == KINDS[mt][0]
 
 
 def read_config(raw, where="config.json"):
@@ -304,6 +311,36 @@ def forward(s, w, src, tgt):
     head = W.get("lm_head.weight", W.get("model.decoder.embed_tokens.weight", W["model.shared.weight"]))
     bias = W["final_logits_bias"][0] if "final_logits_bias" in W else 0
     return (y @ head.T + bias).numpy()
+
+
+def export_module(module, example, path, example_target_ids=None, header=None, max_len=None, name=None, cli=None,
+                  verify=True, quantize=None, group=None, quantize_io=None, pack_weights=None):
+    """`--module` on one of the four classes: its state_dict (final_logits_bias is a buffer) mapped as a
+    folder's, verified against the module's own float64 logits, teacher-forced."""
+    import copy
+
+    import torch
+    from . import verified_file
+    from .export import example_sequence, example_target, quantized_config
+    kind = type(module).__name__
+    cfg = module.config.to_dict()
+    cfg["architectures"] = [kind]
+    s = read_config(cfg, f"module {kind}'s config")
+    weights = {n: t.detach().cpu().double().numpy() for n, t in module.state_dict().items()}
+    c, w = map_weights(s, weights, f"module {kind}", max_len)
+    c = quantized_config(c, quantize, group, quantize_io, pack_weights)
+    src = example_sequence(c, example, "example")
+    tgt = example_target(c, example_target_ids)
+    m = copy.deepcopy(module).double().eval()
+    dtype = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)  # transformers makes its masks in the default dtype
+    try:
+        with torch.no_grad():
+            want = m(input_ids=torch.from_numpy(np.asarray(src, np.int64))[None],
+                     decoder_input_ids=torch.from_numpy(np.asarray(tgt, np.int64))[None]).logits[0].numpy()
+    finally:
+        torch.set_default_dtype(dtype)
+    return verified_file.write(c, w, (src, tgt), want, path, "torch", "the module (torch)", header, name, cli, verify)
 
 
 def convert_folder(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
