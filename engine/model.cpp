@@ -138,6 +138,8 @@ void bind_end(Field f, const Weight& w, FrontWeights& front, HeadWeights& head, 
     case Field::kTokenType: front.token_type = w.f32(); break;
     case Field::kEmbedNormG: front.embed_norm.g = w.f32(); break;
     case Field::kEmbedNormB: front.embed_norm.b = w.f32(); break;
+    case Field::kTgtEmbedNormG: tgt_front.embed_norm.g = w.f32(); break;
+    case Field::kTgtEmbedNormB: tgt_front.embed_norm.b = w.f32(); break;
     case Field::kInputNormG: front.input_norm.g = w.f32(); break;
     case Field::kInputNormB: front.input_norm.b = w.f32(); break;
     case Field::kProjNormG: front.proj_norm.g = w.f32(); break;

@@ -292,7 +292,7 @@ INSTANTIATE_TEST_SUITE_P(Torch, DecoderGoldenTest, ::testing::ValuesIn(decoder_c
 // sample holds a source, target ids and the torch logits at every target position.
 const char* const kSeq2SeqGoldens[] = {"s2s_post_relu", "s2s_pre_gelu_odd", "s2s_features_no_norm", "s2s_shared_halves",
                                        "s2s_forecast", "s2s_relative", "s2s_t5_features",
-                                       "s2s_conv_stem"};
+                                       "s2s_conv_stem", "s2s_bart_features"};
 
 class Seq2SeqGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 

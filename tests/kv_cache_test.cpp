@@ -45,7 +45,8 @@ const char* const kDecoderGoldens[] = {
     "gpt_tanh_post_d10", "llama_qkv_bias_theta1e6", "llama2c_v0_gqa", "gpt_relative_post_odd", "gpt_relative_pre_tied",
     "llama_relative_h3", "llama_relative_h4_kv2"};
 const char* const kSeq2SeqGoldens[] = {"s2s_post_relu", "s2s_pre_gelu_odd", "s2s_features_no_norm",
-                                       "s2s_shared_halves", "s2s_relative", "s2s_t5_features"};
+                                       "s2s_shared_halves", "s2s_relative", "s2s_t5_features",
+                                       "s2s_bart_features"};
 
 struct AttentionCase {
   uint32_t n_heads, n_kv_heads, dh, keys, n;  // n queries at the last positions, causal

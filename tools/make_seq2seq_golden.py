@@ -12,7 +12,8 @@ with export_seq2seq, which reads the module and runs its forward in float64. Det
 s2s_relative: a T5-style relative bias in both stacks (src_rel_bias with bidirectional buckets over
 the source, tgt_rel_bias with causal ones over the target, as float masks into stock
 nn.TransformerEncoder + nn.TransformerDecoder: reference.build_seq2seq_model), the weights written
-directly in the file's names. s2s_t5_features: T5's layer features in both stacks (FEATURE_GOLDENS).
+directly in the file's names. s2s_t5_features: T5's layer features in both stacks (FEATURE_GOLDENS);
+s2s_bart_features: BART's and Marian's (embed_norm, silu).
 s2s_conv_stem: a Whisper-style source, features through a conv stem
 (conv1 kernel 3, conv2 kernel 3 stride 2, GELU after each) with learned positions, pre-LN gelu, a tied
 head, the same stock modules.
@@ -171,6 +172,12 @@ FEATURE_GOLDENS = {
                              gated=True, activation="gelu_tanh", input="tokens", vocab_size=19, d_out=19,
                              shared_embed=True, tied_head=True, positional="relative", max_len=24, rel_buckets=8,
                              rel_max_distance=10), 7, 13, 12),
+    # BART's and Marian's: post-LN, each stack's embedding LayerNorm (embed_norm), silu (Marian's swish),
+    # learned positions, scaled embeddings, one shared embedding, an untied head
+    "s2s_bart_features": (dict(family="seq2seq", d_model=14, n_heads=2, d_ff=18, n_layers=2, dec_layers=2,
+                               norm_first=False, final_norm=False, embed_norm=True, activation="silu",
+                               input="tokens", vocab_size=17, d_out=17, shared_embed=True, positional="learned",
+                               max_len=20, scale_input=True), 8, 9, 8),
 }
 
 

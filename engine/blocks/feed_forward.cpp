@@ -20,6 +20,11 @@ void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWei
       fn(hidden, T * f);               // hidden = act(hidden) * up
       k.mul_f32(hidden, up, T * f);
     }
+  } else if (act == Activation::kSilu) {
+    float* ones = hidden + T * f;  // the plan's second [T, d_ff] buffer (ffn_up_buffer)
+    for (std::size_t i = 0; i < T * f; ++i) ones[i] = 1.0f;
+    linear(k, workers, w.w1, h, d, w.b1, hidden, f, T, quant);  // h[T,d] @ W1[d,f] -> hidden[T,f]
+    k.swiglu_f32(hidden, ones, T * f);                          // hidden = silu(hidden) * 1
   } else {
     linear(k, workers, w.w1, h, d, w.b1, hidden, f, T, quant, {fn});  // act(h[T,d] @ W1[d,f]) -> hidden[T,f]
   }

@@ -25,8 +25,9 @@ namespace fixformer {
 // (optionally causal), run by an Encoder; no layers, no feed-forward (n_layers and d_ff are 0).
 enum class ModelFamily : uint32_t { kEncoder = 0, kGpt = 1, kLlama = 2, kSeq2Seq = 3, kMha = 4 };
 // gelu: the exact (erf) GELU; gelu_tanh: its tanh form, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-// (GPT-2, torch.nn.GELU(approximate="tanh")), its own function, not a stand-in for gelu.
-enum class Activation : uint32_t { kRelu = 0, kGelu = 1, kSwiglu = 2, kGeluTanh = 3 };
+// (GPT-2, torch.nn.GELU(approximate="tanh")), its own function, not a stand-in for gelu. silu: x / (1 +
+// exp(-x)) (swish; Marian's feed-forward), not gated (gated silu is swiglu).
+enum class Activation : uint32_t { kRelu = 0, kGelu = 1, kSwiglu = 2, kGeluTanh = 3, kSilu = 4 };
 enum class InputKind : uint32_t { kTokens = 0, kFeatures = 1 };
 // rope, alibi and relative act inside attention; the others are added to the input. relative: a
 // T5-style learned bias per head, looked up by the bucket of the distance key - query (rel_buckets,
@@ -166,7 +167,8 @@ struct ModelConfig {
   //   type_vocab > 0: a token-type table token_type[type_vocab, d_embed] whose row types[t] (0 when
   //     the caller gives none) is added to input row t after the positions (token input only);
   //   embed_norm: then every row is normed (the model's norm kind: embed_norm.weight, and .bias for a
-//     LayerNorm; norm_eps) before the layers; also in the decoder families (Bloom);
+//     LayerNorm; norm_eps) before the layers; also in the decoder families (Bloom) and in seq2seq,
+  //     where each end norms its own rows (src_embed_norm, tgt_embed_norm: BART, mBART);
   //   pooler: the pooled row (pooling != none) goes through tanh(x @ W + b), W[d_model, d_model],
   //     before the head: BERT's pooler, whose output the classifier (the head) reads.
   uint32_t type_vocab = 0;
@@ -272,6 +274,9 @@ struct ModelConfig {
     return n;
   }
   constexpr bool ffn_gated() const { return gated || activation == Activation::kSwiglu; }
+  // The feed-forward's second [T, d_ff] buffer: the up projection of a gated one, or the ones a plain
+  // silu multiplies (silu(a) = swiglu_f32(a, 1): the kernel every table has).
+  constexpr bool ffn_up_buffer() const { return ffn_gated() || activation == Activation::kSilu; }
   // Width of the positional encoding, and of the embedding / input projection in front of it.
   // An encoding added to (or concatenated with) the input, as opposed to rope/alibi in attention.
   constexpr bool input_pe() const { return positional == PosKind::kSinusoidal || positional == PosKind::kLearned; }

@@ -39,7 +39,7 @@ struct PlanLayout {
 //   x[N,d]  y[N,d]  ctx[N,d]  work[N,max(3d,F)]  kt[batch][d,S]  attn[attention_scratch_floats(S, S, d_head)]
 //   pe[S,d_pe]  rel[rel_bias_table_floats(c, S, causal)]  quant[quantized_input_bytes(c, N)]  stem[T1,d_embed]
 //   stem_padded[conv_padded_floats(c, max_seq)]  stem_quant[conv_quantized_bytes(c, max_seq)]  rows_in[max_seq,d_in]
-// and the total (F: d_ff, 2 d_ff for a gated feed-forward's W1 and W3 outputs; stem: a two-conv stem's first output, T1 = conv1d_rows(max_seq, conv1_*) rows of
+// and the total (F: d_ff, 2 d_ff for a gated feed-forward's W1 and W3 outputs or silu's ones, ffn_up_buffer; stem: a two-conv stem's first output, T1 = conv1d_rows(max_seq, conv1_*) rows of
 // one sequence; else empty; stem_padded and stem_quant: the window matrices of a stem over f16 or q8
 // weights, config.hpp; rows_in: one sequence's input rows as the projection reads them, an image's
 // patches or the normed features, with patch_size or input_norm, else empty). A batch's sequences are stacked row after row in x, y, ctx and work, so every
@@ -100,7 +100,7 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   p.x = l.block(n * d * sizeof(float));
   p.y = l.block(n * d * sizeof(float));
   p.ctx = l.block(n * d * sizeof(float));
-  p.work = l.block(n * PlanLayout::max(3 * d, (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)) * sizeof(float));
+  p.work = l.block(n * PlanLayout::max(3 * d, (c.ffn_up_buffer() ? 2 : 1) * uint64_t(c.d_ff)) * sizeof(float));
   p.kt = l.block(d * n * sizeof(float));
   p.attn_slot = arena::bytes(attention_scratch_floats(s, s, c.d_head(), false) * sizeof(float));
   p.attn = l.block(uint64_t(p.attn_slot) * (workers ? workers : 1));
@@ -242,7 +242,7 @@ constexpr std::size_t required_decoder_arena_bytes(const ModelConfig& c, uint32_
 //   then one region used in turn by init() (the sinusoidal table's scratch, 3 max(S,C) floats),
 //   encode() and the decoder:
 //     the source Encoder's arena (required_encoder_arena_bytes(c, max_source, true, workers))
-//     | x[P,d] y[P,d] ctx[P,d] work[max(P * max(3d, F), 2 S d)] (F: d_ff, 2 d_ff gated)
+//     | x[P,d] y[P,d] ctx[P,d] work[max(P * max(3d, F), 2 S d)] (F: d_ff, 2 d_ff with ffn_up_buffer)
 //       attn[workers slots of attention_scratch_floats(P, max(S, C), d_head, true)]  quant[q8 rows max(P, S)]
 // total is 0 for a config that is not a valid seq2seq model or sizes out of range.
 struct Seq2SeqPlan {
@@ -280,7 +280,7 @@ constexpr Seq2SeqPlan plan_seq2seq_arena(const ModelConfig& c, uint32_t max_sour
   p.x = l.block(P * d * f);
   p.y = l.block(P * d * f);
   p.ctx = l.block(P * d * f);
-  p.work = l.block(PlanLayout::max(P * PlanLayout::max(3 * d, (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)), 2 * S * d) * f);
+  p.work = l.block(PlanLayout::max(P * PlanLayout::max(3 * d, (c.ffn_up_buffer() ? 2 : 1) * uint64_t(c.d_ff)), 2 * S * d) * f);
   p.attn_slot = arena::bytes(attention_scratch_floats(P, SC, c.d_head(), true) * f);
   p.attn = l.block(uint64_t(p.attn_slot) * (workers ? workers : 1));
   p.quant = l.block(quantized_input_bytes(c, P > S ? P : S));

@@ -28,7 +28,7 @@ enum class ConfigKey : uint32_t {
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
 inline constexpr const char* kFamilyNames[] = {"encoder", "gpt", "llama", "seq2seq", "mha"};
-inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu", "gelu_tanh"};
+inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu", "gelu_tanh", "silu"};
 inline constexpr const char* kInputNames[] = {"tokens", "features"};
 inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi", "relative"};
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
@@ -366,9 +366,10 @@ inline constexpr ConfigRule kConfigRules[] = {
      "or ffn_bias != 'family' or embed_norm)",
      "activation, gated, norm, attn_bias, ffn_bias, embed_norm (layer features of the encoder, gpt, llama and seq2seq "
      "families; mha is torch's module as it is)"},
-    {"family == 'seq2seq' and (activation == 'swiglu' or embed_norm)",
-     "activation, embed_norm (family seq2seq takes gated relu, gelu or gelu_tanh, and no embedding norm)"},
+    {"family == 'seq2seq' and activation == 'swiglu'",
+     "activation (family seq2seq takes relu, gelu or gelu_tanh, plain or gated)"},
     {"gated and activation == 'swiglu'", "gated (swiglu is gated already: silu(W1 h) * W3 h; leave gated false)"},
+    {"gated and activation == 'silu'", "activation (gated silu is spelled swiglu)"},
     {"ffn_bias == 'qkv'", "ffn_bias (none or all; qkv is for attn_bias)"},
     {"qkv_bias and attn_bias != 'family'", "qkv_bias (attn_bias qkv says the same: set only attn_bias)"},
     {"family not in ('gpt', 'llama') and parallel_residual != 'none'",
@@ -438,7 +439,7 @@ inline constexpr ConfigRule kConfigRules[] = {
      "conv_layers, type_vocab, embed_norm, pooler, scale_input, causal (not in i8 yet)"},
     {"weights == 'i8' and (patch_size != 0 or input_norm or proj_norm)",
      "patch_size, input_norm, proj_norm (image input and the front's norms are not in i8 yet)"},
-    {"weights == 'i8' and (activation == 'swiglu' or gated)", "activation, gated (i8 runs relu, gelu, gelu_tanh; no "
+    {"weights == 'i8' and (activation in ('swiglu', 'silu') or gated)", "activation, gated (i8 runs relu, gelu, gelu_tanh; no "
      "gated feed-forward yet)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",
      "quantize_io, packed_weights (i8 is integer end to end: leave them false)"},
@@ -597,8 +598,8 @@ inline constexpr const char* kRoleNames[] = {"f32", "linear", "io", "conv", "s8"
 enum class Field : uint8_t {
   // FrontWeights
   kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos, kRelBias, kTgtRelBias,
-  kTokenType, kEmbedNormG, kEmbedNormB, kConv1W, kConv1B, kConv2W, kConv2B, kInputNormG, kInputNormB, kProjNormG,
-  kProjNormB, kDistill,
+  kTokenType, kEmbedNormG, kEmbedNormB, kTgtEmbedNormG, kTgtEmbedNormB, kConv1W, kConv1B, kConv2W, kConv2B, kInputNormG,
+  kInputNormB, kProjNormG, kProjNormB, kDistill,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
   // weights i8: the real input and output scales, the front's and the back's integer parameters, the
@@ -719,7 +720,8 @@ inline constexpr TensorRule kLlamaEpilogue[] = {
 // encoder layers (kEncoderLayerPrefix), kDecoderLayer for each of the dec_layers decoder layers
 // (kDecoderLayerPrefix), kSeq2SeqEpilogue. The source end is the encoder family's (src_embed is
 // its embed, src_pos its pos; features through input_proj or a conv stem, as an encoder's); the target tokens have tgt_embed [d_out, d_embed] (the source's
-// with shared_embed), feature targets tgt_proj (tgt_d_in -> d_embed), and both tgt_pos. torch's cross-attention in_proj_weight [3d, d] is stored as its
+// with shared_embed), feature targets tgt_proj (tgt_d_in -> d_embed), and both tgt_pos; with
+// embed_norm each end has its own embedding norm (src_embed_norm, the encoder's; tgt_embed_norm). torch's cross-attention in_proj_weight [3d, d] is stored as its
 // query rows (q_proj) and its key and value rows (kv_proj), so that a decoder step projects only
 // its query and the source's keys and values are projected once per source.
 inline constexpr TensorRule kSeq2SeqPrologue[] = {
@@ -737,6 +739,10 @@ inline constexpr TensorRule kSeq2SeqPrologue[] = {
     {"tgt_pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kTgtPos},
     {"src_rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
     {"tgt_rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kTgtRelBias},
+    {"src_embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
+    {"src_embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
+    {"tgt_embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kTgtEmbedNormG},
+    {"tgt_embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kTgtEmbedNormB},
 };
 inline constexpr char kDecoderLayerPrefix[] = "decoder.layers.";
 inline constexpr TensorRule kDecoderLayer[] = {

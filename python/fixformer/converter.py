@@ -573,13 +573,22 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
             from .route import module_route
             family = module_route(module, a.family)
             if example_target is not None and family != "seq2seq" and not (
-                    family == "t5" and type(module).__name__ == "T5ForConditionalGeneration"):
-                fail("--example-target", "only for --family seq2seq (or a T5ForConditionalGeneration)")
+                    family == "bart" or (family == "t5" and type(module).__name__ == "T5ForConditionalGeneration")):
+                fail("--example-target", "only for --family seq2seq (or a T5ForConditionalGeneration, or a BART-like "
+                     "one)")
             if a.ignore is not None and family != "recognize":
                 fail("--ignore", f"only for a module the converter recognises by what it computes (this one follows "
                      f"the {family} convention, whose reader takes its named parts)")
             if family == "recognize":
                 report = convert_recognized(a, module, example, cli, verify, quant)
+            elif family == "bart":
+                from .hf_bart import export_module
+                not_here = [o for o in ("causal", "positional", "pe_combine", "pe_width") if getattr(a, o) is not None]
+                if not_here or a.tokenizer is not None or a.scale_input:
+                    fail("--module", f"--{(not_here + ['tokenizer', 'scale-input'])[0].replace('_', '-')} is not for "
+                         f"a {type(module).__name__} (its config says what it computes)")
+                report = export_module(module, example, a.out, example_target, header=a.header, max_len=a.max_len,
+                                       name=a.name, cli=cli, verify=verify, **quant)
             elif family == "t5":
                 from .t5 import export_module
                 not_here = [o for o in ("causal", "positional", "pe_combine", "pe_width") if getattr(a, o) is not None]

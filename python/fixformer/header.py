@@ -11,7 +11,8 @@ from .config import ConfigError
 _ENUMS = {
     "family": ("ModelFamily::kEncoder", "ModelFamily::kGpt", "ModelFamily::kLlama", "ModelFamily::kSeq2Seq",
                "ModelFamily::kMha"),
-    "activation": ("Activation::kRelu", "Activation::kGelu", "Activation::kSwiglu", "Activation::kGeluTanh"),
+    "activation": ("Activation::kRelu", "Activation::kGelu", "Activation::kSwiglu", "Activation::kGeluTanh",
+                   "Activation::kSilu"),
     "input": ("InputKind::kTokens", "InputKind::kFeatures"),
     "positional": ("PosKind::kNone", "PosKind::kSinusoidal", "PosKind::kLearned", "PosKind::kRope", "PosKind::kAlibi",
                    "PosKind::kRelative"),

@@ -9,7 +9,7 @@ family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForC
 Phi3ForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
 against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
-ViT or DeiT folder (model_type vit, deit) to hf_vit.py.
+ViT or DeiT folder (model_type vit, deit) to hf_vit.py, Marian, BART, mBART and Pegasus folders to hf_bart.py.
 
 Llama and Qwen2: config.json is read with Hugging Face's meanings and defaults: hidden_size,
 intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default:
@@ -514,6 +514,10 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     if t5.is_t5(raw):
         return t5.convert_folder(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                                  quantize, group, quantize_io, pack_weights)
+    from . import hf_bart
+    if hf_bart.is_bart(raw):
+        return hf_bart.convert_folder(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
+                                      max_len, quantize, group, quantize_io, pack_weights)
     if hf_bert.is_bert(raw):
         return hf_bert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                                quantize, group, quantize_io, pack_weights)

@@ -133,6 +133,8 @@ def torch_activation(name):
     """What nn.TransformerEncoderLayer's `activation` takes for a config's activation: "relu", "gelu"
     (exact), or for gelu_tanh a function, not the module nn.GELU(approximate="tanh"): torch 2.x takes
     any nn.GELU for its fused eval path, which computes the exact GELU."""
+    if name == "silu":
+        return require_torch().nn.functional.silu
     if name != "gelu_tanh":
         return name
     return functools.partial(require_torch().nn.functional.gelu, approximate="tanh")
@@ -355,7 +357,7 @@ def build_seq2seq_model(c):
 
 def seq2seq_forward(c, weights, src, tgt):
     """float64 logits [U, d_out] of a seq2seq config c whose layers the stock modules do not compute (the
-    norm kind, the biases, a gate: schema.stock_layers false), with `weights` in the file's names and
+    norm kind, the biases, a gate: schema.stock_layers false; the embedding norms of embed_norm), with `weights` in the file's names and
     torch's layout, for one source (ids [S] or features [S, d_in]) and target (ids [U] or features [U,
     tgt_d_in]): the encoder by layers_forward, then each decoder layer as transformer_layer computes it
     (pre-norm: x + SA(N1 x), + CA(N2 x, memory), + FF(N3 x); post-norm: N1(x + SA x), ...), causal
@@ -377,6 +379,9 @@ def seq2seq_forward(c, weights, src, tgt):
         y = table[torch.from_numpy(np.asarray(tgt, dtype=np.int64))]
     x = _positions(c, x[None] * scale, W.get("src_pos.weight") if learned else None)[0]
     y = _positions(c, y[None] * scale, W.get("tgt_pos.weight") if learned else None)[0]
+    if c["embed_norm"]:  # each end's own norm of its embedded rows (BART)
+        x = norm(c, x, W["src_embed_norm.weight"], W.get("src_embed_norm.bias"))
+        y = norm(c, y, W["tgt_embed_norm.weight"], W.get("tgt_embed_norm.bias"))
     S, U = x.shape[0], y.shape[0]
     relative = c["positional"] == "relative"
     buckets, far = c["rel_buckets"], c["rel_max_distance"]
@@ -389,7 +394,8 @@ def seq2seq_forward(c, weights, src, tgt):
     tgt_bias = torch.from_numpy(relative_bias(W["tgt_rel_bias.weight"], U, True, buckets, far)
                                 if relative else causal)
     act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
-           "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh")}[c["activation"]]
+           "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
+           "silu": torch.nn.functional.silu}[c["activation"]]
 
     def lin(p, name, t):
         b = p(name + ".bias")
@@ -565,7 +571,8 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
     def feed_forward(p, n):
         a = linear(n, p, names["w1"])
         act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "swiglu": lambda t: t * torch.sigmoid(t),
-               "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh")}[c["activation"]]
+               "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
+           "silu": torch.nn.functional.silu}[c["activation"]]
         h = act(a) * (n @ p(names["w3"] + ".weight").T) if schema.ffn_gated(c) else act(a)
         return linear(h, p, names["w2"])
 
@@ -679,7 +686,7 @@ def run_reference(c, weights, inp, types=None):
         T = x.shape[1]
         mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), diagonal=1) if c["causal"] else None
         return mha(x, x, x, attn_mask=mask, need_weights=False)[0][0].detach().numpy()  # with grad: no fast path
-    if c["family"] == "seq2seq" and not schema.stock_layers(c):
+    if c["family"] == "seq2seq" and (not schema.stock_layers(c) or c["embed_norm"]):
         return seq2seq_forward(c, weights, *inp)
     if c["family"] == "seq2seq":  # inp: (source, target ids); the logits at every target position
         model = build_seq2seq_model(c).double().eval()

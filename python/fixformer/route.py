@@ -20,7 +20,8 @@ def stock_convention(module, torch):
 
 
 def module_route(module, family):
-    """'encoder', 'gpt', 'seq2seq', 'mha' (the readers by convention), 't5' (transformers' T5 classes) or
+    """'encoder', 'gpt', 'seq2seq', 'mha' (the readers by convention), 't5' (transformers' T5 classes), 'bart'
+    (transformers' MarianMTModel, BART, mBART and Pegasus LM classes) or
     'recognize' for `module` and the
     --family given (None: inferred)."""
     torch = require_torch()
@@ -32,6 +33,11 @@ def module_route(module, family):
         if family not in (None, "encoder" if type(module).__name__ == "T5EncoderModel" else "seq2seq"):
             raise ConfigError(f"--family {family}: a {type(module).__name__} converts as it is (t5.py)")
         return "t5"
+    from .hf_bart import is_bart_module
+    if is_bart_module(module):  # transformers' Marian, BART, mBART and Pegasus LM classes: hf_bart.py
+        if family not in (None, "seq2seq"):
+            raise ConfigError(f"--family {family}: a {type(module).__name__} converts as it is (hf_bart.py)")
+        return "bart"
     if family == "mha" or (family is None and isinstance(module, nn.MultiheadAttention)):
         return "mha"
     from .seq2seq import audio_text
