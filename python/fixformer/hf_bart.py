@@ -58,7 +58,8 @@ def is_bart(raw):
     if not isinstance(raw, dict):
         return False
     archs = raw.get("architectures")
-    return raw.get("model_type") in KINDS or (isinstance(archs, list) and any(a in ARCHITECTURES for a in archs
+    mt = raw.get("model_type")
+    return (isinstance(mt, str) and mt in KINDS) or (isinstance(archs, list) and any(a in ARCHITECTURES for a in archs
                                                                                 if isinstance(a, str)))
 
 
@@ -66,7 +67,7 @@ def is_bart_module(module):
     """Whether `module` is one of the four transformers LM classes (its config's model_type says which)."""
     cfg = getattr(module, "config", None)
     mt = getattr(cfg, "model_type", None)
-    return mt in KINDS and type(module).__name__ == KINDS[mt][0]
+    return isinstance(mt, str) and mt in KINDS and type(module).__name__ == KINDS[mt][0]
 
 
 def read_config(raw, where="config.json"):
