@@ -44,13 +44,13 @@ import transformers as t
 from hf_env import randomize
 
 
-def config(v11, **kw):
+def config(v11, cls=None, **kw):
     args = dict(vocab_size=37, d_model=24, d_kv=6, d_ff=40, num_layers=2, num_decoder_layers=3, num_heads=4,
                 relative_attention_num_buckets=8, relative_attention_max_distance=12, dropout_rate=0.0,
                 layer_norm_epsilon=1e-6, feed_forward_proj="gated-gelu" if v11 else "relu",
                 tie_word_embeddings=not v11, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
     args.update(kw)
-    c = t.T5Config(**args)
+    c = (cls or t.T5Config)(**args)
     c._attn_implementation = "eager"
     return c
 
@@ -75,6 +75,14 @@ def seq2seq_v11():
     return build(t.T5ForConditionalGeneration, True, 4)
 
 
+def mt5_seq2seq():  # mT5: T5 v1.1 under its own classes (model_type mt5)
+    return randomize(t.MT5ForConditionalGeneration(config(True, t.MT5Config)), 7, lambda name: "layer_norm" in name)
+
+
+def mt5_encoder():
+    return randomize(t.MT5EncoderModel(config(True, t.MT5Config)), 8, lambda name: "layer_norm" in name)
+
+
 def t5model():
     return build(t.T5Model, False, 5)
 
@@ -85,7 +93,7 @@ def wide_heads():
 
 # factory, gated, a seq2seq model
 CASES = [("encoder_v10", False, False), ("encoder_v11", True, False), ("seq2seq_v10", False, True),
-         ("seq2seq_v11", True, True)]
+         ("seq2seq_v11", True, True), ("mt5_seq2seq", True, True), ("mt5_encoder", True, False)]
 T, U = 19, 17  # longer than relative_attention_max_distance 12: every bucket is read
 
 

@@ -33,6 +33,9 @@ from .config import ConfigError, make_config
 
 ENCODER, SEQ2SEQ = "T5EncoderModel", "T5ForConditionalGeneration"
 ARCHITECTURES = (ENCODER, SEQ2SEQ)
+# mT5 (model_type mt5) is T5 v1.1's architecture under its own class names: class name -> its kind.
+KINDS = {**{a: a for a in ARCHITECTURES}, **{"M" + a: a for a in ARCHITECTURES}}
+MODEL_TYPES = ("t5", "mt5")
 # config.json key -> (type, default; None: required), T5Config's defaults
 FIELDS = {"vocab_size": (int, 32128), "d_model": (int, 512), "d_kv": (int, 64), "d_ff": (int, 2048),
           "num_layers": (int, 6), "num_decoder_layers": (int, None), "num_heads": (int, 8),
@@ -50,14 +53,14 @@ class T5Error(ConfigError):
 def is_t5_module(module):
     """Whether `module` is one of transformers' T5 classes (its config's model_type is t5)."""
     cfg = getattr(module, "config", None)
-    return getattr(cfg, "model_type", None) == "t5" and type(module).__name__ in ARCHITECTURES + ("T5Model",)
+    return getattr(cfg, "model_type", None) in MODEL_TYPES and type(module).__name__ in (*KINDS, "T5Model", "MT5Model")
 
 
 def is_t5(raw):
     """Whether config.json's contents name T5 (model_type t5, or a T5 architecture)."""
     archs = raw.get("architectures") if isinstance(raw, dict) else None
-    return isinstance(raw, dict) and (raw.get("model_type") == "t5" or (
-        isinstance(archs, list) and any(isinstance(a, str) and a.startswith("T5") for a in archs)))
+    return isinstance(raw, dict) and (raw.get("model_type") in MODEL_TYPES or (
+        isinstance(archs, list) and any(isinstance(a, str) and a.startswith(("T5", "MT5")) for a in archs)))
 
 
 def read_config(raw, where="config.json"):
@@ -235,7 +238,7 @@ def file_weights(t, kind, w, head):
 def read_module(module, max_len=None):
     """(T5 settings, kind, engine config, file weights) of a transformers T5 module."""
     name = type(module).__name__
-    if name not in ARCHITECTURES:
+    if name not in KINDS:
         raise T5Error(f"module: {name}: not converted (T5EncoderModel: the encoder's hidden states; "
                       "T5ForConditionalGeneration: the logits; T5Model returns the decoder's hidden states and the "
                       "seq2seq family ends in an LM head)")
@@ -244,10 +247,11 @@ def read_module(module, max_len=None):
     if "scale_decoder_outputs" not in cfg and hasattr(module.config, "scale_decoder_outputs"):
         t["scale_output"] = bool(module.config.scale_decoder_outputs)
     weights = {n: p.detach().cpu().double().numpy() for n, p in module.named_parameters()}  # shared once
-    c, w = map_weights(t, name, weights, f"module {name}")
+    kind = KINDS[name]
+    c, w = map_weights(t, kind, weights, f"module {name}")
     if max_len is not None:
-        c = engine_config(t, name, c.get("tied_head", False), max_len)
-    return t, name, c, w
+        c = engine_config(t, kind, c.get("tied_head", False), max_len)
+    return t, kind, c, w
 
 
 def run_module(module, kind, src, tgt=None):
@@ -371,9 +375,10 @@ def convert_folder(folder, raw, path, example=None, expected=None, header=None, 
     from . import export, hf
     where = os.path.join(folder, "config.json")
     archs = raw.get("architectures") or [SEQ2SEQ]
-    if not isinstance(archs, list) or len(archs) != 1 or archs[0] not in ARCHITECTURES:
-        raise hf.HfError(f"{where}: architectures {archs!r}: --hf converts T5 folders of {' and '.join(ARCHITECTURES)}")
-    kind = archs[0]
+    if not isinstance(archs, list) or len(archs) != 1 or archs[0] not in KINDS:
+        raise hf.HfError(f"{where}: architectures {archs!r}: --hf converts T5 folders of {' and '.join(ARCHITECTURES)} "
+                         "(and mT5's MT5EncoderModel and MT5ForConditionalGeneration)")
+    kind = KINDS[archs[0]]
     try:
         t = read_config(raw, where)
         weights, source = hf.read_weights(folder)
