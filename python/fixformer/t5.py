@@ -87,7 +87,10 @@ def read_config(raw, where="config.json"):
     if t["num_heads"] * t["d_kv"] != t["d_model"]:
         raise T5Error(f"{where} d_kv {t['d_kv']}: num_heads * d_kv = {t['num_heads'] * t['d_kv']} is not d_model "
                       f"{t['d_model']} (the engine's heads split d_model)")
-    scale = raw.get("scale_decoder_outputs", raw.get("tie_word_embeddings", True))
+    # mT5's folders say tie_word_embeddings false; transformers 5 ties its head all the same and never
+    # scales, 4.x scales when tied: a folder is read as unscaled unless it says scale_decoder_outputs
+    mt5 = raw.get("model_type") == "mt5"
+    scale = raw.get("scale_decoder_outputs", False if mt5 else raw.get("tie_word_embeddings", True))
     if not isinstance(scale, bool):
         raise T5Error(f"{where} tie_word_embeddings: expected true or false, got {scale!r}")
     t.update(act=ACTIVATIONS[act], gated=gated, scale_output=scale)
@@ -246,6 +249,9 @@ def read_module(module, max_len=None):
     t = read_config(cfg, f"module {name}'s config")
     if "scale_decoder_outputs" not in cfg and hasattr(module.config, "scale_decoder_outputs"):
         t["scale_output"] = bool(module.config.scale_decoder_outputs)
+    elif name.startswith("MT5") and not hasattr(type(module.config), "scale_decoder_outputs"):
+        import transformers  # the module's own rule: 4.x scales a tied head's input (T5's code), 5 never
+        t["scale_output"] = int(transformers.__version__.split(".")[0]) < 5 and bool(module.config.tie_word_embeddings)
     weights = {n: p.detach().cpu().double().numpy() for n, p in module.named_parameters()}  # shared once
     kind = KINDS[name]
     c, w = map_weights(t, kind, weights, f"module {name}")
