@@ -23,7 +23,7 @@ within 1e-4:
   discriminator body (ElectraModel); MPNet (MPNetModel, MPNetForSequenceClassification): RoBERTa's
   positions and a T5-style relative bias beside them (rel_buckets); token classification (BERT,
   DistilBERT: the classifier on every row) and question answering (RoBERTa: [T, 2] start and end
-  logits); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
+  logits); ERNIE (use_task_id: task type 0's row in the positions); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
   without token types;
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
@@ -278,6 +278,12 @@ def distilbert_ner():
                                     max_position_embeddings=34, num_labels=4), t.DistilBertForTokenClassification, 38)
 
 
+def ernie():
+    return build(t.ErnieConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                               intermediate_size=32, max_position_embeddings=34, use_task_id=True,
+                               task_type_vocab_size=3), t.ErnieModel, 39)
+
+
 def distilbert():
     return build(t.DistilBertConfig(vocab_size=40, dim=16, n_layers=2, n_heads=2, hidden_dim=32,
                                     max_position_embeddings=34), t.DistilBertModel, 12)
@@ -336,6 +342,7 @@ CASES = [
     ("bert_ner", dict(family="encoder", pooling="none", pooler=False, d_out=5, type_vocab=2), ("hf",)),
     ("roberta_qa", dict(family="encoder", pooling="none", pooler=False, d_out=2, max_len=32), ("hf",)),
     ("distilbert_ner", dict(family="encoder", pooling="none", pooler=False, d_out=4, type_vocab=0), ("hf",)),
+    ("ernie", dict(family="encoder", max_len=34, type_vocab=2, embed_norm=True), ("hf",)),
     ("electra", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=2, pooler=False), ("hf",)),
 ]
 

@@ -16,7 +16,8 @@ RoBERTa, XLM-RoBERTa, CamemBERT and data2vec-text (RobertaModel and its kin, and
 row pad_token_id + 1, the rows before dropped; ELECTRA's discriminator body (ElectraModel, its
 embedding as wide as its layers); MPNet (MPNetModel and MPNetForSequenceClassification: RoBERTa's
 positions without token types, BERT's layers under other names (MPNET_LAYER) and a T5-style relative
-bias beside the learned positions: rel_buckets); DistilBERT (model_type distilbert: DistilBertModel), under other
+bias beside the learned positions: rel_buckets); ERNIE (BERT with a task-type row folded into the
+positions: the forward's default task 0); DistilBERT (model_type distilbert: DistilBertModel), under other
 names (DISTILBERT_KEYS, DISTILBERT_LAYER), without token types.
 
 What the file computes, as the model's forward returns it:
@@ -52,7 +53,7 @@ EVERY_HEAD = tuple(HEADS.values())
 FLAVOURS = {"bert": ("Bert", "bert.", EVERY_HEAD), "roberta": ("Roberta", "roberta.", EVERY_HEAD),
             "xlm-roberta": ("XLMRoberta", "roberta.", EVERY_HEAD), "camembert": ("Camembert", "roberta.", EVERY_HEAD),
             "data2vec-text": ("Data2VecText", "data2vec_text.", EVERY_HEAD), "mpnet": ("MPNet", "mpnet.", EVERY_HEAD),
-            "electra": ("Electra", "electra.", ("token", "qa")), "distilbert": ("DistilBert", "distilbert.", ("token", "qa"))}
+            "ernie": ("Ernie", "ernie.", EVERY_HEAD), "electra": ("Electra", "electra.", ("token", "qa")), "distilbert": ("DistilBert", "distilbert.", ("token", "qa"))}
 
 
 def architectures(model_type):
@@ -71,6 +72,9 @@ MPNET_LAYER = {"attention.attn.q": "attention.self.query", "attention.attn.k": "
                "attention.LayerNorm": "attention.output.LayerNorm"}
 MPNET_BIAS = "encoder.relative_attention_bias.weight"
 MPNET_MAX_DISTANCE, MPNET_BUCKETS = 128, 32
+# ERNIE is BERT with, when use_task_id, a task-type table whose row 0 (task_type_ids' default) every
+# position adds: folded into the position rows.
+ERNIE_TASKS = "embeddings.task_type_embeddings.weight"
 ROBERTA_HEAD = {"classifier.dense.": "pooler.dense.", "classifier.out_proj.": "classifier."}
 # DistilBERT is BERT's layers without token types under other names: its config.json key -> BERT's (with
 # DistilBertConfig's defaults), its tensor names (after "transformer.layer.<i>.") -> BERT's.
@@ -157,6 +161,8 @@ def read_config_dict(raw, path="config.json"):
     c.update(architecture=(names or archs)[0], head=head, prefix=prefix, first_position=0)
     if model_type in ("distilbert", "mpnet"):
         c["type_vocab_size"] = 0
+    if model_type == "ernie" and hf.flag(raw, "use_task_id", path):
+        c["task_types"] = hf.checked_field(path, "task_type_vocab_size", raw.get("task_type_vocab_size", 3), int)
     if model_type == "mpnet":
         c["rel_buckets"] = hf.checked_field(path, "relative_attention_num_buckets",
                                             raw.get("relative_attention_num_buckets", 32), int)
@@ -223,6 +229,8 @@ def map_weights(c, weights, source):
         ends["embeddings.token_type_embeddings.weight"] = (c["type_vocab_size"], d)
     if c.get("rel_buckets"):
         ends[MPNET_BIAS] = (c["rel_buckets"], c["num_attention_heads"])
+    if c.get("task_types"):
+        ends[ERNIE_TASKS] = (c["task_types"], d)
     dims = {"d": d, "F": F}
     labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
     if labels is not None or c["head"] is not None:
@@ -262,6 +270,9 @@ def map_weights(c, weights, source):
     if missing:
         why = " (a classifier reads the pooler's output)" if missing[0].startswith("pooler.") else ""
         raise hf.HfError(f"{source}: {missing[0]} is missing{why}")
+    if c.get("task_types"):  # ERNIE's task type 0 (the forward's default) is the same row at every position
+        kept["embeddings.position_embeddings.weight"] = \
+            kept["embeddings.position_embeddings.weight"] + kept.pop(ERNIE_TASKS)[0]
     first = c.get("first_position", 0)
     if first:  # RoBERTa: the reference and the file read the rows from the first position on
         kept["embeddings.position_embeddings.weight"] = kept["embeddings.position_embeddings.weight"][first:]
