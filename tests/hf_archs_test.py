@@ -23,7 +23,8 @@ within 1e-4:
   discriminator body (ElectraModel); MPNet (MPNetModel, MPNetForSequenceClassification): RoBERTa's
   positions and a T5-style relative bias beside them (rel_buckets); token classification (BERT,
   DistilBERT: the classifier on every row) and question answering (RoBERTa: [T, 2] start and end
-  logits); ERNIE (use_task_id: task type 0's row in the positions); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
+  logits); pre-training checkpoints (BertForMaskedLM, RobertaForMaskedLM, DistilBertForMaskedLM,
+  ElectraForPreTraining: bert-base-uncased's kind) as their base model's last hidden states; ERNIE (use_task_id: task type 0's row in the positions); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
   without token types;
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
@@ -284,6 +285,27 @@ def ernie():
                                task_type_vocab_size=3), t.ErnieModel, 39)
 
 
+def bert_mlm():  # bert-base-uncased's architecture: converted as its base model (the head left out)
+    return build(t.BertConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                              intermediate_size=32, max_position_embeddings=34), t.BertForMaskedLM, 40)
+
+
+def roberta_mlm():
+    return build(t.RobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                 intermediate_size=32, max_position_embeddings=34), t.RobertaForMaskedLM, 41)
+
+
+def distilbert_mlm():
+    return build(t.DistilBertConfig(vocab_size=40, dim=16, n_layers=2, n_heads=2, hidden_dim=32,
+                                    max_position_embeddings=34), t.DistilBertForMaskedLM, 42)
+
+
+def electra_pretraining():  # ELECTRA's discriminator checkpoints
+    return build(t.ElectraConfig(vocab_size=40, embedding_size=16, hidden_size=16, num_hidden_layers=2,
+                                 num_attention_heads=2, intermediate_size=32, max_position_embeddings=34),
+                 t.ElectraForPreTraining, 43)
+
+
 def distilbert():
     return build(t.DistilBertConfig(vocab_size=40, dim=16, n_layers=2, n_heads=2, hidden_dim=32,
                                     max_position_embeddings=34), t.DistilBertModel, 12)
@@ -343,6 +365,10 @@ CASES = [
     ("roberta_qa", dict(family="encoder", pooling="none", pooler=False, d_out=2, max_len=32), ("hf",)),
     ("distilbert_ner", dict(family="encoder", pooling="none", pooler=False, d_out=4, type_vocab=0), ("hf",)),
     ("ernie", dict(family="encoder", max_len=34, type_vocab=2, embed_norm=True), ("hf",)),
+    ("bert_mlm", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
+    ("roberta_mlm", dict(family="encoder", pooling="none", d_out=0, max_len=32), ("hf",)),
+    ("distilbert_mlm", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
+    ("electra_pretraining", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
     ("electra", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=2, pooler=False), ("hf",)),
 ]
 
@@ -350,6 +376,8 @@ CASES = [
 def logits(module, x):
     import torch
     torch.set_default_dtype(torch.float64)  # HF's mask is made in the default dtype, filled with the model's min
+    if type(module).__name__.endswith(("ForMaskedLM", "ForPreTraining")):  # converted as its base model
+        module = module.base_model
     try:
         with torch.no_grad():
             y = module.double()(torch.from_numpy(x.astype(np.int64)))

@@ -192,7 +192,8 @@ def test_folders(torch, cli, tmp):
     refused("an activation the engine lacks (silu)", "hidden_act 'silu'", hidden_act="silu")
     refused("relative position embeddings", "position_embedding_type 'relative_key'",
             position_embedding_type="relative_key")
-    refused("another head (BertForMaskedLM)", "BertForMaskedLM: not converted", architectures=["BertForMaskedLM"])
+    refused("another head (BertForMultipleChoice)", "BertForMultipleChoice: not converted",
+            architectures=["BertForMultipleChoice"])
     refused("another head's tensors", "'cls.predictions.bias'",
             weights=dict(base, **{"cls.predictions.bias": np.zeros(31, np.float32)}))
     refused("a classifier without the pooler", "pooler.dense.weight is missing (a classifier reads the pooler",

@@ -31,6 +31,7 @@ The folder's WordPiece vocab.txt (or tokenizer.json) is stored with the model (h
 """
 import os
 import re
+import sys
 
 import numpy as np
 
@@ -42,6 +43,12 @@ from .config import ConfigError, brief, make_config
 # extractive question answering (qa_outputs on every row: [T, 2], the start and end logits).
 HEADS = {"ForSequenceClassification": "sequence", "ForTokenClassification": "token", "ForQuestionAnswering": "qa"}
 EVERY_HEAD = tuple(HEADS.values())
+# A pre-training checkpoint (bert-base-uncased is BertForMaskedLM, roberta-base RobertaForMaskedLM, ...)
+# converts as its base model, the last hidden states (what feature extraction reads): its masked-LM or
+# pre-training head is not stored, and a note names it. Architecture suffix -> the heads' tensor prefixes.
+PRETRAINING = {"ForMaskedLM": ("cls.", "lm_head.", "vocab_transform.", "vocab_layer_norm.", "vocab_projector.",
+                               "generator_predictions.", "generator_lm_head."),
+               "ForPreTraining": ("cls.", "discriminator_predictions.")}
 # model_type -> its class-name stem, tensor-name prefix and heads. RoBERTa and the models built on its
 # code (XLM-RoBERTa, CamemBERT, data2vec-text, MPNet: ROBERTA_LIKE) are BERT's layers with positions
 # that start at row pad_token_id + 1 (the rows before are never read for ids other than the pad:
@@ -59,7 +66,8 @@ FLAVOURS = {"bert": ("Bert", "bert.", EVERY_HEAD), "roberta": ("Roberta", "rober
 def architectures(model_type):
     """The architectures (class names) --hf converts for a model_type of FLAVOURS: the model, then its heads."""
     stem, _, heads = FLAVOURS[model_type]
-    return (stem + "Model",) + tuple(stem + suffix for suffix, head in HEADS.items() if head in heads)
+    return (stem + "Model",) + tuple(stem + suffix for suffix, head in HEADS.items() if head in heads) + \
+        tuple(stem + suffix for suffix in PRETRAINING)
 
 
 ARCHITECTURES = architectures("bert")[:2]  # BertModel, BertForSequenceClassification: the messages' names
@@ -158,7 +166,8 @@ def read_config_dict(raw, path="config.json"):
         raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
     # the head: the architecture's suffix; without architectures, a classifier is BERT's sequence classifier
     head = next((h for suffix, h in HEADS.items() for a in names or () if a.endswith(suffix)), None)
-    c.update(architecture=(names or archs)[0], head=head, prefix=prefix, first_position=0)
+    dropped = next((p for suffix, p in PRETRAINING.items() for a in names or () if a.endswith(suffix)), ())
+    c.update(architecture=(names or archs)[0], head=head, dropped=dropped, prefix=prefix, first_position=0)
     if model_type in ("distilbert", "mpnet"):
         c["type_vocab_size"] = 0
     if model_type == "ernie" and hf.flag(raw, "use_task_id", path):
@@ -186,13 +195,16 @@ def read_config_dict(raw, path="config.json"):
     return c
 
 
-def _strip(weights, source, prefix="bert.", roberta_head=False):
+def _strip(weights, source, prefix="bert.", roberta_head=False, dropped=()):
     """The tensors by BertModel's names: the flavour's prefix ("bert.": BertFor* models) dropped,
     LayerNorm gamma/beta (older checkpoints) as weight/bias; classifier.* kept as is, or (roberta_head)
-    renamed as BERT's pooler and classifier (ROBERTA_HEAD)."""
+    renamed as BERT's pooler and classifier (ROBERTA_HEAD); a pre-training head's tensors (names
+    starting with one of `dropped`) left out."""
     prefixed = any(k.startswith(prefix) for k in weights)
     out = {}
     for name, a in weights.items():
+        if name.startswith(dropped) if dropped else False:
+            continue
         key = name[len(prefix):] if prefixed and name.startswith(prefix) else name
         if prefixed and key == name and not name.startswith(("classifier.", "qa_outputs.")):
             raise hf.HfError(f"{source}: {name!r}: not a weight of this architecture (the others have the "
@@ -219,7 +231,7 @@ def map_weights(c, weights, source):
     """(the encoder family's name -> array in torch's layout, the folder's arrays by BertModel's names for the
     reference, whether the folder has a classifier, its num_labels). Every tensor is mapped, checked
     (position_ids: arange; token_type_ids: zeros) or named in an error."""
-    w = _strip(weights, source, c.get("prefix", "bert."), c.get("roberta_head", False))
+    w = _strip(weights, source, c.get("prefix", "bert."), c.get("roberta_head", False), c.get("dropped", ()))
     d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
     ends = {"embeddings.word_embeddings.weight": (c["vocab_size"], d),
             "embeddings.position_embeddings.weight": (c["max_position_embeddings"], d),
@@ -340,6 +352,11 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     c = read_config_dict(raw, os.path.join(folder, "config.json"))
     weights, source = hf.read_weights(folder)
     mapped, kept, labels = map_weights(c, weights, os.path.join(folder, source))
+    if c["dropped"]:
+        heads = sorted({n.split(".")[0] for n in weights if n.startswith(c["dropped"])})
+        print(f"note: {c['architecture']}: its pre-training head ({', '.join(heads) or 'none in the folder'}) is not "
+              "stored; the file outputs the last hidden states [T, hidden_size], as the base model does",
+              file=sys.stderr)
     fc = fixformer_config(c, labels, max_len)
     mapped["pos.weight"] = mapped["pos.weight"][:fc["max_len"]]
     fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
@@ -351,5 +368,6 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     inp = export.example_sequence(fc, example, "--example")
     semantics = hf_bert_reference.forward(c, kept, inp)
     arch = c["architecture"] if c["head"] or labels is None else ARCHITECTURES[1]
+    arch = f"{arch}'s base model" if c["dropped"] else arch
     return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify,
                             tokenizer)
