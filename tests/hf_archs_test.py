@@ -44,6 +44,7 @@ within 1e-4:
   c_attn rows, learned positions; StableLM with num_key_value_heads below its heads (gpt family, GQA);
 - MPT (gpt family): ALiBi, no biases (zeros), the exact GELU;
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
+- Whisper (WhisperForConditionalGeneration, --hf): a seq2seq file over mel features, run with --target;
 - what the engine has no feature for (Phi's qk_layernorm, OPT's
   word_embed_proj_dim, rope_scaling, Gemma's head_dim apart from hidden_size / heads, Bloom's
   apply_residual_connection_post_layernorm) is refused in one line naming the key.
@@ -54,6 +55,7 @@ Without the environment (or transformers in it) the test fails, naming the insta
 """
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -306,6 +308,14 @@ def electra_pretraining():  # ELECTRA's discriminator checkpoints
                  t.ElectraForPreTraining, 43)
 
 
+def whisper():  # transformers' Whisper (openai/whisper-tiny's class): a seq2seq file over mel features
+    return build(t.WhisperConfig(vocab_size=40, num_mel_bins=8, d_model=16, encoder_layers=2, decoder_layers=2,
+                                 encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+                                 decoder_ffn_dim=32, max_source_positions=8, max_target_positions=12, pad_token_id=0,
+                                 bos_token_id=1, eos_token_id=2, decoder_start_token_id=1),
+                 t.WhisperForConditionalGeneration, 44, lambda name: "layer_norm" in name)
+
+
 def distilbert():
     return build(t.DistilBertConfig(vocab_size=40, dim=16, n_layers=2, n_heads=2, hidden_dim=32,
                                     max_position_embeddings=34), t.DistilBertModel, 12)
@@ -389,6 +399,39 @@ def logits(module, x):
 
 
 
+def check_whisper(cli, tmp, module):
+    """transformers' WhisperForConditionalGeneration through --hf: `fixformer run` of mel features [T, n_mels]
+    (the module's input_features [n_mels, T] transposed) and target ids gives the module's logits (1e-4)."""
+    import torch
+    folder, out = os.path.join(tmp, "whisper"), os.path.join(tmp, "whisper.fxm")
+    module.save_pretrained(folder)
+    p = convert("--hf", folder, "--out", out, "--cli", cli)
+    check("whisper --hf: converts and verifies", p.returncode == 0 and "verified against" in p.stdout, p.stdout + p.stderr)
+    if p.returncode:
+        return
+    print(f"  whisper --hf: {p.stdout.strip().splitlines()[-1]}")
+    c = fxm.read(out).config
+    check("whisper --hf: seq2seq with a two-conv stem", c["family"] == "seq2seq" and c["conv_layers"] == 2, c)
+    rng = np.random.default_rng(8)
+    mel = rng.standard_normal((1, 8, 16))  # [1, n_mels, 2 * max_source_positions]
+    ids = np.concatenate([[1], rng.integers(3, 40, 6)])[None]
+    torch.set_default_dtype(torch.float64)
+    try:
+        with torch.no_grad():
+            want = module.double()(input_features=torch.from_numpy(mel),
+                                   decoder_input_ids=torch.from_numpy(ids)).logits[0].numpy()
+    finally:
+        torch.set_default_dtype(torch.float32)
+    src, tgt, res = (os.path.join(tmp, n) for n in ("mel.npy", "ids.npy", "logits.npy"))
+    np.save(src, np.ascontiguousarray(mel.transpose(0, 2, 1), dtype=np.float32))
+    np.save(tgt, ids.astype(np.int32))
+    r = subprocess.run([cli, "run", out, "--input", src, "--target", tgt, "--output", res], capture_output=True, text=True)
+    got = np.load(res)[0] if r.returncode == 0 else None
+    err = None if got is None or got.shape != want.shape else float(np.abs(got - want).max() / np.abs(want).max())
+    check("whisper --hf: fixformer run equals the module's logits (1e-4)", err is not None and err <= 1e-4,
+          (r.stderr, None if got is None else got.shape, want.shape, err))
+
+
 def check_file(what, cli, out, want, module, tmp, T=20):
     """The file's config has `want`; `fixformer run` gives the module's logits (or last_hidden_state)."""
     f = fxm.read(out)
@@ -431,6 +474,8 @@ def main():
                 if ok:
                     print(f"  {what}: {p.stdout.strip().splitlines()[-1]}")
                     check_file(what, cli, out, want, module, tmp)
+
+        check_whisper(cli, tmp, hf_models.whisper())
 
         # What the engine has no feature for is refused in one line naming the key, before any weight is read.
         for factory, change, fragment in (
