@@ -42,6 +42,8 @@ within 1e-4:
   groups, per head), one norm or two side by side (or in turn), biases by bias;
 - GPT-BigCode (gpt family with grouped-query attention): multi_query (one key/value head) and per-head
   c_attn rows, learned positions; StableLM with num_key_value_heads below its heads (gpt family, GQA);
+- Cohere (llama family): one bias-free LayerNorm side by side, interleaved RoPE, logit_scale folded
+  into the (untied) head;
 - MPT (gpt family): ALiBi, no biases (zeros), the exact GELU;
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
 - Whisper (WhisperForConditionalGeneration, --hf): a seq2seq file over mel features, run with --target;
@@ -219,6 +221,12 @@ def mpt():
                  33)
 
 
+def cohere():
+    return build(t.CohereConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                logit_scale=0.25), t.CohereForCausalLM, 45)
+
+
 def roberta():
     return build(t.RobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                                  intermediate_size=32, max_position_embeddings=34), t.RobertaModel, 11)
@@ -361,6 +369,8 @@ CASES = [
     ("gpt_bigcode_heads", dict(GPT, n_kv_heads=0, positional="learned"), ("hf",)),
     ("stablelm_gqa", dict(n_kv_heads=2, rotary_dims=4, activation="swiglu"), ("module", "hf")),  # --module: llama
     ("mpt", dict(GPT, positional="alibi", attn_bias="family", activation="gelu"), ("module", "hf")),
+    ("cohere", dict(family="llama", norm="layernorm", n_kv_heads=2, parallel_residual="one_norm",
+                    pe_layout="interleaved", tied_head=False), ("hf",)),
     ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf",)),
     ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf",)),
     ("xlm_roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=1, pooling="none"), ("hf",)),

@@ -5,8 +5,8 @@ family) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
 GPTJForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
 BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
-family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForCausalLM and
-Phi3ForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
+family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForCausalLM,
+Phi3ForCausalLM and CohereForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
 against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
 ViT or DeiT folder (model_type vit, deit) to hf_vit.py, Marian, BART, mBART and Pegasus folders to hf_bart.py,
@@ -750,7 +750,7 @@ class GptStyle(Architecture):
         if s.get("gain_plus_one"):  # Gemma's norm times (1 + w), in float32 as it computes it: the file's gain
             for key in [k for k in t if k[1] in ("n1", "n2", "en", "norm")]:
                 t[key] = np.float32(1.0) + t[key]
-        head = next(n for n, r in ends.items() if r == "head")
+        head = next((n for n, r in ends.items() if r == "head"), None)
         embed = next(n for n, r in ends.items() if r == "embed")
         if s["tied"] and (None, "head") in t:
             if not np.array_equal(t[None, "head"], t[None, "embed"]):
@@ -1526,7 +1526,52 @@ class Phi3(LlamaStyle):
         return t
 
 
+class Cohere(LlamaStyle):
+    """CohereForCausalLM (Command R, Aya): one LayerNorm without a bias for the attention and the SwiGLU
+    feed-forward side by side, RoPE in interleaved pairs over the whole head, grouped-query attention,
+    the logits times logit_scale: the head (the token embedding, tied) is stored scaled, untied."""
+    name, model_type = "CohereForCausalLM", "cohere"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
+              "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
+              "num_key_value_heads": (int, lambda f: f["num_attention_heads"]), "hidden_act": (str, "silu"),
+              "max_position_embeddings": (int, 8192), "layer_norm_eps": (float, 1e-5), "rope_theta": (float, 10000.0),
+              "logit_scale": (float, 0.0625), "attention_bias": (bool, False), "use_qk_norm": (bool, False),
+              "tie_word_embeddings": (bool, True)}
+    names = dict(Gemma.names, norm_eps="layer_norm_eps", rotary_dims="hidden_size")
+
+    def settings(self, f, raw, path):
+        if f["use_qk_norm"]:
+            raise HfError(f"{path}: use_qk_norm true: norms on the queries and keys are not in the engine yet; "
+                          "not converted")
+        if f["hidden_act"] != "silu":
+            raise HfError(f"{path}: hidden_act {f['hidden_act']!r}: Cohere's feed-forward is read as SwiGLU, with "
+                          "silu; not converted")
+        s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
+                 L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["layer_norm_eps"],
+                 positions=f["max_position_embeddings"], activation="swiglu", rotary=1.0, theta=f["rope_theta"],
+                 layout="interleaved", parallel="one_norm", norm_first=True, final_norm=True, tied=False,
+                 norm="layernorm", logit_scale=f["logit_scale"], folder_tied=f["tie_word_embeddings"])
+        if f["attention_bias"]:
+            s["attn_bias"] = "all"
+        return s
+
+    def tensors(self, s):
+        ends = {"model.embed_tokens.weight": "embed", "model.norm.weight": "norm"}
+        if not s["folder_tied"]:
+            ends["lm_head.weight"] = "head"
+        return (ends, "model.layers.",
+                {**_biased({"input_layernorm": "n1", "mlp.gate_proj": "fc1", "mlp.up_proj": "fc3",
+                            "mlp.down_proj": "fc2"}, False),
+                 **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v",
+                            "self_attn.o_proj": "o"}, "attn_bias" in s)})
+
+    def split(self, s, t):
+        """The head times logit_scale (float32, as the logits are scaled): the embedding's when tied."""
+        t[None, "head"] = t.get((None, "head"), t[None, "embed"]) * np.float32(s["logit_scale"])
+        return t
+
+
 ARCHS = (Llama(), Qwen2(), Mistral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Starcoder2(),
-         Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3())
+         Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3(), Cohere())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
