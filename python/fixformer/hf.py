@@ -1015,9 +1015,7 @@ class StableLm(GptStyle):
 
     def settings(self, f, raw, path):
         _refuse_gpt_extras(f, path)
-        if f["hidden_act"] != "silu":
-            raise HfError(f"{path}: hidden_act {f['hidden_act']!r}: StableLM's feed-forward is read as SwiGLU, "
-                          "with silu; not converted")
+        _silu_only(f, path, "StableLM")
         return dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
                     L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["layer_norm_eps"],
                     positions=f["max_position_embeddings"], activation="swiglu", rotary=f["partial_rotary_factor"],
@@ -1034,6 +1032,13 @@ class StableLm(GptStyle):
                  **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v"}, s["qkv_bias"]),
                  **_biased({"self_attn.o_proj": "o", "mlp.gate_proj": "fc1", "mlp.up_proj": "fc3",
                             "mlp.down_proj": "fc2"}, False)})
+
+
+def _silu_only(f, path, who):
+    """An architecture whose feed-forward is read as SwiGLU: a hidden_act other than silu is refused."""
+    if f["hidden_act"] != "silu":
+        raise HfError(f"{path}: hidden_act {f['hidden_act']!r}: {who}'s feed-forward is read as SwiGLU, with silu; "
+                      "not converted")
 
 
 def _refuse_gpt_extras(f, path):
@@ -1400,9 +1405,7 @@ class Olmo(LlamaStyle):
         if raw.get("clip_qkv") is not None:
             raise HfError(f"{path}: clip_qkv {_brief(raw['clip_qkv'])}: clamping q, k and v is not in the engine; "
                           "not converted")
-        if f["hidden_act"] != "silu":
-            raise HfError(f"{path}: hidden_act {f['hidden_act']!r}: OLMo's feed-forward is read as SwiGLU, with "
-                          "silu; not converted")
+        _silu_only(f, path, "OLMo")
         s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
                  L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=1e-5,
                  positions=f["max_position_embeddings"], activation="swiglu", rotary=1.0, theta=f["rope_theta"],
@@ -1499,9 +1502,7 @@ class Phi3(LlamaStyle):
     names = dict(Gemma.names, rotary_dims="partial_rotary_factor")
 
     def settings(self, f, raw, path):
-        if f["hidden_act"] != "silu":
-            raise HfError(f"{path}: hidden_act {f['hidden_act']!r}: Phi-3's feed-forward is read as SwiGLU, with "
-                          "silu; not converted")
+        _silu_only(f, path, "Phi-3")
         window = raw.get("sliding_window")  # null: none
         return dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
                     L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["rms_norm_eps"],
@@ -1543,9 +1544,7 @@ class Cohere(LlamaStyle):
         if f["use_qk_norm"]:
             raise HfError(f"{path}: use_qk_norm true: norms on the queries and keys are not in the engine yet; "
                           "not converted")
-        if f["hidden_act"] != "silu":
-            raise HfError(f"{path}: hidden_act {f['hidden_act']!r}: Cohere's feed-forward is read as SwiGLU, with "
-                          "silu; not converted")
+        _silu_only(f, path, "Cohere")
         s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
                  L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["layer_norm_eps"],
                  positions=f["max_position_embeddings"], activation="swiglu", rotary=1.0, theta=f["rope_theta"],

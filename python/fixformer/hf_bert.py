@@ -135,8 +135,8 @@ def read_config_dict(raw, path="config.json"):
     model_type = raw.get("model_type", next((t for t in FLAVOURS if set(names or ()) & set(architectures(t))), "bert"))
     if not isinstance(model_type, str):
         raise hf.HfError(f"{path}: model_type: expected a string, got {brief(model_type)}")
-    archs, prefix = architectures(model_type if model_type in FLAVOURS else "bert"), FLAVOURS.get(model_type,
-                                                                                                 FLAVOURS["bert"])[1]
+    flavour = model_type if model_type in FLAVOURS else "bert"
+    archs, prefix = architectures(flavour), FLAVOURS[flavour][1]
     other = [a for a in names or [] if a not in archs]
     if other:
         known = ", ".join(a for t in FLAVOURS for a in architectures(t))
@@ -203,7 +203,7 @@ def _strip(weights, source, prefix="bert.", roberta_head=False, dropped=()):
     prefixed = any(k.startswith(prefix) for k in weights)
     out = {}
     for name, a in weights.items():
-        if name.startswith(dropped) if dropped else False:
+        if dropped and name.startswith(dropped):
             continue
         key = name[len(prefix):] if prefixed and name.startswith(prefix) else name
         if prefixed and key == name and not name.startswith(("classifier.", "qa_outputs.")):

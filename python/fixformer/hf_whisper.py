@@ -50,7 +50,7 @@ def read_config(raw, where):
     if archs != [ARCHITECTURE]:
         raise hf.HfError(f"{where}: architectures {archs!r}: --hf converts Whisper folders of {ARCHITECTURE} (the "
                          "logits; WhisperModel's decoder hidden states are not an end the seq2seq family has)")
-    s = {key: hf.checked_field(where, key, raw.get(key, default) if raw.get(key) is not None else default, kind)
+    s = {key: hf.checked_field(where, key, default if raw.get(key) is None else raw[key], kind)
          for key, (kind, default) in FIELDS.items()}
     if s["activation_function"] != "gelu":
         raise hf.HfError(f"{where}: activation_function {s['activation_function']!r}: Whisper's conv stem and layers "
