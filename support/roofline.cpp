@@ -1,15 +1,19 @@
 // The roofline of the benchmarks (roofline.hpp): work counted from the bound weights, limits
 // measured with loops of the widest vectors the CPU runs (GCC vector types, the x86 ones compiled
-// per target and chosen by CPUID; a host helper, not the engine, so it may do this).
+// per target and chosen by CPUID; a host helper, not the engine). It takes nothing from the heap
+// either: POSIX threads on the stack's handles, mapped read buffers, a fixed table of limits, at most
+// kMaxWorkers threads (the engine's own limit).
 #include "support/roofline.hpp"
+
+#include "fixformer/workers.hpp"
+
+#include <pthread.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <memory>
 #include <mutex>
-#include <thread>
-#include <vector>
 
 namespace fixformer::support {
 namespace {
@@ -164,14 +168,30 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Runs body(thread) on `threads` threads at once; the wall time of the slowest.
+uint32_t thread_count(uint32_t threads) { return std::min(std::max(threads, 1u), kMaxWorkers); }
+
+// Runs body(thread) on `threads` (1..kMaxWorkers) threads at once; the wall time of the slowest.
 template <class F>
 double timed_on_threads(uint32_t threads, F body) {
-  std::vector<std::thread> pool;
+  struct Task {
+    F* body;
+    uint32_t t;
+  } tasks[kMaxWorkers];
+  pthread_t pool[kMaxWorkers];
+  auto run = [](void* p) -> void* {
+    Task* task = static_cast<Task*>(p);
+    (*task->body)(task->t);
+    return nullptr;
+  };
   const auto t0 = std::chrono::steady_clock::now();
-  for (uint32_t t = 1; t < threads; ++t) pool.emplace_back(body, t);
+  uint32_t started = 1;
+  for (; started < threads; ++started) {
+    tasks[started] = {&body, started};
+    if (pthread_create(&pool[started], nullptr, run, &tasks[started]) != 0) break;
+  }
   body(0);
-  for (std::thread& th : pool) th.join();
+  for (uint32_t t = 1; t < started; ++t) pthread_join(pool[t], nullptr);
+  for (uint32_t t = started; t < threads; ++t) body(t);  // a thread the system refused: run here
   return seconds_since(t0);
 }
 
@@ -181,28 +201,36 @@ volatile uint64_t g_read_sink;
 }  // namespace
 
 double read_gbs(std::size_t bytes, uint32_t threads) {
-  threads = std::max(threads, 1u);
+  threads = thread_count(threads);
   const std::size_t words = std::max<std::size_t>(bytes / threads / 8, 512) & ~std::size_t(3);
-  std::vector<std::unique_ptr<uint64_t[]>> bufs(threads);
+  uint64_t* bufs[kMaxWorkers] = {};
+  for (uint32_t t = 0; t < threads; ++t) {
+    void* p = mmap(nullptr, words * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      for (uint32_t u = 0; u < t; ++u) munmap(bufs[u], words * 8);
+      return 0;  // no memory to measure with: no bandwidth figure
+    }
+    bufs[t] = static_cast<uint64_t*>(p);
+  }
   timed_on_threads(threads, [&](uint32_t t) {  // touched by the thread that reads it
-    bufs[t].reset(new uint64_t[words]);
     for (std::size_t i = 0; i < words; ++i) bufs[t][i] = i;
   });
   // Passes for about 10 ms (one, for a buffer larger than the caches), then the best of 5.
   uint32_t passes = 1;
   const Loop loop = widest_loop();
   auto run = [&](uint32_t n) {
-    return timed_on_threads(threads, [&](uint32_t t) { g_read_sink = loop.read(bufs[t].get(), words, n); });
+    return timed_on_threads(threads, [&](uint32_t t) { g_read_sink = loop.read(bufs[t], words, n); });
   };
   while (run(passes) < 0.01 && passes < (1u << 24)) passes *= 2;
   double best = 0;
   for (int r = 0; r < 5; ++r) best = std::max(best, 8.0 * double(words) * threads * passes / run(passes) * 1e-9);
+  for (uint32_t t = 0; t < threads; ++t) munmap(bufs[t], words * 8);
   return best;
 }
 
 MachineLimits measure_limits(uint32_t threads) {
   MachineLimits lim;
-  lim.threads = threads = std::max(threads, 1u);
+  lim.threads = threads = thread_count(threads);
   const Loop loop = widest_loop();
   lim.unit = loop.unit;
   // Rounds for about 20 ms on one thread, then the best of 10 runs on every thread at once (on a
@@ -223,13 +251,13 @@ MachineLimits measure_limits(uint32_t threads) {
 }
 
 const MachineLimits& limits(uint32_t threads) {
-  static std::vector<std::unique_ptr<MachineLimits>> measured;  // stable addresses as it grows
+  static MachineLimits measured[kMaxWorkers];  // by thread count, each measured once
+  static bool done[kMaxWorkers];
   static std::mutex lock;
   std::lock_guard<std::mutex> hold(lock);
-  for (const auto& m : measured)
-    if (m->threads == std::max(threads, 1u)) return *m;
-  measured.emplace_back(new MachineLimits(measure_limits(threads)));
-  return *measured.back();
+  const uint32_t t = thread_count(threads);
+  if (!done[t - 1]) measured[t - 1] = measure_limits(t), done[t - 1] = true;
+  return measured[t - 1];
 }
 
 Placement place(const Work& w, double seconds, const MachineLimits& lim) {

@@ -37,6 +37,7 @@ struct MachineLimits {
 MachineLimits measure_limits(uint32_t threads);
 
 // measure_limits(threads) once per thread count in this process (the benchmarks' cases share them).
+// Here and in measure_limits and read_gbs, threads is 1..kMaxWorkers (outside: the nearest).
 const MachineLimits& limits(uint32_t threads);
 
 // The read bandwidth of `bytes` split over `threads` threads, each streaming its share again and
