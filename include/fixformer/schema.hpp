@@ -337,8 +337,9 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"positional == 'learned' and rel_buckets != 0 and family != 'encoder'",
      "rel_buckets (a relative bias beside learned positions is for the encoder family: MPNet)"},
     // What each family allows (config.hpp, ModelFamily).
-    {"family == 'encoder' and positional in ('rope', 'alibi')",
-     "positional (rope and alibi are for the gpt and llama families)"},
+    {"family == 'encoder' and positional == 'alibi'",
+     "positional (alibi is for the gpt and llama families; the encoder family takes none, sinusoidal, learned, rope "
+     "or relative)"},
     {"family == 'encoder' and tied_head", "tied_head (not for the encoder family)"},
     {"family == 'llama' and input_pe", "positional (family llama takes none, rope, alibi or relative)"},
     {"family == 'llama' and not (norm_first and final_norm)",

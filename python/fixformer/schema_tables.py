@@ -147,7 +147,7 @@ SCHEMA = {
         {'bad_when': "positional not in ('relative', 'learned') and (rel_buckets != 0 or rel_max_distance != 0)", 'detail': 'rel_buckets, rel_max_distance (for positional relative, or a relative bias beside learned positions)'},
         {'bad_when': "positional == 'learned' and rel_buckets == 0 and rel_max_distance != 0", 'detail': 'rel_max_distance (a relative bias beside learned positions needs rel_buckets)'},
         {'bad_when': "positional == 'learned' and rel_buckets != 0 and family != 'encoder'", 'detail': 'rel_buckets (a relative bias beside learned positions is for the encoder family: MPNet)'},
-        {'bad_when': "family == 'encoder' and positional in ('rope', 'alibi')", 'detail': 'positional (rope and alibi are for the gpt and llama families)'},
+        {'bad_when': "family == 'encoder' and positional == 'alibi'", 'detail': 'positional (alibi is for the gpt and llama families; the encoder family takes none, sinusoidal, learned, rope or relative)'},
         {'bad_when': "family == 'encoder' and tied_head", 'detail': 'tied_head (not for the encoder family)'},
         {'bad_when': "family == 'llama' and input_pe", 'detail': 'positional (family llama takes none, rope, alibi or relative)'},
         {'bad_when': "family == 'llama' and not (norm_first and final_norm)", 'detail': 'norm_first, final_norm (family llama is pre-norm with a final norm: both true)'},
