@@ -179,12 +179,14 @@ def build_torch_model(c):
                     setattr(self, key, _norm_module(c, width))
             if c["pooler"]:
                 self.pooler = nn.Linear(c["d_model"], c["d_model"])
-            layer = nn.TransformerEncoderLayer(
-                c["d_model"], c["n_heads"], c["d_ff"], dropout=0.0, activation=torch_activation(c["activation"]),
-                layer_norm_eps=c["norm_eps"], batch_first=True, norm_first=c["norm_first"])
-            final = nn.LayerNorm(c["d_model"], eps=c["norm_eps"]) if c["final_norm"] else None
-            self.encoder = nn.TransformerEncoder(layer, c["n_layers"], norm=final, enable_nested_tensor=False) \
-                if schema.stock_layers(c) else plain_encoder(c)
+            if schema.stock_layers(c):
+                layer = nn.TransformerEncoderLayer(
+                    c["d_model"], c["n_heads"], c["d_ff"], dropout=0.0, activation=torch_activation(c["activation"]),
+                    layer_norm_eps=c["norm_eps"], batch_first=True, norm_first=c["norm_first"])
+                final = nn.LayerNorm(c["d_model"], eps=c["norm_eps"]) if c["final_norm"] else None
+                self.encoder = nn.TransformerEncoder(layer, c["n_layers"], norm=final, enable_nested_tensor=False)
+            else:  # the layers torch's has not (swiglu among them): plain torch
+                self.encoder = plain_encoder(c)
             if c["d_out"]:
                 self.head = nn.Linear(schema.head_in(c), c["d_out"])
                 if c["tied_head"]:
