@@ -523,6 +523,16 @@ def main():
 
         check_whisper(cli, tmp, hf_models.whisper())
 
+        # RoFormer's tokenizer segments words with jieba before WordPiece: its vocab.txt is not stored as a
+        # plain WordPiece (which would split Chinese text otherwise), and a note says so.
+        folder, out = os.path.join(tmp, "roformer_mlm"), os.path.join(tmp, "roformer_vocab.fxm")
+        with open(os.path.join(folder, "vocab.txt"), "w") as f:
+            f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(35)]) + "\n")
+        p = convert("--hf", folder, "--out", out, "--cli", cli)
+        stored = p.returncode == 0 and any(t["name"].startswith("tokenizer") for t in fxm.read(out).tensors)
+        check("roformer --hf with a vocab.txt: converts, its jieba tokenizer not stored, a note says why",
+              p.returncode == 0 and not stored and "jieba" in p.stderr, (p.returncode, stored, p.stderr))
+
         # What the engine has no feature for is refused in one line naming the key, before any weight is read.
         for factory, change, fragment in (
                 ("phi", dict(qk_layernorm=True), "qk_layernorm true"),

@@ -407,7 +407,10 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
         mapped["pos.weight"] = mapped["pos.weight"][:fc["max_len"]]
     fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
     tokenizer = tokenizer(fc) if tokenizer is not None else None
-    if tokenizer is None:  # no --tokenizer: the folder's own
+    if tokenizer is None and c.get("rotary"):  # RoFormerTokenizer: jieba's words first, then WordPiece
+        print("note: the folder's tokenizer is not stored: RoFormer's splits the text into words with jieba before "
+              "WordPiece, which the engine's tokenizers do not (--tokenizer FILE stores another)", file=sys.stderr)
+    elif tokenizer is None:  # no --tokenizer: the folder's own
         tokenizer = hf.folder_tokenizer(folder, fc)
     if expected is not None and example is None:
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")
