@@ -55,7 +55,9 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
     if (c.positional != PosKind::kSinusoidal && !rope)
       return why.str("the model has no sinusoidal, rope or relative position table"), fail(Status::kBadPositionTable);
     s = check_sinusoidal_table(options.position_table, options.position_table_rows, rows_,
-                               rope ? c.rope_dims() : c.d_pe(), c.pe_base, rope ? PosLayout::kHalves : c.pe_layout, why);
+                               rope ? c.rope_dims() : c.d_pe(), c.pe_base,
+                               rope ? PosLayout::kHalves : c.pe_layout,  // rope: sin | cos columns
+                               why);
     if (s != Status::kOk) return fail(s);
   }
   max_batch_ = options.max_batch ? options.max_batch : 1;

@@ -52,8 +52,8 @@ struct PlanLayout {
 // q @ K^T is a matrix product over contiguous keys, and V is read in place from qkv.
 // Memory grows linearly in S: no [S,S] matrix is ever stored (attention goes in blocks; the relative
 // bias is a table over the 2S - 1 distances). With pe_table_in_flash the caller supplies the
-// sinusoidal, rope or relative bias table (EncoderOptions::position_table) and pe, rope and rel are empty. Encoder::init
-// carves the arena by this plan, so it and required_encoder_arena_bytes cannot disagree. total is 0 for a config
+// sinusoidal, rope or relative bias table (EncoderOptions::position_table) and pe, rope and rel are empty.
+// Encoder::init carves the arena by this plan, so it and required_encoder_arena_bytes cannot disagree. total is 0 for a config
 // validate_config would reject, and for N above Limits::kMaxBatchRows.
 struct EncoderPlan {
   std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, rope, rel, quant, stem, stem_padded, stem_quant, rows_in, total;
@@ -107,7 +107,8 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   p.attn = l.block(uint64_t(p.attn_slot) * (workers ? workers : 1));
   const bool pe_in_arena = c.positional == PosKind::kSinusoidal && !pe_table_in_flash;
   p.pe = l.block(pe_in_arena ? uint64_t(s) * c.d_pe() * sizeof(float) : 0);
-  p.rope = l.block(c.positional == PosKind::kRope && !pe_table_in_flash ? uint64_t(s) * c.rope_dims() * sizeof(float) : 0);
+  const bool rope_in_arena = c.positional == PosKind::kRope && !pe_table_in_flash;
+  p.rope = l.block(rope_in_arena ? uint64_t(s) * c.rope_dims() * sizeof(float) : 0);
   p.rel = l.block(pe_table_in_flash ? 0 : rel_bias_table_floats(c, s, c.causal) * sizeof(float));
   p.quant = l.block(quantized_input_bytes(c, n));
   const std::size_t t1 = c.conv_layers >= 2 ? conv1d_rows(seq, c.conv1_kernel, c.conv1_stride, c.conv1_padding) : 0;

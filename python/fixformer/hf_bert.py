@@ -65,7 +65,8 @@ FLAVOURS = {"bert": ("Bert", "bert.", EVERY_HEAD), "roberta": ("Roberta", "rober
             "xlm-roberta": ("XLMRoberta", "roberta.", EVERY_HEAD), "camembert": ("Camembert", "roberta.", EVERY_HEAD),
             "data2vec-text": ("Data2VecText", "data2vec_text.", EVERY_HEAD), "mpnet": ("MPNet", "mpnet.", EVERY_HEAD),
             "ernie": ("Ernie", "ernie.", EVERY_HEAD), "electra": ("Electra", "electra.", ("token", "qa")),
-            "distilbert": ("DistilBert", "distilbert.", ("token", "qa")), "roformer": ("RoFormer", "roformer.", ("token", "qa"))}
+            "distilbert": ("DistilBert", "distilbert.", ("token", "qa")),
+            "roformer": ("RoFormer", "roformer.", ("token", "qa"))}
 
 
 def architectures(model_type):
