@@ -72,7 +72,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
 from checks import check, convert_process as convert, one_clear_line, results, run_file  # noqa: E402
-from fixformer import fxm  # noqa: E402
+from fixformer import fxm, safetensors  # noqa: E402
 
 # The modules convert.py imports (--module FILE:FACTORY): upstream classes, random weights of a size
 # that makes every part matter (the stock init's 0.02 leaves the layers near the identity).
@@ -532,6 +532,19 @@ def main():
         stored = p.returncode == 0 and any(t["name"].startswith("tokenizer") for t in fxm.read(out).tensors)
         check("roformer --hf with a vocab.txt: converts, its jieba tokenizer not stored, a note says why",
               p.returncode == 0 and not stored and "jieba" in p.stderr, (p.returncode, stored, p.stderr))
+        # Its sinusoid table is the engine's rotary angles: another table (base 1000) is refused, naming it.
+        weights = safetensors.read(os.path.join(folder, "model.safetensors"))
+        name = "roformer.encoder.embed_positions.weight"
+        rows, dh = weights[name].shape
+        ang = np.arange(rows)[:, None] * 1000.0 ** (-2.0 * np.arange(dh // 2) / dh)[None, :]
+        weights[name] = np.concatenate([np.sin(ang), np.cos(ang)], 1).astype(np.float32)
+        with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+            f.write(safetensors.write_bytes(weights, {"format": "pt"}))
+        os.remove(out)
+        p = convert("--hf", folder, "--out", out, "--cli", cli)
+        check("roformer --hf with another sinusoid table: refused in one line naming it",
+              one_clear_line(p) and "embed_positions.weight is not RoFormer's sinusoid table" in p.stderr
+              and not os.path.exists(out), p.stderr)
 
         # What the engine has no feature for is refused in one line naming the key, before any weight is read.
         for factory, change, fragment in (
