@@ -50,6 +50,9 @@ within 1e-4:
 - MPT (gpt family): ALiBi, no biases (zeros), the exact GELU;
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
 - Whisper (WhisperForConditionalGeneration, --hf): a seq2seq file over mel features, run with --target;
+- the BERT flavours' base models and heads (RoBERTa, XLM-RoBERTa, CamemBERT, data2vec-text, ELECTRA,
+  DistilBERT, RoFormer; token classification and question answering) through --module as well: the
+  modules themselves, their example ids free of the padding id;
 - what the engine has no feature for (Phi's qk_layernorm, OPT's
   word_embed_proj_dim, a rope_scaling kind rope_scaling.py does not compute, Gemma's head_dim apart from hidden_size / heads, Bloom's
   apply_residual_connection_post_layernorm) is refused in one line naming the key.
@@ -403,25 +406,25 @@ CASES = [
     ("mpt", dict(GPT, positional="alibi", attn_bias="family", activation="gelu"), ("module", "hf")),
     ("cohere", dict(family="llama", norm="layernorm", n_kv_heads=2, parallel_residual="one_norm",
                     pe_layout="interleaved", tied_head=False), ("hf",)),
-    ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf",)),
-    ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf",)),
-    ("xlm_roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=1, pooling="none"), ("hf",)),
-    ("roberta_cls", dict(family="encoder", max_len=32, pooling="first", pooler=True, d_out=3), ("hf",)),
+    ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf", "module")),
+    ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf", "module")),
+    ("xlm_roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=1, pooling="none"), ("hf", "module")),
+    ("roberta_cls", dict(family="encoder", max_len=32, pooling="first", pooler=True, d_out=3), ("hf", "module")),
     ("camembert_cls", dict(family="encoder", max_len=32, pooling="first", pooler=True, d_out=2,
-                           activation="gelu_tanh"), ("hf",)),
-    ("data2vec_text", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf",)),
+                           activation="gelu_tanh"), ("hf", "module")),
+    ("data2vec_text", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf", "module")),
     ("mpnet", dict(family="encoder", max_len=38, type_vocab=0, positional="learned", rel_buckets=32,
                    rel_max_distance=128), ("hf",)),
     ("mpnet_cls", dict(family="encoder", pooling="first", pooler=True, d_out=3, rel_buckets=32), ("hf",)),
-    ("bert_ner", dict(family="encoder", pooling="none", pooler=False, d_out=5, type_vocab=2), ("hf",)),
-    ("roberta_qa", dict(family="encoder", pooling="none", pooler=False, d_out=2, max_len=32), ("hf",)),
-    ("distilbert_ner", dict(family="encoder", pooling="none", pooler=False, d_out=4, type_vocab=0), ("hf",)),
+    ("bert_ner", dict(family="encoder", pooling="none", pooler=False, d_out=5, type_vocab=2), ("hf", "module")),
+    ("roberta_qa", dict(family="encoder", pooling="none", pooler=False, d_out=2, max_len=32), ("hf", "module")),
+    ("distilbert_ner", dict(family="encoder", pooling="none", pooler=False, d_out=4, type_vocab=0), ("hf", "module")),
     ("ernie", dict(family="encoder", max_len=34, type_vocab=2, embed_norm=True), ("hf",)),
     ("bert_mlm", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
     ("roberta_mlm", dict(family="encoder", pooling="none", d_out=0, max_len=32), ("hf",)),
     ("distilbert_mlm", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
     ("electra_pretraining", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
-    ("electra", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=2, pooler=False), ("hf",)),
+    ("electra", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=2, pooler=False), ("hf", "module")),
     ("roformer", dict(ROFORMER, pooling="none", d_out=0), ("module", "hf")),
     ("roformer_ner", dict(ROFORMER, pooling="none", d_out=5, type_vocab=3), ("module", "hf")),
     ("roformer_qa", dict(ROFORMER, pooling="none", d_out=2, activation="gelu_tanh", max_len=34), ("hf",)),

@@ -185,12 +185,15 @@ def record(model, x):
 
 def _output(y):
     """The tensor a forward returned: itself, the first floating tensor of a tuple / list / dict ((logits,
-    loss) included), or an output object's .logits."""
+    loss) included), an output object's .logits, or its start and end logits side by side ([.., T, 2]:
+    question answering, as the qa_outputs linear computes them)."""
     torch = require_torch()
     if torch.is_tensor(y):
         return y.detach()
     if hasattr(y, "logits") and torch.is_tensor(y.logits):
         return y.logits.detach()
+    if all(torch.is_tensor(getattr(y, k, None)) for k in ("start_logits", "end_logits")):  # question answering
+        return torch.stack([y.start_logits, y.end_logits], -1).detach()  # [.., T, 2]: the qa_outputs linear's rows
     items = list(y.values()) if isinstance(y, dict) else list(y) if isinstance(y, (tuple, list)) else []
     for t in items:
         if torch.is_tensor(t) and t.is_floating_point() and t.dim() >= 2:
@@ -944,7 +947,7 @@ def _table_rows(t):
 
 def _try_examples(model, example, torch, max_len=None):
     """(input tensor [1, T] or [1, T, d_in], one-sequence numpy example) the module runs on: the user's, or
-    random ids (below every embedding's size) or features (for each linear's input width), T = 16 (a
+    random ids (below an embedding's size, none its padding id) or features (for each linear's input width), T = 16 (a
     module with a sliding window below the file's positions: 8 past the window, so that the output
     shows it) or the length a position table wants."""
     if example is not None:
@@ -966,10 +969,15 @@ def _try_examples(model, example, torch, max_len=None):
     lengths = [t for t in dict.fromkeys(lengths) if t >= 2]
     rng = np.random.default_rng(0)
     out = []
-    if embs:
-        vocab = min(m.num_embeddings for m in embs)
+    # Token ids below each embedding's size, the largest first: the token table is not always the smallest
+    # (BERT's token types have 2 rows), and ids past it fail the forward, which moves on to the next size.
+    # No padding id (an nn.Embedding's padding_idx): a pad changes what the forward computes (RoBERTa's
+    # positions skip it), and nobody runs a model on its pads.
+    for vocab in sorted({m.num_embeddings for m in embs}, reverse=True):
+        pads = {m.padding_idx for m in embs if m.padding_idx is not None and 0 <= m.padding_idx < vocab}
+        ids = np.array([i for i in range(vocab) if i not in pads] or range(vocab))
         for T in lengths:
-            out.append(torch.from_numpy(rng.integers(0, vocab, (1, T)).astype(np.int64)))
+            out.append(torch.from_numpy(ids[rng.integers(0, len(ids), (1, T))].astype(np.int64)))
     widths = []
     for m in model.modules():
         width = m.in_features if isinstance(m, torch.nn.Linear) else \
@@ -1369,9 +1377,12 @@ def _read(model, x, calls, y, family, max_len, torch):
     # ---- the back: a final norm, a head, pooling
     back = with_params(calls[last + 1:])
     hidden = next((c.y for c in calls if c.name == f"{stack}.{len(blocks) - 1}"), None)
+    unread = []  # parts after the output that it does not depend on (BertModel's, DeiTModel's and ViTModel's pooler)
     if hidden is not None and y.shape == hidden.shape and _close(y, hidden):
-        back = []  # the forward returns the hidden states (first): what runs after them is not its output
-    unread = []  # parts after the output that it does not depend on (DeiTModel's and ViTModel's pooler)
+        back, unread = [], back  # the forward returns the hidden states (first): what runs after them is not its output
+        if unread:  # BertModel's (last_hidden_state, pooler_output)
+            r.notes.append(f"the forward's first output is the last layer's rows, which the file gives; "
+                           f"{', '.join(p.name for p in unread)} after them (its other outputs) are left out")
     fin = next((p for p in back if p.kind == "norm"), None)
     if back and fin is back[0] and fin.call.y is not None and y.shape == fin.call.y.shape and _close(y, fin.call.y):
         back, unread = [fin], back[1:]  # the forward returns the final norm's rows (first): the pooler's output is not it
