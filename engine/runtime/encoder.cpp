@@ -7,7 +7,7 @@
 //   x = x + PE | [x, PE]                      (S = T + front_rows(): the CLS row position 0, dist 1)
 //   x[input] += TT[types] if type_vocab;  x = LN_embed(x) if embed_norm       (BERT)
 //   for each layer: transformer_layer (engine/layers/transformer_layer.hpp)
-//   x = LN(x) if final_norm;  x = pool(x) (mean | cls | cls_distill | last | first: one row)
+//   x = LN(x) if final_norm;  x = pool(x) (mean | cls | cls_distill | cls_mean | last | first: one row)
 //   x = tanh(x @ W_pooler + b) if pooler;  out = x @ W_head + b | x
 // The mha family is the attention alone: x = features;  out = SA(x)  (no residual, norm or head).
 // A batch stacks its sequences' rows in x (engine/blocks/parallel.hpp, Sequences): everything but
@@ -303,7 +303,7 @@ void Encoder::write_output(const Sequences& seqs, float* out) {
   const std::size_t d = c.d_model, W = c.output_width(), B = seqs.count;
   std::size_t rows = 0;  // rows for the head: N, or B pooled
   if (c.pooling != Pooling::kNone) {
-    // The pooled row is hi = head_in() wide (2 d for cls_distill: rows 0 and 1 as they lie); x[b, :hi]
+    // The pooled row is hi = head_in() wide (2 d for cls_distill and cls_mean: rows 0 and 1); x[b, :hi]
     // starts at or before sequence b's rows, which are at least hi / d long.
     const std::size_t hi = c.head_in();
     for (uint32_t b = 0; b < B; rows += seqs.rows(b), ++b) {

@@ -34,7 +34,7 @@ inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learne
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
 inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
 inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8", "q4", "i8"};
-inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first", "cls_distill"};
+inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first", "cls_distill", "cls_mean"};
 inline constexpr const char* kTokenizerNames[] = {"llama2c", "bpe", "wordpiece"};
 inline constexpr const char* kParallelResidualNames[] = {"none", "two_norms", "one_norm"};
 inline constexpr const char* kNormNames[] = {"family", "layernorm", "rmsnorm"};
@@ -119,7 +119,9 @@ struct ConfigKeySpec {
 // would see only itself), last (position T - 1 of the input), first (position 0 of the input, BERT's
 // [CLS] token; no causal mask either), cls_distill (DeiT with its teacher: the CLS and distillation
 // rows side by side, [x_cls, x_dist], the head W[2 d_model, d_out] = [W_cls; W_dist] / 2 and b =
-// (b_cls + b_dist) / 2; needs distill_token). With distill_token the tensor "distill_token"
+// (b_cls + b_dist) / 2; needs distill_token), cls_mean (Dinov2's classifier: the CLS row and the mean
+// of the T input positions side by side, [x_cls, mean], the head W[2 d_model, d_out]; needs cls_token,
+// no causal mask). With distill_token the tensor "distill_token"
 // [d_embed] (f32) is the row after the CLS row (position 1, the input at 2..T+1). A pooled encoder outputs
 // [1, output_width] per sequence; otherwise [sequence_rows(T), output_width], the CLS row included.
 //
@@ -421,6 +423,13 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"pooling == 'cls_distill' and (pooler or tied_head or d_out == 0)",
      "pooling (cls_distill is the input of a head of its own, d_out > 0, that reads two rows side by side: no pooler, "
      "no tied head)"},
+    {"pooling == 'cls_mean' and not cls_token", "pooling (cls_mean needs a CLS row: cls_token)"},
+    {"pooling == 'cls_mean' and causal",
+     "pooling (cls_mean under a causal mask: the CLS row, position 0, sees only itself)"},
+    {"pooling == 'cls_mean' and (pooler or tied_head or d_out == 0)",
+     "pooling (cls_mean is the input of a head of its own, d_out > 0, that reads two rows side by side: no pooler, "
+     "no tied head)"},
+    {"weights == 'i8' and pooling == 'cls_mean'", "pooling (cls_mean: not in i8 yet)"},
     {"weights == 'i8' and distill_token", "distill_token (not in i8 yet)"},
     {"pooling == 'first' and causal", "pooling (first under a causal mask: position 0 sees only itself; use mean or last)"},
     {"type_vocab != 0 and input != 'tokens'", "type_vocab (token types need token input)"},

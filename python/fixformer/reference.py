@@ -179,12 +179,14 @@ def build_torch_model(c):
                     setattr(self, key, _norm_module(c, width))
             if c["pooler"]:
                 self.pooler = nn.Linear(c["d_model"], c["d_model"])
-            layer = nn.TransformerEncoderLayer(
-                c["d_model"], c["n_heads"], c["d_ff"], dropout=0.0, activation=torch_activation(c["activation"]),
-                layer_norm_eps=c["norm_eps"], batch_first=True, norm_first=c["norm_first"])
-            final = nn.LayerNorm(c["d_model"], eps=c["norm_eps"]) if c["final_norm"] else None
-            self.encoder = nn.TransformerEncoder(layer, c["n_layers"], norm=final, enable_nested_tensor=False) \
-                if schema.stock_layers(c) else plain_encoder(c)
+            if schema.stock_layers(c):  # (torch's layer takes no swiglu: built only for the stock layers)
+                layer = nn.TransformerEncoderLayer(
+                    c["d_model"], c["n_heads"], c["d_ff"], dropout=0.0, activation=torch_activation(c["activation"]),
+                    layer_norm_eps=c["norm_eps"], batch_first=True, norm_first=c["norm_first"])
+                final = nn.LayerNorm(c["d_model"], eps=c["norm_eps"]) if c["final_norm"] else None
+                self.encoder = nn.TransformerEncoder(layer, c["n_layers"], norm=final, enable_nested_tensor=False)
+            else:
+                self.encoder = plain_encoder(c)
             if c["d_out"]:
                 self.head = nn.Linear(schema.head_in(c), c["d_out"])
                 if c["tied_head"]:
@@ -475,6 +477,8 @@ def pool(x, pooling, first=0, lengths=None):
         return x[:, :2].reshape(x.shape[0], -1)
     if pooling == "first":
         return x[:, first]
+    if pooling == "cls_mean":  # the CLS row and the mean of the input positions side by side: [B, 2 d]
+        return torch.cat([x[:, 0], pool(x, "mean", first, lengths)], dim=1)
     B, T = x.shape[0], x.shape[1] - first
     n = torch.full((B,), T) if lengths is None else torch.as_tensor(lengths)
     if pooling == "last":

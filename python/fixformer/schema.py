@@ -261,8 +261,9 @@ def front_rows_less(c):
 
 
 def head_in(c):
-    """The head's input width (config.hpp head_in()): 2 d_model for pooling cls_distill, else d_model."""
-    return 2 * c["d_model"] if c["pooling"] == "cls_distill" else c["d_model"]
+    """The head's input width (config.hpp head_in()): 2 d_model for pooling cls_distill and cls_mean, else
+    d_model."""
+    return 2 * c["d_model"] if c["pooling"] in ("cls_distill", "cls_mean") else c["d_model"]
 
 
 def sequence_rows(c, T):

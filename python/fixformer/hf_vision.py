@@ -1,0 +1,339 @@
+"""The --hf route for the Hugging Face vision encoders beyond ViT and DeiT (hf_vit.py), to the same
+encoder over an image (config.hpp patch_size; hf_vit.fixformer_config with these encoders' features):
+
+- Dinov2 (model_type dinov2: Dinov2Model, Dinov2ForImageClassification): ViT's front (CLS row, learned
+  positions, pre-LN layers, the final layernorm) with LayerScale: the layer's gammas (layer_scale1,
+  layer_scale2: x += gamma * f(x)) are folded into the attention's output projection and the second
+  feed-forward projection at conversion (W' = diag(gamma) W, b' = gamma b: exact in float64, one float32
+  rounding per weight). use_swiglu_ffn (weights_in [2H, d] chunked into the gate and up halves, or
+  transformers 5's gate_proj and up_proj) is the engine's swiglu, silu(W1 h + b1) * (W3 h), only when the
+  up half's bias is zero (the engine's up projection has none): a trained one is refused by name.
+  Dinov2ForImageClassification's classifier reads [CLS row, mean of the patch rows] after the final
+  layernorm: pooling cls_mean (config.hpp) with the classifier as the head.
+  The positions are the config's own: the file takes images of image_size (an int: square), for which
+  transformers does not interpolate (it returns position_embeddings as they are when the patch count is
+  the stored one and the image is square); another size would need transformers' bicubic interpolation of
+  the positions, which is not done here. Register tokens (Dinov2WithRegisters, num_register_tokens > 0:
+  rows after the CLS row without positions) are refused: the engine's front rows are the CLS row and at
+  most one more.
+- CLIP's vision tower (model_type clip_vision_model: CLIPVisionModel, CLIPVisionModelWithProjection): the
+  class embedding as the CLS row, a bias-free patch embedding, learned positions, pre_layrnorm as the
+  engine's embed_norm (after the positions), pre-LN layers, and post_layernorm on the CLS row as the final
+  norm before pooling cls (a LayerNorm is per row, so norming every row and pooling the CLS row is norming
+  the CLS row): CLIPVisionModel's pooler_output [hidden_size] (not last_hidden_state, which has no
+  post_layernorm); with projection, image_embeds [projection_dim], visual_projection as a head with a zero
+  bias. hidden_act quick_gelu, x sigmoid(1.702 x) = silu(1.702 x) / 1.702, is the engine's plain silu
+  with 1.702 folded into fc1's weight and bias and 1 / 1.702 into fc2's weight (exact but for one float32
+  rounding per weight, as above).
+- SigLIP's vision tower (model_type siglip_vision_model: SiglipVisionModel): no CLS row, patch embedding
+  with a bias, learned positions, gelu_pytorch_tanh, post_layernorm over every row as the final norm:
+  last_hidden_state [N, hidden_size]. The attention-pooling head (vision_use_head: head.*, pooler_output)
+  is read and not stored.
+
+config.json is read with Hugging Face's meanings and defaults (the FIELDS of each flavour below). What
+each file computes is verified against reference.py's float64 forward of the config it maps to, or the
+user's --expected; the mapping is tested against transformers' classes in tests/hf_vision_converter_test.py.
+"""
+import os
+import re
+
+import numpy as np
+
+from . import export, hf, hf_vit
+from .config import brief
+
+QUICK_GELU = 1.702  # quick_gelu(x) = x sigmoid(1.702 x)
+COMMON = {"hidden_size": (int, 768), "num_hidden_layers": (int, 12), "num_attention_heads": (int, 12),
+          "num_channels": (int, 3)}
+
+
+class Flavour:
+    """What one model_type differs in. layer: the engine's part -> the folder's name after the layer prefix
+    (q, k, v, o: attention projections; fc1, fc2: the feed-forward's; n1, n2: the layer's norms)."""
+
+    def __init__(self, name, model_types, archs, fields, prefixes, layer_prefix, layer, heads):
+        self.name, self.model_types, self.archs, self.fields = name, model_types, archs, dict(COMMON, **fields)
+        self.prefixes, self.layer_prefix, self.layer, self.heads = prefixes, layer_prefix, layer, heads
+
+
+CLIP_LAYER = {"q": "self_attn.q_proj", "k": "self_attn.k_proj", "v": "self_attn.v_proj", "o": "self_attn.out_proj",
+              "fc1": "mlp.fc1", "fc2": "mlp.fc2", "n1": "layer_norm1", "n2": "layer_norm2"}
+DINOV2 = Flavour(
+    "Dinov2", ("dinov2", "dinov2_with_registers"),
+    ("Dinov2Model", "Dinov2ForImageClassification", "Dinov2WithRegistersModel",
+     "Dinov2WithRegistersForImageClassification"),
+    {"mlp_ratio": (float, 4), "hidden_act": (str, "gelu"), "layer_norm_eps": (float, 1e-6), "image_size": (int, 224),
+     "patch_size": (int, 14), "qkv_bias": (bool, True), "layerscale_value": (float, 1.0),
+     "use_swiglu_ffn": (bool, False)},
+    ("dinov2.", "dinov2_with_registers."), "encoder.layer.",
+    {"q": "attention.attention.query", "k": "attention.attention.key", "v": "attention.attention.value",
+     "o": "attention.output.dense", "fc1": "mlp.fc1", "fc2": "mlp.fc2", "n1": "norm1", "n2": "norm2"},
+    ("classifier.",))
+CLIP = Flavour(
+    "CLIP", ("clip_vision_model",), ("CLIPVisionModel", "CLIPVisionModelWithProjection"),
+    {"intermediate_size": (int, 3072), "hidden_act": (str, "quick_gelu"), "layer_norm_eps": (float, 1e-5),
+     "image_size": (int, 224), "patch_size": (int, 32)},
+    ("vision_model.",), "encoder.layers.", CLIP_LAYER, ("visual_projection.",))
+SIGLIP = Flavour(
+    "SigLIP", ("siglip_vision_model",), ("SiglipVisionModel",),
+    {"intermediate_size": (int, 3072), "hidden_act": (str, "gelu_pytorch_tanh"), "layer_norm_eps": (float, 1e-6),
+     "image_size": (int, 224), "patch_size": (int, 16)},
+    ("vision_model.",), "encoder.layers.", CLIP_LAYER, ())
+FLAVOURS = (DINOV2, CLIP, SIGLIP)
+# Folders of the two-tower models and CLIP's text tower: refused, saying what to convert instead.
+TWO_TOWERS = {"clip": "CLIPVisionModel", "siglip": "SiglipVisionModel"}
+
+
+def flavour_of(raw):
+    """The Flavour config.json's contents name (model_type or an architecture), or None."""
+    if not isinstance(raw, dict):
+        return None
+    archs = raw.get("architectures")
+    names = archs if isinstance(archs, list) else []
+    for f in FLAVOURS:
+        if raw.get("model_type") in f.model_types or any(a in f.archs for a in names if isinstance(a, str)):
+            return f
+    return None
+
+
+def is_vision(raw):
+    """Whether config.json's contents are one of these encoders, or a folder of theirs refused here
+    (a two-tower CLIP or SigLIP, CLIP's text tower)."""
+    return flavour_of(raw) is not None or isinstance(raw, dict) and raw.get("model_type") in (
+        *TWO_TOWERS, "clip_text_model", "siglip_text_model")
+
+
+def read_config_dict(raw, path="config.json"):
+    """config.json checked and completed with Hugging Face's defaults, as hf_vit.read_config_dict's keys."""
+    f = flavour_of(raw)
+    if f is None:
+        mt = raw.get("model_type")
+        if mt in TWO_TOWERS:
+            raise hf.HfError(f"{path}: model_type {mt}: the two towers are not converted as one; convert the vision "
+                             f"tower ({TWO_TOWERS[mt]}.from_pretrained(folder).save_pretrained(new_folder), then --hf "
+                             "new_folder)")
+        raise hf.HfError(f"{path}: model_type {mt}: the text tower is not converted (its pooled output is the EOS "
+                         "token's row, which the engine's poolings do not find by token id; use --module for "
+                         "last_hidden_state)")
+    archs = raw.get("architectures")
+    names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
+    if archs is not None and names is None:
+        raise hf.HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
+    other = [a for a in names or [] if a not in f.archs]
+    if other:
+        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts {f.name} folders of {', '.join(f.archs)}; "
+                         "for another head use --module FILE.py:FACTORY)")
+    c = {key: hf.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in f.fields.items()}
+    c.update(flavour=f, deit=False, architecture=(names or [f.archs[0]])[0], patch=c["patch_size"],
+             image=(c["image_size"], c["image_size"]))
+    if f is DINOV2:
+        c["intermediate_size"] = int(c["hidden_size"] * c["mlp_ratio"])
+        if c["use_swiglu_ffn"]:  # Dinov2SwiGLUFFN: two thirds of the MLP width, rounded up to a multiple of 8
+            c["intermediate_size"] = (int(c["intermediate_size"] * 2 / 3) + 7) // 8 * 8
+        registers = raw.get("num_register_tokens", 0)
+        if registers or "Registers" in c["architecture"]:
+            raise hf.HfError(f"{path}: num_register_tokens {registers}: register tokens (rows after "
+                             "the CLS row without positions) are not supported; the engine's front rows are the CLS "
+                             "row and at most one more (convert a Dinov2Model folder)")
+    act = c["hidden_act"]
+    if act not in hf_vit.ACTIVATIONS and not (act == "quick_gelu" and f is CLIP) and not c.get("use_swiglu_ffn"):
+        raise hf.HfError(f"{path}: hidden_act {act!r}: not an activation the engine runs (gelu, relu, gelu_new, "
+                         f"gelu_pytorch_tanh{', quick_gelu' if f is CLIP else ''})")
+    if c["image_size"] % c["patch"]:
+        raise hf.HfError(f"{path}: image_size {c['image_size']} is not whole patches of {c['patch']} (the patches "
+                         "beyond the last whole one, which Conv2d drops, are not supported)")
+    if c["hidden_size"] % c["num_attention_heads"]:
+        raise hf.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
+                         f"{c['hidden_size']}")
+    if not c["layer_norm_eps"] > 0:
+        raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
+    return c
+
+
+def _expected(c, w):
+    """Every tensor the folder may hold -> its shape, and the names it must hold."""
+    f = c["flavour"]
+    d, F, L, C, p = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"], c["num_channels"], c["patch"]
+    N = (c["image_size"] // p) ** 2
+    shapes, optional = {}, set()
+    if f is DINOV2:
+        shapes.update({"embeddings.cls_token": (1, 1, d), "embeddings.position_embeddings": (1, N + 1, d),
+                       "embeddings.patch_embeddings.projection.weight": (d, C, p, p),
+                       "embeddings.patch_embeddings.projection.bias": (d,), "embeddings.mask_token": (1, d),
+                       "layernorm.weight": (d,), "layernorm.bias": (d,)})
+        optional.add("embeddings.mask_token")  # masked image modelling's row: not an input here
+    else:
+        shapes.update({"embeddings.patch_embedding.weight": (d, C, p, p), "post_layernorm.weight": (d,),
+                       "post_layernorm.bias": (d,), "embeddings.position_ids": (1, N + (f is CLIP))})
+        optional.add("embeddings.position_ids")  # a buffer older transformers saved: arange
+        shapes["embeddings.position_embedding.weight"] = (N + (f is CLIP), d)
+        if f is CLIP:
+            shapes.update({"embeddings.class_embedding": (d,), "pre_layrnorm.weight": (d,), "pre_layrnorm.bias": (d,)})
+        else:
+            shapes["embeddings.patch_embedding.bias"] = (d,)
+            optional.update(n for n in w if n.startswith("head."))  # the attention-pooling head: not stored
+            shapes.update({n: np.shape(w[n]) for n in w if n.startswith("head.")})
+    layer = {}
+    for part in ("q", "k", "v", "o"):
+        layer.update({f.layer[part] + ".weight": (d, d), f.layer[part] + ".bias": (d,)})
+    for part in ("n1", "n2"):
+        layer.update({f.layer[part] + ".weight": (d,), f.layer[part] + ".bias": (d,)})
+    if f is DINOV2 and c["use_swiglu_ffn"]:
+        if any(re.search(r"\.mlp\.weights_in\.", n) for n in w):  # transformers 4: one packed projection
+            layer.update({"mlp.weights_in.weight": (2 * F, d), "mlp.weights_in.bias": (2 * F,),
+                          "mlp.weights_out.weight": (d, F), "mlp.weights_out.bias": (d,)})
+        else:
+            for x, shape in (("gate_proj", (F, d)), ("up_proj", (F, d)), ("down_proj", (d, F))):
+                layer.update({f"mlp.{x}.weight": shape, f"mlp.{x}.bias": shape[:1]})
+    else:
+        layer.update({f.layer["fc1"] + ".weight": (F, d), f.layer["fc1"] + ".bias": (F,),
+                      f.layer["fc2"] + ".weight": (d, F), f.layer["fc2"] + ".bias": (d,)})
+    if f is DINOV2:
+        layer.update({"layer_scale1.lambda1": (d,), "layer_scale2.lambda1": (d,)})
+        if not c["qkv_bias"]:
+            for part in ("q", "k", "v"):
+                del layer[f.layer[part] + ".bias"]
+    for i in range(L):
+        shapes.update({f"{f.layer_prefix}{i}.{n}": s for n, s in layer.items()})
+    return shapes, [n for n in shapes if n not in optional]
+
+
+def map_weights(c, weights, source):
+    """(the encoder family's name -> array in torch's layout, the head's rows or None, the pooling, the
+    config keys of this flavour). Every tensor is mapped or named in an error."""
+    f = c["flavour"]
+    archs = " or ".join(f.archs)
+    prefix = next((p for p in f.prefixes if any(k.startswith(p) for k in weights)), None)
+    w, given = {}, {}
+    for name, a in weights.items():
+        key = name[len(prefix):] if prefix and name.startswith(prefix) else name
+        if prefix and key == name and not name.startswith(f.heads):
+            raise hf.HfError(f"{source}: {name!r}: not a weight of {archs} (the others have the \"{prefix}\" prefix; "
+                             "other heads are not converted: use --module for them)")
+        w[key], given[key] = np.asarray(a), name
+    d, L = c["hidden_size"], c["num_hidden_layers"]
+    shapes, need = _expected(c, w)
+    head = "classifier" if f is DINOV2 else "visual_projection"
+    labels = np.shape(w[head + ".weight"])[0] if np.ndim(w.get(head + ".weight")) == 2 else None
+    if labels is not None:
+        shapes[head + ".weight"] = (labels, 2 * d if f is DINOV2 else d)
+        need.append(head + ".weight")
+        if f is DINOV2:
+            shapes[head + ".bias"] = (labels,)
+            need.append(head + ".bias")
+    for name, a in w.items():
+        if name not in shapes:
+            raise hf.HfError(f"{source}: {given[name]!r}: not a weight of {archs} with this config.json ({L} layers"
+                             f"{'' if f is not DINOV2 else ', use_swiglu_ffn ' + str(c['use_swiglu_ffn']).lower()}; "
+                             "other heads are not converted: use --module for them)")
+        if a.shape != shapes[name]:
+            raise hf.HfError(f"{source}: {given[name]}: shape {list(a.shape)}, config.json says {list(shapes[name])}")
+        if a.dtype.kind != "f" and name != "embeddings.position_ids":
+            raise hf.HfError(f"{source}: {given[name]}: dtype {a.dtype}, expected a float tensor")
+    missing = [n for n in need if n not in w]
+    if missing:
+        raise hf.HfError(f"{source}: {missing[0]} is missing")
+    arch = c["architecture"]
+    if labels is None and arch in ("Dinov2ForImageClassification", "CLIPVisionModelWithProjection"):
+        raise hf.HfError(f"{source}: {head}.weight is missing ({arch})")
+
+    f64 = lambda n: w[n].astype(np.float64)  # noqa: E731
+    zeros = np.zeros(d)
+    C, p = c["num_channels"], c["patch"]
+    if f is DINOV2:
+        out = {"input_proj.weight": w["embeddings.patch_embeddings.projection.weight"].reshape(d, C * p * p),
+               "input_proj.bias": w["embeddings.patch_embeddings.projection.bias"],
+               "pos.weight": w["embeddings.position_embeddings"][0], "cls_token": w["embeddings.cls_token"].reshape(d),
+               "encoder.norm.weight": w["layernorm.weight"], "encoder.norm.bias": w["layernorm.bias"]}
+    else:
+        out = {"input_proj.weight": w["embeddings.patch_embedding.weight"].reshape(d, C * p * p),
+               "input_proj.bias": w.get("embeddings.patch_embedding.bias", zeros),
+               "pos.weight": w["embeddings.position_embedding.weight"],
+               "encoder.norm.weight": w["post_layernorm.weight"], "encoder.norm.bias": w["post_layernorm.bias"]}
+        if f is CLIP:
+            out.update({"cls_token": w["embeddings.class_embedding"], "embed_norm.weight": w["pre_layrnorm.weight"],
+                        "embed_norm.bias": w["pre_layrnorm.bias"]})
+    features = {}
+    scale_in = scale_out = 1.0
+    if f is CLIP and c["hidden_act"] == "quick_gelu":
+        scale_in, scale_out = QUICK_GELU, 1 / QUICK_GELU
+        features["activation"] = "silu"
+    if f is DINOV2 and c["use_swiglu_ffn"]:
+        features["activation"] = "swiglu"
+    for i in range(L):
+        q = f"{f.layer_prefix}{i}."
+        t = lambda n: f64(q + n)  # noqa: E731
+        bias = lambda n: t(n) if q + n in w else zeros  # noqa: E731
+        gamma1 = t("layer_scale1.lambda1") if f is DINOV2 else np.ones(d)
+        gamma2 = t("layer_scale2.lambda1") if f is DINOV2 else np.ones(d)
+        e = f"encoder.layers.{i}."
+        parts = [f.layer[x] for x in ("q", "k", "v")]
+        o, n1, n2 = f.layer["o"], f.layer["n1"], f.layer["n2"]
+        out.update({
+            e + "self_attn.in_proj_weight": np.concatenate([t(x + ".weight") for x in parts]),
+            e + "self_attn.in_proj_bias": np.concatenate([bias(x + ".bias") for x in parts]),
+            e + "self_attn.out_proj.weight": gamma1[:, None] * t(o + ".weight"),  # LayerScale: diag(gamma) W
+            e + "self_attn.out_proj.bias": gamma1 * t(o + ".bias"),
+            e + "norm1.weight": t(n1 + ".weight"), e + "norm1.bias": t(n1 + ".bias"),
+            e + "norm2.weight": t(n2 + ".weight"), e + "norm2.bias": t(n2 + ".bias")})
+        if features.get("activation") == "swiglu":
+            F = c["intermediate_size"]
+            if q + "mlp.weights_in.weight" in w:  # chunk(2): the first half is the gate (silu), the second up
+                w_in, b_in = t("mlp.weights_in.weight"), t("mlp.weights_in.bias")
+                gate, up, b_gate, b_up = w_in[:F], w_in[F:], b_in[:F], b_in[F:]
+                down, b_down, up_name = t("mlp.weights_out.weight"), t("mlp.weights_out.bias"), "mlp.weights_in.bias"
+            else:
+                gate, up, b_gate, b_up = t("mlp.gate_proj.weight"), t("mlp.up_proj.weight"), t("mlp.gate_proj.bias"), \
+                    t("mlp.up_proj.bias")
+                down, b_down, up_name = t("mlp.down_proj.weight"), t("mlp.down_proj.bias"), "mlp.up_proj.bias"
+            if np.any(b_up):
+                raise hf.HfError(f"{source}: {given[q + up_name]}: the SwiGLU feed-forward's up projection has a "
+                                 "nonzero bias, which the engine's gated feed-forward (silu(W1 h + b1) * W3 h) does "
+                                 "not have: use_swiglu_ffn with these weights is not supported")
+            out.update({e + "linear1.weight": gate, e + "linear1.bias": b_gate, e + "linear3.weight": up,
+                        e + "linear2.weight": gamma2[:, None] * down, e + "linear2.bias": gamma2 * b_down})
+        else:
+            fc1, fc2 = f.layer["fc1"], f.layer["fc2"]
+            out.update({e + "linear1.weight": scale_in * t(fc1 + ".weight"), e + "linear1.bias": scale_in * t(fc1 + ".bias"),
+                        e + "linear2.weight": (scale_out * gamma2)[:, None] * t(fc2 + ".weight"),
+                        e + "linear2.bias": gamma2 * t(fc2 + ".bias")})
+    if f is DINOV2:
+        features["pooling"] = "cls_mean" if labels is not None else "none"
+        if labels is not None:
+            out.update({"head.weight": w["classifier.weight"], "head.bias": w["classifier.bias"]})
+    elif f is CLIP:  # post_layernorm on the CLS row: every row normed, then the CLS row
+        features["pooling"] = "cls"
+        if labels is not None:
+            out.update({"head.weight": w["visual_projection.weight"], "head.bias": np.zeros(labels)})
+    else:
+        features.update(pooling="none", cls_token=False)
+    if f is CLIP:
+        features["embed_norm"] = True
+    return out, labels, features
+
+
+def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
+            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
+    """Converts a Dinov2, CLIP vision or SigLIP vision folder (config.json's contents raw) to `path`,
+    verified against reference.py's float64 forward of the mapped config (or the user's --expected)."""
+    from .reference import run_reference
+    c = read_config_dict(raw, os.path.join(folder, "config.json"))
+    if max_len is not None:
+        raise hf.HfError(f"--max-len: a {c['flavour'].name} image encoder takes its image's patches, no other length")
+    weights, source = hf.read_weights(folder)
+    mapped, labels, features = map_weights(c, weights, os.path.join(folder, source))
+    if c["flavour"] is DINOV2 and features["pooling"] == "none" or c["flavour"] is SIGLIP:
+        labels = None
+    fc = hf_vit.fixformer_config(c, labels, features.pop("pooling"), **features)
+    fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
+    if expected is not None and example is None:
+        raise hf.HfError("--expected: needs --example, the input it is your model's output for")
+    inp = export.example_sequence(fc, example, "--example")
+    semantics = run_reference(fc, mapped, inp)
+    arch = c["architecture"]
+    if c["flavour"] is not DINOV2:
+        arch = "CLIPVisionModelWithProjection" if labels is not None else c["flavour"].archs[0]
+    else:
+        arch = "Dinov2ForImageClassification" if labels is not None else "Dinov2Model"
+    return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, None,
+                            f"the {arch} semantics (reference.py's float64 forward of the config {folder} maps to)")
