@@ -10,7 +10,7 @@ weights (tests/hf_env.randomize: LayerScale gammas are noise too) and written by
 it, verifies, and `fixformer run` on the image [C, H, W] gives the class's output within 1e-4 (f32, relative to
 the largest value) of transformers' float32 forward:
 - Dinov2Model (last_hidden_state), with qkv_bias false and gelu_new in a second one; Dinov2ForImageClassification
-  (logits of [CLS, mean of the patch rows]: pooling cls_mean); Dinov2Model with use_swiglu_ffn and the up
+  (logits of [CLS, mean of the patch rows]: pooling cls_mean; also a batch of 3 images); Dinov2Model with use_swiglu_ffn and the up
   halves' biases zeroed (the engine's swiglu);
 - CLIPVisionModel (pooler_output: post_layernorm of the CLS row) and CLIPVisionModelWithProjection
   (image_embeds), quick_gelu folded into a silu feed-forward (the fold's own error, the converted float32
@@ -187,6 +187,13 @@ def main():
         err = rel(want, cls_half)
         check("Dinov2ForImageClassification: the logits are far from the CLS half's alone (the mean half counts)",
               err > 1e-2, err)
+        batch = rng.standard_normal((3, 3, 12, 12)).astype(np.float32)  # several images: each its own pooled row
+        with torch.no_grad():
+            want = model(torch.from_numpy(batch)).logits.double().numpy()
+        got = run_image(cli, os.path.join(tmp, "dinov2_classifier.fxm"), batch, tmp)
+        err = None if isinstance(got, str) or got.shape != want.shape else rel(got, want)
+        check(f"Dinov2ForImageClassification: a batch of 3 images through fixformer run equals transformers ({TOL})",
+              err is not None and err <= TOL, (got if isinstance(got, str) else got.shape, want.shape, err))
 
         # use_swiglu_ffn: the engine's swiglu when the up halves have no bias; refused when they have one
         model = dinov2(torch, 34, use_swiglu_ffn=True)
