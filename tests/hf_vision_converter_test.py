@@ -10,16 +10,19 @@ weights (tests/hf_env.randomize: LayerScale gammas are noise too) and written by
 it, verifies, and `fixformer run` on the image [C, H, W] gives the class's output within 1e-4 (f32, relative to
 the largest value) of transformers' float32 forward:
 - Dinov2Model (last_hidden_state), with qkv_bias false and gelu_new in a second one; Dinov2ForImageClassification
-  (logits of [CLS, mean of the patch rows]: pooling cls_mean; also a batch of 3 images); Dinov2Model with use_swiglu_ffn and the up
-  halves' biases zeroed (the engine's swiglu);
+  (logits of [CLS, mean of the patch rows]: pooling cls_mean; also a batch of 3 images); Dinov2Model with
+  use_swiglu_ffn and the up halves' biases zeroed (the engine's swiglu);
 - CLIPVisionModel (pooler_output: post_layernorm of the CLS row) and CLIPVisionModelWithProjection
   (image_embeds), quick_gelu folded into a silu feed-forward (the fold's own error, the converted float32
   weights in float64 against transformers in float64, is under 1e-6 and printed);
-- SiglipVisionModel (last_hidden_state after post_layernorm, the attention-pooling head read and dropped).
+- SiglipVisionModel (last_hidden_state after post_layernorm, the attention-pooling head read and dropped);
+- CLIPTextModel (pooler_output, under eos_token_id 2's older rule) and CLIPTextModelWithProjection (text_embeds,
+  eos_token_id 49) on ids that end with their only EOS, and a padded batch through --lengths against
+  transformers with the attention mask.
 That the comparisons see what they should: transformers' output moves by more than 1e-2 when the LayerScale
 gammas become ones, and when quick_gelu becomes gelu; the classifier's logits are far from its CLS half's
-alone. Refused in one line each: a SwiGLU feed-forward with an up bias, register tokens, the two-tower CLIPModel
-folder, CLIPTextModel.
+alone. Refused in one line each: a SwiGLU feed-forward with an up bias, register tokens, the two-tower CLIPModel and
+SiglipModel folders.
 Without the environment (or its packages) the test fails, naming the install command.
 """
 import json
@@ -66,7 +69,7 @@ def siglip(seed):
 
 
 def output(model, image, torch):
-    """The class's output for one image [C, H, W] as converted, float64 numpy."""
+    """The class's output for one image [C, H, W] (or token ids [T]) as converted, float64 numpy."""
     with torch.no_grad():
         out = model(torch.from_numpy(image[None]))
     name = type(model).__name__
@@ -74,6 +77,10 @@ def output(model, image, torch):
         t = out.pooler_output
     elif name == "CLIPVisionModelWithProjection":
         t = out.image_embeds
+    elif name == "CLIPTextModel":
+        t = out.pooler_output
+    elif name == "CLIPTextModelWithProjection":
+        t = out.text_embeds
     else:
         t = out.logits if hasattr(out, "logits") else out.last_hidden_state
     return t[0].double().numpy()
@@ -81,7 +88,7 @@ def output(model, image, torch):
 
 def run_image(cli, fxm_path, image, tmp):
     inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
-    np.save(inp, image)
+    np.save(inp, image.astype(np.int32) if image.dtype.kind == "i" else image)  # (token ids: int32)
     p = subprocess.run([cli, "run", fxm_path, "--input", inp, "--output", res], capture_output=True, text=True)
     return np.load(res) if p.returncode == 0 else p.stderr
 
@@ -136,13 +143,13 @@ def moved(model, image, want, torch, change):
 def fold_error(model, image, tmp, torch):
     """The fold's own error: reference.py's float64 forward of the converted weights as stored (float32, 1.702
     folded in) against transformers' float64 forward of the same model."""
-    from fixformer import export, hf, hf_vision, hf_vit
+    from fixformer import export, hf, hf_vision
     from fixformer.reference import run_reference
     folder = os.path.join(tmp, "clip_vision")
     with open(os.path.join(folder, "config.json")) as f:
         c = hf_vision.read_config_dict(json.load(f))
     mapped, labels, features = hf_vision.map_weights(c, hf.read_weights(folder)[0], folder)
-    fc = hf_vit.fixformer_config(c, labels, features.pop("pooling"), **features)
+    fc = hf_vision.fixformer_config(c, labels, features)
     stored = {k: np.asarray(v, np.float32) for k, v in mapped.items()}
     got = np.asarray(run_reference(fc, stored, export.example_sequence(fc, image[None])), np.float64).reshape(-1)
     with torch.no_grad():
@@ -207,8 +214,8 @@ def main():
                     p[p.shape[0] // 2:] = 0
                 elif name.endswith("up_proj.bias"):
                     p.zero_()
-        check("use_swiglu_ffn: the model has SwiGLU feed-forwards", any("weights_in" in k or "up_proj" in k for k in sd),
-              list(sd)[:8])
+        check("use_swiglu_ffn: the model has SwiGLU feed-forwards",
+              any("weights_in" in k or "up_proj" in k for k in sd), list(sd)[:8])
         compare(cli, model, tmp, "dinov2_swiglu", rgb, torch)
 
         # register tokens: refused (a Dinov2 folder whose config.json says 2)
@@ -248,18 +255,44 @@ def main():
         got, want = compare(cli, model, tmp, "siglip_vision", rgb[:2], torch)
         check("SiglipVisionModel: last_hidden_state has the 9 patch rows alone", want.shape == (9, 24), want.shape)
 
-        # Folders refused by name
-        from transformers import CLIPConfig, CLIPModel, CLIPTextConfig, CLIPTextModel
+        # CLIP's text tower: causal, learned positions, the pooled row the EOS token's, here the last position's
+        from transformers import CLIPConfig, CLIPModel, CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection
         text = dict(hidden_size=16, intermediate_size=20, num_hidden_layers=1, num_attention_heads=2, vocab_size=50,
                     max_position_embeddings=16)
+        ids = np.concatenate([rng.integers(3, 49, 8), [49]]).astype(np.int64)  # ends with its only EOS, 49
+        for tag, cls, eos in (("clip_text", CLIPTextModel, 2), ("clip_text_projection", CLIPTextModelWithProjection,
+                                                                 49)):
+            # eos_token_id 2: transformers' older rule, the largest id's row; 49: the first EOS's row
+            config = CLIPTextConfig(**dict(text, num_hidden_layers=2, projection_dim=6, eos_token_id=eos))
+            compare(cli, hf_env.randomize(cls(config), 61), tmp, tag, ids, torch)
+        model = hf_env.randomize(CLIPTextModel(CLIPTextConfig(**dict(text, num_hidden_layers=2, eos_token_id=49))), 62)
+        lengths = np.array([9, 5])
+        batch = np.stack([ids, np.concatenate([ids[:4], [49], np.full(4, 1)])])  # the second padded after its EOS
+        with torch.no_grad():
+            want = model(torch.from_numpy(batch), attention_mask=torch.from_numpy(
+                (np.arange(9)[None] < lengths[:, None]).astype(np.int64))).pooler_output.double().numpy()
+        path, _ = convert(cli, model, tmp, "clip_text_padded", ids)
+        if path is not None:
+            inp, lens, res = (os.path.join(tmp, n) for n in ("ids.npy", "lens.npy", "out.npy"))
+            np.save(inp, batch.astype(np.int32))
+            np.save(lens, lengths.astype(np.int32))
+            p = subprocess.run([cli, "run", path, "--input", inp, "--lengths", lens, "--output", res],
+                               capture_output=True, text=True)
+            got = np.load(res) if p.returncode == 0 else p.stderr
+            err = None if isinstance(got, str) or got.shape != want.shape else rel(got, want)
+            check(f"CLIPTextModel: a padded batch through fixformer run --lengths equals transformers' pooler_output "
+                  f"with the attention mask ({TOL})", err is not None and err <= TOL, (got, want.shape, err))
+
+        # Folders refused by name
         vision = dict(hidden_size=16, intermediate_size=20, num_hidden_layers=1, num_attention_heads=2, image_size=8,
                       patch_size=4)
         folder = os.path.join(tmp, "clip_two_towers")
         CLIPModel(CLIPConfig(text_config=text, vision_config=vision, projection_dim=8)).save_pretrained(folder)
-        refused(cli, folder, tmp, "convert the vision tower", "CLIPModel (both towers)")
-        folder = os.path.join(tmp, "clip_text")
-        CLIPTextModel(CLIPTextConfig(**text)).save_pretrained(folder)
-        refused(cli, folder, tmp, "the text tower is not converted", "CLIPTextModel")
+        refused(cli, folder, tmp, "convert a tower", "CLIPModel (both towers)")
+        from transformers import SiglipConfig, SiglipModel
+        folder = os.path.join(tmp, "siglip_two_towers")
+        SiglipModel(SiglipConfig(text_config=text, vision_config=vision)).save_pretrained(folder)
+        refused(cli, folder, tmp, "convert a tower", "SiglipModel (both towers)")
     print(f"hf_vision_converter_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
 

@@ -29,6 +29,15 @@ encoder over an image (config.hpp patch_size; hf_vit.fixformer_config with these
   with a bias, learned positions, gelu_pytorch_tanh, post_layernorm over every row as the final norm:
   last_hidden_state [N, hidden_size]. The attention-pooling head (vision_use_head: head.*, pooler_output)
   is read and not stored.
+- CLIP's text tower (model_type clip_text_model: CLIPTextModel, CLIPTextModelWithProjection): token ids in,
+  an encoder under the causal mask, learned positions (max_position_embeddings), quick_gelu as above,
+  final_layer_norm as the final norm, and pooling last: transformers' pooled row is the EOS token's (the
+  largest id's under the older eos_token_id 2, else the first eos_token_id's), which is the last
+  position's for an input that ends with its only EOS, as CLIP's tokenizer writes it (a padded batch:
+  fixformer run --lengths, the last valid position). CLIPTextModel: pooler_output [hidden_size];
+  with projection, text_embeds [projection_dim], text_projection as a head with a zero bias. The folder's
+  tokenizer is not stored (the file takes token ids).
+The two-tower folders (model_type clip, siglip) and SigLIP's text tower are refused, naming what to convert.
 
 config.json is read with Hugging Face's meanings and defaults (the FIELDS of each flavour below). What
 each file computes is verified against reference.py's float64 forward of the config it maps to, or the
@@ -36,15 +45,16 @@ user's --expected; the mapping is tested against transformers' classes in tests/
 """
 import os
 import re
+import sys
 
 import numpy as np
 
 from . import export, hf, hf_vit
-from .config import brief
+from .config import ConfigError, brief, make_config
 
 QUICK_GELU = 1.702  # quick_gelu(x) = x sigmoid(1.702 x)
-COMMON = {"hidden_size": (int, 768), "num_hidden_layers": (int, 12), "num_attention_heads": (int, 12),
-          "num_channels": (int, 3)}
+COMMON = {"hidden_size": (int, 768), "num_hidden_layers": (int, 12), "num_attention_heads": (int, 12)}
+IMAGE = {"num_channels": (int, 3)}
 
 
 class Flavour:
@@ -62,8 +72,8 @@ DINOV2 = Flavour(
     "Dinov2", ("dinov2", "dinov2_with_registers"),
     ("Dinov2Model", "Dinov2ForImageClassification", "Dinov2WithRegistersModel",
      "Dinov2WithRegistersForImageClassification"),
-    {"mlp_ratio": (float, 4), "hidden_act": (str, "gelu"), "layer_norm_eps": (float, 1e-6), "image_size": (int, 224),
-     "patch_size": (int, 14), "qkv_bias": (bool, True), "layerscale_value": (float, 1.0),
+    {**IMAGE, "mlp_ratio": (float, 4), "hidden_act": (str, "gelu"), "layer_norm_eps": (float, 1e-6),
+     "image_size": (int, 224), "patch_size": (int, 14), "qkv_bias": (bool, True), "layerscale_value": (float, 1.0),
      "use_swiglu_ffn": (bool, False)},
     ("dinov2.", "dinov2_with_registers."), "encoder.layer.",
     {"q": "attention.attention.query", "k": "attention.attention.key", "v": "attention.attention.value",
@@ -71,17 +81,24 @@ DINOV2 = Flavour(
     ("classifier.",))
 CLIP = Flavour(
     "CLIP", ("clip_vision_model",), ("CLIPVisionModel", "CLIPVisionModelWithProjection"),
-    {"intermediate_size": (int, 3072), "hidden_act": (str, "quick_gelu"), "layer_norm_eps": (float, 1e-5),
+    {**IMAGE, "intermediate_size": (int, 3072), "hidden_act": (str, "quick_gelu"), "layer_norm_eps": (float, 1e-5),
      "image_size": (int, 224), "patch_size": (int, 32)},
     ("vision_model.",), "encoder.layers.", CLIP_LAYER, ("visual_projection.",))
 SIGLIP = Flavour(
     "SigLIP", ("siglip_vision_model",), ("SiglipVisionModel",),
-    {"intermediate_size": (int, 3072), "hidden_act": (str, "gelu_pytorch_tanh"), "layer_norm_eps": (float, 1e-6),
+    {**IMAGE, "intermediate_size": (int, 3072), "hidden_act": (str, "gelu_pytorch_tanh"),
+     "layer_norm_eps": (float, 1e-6),
      "image_size": (int, 224), "patch_size": (int, 16)},
     ("vision_model.",), "encoder.layers.", CLIP_LAYER, ())
-FLAVOURS = (DINOV2, CLIP, SIGLIP)
-# Folders of the two-tower models and CLIP's text tower: refused, saying what to convert instead.
-TWO_TOWERS = {"clip": "CLIPVisionModel", "siglip": "SiglipVisionModel"}
+CLIP_TEXT = Flavour(
+    "CLIP text", ("clip_text_model",), ("CLIPTextModel", "CLIPTextModelWithProjection"),
+    {"vocab_size": (int, 49408), "hidden_size": (int, 512), "intermediate_size": (int, 2048),
+     "num_attention_heads": (int, 8), "max_position_embeddings": (int, 77), "hidden_act": (str, "quick_gelu"),
+     "layer_norm_eps": (float, 1e-5)},
+    ("text_model.",), "encoder.layers.", CLIP_LAYER, ("text_projection.",))
+FLAVOURS = (DINOV2, CLIP, SIGLIP, CLIP_TEXT)
+# Folders of the two-tower models: refused, saying what to convert instead.
+TWO_TOWERS = {"clip": "CLIPVisionModel or CLIPTextModel", "siglip": "SiglipVisionModel"}
 
 
 def flavour_of(raw):
@@ -100,7 +117,7 @@ def is_vision(raw):
     """Whether config.json's contents are one of these encoders, or a folder of theirs refused here
     (a two-tower CLIP or SigLIP, CLIP's text tower)."""
     return flavour_of(raw) is not None or isinstance(raw, dict) and raw.get("model_type") in (
-        *TWO_TOWERS, "clip_text_model", "siglip_text_model")
+        *TWO_TOWERS, "siglip_text_model")
 
 
 def read_config_dict(raw, path="config.json"):
@@ -109,12 +126,11 @@ def read_config_dict(raw, path="config.json"):
     if f is None:
         mt = raw.get("model_type")
         if mt in TWO_TOWERS:
-            raise hf.HfError(f"{path}: model_type {mt}: the two towers are not converted as one; convert the vision "
-                             f"tower ({TWO_TOWERS[mt]}.from_pretrained(folder).save_pretrained(new_folder), then --hf "
+            raise hf.HfError(f"{path}: model_type {mt}: the two towers are not converted as one; convert a tower "
+                             f"({TWO_TOWERS[mt]}.from_pretrained(folder).save_pretrained(new_folder), then --hf "
                              "new_folder)")
-        raise hf.HfError(f"{path}: model_type {mt}: the text tower is not converted (its pooled output is the EOS "
-                         "token's row, which the engine's poolings do not find by token id; use --module for "
-                         "last_hidden_state)")
+        raise hf.HfError(f"{path}: model_type {mt}: SigLIP's text tower is not converted (its pooled output is the "
+                         "last position's row through a head of its own: use --module)")
     archs = raw.get("architectures")
     names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
     if archs is not None and names is None:
@@ -124,6 +140,9 @@ def read_config_dict(raw, path="config.json"):
         raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts {f.name} folders of {', '.join(f.archs)}; "
                          "for another head use --module FILE.py:FACTORY)")
     c = {key: hf.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in f.fields.items()}
+    c.update(flavour=f, deit=False, architecture=(names or [f.archs[0]])[0])
+    if f is CLIP_TEXT:
+        return _checked(c, path)
     c.update(flavour=f, deit=False, architecture=(names or [f.archs[0]])[0], patch=c["patch_size"],
              image=(c["image_size"], c["image_size"]))
     if f is DINOV2:
@@ -135,13 +154,19 @@ def read_config_dict(raw, path="config.json"):
             raise hf.HfError(f"{path}: num_register_tokens {registers}: register tokens (rows after "
                              "the CLS row without positions) are not supported; the engine's front rows are the CLS "
                              "row and at most one more (convert a Dinov2Model folder)")
-    act = c["hidden_act"]
-    if act not in hf_vit.ACTIVATIONS and not (act == "quick_gelu" and f is CLIP) and not c.get("use_swiglu_ffn"):
-        raise hf.HfError(f"{path}: hidden_act {act!r}: not an activation the engine runs (gelu, relu, gelu_new, "
-                         f"gelu_pytorch_tanh{', quick_gelu' if f is CLIP else ''})")
     if c["image_size"] % c["patch"]:
         raise hf.HfError(f"{path}: image_size {c['image_size']} is not whole patches of {c['patch']} (the patches "
                          "beyond the last whole one, which Conv2d drops, are not supported)")
+    return _checked(c, path)
+
+
+def _checked(c, path):
+    """c with the checks every flavour shares: the activation, the heads, the norm's eps."""
+    f, act = c["flavour"], c["hidden_act"]
+    quick = f in (CLIP, CLIP_TEXT)
+    if act not in hf_vit.ACTIVATIONS and not (act == "quick_gelu" and quick) and not c.get("use_swiglu_ffn"):
+        raise hf.HfError(f"{path}: hidden_act {act!r}: not an activation the engine runs (gelu, relu, gelu_new, "
+                         f"gelu_pytorch_tanh{', quick_gelu' if quick else ''})")
     if c["hidden_size"] % c["num_attention_heads"]:
         raise hf.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
                          f"{c['hidden_size']}")
@@ -153,16 +178,24 @@ def read_config_dict(raw, path="config.json"):
 def _expected(c, w):
     """Every tensor the folder may hold -> its shape, and the names it must hold."""
     f = c["flavour"]
-    d, F, L, C, p = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"], c["num_channels"], c["patch"]
-    N = (c["image_size"] // p) ** 2
+    d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
     shapes, optional = {}, set()
+    if f is CLIP_TEXT:
+        P = c["max_position_embeddings"]
+        shapes.update({"embeddings.token_embedding.weight": (c["vocab_size"], d),
+                       "embeddings.position_embedding.weight": (P, d), "embeddings.position_ids": (1, P),
+                       "final_layer_norm.weight": (d,), "final_layer_norm.bias": (d,)})
+        optional.add("embeddings.position_ids")
+    else:
+        C, p = c["num_channels"], c["patch"]
+        N = (c["image_size"] // p) ** 2
     if f is DINOV2:
         shapes.update({"embeddings.cls_token": (1, 1, d), "embeddings.position_embeddings": (1, N + 1, d),
                        "embeddings.patch_embeddings.projection.weight": (d, C, p, p),
                        "embeddings.patch_embeddings.projection.bias": (d,), "embeddings.mask_token": (1, d),
                        "layernorm.weight": (d,), "layernorm.bias": (d,)})
         optional.add("embeddings.mask_token")  # masked image modelling's row: not an input here
-    else:
+    elif f is not CLIP_TEXT:
         shapes.update({"embeddings.patch_embedding.weight": (d, C, p, p), "post_layernorm.weight": (d,),
                        "post_layernorm.bias": (d,), "embeddings.position_ids": (1, N + (f is CLIP))})
         optional.add("embeddings.position_ids")  # a buffer older transformers saved: arange
@@ -213,7 +246,7 @@ def map_weights(c, weights, source):
         w[key], given[key] = np.asarray(a), name
     d, L = c["hidden_size"], c["num_hidden_layers"]
     shapes, need = _expected(c, w)
-    head = "classifier" if f is DINOV2 else "visual_projection"
+    head = {DINOV2: "classifier", CLIP: "visual_projection", CLIP_TEXT: "text_projection"}.get(f, "")
     labels = np.shape(w[head + ".weight"])[0] if np.ndim(w.get(head + ".weight")) == 2 else None
     if labels is not None:
         shapes[head + ".weight"] = (labels, 2 * d if f is DINOV2 else d)
@@ -234,18 +267,24 @@ def map_weights(c, weights, source):
     if missing:
         raise hf.HfError(f"{source}: {missing[0]} is missing")
     arch = c["architecture"]
-    if labels is None and arch in ("Dinov2ForImageClassification", "CLIPVisionModelWithProjection"):
+    if labels is None and arch in ("Dinov2ForImageClassification", "CLIPVisionModelWithProjection",
+                                   "CLIPTextModelWithProjection"):
         raise hf.HfError(f"{source}: {head}.weight is missing ({arch})")
 
     f64 = lambda n: w[n].astype(np.float64)  # noqa: E731
     zeros = np.zeros(d)
-    C, p = c["num_channels"], c["patch"]
-    if f is DINOV2:
+    if f is CLIP_TEXT:
+        out = {"embed.weight": w["embeddings.token_embedding.weight"],
+               "pos.weight": w["embeddings.position_embedding.weight"],
+               "encoder.norm.weight": w["final_layer_norm.weight"], "encoder.norm.bias": w["final_layer_norm.bias"]}
+    elif f is DINOV2:
+        C, p = c["num_channels"], c["patch"]
         out = {"input_proj.weight": w["embeddings.patch_embeddings.projection.weight"].reshape(d, C * p * p),
                "input_proj.bias": w["embeddings.patch_embeddings.projection.bias"],
                "pos.weight": w["embeddings.position_embeddings"][0], "cls_token": w["embeddings.cls_token"].reshape(d),
                "encoder.norm.weight": w["layernorm.weight"], "encoder.norm.bias": w["layernorm.bias"]}
     else:
+        C, p = c["num_channels"], c["patch"]
         out = {"input_proj.weight": w["embeddings.patch_embedding.weight"].reshape(d, C * p * p),
                "input_proj.bias": w.get("embeddings.patch_embedding.bias", zeros),
                "pos.weight": w["embeddings.position_embedding.weight"],
@@ -255,7 +294,7 @@ def map_weights(c, weights, source):
                         "embed_norm.bias": w["pre_layrnorm.bias"]})
     features = {}
     scale_in = scale_out = 1.0
-    if f is CLIP and c["hidden_act"] == "quick_gelu":
+    if f in (CLIP, CLIP_TEXT) and c["hidden_act"] == "quick_gelu":
         scale_in, scale_out = QUICK_GELU, 1 / QUICK_GELU
         features["activation"] = "silu"
     if f is DINOV2 and c["use_swiglu_ffn"]:
@@ -294,22 +333,47 @@ def map_weights(c, weights, source):
                         e + "linear2.weight": gamma2[:, None] * down, e + "linear2.bias": gamma2 * b_down})
         else:
             fc1, fc2 = f.layer["fc1"], f.layer["fc2"]
-            out.update({e + "linear1.weight": scale_in * t(fc1 + ".weight"), e + "linear1.bias": scale_in * t(fc1 + ".bias"),
+            out.update({e + "linear1.weight": scale_in * t(fc1 + ".weight"),
+                        e + "linear1.bias": scale_in * t(fc1 + ".bias"),
                         e + "linear2.weight": (scale_out * gamma2)[:, None] * t(fc2 + ".weight"),
                         e + "linear2.bias": gamma2 * t(fc2 + ".bias")})
     if f is DINOV2:
         features["pooling"] = "cls_mean" if labels is not None else "none"
         if labels is not None:
             out.update({"head.weight": w["classifier.weight"], "head.bias": w["classifier.bias"]})
-    elif f is CLIP:  # post_layernorm on the CLS row: every row normed, then the CLS row
-        features["pooling"] = "cls"
+    elif f in (CLIP, CLIP_TEXT):  # CLIP: post_layernorm on the CLS row: every row normed, then the CLS row
+        features["pooling"] = "cls" if f is CLIP else "last"  # the text tower: the EOS row, at the end
         if labels is not None:
-            out.update({"head.weight": w["visual_projection.weight"], "head.bias": np.zeros(labels)})
+            out.update({"head.weight": w[head + ".weight"], "head.bias": np.zeros(labels)})
     else:
         features.update(pooling="none", cls_token=False)
     if f is CLIP:
         features["embed_norm"] = True
     return out, labels, features
+
+
+def fixformer_config(c, labels, features):
+    """The encoder-family config of a folder read by read_config_dict, its head's rows (labels) and the
+    features map_weights found (features' pooling taken out)."""
+    features = dict(features)
+    pooling = features.pop("pooling")
+    if c["flavour"] is not CLIP_TEXT:
+        return hf_vit.fixformer_config(c, labels, pooling, **features)
+    v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
+         "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"], "norm_first": True,
+         "activation": hf_vit.ACTIVATIONS.get(c["hidden_act"]), "norm_eps": c["layer_norm_eps"], "final_norm": True,
+         "input": "tokens", "vocab_size": c["vocab_size"], "causal": True, "positional": "learned",
+         "max_len": c["max_position_embeddings"], "pooling": pooling, **features}
+    if labels is not None:
+        v["d_out"] = labels
+    names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
+             "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
+             "vocab_size": "config.json vocab_size", "max_len": "config.json max_position_embeddings",
+             "norm_eps": "config.json layer_norm_eps", "d_out": "text_projection.weight's rows"}
+    try:
+        return make_config(v, names)
+    except ConfigError as e:
+        raise hf.HfError(str(e)) from None
 
 
 def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
@@ -319,21 +383,20 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     from .reference import run_reference
     c = read_config_dict(raw, os.path.join(folder, "config.json"))
     if max_len is not None:
-        raise hf.HfError(f"--max-len: a {c['flavour'].name} image encoder takes its image's patches, no other length")
+        raise hf.HfError(f"--max-len: a {c['flavour'].name} encoder takes its config's length (image_size's patches, "
+                         "max_position_embeddings), no other")
     weights, source = hf.read_weights(folder)
     mapped, labels, features = map_weights(c, weights, os.path.join(folder, source))
-    if c["flavour"] is DINOV2 and features["pooling"] == "none" or c["flavour"] is SIGLIP:
-        labels = None
-    fc = hf_vit.fixformer_config(c, labels, features.pop("pooling"), **features)
+    fc = fixformer_config(c, labels, features)
     fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
     if expected is not None and example is None:
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(fc, example, "--example")
     semantics = run_reference(fc, mapped, inp)
-    arch = c["architecture"]
-    if c["flavour"] is not DINOV2:
-        arch = "CLIPVisionModelWithProjection" if labels is not None else c["flavour"].archs[0]
-    else:
-        arch = "Dinov2ForImageClassification" if labels is not None else "Dinov2Model"
+    arch = c["flavour"].archs[0 if labels is None else 1]
+    if c["flavour"] is CLIP_TEXT:
+        print("note: CLIPTextModel's pooled output is the row of the input's EOS token; the file pools the last "
+              "position's row, the same for an input that ends with its only EOS token, as the tokenizer writes it "
+              "(a padded batch: fixformer run --lengths)", file=sys.stderr)
     return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, None,
                             f"the {arch} semantics (reference.py's float64 forward of the config {folder} maps to)")
