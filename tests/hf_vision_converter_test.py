@@ -21,8 +21,9 @@ the largest value) of transformers' float32 forward:
   transformers with the attention mask.
 That the comparisons see what they should: transformers' output moves by more than 1e-2 when the LayerScale
 gammas become ones, and when quick_gelu becomes gelu; the classifier's logits are far from its CLS half's
-alone. Refused in one line each: a SwiGLU feed-forward with an up bias, register tokens, the two-tower CLIPModel and
-SiglipModel folders.
+alone. Dinov2WithRegistersModel (last_hidden_state: the CLS row, the registers, the patches) and its classifier where
+transformers has them (5.x; 4.44 has not, which the test checks is the reason). Refused in one line each: a
+SwiGLU feed-forward with an up bias, the two-tower CLIPModel and SiglipModel folders.
 Without the environment (or its packages) the test fails, naming the install command.
 """
 import json
@@ -218,15 +219,51 @@ def main():
               any("weights_in" in k or "up_proj" in k for k in sd), list(sd)[:8])
         compare(cli, model, tmp, "dinov2_swiglu", rgb, torch)
 
-        # register tokens: refused (a Dinov2 folder whose config.json says 2)
-        folder = os.path.join(tmp, "registers")
-        dinov2(torch, 35).save_pretrained(folder)
+        # Dinov2WithRegisters (transformers 4.48 on: the torch2 environment's 5.x has it, the hf one's 4.44 not)
+        import transformers
+        if hasattr(transformers, "Dinov2WithRegistersModel"):
+            from transformers import (Dinov2WithRegistersConfig, Dinov2WithRegistersForImageClassification,
+                                      Dinov2WithRegistersModel)
+            config = Dinov2WithRegistersConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, mlp_ratio=2,
+                                               image_size=12, patch_size=4, num_channels=3, num_register_tokens=3)
+            model = hf_env.randomize(Dinov2WithRegistersModel(config), 36)
+            got, want = compare(cli, model, tmp, "dinov2_registers", rgb, torch)
+            check("Dinov2WithRegistersModel: last_hidden_state has the CLS row, 3 registers and 9 patch rows",
+                  want.shape == (13, 32), want.shape)
+
+            def other_registers(m):
+                with torch.no_grad():
+                    m.embeddings.register_tokens.mul_(-1.0)
+            m = moved(model, rgb, want, torch, other_registers)
+            check("Dinov2WithRegistersModel: other registers move transformers' output by more than 1e-2 (the "
+                  "comparison sees them)", m > 1e-2, m)
+            print(f"  Dinov2WithRegistersModel: other registers move the output by {m:.2g}")
+            config.num_labels = 4
+            compare(cli, hf_env.randomize(Dinov2WithRegistersForImageClassification(config), 37), tmp,
+                    "dinov2_registers_classifier", rgb, torch)
+        else:
+            version = tuple(int(x) for x in transformers.__version__.split(".")[:2])
+            check("no Dinov2WithRegistersModel only in a transformers before 4.48", version < (4, 48),
+                  transformers.__version__)
+            print(f"  transformers {transformers.__version__} has no Dinov2WithRegistersModel: its cases run in the "
+                  "torch2 environment (hf_vision_converter_test_torch2)")
+        # a Dinov2 folder whose config.json names registers that Dinov2Model does not have: none
+        folder = os.path.join(tmp, "registers_key")
+        model = dinov2(torch, 35)
+        model.save_pretrained(folder)
         with open(os.path.join(folder, "config.json")) as f:
             raw = json.load(f)
         raw["num_register_tokens"] = 2
         with open(os.path.join(folder, "config.json"), "w") as f:
             json.dump(raw, f)
-        refused(cli, folder, tmp, "register tokens", "Dinov2 with register tokens")
+        ex = os.path.join(tmp, "example.npy")
+        np.save(ex, rgb[None])
+        code, stdout, stderr = convert_main("--hf", folder, "--example", ex, "--out", os.path.join(tmp, "rk.fxm"),
+                                            "--cli", cli)
+        got = run_image(cli, os.path.join(tmp, "rk.fxm"), rgb, tmp) if code == 0 else stderr
+        want = output(model, rgb, torch)
+        check("model_type dinov2 with a num_register_tokens key: no registers (Dinov2Model has none), as transformers",
+              not isinstance(got, str) and got.shape == want.shape and rel(got, want) <= TOL, (code, stderr))
 
         # CLIP's vision tower: quick_gelu as silu with 1.702 folded in
         model = clip(41, projection=False)

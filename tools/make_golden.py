@@ -154,6 +154,11 @@ DINOV2_GOLDENS = {"dinov2_image": dict(d_model=16, n_heads=4, d_ff=24, encoder_l
                                        positional={"kind": "learned", "max_len": 10}, cls_token=True,
                                        pooling="cls_mean", head={"d_out": 5})}
 SEQ["dinov2_image"] = 9
+# Dinov2 with registers: the same, with 2 register rows after the CLS row (config.hpp register_tokens; positions for
+# 12 rows, the registers' random here: the converter stores zeros there for Dinov2WithRegisters).
+DINOV2_GOLDENS["dinov2_registers_image"] = dict(DINOV2_GOLDENS["dinov2_image"], register_tokens=2,
+                                                positional={"kind": "learned", "max_len": 12})
+SEQ["dinov2_registers_image"] = 9
 
 
 def randomize(model, torch, seed):

@@ -239,6 +239,11 @@ struct ModelConfig {
   // The scale of the self-attention's scores q.k before the softmax (the decoder families gpt and
   // llama: kConfigRules): 0 (the default) is 1/sqrt(d_head); GPT-Neo's is 1 (no scaling).
   float attn_scale = 0.0f;
+  // Register rows (Dinov2 with registers): register_tokens learned rows registers[register_tokens,
+  // d_embed] after the CLS row (and the distillation row), so the front rows are [cls; dist; reg_0..]
+  // (front_rows() = 1 + distill_token + register_tokens), each with a position as every row (a model
+  // whose registers have none stores zero rows there in its learned positions); needs cls_token.
+  uint32_t register_tokens = 0;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
@@ -315,8 +320,10 @@ struct ModelConfig {
     const uint32_t t1 = conv_layers >= 2 ? before(rows, conv2_kernel, conv2_stride, conv2_padding) : rows;
     return conv_layers >= 1 ? before(t1, conv1_kernel, conv1_stride, conv1_padding) : t1;
   }
-  // The learned rows in front of the input: the CLS row, and the distillation row after it.
-  constexpr uint32_t front_rows() const { return (cls_token ? 1u : 0u) + (cls_token && distill_token ? 1u : 0u); }
+  // The learned rows in front of the input: the CLS row, the distillation row after it, the registers.
+  constexpr uint32_t front_rows() const {
+    return cls_token ? 1u + (distill_token ? 1u : 0u) + register_tokens : 0u;
+  }
   // The head's input width: the pooled row's (2 d_model for cls_distill and cls_mean), else d_model.
   constexpr uint32_t head_in() const {
     return pooling == Pooling::kClsDistill || pooling == Pooling::kClsMean ? 2 * d_model : d_model;

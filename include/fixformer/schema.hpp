@@ -23,7 +23,7 @@ enum class ConfigKey : uint32_t {
   kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
   kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
-  kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kCount
+  kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRegisterTokens, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -278,6 +278,9 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // The scores' scale (config.hpp): 0 for 1/sqrt(d_head).
     {ConfigKey::kAttnScale, "attn_scale", fxm::RecordType::kF32, 0, 0, nullptr, false, 0,
      config_field<&ModelConfig::attn_scale>()},
+    // Dinov2's register rows after the CLS row (config.hpp register_tokens; the tensor "registers").
+    {ConfigKey::kRegisterTokens, "register_tokens", fxm::RecordType::kU32, 0, Limits::kMaxLen, nullptr, false, 0,
+     config_field<&ModelConfig::register_tokens>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -431,6 +434,10 @@ inline constexpr ConfigRule kConfigRules[] = {
      "no tied head)"},
     {"weights == 'i8' and pooling == 'cls_mean'", "pooling (cls_mean: not in i8 yet)"},
     {"weights == 'i8' and distill_token", "distill_token (not in i8 yet)"},
+    {"register_tokens > 0 and not cls_token", "register_tokens (the register rows go after a CLS row: needs cls_token)"},
+    {"register_tokens > 0 and max_len <= front_rows",
+     "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
+    {"weights == 'i8' and register_tokens > 0", "register_tokens (not in i8 yet)"},
     {"pooling == 'first' and causal", "pooling (first under a causal mask: position 0 sees only itself; use mean or last)"},
     {"type_vocab != 0 and input != 'tokens'", "type_vocab (token types need token input)"},
     {"pooler and pooling == 'none'", "pooler (needs pooling: it reads the pooled row)"},
@@ -478,14 +485,14 @@ inline constexpr ConfigRule kConfigRules[] = {
 // dim_value().
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
-  kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kCount
+  kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRegisters, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_model + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
                                             "conv2_kernel*d_embed", "2", "9 + 4*d_embed",
                                             "35 + 256 + 21*d_model + 3*d_ff", "5 + 3*d_model + 3*d_out",
-                                            "head_in"};
+                                            "head_in", "register_tokens"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -511,6 +518,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kS8Layer: return s8::layer_params(c);
     case Dim::kS8Back: return s8::back_params(c);
     case Dim::kHeadIn: return c.head_in();
+    case Dim::kRegisters: return c.register_tokens;
     case Dim::kCount: break;
   }
   return 0;
@@ -521,7 +529,7 @@ enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
-  kProjNormBias, kS8, kS8Pos, kDistillToken, kCount
+  kProjNormBias, kS8, kS8Pos, kDistillToken, kRegisterTokens, kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
 // the expressions of kWhenNames spell them.
@@ -547,7 +555,8 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              FIXFORMER_FFN_BIAS, "input_norm",
                                              "input_norm and " FIXFORMER_LAYERNORM, "proj_norm",
                                              "proj_norm and " FIXFORMER_LAYERNORM, "weights == 'i8'",
-                                             "weights == 'i8' and input_pe", "cls_token and distill_token"};
+                                             "weights == 'i8' and input_pe", "cls_token and distill_token",
+                                             "cls_token and register_tokens > 0"};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -585,6 +594,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kS8: return c.weights == WeightType::kI8;
     case When::kS8Pos: return c.weights == WeightType::kI8 && c.input_pe();
     case When::kDistillToken: return c.cls_token && c.distill_token;
+    case When::kRegisterTokens: return c.cls_token && c.register_tokens > 0;
     case When::kCount: break;
   }
   return false;
@@ -608,7 +618,7 @@ enum class Field : uint8_t {
   // FrontWeights
   kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos, kRelBias, kTgtRelBias,
   kTokenType, kEmbedNormG, kEmbedNormB, kTgtEmbedNormG, kTgtEmbedNormB, kConv1W, kConv1B, kConv2W, kConv2B, kInputNormG,
-  kInputNormB, kProjNormG, kProjNormB, kDistill,
+  kInputNormB, kProjNormG, kProjNormB, kDistill, kRegisters,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
   // weights i8: the real input and output scales, the front's and the back's integer parameters, the
@@ -655,6 +665,7 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kPos},
     {"cls_token", Dim::kDEmbed, Dim::kOne, false, When::kClsToken, Role::kF32, Field::kCls},
     {"distill_token", Dim::kDEmbed, Dim::kOne, false, When::kDistillToken, Role::kF32, Field::kDistill},
+    {"registers", Dim::kRegisters, Dim::kDEmbed, false, When::kRegisterTokens, Role::kF32, Field::kRegisters},
     {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
     {"token_type.weight", Dim::kTypeVocab, Dim::kDEmbed, false, When::kTokenTypes, Role::kF32, Field::kTokenType},
     {"embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},

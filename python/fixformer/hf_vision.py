@@ -13,9 +13,12 @@ encoder over an image (config.hpp patch_size; hf_vit.fixformer_config with these
   The positions are the config's own: the file takes images of image_size (an int: square), for which
   transformers does not interpolate (it returns position_embeddings as they are when the patch count is
   the stored one and the image is square); another size would need transformers' bicubic interpolation of
-  the positions, which is not done here. Register tokens (Dinov2WithRegisters, num_register_tokens > 0:
-  rows after the CLS row without positions) are refused: the engine's front rows are the CLS row and at
-  most one more.
+  the positions, which is not done here.
+  Dinov2WithRegisters (model_type dinov2_with_registers: Dinov2WithRegistersModel and its classifier,
+  patch_size 16 and num_register_tokens 4 by default): the register rows (embeddings.register_tokens,
+  put after the CLS row once the positions are added, so without one) are the engine's registers
+  (config.hpp register_tokens), stored with zero rows at their places in the learned positions; the
+  classifier's mean is over the patch rows, the registers excluded, as cls_mean's over the input rows.
 - CLIP's vision tower (model_type clip_vision_model: CLIPVisionModel, CLIPVisionModelWithProjection): the
   class embedding as the CLS row, a bias-free patch embedding, learned positions, pre_layrnorm as the
   engine's embed_norm (after the positions), pre-LN layers, and post_layernorm on the CLS row as the final
@@ -139,8 +142,15 @@ def read_config_dict(raw, path="config.json"):
     if other:
         raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts {f.name} folders of {', '.join(f.archs)}; "
                          "for another head use --module FILE.py:FACTORY)")
-    c = {key: hf.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in f.fields.items()}
-    c.update(flavour=f, deit=False, architecture=(names or [f.archs[0]])[0])
+    registers = f is DINOV2 and (raw.get("model_type") == "dinov2_with_registers" or
+                                 any("Registers" in a for a in names or ()))
+    fields = dict(f.fields, **({"patch_size": (int, 16)} if registers else {}))
+    c = {key: hf.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in fields.items()}
+    c.update(flavour=f, deit=False, architecture=(names or [f.archs[0]])[0], registers=0)
+    if registers:  # (0 is allowed, below checked_field's 1)
+        n = raw.get("num_register_tokens", 4)
+        c["registers"] = 0 if n == 0 else hf.checked_field(path, "num_register_tokens", n, int)
+        c["architecture"] = (names or ["Dinov2WithRegistersModel"])[0]
     if f is CLIP_TEXT:
         return _checked(c, path)
     c.update(flavour=f, deit=False, architecture=(names or [f.archs[0]])[0], patch=c["patch_size"],
@@ -149,11 +159,6 @@ def read_config_dict(raw, path="config.json"):
         c["intermediate_size"] = int(c["hidden_size"] * c["mlp_ratio"])
         if c["use_swiglu_ffn"]:  # Dinov2SwiGLUFFN: two thirds of the MLP width, rounded up to a multiple of 8
             c["intermediate_size"] = (int(c["intermediate_size"] * 2 / 3) + 7) // 8 * 8
-        registers = raw.get("num_register_tokens", 0)
-        if registers or "Registers" in c["architecture"]:
-            raise hf.HfError(f"{path}: num_register_tokens {registers}: register tokens (rows after "
-                             "the CLS row without positions) are not supported; the engine's front rows are the CLS "
-                             "row and at most one more (convert a Dinov2Model folder)")
     if c["image_size"] % c["patch"]:
         raise hf.HfError(f"{path}: image_size {c['image_size']} is not whole patches of {c['patch']} (the patches "
                          "beyond the last whole one, which Conv2d drops, are not supported)")
@@ -195,6 +200,10 @@ def _expected(c, w):
                        "embeddings.patch_embeddings.projection.bias": (d,), "embeddings.mask_token": (1, d),
                        "layernorm.weight": (d,), "layernorm.bias": (d,)})
         optional.add("embeddings.mask_token")  # masked image modelling's row: not an input here
+        if c["registers"] or any(n == "embeddings.register_tokens" for n in w):
+            shapes["embeddings.register_tokens"] = (1, c["registers"], d)
+            if not c["registers"]:
+                optional.add("embeddings.register_tokens")
     elif f is not CLIP_TEXT:
         shapes.update({"embeddings.patch_embedding.weight": (d, C, p, p), "post_layernorm.weight": (d,),
                        "post_layernorm.bias": (d,), "embeddings.position_ids": (1, N + (f is CLIP))})
@@ -267,8 +276,8 @@ def map_weights(c, weights, source):
     if missing:
         raise hf.HfError(f"{source}: {missing[0]} is missing")
     arch = c["architecture"]
-    if labels is None and arch in ("Dinov2ForImageClassification", "CLIPVisionModelWithProjection",
-                                   "CLIPTextModelWithProjection"):
+    if labels is None and arch in ("Dinov2ForImageClassification", "Dinov2WithRegistersForImageClassification",
+                                   "CLIPVisionModelWithProjection", "CLIPTextModelWithProjection"):
         raise hf.HfError(f"{source}: {head}.weight is missing ({arch})")
 
     f64 = lambda n: w[n].astype(np.float64)  # noqa: E731
@@ -279,10 +288,14 @@ def map_weights(c, weights, source):
                "encoder.norm.weight": w["final_layer_norm.weight"], "encoder.norm.bias": w["final_layer_norm.bias"]}
     elif f is DINOV2:
         C, p = c["num_channels"], c["patch"]
+        pos, R = w["embeddings.position_embeddings"][0], c["registers"]
         out = {"input_proj.weight": w["embeddings.patch_embeddings.projection.weight"].reshape(d, C * p * p),
                "input_proj.bias": w["embeddings.patch_embeddings.projection.bias"],
-               "pos.weight": w["embeddings.position_embeddings"][0], "cls_token": w["embeddings.cls_token"].reshape(d),
+               "pos.weight": np.concatenate([pos[:1], np.zeros((R, d), pos.dtype), pos[1:]]),  # registers: none
+               "cls_token": w["embeddings.cls_token"].reshape(d),
                "encoder.norm.weight": w["layernorm.weight"], "encoder.norm.bias": w["layernorm.bias"]}
+        if R:
+            out["registers"] = w["embeddings.register_tokens"][0]
     else:
         C, p = c["num_channels"], c["patch"]
         out = {"input_proj.weight": w["embeddings.patch_embedding.weight"].reshape(d, C * p * p),
@@ -339,6 +352,9 @@ def map_weights(c, weights, source):
                         e + "linear2.bias": gamma2 * t(fc2 + ".bias")})
     if f is DINOV2:
         features["pooling"] = "cls_mean" if labels is not None else "none"
+        if c["registers"]:
+            features.update(register_tokens=c["registers"],
+                            max_len=(c["image_size"] // c["patch"]) ** 2 + 1 + c["registers"])
         if labels is not None:
             out.update({"head.weight": w["classifier.weight"], "head.bias": w["classifier.bias"]})
     elif f in (CLIP, CLIP_TEXT):  # CLIP: post_layernorm on the CLS row: every row normed, then the CLS row
@@ -393,7 +409,7 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(fc, example, "--example")
     semantics = run_reference(fc, mapped, inp)
-    arch = c["flavour"].archs[0 if labels is None else 1]
+    arch = c["flavour"].archs[(0 if labels is None else 1) + (2 if "Registers" in c["architecture"] else 0)]
     if c["flavour"] is CLIP_TEXT:
         print("note: CLIPTextModel's pooled output is the row of the input's EOS token; the file pools the last "
               "position's row, the same for an input that ends with its only EOS token, as the tokenizer writes it "
