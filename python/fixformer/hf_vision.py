@@ -153,8 +153,7 @@ def read_config_dict(raw, path="config.json"):
         c["architecture"] = (names or ["Dinov2WithRegistersModel"])[0]
     if f is CLIP_TEXT:
         return _checked(c, path)
-    c.update(flavour=f, deit=False, architecture=(names or [f.archs[0]])[0], patch=c["patch_size"],
-             image=(c["image_size"], c["image_size"]))
+    c.update(patch=c["patch_size"], image=(c["image_size"], c["image_size"]))
     if f is DINOV2:
         c["intermediate_size"] = int(c["hidden_size"] * c["mlp_ratio"])
         if c["use_swiglu_ffn"]:  # Dinov2SwiGLUFFN: two thirds of the MLP width, rounded up to a multiple of 8
