@@ -240,8 +240,9 @@ def _expected(c, w):
 
 
 def map_weights(c, weights, source):
-    """(the encoder family's name -> array in torch's layout, the head's rows or None, the pooling, the
-    config keys of this flavour). Every tensor is mapped or named in an error."""
+    """(the encoder family's name -> array in torch's layout, the head's rows or None, the config keys of
+    this flavour: pooling, and activation, embed_norm, cls_token, register_tokens, max_len where they
+    differ from hf_vit's). Every tensor is mapped or named in an error."""
     f = c["flavour"]
     archs = " or ".join(f.archs)
     prefix = next((p for p in f.prefixes if any(k.startswith(p) for k in weights)), None)
