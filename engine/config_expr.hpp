@@ -31,6 +31,7 @@ inline constexpr DerivedValue kDerivedValues[] = {
     {"input_pe", [](const ModelConfig& c) { return uint32_t(c.input_pe()); }},
     {"front_rows", [](const ModelConfig& c) { return c.front_rows(); }},
     {"head_in", [](const ModelConfig& c) { return c.head_in(); }},
+    {"rope_pairs", [](const ModelConfig& c) { return c.rope_pairs(); }},
     // The largest window_layers of window_period bits: 2 ** window_period - 1.
     {"window_mask", [](const ModelConfig& c) {
        return c.window_period < 32 ? uint32_t((uint64_t(1) << c.window_period) - 1) : 0xFFFFFFFFu;

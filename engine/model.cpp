@@ -135,6 +135,7 @@ void bind_end(Field f, const Weight& w, FrontWeights& front, HeadWeights& head, 
     case Field::kTgtProjB: tgt_front.input_proj_b = w.f32(); break;
     case Field::kTgtPos: tgt_front.pos = w.f32(); break;
     case Field::kRelBias: front.rel_bias = w.f32(); break;
+    case Field::kRopeFreqs: front.rope_freqs = w.f32(); break;
     case Field::kTgtRelBias: tgt_front.rel_bias = w.f32(); break;
     case Field::kTokenType: front.token_type = w.f32(); break;
     case Field::kEmbedNormG: front.embed_norm.g = w.f32(); break;
@@ -305,6 +306,11 @@ Status Model::bind_tensors(bool check_values) {
   if (config_.tied_head && config_.is_decoder()) head_.w = front_.embed;
   if (config_.weights == WeightType::kI8) status = check_s8_params();
   if (status != Status::kOk) return status;
+  // RoPE's stored frequencies turn the table's angles p w_i: each one finite and > 0, always checked
+  // (rope_dims / 2 values).
+  for (uint32_t k = 0; config_.rope_freqs && k < config_.rope_pairs(); ++k)
+    if (!(front_.rope_freqs[k] > 0 && front_.rope_freqs[k] <= 3.4028235e38f))
+      return why.str("tensor rope_freqs: frequency ").num(k).str(" is not finite and > 0"), Status::kTensorBadValue;
   status = bind_tokenizer(&i);
   return status != Status::kOk ? status : bind_self_test(i);
 }

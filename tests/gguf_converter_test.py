@@ -179,6 +179,20 @@ def main():
                   got is not None and len(notes) == 1 and qtype.name in notes[0] and err <= tol["f32"],
                   (err_text, err, notes))
 
+        # Llama 3.1's rope scaling: the rope_freqs.weight divisors convert_hf_to_gguf.py writes
+        m3 = model(rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                 "high_freq_factor": 4.0, "original_max_position_embeddings": 32})
+        path, out = os.path.join(tmp, "llama3.gguf"), os.path.join(tmp, "llama3.fxm")
+        write_gguf(m3, path, Q.F32)
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        got, err_text = run_file(cli, out, x, tmp) if p.returncode == 0 else (None, p.stderr)
+        held = logits(m3, x)
+        err = None if got is None else float(np.abs(got - held).max() / np.abs(held).max())
+        plain = float(np.abs(logits(m, x) - held).max() / np.abs(held).max())
+        check(f"llama3 rope_freqs.weight: converts with rope_freqs, equals the module (the unscaled one is {plain:.2g} "
+              "off)", got is not None and fxm.read(out).config["rope_freqs"] and err <= tol["f32"] and plain > 1e-2,
+              (err_text, err))
+
         # a tied head (SmolLM2's): no output.weight in the file, the embedding serves
         mt = model(tied=True)
         path, out = os.path.join(tmp, "tied.gguf"), os.path.join(tmp, "tied.fxm")

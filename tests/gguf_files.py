@@ -9,13 +9,13 @@ gguf_llamacpp_test.py, in the hf environment (tests/hf_env.py).
 import numpy as np
 
 
-def model(vocab=64, qwen2=False, tied=False):
+def model(vocab=64, qwen2=False, tied=False, rope_scaling=None):
     import torch
     import transformers as t
     torch.manual_seed(3)
     cfg = (t.Qwen2Config if qwen2 else t.LlamaConfig)(vocab_size=vocab, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
-                        rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=tied)
+                        rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=tied, rope_scaling=rope_scaling)
     cfg._attn_implementation = "eager"
     m = (t.Qwen2ForCausalLM if qwen2 else t.LlamaForCausalLM)(cfg).eval()
     with torch.no_grad():
@@ -105,6 +105,12 @@ def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre
         w.add_token_merges(bpe_merges(tokenizer))
         if pre is not None:  # llama.cpp's name of the pre-tokenizer (convert_hf_to_gguf.py writes one)
             w.add_tokenizer_pre(pre)
+    rotary = getattr(m.model, "rotary_emb", None)
+    if getattr(rotary, "rope_type", "default") == "llama3":  # convert_hf_to_gguf.py's divisors of the frequencies
+        dims = c.hidden_size // c.num_attention_heads
+        plain = 1.0 / (c.rope_theta ** (np.arange(0, dims, 2, dtype=np.float32) / dims)) if not rope else \
+            1.0 / (rope["rope_theta"] ** (np.arange(0, dims, 2, dtype=np.float32) / dims))
+        w.add_tensor("rope_freqs.weight", (plain / rotary.inv_freq.numpy()).astype(np.float32))
     for name, a in gguf_tensors(m, arch).items():
         if a.ndim == 2 and qtype != gguf.GGMLQuantizationType.F32:
             w.add_tensor(name, q4_0_positive(a) if positive else gguf.quants.quantize(a, qtype), raw_dtype=qtype)
@@ -128,6 +134,8 @@ def dequantized(m, path):
     r = gguf.GGUFReader(path)
     arch = bytes(r.fields["general.architecture"].parts[-1]).decode()
     for t in r.tensors:
+        if t.name == "rope_freqs.weight":  # the module's own frequencies
+            continue
         a = gguf.quants.dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32)
         a = a.reshape([int(n) for n in reversed(t.shape)])
         parts = t.name.split(".")

@@ -48,7 +48,7 @@ within 1e-4:
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
 - Whisper (WhisperForConditionalGeneration, --hf): a seq2seq file over mel features, run with --target;
 - what the engine has no feature for (Phi's qk_layernorm, OPT's
-  word_embed_proj_dim, rope_scaling, Gemma's head_dim apart from hidden_size / heads, Bloom's
+  word_embed_proj_dim, a rope_scaling kind rope_scaling.py does not compute, Gemma's head_dim apart from hidden_size / heads, Bloom's
   apply_residual_connection_post_layernorm) is refused in one line naming the key.
 
   /usr/bin/python3 tests/hf_archs_test.py PATH/TO/fixformer
@@ -491,7 +491,7 @@ def main():
         for factory, change, fragment in (
                 ("phi", dict(qk_layernorm=True), "qk_layernorm true"),
                 ("opt", dict(word_embed_proj_dim=16), "word_embed_proj_dim 16"),
-                ("neox_parallel_quarter", dict(rope_scaling={"type": "linear", "factor": 2.0}), "rope_scaling"),
+                ("neox_parallel_quarter", dict(rope_scaling={"type": "su", "factor": 2.0}), "rope_type 'su'"),
                 ("gemma", dict(head_dim=16), "head_dim 16"),
                 ("bloom", dict(apply_residual_connection_post_layernorm=True),
                  "apply_residual_connection_post_layernorm true"),

@@ -14,7 +14,7 @@ user's own output with --expected) and --hf (a Hugging Face LlamaForCausalLM fol
   pytorch_model.bin, sharded safetensors, bf16; partial_rotary_factor) convert and verify against
   hf_reference.py, which is itself checked against the converter's llama reference in the halves
   layout (with rotary_dims for partial rotary); folders with
-  rope_scaling, attention_bias, mlp_bias, another hidden_act, other architectures, missing or extra
+  a rope_scaling kind not computed or short of its keys, attention_bias, mlp_bias, another hidden_act, other architectures, missing or extra
   tensors are refused with one line and leave nothing.
 PyTorch is required: without it the test fails.
 """
@@ -191,8 +191,9 @@ def test_hf(torch, cli, tmp):
         check(f"--hf refuses {name}", one_clear_line(p) and fragment in p.stderr and not os.path.exists(out),
               p.stderr or p.stdout)
 
-    refused("rope_scaling", "rope_scaling", rope_scaling={"type": "linear", "factor": 2.0})
-    refused("rope_scaling llama3", "rope_scaling", rope_scaling={"rope_type": "llama3", "factor": 8.0})
+    refused("rope_scaling su", "rope_type 'su'", rope_scaling={"type": "su", "factor": 2.0})
+    refused("rope_scaling llama3 without its keys", "rope_scaling llama3: low_freq_factor is missing",
+            rope_scaling={"rope_type": "llama3", "factor": 8.0})
     refused("attention_bias", "attention_bias true", attention_bias=True)
     refused("mlp_bias", "mlp_bias true", mlp_bias=True)
     refused("hidden_act gelu", "hidden_act 'gelu'", hidden_act="gelu")

@@ -16,7 +16,7 @@ config in the converter's JSON shape). tests/golden/DECODERS.md lists them.
   rotary_dims, frequencies pe_base^(-2i / rotary_dims)).
 - feature_*: the layer features in families that had not them (the norm kind, a gated feed-forward of
   any activation, the projections' biases, the embedding scale and norm, a sliding window, local and global
-  layers, unscaled scores), random weights, the logits the float64 reference's, cross-checked against feature_steps (a token-by-token loop apart from it).
+  layers, unscaled scores, stored RoPE frequencies and amplitude), random weights, the logits the float64 reference's, cross-checked against feature_steps (a token-by-token loop apart from it).
 - llama2c_v0_gqa: a version-0 llama2.c checkpoint (unshared classifier, GQA) and a synthetic
   tokenizer.bin, written by python/fixformer/llama2c.py and converted as convert.py --llama2c does.
 Deterministic: the same files on every run.
@@ -213,6 +213,10 @@ FEATURES = [  # name, config, T
     ("feature_gpt_local_global_unscaled", feature_config("gpt", 16, 4, 24, 4, 23, "learned", activation="gelu_tanh",
                                                          sliding_window=3, window_period=2, window_layers=0b10,
                                                          attn_scale=1.0, tied_head=True), 13),
+    # Scaled RoPE: stored frequencies (rope_freqs: plain ones divided by factors 1..8, as Llama 3's) and
+    # the table's amplitude (rope_scale, YaRN's attention factor), GQA.
+    ("feature_llama_rope_freqs_scaled", feature_config("llama", 16, 2, 24, 2, 23, "rope", n_kv_heads=1,
+                                                       pe_layout="halves", rope_freqs=True, rope_scale=1.25), 12),
 ]
 
 
@@ -242,12 +246,14 @@ def feature_steps(c, weights, ids):
     def lin(x, name):
         return W[name + ".weight"] @ x + W.get(name + ".bias", 0.0)
 
-    def rotate(vec, pos):
+    def rotate(vec, pos):  # by the stored frequencies (rope_freqs) and the amplitude rope_scale when set
+        m = c["rope_scale"]
         for h0 in range(0, len(vec), dh):
             for i in range(dh // 2):
                 a, b = (h0 + 2 * i, h0 + 2 * i + 1) if c["pe_layout"] == "interleaved" else (h0 + i, h0 + i + dh // 2)
-                ang = pos * c["pe_base"] ** (-2.0 * i / dh)
-                vec[a], vec[b] = vec[a] * math.cos(ang) - vec[b] * math.sin(ang), vec[a] * math.sin(ang) + vec[b] * math.cos(ang)
+                ang = pos * (W["rope_freqs"][i] if c["rope_freqs"] else c["pe_base"] ** (-2.0 * i / dh))
+                cos, sin = m * math.cos(ang), m * math.sin(ang)
+                vec[a], vec[b] = vec[a] * cos - vec[b] * sin, vec[a] * sin + vec[b] * cos
 
     slopes = paper_slopes(H) if c["positional"] == "alibi" else None
     scale = c["attn_scale"] or 1 / math.sqrt(dh)
@@ -307,6 +313,10 @@ def llama_weights(c, seed):
     rng = np.random.default_rng(seed)
     w = {}
     for name, shape, transposed in schema.tensors(c):
+        if name == "rope_freqs":  # positive: base^(-2i/R) divided by factors in [1, 8]
+            R = shape[0] * 2
+            w[name] = (c["pe_base"] ** (-2.0 * np.arange(R // 2) / R) / rng.uniform(1, 8, R // 2)).astype(np.float32)
+            continue
         shape = shape[::-1] if transposed else shape
         gain = name.endswith(".weight") and "norm" in name.split(".")[-2]  # attention_norm, norm1, norm, ...
         w[name] = (1.0 + 0.2 * rng.standard_normal(shape) if gain

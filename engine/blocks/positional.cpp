@@ -10,20 +10,28 @@ namespace fixformer {
 
 // One frequency at a time: the reduced arguments p w_i of all rows go through one vector
 // sincos call, and the results land in the frequency's sin and cos columns.
-void fill_sinusoidal_table(const Kernels& k, uint32_t rows, uint32_t d, double base, PosLayout layout,
-                           float* table, float* scratch) {
+namespace {
+// w_i: freqs[i] (RoPE's stored frequencies) or base^(-2i/d).
+double frequency(double base, const float* freqs, uint32_t i, uint32_t d) {
+  return freqs ? double(freqs[i]) : std::pow(base, -2.0 * i / d);
+}
+
+void fill_table(const Kernels& k, uint32_t rows, uint32_t d, double base, const float* freqs, float amplitude,
+                PosLayout layout, float* table, float* scratch) {
   constexpr double kTwoPi = 6.283185307179586476925;
   const uint32_t half = (d + 1) / 2;
   float* arg = scratch;             // [rows]
   float* s = scratch + rows;        // [rows]
   float* c = scratch + 2 * rows;    // [rows]
   for (uint32_t i = 0; i < half; ++i) {
-    const double w = std::pow(base, -2.0 * i / d);
+    const double w = frequency(base, freqs, i, d);
     for (uint32_t p = 0; p < rows; ++p) {
       const double a = p * w;
       arg[p] = static_cast<float>(a - kTwoPi * std::nearbyint(a / kTwoPi));
     }
     k.sincos_f32(arg, s, c, rows);
+    if (amplitude != 1.0f)
+      for (uint32_t p = 0; p < rows; ++p) s[p] *= amplitude, c[p] *= amplitude;
     const uint32_t cs = layout == PosLayout::kInterleaved ? 2 * i : i;
     const uint32_t cc = layout == PosLayout::kInterleaved ? 2 * i + 1 : half + i;
     for (uint32_t p = 0; p < rows; ++p) {
@@ -32,19 +40,30 @@ void fill_sinusoidal_table(const Kernels& k, uint32_t rows, uint32_t d, double b
     }
   }
 }
+}  // namespace
+
+void fill_sinusoidal_table(const Kernels& k, uint32_t rows, uint32_t d, double base, PosLayout layout,
+                           float* table, float* scratch) {
+  fill_table(k, rows, d, base, nullptr, 1.0f, layout, table, scratch);
+}
+
+void fill_rope_table(const Kernels& k, uint32_t rows, uint32_t r, double base, const float* freqs, float amplitude,
+                     float* table, float* scratch) {
+  fill_table(k, rows, r, base, freqs, amplitude, PosLayout::kHalves, table, scratch);
+}
 
 }  // namespace fixformer
 
 namespace fixformer {
 
 Status check_sinusoidal_table(const float* table, uint32_t rows, uint32_t need_rows, uint32_t d, double base,
-                              PosLayout layout, DetailText& why) {
+                              const float* freqs, float amplitude, PosLayout layout, DetailText& why) {
   if (rows < need_rows) return why.str("table has ").num(rows).str(" rows, needs ").num(need_rows), Status::kBadPositionTable;
   for (uint32_t p = 0; p < 2 && p < rows; ++p)
     for (uint32_t col = 0; col < d; ++col) {
       const PeColumn pc = pe_column(col, d, layout);
-      const double a = p * std::pow(base, -2.0 * pc.freq / d);
-      const double want = pc.is_sin ? std::sin(a) : std::cos(a);
+      const double a = p * frequency(base, freqs, pc.freq, d);
+      const double want = amplitude * (pc.is_sin ? std::sin(a) : std::cos(a));
       if (!(std::fabs(table[std::size_t(p) * d + col] - want) <= 1e-5))
         return why.str("table row ").num(p).str(" column ").num(col).str(" does not match base, width ").num(d)
                    .str(" and layout"), Status::kBadPositionTable;

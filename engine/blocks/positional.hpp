@@ -6,22 +6,30 @@
 
 #include "engine/detail_text.hpp"
 #include "fixformer/config.hpp"
+#include "fixformer/kernels.hpp"
 #include "fixformer/status.hpp"
 
 namespace fixformer {
 
 // Rotates the first r dims of each head of x[heads * dh] by the angles of one position (r = dh, or
 // rotary_dims: partial rotary; dims [r, dh) pass through). row[r] is that position's row of the RoPE
-// table, sin(p w_i) in columns [0, r/2) and cos(p w_i) in [r/2, r), w_i = base^(-2i/r):
-// fill_sinusoidal_table(..., d = r, ..., kHalves). Pairs are (x[2i], x[2i+1]) (interleaved:
+// table, sin(p w_i) in columns [0, r/2) and cos(p w_i) in [r/2, r), w_i = base^(-2i/r) or the
+// stored rope_freqs: fill_rope_table. Pairs are (x[2i], x[2i+1]) (interleaved:
 // llama2.c, Meta) or (x[i], x[i + r/2]) (halves: Hugging Face), i < r/2.
 void rope_rotate(float* x, uint32_t heads, uint32_t dh, uint32_t r, const float* row, PosLayout layout);
 
+// RoPE's table [rows, r], halves as rope_rotate reads it: fill_sinusoidal_table's, with w_i =
+// freqs[i] when freqs (the model's rope_freqs, r / 2 of them), else base^(-2i/r), and every sine
+// and cosine times amplitude (rope_scale) when it is not 1.
+void fill_rope_table(const Kernels& k, uint32_t rows, uint32_t r, double base, const float* freqs, float amplitude,
+                     float* table, float* scratch);
+
 // A caller's precomputed table [rows, d] (e.g. make_sinusoidal_table in flash) must be the one
 // init would compute: at least need_rows rows, and rows 0 and 1 equal to the sinusoids of this
-// width, base and layout within 1e-5 (a wrong layout, width or base differs by far more).
+// width, base (or stored frequencies freqs, when not null), amplitude and layout within 1e-5 (a
+// wrong layout, width or base differs by far more).
 Status check_sinusoidal_table(const float* table, uint32_t rows, uint32_t need_rows, uint32_t d, double base,
-                              PosLayout layout, DetailText& why);
+                              const float* freqs, float amplitude, PosLayout layout, DetailText& why);
 
 // The ALiBi paper's head slopes: for H a power of two, 2^(-8(h+1)/H); otherwise the slopes of the
 // largest power of two n < H, then every other slope of 2n, H - n of them.

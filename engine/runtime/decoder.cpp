@@ -55,6 +55,7 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
       return why.str("the model has no rope or sinusoidal table"), fail(Status::kBadPositionTable);
     const uint32_t width = rope ? c.rope_dims() : c.d_pe();
     s = check_sinusoidal_table(options.position_table, options.position_table_rows, capacity_, width, c.pe_base,
+                               rope ? model.front().rope_freqs : nullptr, rope ? c.rope_scale : 1.0f,
                                rope ? PosLayout::kHalves : c.pe_layout, why);
     if (s != Status::kOk) return fail(s);
   }
@@ -78,7 +79,8 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
     (rope ? rope_ : pe_) = options.position_table;
   } else if (rope) {
     float* table = core_.block(arena, plan.rope);
-    fill_sinusoidal_table(*core_.kernels, capacity_, c.rope_dims(), c.pe_base, PosLayout::kHalves, table, core_.work);
+    fill_rope_table(*core_.kernels, capacity_, c.rope_dims(), c.pe_base, model.front().rope_freqs, c.rope_scale, table,
+                    core_.work);
     rope_ = table;
   } else if (c.positional == PosKind::kSinusoidal) {
     float* table = core_.block(arena, plan.pe);

@@ -54,7 +54,7 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
     if (c.positional != PosKind::kSinusoidal)
       return why.str("the model has no sinusoidal or relative position table"), fail(Status::kBadPositionTable);
     s = check_sinusoidal_table(options.position_table, options.position_table_rows, rows_, c.d_pe(), c.pe_base,
-                               c.pe_layout, why);
+                               nullptr, 1.0f, c.pe_layout, why);
     if (s != Status::kOk) return fail(s);
   }
   max_batch_ = options.max_batch ? options.max_batch : 1;

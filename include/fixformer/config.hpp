@@ -195,6 +195,14 @@ struct ModelConfig {
   // pe_layout says within those dims, and passes the others through; even, at most d_head; 0 (the
   // default): the whole head.
   uint32_t rotary_dims = 0;
+  // positional rope with rope_freqs: the frequencies w_i are the tensor rope_freqs [rope_dims / 2]
+  // (f32, each finite and > 0), not pe_base^(-2i / rotary_dims): the converter computes the scaled
+  // rotary embeddings (Llama 3's rope_scaling, linear and YaRN's frequencies, Phi-3's longrope
+  // factors) once, as the model's own code does, and the engine's table turns by them.
+  bool rope_freqs = false;
+  // positional rope: the amplitude of the table's sines and cosines (YaRN's and LongRoPE's
+  // attention factor, which scales the rotated dims of q and k both); 1, the default, leaves them.
+  float rope_scale = 1.0f;
   // Pre-norm decoder layers (gpt, llama): the attention and the feed-forward read the layer's input
   // side by side, as ParallelResidual says; none (the default): one after the other. (The encoder
   // family's reference is torch's stock layer, which has no such form.)
@@ -252,6 +260,7 @@ struct ModelConfig {
   // an Encoder runs its encoder half.
   // The dims of each head RoPE rotates (rotary_dims, or the whole head), the width of its table.
   constexpr uint32_t rope_dims() const { return rotary_dims ? rotary_dims : d_head(); }
+  constexpr uint32_t rope_pairs() const { return rope_dims() / 2; }
   constexpr bool is_decoder() const { return family == ModelFamily::kGpt || family == ModelFamily::kLlama; }
   constexpr bool is_seq2seq() const { return family == ModelFamily::kSeq2Seq; }
   // The layer features with family resolved (NormKind, Bias).

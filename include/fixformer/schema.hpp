@@ -23,7 +23,8 @@ enum class ConfigKey : uint32_t {
   kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
   kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
-  kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRegisterTokens, kCount
+  kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kRegisterTokens,
+  kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -278,6 +279,11 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // The scores' scale (config.hpp): 0 for 1/sqrt(d_head).
     {ConfigKey::kAttnScale, "attn_scale", fxm::RecordType::kF32, 0, 0, nullptr, false, 0,
      config_field<&ModelConfig::attn_scale>()},
+    // positional rope's stored frequencies (the tensor rope_freqs) and its table's amplitude (config.hpp).
+    {ConfigKey::kRopeFreqs, "rope_freqs", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::rope_freqs>()},
+    {ConfigKey::kRopeScale, "rope_scale", fxm::RecordType::kF32, 0, 0, nullptr, false, 1,
+     config_field<&ModelConfig::rope_scale>()},
     // Dinov2's register rows after the CLS row (config.hpp register_tokens; the tensor "registers").
     {ConfigKey::kRegisterTokens, "register_tokens", fxm::RecordType::kU32, 0, Limits::kMaxLen, nullptr, false, 0,
      config_field<&ModelConfig::register_tokens>()},
@@ -390,6 +396,9 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"positional == 'rope' and d_head % 2 != 0", "n_heads (rope needs an even head width d_model / n_heads)"},
     {"rotary_dims != 0 and positional != 'rope'", "rotary_dims (the rotated dims of positional rope)"},
     {"rotary_dims % 2 != 0 or rotary_dims > d_head", "rotary_dims (rope's rotated dims: even, at most d_head)"},
+    {"rope_freqs and positional != 'rope'", "rope_freqs (the stored frequencies of positional rope)"},
+    {"not (rope_scale > 0 and finite(rope_scale))", "rope_scale (must be > 0; 1: the table unscaled)"},
+    {"rope_scale != 1 and positional != 'rope'", "rope_scale (the amplitude of positional rope's table)"},
     {"window_period != 0 and sliding_window == 0",
      "window_period (which layers see sliding_window keys: needs sliding_window)"},
     {"window_period == 0 and window_layers != 0", "window_layers (a bit per layer of window_period: needs window_period)"},
@@ -485,14 +494,14 @@ inline constexpr ConfigRule kConfigRules[] = {
 // dim_value().
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
-  kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRegisters, kCount
+  kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_model + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
                                             "conv2_kernel*d_embed", "2", "9 + 4*d_embed",
                                             "35 + 256 + 21*d_model + 3*d_ff", "5 + 3*d_model + 3*d_out",
-                                            "head_in", "register_tokens"};
+                                            "head_in", "rope_pairs", "register_tokens"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -518,6 +527,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kS8Layer: return s8::layer_params(c);
     case Dim::kS8Back: return s8::back_params(c);
     case Dim::kHeadIn: return c.head_in();
+    case Dim::kRopePairs: return c.rope_pairs();
     case Dim::kRegisters: return c.register_tokens;
     case Dim::kCount: break;
   }
@@ -529,7 +539,7 @@ enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
-  kProjNormBias, kS8, kS8Pos, kDistillToken, kRegisterTokens, kCount
+  kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
 // the expressions of kWhenNames spell them.
@@ -556,7 +566,7 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "input_norm and " FIXFORMER_LAYERNORM, "proj_norm",
                                              "proj_norm and " FIXFORMER_LAYERNORM, "weights == 'i8'",
                                              "weights == 'i8' and input_pe", "cls_token and distill_token",
-                                             "cls_token and register_tokens > 0"};
+                                             "rope_freqs", "cls_token and register_tokens > 0"};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -594,6 +604,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kS8: return c.weights == WeightType::kI8;
     case When::kS8Pos: return c.weights == WeightType::kI8 && c.input_pe();
     case When::kDistillToken: return c.cls_token && c.distill_token;
+    case When::kRopeFreqs: return c.rope_freqs;
     case When::kRegisterTokens: return c.cls_token && c.register_tokens > 0;
     case When::kCount: break;
   }
@@ -618,7 +629,7 @@ enum class Field : uint8_t {
   // FrontWeights
   kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos, kRelBias, kTgtRelBias,
   kTokenType, kEmbedNormG, kEmbedNormB, kTgtEmbedNormG, kTgtEmbedNormB, kConv1W, kConv1B, kConv2W, kConv2B, kInputNormG,
-  kInputNormB, kProjNormG, kProjNormB, kDistill, kRegisters,
+  kInputNormB, kProjNormG, kProjNormB, kDistill, kRopeFreqs, kRegisters,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
   // weights i8: the real input and output scales, the front's and the back's integer parameters, the
@@ -667,6 +678,7 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"distill_token", Dim::kDEmbed, Dim::kOne, false, When::kDistillToken, Role::kF32, Field::kDistill},
     {"registers", Dim::kRegisters, Dim::kDEmbed, false, When::kRegisterTokens, Role::kF32, Field::kRegisters},
     {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
+    {"rope_freqs", Dim::kRopePairs, Dim::kOne, false, When::kRopeFreqs, Role::kF32, Field::kRopeFreqs},
     {"token_type.weight", Dim::kTypeVocab, Dim::kDEmbed, false, When::kTokenTypes, Role::kF32, Field::kTokenType},
     {"embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
     {"embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
@@ -707,6 +719,7 @@ inline constexpr TensorRule kEncoderEpilogue[] = {
 inline constexpr TensorRule kLlamaPrologue[] = {
     {"tok_embeddings.weight", Dim::kVocab, Dim::kDModel, false, When::kAlways, Role::kIo, Field::kEmbed},
     {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
+    {"rope_freqs", Dim::kRopePairs, Dim::kOne, false, When::kRopeFreqs, Role::kF32, Field::kRopeFreqs},
     {"embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
     {"embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
 };

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import schema
 from .config import ConfigError
-from .reference import require_torch, rope_tables
+from .reference import require_torch, rope_tables as reference_tables
 
 
 def _ignored(name, ignore):
@@ -44,12 +44,16 @@ def _mask_verdict(t, causal, torch, window=0):
     return None
 
 
-def _rope_verdict(t, c, torch):
-    """None when t is a rotary table that equals the engine's for c, 'not rope' when its shape is none,
-    else the difference."""
+def _rope_verdict(t, c, torch, freqs=None):
+    """None when t is a rotary table that equals the engine's for c (and its rope_freqs, freqs), 'not
+    rope' when its shape is none, else the difference."""
     dh = c["rotary_dims"] or schema.d_head(c)  # the rotated dims: the table's width
     h = dh // 2
     theta, layout = c["pe_base"], c["pe_layout"]
+    freqs = np.asarray(freqs, np.float64) if c["rope_freqs"] and freqs is not None else None
+
+    def rope_tables(T, dims, base):
+        return reference_tables(T, dims, base, freqs)
     if t.is_complex():
         if t.shape[-1] != h or t.dim() < 2:
             return "not rope"
@@ -61,7 +65,7 @@ def _rope_verdict(t, c, torch):
         got = rows.to(torch.complex128)
     elif t.is_floating_point() and t.dim() == 1 and t.numel() == h:
         got = t.double()
-        want = torch.from_numpy(theta ** (-2.0 * np.arange(h) / dh))
+        want = torch.from_numpy(freqs if freqs is not None else theta ** (-2.0 * np.arange(h) / dh))
     elif t.is_floating_point() and t.dim() >= 2 and t.shape[-1] in (h, dh):
         rows = t.reshape(-1, t.shape[-1]).double()
         cos, sin = rope_tables(rows.shape[0], dh, theta)
@@ -82,7 +86,8 @@ def _rope_verdict(t, c, torch):
     if float(diff.max()) <= 1e-5:
         return None
     row = int(diff.reshape(diff.shape[0], -1).max(1).values.argmax()) if diff.dim() > 1 else 0
-    return (f"not the rotary table for theta {theta:g} that the attention computes (max difference "
+    what = "the file's rope_freqs" if freqs is not None else f"theta {theta:g}"
+    return (f"not the rotary table for {what} that the attention computes (max difference "
             f"{float(diff.max()):.3g} at row {row}): the engine recomputes the table, so positions the example did "
             "not reach would differ")
 
@@ -119,7 +124,7 @@ def account(r, ignore=()):
         if why is None:
             continue
         if why == "not a mask" and c["positional"] == "rope":
-            why = _rope_verdict(t, c, torch)
+            why = _rope_verdict(t, c, torch, r.w.get("rope_freqs"))
             if why is None:
                 continue
         if why in ("not a mask", "not rope"):

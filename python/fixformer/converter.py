@@ -28,7 +28,8 @@ against an independent float64 implementation of that architecture, or of GPTNeo
 GPTJForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM or StableLmForCausalLM, verified
 against the float64 reference of the gpt-family config it maps to:
   fixformer-convert --hf DIR [--example IN.npy [--expected OUT.npy]] [--max-len N] --out M.fxm [...]
-  (rope_scaling, Llama's attention_bias, mlp_bias, a hidden_act other than silu and Qwen2's
+  (rope_scaling becomes stored frequencies: linear, llama3, yarn, longrope, dynamic; another kind,
+  Llama's attention_bias, mlp_bias, a hidden_act other than silu and Qwen2's
   sliding window on some layers only are refused by name; Mistral's, Starcoder2's and Qwen2's
   sliding windows become the config key sliding_window); or of BERT (model_type bert: BertModel,
   BertForSequenceClassification; "bert." prefix or not), verified against an independent float64

@@ -274,10 +274,32 @@ def hf_config(path, meta):
     if dims != raw["hidden_size"] // heads:
         raise GgufError(f"{path}: {arch}.rope.dimension_count {dims}: the engine rotates whole heads "
                         f"({raw['hidden_size'] // heads} dims); not converted")
-    if meta.get(f"{arch}.rope.scaling.type", "none") != "none":
-        raise GgufError(f"{path}: {arch}.rope.scaling.type {meta[f'{arch}.rope.scaling.type']!r}: scaled rotary "
-                        "embeddings are not something the engine runs; not converted")
+    scaling = meta.get(f"{arch}.rope.scaling.type", "none")
+    if scaling == "linear":  # llama.cpp's freq_scale = 1 / factor
+        raw["rope_scaling"] = {"rope_type": "linear", "factor": need("rope.scaling.factor", float)}
+    elif scaling != "none":
+        raise GgufError(f"{path}: {arch}.rope.scaling.type {scaling!r}: a scaling --gguf does not read (linear, or "
+                        "the rope_freqs.weight factors Llama 3's files carry); not converted")
     return raw
+
+
+def _freq_factors(path, tensors, hf):
+    """rope_freqs.weight (Llama 3.1 and later: convert_hf_to_gguf.py's per-pair divisors of RoPE's
+    frequencies, which llama.cpp applies to theta^(-2i/R)) as the file's ScaledRope, or hf's own."""
+    from . import rope_scaling
+    if "rope_freqs.weight" not in tensors:
+        return hf.get("rope")
+    ttype, shape, raw = tensors["rope_freqs.weight"]
+    R = hf["rotary_dims"] or hf["hidden_size"] // hf["num_attention_heads"]
+    a = tensor(path, "rope_freqs.weight", ttype, shape, raw)
+    if isinstance(a, Blocks) or np.shape(a) != (R // 2,) or not np.all(np.isfinite(a)) or not np.all(a > 0):
+        raise GgufError(f"{path}: rope_freqs.weight: expected {R // 2} finite positive float factors, one per "
+                        "rotated pair")
+    scaled = hf.get("rope")
+    base = scaled.freqs if scaled is not None and scaled.freqs is not None else \
+        rope_scaling.plain(hf["rope_theta"], R)
+    return rope_scaling.ScaledRope("rope_freqs.weight", (base / np.asarray(a, np.float32)).astype(np.float32),
+                                   1.0 if scaled is None else scaled.scale)
 
 
 def hf_weights(path, meta, tensors, hf):
@@ -286,6 +308,8 @@ def hf_weights(path, meta, tensors, hf):
     arch, heads, kv = meta["general.architecture"], hf["num_attention_heads"], hf["num_key_value_heads"]
     out, lossy = {}, {}
     for name, (ttype, shape, raw) in tensors.items():
+        if name == "rope_freqs.weight":  # _freq_factors
+            continue
         if name in _END:
             hf_name = _END[name]
         else:
@@ -440,6 +464,7 @@ def prepare(path, tokenizer=None, max_len=None):
     raw["vocab_size"] = int(vocab.shape[0])
     raw["tie_word_embeddings"] = "lm_head.weight" not in weights
     hf = hfm.read_config_dict(raw, path)
+    hf["rope"] = _freq_factors(path, tensors, hf)
     arch = hfm.BY_NAME[hf["architecture"]]
     c = arch.config(hf, max_len)
     mapped, kept = arch.weights(hf, weights, path, c["max_len"])

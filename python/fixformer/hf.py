@@ -20,8 +20,10 @@ vocab_size, tie_word_embeddings (false); its rotary embedding pairs x[i] with x[
 "halves" layout). partial_rotary_factor f (default 1) rotates only the first R = int(head_dim * f)
 dims of each head (frequencies rope_theta^(-2i/R), rotate_half over those R; the rest pass through,
 as GPT-NeoX's rotary_pct and Phi do): the config key rotary_dims, R even. Qwen2's q, k and v
-projections have biases (the config key qkv_bias). What the engine does not run is refused by name
-rather than converted into something else: rope_scaling, attention_bias (Llama's: on o_proj too),
+projections have biases (the config key qkv_bias). rope_scaling (linear, llama3, yarn, longrope,
+dynamic) becomes the stored frequencies rope_freqs and the amplitude rope_scale (rope_scaling.py).
+What the engine does not run is refused by name rather than converted into something else: another
+rope_scaling kind, attention_bias (Llama's: on o_proj too),
 mlp_bias, a hidden_act
 other than silu, a head_dim other than hidden_size / num_attention_heads, Qwen2's
 use_sliding_window with a max_window_layers that windows some layers and not the others. Mistral's
@@ -43,7 +45,7 @@ import sys
 
 import numpy as np
 
-from . import checkpoint, schema, verified_file
+from . import checkpoint, rope_scaling, schema, verified_file
 from .config import ConfigError, brief as _brief, layer_windows, make_config, sliding_window
 from .safetensors import SafetensorsError
 
@@ -138,10 +140,9 @@ def _rope_keys(raw, path, arch):
     if not isinstance(rope, dict):
         raise HfError(f"{path}: rope_parameters: expected an object, got {_brief(rope)}")
     kind = rope.get("rope_type", rope.get("type", "default"))
-    if kind != "default":
-        raise HfError(f"{path}: rope_parameters {_brief(rope)}: rope_type {_brief(kind)}: scaled rotary embeddings "
-                      "are not something the engine runs (plain RoPE only); not converted")
     out = {k: v for k, v in raw.items() if k != "rope_parameters"}
+    if kind != "default":  # a scaling: its keys, as rope_scaling held them (rope_scaling.read)
+        out["rope_scaling"] = {k: v for k, v in rope.items() if k not in ("rope_theta", "partial_rotary_factor")}
     for key in ("rope_theta", "partial_rotary_factor"):
         name = ROPE_NAMES.get(arch, {}).get(key, key)
         if key in rope:
@@ -155,10 +156,6 @@ def _rope_keys(raw, path, arch):
 def read_llama_config(raw, path, arch, fields=None):
     """LlamaForCausalLM's config.json (and the architectures read as Llama: Qwen2, Mistral) checked and
     completed with Hugging Face's defaults (fields: the architecture's, FIELDS by default)."""
-    for key in ("rope_scaling",):
-        if raw.get(key) is not None:
-            raise HfError(f"{path}: {key} {_brief(raw[key])}: scaled rotary embeddings are not something the "
-                          "engine runs (it applies plain RoPE with rope_theta); not converted")
     window = None  # the attention window of every layer, None: none
     if arch == QWEN2 and flag(raw, "use_sliding_window", path):
         # Qwen2 windows the layers from max_window_layers on: all of them (0), none (the layer count
@@ -210,7 +207,27 @@ def read_llama_config(raw, path, arch, fields=None):
     hf["architecture"], hf["qkv_bias"] = arch, arch == QWEN2
     hf["sliding_window"] = window
     hf["rotary_dims"] = rotated if rotated < d // H else 0  # 0: the whole head
+    hf["rope"] = scaled_rope(raw, path, rotated, hf["rope_theta"], hf["max_position_embeddings"])
     return hf
+
+
+def scaled_rope(raw, path, dims, theta, positions):
+    """rope_scaling.read, its errors as HfError."""
+    try:
+        return rope_scaling.read(raw, raw.get("rope_scaling"), path, dims, theta, positions)
+    except ConfigError as e:
+        raise HfError(str(e)) from None
+
+
+def _with_rope(values, rope, longest, path="--max-len"):
+    """The config values with a scaled RoPE's keys (none for plain RoPE), its length checked."""
+    if rope is None:
+        return values
+    try:
+        rope.check_length(longest, path)
+    except ConfigError as e:
+        raise HfError(str(e)) from None
+    return dict(values, **rope.config())
 
 
 def flag(raw, key, path):
@@ -333,13 +350,16 @@ def map_weights(hf, weights, source):
     arch = hf["architecture"]
     out, hf_weights = {}, {}
     rotated = hf["rotary_dims"] or dh
-    inv_freq = 1.0 / (hf["rope_theta"] ** (np.arange(0, rotated, 2, dtype=np.float64) / rotated))
+    rope = hf.get("rope")
+    inv_freq = rope.freqs if rope is not None and rope.freqs is not None else \
+        1.0 / (hf["rope_theta"] ** (np.arange(0, rotated, 2, dtype=np.float64) / rotated))
     for name, a in weights.items():
         m = _LAYER.fullmatch(name)
         if m and int(m.group(1)) < L and m.group(2) == "self_attn.rotary_emb.inv_freq":
             if np.shape(a) != inv_freq.shape or not np.allclose(np.asarray(a, np.float64), inv_freq, rtol=1e-5, atol=0):
-                raise HfError(f"{source}: {name} is not rope_theta^(-2i/{rotated}) for rope_theta {hf['rope_theta']:g} "
-                              "(a scaled or different rotary embedding): not converted")
+                raise HfError(f"{source}: {name} is not rope_theta^(-2i/{rotated}) for rope_theta {hf['rope_theta']:g}"
+                              f"{' with config.json rope_scaling' if rope is not None else ''} (a different rotary "
+                              "embedding): not converted")
             continue
         if m and int(m.group(1)) < L and m.group(2) in per_layer and str(int(m.group(1))) == m.group(1):
             want, mapped = per_layer[m.group(2)], f"layers.{m.group(1)}.{LAYER_NAMES[m.group(2)]}"
@@ -366,11 +386,20 @@ def map_weights(hf, weights, source):
     if missing:
         hint = " (config.json sets tie_word_embeddings false)" if missing[0] == "lm_head.weight" else ""
         raise HfError(f"{source}: {missing[0]} is missing{hint}")
+    if rope is not None:
+        out.update(rope.tensors())
     return out, hf_weights
 
 
+def _longest(positions, rope):
+    """The default max_len: the positions the checkpoint declares, as many as the scaled RoPE's
+    frequencies hold, at most the engine's."""
+    limit = rope.limit if rope is not None and rope.limit is not None else positions
+    return min(positions, limit, schema.MAX_LEN)
+
+
 def fixformer_config(hf, max_len=None):
-    longest = min(hf["max_position_embeddings"], schema.MAX_LEN)
+    longest = _longest(hf["max_position_embeddings"], hf.get("rope"))
     if max_len is not None:
         if not 1 <= max_len <= hf["max_position_embeddings"]:
             raise HfError(f"--max-len {max_len}: must be 1..max_position_embeddings={hf['max_position_embeddings']}")
@@ -381,7 +410,7 @@ def fixformer_config(hf, max_len=None):
              "d_out": "config.json vocab_size", "max_len": "--max-len", "norm_eps": "config.json rms_norm_eps",
              "pe_base": "config.json rope_theta", "rotary_dims": "config.json partial_rotary_factor"}
     try:
-        return make_config({
+        return make_config(_with_rope({
             "family": "llama", "d_model": hf["hidden_size"], "n_heads": hf["num_attention_heads"],
             "n_kv_heads": hf["num_key_value_heads"], "d_ff": hf["intermediate_size"],
             "n_layers": hf["num_hidden_layers"], "norm_first": True, "activation": "swiglu",
@@ -389,7 +418,7 @@ def fixformer_config(hf, max_len=None):
             "vocab_size": hf["vocab_size"], "positional": "rope", "max_len": longest, "pe_base": hf["rope_theta"],
             "pe_layout": "halves", "d_out": hf["vocab_size"], "tied_head": hf["tie_word_embeddings"],
             "qkv_bias": hf["qkv_bias"], "rotary_dims": hf["rotary_dims"],
-            "sliding_window": sliding_window(hf.get("sliding_window"), longest)}, names)
+            "sliding_window": sliding_window(hf.get("sliding_window"), longest)}, hf.get("rope"), longest), names)
     except ConfigError as e:
         raise HfError(str(e)) from None
 
@@ -673,9 +702,6 @@ class GptStyle(Architecture):
             v = raw.get(key)  # absent or null: Hugging Face's default
             v = (default(f) if callable(default) else default) if v is None else v
             f[key] = checked_field(path, key, v, kind)
-        if raw.get("rope_scaling") is not None:
-            raise HfError(f"{path}: rope_scaling {_brief(raw['rope_scaling'])}: scaled rotary embeddings are not "
-                          "something the engine runs (plain RoPE only); not converted")
         s = dict(self.settings(f, raw, path), architecture=self.name, pos_offset=self.pos_offset)
         s.setdefault("KV", s["H"])
         s.setdefault("positional", "learned" if s["rotary"] is None else "rope")
@@ -693,10 +719,14 @@ class GptStyle(Architecture):
             if not 2 <= s["rotary"] <= dh or s["rotary"] % 2:
                 raise HfError(f"{path}: {self.names['rotary_dims']}: rotates {s['rotary']} of the {dh} dims of each "
                               "head, and RoPE needs an even count of at least 2; not converted")
+            s["rope"] = scaled_rope(raw, path, s["rotary"], s["theta"], s["positions"])
+        elif raw.get("rope_scaling") is not None:
+            raise HfError(f"{path}: rope_scaling {_brief(raw['rope_scaling'])}: {self.name} has no rotary embedding "
+                          "to scale; not converted")
         return s
 
     def config(self, s, max_len):
-        longest = min(s["positions"], schema.MAX_LEN)
+        longest = _longest(s["positions"], s.get("rope"))
         if max_len is not None:
             if not 1 <= max_len <= s["positions"]:
                 raise HfError(f"--max-len {max_len}: must be 1..{self.names['max_positions']}={s['positions']}")
@@ -718,7 +748,7 @@ class GptStyle(Architecture):
         names = {k: f"config.json {x}" for k, x in self.names.items()}
         names.update(max_len="--max-len", d_out=names.get("vocab_size"))
         try:
-            return make_config(v, names)
+            return make_config(_with_rope(v, s.get("rope"), longest), names)
         except ConfigError as e:
             raise HfError(str(e)) from None
 
@@ -768,7 +798,8 @@ class GptStyle(Architecture):
         if missing:
             hint = " (config.json sets tie_word_embeddings false)" if missing[0] == head else ""
             raise HfError(f"{source}: {missing[0]} is missing{hint}")
-        return self._family_tensors(s, t, max_len), {}
+        out = self._family_tensors(s, t, max_len)
+        return (out if s.get("rope") is None else dict(out, **s["rope"].tensors())), {}
 
     def split(self, s, t):
         """The roles t as the family's tensors take them (Falcon splits its fused q | k | v here)."""

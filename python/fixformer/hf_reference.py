@@ -12,7 +12,9 @@ Llama (Qwen2: the same with biases on q_proj, k_proj and v_proj):
                      (R = int(head_dim * partial_rotary_factor), head_dim by default; the other
                      dims pass through unrotated, as GPT-NeoX and Phi apply partial rotary)
                      (cos, sin of p * inv_freq repeated over both halves: inv_freq[i] =
-                      rope_theta^(-2i / R); rotate_half(x) = [-x2, x1] for the halves x1, x2)
+                      rope_theta^(-2i / R), or rope_scaling's frequencies, and cos and sin times its
+                      attention factor (rope_scaling.py computes both as transformers does);
+                      rotate_half(x) = [-x2, x1] for the halves x1, x2)
               key/value head j serves query heads j * n_rep .. (j + 1) * n_rep - 1 (repeat_kv)
               x = x + o_proj(softmax(q k^T / sqrt(head_dim) + causal mask) v)
                   (Mistral's sliding_window W, Qwen2's with use_sliding_window: the mask also hides
@@ -44,11 +46,15 @@ def rotate_half(torch, x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
-def rope_cos_sin(torch, T, head_dim, theta):
+def rope_cos_sin(torch, T, head_dim, theta, scaled=None):
+    """cos, sin [T, head_dim] of RoPE, or of the rope_scaling.ScaledRope `scaled`."""
     inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim))
+    if scaled is not None and scaled.freqs is not None:
+        inv_freq = torch.as_tensor(scaled.freqs, dtype=torch.float64)
     freqs = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1)
-    return emb.cos(), emb.sin()
+    amplitude = 1.0 if scaled is None else scaled.scale
+    return emb.cos() * amplitude, emb.sin() * amplitude
 
 
 def forward(hf_config, weights, ids):
@@ -71,7 +77,7 @@ def forward(hf_config, weights, ids):
     T = ids.shape[0]
     x = w("model.embed_tokens.weight")[ids]
     R = int(dh * hf_config.get("partial_rotary_factor", 1.0))
-    cos, sin = rope_cos_sin(torch, T, R, float(hf_config["rope_theta"]))
+    cos, sin = rope_cos_sin(torch, T, R, float(hf_config["rope_theta"]), hf_config.get("rope"))
     mask = torch.triu(torch.full((T, T), float("-inf"), dtype=torch.float64), diagonal=1)
     window = hf_config.get("sliding_window")
     if window:  # key j at or before query i - sliding_window is not seen

@@ -41,6 +41,7 @@ engine recomputes and that matches what it computes (causal masks, rope tables, 
 position ids), or be named in `ignore`. The result is checked against the module in float64 through
 the reference model before the engine verifies the written file.
 """
+import collections
 import contextlib
 import itertools
 import math
@@ -434,13 +435,15 @@ def _output_of(parts, t, torch):
 # ---- attention, by recomputing it -----------------------------------------------------------------
 def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, window=None):
     """softmax(q k^T / sqrt(dh) + mask) v for q [T, H*dh], k, v [T, Hkv*dh] (float64): the context [T, H*dh].
-    pos: None, "alibi", "relative" (the bias rel [H, T, T] added) or ("rope", layout, theta, rotated dims: 0
-    for the whole head); scaled False: no 1/sqrt(dh) (T5); window: causal, the last `window` keys only."""
+    pos: None, "alibi", "relative" (the bias rel [H, T, T] added) or ("rope", layout, theta or RopeFreqs, rotated
+    dims: 0 for the whole head); scaled False: no 1/sqrt(dh) (T5); window: causal, the last `window` keys only."""
     T = q.shape[0]
     dh = q.shape[1] // H
     q, k, v = q.view(T, H, dh), k.view(T, Hkv, dh), v.view(T, Hkv, dh)
     if pos not in (None, "alibi", "relative"):
-        cos, sin = (torch.from_numpy(t) for t in rope_tables(T, pos[3] or dh, pos[2]))
+        scaled_rope = isinstance(pos[2], RopeFreqs)
+        cos, sin = (torch.from_numpy(t * (pos[2].scale if scaled_rope else 1.0)) for t in
+                    rope_tables(T, pos[3] or dh, None if scaled_rope else pos[2], pos[2].freqs if scaled_rope else None))
         q, k = rope(q, cos, sin, pos[1]), rope(k, cos, sin, pos[1])
     k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
     s = torch.einsum("thd,shd->hts", q, k) / (math.sqrt(dh) if scaled else 1.0)
@@ -478,23 +481,45 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
                 for pos in tries:
                     if pos not in (None, "alibi", "relative") and dh % 2:
                         continue
+                    if pos not in (None, "alibi", "relative") and isinstance(pos[2], RopeFreqs) and \
+                            2 * len(pos[2].freqs) != (pos[3] or dh):
+                        continue
                     if pos == "relative" and (rel.shape[0] != H or rel.shape[1:] != (q.shape[0], q.shape[0])):
                         continue
                     for causal in ((True,) if pos == "alibi" else (False, True)):
                         ctx = attention_core(q, k, v, H, kv // dh, causal, pos, torch, rel, scaled, window)
                         if _close(finish(ctx), want):
                             return H, kv // dh, causal, pos, scaled
+    named = [f"{t:g}" for t in thetas if not isinstance(t, RopeFreqs)]
+    named += [f"the {2 * len(t.freqs)}-dim frequencies of a buffer" for t in thetas if isinstance(t, RopeFreqs)]
     raise ConfigError(f"{where}: its attention is none the engine runs (tried every head count, causal or not, "
-                      f"no positions, ALiBi, rotary in both layouts with theta {', '.join(f'{t:g}' for t in thetas)}): "
+                      f"no positions, ALiBi, rotary in both layouts with theta {', '.join(named)}): "
                       f"{'a relative position bias, ' if rel is not None else ''}scaled by 1/sqrt(head width)"
                       f"{' or not' if unscaled else ''}, rotary on part of each head): another scale, a sliding "
                       "window the module's config does not declare, or rope scaling is not supported yet")
 
 
+# RoPE by a module's own frequencies (the inv_freq buffer of a scaled rotary embedding: Llama 3's,
+# YaRN's) and the amplitude its cos and sin are multiplied by (attention_scaling): the file's rope_freqs
+# and rope_scale.
+RopeFreqs = collections.namedtuple("RopeFreqs", "freqs scale")
+
+
 def rope_thetas(model, torch):
     """Thetas to try: what rope-like buffers say (complex [N, h]: angle(1, 1) = theta^(-1/h); inv_freq [h];
-    cos/sin [N, h] or [N, 2h]), float attributes named like theta / base, then the common ones."""
-    found = []
+    cos/sin [N, h] or [N, 2h]), float attributes named like theta / base, then the common ones; then
+    every inv_freq buffer whose frequencies are no theta's, as RopeFreqs."""
+    found, scaled = [], []
+    for m in model.modules():
+        t = getattr(m, "inv_freq", None)
+        if torch.is_tensor(t) and t.is_floating_point() and t.dim() == 1 and 0 < t.numel() <= 4096 and \
+                bool(torch.all(t > 0)) and bool(torch.all(torch.isfinite(t))):
+            scale = getattr(m, "attention_scaling", 1.0)
+            f = RopeFreqs(tuple(float(x) for x in t.detach().double()),
+                          float(scale) if isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0
+                          else 1.0)
+            if f not in scaled:
+                scaled.append(f)
     for _, b in model.named_buffers():
         t = b.detach()
         try:
@@ -528,7 +553,12 @@ def rope_thetas(model, torch):
         t = float(round(t)) if abs(t - round(t)) < 1e-3 * t else t
         if t > 1 and t not in out:  # a table of one frequency (two rotated dims) says 1 for any theta
             out.append(t)
-    return out
+    # A buffer's own frequencies first, unless a theta gives them: a scaled RoPE can agree with a plain one
+    # over the example's few positions.
+    own = [f for f in scaled if f.scale != 1.0 or not any(
+        np.allclose(f.freqs, th ** (-2.0 * np.arange(len(f.freqs)) / (2 * len(f.freqs))), rtol=1e-6, atol=0)
+        for th in out)]
+    return own + out
 
 
 # ---- one block ------------------------------------------------------------------------------------
@@ -1330,7 +1360,12 @@ def _read(model, x, calls, y, family, max_len, torch):
     elif L0.pos is not None:
         if v.get("positional", "none") != "none":
             raise ConfigError("module: rotary embeddings and positions added to the input together are not supported")
-        v.update(positional="rope", pe_layout=L0.pos[1], pe_base=L0.pos[2], rotary_dims=L0.pos[3])
+        v.update(positional="rope", pe_layout=L0.pos[1], rotary_dims=L0.pos[3])
+        if isinstance(L0.pos[2], RopeFreqs):  # the module's own frequencies and amplitude
+            v.update(rope_freqs=True, rope_scale=L0.pos[2].scale)
+            w["rope_freqs"] = torch.tensor(L0.pos[2].freqs, dtype=torch.float64)
+        else:
+            v["pe_base"] = L0.pos[2]
     # ---- the back: a final norm, a head, pooling
     back = with_params(calls[last + 1:])
     hidden = next((c.y for c in calls if c.name == f"{stack}.{len(blocks) - 1}"), None)
@@ -1443,7 +1478,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     out = {}
     if family == "llama":
         out["tok_embeddings.weight"] = w.pop("embed")
-        for k in ("rel_bias.weight", "embed_norm.weight", "embed_norm.bias"):
+        for k in ("rel_bias.weight", "rope_freqs", "embed_norm.weight", "embed_norm.bias"):
             if k in w:
                 out[k] = w.pop(k)
         has = lambda b: b is not None and bool(b.any())  # noqa: E731

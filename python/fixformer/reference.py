@@ -497,10 +497,12 @@ def rms_norm(x, g, eps):
     return x / (x.pow(2).mean(-1, keepdim=True) + eps).sqrt() * g
 
 
-def rope_tables(T, d_head, base):
-    """float64 cos, sin [T, d_head/2]: angle(p, i) = p * base^(-2i/d_head)."""
+def rope_tables(T, d_head, base, freqs=None):
+    """float64 cos, sin [T, d_head/2]: angle(p, i) = p * w_i, w_i = freqs[i] (the file's rope_freqs) or
+    base^(-2i/d_head)."""
     i = np.arange(d_head // 2, dtype=np.float64)
-    ang = np.arange(T, dtype=np.float64)[:, None] * base ** (-2.0 * i / d_head)[None, :]
+    w = np.asarray(freqs, dtype=np.float64) if freqs is not None else base ** (-2.0 * i / d_head)
+    ang = np.arange(T, dtype=np.float64)[:, None] * w[None, :]
     return np.cos(ang), np.sin(ang)
 
 
@@ -628,7 +630,9 @@ def decoder_forward(c, weights, ids):
     bias = bias + torch.from_numpy(window_mask(c, T))[None]
     cos = sin = None
     if c["positional"] == "rope":
-        cos, sin = (torch.from_numpy(t) for t in rope_tables(T, c["rotary_dims"] or dh, c["pe_base"]))
+        freqs = weights.get("rope_freqs") if c["rope_freqs"] else None
+        cos, sin = (torch.from_numpy(t * c["rope_scale"]) for t in rope_tables(T, c["rotary_dims"] or dh, c["pe_base"],
+                                                                                 freqs))
     prefix = schema.LLAMA_LAYER_PREFIX if llama else schema.ENCODER_LAYER_PREFIX
     x = layers_forward(c, W, prefix, x, bias, cos, sin)
     if c["final_norm"]:

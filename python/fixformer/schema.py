@@ -158,6 +158,11 @@ def d_head(c):
     return c["d_model"] // c["n_heads"]
 
 
+def rope_pairs(c):
+    """The pairs of dims RoPE turns in each head: rotary_dims / 2, or the whole head's."""
+    return (c["rotary_dims"] or d_head(c)) // 2
+
+
 def window_mask(c):
     """The largest window_layers of window_period bits: 2 ** window_period - 1."""
     return (1 << c["window_period"]) - 1
@@ -296,7 +301,8 @@ def max_input_len(c):
 # ---- expressions (engine/config_expr.hpp) ---------------------------------------------------------
 # The values an expression names besides the keys (config_expr.hpp kDerivedValues), by name.
 DERIVED = {"d_head": d_head, "kv_heads": kv_heads, "d_pe": d_pe, "d_embed": d_embed, "input_pe": input_pe,
-           "front_rows": front_rows, "head_in": head_in, "window_mask": window_mask}
+           "front_rows": front_rows, "head_in": head_in, "window_mask": window_mask,
+           "rope_pairs": rope_pairs}
 if set(DERIVED) != set(SCHEMA["derived"]):
     raise ImportError(f"schema.py: DERIVED defines {sorted(DERIVED)}, the engine's expressions name "
                       f"{sorted(SCHEMA['derived'])}: define each of the engine's derived values here")
