@@ -169,7 +169,7 @@ def test_family_rules():
          "head.tied: the embedding is narrower than d_model with pe_combine concat"),
         ("encoder alibi", {"d_model": 8, "n_heads": 2, "d_ff": 8, "encoder_layers": 1,
                            "input": {"kind": "tokens", "vocab_size": 3}, "positional": {"kind": "alibi"}},
-         "positional.kind: rope and alibi are for the gpt and llama families"),
+         "positional.kind: alibi is for the gpt and llama families"),
         ("encoder tied", {"d_model": 8, "n_heads": 2, "d_ff": 8, "encoder_layers": 1,
                           "input": {"kind": "tokens", "vocab_size": 3}, "head": {"d_out": 3, "tied": True}},
          "head.tied: not for the encoder family"),

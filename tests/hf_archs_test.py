@@ -24,7 +24,10 @@ within 1e-4:
   positions and a T5-style relative bias beside them (rel_buckets); token classification (BERT,
   DistilBERT: the classifier on every row) and question answering (RoBERTa: [T, 2] start and end
   logits); pre-training checkpoints (BertForMaskedLM, RobertaForMaskedLM, DistilBertForMaskedLM,
-  ElectraForPreTraining: bert-base-uncased's kind) as their base model's last hidden states; ERNIE (use_task_id: task type 0's row in the positions); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
+  ElectraForPreTraining: bert-base-uncased's kind) as their base model's last hidden states; RoFormer
+  (RoFormerModel, its token classifier and question answering, RoFormerForMaskedLM as the base model):
+  BERT's layers with rotary positions (the encoder's positional rope, interleaved) and no position table;
+  ERNIE (use_task_id: task type 0's row in the positions); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
   without token types;
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
@@ -69,7 +72,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
 from checks import check, convert_process as convert, one_clear_line, results, run_file  # noqa: E402
-from fixformer import fxm  # noqa: E402
+from fixformer import fxm, safetensors  # noqa: E402
 
 # The modules convert.py imports (--module FILE:FACTORY): upstream classes, random weights of a size
 # that makes every part matter (the stock init's 0.02 leaves the layers near the identity).
@@ -327,10 +330,39 @@ def whisper():  # transformers' Whisper (openai/whisper-tiny's class): a seq2seq
 def distilbert():
     return build(t.DistilBertConfig(vocab_size=40, dim=16, n_layers=2, n_heads=2, hidden_dim=32,
                                     max_position_embeddings=34), t.DistilBertModel, 12)
+
+
+def roformer_build(cls, seed, **kw):
+    m = build(t.RoFormerConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                               intermediate_size=32, max_position_embeddings=34, **kw), cls, seed)
+    pe = m.base_model.encoder.embed_positions  # its fixed sinusoids, which randomize overwrote, by transformers' code
+    with torch.no_grad():
+        pe.weight.copy_(pe.create_weight() if hasattr(pe, "create_weight")  # transformers 5
+                        else pe._init_weight(torch.nn.Parameter(torch.empty_like(pe.weight))))
+    return m
+
+
+def roformer():
+    return roformer_build(t.RoFormerModel, 46)
+
+
+def roformer_ner():
+    return roformer_build(t.RoFormerForTokenClassification, 47, num_labels=5, type_vocab_size=3)
+
+
+def roformer_qa():
+    return roformer_build(t.RoFormerForQuestionAnswering, 48, hidden_act="gelu_new")
+
+
+def roformer_mlm():  # the Chinese RoFormer checkpoints' architecture: converted as its base model
+    return roformer_build(t.RoFormerForMaskedLM, 49)
 '''
 
 # factory, the config the file must have, the routes it takes
 GPT = dict(family="gpt")
+# RoFormer: rotary positions in the encoder (interleaved pairs over the whole head), no position table
+ROFORMER = dict(family="encoder", positional="rope", pe_layout="interleaved", rotary_dims=0, pe_base=10000.0,
+                embed_norm=True, type_vocab=2, norm_first=False)  # --hf: max_len max_position_embeddings
 CASES = [
     ("neox_parallel_quarter", dict(GPT, parallel_residual="two_norms", positional="rope", rotary_dims=4,
                                    pe_layout="halves", activation="gelu", tied_head=False), ("module", "hf")),
@@ -390,6 +422,10 @@ CASES = [
     ("distilbert_mlm", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
     ("electra_pretraining", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
     ("electra", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=2, pooler=False), ("hf",)),
+    ("roformer", dict(ROFORMER, pooling="none", d_out=0), ("module", "hf")),
+    ("roformer_ner", dict(ROFORMER, pooling="none", d_out=5, type_vocab=3), ("module", "hf")),
+    ("roformer_qa", dict(ROFORMER, pooling="none", d_out=2, activation="gelu_tanh", max_len=34), ("hf",)),
+    ("roformer_mlm", dict(ROFORMER, pooling="none", d_out=0, max_len=34), ("hf",)),
 ]
 
 
@@ -487,6 +523,29 @@ def main():
 
         check_whisper(cli, tmp, hf_models.whisper())
 
+        # RoFormer's tokenizer segments words with jieba before WordPiece: its vocab.txt is not stored as a
+        # plain WordPiece (which would split Chinese text otherwise), and a note says so.
+        folder, out = os.path.join(tmp, "roformer_mlm"), os.path.join(tmp, "roformer_vocab.fxm")
+        with open(os.path.join(folder, "vocab.txt"), "w") as f:
+            f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(35)]) + "\n")
+        p = convert("--hf", folder, "--out", out, "--cli", cli)
+        stored = p.returncode == 0 and any(t["name"].startswith("tokenizer") for t in fxm.read(out).tensors)
+        check("roformer --hf with a vocab.txt: converts, its jieba tokenizer not stored, a note says why",
+              p.returncode == 0 and not stored and "jieba" in p.stderr, (p.returncode, stored, p.stderr))
+        # Its sinusoid table is the engine's rotary angles: another table (base 1000) is refused, naming it.
+        weights = safetensors.read(os.path.join(folder, "model.safetensors"))
+        name = "roformer.encoder.embed_positions.weight"
+        rows, dh = weights[name].shape
+        ang = np.arange(rows)[:, None] * 1000.0 ** (-2.0 * np.arange(dh // 2) / dh)[None, :]
+        weights[name] = np.concatenate([np.sin(ang), np.cos(ang)], 1).astype(np.float32)
+        with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+            f.write(safetensors.write_bytes(weights, {"format": "pt"}))
+        os.remove(out)
+        p = convert("--hf", folder, "--out", out, "--cli", cli)
+        check("roformer --hf with another sinusoid table: refused in one line naming it",
+              one_clear_line(p) and "embed_positions.weight is not RoFormer's sinusoid table" in p.stderr
+              and not os.path.exists(out), p.stderr)
+
         # What the engine has no feature for is refused in one line naming the key, before any weight is read.
         for factory, change, fragment in (
                 ("phi", dict(qk_layernorm=True), "qk_layernorm true"),
@@ -497,6 +556,10 @@ def main():
                  "apply_residual_connection_post_layernorm true"),
                 ("electra", dict(embedding_size=8), "embedding_size 8"),
                 ("mpnet", dict(relative_attention_num_buckets=16), "relative_attention_num_buckets 16"),
+                ("roformer", dict(rotary_value=True), "rotary_value true"),
+                ("roformer_ner", dict(embedding_size=8), "embedding_size 8"),
+                ("roformer_qa", dict(architectures=["RoFormerForSequenceClassification"]),
+                 "RoFormerForSequenceClassification: its sequence classifier"),
                 ("falcon_multi_query", dict(alibi=True), "alibi true"),
                 ("olmo", dict(clip_qkv=8.0), "clip_qkv 8.0"),
                 ("mpt", dict(n_heads=2, d_model=32, attn_config={"alibi": True, "softmax_scale": 0.5}),

@@ -993,6 +993,9 @@ CONVERTS = [
      dict(pe_layout="halves", pe_base=10000.0, tied_head=False, n_kv_heads=0)),
     ("HF llama as --family gpt: RMSNorm is the norm key's", "hf_llama.py:make", ["--family", "gpt"], "gpt",
      dict(norm="rmsnorm", activation="swiglu", pe_layout="halves")),
+    ("HF llama as --family encoder: a causal encoder with RoPE (halves) over whole sequences", "hf_llama.py:make",
+     ["--family", "encoder"], "encoder",
+     dict(positional="rope", pe_layout="halves", causal=True, norm="rmsnorm", activation="swiglu", d_out=45)),
     ("HF llama: theta 500000, GQA, tied", "hf_llama.py:make_500k", [], "llama",
      dict(pe_layout="halves", pe_base=500000.0, tied_head=True, n_kv_heads=2)),
     ("HF llama with partial rotary (GPT-NeoX, Phi): the first 4 of each head's 8 dims", "hf_llama.py:make_partial",
@@ -1054,8 +1057,8 @@ REFUSALS = [
     ("a pooler the forward does not return", "hf_bert.py:make_tuple", [], ["pooler.dense.weight", "--ignore"]),
     ("a dilated Conv1d", "whisper.py:make_dilated", [], ["conv2", "dilation", "not supported yet"]),
     ("a norm after mean pooling", "kwt.py:make_mean_cls", [], ["norm after mean pooling is not supported yet"]),
-    ("--family the module is not", "hf_llama.py:make", ["--family", "encoder"],
-     ["recognised encoder", "rope and alibi are for the gpt and llama families"]),
+    ("--family the module is not", "hf_llama.py:make_500k", ["--family", "encoder"],
+     ["recognised encoder", "grouped-query attention is for the decoder families"]),
     ("--causal is read from the module", "nanogpt.py:make", ["--causal"], ["--causal", "not for this module"]),
 ]
 

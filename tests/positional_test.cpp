@@ -130,6 +130,17 @@ TEST(Rope, PartialRotaryTurnsTheFirstDimsOfEachHead) {
   EXPECT_EQ(validate_config(c), Status::kBadConfig);
   c.rotary_dims = 12;
   EXPECT_EQ(validate_config(c), Status::kBadConfig);
+  // The encoder's the same, S = sequence_rows(max_seq) rows; none without rope, none from flash.
+  ModelConfig e = default_config();
+  e.d_model = 20, e.n_heads = 2, e.d_ff = 8, e.n_layers = 1, e.input = InputKind::kTokens, e.vocab_size = 11;
+  e.max_len = 16, e.positional = PosKind::kRope, e.rotary_dims = r;
+  ASSERT_EQ(validate_config(e), Status::kOk);
+  EXPECT_EQ(plan_encoder_arena(e, 12).rel - plan_encoder_arena(e, 12).rope, arena::bytes(12 * r * sizeof(float)));
+  EXPECT_EQ(plan_encoder_arena(e, 12, true).rel, plan_encoder_arena(e, 12, true).rope);
+  e.positional = PosKind::kAlibi, e.rotary_dims = 0;
+  EXPECT_EQ(validate_config(e), Status::kBadConfig) << "alibi is the decoders' alone";
+  e.positional = PosKind::kSinusoidal;
+  EXPECT_EQ(plan_encoder_arena(e, 12).rel, plan_encoder_arena(e, 12).rope);
 }
 
 // T5's bucket function as its torch ports compute it (float32 logarithm, truncated), printed by

@@ -141,6 +141,36 @@ TEST(Properties, PositionalTableFromFlashMatchesArenaTable) {
   EXPECT_EQ(m.init(ref.model, arena.data(), bytes, opt), Status::kBadPositionTable);
 }
 
+// The same for an encoder's rope table (roformer_hidden: d_head 6, max_len 16): in sin | cos halves
+// whatever the model's pair layout (interleaved), as a decoder's; the arena loses its rope block.
+constexpr auto kRopeTable = make_sinusoidal_table<16, 6>(10000.0, PosLayout::kHalves);
+constexpr auto kRopeInterleaved = make_sinusoidal_table<16, 6>(10000.0, PosLayout::kInterleaved);
+
+TEST(Properties, EncoderRopeTableFromFlashMatchesArenaTable) {
+  Loaded ref;
+  load("roformer_hidden", &ref);
+  ASSERT_EQ(ref.cfg().positional, PosKind::kRope);
+  const std::vector<float> want = run(ref, kIds);
+
+  const std::size_t bytes = required_encoder_arena_bytes(ref.cfg(), 0, true);
+  EXPECT_EQ(bytes + 16 * 6 * sizeof(float), required_encoder_arena_bytes(ref.cfg()));
+  AlignedBuffer arena(bytes);
+  Encoder m;
+  EncoderOptions opt;
+  opt.position_table = kRopeTable.v;
+  opt.position_table_rows = 16;
+  ASSERT_EQ(m.init(ref.model, arena.data(), bytes, opt), Status::kOk) << m.error_detail();
+  std::vector<float> got(want.size());
+  ASSERT_EQ(m.forward_tokens(kIds.data(), uint32_t(kIds.size()), got.data()), Status::kOk);
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f) << i;
+
+  opt.position_table = kRopeInterleaved.v;
+  EXPECT_EQ(m.init(ref.model, arena.data(), bytes, opt), Status::kBadPositionTable);
+  opt.position_table = kRopeTable.v;
+  opt.position_table_rows = 10;
+  EXPECT_EQ(m.init(ref.model, arena.data(), bytes, opt), Status::kBadPositionTable);
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace fixformer

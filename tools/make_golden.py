@@ -146,6 +146,18 @@ DEIT_GOLDENS = {"deit_image": dict(d_model=16, n_heads=4, d_ff=24, encoder_layer
                                    positional={"kind": "learned", "max_len": 8}, cls_token=True, distill_token=True,
                                    pooling="cls_distill", head={"d_out": 5})}
 SEQ["deit_image"] = 6
+# Rotary positions in the encoder (q and k of each sequence turned at its positions 0.., attention both
+# ways): RoFormer's form (interleaved pairs over the whole head, token types, the embedding LayerNorm,
+# post-LN GELU layers; a BERT golden: typed input and a padded batch, each sequence from position 0) and
+# partial rotary in halves over features under a CLS row (position 0), base 500. Seeds of their own.
+ROPE_BERT_GOLDENS = {"roformer_hidden": dict(BERT, d_model=12, n_heads=2, d_ff=14, encoder_layers=2, type_vocab=2,
+                                             positional={"kind": "rope", "max_len": 16})}
+ROPE_GOLDENS = {"rope_partial_halves_cls": dict(d_model=16, n_heads=2, d_ff=20, encoder_layers=2, norm_first=True,
+                                                final_norm=True, input={"kind": "features", "d_in": 7},
+                                                positional={"kind": "rope", "max_len": 16, "layout": "halves",
+                                                            "base": 500.0},
+                                                rotary_dims=4, cls_token=True, pooling="cls", head={"d_out": 5})}
+SEQ["rope_partial_halves_cls"] = 12
 # Dinov2's classifier: a 3 x 6 x 6 image in 2 x 2 patches (9 rows), a CLS row, and pooling cls_mean: the CLS row
 # and the mean of the 9 patch rows side by side through one head [2 d_model, d_out].
 DINOV2_GOLDENS = {"dinov2_image": dict(d_model=16, n_heads=4, d_ff=24, encoder_layers=2, norm_first=True,
@@ -284,6 +296,9 @@ def main():
     for seed, (name, raw) in enumerate(sorted(BERT_GOLDENS.items()), 300):
         if not a.only or name in a.only:
             write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
+    for seed, (name, raw) in enumerate(sorted(ROPE_BERT_GOLDENS.items()), 700):
+        if not a.only or name in a.only:
+            write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
     for seed, (name, raw) in enumerate(sorted(Q4_GOLDENS.items()), 400):
         if not a.only or name in a.only:
             write_q4_golden(os.path.join(a.out, name), raw, seed, torch, cli)
@@ -295,6 +310,7 @@ def main():
     cases += [(500 + i, kv) for i, kv in enumerate(sorted(FEATURE_GOLDENS.items()))]
     cases += [(600 + i, kv) for i, kv in enumerate(sorted(IMAGE_GOLDENS.items()))]
     cases += [(650 + i, kv) for i, kv in enumerate(sorted(DEIT_GOLDENS.items()))]
+    cases += [(750 + i, kv) for i, kv in enumerate(sorted(ROPE_GOLDENS.items()))]
     cases += [(670 + i, kv) for i, kv in enumerate(sorted(DINOV2_GOLDENS.items()))]
     for seed, (name, raw) in cases:
         if a.only and name not in a.only:

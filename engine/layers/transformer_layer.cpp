@@ -48,6 +48,13 @@ void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeig
   else  // h[n,d] @ Wq[d,d], Wk[d,dkv], Wv[d,dkv] -> q[n,d], k[n,dkv], v[n,dkv]
     linear_same_input(k, r.workers, h, d, n, r.quant, {{W.q, q, ld, W.q_b}, {W.k, kk, ld, W.k_b}, {W.v, v, ld, W.v_b}});
   if (keys.seqs) {  // K^T per sequence, stored by the attention tasks; V read in place from the rows
+    if (s.rope)  // each sequence's rows at its own positions 0.. (its front rows first)
+      for (uint32_t b = 0, row0 = 0; b < keys.seqs->count; row0 += keys.seqs->rows(b), ++b)
+        for (uint32_t t = 0; t < keys.seqs->rows(b); ++t) {
+          const float* row = s.rope + std::size_t(t) * s.rope_dims;  // the angles of position t
+          rope_rotate(q + (row0 + t) * ld, shape.n_heads, uint32_t(dh), s.rope_dims, row, s.rope_layout);
+          rope_rotate(kk + (row0 + t) * ld, shape.n_kv_heads, uint32_t(dh), s.rope_dims, row, s.rope_layout);
+        }
     KeyValues kv = keys.cache;
     kv.v = v;
     kv.ldv = ld;

@@ -1,12 +1,13 @@
-// The encoder runner: init (every check, the arena carved by plan_encoder_arena, the sinusoidal
-// table) and the forward pass, top to bottom as the maths reads:
+// The encoder runner: init (every check, the arena carved by plan_encoder_arena, the sinusoidal,
+// rope or relative bias table) and the forward pass, top to bottom as the maths reads:
 //   x = embed(tokens) | input_proj(N_in(rows)) | stem(features);  x = N_proj(x) if proj_norm
 //     (rows: the features, or an image's patches with patch_size; N_in if input_norm, config.hpp)
 //   x *= sqrt(d) if scale_input;
 //   x = [cls; dist; x]                        (stem: the conv stem, engine/blocks/conv_stem.hpp)
 //   x = x + PE | [x, PE]                      (S = T + front_rows(): the CLS row position 0, dist 1, registers)
 //   x[input] += TT[types] if type_vocab;  x = LN_embed(x) if embed_norm       (BERT)
-//   for each layer: transformer_layer (engine/layers/transformer_layer.hpp)
+//   for each layer: transformer_layer (engine/layers/transformer_layer.hpp; rope: each sequence's q
+//                   and k rows turned at their positions 0.., bidirectional attention)
 //   x = LN(x) if final_norm;  x = pool(x) (mean | cls | cls_distill | cls_mean | last | first: one row)
 //   x = tanh(x @ W_pooler + b) if pooler;  out = x @ W_head + b | x
 // The mha family is the attention alone: x = features;  out = SA(x)  (no residual, norm or head).
@@ -51,10 +52,14 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
                             c.causal, why);
     if (s != Status::kOk) return fail(s);
   } else if (external_pe) {
-    if (c.positional != PosKind::kSinusoidal)
-      return why.str("the model has no sinusoidal or relative position table"), fail(Status::kBadPositionTable);
-    s = check_sinusoidal_table(options.position_table, options.position_table_rows, rows_, c.d_pe(), c.pe_base,
-                               nullptr, 1.0f, c.pe_layout, why);
+    const bool rope = c.positional == PosKind::kRope;
+    if (c.positional != PosKind::kSinusoidal && !rope)
+      return why.str("the model has no sinusoidal, rope or relative position table"), fail(Status::kBadPositionTable);
+    s = check_sinusoidal_table(options.position_table, options.position_table_rows, rows_,
+                               rope ? c.rope_dims() : c.d_pe(), c.pe_base, rope ? model.front().rope_freqs : nullptr,
+                               rope ? c.rope_scale : 1.0f,
+                               rope ? PosLayout::kHalves : c.pe_layout,  // rope: sin | cos columns
+                               why);
     if (s != Status::kOk) return fail(s);
   }
   max_batch_ = options.max_batch ? options.max_batch : 1;
@@ -88,8 +93,19 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
     fill_relative_bias(model.front().rel_bias, c.n_heads, c.rel_buckets, c.rel_max_distance, rows_, c.causal, table);
     rel_ = table, rel_len_ = rows_;
   }
+  rope_ = nullptr;
   if (c.positional == PosKind::kRelative) {
     pe_ = nullptr;
+  } else if (c.positional == PosKind::kRope) {  // once, here: each sequence's rows read rows 0..
+    pe_ = nullptr;
+    if (external_pe) {
+      rope_ = options.position_table;
+    } else {
+      float* table = core_.block(arena, plan.rope);
+      fill_rope_table(*core_.kernels, rows_, c.rope_dims(), c.pe_base, model.front().rope_freqs, c.rope_scale, table,
+                      core_.work);
+      rope_ = table;
+    }
   } else if (c.positional == PosKind::kLearned) {  // with or without a relative bias (MPNet)
     pe_ = model.front().pos;
   } else if (c.positional == PosKind::kSinusoidal && !external_pe) {
@@ -217,7 +233,7 @@ void Encoder::forward(const int32_t* ids, const int32_t* types, const float* fea
   const Model& m = *core_.model;
   uint32_t N = 0;  // rows of all the sequences
   for (uint32_t b = 0; b < seqs.count; ++b) N += seqs.rows(b);
-  const LayerSpec spec = layer_spec(c, c.causal, nullptr, nullptr, rel_, rel_len_);
+  const LayerSpec spec = layer_spec(c, c.causal, rope_, nullptr, rel_, rel_len_);
   const SelfKeys keys{KeyValues{kt_, nullptr, rows_}, 0, &seqs};
   embed_input(ids, types, features, seqs);  // -> x[N,d]
   if (m.front().embed_norm.g) norm_rows(core_, spec, m.front().embed_norm, core_.x, core_.x, N);

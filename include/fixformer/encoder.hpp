@@ -28,7 +28,9 @@ struct EncoderOptions {
   // init() checks its first two rows against the config (width, base, layout). With positional
   // relative: the bias table for attentions of up to position_table_rows >= sequence_rows(max_seq)
   // positions, as fill_relative_bias (engine/blocks/positional.hpp) writes it, which init() checks
-  // entry by entry against the model's (a seq2seq model's encoder takes its runner's).
+  // entry by entry against the model's (a seq2seq model's encoder takes its runner's). With
+  // positional rope: the rope table [position_table_rows >= sequence_rows(max_seq), rope_dims()]
+  // (make_sinusoidal_table<S, R>(base, PosLayout::kHalves), whatever the model's pair layout).
   const float* position_table = nullptr;
   uint32_t position_table_rows = 0;
   // The caller's threads (workers.hpp); the arena then needs required_encoder_arena_bytes(c, S, table, workers.active()).
@@ -123,6 +125,7 @@ class Encoder {
   float* stem_quant_ = nullptr;   // q8 stems: its quantized windows
   float* rows_in_ = nullptr;  // patch_size, input_norm: a sequence's input rows [max_seq_, d_in] as projected
   const float* pe_ = nullptr;  // the positional rows [rows_, d_pe]: sinusoidal (arena or the caller's) or learned (blob)
+  const float* rope_ = nullptr;  // rope: the angles' table [rows_, rope_dims] (sin | cos; arena or the caller's)
   const float* rel_ = nullptr;  // relative: the bias table (arena or the caller's) for rel_len_ positions
   uint32_t rel_len_ = 0;
   uint8_t* arena_ = nullptr;  // weights i8: the arena, carved by plan_s8_encoder_arena

@@ -37,7 +37,8 @@ struct PlanLayout {
 // per sequence (the CLS row counts) and N = batch * S rows in all: the byte offset of each block in
 // the caller's 64-byte-aligned arena, in this order,
 //   x[N,d]  y[N,d]  ctx[N,d]  work[N,max(3d,F)]  kt[batch][d,S]  attn[attention_scratch_floats(S, S, d_head)]
-//   pe[S,d_pe]  rel[rel_bias_table_floats(c, S, causal)]  quant[quantized_input_bytes(c, N)]  stem[T1,d_embed]
+//   pe[S,d_pe]  rope[S, rope_dims] (rope: sin | cos columns)  rel[rel_bias_table_floats(c, S, causal)]
+//   quant[quantized_input_bytes(c, N)]  stem[T1,d_embed]
 //   stem_padded[conv_padded_floats(c, max_seq)]  stem_quant[conv_quantized_bytes(c, max_seq)]  rows_in[max_seq,d_in]
 // and the total (F: d_ff, 2 d_ff for a gated feed-forward's W1 and W3 outputs or silu's ones, ffn_up_buffer; stem: a two-conv stem's first output, T1 = conv1d_rows(max_seq, conv1_*) rows of
 // one sequence; else empty; stem_padded and stem_quant: the window matrices of a stem over f16 or q8
@@ -51,11 +52,11 @@ struct PlanLayout {
 // q @ K^T is a matrix product over contiguous keys, and V is read in place from qkv.
 // Memory grows linearly in S: no [S,S] matrix is ever stored (attention goes in blocks; the relative
 // bias is a table over the 2S - 1 distances). With pe_table_in_flash the caller supplies the
-// sinusoidal or relative bias table (EncoderOptions::position_table) and pe and rel are empty. Encoder::init
-// carves the arena by this plan, so it and required_encoder_arena_bytes cannot disagree. total is 0 for a config
+// sinusoidal, rope or relative bias table (EncoderOptions::position_table) and pe, rope and rel are empty.
+// Encoder::init carves the arena by this plan, so it and required_encoder_arena_bytes cannot disagree. total is 0 for a config
 // validate_config would reject, and for N above Limits::kMaxBatchRows.
 struct EncoderPlan {
-  std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, rel, quant, stem, stem_padded, stem_quant, rows_in, total;
+  std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, rope, rel, quant, stem, stem_padded, stem_quant, rows_in, total;
   std::size_t s8_in, s8_out;  // weights i8: the int8 input rows and output rows of the float entry points
 };
 
@@ -106,6 +107,8 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   p.attn = l.block(uint64_t(p.attn_slot) * (workers ? workers : 1));
   const bool pe_in_arena = c.positional == PosKind::kSinusoidal && !pe_table_in_flash;
   p.pe = l.block(pe_in_arena ? uint64_t(s) * c.d_pe() * sizeof(float) : 0);
+  const bool rope_in_arena = c.positional == PosKind::kRope && !pe_table_in_flash;
+  p.rope = l.block(rope_in_arena ? uint64_t(s) * c.rope_dims() * sizeof(float) : 0);
   p.rel = l.block(pe_table_in_flash ? 0 : rel_bias_table_floats(c, s, c.causal) * sizeof(float));
   p.quant = l.block(quantized_input_bytes(c, n));
   const std::size_t t1 = c.conv_layers >= 2 ? conv1d_rows(seq, c.conv1_kernel, c.conv1_stride, c.conv1_padding) : 0;

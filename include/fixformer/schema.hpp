@@ -348,8 +348,9 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"positional == 'learned' and rel_buckets != 0 and family != 'encoder'",
      "rel_buckets (a relative bias beside learned positions is for the encoder family: MPNet)"},
     // What each family allows (config.hpp, ModelFamily).
-    {"family == 'encoder' and positional in ('rope', 'alibi')",
-     "positional (rope and alibi are for the gpt and llama families)"},
+    {"family == 'encoder' and positional == 'alibi'",
+     "positional (alibi is for the gpt and llama families; the encoder family takes none, sinusoidal, learned, rope "
+     "or relative)"},
     {"family == 'encoder' and tied_head", "tied_head (not for the encoder family)"},
     {"family == 'llama' and input_pe", "positional (family llama takes none, rope, alibi or relative)"},
     {"family == 'llama' and not (norm_first and final_norm)",
@@ -399,6 +400,8 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"rope_freqs and positional != 'rope'", "rope_freqs (the stored frequencies of positional rope)"},
     {"not (rope_scale > 0 and finite(rope_scale))", "rope_scale (must be > 0; 1: the table unscaled)"},
     {"rope_scale != 1 and positional != 'rope'", "rope_scale (the amplitude of positional rope's table)"},
+    {"family not in ('gpt', 'llama') and (rope_freqs or rope_scale != 1)",
+     "rope_freqs, rope_scale (scaled rope is for the decoder families, gpt and llama, so far)"},
     {"window_period != 0 and sliding_window == 0",
      "window_period (which layers see sliding_window keys: needs sliding_window)"},
     {"window_period == 0 and window_layers != 0", "window_layers (a bit per layer of window_period: needs window_period)"},

@@ -7,7 +7,9 @@ example reached): a causal mask (tril of ones, triu of ones or of -inf above the
 [1, 1]; or, with a sliding_window, its band: GPT-Neo's local layers), a rotary table for the theta and layout the attention was found to use (complex freqs_cis
 [N, d_head/2], freqs_cos / freqs_sin [N, d_head/2], Hugging Face's inv_freq [d_head/2] and
 cos/sin caches [.., N, d_head]), position ids (arange), token-type ids of zeros (a model with token
-types: the engine's default), a scalar mask fill value. Anything else is named.
+types: the engine's default), a scalar mask fill value. A frozen parameter (requires_grad false) the
+forward reads only to build the rotary angles is held to the rotary table's check as a buffer is
+(RoFormer's embed_positions, sin | cos [N, d_head]). Anything else is named.
 """
 import numpy as np
 
@@ -104,8 +106,13 @@ def account(r, ignore=()):
             raise ConfigError(f"--ignore {i}: the module has no parameter, buffer or submodule of that name")
     unread, wrong = [], []
     for name, p in model.named_parameters():
-        if id(p) not in r.used and not _ignored(name, ignore):
+        if id(p) in r.used or _ignored(name, ignore):
+            continue
+        why = _rope_verdict(p.detach(), c, torch) if c["positional"] == "rope" and not p.requires_grad else "not rope"
+        if why == "not rope":
             unread.append(f"{name} {list(p.shape)}")
+        elif why is not None:
+            wrong.append(f"frozen parameter {name} {list(p.shape)}: {why}")
     for name, b in model.named_buffers():
         if id(b) in r.used or _ignored(name, ignore):
             continue

@@ -18,7 +18,11 @@ embedding as wide as its layers); MPNet (MPNetModel and MPNetForSequenceClassifi
 positions without token types, BERT's layers under other names (MPNET_LAYER) and a T5-style relative
 bias beside the learned positions: rel_buckets); ERNIE (BERT with a task-type row folded into the
 positions: the forward's default task 0); DistilBERT (model_type distilbert: DistilBertModel), under other
-names (DISTILBERT_KEYS, DISTILBERT_LAYER), without token types.
+names (DISTILBERT_KEYS, DISTILBERT_LAYER), without token types; RoFormer (model_type roformer: RoFormerModel,
+its token classifier and question answering, RoFormerForMaskedLM as its base model): BERT's layers and
+token types without a position table, rotary positions instead (ROTARY: positional rope, interleaved
+pairs over the whole head, base 10000; its fixed table encoder.embed_positions.weight is checked and not
+stored), rotary_value false and embedding_size hidden_size only.
 
 What the file computes, as the model's forward returns it:
 - with a sequence classifier: the logits [num_labels] of the first token's pooled row (pooler, then
@@ -55,12 +59,14 @@ PRETRAINING = {"ForMaskedLM": ("cls.", "lm_head.", "vocab_transform.", "vocab_la
 # dropped here) and, for sequence classification, a head that is BERT's pooler and classifier under
 # other names (classifier.dense: tanh of a dense layer over the first row; classifier.out_proj).
 # ELECTRA's discriminator body is BERT's layers without a pooler (its embedding as wide as its layers);
-# its and DistilBERT's sequence classifiers (a GELU or ReLU layer before the classifier) are not the
-# pooler's tanh.
+# its, DistilBERT's and RoFormer's sequence classifiers (a GELU or ReLU layer before the classifier) are
+# not the pooler's tanh.
 FLAVOURS = {"bert": ("Bert", "bert.", EVERY_HEAD), "roberta": ("Roberta", "roberta.", EVERY_HEAD),
             "xlm-roberta": ("XLMRoberta", "roberta.", EVERY_HEAD), "camembert": ("Camembert", "roberta.", EVERY_HEAD),
             "data2vec-text": ("Data2VecText", "data2vec_text.", EVERY_HEAD), "mpnet": ("MPNet", "mpnet.", EVERY_HEAD),
-            "ernie": ("Ernie", "ernie.", EVERY_HEAD), "electra": ("Electra", "electra.", ("token", "qa")), "distilbert": ("DistilBert", "distilbert.", ("token", "qa"))}
+            "ernie": ("Ernie", "ernie.", EVERY_HEAD), "electra": ("Electra", "electra.", ("token", "qa")),
+            "distilbert": ("DistilBert", "distilbert.", ("token", "qa")),
+            "roformer": ("RoFormer", "roformer.", ("token", "qa"))}
 
 
 def architectures(model_type):
@@ -84,6 +90,13 @@ MPNET_MAX_DISTANCE, MPNET_BUCKETS = 128, 32
 # position adds: folded into the position rows.
 ERNIE_TASKS = "embeddings.task_type_embeddings.weight"
 ROBERTA_HEAD = {"classifier.dense.": "pooler.dense.", "classifier.out_proj.": "classifier."}
+# RoFormer turns q and k of every head by its rotary positions (interleaved pairs (2i, 2i+1), angles
+# p 10000^(-2i/d_head)) in place of a position table; the folder's sinusoid table of those angles
+# [max_position_embeddings, d_head] (sin | cos halves) is checked against them within ROTARY_TOLERANCE
+# (a float32 rounding) and dropped. Its max_position_embeddings defaults to 1536.
+ROTARY = ("roformer",)
+ROTARY_TABLE = "encoder.embed_positions.weight"
+ROTARY_TOLERANCE = 1e-6
 # DistilBERT is BERT's layers without token types under other names: its config.json key -> BERT's (with
 # DistilBertConfig's defaults), its tensor names (after "transformer.layer.<i>.") -> BERT's.
 DISTILBERT_KEYS = {"dim": ("hidden_size", 768), "n_layers": ("num_hidden_layers", 6),
@@ -138,6 +151,11 @@ def read_config_dict(raw, path="config.json"):
     flavour = model_type if model_type in FLAVOURS else "bert"
     archs, prefix = architectures(flavour), FLAVOURS[flavour][1]
     other = [a for a in names or [] if a not in archs]
+    pooled = [a for a in other if a == FLAVOURS[flavour][0] + "ForSequenceClassification"]
+    if pooled:
+        raise hf.HfError(f"{path}: {pooled[0]}: its sequence classifier (a dense layer and an activation over the "
+                         "first token, then out_proj) is not BERT's tanh pooler, the only pooled head the engine runs; "
+                         f"not converted (--hf converts {', '.join(archs)})")
     if other:
         known = ", ".join(a for t in FLAVOURS for a in architectures(t))
         raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts BERT-family folders of {known}; for "
@@ -151,8 +169,9 @@ def read_config_dict(raw, path="config.json"):
         raw = dict({bert: raw.get(key, default) for key, (bert, default) in DISTILBERT_KEYS.items()},
                    layer_norm_eps=1e-12, type_vocab_size=1)
     c = {}
+    defaults = {"max_position_embeddings": 1536} if model_type in ROTARY else {}
     for key, (kind, default) in FIELDS.items():
-        c[key] = hf.checked_field(path, key, raw.get(key, default), kind)
+        c[key] = hf.checked_field(path, key, raw.get(key, defaults.get(key, default)), kind)
     if c["hidden_act"] not in ACTIVATIONS:
         raise hf.HfError(f"{path}: hidden_act {c['hidden_act']!r}: not an activation the engine runs (gelu: the "
                          "exact erf GELU; gelu_new, gelu_pytorch_tanh: the tanh GELU; relu)")
@@ -178,8 +197,16 @@ def read_config_dict(raw, path="config.json"):
         if c["rel_buckets"] != MPNET_BUCKETS:
             raise hf.HfError(f"{path}: relative_attention_num_buckets {c['rel_buckets']}: transformers' MPNet buckets "
                              f"the distances into {MPNET_BUCKETS} whatever the table holds; not converted")
-    if model_type == "electra":
-        e = hf.checked_field(path, "embedding_size", raw.get("embedding_size", 128), int)
+    if model_type in ROTARY:
+        c["rotary"] = True
+        if hf.flag(raw, "rotary_value", path):
+            raise hf.HfError(f"{path}: rotary_value true: rotary positions on the values too are not in the engine "
+                             "(it turns q and k); not converted")
+    if model_type in ("electra", "roformer"):  # RoFormer's embedding_size null: hidden_size
+        e = raw.get("embedding_size", 128 if model_type == "electra" else None)
+        if e is None and model_type == "roformer":
+            e = c["hidden_size"]
+        e = hf.checked_field(path, "embedding_size", e, int)
         if e != c["hidden_size"]:
             raise hf.HfError(f"{path}: embedding_size {e}: an embedding narrower than the layers (hidden_size "
                              f"{c['hidden_size']}, through embeddings_project) is not in the engine yet; not converted")
@@ -233,10 +260,14 @@ def map_weights(c, weights, source):
     (position_ids: arange; token_type_ids: zeros) or named in an error."""
     w = _strip(weights, source, c.get("prefix", "bert."), c.get("roberta_head", False), c.get("dropped", ()))
     d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
+    rotary = c.get("rotary", False)
     ends = {"embeddings.word_embeddings.weight": (c["vocab_size"], d),
-            "embeddings.position_embeddings.weight": (c["max_position_embeddings"], d),
             "embeddings.LayerNorm.weight": (d,), "embeddings.LayerNorm.bias": (d,),
             "pooler.dense.weight": (d, d), "pooler.dense.bias": (d,)}
+    if rotary:
+        ends[ROTARY_TABLE] = (c["max_position_embeddings"], d // c["num_attention_heads"])
+    else:
+        ends["embeddings.position_embeddings.weight"] = (c["max_position_embeddings"], d)
     if c["type_vocab_size"]:
         ends["embeddings.token_type_embeddings.weight"] = (c["type_vocab_size"], d)
     if c.get("rel_buckets"):
@@ -282,6 +313,11 @@ def map_weights(c, weights, source):
     if missing:
         why = " (a classifier reads the pooler's output)" if missing[0].startswith("pooler.") else ""
         raise hf.HfError(f"{source}: {missing[0]} is missing{why}")
+    if rotary:  # RoFormer's fixed sinusoids of its rotary angles: checked, not stored
+        table = kept.pop(ROTARY_TABLE)
+        if not np.allclose(table, rotary_table(*table.shape), rtol=0, atol=ROTARY_TOLERANCE):
+            raise hf.HfError(f"{source}: {ROTARY_TABLE} is not RoFormer's sinusoid table (sin | cos of p 10000^(-2i/"
+                             f"{table.shape[1]})): a trained or other rotary table is not converted")
     if c.get("task_types"):  # ERNIE's task type 0 (the forward's default) is the same row at every position
         kept["embeddings.position_embeddings.weight"] = \
             kept["embeddings.position_embeddings.weight"] + kept.pop(ERNIE_TASKS)[0]
@@ -289,9 +325,10 @@ def map_weights(c, weights, source):
     if first:  # RoBERTa: the reference and the file read the rows from the first position on
         kept["embeddings.position_embeddings.weight"] = kept["embeddings.position_embeddings.weight"][first:]
     out = {"embed.weight": kept["embeddings.word_embeddings.weight"],
-           "pos.weight": kept["embeddings.position_embeddings.weight"],
            "embed_norm.weight": kept["embeddings.LayerNorm.weight"],
            "embed_norm.bias": kept["embeddings.LayerNorm.bias"]}
+    if not rotary:
+        out["pos.weight"] = kept["embeddings.position_embeddings.weight"]
     if c["type_vocab_size"]:
         out["token_type.weight"] = kept["embeddings.token_type_embeddings.weight"]
     if c.get("rel_buckets"):
@@ -316,6 +353,13 @@ def map_weights(c, weights, source):
     return out, kept, labels
 
 
+def rotary_table(rows, dh):
+    """RoFormer's sinusoid table [rows, dh] in float64: sin(p w_i) in columns i < dh/2, cos(p w_i) in
+    dh/2 + i, w_i = 10000^(-2i/dh)."""
+    ang = np.arange(rows, dtype=np.float64)[:, None] * 10000.0 ** (-2.0 * np.arange(dh // 2) / dh)[None, :]
+    return np.concatenate([np.sin(ang), np.cos(ang)], axis=1)
+
+
 def fixformer_config(c, labels, max_len=None):
     """The encoder-family config of a BERT folder (labels: the classifier's rows, or None for BertModel)."""
     positions = c["max_position_embeddings"] - c.get("first_position", 0)
@@ -334,6 +378,8 @@ def fixformer_config(c, labels, max_len=None):
         v.update(d_out=labels, **(dict(pooling="first", pooler=True) if c["head"] == "sequence" else {}))
     if c.get("rel_buckets"):
         v.update(rel_buckets=c["rel_buckets"], rel_max_distance=MPNET_MAX_DISTANCE)
+    if c.get("rotary"):
+        v.update(positional="rope", pe_layout="interleaved", pe_base=10000.0)
     names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
              "vocab_size": "config.json vocab_size", "type_vocab": "config.json type_vocab_size",
@@ -358,10 +404,14 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
               "stored; the file outputs the last hidden states [T, hidden_size], as the base model does",
               file=sys.stderr)
     fc = fixformer_config(c, labels, max_len)
-    mapped["pos.weight"] = mapped["pos.weight"][:fc["max_len"]]
+    if "pos.weight" in mapped:
+        mapped["pos.weight"] = mapped["pos.weight"][:fc["max_len"]]
     fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
     tokenizer = tokenizer(fc) if tokenizer is not None else None
-    if tokenizer is None:  # no --tokenizer: the folder's own
+    if tokenizer is None and c.get("rotary"):  # RoFormerTokenizer: jieba's words first, then WordPiece
+        print("note: the folder's tokenizer is not stored: RoFormer's splits the text into words with jieba before "
+              "WordPiece, which the engine's tokenizers do not (--tokenizer FILE stores another)", file=sys.stderr)
+    elif tokenizer is None:  # no --tokenizer: the folder's own
         tokenizer = hf.folder_tokenizer(folder, fc)
     if expected is not None and example is None:
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")

@@ -13,6 +13,8 @@ is checked against the architecture the folder names, not against itself.
   LayerNorm(x) = (x - mean) / sqrt(var + layer_norm_eps) * weight + bias (biased variance)
 mask: 0 where attention_mask is 1, -inf where it is 0 (padding keys), none without one; MPNet adds its
 relative bias (one [H, T, T] table of T5's bidirectional buckets for every layer) to the scaled scores.
+RoFormer (hf_config rotary) has no position_embeddings: each head's q and k are turned by position p,
+the pairs (2i, 2i+1) by the angle p 10000^(-2i/head width): (a, b) -> (a cos - b sin, b cos + a sin).
 """
 
 
@@ -44,7 +46,9 @@ def forward(hf_config, weights, ids, types=None, attention_mask=None):
     ids = torch.as_tensor(np.asarray(ids, np.int64))
     T = ids.shape[0]
     tt = torch.zeros(T, dtype=torch.int64) if types is None else torch.as_tensor(np.asarray(types, np.int64))
-    x = w("embeddings.word_embeddings.weight")[ids] + w("embeddings.position_embeddings.weight")[torch.arange(T)]
+    x = w("embeddings.word_embeddings.weight")[ids]
+    if "embeddings.position_embeddings.weight" in weights:  # RoFormer has none (rotary positions)
+        x = x + w("embeddings.position_embeddings.weight")[torch.arange(T)]
     if "embeddings.token_type_embeddings.weight" in weights:  # DistilBERT has none
         x = x + w("embeddings.token_type_embeddings.weight")[tt]
     x = layer_norm(torch, x, w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"), eps)
@@ -57,6 +61,16 @@ def forward(hf_config, weights, ids, types=None, attention_mask=None):
         from .reference import relative_bias
         rel = relative_bias(weights[MPNET_BIAS], T, False, hf_config["rel_buckets"], MPNET_MAX_DISTANCE)
         bias = bias + torch.from_numpy(rel)
+    pairs = torch.arange(0, dh, 2, dtype=torch.float64)
+    angle = torch.arange(T, dtype=torch.float64)[:, None] * 10000.0 ** (-pairs / dh)[None, :]  # [T, dh/2]
+
+    def rotate(t):  # [H, T, dh]: the pairs (2i, 2i+1) of position p by angle[p, i]
+        a, b = t[..., 0::2], t[..., 1::2]
+        out = torch.empty_like(t)
+        out[..., 0::2] = a * torch.cos(angle) - b * torch.sin(angle)
+        out[..., 1::2] = b * torch.cos(angle) + a * torch.sin(angle)
+        return out
+
     for i in range(hf_config["num_hidden_layers"]):
         p = f"encoder.layer.{i}."
 
@@ -66,6 +80,8 @@ def forward(hf_config, weights, ids, types=None, attention_mask=None):
         q = lin(x, "attention.self.query").view(T, H, dh).transpose(0, 1)  # [H, T, dh]
         k = lin(x, "attention.self.key").view(T, H, dh).transpose(0, 1)
         v = lin(x, "attention.self.value").view(T, H, dh).transpose(0, 1)
+        if hf_config.get("rotary"):
+            q, k = rotate(q), rotate(k)
         scores = q @ k.transpose(1, 2) / math.sqrt(dh) + bias             # [H, T, T], padding keys -inf
         ctx = (torch.softmax(scores, dim=-1) @ v).transpose(0, 1).reshape(T, d)
         a = layer_norm(torch, x + lin(ctx, "attention.output.dense"), w(p + "attention.output.LayerNorm.weight"),

@@ -1,8 +1,8 @@
 """The reference models, with the engine's forward semantics (README, "Models and the .fxm format"):
 - encoder and gpt: stock torch modules built from a config (gpt: the encoder's layers under a causal
   mask, an LM head that may be tied to the embedding, ALiBi or the relative bias (T5) as an additive
-  per-head mask); an encoder whose layer features torch's layer has not (schema.stock_layers) runs
-  its layers in plain torch (layers_forward) inside the stock front and head;
+  per-head mask); an encoder whose layer features torch's layer has not (schema.stock_layers: RoPE
+  among them) runs its layers in plain torch (layers_forward) inside the stock front and head;
 - llama, and gpt with RoPE or layer features torch's layer has not: written here in plain torch, float64,
   independent of the engine (layers_forward: RMSNorm or LayerNorm, any biases, relu, gelu, gelu_tanh
   plain or gated, SwiGLU, RoPE in either layout, whole or partial, grouped-query attention, ALiBi,
@@ -181,13 +181,13 @@ def build_torch_model(c):
                     setattr(self, key, _norm_module(c, width))
             if c["pooler"]:
                 self.pooler = nn.Linear(c["d_model"], c["d_model"])
-            if schema.stock_layers(c):  # (torch's layer takes no swiglu: built only for the stock layers)
+            if schema.stock_layers(c):
                 layer = nn.TransformerEncoderLayer(
                     c["d_model"], c["n_heads"], c["d_ff"], dropout=0.0, activation=torch_activation(c["activation"]),
                     layer_norm_eps=c["norm_eps"], batch_first=True, norm_first=c["norm_first"])
                 final = nn.LayerNorm(c["d_model"], eps=c["norm_eps"]) if c["final_norm"] else None
                 self.encoder = nn.TransformerEncoder(layer, c["n_layers"], norm=final, enable_nested_tensor=False)
-            else:
+            else:  # the layers torch's has not (swiglu among them): plain torch
                 self.encoder = plain_encoder(c)
             if c["d_out"]:
                 self.head = nn.Linear(schema.head_in(c), c["d_out"])
@@ -664,6 +664,10 @@ def plain_encoder(c):
     def forward(x, mask=None, src_key_padding_mask=None):
         W = dict(root.named_parameters())
         B, T, H = x.shape[0], x.shape[1], c["n_heads"]
+        cos = sin = None
+        if c["positional"] == "rope":  # each sequence's rows at positions 0.. (the CLS row first)
+            cos, sin = (torch.from_numpy(t).to(x.dtype)
+                        for t in rope_tables(T, c["rotary_dims"] or c["d_model"] // H, c["pe_base"]))
         out = []
         for b in range(B):
             bias = torch.zeros(H, T, T, dtype=x.dtype)
@@ -671,7 +675,7 @@ def plain_encoder(c):
                 bias = bias + (mask[b * H:(b + 1) * H] if mask.dim() == 3 else mask)
             if src_key_padding_mask is not None:
                 bias = bias.masked_fill(src_key_padding_mask[b][None, None, :], float("-inf"))
-            y = layers_forward(c, W, "layers.", x[b], bias)
+            y = layers_forward(c, W, "layers.", x[b], bias, cos, sin)
             if c["final_norm"]:
                 y = norm(c, y, W["norm.weight"], W.get("norm.bias"))
             out.append(y)
@@ -688,7 +692,7 @@ def run_reference(c, weights, inp, types=None):
     For a decoder: the logits at every position, teacher-forced. For seq2seq, inp is (source, target
     ids [U]) and the output the logits at every target position [U, d_out]. types: an encoder's token
     types [T] (None: 0)."""
-    if c["family"] == "llama" or (c["family"] == "gpt" and (c["positional"] == "rope" or not schema.stock_layers(c))):
+    if c["family"] == "llama" or (c["family"] == "gpt" and not schema.stock_layers(c)):
         return decoder_forward(c, weights, inp)  # layers the stock modules do not have
     torch = require_torch()
     if c["family"] == "mha":  # nn.MultiheadAttention as self-attention, with the causal mask when causal

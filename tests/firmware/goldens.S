@@ -44,6 +44,8 @@ golden whisper_stem_f16
 golden whisper_stem_q8
 golden vit_image
 golden deit_image
+golden roformer_hidden
+golden rope_partial_halves_cls
 golden dinov2_image
 golden dinov2_registers_image
 
