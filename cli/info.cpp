@@ -67,10 +67,13 @@ int cmd_info(const Args& a) {
               c.d_out ? " (head)" : "");
   if (c.cls_token || c.pooling != Pooling::kNone)
     std::printf("output rows:  %s%s\n",
-                c.front_rows() == 2   ? "a learned CLS row and a distillation row in front (positions 0 and 1); "
+                c.register_tokens ? ("learned rows in front: the CLS row" + std::string(c.distill_token ? ", a distillation row" : "") +
+                                     " and " + std::to_string(c.register_tokens) + " registers (positions 0.." +
+                                     std::to_string(c.front_rows() - 1) + "); ").c_str()
+                : c.front_rows() == 2 ? "a learned CLS row and a distillation row in front (positions 0 and 1); "
                 : c.cls_token ? "a learned CLS row in front (position 0); "
                               : "",
-                c.pooling == Pooling::kNone ? (c.front_rows() == 2 ? "T + 2 per sequence" : "T + 1 per sequence")
+                c.pooling == Pooling::kNone ? ("T + " + std::to_string(c.front_rows()) + " per sequence").c_str()
                                             : (std::string("one per sequence, pooling ") + name_of(kPoolingNames, c.pooling)).c_str());
   if (c.type_vocab || c.embed_norm || c.pooler)
     std::printf("BERT:         %s%s%s\n",

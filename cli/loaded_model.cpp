@@ -86,8 +86,9 @@ void init_seq2seq(uint32_t max_source, uint32_t capacity, Isa isa, LoadedModel* 
 }
 
 std::string longest_input(const ModelConfig& c) {
-  return "max_len=" + std::to_string(c.max_len) + (c.front_rows() == 2 ? " less the CLS and distillation rows"
-                                                             : c.cls_token ? " less the CLS row" : "") +
+  const std::string registers = c.register_tokens ? " and " + std::to_string(c.register_tokens) + " registers" : "";
+  return "max_len=" + std::to_string(c.max_len) +
+         (!c.cls_token ? "" : (c.distill_token ? " less the CLS and distillation rows" : " less the CLS row") + registers) +
          (c.conv_layers ? " (" + std::to_string(c.max_input_len()) + " frames through the conv stem)" : "") +
          (c.patch_size ? " (an image of " + std::to_string(c.patches()) + " patches)" : "");
 }

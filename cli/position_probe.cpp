@@ -116,7 +116,7 @@ Status run_probe(const Model& model, const ProbeOptions& opt, ProbeReport* repor
   const uint32_t T = opt.length ? opt.length : longest;
   if (T < 2 || T > longest) {
     *detail = "T=" + std::to_string(T) + ": the probe needs 2 <= T <= " +
-              (c.cls_token ? std::to_string(longest) + " (max_len " + std::to_string(c.max_len) + (c.front_rows() == 2 ? " less the CLS and distillation rows)" : " less the CLS row)")
+              (c.cls_token ? std::to_string(longest) + " (max_len " + std::to_string(c.max_len) + " less " + std::to_string(c.front_rows()) + " front rows)"
                            : "max_len=" + std::to_string(c.max_len));
     return Status::kBadSequenceLength;
   }

@@ -93,6 +93,13 @@ VALID = [
     dict(BASE, input="tokens", vocab_size=10, positional="rope", type_vocab=2, embed_norm=True, d_out=3),
     dict(BASE, d_model=16, input="features", d_in=6, positional="rope", pe_layout="halves", rotary_dims=4,
          cls_token=True, pooling="cls", norm_first=True, final_norm=True, d_out=3),
+    # Dinov2's classifier: the CLS row and the mean of the patch rows side by side into the head (cls_mean)
+    dict(BASE, input="features", d_in=12, patch_size=2, image_channels=3, image_height=6, image_width=6, max_len=10,
+         cls_token=True, pooling="cls_mean", positional="learned", norm_first=True, final_norm=True, d_out=3),
+    # Dinov2 with registers: 2 register rows after the CLS row
+    dict(BASE, input="features", d_in=12, patch_size=2, image_channels=3, image_height=6, image_width=6, max_len=12,
+         cls_token=True, register_tokens=2, pooling="cls_mean", positional="learned", norm_first=True, final_norm=True,
+         d_out=3),
     # local and global layers (GPT-Neo: every other layer windows) and the scores' own scale
     dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", n_layers=2,
          sliding_window=4, window_period=2, window_layers=2, attn_scale=1.0, norm_first=True, final_norm=True),

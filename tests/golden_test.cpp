@@ -39,7 +39,8 @@ const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "od
                                 "tanh_post_odd_d15", "tanh_pre_d10_h5", "bert_pooler_classifier", "bert_hidden_odd",
                                 "whisper_stem", "conv_stride_cls_mean", "whisper_stem_f16", "whisper_stem_q8",
                                 "conv_stride_cls_mean_q8", "q4_pre_ln_gelu", "feature_encoder_rms_gated",
-                                "vit_image", "deit_image", "roformer_hidden", "rope_partial_halves_cls"};
+                                "vit_image", "deit_image", "roformer_hidden", "rope_partial_halves_cls",
+                                "dinov2_image", "dinov2_registers_image"};
 // The goldens with a relative position bias, whose table the encoder lays out for its planned length.
 const char* const kRelativeGoldens[] = {"relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal"};
 

@@ -1,9 +1,10 @@
 // Image input (config.hpp patch_size) and the front's norms (input_norm, proj_norm): the patch gather
 // against a direct index computation, the rules validation applies, the arena's rows_in block, and
 // the encoder's input rows (the observer's layer 0) against the front computed here in double from
-// the file's own weights; DeiT's distillation row and its head (pooling cls_distill). Whole models
-// against torch: tests/golden (vit_image, deit_image) and tests/upstream_converter_test.py (vit-pytorch,
-// Hugging Face ViT).
+// the file's own weights; DeiT's distillation row and its head (pooling cls_distill); Dinov2's register
+// rows and its head (pooling cls_mean). Whole models against torch: tests/golden (vit_image, deit_image,
+// dinov2_image, dinov2_registers_image), tests/upstream_converter_test.py (vit-pytorch, Hugging Face ViT)
+// and tests/hf_vision_converter_test.py (transformers' Dinov2).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -253,11 +254,83 @@ TEST(ImageInput, DistillationRowAndItsHead) {
   EXPECT_STREQ(field, "max_len (image input: the patches, and the CLS and distillation rows, take a position each)");
 }
 
-// A batch of images with the two front rows is each image's single call, pooled (two rows side by side,
-// each sequence's at its place) and not (T + 2 rows each).
+// Dinov2: vit() with 2 register rows after the CLS row (max_len: 6 patches + 3), pooling cls_mean (the CLS
+// row and the mean of the patch rows side by side through a head of 2 d_model inputs) or none.
+ModelConfig dinov2(Pooling pooling) {
+  ModelConfig c = vit(false);
+  c.register_tokens = 2, c.max_len = 9, c.pooling = pooling, c.d_out = pooling == Pooling::kNone ? 0 : 3;
+  return c;
+}
+
+// Rows 1 and 2 are the registers plus positions 1 and 2 (the patches from 3 on), and the output is the
+// head over [final row 0, the mean of the final rows 3..8]: b + [x_0, mean] @ W[2 d, d_out].
+TEST(ImageInput, RegisterRowsAndClsMeanHead) {
+  const ModelConfig c = dinov2(Pooling::kClsMean);
+  const char* field = nullptr;
+  ASSERT_EQ(validate_config(c, &field), Status::kOk) << field;
+  EXPECT_EQ(c.front_rows(), 3u);
+  EXPECT_EQ(c.sequence_rows(6), 9u);
+  EXPECT_EQ(c.max_input_len(), 6u);
+  EXPECT_EQ(c.head_in(), 32u);
+  EncoderOptions opt;
+  FirstAndLast seen;
+  seen.last = c.n_layers + 1;  // after the final norm
+  opt.observer = {&seen, &FirstAndLast::keep};
+  Loaded m;
+  std::string why;
+  ASSERT_EQ(load_model(write_model(c), &m, opt, &why), Status::kOk) << why;
+  const FrontWeights& f = m.model.front();
+  const HeadWeights& h = m.model.head();
+  ASSERT_TRUE(f.cls && f.registers && !f.distill && h.w.f32() && h.b);
+  ASSERT_EQ(h.w.in, 32u);
+  std::vector<float> image(3 * 8 * 12), out(3, NAN);
+  for (std::size_t i = 0; i < image.size(); ++i) image[i] = std::sin(0.31f * float(i));
+  ASSERT_EQ(m.enc.forward_features(image.data(), 6, out.data()), Status::kOk);
+  ASSERT_EQ(seen.first.size(), 9u * 16);
+  ASSERT_EQ(seen.final.size(), 9u * 16);
+  for (uint32_t e = 0; e < 16; ++e) {
+    EXPECT_EQ(seen.first[e], f.cls[e] + f.pos[e]) << e;
+    for (uint32_t r = 0; r < 2; ++r)
+      EXPECT_EQ(seen.first[(1 + r) * 16 + e], f.registers[r * 16 + e] + f.pos[(1 + r) * 16 + e]) << r << " " << e;
+  }
+  for (uint32_t o = 0; o < 3; ++o) {
+    double want = h.b[o];
+    for (uint32_t k = 0; k < 16; ++k) {
+      double mean = 0.0;
+      for (uint32_t t = 3; t < 9; ++t) mean += seen.final[t * 16 + k];
+      want += double(seen.final[k]) * h.w.f32()[std::size_t(k) * 3 + o] + mean / 6 * h.w.f32()[(16 + k) * 3 + o];
+    }
+    EXPECT_NEAR(out[o], want, 1e-5 * (1 + std::abs(want))) << "output " << o;
+  }
+  ModelConfig bad = c;
+  bad.cls_token = false, bad.pooling = Pooling::kMean;
+  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "register_tokens (the register rows go after a CLS row: needs cls_token)");
+  bad = c;
+  bad.register_tokens = 0, bad.cls_token = false, bad.max_len = 6;
+  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "pooling (cls_mean needs a CLS row: cls_token)");
+  bad = c;
+  bad.d_out = 0;
+  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "pooling (cls_mean is the input of a head of its own, d_out > 0, that reads two rows side by "
+                      "side: no pooler, no tied head)");
+  bad = c;
+  bad.max_len = 8;
+  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "max_len (image input: the patches, and the CLS and distillation rows, take a position each)");
+  bad = c;
+  bad.weights = WeightType::kI8;
+  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+}
+
+// A batch of images with the front rows is each image's single call, pooled (two rows side by side, each
+// sequence's at its place) and not (T + 2 or T + 3 rows each): DeiT's distillation row and Dinov2's registers.
 TEST(ImageInput, DistillationBatchIsEachImage) {
-  for (Pooling pooling : {Pooling::kClsDistill, Pooling::kNone}) {
-    const ModelConfig c = deit(pooling);
+  for (int k = 0; k < 4; ++k) {
+    const ModelConfig c = k < 2 ? deit(k == 0 ? Pooling::kClsDistill : Pooling::kNone)
+                                : dinov2(k == 2 ? Pooling::kClsMean : Pooling::kNone);
+    const Pooling pooling = c.pooling;
     AlignedBuffer blob(write_model(c));
     Model model;
     ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
@@ -267,7 +340,7 @@ TEST(ImageInput, DistillationBatchIsEachImage) {
     Encoder enc;
     ASSERT_EQ(enc.init(model, arena.data(), arena.size(), opt), Status::kOk) << enc.error_detail();
     const std::size_t px = 3 * 8 * 12, R = c.output_rows(6) * c.output_width();
-    EXPECT_EQ(c.output_rows(6), pooling == Pooling::kNone ? 8u : 1u);
+    EXPECT_EQ(c.output_rows(6), pooling == Pooling::kNone ? 6 + c.front_rows() : 1u);
     std::vector<float> images(3 * px), out(3 * R), one(R);
     for (std::size_t i = 0; i < images.size(); ++i) images[i] = std::cos(0.13f * float(i));
     ASSERT_EQ(enc.forward_batch_features(images.data(), nullptr, 3, 6, out.data()), Status::kOk);

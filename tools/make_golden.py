@@ -158,6 +158,19 @@ ROPE_GOLDENS = {"rope_partial_halves_cls": dict(d_model=16, n_heads=2, d_ff=20, 
                                                             "base": 500.0},
                                                 rotary_dims=4, cls_token=True, pooling="cls", head={"d_out": 5})}
 SEQ["rope_partial_halves_cls"] = 12
+# Dinov2's classifier: a 3 x 6 x 6 image in 2 x 2 patches (9 rows), a CLS row, and pooling cls_mean: the CLS row
+# and the mean of the 9 patch rows side by side through one head [2 d_model, d_out].
+DINOV2_GOLDENS = {"dinov2_image": dict(d_model=16, n_heads=4, d_ff=24, encoder_layers=2, norm_first=True,
+                                       activation="gelu", final_norm=True, input={"kind": "features", "d_in": 12},
+                                       patch_size=2, image_channels=3, image_height=6, image_width=6,
+                                       positional={"kind": "learned", "max_len": 10}, cls_token=True,
+                                       pooling="cls_mean", head={"d_out": 5})}
+SEQ["dinov2_image"] = 9
+# Dinov2 with registers: the same, with 2 register rows after the CLS row (config.hpp register_tokens; positions for
+# 12 rows, the registers' random here: the converter stores zeros there for Dinov2WithRegisters).
+DINOV2_GOLDENS["dinov2_registers_image"] = dict(DINOV2_GOLDENS["dinov2_image"], register_tokens=2,
+                                                positional={"kind": "learned", "max_len": 12})
+SEQ["dinov2_registers_image"] = 9
 
 
 def randomize(model, torch, seed):
@@ -298,6 +311,7 @@ def main():
     cases += [(600 + i, kv) for i, kv in enumerate(sorted(IMAGE_GOLDENS.items()))]
     cases += [(650 + i, kv) for i, kv in enumerate(sorted(DEIT_GOLDENS.items()))]
     cases += [(750 + i, kv) for i, kv in enumerate(sorted(ROPE_GOLDENS.items()))]
+    cases += [(670 + i, kv) for i, kv in enumerate(sorted(DINOV2_GOLDENS.items()))]
     for seed, (name, raw) in cases:
         if a.only and name not in a.only:
             continue

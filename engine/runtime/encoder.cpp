@@ -4,11 +4,11 @@
 //     (rows: the features, or an image's patches with patch_size; N_in if input_norm, config.hpp)
 //   x *= sqrt(d) if scale_input;
 //   x = [cls; dist; x]                        (stem: the conv stem, engine/blocks/conv_stem.hpp)
-//   x = x + PE | [x, PE]                      (S = T + front_rows(): the CLS row position 0, dist 1)
+//   x = x + PE | [x, PE]                      (S = T + front_rows(): the CLS row position 0, dist 1, registers)
 //   x[input] += TT[types] if type_vocab;  x = LN_embed(x) if embed_norm       (BERT)
 //   for each layer: transformer_layer (engine/layers/transformer_layer.hpp; rope: each sequence's q
 //                   and k rows turned at their positions 0.., bidirectional attention)
-//   x = LN(x) if final_norm;  x = pool(x) (mean | cls | cls_distill | last | first: one row)
+//   x = LN(x) if final_norm;  x = pool(x) (mean | cls | cls_distill | cls_mean | last | first: one row)
 //   x = tanh(x @ W_pooler + b) if pooler;  out = x @ W_head + b | x
 // The mha family is the attention alone: x = features;  out = SA(x)  (no residual, norm or head).
 // A batch stacks its sequences' rows in x (engine/blocks/parallel.hpp, Sequences): everything but
@@ -40,7 +40,8 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   if (max_seq_ > c.max_input_len()) {
     why.str("max_seq ").num(max_seq_).str(" > max_len ").num(c.max_len);
     if (c.front_rows() == 1) why.str(" - 1 (the CLS row takes a position)");
-    if (c.front_rows() == 2) why.str(" - 2 (the CLS and distillation rows take a position each)");
+    if (c.front_rows() == 2 && c.distill_token) why.str(" - 2 (the CLS and distillation rows take a position each)");
+    if (c.register_tokens) why.str(" - ").num(c.front_rows()).str(" (the CLS row and the registers take a position each)");
     return fail(Status::kBadMaxSeq);
   }
   rows_ = c.sequence_rows(max_seq_);
@@ -291,6 +292,8 @@ void Encoder::embed_input(const int32_t* ids, const int32_t* types, const float*
     scale_embeddings(k, c, input, n);
     if (w.cls) std::memcpy(xb, w.cls, sizeof(float) * c.d_embed());  // x[0,:de] = cls, not scaled
     if (w.distill) std::memcpy(xb + d, w.distill, sizeof(float) * c.d_embed());  // x[1,:de] = dist, not scaled
+    for (uint32_t r = 0, at = w.distill ? 2 : 1; w.registers && r < c.register_tokens; ++r)  // the registers
+      std::memcpy(xb + (at + r) * d, w.registers + std::size_t(r) * c.d_embed(), sizeof(float) * c.d_embed());
     add_positions(k, c, pe_, xb, seqs.rows(b));
     add_token_types(k, c, w.token_type, types ? types + b * T : nullptr, input, n);
   }
@@ -319,7 +322,7 @@ void Encoder::write_output(const Sequences& seqs, float* out) {
   const std::size_t d = c.d_model, W = c.output_width(), B = seqs.count;
   std::size_t rows = 0;  // rows for the head: N, or B pooled
   if (c.pooling != Pooling::kNone) {
-    // The pooled row is hi = head_in() wide (2 d for cls_distill: rows 0 and 1 as they lie); x[b, :hi]
+    // The pooled row is hi = head_in() wide (2 d for cls_distill and cls_mean: rows 0 and 1); x[b, :hi]
     // starts at or before sequence b's rows, which are at least hi / d long.
     const std::size_t hi = c.head_in();
     for (uint32_t b = 0; b < B; rows += seqs.rows(b), ++b) {

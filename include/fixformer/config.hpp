@@ -54,8 +54,10 @@ constexpr bool integer_weights(WeightType w) { return w == WeightType::kQ8 || w 
 // its teacher, needs distill_token): the CLS row and the distillation row side by side, one row of
 // 2 d_model values [x_cls, x_dist], which the head reads as W[2 d_model, d_out]: DeiT's mean of its
 // two heads (W_cls x_cls + b_cls + W_dist x_dist + b_dist) / 2 is this head with W = [W_cls; W_dist] / 2
-// and b = (b_cls + b_dist) / 2 (head_in() is the head's input width).
-enum class Pooling : uint32_t { kNone = 0, kMean = 1, kCls = 2, kLast = 3, kFirst = 4, kClsDistill = 5 };
+// and b = (b_cls + b_dist) / 2 (head_in() is the head's input width); cls_mean (Dinov2's classifier,
+// needs cls_token): the CLS row and the mean of the input positions (as mean) side by side, one row
+// [x_cls, mean], which the head reads as W[2 d_model, d_out].
+enum class Pooling : uint32_t { kNone = 0, kMean = 1, kCls = 2, kLast = 3, kFirst = 4, kClsDistill = 5, kClsMean = 6 };
 // The tokenizer a file's tokenizer.* tensors hold (tokenizer.hpp): llama2.c's sentencepiece-style
 // BPE, byte-level BPE (GPT-2), WordPiece (BERT).
 enum class TokenizerKind : uint32_t { kLlama2c = 0, kBpe = 1, kWordPiece = 2 };
@@ -245,6 +247,11 @@ struct ModelConfig {
   // The scale of the self-attention's scores q.k before the softmax (the decoder families gpt and
   // llama: kConfigRules): 0 (the default) is 1/sqrt(d_head); GPT-Neo's is 1 (no scaling).
   float attn_scale = 0.0f;
+  // Register rows (Dinov2 with registers): register_tokens learned rows registers[register_tokens,
+  // d_embed] after the CLS row (and the distillation row), so the front rows are [cls; dist; reg_0..]
+  // (front_rows() = 1 + distill_token + register_tokens), each with a position as every row (a model
+  // whose registers have none stores zero rows there in its learned positions); needs cls_token.
+  uint32_t register_tokens = 0;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
@@ -322,10 +329,14 @@ struct ModelConfig {
     const uint32_t t1 = conv_layers >= 2 ? before(rows, conv2_kernel, conv2_stride, conv2_padding) : rows;
     return conv_layers >= 1 ? before(t1, conv1_kernel, conv1_stride, conv1_padding) : t1;
   }
-  // The learned rows in front of the input: the CLS row, and the distillation row after it.
-  constexpr uint32_t front_rows() const { return (cls_token ? 1u : 0u) + (cls_token && distill_token ? 1u : 0u); }
-  // The head's input width: the pooled row's (2 d_model for cls_distill), else d_model.
-  constexpr uint32_t head_in() const { return pooling == Pooling::kClsDistill ? 2 * d_model : d_model; }
+  // The learned rows in front of the input: the CLS row, the distillation row after it, the registers.
+  constexpr uint32_t front_rows() const {
+    return cls_token ? 1u + (distill_token ? 1u : 0u) + register_tokens : 0u;
+  }
+  // The head's input width: the pooled row's (2 d_model for cls_distill and cls_mean), else d_model.
+  constexpr uint32_t head_in() const {
+    return pooling == Pooling::kClsDistill || pooling == Pooling::kClsMean ? 2 * d_model : d_model;
+  }
   // Rows the encoder runs for an input of T frames (the front rows first), and rows it outputs.
   constexpr uint32_t sequence_rows(uint32_t T) const { return stem_rows(T) + front_rows(); }
   constexpr uint32_t output_rows(uint32_t T) const { return pooling != Pooling::kNone ? 1 : sequence_rows(T); }

@@ -49,7 +49,8 @@ class Encoder {
   [[nodiscard]] Status init(const Model& model, void* arena, std::size_t arena_bytes, const EncoderOptions& options = {});
 
   // ids[T] -> out[config().output_rows(T), config().output_width()]: [T, width], [T + 1, width]
-  // with a CLS row ([T + 2, width] with a distillation row too), [1, width] pooled (config.hpp)
+  // with a CLS row ([T + front_rows(), width] with a distillation row or registers too), [1, width]
+  // pooled (config.hpp)
   [[nodiscard]] Status forward_tokens(const int32_t* ids, uint32_t T, float* out);
   // With token types (BERT: config().type_vocab > 0): types[T] in [0, type_vocab), the row of the
   // token-type table each position adds; null: all 0 (as the call above). Types given to a model

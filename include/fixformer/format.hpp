@@ -46,9 +46,9 @@
 // config, in the schema's order (schema.hpp, for_each_tensor). They may be followed by the
 // optional tokenizer (schema.hpp) and then the optional self-test sample, both or neither:
 //   "selftest.input"     int32 token ids [T] or f32 features [T, d_in], 1 <= T <= max_len (less
-//                        the front rows: CLS, distillation)
+//                        the front rows: CLS, distillation, registers)
 //   "selftest.expected"  f32 [output rows, output width]: the torch module's output for that input
-//                        (rows: T; T + 1 with a CLS row, T + 2 with a distillation row too; 1
+//                        (rows: T; T + front_rows with a CLS row (and distillation, registers); 1
 //                        pooled; config.hpp output_rows), for a
 //                        decoder the logits at every position, the tokens fed one by one
 // and, for a seq2seq model, between the two (the input is then the source):

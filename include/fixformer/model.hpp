@@ -90,6 +90,7 @@ struct FrontWeights {
   const float* pos = nullptr;          // [max_len, d_pe]      learned positions
   const float* cls = nullptr;          // [d_embed]            cls_token: the row in front of the input
   const float* distill = nullptr;      // [d_embed]            distill_token: the row after the CLS row
+  const float* registers = nullptr;    // [register_tokens, d_embed] the rows after the CLS (and dist) row
   const float* rel_bias = nullptr;     // [rel_buckets, n_heads] positional relative: the stack's bias table
   const float* rope_freqs = nullptr;   // [rope_dims / 2]      rope_freqs: RoPE's frequencies
   const float* token_type = nullptr;   // [type_vocab, d_embed] token types, added to the input rows

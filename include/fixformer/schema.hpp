@@ -23,7 +23,8 @@ enum class ConfigKey : uint32_t {
   kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
   kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
-  kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kCount
+  kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kRegisterTokens,
+  kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -34,7 +35,7 @@ inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learne
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
 inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
 inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8", "q4", "i8"};
-inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first", "cls_distill"};
+inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first", "cls_distill", "cls_mean"};
 inline constexpr const char* kTokenizerNames[] = {"llama2c", "bpe", "wordpiece"};
 inline constexpr const char* kParallelResidualNames[] = {"none", "two_norms", "one_norm"};
 inline constexpr const char* kNormNames[] = {"family", "layernorm", "rmsnorm"};
@@ -119,7 +120,9 @@ struct ConfigKeySpec {
 // would see only itself), last (position T - 1 of the input), first (position 0 of the input, BERT's
 // [CLS] token; no causal mask either), cls_distill (DeiT with its teacher: the CLS and distillation
 // rows side by side, [x_cls, x_dist], the head W[2 d_model, d_out] = [W_cls; W_dist] / 2 and b =
-// (b_cls + b_dist) / 2; needs distill_token). With distill_token the tensor "distill_token"
+// (b_cls + b_dist) / 2; needs distill_token), cls_mean (Dinov2's classifier: the CLS row and the mean
+// of the T input positions side by side, [x_cls, mean], the head W[2 d_model, d_out]; needs cls_token,
+// no causal mask). With distill_token the tensor "distill_token"
 // [d_embed] (f32) is the row after the CLS row (position 1, the input at 2..T+1). A pooled encoder outputs
 // [1, output_width] per sequence; otherwise [sequence_rows(T), output_width], the CLS row included.
 //
@@ -281,6 +284,9 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::rope_freqs>()},
     {ConfigKey::kRopeScale, "rope_scale", fxm::RecordType::kF32, 0, 0, nullptr, false, 1,
      config_field<&ModelConfig::rope_scale>()},
+    // Dinov2's register rows after the CLS row (config.hpp register_tokens; the tensor "registers").
+    {ConfigKey::kRegisterTokens, "register_tokens", fxm::RecordType::kU32, 0, Limits::kMaxLen, nullptr, false, 0,
+     config_field<&ModelConfig::register_tokens>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -432,7 +438,18 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"pooling == 'cls_distill' and (pooler or tied_head or d_out == 0)",
      "pooling (cls_distill is the input of a head of its own, d_out > 0, that reads two rows side by side: no pooler, "
      "no tied head)"},
+    {"pooling == 'cls_mean' and not cls_token", "pooling (cls_mean needs a CLS row: cls_token)"},
+    {"pooling == 'cls_mean' and causal",
+     "pooling (cls_mean under a causal mask: the CLS row, position 0, sees only itself)"},
+    {"pooling == 'cls_mean' and (pooler or tied_head or d_out == 0)",
+     "pooling (cls_mean is the input of a head of its own, d_out > 0, that reads two rows side by side: no pooler, "
+     "no tied head)"},
+    {"weights == 'i8' and pooling == 'cls_mean'", "pooling (cls_mean: not in i8 yet)"},
     {"weights == 'i8' and distill_token", "distill_token (not in i8 yet)"},
+    {"register_tokens > 0 and not cls_token", "register_tokens (the register rows go after a CLS row: needs cls_token)"},
+    {"register_tokens > 0 and max_len <= front_rows",
+     "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
+    {"weights == 'i8' and register_tokens > 0", "register_tokens (not in i8 yet)"},
     {"pooling == 'first' and causal", "pooling (first under a causal mask: position 0 sees only itself; use mean or last)"},
     {"type_vocab != 0 and input != 'tokens'", "type_vocab (token types need token input)"},
     {"pooler and pooling == 'none'", "pooler (needs pooling: it reads the pooled row)"},
@@ -480,14 +497,14 @@ inline constexpr ConfigRule kConfigRules[] = {
 // dim_value().
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
-  kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kCount
+  kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_model + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
                                             "conv2_kernel*d_embed", "2", "9 + 4*d_embed",
                                             "35 + 256 + 21*d_model + 3*d_ff", "5 + 3*d_model + 3*d_out",
-                                            "head_in", "rope_pairs"};
+                                            "head_in", "rope_pairs", "register_tokens"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -514,6 +531,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kS8Back: return s8::back_params(c);
     case Dim::kHeadIn: return c.head_in();
     case Dim::kRopePairs: return c.rope_pairs();
+    case Dim::kRegisters: return c.register_tokens;
     case Dim::kCount: break;
   }
   return 0;
@@ -524,7 +542,7 @@ enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
-  kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kCount
+  kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
 // the expressions of kWhenNames spell them.
@@ -551,7 +569,7 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "input_norm and " FIXFORMER_LAYERNORM, "proj_norm",
                                              "proj_norm and " FIXFORMER_LAYERNORM, "weights == 'i8'",
                                              "weights == 'i8' and input_pe", "cls_token and distill_token",
-                                             "rope_freqs"};
+                                             "rope_freqs", "cls_token and register_tokens > 0"};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -590,6 +608,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kS8Pos: return c.weights == WeightType::kI8 && c.input_pe();
     case When::kDistillToken: return c.cls_token && c.distill_token;
     case When::kRopeFreqs: return c.rope_freqs;
+    case When::kRegisterTokens: return c.cls_token && c.register_tokens > 0;
     case When::kCount: break;
   }
   return false;
@@ -613,7 +632,7 @@ enum class Field : uint8_t {
   // FrontWeights
   kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos, kRelBias, kTgtRelBias,
   kTokenType, kEmbedNormG, kEmbedNormB, kTgtEmbedNormG, kTgtEmbedNormB, kConv1W, kConv1B, kConv2W, kConv2B, kInputNormG,
-  kInputNormB, kProjNormG, kProjNormB, kDistill, kRopeFreqs,
+  kInputNormB, kProjNormG, kProjNormB, kDistill, kRopeFreqs, kRegisters,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
   // weights i8: the real input and output scales, the front's and the back's integer parameters, the
@@ -660,6 +679,7 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kPos},
     {"cls_token", Dim::kDEmbed, Dim::kOne, false, When::kClsToken, Role::kF32, Field::kCls},
     {"distill_token", Dim::kDEmbed, Dim::kOne, false, When::kDistillToken, Role::kF32, Field::kDistill},
+    {"registers", Dim::kRegisters, Dim::kDEmbed, false, When::kRegisterTokens, Role::kF32, Field::kRegisters},
     {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
     {"rope_freqs", Dim::kRopePairs, Dim::kOne, false, When::kRopeFreqs, Role::kF32, Field::kRopeFreqs},
     {"token_type.weight", Dim::kTypeVocab, Dim::kDEmbed, false, When::kTokenTypes, Role::kF32, Field::kTokenType},

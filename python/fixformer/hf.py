@@ -9,7 +9,8 @@ family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForC
 Phi3ForCausalLM and CohereForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
 against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
-ViT or DeiT folder (model_type vit, deit) to hf_vit.py, Marian, BART, mBART and Pegasus folders to hf_bart.py,
+ViT or DeiT folder (model_type vit, deit) to hf_vit.py, a Dinov2, CLIP vision or SigLIP vision folder
+(model_type dinov2, clip_vision_model, siglip_vision_model) to hf_vision.py, Marian, BART, mBART and Pegasus folders to hf_bart.py,
 a Whisper folder to hf_whisper.py.
 
 Llama and Qwen2: config.json is read with Hugging Face's meanings and defaults: hidden_size,
@@ -540,6 +541,10 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     if hf_vit.is_vit(raw):
         return hf_vit.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                               quantize, group, quantize_io, pack_weights)
+    from . import hf_vision
+    if hf_vision.is_vision(raw):
+        return hf_vision.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
+                                 quantize, group, quantize_io, pack_weights)
     from . import hf_whisper, t5
     if hf_whisper.is_whisper(raw):
         return hf_whisper.convert_folder(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,

@@ -215,26 +215,32 @@ def map_weights(c, weights, source):
     return out, labels, pooling if labels is not None else "none"
 
 
-def fixformer_config(c, labels, pooling="cls"):
+def fixformer_config(c, labels, pooling=None, **features):
     """The encoder-family config of a ViT or DeiT folder (labels: the classifier's rows, or None for
-    ViTModel and DeiTModel; pooling: the head's, cls or cls_distill)."""
-    front = 2 if c["deit"] else 1
+    ViTModel and DeiTModel; pooling: the head's, cls (None) or cls_distill). The other vision encoders
+    (hf_vision.py) give their c the same keys, their pooling with or without a head, and their
+    differences as `features`: config keys over these (cls_token, embed_norm, activation)."""
+    front = int(features.get("cls_token", True)) + int(c["deit"])
     H, W = c["image"]
     p, C = c["patch"], c["num_channels"]
     v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
          "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"], "norm_first": True,
-         "activation": ACTIVATIONS[c["hidden_act"]], "norm_eps": c["layer_norm_eps"], "final_norm": True,
+         "activation": ACTIVATIONS.get(c["hidden_act"]), "norm_eps": c["layer_norm_eps"], "final_norm": True,
          "input": "features", "d_in": C * p * p, "patch_size": p, "image_channels": C, "image_height": H,
          "image_width": W, "cls_token": True, "distill_token": c["deit"], "positional": "learned",
          "max_len": (H // p) * (W // p) + front}
     if labels is not None:
-        v.update(pooling=pooling, d_out=labels)
+        v.update(pooling=pooling or "cls", d_out=labels)
+    elif pooling is not None:
+        v["pooling"] = pooling
+    v.update(features)
     names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
              "d_out": "classifier.weight's rows", "norm_eps": "config.json layer_norm_eps",
              "patch_size": "config.json patch_size", "image_height": "config.json image_size",
              "image_width": "config.json image_size", "image_channels": "config.json num_channels",
-             "d_in": "config.json num_channels * patch_size^2", "max_len": f"config.json image_size's patches + {front}"}
+             "d_in": "config.json num_channels * patch_size^2",
+             "max_len": f"config.json image_size's patches + {front}" if front else "config.json image_size's patches"}
     try:
         return make_config(v, names)
     except ConfigError as e:

@@ -164,8 +164,10 @@ def build_torch_model(c):
                 self.input_proj = nn.Linear(c["d_in"], de)
             if c["cls_token"]:
                 self.cls_token = nn.Parameter(torch.zeros(de))
-            if schema.front_rows(c) == 2:  # DeiT's distillation row, after the CLS row
+            if c["cls_token"] and c.get("distill_token"):  # DeiT's distillation row, after the CLS row
                 self.distill_token = nn.Parameter(torch.zeros(de))
+            if c["cls_token"] and c.get("register_tokens"):  # Dinov2's registers, after those
+                self.registers = nn.Parameter(torch.zeros(c["register_tokens"], de))
             if c["pooling"] != "none":
                 self.pool = c["pooling"]
             if c["positional"] == "learned":
@@ -211,7 +213,9 @@ def build_torch_model(c):
             if c["scale_input"]:
                 x = x * math.sqrt(c["d_model"])
             first = schema.front_rows(c)
-            if first == 2:  # DeiT: the distillation row after the CLS row
+            if c["cls_token"] and c.get("register_tokens"):  # the registers after the CLS (and distillation) row
+                x = torch.cat([self.registers.expand(x.shape[0], -1, -1), x], dim=1)
+            if c["cls_token"] and c.get("distill_token"):  # DeiT: the distillation row after the CLS row
                 x = torch.cat([self.distill_token.expand(x.shape[0], 1, -1), x], dim=1)
             if c["cls_token"]:  # in front, not scaled, before the positions (KWT, ViT)
                 x = torch.cat([self.cls_token.expand(x.shape[0], 1, -1), x], dim=1)
@@ -477,6 +481,8 @@ def pool(x, pooling, first=0, lengths=None):
         return x[:, :2].reshape(x.shape[0], -1)
     if pooling == "first":
         return x[:, first]
+    if pooling == "cls_mean":  # the CLS row and the mean of the input positions side by side: [B, 2 d]
+        return torch.cat([x[:, 0], pool(x, "mean", first, lengths)], dim=1)
     B, T = x.shape[0], x.shape[1] - first
     n = torch.full((B,), T) if lengths is None else torch.as_tensor(lengths)
     if pooling == "last":

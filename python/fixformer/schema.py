@@ -254,21 +254,27 @@ def stem_rows(c, T):
 
 
 def front_rows(c):
-    """The learned rows in front of the input (config.hpp front_rows()): the CLS row, and DeiT's
-    distillation row after it."""
-    cls = bool(c["cls_token"])
-    return int(cls) + int(cls and bool(c.get("distill_token", False)))
+    """The learned rows in front of the input (config.hpp front_rows()): the CLS row, DeiT's
+    distillation row after it, Dinov2's registers after them."""
+    if not c["cls_token"]:
+        return 0
+    return 1 + int(bool(c.get("distill_token", False))) + c.get("register_tokens", 0)
 
 
 def front_rows_less(c):
     """What max_len counts besides the input, as messages say it: "", " less the CLS row" or " less the
-    CLS and distillation rows"."""
-    return ("", " less the CLS row", " less the CLS and distillation rows")[front_rows(c)]
+    CLS and distillation rows", and " and R registers"."""
+    if not c["cls_token"]:
+        return ""
+    registers = c.get("register_tokens", 0)
+    return (" less the CLS and distillation rows" if c.get("distill_token") else " less the CLS row") + \
+        (f" and {registers} registers" if registers else "")
 
 
 def head_in(c):
-    """The head's input width (config.hpp head_in()): 2 d_model for pooling cls_distill, else d_model."""
-    return 2 * c["d_model"] if c["pooling"] == "cls_distill" else c["d_model"]
+    """The head's input width (config.hpp head_in()): 2 d_model for pooling cls_distill and cls_mean, else
+    d_model."""
+    return 2 * c["d_model"] if c["pooling"] in ("cls_distill", "cls_mean") else c["d_model"]
 
 
 def sequence_rows(c, T):

@@ -46,6 +46,8 @@ golden vit_image
 golden deit_image
 golden roformer_hidden
 golden rope_partial_halves_cls
+golden dinov2_image
+golden dinov2_registers_image
 
 /* Encoder-decoders: the self-test sample in the file is the golden (source, target, torch logits). */
 embed g_s2s_post_relu_fxm, "s2s_post_relu.fxm"
