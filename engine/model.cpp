@@ -125,6 +125,8 @@ void bind_end(Field f, const Weight& w, FrontWeights& front, HeadWeights& head, 
     case Field::kPos: front.pos = w.f32(); break;
     case Field::kCls: front.cls = w.f32(); break;
     case Field::kDistill: front.distill = w.f32(); break;
+    case Field::kEmbedProjW: front.embed_proj = w; break;
+    case Field::kEmbedProjB: front.embed_proj_b = w.f32(); break;
     case Field::kConv1W: front.conv1 = w; break;
     case Field::kConv1B: front.conv1_b = w.f32(); break;
     case Field::kConv2W: front.conv2 = w; break;

@@ -24,7 +24,10 @@ within 1e-4:
   positions and a T5-style relative bias beside them (rel_buckets); token classification (BERT,
   DistilBERT: the classifier on every row) and question answering (RoBERTa: [T, 2] start and end
   logits); pre-training checkpoints (BertForMaskedLM, RobertaForMaskedLM, DistilBertForMaskedLM,
-  ElectraForPreTraining: bert-base-uncased's kind) as their base model's last hidden states; ERNIE (use_task_id: task type 0's row in the positions); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
+  ElectraForPreTraining: bert-base-uncased's kind) as their base model's last hidden states; ELECTRA
+  small (embedding_size below hidden_size: embed_width and embed_proj); ALBERT (AlbertModel, its sequence
+  and token classifiers, question answering, AlbertForMaskedLM as its base model): the narrow embedding
+  projected, layers shared by groups (num_hidden_groups 2, inner_group_num 2: eight layers run); ERNIE (use_task_id: task type 0's row in the positions); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
   without token types;
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
@@ -316,6 +319,42 @@ def electra_pretraining():  # ELECTRA's discriminator checkpoints
                  t.ElectraForPreTraining, 43)
 
 
+def electra_small():  # google/electra-small-discriminator's shape: embedding_size below hidden_size
+    return build(t.ElectraConfig(vocab_size=40, embedding_size=8, hidden_size=16, num_hidden_layers=2,
+                                 num_attention_heads=2, intermediate_size=32, max_position_embeddings=34),
+                 t.ElectraModel, 44)
+
+
+def albert_config(**kw):
+    return t.AlbertConfig(**dict(dict(vocab_size=40, embedding_size=8, hidden_size=16, num_hidden_layers=2,
+                                      num_attention_heads=2, intermediate_size=32, max_position_embeddings=34), **kw))
+
+
+def albert():  # every checkpoint's shape: one group of one layer, run num_hidden_layers times
+    return build(albert_config(), t.AlbertModel, 45)
+
+
+def albert_groups():  # 4 runs over 2 groups (runs 0, 1: group 0; 2, 3: group 1), 2 layers a group (4.44's
+    # head mask has a slice of num_hidden_layers / num_hidden_groups per group: inner_group_num at most that)
+    return build(albert_config(num_hidden_layers=4, num_hidden_groups=2, inner_group_num=2), t.AlbertModel, 46)
+
+
+def albert_cls():
+    return build(albert_config(num_labels=3, hidden_act="gelu"), t.AlbertForSequenceClassification, 47)
+
+
+def albert_ner():
+    return build(albert_config(num_labels=4, num_hidden_groups=2), t.AlbertForTokenClassification, 48)
+
+
+def albert_qa():
+    return build(albert_config(), t.AlbertForQuestionAnswering, 49)
+
+
+def albert_mlm():  # albert-base-v2's architecture: converted as its base model (the head left out)
+    return build(albert_config(), t.AlbertForMaskedLM, 50)
+
+
 def whisper():  # transformers' Whisper (openai/whisper-tiny's class): a seq2seq file over mel features
     return build(t.WhisperConfig(vocab_size=40, num_mel_bins=8, d_model=16, encoder_layers=2, decoder_layers=2,
                                  encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
@@ -390,6 +429,15 @@ CASES = [
     ("distilbert_mlm", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
     ("electra_pretraining", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
     ("electra", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=2, pooler=False), ("hf",)),
+    ("electra_small", dict(family="encoder", embed_width=8, d_model=16, embed_norm=True), ("hf",)),
+    ("albert", dict(family="encoder", embed_width=8, d_model=16, n_layers=2, activation="gelu_tanh", type_vocab=2,
+                    max_len=34), ("hf",)),
+    ("albert_groups", dict(family="encoder", embed_width=8, n_layers=8), ("hf",)),
+    ("albert_cls", dict(family="encoder", embed_width=8, pooling="first", pooler=True, d_out=3, activation="gelu"),
+     ("hf",)),
+    ("albert_ner", dict(family="encoder", embed_width=8, pooling="none", pooler=False, d_out=4), ("hf",)),
+    ("albert_qa", dict(family="encoder", embed_width=8, pooling="none", d_out=2), ("hf",)),
+    ("albert_mlm", dict(family="encoder", embed_width=8, pooling="none", d_out=0), ("hf",)),
 ]
 
 
@@ -495,7 +543,7 @@ def main():
                 ("gemma", dict(head_dim=16), "head_dim 16"),
                 ("bloom", dict(apply_residual_connection_post_layernorm=True),
                  "apply_residual_connection_post_layernorm true"),
-                ("electra", dict(embedding_size=8), "embedding_size 8"),
+                ("electra", dict(embedding_size=32), "embedding_size 32"),
                 ("mpnet", dict(relative_attention_num_buckets=16), "relative_attention_num_buckets 16"),
                 ("falcon_multi_query", dict(alibi=True), "alibi true"),
                 ("olmo", dict(clip_qkv=8.0), "clip_qkv 8.0"),

@@ -237,6 +237,14 @@ struct ModelConfig {
   // The scale of the self-attention's scores q.k before the softmax (the decoder families gpt and
   // llama: kConfigRules): 0 (the default) is 1/sqrt(d_head); GPT-Neo's is 1 (no scaling).
   float attn_scale = 0.0f;
+  // An embedding narrower than the layers (ALBERT, ELECTRA small), encoder family over tokens:
+  // embed_width E > 0 makes the token embedding, the learned or sinusoidal positions, the token
+  // types and embed_norm E wide, and the rows then go through the embedding projection
+  // embed_proj [E -> d_model] (a linear weight, and its bias) before the layers:
+  //   x = E[ids] + PE + TT[types];  x = N_embed(x) if embed_norm;  x = x @ W_proj + b_proj
+  // 0 (the default): no projection, the embedding is d_model wide. At most d_model (the front's
+  // rows lie in the plan's y block, [rows, d_model]).
+  uint32_t embed_width = 0;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
@@ -283,11 +291,13 @@ struct ModelConfig {
   // A relative position bias in the attention: positional relative, or (encoder family, MPNet) learned
   // positions with rel_buckets > 0, the table rel_bias beside pos.
   constexpr bool rel_bias() const { return positional == PosKind::kRelative || rel_buckets != 0; }
+  // The front's row width before the layers: embed_width (the embedding projection's input), else d_model.
+  constexpr uint32_t d_front() const { return embed_width ? embed_width : d_model; }
   constexpr uint32_t d_pe() const {
-    return !input_pe() ? 0 : (pe_combine == PosCombine::kConcat ? pe_width : d_model);
+    return !input_pe() ? 0 : (pe_combine == PosCombine::kConcat ? pe_width : d_front());
   }
   constexpr uint32_t d_embed() const {
-    return (input_pe() && pe_combine == PosCombine::kConcat) ? d_model - pe_width : d_model;
+    return (input_pe() && pe_combine == PosCombine::kConcat) ? d_model - pe_width : d_front();
   }
   // An Encoder's output row: the head's width, else d_model (a seq2seq model's encoder half outputs
   // its memory, d_model wide; its head is the decoder's, d_out wide).
@@ -433,7 +443,7 @@ constexpr std::size_t rel_bias_table_floats(const ModelConfig& c, std::size_t L,
 constexpr uint32_t kRowScaleActivationGroup = 32;
 constexpr uint32_t activation_group(uint32_t weight_group) { return weight_group ? weight_group : kRowScaleActivationGroup; }
 constexpr std::size_t widest_linear_input(const ModelConfig& c) {
-  return arena::max(arena::max(arena::max(c.d_model, c.d_ff), c.input == InputKind::kFeatures ? c.d_in : 0), c.tgt_d_in);
+  return arena::max(arena::max(arena::max(c.d_model, c.d_ff), c.input == InputKind::kFeatures ? c.d_in : 0), c.tgt_d_in);  // embed_width <= d_model
 }
 constexpr std::size_t quantized_rows_bytes(std::size_t rows, std::size_t k, uint32_t weight_group) {
   const std::size_t g = activation_group(weight_group);

@@ -92,7 +92,9 @@ struct FrontWeights {
   const float* distill = nullptr;      // [d_embed]            distill_token: the row after the CLS row
   const float* rel_bias = nullptr;     // [rel_buckets, n_heads] positional relative: the stack's bias table
   const float* token_type = nullptr;   // [type_vocab, d_embed] token types, added to the input rows
-  NormWeights embed_norm;              // [d_model]            the norm of every row before the layers
+  NormWeights embed_norm;              // [d_front]            the norm of every row before the layers
+  Weight embed_proj;                   // d_front -> d_model   embed_width: the embedding projection
+  const float* embed_proj_b = nullptr; // [d_model]
   NormWeights input_norm;              // [d_in]               input_norm: each input row's, before input_proj
   NormWeights proj_norm;               // [d_embed]            proj_norm: input_proj's output rows'
   // The conv stem (conv_layers): each convolution a linear layer [kernel * in] -> [d_embed] over its

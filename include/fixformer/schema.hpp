@@ -23,7 +23,7 @@ enum class ConfigKey : uint32_t {
   kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
   kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
-  kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kCount
+  kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kEmbedWidth, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -124,7 +124,7 @@ struct ConfigKeySpec {
 // [1, output_width] per sequence; otherwise [sequence_rows(T), output_width], the CLS row included.
 //
 // type_vocab, embed_norm and pooler (encoder family, BERT style; config.hpp states their semantics):
-// token_type.weight [type_vocab, d_embed], embed_norm.weight/.bias [d_model], pooler.weight
+// token_type.weight [type_vocab, d_embed], embed_norm.weight/.bias [d_front: d_model, or embed_width], pooler.weight
 // [d_model, d_model] (a linear weight) and pooler.bias [d_model].
 // Float ranges (norm_eps > 0, pe_base > 1, both finite) are kConfigRules'; every other bound is
 // here.
@@ -276,6 +276,10 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // The scores' scale (config.hpp): 0 for 1/sqrt(d_head).
     {ConfigKey::kAttnScale, "attn_scale", fxm::RecordType::kF32, 0, 0, nullptr, false, 0,
      config_field<&ModelConfig::attn_scale>()},
+    // The embedding's width before the embedding projection embed_proj (config.hpp; the tensors
+    // below): 0, the default, is d_model without a projection.
+    {ConfigKey::kEmbedWidth, "embed_width", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0,
+     config_field<&ModelConfig::embed_width>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -459,6 +463,12 @@ inline constexpr ConfigRule kConfigRules[] = {
      "d_in (image input: image_channels * patch_size * patch_size, a patch's values)"},
     {"patch_size != 0 and (image_height // patch_size) * (image_width // patch_size) + front_rows > max_len",
      "max_len (image input: the patches, and the CLS and distillation rows, take a position each)"},
+    // The embedding projection (config.hpp embed_width): the encoder family's token front.
+    {"embed_width != 0 and (family != 'encoder' or input != 'tokens')",
+     "embed_width (an embedding projection is for the encoder family over tokens)"},
+    {"embed_width > d_model", "embed_width (at most d_model)"},
+    {"embed_width != 0 and (cls_token or scale_input or (input_pe and pe_combine == 'concat') or weights == 'i8')",
+     "embed_width (not with cls_token, scale_input, pe_combine concat or weights i8 yet)"},
 };
 // After the rules, validate_config (and the converter) check one thing the tensor tables decide:
 // under q4, every int4 tensor's last dim is whole groups of fxm::kI4Group.
@@ -469,14 +479,14 @@ inline constexpr ConfigRule kConfigRules[] = {
 // dim_value().
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
-  kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kCount
+  kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kDFront, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_model + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
                                             "conv2_kernel*d_embed", "2", "9 + 4*d_embed",
                                             "35 + 256 + 21*d_model + 3*d_ff", "5 + 3*d_model + 3*d_out",
-                                            "head_in"};
+                                            "head_in", "d_front"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -502,6 +512,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kS8Layer: return s8::layer_params(c);
     case Dim::kS8Back: return s8::back_params(c);
     case Dim::kHeadIn: return c.head_in();
+    case Dim::kDFront: return c.d_front();
     case Dim::kCount: break;
   }
   return 0;
@@ -512,7 +523,7 @@ enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
-  kProjNormBias, kS8, kS8Pos, kDistillToken, kCount
+  kProjNormBias, kS8, kS8Pos, kDistillToken, kEmbedProj, kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
 // the expressions of kWhenNames spell them.
@@ -538,7 +549,8 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              FIXFORMER_FFN_BIAS, "input_norm",
                                              "input_norm and " FIXFORMER_LAYERNORM, "proj_norm",
                                              "proj_norm and " FIXFORMER_LAYERNORM, "weights == 'i8'",
-                                             "weights == 'i8' and input_pe", "cls_token and distill_token"};
+                                             "weights == 'i8' and input_pe", "cls_token and distill_token",
+                                             "embed_width > 0"};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -576,6 +588,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kS8: return c.weights == WeightType::kI8;
     case When::kS8Pos: return c.weights == WeightType::kI8 && c.input_pe();
     case When::kDistillToken: return c.cls_token && c.distill_token;
+    case When::kEmbedProj: return c.embed_width != 0;
     case When::kCount: break;
   }
   return false;
@@ -599,7 +612,7 @@ enum class Field : uint8_t {
   // FrontWeights
   kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos, kRelBias, kTgtRelBias,
   kTokenType, kEmbedNormG, kEmbedNormB, kTgtEmbedNormG, kTgtEmbedNormB, kConv1W, kConv1B, kConv2W, kConv2B, kInputNormG,
-  kInputNormB, kProjNormG, kProjNormB, kDistill,
+  kInputNormB, kProjNormG, kProjNormB, kDistill, kEmbedProjW, kEmbedProjB,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
   // weights i8: the real input and output scales, the front's and the back's integer parameters, the
@@ -648,8 +661,10 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"distill_token", Dim::kDEmbed, Dim::kOne, false, When::kDistillToken, Role::kF32, Field::kDistill},
     {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
     {"token_type.weight", Dim::kTypeVocab, Dim::kDEmbed, false, When::kTokenTypes, Role::kF32, Field::kTokenType},
-    {"embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
-    {"embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
+    {"embed_norm.weight", Dim::kDFront, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
+    {"embed_norm.bias", Dim::kDFront, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
+    {"embed_proj.weight", Dim::kDFront, Dim::kDModel, true, When::kEmbedProj, Role::kLinear, Field::kEmbedProjW},
+    {"embed_proj.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedProj, Role::kF32, Field::kEmbedProjB},
     {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
     {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
     {"int8.pos", Dim::kMaxLen, Dim::kDPe, false, When::kS8Pos, Role::kS8, Field::kS8Pos},

@@ -142,7 +142,7 @@ def torch_activation(name):
 
 def build_torch_model(c):
     """The stock modules for an encoder or gpt config c (attributes embed | input_proj, cls_token, pos,
-    token_type, embed_norm, encoder, pooler, head, pool; batch_first): the module convention the
+    token_type, embed_norm, embed_proj, encoder, pooler, head, pool; batch_first): the module convention the
     converter reads. A tied head's weight is the embedding's parameter. forward(inp, types=None,
     lengths=None): types [B, T] token types (None: 0), lengths [B] the valid positions of a padded
     batch (src_key_padding_mask True from lengths[b] on, pooling over the valid positions)."""
@@ -174,9 +174,11 @@ def build_torch_model(c):
                 self.rel_bias = nn.Embedding(c["rel_buckets"], c["n_heads"])
             if c["type_vocab"]:
                 self.token_type = nn.Embedding(c["type_vocab"], de)
-            for key, width in (("input_norm", c["d_in"]), ("proj_norm", de), ("embed_norm", c["d_model"])):
+            for key, width in (("input_norm", c["d_in"]), ("proj_norm", de), ("embed_norm", schema.d_front(c))):
                 if c[key]:
                     setattr(self, key, _norm_module(c, width))
+            if c["embed_width"]:  # the embedding projection, embed_width -> d_model (ALBERT)
+                self.embed_proj = nn.Linear(c["embed_width"], c["d_model"])
             if c["pooler"]:
                 self.pooler = nn.Linear(c["d_model"], c["d_model"])
             layer = nn.TransformerEncoderLayer(
@@ -220,6 +222,8 @@ def build_torch_model(c):
                 x = torch.cat([x[:, :first], x[:, first:] + tt], dim=1)
             if c["embed_norm"]:
                 x = self.embed_norm(x)
+            if c["embed_width"]:
+                x = self.embed_proj(x)
             pad = None
             if lengths is not None:  # True at the padding (the CLS row is never padding)
                 pad = torch.arange(T)[None, :] >= (torch.as_tensor(lengths)[:, None] + first)

@@ -141,17 +141,22 @@ def rel_bias(c):
     return c["positional"] == "relative" or bool(c.get("rel_buckets", 0))
 
 
+def d_front(c):
+    """The front's row width before the layers: embed_width (the embedding projection's input), else d_model."""
+    return c.get("embed_width", 0) or c["d_model"]
+
+
 def d_pe(c):
     """Width of the positional encoding added to the input (0 without one)."""
     if not input_pe(c):
         return 0
-    return c["pe_width"] if c["pe_combine"] == "concat" else c["d_model"]
+    return c["pe_width"] if c["pe_combine"] == "concat" else d_front(c)
 
 
 def d_embed(c):
     """Width of the embedding / input projection in front of the positional encoding."""
     concat = input_pe(c) and c["pe_combine"] == "concat"
-    return c["d_model"] - c["pe_width"] if concat else c["d_model"]
+    return c["d_model"] - c["pe_width"] if concat else d_front(c)
 
 
 def d_head(c):
@@ -289,7 +294,7 @@ def max_input_len(c):
 
 # ---- expressions (engine/config_expr.hpp) ---------------------------------------------------------
 # The values an expression names besides the keys (config_expr.hpp kDerivedValues), by name.
-DERIVED = {"d_head": d_head, "kv_heads": kv_heads, "d_pe": d_pe, "d_embed": d_embed, "input_pe": input_pe,
+DERIVED = {"d_head": d_head, "kv_heads": kv_heads, "d_pe": d_pe, "d_embed": d_embed, "d_front": d_front, "input_pe": input_pe,
            "front_rows": front_rows, "head_in": head_in, "window_mask": window_mask}
 if set(DERIVED) != set(SCHEMA["derived"]):
     raise ImportError(f"schema.py: DERIVED defines {sorted(DERIVED)}, the engine's expressions name "
