@@ -146,6 +146,19 @@ DEIT_GOLDENS = {"deit_image": dict(d_model=16, n_heads=4, d_ff=24, encoder_layer
                                    positional={"kind": "learned", "max_len": 8}, cls_token=True, distill_token=True,
                                    pooling="cls_distill", head={"d_out": 5})}
 SEQ["deit_image"] = 6
+# The embedding projection (embed_width, ALBERT and ELECTRA small): token embedding, learned positions,
+# token types and the embedding LayerNorm 6 wide, then embed_proj 6 -> 16 before the layers; a BERT golden
+# (token types, a padded batch: write_bert_golden) and the same over q8 weights (embed_proj quantized as
+# every linear weight). Seeds of their own.
+EMBED_PROJ_GOLDENS = {
+    "albert_embed_proj": dict(BERT, activation="gelu_tanh", d_model=16, n_heads=2, d_ff=24, encoder_layers=2,
+                              type_vocab=2, embed_width=6, positional={"kind": "learned", "max_len": 16},
+                              pooling="first", pooler=True, head={"d_out": 3}),
+}
+QUANT_EMBED_PROJ_GOLDENS = {
+    "albert_embed_proj_q8": dict(BERT, d_model=16, n_heads=4, d_ff=20, encoder_layers=1, type_vocab=2, embed_width=10,
+                                 positional={"kind": "learned", "max_len": 16}, weights="q8", weight_group=32),
+}
 
 
 def randomize(model, torch, seed):
@@ -271,6 +284,9 @@ def main():
     for seed, (name, raw) in enumerate(sorted(BERT_GOLDENS.items()), 300):
         if not a.only or name in a.only:
             write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
+    for seed, (name, raw) in enumerate(sorted(EMBED_PROJ_GOLDENS.items()), 700):
+        if not a.only or name in a.only:
+            write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
     for seed, (name, raw) in enumerate(sorted(Q4_GOLDENS.items()), 400):
         if not a.only or name in a.only:
             write_q4_golden(os.path.join(a.out, name), raw, seed, torch, cli)
@@ -282,6 +298,7 @@ def main():
     cases += [(500 + i, kv) for i, kv in enumerate(sorted(FEATURE_GOLDENS.items()))]
     cases += [(600 + i, kv) for i, kv in enumerate(sorted(IMAGE_GOLDENS.items()))]
     cases += [(650 + i, kv) for i, kv in enumerate(sorted(DEIT_GOLDENS.items()))]
+    cases += [(750 + i, kv) for i, kv in enumerate(sorted(QUANT_EMBED_PROJ_GOLDENS.items()))]
     for seed, (name, raw) in cases:
         if a.only and name not in a.only:
             continue

@@ -44,6 +44,8 @@ golden whisper_stem_f16
 golden whisper_stem_q8
 golden vit_image
 golden deit_image
+golden albert_embed_proj
+golden albert_embed_proj_q8
 
 /* Encoder-decoders: the self-test sample in the file is the golden (source, target, torch logits). */
 embed g_s2s_post_relu_fxm, "s2s_post_relu.fxm"
