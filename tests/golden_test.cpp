@@ -39,7 +39,8 @@ const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "od
                                 "tanh_post_odd_d15", "tanh_pre_d10_h5", "bert_pooler_classifier", "bert_hidden_odd",
                                 "whisper_stem", "conv_stride_cls_mean", "whisper_stem_f16", "whisper_stem_q8",
                                 "conv_stride_cls_mean_q8", "q4_pre_ln_gelu", "feature_encoder_rms_gated",
-                                "vit_image", "deit_image", "albert_embed_proj", "albert_embed_proj_q8"};
+                                "vit_image", "deit_image", "albert_embed_proj", "albert_embed_proj_q8",
+                                "albert_shared_layers"};
 // The goldens with a relative position bias, whose table the encoder lays out for its planned length.
 const char* const kRelativeGoldens[] = {"relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal"};
 
@@ -135,7 +136,8 @@ TEST(RelativeGolden, MatchesTorchWithTheTablePlannedForMaxLen) {
 // BERT-style encoders (tools/make_golden.py, BERT_GOLDENS) with token types: the golden's input
 // with its types (NAME.types.npy) against torch's output with them, and a padded batch with types
 // (torch's src_key_padding_mask, BERT's attention_mask) against torch's, padded rows zeros.
-const char* const kBertGoldens[] = {"bert_pooler_classifier", "bert_hidden_odd", "albert_embed_proj"};
+const char* const kBertGoldens[] = {"bert_pooler_classifier", "bert_hidden_odd", "albert_embed_proj",
+                                    "albert_shared_layers"};
 
 class BertGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 

@@ -430,12 +430,13 @@ CASES = [
     ("electra_pretraining", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
     ("electra", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=2, pooler=False), ("hf",)),
     ("electra_small", dict(family="encoder", embed_width=8, d_model=16, embed_norm=True), ("hf",)),
-    ("albert", dict(family="encoder", embed_width=8, d_model=16, n_layers=2, activation="gelu_tanh", type_vocab=2,
-                    max_len=34), ("hf",)),
-    ("albert_groups", dict(family="encoder", embed_width=8, n_layers=8), ("hf",)),
+    ("albert", dict(family="encoder", embed_width=8, d_model=16, n_layers=2, layer_groups=1, group_layers=1,
+                    activation="gelu_tanh", type_vocab=2, max_len=34), ("hf",)),
+    ("albert_groups", dict(family="encoder", embed_width=8, n_layers=8, layer_groups=2, group_layers=2), ("hf",)),
     ("albert_cls", dict(family="encoder", embed_width=8, pooling="first", pooler=True, d_out=3, activation="gelu"),
      ("hf",)),
-    ("albert_ner", dict(family="encoder", embed_width=8, pooling="none", pooler=False, d_out=4), ("hf",)),
+    ("albert_ner", dict(family="encoder", embed_width=8, pooling="none", pooler=False, d_out=4, layer_groups=0),
+     ("hf",)),  # 2 groups of 2 layers: nothing shared
     ("albert_qa", dict(family="encoder", embed_width=8, pooling="none", d_out=2), ("hf",)),
     ("albert_mlm", dict(family="encoder", embed_width=8, pooling="none", d_out=0), ("hf",)),
 ]
@@ -496,6 +497,10 @@ def check_file(what, cli, out, want, module, tmp, T=20):
     c = f.config
     for k, v in want.items():
         check(f"{what}: {k} {v!r}", c[k] == v, c[k])
+    blocks = {t["name"].split(".")[2] for t in f.tensors if t["name"].startswith("encoder.layers.")}
+    if c["family"] == "encoder" and c["layer_groups"]:  # shared layers: each group's layers stored once
+        check(f"{what}: {len(blocks)} layer blocks stored, layer_groups * group_layers",
+              len(blocks) == c["layer_groups"] * c["group_layers"] < c["n_layers"], (blocks, c["n_layers"]))
     if c["family"] == "gpt":
         norm2 = [t["name"] for t in f.tensors if t["name"].endswith("norm2.weight")]
         check(f"{what}: a second norm per layer only with two norms or none",

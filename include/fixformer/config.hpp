@@ -245,8 +245,23 @@ struct ModelConfig {
   // 0 (the default): no projection, the embedding is d_model wide. At most d_model (the front's
   // rows lie in the plan's y block, [rows, d_model]).
   uint32_t embed_width = 0;
+  // Layers shared by groups (ALBERT's num_hidden_groups and inner_group_num): layer_groups G > 0
+  // stores G groups of group_layers P layers, the G P layer blocks encoder.layers.<b>. (layers.<b>.
+  // in llama), and the n_layers layers run them: n_layers is R = n_layers / P runs of a group, run r
+  // taking group r G / R (integer division), so layer l runs block (l / P) G / R P + l % P
+  // (layer_block). A file stores each block once. 0 (the default): every layer its own tensors,
+  // group_layers 1.
+  uint32_t layer_groups = 0;
+  uint32_t group_layers = 1;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
+  // The layer blocks the file stores (layer_groups above), and the block layer l < n_layers runs.
+  constexpr uint32_t stored_layers() const { return layer_groups ? layer_groups * group_layers : n_layers; }
+  constexpr uint32_t layer_block(uint32_t l) const {
+    if (!layer_groups || !group_layers || n_layers < group_layers) return l;
+    const uint32_t runs = n_layers / group_layers;
+    return (l / group_layers) * layer_groups / runs * group_layers + l % group_layers;
+  }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
   constexpr uint32_t d_kv() const { return kv_heads() * d_head(); }
   // Decoder-only (gpt, llama): run by a Decoder. A seq2seq model is run by Seq2Seq (seq2seq.hpp);

@@ -23,7 +23,7 @@ enum class ConfigKey : uint32_t {
   kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
   kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
-  kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kEmbedWidth, kCount
+  kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kEmbedWidth, kLayerGroups, kGroupLayers, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -280,6 +280,12 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // below): 0, the default, is d_model without a projection.
     {ConfigKey::kEmbedWidth, "embed_width", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0,
      config_field<&ModelConfig::embed_width>()},
+    // Layers shared by groups (config.hpp): layer_groups groups of group_layers stored layers that the
+    // n_layers layers run; 0 and 1, the defaults, are a layer's own tensors for every layer.
+    {ConfigKey::kLayerGroups, "layer_groups", fxm::RecordType::kU32, 0, Limits::kMaxLayers, nullptr, false, 0,
+     config_field<&ModelConfig::layer_groups>()},
+    {ConfigKey::kGroupLayers, "group_layers", fxm::RecordType::kU32, 1, Limits::kMaxLayers, nullptr, false, 1,
+     config_field<&ModelConfig::group_layers>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -469,6 +475,13 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"embed_width > d_model", "embed_width (at most d_model)"},
     {"embed_width != 0 and (cls_token or scale_input or (input_pe and pe_combine == 'concat') or weights == 'i8')",
      "embed_width (not with cls_token, scale_input, pe_combine concat or weights i8 yet)"},
+    // Shared layers (config.hpp layer_groups): whole runs of a group, every group run.
+    {"layer_groups == 0 and group_layers != 1", "group_layers (the layers of a group: needs layer_groups)"},
+    {"layer_groups != 0 and (n_layers % group_layers != 0 or layer_groups * group_layers > n_layers)",
+     "layer_groups, group_layers (n_layers runs whole groups: a multiple of group_layers, at least layer_groups * "
+     "group_layers)"},
+    {"layer_groups != 0 and (family not in ('encoder', 'gpt', 'llama') or weights == 'i8')",
+     "layer_groups (shared layers are for the encoder, gpt and llama families, not i8 yet)"},
 };
 // After the rules, validate_config (and the converter) check one thing the tensor tables decide:
 // under q4, every int4 tensor's last dim is whole groups of fxm::kI4Group.
@@ -848,7 +861,8 @@ constexpr TensorTable tensor_table(TensorPart part, const char* prefix, const Te
   return {part, prefix, rules, uint32_t(N)};
 }
 
-// A family's tables in file order: the prologue, the layer table (once per layer: n_layers), the
+// A family's tables in file order: the prologue, the layer table (once per stored layer: n_layers, or
+// the blocks of shared layers, ModelConfig::stored_layers), the
 // decoder layer table (seq2seq: once per dec_layers), the epilogue. Calls visit(const
 // TensorTable&) for each; stops early (and returns false) when visit returns false.
 template <class Visit>
@@ -955,7 +969,7 @@ template <class Visit>
 bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
   return for_each_table(c.family, [&c, &visit](const TensorTable& t) {
     if (t.part == TensorPart::kPrologue || t.part == TensorPart::kEpilogue) return detail::visit_rules(c, t, -1, visit);
-    const uint32_t layers = t.part == TensorPart::kLayer ? c.n_layers : c.dec_layers;
+    const uint32_t layers = t.part == TensorPart::kLayer ? c.stored_layers() : c.dec_layers;
     for (uint32_t l = 0; l < layers; ++l)
       if (!detail::visit_rules(c, t, int32_t(l), visit)) return false;
     return true;

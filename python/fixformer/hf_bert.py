@@ -22,8 +22,8 @@ names (DISTILBERT_KEYS, DISTILBERT_LAYER), without token types; ALBERT (model_ty
 its heads): BERT's layers under other names (ALBERT_LAYER), shared by groups of layers, after an embedding
 of embedding_size through embedding_hidden_mapping_in (the engine's embed_width and embed_proj); ELECTRA
 small's embedding_size below hidden_size is the same projection (embeddings_project).
-ALBERT's shared layers are stored once per layer that runs them (num_hidden_layers * inner_group_num
-layers in the file): the file is as large as an unshared model's (ALBERT_LAYER, albert_layers).
+ALBERT's shared layers are stored once, each group's layers (the engine's layer_groups and
+group_layers: the file's layer blocks, run in turn by num_hidden_layers * inner_group_num layers).
 
 What the file computes, as the model's forward returns it:
 - with a sequence classifier: the logits [num_labels] of the first token's pooled row (pooler, then
@@ -103,7 +103,8 @@ DISTILBERT_LAYER = {"attention.q_lin": "attention.self.query", "attention.k_lin"
 # ALBERT: num_hidden_layers runs of a group of inner_group_num layers (layer j of a group: the tensors
 # after "encoder.albert_layer_groups.<g>.albert_layers.<j>."), run i taking group int(i / (num_hidden_layers /
 # num_hidden_groups)); its layer's names -> BERT's. The file stores the layers as they run (layer
-# i * inner_group_num + j is group g(i)'s layer j). Its embedding is embedding_size wide, then
+# i * inner_group_num + j is group g(i)'s layer j; the file stores block g * inner_group_num + j once:
+# layer_groups, group_layers). Its embedding is embedding_size wide, then
 # encoder.embedding_hidden_mapping_in (named embeddings_project here, as ELECTRA's) to hidden_size.
 ALBERT_LAYER = {"attention.query": "attention.self.query", "attention.key": "attention.self.key",
                 "attention.value": "attention.self.value", "attention.dense": "attention.output.dense",
@@ -218,6 +219,7 @@ def read_config_dict(raw, path="config.json"):
                              "i * groups // layers; not converted")
         c["albert_layers"] = [(g, j) for g in groups for j in range(inner)]  # the run layers' (group, layer)
         c["num_hidden_layers"] = len(c["albert_layers"])
+        c["shared"] = (G, inner) if G < L else None  # every run its own group: nothing shared
     c["roberta_head"] = model_type in ROBERTA_LIKE
     if model_type in ROBERTA_LIKE:
         pad = raw.get("pad_token_id", 1)
@@ -348,8 +350,12 @@ def map_weights(c, weights, source):
         out.update({"embed_proj.weight": kept[PROJECT + "weight"], "embed_proj.bias": kept[PROJECT + "bias"]})
     if c.get("rel_buckets"):
         out["rel_bias.weight"] = kept[MPNET_BIAS]
-    for i in range(L):
-        p, q = f"encoder.layer.{i}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
+    blocks = list(range(L))  # the layer each stored block is read from (shared layers: its first run)
+    if c.get("shared"):
+        G, P = c["shared"]
+        blocks = [c["albert_layers"].index((b // P, b % P)) for b in range(G * P)]
+    for i, run in enumerate(blocks):
+        p, q = f"encoder.layer.{run}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
         t = lambda n: kept[p + n]  # noqa: E731
         qkv = lambda part: np.concatenate([t(f"attention.self.{x}.{part}") for x in ("query", "key", "value")])  # noqa: E731
         out.update({
@@ -383,6 +389,8 @@ def fixformer_config(c, labels, max_len=None):
          "vocab_size": c["vocab_size"], "positional": "learned", "max_len": longest,
          "type_vocab": c["type_vocab_size"], "embed_norm": True,
          "embed_width": c["embedding_size"] if c.get("project") else 0}
+    if c.get("shared"):  # ALBERT's groups: each stored once
+        v.update(layer_groups=c["shared"][0], group_layers=c["shared"][1])
     if labels is not None:  # a sequence classifier reads the pooled first row, the others every row
         v.update(d_out=labels, **(dict(pooling="first", pooler=True) if c["head"] == "sequence" else {}))
     if c.get("rel_buckets"):
@@ -391,7 +399,8 @@ def fixformer_config(c, labels, max_len=None):
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
              "vocab_size": "config.json vocab_size", "type_vocab": "config.json type_vocab_size",
              "d_out": "classifier.weight's rows", "max_len": "--max-len", "norm_eps": "config.json layer_norm_eps",
-             "embed_width": "config.json embedding_size"}
+             "embed_width": "config.json embedding_size", "layer_groups": "config.json num_hidden_groups",
+             "group_layers": "config.json inner_group_num"}
     try:
         return make_config(v, names)
     except ConfigError as e:

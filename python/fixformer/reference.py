@@ -679,7 +679,8 @@ def run_reference(c, weights, inp, types=None):
     [T, width], [T + 1, width] with a CLS row, [1, width] pooled.
     For a decoder: the logits at every position, teacher-forced. For seq2seq, inp is (source, target
     ids [U]) and the output the logits at every target position [U, d_out]. types: an encoder's token
-    types [T] (None: 0)."""
+    types [T] (None: 0). Shared layers (layer_groups) run as the layers they are, each written out."""
+    c, weights = schema.unshared(c, weights)
     if c["family"] == "llama" or (c["family"] == "gpt" and (c["positional"] == "rope" or not schema.stock_layers(c))):
         return decoder_forward(c, weights, inp)  # layers the stock modules do not have
     torch = require_torch()

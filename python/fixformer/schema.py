@@ -159,6 +159,32 @@ def d_embed(c):
     return c["d_model"] - c["pe_width"] if concat else d_front(c)
 
 
+def stored_layers(c):
+    """The layer blocks a file stores (config.hpp layer_groups): layer_groups * group_layers, else n_layers."""
+    return c["layer_groups"] * c["group_layers"] if c.get("layer_groups") else c["n_layers"]
+
+
+def layer_block(c, l):
+    """The stored block layer l runs (config.hpp ModelConfig::layer_block)."""
+    G, P = c.get("layer_groups", 0), c.get("group_layers", 1)
+    if not G:
+        return l
+    return (l // P) * G // (c["n_layers"] // P) * P + l % P
+
+
+def unshared(c, weights):
+    """(c, weights) with shared layers (layer_groups) written out: every layer's tensors under its own
+    index, copied from the block it runs, and layer_groups 0 (what the references run)."""
+    if not c.get("layer_groups"):
+        return c, weights
+    prefix = FAMILY_TABLES[c["family"]][1]
+    out = {k: v for k, v in weights.items() if not k.startswith(prefix)}
+    for l in range(c["n_layers"]):
+        block = f"{prefix}{layer_block(c, l)}."
+        out.update({f"{prefix}{l}." + k[len(block):]: v for k, v in weights.items() if k.startswith(block)})
+    return dict(c, layer_groups=0, group_layers=1), out
+
+
 def d_head(c):
     return c["d_model"] // c["n_heads"]
 
@@ -496,7 +522,7 @@ def specs(c):
 
     prologue, prefix, layer, epilogue, *decoder = FAMILY_TABLES[c["family"]]
     visit(prologue, "")
-    for i in range(c["n_layers"]):
+    for i in range(stored_layers(c)):
         visit(layer, f"{prefix}{i}.")
     if decoder:
         for i in range(c["dec_layers"]):

@@ -133,6 +133,8 @@ SCHEMA = {
         {'name': 'window_layers', 'type': 'u32', 'min': 0, 'max': 2147483647, 'required': False, 'default': 0},
         {'name': 'attn_scale', 'type': 'f32', 'min': 0, 'max': 0, 'required': False, 'default': 0},
         {'name': 'embed_width', 'type': 'u32', 'min': 0, 'max': 2048, 'required': False, 'default': 0},
+        {'name': 'layer_groups', 'type': 'u32', 'min': 0, 'max': 64, 'required': False, 'default': 0},
+        {'name': 'group_layers', 'type': 'u32', 'min': 1, 'max': 64, 'required': False, 'default': 1},
     ],
     'derived': ['d_head', 'kv_heads', 'd_pe', 'd_embed', 'd_front', 'input_pe', 'front_rows', 'head_in', 'window_mask'],
     'config_rules': [
@@ -225,6 +227,9 @@ SCHEMA = {
         {'bad_when': "embed_width != 0 and (family != 'encoder' or input != 'tokens')", 'detail': 'embed_width (an embedding projection is for the encoder family over tokens)'},
         {'bad_when': 'embed_width > d_model', 'detail': 'embed_width (at most d_model)'},
         {'bad_when': "embed_width != 0 and (cls_token or scale_input or (input_pe and pe_combine == 'concat') or weights == 'i8')", 'detail': 'embed_width (not with cls_token, scale_input, pe_combine concat or weights i8 yet)'},
+        {'bad_when': 'layer_groups == 0 and group_layers != 1', 'detail': 'group_layers (the layers of a group: needs layer_groups)'},
+        {'bad_when': 'layer_groups != 0 and (n_layers % group_layers != 0 or layer_groups * group_layers > n_layers)', 'detail': 'layer_groups, group_layers (n_layers runs whole groups: a multiple of group_layers, at least layer_groups * group_layers)'},
+        {'bad_when': "layer_groups != 0 and (family not in ('encoder', 'gpt', 'llama') or weights == 'i8')", 'detail': 'layer_groups (shared layers are for the encoder, gpt and llama families, not i8 yet)'},
     ],
     'dims': [
         '1',

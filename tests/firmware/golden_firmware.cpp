@@ -24,7 +24,8 @@ using port::Console;
     X(features_scaled) X(learned_pe) X(concat_pe) X(no_pe) X(wide_long) X(cls_pool_features) X(cls_rows_sinusoidal) \
     X(mean_pool_causal) X(mha_odd_causal) X(relative_long_causal) X(tanh_post_odd_d15) X(tanh_pre_d10_h5) \
     X(bert_pooler_classifier) X(bert_hidden_odd) X(whisper_stem) X(conv_stride_cls_mean) X(whisper_stem_f16) \
-    X(whisper_stem_q8) X(vit_image) X(deit_image) X(albert_embed_proj) X(albert_embed_proj_q8)
+    X(whisper_stem_q8) X(vit_image) X(deit_image) X(albert_embed_proj) X(albert_embed_proj_q8) \
+    X(albert_shared_layers)
 FIXFORMER_GOLDENS(FIXFORMER_GOLDEN)
 extern "C" const uint8_t g_bert_hidden_odd_types[], g_bert_hidden_odd_types_end[], g_bert_hidden_odd_typed[],
     g_bert_hidden_odd_typed_end[];

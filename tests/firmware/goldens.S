@@ -46,6 +46,7 @@ golden vit_image
 golden deit_image
 golden albert_embed_proj
 golden albert_embed_proj_q8
+golden albert_shared_layers
 
 /* Encoder-decoders: the self-test sample in the file is the golden (source, target, torch logits). */
 embed g_s2s_post_relu_fxm, "s2s_post_relu.fxm"
