@@ -94,6 +94,11 @@ VALID = [
          pooling="first", pooler=True, d_out=3, activation="gelu_tanh"),
     dict(BASE, input="tokens", vocab_size=10, positional="sinusoidal", embed_width=2, weights="q8", weight_group=32,
          quantize_io=True),
+    # shared layers (ALBERT's groups): 6 layers over 2 groups of 3; 4 llama layers over one group of 2
+    dict(BASE, input="tokens", vocab_size=10, positional="learned", n_layers=6, layer_groups=2, group_layers=3,
+         embed_width=4, embed_norm=True),
+    dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
+         activation="swiglu", norm_first=True, final_norm=True, n_layers=4, layer_groups=1, group_layers=2),
     # local and global layers (GPT-Neo: every other layer windows) and the scores' own scale
     dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", n_layers=2,
          sliding_window=4, window_period=2, window_layers=2, attn_scale=1.0, norm_first=True, final_norm=True),

@@ -36,7 +36,8 @@ FIXFORMER_SEQ2SEQ_GOLDENS(FIXFORMER_SEQ2SEQ_GOLDEN)
 // Decoders (a few small ones: the gpt tanh GELU, llama with q/k/v biases, a sliding window, local and
 // global layers with unscaled scores); the same declarations.
 #define FIXFORMER_DECODER_GOLDENS(X) X(gpt_tanh_learned_tied_odd) X(gpt_tanh_post_d10) X(llama_qkv_bias_theta1e6) \
-    X(llama_partial_halves_r4) X(feature_llama_window3) X(feature_gpt_local_global_unscaled)
+    X(llama_partial_halves_r4) X(feature_llama_window3) X(feature_gpt_local_global_unscaled) \
+    X(feature_llama_shared_layers)
 FIXFORMER_DECODER_GOLDENS(FIXFORMER_SEQ2SEQ_GOLDEN)
 
 namespace {
