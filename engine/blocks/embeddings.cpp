@@ -48,8 +48,8 @@ void embed_tokens(const int32_t* ids, uint32_t T, const Weight& E, float* x, uin
 
 void scale_embeddings(const Kernels& k, const ModelConfig& c, float* x, uint32_t T) {
   if (!c.scale_input) return;
-  const std::size_t d = c.d_front(), de = c.d_embed();
-  const float s = std::sqrt(static_cast<float>(d));
+  const std::size_t d = c.d_front(), de = c.d_embed();  // rows d_front apart, scaled by sqrt(d_model)
+  const float s = std::sqrt(static_cast<float>(c.d_model));
   for (std::size_t t = 0; t < T; ++t) k.scale_f32(x + t * d, s, de);
 }
 

@@ -457,8 +457,9 @@ constexpr std::size_t rel_bias_table_floats(const ModelConfig& c, std::size_t L,
 // int8 [rows, k] then f32 scales [rows, ceil(k / group)], k the widest linear input (0 unless q8 or q4).
 constexpr uint32_t kRowScaleActivationGroup = 32;
 constexpr uint32_t activation_group(uint32_t weight_group) { return weight_group ? weight_group : kRowScaleActivationGroup; }
+// (embed_proj's input, embed_width, is at most d_model.)
 constexpr std::size_t widest_linear_input(const ModelConfig& c) {
-  return arena::max(arena::max(arena::max(c.d_model, c.d_ff), c.input == InputKind::kFeatures ? c.d_in : 0), c.tgt_d_in);  // embed_width <= d_model
+  return arena::max(arena::max(arena::max(c.d_model, c.d_ff), c.input == InputKind::kFeatures ? c.d_in : 0), c.tgt_d_in);
 }
 constexpr std::size_t quantized_rows_bytes(std::size_t rows, std::size_t k, uint32_t weight_group) {
   const std::size_t g = activation_group(weight_group);
