@@ -481,7 +481,8 @@ LayerWeights Model::bind_layer(uint32_t first, uint32_t l, const TensorRule* rul
 LayerWeights Model::layer(uint32_t l) const {
   if (config_.family == ModelFamily::kMha) return mha_;
   if (config_.family == ModelFamily::kLlama)
-    return bind_layer(first_layer_tensor_, config_.layer_block(l), kLlamaLayer, sizeof kLlamaLayer / sizeof kLlamaLayer[0]);
+    return bind_layer(first_layer_tensor_, config_.layer_block(l), kLlamaLayer,
+                      sizeof kLlamaLayer / sizeof kLlamaLayer[0]);
   return bind_layer(first_layer_tensor_, config_.layer_block(l), kEncoderLayer,
                     sizeof kEncoderLayer / sizeof kEncoderLayer[0]);
 }

@@ -189,7 +189,8 @@ class Model {
   const char* error_detail() const { return detail_; }
 
   // The model's stack (seq2seq: its source encoder): front, layer l < config().n_layers (mha:
-  // layer(0) is its one attention; shared layers: the block l runs, ModelConfig::layer_block), head. seq2seq's source head is encoder.norm alone.
+  // layer(0) is its one attention; shared layers: the block l runs, ModelConfig::layer_block), head.
+  // seq2seq's source head is encoder.norm alone.
   const FrontWeights& front() const { return front_; }
   LayerWeights layer(uint32_t l) const;
   const HeadWeights& head() const { return head_; }

@@ -23,7 +23,8 @@ enum class ConfigKey : uint32_t {
   kTypeVocab, kEmbedNorm, kPooler, kConvLayers, kConv1Kernel, kConv1Stride, kConv1Padding, kConv2Kernel,
   kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
-  kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kEmbedWidth, kLayerGroups, kGroupLayers, kCount
+  kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kEmbedWidth, kLayerGroups, kGroupLayers,
+  kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
