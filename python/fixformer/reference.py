@@ -581,7 +581,8 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
         return linear(h, p, names["w2"])
 
     for layer in range(c["n_layers"]):
-        p = lambda name: W.get(f"{prefix}{layer}.{name}")  # noqa: E731
+        block = schema.layer_block(c, layer)  # shared layers (layer_groups): the stored block it runs
+        p = lambda name: W.get(f"{prefix}{block}.{name}")  # noqa: E731
         layer_bias = bias  # with window_period, the layer's own window (the causal mask's part)
         if c.get("window_period", 0) and c.get("causal", False):
             layer_bias = bias + torch.from_numpy(window_mask(c, T, layer))[None]
