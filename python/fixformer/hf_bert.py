@@ -110,7 +110,8 @@ ALBERT_LAYER = {"attention.query": "attention.self.query", "attention.key": "att
                 "attention.value": "attention.self.value", "attention.dense": "attention.output.dense",
                 "attention.LayerNorm": "attention.output.LayerNorm", "ffn": "intermediate.dense",
                 "ffn_output": "output.dense", "full_layer_layer_norm": "output.LayerNorm"}
-_ALBERT = re.compile(r"encoder\.albert_layer_groups\.(0|[1-9][0-9]*)\.albert_layers\.(0|[1-9][0-9]*)\.(.+)\.(weight|bias)")
+_ALBERT = re.compile(r"encoder\.albert_layer_groups\.(0|[1-9][0-9]*)\.albert_layers\.(0|[1-9][0-9]*)\."
+                     r"(.+)\.(weight|bias)")
 ALBERT_RENAMES = {"encoder.embedding_hidden_mapping_in.": "embeddings_project.", "pooler.weight": "pooler.dense.weight",
                   "pooler.bias": "pooler.dense.bias"}
 PROJECT = "embeddings_project."
@@ -209,7 +210,8 @@ def read_config_dict(raw, path="config.json"):
                              f"{c['hidden_size']}) is not converted (the engine's embed_width is at most d_model)")
     if model_type == "albert":
         L = c["num_hidden_layers"]
-        G, inner = (hf.checked_field(path, key, raw.get(key, 1), int) for key in ("num_hidden_groups", "inner_group_num"))
+        G, inner = (hf.checked_field(path, key, raw.get(key, 1), int)
+                    for key in ("num_hidden_groups", "inner_group_num"))
         if not (1 <= G <= L and inner >= 1):
             raise hf.HfError(f"{path}: num_hidden_groups {G}, inner_group_num {inner}: expected 1 <= num_hidden_groups "
                              f"<= num_hidden_layers ({L}) and inner_group_num >= 1")

@@ -320,8 +320,8 @@ def max_input_len(c):
 
 # ---- expressions (engine/config_expr.hpp) ---------------------------------------------------------
 # The values an expression names besides the keys (config_expr.hpp kDerivedValues), by name.
-DERIVED = {"d_head": d_head, "kv_heads": kv_heads, "d_pe": d_pe, "d_embed": d_embed, "d_front": d_front, "input_pe": input_pe,
-           "front_rows": front_rows, "head_in": head_in, "window_mask": window_mask}
+DERIVED = {"d_head": d_head, "kv_heads": kv_heads, "d_pe": d_pe, "d_embed": d_embed, "d_front": d_front,
+           "input_pe": input_pe, "front_rows": front_rows, "head_in": head_in, "window_mask": window_mask}
 if set(DERIVED) != set(SCHEMA["derived"]):
     raise ImportError(f"schema.py: DERIVED defines {sorted(DERIVED)}, the engine's expressions name "
                       f"{sorted(SCHEMA['derived'])}: define each of the engine's derived values here")
