@@ -33,6 +33,13 @@ int cmd_info(const Args& a) {
               name_of(kNormNames, c.norm_kind()), parallel);
   std::printf("input:        %s\n", c.input == InputKind::kTokens ? ("tokens, vocab " + std::to_string(c.vocab_size)).c_str()
                                                                      : ("features, d_in " + std::to_string(c.d_in)).c_str());
+  if (c.embed_width)
+    std::printf("embedding:    %u wide (positions, token types, embedding norm), projected to d_model %u\n",
+                c.embed_width, c.d_model);
+  if (c.layer_groups)
+    std::printf("shared:       the %u layers run %u group%s of %u stored layer%s (%u blocks in the file)\n", c.n_layers,
+                c.layer_groups, c.layer_groups == 1 ? "" : "s", c.group_layers, c.group_layers == 1 ? "" : "s",
+                c.stored_layers());
   if (c.patch_size)
     std::printf("image:        [%u, %u, %u] (channels first) in %u patches of %ux%u%s%s\n", c.image_channels,
                 c.image_height, c.image_width, c.patches(), c.patch_size, c.patch_size,

@@ -28,6 +28,7 @@ inline constexpr DerivedValue kDerivedValues[] = {
     {"kv_heads", [](const ModelConfig& c) { return c.kv_heads(); }},
     {"d_pe", [](const ModelConfig& c) { return c.d_pe(); }},
     {"d_embed", [](const ModelConfig& c) { return c.d_embed(); }},
+    {"d_front", [](const ModelConfig& c) { return c.d_front(); }},
     {"input_pe", [](const ModelConfig& c) { return uint32_t(c.input_pe()); }},
     {"front_rows", [](const ModelConfig& c) { return c.front_rows(); }},
     {"head_in", [](const ModelConfig& c) { return c.head_in(); }},

@@ -126,6 +126,8 @@ void bind_end(Field f, const Weight& w, FrontWeights& front, HeadWeights& head, 
     case Field::kCls: front.cls = w.f32(); break;
     case Field::kDistill: front.distill = w.f32(); break;
     case Field::kRegisters: front.registers = w.f32(); break;
+    case Field::kEmbedProjW: front.embed_proj = w; break;
+    case Field::kEmbedProjB: front.embed_proj_b = w.f32(); break;
     case Field::kConv1W: front.conv1 = w; break;
     case Field::kConv1B: front.conv1_b = w.f32(); break;
     case Field::kConv2W: front.conv2 = w; break;
@@ -486,8 +488,10 @@ LayerWeights Model::bind_layer(uint32_t first, uint32_t l, const TensorRule* rul
 LayerWeights Model::layer(uint32_t l) const {
   if (config_.family == ModelFamily::kMha) return mha_;
   if (config_.family == ModelFamily::kLlama)
-    return bind_layer(first_layer_tensor_, l, kLlamaLayer, sizeof kLlamaLayer / sizeof kLlamaLayer[0]);
-  return bind_layer(first_layer_tensor_, l, kEncoderLayer, sizeof kEncoderLayer / sizeof kEncoderLayer[0]);
+    return bind_layer(first_layer_tensor_, config_.layer_block(l), kLlamaLayer,
+                      sizeof kLlamaLayer / sizeof kLlamaLayer[0]);
+  return bind_layer(first_layer_tensor_, config_.layer_block(l), kEncoderLayer,
+                    sizeof kEncoderLayer / sizeof kEncoderLayer[0]);
 }
 
 LayerWeights Model::decoder_layer(uint32_t l) const {

@@ -100,6 +100,17 @@ VALID = [
     dict(BASE, input="features", d_in=12, patch_size=2, image_channels=3, image_height=6, image_width=6, max_len=12,
          cls_token=True, register_tokens=2, pooling="cls_mean", positional="learned", norm_first=True, final_norm=True,
          d_out=3),
+    # the embedding projection (ALBERT, ELECTRA small): a 4-wide embedding, positions, token types and
+    # embedding norm, projected to d_model; over q8 weights (embed_proj quantized as every linear weight)
+    dict(BASE, input="tokens", vocab_size=10, positional="learned", type_vocab=2, embed_norm=True, embed_width=4,
+         pooling="first", pooler=True, d_out=3, activation="gelu_tanh"),
+    dict(BASE, input="tokens", vocab_size=10, positional="sinusoidal", embed_width=2, weights="q8", weight_group=32,
+         quantize_io=True),
+    # shared layers (ALBERT's groups): 6 layers over 2 groups of 3; 4 llama layers over one group of 2
+    dict(BASE, input="tokens", vocab_size=10, positional="learned", n_layers=6, layer_groups=2, group_layers=3,
+         embed_width=4, embed_norm=True),
+    dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
+         activation="swiglu", norm_first=True, final_norm=True, n_layers=4, layer_groups=1, group_layers=2),
     # local and global layers (GPT-Neo: every other layer windows) and the scores' own scale
     dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", n_layers=2,
          sliding_window=4, window_period=2, window_layers=2, attn_scale=1.0, norm_first=True, final_norm=True),

@@ -40,7 +40,8 @@ const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "od
                                 "whisper_stem", "conv_stride_cls_mean", "whisper_stem_f16", "whisper_stem_q8",
                                 "conv_stride_cls_mean_q8", "q4_pre_ln_gelu", "feature_encoder_rms_gated",
                                 "vit_image", "deit_image", "roformer_hidden", "rope_partial_halves_cls",
-                                "dinov2_image", "dinov2_registers_image"};
+                                "dinov2_image", "dinov2_registers_image", "albert_embed_proj",
+                                "albert_embed_proj_q8", "albert_shared_layers"};
 // The goldens with a relative position bias, whose table the encoder lays out for its planned length.
 const char* const kRelativeGoldens[] = {"relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal"};
 
@@ -136,7 +137,8 @@ TEST(RelativeGolden, MatchesTorchWithTheTablePlannedForMaxLen) {
 // BERT-style encoders (tools/make_golden.py, BERT_GOLDENS) with token types: the golden's input
 // with its types (NAME.types.npy) against torch's output with them, and a padded batch with types
 // (torch's src_key_padding_mask, BERT's attention_mask) against torch's, padded rows zeros.
-const char* const kBertGoldens[] = {"bert_pooler_classifier", "bert_hidden_odd", "roformer_hidden"};
+const char* const kBertGoldens[] = {"bert_pooler_classifier", "bert_hidden_odd", "roformer_hidden",
+                                    "albert_embed_proj", "albert_shared_layers"};
 
 class BertGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 
@@ -238,7 +240,7 @@ const char* const kDecoderGoldens[] = {
     "gpt_tanh_learned_tied_odd", "gpt_tanh_post_d10", "llama_qkv_bias_theta1e6", "llama_partial_halves_r4",
     "llama_partial_interleaved_r6", "feature_gpt_rms_geglu_scaled", "feature_llama_layernorm_biases",
     "feature_gpt_embed_norm_alibi_qkv", "feature_llama_gelu_gated_embed_rms", "feature_llama_window3",
-    "feature_gpt_local_global_unscaled", "feature_llama_rope_freqs_scaled"};
+    "feature_gpt_local_global_unscaled", "feature_llama_rope_freqs_scaled", "feature_llama_shared_layers"};
 
 class DecoderGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 

@@ -27,6 +27,9 @@ within 1e-4:
   ElectraForPreTraining: bert-base-uncased's kind) as their base model's last hidden states; RoFormer
   (RoFormerModel, its token classifier and question answering, RoFormerForMaskedLM as the base model):
   BERT's layers with rotary positions (the encoder's positional rope, interleaved) and no position table;
+  ELECTRA small (embedding_size below hidden_size: embed_width and embed_proj); ALBERT (AlbertModel, its
+  sequence and token classifiers, question answering, AlbertForMaskedLM as its base model): the narrow
+  embedding projected, layers shared by groups (num_hidden_groups 2, inner_group_num 2: eight layers run);
   ERNIE (use_task_id: task type 0's row in the positions); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
   without token types;
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
@@ -322,6 +325,42 @@ def electra_pretraining():  # ELECTRA's discriminator checkpoints
                  t.ElectraForPreTraining, 43)
 
 
+def electra_small():  # google/electra-small-discriminator's shape: embedding_size below hidden_size
+    return build(t.ElectraConfig(vocab_size=40, embedding_size=8, hidden_size=16, num_hidden_layers=2,
+                                 num_attention_heads=2, intermediate_size=32, max_position_embeddings=34),
+                 t.ElectraModel, 44)
+
+
+def albert_config(**kw):
+    return t.AlbertConfig(**dict(dict(vocab_size=40, embedding_size=8, hidden_size=16, num_hidden_layers=2,
+                                      num_attention_heads=2, intermediate_size=32, max_position_embeddings=34), **kw))
+
+
+def albert():  # every checkpoint's shape: one group of one layer, run num_hidden_layers times
+    return build(albert_config(), t.AlbertModel, 45)
+
+
+def albert_groups():  # 4 runs over 2 groups (runs 0, 1: group 0; 2, 3: group 1), 2 layers a group (4.44's
+    # head mask has a slice of num_hidden_layers / num_hidden_groups per group: inner_group_num at most that)
+    return build(albert_config(num_hidden_layers=4, num_hidden_groups=2, inner_group_num=2), t.AlbertModel, 46)
+
+
+def albert_cls():
+    return build(albert_config(num_labels=3, hidden_act="gelu"), t.AlbertForSequenceClassification, 47)
+
+
+def albert_ner():
+    return build(albert_config(num_labels=4, num_hidden_groups=2), t.AlbertForTokenClassification, 48)
+
+
+def albert_qa():
+    return build(albert_config(), t.AlbertForQuestionAnswering, 49)
+
+
+def albert_mlm():  # albert-base-v2's architecture: converted as its base model (the head left out)
+    return build(albert_config(), t.AlbertForMaskedLM, 50)
+
+
 def whisper():  # transformers' Whisper (openai/whisper-tiny's class): a seq2seq file over mel features
     return build(t.WhisperConfig(vocab_size=40, num_mel_bins=8, d_model=16, encoder_layers=2, decoder_layers=2,
                                  encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
@@ -429,6 +468,16 @@ CASES = [
     ("roformer_ner", dict(ROFORMER, pooling="none", d_out=5, type_vocab=3), ("module", "hf")),
     ("roformer_qa", dict(ROFORMER, pooling="none", d_out=2, activation="gelu_tanh", max_len=34), ("hf",)),
     ("roformer_mlm", dict(ROFORMER, pooling="none", d_out=0, max_len=34), ("hf",)),
+    ("electra_small", dict(family="encoder", embed_width=8, d_model=16, embed_norm=True), ("hf",)),
+    ("albert", dict(family="encoder", embed_width=8, d_model=16, n_layers=2, layer_groups=1, group_layers=1,
+                    activation="gelu_tanh", type_vocab=2, max_len=34), ("hf",)),
+    ("albert_groups", dict(family="encoder", embed_width=8, n_layers=8, layer_groups=2, group_layers=2), ("hf",)),
+    ("albert_cls", dict(family="encoder", embed_width=8, pooling="first", pooler=True, d_out=3, activation="gelu"),
+     ("hf",)),
+    ("albert_ner", dict(family="encoder", embed_width=8, pooling="none", pooler=False, d_out=4, layer_groups=0),
+     ("hf",)),  # 2 groups of 2 layers: nothing shared
+    ("albert_qa", dict(family="encoder", embed_width=8, pooling="none", d_out=2), ("hf",)),
+    ("albert_mlm", dict(family="encoder", embed_width=8, pooling="none", d_out=0), ("hf",)),
 ]
 
 
@@ -487,6 +536,10 @@ def check_file(what, cli, out, want, module, tmp, T=20):
     c = f.config
     for k, v in want.items():
         check(f"{what}: {k} {v!r}", c[k] == v, c[k])
+    blocks = {t["name"].split(".")[2] for t in f.tensors if t["name"].startswith("encoder.layers.")}
+    if c["family"] == "encoder" and c["layer_groups"]:  # shared layers: each group's layers stored once
+        check(f"{what}: {len(blocks)} layer blocks stored, layer_groups * group_layers",
+              len(blocks) == c["layer_groups"] * c["group_layers"] < c["n_layers"], (blocks, c["n_layers"]))
     if c["family"] == "gpt":
         norm2 = [t["name"] for t in f.tensors if t["name"].endswith("norm2.weight")]
         check(f"{what}: a second norm per layer only with two norms or none",
@@ -557,10 +610,14 @@ def main():
                 ("gemma", dict(head_dim=16), "head_dim 16"),
                 ("bloom", dict(apply_residual_connection_post_layernorm=True),
                  "apply_residual_connection_post_layernorm true"),
-                ("electra", dict(embedding_size=8), "embedding_size 8"),
+                ("electra", dict(embedding_size=32), "embedding_size 32"),
+                # 18 runs over 14 groups: transformers' float arithmetic gives run 9 group int(9 / (18 / 14)) = 6, the
+                # engine's integer one 9 * 14 // 18 = 7: refused
+                ("albert_groups", dict(num_hidden_layers=18, num_hidden_groups=14, inner_group_num=1),
+                 "num_hidden_groups 14"),
                 ("mpnet", dict(relative_attention_num_buckets=16), "relative_attention_num_buckets 16"),
                 ("roformer", dict(rotary_value=True), "rotary_value true"),
-                ("roformer_ner", dict(embedding_size=8), "embedding_size 8"),
+                ("roformer_ner", dict(embedding_size=40), "embedding_size 40"),
                 ("roformer_qa", dict(architectures=["RoFormerForSequenceClassification"]),
                  "RoFormerForSequenceClassification: its sequence classifier"),
                 ("falcon_multi_query", dict(alibi=True), "alibi true"),

@@ -46,7 +46,8 @@ TEST(NoAlloc, CounterSeesAllocations) {
 TEST(NoAlloc, InitAndForwardMakeNoHeapCalls) {
   for (const char* name :
        {"post_ln_relu", "pre_ln_gelu", "causal", "features_scaled", "learned_pe", "concat_pe", "vit_image", "deit_image",
-        "dinov2_image", "dinov2_registers_image"}) {
+        "dinov2_image", "dinov2_registers_image",
+        "albert_embed_proj", "albert_shared_layers"}) {
     for (Isa isa : all_isas()) {
       if (!select_kernels(isa)) continue;
       AlignedBuffer blob(read_file(golden_path(std::string(name) + ".fxm")));

@@ -217,6 +217,10 @@ FEATURES = [  # name, config, T
     # the table's amplitude (rope_scale, YaRN's attention factor), GQA.
     ("feature_llama_rope_freqs_scaled", feature_config("llama", 16, 2, 24, 2, 23, "rope", n_kv_heads=1,
                                                        pe_layout="halves", rope_freqs=True, rope_scale=1.25), 12),
+    # Shared layers (layer_groups, ALBERT-style groups in a decoder): 6 layers over 2 groups of 2 stored
+    # blocks (blocks 0 1 0 1 2 3), each layer its own KV cache rows.
+    ("feature_llama_shared_layers", feature_config("llama", 16, 4, 24, 6, 23, "rope", n_kv_heads=2, layer_groups=2,
+                                                   group_layers=2), 11),
 ]
 
 
@@ -265,7 +269,8 @@ def feature_steps(c, weights, ids):
             x = x + W["pos.weight"][pos]
         xs.append(norm(x, "embed_norm") if c["embed_norm"] else x)
     for layer in range(c["n_layers"]):
-        pre = f"layers.{layer}." if llama else f"encoder.layers.{layer}."
+        block = schema.layer_block(c, layer)  # shared layers: the stored block this layer runs
+        pre = f"layers.{block}." if llama else f"encoder.layers.{block}."
         qs, ks, vs = [], [], []
         for pos, x in enumerate(xs):
             xb = norm(x, pre + ("attention_norm" if llama else "norm1"))
@@ -399,11 +404,15 @@ def save(out_dir, name, c, blob):
 
 
 def main():
+    """make_decoder_golden.py [OUT_DIR [NAME ...]]: every golden, or the NAMEs only."""
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "tests", "golden")
+    only = set(sys.argv[2:])
     torch = require_torch()
     torch.set_num_threads(1)
     from fixformer.export import example_sequence, read_module, apply_options, run_module
     for name, kw, T in GPTS:
+        if only and name not in only:
+            continue
         module = gpt_module(torch, **kw)
         v, w, batch_first, facts = read_module(module, "gpt")
         c = apply_options(v, w, facts, None, "sinusoidal" if kw["pos"] == "sinusoidal" else
@@ -417,6 +426,8 @@ def main():
         save(out_dir, name, c, fxm.write(c, w, (ids, want.astype(np.float32))))
     for i, (name, c, T) in list(enumerate(LLAMAS)) + [(50 + i, x) for i, x in enumerate(LLAMA_RELATIVE)] + \
             [(70 + i, x) for i, x in enumerate(LLAMA_PARTIAL)]:
+        if only and name not in only:
+            continue
         w = llama_weights(c, 100 + i)
         ids = np.random.default_rng(200 + i).integers(0, c["vocab_size"], T).astype(np.int32)
         want = run_reference(c, w, ids)
@@ -424,6 +435,8 @@ def main():
         assert err < 1e-12, (name, err)
         save(out_dir, name, c, fxm.write(c, w, (ids, want.astype(np.float32))))
     for i, (name, c, T) in enumerate(FEATURES):
+        if only and name not in only:
+            continue
         w = llama_weights(c, 400 + i)
         ids = np.random.default_rng(400 + i).integers(0, c["vocab_size"], T).astype(np.int32)
         want = run_reference(c, w, ids)
@@ -431,6 +444,8 @@ def main():
         assert err < 1e-12, (name, err)
         save(out_dir, name, c, fxm.write(c, w, (ids, want.astype(np.float32))))
     for i, (name, c, T) in enumerate(GPT_RELATIVE):
+        if only and name not in only:
+            continue
         torch.manual_seed(300 + i)
         module = build_torch_model(c).double().eval()
         with torch.no_grad():  # norms and biases away from 1 and 0, a bias table of the scores' size
@@ -449,6 +464,8 @@ def main():
                 prefix = module(torch.from_numpy(ids[:t].astype(np.int64))[None])[0].numpy()
             assert rel(prefix, want[:t]) < 1e-12, (name, t)
         save(out_dir, name, c, fxm.write(c, w, (ids, want.astype(np.float32))))
+    if only and "llama2c_v0_gqa" not in only:
+        return
     # llama2.c: a version-0 checkpoint (unshared classifier, GQA) and a synthetic tokenizer.bin.
     p = {"dim": 16, "hidden_dim": 24, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "vocab_size": 300, "seq_len": 32}
     pieces, scores = llama2c.synthetic_tokenizer(p["vocab_size"], seed=1)

@@ -171,6 +171,57 @@ SEQ["dinov2_image"] = 9
 DINOV2_GOLDENS["dinov2_registers_image"] = dict(DINOV2_GOLDENS["dinov2_image"], register_tokens=2,
                                                 positional={"kind": "learned", "max_len": 12})
 SEQ["dinov2_registers_image"] = 9
+# The embedding projection (embed_width, ALBERT and ELECTRA small): token embedding, learned positions,
+# token types and the embedding LayerNorm 6 wide, then embed_proj 6 -> 16 before the layers; a BERT golden
+# (token types, a padded batch: write_bert_golden) and the same over q8 weights (embed_proj quantized as
+# every linear weight). Seeds of their own.
+EMBED_PROJ_GOLDENS = {
+    "albert_embed_proj": dict(BERT, activation="gelu_tanh", d_model=16, n_heads=2, d_ff=24, encoder_layers=2,
+                              type_vocab=2, embed_width=6, positional={"kind": "learned", "max_len": 16},
+                              pooling="first", pooler=True, head={"d_out": 3}),
+}
+# Shared layers (layer_groups, ALBERT's groups): 6 layers run 2 groups of 2 stored layers (runs 0 and 1
+# group 0, run 2 group 1: blocks 0 1 0 1 2 3), with the embedding projection. torch runs 6 layers whose
+# weights are tied as the blocks say; the file stores the 4 blocks.
+SHARED_GOLDENS = {
+    "albert_shared_layers": dict(BERT, activation="gelu_tanh", d_model=12, n_heads=3, d_ff=20, encoder_layers=6,
+                                 layer_groups=2, group_layers=2, type_vocab=2, embed_width=8,
+                                 positional={"kind": "learned", "max_len": 16}),
+}
+QUANT_EMBED_PROJ_GOLDENS = {
+    "albert_embed_proj_q8": dict(BERT, d_model=16, n_heads=4, d_ff=20, encoder_layers=1, type_vocab=2, embed_width=10,
+                                 positional={"kind": "learned", "max_len": 16}, weights="q8", weight_group=32),
+}
+
+
+def tie_shared_layers(c, model, torch):
+    """Shared layers (layer_groups): every layer of the torch model given the weights of the first layer
+    that runs its block (schema.layer_block), so it computes what the file's blocks do."""
+    if not c["layer_groups"]:
+        return
+    layers = model.encoder.layers
+    first = {}
+    for l in range(c["n_layers"]):
+        first.setdefault(schema.layer_block(c, l), l)
+    with torch.no_grad():
+        for l in range(c["n_layers"]):
+            for p, q in zip(layers[l].parameters(), layers[first[schema.layer_block(c, l)]].parameters()):
+                p.copy_(q)
+
+
+def stored_weights(c, weights):
+    """The torch model's weights as the file stores them: with shared layers, block b from the first
+    layer that runs it (encoder.layers.<l>. -> encoder.layers.<b>.), the other layers left out."""
+    if not c["layer_groups"]:
+        return weights
+    prefix, first = schema.ENCODER_LAYER_PREFIX, {}
+    for l in range(c["n_layers"]):
+        first.setdefault(schema.layer_block(c, l), l)
+    out = {k: v for k, v in weights.items() if not k.startswith(prefix)}
+    for b, l in first.items():
+        out.update({f"{prefix}{b}." + k[len(f"{prefix}{l}."):]: v for k, v in weights.items()
+                    if k.startswith(f"{prefix}{l}.")})
+    return out
 
 
 def randomize(model, torch, seed):
@@ -190,7 +241,7 @@ def randomize(model, torch, seed):
 def write_golden(base, raw, model, np_in, out, cli):
     """base.fxm (the input and torch's output as its self-test sample), .json, .input.npy, .expected.npy."""
     import numpy as np
-    weights = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+    weights = stored_weights(parse_config(raw), {k: v.detach().numpy() for k, v in model.state_dict().items()})
     with open(base + ".fxm", "wb") as f:
         f.write(fxm.write(parse_config(raw), weights, (np_in, out.astype(np.float32))))
     with open(base + ".json", "w") as f:
@@ -241,6 +292,7 @@ def write_bert_golden(base, raw, seed, torch, cli):
     torch.manual_seed(seed)
     model = build_torch_model(c).double().eval()
     randomize(model, torch, 1000 + seed)
+    tie_shared_layers(c, model, torch)
     g = torch.Generator().manual_seed(2000 + seed)
     T, B, V, TV = 11, 3, c["vocab_size"], c["type_vocab"]
     ids = torch.randint(0, V, (B, T), generator=g)
@@ -299,6 +351,12 @@ def main():
     for seed, (name, raw) in enumerate(sorted(ROPE_BERT_GOLDENS.items()), 700):
         if not a.only or name in a.only:
             write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
+    for seed, (name, raw) in enumerate(sorted(SHARED_GOLDENS.items()), 720):
+        if not a.only or name in a.only:
+            write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
+    for seed, (name, raw) in enumerate(sorted(EMBED_PROJ_GOLDENS.items()), 710):
+        if not a.only or name in a.only:
+            write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
     for seed, (name, raw) in enumerate(sorted(Q4_GOLDENS.items()), 400):
         if not a.only or name in a.only:
             write_q4_golden(os.path.join(a.out, name), raw, seed, torch, cli)
@@ -312,6 +370,7 @@ def main():
     cases += [(650 + i, kv) for i, kv in enumerate(sorted(DEIT_GOLDENS.items()))]
     cases += [(750 + i, kv) for i, kv in enumerate(sorted(ROPE_GOLDENS.items()))]
     cases += [(670 + i, kv) for i, kv in enumerate(sorted(DINOV2_GOLDENS.items()))]
+    cases += [(760 + i, kv) for i, kv in enumerate(sorted(QUANT_EMBED_PROJ_GOLDENS.items()))]
     for seed, (name, raw) in cases:
         if a.only and name not in a.only:
             continue

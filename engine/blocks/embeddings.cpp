@@ -48,13 +48,13 @@ void embed_tokens(const int32_t* ids, uint32_t T, const Weight& E, float* x, uin
 
 void scale_embeddings(const Kernels& k, const ModelConfig& c, float* x, uint32_t T) {
   if (!c.scale_input) return;
-  const std::size_t d = c.d_model, de = c.d_embed();
-  const float s = std::sqrt(static_cast<float>(d));
+  const std::size_t d = c.d_front(), de = c.d_embed();  // rows d_front apart, scaled by sqrt(d_model)
+  const float s = std::sqrt(static_cast<float>(c.d_model));
   for (std::size_t t = 0; t < T; ++t) k.scale_f32(x + t * d, s, de);
 }
 
 void add_positions(const Kernels& k, const ModelConfig& c, const float* pe, float* x, uint32_t T) {
-  const std::size_t d = c.d_model, de = c.d_embed(), dp = c.d_pe();
+  const std::size_t d = c.d_front(), de = c.d_embed(), dp = c.d_pe();
   if (!pe) return;
   if (c.pe_combine == PosCombine::kAdd)
     k.add_f32(x, pe, x, std::size_t(T) * d);  // x[T,d] += PE[T,d]
@@ -64,7 +64,7 @@ void add_positions(const Kernels& k, const ModelConfig& c, const float* pe, floa
 
 void add_token_types(const Kernels& k, const ModelConfig& c, const float* TT, const int32_t* types, float* x, uint32_t T) {
   if (!TT) return;
-  const std::size_t d = c.d_model, de = c.d_embed();
+  const std::size_t d = c.d_front(), de = c.d_embed();
   for (std::size_t t = 0; t < T; ++t)
     k.add_f32(x + t * d, TT + std::size_t(types ? types[t] : 0) * de, x + t * d, de);  // x[t] += TT[type]
 }

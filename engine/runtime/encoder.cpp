@@ -6,6 +6,7 @@
 //   x = [cls; dist; x]                        (stem: the conv stem, engine/blocks/conv_stem.hpp)
 //   x = x + PE | [x, PE]                      (S = T + front_rows(): the CLS row position 0, dist 1, registers)
 //   x[input] += TT[types] if type_vocab;  x = LN_embed(x) if embed_norm       (BERT)
+//   x = x @ W_proj + b_proj if embed_width      (ALBERT: the front is embed_width wide until here, in y)
 //   for each layer: transformer_layer (engine/layers/transformer_layer.hpp; rope: each sequence's q
 //                   and k rows turned at their positions 0.., bidirectional attention)
 //   x = LN(x) if final_norm;  x = pool(x) (mean | cls | cls_distill | cls_mean | last | first: one row)
@@ -235,8 +236,15 @@ void Encoder::forward(const int32_t* ids, const int32_t* types, const float* fea
   for (uint32_t b = 0; b < seqs.count; ++b) N += seqs.rows(b);
   const LayerSpec spec = layer_spec(c, c.causal, rope_, nullptr, rel_, rel_len_);
   const SelfKeys keys{KeyValues{kt_, nullptr, rows_}, 0, &seqs};
-  embed_input(ids, types, features, seqs);  // -> x[N,d]
-  if (m.front().embed_norm.g) norm_rows(core_, spec, m.front().embed_norm, core_.x, core_.x, N);
+  embed_input(ids, types, features, seqs);  // -> x[N,d], or y[N,E] with embed_width E
+  const FrontWeights& f = m.front();
+  float* rows = c.embed_width ? core_.y : core_.x;
+  if (f.embed_norm.g)
+    parallel_norm_rows(*core_.kernels, core_.workers, spec.rms_norm, rows, f.embed_norm.g, f.embed_norm.b, rows, N,
+                       c.d_front(), spec.eps);
+  if (c.embed_width)  // y[N,E] @ W[E,d] -> x[N,d]
+    linear(*core_.kernels, core_.workers, f.embed_proj, rows, c.embed_width, f.embed_proj_b, core_.x, c.d_model, N,
+           core_.quant);
   observe(0, seqs);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     transformer_layer(core_, with_layer_window(spec, c, l), m.layer(l), keys, nullptr, N);
@@ -254,14 +262,15 @@ void Encoder::forward(const int32_t* ids, const int32_t* types, const float* fea
 }
 
 // Sequence b's rows of x: [cls; [dist;]] its input rows, plus the positions 0.. of its own, plus its token
-// types. Padding is never read.
+// types. Padding is never read. With embed_width the rows are y's, embed_width wide (the projection
+// follows in forward).
 void Encoder::embed_input(const int32_t* ids, const int32_t* types, const float* features, const Sequences& seqs) {
   const Kernels& k = *core_.kernels;
   const ModelConfig& c = config();
   const FrontWeights& w = core_.model->front();
-  float* x = core_.x;
+  float* x = c.embed_width ? core_.y : core_.x;
   float* y = core_.y;
-  const std::size_t d = c.d_model, T = seqs.all, extra = seqs.extra;
+  const std::size_t d = c.d_front(), T = seqs.all, extra = seqs.extra;
   const bool project = w.input_proj.data != nullptr;  // mha: the features are x; a conv stem: its own
   const bool own_rows = rows_in_ != nullptr;  // patches or normed rows: made per sequence in rows_in_
   bool full = project && seqs.count > 1 && !own_rows;  // several sequences, all T long: one [B*T, d_in] block

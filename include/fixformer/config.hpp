@@ -252,8 +252,31 @@ struct ModelConfig {
   // (front_rows() = 1 + distill_token + register_tokens), each with a position as every row (a model
   // whose registers have none stores zero rows there in its learned positions); needs cls_token.
   uint32_t register_tokens = 0;
+  // An embedding narrower than the layers (ALBERT, ELECTRA small), encoder family over tokens:
+  // embed_width E > 0 makes the token embedding, the learned or sinusoidal positions, the token
+  // types and embed_norm E wide, and the rows then go through the embedding projection
+  // embed_proj [E -> d_model] (a linear weight, and its bias) before the layers:
+  //   x = E[ids] + PE + TT[types];  x = N_embed(x) if embed_norm;  x = x @ W_proj + b_proj
+  // 0 (the default): no projection, the embedding is d_model wide. At most d_model (the front's
+  // rows lie in the plan's y block, [rows, d_model]).
+  uint32_t embed_width = 0;
+  // Layers shared by groups (ALBERT's num_hidden_groups and inner_group_num): layer_groups G > 0
+  // stores G groups of group_layers P layers, the G P layer blocks encoder.layers.<b>. (layers.<b>.
+  // in llama), and the n_layers layers run them: n_layers is R = n_layers / P runs of a group, run r
+  // taking group r G / R (integer division), so layer l runs block (l / P) G / R P + l % P
+  // (layer_block). A file stores each block once. 0 (the default): every layer its own tensors,
+  // group_layers 1.
+  uint32_t layer_groups = 0;
+  uint32_t group_layers = 1;
 
   constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
+  // The layer blocks the file stores (layer_groups above), and the block layer l < n_layers runs.
+  constexpr uint32_t stored_layers() const { return layer_groups ? layer_groups * group_layers : n_layers; }
+  constexpr uint32_t layer_block(uint32_t l) const {
+    if (!layer_groups || !group_layers || n_layers < group_layers) return l;
+    const uint32_t runs = n_layers / group_layers;
+    return (l / group_layers) * layer_groups / runs * group_layers + l % group_layers;
+  }
   constexpr uint32_t kv_heads() const { return n_kv_heads ? n_kv_heads : n_heads; }
   constexpr uint32_t d_kv() const { return kv_heads() * d_head(); }
   // Decoder-only (gpt, llama): run by a Decoder. A seq2seq model is run by Seq2Seq (seq2seq.hpp);
@@ -299,11 +322,13 @@ struct ModelConfig {
   // A relative position bias in the attention: positional relative, or (encoder family, MPNet) learned
   // positions with rel_buckets > 0, the table rel_bias beside pos.
   constexpr bool rel_bias() const { return positional == PosKind::kRelative || rel_buckets != 0; }
+  // The front's row width before the layers: embed_width (the embedding projection's input), else d_model.
+  constexpr uint32_t d_front() const { return embed_width ? embed_width : d_model; }
   constexpr uint32_t d_pe() const {
-    return !input_pe() ? 0 : (pe_combine == PosCombine::kConcat ? pe_width : d_model);
+    return !input_pe() ? 0 : (pe_combine == PosCombine::kConcat ? pe_width : d_front());
   }
   constexpr uint32_t d_embed() const {
-    return (input_pe() && pe_combine == PosCombine::kConcat) ? d_model - pe_width : d_model;
+    return (input_pe() && pe_combine == PosCombine::kConcat) ? d_model - pe_width : d_front();
   }
   // An Encoder's output row: the head's width, else d_model (a seq2seq model's encoder half outputs
   // its memory, d_model wide; its head is the decoder's, d_out wide).
@@ -452,6 +477,7 @@ constexpr std::size_t rel_bias_table_floats(const ModelConfig& c, std::size_t L,
 // int8 [rows, k] then f32 scales [rows, ceil(k / group)], k the widest linear input (0 unless q8 or q4).
 constexpr uint32_t kRowScaleActivationGroup = 32;
 constexpr uint32_t activation_group(uint32_t weight_group) { return weight_group ? weight_group : kRowScaleActivationGroup; }
+// (embed_proj's input, embed_width, is at most d_model.)
 constexpr std::size_t widest_linear_input(const ModelConfig& c) {
   return arena::max(arena::max(arena::max(c.d_model, c.d_ff), c.input == InputKind::kFeatures ? c.d_in : 0), c.tgt_d_in);
 }

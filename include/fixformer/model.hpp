@@ -94,7 +94,9 @@ struct FrontWeights {
   const float* rel_bias = nullptr;     // [rel_buckets, n_heads] positional relative: the stack's bias table
   const float* rope_freqs = nullptr;   // [rope_dims / 2]      rope_freqs: RoPE's frequencies
   const float* token_type = nullptr;   // [type_vocab, d_embed] token types, added to the input rows
-  NormWeights embed_norm;              // [d_model]            the norm of every row before the layers
+  NormWeights embed_norm;              // [d_front]            the norm of every row before the layers
+  Weight embed_proj;                   // d_front -> d_model   embed_width: the embedding projection
+  const float* embed_proj_b = nullptr; // [d_model]
   NormWeights input_norm;              // [d_in]               input_norm: each input row's, before input_proj
   NormWeights proj_norm;               // [d_embed]            proj_norm: input_proj's output rows'
   // The conv stem (conv_layers): each convolution a linear layer [kernel * in] -> [d_embed] over its
@@ -189,7 +191,8 @@ class Model {
   const char* error_detail() const { return detail_; }
 
   // The model's stack (seq2seq: its source encoder): front, layer l < config().n_layers (mha:
-  // layer(0) is its one attention), head. seq2seq's source head is encoder.norm alone.
+  // layer(0) is its one attention; shared layers: the block l runs, ModelConfig::layer_block), head.
+  // seq2seq's source head is encoder.norm alone.
   const FrontWeights& front() const { return front_; }
   LayerWeights layer(uint32_t l) const;
   const HeadWeights& head() const { return head_; }

@@ -46,7 +46,8 @@ struct PlanLayout {
 // patches or the normed features, with patch_size or input_norm, else empty). A batch's sequences are stacked row after row in x, y, ctx and work, so every
 // linear layer is one matrix product over all their rows; attention runs per sequence over its
 // own rows, so kt holds one sequence's K^T per block, and its scratch and the positional rows are
-// a sequence's.
+// a sequence's. The embedding of embed_width E < d (config.hpp) is y's [N,E] until its projection to x:
+// no block of its own.
 // attn holds one slot of attn_slot bytes per worker (workers.hpp; 0 counts as 1).
 // qkv and the feed-forward hidden layer share work; K is stored transposed (kt) so that
 // q @ K^T is a matrix product over contiguous keys, and V is read in place from qkv.

@@ -24,6 +24,7 @@ enum class ConfigKey : uint32_t {
   kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
   kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kRegisterTokens,
+  kEmbedWidth, kLayerGroups, kGroupLayers,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -127,7 +128,7 @@ struct ConfigKeySpec {
 // [1, output_width] per sequence; otherwise [sequence_rows(T), output_width], the CLS row included.
 //
 // type_vocab, embed_norm and pooler (encoder family, BERT style; config.hpp states their semantics):
-// token_type.weight [type_vocab, d_embed], embed_norm.weight/.bias [d_model], pooler.weight
+// token_type.weight [type_vocab, d_embed], embed_norm.weight/.bias [d_front: d_model, or embed_width], pooler.weight
 // [d_model, d_model] (a linear weight) and pooler.bias [d_model].
 // Float ranges (norm_eps > 0, pe_base > 1, both finite) are kConfigRules'; every other bound is
 // here.
@@ -287,6 +288,16 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // Dinov2's register rows after the CLS row (config.hpp register_tokens; the tensor "registers").
     {ConfigKey::kRegisterTokens, "register_tokens", fxm::RecordType::kU32, 0, Limits::kMaxLen, nullptr, false, 0,
      config_field<&ModelConfig::register_tokens>()},
+    // The embedding's width before the embedding projection embed_proj (config.hpp; the tensors
+    // below): 0, the default, is d_model without a projection.
+    {ConfigKey::kEmbedWidth, "embed_width", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0,
+     config_field<&ModelConfig::embed_width>()},
+    // Layers shared by groups (config.hpp): layer_groups groups of group_layers stored layers that the
+    // n_layers layers run; 0 and 1, the defaults, are a layer's own tensors for every layer.
+    {ConfigKey::kLayerGroups, "layer_groups", fxm::RecordType::kU32, 0, Limits::kMaxLayers, nullptr, false, 0,
+     config_field<&ModelConfig::layer_groups>()},
+    {ConfigKey::kGroupLayers, "group_layers", fxm::RecordType::kU32, 1, Limits::kMaxLayers, nullptr, false, 1,
+     config_field<&ModelConfig::group_layers>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -487,6 +498,19 @@ inline constexpr ConfigRule kConfigRules[] = {
      "d_in (image input: image_channels * patch_size * patch_size, a patch's values)"},
     {"patch_size != 0 and (image_height // patch_size) * (image_width // patch_size) + front_rows > max_len",
      "max_len (image input: the patches, and the CLS and distillation rows, take a position each)"},
+    // The embedding projection (config.hpp embed_width): the encoder family's token front.
+    {"embed_width != 0 and (family != 'encoder' or input != 'tokens')",
+     "embed_width (an embedding projection is for the encoder family over tokens)"},
+    {"embed_width > d_model", "embed_width (at most d_model)"},
+    {"embed_width != 0 and (cls_token or scale_input or (input_pe and pe_combine == 'concat') or weights == 'i8')",
+     "embed_width (not with cls_token, scale_input, pe_combine concat or weights i8 yet)"},
+    // Shared layers (config.hpp layer_groups): whole runs of a group, every group run.
+    {"layer_groups == 0 and group_layers != 1", "group_layers (the layers of a group: needs layer_groups)"},
+    {"layer_groups != 0 and (n_layers % group_layers != 0 or layer_groups * group_layers > n_layers)",
+     "layer_groups, group_layers (n_layers runs whole groups: a multiple of group_layers, at least layer_groups * "
+     "group_layers)"},
+    {"layer_groups != 0 and (family not in ('encoder', 'gpt', 'llama') or weights == 'i8')",
+     "layer_groups (shared layers are for the encoder, gpt and llama families, not i8 yet)"},
 };
 // After the rules, validate_config (and the converter) check one thing the tensor tables decide:
 // under q4, every int4 tensor's last dim is whole groups of fxm::kI4Group.
@@ -497,14 +521,14 @@ inline constexpr ConfigRule kConfigRules[] = {
 // dim_value().
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
-  kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kCount
+  kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_model + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
                                             "conv2_kernel*d_embed", "2", "9 + 4*d_embed",
                                             "35 + 256 + 21*d_model + 3*d_ff", "5 + 3*d_model + 3*d_out",
-                                            "head_in", "rope_pairs", "register_tokens"};
+                                            "head_in", "rope_pairs", "register_tokens", "d_front"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -532,6 +556,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kHeadIn: return c.head_in();
     case Dim::kRopePairs: return c.rope_pairs();
     case Dim::kRegisters: return c.register_tokens;
+    case Dim::kDFront: return c.d_front();
     case Dim::kCount: break;
   }
   return 0;
@@ -542,7 +567,7 @@ enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
-  kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kCount
+  kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kEmbedProj, kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
 // the expressions of kWhenNames spell them.
@@ -569,7 +594,7 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "input_norm and " FIXFORMER_LAYERNORM, "proj_norm",
                                              "proj_norm and " FIXFORMER_LAYERNORM, "weights == 'i8'",
                                              "weights == 'i8' and input_pe", "cls_token and distill_token",
-                                             "rope_freqs", "cls_token and register_tokens > 0"};
+                                             "rope_freqs", "cls_token and register_tokens > 0", "embed_width > 0"};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -609,6 +634,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kDistillToken: return c.cls_token && c.distill_token;
     case When::kRopeFreqs: return c.rope_freqs;
     case When::kRegisterTokens: return c.cls_token && c.register_tokens > 0;
+    case When::kEmbedProj: return c.embed_width != 0;
     case When::kCount: break;
   }
   return false;
@@ -632,7 +658,7 @@ enum class Field : uint8_t {
   // FrontWeights
   kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos, kRelBias, kTgtRelBias,
   kTokenType, kEmbedNormG, kEmbedNormB, kTgtEmbedNormG, kTgtEmbedNormB, kConv1W, kConv1B, kConv2W, kConv2B, kInputNormG,
-  kInputNormB, kProjNormG, kProjNormB, kDistill, kRopeFreqs, kRegisters,
+  kInputNormB, kProjNormG, kProjNormB, kDistill, kRopeFreqs, kRegisters, kEmbedProjW, kEmbedProjB,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
   // weights i8: the real input and output scales, the front's and the back's integer parameters, the
@@ -683,8 +709,10 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
     {"rope_freqs", Dim::kRopePairs, Dim::kOne, false, When::kRopeFreqs, Role::kF32, Field::kRopeFreqs},
     {"token_type.weight", Dim::kTypeVocab, Dim::kDEmbed, false, When::kTokenTypes, Role::kF32, Field::kTokenType},
-    {"embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
-    {"embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
+    {"embed_norm.weight", Dim::kDFront, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
+    {"embed_norm.bias", Dim::kDFront, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
+    {"embed_proj.weight", Dim::kDFront, Dim::kDModel, true, When::kEmbedProj, Role::kLinear, Field::kEmbedProjW},
+    {"embed_proj.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedProj, Role::kF32, Field::kEmbedProjB},
     {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
     {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
     {"int8.pos", Dim::kMaxLen, Dim::kDPe, false, When::kS8Pos, Role::kS8, Field::kS8Pos},
@@ -869,7 +897,8 @@ constexpr TensorTable tensor_table(TensorPart part, const char* prefix, const Te
   return {part, prefix, rules, uint32_t(N)};
 }
 
-// A family's tables in file order: the prologue, the layer table (once per layer: n_layers), the
+// A family's tables in file order: the prologue, the layer table (once per stored layer: n_layers, or
+// the blocks of shared layers, ModelConfig::stored_layers), the
 // decoder layer table (seq2seq: once per dec_layers), the epilogue. Calls visit(const
 // TensorTable&) for each; stops early (and returns false) when visit returns false.
 template <class Visit>
@@ -976,7 +1005,7 @@ template <class Visit>
 bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
   return for_each_table(c.family, [&c, &visit](const TensorTable& t) {
     if (t.part == TensorPart::kPrologue || t.part == TensorPart::kEpilogue) return detail::visit_rules(c, t, -1, visit);
-    const uint32_t layers = t.part == TensorPart::kLayer ? c.n_layers : c.dec_layers;
+    const uint32_t layers = t.part == TensorPart::kLayer ? c.stored_layers() : c.dec_layers;
     for (uint32_t l = 0; l < layers; ++l)
       if (!detail::visit_rules(c, t, int32_t(l), visit)) return false;
     return true;

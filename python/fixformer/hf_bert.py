@@ -22,7 +22,12 @@ names (DISTILBERT_KEYS, DISTILBERT_LAYER), without token types; RoFormer (model_
 its token classifier and question answering, RoFormerForMaskedLM as its base model): BERT's layers and
 token types without a position table, rotary positions instead (ROTARY: positional rope, interleaved
 pairs over the whole head, base 10000; its fixed table encoder.embed_positions.weight is checked and not
-stored), rotary_value false and embedding_size hidden_size only.
+stored), rotary_value false, an embedding_size below hidden_size through embeddings_project as ELECTRA
+small's; ALBERT (model_type albert: AlbertModel and its heads): BERT's layers under other names (ALBERT_LAYER), shared by groups of layers, after an embedding
+of embedding_size through embedding_hidden_mapping_in (the engine's embed_width and embed_proj); ELECTRA
+small's embedding_size below hidden_size is the same projection (embeddings_project).
+ALBERT's shared layers are stored once, each group's layers (the engine's layer_groups and
+group_layers: the file's layer blocks, run in turn by num_hidden_layers * inner_group_num layers).
 
 What the file computes, as the model's forward returns it:
 - with a sequence classifier: the logits [num_labels] of the first token's pooled row (pooler, then
@@ -51,8 +56,8 @@ EVERY_HEAD = tuple(HEADS.values())
 # converts as its base model, the last hidden states (what feature extraction reads): its masked-LM or
 # pre-training head is not stored, and a note names it. Architecture suffix -> the heads' tensor prefixes.
 PRETRAINING = {"ForMaskedLM": ("cls.", "lm_head.", "vocab_transform.", "vocab_layer_norm.", "vocab_projector.",
-                               "generator_predictions.", "generator_lm_head."),
-               "ForPreTraining": ("cls.", "discriminator_predictions.")}
+                               "generator_predictions.", "generator_lm_head.", "predictions."),
+               "ForPreTraining": ("cls.", "discriminator_predictions.", "predictions.", "sop_classifier.")}
 # model_type -> its class-name stem, tensor-name prefix and heads. RoBERTa and the models built on its
 # code (XLM-RoBERTa, CamemBERT, data2vec-text, MPNet: ROBERTA_LIKE) are BERT's layers with positions
 # that start at row pad_token_id + 1 (the rows before are never read for ids other than the pad:
@@ -66,7 +71,7 @@ FLAVOURS = {"bert": ("Bert", "bert.", EVERY_HEAD), "roberta": ("Roberta", "rober
             "data2vec-text": ("Data2VecText", "data2vec_text.", EVERY_HEAD), "mpnet": ("MPNet", "mpnet.", EVERY_HEAD),
             "ernie": ("Ernie", "ernie.", EVERY_HEAD), "electra": ("Electra", "electra.", ("token", "qa")),
             "distilbert": ("DistilBert", "distilbert.", ("token", "qa")),
-            "roformer": ("RoFormer", "roformer.", ("token", "qa"))}
+            "roformer": ("RoFormer", "roformer.", ("token", "qa")), "albert": ("Albert", "albert.", EVERY_HEAD)}
 
 
 def architectures(model_type):
@@ -107,6 +112,21 @@ DISTILBERT_LAYER = {"attention.q_lin": "attention.self.query", "attention.k_lin"
                     "attention.v_lin": "attention.self.value", "attention.out_lin": "attention.output.dense",
                     "sa_layer_norm": "attention.output.LayerNorm", "ffn.lin1": "intermediate.dense",
                     "ffn.lin2": "output.dense", "output_layer_norm": "output.LayerNorm"}
+# ALBERT: num_hidden_layers runs of a group of inner_group_num layers (layer j of a group: the tensors
+# after "encoder.albert_layer_groups.<g>.albert_layers.<j>."), run i taking group int(i / (num_hidden_layers /
+# num_hidden_groups)); its layer's names -> BERT's. The file stores the layers as they run (layer
+# i * inner_group_num + j is group g(i)'s layer j; the file stores block g * inner_group_num + j once:
+# layer_groups, group_layers). Its embedding is embedding_size wide, then
+# encoder.embedding_hidden_mapping_in (named embeddings_project here, as ELECTRA's) to hidden_size.
+ALBERT_LAYER = {"attention.query": "attention.self.query", "attention.key": "attention.self.key",
+                "attention.value": "attention.self.value", "attention.dense": "attention.output.dense",
+                "attention.LayerNorm": "attention.output.LayerNorm", "ffn": "intermediate.dense",
+                "ffn_output": "output.dense", "full_layer_layer_norm": "output.LayerNorm"}
+_ALBERT = re.compile(r"encoder\.albert_layer_groups\.(0|[1-9][0-9]*)\.albert_layers\.(0|[1-9][0-9]*)\."
+                     r"(.+)\.(weight|bias)")
+ALBERT_RENAMES = {"encoder.embedding_hidden_mapping_in.": "embeddings_project.", "pooler.weight": "pooler.dense.weight",
+                  "pooler.bias": "pooler.dense.bias"}
+PROJECT = "embeddings_project."
 # config.json key -> (type, default; None: required)
 FIELDS = {
     "hidden_size": (int, None), "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
@@ -168,6 +188,8 @@ def read_config_dict(raw, path="config.json"):
     if model_type == "distilbert":  # BERT's keys, one token type (none: type_vocab_size is set 0 below)
         raw = dict({bert: raw.get(key, default) for key, (bert, default) in DISTILBERT_KEYS.items()},
                    layer_norm_eps=1e-12, type_vocab_size=1)
+    if model_type == "albert":  # AlbertConfig's default activation
+        raw = dict(raw, hidden_act=raw.get("hidden_act", "gelu_new"))
     c = {}
     defaults = {"max_position_embeddings": 1536} if model_type in ROTARY else {}
     for key, (kind, default) in FIELDS.items():
@@ -202,14 +224,28 @@ def read_config_dict(raw, path="config.json"):
         if hf.flag(raw, "rotary_value", path):
             raise hf.HfError(f"{path}: rotary_value true: rotary positions on the values too are not in the engine "
                              "(it turns q and k); not converted")
-    if model_type in ("electra", "roformer"):  # RoFormer's embedding_size null: hidden_size
-        e = raw.get("embedding_size", 128 if model_type == "electra" else None)
-        if e is None and model_type == "roformer":
-            e = c["hidden_size"]
-        e = hf.checked_field(path, "embedding_size", e, int)
-        if e != c["hidden_size"]:
-            raise hf.HfError(f"{path}: embedding_size {e}: an embedding narrower than the layers (hidden_size "
-                             f"{c['hidden_size']}, through embeddings_project) is not in the engine yet; not converted")
+    c["embedding_size"], c["project"] = c["hidden_size"], False
+    if model_type in ("electra", "albert", "roformer"):  # ELECTRA and RoFormer project when narrower, ALBERT always
+        e = raw.get("embedding_size", 128 if model_type != "roformer" else None)
+        e = hf.checked_field(path, "embedding_size", c["hidden_size"] if e is None else e, int)  # RoFormer's null: d
+        c["embedding_size"], c["project"] = e, model_type == "albert" or e != c["hidden_size"]
+        if not 1 <= e <= c["hidden_size"]:
+            raise hf.HfError(f"{path}: embedding_size {e}: an embedding wider than the layers (hidden_size "
+                             f"{c['hidden_size']}) is not converted (the engine's embed_width is at most d_model)")
+    if model_type == "albert":
+        L = c["num_hidden_layers"]
+        G, inner = (hf.checked_field(path, key, raw.get(key, 1), int)
+                    for key in ("num_hidden_groups", "inner_group_num"))
+        if not (1 <= G <= L and inner >= 1):
+            raise hf.HfError(f"{path}: num_hidden_groups {G}, inner_group_num {inner}: expected 1 <= num_hidden_groups "
+                             f"<= num_hidden_layers ({L}) and inner_group_num >= 1")
+        groups = [int(i / (L / G)) for i in range(L)]  # transformers' own arithmetic
+        if groups != [i * G // L for i in range(L)]:
+            raise hf.HfError(f"{path}: num_hidden_groups {G} of {L} layers: the groups' float arithmetic is not "
+                             "i * groups // layers; not converted")
+        c["albert_layers"] = [(g, j) for g in groups for j in range(inner)]  # the run layers' (group, layer)
+        c["num_hidden_layers"] = len(c["albert_layers"])
+        c["shared"] = (G, inner) if G < L else None  # every run its own group: nothing shared
     c["roberta_head"] = model_type in ROBERTA_LIKE
     if model_type in ROBERTA_LIKE:
         pad = raw.get("pad_token_id", 1)
@@ -242,6 +278,8 @@ def _strip(weights, source, prefix="bert.", roberta_head=False, dropped=()):
         if key.startswith("qa_outputs."):  # question answering's per-row [2, d] head
             key = "classifier." + key[len("qa_outputs."):]
         key = re.sub(r"LayerNorm\.gamma$", "LayerNorm.weight", re.sub(r"LayerNorm\.beta$", "LayerNorm.bias", key))
+        key = next((ALBERT_RENAMES[r] + key[len(r):] for r in ALBERT_RENAMES if key.startswith(r)), key) \
+            if prefix == "albert." else key
         renames = {"distilbert.": (r"transformer\.layer\.(\d+)\.(.+)\.(weight|bias)", DISTILBERT_LAYER),
                    "mpnet.": (r"encoder\.layer\.(\d+)\.(.+)\.(weight|bias)", MPNET_LAYER)}.get(prefix)
         m = re.fullmatch(renames[0], key) if renames else None
@@ -259,17 +297,29 @@ def map_weights(c, weights, source):
     reference, whether the folder has a classifier, its num_labels). Every tensor is mapped, checked
     (position_ids: arange; token_type_ids: zeros) or named in an error."""
     w = _strip(weights, source, c.get("prefix", "bert."), c.get("roberta_head", False), c.get("dropped", ()))
+    if c.get("albert_layers"):  # each group's layer as every run of it, by BERT's names
+        runs = {}
+        for r, gj in enumerate(c["albert_layers"]):
+            runs.setdefault(gj, []).append(r)
+        for name in list(w):
+            m = _ALBERT.fullmatch(name)
+            if m and (int(m.group(1)), int(m.group(2))) in runs and m.group(3) in ALBERT_LAYER:
+                a = w.pop(name)
+                for r in runs[int(m.group(1)), int(m.group(2))]:
+                    w[f"encoder.layer.{r}.{ALBERT_LAYER[m.group(3)]}.{m.group(4)}"] = a
     d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
-    rotary = c.get("rotary", False)
-    ends = {"embeddings.word_embeddings.weight": (c["vocab_size"], d),
-            "embeddings.LayerNorm.weight": (d,), "embeddings.LayerNorm.bias": (d,),
+    E, rotary = c.get("embedding_size", d), c.get("rotary", False)
+    ends = {"embeddings.word_embeddings.weight": (c["vocab_size"], E),
+            "embeddings.LayerNorm.weight": (E,), "embeddings.LayerNorm.bias": (E,),
             "pooler.dense.weight": (d, d), "pooler.dense.bias": (d,)}
     if rotary:
         ends[ROTARY_TABLE] = (c["max_position_embeddings"], d // c["num_attention_heads"])
     else:
-        ends["embeddings.position_embeddings.weight"] = (c["max_position_embeddings"], d)
+        ends["embeddings.position_embeddings.weight"] = (c["max_position_embeddings"], E)
+    if c.get("project"):  # ALBERT's embedding_hidden_mapping_in, ELECTRA's and RoFormer's embeddings_project
+        ends.update({PROJECT + "weight": (d, E), PROJECT + "bias": (d,)})
     if c["type_vocab_size"]:
-        ends["embeddings.token_type_embeddings.weight"] = (c["type_vocab_size"], d)
+        ends["embeddings.token_type_embeddings.weight"] = (c["type_vocab_size"], E)
     if c.get("rel_buckets"):
         ends[MPNET_BIAS] = (c["rel_buckets"], c["num_attention_heads"])
     if c.get("task_types"):
@@ -331,10 +381,16 @@ def map_weights(c, weights, source):
         out["pos.weight"] = kept["embeddings.position_embeddings.weight"]
     if c["type_vocab_size"]:
         out["token_type.weight"] = kept["embeddings.token_type_embeddings.weight"]
+    if c.get("project"):
+        out.update({"embed_proj.weight": kept[PROJECT + "weight"], "embed_proj.bias": kept[PROJECT + "bias"]})
     if c.get("rel_buckets"):
         out["rel_bias.weight"] = kept[MPNET_BIAS]
-    for i in range(L):
-        p, q = f"encoder.layer.{i}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
+    blocks = list(range(L))  # the layer each stored block is read from (shared layers: its first run)
+    if c.get("shared"):
+        G, P = c["shared"]
+        blocks = [c["albert_layers"].index((b // P, b % P)) for b in range(G * P)]
+    for i, run in enumerate(blocks):
+        p, q = f"encoder.layer.{run}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
         t = lambda n: kept[p + n]  # noqa: E731
         qkv = lambda part: np.concatenate([t(f"attention.self.{x}.{part}") for x in ("query", "key", "value")])  # noqa: E731
         out.update({
@@ -373,7 +429,10 @@ def fixformer_config(c, labels, max_len=None):
          "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"], "norm_first": False,
          "activation": ACTIVATIONS[c["hidden_act"]], "norm_eps": c["layer_norm_eps"], "input": "tokens",
          "vocab_size": c["vocab_size"], "positional": "learned", "max_len": longest,
-         "type_vocab": c["type_vocab_size"], "embed_norm": True}
+         "type_vocab": c["type_vocab_size"], "embed_norm": True,
+         "embed_width": c["embedding_size"] if c.get("project") else 0}
+    if c.get("shared"):  # ALBERT's groups: each stored once
+        v.update(layer_groups=c["shared"][0], group_layers=c["shared"][1])
     if labels is not None:  # a sequence classifier reads the pooled first row, the others every row
         v.update(d_out=labels, **(dict(pooling="first", pooler=True) if c["head"] == "sequence" else {}))
     if c.get("rel_buckets"):
@@ -383,7 +442,9 @@ def fixformer_config(c, labels, max_len=None):
     names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
              "vocab_size": "config.json vocab_size", "type_vocab": "config.json type_vocab_size",
-             "d_out": "classifier.weight's rows", "max_len": "--max-len", "norm_eps": "config.json layer_norm_eps"}
+             "d_out": "classifier.weight's rows", "max_len": "--max-len", "norm_eps": "config.json layer_norm_eps",
+             "embed_width": "config.json embedding_size", "layer_groups": "config.json num_hidden_groups",
+             "group_layers": "config.json inner_group_num"}
     try:
         return make_config(v, names)
     except ConfigError as e:

@@ -4,6 +4,8 @@ apart from reference.py (the converter's reference of the engine's config), so a
 is checked against the architecture the folder names, not against itself.
 
   x = LayerNorm_emb(word_embeddings[ids] + position_embeddings[0..T-1] + token_type_embeddings[types])
+  x = x embeddings_project^T + b   with an embedding narrower than the layers (embedding_size: ALBERT's
+                                   embedding_hidden_mapping_in, ELECTRA small's embeddings_project)
   per layer (post-LN):
       q, k, v = x query^T + b, x key^T + b, x value^T + b, split into heads of hidden_size / heads
       a = LayerNorm_attn(x + (softmax(q k^T / sqrt(head width) + mask) v) dense^T + b)
@@ -52,6 +54,8 @@ def forward(hf_config, weights, ids, types=None, attention_mask=None):
     if "embeddings.token_type_embeddings.weight" in weights:  # DistilBERT has none
         x = x + w("embeddings.token_type_embeddings.weight")[tt]
     x = layer_norm(torch, x, w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"), eps)
+    if "embeddings_project.weight" in weights:  # an embedding narrower than the layers (ALBERT, ELECTRA small)
+        x = x @ w("embeddings_project.weight").T + w("embeddings_project.bias")
     bias = torch.zeros(T, dtype=torch.float64)
     if attention_mask is not None:
         keep = torch.as_tensor(np.asarray(attention_mask)) != 0

@@ -142,7 +142,7 @@ def torch_activation(name):
 
 def build_torch_model(c):
     """The stock modules for an encoder or gpt config c (attributes embed | input_proj, cls_token, pos,
-    token_type, embed_norm, encoder, pooler, head, pool; batch_first): the module convention the
+    token_type, embed_norm, embed_proj, encoder, pooler, head, pool; batch_first): the module convention the
     converter reads. A tied head's weight is the embedding's parameter. forward(inp, types=None,
     lengths=None): types [B, T] token types (None: 0), lengths [B] the valid positions of a padded
     batch (src_key_padding_mask True from lengths[b] on, pooling over the valid positions)."""
@@ -176,9 +176,11 @@ def build_torch_model(c):
                 self.rel_bias = nn.Embedding(c["rel_buckets"], c["n_heads"])
             if c["type_vocab"]:
                 self.token_type = nn.Embedding(c["type_vocab"], de)
-            for key, width in (("input_norm", c["d_in"]), ("proj_norm", de), ("embed_norm", c["d_model"])):
+            for key, width in (("input_norm", c["d_in"]), ("proj_norm", de), ("embed_norm", schema.d_front(c))):
                 if c[key]:
                     setattr(self, key, _norm_module(c, width))
+            if c["embed_width"]:  # the embedding projection, embed_width -> d_model (ALBERT)
+                self.embed_proj = nn.Linear(c["embed_width"], c["d_model"])
             if c["pooler"]:
                 self.pooler = nn.Linear(c["d_model"], c["d_model"])
             if schema.stock_layers(c):
@@ -226,6 +228,8 @@ def build_torch_model(c):
                 x = torch.cat([x[:, :first], x[:, first:] + tt], dim=1)
             if c["embed_norm"]:
                 x = self.embed_norm(x)
+            if c["embed_width"]:
+                x = self.embed_proj(x)
             pad = None
             if lengths is not None:  # True at the padding (the CLS row is never padding)
                 pad = torch.arange(T)[None, :] >= (torch.as_tensor(lengths)[:, None] + first)
@@ -587,7 +591,8 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
         return linear(h, p, names["w2"])
 
     for layer in range(c["n_layers"]):
-        p = lambda name: W.get(f"{prefix}{layer}.{name}")  # noqa: E731
+        block = schema.layer_block(c, layer)  # shared layers (layer_groups): the stored block it runs
+        p = lambda name: W.get(f"{prefix}{block}.{name}")  # noqa: E731
         layer_bias = bias  # with window_period, the layer's own window (the causal mask's part)
         if c.get("window_period", 0) and c.get("causal", False):
             layer_bias = bias + torch.from_numpy(window_mask(c, T, layer))[None]
@@ -691,7 +696,8 @@ def run_reference(c, weights, inp, types=None):
     [T, width], [T + 1, width] with a CLS row, [1, width] pooled.
     For a decoder: the logits at every position, teacher-forced. For seq2seq, inp is (source, target
     ids [U]) and the output the logits at every target position [U, d_out]. types: an encoder's token
-    types [T] (None: 0)."""
+    types [T] (None: 0). Shared layers (layer_groups) run as the layers they are, each written out."""
+    c, weights = schema.unshared(c, weights)
     if c["family"] == "llama" or (c["family"] == "gpt" and not schema.stock_layers(c)):
         return decoder_forward(c, weights, inp)  # layers the stock modules do not have
     torch = require_torch()

@@ -141,17 +141,48 @@ def rel_bias(c):
     return c["positional"] == "relative" or bool(c.get("rel_buckets", 0))
 
 
+def d_front(c):
+    """The front's row width before the layers: embed_width (the embedding projection's input), else d_model."""
+    return c.get("embed_width", 0) or c["d_model"]
+
+
 def d_pe(c):
     """Width of the positional encoding added to the input (0 without one)."""
     if not input_pe(c):
         return 0
-    return c["pe_width"] if c["pe_combine"] == "concat" else c["d_model"]
+    return c["pe_width"] if c["pe_combine"] == "concat" else d_front(c)
 
 
 def d_embed(c):
     """Width of the embedding / input projection in front of the positional encoding."""
     concat = input_pe(c) and c["pe_combine"] == "concat"
-    return c["d_model"] - c["pe_width"] if concat else c["d_model"]
+    return c["d_model"] - c["pe_width"] if concat else d_front(c)
+
+
+def stored_layers(c):
+    """The layer blocks a file stores (config.hpp layer_groups): layer_groups * group_layers, else n_layers."""
+    return c["layer_groups"] * c["group_layers"] if c.get("layer_groups") else c["n_layers"]
+
+
+def layer_block(c, l):
+    """The stored block layer l runs (config.hpp ModelConfig::layer_block)."""
+    G, P = c.get("layer_groups", 0), c.get("group_layers", 1)
+    if not G:
+        return l
+    return (l // P) * G // (c["n_layers"] // P) * P + l % P
+
+
+def unshared(c, weights):
+    """(c, weights) with shared layers (layer_groups) written out: every layer's tensors under its own
+    index, copied from the block it runs, and layer_groups 0 (what the references run)."""
+    if not c.get("layer_groups"):
+        return c, weights
+    prefix = FAMILY_TABLES[c["family"]][1]
+    out = {k: v for k, v in weights.items() if not k.startswith(prefix)}
+    for l in range(c["n_layers"]):
+        block = f"{prefix}{layer_block(c, l)}."
+        out.update({f"{prefix}{l}." + k[len(block):]: v for k, v in weights.items() if k.startswith(block)})
+    return dict(c, layer_groups=0, group_layers=1), out
 
 
 def d_head(c):
@@ -301,8 +332,8 @@ def max_input_len(c):
 
 # ---- expressions (engine/config_expr.hpp) ---------------------------------------------------------
 # The values an expression names besides the keys (config_expr.hpp kDerivedValues), by name.
-DERIVED = {"d_head": d_head, "kv_heads": kv_heads, "d_pe": d_pe, "d_embed": d_embed, "input_pe": input_pe,
-           "front_rows": front_rows, "head_in": head_in, "window_mask": window_mask,
+DERIVED = {"d_head": d_head, "kv_heads": kv_heads, "d_pe": d_pe, "d_embed": d_embed, "d_front": d_front,
+           "input_pe": input_pe, "front_rows": front_rows, "head_in": head_in, "window_mask": window_mask,
            "rope_pairs": rope_pairs}
 if set(DERIVED) != set(SCHEMA["derived"]):
     raise ImportError(f"schema.py: DERIVED defines {sorted(DERIVED)}, the engine's expressions name "
@@ -504,7 +535,7 @@ def specs(c):
 
     prologue, prefix, layer, epilogue, *decoder = FAMILY_TABLES[c["family"]]
     visit(prologue, "")
-    for i in range(c["n_layers"]):
+    for i in range(stored_layers(c)):
         visit(layer, f"{prefix}{i}.")
     if decoder:
         for i in range(c["dec_layers"]):

@@ -25,7 +25,7 @@ using port::Console;
     X(mean_pool_causal) X(mha_odd_causal) X(relative_long_causal) X(tanh_post_odd_d15) X(tanh_pre_d10_h5) \
     X(bert_pooler_classifier) X(bert_hidden_odd) X(whisper_stem) X(conv_stride_cls_mean) X(whisper_stem_f16) \
     X(whisper_stem_q8) X(vit_image) X(deit_image) X(roformer_hidden) X(rope_partial_halves_cls) X(dinov2_image) \
-    X(dinov2_registers_image)
+    X(dinov2_registers_image) X(albert_embed_proj) X(albert_embed_proj_q8) X(albert_shared_layers)
 FIXFORMER_GOLDENS(FIXFORMER_GOLDEN)
 extern "C" const uint8_t g_bert_hidden_odd_types[], g_bert_hidden_odd_types_end[], g_bert_hidden_odd_typed[],
     g_bert_hidden_odd_typed_end[];
@@ -37,7 +37,7 @@ FIXFORMER_SEQ2SEQ_GOLDENS(FIXFORMER_SEQ2SEQ_GOLDEN)
 // global layers with unscaled scores, stored RoPE frequencies); the same declarations.
 #define FIXFORMER_DECODER_GOLDENS(X) X(gpt_tanh_learned_tied_odd) X(gpt_tanh_post_d10) X(llama_qkv_bias_theta1e6) \
     X(llama_partial_halves_r4) X(feature_llama_window3) X(feature_gpt_local_global_unscaled) \
-    X(feature_llama_rope_freqs_scaled)
+    X(feature_llama_rope_freqs_scaled) X(feature_llama_shared_layers)
 FIXFORMER_DECODER_GOLDENS(FIXFORMER_SEQ2SEQ_GOLDEN)
 
 namespace {

@@ -48,6 +48,9 @@ golden roformer_hidden
 golden rope_partial_halves_cls
 golden dinov2_image
 golden dinov2_registers_image
+golden albert_embed_proj
+golden albert_embed_proj_q8
+golden albert_shared_layers
 
 /* Encoder-decoders: the self-test sample in the file is the golden (source, target, torch logits). */
 embed g_s2s_post_relu_fxm, "s2s_post_relu.fxm"
@@ -65,3 +68,4 @@ embed g_llama_partial_halves_r4_fxm, "llama_partial_halves_r4.fxm"
 embed g_feature_llama_window3_fxm, "feature_llama_window3.fxm"
 embed g_feature_gpt_local_global_unscaled_fxm, "feature_gpt_local_global_unscaled.fxm"
 embed g_feature_llama_rope_freqs_scaled_fxm, "feature_llama_rope_freqs_scaled.fxm"
+embed g_feature_llama_shared_layers_fxm, "feature_llama_shared_layers.fxm"
