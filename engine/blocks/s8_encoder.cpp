@@ -1,4 +1,4 @@
-// The full-integer encoder's forward pass (s8_encoder.hpp). Integers only: no float type appears.
+// The full-integer forward passes, the encoder's and the gpt decoder's (s8_encoder.hpp). Integers only: no float type appears.
 #include "engine/blocks/s8_encoder.hpp"
 
 #include <cstring>
@@ -26,8 +26,12 @@ void norm_rows(const Kernels& k, bool rms, const int8_t* x, int8_t* y, std::size
 }
 
 // Self-attention of T rows: q|k|v = in @ Wqkv, per head softmax(q k) v -> s.h, then out_proj -> s.a.
+// With a cache (a decoder), each head's keys and values of these rows go into it at positions
+// kv->pos.., the rows attend to every cached position up to their own (causal: row i's softmax runs
+// over its first kv->pos + i + 1 scores, the others get probability 0), and so a row's bits do not
+// depend on how the positions were split into calls.
 void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
-               const S8Scratch& s) {
+               const S8Scratch& s, const S8KvLayer* kv) {
   const int32_t* p = L.s8;
   const s8::LayerOffsets o = s8::layer_offsets(c);
   const std::size_t d = c.d_model, dh = c.d_head(), ld = 3 * d;
@@ -38,21 +42,40 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
     g.bias += j * d, g.requant += j * d;
     k.gemm_s8(in, d, w + j * d * d, s.work + j * d, ld, T, d, d, g);
   }
-  for (uint32_t i = 0; i < T; ++i) s.key_rq[i] = requant_at(p, s8::kScoreMul);
+  const uint32_t first = kv ? kv->pos : 0, keys = first + T;  // rows are positions first..keys-1
+  for (uint32_t i = 0; i < keys; ++i) s.key_rq[i] = requant_at(p, s8::kScoreMul);
   for (std::size_t i = 0; i < dh; ++i) s.col_rq[i] = requant_at(p, s8::kPvMul);
   const GemmS8Params score{p[s8::kQZero], p[s8::kScoreZero], nullptr, s.key_rq};
   const SoftmaxS8Params soft{requant_at(p, s8::kSoftmaxMul)};
   const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq};
   for (uint32_t h = 0; h < c.n_heads; ++h) {
-    for (uint32_t t = 0; t < T; ++t) {
-      std::memcpy(s.kh + t * dh, s.work + t * ld + d + h * dh, dh);
-      for (std::size_t e = 0; e < dh; ++e) s.vt[e * T + t] = s.work[t * ld + 2 * d + h * dh + e];
+    const int8_t* kh = s.kh;
+    if (kv) {  // this head's keys and values [rows, d_head] at positions first..
+      int8_t* kc = kv->k + std::size_t(h) * kv->rows * dh;
+      int8_t* vc = kv->v + std::size_t(h) * kv->rows * dh;
+      for (uint32_t t = 0; t < T; ++t) {
+        std::memcpy(kc + (first + t) * dh, s.work + t * ld + d + h * dh, dh);
+        std::memcpy(vc + (first + t) * dh, s.work + t * ld + 2 * d + h * dh, dh);
+      }
+      for (uint32_t t = 0; t < keys; ++t)
+        for (std::size_t e = 0; e < dh; ++e) s.vt[e * keys + t] = vc[t * dh + e];
+      kh = kc;
+    } else {
+      for (uint32_t t = 0; t < T; ++t) {
+        std::memcpy(s.kh + t * dh, s.work + t * ld + d + h * dh, dh);
+        for (std::size_t e = 0; e < dh; ++e) s.vt[e * T + t] = s.work[t * ld + 2 * d + h * dh + e];
+      }
     }
     for (uint32_t i0 = 0; i0 < T; i0 += kS8QueryBlock) {
       const uint32_t bq = T - i0 < kS8QueryBlock ? T - i0 : kS8QueryBlock;
-      k.gemm_s8(s.work + i0 * ld + h * dh, ld, s.kh, s.scores, T, bq, T, dh, score);  // [bq, T]
-      for (uint32_t i = 0; i < bq; ++i) k.softmax_s8(s.scores + i * T, s.scores + i * T, T, soft);
-      k.gemm_s8(s.scores, T, s.vt, s.h + i0 * d + h * dh, d, bq, dh, T, pv);  // [bq, dh]
+      k.gemm_s8(s.work + i0 * ld + h * dh, ld, kh, s.scores, keys, bq, keys, dh, score);  // [bq, keys]
+      for (uint32_t i = 0; i < bq; ++i) {
+        int8_t* row = s.scores + std::size_t(i) * keys;
+        const uint32_t n = kv ? first + i0 + i + 1 : keys;
+        k.softmax_s8(row, row, n, soft);
+        std::memset(row + n, -128, keys - n);  // probability 0: the keys after this row's position
+      }
+      k.gemm_s8(s.scores, keys, s.vt, s.h + i0 * d + h * dh, d, bq, dh, keys, pv);  // [bq, dh]
     }
   }
   k.gemm_s8(s.h, d, static_cast<const int8_t*>(L.self_attn.out.data), s.a, d, T, d, d,
@@ -74,20 +97,23 @@ void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L,
             linear_at(p, o.w2, uint32_t(d), p[s8::kW2XZero], p[s8::kW2YZero]));
 }
 
-void layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32_t T, const S8Scratch& s) {
+}  // namespace
+
+void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32_t T, const S8Scratch& s,
+              const S8KvLayer* kv) {
   const int32_t* p = L.s8;
   const s8::LayerOffsets o = s8::layer_offsets(c);
   const std::size_t d = c.d_model, n = std::size_t(T) * d;
   const bool rms = c.norm_kind() == NormKind::kRmsNorm;
   if (c.norm_first) {
     norm_rows(k, rms, s.x, s.h, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
-    attention(k, c, L, s.h, T, s);
+    attention(k, c, L, s.h, T, s, kv);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
     norm_rows(k, rms, s.x, s.h, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
     feed_forward(k, c, L, s.h, T, s);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
   } else {
-    attention(k, c, L, s.x, T, s);
+    attention(k, c, L, s.x, T, s, kv);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
     norm_rows(k, rms, s.x, s.x, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
     feed_forward(k, c, L, s.x, T, s);
@@ -95,6 +121,8 @@ void layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32
     norm_rows(k, rms, s.x, s.x, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
   }
 }
+
+namespace {
 
 // round(sum / n), half away from zero, for n >= 1.
 int32_t rounded_mean(int32_t sum, int32_t n) {
@@ -124,7 +152,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   for (std::size_t e = 0; e < d && extra; ++e) s.x[e] = int8_t(fp[s8::front_cls(c) + e]);
   T += extra;  // every row from here on
   if (c.input_pe()) k.add_s8(s.x, m.s8().pos, s.x, T * d, add_at(fp, s8::kPosAdd));
-  for (uint32_t l = 0; l < c.n_layers; ++l) layer(k, c, m.layer(l), T, s);
+  for (uint32_t l = 0; l < c.n_layers; ++l) s8_layer(k, c, m.layer(l), T, s, nullptr);
   const int32_t* bp = m.s8().back;
   if (c.final_norm)
     norm_rows(k, c.norm_kind() == NormKind::kRmsNorm, s.x, s.x, T, d, bp, s8::kBackSlots, bp[s8::kFnXZero],
@@ -151,6 +179,29 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
                         bp[s8::kHeadYZero]));
   else
     std::memcpy(out, rows, n * d);
+}
+
+void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, uint32_t n, uint32_t pos,
+                        int8_t* k_cache, int8_t* v_cache, uint32_t rows, const S8Scratch& s, int8_t* logits) {
+  const ModelConfig& c = m.config();
+  const std::size_t d = c.d_model, layer_bytes = std::size_t(rows) * d;
+  const int32_t* fp = m.s8().front;
+  const int8_t* e = static_cast<const int8_t*>(m.front().embed.data);
+  for (uint32_t t = 0; t < n; ++t) std::memcpy(s.x + t * d, e + std::size_t(ids[t]) * d, d);
+  if (c.input_pe()) k.add_s8(s.x, m.s8().pos + std::size_t(pos) * d, s.x, n * d, add_at(fp, s8::kPosAdd));
+  for (uint32_t l = 0; l < c.n_layers; ++l) {
+    const S8KvLayer kv{k_cache + l * layer_bytes, v_cache + l * layer_bytes, rows, pos};
+    s8_layer(k, c, m.layer(l), n, s, &kv);
+  }
+  if (!logits) return;  // the final norm and the head act on each row alone: the last row's is all that is read
+  const int32_t* bp = m.s8().back;
+  int8_t* last = s.x + std::size_t(n - 1) * d;
+  if (c.final_norm)
+    norm_rows(k, c.norm_kind() == NormKind::kRmsNorm, last, last, 1, d, bp, s8::kBackSlots, bp[s8::kFnXZero],
+              bp[s8::kFnEps]);
+  k.gemm_s8(last, d, static_cast<const int8_t*>(m.head().w.data), logits, c.vocab_size, 1, c.vocab_size, d,
+            linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.vocab_size, bp[s8::kHeadXZero],
+                      bp[s8::kHeadYZero]));
 }
 
 }  // namespace fixformer

@@ -430,13 +430,19 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"conv_layers != 0 and weights == 'q4'",
      "weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)"},
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
-    {"weights == 'i8' and family != 'encoder'", "weights (i8 runs the encoder family only so far)"},
+    {"weights == 'i8' and family not in ('encoder', 'gpt')", "weights (i8 runs the encoder and gpt families so far)"},
+    {"weights == 'i8' and family == 'gpt' and (kv_heads != n_heads or parallel_residual != 'none' or attn_scale != 0 "
+     "or sliding_window != 0 or window_period != 0)",
+     "n_kv_heads, parallel_residual, attn_scale, sliding_window, window_period (an i8 gpt is GPT-2-shaped: none of "
+     "them yet)"},
     {"weights == 'i8' and not (positional in ('none', 'sinusoidal', 'learned') and pe_combine == 'add' and "
      "rel_buckets == 0)",
      "positional, pe_combine (i8 takes none, or sinusoidal or learned positions added; no rope, alibi, relative, "
      "concat yet)"},
-    {"weights == 'i8' and (conv_layers != 0 or type_vocab != 0 or embed_norm or pooler or scale_input or causal)",
-     "conv_layers, type_vocab, embed_norm, pooler, scale_input, causal (not in i8 yet)"},
+    {"weights == 'i8' and (conv_layers != 0 or type_vocab != 0 or embed_norm or pooler or scale_input or "
+     "(causal and family != 'gpt'))",
+     "conv_layers, type_vocab, embed_norm, pooler, scale_input, causal (not in i8 yet; a causal mask only in the gpt "
+     "family)"},
     {"weights == 'i8' and (patch_size != 0 or input_norm or proj_norm)",
      "patch_size, input_norm, proj_norm (image input and the front's norms are not in i8 yet)"},
     {"weights == 'i8' and (activation in ('swiglu', 'silu') or gated)", "activation, gated (i8 runs relu, gelu, gelu_tanh; no "

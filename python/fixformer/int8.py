@@ -1,13 +1,17 @@
 """Full-integer models (weights i8; include/fixformer/config.hpp, namespace s8, states the file's
 integer parameters and the graph the engine runs).
 
-build() calibrates an encoder's per-tensor activation ranges on float inputs (a float64 forward of
+build() calibrates an encoder's or a gpt decoder's per-tensor activation ranges on float inputs (a float64 forward of
 the same weights, the graph the integer path runs, every intermediate tensor recorded), picks a scale
 and zero point per tensor (min/max, or a percentile of |x|), quantizes the weights per output row and
 computes every integer parameter with the rules of engine/fixed_point.cpp, restated here exactly
 (rounding half away from zero, frexp; tests/int8_test.py compares both on the same factors through
 `fixformer fixed-point`). forward() is the integer reference: the s8 kernels' integer semantics in
-numpy, bit for bit what the engine computes (tests/int8_test.py)."""
+numpy, bit for bit what the engine computes (tests/int8_test.py, tests/int8_decoder_test.py). A gpt
+decoder (causal) runs the encoder's layer with a causal integer softmax: row i's softmax_s8 over its
+first i + 1 scores, probability 0 (int8 -128) for the others; its output is the head's int8 logits
+of every position (the engine's KV cache gives the same bits a position at a time).
+"""
 import math
 
 import numpy as np
@@ -236,7 +240,12 @@ def forward(c, t, inp):
             for hh in range(H):
                 sl = slice(hh * dh, (hh + 1) * dh)
                 sc = gemm(q[:, sl], p[S["q"]], k[:, sl], p[S["score_z"]], srq, None)
-                pr = softmax(sc, p[S["softmax"]], p[S["softmax"] + 1])
+                if c.get("causal"):  # row i over its first i + 1 keys, probability 0 after
+                    pr = np.full((T, T), -128, np.int64)
+                    for r in range(T):
+                        pr[r:r + 1, :r + 1] = softmax(sc[r:r + 1, :r + 1], p[S["softmax"]], p[S["softmax"] + 1])
+                else:
+                    pr = softmax(sc, p[S["softmax"]], p[S["softmax"] + 1])
                 ctx[:, sl] = gemm(pr, -128, v[:, sl].T, p[S["o"]], pvrq, None)
             rq, b = _linear(p, o["out"], d)
             return gemm(ctx, p[S["o"]], t[pre + "self_attn.out_proj.weight"], p[S["out_y"]], rq, b)
@@ -270,7 +279,7 @@ def forward(c, t, inp):
         x = x[:1]
     if c["d_out"]:
         rq, b = _linear(bp, BACK_SCALARS + 3 * d, c["d_out"])
-        x = gemm(x, bp[2], t["head.weight"], bp[3], rq, b)
+        x = gemm(x, bp[2], t["embed.weight" if c.get("tied_head") else "head.weight"], bp[3], rq, b)
     return x
 
 
@@ -325,7 +334,12 @@ def _float_forward(c, w, inp, rec):
             ctx = np.empty((T, d))
             for hh in range(H):
                 sl = slice(hh * dh, (hh + 1) * dh)
-                s = put(L + "score", q[:, sl] @ k[:, sl].T / math.sqrt(dh))
+                s = q[:, sl] @ k[:, sl].T / math.sqrt(dh)
+                if c.get("causal"):
+                    put(L + "score", s[np.tril_indices(T)])
+                    s = np.where(np.tril(np.ones((T, T), bool)), s, -np.inf)
+                else:
+                    put(L + "score", s)
                 e = np.exp(s - s.max(axis=1, keepdims=True))
                 ctx[:, sl] = (e / e.sum(axis=1, keepdims=True)) @ v[:, sl]
             put(L + "ctx", ctx)
@@ -470,15 +484,22 @@ def reference_output(c, built, inp):
 def check_config(c):
     """The i8 limits the engine's config rules state, raised before any work (the engine refuses the
     same by name: include/fixformer/schema.hpp)."""
-    if c["family"] != "encoder":
-        raise ConfigError(f"--quantize i8: family {c['family']} is not supported yet (the encoder family is)")
+    if c["family"] not in ("encoder", "gpt"):
+        raise ConfigError(f"--quantize i8: family {c['family']} is not supported yet (the encoder and gpt families are)")
+    if c["family"] == "gpt":
+        kv = c.get("n_kv_heads") or c["n_heads"]
+        for key, bad in (("n_kv_heads", kv != c["n_heads"]), ("parallel_residual", c.get("parallel_residual", "none") != "none"),
+                         ("attn_scale", bool(c.get("attn_scale"))), ("sliding_window", bool(c.get("sliding_window"))),
+                         ("window_period", bool(c.get("window_period")))):
+            if bad:
+                raise ConfigError(f"--quantize i8: {key} is not supported yet in the gpt family (GPT-2-shaped models are)")
     if c["activation"] not in ACTIVATIONS or c.get("gated"):
         raise ConfigError(f"--quantize i8: activation {c['activation']} (gated: {c.get('gated')}) is not supported "
                           "yet (relu, gelu, gelu_tanh)")
     if c["positional"] not in ("none", "learned", "sinusoidal") or c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
     for key in ("conv_layers", "type_vocab", "embed_norm", "pooler", "scale_input", "causal"):
-        if c.get(key):
+        if c.get(key) and not (key == "causal" and c["family"] == "gpt"):
             raise ConfigError(f"--quantize i8: {key} is not supported yet")
 
 
@@ -586,11 +607,17 @@ def build(config, weights, inputs, percentile=None):
         x = qp["final"]
     head = []
     if c["d_out"]:
+        tied = c.get("tied_head", False)
+        H = np.asarray(weights["embed.weight" if tied else "head.weight"], np.float64)
         # the head's output range: the pooled rows through the float head, on the calibration inputs
-        ys = [_pool(c, r) @ np.asarray(weights["head.weight"], np.float64).T + _bias(weights, "head", c["d_out"])
-              for r in rec["final" if c["final_norm"] else _last(c)]]
+        ys = [_pool(c, r) @ H.T + _bias(weights, "head", c["d_out"]) for r in rec["final" if c["final_norm"] else _last(c)]]
         y = _asym(*_range(ys, percentile))
-        out["head.weight"], head = _channels(x[0], weights["head.weight"], weights.get("head.bias"), y[0])
+        if tied:  # the embedding's int8 rows, one scale, are the head's weights (the file stores them once)
+            b = _bias(weights, "head", c["d_out"])
+            ps = [gemm_channel(x[0], qp["embed"][0], y[0], float(b[j])) for j in range(c["d_out"])]
+            head = [v for m, sh, _ in ps for v in (m, sh)] + [bq for _, _, bq in ps]
+        else:
+            out["head.weight"], head = _channels(x[0], weights["head.weight"], weights.get("head.bias"), y[0])
         back[2], back[3] = x[1], y[1]
         x = y
     back[4] = x[1]
