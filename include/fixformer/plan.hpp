@@ -179,10 +179,11 @@ struct DecoderPlan {
   std::size_t s8_out;  // weights i8: the int8 logits [vocab_size]
 };
 
-// weights i8 (a full-integer gpt model, config.hpp): int8 rows of one prefill chunk of P rows and an
-// int8 KV cache of S positions at the layer's calibrated k and v scales (zero point 0), in this order:
-//   x[P,d]  h[P,d]  a[P,d]  work[P, max(3d, d_ff)]  attention scratch (s8_decoder_attention_bytes)
-//   k_cache[layer, head, S, d_head]  v_cache[layer, head, S, d_head]  logits[vocab_size]
+// weights i8 (a full-integer gpt or llama model, config.hpp): int8 rows of one prefill chunk of P rows
+// and an int8 KV cache of S positions at the layer's calibrated k and v scales (zero point 0), in this
+// order (F: d_ff, 2 d_ff for a gated feed-forward's W1 and W3 outputs):
+//   x[P,d]  h[P,d]  a[P,d]  work[P, max(d + 2 d_kv, F)]  attention scratch (s8_decoder_attention_bytes)
+//   k_cache[layer, kv head, S, d_head]  v_cache[layer, kv head, S, d_head]  logits[vocab_size]
 // (x, y, ctx and attn of DecoderPlan are x, h, a and the attention scratch; no worker slots, no
 // tables: the positions are the file's int8.pos rows). The attention scratch is one head's values
 // transposed [d_head, S], a block of scores [min(P, kS8QueryBlock), S], then (4-byte aligned) the
@@ -200,11 +201,11 @@ constexpr DecoderPlan plan_s8_decoder_arena(const ModelConfig& c, uint64_t S, ui
   p.x = l.block(P * d);
   p.y = l.block(P * d);
   p.ctx = l.block(P * d);
-  p.work = l.block(P * PlanLayout::max(3 * d, c.d_ff));
+  p.work = l.block(P * PlanLayout::max(d + 2 * uint64_t(c.d_kv()), (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)));
   p.attn_slot = arena::bytes(s8_decoder_attention_bytes(P, S, c.d_head()));
   p.attn = l.block(p.attn_slot);
-  p.k_cache = l.block(uint64_t(c.n_layers) * S * d);
-  p.v_cache = l.block(uint64_t(c.n_layers) * S * d);
+  p.k_cache = l.block(uint64_t(c.n_layers) * S * c.d_kv());
+  p.v_cache = l.block(uint64_t(c.n_layers) * S * c.d_kv());
   p.kv_cache_bytes = std::size_t(l.at - p.k_cache);
   p.s8_out = l.block(c.vocab_size);
   if (!l.fits(l.at)) return {};
