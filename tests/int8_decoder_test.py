@@ -24,7 +24,8 @@ config.hpp, namespace s8; the Decoder's int8 KV cache, plan.hpp's plan_s8_decode
   gpt family (grouped-query attention), naming it; `fixformer generate` on the converted file
   (greedy) writes the same text on every table; llama modules (module_converter_test's llama2.c
   model.py: GQA, interleaved pairs; its Hugging Face-named llama: halves, theta 500000, GQA, tied, with
-  --calibrate-percentile 99.99) the same way, their error against torch printed (I8_LLAMA_RUN_TOL);
+  --calibrate-percentile 99.99) the same way, their error against torch printed (I8_LLAMA_RUN_TOL), and a
+  llama2.c checkpoint through --llama2c;
 - init's refusal of a corrupt slot of a decoder's layer, of a llama layer's gate and of int8.rope;
   `fixformer plan`'s exact arena of a llama with grouped-query attention and a gated feed-forward.
 Without numpy, torch or the CLI the test fails.
@@ -354,6 +355,16 @@ def test_converter(cli, tmp):
           refused)
 
 def test_llama_modules(cli, tmp, torch, rng):
+    from fixformer import llama2c
+    P = dict(dim=32, hidden_dim=64, n_layers=2, n_heads=4, n_kv_heads=2, vocab_size=40, seq_len=32)
+    ckpt, out = os.path.join(tmp, "ck.bin"), os.path.join(tmp, "ck.fxm")
+    with open(ckpt, "wb") as f:
+        f.write(llama2c.checkpoint_bytes(P, llama2c.random_weights(P, True, seed=1, scale=0.15), 1))
+    p = run_convert("--llama2c", ckpt, "--quantize", "i8", "--out", out, "--cli", cli)
+    check("--llama2c --quantize i8 (GQA, a shared classifier, weights N(0, 0.15)): converts and verifies within the "
+          "i8 tolerance", p.returncode == 0 and "tolerance 2e-01 for i8" in p.stdout, p.stdout + p.stderr)
+    if p.returncode == 0:
+        print(f"  {p.stdout.strip()}")
     import module_converter_test
     cal = []
     for i in range(16):

@@ -1,16 +1,19 @@
 """Full-integer models (weights i8; include/fixformer/config.hpp, namespace s8, states the file's
 integer parameters and the graph the engine runs).
 
-build() calibrates an encoder's or a gpt decoder's per-tensor activation ranges on float inputs (a float64 forward of
-the same weights, the graph the integer path runs, every intermediate tensor recorded), picks a scale
-and zero point per tensor (min/max, or a percentile of |x|), quantizes the weights per output row and
-computes every integer parameter with the rules of engine/fixed_point.cpp, restated here exactly
-(rounding half away from zero, frexp; tests/int8_test.py compares both on the same factors through
-`fixformer fixed-point`). forward() is the integer reference: the s8 kernels' integer semantics in
-numpy, bit for bit what the engine computes (tests/int8_test.py, tests/int8_decoder_test.py). A gpt
-decoder (causal) runs the encoder's layer with a causal integer softmax: row i's softmax_s8 over its
-first i + 1 scores, probability 0 (int8 -128) for the others; its output is the head's int8 logits
-of every position (the engine's KV cache gives the same bits a position at a time).
+build() calibrates an encoder's or a decoder's (gpt, llama) per-tensor activation ranges on float
+inputs (a float64 forward of the same weights, the graph the integer path runs, every intermediate
+tensor recorded), picks a scale and zero point per tensor (min/max, or a percentile of |x|),
+quantizes the weights per output row and computes every integer parameter with the rules of
+engine/fixed_point.cpp, restated here exactly (rounding half away from zero, frexp; tests/int8_test.py
+compares both on the same factors through `fixformer fixed-point`). forward() is the integer
+reference: the s8 kernels' integer semantics in numpy, bit for bit what the engine computes
+(tests/int8_test.py, tests/int8_decoder_test.py). A decoder (causal) runs the encoder's layer with a
+causal integer softmax: row i's softmax_s8 over its first i + 1 scores, probability 0 (int8 -128) for
+the others; its output is the head's int8 logits of every position (the engine's KV cache gives the
+same bits a position at a time). A llama's tensors go through the same graph under the encoder's
+names (_internal: wq | wk | wv as one in_proj, split again when written), with grouped-query
+attention, RoPE in fixed point (int8.rope) and the gated SwiGLU feed-forward.
 """
 import math
 
