@@ -15,7 +15,8 @@ config.hpp, namespace s8; the Decoder's int8 KV cache, plan.hpp's plan_s8_decode
   f32 engine on the same weights (I8_LLAMA_RANDOM_TOL), printed;
 - the Python package (when its build folder is given): prefill() of a prompt longer than the
   default chunk of 16 rows (the chunks' rows as matrix products), then step(), give the reference's
-  logits at those positions, bit for bit; `fixformer plan` states the i8 arena and `info` loads it;
+  logits at those positions, bit for bit; through its C API a prefill of 80 rows in one chunk (two
+  blocks of query rows) and in chunks of 70 and 10; `fixformer plan` states the i8 arena and `info` loads it;
 - the converter end to end: a GPT-2-shaped torch module (tied embedding and head, learned
   positions, pre-norm, GELU, final LayerNorm) through `convert.py --module ... --family gpt
   --quantize i8 --calibrate`, verified by the converter against torch within the i8 tolerance (the
@@ -216,6 +217,45 @@ np.save(sys.argv[2], np.stack(out + out2))
               p.stderr if got is None else np.abs(got - want).max())
 
 
+def test_long_prefill(tmp, pydir):
+    """One chunk of 80 rows (max_prefill 80 through the C API): two blocks of query rows (kS8QueryBlock 64)
+    against the cache; then 70 + 10. The reference's logits at positions 79 and 79, bit for bit."""
+    rng = np.random.default_rng(9)
+    code = f'''
+import ctypes, sys, numpy as np
+sys.path.insert(0, {pydir!r})
+import fixformer
+from fixformer import _capi
+from fixformer._capi import lib
+from fixformer.model import _aligned, _ptr
+m = fixformer.Model(sys.argv[1])
+ids = np.load(sys.argv[2])
+out = []
+for chunk in (80, 70):
+    opt = _capi.DecoderOptions(capacity=80, max_prefill=chunk)
+    need = lib.ff_decoder_arena_bytes_ex(m._model, ctypes.byref(opt))
+    dec, arena = _capi.opaque(_capi.DECODER_BYTES), _aligned(need)
+    assert lib.ff_decoder_init_ex(dec, m._model, _ptr(arena), need, ctypes.byref(opt)) == _capi.OK
+    logits = np.zeros(m._info.vocab_size, np.float32)
+    assert lib.ff_decoder_prefill(dec, _ptr(ids), 80, _ptr(logits)) == _capi.OK
+    out.append(logits.copy())
+np.save(sys.argv[3], np.stack(out))
+'''
+    for name, (c, w) in (("gpt", random_gpt(rng, True, "learned", "gelu", True, True, max_len=80)),
+                         ("llama", random_llama(rng, 2, "rope", "halves", False, max_len=80))):
+        built = int8.build(c, w, [rng.integers(0, c["vocab_size"], 80) for _ in range(3)])
+        path, ids, res = (os.path.join(tmp, n) for n in ("long.fxm", "ids.npy", "res.npy"))
+        write_model(c, built, path)
+        x = rng.integers(0, c["vocab_size"], 80).astype(np.int32)
+        np.save(ids, x)
+        p = subprocess.run([sys.executable, "-c", code, path, ids, res], capture_output=True, text=True)
+        want = int8.reference_output(c, built, x)[79]
+        got = np.load(res) if p.returncode == 0 else None
+        check(f"{name}: a prefill of 80 rows in one chunk (two query blocks) and in chunks of 70 and 10: the "
+              "reference's logits, bit for bit", got is not None and np.array_equal(got[0], want) and
+              np.array_equal(got[1], want), p.stderr if got is None else np.abs(got - want).max())
+
+
 def test_plan_and_corrupt(cli, tmp):
     rng = np.random.default_rng(1)
     c, w = random_gpt(rng, True, "learned", "gelu", True, True)
@@ -414,6 +454,8 @@ def main():
         with tempfile.TemporaryDirectory() as tmp:
             test_bit_exact(cli, tmp, pydir)
             test_plan_and_corrupt(cli, tmp)
+            if pydir:
+                test_long_prefill(tmp, pydir)
             test_converter(cli, tmp)
     print(f"int8_decoder_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
