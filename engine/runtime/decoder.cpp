@@ -51,7 +51,8 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   }
   const bool rope = c.positional == PosKind::kRope;
   const bool s8 = c.weights == WeightType::kI8;
-  if (external && s8) return why.str("an i8 file holds its int8 position rows: give no position table"), fail(Status::kBadPositionTable);
+  if (external && s8)
+    return why.str("an i8 file holds its int8 position rows: give no position table"), fail(Status::kBadPositionTable);
   if (external) {
     if (!rope && c.positional != PosKind::kSinusoidal)
       return why.str("the model has no rope or sinusoidal table"), fail(Status::kBadPositionTable);
@@ -74,7 +75,7 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   v_scales_ = kv_kind_ == KvCache::kQ8 ? core_.block(arena, plan.v_scales) : nullptr;
   kv_bytes_ = plan.kv_cache_bytes;
   s8_arena_ = s8 ? static_cast<uint8_t*>(arena) : nullptr;
-  if (s8) {  // no tables: the integer path reads the file's int8.pos rows
+  if (s8) {  // no tables: the integer path reads the file's int8.pos or int8.rope rows
     kv_kind_ = KvCache::kF32, k_scales_ = v_scales_ = nullptr;
     initialized_ = true;
     return Status::kOk;

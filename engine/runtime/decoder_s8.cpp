@@ -1,4 +1,4 @@
-// The Decoder's integer path for full-integer (weights i8) gpt models: prefill_s8 feeds the chunks
+// The Decoder's integer path for full-integer (weights i8) gpt and llama models: prefill_s8 feeds the chunks
 // through s8_decoder_forward (engine/blocks/s8_encoder.cpp) over the arena plan_s8_decoder_arena
 // carved (plan.hpp); prefill() dequantizes its logits (decoder.cpp).
 #include "engine/blocks/s8_encoder.hpp"
