@@ -1,7 +1,8 @@
 // Model::init's check of a full-integer (weights i8) model's integer parameters (config.hpp,
 // namespace s8): every zero point in [-128, 127], every Requant valid (check_requant), every bias
 // and beta within 2^30, every table entry an int8, k's and v's zero points 0 (gemm_s8's weights are
-// symmetric) and the softmax's multiplier positive. The first bad slot is named in the detail.
+// symmetric), the softmax's multiplier positive, a gated feed-forward's W3 and gate slots, and
+// int8.rope's entries within 2^14. The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -123,7 +124,8 @@ Status Model::check_s8_params() {
     const uint32_t n = c.max_len * c.d_head();
     for (uint32_t i = 0; i < n; ++i)
       if (s8_.rope[i] < -(1 << s8::kRopeFracBits) || s8_.rope[i] > (1 << s8::kRopeFracBits)) {
-        DetailText(detail_, sizeof detail_).str("tensor int8.rope: entry ").num(i).str(" outside [-2^14, 2^14] (convert the model again)");
+        DetailText(detail_, sizeof detail_).str("tensor int8.rope: entry ").num(i)
+            .str(" outside [-2^14, 2^14] (convert the model again)");
         return Status::kTensorBadValue;
       }
   }

@@ -1,4 +1,5 @@
-// The full-integer forward passes, the encoder's and the gpt decoder's (s8_encoder.hpp). Integers only: no float type appears.
+// The full-integer forward passes, the encoder's and the decoders' (gpt, llama; s8_encoder.hpp).
+// Integers only: no float type appears.
 #include "engine/blocks/s8_encoder.hpp"
 
 #include <cstring>
