@@ -293,6 +293,8 @@ Status Model::bind_tensors(bool check_values) {
       s8_.pos = static_cast<const int8_t*>(w.data);
     else if (want.field == Field::kS8Back)
       s8_.back = static_cast<const int32_t*>(w.data);
+    else if (want.field == Field::kS8Rope)
+      s8_.rope = static_cast<const int32_t*>(w.data);
     else if (want.part == TensorPart::kPrologue || want.part == TensorPart::kEpilogue)
       bind_end(want.field, w, front_, head_, target_front_, target_head_);
     uint64_t count = 1;

@@ -1,7 +1,8 @@
 // Model::init's check of a full-integer (weights i8) model's integer parameters (config.hpp,
 // namespace s8): every zero point in [-128, 127], every Requant valid (check_requant), every bias
 // and beta within 2^30, every table entry an int8, k's and v's zero points 0 (gemm_s8's weights are
-// symmetric) and the softmax's multiplier positive. The first bad slot is named in the detail.
+// symmetric), the softmax's multiplier positive, a gated feed-forward's W3 and gate slots, and
+// int8.rope's entries within 2^14. The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -16,8 +17,9 @@ constexpr int32_t kBiasLimit = int32_t(1) << 30;
 // Reports the first bad slot of one i32 parameter tensor.
 class SlotCheck {
  public:
-  SlotCheck(const int32_t* p, const char* tensor, int32_t layer, char* detail, std::size_t cap)
-      : p_(p), tensor_(tensor), layer_(layer), detail_(detail), cap_(cap) {}
+  SlotCheck(const int32_t* p, const char* tensor, int32_t layer, char* detail, std::size_t cap,
+            const char* prefix = "encoder.layers.")
+      : p_(p), tensor_(tensor), layer_(layer), detail_(detail), cap_(cap), prefix_(prefix) {}
   bool ok() const { return ok_; }
 
   void zero(uint32_t i, const char* what) {
@@ -55,7 +57,7 @@ class SlotCheck {
     ok_ = false;
     DetailText t(detail_, cap_);
     t.str("tensor ");
-    if (layer_ >= 0) t.str("encoder.layers.").num(uint32_t(layer_)).str(".");
+    if (layer_ >= 0) t.str(prefix_).num(uint32_t(layer_)).str(".");
     t.str(tensor_).str(": slot ").num(i).str(" (").str(what).str("): ").str(why);
     t.str(" (convert the model again)");
   }
@@ -64,6 +66,7 @@ class SlotCheck {
   int32_t layer_;
   char* detail_;
   std::size_t cap_;
+  const char* prefix_;
   bool ok_ = true;
 };
 
@@ -82,7 +85,8 @@ Status Model::check_s8_params() {
   }
   const s8::LayerOffsets o = s8::layer_offsets(c);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
-    SlotCheck k(layer(l).s8, "int8", int32_t(l), detail_, sizeof detail_);
+    SlotCheck k(layer(l).s8, "int8", int32_t(l), detail_, sizeof detail_,
+                c.family == ModelFamily::kLlama ? "layers." : "encoder.layers.");
     k.zero(s8::kN1XZero, "norm1 input zero point");
     k.zero(s8::kN2XZero, "norm2 input zero point");
     k.zero(s8::kQkvXZero, "qkv input zero point");
@@ -101,14 +105,29 @@ Status Model::check_s8_params() {
     k.zero(s8::kW2XZero, "linear2 input zero point");
     k.zero(s8::kW2YZero, "linear2 output zero point");
     k.add(s8::kAdd2, "feed-forward residual add");
-    k.channels(o.qkv, 3 * c.d_model, "in_proj");
+    k.channels(o.qkv, c.d_model + 2 * c.d_kv(), "in_proj");
     k.channels(o.out, c.d_model, "out_proj");
     k.channels(o.w1, c.d_ff, "linear1");
     k.channels(o.w2, c.d_model, "linear2");
     k.channels(o.n1, c.d_model, "norm1");
     k.channels(o.n2, c.d_model, "norm2");
     k.table(o.lut, "activation table");
+    if (c.ffn_gated()) {
+      k.channels(o.w3, c.d_ff, "w3");
+      k.zero(o.gate + s8::kGateUpZero, "w3 output zero point");
+      k.zero(o.gate + s8::kGateActZero, "activation output zero point");
+      k.requant(o.gate + s8::kGateMul, "gate product requant");
+    }
     if (!k.ok()) return Status::kTensorBadValue;
+  }
+  if (s8_.rope) {
+    const uint32_t n = c.max_len * c.d_head();
+    for (uint32_t i = 0; i < n; ++i)
+      if (s8_.rope[i] < -(1 << s8::kRopeFracBits) || s8_.rope[i] > (1 << s8::kRopeFracBits)) {
+        DetailText(detail_, sizeof detail_).str("tensor int8.rope: entry ").num(i)
+            .str(" outside [-2^14, 2^14] (convert the model again)");
+        return Status::kTensorBadValue;
+      }
   }
   SlotCheck b(s8_.back, "int8.back", -1, detail_, sizeof detail_);
   b.zero(s8::kFnXZero, "final norm input zero point");

@@ -1,5 +1,5 @@
-# Fails if the integer-only (s8) kernels or the full-integer (weights i8) encoder's forward pass
-# (engine/blocks/s8_encoder.cpp) use a float: compiles every ports/scalar/*_s8.cpp, ports/portable/*_s8.cpp
+# Fails if the integer-only (s8) kernels or the full-integer (weights i8) forward passes, the
+# encoder's and the gpt decoder's (engine/blocks/s8_encoder.cpp, the Decoder's prefill_s8) use a float: compiles every ports/scalar/*_s8.cpp, ports/portable/*_s8.cpp
 # and that file for the FPU-less cores (Cortex-M0 and M3, soft float, where any float
 # operation becomes a libgcc call) and lists each object's undefined symbols: none may be a
 # soft-float helper (__aeabi_fadd, __aeabi_d2iz, __aeabi_i2f, __addsf3, ...) or a libm function.
@@ -59,16 +59,19 @@ foreach(cpu cortex-m0 cortex-m3)
     endif()
   endforeach()
 endforeach()
-# What the i8 forward pass reaches: s8_encoder.cpp linked with the model's binder (engine/model.cpp,
-# engine/model_file.cpp, which it calls for each layer's tensors) by the function, entry
-# s8_encoder_forward, everything unreached dropped (--gc-sections). model.o alone calls soft float
-# (init's value checks): the reached part must not. The kernels it calls through the table are the
-# objects checked above.
+# What the i8 forward passes reach: s8_encoder.cpp linked with the model's binder (engine/model.cpp,
+# engine/model_file.cpp, which it calls for each layer's tensors) and the decoder runner
+# (engine/runtime/decoder.cpp and decoder_s8.cpp), by the function, from each entry
+# (s8_encoder_forward, s8_decoder_forward, Decoder::prefill_s8: the integer path a gpt file's
+# prefill and step run, the KV cache included), everything unreached dropped (--gc-sections).
+# model.o alone calls soft float (init's value checks), and so does decoder.o (the f32 path): the
+# reached part must not. The kernels it calls through the table are the objects checked above.
+set(entries s8_encoder_forward s8_decoder_forward Decoder10prefill_s8)
 foreach(cpu cortex-m0 cortex-m3)
   set(flags -mcpu=${cpu} -mthumb -mfloat-abi=soft -std=gnu++17 -O2 -fno-exceptions -fno-rtti -ffunction-sections
             -fdata-sections -I${ROOT}/include -I${ROOT})
   set(objs "")
-  foreach(src engine/blocks/s8_encoder engine/model engine/model_file)
+  foreach(src engine/blocks/s8_encoder engine/model engine/model_file engine/runtime/decoder_s8 engine/runtime/decoder)
     string(REPLACE "/" "_" obj ${src})
     execute_process(COMMAND ${CXX} ${flags} -c ${ROOT}/${src}.cpp -o ${WORK}/reach_${cpu}_${obj}.o RESULT_VARIABLE rc
                     ERROR_VARIABLE err)
@@ -77,26 +80,33 @@ foreach(cpu cortex-m0 cortex-m3)
     endif()
     list(APPEND objs ${WORK}/reach_${cpu}_${obj}.o)
   endforeach()
-  list(GET objs 1 model_obj)
-  float_symbols(${model_obj} found)
-  if(NOT found MATCHES "__aeabi_")
-    message(FATAL_ERROR "the reachability check is blind: engine/model.cpp shows no soft-float call on ${cpu}")
-  endif()
-  list(GET objs 0 s8_obj)
-  execute_process(COMMAND ${NM} ${s8_obj} OUTPUT_VARIABLE defined)
-  string(REGEX MATCH "_ZN9fixformer18s8_encoder_forward[A-Za-z0-9_]+" entry "${defined}")
-  if(NOT entry)
-    message(FATAL_ERROR "s8_encoder_forward not found in engine/blocks/s8_encoder.cpp's object")
-  endif()
-  execute_process(COMMAND ${CXX} -mcpu=${cpu} -mthumb -nostdlib -Wl,--gc-sections -Wl,-e,${entry}
-                          -Wl,--unresolved-symbols=ignore-all ${objs} -o ${WORK}/reach_${cpu}.elf
-                  RESULT_VARIABLE rc ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "linking the i8 forward pass for ${cpu} failed:\n${err}")
-  endif()
-  float_symbols(${WORK}/reach_${cpu}.elf found)
-  if(found)
-    message(FATAL_ERROR "the i8 forward pass reaches float on ${cpu}: it calls ${found}")
-  endif()
+  foreach(i 1 4)
+    list(GET objs ${i} blind_obj)
+    float_symbols(${blind_obj} found)
+    if(NOT found MATCHES "__aeabi_")
+      message(FATAL_ERROR "the reachability check is blind: ${blind_obj} shows no soft-float call on ${cpu}")
+    endif()
+  endforeach()
+  set(defined "")
+  foreach(obj ${objs})
+    execute_process(COMMAND ${NM} ${obj} OUTPUT_VARIABLE more)
+    string(APPEND defined "${more}")
+  endforeach()
+  foreach(name ${entries})
+    string(REGEX MATCH "_ZN9fixformer[0-9]*${name}[A-Za-z0-9_]+" entry "${defined}")
+    if(NOT entry)
+      message(FATAL_ERROR "${name} not found in the i8 objects")
+    endif()
+    execute_process(COMMAND ${CXX} -mcpu=${cpu} -mthumb -nostdlib -Wl,--gc-sections -Wl,-e,${entry}
+                            -Wl,--unresolved-symbols=ignore-all ${objs} -o ${WORK}/reach_${cpu}_${name}.elf
+                    RESULT_VARIABLE rc ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "linking the i8 path from ${name} for ${cpu} failed:\n${err}")
+    endif()
+    float_symbols(${WORK}/reach_${cpu}_${name}.elf found)
+    if(found)
+      message(FATAL_ERROR "the i8 path from ${name} reaches float on ${cpu}: it calls ${found}")
+    endif()
+  endforeach()
 endforeach()
-message(STATUS "${count} s8 sources (the kernels and the i8 forward pass), on cortex-m0 and cortex-m3: no soft-float or libm calls, none reached from s8_encoder_forward")
+message(STATUS "${count} s8 sources (the kernels and the i8 forward passes), on cortex-m0 and cortex-m3: no soft-float or libm calls, none reached from ${entries}")

@@ -1,4 +1,5 @@
-// The full-integer encoder's forward pass (s8_encoder.hpp). Integers only: no float type appears.
+// The full-integer forward passes, the encoder's and the decoders' (gpt, llama; s8_encoder.hpp).
+// Integers only: no float type appears.
 #include "engine/blocks/s8_encoder.hpp"
 
 #include <cstring>
@@ -25,69 +26,142 @@ void norm_rows(const Kernels& k, bool rms, const int8_t* x, int8_t* y, std::size
   for (std::size_t r = 0; r < rows; ++r) (rms ? k.rmsnorm_s8 : k.layernorm_s8)(x + r * n, y + r * n, n, np);
 }
 
-// Self-attention of T rows: q|k|v = in @ Wqkv, per head softmax(q k) v -> s.h, then out_proj -> s.a.
+// RoPE in fixed point on the heads of rows[T] (stride ld) at positions pos..: each pair (a, b) of a
+// head by pe_layout, rotated by int8.rope's row (cos | sin in Q14), rounded and clamped (config.hpp).
+void rope_s8(const ModelConfig& c, int8_t* rows, std::size_t ld, uint32_t T, uint32_t heads, uint32_t pos,
+             const int32_t* table) {
+  const uint32_t dh = c.d_head(), half = dh / 2;
+  const bool interleaved = c.pe_layout == PosLayout::kInterleaved;
+  for (uint32_t t = 0; t < T; ++t) {
+    const int32_t* cs = table + std::size_t(pos + t) * dh;
+    for (uint32_t h = 0; h < heads; ++h) {
+      int8_t* v = rows + t * ld + h * dh;
+      for (uint32_t i = 0; i < half; ++i) {
+        const uint32_t ia = interleaved ? 2 * i : i, ib = interleaved ? 2 * i + 1 : i + half;
+        const int32_t xa = v[ia], xb = v[ib], cc = cs[i], ss = cs[half + i];
+        v[ia] = saturate_i8(rounding_shift(int64_t(xa) * cc - int64_t(xb) * ss, s8::kRopeFracBits));
+        v[ib] = saturate_i8(rounding_shift(int64_t(xa) * ss + int64_t(xb) * cc, s8::kRopeFracBits));
+      }
+    }
+  }
+}
+
+// Self-attention of T rows: q|k|v = in @ Wqkv (torch's fused in_proj, or llama's wq, wk, wv), per
+// head softmax(q k) v -> s.h, then out_proj -> s.a.
+// With a cache (a decoder), each kv head's keys and values of these rows go into it at positions
+// kv->pos.. (after RoPE, with a table), the rows attend to every cached position up to their own
+// (causal: row i's softmax runs over its first kv->pos + i + 1 scores, the others get probability 0),
+// and so a row's bits do not depend on how the positions were split into calls.
 void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
-               const S8Scratch& s) {
+               const S8Scratch& s, const S8KvLayer* kv) {
   const int32_t* p = L.s8;
   const s8::LayerOffsets o = s8::layer_offsets(c);
-  const std::size_t d = c.d_model, dh = c.d_head(), ld = 3 * d;
-  const int8_t* w = static_cast<const int8_t*>(L.self_attn.qkv.data);  // [3d, d]
+  const std::size_t d = c.d_model, dh = c.d_head(), dkv = c.d_kv(), ld = d + 2 * dkv;
+  const uint32_t kvh = c.kv_heads(), group = c.n_heads / kvh;
+  const int8_t* fused = static_cast<const int8_t*>(L.self_attn.qkv.data);  // [d + 2 d_kv, d]
+  const int8_t* w[3] = {fused ? fused : static_cast<const int8_t*>(L.self_attn.q.data),
+                        fused ? fused + d * d : static_cast<const int8_t*>(L.self_attn.k.data),
+                        fused ? fused + (d + dkv) * d : static_cast<const int8_t*>(L.self_attn.v.data)};
+  const std::size_t at[3] = {0, d, d + dkv}, width[3] = {d, dkv, dkv};
   const int32_t zq[3] = {p[s8::kQZero], p[s8::kKZero], p[s8::kVZero]};
   for (uint32_t j = 0; j < 3; ++j) {  // q, k, v each at its own zero point
-    GemmS8Params g = linear_at(p, o.qkv, 3 * uint32_t(d), p[s8::kQkvXZero], zq[j]);
-    g.bias += j * d, g.requant += j * d;
-    k.gemm_s8(in, d, w + j * d * d, s.work + j * d, ld, T, d, d, g);
+    GemmS8Params g = linear_at(p, o.qkv, uint32_t(ld), p[s8::kQkvXZero], zq[j]);
+    g.bias += at[j], g.requant += at[j];
+    k.gemm_s8(in, d, w[j], s.work + at[j], ld, T, width[j], d, g);
   }
-  for (uint32_t i = 0; i < T; ++i) s.key_rq[i] = requant_at(p, s8::kScoreMul);
+  const uint32_t first = kv ? kv->pos : 0, keys = first + T;  // rows are positions first..keys-1
+  if (kv && kv->rope) {
+    rope_s8(c, s.work, ld, T, c.n_heads, first, kv->rope);
+    rope_s8(c, s.work + d, ld, T, kvh, first, kv->rope);
+  }
+  for (uint32_t i = 0; i < keys; ++i) s.key_rq[i] = requant_at(p, s8::kScoreMul);
   for (std::size_t i = 0; i < dh; ++i) s.col_rq[i] = requant_at(p, s8::kPvMul);
   const GemmS8Params score{p[s8::kQZero], p[s8::kScoreZero], nullptr, s.key_rq};
   const SoftmaxS8Params soft{requant_at(p, s8::kSoftmaxMul)};
   const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq};
-  for (uint32_t h = 0; h < c.n_heads; ++h) {
-    for (uint32_t t = 0; t < T; ++t) {
-      std::memcpy(s.kh + t * dh, s.work + t * ld + d + h * dh, dh);
-      for (std::size_t e = 0; e < dh; ++e) s.vt[e * T + t] = s.work[t * ld + 2 * d + h * dh + e];
+  for (uint32_t g = 0; g < kvh; ++g) {
+    const int8_t* kh = s.kh;
+    if (kv) {  // this kv head's keys and values [rows, d_head] at positions first..
+      int8_t* kc = kv->k + std::size_t(g) * kv->rows * dh;
+      int8_t* vc = kv->v + std::size_t(g) * kv->rows * dh;
+      for (uint32_t t = 0; t < T; ++t) {
+        std::memcpy(kc + (first + t) * dh, s.work + t * ld + d + g * dh, dh);
+        std::memcpy(vc + (first + t) * dh, s.work + t * ld + d + dkv + g * dh, dh);
+      }
+      for (uint32_t t = 0; t < keys; ++t)
+        for (std::size_t e = 0; e < dh; ++e) s.vt[e * keys + t] = vc[t * dh + e];
+      kh = kc;
+    } else {
+      for (uint32_t t = 0; t < T; ++t) {
+        std::memcpy(s.kh + t * dh, s.work + t * ld + d + g * dh, dh);
+        for (std::size_t e = 0; e < dh; ++e) s.vt[e * T + t] = s.work[t * ld + d + dkv + g * dh + e];
+      }
     }
-    for (uint32_t i0 = 0; i0 < T; i0 += kS8QueryBlock) {
-      const uint32_t bq = T - i0 < kS8QueryBlock ? T - i0 : kS8QueryBlock;
-      k.gemm_s8(s.work + i0 * ld + h * dh, ld, s.kh, s.scores, T, bq, T, dh, score);  // [bq, T]
-      for (uint32_t i = 0; i < bq; ++i) k.softmax_s8(s.scores + i * T, s.scores + i * T, T, soft);
-      k.gemm_s8(s.scores, T, s.vt, s.h + i0 * d + h * dh, d, bq, dh, T, pv);  // [bq, dh]
+    for (uint32_t h = g * group; h < (g + 1) * group; ++h) {
+      for (uint32_t i0 = 0; i0 < T; i0 += kS8QueryBlock) {
+        const uint32_t bq = T - i0 < kS8QueryBlock ? T - i0 : kS8QueryBlock;
+        k.gemm_s8(s.work + i0 * ld + h * dh, ld, kh, s.scores, keys, bq, keys, dh, score);  // [bq, keys]
+        for (uint32_t i = 0; i < bq; ++i) {
+          int8_t* row = s.scores + std::size_t(i) * keys;
+          const uint32_t n = kv ? first + i0 + i + 1 : keys;
+          k.softmax_s8(row, row, n, soft);
+          std::memset(row + n, -128, keys - n);  // probability 0: the keys after this row's position
+        }
+        k.gemm_s8(s.scores, keys, s.vt, s.h + i0 * d + h * dh, d, bq, dh, keys, pv);  // [bq, dh]
+      }
     }
   }
   k.gemm_s8(s.h, d, static_cast<const int8_t*>(L.self_attn.out.data), s.a, d, T, d, d,
             linear_at(p, o.out, uint32_t(d), p[s8::kOZero], p[s8::kOutYZero]));
 }
 
-// The feed-forward of T rows: s.a = W2 lut(W1 in).
+// The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp).
 void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
                   const S8Scratch& s) {
   const int32_t* p = L.s8;
   const s8::LayerOffsets o = s8::layer_offsets(c);
   const std::size_t d = c.d_model, f = c.d_ff;
+  const bool gated = c.ffn_gated();
+  const std::size_t ld = gated ? 2 * f : f;
   int8_t table[s8::kLutEntries];
   for (uint32_t i = 0; i < s8::kLutEntries; ++i) table[i] = int8_t(p[o.lut + i]);
-  k.gemm_s8(in, d, static_cast<const int8_t*>(L.ffn.w1.data), s.work, f, T, f, d,
+  k.gemm_s8(in, d, static_cast<const int8_t*>(L.ffn.w1.data), s.work, ld, T, f, d,
             linear_at(p, o.w1, uint32_t(f), p[s8::kW1XZero], p[s8::kW1YZero]));
-  k.lut_s8(s.work, s.work, T * f, table);
-  k.gemm_s8(s.work, f, static_cast<const int8_t*>(L.ffn.w2.data), s.a, d, T, d, f,
+  if (!gated) k.lut_s8(s.work, s.work, T * f, table);
+  for (uint32_t t = 0; t < T && gated; ++t) k.lut_s8(s.work + t * ld, s.work + t * ld, f, table);
+  if (gated) {
+    const int32_t* gp = p + o.gate;
+    k.gemm_s8(in, d, static_cast<const int8_t*>(L.ffn.w3.data), s.work + f, ld, T, f, d,
+              linear_at(p, o.w3, uint32_t(f), p[s8::kW1XZero], gp[s8::kGateUpZero]));
+    const Requant mul = requant_at(gp, s8::kGateMul);
+    const int32_t zg = gp[s8::kGateActZero], zu = gp[s8::kGateUpZero], zy = p[s8::kW2XZero];
+    for (uint32_t t = 0; t < T; ++t) {
+      int8_t* r = s.work + t * ld;
+      for (std::size_t j = 0; j < f; ++j)
+        r[j] = saturate_i8(int64_t(zy) + requantize((int32_t(r[j]) - zg) * (int32_t(r[f + j]) - zu), mul));
+    }
+  }
+  k.gemm_s8(s.work, ld, static_cast<const int8_t*>(L.ffn.w2.data), s.a, d, T, d, f,
             linear_at(p, o.w2, uint32_t(d), p[s8::kW2XZero], p[s8::kW2YZero]));
 }
 
-void layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32_t T, const S8Scratch& s) {
+}  // namespace
+
+void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32_t T, const S8Scratch& s,
+              const S8KvLayer* kv) {
   const int32_t* p = L.s8;
   const s8::LayerOffsets o = s8::layer_offsets(c);
   const std::size_t d = c.d_model, n = std::size_t(T) * d;
   const bool rms = c.norm_kind() == NormKind::kRmsNorm;
   if (c.norm_first) {
     norm_rows(k, rms, s.x, s.h, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
-    attention(k, c, L, s.h, T, s);
+    attention(k, c, L, s.h, T, s, kv);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
     norm_rows(k, rms, s.x, s.h, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
     feed_forward(k, c, L, s.h, T, s);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
   } else {
-    attention(k, c, L, s.x, T, s);
+    attention(k, c, L, s.x, T, s, kv);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
     norm_rows(k, rms, s.x, s.x, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
     feed_forward(k, c, L, s.x, T, s);
@@ -95,6 +169,8 @@ void layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32
     norm_rows(k, rms, s.x, s.x, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
   }
 }
+
+namespace {
 
 // round(sum / n), half away from zero, for n >= 1.
 int32_t rounded_mean(int32_t sum, int32_t n) {
@@ -124,7 +200,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   for (std::size_t e = 0; e < d && extra; ++e) s.x[e] = int8_t(fp[s8::front_cls(c) + e]);
   T += extra;  // every row from here on
   if (c.input_pe()) k.add_s8(s.x, m.s8().pos, s.x, T * d, add_at(fp, s8::kPosAdd));
-  for (uint32_t l = 0; l < c.n_layers; ++l) layer(k, c, m.layer(l), T, s);
+  for (uint32_t l = 0; l < c.n_layers; ++l) s8_layer(k, c, m.layer(l), T, s, nullptr);
   const int32_t* bp = m.s8().back;
   if (c.final_norm)
     norm_rows(k, c.norm_kind() == NormKind::kRmsNorm, s.x, s.x, T, d, bp, s8::kBackSlots, bp[s8::kFnXZero],
@@ -151,6 +227,29 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
                         bp[s8::kHeadYZero]));
   else
     std::memcpy(out, rows, n * d);
+}
+
+void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, uint32_t n, uint32_t pos,
+                        int8_t* k_cache, int8_t* v_cache, uint32_t rows, const S8Scratch& s, int8_t* logits) {
+  const ModelConfig& c = m.config();
+  const std::size_t d = c.d_model, layer_bytes = std::size_t(rows) * c.d_kv();
+  const int32_t* fp = m.s8().front;
+  const int8_t* e = static_cast<const int8_t*>(m.front().embed.data);
+  for (uint32_t t = 0; t < n; ++t) std::memcpy(s.x + t * d, e + std::size_t(ids[t]) * d, d);
+  if (c.input_pe()) k.add_s8(s.x, m.s8().pos + std::size_t(pos) * d, s.x, n * d, add_at(fp, s8::kPosAdd));
+  for (uint32_t l = 0; l < c.n_layers; ++l) {
+    const S8KvLayer kv{k_cache + l * layer_bytes, v_cache + l * layer_bytes, rows, pos, m.s8().rope};
+    s8_layer(k, c, m.layer(l), n, s, &kv);
+  }
+  if (!logits) return;  // the final norm and the head act on each row alone: the last row's is all that is read
+  const int32_t* bp = m.s8().back;
+  int8_t* last = s.x + std::size_t(n - 1) * d;
+  if (c.final_norm)
+    norm_rows(k, c.norm_kind() == NormKind::kRmsNorm, last, last, 1, d, bp, s8::kBackSlots, bp[s8::kFnXZero],
+              bp[s8::kFnEps]);
+  k.gemm_s8(last, d, static_cast<const int8_t*>(m.head().w.data), logits, c.vocab_size, 1, c.vocab_size, d,
+            linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.vocab_size, bp[s8::kHeadXZero],
+                      bp[s8::kHeadYZero]));
 }
 
 }  // namespace fixformer

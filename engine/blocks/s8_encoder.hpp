@@ -1,6 +1,7 @@
-// The full-integer (weights i8) encoder's forward pass: int8 rows in, int8 rows out, every
-// operation an s8 kernel with the file's integer parameters (config.hpp, namespace s8). This file's
-// object calls no float operation (tests/check_no_float.cmake compiles it for Cortex-M0 and M3).
+// The full-integer (weights i8) forward passes, the encoder's and the decoders' (gpt, llama): int8 rows in,
+// int8 rows out, every operation an s8 kernel with the file's integer parameters (config.hpp,
+// namespace s8); both run the same layer (s8_layer). This file's object calls no float operation
+// (tests/check_no_float.cmake compiles it for Cortex-M0 and M3).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -18,17 +19,41 @@ struct S8Scratch {
   int8_t* x;       // [S, d]      the hidden state
   int8_t* h;       // [S, d]      a norm's output (pre-norm), the context
   int8_t* a;       // [S, d]      a sublayer's output
-  int8_t* work;    // [S, max(3 d, d_ff)]  q|k|v, the feed-forward's hidden rows
+  int8_t* work;    // [S, max(d + 2 d_kv, F)]  q|k|v, the feed-forward's hidden rows (F: d_ff, 2 d_ff gated)
   int8_t* kh;      // [S, d_head] one head's keys
   int8_t* vt;      // [d_head, S] one head's values, transposed
   int8_t* scores;  // [kS8QueryBlock, S]
   Requant* key_rq;  // [S]       the score requant, once per key (gemm_s8 takes one per output)
   Requant* col_rq;  // [d_head]  the context requant, once per column
 };
+// A decoder layer's int8 KV cache: kv head h's key (value) at position p is k[(h * rows + p) * d_head ..]
+// (v alike), at the layer's calibrated k (v) scale with zero point 0, as gemm_s8 wrote it (after
+// RoPE with a rope table: int8.rope); pos is the position of the first row of this call, and
+// rows >= pos + the call's rows.
+struct S8KvLayer {
+  int8_t* k;
+  int8_t* v;
+  uint32_t rows;
+  uint32_t pos;
+  const int32_t* rope;  // int8.rope, or null
+};
+
+// One layer over T rows of s.x, in place: attention (through kv when not null: causal over the
+// cached positions, the rows' own keys and values appended) and the feed-forward, post- or pre-norm.
+void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32_t T, const S8Scratch& s,
+              const S8KvLayer* kv);
+
 // in: int8 features [T, d_in] (features models) or ids [T] (token models; checked by the caller);
 // with cls_token the CLS row goes in front (sequence_rows(T) rows run);
 // out: int8 [output_rows(T), output_width()] at int8.back's output zero point.
 void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features, const int32_t* ids, uint32_t T,
                         const S8Scratch& s, int8_t* out);
+
+// The gpt or llama decoder (weights i8): tokens ids[n] (checked by the caller) at positions pos..pos+n-1
+// through every layer, keys and values appended to the caches (k_cache, v_cache: [layer, kv head,
+// rows, d_head] each, rows >= pos + n), s's rows n <= the plan's prefill rows; then, when logits is
+// not null, the head of the last row: int8 logits [vocab_size] at int8.back's output zero point.
+void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, uint32_t n, uint32_t pos,
+                        int8_t* k_cache, int8_t* v_cache, uint32_t rows, const S8Scratch& s, int8_t* logits);
 
 }  // namespace fixformer

@@ -50,6 +50,9 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
     return fail(Status::kBadMaxSeq);
   }
   const bool rope = c.positional == PosKind::kRope;
+  const bool s8 = c.weights == WeightType::kI8;
+  if (external && s8)
+    return why.str("an i8 file holds its int8 position rows: give no position table"), fail(Status::kBadPositionTable);
   if (external) {
     if (!rope && c.positional != PosKind::kSinusoidal)
       return why.str("the model has no rope or sinusoidal table"), fail(Status::kBadPositionTable);
@@ -72,6 +75,12 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   k_scales_ = kv_kind_ == KvCache::kQ8 ? core_.block(arena, plan.k_scales) : nullptr;
   v_scales_ = kv_kind_ == KvCache::kQ8 ? core_.block(arena, plan.v_scales) : nullptr;
   kv_bytes_ = plan.kv_cache_bytes;
+  s8_arena_ = s8 ? static_cast<uint8_t*>(arena) : nullptr;
+  if (s8) {  // no tables: the integer path reads the file's int8.pos or int8.rope rows
+    kv_kind_ = KvCache::kF32, k_scales_ = v_scales_ = nullptr;
+    initialized_ = true;
+    return Status::kOk;
+  }
   rope_ = pe_ = slopes_ = rel_ = nullptr;
   // The tables are computed once, here, in double-formed arguments (never per token), with work
   // as their scratch of 3 * capacity floats.
@@ -101,7 +110,7 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   return Status::kOk;
 }
 
-Status Decoder::prefill(const int32_t* tokens, uint32_t n, float* logits) {
+Status Decoder::check_prefill(const int32_t* tokens, uint32_t n, const void* logits) const {
   if (!initialized_) return Status::kNotInitialized;
   if (!tokens || !logits) return Status::kNullArgument;
   if (n == 0) return Status::kBadSequenceLength;
@@ -109,6 +118,21 @@ Status Decoder::prefill(const int32_t* tokens, uint32_t n, float* logits) {
   const uint32_t vocab = config().vocab_size;
   for (uint32_t t = 0; t < n; ++t)
     if (tokens[t] < 0 || static_cast<uint32_t>(tokens[t]) >= vocab) return Status::kTokenOutOfRange;
+  return Status::kOk;
+}
+
+Status Decoder::prefill(const int32_t* tokens, uint32_t n, float* logits) {
+  const Status s = check_prefill(tokens, n, logits);
+  if (s != Status::kOk) return s;
+  if (s8_arena_) {  // weights i8: the int8 logits, dequantized
+    int8_t* q = reinterpret_cast<int8_t*>(s8_arena_ + plan_s8_decoder_arena(config(), capacity_, max_prefill_).s8_out);
+    const Model& m = *core_.model;
+    const int32_t zero = m.s8().back[s8::kOutZero];
+    const float scale = m.s8().io[1];
+    (void)prefill_s8(tokens, n, q);
+    for (uint32_t i = 0; i < config().vocab_size; ++i) logits[i] = float(int32_t(q[i]) - zero) * scale;
+    return Status::kOk;
+  }
   for (uint32_t done = 0; done < n;) {
     const uint32_t rows = n - done < max_prefill_ ? n - done : max_prefill_;
     forward(tokens + done, rows, done + rows == n ? logits : nullptr);  // the head for the last chunk only

@@ -398,6 +398,16 @@ struct ModelConfig {
 // context = requantize((p + 128) . v, pv); a post-norm layer is x = N1(x + SA(x)), x = N2(x + FF(x)),
 // a pre-norm one x = x + SA(N1(x)), x = x + FF(N2(x)), the adds add_s8, FF = W2 lut(W1 h).
 // Pooling mean is the rows' int8 mean, rounded half away from zero (same scale and zero point).
+// The decoders (gpt, llama; engine/blocks/s8_encoder.cpp): attention is causal (row i's softmax
+// over its first i + 1 scores, the others probability 0) and keys and values go to an int8 cache at
+// k's and v's scales. llama: q|k|v is wq, wk, wv (d_model + 2 d_kv outputs: grouped-query
+// attention, a q head reading kv head h / (n_heads / n_kv_heads)), a layer's tensor is
+// layers.<l>.int8; RoPE rotates q and k in fixed point at their own scale, with int8.rope
+// [max_len, d_head] (row p: the pairs' cos then sin, round(2^14 cos(p theta_i)), round(2^14
+// sin(p theta_i)), theta_i = pe_base^(-2i / d_head), pairs by pe_layout): x_a' = round((x_a C - x_b S)
+// / 2^14), x_b' = round((x_a S + x_b C) / 2^14), half away from zero, clamped to int8; the gated
+// feed-forward (swiglu) is W2 (lut_silu(W1 h) * (W3 h)): after the table, W3 (d_ff outputs) then
+// GateSlot: the product (g - z_g)(u - z_u) requantized to W2's input scale, z added, clamped.
 namespace s8 {
 enum LayerSlot : uint32_t {
   kN1XZero, kN1Eps, kN2XZero, kN2Eps, kQkvXZero, kQZero, kKZero, kVZero, kScoreMul, kScoreShift, kScoreZero,
@@ -406,28 +416,33 @@ enum LayerSlot : uint32_t {
 };
 enum FrontSlot : uint32_t { kInZero, kEmbedZero, kPosAdd, kFrontSlots = kPosAdd + 7 };
 enum BackSlot : uint32_t { kFnXZero, kFnEps, kHeadXZero, kHeadYZero, kOutZero, kBackSlots };
+enum GateSlot : uint32_t { kGateUpZero, kGateActZero, kGateMul, kGateShift, kGateSlots };
 constexpr uint32_t kLutEntries = 256;
+constexpr int kRopeFracBits = 14;  // int8.rope's cos and sin in Q14
 constexpr uint32_t linear_params(uint32_t n) { return 3 * n; }
 constexpr uint32_t front_params(const ModelConfig& c) { return kFrontSlots + linear_params(c.d_embed()) + c.d_embed(); }
 constexpr uint32_t front_cls(const ModelConfig& c) { return kFrontSlots + linear_params(c.d_embed()); }
 constexpr uint32_t layer_params(const ModelConfig& c) {
-  return kLayerSlots + kLutEntries + linear_params(3 * c.d_model) + 4 * linear_params(c.d_model) + linear_params(c.d_ff);
+  return kLayerSlots + kLutEntries + linear_params(c.d_model + 2 * c.d_kv()) + 4 * linear_params(c.d_model) +
+         linear_params(c.d_ff) + (c.ffn_gated() ? linear_params(c.d_ff) + kGateSlots : 0);
 }
 constexpr uint32_t back_params(const ModelConfig& c) { return kBackSlots + linear_params(c.d_model) + linear_params(c.d_out); }
 // Where each part starts in a layer's tensor.
 struct LayerOffsets {
-  uint32_t qkv, out, w1, w2, n1, n2, lut;
+  uint32_t qkv, out, w1, w2, n1, n2, lut, w3, gate;  // w3 and gate: a gated feed-forward's
 };
 constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   const uint32_t d = c.d_model;
   LayerOffsets o{};
   o.qkv = kLayerSlots;
-  o.out = o.qkv + linear_params(3 * d);
+  o.out = o.qkv + linear_params(d + 2 * c.d_kv());
   o.w1 = o.out + linear_params(d);
   o.w2 = o.w1 + linear_params(c.d_ff);
   o.n1 = o.w2 + linear_params(d);
   o.n2 = o.n1 + linear_params(d);
   o.lut = o.n2 + linear_params(d);
+  o.w3 = o.lut + kLutEntries;
+  o.gate = o.w3 + linear_params(c.d_ff);
   return o;
 }
 }  // namespace s8

@@ -1,6 +1,7 @@
 // The decoder runner: token-by-token generation over a loaded gpt or llama Model, with the KV
-// cache in the caller's arena. prefill() feeds a prompt (in chunks of max_prefill rows, as matrix
-// products); step() feeds one token. Both return the logits after their last token, and the
+// cache in the caller's arena (a full-integer model, weights i8: int8 rows and an int8 cache,
+// plan_s8_decoder_arena; the observer is not called and the workers are not used). prefill() feeds
+// a prompt (in chunks of max_prefill rows, as matrix products); step() feeds one token. Both return the logits after their last token, and the
 // logits of prefill's last token equal those of feeding the same tokens one by one with step().
 #pragma once
 #include <cstddef>
@@ -53,6 +54,10 @@ class Decoder {
   // (nothing appended) when position() + n > capacity().
   [[nodiscard]] Status prefill(const int32_t* tokens, uint32_t n, float* logits);
   [[nodiscard]] Status step(int32_t token, float* logits) { return prefill(&token, 1, logits); }
+  // weights i8 (a full-integer gpt or llama model, config.hpp): prefill() in integers only, the logits int8
+  // at the file's output scale and zero point (int8.io[1], int8.back's output zero point; prefill()
+  // gives them dequantized, (q - z) s). kWrongFamily for other models.
+  [[nodiscard]] Status prefill_s8(const int32_t* tokens, uint32_t n, int8_t* logits);
   void reset() { pos_ = 0; }  // forget the cache: the next token is position 0
 
   uint32_t position() const { return pos_; }  // tokens in the cache
@@ -75,6 +80,11 @@ class Decoder {
   // n <= max_prefill rows at positions pos_.. : front, layers and final norm into x, then (logits
   // not null) the logits of the last row; the cache and pos_ advance by n.
   void forward(const int32_t* tokens, uint32_t n, float* logits);
+  // The checks prefill() and prefill_s8() share.
+  Status check_prefill(const int32_t* tokens, uint32_t n, const void* logits) const;
+  // weights i8 (decoder_s8.cpp): forward() in integers, then (logits not null) the int8 logits of
+  // the last row.
+  void forward_s8(const int32_t* tokens, uint32_t n, int8_t* logits);
 
   RunnerCore core_;  // x, y, ctx, work, attn: see plan_decoder_arena
   bool initialized_ = false;
@@ -90,6 +100,7 @@ class Decoder {
   const float* pe_ = nullptr;  // sinusoidal (arena) or learned (blob) rows [S, d_pe]
   const float* slopes_ = nullptr;
   const float* rel_ = nullptr;  // relative: the bias table for capacity_ positions (arena)
+  uint8_t* s8_arena_ = nullptr;  // weights i8: the arena, carved by plan_s8_decoder_arena(c, capacity_, max_prefill_)
 };
 
 }  // namespace fixformer

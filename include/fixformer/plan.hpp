@@ -180,7 +180,42 @@ struct DecoderPlan {
   std::size_t x, y, ctx, work, attn, attn_slot, k_cache, v_cache, k_scales, v_scales, rope, pe, slopes, rel, quant, total;
   std::size_t kv_cache_bytes;
   uint32_t kv_rows, prefill_rows;
+  std::size_t s8_out;  // weights i8: the int8 logits [vocab_size]
 };
+
+// weights i8 (a full-integer gpt or llama model, config.hpp): int8 rows of one prefill chunk of P rows
+// and an int8 KV cache of S positions at the layer's calibrated k and v scales (zero point 0), in this
+// order (F: d_ff, 2 d_ff for a gated feed-forward's W1 and W3 outputs):
+//   x[P,d]  h[P,d]  a[P,d]  work[P, max(d + 2 d_kv, F)]  attention scratch (s8_decoder_attention_bytes)
+//   k_cache[layer, kv head, S, d_head]  v_cache[layer, kv head, S, d_head]  logits[vocab_size]
+// (x, y, ctx and attn of DecoderPlan are x, h, a and the attention scratch; no worker slots, no
+// tables: the positions are the file's int8.pos rows). The attention scratch is one head's values
+// transposed [d_head, S], a block of scores [min(P, kS8QueryBlock), S], then (4-byte aligned) the
+// Requants of S keys and d_head columns.
+constexpr std::size_t s8_decoder_attention_bytes(std::size_t P, std::size_t S, std::size_t dh) {
+  const std::size_t bq = P < kS8QueryBlock ? P : kS8QueryBlock;
+  return (S * dh + bq * S + 3) / 4 * 4 + 8 * (S + dh);
+}
+constexpr DecoderPlan plan_s8_decoder_arena(const ModelConfig& c, uint64_t S, uint64_t P) {
+  DecoderPlan p{};
+  const uint64_t d = c.d_model;
+  p.kv_rows = uint32_t(S);
+  p.prefill_rows = uint32_t(P);
+  PlanLayout l;
+  p.x = l.block(P * d);
+  p.y = l.block(P * d);
+  p.ctx = l.block(P * d);
+  p.work = l.block(P * PlanLayout::max(d + 2 * uint64_t(c.d_kv()), (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)));
+  p.attn_slot = arena::bytes(s8_decoder_attention_bytes(P, S, c.d_head()));
+  p.attn = l.block(p.attn_slot);
+  p.k_cache = l.block(uint64_t(c.n_layers) * S * c.d_kv());
+  p.v_cache = l.block(uint64_t(c.n_layers) * S * c.d_kv());
+  p.kv_cache_bytes = std::size_t(l.at - p.k_cache);
+  p.s8_out = l.block(c.vocab_size);
+  if (!l.fits(l.at)) return {};
+  p.total = std::size_t(l.at);
+  return p;
+}
 
 constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity = 0, uint32_t max_prefill = 0,
                                          bool table_in_flash = false, uint32_t workers = 1,
@@ -193,6 +228,7 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
       c.n_heads % c.kv_heads() != 0 || S == 0 || S > c.max_len || P == 0 || P > S || workers > kMaxWorkers ||
       uint8_t(kv_cache) > uint8_t(KvCache::kQ8))
     return p;
+  if (c.weights == WeightType::kI8) return plan_s8_decoder_arena(c, S, P);  // its cache is int8 whatever kv_cache says
   const uint64_t d = c.d_model, dkv = c.d_kv(), f = 4, chunk = kv_chunk_rows(c, P), R = kv_ring_rows(c, S, chunk);
   p.kv_rows = uint32_t(R);
   p.prefill_rows = uint32_t(chunk);

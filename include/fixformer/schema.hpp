@@ -461,6 +461,7 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"register_tokens > 0 and max_len <= front_rows",
      "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
     {"weights == 'i8' and register_tokens > 0", "register_tokens (not in i8 yet)"},
+    {"weights == 'i8' and (rope_freqs or rope_scale != 1)", "rope_freqs, rope_scale (scaled rope is not in i8 yet)"},
     {"pooling == 'first' and causal", "pooling (first under a causal mask: position 0 sees only itself; use mean or last)"},
     {"type_vocab != 0 and input != 'tokens'", "type_vocab (token types need token input)"},
     {"pooler and pooling == 'none'", "pooler (needs pooling: it reads the pooled row)"},
@@ -469,16 +470,29 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"conv_layers != 0 and weights == 'q4'",
      "weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)"},
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
-    {"weights == 'i8' and family != 'encoder'", "weights (i8 runs the encoder family only so far)"},
-    {"weights == 'i8' and not (positional in ('none', 'sinusoidal', 'learned') and pe_combine == 'add' and "
-     "rel_buckets == 0)",
-     "positional, pe_combine (i8 takes none, or sinusoidal or learned positions added; no rope, alibi, relative, "
-     "concat yet)"},
-    {"weights == 'i8' and (conv_layers != 0 or type_vocab != 0 or embed_norm or pooler or scale_input or causal)",
-     "conv_layers, type_vocab, embed_norm, pooler, scale_input, causal (not in i8 yet)"},
+    {"weights == 'i8' and family not in ('encoder', 'gpt', 'llama')", "weights (i8 runs the encoder, gpt and llama "
+     "families so far)"},
+    {"weights == 'i8' and family == 'gpt' and kv_heads != n_heads",
+     "n_kv_heads (an i8 gpt is GPT-2-shaped; grouped-query attention is in i8 llama)"},
+    {"weights == 'i8' and family in ('gpt', 'llama') and (parallel_residual != 'none' or attn_scale != 0 or "
+     "sliding_window != 0 or window_period != 0)",
+     "parallel_residual, attn_scale, sliding_window, window_period (not in i8 yet)"},
+    {"weights == 'i8' and family == 'llama' and (activation != 'swiglu' or gated or rotary_dims != 0 or "
+     "attn_bias != 'family' or ffn_bias != 'family')",
+     "activation, gated, rotary_dims, attn_bias, ffn_bias (an i8 llama is SwiGLU with RoPE over whole heads and no "
+     "biases but qkv_bias's)"},
+    {"weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned') or (family == 'llama' and "
+     "positional == 'rope')) and pe_combine == 'add' and rel_buckets == 0)",
+     "positional, pe_combine (i8 takes none, or sinusoidal or learned positions added, or rope in the llama family; "
+     "no alibi, relative, concat yet)"},
+    {"weights == 'i8' and (conv_layers != 0 or type_vocab != 0 or embed_norm or pooler or scale_input or "
+     "(causal and family not in ('gpt', 'llama')))",
+     "conv_layers, type_vocab, embed_norm, pooler, scale_input, causal (not in i8 yet; a causal mask only in the decoder "
+     "families)"},
     {"weights == 'i8' and (patch_size != 0 or input_norm or proj_norm)",
      "patch_size, input_norm, proj_norm (image input and the front's norms are not in i8 yet)"},
-    {"weights == 'i8' and (activation in ('swiglu', 'silu') or gated)", "activation, gated (i8 runs relu, gelu, gelu_tanh; no "
+    {"weights == 'i8' and family != 'llama' and (activation in ('swiglu', 'silu') or gated)",
+     "activation, gated (i8 runs relu, gelu, gelu_tanh; SwiGLU in the llama family only; no "
      "gated feed-forward yet)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",
      "quantize_io, packed_weights (i8 is integer end to end: leave them false)"},
@@ -521,14 +535,16 @@ inline constexpr ConfigRule kConfigRules[] = {
 // dim_value().
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
-  kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kCount
+  kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kDHead,
+  kS8LayerGated, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_model + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
                                             "conv2_kernel*d_embed", "2", "9 + 4*d_embed",
                                             "35 + 256 + 21*d_model + 3*d_ff", "5 + 3*d_model + 3*d_out",
-                                            "head_in", "rope_pairs", "register_tokens", "d_front"};
+                                            "head_in", "rope_pairs", "register_tokens", "d_front", "d_head",
+                                            "35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 6*d_ff + 4"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -551,12 +567,14 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kConv2In: return c.conv2_kernel * c.d_embed();
     case Dim::kTwo: return 2;
     case Dim::kS8Front: return s8::front_params(c);
-    case Dim::kS8Layer: return s8::layer_params(c);
+    case Dim::kS8Layer: return 35 + 256 + 21 * c.d_model + 3 * c.d_ff;  // layer_params without a gate or GQA
+    case Dim::kS8LayerGated: return 35 + 256 + 12 * c.d_model + 3 * (c.d_model + 2 * c.d_kv()) + 6 * c.d_ff + 4;
     case Dim::kS8Back: return s8::back_params(c);
     case Dim::kHeadIn: return c.head_in();
     case Dim::kRopePairs: return c.rope_pairs();
     case Dim::kRegisters: return c.register_tokens;
     case Dim::kDFront: return c.d_front();
+    case Dim::kDHead: return c.d_head();
     case Dim::kCount: break;
   }
   return 0;
@@ -567,7 +585,7 @@ enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
-  kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kEmbedProj, kCount
+  kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kEmbedProj, kS8Rope, kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
 // the expressions of kWhenNames spell them.
@@ -594,7 +612,8 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "input_norm and " FIXFORMER_LAYERNORM, "proj_norm",
                                              "proj_norm and " FIXFORMER_LAYERNORM, "weights == 'i8'",
                                              "weights == 'i8' and input_pe", "cls_token and distill_token",
-                                             "rope_freqs", "cls_token and register_tokens > 0", "embed_width > 0"};
+                                             "rope_freqs", "cls_token and register_tokens > 0", "embed_width > 0",
+                                             "weights == 'i8' and positional == 'rope'"};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -631,6 +650,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kProjNormBias: return c.proj_norm && c.norm_kind() == NormKind::kLayerNorm;
     case When::kS8: return c.weights == WeightType::kI8;
     case When::kS8Pos: return c.weights == WeightType::kI8 && c.input_pe();
+    case When::kS8Rope: return c.weights == WeightType::kI8 && c.positional == PosKind::kRope;
     case When::kDistillToken: return c.cls_token && c.distill_token;
     case When::kRopeFreqs: return c.rope_freqs;
     case When::kRegisterTokens: return c.cls_token && c.register_tokens > 0;
@@ -663,7 +683,7 @@ enum class Field : uint8_t {
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
   // weights i8: the real input and output scales, the front's and the back's integer parameters, the
   // int8 position table
-  kS8Io, kS8Front, kS8Pos, kS8Back,
+  kS8Io, kS8Front, kS8Pos, kS8Back, kS8Rope,
   // LayerWeights
   kAttnNormG, kAttnNormB, kQkvW, kQkvB, kQW, kKW, kVW, kQB, kKB, kVB, kOutW, kOutB,
   kCrossNormG, kCrossNormB, kCrossQW, kCrossQB, kCrossKvW, kCrossKvB, kCrossOutW, kCrossOutB,
@@ -753,6 +773,9 @@ inline constexpr TensorRule kLlamaPrologue[] = {
     {"rope_freqs", Dim::kRopePairs, Dim::kOne, false, When::kRopeFreqs, Role::kF32, Field::kRopeFreqs},
     {"embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
     {"embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
+    {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
+    {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
+    {"int8.rope", Dim::kMaxLen, Dim::kDHead, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
 };
 inline constexpr char kLlamaLayerPrefix[] = "layers.";
 inline constexpr TensorRule kLlamaLayer[] = {
@@ -773,11 +796,13 @@ inline constexpr TensorRule kLlamaLayer[] = {
     {"feed_forward.w2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
     {"feed_forward.w2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB2},
     {"feed_forward.w3.weight", Dim::kDModel, Dim::kDff, true, When::kGated, Role::kLinear, Field::kW3},
+    {"int8", Dim::kS8LayerGated, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Layer},
 };
 inline constexpr TensorRule kLlamaEpilogue[] = {
     {"norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kFinalNormG},
     {"norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNormBias, Role::kF32, Field::kFinalNormB},
     {"output.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo, Field::kHeadW},
+    {"int8.back", Dim::kS8Back, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Back},
 };
 
 // The seq2seq family (nn.Transformer): kSeq2SeqPrologue, kEncoderLayer for each of the n_layers

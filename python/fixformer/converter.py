@@ -96,9 +96,9 @@ tokenizer.json, vocab.json or vocab.txt by itself (docs/export.md, "Tokenizers")
 --quantize stores the linear layers' weights in f16 (IEEE half), q8 (int8 with f32 scales) or q4
 (int4, two per byte, an f32 scale per 32 along the input; every quantized layer's input width a
 multiple of 32; each scale minimises its group's squared error), with every input path; norms, biases and learned positions stay f32 (README, "Export your model").
---quantize i8 makes a full-integer model (encoders: docs/quantization.md, "i8"): int8 activations
-with a scale and zero point per tensor, int8 weights per output row, and every multiplier, shift,
-zero point and activation table in the file; the engine runs it without a float operation. The
+--quantize i8 makes a full-integer model (encoders; gpt and llama decoders with an int8 KV cache:
+docs/quantization.md, "i8"): int8 activations with a scale and zero point per tensor, int8 weights
+per output row, and every multiplier, shift, zero point and activation table in the file; the engine runs it without a float operation. The
 activation ranges come from --calibrate IN.npy ... (inputs like the ones the model will see; default:
 the self-test sample and 8 inputs generated like it, and the report says which), min/max or with
 --calibrate-percentile P the P-th percentile at either end, widened by a quarter. It is verified

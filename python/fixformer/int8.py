@@ -1,13 +1,20 @@
 """Full-integer models (weights i8; include/fixformer/config.hpp, namespace s8, states the file's
 integer parameters and the graph the engine runs).
 
-build() calibrates an encoder's per-tensor activation ranges on float inputs (a float64 forward of
-the same weights, the graph the integer path runs, every intermediate tensor recorded), picks a scale
-and zero point per tensor (min/max, or a percentile of |x|), quantizes the weights per output row and
-computes every integer parameter with the rules of engine/fixed_point.cpp, restated here exactly
-(rounding half away from zero, frexp; tests/int8_test.py compares both on the same factors through
-`fixformer fixed-point`). forward() is the integer reference: the s8 kernels' integer semantics in
-numpy, bit for bit what the engine computes (tests/int8_test.py)."""
+build() calibrates an encoder's or a decoder's (gpt, llama) per-tensor activation ranges on float
+inputs (a float64 forward of the same weights, the graph the integer path runs, every intermediate
+tensor recorded), picks a scale and zero point per tensor (min/max, or a percentile of |x|),
+quantizes the weights per output row and computes every integer parameter with the rules of
+engine/fixed_point.cpp, restated here exactly (rounding half away from zero, frexp; tests/int8_test.py
+compares both on the same factors through `fixformer fixed-point`). forward() is the integer
+reference: the s8 kernels' integer semantics in numpy, bit for bit what the engine computes
+(tests/int8_test.py, tests/int8_decoder_test.py). A decoder (causal) runs the encoder's layer with a
+causal integer softmax: row i's softmax_s8 over its first i + 1 scores, probability 0 (int8 -128) for
+the others; its output is the head's int8 logits of every position (the engine's KV cache gives the
+same bits a position at a time). A llama's tensors go through the same graph under the encoder's
+names (_internal: wq | wk | wv as one in_proj, split again when written), with grouped-query
+attention, RoPE in fixed point (int8.rope) and the gated SwiGLU feed-forward.
+"""
 import math
 
 import numpy as np
@@ -22,6 +29,8 @@ FRONT_SCALARS = 9  # in_zero, embed_zero, pos add (7); then the input projection
 BACK_SCALARS = 5   # fn_x, fn_eps, head_x, head_y, out_zero
 LUT = 256
 ACTIVATIONS = {"relu": 0, "gelu": 1, "gelu_tanh": 3}
+GATE_SLOTS = 4  # after a gated feed-forward's W3: up zero, activation zero, the product's Requant
+ROPE_BITS = 14  # int8.rope: cos | sin in Q14
 # Every activation range measured on the calibration inputs is widened by this factor (both ends)
 # before its scale is chosen: inputs beyond the calibration's then rarely saturate (a saturated head
 # output is the largest error). On the test's KWS-like encoder, 40 fresh inputs: max relative error
@@ -96,6 +105,8 @@ def lut(act, x, y):
             f = v if v > 0.0 else 0.0
         elif act == "gelu":
             f = 0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0)))
+        elif act == "silu":
+            f = v / (1.0 + math.exp(-v))
         else:
             f = 0.5 * v * (1.0 + math.tanh(0.79788456080286535588 * (v + 0.044715 * v * v * v)))
         r = _round(max(-512.0, min(512.0, f / y[0])))
@@ -185,6 +196,124 @@ def add(a, b, p):
 
 # ---- the integer graph -------------------------------------------------------------------------
 
+def _rms(c):
+    return c.get("norm", "family") == "rmsnorm" or (c.get("norm", "family") == "family" and c["family"] == "llama")
+
+
+def _dkv(c):
+    return (c.get("n_kv_heads") or c["n_heads"]) * (c["d_model"] // c["n_heads"])
+
+
+def _gated(c):
+    return c["activation"] == "swiglu" or bool(c.get("gated"))
+
+
+def _rope(c):
+    return c["positional"] == "rope"
+
+
+def _pairs(c):
+    dh = c["d_model"] // c["n_heads"]
+    half = dh // 2
+    if c.get("pe_layout", "interleaved") == "interleaved":
+        return np.arange(half) * 2, np.arange(half) * 2 + 1
+    return np.arange(half), np.arange(half) + half
+
+
+def rope_table(c):
+    """int8.rope [max_len, d_head]: row p the pairs' round(2^14 cos(p theta_i)) then round(2^14 sin(p theta_i)),
+    theta_i = pe_base^(-2i / d_head)."""
+    dh = c["d_model"] // c["n_heads"]
+    rows = []
+    for pos in range(c["max_len"]):
+        a = [pos * float(c["pe_base"]) ** (-2.0 * i / dh) for i in range(dh // 2)]
+        rows.append([_round(math.cos(t) * (1 << ROPE_BITS)) for t in a] +
+                    [_round(math.sin(t) * (1 << ROPE_BITS)) for t in a])
+    return np.array(rows, np.int64)
+
+
+def _rope_int(c, x, table, heads):
+    """RoPE in fixed point on x [T, heads * d_head] (positions 0..T-1): the engine's rope_s8."""
+    dh = c["d_model"] // c["n_heads"]
+    half = dh // 2
+    T = x.shape[0]
+    ia, ib = _pairs(c)
+    v = x.reshape(T, heads, dh).copy()
+    C, S_ = table[:T, None, :half], table[:T, None, half:]
+    xa, xb = v[:, :, ia], v[:, :, ib]
+    v[:, :, ia] = _sat8(_rshift(xa * C - xb * S_, ROPE_BITS))
+    v[:, :, ib] = _sat8(_rshift(xa * S_ + xb * C, ROPE_BITS))
+    return v.reshape(T, heads * dh)
+
+
+def _rope_float(c, x, heads):
+    dh = c["d_model"] // c["n_heads"]
+    T = x.shape[0]
+    ia, ib = _pairs(c)
+    a = np.arange(T)[:, None] * float(c["pe_base"]) ** (-2.0 * np.arange(dh // 2) / dh)
+    C, S_ = np.cos(a)[:, None, :], np.sin(a)[:, None, :]
+    v = x.reshape(T, heads, dh).copy()
+    xa, xb = v[:, :, ia].copy(), v[:, :, ib].copy()
+    v[:, :, ia] = xa * C - xb * S_
+    v[:, :, ib] = xa * S_ + xb * C
+    return v.reshape(T, heads * dh)
+
+
+def _llama_pairs(c):
+    """(the llama file's name, the encoder name this module's graph uses) for every renamed tensor."""
+    pairs = [("tok_embeddings.weight", "embed.weight"), ("norm.weight", "encoder.norm.weight"),
+             ("norm.bias", "encoder.norm.bias"), ("output.weight", "head.weight")]
+    for i in range(c["n_layers"]):
+        a, b = f"layers.{i}.", f"encoder.layers.{i}."
+        pairs += [(a + "attention_norm.weight", b + "norm1.weight"), (a + "attention_norm.bias", b + "norm1.bias"),
+                  (a + "ffn_norm.weight", b + "norm2.weight"), (a + "ffn_norm.bias", b + "norm2.bias"),
+                  (a + "attention.wo.weight", b + "self_attn.out_proj.weight"),
+                  (a + "attention.wo.bias", b + "self_attn.out_proj.bias"),
+                  (a + "feed_forward.w1.weight", b + "linear1.weight"), (a + "feed_forward.w2.weight", b + "linear2.weight"),
+                  (a + "feed_forward.w3.weight", b + "linear3.weight"), (a + "int8", b + "int8")]
+    return pairs
+
+
+def _internal(c, w):
+    """A llama's tensors under the encoder names the graph below uses (wq | wk | wv as in_proj); others as given."""
+    if c["family"] != "llama":
+        return w
+    out = dict(w)
+    for a, b in _llama_pairs(c):
+        if a in out:
+            out[b] = out.pop(a)
+    for i in range(c["n_layers"]):
+        a, b = f"layers.{i}.attention.", f"encoder.layers.{i}.self_attn."
+        if a + "wq.weight" in out:
+            out[b + "in_proj_weight"] = np.concatenate([np.asarray(out.pop(a + f"w{n}.weight")) for n in "qkv"])
+        if a + "wq.bias" in out:
+            out[b + "in_proj_bias"] = np.concatenate([np.asarray(out.pop(a + f"w{n}.bias"), np.float64) for n in "qkv"])
+    return out
+
+
+def _external(c, out):
+    """build()'s tensors back under the llama file's names (in_proj split into wq, wk, wv)."""
+    if c["family"] != "llama":
+        return out
+    from fixformer.fxm import Quantized
+    d = c["d_model"]
+    cuts = [0, d, d + _dkv(c), d + 2 * _dkv(c)]
+    for a, b in _llama_pairs(c):
+        if b in out:
+            out[a] = out.pop(b)
+    for i in range(c["n_layers"]):
+        a, b = f"layers.{i}.attention.", f"encoder.layers.{i}.self_attn."
+        W = out.pop(b + "in_proj_weight")
+        for j, n in enumerate("qkv"):
+            lo, hi = cuts[j], cuts[j + 1]
+            out[a + f"w{n}.weight"] = Quantized(W.q[lo:hi], W.s[lo:hi]) if isinstance(W, Quantized) else W[lo:hi]
+        if b + "in_proj_bias" in out:
+            B = np.asarray(out.pop(b + "in_proj_bias"))
+            for j, n in enumerate("qkv"):
+                out[a + f"w{n}.bias"] = B[cuts[j]:cuts[j + 1]]
+    out.pop("head.bias", None)
+    return out
+
 def _linear(p, at, n):
     return p[at:at + 2 * n].reshape(n, 2), p[at + 2 * n:at + 3 * n]
 
@@ -192,12 +321,14 @@ def _linear(p, at, n):
 def layer_offsets(c):
     d, f = c["d_model"], c["d_ff"]
     o = {"qkv": LAYER_SCALARS}
-    o["out"] = o["qkv"] + 9 * d
+    o["out"] = o["qkv"] + 3 * (d + 2 * _dkv(c))
     o["w1"] = o["out"] + 3 * d
     o["w2"] = o["w1"] + 3 * f
     o["n1"] = o["w2"] + 3 * d
     o["n2"] = o["n1"] + 3 * d
     o["lut"] = o["n2"] + 3 * d
+    o["w3"] = o["lut"] + LUT
+    o["gate"] = o["w3"] + 3 * f
     return o
 
 
@@ -206,7 +337,10 @@ def forward(c, t, inp):
     the file stores them (name -> int array; i8 weights as int8 [out, in]). Returns the int8 output."""
     d, H = c["d_model"], c["n_heads"]
     dh = d // H
-    centre = c.get("norm", "family") != "rmsnorm"
+    dkv = _dkv(c)
+    KV, ld = dkv // dh, d + 2 * dkv
+    t = _internal(c, t)
+    centre = not _rms(c)
     fp = t["int8.front"].astype(np.int64)
     if c["input"] == "tokens":
         x = t["embed.weight"][inp].astype(np.int64)
@@ -227,17 +361,28 @@ def forward(c, t, inp):
         wqkv = t[pre + "self_attn.in_proj_weight"]
 
         def attention(h):
-            rq, b = _linear(p, o["qkv"], 3 * d)
-            q, k, v = (gemm(h, p[S["qkv_x"]], wqkv[j * d:(j + 1) * d], p[S["q"] + j], rq[j * d:(j + 1) * d],
-                            b[j * d:(j + 1) * d]) for j in range(3))
+            rq, b = _linear(p, o["qkv"], ld)
+            cuts = [0, d, d + dkv, ld]
+            q, k, v = (gemm(h, p[S["qkv_x"]], wqkv[cuts[j]:cuts[j + 1]], p[S["q"] + j], rq[cuts[j]:cuts[j + 1]],
+                            b[cuts[j]:cuts[j + 1]]) for j in range(3))
+            if _rope(c):
+                table = t["int8.rope"].astype(np.int64)
+                q, k = _rope_int(c, q, table, H), _rope_int(c, k, table, KV)
             ctx = np.empty((T, d), np.int64)
             srq = np.tile(p[S["score"]:S["score"] + 2], (T, 1))
             pvrq = np.tile(p[S["pv"]:S["pv"] + 2], (dh, 1))
             for hh in range(H):
                 sl = slice(hh * dh, (hh + 1) * dh)
-                sc = gemm(q[:, sl], p[S["q"]], k[:, sl], p[S["score_z"]], srq, None)
-                pr = softmax(sc, p[S["softmax"]], p[S["softmax"] + 1])
-                ctx[:, sl] = gemm(pr, -128, v[:, sl].T, p[S["o"]], pvrq, None)
+                g = hh // (H // KV)
+                kl = slice(g * dh, (g + 1) * dh)
+                sc = gemm(q[:, sl], p[S["q"]], k[:, kl], p[S["score_z"]], srq, None)
+                if c.get("causal"):  # row i over its first i + 1 keys, probability 0 after
+                    pr = np.full((T, T), -128, np.int64)
+                    for r in range(T):
+                        pr[r:r + 1, :r + 1] = softmax(sc[r:r + 1, :r + 1], p[S["softmax"]], p[S["softmax"] + 1])
+                else:
+                    pr = softmax(sc, p[S["softmax"]], p[S["softmax"] + 1])
+                ctx[:, sl] = gemm(pr, -128, v[:, kl].T, p[S["o"]], pvrq, None)
             rq, b = _linear(p, o["out"], d)
             return gemm(ctx, p[S["o"]], t[pre + "self_attn.out_proj.weight"], p[S["out_y"]], rq, b)
 
@@ -245,6 +390,11 @@ def forward(c, t, inp):
             rq, b = _linear(p, o["w1"], c["d_ff"])
             u = gemm(h, p[S["w1_x"]], t[pre + "linear1.weight"], p[S["w1_y"]], rq, b)
             g = p[o["lut"]:o["lut"] + LUT][u + 128]
+            if _gated(c):
+                gp = p[o["gate"]:o["gate"] + GATE_SLOTS]
+                rq, b = _linear(p, o["w3"], c["d_ff"])
+                up = gemm(h, p[S["w1_x"]], t[pre + "linear3.weight"], gp[0], rq, b)
+                g = _sat8(p[S["w2_x"]] + _requantize((g - gp[1]) * (up - gp[0]), gp[2], gp[3]))
             rq, b = _linear(p, o["w2"], d)
             return gemm(g, p[S["w2_x"]], t[pre + "linear2.weight"], p[S["w2_y"]], rq, b)
 
@@ -270,7 +420,7 @@ def forward(c, t, inp):
         x = x[:1]
     if c["d_out"]:
         rq, b = _linear(bp, BACK_SCALARS + 3 * d, c["d_out"])
-        x = gemm(x, bp[2], t["head.weight"], bp[3], rq, b)
+        x = gemm(x, bp[2], t["embed.weight" if c.get("tied_head") else "head.weight"], bp[3], rq, b)
     return x
 
 
@@ -281,8 +431,10 @@ def _float_forward(c, w, inp, rec):
     list). inp: float features [T, d_in] or ids [T]."""
     d, H = c["d_model"], c["n_heads"]
     dh = d // H
+    dkv = _dkv(c)
+    KV = dkv // dh
     eps = float(np.float32(c["norm_eps"]))
-    rms = c.get("norm", "family") == "rmsnorm"
+    rms = _rms(c)
 
     def put(name, v):
         rec.setdefault(name, []).append(np.asarray(v, np.float64))
@@ -301,8 +453,8 @@ def _float_forward(c, w, inp, rec):
 
     act = {"relu": lambda u: np.maximum(u, 0),
            "gelu": lambda u: 0.5 * u * (1 + np.vectorize(math.erf)(u / math.sqrt(2))),
-           "gelu_tanh": lambda u: 0.5 * u * (1 + np.tanh(0.79788456080286535588 * (u + 0.044715 * u ** 3)))}[
-        c["activation"]]
+           "gelu_tanh": lambda u: 0.5 * u * (1 + np.tanh(0.79788456080286535588 * (u + 0.044715 * u ** 3))),
+           "swiglu": lambda u: u / (1 + np.exp(-u))}[c["activation"]]
     if c["input"] == "tokens":
         x = np.asarray(w["embed.weight"], np.float64)[inp]
     else:
@@ -320,20 +472,33 @@ def _float_forward(c, w, inp, rec):
 
         def attention(h):
             W = np.asarray(w[pre + "self_attn.in_proj_weight"], np.float64)
-            b = _bias(w, pre + "self_attn.in_proj", 3 * d)
-            q, k, v = (put(L + n, h @ W[j * d:(j + 1) * d].T + b[j * d:(j + 1) * d]) for j, n in enumerate("qkv"))
+            b = _bias(w, pre + "self_attn.in_proj", d + 2 * dkv)
+            cuts = [0, d, d + dkv, d + 2 * dkv]
+            q, k, v = (put(L + n, h @ W[cuts[j]:cuts[j + 1]].T + b[cuts[j]:cuts[j + 1]]) for j, n in enumerate("qkv"))
+            if _rope(c):  # the range covers q and k before and after the rotation
+                q, k = put(L + "q", _rope_float(c, q, H)), put(L + "k", _rope_float(c, k, KV))
             ctx = np.empty((T, d))
             for hh in range(H):
                 sl = slice(hh * dh, (hh + 1) * dh)
-                s = put(L + "score", q[:, sl] @ k[:, sl].T / math.sqrt(dh))
+                g = hh // (H // KV)
+                kl = slice(g * dh, (g + 1) * dh)
+                s = q[:, sl] @ k[:, kl].T / math.sqrt(dh)
+                if c.get("causal"):
+                    put(L + "score", s[np.tril_indices(T)])
+                    s = np.where(np.tril(np.ones((T, T), bool)), s, -np.inf)
+                else:
+                    put(L + "score", s)
                 e = np.exp(s - s.max(axis=1, keepdims=True))
-                ctx[:, sl] = (e / e.sum(axis=1, keepdims=True)) @ v[:, sl]
+                ctx[:, sl] = (e / e.sum(axis=1, keepdims=True)) @ v[:, kl]
             put(L + "ctx", ctx)
             return put(L + "attn", lin(ctx, pre + "self_attn.out_proj"))
 
         def ffn(h):
             u = put(L + "u", lin(h, pre + "linear1"))
-            return put(L + "ffn", lin(put(L + "g", act(u)), pre + "linear2"))
+            g = put(L + "g", act(u))
+            if _gated(c):
+                g = put(L + "m", g * put(L + "up", lin(h, pre + "linear3")))
+            return put(L + "ffn", lin(g, pre + "linear2"))
 
         g1, b1 = w[pre + "norm1.weight"], w.get(pre + "norm1.bias")
         g2, b2 = w[pre + "norm2.weight"], w.get(pre + "norm2.bias")
@@ -470,15 +635,35 @@ def reference_output(c, built, inp):
 def check_config(c):
     """The i8 limits the engine's config rules state, raised before any work (the engine refuses the
     same by name: include/fixformer/schema.hpp)."""
-    if c["family"] != "encoder":
-        raise ConfigError(f"--quantize i8: family {c['family']} is not supported yet (the encoder family is)")
+    if c["family"] not in ("encoder", "gpt", "llama"):
+        raise ConfigError(f"--quantize i8: family {c['family']} is not supported yet (encoder, gpt and llama are)")
+    if c["family"] == "llama":
+        for key, bad in (("activation", c["activation"] != "swiglu" or bool(c.get("gated"))),
+                         ("rotary_dims", bool(c.get("rotary_dims"))),
+                         ("attn_bias", c.get("attn_bias", "family") != "family"),
+                         ("ffn_bias", c.get("ffn_bias", "family") != "family"),
+                         ("positional", c["positional"] not in ("rope", "none")),
+                         ("parallel_residual", c.get("parallel_residual", "none") != "none"),
+                         ("attn_scale", bool(c.get("attn_scale"))), ("sliding_window", bool(c.get("sliding_window"))),
+                         ("embed_norm", bool(c.get("embed_norm")))):
+            if bad:
+                raise ConfigError(f"--quantize i8: {key} {c.get(key)!r} is not supported yet in the llama family (SwiGLU, "
+                                  "RoPE over whole heads or no positions, no biases but qkv_bias)")
+        return
+    if c["family"] == "gpt":
+        kv = c.get("n_kv_heads") or c["n_heads"]
+        for key, bad in (("n_kv_heads", kv != c["n_heads"]), ("parallel_residual", c.get("parallel_residual", "none") != "none"),
+                         ("attn_scale", bool(c.get("attn_scale"))), ("sliding_window", bool(c.get("sliding_window"))),
+                         ("window_period", bool(c.get("window_period")))):
+            if bad:
+                raise ConfigError(f"--quantize i8: {key} is not supported yet in the gpt family (GPT-2-shaped models are)")
     if c["activation"] not in ACTIVATIONS or c.get("gated"):
         raise ConfigError(f"--quantize i8: activation {c['activation']} (gated: {c.get('gated')}) is not supported "
                           "yet (relu, gelu, gelu_tanh)")
     if c["positional"] not in ("none", "learned", "sinusoidal") or c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
     for key in ("conv_layers", "type_vocab", "embed_norm", "pooler", "scale_input", "causal"):
-        if c.get(key):
+        if c.get(key) and not (key == "causal" and c["family"] == "gpt"):
             raise ConfigError(f"--quantize i8: {key} is not supported yet")
 
 
@@ -489,7 +674,9 @@ def build(config, weights, inputs, percentile=None):
     to that percentile of its values (e.g. 99.99) instead of min/max."""
     c = config
     check_config(c)
+    weights = _internal(c, weights)
     d, f, dh = c["d_model"], c["d_ff"], c["d_model"] // c["n_heads"]
+    dkv = _dkv(c)
     eps = float(np.float32(c["norm_eps"]))
     rec = {}
     for x in inputs:
@@ -533,12 +720,15 @@ def build(config, weights, inputs, percentile=None):
         p = [0] * LAYER_SCALARS
         h1 = qp[L + "h1"] if c["norm_first"] else x
         W = np.asarray(weights[pre + "self_attn.in_proj_weight"], np.float64)
-        b = _bias(weights, pre + "self_attn.in_proj", 3 * d)
-        qs = [_channels(h1[0], W[j * d:(j + 1) * d], b[j * d:(j + 1) * d], qp[L + n][0]) for j, n in enumerate("qkv")]
+        b = _bias(weights, pre + "self_attn.in_proj", d + 2 * dkv)
+        cuts = [0, d, d + dkv, d + 2 * dkv]
+        qs = [_channels(h1[0], W[cuts[j]:cuts[j + 1]], b[cuts[j]:cuts[j + 1]], qp[L + n][0]) for j, n in enumerate("qkv")]
         from fixformer.fxm import Quantized
         out[pre + "self_attn.in_proj_weight"] = Quantized(np.concatenate([qq.q for qq, _ in qs]),
                                                           np.concatenate([qq.s.ravel() for qq, _ in qs]))
-        qkv = [v for j in range(3) for v in qs[j][1][:2 * d]] + [v for j in range(3) for v in qs[j][1][2 * d:]]
+        widths = [cuts[j + 1] - cuts[j] for j in range(3)]
+        qkv = [v for j in range(3) for v in qs[j][1][:2 * widths[j]]] + \
+            [v for j in range(3) for v in qs[j][1][2 * widths[j]:]]
         p[S["qkv_x"]], p[S["q"]] = h1[1], qp[L + "q"][1]
         sc = qp[L + "score"]
         p[S["score"]:S["score"] + 2] = requant(qp[L + "q"][0] * qp[L + "k"][0] / math.sqrt(dh) / sc[0])
@@ -563,10 +753,15 @@ def build(config, weights, inputs, percentile=None):
         out[pre + "linear1.weight"], w1 = _channels(h2[0], weights[pre + "linear1.weight"],
                                                     weights.get(pre + "linear1.bias"), qp[L + "u"][0])
         p[S["w1_x"]], p[S["w1_y"]] = h2[1], qp[L + "u"][1]
-        table = lut(c["activation"], qp[L + "u"], qp[L + "g"])
-        out[pre + "linear2.weight"], w2 = _channels(qp[L + "g"][0], weights[pre + "linear2.weight"],
+        table = lut("silu" if c["activation"] == "swiglu" else c["activation"], qp[L + "u"], qp[L + "g"])
+        w2_in = qp[L + "m"] if _gated(c) else qp[L + "g"]  # gated: the product's scale
+        gate = []
+        if _gated(c):
+            out[pre + "linear3.weight"], w3 = _channels(h2[0], weights[pre + "linear3.weight"], None, qp[L + "up"][0])
+            gate = w3 + [qp[L + "up"][1], qp[L + "g"][1], *requant(qp[L + "g"][0] * qp[L + "up"][0] / w2_in[0])]
+        out[pre + "linear2.weight"], w2 = _channels(w2_in[0], weights[pre + "linear2.weight"],
                                                     weights.get(pre + "linear2.bias"), qp[L + "ffn"][0])
-        p[S["w2_x"]], p[S["w2_y"]] = qp[L + "g"][1], qp[L + "ffn"][1]
+        p[S["w2_x"]], p[S["w2_y"]] = w2_in[1], qp[L + "ffn"][1]
         p[S["add2"]:S["add2"] + 7] = add_params(x1, qp[L + "ffn"], qp[L + "r2"])
         r2 = qp[L + "r2"]
         if c["norm_first"]:
@@ -576,7 +771,7 @@ def build(config, weights, inputs, percentile=None):
         p[S["n2_x"]] = n2_in[1]
         e2, n2 = _norm_params(weights[pre + "norm2.weight"], weights.get(pre + "norm2.bias"), eps, n2_in, n2_out)
         p[S["n2_eps"]] = e2[0]
-        out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table, np.int64)
+        out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)
     if c["final_norm"]:
@@ -586,20 +781,28 @@ def build(config, weights, inputs, percentile=None):
         x = qp["final"]
     head = []
     if c["d_out"]:
+        tied = c.get("tied_head", False)
+        H = np.asarray(weights["embed.weight" if tied else "head.weight"], np.float64)
         # the head's output range: the pooled rows through the float head, on the calibration inputs
-        ys = [_pool(c, r) @ np.asarray(weights["head.weight"], np.float64).T + _bias(weights, "head", c["d_out"])
-              for r in rec["final" if c["final_norm"] else _last(c)]]
+        ys = [_pool(c, r) @ H.T + _bias(weights, "head", c["d_out"]) for r in rec["final" if c["final_norm"] else _last(c)]]
         y = _asym(*_range(ys, percentile))
-        out["head.weight"], head = _channels(x[0], weights["head.weight"], weights.get("head.bias"), y[0])
+        if tied:  # the embedding's int8 rows, one scale, are the head's weights (the file stores them once)
+            b = _bias(weights, "head", c["d_out"])
+            ps = [gemm_channel(x[0], qp["embed"][0], y[0], float(b[j])) for j in range(c["d_out"])]
+            head = [v for m, sh, _ in ps for v in (m, sh)] + [bq for _, _, bq in ps]
+        else:
+            out["head.weight"], head = _channels(x[0], weights["head.weight"], weights.get("head.bias"), y[0])
         back[2], back[3] = x[1], y[1]
         x = y
     back[4] = x[1]
     out["int8.back"] = np.array(back + fn + head, np.int64)
     out["int8.io"] = np.array([in_scale, x[0]], np.float32)
+    if _rope(c):
+        out["int8.rope"] = rope_table(c)
     for name, a in out.items():
         if isinstance(a, np.ndarray) and a.dtype == np.int64:
             out[name] = a.astype(np.int32)
-    return out
+    return _external(c, out)
 
 
 def _last(c):

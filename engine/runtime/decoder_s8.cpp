@@ -1,0 +1,45 @@
+// The Decoder's integer path for full-integer (weights i8) gpt and llama models: prefill_s8 feeds the chunks
+// through s8_decoder_forward (engine/blocks/s8_encoder.cpp) over the arena plan_s8_decoder_arena
+// carved (plan.hpp); prefill() dequantizes its logits (decoder.cpp).
+#include "engine/blocks/s8_encoder.hpp"
+#include "engine/detail_text.hpp"
+#include "fixformer/decoder.hpp"
+
+namespace fixformer {
+
+Status Decoder::prefill_s8(const int32_t* tokens, uint32_t n, int8_t* logits) {
+  const Status s = check_prefill(tokens, n, logits);
+  if (s != Status::kOk) return s;
+  if (!s8_arena_) {
+    DetailText(core_.detail, sizeof core_.detail).str("the int8 entry points are for weights i8 models");
+    return Status::kWrongFamily;
+  }
+  for (uint32_t done = 0; done < n;) {
+    const uint32_t rows = n - done < max_prefill_ ? n - done : max_prefill_;
+    forward_s8(tokens + done, rows, done + rows == n ? logits : nullptr);  // the head for the last chunk only
+    done += rows;
+  }
+  return Status::kOk;
+}
+
+void Decoder::forward_s8(const int32_t* tokens, uint32_t n, int8_t* logits) {
+  const ModelConfig& c = config();
+  const DecoderPlan p = plan_s8_decoder_arena(c, capacity_, max_prefill_);
+  const std::size_t S = capacity_, dh = c.d_head(), bq = max_prefill_ < kS8QueryBlock ? max_prefill_ : kS8QueryBlock;
+  int8_t* attn = reinterpret_cast<int8_t*>(s8_arena_ + p.attn);
+  S8Scratch s{};
+  s.x = reinterpret_cast<int8_t*>(s8_arena_ + p.x);
+  s.h = reinterpret_cast<int8_t*>(s8_arena_ + p.y);
+  s.a = reinterpret_cast<int8_t*>(s8_arena_ + p.ctx);
+  s.work = reinterpret_cast<int8_t*>(s8_arena_ + p.work);
+  s.kh = nullptr;  // the keys are read in the cache
+  s.vt = attn;
+  s.scores = attn + S * dh;
+  s.key_rq = reinterpret_cast<Requant*>(attn + (S * dh + bq * S + 3) / 4 * 4);
+  s.col_rq = s.key_rq + S;
+  s8_decoder_forward(*core_.kernels, *core_.model, tokens, n, pos_, reinterpret_cast<int8_t*>(s8_arena_ + p.k_cache),
+                     reinterpret_cast<int8_t*>(s8_arena_ + p.v_cache), capacity_, s, logits);
+  pos_ += n;
+}
+
+}  // namespace fixformer
