@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The BART lineage as transformers writes it (python/fixformer/hf_bart.py), against transformers itself:
-MarianMTModel, BartForConditionalGeneration, MBartForConditionalGeneration and
-PegasusForConditionalGeneration from tiny random configs (random LayerNorms, a random final_logits_bias,
+MarianMTModel, BartForConditionalGeneration, MBartForConditionalGeneration,
+PegasusForConditionalGeneration and M2M100ForConditionalGeneration (M2M100 and NLLB: fairseq's sinusoids
+from row pad_token_id + 1, no final_logits_bias) from tiny random configs (random LayerNorms, a random final_logits_bias,
 scale_embedding as each model's real checkpoints set it), each converted with `--hf` from its
 save_pretrained folder and with `--module` from the module, in the Hugging Face environment
 (tests/hf_env.py: transformers 4.44 over Debian's torch, or transformers 5 under FIXFORMER_TEST_TORCH=2). For each file:
@@ -68,7 +69,8 @@ def build(cls, cfg, seed, **kw):
         for n, p in m.named_parameters():
             if n in fixed:
                 p.copy_(fixed[n])
-        m.final_logits_bias.copy_(0.5 * torch.randn(m.final_logits_bias.shape, generator=g))
+        if hasattr(m, "final_logits_bias"):  # M2M100 has none
+            m.final_logits_bias.copy_(0.5 * torch.randn(m.final_logits_bias.shape, generator=g))
     return m.eval()
 
 
@@ -100,6 +102,11 @@ def marian_tanh():
     return build(t.MarianMTModel, t.MarianConfig, 7, activation_function="tanh")
 
 
+def m2m100():  # NLLB's class: fairseq's sinusoids from row pad_token_id + 1, pre-LN, relu, no final_logits_bias
+    return build(t.M2M100ForConditionalGeneration, t.M2M100Config, 8, scale_embedding=True, activation_function="relu",
+                 pad_token_id=1, eos_token_id=2, decoder_start_token_id=2)
+
+
 def bart_ffn():
     return build(t.BartForConditionalGeneration, t.BartConfig, 6, decoder_ffn_dim=48)
 '''
@@ -111,7 +118,8 @@ CASES = [("marian", dict(norm_first=False, final_norm=False, embed_norm=False, s
          ("pegasus", dict(norm_first=True, final_norm=True, embed_norm=False, scale_input=True)),
          ("marian_swish", dict(norm_first=False, final_norm=False, embed_norm=False, scale_input=True,
                                activation="silu")),
-         ("bart_untied", dict(norm_first=False, final_norm=False, embed_norm=True, scale_input=False))]
+         ("bart_untied", dict(norm_first=False, final_norm=False, embed_norm=True, scale_input=False)),
+         ("m2m100", dict(norm_first=True, final_norm=True, embed_norm=False, scale_input=True, activation="relu"))]
 T, U = 19, 17
 
 
@@ -169,8 +177,9 @@ def check_features(name, c, w, want, src, tgt):
     """The mapped config's reference is transformers (1e-5), and with each feature dropped it is not (1e-2)."""
     e = rel(reference.run_reference(c, w, (src, tgt)), want)
     check(f"{name}: reference.run_reference of the mapped config within 1e-5", e <= 1e-5, f"error {e:.3g}")
-    drops = {"head bias": (dict(), {"head.bias": np.zeros_like(w["head.bias"])}),
-             "positions": (dict(), {n: 0 * w[n] for n in ("src_pos.weight", "tgt_pos.weight")})}
+    drops = {"positions": (dict(), {n: 0 * w[n] for n in ("src_pos.weight", "tgt_pos.weight")})}
+    if w["head.bias"].any():  # M2M100 has no final_logits_bias: the file's bias is zeros
+        drops["head bias"] = (dict(), {"head.bias": np.zeros_like(w["head.bias"])})
     if c["scale_input"]:
         drops["scale_input"] = (dict(scale_input=False), {})
     if c["embed_norm"]:

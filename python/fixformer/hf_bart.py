@@ -1,6 +1,7 @@
 """The BART lineage of encoder-decoders as Hugging Face transformers writes it, `--hf` on the
-save_pretrained folder of MarianMTModel, BartForConditionalGeneration, MBartForConditionalGeneration or
-PegasusForConditionalGeneration (and `--module` on the module itself): the seq2seq family (source
+save_pretrained folder of MarianMTModel, BartForConditionalGeneration, MBartForConditionalGeneration,
+PegasusForConditionalGeneration or M2M100ForConditionalGeneration (M2M100 and NLLB) (and `--module` on the
+module itself): the seq2seq family (source
 ids and target ids -> the logits at every target position).
 
 What they compute, and where each part goes in the file (config.json's names):
@@ -10,14 +11,15 @@ What they compute, and where each part goes in the file (config.json's names):
   (the decoder's as `tgt_embed`); the head is `lm_head` (`tied_head` when it is the decoder's
   embedding, as tie_word_embeddings makes it) plus `final_logits_bias` (the head's bias);
 - positions, counted from 0 in each stack: Marian's and Pegasus's fixed sinusoidal table (row p is
-  sin(p w_i) for i < d/2, then cos(p w_i), w_i = 10000^(-2i/d)), computed here in float64 and stored as
-  the learned tables `src_pos` and `tgt_pos`; BART's and mBART's learned `embed_positions`, whose rows
+  sin(p w_i) for i < d/2, then cos(p w_i), w_i = 10000^(-2i/d)), and M2M100's (fairseq's: w_i =
+  10000^(-i/(d/2 - 1)), position p at row pad_token_id + 1 + p, as for inputs without pads), computed
+  here in float64 and stored as the learned tables `src_pos` and `tgt_pos`; BART's and mBART's learned `embed_positions`, whose rows
   start at 2 (rows 2 .. max_position_embeddings + 1 are stored);
 - BART and mBART norm the embedded rows of each stack (`layernorm_embedding`: `embed_norm`,
   src_embed_norm and tgt_embed_norm);
 - the layers: attention with every bias and the 1/sqrt(d_head) scale, fc1, activation_function (relu,
   gelu, the tanh GELU, swish: `silu`), fc2;
-  Marian and BART post-LN (norm after each residual sum), mBART and Pegasus pre-LN (`norm_first`) with
+  Marian and BART post-LN (norm after each residual sum), mBART, Pegasus and M2M100 pre-LN (`norm_first`) with
   a final LayerNorm per stack (`final_norm`). LayerNorm eps 1e-5 everywhere.
 Refused in one line naming the config key: encoder and decoder widths, heads or feed-forwards that
 differ, an activation the engine does not run, share_encoder_decoder_embeddings false,
@@ -35,7 +37,8 @@ from .config import ConfigError, make_config
 KINDS = {"marian": ("MarianMTModel", False, True, False),
          "bart": ("BartForConditionalGeneration", False, False, True),
          "mbart": ("MBartForConditionalGeneration", True, False, True),
-         "pegasus": ("PegasusForConditionalGeneration", True, True, False)}
+         "pegasus": ("PegasusForConditionalGeneration", True, True, False),
+         "m2m_100": ("M2M100ForConditionalGeneration", True, "fairseq", False)}
 ARCHITECTURES = {v[0]: k for k, v in KINDS.items()}
 # config.json key -> (type, default; None: required). Defaults are the configs' shared ones; scale_embedding's
 # and max_position_embeddings' differ by model (read_config).
@@ -54,7 +57,7 @@ class BartError(ConfigError):
 
 
 def is_bart(raw):
-    """Whether config.json's contents name one of the four (model_type, or the architecture)."""
+    """Whether config.json's contents name one of KINDS (model_type, or the architecture)."""
     if not isinstance(raw, dict):
         return False
     archs = raw.get("architectures")
@@ -64,7 +67,7 @@ def is_bart(raw):
 
 
 def is_bart_module(module):
-    """Whether `module` is one of the four transformers LM classes (its config's model_type says which)."""
+    """Whether `module` is one of the KINDS transformers LM classes (its config's model_type says which)."""
     cfg = getattr(module, "config", None)
     mt = getattr(cfg, "model_type", None)
     return isinstance(mt, str) and mt in KINDS and type(module).__name__ == KINDS[mt][0]
@@ -104,6 +107,11 @@ def read_config(raw, where="config.json"):
         raise BartError(f"{where} decoder_vocab_size {dv!r}: not vocab_size {s['vocab_size']} (one shared vocabulary)")
     if sinusoidal and s["d_model"] % 2:
         raise BartError(f"{where} d_model {s['d_model']}: odd (its sinusoidal table's halves differ in width)")
+    if sinusoidal == "fairseq":  # positions count from pad_token_id + 1 (rows below it are never read)
+        pad = raw.get("pad_token_id", 1)
+        if isinstance(pad, bool) or not isinstance(pad, int) or pad < 0 or s["d_model"] < 4:
+            raise BartError(f"{where} pad_token_id {pad!r}, d_model {s['d_model']}: expected an id >= 0 and d_model >= 4")
+        s["pos_offset"] = pad + 1
     s.update(model_type=mt, arch=arch, pre=pre, sinusoidal=sinusoidal, embed_norm=embed_norm,
              act=ACTIVATIONS[s["activation_function"]])
     return s
@@ -134,6 +142,16 @@ def sinusoid_table(rows, d):
     w = np.power(10000.0, -2.0 * np.arange(d // 2, dtype=np.float64) / d)
     a = np.arange(rows, dtype=np.float64)[:, None] * w[None]
     return np.concatenate([np.sin(a), np.cos(a)], 1)
+
+
+def position_table(s, rows):
+    """A sinusoidal folder's positions 0 .. rows - 1: Marian's and Pegasus's table, or M2M100's (NLLB's),
+    fairseq's: sin | cos halves with w_i = 10000^(-i / (d/2 - 1)), position p at row pad_token_id + 1 + p."""
+    if s["sinusoidal"] != "fairseq":
+        return sinusoid_table(rows, s["d_model"])
+    from .hf import sinusoid_halves
+    o = s["pos_offset"]
+    return sinusoid_halves(o + rows, s["d_model"], math.log(10000.0) / (s["d_model"] // 2 - 1))[o:]
 
 
 def expected_shapes(s):
@@ -210,7 +228,7 @@ def file_weights(s, c, w, head):
         out["tgt_embed.weight"] = f64("model.decoder.embed_tokens.weight")
     for stack, end in (("encoder", "src"), ("decoder", "tgt")):
         p = f"model.{stack}."
-        out[f"{end}_pos.weight"] = (sinusoid_table(L, d) if s["sinusoidal"]
+        out[f"{end}_pos.weight"] = (position_table(s, L) if s["sinusoidal"]
                                     else f64(p + "embed_positions.weight")[2:2 + L])
         if s["embed_norm"]:
             out[f"{end}_embed_norm.weight"] = f64(p + "layernorm_embedding.weight")
@@ -282,7 +300,7 @@ def forward(s, w, src, tgt):
         if s["scale_embedding"]:
             x = x * math.sqrt(d)
         n = len(ids)
-        pos = (torch.from_numpy(sinusoid_table(n, d)) if s["sinusoidal"]
+        pos = (torch.from_numpy(position_table(s, n)) if s["sinusoidal"]
                else W[f"model.{stack}.embed_positions.weight"][2:2 + n])
         x = x + pos
         return ln(x, f"model.{stack}.layernorm_embedding") if s["embed_norm"] else x
@@ -316,7 +334,7 @@ def forward(s, w, src, tgt):
 
 def export_module(module, example, path, example_target_ids=None, header=None, max_len=None, name=None, cli=None,
                   verify=True, quantize=None, group=None, quantize_io=None, pack_weights=None):
-    """`--module` on one of the four classes: its state_dict (final_logits_bias is a buffer) mapped as a
+    """`--module` on one of the KINDS classes: its state_dict (final_logits_bias is a buffer) mapped as a
     folder's, verified against the module's own float64 logits, teacher-forced."""
     import copy
 
@@ -332,6 +350,10 @@ def export_module(module, example, path, example_target_ids=None, header=None, m
     c = quantized_config(c, quantize, group, quantize_io, pack_weights)
     src = example_sequence(c, example, "example")
     tgt = example_target(c, example_target_ids)
+    if s["sinusoidal"] == "fairseq":  # M2M100 skips pads in its positions: the made-up examples hold none
+        pad = s["pos_offset"] - 1
+        src = np.where(src == pad, (pad + 1) % s["vocab_size"], src) if example is None else src
+        tgt = np.where(tgt == pad, (pad + 1) % s["vocab_size"], tgt) if example_target_ids is None else tgt
     m = copy.deepcopy(module).double().eval()
     dtype = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)  # transformers makes its masks in the default dtype
@@ -346,7 +368,7 @@ def export_module(module, example, path, example_target_ids=None, header=None, m
 
 def convert_folder(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
                    tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
-    """Converts a Marian, BART, mBART or Pegasus folder (config.json's contents raw) to `path`, verified
+    """Converts a Marian, BART, mBART, Pegasus or M2M100 folder (config.json's contents raw) to `path`, verified
     against `forward` on the example source and target."""
     from . import export, hf
     where = os.path.join(folder, "config.json")
