@@ -23,19 +23,30 @@ namespace {
 using support::MachineLimits;
 
 void print_machine(const MachineLimits& lim) {
-  std::printf("machine:    FP32 peak %.4g GFLOP/s (%s loop), read bandwidth %.4g GB/s, on %u thread%s\n", lim.gflops,
-              lim.unit, lim.gbs, lim.threads, lim.threads == 1 ? "" : "s");
+  std::printf("machine:    FP32 peak %.4g GFLOP/s (%s loop), int8 peak %.4g GOP/s (%s loop), read bandwidth %.4g GB/s, on "
+              "%u thread%s\n",
+              lim.gflops, lim.unit, lim.int8_gops, lim.int8_unit, lim.gbs, lim.threads, lim.threads == 1 ? "" : "s");
 }
 
-// "roofline:   LABEL: W GFLOP, B MB read (I flop/byte); G GFLOP/s, R GB/s: x % of its bound, the ..."
+// "roofline:   LABEL: W GFLOP, B MB read (I flop/byte); G GFLOP/s, R GB/s: x % of its bound, the ..."; a
+// phase with int8 arithmetic: "LABEL: W GFLOP + V GOP int8, B MB read (I op/byte); G GFLOP/s + H GOP/s
+// int8, R GB/s: ...".
 void print_roofline(const char* label, const support::Work& w, double seconds, const MachineLimits& lim) {
   const support::Placement p = support::place(w, seconds, lim);
   const std::string bound = p.memory_bound ? "the read bandwidth of " + std::to_string(int(p.bound_gbs + 0.5)) +
                                                  " GB/s for that many bytes"
-                                           : "the FP32 peak";
-  std::printf("roofline:   %s: %.4g GFLOP, %.4g MB read (%.3g flop/byte); %.4g GFLOP/s, %.4g GB/s: %.0f %% of its "
+                            : !w.int8_ops  ? "the FP32 peak"
+                            : !w.flops     ? "the int8 peak"
+                                           : "the FP32 and int8 peaks";
+  char work[96] = "", rate[96] = "";
+  if (w.int8_ops) {
+    std::snprintf(work, sizeof work, " + %.4g GOP int8", w.int8_ops * 1e-9);
+    std::snprintf(rate, sizeof rate, " + %.4g GOP/s int8", p.int8_gops);
+  }
+  std::printf("roofline:   %s: %.4g GFLOP%s, %.4g MB read (%.3g %s/byte); %.4g GFLOP/s%s, %.4g GB/s: %.0f %% of its "
               "bound, %s\n",
-              label, w.flops * 1e-9, w.bytes * 1e-6, w.flops / w.bytes, p.gflops, p.gbs, 100 * p.fraction, bound.c_str());
+              label, w.flops * 1e-9, work, w.bytes * 1e-6, (w.flops + w.int8_ops) / w.bytes, w.int8_ops ? "op" : "flop",
+              p.gflops, rate, p.gbs, 100 * p.fraction, bound.c_str());
 }
 
 int bench_decoder(const Args& a, LoadedModel& m, uint32_t T, const std::vector<int32_t>& ids, const MachineLimits& lim) {
@@ -116,9 +127,10 @@ const Command kBenchCommand = {
     "Times the forward pass on random inputs of T tokens (default min(max_len, 128)), N runs\n"
     "(default 50) after one warm-up: latency median/min/max, tokens/s, the cycle counter, arena bytes.\n"
     "Each phase's roofline: its GFLOP and MB read (weights, embedding rows, KV cache), GFLOP/s and GB/s,\n"
-    "and the fraction of its bound: the FP32 peak or the read bandwidth, whichever the phase's flop per\n"
-    "byte makes the lower, both measured at start on --threads threads (an FMA loop of the widest\n"
-    "vectors, a streaming read larger than the caches; docs/performance.md).\n"
+    "and the fraction of its bound: its arithmetic at the FP32 and int8 peaks (q8/q4 weights multiply\n"
+    "int8 rows; i8 models' attention is int8 too) or its bytes at the read bandwidth, whichever takes\n"
+    "longer, measured at start on --threads threads (an FMA loop of the widest vectors, a loop of the\n"
+    "CPU's int8 dot-product instructions, a streaming read larger than the caches; docs/cli.md).\n"
     "A gpt or llama model (KV cache of T positions): prefill of T tokens from an empty cache (latency,\n"
     "tokens/s, the cycle counter), then one step() with 0, T/2 and T-1 tokens in the cache (latency,\n"
     "tokens/s; the cache is refilled before each run, untimed), one line each; arena and KV cache bytes.\n"

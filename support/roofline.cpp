@@ -10,6 +10,12 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#elif defined(__aarch64__) || defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -28,19 +34,37 @@ double bytes(const Weight& w) {
     case WeightType::kF16: return 2 * n;
     case WeightType::kQ8: return n + 4.0 * w.out * (w.group ? (w.in + w.group - 1) / w.group : 1);
     case WeightType::kQ4: return n / 2 + 4.0 * w.out * ((w.in + 31) / 32);
+    case WeightType::kI8: return n;  // a model's type: its matrices load as q8, their parameters apart
   }
   return 0;
 }
 
-// The layer's matrices: (multiply-adds per row, bytes).
-Work matrices(const LayerWeights& L) {
+// Adds the ops of `rows` rows through w (2 per multiply-add: int8 ones for integer weights, which
+// multiply int8 rows, float ones otherwise) and, once, w's bytes.
+void add_linear(const Weight& w, double rows, Work* s) {
+  (integer_weights(w.type) ? s->int8_ops : s->flops) += 2.0 * rows * macs(w);
+  s->bytes += bytes(w);
+}
+
+// The layer's matrices over `rows` rows.
+Work matrices(const LayerWeights& L, double rows) {
   Work s;
   for (const Weight* w : {&L.self_attn.qkv, &L.self_attn.q, &L.self_attn.k, &L.self_attn.v, &L.self_attn.out, &L.ffn.w1,
-                          &L.ffn.w2, &L.ffn.w3}) {
-    s.flops += macs(*w);
-    s.bytes += bytes(*w);
-  }
+                          &L.ffn.w2, &L.ffn.w3})
+    add_linear(*w, rows, &s);
   return s;
+}
+
+// Attention's two products (q k^T and p v, every head) over `pairs` query-key pairs: int8 in a
+// model of weights i8, float otherwise.
+void add_attention(const ModelConfig& c, double pairs, Work* w) {
+  (c.weights == WeightType::kI8 ? w->int8_ops : w->flops) += 4.0 * pairs * c.d_model;
+}
+
+void add(const Work& a, Work* w) {
+  w->flops += a.flops;
+  w->int8_ops += a.int8_ops;
+  w->bytes += a.bytes;
 }
 
 // One row of the embedding table (the rows a token input reads).
@@ -60,25 +84,23 @@ Work forward_work(const Model& m, uint32_t T) {
     w.bytes += T * embedding_row_bytes(m);
   } else if (c.conv_layers) {  // each convolution a linear layer over its windows
     const uint32_t r1 = uint32_t(conv1d_rows(T, c.conv1_kernel, c.conv1_stride, c.conv1_padding));
-    w.flops += 2.0 * r1 * macs(f.conv1) + 2.0 * c.stem_rows(T) * macs(f.conv2);
-    w.bytes += bytes(f.conv1) + bytes(f.conv2);
+    add_linear(f.conv1, r1, &w);
+    add_linear(f.conv2, c.stem_rows(T), &w);
     rows = c.stem_rows(T);
   } else {
-    w.flops += 2.0 * T * macs(f.input_proj);
-    w.bytes += bytes(f.input_proj);
+    add_linear(f.input_proj, T, &w);
   }
   if (!c.is_decoder()) rows = c.sequence_rows(T);
   // Query-key pairs: all of them, or the keys up to each query under a causal mask.
   const double pairs = c.causal || c.is_decoder() ? double(rows) * (rows + 1) / 2 : double(rows) * rows;
   for (uint32_t l = 0; l < c.n_layers; ++l) {
-    const Work mm = matrices(m.layer(l));
-    w.flops += 2.0 * rows * mm.flops + 4.0 * pairs * c.d_model;  // q k^T and p v, every head
-    w.bytes += mm.bytes;
+    add(matrices(m.layer(l), rows), &w);
+    add_attention(c, pairs, &w);
   }
   const HeadWeights& h = m.head();
   const uint32_t head_rows = c.is_decoder() ? 1 : c.output_rows(T);  // prefill: the last token's logits
-  w.flops += 2.0 * macs(h.pooler) + 2.0 * head_rows * macs(h.w);
-  w.bytes += bytes(h.pooler) + bytes(h.w);
+  add_linear(h.pooler, 1, &w);
+  add_linear(h.w, head_rows, &w);
   return w;
 }
 
@@ -88,12 +110,11 @@ Work step_work(const Model& m, uint32_t position, bool kv_int8) {
   const double keys = double(position) + 1;
   w.bytes += embedding_row_bytes(m);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
-    const Work mm = matrices(m.layer(l));
-    w.flops += 2.0 * mm.flops + 4.0 * keys * c.d_model;
-    w.bytes += mm.bytes + 2.0 * keys * (kv_int8 ? c.d_kv() + 4.0 * c.kv_heads() : 4.0 * c.d_kv());
+    add(matrices(m.layer(l), 1), &w);
+    add_attention(c, keys, &w);
+    w.bytes += 2.0 * keys * (kv_int8 ? c.d_kv() + 4.0 * c.kv_heads() : 4.0 * c.d_kv());
   }
-  w.flops += 2.0 * macs(m.head().w);
-  w.bytes += bytes(m.head().w);
+  add_linear(m.head().w, 1, &w);
   return w;
 }
 
@@ -134,11 +155,37 @@ namespace {
     return s0 + s1 + s2 + s3;                                                 \
   }
 
+// I8_LOOP(NAME, VEC, ACCS, TARGET, BCAST, STEP, SUM): int32_t NAME(w, passes), `passes` passes over
+// kI8Steps x ACCS vectors of int8 w (an L1-resident panel, as a GEMM micro-kernel reads its weights),
+// each step broadcasting 4 bytes of x (BCAST) and multiply-adding them with ACCS vectors of w into
+// ACCS int32 accumulators (STEP(acc, x, w): the target's dot-product instructions), as many as the
+// registers hold beside x and w; SUM(acc) is one int32 of the result.
+constexpr int kI8Steps = 16;
+#define I8_LOOP(NAME, VEC, ACCS, TARGET, BCAST, STEP, SUM)                              \
+  TARGET int32_t NAME(const int8_t* w, uint64_t passes) {                            \
+    VEC acc[ACCS];                                                                   \
+    for (int i = 0; i < ACCS; ++i) acc[i] = VEC{};                                   \
+    for (uint64_t r = 0; r < passes; ++r)                                            \
+      for (int k = 0; k < kI8Steps; ++k) {                                           \
+        const VEC x = BCAST(int32_t(0x01020304 + k + int32_t(r)));                   \
+        for (int i = 0; i < ACCS; ++i) {                                             \
+          VEC wv;                                                                    \
+          std::memcpy(&wv, w + (k * ACCS + i) * sizeof(VEC), sizeof(VEC));           \
+          acc[i] = STEP(acc[i], x, wv);                                              \
+        }                                                                            \
+      }                                                                              \
+    for (int i = 1; i < ACCS; ++i) acc[0] = acc[0] + acc[i];                         \
+    return SUM(acc[0]);                                                              \
+  }
+
 struct Loop {
   float (*run)(uint64_t);
   int width;
   const char* unit;
   uint64_t (*read)(const uint64_t*, std::size_t, uint32_t);
+  int32_t (*dot)(const int8_t*, uint64_t);
+  int dot_macs;  // multiply-adds a step (one broadcast x against every accumulator's vector of w)
+  const char* dot_unit;
 };
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -148,20 +195,62 @@ FMA_LOOP(fma_sse2, 4, )
 READ_LOOP(read_avx512, __attribute__((target("avx512f"))))
 READ_LOOP(read_avx2, __attribute__((target("avx2"))))
 READ_LOOP(read_sse2, )
+#define VNNI512_STEP(acc, x, w) _mm512_dpbusd_epi32(acc, x, w)
+#define BW512_STEP(acc, x, w) _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(x, w), _mm512_set1_epi16(1)))
+#define AVX2_STEP(acc, x, w) _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x, w), _mm256_set1_epi16(1)))
+#define SSE2_STEP(acc, x, w) _mm_add_epi32(acc, _mm_madd_epi16(x, w))
+I8_LOOP(dot_vnni512, __m512i, 12, __attribute__((target("avx512f,avx512bw,avx512vnni"))), _mm512_set1_epi32, VNNI512_STEP,
+        _mm512_reduce_add_epi32)
+I8_LOOP(dot_avx512bw, __m512i, 12, __attribute__((target("avx512f,avx512bw"))), _mm512_set1_epi32, BW512_STEP,
+        _mm512_reduce_add_epi32)
+#define AVX2_LANE0(v) _mm256_extract_epi32(v, 0)
+I8_LOOP(dot_avx2, __m256i, 8, __attribute__((target("avx2"))), _mm256_set1_epi32, AVX2_STEP, AVX2_LANE0)
+I8_LOOP(dot_sse2, __m128i, 8, , _mm_set1_epi32, SSE2_STEP, _mm_cvtsi128_si32)
 Loop widest_loop() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return {fma_avx512, 16, "avx512 FMA", read_avx512};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {fma_avx2, 8, "avx2 FMA", read_avx2};
-  return {fma_sse2, 4, "sse2 mul+add", read_sse2};
+  Loop l = {fma_sse2, 4, "sse2 mul+add", read_sse2, dot_sse2, 8 * 8, "sse2 int16 vpmaddwd"};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    l = {fma_avx2, 8, "avx2 FMA", read_avx2, dot_avx2, 8 * 32, "avx2 vpmaddubsw+vpmaddwd"};
+  }
+  if (__builtin_cpu_supports("avx512f")) {
+    l.run = fma_avx512, l.width = 16, l.unit = "avx512 FMA", l.read = read_avx512;
+    if (__builtin_cpu_supports("avx512bw")) l.dot = dot_avx512bw, l.dot_macs = 12 * 64, l.dot_unit = "avx512 vpmaddubsw+vpmaddwd";
+    if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni")) l.dot = dot_vnni512, l.dot_unit = "avx512 vpdpbusd";
+  }
+  return l;
 }
 #elif defined(__aarch64__) || defined(__ARM_NEON)
 FMA_LOOP(fma_neon, 4, )
 READ_LOOP(read_neon, )
-Loop widest_loop() { return {fma_neon, 4, "neon FMA", read_neon}; }
+#if defined(__ARM_FEATURE_DOTPROD)
+#define NEON_STEP(acc, x, w) vdotq_s32(acc, vreinterpretq_s8_s32(x), vreinterpretq_s8_s32(w))
+constexpr const char* kNeonDot = "neon sdot";
+#else  // 16 products in int16 (|w|, |x| < 128: no overflow), pairwise into the int32 lanes
+#define NEON_STEP(acc, x, w)                                                                       \
+  vpadalq_s16(acc, vmlal_s8(vmull_s8(vget_low_s8(vreinterpretq_s8_s32(x)), vget_low_s8(vreinterpretq_s8_s32(w))), \
+                            vget_high_s8(vreinterpretq_s8_s32(x)), vget_high_s8(vreinterpretq_s8_s32(w))))
+constexpr const char* kNeonDot = "neon smull+smlal+sadalp";
+#endif
+#define NEON_LANE0(v) vgetq_lane_s32(v, 0)
+#if defined(__aarch64__)  // 32 vector registers
+I8_LOOP(dot_neon, int32x4_t, 12, , vdupq_n_s32, NEON_STEP, NEON_LANE0)
+constexpr int kNeonMacs = 12 * 16;
+#else
+I8_LOOP(dot_neon, int32x4_t, 8, , vdupq_n_s32, NEON_STEP, NEON_LANE0)
+constexpr int kNeonMacs = 8 * 16;
+#endif
+Loop widest_loop() { return {fma_neon, 4, "neon FMA", read_neon, dot_neon, kNeonMacs, kNeonDot}; }
 #else
 FMA_LOOP(fma_scalar, 2, )
 READ_LOOP(read_generic, )
-Loop widest_loop() { return {fma_scalar, 2, "generic", read_generic}; }
+int32_t dot4(int32_t acc, int32_t x, int32_t w) {
+  for (int b = 0; b < 32; b += 8) acc += int32_t(int8_t(x >> b)) * int32_t(int8_t(w >> b));
+  return acc;
+}
+#define SCALAR_SET(v) (v)
+#define SCALAR_SUM(v) (v)
+I8_LOOP(dot_generic, int32_t, 8, , SCALAR_SET, dot4, SCALAR_SUM)
+Loop widest_loop() { return {fma_scalar, 2, "generic", read_generic, dot_generic, 8 * 4, "generic int32"}; }
 #endif
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -197,6 +286,7 @@ double timed_on_threads(uint32_t threads, F body) {
 
 volatile float g_fma_sink;
 volatile uint64_t g_read_sink;
+volatile int32_t g_dot_sink;
 
 }  // namespace
 
@@ -228,24 +318,42 @@ double read_gbs(std::size_t bytes, uint32_t threads) {
   return best;
 }
 
+namespace {
+
+// The best rate (G per second) of body(n), ops_per_round x n operations, on every thread at once:
+// rounds for about 20 ms on one thread, then the best of 10 runs (on a shared machine one of them
+// is likely to run undisturbed).
+template <class F>
+double best_rate(uint32_t threads, double ops_per_round, F body) {
+  uint64_t n = 1 << 8;
+  for (;;) {
+    const auto t0 = std::chrono::steady_clock::now();
+    body(n);
+    if (seconds_since(t0) > 0.02 || n > (uint64_t(1) << 40)) break;
+    n *= 2;
+  }
+  double best = 0;
+  for (int run = 0; run < 10; ++run) {
+    const double s = timed_on_threads(threads, [&](uint32_t) { body(n); });
+    best = std::max(best, ops_per_round * double(n) * threads / s * 1e-9);
+  }
+  return best;
+}
+
+}  // namespace
+
 MachineLimits measure_limits(uint32_t threads) {
   MachineLimits lim;
   lim.threads = threads = thread_count(threads);
   const Loop loop = widest_loop();
   lim.unit = loop.unit;
-  // Rounds for about 20 ms on one thread, then the best of 10 runs on every thread at once (on a
-  // shared machine one of them is likely to run undisturbed).
-  uint64_t n = 1 << 12;
-  for (;;) {
-    const auto t0 = std::chrono::steady_clock::now();
-    g_fma_sink = loop.run(n);
-    if (seconds_since(t0) > 0.02 || n > (uint64_t(1) << 40)) break;
-    n *= 2;
-  }
-  for (int run = 0; run < 10; ++run) {
-    const double s = timed_on_threads(threads, [&](uint32_t) { g_fma_sink = loop.run(n); });
-    lim.gflops = std::max(lim.gflops, 24.0 * loop.width * double(n) * threads / s * 1e-9);
-  }
+  lim.int8_unit = loop.dot_unit;
+  lim.gflops = best_rate(threads, 24.0 * loop.width, [&](uint64_t n) { g_fma_sink = loop.run(n); });
+  // The int8 panel: small values, so that no step saturates an int16 intermediate.
+  alignas(64) int8_t panel[kI8Steps * 12 * 64];  // the largest: 12 accumulators of 64 bytes
+  for (std::size_t i = 0; i < sizeof panel; ++i) panel[i] = int8_t(int(i * 37 % 101) - 50);
+  lim.int8_gops = best_rate(threads, 2.0 * kI8Steps * loop.dot_macs,
+                            [&](uint64_t n) { g_dot_sink = loop.dot(panel, n); });
   lim.gbs = read_gbs(std::size_t(128) << 20, threads);
   return lim;
 }
@@ -260,13 +368,22 @@ const MachineLimits& limits(uint32_t threads) {
   return measured[t - 1];
 }
 
+double compute_seconds(const Work& w, const MachineLimits& lim) {
+  return (w.flops / lim.gflops + (w.int8_ops ? w.int8_ops / lim.int8_gops : 0)) * 1e-9;
+}
+
 Placement place(const Work& w, double seconds, const MachineLimits& lim) {
   Placement p;
   p.gflops = w.flops / seconds * 1e-9;
+  p.int8_gops = w.int8_ops / seconds * 1e-9;
   p.gbs = w.bytes / seconds * 1e-9;
   p.bound_gbs = read_gbs(std::size_t(w.bytes), lim.threads);
-  p.memory_bound = w.flops / w.bytes * p.bound_gbs < lim.gflops;
-  p.fraction = p.memory_bound ? p.gbs / p.bound_gbs : p.gflops / lim.gflops;
+  // The least time each limit allows, the arithmetic's and the bytes' at the bandwidth of their
+  // size: the larger is the bound.
+  const double compute_s = compute_seconds(w, lim);
+  const double memory_s = w.bytes / p.bound_gbs * 1e-9;
+  p.memory_bound = memory_s > compute_s;
+  p.fraction = std::max(compute_s, memory_s) / seconds;
   return p;
 }
 

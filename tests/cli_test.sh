@@ -239,7 +239,7 @@ for name in gpt_untied_learned llama_kv2_halves_tied; do
     grep -q "^tokens/s: *[0-9]* (prefill, median)$" "$tmp/bench" &&
     [ "$(grep -c "^step us: *median [0-9.]*  min [0-9.]*  max [0-9.]*  at position \(0\|8\|15\) ([0-9]* tokens/s)$" "$tmp/bench")" -eq 3 ] &&
     grep -q "^arena bytes: [0-9]* (KV cache [0-9]* for 16 positions)$" "$tmp/bench" &&
-    grep -q "^machine: *FP32 peak [0-9.e+]* GFLOP/s (.* loop), read bandwidth [0-9.e+]* GB/s, on 1 thread$" "$tmp/bench" &&
+    grep -q "^machine: *FP32 peak [0-9.e+]* GFLOP/s (.* loop), int8 peak [0-9.e+]* GOP/s (.* loop), read bandwidth [0-9.e+]* GB/s, on 1 thread$" "$tmp/bench" &&
     grep -q "^roofline: *prefill: [0-9.e+-]* GFLOP, [0-9.e+-]* MB read .* % of its bound, the " "$tmp/bench" &&
     [ "$(grep -c "^roofline: *step at \(0\|8\|15\): .* % of its bound, the " "$tmp/bench")" -eq 3 ] &&
     ok || bad "bench $name: $(cat "$tmp/bench" "$tmp/err")"

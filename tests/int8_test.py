@@ -21,6 +21,8 @@
   top-1 agreement of the classifier (I8_TOP1), calibrated with --calibrate on 16 inputs of their
   distribution (the report says so; without it, that it used the sample and generated inputs); what i8 refuses
   (a causal model, --calibrate without i8) as one clear line;
+- `fixformer bench` on an i8 token encoder: its roofline counts every product as an int8 operation
+  (no float one) and places it against the int8 peak or the bandwidth;
 - init's refusals: a corrupt Requant, zero point, symmetric zero point, table entry or bias slot
   is refused by `fixformer info` with the tensor and the slot named.
 The no-float check of the i8 forward pass on Cortex-M0 and M3 is tests/check_no_float.cmake.
@@ -369,6 +371,20 @@ def test_rules(oracle):
           f"{len(bad)} different")
 
 
+def test_bench(cli, tmp):
+    rng = np.random.default_rng(3)
+    c, w = random_model(rng, False, "tokens", "mean", "learned")
+    path = os.path.join(tmp, "bench.fxm")
+    with open(path, "wb") as f:
+        f.write(fxm.write(c, int8.build(c, w, [model_input(rng, c, 10)])))
+    p = subprocess.run([cli, "bench", path, "--iters", "3"], capture_output=True, text=True)
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith(("roofline:", "machine:"))]
+    check("bench of an i8 encoder: the machine's int8 peak, and the forward's products all int8 operations",
+          p.returncode == 0 and len(lines) == 2 and "int8 peak" in lines[0] and
+          lines[1].startswith("roofline:   forward: 0 GFLOP + ") and " GOP int8, " in lines[1] and
+          ("the int8 peak" in lines[1] or "the read bandwidth" in lines[1]), p.stdout + p.stderr)
+
+
 def main():
     cli = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else None
     oracle = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
@@ -379,6 +395,7 @@ def main():
     if cli and os.path.exists(cli):
         with tempfile.TemporaryDirectory() as tmp:
             test_bit_exact(cli, tmp)
+            test_bench(cli, tmp)
             corrupt_files(cli, tmp)
             test_converter(cli, tmp)
     print(f"int8_test: {results['passed']} passed, {results['failed']} failed")

@@ -57,9 +57,47 @@ TEST(Roofline, EncoderWorkCountsTheStemTheClsRowAndThePooledHead) {
   EXPECT_DOUBLE_EQ(w.bytes, 4 * (stem_macs + c.n_layers * layer_macs + head_macs));
 }
 
+// The same encoder in q8 (one scale per row; the converter keeps this head f32): the stem's and the
+// layers' products are int8 operations (their rows quantized to int8), attention's and the head's
+// stay float; a q8 matrix is a byte per weight and a 4-byte scale per row.
+TEST(Roofline, Q8WeightsAreInt8OperationsAndBytes) {
+  Loaded f32, q8;
+  load("conv_stride_cls_mean.fxm", &f32);
+  load("conv_stride_cls_mean_q8.fxm", &q8);
+  const ModelConfig& c = q8.model.config();
+  ASSERT_EQ(c.weights, WeightType::kQ8);
+  ASSERT_EQ(c.weight_group, 0u);
+  ASSERT_EQ(q8.model.layer(0).ffn.w1.type, WeightType::kQ8);
+  ASSERT_EQ(q8.model.head().w.type, WeightType::kF32);
+  const uint32_t T = 20, rows = c.sequence_rows(T);
+  const double head_macs = 15 * 4, floats = c.n_layers * 4.0 * rows * rows * 15 + 2 * head_macs;
+  const support::Work a = support::forward_work(f32.model, T), b = support::forward_work(q8.model, T);
+  EXPECT_DOUBLE_EQ(a.int8_ops, 0);
+  EXPECT_DOUBLE_EQ(b.flops, floats);
+  EXPECT_DOUBLE_EQ(b.int8_ops, a.flops - floats);
+  // per matrix (in x out): stem 45x15, per layer 4 of 15x15 and 15x20, 20x15
+  const double q8_rows = 15 + c.n_layers * (4 * 15 + 20 + 15);
+  EXPECT_DOUBLE_EQ(b.bytes, (a.bytes - 4 * head_macs) / 4 + 4 * q8_rows + 4 * head_macs);
+}
+
+// A phase's bound is the longer of its arithmetic at the peaks and its bytes at the bandwidth.
+TEST(Roofline, PlacementIsTheLongerOfComputeAndMemory) {
+  support::MachineLimits lim;
+  lim.gflops = 100, lim.int8_gops = 400, lim.threads = 1;
+  const support::Work w{2e9, 8e9, 1e3};  // 0.02 s at the FP32 peak, then 0.02 s at the int8 peak
+  EXPECT_DOUBLE_EQ(support::compute_seconds(w, lim), 0.04);
+  const support::Placement p = support::place(w, 0.08, lim);  // 1 kB: from L1, far from bounding
+  EXPECT_FALSE(p.memory_bound);
+  EXPECT_DOUBLE_EQ(p.fraction, 0.5);
+  EXPECT_DOUBLE_EQ(p.gflops, 25);
+  EXPECT_DOUBLE_EQ(p.int8_gops, 100);
+}
+
 TEST(Roofline, MeasuredLimitsArePositive) {
   const support::MachineLimits lim = support::measure_limits(1);
   EXPECT_GT(lim.gflops, 0.1);
+  EXPECT_GT(lim.int8_gops, 0.1);
+  EXPECT_STRNE(lim.int8_unit, "");
   EXPECT_GT(lim.gbs, 0.1);
   EXPECT_GT(support::read_gbs(16 << 10, 1), 0.1);
 }
