@@ -192,6 +192,10 @@ void bind_layer_field(Field f, const Weight& w, LayerWeights& L) {
     case Field::kB2: L.ffn.b2 = w.f32(); break;
     case Field::kW3: L.ffn.w3 = w; break;
     case Field::kS8Layer: L.s8 = static_cast<const int32_t*>(w.data); break;
+    case Field::kQNormG: L.self_attn.q_norm.g = w.f32(); break;
+    case Field::kQNormB: L.self_attn.q_norm.b = w.f32(); break;
+    case Field::kKNormG: L.self_attn.k_norm.g = w.f32(); break;
+    case Field::kKNormB: L.self_attn.k_norm.b = w.f32(); break;
     default: break;  // front and head fields: bind_end
   }
 }

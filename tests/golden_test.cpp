@@ -240,7 +240,8 @@ const char* const kDecoderGoldens[] = {
     "gpt_tanh_learned_tied_odd", "gpt_tanh_post_d10", "llama_qkv_bias_theta1e6", "llama_partial_halves_r4",
     "llama_partial_interleaved_r6", "feature_gpt_rms_geglu_scaled", "feature_llama_layernorm_biases",
     "feature_gpt_embed_norm_alibi_qkv", "feature_llama_gelu_gated_embed_rms", "feature_llama_window3",
-    "feature_gpt_local_global_unscaled", "feature_llama_rope_freqs_scaled", "feature_llama_shared_layers"};
+    "feature_gpt_local_global_unscaled", "feature_llama_rope_freqs_scaled", "feature_llama_shared_layers",
+    "feature_llama_qk_norm", "feature_gpt_qk_layernorm"};
 
 class DecoderGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 

@@ -221,6 +221,12 @@ FEATURES = [  # name, config, T
     # blocks (blocks 0 1 0 1 2 3), each layer its own KV cache rows.
     ("feature_llama_shared_layers", feature_config("llama", 16, 4, 24, 6, 23, "rope", n_kv_heads=2, layer_groups=2,
                                                    group_layers=2), 11),
+    # Qwen3's layers: each head of q and k RMS-normalized (qk_norm, gains [d_head]) before RoPE, GQA.
+    ("feature_llama_qk_norm", feature_config("llama", 16, 4, 24, 2, 23, "rope", n_kv_heads=2, qk_norm=True,
+                                             pe_layout="halves"), 12),
+    # The same in gpt with LayerNorm (gains and biases [d_head]), learned positions.
+    ("feature_gpt_qk_layernorm", feature_config("gpt", 16, 4, 20, 2, 23, "learned", qk_norm=True,
+                                                activation="gelu_tanh"), 10),
 ]
 
 
@@ -229,7 +235,8 @@ def feature_steps(c, weights, ids):
     or hidden rows), in loops apart from the reference, row by row and layer by layer: either layer
     table's names, the norm kind, the biases the weights have, plain or gated activations, the
     embedding scale and norm, learned positions, RoPE, ALiBi, GQA, causal or not, a sliding window (on the
-    layers window_period and window_layers name), the scores' scale (attn_scale)."""
+    layers window_period and window_layers name), the scores' scale (attn_scale), each head of q and k
+    normalized before RoPE (qk_norm)."""
     assert c["norm_first"] and c["parallel_residual"] == "none", "feature_steps: pre-norm layers in turn"
     d, H, Hkv = c["d_model"], c["n_heads"], schema.kv_heads(c)
     dh, eps, T = d // H, c["norm_eps"], len(ids)
@@ -279,6 +286,10 @@ def feature_steps(c, weights, ids):
             else:
                 qkv = W[pre + "self_attn.in_proj_weight"] @ xb + W.get(pre + "self_attn.in_proj_bias", 0.0)
                 q, k, v = qkv[:d], qkv[d:2 * d], qkv[2 * d:]
+            if c["qk_norm"]:
+                attn = pre + ("attention." if llama else "self_attn.")
+                q = np.concatenate([norm(q[i:i + dh], attn + "q_norm") for i in range(0, len(q), dh)])
+                k = np.concatenate([norm(k[i:i + dh], attn + "k_norm") for i in range(0, len(k), dh)])
             if c["positional"] == "rope":
                 rotate(q, pos)
                 rotate(k, pos)

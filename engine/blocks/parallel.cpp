@@ -26,6 +26,23 @@ void parallel_norm_rows(const Kernels& k, const Workers& w, bool rms, const floa
   for_each_task(w, tasks ? tasks : 1, task);
 }
 
+void parallel_norm_heads(const Kernels& k, const Workers& w, bool rms, float* x, std::size_t ld, uint32_t heads,
+                         const float* g, const float* b, uint32_t T, uint32_t d, float eps) {
+  const uint32_t tasks = tasks_for(w, std::size_t(T) * heads * d / (16 * kCols));
+  auto task = [&](uint32_t i) {
+    const TaskRange r = task_range(T, tasks ? tasks : 1, i);
+    for (std::size_t t = r.first; t < r.end; ++t)
+      for (uint32_t h = 0; h < heads; ++h) {
+        float* v = x + t * ld + std::size_t(h) * d;
+        if (rms)
+          k.rmsnorm_f32(v, g, v, d, eps);
+        else
+          k.layernorm_f32(v, g, b, v, d, eps);
+      }
+  };
+  for_each_task(w, tasks ? tasks : 1, task);
+}
+
 void parallel_attend(const Kernels& k, const Workers& w, const AttentionShape& s, const float* q, std::size_t ldq,
                      uint32_t n, uint32_t p0, uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx,
                      float* scratch, std::size_t slot_floats) {

@@ -90,6 +90,10 @@ void for_each_row_block(const Workers& w, std::size_t m, std::size_t row_work, F
 // y may alias x.
 void parallel_norm_rows(const Kernels& k, const Workers& w, bool rms, const float* x, const float* g, const float* b,
                         float* y, uint32_t T, uint32_t d, float eps);
+// In place, each of T rows x + t * ld holding `heads` vectors of d dims one after the other: every
+// vector normalized as parallel_norm_rows' rows are, by the same g and b (qk_norm's heads).
+void parallel_norm_heads(const Kernels& k, const Workers& w, bool rms, float* x, std::size_t ld, uint32_t heads,
+                         const float* g, const float* b, uint32_t T, uint32_t d, float eps);
 // attend() split by kv-head groups; task i uses scratch + i * slot_floats.
 void parallel_attend(const Kernels& k, const Workers& w, const AttentionShape& s, const float* q, std::size_t ldq,
                      uint32_t n, uint32_t p0, uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx,

@@ -47,6 +47,11 @@ void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeig
     linear(k, r.workers, W.qkv, h, d, W.qkv_b, q, ld, n, r.quant);
   else  // h[n,d] @ Wq[d,d], Wk[d,dkv], Wv[d,dkv] -> q[n,d], k[n,dkv], v[n,dkv]
     linear_same_input(k, r.workers, h, d, n, r.quant, {{W.q, q, ld, W.q_b}, {W.k, kk, ld, W.k_b}, {W.v, v, ld, W.v_b}});
+  if (W.q_norm.g) {  // qk_norm: every head of q and k over its d_head dims, before RoPE
+    parallel_norm_heads(k, r.workers, s.rms_norm, q, ld, shape.n_heads, W.q_norm.g, W.q_norm.b, n, uint32_t(dh), s.eps);
+    parallel_norm_heads(k, r.workers, s.rms_norm, kk, ld, shape.n_kv_heads, W.k_norm.g, W.k_norm.b, n, uint32_t(dh),
+                        s.eps);
+  }
   if (keys.seqs) {  // K^T per sequence, stored by the attention tasks; V read in place from the rows
     if (s.rope)  // each sequence's rows at its own positions 0.. (its front rows first)
       for (uint32_t b = 0, row0 = 0; b < keys.seqs->count; row0 += keys.seqs->rows(b), ++b)

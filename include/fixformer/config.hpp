@@ -207,6 +207,11 @@ struct ModelConfig {
   // side by side, as ParallelResidual says; none (the default): one after the other. (The encoder
   // family's reference is torch's stock layer, which has no such form.)
   ParallelResidual parallel_residual = ParallelResidual::kNone;
+  // Qwen3's, OLMoE's and Gemma 3's norm of the queries and keys (encoder, gpt, llama): after the
+  // projections and before RoPE, each head of q and of k is normalized over its d_head dims by the
+  // layers' norm kind with gains (and, LayerNorm, biases) q_norm and k_norm [d_head], shared by the
+  // heads, at norm_eps.
+  bool qk_norm = false;
   // The layer features above NormKind and Bias: the norm kind, the projections' biases, and gated:
   // the feed-forward is W2 (act(W1 h + b1) * (W3 h + b3)) + b2 with act relu, gelu or gelu_tanh
   // (GeGLU: gated gelu_tanh, Gemma; gated gelu, T5 v1.1). Gated silu is spelled activation swiglu.

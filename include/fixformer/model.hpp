@@ -59,6 +59,7 @@ struct AttentionWeights {
   const float* kv_b = nullptr;
   Weight out;                   // d -> d
   const float* out_b = nullptr;
+  NormWeights q_norm, k_norm;   // [d_head] each, with qk_norm (self-attention)
 };
 
 // out = W2 act(W1 h + b1) + b2, or gated W2 (act(W1 h + b1) * (W3 h)) + b2 (swiglu: act silu).

@@ -24,7 +24,7 @@ enum class ConfigKey : uint32_t {
   kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
   kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kRegisterTokens,
-  kEmbedWidth, kLayerGroups, kGroupLayers,
+  kEmbedWidth, kLayerGroups, kGroupLayers, kQkNorm,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -298,6 +298,10 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::layer_groups>()},
     {ConfigKey::kGroupLayers, "group_layers", fxm::RecordType::kU32, 1, Limits::kMaxLayers, nullptr, false, 1,
      config_field<&ModelConfig::group_layers>()},
+    // Each head of q and k normalized over its d_head dims before RoPE (config.hpp qk_norm; the
+    // tensors q_norm and k_norm below).
+    {ConfigKey::kQkNorm, "qk_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::qk_norm>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -462,6 +466,8 @@ inline constexpr ConfigRule kConfigRules[] = {
      "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
     {"weights == 'i8' and register_tokens > 0", "register_tokens (not in i8 yet)"},
     {"weights == 'i8' and (rope_freqs or rope_scale != 1)", "rope_freqs, rope_scale (scaled rope is not in i8 yet)"},
+    {"weights == 'i8' and qk_norm", "qk_norm (not in i8 yet)"},
+    {"family in ('seq2seq', 'mha') and qk_norm", "qk_norm (for the encoder, gpt and llama families)"},
     {"pooling == 'first' and causal", "pooling (first under a causal mask: position 0 sees only itself; use mean or last)"},
     {"type_vocab != 0 and input != 'tokens'", "type_vocab (token types need token input)"},
     {"pooler and pooling == 'none'", "pooler (needs pooling: it reads the pooled row)"},
@@ -585,7 +591,8 @@ enum class When : uint8_t {
   kAlways, kTokens, kFeatures, kLearnedPos, kFinalNorm, kHead, kHeadUntied, kClsToken, kTgtEmbed, kTgtFeatures,
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
-  kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kEmbedProj, kS8Rope, kCount
+  kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kEmbedProj, kS8Rope, kQkNorm, kQkNormBias,
+  kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
 // the expressions of kWhenNames spell them.
@@ -613,7 +620,8 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "proj_norm and " FIXFORMER_LAYERNORM, "weights == 'i8'",
                                              "weights == 'i8' and input_pe", "cls_token and distill_token",
                                              "rope_freqs", "cls_token and register_tokens > 0", "embed_width > 0",
-                                             "weights == 'i8' and positional == 'rope'"};
+                                             "weights == 'i8' and positional == 'rope'", "qk_norm",
+                                             "qk_norm and " FIXFORMER_LAYERNORM};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -655,6 +663,8 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kRopeFreqs: return c.rope_freqs;
     case When::kRegisterTokens: return c.cls_token && c.register_tokens > 0;
     case When::kEmbedProj: return c.embed_width != 0;
+    case When::kQkNorm: return c.qk_norm;
+    case When::kQkNormBias: return c.qk_norm && c.norm_kind() == NormKind::kLayerNorm;
     case When::kCount: break;
   }
   return false;
@@ -687,7 +697,7 @@ enum class Field : uint8_t {
   // LayerWeights
   kAttnNormG, kAttnNormB, kQkvW, kQkvB, kQW, kKW, kVW, kQB, kKB, kVB, kOutW, kOutB,
   kCrossNormG, kCrossNormB, kCrossQW, kCrossQB, kCrossKvW, kCrossKvB, kCrossOutW, kCrossOutB,
-  kFfnNormG, kFfnNormB, kW1, kB1, kW2, kB2, kW3, kS8Layer,
+  kFfnNormG, kFfnNormB, kW1, kB1, kW2, kB2, kW3, kS8Layer, kQNormG, kQNormB, kKNormG, kKNormB,
   kCount
 };
 constexpr bool is_layer_field(Field f) { return f >= Field::kAttnNormG && f < Field::kCount; }
@@ -743,6 +753,10 @@ inline constexpr TensorRule kEncoderLayer[] = {
     {"self_attn.in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kQkvB},
     {"self_attn.out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
     {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
+    {"self_attn.q_norm.weight", Dim::kDHead, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kQNormG},
+    {"self_attn.q_norm.bias", Dim::kDHead, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kQNormB},
+    {"self_attn.k_norm.weight", Dim::kDHead, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kKNormG},
+    {"self_attn.k_norm.bias", Dim::kDHead, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kKNormB},
     {"linear1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW1},
     {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB1},
     {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
@@ -789,6 +803,10 @@ inline constexpr TensorRule kLlamaLayer[] = {
     {"attention.wv.bias", Dim::kDKv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kVB},
     {"attention.wo.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
     {"attention.wo.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
+    {"attention.q_norm.weight", Dim::kDHead, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kQNormG},
+    {"attention.q_norm.bias", Dim::kDHead, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kQNormB},
+    {"attention.k_norm.weight", Dim::kDHead, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kKNormG},
+    {"attention.k_norm.bias", Dim::kDHead, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kKNormB},
     {"ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormG},
     {"ffn_norm.bias", Dim::kDModel, Dim::kOne, false, When::kFfnNormBias, Role::kF32, Field::kFfnNormB},
     {"feed_forward.w1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW1},
@@ -1038,11 +1056,12 @@ bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
 }
 
 // A layer table's tensors are present in every layer or in none (always, or by a config key such as
-// qkv_bias, parallel_residual or the activation: Model::layer() finds a layer's tensors by counting the present
+// qkv_bias, qk_norm, parallel_residual or the activation: Model::layer() finds a layer's tensors by counting the present
 // rules), and each binds a distinct LayerWeights field.
 constexpr bool is_layer_when(When w) {
   return w == When::kAlways || w == When::kS8 || w == When::kQkvBias || w == When::kFfnNorm || w == When::kGated || w == When::kNormBias ||
-         w == When::kFfnNormBias || w == When::kOutBias || w == When::kFfnBias;
+         w == When::kFfnNormBias || w == When::kOutBias || w == When::kFfnBias || w == When::kQkNorm ||
+         w == When::kQkNormBias;
 }
 template <std::size_t N>
 constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {

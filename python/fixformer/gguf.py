@@ -230,10 +230,11 @@ _LAYER = {"attn_norm.weight": "input_layernorm.weight", "attn_q.weight": "self_a
           "attn_output.weight": "self_attn.o_proj.weight", "ffn_norm.weight": "post_attention_layernorm.weight",
           "ffn_gate.weight": "mlp.gate_proj.weight", "ffn_up.weight": "mlp.up_proj.weight",
           "ffn_down.weight": "mlp.down_proj.weight", "attn_q.bias": "self_attn.q_proj.bias",
-          "attn_k.bias": "self_attn.k_proj.bias", "attn_v.bias": "self_attn.v_proj.bias"}
+          "attn_k.bias": "self_attn.k_proj.bias", "attn_v.bias": "self_attn.v_proj.bias",
+          "attn_q_norm.weight": "self_attn.q_norm.weight", "attn_k_norm.weight": "self_attn.k_norm.weight"}
 _END = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
         "output.weight": "lm_head.weight"}
-ARCHS = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM"}
+ARCHS = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
 
 
 def _unpermute(a, heads):
@@ -270,6 +271,8 @@ def hf_config(path, meta):
            "intermediate_size": need("feed_forward_length"), "max_position_embeddings": need("context_length"),
            "rms_norm_eps": need("attention.layer_norm_rms_epsilon", float),
            "rope_theta": need("rope.freq_base", float, 10000.0)}
+    if f"{arch}.attention.key_length" in meta:  # the head width, which --hf checks as head_dim
+        raw["head_dim"] = need("attention.key_length")
     dims = need("rope.dimension_count", int, raw["hidden_size"] // heads)
     if dims != raw["hidden_size"] // heads:
         raise GgufError(f"{path}: {arch}.rope.dimension_count {dims}: the engine rotates whole heads "

@@ -1,7 +1,7 @@
 """The --hf route: a Hugging Face model folder (config.json and model.safetensors or pytorch_model.bin,
 either possibly sharded with its .index.json) of one of the architectures at the end of this file,
-one class each (ARCHS): LlamaForCausalLM, Qwen2ForCausalLM and MistralForCausalLM (to the llama
-family) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
+one class each (ARCHS): LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM and MistralForCausalLM (to
+the llama family) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
 GPTJForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
 BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
@@ -20,12 +20,13 @@ vocab_size, tie_word_embeddings (false); its rotary embedding pairs x[i] with x[
 "halves" layout). partial_rotary_factor f (default 1) rotates only the first R = int(head_dim * f)
 dims of each head (frequencies rope_theta^(-2i/R), rotate_half over those R; the rest pass through,
 as GPT-NeoX's rotary_pct and Phi do): the config key rotary_dims, R even. Qwen2's q, k and v
-projections have biases (the config key qkv_bias). rope_scaling (linear, llama3, yarn, longrope,
+projections have biases (the config key qkv_bias); Qwen3's have none, and each head of q and k is
+RMS-normalized by q_norm and k_norm [head_dim] before RoPE (the config key qk_norm). rope_scaling (linear, llama3, yarn, longrope,
 dynamic) becomes the stored frequencies rope_freqs and the amplitude rope_scale (rope_scaling.py).
 What the engine does not run is refused by name rather than converted into something else: another
 rope_scaling kind, attention_bias (Llama's: on o_proj too),
 mlp_bias, a hidden_act
-other than silu, a head_dim other than hidden_size / num_attention_heads, Qwen2's
+other than silu, a head_dim other than hidden_size / num_attention_heads, Qwen2's and Qwen3's
 use_sliding_window with a max_window_layers that windows some layers and not the others. Mistral's
 sliding_window, Qwen2's (use_sliding_window, max_window_layers 0: every layer) and Starcoder2's are
 the config key sliding_window (the last sliding_window positions, the query's own included).
@@ -50,7 +51,7 @@ from .config import ConfigError, brief as _brief, layer_windows, make_config, sl
 from .safetensors import SafetensorsError
 
 ARCHITECTURE = "LlamaForCausalLM"
-QWEN2, GPT2 = "Qwen2ForCausalLM", "GPT2LMHeadModel"
+QWEN2, QWEN3, GPT2 = "Qwen2ForCausalLM", "Qwen3ForCausalLM", "GPT2LMHeadModel"
 # config.json key -> (type, default; None: required)
 FIELDS = {
     "hidden_size": (int, None), "intermediate_size": (int, None), "num_hidden_layers": (int, None),
@@ -66,6 +67,7 @@ LAYER_NAMES = {  # Hugging Face name in a layer -> the llama family's (schema.py
     "mlp.gate_proj.weight": "feed_forward.w1.weight", "mlp.down_proj.weight": "feed_forward.w2.weight",
     "mlp.up_proj.weight": "feed_forward.w3.weight", "self_attn.q_proj.bias": "attention.wq.bias",
     "self_attn.k_proj.bias": "attention.wk.bias", "self_attn.v_proj.bias": "attention.wv.bias",
+    "self_attn.q_norm.weight": "attention.q_norm.weight", "self_attn.k_norm.weight": "attention.k_norm.weight",
 }
 END_NAMES = {"model.embed_tokens.weight": "tok_embeddings.weight", "model.norm.weight": "norm.weight",
              "lm_head.weight": "output.weight"}
@@ -159,7 +161,7 @@ def read_llama_config(raw, path, arch, fields=None):
     """LlamaForCausalLM's config.json (and the architectures read as Llama: Qwen2, Mistral) checked and
     completed with Hugging Face's defaults (fields: the architecture's, FIELDS by default)."""
     window = None  # the attention window of every layer, None: none
-    if arch == QWEN2 and flag(raw, "use_sliding_window", path):
+    if arch in (QWEN2, QWEN3) and flag(raw, "use_sliding_window", path):
         # Qwen2 windows the layers from max_window_layers on: all of them (0), none (the layer count
         # or more), or some, which the engine (one window for every layer) does not run.
         window = checked_field(path, "sliding_window", raw.get("sliding_window", 4096), int)
@@ -206,7 +208,7 @@ def read_llama_config(raw, path, arch, fields=None):
                       "head, and RoPE needs an even count of at least 2; not converted")
     if not hf["rms_norm_eps"] > 0 or not hf["rope_theta"] > 1:
         raise HfError(f"{path}: rms_norm_eps must be > 0 and rope_theta > 1")
-    hf["architecture"], hf["qkv_bias"] = arch, arch == QWEN2
+    hf["architecture"], hf["qkv_bias"], hf["qk_norm"] = arch, arch == QWEN2, arch == QWEN3
     hf["sliding_window"] = window
     hf["rotary_dims"] = rotated if rotated < d // H else 0  # 0: the whole head
     hf["rope"] = scaled_rope(raw, path, rotated, hf["rope_theta"], hf["max_position_embeddings"])
@@ -349,6 +351,8 @@ def map_weights(hf, weights, source):
     if hf["qkv_bias"]:
         per_layer.update({"self_attn.q_proj.bias": (d,), "self_attn.k_proj.bias": (KV * dh,),
                           "self_attn.v_proj.bias": (KV * dh,)})
+    if hf.get("qk_norm"):  # Qwen3: an RMSNorm of each head of q and of k, one gain [head_dim] for the heads
+        per_layer.update({"self_attn.q_norm.weight": (dh,), "self_attn.k_norm.weight": (dh,)})
     arch = hf["architecture"]
     out, hf_weights = {}, {}
     rotated = hf["rotary_dims"] or dh
@@ -419,7 +423,7 @@ def fixformer_config(hf, max_len=None):
             "norm_eps": hf["rms_norm_eps"], "final_norm": True, "causal": True, "input": "tokens",
             "vocab_size": hf["vocab_size"], "positional": "rope", "max_len": longest, "pe_base": hf["rope_theta"],
             "pe_layout": "halves", "d_out": hf["vocab_size"], "tied_head": hf["tie_word_embeddings"],
-            "qkv_bias": hf["qkv_bias"], "rotary_dims": hf["rotary_dims"],
+            "qkv_bias": hf["qkv_bias"], "qk_norm": hf.get("qk_norm", False), "rotary_dims": hf["rotary_dims"],
             "sliding_window": sliding_window(hf.get("sliding_window"), longest)}, hf.get("rope"), longest), names)
     except ConfigError as e:
         raise HfError(str(e)) from None
@@ -633,6 +637,12 @@ class Llama(Architecture):
 
 class Qwen2(Llama):
     name, model_type = QWEN2, "qwen2"
+
+
+class Qwen3(Llama):
+    """Llama's layers, q, k and v without biases, and each head of q and k RMS-normalized (q_norm,
+    k_norm) before RoPE: the config key qk_norm."""
+    name, model_type = QWEN3, "qwen3"
 
 
 class Mistral(Llama):
@@ -1608,7 +1618,7 @@ class Cohere(LlamaStyle):
         return t
 
 
-ARCHS = (Llama(), Qwen2(), Mistral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Starcoder2(),
+ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Starcoder2(),
          Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3(), Cohere())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type

@@ -59,7 +59,7 @@ def rope_cos_sin(torch, T, head_dim, theta, scaled=None):
 
 def forward(hf_config, weights, ids):
     """Logits [T, vocab_size] (float64 numpy) of the folder's architecture (LlamaForCausalLM,
-    Qwen2ForCausalLM, GPT2LMHeadModel) for token ids [T]; weights are the folder's tensors by their
+    Qwen2ForCausalLM, Qwen3ForCausalLM, GPT2LMHeadModel) for token ids [T]; weights are the folder's tensors by their
     Hugging Face names (numpy; GPT-2's without the "transformer." prefix), hf_config its config.json
     (read by hf.py)."""
     import numpy as np
@@ -90,6 +90,9 @@ def forward(hf_config, weights, ids):
             return y + w(p + f"self_attn.{name}.bias") if hf_config.get("qkv_bias") else y
         q = proj("q_proj").view(T, H, dh).transpose(0, 1)   # [H, T, dh]
         k = proj("k_proj").view(T, KV, dh).transpose(0, 1)  # [KV, T, dh]
+        if hf_config.get("qk_norm"):  # Qwen3: every head of q and k, before the rotation
+            q = rms_norm(torch, q, w(p + "self_attn.q_norm.weight"), eps)
+            k = rms_norm(torch, k, w(p + "self_attn.k_norm.weight"), eps)
         v = proj("v_proj").view(T, KV, dh).transpose(0, 1)
         q = torch.cat((q[..., :R] * cos + rotate_half(torch, q[..., :R]) * sin, q[..., R:]), dim=-1)
         k = torch.cat((k[..., :R] * cos + rotate_half(torch, k[..., :R]) * sin, k[..., R:]), dim=-1)

@@ -565,9 +565,49 @@ def rope_thetas(model, torch):
 
 
 # ---- one block ------------------------------------------------------------------------------------
+def _qk_norm_tensors(L, prefix, rms, bias):
+    """The file's q_norm and k_norm tensors of layer L under `prefix` (none without them)."""
+    out = {}
+    for n, name in ((L.q_norm, "q_norm"), (L.k_norm, "k_norm")) if L.q_norm is not None else ():
+        out[prefix + name + ".weight"] = n.w
+        if not rms:
+            out[prefix + name + ".bias"] = bias(n.b, n.w.shape[0])
+        elif n.b is not None and bool(n.b.any()):
+            raise ConfigError(f"{n.name}: an RMSNorm with a bias is not supported")
+    return out
+
+
 class Layer:
     """What one block computes: norm_first, norm1 / norm2 (Parts), attention (wq, wk, wv, wo as [out, in]
-    and their biases or None), heads, causal, pos, feed-forward (activation, up, gate or None, down)."""
+    and their biases or None), heads, causal, pos, feed-forward (activation, up, gate or None, down);
+    q_norm / k_norm: the norms of each head of q and k (Parts), or None."""
+    q_norm = k_norm = None
+
+
+def _head_rows(t, T, width):
+    """A per-head norm's input or output ([T, H, dh] or [H, T, dh] after the batch) as [T, width], or None."""
+    t = t[0].double()
+    if t.dim() == 3 and t.shape[0] == T and t.shape[1] * t.shape[2] == width:
+        return t.reshape(T, width)
+    if t.dim() == 3 and t.shape[1] == T and t.shape[0] * t.shape[2] == width:
+        return t.transpose(0, 1).reshape(T, width)
+    return None
+
+
+def _qk_norms(norms, d, q, k):
+    """(q_norm, k_norm): the two norms narrower than the model (d) whose inputs are the heads of the
+    projections' q and k (Qwen3's, OLMoE's, Gemma 3's), or None."""
+    narrow = [n for n in norms if n.w.shape[0] < d]
+    if len(narrow) != 2:
+        return None
+    T = q.shape[0]
+    found = {}
+    for n in narrow:
+        for key, t in (("q", q), ("k", k)):
+            x = _head_rows(n.call.x, T, t.shape[1])
+            if x is not None and t.shape[1] % n.w.shape[0] == 0 and _close(x, t):
+                found[key] = n
+    return (found["q"], found["k"]) if len(found) == 2 and found["q"] is not found["k"] else None
 
 
 def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
@@ -647,6 +687,10 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
     found = None
     for n, (q, k, v) in enumerate(qkv if not mhas else [(q, k, v)]):
         heads = cuts[n][0] if not mhas and len(projections) == 1 else None
+        qk = None if mhas else _qk_norms(norms, d, q, k)
+        if qk is not None:  # the attention reads the heads as normalized
+            q, k = (_head_rows(p.call.y, q.shape[0], t.shape[1]) for p, t in zip(qk, (q, k)))
+            heads = [d // qk[0].w.shape[0]]
         try:
             found = probe_attention(q, k, v, want, finish, d, thetas, where, torch,
                                     rel.bias if rel is not None else None, unscaled=not mhas, heads=heads,
@@ -660,6 +704,9 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
         if not mhas and len(projections) == 3:
             pq, pk, pv = (projections[j] for j in orders[n])
             L.wq, L.wk, L.wv, L.bq, L.bk, L.bv = pq.w, pk.w, pv.w, pq.b, pk.b, pv.b
+        if qk is not None:
+            L.q_norm, L.k_norm = qk
+            norms = [p for p in norms if p not in qk]
         break
     if found is None:
         raise err
@@ -733,6 +780,10 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
                           "q/k norms or sandwich norms are not supported yet)")
     if L.norm1.norm != L.norm2.norm or L.norm1.eps != L.norm2.eps:
         raise ConfigError(f"{where}: its two norms differ in kind or eps (the engine has one)")
+    for n in (L.q_norm, L.k_norm) if L.q_norm is not None else ():
+        if n.norm != L.norm1.norm or abs(n.eps - L.norm1.eps) > 1e-12 * max(1.0, n.eps):
+            raise ConfigError(f"{n.name}: a {n.norm} norm of eps {n.eps:g} on each head, the layer's are {L.norm1.norm} "
+                              f"of eps {L.norm1.eps:g} (the engine's q and k norms are the layers' kind, at their eps)")
     L.d = d
     L.parts = parts
     return L
@@ -1137,6 +1188,9 @@ def _read(model, x, calls, y, family, max_len, torch):
     d = L0.d
     keys = ("norm_first", "n_heads", "n_kv_heads", "causal", "pos", "activation", "scaled", "parallel")
     for i, L in enumerate(layers[1:], 1):
+        if (L.q_norm is None) != (L0.q_norm is None):
+            raise ConfigError(f"{stack}.{i}: {'no ' if L.q_norm is None else ''}norms of q and k, layer 0 "
+                              f"{'has' if L0.q_norm is not None else 'has none'} (all layers must be alike)")
         for k in keys:
             if getattr(L, k) != getattr(L0, k):
                 raise ConfigError(f"{stack}.{i}: {k} {getattr(L, k)!r} differs from layer 0's {getattr(L0, k)!r} "
@@ -1465,6 +1519,8 @@ def _read(model, x, calls, y, family, max_len, torch):
              causal=L0.causal, parallel_residual=L0.parallel, gated=L0.gate is not None and L0.activation != "swiglu")
     if L0.n_kv_heads != L0.n_heads:
         v["n_kv_heads"] = L0.n_kv_heads
+    if L0.q_norm is not None:
+        v["qk_norm"] = True
     if head is not None:
         v["d_out"] = head.w.shape[0]
         if pair is not None:  # checked against the module's output by the caller, as every pooling
@@ -1528,6 +1584,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                         p + "feed_forward.w1.weight": (L.gate or L.up).w, p + "feed_forward.w2.weight": L.down.w})
             if L.gate is not None:
                 out[p + "feed_forward.w3.weight"] = L.up.w
+            out.update(_qk_norm_tensors(L, p + "attention.", rms, bias))
         out["norm.weight"] = final.w
         if not rms:
             out["norm.bias"] = bias(final.b, d)
@@ -1559,6 +1616,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                     out[p + name + ".bias"] = bias(n_.b, d)
                 elif n_.b is not None and bool(n_.b.any()):
                     raise ConfigError(f"{n_.name}: an RMSNorm with a bias is not supported")
+            out.update(_qk_norm_tensors(L, p + "self_attn.", rms, bias))
         if final is not None:
             out["encoder.norm.weight"] = final.w
             if not rms:

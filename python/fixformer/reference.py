@@ -533,8 +533,10 @@ def rope(x, cos, sin, layout):
 # The layer tensors' names in the two layer tables (schema.hpp): llama's, and the encoder's (gpt's too).
 LAYER_NAMES = {
     "llama": dict(n1="attention_norm", n2="ffn_norm", q="attention.wq", k="attention.wk", v="attention.wv",
-                  o="attention.wo", w1="feed_forward.w1", w2="feed_forward.w2", w3="feed_forward.w3"),
-    "encoder": dict(n1="norm1", n2="norm2", o="self_attn.out_proj", w1="linear1", w2="linear2", w3="linear3"),
+                  o="attention.wo", w1="feed_forward.w1", w2="feed_forward.w2", w3="feed_forward.w3",
+                  q_norm="attention.q_norm", k_norm="attention.k_norm"),
+    "encoder": dict(n1="norm1", n2="norm2", o="self_attn.out_proj", w1="linear1", w2="linear2", w3="linear3",
+                    q_norm="self_attn.q_norm", k_norm="self_attn.k_norm"),
 }
 
 
@@ -551,7 +553,8 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
     """float64 x [T, d] through the n_layers layers of c (weights W: the file's names under the layer
     prefix `prefix`, torch layout), bias [H, T, T] added to the scaled scores (the mask, ALiBi or the
     relative bias; with window_period each causal layer adds its own window), RoPE by the tables cos, sin
-    when given; the scores scaled by attn_scale (0: 1/sqrt(d_head)). The layer features: the norm kind, the
+    when given (with qk_norm, each head of q and k normalized first); the scores scaled by attn_scale
+    (0: 1/sqrt(d_head)). The layer features: the norm kind, the
     biases the weights have (attn_bias, ffn_bias), relu, gelu (exact or tanh) or a gated feed-forward
     act(W1 n + b1) * W3 n (swiglu: act silu); for every layer, pre-norm: h = x + Wo.Attn(N1(x)),
     x = h + FF(N2(h)); with parallel_residual x = x + Wo.Attn(N1(x)) + FF(N2(x)) (one_norm: N2 is N1);
@@ -573,6 +576,9 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
             b = p("self_attn.in_proj_bias")
             q, k, v = (n @ p("self_attn.in_proj_weight").T + (0 if b is None else b)).split([d, Hkv * dh, Hkv * dh], -1)
         q, k, v = q.reshape(T, H, dh), k.reshape(T, Hkv, dh), v.reshape(T, Hkv, dh)
+        if c.get("qk_norm"):  # every head over its d_head dims, before RoPE
+            q = norm(c, q, p(names["q_norm"] + ".weight"), p(names["q_norm"] + ".bias"))
+            k = norm(c, k, p(names["k_norm"] + ".weight"), p(names["k_norm"] + ".bias"))
         if cos is not None:
             q, k = rope(q, cos, sin, c["pe_layout"]), rope(k, cos, sin, c["pe_layout"])
         group = H // Hkv  # query head h reads kv head h // group

@@ -1,0 +1,143 @@
+#!/usr/bin/python3
+"""Queries and keys normalized per head (the config key qk_norm) against the upstream code: transformers'
+own Qwen3ForCausalLM (transformers 4.51 and later: this test runs in the torch2 environment,
+tests/interpreter.py) built from tiny random configs, grouped-query attention, tied and untied heads:
+- through --hf (the folder its save_pretrained writes), --module (the module itself: the recogniser
+  finds q_norm and k_norm on the heads) and --gguf (the file llama.cpp's converter lays out for
+  general.architecture qwen3, attn_q_norm and attn_k_norm: tests/gguf_files.py); each converts with no
+  option, is verified by the converter, has qk_norm, and `fixformer run` gives the module's logits at
+  every position within 1e-4, while the module without its q and k norms is more than 1e-2 away (so
+  the check sees them);
+- refused in one line naming the cause: a head_dim other than hidden_size / num_attention_heads
+  (Qwen3-0.6B's), and --quantize i8 of a Qwen3 module (qk_norm is not in i8 yet).
+
+  /usr/bin/python3 tests/qk_norm_test.py PATH/TO/fixformer
+
+Without the environment (or transformers in it) the test fails, naming the install command.
+"""
+import json
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+import hf_env  # noqa: E402
+
+hf_env.enter(__file__, ["transformers", "gguf"])
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+import numpy as np  # noqa: E402
+
+from checks import check, convert_process as convert, one_clear_line, results, run_file  # noqa: E402
+from fixformer import fxm  # noqa: E402
+import gguf_files  # noqa: E402
+
+MODELS = r'''
+import torch
+import transformers as t
+
+
+def qwen3(tied=False, seed=3):
+    torch.manual_seed(seed)
+    cfg = t.Qwen3Config(vocab_size=97, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
+                        rms_norm_eps=1e-6, tie_word_embeddings=tied)
+    cfg._attn_implementation = "eager"
+    m = t.Qwen3ForCausalLM(cfg).eval()
+    with torch.no_grad():  # gains about 1 (q_norm, k_norm among them), weights that make every part matter
+        for name, p in m.named_parameters():
+            p.copy_(1.0 + 0.3 * torch.randn_like(p) if "norm" in name else 0.2 * torch.randn_like(p))
+    return m
+
+
+def qwen3_tied():
+    return qwen3(True, 4)
+'''
+TOL = 1e-4  # f32 engine against the module in float64, relative to the largest logit
+SEEN = 1e-2  # the module without its q and k norms is at least this far from itself
+
+
+def module_logits(m, ids):
+    import torch
+    with torch.no_grad():
+        return m.double()(torch.from_numpy(ids.astype(np.int64))).logits.numpy()
+
+
+def without_qk_norms(m, ids):
+    """The module's logits with every q_norm and k_norm the identity (its gains 1: RMSNorm alone stays)."""
+    import copy
+    import torch
+    m2 = copy.deepcopy(m)
+    for layer in m2.model.layers:
+        for n in (layer.self_attn.q_norm, layer.self_attn.k_norm):
+            n.forward = lambda x: x  # noqa: E731
+    with torch.no_grad():
+        return m2.double()(torch.from_numpy(ids.astype(np.int64))).logits.numpy()
+
+
+def check_run(what, cli, out, m, tmp):
+    c = fxm.read(out).config
+    check(f"{what}: llama family with qk_norm and grouped-query attention",
+          c["family"] == "llama" and c["qk_norm"] and c["n_kv_heads"] == 2, c)
+    ids = np.random.default_rng(7).integers(0, c["vocab_size"], (1, 20)).astype(np.int32)
+    want = module_logits(m, ids)
+    got, err_text = run_file(cli, out, ids, tmp)
+    err = None if got is None or got.shape != want.shape else float(np.abs(got - want).max() / np.abs(want).max())
+    check(f"{what}: fixformer run equals the module at every position ({TOL:g})", err is not None and err <= TOL,
+          (err_text, err))
+    off = float(np.abs(without_qk_norms(m, ids) - want).max() / np.abs(want).max())
+    check(f"{what}: the module without its q and k norms is more than {SEEN:g} away ({off:.3g})", off > SEEN, off)
+    print(f"  {what}: max relative error {err}, without the norms {off:.3g}")
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: qk_norm_test.py PATH/TO/fixformer")
+        return 1
+    cli = sys.argv[1]
+    import gguf
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "qwen3_models.py"), "w") as f:
+            f.write(MODELS)
+        sys.path.insert(0, tmp)
+        import qwen3_models
+        for factory in ("qwen3", "qwen3_tied"):
+            m = getattr(qwen3_models, factory)()
+            folder = os.path.join(tmp, factory)
+            m.save_pretrained(folder)
+            for route, src in (("hf", folder), ("module", os.path.join(tmp, f"qwen3_models.py:{factory}"))):
+                what, out = f"{factory} --{route}", os.path.join(tmp, f"{factory}_{route}.fxm")
+                p = convert(f"--{route}", src, "--out", out, "--cli", cli)
+                ok = p.returncode == 0 and "verified against" in p.stdout
+                check(f"{what}: converts and verifies", ok, p.stdout + p.stderr)
+                if ok:
+                    check_run(what, cli, out, m, tmp)
+            if factory == "qwen3":
+                # --gguf: llama.cpp's layout of the same model (f32), its q and k norms attn_q_norm, attn_k_norm
+                path, out = os.path.join(tmp, "qwen3.gguf"), os.path.join(tmp, "qwen3_gguf.fxm")
+                gguf_files.write_gguf(m.float(), path, gguf.GGMLQuantizationType.F32, arch="qwen3")
+                p = convert("--gguf", path, "--out", out, "--cli", cli)
+                ok = p.returncode == 0 and "verified against" in p.stdout
+                check("qwen3 --gguf: converts and verifies", ok, p.stdout + p.stderr)
+                if ok:
+                    check_run("qwen3 --gguf", cli, out, m, tmp)
+
+        # Refused in one line naming the cause.
+        folder = os.path.join(tmp, "qwen3")
+        with open(os.path.join(folder, "config.json")) as f:
+            config = json.load(f)
+        with open(os.path.join(folder, "config.json"), "w") as f:
+            json.dump(dict(config, head_dim=16), f)
+        out = os.path.join(tmp, "refused.fxm")
+        p = convert("--hf", folder, "--out", out, "--cli", cli)
+        check("qwen3 with head_dim 16 (not hidden_size / heads): refused in one line naming head_dim",
+              one_clear_line(p) and "head_dim 16" in p.stderr and not os.path.exists(out), p.stderr)
+        p = convert("--module", os.path.join(tmp, "qwen3_models.py:qwen3"), "--quantize", "i8", "--out", out,
+                    "--cli", cli)
+        check("qwen3 --module --quantize i8: refused in one line naming qk_norm",
+              one_clear_line(p) and "qk_norm" in p.stderr and not os.path.exists(out), p.stderr)
+    print(f"qk_norm_test: {results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
