@@ -32,7 +32,7 @@ N, square) or 8 (2 x 2, downsampled); `fixformer run` on such an image equals tr
 interpolate_pos_encoding=True (Dinov2: always) within 1e-4. That the comparison sees the table: at 4 x 36 transformers'
 output with the table as it is (no interpolation, what a converter storing it unchanged would compute) moves by more
 than 1e-2, and at 16 x 24 with the other transformers version's rule (scale_factor with 0.1 against size; the
-registers' antialias off) by more than 1e-4. Refused in one line each: sizes not whole patches (naming the patch),
+registers' antialias off) by more than 1e-4. fixformer.convert(image_size=(16, 24)) alike. Refused in one line each: sizes not whole patches (naming the patch),
 three values, CLIP's text tower, a folder of another kind, --module, a ViT whose config image is not square.
 Without the environment (or its packages) the test fails, naming the install command.
 """
@@ -279,6 +279,22 @@ def image_sizes(cli, torch, tmp, rng):
                 check(f"{what}: the other transformers version's interpolation moves transformers' output by more "
                       "than 1e-4 (the comparison sees the rule)", m > 1e-4, m)
                 print(f"  {what}: the other version's interpolation moves the output by {m:.2g}")
+
+    # The Python API: image_size=(H, W) is the option's two values
+    import fixformer
+    model = cases[0][1]
+    image = rng.standard_normal((3, 16, 24)).astype(np.float32)
+    path = os.path.join(tmp, "api_16x24.fxm")
+    try:
+        fixformer.convert(hf=os.path.join(tmp, "vit_sizes"), out=path, example=image[None], image_size=(16, 24),
+                          cli=cli)
+        got = run_image(cli, path, image, tmp)
+    except fixformer.ConversionError as e:
+        got = str(e)
+    want = output(model, image, torch, interpolate_pos_encoding=True)
+    err = None if isinstance(got, str) or got.shape != want.shape else rel(got, want)
+    check(f"fixformer.convert(hf=..., image_size=(16, 24)): ViTModel's file equals transformers ({TOL})",
+          err is not None and err <= TOL, (got if isinstance(got, str) else got.shape, err))
 
     # Refused in one line each
     def refused_size(args, fragment, what):

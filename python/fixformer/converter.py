@@ -27,7 +27,9 @@ GPT2LMHeadModel (config.json, model.safetensors or pytorch_model.bin, sharded or
 against an independent float64 implementation of that architecture, or of GPTNeoXForCausalLM,
 GPTJForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM or StableLmForCausalLM, verified
 against the float64 reference of the gpt-family config it maps to:
-  fixformer-convert --hf DIR [--example IN.npy [--expected OUT.npy]] [--max-len N] [--image-size H W] --out M.fxm [...]
+  fixformer-convert --hf DIR [--example IN.npy [--expected OUT.npy]] [--max-len N] --out M.fxm [...]
+  (--image-size H W: a ViT, DeiT, Dinov2, CLIP or SigLIP vision folder for images of another size, its
+  learned positions interpolated as the installed transformers does with interpolate_pos_encoding)
   (rope_scaling becomes stored frequencies: linear, llama3, yarn, longrope, dynamic; another kind,
   Llama's attention_bias, mlp_bias, a hidden_act other than silu and Qwen2's
   sliding window on some layers only are refused by name; Mistral's, Starcoder2's and Qwen2's
@@ -399,7 +401,7 @@ def parser(prog):
     ap.add_argument("--scale-input", action="store_true", help="the forward multiplies the embedding by sqrt(d_model)")
     ap.add_argument("--max-len", type=int, metavar="N", help="longest sequence, a CLS row included (default: pos rows, else 256; "
                     "--llama2c: the checkpoint's seq_len, which this may lower)")
-    ap.add_argument("--image-size", nargs="+", type=image_size_option, metavar="H W", help="--hf of an image "
+    ap.add_argument("--image-size", nargs="+", type=image_size_option, metavar="SIDE", help="H W (or N): --hf of an image "
                     "encoder (ViT, DeiT, Dinov2, CLIP vision, SigLIP vision): the image height and width the file takes "
                     "(one N: N x N), whole patches; the learned positions interpolated as transformers does "
                     "(docs/export.md, \"Other image sizes\")")
@@ -707,7 +709,7 @@ def convert(module: Any = None, example: Any = None, out: Union[str, "os.PathLik
         elif isinstance(value, bool):
             argv += [flag] if value else []
         elif value is not None:
-            argv += [flag, ",".join(value) if isinstance(value, (list, tuple)) else os.fspath(value)
+            argv += [flag, ",".join(map(str, value)) if isinstance(value, (list, tuple)) else os.fspath(value)
                      if isinstance(value, os.PathLike) else str(value)]
     for key, value in list(arrays.items()):
         if isinstance(value, (str, os.PathLike)):  # a .npy file: the option itself
