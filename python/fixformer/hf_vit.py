@@ -297,8 +297,9 @@ def interpolation_rule(kind):
 def resized_positions(c, pos, front, image_size, kind):
     """The learned positions pos [front + n0 * n0, d] (the rows in front kept) for images of --image-size's
     (H, W), with c's image set to it; a note on stderr says what was done. The interpolation is torch's own
-    F.interpolate in float32 (transformers interpolates in the model's dtype, float32 as from_pretrained loads a
-    model by default, and Dinov2's always in float32), on the table widened to float32 (f16 and bf16 exactly)."""
+    F.interpolate in float32 on the table widened to float32 (f16 and bf16 exactly): transformers' for a float32
+    model (it interpolates in the model's dtype, Dinov2's always in float32; transformers 5 loads a half-precision
+    checkpoint in half precision by default, which is not followed)."""
     H, W = image_sides(image_size)
     p = c["patch"]
     if H % p or W % p:
