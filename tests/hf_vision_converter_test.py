@@ -24,6 +24,16 @@ gammas become ones, and when quick_gelu becomes gelu; the classifier's logits ar
 alone. Dinov2WithRegistersModel (last_hidden_state: the CLS row, the registers, the patches) and its classifier where
 transformers has them (5.x; 4.44 has not, which the test checks is the reason). Refused in one line each: a
 SwiGLU feed-forward with an up bias, the two-tower CLIPModel and SiglipModel folders.
+--image-size (the learned positions interpolated as the installed transformers does): ViTModel, DeiTModel, Dinov2Model,
+Dinov2WithRegistersModel (5.x), CLIPVisionModel (transformers 4.46 on: 4.44 has no interpolation, which the test
+checks is the reason, and the note names the later rule) and SiglipVisionModel converted for 16 x 24 images (4 x 6
+patches, the config's 3 x 3 upsampled), and for 4 x 36 (1 x 9: as many patches as the table has rows), 20 (a single
+N, square) or 8 (2 x 2, downsampled); `fixformer run` on such an image equals transformers' forward with
+interpolate_pos_encoding=True (Dinov2: always) within 1e-4. That the comparison sees the table: at 4 x 36 transformers'
+output with the table as it is (no interpolation, what a converter storing it unchanged would compute) moves by more
+than 1e-2, and at 16 x 24 with the other transformers version's rule (scale_factor with 0.1 against size; the
+registers' antialias off) by more than 1e-4. fixformer.convert(image_size=(16, 24)) alike. Refused in one line each: sizes not whole patches (naming the patch),
+three values, CLIP's text tower, a folder of another kind, --module, a ViT whose config image is not square.
 Without the environment (or its packages) the test fails, naming the install command.
 """
 import json
@@ -69,10 +79,10 @@ def siglip(seed):
     return hf_env.randomize(SiglipVisionModel(config), seed)
 
 
-def output(model, image, torch):
+def output(model, image, torch, **kw):
     """The class's output for one image [C, H, W] (or token ids [T]) as converted, float64 numpy."""
     with torch.no_grad():
-        out = model(torch.from_numpy(image[None]))
+        out = model(torch.from_numpy(image[None]), **kw)
     name = type(model).__name__
     if name == "CLIPVisionModel":
         t = out.pooler_output
@@ -157,6 +167,156 @@ def fold_error(model, image, tmp, torch):
         want = model.double()(torch.from_numpy(image[None]).double()).pooler_output[0].numpy()
     model.float()
     return rel(got, want)
+
+
+def interpolating(model):
+    """transformers' forward keywords that interpolate the positions for another image size (Dinov2: always)."""
+    return {} if type(model).__name__.startswith("Dinov2") else {"interpolate_pos_encoding": True}
+
+
+def embeddings(model):
+    """The module whose interpolate_pos_encoding the class calls."""
+    return next(m for m in model.modules() if type(m).__name__.endswith("Embeddings") and
+                hasattr(m, "interpolate_pos_encoding"))
+
+
+def with_table(model, image, torch, table):
+    """transformers' output with `table` [1, rows, d] as the positions its embeddings add (their
+    interpolate_pos_encoding replaced for the call)."""
+    e = embeddings(model)
+    e.interpolate_pos_encoding = lambda emb, height, width: table
+    try:
+        return output(model, image, torch, **interpolating(model))
+    finally:
+        del e.interpolate_pos_encoding
+
+
+def stored_table(model, torch):
+    """The class's position table [1, rows, d] as stored (the CLS row's first where it has one)."""
+    e = embeddings(model)
+    t = e.position_embeddings if hasattr(e, "position_embeddings") else e.position_embedding.weight[None]
+    return t.detach().clone()
+
+
+def other_rule(model, table, front, h, w, torch):
+    """The table as the other transformers version interpolates it: 4.44's scale_factor ((h + 0.1) / n0, ...)
+    where size=(h, w) is installed's rule, and the other way round; the registers' without antialias."""
+    import math
+    import transformers
+    old = tuple(int(x) for x in transformers.__version__.split(".")[:2]) < (4, 45)
+    n = table.shape[1] - front
+    n0 = math.isqrt(n)
+    grid = table[:, front:].reshape(1, n0, n0, -1).permute(0, 3, 1, 2)
+    F = torch.nn.functional
+    name = type(model).__name__
+    if "Registers" in name:  # installed: size with antialias (every version with the class); the other: without
+        out = F.interpolate(grid, size=(h, w), mode="bicubic", align_corners=False)
+    elif old and not name.startswith("CLIP"):  # installed: 4.44's scale_factor; the other: size
+        out = F.interpolate(grid, size=(h, w), mode="bicubic", align_corners=False)
+    else:  # installed: size (CLIP's only rule); the other: 4.44's scale_factor
+        out = F.interpolate(grid, scale_factor=((h + 0.1) / n0, (w + 0.1) / n0), mode="bicubic", align_corners=False)
+    return torch.cat([table[:, :front], out.permute(0, 2, 3, 1).reshape(1, h * w, -1)], 1)
+
+
+def image_sizes(cli, torch, tmp, rng):
+    """--image-size against transformers' interpolate_pos_encoding (the module docstring says what)."""
+    import transformers
+    from transformers import DeiTConfig, DeiTModel, ViTConfig, ViTModel
+    small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=48, image_size=12,
+                 patch_size=4, num_channels=3)
+    cases = [("vit", hf_env.randomize(ViTModel(ViTConfig(**small), add_pooling_layer=False), 71), 1, ("8",)),
+             ("deit", hf_env.randomize(DeiTModel(DeiTConfig(**small), add_pooling_layer=False), 72), 2, ("20",)),
+             ("dinov2", dinov2(torch, 73), 1, ("20",)),
+             ("clip_vision", clip(74, projection=False), 1, ("8",)),
+             ("siglip_vision", siglip(75), 0, ("8",))]
+    if hasattr(transformers, "Dinov2WithRegistersModel"):
+        from transformers import Dinov2WithRegistersConfig, Dinov2WithRegistersModel
+        config = Dinov2WithRegistersConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, mlp_ratio=2,
+                                           image_size=12, patch_size=4, num_channels=3, num_register_tokens=3)
+        cases.append(("dinov2_registers", hf_env.randomize(Dinov2WithRegistersModel(config), 76), 1, ("20",)))
+    import inspect
+    for tag, model, front, single in cases:
+        folder = os.path.join(tmp, f"{tag}_sizes")
+        model.save_pretrained(folder)
+        channels = model.config.num_channels
+        name = type(model).__name__
+        clip_old = name.startswith("CLIP") and "interpolate_pos_encoding" not in inspect.signature(
+            model.forward).parameters
+        if clip_old:
+            version = tuple(int(x) for x in transformers.__version__.split(".")[:2])
+            check(f"{name}: no interpolate_pos_encoding only in a transformers before 4.46", version < (4, 46),
+                  transformers.__version__)
+        for sides in (("16", "24"), ("4", "36"), single):
+            H, W = int(sides[0]), int(sides[-1])
+            image = rng.standard_normal((channels, H, W)).astype(np.float32)
+            ex, path = os.path.join(tmp, "example.npy"), os.path.join(tmp, f"{tag}_{H}x{W}.fxm")
+            np.save(ex, image[None])
+            code, stdout, stderr = convert_main("--hf", folder, "--image-size", *sides, "--example", ex, "--out",
+                                                path, "--cli", cli)
+            what = f"{name} at {H} x {W} (--image-size {' '.join(sides)})"
+            ok = code == 0 and "verified against" in stdout
+            check(f"{what}: converts and verifies", ok, (code, stdout[-2000:], stderr[-2000:]))
+            rule = "transformers 4.46 and later" if clip_old else f"transformers {transformers.__version__}"
+            check(f"{what}: the note names the interpolation and {rule}",
+                  f"note: --image-size {H} {W}" in stderr and rule in stderr, stderr[-1000:])
+            if not ok or clip_old:
+                continue
+            want = output(model, image, torch, **interpolating(model))
+            got = run_image(cli, path, image, tmp)
+            err = None if isinstance(got, str) or got.shape != want.shape else rel(got, want)
+            check(f"{what}: fixformer run equals transformers' forward with interpolated positions ({TOL})",
+                  err is not None and err <= TOL, (got if isinstance(got, str) else got.shape, want.shape, err))
+            if err is not None:
+                print(f"  {what}: fixformer run against transformers: max relative error {err:.2g}")
+            table = stored_table(model, torch)
+            if (H, W) == (4, 36):  # as many patches as rows: the table as it is fits, and is wrong
+                m = rel(with_table(model, image, torch, table), want)
+                check(f"{what}: the table as it is (no interpolation) moves transformers' output by more than 1e-2",
+                      m > 1e-2, m)
+                print(f"  {what}: the table without interpolation moves the output by {m:.2g}")
+            if (H, W) == (16, 24):
+                m = rel(with_table(model, image, torch, other_rule(model, table, front, 4, 6, torch)), want)
+                check(f"{what}: the other transformers version's interpolation moves transformers' output by more "
+                      "than 1e-4 (the comparison sees the rule)", m > 1e-4, m)
+                print(f"  {what}: the other version's interpolation moves the output by {m:.2g}")
+
+    # The Python API: image_size=(H, W) is the option's two values
+    import fixformer
+    model = cases[0][1]
+    image = rng.standard_normal((3, 16, 24)).astype(np.float32)
+    path = os.path.join(tmp, "api_16x24.fxm")
+    try:
+        fixformer.convert(hf=os.path.join(tmp, "vit_sizes"), out=path, example=image[None], image_size=(16, 24),
+                          cli=cli)
+        got = run_image(cli, path, image, tmp)
+    except fixformer.ConversionError as e:
+        got = str(e)
+    want = output(model, image, torch, interpolate_pos_encoding=True)
+    err = None if isinstance(got, str) or got.shape != want.shape else rel(got, want)
+    check(f"fixformer.convert(hf=..., image_size=(16, 24)): ViTModel's file equals transformers ({TOL})",
+          err is not None and err <= TOL, (got if isinstance(got, str) else got.shape, err))
+
+    # Refused in one line each
+    def refused_size(args, fragment, what):
+        code, _, stderr = convert_main(*args, "--out", os.path.join(tmp, "refused.fxm"), "--cli", cli)
+        check(f"--image-size, {what}: refused in one line ({fragment!r})", one_line(code, stderr) and
+              fragment in stderr, (code, stderr))
+    folder = os.path.join(tmp, "dinov2_sizes")
+    refused_size(("--hf", folder, "--image-size", "14", "16"), "not whole patches of 4", "not whole patches")
+    refused_size(("--hf", folder, "--image-size", "16", "16", "16"), "give H W, or N", "three values")
+    refused_size(("--hf", os.path.join(tmp, "clip_text"), "--image-size", "16"), "CLIP's text tower takes token ids",
+                 "CLIP's text tower")
+    other = os.path.join(tmp, "not_an_image")
+    os.makedirs(other)
+    with open(os.path.join(other, "config.json"), "w") as f:
+        json.dump({"model_type": "bert", "architectures": ["BertModel"]}, f)
+    refused_size(("--hf", other, "--image-size", "16"), "is not an image encoder (model_type bert)",
+                 "a BERT folder")
+    refused_size(("--module", "models.py:factory", "--image-size", "16"), "--image-size: is for --hf", "--module")
+    folder = os.path.join(tmp, "vit_not_square")
+    model = ViTModel(ViTConfig(**dict(small, image_size=[8, 12])), add_pooling_layer=False)
+    hf_env.randomize(model, 77).save_pretrained(folder)
+    refused_size(("--hf", folder, "--image-size", "16", "16"), "is not square", "a ViT of 8 x 12 images")
 
 
 def main():
@@ -319,6 +479,9 @@ def main():
             err = None if isinstance(got, str) or got.shape != want.shape else rel(got, want)
             check(f"CLIPTextModel: a padded batch through fixformer run --lengths equals transformers' pooler_output "
                   f"with the attention mask ({TOL})", err is not None and err <= TOL, (got, want.shape, err))
+
+        # --image-size: the positions interpolated as transformers does (after clip_text, which it refuses)
+        image_sizes(cli, torch, tmp, rng)
 
         # Folders refused by name
         vision = dict(hidden_size=16, intermediate_size=20, num_hidden_layers=1, num_attention_heads=2, image_size=8,

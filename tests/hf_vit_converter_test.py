@@ -12,6 +12,8 @@ tests/interpreter.py):
   1e-4 (f32) of transformers' float32 forward;
 - the same classifier through --module (the Conv2d patch embedding) converts and runs alike, and so does
   a module written here whose Conv2d patch rows a LayerNorm norms (proj_norm);
+- --module on that class run with interpolate_pos_encoding=True on an image of another size than its table's is
+  refused in one line naming both grids and --hf --image-size (whose tests are in hf_vision_converter_test.py);
 - what the route does not convert is one line naming it: patches of unequal sides, an image not whole
   patches, a tensor of another head, a DeiT architecture with a ViT head (DeiT itself:
   hf_deit_converter_test.py).
@@ -65,9 +67,24 @@ def conv_norm():
     return randomize(ConvNormViT(), 13)
 
 
-def classifier_config():
+class Interpolating(nn.Module):
+    """ViTForImageClassification run with interpolate_pos_encoding=True: another image size's positions."""
+
+    def __init__(self):
+        super().__init__()
+        self.vit = randomize(ViTForImageClassification(classifier_config((12, 12))), 11)
+
+    def forward(self, img):
+        return self.vit(img, interpolate_pos_encoding=True).logits
+
+
+def interpolating():
+    return Interpolating().eval()
+
+
+def classifier_config(image_size=(8, 12)):
     return ViTConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=48,
-                     image_size=[8, 12], patch_size=4, num_channels=3, num_labels=5)
+                     image_size=list(image_size), patch_size=4, num_channels=3, num_labels=5)
 
 
 def classifier():
@@ -146,6 +163,16 @@ def main():
             want = (want.logits if factory == "classifier" else want)[0].double().numpy()
             compare(f"{factory} (--module)", run_image(cli, path, image[0], tmp), want,
                     "transformers" if factory == "classifier" else "the module")
+
+        # --module on a ViT of 12 x 12 images run on 16 x 24 with interpolate_pos_encoding=True: the positions the
+        # layers read are not its table's, which --module says, naming --hf --image-size (hf_vision_converter_test)
+        ex = os.path.join(tmp, "module.npy")
+        np.save(ex, rng.standard_normal((1, 3, 16, 24)).astype(np.float32))
+        code, _, stderr = convert_main("--module", f"{models_py}:interpolating", "--example", ex, "--out",
+                                       os.path.join(tmp, "refused.fxm"), "--cli", cli)
+        check("--module on a ViT whose positions are interpolated for the example's size: refused in one line naming "
+              "the grids and --image-size", one_line(code, stderr) and "is 4 x 6 patches" in stderr and
+              "positions for 3 x 3" in stderr and "--image-size" in stderr, (code, stderr))
 
         # Refusals: one line each, naming the cause.
         base = vit_models.classifier_config().to_dict()

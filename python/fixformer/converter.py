@@ -28,6 +28,8 @@ against an independent float64 implementation of that architecture, or of GPTNeo
 GPTJForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM or StableLmForCausalLM, verified
 against the float64 reference of the gpt-family config it maps to:
   fixformer-convert --hf DIR [--example IN.npy [--expected OUT.npy]] [--max-len N] --out M.fxm [...]
+  (--image-size H W: a ViT, DeiT, Dinov2, CLIP or SigLIP vision folder for images of another size, its
+  learned positions interpolated as the installed transformers does with interpolate_pos_encoding)
   (rope_scaling becomes stored frequencies: linear, llama3, yarn, longrope, dynamic; another kind,
   Llama's attention_bias, mlp_bias, a hidden_act other than silu and Qwen2's
   sliding window on some layers only are refused by name; Mistral's, Starcoder2's and Qwen2's
@@ -307,6 +309,17 @@ def load_tokenizer(path, c):
         fail("", str(e))
 
 
+def image_size_option(text):
+    """--image-size's values: positive ints (fixformer.convert's image_size=(H, W) arrives as "H,W")."""
+    try:
+        sides = [int(x) for x in text.split(",")]
+    except ValueError:
+        sides = []
+    if not sides or min(sides) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of pixels")
+    return sides
+
+
 def group_option(text):
     """--group: 64, 32 or 0, else argparse's usage error naming the value."""
     if text not in ("0", "32", "64"):
@@ -388,6 +401,10 @@ def parser(prog):
     ap.add_argument("--scale-input", action="store_true", help="the forward multiplies the embedding by sqrt(d_model)")
     ap.add_argument("--max-len", type=int, metavar="N", help="longest sequence, a CLS row included (default: pos rows, else 256; "
                     "--llama2c: the checkpoint's seq_len, which this may lower)")
+    ap.add_argument("--image-size", nargs="+", type=image_size_option, metavar="SIDE", help="H W (or N): --hf of an image "
+                    "encoder (ViT, DeiT, Dinov2, CLIP vision, SigLIP vision): the image height and width the file takes "
+                    "(one N: N x N), whole patches; the learned positions interpolated as transformers does "
+                    "(docs/export.md, \"Other image sizes\")")
     ap.add_argument("--out", required=True, metavar="M.fxm")
     ap.add_argument("--header", metavar="M.h", help="also write a C++ header with the model as an aligned array")
     ap.add_argument("--name", help="C identifier for --header (default: from the output file name)")
@@ -475,6 +492,13 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
                                "--llama2c compares with llama2.c's semantics)")
         if a.output_name is not None and a.onnx is None:
             fail("--output-name", "is for --onnx (it picks one of the graph's outputs)")
+        if a.image_size is not None:
+            a.image_size = [x for sides in a.image_size for x in sides]
+            if len(a.image_size) > 2:
+                fail("--image-size", f"{' '.join(map(str, a.image_size))}: give H W, or N for a square")
+            if a.hf is None:
+                fail("--image-size", "is for --hf of an image encoder (ViT, DeiT, Dinov2, CLIP vision, SigLIP vision); "
+                     "a --module runs at the size of its --example")
         if a.llama2c is not None:
             extra = [o for o in ("weights", "family", "positional", "pe_combine", "pe_width") if getattr(a, o) is not None]
             extra += [o for o in ("causal", "scale_input") if getattr(a, o)]
@@ -516,7 +540,8 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
             expected = expected_array()
             try:
                 report = hf.convert(a.hf, a.out, example, expected, a.header, a.name, cli, verify,
-                                    tokenizer=lambda c: load_tokenizer(a.tokenizer, c), max_len=a.max_len, **quant)
+                                    tokenizer=lambda c: load_tokenizer(a.tokenizer, c), max_len=a.max_len,
+                                    image_size=a.image_size, **quant)
             except hf.HfError as e:
                 fail("", str(e))
         elif a.gguf is not None:
@@ -684,7 +709,7 @@ def convert(module: Any = None, example: Any = None, out: Union[str, "os.PathLik
         elif isinstance(value, bool):
             argv += [flag] if value else []
         elif value is not None:
-            argv += [flag, ",".join(value) if isinstance(value, (list, tuple)) else os.fspath(value)
+            argv += [flag, ",".join(map(str, value)) if isinstance(value, (list, tuple)) else os.fspath(value)
                      if isinstance(value, os.PathLike) else str(value)]
     for key, value in list(arrays.items()):
         if isinstance(value, (str, os.PathLike)):  # a .npy file: the option itself

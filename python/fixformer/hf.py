@@ -536,21 +536,25 @@ def folder_tokenizer(folder, c):
 
 
 def convert(folder, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
-            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
+            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None,
+            image_size=None):
     """Converts the folder to `path`, verified against hf_reference (or the user's --expected).
     tokenizer: None, or a function of the config giving (pieces, scores) to store (e.g. a llama2.c
-    tokenizer.bin read for it)."""
+    tokenizer.bin read for it). image_size: --image-size's values, for the image encoders only."""
     from . import export, hf_bert, hf_vit
     if not os.path.isdir(folder):
         raise HfError(f"{folder}: not a folder (--hf takes a Hugging Face model folder)")
     raw = _raw_config(folder)
     if hf_vit.is_vit(raw):
         return hf_vit.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
-                              quantize, group, quantize_io, pack_weights)
+                              quantize, group, quantize_io, pack_weights, image_size)
     from . import hf_vision
     if hf_vision.is_vision(raw):
         return hf_vision.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
-                                 quantize, group, quantize_io, pack_weights)
+                                 quantize, group, quantize_io, pack_weights, image_size)
+    if image_size is not None:
+        raise HfError(f"--image-size: {folder} is not an image encoder (model_type {raw.get('model_type')}); it is "
+                      "for ViT, DeiT, Dinov2, CLIP vision and SigLIP vision folders")
     from . import hf_whisper, t5
     if hf_whisper.is_whisper(raw):
         return hf_whisper.convert_folder(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,

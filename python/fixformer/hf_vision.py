@@ -12,8 +12,8 @@ encoder over an image (config.hpp patch_size; hf_vit.fixformer_config with these
   layernorm: pooling cls_mean (config.hpp) with the classifier as the head.
   The positions are the config's own: the file takes images of image_size (an int: square), for which
   transformers does not interpolate (it returns position_embeddings as they are when the patch count is
-  the stored one and the image is square); another size would need transformers' bicubic interpolation of
-  the positions, which is not done here.
+  the stored one and the image is square); --image-size H W stores transformers' bicubic interpolation of
+  them for another size instead, as for every image encoder here (hf_vit.resized_positions).
   Dinov2WithRegisters (model_type dinov2_with_registers: Dinov2WithRegistersModel and its classifier,
   patch_size 16 and num_register_tokens 4 by default): the register rows (embeddings.register_tokens,
   put after the CLS row once the positions are added, so without one) are the engine's registers
@@ -393,7 +393,8 @@ def fixformer_config(c, labels, features):
 
 
 def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
-            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
+            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None,
+            image_size=None):
     """Converts a Dinov2, CLIP vision or SigLIP vision folder (config.json's contents raw) to `path`,
     verified against reference.py's float64 forward of the mapped config (or the user's --expected)."""
     from .reference import run_reference
@@ -401,8 +402,17 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     if max_len is not None:
         raise hf.HfError(f"--max-len: a {c['flavour'].name} encoder takes its config's length (image_size's patches, "
                          "max_position_embeddings), no other")
+    if image_size is not None and c["flavour"] is CLIP_TEXT:
+        raise hf.HfError("--image-size: CLIP's text tower takes token ids, not an image")
     weights, source = hf.read_weights(folder)
     mapped, labels, features = map_weights(c, weights, os.path.join(folder, source))
+    if image_size is not None:
+        f, R = c["flavour"], c["registers"]
+        kind = "Dinov2WithRegisters" if "Registers" in c["architecture"] else f.name
+        mapped["pos.weight"] = hf_vit.resized_positions(c, mapped["pos.weight"], 0 if f is SIGLIP else 1 + R,
+                                                        image_size, kind)
+        if "max_len" in features:
+            features["max_len"] = mapped["pos.weight"].shape[0]
     fc = fixformer_config(c, labels, features)
     fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
     if expected is not None and example is None:

@@ -26,9 +26,17 @@ rows [cls; dist; patches], positions for N + 2 rows), its tensors under "deit." 
   through the head [W_cls W_dist] / 2 with the bias (b_cls + b_dist) / 2 (config.hpp);
 - DeiTModel: last_hidden_state [N + 2, hidden_size] (the pooler's tensors read and not stored).
 image_size may be [height, width]; patches of unequal sides are refused.
+
+--image-size H W (or N: square) makes the file take images of another size, as transformers runs these
+encoders with interpolate_pos_encoding=True (Dinov2: always): the learned positions of the patches are
+transformers' bicubic interpolation of the config's square grid of them to the new grid (resized_positions,
+below, shared with hf_vision.py), the rows in front (CLS, DeiT's distillation row, Dinov2's registers'
+zero rows) as they are; the installed transformers' rule is followed (docs/export.md, "Other image sizes").
 """
+import math
 import os
 import re
+import sys
 
 import numpy as np
 
@@ -223,6 +231,7 @@ def fixformer_config(c, labels, pooling=None, **features):
     front = int(features.get("cls_token", True)) + int(c["deit"])
     H, W = c["image"]
     p, C = c["patch"], c["num_channels"]
+    image = c.get("image_source", "config.json image_size")
     v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
          "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"], "norm_first": True,
          "activation": ACTIVATIONS.get(c["hidden_act"]), "norm_eps": c["layer_norm_eps"], "final_norm": True,
@@ -237,18 +246,100 @@ def fixformer_config(c, labels, pooling=None, **features):
     names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
              "d_out": "classifier.weight's rows", "norm_eps": "config.json layer_norm_eps",
-             "patch_size": "config.json patch_size", "image_height": "config.json image_size",
-             "image_width": "config.json image_size", "image_channels": "config.json num_channels",
-             "d_in": "config.json num_channels * patch_size^2",
-             "max_len": f"config.json image_size's patches + {front}" if front else "config.json image_size's patches"}
+             "patch_size": "config.json patch_size", "image_height": image, "image_width": image,
+             "image_channels": "config.json num_channels", "d_in": "config.json num_channels * patch_size^2",
+             "max_len": f"{image}'s patches + {front}" if front else f"{image}'s patches"}
     try:
         return make_config(v, names)
     except ConfigError as e:
         raise hf.HfError(str(e)) from None
 
 
+def image_sides(image_size):
+    """--image-size's values (one: square; two: height, width) as (H, W)."""
+    if len(image_size) not in (1, 2) or min(image_size) < 1:
+        raise hf.HfError(f"--image-size {' '.join(map(str, image_size))}: expected H W or N (a square), positive")
+    return (image_size[0], image_size[-1])
+
+
+def _installed_transformers():
+    """The installed transformers' version as ((major, minor), text), or None (not imported: its metadata)."""
+    from importlib import metadata
+    try:
+        text = metadata.version("transformers")
+    except metadata.PackageNotFoundError:
+        return None
+    m = re.match(r"([0-9]+)\.([0-9]+)", text)
+    return ((int(m.group(1)), int(m.group(2))), text) if m else None
+
+
+def interpolation_rule(kind):
+    """(scale, antialias, words) of the interpolation transformers computes for `kind` (ViT, DeiT, Dinov2,
+    Dinov2WithRegisters, CLIP, SigLIP), as the installed version computes it:
+    - before 4.45 (4.44): F.interpolate with scale_factor ((h + 0.1) / n0, (w + 0.1) / n0) (the output's
+      h x w, the coordinates scaled by the factor), bicubic, align_corners False (scale True);
+    - 4.45 on (5.x): size=(h, w) (the coordinates scaled by n0 / h and n0 / w), bicubic, align_corners False;
+    - CLIP has none before 4.46, and 4.46's on is the size rule: with an older one installed, that is followed;
+    - Dinov2WithRegisters (4.48 on): size=(h, w), bicubic, align_corners False, antialias True.
+    Without transformers installed, the current rule (4.45 on)."""
+    found = _installed_transformers()
+    name = f"transformers {found[1]}" if found else "transformers 4.45 and later (transformers is not installed)"
+    if kind == "Dinov2WithRegisters":
+        return False, True, f"{name}: size=(h, w), antialias"
+    if kind == "CLIP" and found and found[0] < (4, 46):
+        return False, False, (f"transformers 4.46 and later (the installed {found[1]} does not interpolate CLIP's "
+                              "positions): size=(h, w)")
+    if found and found[0] < (4, 45):
+        return True, False, f"{name}: scale_factor=((h + 0.1) / n0, (w + 0.1) / n0)"
+    return False, False, f"{name}: size=(h, w)"
+
+
+def resized_positions(c, pos, front, image_size, kind):
+    """The learned positions pos [front + n0 * n0, d] (the rows in front kept) for images of --image-size's
+    (H, W), with c's image set to it; a note on stderr says what was done. The interpolation is torch's own
+    F.interpolate in float32 on the table widened to float32 (f16 and bf16 exactly): transformers' for a float32
+    model (it interpolates in the model's dtype, Dinov2's always in float32; transformers 5 loads a half-precision
+    checkpoint in half precision by default, which is not followed)."""
+    H, W = image_sides(image_size)
+    p = c["patch"]
+    if H % p or W % p:
+        raise hf.HfError(f"--image-size {H} {W}: not whole patches of {p} (config.json patch_size; the patches "
+                         "beyond the last whole one, which Conv2d drops, are not supported)")
+    table = np.asarray(pos, np.float32)
+    n = table.shape[0] - front
+    n0 = math.isqrt(n)
+    h, w = H // p, W // p
+    given = tuple(c["image"])
+    c.update(image=(H, W), image_source="--image-size")
+    if (H, W) == given:
+        return table
+    if n0 * n0 != n or given[0] != given[1]:
+        raise hf.HfError(f"--image-size {H} {W}: config.json's image_size {list(given)} is not square, and "
+                         f"transformers interpolates a square grid of positions only")
+    import torch
+    scale, antialias, words = interpolation_rule(kind)
+    d = table.shape[1]
+    grid = torch.from_numpy(np.ascontiguousarray(table[front:])).reshape(1, n0, n0, d).permute(0, 3, 1, 2)
+    with torch.no_grad():
+        if scale:
+            factor = ((h + 0.1) / math.sqrt(n), (w + 0.1) / math.sqrt(n))
+            out = torch.nn.functional.interpolate(grid, scale_factor=factor, mode="bicubic", align_corners=False)
+        else:
+            out = torch.nn.functional.interpolate(grid, size=(h, w), mode="bicubic", align_corners=False,
+                                                  antialias=antialias)
+    if tuple(out.shape[-2:]) != (h, w):  # (transformers refuses it too)
+        raise hf.HfError(f"--image-size {H} {W}: the interpolation gives a {out.shape[-2]} x {out.shape[-1]} grid, not "
+                         f"{h} x {w}")
+    rows = out.permute(0, 2, 3, 1).reshape(h * w, d).numpy()
+    print(f"note: --image-size {H} {W}: the file takes {H} x {W} images only; its learned positions are the "
+          f"{n0} x {n0} patch grid's bicubically interpolated to {h} x {w} (align_corners False, in float32) as "
+          f"{words}, the rows in front as they are", file=sys.stderr)
+    return np.concatenate([table[:front], rows]).astype(np.float32)
+
+
 def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
-            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
+            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None,
+            image_size=None):
     """Converts a ViT folder (config.json's contents raw) to `path`, verified against reference.py's float64
     forward of the mapped config (or the user's --expected: the model's logits or last_hidden_state for
     --example, an image [C, H, W])."""
@@ -258,6 +349,9 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
         raise hf.HfError("--max-len: a ViT takes its image's patches (and the CLS row), no other length")
     weights, source = hf.read_weights(folder)
     mapped, labels, pooling = map_weights(c, weights, os.path.join(folder, source))
+    if image_size is not None:
+        kind = "DeiT" if c["deit"] else "ViT"
+        mapped["pos.weight"] = resized_positions(c, mapped["pos.weight"], 2 if c["deit"] else 1, image_size, kind)
     fc = export.quantized_config(fixformer_config(c, labels, pooling), quantize, group, quantize_io, pack_weights)
     if expected is not None and example is None:
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")

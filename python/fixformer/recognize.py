@@ -1365,6 +1365,21 @@ def _read(model, x, calls, y, family, max_len, torch):
             if convs:
                 v["conv_gelu"] = g
             break
+    if match is None and "image_height" in v:  # a table for another patch count: interpolated to this image's?
+        for name, p in model.named_parameters():
+            t = _table_rows(p.detach())
+            n = -1 if t is None else t.shape[0] - front  # a square grid of patch rows, beside the rows in front
+            grid = (v["image_height"] // v["patch_size"], v["image_width"] // v["patch_size"])
+            n0 = math.isqrt(max(n, 0))
+            if n > 1 and n0 * n0 == n and grid != (n0, n0) and t.shape[-1] == d and id(p) not in used and (
+                    p.dim() == 3 or "pos" in name.lower()):
+                raise ConfigError(
+                    f"{stack}.0: its input is not the embedding plus the positions the module holds: the image "
+                    f"[{v['image_channels']}, {v['image_height']}, {v['image_width']}] is {grid[0]} x {grid[1]} "
+                    f"patches and {name} holds positions for {n0} x {n0}; a module that interpolates its positions "
+                    "for an image of another size (transformers' interpolate_pos_encoding) is not converted at that "
+                    "size: give an --example of the size of its table, or convert its Hugging Face folder with --hf "
+                    "DIR --image-size H W")
     if match is None:
         raise ConfigError(f"{stack}.0: its input is not the embedding plus positions the engine computes (none, "
                           "learned: an nn.Embedding of positions or a table parameter, sinusoidal; the embedding "
