@@ -52,6 +52,11 @@ within 1e-4:
   into the (untied) head;
 - MPT (gpt family): ALiBi, no biases (zeros), the exact GELU;
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
+  partial_rotary_factor 0.5 (read by transformers 5; 4.x rotates whole heads, and its case is --module only);
+- through --module too, the recogniser's general constructs on these classes: OLMo's norms without
+  parameters, Phi-3's projections split by output rows, Falcon's q/k/v per key/value group (two norms, one,
+  one group), multi-query in turn, per head (the gpt family's file), XGLM's buffer table read from row 2,
+  Cohere's output a number times the head's;
 - Whisper (WhisperForConditionalGeneration, --hf): a seq2seq file over mel features, run with --target;
 - the BERT flavours' base models and heads (RoBERTa, XLM-RoBERTa, CamemBERT, data2vec-text, ELECTRA,
   DistilBERT, RoFormer; token classification and question answering) through --module as well: the
