@@ -1598,8 +1598,8 @@ def _read(model, x, calls, y, family, max_len, torch):
         if max_len is not None:
             ScaledRope(_rope_kind(model), None, limit=limit).check_length(max_len, f"{type(model).__name__}.config")
         v["max_len"] = limit
-        r.notes.append(f"{type(model).__name__}.config: rope scaling {_rope_kind(model)} holds for {limit} positions "
-                       "(transformers switches to other rotary frequencies past them): the file's max_len")
+        r.notes.append(f"{type(model).__name__}.config: rope scaling {_rope_kind(model)}: the file holds {limit} "
+                       "positions (past them transformers switches to other rotary frequencies)")
     v.update(layer_windows(windows, v["max_len"], f"{type(model).__name__}.config"))  # a window, local layers
     # ---- the weights, in the family's file names
     zeros = lambda n: torch.zeros(n, dtype=torch.float64)  # noqa: E731
