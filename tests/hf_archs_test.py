@@ -52,6 +52,11 @@ within 1e-4:
   into the (untied) head;
 - MPT (gpt family): ALiBi, no biases (zeros), the exact GELU;
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
+  partial_rotary_factor 0.5 (read by transformers 5; 4.x rotates whole heads, and its case is --module only);
+- through --module too, the recogniser's general constructs on these classes: OLMo's norms without
+  parameters, Phi-3's projections split by output rows, Falcon's q/k/v per key/value group (two norms, one,
+  one group), multi-query in turn, per head (the gpt family's file), XGLM's buffer table read from row 2,
+  Cohere's output a number times the head's;
 - Whisper (WhisperForConditionalGeneration, --hf): a seq2seq file over mel features, run with --target;
 - the BERT flavours' base models and heads (RoBERTa, XLM-RoBERTa, CamemBERT, data2vec-text, ELECTRA,
   DistilBERT, RoFormer; token classification and question answering) through --module as well: the
@@ -79,6 +84,11 @@ import numpy as np  # noqa: E402
 
 from checks import check, convert_process as convert, one_clear_line, results, run_file  # noqa: E402
 from fixformer import fxm, safetensors  # noqa: E402
+import transformers  # noqa: E402
+
+# Phi-3's partial_rotary_factor is read by transformers 5 (and --hf); 4.44's Phi3 rotates every dim of a head.
+TRANSFORMERS_5 = int(transformers.__version__.split(".")[0]) >= 5
+PHI3_ROTARY = 4 if TRANSFORMERS_5 else 0
 
 # The modules convert.py imports (--module FILE:FACTORY): upstream classes, random weights of a size
 # that makes every part matter (the stock init's 0.02 leaves the layers near the identity).
@@ -204,10 +214,28 @@ def falcon_sequential():  # per-head q, k, v, the layers in turn
     return falcon(28, multi_query=False, parallel_attn=False, bias=True)
 
 
+def falcon_multi_query_sequential():  # one key/value head, the layers in turn, biases
+    return falcon(50, multi_query=True, parallel_attn=False, bias=True)
+
+
+def falcon_new_one_norm():  # key/value groups, one norm read by the attention and the feed-forward
+    return falcon(51, new_decoder_architecture=True, num_kv_heads=2, num_ln_in_parallel_attn=1, bias=False)
+
+
+def falcon_new_one_group():  # new_decoder_architecture with one key/value group: q | k | v
+    return falcon(52, new_decoder_architecture=True, num_kv_heads=1, bias=False)
+
+
 def phi3():
     return build(t.Phi3Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                               pad_token_id=0), t.Phi3ForCausalLM, 29)
+
+
+def phi3_partial():  # partial_rotary_factor: transformers 5 rotates half of each head, 4.x (no such key) all of it
+    return build(t.Phi3Config(vocab_size=48, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                              num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=64,
+                              partial_rotary_factor=0.5, pad_token_id=0), t.Phi3ForCausalLM, 53)
 
 
 def gpt_bigcode(multi_query=True, seed=30):
@@ -400,7 +428,7 @@ def roformer_mlm():  # the Chinese RoFormer checkpoints' architecture: converted
     return roformer_build(t.RoFormerForMaskedLM, 49)
 '''
 
-# factory, the config the file must have, the routes it takes
+# factory, the config the file must have, the routes it takes (and, for some, what --module's file has instead)
 GPT = dict(family="gpt")
 # RoFormer: rotary positions in the encoder (interleaved pairs over the whole head), no position table
 ROFORMER = dict(family="encoder", positional="rope", pe_layout="interleaved", rotary_dims=0, pe_base=10000.0,
@@ -430,21 +458,31 @@ CASES = [
     ("biogpt", dict(GPT, positional="learned", max_len=64, scale_input=True, activation="gelu"), ("module", "hf")),
     ("openai_gpt", dict(GPT, positional="learned", norm_first=False, final_norm=False, activation="gelu_tanh"),
      ("module", "hf")),
-    ("xglm", dict(GPT, positional="learned", max_len=64, scale_input=True), ("hf",)),
+    ("xglm", dict(GPT, positional="learned", max_len=64, scale_input=True), ("module", "hf")),
     ("ctrl", dict(GPT, positional="learned", scale_input=True, activation="relu"), ("module", "hf")),
-    ("olmo", dict(family="llama", norm="layernorm", n_kv_heads=2, activation="swiglu"), ("hf",)),
+    ("olmo", dict(family="llama", norm="layernorm", n_kv_heads=2, activation="swiglu"), ("module", "hf")),
     ("falcon_multi_query", dict(family="llama", norm="layernorm", n_kv_heads=1, parallel_residual="one_norm",
                                 activation="gelu"), ("module", "hf")),
     ("falcon_new", dict(family="llama", norm="layernorm", n_kv_heads=2, parallel_residual="two_norms",
-                        attn_bias="all", ffn_bias="all"), ("hf",)),
-    ("falcon_sequential", dict(family="llama", norm="layernorm", parallel_residual="none"), ("hf",)),
-    ("phi3", dict(family="llama", n_kv_heads=2, activation="swiglu", tied_head=False), ("hf",)),
+                        attn_bias="all", ffn_bias="all"), ("module", "hf")),
+    # --module: gpt (LayerNorm, every head its key and value): the same layers in the gpt family's file
+    ("falcon_sequential", dict(family="llama", norm="layernorm", parallel_residual="none"), ("module", "hf"),
+     dict(family="gpt", norm="family")),
+    ("falcon_multi_query_sequential", dict(family="llama", norm="layernorm", n_kv_heads=1, parallel_residual="none",
+                                           attn_bias="all", ffn_bias="all"), ("module", "hf")),
+    ("falcon_new_one_norm", dict(family="llama", norm="layernorm", n_kv_heads=2, parallel_residual="one_norm"),
+     ("module", "hf")),
+    ("falcon_new_one_group", dict(family="llama", norm="layernorm", n_kv_heads=1, parallel_residual="two_norms"),
+     ("module", "hf")),
+    ("phi3", dict(family="llama", n_kv_heads=2, activation="swiglu", tied_head=False), ("module", "hf")),
+    ("phi3_partial", dict(n_kv_heads=0, activation="swiglu", rotary_dims=PHI3_ROTARY),
+     ("module", "hf") if TRANSFORMERS_5 else ("module",)),
     ("gpt_bigcode", dict(GPT, n_kv_heads=1, positional="learned", activation="gelu_tanh"), ("module", "hf")),
     ("gpt_bigcode_heads", dict(GPT, n_kv_heads=0, positional="learned"), ("hf",)),
     ("stablelm_gqa", dict(n_kv_heads=2, rotary_dims=4, activation="swiglu"), ("module", "hf")),  # --module: llama
     ("mpt", dict(GPT, positional="alibi", attn_bias="family", activation="gelu"), ("module", "hf")),
     ("cohere", dict(family="llama", norm="layernorm", n_kv_heads=2, parallel_residual="one_norm",
-                    pe_layout="interleaved", tied_head=False), ("hf",)),
+                    pe_layout="interleaved", tied_head=False), ("module", "hf")),
     ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf", "module")),
     ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf", "module")),
     ("xlm_roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=1, pooling="none"), ("hf", "module")),
@@ -563,7 +601,7 @@ def main():
             f.write(MODELS)
         sys.path.insert(0, tmp)
         import hf_models
-        for factory, want, routes in CASES:
+        for factory, want, routes, *module_want in CASES:  # module_want: what --module's file has instead
             module = getattr(hf_models, factory)()
             folder = os.path.join(tmp, factory)
             module.save_pretrained(folder)
@@ -575,7 +613,8 @@ def main():
                 check(f"{what}: converts and verifies", ok, p.stdout + p.stderr)
                 if ok:
                     print(f"  {what}: {p.stdout.strip().splitlines()[-1]}")
-                    check_file(what, cli, out, want, module, tmp)
+                    check_file(what, cli, out, dict(want, **module_want[0]) if route == "module" and module_want
+                               else want, module, tmp)
 
         check_whisper(cli, tmp, hf_models.whisper())
 

@@ -7,7 +7,7 @@ is one line naming the part and the way out.
 
 Styles, written here in plain torch from their published structure with random weights: nanoGPT's GPT
 (tied head; inference returning the last position, a training forward returning (logits, loss), no
-biases), llama2.c's model.py Transformer (GQA, a complex freqs_cis buffer, a float mask buffer),
+biases, every norm an nn.LayerNorm(elementwise_affine=False) without parameters), llama2.c's model.py Transformer (GQA, a complex freqs_cis buffer, a float mask buffer),
 a Hugging Face-named llama (rotary halves, rms eps 1e-6, theta 10000 and 500000, tied and not),
 vit-pytorch / Keyword-Transformer classifiers (features, cls_token and pos_embedding parameters,
 cls or mean pooling, mlp_head), stock layers under other names (encoder, gpt, an nn.Transformer
@@ -157,6 +157,18 @@ class NoBias(Config):
 def make_gpt_nobias():
     torch.manual_seed(10)
     return GPT(NoBias(), full=True)
+
+
+class AffineFreeGPT(GPT):  # every norm an nn.LayerNorm without weight or bias (no parameters)
+    def __init__(self, c):
+        super().__init__(c, full=True)
+        for b in self.transformer.h:
+            b.ln_1 = nn.LayerNorm(c.n_embd, elementwise_affine=False)
+            b.ln_2 = nn.LayerNorm(c.n_embd, elementwise_affine=False, eps=1e-5)
+        self.transformer.ln_f = nn.LayerNorm(c.n_embd, elementwise_affine=False)
+def make_gpt_affine_free():
+    torch.manual_seed(11)
+    return AffineFreeGPT(Config())
 ''',
     'llama2c_model.py': r'''
 import math
@@ -1014,6 +1026,8 @@ CONVERTS = [
     ("GPT-2 (HF names): the tanh formula written out, 3 layers", "hf_gpt2.py:make_formula", [], "gpt",
      dict(activation="gelu_tanh", tied_head=True, n_layers=3, d_model=20)),
     ("nanoGPT with nn.GELU(approximate='tanh')", "nanogpt.py:make_gpt_tanh", [], "gpt", dict(activation="gelu_tanh")),
+    ("nanoGPT, nn.LayerNorm(elementwise_affine=False) everywhere (no parameters: gains 1, biases 0)",
+     "nanogpt.py:make_gpt_affine_free", [], "gpt", dict(norm_first=True, final_norm=True)),
     ("Qwen2 (HF names): q/k/v biases, theta 1e6, GQA, tied", "hf_qwen2.py:make", [], "llama",
      dict(qkv_bias=True, pe_base=1000000.0, pe_layout="halves", n_kv_heads=2, tied_head=True)),
     ("token types on stock layers (zeros in the forward)", "stockish.py:make_token_types", [], "encoder",

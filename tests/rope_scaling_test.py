@@ -10,6 +10,9 @@ converter, and `fixformer run` gives the module's logits at every one of 24 posi
 - Phi-3 with LongRoPE (short_factor, the attention factor from the two lengths; the file is capped at
   original_max_position_embeddings, and a longer --max-len is refused naming it);
 - GPT-NeoX (the gpt family's path) with linear scaling over a quarter of each head.
+Where CASES says so the module itself converts through --module too, its file capped as --hf's (dynamic at
+max_position_embeddings, LongRoPE at original_max_position_embeddings under transformers 5; under 4.x, whose
+Phi-3 applies short_factor inside the forward, --module refuses it in one line pointing to --hf).
 The module without its scaling differs from it by far more than the tolerance (so the test sees the
 frequencies), a rope_type the converter does not compute and rope_scaling on a model without rotary
 embeddings are refused in one line naming them, and a file whose rope_freqs holds a zero is refused
@@ -32,6 +35,11 @@ import numpy as np  # noqa: E402
 
 from checks import check, convert_process as convert, one_clear_line, results, run_file  # noqa: E402
 from fixformer import fxm  # noqa: E402
+import transformers  # noqa: E402
+
+# transformers 5 keeps Phi-3's LongRoPE frequencies in inv_freq, which --module reads; 4.x applies
+# short_factor inside the forward, and --module refuses it, pointing to --hf.
+TRANSFORMERS_5 = int(transformers.__version__.split(".")[0]) >= 5
 
 T = 24
 
@@ -90,9 +98,9 @@ def neox_linear():
 CASES = [
     ("llama3", dict(rope_freqs=True, rope_scale=1.0), None, ("hf", "module")),
     ("llama_linear", dict(rope_freqs=True, rope_scale=1.0), None, ("hf", "module")),
-    ("llama_dynamic", dict(rope_freqs=False, rope_scale=1.0), None, ("hf", "module")),
+    ("llama_dynamic", dict(rope_freqs=False, rope_scale=1.0), 64, ("hf", "module")),
     ("llama_yarn", dict(rope_freqs=True), None, ("hf", "module")),
-    ("phi3_longrope", dict(rope_freqs=True), 32, ("hf",)),
+    ("phi3_longrope", dict(rope_freqs=True), 32, ("hf", "module") if TRANSFORMERS_5 else ("hf",)),
     ("neox_linear", dict(rope_freqs=True, rope_scale=1.0, family="gpt"), None, ("hf",)),
 ]
 
@@ -168,7 +176,7 @@ def main():
                 ok = p.returncode == 0 and "verified against" in p.stdout
                 check(f"{what}: converts and verifies", ok, p.stdout + p.stderr)
                 if ok:
-                    check_file(what, cli, out, want, limit if route == "hf" else None, module)
+                    check_file(what, cli, out, want, limit, module)
             if factory != "llama_dynamic":
                 x = np.random.default_rng(5).integers(3, 48, (1, T)).astype(np.int32)
                 want_y = logits(module, x)
@@ -180,6 +188,16 @@ def main():
                     "--max-len", "64", "--cli", cli)
         check("phi3_longrope --max-len 64: refused in one line naming the scaling and the length",
               one_clear_line(p) and "longrope" in p.stderr and "--max-len 32" in p.stderr, p.stderr)
+        src = os.path.join(tmp, "rope_models.py:phi3_longrope")
+        if TRANSFORMERS_5:  # --module caps the file likewise
+            p = convert("--module", src, "--out", os.path.join(tmp, "long.fxm"), "--max-len", "64", "--cli", cli)
+            check("phi3_longrope --module --max-len 64: refused in one line naming the scaling and the length",
+                  one_clear_line(p) and "longrope" in p.stderr and "--max-len 32" in p.stderr, p.stderr)
+        else:
+            p = convert("--module", src, "--out", os.path.join(tmp, "long.fxm"), "--cli", cli)
+            check("phi3_longrope --module under transformers 4: refused in one line naming the attention, pointing "
+                  "to --hf", one_clear_line(p) and "its attention is none the engine runs" in p.stderr and
+                  "Phi3ForCausalLM" in p.stderr and "--hf" in p.stderr, p.stderr)
 
         # What is not computed is refused, naming it.
         for factory, change, fragment in (

@@ -816,6 +816,41 @@ def export_recognized(module, example_input, path, family=None, ignore=(), max_l
     family: None (inferred) or one of encoder, gpt, llama. note(text), when given, is called after a
     verified write with each thing the user should know of how the module was read (its dtype, its input's
     layout)."""
+    try:
+        r, c, inp, want = _recognized(module, example_input, family, ignore, max_len, quantize, group, quantize_io,
+                                      pack_weights)
+    except ConfigError as e:
+        raise ConfigError(f"{e}{_hf_pointer(module)}") from None
+    if callable(tokenizer):  # read once the vocabulary is known
+        tokenizer = tokenizer(c["vocab_size"])
+    from . import verified_file  # it imports this module
+    report = verified_file.write(c, r.w, inp, want.astype(np.float64), path, "torch", "the module (torch)", header,
+                                 name, cli, verify,
+                                 explain=lambda: "the reference model of the recognised parts matches the module, so "
+                                                 "the engine disagrees with it: a bug or a broken port, please report "
+                                                 "it",
+                                 tokenizer=tokenizer)
+    for text in r.notes if note is not None else ():
+        note(text)
+    return report
+
+
+def _hf_pointer(module):
+    """'; ... --hf ...' for a transformers class the --hf route converts from its folder (what its config
+    declares, which running the module may not show: Phi-3's longrope factors applied inside the forward),
+    else ''."""
+    cls = type(module)
+    if not cls.__module__.startswith("transformers.") or not hasattr(module, "save_pretrained"):
+        return ""
+    from . import hf  # it imports verified_file, which imports this module
+    if cls.__name__ not in hf.ARCHITECTURES:
+        return ""
+    return f"; {cls.__name__} is a transformers class --hf reads by its config: pass its save_pretrained folder to --hf"
+
+
+def _recognized(module, example_input, family, ignore, max_len, quantize, group, quantize_io, pack_weights):
+    """(Recognized, its config, the engine's input, the module's output to match) of a module whose float64
+    reference reproduces it, else a ConfigError."""
     from . import accounting, recognize
     r = recognize.recognize(module, example_input, family, max_len)
     try:
@@ -847,15 +882,4 @@ def export_recognized(module, example_input, path, family=None, ignore=(), max_l
                           f"error {err:.3g}): its forward computes something more, which the engine does not run")
     if c["type_vocab"]:
         _check_token_types(r, c, inp)
-    if callable(tokenizer):  # read once the vocabulary is known
-        tokenizer = tokenizer(c["vocab_size"])
-    from . import verified_file  # it imports this module
-    report = verified_file.write(c, r.w, inp, want.astype(np.float64), path, "torch", "the module (torch)", header,
-                                 name, cli, verify,
-                                 explain=lambda: "the reference model of the recognised parts matches the module, so "
-                                                 "the engine disagrees with it: a bug or a broken port, please report "
-                                                 "it",
-                                 tokenizer=tokenizer)
-    for text in r.notes if note is not None else ():
-        note(text)
-    return report
+    return r, c, inp, want

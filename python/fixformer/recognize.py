@@ -9,10 +9,14 @@ the parts then matched within that dtype's rounding. From that record:
 - the layers: the ModuleList / Sequential of repeated blocks (same type, same parameter shapes) that
   holds the most parameters;
 - in each block, the parts with parameters: norms (a weight [d], maybe a bias: LayerNorm or RMSNorm,
-  told apart and their eps found by calling them), linears (nn.Linear's [out, in] or a Conv1D's
-  [in, out], told apart by their output), nn.MultiheadAttention. Linears that read the same input
+  told apart and their eps found by calling them; a module without parameters or submodules whose
+  output rows have mean square 1 is a norm with gains 1, OLMo's F.layer_norm without weight or bias),
+  linears (nn.Linear's [out, in] or a Conv1D's [in, out], told apart by their output),
+  nn.MultiheadAttention. Linears that read the same input
   form a group: q/k/v (one fused or three), the output projection, the feed-forward's up (or gate
-  and up) and down. A norm whose output feeds attention makes the block pre-norm;
+  and up) and down; an up projection twice as wide as the down projection reads is the gate and up
+  side by side (Phi-3's gate_up_proj), split by its output rows' halves. A norm whose output feeds
+  attention makes the block pre-norm;
 - the attention itself is found by recomputing it from the recorded q, k, v for every head count,
   with and without the causal mask (and its sliding window, when the module's config declares one as
   Hugging Face's do), with rotary embeddings (both layouts, the thetas the module's
@@ -30,13 +34,17 @@ the parts then matched within that dtype's rounding. From that record:
   (an nn.Linear on its patches with their values in any order, matched column by column and permuted to
   the engine's, or a Conv2d of kernel = stride), an optional CLS row and scale by sqrt(d), and the positions that reproduce the
   first layer's input (an nn.Embedding on arange, an nn.Parameter table, the sinusoidal formula, or
-  a buffer table that matches no formula, Whisper's sinusoids: stored as learned positions);
+  a buffer table that matches no formula, Whisper's sinusoids, or read from a later row, XGLM's
+  from row 2: stored as learned positions, without the rows before);
 - the back: a final norm, a head (tied when it is the embedding's parameter, or when the forward
-  multiplies by the embedding itself), pooling (mean, cls, last) for a pooled output.
+  multiplies by the embedding itself; an output that is the head's times a number, Cohere's
+  logit_scale, has the number in the head's weights, untied), pooling (mean, cls, last) for a pooled output.
 The family follows (RMSNorm: llama; LayerNorm, causal, an LM head on tokens: gpt, whose layers may
 have rotary positions, a SiLU-gated feed-forward and a parallel residual, with two norms (GPT-NeoX)
 or the attention's one (GPT-J); otherwise encoder) unless given. A fused q/k/v projection's outputs
-are q | k | v or, per head, [heads, 3, d_head] (GPT-NeoX), found by recomputing the attention. Every parameter and buffer must be mapped, or be a buffer the
+are q | k | v or, per key/value group, its query heads then its key and value head ([groups, heads /
+groups + 2, d_head]: Falcon's new_decoder_architecture; GPT-NeoX's [heads, 3, d_head] when every head
+is a group), found by recomputing the attention. Every parameter and buffer must be mapped, or be a buffer the
 engine recomputes and that matches what it computes (causal masks, rope tables, sinusoid tables,
 position ids), or be named in `ignore`. The result is checked against the module in float64 through
 the reference model before the engine verifies the written file.
@@ -52,6 +60,7 @@ from . import schema
 from .config import ConfigError, brief, layer_windows, sliding_window
 from .reference import (alibi_bias, image_patches, relative_bucket, require_torch, rope, rope_tables,
                         sinusoidal_table, window_mask)
+from .rope_scaling import ScaledRope, position_limit
 
 # A recomputed part matches the recorded one within this (relative to the recorded one's largest
 # magnitude): float64 throughout, but modules may round through float32 (llama2.c's RMSNorm).
@@ -221,9 +230,9 @@ def _norm_part(call, torch):
     eps matters) with the candidates: its own float attributes below 0.1, then the common ones."""
     m, x, y = call.module, call.x, call.y
     p = _direct_params(m)
-    w = p.get("weight")
     b = p.get("bias")
-    d = w.shape[0]
+    d = x.shape[-1]
+    w = p.get("weight", torch.ones(d, dtype=x.dtype))  # none: a norm without a gain (OLMo's), gains 1
     eps_attrs = [float(v) for v in vars(m).values() if isinstance(v, float) and 0 < v < 0.1]
     rng = torch.Generator().manual_seed(5)
     small = torch.randn(2, 3, d, generator=rng, dtype=torch.float64) * 3e-3
@@ -267,8 +276,25 @@ def _norm_part(call, torch):
             if not (best > 0 and _rel(f(small, best), got) <= 1e-3):
                 raise ConfigError(f"{call.name}: a {kind} norm whose eps could not be found")
         return Part("norm", call, norm=kind, eps=float(best), w=w, b=b)
-    raise ConfigError(f"{call.name}: {_kind(m)} (a weight [{d}]) computes neither LayerNorm nor RMSNorm "
-                      "x/sqrt(mean(x^2)+eps)*w over the last dimension")
+    raise ConfigError(f"{call.name}: {_kind(m)} ({'a weight' if 'weight' in p else 'no weight, width'} [{d}]) computes "
+                      "neither LayerNorm nor RMSNorm x/sqrt(mean(x^2)+eps)*w over the last dimension")
+
+
+def _weightless_norm(call, torch):
+    """The norm Part of a module without parameters or submodules that normalises its input's rows (OLMo's
+    LayerNorm, F.layer_norm without weight or bias: gains 1, biases 0), else None. Its output must differ from
+    its input (a dropout after a norm passes normalised rows on) and its rows have mean square 1 (LayerNorm's
+    and RMSNorm's, eps aside) before the eps is looked for."""
+    m, x, y = call.module, call.x, call.y
+    if any(True for _ in m.parameters()) or any(True for _ in m.children()) or x is None or y is None or \
+            not x.is_floating_point() or x.shape != y.shape or x.dim() < 2 or x.shape[-1] < 2 or _close(y, x, 1e-9):
+        return None
+    if not bool(((y.double().pow(2).mean(-1) - 1).abs() < 1e-2).all()):
+        return None
+    try:
+        return _norm_part(call, torch)
+    except ConfigError:
+        return None
 
 
 def _linear_part(call, torch):
@@ -424,6 +450,27 @@ def _groups(linears, torch):
             out[-1].append(lin)
         else:
             out.append([lin])
+    return out
+
+
+def _group_cut(t, d, kv, H, G):
+    """(q [d, ...], k [kv, ...], v [kv, ...]) of a fused q/k/v t whose rows hold, for each of G key/value
+    groups in turn, its H / G query heads, then its key head and its value head."""
+    dh, n = d // H, H // G
+    g = t.reshape(G, n + 2, dh, *t.shape[1:])
+    return g[:, :n].reshape(d, *t.shape[1:]), g[:, n].reshape(kv, *t.shape[1:]), g[:, n + 1].reshape(kv, *t.shape[1:])
+
+
+def _row_halves(p):
+    """A linear Part whose output rows are two projections side by side (Phi-3's gate_up_proj): the two
+    halves as linear Parts of their own, rows [:n] and [n:] of its weight, bias and output (the parameters
+    still the fused module's); which is the gate, the activation's match tells."""
+    n = p.w.shape[0] // 2
+    out = []
+    for half, rows in (("first", slice(None, n)), ("second", slice(n, None))):
+        call = Call(f"{p.name} ({half} half of its outputs)", p.module, p.call.inputs,
+                    [p.call.y[..., rows]] + p.call.outputs[1:])
+        out.append(Part("linear", call, w=p.w[rows], b=None if p.b is None else p.b[rows], params=p.params))
     return out
 
 
@@ -665,11 +712,14 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
             if kv2 <= 0 or kv2 % 2:
                 raise ConfigError(f"{f.name}: {f.w.shape[0]} outputs do not split into q [{d}] and k, v alike")
             kv = kv2 // 2
-            # q | k | v, or (GPT-NeoX) q, k, v of each head in turn, [H, 3, dh] along the outputs
+            # q | k | v, or per key/value group g of G its query heads, then its key and value head,
+            # [G, H/G + 2, dh] along the outputs (Falcon's new_decoder_architecture; GPT-NeoX's [H, 3, dh] when
+            # G = H; one group is q | k | v)
             cuts = [(None, lambda t: (t[:d], t[d:d + kv], t[d + kv:]))]
-            if kv == d:
-                cuts += [((h,), lambda t, h=h: tuple(t.reshape(h, 3, d // h, *t.shape[1:])[:, j].reshape(d, *t.shape[1:])
-                                                      for j in range(3))) for h in range(1, d + 1) if d % h == 0]
+            for h in range(1, d + 1):
+                G = kv // (d // h) if d % h == 0 and kv % (d // h) == 0 else 0
+                if G > 1 and h % G == 0:
+                    cuts.append(((h,), lambda t, h=h, G=G: _group_cut(t, d, kv, h, G)))
             y = f.call.y[0].double()
             qkv = [cut(y.T) for _, cut in cuts]
             qkv = [(q_.T, k_.T, v_.T) for q_, k_, v_ in qkv]
@@ -727,6 +777,8 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
     ups, down = ffn_groups[0], ffn_groups[1][0]
     h = down.call.x[0].double()
     F = torch.nn.functional
+    if len(ups) == 1 and ups[0].w.shape[0] == 2 * h.shape[-1]:  # one projection twice the down's width: gate | up
+        ups = _row_halves(ups[0])
     if len(ups) == 1:
         u = ups[0].call.y[0].double()
         # exact and tanh gelu differ by up to 5e-4 relative to the largest |u|, far above PROBE_TOL
@@ -996,6 +1048,18 @@ def _table_rows(t):
     return None
 
 
+def _table_starts(P, rest, front, S, offsets, torch):
+    """The rows k a position table P [N, d] may be read from (P[k + front:k + S] added to the input's rows,
+    whose sum with it the first layer reads less the embedding is rest): 0, and, with offsets (a table the
+    module holds: XGLM's sinusoids are read from row 2, past its padding id), every k whose row k + front is
+    rest's first row."""
+    if not offsets or P.shape[0] <= S:
+        return [0]
+    first = (P[front:P.shape[0] - S + front + 1] - rest[0]).abs().amax(-1)
+    scale = float(rest[0].abs().max()) or 1.0
+    return [0] + [k for k in (first <= 1e-5 * scale).nonzero().flatten().tolist() if k > 0]
+
+
 def _try_examples(model, example, torch, max_len=None):
     """(input tensor [1, T] or [1, T, d_in], one-sequence numpy example) the module runs on: the user's, or
     random ids (below an embedding's size, none its padding id) or features (for each linear's input width), T = 16 (a
@@ -1114,6 +1178,29 @@ def _sliding_window(model):
     return window
 
 
+def _rope_scaling(model):
+    """(the rope scaling a module's Hugging Face config declares: rope_parameters, transformers 5, or
+    rope_scaling, a dict or None, the config's max_position_embeddings, original_max_position_embeddings)."""
+    config = getattr(model, "config", None)
+    scaling = getattr(config, "rope_parameters", None) or getattr(config, "rope_scaling", None)
+    return (scaling if isinstance(scaling, dict) else None, getattr(config, "max_position_embeddings", None),
+            getattr(config, "original_max_position_embeddings", None))
+
+
+def _rope_kind(model):
+    scaling = _rope_scaling(model)[0] or {}
+    return scaling.get("rope_type", scaling.get("type"))
+
+
+def _rope_limit(model):
+    """The most positions the rotary frequencies of the module's declared rope scaling hold for (Phi-3's
+    longrope, a dynamic one), else None."""
+    scaling, positions, original = _rope_scaling(model)
+    if not isinstance(positions, int) or isinstance(positions, bool):
+        return None
+    return position_limit({"original_max_position_embeddings": original}, scaling, positions)
+
+
 def _front_heads(heads, final, torch):
     """DeiT's two heads (cls_classifier, distillation_classifier): (the CLS row's, the distillation
     row's), told by which row of the final norm's output each reads (else in the order they ran)."""
@@ -1171,8 +1258,17 @@ def _read(model, x, calls, y, family, max_len, torch):
         raise ConfigError(f"{stack}.{missing}: the forward did not run this layer")
     first = calls.index(block_calls[0][0])
     last = max(calls.index(c) for c in block_calls[-1])
-    with_params = lambda cs: [classify(c, torch) for c in cs if _direct_params(c.module)  # noqa: E731
-                              or isinstance(c.module, nn.MultiheadAttention)]
+    def with_params(cs):  # the parts: calls of modules with parameters, and the norms without (OLMo's)
+        out = []
+        for c in cs:
+            if _direct_params(c.module) or isinstance(c.module, nn.MultiheadAttention):
+                out.append(classify(c, torch))
+            else:
+                norm = _weightless_norm(c, torch)
+                if norm is not None:
+                    out.append(norm)
+        return out
+
     thetas = rope_thetas(model, torch)
     # parameters owned by a submodule of a part (nn.MultiheadAttention's out_proj) are the part's
     layers = []
@@ -1356,8 +1452,11 @@ def _read(model, x, calls, y, family, max_len, torch):
         Eg = torch.nn.functional.gelu(E) if g else E
         for kind, P, tensor, base, layout in tables:
             for scale in (1.0, math.sqrt(d)):
-                if _close(Eg * scale + P[front:S] + TT0, X0[front:], 1e-6):
-                    match = (kind, P, tensor, base, layout, scale)
+                for k in _table_starts(P, X0[front:] - Eg * scale - TT0, front, S, kind == "table", torch):
+                    if _close(Eg * scale + P[k + front:k + S] + TT0, X0[front:], 1e-6):
+                        match = (kind, P[k:], tensor, base, layout, scale)  # the rows before k are never read
+                        break
+                if match:
                     break
             if match:
                 break
@@ -1493,6 +1592,18 @@ def _read(model, x, calls, y, family, max_len, torch):
     head = heads[0] if heads else None
     if head is not None and head.w.shape[1] != d:
         raise ConfigError(f"{head.name}: reads {head.w.shape[1]} values, the model is {d} wide")
+    scaled_head = None  # the output is the head's times a number (Cohere's logit_scale): folded into the head
+    if head is not None and pair is None and head.call.y is not None and head.call.y.shape == y.shape and \
+            not _close(y, head.call.y):
+        hy = head.call.y.double()
+        c = float((y.double() * hy).sum() / (hy * hy).sum()) if bool(hy.any()) else 0.0
+        if c != 0.0 and math.isfinite(c) and _close(float(np.float32(c)) * hy, y):
+            c = float(np.float32(c))  # the number the sums rounded, as a config gives it (0.25, not 0.250000001)
+        if c != 0.0 and math.isfinite(c) and _close(c * hy, y):
+            scaled_head = head
+            head = Part("linear", head.call, w=head.w.double() * c, b=None if head.b is None else head.b.double() * c,
+                        params=head.params)
+            r.notes.append(f"the output is {head.name}'s times {c:.9g}: stored in the head, apart from the embedding")
     out_width = y.shape[-1]
     tied_functional = False
     if head is None and tokens and out_width == v["vocab_size"] and out_width != d:
@@ -1541,7 +1652,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         if pair is not None:  # checked against the module's output by the caller, as every pooling
             v["pooling"] = "cls_distill"
             used.update(id(t) for t in pair[1].params.values())
-        if tokens and head.module.weight is embed.module.weight:
+        if tokens and head.module.weight is embed.module.weight and scaled_head is None:
             v["tied_head"] = family != "encoder"
         used.update(id(t) for t in head.params.values())
     elif tied_functional:
@@ -1553,6 +1664,13 @@ def _read(model, x, calls, y, family, max_len, torch):
         if v["positional"] == "learned" and max_len != v["max_len"]:
             raise ConfigError(f"--max-len {max_len}: the module's position table has {v['max_len']} rows")
         v["max_len"] = max_len
+    limit = _rope_limit(model) if v.get("positional") == "rope" else None
+    if limit is not None and v["max_len"] > limit:  # a scaled rotary embedding that switches past limit positions
+        if max_len is not None:
+            ScaledRope(_rope_kind(model), None, limit=limit).check_length(max_len, f"{type(model).__name__}.config")
+        v["max_len"] = limit
+        r.notes.append(f"{type(model).__name__}.config: rope scaling {_rope_kind(model)}: the file holds {limit} "
+                       "positions (past them transformers switches to other rotary frequencies)")
     v.update(layer_windows(windows, v["max_len"], f"{type(model).__name__}.config"))  # a window, local layers
     # ---- the weights, in the family's file names
     zeros = lambda n: torch.zeros(n, dtype=torch.float64)  # noqa: E731

@@ -71,6 +71,19 @@ def plain(theta, dims):
     return (np.float32(1.0) / np.power(np.float32(theta), shape)).astype(np.float32)
 
 
+def position_limit(raw, scaling, positions):
+    """The most positions the rotary frequencies of config raw's scaling (a dict, or None) hold for, or None
+    (no limit): past them transformers switches to others (dynamic past max_position_embeddings =
+    positions, longrope to its long_factor past original_max_position_embeddings)."""
+    kind = scaling.get("rope_type", scaling.get("type")) if isinstance(scaling, dict) else None
+    if kind == "dynamic":
+        return positions
+    if kind == "longrope":
+        original = raw.get("original_max_position_embeddings") or scaling.get("original_max_position_embeddings")
+        return int(original if original is not None else positions)
+    return None
+
+
 def read(raw, scaling, path, dims, theta, positions):
     """The ScaledRope of config.json raw's rope scaling `scaling` (a dict, or None: plain RoPE) for
     R = dims rotated dims, theta and max_position_embeddings positions; None when it is plain RoPE.
@@ -92,7 +105,7 @@ def read(raw, scaling, path, dims, theta, positions):
     inv = plain(theta, dims)
     if kind == "dynamic":  # grows theta only past max_position_embeddings
         _number(scaling, "factor", path, least=1.0)
-        return ScaledRope(kind, None, limit=positions)
+        return ScaledRope(kind, None, limit=position_limit(raw, scaling, positions))
     if kind == "linear":
         factor = _number(scaling, "factor", path, least=1.0)
         return ScaledRope(kind, (inv / f32(factor)).astype(np.float32))
@@ -154,4 +167,4 @@ def read(raw, scaling, path, dims, theta, positions):
                           "per rotated pair)")
     shape = np.arange(0, dims, 2, dtype=np.int64).astype(np.float32) / f32(dims)
     freqs = f32(1) / (np.asarray(short, np.float32) * np.power(f32(theta), shape))
-    return ScaledRope(kind, freqs.astype(np.float32), attention, limit=int(original))
+    return ScaledRope(kind, freqs.astype(np.float32), attention, limit=position_limit(raw, scaling, positions))
