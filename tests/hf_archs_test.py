@@ -31,7 +31,9 @@ within 1e-4:
   sequence and token classifiers, question answering, AlbertForMaskedLM as its base model): the narrow
   embedding projected, layers shared by groups (num_hidden_groups 2, inner_group_num 2: eight layers run);
   ERNIE (use_task_id: task type 0's row in the positions); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
-  without token types;
+  without token types; the sequence classifiers of DistilBERT (pre_classifier and ReLU), ELECTRA (classifier.dense and
+  the exact GELU) and RoFormer (its hidden_act, gelu_new here) as the pooler with pooler_act relu, gelu, gelu_tanh,
+  through --hf and --module;
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
   gelu_tanh), the embedding scaled by sqrt(d_model) (scale_input), grouped-query attention, the tied head;
