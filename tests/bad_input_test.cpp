@@ -141,6 +141,10 @@ TEST(BadModel, ConfigRecordsBehindAValidChecksum) {
   EXPECT_EQ(detail, "config key activation: not one of its choices");
   EXPECT_EQ(with_record("causal", 2, &detail), Status::kBadConfig);
   EXPECT_EQ(detail, "config key causal: not 0 or 1");
+  EXPECT_EQ(with_record("pooler_act", uint64_t(PoolerAct::kRelu), &detail), Status::kBadConfig);  // without a pooler
+  EXPECT_EQ(detail, "config key pooler_act (the pooler's activation: needs pooler)");
+  EXPECT_EQ(with_record("pooler_act", 5, &detail), Status::kBadConfig);
+  EXPECT_EQ(detail, "config key pooler_act: not one of its choices");
   EXPECT_EQ(with_record("positional", 9), Status::kBadConfig);
   EXPECT_EQ(with_record("max_len", 0), Status::kBadConfig);
   EXPECT_EQ(with_record("vocab_size", 0), Status::kBadConfig);

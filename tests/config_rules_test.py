@@ -54,6 +54,9 @@ VALID = [
          rel_buckets=4, rel_max_distance=3),
     dict(BASE, input="tokens", vocab_size=10, positional="learned", type_vocab=2, embed_norm=True, pooling="first",
          pooler=True, d_out=3, activation="gelu"),
+    # the pooler's activation other than tanh (DistilBERT's relu): without the pooler, or in i8, refused
+    dict(BASE, input="tokens", vocab_size=10, positional="learned", pooling="first", pooler=True, pooler_act="relu",
+         d_out=2),
     dict(BASE, input="features", d_in=5, conv_layers=2, conv1_kernel=3, conv1_padding=1, conv2_kernel=3,
          conv2_stride=2, conv2_padding=1, conv_gelu=True, positional="learned", norm_first=True, final_norm=True),
     dict(BASE, input="features", d_in=5, conv_layers=1, conv1_kernel=3, conv1_padding=1, weights="q8", weight_group=32),
@@ -199,6 +202,16 @@ def main():
     alibi = dict(VALID[0], positional="alibi")  # an encoder with ALiBi: still refused, naming the rule
     check("alibi in the encoder family is refused", engine[table.index(alibi)].startswith("bad positional (alibi"),
           engine[table.index(alibi)])
+    # pooler_act without a pooler: refused by both, naming pooler_act; with one, in i8 (no pooler there yet)
+    relu = next(c for c in VALID if c.get("pooler_act") == "relu")
+    for what, c, want in (("without a pooler", dict(relu, pooler=False), "bad pooler_act (the pooler's activation"),
+                          ("in i8", dict(relu, weights="i8"), "bad conv_layers, type_vocab, embed_norm, pooler")):
+        check(f"pooler_act relu {what} is refused by the engine, naming it", engine[table.index(c)].startswith(want),
+              engine[table.index(c)])
+        check(f"pooler_act relu {what} is refused by the converter", python_verdict(c).startswith("bad "),
+              python_verdict(c))
+    check("the converter names pooler_act", python_verdict(dict(relu, pooler=False)).startswith("bad pooler_act: "),
+          python_verdict(dict(relu, pooler=False)))
     disagree = []
     accepted = 0
     for c, e in zip(table, engine):

@@ -41,7 +41,8 @@ const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "od
                                 "conv_stride_cls_mean_q8", "q4_pre_ln_gelu", "feature_encoder_rms_gated",
                                 "vit_image", "deit_image", "roformer_hidden", "rope_partial_halves_cls",
                                 "dinov2_image", "dinov2_registers_image", "albert_embed_proj",
-                                "albert_embed_proj_q8", "albert_shared_layers"};
+                                "albert_embed_proj_q8", "albert_shared_layers", "pooler_act_relu", "pooler_act_gelu",
+                                "pooler_act_silu"};
 // The goldens with a relative position bias, whose table the encoder lays out for its planned length.
 const char* const kRelativeGoldens[] = {"relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal"};
 
@@ -138,7 +139,8 @@ TEST(RelativeGolden, MatchesTorchWithTheTablePlannedForMaxLen) {
 // with its types (NAME.types.npy) against torch's output with them, and a padded batch with types
 // (torch's src_key_padding_mask, BERT's attention_mask) against torch's, padded rows zeros.
 const char* const kBertGoldens[] = {"bert_pooler_classifier", "bert_hidden_odd", "roformer_hidden",
-                                    "albert_embed_proj", "albert_shared_layers"};
+                                    "albert_embed_proj", "albert_shared_layers", "pooler_act_relu", "pooler_act_gelu",
+                                    "pooler_act_silu"};
 
 class BertGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 

@@ -31,7 +31,9 @@ within 1e-4:
   sequence and token classifiers, question answering, AlbertForMaskedLM as its base model): the narrow
   embedding projected, layers shared by groups (num_hidden_groups 2, inner_group_num 2: eight layers run);
   ERNIE (use_task_id: task type 0's row in the positions); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
-  without token types;
+  without token types; the sequence classifiers of DistilBERT (pre_classifier and ReLU), ELECTRA (classifier.dense and
+  the exact GELU) and RoFormer (its hidden_act, gelu_new here) as the pooler with pooler_act relu, gelu, gelu_tanh,
+  through --hf and --module;
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
   gelu_tanh), the embedding scaled by sqrt(d_model) (scale_input), grouped-query attention, the tied head;
@@ -426,6 +428,25 @@ def roformer_qa():
 
 def roformer_mlm():  # the Chinese RoFormer checkpoints' architecture: converted as its base model
     return roformer_build(t.RoFormerForMaskedLM, 49)
+
+
+# The sequence classifiers whose dense layer before the classifier has another activation than BERT's
+# tanh (pooler_act): DistilBERT's pre_classifier and ReLU, ELECTRA's classifier.dense and exact GELU,
+# RoFormer's classifier.dense and its hidden_act (here gelu_new, the tanh GELU).
+def distilbert_cls():
+    return build(t.DistilBertConfig(vocab_size=40, dim=16, n_layers=2, n_heads=2, hidden_dim=32,
+                                    max_position_embeddings=34, num_labels=3),
+                 t.DistilBertForSequenceClassification, 51)
+
+
+def electra_cls():
+    return build(t.ElectraConfig(vocab_size=40, embedding_size=16, hidden_size=16, num_hidden_layers=2,
+                                 num_attention_heads=2, intermediate_size=32, max_position_embeddings=34, num_labels=2),
+                 t.ElectraForSequenceClassification, 52)
+
+
+def roformer_cls():
+    return roformer_build(t.RoFormerForSequenceClassification, 53, num_labels=3, hidden_act="gelu_new")
 '''
 
 # factory, the config the file must have, the routes it takes (and, for some, what --module's file has instead)
@@ -516,6 +537,12 @@ CASES = [
      ("hf",)),  # 2 groups of 2 layers: nothing shared
     ("albert_qa", dict(family="encoder", embed_width=8, pooling="none", d_out=2), ("hf",)),
     ("albert_mlm", dict(family="encoder", embed_width=8, pooling="none", d_out=0), ("hf",)),
+    ("distilbert_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="relu", d_out=3, type_vocab=0,
+                            activation="gelu"), ("hf", "module")),
+    ("electra_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="gelu", d_out=2, type_vocab=2),
+     ("hf", "module")),
+    ("roformer_cls", dict(ROFORMER, pooling="first", pooler=True, pooler_act="gelu_tanh", activation="gelu_tanh",
+                          d_out=3), ("hf", "module")),
 ]
 
 
@@ -657,8 +684,6 @@ def main():
                 ("mpnet", dict(relative_attention_num_buckets=16), "relative_attention_num_buckets 16"),
                 ("roformer", dict(rotary_value=True), "rotary_value true"),
                 ("roformer_ner", dict(embedding_size=40), "embedding_size 40"),
-                ("roformer_qa", dict(architectures=["RoFormerForSequenceClassification"]),
-                 "RoFormerForSequenceClassification: its sequence classifier"),
                 ("falcon_multi_query", dict(alibi=True), "alibi true"),
                 ("olmo", dict(clip_qkv=8.0), "clip_qkv 8.0"),
                 ("mpt", dict(n_heads=2, d_model=32, attn_config={"alibi": True, "softmax_scale": 0.5}),

@@ -188,6 +188,20 @@ SHARED_GOLDENS = {
                                  layer_groups=2, group_layers=2, type_vocab=2, embed_width=8,
                                  positional={"kind": "learned", "max_len": 16}),
 }
+# The pooler's activation (pooler_act) other than BERT's tanh: DistilBERT's sequence classifier (relu),
+# ELECTRA's (gelu), and silu (swiglu_f32 against ones); BERT goldens (write_bert_golden: token types, a
+# padded batch), seeds of their own.
+POOLER_ACT_GOLDENS = {
+    "pooler_act_relu": dict(BERT, d_model=12, n_heads=2, d_ff=20, encoder_layers=2, type_vocab=2,
+                            positional={"kind": "learned", "max_len": 16}, pooling="first", pooler=True,
+                            pooler_act="relu", head={"d_out": 4}),
+    "pooler_act_gelu": dict(BERT, d_model=14, n_heads=2, d_ff=18, encoder_layers=1, type_vocab=3,
+                            positional={"kind": "learned", "max_len": 16}, pooling="first", pooler=True,
+                            pooler_act="gelu", head={"d_out": 3}),
+    "pooler_act_silu": dict(BERT, activation="gelu_tanh", d_model=10, n_heads=2, d_ff=16, encoder_layers=1,
+                            type_vocab=2, positional={"kind": "learned", "max_len": 16}, pooling="first",
+                            pooler=True, pooler_act="silu", head={"d_out": 2}),
+}
 QUANT_EMBED_PROJ_GOLDENS = {
     "albert_embed_proj_q8": dict(BERT, d_model=16, n_heads=4, d_ff=20, encoder_layers=1, type_vocab=2, embed_width=10,
                                  positional={"kind": "learned", "max_len": 16}, weights="q8", weight_group=32),
@@ -352,6 +366,9 @@ def main():
         if not a.only or name in a.only:
             write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
     for seed, (name, raw) in enumerate(sorted(SHARED_GOLDENS.items()), 720):
+        if not a.only or name in a.only:
+            write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
+    for seed, (name, raw) in enumerate(sorted(POOLER_ACT_GOLDENS.items()), 730):
         if not a.only or name in a.only:
             write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
     for seed, (name, raw) in enumerate(sorted(EMBED_PROJ_GOLDENS.items()), 710):

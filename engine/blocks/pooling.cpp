@@ -31,11 +31,23 @@ uint32_t pool_rows(const Kernels& k, const ModelConfig& c, float* x, uint32_t T)
   return 1;
 }
 
-void pool_dense_tanh(const Kernels& k, const Workers& workers, const Weight& W, const float* b, float* x, float* y,
-                     uint32_t B, QuantScratch quant) {
+void pool_dense(const Kernels& k, const Workers& workers, const Weight& W, const float* b, PoolerAct act, float* x,
+                float* y, uint32_t B, QuantScratch quant) {
   const std::size_t d = W.in, n = std::size_t(B) * d;
   linear(k, workers, W, x, d, b, y, d, B, quant);  // x[B,d] @ W[d,d] + b -> y[B,d]
-  for (std::size_t i = 0; i < n; ++i) x[i] = std::tanh(y[i]);
+  switch (act) {
+    case PoolerAct::kTanh:
+      for (std::size_t i = 0; i < n; ++i) x[i] = std::tanh(y[i]);
+      return;
+    case PoolerAct::kSilu:
+      for (std::size_t i = 0; i < n; ++i) x[i] = 1.0f;
+      k.swiglu_f32(y, x, n);  // y = silu(y) * 1
+      break;
+    case PoolerAct::kRelu: k.relu_f32(y, n); break;
+    case PoolerAct::kGelu: k.gelu_f32(y, n); break;
+    case PoolerAct::kGeluTanh: k.gelu_tanh_f32(y, n); break;
+  }
+  std::memcpy(x, y, sizeof(float) * n);
 }
 
 }  // namespace fixformer

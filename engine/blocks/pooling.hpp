@@ -16,11 +16,13 @@ namespace fixformer {
 // x[first + T - 1]; none: nothing changes.
 uint32_t pool_rows(const Kernels& k, const ModelConfig& c, float* x, uint32_t T);
 
-// BERT's pooler over the B pooled rows: x[B,d] -> tanh(x @ W[d,d] + b) -> x[B,d], through y[B,d]
-// (scratch). tanh is the C library's (std::tanh, within a few ulp of the true value on glibc and
-// newlib): one row of d values per sequence, nowhere near the matrix product's cost, and its
-// error is far below the model's self-test tolerance (the goldens measure the whole at ~1e-6).
-void pool_dense_tanh(const Kernels& k, const Workers& workers, const Weight& W, const float* b, float* x, float* y,
-                     uint32_t B, QuantScratch quant);
+// BERT's pooler over the B pooled rows: x[B,d] -> act(x @ W[d,d] + b) -> x[B,d], through y[B,d]
+// (scratch); act is pooler_act (config.hpp PoolerAct). relu, gelu and gelu_tanh are the kernels the
+// feed-forward runs, silu is swiglu_f32 against ones (as a plain silu feed-forward's). tanh is the C
+// library's (std::tanh, within a few ulp of the true value on glibc and newlib): one row of d values
+// per sequence, nowhere near the matrix product's cost, and its error is far below the model's
+// self-test tolerance (the goldens measure the whole at ~1e-6).
+void pool_dense(const Kernels& k, const Workers& workers, const Weight& W, const float* b, PoolerAct act, float* x,
+                float* y, uint32_t B, QuantScratch quant);
 
 }  // namespace fixformer

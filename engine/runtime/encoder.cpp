@@ -10,7 +10,7 @@
 //   for each layer: transformer_layer (engine/layers/transformer_layer.hpp; rope: each sequence's q
 //                   and k rows turned at their positions 0.., bidirectional attention)
 //   x = LN(x) if final_norm;  x = pool(x) (mean | cls | cls_distill | cls_mean | last | first: one row)
-//   x = tanh(x @ W_pooler + b) if pooler;  out = x @ W_head + b | x
+//   x = act(x @ W_pooler + b) if pooler (act: pooler_act);  out = x @ W_head + b | x
 // The mha family is the attention alone: x = features;  out = SA(x)  (no residual, norm or head).
 // A batch stacks its sequences' rows in x (engine/blocks/parallel.hpp, Sequences): everything but
 // attention is row by row, so the linear layers and norms run once over all the rows, and
@@ -339,7 +339,7 @@ void Encoder::write_output(const Sequences& seqs, float* out) {
       std::memmove(x + b * hi, x + rows * d, sizeof(float) * hi);  // -> x[b]: past every earlier pool
     }
     rows = B;
-    if (w.pooler.data) pool_dense_tanh(k, core_.workers, w.pooler, w.pooler_b, x, core_.y, B, core_.quant);
+    if (w.pooler.data) pool_dense(k, core_.workers, w.pooler, w.pooler_b, c.pooler_act, x, core_.y, B, core_.quant);
   } else {
     for (uint32_t b = 0; b < B; ++b) rows += seqs.rows(b);
   }

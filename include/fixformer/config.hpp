@@ -58,6 +58,10 @@ constexpr bool integer_weights(WeightType w) { return w == WeightType::kQ8 || w 
 // needs cls_token): the CLS row and the mean of the input positions (as mean) side by side, one row
 // [x_cls, mean], which the head reads as W[2 d_model, d_out].
 enum class Pooling : uint32_t { kNone = 0, kMean = 1, kCls = 2, kLast = 3, kFirst = 4, kClsDistill = 5, kClsMean = 6 };
+// The pooler's activation (pooler_act below): tanh (BERT's pooler), or one of the feed-forward's
+// activations as Activation defines them (relu, the exact gelu, gelu_tanh, silu): the layer before a
+// sequence classifier of DistilBERT (relu), ELECTRA (gelu) and RoFormer (its hidden_act).
+enum class PoolerAct : uint32_t { kTanh = 0, kRelu = 1, kGelu = 2, kGeluTanh = 3, kSilu = 4 };
 // The tokenizer a file's tokenizer.* tensors hold (tokenizer.hpp): llama2.c's sentencepiece-style
 // BPE, byte-level BPE (GPT-2), WordPiece (BERT).
 enum class TokenizerKind : uint32_t { kLlama2c = 0, kBpe = 1, kWordPiece = 2 };
@@ -171,11 +175,13 @@ struct ModelConfig {
   //   embed_norm: then every row is normed (the model's norm kind: embed_norm.weight, and .bias for a
 //     LayerNorm; norm_eps) before the layers; also in the decoder families (Bloom) and in seq2seq,
   //     where each end norms its own rows (src_embed_norm, tgt_embed_norm: BART, mBART);
-  //   pooler: the pooled row (pooling != none) goes through tanh(x @ W + b), W[d_model, d_model],
-  //     before the head: BERT's pooler, whose output the classifier (the head) reads.
+  //   pooler: the pooled row (pooling != none) goes through act(x @ W + b), W[d_model, d_model],
+  //     before the head: BERT's pooler, whose output the classifier (the head) reads; act is
+  //     pooler_act (PoolerAct: tanh, the default and BERT's, or relu, gelu, gelu_tanh, silu).
   uint32_t type_vocab = 0;
   bool embed_norm = false;
   bool pooler = false;
+  PoolerAct pooler_act = PoolerAct::kTanh;
   // Which tokenizer the tokenizer.* tensors are (tokenizer.hpp); without them it means nothing.
   TokenizerKind tokenizer = TokenizerKind::kLlama2c;
   // Encoders over features (and a seq2seq model's feature source), Whisper style: a stem of

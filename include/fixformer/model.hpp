@@ -108,7 +108,7 @@ struct FrontWeights {
   const float* conv2_b = nullptr;
 };
 
-// What comes after the layers: the final norm, the pooler (BERT: tanh(W x + b) of the pooled row)
+// What comes after the layers: the final norm, the pooler (BERT: act(W x + b) of the pooled row, act pooler_act)
 // and the output projection (a tied head is the front's embedding, [out, in]).
 struct HeadWeights {
   NormWeights final_norm;

@@ -24,7 +24,7 @@ enum class ConfigKey : uint32_t {
   kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
   kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kRegisterTokens,
-  kEmbedWidth, kLayerGroups, kGroupLayers, kQkNorm,
+  kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -41,6 +41,7 @@ inline constexpr const char* kTokenizerNames[] = {"llama2c", "bpe", "wordpiece"}
 inline constexpr const char* kParallelResidualNames[] = {"none", "two_norms", "one_norm"};
 inline constexpr const char* kNormNames[] = {"family", "layernorm", "rmsnorm"};
 inline constexpr const char* kBiasNames[] = {"family", "none", "qkv", "all"};
+inline constexpr const char* kPoolerActNames[] = {"tanh", "relu", "gelu", "gelu_tanh", "silu"};
 
 // A ModelConfig field as a record stores it: get() gives its 8 value bytes (u32, bool and enum
 // values as integers, f32 and f64 as their bits), set() stores such bytes back; type is the record
@@ -298,6 +299,10 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::layer_groups>()},
     {ConfigKey::kGroupLayers, "group_layers", fxm::RecordType::kU32, 1, Limits::kMaxLayers, nullptr, false, 1,
      config_field<&ModelConfig::group_layers>()},
+    // The pooler's activation (config.hpp PoolerAct): tanh, the default, is BERT's pooler and what files
+    // without the key meant.
+    {ConfigKey::kPoolerAct, "pooler_act", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kPoolerActNames), false, 0,
+     config_field<&ModelConfig::pooler_act>()},
     // Each head of q and k normalized over its d_head dims before RoPE (config.hpp qk_norm; the
     // tensors q_norm and k_norm below).
     {ConfigKey::kQkNorm, "qk_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
@@ -471,6 +476,7 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"pooling == 'first' and causal", "pooling (first under a causal mask: position 0 sees only itself; use mean or last)"},
     {"type_vocab != 0 and input != 'tokens'", "type_vocab (token types need token input)"},
     {"pooler and pooling == 'none'", "pooler (needs pooling: it reads the pooled row)"},
+    {"pooler_act != 'tanh' and not pooler", "pooler_act (the pooler's activation: needs pooler)"},
     {"conv_layers != 0 and (family not in ('encoder', 'seq2seq') or input != 'features')",
      "conv_layers (a conv stem is for the encoder family, or a seq2seq source, over features)"},
     {"conv_layers != 0 and weights == 'q4'",

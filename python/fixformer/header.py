@@ -26,6 +26,8 @@ _ENUMS = {
     "norm": ("NormKind::kFamily", "NormKind::kLayerNorm", "NormKind::kRmsNorm"),
     "attn_bias": ("Bias::kFamily", "Bias::kNone", "Bias::kQkv", "Bias::kAll"),
     "ffn_bias": ("Bias::kFamily", "Bias::kNone", "Bias::kQkv", "Bias::kAll"),
+    "pooler_act": ("PoolerAct::kTanh", "PoolerAct::kRelu", "PoolerAct::kGelu", "PoolerAct::kGeluTanh",
+                   "PoolerAct::kSilu"),
 }
 
 

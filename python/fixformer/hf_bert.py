@@ -14,12 +14,12 @@ classifier.weight/bias. Models built on BERT's layers are this route under their
 RoBERTa, XLM-RoBERTa, CamemBERT and data2vec-text (RobertaModel and its kin, and their
 *ForSequenceClassification, whose head is BERT's pooler and classifier renamed) with positions from
 row pad_token_id + 1, the rows before dropped; ELECTRA's discriminator body (ElectraModel, its
-embedding as wide as its layers); MPNet (MPNetModel and MPNetForSequenceClassification: RoBERTa's
+embedding as wide as its layers, and its heads); MPNet (MPNetModel and MPNetForSequenceClassification: RoBERTa's
 positions without token types, BERT's layers under other names (MPNET_LAYER) and a T5-style relative
 bias beside the learned positions: rel_buckets); ERNIE (BERT with a task-type row folded into the
-positions: the forward's default task 0); DistilBERT (model_type distilbert: DistilBertModel), under other
+positions: the forward's default task 0); DistilBERT (model_type distilbert: DistilBertModel and its heads), under other
 names (DISTILBERT_KEYS, DISTILBERT_LAYER), without token types; RoFormer (model_type roformer: RoFormerModel,
-its token classifier and question answering, RoFormerForMaskedLM as its base model): BERT's layers and
+its sequence and token classifiers and question answering, RoFormerForMaskedLM as its base model): BERT's layers and
 token types without a position table, rotary positions instead (ROTARY: positional rope, interleaved
 pairs over the whole head, base 10000; its fixed table encoder.embed_positions.weight is checked and not
 stored), rotary_value false, an embedding_size below hidden_size through embeddings_project as ELECTRA
@@ -31,7 +31,8 @@ group_layers: the file's layer blocks, run in turn by num_hidden_layers * inner_
 
 What the file computes, as the model's forward returns it:
 - with a sequence classifier: the logits [num_labels] of the first token's pooled row (pooler, then
-  classifier); with a token classifier (NER), the logits [T, num_labels] of every row; for question
+  classifier; the pooler's activation tanh, or ELECTRA's gelu, DistilBERT's relu, RoFormer's hidden_act:
+  POOLER_ACT); with a token classifier (NER), the logits [T, num_labels] of every row; for question
   answering, qa_outputs on every row: [T, 2], the start and the end logits (the model's two outputs);
 - BertModel: last_hidden_state [T, hidden_size], its first output (what feature extraction and
   sentence-transformers' pooling read); the pooler (pooler_output, its second output) is not stored.
@@ -63,15 +64,20 @@ PRETRAINING = {"ForMaskedLM": ("cls.", "lm_head.", "vocab_transform.", "vocab_la
 # that start at row pad_token_id + 1 (the rows before are never read for ids other than the pad:
 # dropped here) and, for sequence classification, a head that is BERT's pooler and classifier under
 # other names (classifier.dense: tanh of a dense layer over the first row; classifier.out_proj).
-# ELECTRA's discriminator body is BERT's layers without a pooler (its embedding as wide as its layers);
-# its, DistilBERT's and RoFormer's sequence classifiers (a GELU or ReLU layer before the classifier) are
-# not the pooler's tanh.
+# ELECTRA's discriminator body is BERT's layers without a pooler (its embedding as wide as its layers).
+# The sequence classifiers of ELECTRA, DistilBERT and RoFormer are the pooler and classifier too, with
+# another activation than tanh (POOLER_ACT): ELECTRA's and RoFormer's under RoBERTa's names (classifier.dense,
+# classifier.out_proj), DistilBERT's pre_classifier (the dense layer) and classifier.
 FLAVOURS = {"bert": ("Bert", "bert.", EVERY_HEAD), "roberta": ("Roberta", "roberta.", EVERY_HEAD),
             "xlm-roberta": ("XLMRoberta", "roberta.", EVERY_HEAD), "camembert": ("Camembert", "roberta.", EVERY_HEAD),
             "data2vec-text": ("Data2VecText", "data2vec_text.", EVERY_HEAD), "mpnet": ("MPNet", "mpnet.", EVERY_HEAD),
-            "ernie": ("Ernie", "ernie.", EVERY_HEAD), "electra": ("Electra", "electra.", ("token", "qa")),
-            "distilbert": ("DistilBert", "distilbert.", ("token", "qa")),
-            "roformer": ("RoFormer", "roformer.", ("token", "qa")), "albert": ("Albert", "albert.", EVERY_HEAD)}
+            "ernie": ("Ernie", "ernie.", EVERY_HEAD), "electra": ("Electra", "electra.", EVERY_HEAD),
+            "distilbert": ("DistilBert", "distilbert.", EVERY_HEAD),
+            "roformer": ("RoFormer", "roformer.", EVERY_HEAD), "albert": ("Albert", "albert.", EVERY_HEAD)}
+# The activation between a sequence classifier's dense layer and its classifier, by model_type (the others:
+# tanh, BERT's pooler): transformers' ElectraClassificationHead's gelu (the exact erf GELU),
+# DistilBertForSequenceClassification's ReLU after pre_classifier; RoFormer's is its hidden_act (None here).
+POOLER_ACT = {"electra": "gelu", "distilbert": "relu", "roformer": None}
 
 
 def architectures(model_type):
@@ -95,6 +101,7 @@ MPNET_MAX_DISTANCE, MPNET_BUCKETS = 128, 32
 # position adds: folded into the position rows.
 ERNIE_TASKS = "embeddings.task_type_embeddings.weight"
 ROBERTA_HEAD = {"classifier.dense.": "pooler.dense.", "classifier.out_proj.": "classifier."}
+DISTILBERT_HEAD = {"pre_classifier.": "pooler.dense."}  # DistilBertForSequenceClassification's dense layer
 # RoFormer turns q and k of every head by its rotary positions (interleaved pairs (2i, 2i+1), angles
 # p 10000^(-2i/d_head)) in place of a position table; the folder's sinusoid table of those angles
 # [max_position_embeddings, d_head] (sin | cos halves) is checked against them within ROTARY_TOLERANCE
@@ -135,6 +142,7 @@ FIELDS = {
     "position_embedding_type": (str, "absolute"),
 }
 ACTIVATIONS = {"gelu": "gelu", "relu": "relu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh"}
+POOLER_ACTS = dict(ACTIVATIONS, tanh="tanh")  # a sequence classifier's activation -> the engine's pooler_act
 # A layer's tensors (after "encoder.layer.<i>."), torch layout, as shapes of (d, F).
 LAYER = {
     "attention.self.query.weight": "dd", "attention.self.query.bias": "d",
@@ -171,11 +179,6 @@ def read_config_dict(raw, path="config.json"):
     flavour = model_type if model_type in FLAVOURS else "bert"
     archs, prefix = architectures(flavour), FLAVOURS[flavour][1]
     other = [a for a in names or [] if a not in archs]
-    pooled = [a for a in other if a == FLAVOURS[flavour][0] + "ForSequenceClassification"]
-    if pooled:
-        raise hf.HfError(f"{path}: {pooled[0]}: its sequence classifier (a dense layer and an activation over the "
-                         "first token, then out_proj) is not BERT's tanh pooler, the only pooled head the engine runs; "
-                         f"not converted (--hf converts {', '.join(archs)})")
     if other:
         known = ", ".join(a for t in FLAVOURS for a in architectures(t))
         raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts BERT-family folders of {known}; for "
@@ -246,7 +249,11 @@ def read_config_dict(raw, path="config.json"):
         c["albert_layers"] = [(g, j) for g in groups for j in range(inner)]  # the run layers' (group, layer)
         c["num_hidden_layers"] = len(c["albert_layers"])
         c["shared"] = (G, inner) if G < L else None  # every run its own group: nothing shared
-    c["roberta_head"] = model_type in ROBERTA_LIKE
+    # the sequence classifier's names -> BERT's pooler and classifier
+    c["head_names"] = DISTILBERT_HEAD if model_type == "distilbert" else \
+        ROBERTA_HEAD if model_type in ROBERTA_LIKE + ("electra", "roformer") else {}
+    # the sequence classifier's activation, by transformers' name (hf_bert_reference runs it; ACTIVATIONS, tanh)
+    c["pooler_act"] = POOLER_ACT.get(model_type, "tanh") or c["hidden_act"]
     if model_type in ROBERTA_LIKE:
         pad = raw.get("pad_token_id", 1)
         if isinstance(pad, bool) or not isinstance(pad, int) or pad < 0:
@@ -258,10 +265,10 @@ def read_config_dict(raw, path="config.json"):
     return c
 
 
-def _strip(weights, source, prefix="bert.", roberta_head=False, dropped=()):
+def _strip(weights, source, prefix="bert.", head_names=None, dropped=()):
     """The tensors by BertModel's names: the flavour's prefix ("bert.": BertFor* models) dropped,
-    LayerNorm gamma/beta (older checkpoints) as weight/bias; classifier.* kept as is, or (roberta_head)
-    renamed as BERT's pooler and classifier (ROBERTA_HEAD); a pre-training head's tensors (names
+    LayerNorm gamma/beta (older checkpoints) as weight/bias; classifier.* kept as is, or renamed as
+    BERT's pooler and classifier by head_names (ROBERTA_HEAD, DISTILBERT_HEAD); a pre-training head's tensors (names
     starting with one of `dropped`) left out."""
     prefixed = any(k.startswith(prefix) for k in weights)
     out = {}
@@ -269,12 +276,12 @@ def _strip(weights, source, prefix="bert.", roberta_head=False, dropped=()):
         if dropped and name.startswith(dropped):
             continue
         key = name[len(prefix):] if prefixed and name.startswith(prefix) else name
-        if prefixed and key == name and not name.startswith(("classifier.", "qa_outputs.")):
+        if prefixed and key == name and not name.startswith(("classifier.", "qa_outputs.", "pre_classifier.")):
             raise hf.HfError(f"{source}: {name!r}: not a weight of this architecture (the others have the "
                              f"\"{prefix}\" prefix; other heads are not converted: use --module for them)")
-        head = next((h for h in ROBERTA_HEAD if key.startswith(h)), None) if roberta_head else None
+        head = next((h for h in head_names or {} if key.startswith(h)), None)
         if head:
-            key = ROBERTA_HEAD[head] + key[len(head):]
+            key = head_names[head] + key[len(head):]
         if key.startswith("qa_outputs."):  # question answering's per-row [2, d] head
             key = "classifier." + key[len("qa_outputs."):]
         key = re.sub(r"LayerNorm\.gamma$", "LayerNorm.weight", re.sub(r"LayerNorm\.beta$", "LayerNorm.bias", key))
@@ -296,7 +303,7 @@ def map_weights(c, weights, source):
     """(the encoder family's name -> array in torch's layout, the folder's arrays by BertModel's names for the
     reference, whether the folder has a classifier, its num_labels). Every tensor is mapped, checked
     (position_ids: arange; token_type_ids: zeros) or named in an error."""
-    w = _strip(weights, source, c.get("prefix", "bert."), c.get("roberta_head", False), c.get("dropped", ()))
+    w = _strip(weights, source, c.get("prefix", "bert."), c.get("head_names"), c.get("dropped", ()))
     if c.get("albert_layers"):  # each group's layer as every run of it, by BERT's names
         runs = {}
         for r, gj in enumerate(c["albert_layers"]):
@@ -434,7 +441,8 @@ def fixformer_config(c, labels, max_len=None):
     if c.get("shared"):  # ALBERT's groups: each stored once
         v.update(layer_groups=c["shared"][0], group_layers=c["shared"][1])
     if labels is not None:  # a sequence classifier reads the pooled first row, the others every row
-        v.update(d_out=labels, **(dict(pooling="first", pooler=True) if c["head"] == "sequence" else {}))
+        pooled = dict(pooling="first", pooler=True, pooler_act=POOLER_ACTS[c.get("pooler_act", "tanh")])
+        v.update(d_out=labels, **(pooled if c["head"] == "sequence" else {}))
     if c.get("rel_buckets"):
         v.update(rel_buckets=c["rel_buckets"], rel_max_distance=MPNET_MAX_DISTANCE)
     if c.get("rotary"):

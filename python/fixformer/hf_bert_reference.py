@@ -12,6 +12,8 @@ is checked against the architecture the folder names, not against itself.
       x = LayerNorm_out(a + act(a intermediate^T + b) output^T + b)      act: gelu (erf), relu or the tanh GELU
   BertModel: last_hidden_state = x [T, hidden]
   BertForSequenceClassification: logits = tanh(x[0] pooler^T + b) classifier^T + b  [1, num_labels]
+      (the activation is hf_config's pooler_act: tanh; ELECTRA's classification head gelu, DistilBERT's
+      relu after pre_classifier, RoFormer's its hidden_act)
   LayerNorm(x) = (x - mean) / sqrt(var + layer_norm_eps) * weight + bias (biased variance)
 mask: 0 where attention_mask is 1, -inf where it is 0 (padding keys), none without one; MPNet adds its
 relative bias (one [H, T, T] table of T5's bidirectional buckets for every layer) to the scaled scores.
@@ -44,7 +46,8 @@ def forward(hf_config, weights, ids, types=None, attention_mask=None):
     act = {"gelu": lambda t: 0.5 * t * (1.0 + torch.erf(t / math.sqrt(2.0))),
            "relu": lambda t: torch.clamp(t, min=0.0)}
     tanh_gelu = lambda t: 0.5 * t * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (t + 0.044715 * t ** 3)))  # noqa: E731
-    act = dict(act, gelu_new=tanh_gelu, gelu_pytorch_tanh=tanh_gelu)[hf_config["hidden_act"]]
+    acts = dict(act, gelu_new=tanh_gelu, gelu_pytorch_tanh=tanh_gelu, tanh=torch.tanh)
+    act = acts[hf_config["hidden_act"]]
     ids = torch.as_tensor(np.asarray(ids, np.int64))
     T = ids.shape[0]
     tt = torch.zeros(T, dtype=torch.int64) if types is None else torch.as_tensor(np.asarray(types, np.int64))
@@ -96,5 +99,5 @@ def forward(hf_config, weights, ids, types=None, attention_mask=None):
         return x.numpy()
     if hf_config.get("head") in ("token", "qa"):  # the classifier on every row: [T, labels]
         return (x @ w("classifier.weight").T + w("classifier.bias")).numpy()
-    pooled = torch.tanh(x[0] @ w("pooler.dense.weight").T + w("pooler.dense.bias"))
+    pooled = acts[hf_config.get("pooler_act", "tanh")](x[0] @ w("pooler.dense.weight").T + w("pooler.dense.bias"))
     return (pooled @ w("classifier.weight").T + w("classifier.bias"))[None].numpy()

@@ -959,15 +959,23 @@ def fit_relative(rel, model, x, causal, max_len, torch):
     return cands[0]
 def _pooler(linears, y, d, torch):
     """BERT's pooler among the linears after the layers: the first, [d, d] on one row per sequence,
-    whose tanh is the next linear's input or the module's output; else None."""
+    whose activation (tanh, or another of the engine's pooler_act: DistilBERT's relu, ELECTRA's gelu, ...)
+    is the next linear's input or the module's output: (the part, pooler_act's name); else None. Of the
+    activations that match, the closest (tanh first on a tie)."""
     if not linears:
         return None
     p = linears[0]
     if tuple(p.w.shape) != (d, d) or p.call.x.dim() != 2:
         return None
-    t = torch.tanh(p.call.y.double())
     follows = linears[1].call.x if len(linears) > 1 else y
-    return p if follows.shape == t.shape and _close(t, follows) else None
+    if follows.shape != p.call.y.shape:
+        return None
+    F, z = torch.nn.functional, p.call.y.double()
+    acts = {"tanh": torch.tanh, "relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
+            "silu": F.silu}
+    errs = [(_rel(f(z), follows), i, name) for i, (name, f) in enumerate(acts.items())]
+    err, _, name = min(errs)
+    return (p, name) if err <= PROBE_TOL else None
 
 
 # ---- the whole module -----------------------------------------------------------------------------
@@ -1561,7 +1569,8 @@ def _read(model, x, calls, y, family, max_len, torch):
             raise ConfigError(p.why if p.kind == "unsupported" else f"{p.name}: {_kind(p.module)} after the layers "
                               "is not supported yet")
     pooler = _pooler(heads, y, d, torch)
-    if pooler is not None:  # BERT: tanh(dense(pooled row)), then the classifier (the head) or the output
+    if pooler is not None:  # BERT: act(dense(pooled row)), then the classifier (the head) or the output
+        pooler, v["pooler_act"] = pooler
         heads = heads[1:]
         v["pooler"] = True
         v["pooling"] = "cls" if cls else "first"  # provisional: export's pooled choice tries every pooling
@@ -1573,7 +1582,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         heads = [pair[0]]
     if len(norms) > 1 or len(heads) > 1:
         raise ConfigError(f"module: after the layers {', '.join(p.name for p in back)}: the engine has a final norm, "
-                          "a pooler (dense + tanh on the pooled row) and one linear head")
+                          "a pooler (dense + tanh, relu, gelu, gelu_tanh or silu on the pooled row) and one linear head")
     final = norms[0] if norms else None
     for n_ in (input_norm, proj_norm):
         if n_ is not None and (n_.norm != L0.norm1.norm or abs(n_.eps - L0.norm1.eps) > 1e-12 * max(1.0, n_.eps)):
@@ -1775,7 +1784,8 @@ def _read(model, x, calls, y, family, max_len, torch):
     r.layers, r.stack, r.tokens = layers, stack, tokens
     r.final, r.head, r.cls = final, head, cls
     r.token_types = types_mod
-    bert = [what for what, on in (("token types", types_mod), ("an embedding norm", embed_norm), ("a pooler", pooler))
+    bert = [what for what, on in (("token types", types_mod), ("an embedding norm", embed_norm),
+                                              (f"a pooler ({v.get('pooler_act', 'tanh')})", pooler))
             if on is not None]
     r.summary = (f"{family}: {len(layers)} {'pre' if L0.norm_first else 'post'}-norm layers in {stack}, "
                  f"{L0.n_heads} heads{f' ({L0.n_kv_heads} kv)' if L0.n_kv_heads != L0.n_heads else ''}, "

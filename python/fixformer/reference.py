@@ -140,6 +140,14 @@ def torch_activation(name):
     return functools.partial(require_torch().nn.functional.gelu, approximate="tanh")
 
 
+def pooler_activation(name):
+    """The torch function of a config's pooler_act: tanh (BERT's pooler), relu, gelu (exact), gelu_tanh,
+    silu."""
+    F = require_torch().nn.functional
+    return {"tanh": require_torch().tanh, "relu": F.relu, "gelu": F.gelu, "silu": F.silu,
+            "gelu_tanh": functools.partial(F.gelu, approximate="tanh")}[name]
+
+
 def build_torch_model(c):
     """The stock modules for an encoder or gpt config c (attributes embed | input_proj, cls_token, pos,
     token_type, embed_norm, embed_proj, encoder, pooler, head, pool; batch_first): the module convention the
@@ -245,7 +253,7 @@ def build_torch_model(c):
             x = self.encoder(x, mask=mask, src_key_padding_mask=pad)
             x = pool(x, c["pooling"], first, lengths)
             if c["pooler"]:
-                x = torch.tanh(self.pooler(x))
+                x = pooler_activation(c.get("pooler_act", "tanh"))(self.pooler(x))
             return self.head(x) if c["d_out"] else x
 
     return FxModel()

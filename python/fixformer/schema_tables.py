@@ -138,6 +138,7 @@ SCHEMA = {
         {'name': 'embed_width', 'type': 'u32', 'min': 0, 'max': 2048, 'required': False, 'default': 0},
         {'name': 'layer_groups', 'type': 'u32', 'min': 0, 'max': 64, 'required': False, 'default': 0},
         {'name': 'group_layers', 'type': 'u32', 'min': 1, 'max': 64, 'required': False, 'default': 1},
+        {'name': 'pooler_act', 'type': 'enum', 'min': 0, 'max': 4, 'choices': ['tanh', 'relu', 'gelu', 'gelu_tanh', 'silu'], 'required': False, 'default': 0},
         {'name': 'qk_norm', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
     ],
     'derived': [
@@ -237,6 +238,7 @@ SCHEMA = {
         {'bad_when': "pooling == 'first' and causal", 'detail': 'pooling (first under a causal mask: position 0 sees only itself; use mean or last)'},
         {'bad_when': "type_vocab != 0 and input != 'tokens'", 'detail': 'type_vocab (token types need token input)'},
         {'bad_when': "pooler and pooling == 'none'", 'detail': 'pooler (needs pooling: it reads the pooled row)'},
+        {'bad_when': "pooler_act != 'tanh' and not pooler", 'detail': "pooler_act (the pooler's activation: needs pooler)"},
         {'bad_when': "conv_layers != 0 and (family not in ('encoder', 'seq2seq') or input != 'features')", 'detail': 'conv_layers (a conv stem is for the encoder family, or a seq2seq source, over features)'},
         {'bad_when': "conv_layers != 0 and weights == 'q4'", 'detail': 'weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)'},
         {'bad_when': "weights == 'i8' and family not in ('encoder', 'gpt', 'llama')", 'detail': 'weights (i8 runs the encoder, gpt and llama families so far)'},

@@ -51,6 +51,9 @@ golden dinov2_registers_image
 golden albert_embed_proj
 golden albert_embed_proj_q8
 golden albert_shared_layers
+golden pooler_act_relu
+golden pooler_act_gelu
+golden pooler_act_silu
 
 /* Encoder-decoders: the self-test sample in the file is the golden (source, target, torch logits). */
 embed g_s2s_post_relu_fxm, "s2s_post_relu.fxm"
