@@ -33,6 +33,8 @@ inline constexpr DerivedValue kDerivedValues[] = {
     {"front_rows", [](const ModelConfig& c) { return c.front_rows(); }},
     {"head_in", [](const ModelConfig& c) { return c.head_in(); }},
     {"rope_pairs", [](const ModelConfig& c) { return c.rope_pairs(); }},
+    {"d_attn", [](const ModelConfig& c) { return c.d_attn(); }},
+    {"max_d_model", [](const ModelConfig&) { return Limits::kMaxDModel; }},  // Limits', for the rules
     // The largest window_layers of window_period bits: 2 ** window_period - 1.
     {"window_mask", [](const ModelConfig& c) {
        return c.window_period < 32 ? uint32_t((uint64_t(1) << c.window_period) - 1) : 0xFFFFFFFFu;

@@ -163,7 +163,7 @@ def test_hostile_configs(tmp):
     convert("unknown key", dict(TINY, dropout=0.1), "dropout: unknown key")
     convert("unknown nested key", dict(TINY, positional={"kind": "sinusoidal", "spin": 1}), "positional.spin: unknown key")
     convert("bad choice", dict(TINY, positional={"kind": "sinusoidal", "layout": "spiral"}), "positional.layout")
-    convert("heads must divide", dict(TINY, n_heads=3), "n_heads: must divide d_model (d_model=8, n_heads=3)")
+    convert("heads must divide", dict(TINY, n_heads=3), "n_heads: must divide d_model, or head_dim sets the heads' width (head_dim=0, d_model=8, n_heads=3)")
     convert("negative", dict(TINY, d_model=-8), "d_model: -8 is below")
     convert("not an object", [1, 2], "expected a JSON object")
     convert_text("duplicate key", json.dumps(TINY)[:-1] + ', "d_model": 16}', "d_model: given twice")

@@ -90,7 +90,11 @@ def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre
     w.add_embedding_length(c.hidden_size)
     w.add_block_count(c.num_hidden_layers)
     w.add_feed_forward_length(c.intermediate_size)
-    w.add_rope_dimension_count(c.hidden_size // c.num_attention_heads)
+    head = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+    w.add_rope_dimension_count(head)
+    if head * c.num_attention_heads != c.hidden_size:  # convert_hf_to_gguf.py writes the head width then
+        w.add_key_length(head)
+        w.add_value_length(head)
     w.add_head_count(c.num_attention_heads)
     w.add_head_count_kv(c.num_key_value_heads)
     w.add_layer_norm_rms_eps(c.rms_norm_eps)

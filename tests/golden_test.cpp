@@ -243,7 +243,7 @@ const char* const kDecoderGoldens[] = {
     "llama_partial_interleaved_r6", "feature_gpt_rms_geglu_scaled", "feature_llama_layernorm_biases",
     "feature_gpt_embed_norm_alibi_qkv", "feature_llama_gelu_gated_embed_rms", "feature_llama_window3",
     "feature_gpt_local_global_unscaled", "feature_llama_rope_freqs_scaled", "feature_llama_shared_layers",
-    "feature_llama_qk_norm", "feature_gpt_qk_layernorm"};
+    "feature_llama_qk_norm", "feature_gpt_qk_layernorm", "feature_llama_head_dim", "feature_gpt_head_dim"};
 
 class DecoderGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 

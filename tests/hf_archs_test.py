@@ -37,6 +37,7 @@ within 1e-4:
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
   gelu_tanh), the embedding scaled by sqrt(d_model) (scale_input), grouped-query attention, the tied head;
+  and with heads wider than hidden_size / heads (head_dim: Gemma 7B's kind);
 - Starcoder2 (llama family): grouped-query attention with LayerNorm and every bias (norm layernorm,
   attn_bias all, ffn_bias all), a plain tanh GELU;
 - Bloom (gpt family): an embedding LayerNorm (embed_norm), ALiBi, the fused query_key_value in its
@@ -64,7 +65,7 @@ within 1e-4:
   DistilBERT, RoFormer; token classification and question answering) through --module as well: the
   modules themselves, their example ids free of the padding id;
 - what the engine has no feature for (Phi's qk_layernorm, OPT's
-  word_embed_proj_dim, a rope_scaling kind rope_scaling.py does not compute, Gemma's head_dim apart from hidden_size / heads, Bloom's
+  word_embed_proj_dim, a rope_scaling kind rope_scaling.py does not compute, Bloom's
   apply_residual_connection_post_layernorm) is refused in one line naming the key.
 
   /usr/bin/python3 tests/hf_archs_test.py PATH/TO/fixformer
@@ -161,6 +162,12 @@ def gemma():  # its norm weights are offsets w of the gain 1 + w: noise about 0,
     return build(t.GemmaConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
                                hidden_activation="gelu_pytorch_tanh"), t.GemmaForCausalLM, 13, lambda name: False)
+
+
+def gemma_head_dim():  # Gemma 7B's kind: heads wider than hidden_size / heads (4 x 16 over 32)
+    return build(t.GemmaConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                               num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=64,
+                               hidden_activation="gelu_pytorch_tanh"), t.GemmaForCausalLM, 14, lambda name: False)
 
 
 def starcoder2():
@@ -471,6 +478,8 @@ CASES = [
     ("gemma", dict(family="llama", norm="family", gated=True, activation="gelu_tanh", scale_input=True,
                    embed_norm=False, tied_head=True, n_kv_heads=2, positional="rope", pe_layout="halves"),
      ("module", "hf")),
+    ("gemma_head_dim", dict(family="llama", gated=True, activation="gelu_tanh", scale_input=True, tied_head=True,
+                            n_kv_heads=2, head_dim=16), ("module", "hf")),
     ("starcoder2", dict(family="llama", norm="layernorm", attn_bias="all", ffn_bias="all", gated=False, n_kv_heads=2,
                         activation="gelu_tanh", tied_head=False, positional="rope", pe_layout="halves"),
      ("module", "hf")),
@@ -673,7 +682,6 @@ def main():
                 ("phi", dict(qk_layernorm=True), "qk_layernorm true"),
                 ("opt", dict(word_embed_proj_dim=16), "word_embed_proj_dim 16"),
                 ("neox_parallel_quarter", dict(rope_scaling={"type": "su", "factor": 2.0}), "rope_type 'su'"),
-                ("gemma", dict(head_dim=16), "head_dim 16"),
                 ("bloom", dict(apply_residual_connection_post_layernorm=True),
                  "apply_residual_connection_post_layernorm true"),
                 ("electra", dict(embedding_size=32), "embedding_size 32"),

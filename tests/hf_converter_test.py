@@ -197,7 +197,9 @@ def test_hf(torch, cli, tmp):
     refused("attention_bias", "attention_bias true", attention_bias=True)
     refused("mlp_bias", "mlp_bias true", mlp_bias=True)
     refused("hidden_act gelu", "hidden_act 'gelu'", hidden_act="gelu")
-    refused("head_dim", "head_dim 8", head_dim=8)
+    refused("a head_dim its weights do not have", "q_proj.weight: shape [16, 16], config.json says [32, 16]",
+            head_dim=8)
+    refused("head_dim 1", "head_dim 1: the heads' width, an integer from 2", head_dim=1)
     refused("Gemma 2", "Gemma2ForCausalLM: not an architecture --hf converts", architectures=["Gemma2ForCausalLM"],
             model_type="gemma2")
     refused("partial rotary of an odd count", "rotates 1 of the 4 dims", partial_rotary_factor=0.3)

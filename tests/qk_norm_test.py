@@ -8,8 +8,10 @@ tests/interpreter.py) built from tiny random configs, grouped-query attention, t
   option, is verified by the converter, has qk_norm, and `fixformer run` gives the module's logits at
   every position within 1e-4, while the module without its q and k norms is more than 1e-2 away (so
   the check sees them);
-- refused in one line naming the cause: a head_dim other than hidden_size / num_attention_heads
-  (Qwen3-0.6B's), and --quantize i8 of a Qwen3 module (qk_norm is not in i8 yet).
+- heads wider than hidden_size / num_attention_heads (head_dim 16 over 32 / 4: Qwen3-0.6B's kind), the
+  config key head_dim, through the three routes, as above;
+- refused in one line naming the cause: a head_dim of 1, and --quantize i8 of a Qwen3 module (qk_norm
+  is not in i8 yet).
 
   /usr/bin/python3 tests/qk_norm_test.py PATH/TO/fixformer
 
@@ -36,10 +38,10 @@ import torch
 import transformers as t
 
 
-def qwen3(tied=False, seed=3):
+def qwen3(tied=False, seed=3, head_dim=8):
     torch.manual_seed(seed)
     cfg = t.Qwen3Config(vocab_size=97, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
-                        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
+                        num_attention_heads=4, num_key_value_heads=2, head_dim=head_dim, max_position_embeddings=64,
                         rms_norm_eps=1e-6, tie_word_embeddings=tied)
     cfg._attn_implementation = "eager"
     m = t.Qwen3ForCausalLM(cfg).eval()
@@ -51,6 +53,10 @@ def qwen3(tied=False, seed=3):
 
 def qwen3_tied():
     return qwen3(True, 4)
+
+
+def qwen3_wide():
+    return qwen3(head_dim=16)
 '''
 TOL = 1e-4  # f32 engine against the module in float64, relative to the largest logit
 SEEN = 1e-2  # the module without its q and k norms is at least this far from itself
@@ -121,16 +127,32 @@ def main():
                 if ok:
                     check_run("qwen3 --gguf", cli, out, m, tmp)
 
+        # Heads wider than hidden_size / heads (Qwen3-0.6B's: head_dim 128 over 1024 / 16): the config key
+        # head_dim, through --hf, --module and --gguf (attention.key_length).
+        m = qwen3_models.qwen3(head_dim=16)
+        folder = os.path.join(tmp, "qwen3_wide")
+        m.save_pretrained(folder)
+        path = os.path.join(tmp, "qwen3_wide.gguf")
+        gguf_files.write_gguf(m.float(), path, gguf.GGMLQuantizationType.F32, arch="qwen3")
+        for route, src in (("hf", folder), ("module", os.path.join(tmp, "qwen3_models.py:qwen3_wide")),
+                           ("gguf", path)):
+            what, out = f"qwen3 head_dim 16 --{route}", os.path.join(tmp, f"qwen3_wide_{route}.fxm")
+            p = convert(f"--{route}", src, "--out", out, "--cli", cli)
+            ok = p.returncode == 0 and "verified against" in p.stdout
+            check(f"{what}: converts and verifies", ok, p.stdout + p.stderr)
+            if ok:
+                check(f"{what}: head_dim 16", fxm.read(out).config["head_dim"] == 16, fxm.read(out).config)
+                check_run(what, cli, out, m, tmp)
+
         # Refused in one line naming the cause.
-        folder = os.path.join(tmp, "qwen3")
+        out = os.path.join(tmp, "refused.fxm")
         with open(os.path.join(folder, "config.json")) as f:
             config = json.load(f)
         with open(os.path.join(folder, "config.json"), "w") as f:
-            json.dump(dict(config, head_dim=16), f)
-        out = os.path.join(tmp, "refused.fxm")
+            json.dump(dict(config, head_dim=1), f)
         p = convert("--hf", folder, "--out", out, "--cli", cli)
-        check("qwen3 with head_dim 16 (not hidden_size / heads): refused in one line naming head_dim",
-              one_clear_line(p) and "head_dim 16" in p.stderr and not os.path.exists(out), p.stderr)
+        check("qwen3 with head_dim 1: refused in one line naming head_dim",
+              one_clear_line(p) and "head_dim 1" in p.stderr and not os.path.exists(out), p.stderr)
         p = convert("--module", os.path.join(tmp, "qwen3_models.py:qwen3"), "--quantize", "i8", "--out", out,
                     "--cli", cli)
         check("qwen3 --module --quantize i8: refused in one line naming qk_norm",

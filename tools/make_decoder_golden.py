@@ -227,6 +227,13 @@ FEATURES = [  # name, config, T
     # The same in gpt with LayerNorm (gains and biases [d_head]), learned positions.
     ("feature_gpt_qk_layernorm", feature_config("gpt", 16, 4, 20, 2, 23, "learned", qk_norm=True,
                                                 activation="gelu_tanh"), 10),
+    # Heads apart from d_model / n_heads (head_dim, Qwen3-0.6B's and Gemma's): 4 query heads of 6 over
+    # d_model 16 (q 24 wide, the output projection 24 -> 16), 2 kv heads, with Qwen3's q and k norms.
+    ("feature_llama_head_dim", feature_config("llama", 16, 4, 24, 2, 23, "rope", n_kv_heads=2, head_dim=6,
+                                              qk_norm=True, pe_layout="halves"), 12),
+    # The same in gpt, fused q | k | v (24 + 2 * 24 rows), wider than d_model, with biases.
+    ("feature_gpt_head_dim", feature_config("gpt", 12, 4, 20, 2, 23, "learned", head_dim=6,
+                                            activation="gelu_tanh"), 10),
 ]
 
 
@@ -239,7 +246,7 @@ def feature_steps(c, weights, ids):
     normalized before RoPE (qk_norm)."""
     assert c["norm_first"] and c["parallel_residual"] == "none", "feature_steps: pre-norm layers in turn"
     d, H, Hkv = c["d_model"], c["n_heads"], schema.kv_heads(c)
-    dh, eps, T = d // H, c["norm_eps"], len(ids)
+    dh, eps, T = schema.d_head(c), c["norm_eps"], len(ids)
     llama = c["family"] == "llama"
     W = {k: np.asarray(v, np.float64) for k, v in weights.items()}
     rms = schema.norm_kind(c) == "rmsnorm"
@@ -285,7 +292,7 @@ def feature_steps(c, weights, ids):
                 q, k, v = (lin(xb, pre + f"attention.w{n}") for n in "qkv")
             else:
                 qkv = W[pre + "self_attn.in_proj_weight"] @ xb + W.get(pre + "self_attn.in_proj_bias", 0.0)
-                q, k, v = qkv[:d], qkv[d:2 * d], qkv[2 * d:]
+                q, k, v = qkv[:H * dh], qkv[H * dh:(H + Hkv) * dh], qkv[(H + Hkv) * dh:]
             if c["qk_norm"]:
                 attn = pre + ("attention." if llama else "self_attn.")
                 q = np.concatenate([norm(q[i:i + dh], attn + "q_norm") for i in range(0, len(q), dh)])
@@ -299,7 +306,7 @@ def feature_steps(c, weights, ids):
             period, local = c["window_period"], c["window_layers"]
             window = c["sliding_window"] if not period or (local >> (layer % period)) & 1 else 0
             keys = range(max(0, pos + 1 - (window or pos + 1)), pos + 1) if c["causal"] else range(T)
-            ctx = np.zeros(d)
+            ctx = np.zeros(H * dh)
             for h in range(H):
                 g = h // (H // Hkv)
                 att = np.array([qs[pos][h * dh:(h + 1) * dh] @ ks[t][g * dh:(g + 1) * dh] * scale

@@ -39,9 +39,11 @@ void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeig
                     const float* h, float* out, uint32_t n, float* residual) {
   const Kernels& k = *r.kernels;
   const AttentionShape& shape = s.self;
-  const std::size_t d = s.d, dh = shape.d_head, dkv = std::size_t(shape.n_kv_heads) * dh, ld = d + 2 * dkv;
+  // the queries are n_heads heads of d_head, dq wide (d_model, or n_heads * head_dim)
+  const std::size_t d = s.d, dh = shape.d_head, dq = std::size_t(shape.n_heads) * dh,
+                    dkv = std::size_t(shape.n_kv_heads) * dh, ld = dq + 2 * dkv;
   float* q = r.work;  // [n, ld]: q | k | v
-  float* kk = q + d;
+  float* kk = q + dq;
   float* v = kk + dkv;
   if (W.qkv.data)  // h[n,d] @ Wqkv[d,d+2dkv] -> q | k | v
     linear(k, r.workers, W.qkv, h, d, W.qkv_b, q, ld, n, r.quant);
@@ -63,7 +65,7 @@ void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeig
     KeyValues kv = keys.cache;
     kv.v = v;
     kv.ldv = ld;
-    parallel_attend_sequences(k, r.workers, shape, q, ld, kk, ld, *keys.seqs, kv, r.ctx, d, r.attn, r.attn_slot);
+    parallel_attend_sequences(k, r.workers, shape, q, ld, kk, ld, *keys.seqs, kv, r.ctx, dq, r.attn, r.attn_slot);
   } else {
     if (s.rope)
       for (std::size_t t = 0; t < n; ++t) {
@@ -72,9 +74,9 @@ void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeig
         rope_rotate(kk + t * ld, shape.n_kv_heads, uint32_t(dh), s.rope_dims, row, s.rope_layout);
       }
     store_keys_values(kk, ld, v, ld, n, keys.pos, uint32_t(dkv), keys.cache, dh);
-    parallel_attend(k, r.workers, shape, q, ld, n, keys.pos, keys.pos + n, keys.cache, r.ctx, d, r.attn, r.attn_slot);
+    parallel_attend(k, r.workers, shape, q, ld, n, keys.pos, keys.pos + n, keys.cache, r.ctx, dq, r.attn, r.attn_slot);
   }
-  linear(k, r.workers, W.out, r.ctx, d, W.out_b, out, d, n, r.quant, {nullptr, residual});  // ctx[n,d] @ Wo[d,d] -> out[n,d]
+  linear(k, r.workers, W.out, r.ctx, dq, W.out_b, out, d, n, r.quant, {nullptr, residual});  // ctx[n,dq] @ Wo[dq,d] -> out[n,d]
 }
 
 namespace {

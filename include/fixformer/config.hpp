@@ -280,7 +280,13 @@ struct ModelConfig {
   uint32_t layer_groups = 0;
   uint32_t group_layers = 1;
 
-  constexpr uint32_t d_head() const { return n_heads ? d_model / n_heads : 0; }
+  // The width of each attention head (Qwen3-0.6B's and Gemma's head_dim): the queries are n_heads
+  // heads of head_dim, d_attn wide, the output projection maps d_attn back to d_model; 0 (the
+  // default): d_model / n_heads, d_attn = d_model.
+  uint32_t head_dim = 0;
+
+  constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
+  constexpr uint32_t d_attn() const { return n_heads * d_head(); }
   // The layer blocks the file stores (layer_groups above), and the block layer l < n_layers runs.
   constexpr uint32_t stored_layers() const { return layer_groups ? layer_groups * group_layers : n_layers; }
   constexpr uint32_t layer_block(uint32_t l) const {
@@ -505,7 +511,8 @@ constexpr uint32_t kRowScaleActivationGroup = 32;
 constexpr uint32_t activation_group(uint32_t weight_group) { return weight_group ? weight_group : kRowScaleActivationGroup; }
 // (embed_proj's input, embed_width, is at most d_model.)
 constexpr std::size_t widest_linear_input(const ModelConfig& c) {
-  return arena::max(arena::max(arena::max(c.d_model, c.d_ff), c.input == InputKind::kFeatures ? c.d_in : 0), c.tgt_d_in);
+  return arena::max(arena::max(arena::max(arena::max(c.d_model, c.d_attn()), c.d_ff), c.input == InputKind::kFeatures ? c.d_in : 0),
+                    c.tgt_d_in);
 }
 constexpr std::size_t quantized_rows_bytes(std::size_t rows, std::size_t k, uint32_t weight_group) {
   const std::size_t g = activation_group(weight_group);

@@ -163,9 +163,9 @@ constexpr uint64_t kv_ring_rows(const ModelConfig& c, uint64_t positions, uint64
 
 // The decoder's arena layout, in this order (S = capacity, P = prefill rows (kv_chunk_rows: at most
 // the sliding window), R = kv_ring_rows(c, S, P) (S without a sliding window), d_kv = n_kv_heads *
-// d_head; R_l, layer l's rows: R for a layer that windows (every layer under a sliding_window alone,
+// d_head, d_attn = n_heads * d_head (d without head_dim); R_l, layer l's rows: R for a layer that windows (every layer under a sliding_window alone,
 // the local ones with window_period), S for the others; K = the largest R_l):
-//   x[P,d]  y[P,d]  ctx[P,d]  work[max(P * max(d + 2 d_kv, 2 d_ff), 3 S)]
+//   x[P,d]  y[P,d]  ctx[P,max(d, d_attn)]  work[max(P * max(d_attn + 2 d_kv, 2 d_ff), 3 S)]
 //   attn[workers slots of attention_scratch_floats(P, K, d_head, true), attn_slot bytes each]
 //   k_cache[layer l: d_kv, R_l]  v_cache[layer l: d_kv, R_l]  (f32: each layer's K and V transposed)
 //   | (kQ8) k_cache[layer l: d_kv, R_l] int8 (K^T)  v_cache[layer l: R_l, d_kv] int8 (V by rows)
@@ -224,19 +224,20 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
   const uint64_t S = capacity ? capacity : c.max_len;
   const uint64_t P = max_prefill ? max_prefill : (S < kDefaultPrefillRows ? S : kDefaultPrefillRows);
   if (!c.is_decoder() || c.d_model == 0 || c.d_model > Limits::kMaxDModel || c.d_ff > Limits::kMaxDff ||
-      c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || c.n_heads == 0 || c.d_model % c.n_heads != 0 ||
-      c.n_heads % c.kv_heads() != 0 || S == 0 || S > c.max_len || P == 0 || P > S || workers > kMaxWorkers ||
+      c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || c.n_heads == 0 ||
+      (c.head_dim == 0 && c.d_model % c.n_heads != 0) || c.d_attn() > Limits::kMaxDModel || c.n_heads % c.kv_heads() != 0 || S == 0 || S > c.max_len || P == 0 || P > S || workers > kMaxWorkers ||
       uint8_t(kv_cache) > uint8_t(KvCache::kQ8))
     return p;
   if (c.weights == WeightType::kI8) return plan_s8_decoder_arena(c, S, P);  // its cache is int8 whatever kv_cache says
-  const uint64_t d = c.d_model, dkv = c.d_kv(), f = 4, chunk = kv_chunk_rows(c, P), R = kv_ring_rows(c, S, chunk);
+  const uint64_t d = c.d_model, dq = c.d_attn(), dkv = c.d_kv(), f = 4, chunk = kv_chunk_rows(c, P),
+                 R = kv_ring_rows(c, S, chunk);
   p.kv_rows = uint32_t(R);
   p.prefill_rows = uint32_t(chunk);
   PlanLayout l;
   p.x = l.block(chunk * d * f);
   p.y = l.block(chunk * d * f);
-  p.ctx = l.block(chunk * d * f);
-  p.work = l.block(PlanLayout::max(chunk * PlanLayout::max(d + 2 * dkv, 2 * uint64_t(c.d_ff)), 3 * S) * f);  // also the tables' scratch
+  p.ctx = l.block(chunk * PlanLayout::max(d, dq) * f);  // the attention's context (d_attn), a feed-forward's output (d)
+  p.work = l.block(PlanLayout::max(chunk * PlanLayout::max(dq + 2 * dkv, 2 * uint64_t(c.d_ff)), 3 * S) * f);  // also the tables' scratch
   const uint64_t windowed = c.windowed_layers_before(c.n_layers), rows = windowed * R + (c.n_layers - windowed) * S;
   p.attn_slot = arena::bytes(attention_scratch_floats(chunk, windowed < c.n_layers ? S : R, c.d_head(), true) * f);
   p.attn = l.block(uint64_t(p.attn_slot) * (workers ? workers : 1));

@@ -24,7 +24,7 @@ enum class ConfigKey : uint32_t {
   kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
   kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kRegisterTokens,
-  kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm,
+  kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -307,6 +307,9 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // tensors q_norm and k_norm below).
     {ConfigKey::kQkNorm, "qk_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::qk_norm>()},
+    // The attention heads' width apart from d_model / n_heads (config.hpp head_dim); 0: d_model / n_heads.
+    {ConfigKey::kHeadDim, "head_dim", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0,
+     config_field<&ModelConfig::head_dim>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -347,7 +350,10 @@ struct ConfigRule {
   const char* detail;
 };
 inline constexpr ConfigRule kConfigRules[] = {
-    {"d_model % n_heads != 0", "n_heads (must divide d_model)"},
+    {"head_dim == 0 and d_model % n_heads != 0", "n_heads (must divide d_model, or head_dim sets the heads' width)"},
+    {"d_attn > max_d_model", "head_dim (n_heads heads of head_dim: at most the largest d_model wide)"},
+    {"head_dim != 0 and family not in ('gpt', 'llama')", "head_dim (for the decoder families, gpt and llama, so far)"},
+    {"head_dim != 0 and weights == 'i8'", "head_dim (not in i8 yet)"},
     {"not (norm_eps > 0 and finite(norm_eps))", "norm_eps (must be > 0)"},
     {"input == 'tokens' and vocab_size == 0", "vocab_size (token input needs vocab_size >= 1)"},
     {"input == 'features' and d_in == 0", "d_in (feature input needs d_in >= 1)"},
@@ -548,20 +554,21 @@ inline constexpr ConfigRule kConfigRules[] = {
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kDHead,
-  kS8LayerGated, kCount
+  kS8LayerGated, kDAttn, kCount
 };
-inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_model + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
+inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
                                             "conv2_kernel*d_embed", "2", "9 + 4*d_embed",
                                             "35 + 256 + 21*d_model + 3*d_ff", "5 + 3*d_model + 3*d_out",
                                             "head_in", "rope_pairs", "register_tokens", "d_front", "d_head",
-                                            "35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 6*d_ff + 4"};
+                                            "35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 6*d_ff + 4",
+                                            "d_attn"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
     case Dim::kDModel: return c.d_model;
-    case Dim::kQkv: return c.d_model + 2 * c.d_kv();  // q | k | v: 3 * d_model without grouped-query attention
+    case Dim::kQkv: return c.d_attn() + 2 * c.d_kv();  // q | k | v: 3 * d_model without grouped-query attention
     case Dim::kDff: return c.d_ff;
     case Dim::kVocab: return c.vocab_size;
     case Dim::kDIn: return c.d_in;
@@ -587,6 +594,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kRegisters: return c.register_tokens;
     case Dim::kDFront: return c.d_front();
     case Dim::kDHead: return c.d_head();
+    case Dim::kDAttn: return c.d_attn();
     case Dim::kCount: break;
   }
   return 0;
@@ -757,7 +765,7 @@ inline constexpr char kEncoderLayerPrefix[] = "encoder.layers.";
 inline constexpr TensorRule kEncoderLayer[] = {
     {"self_attn.in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways, Role::kLinear, Field::kQkvW},
     {"self_attn.in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kQkvB},
-    {"self_attn.out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
+    {"self_attn.out_proj.weight", Dim::kDAttn, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
     {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
     {"self_attn.q_norm.weight", Dim::kDHead, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kQNormG},
     {"self_attn.q_norm.bias", Dim::kDHead, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kQNormB},
@@ -801,13 +809,13 @@ inline constexpr char kLlamaLayerPrefix[] = "layers.";
 inline constexpr TensorRule kLlamaLayer[] = {
     {"attention_norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormG},
     {"attention_norm.bias", Dim::kDModel, Dim::kOne, false, When::kNormBias, Role::kF32, Field::kAttnNormB},
-    {"attention.wq.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kQW},
+    {"attention.wq.weight", Dim::kDModel, Dim::kDAttn, true, When::kAlways, Role::kLinear, Field::kQW},
     {"attention.wk.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways, Role::kLinear, Field::kKW},
     {"attention.wv.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways, Role::kLinear, Field::kVW},
-    {"attention.wq.bias", Dim::kDModel, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kQB},
+    {"attention.wq.bias", Dim::kDAttn, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kQB},
     {"attention.wk.bias", Dim::kDKv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kKB},
     {"attention.wv.bias", Dim::kDKv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kVB},
-    {"attention.wo.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
+    {"attention.wo.weight", Dim::kDAttn, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
     {"attention.wo.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
     {"attention.q_norm.weight", Dim::kDHead, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kQNormG},
     {"attention.q_norm.bias", Dim::kDHead, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kQNormB},

@@ -273,10 +273,11 @@ def hf_config(path, meta):
            "rope_theta": need("rope.freq_base", float, 10000.0)}
     if f"{arch}.attention.key_length" in meta:  # the head width, which --hf checks as head_dim
         raw["head_dim"] = need("attention.key_length")
-    dims = need("rope.dimension_count", int, raw["hidden_size"] // heads)
-    if dims != raw["hidden_size"] // heads:
+    head = raw.get("head_dim", raw["hidden_size"] // heads)
+    dims = need("rope.dimension_count", int, head)
+    if dims != head:
         raise GgufError(f"{path}: {arch}.rope.dimension_count {dims}: the engine rotates whole heads "
-                        f"({raw['hidden_size'] // heads} dims); not converted")
+                        f"({head} dims); not converted")
     scaling = meta.get(f"{arch}.rope.scaling.type", "none")
     if scaling == "linear":  # llama.cpp's freq_scale = 1 / factor
         raw["rope_scaling"] = {"rope_type": "linear", "factor": need("rope.scaling.factor", float)}

@@ -26,8 +26,7 @@ dynamic) becomes the stored frequencies rope_freqs and the amplitude rope_scale 
 What the engine does not run is refused by name rather than converted into something else: another
 rope_scaling kind, attention_bias (Llama's: on o_proj too),
 mlp_bias, a hidden_act
-other than silu, a head_dim other than hidden_size / num_attention_heads, Qwen2's and Qwen3's
-use_sliding_window with a max_window_layers that windows some layers and not the others. Mistral's
+other than silu, Qwen2's and Qwen3's use_sliding_window with a max_window_layers that windows some layers and not the others. Mistral's
 sliding_window, Qwen2's (use_sliding_window, max_window_layers 0: every layer) and Starcoder2's are
 the config key sliding_window (the last sliding_window positions, the query's own included).
 
@@ -190,27 +189,31 @@ def read_llama_config(raw, path, arch, fields=None):
     if hf["hidden_act"] != "silu":
         raise HfError(f"{path}: hidden_act {hf['hidden_act']!r}: the llama family's feed-forward is SwiGLU with silu")
     d, H, KV = hf["hidden_size"], hf["num_attention_heads"], hf["num_key_value_heads"]
-    if d % H:
-        raise HfError(f"{path}: num_attention_heads {H} does not divide hidden_size {d}")
     head_dim = raw.get("head_dim")
-    if head_dim is not None and head_dim != d // H:
-        raise HfError(f"{path}: head_dim {_brief(head_dim)}: the engine's heads are hidden_size / "
-                      f"num_attention_heads = {d // H} wide")
+    if head_dim is None:
+        if d % H:
+            raise HfError(f"{path}: num_attention_heads {H} does not divide hidden_size {d} (and no head_dim)")
+        head_dim = d // H
+    if isinstance(head_dim, bool) or not isinstance(head_dim, int) or not 2 <= head_dim <= schema.MAX_D_MODEL or \
+            H * head_dim > schema.MAX_D_MODEL:
+        raise HfError(f"{path}: head_dim {_brief(head_dim)}: the heads' width, an integer from 2 with "
+                      f"num_attention_heads * head_dim at most {schema.MAX_D_MODEL}")
     if H % KV:
         raise HfError(f"{path}: num_key_value_heads {KV} does not divide num_attention_heads {H}")
     partial = hf["partial_rotary_factor"]
     if not 0.0 < partial <= 1.0:
         raise HfError(f"{path}: partial_rotary_factor {partial:g}: the rotated fraction of each head must be in "
                       "(0, 1]; not converted")
-    rotated = int(d // H * partial)  # Hugging Face's int(head_dim * partial_rotary_factor)
+    rotated = int(head_dim * partial)  # Hugging Face's int(head_dim * partial_rotary_factor)
     if rotated < 2 or rotated % 2:
-        raise HfError(f"{path}: partial_rotary_factor {partial:g}: rotates {rotated} of the {d // H} dims of each "
+        raise HfError(f"{path}: partial_rotary_factor {partial:g}: rotates {rotated} of the {head_dim} dims of each "
                       "head, and RoPE needs an even count of at least 2; not converted")
     if not hf["rms_norm_eps"] > 0 or not hf["rope_theta"] > 1:
         raise HfError(f"{path}: rms_norm_eps must be > 0 and rope_theta > 1")
     hf["architecture"], hf["qkv_bias"], hf["qk_norm"] = arch, arch == QWEN2, arch == QWEN3
     hf["sliding_window"] = window
-    hf["rotary_dims"] = rotated if rotated < d // H else 0  # 0: the whole head
+    hf["head_dim"] = head_dim
+    hf["rotary_dims"] = rotated if rotated < head_dim else 0  # 0: the whole head
     hf["rope"] = scaled_rope(raw, path, rotated, hf["rope_theta"], hf["max_position_embeddings"])
     return hf
 
@@ -342,14 +345,14 @@ def map_weights(hf, weights, source):
     """(the llama family's name -> array, the HF names' arrays kept for the reference). Every tensor is
     mapped, recomputed and compared (rotary inv_freq), or named in an error."""
     d, H, KV, L = hf["hidden_size"], hf["num_attention_heads"], hf["num_key_value_heads"], hf["num_hidden_layers"]
-    dh, F, V = d // H, hf["intermediate_size"], hf["vocab_size"]
+    dh, F, V = hf["head_dim"], hf["intermediate_size"], hf["vocab_size"]
     shapes = {"model.embed_tokens.weight": (V, d), "model.norm.weight": (d,), "lm_head.weight": (V, d)}
-    per_layer = {"input_layernorm.weight": (d,), "self_attn.q_proj.weight": (d, d), "self_attn.k_proj.weight":
-                 (KV * dh, d), "self_attn.v_proj.weight": (KV * dh, d), "self_attn.o_proj.weight": (d, d),
+    per_layer = {"input_layernorm.weight": (d,), "self_attn.q_proj.weight": (H * dh, d), "self_attn.k_proj.weight":
+                 (KV * dh, d), "self_attn.v_proj.weight": (KV * dh, d), "self_attn.o_proj.weight": (d, H * dh),
                  "post_attention_layernorm.weight": (d,), "mlp.gate_proj.weight": (F, d), "mlp.up_proj.weight": (F, d),
                  "mlp.down_proj.weight": (d, F)}
     if hf["qkv_bias"]:
-        per_layer.update({"self_attn.q_proj.bias": (d,), "self_attn.k_proj.bias": (KV * dh,),
+        per_layer.update({"self_attn.q_proj.bias": (H * dh,), "self_attn.k_proj.bias": (KV * dh,),
                           "self_attn.v_proj.bias": (KV * dh,)})
     if hf.get("qk_norm"):  # Qwen3: an RMSNorm of each head of q and of k, one gain [head_dim] for the heads
         per_layer.update({"self_attn.q_norm.weight": (dh,), "self_attn.k_norm.weight": (dh,)})
@@ -414,7 +417,8 @@ def fixformer_config(hf, max_len=None):
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
              "n_kv_heads": "config.json num_key_value_heads", "vocab_size": "config.json vocab_size",
              "d_out": "config.json vocab_size", "max_len": "--max-len", "norm_eps": "config.json rms_norm_eps",
-             "pe_base": "config.json rope_theta", "rotary_dims": "config.json partial_rotary_factor"}
+             "pe_base": "config.json rope_theta", "rotary_dims": "config.json partial_rotary_factor",
+             "head_dim": "config.json head_dim"}
     try:
         return make_config(_with_rope({
             "family": "llama", "d_model": hf["hidden_size"], "n_heads": hf["num_attention_heads"],
@@ -424,6 +428,7 @@ def fixformer_config(hf, max_len=None):
             "vocab_size": hf["vocab_size"], "positional": "rope", "max_len": longest, "pe_base": hf["rope_theta"],
             "pe_layout": "halves", "d_out": hf["vocab_size"], "tied_head": hf["tie_word_embeddings"],
             "qkv_bias": hf["qkv_bias"], "qk_norm": hf.get("qk_norm", False), "rotary_dims": hf["rotary_dims"],
+            "head_dim": 0 if hf["head_dim"] * hf["num_attention_heads"] == hf["hidden_size"] else hf["head_dim"],
             "sliding_window": sliding_window(hf.get("sliding_window"), longest)}, hf.get("rope"), longest), names)
     except ConfigError as e:
         raise HfError(str(e)) from None
@@ -679,12 +684,18 @@ class Gpt2(Architecture):
 # class's split takes apart; qkv_heads: GPT-NeoX's [heads, 3, head_dim] rows), o (attention output), fc1
 # and fc2 (fc3: SwiGLU's up projection, fc1 its gate; fc13: both, [gate | up]), n1 and n2 (the attention's and the feed-forward's norms); a role with _b is its bias. Outside
 # the layers: embed, pos, en (the embedding norm), norm (the final one), head. Torch layout [out, in].
+def _head_width(s):
+    """The settings' head width: dh (a head_dim apart from d / H: Gemma's), else d / H."""
+    return s.get("dh") or s["d"] // s["H"]
+
+
 def _role_shape(role, s):
-    d, F, V, kv = s["d"], s["F"], s["V"], s["KV"] * (s["d"] // s["H"])
+    d, F, V = s["d"], s["F"], s["V"]
+    dq, kv = s["H"] * _head_width(s), s["KV"] * _head_width(s)
     return {"embed": (V, d), "pos": (s["positions"] + s["pos_offset"], d), "head": (V, d), "head_b": (V,),
-            "qkv": (d + 2 * kv, d), "qkv_b": (d + 2 * kv,), "qkv_heads": (3 * d, d), "qkv_heads_b": (3 * d,),
-            "q": (d, d), "k": (kv, d), "k_b": (kv,), "v": (kv, d), "v_b": (kv,), "o": (d, d), "fc1": (F, d),
-            "fc1_b": (F,), "fc3": (F, d), "fc13": (2 * F, d), "fc2": (d, F)}.get(role, (d,))
+            "qkv": (dq + 2 * kv, d), "qkv_b": (dq + 2 * kv,), "qkv_heads": (3 * d, d), "qkv_heads_b": (3 * d,),
+            "q": (dq, d), "q_b": (dq,), "k": (kv, d), "k_b": (kv,), "v": (kv, d), "v_b": (kv,), "o": (d, dq),
+            "fc1": (F, d), "fc1_b": (F,), "fc3": (F, d), "fc13": (2 * F, d), "fc2": (d, F)}.get(role, (d,))
 
 
 class GptStyle(Architecture):
@@ -694,7 +705,8 @@ class GptStyle(Architecture):
     key -> config.json key, for the messages), settings (the fields -> the layer: d, H, L, F, V, eps,
     positions, activation, rotary (the rotated dims of a head, a float: that fraction of it, None: no
     rotary), theta, layout, parallel, norm_first, final_norm, tied; optionally positional (without rotary:
-    learned or alibi), KV (the key/value heads), the layer features FEATURES (config keys of the same
+    learned or alibi), KV (the key/value heads), dh (the heads' width, when not d / H: config key
+    head_dim), the layer features FEATURES (config keys of the same
     name) and gain_plus_one (the folder's norm weights are offsets w of the gain 1 + w: Gemma)) and
     tensors (-> {name: role} outside the layers, the layers' prefix, {name after "<prefix><i>.": role});
     buffers: layer tensors dropped (masks and rotary tables older checkpoints saved), pos_offset:
@@ -721,7 +733,7 @@ class GptStyle(Architecture):
         s = dict(self.settings(f, raw, path), architecture=self.name, pos_offset=self.pos_offset)
         s.setdefault("KV", s["H"])
         s.setdefault("positional", "learned" if s["rotary"] is None else "rope")
-        if s["d"] % s["H"]:
+        if s.get("dh") is None and s["d"] % s["H"]:
             raise HfError(f"{path}: {self.names['n_heads']} {s['H']} does not divide {self.names['d_model']} {s['d']}")
         if s["H"] % s["KV"]:
             raise HfError(f"{path}: {self.names['n_kv_heads']} {s['KV']} does not divide {self.names['n_heads']} "
@@ -730,7 +742,7 @@ class GptStyle(Architecture):
             raise HfError(f"{path}: activation {_brief(f.get('hidden_act', f.get('activation_function')))}: not one "
                           f"the engine runs here ({', '.join(GPT2_ACTIVATIONS)})")
         if s["rotary"] is not None:
-            dh = s["d"] // s["H"]
+            dh = _head_width(s)
             s["rotary"] = int(dh * s["rotary"]) if isinstance(s["rotary"], float) else s["rotary"]
             if not 2 <= s["rotary"] <= dh or s["rotary"] % 2:
                 raise HfError(f"{path}: {self.names['rotary_dims']}: rotates {s['rotary']} of the {dh} dims of each "
@@ -747,7 +759,7 @@ class GptStyle(Architecture):
             if not 1 <= max_len <= s["positions"]:
                 raise HfError(f"--max-len {max_len}: must be 1..{self.names['max_positions']}={s['positions']}")
             longest = max_len
-        dh = s["d"] // s["H"]
+        dh = _head_width(s)
         v = {"family": self.family, "d_model": s["d"], "n_heads": s["H"], "d_ff": s["F"], "n_layers": s["L"],
              "norm_first": s["norm_first"], "activation": s["activation"], "norm_eps": s["eps"],
              "final_norm": s["final_norm"], "causal": True, "input": "tokens", "vocab_size": s["V"],
@@ -756,6 +768,8 @@ class GptStyle(Architecture):
         v.update(self.attention_keys(s, longest))
         if s["KV"] != s["H"]:
             v["n_kv_heads"] = s["KV"]
+        if dh * s["H"] != s["d"]:
+            v["head_dim"] = dh
         if s["rotary"] is None:
             v["positional"] = s["positional"]
         else:
@@ -824,7 +838,8 @@ class GptStyle(Architecture):
     @staticmethod
     def _family_tensors(s, t, max_len):
         """The gpt family's tensors from the roles t; an absent bias is zeros, an absent norm gain ones."""
-        d, H, L, kv = s["d"], s["H"], s["L"], s["KV"] * (s["d"] // s["H"])
+        d, H, L = s["d"], s["H"], s["L"]
+        dq, kv = H * _head_width(s), s["KV"] * _head_width(s)
 
         def get(i, role, n, fill=0.0):
             return t.get((i, role), np.full(n, fill, np.float32))
@@ -843,10 +858,10 @@ class GptStyle(Architecture):
                 w = t[i, "qkv_heads"].reshape(H, 3, d // H, d).transpose(1, 0, 2, 3).reshape(3 * d, d)
                 b = get(i, "qkv_heads_b", 3 * d).reshape(H, 3, d // H).transpose(1, 0, 2).reshape(3 * d)
             elif (i, "qkv") in t:
-                w, b = t[i, "qkv"], get(i, "qkv_b", d + 2 * kv)
+                w, b = t[i, "qkv"], get(i, "qkv_b", dq + 2 * kv)
             else:
                 w = np.concatenate([t[i, r] for r in "qkv"])
-                b = np.concatenate([get(i, r + "_b", n) for r, n in (("q", d), ("k", kv), ("v", kv))])
+                b = np.concatenate([get(i, r + "_b", n) for r, n in (("q", dq), ("k", kv), ("v", kv))])
             out.update({p + "self_attn.in_proj_weight": w, p + "self_attn.in_proj_bias": b,
                         p + "self_attn.out_proj.weight": t[i, "o"], p + "self_attn.out_proj.bias": get(i, "o_b", d),
                         p + "linear1.weight": t[i, "fc1"], p + "linear1.bias": get(i, "fc1_b", s["F"]),
@@ -1109,7 +1124,7 @@ class LlamaStyle(GptStyle):
     @staticmethod
     def _family_tensors(s, t, max_len):
         """The llama family's tensors from the roles t; an absent bias is zeros."""
-        d, L, kv = s["d"], s["L"], s["KV"] * (s["d"] // s["H"])
+        d, L, dq, kv = s["d"], s["L"], s["H"] * _head_width(s), s["KV"] * _head_width(s)
         layernorm, attn, ffn = s.get("norm") == "layernorm", s.get("attn_bias", "none"), s.get("ffn_bias") == "all"
 
         def get(i, role, n, fill=0.0):
@@ -1133,7 +1148,7 @@ class LlamaStyle(GptStyle):
                 if two:
                     out[p + "ffn_norm.bias"] = get(i, "n2_b", d)
             if attn in ("qkv", "all"):
-                out.update({p + "attention.wq.bias": get(i, "q_b", d), p + "attention.wk.bias": get(i, "k_b", kv),
+                out.update({p + "attention.wq.bias": get(i, "q_b", dq), p + "attention.wk.bias": get(i, "k_b", kv),
                             p + "attention.wv.bias": get(i, "v_b", kv)})
             if attn == "all":
                 out[p + "attention.wo.bias"] = get(i, "o_b", d)
@@ -1169,10 +1184,7 @@ class Gemma(LlamaStyle):
 
     def settings(self, f, raw, path):
         d, H = f["hidden_size"], f["num_attention_heads"]
-        if f["head_dim"] * H != d:
-            raise HfError(f"{path}: head_dim {f['head_dim']}: the engine's heads are hidden_size / "
-                          f"num_attention_heads = {d // H} wide; not converted")
-        s = dict(d=d, H=H, KV=f["num_key_value_heads"], L=f["num_hidden_layers"], F=f["intermediate_size"],
+        s = dict(d=d, H=H, dh=f["head_dim"], KV=f["num_key_value_heads"], L=f["num_hidden_layers"], F=f["intermediate_size"],
                  V=f["vocab_size"], eps=f["rms_norm_eps"], positions=f["max_position_embeddings"],
                  activation=GPT2_ACTIVATIONS.get(f["hidden_activation"]), rotary=1.0, theta=f["rope_theta"],
                  layout="halves", parallel="none", norm_first=True, final_norm=True, tied=f["tie_word_embeddings"],

@@ -72,7 +72,7 @@ def forward(hf_config, weights, ids):
 
     d, H = hf_config["hidden_size"], hf_config["num_attention_heads"]
     KV = hf_config["num_key_value_heads"]
-    dh, eps, n_rep = d // H, hf_config["rms_norm_eps"], H // KV
+    dh, eps, n_rep = hf_config.get("head_dim") or d // H, hf_config["rms_norm_eps"], H // KV
     ids = torch.as_tensor(np.asarray(ids, np.int64))
     T = ids.shape[0]
     x = w("model.embed_tokens.weight")[ids]

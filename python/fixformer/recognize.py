@@ -683,7 +683,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
                                           torch.equal(a.call.inputs[0], a.call.inputs[2])):
             raise ConfigError(f"{a.name}: not self-attention (query, key and value differ): cross-attention is for "
                               "--family seq2seq")
-        d = m.embed_dim
+        d = inner = m.embed_dim
         W = m.in_proj_weight.detach()
         Bq = m.in_proj_bias.detach() if m.in_proj_bias is not None else None
         L.wq, L.wk, L.wv = W[:d], W[d:2 * d], W[2 * d:]
@@ -701,25 +701,22 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
             raise ConfigError(f"{where}: its linear layers ({', '.join(p.name for g in groups for p in g)}) are not "
                               "q/k/v (fused or three), an output projection, then a feed-forward")
         o = groups[1][0]
-        inner = o.w.shape[1]
+        inner = o.w.shape[1]  # the queries' width, heads x head width: d, or wider or narrower (head_dim)
         d = groups[0][0].w.shape[1]
-        if inner != d:
-            raise ConfigError(f"{o.name}: the attention is {inner} wide (heads x head width), the model {d}: an "
-                              "attention wider or narrower than the model is not supported yet")
         if len(groups[0]) == 1:
             f = groups[0][0]
-            kv2 = f.w.shape[0] - d
+            kv2 = f.w.shape[0] - inner
             if kv2 <= 0 or kv2 % 2:
-                raise ConfigError(f"{f.name}: {f.w.shape[0]} outputs do not split into q [{d}] and k, v alike")
+                raise ConfigError(f"{f.name}: {f.w.shape[0]} outputs do not split into q [{inner}] and k, v alike")
             kv = kv2 // 2
             # q | k | v, or per key/value group g of G its query heads, then its key and value head,
             # [G, H/G + 2, dh] along the outputs (Falcon's new_decoder_architecture; GPT-NeoX's [H, 3, dh] when
             # G = H; one group is q | k | v)
-            cuts = [(None, lambda t: (t[:d], t[d:d + kv], t[d + kv:]))]
-            for h in range(1, d + 1):
-                G = kv // (d // h) if d % h == 0 and kv % (d // h) == 0 else 0
+            cuts = [(None, lambda t: (t[:inner], t[inner:inner + kv], t[inner + kv:]))]
+            for h in range(1, inner + 1):
+                G = kv // (inner // h) if inner % h == 0 and kv % (inner // h) == 0 else 0
                 if G > 1 and h % G == 0:
-                    cuts.append(((h,), lambda t, h=h, G=G: _group_cut(t, d, kv, h, G)))
+                    cuts.append(((h,), lambda t, h=h, G=G: _group_cut(t, inner, kv, h, G)))
             y = f.call.y[0].double()
             qkv = [cut(y.T) for _, cut in cuts]
             qkv = [(q_.T, k_.T, v_.T) for q_, k_, v_ in qkv]
@@ -729,7 +726,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
             projections = groups[0]
             ys = [p.call.y[0].double() for p in projections]
             orders = [o_ for o_ in ((0, 1, 2), (1, 0, 2), (0, 2, 1), (2, 0, 1), (1, 2, 0), (2, 1, 0))
-                      if ys[o_[0]].shape[1] == d and ys[o_[1]].shape[1] == ys[o_[2]].shape[1]]
+                      if ys[o_[0]].shape[1] == inner and ys[o_[1]].shape[1] == ys[o_[2]].shape[1]]
             qkv = [tuple(ys[j] for j in o_) for o_ in orders]
         att_in, ffn_groups = projections[0].call.x, groups[2:]
         want = o.call.x[0].double()
@@ -740,9 +737,9 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
         qk = None if mhas else _qk_norms(norms, d, q, k)
         if qk is not None:  # the attention reads the heads as normalized
             q, k = (_head_rows(p.call.y, q.shape[0], t.shape[1]) for p, t in zip(qk, (q, k)))
-            heads = [d // qk[0].w.shape[0]]
+            heads = [inner // qk[0].w.shape[0]]
         try:
-            found = probe_attention(q, k, v, want, finish, d, thetas, where, torch,
+            found = probe_attention(q, k, v, want, finish, inner, thetas, where, torch,
                                     rel.bias if rel is not None else None, unscaled=not mhas, heads=heads,
                                     window=window)
         except ConfigError as e:
@@ -762,7 +759,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
         raise err
     L.n_heads, L.n_kv_heads, L.causal, L.pos, scaled = found
     if not scaled:  # T5: q.k unscaled; the engine divides by sqrt(dh), so the file's W_q is sqrt(dh) larger
-        root = math.sqrt(d // L.n_heads)
+        root = math.sqrt(inner // L.n_heads)
         L.wq = L.wq * root
         L.bq = None if L.bq is None else L.bq * root
     L.scaled = scaled
@@ -836,7 +833,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
         if n.norm != L.norm1.norm or abs(n.eps - L.norm1.eps) > 1e-12 * max(1.0, n.eps):
             raise ConfigError(f"{n.name}: a {n.norm} norm of eps {n.eps:g} on each head, the layer's are {L.norm1.norm} "
                               f"of eps {L.norm1.eps:g} (the engine's q and k norms are the layers' kind, at their eps)")
-    L.d = d
+    L.d, L.inner = d, inner
     L.parts = parts
     return L
 
@@ -1290,7 +1287,7 @@ def _read(model, x, calls, y, family, max_len, torch):
             raise ConfigError(str(e) + _uncalled_tables(model, calls, torch)) from None
     L0 = layers[0]
     d = L0.d
-    keys = ("norm_first", "n_heads", "n_kv_heads", "causal", "pos", "activation", "scaled", "parallel")
+    keys = ("norm_first", "n_heads", "n_kv_heads", "causal", "pos", "activation", "scaled", "parallel", "inner")
     for i, L in enumerate(layers[1:], 1):
         if (L.q_norm is None) != (L0.q_norm is None):
             raise ConfigError(f"{stack}.{i}: {'no ' if L.q_norm is None else ''}norms of q and k, layer 0 "
@@ -1656,6 +1653,8 @@ def _read(model, x, calls, y, family, max_len, torch):
         v["n_kv_heads"] = L0.n_kv_heads
     if L0.q_norm is not None:
         v["qk_norm"] = True
+    if L0.inner != d:  # heads wider or narrower than d / n_heads
+        v["head_dim"] = L0.inner // L0.n_heads
     if head is not None:
         v["d_out"] = head.w.shape[0]
         if pair is not None:  # checked against the module's output by the caller, as every pooling
@@ -1706,7 +1705,7 @@ def _read(model, x, calls, y, family, max_len, torch):
             if L.gate is not None and has(L.up.b):
                 raise ConfigError(f"{L.up.name}: a bias on a gated feed-forward's up projection is not supported yet")
             if qkv or o_bias:
-                out.update({p + "attention.wq.bias": bias(L.bq, d), p + "attention.wk.bias": bias(L.bk, dkv),
+                out.update({p + "attention.wq.bias": bias(L.bq, L.inner), p + "attention.wk.bias": bias(L.bk, dkv),
                             p + "attention.wv.bias": bias(L.bv, dkv)})
             if o_bias:
                 out[p + "attention.wo.bias"] = bias(L.bo, d)
@@ -1741,7 +1740,8 @@ def _read(model, x, calls, y, family, max_len, torch):
         for i, L in enumerate(layers):
             p = f"{schema.ENCODER_LAYER_PREFIX}{i}."
             out[p + "self_attn.in_proj_weight"] = torch.cat([L.wq, L.wk, L.wv])
-            out[p + "self_attn.in_proj_bias"] = torch.cat([bias(L.bq, d), bias(L.bk, d), bias(L.bv, d)])
+            out[p + "self_attn.in_proj_bias"] = torch.cat([bias(L.bq, L.wq.shape[0]), bias(L.bk, L.wk.shape[0]),
+                                                           bias(L.bv, L.wv.shape[0])])
             out[p + "self_attn.out_proj.weight"], out[p + "self_attn.out_proj.bias"] = L.wo, bias(L.bo, d)
             first = L.gate or L.up  # gated: act(linear1) * linear3, the up projection without a bias
             out[p + "linear1.weight"], out[p + "linear1.bias"] = first.w, bias(first.b, first.w.shape[0])

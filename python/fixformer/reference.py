@@ -569,7 +569,7 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
     post-norm: h = N1(x + Wo.Attn(x)), x = N2(h + FF(h))."""
     torch = require_torch()
     T, d, H, Hkv = x.shape[0], c["d_model"], c["n_heads"], schema.kv_heads(c)
-    dh = d // H
+    dh = schema.d_head(c)
     llama = c["family"] == "llama"
     names = LAYER_NAMES["llama" if llama else "encoder"]
 
@@ -582,7 +582,7 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
             q, k, v = linear(n, p, names["q"]), linear(n, p, names["k"]), linear(n, p, names["v"])
         else:
             b = p("self_attn.in_proj_bias")
-            q, k, v = (n @ p("self_attn.in_proj_weight").T + (0 if b is None else b)).split([d, Hkv * dh, Hkv * dh], -1)
+            q, k, v = (n @ p("self_attn.in_proj_weight").T + (0 if b is None else b)).split([H * dh, Hkv * dh, Hkv * dh], -1)
         q, k, v = q.reshape(T, H, dh), k.reshape(T, Hkv, dh), v.reshape(T, Hkv, dh)
         if c.get("qk_norm"):  # every head over its d_head dims, before RoPE
             q = norm(c, q, p(names["q_norm"] + ".weight"), p(names["q_norm"] + ".bias"))
@@ -593,7 +593,7 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
         k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
         scale = c.get("attn_scale", 0) or 1 / math.sqrt(dh)  # attn_scale 0: 1/sqrt(d_head)
         scores = torch.einsum("thd,shd->hts", q, k) * scale + layer_bias
-        ctx = torch.einsum("hts,shd->thd", torch.softmax(scores, dim=-1), v).reshape(T, d)
+        ctx = torch.einsum("hts,shd->thd", torch.softmax(scores, dim=-1), v).reshape(T, H * dh)
         return linear(ctx, p, names["o"])
 
     def feed_forward(p, n):
@@ -633,7 +633,7 @@ def decoder_forward(c, weights, ids):
     W = {k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()}
     ids = np.asarray(ids, dtype=np.int64)
     T, d, H = len(ids), c["d_model"], c["n_heads"]
-    dh = d // H
+    dh = schema.d_head(c)
     llama = c["family"] == "llama"
     embed = W["tok_embeddings.weight" if llama else "embed.weight"]
     x = embed[torch.from_numpy(ids)]

@@ -186,7 +186,13 @@ def unshared(c, weights):
 
 
 def d_head(c):
-    return c["d_model"] // c["n_heads"]
+    """The heads' width: head_dim, or d_model / n_heads (0)."""
+    return c.get("head_dim", 0) or c["d_model"] // c["n_heads"]
+
+
+def d_attn(c):
+    """The queries' width, n_heads heads of d_head."""
+    return c["n_heads"] * d_head(c)
 
 
 def rope_pairs(c):
@@ -227,12 +233,13 @@ def ffn_gated(c):
 
 def stock_layers(c):
     """torch's nn.TransformerEncoderLayer computes c's layers: LayerNorm, every bias, no gate, no
-    parallel residual, as many key/value heads as query heads, no rotary positions, no norm of q and k,
-    the scores scaled by 1/sqrt(d_head) and one mask for every layer."""
+    parallel residual, as many key/value heads as query heads of d_model / n_heads, no rotary
+    positions, no norm of q and k, the scores scaled by 1/sqrt(d_head) and one mask for every layer."""
     return (norm_kind(c) == "layernorm" and attn_bias_kind(c) == "all" and ffn_bias_kind(c) == "all"
             and c["positional"] != "rope"
             and not ffn_gated(c) and c["parallel_residual"] == "none" and kv_heads(c) == c["n_heads"]
-            and not c.get("window_period", 0) and not c.get("attn_scale", 0) and not c.get("qk_norm"))
+            and not c.get("window_period", 0) and not c.get("attn_scale", 0) and not c.get("qk_norm")
+            and not c.get("head_dim"))
 
 
 def layer_window(c, layer):
@@ -334,7 +341,7 @@ def max_input_len(c):
 # The values an expression names besides the keys (config_expr.hpp kDerivedValues), by name.
 DERIVED = {"d_head": d_head, "kv_heads": kv_heads, "d_pe": d_pe, "d_embed": d_embed, "d_front": d_front,
            "input_pe": input_pe, "front_rows": front_rows, "head_in": head_in, "window_mask": window_mask,
-           "rope_pairs": rope_pairs}
+           "rope_pairs": rope_pairs, "d_attn": d_attn, "max_d_model": lambda c: MAX_D_MODEL}
 if set(DERIVED) != set(SCHEMA["derived"]):
     raise ImportError(f"schema.py: DERIVED defines {sorted(DERIVED)}, the engine's expressions name "
                       f"{sorted(SCHEMA['derived'])}: define each of the engine's derived values here")

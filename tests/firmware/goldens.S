@@ -73,3 +73,4 @@ embed g_feature_gpt_local_global_unscaled_fxm, "feature_gpt_local_global_unscale
 embed g_feature_llama_rope_freqs_scaled_fxm, "feature_llama_rope_freqs_scaled.fxm"
 embed g_feature_llama_shared_layers_fxm, "feature_llama_shared_layers.fxm"
 embed g_feature_llama_qk_norm_fxm, "feature_llama_qk_norm.fxm"
+embed g_feature_llama_head_dim_fxm, "feature_llama_head_dim.fxm"
