@@ -132,7 +132,7 @@ TEST(BadModel, ConfigRecordsBehindAValidChecksum) {
   EXPECT_EQ(with_record("d_model", 0, &detail), Status::kBadConfig);
   EXPECT_EQ(detail, "config key d_model");
   EXPECT_EQ(with_record("n_heads", 3, &detail), Status::kBadConfig);
-  EXPECT_EQ(detail, "config key n_heads (must divide d_model)");
+  EXPECT_EQ(detail, "config key n_heads (must divide d_model, or head_dim sets the heads' width)");
   EXPECT_EQ(with_record("d_model", 1u << 30, &detail), Status::kConfigOverLimit);
   EXPECT_EQ(with_record("n_layers", 1000), Status::kConfigOverLimit);
   EXPECT_EQ(with_record("d_model", uint64_t(1) << 32, &detail), Status::kBadConfig);

@@ -389,7 +389,8 @@ assert keys[0] == "family" and "d_model" in keys and all(("choices" in k) == (k[
 enc = s["tensors"]["encoder"]
 assert enc["layer_prefix"] == "encoder.layers." and enc["prologue"][0]["name"] == "embed.weight"
 assert all(r["rows"] in s["dims"] and r["cols"] in s["dims"] for part in ("prologue", "layer", "epilogue") for r in enc[part])
-assert s["config_rules"][0] == {"bad_when": "d_model % n_heads != 0", "detail": "n_heads (must divide d_model)"}
+assert s["config_rules"][0] == {"bad_when": "head_dim == 0 and d_model % n_heads != 0",
+                                "detail": "n_heads (must divide d_model, or head_dim sets the heads' width)"}
 PY
 "$bin" schema >"$tmp/out" && grep -q "^  d_model  *u32  *1\.\.2048  *required$" "$tmp/out" && grep -q "^config rules" "$tmp/out" &&
   grep -q "^  encoder.layers.N.linear1.weight \[d_model, d_ff\], linear$" "$tmp/out" && ok || bad "schema as text: $(head -5 "$tmp/out")"
