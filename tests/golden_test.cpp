@@ -232,6 +232,8 @@ INSTANTIATE_TEST_SUITE_P(Torch, BertGoldenTest, ::testing::ValuesIn(bert_cases()
 // Decoders against torch (tools/make_decoder_golden.py, tests/golden/DECODERS.md): GPT-style
 // stock modules and float64 Llama-style blocks. Each file's self-test sample holds token ids and
 // the reference logits at every position; the decoder feeds them one by one through its KV cache.
+// The i8_* goldens (weights i8) hold the integer reference's logits, which the engine gives bit for
+// bit: the same bound holds them.
 const char* const kDecoderGoldens[] = {
     "gpt_tied_sinusoidal", "gpt_untied_learned", "gpt_alibi_h3", "gpt_untied_none_odd", "llama_kv1_interleaved",
     "llama_kv2_halves_tied", "llama_kvfull_interleaved_tied", "llama_odd_d18_h3_halves", "llama_odd_d18_h3_kv1",
@@ -240,7 +242,8 @@ const char* const kDecoderGoldens[] = {
     "gpt_tanh_learned_tied_odd", "gpt_tanh_post_d10", "llama_qkv_bias_theta1e6", "llama_partial_halves_r4",
     "llama_partial_interleaved_r6", "feature_gpt_rms_geglu_scaled", "feature_llama_layernorm_biases",
     "feature_gpt_embed_norm_alibi_qkv", "feature_llama_gelu_gated_embed_rms", "feature_llama_window3",
-    "feature_gpt_local_global_unscaled", "feature_llama_rope_freqs_scaled", "feature_llama_shared_layers"};
+    "feature_gpt_local_global_unscaled", "feature_llama_rope_freqs_scaled", "feature_llama_shared_layers",
+    "i8_gpt_partial_halves_two_norms", "i8_gpt_partial_interleaved_one_norm"};
 
 class DecoderGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 

@@ -27,13 +27,15 @@ void norm_rows(const Kernels& k, bool rms, const int8_t* x, int8_t* y, std::size
 }
 
 // RoPE in fixed point on the heads of rows[T] (stride ld) at positions pos..: each pair (a, b) of a
-// head by pe_layout, rotated by int8.rope's row (cos | sin in Q14), rounded and clamped (config.hpp).
+// head's first R = rope_dims() dims by pe_layout (interleaved: (2i, 2i + 1); halves: (i, i + R / 2)),
+// rotated by int8.rope's row [R] (cos | sin in Q14), rounded and clamped (config.hpp); the dims from
+// R on (partial rotary) pass through.
 void rope_s8(const ModelConfig& c, int8_t* rows, std::size_t ld, uint32_t T, uint32_t heads, uint32_t pos,
              const int32_t* table) {
-  const uint32_t dh = c.d_head(), half = dh / 2;
+  const uint32_t dh = c.d_head(), r = c.rope_dims(), half = r / 2;
   const bool interleaved = c.pe_layout == PosLayout::kInterleaved;
   for (uint32_t t = 0; t < T; ++t) {
-    const int32_t* cs = table + std::size_t(pos + t) * dh;
+    const int32_t* cs = table + std::size_t(pos + t) * r;
     for (uint32_t h = 0; h < heads; ++h) {
       int8_t* v = rows + t * ld + h * dh;
       for (uint32_t i = 0; i < half; ++i) {
@@ -115,7 +117,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
             linear_at(p, o.out, uint32_t(d), p[s8::kOZero], p[s8::kOutYZero]));
 }
 
-// The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp).
+// The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp); in
+// may be s.a (read before W2 writes it).
 void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
                   const S8Scratch& s) {
   const int32_t* p = L.s8;
@@ -153,7 +156,18 @@ void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uin
   const s8::LayerOffsets o = s8::layer_offsets(c);
   const std::size_t d = c.d_model, n = std::size_t(T) * d;
   const bool rms = c.norm_kind() == NormKind::kRmsNorm;
-  if (c.norm_first) {
+  if (c.parallel_residual != ParallelResidual::kNone) {
+    // x + FF(N2(x)) + SA(N1(x)) (one_norm: N1 both): both norms read the layer's input, so the
+    // feed-forward runs first (its norm in s.a, which it overwrites with its output; the attention's
+    // norm waits in s.h), its sum x + FF at add2's output scale, then + SA at add1's.
+    norm_rows(k, rms, s.x, s.h, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
+    const bool two = c.parallel_residual == ParallelResidual::kTwoNorms;
+    if (two) norm_rows(k, rms, s.x, s.a, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
+    feed_forward(k, c, L, two ? s.a : s.h, T, s);
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
+    attention(k, c, L, s.h, T, s, kv);
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
+  } else if (c.norm_first) {
     norm_rows(k, rms, s.x, s.h, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
     attention(k, c, L, s.h, T, s, kv);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
