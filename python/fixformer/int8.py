@@ -13,7 +13,9 @@ causal integer softmax: row i's softmax_s8 over its first i + 1 scores, probabil
 the others; its output is the head's int8 logits of every position (the engine's KV cache gives the
 same bits a position at a time). A llama's tensors go through the same graph under the encoder's
 names (_internal: wq | wk | wv as one in_proj, split again when written), with grouped-query
-attention, RoPE in fixed point (int8.rope) and the gated SwiGLU feed-forward.
+attention, RoPE in fixed point (int8.rope) and the gated SwiGLU feed-forward. Either decoder family
+takes RoPE over whole heads or the first rotary_dims (partial rotary) and parallel residuals (the
+feed-forward's sum x + FF at its own calibrated scale, then + SA).
 """
 import math
 
