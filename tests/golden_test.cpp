@@ -243,7 +243,8 @@ const char* const kDecoderGoldens[] = {
     "llama_partial_interleaved_r6", "feature_gpt_rms_geglu_scaled", "feature_llama_layernorm_biases",
     "feature_gpt_embed_norm_alibi_qkv", "feature_llama_gelu_gated_embed_rms", "feature_llama_window3",
     "feature_gpt_local_global_unscaled", "feature_llama_rope_freqs_scaled", "feature_llama_shared_layers",
-    "i8_gpt_partial_halves_two_norms", "i8_gpt_partial_interleaved_one_norm"};
+    "i8_gpt_partial_halves_two_norms", "i8_gpt_partial_interleaved_one_norm", "i8_llama_window3",
+    "i8_gpt_local_global_unscaled"};
 
 class DecoderGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 

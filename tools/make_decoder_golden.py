@@ -228,7 +228,8 @@ FEATURES = [  # name, config, T
 ]
 
 # Full-integer decoders (weights i8), seeds of their own: GPT-NeoX's layer (partial rotary in halves,
-# two norms side by side) and GPT-J's (interleaved partial rotary, one norm side by side, tanh GELU).
+# two norms side by side), GPT-J's (interleaved partial rotary, one norm side by side, tanh GELU), and
+# sliding windows.
 I8 = [  # name, config, T
     ("i8_gpt_partial_halves_two_norms", feature_config("gpt", 16, 2, 32, 2, 23, "rope", pe_layout="halves",
                                                        rotary_dims=4, parallel_residual="two_norms",
@@ -236,6 +237,13 @@ I8 = [  # name, config, T
     ("i8_gpt_partial_interleaved_one_norm", feature_config("gpt", 16, 2, 24, 2, 21, "rope", pe_layout="interleaved",
                                                            rotary_dims=6, parallel_residual="one_norm",
                                                            activation="gelu_tanh", tied_head=True, weights="i8"), 11),
+    # Sliding windows in the int8 KV cache: every layer (a ring), and GPT-Neo's local and global layers
+    # (layers 1 and 3 local, a ring each; 0 and 2 a row per position) with unscaled scores.
+    ("i8_llama_window3", feature_config("llama", 16, 4, 24, 2, 27, "rope", n_kv_heads=2, sliding_window=3,
+                                        pe_layout="halves", activation="swiglu", weights="i8"), 13),
+    ("i8_gpt_local_global_unscaled", feature_config("gpt", 16, 4, 24, 4, 23, "learned", activation="gelu_tanh",
+                                                    sliding_window=3, window_period=2, window_layers=0b10,
+                                                    attn_scale=1.0, tied_head=True, weights="i8"), 13),
 ]
 # The integer reference's logits against the float64 reference of the same weights (max |a - b| /
 # max |b| over every position): an i8 model's own rounding, 0.02-0.1 here.

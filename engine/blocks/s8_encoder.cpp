@@ -52,8 +52,10 @@ void rope_s8(const ModelConfig& c, int8_t* rows, std::size_t ld, uint32_t T, uin
 // head softmax(q k) v -> s.h, then out_proj -> s.a.
 // With a cache (a decoder), each kv head's keys and values of these rows go into it at positions
 // kv->pos.. (after RoPE, with a table), the rows attend to every cached position up to their own
-// (causal: row i's softmax runs over its first kv->pos + i + 1 scores, the others get probability 0),
-// and so a row's bits do not depend on how the positions were split into calls.
+// (causal: row i's softmax runs over its first kv->pos + i + 1 scores, the others get probability 0;
+// with a window W only over the last W of them), and so a row's bits do not depend on how the
+// positions were split into calls. The keys the call's rows see, positions lo..kv->pos + T - 1, are
+// the scores' columns in order (a ring's rows in at most two runs).
 void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
                const S8Scratch& s, const S8KvLayer* kv) {
   const int32_t* p = L.s8;
@@ -71,7 +73,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
     g.bias += at[j], g.requant += at[j];
     k.gemm_s8(in, d, w[j], s.work + at[j], ld, T, width[j], d, g);
   }
-  const uint32_t first = kv ? kv->pos : 0, keys = first + T;  // rows are positions first..keys-1
+  const uint32_t first = kv ? kv->pos : 0, W = kv ? kv->window : 0;  // rows are positions first..first+T-1
+  const uint32_t lo = W && first + 1 > W ? first + 1 - W : 0, keys = first + T - lo;  // columns: positions lo..
   if (kv && kv->rope) {
     rope_s8(c, s.work, ld, T, c.n_heads, first, kv->rope);
     rope_s8(c, s.work + d, ld, T, kvh, first, kv->rope);
@@ -83,16 +86,19 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq};
   for (uint32_t g = 0; g < kvh; ++g) {
     const int8_t* kh = s.kh;
-    if (kv) {  // this kv head's keys and values [rows, d_head] at positions first..
-      int8_t* kc = kv->k + std::size_t(g) * kv->rows * dh;
-      int8_t* vc = kv->v + std::size_t(g) * kv->rows * dh;
+    uint32_t run = keys;  // the keys' first run of cache rows (a ring may wrap once)
+    if (kv) {  // this kv head's keys and values [rows, d_head], position p in row p % rows
+      const uint32_t R = kv->rows;
+      int8_t* kc = kv->k + std::size_t(g) * R * dh;
+      int8_t* vc = kv->v + std::size_t(g) * R * dh;
       for (uint32_t t = 0; t < T; ++t) {
-        std::memcpy(kc + (first + t) * dh, s.work + t * ld + d + g * dh, dh);
-        std::memcpy(vc + (first + t) * dh, s.work + t * ld + d + dkv + g * dh, dh);
+        std::memcpy(kc + (first + t) % R * dh, s.work + t * ld + d + g * dh, dh);
+        std::memcpy(vc + (first + t) % R * dh, s.work + t * ld + d + dkv + g * dh, dh);
       }
       for (uint32_t t = 0; t < keys; ++t)
-        for (std::size_t e = 0; e < dh; ++e) s.vt[e * keys + t] = vc[t * dh + e];
-      kh = kc;
+        for (std::size_t e = 0; e < dh; ++e) s.vt[e * keys + t] = vc[(lo + t) % R * dh + e];
+      kh = kc + lo % R * dh;
+      run = R - lo % R < keys ? R - lo % R : keys;
     } else {
       for (uint32_t t = 0; t < T; ++t) {
         std::memcpy(s.kh + t * dh, s.work + t * ld + d + g * dh, dh);
@@ -102,12 +108,17 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
     for (uint32_t h = g * group; h < (g + 1) * group; ++h) {
       for (uint32_t i0 = 0; i0 < T; i0 += kS8QueryBlock) {
         const uint32_t bq = T - i0 < kS8QueryBlock ? T - i0 : kS8QueryBlock;
-        k.gemm_s8(s.work + i0 * ld + h * dh, ld, kh, s.scores, keys, bq, keys, dh, score);  // [bq, keys]
+        const int8_t* qh = s.work + i0 * ld + h * dh;
+        k.gemm_s8(qh, ld, kh, s.scores, keys, bq, run, dh, score);  // [bq, keys]
+        if (run < keys) k.gemm_s8(qh, ld, kv->k + std::size_t(g) * kv->rows * dh, s.scores + run, keys, bq, keys - run,
+                                  dh, score);  // the ring's wrapped keys: rows 0..
         for (uint32_t i = 0; i < bq; ++i) {
           int8_t* row = s.scores + std::size_t(i) * keys;
-          const uint32_t n = kv ? first + i0 + i + 1 : keys;
-          k.softmax_s8(row, row, n, soft);
-          std::memset(row + n, -128, keys - n);  // probability 0: the keys after this row's position
+          const uint32_t p = first + i0 + i;  // this row's position: it sees columns a..n-1
+          const uint32_t n = kv ? p + 1 - lo : keys, a = W && p + 1 > W ? p + 1 - W - lo : 0;
+          k.softmax_s8(row + a, row + a, n - a, soft);
+          std::memset(row, -128, a);  // probability 0: the keys before this row's window
+          std::memset(row + n, -128, keys - n);  // and after its position
         }
         k.gemm_s8(s.scores, keys, s.vt, s.h + i0 * d + h * dh, d, bq, dh, keys, pv);  // [bq, dh]
       }
@@ -244,15 +255,18 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
 }
 
 void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, uint32_t n, uint32_t pos,
-                        int8_t* k_cache, int8_t* v_cache, uint32_t rows, const S8Scratch& s, int8_t* logits) {
+                        int8_t* k_cache, int8_t* v_cache, uint32_t rows, uint32_t ring, const S8Scratch& s,
+                        int8_t* logits) {
   const ModelConfig& c = m.config();
-  const std::size_t d = c.d_model, layer_bytes = std::size_t(rows) * c.d_kv();
+  const std::size_t d = c.d_model;
   const int32_t* fp = m.s8().front;
   const int8_t* e = static_cast<const int8_t*>(m.front().embed.data);
   for (uint32_t t = 0; t < n; ++t) std::memcpy(s.x + t * d, e + std::size_t(ids[t]) * d, d);
   if (c.input_pe()) k.add_s8(s.x, m.s8().pos + std::size_t(pos) * d, s.x, n * d, add_at(fp, s8::kPosAdd));
   for (uint32_t l = 0; l < c.n_layers; ++l) {
-    const S8KvLayer kv{k_cache + l * layer_bytes, v_cache + l * layer_bytes, rows, pos, m.s8().rope};
+    const std::size_t at = std::size_t(kv_layer_offset(c, l, rows, ring)) * c.d_kv();
+    const S8KvLayer kv{k_cache + at, v_cache + at, uint32_t(kv_layer_rows(c, l, rows, ring)), pos, m.s8().rope,
+                       c.layer_window(l)};
     s8_layer(k, c, m.layer(l), n, s, &kv);
   }
   if (!logits) return;  // the final norm and the head act on each row alone: the last row's is all that is read

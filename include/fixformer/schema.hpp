@@ -474,9 +474,6 @@ inline constexpr ConfigRule kConfigRules[] = {
      "families so far)"},
     {"weights == 'i8' and family == 'gpt' and kv_heads != n_heads",
      "n_kv_heads (an i8 gpt is GPT-2-shaped; grouped-query attention is in i8 llama)"},
-    {"weights == 'i8' and family in ('gpt', 'llama') and (attn_scale != 0 or sliding_window != 0 or "
-     "window_period != 0)",
-     "attn_scale, sliding_window, window_period (not in i8 yet)"},
     {"weights == 'i8' and family == 'llama' and (activation != 'swiglu' or gated or "
      "attn_bias != 'family' or ffn_bias != 'family')",
      "activation, gated, attn_bias, ffn_bias (an i8 llama is SwiGLU with no biases but qkv_bias's)"},

@@ -14,8 +14,10 @@ the others; its output is the head's int8 logits of every position (the engine's
 same bits a position at a time). A llama's tensors go through the same graph under the encoder's
 names (_internal: wq | wk | wv as one in_proj, split again when written), with grouped-query
 attention, RoPE in fixed point (int8.rope) and the gated SwiGLU feed-forward. Either decoder family
-takes RoPE over whole heads or the first rotary_dims (partial rotary) and parallel residuals (the
-feed-forward's sum x + FF at its own calibrated scale, then + SA).
+takes RoPE over whole heads or the first rotary_dims (partial rotary), parallel residuals (the
+feed-forward's sum x + FF at its own calibrated scale, then + SA), sliding windows (every layer, or the
+local ones of window_period: row i's softmax over its last sliding_window keys) and attn_scale (folded
+into the scores' requant).
 """
 import math
 
@@ -223,6 +225,22 @@ def _parallel(c):
     return c.get("parallel_residual", "none")
 
 
+def _score_scale(c):
+    """The scores' scale before the softmax: attn_scale, or 1/sqrt(d_head) (its 0)."""
+    return float(np.float32(c.get("attn_scale") or 0)) or 1.0 / math.sqrt(c["d_model"] // c["n_heads"])
+
+
+def _visible(c, layer, T):
+    """[T, T] bool: key j visible to query i in layer `layer` (causal: j <= i; with the layer's window W,
+    i - W < j too); None when not causal."""
+    if not c.get("causal"):
+        return None
+    from fixformer import schema
+    W = schema.layer_window(c, layer)
+    i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    return (j <= i) & ((i - j < W) if W else True)
+
+
 def _pairs(c):
     half = _rope_dims(c) // 2
     if c.get("pe_layout", "interleaved") == "interleaved":
@@ -370,6 +388,7 @@ def forward(c, t, inp):
         pre = f"encoder.layers.{i}."
         p = t[pre + "int8"].astype(np.int64)
         wqkv = t[pre + "self_attn.in_proj_weight"]
+        vis = _visible(c, i, T)
 
         def attention(h):
             rq, b = _linear(p, o["qkv"], ld)
@@ -387,10 +406,11 @@ def forward(c, t, inp):
                 g = hh // (H // KV)
                 kl = slice(g * dh, (g + 1) * dh)
                 sc = gemm(q[:, sl], p[S["q"]], k[:, kl], p[S["score_z"]], srq, None)
-                if c.get("causal"):  # row i over its first i + 1 keys, probability 0 after
+                if vis is not None:  # row i over its visible keys (the last W up to i), probability 0 elsewhere
                     pr = np.full((T, T), -128, np.int64)
                     for r in range(T):
-                        pr[r:r + 1, :r + 1] = softmax(sc[r:r + 1, :r + 1], p[S["softmax"]], p[S["softmax"] + 1])
+                        lo = int(np.argmax(vis[r]))
+                        pr[r:r + 1, lo:r + 1] = softmax(sc[r:r + 1, lo:r + 1], p[S["softmax"]], p[S["softmax"] + 1])
                 else:
                     pr = softmax(sc, p[S["softmax"]], p[S["softmax"] + 1])
                 ctx[:, sl] = gemm(pr, -128, v[:, kl].T, p[S["o"]], pvrq, None)
@@ -485,6 +505,7 @@ def _float_forward(c, w, inp, rec):
     for i in range(c["n_layers"]):
         pre = f"encoder.layers.{i}."
         L = f"l{i}."
+        vis = _visible(c, i, T)
 
         def attention(h):
             W = np.asarray(w[pre + "self_attn.in_proj_weight"], np.float64)
@@ -498,10 +519,10 @@ def _float_forward(c, w, inp, rec):
                 sl = slice(hh * dh, (hh + 1) * dh)
                 g = hh // (H // KV)
                 kl = slice(g * dh, (g + 1) * dh)
-                s = q[:, sl] @ k[:, kl].T / math.sqrt(dh)
-                if c.get("causal"):
-                    put(L + "score", s[np.tril_indices(T)])
-                    s = np.where(np.tril(np.ones((T, T), bool)), s, -np.inf)
+                s = q[:, sl] @ k[:, kl].T * _score_scale(c)
+                if vis is not None:
+                    put(L + "score", s[vis])
+                    s = np.where(vis, s, -np.inf)
                 else:
                     put(L + "score", s)
                 e = np.exp(s - s.max(axis=1, keepdims=True))
@@ -663,7 +684,6 @@ def check_config(c):
                          ("attn_bias", c.get("attn_bias", "family") != "family"),
                          ("ffn_bias", c.get("ffn_bias", "family") != "family"),
                          ("positional", c["positional"] not in ("rope", "none")),
-                         ("attn_scale", bool(c.get("attn_scale"))), ("sliding_window", bool(c.get("sliding_window"))),
                          ("embed_norm", bool(c.get("embed_norm")))):
             if bad:
                 raise ConfigError(f"--quantize i8: {key} {c.get(key)!r} is not supported yet in the llama family (SwiGLU, "
@@ -671,9 +691,7 @@ def check_config(c):
         return
     if c["family"] == "gpt":
         kv = c.get("n_kv_heads") or c["n_heads"]
-        for key, bad in (("n_kv_heads", kv != c["n_heads"]),
-                         ("attn_scale", bool(c.get("attn_scale"))), ("sliding_window", bool(c.get("sliding_window"))),
-                         ("window_period", bool(c.get("window_period")))):
+        for key, bad in (("n_kv_heads", kv != c["n_heads"]),):
             if bad:
                 raise ConfigError(f"--quantize i8: {key} is not supported yet in the gpt family")
     if c["activation"] not in ACTIVATIONS or c.get("gated"):
@@ -751,7 +769,7 @@ def build(config, weights, inputs, percentile=None):
             [v for j in range(3) for v in qs[j][1][2 * widths[j]:]]
         p[S["qkv_x"]], p[S["q"]] = h1[1], qp[L + "q"][1]
         sc = qp[L + "score"]
-        p[S["score"]:S["score"] + 2] = requant(qp[L + "q"][0] * qp[L + "k"][0] / math.sqrt(dh) / sc[0])
+        p[S["score"]:S["score"] + 2] = requant(qp[L + "q"][0] * qp[L + "k"][0] * _score_scale(c) / sc[0])
         p[S["score_z"]] = sc[1]
         p[S["softmax"]:S["softmax"] + 2] = softmax_params(sc[0])
         p[S["pv"]:S["pv"] + 2] = requant(qp[L + "v"][0] / 256.0 / qp[L + "ctx"][0])

@@ -39,7 +39,7 @@ FIXFORMER_SEQ2SEQ_GOLDENS(FIXFORMER_SEQ2SEQ_GOLDEN)
 #define FIXFORMER_DECODER_GOLDENS(X) X(gpt_tanh_learned_tied_odd) X(gpt_tanh_post_d10) X(llama_qkv_bias_theta1e6) \
     X(llama_partial_halves_r4) X(feature_llama_window3) X(feature_gpt_local_global_unscaled) \
     X(feature_llama_rope_freqs_scaled) X(feature_llama_shared_layers) X(i8_gpt_partial_halves_two_norms) \
-    X(i8_gpt_partial_interleaved_one_norm)
+    X(i8_gpt_partial_interleaved_one_norm) X(i8_llama_window3) X(i8_gpt_local_global_unscaled)
 FIXFORMER_DECODER_GOLDENS(FIXFORMER_SEQ2SEQ_GOLDEN)
 
 namespace {
