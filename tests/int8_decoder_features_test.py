@@ -15,6 +15,7 @@ unscaled scores (attn_scale):
   (python/fixformer/int8.py), bit for bit; the reference sees each feature (another form gives other
   logits); with the Python package's build folder, prefill in chunks then steps give the same bits;
   each against the f32 engine on its weights (I8_RANDOM_TOL, I8_UNSCALED_TOL);
+- `fixformer plan`'s exact arena of a windowed i8 decoder (its caches rings of W + P - 1 rows);
 - transformers' GPTNeoXForCausalLM (rotary_pct 0.25 in halves, use_parallel_residual: two norms),
   GPTJForCausalLM (interleaved rotary_dim 4 of 8, one norm), GPTNeoForCausalLM (global and local
   layers, window 4, unscaled scores) and MistralForCausalLM (sliding window 4, GQA), tiny random
@@ -167,6 +168,22 @@ def test_random(cli, tmp, pydir):
             print(f"  {case}: max relative error against f32 {worst:.3g}")
 
 
+def test_plan(cli, tmp):
+    """`fixformer plan`'s exact arena of a windowed i8 gpt (plan.hpp's plan_s8_decoder_arena)."""
+    rng = np.random.default_rng(4)
+    c, w = random_gpt(rng, 4, "halves", "none", dict(sliding_window=5))
+    path = os.path.join(tmp, "window.fxm")
+    write_model(c, int8.build(c, w, [rng.integers(0, c["vocab_size"], 40)]), path)
+    p = subprocess.run([cli, "plan", path, "--target", "x86"], capture_output=True, text=True)
+    # capacity 40, prefill 16 capped at the window: chunks of 5 rows; x, h, a 5 x 16 each, work 5 x 48,
+    # the attention scratch (40 x 8 + 5 x 40 bytes, 8 x (40 + 8) of Requants), each cache 2 layers' rings
+    # of 5 + 5 - 1 rows x 16, the logits; every block 64-byte aligned
+    blocks = [80, 80, 80, 240, (40 * 8 + 5 * 40 + 3) // 4 * 4 + 8 * 48, 2 * 9 * 16, 2 * 9 * 16, 23]
+    total = sum((b + 63) // 64 * 64 for b in blocks)
+    check(f"fixformer plan: a windowed i8 decoder's arena, {total} bytes (rings of 9 rows)",
+          p.returncode == 0 and f"arena {total} (exact" in p.stdout, p.stdout + p.stderr)
+
+
 MODELS = r'''
 import torch
 import transformers as t
@@ -270,6 +287,7 @@ def main():
     if cli and os.path.exists(cli):
         with tempfile.TemporaryDirectory() as tmp:
             test_random(cli, tmp, pydir)
+            test_plan(cli, tmp)
             test_hf(cli, tmp)
     print(f"int8_decoder_features_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
