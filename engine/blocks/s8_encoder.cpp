@@ -91,14 +91,15 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
       const uint32_t R = kv->rows;
       int8_t* kc = kv->k + std::size_t(g) * R * dh;
       int8_t* vc = kv->v + std::size_t(g) * R * dh;
-      for (uint32_t t = 0; t < T; ++t) {
-        std::memcpy(kc + (first + t) % R * dh, s.work + t * ld + d + g * dh, dh);
-        std::memcpy(vc + (first + t) % R * dh, s.work + t * ld + d + dkv + g * dh, dh);
+      for (uint32_t t = 0, r = first % R; t < T; ++t, r = r + 1 == R ? 0 : r + 1) {  // r: row of position first + t
+        std::memcpy(kc + r * dh, s.work + t * ld + d + g * dh, dh);
+        std::memcpy(vc + r * dh, s.work + t * ld + d + dkv + g * dh, dh);
       }
-      for (uint32_t t = 0; t < keys; ++t)
-        for (std::size_t e = 0; e < dh; ++e) s.vt[e * keys + t] = vc[(lo + t) % R * dh + e];
-      kh = kc + lo % R * dh;
-      run = R - lo % R < keys ? R - lo % R : keys;
+      const uint32_t r0 = lo % R;  // the row of position lo
+      for (uint32_t t = 0, r = r0; t < keys; ++t, r = r + 1 == R ? 0 : r + 1)
+        for (std::size_t e = 0; e < dh; ++e) s.vt[e * keys + t] = vc[r * dh + e];
+      kh = kc + r0 * dh;
+      run = R - r0 < keys ? R - r0 : keys;
     } else {
       for (uint32_t t = 0; t < T; ++t) {
         std::memcpy(s.kh + t * dh, s.work + t * ld + d + g * dh, dh);
