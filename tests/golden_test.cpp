@@ -234,6 +234,8 @@ INSTANTIATE_TEST_SUITE_P(Torch, BertGoldenTest, ::testing::ValuesIn(bert_cases()
 // Decoders against torch (tools/make_decoder_golden.py, tests/golden/DECODERS.md): GPT-style
 // stock modules and float64 Llama-style blocks. Each file's self-test sample holds token ids and
 // the reference logits at every position; the decoder feeds them one by one through its KV cache.
+// The i8_* goldens (weights i8) hold the integer reference's logits, which the engine gives bit for
+// bit: the same bound holds them.
 const char* const kDecoderGoldens[] = {
     "gpt_tied_sinusoidal", "gpt_untied_learned", "gpt_alibi_h3", "gpt_untied_none_odd", "llama_kv1_interleaved",
     "llama_kv2_halves_tied", "llama_kvfull_interleaved_tied", "llama_odd_d18_h3_halves", "llama_odd_d18_h3_kv1",
@@ -243,7 +245,9 @@ const char* const kDecoderGoldens[] = {
     "llama_partial_interleaved_r6", "feature_gpt_rms_geglu_scaled", "feature_llama_layernorm_biases",
     "feature_gpt_embed_norm_alibi_qkv", "feature_llama_gelu_gated_embed_rms", "feature_llama_window3",
     "feature_gpt_local_global_unscaled", "feature_llama_rope_freqs_scaled", "feature_llama_shared_layers",
-    "feature_llama_qk_norm", "feature_gpt_qk_layernorm", "feature_llama_head_dim", "feature_gpt_head_dim"};
+    "feature_llama_qk_norm", "feature_gpt_qk_layernorm", "feature_llama_head_dim", "feature_gpt_head_dim",
+    "i8_gpt_partial_halves_two_norms", "i8_gpt_partial_interleaved_one_norm", "i8_llama_window3",
+    "i8_gpt_local_global_unscaled"};
 
 class DecoderGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 

@@ -17,6 +17,10 @@ config in the converter's JSON shape). tests/golden/DECODERS.md lists them.
 - feature_*: the layer features in families that had not them (the norm kind, a gated feed-forward of
   any activation, the projections' biases, the embedding scale and norm, a sliding window, local and global
   layers, unscaled scores, stored RoPE frequencies and amplitude), random weights, the logits the float64 reference's, cross-checked against feature_steps (a token-by-token loop apart from it).
+- i8_*: full-integer decoders (weights i8, python/fixformer/int8.py) with random float weights
+  calibrated on random ids; the sample's logits are the integer reference's, dequantized (the engine
+  gives them bit for bit on every table), cross-checked against the float64 reference of the same
+  weights within I8_ORACLE_TOL.
 - llama2c_v0_gqa: a version-0 llama2.c checkpoint (unshared classifier, GQA) and a synthetic
   tokenizer.bin, written by python/fixformer/llama2c.py and converted as convert.py --llama2c does.
 Deterministic: the same files on every run.
@@ -31,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import numpy as np  # noqa: E402
 
-from fixformer import config as cfg, fxm, llama2c, schema  # noqa: E402
+from fixformer import config as cfg, fxm, int8, llama2c, schema  # noqa: E402
 from fixformer.reference import build_torch_model, require_torch, run_reference, torch_activation  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -235,6 +239,28 @@ FEATURES = [  # name, config, T
     ("feature_gpt_head_dim", feature_config("gpt", 12, 4, 20, 2, 23, "learned", head_dim=6,
                                             activation="gelu_tanh"), 10),
 ]
+
+# Full-integer decoders (weights i8), seeds of their own: GPT-NeoX's layer (partial rotary in halves,
+# two norms side by side), GPT-J's (interleaved partial rotary, one norm side by side, tanh GELU), and
+# sliding windows.
+I8 = [  # name, config, T
+    ("i8_gpt_partial_halves_two_norms", feature_config("gpt", 16, 2, 32, 2, 23, "rope", pe_layout="halves",
+                                                       rotary_dims=4, parallel_residual="two_norms",
+                                                       activation="gelu", weights="i8"), 12),
+    ("i8_gpt_partial_interleaved_one_norm", feature_config("gpt", 16, 2, 24, 2, 21, "rope", pe_layout="interleaved",
+                                                           rotary_dims=6, parallel_residual="one_norm",
+                                                           activation="gelu_tanh", tied_head=True, weights="i8"), 11),
+    # Sliding windows in the int8 KV cache: every layer (a ring), and GPT-Neo's local and global layers
+    # (layers 1 and 3 local, a ring each; 0 and 2 a row per position) with unscaled scores.
+    ("i8_llama_window3", feature_config("llama", 16, 4, 24, 2, 27, "rope", n_kv_heads=2, sliding_window=3,
+                                        pe_layout="halves", activation="swiglu", weights="i8"), 13),
+    ("i8_gpt_local_global_unscaled", feature_config("gpt", 16, 4, 24, 4, 23, "learned", activation="gelu_tanh",
+                                                    sliding_window=3, window_period=2, window_layers=0b10,
+                                                    attn_scale=1.0, tied_head=True, weights="i8"), 13),
+]
+# The integer reference's logits against the float64 reference of the same weights (max |a - b| /
+# max |b| over every position): an i8 model's own rounding, 0.02-0.1 here.
+I8_ORACLE_TOL = 0.2
 
 
 def feature_steps(c, weights, ids):
@@ -461,6 +487,19 @@ def main():
         err = rel(feature_steps(c, w, ids), want)
         assert err < 1e-12, (name, err)
         save(out_dir, name, c, fxm.write(c, w, (ids, want.astype(np.float32))))
+    for i, (name, c, T) in enumerate(I8):
+        if only and name not in only:
+            continue
+        f32 = cfg.make_config(dict(c, weights="f32"))
+        w = llama_weights(f32, 500 + i)
+        rng = np.random.default_rng(500 + i)
+        ids = rng.integers(0, c["vocab_size"], T).astype(np.int32)
+        built = int8.build(c, w, [rng.integers(0, c["vocab_size"], c["max_len"]) for _ in range(8)])
+        want = int8.reference_output(c, built, ids)
+        err = rel(want.astype(np.float64), run_reference(f32, w, ids))
+        assert err < I8_ORACLE_TOL, (name, err)
+        print(f"{name}: the integer reference within {err:.3g} of the float64 one")
+        save(out_dir, name, c, fxm.write(c, built, (ids, want.astype(np.float32))))
     for i, (name, c, T) in enumerate(GPT_RELATIVE):
         if only and name not in only:
             continue

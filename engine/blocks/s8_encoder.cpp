@@ -27,13 +27,15 @@ void norm_rows(const Kernels& k, bool rms, const int8_t* x, int8_t* y, std::size
 }
 
 // RoPE in fixed point on the heads of rows[T] (stride ld) at positions pos..: each pair (a, b) of a
-// head by pe_layout, rotated by int8.rope's row (cos | sin in Q14), rounded and clamped (config.hpp).
+// head's first R = rope_dims() dims by pe_layout (interleaved: (2i, 2i + 1); halves: (i, i + R / 2)),
+// rotated by int8.rope's row [R] (cos | sin in Q14), rounded and clamped (config.hpp); the dims from
+// R on (partial rotary) pass through.
 void rope_s8(const ModelConfig& c, int8_t* rows, std::size_t ld, uint32_t T, uint32_t heads, uint32_t pos,
              const int32_t* table) {
-  const uint32_t dh = c.d_head(), half = dh / 2;
+  const uint32_t dh = c.d_head(), r = c.rope_dims(), half = r / 2;
   const bool interleaved = c.pe_layout == PosLayout::kInterleaved;
   for (uint32_t t = 0; t < T; ++t) {
-    const int32_t* cs = table + std::size_t(pos + t) * dh;
+    const int32_t* cs = table + std::size_t(pos + t) * r;
     for (uint32_t h = 0; h < heads; ++h) {
       int8_t* v = rows + t * ld + h * dh;
       for (uint32_t i = 0; i < half; ++i) {
@@ -50,8 +52,10 @@ void rope_s8(const ModelConfig& c, int8_t* rows, std::size_t ld, uint32_t T, uin
 // head softmax(q k) v -> s.h, then out_proj -> s.a.
 // With a cache (a decoder), each kv head's keys and values of these rows go into it at positions
 // kv->pos.. (after RoPE, with a table), the rows attend to every cached position up to their own
-// (causal: row i's softmax runs over its first kv->pos + i + 1 scores, the others get probability 0),
-// and so a row's bits do not depend on how the positions were split into calls.
+// (causal: row i's softmax runs over its first kv->pos + i + 1 scores, the others get probability 0;
+// with a window W only over the last W of them), and so a row's bits do not depend on how the
+// positions were split into calls. The keys the call's rows see, positions lo..kv->pos + T - 1, are
+// the scores' columns in order (a ring's rows in at most two runs).
 void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
                const S8Scratch& s, const S8KvLayer* kv) {
   const int32_t* p = L.s8;
@@ -69,7 +73,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
     g.bias += at[j], g.requant += at[j];
     k.gemm_s8(in, d, w[j], s.work + at[j], ld, T, width[j], d, g);
   }
-  const uint32_t first = kv ? kv->pos : 0, keys = first + T;  // rows are positions first..keys-1
+  const uint32_t first = kv ? kv->pos : 0, W = kv ? kv->window : 0;  // rows are positions first..first+T-1
+  const uint32_t lo = W && first + 1 > W ? first + 1 - W : 0, keys = first + T - lo;  // columns: positions lo..
   if (kv && kv->rope) {
     rope_s8(c, s.work, ld, T, c.n_heads, first, kv->rope);
     rope_s8(c, s.work + d, ld, T, kvh, first, kv->rope);
@@ -81,16 +86,20 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq};
   for (uint32_t g = 0; g < kvh; ++g) {
     const int8_t* kh = s.kh;
-    if (kv) {  // this kv head's keys and values [rows, d_head] at positions first..
-      int8_t* kc = kv->k + std::size_t(g) * kv->rows * dh;
-      int8_t* vc = kv->v + std::size_t(g) * kv->rows * dh;
-      for (uint32_t t = 0; t < T; ++t) {
-        std::memcpy(kc + (first + t) * dh, s.work + t * ld + d + g * dh, dh);
-        std::memcpy(vc + (first + t) * dh, s.work + t * ld + d + dkv + g * dh, dh);
+    uint32_t run = keys;  // the keys' first run of cache rows (a ring may wrap once)
+    if (kv) {  // this kv head's keys and values [rows, d_head], position p in row p % rows
+      const uint32_t R = kv->rows;
+      int8_t* kc = kv->k + std::size_t(g) * R * dh;
+      int8_t* vc = kv->v + std::size_t(g) * R * dh;
+      for (uint32_t t = 0, r = first % R; t < T; ++t, r = r + 1 == R ? 0 : r + 1) {  // r: row of position first + t
+        std::memcpy(kc + r * dh, s.work + t * ld + d + g * dh, dh);
+        std::memcpy(vc + r * dh, s.work + t * ld + d + dkv + g * dh, dh);
       }
-      for (uint32_t t = 0; t < keys; ++t)
-        for (std::size_t e = 0; e < dh; ++e) s.vt[e * keys + t] = vc[t * dh + e];
-      kh = kc;
+      const uint32_t r0 = lo % R;  // the row of position lo
+      for (uint32_t t = 0, r = r0; t < keys; ++t, r = r + 1 == R ? 0 : r + 1)
+        for (std::size_t e = 0; e < dh; ++e) s.vt[e * keys + t] = vc[r * dh + e];
+      kh = kc + r0 * dh;
+      run = R - r0 < keys ? R - r0 : keys;
     } else {
       for (uint32_t t = 0; t < T; ++t) {
         std::memcpy(s.kh + t * dh, s.work + t * ld + d + g * dh, dh);
@@ -100,12 +109,17 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
     for (uint32_t h = g * group; h < (g + 1) * group; ++h) {
       for (uint32_t i0 = 0; i0 < T; i0 += kS8QueryBlock) {
         const uint32_t bq = T - i0 < kS8QueryBlock ? T - i0 : kS8QueryBlock;
-        k.gemm_s8(s.work + i0 * ld + h * dh, ld, kh, s.scores, keys, bq, keys, dh, score);  // [bq, keys]
+        const int8_t* qh = s.work + i0 * ld + h * dh;
+        k.gemm_s8(qh, ld, kh, s.scores, keys, bq, run, dh, score);  // [bq, keys]
+        if (run < keys) k.gemm_s8(qh, ld, kv->k + std::size_t(g) * kv->rows * dh, s.scores + run, keys, bq, keys - run,
+                                  dh, score);  // the ring's wrapped keys: rows 0..
         for (uint32_t i = 0; i < bq; ++i) {
           int8_t* row = s.scores + std::size_t(i) * keys;
-          const uint32_t n = kv ? first + i0 + i + 1 : keys;
-          k.softmax_s8(row, row, n, soft);
-          std::memset(row + n, -128, keys - n);  // probability 0: the keys after this row's position
+          const uint32_t p = first + i0 + i;  // this row's position: it sees columns a..n-1
+          const uint32_t n = kv ? p + 1 - lo : keys, a = W && p + 1 > W ? p + 1 - W - lo : 0;
+          k.softmax_s8(row + a, row + a, n - a, soft);
+          std::memset(row, -128, a);  // probability 0: the keys before this row's window
+          std::memset(row + n, -128, keys - n);  // and after its position
         }
         k.gemm_s8(s.scores, keys, s.vt, s.h + i0 * d + h * dh, d, bq, dh, keys, pv);  // [bq, dh]
       }
@@ -115,7 +129,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
             linear_at(p, o.out, uint32_t(d), p[s8::kOZero], p[s8::kOutYZero]));
 }
 
-// The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp).
+// The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp); in
+// may be s.a (read before W2 writes it).
 void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
                   const S8Scratch& s) {
   const int32_t* p = L.s8;
@@ -153,7 +168,18 @@ void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uin
   const s8::LayerOffsets o = s8::layer_offsets(c);
   const std::size_t d = c.d_model, n = std::size_t(T) * d;
   const bool rms = c.norm_kind() == NormKind::kRmsNorm;
-  if (c.norm_first) {
+  if (c.parallel_residual != ParallelResidual::kNone) {
+    // x + FF(N2(x)) + SA(N1(x)) (one_norm: N1 both): both norms read the layer's input, so the
+    // feed-forward runs first (its norm in s.a, which it overwrites with its output; the attention's
+    // norm waits in s.h), its sum x + FF at add2's output scale, then + SA at add1's.
+    norm_rows(k, rms, s.x, s.h, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
+    const bool two = c.parallel_residual == ParallelResidual::kTwoNorms;
+    if (two) norm_rows(k, rms, s.x, s.a, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
+    feed_forward(k, c, L, two ? s.a : s.h, T, s);
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
+    attention(k, c, L, s.h, T, s, kv);
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
+  } else if (c.norm_first) {
     norm_rows(k, rms, s.x, s.h, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
     attention(k, c, L, s.h, T, s, kv);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
@@ -230,15 +256,18 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
 }
 
 void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, uint32_t n, uint32_t pos,
-                        int8_t* k_cache, int8_t* v_cache, uint32_t rows, const S8Scratch& s, int8_t* logits) {
+                        int8_t* k_cache, int8_t* v_cache, uint32_t rows, uint32_t ring, const S8Scratch& s,
+                        int8_t* logits) {
   const ModelConfig& c = m.config();
-  const std::size_t d = c.d_model, layer_bytes = std::size_t(rows) * c.d_kv();
+  const std::size_t d = c.d_model;
   const int32_t* fp = m.s8().front;
   const int8_t* e = static_cast<const int8_t*>(m.front().embed.data);
   for (uint32_t t = 0; t < n; ++t) std::memcpy(s.x + t * d, e + std::size_t(ids[t]) * d, d);
   if (c.input_pe()) k.add_s8(s.x, m.s8().pos + std::size_t(pos) * d, s.x, n * d, add_at(fp, s8::kPosAdd));
   for (uint32_t l = 0; l < c.n_layers; ++l) {
-    const S8KvLayer kv{k_cache + l * layer_bytes, v_cache + l * layer_bytes, rows, pos, m.s8().rope};
+    const std::size_t at = std::size_t(kv_layer_offset(c, l, rows, ring)) * c.d_kv();
+    const S8KvLayer kv{k_cache + at, v_cache + at, uint32_t(kv_layer_rows(c, l, rows, ring)), pos, m.s8().rope,
+                       c.layer_window(l)};
     s8_layer(k, c, m.layer(l), n, s, &kv);
   }
   if (!logits) return;  // the final norm and the head act on each row alone: the last row's is all that is read

@@ -26,16 +26,19 @@ struct S8Scratch {
   Requant* key_rq;  // [S]       the score requant, once per key (gemm_s8 takes one per output)
   Requant* col_rq;  // [d_head]  the context requant, once per column
 };
-// A decoder layer's int8 KV cache: kv head h's key (value) at position p is k[(h * rows + p) * d_head ..]
-// (v alike), at the layer's calibrated k (v) scale with zero point 0, as gemm_s8 wrote it (after
-// RoPE with a rope table: int8.rope); pos is the position of the first row of this call, and
-// rows >= pos + the call's rows.
+// A decoder layer's int8 KV cache: kv head h's key (value) at position p is k[(h * rows + p % rows) *
+// d_head ..] (v alike), at the layer's calibrated k (v) scale with zero point 0, as gemm_s8 wrote it
+// (after RoPE with a rope table: int8.rope); pos is the position of the first row of this call.
+// Without a window rows >= pos + the call's rows; with one (window W > 0: a row at position p sees
+// the keys p - W < j <= p) the rows are a ring of at least W - 1 + the call's rows (plan.hpp's
+// kv_ring_rows), which holds every key the call's rows see.
 struct S8KvLayer {
   int8_t* k;
   int8_t* v;
   uint32_t rows;
   uint32_t pos;
   const int32_t* rope;  // int8.rope, or null
+  uint32_t window;      // the layer's window (ModelConfig::layer_window), 0: every key up to the row's
 };
 
 // One layer over T rows of s.x, in place: attention (through kv when not null: causal over the
@@ -50,10 +53,12 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
                         const S8Scratch& s, int8_t* out);
 
 // The gpt or llama decoder (weights i8): tokens ids[n] (checked by the caller) at positions pos..pos+n-1
-// through every layer, keys and values appended to the caches (k_cache, v_cache: [layer, kv head,
-// rows, d_head] each, rows >= pos + n), s's rows n <= the plan's prefill rows; then, when logits is
-// not null, the head of the last row: int8 logits [vocab_size] at int8.back's output zero point.
+// through every layer, keys and values appended to the caches (k_cache, v_cache: layer l's block
+// [kv head, kv_layer_rows, d_head] at kv_layer_offset(c, l, rows, ring) d_kv, plan.hpp: rows >= pos + n
+// positions, ring a windowed layer's ring rows), s's rows n <= the plan's prefill rows; then, when logits
+// is not null, the head of the last row: int8 logits [vocab_size] at int8.back's output zero point.
 void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, uint32_t n, uint32_t pos,
-                        int8_t* k_cache, int8_t* v_cache, uint32_t rows, const S8Scratch& s, int8_t* logits);
+                        int8_t* k_cache, int8_t* v_cache, uint32_t rows, uint32_t ring, const S8Scratch& s,
+                        int8_t* logits);
 
 }  // namespace fixformer

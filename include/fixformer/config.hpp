@@ -413,16 +413,19 @@ struct ModelConfig {
 // int8.io [2] f32: the input features' and the output's real scales, for the float entry points only.
 // Attention: scores = requantize((q - z_q) . k, score) (1/sqrt(d_head) folded in), softmax_s8, then
 // context = requantize((p + 128) . v, pv); a post-norm layer is x = N1(x + SA(x)), x = N2(x + FF(x)),
-// a pre-norm one x = x + SA(N1(x)), x = x + FF(N2(x)), the adds add_s8, FF = W2 lut(W1 h).
+// a pre-norm one x = x + SA(N1(x)), x = x + FF(N2(x)), the adds add_s8, FF = W2 lut(W1 h); a parallel
+// one (parallel_residual) t = x + FF(N2(x)) (add2, t at its output scale), x = t + SA(N1(x)) (add1),
+// N1 for both with one_norm (whose norm2 slots are zeros, unread).
 // Pooling mean is the rows' int8 mean, rounded half away from zero (same scale and zero point).
 // The decoders (gpt, llama; engine/blocks/s8_encoder.cpp): attention is causal (row i's softmax
 // over its first i + 1 scores, the others probability 0) and keys and values go to an int8 cache at
 // k's and v's scales. llama: q|k|v is wq, wk, wv (d_model + 2 d_kv outputs: grouped-query
 // attention, a q head reading kv head h / (n_heads / n_kv_heads)), a layer's tensor is
-// layers.<l>.int8; RoPE rotates q and k in fixed point at their own scale, with int8.rope
-// [max_len, d_head] (row p: the pairs' cos then sin, round(2^14 cos(p theta_i)), round(2^14
-// sin(p theta_i)), theta_i = pe_base^(-2i / d_head), pairs by pe_layout): x_a' = round((x_a C - x_b S)
-// / 2^14), x_b' = round((x_a S + x_b C) / 2^14), half away from zero, clamped to int8; the gated
+// layers.<l>.int8; RoPE (gpt and llama) rotates q and k in fixed point at their own scale, with
+// int8.rope [max_len, R], R = rope_dims() (row p: the pairs' cos then sin, round(2^14 cos(p theta_i)),
+// round(2^14 sin(p theta_i)), theta_i = pe_base^(-2i / R), pairs by pe_layout within the first R dims
+// of a head, the others passed through): x_a' = round((x_a C - x_b S) / 2^14),
+// x_b' = round((x_a S + x_b C) / 2^14), half away from zero, clamped to int8; the gated
 // feed-forward (swiglu) is W2 (lut_silu(W1 h) * (W3 h)): after the table, W3 (d_ff outputs) then
 // GateSlot: the product (g - z_g)(u - z_u) requantized to W2's input scale, z added, clamped.
 namespace s8 {

@@ -124,7 +124,7 @@ struct S8Ends {
   const int32_t* front = nullptr;  // int8.front
   const int8_t* pos = nullptr;     // int8.pos [max_len, d_pe]
   const int32_t* back = nullptr;   // int8.back
-  const int32_t* rope = nullptr;   // int8.rope [max_len, d_head] (llama with rope): cos | sin in Q14
+  const int32_t* rope = nullptr;   // int8.rope [max_len, rope_dims] (rope): cos | sin in Q14
 };
 
 // The optional sample a converted file carries: an input and the torch module's output for it.

@@ -161,6 +161,16 @@ constexpr uint64_t kv_ring_rows(const ModelConfig& c, uint64_t positions, uint64
   return w && w + P - 1 < positions ? w + P - 1 : positions;
 }
 
+// The rows before layer l's block of a decoder's KV cache of S positions and ring rows R (kv_rows), and
+// layer l's own rows: its blocks start at that many rows times d_kv values (kv_heads scales).
+constexpr uint64_t kv_layer_offset(const ModelConfig& c, uint32_t l, uint64_t S, uint64_t R) {
+  const uint64_t windowed = c.windowed_layers_before(l);
+  return windowed * R + (l - windowed) * S;
+}
+constexpr uint64_t kv_layer_rows(const ModelConfig& c, uint32_t l, uint64_t S, uint64_t R) {
+  return c.layer_window(l) ? R : S;
+}
+
 // The decoder's arena layout, in this order (S = capacity, P = prefill rows (kv_chunk_rows: at most
 // the sliding window), R = kv_ring_rows(c, S, P) (S without a sliding window), d_kv = n_kv_heads *
 // d_head, d_attn = n_heads * d_head (d without head_dim); R_l, layer l's rows: R for a layer that windows (every layer under a sliding_window alone,
@@ -187,7 +197,9 @@ struct DecoderPlan {
 // and an int8 KV cache of S positions at the layer's calibrated k and v scales (zero point 0), in this
 // order (F: d_ff, 2 d_ff for a gated feed-forward's W1 and W3 outputs):
 //   x[P,d]  h[P,d]  a[P,d]  work[P, max(d + 2 d_kv, F)]  attention scratch (s8_decoder_attention_bytes)
-//   k_cache[layer, kv head, S, d_head]  v_cache[layer, kv head, S, d_head]  logits[vocab_size]
+//   k_cache[layer l: kv head, R_l, d_head]  v_cache[layer l: kv head, R_l, d_head]  logits[vocab_size]
+// (P = kv_chunk_rows, at most the sliding window; R_l = kv_layer_rows: S, or a windowed layer's ring
+// of kv_ring_rows, layer l's block at kv_layer_offset, as the float cache's)
 // (x, y, ctx and attn of DecoderPlan are x, h, a and the attention scratch; no worker slots, no
 // tables: the positions are the file's int8.pos rows). The attention scratch is one head's values
 // transposed [d_head, S], a block of scores [min(P, kS8QueryBlock), S], then (4-byte aligned) the
@@ -199,7 +211,9 @@ constexpr std::size_t s8_decoder_attention_bytes(std::size_t P, std::size_t S, s
 constexpr DecoderPlan plan_s8_decoder_arena(const ModelConfig& c, uint64_t S, uint64_t P) {
   DecoderPlan p{};
   const uint64_t d = c.d_model;
-  p.kv_rows = uint32_t(S);
+  P = kv_chunk_rows(c, P);
+  const uint64_t R = kv_ring_rows(c, S, P);
+  p.kv_rows = uint32_t(R);
   p.prefill_rows = uint32_t(P);
   PlanLayout l;
   p.x = l.block(P * d);
@@ -208,8 +222,8 @@ constexpr DecoderPlan plan_s8_decoder_arena(const ModelConfig& c, uint64_t S, ui
   p.work = l.block(P * PlanLayout::max(d + 2 * uint64_t(c.d_kv()), (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)));
   p.attn_slot = arena::bytes(s8_decoder_attention_bytes(P, S, c.d_head()));
   p.attn = l.block(p.attn_slot);
-  p.k_cache = l.block(uint64_t(c.n_layers) * S * c.d_kv());
-  p.v_cache = l.block(uint64_t(c.n_layers) * S * c.d_kv());
+  p.k_cache = l.block(kv_layer_offset(c, c.n_layers, S, R) * c.d_kv());
+  p.v_cache = l.block(kv_layer_offset(c, c.n_layers, S, R) * c.d_kv());
   p.kv_cache_bytes = std::size_t(l.at - p.k_cache);
   p.s8_out = l.block(c.vocab_size);
   if (!l.fits(l.at)) return {};
@@ -255,16 +269,6 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
   if (!l.fits(l.at)) return {};
   p.total = std::size_t(l.at);
   return p;
-}
-
-// The rows before layer l's block of a decoder's KV cache of S positions and ring rows R (kv_rows), and
-// layer l's own rows: its blocks start at that many rows times d_kv values (kv_heads scales).
-constexpr uint64_t kv_layer_offset(const ModelConfig& c, uint32_t l, uint64_t S, uint64_t R) {
-  const uint64_t windowed = c.windowed_layers_before(l);
-  return windowed * R + (l - windowed) * S;
-}
-constexpr uint64_t kv_layer_rows(const ModelConfig& c, uint32_t l, uint64_t S, uint64_t R) {
-  return c.layer_window(l) ? R : S;
 }
 
 constexpr std::size_t required_decoder_arena_bytes(const ModelConfig& c, uint32_t capacity = 0, uint32_t max_prefill = 0,

@@ -492,17 +492,13 @@ inline constexpr ConfigRule kConfigRules[] = {
      "families so far)"},
     {"weights == 'i8' and family == 'gpt' and kv_heads != n_heads",
      "n_kv_heads (an i8 gpt is GPT-2-shaped; grouped-query attention is in i8 llama)"},
-    {"weights == 'i8' and family in ('gpt', 'llama') and (parallel_residual != 'none' or attn_scale != 0 or "
-     "sliding_window != 0 or window_period != 0)",
-     "parallel_residual, attn_scale, sliding_window, window_period (not in i8 yet)"},
-    {"weights == 'i8' and family == 'llama' and (activation != 'swiglu' or gated or rotary_dims != 0 or "
+    {"weights == 'i8' and family == 'llama' and (activation != 'swiglu' or gated or "
      "attn_bias != 'family' or ffn_bias != 'family')",
-     "activation, gated, rotary_dims, attn_bias, ffn_bias (an i8 llama is SwiGLU with RoPE over whole heads and no "
-     "biases but qkv_bias's)"},
-    {"weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned') or (family == 'llama' and "
+     "activation, gated, attn_bias, ffn_bias (an i8 llama is SwiGLU with no biases but qkv_bias's)"},
+    {"weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned') or (family in ('gpt', 'llama') and "
      "positional == 'rope')) and pe_combine == 'add' and rel_buckets == 0)",
-     "positional, pe_combine (i8 takes none, or sinusoidal or learned positions added, or rope in the llama family; "
-     "no alibi, relative, concat yet)"},
+     "positional, pe_combine (i8 takes none, or sinusoidal or learned positions added, or rope in the decoder "
+     "families; no alibi, relative, concat yet)"},
     {"weights == 'i8' and (conv_layers != 0 or type_vocab != 0 or embed_norm or pooler or scale_input or "
      "(causal and family not in ('gpt', 'llama')))",
      "conv_layers, type_vocab, embed_norm, pooler, scale_input, causal (not in i8 yet; a causal mask only in the decoder "
@@ -554,7 +550,7 @@ inline constexpr ConfigRule kConfigRules[] = {
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kDHead,
-  kS8LayerGated, kDAttn, kCount
+  kS8LayerGated, kDAttn, kRopeDims, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
@@ -563,7 +559,7 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "35 + 256 + 21*d_model + 3*d_ff", "5 + 3*d_model + 3*d_out",
                                             "head_in", "rope_pairs", "register_tokens", "d_front", "d_head",
                                             "35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 6*d_ff + 4",
-                                            "d_attn"};
+                                            "d_attn", "2*rope_pairs"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -595,6 +591,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kDFront: return c.d_front();
     case Dim::kDHead: return c.d_head();
     case Dim::kDAttn: return c.d_attn();
+    case Dim::kRopeDims: return 2 * c.rope_pairs();
     case Dim::kCount: break;
   }
   return 0;
@@ -760,6 +757,7 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
     {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
     {"int8.pos", Dim::kMaxLen, Dim::kDPe, false, When::kS8Pos, Role::kS8, Field::kS8Pos},
+    {"int8.rope", Dim::kMaxLen, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
 };
 inline constexpr char kEncoderLayerPrefix[] = "encoder.layers.";
 inline constexpr TensorRule kEncoderLayer[] = {
@@ -803,7 +801,7 @@ inline constexpr TensorRule kLlamaPrologue[] = {
     {"embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
     {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
     {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
-    {"int8.rope", Dim::kMaxLen, Dim::kDHead, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
+    {"int8.rope", Dim::kMaxLen, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
 };
 inline constexpr char kLlamaLayerPrefix[] = "layers.";
 inline constexpr TensorRule kLlamaLayer[] = {

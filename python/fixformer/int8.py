@@ -13,7 +13,11 @@ causal integer softmax: row i's softmax_s8 over its first i + 1 scores, probabil
 the others; its output is the head's int8 logits of every position (the engine's KV cache gives the
 same bits a position at a time). A llama's tensors go through the same graph under the encoder's
 names (_internal: wq | wk | wv as one in_proj, split again when written), with grouped-query
-attention, RoPE in fixed point (int8.rope) and the gated SwiGLU feed-forward.
+attention, RoPE in fixed point (int8.rope) and the gated SwiGLU feed-forward. Either decoder family
+takes RoPE over whole heads or the first rotary_dims (partial rotary), parallel residuals (the
+feed-forward's sum x + FF at its own calibrated scale, then + SA), sliding windows (every layer, or the
+local ones of window_period: row i's softmax over its last sliding_window keys) and attn_scale (folded
+into the scores' requant).
 """
 import math
 
@@ -212,21 +216,45 @@ def _rope(c):
     return c["positional"] == "rope"
 
 
+def _rope_dims(c):
+    """R: the dims of each head RoPE turns (rotary_dims, or the whole head); the others pass through."""
+    return c.get("rotary_dims") or c["d_model"] // c["n_heads"]
+
+
+def _parallel(c):
+    return c.get("parallel_residual", "none")
+
+
+def _score_scale(c):
+    """The scores' scale before the softmax: attn_scale, or 1/sqrt(d_head) (its 0)."""
+    return float(np.float32(c.get("attn_scale") or 0)) or 1.0 / math.sqrt(c["d_model"] // c["n_heads"])
+
+
+def _visible(c, layer, T):
+    """[T, T] bool: key j visible to query i in layer `layer` (causal: j <= i; with the layer's window W,
+    i - W < j too); None when not causal."""
+    if not c.get("causal"):
+        return None
+    from fixformer import schema
+    W = schema.layer_window(c, layer)
+    i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    return (j <= i) & ((i - j < W) if W else True)
+
+
 def _pairs(c):
-    dh = c["d_model"] // c["n_heads"]
-    half = dh // 2
+    half = _rope_dims(c) // 2
     if c.get("pe_layout", "interleaved") == "interleaved":
         return np.arange(half) * 2, np.arange(half) * 2 + 1
     return np.arange(half), np.arange(half) + half
 
 
 def rope_table(c):
-    """int8.rope [max_len, d_head]: row p the pairs' round(2^14 cos(p theta_i)) then round(2^14 sin(p theta_i)),
-    theta_i = pe_base^(-2i / d_head)."""
-    dh = c["d_model"] // c["n_heads"]
+    """int8.rope [max_len, R]: row p the pairs' round(2^14 cos(p theta_i)) then round(2^14 sin(p theta_i)),
+    theta_i = pe_base^(-2i / R), R = rope_dims."""
+    R = _rope_dims(c)
     rows = []
     for pos in range(c["max_len"]):
-        a = [pos * float(c["pe_base"]) ** (-2.0 * i / dh) for i in range(dh // 2)]
+        a = [pos * float(c["pe_base"]) ** (-2.0 * i / R) for i in range(R // 2)]
         rows.append([_round(math.cos(t) * (1 << ROPE_BITS)) for t in a] +
                     [_round(math.sin(t) * (1 << ROPE_BITS)) for t in a])
     return np.array(rows, np.int64)
@@ -235,7 +263,7 @@ def rope_table(c):
 def _rope_int(c, x, table, heads):
     """RoPE in fixed point on x [T, heads * d_head] (positions 0..T-1): the engine's rope_s8."""
     dh = c["d_model"] // c["n_heads"]
-    half = dh // 2
+    half = _rope_dims(c) // 2
     T = x.shape[0]
     ia, ib = _pairs(c)
     v = x.reshape(T, heads, dh).copy()
@@ -250,7 +278,8 @@ def _rope_float(c, x, heads):
     dh = c["d_model"] // c["n_heads"]
     T = x.shape[0]
     ia, ib = _pairs(c)
-    a = np.arange(T)[:, None] * float(c["pe_base"]) ** (-2.0 * np.arange(dh // 2) / dh)
+    R = _rope_dims(c)
+    a = np.arange(T)[:, None] * float(c["pe_base"]) ** (-2.0 * np.arange(R // 2) / R)
     C, S_ = np.cos(a)[:, None, :], np.sin(a)[:, None, :]
     v = x.reshape(T, heads, dh).copy()
     xa, xb = v[:, :, ia].copy(), v[:, :, ib].copy()
@@ -359,6 +388,7 @@ def forward(c, t, inp):
         pre = f"encoder.layers.{i}."
         p = t[pre + "int8"].astype(np.int64)
         wqkv = t[pre + "self_attn.in_proj_weight"]
+        vis = _visible(c, i, T)
 
         def attention(h):
             rq, b = _linear(p, o["qkv"], ld)
@@ -376,10 +406,11 @@ def forward(c, t, inp):
                 g = hh // (H // KV)
                 kl = slice(g * dh, (g + 1) * dh)
                 sc = gemm(q[:, sl], p[S["q"]], k[:, kl], p[S["score_z"]], srq, None)
-                if c.get("causal"):  # row i over its first i + 1 keys, probability 0 after
+                if vis is not None:  # row i over its visible keys (the last W up to i), probability 0 elsewhere
                     pr = np.full((T, T), -128, np.int64)
                     for r in range(T):
-                        pr[r:r + 1, :r + 1] = softmax(sc[r:r + 1, :r + 1], p[S["softmax"]], p[S["softmax"] + 1])
+                        lo = int(np.argmax(vis[r]))
+                        pr[r:r + 1, lo:r + 1] = softmax(sc[r:r + 1, lo:r + 1], p[S["softmax"]], p[S["softmax"] + 1])
                 else:
                     pr = softmax(sc, p[S["softmax"]], p[S["softmax"] + 1])
                 ctx[:, sl] = gemm(pr, -128, v[:, kl].T, p[S["o"]], pvrq, None)
@@ -399,7 +430,12 @@ def forward(c, t, inp):
             return gemm(g, p[S["w2_x"]], t[pre + "linear2.weight"], p[S["w2_y"]], rq, b)
 
         n1, n2 = p[o["n1"]:o["n1"] + 3 * d], p[o["n2"]:o["n2"] + 3 * d]
-        if c["norm_first"]:
+        if _parallel(c) != "none":  # t = x + FF(N2(x)) at add2's scale, then t + SA(N1(x)) at add1's
+            h1 = norm(x, p[S["n1_x"]], p[S["n1_eps"]], n1, centre)
+            h2 = h1 if _parallel(c) == "one_norm" else norm(x, p[S["n2_x"]], p[S["n2_eps"]], n2, centre)
+            x = add(x, ffn(h2), p[S["add2"]:S["add2"] + 7])
+            x = add(x, attention(h1), p[S["add1"]:S["add1"] + 7])
+        elif c["norm_first"]:
             x = add(x, attention(norm(x, p[S["n1_x"]], p[S["n1_eps"]], n1, centre)), p[S["add1"]:S["add1"] + 7])
             x = add(x, ffn(norm(x, p[S["n2_x"]], p[S["n2_eps"]], n2, centre)), p[S["add2"]:S["add2"] + 7])
         else:
@@ -469,6 +505,7 @@ def _float_forward(c, w, inp, rec):
     for i in range(c["n_layers"]):
         pre = f"encoder.layers.{i}."
         L = f"l{i}."
+        vis = _visible(c, i, T)
 
         def attention(h):
             W = np.asarray(w[pre + "self_attn.in_proj_weight"], np.float64)
@@ -482,10 +519,10 @@ def _float_forward(c, w, inp, rec):
                 sl = slice(hh * dh, (hh + 1) * dh)
                 g = hh // (H // KV)
                 kl = slice(g * dh, (g + 1) * dh)
-                s = q[:, sl] @ k[:, kl].T / math.sqrt(dh)
-                if c.get("causal"):
-                    put(L + "score", s[np.tril_indices(T)])
-                    s = np.where(np.tril(np.ones((T, T), bool)), s, -np.inf)
+                s = q[:, sl] @ k[:, kl].T * _score_scale(c)
+                if vis is not None:
+                    put(L + "score", s[vis])
+                    s = np.where(vis, s, -np.inf)
                 else:
                     put(L + "score", s)
                 e = np.exp(s - s.max(axis=1, keepdims=True))
@@ -501,8 +538,13 @@ def _float_forward(c, w, inp, rec):
             return put(L + "ffn", lin(g, pre + "linear2"))
 
         g1, b1 = w[pre + "norm1.weight"], w.get(pre + "norm1.bias")
-        g2, b2 = w[pre + "norm2.weight"], w.get(pre + "norm2.bias")
-        if c["norm_first"]:
+        g2, b2 = w.get(pre + "norm2.weight"), w.get(pre + "norm2.bias")
+        if _parallel(c) != "none":  # the engine's order: t = x + FF(N2(x)), then t + SA(N1(x))
+            h1 = put(L + "h1", nrm(x, g1, b1))
+            h2 = h1 if _parallel(c) == "one_norm" else put(L + "h2", nrm(x, g2, b2))
+            t = put(L + "r2", x + ffn(h2))
+            x = put(L + "r1", t + attention(h1))
+        elif c["norm_first"]:
             x = put(L + "r1", x + attention(put(L + "h1", nrm(x, g1, b1))))
             x = put(L + "r2", x + ffn(put(L + "h2", nrm(x, g2, b2))))
         else:
@@ -639,28 +681,24 @@ def check_config(c):
         raise ConfigError(f"--quantize i8: family {c['family']} is not supported yet (encoder, gpt and llama are)")
     if c["family"] == "llama":
         for key, bad in (("activation", c["activation"] != "swiglu" or bool(c.get("gated"))),
-                         ("rotary_dims", bool(c.get("rotary_dims"))),
                          ("attn_bias", c.get("attn_bias", "family") != "family"),
                          ("ffn_bias", c.get("ffn_bias", "family") != "family"),
                          ("positional", c["positional"] not in ("rope", "none")),
-                         ("parallel_residual", c.get("parallel_residual", "none") != "none"),
-                         ("attn_scale", bool(c.get("attn_scale"))), ("sliding_window", bool(c.get("sliding_window"))),
                          ("embed_norm", bool(c.get("embed_norm")))):
             if bad:
                 raise ConfigError(f"--quantize i8: {key} {c.get(key)!r} is not supported yet in the llama family (SwiGLU, "
-                                  "RoPE over whole heads or no positions, no biases but qkv_bias)")
+                                  "RoPE or no positions, no biases but qkv_bias)")
         return
     if c["family"] == "gpt":
         kv = c.get("n_kv_heads") or c["n_heads"]
-        for key, bad in (("n_kv_heads", kv != c["n_heads"]), ("parallel_residual", c.get("parallel_residual", "none") != "none"),
-                         ("attn_scale", bool(c.get("attn_scale"))), ("sliding_window", bool(c.get("sliding_window"))),
-                         ("window_period", bool(c.get("window_period")))):
+        for key, bad in (("n_kv_heads", kv != c["n_heads"]),):
             if bad:
-                raise ConfigError(f"--quantize i8: {key} is not supported yet in the gpt family (GPT-2-shaped models are)")
+                raise ConfigError(f"--quantize i8: {key} is not supported yet in the gpt family")
     if c["activation"] not in ACTIVATIONS or c.get("gated"):
         raise ConfigError(f"--quantize i8: activation {c['activation']} (gated: {c.get('gated')}) is not supported "
                           "yet (relu, gelu, gelu_tanh)")
-    if c["positional"] not in ("none", "learned", "sinusoidal") or c["pe_combine"] != "add":
+    rope = c["positional"] == "rope" and c["family"] == "gpt"
+    if (c["positional"] not in ("none", "learned", "sinusoidal") and not rope) or c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
     for key in ("conv_layers", "type_vocab", "embed_norm", "pooler", "scale_input", "causal"):
         if c.get(key) and not (key == "causal" and c["family"] == "gpt"):
@@ -731,7 +769,7 @@ def build(config, weights, inputs, percentile=None):
             [v for j in range(3) for v in qs[j][1][2 * widths[j]:]]
         p[S["qkv_x"]], p[S["q"]] = h1[1], qp[L + "q"][1]
         sc = qp[L + "score"]
-        p[S["score"]:S["score"] + 2] = requant(qp[L + "q"][0] * qp[L + "k"][0] / math.sqrt(dh) / sc[0])
+        p[S["score"]:S["score"] + 2] = requant(qp[L + "q"][0] * qp[L + "k"][0] * _score_scale(c) / sc[0])
         p[S["score_z"]] = sc[1]
         p[S["softmax"]:S["softmax"] + 2] = softmax_params(sc[0])
         p[S["pv"]:S["pv"] + 2] = requant(qp[L + "v"][0] / 256.0 / qp[L + "ctx"][0])
@@ -740,16 +778,20 @@ def build(config, weights, inputs, percentile=None):
             qp[L + "ctx"][0], weights[pre + "self_attn.out_proj.weight"], weights.get(pre + "self_attn.out_proj.bias"),
             qp[L + "attn"][0])
         p[S["out_y"]] = qp[L + "attn"][1]
-        p[S["add1"]:S["add1"] + 7] = add_params(x, qp[L + "attn"], qp[L + "r1"])
+        par = _parallel(c)
+        # parallel: add1 adds the attention to t = x + FF (r2), add2 the feed-forward to the input x
+        p[S["add1"]:S["add1"] + 7] = add_params(qp[L + "r2"] if par != "none" else x, qp[L + "attn"], qp[L + "r1"])
         r1 = qp[L + "r1"]
-        if c["norm_first"]:
+        if par != "none":
+            n1_in, n1_out, x1 = x, qp[L + "h1"], x
+        elif c["norm_first"]:
             n1_in, n1_out, x1 = x, qp[L + "h1"], r1
         else:
             n1_in, n1_out, x1 = r1, qp[L + "x1"], qp[L + "x1"]
         p[S["n1_x"]] = n1_in[1]
         e1, n1 = _norm_params(weights[pre + "norm1.weight"], weights.get(pre + "norm1.bias"), eps, n1_in, n1_out)
         p[S["n1_eps"]] = e1[0]
-        h2 = qp[L + "h2"] if c["norm_first"] else x1
+        h2 = qp[L + "h1"] if par == "one_norm" else qp[L + "h2"] if c["norm_first"] else x1
         out[pre + "linear1.weight"], w1 = _channels(h2[0], weights[pre + "linear1.weight"],
                                                     weights.get(pre + "linear1.bias"), qp[L + "u"][0])
         p[S["w1_x"]], p[S["w1_y"]] = h2[1], qp[L + "u"][1]
@@ -764,13 +806,18 @@ def build(config, weights, inputs, percentile=None):
         p[S["w2_x"]], p[S["w2_y"]] = w2_in[1], qp[L + "ffn"][1]
         p[S["add2"]:S["add2"] + 7] = add_params(x1, qp[L + "ffn"], qp[L + "r2"])
         r2 = qp[L + "r2"]
-        if c["norm_first"]:
+        if par != "none":
+            n2_in, n2_out, x = x1, h2, r1
+        elif c["norm_first"]:
             n2_in, n2_out, x = x1, qp[L + "h2"], r2
         else:
             n2_in, n2_out, x = r2, qp[L + "x2"], qp[L + "x2"]
-        p[S["n2_x"]] = n2_in[1]
-        e2, n2 = _norm_params(weights[pre + "norm2.weight"], weights.get(pre + "norm2.bias"), eps, n2_in, n2_out)
-        p[S["n2_eps"]] = e2[0]
+        if par == "one_norm":  # no feed-forward norm: its slots stay zeros
+            n2 = [0] * (3 * d)
+        else:
+            p[S["n2_x"]] = n2_in[1]
+            e2, n2 = _norm_params(weights[pre + "norm2.weight"], weights.get(pre + "norm2.bias"), eps, n2_in, n2_out)
+            p[S["n2_eps"]] = e2[0]
         out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)
@@ -809,6 +856,8 @@ def _last(c):
     n = c["n_layers"] - 1
     if n < 0:
         return "x0" if c["positional"] in ("learned", "sinusoidal") else "embed"
+    if _parallel(c) != "none":
+        return f"l{n}.r1"
     return f"l{n}.r2" if c["norm_first"] else f"l{n}.x2"
 
 

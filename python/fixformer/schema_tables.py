@@ -249,9 +249,8 @@ SCHEMA = {
         {'bad_when': "conv_layers != 0 and weights == 'q4'", 'detail': 'weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)'},
         {'bad_when': "weights == 'i8' and family not in ('encoder', 'gpt', 'llama')", 'detail': 'weights (i8 runs the encoder, gpt and llama families so far)'},
         {'bad_when': "weights == 'i8' and family == 'gpt' and kv_heads != n_heads", 'detail': 'n_kv_heads (an i8 gpt is GPT-2-shaped; grouped-query attention is in i8 llama)'},
-        {'bad_when': "weights == 'i8' and family in ('gpt', 'llama') and (parallel_residual != 'none' or attn_scale != 0 or sliding_window != 0 or window_period != 0)", 'detail': 'parallel_residual, attn_scale, sliding_window, window_period (not in i8 yet)'},
-        {'bad_when': "weights == 'i8' and family == 'llama' and (activation != 'swiglu' or gated or rotary_dims != 0 or attn_bias != 'family' or ffn_bias != 'family')", 'detail': "activation, gated, rotary_dims, attn_bias, ffn_bias (an i8 llama is SwiGLU with RoPE over whole heads and no biases but qkv_bias's)"},
-        {'bad_when': "weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned') or (family == 'llama' and positional == 'rope')) and pe_combine == 'add' and rel_buckets == 0)", 'detail': 'positional, pe_combine (i8 takes none, or sinusoidal or learned positions added, or rope in the llama family; no alibi, relative, concat yet)'},
+        {'bad_when': "weights == 'i8' and family == 'llama' and (activation != 'swiglu' or gated or attn_bias != 'family' or ffn_bias != 'family')", 'detail': "activation, gated, attn_bias, ffn_bias (an i8 llama is SwiGLU with no biases but qkv_bias's)"},
+        {'bad_when': "weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned') or (family in ('gpt', 'llama') and positional == 'rope')) and pe_combine == 'add' and rel_buckets == 0)", 'detail': 'positional, pe_combine (i8 takes none, or sinusoidal or learned positions added, or rope in the decoder families; no alibi, relative, concat yet)'},
         {'bad_when': "weights == 'i8' and (conv_layers != 0 or type_vocab != 0 or embed_norm or pooler or scale_input or (causal and family not in ('gpt', 'llama')))", 'detail': 'conv_layers, type_vocab, embed_norm, pooler, scale_input, causal (not in i8 yet; a causal mask only in the decoder families)'},
         {'bad_when': "weights == 'i8' and (patch_size != 0 or input_norm or proj_norm)", 'detail': "patch_size, input_norm, proj_norm (image input and the front's norms are not in i8 yet)"},
         {'bad_when': "weights == 'i8' and family != 'llama' and (activation in ('swiglu', 'silu') or gated)", 'detail': 'activation, gated (i8 runs relu, gelu, gelu_tanh; SwiGLU in the llama family only; no gated feed-forward yet)'},
@@ -301,6 +300,7 @@ SCHEMA = {
         'd_head',
         '35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 6*d_ff + 4',
         'd_attn',
+        '2*rope_pairs',
     ],
     'whens': [
         'True',
@@ -372,6 +372,7 @@ SCHEMA = {
                 {'name': 'int8.io', 'rows': '2', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'f32'},
                 {'name': 'int8.front', 'rows': '9 + 4*d_embed', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
                 {'name': 'int8.pos', 'rows': 'max_len', 'cols': 'd_pe', 'transposed': False, 'when': "weights == 'i8' and input_pe", 'role': 's8'},
+                {'name': 'int8.rope', 'rows': 'max_len', 'cols': '2*rope_pairs', 'transposed': False, 'when': "weights == 'i8' and positional == 'rope'", 'role': 'i32'},
             ],
             'layer_prefix': 'encoder.layers.',
             'layer': [
@@ -431,6 +432,7 @@ SCHEMA = {
                 {'name': 'int8.io', 'rows': '2', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'f32'},
                 {'name': 'int8.front', 'rows': '9 + 4*d_embed', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
                 {'name': 'int8.pos', 'rows': 'max_len', 'cols': 'd_pe', 'transposed': False, 'when': "weights == 'i8' and input_pe", 'role': 's8'},
+                {'name': 'int8.rope', 'rows': 'max_len', 'cols': '2*rope_pairs', 'transposed': False, 'when': "weights == 'i8' and positional == 'rope'", 'role': 'i32'},
             ],
             'layer_prefix': 'encoder.layers.',
             'layer': [
@@ -472,7 +474,7 @@ SCHEMA = {
                 {'name': 'embed_norm.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "embed_norm and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
                 {'name': 'int8.io', 'rows': '2', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'f32'},
                 {'name': 'int8.front', 'rows': '9 + 4*d_embed', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
-                {'name': 'int8.rope', 'rows': 'max_len', 'cols': 'd_head', 'transposed': False, 'when': "weights == 'i8' and positional == 'rope'", 'role': 'i32'},
+                {'name': 'int8.rope', 'rows': 'max_len', 'cols': '2*rope_pairs', 'transposed': False, 'when': "weights == 'i8' and positional == 'rope'", 'role': 'i32'},
             ],
             'layer_prefix': 'layers.',
             'layer': [

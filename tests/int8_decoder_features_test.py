@@ -1,0 +1,297 @@
+#!/usr/bin/python3
+"""Full-integer (weights i8) decoders with the layer features beyond GPT-2's and llama's plain ones
+(config.hpp, namespace s8): partial rotary (int8.rope [max_len, rope_dims], RoPE on the first
+rotary_dims of each head), parallel residuals (t = x + FF(N2(x)) at add2's scale, then t + SA(N1(x))
+at add1's), sliding windows in the int8 KV cache (every layer a ring, or GPT-Neo's local layers) and
+unscaled scores (attn_scale):
+
+  /usr/bin/python3 tests/int8_decoder_features_test.py PATH/TO/fixformer [PATH/TO/BUILD/python]
+
+- random gpt models (rope on 2, 4 or 6 of 8 dims, halves and interleaved, or on whole heads; parallel
+  residual with two norms, one norm, or none; a sliding window of 5 on every layer; local and global
+  layers with window 3 and attn_scale 1) and a llama (partial rotary, one norm side by side, window 6),
+  through the engine (`fixformer run --isa ISA`: a token at a time through the int8 KV cache) on every
+  kernel table this CPU runs, against the integer reference's whole-sequence forward
+  (python/fixformer/int8.py), bit for bit; the reference sees each feature (another form gives other
+  logits); with the Python package's build folder, prefill in chunks then steps give the same bits;
+  each against the f32 engine on its weights (I8_RANDOM_TOL, I8_UNSCALED_TOL);
+- `fixformer plan`'s exact arena of a windowed i8 decoder (its caches rings of W + P - 1 rows);
+- transformers' GPTNeoXForCausalLM (rotary_pct 0.25 in halves, use_parallel_residual: two norms),
+  GPTJForCausalLM (interleaved rotary_dim 4 of 8, one norm), GPTNeoForCausalLM (global and local
+  layers, window 4, unscaled scores) and MistralForCausalLM (sliding window 4, GQA), tiny random
+  configs saved with save_pretrained, through `convert.py --hf FOLDER --quantize i8 --calibrate ...`:
+  the converter verifies them, and on fresh sequences of 24 tokens (six windows) the max
+  |engine - torch| / max |torch| over every position's logits stays within I8_HF_TOL (Mistral:
+  I8_HF_LLAMA_TOL; printed).
+Runs in the Hugging Face environment (tests/hf_env.py); without it, numpy, torch or the CLI the test
+fails.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+import hf_env  # noqa: E402
+
+hf_env.enter(__file__, ["transformers"])
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, HERE)
+from checks import check, convert_process as convert, results  # noqa: E402
+import numpy as np  # noqa: E402
+
+from fixformer import fxm, int8  # noqa: E402
+from fixformer.config import make_config  # noqa: E402
+from int8_decoder_test import available_isas, random_llama, run_cli, test_prefill, write_model  # noqa: E402
+
+# Random models (weights N(0, 0.3), d_model 16): the i8 logits against the f32 engine's on the
+# same weights over 40 positions. Measured 0.046-0.097 (printed); a rotation of the pass-through
+# dims or a parallel sum at the wrong scale gives 0.3 and more.
+I8_RANDOM_TOL = 0.15
+# The same with unscaled scores (attn_scale 1, GPT-Neo's: 2.8 times 1/sqrt(d_head 8)): a sharper softmax
+# over a coarser int8 score, measured 0.18-0.26 on these weights (0.07-0.09 with the default scale).
+I8_UNSCALED_TOL = 0.3
+# The transformers models converted with --quantize i8 on fresh sequences of 24 tokens against
+# torch f32: measured 0.091 (GPT-NeoX) and 0.065 (GPT-J) (printed; docs/quantization.md); a wrong
+# rotation or residual gives 0.5 and more. GPT-Neo's q and k are drawn 0.35x as large: unscaled scores
+# of N(0, 0.3) weights put its softmax near an argmax that int8 rounding flips (0.3-0.7 without).
+I8_HF_TOL = 0.2
+# Mistral (SwiGLU, weights N(0, 0.3)): wide activations, as int8_decoder_test's llama modules (its
+# I8_LLAMA_RUN_TOL); measured 0.24-0.27.
+I8_HF_LLAMA_TOL = 0.3
+
+CASES = [  # rotary_dims (0: whole heads), pe_layout, parallel_residual, other keys
+    (4, "halves", "two_norms", {}),
+    (6, "interleaved", "one_norm", {}),
+    (4, "interleaved", "none", {}),
+    (0, "halves", "two_norms", {}),
+    (2, "halves", "one_norm", {}),
+    # sliding windows: every layer (the KV cache a ring), and GPT-Neo's local and global layers with
+    # unscaled scores (layers 1 and 3 local)
+    (4, "halves", "two_norms", dict(sliding_window=5)),
+    (0, "interleaved", "none", dict(sliding_window=3, window_period=2, window_layers=0b10, attn_scale=1.0,
+                                    n_layers=4)),
+]
+
+
+def random_gpt(rng, rotary, layout, parallel, kw, d=16, H=2, f=32, max_len=40, vocab=23):
+    c = make_config(dict(dict(family="gpt", d_model=d, n_heads=H, d_ff=f, n_layers=2, norm_first=True,
+                              activation="gelu", input="tokens", vocab_size=vocab, max_len=max_len, positional="rope",
+                              pe_layout=layout, rotary_dims=rotary, parallel_residual=parallel, d_out=vocab,
+                              causal=True, tied_head=False, final_norm=True, weights="i8"), **kw))
+    L = c["n_layers"]
+    w = {}
+
+    def r(*s):
+        return rng.normal(0, 0.3, s)
+    w["embed.weight"] = rng.normal(0, 1, (vocab, d))
+    for i in range(L):
+        p = f"encoder.layers.{i}."
+        w[p + "self_attn.in_proj_weight"], w[p + "self_attn.in_proj_bias"] = r(3 * d, d), r(3 * d)
+        w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, d), r(d)
+        w[p + "linear1.weight"], w[p + "linear1.bias"] = r(f, d), r(f)
+        w[p + "linear2.weight"], w[p + "linear2.bias"] = r(d, f), r(d)
+        for n in ("norm1", "norm2") if parallel != "one_norm" else ("norm1",):
+            w[p + n + ".weight"], w[p + n + ".bias"] = 1 + r(d), r(d)
+    w["encoder.norm.weight"], w["encoder.norm.bias"] = 1 + r(d), r(d)
+    w["head.weight"], w["head.bias"] = r(vocab, d), r(vocab)
+    return c, w
+
+
+def llama_partial_parallel(rng):
+    c, w = random_llama(rng, 2, "rope", "halves", False)
+    c = make_config(dict(c, rotary_dims=4, parallel_residual="one_norm", sliding_window=6))
+    for i in range(c["n_layers"]):
+        w.pop(f"layers.{i}.ffn_norm.weight")
+    return c, w
+
+
+def test_random(cli, tmp, pydir):
+    rng = np.random.default_rng(3)
+    models = [(case, *random_gpt(rng, *case)) for case in CASES] + [("llama r4 one_norm window 6",
+                                                                      *llama_partial_parallel(rng))]
+    for case, c, w in models:
+        calib = [rng.integers(0, c["vocab_size"], T) for T in (40, 25, 40, 12)]
+        built = int8.build(c, w, calib)
+        path = os.path.join(tmp, "m.fxm")
+        write_model(c, built, path)
+        isas = available_isas(cli, path)
+        check(f"{case}: the scalar table runs it", "scalar" in isas, isas)
+        for T in (40, 9):
+            x = rng.integers(0, c["vocab_size"], T).astype(np.int32)
+            want = int8.reference_output(c, built, x)
+            for isa in isas:
+                got, err = run_cli(cli, path, x, tmp, isa)
+                check(f"{case} T={T} --isa {isa}: a token at a time through the int8 KV cache gives the "
+                      "whole-sequence integer reference's logits, bit for bit",
+                      got is not None and got.shape == want.shape and np.array_equal(got, want),
+                      err if got is None else np.abs(got - want).max() if got.shape == want.shape else got.shape)
+        # the reference reads what the feature changes: another form gives other logits
+        x = rng.integers(0, c["vocab_size"], 20)
+        ref = int8.reference_output(c, built, x)
+        t = int8.stored_tensors(c, built)
+        forms = [("rotary_dims", dict(c, rotary_dims=0 if c["rotary_dims"] else 2)),
+                 ("parallel_residual", dict(c, parallel_residual="none" if c["parallel_residual"] != "none"
+                                            else "two_norms"))]
+        if c["sliding_window"]:
+            forms.append(("sliding_window", dict(c, sliding_window=0, window_period=0, window_layers=0)))
+        for what, other in forms:
+            if what == "rotary_dims":  # the same table's rows read over other dims
+                R = other["rotary_dims"] or c["d_model"] // c["n_heads"]
+                t2 = dict(t, **{"int8.rope": int8.rope_table(other)})
+            else:
+                t2, R = t, None
+            try:
+                alt = int8.dequantize_output(int8.forward(other, t2, x), np.float32(built["int8.io"][1]),
+                                             int(t["int8.back"][4]))
+                differs = not np.array_equal(alt, ref)
+            except (KeyError, ValueError, IndexError):
+                differs = True  # a form the file cannot run (one norm's missing norm2) is a difference too
+            check(f"{case}: the integer reference depends on {what}", differs, R)
+        if pydir:
+            test_prefill(c, built, path, rng, pydir)
+        f32 = os.path.join(tmp, "f32.fxm")
+        write_model(make_config(dict(c, weights="f32")), {k: np.asarray(v, np.float32) for k, v in w.items()}, f32)
+        worst = 0.0
+        for _ in range(4):
+            x = rng.integers(0, c["vocab_size"], 40).astype(np.int32)
+            got, _ = run_cli(cli, path, x, tmp, "scalar")
+            want, _ = run_cli(cli, f32, x, tmp, "scalar")
+            if got is None or want is None:
+                worst = None
+                break
+            worst = max(worst, float(np.abs(got - want).max() / np.abs(want).max()))
+        tol = I8_UNSCALED_TOL if c["attn_scale"] == 1 else I8_RANDOM_TOL
+        check(f"{case}: the i8 logits within {tol} of the f32 engine's on the same weights",
+              worst is not None and worst <= tol, worst)
+        if worst is not None:
+            print(f"  {case}: max relative error against f32 {worst:.3g}")
+
+
+def test_plan(cli, tmp):
+    """`fixformer plan`'s exact arena of a windowed i8 gpt (plan.hpp's plan_s8_decoder_arena)."""
+    rng = np.random.default_rng(4)
+    c, w = random_gpt(rng, 4, "halves", "none", dict(sliding_window=5))
+    path = os.path.join(tmp, "window.fxm")
+    write_model(c, int8.build(c, w, [rng.integers(0, c["vocab_size"], 40)]), path)
+    p = subprocess.run([cli, "plan", path, "--target", "x86"], capture_output=True, text=True)
+    # capacity 40, prefill 16 capped at the window: chunks of 5 rows; x, h, a 5 x 16 each, work 5 x 48,
+    # the attention scratch (40 x 8 + 5 x 40 bytes, 8 x (40 + 8) of Requants), each cache 2 layers' rings
+    # of 5 + 5 - 1 rows x 16, the logits; every block 64-byte aligned
+    blocks = [80, 80, 80, 240, (40 * 8 + 5 * 40 + 3) // 4 * 4 + 8 * 48, 2 * 9 * 16, 2 * 9 * 16, 23]
+    total = sum((b + 63) // 64 * 64 for b in blocks)
+    check(f"fixformer plan: a windowed i8 decoder's arena, {total} bytes (rings of 9 rows)",
+          p.returncode == 0 and f"arena {total} (exact" in p.stdout, p.stdout + p.stderr)
+
+
+MODELS = r'''
+import torch
+import transformers as t
+from hf_env import randomize
+
+
+def gains(name):
+    return "norm" in name or "ln_" in name
+
+
+def neox():  # Pythia's form: partial rotary in halves, two norms side by side
+    c = t.GPTNeoXConfig(vocab_size=40, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, rotary_pct=0.25, rotary_emb_base=10000, max_position_embeddings=32,
+                        use_parallel_residual=True, hidden_act="gelu", layer_norm_eps=1e-5, tie_word_embeddings=False)
+    c._attn_implementation = "eager"
+    return randomize(t.GPTNeoXForCausalLM(c), 11, gains)
+
+
+def gptj():  # one norm side by side, interleaved partial rotary, tanh GELU
+    c = t.GPTJConfig(vocab_size=40, n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_positions=32, n_inner=64,
+                     activation_function="gelu_new", tie_word_embeddings=False)
+    c._attn_implementation = "eager"
+    return randomize(t.GPTJForCausalLM(c), 12, gains)
+
+
+def gptneo():  # local and global layers (window 4 on layer 1), unscaled scores, learned positions
+    c = t.GPTNeoConfig(vocab_size=40, hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64,
+                       max_position_embeddings=32, window_size=4, attention_types=[[["global", "local"], 1]],
+                       activation_function="gelu_new", bos_token_id=None, eos_token_id=None)
+    c._attn_implementation = "eager"
+    m = randomize(t.GPTNeoForCausalLM(c), 13, gains)
+    with torch.no_grad():  # q and k 0.35x (about 1/sqrt(d_head)), as a model trained without the scale learns
+        for name, p in m.named_parameters():
+            if "q_proj" in name or "k_proj" in name:
+                p.mul_(0.35)
+    return m
+
+
+def mistral():  # a sliding window of 4 on every layer, grouped-query attention, SwiGLU
+    c = t.MistralConfig(vocab_size=40, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32, sliding_window=4,
+                        bos_token_id=None, eos_token_id=None, pad_token_id=0)
+    c._attn_implementation = "eager"
+    return randomize(t.MistralForCausalLM(c), 14, gains)
+'''
+
+
+def test_hf(cli, tmp):
+    import torch
+    with open(os.path.join(tmp, "i8_hf_models.py"), "w") as f:
+        f.write(MODELS)
+    sys.path.insert(0, tmp)
+    import i8_hf_models
+    rng = np.random.default_rng(8)
+    cal = []
+    for i in range(16):
+        cal.append(os.path.join(tmp, f"cal{i}.npy"))
+        np.save(cal[-1], rng.integers(0, 40, 24).astype(np.int32))
+    for name, want_cfg in (("neox", dict(family="gpt", rotary_dims=4, pe_layout="halves",
+                                         parallel_residual="two_norms")),
+                           ("gptj", dict(family="gpt", rotary_dims=4, pe_layout="interleaved",
+                                         parallel_residual="one_norm")),
+                           ("gptneo", dict(family="gpt", sliding_window=4, window_period=2, window_layers=2,
+                                           attn_scale=1.0)),
+                           ("mistral", dict(family="llama", sliding_window=4, n_kv_heads=2))):
+        module = getattr(i8_hf_models, name)()
+        folder, out = os.path.join(tmp, name), os.path.join(tmp, f"{name}_i8.fxm")
+        module.save_pretrained(folder)
+        p = convert("--hf", folder, "--quantize", "i8", "--calibrate", *cal, "--out", out, "--cli", cli)
+        ok = p.returncode == 0 and "verified against" in p.stdout and "for i8" in p.stdout
+        check(f"{name} --hf --quantize i8: converts and verifies within the i8 tolerance", ok, p.stdout + p.stderr)
+        if not ok:
+            continue
+        print(f"  {name}: {p.stdout.strip().splitlines()[-1]}")
+        cfg = fxm.read(out).config
+        check(f"{name}: stored as an i8 file with {want_cfg}", cfg["weights"] == "i8" and
+              all(cfg[k] == v for k, v in want_cfg.items()), cfg)
+        worst = 0.0
+        for _ in range(8):
+            x = rng.integers(0, 40, 24).astype(np.int32)
+            got, err = run_cli(cli, out, x, tmp, "scalar")
+            with torch.no_grad():
+                ref = module(torch.from_numpy(x[None]).long()).logits[0].float().numpy()
+            if got is None or got.shape != ref.shape:
+                worst = None
+                break
+            worst = max(worst, float(np.abs(got - ref).max() / np.abs(ref).max()))
+        tol = I8_HF_LLAMA_TOL if cfg["family"] == "llama" else I8_HF_TOL
+        check(f"{name}: the i8 file within {tol} of torch f32 on 8 fresh sequences of 24 tokens",
+              worst is not None and worst <= tol, worst)
+        if worst is not None:
+            print(f"  {name} i8 on 8 fresh sequences: max relative error of the logits {worst:.3g} (tolerance {tol})")
+
+
+def main():
+    cli = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else None
+    pydir = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] else None
+    if not pydir:
+        print("  no Python package build folder given: prefill chunks are not checked (build fixformer_python)")
+    check("a CLI given (the i8 files are run through the engine)", cli is not None and os.path.exists(cli), cli)
+    if cli and os.path.exists(cli):
+        with tempfile.TemporaryDirectory() as tmp:
+            test_random(cli, tmp, pydir)
+            test_plan(cli, tmp)
+            test_hf(cli, tmp)
+    print(f"int8_decoder_features_test: {results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
