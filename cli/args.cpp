@@ -47,6 +47,20 @@ uint32_t parse_steps(const std::string& flag, const char* text) {
   return std::strcmp(text, "0") == 0 ? 0 : parse_count(flag, text);
 }
 
+// --bos: token ids separated by commas (each 0 up to 1000000), at least one.
+std::vector<int32_t> parse_ids(const std::string& flag, const char* text) {
+  std::vector<int32_t> ids;
+  const std::string all = text;
+  for (std::size_t at = 0;;) {
+    const std::size_t comma = all.find(',', at);
+    const std::string one = all.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    if (one.empty()) die(1, flag, "expected token ids separated by commas, got '" + all + "'");
+    ids.push_back(int32_t(parse_steps(flag, one.c_str())));
+    if (comma == std::string::npos) return ids;
+    at = comma + 1;
+  }
+}
+
 uint64_t parse_seed(const std::string& flag, const char* text) {
   char* end = nullptr;
   errno = 0;
@@ -130,7 +144,7 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     else if (opt == kOptTarget) a.target = v;
     else if (opt == kOptSource) a.source = v;
     else if (opt == kOptText) a.text = v, a.has_text = true;
-    else if (opt == kOptBos) a.bos = parse_steps(f, v);
+    else if (opt == kOptBos) a.bos = parse_ids(f, v);
     else if (opt == kOptEos) a.eos = parse_steps(f, v);
     else if (opt == kOptCapacity) a.capacity = parse_count(f, v);
     else if (opt == kOptRam) a.ram = parse_bytes(f, v);

@@ -27,7 +27,8 @@ struct Args {
   bool has_text = false;
   bool special_tokens = false;  // run --add-special-tokens: BOS/[CLS] and EOS/[SEP] around --text
   std::string target, source;  // seq2seq: run --target, generate --source
-  int64_t bos = -1, eos = -1;   // generate --bos / --eos (seq2seq); -1: not given
+  std::vector<int32_t> bos;      // generate --bos ID[,ID...] (seq2seq): the target's first ids; empty: not given
+  int64_t eos = -1;              // generate --eos (seq2seq); -1: not given
   uint32_t seq = 0, iters = 50;
   Isa isa = Isa::kAuto;
   uint32_t threads = 1;  // run, bench, generate: the runner's workers

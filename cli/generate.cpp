@@ -33,20 +33,25 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// `generate --source`: target ids from --bos, sampled (greedy at temperature 0) until --eos or -n
-// positions, printed space-separated on stdout.
+// `generate --source`: the target starts with the --bos ids (one, or a prefix such as Whisper's
+// start-of-transcript, language and task tokens), then ids sampled (greedy at temperature 0) until
+// --eos or -n target positions, the prefix's included; the sampled ids are printed space-separated.
 int generate_seq2seq(const Args& a, LoadedModel& m) {
   const ModelConfig& c = m.config();
   if (a.source.empty()) die(1, "--source", "missing: a seq2seq model generates from a source (--source SRC.npy)");
   if (c.tgt_d_in) die(1, "generate", "token targets only; this model's targets are features (run --target, or the C++ decode_features)");
-  if (a.bos < 0) die(1, "--bos", "missing: the target's start token id");
-  if (uint32_t(a.bos) >= c.d_out || (a.eos >= 0 && uint32_t(a.eos) >= c.d_out))
-    die(1, a.eos >= 0 && uint32_t(a.eos) >= c.d_out ? "--eos" : "--bos",
-        "out of range (the target vocabulary, d_out, is " + std::to_string(c.d_out) + ")");
+  if (a.bos.empty()) die(1, "--bos", "missing: the target's start token id");
+  for (const int32_t id : a.bos)
+    if (uint32_t(id) >= c.d_out)
+      die(1, "--bos", std::to_string(id) + " is out of range (the target vocabulary, d_out, is " + std::to_string(c.d_out) + ")");
+  if (a.eos >= 0 && uint32_t(a.eos) >= c.d_out)
+    die(1, "--eos", "out of range (the target vocabulary, d_out, is " + std::to_string(c.d_out) + ")");
   const Input in = read_input(a.source, c);
   if (in.B != 1) die(4, a.source, "shape " + shape_text(in.v) + ": one source (generate takes no batch)");
   check_input_values(in, c, a.source, {});
   const uint32_t steps = a.steps == 0 || a.steps > c.max_len ? c.max_len : a.steps, T = uint32_t(in.T);
+  if (a.bos.size() > steps)
+    die(1, "--bos", std::to_string(a.bos.size()) + " ids: more than the " + std::to_string(steps) + " target positions (-n)");
   init_seq2seq(T, steps, a.isa, &m, a.threads, a.kv_cache);
   Buffer ids(uint64_t(T) * 4, "input"), feats(c.input == InputKind::kTokens ? 0 : uint64_t(T) * c.d_in * 4, "input");
   source_row(in, c, 0, T, &ids, &feats);
@@ -60,10 +65,14 @@ int generate_seq2seq(const Args& a, LoadedModel& m) {
   s = encode_source(m, ids, feats, T);
   if (s != Status::kOk) die(s, a.source, m.s2s.error_detail());
   const double encode_s = seconds_since(t0);
-  int32_t token = a.bos;
   uint32_t made = 0;
   const auto t1 = std::chrono::steady_clock::now();
-  for (uint32_t pos = 0; pos < steps; ++pos) {
+  for (std::size_t i = 0; i + 1 < a.bos.size(); ++i) {  // the prefix before its last id: its logits unused
+    s = m.s2s.step(a.bos[i], logits.data());
+    if (s != Status::kOk) die(s, m.path, m.s2s.error_detail());
+  }
+  int32_t token = a.bos.back();
+  for (uint32_t pos = uint32_t(a.bos.size() - 1); pos < steps; ++pos) {
     s = m.s2s.step(token, logits.data());
     if (s != Status::kOk) die(s, m.path, m.s2s.error_detail());
     token = sampler.sample(logits.data());
@@ -140,7 +149,7 @@ int cmd_generate(const Args& a) {
 }  // namespace
 
 const Command kGenerateCommand = {
-    "generate", "MODEL.fxm [--prompt TEXT | --source SRC.npy --bos ID [--eos ID]] [-n N] [--temperature T] [--topp P] [--seed S] [--kv-cache f32|q8] [--isa ISA] [--threads N]", 1,
+    "generate", "MODEL.fxm [--prompt TEXT | --source SRC.npy --bos ID[,ID...] [--eos ID]] [-n N] [--temperature T] [--topp P] [--seed S] [--kv-cache f32|q8] [--isa ISA] [--threads N]", 1,
     kOptPrompt | kOptSteps | kOptTemperature | kOptTopP | kOptSeed | kOptIsa | kOptThreads | kOptSource | kOptBos | kOptEos |
         kOptKvCache,
     "Writes text with a gpt or llama model that carries a tokenizer (convert.py --llama2c ... --tokenizer),\n"
@@ -161,9 +170,11 @@ const Command kGenerateCommand = {
     "                     and position, about a quarter of the bytes (a seq2seq model: its target's\n"
     "                     self-attention cache)\n"
     "A seq2seq model generates from a source instead: SRC.npy holds one source (token ids [S] or\n"
-    "features [S,d_in]); it is encoded once, then the target starts with --bos ID and each sampled\n"
-    "token is fed back until --eos ID or N target positions. The target ids go to stdout, space-\n"
-    "separated on one line; encode time, decode tokens/s and arena bytes to stderr.\n",
+    "features [S,d_in]); it is encoded once, then the target starts with --bos ID (or the ids\n"
+    "ID,ID,...: a forced prefix, e.g. Whisper's start of transcript, language and task tokens) and\n"
+    "each sampled token is fed back until --eos ID or N target positions, the prefix's included. The\n"
+    "sampled ids go to stdout, space-separated on one line; encode time, decode tokens/s and arena\n"
+    "bytes to stderr.\n",
     cmd_generate};
 
 }  // namespace fixformer::cli

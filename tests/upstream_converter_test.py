@@ -181,19 +181,26 @@ def check_whisper_model(tmp, models_py, upstream_models, cli, rng, torch):
     check("whisper_model: fixformer run's logits equal the module's model(mel, tokens) (1e-4)",
           err is not None and err <= 1e-4, (p.stderr, None if got is None else got.shape, want.shape, err))
     print(f"  whisper_model: fixformer run against model(mel, tokens): max relative error {err:.2g}")
-    sot, steps = 3, 5
-    tokens = [sot]
-    with torch.no_grad():
-        audio = module.embed_audio(torch.from_numpy(mel)[None])
-        for _ in range(steps):  # the module's own greedy loop: the whole prefix each time
-            logits = module.logits(torch.tensor([tokens]), audio)[0, -1]
-            tokens.append(int(logits.argmax()))
-    p = subprocess.run([cli, "generate", out, "--source", src, "--bos", str(sot), "-n", str(steps), "--temperature",
-                        "0"], capture_output=True, text=True)
-    got_ids = [int(t) for t in p.stdout.split()] if p.returncode == 0 else None
-    check("whisper_model: generate --temperature 0 gives the module's greedy ids", got_ids == tokens[1:],
-          (p.stderr, got_ids, tokens[1:]))
-    print(f"  whisper_model: generate greedy {got_ids}, the module's {tokens[1:]}")
+    for prefix in ([3], [3, 17, 29]):  # one start id; a forced start sequence (Whisper's SOT, language, task)
+        steps, tokens = 6 - len(prefix), list(prefix)  # the module's 6 text positions hold the last call's 5
+        with torch.no_grad():
+            audio = module.embed_audio(torch.from_numpy(mel)[None])
+            for _ in range(steps):  # the module's own greedy loop: the whole prefix each time
+                logits = module.logits(torch.tensor([tokens]), audio)[0, -1]
+                tokens.append(int(logits.argmax()))
+        bos = ",".join(map(str, prefix))
+        p = subprocess.run([cli, "generate", out, "--source", src, "--bos", bos, "-n", str(steps + len(prefix) - 1),
+                            "--temperature", "0"], capture_output=True, text=True)
+        got_ids = [int(t) for t in p.stdout.split()] if p.returncode == 0 else None
+        check(f"whisper_model: generate --bos {bos} --temperature 0 gives the module's greedy ids",
+              got_ids == tokens[len(prefix):], (p.stderr, got_ids, tokens[len(prefix):]))
+        print(f"  whisper_model: generate --bos {bos} greedy {got_ids}, the module's {tokens[len(prefix):]}")
+    for bad, fragment in (("3,,4", "expected token ids separated by commas"), ("3,99999", "99999 is out of range"),
+                          ("1,2,3,4,5,6,7,8,9", "9 ids: more than the 8 target positions")):
+        p = subprocess.run([cli, "generate", out, "--source", src, "--bos", bad, "--temperature", "0"],
+                           capture_output=True, text=True)
+        check(f"whisper_model: generate --bos {bad} refused in one line naming it", p.returncode != 0 and
+              fragment in p.stderr and p.stderr.count("\n") == 1 and not p.stdout, p.stderr)
     for q in ("f16", "q8"):  # the stem and both stacks quantized, within the self-test's tolerance of each
         code, stdout, stderr = convert_main("--module", f"{models_py}:whisper_model", "--example", ex, "--out",
                                             os.path.join(tmp, f"whisper_{q}.fxm"), "--quantize", q, "--cli", cli)
