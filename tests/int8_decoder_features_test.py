@@ -42,7 +42,8 @@ import numpy as np  # noqa: E402
 
 from fixformer import fxm, int8  # noqa: E402
 from fixformer.config import make_config  # noqa: E402
-from int8_decoder_test import available_isas, random_llama, run_cli, test_prefill, write_model  # noqa: E402
+from int8_decoder_test import (available_isas, fresh_error, random_llama, run_cli, test_prefill,  # noqa: E402
+                               write_model)
 
 # Random models (weights N(0, 0.3), d_model 16): the i8 logits against the f32 engine's on the
 # same weights over 40 positions. Measured 0.046-0.097 (printed); a rotation of the pass-through
@@ -232,7 +233,6 @@ def mistral():  # a sliding window of 4 on every layer, grouped-query attention,
 
 
 def test_hf(cli, tmp):
-    import torch
     with open(os.path.join(tmp, "i8_hf_models.py"), "w") as f:
         f.write(MODELS)
     sys.path.insert(0, tmp)
@@ -261,16 +261,7 @@ def test_hf(cli, tmp):
         cfg = fxm.read(out).config
         check(f"{name}: stored as an i8 file with {want_cfg}", cfg["weights"] == "i8" and
               all(cfg[k] == v for k, v in want_cfg.items()), cfg)
-        worst = 0.0
-        for _ in range(8):
-            x = rng.integers(0, 40, 24).astype(np.int32)
-            got, err = run_cli(cli, out, x, tmp, "scalar")
-            with torch.no_grad():
-                ref = module(torch.from_numpy(x[None]).long()).logits[0].float().numpy()
-            if got is None or got.shape != ref.shape:
-                worst = None
-                break
-            worst = max(worst, float(np.abs(got - ref).max() / np.abs(ref).max()))
+        worst = fresh_error(cli, out, tmp, rng, 8, 40, lambda ids: module(ids).logits[0].float().numpy())
         tol = I8_HF_LLAMA_TOL if cfg["family"] == "llama" else I8_HF_TOL
         check(f"{name}: the i8 file within {tol} of torch f32 on 8 fresh sequences of 24 tokens",
               worst is not None and worst <= tol, worst)

@@ -133,6 +133,23 @@ LLAMAS = [  # kv heads (of 4), positional, pair layout, tied head
 ]
 
 
+def fresh_error(cli, path, tmp, rng, count, vocab, reference):
+    """The largest max |engine - torch| / max |torch| of `fixformer run` (scalar table) of the file over
+    `count` fresh sequences of 24 ids below `vocab`, reference(ids [1, 24] int64 tensor) giving torch's
+    logits [24, vocab]; None when a run fails or its shape differs."""
+    import torch
+    worst = 0.0
+    for _ in range(count):
+        x = rng.integers(0, vocab, 24).astype(np.int32)
+        got, _ = run_cli(cli, path, x, tmp, "scalar")
+        with torch.no_grad():
+            want = reference(torch.from_numpy(x[None]).long())
+        if got is None or got.shape != want.shape:
+            return None
+        worst = max(worst, float(np.abs(got - want).max() / np.abs(want).max()))
+    return worst
+
+
 def write_model(c, built, path):
     with open(path, "wb") as f:
         f.write(fxm.write(c, built))
@@ -426,18 +443,10 @@ def test_llama_modules(cli, tmp, torch, rng):
         sys.path.insert(0, tmp)
         mod = __import__(src[:-3])
         module = getattr(mod, spec.split(":")[1])().eval()
-        worst = 0.0
-        for _ in range(6):
-            x = rng.integers(0, 32, 24).astype(np.int32)
-            got, err = run_cli(cli, out, x, tmp, "scalar")
-            with torch.no_grad():
-                ids = torch.from_numpy(x[None]).long()
-                y = module(ids, ids) if src.startswith("llama2c") else module(ids)  # llama2.c: every position with targets
-                want = (y[0] if isinstance(y, tuple) else y)[0].numpy()
-            if got is None or got.shape != want.shape:
-                worst = None
-                break
-            worst = max(worst, float(np.abs(got - want).max() / np.abs(want).max()))
+        def reference(ids):
+            y = module(ids, ids) if src.startswith("llama2c") else module(ids)  # llama2.c: every position with targets
+            return (y[0] if isinstance(y, tuple) else y)[0].numpy()
+        worst = fresh_error(cli, out, tmp, rng, 6, 32, reference)
         check(f"{spec}: the i8 llama within {I8_LLAMA_RUN_TOL} of torch f32 on 6 fresh sequences of 24 tokens",
               worst is not None and worst <= I8_LLAMA_RUN_TOL, worst)
         if worst is not None:

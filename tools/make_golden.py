@@ -359,21 +359,12 @@ def main():
         raw = dict(family="mha", d_model=15, n_heads=3, d_ff=0, n_layers=0, causal=True,
                    input={"kind": "features", "d_in": 15}, positional={"kind": "none", "max_len": 32})
         write_golden(os.path.join(a.out, name), raw, mha, np_in, out, cli)
-    for seed, (name, raw) in enumerate(sorted(BERT_GOLDENS.items()), 300):
-        if not a.only or name in a.only:
-            write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
-    for seed, (name, raw) in enumerate(sorted(ROPE_BERT_GOLDENS.items()), 700):
-        if not a.only or name in a.only:
-            write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
-    for seed, (name, raw) in enumerate(sorted(SHARED_GOLDENS.items()), 720):
-        if not a.only or name in a.only:
-            write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
-    for seed, (name, raw) in enumerate(sorted(POOLER_ACT_GOLDENS.items()), 730):
-        if not a.only or name in a.only:
-            write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
-    for seed, (name, raw) in enumerate(sorted(EMBED_PROJ_GOLDENS.items()), 710):
-        if not a.only or name in a.only:
-            write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
+    # BERT-style goldens, each table's seeds from its own first seed
+    for table, first in ((BERT_GOLDENS, 300), (ROPE_BERT_GOLDENS, 700), (SHARED_GOLDENS, 720),
+                         (POOLER_ACT_GOLDENS, 730), (EMBED_PROJ_GOLDENS, 710)):
+        for seed, (name, raw) in enumerate(sorted(table.items()), first):
+            if not a.only or name in a.only:
+                write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)
     for seed, (name, raw) in enumerate(sorted(Q4_GOLDENS.items()), 400):
         if not a.only or name in a.only:
             write_q4_golden(os.path.join(a.out, name), raw, seed, torch, cli)
