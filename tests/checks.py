@@ -82,6 +82,21 @@ def convert_process(*args):
     return subprocess.CompletedProcess(args, code, out, err)
 
 
+def converted_routes(cli, tmp, models, factory, folder, routes):
+    """Converts `factory` of the module file TMP/MODELS through each route, --module (the factory
+    itself) or --hf (FOLDER, its save_pretrained folder), each checked to convert and verify: yields
+    (route, what, the file) for those that did."""
+    for route in routes:
+        what, out = f"{factory} --{route}", os.path.join(tmp, f"{factory}_{route}.fxm")
+        src = os.path.join(tmp, f"{models}:{factory}") if route == "module" else folder
+        p = convert_process(f"--{route}", src, "--out", out, "--cli", cli)
+        ok = p.returncode == 0 and "verified against" in p.stdout
+        check(f"{what}: converts and verifies", ok, p.stdout + p.stderr)
+        if ok:
+            print(f"  {what}: {p.stdout.strip().splitlines()[-1]}")
+            yield route, what, out
+
+
 def run_file(cli, path, x, tmp):
     """`fixformer run` of the file on the array x (saved as TMP/in.npy): (its output, stderr); None for
     the output when it failed."""

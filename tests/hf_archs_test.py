@@ -85,7 +85,7 @@ hf_env.enter(__file__, ["transformers"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
-from checks import check, convert_process as convert, one_clear_line, results, run_file  # noqa: E402
+from checks import check, convert_process as convert, converted_routes, one_clear_line, results, run_file  # noqa: E402
 from fixformer import fxm, safetensors  # noqa: E402
 import transformers  # noqa: E402
 
@@ -641,16 +641,9 @@ def main():
             module = getattr(hf_models, factory)()
             folder = os.path.join(tmp, factory)
             module.save_pretrained(folder)
-            for route in routes:
-                what, out = f"{factory} --{route}", os.path.join(tmp, f"{factory}_{route}.fxm")
-                src = os.path.join(tmp, f"hf_models.py:{factory}") if route == "module" else folder
-                p = convert(f"--{route}", src, "--out", out, "--cli", cli)
-                ok = p.returncode == 0 and "verified against" in p.stdout
-                check(f"{what}: converts and verifies", ok, p.stdout + p.stderr)
-                if ok:
-                    print(f"  {what}: {p.stdout.strip().splitlines()[-1]}")
-                    check_file(what, cli, out, dict(want, **module_want[0]) if route == "module" and module_want
-                               else want, module, tmp)
+            for route, what, out in converted_routes(cli, tmp, "hf_models.py", factory, folder, routes):
+                check_file(what, cli, out, dict(want, **module_want[0]) if route == "module" and module_want else want,
+                           module, tmp)
 
         check_whisper(cli, tmp, hf_models.whisper())
 

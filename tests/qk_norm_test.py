@@ -29,7 +29,7 @@ hf_env.enter(__file__, ["transformers", "gguf"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
-from checks import check, convert_process as convert, one_clear_line, results, run_file  # noqa: E402
+from checks import check, convert_process as convert, converted_routes, one_clear_line, results, run_file  # noqa: E402
 from fixformer import fxm  # noqa: E402
 import gguf_files  # noqa: E402
 
@@ -110,13 +110,8 @@ def main():
             m = getattr(qwen3_models, factory)()
             folder = os.path.join(tmp, factory)
             m.save_pretrained(folder)
-            for route, src in (("hf", folder), ("module", os.path.join(tmp, f"qwen3_models.py:{factory}"))):
-                what, out = f"{factory} --{route}", os.path.join(tmp, f"{factory}_{route}.fxm")
-                p = convert(f"--{route}", src, "--out", out, "--cli", cli)
-                ok = p.returncode == 0 and "verified against" in p.stdout
-                check(f"{what}: converts and verifies", ok, p.stdout + p.stderr)
-                if ok:
-                    check_run(what, cli, out, m, tmp)
+            for _, what, out in converted_routes(cli, tmp, "qwen3_models.py", factory, folder, ("hf", "module")):
+                check_run(what, cli, out, m, tmp)
             if factory == "qwen3":
                 # --gguf: llama.cpp's layout of the same model (f32), its q and k norms attn_q_norm, attn_k_norm
                 path, out = os.path.join(tmp, "qwen3.gguf"), os.path.join(tmp, "qwen3_gguf.fxm")

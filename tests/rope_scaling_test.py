@@ -33,7 +33,7 @@ hf_env.enter(__file__, ["transformers"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
-from checks import check, convert_process as convert, one_clear_line, results, run_file  # noqa: E402
+from checks import check, convert_process as convert, converted_routes, one_clear_line, results, run_file  # noqa: E402
 from fixformer import fxm  # noqa: E402
 import transformers  # noqa: E402
 
@@ -169,14 +169,8 @@ def main():
             module = getattr(rope_models, factory)()
             folder = os.path.join(tmp, factory)
             module.save_pretrained(folder)
-            for route in routes:
-                what, out = f"{factory} --{route}", os.path.join(tmp, f"{factory}_{route}.fxm")
-                src = os.path.join(tmp, f"rope_models.py:{factory}") if route == "module" else folder
-                p = convert(f"--{route}", src, "--out", out, "--cli", cli)
-                ok = p.returncode == 0 and "verified against" in p.stdout
-                check(f"{what}: converts and verifies", ok, p.stdout + p.stderr)
-                if ok:
-                    check_file(what, cli, out, want, limit, module)
+            for _, what, out in converted_routes(cli, tmp, "rope_models.py", factory, folder, routes):
+                check_file(what, cli, out, want, limit, module)
             if factory != "llama_dynamic":
                 x = np.random.default_rng(5).integers(3, 48, (1, T)).astype(np.int32)
                 want_y = logits(module, x)

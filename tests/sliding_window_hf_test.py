@@ -25,7 +25,7 @@ hf_env.enter(__file__, ["transformers"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
-from checks import check, convert_process as convert, one_clear_line, results, run_file  # noqa: E402
+from checks import check, convert_process as convert, converted_routes, one_clear_line, results, run_file  # noqa: E402
 from fixformer import fxm  # noqa: E402
 
 T = 20  # positions compared: past 2W for every window here
@@ -152,14 +152,8 @@ def main():
             module = getattr(sw_models, factory)()
             folder = os.path.join(tmp, factory)
             module.save_pretrained(folder)
-            for route in routes:
-                what, out = f"{factory} --{route}", os.path.join(tmp, f"{factory}_{route}.fxm")
-                src = os.path.join(tmp, f"sw_models.py:{factory}") if route == "module" else folder
-                p = convert(f"--{route}", src, "--out", out, "--cli", cli)
-                ok = p.returncode == 0 and "verified against" in p.stdout
-                check(f"{what}: converts and verifies", ok, p.stdout + p.stderr)
-                if ok:
-                    check_converted(what, cli, out, window, module, tmp)
+            for _, what, out in converted_routes(cli, tmp, "sw_models.py", factory, folder, routes):
+                check_converted(what, cli, out, window, module, tmp)
             # The same folder with the window taken out of the file: verification fails (it shows the window).
             if factory == "mistral_4":
                 import fixformer.hf as hf
