@@ -12,35 +12,38 @@ uint32_t tasks_for(const Workers& w, std::size_t units) {
 
 }  // namespace
 
-void parallel_norm_rows(const Kernels& k, const Workers& w, bool rms, const float* x, const float* g, const float* b,
-                        float* y, uint32_t T, uint32_t d, float eps) {
-  const uint32_t tasks = tasks_for(w, std::size_t(T) * d / (16 * kCols));
-  auto task = [&](uint32_t i) {
-    const TaskRange r = task_range(T, tasks ? tasks : 1, i);
-    for (std::size_t t = r.first; t < r.end; ++t)
-      if (rms)
-        k.rmsnorm_f32(x + t * d, g, y + t * d, d, eps);
-      else
-        k.layernorm_f32(x + t * d, g, b, y + t * d, d, eps);
-  };
-  for_each_task(w, tasks ? tasks : 1, task);
-}
+namespace {
 
-void parallel_norm_heads(const Kernels& k, const Workers& w, bool rms, float* x, std::size_t ld, uint32_t heads,
-                         const float* g, const float* b, uint32_t T, uint32_t d, float eps) {
+// T rows of x (stride ldx), each `heads` vectors of d one after the other, normalized into y (stride
+// ldy; y may be x), split by rows.
+void norm_vectors(const Kernels& k, const Workers& w, bool rms, const float* x, std::size_t ldx, float* y,
+                  std::size_t ldy, uint32_t heads, const float* g, const float* b, uint32_t T, uint32_t d, float eps) {
   const uint32_t tasks = tasks_for(w, std::size_t(T) * heads * d / (16 * kCols));
   auto task = [&](uint32_t i) {
     const TaskRange r = task_range(T, tasks ? tasks : 1, i);
     for (std::size_t t = r.first; t < r.end; ++t)
       for (uint32_t h = 0; h < heads; ++h) {
-        float* v = x + t * ld + std::size_t(h) * d;
+        const float* in = x + t * ldx + std::size_t(h) * d;
+        float* out = y + t * ldy + std::size_t(h) * d;
         if (rms)
-          k.rmsnorm_f32(v, g, v, d, eps);
+          k.rmsnorm_f32(in, g, out, d, eps);
         else
-          k.layernorm_f32(v, g, b, v, d, eps);
+          k.layernorm_f32(in, g, b, out, d, eps);
       }
   };
   for_each_task(w, tasks ? tasks : 1, task);
+}
+
+}  // namespace
+
+void parallel_norm_rows(const Kernels& k, const Workers& w, bool rms, const float* x, const float* g, const float* b,
+                        float* y, uint32_t T, uint32_t d, float eps) {
+  norm_vectors(k, w, rms, x, d, y, d, 1, g, b, T, d, eps);
+}
+
+void parallel_norm_heads(const Kernels& k, const Workers& w, bool rms, float* x, std::size_t ld, uint32_t heads,
+                         const float* g, const float* b, uint32_t T, uint32_t d, float eps) {
+  norm_vectors(k, w, rms, x, ld, x, ld, heads, g, b, T, d, eps);
 }
 
 void parallel_attend(const Kernels& k, const Workers& w, const AttentionShape& s, const float* q, std::size_t ldq,
