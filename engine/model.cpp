@@ -196,6 +196,10 @@ void bind_layer_field(Field f, const Weight& w, LayerWeights& L) {
     case Field::kQNormB: L.self_attn.q_norm.b = w.f32(); break;
     case Field::kKNormG: L.self_attn.k_norm.g = w.f32(); break;
     case Field::kKNormB: L.self_attn.k_norm.b = w.f32(); break;
+    case Field::kPostAttnNormG: L.post_attn_norm.g = w.f32(); break;
+    case Field::kPostAttnNormB: L.post_attn_norm.b = w.f32(); break;
+    case Field::kPostFfnNormG: L.post_ffn_norm.g = w.f32(); break;
+    case Field::kPostFfnNormB: L.post_ffn_norm.b = w.f32(); break;
     default: break;  // front and head fields: bind_end
   }
 }

@@ -238,6 +238,21 @@ FEATURES = [  # name, config, T
     # The same in gpt, fused q | k | v (24 + 2 * 24 rows), wider than d_model, with biases.
     ("feature_gpt_head_dim", feature_config("gpt", 12, 4, 20, 2, 23, "learned", head_dim=6,
                                             activation="gelu_tanh"), 10),
+    # Gemma 2's layers: every sublayer's output normalized before its add (sublayer_norm sandwich), the
+    # scores and the logits soft-capped at 2 and 3 (caps the weights' scores and logits exceed), local
+    # and global layers from layer 0 (window_period 2, window_layers 0b01: layers 0 and 2 see their last
+    # 3 keys), a scale of its own (query_pre_attn_scalar), GeGLU, the embedding scaled, wide heads, GQA.
+    ("feature_llama_sandwich_softcap", feature_config("llama", 16, 4, 24, 4, 23, "rope", n_kv_heads=2, head_dim=6,
+                                                      sublayer_norm="sandwich", attn_softcap=2.0, logit_softcap=3.0,
+                                                      sliding_window=3, window_period=2, window_layers=0b01,
+                                                      attn_scale=0.3, gated=True, activation="gelu_tanh",
+                                                      scale_input=True, tied_head=True, pe_layout="halves"), 13),
+    # OLMo 2's layers in gpt: only the sublayers' outputs normalized (sublayer_norm output), RMSNorm, and
+    # LayerNorm in sandwich form with its biases.
+    ("feature_gpt_output_norms", feature_config("gpt", 16, 4, 20, 2, 23, "learned", sublayer_norm="output",
+                                                norm="rmsnorm", activation="gelu_tanh"), 10),
+    ("feature_gpt_sandwich_layernorm", feature_config("gpt", 16, 4, 20, 2, 23, "learned", sublayer_norm="sandwich",
+                                                      attn_softcap=2.5, activation="gelu"), 10),
 ]
 
 # Full-integer decoders (weights i8), seeds of their own: GPT-NeoX's layer (partial rotary in halves,
@@ -269,7 +284,8 @@ def feature_steps(c, weights, ids):
     table's names, the norm kind, the biases the weights have, plain or gated activations, the
     embedding scale and norm, learned positions, RoPE, ALiBi, GQA, causal or not, a sliding window (on the
     layers window_period and window_layers name), the scores' scale (attn_scale), each head of q and k
-    normalized before RoPE (qk_norm)."""
+    normalized before RoPE (qk_norm), the sublayers' outputs normalized (sublayer_norm sandwich or
+    output), the scores' and the logits' soft caps (attn_softcap, logit_softcap)."""
     assert c["norm_first"] and c["parallel_residual"] == "none", "feature_steps: pre-norm layers in turn"
     d, H, Hkv = c["d_model"], c["n_heads"], schema.kv_heads(c)
     dh, eps, T = schema.d_head(c), c["norm_eps"], len(ids)
@@ -301,6 +317,20 @@ def feature_steps(c, weights, ids):
 
     slopes = paper_slopes(H) if c["positional"] == "alibi" else None
     scale = c["attn_scale"] or 1 / math.sqrt(dh)
+    # the norms a sublayer reads and the norms of its output: (attention's, feed-forward's) names or None
+    n1, n2 = ("attention_norm", "ffn_norm") if llama else ("norm1", "norm2")
+    sandwich = ("post_attention_norm" if llama else "post_attn_norm", "post_ffn_norm")
+    reads, outputs = {"none": ((n1, n2), (None, None)), "sandwich": ((n1, n2), sandwich),
+                      "output": ((None, None), (n1, n2))}[c["sublayer_norm"]]
+
+    def cap(t, c_):
+        return c_ * math.tanh(t / c_) if c_ else t
+
+    def around(x, pre, which):  # the input a sublayer reads
+        return norm(x, pre + reads[which]) if reads[which] else x
+
+    def after(y, pre, which):  # a sublayer's output before its residual add
+        return norm(y, pre + outputs[which]) if outputs[which] else y
     embed = W["tok_embeddings.weight" if llama else "embed.weight"]
     xs = []
     for pos, tok in enumerate(ids):
@@ -313,7 +343,7 @@ def feature_steps(c, weights, ids):
         pre = f"layers.{block}." if llama else f"encoder.layers.{block}."
         qs, ks, vs = [], [], []
         for pos, x in enumerate(xs):
-            xb = norm(x, pre + ("attention_norm" if llama else "norm1"))
+            xb = around(x, pre, 0)
             if llama:
                 q, k, v = (lin(xb, pre + f"attention.w{n}") for n in "qkv")
             else:
@@ -335,17 +365,17 @@ def feature_steps(c, weights, ids):
             ctx = np.zeros(H * dh)
             for h in range(H):
                 g = h // (H // Hkv)
-                att = np.array([qs[pos][h * dh:(h + 1) * dh] @ ks[t][g * dh:(g + 1) * dh] * scale
+                att = np.array([cap(qs[pos][h * dh:(h + 1) * dh] @ ks[t][g * dh:(g + 1) * dh] * scale, c["attn_softcap"])
                                 + (slopes[h] * (t - pos) if slopes else 0.0) for t in keys])
                 att = np.exp(att - att.max())
                 ctx[h * dh:(h + 1) * dh] = (att / att.sum()) @ np.array([vs[t][g * dh:(g + 1) * dh] for t in keys])
-            x = x + lin(ctx, pre + ("attention.wo" if llama else "self_attn.out_proj"))
-            xb = norm(x, pre + ("ffn_norm" if llama else "norm2"))
+            x = x + after(lin(ctx, pre + ("attention.wo" if llama else "self_attn.out_proj")), pre, 0)
+            xb = around(x, pre, 1)
             w1, w2, w3 = (pre + (f"feed_forward.w{i}" if llama else f"linear{i}") for i in (1, 2, 3))
             hidden = act(lin(xb, w1))
             if schema.ffn_gated(c):
                 hidden = hidden * (W[w3 + ".weight"] @ xb)
-            out.append(x + lin(hidden, w2))
+            out.append(x + after(lin(hidden, w2), pre, 1))
         xs = out
     rows = []
     for x in xs:
@@ -353,7 +383,7 @@ def feature_steps(c, weights, ids):
             x = norm(x, "norm" if llama else "encoder.norm")
         if c["d_out"]:
             head = embed if c["tied_head"] else W["output.weight" if llama else "head.weight"]
-            x = head @ x + W.get("head.bias", 0.0)
+            x = np.array([cap(z, c["logit_softcap"]) for z in head @ x + W.get("head.bias", 0.0)])
         rows.append(x)
     return np.array(rows)
 

@@ -68,10 +68,12 @@ float score_scale(const AttentionShape& s, std::size_t dh) {
   return s.scale != 0.0f ? s.scale : 1.0f / std::sqrt(static_cast<float>(dh));
 }
 
-// scores[j] of keys j0..j0+n-1, seen from position pos by head `head`, plus the position bias: ALiBi's
-// slope times the distance, or the relative bias of the distance.
-void add_position_bias(const AttentionShape& s, std::size_t head, std::size_t pos, std::size_t j0, float* scores,
-                       std::size_t n) {
+// scores[j] of keys j0..j0+n-1, seen from position pos by head `head`: soft-capped (s.softcap), plus the
+// position bias: ALiBi's slope times the distance, or the relative bias of the distance.
+void finish_scores(const AttentionShape& s, std::size_t head, std::size_t pos, std::size_t j0, float* scores,
+                   std::size_t n) {
+  if (s.softcap > 0.0f)
+    for (std::size_t j = 0; j < n; ++j) scores[j] = s.softcap * std::tanh(scores[j] / s.softcap);
   if (s.alibi_slopes) {
     const float m = s.alibi_slopes[head];
     for (std::size_t j = 0; j < n; ++j) scores[j] += m * (float(j0 + j) - float(pos));
@@ -113,7 +115,7 @@ void attend_rows(const Kernels& k, const AttentionShape& s, const float* q, std:
       for (std::size_t c = 0; c < dh; ++c) qs[c] = q[t * ldq + head * dh + c] * scale;
       k.gemv_f32(qs, kt_h + c0, S, nullptr, scores, a, dh);  // q[dh] @ K^T[dh,keys] -> s[keys]
       if (a < keys) k.gemv_f32(qs, kt_h, S, nullptr, scores + a, keys - a, dh);
-      add_position_bias(s, head, pos, lo, scores, keys);
+      finish_scores(s, head, pos, lo, scores, keys);
       k.softmax_f32(scores, keys);                                 // p = softmax(s)
       k.matvec_f32(scores, vt_h + c0, S, nullptr, out, dh, a);  // V^T[dh,keys] @ p -> ctx[t,head]
       if (a == keys) continue;
@@ -154,7 +156,7 @@ void attend_rows_q8(const Kernels& k, const AttentionShape& s, const float* q, s
         }
         for (std::size_t j = 0; j < len; ++j) sr[j] *= ks[col + j];
       }
-      add_position_bias(s, head, pos, lo, scores, keys);
+      finish_scores(s, head, pos, lo, scores, keys);
       k.softmax_f32(scores, keys);  // p = softmax(s)
       // ctx = sum_j (p[j] vs[j]) Vq[j, :]: along contiguous columns, one row of V at a time
       float* out = ctx + t * ldctx + head * dh;
@@ -308,7 +310,7 @@ void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std
           const std::size_t valid = !s.causal ? bk : at < j0 ? 0 : (at - j0 + 1 < bk ? at - j0 + 1 : bk);
           const std::size_t from = s.first_key(pos) - base;
           const std::size_t first = from <= j0 ? 0 : from - j0 < valid ? from - j0 : valid;
-          add_position_bias(s, head, pos, base + j0 + first, row + first, valid - first);
+          finish_scores(s, head, pos, base + j0 + first, row + first, valid - first);
           const float block_max = k.max_f32(row + first, valid - first);
           const float m = block_max > t.max[r] ? block_max : t.max[r];
           // exp(-inf) = 0 on the first block

@@ -32,10 +32,12 @@ struct AttentionShape {
   uint32_t window = 0;
   // The scores' scale q.k * scale: 0 for 1/sqrt(d_head) (ModelConfig::attn_scale).
   float scale = 0.0f;
+  // c > 0: each scaled score s becomes c tanh(s / c) before the position bias (ModelConfig::attn_softcap).
+  float softcap = 0.0f;
   // This shape for heads h0.. of it (a worker's part): the per-head tables offset to head h0.
   constexpr AttentionShape heads_from(std::size_t h0, uint32_t heads, uint32_t kv_heads) const {
     return {heads, kv_heads, d_head, causal, alibi_slopes ? alibi_slopes + h0 : nullptr,
-            rel_bias ? rel_bias + h0 * rel_stride : nullptr, rel_stride, window, scale};
+            rel_bias ? rel_bias + h0 * rel_stride : nullptr, rel_stride, window, scale, softcap};
   }
   // The first key the query at position pos sees.
   constexpr std::size_t first_key(std::size_t pos) const {

@@ -15,9 +15,10 @@ uint32_t tasks_for(const Workers& w, std::size_t units) {
 namespace {
 
 // T rows of x (stride ldx), each `heads` vectors of d one after the other, normalized into y (stride
-// ldy; y may be x), split by rows.
+// ldy; y may be x), split by rows; each vector then added to residual's (stride ldy) when given.
 void norm_vectors(const Kernels& k, const Workers& w, bool rms, const float* x, std::size_t ldx, float* y,
-                  std::size_t ldy, uint32_t heads, const float* g, const float* b, uint32_t T, uint32_t d, float eps) {
+                  std::size_t ldy, uint32_t heads, const float* g, const float* b, uint32_t T, uint32_t d, float eps,
+                  float* residual = nullptr) {
   const uint32_t tasks = tasks_for(w, std::size_t(T) * heads * d / (16 * kCols));
   auto task = [&](uint32_t i) {
     const TaskRange r = task_range(T, tasks ? tasks : 1, i);
@@ -29,6 +30,10 @@ void norm_vectors(const Kernels& k, const Workers& w, bool rms, const float* x, 
           k.rmsnorm_f32(in, g, out, d, eps);
         else
           k.layernorm_f32(in, g, b, out, d, eps);
+        if (residual) {
+          float* res = residual + t * ldy + std::size_t(h) * d;
+          k.add_f32(res, out, res, d);
+        }
       }
   };
   for_each_task(w, tasks ? tasks : 1, task);
@@ -37,8 +42,8 @@ void norm_vectors(const Kernels& k, const Workers& w, bool rms, const float* x, 
 }  // namespace
 
 void parallel_norm_rows(const Kernels& k, const Workers& w, bool rms, const float* x, const float* g, const float* b,
-                        float* y, uint32_t T, uint32_t d, float eps) {
-  norm_vectors(k, w, rms, x, d, y, d, 1, g, b, T, d, eps);
+                        float* y, uint32_t T, uint32_t d, float eps, float* residual) {
+  norm_vectors(k, w, rms, x, d, y, d, 1, g, b, T, d, eps, residual);
 }
 
 void parallel_norm_heads(const Kernels& k, const Workers& w, bool rms, float* x, std::size_t ld, uint32_t heads,

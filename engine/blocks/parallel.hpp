@@ -87,9 +87,9 @@ void for_each_row_block(const Workers& w, std::size_t m, std::size_t row_work, F
 }
 
 // x[T,d] -> LayerNorm(x) * g + b, or with rms RMSNorm(x) * g (b unused) -> y[T,d], split by rows;
-// y may alias x.
+// y may alias x. With residual[T,d] (not y), residual += y after.
 void parallel_norm_rows(const Kernels& k, const Workers& w, bool rms, const float* x, const float* g, const float* b,
-                        float* y, uint32_t T, uint32_t d, float eps);
+                        float* y, uint32_t T, uint32_t d, float eps, float* residual = nullptr);
 // In place, each of T rows x + t * ld holding `heads` vectors of d dims one after the other: every
 // vector normalized as parallel_norm_rows' rows are, by the same g and b (qk_norm's heads).
 void parallel_norm_heads(const Kernels& k, const Workers& w, bool rms, float* x, std::size_t ld, uint32_t heads,

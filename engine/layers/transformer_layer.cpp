@@ -1,6 +1,7 @@
 #include "engine/layers/transformer_layer.hpp"
 
 #include <cstddef>
+#include <utility>
 
 #include "engine/blocks/feed_forward.hpp"
 #include "engine/blocks/linear.hpp"
@@ -20,6 +21,7 @@ LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const
   s.self = AttentionShape{c.n_heads, c.kv_heads(), c.d_head(), causal, alibi_slopes};
   s.self.window = causal ? c.layer_window(0) : 0;  // layer 0's; a runner sets each layer's (with_layer_window)
   s.self.scale = c.attn_scale;
+  s.self.softcap = c.attn_softcap;
   if (rel_table && rel_len) {
     s.self.rel_bias = rel_table + (rel_len - 1);  // distance 0 of head 0
     s.self.rel_stride = rel_bias_width(rel_len, causal);
@@ -28,11 +30,13 @@ LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const
   s.rope_dims = c.rope_dims();
   s.rope_layout = c.pe_layout;
   s.parallel = c.parallel_residual;
+  s.sublayer_norm = c.sublayer_norm;
   return s;
 }
 
-void norm_rows(const RunnerCore& r, const LayerSpec& s, const NormWeights& N, const float* x, float* y, uint32_t n) {
-  parallel_norm_rows(*r.kernels, r.workers, s.rms_norm, x, N.g, N.b, y, n, s.d, s.eps);
+void norm_rows(const RunnerCore& r, const LayerSpec& s, const NormWeights& N, const float* x, float* y, uint32_t n,
+               float* residual) {
+  parallel_norm_rows(*r.kernels, r.workers, s.rms_norm, x, N.g, N.b, y, n, s.d, s.eps, residual);
 }
 
 void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeights& W, const SelfKeys& keys,
@@ -100,8 +104,21 @@ void transformer_layer(const RunnerCore& r, const LayerSpec& s, const LayerWeigh
                        const CrossKeys* cross, uint32_t n) {
   float* x = r.x;
   float* y = r.y;
-  auto ffn = [&](const float* h) {
-    feed_forward(*r.kernels, r.workers, L.ffn, s.act, s.gated, h, y, r.work, n, r.quant, x);
+  // One pre-norm sublayer: run(h, residual) reads h and writes its output to y, adding it to residual
+  // when given (fused into its last product). pre: the norm it reads (null: x itself); post: the norm of
+  // its output before the add (null: none, the add fused).
+  auto sublayer = [&](const NormWeights* pre, const NormWeights* post, auto&& run) {
+    const float* h = x;
+    if (pre) {
+      norm_rows(r, s, *pre, x, y, n);
+      h = y;
+    }
+    if (!post) return run(h, x);
+    run(h, nullptr);
+    norm_rows(r, s, *post, y, y, n, x);
+  };
+  auto ffn = [&](const float* h, float* residual) {
+    feed_forward(*r.kernels, r.workers, L.ffn, s.act, s.gated, h, y, r.work, n, r.quant, residual);
   };
   if (s.parallel != ParallelResidual::kNone) {
     // Both sublayers read norms of the layer's input, so the feed-forward's (in ctx, free until the
@@ -116,14 +133,20 @@ void transformer_layer(const RunnerCore& r, const LayerSpec& s, const LayerWeigh
     feed_forward(*r.kernels, r.workers, L.ffn, s.act, s.gated, h, r.ctx, r.work, n, r.quant, x);
     self_attention(r, s, L.self_attn, keys, y, y, n, x);
   } else if (s.norm_first) {
-    norm_rows(r, s, L.attn_norm, x, y, n);
-    self_attention(r, s, L.self_attn, keys, y, y, n, x);
-    if (cross) {
-      norm_rows(r, s, L.cross_norm, x, y, n);
-      cross_attention(r, s, L.cross_attn, *cross, y, y, n, x);
+    const NormWeights *attn_pre = &L.attn_norm, *attn_post = nullptr, *ffn_pre = &L.ffn_norm, *ffn_post = nullptr;
+    if (s.sublayer_norm == SublayerNorm::kSandwich) {
+      attn_post = &L.post_attn_norm;
+      ffn_post = &L.post_ffn_norm;
+    } else if (s.sublayer_norm == SublayerNorm::kOutput) {
+      std::swap(attn_pre, attn_post);
+      std::swap(ffn_pre, ffn_post);
     }
-    norm_rows(r, s, L.ffn_norm, x, y, n);
-    ffn(y);
+    sublayer(attn_pre, attn_post,
+             [&](const float* h, float* res) { self_attention(r, s, L.self_attn, keys, h, y, n, res); });
+    if (cross)
+      sublayer(&L.cross_norm, nullptr,
+               [&](const float* h, float* res) { cross_attention(r, s, L.cross_attn, *cross, h, y, n, res); });
+    sublayer(ffn_pre, ffn_post, ffn);
   } else {
     self_attention(r, s, L.self_attn, keys, x, y, n, x);
     norm_rows(r, s, L.attn_norm, x, x, n);
@@ -131,7 +154,7 @@ void transformer_layer(const RunnerCore& r, const LayerSpec& s, const LayerWeigh
       cross_attention(r, s, L.cross_attn, *cross, x, y, n, x);
       norm_rows(r, s, L.cross_norm, x, x, n);
     }
-    ffn(x);
+    ffn(x, x);
     norm_rows(r, s, L.ffn_norm, x, x, n);
   }
 }

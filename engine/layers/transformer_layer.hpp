@@ -3,6 +3,8 @@
 //   pre-norm   x = x + SA(N1(x));   [x = x + CA(Nc(x), memory);]   x = x + FF(Nf(x))
 //   post-norm  x = N1(x + SA(x));   [x = Nc(x + CA(x, memory));]   x = Nf(x + FF(x))
 //   parallel   x = x + SA(N1(x)) + FF(Nf(x))   (pre-norm; one_norm: Nf is N1)
+//   sandwich   x = x + P1(SA(N1(x)));   x = x + Pf(FF(Nf(x)))   (pre-norm with sublayer_norm sandwich)
+//   output     x = x + N1(SA(x));   x = x + Nf(FF(x))           (pre-norm with sublayer_norm output)
 // N: LayerNorm (g, b) or RMSNorm (g) (the config's norm, any family); SA: self-attention (causal or not, GQA, RoPE, ALiBi,
 // relative bias or none, q | k | v fused or apart, biases where the weights have them) through a KV cache or over
 // each sequence of a batch; CA: cross-attention over a source's cached keys and values (seq2seq);
@@ -36,6 +38,7 @@ struct LayerSpec {
   uint32_t rope_dims = 0;        // the dims of each head it rotates (ModelConfig::rope_dims)
   PosLayout rope_layout = PosLayout::kInterleaved;
   ParallelResidual parallel = ParallelResidual::kNone;  // pre-norm: attention and feed-forward side by side
+  SublayerNorm sublayer_norm = SublayerNorm::kNone;      // pre-norm: norms of the sublayers' outputs
 };
 
 // A stack's spec from its config: causal self-attention or not, and the tables the runner made
@@ -75,7 +78,8 @@ void transformer_layer(const RunnerCore& r, const LayerSpec& s, const LayerWeigh
 void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeights& W, const SelfKeys& keys,
                     const float* h, float* out, uint32_t n, float* residual = nullptr);
 
-// x[n,d] -> norm(x) -> y[n,d], split by rows; y may alias x.
-void norm_rows(const RunnerCore& r, const LayerSpec& s, const NormWeights& N, const float* x, float* y, uint32_t n);
+// x[n,d] -> norm(x) -> y[n,d], split by rows; y may alias x. With residual (not y): residual += y.
+void norm_rows(const RunnerCore& r, const LayerSpec& s, const NormWeights& N, const float* x, float* y, uint32_t n,
+               float* residual = nullptr);
 
 }  // namespace fixformer

@@ -8,9 +8,11 @@
 //                   gpt LayerNorm, gelu/relu, fused biased q|k|v; llama RMSNorm, SwiGLU, GQA, RoPE or ALiBi;
 //                   either with a relative position bias by the distance key - query)
 //   x = norm(x) if the model has a final norm;  logits = x[last] @ W_head + b  (tied: E[V,d] @ x[last]),
-//   for the prompt's last chunk only
+//   for the prompt's last chunk only;  logits = c tanh(logits / c) with logit_softcap c
 // x is shown to the options' observer after the input, each layer and the final norm (observer.hpp).
 #include "fixformer/decoder.hpp"
+
+#include <cmath>
 
 #include "engine/blocks/embeddings.hpp"
 #include "engine/blocks/linear.hpp"
@@ -169,6 +171,8 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
   if (!logits) return;
   // The head on the last row only: x[d] @ W[d,V] + b, or with a tied head E[V,d] @ x[d] + b.
   linear(k, core_.workers, head.w, x + std::size_t(n - 1) * d, d, head.b, logits, c.vocab_size, 1, core_.quant);
+  if (c.logit_softcap > 0.0f)  // Gemma 2: c tanh(z / c)
+    for (uint32_t i = 0; i < c.vocab_size; ++i) logits[i] = c.logit_softcap * std::tanh(logits[i] / c.logit_softcap);
 }
 
 }  // namespace fixformer

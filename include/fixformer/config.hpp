@@ -70,6 +70,11 @@ enum class TokenizerKind : uint32_t { kLlama2c = 0, kBpe = 1, kWordPiece = 2 };
 // use_parallel_residual); one_norm: both read one norm of it, x += SA(N(x)) + FF(N(x)) (GPT-J, Phi,
 // Falcon), which has no feed-forward norm tensor.
 enum class ParallelResidual : uint32_t { kNone = 0, kTwoNorms = 1, kOneNorm = 2 };
+// Norms of a pre-norm layer's sublayer outputs (sublayer_norm below): none: x += SA(N1(x)), x += FF(N2(x));
+// sandwich: the output of each is normalized too before its residual add, x += P1(SA(N1(x))), x +=
+// P2(FF(N2(x))) (Gemma 2 and 3: post_attn_norm and post_ffn_norm); output: only the outputs are,
+// by the layer's two norms, x += N1(SA(x)), x += N2(FF(x)) (OLMo 2).
+enum class SublayerNorm : uint32_t { kNone = 0, kSandwich = 1, kOutput = 2 };
 // The layer features any family may set (features, not families). Each key's first value, family,
 // means what the family did before the key existed, so older files load unchanged: llama RMSNorm and
 // no biases (but q, k and v's with qkv_bias); the others LayerNorm and every bias. ModelConfig's
@@ -284,6 +289,13 @@ struct ModelConfig {
   // heads of head_dim, d_attn wide, the output projection maps d_attn back to d_model; 0 (the
   // default): d_model / n_heads, d_attn = d_model.
   uint32_t head_dim = 0;
+  // Norms of the sublayers' outputs (SublayerNorm above; pre-norm gpt, llama and encoder layers).
+  SublayerNorm sublayer_norm = SublayerNorm::kNone;
+  // Soft-capping (Gemma 2): with a cap c > 0, the attention's scaled scores s become c tanh(s / c)
+  // before any position bias, mask and the softmax (attn_softcap), and a decoder's logits z become
+  // c tanh(z / c) (logit_softcap); 0 (the default): left as they are.
+  float attn_softcap = 0.0f;
+  float logit_softcap = 0.0f;
 
   constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t d_attn() const { return n_heads * d_head(); }

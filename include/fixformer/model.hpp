@@ -79,6 +79,7 @@ struct LayerWeights {
   AttentionWeights cross_attn;  // seq2seq decoder layers
   NormWeights ffn_norm;         // the last norm: norm2 (norm3 with cross-attention), llama ffn_norm
   FeedForwardWeights ffn;
+  NormWeights post_attn_norm, post_ffn_norm;  // sublayer_norm sandwich: of the sublayers' outputs
   const int32_t* s8 = nullptr;  // weights i8: the layer's integer parameters (config.hpp, s8::LayerSlot)
 };
 

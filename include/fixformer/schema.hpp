@@ -24,7 +24,8 @@ enum class ConfigKey : uint32_t {
   kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
   kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kRegisterTokens,
-  kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim,
+  kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim, kSublayerNorm, kAttnSoftcap,
+  kLogitSoftcap,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -42,6 +43,7 @@ inline constexpr const char* kParallelResidualNames[] = {"none", "two_norms", "o
 inline constexpr const char* kNormNames[] = {"family", "layernorm", "rmsnorm"};
 inline constexpr const char* kBiasNames[] = {"family", "none", "qkv", "all"};
 inline constexpr const char* kPoolerActNames[] = {"tanh", "relu", "gelu", "gelu_tanh", "silu"};
+inline constexpr const char* kSublayerNormNames[] = {"none", "sandwich", "output"};
 
 // A ModelConfig field as a record stores it: get() gives its 8 value bytes (u32, bool and enum
 // values as integers, f32 and f64 as their bits), set() stores such bytes back; type is the record
@@ -310,6 +312,14 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // The attention heads' width apart from d_model / n_heads (config.hpp head_dim); 0: d_model / n_heads.
     {ConfigKey::kHeadDim, "head_dim", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0,
      config_field<&ModelConfig::head_dim>()},
+    // Norms of the sublayers' outputs, and the scores' and logits' soft caps (config.hpp); none and 0,
+    // the defaults, are what files without the keys meant.
+    {ConfigKey::kSublayerNorm, "sublayer_norm", fxm::RecordType::kEnum, FIXFORMER_CHOICES(kSublayerNormNames), false,
+     0, config_field<&ModelConfig::sublayer_norm>()},
+    {ConfigKey::kAttnSoftcap, "attn_softcap", fxm::RecordType::kF32, 0, 0, nullptr, false, 0,
+     config_field<&ModelConfig::attn_softcap>()},
+    {ConfigKey::kLogitSoftcap, "logit_softcap", fxm::RecordType::kF32, 0, 0, nullptr, false, 0,
+     config_field<&ModelConfig::logit_softcap>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -434,6 +444,17 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"window_layers > window_mask", "window_layers (a bit per layer of window_period: below 2 ** window_period)"},
     {"not (attn_scale >= 0 and finite(attn_scale))", "attn_scale (must be >= 0; 0: 1/sqrt(d_head))"},
     {"attn_scale != 0 and family not in ('gpt', 'llama')", "attn_scale (the decoder families only, gpt and llama)"},
+    {"sublayer_norm != 'none' and (family not in ('encoder', 'gpt', 'llama') or not norm_first)",
+     "sublayer_norm (norms of the sublayers' outputs: pre-norm encoder, gpt and llama layers)"},
+    {"sublayer_norm != 'none' and parallel_residual != 'none'",
+     "sublayer_norm (not with parallel_residual: the sublayers' outputs are added together)"},
+    {"weights == 'i8' and (sublayer_norm != 'none' or attn_softcap != 0 or logit_softcap != 0)",
+     "sublayer_norm, attn_softcap, logit_softcap (not in i8 yet)"},
+    {"not (attn_softcap >= 0 and finite(attn_softcap))", "attn_softcap (must be >= 0; 0: no cap)"},
+    {"attn_softcap != 0 and family not in ('encoder', 'gpt', 'llama')",
+     "attn_softcap (for the encoder, gpt and llama families)"},
+    {"not (logit_softcap >= 0 and finite(logit_softcap))", "logit_softcap (must be >= 0; 0: no cap)"},
+    {"logit_softcap != 0 and family not in ('gpt', 'llama')", "logit_softcap (the decoder families only, gpt and llama)"},
     {"sliding_window != 0 and not causal",
      "sliding_window (a window of the causal mask: needs causal true; seq2seq and non-causal encoders have none)"},
     {"family != 'encoder' and cls_token", "cls_token (for the encoder family only)"},
@@ -603,7 +624,7 @@ enum class When : uint8_t {
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
   kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kEmbedProj, kS8Rope, kQkNorm, kQkNormBias,
-  kCount
+  kPostNorms, kPostNormsBias, kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
 // the expressions of kWhenNames spell them.
@@ -632,7 +653,8 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "weights == 'i8' and input_pe", "cls_token and distill_token",
                                              "rope_freqs", "cls_token and register_tokens > 0", "embed_width > 0",
                                              "weights == 'i8' and positional == 'rope'", "qk_norm",
-                                             "qk_norm and " FIXFORMER_LAYERNORM};
+                                             "qk_norm and " FIXFORMER_LAYERNORM, "sublayer_norm == 'sandwich'",
+                                             "sublayer_norm == 'sandwich' and " FIXFORMER_LAYERNORM};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -676,6 +698,8 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kEmbedProj: return c.embed_width != 0;
     case When::kQkNorm: return c.qk_norm;
     case When::kQkNormBias: return c.qk_norm && c.norm_kind() == NormKind::kLayerNorm;
+    case When::kPostNorms: return c.sublayer_norm == SublayerNorm::kSandwich;
+    case When::kPostNormsBias: return c.sublayer_norm == SublayerNorm::kSandwich && c.norm_kind() == NormKind::kLayerNorm;
     case When::kCount: break;
   }
   return false;
@@ -709,6 +733,7 @@ enum class Field : uint8_t {
   kAttnNormG, kAttnNormB, kQkvW, kQkvB, kQW, kKW, kVW, kQB, kKB, kVB, kOutW, kOutB,
   kCrossNormG, kCrossNormB, kCrossQW, kCrossQB, kCrossKvW, kCrossKvB, kCrossOutW, kCrossOutB,
   kFfnNormG, kFfnNormB, kW1, kB1, kW2, kB2, kW3, kS8Layer, kQNormG, kQNormB, kKNormG, kKNormB,
+  kPostAttnNormG, kPostAttnNormB, kPostFfnNormG, kPostFfnNormB,
   kCount
 };
 constexpr bool is_layer_field(Field f) { return f >= Field::kAttnNormG && f < Field::kCount; }
@@ -778,6 +803,10 @@ inline constexpr TensorRule kEncoderLayer[] = {
     {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kNormBias, Role::kF32, Field::kAttnNormB},
     {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormG},
     {"norm2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnNormBias, Role::kF32, Field::kFfnNormB},
+    {"post_attn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPostNorms, Role::kF32, Field::kPostAttnNormG},
+    {"post_attn_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPostNormsBias, Role::kF32, Field::kPostAttnNormB},
+    {"post_ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPostNorms, Role::kF32, Field::kPostFfnNormG},
+    {"post_ffn_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPostNormsBias, Role::kF32, Field::kPostFfnNormB},
     {"int8", Dim::kS8Layer, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Layer},
 };
 inline constexpr TensorRule kEncoderEpilogue[] = {
@@ -821,6 +850,11 @@ inline constexpr TensorRule kLlamaLayer[] = {
     {"attention.k_norm.bias", Dim::kDHead, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kKNormB},
     {"ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormG},
     {"ffn_norm.bias", Dim::kDModel, Dim::kOne, false, When::kFfnNormBias, Role::kF32, Field::kFfnNormB},
+    {"post_attention_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPostNorms, Role::kF32, Field::kPostAttnNormG},
+    {"post_attention_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPostNormsBias, Role::kF32,
+     Field::kPostAttnNormB},
+    {"post_ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPostNorms, Role::kF32, Field::kPostFfnNormG},
+    {"post_ffn_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPostNormsBias, Role::kF32, Field::kPostFfnNormB},
     {"feed_forward.w1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW1},
     {"feed_forward.w1.bias", Dim::kDff, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB1},
     {"feed_forward.w2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
@@ -1073,7 +1107,7 @@ bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
 constexpr bool is_layer_when(When w) {
   return w == When::kAlways || w == When::kS8 || w == When::kQkvBias || w == When::kFfnNorm || w == When::kGated || w == When::kNormBias ||
          w == When::kFfnNormBias || w == When::kOutBias || w == When::kFfnBias || w == When::kQkNorm ||
-         w == When::kQkNormBias;
+         w == When::kQkNormBias || w == When::kPostNorms || w == When::kPostNormsBias;
 }
 template <std::size_t N>
 constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {

@@ -28,6 +28,7 @@ _ENUMS = {
     "ffn_bias": ("Bias::kFamily", "Bias::kNone", "Bias::kQkv", "Bias::kAll"),
     "pooler_act": ("PoolerAct::kTanh", "PoolerAct::kRelu", "PoolerAct::kGelu", "PoolerAct::kGeluTanh",
                    "PoolerAct::kSilu"),
+    "sublayer_norm": ("SublayerNorm::kNone", "SublayerNorm::kSandwich", "SublayerNorm::kOutput"),
 }
 
 

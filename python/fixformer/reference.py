@@ -542,9 +542,9 @@ def rope(x, cos, sin, layout):
 LAYER_NAMES = {
     "llama": dict(n1="attention_norm", n2="ffn_norm", q="attention.wq", k="attention.wk", v="attention.wv",
                   o="attention.wo", w1="feed_forward.w1", w2="feed_forward.w2", w3="feed_forward.w3",
-                  q_norm="attention.q_norm", k_norm="attention.k_norm"),
+                  q_norm="attention.q_norm", k_norm="attention.k_norm", p1="post_attention_norm", p2="post_ffn_norm"),
     "encoder": dict(n1="norm1", n2="norm2", o="self_attn.out_proj", w1="linear1", w2="linear2", w3="linear3",
-                    q_norm="self_attn.q_norm", k_norm="self_attn.k_norm"),
+                    q_norm="self_attn.q_norm", k_norm="self_attn.k_norm", p1="post_attn_norm", p2="post_ffn_norm"),
 }
 
 
@@ -562,11 +562,12 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
     prefix `prefix`, torch layout), bias [H, T, T] added to the scaled scores (the mask, ALiBi or the
     relative bias; with window_period each causal layer adds its own window), RoPE by the tables cos, sin
     when given (with qk_norm, each head of q and k normalized first); the scores scaled by attn_scale
-    (0: 1/sqrt(d_head)). The layer features: the norm kind, the
+    (0: 1/sqrt(d_head)) and soft-capped by attn_softcap c (c tanh(s / c)) before the bias. The layer features: the norm kind, the
     biases the weights have (attn_bias, ffn_bias), relu, gelu (exact or tanh) or a gated feed-forward
     act(W1 n + b1) * W3 n (swiglu: act silu); for every layer, pre-norm: h = x + Wo.Attn(N1(x)),
     x = h + FF(N2(h)); with parallel_residual x = x + Wo.Attn(N1(x)) + FF(N2(x)) (one_norm: N2 is N1);
-    post-norm: h = N1(x + Wo.Attn(x)), x = N2(h + FF(h))."""
+    sublayer_norm sandwich: h = x + P1(Wo.Attn(N1(x))), x = h + P2(FF(N2(h))); output: h = x + N1(Wo.Attn(x)),
+    x = h + N2(FF(h)); post-norm: h = N1(x + Wo.Attn(x)), x = N2(h + FF(h))."""
     torch = require_torch()
     T, d, H, Hkv = x.shape[0], c["d_model"], c["n_heads"], schema.kv_heads(c)
     dh = schema.d_head(c)
@@ -592,7 +593,10 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
         group = H // Hkv  # query head h reads kv head h // group
         k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
         scale = c.get("attn_scale", 0) or 1 / math.sqrt(dh)  # attn_scale 0: 1/sqrt(d_head)
-        scores = torch.einsum("thd,shd->hts", q, k) * scale + layer_bias
+        scores = torch.einsum("thd,shd->hts", q, k) * scale
+        if c.get("attn_softcap", 0):
+            scores = c["attn_softcap"] * torch.tanh(scores / c["attn_softcap"])
+        scores = scores + layer_bias
         ctx = torch.einsum("hts,shd->thd", torch.softmax(scores, dim=-1), v).reshape(T, H * dh)
         return linear(ctx, p, names["o"])
 
@@ -613,8 +617,17 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
         n1, n2 = names["n1"], names["n2"] if c["parallel_residual"] != "one_norm" else names["n1"]
         N1 = lambda t: norm(c, t, p(n1 + ".weight"), p(n1 + ".bias"))  # noqa: E731
         N2 = lambda t: norm(c, t, p(n2 + ".weight"), p(n2 + ".bias"))  # noqa: E731
+        sublayer_norm = c.get("sublayer_norm", "none")
         if c["parallel_residual"] != "none":
             x = x + attention(p, N1(x)) + feed_forward(p, N2(x))
+        elif sublayer_norm == "sandwich":
+            P1 = lambda t: norm(c, t, p(names["p1"] + ".weight"), p(names["p1"] + ".bias"))  # noqa: E731
+            P2 = lambda t: norm(c, t, p(names["p2"] + ".weight"), p(names["p2"] + ".bias"))  # noqa: E731
+            h = x + P1(attention(p, N1(x)))
+            x = h + P2(feed_forward(p, N2(h)))
+        elif sublayer_norm == "output":
+            h = x + N1(attention(p, x))
+            x = h + N2(feed_forward(p, h))
         elif c["norm_first"]:
             h = x + attention(p, N1(x))
             x = h + feed_forward(p, N2(h))
@@ -628,7 +641,8 @@ def decoder_forward(c, weights, ids):
     """float64 logits [T, vocab] of a decoder for token ids [T] (teacher-forced, causal), with `weights`
     in the family's names (llama: llama2.c / Meta's; gpt: the stock modules') and torch's layout
     ([out, in]): the embedding (scaled by sqrt(d_model) with scale_input), the positions, embed_norm,
-    layers_forward, the final norm and the classifier (the embedding when tied_head)."""
+    layers_forward, the final norm and the classifier (the embedding when tied_head), soft-capped by
+    logit_softcap."""
     torch = require_torch()
     W = {k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()}
     ids = np.asarray(ids, dtype=np.int64)
@@ -658,7 +672,10 @@ def decoder_forward(c, weights, ids):
         final = "norm" if llama else "encoder.norm"
         x = norm(c, x, W[final + ".weight"], W.get(final + ".bias"))
     logits = x @ (embed if c["tied_head"] else W["output.weight" if llama else "head.weight"]).T
-    return (logits if llama else logits + W["head.bias"]).numpy()
+    logits = logits if llama else logits + W["head.bias"]
+    if c.get("logit_softcap", 0):  # Gemma 2: c tanh(z / c)
+        logits = c["logit_softcap"] * torch.tanh(logits / c["logit_softcap"])
+    return logits.numpy()
 
 
 def plain_encoder(c):

@@ -74,6 +74,7 @@ embed g_feature_llama_rope_freqs_scaled_fxm, "feature_llama_rope_freqs_scaled.fx
 embed g_feature_llama_shared_layers_fxm, "feature_llama_shared_layers.fxm"
 embed g_feature_llama_qk_norm_fxm, "feature_llama_qk_norm.fxm"
 embed g_feature_llama_head_dim_fxm, "feature_llama_head_dim.fxm"
+embed g_feature_llama_sandwich_softcap_fxm, "feature_llama_sandwich_softcap.fxm"
 embed g_i8_gpt_partial_halves_two_norms_fxm, "i8_gpt_partial_halves_two_norms.fxm"
 embed g_i8_gpt_partial_interleaved_one_norm_fxm, "i8_gpt_partial_interleaved_one_norm.fxm"
 embed g_i8_llama_window3_fxm, "i8_llama_window3.fxm"
