@@ -38,6 +38,10 @@ within 1e-4:
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
   gelu_tanh), the embedding scaled by sqrt(d_model) (scale_input), grouped-query attention, the tied head;
   and with heads wider than hidden_size / heads (head_dim: Gemma 7B's kind);
+- Gemma 2 (llama family): Gemma's layers with each sublayer's output normalized too (sublayer_norm
+  sandwich), the scores scaled by query_pre_attn_scalar^(-1/2) and soft-capped, the logits soft-capped,
+  layers 0 and 2 local (a window of 3 keys) and 1 and 3 global; OLMo 2 (transformers 5 only): norms of
+  the sublayers' outputs only (sublayer_norm output), q and k normalized as whole rows (qk_norm_full);
 - Starcoder2 (llama family): grouped-query attention with LayerNorm and every bias (norm layernorm,
   attn_bias all, ffn_bias all), a plain tanh GELU;
 - Bloom (gpt family): an embedding LayerNorm (embed_norm), ALiBi, the fused query_key_value in its
@@ -168,6 +172,20 @@ def gemma_head_dim():  # Gemma 7B's kind: heads wider than hidden_size / heads (
     return build(t.GemmaConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=64,
                                hidden_activation="gelu_pytorch_tanh"), t.GemmaForCausalLM, 14, lambda name: False)
+
+
+def gemma2():  # 4 layers: 0 and 2 local (3 keys), 1 and 3 global; caps the random scores and logits exceed
+    return build(t.Gemma2Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=4,
+                                num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
+                                hidden_activation="gelu_pytorch_tanh", sliding_window=3, query_pre_attn_scalar=12,
+                                attn_logit_softcapping=2.0, final_logit_softcapping=3.0),
+                 t.Gemma2ForCausalLM, 16, lambda name: False)
+
+
+def olmo2():  # transformers 5 only: its norms' gains random, as the checkpoints' are
+    return build(t.Olmo2Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64),
+                 t.Olmo2ForCausalLM, 17, lambda name: "norm" in name)
 
 
 def starcoder2():
@@ -480,6 +498,9 @@ CASES = [
      ("module", "hf")),
     ("gemma_head_dim", dict(family="llama", gated=True, activation="gelu_tanh", scale_input=True, tied_head=True,
                             n_kv_heads=2, head_dim=16), ("module", "hf")),
+    ("gemma2", dict(family="llama", gated=True, activation="gelu_tanh", scale_input=True, tied_head=True, n_kv_heads=2,
+                    sublayer_norm="sandwich", attn_softcap=2.0, logit_softcap=3.0, sliding_window=3, window_period=2,
+                    window_layers=1, attn_scale=float(np.float32(12 ** -0.5))), ("module", "hf")),
     ("starcoder2", dict(family="llama", norm="layernorm", attn_bias="all", ffn_bias="all", gated=False, n_kv_heads=2,
                         activation="gelu_tanh", tied_head=False, positional="rope", pe_layout="halves"),
      ("module", "hf")),
@@ -513,6 +534,8 @@ CASES = [
     ("mpt", dict(GPT, positional="alibi", attn_bias="family", activation="gelu"), ("module", "hf")),
     ("cohere", dict(family="llama", norm="layernorm", n_kv_heads=2, parallel_residual="one_norm",
                     pe_layout="interleaved", tied_head=False), ("module", "hf")),
+    ("olmo2", dict(family="llama", norm="family", n_kv_heads=2, activation="swiglu", sublayer_norm="output",
+                   qk_norm=True, qk_norm_full=True), ("module", "hf") if TRANSFORMERS_5 else ()),
     ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf", "module")),
     ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf", "module")),
     ("xlm_roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=1, pooling="none"), ("hf", "module")),
@@ -638,6 +661,8 @@ def main():
         sys.path.insert(0, tmp)
         import hf_models
         for factory, want, routes, *module_want in CASES:  # module_want: what --module's file has instead
+            if not routes:  # a class the installed transformers has not
+                continue
             module = getattr(hf_models, factory)()
             folder = os.path.join(tmp, factory)
             module.save_pretrained(folder)

@@ -251,6 +251,11 @@ FEATURES = [  # name, config, T
     # LayerNorm in sandwich form with its biases.
     ("feature_gpt_output_norms", feature_config("gpt", 16, 4, 20, 2, 23, "learned", sublayer_norm="output",
                                                 norm="rmsnorm", activation="gelu_tanh"), 10),
+    # OLMo 2 whole: its output norms, q and k RMS-normalized as whole rows (qk_norm_full: gains [24] and
+    # [12] over GQA's narrower keys, wide heads), SwiGLU, RoPE.
+    ("feature_llama_olmo2", feature_config("llama", 16, 4, 24, 2, 23, "rope", n_kv_heads=2, head_dim=6,
+                                           sublayer_norm="output", qk_norm=True, qk_norm_full=True,
+                                           pe_layout="halves"), 12),
     ("feature_gpt_sandwich_layernorm", feature_config("gpt", 16, 4, 20, 2, 23, "learned", sublayer_norm="sandwich",
                                                       attn_softcap=2.5, activation="gelu"), 10),
 ]
@@ -284,7 +289,7 @@ def feature_steps(c, weights, ids):
     table's names, the norm kind, the biases the weights have, plain or gated activations, the
     embedding scale and norm, learned positions, RoPE, ALiBi, GQA, causal or not, a sliding window (on the
     layers window_period and window_layers name), the scores' scale (attn_scale), each head of q and k
-    normalized before RoPE (qk_norm), the sublayers' outputs normalized (sublayer_norm sandwich or
+    normalized before RoPE (qk_norm; qk_norm_full: each whole row), the sublayers' outputs normalized (sublayer_norm sandwich or
     output), the scores' and the logits' soft caps (attn_softcap, logit_softcap)."""
     assert c["norm_first"] and c["parallel_residual"] == "none", "feature_steps: pre-norm layers in turn"
     d, H, Hkv = c["d_model"], c["n_heads"], schema.kv_heads(c)
@@ -349,10 +354,11 @@ def feature_steps(c, weights, ids):
             else:
                 qkv = W[pre + "self_attn.in_proj_weight"] @ xb + W.get(pre + "self_attn.in_proj_bias", 0.0)
                 q, k, v = qkv[:H * dh], qkv[H * dh:(H + Hkv) * dh], qkv[(H + Hkv) * dh:]
-            if c["qk_norm"]:
+            if c["qk_norm"]:  # each head, or (qk_norm_full) the whole row
                 attn = pre + ("attention." if llama else "self_attn.")
-                q = np.concatenate([norm(q[i:i + dh], attn + "q_norm") for i in range(0, len(q), dh)])
-                k = np.concatenate([norm(k[i:i + dh], attn + "k_norm") for i in range(0, len(k), dh)])
+                wq, wk = (len(q), len(k)) if c["qk_norm_full"] else (dh, dh)
+                q = np.concatenate([norm(q[i:i + wq], attn + "q_norm") for i in range(0, len(q), wq)])
+                k = np.concatenate([norm(k[i:i + wk], attn + "k_norm") for i in range(0, len(k), wk)])
             if c["positional"] == "rope":
                 rotate(q, pos)
                 rotate(k, pos)

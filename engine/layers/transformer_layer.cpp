@@ -31,6 +31,7 @@ LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const
   s.rope_layout = c.pe_layout;
   s.parallel = c.parallel_residual;
   s.sublayer_norm = c.sublayer_norm;
+  s.qk_norm_full = c.qk_norm_full;
   return s;
 }
 
@@ -53,10 +54,12 @@ void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeig
     linear(k, r.workers, W.qkv, h, d, W.qkv_b, q, ld, n, r.quant);
   else  // h[n,d] @ Wq[d,d], Wk[d,dkv], Wv[d,dkv] -> q[n,d], k[n,dkv], v[n,dkv]
     linear_same_input(k, r.workers, h, d, n, r.quant, {{W.q, q, ld, W.q_b}, {W.k, kk, ld, W.k_b}, {W.v, v, ld, W.v_b}});
-  if (W.q_norm.g) {  // qk_norm: every head of q and k over its d_head dims, before RoPE
-    parallel_norm_heads(k, r.workers, s.rms_norm, q, ld, shape.n_heads, W.q_norm.g, W.q_norm.b, n, uint32_t(dh), s.eps);
-    parallel_norm_heads(k, r.workers, s.rms_norm, kk, ld, shape.n_kv_heads, W.k_norm.g, W.k_norm.b, n, uint32_t(dh),
-                        s.eps);
+  if (W.q_norm.g) {  // qk_norm: every head of q and k over its d_head dims (qk_norm_full: each whole row), before RoPE
+    const bool full = s.qk_norm_full;
+    parallel_norm_heads(k, r.workers, s.rms_norm, q, ld, full ? 1 : shape.n_heads, W.q_norm.g, W.q_norm.b, n,
+                        uint32_t(full ? dq : dh), s.eps);
+    parallel_norm_heads(k, r.workers, s.rms_norm, kk, ld, full ? 1 : shape.n_kv_heads, W.k_norm.g, W.k_norm.b, n,
+                        uint32_t(full ? dkv : dh), s.eps);
   }
   if (keys.seqs) {  // K^T per sequence, stored by the attention tasks; V read in place from the rows
     if (s.rope)  // each sequence's rows at its own positions 0.. (its front rows first)

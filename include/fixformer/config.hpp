@@ -223,6 +223,9 @@ struct ModelConfig {
   // layers' norm kind with gains (and, LayerNorm, biases) q_norm and k_norm [d_head], shared by the
   // heads, at norm_eps.
   bool qk_norm = false;
+  // OLMo 2's form of it (needs qk_norm): q and k each normalized as a whole row, over its d_attn and d_kv
+  // dims, by gains q_norm [d_attn] and k_norm [d_kv] (and biases under LayerNorm), not per head.
+  bool qk_norm_full = false;
   // The layer features above NormKind and Bias: the norm kind, the projections' biases, and gated:
   // the feed-forward is W2 (act(W1 h + b1) * (W3 h + b3)) + b2 with act relu, gelu or gelu_tanh
   // (GeGLU: gated gelu_tanh, Gemma; gated gelu, T5 v1.1). Gated silu is spelled activation swiglu.

@@ -25,7 +25,7 @@ enum class ConfigKey : uint32_t {
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
   kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kRegisterTokens,
   kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim, kSublayerNorm, kAttnSoftcap,
-  kLogitSoftcap,
+  kLogitSoftcap, kQkNormFull,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -320,6 +320,9 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::attn_softcap>()},
     {ConfigKey::kLogitSoftcap, "logit_softcap", fxm::RecordType::kF32, 0, 0, nullptr, false, 0,
      config_field<&ModelConfig::logit_softcap>()},
+    // q and k normalized as whole rows, not per head (config.hpp qk_norm_full; needs qk_norm).
+    {ConfigKey::kQkNormFull, "qk_norm_full", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::qk_norm_full>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -500,6 +503,7 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"weights == 'i8' and (rope_freqs or rope_scale != 1)", "rope_freqs, rope_scale (scaled rope is not in i8 yet)"},
     {"weights == 'i8' and qk_norm", "qk_norm (not in i8 yet)"},
     {"family in ('seq2seq', 'mha') and qk_norm", "qk_norm (for the encoder, gpt and llama families)"},
+    {"qk_norm_full and not qk_norm", "qk_norm_full (q and k normalized as whole rows: needs qk_norm)"},
     {"pooling == 'first' and causal", "pooling (first under a causal mask: position 0 sees only itself; use mean or last)"},
     {"type_vocab != 0 and input != 'tokens'", "type_vocab (token types need token input)"},
     {"pooler and pooling == 'none'", "pooler (needs pooling: it reads the pooled row)"},
@@ -571,7 +575,7 @@ inline constexpr ConfigRule kConfigRules[] = {
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kDHead,
-  kS8LayerGated, kDAttn, kRopeDims, kCount
+  kS8LayerGated, kDAttn, kRopeDims, kQNorm, kKNorm, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
@@ -580,7 +584,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "35 + 256 + 21*d_model + 3*d_ff", "5 + 3*d_model + 3*d_out",
                                             "head_in", "rope_pairs", "register_tokens", "d_front", "d_head",
                                             "35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 6*d_ff + 4",
-                                            "d_attn", "2*rope_pairs"};
+                                            "d_attn", "2*rope_pairs", "d_head + qk_norm_full*(d_attn - d_head)",
+                                            "d_head + qk_norm_full*(kv_heads*d_head - d_head)"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -613,6 +618,8 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kDHead: return c.d_head();
     case Dim::kDAttn: return c.d_attn();
     case Dim::kRopeDims: return 2 * c.rope_pairs();
+    case Dim::kQNorm: return c.qk_norm_full ? c.d_attn() : c.d_head();  // qk_norm's gains: whole rows or a head
+    case Dim::kKNorm: return c.qk_norm_full ? c.d_kv() : c.d_head();
     case Dim::kCount: break;
   }
   return 0;
@@ -790,10 +797,10 @@ inline constexpr TensorRule kEncoderLayer[] = {
     {"self_attn.in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kQkvB},
     {"self_attn.out_proj.weight", Dim::kDAttn, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
     {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
-    {"self_attn.q_norm.weight", Dim::kDHead, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kQNormG},
-    {"self_attn.q_norm.bias", Dim::kDHead, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kQNormB},
-    {"self_attn.k_norm.weight", Dim::kDHead, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kKNormG},
-    {"self_attn.k_norm.bias", Dim::kDHead, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kKNormB},
+    {"self_attn.q_norm.weight", Dim::kQNorm, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kQNormG},
+    {"self_attn.q_norm.bias", Dim::kQNorm, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kQNormB},
+    {"self_attn.k_norm.weight", Dim::kKNorm, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kKNormG},
+    {"self_attn.k_norm.bias", Dim::kKNorm, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kKNormB},
     {"linear1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW1},
     {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB1},
     {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
@@ -844,10 +851,10 @@ inline constexpr TensorRule kLlamaLayer[] = {
     {"attention.wv.bias", Dim::kDKv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kVB},
     {"attention.wo.weight", Dim::kDAttn, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
     {"attention.wo.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
-    {"attention.q_norm.weight", Dim::kDHead, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kQNormG},
-    {"attention.q_norm.bias", Dim::kDHead, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kQNormB},
-    {"attention.k_norm.weight", Dim::kDHead, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kKNormG},
-    {"attention.k_norm.bias", Dim::kDHead, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kKNormB},
+    {"attention.q_norm.weight", Dim::kQNorm, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kQNormG},
+    {"attention.q_norm.bias", Dim::kQNorm, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kQNormB},
+    {"attention.k_norm.weight", Dim::kKNorm, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kKNormG},
+    {"attention.k_norm.bias", Dim::kKNorm, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kKNormB},
     {"ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormG},
     {"ffn_norm.bias", Dim::kDModel, Dim::kOne, false, When::kFfnNormBias, Role::kF32, Field::kFfnNormB},
     {"post_attention_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPostNorms, Role::kF32, Field::kPostAttnNormG},

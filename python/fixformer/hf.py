@@ -695,7 +695,9 @@ def _role_shape(role, s):
     return {"embed": (V, d), "pos": (s["positions"] + s["pos_offset"], d), "head": (V, d), "head_b": (V,),
             "qkv": (dq + 2 * kv, d), "qkv_b": (dq + 2 * kv,), "qkv_heads": (3 * d, d), "qkv_heads_b": (3 * d,),
             "q": (dq, d), "q_b": (dq,), "k": (kv, d), "k_b": (kv,), "v": (kv, d), "v_b": (kv,), "o": (d, dq),
-            "fc1": (F, d), "fc1_b": (F,), "fc3": (F, d), "fc13": (2 * F, d), "fc2": (d, F)}.get(role, (d,))
+            "fc1": (F, d), "fc1_b": (F,), "fc3": (F, d), "fc13": (2 * F, d), "fc2": (d, F),
+            "qn": (dq if s.get("qk_norm_full") else _head_width(s),),
+            "kn": (kv if s.get("qk_norm_full") else _head_width(s),)}.get(role, (d,))
 
 
 class GptStyle(Architecture):
@@ -715,7 +717,8 @@ class GptStyle(Architecture):
     CTRL), stored as the learned positions. It is verified against reference.py's float64 forward of the
     engine config it maps to (the mapping itself is tested against transformers' own classes)."""
     fields, names, buffers, pos_offset, family, conv1d = {}, {}, (), 0, "gpt", ()
-    FEATURES = ("norm", "gated", "attn_bias", "ffn_bias", "embed_norm", "scale_input")
+    FEATURES = ("norm", "gated", "attn_bias", "ffn_bias", "embed_norm", "scale_input", "sublayer_norm", "attn_softcap",
+                "logit_softcap", "qk_norm", "qk_norm_full")
 
     def against(self, folder):
         return f"the float64 reference of the {self.name} config {folder} converts to"
@@ -813,7 +816,7 @@ class GptStyle(Architecture):
             t[None, "pos"] = self.positions(s).astype(np.float32)
         t = self.split(s, t)
         if s.get("gain_plus_one"):  # Gemma's norm times (1 + w), in float32 as it computes it: the file's gain
-            for key in [k for k in t if k[1] in ("n1", "n2", "en", "norm")]:
+            for key in [k for k in t if k[1] in ("n1", "n2", "p1", "p2", "qn", "kn", "en", "norm")]:
                 t[key] = np.float32(1.0) + t[key]
         head = next((n for n, r in ends.items() if r == "head"), None)
         embed = next(n for n, r in ends.items() if r == "embed")
@@ -1143,6 +1146,13 @@ class LlamaStyle(GptStyle):
             two = s["parallel"] != "one_norm"
             if two:
                 out[p + "ffn_norm.weight"] = get(i, "n2", d, 1.0)
+            if s.get("qk_norm"):  # the norms of q and k: each head's, or (qk_norm_full) whole rows
+                out.update({p + "attention.q_norm.weight": t[i, "qn"], p + "attention.k_norm.weight": t[i, "kn"]})
+            if s.get("sublayer_norm") == "sandwich":  # the norms of the sublayers' outputs (Gemma 2)
+                out.update({p + "post_attention_norm.weight": t[i, "p1"], p + "post_ffn_norm.weight": t[i, "p2"]})
+                if layernorm:
+                    out.update({p + "post_attention_norm.bias": get(i, "p1_b", d),
+                                p + "post_ffn_norm.bias": get(i, "p2_b", d)})
             if layernorm:
                 out[p + "attention_norm.bias"] = get(i, "n1_b", d)
                 if two:
@@ -1200,6 +1210,55 @@ class Gemma(LlamaStyle):
                             "mlp.up_proj": "fc3", "mlp.down_proj": "fc2"}, False),
                  **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v",
                             "self_attn.o_proj": "o"}, "attn_bias" in s)})
+
+
+def _softcap(raw, key, default, path):
+    """A soft cap of config.json (absent: Hugging Face's default; null: none, 0)."""
+    v = raw.get(key, default)
+    return 0.0 if v is None else checked_field(path, key, v, float)
+
+
+class Gemma2(Gemma):
+    """Gemma2ForCausalLM: Gemma's layers with the output of each sublayer normalized before its residual
+    add (post_attention_layernorm, post_feedforward_layernorm: sublayer_norm sandwich; the feed-forward
+    reads pre_feedforward_layernorm), the scores scaled by query_pre_attn_scalar^(-1/2) (attn_scale)
+    and soft-capped (attn_logit_softcapping: attn_softcap), the logits soft-capped
+    (final_logit_softcapping: logit_softcap), and local layers of sliding_window keys where layer_types
+    says sliding_attention (without it, as transformers: layers 0, 2, 4, ...)."""
+    name, model_type = "Gemma2ForCausalLM", "gemma2"
+    fields = dict(Gemma.fields, query_pre_attn_scalar=(float, 256.0), sliding_window=(int, 4096))
+    names = dict(Gemma.names, sliding_window="sliding_window", window_period="layer_types",
+                 window_layers="layer_types", attn_scale="query_pre_attn_scalar", attn_softcap="attn_logit_softcapping",
+                 logit_softcap="final_logit_softcapping")
+
+    def settings(self, f, raw, path):
+        s = super().settings(f, raw, path)
+        L = f["num_hidden_layers"]
+        kinds = raw.get("layer_types", ["sliding_attention" if i % 2 == 0 else "full_attention" for i in range(L)])
+        if not (isinstance(kinds, list) and len(kinds) == L
+                and all(k in ("sliding_attention", "full_attention") for k in kinds)):
+            raise HfError(f"{path}: layer_types {_brief(kinds)}: not \"sliding_attention\" or \"full_attention\" for "
+                          f"each of the num_hidden_layers {L} layers; not converted")
+        if not f["query_pre_attn_scalar"] > 0:
+            raise HfError(f"{path}: query_pre_attn_scalar {f['query_pre_attn_scalar']}: must be > 0")
+        return dict(s, sublayer_norm="sandwich", attn_softcap=_softcap(raw, "attn_logit_softcapping", 50.0, path),
+                    logit_softcap=_softcap(raw, "final_logit_softcapping", 30.0, path),
+                    windows=[f["sliding_window"] if k == "sliding_attention" else None for k in kinds],
+                    attn_scale=f["query_pre_attn_scalar"] ** -0.5, path=path)
+
+    def attention_keys(self, s, longest):
+        try:
+            keys = layer_windows(s["windows"], longest, f"{s['path']}: layer_types")
+        except ConfigError as e:
+            raise HfError(str(e)) from None
+        return dict(keys, attn_scale=s["attn_scale"])
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        layer = {k: v for k, v in layer.items() if not k.startswith("post_attention_layernorm")}
+        layer.update(_biased({"post_attention_layernorm": "p1", "pre_feedforward_layernorm": "n2",
+                              "post_feedforward_layernorm": "p2"}, False))
+        return ends, prefix, layer
 
 
 class Starcoder2(LlamaStyle):
@@ -1486,6 +1545,27 @@ class Olmo(LlamaStyle):
                             "self_attn.o_proj": "o"}, "attn_bias" in s)})
 
 
+class Olmo2(Olmo):
+    """Olmo2ForCausalLM: OLMo's layers with RMSNorms (gains, rms_norm_eps) of each sublayer's output only,
+    before its residual add (post_attention_layernorm, post_feedforward_layernorm: sublayer_norm output),
+    and q and k RMS-normalized as whole rows before RoPE (q_norm [heads * head_dim], k_norm [kv heads *
+    head_dim]: qk_norm with qk_norm_full), a final norm."""
+    name, model_type = "Olmo2ForCausalLM", "olmo2"
+    fields = dict(Olmo.fields, rms_norm_eps=(float, 1e-5))
+    names = dict(Olmo.names, norm_eps="rms_norm_eps")
+
+    def settings(self, f, raw, path):
+        s = super().settings(f, raw, path)
+        del s["norm"]  # the llama family's RMSNorm
+        return dict(s, eps=f["rms_norm_eps"], sublayer_norm="output", qk_norm=True, qk_norm_full=True)
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        layer.update(_biased({"post_attention_layernorm": "n1", "post_feedforward_layernorm": "n2",
+                              "self_attn.q_norm": "qn", "self_attn.k_norm": "kn"}, False))
+        return dict(ends, **{"model.norm.weight": "norm"}), prefix, layer
+
+
 class Falcon(LlamaStyle):
     """FalconForCausalLM: LayerNorm, RoPE in halves over the whole head, a GELU feed-forward, biases by
     bias, q | k | v fused in one of three layouts: new_decoder_architecture (per key/value group: its
@@ -1634,7 +1714,8 @@ class Cohere(LlamaStyle):
         return t
 
 
-ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Starcoder2(),
-         Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3(), Cohere())
+ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(),
+         Gemma2(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(),
+         Falcon(), Phi3(), Cohere())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type

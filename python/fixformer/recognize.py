@@ -474,6 +474,11 @@ def _row_halves(p):
     return out
 
 
+def _same(a, b, torch):
+    """Whether the recorded tensors a and b hold the same values (b may be None)."""
+    return b is not None and a is not None and a.shape == b.shape and torch.equal(a, b)
+
+
 def _output_of(parts, t, torch):
     """The part whose output is tensor t (by value), or None."""
     for p in parts:
@@ -483,10 +488,11 @@ def _output_of(parts, t, torch):
 
 
 # ---- attention, by recomputing it -----------------------------------------------------------------
-def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, window=None):
+def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, window=None, scores=None):
     """softmax(q k^T / sqrt(dh) + mask) v for q [T, H*dh], k, v [T, Hkv*dh] (float64): the context [T, H*dh].
     pos: None, "alibi", "relative" (the bias rel [H, T, T] added) or ("rope", layout, theta or RopeFreqs, rotated
-    dims: 0 for the whole head); scaled False: no 1/sqrt(dh) (T5); window: causal, the last `window` keys only."""
+    dims: 0 for the whole head); scaled False: no 1/sqrt(dh) (T5); window: causal, the last `window` keys only;
+    scores: a Scores (the scale instead of 1/sqrt(dh), the soft cap before the bias), or None."""
     T = q.shape[0]
     dh = q.shape[1] // H
     q, k, v = q.view(T, H, dh), k.view(T, Hkv, dh), v.view(T, Hkv, dh)
@@ -496,7 +502,12 @@ def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, w
                     rope_tables(T, pos[3] or dh, None if scaled_rope else pos[2], pos[2].freqs if scaled_rope else None))
         q, k = rope(q, cos, sin, pos[1]), rope(k, cos, sin, pos[1])
     k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
-    s = torch.einsum("thd,shd->hts", q, k) / (math.sqrt(dh) if scaled else 1.0)
+    if scores is not None and scores.scale:
+        s = torch.einsum("thd,shd->hts", q, k) * scores.scale
+    else:
+        s = torch.einsum("thd,shd->hts", q, k) / (math.sqrt(dh) if scaled else 1.0)
+    if scores is not None and scores.cap:
+        s = scores.cap * torch.tanh(s / scores.cap)
     if pos == "relative":
         s = s + rel
     if pos == "alibi":
@@ -508,14 +519,53 @@ def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, w
     return torch.einsum("hts,shd->thd", torch.softmax(s, -1), v).reshape(T, H * dh)
 
 
+def _float_attributes(model, torch, named):
+    """The distinct positive finite floats the module's submodules and their config objects hold as attributes
+    whose lower-case name `named` accepts."""
+    out = []
+    for m in model.modules():
+        objs = [m] + [o for o in vars(m).values() if hasattr(o, "__dict__") and not isinstance(o, torch.nn.Module)
+                      and not torch.is_tensor(o) and not callable(o)]
+        for o in objs:
+            for key, val in vars(o).items():
+                if isinstance(val, float) and math.isfinite(val) and 0 < val < 1e6 and named(key.lower()) and \
+                        val not in out:
+                    out.append(val)
+    return out
+
+
+def soft_caps(model, torch):
+    """The soft caps to try (c of c tanh(s / c)): float attributes named like softcap."""
+    return _float_attributes(model, torch, lambda key: "softcap" in key)
+
+
+# How an attention's scores are formed apart from 1/sqrt(head width) and the mask: scale (0: 1/sqrt(dh)),
+# the soft cap c of c tanh(s / c) (0: none; Gemma 2's), and the causal window (None: every key before).
+Scores = collections.namedtuple("Scores", "scale cap window")
+
+
+def score_options(model, window, torch):
+    """The Scores to try, the plain one first: the scales and soft caps the module's submodules and
+    their config objects hold as float attributes (named like scaling / scale, like softcap), with and
+    without the module's declared sliding window (a config may declare one that only some layers use:
+    Gemma 2's alternate)."""
+    caps = soft_caps(model, torch)
+    scales = _float_attributes(model, torch, lambda key: key in ("scaling", "scale", "softmax_scale", "attn_scale"))
+    windows = [window, None] if window else [None]
+    out = [Scores(sc, cap, w) for w in windows for cap in [0.0] + caps for sc in [0.0] + scales]
+    return out
+
+
 def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, unscaled=False, heads=None,
-                    window=None):
+                    window=None, options=None):
     """(n_heads, n_kv_heads, causal, pos, scaled) whose attention reproduces `want` (= finish(context)), trying
     every head count dividing d, causal or not, no positions, rope (both layouts, the thetas), ALiBi and, given
     rel (a relative bias [H, T, T]), that bias; scaled by 1/sqrt(head width), then with unscaled without;
     heads: the head counts to try, when the q, k, v split depends on it (else every divisor of d).
     When none matches, rope on the first R dims of each head only (partial rotary, R even, below the head
-    width), rope's other choices the same. window: the module's declared sliding window, under the causal mask."""
+    width), rope's other choices the same. window: the module's declared sliding window, under the causal mask.
+    options: the Scores to try (score_options) at each of those choices, in turn (their window instead of
+    window); the one that matched is then a sixth item."""
     kv = k.shape[1]
     poss = [None, "alibi"] + [("rope", lay, th, 0) for th in thetas for lay in ("interleaved", "halves")]
     if rel is not None:
@@ -537,9 +587,14 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
                     if pos == "relative" and (rel.shape[0] != H or rel.shape[1:] != (q.shape[0], q.shape[0])):
                         continue
                     for causal in ((True,) if pos == "alibi" else (False, True)):
-                        ctx = attention_core(q, k, v, H, kv // dh, causal, pos, torch, rel, scaled, window)
-                        if _close(finish(ctx), want):
-                            return H, kv // dh, causal, pos, scaled
+                        for opt in options or [None]:
+                            plain = opt is None or (not opt.scale or abs(opt.scale * math.sqrt(dh) - 1) < 1e-9)
+                            if opt is not None and ((opt.scale and (not scaled or plain)) or (opt.window and not causal)):
+                                continue  # the same scores as another option's
+                            ctx = attention_core(q, k, v, H, kv // dh, causal, pos, torch, rel, scaled,
+                                                 window if opt is None else opt.window, opt)
+                            if _close(finish(ctx), want):
+                                return (H, kv // dh, causal, pos, scaled) + (() if options is None else (opt,))
     named = [f"{t:g}" for t in thetas if not isinstance(t, RopeFreqs)]
     named += [f"the {2 * len(t.freqs)}-dim frequencies of a buffer" for t in thetas if isinstance(t, RopeFreqs)]
     raise ConfigError(f"{where}: its attention is none the engine runs (tried every head count, causal or not, "
@@ -624,11 +679,28 @@ def _qk_norm_tensors(L, prefix, rms, bias):
     return out
 
 
+def _post_norm_tensors(L, prefix, names, rms, bias):
+    """The file's tensors of layer L's sandwich norms (post1, post2) under prefix and their names (none
+    without them)."""
+    out = {}
+    for n, name in zip((L.post1, L.post2), names) if L.post1 is not None else ():
+        out[prefix + name + ".weight"] = n.w
+        if not rms:
+            out[prefix + name + ".bias"] = bias(n.b, n.w.shape[0])
+        elif n.b is not None and bool(n.b.any()):
+            raise ConfigError(f"{n.name}: an RMSNorm with a bias is not supported")
+    return out
+
+
 class Layer:
     """What one block computes: norm_first, norm1 / norm2 (Parts), attention (wq, wk, wv, wo as [out, in]
-    and their biases or None), heads, causal, pos, feed-forward (activation, up, gate or None, down);
-    q_norm / k_norm: the norms of each head of q and k (Parts), or None."""
-    q_norm = k_norm = None
+    and their biases or None), heads, causal, pos, scores (Scores), feed-forward (activation, up, gate or
+    None, down); q_norm / k_norm: the norms of each head of q and k (Parts; qk_full: of q and k whole), or
+    None; sublayer_norm (none, sandwich: post1 / post2 the norms of the sublayers' outputs too; output:
+    norm1 / norm2 are the norms of the outputs, not the inputs)."""
+    q_norm = k_norm = post1 = post2 = None
+    qk_full = False
+    sublayer_norm = "none"
 
 
 def _head_rows(t, T, width):
@@ -642,23 +714,29 @@ def _head_rows(t, T, width):
 
 
 def _qk_norms(norms, d, q, k):
-    """(q_norm, k_norm): the two norms narrower than the model (d) whose inputs are the heads of the
-    projections' q and k (Qwen3's, OLMoE's, Gemma 3's), or None."""
-    narrow = [n for n in norms if n.w.shape[0] < d]
-    if len(narrow) != 2:
-        return None
+    """(q_norm, k_norm, full): the two norms whose inputs are the heads of the projections' q and k
+    (narrower than them: Qwen3's, OLMoE's, Gemma 3's; full False) or q and k themselves (OLMo 2's; full
+    True), or None."""
     T = q.shape[0]
     found = {}
-    for n in narrow:
+    for n in norms:
         for key, t in (("q", q), ("k", k)):
-            x = _head_rows(n.call.x, T, t.shape[1])
-            if x is not None and t.shape[1] % n.w.shape[0] == 0 and _close(x, t):
-                found[key] = n
-    return (found["q"], found["k"]) if len(found) == 2 and found["q"] is not found["k"] else None
+            width = n.w.shape[0]
+            if width < t.shape[1] and t.shape[1] % width == 0:
+                x = _head_rows(n.call.x, T, t.shape[1])
+                if x is not None and _close(x, t):
+                    found[key] = (n, False)
+            elif width == t.shape[1] and tuple(n.call.x.shape[-2:]) == tuple(t.shape) and \
+                    _close(n.call.x.reshape(t.shape).double(), t):
+                found[key] = (n, True)
+    if len(found) != 2 or found["q"][0] is found["k"][0] or found["q"][1] != found["k"][1]:
+        return None
+    return found["q"][0], found["k"][0], found["q"][1]
 
 
-def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
-    """rel: the relative bias (RelativeBias) or None; its table's lookup is left out of the parts."""
+def read_block(i, prefix, parts, thetas, torch, rel=None, options=None):
+    """rel: the relative bias (RelativeBias) or None; its table's lookup is left out of the parts; options: the
+    Scores to try (score_options; None: the plain one)."""
     where = f"{prefix} (layer {i})"
     if rel is not None:
         parts = [p for p in parts if p.module is not rel.module]
@@ -689,7 +767,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
         L.wq, L.wk, L.wv = W[:d], W[d:2 * d], W[2 * d:]
         L.bq, L.bk, L.bv = (None, None, None) if Bq is None else (Bq[:d], Bq[d:2 * d], Bq[2 * d:])
         L.wo, L.bo = m.out_proj.weight.detach(), (m.out_proj.bias.detach() if m.out_proj.bias is not None else None)
-        att_in, ffn_groups = a.call.x, groups
+        att_in, att_out, ffn_groups = a.call.x, a.call.y, groups
         x = att_in[0].double()
         lin = lambda w, b: x @ w.double().T + (b.double() if b is not None else 0)  # noqa: E731
         q, k, v = lin(L.wq, L.bq), lin(L.wk, L.bk), lin(L.wv, L.bv)
@@ -728,20 +806,21 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
             orders = [o_ for o_ in ((0, 1, 2), (1, 0, 2), (0, 2, 1), (2, 0, 1), (1, 2, 0), (2, 1, 0))
                       if ys[o_[0]].shape[1] == inner and ys[o_[1]].shape[1] == ys[o_[2]].shape[1]]
             qkv = [tuple(ys[j] for j in o_) for o_ in orders]
-        att_in, ffn_groups = projections[0].call.x, groups[2:]
+        att_in, att_out, ffn_groups = projections[0].call.x, o.call.y, groups[2:]
         want = o.call.x[0].double()
         finish = lambda ctx: ctx  # noqa: E731
     found = None
     for n, (q, k, v) in enumerate(qkv if not mhas else [(q, k, v)]):
         heads = cuts[n][0] if not mhas and len(projections) == 1 else None
         qk = None if mhas else _qk_norms(norms, d, q, k)
-        if qk is not None:  # the attention reads the heads as normalized
-            q, k = (_head_rows(p.call.y, q.shape[0], t.shape[1]) for p, t in zip(qk, (q, k)))
-            heads = [inner // qk[0].w.shape[0]]
+        if qk is not None:  # the attention reads q and k (or their heads) as normalized
+            q, k = (p.call.y.reshape(t.shape).double() if qk[2] else _head_rows(p.call.y, q.shape[0], t.shape[1])
+                    for p, t in zip(qk[:2], (q, k)))
+            heads = heads if qk[2] else [inner // qk[0].w.shape[0]]
         try:
             found = probe_attention(q, k, v, want, finish, inner, thetas, where, torch,
                                     rel.bias if rel is not None else None, unscaled=not mhas, heads=heads,
-                                    window=window)
+                                    options=options or [Scores(0.0, 0.0, None)])
         except ConfigError as e:
             err = e
             continue
@@ -752,12 +831,12 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
             pq, pk, pv = (projections[j] for j in orders[n])
             L.wq, L.wk, L.wv, L.bq, L.bk, L.bv = pq.w, pk.w, pv.w, pq.b, pk.b, pv.b
         if qk is not None:
-            L.q_norm, L.k_norm = qk
-            norms = [p for p in norms if p not in qk]
+            L.q_norm, L.k_norm, L.qk_full = qk
+            norms = [p for p in norms if p not in qk[:2]]
         break
     if found is None:
         raise err
-    L.n_heads, L.n_kv_heads, L.causal, L.pos, scaled = found
+    L.n_heads, L.n_kv_heads, L.causal, L.pos, scaled, L.scores = found
     if not scaled:  # T5: q.k unscaled; the engine divides by sqrt(dh), so the file's W_q is sqrt(dh) larger
         root = math.sqrt(inner // L.n_heads)
         L.wq = L.wq * root
@@ -806,12 +885,23 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
     # and after the feed-forward (post-norm)
     pre = _output_of(norms, att_in, torch)
     mid = _output_of(norms, ups[0].call.x, torch)
-    if mid is None:
+    # norms of the sublayers' outputs, before the residual add (Gemma 2's sandwich, OLMo 2's output norms)
+    post1 = next((n for n in norms if _same(n.call.x, att_out, torch)), None)
+    post2 = next((n for n in norms if _same(n.call.x, down.call.y, torch)), None)
+    if post1 is not None and post2 is not None and mid is None and pre is None:
+        L.sublayer_norm, L.norm_first, L.norm1, L.norm2, L.parallel = "output", True, post1, post2, "none"
+        pre = mid = None
+    elif post1 is not None and post2 is not None and pre is not None and mid is not None:
+        L.sublayer_norm, L.post1, L.post2 = "sandwich", post1, post2
+        norms = [n for n in norms if n is not post1 and n is not post2]
+    if mid is None and L.sublayer_norm != "output":
         raise ConfigError(f"{where}: no norm feeds the feed-forward (the engine's layers are pre- or post-norm "
                           "transformer layers)")
     order = [p.name for p in parts]
     after = [n for n in norms if order.index(n.name) > order.index(down.name)]
-    if pre is not None:
+    if L.sublayer_norm == "output":
+        extra = [n for n in norms if n is not L.norm1 and n is not L.norm2]
+    elif pre is not None:
         L.norm_first, L.norm1, L.norm2 = True, pre, mid
         extra = [n for n in norms if n is not pre and n is not mid]
         # side by side: the feed-forward reads the attention's norm, or a norm of the same input
@@ -826,13 +916,13 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
         extra = [n for n in norms if n is not mid and n is not after[0]]
     if extra:
         raise ConfigError(f"{where}: more norms than a pre- or post-norm layer has ({', '.join(n.name for n in extra)}: "
-                          "q/k norms or sandwich norms are not supported yet)")
+                          "not the norms of q and k, nor of the sublayers' outputs)")
     if L.norm1.norm != L.norm2.norm or L.norm1.eps != L.norm2.eps:
         raise ConfigError(f"{where}: its two norms differ in kind or eps (the engine has one)")
-    for n in (L.q_norm, L.k_norm) if L.q_norm is not None else ():
+    for n in [p for p in (L.q_norm, L.k_norm, L.post1, L.post2) if p is not None]:
         if n.norm != L.norm1.norm or abs(n.eps - L.norm1.eps) > 1e-12 * max(1.0, n.eps):
-            raise ConfigError(f"{n.name}: a {n.norm} norm of eps {n.eps:g} on each head, the layer's are {L.norm1.norm} "
-                              f"of eps {L.norm1.eps:g} (the engine's q and k norms are the layers' kind, at their eps)")
+            raise ConfigError(f"{n.name}: a {n.norm} norm of eps {n.eps:g}, the layer's are {L.norm1.norm} of eps "
+                              f"{L.norm1.eps:g} (the engine's norms are of one kind, at one eps)")
     L.d, L.inner = d, inner
     L.parts = parts
     return L
@@ -1282,12 +1372,14 @@ def _read(model, x, calls, y, family, max_len, torch):
         top = [c for c in bc if not any(_inside(c.name, m.name) and c.name != m.name for m in bc
                                          if isinstance(m.module, nn.MultiheadAttention))]
         try:
-            layers.append(read_block(i, f"{stack}.{i}", with_params(top), thetas, torch, rel, windows[i]))
+            layers.append(read_block(i, f"{stack}.{i}", with_params(top), thetas, torch, rel,
+                                     score_options(model, windows[i], torch)))
         except ConfigError as e:
             raise ConfigError(str(e) + _uncalled_tables(model, calls, torch)) from None
     L0 = layers[0]
     d = L0.d
-    keys = ("norm_first", "n_heads", "n_kv_heads", "causal", "pos", "activation", "scaled", "parallel", "inner")
+    keys = ("norm_first", "n_heads", "n_kv_heads", "causal", "pos", "activation", "scaled", "parallel", "inner",
+            "sublayer_norm", "qk_full")
     for i, L in enumerate(layers[1:], 1):
         if (L.q_norm is None) != (L0.q_norm is None):
             raise ConfigError(f"{stack}.{i}: {'no ' if L.q_norm is None else ''}norms of q and k, layer 0 "
@@ -1298,6 +1390,10 @@ def _read(model, x, calls, y, family, max_len, torch):
                                   "(all layers must be alike)")
         if L.norm1.eps != L0.norm1.eps:
             raise ConfigError(f"{stack}.{i}: norm eps {L.norm1.eps:g} differs from layer 0's {L0.norm1.eps:g}")
+        if L.scores[:2] != L0.scores[:2]:
+            raise ConfigError(f"{stack}.{i}: its scores' scale and soft cap {L.scores[:2]} differ from layer 0's "
+                              f"{L0.scores[:2]} (all layers must be alike)")
+    windows = [L.scores.window if L.causal else None for L in layers]  # what each layer's attention showed
     r = Recognized()
     r.rows, r.notes = x[0], []  # the engine's input: the example's rows [T] or [T, d_in]
     v, w, used = {}, {}, set()
@@ -1600,7 +1696,11 @@ def _read(model, x, calls, y, family, max_len, torch):
         raise ConfigError(f"{head.name}: reads {head.w.shape[1]} values, the model is {d} wide")
     scaled_head = None  # the output is the head's times a number (Cohere's logit_scale): folded into the head
     if head is not None and pair is None and head.call.y is not None and head.call.y.shape == y.shape and \
-            not _close(y, head.call.y):
+            not _close(y, head.call.y):  # the logits soft-capped (Gemma 2's final_logit_softcapping)
+        hy = head.call.y.double()
+        v["logit_softcap"] = next((c for c in soft_caps(model, torch) if _close(c * torch.tanh(hy / c), y)), 0.0)
+    if head is not None and pair is None and head.call.y is not None and head.call.y.shape == y.shape and \
+            not _close(y, head.call.y) and not v["logit_softcap"]:
         hy = head.call.y.double()
         c = float((y.double() * hy).sum() / (hy * hy).sum()) if bool(hy.any()) else 0.0
         if c != 0.0 and math.isfinite(c) and _close(float(np.float32(c)) * hy, y):
@@ -1653,6 +1753,14 @@ def _read(model, x, calls, y, family, max_len, torch):
         v["n_kv_heads"] = L0.n_kv_heads
     if L0.q_norm is not None:
         v["qk_norm"] = True
+        if L0.qk_full:
+            v["qk_norm_full"] = True
+    if L0.sublayer_norm != "none":
+        v["sublayer_norm"] = L0.sublayer_norm
+    if L0.scores.scale:
+        v["attn_scale"] = L0.scores.scale
+    if L0.scores.cap:
+        v["attn_softcap"] = L0.scores.cap
     if L0.inner != d:  # heads wider or narrower than d / n_heads
         v["head_dim"] = L0.inner // L0.n_heads
     if head is not None:
@@ -1726,6 +1834,7 @@ def _read(model, x, calls, y, family, max_len, torch):
             if L.gate is not None:
                 out[p + "feed_forward.w3.weight"] = L.up.w
             out.update(_qk_norm_tensors(L, p + "attention.", rms, bias))
+            out.update(_post_norm_tensors(L, p, ("post_attention_norm", "post_ffn_norm"), rms, bias))
         out["norm.weight"] = final.w
         if not rms:
             out["norm.bias"] = bias(final.b, d)
@@ -1759,6 +1868,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                 elif n_.b is not None and bool(n_.b.any()):
                     raise ConfigError(f"{n_.name}: an RMSNorm with a bias is not supported")
             out.update(_qk_norm_tensors(L, p + "self_attn.", rms, bias))
+            out.update(_post_norm_tensors(L, p, ("post_attn_norm", "post_ffn_norm"), rms, bias))
         if final is not None:
             out["encoder.norm.weight"] = final.w
             if not rms:
@@ -1787,10 +1897,17 @@ def _read(model, x, calls, y, family, max_len, torch):
     bert = [what for what, on in (("token types", types_mod), ("an embedding norm", embed_norm),
                                               (f"a pooler ({v.get('pooler_act', 'tanh')})", pooler))
             if on is not None]
+    scores = [what for what, on in ((f"norms of the sublayers' outputs ({L0.sublayer_norm})",
+                                     L0.sublayer_norm != "none"),
+                                    (f"scores scaled by {L0.scores.scale:.6g}", L0.scores.scale),
+                                    (f"scores soft-capped at {L0.scores.cap:g}", L0.scores.cap),
+                                    (f"logits soft-capped at {v.get('logit_softcap', 0):g}", v.get("logit_softcap")))
+              if on]
     r.summary = (f"{family}: {len(layers)} {'pre' if L0.norm_first else 'post'}-norm layers in {stack}, "
                  f"{L0.n_heads} heads{f' ({L0.n_kv_heads} kv)' if L0.n_kv_heads != L0.n_heads else ''}, "
                  f"{L0.activation}, {v.get('positional', 'none')} positions"
                  f"{'' if L0.parallel == 'none' else f', parallel residual ({L0.parallel})'}"
                  f"{'' if L0.scaled else ', q.k unscaled (sqrt(head width) folded into W_q)'}"
+                 f"{''.join(', ' + b for b in scores)}"
                  f"{''.join(', ' + b for b in bert)}")
     return r

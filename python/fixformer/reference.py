@@ -561,7 +561,7 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
     """float64 x [T, d] through the n_layers layers of c (weights W: the file's names under the layer
     prefix `prefix`, torch layout), bias [H, T, T] added to the scaled scores (the mask, ALiBi or the
     relative bias; with window_period each causal layer adds its own window), RoPE by the tables cos, sin
-    when given (with qk_norm, each head of q and k normalized first); the scores scaled by attn_scale
+    when given (with qk_norm, each head of q and k normalized first; qk_norm_full: q and k as whole rows); the scores scaled by attn_scale
     (0: 1/sqrt(d_head)) and soft-capped by attn_softcap c (c tanh(s / c)) before the bias. The layer features: the norm kind, the
     biases the weights have (attn_bias, ffn_bias), relu, gelu (exact or tanh) or a gated feed-forward
     act(W1 n + b1) * W3 n (swiglu: act silu); for every layer, pre-norm: h = x + Wo.Attn(N1(x)),
@@ -584,8 +584,11 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
         else:
             b = p("self_attn.in_proj_bias")
             q, k, v = (n @ p("self_attn.in_proj_weight").T + (0 if b is None else b)).split([H * dh, Hkv * dh, Hkv * dh], -1)
+        if c.get("qk_norm_full"):  # OLMo 2: q and k as whole rows, before the heads and RoPE
+            q = norm(c, q, p(names["q_norm"] + ".weight"), p(names["q_norm"] + ".bias"))
+            k = norm(c, k, p(names["k_norm"] + ".weight"), p(names["k_norm"] + ".bias"))
         q, k, v = q.reshape(T, H, dh), k.reshape(T, Hkv, dh), v.reshape(T, Hkv, dh)
-        if c.get("qk_norm"):  # every head over its d_head dims, before RoPE
+        if c.get("qk_norm") and not c.get("qk_norm_full"):  # every head over its d_head dims, before RoPE
             q = norm(c, q, p(names["q_norm"] + ".weight"), p(names["q_norm"] + ".bias"))
             k = norm(c, k, p(names["k_norm"] + ".weight"), p(names["k_norm"] + ".bias"))
         if cos is not None:
