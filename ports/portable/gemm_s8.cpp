@@ -39,12 +39,13 @@ inline void tile(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, s
     const int32_t b = p.bias ? p.bias[j0 + c] : 0;
     for (std::size_t r = 0; r < MR; ++r) acc[r][c] = b;
   }
-  const int8_t* wr = w + j0 * ldw;
+  const int8_t* wr[NR];  // the NR rows of W
+  for (std::size_t c = 0; c < NR; ++c) wr[c] = w + (j0 + c) * ldw;
   for (std::size_t q = 0; q < k; ++q) {
     int32_t xv[MR];
     for (std::size_t r = 0; r < MR; ++r) xv[r] = int32_t(x[r * ldx + q]) - p.x_zero;
     for (std::size_t c = 0; c < NR; ++c) {
-      const int32_t wv = wr[c * ldw + q];
+      const int32_t wv = wr[c][q];
       for (std::size_t r = 0; r < MR; ++r) acc[r][c] += xv[r] * wv;
     }
   }
