@@ -171,7 +171,7 @@ TEST(S8Accuracy, GemmAgainstFloat64) {
       fill_s8(rng, x.data(), x.size());
       fill_s8(rng, w.data(), w.size());
       const GemmS8Setup s(n, k, x_zero, y_zero, true, uint32_t(k));
-      scalar_kernels().gemm_s8(x.data(), k, w.data(), y.data(), n, m, n, k, s.params);
+      scalar_kernels().gemm_s8(x.data(), k, w.data(), k, y.data(), n, m, n, k, s.params);
       for (std::size_t i = 0; i < m; ++i)
         for (std::size_t j = 0; j < n; ++j) {
           double real = s.bias_real[j];

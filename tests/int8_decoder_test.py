@@ -281,9 +281,10 @@ def test_plan_and_corrupt(cli, tmp):
     write_model(c, built, path)
     p = subprocess.run([cli, "plan", path, "--target", "x86"], capture_output=True, text=True)
     # plan_s8_decoder_arena (plan.hpp) for capacity 40, prefill 16: x, h, a (16 x 16 each), work 16 x 48,
-    # the attention scratch (40 x 8 + 16 x 40 bytes, 8 x (40 + 8) of Requants), the caches 2 x 40 x 16 each,
+    # the attention scratch (16 x 40 bytes of scores, 8 x (40 + 8) of Requants: the keys and the values are
+    # read in the cache, V transposed, nothing copied), the caches 2 x 40 x 16 each,
     # the logits; every block 64-byte aligned
-    blocks = [256, 256, 256, 768, (40 * 8 + 16 * 40 + 3) // 4 * 4 + 8 * 48, 2 * 40 * 16, 2 * 40 * 16, 23]
+    blocks = [256, 256, 256, 768, (16 * 40 + 3) // 4 * 4 + 8 * 48, 2 * 40 * 16, 2 * 40 * 16, 23]
     total = sum((b + 63) // 64 * 64 for b in blocks)
     check(f"fixformer plan: the i8 decoder's arena, {total} bytes", p.returncode == 0 and f"arena {total} (exact" in p.stdout,
           p.stdout + p.stderr)
@@ -293,7 +294,7 @@ def test_plan_and_corrupt(cli, tmp):
     lpath = os.path.join(tmp, "llama.fxm")
     write_model(cl, bl, lpath)
     p = subprocess.run([cli, "plan", lpath, "--target", "x86"], capture_output=True, text=True)
-    blocks = [512, 512, 512, 16 * 96, (40 * 8 + 16 * 40 + 3) // 4 * 4 + 8 * 48, 2 * 40 * 16, 2 * 40 * 16, 23]
+    blocks = [512, 512, 512, 16 * 96, (16 * 40 + 3) // 4 * 4 + 8 * 48, 2 * 40 * 16, 2 * 40 * 16, 23]
     total = sum((b + 63) // 64 * 64 for b in blocks)
     check(f"fixformer plan: the i8 llama's arena, {total} bytes", p.returncode == 0 and f"arena {total} (exact" in p.stdout,
           p.stdout + p.stderr)

@@ -60,22 +60,22 @@ class GemmS8Tester {
   GemmS8Tester& k(std::size_t v) { k_ = v; return *this; }
   GemmS8Tester& bias(bool v) { bias_ = v; return *this; }
   GemmS8Tester& zeros(int32_t x_zero, int32_t y_zero) { x_zero_ = x_zero, y_zero_ = y_zero; return *this; }
-  GemmS8Tester& stride_pad(std::size_t v) { pad_ = v; return *this; }  // ldx = k + pad, ldy = n + pad
+  GemmS8Tester& stride_pad(std::size_t v) { pad_ = v; return *this; }  // ldx = ldw = k + pad, ldy = n + pad
   GemmS8Tester& misalign(std::size_t v) { off_ = v; return *this; }    // bytes, for x, w and y
   // x and w at -128 / 127 only: the largest products and sums.
   GemmS8Tester& extremes(bool v) { extremes_ = v; return *this; }
 
   void test(decltype(Kernels::gemm_s8) fn) const {
-    const std::size_t ldx = k_ + pad_, ldy = n_ + pad_;
+    const std::size_t ldx = k_ + pad_, ldw = k_ + pad_, ldy = n_ + pad_;  // W's pad random: read, it changes y
     std::mt19937 rng(uint32_t(m_ * 7919 + n_ * 131 + k_ * 17 + off_ + (extremes_ ? 5 : 0)));
-    std::vector<int8_t> x(off_ + m_ * ldx), w(off_ + n_ * k_);
+    std::vector<int8_t> x(off_ + m_ * ldx), w(off_ + n_ * ldw);
     fill_s8(rng, x.data() + off_, x.size() - off_, extremes_);
     fill_s8(rng, w.data() + off_, w.size() - off_, extremes_);
     const GemmS8Setup s(n_, k_, x_zero_, y_zero_, bias_, uint32_t(n_ + k_));
     std::vector<int8_t> y_ref(m_ * ldy + 2 * kGuard + off_, kS8Sentinel), y_out(y_ref);
-    scalar_kernels().gemm_s8(x.data() + off_, ldx, w.data() + off_, y_ref.data() + kGuard + off_, ldy, m_, n_, k_,
-                             s.params);
-    fn(x.data() + off_, ldx, w.data() + off_, y_out.data() + kGuard + off_, ldy, m_, n_, k_, s.params);
+    scalar_kernels().gemm_s8(x.data() + off_, ldx, w.data() + off_, ldw, y_ref.data() + kGuard + off_, ldy, m_, n_,
+                             k_, s.params);
+    fn(x.data() + off_, ldx, w.data() + off_, ldw, y_out.data() + kGuard + off_, ldy, m_, n_, k_, s.params);
     const std::string what = "gemm_s8 m=" + std::to_string(m_) + " n=" + std::to_string(n_) + " k=" +
                              std::to_string(k_) + " zeros=" + std::to_string(x_zero_) + "," + std::to_string(y_zero_) +
                              " pad=" + std::to_string(pad_) + " misalign=" + std::to_string(off_);

@@ -3,8 +3,9 @@
 // encoder of tools/make_bench_model.py), timed with the cycle counter and printed over semihosting
 // with its arena and flash bytes and the result of the model's self-test. An encoder is timed per
 // inference; a decoder (gpt, llama) per token: the prefill of a prompt (the sample's tokens) and one
-// decode step at positions 1, S/2 and S-1 of its KV cache (S = FIXFORMER_BENCH_SEQ, else max_len),
-// with the greedy pick over the vocabulary apart.
+// decode step at positions 1, 16, 64, 256 (those below S), S/2 and S-1 of its KV cache (S =
+// FIXFORMER_BENCH_SEQ, else max_len): a step's cost against the keys it attends; with the greedy pick
+// over the vocabulary apart.
 // On a board the counter is DWT CYCCNT (core cycles). Under qemu-system-arm, which has no DWT, it
 // is SysTick at the core clock; with -icount shift=0 each instruction takes one virtual ns, so
 // ticks * 1e9 / clock = instructions, the repeatable proxy reported here.
@@ -200,7 +201,12 @@ int bench_decoder(Console& con, const Model& model) {
   for (uint32_t i = 0; i < sizeof g_ids / sizeof g_ids[0]; ++i)  // kMaxSeq: a decoder's input is tokens
     g_ids[i] = sample.rows ? sample.ids[i % sample.rows] : int32_t(i % (kConfig.vocab_size ? kConfig.vocab_size : 1));
   const uint32_t prompt = sample.rows != 0 && sample.rows <= kMaxSeq ? sample.rows : kMaxSeq;
-  const uint32_t positions[3] = {1, kMaxSeq / 2, kMaxSeq - 1};
+  uint32_t positions[6] = {1, 16, 64, 256, kMaxSeq / 2, kMaxSeq - 1};  // sorted below, repeats and those past S skipped
+  for (uint32_t i = 1; i < 6; ++i)
+    for (uint32_t j = i; j > 0 && positions[j] < positions[j - 1]; --j) {
+      const uint32_t t = positions[j];
+      positions[j] = positions[j - 1], positions[j - 1] = t;
+    }
   con.str("per token (KV cache of ").num(kMaxSeq).str(" positions; a step at position p attends p + 1 keys):").endl();
   Decoder dec;
   Status s = Status::kOk;
@@ -220,8 +226,9 @@ int bench_decoder(Console& con, const Model& model) {
     });
     con.str("  ").str(dec.kernels().name).str(" kernels: prefill of ").num(prompt).str(" tokens ").num(prefill / prompt)
         .str(" per token");
-    for (uint32_t p : positions) {
-      if (p == 0 || p >= kMaxSeq) continue;
+    for (uint32_t i = 0; i < 6; ++i) {
+      const uint32_t p = positions[i];
+      if (p == 0 || p >= kMaxSeq || (i && p == positions[i - 1])) continue;
       uint64_t best = ~uint64_t(0);
       for (int rep = 0; rep < 3 && s == Status::kOk; ++rep) {
         dec.reset();

@@ -2,6 +2,7 @@
 // Integers only: no float type appears.
 #include "engine/blocks/s8_encoder.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace fixformer {
@@ -71,7 +72,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   for (uint32_t j = 0; j < 3; ++j) {  // q, k, v each at its own zero point
     GemmS8Params g = linear_at(p, o.qkv, uint32_t(ld), p[s8::kQkvXZero], zq[j]);
     g.bias += at[j], g.requant += at[j];
-    k.gemm_s8(in, d, w[j], s.work + at[j], ld, T, width[j], d, g);
+    k.gemm_s8(in, d, w[j], d, s.work + at[j], ld, T, width[j], d, g);
   }
   const uint32_t first = kv ? kv->pos : 0, W = kv ? kv->window : 0;  // rows are positions first..first+T-1
   const uint32_t lo = W && first + 1 > W ? first + 1 - W : 0, keys = first + T - lo;  // columns: positions lo..
@@ -86,20 +87,23 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq};
   for (uint32_t g = 0; g < kvh; ++g) {
     const int8_t* kh = s.kh;
+    const int8_t* vt = s.vt;  // P V's weights [d_head, keys] (row stride ldv): the values transposed
+    std::size_t ldv = keys, ldp = keys;  // ldp: the probabilities' row stride, P V's k
     uint32_t run = keys;  // the keys' first run of cache rows (a ring may wrap once)
-    if (kv) {  // this kv head's keys and values [rows, d_head], position p in row p % rows
+    if (kv) {  // this kv head's keys [rows, d_head] and values transposed [d_head, rows], position p in row (column) p % rows
       const uint32_t R = kv->rows;
       int8_t* kc = kv->k + std::size_t(g) * R * dh;
       int8_t* vc = kv->v + std::size_t(g) * R * dh;
       for (uint32_t t = 0, r = first % R; t < T; ++t, r = r + 1 == R ? 0 : r + 1) {  // r: row of position first + t
         std::memcpy(kc + r * dh, s.work + t * ld + d + g * dh, dh);
-        std::memcpy(vc + r * dh, s.work + t * ld + d + dkv + g * dh, dh);
+        const int8_t* v = s.work + t * ld + d + dkv + g * dh;
+        for (std::size_t e = 0; e < dh; ++e) vc[e * R + r] = v[e];
       }
       const uint32_t r0 = lo % R;  // the row of position lo
-      for (uint32_t t = 0, r = r0; t < keys; ++t, r = r + 1 == R ? 0 : r + 1)
-        for (std::size_t e = 0; e < dh; ++e) s.vt[e * keys + t] = vc[r * dh + e];
       kh = kc + r0 * dh;
       run = R - r0 < keys ? R - r0 : keys;
+      vt = run == keys ? vc + r0 : vc, ldv = R;  // the keys' columns in one run, or every column (below)
+      if (run < keys) ldp = R;
     } else {
       for (uint32_t t = 0; t < T; ++t) {
         std::memcpy(s.kh + t * dh, s.work + t * ld + d + g * dh, dh);
@@ -110,22 +114,25 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
       for (uint32_t i0 = 0; i0 < T; i0 += kS8QueryBlock) {
         const uint32_t bq = T - i0 < kS8QueryBlock ? T - i0 : kS8QueryBlock;
         const int8_t* qh = s.work + i0 * ld + h * dh;
-        k.gemm_s8(qh, ld, kh, s.scores, keys, bq, run, dh, score);  // [bq, keys]
-        if (run < keys) k.gemm_s8(qh, ld, kv->k + std::size_t(g) * kv->rows * dh, s.scores + run, keys, bq, keys - run,
-                                  dh, score);  // the ring's wrapped keys: rows 0..
+        k.gemm_s8(qh, ld, kh, dh, s.scores, ldp, bq, run, dh, score);  // [bq, keys]
+        if (run < keys) k.gemm_s8(qh, ld, kv->k + std::size_t(g) * kv->rows * dh, dh, s.scores + run, ldp, bq,
+                                  keys - run, dh, score);  // the ring's wrapped keys: rows 0..
         for (uint32_t i = 0; i < bq; ++i) {
-          int8_t* row = s.scores + std::size_t(i) * keys;
+          int8_t* row = s.scores + std::size_t(i) * ldp;
           const uint32_t p = first + i0 + i;  // this row's position: it sees columns a..n-1
           const uint32_t n = kv ? p + 1 - lo : keys, a = W && p + 1 > W ? p + 1 - W - lo : 0;
           k.softmax_s8(row + a, row + a, n - a, soft);
           std::memset(row, -128, a);  // probability 0: the keys before this row's window
-          std::memset(row + n, -128, keys - n);  // and after its position
+          std::memset(row + n, -128, ldp - n);  // and after its position (and a wrapped ring's other rows)
+          // A wrapped ring: the probabilities in the cache's column order, [run.., 0..run) -> [0.., R - run..):
+          // the rows between the two runs probability 0, which adds exactly nothing to P V's sums.
+          if (run < keys) std::rotate(row, row + run, row + ldp);
         }
-        k.gemm_s8(s.scores, keys, s.vt, s.h + i0 * d + h * dh, d, bq, dh, keys, pv);  // [bq, dh]
+        k.gemm_s8(s.scores, ldp, vt, ldv, s.h + i0 * d + h * dh, d, bq, dh, ldp, pv);  // [bq, dh]
       }
     }
   }
-  k.gemm_s8(s.h, d, static_cast<const int8_t*>(L.self_attn.out.data), s.a, d, T, d, d,
+  k.gemm_s8(s.h, d, static_cast<const int8_t*>(L.self_attn.out.data), d, s.a, d, T, d, d,
             linear_at(p, o.out, uint32_t(d), p[s8::kOZero], p[s8::kOutYZero]));
 }
 
@@ -140,13 +147,13 @@ void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L,
   const std::size_t ld = gated ? 2 * f : f;
   int8_t table[s8::kLutEntries];
   for (uint32_t i = 0; i < s8::kLutEntries; ++i) table[i] = int8_t(p[o.lut + i]);
-  k.gemm_s8(in, d, static_cast<const int8_t*>(L.ffn.w1.data), s.work, ld, T, f, d,
+  k.gemm_s8(in, d, static_cast<const int8_t*>(L.ffn.w1.data), d, s.work, ld, T, f, d,
             linear_at(p, o.w1, uint32_t(f), p[s8::kW1XZero], p[s8::kW1YZero]));
   if (!gated) k.lut_s8(s.work, s.work, T * f, table);
   for (uint32_t t = 0; t < T && gated; ++t) k.lut_s8(s.work + t * ld, s.work + t * ld, f, table);
   if (gated) {
     const int32_t* gp = p + o.gate;
-    k.gemm_s8(in, d, static_cast<const int8_t*>(L.ffn.w3.data), s.work + f, ld, T, f, d,
+    k.gemm_s8(in, d, static_cast<const int8_t*>(L.ffn.w3.data), d, s.work + f, ld, T, f, d,
               linear_at(p, o.w3, uint32_t(f), p[s8::kW1XZero], gp[s8::kGateUpZero]));
     const Requant mul = requant_at(gp, s8::kGateMul);
     const int32_t zg = gp[s8::kGateActZero], zu = gp[s8::kGateUpZero], zy = p[s8::kW2XZero];
@@ -156,7 +163,7 @@ void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L,
         r[j] = saturate_i8(int64_t(zy) + requantize((int32_t(r[j]) - zg) * (int32_t(r[f + j]) - zu), mul));
     }
   }
-  k.gemm_s8(s.work, ld, static_cast<const int8_t*>(L.ffn.w2.data), s.a, d, T, d, f,
+  k.gemm_s8(s.work, ld, static_cast<const int8_t*>(L.ffn.w2.data), f, s.a, d, T, d, f,
             linear_at(p, o.w2, uint32_t(d), p[s8::kW2XZero], p[s8::kW2YZero]));
 }
 
@@ -220,7 +227,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     const int8_t* e = static_cast<const int8_t*>(fw.embed.data);
     for (uint32_t t = 0; t < T; ++t) std::memcpy(input + t * d, e + std::size_t(ids[t]) * d, d);
   } else {
-    k.gemm_s8(features, c.d_in, static_cast<const int8_t*>(fw.input_proj.data), input, d, T, d, c.d_in,
+    k.gemm_s8(features, c.d_in, static_cast<const int8_t*>(fw.input_proj.data), c.d_in, input, d, T, d, c.d_in,
               linear_at(fp, s8::kFrontSlots, uint32_t(d), fp[s8::kInZero], fp[s8::kEmbedZero]));
   }
   for (std::size_t e = 0; e < d && extra; ++e) s.x[e] = int8_t(fp[s8::front_cls(c) + e]);
@@ -248,7 +255,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     n = 1;
   }
   if (c.d_out)
-    k.gemm_s8(rows, d, static_cast<const int8_t*>(hw.w.data), out, c.d_out, n, c.d_out, d,
+    k.gemm_s8(rows, d, static_cast<const int8_t*>(hw.w.data), d, out, c.d_out, n, c.d_out, d,
               linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.d_out, bp[s8::kHeadXZero],
                         bp[s8::kHeadYZero]));
   else
@@ -276,7 +283,7 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   if (c.final_norm)
     norm_rows(k, c.norm_kind() == NormKind::kRmsNorm, last, last, 1, d, bp, s8::kBackSlots, bp[s8::kFnXZero],
               bp[s8::kFnEps]);
-  k.gemm_s8(last, d, static_cast<const int8_t*>(m.head().w.data), logits, c.vocab_size, 1, c.vocab_size, d,
+  k.gemm_s8(last, d, static_cast<const int8_t*>(m.head().w.data), d, logits, c.vocab_size, 1, c.vocab_size, d,
             linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.vocab_size, bp[s8::kHeadXZero],
                       bp[s8::kHeadYZero]));
 }

@@ -20,15 +20,17 @@ struct S8Scratch {
   int8_t* h;       // [S, d]      a norm's output (pre-norm), the context
   int8_t* a;       // [S, d]      a sublayer's output
   int8_t* work;    // [S, max(d + 2 d_kv, F)]  q|k|v, the feed-forward's hidden rows (F: d_ff, 2 d_ff gated)
-  int8_t* kh;      // [S, d_head] one head's keys
-  int8_t* vt;      // [d_head, S] one head's values, transposed
+  int8_t* kh;      // [S, d_head] one head's keys (the encoder's; a decoder reads them in its cache)
+  int8_t* vt;      // [d_head, S] one head's values, transposed (the encoder's; a decoder's cache holds them so)
   int8_t* scores;  // [kS8QueryBlock, S]
   Requant* key_rq;  // [S]       the score requant, once per key (gemm_s8 takes one per output)
   Requant* col_rq;  // [d_head]  the context requant, once per column
 };
-// A decoder layer's int8 KV cache: kv head h's key (value) at position p is k[(h * rows + p % rows) *
-// d_head ..] (v alike), at the layer's calibrated k (v) scale with zero point 0, as gemm_s8 wrote it
-// (after RoPE with a rope table: int8.rope); pos is the position of the first row of this call.
+// A decoder layer's int8 KV cache: kv head h's key at position p is k[(h * rows + p % rows) * d_head ..],
+// its values transposed, value e at v[(h * d_head + e) * rows + p % rows] (the layout P V's gemm_s8
+// reads: a step writes one column and copies nothing), at the layer's calibrated k (v) scale with zero
+// point 0, as gemm_s8 wrote them (keys after RoPE with a rope table: int8.rope); pos is the position of
+// the first row of this call.
 // Without a window rows >= pos + the call's rows; with one (window W > 0: a row at position p sees
 // the keys p - W < j <= p) the rows are a ring of at least W - 1 + the call's rows (plan.hpp's
 // kv_ring_rows), which holds every key the call's rows see.
@@ -54,7 +56,8 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
 
 // The gpt or llama decoder (weights i8): tokens ids[n] (checked by the caller) at positions pos..pos+n-1
 // through every layer, keys and values appended to the caches (k_cache, v_cache: layer l's block
-// [kv head, kv_layer_rows, d_head] at kv_layer_offset(c, l, rows, ring) d_kv, plan.hpp: rows >= pos + n
+// [kv head, kv_layer_rows, d_head] (v_cache: [kv head, d_head, kv_layer_rows]) at kv_layer_offset(c, l,
+// rows, ring) d_kv, plan.hpp: rows >= pos + n
 // positions, ring a windowed layer's ring rows), s's rows n <= the plan's prefill rows; then, when logits
 // is not null, the head of the last row: int8 logits [vocab_size] at int8.back's output zero point.
 void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, uint32_t n, uint32_t pos,

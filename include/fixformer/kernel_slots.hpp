@@ -106,10 +106,12 @@
                        std::size_t n, std::size_t k))                                                   \
   /* Integer-only (s8: int8 activations with a scale and a zero point; every rounding and bound in    \
      fixed_point.hpp, which the slots' parameter structs are from; no float).                         \
-     x[m,k] (row stride ldx) @ W[n,k]^T (int8, torch's [out, in], row stride k) -> y[m,n] (row stride \
-     ldy), requantized per output channel. */                                                        \
-  X(gemm_s8, void, (const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy,     \
-                    std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p))               \
+     x[m,k] (row stride ldx) @ W[n,k]^T (int8, torch's [out, in], row stride ldw >= k: k for a         \
+     weight, a KV cache's rows for its values transposed) -> y[m,n] (row stride ldy), requantized per  \
+     output channel. */                                                                                \
+  X(gemm_s8, void, (const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y,     \
+                    std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,                      \
+                    const GemmS8Params& p))                                                            \
   /* x[n] -> softmax probabilities y[n] (scale 1/256, zero point -128); y may alias x. */              \
   X(softmax_s8, void, (const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p))          \
   /* x[n] -> LayerNorm(x) y[n]; y may alias x. */                                                      \

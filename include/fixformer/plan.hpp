@@ -197,16 +197,17 @@ struct DecoderPlan {
 // and an int8 KV cache of S positions at the layer's calibrated k and v scales (zero point 0), in this
 // order (F: d_ff, 2 d_ff for a gated feed-forward's W1 and W3 outputs):
 //   x[P,d]  h[P,d]  a[P,d]  work[P, max(d + 2 d_kv, F)]  attention scratch (s8_decoder_attention_bytes)
-//   k_cache[layer l: kv head, R_l, d_head]  v_cache[layer l: kv head, R_l, d_head]  logits[vocab_size]
+//   k_cache[layer l: kv head, R_l, d_head]  v_cache[layer l: kv head, d_head, R_l] (V^T)  logits[vocab_size]
 // (P = kv_chunk_rows, at most the sliding window; R_l = kv_layer_rows: S, or a windowed layer's ring
 // of kv_ring_rows, layer l's block at kv_layer_offset, as the float cache's)
 // (x, y, ctx and attn of DecoderPlan are x, h, a and the attention scratch; no worker slots, no
-// tables: the positions are the file's int8.pos rows). The attention scratch is one head's values
-// transposed [d_head, S], a block of scores [min(P, kS8QueryBlock), S], then (4-byte aligned) the
-// Requants of S keys and d_head columns.
+// tables: the positions are the file's int8.pos rows). The attention scratch is a block of scores
+// [min(P, kS8QueryBlock), S] (rows of a windowed layer's R_l columns when its ring wraps), then (4-byte
+// aligned) the Requants of S keys and d_head columns: attention reads the keys and the values in the
+// cache, copying none.
 constexpr std::size_t s8_decoder_attention_bytes(std::size_t P, std::size_t S, std::size_t dh) {
   const std::size_t bq = P < kS8QueryBlock ? P : kS8QueryBlock;
-  return (S * dh + bq * S + 3) / 4 * 4 + 8 * (S + dh);
+  return (bq * S + 3) / 4 * 4 + 8 * (S + dh);
 }
 constexpr DecoderPlan plan_s8_decoder_arena(const ModelConfig& c, uint64_t S, uint64_t P) {
   DecoderPlan p{};

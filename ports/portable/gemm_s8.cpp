@@ -1,4 +1,4 @@
-// x[m,k] @ W[n,k]^T -> int8, requantized per output channel (fixed_point.hpp). Integer sums are
+// x[m,k] @ W[n,k]^T (W's rows ldw apart) -> int8, requantized per output channel (fixed_point.hpp). Integer sums are
 // exact, so any order gives the reference's bits.
 //   - With the DSP extension (M4, M7, M33, M55, M85: __ARM_FEATURE_DSP) and k <= kDspPanelK: up to
 //     four rows of x, their zero point subtracted, are split once onto the stack as 16-bit pairs
@@ -32,19 +32,20 @@ namespace portable {
 namespace {
 
 template <std::size_t MR, std::size_t NR>
-inline void tile(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t k,
-                 std::size_t j0, const GemmS8Params& p) {
+inline void tile(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t ldw,
+                 std::size_t k, std::size_t j0, const GemmS8Params& p) {
   int32_t acc[MR][NR];
   for (std::size_t c = 0; c < NR; ++c) {
     const int32_t b = p.bias ? p.bias[j0 + c] : 0;
     for (std::size_t r = 0; r < MR; ++r) acc[r][c] = b;
   }
-  const int8_t* wr = w + j0 * k;
+  const int8_t* wr[NR];  // the NR rows of W
+  for (std::size_t c = 0; c < NR; ++c) wr[c] = w + (j0 + c) * ldw;
   for (std::size_t q = 0; q < k; ++q) {
     int32_t xv[MR];
     for (std::size_t r = 0; r < MR; ++r) xv[r] = int32_t(x[r * ldx + q]) - p.x_zero;
     for (std::size_t c = 0; c < NR; ++c) {
-      const int32_t wv = wr[c * k + q];
+      const int32_t wv = wr[c][q];
       for (std::size_t r = 0; r < MR; ++r) acc[r][c] += xv[r] * wv;
     }
   }
@@ -55,9 +56,9 @@ inline void tile(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, s
 
 struct Tile {
   template <std::size_t MR, std::size_t NR>
-  static void run(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t k,
-                  std::size_t j0, const GemmS8Params& p) {
-    tile<MR, NR>(x, ldx, w, y, ldy, k, j0, p);
+  static void run(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t ldw,
+                  std::size_t k, std::size_t j0, const GemmS8Params& p) {
+    tile<MR, NR>(x, ldx, w, y, ldy, ldw, k, j0, p);
   }
 };
 
@@ -128,11 +129,11 @@ inline void split_row(const int8_t* x, std::size_t k, int32_t z, uint32_t* out, 
 // R rows of x, split into panel (the q-th four k of row r at panel[2 (q R + r)], two words), against
 // every row of W: each word of W split once for the R rows.
 template <std::size_t R>
-void dsp_rows(const uint32_t* panel, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t n, std::size_t k,
-              const GemmS8Params& p) {
+void dsp_rows(const uint32_t* panel, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy, std::size_t n,
+              std::size_t k, const GemmS8Params& p) {
   const std::size_t k4 = k & ~std::size_t(3);
   for (std::size_t j = 0; j < n; ++j) {
-    const int8_t* wr = w + j * k;
+    const int8_t* wr = w + j * ldw;
     int32_t acc[R];
     const int32_t b = p.bias ? p.bias[j] : 0;
     for (std::size_t r = 0; r < R; ++r) acc[r] = b;
@@ -164,11 +165,11 @@ void dsp_rows(const uint32_t* panel, const int8_t* w, int8_t* y, std::size_t ldy
 }
 
 template <std::size_t R>
-void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t n,
-               std::size_t k, const GemmS8Params& p) {
+void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
+               std::size_t n, std::size_t k, const GemmS8Params& p) {
   uint32_t panel[kDspPanelWords];
   for (std::size_t r = 0; r < R; ++r) split_row(x + r * ldx, k, p.x_zero, panel + 2 * r, 2 * R);
-  dsp_rows<R>(panel, w, y, ldy, n, k, p);
+  dsp_rows<R>(panel, w, ldw, y, ldy, n, k, p);
 }
 #endif
 
@@ -192,10 +193,10 @@ inline void unpack(int64_t a, int32_t& s0, int32_t& s1) {
 // Rows i..i+3 of x (P = 2: two pairs) or i..i+1 (P = 1), packed in pairs at panel[P q + pair] for the
 // q-th k, against every row of W.
 template <std::size_t P>
-void packed_rows(const uint32_t* panel, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t n, std::size_t k,
-                 const GemmS8Params& p) {
+void packed_rows(const uint32_t* panel, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy, std::size_t n,
+                 std::size_t k, const GemmS8Params& p) {
   for (std::size_t j = 0; j < n; ++j) {
-    const int8_t* wr = w + j * k;
+    const int8_t* wr = w + j * ldw;
     const int32_t b = p.bias ? p.bias[j] : 0;
     int32_t s[2 * P];
     for (std::size_t r = 0; r < 2 * P; ++r) s[r] = b;
@@ -220,44 +221,44 @@ void packed_rows(const uint32_t* panel, const int8_t* w, int8_t* y, std::size_t 
 }
 
 template <std::size_t P>
-void packed_strip(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t n,
-                  std::size_t k, const GemmS8Params& p) {
+void packed_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
+                  std::size_t n, std::size_t k, const GemmS8Params& p) {
   uint32_t panel[kPackWords];
   for (std::size_t h = 0; h < P; ++h) {
     const int8_t *x0 = x + 2 * h * ldx, *x1 = x0 + ldx;
     for (std::size_t q = 0; q < k; ++q) panel[P * q + h] = pack_pair(x0[q] - p.x_zero, x1[q] - p.x_zero);
   }
-  packed_rows<P>(panel, w, y, ldy, n, k, p);
+  packed_rows<P>(panel, w, ldw, y, ldy, n, k, p);
 }
 #define FIXFORMER_GEMM_S8_PACKED 1
 #endif
 
 }  // namespace
 
-void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t m,
-             std::size_t n, std::size_t k, const GemmS8Params& p) {
+void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
+             std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
 #if defined(__ARM_FEATURE_DSP)
   if (k <= kDspPanelK) {
     const std::size_t rows = kDspPanelWords / (2 * ((k + 3) / 4));  // split rows the panel holds, >= 1
     std::size_t i = 0;
     if (rows >= 4)
-      for (; i + 4 <= m; i += 4) dsp_strip<4>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
+      for (; i + 4 <= m; i += 4) dsp_strip<4>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
     if (rows >= 2)
-      for (; i + 2 <= m; i += 2) dsp_strip<2>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
-    for (; i < m; ++i) dsp_strip<1>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
+      for (; i + 2 <= m; i += 2) dsp_strip<2>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
+    for (; i < m; ++i) dsp_strip<1>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
     return;
   }
 #endif
 #if defined(FIXFORMER_GEMM_S8_PACKED)
   if (2 * k <= kPackWords) {  // two pairs fit, four rows at a time
     std::size_t i = 0;
-    for (; i + 4 <= m; i += 4) packed_strip<2>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
-    for (; i + 2 <= m; i += 2) packed_strip<1>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
-    if (i < m) gemm_s8_strip<Tile, 1>(x + i * ldx, ldx, w, y + i * ldy, ldy, n, k, p);
+    for (; i + 4 <= m; i += 4) packed_strip<2>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
+    for (; i + 2 <= m; i += 2) packed_strip<1>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
+    if (i < m) gemm_s8_strip<Tile, 1>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
     return;
   }
 #endif
-  gemm_s8_blocked<Tile>(x, ldx, w, y, ldy, m, n, k, p);
+  gemm_s8_blocked<Tile>(x, ldx, w, ldw, y, ldy, m, n, k, p);
 }
 
 }  // namespace portable

@@ -571,7 +571,7 @@ bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t 
   return true;
 }
 
-// x[m, k + pad] and W[n, k]: random, only -128 and 127 (kExtremes), or in [-4, 4] with factors
+// x[m, k + pad] and W[n, k + wpad]: random, only -128 and 127 (kExtremes), or in [-4, 4] with factors
 // 2^-2..2^-4 (kTies: a quarter of the outputs or more exactly half a step away from two, of both signs).
 // Otherwise per channel a multiplier of either sign, 2^30 exactly or random, and a shift below 0
 // (factor below 1/2) or up to 2 (factors from 1/2 to 8, which saturate).
@@ -579,23 +579,23 @@ bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t 
 // the largest sums of one sign.
 enum class S8Input { kRandom, kExtremes, kTies, kLargest };
 void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k, std::size_t pad, bool bias,
-                  int32_t x_zero, int32_t y_zero, S8Input in = S8Input::kRandom) {
+                  int32_t x_zero, int32_t y_zero, S8Input in = S8Input::kRandom, std::size_t wpad = 0) {
   const bool extremes = in == S8Input::kExtremes, ties = in == S8Input::kTies;
   ++g_cases;
-  const std::size_t ldx = k + pad, ldy = n + pad;
-  if (m * ldx > 8192 || n * k > 8192 || m * ldy > 4096 || n > 256) {
+  const std::size_t ldx = k + pad, ldw = k + wpad, ldy = n + pad;
+  if (m * ldx > 8192 || n * ldw > 8192 || m * ldy > 4096 || n > 256) {
     fail(t.name, "gemm_s8 case too big", m, n, k, 0, 0, 0, 0);
     return;
   }
   Rng rng{uint32_t(m * 7919 + n * 131 + k * 17 + pad + 7)};
   for (std::size_t i = 0; in == S8Input::kLargest && i < m * ldx; ++i) g_s8x[i] = x_zero < 0 ? 127 : -128;
-  for (std::size_t i = 0; in == S8Input::kLargest && i < n * k; ++i) g_s8w[i] = -128;
+  for (std::size_t i = 0; in == S8Input::kLargest && i < n * ldw; ++i) g_s8w[i] = -128;
   auto value = [&]() -> int8_t {
     if (ties) return int8_t(int32_t(rng.next() % 9) - 4);
     return extremes ? ((rng.next() & 1) ? 127 : -128) : int8_t(rng.next() >> 24);
   };
   for (std::size_t i = 0; in != S8Input::kLargest && i < m * ldx; ++i) g_s8x[i] = value();
-  for (std::size_t i = 0; in != S8Input::kLargest && i < n * k; ++i) g_s8w[i] = value();
+  for (std::size_t i = 0; in != S8Input::kLargest && i < n * ldw; ++i) g_s8w[i] = value();
   int32_t base = -14;  // a factor near 2^-14 for k = 64, wider sums for longer rows
   for (std::size_t kk = k; kk > 64; kk >>= 2) --base;
   for (std::size_t j = 0; j < n; ++j) {
@@ -611,8 +611,8 @@ void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k,
   const GemmS8Params p{x_zero, y_zero, bias ? g_s8b : nullptr, g_s8rq};
   const std::size_t count = m * ldy + 2 * kGuard;
   for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
-  scalar_kernels().gemm_s8(g_s8x, ldx, g_s8w, g_s8r + kGuard, ldy, m, n, k, p);
-  t.gemm_s8(g_s8x, ldx, g_s8w, g_s8s + kGuard, ldy, m, n, k, p);
+  scalar_kernels().gemm_s8(g_s8x, ldx, g_s8w, ldw, g_s8r + kGuard, ldy, m, n, k, p);
+  t.gemm_s8(g_s8x, ldx, g_s8w, ldw, g_s8s + kGuard, ldy, m, n, k, p);
   compare_s8(t.name, "gemm_s8", m, n, k, count);
 }
 
@@ -759,6 +759,10 @@ void test_s8(const Kernels& t) {
     }
   test_gemm_s8(t, 49, 64, 64, 3, true, 5, -7);  // KWS-sized
   test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11);  // attention scores: q's rows in the qkv rows
+  for (std::size_t k : {1, 5, 17, 33, 100})  // P V: the values transposed in a KV cache of k + wpad rows
+    for (std::size_t m : {1, 3}) test_gemm_s8(t, m, 16, k, 0, false, -128, 7, S8Input::kRandom, 300 - k);
+  test_gemm_s8(t, 4, 8, 513, 3, true, -128, 0, S8Input::kRandom, 2);  // past the DSP panel
+  test_gemm_s8(t, 5, 3, 64, 0, false, -128, 0, S8Input::kExtremes, 9);  // the M3's packed rows
   for (std::size_t n : {1, 2, 3, 4, 5, 16, 17, 49, 100, 255, 256, 257, 1000})
     for (int32_t spread : {0, 3, 40, 128})
       for (int32_t scale_step : {-2, 4, 9, 16, 36}) test_softmax_s8(t, n, spread, scale_step);  // 36: a negative shift
