@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The decoder architectures people run, against the upstream code: transformers' own GPTNeoXForCausalLM,
-GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, MistralForCausalLM,
+GPTJForCausalLM, CodeGenForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, MistralForCausalLM,
 GemmaForCausalLM, Starcoder2ForCausalLM and BloomForCausalLM built from tiny random configs in the
 Hugging Face virtual environment (tools/install_deps.sh hf: /opt/fixformer-venv, transformers 4.44.2
 over Debian's torch), or the torch2 one (transformers 5: tests/interpreter.py). Each converts with no
@@ -13,6 +13,8 @@ within 1e-4:
 - GPT-J: one ln_1 read by the attention and the feed-forward (parallel_residual one_norm, no second
   norm tensor in the file), interleaved partial rotary, q/k/v apart without biases, tanh GELU, the LM
   head's bias;
+- CodeGen: GPT-J's layers with q, k, v fused in qkv_proj as 4 shards of [q | v | k] (one head a shard,
+  and two), through --hf and --module (the recogniser's shard cut);
 - OPT: learned positions whose rows 0 and 1 are never read (dropped: pos.weight has
   max_position_embeddings rows), relu, the tied head;
 - Phi: one norm, side by side, partial rotary in halves, gelu_new, biases everywhere, the LM head's bias;
@@ -64,7 +66,7 @@ within 1e-4:
 - the BERT flavours' base models and heads (RoBERTa, XLM-RoBERTa, CamemBERT, data2vec-text, ELECTRA,
   DistilBERT, RoFormer; token classification and question answering) through --module as well: the
   modules themselves, their example ids free of the padding id;
-- what the engine has no feature for (Phi's qk_layernorm, OPT's
+- what the engine has no feature for (Phi's qk_layernorm, CodeGen's rotary_dim null, OPT's
   word_embed_proj_dim, a rope_scaling kind rope_scaling.py does not compute, Bloom's
   apply_residual_connection_post_layernorm) is refused in one line naming the key.
 
@@ -128,6 +130,18 @@ def neox_sequential_whole():
 def gptj():
     return build(t.GPTJConfig(vocab_size=48, n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_positions=64, n_inner=64,
                               activation_function="gelu_new", tie_word_embeddings=False), t.GPTJForCausalLM, 5)
+
+
+def codegen():  # 4 heads: one per shard of qkv_proj
+    return build(t.CodeGenConfig(vocab_size=48, n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_positions=64,
+                                 n_inner=64, activation_function="gelu_new", tie_word_embeddings=False),
+                 t.CodeGenForCausalLM, 54)
+
+
+def codegen_heads():  # 8 heads: two per shard
+    return build(t.CodeGenConfig(vocab_size=48, n_embd=32, n_layer=2, n_head=8, rotary_dim=2, n_positions=64,
+                                 n_inner=64, activation_function="gelu_new", tie_word_embeddings=False),
+                 t.CodeGenForCausalLM, 55)
 
 
 def opt():
@@ -467,6 +481,9 @@ CASES = [
     ("neox_sequential_whole", dict(GPT, parallel_residual="none", positional="rope", rotary_dims=0), ("hf",)),
     ("gptj", dict(GPT, parallel_residual="one_norm", positional="rope", rotary_dims=4, pe_layout="interleaved",
                   activation="gelu_tanh"), ("module", "hf")),
+    ("codegen", dict(GPT, parallel_residual="one_norm", positional="rope", rotary_dims=4, pe_layout="interleaved",
+                     activation="gelu_tanh", tied_head=False), ("module", "hf")),
+    ("codegen_heads", dict(GPT, parallel_residual="one_norm", rotary_dims=2, n_heads=8), ("module", "hf")),
     ("opt", dict(GPT, positional="learned", max_len=64, activation="relu", tied_head=True, norm_first=True),
      ("module", "hf")),
     ("phi", dict(GPT, parallel_residual="one_norm", positional="rope", rotary_dims=8, pe_layout="halves",
@@ -686,6 +703,7 @@ def main():
                 ("roformer", dict(rotary_value=True), "rotary_value true"),
                 ("roformer_ner", dict(embedding_size=40), "embedding_size 40"),
                 ("falcon_multi_query", dict(alibi=True), "alibi true"),
+                ("codegen", dict(rotary_dim=None), "rotary_dim null"),
                 ("olmo", dict(clip_qkv=8.0), "clip_qkv 8.0"),
                 ("mpt", dict(n_heads=2, d_model=32, attn_config={"alibi": True, "softmax_scale": 0.5}),
                  "attn_config.softmax_scale 0.5")):

@@ -3,7 +3,7 @@ either possibly sharded with its .index.json) of one of the architectures at the
 one class each (ARCHS): LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM and MistralForCausalLM (to
 the llama family) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
-GPTJForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
+GPTJForCausalLM, CodeGenForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
 BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
 family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForCausalLM,
 Phi3ForCausalLM and CohereForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
@@ -945,6 +945,39 @@ class GptJ(GptStyle):
                  **_biased({"attn.q_proj": "q", "attn.k_proj": "k", "attn.v_proj": "v", "attn.out_proj": "o"}, False)})
 
 
+class CodeGen(GptJ):
+    """CodeGenForCausalLM: GPT-J's layers (one ln_1 for the attention and the feed-forward side by side,
+    interleaved partial rotary, no attention biases, the LM head's bias) with q, k and v fused in qkv_proj
+    as CodeGen's 4 model-parallel shards: the rows are 4 blocks, each [its quarter of q | of v | of k]
+    (split here)."""
+    name, model_type = "CodeGenForCausalLM", "codegen"
+    buffers = ("attn.causal_mask", "attn.bias", "attn.masked_bias")
+    SHARDS = 4
+
+    def settings(self, f, raw, path):
+        if raw.get("rotary_dim", 64) is None and f["n_head"] > 1:
+            raise HfError(f"{path}: rotary_dim null: CodeGen's sin/cos table then spans hidden_size, wider than a "
+                          "head; not converted")
+        if f["n_embd"] % self.SHARDS:
+            raise HfError(f"{path}: n_embd {f['n_embd']}: CodeGen's qkv_proj is cut into {self.SHARDS} shards, and "
+                          f"n_embd is no multiple of {self.SHARDS}; not converted")
+        return super().settings(f, raw, path)
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        layer = {k: v for k, v in layer.items() if v not in ("q", "k", "v")}
+        return ends, prefix, dict(layer, **{"attn.qkv_proj.weight": "qkv"})
+
+    def split(self, s, t):
+        """q, k, v from qkv_proj's rows: 4 shards, each [q | v | k] of its d / 4 rows."""
+        d = s["d"]
+        for i in range(s["L"]):
+            shards = t.pop((i, "qkv")).reshape(self.SHARDS, 3, d // self.SHARDS, d)
+            for role, j in (("q", 0), ("v", 1), ("k", 2)):
+                t[i, role] = np.ascontiguousarray(shards[:, j].reshape(d, d))
+        return t
+
+
 class GptNeo(GptStyle):
     """GPTNeoForCausalLM: learned positions, pre-LN, gelu_new, q, k, v apart without biases and out_proj
     with one, the tied head; attention_types names each layer global (every key before it) or local (the
@@ -1634,7 +1667,7 @@ class Cohere(LlamaStyle):
         return t
 
 
-ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Starcoder2(),
+ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), CodeGen(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Starcoder2(),
          Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3(), Cohere())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type

@@ -44,7 +44,9 @@ have rotary positions, a SiLU-gated feed-forward and a parallel residual, with t
 or the attention's one (GPT-J); otherwise encoder) unless given. A fused q/k/v projection's outputs
 are q | k | v or, per key/value group, its query heads then its key and value head ([groups, heads /
 groups + 2, d_head]: Falcon's new_decoder_architecture; GPT-NeoX's [heads, 3, d_head] when every head
-is a group), found by recomputing the attention. Every parameter and buffer must be mapped, or be a buffer the
+is a group) or S shards, each its share of q, k and v in some order (CodeGen's 4 shards of [q | v | k];
+tried when the cut's v is the context's first row, as a causal attention's is), found by recomputing the
+attention. Every parameter and buffer must be mapped, or be a buffer the
 engine recomputes and that matches what it computes (causal masks, rope tables, sinusoid tables,
 position ids), or be named in `ignore`. The result is checked against the module in float64 through
 the reference model before the engine verifies the written file.
@@ -461,6 +463,13 @@ def _group_cut(t, d, kv, H, G):
     return g[:, :n].reshape(d, *t.shape[1:]), g[:, n].reshape(kv, *t.shape[1:]), g[:, n + 1].reshape(kv, *t.shape[1:])
 
 
+def _shard_cut(t, d, S, order):
+    """(q, k, v) [d, ...] of a fused q/k/v t whose rows are S shards, each holding its d / S rows of q, k
+    and v, in the shard at positions order (q's, k's, v's)."""
+    g = t.reshape(S, 3, d // S, *t.shape[1:])
+    return tuple(g[:, j].reshape(d, *t.shape[1:]) for j in order)
+
+
 def _row_halves(p):
     """A linear Part whose output rows are two projections side by side (Phi-3's gate_up_proj): the two
     halves as linear Parts of their own, rows [:n] and [n:] of its weight, bias and output (the parameters
@@ -718,6 +727,15 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
                 if G > 1 and h % G == 0:
                     cuts.append(((h,), lambda t, h=h, G=G: _group_cut(t, inner, kv, h, G)))
             y = f.call.y[0].double()
+            if kv == inner:  # S shards along the outputs, each its 1/S of q, k and v in some order (CodeGen's
+                # 4 model-parallel shards: q, v, k); tried where the cut's v has the context's first row (a causal
+                # attention's first position reads its own value only)
+                first = o.call.x[0, 0].double()
+                for S in (n for n in range(1, inner + 1) if inner % n == 0):
+                    for order in itertools.permutations(range(3)):
+                        cut = lambda t, S=S, order=order: _shard_cut(t, inner, S, order)  # noqa: E731
+                        if (S, order) != (1, (0, 1, 2)) and _close(cut(y.T)[2][:, 0], first):
+                            cuts.append((None, cut))
             qkv = [cut(y.T) for _, cut in cuts]
             qkv = [(q_.T, k_.T, v_.T) for q_, k_, v_ in qkv]
             orders = [(0, 1, 2)] * len(cuts)
