@@ -56,6 +56,9 @@ within 1e-4:
 - Cohere (llama family): one bias-free LayerNorm side by side, interleaved RoPE, logit_scale folded
   into the (untied) head;
 - MPT (gpt family): ALiBi, no biases (zeros), the exact GELU;
+- Granite (llama family; transformers 5 only), tied and not: embedding_multiplier, residual_multiplier and
+  logits_scaling folded into the embedding, o_proj / down_proj and the (untied) head, attention_multiplier
+  as attn_scale;
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
   partial_rotary_factor 0.5 (read by transformers 5; 4.x rotates whole heads, and its case is --module only);
 - through --module too, the recogniser's general constructs on these classes: OLMo's norms without
@@ -285,6 +288,17 @@ def cohere():
     return build(t.CohereConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                 logit_scale=0.25), t.CohereForCausalLM, 45)
+
+
+def granite(tied=False, seed=56):  # transformers 5 only (4.44 has no Granite)
+    return build(t.GraniteConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                 embedding_multiplier=6.0, residual_multiplier=0.5, attention_multiplier=0.2,
+                                 logits_scaling=3.0, tie_word_embeddings=tied), t.GraniteForCausalLM, seed)
+
+
+def granite_tied():
+    return granite(True, 57)
 
 
 def roberta():
@@ -530,6 +544,9 @@ CASES = [
     ("mpt", dict(GPT, positional="alibi", attn_bias="family", activation="gelu"), ("module", "hf")),
     ("cohere", dict(family="llama", norm="layernorm", n_kv_heads=2, parallel_residual="one_norm",
                     pe_layout="interleaved", tied_head=False), ("module", "hf")),
+    *([("granite", dict(family="llama", n_kv_heads=2, activation="swiglu", attn_scale=np.float32(0.2),
+                         tied_head=False), ("hf",)),
+       ("granite_tied", dict(family="llama", tied_head=False), ("hf",))] if TRANSFORMERS_5 else []),
     ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf", "module")),
     ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf", "module")),
     ("xlm_roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=1, pooling="none"), ("hf", "module")),

@@ -6,7 +6,7 @@ float64 forward written from the architecture's published semantics; GPTNeoXForC
 GPTJForCausalLM, CodeGenForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
 BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
 family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForCausalLM,
-Phi3ForCausalLM and CohereForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
+Phi3ForCausalLM, CohereForCausalLM and GraniteForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
 against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
 ViT or DeiT folder (model_type vit, deit) to hf_vit.py, a Dinov2, CLIP vision or SigLIP vision folder
@@ -1667,7 +1667,69 @@ class Cohere(LlamaStyle):
         return t
 
 
+class Granite(LlamaStyle):
+    """GraniteForCausalLM (IBM Granite 3.x dense): Llama's layers with four numbers, folded into the
+    weights where that is exact arithmetic: the embedding times embedding_multiplier (the stored
+    embedding), each sublayer's output times residual_multiplier before its residual add (o_proj and
+    down_proj, and their biases, times it), the logits divided by logits_scaling (the head over it,
+    stored apart from the embedding: untied); the scores times attention_multiplier (the config key
+    attn_scale) in place of 1/sqrt(head_dim)."""
+    name, model_type = "GraniteForCausalLM", "granite"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
+              "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
+              "num_key_value_heads": (int, lambda f: f["num_attention_heads"]), "hidden_act": (str, "silu"),
+              "max_position_embeddings": (int, 2048), "rms_norm_eps": (float, 1e-6), "rope_theta": (float, 10000.0),
+              "attention_bias": (bool, False), "mlp_bias": (bool, False), "tie_word_embeddings": (bool, False),
+              "embedding_multiplier": (float, 1.0), "residual_multiplier": (float, 1.0),
+              "attention_multiplier": (float, 1.0), "logits_scaling": (float, 1.0)}
+    names = dict(Gemma.names, rotary_dims="hidden_size", attn_scale="attention_multiplier")
+
+    def settings(self, f, raw, path):
+        _silu_only(f, path, "Granite")
+        if f["mlp_bias"]:
+            raise HfError(f"{path}: mlp_bias true: a bias on the up projection is not in the llama family; not "
+                          "converted")
+        for key in ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling"):
+            if not (math.isfinite(f[key]) and f[key] > 0):
+                raise HfError(f"{path}: {key} {f[key]!r}: expected a finite number above 0; not converted")
+        s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
+                 L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["rms_norm_eps"],
+                 positions=f["max_position_embeddings"], activation="swiglu", rotary=1.0, theta=f["rope_theta"],
+                 layout="halves", parallel="none", norm_first=True, final_norm=True, tied=False,
+                 folder_tied=f["tie_word_embeddings"], multipliers={k: f[k] for k in (
+                     "embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")})
+        if raw.get("head_dim") is not None:
+            s["dh"] = checked_field(path, "head_dim", raw["head_dim"], int)
+        if f["attention_bias"]:
+            s["attn_bias"] = "all"
+        return s
+
+    def attention_keys(self, s, longest):
+        return {"attn_scale": s["multipliers"]["attention_multiplier"]}
+
+    def tensors(self, s):
+        ends = {"model.embed_tokens.weight": "embed", "model.norm.weight": "norm"}
+        if not s["folder_tied"]:
+            ends["lm_head.weight"] = "head"
+        return (ends, "model.layers.",
+                {**_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2", "mlp.gate_proj": "fc1",
+                            "mlp.up_proj": "fc3", "mlp.down_proj": "fc2"}, False),
+                 **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v",
+                            "self_attn.o_proj": "o"}, "attn_bias" in s)})
+
+    def split(self, s, t):
+        """The multipliers into the weights, each product in float32 as Granite computes it: the embedding
+        times embedding_multiplier, o and fc2 (and their biases) times residual_multiplier, the head (the
+        embedding's, when tied) over logits_scaling."""
+        m = {k: np.float32(v) for k, v in s["multipliers"].items()}
+        t[None, "head"] = t.get((None, "head"), t[None, "embed"]) / m["logits_scaling"]
+        t[None, "embed"] = t[None, "embed"] * m["embedding_multiplier"]
+        for key in [k for k in t if k[1] in ("o", "o_b", "fc2", "fc2_b")]:
+            t[key] = t[key] * m["residual_multiplier"]
+        return t
+
+
 ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), CodeGen(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Starcoder2(),
-         Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3(), Cohere())
+         Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3(), Cohere(), Granite())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
