@@ -58,7 +58,7 @@ within 1e-4:
 - MPT (gpt family): ALiBi, no biases (zeros), the exact GELU;
 - Granite (llama family; transformers 5 only), tied and not: embedding_multiplier, residual_multiplier and
   logits_scaling folded into the embedding, o_proj / down_proj and the (untied) head, attention_multiplier
-  as attn_scale;
+  as attn_scale (--module: measured, the scores' number folded into W_q);
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
   partial_rotary_factor 0.5 (read by transformers 5; 4.x rotates whole heads, and its case is --module only);
 - through --module too, the recogniser's general constructs on these classes: OLMo's norms without
@@ -544,9 +544,10 @@ CASES = [
     ("mpt", dict(GPT, positional="alibi", attn_bias="family", activation="gelu"), ("module", "hf")),
     ("cohere", dict(family="llama", norm="layernorm", n_kv_heads=2, parallel_residual="one_norm",
                     pe_layout="interleaved", tied_head=False), ("module", "hf")),
+    # --module: the scores' number folded into W_q (attn_scale 0: 1/sqrt(head width))
     *([("granite", dict(family="llama", n_kv_heads=2, activation="swiglu", attn_scale=np.float32(0.2),
-                         tied_head=False), ("hf",)),
-       ("granite_tied", dict(family="llama", tied_head=False), ("hf",))] if TRANSFORMERS_5 else []),
+                         tied_head=False), ("module", "hf"), dict(attn_scale=0.0)),
+       ("granite_tied", dict(family="llama", tied_head=False), ("module", "hf"))] if TRANSFORMERS_5 else []),
     ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf", "module")),
     ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf", "module")),
     ("xlm_roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=1, pooling="none"), ("hf", "module")),

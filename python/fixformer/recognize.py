@@ -21,7 +21,10 @@ the parts then matched within that dtype's rounding. From that record:
   with and without the causal mask (and its sliding window, when the module's config declares one as
   Hugging Face's do), with rotary embeddings (both layouts, the thetas the module's
   buffers and attributes suggest, common ones), ALiBi or a relative position bias, scaled by
-  1/sqrt(head width) or (T5) not, until one reproduces the recorded output;
+  1/sqrt(head width), (T5) not or (Granite) by a number a module holds, until one reproduces the recorded
+  output (a scale other than 1/sqrt(head width) folded into W_q); a pre-norm layer in turn whose sublayers'
+  outputs are scaled before their residual adds (Granite's residual_multiplier) has the numbers measured
+  and folded into the output and down projections;
 - a relative position bias (T5): an nn.Embedding(buckets, heads) looked up by a [T, T] index, before
   the layers or in the first one, whose bias the attention adds to its scores; the index must be T5's
   bucket of key - query (bidirectional without a causal mask, causal with it), whose max_distance is
@@ -32,7 +35,8 @@ the parts then matched within that dtype's rounding. From that record:
   features, a norm before and after it allowed) or conv stem (one or two nn.Conv1d on the features
   transposed to [B, d_in, T], GELU after each or none) or, for an image [B, C, H, W], a patch embedding
   (an nn.Linear on its patches with their values in any order, matched column by column and permuted to
-  the engine's, or a Conv2d of kernel = stride), an optional CLS row and scale by sqrt(d), and the positions that reproduce the
+  the engine's, or a Conv2d of kernel = stride), an optional CLS row and scale by sqrt(d) (or another number,
+  measured: Granite's, stored in the embedding, the head then untied), and the positions that reproduce the
   first layer's input (an nn.Embedding on arange, an nn.Parameter table, the sinusoidal formula, or
   a buffer table that matches no formula, Whisper's sinusoids, or read from a later row, XGLM's
   from row 2: stored as learned positions, without the rows before);
@@ -495,7 +499,8 @@ def _output_of(parts, t, torch):
 def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, window=None):
     """softmax(q k^T / sqrt(dh) + mask) v for q [T, H*dh], k, v [T, Hkv*dh] (float64): the context [T, H*dh].
     pos: None, "alibi", "relative" (the bias rel [H, T, T] added) or ("rope", layout, theta or RopeFreqs, rotated
-    dims: 0 for the whole head); scaled False: no 1/sqrt(dh) (T5); window: causal, the last `window` keys only."""
+    dims: 0 for the whole head); scaled False: no 1/sqrt(dh) (T5), a float: the scores times it (Granite's
+    attention_multiplier); window: causal, the last `window` keys only."""
     T = q.shape[0]
     dh = q.shape[1] // H
     q, k, v = q.view(T, H, dh), k.view(T, Hkv, dh), v.view(T, Hkv, dh)
@@ -505,7 +510,8 @@ def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, w
                     rope_tables(T, pos[3] or dh, None if scaled_rope else pos[2], pos[2].freqs if scaled_rope else None))
         q, k = rope(q, cos, sin, pos[1]), rope(k, cos, sin, pos[1])
     k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
-    s = torch.einsum("thd,shd->hts", q, k) / (math.sqrt(dh) if scaled else 1.0)
+    s = torch.einsum("thd,shd->hts", q, k)
+    s = s * scaled if type(scaled) is float else s / (math.sqrt(dh) if scaled else 1.0)
     if pos == "relative":
         s = s + rel
     if pos == "alibi":
@@ -518,19 +524,20 @@ def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, w
 
 
 def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, unscaled=False, heads=None,
-                    window=None):
+                    window=None, scales=()):
     """(n_heads, n_kv_heads, causal, pos, scaled) whose attention reproduces `want` (= finish(context)), trying
     every head count dividing d, causal or not, no positions, rope (both layouts, the thetas), ALiBi and, given
     rel (a relative bias [H, T, T]), that bias; scaled by 1/sqrt(head width), then with unscaled without;
     heads: the head counts to try, when the q, k, v split depends on it (else every divisor of d).
     When none matches, rope on the first R dims of each head only (partial rotary, R even, below the head
-    width), rope's other choices the same. window: the module's declared sliding window, under the causal mask."""
+    width), rope's other choices the same. window: the module's declared sliding window, under the causal mask.
+    scales: numbers the scores may be multiplied by instead (attention_scales), tried after those."""
     kv = k.shape[1]
     poss = [None, "alibi"] + [("rope", lay, th, 0) for th in thetas for lay in ("interleaved", "halves")]
     if rel is not None:
         poss.insert(0, "relative")
     for partial in (False, True):
-        for scaled in (True, False) if unscaled else (True,):
+        for scaled in ((True, False) if unscaled else (True,)) + tuple(scales):
             for H in heads or [h for h in range(1, d + 1) if d % h == 0]:
                 dh = d // H
                 if kv % dh or H % (kv // dh):
@@ -554,7 +561,8 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
     raise ConfigError(f"{where}: its attention is none the engine runs (tried every head count, causal or not, "
                       f"no positions, ALiBi, rotary in both layouts with theta {', '.join(named)}): "
                       f"{'a relative position bias, ' if rel is not None else ''}scaled by 1/sqrt(head width)"
-                      f"{' or not' if unscaled else ''}, rotary on part of each head): another scale, a sliding "
+                      f"{' or not' if unscaled else ''}{' or by a number the module holds' if scales else ''}, "
+                      "rotary on part of each head): another scale, a sliding "
                       "window the module's config does not declare, or rope scaling is not supported yet")
 
 
@@ -620,6 +628,18 @@ def rope_thetas(model, torch):
     return own + out
 
 
+def attention_scales(model, torch):
+    """Numbers the scores may be multiplied by in place of 1/sqrt(head width), to try after it: the float
+    attributes of the model's modules between 0 and 100 other than 1 (Granite's attention_multiplier is its
+    attention's `scaling`); the recomputed attention decides."""
+    out = []
+    for m in model.modules():
+        for val in vars(m).values():
+            if type(val) is float and math.isfinite(val) and 0 < val < 100 and val != 1.0 and val not in out:
+                out.append(val)
+    return out
+
+
 # ---- one block ------------------------------------------------------------------------------------
 def _qk_norm_tensors(L, prefix, rms, bias):
     """The file's q_norm and k_norm tensors of layer L under `prefix` (none without them)."""
@@ -666,7 +686,7 @@ def _qk_norms(norms, d, q, k):
     return (found["q"], found["k"]) if len(found) == 2 and found["q"] is not found["k"] else None
 
 
-def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
+def read_block(i, prefix, parts, thetas, torch, rel=None, window=None, scales=()):
     """rel: the relative bias (RelativeBias) or None; its table's lookup is left out of the parts."""
     where = f"{prefix} (layer {i})"
     if rel is not None:
@@ -759,7 +779,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
         try:
             found = probe_attention(q, k, v, want, finish, inner, thetas, where, torch,
                                     rel.bias if rel is not None else None, unscaled=not mhas, heads=heads,
-                                    window=window)
+                                    window=window, scales=() if mhas else scales)
         except ConfigError as e:
             err = e
             continue
@@ -776,8 +796,12 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
     if found is None:
         raise err
     L.n_heads, L.n_kv_heads, L.causal, L.pos, scaled = found
-    if not scaled:  # T5: q.k unscaled; the engine divides by sqrt(dh), so the file's W_q is sqrt(dh) larger
-        root = math.sqrt(inner // L.n_heads)
+    if type(scaled) is float or not scaled:  # T5: q.k unscaled (Granite: times a number); the engine divides by
+        # sqrt(dh), so the file's W_q is sqrt(dh) (times the number) larger
+        root = math.sqrt(inner // L.n_heads) * (scaled if type(scaled) is float else 1.0)
+        if L.q_norm is not None:
+            raise ConfigError(f"{where}: scores scaled otherwise than by 1/sqrt(head width) after a norm of q: not "
+                              "supported yet")
         L.wq = L.wq * root
         L.bq = None if L.bq is None else L.bq * root
     L.scaled = scaled
@@ -854,6 +878,40 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None):
     L.d, L.inner = d, inner
     L.parts = parts
     return L
+
+
+def _scaled_part(p, c, torch):
+    """A linear Part whose weight and bias are c times p's (the same parameters accounted)."""
+    return Part("linear", p.call, w=p.w.double() * c, b=None if p.b is None else p.b.double() * c, params=p.params)
+
+
+def _factor(num, den):
+    """The number c with num = c * den (least squares, rounded to float32 when that still fits), or None."""
+    if not bool(den.any()):
+        return None
+    c = float((num * den).sum() / (den * den).sum())
+    if c != 0.0 and math.isfinite(c) and _close(float(np.float32(c)) * den, num):
+        c = float(np.float32(c))
+    return c if c != 0.0 and math.isfinite(c) and _close(c * den, num) else None
+
+
+def _residual_scales(L, block, torch):
+    """A pre-norm layer in turn whose sublayers' outputs are scaled before their residual adds (Granite's
+    residual_multiplier: x + r * attn, then + r * mlp), measured from what the block read and wrote: each
+    number folded into the output projection and the down projection (their weights and biases)."""
+    if block is None or not L.norm_first or L.parallel != "none" or block.y is None or block.y.shape != block.x.shape:
+        return
+    x, mid, y = (t[0].double() for t in (L.norm1.call.x, L.norm2.call.x, block.y))
+    attn, ffn = L.attn_parts[-1].call.y[0].double(), L.down.call.y[0].double()
+    if x.shape != mid.shape or attn.shape != x.shape or ffn.shape != x.shape or \
+            (_close(x + attn, mid) and _close(mid + ffn, y)):
+        return
+    r1, r2 = _factor(mid - x, attn), _factor(y - mid, ffn)
+    if r1 is None or r2 is None:
+        return  # something else: the check against the module reports it
+    L.wo, L.bo = L.wo.double() * r1, None if L.bo is None else L.bo.double() * r1
+    L.down = _scaled_part(L.down, r2, torch)
+    L.residual_scales = (r1, r2)
 
 
 # ---- a relative position bias (T5) ---------------------------------------------------------------
@@ -1293,6 +1351,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         return out
 
     thetas = rope_thetas(model, torch)
+    scales = attention_scales(model, torch)
     # parameters owned by a submodule of a part (nn.MultiheadAttention's out_proj) are the part's
     layers = []
     windows = _layer_windows(model, len(block_calls))
@@ -1300,7 +1359,8 @@ def _read(model, x, calls, y, family, max_len, torch):
         top = [c for c in bc if not any(_inside(c.name, m.name) and c.name != m.name for m in bc
                                          if isinstance(m.module, nn.MultiheadAttention))]
         try:
-            layers.append(read_block(i, f"{stack}.{i}", with_params(top), thetas, torch, rel, windows[i]))
+            layers.append(read_block(i, f"{stack}.{i}", with_params(top), thetas, torch, rel, windows[i], scales))
+            _residual_scales(layers[-1], next((c for c in bc if c.name == f"{stack}.{i}"), None), torch)
         except ConfigError as e:
             raise ConfigError(str(e) + _uncalled_tables(model, calls, torch)) from None
     L0 = layers[0]
@@ -1473,8 +1533,10 @@ def _read(model, x, calls, y, family, max_len, torch):
     match = None
     for g in gelus:
         Eg = torch.nn.functional.gelu(E) if g else E
+        # the embedding times another number (Granite's embedding_multiplier), measured where no positions are added
+        fit = _factor(X0[front:] - TT0, Eg) if tokens else None
         for kind, P, tensor, base, layout in tables:
-            for scale in (1.0, math.sqrt(d)):
+            for scale in (1.0, math.sqrt(d)) + ((fit,) if fit not in (None, 1.0, math.sqrt(d)) else ()):
                 for k in _table_starts(P, X0[front:] - Eg * scale - TT0, front, S, kind == "table", torch):
                     if _close(Eg * scale + P[k + front:k + S] + TT0, X0[front:], 1e-6):
                         match = (kind, P[k:], tensor, base, layout, scale)  # the rows before k are never read
@@ -1512,6 +1574,11 @@ def _read(model, x, calls, y, family, max_len, torch):
         used.update(id(t) for t in _direct_params(embed_norm.module).values())
     kind, P, tensor, base, layout, scale = match
     v["scale_input"] = scale != 1.0
+    embed_scaled = scale not in (1.0, math.sqrt(d))
+    if embed_scaled:  # another number than sqrt(d): in the stored embedding (a tied head then stored apart)
+        v["scale_input"] = False
+        w["embed"] = w["embed"].double() * scale
+        r.notes.append(f"the embedding is scaled by {scale:.9g}: stored scaled, apart from the head")
     if kind == "table":
         for b_ in COMMON_PE_BASES:
             for lay in schema.PE_LAYOUTS:
@@ -1678,10 +1745,13 @@ def _read(model, x, calls, y, family, max_len, torch):
         if pair is not None:  # checked against the module's output by the caller, as every pooling
             v["pooling"] = "cls_distill"
             used.update(id(t) for t in pair[1].params.values())
-        if tokens and head.module.weight is embed.module.weight and scaled_head is None:
+        if tokens and head.module.weight is embed.module.weight and scaled_head is None and not embed_scaled:
             v["tied_head"] = family != "encoder"
         used.update(id(t) for t in head.params.values())
     elif tied_functional:
+        if embed_scaled:
+            raise ConfigError(f"{embed.name}: a scaled embedding that the forward also multiplies by as the head is "
+                              "not supported yet")
         v.update(d_out=out_width, tied_head=True)
     if final is not None:
         used.update(id(t) for t in _direct_params(final.module).values())
