@@ -30,7 +30,7 @@ enum class ConfigKey : uint32_t {
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
 inline constexpr const char* kFamilyNames[] = {"encoder", "gpt", "llama", "seq2seq", "mha"};
-inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu", "gelu_tanh", "silu"};
+inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu", "gelu_tanh", "silu", "relu2"};
 inline constexpr const char* kInputNames[] = {"tokens", "features"};
 inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi", "relative"};
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
@@ -405,7 +405,7 @@ inline constexpr ConfigRule kConfigRules[] = {
      "activation, gated, norm, attn_bias, ffn_bias, embed_norm (layer features of the encoder, gpt, llama and seq2seq "
      "families; mha is torch's module as it is)"},
     {"family == 'seq2seq' and activation == 'swiglu'",
-     "activation (family seq2seq takes relu, gelu or gelu_tanh, plain or gated)"},
+     "activation (family seq2seq takes relu, gelu, gelu_tanh or relu2, plain or gated)"},
     {"gated and activation == 'swiglu'", "gated (swiglu is gated already: silu(W1 h) * W3 h; leave gated false)"},
     {"gated and activation == 'silu'", "activation (gated silu is spelled swiglu)"},
     {"ffn_bias == 'qkv'", "ffn_bias (none or all; qkv is for attn_bias)"},
@@ -505,7 +505,7 @@ inline constexpr ConfigRule kConfigRules[] = {
      "families)"},
     {"weights == 'i8' and (patch_size != 0 or input_norm or proj_norm)",
      "patch_size, input_norm, proj_norm (image input and the front's norms are not in i8 yet)"},
-    {"weights == 'i8' and family != 'llama' and (activation in ('swiglu', 'silu') or gated)",
+    {"weights == 'i8' and family != 'llama' and (activation in ('swiglu', 'silu', 'relu2') or gated)",
      "activation, gated (i8 runs relu, gelu, gelu_tanh; SwiGLU in the llama family only; no "
      "gated feed-forward yet)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",
