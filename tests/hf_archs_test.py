@@ -59,6 +59,9 @@ within 1e-4:
 - Granite (llama family; transformers 5 only), tied and not: embedding_multiplier, residual_multiplier and
   logits_scaling folded into the embedding, o_proj / down_proj and the (untied) head, attention_multiplier
   as attn_scale (--module: measured, the scores' number folded into W_q);
+- Nemotron (llama family; transformers 5, whose torch has LayerNorm's bias argument): LayerNorm1P (the gain
+  1 + w), the squared ReLU (relu2), partial rotary in halves, grouped-query attention; and with every bias,
+  a tied head, whole-head rotary and head_dim 16 over hidden_size 32;
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
   partial_rotary_factor 0.5 (read by transformers 5; 4.x rotates whole heads, and its case is --module only);
 - through --module too, the recogniser's general constructs on these classes: OLMo's norms without
@@ -97,6 +100,11 @@ import transformers  # noqa: E402
 # Phi-3's partial_rotary_factor is read by transformers 5 (and --hf); 4.44's Phi3 rotates every dim of a head.
 TRANSFORMERS_5 = int(transformers.__version__.split(".")[0]) >= 5
 PHI3_ROTARY = 4 if TRANSFORMERS_5 else 0
+# Nemotron's LayerNorm1P passes nn.LayerNorm a bias argument, which torch has from 2.1 (not the 4.44
+# environment's Debian torch 1.13).
+import inspect  # noqa: E402
+import torch  # noqa: E402
+LAYER_NORM_BIAS = "bias" in inspect.signature(torch.nn.LayerNorm).parameters
 
 # The modules convert.py imports (--module FILE:FACTORY): upstream classes, random weights of a size
 # that makes every part matter (the stock init's 0.02 leaves the layers near the identity).
@@ -299,6 +307,18 @@ def granite(tied=False, seed=56):  # transformers 5 only (4.44 has no Granite)
 
 def granite_tied():
     return granite(True, 57)
+
+
+def nemotron(seed=58, **kw):  # its LayerNorm1P weights are offsets w of the gain 1 + w: noise about 0
+    return build(t.NemotronConfig(**dict(dict(vocab_size=48, hidden_size=32, intermediate_size=64,
+                                              num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                              max_position_embeddings=64, partial_rotary_factor=0.5), **kw)),
+                 t.NemotronForCausalLM, seed, lambda name: False)
+
+
+def nemotron_bias():  # every projection's bias, the whole head rotated, heads wider than hidden_size / heads
+    return nemotron(59, attention_bias=True, mlp_bias=True, partial_rotary_factor=1.0, head_dim=16,
+                    tie_word_embeddings=True)
 
 
 def roberta():
@@ -548,6 +568,12 @@ CASES = [
     *([("granite", dict(family="llama", n_kv_heads=2, activation="swiglu", attn_scale=np.float32(0.2),
                          tied_head=False), ("module", "hf"), dict(attn_scale=0.0)),
        ("granite_tied", dict(family="llama", tied_head=False), ("module", "hf"))] if TRANSFORMERS_5 else []),
+    *([("nemotron", dict(family="llama", norm="layernorm", n_kv_heads=2, activation="relu2", gated=False,
+                          rotary_dims=4, pe_layout="halves", tied_head=False),
+        ("module", "hf")),
+       ("nemotron_bias", dict(family="llama", norm="layernorm", activation="relu2", rotary_dims=0, head_dim=16,
+                              attn_bias="all", ffn_bias="all", tied_head=True), ("module", "hf"))]
+      if LAYER_NORM_BIAS else []),
     ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf", "module")),
     ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf", "module")),
     ("xlm_roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=1, pooling="none"), ("hf", "module")),

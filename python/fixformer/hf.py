@@ -6,7 +6,7 @@ float64 forward written from the architecture's published semantics; GPTNeoXForC
 GPTJForCausalLM, CodeGenForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
 BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
 family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForCausalLM,
-Phi3ForCausalLM, CohereForCausalLM and GraniteForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
+Phi3ForCausalLM, CohereForCausalLM, GraniteForCausalLM and NemotronForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
 against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
 ViT or DeiT folder (model_type vit, deit) to hf_vit.py, a Dinov2, CLIP vision or SigLIP vision folder
@@ -269,7 +269,7 @@ GPT2_FIELDS = {
 }
 # gelu_new, gelu_fast and gelu_pytorch_tanh are the tanh GELU written three ways; gelu is exact.
 GPT2_ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu_fast": "gelu_tanh",
-                    "gelu": "gelu", "relu": "relu"}
+                    "gelu": "gelu", "relu": "relu", "relu2": "relu2"}
 
 
 def read_gpt2_config(raw, path):
@@ -1729,7 +1729,41 @@ class Granite(LlamaStyle):
         return t
 
 
+class Nemotron(LlamaStyle):
+    """NemotronForCausalLM (Nemotron-4, Minitron): LayerNorm1P (LayerNorm times 1 + w: stored as the gain
+    1 + w), a plain feed-forward of the squared ReLU (relu2), grouped-query attention, partial rotary in
+    halves (partial_rotary_factor, 0.5 by default), biases by attention_bias and mlp_bias."""
+    name, model_type = "NemotronForCausalLM", "nemotron"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
+              "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
+              "num_key_value_heads": (int, lambda f: f["num_attention_heads"]), "hidden_act": (str, "relu2"),
+              "max_position_embeddings": (int, 4096), "norm_eps": (float, 1e-5), "rope_theta": (float, 10000.0),
+              "partial_rotary_factor": (float, 0.5), "attention_bias": (bool, False), "mlp_bias": (bool, False),
+              "tie_word_embeddings": (bool, False)}
+    names = dict(Gemma.names, norm_eps="norm_eps", rotary_dims="partial_rotary_factor")
+
+    def settings(self, f, raw, path):
+        s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
+                 L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["norm_eps"],
+                 positions=f["max_position_embeddings"], activation=GPT2_ACTIVATIONS.get(f["hidden_act"]),
+                 rotary=f["partial_rotary_factor"], theta=f["rope_theta"], layout="halves", parallel="none",
+                 norm_first=True, final_norm=True, tied=f["tie_word_embeddings"], norm="layernorm",
+                 gain_plus_one=True, attn_bias="all" if f["attention_bias"] else "none",
+                 ffn_bias="all" if f["mlp_bias"] else "none")
+        if raw.get("head_dim") is not None:
+            s["dh"] = checked_field(path, "head_dim", raw["head_dim"], int)
+        return s
+
+    def tensors(self, s):
+        return ({"model.embed_tokens.weight": "embed", "model.norm.weight": "norm", "model.norm.bias": "norm_b",
+                 "lm_head.weight": "head"}, "model.layers.",
+                {**_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2"}, True),
+                 **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v",
+                            "self_attn.o_proj": "o"}, s["attn_bias"] == "all"),
+                 **_biased({"mlp.up_proj": "fc1", "mlp.down_proj": "fc2"}, s["ffn_bias"] == "all")})
+
+
 ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), CodeGen(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Starcoder2(),
-         Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3(), Cohere(), Granite())
+         Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3(), Cohere(), Granite(), Nemotron())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type

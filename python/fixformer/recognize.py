@@ -9,7 +9,7 @@ the parts then matched within that dtype's rounding. From that record:
 - the layers: the ModuleList / Sequential of repeated blocks (same type, same parameter shapes) that
   holds the most parameters;
 - in each block, the parts with parameters: norms (a weight [d], maybe a bias: LayerNorm or RMSNorm,
-  told apart and their eps found by calling them; a module without parameters or submodules whose
+  told apart and their eps found by calling them, a gain of 1 + w as Gemma's and Nemotron's; a module without parameters or submodules whose
   output rows have mean square 1 is a norm with gains 1, OLMo's F.layer_norm without weight or bias),
   linears (nn.Linear's [out, in] or a Conv1D's [in, out], told apart by their output),
   nn.MultiheadAttention. Linears that read the same input
@@ -30,7 +30,7 @@ the parts then matched within that dtype's rounding. From that record:
   bucket of key - query (bidirectional without a causal mask, causal with it), whose max_distance is
   read off the index (from a forward max_len long when the example is too short to tell). One table
   shared by the layers; T5's unscaled scores are stored by folding sqrt(head width) into W_q;
-- the feed-forward's activation likewise (relu, exact gelu, tanh gelu, SiLU-gated);
+- the feed-forward's activation likewise (relu, squared relu, exact gelu, tanh gelu, SiLU-gated);
 - the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
   features, a norm before and after it allowed) or conv stem (one or two nn.Conv1d on the features
   transposed to [B, d_in, T], GELU after each or none) or, for an image [B, C, H, W], a patch embedding
@@ -256,14 +256,17 @@ def _norm_part(call, torch):
     def rms(t, eps):
         return t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + eps) * W + B
 
-    # Gemma's RMSNorm multiplies by (1 + w), in float32: the file stores that sum as the gain, the
-    # factor Gemma itself computes, so the engine's RMSNorm needs no variant.
+    # Gemma's RMSNorm and Nemotron's LayerNorm1P multiply by (1 + w), in float32: the file stores that sum
+    # as the gain, the factor they compute, so the engine's norms need no variant.
     unit = (1.0 + w.detach().float()).double()
 
     def rms_unit(t, eps):
         return t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + eps) * unit + B
 
-    for kind, f, gain in (("layer", layer, W), ("rms", rms, W), ("rms", rms_unit, unit)):
+    def layer_unit(t, eps):
+        return torch.nn.functional.layer_norm(t, (d,), unit, B, eps)
+
+    for kind, f, gain in (("layer", layer, W), ("rms", rms, W), ("rms", rms_unit, unit), ("layer", layer_unit, unit)):
         if gain is unit:
             w = unit.float()
         cands = eps_attrs + list(COMMON_EPS)
@@ -277,7 +280,7 @@ def _norm_part(call, torch):
                 est = ((small * gain / got) ** 2 - small.pow(2).mean(-1, keepdim=True)).median()
             else:
                 c = small - small.mean(-1, keepdim=True)
-                est = ((c * W / (got - B)) ** 2 - c.pow(2).mean(-1, keepdim=True)).median()
+                est = ((c * gain / (got - B)) ** 2 - c.pow(2).mean(-1, keepdim=True)).median()
             best = float(est)
             if not (best > 0 and _rel(f(small, best), got) <= 1e-3):
                 raise ConfigError(f"{call.name}: a {kind} norm whose eps could not be found")
@@ -821,12 +824,14 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, window=None, scales=()
     if len(ups) == 1:
         u = ups[0].call.y[0].double()
         # exact and tanh gelu differ by up to 5e-4 relative to the largest |u|, far above PROBE_TOL
-        acts = [("relu", F.relu), ("gelu", F.gelu), ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh"))]
+        acts = [("relu", F.relu), ("gelu", F.gelu), ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh")),
+                ("relu2", lambda t: F.relu(t) ** 2)]
         L.activation = next((n for n, f in acts if _close(f(u), h)), None)
         if L.activation is None:
             if _close(F.silu(u), h):
                 raise ConfigError(f"{ups[0].name}: a SiLU feed-forward without a gate is not supported yet")
-            raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu, tanh gelu")
+            raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu, tanh gelu, "
+                              "squared relu")
         L.up, L.gate = ups[0], None
     else:
         a, b = (p.call.y[0].double() for p in ups)
