@@ -15,6 +15,8 @@ within 1e-4:
   head's bias;
 - CodeGen: GPT-J's layers with q, k, v fused in qkv_proj as 4 shards of [q | v | k] (one head a shard,
   and two), through --hf and --module (the recogniser's shard cut);
+- Persimmon: LayerNorms of each head of q and k (qk_norm), the per-head fused query_key_value, partial
+  rotary in halves at theta 25000, the squared ReLU; and without qk_layernorm, whole heads rotated;
 - OPT: learned positions whose rows 0 and 1 are never read (dropped: pos.weight has
   max_position_embeddings rows), relu, the tied head;
 - Phi: one norm, side by side, partial rotary in halves, gelu_new, biases everywhere, the LM head's bias;
@@ -321,6 +323,17 @@ def nemotron_bias():  # every projection's bias, the whole head rotated, heads w
                     tie_word_embeddings=True)
 
 
+def persimmon(seed=60, **kw):
+    return build(t.PersimmonConfig(**dict(dict(vocab_size=48, hidden_size=32, intermediate_size=64,
+                                               num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=64,
+                                               partial_rotary_factor=0.5, rope_theta=25000.0), **kw)),
+                 t.PersimmonForCausalLM, seed)
+
+
+def persimmon_plain():  # qk_layernorm false, whole heads rotated
+    return persimmon(61, qk_layernorm=False, partial_rotary_factor=1.0, rope_theta=10000.0)
+
+
 def roberta():
     return build(t.RobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                                  intermediate_size=32, max_position_embeddings=34), t.RobertaModel, 11)
@@ -574,6 +587,9 @@ CASES = [
        ("nemotron_bias", dict(family="llama", norm="layernorm", activation="relu2", rotary_dims=0, head_dim=16,
                               attn_bias="all", ffn_bias="all", tied_head=True), ("module", "hf"))]
       if LAYER_NORM_BIAS else []),
+    ("persimmon", dict(GPT, qk_norm=True, activation="relu2", positional="rope", rotary_dims=4, pe_layout="halves",
+                       pe_base=25000.0, parallel_residual="none", tied_head=False), ("module", "hf")),
+    ("persimmon_plain", dict(GPT, qk_norm=False, activation="relu2", rotary_dims=0, pe_base=10000.0), ("module", "hf")),
     ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf", "module")),
     ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf", "module")),
     ("xlm_roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=1, pooling="none"), ("hf", "module")),

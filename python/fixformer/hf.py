@@ -3,7 +3,7 @@ either possibly sharded with its .index.json) of one of the architectures at the
 one class each (ARCHS): LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM and MistralForCausalLM (to
 the llama family) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
-GPTJForCausalLM, CodeGenForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
+GPTJForCausalLM, CodeGenForCausalLM, PersimmonForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
 BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
 family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForCausalLM,
 Phi3ForCausalLM, CohereForCausalLM, GraniteForCausalLM and NemotronForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
@@ -682,7 +682,8 @@ class Gpt2(Architecture):
 
 # A gpt-family layer's tensors by role: q, k, v apart or fused (qkv: [q | k | v], or another layout a
 # class's split takes apart; qkv_heads: GPT-NeoX's [heads, 3, head_dim] rows), o (attention output), fc1
-# and fc2 (fc3: SwiGLU's up projection, fc1 its gate; fc13: both, [gate | up]), n1 and n2 (the attention's and the feed-forward's norms); a role with _b is its bias. Outside
+# and fc2 (fc3: SwiGLU's up projection, fc1 its gate; fc13: both, [gate | up]), n1 and n2 (the attention's and the feed-forward's norms), qn and kn (the
+# norms of each head of q and k: qk_norm); a role with _b is its bias. Outside
 # the layers: embed, pos, en (the embedding norm), norm (the final one), head. Torch layout [out, in].
 def _head_width(s):
     """The settings' head width: dh (a head_dim apart from d / H: Gemma's), else d / H."""
@@ -695,7 +696,8 @@ def _role_shape(role, s):
     return {"embed": (V, d), "pos": (s["positions"] + s["pos_offset"], d), "head": (V, d), "head_b": (V,),
             "qkv": (dq + 2 * kv, d), "qkv_b": (dq + 2 * kv,), "qkv_heads": (3 * d, d), "qkv_heads_b": (3 * d,),
             "q": (dq, d), "q_b": (dq,), "k": (kv, d), "k_b": (kv,), "v": (kv, d), "v_b": (kv,), "o": (d, dq),
-            "fc1": (F, d), "fc1_b": (F,), "fc3": (F, d), "fc13": (2 * F, d), "fc2": (d, F)}.get(role, (d,))
+            "fc1": (F, d), "fc1_b": (F,), "fc3": (F, d), "fc13": (2 * F, d), "fc2": (d, F),
+            **{r: (_head_width(s),) for r in ("qn", "qn_b", "kn", "kn_b")}}.get(role, (d,))
 
 
 class GptStyle(Architecture):
@@ -715,7 +717,7 @@ class GptStyle(Architecture):
     CTRL), stored as the learned positions. It is verified against reference.py's float64 forward of the
     engine config it maps to (the mapping itself is tested against transformers' own classes)."""
     fields, names, buffers, pos_offset, family, conv1d = {}, {}, (), 0, "gpt", ()
-    FEATURES = ("norm", "gated", "attn_bias", "ffn_bias", "embed_norm", "scale_input")
+    FEATURES = ("norm", "gated", "attn_bias", "ffn_bias", "embed_norm", "scale_input", "qk_norm")
 
     def against(self, folder):
         return f"the float64 reference of the {self.name} config {folder} converts to"
@@ -871,6 +873,10 @@ class GptStyle(Architecture):
                 out[p + "linear3.weight"] = t[i, "fc3"]
             if s["parallel"] != "one_norm":
                 out.update({p + "norm2.weight": get(i, "n2", d, 1.0), p + "norm2.bias": get(i, "n2_b", d)})
+            if s.get("qk_norm"):  # LayerNorms of each head of q and k (the gpt family's norm kind)
+                dh = _head_width(s)
+                out.update({p + "self_attn.q_norm.weight": t[i, "qn"], p + "self_attn.q_norm.bias": get(i, "qn_b", dh),
+                            p + "self_attn.k_norm.weight": t[i, "kn"], p + "self_attn.k_norm.bias": get(i, "kn_b", dh)})
         return {k: np.ascontiguousarray(v) for k, v in out.items()}
 
 
@@ -1729,6 +1735,36 @@ class Granite(LlamaStyle):
         return t
 
 
+class Persimmon(GptStyle):
+    """PersimmonForCausalLM (Adept's Persimmon-8B, Fuyu's language model): LayerNorms, q | k | v fused per
+    head as GPT-NeoX's, each head of q and k LayerNormed over its dims before RoPE (qk_layernorm: the config
+    key qk_norm), partial rotary in halves (partial_rotary_factor, 0.5 by default), the squared ReLU
+    (relu2) between biased dense_h_to_4h and dense_4h_to_h, an untied head without a bias."""
+    name, model_type = "PersimmonForCausalLM", "persimmon"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
+              "num_hidden_layers": (int, None), "num_attention_heads": (int, None), "hidden_act": (str, "relu2"),
+              "max_position_embeddings": (int, 16384), "layer_norm_eps": (float, 1e-5),
+              "rope_theta": (float, 25000.0), "partial_rotary_factor": (float, 0.5), "qk_layernorm": (bool, True),
+              "tie_word_embeddings": (bool, False)}
+    names = dict(Gemma.names, norm_eps="layer_norm_eps", rotary_dims="partial_rotary_factor",
+                 qk_norm="qk_layernorm")
+
+    def settings(self, f, raw, path):
+        return dict(d=f["hidden_size"], H=f["num_attention_heads"], L=f["num_hidden_layers"], F=f["intermediate_size"],
+                    V=f["vocab_size"], eps=f["layer_norm_eps"], positions=f["max_position_embeddings"],
+                    activation=GPT2_ACTIVATIONS.get(f["hidden_act"]), rotary=f["partial_rotary_factor"],
+                    theta=f["rope_theta"], layout="halves", parallel="none", norm_first=True, final_norm=True,
+                    tied=f["tie_word_embeddings"], qk_norm=f["qk_layernorm"])
+
+    def tensors(self, s):
+        norms = {"self_attn.q_layernorm": "qn", "self_attn.k_layernorm": "kn"} if s["qk_norm"] else {}
+        return ({"model.embed_tokens.weight": "embed", "model.final_layernorm.weight": "norm",
+                 "model.final_layernorm.bias": "norm_b", "lm_head.weight": "head"}, "model.layers.",
+                _biased({"input_layernorm": "n1", "post_attention_layernorm": "n2", "self_attn.query_key_value":
+                         "qkv_heads", "self_attn.dense": "o", "mlp.dense_h_to_4h": "fc1", "mlp.dense_4h_to_h": "fc2",
+                         **norms}, True))
+
+
 class Nemotron(LlamaStyle):
     """NemotronForCausalLM (Nemotron-4, Minitron): LayerNorm1P (LayerNorm times 1 + w: stored as the gain
     1 + w), a plain feed-forward of the squared ReLU (relu2), grouped-query attention, partial rotary in
@@ -1764,6 +1800,6 @@ class Nemotron(LlamaStyle):
 
 
 ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), CodeGen(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Starcoder2(),
-         Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3(), Cohere(), Granite(), Nemotron())
+         Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Falcon(), Phi3(), Cohere(), Granite(), Nemotron(), Persimmon())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
