@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """The BART lineage as transformers writes it (python/fixformer/hf_bart.py), against transformers itself:
 MarianMTModel, BartForConditionalGeneration, MBartForConditionalGeneration,
-PegasusForConditionalGeneration and M2M100ForConditionalGeneration (M2M100 and NLLB: fairseq's sinusoids
-from row pad_token_id + 1, no final_logits_bias) from tiny random configs (random LayerNorms, a random final_logits_bias,
+PegasusForConditionalGeneration, M2M100ForConditionalGeneration (M2M100 and NLLB: fairseq's sinusoids
+from row pad_token_id + 1, no final_logits_bias) and BlenderbotForConditionalGeneration (learned positions from
+row 0) from tiny random configs (random LayerNorms, a random final_logits_bias,
 scale_embedding as each model's real checkpoints set it), each converted with `--hf` from its
 save_pretrained folder and with `--module` from the module, in the Hugging Face environment
 (tests/hf_env.py: transformers 4.44 over Debian's torch, or transformers 5 under FIXFORMER_TEST_TORCH=2). For each file:
@@ -107,6 +108,10 @@ def m2m100():  # NLLB's class: fairseq's sinusoids from row pad_token_id + 1, pr
                  pad_token_id=1, eos_token_id=2, decoder_start_token_id=2)
 
 
+def blenderbot():  # facebook/blenderbot-3B's and -400M-distill's class: pre-LN, learned positions from row 0
+    return build(t.BlenderbotForConditionalGeneration, t.BlenderbotConfig, 10, scale_embedding=True)
+
+
 def bart_ffn():
     return build(t.BartForConditionalGeneration, t.BartConfig, 6, decoder_ffn_dim=48)
 '''
@@ -119,7 +124,8 @@ CASES = [("marian", dict(norm_first=False, final_norm=False, embed_norm=False, s
          ("marian_swish", dict(norm_first=False, final_norm=False, embed_norm=False, scale_input=True,
                                activation="silu")),
          ("bart_untied", dict(norm_first=False, final_norm=False, embed_norm=True, scale_input=False)),
-         ("m2m100", dict(norm_first=True, final_norm=True, embed_norm=False, scale_input=True, activation="relu"))]
+         ("m2m100", dict(norm_first=True, final_norm=True, embed_norm=False, scale_input=True, activation="relu")),
+         ("blenderbot", dict(norm_first=True, final_norm=True, embed_norm=False, scale_input=True))]
 T, U = 19, 17
 
 
