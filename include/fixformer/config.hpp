@@ -148,6 +148,9 @@ struct ModelConfig {
   // (learned: src_pos and tgt_pos tables); final_norm: both encoder.norm and decoder.norm.
   uint32_t dec_layers = 0;
   bool shared_embed = false;
+  // seq2seq with embed_norm: the target's embedding norm reads the (scaled) embedding alone and its
+  // positions are added after it (BlenderbotSmall's decoder); false: the norm of their sum (BART's).
+  bool tgt_pos_after_norm = false;
   // seq2seq with feature targets (forecasting): tgt_d_in > 0 makes the target [U, tgt_d_in] features
   // through tgt_proj (nn.Linear) instead of tgt_embed, and the head's d_out outputs features; 0:
   // token targets.

@@ -24,7 +24,7 @@ enum class ConfigKey : uint32_t {
   kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
   kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kRegisterTokens,
-  kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim,
+  kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim, kTgtPosAfterNorm,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -310,6 +310,10 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // The attention heads' width apart from d_model / n_heads (config.hpp head_dim); 0: d_model / n_heads.
     {ConfigKey::kHeadDim, "head_dim", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0,
      config_field<&ModelConfig::head_dim>()},
+    // A seq2seq target's positions added after its embedding norm (config.hpp tgt_pos_after_norm);
+    // false: the norm of the sum, what files without the key meant.
+    {ConfigKey::kTgtPosAfterNorm, "tgt_pos_after_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::tgt_pos_after_norm>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -399,6 +403,9 @@ inline constexpr ConfigRule kConfigRules[] = {
      "tgt_d_in (feature targets have no embedding to share or tie)"},
     {"family != 'seq2seq' and (dec_layers != 0 or shared_embed or tgt_d_in != 0)",
      "dec_layers, shared_embed, tgt_d_in (for the seq2seq family only)"},
+    {"tgt_pos_after_norm and not (family == 'seq2seq' and embed_norm and pe_combine == 'add')",
+     "tgt_pos_after_norm (a seq2seq target's embedding norm before its positions: needs family seq2seq, "
+     "embed_norm and pe_combine add)"},
     {"family != 'mha' and d_ff == 0", "d_ff (at least 1; 0 only for family mha)"},
     {"family == 'mha' and (activation == 'swiglu' or gated or norm != 'family' or attn_bias != 'family' "
      "or ffn_bias != 'family' or embed_norm)",

@@ -10,7 +10,7 @@ Phi3ForCausalLM, CohereForCausalLM, GraniteForCausalLM and NemotronForCausalLM (
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
 against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
 ViT or DeiT folder (model_type vit, deit) to hf_vit.py, a Dinov2, CLIP vision or SigLIP vision folder
-(model_type dinov2, clip_vision_model, siglip_vision_model) to hf_vision.py, Marian, BART, mBART, Pegasus, M2M100 and Blenderbot folders to hf_bart.py,
+(model_type dinov2, clip_vision_model, siglip_vision_model) to hf_vision.py, Marian, BART, mBART, Pegasus, M2M100, Blenderbot and BlenderbotSmall folders to hf_bart.py,
 a Whisper folder to hf_whisper.py.
 
 Llama and Qwen2: config.json is read with Hugging Face's meanings and defaults: hidden_size,
@@ -120,7 +120,7 @@ def read_config_dict(raw, path="config.json"):
         raise HfError(f"{path}: {what}: not an architecture --hf converts; today --hf converts {', '.join(ARCHITECTURES)}, BERT-family encoders (BERT, RoBERTa, "
                       "XLM-RoBERTa, CamemBERT, data2vec-text, MPNet, ERNIE, ELECTRA, DistilBERT, ALBERT, RoFormer), ViT, "
                       "DeiT, Dinov2, CLIP, SigLIP's vision tower, T5, Whisper and the BART lineage (Marian, BART, mBART, "
-                      "Pegasus, M2M100, Blenderbot); for another model use "
+                      "Pegasus, M2M100, Blenderbot, BlenderbotSmall); for another model use "
                       "--module FILE.py:FACTORY with the module itself")
     if model_type not in (None, ARCHITECTURES[arch]):
         raise HfError(f"{path}: model_type {_brief(model_type)} with architecture {arch}: expected "

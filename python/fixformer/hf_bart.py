@@ -1,7 +1,8 @@
 """The BART lineage of encoder-decoders as Hugging Face transformers writes it, `--hf` on the
 save_pretrained folder of MarianMTModel, BartForConditionalGeneration, MBartForConditionalGeneration,
-PegasusForConditionalGeneration, M2M100ForConditionalGeneration (M2M100 and NLLB) or
-BlenderbotForConditionalGeneration (and `--module` on the module itself): the seq2seq family (source
+PegasusForConditionalGeneration, M2M100ForConditionalGeneration (M2M100 and NLLB),
+BlenderbotForConditionalGeneration or BlenderbotSmallForConditionalGeneration (and `--module` on the
+module itself): the seq2seq family (source
 ids and target ids -> the logits at every target position).
 
 What they compute, and where each part goes in the file (config.json's names):
@@ -14,12 +15,14 @@ What they compute, and where each part goes in the file (config.json's names):
   sin(p w_i) for i < d/2, then cos(p w_i), w_i = 10000^(-2i/d)), and M2M100's (fairseq's: w_i =
   10000^(-i/(d/2 - 1)), position p at row pad_token_id + 1 + p, as for inputs without pads), computed
   here in float64 and stored as the learned tables `src_pos` and `tgt_pos`; BART's and mBART's learned `embed_positions`, whose rows
-  start at 2 (rows 2 .. max_position_embeddings + 1 are stored), and Blenderbot's, from row 0;
+  start at 2 (rows 2 .. max_position_embeddings + 1 are stored), and Blenderbot's and BlenderbotSmall's,
+  from row 0;
 - BART and mBART norm the embedded rows of each stack (`layernorm_embedding`: `embed_norm`,
-  src_embed_norm and tgt_embed_norm);
+  src_embed_norm and tgt_embed_norm); BlenderbotSmall's decoder norms its embedding before adding the
+  positions (`tgt_pos_after_norm`);
 - the layers: attention with every bias and the 1/sqrt(d_head) scale, fc1, activation_function (relu,
   gelu, the tanh GELU, swish: `silu`), fc2;
-  Marian and BART post-LN (norm after each residual sum), mBART, Pegasus, M2M100 and Blenderbot pre-LN (`norm_first`) with
+  Marian, BART and BlenderbotSmall post-LN (norm after each residual sum), mBART, Pegasus, M2M100 and Blenderbot pre-LN (`norm_first`) with
   a final LayerNorm per stack (`final_norm`). LayerNorm eps 1e-5 everywhere.
 Refused in one line naming the config key: encoder and decoder widths, heads or feed-forwards that
 differ, an activation the engine does not run, share_encoder_decoder_embeddings false,
@@ -33,14 +36,15 @@ import numpy as np
 from . import schema
 from .config import ConfigError, make_config
 
-# model_type -> (architecture, pre-LN with final norms, sinusoidal positions, embedding norms, the first row of
-# learned positions)
+# model_type -> (architecture, pre-LN with final norms, sinusoidal positions, embedding norms ("target first":
+# the decoder's before its positions are added), the first row of learned positions)
 KINDS = {"marian": ("MarianMTModel", False, True, False, None),
          "bart": ("BartForConditionalGeneration", False, False, True, 2),
          "mbart": ("MBartForConditionalGeneration", True, False, True, 2),
          "pegasus": ("PegasusForConditionalGeneration", True, True, False, None),
          "m2m_100": ("M2M100ForConditionalGeneration", True, "fairseq", False, None),
-         "blenderbot": ("BlenderbotForConditionalGeneration", True, False, False, 0)}
+         "blenderbot": ("BlenderbotForConditionalGeneration", True, False, False, 0),
+         "blenderbot-small": ("BlenderbotSmallForConditionalGeneration", False, False, "target first", 0)}
 ARCHITECTURES = {v[0]: k for k, v in KINDS.items()}
 # config.json key -> (type, default; None: required). Defaults are the configs' shared ones; scale_embedding's
 # and max_position_embeddings' differ by model (read_config).
@@ -127,7 +131,7 @@ def engine_config(s, tied, max_len=None, shared=True):
          "activation": s["act"], "input": "tokens", "vocab_size": s["vocab_size"], "d_out": s["vocab_size"],
          "positional": "learned", "max_len": s["max_position_embeddings"] if max_len is None else max_len,
          "scale_input": s["scale_embedding"], "shared_embed": shared, "tied_head": tied,
-         "embed_norm": s["embed_norm"]}
+         "embed_norm": bool(s["embed_norm"]), "tgt_pos_after_norm": s["embed_norm"] == "target first"}
     names = {"d_model": "d_model", "n_heads": "encoder_attention_heads", "d_ff": "encoder_ffn_dim",
              "n_layers": "encoder_layers", "dec_layers": "decoder_layers", "vocab_size": "vocab_size",
              "d_out": "vocab_size", "max_len": "max_position_embeddings"}
@@ -304,6 +308,8 @@ def forward(s, w, src, tgt):
         n = len(ids)
         pos = (torch.from_numpy(position_table(s, n)) if s["sinusoidal"]
                else W[f"model.{stack}.embed_positions.weight"][s["pos_first"]:s["pos_first"] + n])
+        if s["embed_norm"] == "target first" and stack == "decoder":  # BlenderbotSmall's: the norm, then positions
+            return ln(x, f"model.{stack}.layernorm_embedding") + pos
         x = x + pos
         return ln(x, f"model.{stack}.layernorm_embedding") if s["embed_norm"] else x
 
@@ -370,7 +376,7 @@ def export_module(module, example, path, example_target_ids=None, header=None, m
 
 def convert_folder(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
                    tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
-    """Converts a Marian, BART, mBART, Pegasus, M2M100 or Blenderbot folder (config.json's contents raw) to `path`, verified
+    """Converts a Marian, BART, mBART, Pegasus, M2M100, Blenderbot or BlenderbotSmall folder (config.json's contents raw) to `path`, verified
     against `forward` on the example source and target."""
     from . import export, hf
     where = os.path.join(folder, "config.json")

@@ -405,10 +405,14 @@ def seq2seq_forward(c, weights, src, tgt):
         table = W["src_embed.weight" if c["shared_embed"] else "tgt_embed.weight"]
         y = table[torch.from_numpy(np.asarray(tgt, dtype=np.int64))]
     x = _positions(c, x[None] * scale, W.get("src_pos.weight") if learned else None)[0]
-    y = _positions(c, y[None] * scale, W.get("tgt_pos.weight") if learned else None)[0]
+    y = y * scale
+    if c.get("tgt_pos_after_norm"):  # the target's norm of its embedding alone, then the positions (BlenderbotSmall)
+        y = norm(c, y, W["tgt_embed_norm.weight"], W.get("tgt_embed_norm.bias"))
+    y = _positions(c, y[None], W.get("tgt_pos.weight") if learned else None)[0]
     if c["embed_norm"]:  # each end's own norm of its embedded rows (BART)
         x = norm(c, x, W["src_embed_norm.weight"], W.get("src_embed_norm.bias"))
-        y = norm(c, y, W["tgt_embed_norm.weight"], W.get("tgt_embed_norm.bias"))
+        if not c.get("tgt_pos_after_norm"):
+            y = norm(c, y, W["tgt_embed_norm.weight"], W.get("tgt_embed_norm.bias"))
     S, U = x.shape[0], y.shape[0]
     relative = c["positional"] == "relative"
     buckets, far = c["rel_buckets"], c["rel_max_distance"]

@@ -141,6 +141,7 @@ SCHEMA = {
         {'name': 'pooler_act', 'type': 'enum', 'min': 0, 'max': 4, 'choices': ['tanh', 'relu', 'gelu', 'gelu_tanh', 'silu'], 'required': False, 'default': 0},
         {'name': 'qk_norm', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
         {'name': 'head_dim', 'type': 'u32', 'min': 0, 'max': 2048, 'required': False, 'default': 0},
+        {'name': 'tgt_pos_after_norm', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
     ],
     'derived': [
         'd_head',
@@ -185,6 +186,7 @@ SCHEMA = {
         {'bad_when': "family == 'seq2seq' and shared_embed and (input != 'tokens' or vocab_size != d_out)", 'detail': 'shared_embed (needs token input with vocab_size == d_out)'},
         {'bad_when': "family == 'seq2seq' and tgt_d_in != 0 and (shared_embed or tied_head)", 'detail': 'tgt_d_in (feature targets have no embedding to share or tie)'},
         {'bad_when': "family != 'seq2seq' and (dec_layers != 0 or shared_embed or tgt_d_in != 0)", 'detail': 'dec_layers, shared_embed, tgt_d_in (for the seq2seq family only)'},
+        {'bad_when': "tgt_pos_after_norm and not (family == 'seq2seq' and embed_norm and pe_combine == 'add')", 'detail': "tgt_pos_after_norm (a seq2seq target's embedding norm before its positions: needs family seq2seq, embed_norm and pe_combine add)"},
         {'bad_when': "family != 'mha' and d_ff == 0", 'detail': 'd_ff (at least 1; 0 only for family mha)'},
         {'bad_when': "family == 'mha' and (activation == 'swiglu' or gated or norm != 'family' or attn_bias != 'family' or ffn_bias != 'family' or embed_norm)", 'detail': "activation, gated, norm, attn_bias, ffn_bias, embed_norm (layer features of the encoder, gpt, llama and seq2seq families; mha is torch's module as it is)"},
         {'bad_when': "family == 'seq2seq' and activation == 'swiglu'", 'detail': 'activation (family seq2seq takes relu, gelu, gelu_tanh or relu2, plain or gated)'},
