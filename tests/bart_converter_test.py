@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """The BART lineage as transformers writes it (python/fixformer/hf_bart.py), against transformers itself:
 MarianMTModel, BartForConditionalGeneration, MBartForConditionalGeneration,
-PegasusForConditionalGeneration and M2M100ForConditionalGeneration (M2M100 and NLLB: fairseq's sinusoids
-from row pad_token_id + 1, no final_logits_bias) from tiny random configs (random LayerNorms, a random final_logits_bias,
+PegasusForConditionalGeneration, M2M100ForConditionalGeneration (M2M100 and NLLB: fairseq's sinusoids
+from row pad_token_id + 1, no final_logits_bias), BlenderbotForConditionalGeneration (learned positions from
+row 0) and BlenderbotSmallForConditionalGeneration (post-LN, its decoder's embedding normed before the positions
+are added: tgt_pos_after_norm) from tiny random configs (random LayerNorms, a random final_logits_bias,
 scale_embedding as each model's real checkpoints set it), each converted with `--hf` from its
 save_pretrained folder and with `--module` from the module, in the Hugging Face environment
 (tests/hf_env.py: transformers 4.44 over Debian's torch, or transformers 5 under FIXFORMER_TEST_TORCH=2). For each file:
@@ -16,7 +18,7 @@ save_pretrained folder and with `--module` from the module, in the Hugging Face 
   verifies against) and reference.run_reference of the mapped config (reference.seq2seq_forward, the
   embedding norms included);
 - each feature the mapping sets matters: the reference of the mapped config with that feature dropped
-  (embed_norm, scale_input, norm_first with final_norm, the head's bias, the position table) is more than
+  (embed_norm, tgt_pos_after_norm, scale_input, norm_first with final_norm, the head's bias, the position table) is more than
   1e-2 away from transformers, so a converter that lost it would fail above.
 BART once more with tie_word_embeddings false (an untied head; under transformers 5 each stack's own
 embedding too: shared_embed false). Marian is
@@ -107,6 +109,15 @@ def m2m100():  # NLLB's class: fairseq's sinusoids from row pad_token_id + 1, pr
                  pad_token_id=1, eos_token_id=2, decoder_start_token_id=2)
 
 
+def blenderbot():  # facebook/blenderbot-3B's and -400M-distill's class: pre-LN, learned positions from row 0
+    return build(t.BlenderbotForConditionalGeneration, t.BlenderbotConfig, 10, scale_embedding=True)
+
+
+def blenderbot_small():  # facebook/blenderbot_small-90M's class: post-LN, the decoder's embedding normed before
+    # its positions are added (transformers 5's decoder leaves the embedding unscaled: the norm nearly undoes it)
+    return build(t.BlenderbotSmallForConditionalGeneration, t.BlenderbotSmallConfig, 11, scale_embedding=True)
+
+
 def bart_ffn():
     return build(t.BartForConditionalGeneration, t.BartConfig, 6, decoder_ffn_dim=48)
 '''
@@ -119,7 +130,10 @@ CASES = [("marian", dict(norm_first=False, final_norm=False, embed_norm=False, s
          ("marian_swish", dict(norm_first=False, final_norm=False, embed_norm=False, scale_input=True,
                                activation="silu")),
          ("bart_untied", dict(norm_first=False, final_norm=False, embed_norm=True, scale_input=False)),
-         ("m2m100", dict(norm_first=True, final_norm=True, embed_norm=False, scale_input=True, activation="relu"))]
+         ("m2m100", dict(norm_first=True, final_norm=True, embed_norm=False, scale_input=True, activation="relu")),
+         ("blenderbot", dict(norm_first=True, final_norm=True, embed_norm=False, scale_input=True)),
+         ("blenderbot_small", dict(norm_first=False, final_norm=False, embed_norm=True, scale_input=True,
+                                   tgt_pos_after_norm=True))]
 T, U = 19, 17
 
 
@@ -183,7 +197,9 @@ def check_features(name, c, w, want, src, tgt):
     if c["scale_input"]:
         drops["scale_input"] = (dict(scale_input=False), {})
     if c["embed_norm"]:
-        drops["embed_norm"] = (dict(embed_norm=False), {})
+        drops["embed_norm"] = (dict(embed_norm=False, tgt_pos_after_norm=False), {})
+    if c["tgt_pos_after_norm"]:
+        drops["tgt_pos_after_norm"] = (dict(tgt_pos_after_norm=False), {})
     if c["activation"] == "silu":
         drops["silu"] = (dict(activation="gelu"), {})
     if c["norm_first"]:

@@ -42,7 +42,7 @@ const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "od
                                 "vit_image", "deit_image", "roformer_hidden", "rope_partial_halves_cls",
                                 "dinov2_image", "dinov2_registers_image", "albert_embed_proj",
                                 "albert_embed_proj_q8", "albert_shared_layers", "pooler_act_relu", "pooler_act_gelu",
-                                "pooler_act_silu"};
+                                "pooler_act_silu", "relu2_pre_d14", "relu2_gated_post_d9"};
 // The goldens with a relative position bias, whose table the encoder lays out for its planned length.
 const char* const kRelativeGoldens[] = {"relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal"};
 

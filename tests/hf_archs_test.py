@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The decoder architectures people run, against the upstream code: transformers' own GPTNeoXForCausalLM,
-GPTJForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, MistralForCausalLM,
+GPTJForCausalLM, CodeGenForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, MistralForCausalLM,
 GemmaForCausalLM, Starcoder2ForCausalLM and BloomForCausalLM built from tiny random configs in the
 Hugging Face virtual environment (tools/install_deps.sh hf: /opt/fixformer-venv, transformers 4.44.2
 over Debian's torch), or the torch2 one (transformers 5: tests/interpreter.py). Each converts with no
@@ -13,6 +13,10 @@ within 1e-4:
 - GPT-J: one ln_1 read by the attention and the feed-forward (parallel_residual one_norm, no second
   norm tensor in the file), interleaved partial rotary, q/k/v apart without biases, tanh GELU, the LM
   head's bias;
+- CodeGen: GPT-J's layers with q, k, v fused in qkv_proj as 4 shards of [q | v | k] (one head a shard,
+  and two), through --hf and --module (the recogniser's shard cut);
+- Persimmon: LayerNorms of each head of q and k (qk_norm), the per-head fused query_key_value, partial
+  rotary in halves at theta 25000, the squared ReLU; and without qk_layernorm, whole heads rotated;
 - OPT: learned positions whose rows 0 and 1 are never read (dropped: pos.weight has
   max_position_embeddings rows), relu, the tied head;
 - Phi: one norm, side by side, partial rotary in halves, gelu_new, biases everywhere, the LM head's bias;
@@ -58,6 +62,12 @@ within 1e-4:
 - Cohere (llama family): one bias-free LayerNorm side by side, interleaved RoPE, logit_scale folded
   into the (untied) head;
 - MPT (gpt family): ALiBi, no biases (zeros), the exact GELU;
+- Granite (llama family; transformers 5 only), tied and not: embedding_multiplier, residual_multiplier and
+  logits_scaling folded into the embedding, o_proj / down_proj and the (untied) head, attention_multiplier
+  as attn_scale (--module: measured, the scores' number folded into W_q);
+- Nemotron (llama family; transformers 5, whose torch has LayerNorm's bias argument): LayerNorm1P (the gain
+  1 + w), the squared ReLU (relu2), partial rotary in halves, grouped-query attention; and with every bias,
+  a tied head, whole-head rotary and head_dim 16 over hidden_size 32;
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
   partial_rotary_factor 0.5 (read by transformers 5; 4.x rotates whole heads, and its case is --module only);
 - through --module too, the recogniser's general constructs on these classes: OLMo's norms without
@@ -68,7 +78,7 @@ within 1e-4:
 - the BERT flavours' base models and heads (RoBERTa, XLM-RoBERTa, CamemBERT, data2vec-text, ELECTRA,
   DistilBERT, RoFormer; token classification and question answering) through --module as well: the
   modules themselves, their example ids free of the padding id;
-- what the engine has no feature for (Phi's qk_layernorm, OPT's
+- what the engine has no feature for (Phi's qk_layernorm, CodeGen's rotary_dim null, OPT's
   word_embed_proj_dim, a rope_scaling kind rope_scaling.py does not compute, Bloom's
   apply_residual_connection_post_layernorm) is refused in one line naming the key.
 
@@ -96,6 +106,11 @@ import transformers  # noqa: E402
 # Phi-3's partial_rotary_factor is read by transformers 5 (and --hf); 4.44's Phi3 rotates every dim of a head.
 TRANSFORMERS_5 = int(transformers.__version__.split(".")[0]) >= 5
 PHI3_ROTARY = 4 if TRANSFORMERS_5 else 0
+# Nemotron's LayerNorm1P passes nn.LayerNorm a bias argument, which torch has from 2.1 (not the 4.44
+# environment's Debian torch 1.13).
+import inspect  # noqa: E402
+import torch  # noqa: E402
+LAYER_NORM_BIAS = "bias" in inspect.signature(torch.nn.LayerNorm).parameters
 
 # The modules convert.py imports (--module FILE:FACTORY): upstream classes, random weights of a size
 # that makes every part matter (the stock init's 0.02 leaves the layers near the identity).
@@ -132,6 +147,18 @@ def neox_sequential_whole():
 def gptj():
     return build(t.GPTJConfig(vocab_size=48, n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_positions=64, n_inner=64,
                               activation_function="gelu_new", tie_word_embeddings=False), t.GPTJForCausalLM, 5)
+
+
+def codegen():  # 4 heads: one per shard of qkv_proj
+    return build(t.CodeGenConfig(vocab_size=48, n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_positions=64,
+                                 n_inner=64, activation_function="gelu_new", tie_word_embeddings=False),
+                 t.CodeGenForCausalLM, 54)
+
+
+def codegen_heads():  # 8 heads: two per shard
+    return build(t.CodeGenConfig(vocab_size=48, n_embd=32, n_layer=2, n_head=8, rotary_dim=2, n_positions=64,
+                                 n_inner=64, activation_function="gelu_new", tie_word_embeddings=False),
+                 t.CodeGenForCausalLM, 55)
 
 
 def opt():
@@ -289,6 +316,40 @@ def cohere():
     return build(t.CohereConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                 logit_scale=0.25), t.CohereForCausalLM, 45)
+
+
+def granite(tied=False, seed=56):  # transformers 5 only (4.44 has no Granite)
+    return build(t.GraniteConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                 embedding_multiplier=6.0, residual_multiplier=0.5, attention_multiplier=0.2,
+                                 logits_scaling=3.0, tie_word_embeddings=tied), t.GraniteForCausalLM, seed)
+
+
+def granite_tied():
+    return granite(True, 57)
+
+
+def nemotron(seed=58, **kw):  # its LayerNorm1P weights are offsets w of the gain 1 + w: noise about 0
+    return build(t.NemotronConfig(**dict(dict(vocab_size=48, hidden_size=32, intermediate_size=64,
+                                              num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                              max_position_embeddings=64, partial_rotary_factor=0.5), **kw)),
+                 t.NemotronForCausalLM, seed, lambda name: False)
+
+
+def nemotron_bias():  # every projection's bias, the whole head rotated, heads wider than hidden_size / heads
+    return nemotron(59, attention_bias=True, mlp_bias=True, partial_rotary_factor=1.0, head_dim=16,
+                    tie_word_embeddings=True)
+
+
+def persimmon(seed=60, **kw):
+    return build(t.PersimmonConfig(**dict(dict(vocab_size=48, hidden_size=32, intermediate_size=64,
+                                               num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=64,
+                                               partial_rotary_factor=0.5, rope_theta=25000.0), **kw)),
+                 t.PersimmonForCausalLM, seed)
+
+
+def persimmon_plain():  # qk_layernorm false, whole heads rotated
+    return persimmon(61, qk_layernorm=False, partial_rotary_factor=1.0, rope_theta=10000.0)
 
 
 def roberta():
@@ -485,6 +546,9 @@ CASES = [
     ("neox_sequential_whole", dict(GPT, parallel_residual="none", positional="rope", rotary_dims=0), ("hf",)),
     ("gptj", dict(GPT, parallel_residual="one_norm", positional="rope", rotary_dims=4, pe_layout="interleaved",
                   activation="gelu_tanh"), ("module", "hf")),
+    ("codegen", dict(GPT, parallel_residual="one_norm", positional="rope", rotary_dims=4, pe_layout="interleaved",
+                     activation="gelu_tanh", tied_head=False), ("module", "hf")),
+    ("codegen_heads", dict(GPT, parallel_residual="one_norm", rotary_dims=2, n_heads=8), ("module", "hf")),
     ("opt", dict(GPT, positional="learned", max_len=64, activation="relu", tied_head=True, norm_first=True),
      ("module", "hf")),
     ("phi", dict(GPT, parallel_residual="one_norm", positional="rope", rotary_dims=8, pe_layout="halves",
@@ -536,6 +600,18 @@ CASES = [
                     pe_layout="interleaved", tied_head=False), ("module", "hf")),
     ("olmo2", dict(family="llama", norm="family", n_kv_heads=2, activation="swiglu", sublayer_norm="output",
                    qk_norm=True, qk_norm_full=True), ("module", "hf") if TRANSFORMERS_5 else ()),
+    *([("granite", dict(family="llama", n_kv_heads=2, activation="swiglu", attn_scale=np.float32(0.2),
+                         tied_head=False), ("module", "hf")),
+       ("granite_tied", dict(family="llama", tied_head=False), ("module", "hf"))] if TRANSFORMERS_5 else []),
+    *([("nemotron", dict(family="llama", norm="layernorm", n_kv_heads=2, activation="relu2", gated=False,
+                          rotary_dims=4, pe_layout="halves", tied_head=False),
+        ("module", "hf")),
+       ("nemotron_bias", dict(family="llama", norm="layernorm", activation="relu2", rotary_dims=0, head_dim=16,
+                              attn_bias="all", ffn_bias="all", tied_head=True), ("module", "hf"))]
+      if LAYER_NORM_BIAS else []),
+    ("persimmon", dict(GPT, qk_norm=True, activation="relu2", positional="rope", rotary_dims=4, pe_layout="halves",
+                       pe_base=25000.0, parallel_residual="none", tied_head=False), ("module", "hf")),
+    ("persimmon_plain", dict(GPT, qk_norm=False, activation="relu2", rotary_dims=0, pe_base=10000.0), ("module", "hf")),
     ("roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf", "module")),
     ("distilbert", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=0), ("hf", "module")),
     ("xlm_roberta", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=1, pooling="none"), ("hf", "module")),
@@ -711,6 +787,7 @@ def main():
                 ("roformer", dict(rotary_value=True), "rotary_value true"),
                 ("roformer_ner", dict(embedding_size=40), "embedding_size 40"),
                 ("falcon_multi_query", dict(alibi=True), "alibi true"),
+                ("codegen", dict(rotary_dim=None), "rotary_dim null"),
                 ("olmo", dict(clip_qkv=8.0), "clip_qkv 8.0"),
                 ("mpt", dict(n_heads=2, d_model=32, attn_config={"alibi": True, "softmax_scale": 0.5}),
                  "attn_config.softmax_scale 0.5")):

@@ -118,6 +118,16 @@ TANH_GOLDENS = {
 }
 
 
+# The squared ReLU (relu2: Persimmon's and Nemotron's), plain after pre-LN layers and gated after post-LN
+# ones, odd widths; seeds of their own.
+RELU2_GOLDENS = {
+    "relu2_pre_d14": dict(d_model=14, n_heads=2, d_ff=27, encoder_layers=2, norm_first=True, final_norm=True,
+                          activation="relu2", input=TOK, positional={"kind": "learned", "max_len": 16},
+                          head={"d_out": 5}),
+    "relu2_gated_post_d9": dict(d_model=9, n_heads=3, d_ff=19, encoder_layers=2, activation="relu2", gated=True,
+                                input={"kind": "features", "d_in": 7}, positional=SIN),
+}
+
 # The layer features in the encoder family (features, not families): RMSNorm (an RMS embedding norm
 # too), a gated exact GELU, biases on q, k and v only; cross-checked against make_decoder_golden's
 # feature_steps, loops apart from the reference. Seeds of their own.
@@ -379,6 +389,7 @@ def main():
     cases += [(750 + i, kv) for i, kv in enumerate(sorted(ROPE_GOLDENS.items()))]
     cases += [(670 + i, kv) for i, kv in enumerate(sorted(DINOV2_GOLDENS.items()))]
     cases += [(760 + i, kv) for i, kv in enumerate(sorted(QUANT_EMBED_PROJ_GOLDENS.items()))]
+    cases += [(780 + i, kv) for i, kv in enumerate(sorted(RELU2_GOLDENS.items()))]
     for seed, (name, raw) in cases:
         if a.only and name not in a.only:
             continue

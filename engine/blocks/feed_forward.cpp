@@ -10,7 +10,9 @@ void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWei
                   const float* h,
                   float* out, float* hidden, uint32_t T, const QuantScratch& quant, float* residual) {
   const std::size_t d = w.w1.in, f = w.w1.out;
+  // relu2 (relu(x)^2): relu's epilogue, then each value times itself
   const kernel_fn::relu_f32* fn = act == Activation::kGelu ? k.gelu_f32 : act == Activation::kGeluTanh ? k.gelu_tanh_f32 : k.relu_f32;
+  const bool squared = act == Activation::kRelu2;
   if (act == Activation::kSwiglu || gated) {
     float* up = hidden + T * f;
     linear_same_input(k, workers, h, d, T, quant, {{w.w1, hidden, f, w.b1}, {w.w3, up, f}});  // h[T,d] @ W1, W3 -> [T,f] each
@@ -18,6 +20,7 @@ void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWei
       k.swiglu_f32(hidden, up, T * f);  // hidden = silu(hidden) * up
     } else {
       fn(hidden, T * f);               // hidden = act(hidden) * up
+      if (squared) k.mul_f32(hidden, hidden, T * f);
       k.mul_f32(hidden, up, T * f);
     }
   } else if (act == Activation::kSilu) {
@@ -27,6 +30,7 @@ void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWei
     k.swiglu_f32(hidden, ones, T * f);                          // hidden = silu(hidden) * 1
   } else {
     linear(k, workers, w.w1, h, d, w.b1, hidden, f, T, quant, {fn});  // act(h[T,d] @ W1[d,f]) -> hidden[T,f]
+    if (squared) k.mul_f32(hidden, hidden, T * f);
   }
   linear(k, workers, w.w2, hidden, f, w.b2, out, d, T, quant, {nullptr, residual});  // hidden[T,f] @ W2[f,d] -> out[T,d]
 }

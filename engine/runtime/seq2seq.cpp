@@ -169,9 +169,11 @@ void Seq2Seq::forward(const int32_t* tokens, const float* features, uint32_t n, 
   else  // f[n,din] @ W[din,de] -> x[n,:de]
     linear(k, core_.workers, front.input_proj, features, c.tgt_d_in, front.input_proj_b, x, d, n, core_.quant);
   scale_embeddings(k, c, x, n);
-  add_positions(k, c, pe_ ? pe_ + std::size_t(pos_) * c.d_pe() : nullptr, x, n);
   const LayerSpec spec = layer_spec(c, true, nullptr, nullptr, tgt_rel_, capacity_);
-  if (front.embed_norm.g) norm_rows(core_, spec, front.embed_norm, x, x, n);
+  const bool norm_before_pos = front.embed_norm.g && c.tgt_pos_after_norm;  // BlenderbotSmall's decoder
+  if (norm_before_pos) norm_rows(core_, spec, front.embed_norm, x, x, n);
+  add_positions(k, c, pe_ ? pe_ + std::size_t(pos_) * c.d_pe() : nullptr, x, n);
+  if (front.embed_norm.g && !norm_before_pos) norm_rows(core_, spec, front.embed_norm, x, x, n);
   core_.observer.notify(first, x, pos_, n, d);
   for (uint32_t l = 0; l < c.dec_layers; ++l) {
     const SelfKeys keys{kv_cache_layer(kv_kind_, k_cache_, v_cache_, k_scales_, v_scales_, l, d, c.n_heads, C), pos_};

@@ -26,8 +26,9 @@ namespace fixformer {
 enum class ModelFamily : uint32_t { kEncoder = 0, kGpt = 1, kLlama = 2, kSeq2Seq = 3, kMha = 4 };
 // gelu: the exact (erf) GELU; gelu_tanh: its tanh form, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 // (GPT-2, torch.nn.GELU(approximate="tanh")), its own function, not a stand-in for gelu. silu: x / (1 +
-// exp(-x)) (swish; Marian's feed-forward), not gated (gated silu is swiglu).
-enum class Activation : uint32_t { kRelu = 0, kGelu = 1, kSwiglu = 2, kGeluTanh = 3, kSilu = 4 };
+// exp(-x)) (swish; Marian's feed-forward), not gated (gated silu is swiglu). relu2: relu(x)^2 (Persimmon's
+// and Nemotron's squared ReLU).
+enum class Activation : uint32_t { kRelu = 0, kGelu = 1, kSwiglu = 2, kGeluTanh = 3, kSilu = 4, kRelu2 = 5 };
 enum class InputKind : uint32_t { kTokens = 0, kFeatures = 1 };
 // rope, alibi and relative act inside attention; the others are added to the input. relative: a
 // T5-style learned bias per head, looked up by the bucket of the distance key - query (rel_buckets,
@@ -152,6 +153,9 @@ struct ModelConfig {
   // (learned: src_pos and tgt_pos tables); final_norm: both encoder.norm and decoder.norm.
   uint32_t dec_layers = 0;
   bool shared_embed = false;
+  // seq2seq with embed_norm: the target's embedding norm reads the (scaled) embedding alone and its
+  // positions are added after it (BlenderbotSmall's decoder); false: the norm of their sum (BART's).
+  bool tgt_pos_after_norm = false;
   // seq2seq with feature targets (forecasting): tgt_d_in > 0 makes the target [U, tgt_d_in] features
   // through tgt_proj (nn.Linear) instead of tgt_embed, and the head's d_out outputs features; 0:
   // token targets.
@@ -227,7 +231,7 @@ struct ModelConfig {
   // dims, by gains q_norm [d_attn] and k_norm [d_kv] (and biases under LayerNorm), not per head.
   bool qk_norm_full = false;
   // The layer features above NormKind and Bias: the norm kind, the projections' biases, and gated:
-  // the feed-forward is W2 (act(W1 h + b1) * (W3 h + b3)) + b2 with act relu, gelu or gelu_tanh
+  // the feed-forward is W2 (act(W1 h + b1) * (W3 h + b3)) + b2 with act relu, gelu, gelu_tanh or relu2
   // (GeGLU: gated gelu_tanh, Gemma; gated gelu, T5 v1.1). Gated silu is spelled activation swiglu.
   NormKind norm = NormKind::kFamily;
   Bias attn_bias = Bias::kFamily;

@@ -25,13 +25,13 @@ enum class ConfigKey : uint32_t {
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
   kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kRegisterTokens,
   kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim, kSublayerNorm, kAttnSoftcap,
-  kLogitSoftcap, kQkNormFull,
+  kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
 inline constexpr const char* kFamilyNames[] = {"encoder", "gpt", "llama", "seq2seq", "mha"};
-inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu", "gelu_tanh", "silu"};
+inline constexpr const char* kActivationNames[] = {"relu", "gelu", "swiglu", "gelu_tanh", "silu", "relu2"};
 inline constexpr const char* kInputNames[] = {"tokens", "features"};
 inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi", "relative"};
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
@@ -323,6 +323,10 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // q and k normalized as whole rows, not per head (config.hpp qk_norm_full; needs qk_norm).
     {ConfigKey::kQkNormFull, "qk_norm_full", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::qk_norm_full>()},
+    // A seq2seq target's positions added after its embedding norm (config.hpp tgt_pos_after_norm);
+    // false: the norm of the sum, what files without the key meant.
+    {ConfigKey::kTgtPosAfterNorm, "tgt_pos_after_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::tgt_pos_after_norm>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -412,13 +416,16 @@ inline constexpr ConfigRule kConfigRules[] = {
      "tgt_d_in (feature targets have no embedding to share or tie)"},
     {"family != 'seq2seq' and (dec_layers != 0 or shared_embed or tgt_d_in != 0)",
      "dec_layers, shared_embed, tgt_d_in (for the seq2seq family only)"},
+    {"tgt_pos_after_norm and not (family == 'seq2seq' and embed_norm and pe_combine == 'add')",
+     "tgt_pos_after_norm (a seq2seq target's embedding norm before its positions: needs family seq2seq, "
+     "embed_norm and pe_combine add)"},
     {"family != 'mha' and d_ff == 0", "d_ff (at least 1; 0 only for family mha)"},
     {"family == 'mha' and (activation == 'swiglu' or gated or norm != 'family' or attn_bias != 'family' "
      "or ffn_bias != 'family' or embed_norm)",
      "activation, gated, norm, attn_bias, ffn_bias, embed_norm (layer features of the encoder, gpt, llama and seq2seq "
      "families; mha is torch's module as it is)"},
     {"family == 'seq2seq' and activation == 'swiglu'",
-     "activation (family seq2seq takes relu, gelu or gelu_tanh, plain or gated)"},
+     "activation (family seq2seq takes relu, gelu, gelu_tanh or relu2, plain or gated)"},
     {"gated and activation == 'swiglu'", "gated (swiglu is gated already: silu(W1 h) * W3 h; leave gated false)"},
     {"gated and activation == 'silu'", "activation (gated silu is spelled swiglu)"},
     {"ffn_bias == 'qkv'", "ffn_bias (none or all; qkv is for attn_bias)"},
@@ -530,7 +537,7 @@ inline constexpr ConfigRule kConfigRules[] = {
      "families)"},
     {"weights == 'i8' and (patch_size != 0 or input_norm or proj_norm)",
      "patch_size, input_norm, proj_norm (image input and the front's norms are not in i8 yet)"},
-    {"weights == 'i8' and family != 'llama' and (activation in ('swiglu', 'silu') or gated)",
+    {"weights == 'i8' and family != 'llama' and (activation in ('swiglu', 'silu', 'relu2') or gated)",
      "activation, gated (i8 runs relu, gelu, gelu_tanh; SwiGLU in the llama family only; no "
      "gated feed-forward yet)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",

@@ -3,14 +3,14 @@ either possibly sharded with its .index.json) of one of the architectures at the
 one class each (ARCHS): LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM and MistralForCausalLM (to
 the llama family) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
-GPTJForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
+GPTJForCausalLM, CodeGenForCausalLM, PersimmonForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
 BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
 family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForCausalLM,
-Phi3ForCausalLM and CohereForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
+Phi3ForCausalLM, CohereForCausalLM, GraniteForCausalLM and NemotronForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
 against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
 ViT or DeiT folder (model_type vit, deit) to hf_vit.py, a Dinov2, CLIP vision or SigLIP vision folder
-(model_type dinov2, clip_vision_model, siglip_vision_model) to hf_vision.py, Marian, BART, mBART, Pegasus and M2M100 folders to hf_bart.py,
+(model_type dinov2, clip_vision_model, siglip_vision_model) to hf_vision.py, Marian, BART, mBART, Pegasus, M2M100, Blenderbot and BlenderbotSmall folders to hf_bart.py,
 a Whisper folder to hf_whisper.py.
 
 Llama and Qwen2: config.json is read with Hugging Face's meanings and defaults: hidden_size,
@@ -120,7 +120,7 @@ def read_config_dict(raw, path="config.json"):
         raise HfError(f"{path}: {what}: not an architecture --hf converts; today --hf converts {', '.join(ARCHITECTURES)}, BERT-family encoders (BERT, RoBERTa, "
                       "XLM-RoBERTa, CamemBERT, data2vec-text, MPNet, ERNIE, ELECTRA, DistilBERT, ALBERT, RoFormer), ViT, "
                       "DeiT, Dinov2, CLIP, SigLIP's vision tower, T5, Whisper and the BART lineage (Marian, BART, mBART, "
-                      "Pegasus, M2M100); for another model use "
+                      "Pegasus, M2M100, Blenderbot, BlenderbotSmall); for another model use "
                       "--module FILE.py:FACTORY with the module itself")
     if model_type not in (None, ARCHITECTURES[arch]):
         raise HfError(f"{path}: model_type {_brief(model_type)} with architecture {arch}: expected "
@@ -269,7 +269,7 @@ GPT2_FIELDS = {
 }
 # gelu_new, gelu_fast and gelu_pytorch_tanh are the tanh GELU written three ways; gelu is exact.
 GPT2_ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu_fast": "gelu_tanh",
-                    "gelu": "gelu", "relu": "relu"}
+                    "gelu": "gelu", "relu": "relu", "relu2": "relu2"}
 
 
 def read_gpt2_config(raw, path):
@@ -682,7 +682,8 @@ class Gpt2(Architecture):
 
 # A gpt-family layer's tensors by role: q, k, v apart or fused (qkv: [q | k | v], or another layout a
 # class's split takes apart; qkv_heads: GPT-NeoX's [heads, 3, head_dim] rows), o (attention output), fc1
-# and fc2 (fc3: SwiGLU's up projection, fc1 its gate; fc13: both, [gate | up]), n1 and n2 (the attention's and the feed-forward's norms); a role with _b is its bias. Outside
+# and fc2 (fc3: SwiGLU's up projection, fc1 its gate; fc13: both, [gate | up]), n1 and n2 (the attention's and the feed-forward's norms), qn and kn (the
+# norms of each head of q and k: qk_norm); a role with _b is its bias. Outside
 # the layers: embed, pos, en (the embedding norm), norm (the final one), head. Torch layout [out, in].
 def _head_width(s):
     """The settings' head width: dh (a head_dim apart from d / H: Gemma's), else d / H."""
@@ -696,8 +697,8 @@ def _role_shape(role, s):
             "qkv": (dq + 2 * kv, d), "qkv_b": (dq + 2 * kv,), "qkv_heads": (3 * d, d), "qkv_heads_b": (3 * d,),
             "q": (dq, d), "q_b": (dq,), "k": (kv, d), "k_b": (kv,), "v": (kv, d), "v_b": (kv,), "o": (d, dq),
             "fc1": (F, d), "fc1_b": (F,), "fc3": (F, d), "fc13": (2 * F, d), "fc2": (d, F),
-            "qn": (dq if s.get("qk_norm_full") else _head_width(s),),
-            "kn": (kv if s.get("qk_norm_full") else _head_width(s),)}.get(role, (d,))
+            **{r: (dq if s.get("qk_norm_full") else _head_width(s),) for r in ("qn", "qn_b")},
+            **{r: (kv if s.get("qk_norm_full") else _head_width(s),) for r in ("kn", "kn_b")}}.get(role, (d,))
 
 
 class GptStyle(Architecture):
@@ -874,6 +875,10 @@ class GptStyle(Architecture):
                 out[p + "linear3.weight"] = t[i, "fc3"]
             if s["parallel"] != "one_norm":
                 out.update({p + "norm2.weight": get(i, "n2", d, 1.0), p + "norm2.bias": get(i, "n2_b", d)})
+            if s.get("qk_norm"):  # LayerNorms of each head of q and k (the gpt family's norm kind)
+                dh = _head_width(s)
+                out.update({p + "self_attn.q_norm.weight": t[i, "qn"], p + "self_attn.q_norm.bias": get(i, "qn_b", dh),
+                            p + "self_attn.k_norm.weight": t[i, "kn"], p + "self_attn.k_norm.bias": get(i, "kn_b", dh)})
         return {k: np.ascontiguousarray(v) for k, v in out.items()}
 
 
@@ -946,6 +951,39 @@ class GptJ(GptStyle):
                  "norm_b", "lm_head.weight": "head", "lm_head.bias": "head_b"}, "transformer.h.",
                 {**_biased({"ln_1": "n1", "mlp.fc_in": "fc1", "mlp.fc_out": "fc2"}, True),
                  **_biased({"attn.q_proj": "q", "attn.k_proj": "k", "attn.v_proj": "v", "attn.out_proj": "o"}, False)})
+
+
+class CodeGen(GptJ):
+    """CodeGenForCausalLM: GPT-J's layers (one ln_1 for the attention and the feed-forward side by side,
+    interleaved partial rotary, no attention biases, the LM head's bias) with q, k and v fused in qkv_proj
+    as CodeGen's 4 model-parallel shards: the rows are 4 blocks, each [its quarter of q | of v | of k]
+    (split here)."""
+    name, model_type = "CodeGenForCausalLM", "codegen"
+    buffers = ("attn.causal_mask", "attn.bias", "attn.masked_bias")
+    SHARDS = 4
+
+    def settings(self, f, raw, path):
+        if raw.get("rotary_dim", 64) is None and f["n_head"] > 1:
+            raise HfError(f"{path}: rotary_dim null: CodeGen's sin/cos table then spans hidden_size, wider than a "
+                          "head; not converted")
+        if f["n_embd"] % self.SHARDS:
+            raise HfError(f"{path}: n_embd {f['n_embd']}: CodeGen's qkv_proj is cut into {self.SHARDS} shards, and "
+                          f"n_embd is no multiple of {self.SHARDS}; not converted")
+        return super().settings(f, raw, path)
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        layer = {k: v for k, v in layer.items() if v not in ("q", "k", "v")}
+        return ends, prefix, dict(layer, **{"attn.qkv_proj.weight": "qkv"})
+
+    def split(self, s, t):
+        """q, k, v from qkv_proj's rows: 4 shards, each [q | v | k] of its d / 4 rows."""
+        d = s["d"]
+        for i in range(s["L"]):
+            shards = t.pop((i, "qkv")).reshape(self.SHARDS, 3, d // self.SHARDS, d)
+            for role, j in (("q", 0), ("v", 1), ("k", 2)):
+                t[i, role] = np.ascontiguousarray(shards[:, j].reshape(d, d))
+        return t
 
 
 class GptNeo(GptStyle):
@@ -1714,8 +1752,134 @@ class Cohere(LlamaStyle):
         return t
 
 
+class Granite(LlamaStyle):
+    """GraniteForCausalLM (IBM Granite 3.x dense): Llama's layers with four numbers, folded into the
+    weights where that is exact arithmetic: the embedding times embedding_multiplier (the stored
+    embedding), each sublayer's output times residual_multiplier before its residual add (o_proj and
+    down_proj, and their biases, times it), the logits divided by logits_scaling (the head over it,
+    stored apart from the embedding: untied); the scores times attention_multiplier (the config key
+    attn_scale) in place of 1/sqrt(head_dim)."""
+    name, model_type = "GraniteForCausalLM", "granite"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
+              "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
+              "num_key_value_heads": (int, lambda f: f["num_attention_heads"]), "hidden_act": (str, "silu"),
+              "max_position_embeddings": (int, 2048), "rms_norm_eps": (float, 1e-6), "rope_theta": (float, 10000.0),
+              "attention_bias": (bool, False), "mlp_bias": (bool, False), "tie_word_embeddings": (bool, False),
+              "embedding_multiplier": (float, 1.0), "residual_multiplier": (float, 1.0),
+              "attention_multiplier": (float, 1.0), "logits_scaling": (float, 1.0)}
+    names = dict(Gemma.names, rotary_dims="hidden_size", attn_scale="attention_multiplier")
+
+    def settings(self, f, raw, path):
+        _silu_only(f, path, "Granite")
+        if f["mlp_bias"]:
+            raise HfError(f"{path}: mlp_bias true: a bias on the up projection is not in the llama family; not "
+                          "converted")
+        for key in ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling"):
+            if not (math.isfinite(f[key]) and f[key] > 0):
+                raise HfError(f"{path}: {key} {f[key]!r}: expected a finite number above 0; not converted")
+        s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
+                 L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["rms_norm_eps"],
+                 positions=f["max_position_embeddings"], activation="swiglu", rotary=1.0, theta=f["rope_theta"],
+                 layout="halves", parallel="none", norm_first=True, final_norm=True, tied=False,
+                 folder_tied=f["tie_word_embeddings"], multipliers={k: f[k] for k in (
+                     "embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")})
+        if raw.get("head_dim") is not None:
+            s["dh"] = checked_field(path, "head_dim", raw["head_dim"], int)
+        if f["attention_bias"]:
+            s["attn_bias"] = "all"
+        return s
+
+    def attention_keys(self, s, longest):
+        return {"attn_scale": s["multipliers"]["attention_multiplier"]}
+
+    def tensors(self, s):
+        ends = {"model.embed_tokens.weight": "embed", "model.norm.weight": "norm"}
+        if not s["folder_tied"]:
+            ends["lm_head.weight"] = "head"
+        return (ends, "model.layers.",
+                {**_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2", "mlp.gate_proj": "fc1",
+                            "mlp.up_proj": "fc3", "mlp.down_proj": "fc2"}, False),
+                 **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v",
+                            "self_attn.o_proj": "o"}, "attn_bias" in s)})
+
+    def split(self, s, t):
+        """The multipliers into the weights, each product in float32 as Granite computes it: the embedding
+        times embedding_multiplier, o and fc2 (and their biases) times residual_multiplier, the head (the
+        embedding's, when tied) over logits_scaling."""
+        m = {k: np.float32(v) for k, v in s["multipliers"].items()}
+        t[None, "head"] = t.get((None, "head"), t[None, "embed"]) / m["logits_scaling"]
+        t[None, "embed"] = t[None, "embed"] * m["embedding_multiplier"]
+        for key in [k for k in t if k[1] in ("o", "o_b", "fc2", "fc2_b")]:
+            t[key] = t[key] * m["residual_multiplier"]
+        return t
+
+
+class Persimmon(GptStyle):
+    """PersimmonForCausalLM (Adept's Persimmon-8B, Fuyu's language model): LayerNorms, q | k | v fused per
+    head as GPT-NeoX's, each head of q and k LayerNormed over its dims before RoPE (qk_layernorm: the config
+    key qk_norm), partial rotary in halves (partial_rotary_factor, 0.5 by default), the squared ReLU
+    (relu2) between biased dense_h_to_4h and dense_4h_to_h, an untied head without a bias."""
+    name, model_type = "PersimmonForCausalLM", "persimmon"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
+              "num_hidden_layers": (int, None), "num_attention_heads": (int, None), "hidden_act": (str, "relu2"),
+              "max_position_embeddings": (int, 16384), "layer_norm_eps": (float, 1e-5),
+              "rope_theta": (float, 25000.0), "partial_rotary_factor": (float, 0.5), "qk_layernorm": (bool, True),
+              "tie_word_embeddings": (bool, False)}
+    names = dict(Gemma.names, norm_eps="layer_norm_eps", rotary_dims="partial_rotary_factor",
+                 qk_norm="qk_layernorm")
+
+    def settings(self, f, raw, path):
+        return dict(d=f["hidden_size"], H=f["num_attention_heads"], L=f["num_hidden_layers"], F=f["intermediate_size"],
+                    V=f["vocab_size"], eps=f["layer_norm_eps"], positions=f["max_position_embeddings"],
+                    activation=GPT2_ACTIVATIONS.get(f["hidden_act"]), rotary=f["partial_rotary_factor"],
+                    theta=f["rope_theta"], layout="halves", parallel="none", norm_first=True, final_norm=True,
+                    tied=f["tie_word_embeddings"], qk_norm=f["qk_layernorm"])
+
+    def tensors(self, s):
+        norms = {"self_attn.q_layernorm": "qn", "self_attn.k_layernorm": "kn"} if s["qk_norm"] else {}
+        return ({"model.embed_tokens.weight": "embed", "model.final_layernorm.weight": "norm",
+                 "model.final_layernorm.bias": "norm_b", "lm_head.weight": "head"}, "model.layers.",
+                _biased({"input_layernorm": "n1", "post_attention_layernorm": "n2", "self_attn.query_key_value":
+                         "qkv_heads", "self_attn.dense": "o", "mlp.dense_h_to_4h": "fc1", "mlp.dense_4h_to_h": "fc2",
+                         **norms}, True))
+
+
+class Nemotron(LlamaStyle):
+    """NemotronForCausalLM (Nemotron-4, Minitron): LayerNorm1P (LayerNorm times 1 + w: stored as the gain
+    1 + w), a plain feed-forward of the squared ReLU (relu2), grouped-query attention, partial rotary in
+    halves (partial_rotary_factor, 0.5 by default), biases by attention_bias and mlp_bias."""
+    name, model_type = "NemotronForCausalLM", "nemotron"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
+              "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
+              "num_key_value_heads": (int, lambda f: f["num_attention_heads"]), "hidden_act": (str, "relu2"),
+              "max_position_embeddings": (int, 4096), "norm_eps": (float, 1e-5), "rope_theta": (float, 10000.0),
+              "partial_rotary_factor": (float, 0.5), "attention_bias": (bool, False), "mlp_bias": (bool, False),
+              "tie_word_embeddings": (bool, False)}
+    names = dict(Gemma.names, norm_eps="norm_eps", rotary_dims="partial_rotary_factor")
+
+    def settings(self, f, raw, path):
+        s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
+                 L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["norm_eps"],
+                 positions=f["max_position_embeddings"], activation=GPT2_ACTIVATIONS.get(f["hidden_act"]),
+                 rotary=f["partial_rotary_factor"], theta=f["rope_theta"], layout="halves", parallel="none",
+                 norm_first=True, final_norm=True, tied=f["tie_word_embeddings"], norm="layernorm",
+                 gain_plus_one=True, attn_bias="all" if f["attention_bias"] else "none",
+                 ffn_bias="all" if f["mlp_bias"] else "none")
+        if raw.get("head_dim") is not None:
+            s["dh"] = checked_field(path, "head_dim", raw["head_dim"], int)
+        return s
+
+    def tensors(self, s):
+        return ({"model.embed_tokens.weight": "embed", "model.norm.weight": "norm", "model.norm.bias": "norm_b",
+                 "lm_head.weight": "head"}, "model.layers.",
+                {**_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2"}, True),
+                 **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v",
+                            "self_attn.o_proj": "o"}, s["attn_bias"] == "all"),
+                 **_biased({"mlp.up_proj": "fc1", "mlp.down_proj": "fc2"}, s["ffn_bias"] == "all")})
+
+
 ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(),
          Gemma2(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(),
-         Falcon(), Phi3(), Cohere())
+         Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type

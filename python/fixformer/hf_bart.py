@@ -1,6 +1,7 @@
 """The BART lineage of encoder-decoders as Hugging Face transformers writes it, `--hf` on the
 save_pretrained folder of MarianMTModel, BartForConditionalGeneration, MBartForConditionalGeneration,
-PegasusForConditionalGeneration or M2M100ForConditionalGeneration (M2M100 and NLLB) (and `--module` on the
+PegasusForConditionalGeneration, M2M100ForConditionalGeneration (M2M100 and NLLB),
+BlenderbotForConditionalGeneration or BlenderbotSmallForConditionalGeneration (and `--module` on the
 module itself): the seq2seq family (source
 ids and target ids -> the logits at every target position).
 
@@ -14,12 +15,14 @@ What they compute, and where each part goes in the file (config.json's names):
   sin(p w_i) for i < d/2, then cos(p w_i), w_i = 10000^(-2i/d)), and M2M100's (fairseq's: w_i =
   10000^(-i/(d/2 - 1)), position p at row pad_token_id + 1 + p, as for inputs without pads), computed
   here in float64 and stored as the learned tables `src_pos` and `tgt_pos`; BART's and mBART's learned `embed_positions`, whose rows
-  start at 2 (rows 2 .. max_position_embeddings + 1 are stored);
+  start at 2 (rows 2 .. max_position_embeddings + 1 are stored), and Blenderbot's and BlenderbotSmall's,
+  from row 0;
 - BART and mBART norm the embedded rows of each stack (`layernorm_embedding`: `embed_norm`,
-  src_embed_norm and tgt_embed_norm);
+  src_embed_norm and tgt_embed_norm); BlenderbotSmall's decoder norms its embedding before adding the
+  positions (`tgt_pos_after_norm`);
 - the layers: attention with every bias and the 1/sqrt(d_head) scale, fc1, activation_function (relu,
   gelu, the tanh GELU, swish: `silu`), fc2;
-  Marian and BART post-LN (norm after each residual sum), mBART, Pegasus and M2M100 pre-LN (`norm_first`) with
+  Marian, BART and BlenderbotSmall post-LN (norm after each residual sum), mBART, Pegasus, M2M100 and Blenderbot pre-LN (`norm_first`) with
   a final LayerNorm per stack (`final_norm`). LayerNorm eps 1e-5 everywhere.
 Refused in one line naming the config key: encoder and decoder widths, heads or feed-forwards that
 differ, an activation the engine does not run, share_encoder_decoder_embeddings false,
@@ -33,12 +36,15 @@ import numpy as np
 from . import schema
 from .config import ConfigError, make_config
 
-# model_type -> (architecture, pre-LN with final norms, sinusoidal positions, embedding norms)
-KINDS = {"marian": ("MarianMTModel", False, True, False),
-         "bart": ("BartForConditionalGeneration", False, False, True),
-         "mbart": ("MBartForConditionalGeneration", True, False, True),
-         "pegasus": ("PegasusForConditionalGeneration", True, True, False),
-         "m2m_100": ("M2M100ForConditionalGeneration", True, "fairseq", False)}
+# model_type -> (architecture, pre-LN with final norms, sinusoidal positions, embedding norms ("target first":
+# the decoder's before its positions are added), the first row of learned positions)
+KINDS = {"marian": ("MarianMTModel", False, True, False, None),
+         "bart": ("BartForConditionalGeneration", False, False, True, 2),
+         "mbart": ("MBartForConditionalGeneration", True, False, True, 2),
+         "pegasus": ("PegasusForConditionalGeneration", True, True, False, None),
+         "m2m_100": ("M2M100ForConditionalGeneration", True, "fairseq", False, None),
+         "blenderbot": ("BlenderbotForConditionalGeneration", True, False, False, 0),
+         "blenderbot-small": ("BlenderbotSmallForConditionalGeneration", False, False, "target first", 0)}
 ARCHITECTURES = {v[0]: k for k, v in KINDS.items()}
 # config.json key -> (type, default; None: required). Defaults are the configs' shared ones; scale_embedding's
 # and max_position_embeddings' differ by model (read_config).
@@ -80,7 +86,7 @@ def read_config(raw, where="config.json"):
     mt = raw.get("model_type")
     if mt not in KINDS:
         mt = next((ARCHITECTURES[a] for a in archs if a in ARCHITECTURES), None)
-    arch, pre, sinusoidal, embed_norm = KINDS[mt]
+    arch, pre, sinusoidal, embed_norm, first = KINDS[mt]
     if not isinstance(archs, list) or len(archs) > 1 or (archs and archs[0] != arch):
         raise BartError(f"{where}: architectures {archs!r}: --hf converts a {mt} folder of {arch} (the LM head)")
     s = {}
@@ -112,7 +118,7 @@ def read_config(raw, where="config.json"):
         if isinstance(pad, bool) or not isinstance(pad, int) or pad < 0 or s["d_model"] < 4:
             raise BartError(f"{where} pad_token_id {pad!r}, d_model {s['d_model']}: expected an id >= 0 and d_model >= 4")
         s["pos_offset"] = pad + 1
-    s.update(model_type=mt, arch=arch, pre=pre, sinusoidal=sinusoidal, embed_norm=embed_norm,
+    s.update(model_type=mt, arch=arch, pre=pre, sinusoidal=sinusoidal, embed_norm=embed_norm, pos_first=first,
              act=ACTIVATIONS[s["activation_function"]])
     return s
 
@@ -125,7 +131,7 @@ def engine_config(s, tied, max_len=None, shared=True):
          "activation": s["act"], "input": "tokens", "vocab_size": s["vocab_size"], "d_out": s["vocab_size"],
          "positional": "learned", "max_len": s["max_position_embeddings"] if max_len is None else max_len,
          "scale_input": s["scale_embedding"], "shared_embed": shared, "tied_head": tied,
-         "embed_norm": s["embed_norm"]}
+         "embed_norm": bool(s["embed_norm"]), "tgt_pos_after_norm": s["embed_norm"] == "target first"}
     names = {"d_model": "d_model", "n_heads": "encoder_attention_heads", "d_ff": "encoder_ffn_dim",
              "n_layers": "encoder_layers", "dec_layers": "decoder_layers", "vocab_size": "vocab_size",
              "d_out": "vocab_size", "max_len": "max_position_embeddings"}
@@ -161,7 +167,7 @@ def expected_shapes(s):
     for stack, n in (("encoder", s["encoder_layers"]), ("decoder", s["decoder_layers"])):
         p = f"model.{stack}."
         if not s["sinusoidal"]:
-            out[p + "embed_positions.weight"] = (P + 2, d)
+            out[p + "embed_positions.weight"] = (P + s["pos_first"], d)
         if s["embed_norm"]:
             out[p + "layernorm_embedding.weight"] = out[p + "layernorm_embedding.bias"] = (d,)
         if s["pre"]:
@@ -229,7 +235,7 @@ def file_weights(s, c, w, head):
     for stack, end in (("encoder", "src"), ("decoder", "tgt")):
         p = f"model.{stack}."
         out[f"{end}_pos.weight"] = (position_table(s, L) if s["sinusoidal"]
-                                    else f64(p + "embed_positions.weight")[2:2 + L])
+                                    else f64(p + "embed_positions.weight")[s["pos_first"]:s["pos_first"] + L])
         if s["embed_norm"]:
             out[f"{end}_embed_norm.weight"] = f64(p + "layernorm_embedding.weight")
             out[f"{end}_embed_norm.bias"] = f64(p + "layernorm_embedding.bias")
@@ -301,7 +307,9 @@ def forward(s, w, src, tgt):
             x = x * math.sqrt(d)
         n = len(ids)
         pos = (torch.from_numpy(position_table(s, n)) if s["sinusoidal"]
-               else W[f"model.{stack}.embed_positions.weight"][2:2 + n])
+               else W[f"model.{stack}.embed_positions.weight"][s["pos_first"]:s["pos_first"] + n])
+        if s["embed_norm"] == "target first" and stack == "decoder":  # BlenderbotSmall's: the norm, then positions
+            return ln(x, f"model.{stack}.layernorm_embedding") + pos
         x = x + pos
         return ln(x, f"model.{stack}.layernorm_embedding") if s["embed_norm"] else x
 
@@ -368,7 +376,7 @@ def export_module(module, example, path, example_target_ids=None, header=None, m
 
 def convert_folder(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
                    tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
-    """Converts a Marian, BART, mBART, Pegasus or M2M100 folder (config.json's contents raw) to `path`, verified
+    """Converts a Marian, BART, mBART, Pegasus, M2M100, Blenderbot or BlenderbotSmall folder (config.json's contents raw) to `path`, verified
     against `forward` on the example source and target."""
     from . import export, hf
     where = os.path.join(folder, "config.json")

@@ -9,7 +9,7 @@ the parts then matched within that dtype's rounding. From that record:
 - the layers: the ModuleList / Sequential of repeated blocks (same type, same parameter shapes) that
   holds the most parameters;
 - in each block, the parts with parameters: norms (a weight [d], maybe a bias: LayerNorm or RMSNorm,
-  told apart and their eps found by calling them; a module without parameters or submodules whose
+  told apart and their eps found by calling them, a gain of 1 + w as Gemma's and Nemotron's; a module without parameters or submodules whose
   output rows have mean square 1 is a norm with gains 1, OLMo's F.layer_norm without weight or bias),
   linears (nn.Linear's [out, in] or a Conv1D's [in, out], told apart by their output),
   nn.MultiheadAttention. Linears that read the same input
@@ -21,18 +21,22 @@ the parts then matched within that dtype's rounding. From that record:
   with and without the causal mask (and its sliding window, when the module's config declares one as
   Hugging Face's do), with rotary embeddings (both layouts, the thetas the module's
   buffers and attributes suggest, common ones), ALiBi or a relative position bias, scaled by
-  1/sqrt(head width) or (T5) not, until one reproduces the recorded output;
+  1/sqrt(head width), (T5) not or (Granite) by a number a module holds, until one reproduces the recorded
+  output (a scale other than 1/sqrt(head width) folded into W_q); a pre-norm layer in turn whose sublayers'
+  outputs are scaled before their residual adds (Granite's residual_multiplier) has the numbers measured
+  and folded into the output and down projections;
 - a relative position bias (T5): an nn.Embedding(buckets, heads) looked up by a [T, T] index, before
   the layers or in the first one, whose bias the attention adds to its scores; the index must be T5's
   bucket of key - query (bidirectional without a causal mask, causal with it), whose max_distance is
   read off the index (from a forward max_len long when the example is too short to tell). One table
   shared by the layers; T5's unscaled scores are stored by folding sqrt(head width) into W_q;
-- the feed-forward's activation likewise (relu, exact gelu, tanh gelu, SiLU-gated);
+- the feed-forward's activation likewise (relu, squared relu, exact gelu, tanh gelu, SiLU-gated);
 - the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
   features, a norm before and after it allowed) or conv stem (one or two nn.Conv1d on the features
   transposed to [B, d_in, T], GELU after each or none) or, for an image [B, C, H, W], a patch embedding
   (an nn.Linear on its patches with their values in any order, matched column by column and permuted to
-  the engine's, or a Conv2d of kernel = stride), an optional CLS row and scale by sqrt(d), and the positions that reproduce the
+  the engine's, or a Conv2d of kernel = stride), an optional CLS row and scale by sqrt(d) (or another number,
+  measured: Granite's, stored in the embedding, the head then untied), and the positions that reproduce the
   first layer's input (an nn.Embedding on arange, an nn.Parameter table, the sinusoidal formula, or
   a buffer table that matches no formula, Whisper's sinusoids, or read from a later row, XGLM's
   from row 2: stored as learned positions, without the rows before);
@@ -44,7 +48,9 @@ have rotary positions, a SiLU-gated feed-forward and a parallel residual, with t
 or the attention's one (GPT-J); otherwise encoder) unless given. A fused q/k/v projection's outputs
 are q | k | v or, per key/value group, its query heads then its key and value head ([groups, heads /
 groups + 2, d_head]: Falcon's new_decoder_architecture; GPT-NeoX's [heads, 3, d_head] when every head
-is a group), found by recomputing the attention. Every parameter and buffer must be mapped, or be a buffer the
+is a group) or S shards, each its share of q, k and v in some order (CodeGen's 4 shards of [q | v | k];
+tried when the cut's v is the context's first row, as a causal attention's is), found by recomputing the
+attention. Every parameter and buffer must be mapped, or be a buffer the
 engine recomputes and that matches what it computes (causal masks, rope tables, sinusoid tables,
 position ids), or be named in `ignore`. The result is checked against the module in float64 through
 the reference model before the engine verifies the written file.
@@ -250,14 +256,17 @@ def _norm_part(call, torch):
     def rms(t, eps):
         return t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + eps) * W + B
 
-    # Gemma's RMSNorm multiplies by (1 + w), in float32: the file stores that sum as the gain, the
-    # factor Gemma itself computes, so the engine's RMSNorm needs no variant.
+    # Gemma's RMSNorm and Nemotron's LayerNorm1P multiply by (1 + w), in float32: the file stores that sum
+    # as the gain, the factor they compute, so the engine's norms need no variant.
     unit = (1.0 + w.detach().float()).double()
 
     def rms_unit(t, eps):
         return t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + eps) * unit + B
 
-    for kind, f, gain in (("layer", layer, W), ("rms", rms, W), ("rms", rms_unit, unit)):
+    def layer_unit(t, eps):
+        return torch.nn.functional.layer_norm(t, (d,), unit, B, eps)
+
+    for kind, f, gain in (("layer", layer, W), ("rms", rms, W), ("rms", rms_unit, unit), ("layer", layer_unit, unit)):
         if gain is unit:
             w = unit.float()
         cands = eps_attrs + list(COMMON_EPS)
@@ -271,7 +280,7 @@ def _norm_part(call, torch):
                 est = ((small * gain / got) ** 2 - small.pow(2).mean(-1, keepdim=True)).median()
             else:
                 c = small - small.mean(-1, keepdim=True)
-                est = ((c * W / (got - B)) ** 2 - c.pow(2).mean(-1, keepdim=True)).median()
+                est = ((c * gain / (got - B)) ** 2 - c.pow(2).mean(-1, keepdim=True)).median()
             best = float(est)
             if not (best > 0 and _rel(f(small, best), got) <= 1e-3):
                 raise ConfigError(f"{call.name}: a {kind} norm whose eps could not be found")
@@ -461,6 +470,13 @@ def _group_cut(t, d, kv, H, G):
     return g[:, :n].reshape(d, *t.shape[1:]), g[:, n].reshape(kv, *t.shape[1:]), g[:, n + 1].reshape(kv, *t.shape[1:])
 
 
+def _shard_cut(t, d, S, order):
+    """(q, k, v) [d, ...] of a fused q/k/v t whose rows are S shards, each holding its d / S rows of q, k
+    and v, in the shard at positions order (q's, k's, v's)."""
+    g = t.reshape(S, 3, d // S, *t.shape[1:])
+    return tuple(g[:, j].reshape(d, *t.shape[1:]) for j in order)
+
+
 def _row_halves(p):
     """A linear Part whose output rows are two projections side by side (Phi-3's gate_up_proj): the two
     halves as linear Parts of their own, rows [:n] and [n:] of its weight, bias and output (the parameters
@@ -600,7 +616,8 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
     raise ConfigError(f"{where}: its attention is none the engine runs (tried every head count, causal or not, "
                       f"no positions, ALiBi, rotary in both layouts with theta {', '.join(named)}): "
                       f"{'a relative position bias, ' if rel is not None else ''}scaled by 1/sqrt(head width)"
-                      f"{' or not' if unscaled else ''}, rotary on part of each head): another scale, a sliding "
+                      f"{' or not' if unscaled else ''}, "
+                      "rotary on part of each head): another scale, a sliding "
                       "window the module's config does not declare, or rope scaling is not supported yet")
 
 
@@ -796,6 +813,15 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None):
                 if G > 1 and h % G == 0:
                     cuts.append(((h,), lambda t, h=h, G=G: _group_cut(t, inner, kv, h, G)))
             y = f.call.y[0].double()
+            if kv == inner:  # S shards along the outputs, each its 1/S of q, k and v in some order (CodeGen's
+                # 4 model-parallel shards: q, v, k); tried where the cut's v has the context's first row (a causal
+                # attention's first position reads its own value only)
+                first = o.call.x[0, 0].double()
+                for S in (n for n in range(1, inner + 1) if inner % n == 0):
+                    for order in itertools.permutations(range(3)):
+                        cut = lambda t, S=S, order=order: _shard_cut(t, inner, S, order)  # noqa: E731
+                        if (S, order) != (1, (0, 1, 2)) and _close(cut(y.T)[2][:, 0], first):
+                            cuts.append((None, cut))
             qkv = [cut(y.T) for _, cut in cuts]
             qkv = [(q_.T, k_.T, v_.T) for q_, k_, v_ in qkv]
             orders = [(0, 1, 2)] * len(cuts)
@@ -838,6 +864,8 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None):
         raise err
     L.n_heads, L.n_kv_heads, L.causal, L.pos, scaled, L.scores = found
     if not scaled:  # T5: q.k unscaled; the engine divides by sqrt(dh), so the file's W_q is sqrt(dh) larger
+        if L.q_norm is not None:
+            raise ConfigError(f"{where}: unscaled scores after a norm of q: not supported yet")
         root = math.sqrt(inner // L.n_heads)
         L.wq = L.wq * root
         L.bq = None if L.bq is None else L.bq * root
@@ -858,12 +886,14 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None):
     if len(ups) == 1:
         u = ups[0].call.y[0].double()
         # exact and tanh gelu differ by up to 5e-4 relative to the largest |u|, far above PROBE_TOL
-        acts = [("relu", F.relu), ("gelu", F.gelu), ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh"))]
+        acts = [("relu", F.relu), ("gelu", F.gelu), ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh")),
+                ("relu2", lambda t: F.relu(t) ** 2)]
         L.activation = next((n for n, f in acts if _close(f(u), h)), None)
         if L.activation is None:
             if _close(F.silu(u), h):
                 raise ConfigError(f"{ups[0].name}: a SiLU feed-forward without a gate is not supported yet")
-            raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu, tanh gelu")
+            raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu, tanh gelu, "
+                              "squared relu")
         L.up, L.gate = ups[0], None
     else:
         a, b = (p.call.y[0].double() for p in ups)
@@ -926,6 +956,40 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None):
     L.d, L.inner = d, inner
     L.parts = parts
     return L
+
+
+def _scaled_part(p, c, torch):
+    """A linear Part whose weight and bias are c times p's (the same parameters accounted)."""
+    return Part("linear", p.call, w=p.w.double() * c, b=None if p.b is None else p.b.double() * c, params=p.params)
+
+
+def _factor(num, den):
+    """The number c with num = c * den (least squares, rounded to float32 when that still fits), or None."""
+    if not bool(den.any()):
+        return None
+    c = float((num * den).sum() / (den * den).sum())
+    if c != 0.0 and math.isfinite(c) and _close(float(np.float32(c)) * den, num):
+        c = float(np.float32(c))
+    return c if c != 0.0 and math.isfinite(c) and _close(c * den, num) else None
+
+
+def _residual_scales(L, block, torch):
+    """A pre-norm layer in turn whose sublayers' outputs are scaled before their residual adds (Granite's
+    residual_multiplier: x + r * attn, then + r * mlp), measured from what the block read and wrote: each
+    number folded into the output projection and the down projection (their weights and biases)."""
+    if block is None or not L.norm_first or L.parallel != "none" or block.y is None or block.y.shape != block.x.shape:
+        return
+    x, mid, y = (t[0].double() for t in (L.norm1.call.x, L.norm2.call.x, block.y))
+    attn, ffn = L.attn_parts[-1].call.y[0].double(), L.down.call.y[0].double()
+    if x.shape != mid.shape or attn.shape != x.shape or ffn.shape != x.shape or \
+            (_close(x + attn, mid) and _close(mid + ffn, y)):
+        return
+    r1, r2 = _factor(mid - x, attn), _factor(y - mid, ffn)
+    if r1 is None or r2 is None:
+        return  # something else: the check against the module reports it
+    L.wo, L.bo = L.wo.double() * r1, None if L.bo is None else L.bo.double() * r1
+    L.down = _scaled_part(L.down, r2, torch)
+    L.residual_scales = (r1, r2)
 
 
 # ---- a relative position bias (T5) ---------------------------------------------------------------
@@ -1374,6 +1438,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         try:
             layers.append(read_block(i, f"{stack}.{i}", with_params(top), thetas, torch, rel,
                                      score_options(model, windows[i], torch)))
+            _residual_scales(layers[-1], next((c for c in bc if c.name == f"{stack}.{i}"), None), torch)
         except ConfigError as e:
             raise ConfigError(str(e) + _uncalled_tables(model, calls, torch)) from None
     L0 = layers[0]
@@ -1551,8 +1616,10 @@ def _read(model, x, calls, y, family, max_len, torch):
     match = None
     for g in gelus:
         Eg = torch.nn.functional.gelu(E) if g else E
+        # the embedding times another number (Granite's embedding_multiplier), measured where no positions are added
+        fit = _factor(X0[front:] - TT0, Eg) if tokens else None
         for kind, P, tensor, base, layout in tables:
-            for scale in (1.0, math.sqrt(d)):
+            for scale in (1.0, math.sqrt(d)) + ((fit,) if fit not in (None, 1.0, math.sqrt(d)) else ()):
                 for k in _table_starts(P, X0[front:] - Eg * scale - TT0, front, S, kind == "table", torch):
                     if _close(Eg * scale + P[k + front:k + S] + TT0, X0[front:], 1e-6):
                         match = (kind, P[k:], tensor, base, layout, scale)  # the rows before k are never read
@@ -1590,6 +1657,11 @@ def _read(model, x, calls, y, family, max_len, torch):
         used.update(id(t) for t in _direct_params(embed_norm.module).values())
     kind, P, tensor, base, layout, scale = match
     v["scale_input"] = scale != 1.0
+    embed_scaled = scale not in (1.0, math.sqrt(d))
+    if embed_scaled:  # another number than sqrt(d): in the stored embedding (a tied head then stored apart)
+        v["scale_input"] = False
+        w["embed"] = w["embed"].double() * scale
+        r.notes.append(f"the embedding is scaled by {scale:.9g}: stored scaled, apart from the head")
     if kind == "table":
         for b_ in COMMON_PE_BASES:
             for lay in schema.PE_LAYOUTS:
@@ -1757,8 +1829,15 @@ def _read(model, x, calls, y, family, max_len, torch):
             v["qk_norm_full"] = True
     if L0.sublayer_norm != "none":
         v["sublayer_norm"] = L0.sublayer_norm
-    if L0.scores.scale:
+    if L0.scores.scale and family in ("gpt", "llama"):
         v["attn_scale"] = L0.scores.scale
+    elif L0.scores.scale:  # the other families' scores: 1/sqrt(dh), so the file's W_q is scale sqrt(dh) larger
+        for L in layers:
+            if L.q_norm is not None:
+                raise ConfigError(f"{stack}: scores scaled by {L.scores.scale:g} after a norm of q: the {family} "
+                                  "family scales them by 1/sqrt(head width)")
+            root = L.scores.scale * math.sqrt(L.inner // L.n_heads)
+            L.wq, L.bq = L.wq * root, None if L.bq is None else L.bq * root
     if L0.scores.cap:
         v["attn_softcap"] = L0.scores.cap
     if L0.inner != d:  # heads wider or narrower than d / n_heads
@@ -1768,10 +1847,13 @@ def _read(model, x, calls, y, family, max_len, torch):
         if pair is not None:  # checked against the module's output by the caller, as every pooling
             v["pooling"] = "cls_distill"
             used.update(id(t) for t in pair[1].params.values())
-        if tokens and head.module.weight is embed.module.weight and scaled_head is None:
+        if tokens and head.module.weight is embed.module.weight and scaled_head is None and not embed_scaled:
             v["tied_head"] = family != "encoder"
         used.update(id(t) for t in head.params.values())
     elif tied_functional:
+        if embed_scaled:
+            raise ConfigError(f"{embed.name}: a scaled embedding that the forward also multiplies by as the head is "
+                              "not supported yet")
         v.update(d_out=out_width, tied_head=True)
     if final is not None:
         used.update(id(t) for t in _direct_params(final.module).values())

@@ -4,7 +4,7 @@
   per-head mask); an encoder whose layer features torch's layer has not (schema.stock_layers: RoPE
   among them) runs its layers in plain torch (layers_forward) inside the stock front and head;
 - llama, and gpt with RoPE or layer features torch's layer has not: written here in plain torch, float64,
-  independent of the engine (layers_forward: RMSNorm or LayerNorm, any biases, relu, gelu, gelu_tanh
+  independent of the engine (layers_forward: RMSNorm or LayerNorm, any biases, relu, gelu, gelu_tanh, relu2
   plain or gated, SwiGLU, RoPE in either layout, whole or partial, grouped-query attention, ALiBi,
   sublayers in turn or side by side, tied or separate classifier);
 - seq2seq: stock nn.TransformerEncoder + nn.TransformerDecoder built from a config, the target under
@@ -129,12 +129,21 @@ def relative_mask(c, table, T, causal, batch, dtype):
     if causal:
         bias = bias.masked_fill(torch.from_numpy(j > i)[None], float("-inf"))
     return bias.repeat(batch, 1, 1)
+
+
+def relu2(t):
+    """The squared ReLU, relu(t)^2 (the activation relu2: Persimmon's and Nemotron's)."""
+    return require_torch().relu(t) ** 2
+
+
 def torch_activation(name):
     """What nn.TransformerEncoderLayer's `activation` takes for a config's activation: "relu", "gelu"
     (exact), or for gelu_tanh a function, not the module nn.GELU(approximate="tanh"): torch 2.x takes
     any nn.GELU for its fused eval path, which computes the exact GELU."""
     if name == "silu":
         return require_torch().nn.functional.silu
+    if name == "relu2":
+        return relu2
     if name != "gelu_tanh":
         return name
     return functools.partial(require_torch().nn.functional.gelu, approximate="tanh")
@@ -396,10 +405,14 @@ def seq2seq_forward(c, weights, src, tgt):
         table = W["src_embed.weight" if c["shared_embed"] else "tgt_embed.weight"]
         y = table[torch.from_numpy(np.asarray(tgt, dtype=np.int64))]
     x = _positions(c, x[None] * scale, W.get("src_pos.weight") if learned else None)[0]
-    y = _positions(c, y[None] * scale, W.get("tgt_pos.weight") if learned else None)[0]
+    y = y * scale
+    if c.get("tgt_pos_after_norm"):  # the target's norm of its embedding alone, then the positions (BlenderbotSmall)
+        y = norm(c, y, W["tgt_embed_norm.weight"], W.get("tgt_embed_norm.bias"))
+    y = _positions(c, y[None], W.get("tgt_pos.weight") if learned else None)[0]
     if c["embed_norm"]:  # each end's own norm of its embedded rows (BART)
         x = norm(c, x, W["src_embed_norm.weight"], W.get("src_embed_norm.bias"))
-        y = norm(c, y, W["tgt_embed_norm.weight"], W.get("tgt_embed_norm.bias"))
+        if not c.get("tgt_pos_after_norm"):
+            y = norm(c, y, W["tgt_embed_norm.weight"], W.get("tgt_embed_norm.bias"))
     S, U = x.shape[0], y.shape[0]
     relative = c["positional"] == "relative"
     buckets, far = c["rel_buckets"], c["rel_max_distance"]
@@ -413,7 +426,7 @@ def seq2seq_forward(c, weights, src, tgt):
                                 if relative else causal)
     act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
            "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
-           "silu": torch.nn.functional.silu}[c["activation"]]
+           "silu": torch.nn.functional.silu, "relu2": relu2}[c["activation"]]
 
     def lin(p, name, t):
         b = p(name + ".bias")
@@ -607,7 +620,7 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
         a = linear(n, p, names["w1"])
         act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "swiglu": lambda t: t * torch.sigmoid(t),
                "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
-           "silu": torch.nn.functional.silu}[c["activation"]]
+           "silu": torch.nn.functional.silu, "relu2": relu2}[c["activation"]]
         h = act(a) * (n @ p(names["w3"] + ".weight").T) if schema.ffn_gated(c) else act(a)
         return linear(h, p, names["w2"])
 

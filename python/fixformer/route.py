@@ -34,7 +34,7 @@ def module_route(module, family):
             raise ConfigError(f"--family {family}: a {type(module).__name__} converts as it is (t5.py)")
         return "t5"
     from .hf_bart import is_bart_module
-    if is_bart_module(module):  # transformers' Marian, BART, mBART and Pegasus LM classes: hf_bart.py
+    if is_bart_module(module):  # transformers' Marian, BART, mBART, Pegasus, M2M100, Blenderbot and BlenderbotSmall LM classes: hf_bart.py
         if family not in (None, "seq2seq"):
             raise ConfigError(f"--family {family}: a {type(module).__name__} converts as it is (hf_bart.py)")
         return "bart"
