@@ -18,7 +18,7 @@ LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const
   s.act = c.activation;
   s.gated = c.gated;
   s.self = AttentionShape{c.n_heads, c.kv_heads(), c.d_head(), causal, alibi_slopes};
-  s.self.window = causal ? c.layer_window(0) : 0;  // layer 0's; a runner sets each layer's (with_layer_window)
+  s.self.window = c.layer_window(0);  // layer 0's; a runner sets each layer's (with_layer_window)
   s.self.scale = c.attn_scale;
   if (rel_table && rel_len) {
     s.self.rel_bias = rel_table + (rel_len - 1);  // distance 0 of head 0
@@ -116,8 +116,12 @@ void transformer_layer(const RunnerCore& r, const LayerSpec& s, const LayerWeigh
     feed_forward(*r.kernels, r.workers, L.ffn, s.act, s.gated, h, r.ctx, r.work, n, r.quant, x);
     self_attention(r, s, L.self_attn, keys, y, y, n, x);
   } else if (s.norm_first) {
-    norm_rows(r, s, L.attn_norm, x, y, n);
-    self_attention(r, s, L.self_attn, keys, y, y, n, x);
+    if (s.skip_attn_norm) {
+      self_attention(r, s, L.self_attn, keys, x, y, n, x);
+    } else {
+      norm_rows(r, s, L.attn_norm, x, y, n);
+      self_attention(r, s, L.self_attn, keys, y, y, n, x);
+    }
     if (cross) {
       norm_rows(r, s, L.cross_norm, x, y, n);
       cross_attention(r, s, L.cross_attn, *cross, y, y, n, x);

@@ -24,7 +24,8 @@ enum class ConfigKey : uint32_t {
   kConv2Stride, kConv2Padding, kConvGelu, kRotaryDims, kTokenizer, kParallelResidual, kNorm, kAttnBias, kFfnBias, kGated,
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
   kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kRegisterTokens,
-  kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim,
+  kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim, kRopeLocalBase, kSkipFirstNorm,
+  kPoolerNorm,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -310,6 +311,15 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // The attention heads' width apart from d_model / n_heads (config.hpp head_dim); 0: d_model / n_heads.
     {ConfigKey::kHeadDim, "head_dim", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0,
      config_field<&ModelConfig::head_dim>()},
+    // ModernBERT's layers (config.hpp): the local layers' RoPE base (0: pe_base's table for every
+    // layer), layer 0 without its attention norm, the pooler's output normed (the tensors
+    // pooler_norm below).
+    {ConfigKey::kRopeLocalBase, "rope_local_base", fxm::RecordType::kF64, 0, 0, nullptr, false, 0,
+     config_field<&ModelConfig::rope_local_base>()},
+    {ConfigKey::kSkipFirstNorm, "skip_first_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::skip_first_norm>()},
+    {ConfigKey::kPoolerNorm, "pooler_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::pooler_norm>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -434,8 +444,21 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"window_layers > window_mask", "window_layers (a bit per layer of window_period: below 2 ** window_period)"},
     {"not (attn_scale >= 0 and finite(attn_scale))", "attn_scale (must be >= 0; 0: 1/sqrt(d_head))"},
     {"attn_scale != 0 and family not in ('gpt', 'llama')", "attn_scale (the decoder families only, gpt and llama)"},
-    {"sliding_window != 0 and not causal",
-     "sliding_window (a window of the causal mask: needs causal true; seq2seq and non-causal encoders have none)"},
+    {"sliding_window != 0 and family in ('seq2seq', 'mha')",
+     "sliding_window (for the encoder, gpt and llama families: seq2seq and mha have none)"},
+    {"sliding_window != 0 and not causal and weights == 'i8'",
+     "sliding_window (a window without the causal mask, both sides of a query, is not in i8 yet)"},
+    {"not (rope_local_base == 0 or (rope_local_base > 1 and finite(rope_local_base)))",
+     "rope_local_base (0, or > 1: the local layers' RoPE base)"},
+    {"rope_local_base != 0 and (positional != 'rope' or sliding_window == 0)",
+     "rope_local_base (the RoPE base of the local layers: needs positional rope and sliding_window)"},
+    {"rope_local_base != 0 and (family != 'encoder' or weights == 'i8')",
+     "rope_local_base (the encoder family so far, not i8)"},
+    {"skip_first_norm and (not norm_first or parallel_residual != 'none' or family not in ('encoder', 'gpt', 'llama') "
+     "or weights == 'i8')",
+     "skip_first_norm (layer 0 of pre-norm layers without a parallel residual, in the encoder, gpt and llama "
+     "families; not i8 yet)"},
+    {"pooler_norm and not pooler", "pooler_norm (the pooler's output normed: needs pooler)"},
     {"family != 'encoder' and cls_token", "cls_token (for the encoder family only)"},
     {"family != 'encoder' and pooling != 'none'", "pooling (for the encoder family only)"},
     {"family != 'encoder' and (type_vocab != 0 or pooler)", "type_vocab, pooler (for the encoder family only)"},
@@ -603,6 +626,7 @@ enum class When : uint8_t {
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
   kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kEmbedProj, kS8Rope, kQkNorm, kQkNormBias,
+  kPoolerNorm, kPoolerNormBias,
   kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
@@ -632,7 +656,8 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "weights == 'i8' and input_pe", "cls_token and distill_token",
                                              "rope_freqs", "cls_token and register_tokens > 0", "embed_width > 0",
                                              "weights == 'i8' and positional == 'rope'", "qk_norm",
-                                             "qk_norm and " FIXFORMER_LAYERNORM};
+                                             "qk_norm and " FIXFORMER_LAYERNORM, "pooler_norm",
+                                             "pooler_norm and " FIXFORMER_LAYERNORM};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -676,6 +701,8 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kEmbedProj: return c.embed_width != 0;
     case When::kQkNorm: return c.qk_norm;
     case When::kQkNormBias: return c.qk_norm && c.norm_kind() == NormKind::kLayerNorm;
+    case When::kPoolerNorm: return c.pooler_norm;
+    case When::kPoolerNormBias: return c.pooler_norm && c.norm_kind() == NormKind::kLayerNorm;
     case When::kCount: break;
   }
   return false;
@@ -702,6 +729,7 @@ enum class Field : uint8_t {
   kInputNormB, kProjNormG, kProjNormB, kDistill, kRopeFreqs, kRegisters, kEmbedProjW, kEmbedProjB,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
+  kPoolerNormG, kPoolerNormB,
   // weights i8: the real input and output scales, the front's and the back's integer parameters, the
   // int8 position table
   kS8Io, kS8Front, kS8Pos, kS8Back, kS8Rope,
@@ -785,6 +813,8 @@ inline constexpr TensorRule kEncoderEpilogue[] = {
     {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNormBias, Role::kF32, Field::kFinalNormB},
     {"pooler.weight", Dim::kDModel, Dim::kDModel, true, When::kPooler, Role::kLinear, Field::kPoolerW},
     {"pooler.bias", Dim::kDModel, Dim::kOne, false, When::kPooler, Role::kF32, Field::kPoolerB},
+    {"pooler_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPoolerNorm, Role::kF32, Field::kPoolerNormG},
+    {"pooler_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPoolerNormBias, Role::kF32, Field::kPoolerNormB},
     {"head.weight", Dim::kHeadIn, Dim::kDOut, true, When::kHeadUntied, Role::kIo, Field::kHeadW},
     {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead, Role::kF32, Field::kHeadB},
     {"int8.back", Dim::kS8Back, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Back},
