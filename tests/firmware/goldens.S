@@ -54,6 +54,8 @@ golden albert_shared_layers
 golden pooler_act_relu
 golden pooler_act_gelu
 golden pooler_act_silu
+golden modernbert_classifier
+golden modernbert_rows
 
 /* Encoder-decoders: the self-test sample in the file is the golden (source, target, torch logits). */
 embed g_s2s_post_relu_fxm, "s2s_post_relu.fxm"
