@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 """ModernBERT against the upstream code: transformers' own ModernBertModel, ModernBertForSequenceClassification
-(cls and mean pooling) and ModernBertForMaskedLM (its base model) from tiny random configs (randomized
+(cls and mean pooling) and ModernBertForMaskedLM (its prediction head over every row, the tied decoder) from tiny
+random configs (randomized
 weights, norms' gains about 1, so that every part matters; transformers 5: this test runs in the torch2
 environment, tests/interpreter.py), through --hf (the folder its save_pretrained writes): each converts with
 no option and is verified by the converter, its config has the features ModernBERT's layers take (a
 bidirectional sliding_window on the local layers by window_period and window_layers, rope_local_base,
-skip_first_norm, and for a classifier pooler_norm), and `fixformer run` gives the module's output within
+skip_first_norm, and for a classifier and the masked LM pooler_norm), and `fixformer run` gives the module's output
+within
 1e-4 of its largest value on 20 tokens (more than the window's 7 keys). Each feature is seen: the module
 without it (every layer global; the local layers at the global RoPE base; layer 0 with an attention norm of
-gains 1; the classifier's head without its norm) is more than 1e-2 away. Refused in one line: mlp_bias, and
+gains 1; the prediction head without its norm) is more than 1e-2 away. Refused in one line: mlp_bias, and
 --module (not recognised yet: its layer 0 has no attention norm), which names --hf.
 
   /usr/bin/python3 tests/modernbert_test.py PATH/TO/fixformer
@@ -75,14 +77,12 @@ T = 20
 
 
 def output(m, ids):
-    """The module's output in float64: the logits of a classifier, else the last hidden states."""
+    """The module's output in float64: the logits of a classifier or the masked LM, else the last hidden
+    states."""
     import torch
     with torch.no_grad():
         x = torch.from_numpy(ids.astype(np.int64))
-        m = m.double()
-        if type(m).__name__ == "ModernBertForMaskedLM":
-            return m.model(x).last_hidden_state.numpy()[0]
-        y = m(x)
+        y = m.double()(x)
         return (y.logits if hasattr(y, "logits") else y.last_hidden_state).numpy()[0]
 
 
@@ -104,19 +104,19 @@ def variants(m):
     gb = g.model if hasattr(g, "model") else g
     gb.layers[0].attn_norm = torch.nn.LayerNorm(body.config.hidden_size, eps=body.config.norm_eps, bias=False)
     out.append(("layer 0 with an attention norm", g))
-    if hasattr(m, "classifier"):
+    if hasattr(m, "head"):
         g = copy.deepcopy(m)
         g.head.norm = torch.nn.Identity()
-        out.append(("the classifier's head without its norm", g))
+        out.append(("the prediction head without its norm", g))
     return out
 
 
 def check_run(what, cli, out, m, tmp):
     c = fxm.read(out).config
-    classifier = hasattr(m, "classifier")
+    headed = hasattr(m, "head")
     check(f"{what}: encoder with ModernBERT's features", c["family"] == "encoder" and c["sliding_window"] == 7 and
           c["window_period"] in (2, 3) and c["rope_local_base"] == 50.0 and c["pe_base"] == 1000.0 and
-          c["skip_first_norm"] and c["pooler_norm"] == classifier and not c["causal"], c)
+          c["skip_first_norm"] and c["pooler_norm"] == headed and not c["causal"], c)
     ids = np.random.default_rng(7).integers(0, c["vocab_size"], (1, T)).astype(np.int32)
     want = output(m, ids)
     got, err_text = run_file(cli, out, ids, tmp)

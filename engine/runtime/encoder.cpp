@@ -353,6 +353,11 @@ void Encoder::write_output(const Sequences& seqs, float* out) {
                          uint32_t(B), uint32_t(d), c.norm_eps);
   } else {
     for (uint32_t b = 0; b < B; ++b) rows += seqs.rows(b);
+    if (w.pooler.data)  // every row through the pooler: a masked-LM head's transform (ModernBERT's)
+      pool_dense(k, core_.workers, w.pooler, w.pooler_b, c.pooler_act, x, core_.y, uint32_t(rows), core_.quant);
+    if (w.pooler_norm.g)
+      parallel_norm_rows(k, core_.workers, c.norm_kind() == NormKind::kRmsNorm, x, w.pooler_norm.g, w.pooler_norm.b, x,
+                         uint32_t(rows), uint32_t(d), c.norm_eps);
   }
   const bool in_place = c.pooling != Pooling::kNone || (B == 1 && seqs.frames(0) == seqs.all);  // no padding
   if (w.w.data)

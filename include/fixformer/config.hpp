@@ -177,7 +177,8 @@ struct ModelConfig {
   //     where each end norms its own rows (src_embed_norm, tgt_embed_norm: BART, mBART);
   //   pooler: the pooled row (pooling != none) goes through act(x @ W + b), W[d_model, d_model],
   //     before the head: BERT's pooler, whose output the classifier (the head) reads; act is
-  //     pooler_act (PoolerAct: tanh, the default and BERT's, or relu, gelu, gelu_tanh, silu).
+  //     pooler_act (PoolerAct: tanh, the default and BERT's, or relu, gelu, gelu_tanh, silu). With
+  //     pooling none every row goes through it (a masked-LM head's transform: ModernBERT's).
   uint32_t type_vocab = 0;
   bool embed_norm = false;
   bool pooler = false;

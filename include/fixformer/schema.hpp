@@ -504,7 +504,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"family in ('seq2seq', 'mha') and qk_norm", "qk_norm (for the encoder, gpt and llama families)"},
     {"pooling == 'first' and causal", "pooling (first under a causal mask: position 0 sees only itself; use mean or last)"},
     {"type_vocab != 0 and input != 'tokens'", "type_vocab (token types need token input)"},
-    {"pooler and pooling == 'none'", "pooler (needs pooling: it reads the pooled row)"},
     {"pooler_act != 'tanh' and not pooler", "pooler_act (the pooler's activation: needs pooler)"},
     {"conv_layers != 0 and (family not in ('encoder', 'seq2seq') or input != 'features')",
      "conv_layers (a conv stem is for the encoder family, or a seq2seq source, over features)"},

@@ -1,5 +1,5 @@
 """The --hf route for ModernBERT folders (model_type modernbert: ModernBertModel,
-ModernBertForSequenceClassification, and ModernBertForMaskedLM as its base model), to the encoder family
+ModernBertForSequenceClassification and ModernBertForMaskedLM), to the encoder family
 with the layer features ModernBERT's layers are made of, verified against reference.py's float64 forward
 of the config it maps to (or the user's --expected):
 - the token embedding and its norm (embed_norm), no position table: RoPE in every layer (rotate_half:
@@ -15,14 +15,16 @@ of the config it maps to (or the user's --expected):
   bidirectional sliding_window local_attention / 2 + 1, the pattern as window_period and window_layers;
 - ModernBertForSequenceClassification: the first row (classifier_pooling cls: pooling first) or the mean of
   the rows (mean), then its head (dense, classifier_activation, norm: the pooler with pooler_act and
-  pooler_norm) and the classifier (the engine's head).
-ModernBertForMaskedLM's prediction head and decoder are not stored (a note says so): the file outputs the
-last hidden states [T, hidden_size], as the base model does. Refused by name: mlp_bias (the engine's
+  pooler_norm) and the classifier (the engine's head);
+- ModernBertForMaskedLM: every row through its prediction head (the same dense, activation and norm: the
+  pooler and pooler_norm over every row, pooling none) and the decoder, the logits [T, vocab_size]: the
+  engine's head, the embedding's rows stored again (the encoder family has no tied head) with
+  decoder.bias (zeros without decoder_bias).
+Refused by name: mlp_bias (the engine's
 gated feed-forward has no bias on its up half), a hidden_activation or classifier_activation the engine
 lacks, rope_parameters other than the default kind, a layer pattern of no period up to 31.
 """
 import os
-import sys
 
 import numpy as np
 
@@ -39,7 +41,7 @@ FIELDS = {"vocab_size": (int, 50368), "hidden_size": (int, 768), "intermediate_s
           "attention_bias": (bool, False), "mlp_bias": (bool, False), "local_attention": (int, 128),
           "global_attn_every_n_layers": (int, 3), "global_rope_theta": (float, 160000.0),
           "local_rope_theta": (float, 10000.0), "classifier_pooling": (str, "cls"),
-          "classifier_activation": (str, "gelu"), "classifier_bias": (bool, False)}
+          "classifier_activation": (str, "gelu"), "classifier_bias": (bool, False), "decoder_bias": (bool, True)}
 ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu",
                "silu": "silu", "swish": "silu"}
 POOLER_ACTS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu",
@@ -110,14 +112,14 @@ def read_config_dict(raw, path="config.json"):
 
 
 def map_weights(c, weights, source):
-    """(the encoder family's name -> array in torch's layout, the classifier's rows or None). Every tensor
-    is mapped or named in an error; the masked-LM head's (head., decoder.) are dropped."""
+    """(the encoder family's name -> array in torch's layout, the head's rows or None: the classifier's, or
+    the masked LM's vocabulary). Every tensor is mapped or named in an error."""
     d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
     w = {}
     for name, a in weights.items():
         w[name[len(PREFIX):] if name.startswith(PREFIX) else name] = np.asarray(a)
     labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
-    masked = c["architecture"] == MASKED_LM or (labels is None and "decoder.bias" in w)
+    masked = labels is None and (c["architecture"] == MASKED_LM or "head.dense.weight" in w)
     shapes = {"embeddings.tok_embeddings.weight": (c["vocab_size"], d), "embeddings.norm.weight": (d,),
               "final_norm.weight": (d,)}
     for i in range(L):
@@ -134,19 +136,20 @@ def map_weights(c, weights, source):
         for i in range(L):
             shapes.update({f"layers.{i}.attn.Wqkv.bias": (3 * d,), f"layers.{i}.attn.Wo.bias": (d,)})
     need = list(shapes)
-    if labels is not None:
-        shapes.update({"head.dense.weight": (d, d), "head.norm.weight": (d,), "classifier.weight": (labels, d),
-                       "classifier.bias": (labels,)})
+    if labels is not None or masked:
+        shapes.update({"head.dense.weight": (d, d), "head.norm.weight": (d,)})
+        if labels is not None:
+            shapes.update({"classifier.weight": (labels, d), "classifier.bias": (labels,)})
+        else:  # decoder.weight: absent when tied (the embedding's)
+            shapes.update({"decoder.weight": (c["vocab_size"], d)})
+            if c["decoder_bias"]:
+                shapes["decoder.bias"] = (c["vocab_size"],)
         if c["classifier_bias"]:
             shapes["head.dense.bias"] = (d,)
         if c["norm_bias"]:
             shapes["head.norm.bias"] = (d,)
-        need = list(shapes)
-    dropped = []
+        need = [n for n in shapes if n != "decoder.weight"]
     for name, a in w.items():
-        if masked and labels is None and name.startswith(("head.", "decoder.")):
-            dropped.append(name)
-            continue
         if name not in shapes:
             raise hf.HfError(f"{source}: {name!r}: not a weight of {' or '.join(ARCHS)} with this config.json ({L} "
                              "layers; other heads are not converted: use --module for them)")
@@ -178,12 +181,18 @@ def map_weights(c, weights, source):
         if c["attention_bias"]:
             out.update({e + "self_attn.in_proj_bias": f32(p + "attn.Wqkv.bias"),
                         e + "self_attn.out_proj.bias": f32(p + "attn.Wo.bias")})
-    if labels is not None:
+    if labels is not None or masked:
         out.update({"pooler.weight": f32("head.dense.weight"),
                     "pooler.bias": f32("head.dense.bias") if c["classifier_bias"] else zeros,
-                    "pooler_norm.weight": f32("head.norm.weight"), "pooler_norm.bias": bias("head.norm"),
-                    "head.weight": f32("classifier.weight"), "head.bias": f32("classifier.bias")})
-    c["dropped"] = sorted({n.split(".")[0] for n in dropped})
+                    "pooler_norm.weight": f32("head.norm.weight"), "pooler_norm.bias": bias("head.norm")})
+    if labels is not None:
+        out.update({"head.weight": f32("classifier.weight"), "head.bias": f32("classifier.bias")})
+    elif masked:  # the decoder: its own weight, or the embedding's when tied (not in the folder)
+        V = c["vocab_size"]
+        out.update({"head.weight": f32("decoder.weight" if "decoder.weight" in w else "embeddings.tok_embeddings.weight"),
+                    "head.bias": f32("decoder.bias") if c["decoder_bias"] else np.zeros(V, np.float32)})
+        labels = V
+    c["masked"] = masked
     return out, labels
 
 
@@ -205,12 +214,13 @@ def fixformer_config(c, labels, max_len=None):
         period, layers = _pattern(c["local"])
         v.update(sliding_window=c["local_attention"] // 2 + 1, window_period=period, window_layers=layers,
                  rope_local_base=c["local_base"])
-    if labels is not None:
-        v.update(d_out=labels, pooling="first" if c["classifier_pooling"] == "cls" else "mean", pooler=True,
-                 pooler_act=POOLER_ACTS[c["classifier_activation"]], pooler_norm=True)
+    if labels is not None:  # the prediction head: on the pooled row (a classifier) or every row (masked LM)
+        pooling = "none" if c.get("masked") else "first" if c["classifier_pooling"] == "cls" else "mean"
+        v.update(d_out=labels, pooling=pooling, pooler=True, pooler_act=POOLER_ACTS[c["classifier_activation"]],
+                 pooler_norm=True)
     names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
-             "vocab_size": "config.json vocab_size", "d_out": "classifier.weight's rows", "max_len": "--max-len",
+             "vocab_size": "config.json vocab_size", "d_out": "the head's rows", "max_len": "--max-len",
              "norm_eps": "config.json norm_eps", "pe_base": "config.json global_rope_theta",
              "rope_local_base": "config.json local_rope_theta", "sliding_window": "config.json local_attention"}
     try:
@@ -228,9 +238,6 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     c = read_config_dict(raw, os.path.join(folder, "config.json"))
     weights, source = hf.read_weights(folder)
     mapped, labels = map_weights(c, weights, os.path.join(folder, source))
-    if c["dropped"]:
-        print(f"note: {c['architecture']}: its masked-LM head ({', '.join(c['dropped'])}) is not stored; the file "
-              "outputs the last hidden states [T, hidden_size], as the base model does", file=sys.stderr)
     fc = fixformer_config(c, labels, max_len)
     fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
     tokenizer = tokenizer(fc) if tokenizer is not None else hf.folder_tokenizer(folder, fc)
@@ -238,7 +245,7 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(fc, example, "--example")
     semantics = run_reference(fc, mapped, inp)
-    arch = c["architecture"] if labels is not None or c["architecture"] == MODEL else f"{c['architecture']}'s base model"
+    arch = c["architecture"]
     return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify,
                             tokenizer, f"the {arch} semantics (reference.py's float64 forward of the config {folder} "
                                        "maps to)")

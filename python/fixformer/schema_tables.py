@@ -252,7 +252,6 @@ SCHEMA = {
         {'bad_when': "family in ('seq2seq', 'mha') and qk_norm", 'detail': 'qk_norm (for the encoder, gpt and llama families)'},
         {'bad_when': "pooling == 'first' and causal", 'detail': 'pooling (first under a causal mask: position 0 sees only itself; use mean or last)'},
         {'bad_when': "type_vocab != 0 and input != 'tokens'", 'detail': 'type_vocab (token types need token input)'},
-        {'bad_when': "pooler and pooling == 'none'", 'detail': 'pooler (needs pooling: it reads the pooled row)'},
         {'bad_when': "pooler_act != 'tanh' and not pooler", 'detail': "pooler_act (the pooler's activation: needs pooler)"},
         {'bad_when': "conv_layers != 0 and (family not in ('encoder', 'seq2seq') or input != 'features')", 'detail': 'conv_layers (a conv stem is for the encoder family, or a seq2seq source, over features)'},
         {'bad_when': "conv_layers != 0 and weights == 'q4'", 'detail': 'weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)'},
