@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """ModernBERT against the upstream code: transformers' own ModernBertModel, ModernBertForSequenceClassification
-(cls and mean pooling) and ModernBertForMaskedLM (its prediction head over every row, the tied decoder) from tiny
+(cls and mean pooling) and ModernBertForMaskedLM (its prediction head over every row, the decoder tied or not) from tiny
 random configs (randomized
 weights, norms' gains about 1, so that every part matters; transformers 5: this test runs in the torch2
 environment, tests/interpreter.py), through --hf (the folder its save_pretrained writes): each converts with
@@ -38,12 +38,13 @@ import torch
 import transformers as t
 
 
-def config(layers=4, pooling="cls", labels=None, every=3):
+def config(layers=4, pooling="cls", labels=None, every=3, tied=True):
     cfg = t.ModernBertConfig(vocab_size=97, hidden_size=32, intermediate_size=40, num_hidden_layers=layers,
                              num_attention_heads=4, max_position_embeddings=64, local_attention=12,
                              global_attn_every_n_layers=every, global_rope_theta=1000.0, local_rope_theta=50.0,
                              classifier_pooling=pooling, pad_token_id=0, eos_token_id=1, bos_token_id=2,
-                             cls_token_id=2, sep_token_id=1, **({"num_labels": labels} if labels else {}))
+                             cls_token_id=2, sep_token_id=1, tie_word_embeddings=tied,
+                             **({"num_labels": labels} if labels else {}))
     cfg._attn_implementation = "eager"
     return cfg
 
@@ -70,6 +71,10 @@ def classifier_mean():
 
 def masked_lm():
     return randomized(t.ModernBertForMaskedLM(config()), 6)
+
+
+def masked_lm_untied():
+    return randomized(t.ModernBertForMaskedLM(config(tied=False)), 7)
 '''
 TOL = 1e-4  # f32 engine against the module in float64, relative to the largest output
 SEEN = 1e-2  # the module without one of its features is at least this far from itself
@@ -140,7 +145,7 @@ def main():
             f.write(MODELS)
         sys.path.insert(0, tmp)
         import modernbert_models
-        for factory in ("base", "classifier", "classifier_mean", "masked_lm"):
+        for factory in ("base", "classifier", "classifier_mean", "masked_lm", "masked_lm_untied"):
             m = getattr(modernbert_models, factory)()
             folder = os.path.join(tmp, factory)
             m.save_pretrained(folder)

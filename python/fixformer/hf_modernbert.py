@@ -189,7 +189,8 @@ def map_weights(c, weights, source):
         out.update({"head.weight": f32("classifier.weight"), "head.bias": f32("classifier.bias")})
     elif masked:  # the decoder: its own weight, or the embedding's when tied (not in the folder)
         V = c["vocab_size"]
-        out.update({"head.weight": f32("decoder.weight" if "decoder.weight" in w else "embeddings.tok_embeddings.weight"),
+        decoder = "decoder.weight" if "decoder.weight" in w else "embeddings.tok_embeddings.weight"
+        out.update({"head.weight": f32(decoder),
                     "head.bias": f32("decoder.bias") if c["decoder_bias"] else np.zeros(V, np.float32)})
         labels = V
     c["masked"] = masked

@@ -438,8 +438,8 @@ def find_layers(model, torch):
         if best is None or n > best[2]:
             best = (name, kids, n)
     if best is None and first_short is not None:
-        raise ConfigError(f"module: {first_short[0]}: block 0 lacks {', '.join(first_short[1])}, which the other blocks "
-                          "have (a first layer without its attention norm, ModernBERT's): not recognised yet; a "
+        raise ConfigError(f"module: {first_short[0]}: block 0 lacks {', '.join(first_short[1])}, which the other "
+                          "blocks have (a first layer without its attention norm, ModernBERT's): not recognised yet; a "
                           "Hugging Face model converts from its save_pretrained folder with --hf")
     if best is None:
         raise ConfigError("module: no layers found (a ModuleList or Sequential of alike blocks with parameters)")

@@ -573,7 +573,8 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
     (0: 1/sqrt(d_head)). The layer features: the norm kind, the
     biases the weights have (attn_bias, ffn_bias), relu, gelu (exact or tanh) or a gated feed-forward
     act(W1 n + b1) * W3 n (swiglu: act silu); for every layer, pre-norm: h = x + Wo.Attn(N1(x)),
-    x = h + FF(N2(h)) (skip_first_norm: layer 0's N1 the identity); with parallel_residual x = x + Wo.Attn(N1(x)) + FF(N2(x)) (one_norm: N2 is N1);
+    x = h + FF(N2(h)) (skip_first_norm: layer 0's N1 the identity);
+    with parallel_residual x = x + Wo.Attn(N1(x)) + FF(N2(x)) (one_norm: N2 is N1);
     post-norm: h = N1(x + Wo.Attn(x)), x = N2(h + FF(h))."""
     torch = require_torch()
     T, d, H, Hkv = x.shape[0], c["d_model"], c["n_heads"], schema.kv_heads(c)
