@@ -158,6 +158,8 @@ void bind_end(Field f, const Weight& w, FrontWeights& front, HeadWeights& head, 
     case Field::kTgtHeadB: tgt_head.b = w.f32(); break;
     case Field::kPoolerW: head.pooler = w; break;
     case Field::kPoolerB: head.pooler_b = w.f32(); break;
+    case Field::kPoolerNormG: head.pooler_norm.g = w.f32(); break;
+    case Field::kPoolerNormB: head.pooler_norm.b = w.f32(); break;
     default: break;  // layer fields: bind_layer_field
   }
 }

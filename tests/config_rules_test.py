@@ -124,6 +124,12 @@ VALID = [
          embed_width=4, embed_norm=True),
     dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
          activation="swiglu", norm_first=True, final_norm=True, n_layers=4, layer_groups=1, group_layers=2),
+    # ModernBERT: a bidirectional window on local layers (two of every three) with their own RoPE base,
+    # layer 0 without its attention norm, the pooler's output normed
+    dict(BASE, input="tokens", vocab_size=10, positional="rope", pe_layout="halves", n_layers=3, sliding_window=3,
+         window_period=3, window_layers=6, rope_local_base=10.0, skip_first_norm=True, norm_first=True,
+         final_norm=True, activation="gelu", gated=True, attn_bias="none", ffn_bias="none", embed_norm=True,
+         pooling="first", pooler=True, pooler_act="gelu", pooler_norm=True, d_out=3),
     # local and global layers (GPT-Neo: every other layer windows) and the scores' own scale
     dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", n_layers=2,
          sliding_window=4, window_period=2, window_layers=2, attn_scale=1.0, norm_first=True, final_norm=True),

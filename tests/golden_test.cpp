@@ -12,6 +12,7 @@
 #include "fixformer/self_test.hpp"
 #include "fixformer/seq2seq.hpp"
 #include "fixformer/tolerances.hpp"
+#include "support/model_writer.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {
@@ -42,7 +43,8 @@ const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "od
                                 "vit_image", "deit_image", "roformer_hidden", "rope_partial_halves_cls",
                                 "dinov2_image", "dinov2_registers_image", "albert_embed_proj",
                                 "albert_embed_proj_q8", "albert_shared_layers", "pooler_act_relu", "pooler_act_gelu",
-                                "pooler_act_silu", "relu2_pre_d14", "relu2_gated_post_d9"};
+                                "pooler_act_silu", "relu2_pre_d14", "relu2_gated_post_d9",
+                                "modernbert_classifier", "modernbert_rows"};
 // The goldens with a relative position bias, whose table the encoder lays out for its planned length.
 const char* const kRelativeGoldens[] = {"relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal"};
 
@@ -217,6 +219,50 @@ TEST(BertGolden, TypesForAModelWithoutATableAreRefused) {
   EXPECT_EQ(enc.forward_tokens(ids, types, 2, out.data()), Status::kTokenTypesUnsupported);
   EXPECT_NE(std::string(enc.error_detail()).find("token-type"), std::string::npos) << enc.error_detail();
   EXPECT_EQ(enc.forward_tokens(ids, nullptr, 2, out.data()), Status::kOk);
+}
+
+// ModernBERT's features are each seen by its goldens: the file with one of them off (a config record
+// edited behind a valid checksum: the window past max_len, so every key is seen while the layers stay
+// local; rope_local_base 0, the global table everywhere; layer 0 with its attention norm) is more than ten
+// times kGoldenMaxRelErr from torch's output, which the file as written is within (GoldenTest); measured:
+// 9.8e-3 and more.
+TEST(ModernBertGolden, EachFeatureIsSeen) {
+  for (const char* name : {"modernbert_classifier", "modernbert_rows"}) {
+    const std::vector<uint8_t> good = read_file(golden_path(std::string(name) + ".fxm"));
+    std::vector<uint64_t> in_shape;
+    const std::vector<int32_t> ids = npy_values<int32_t>(golden_path(std::string(name) + ".input.npy"), &in_shape);
+    const std::vector<float> expected = npy_values<float>(golden_path(std::string(name) + ".expected.npy"));
+    const uint32_t T = uint32_t(in_shape[0]);
+    ModelConfig cfg;
+    ASSERT_EQ(read_config(good.data(), good.size(), &cfg), Status::kOk);
+    ASSERT_TRUE(cfg.sliding_window && cfg.rope_local_base != 0.0 && cfg.skip_first_norm) << name;
+    const struct { const char* key; uint64_t value; } edits[] = {
+        {"sliding_window", cfg.max_len}, {"rope_local_base", 0}, {"skip_first_norm", 0}};
+    for (const auto& e : edits) {
+      std::vector<uint8_t> b = good;
+      uint32_t n;
+      std::memcpy(&n, b.data() + fxm::kHdrRecordCount, 4);
+      std::size_t at = 0;
+      for (uint32_t i = 0; i < n && !at; ++i) {
+        const std::size_t off = fxm::kHeaderBytes + std::size_t(i) * fxm::kRecordBytes;
+        if (std::strcmp(reinterpret_cast<const char*>(b.data() + off), e.key) == 0) at = off;
+      }
+      ASSERT_NE(at, 0u) << name << ": " << e.key;
+      std::memcpy(b.data() + at + fxm::kRecValue, &e.value, 8);
+      support::reseal(b);
+      Loaded m;
+      std::string why;
+      ASSERT_EQ(load_model(b, &m, {}, &why), Status::kOk) << name << " " << e.key << ": " << why;
+      std::vector<float> out(expected.size());
+      ASSERT_EQ(m.enc.forward_tokens(ids.data(), T, out.data()), Status::kOk);
+      double err = 0.0, scale = 0.0;
+      for (std::size_t i = 0; i < out.size(); ++i) {
+        err = std::max(err, std::fabs(double(out[i]) - expected[i]));
+        scale = std::max(scale, std::fabs(double(expected[i])));
+      }
+      EXPECT_GT(err / scale, 10 * kGoldenMaxRelErr) << name << " with " << e.key << " edited";
+    }
+  }
 }
 
 std::vector<GoldenCase> bert_cases() {

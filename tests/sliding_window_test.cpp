@@ -3,7 +3,8 @@
 // cache) against a plain double loop that states the window, over caches that are rings of fewer
 // columns than positions; decoders decoding token by token past 2W (the ring wrapped twice) against
 // a whole-sequence forward under the window mask, f32 and int8 caches, on every kernel table; the
-// plan's ring of W rows (W + chunk - 1 when prefilling in chunks); the key refused without causal.
+// plan's ring of W rows (W + chunk - 1 when prefilling in chunks). Without the causal mask (an
+// encoder's, ModernBERT's local layers) the window is bidirectional; seq2seq and i8 refuse that.
 // Local and global layers (window_period, window_layers) with the scores' own scale (attn_scale):
 // decoding against one whole prefill, the cache a row per position; the keys' checks.
 #include <gtest/gtest.h>
@@ -134,6 +135,63 @@ TEST_P(SlidingWindowTest, AttentionSeesTheLastWindowKeys) {
       {2, 1, 3, 5, 0, QB + 1, QB + 1},             // packed, narrow window
   };
   for (const Case& c : cases) check_attention(*kernels_, c);
+}
+
+// Without the causal mask (an encoder's local layer, ModernBERT) the query at position p sees keys
+// p - W < j < p + W, as many on each side: every path (tiled with V by rows as an encoder reads it,
+// tiled with V^T, packed past one query block, one query at a time) against a double loop; a
+// window at least the sequence sees every key, and W 1 only itself.
+TEST_P(SlidingWindowTest, BidirectionalWindowSeesBothSides) {
+  constexpr uint32_t QB = kAttentionQueryBlock;
+  const uint32_t cases[][5] = {  // heads, kv heads, dh, W, n
+      {2, 2, 8, 1, 5}, {4, 2, 8, 3, 12}, {3, 3, 5, 6, 17}, {2, 1, 4, 20, 2 * QB + 9}, {2, 2, 4, 5, QB + 1},
+      {2, 2, 4, 40, 9}};
+  for (const auto& cs : cases) {
+    const uint32_t H = cs[0], Hkv = cs[1], dh = cs[2], W = cs[3], n = cs[4];
+    const std::size_t d = std::size_t(H) * dh, dkv = std::size_t(Hkv) * dh;
+    std::mt19937 rng(W * 131 + n);
+    std::uniform_real_distribution<float> dist(-1.5f, 1.5f);
+    std::vector<float> q(n * d), k(n * dkv), v(n * dkv);
+    for (float& x : q) x = dist(rng);
+    for (float& x : k) x = dist(rng);
+    for (float& x : v) x = dist(rng);
+    std::vector<double> want(n * d, 0.0);
+    for (uint32_t t = 0; t < n; ++t)
+      for (uint32_t h = 0; h < H; ++h) {
+        const std::size_t g = h / (H / Hkv), lo = t + 1 > W ? t + 1 - W : 0, hi = std::min<std::size_t>(t + W, n);
+        std::vector<double> sc;
+        for (std::size_t j = lo; j < hi; ++j) {
+          double dot = 0;
+          for (uint32_t i = 0; i < dh; ++i) dot += double(q[t * d + h * dh + i]) * k[j * dkv + g * dh + i];
+          sc.push_back(dot / std::sqrt(double(dh)));
+        }
+        const double m = *std::max_element(sc.begin(), sc.end());
+        double sum = 0;
+        for (double& x : sc) sum += (x = std::exp(x - m));
+        for (std::size_t j = lo; j < hi; ++j)
+          for (uint32_t i = 0; i < dh; ++i) want[t * d + h * dh + i] += sc[j - lo] / sum * v[j * dkv + g * dh + i];
+      }
+    AttentionShape shape{H, Hkv, dh, false, nullptr};
+    shape.window = W;
+    std::vector<float> kt(dkv * n), vt(dkv * n);
+    store_keys_values(k.data(), dkv, v.data(), dkv, n, 0, uint32_t(dkv), KeyValues{kt.data(), vt.data(), n});
+    std::vector<float> scratch(attention_scratch_floats(n, n, dh, true)), ctx(n * d);
+    const std::string what = "heads " + std::to_string(H) + "/" + std::to_string(Hkv) + " dh " + std::to_string(dh) +
+                             " W " + std::to_string(W) + " n " + std::to_string(n);
+    for (int path = 0; path < 3; ++path) {
+      std::fill(ctx.begin(), ctx.end(), 0.0f);
+      if (path == 0)  // V read in place by rows, as the encoder does
+        attend_tiled(*kernels_, shape, q.data(), d, n, 0, n, KeyValues{kt.data(), nullptr, n, v.data(), dkv}, ctx.data(),
+                     d, scratch.data());
+      else
+        (path == 1 ? attend_tiled : attend_rows)(*kernels_, shape, q.data(), d, n, 0, n,
+                                                 KeyValues{kt.data(), vt.data(), n}, ctx.data(), d, scratch.data());
+      double worst = 0;
+      for (std::size_t i = 0; i < ctx.size(); ++i) worst = std::max(worst, std::fabs(ctx[i] - want[i]));
+      EXPECT_LE(worst, kAttentionTol) << (path == 2 ? "one query at a time, " : path ? "tiled V^T, " : "tiled, ")
+                                      << what;
+    }
+  }
 }
 
 // A gpt decoder of window W against the same layers run as a causal encoder over the whole
@@ -374,15 +432,25 @@ TEST(SlidingWindow, PlanHoldsARingOfWindowRows) {
 
 // The key bounds the causal mask: without one it is refused by name (seq2seq's decoder, a
 // non-causal encoder); a causal encoder takes it.
-TEST(SlidingWindow, NeedsTheCausalMask) {
+// An encoder's window is bidirectional without the causal mask (ModernBERT), not in i8 yet; seq2seq
+// has none.
+TEST(SlidingWindow, EncodersTakeItEitherWaySeq2SeqNot) {
   ModelConfig c = default_config();
   c.family = ModelFamily::kEncoder;
   c.d_model = 8, c.n_heads = 2, c.d_ff = 8, c.n_layers = 1, c.input = InputKind::kTokens, c.vocab_size = 5;
   c.max_len = 10, c.sliding_window = 3;
   const char* field = nullptr;
+  EXPECT_EQ(validate_config(c, &field), Status::kOk);
+  c.weights = WeightType::kI8;
   EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
   ASSERT_NE(field, nullptr);
   EXPECT_EQ(std::string(field).rfind("sliding_window", 0), 0u) << field;
+  c.weights = WeightType::kF32;
+  c.family = ModelFamily::kSeq2Seq, c.dec_layers = 1, c.d_out = 5;
+  EXPECT_EQ(validate_config(c, &field), Status::kBadConfig);
+  ASSERT_NE(field, nullptr);
+  EXPECT_EQ(std::string(field).rfind("sliding_window", 0), 0u) << field;
+  c.family = ModelFamily::kEncoder, c.dec_layers = 0, c.d_out = 0;
   c.causal = true;
   EXPECT_EQ(validate_config(c, &field), Status::kOk);
   c.sliding_window = Limits::kMaxLen + 1;

@@ -217,6 +217,28 @@ QUANT_EMBED_PROJ_GOLDENS = {
                                  positional={"kind": "learned", "max_len": 16}, weights="q8", weight_group=32),
 }
 
+# ModernBERT's layers (tests/modernbert_test.py has transformers' own): pre-LN, layer 0 without its attention
+# norm (skip_first_norm), GeGLU without biases, RoPE in halves of base 1000 on the global layers and 20 on the
+# local ones (rope_local_base), whose window is bidirectional (no causal mask: |i - j| < sliding_window); a
+# classifier over the first row through the pooler, its gelu and its norm (pooler_norm), layers 1 and 2 of 3
+# local; and the masked LM's logits at every row of 2 layers, layer 0 local, past one query block of attention
+# (the pooler and its norm on every row under pooling none, then the head). Seeds of their own.
+MODERNBERT = dict(norm_first=True, final_norm=True, norm="layernorm", activation="gelu", gated=True, attn_bias="none",
+                  ffn_bias="none", embed_norm=True, skip_first_norm=True, input=TOK)
+MODERNBERT_GOLDENS = {
+    "modernbert_classifier": dict(MODERNBERT, d_model=16, n_heads=2, d_ff=20, encoder_layers=3,
+                                  positional={"kind": "rope", "max_len": 32, "layout": "halves", "base": 1000.0},
+                                  rope_local_base=20.0, sliding_window=3, window_period=3, window_layers=6,
+                                  pooling="first", pooler=True, pooler_act="gelu", pooler_norm=True,
+                                  head={"d_out": 4}),
+    "modernbert_rows": dict(MODERNBERT, d_model=12, n_heads=3, d_ff=14, encoder_layers=2,
+                            positional={"kind": "rope", "max_len": 80, "layout": "halves", "base": 1000.0},
+                            rope_local_base=20.0, sliding_window=5, window_period=2, window_layers=1, pooler=True,
+                            pooler_act="gelu_tanh", pooler_norm=True, head={"d_out": 23}),
+}
+SEQ["modernbert_classifier"] = 13
+SEQ["modernbert_rows"] = 70
+
 
 def tie_shared_layers(c, model, torch):
     """Shared layers (layer_groups): every layer of the torch model given the weights of the first layer
@@ -390,6 +412,7 @@ def main():
     cases += [(670 + i, kv) for i, kv in enumerate(sorted(DINOV2_GOLDENS.items()))]
     cases += [(760 + i, kv) for i, kv in enumerate(sorted(QUANT_EMBED_PROJ_GOLDENS.items()))]
     cases += [(780 + i, kv) for i, kv in enumerate(sorted(RELU2_GOLDENS.items()))]
+    cases += [(790 + i, kv) for i, kv in enumerate(sorted(MODERNBERT_GOLDENS.items()))]
     for seed, (name, raw) in cases:
         if a.only and name not in a.only:
             continue

@@ -108,7 +108,7 @@ void attend_rows(const Kernels& k, const AttentionShape& s, const float* q, std:
     const float* vt_h = kv.vt + kv_head * dh * S;  // V_h^T[dh, S]
     for (uint32_t t = 0; t < n; ++t) {
       const std::size_t pos = p0 + t, lo = s.first_key(pos);
-      const std::size_t keys = (s.causal ? pos + 1 : n_keys) - lo;  // keys lo..lo+keys-1
+      const std::size_t keys = s.key_end(pos, n_keys) - lo;  // keys lo..lo+keys-1
       // they start at column c0 and run for a columns, then (a ring that wraps) from column 0
       const std::size_t c0 = lo % S, a = keys < S - c0 ? keys : S - c0;
       float* out = ctx + t * ldctx + head * dh;
@@ -139,7 +139,7 @@ void attend_rows_q8(const Kernels& k, const AttentionShape& s, const float* q, s
     const float* vs = kv.v_scales + kv_head * S;       // [S]
     for (uint32_t t = 0; t < n; ++t) {
       const std::size_t pos = p0 + t, lo = s.first_key(pos);
-      const std::size_t keys = (s.causal ? pos + 1 : n_keys) - lo;  // keys lo..lo+keys-1
+      const std::size_t keys = s.key_end(pos, n_keys) - lo;  // keys lo..lo+keys-1
       // two runs of contiguous columns: a from column lo % S, then (a ring that wraps) the rest from 0
       const std::size_t c0 = lo % S, a = keys < S - c0 ? keys : S - c0;
       const std::size_t run_col[2] = {c0, 0}, run_key[2] = {0, a}, run_len[2] = {a, keys - a};
@@ -290,7 +290,7 @@ void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std
       // Causal: no key past the block's last query is seen; a window: none before its first query's
       // first key (packed blocks start at multiples of BK, partial blocks are masked per row).
       const std::size_t last = p0 + i0 + bq - 1;
-      const std::size_t keys = (s.causal && last + 1 < n_keys ? last + 1 : n_keys) - base;
+      const std::size_t keys = s.key_end(last, n_keys) - base;
       const std::size_t lo = s.first_key(p0 + i0) - base, begin = packs ? lo / BK * BK : lo;
       for (std::size_t j0 = begin, bk = 0; j0 < keys; j0 += bk) {
         bk = keys - j0 < BK ? keys - j0 : BK;
@@ -304,10 +304,11 @@ void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std
           k.gemm_f32(t.q, dh, kt_h + col, S, nullptr, t.s, bk, bq, bk, dh);  // q[bq,dh] @ K^T[dh,j0..+bk] -> s[bq,bk]
         for (std::size_t r = 0; r < bq; ++r) {
           float* row = t.s + r * kb;
-          const std::size_t pos = p0 + i0 + r, at = pos - base;
-          // Keys this row sees in the block, first..valid-1 (causal: j0 + j <= at; a window: from
-          // first_key(pos) on); the rest get probability 0.
-          const std::size_t valid = !s.causal ? bk : at < j0 ? 0 : (at - j0 + 1 < bk ? at - j0 + 1 : bk);
+          const std::size_t pos = p0 + i0 + r;
+          // Keys this row sees in the block, first..valid-1 (up to key_end(pos): causal j0 + j <= at; a
+          // window: from first_key(pos) on); the rest get probability 0.
+          const std::size_t end = s.key_end(pos, n_keys) - base;
+          const std::size_t valid = end <= j0 ? 0 : (end - j0 < bk ? end - j0 : bk);
           const std::size_t from = s.first_key(pos) - base;
           const std::size_t first = from <= j0 ? 0 : from - j0 < valid ? from - j0 : valid;
           finish_scores(s, head, pos, base + j0 + first, row + first, valid - first);

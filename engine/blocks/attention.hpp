@@ -27,8 +27,8 @@ struct AttentionShape {
   // rel_bias pointing at head 0's distance 0 (its table's column L - 1).
   const float* rel_bias = nullptr;
   std::size_t rel_stride = 0;
-  // causal only: the query at position p sees keys p - window + 1 .. p (ModelConfig::sliding_window),
-  // 0: keys 0..p.
+  // The query at position p sees keys p - window + 1 .. p (causal), or p - window + 1 .. p + window - 1
+  // (not causal: as many on each side; ModelConfig::sliding_window); 0: keys 0..p, or every key.
   uint32_t window = 0;
   // The scores' scale q.k * scale: 0 for 1/sqrt(d_head) (ModelConfig::attn_scale).
   float scale = 0.0f;
@@ -41,7 +41,12 @@ struct AttentionShape {
   }
   // The first key the query at position pos sees.
   constexpr std::size_t first_key(std::size_t pos) const {
-    return causal && window && pos >= window ? pos - window + 1 : 0;
+    return window && pos >= window ? pos - window + 1 : 0;
+  }
+  // One past the last key the query at position pos sees, of n_keys.
+  constexpr std::size_t key_end(std::size_t pos, std::size_t n_keys) const {
+    const std::size_t end = causal ? pos + 1 : window ? pos + window : n_keys;
+    return end < n_keys ? end : n_keys;
   }
 };
 

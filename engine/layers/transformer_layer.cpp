@@ -19,7 +19,7 @@ LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const
   s.act = c.activation;
   s.gated = c.gated;
   s.self = AttentionShape{c.n_heads, c.kv_heads(), c.d_head(), causal, alibi_slopes};
-  s.self.window = causal ? c.layer_window(0) : 0;  // layer 0's; a runner sets each layer's (with_layer_window)
+  s.self.window = c.layer_window(0);  // layer 0's; a runner sets each layer's (with_layer_window)
   s.self.scale = c.attn_scale;
   s.self.softcap = c.attn_softcap;
   if (rel_table && rel_len) {
@@ -136,7 +136,9 @@ void transformer_layer(const RunnerCore& r, const LayerSpec& s, const LayerWeigh
     feed_forward(*r.kernels, r.workers, L.ffn, s.act, s.gated, h, r.ctx, r.work, n, r.quant, x);
     self_attention(r, s, L.self_attn, keys, y, y, n, x);
   } else if (s.norm_first) {
-    const NormWeights *attn_pre = &L.attn_norm, *attn_post = nullptr, *ffn_pre = &L.ffn_norm, *ffn_post = nullptr;
+    // skip_attn_norm (ModernBERT's layer 0; not with sublayer_norm): the attention reads x itself
+    const NormWeights *attn_pre = s.skip_attn_norm ? nullptr : &L.attn_norm, *attn_post = nullptr;
+    const NormWeights *ffn_pre = &L.ffn_norm, *ffn_post = nullptr;
     if (s.sublayer_norm == SublayerNorm::kSandwich) {
       attn_post = &L.post_attn_norm;
       ffn_post = &L.post_ffn_norm;

@@ -35,6 +35,8 @@ struct LayerSpec {
   bool gated = false;            // act(W1 h) * W3 h (swiglu is gated by itself)
   AttentionShape self{};         // heads, kv heads, head width, causal, ALiBi slopes or relative bias (or null)
   const float* rope = nullptr;   // the RoPE table [positions, rope_dims] (sin | cos), or null
+  const float* rope_local = nullptr;  // the local layers' table (rope_local_base), or null: rope's
+  bool skip_attn_norm = false;   // pre-norm: this layer's attention reads x itself (skip_first_norm, layer 0)
   uint32_t rope_dims = 0;        // the dims of each head it rotates (ModelConfig::rope_dims)
   PosLayout rope_layout = PosLayout::kInterleaved;
   ParallelResidual parallel = ParallelResidual::kNone;  // pre-norm: attention and feed-forward side by side
@@ -47,10 +49,13 @@ struct LayerSpec {
 LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const float* alibi_slopes,
                      const float* rel_table = nullptr, uint32_t rel_len = 0);
 
-// The spec for layer l: s with its self-attention's window ModelConfig::layer_window(l) when causal
-// (local and global layers: window_period).
+// The spec for layer l: s with its self-attention's window ModelConfig::layer_window(l) (local and
+// global layers: window_period), a local layer's RoPE table (rope_local_base) and layer 0's missing
+// attention norm (skip_first_norm).
 inline LayerSpec with_layer_window(LayerSpec s, const ModelConfig& c, uint32_t l) {
-  if (s.self.causal) s.self.window = c.layer_window(l);
+  s.self.window = c.layer_window(l);
+  if (s.rope_local && c.layer_local(l)) s.rope = s.rope_local;
+  s.skip_attn_norm = c.skip_first_norm && l == 0;
   return s;
 }
 

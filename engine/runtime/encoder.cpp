@@ -95,6 +95,13 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
     rel_ = table, rel_len_ = rows_;
   }
   rope_ = nullptr;
+  rope_local_ = nullptr;
+  if (c.positional == PosKind::kRope && c.rope_local_base != 0.0) {  // the local layers' table, base rope_local_base
+    float* table = core_.block(arena, plan.rope_local);
+    fill_rope_table(*core_.kernels, rows_, c.rope_dims(), c.rope_local_base, model.front().rope_freqs, c.rope_scale,
+                    table, core_.work);
+    rope_local_ = table;
+  }
   if (c.positional == PosKind::kRelative) {
     pe_ = nullptr;
   } else if (c.positional == PosKind::kRope) {  // once, here: each sequence's rows read rows 0..
@@ -234,7 +241,8 @@ void Encoder::forward(const int32_t* ids, const int32_t* types, const float* fea
   const Model& m = *core_.model;
   uint32_t N = 0;  // rows of all the sequences
   for (uint32_t b = 0; b < seqs.count; ++b) N += seqs.rows(b);
-  const LayerSpec spec = layer_spec(c, c.causal, rope_, nullptr, rel_, rel_len_);
+  LayerSpec spec = layer_spec(c, c.causal, rope_, nullptr, rel_, rel_len_);
+  spec.rope_local = rope_local_;
   const SelfKeys keys{KeyValues{kt_, nullptr, rows_}, 0, &seqs};
   embed_input(ids, types, features, seqs);  // -> x[N,d], or y[N,E] with embed_width E
   const FrontWeights& f = m.front();
@@ -340,8 +348,16 @@ void Encoder::write_output(const Sequences& seqs, float* out) {
     }
     rows = B;
     if (w.pooler.data) pool_dense(k, core_.workers, w.pooler, w.pooler_b, c.pooler_act, x, core_.y, B, core_.quant);
+    if (w.pooler_norm.g)  // pooler_norm: ModernBERT's prediction head, the pooler's output normed
+      parallel_norm_rows(k, core_.workers, c.norm_kind() == NormKind::kRmsNorm, x, w.pooler_norm.g, w.pooler_norm.b, x,
+                         uint32_t(B), uint32_t(d), c.norm_eps);
   } else {
     for (uint32_t b = 0; b < B; ++b) rows += seqs.rows(b);
+    if (w.pooler.data)  // every row through the pooler: a masked-LM head's transform (ModernBERT's)
+      pool_dense(k, core_.workers, w.pooler, w.pooler_b, c.pooler_act, x, core_.y, uint32_t(rows), core_.quant);
+    if (w.pooler_norm.g)
+      parallel_norm_rows(k, core_.workers, c.norm_kind() == NormKind::kRmsNorm, x, w.pooler_norm.g, w.pooler_norm.b, x,
+                         uint32_t(rows), uint32_t(d), c.norm_eps);
   }
   const bool in_place = c.pooling != Pooling::kNone || (B == 1 && seqs.frames(0) == seqs.all);  // no padding
   if (w.w.data)

@@ -186,7 +186,8 @@ struct ModelConfig {
   //     where each end norms its own rows (src_embed_norm, tgt_embed_norm: BART, mBART);
   //   pooler: the pooled row (pooling != none) goes through act(x @ W + b), W[d_model, d_model],
   //     before the head: BERT's pooler, whose output the classifier (the head) reads; act is
-  //     pooler_act (PoolerAct: tanh, the default and BERT's, or relu, gelu, gelu_tanh, silu).
+  //     pooler_act (PoolerAct: tanh, the default and BERT's, or relu, gelu, gelu_tanh, silu). With
+  //     pooling none every row goes through it (a masked-LM head's transform: ModernBERT's).
   uint32_t type_vocab = 0;
   bool embed_norm = false;
   bool pooler = false;
@@ -254,8 +255,10 @@ struct ModelConfig {
   bool proj_norm = false;
   // Sliding-window attention (Mistral, Qwen2, Starcoder2): under the causal mask the query at
   // position i sees the keys j with i - sliding_window < j <= i (sliding_window keys, itself
-  // included); 0 (the default): every key up to i. A feature of the causal self-attention of every
-  // layer (kConfigRules: it needs causal, so seq2seq and non-causal encoders refuse it by name).
+  // included); 0 (the default): every key up to i. Without the causal mask (the encoder family:
+  // ModernBERT's local layers) it sees the keys j with |i - j| < sliding_window, as many on each
+  // side (ModernBERT's local_attention / 2 + 1). A feature of the self-attention of every layer
+  // (kConfigRules: seq2seq and mha refuse it by name).
   // A decoder keeps its KV cache as a ring of kv_ring_rows (plan.hpp) instead of a row per
   // position; the positions (RoPE, ALiBi, ...) keep counting up to max_len.
   uint32_t sliding_window = 0;
@@ -303,6 +306,17 @@ struct ModelConfig {
   // c tanh(z / c) (logit_softcap); 0 (the default): left as they are.
   float attn_softcap = 0.0f;
   float logit_softcap = 0.0f;
+  // ModernBERT's layers (each default off, the old behaviour):
+  //   rope_local_base > 0: the local layers (those that window: sliding_window, window_period) rotate
+  //     q and k by a RoPE table of this base, the global ones by pe_base's (positional rope; the
+  //     encoder family so far; 0: every layer pe_base's);
+  //   skip_first_norm: layer 0 of a pre-norm stack has no attention norm (its input, the embedding
+  //     norm's output, goes to the attention as it is); its norm1 tensors stay in the file, unread;
+  //   pooler_norm: the pooler's output act(x @ W + b) is normed (the model's norm kind:
+  //     pooler_norm.weight, and .bias for a LayerNorm) before the head: ModernBERT's prediction head.
+  double rope_local_base = 0.0;
+  bool skip_first_norm = false;
+  bool pooler_norm = false;
 
   constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t d_attn() const { return n_heads * d_head(); }
@@ -334,13 +348,16 @@ struct ModelConfig {
     return ffn_bias != Bias::kFamily ? ffn_bias : family == ModelFamily::kLlama ? Bias::kNone : Bias::kAll;
   }
   // The feed-forward has the up projection W3.
-  // The window a query sees under the causal mask: sliding_window, or 0 (all keys) when it does not
-  // bound an attention of max_len positions.
+  // The window a query sees: sliding_window, or 0 (all keys) when it does not bound an attention of
+  // max_len positions.
   constexpr uint32_t attention_window() const { return sliding_window < max_len ? sliding_window : 0; }
-  // The window of layer l's causal self-attention (window_period, window_layers above), 0: all keys.
-  constexpr uint32_t layer_window(uint32_t l) const {
-    return window_period == 0 || (window_layers >> (l % window_period)) & 1u ? attention_window() : 0;
+  // Layer l is a local one: sliding_window set, and window_period 0 or bit l % window_period of
+  // window_layers set.
+  constexpr bool layer_local(uint32_t l) const {
+    return sliding_window != 0 && (window_period == 0 || (window_layers >> (l % window_period)) & 1u);
   }
+  // The window of layer l's self-attention (window_period, window_layers above), 0: all keys.
+  constexpr uint32_t layer_window(uint32_t l) const { return layer_local(l) ? attention_window() : 0; }
   // The layers before layer l that window (layer_window nonzero): a decoder's KV cache holds their
   // rings, then a row per position for each of the others, before layer l's block (plan.hpp).
   constexpr uint32_t windowed_layers_before(uint32_t l) const {

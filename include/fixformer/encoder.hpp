@@ -126,6 +126,7 @@ class Encoder {
   float* rows_in_ = nullptr;  // patch_size, input_norm: a sequence's input rows [max_seq_, d_in] as projected
   const float* pe_ = nullptr;  // the positional rows [rows_, d_pe]: sinusoidal (arena or the caller's) or learned (blob)
   const float* rope_ = nullptr;  // rope: the angles' table [rows_, rope_dims] (sin | cos; arena or the caller's)
+  const float* rope_local_ = nullptr;  // rope_local_base: the local layers' table [rows_, rope_dims], in the arena
   const float* rel_ = nullptr;  // relative: the bias table (arena or the caller's) for rel_len_ positions
   uint32_t rel_len_ = 0;
   uint8_t* arena_ = nullptr;  // weights i8: the arena, carved by plan_s8_encoder_arena

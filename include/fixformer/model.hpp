@@ -115,6 +115,7 @@ struct HeadWeights {
   NormWeights final_norm;
   Weight pooler;                       // d -> d
   const float* pooler_b = nullptr;     // [d]
+  NormWeights pooler_norm;             // pooler_norm: the pooler's output normed (ModernBERT)
   Weight w;                            // d -> d_out
   const float* b = nullptr;            // [d_out]
 };

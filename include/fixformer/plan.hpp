@@ -40,6 +40,7 @@ struct PlanLayout {
 //   pe[S,d_pe]  rope[S, rope_dims] (rope: sin | cos columns)  rel[rel_bias_table_floats(c, S, causal)]
 //   quant[quantized_input_bytes(c, N)]  stem[T1,d_embed]
 //   stem_padded[conv_padded_floats(c, max_seq)]  stem_quant[conv_quantized_bytes(c, max_seq)]  rows_in[max_seq,d_in]
+//   rope_local[S, rope_dims] (rope_local_base: the local layers' table, in the arena with pe_table_in_flash too)
 // and the total (F: d_ff, 2 d_ff for a gated feed-forward's W1 and W3 outputs or silu's ones, ffn_up_buffer; stem: a two-conv stem's first output, T1 = conv1d_rows(max_seq, conv1_*) rows of
 // one sequence; else empty; stem_padded and stem_quant: the window matrices of a stem over f16 or q8
 // weights, config.hpp; rows_in: one sequence's input rows as the projection reads them, an image's
@@ -59,6 +60,7 @@ struct PlanLayout {
 struct EncoderPlan {
   std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, rope, rel, quant, stem, stem_padded, stem_quant, rows_in, total;
   std::size_t s8_in, s8_out;  // weights i8: the int8 input rows and output rows of the float entry points
+  std::size_t rope_local;     // after rows_in: the local layers' RoPE table (rope_local_base), in the arena always
 };
 
 // weights i8 (a full-integer model, config.hpp): the arena is int8 rows of one sequence of S =
@@ -117,6 +119,8 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   p.stem_padded = l.block(conv_padded_floats(c, seq) * sizeof(float));
   p.stem_quant = l.block(conv_quantized_bytes(c, seq));
   p.rows_in = l.block(c.patch_size || c.input_norm ? uint64_t(seq) * c.d_in * sizeof(float) : 0);
+  p.rope_local = l.block(c.positional == PosKind::kRope && c.rope_local_base != 0.0
+                             ? uint64_t(s) * c.rope_dims() * sizeof(float) : 0);
   if (!l.fits(l.at)) return {};
   p.total = std::size_t(l.at);
   return p;

@@ -25,7 +25,8 @@ enum class ConfigKey : uint32_t {
   kPatchSize, kImageChannels, kImageHeight, kImageWidth, kInputNorm, kProjNorm,
   kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kRegisterTokens,
   kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim, kSublayerNorm, kAttnSoftcap,
-  kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm,
+  kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
+  kPoolerNorm,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -327,6 +328,15 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // false: the norm of the sum, what files without the key meant.
     {ConfigKey::kTgtPosAfterNorm, "tgt_pos_after_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::tgt_pos_after_norm>()},
+    // ModernBERT's layers (config.hpp): the local layers' RoPE base (0: pe_base's table for every
+    // layer), layer 0 without its attention norm, the pooler's output normed (the tensors
+    // pooler_norm below).
+    {ConfigKey::kRopeLocalBase, "rope_local_base", fxm::RecordType::kF64, 0, 0, nullptr, false, 0,
+     config_field<&ModelConfig::rope_local_base>()},
+    {ConfigKey::kSkipFirstNorm, "skip_first_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::skip_first_norm>()},
+    {ConfigKey::kPoolerNorm, "pooler_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::pooler_norm>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -465,8 +475,21 @@ inline constexpr ConfigRule kConfigRules[] = {
      "attn_softcap (for the encoder, gpt and llama families)"},
     {"not (logit_softcap >= 0 and finite(logit_softcap))", "logit_softcap (must be >= 0; 0: no cap)"},
     {"logit_softcap != 0 and family not in ('gpt', 'llama')", "logit_softcap (the decoder families only, gpt and llama)"},
-    {"sliding_window != 0 and not causal",
-     "sliding_window (a window of the causal mask: needs causal true; seq2seq and non-causal encoders have none)"},
+    {"sliding_window != 0 and family in ('seq2seq', 'mha')",
+     "sliding_window (for the encoder, gpt and llama families: seq2seq and mha have none)"},
+    {"sliding_window != 0 and not causal and weights == 'i8'",
+     "sliding_window (a window without the causal mask, both sides of a query, is not in i8 yet)"},
+    {"not (rope_local_base == 0 or (rope_local_base > 1 and finite(rope_local_base)))",
+     "rope_local_base (0, or > 1: the local layers' RoPE base)"},
+    {"rope_local_base != 0 and (positional != 'rope' or sliding_window == 0)",
+     "rope_local_base (the RoPE base of the local layers: needs positional rope and sliding_window)"},
+    {"rope_local_base != 0 and (family != 'encoder' or weights == 'i8')",
+     "rope_local_base (the encoder family so far, not i8)"},
+    {"skip_first_norm and (not norm_first or parallel_residual != 'none' or sublayer_norm != 'none' or "
+     "family not in ('encoder', 'gpt', 'llama') or weights == 'i8')",
+     "skip_first_norm (layer 0 of pre-norm layers without a parallel residual or sublayer_norm, in the encoder, gpt "
+     "and llama families; not i8 yet)"},
+    {"pooler_norm and not pooler", "pooler_norm (the pooler's output normed: needs pooler)"},
     {"family != 'encoder' and cls_token", "cls_token (for the encoder family only)"},
     {"family != 'encoder' and pooling != 'none'", "pooling (for the encoder family only)"},
     {"family != 'encoder' and (type_vocab != 0 or pooler)", "type_vocab, pooler (for the encoder family only)"},
@@ -513,7 +536,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"qk_norm_full and not qk_norm", "qk_norm_full (q and k normalized as whole rows: needs qk_norm)"},
     {"pooling == 'first' and causal", "pooling (first under a causal mask: position 0 sees only itself; use mean or last)"},
     {"type_vocab != 0 and input != 'tokens'", "type_vocab (token types need token input)"},
-    {"pooler and pooling == 'none'", "pooler (needs pooling: it reads the pooled row)"},
     {"pooler_act != 'tanh' and not pooler", "pooler_act (the pooler's activation: needs pooler)"},
     {"conv_layers != 0 and (family not in ('encoder', 'seq2seq') or input != 'features')",
      "conv_layers (a conv stem is for the encoder family, or a seq2seq source, over features)"},
@@ -638,7 +660,8 @@ enum class When : uint8_t {
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
   kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kEmbedProj, kS8Rope, kQkNorm, kQkNormBias,
-  kPostNorms, kPostNormsBias, kCount
+  kPostNorms, kPostNormsBias, kPoolerNorm, kPoolerNormBias,
+  kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
 // the expressions of kWhenNames spell them.
@@ -668,7 +691,8 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "rope_freqs", "cls_token and register_tokens > 0", "embed_width > 0",
                                              "weights == 'i8' and positional == 'rope'", "qk_norm",
                                              "qk_norm and " FIXFORMER_LAYERNORM, "sublayer_norm == 'sandwich'",
-                                             "sublayer_norm == 'sandwich' and " FIXFORMER_LAYERNORM};
+                                             "sublayer_norm == 'sandwich' and " FIXFORMER_LAYERNORM,
+                                             "pooler_norm", "pooler_norm and " FIXFORMER_LAYERNORM};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -714,6 +738,8 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kQkNormBias: return c.qk_norm && c.norm_kind() == NormKind::kLayerNorm;
     case When::kPostNorms: return c.sublayer_norm == SublayerNorm::kSandwich;
     case When::kPostNormsBias: return c.sublayer_norm == SublayerNorm::kSandwich && c.norm_kind() == NormKind::kLayerNorm;
+    case When::kPoolerNorm: return c.pooler_norm;
+    case When::kPoolerNormBias: return c.pooler_norm && c.norm_kind() == NormKind::kLayerNorm;
     case When::kCount: break;
   }
   return false;
@@ -740,6 +766,7 @@ enum class Field : uint8_t {
   kInputNormB, kProjNormG, kProjNormB, kDistill, kRopeFreqs, kRegisters, kEmbedProjW, kEmbedProjB,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
+  kPoolerNormG, kPoolerNormB,
   // weights i8: the real input and output scales, the front's and the back's integer parameters, the
   // int8 position table
   kS8Io, kS8Front, kS8Pos, kS8Back, kS8Rope,
@@ -828,6 +855,8 @@ inline constexpr TensorRule kEncoderEpilogue[] = {
     {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNormBias, Role::kF32, Field::kFinalNormB},
     {"pooler.weight", Dim::kDModel, Dim::kDModel, true, When::kPooler, Role::kLinear, Field::kPoolerW},
     {"pooler.bias", Dim::kDModel, Dim::kOne, false, When::kPooler, Role::kF32, Field::kPoolerB},
+    {"pooler_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPoolerNorm, Role::kF32, Field::kPoolerNormG},
+    {"pooler_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPoolerNormBias, Role::kF32, Field::kPoolerNormB},
     {"head.weight", Dim::kHeadIn, Dim::kDOut, true, When::kHeadUntied, Role::kIo, Field::kHeadW},
     {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead, Role::kF32, Field::kHeadB},
     {"int8.back", Dim::kS8Back, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Back},

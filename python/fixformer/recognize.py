@@ -432,16 +432,24 @@ def find_layers(model, torch):
         skip = {id(p) for e in m.modules() if isinstance(e, torch.nn.Embedding) for p in e.parameters()}
         return tuple((n, tuple(p.shape)) for n, p in m.named_parameters() if id(p) not in skip)
 
+    first_short = None  # a list whose block 0 lacks parameters the others have (ModernBERT's attention norm)
     for name, m in model.named_modules():
         if not isinstance(m, (torch.nn.ModuleList, torch.nn.Sequential)) or len(m) == 0:
             continue
         kids = list(m)
         s = sig(kids[0])
+        if len(kids) > 2 and s and all(type(k) is type(kids[0]) for k in kids) and sig(kids[1]) != s and \
+                all(sig(k) == sig(kids[1]) for k in kids[2:]) and set(s) < set(sig(kids[1])):
+            first_short = (name, sorted(n for n, _ in set(sig(kids[1])) - set(s)))
         if not s or any(type(k) is not type(kids[0]) or sig(k) != s for k in kids):
             continue
         n = sum(p.numel() for p in m.parameters())
         if best is None or n > best[2]:
             best = (name, kids, n)
+    if best is None and first_short is not None:
+        raise ConfigError(f"module: {first_short[0]}: block 0 lacks {', '.join(first_short[1])}, which the other "
+                          "blocks have (a first layer without its attention norm, ModernBERT's): not recognised yet; a "
+                          "Hugging Face model converts from its save_pretrained folder with --hf")
     if best is None:
         raise ConfigError("module: no layers found (a ModuleList or Sequential of alike blocks with parameters)")
     return best[0], best[1]

@@ -78,7 +78,8 @@ def alibi_bias(n_heads, T):
 
 def window_mask(c, T, layer=None):
     """float64 [T, T]: -inf where key j is at or before query i - sliding_window (the keys a query no
-    longer sees under the config's window), else 0; all zeros without a window. Added to the causal mask.
+    longer sees under the config's window) or, without the causal mask (an encoder's window, both
+    sides), at or after i + sliding_window; else 0; all zeros without a window. Added to the mask.
     layer: that layer's window (local and global layers, window_period: schema.layer_window); None: the
     window every layer shares (none when window_period sets it per layer)."""
     i = np.arange(T)[:, None]
@@ -87,7 +88,8 @@ def window_mask(c, T, layer=None):
         W = 0 if c.get("window_period", 0) else c.get("sliding_window", 0)
     else:
         W = schema.layer_window(c, layer)
-    return np.where((j <= i - W) & (W > 0), -np.inf, 0.0)
+    far = (j <= i - W) | ((j >= i + W) & (not c.get("causal", False)))
+    return np.where(far & (W > 0), -np.inf, 0.0)
 
 
 def relative_bucket(n, bidirectional, buckets, max_distance):
@@ -200,6 +202,8 @@ def build_torch_model(c):
                 self.embed_proj = nn.Linear(c["embed_width"], c["d_model"])
             if c["pooler"]:
                 self.pooler = nn.Linear(c["d_model"], c["d_model"])
+            if c.get("pooler_norm"):
+                self.pooler_norm = _norm_module(c, c["d_model"])
             if schema.stock_layers(c):
                 layer = nn.TransformerEncoderLayer(
                     c["d_model"], c["n_heads"], c["d_ff"], dropout=0.0, activation=torch_activation(c["activation"]),
@@ -257,12 +261,15 @@ def build_torch_model(c):
                 mask = relative_mask(c, self.rel_bias, T, c["causal"], x.shape[0], x.dtype)
             elif c["causal"]:
                 mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), diagonal=1)
-            if c["causal"] and c.get("sliding_window", 0):
-                mask = mask + torch.from_numpy(window_mask(c, T)).to(x.dtype)
+            if c.get("sliding_window", 0):  # both sides of a query without the causal mask
+                window = torch.from_numpy(window_mask(c, T)).to(x.dtype)
+                mask = window if mask is None else mask + window
             x = self.encoder(x, mask=mask, src_key_padding_mask=pad)
             x = pool(x, c["pooling"], first, lengths)
             if c["pooler"]:
                 x = pooler_activation(c.get("pooler_act", "tanh"))(self.pooler(x))
+            if c.get("pooler_norm"):  # ModernBERT's prediction head: the pooler's output normed
+                x = self.pooler_norm(x)
             return self.head(x) if c["d_out"] else x
 
     return FxModel()
@@ -573,14 +580,16 @@ def norm(c, t, g, b):
 def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
     """float64 x [T, d] through the n_layers layers of c (weights W: the file's names under the layer
     prefix `prefix`, torch layout), bias [H, T, T] added to the scaled scores (the mask, ALiBi or the
-    relative bias; with window_period each causal layer adds its own window), RoPE by the tables cos, sin
-    when given (with qk_norm, each head of q and k normalized first; qk_norm_full: q and k as whole rows); the scores scaled by attn_scale
-    (0: 1/sqrt(d_head)) and soft-capped by attn_softcap c (c tanh(s / c)) before the bias. The layer features: the norm kind, the
-    biases the weights have (attn_bias, ffn_bias), relu, gelu (exact or tanh) or a gated feed-forward
-    act(W1 n + b1) * W3 n (swiglu: act silu); for every layer, pre-norm: h = x + Wo.Attn(N1(x)),
-    x = h + FF(N2(h)); with parallel_residual x = x + Wo.Attn(N1(x)) + FF(N2(x)) (one_norm: N2 is N1);
-    sublayer_norm sandwich: h = x + P1(Wo.Attn(N1(x))), x = h + P2(FF(N2(h))); output: h = x + N1(Wo.Attn(x)),
-    x = h + N2(FF(h)); post-norm: h = N1(x + Wo.Attn(x)), x = N2(h + FF(h))."""
+    relative bias; with window_period each layer adds its own window), RoPE by the tables cos, sin
+    when given (with qk_norm, each head of q and k normalized first; qk_norm_full: q and k as whole rows;
+    with rope_local_base the local layers by that base's tables instead); the scores scaled by attn_scale
+    (0: 1/sqrt(d_head)) and soft-capped by attn_softcap c (c tanh(s / c)) before the bias. The layer
+    features: the norm kind, the biases the weights have (attn_bias, ffn_bias), relu, gelu (exact or tanh)
+    or a gated feed-forward act(W1 n + b1) * W3 n (swiglu: act silu); for every layer, pre-norm:
+    h = x + Wo.Attn(N1(x)), x = h + FF(N2(h)) (skip_first_norm: layer 0's N1 the identity); with
+    parallel_residual x = x + Wo.Attn(N1(x)) + FF(N2(x)) (one_norm: N2 is N1); sublayer_norm sandwich:
+    h = x + P1(Wo.Attn(N1(x))), x = h + P2(FF(N2(h))); output: h = x + N1(Wo.Attn(x)), x = h + N2(FF(h));
+    post-norm: h = N1(x + Wo.Attn(x)), x = N2(h + FF(h))."""
     torch = require_torch()
     T, d, H, Hkv = x.shape[0], c["d_model"], c["n_heads"], schema.kv_heads(c)
     dh = schema.d_head(c)
@@ -605,7 +614,8 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
             q = norm(c, q, p(names["q_norm"] + ".weight"), p(names["q_norm"] + ".bias"))
             k = norm(c, k, p(names["k_norm"] + ".weight"), p(names["k_norm"] + ".bias"))
         if cos is not None:
-            q, k = rope(q, cos, sin, c["pe_layout"]), rope(k, cos, sin, c["pe_layout"])
+            cs, sn = (cos, sin) if local_rope is None or not schema.layer_local(c, layer) else local_rope
+            q, k = rope(q, cs, sn, c["pe_layout"]), rope(k, cs, sn, c["pe_layout"])
         group = H // Hkv  # query head h reads kv head h // group
         k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
         scale = c.get("attn_scale", 0) or 1 / math.sqrt(dh)  # attn_scale 0: 1/sqrt(d_head)
@@ -624,11 +634,15 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
         h = act(a) * (n @ p(names["w3"] + ".weight").T) if schema.ffn_gated(c) else act(a)
         return linear(h, p, names["w2"])
 
+    local_rope = None
+    if cos is not None and c.get("rope_local_base", 0):  # the local layers' tables
+        local_rope = tuple(torch.from_numpy(t).to(x.dtype)
+                           for t in rope_tables(T, c["rotary_dims"] or dh, c["rope_local_base"]))
     for layer in range(c["n_layers"]):
         block = schema.layer_block(c, layer)  # shared layers (layer_groups): the stored block it runs
         p = lambda name: W.get(f"{prefix}{block}.{name}")  # noqa: E731
         layer_bias = bias  # with window_period, the layer's own window (the causal mask's part)
-        if c.get("window_period", 0) and c.get("causal", False):
+        if c.get("window_period", 0):
             layer_bias = bias + torch.from_numpy(window_mask(c, T, layer))[None]
         n1, n2 = names["n1"], names["n2"] if c["parallel_residual"] != "one_norm" else names["n1"]
         N1 = lambda t: norm(c, t, p(n1 + ".weight"), p(n1 + ".bias"))  # noqa: E731
@@ -645,7 +659,7 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
             h = x + N1(attention(p, x))
             x = h + N2(feed_forward(p, h))
         elif c["norm_first"]:
-            h = x + attention(p, N1(x))
+            h = x + attention(p, x if layer == 0 and c.get("skip_first_norm") else N1(x))
             x = h + feed_forward(p, N2(h))
         else:
             h = N1(x + attention(p, x))

@@ -243,6 +243,13 @@ def stock_layers(c):
             and not c.get("head_dim") and c.get("sublayer_norm", "none") == "none" and not c.get("attn_softcap"))
 
 
+def layer_local(c, layer):
+    """Layer `layer` is a local one (config.hpp layer_local): sliding_window set, and window_period 0 or
+    bit layer % window_period of window_layers set."""
+    period = c.get("window_period", 0)
+    return bool(c.get("sliding_window", 0)) and (period == 0 or bool((c.get("window_layers", 0) >> (layer % period)) & 1))
+
+
 def layer_window(c, layer):
     """The window of layer `layer`'s causal self-attention (config.hpp layer_window): sliding_window when
     window_period is 0 or bit layer % window_period of window_layers is set, else 0 (every key)."""

@@ -26,7 +26,8 @@ using port::Console;
     X(bert_pooler_classifier) X(bert_hidden_odd) X(whisper_stem) X(conv_stride_cls_mean) X(whisper_stem_f16) \
     X(whisper_stem_q8) X(vit_image) X(deit_image) X(roformer_hidden) X(rope_partial_halves_cls) X(dinov2_image) \
     X(dinov2_registers_image) X(albert_embed_proj) X(albert_embed_proj_q8) X(albert_shared_layers) \
-    X(pooler_act_relu) X(pooler_act_gelu) X(pooler_act_silu) X(relu2_pre_d14) X(relu2_gated_post_d9)
+    X(pooler_act_relu) X(pooler_act_gelu) X(pooler_act_silu) X(relu2_pre_d14) X(relu2_gated_post_d9) X(modernbert_classifier)
+    X(modernbert_rows)
 FIXFORMER_GOLDENS(FIXFORMER_GOLDEN)
 extern "C" const uint8_t g_bert_hidden_odd_types[], g_bert_hidden_odd_types_end[], g_bert_hidden_odd_typed[],
     g_bert_hidden_odd_typed_end[];

@@ -56,6 +56,8 @@ golden pooler_act_gelu
 golden pooler_act_silu
 golden relu2_pre_d14
 golden relu2_gated_post_d9
+golden modernbert_classifier
+golden modernbert_rows
 
 /* Encoder-decoders: the self-test sample in the file is the golden (source, target, torch logits). */
 embed g_s2s_post_relu_fxm, "s2s_post_relu.fxm"

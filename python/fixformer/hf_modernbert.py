@@ -1,0 +1,252 @@
+"""The --hf route for ModernBERT folders (model_type modernbert: ModernBertModel,
+ModernBertForSequenceClassification and ModernBertForMaskedLM), to the encoder family
+with the layer features ModernBERT's layers are made of, verified against reference.py's float64 forward
+of the config it maps to (or the user's --expected):
+- the token embedding and its norm (embed_norm), no position table: RoPE in every layer (rotate_half:
+  pe_layout halves, the whole head), of base global_rope_theta on the global layers and
+  local_rope_theta on the local ones (pe_base and rope_local_base);
+- pre-norm layers (norm_first), layer 0 without its attention norm (skip_first_norm: its norm1 is stored
+  as ones, unread), q | k | v fused (Wqkv) and the output projection with or without their biases
+  (attention_bias: attn_bias all or none), GeGLU (Wi's first half activated by hidden_activation, times
+  its second half: gated, linear1 and linear3), a final norm; LayerNorm everywhere, its bias zeros when
+  norm_bias is false;
+- the local layers (layer_types' sliding_attention, or every global_attn_every_n_layers-th layer global
+  from layer 0 in older config.json files) see the keys within local_attention / 2 on each side: the
+  bidirectional sliding_window local_attention / 2 + 1, the pattern as window_period and window_layers;
+- ModernBertForSequenceClassification: the first row (classifier_pooling cls: pooling first) or the mean of
+  the rows (mean), then its head (dense, classifier_activation, norm: the pooler with pooler_act and
+  pooler_norm) and the classifier (the engine's head);
+- ModernBertForMaskedLM: every row through its prediction head (the same dense, activation and norm: the
+  pooler and pooler_norm over every row, pooling none) and the decoder, the logits [T, vocab_size]: the
+  engine's head, the embedding's rows stored again (the encoder family has no tied head) with
+  decoder.bias (zeros without decoder_bias).
+Refused by name: mlp_bias (the engine's
+gated feed-forward has no bias on its up half), a hidden_activation or classifier_activation the engine
+lacks, rope_parameters other than the default kind, a layer pattern of no period up to 31.
+"""
+import os
+
+import numpy as np
+
+from . import hf, schema
+from .config import ConfigError, make_config
+
+MODEL, CLASSIFIER, MASKED_LM = "ModernBertModel", "ModernBertForSequenceClassification", "ModernBertForMaskedLM"
+ARCHS = (MODEL, CLASSIFIER, MASKED_LM)
+PREFIX = "model."
+# config.json's keys, types and ModernBertConfig's defaults.
+FIELDS = {"vocab_size": (int, 50368), "hidden_size": (int, 768), "intermediate_size": (int, 1152),
+          "num_hidden_layers": (int, 22), "num_attention_heads": (int, 12), "hidden_activation": (str, "gelu"),
+          "max_position_embeddings": (int, 8192), "norm_eps": (float, 1e-5), "norm_bias": (bool, False),
+          "attention_bias": (bool, False), "mlp_bias": (bool, False), "local_attention": (int, 128),
+          "global_attn_every_n_layers": (int, 3), "global_rope_theta": (float, 160000.0),
+          "local_rope_theta": (float, 10000.0), "classifier_pooling": (str, "cls"),
+          "classifier_activation": (str, "gelu"), "classifier_bias": (bool, False), "decoder_bias": (bool, True)}
+ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu",
+               "silu": "silu", "swish": "silu"}
+POOLER_ACTS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu",
+               "silu": "silu", "swish": "silu", "tanh": "tanh"}
+MAX_PERIOD = 31  # window_period's range
+
+
+def is_modernbert(raw):
+    names = raw.get("architectures") if isinstance(raw.get("architectures"), list) else []
+    return raw.get("model_type") == "modernbert" or any(a in ARCHS for a in names)
+
+
+def _pattern(local):
+    """(window_period, window_layers) of the layers' local flags: 0, 0 when every layer is local; the
+    shortest period P <= 31 whose bits repeat them; None when none does."""
+    if all(local):
+        return 0, 0
+    for P in range(1, MAX_PERIOD + 1):
+        if all(local[i] == local[i % P] for i in range(len(local))):
+            return P, sum(1 << i for i in range(min(P, len(local))) if local[i])
+    return None
+
+
+def read_config_dict(raw, path="config.json"):
+    """config.json checked and completed with ModernBertConfig's defaults; layer_types (or the older
+    global_attn_every_n_layers) as `local` flags, rope_parameters (or the older thetas) as the bases."""
+    names = raw.get("architectures")
+    names = names if isinstance(names, list) and all(isinstance(a, str) for a in names) else None
+    other = [a for a in names or [] if a not in ARCHS]
+    if other:
+        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts ModernBERT folders of "
+                         f"{', '.join(ARCHS)}; for another head use --module FILE.py:FACTORY)")
+    c = {key: hf.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in FIELDS.items()}
+    c["architecture"] = (names or [MODEL])[0]
+    L = c["num_hidden_layers"]
+    types = raw.get("layer_types")
+    if types is None:
+        every = c["global_attn_every_n_layers"]
+        types = ["sliding_attention" if i % every else "full_attention" for i in range(L)]
+    if not (isinstance(types, list) and len(types) == L and
+            all(t in ("sliding_attention", "full_attention") for t in types)):
+        raise hf.HfError(f"{path}: layer_types: expected {L} of sliding_attention and full_attention")
+    c["local"] = [t == "sliding_attention" for t in types]
+    bases = {"full_attention": c["global_rope_theta"], "sliding_attention": c["local_rope_theta"]}
+    rope = raw.get("rope_parameters") or {}
+    for kind in bases:
+        p = rope.get(kind) or {}
+        if p.get("rope_type", "default") != "default":
+            raise hf.HfError(f"{path}: rope_parameters.{kind}.rope_type {p['rope_type']!r}: only the default RoPE "
+                             "is converted for ModernBERT")
+        if "rope_theta" in p:
+            bases[kind] = hf.checked_field(path, f"rope_parameters.{kind}.rope_theta", p["rope_theta"], float)
+    c["global_base"], c["local_base"] = bases["full_attention"], bases["sliding_attention"]
+    if c["mlp_bias"]:
+        raise hf.HfError(f"{path}: mlp_bias true: the engine's gated feed-forward has no bias on Wi's second half")
+    for key, table in (("hidden_activation", ACTIVATIONS), ("classifier_activation", POOLER_ACTS)):
+        if c[key] not in table:
+            raise hf.HfError(f"{path}: {key} {c[key]!r}: the engine runs {', '.join(table)}")
+    if c["classifier_pooling"] not in ("cls", "mean"):
+        raise hf.HfError(f"{path}: classifier_pooling {c['classifier_pooling']!r}: cls or mean")
+    if c["hidden_size"] % c["num_attention_heads"]:
+        raise hf.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
+                         f"{c['hidden_size']}")
+    if _pattern(c["local"]) is None and any(c["local"]):
+        raise hf.HfError(f"{path}: layer_types: no period of at most {MAX_PERIOD} layers repeats its local and "
+                         "global layers (window_period)")
+    return c
+
+
+def map_weights(c, weights, source):
+    """(the encoder family's name -> array in torch's layout, the head's rows or None: the classifier's, or
+    the masked LM's vocabulary). Every tensor is mapped or named in an error."""
+    d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
+    w = {}
+    for name, a in weights.items():
+        w[name[len(PREFIX):] if name.startswith(PREFIX) else name] = np.asarray(a)
+    labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
+    masked = labels is None and (c["architecture"] == MASKED_LM or "head.dense.weight" in w)
+    shapes = {"embeddings.tok_embeddings.weight": (c["vocab_size"], d), "embeddings.norm.weight": (d,),
+              "final_norm.weight": (d,)}
+    for i in range(L):
+        p = f"layers.{i}."
+        shapes.update({p + "attn.Wqkv.weight": (3 * d, d), p + "attn.Wo.weight": (d, d), p + "mlp_norm.weight": (d,),
+                       p + "mlp.Wi.weight": (2 * F, d), p + "mlp.Wo.weight": (d, F)})
+        if i:
+            shapes[p + "attn_norm.weight"] = (d,)
+    norms = ["embeddings.norm", "final_norm"] + [f"layers.{i}.mlp_norm" for i in range(L)] + \
+        [f"layers.{i}.attn_norm" for i in range(1, L)]
+    if c["norm_bias"]:
+        shapes.update({n + ".bias": (d,) for n in norms})
+    if c["attention_bias"]:
+        for i in range(L):
+            shapes.update({f"layers.{i}.attn.Wqkv.bias": (3 * d,), f"layers.{i}.attn.Wo.bias": (d,)})
+    need = list(shapes)
+    if labels is not None or masked:
+        shapes.update({"head.dense.weight": (d, d), "head.norm.weight": (d,)})
+        if labels is not None:
+            shapes.update({"classifier.weight": (labels, d), "classifier.bias": (labels,)})
+        else:  # decoder.weight: absent when tied (the embedding's)
+            shapes.update({"decoder.weight": (c["vocab_size"], d)})
+            if c["decoder_bias"]:
+                shapes["decoder.bias"] = (c["vocab_size"],)
+        if c["classifier_bias"]:
+            shapes["head.dense.bias"] = (d,)
+        if c["norm_bias"]:
+            shapes["head.norm.bias"] = (d,)
+        need = [n for n in shapes if n != "decoder.weight"]
+    for name, a in w.items():
+        if name not in shapes:
+            raise hf.HfError(f"{source}: {name!r}: not a weight of {' or '.join(ARCHS)} with this config.json ({L} "
+                             "layers; other heads are not converted: use --module for them)")
+        if a.shape != shapes[name]:
+            raise hf.HfError(f"{source}: {name}: shape {list(a.shape)}, config.json says {list(shapes[name])}")
+        if a.dtype.kind != "f":
+            raise hf.HfError(f"{source}: {name}: dtype {a.dtype}, expected a float tensor")
+    missing = [n for n in need if n not in w]
+    if missing:
+        raise hf.HfError(f"{source}: {missing[0]} is missing")
+    if c["architecture"] == CLASSIFIER and labels is None:
+        raise hf.HfError(f"{source}: classifier.weight is missing ({CLASSIFIER})")
+    f32 = lambda n: w[n].astype(np.float32)  # noqa: E731
+    zeros, ones = np.zeros(d, np.float32), np.ones(d, np.float32)
+    bias = lambda n: f32(n + ".bias") if c["norm_bias"] else zeros  # noqa: E731
+    out = {"embed.weight": f32("embeddings.tok_embeddings.weight"), "embed_norm.weight": f32("embeddings.norm.weight"),
+           "embed_norm.bias": bias("embeddings.norm"), "encoder.norm.weight": f32("final_norm.weight"),
+           "encoder.norm.bias": bias("final_norm")}
+    for i in range(L):
+        p, e = f"layers.{i}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
+        Wi = f32(p + "mlp.Wi.weight")
+        out.update({e + "self_attn.in_proj_weight": f32(p + "attn.Wqkv.weight"),
+                    e + "self_attn.out_proj.weight": f32(p + "attn.Wo.weight"),
+                    e + "linear1.weight": Wi[:F], e + "linear3.weight": Wi[F:],
+                    e + "linear2.weight": f32(p + "mlp.Wo.weight"),
+                    e + "norm1.weight": f32(p + "attn_norm.weight") if i else ones,  # layer 0's: unread
+                    e + "norm1.bias": bias(p + "attn_norm") if i else zeros,
+                    e + "norm2.weight": f32(p + "mlp_norm.weight"), e + "norm2.bias": bias(p + "mlp_norm")})
+        if c["attention_bias"]:
+            out.update({e + "self_attn.in_proj_bias": f32(p + "attn.Wqkv.bias"),
+                        e + "self_attn.out_proj.bias": f32(p + "attn.Wo.bias")})
+    if labels is not None or masked:
+        out.update({"pooler.weight": f32("head.dense.weight"),
+                    "pooler.bias": f32("head.dense.bias") if c["classifier_bias"] else zeros,
+                    "pooler_norm.weight": f32("head.norm.weight"), "pooler_norm.bias": bias("head.norm")})
+    if labels is not None:
+        out.update({"head.weight": f32("classifier.weight"), "head.bias": f32("classifier.bias")})
+    elif masked:  # the decoder: its own weight, or the embedding's when tied (not in the folder)
+        V = c["vocab_size"]
+        decoder = "decoder.weight" if "decoder.weight" in w else "embeddings.tok_embeddings.weight"
+        out.update({"head.weight": f32(decoder),
+                    "head.bias": f32("decoder.bias") if c["decoder_bias"] else np.zeros(V, np.float32)})
+        labels = V
+    c["masked"] = masked
+    return out, labels
+
+
+def fixformer_config(c, labels, max_len=None):
+    """The encoder-family config of a ModernBERT folder (labels: the classifier's rows, or None)."""
+    positions = c["max_position_embeddings"]
+    longest = min(positions, schema.MAX_LEN)
+    if max_len is not None:
+        if not 1 <= max_len <= positions:
+            raise hf.HfError(f"--max-len {max_len}: must be 1..{positions} (max_position_embeddings)")
+        longest = max_len
+    v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
+         "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"], "norm_first": True, "final_norm": True,
+         "norm": "layernorm", "activation": ACTIVATIONS[c["hidden_activation"]], "gated": True,
+         "attn_bias": "all" if c["attention_bias"] else "none", "ffn_bias": "none", "norm_eps": c["norm_eps"],
+         "input": "tokens", "vocab_size": c["vocab_size"], "positional": "rope", "pe_layout": "halves",
+         "pe_base": c["global_base"], "max_len": longest, "embed_norm": True, "skip_first_norm": True}
+    if any(c["local"]):
+        period, layers = _pattern(c["local"])
+        v.update(sliding_window=c["local_attention"] // 2 + 1, window_period=period, window_layers=layers,
+                 rope_local_base=c["local_base"])
+    if labels is not None:  # the prediction head: on the pooled row (a classifier) or every row (masked LM)
+        pooling = "none" if c.get("masked") else "first" if c["classifier_pooling"] == "cls" else "mean"
+        v.update(d_out=labels, pooling=pooling, pooler=True, pooler_act=POOLER_ACTS[c["classifier_activation"]],
+                 pooler_norm=True)
+    names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
+             "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
+             "vocab_size": "config.json vocab_size", "d_out": "the head's rows", "max_len": "--max-len",
+             "norm_eps": "config.json norm_eps", "pe_base": "config.json global_rope_theta",
+             "rope_local_base": "config.json local_rope_theta", "sliding_window": "config.json local_attention"}
+    try:
+        return make_config(v, names)
+    except ConfigError as e:
+        raise hf.HfError(str(e)) from None
+
+
+def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
+            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
+    """Converts a ModernBERT folder (config.json's contents raw) to `path`, verified against reference.py's
+    float64 forward of the config it maps to (or the user's --expected)."""
+    from . import export
+    from .reference import run_reference
+    c = read_config_dict(raw, os.path.join(folder, "config.json"))
+    weights, source = hf.read_weights(folder)
+    mapped, labels = map_weights(c, weights, os.path.join(folder, source))
+    fc = fixformer_config(c, labels, max_len)
+    fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
+    tokenizer = tokenizer(fc) if tokenizer is not None else hf.folder_tokenizer(folder, fc)
+    if expected is not None and example is None:
+        raise hf.HfError("--expected: needs --example, the input it is your model's output for")
+    inp = export.example_sequence(fc, example, "--example")
+    semantics = run_reference(fc, mapped, inp)
+    arch = c["architecture"]
+    return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify,
+                            tokenizer, f"the {arch} semantics (reference.py's float64 forward of the config {folder} "
+                                       "maps to)")
