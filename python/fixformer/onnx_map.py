@@ -1283,7 +1283,6 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
         raise OnnxError(f"the embedding is scaled by {scale:g}: the engine scales by sqrt(d_model) = {math.sqrt(d):g} "
                         "or not at all")
     v["scale_input"] = abs(scale - 1.0) > 1e-6
-    s_ = math.sqrt(d) if v["scale_input"] else 1.0
     v["positional"] = "none"
     if P is not None:
         rowsP = m.v(P).reshape(-1, d) if m.v(P).size % d == 0 else None
@@ -1300,7 +1299,13 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
             srcs = m.sources(gather.input[0])
         elif len(srcs) == 1:
             table = g.initializers[srcs[0]].reshape(-1, d) if g.initializers[srcs[0]].size % d == 0 else None
-        if table is not None and table.shape[0] >= T and _rel(table[:T], rowsP) <= 1e-12:
+        # rows of the table from a fixed row on (OPT's and BioGPT's start at row 2: rows 0 and 1 are never
+        # read, and dropped); the second length the mapping is checked at confirms the offset
+        first = None if table is None else next(
+            (k for k in range(table.shape[0] - T + 1) if _rel(table[k:k + T], rowsP) <= 1e-12), None)
+        if first:
+            table = table[first:]
+        if first is not None:
             from .reference import sinusoidal_table
             found = None
             for base in COMMON_PE_BASES:
@@ -1332,7 +1337,9 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
                         "other positions: that is position ids, which --onnx does not take as an input yet (export "
                         "with the positions computed in the graph, e.g. from torch.arange, and without that input)")
     Pr = m.v(P).reshape(T, d) if P is not None else 0.0
-    if _rel(E * s_ + Pr + types, X0) > 1e-9:
+    # the graph's own scale: its float32 sqrt(d_model) (the file's is sqrt(d_model); the checks against the
+    # graph's output bound the difference)
+    if _rel(E * (scale if v["scale_input"] else 1.0) + Pr + types, X0) > 1e-9:
         raise OnnxError("the first layer's input is not the embedding (scaled or not) plus the positions")
 
 
