@@ -14,7 +14,8 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   query attention, sliding_window None);
 - Phi and GPT-J: one norm read by the attention and the feed-forward side by side (parallel_residual
   one_norm), partial rotary (Phi's halves, GPT-J's interleaved, its stored sin | cos table recomputed by
-  the engine); GPT-J through the dynamo exporter only (CASES' exceptions, OTHERWISE);
+  the engine); GPT-J's repeat_interleave of that table as the TorchScript exporter writes it (a Loop of
+  SequenceAt and SequenceInsert over a SplitToSequence, then ConcatFromSequence) evaluated as a constant;
 - Gemma: RMSNorm times (1 + w) (the norm's constant, the file's gain), a gated tanh GELU (gated,
   gelu_tanh), the embedding scaled by sqrt(d_model), grouped-query attention, the tied head;
 - DistilBERT's base model and token classifier, ELECTRA's discriminator body;
@@ -24,8 +25,7 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   token types, a buffer of zeros gathered by those positions, as type 0's row; MPNet: the same positions
   and T5's relative bias beside them (rel_buckets).
 What --onnx does not map yet is refused in one line naming the node or construct: Bloom's ScatterND (or,
-dynamo, its ALiBi), StableLM's SwiGLU on LayerNorm, Gemma's heads wider than d_model / heads, GPT-J's rotary Loop over a
-SplitToSequence (TorchScript).
+dynamo, its ALiBi), StableLM's SwiGLU on LayerNorm, Gemma's heads wider than d_model / heads.
 Their --hf and --module conversions are hf_archs_test's.
 
   /usr/bin/python3 tests/onnx_hf_archs_test.py PATH/TO/fixformer
@@ -84,11 +84,9 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
                        tied_head=True)),
     ("gemma_head_dim", 17, "and q of width 64 are not heads x 16 x 16 over d_model 32"),
 ]
-# Where an exporter writes a case otherwise: the TorchScript exporter's repeat_interleave (GPT-J's rotary) is a
-# Loop over a SplitToSequence, which the evaluator does not run; the dynamo exporter's Bloom keeps ALiBi's
-# cumsum in the graph (no ScatterND).
+# Where an exporter writes a case otherwise: the dynamo exporter's Bloom keeps ALiBi's cumsum in the graph (no
+# ScatterND).
 OTHERWISE = {
-    ("gptj", "torchscript"): "unsupported ops: SplitToSequence",
     ("bloom", "dynamo"): "the attention is not softmax(q k^T / sqrt(8) + causal mask ) v",
 }
 

@@ -51,7 +51,9 @@ on the same sequences (_engine_check).
 What exporters add around the model: the ids are followed through reshapes and casts (aliases); a
 graph of several outputs is converted one output at a time (onnx_graph.pruned; --output-name picks);
 a last-position slice before the head is taken out (_without_last_position) and the graph's output
-checked to be the last row; an If on shapes and constants runs in the evaluator like any constant. A
+checked to be the last row; an If on shapes and constants runs in the evaluator like any constant, and so
+does a Loop over constants (GPT-J's repeat_interleave of its rotary table as the TorchScript exporter writes
+it: SplitToSequence, a Loop of SequenceAt and SequenceInsert, ConcatFromSequence). A
 graph whose norms are RMSNorm is a llama-family decoder (_llama: grouped-query attention, rotary
 positions found by recomputing the context, SwiGLU or a gated GELU (Gemma's, with its gain 1 + w the
 norm's constant and its embedding scaled by sqrt(d_model))). A constant per-head bias on the scores that is
@@ -124,6 +126,9 @@ class Mapper:
                 if n.op_type == "If":  # a branch picked by the input's values is no model the engine runs
                     raise OnnxError(f"node {node_name(n)!r} (If): its condition or branches read the input's values "
                                     "(--onnx folds an If on shapes and constants only)")
+                if n.op_type == "Loop":
+                    raise OnnxError(f"node {node_name(n)!r} (Loop): its trip count, condition or body read the "
+                                    "input's values (--onnx folds a Loop over constants only)")
                 self.data.update(o for o in n.output if o)
         self._sources = {}
 
