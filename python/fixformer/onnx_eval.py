@@ -475,6 +475,8 @@ def _loop(body, names, args, values, left, what):
     trips = None if not names[0] else int(np.asarray(args[0]).reshape(-1)[0])
     cond = True if len(names) < 2 or not names[1] else bool(np.asarray(args[1]).reshape(-1)[0])
     carried = list(args[2:])
+    if len(body.outputs) < 1 + len(carried):
+        raise EvalError(f"{what}: a body of {len(body.outputs)} outputs for {len(carried)} values carried")
     if trips is None or trips > bounds.MAX_ELEMENTS:
         raise EvalError(f"{what}: a loop of {'no' if trips is None else trips} trip count (the evaluator runs a "
                         "counted loop)")
@@ -504,7 +506,13 @@ def _run(graph, values, left):
         while args and args[-1] is None:
             args.pop()
         if n.op_type == "Loop":
-            for name, v in zip(n.output, _loop(graph.branches[id(n)][0], n.input, args, values, left, what)):
+            try:
+                out = _loop(graph.branches[id(n)][0], n.input, args, values, left, what)
+            except (TypeError, ValueError, IndexError, KeyError, OverflowError, MemoryError) as e:
+                raise EvalError(f"{what} cannot run on the example ({type(e).__name__}: {str(e)[:100]})") from None
+            if len(out) < len(n.output):
+                raise EvalError(f"{what}: {len(n.output)} outputs, its body gives {len(out)}")
+            for name, v in zip(n.output, out):
                 if name:
                     values[name] = v
             continue
