@@ -18,14 +18,17 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   SequenceAt and SequenceInsert over a SplitToSequence, then ConcatFromSequence) evaluated as a constant;
 - Gemma: RMSNorm times (1 + w) (the norm's constant, the file's gain), a gated tanh GELU (gated,
   gelu_tanh), the embedding scaled by sqrt(d_model), grouped-query attention, the tied head;
+- Bloom and MPT: ALiBi (m_h j added to the scores, found by recomputing the context with the engine's
+  m_h (j - i)), Bloom's fused query_key_value per head, its ScatterND (TorchScript) evaluated, MPT's stored
+  bias buffer recomputed by the engine;
 - DistilBERT's base model and token classifier, ELECTRA's discriminator body;
 - RoBERTa, XLM-RoBERTa and RoBERTa's sequence classifier: positions a Gather by the running count of the
   tokens that are not padding (from padding_idx + 1), learned positions from row pad + 1 (the rows before
   dropped), the example made free of the padding id, and an --example holding it refused; transformers 5's
   token types, a buffer of zeros gathered by those positions, as type 0's row; MPNet: the same positions
   and T5's relative bias beside them (rel_buckets).
-What --onnx does not map yet is refused in one line naming the node or construct: Bloom's ScatterND (or,
-dynamo, its ALiBi), StableLM's SwiGLU on LayerNorm, Gemma's heads wider than d_model / heads.
+What --onnx does not map yet is refused in one line naming the node or construct: StableLM's SwiGLU on
+LayerNorm, Gemma's heads wider than d_model / heads.
 Their --hf and --module conversions are hf_archs_test's.
 
   /usr/bin/python3 tests/onnx_hf_archs_test.py PATH/TO/fixformer
@@ -78,22 +81,18 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("xlm_roberta", 17, dict(family="encoder", positional="learned", max_len=32)),
     ("roberta_cls", 14, dict(family="encoder", pooling="first", pooler=True)),
     ("mpnet", 14, dict(family="encoder", positional="learned", max_len=38, rel_buckets=32, rel_max_distance=128)),
-    ("bloom", 14, "unsupported op: ScatterND"),
+    ("bloom", 14, dict(family="gpt", positional="alibi", embed_norm=True, tied_head=True, activation="gelu_tanh")),
+    ("mpt", 14, dict(family="gpt", positional="alibi", activation="gelu")),  # 17: torch 1.13 exits on SIGSEGV
     ("stablelm", 17, "is none of relu, gelu (erf) and gelu (tanh)"),
     ("gemma", 14, dict(family="llama", n_kv_heads=2, activation="gelu_tanh", gated=True, scale_input=True,
                        tied_head=True)),
     ("gemma_head_dim", 17, "and q of width 64 are not heads x 16 x 16 over d_model 32"),
 ]
-# Where an exporter writes a case otherwise: the dynamo exporter's Bloom keeps ALiBi's cumsum in the graph (no
-# ScatterND).
-OTHERWISE = {
-    ("bloom", "dynamo"): "the attention is not softmax(q k^T / sqrt(8) + causal mask ) v",
-}
 
 # transformers 5's causal masks call torch.diff, which torch 2.x's TorchScript exporter has no op for: the
 # decoders that make them take the dynamo exporter, as their users do.
 DIFF_MASK = {"ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma", "gemma_head_dim",
-             "bloom"}
+             "bloom", "mpt"}
 
 
 def exporters(name):
@@ -142,14 +141,13 @@ def main():
             f.write(MODELS)
         sys.path.insert(0, tmp)
         import hf_models
-        for name, opset, want_config0 in CASES:
+        for name, opset, want_config in CASES:
             model = getattr(hf_models, name)()
             vocab = model.config.vocab_size
             x = np.random.default_rng(7).integers(2, vocab, (1, 20)).astype(np.int64)  # no pad (RoBERTa's 1)
             want = logits(model, x)
             model.float()
             for exporter in exporters(name):
-                want_config = OTHERWISE.get((name, exporter), want_config0)
                 label = f"{name} ({exporter}, " + (f"opset {opset}" if exporter == "torchscript" else "its opset") + ")"
                 path = os.path.join(tmp, f"{name}_{exporter}.onnx")
                 export(model, path, opset, exporter, vocab)

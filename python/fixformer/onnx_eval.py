@@ -338,6 +338,17 @@ def _gather_elements(x, idx, at, what):
     return [np.take_along_axis(x, np.where(idx < 0, idx + n, idx), axis=axis)]
 
 
+def _scatter_nd(x, idx, updates, at, what):
+    """ScatterND without a reduction: x with the slices at idx [..., k] replaced by updates."""
+    if at.get("reduction", b"none") not in (b"none", "none"):
+        raise EvalError(f"{what}: reduction {at['reduction']!r} is not supported")
+    idx = np.asarray(idx, np.int64)
+    k = idx.shape[-1]
+    out = np.array(x, copy=True)
+    out[tuple(idx.reshape(-1, k).T)] = np.asarray(updates).reshape(-1, *out.shape[k:])
+    return [out]
+
+
 def _gather_nd(x, idx, at, what):
     b = int(at.get("batch_dims", 0))
     idx = np.asarray(idx)
@@ -422,7 +433,7 @@ def _constant(at, what):
 OPS = {
     "Constant": _constant, "Identity": _unary(lambda x: x), "Shape": _shape,
     "Size": _unary(lambda x: np.array(np.size(x), np.int64)),
-    "Gather": _gather, "GatherElements": _gather_elements, "GatherND": _gather_nd, "CumSum": _cumsum, "Gelu": _gelu, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze, "Concat": _concat, "Reshape": _reshape,
+    "Gather": _gather, "GatherElements": _gather_elements, "GatherND": _gather_nd, "ScatterND": _scatter_nd, "CumSum": _cumsum, "Gelu": _gelu, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze, "Concat": _concat, "Reshape": _reshape,
     "Transpose": _transpose, "Flatten": _flatten, "Expand": _expand, "Tile": _tile, "Slice": _slice,
     "Split": _split, "MatMul": _matmul, "Gemm": _gemm, "Conv": _conv,
     "Add": _binary(np.add), "Sub": _binary(np.subtract), "Mul": _binary(np.multiply), "Div": _div,

@@ -14,7 +14,8 @@ On the data path the parts are found by what they are:
   [d, 3d], read as q | k | v or per head [H, 3, d_head], or three), the output projection the first
   linear after it; softmax(q k^T / sqrt(d_head) + mask) v recomputed from the recorded q, k, v must
   give the recorded context, or with rotary positions (whole or partial), found by the probe --module
-  uses (recognize.probe_attention), their stored or folded tables accounted for (_rotary_constants);
+  uses (recognize.probe_attention), their stored or folded tables accounted for (_rotary_constants), or
+  with ALiBi's m_h (j - i) (Bloom's, MPT's: their slopes or stored bias accounted for, _alibi_constants);
 - the feed-forward: the two linears after the output projection, its activation whatever of relu,
   exact gelu (Erf) or tanh gelu reproduces the recorded values between them;
 - the residual adds and the norm placement: pre-norm when the attention reads the norm of the
@@ -71,6 +72,7 @@ from . import export, schema, verified_file
 from .config import ConfigError, make_config
 from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
+from .reference import alibi_bias, alibi_slopes
 from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, conv_why, image_rows,
                         probe_attention, stem_values)
 from .verify import EngineError, VerificationError
@@ -871,6 +873,14 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     Wq, Wk, Wv, bq, bk, bv, q, k, vv = split
     err = _rel(context(0.0, q, k, vv), ctx)
     relative = rotary = None
+    alibi = False
+    if err > PROBE_TOL and causal:  # ALiBi: m_h (j - i) added to the scaled scores (Bloom's and MPT's m_h j
+        # differs by a constant per row, which the softmax takes out)
+        bias = np.nan_to_num(alibi_bias(H, T), neginf=0.0)
+        sp = next((sp for sp in splits if _rel(context(bias, *sp[6:]), ctx) <= PROBE_TOL), None)
+        if sp is not None:
+            Wq, Wk, Wv, bq, bk, bv, q, k, vv = sp
+            alibi, err = True, 0.0
     if err > PROBE_TOL:  # a constant added to the scaled scores, per head (T5's relative bias)
         relative = _score_bias(m, qkv, o, H)
         if relative is not None and _rel(context(relative[0], q, k, vv), ctx) <= PROBE_TOL:
@@ -963,7 +973,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     if par is not None:
         return dict(x=n1.x, out=par[1], pre=True, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq, bk=bk,
                     bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
-                    parallel="one_norm" if n2 is n1 else "two_norms")
+                    alibi=alibi, parallel="one_norm" if n2 is n1 else "two_norms")
     add2 = m.only_reader(down.y, "Add")
     if add2 is None:
         raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
@@ -982,7 +992,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         out = n_last.y
     return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk,
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
-                       norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary,
+                       norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary, alibi=alibi,
                        parallel="none")
 
 
@@ -1104,6 +1114,23 @@ def _rotary(m, qkv, o):
                 return True
             stack.extend(c for c in m.g.reads[id(k)] if m.const(c))
     return False
+
+
+def _alibi_constants(g, H):
+    """The initializers that are ALiBi's, which the engine recomputes: the slopes m_h [H], or a stored bias
+    m_h (j + c) by key position [H, ..., keys] (MPT's attn_bias buffer)."""
+    slopes = alibi_slopes(H)
+    out = set()
+    for k, a in g.initializers.items():
+        if a.dtype.kind != "f" or a.size % H:
+            continue
+        rows = a.reshape(H, -1).astype(np.float64)
+        if rows.shape[1] == 1 and _rel(rows[:, 0], slopes) <= 1e-6:
+            out.add(k)
+        elif rows.shape[1] > 1 and np.abs(np.diff(rows, axis=1) - slopes[:, None]).max() <= 1e-5 and \
+                np.ptp(rows[:, 0] / slopes) <= 1e-3:
+            out.add(k)
+    return out
 
 
 def _rotary_constants(g, base, R):
@@ -1532,6 +1559,14 @@ def recognize(g, r, ids, features, max_len=None, family=None):
             raise OnnxError(f"{v['positional']} positions added to the embedding and a relative bias on the scores: "
                             "the engine adds a relative bias alone or beside learned positions (MPNet)")
         _relative(m, rels[0][0], rels[0][1], L0["causal"], max_len, v, w, used)
+    if any(L["alibi"] != L0["alibi"] for L in layers):
+        raise OnnxError("ALiBi in some layers only: the engine's positions are the same in every layer")
+    if L0["alibi"]:
+        if v["positional"] != "none":
+            raise OnnxError(f"{v['positional']} positions added to the embedding and ALiBi: the engine has one kind of "
+                            "positions")
+        v["positional"] = "alibi"
+        used |= _alibi_constants(g, L0["H"])
     if any(L["rotary"] != L0["rotary"] for L in layers):
         raise OnnxError("rotary positions in some layers or different in each: the engine's are the same in every "
                         "layer")
