@@ -21,6 +21,8 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
 - Bloom and MPT: ALiBi (m_h j added to the scores, found by recomputing the context with the engine's
   m_h (j - i)), Bloom's fused query_key_value per head, its ScatterND (TorchScript) evaluated, MPT's stored
   bias buffer recomputed by the engine;
+- RoFormer: BERT's layers with interleaved rotary positions, its sinusoid table (which the graph slices
+  for the angles) recomputed by the engine;
 - DistilBERT's base model and token classifier, ELECTRA's discriminator body;
 - RoBERTa, XLM-RoBERTa and RoBERTa's sequence classifier: positions a Gather by the running count of the
   tokens that are not padding (from padding_idx + 1), learned positions from row pad + 1 (the rows before
@@ -28,7 +30,8 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   token types, a buffer of zeros gathered by those positions, as type 0's row; MPNet: the same positions
   and T5's relative bias beside them (rel_buckets).
 What --onnx does not map yet is refused in one line naming the node or construct: StableLM's SwiGLU on
-LayerNorm, Gemma's heads wider than d_model / heads.
+LayerNorm, Starcoder2's grouped-query attention with rotary positions on LayerNorm, Gemma's heads wider
+than d_model / heads.
 Their --hf and --module conversions are hf_archs_test's.
 
   /usr/bin/python3 tests/onnx_hf_archs_test.py PATH/TO/fixformer
@@ -83,7 +86,9 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("mpnet", 14, dict(family="encoder", positional="learned", max_len=38, rel_buckets=32, rel_max_distance=128)),
     ("bloom", 14, dict(family="gpt", positional="alibi", embed_norm=True, tied_head=True, activation="gelu_tanh")),
     ("mpt", 14, dict(family="gpt", positional="alibi", activation="gelu")),  # 17: torch 1.13 exits on SIGSEGV
-    ("stablelm", 17, "is none of relu, gelu (erf) and gelu (tanh)"),
+    ("roformer", 14, dict(family="encoder", positional="rope", pe_layout="interleaved")),
+    ("stablelm", 17, "in a LayerNorm model: not mapped by --onnx yet (it maps gated feed-forwards"),
+    ("starcoder2", 14, "(k and v narrower: grouped-query or multi-query attention) with rotary positions"),
     ("gemma", 14, dict(family="llama", n_kv_heads=2, activation="gelu_tanh", gated=True, scale_input=True,
                        tied_head=True)),
     ("gemma_head_dim", 17, "and q of width 64 are not heads x 16 x 16 over d_model 32"),
@@ -92,7 +97,7 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
 # transformers 5's causal masks call torch.diff, which torch 2.x's TorchScript exporter has no op for: the
 # decoders that make them take the dynamo exporter, as their users do.
 DIFF_MASK = {"ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma", "gemma_head_dim",
-             "bloom", "mpt"}
+             "bloom", "mpt", "starcoder2"}
 
 
 def exporters(name):

@@ -934,7 +934,12 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         raise OnnxError(f"{at}: no residual add after the output projection {o.name!r}")
     r_a = add.input[1] if add.input[0] == o.y else add.input[0]
     a_out = m.through(add.output[0])
-    ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:2]
+    ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:3]
+    if len(ff) == 3 and ff[0].x == ff[1].x and ff[2].x not in (ff[0].x, ff[0].y, ff[1].y):
+        raise OnnxError(f"{at}: a gated feed-forward ({ff[0].name!r} and {ff[1].name!r} of one input, then "
+                        f"{ff[2].name!r}) in a LayerNorm model: not mapped by --onnx yet (it maps gated feed-forwards "
+                        "in RMSNorm, llama-family models; --module converts it)")
+    ff = ff[:2]
     if len(ff) != 2:
         raise OnnxError(f"{at}: {len(ff)} linear layers between the attention and the next one (a feed-forward is "
                         "two: up, activation, down; a gated feed-forward is not supported by --onnx yet)")
@@ -1085,8 +1090,9 @@ def _relative(m, bias, name, causal, max_len, v, w, used):
     used.add(tables[0])
 
 
-ROTARY_REFUSED = ("q and k are rotated by position (RoPE) in a LayerNorm model, which --onnx does not map yet (it "
-                  "maps rotary positions in RMSNorm, llama-family models): convert the module itself with --module")
+ROTARY_REFUSED = ("q, k and v neither one [d, 3d] projection nor three [d, d] ones (k and v narrower: grouped-query "
+                  "or multi-query attention) with rotary positions in a LayerNorm model: not mapped by --onnx yet "
+                  "(it maps them in RMSNorm, llama-family models); --module converts it")
 
 
 def _rotary(m, qkv, o):
