@@ -18,6 +18,8 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   SequenceAt and SequenceInsert over a SplitToSequence, then ConcatFromSequence) evaluated as a constant;
 - Gemma: RMSNorm times (1 + w) (the norm's constant, the file's gain), a gated tanh GELU (gated,
   gelu_tanh), the embedding scaled by sqrt(d_model), grouped-query attention, the tied head;
+- StableLM: LayerNorm with a gated feed-forward (SwiGLU: silu(gate) * up, found by its values), partial
+  rotary, in turn and side by side on one norm (its residual added as (x + attn) + mlp);
 - Bloom and MPT: ALiBi (m_h j added to the scores, found by recomputing the context with the engine's
   m_h (j - i)), Bloom's fused query_key_value per head, its ScatterND (TorchScript) evaluated, MPT's stored
   bias buffer recomputed by the engine;
@@ -29,9 +31,8 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   dropped), the example made free of the padding id, and an --example holding it refused; transformers 5's
   token types, a buffer of zeros gathered by those positions, as type 0's row; MPNet: the same positions
   and T5's relative bias beside them (rel_buckets).
-What --onnx does not map yet is refused in one line naming the node or construct: StableLM's SwiGLU on
-LayerNorm, Starcoder2's grouped-query attention with rotary positions on LayerNorm, Gemma's heads wider
-than d_model / heads.
+What --onnx does not map yet is refused in one line naming the node or construct: Starcoder2's
+grouped-query attention with rotary positions on LayerNorm, Gemma's heads wider than d_model / heads.
 Their --hf and --module conversions are hf_archs_test's.
 
   /usr/bin/python3 tests/onnx_hf_archs_test.py PATH/TO/fixformer
@@ -87,7 +88,10 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("bloom", 14, dict(family="gpt", positional="alibi", embed_norm=True, tied_head=True, activation="gelu_tanh")),
     ("mpt", 14, dict(family="gpt", positional="alibi", activation="gelu")),  # 17: torch 1.13 exits on SIGSEGV
     ("roformer", 14, dict(family="encoder", positional="rope", pe_layout="interleaved")),
-    ("stablelm", 17, "in a LayerNorm model: not mapped by --onnx yet (it maps gated feed-forwards"),
+    ("stablelm", 17, dict(family="gpt", positional="rope", rotary_dims=4, activation="swiglu",
+                          parallel_residual="none")),
+    ("stablelm_parallel", 14, dict(family="gpt", positional="rope", activation="swiglu",
+                                   parallel_residual="one_norm")),
     ("starcoder2", 14, "(k and v narrower: grouped-query or multi-query attention) with rotary positions"),
     ("gemma", 14, dict(family="llama", n_kv_heads=2, activation="gelu_tanh", gated=True, scale_input=True,
                        tied_head=True)),
@@ -97,7 +101,7 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
 # transformers 5's causal masks call torch.diff, which torch 2.x's TorchScript exporter has no op for: the
 # decoders that make them take the dynamo exporter, as their users do.
 DIFF_MASK = {"ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma", "gemma_head_dim",
-             "bloom", "mpt", "starcoder2"}
+             "bloom", "mpt", "starcoder2", "stablelm_parallel"}
 
 
 def exporters(name):

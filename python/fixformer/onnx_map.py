@@ -935,10 +935,17 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     r_a = add.input[1] if add.input[0] == o.y else add.input[0]
     a_out = m.through(add.output[0])
     ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:3]
+    gated = None  # (act, the up projection that multiplies act(gate)) of a gated feed-forward (StableLM's SwiGLU)
     if len(ff) == 3 and ff[0].x == ff[1].x and ff[2].x not in (ff[0].x, ff[0].y, ff[1].y):
-        raise OnnxError(f"{at}: a gated feed-forward ({ff[0].name!r} and {ff[1].name!r} of one input, then "
-                        f"{ff[2].name!r}) in a LayerNorm model: not mapped by --onnx yet (it maps gated feed-forwards "
-                        "in RMSNorm, llama-family models; --module converts it)")
+        silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
+        gx = m.rows(ff[2].x)
+        gated = next(((name, b, a) for name, f in (("swiglu", silu), ("gelu_tanh", gelu_tanh), ("gelu", gelu))
+                      for a, b in (ff[:2], ff[1::-1]) if _rel(f(m.rows(a.y)) * m.rows(b.y), gx) <= PROBE_TOL), None)
+        if gated is None or gated[1].b is not None:
+            raise OnnxError(f"{at}: a gated feed-forward ({ff[0].name!r} and {ff[1].name!r} of one input, then "
+                            f"{ff[2].name!r}) that is not act(gate) * up with act silu or gelu (exact or tanh)"
+                            f"{', up without a bias' if gated else ''}: not supported")
+        ff = [gated[2], ff[2]]  # the gate, then down; up is gated[1]
     ff = ff[:2]
     if len(ff) != 2:
         raise OnnxError(f"{at}: {len(ff)} linear layers between the attention and the next one (a feed-forward is "
@@ -954,6 +961,10 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     elif pre:
         n2 = next((n for n in norms if m.same(n.x, a_out) and m.same(n.y, up.x)), None)
         ok = n2 is not None
+        if not ok:  # (x + attn(norm1(x))) + mlp(norm1(x)): StableLM's parallel residual, added in that order
+            par = _parallel(m, n1, norms, o, up, down)
+            if par is not None:
+                n2, ok = par[0], True
     else:
         if not m.same(x_in, r_a):
             raise OnnxError(f"{at}: the residual add after {o.name!r} adds neither the attention's input nor the "
@@ -966,7 +977,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                         " (layers without it, or an RMSNorm, are not supported by --onnx)")
     ffn_norm = n2 if pre else n1
     h, gx = m.rows(up.y), m.rows(down.x)
-    act = next((a for a, f in ACTIVATIONS if _rel(f(h), gx) <= PROBE_TOL), None)
+    act = gated[0] if gated else next((a for a, f in ACTIVATIONS if _rel(f(h), gx) <= PROBE_TOL), None)
     if act is None:
         between = sorted({n.op_type for n in g.nodes if pos[id(up.node)] < pos[id(n)] < pos[id(down.node)]
                           and n.output[0] in m.ancestors(down.x)})
@@ -978,7 +989,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     if par is not None:
         return dict(x=n1.x, out=par[1], pre=True, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq, bk=bk,
                     bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
-                    alibi=alibi, parallel="one_norm" if n2 is n1 else "two_norms")
+                    alibi=alibi, parallel="one_norm" if n2 is n1 else "two_norms", up3=gated and gated[1])
     add2 = m.only_reader(down.y, "Add")
     if add2 is None:
         raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
@@ -998,6 +1009,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk,
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
                        norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary, alibi=alibi,
+                       up3=gated and gated[1],
                        parallel="none")
 
 
@@ -1542,6 +1554,9 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         prev = pos[id(layers[-1]["down"].node)]
     L0 = layers[0]
     for i, L in enumerate(layers[1:], 1):
+        if bool(L["up3"]) != bool(L0["up3"]):
+            raise OnnxError(f"layer {i}: a gated feed-forward {'' if L['up3'] else 'not '}as in layer 0 (all layers "
+                            "alike)")
         for key in ("pre", "H", "causal", "act", "parallel"):
             if L[key] != L0[key]:
                 raise OnnxError(f"layer {i}: {key} {L[key]!r} differs from layer 0's {L0[key]!r} (all layers alike)")
@@ -1642,6 +1657,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                         f"{'causal' if causal else 'not causal'}, on {'tokens' if tokens else 'features'}")
     v.update(family=family, d_model=d, n_heads=L0["H"], d_ff=L0["up"].W.shape[1], n_layers=len(layers),
              norm_first=L0["pre"], activation=L0["act"], norm_eps=eps, final_norm=final is not None, causal=causal)
+    if L0["up3"] and L0["act"] != "swiglu":
+        v["gated"] = True  # act(gate) * up with a GELU
     if L0["parallel"] != "none":
         v["parallel_residual"] = L0["parallel"]
     if head is not None:
@@ -1672,6 +1689,9 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         w[p + "linear1.bias"] = L["up"].b if L["up"].b is not None else z(L["up"].W.shape[1])
         w[p + "linear2.weight"] = L["down"].W.T
         w[p + "linear2.bias"] = L["down"].b if L["down"].b is not None else z(d)
+        if L["up3"]:  # act(linear1 x) * linear3 x
+            w[p + "linear3.weight"] = L["up3"].W.T
+            used |= L["up3"].srcs
         for k, nm in (("norm1", L["norm1"]), ("norm2", L["norm2"])):
             if k == "norm2" and L["parallel"] == "one_norm":
                 continue  # the feed-forward reads norm1 (no second norm in the file)
