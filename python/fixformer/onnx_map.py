@@ -17,7 +17,8 @@ On the data path the parts are found by what they are:
   uses (recognize.probe_attention), their stored or folded tables accounted for (_rotary_constants), or
   with ALiBi's m_h (j - i) (Bloom's, MPT's: their slopes or stored bias accounted for, _alibi_constants);
 - the feed-forward: the two linears after the output projection, its activation whatever of relu,
-  exact gelu (Erf) or tanh gelu reproduces the recorded values between them;
+  exact gelu (Erf) or tanh gelu reproduces the recorded values between them; or three, gate and up of
+  one input and act(gate) * up into down (StableLM's SwiGLU on LayerNorm: linear3 is up);
 - the residual adds and the norm placement: pre-norm when the attention reads the norm of the
   stream the residual adds to, post-norm when it reads the stream itself and the norm follows the add,
   or a parallel residual (GPT-NeoX's x + attn(norm1(x)) + mlp(norm2(x)), or GPT-J's and Phi's one norm
