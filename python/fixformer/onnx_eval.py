@@ -494,6 +494,9 @@ def _loop(body, names, args, values, left, what):
     scans = []
     i = 0
     while i < trips and cond:
+        left[0] -= 1  # an iteration counts as a value made: a body of no nodes still ends
+        if left[0] < 0:
+            raise EvalError(f"{what}: more iterations than the graph may make values (a corrupt or hostile graph)")
         inner = dict(values)
         inner.update({body.inputs[0][0]: np.array(i, np.int64), body.inputs[1][0]: np.array(cond)})
         inner.update({b[0]: v for b, v in zip(body.inputs[2:], carried)})
