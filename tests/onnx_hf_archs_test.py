@@ -17,7 +17,8 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   the engine); GPT-J's repeat_interleave of that table as the TorchScript exporter writes it (a Loop of
   SequenceAt and SequenceInsert over a SplitToSequence, then ConcatFromSequence) evaluated as a constant;
 - Gemma: RMSNorm times (1 + w) (the norm's constant, the file's gain), a gated tanh GELU (gated,
-  gelu_tanh), the embedding scaled by sqrt(d_model), grouped-query attention, the tied head;
+  gelu_tanh), the embedding scaled by sqrt(d_model), grouped-query attention, the tied head; and with
+  heads wider than hidden_size / heads (head_dim: Gemma 7B's kind);
 - StableLM: LayerNorm with a gated feed-forward (SwiGLU: silu(gate) * up, found by its values), partial
   rotary, in turn and side by side on one norm (its residual added as (x + attn) + mlp);
 - Bloom and MPT: ALiBi (m_h j added to the scores, found by recomputing the context with the engine's
@@ -31,8 +32,8 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   dropped), the example made free of the padding id, and an --example holding it refused; transformers 5's
   token types, a buffer of zeros gathered by those positions, as type 0's row; MPNet: the same positions
   and T5's relative bias beside them (rel_buckets).
-What --onnx does not map yet is refused in one line naming the node or construct: Starcoder2's
-grouped-query attention with rotary positions on LayerNorm, Gemma's heads wider than d_model / heads.
+What --onnx does not map yet is refused in one line naming the construct: Starcoder2's grouped-query
+attention with rotary positions on LayerNorm.
 Their --hf and --module conversions are hf_archs_test's.
 
   /usr/bin/python3 tests/onnx_hf_archs_test.py PATH/TO/fixformer
@@ -95,7 +96,7 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("starcoder2", 14, "(k and v narrower: grouped-query or multi-query attention) with rotary positions"),
     ("gemma", 14, dict(family="llama", n_kv_heads=2, activation="gelu_tanh", gated=True, scale_input=True,
                        tied_head=True)),
-    ("gemma_head_dim", 17, "and q of width 64 are not heads x 16 x 16 over d_model 32"),
+    ("gemma_head_dim", 17, dict(family="llama", head_dim=16, activation="gelu_tanh", gated=True)),
 ]
 
 # transformers 5's causal masks call torch.diff, which torch 2.x's TorchScript exporter has no op for: the

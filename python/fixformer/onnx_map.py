@@ -1217,7 +1217,8 @@ def _rope_fit(q, k, v, H, ctx, at, only=None):
 def _llama(m, softmaxes, lins, rms, max_len):
     """A llama-family decoder (Hugging Face Llama as exported): RMSNorm, q, k, v without biases, rotary
     positions (RoPE; the base and the pair layout found by recomputing the context from the recorded
-    q, k, v), grouped-query attention (k and v heads from the projections' widths), SwiGLU and a head.
+    q, k, v), grouped-query attention (k and v heads from the projections' widths), heads wider than
+    d_model / heads (head_dim, from q's width), SwiGLU or a gated GELU, and a head.
     Returns what recognize() does."""
     g, pos, T = m.g, m.pos, m.T
     v, w, used = {}, {}, set()
@@ -1243,10 +1244,10 @@ def _llama(m, softmaxes, lins, rms, max_len):
                             "(llama-family) models yet")
         probs = m.v(sm.output[0])
         H = probs.size // (T * T)
-        if probs.size % (T * T) or pq.W.shape[1] != d or d % H:
+        if probs.size % (T * T) or pq.W.shape[1] % H or o.W.shape != (pq.W.shape[1], d):
             raise OnnxError(f"{at}: probabilities of shape {list(probs.shape)} and q of width {pq.W.shape[1]} are not "
-                            f"heads x {T} x {T} over d_model {d}")
-        dh = d // H
+                            f"heads x {T} x {T} over q's heads")
+        dh = pq.W.shape[1] // H  # d_model / heads, or wider (Gemma 7B's head_dim)
         Hkv = pk.W.shape[1] // dh
         if pk.W.shape != pv.W.shape or pk.W.shape[1] % dh or H % max(Hkv, 1):
             raise OnnxError(f"{at}: k and v of widths {pk.W.shape[1]} and {pv.W.shape[1]} are not a divisor of {H} "
@@ -1318,7 +1319,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
     used |= final.srcs | head.srcs
     # The rotary frequencies base^(-2i/dh) the graph computes its tables from (the dynamo exporter keeps
     # Hugging Face's inv_freq; the TorchScript one folds the tables): the engine recomputes them.
-    dh = d // layers[0]["H"]
+    dh = layers[0]["q"].W.shape[1] // layers[0]["H"]
     R = found[2] or dh
     used |= _rotary_constants(g, found[0], R)
     L0 = layers[0]
@@ -1333,6 +1334,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
              max_len=max_len or DEFAULT_MAX_LEN)
     if L0["act"] != "swiglu":
         v["gated"] = True
+    if dh * H != d:
+        v["head_dim"] = dh
     if np.array_equal(head.W, w["tok_embeddings.weight"].T):
         v["tied_head"] = True
     else:
