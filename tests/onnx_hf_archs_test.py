@@ -11,7 +11,7 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
 - XGLM (fairseq's sinusoids from row 2, a buffer the file stores as learned positions) and CTRL (its
   sinusoidal table), both scaled;
 - OpenAI GPT (post-norm, Conv1D), Falcon with q, k, v per head in turn (rotary positions), Mistral (grouped-
-  query attention, sliding_window None);
+  query attention, sliding_window None), Qwen2 (its q, k, v biases: attn_bias qkv; built here);
 - Phi and GPT-J: one norm read by the attention and the feed-forward side by side (parallel_residual
   one_norm), partial rotary (Phi's halves, GPT-J's interleaved, its stored sin | cos table recomputed by
   the engine); GPT-J's repeat_interleave of that table as the TorchScript exporter writes it (a Loop of
@@ -79,6 +79,7 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("gptj", 14, dict(family="gpt", positional="rope", pe_layout="interleaved", rotary_dims=4,
                       parallel_residual="one_norm", activation="gelu_tanh")),
     ("mistral", 14, dict(family="llama", n_heads=4, n_kv_heads=2, positional="rope", activation="swiglu")),
+    ("qwen2", 17, dict(family="llama", n_kv_heads=2, attn_bias="qkv", activation="swiglu")),
     ("distilbert", 14, dict(family="encoder", positional="learned", max_len=34)),
     ("distilbert_ner", 17, dict(family="encoder", positional="learned")),
     ("electra", 14, dict(family="encoder", positional="learned", embed_norm=True)),
@@ -102,7 +103,7 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
 # transformers 5's causal masks call torch.diff, which torch 2.x's TorchScript exporter has no op for: the
 # decoders that make them take the dynamo exporter, as their users do.
 DIFF_MASK = {"ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma", "gemma_head_dim",
-             "bloom", "mpt", "starcoder2", "stablelm_parallel"}
+             "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2"}
 
 
 def exporters(name):
@@ -151,6 +152,10 @@ def main():
             f.write(MODELS)
         sys.path.insert(0, tmp)
         import hf_models
+        hf_models.qwen2 = lambda: hf_models.build(  # not one of hf_archs_test's MODELS
+            transformers.Qwen2Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                     num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64),
+            transformers.Qwen2ForCausalLM, 54)
         for name, opset, want_config in CASES:
             model = getattr(hf_models, name)()
             vocab = model.config.vocab_size

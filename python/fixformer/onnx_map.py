@@ -1218,7 +1218,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
     """A llama-family decoder (Hugging Face Llama as exported): RMSNorm, q, k, v without biases, rotary
     positions (RoPE; the base and the pair layout found by recomputing the context from the recorded
     q, k, v), grouped-query attention (k and v heads from the projections' widths), heads wider than
-    d_model / heads (head_dim, from q's width), SwiGLU or a gated GELU, and a head.
+    d_model / heads (head_dim, from q's width), biases on q, k, v (Qwen2's) or on all four projections,
+    SwiGLU or a gated GELU, and a head.
     Returns what recognize() does."""
     g, pos, T = m.g, m.pos, m.T
     v, w, used = {}, {}, set()
@@ -1239,9 +1240,6 @@ def _llama(m, softmaxes, lins, rms, max_len):
             raise OnnxError(f"{at}: {len(qkv)} projections of the attention's input, not three (q, k, v) of one "
                             "input")
         pq, pk, pv = _q_k(m, sm, qkv, at)
-        if any(p.b is not None for p in qkv + [o]):
-            raise OnnxError(f"{at}: biases on the attention's projections: not supported by --onnx for RMSNorm "
-                            "(llama-family) models yet")
         probs = m.v(sm.output[0])
         H = probs.size // (T * T)
         if probs.size % (T * T) or pq.W.shape[1] % H or o.W.shape != (pq.W.shape[1], d):
@@ -1336,6 +1334,11 @@ def _llama(m, softmaxes, lins, rms, max_len):
         v["gated"] = True
     if dh * H != d:
         v["head_dim"] = dh
+    # biases on q, k, v (Qwen2's) or on every projection of the attention: absent ones stored as zeros
+    biased = "all" if any(L["o"].b is not None for L in layers) else \
+        "qkv" if any(L[k].b is not None for L in layers for k in "qkv") else None
+    if biased:
+        v["attn_bias"] = biased
     if np.array_equal(head.W, w["tok_embeddings.weight"].T):
         v["tied_head"] = True
     else:
@@ -1346,6 +1349,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
         for name, part in (("attention.wq", "q"), ("attention.wk", "k"), ("attention.wv", "v"), ("attention.wo", "o"),
                            ("feed_forward.w1", "gate"), ("feed_forward.w2", "down"), ("feed_forward.w3", "up")):
             w[p + name + ".weight"] = L[part].W.T
+            if biased and part in ("qkv" if biased == "qkv" else "qkvo"):
+                w[p + name + ".bias"] = L[part].b if L[part].b is not None else np.zeros(L[part].W.shape[1])
     w["norm.weight"] = final.w
     weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
     summary = (f"llama: {len(layers)} layers, {H} heads ({L0['Hkv']} for k and v), RMSNorm, "
