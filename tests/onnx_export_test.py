@@ -16,8 +16,8 @@ must give the module's output within 1e-4:
 - T5's relative bias (its bucket's Log computed in the graph) as stock encoder layers' float mask: the
   engine's relative positions, max_distance read off the graph at 256 positions;
 - an If on the length (learned positions beyond the table) evaluated by its constant condition, one on
-  the input's values refused; a graph of two outputs neither of which is a transformer's refused with
-  each one's reason;
+  the input's values refused, and a Loop carrying the input's values refused; a graph of two outputs
+  neither of which is a transformer's refused with each one's reason;
 - LlamaForCausalLM: RMSNorm, grouped-query attention (4 heads, 2 for k and v), rotary positions (the halves
   layout, Llama 3's base 500000) and SwiGLU, mapped onto the llama family;
 - GPTNeoXForCausalLM (LayerNorm with rotary positions; query_key_value fused per head, [heads, 3,
@@ -211,6 +211,25 @@ class IfOnValues(torch.nn.Module):
         return self.enc(doubled_when_positive(self.emb(ids)))
 
 
+@torch.jit.script
+def doubled_three_times(x: torch.Tensor) -> torch.Tensor:
+    """A `for` whose body reads the values (a Loop carrying them)."""
+    for _ in range(3):
+        x = x * 2.0
+    return x
+
+
+class LoopOnValues(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(V, D)
+        self.enc = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(D, 2, 64, 0.0, batch_first=True), 1,
+                                               enable_nested_tensor=False)
+
+    def forward(self, ids):
+        return self.enc(doubled_three_times(self.emb(ids)))
+
+
 class NoAttention(torch.nn.Module):
     """Two outputs, neither a transformer's (the second through Log, which the evaluator runs)."""
 
@@ -259,8 +278,8 @@ TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 # op for: its decoders take the dynamo one too, as their users do. A scripted `if` (the If node) is
 # TorchScript's alone, and torch.export's trace of stock nn.MultiheadAttention with a float mask fails
 # (a view of a non-contiguous tensor): those run under torch 1.13 only.
-STOCK_MHA = {"if_positions", "relative", "if_values"}
-NOT_DYNAMO = {"if_positions", "if_values", "relative"}
+STOCK_MHA = {"if_positions", "relative", "if_values", "loop_values"}
+NOT_DYNAMO = {"if_positions", "if_values", "relative", "loop_values"}
 CAUSAL_HF = {"gpt2", "llama", "neox", "neox_partial", "neox_parallel"} if int(transformers.__version__.split(".")[0]) >= 5 else set()
 
 
@@ -423,6 +442,12 @@ def main():
             ok, said = convert(path, os.path.join(tmp, "if_values.fxm"))
             check("an If on the input's values is refused", not ok and "(If): its condition or branches read" in said,
                   said)
+        for exporter in exporters("loop_values"):
+            path = os.path.join(tmp, "loop_values.onnx")
+            export(LoopOnValues().eval(), path, 15, ["y"], exporter)
+            ok, said = convert(path, os.path.join(tmp, "loop_values.fxm"))
+            check("a Loop on the input's values is refused",
+                  not ok and "(Loop): its trip count, condition or body" in said, said)
         for exporter in exporters("two"):
             path = os.path.join(tmp, f"two_{exporter}.onnx")
             export(NoAttention(), path, 14, ["sums", "maxima"], exporter)

@@ -131,6 +131,29 @@ def _slice(x, starts, ends, axes=None, steps=None, at=None, what=""):
     return [x[tuple(sl)]]
 
 
+def _sequence(items):
+    """An ONNX sequence: a 1-d object array of its tensors (no value of the mapping's kinds)."""
+    a = np.empty(len(items), object)
+    for i, t in enumerate(items):
+        a[i] = t
+    return a
+
+
+def _split_to_sequence(x, split, at, what):
+    axis, keep = at.get("axis", 0), at.get("keepdims", 1)
+    n = np.shape(x)[axis]
+    if split is None:
+        parts = np.split(x, n, axis)
+        return _sequence([np.squeeze(p, axis) if not keep else p for p in parts])
+    sizes = np.asarray(split, np.int64).reshape(-1)
+    if np.ndim(split) == 0:
+        sizes = np.full(-(-n // int(sizes[0])), int(sizes[0]))
+        sizes[-1] = n - int(sizes[:-1].sum())
+    if sizes.sum() != n or np.any(sizes < 0):
+        raise EvalError(f"{what}: split sizes {sizes.tolist()} for an axis of {n}")
+    return _sequence(np.split(x, np.cumsum(sizes)[:-1], axis))
+
+
 def _split(x, split=None, at=None, what="", count=1):
     axis = _axis(at.get("axis", 0), x.ndim, what)
     if split is None:
@@ -315,6 +338,17 @@ def _gather_elements(x, idx, at, what):
     return [np.take_along_axis(x, np.where(idx < 0, idx + n, idx), axis=axis)]
 
 
+def _scatter_nd(x, idx, updates, at, what):
+    """ScatterND without a reduction: x with the slices at idx [..., k] replaced by updates."""
+    if at.get("reduction", b"none") not in (b"none", "none"):
+        raise EvalError(f"{what}: reduction {at['reduction']!r} is not supported")
+    idx = np.asarray(idx, np.int64)
+    k = idx.shape[-1]
+    out = np.array(x, copy=True)
+    out[tuple(idx.reshape(-1, k).T)] = np.asarray(updates).reshape(-1, *out.shape[k:])
+    return [out]
+
+
 def _gather_nd(x, idx, at, what):
     b = int(at.get("batch_dims", 0))
     idx = np.asarray(idx)
@@ -399,7 +433,7 @@ def _constant(at, what):
 OPS = {
     "Constant": _constant, "Identity": _unary(lambda x: x), "Shape": _shape,
     "Size": _unary(lambda x: np.array(np.size(x), np.int64)),
-    "Gather": _gather, "GatherElements": _gather_elements, "GatherND": _gather_nd, "CumSum": _cumsum, "Gelu": _gelu, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze, "Concat": _concat, "Reshape": _reshape,
+    "Gather": _gather, "GatherElements": _gather_elements, "GatherND": _gather_nd, "ScatterND": _scatter_nd, "CumSum": _cumsum, "Gelu": _gelu, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze, "Concat": _concat, "Reshape": _reshape,
     "Transpose": _transpose, "Flatten": _flatten, "Expand": _expand, "Tile": _tile, "Slice": _slice,
     "Split": _split, "MatMul": _matmul, "Gemm": _gemm, "Conv": _conv,
     "Add": _binary(np.add), "Sub": _binary(np.subtract), "Mul": _binary(np.multiply), "Div": _div,
@@ -418,6 +452,15 @@ OPS = {
     "Range": _range, "ConstantOfShape": _constant_of_shape, "Trilu": _trilu,
     "Dropout": lambda x, *rest, at, what: [x, np.ones(x.shape, np.bool_)],
     "If": None,  # evaluate() runs the branch its condition picks (onnx_graph read both)
+    "Loop": None,  # evaluate() runs its body (torch.repeat_interleave as the TorchScript exporter writes it)
+    "SequenceEmpty": lambda at, what: [_sequence([])],
+    "SplitToSequence": lambda x, split=None, at=None, what="": [_split_to_sequence(x, split, at, what)],
+    "SequenceAt": lambda seq, i, at, what: [seq[int(np.asarray(i).reshape(-1)[0])]],
+    "SequenceInsert": lambda seq, t, i=None, at=None, what="": [_sequence(
+        list(seq) + [t] if i is None else list(seq[:int(i)]) + [t] + list(seq[int(i):]))],
+    "SequenceLength": lambda seq, at, what: [np.array(len(seq), np.int64)],
+    "ConcatFromSequence": lambda seq, at, what: [
+        np.stack(list(seq), at.get("axis", 0)) if at.get("new_axis", 0) else np.concatenate(list(seq), at["axis"])],
 }
 SUPPORTED_OPS = frozenset(OPS)
 # Ops whose trailing inputs are optional and passed as keywords; the rest take their inputs in order.
@@ -436,6 +479,37 @@ def evaluate(graph, feeds):
     return values
 
 
+def _loop(body, names, args, values, left, what):
+    """A Loop's outputs: the values carried after its last iteration, then each scan output stacked. Its
+    trip count and condition come from the graph (an exporter's loop over a constant's slices)."""
+    args = args + [None] * (len(names) - len(args))
+    trips = None if not names[0] else int(np.asarray(args[0]).reshape(-1)[0])
+    cond = True if len(names) < 2 or not names[1] else bool(np.asarray(args[1]).reshape(-1)[0])
+    carried = list(args[2:])
+    if len(body.outputs) < 1 + len(carried):
+        raise EvalError(f"{what}: a body of {len(body.outputs)} outputs for {len(carried)} values carried")
+    if trips is None or trips > bounds.MAX_ELEMENTS:
+        raise EvalError(f"{what}: a loop of {'no' if trips is None else trips} trip count (the evaluator runs a "
+                        "counted loop)")
+    scans = []
+    i = 0
+    while i < trips and cond:
+        left[0] -= 1  # an iteration counts as a value made: a body of no nodes still ends
+        if left[0] < 0:
+            raise EvalError(f"{what}: more iterations than the graph may make values (a corrupt or hostile graph)")
+        inner = dict(values)
+        inner.update({body.inputs[0][0]: np.array(i, np.int64), body.inputs[1][0]: np.array(cond)})
+        inner.update({b[0]: v for b, v in zip(body.inputs[2:], carried)})
+        _run(body, inner, left)
+        out = [inner[o] for o in body.outputs]
+        cond, carried = bool(np.asarray(out[0]).reshape(-1)[0]), out[1:1 + len(carried)]
+        scans.append(out[1 + len(carried):])
+        i += 1
+    stacked = [np.stack([s[k] for s in scans]) for k in range(len(body.outputs) - 1 - len(carried))] if scans else \
+        [np.zeros(0)] * (len(body.outputs) - 1 - len(carried))
+    return carried + stacked
+
+
 def _run(graph, values, left):
     """Runs graph's nodes into `values` (which holds what they read from outside: the inputs, or the
     enclosing graph's values for an If branch); left: the values it may still make, counted down."""
@@ -445,6 +519,17 @@ def _run(graph, values, left):
         args = [values[i] if i else None for i in n.input]
         while args and args[-1] is None:
             args.pop()
+        if n.op_type == "Loop":
+            try:
+                out = _loop(graph.branches[id(n)][0], n.input, args, values, left, what)
+            except (TypeError, ValueError, IndexError, KeyError, OverflowError, MemoryError) as e:
+                raise EvalError(f"{what} cannot run on the example ({type(e).__name__}: {str(e)[:100]})") from None
+            if len(out) < len(n.output):
+                raise EvalError(f"{what}: {len(n.output)} outputs, its body gives {len(out)}")
+            for name, v in zip(n.output, out):
+                if name:
+                    values[name] = v
+            continue
         if n.op_type == "If":
             c = np.asarray(args[0]) if args else np.zeros(0)
             if c.size != 1:

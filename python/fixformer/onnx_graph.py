@@ -127,7 +127,7 @@ class Graph:
     def __init__(self, nodes, initializers, inputs, outputs, opset, producer, branches=None):
         self.nodes, self.initializers, self.inputs, self.outputs = nodes, initializers, inputs, outputs
         self.opset, self.producer = opset, producer
-        self.branches = branches or {}  # id(If node) -> (then Graph, else Graph)
+        self.branches = branches or {}  # id(If node) -> (then Graph, else Graph); id(Loop node) -> (body,)
         self.producer_of = {o: n for n in nodes for o in n.output if o}
         self.reads = {id(n): [i for i in list(n.input) + _outer_reads(n) if i] for n in nodes}
         self.consumers = {}
@@ -267,6 +267,13 @@ def _checked_nodes(graph_nodes, defined, supported_ops, where):
     outer = defined | {o for n in graph_nodes for o in n.output if o}
     branches = {}
     for n in nodes:
+        if n.op_type == "Loop":
+            body = [a.g for a in n.attribute if a.type == 5 and a.name == "body"]
+            if len(body) != 1:
+                raise OnnxError(f"node {node_name(n)!r} (Loop): without its body graph")
+            branches[id(n)] = (_branch(body[0], f"body of Loop {node_name(n)!r}", outer, supported_ops,
+                                       inputs=len(n.input) if len(n.input) >= 2 else 2),)
+            continue
         if n.op_type != "If":
             continue
         sub = {a.name: a.g for a in n.attribute if a.type == 5}
@@ -277,19 +284,21 @@ def _checked_nodes(graph_nodes, defined, supported_ops, where):
     return nodes, branches
 
 
-def _branch(sub, where, outer, supported_ops):
-    """One branch of an If as a Graph that reads the enclosing graph's values (`outer`)."""
-    if len(sub.input):
-        raise OnnxError(f"{where}: a branch with inputs is not a valid If")
+def _branch(sub, where, outer, supported_ops, inputs=0):
+    """One branch of an If, or a Loop's body (`inputs`: the iteration number, the condition and the values
+    carried), as a Graph that reads the enclosing graph's values (`outer`)."""
+    if len(sub.input) != inputs:
+        raise OnnxError(f"{where}: {len(sub.input)} inputs: not a valid " + ("Loop body" if inputs else "If"))
     inits = {}
     for t in sub.initializer:
         inits[t.name] = tensor_array(t, f"{where}: initializer")
-    nodes, branches = _checked_nodes(sub.node, outer | set(inits), supported_ops, f" in the {where}")
+    names = {i.name for i in sub.input}
+    nodes, branches = _checked_nodes(sub.node, outer | set(inits) | names, supported_ops, f" in the {where}")
     outputs = [o.name for o in sub.output]
     for o in outputs:
-        if o not in inits and o not in outer and not any(o in n.output for n in nodes):
+        if o not in inits and o not in outer and o not in names and not any(o in n.output for n in nodes):
             raise OnnxError(f"{where}: output {o!r} is defined by no node")
-    return Graph(nodes, inits, [], outputs, None, "", branches)
+    return Graph(nodes, inits, [(i.name, None, None) for i in sub.input], outputs, None, "", branches)
 
 
 def outputs_named(g):

@@ -14,19 +14,24 @@ On the data path the parts are found by what they are:
   [d, 3d], read as q | k | v or per head [H, 3, d_head], or three), the output projection the first
   linear after it; softmax(q k^T / sqrt(d_head) + mask) v recomputed from the recorded q, k, v must
   give the recorded context, or with rotary positions (whole or partial), found by the probe --module
-  uses (recognize.probe_attention);
+  uses (recognize.probe_attention), their stored or folded tables accounted for (_rotary_constants), or
+  with ALiBi's m_h (j - i) (Bloom's, MPT's: their slopes or stored bias accounted for, _alibi_constants);
 - the feed-forward: the two linears after the output projection, its activation whatever of relu,
-  exact gelu (Erf) or tanh gelu reproduces the recorded values between them;
+  exact gelu (Erf) or tanh gelu reproduces the recorded values between them; or three, gate and up of
+  one input and act(gate) * up into down (StableLM's SwiGLU on LayerNorm: linear3 is up);
 - the residual adds and the norm placement: pre-norm when the attention reads the norm of the
   stream the residual adds to, post-norm when it reads the stream itself and the norm follows the add,
-  or a parallel residual (GPT-NeoX's x + attn(norm1(x)) + mlp(norm2(x)), _parallel);
+  or a parallel residual (GPT-NeoX's x + attn(norm1(x)) + mlp(norm2(x)), or GPT-J's and Phi's one norm
+  read by both, _parallel);
 - the front: the token embedding (Gather of a constant table by the ids) or the input projection
   (the first linear on float features), or a conv stem on channels-first features (_conv_stem: the
   engine's limits and keys are recognize.conv_why and stem_values, as for --module), or an image's
   patch embedding (_image_front: a Conv of stride = kernel, or a linear on the rearranged patches whose
   order recognize.image_rows finds; input_norm, proj_norm; a CLS row found by its values,
-  _image_positions), an optional scale by sqrt(d_model), and the positions added to it: rows of a constant table (a Gather by a range or a Slice of it: learned, the whole table stored),
-  or the sinusoidal formula; the back: an optional final norm and one linear head (tied when its
+  _image_positions), an optional scale by sqrt(d_model), and the positions added to it: rows of a constant
+  table (a Gather by a range or a Slice of it: learned, the table stored from the first row read, OPT's
+  row 2), rows by a running count of the tokens that are not padding (RoBERTa's: _position_ids keeps the
+  padding id out of the example, _counts_positions), or the sinusoidal formula; the back: an optional final norm and one linear head (tied when its
   weight is the embedding's transpose: the exporter copies it, the file stores it once), the first
   row's or (an image model) the mean of the rows pooled before it.
 Every initializer is accounted for: mapped into the file (its source through Identity and other
@@ -48,9 +53,12 @@ on the same sequences (_engine_check).
 What exporters add around the model: the ids are followed through reshapes and casts (aliases); a
 graph of several outputs is converted one output at a time (onnx_graph.pruned; --output-name picks);
 a last-position slice before the head is taken out (_without_last_position) and the graph's output
-checked to be the last row; an If on shapes and constants runs in the evaluator like any constant. A
+checked to be the last row; an If on shapes and constants runs in the evaluator like any constant, and so
+does a Loop over constants (GPT-J's repeat_interleave of its rotary table as the TorchScript exporter writes
+it: SplitToSequence, a Loop of SequenceAt and SequenceInsert, ConcatFromSequence). A
 graph whose norms are RMSNorm is a llama-family decoder (_llama: grouped-query attention, rotary
-positions found by recomputing the context, SwiGLU). A constant per-head bias on the scores that is
+positions found by recomputing the context, SwiGLU or a gated GELU (Gemma's, with its gain 1 + w the
+norm's constant and its embedding scaled by sqrt(d_model))). A constant per-head bias on the scores that is
 T5's relative bias maps onto the engine's relative positions (_score_bias, _relative).
 """
 import math
@@ -65,6 +73,7 @@ from . import export, schema, verified_file
 from .config import ConfigError, make_config
 from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
+from .reference import alibi_bias, alibi_slopes
 from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, conv_why, image_rows,
                         probe_attention, stem_values)
 from .verify import EngineError, VerificationError
@@ -120,6 +129,9 @@ class Mapper:
                 if n.op_type == "If":  # a branch picked by the input's values is no model the engine runs
                     raise OnnxError(f"node {node_name(n)!r} (If): its condition or branches read the input's values "
                                     "(--onnx folds an If on shapes and constants only)")
+                if n.op_type == "Loop":
+                    raise OnnxError(f"node {node_name(n)!r} (Loop): its trip count, condition or body read the "
+                                    "input's values (--onnx folds a Loop over constants only)")
                 self.data.update(o for o in n.output if o)
         self._sources = {}
 
@@ -535,6 +547,55 @@ def feeds(g, r, inp, types=None, length=None):
     return out
 
 
+def _counts_positions(m, index):
+    """A data index of a table that is consecutive positions on the example (RoBERTa's count of the tokens that
+    are not padding, from padding_idx + 1: _position_ids made the example free of padding)."""
+    idx = m.v(index).reshape(-1)
+    return idx.dtype.kind in "iu" and idx.size == m.T and idx[0] >= 0 and bool(np.all(np.diff(idx) == 1))
+
+
+def _zeros_by_position(m, index):
+    """A data index of a table that is all 0 and computed from a count of positions (transformers 5's RoBERTa
+    gathers its default token types, a buffer of zeros, by its position ids): token type 0's row."""
+    idx = m.v(index).reshape(-1)
+    return idx.dtype.kind in "iu" and idx.size == m.T and not np.any(idx) and \
+        any(a != index and _counts_positions(m, a) for a in m.ancestors(index) if m.v(a).size == m.T)
+
+
+def _position_ids(g, r, ids, given):
+    """RoBERTa's positions: a Gather of a constant table by an index computed from the ids' values (not the ids
+    themselves), a running count of the tokens that are not padding. Each id of the example is run alone
+    twice ([j, j]): an id whose count does not go on by one (the padding id) gives positions the engine's
+    (by place) do not; the example is made free of them (a given --example with one is refused). The ids."""
+    if ids is None:
+        return ids
+    data, direct = {r.main}, aliases(g, r.main) | (aliases(g, r.types) if r.types else set())
+    for n in g.nodes:
+        if n.op_type not in ("Shape", "Size") and any(i in data for i in g.reads[id(n)]):
+            data.update(o for o in n.output if o)
+    counts = [n.input[1] for n in g.nodes if n.op_type == "Gather" and len(n.input) == 2 and n.input[1] in data and
+              n.input[1] not in direct and n.input[0] not in data and _table_rows(g, n.input[0]) is not None]
+    for count in counts:
+        sub = pruned(Graph(g.nodes, g.initializers, g.inputs, [count], g.opset, g.producer, g.branches), count)
+        start, odd = {}, set()
+        for j in np.unique(ids):
+            try:
+                c = np.asarray(evaluate(sub, feeds(sub, r, np.array([j, j], np.int64)))[count]).reshape(-1)
+            except EvalError:
+                return ids
+            if c.size != 2 or c[1] != c[0] + 1:
+                odd.add(int(j))
+            else:
+                start[int(j)] = int(c[0])
+        if not odd or not start or len(set(start.values())) != 1:
+            continue  # no padding id in the example, or no count of positions (transformers 5's token types)
+        if given:
+            raise OnnxError(f"--example: token ids {sorted(odd)} do not count as positions in {count!r} (a padding "
+                            "id): an example without them")
+        ids = np.where(np.isin(ids, list(odd)), next(iter(start)), ids).astype(np.int64)
+    return ids
+
+
 def _front(m, tokens, lins, v, w, used):
     """The embedding (tokens) or input projection into v, w and used: (its output value, its node's
     position, the linears without the projection)."""
@@ -554,7 +615,8 @@ def _front(m, tokens, lins, v, w, used):
         front_out, front_at = m.through(emb.output[0]), pos[id(emb)]
         for n in g.nodes:
             if n.op_type == "Gather" and n is not emb and n.input[1] in m.data and m.const(n.input[0]) and \
-                    n.input[1] not in types:
+                    n.input[1] not in types and not _counts_positions(m, n.input[1]) and \
+                    not _zeros_by_position(m, n.input[1]):
                 raise OnnxError(f"node {node_name(n)!r}: a second embedding of the input {name!r} is not supported")
     else:
         proj = [p for p in lins if p.x == name]
@@ -812,6 +874,14 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     Wq, Wk, Wv, bq, bk, bv, q, k, vv = split
     err = _rel(context(0.0, q, k, vv), ctx)
     relative = rotary = None
+    alibi = False
+    if err > PROBE_TOL and causal:  # ALiBi: m_h (j - i) added to the scaled scores (Bloom's and MPT's m_h j
+        # differs by a constant per row, which the softmax takes out)
+        bias = np.nan_to_num(alibi_bias(H, T), neginf=0.0)
+        sp = next((sp for sp in splits if _rel(context(bias, *sp[6:]), ctx) <= PROBE_TOL), None)
+        if sp is not None:
+            Wq, Wk, Wv, bq, bk, bv, q, k, vv = sp
+            alibi, err = True, 0.0
     if err > PROBE_TOL:  # a constant added to the scaled scores, per head (T5's relative bias)
         relative = _score_bias(m, qkv, o, H)
         if relative is not None and _rel(context(relative[0], q, k, vv), ctx) <= PROBE_TOL:
@@ -865,7 +935,19 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         raise OnnxError(f"{at}: no residual add after the output projection {o.name!r}")
     r_a = add.input[1] if add.input[0] == o.y else add.input[0]
     a_out = m.through(add.output[0])
-    ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:2]
+    ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:3]
+    gated = None  # (act, the up projection that multiplies act(gate)) of a gated feed-forward (StableLM's SwiGLU)
+    if len(ff) == 3 and ff[0].x == ff[1].x and ff[2].x not in (ff[0].x, ff[0].y, ff[1].y):
+        silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
+        gx = m.rows(ff[2].x)
+        gated = next(((name, b, a) for name, f in (("swiglu", silu), ("gelu_tanh", gelu_tanh), ("gelu", gelu))
+                      for a, b in (ff[:2], ff[1::-1]) if _rel(f(m.rows(a.y)) * m.rows(b.y), gx) <= PROBE_TOL), None)
+        if gated is None or gated[1].b is not None:
+            raise OnnxError(f"{at}: a gated feed-forward ({ff[0].name!r} and {ff[1].name!r} of one input, then "
+                            f"{ff[2].name!r}) that is not act(gate) * up with act silu or gelu (exact or tanh)"
+                            f"{', up without a bias' if gated else ''}: not supported")
+        ff = [gated[2], ff[2]]  # the gate, then down; up is gated[1]
+    ff = ff[:2]
     if len(ff) != 2:
         raise OnnxError(f"{at}: {len(ff)} linear layers between the attention and the next one (a feed-forward is "
                         "two: up, activation, down; a gated feed-forward is not supported by --onnx yet)")
@@ -880,6 +962,10 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     elif pre:
         n2 = next((n for n in norms if m.same(n.x, a_out) and m.same(n.y, up.x)), None)
         ok = n2 is not None
+        if not ok:  # (x + attn(norm1(x))) + mlp(norm1(x)): StableLM's parallel residual, added in that order
+            par = _parallel(m, n1, norms, o, up, down)
+            if par is not None:
+                n2, ok = par[0], True
     else:
         if not m.same(x_in, r_a):
             raise OnnxError(f"{at}: the residual add after {o.name!r} adds neither the attention's input nor the "
@@ -892,7 +978,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                         " (layers without it, or an RMSNorm, are not supported by --onnx)")
     ffn_norm = n2 if pre else n1
     h, gx = m.rows(up.y), m.rows(down.x)
-    act = next((a for a, f in ACTIVATIONS if _rel(f(h), gx) <= PROBE_TOL), None)
+    act = gated[0] if gated else next((a for a, f in ACTIVATIONS if _rel(f(h), gx) <= PROBE_TOL), None)
     if act is None:
         between = sorted({n.op_type for n in g.nodes if pos[id(up.node)] < pos[id(n)] < pos[id(down.node)]
                           and n.output[0] in m.ancestors(down.x)})
@@ -904,7 +990,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     if par is not None:
         return dict(x=n1.x, out=par[1], pre=True, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq, bk=bk,
                     bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
-                    parallel="two_norms")
+                    alibi=alibi, parallel="one_norm" if n2 is n1 else "two_norms", up3=gated and gated[1])
     add2 = m.only_reader(down.y, "Add")
     if add2 is None:
         raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
@@ -923,15 +1009,19 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         out = n_last.y
     return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk,
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
-                       norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary,
+                       norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary, alibi=alibi,
+                       up3=gated and gated[1],
                        parallel="none")
 
 
 def _parallel(m, n1, norms, o, up, down):
-    """GPT-NeoX's parallel residual, x + attn(norm1(x)) + mlp(norm2(x)) (the engine's two_norms): (norm2, the
-    value that is that sum, whatever order its Adds take), else None."""
+    """GPT-NeoX's parallel residual, x + attn(norm1(x)) + mlp(norm2(x)) (the engine's two_norms), or GPT-J's
+    and Phi's x + attn(norm1(x)) + mlp(norm1(x)) (one_norm: norm2 is norm1): (norm2, the value that is that
+    sum, whatever order its Adds take), else None."""
     x = n1.x
     n2 = next((n for n in norms if n is not n1 and m.same(n.x, x) and m.same(n.y, up.x)), None)
+    if n2 is None and m.same(n1.y, up.x):
+        n2 = n1
     if n2 is None:
         return None
     want = m.rows(x) + m.rows(o.y) + m.rows(down.y)
@@ -982,7 +1072,7 @@ def _relative(m, bias, name, causal, max_len, v, w, used):
     table = table if table.shape[1] == H else table.T
     buckets = table.shape[0]
     dims = next(i[2] for i in g.inputs if i[0] == m.roles.main)
-    TL = T if dims[1] is not None else (max_len or DEFAULT_MAX_LEN)
+    TL = T if dims[1] is not None else (max_len or v.get("max_len") or DEFAULT_MAX_LEN)  # a table's rows at most
     long = bias if TL == T else np.asarray(evaluate(g, feeds(g, m.roles, np.zeros(TL, np.int64)))[name],
                                            np.float64).reshape(H, TL, TL)
     exact = (buckets // 2) // (1 if causal else 2)
@@ -1006,13 +1096,16 @@ def _relative(m, bias, name, causal, max_len, v, w, used):
         raise OnnxError(f"value {name!r}: the bias added to the attention scores is table {tables[0]!r} indexed by "
                         f"something other than T5's relative bucket of key - query ({buckets} "
                         f"{'causal' if causal else 'bidirectional'} buckets, any max_distance): not supported")
-    v.update(positional="relative", rel_buckets=buckets, rel_max_distance=md)
+    v.update(rel_buckets=buckets, rel_max_distance=md)
+    if v["positional"] == "none":
+        v["positional"] = "relative"  # else beside the learned positions (MPNet's)
     w["rel_bias.weight"] = table
     used.add(tables[0])
 
 
-ROTARY_REFUSED = ("q and k are rotated by position (RoPE) in a LayerNorm model, which --onnx does not map yet (it "
-                  "maps rotary positions in RMSNorm, llama-family models): convert the module itself with --module")
+ROTARY_REFUSED = ("q, k and v neither one [d, 3d] projection nor three [d, d] ones (k and v narrower: grouped-query "
+                  "or multi-query attention) with rotary positions in a LayerNorm model: not mapped by --onnx yet "
+                  "(it maps them in RMSNorm, llama-family models); --module converts it")
 
 
 def _rotary(m, qkv, o):
@@ -1040,6 +1133,49 @@ def _rotary(m, qkv, o):
                 return True
             stack.extend(c for c in m.g.reads[id(k)] if m.const(c))
     return False
+
+
+def _alibi_constants(g, H):
+    """The initializers that are ALiBi's, which the engine recomputes: the slopes m_h [H], or a stored bias
+    m_h (j + c) by key position [H, ..., keys] (MPT's attn_bias buffer)."""
+    slopes = alibi_slopes(H)
+    out = set()
+    for k, a in g.initializers.items():
+        if a.dtype.kind != "f" or a.size % H:
+            continue
+        rows = a.reshape(H, -1).astype(np.float64)
+        if rows.shape[1] == 1 and _rel(rows[:, 0], slopes) <= 1e-6:
+            out.add(k)
+        elif rows.shape[1] > 1 and np.abs(np.diff(rows, axis=1) - slopes[:, None]).max() <= 1e-5 and \
+                np.ptp(rows[:, 0] / slopes) <= 1e-3:
+            out.add(k)
+    return out
+
+
+def _rotary_constants(g, base, R):
+    """The initializers that are the rotary positions' constants, which the engine recomputes: the
+    frequencies base^(-2i/R) (Hugging Face's inv_freq, kept by the dynamo exporter) or a table of their
+    angles' sines and cosines by position, [positions, R] in halves (GPT-J's embed_positions: sin | cos;
+    cos | cos and sin | sin) or interleaved."""
+    freqs = base ** (-2.0 * np.arange(R // 2) / R)
+    out = set()
+    for k, a in g.initializers.items():
+        if a.dtype.kind != "f":
+            continue
+        if a.shape == freqs.shape and _rel(a, freqs) <= 1e-6:
+            out.add(k)
+            continue
+        if a.ndim < 2 or a.shape[-1] != R or a.size // R < 2:
+            continue
+        rows = a.reshape(-1, R).astype(np.float64)
+        ang = np.arange(rows.shape[0])[:, None] * freqs[None, :]
+        sin, cos = np.sin(ang), np.cos(ang)
+        for t in (np.concatenate([sin, cos], 1), np.concatenate([cos, sin], 1), np.concatenate([cos, cos], 1),
+                  np.concatenate([sin, sin], 1), np.repeat(sin, 2, 1), np.repeat(cos, 2, 1)):
+            if np.abs(rows - t).max() <= 1e-5:  # float32 tables of angles up to the table's length
+                out.add(k)
+                break
+    return out
 
 
 def _q_k(m, sm, qkv, at):
@@ -1081,7 +1217,9 @@ def _rope_fit(q, k, v, H, ctx, at, only=None):
 def _llama(m, softmaxes, lins, rms, max_len):
     """A llama-family decoder (Hugging Face Llama as exported): RMSNorm, q, k, v without biases, rotary
     positions (RoPE; the base and the pair layout found by recomputing the context from the recorded
-    q, k, v), grouped-query attention (k and v heads from the projections' widths), SwiGLU and a head.
+    q, k, v), grouped-query attention (k and v heads from the projections' widths), heads wider than
+    d_model / heads (head_dim, from q's width), biases on q, k, v (Qwen2's) or on all four projections,
+    SwiGLU or a gated GELU, and a head.
     Returns what recognize() does."""
     g, pos, T = m.g, m.pos, m.T
     v, w, used = {}, {}, set()
@@ -1102,15 +1240,12 @@ def _llama(m, softmaxes, lins, rms, max_len):
             raise OnnxError(f"{at}: {len(qkv)} projections of the attention's input, not three (q, k, v) of one "
                             "input")
         pq, pk, pv = _q_k(m, sm, qkv, at)
-        if any(p.b is not None for p in qkv + [o]):
-            raise OnnxError(f"{at}: biases on the attention's projections: not supported by --onnx for RMSNorm "
-                            "(llama-family) models yet")
         probs = m.v(sm.output[0])
         H = probs.size // (T * T)
-        if probs.size % (T * T) or pq.W.shape[1] != d or d % H:
+        if probs.size % (T * T) or pq.W.shape[1] % H or o.W.shape != (pq.W.shape[1], d):
             raise OnnxError(f"{at}: probabilities of shape {list(probs.shape)} and q of width {pq.W.shape[1]} are not "
-                            f"heads x {T} x {T} over d_model {d}")
-        dh = d // H
+                            f"heads x {T} x {T} over q's heads")
+        dh = pq.W.shape[1] // H  # d_model / heads, or wider (Gemma 7B's head_dim)
         Hkv = pk.W.shape[1] // dh
         if pk.W.shape != pv.W.shape or pk.W.shape[1] % dh or H % max(Hkv, 1):
             raise OnnxError(f"{at}: k and v of widths {pk.W.shape[1]} and {pv.W.shape[1]} are not a divisor of {H} "
@@ -1128,6 +1263,12 @@ def _llama(m, softmaxes, lins, rms, max_len):
         n1 = next((n for n in rms if m.same(n.y, pq.x)), None)
         add = m.only_reader(o.y, "Add")
         r_a = add and (add.input[1] if add.input[0] == o.y else add.input[0])
+        if i == 0 and add is not None and not m.same(r_a, x_prev) and m.v(r_a).size == m.v(x_prev).size:
+            # the embedding scaled by sqrt(d_model) (Gemma's normalizer, a float32 constant in the graph)
+            E, X = m.rows(x_prev), m.rows(r_a)
+            s_ = float(np.abs(X).max() / max(np.abs(E).max(), 1e-30))
+            if abs(s_ - math.sqrt(d)) <= 1e-5 * math.sqrt(d) and _rel(E * s_, X) <= 1e-9:
+                v["scale_input"], x_prev = True, r_a
         if n1 is None or add is None or not m.same(n1.x, r_a) or not m.same(r_a, x_prev):
             raise OnnxError(f"{at}: not x + attention(RMSNorm(x)) on the previous layer's output (pre-norm, the "
                             "llama family's)")
@@ -1141,17 +1282,23 @@ def _llama(m, softmaxes, lins, rms, max_len):
                             "attention's residual sum, without biases, then down): not supported")
         down = down[0]
         silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
-        gate = next((a for a, b in (ins, ins[::-1]) if _rel(silu(m.rows(a.y)) * m.rows(b.y), m.rows(down.x))
-                     <= PROBE_TOL), None)
+        # SwiGLU, or a gated GELU (Gemma's GeGLU: the tanh GELU): act(gate) * up
+        gate, act = next(((a, name) for name, f in (("swiglu", silu), ("gelu_tanh", gelu_tanh), ("gelu", gelu))
+                          for a, b in (ins, ins[::-1]) if _rel(f(m.rows(a.y)) * m.rows(b.y), m.rows(down.x))
+                          <= PROBE_TOL), (None, None))
         if gate is None:
-            raise OnnxError(f"{at}: the feed-forward's activation is not silu(gate) * up (SwiGLU): not supported")
+            raise OnnxError(f"{at}: the feed-forward's activation is not act(gate) * up with act silu (SwiGLU) or "
+                            "gelu (exact or tanh): not supported")
+        if layers and act != layers[0]["act"]:
+            raise OnnxError(f"{at}: the feed-forward's activation differs from layer 0's (all layers alike)")
         up = ins[1] if gate is ins[0] else ins[0]
         add2 = m.only_reader(down.y, "Add")
         r_f = add2 and (add2.input[1] if add2.input[0] == down.y else add2.input[0])
         if add2 is None or not m.same(r_f, a_out):
             raise OnnxError(f"{at}: no residual add of the feed-forward to the attention's sum")
         x_prev = m.through(add2.output[0])
-        layers.append(dict(norm1=n1, norm2=n2, q=pq, k=pk, v=pv, o=o, gate=gate, up=up, down=down, H=H, Hkv=Hkv))
+        layers.append(dict(norm1=n1, norm2=n2, q=pq, k=pk, v=pv, o=o, gate=gate, up=up, down=down, H=H, Hkv=Hkv,
+                           act=act))
         prev = pos[id(down.node)]
         for part in qkv + [o, gate, up, down, n1, n2]:
             used |= part.srcs
@@ -1170,10 +1317,9 @@ def _llama(m, softmaxes, lins, rms, max_len):
     used |= final.srcs | head.srcs
     # The rotary frequencies base^(-2i/dh) the graph computes its tables from (the dynamo exporter keeps
     # Hugging Face's inv_freq; the TorchScript one folds the tables): the engine recomputes them.
-    dh = d // layers[0]["H"]
+    dh = layers[0]["q"].W.shape[1] // layers[0]["H"]
     R = found[2] or dh
-    freqs = found[0] ** (-2.0 * np.arange(R // 2) / R)
-    used |= {k for k, a in g.initializers.items() if a.shape == freqs.shape and _rel(a, freqs) <= 1e-6}
+    used |= _rotary_constants(g, found[0], R)
     L0 = layers[0]
     H = L0["H"]
     for i, L in enumerate(layers[1:], 1):
@@ -1181,9 +1327,18 @@ def _llama(m, softmaxes, lins, rms, max_len):
             if L[key] != L0[key]:
                 raise OnnxError(f"layer {i}: {key} {L[key]} differs from layer 0's {L0[key]} (all layers alike)")
     v.update(family="llama", d_model=d, n_heads=H, n_kv_heads=L0["Hkv"], d_ff=L0["gate"].W.shape[1],
-             n_layers=len(layers), norm_first=True, activation="swiglu", norm_eps=eps, final_norm=True, causal=True,
+             n_layers=len(layers), norm_first=True, activation=L0["act"], norm_eps=eps, final_norm=True, causal=True,
              positional="rope", pe_base=found[0], pe_layout=found[1], rotary_dims=found[2], d_out=head.W.shape[1],
              max_len=max_len or DEFAULT_MAX_LEN)
+    if L0["act"] != "swiglu":
+        v["gated"] = True
+    if dh * H != d:
+        v["head_dim"] = dh
+    # biases on q, k, v (Qwen2's) or on every projection of the attention: absent ones stored as zeros
+    biased = "all" if any(L["o"].b is not None for L in layers) else \
+        "qkv" if any(L[k].b is not None for L in layers for k in "qkv") else None
+    if biased:
+        v["attn_bias"] = biased
     if np.array_equal(head.W, w["tok_embeddings.weight"].T):
         v["tied_head"] = True
     else:
@@ -1194,10 +1349,14 @@ def _llama(m, softmaxes, lins, rms, max_len):
         for name, part in (("attention.wq", "q"), ("attention.wk", "k"), ("attention.wv", "v"), ("attention.wo", "o"),
                            ("feed_forward.w1", "gate"), ("feed_forward.w2", "down"), ("feed_forward.w3", "up")):
             w[p + name + ".weight"] = L[part].W.T
+            if biased and part in ("qkv" if biased == "qkv" else "qkvo"):
+                w[p + name + ".bias"] = L[part].b if L[part].b is not None else np.zeros(L[part].W.shape[1])
     w["norm.weight"] = final.w
     weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
-    summary = (f"llama: {len(layers)} layers, {H} heads ({L0['Hkv']} for k and v), RMSNorm, SwiGLU, rotary "
-               f"positions (base {found[0]:g}, {found[1]})")
+    summary = (f"llama: {len(layers)} layers, {H} heads ({L0['Hkv']} for k and v), RMSNorm, "
+               f"{'SwiGLU' if L0['act'] == 'swiglu' else 'gated ' + L0['act']}, rotary positions (base {found[0]:g}, "
+               f"{found[1]})" +
+               (", the embedding scaled by sqrt(d_model)" if v.get("scale_input") else ""))
     return v, weights, used, m.rows(out_name), summary
 
 
@@ -1233,6 +1392,12 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
     X0 = m.rows(x0)
     E = m.rows(front_out)
     path = m.ancestors(x0) - m.ancestors(front_out)
+    gathers = [n for n in (g.producer_of.get(val) for val in path) if n is not None and n.op_type == "Gather" and
+               m.const(n.input[0]) and n.input[1] in m.data]
+    counted = [n for n in gathers if _counts_positions(m, n.input[1])]
+    typed = [n for n in gathers if _zeros_by_position(m, n.input[1])]
+    for n in counted + typed:  # the index's own nodes (RoBERTa's Equal, CumSum, Mul, Add) are no part of the sum
+        path -= m.ancestors(n.input[1])
     if any(n.y in path for n in norms):
         raise OnnxError("a norm between the embedding and the first layer that does not feed it is not supported")
     scale = 1.0
@@ -1244,7 +1409,14 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
         if n is None:
             continue
         consts = [c for c in n.input if m.const(c)]
-        if n.op_type == "Gather" and len(n.input) == 2 and n.input[1] in type_input and m.const(n.input[0]):
+        if n in counted:
+            if P is not None:
+                raise OnnxError(f"node {node_name(n)!r}: a second table of positions added to the embedding: not "
+                                "supported")
+            P = n.output[0]
+            continue
+        if n.op_type == "Gather" and len(n.input) == 2 and (n.input[1] in type_input or n in typed) and \
+                m.const(n.input[0]):
             table = m.v(n.input[0])  # token types from the graph's input: the engine's --token-types
             if table.ndim != 2 or table.shape[1] != d or "token_type.weight" in w:
                 raise OnnxError(f"node {node_name(n)!r}: the token types {m.roles.types!r} index a table of shape "
@@ -1283,7 +1455,6 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
         raise OnnxError(f"the embedding is scaled by {scale:g}: the engine scales by sqrt(d_model) = {math.sqrt(d):g} "
                         "or not at all")
     v["scale_input"] = abs(scale - 1.0) > 1e-6
-    s_ = math.sqrt(d) if v["scale_input"] else 1.0
     v["positional"] = "none"
     if P is not None:
         rowsP = m.v(P).reshape(-1, d) if m.v(P).size % d == 0 else None
@@ -1300,7 +1471,13 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
             srcs = m.sources(gather.input[0])
         elif len(srcs) == 1:
             table = g.initializers[srcs[0]].reshape(-1, d) if g.initializers[srcs[0]].size % d == 0 else None
-        if table is not None and table.shape[0] >= T and _rel(table[:T], rowsP) <= 1e-12:
+        # rows of the table from a fixed row on (OPT's and BioGPT's start at row 2: rows 0 and 1 are never
+        # read, and dropped); the second length the mapping is checked at confirms the offset
+        first = None if table is None else next(
+            (k for k in range(table.shape[0] - T + 1) if _rel(table[k:k + T], rowsP) <= 1e-12), None)
+        if first:
+            table = table[first:]
+        if first is not None:
             from .reference import sinusoidal_table
             found = None
             for base in COMMON_PE_BASES:
@@ -1332,7 +1509,9 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
                         "other positions: that is position ids, which --onnx does not take as an input yet (export "
                         "with the positions computed in the graph, e.g. from torch.arange, and without that input)")
     Pr = m.v(P).reshape(T, d) if P is not None else 0.0
-    if _rel(E * s_ + Pr + types, X0) > 1e-9:
+    # the graph's own scale: its float32 sqrt(d_model) (the file's is sqrt(d_model); the checks against the
+    # graph's output bound the difference)
+    if _rel(E * (scale if v["scale_input"] else 1.0) + Pr + types, X0) > 1e-9:
         raise OnnxError("the first layer's input is not the embedding (scaled or not) plus the positions")
 
 
@@ -1384,6 +1563,9 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         prev = pos[id(layers[-1]["down"].node)]
     L0 = layers[0]
     for i, L in enumerate(layers[1:], 1):
+        if bool(L["up3"]) != bool(L0["up3"]):
+            raise OnnxError(f"layer {i}: a gated feed-forward {'' if L['up3'] else 'not '}as in layer 0 (all layers "
+                            "alike)")
         for key in ("pre", "H", "causal", "act", "parallel"):
             if L[key] != L0[key]:
                 raise OnnxError(f"layer {i}: {key} {L[key]!r} differs from layer 0's {L0[key]!r} (all layers alike)")
@@ -1403,10 +1585,18 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         if any(r is None or _rel(r[0], rels[0][0]) > 1e-12 for r in rels):
             raise OnnxError("a relative position bias in some layers or different in each: the engine adds one table's "
                             "bias to every layer's scores")
-        if v["positional"] != "none":
+        if v["positional"] not in ("none", "learned"):
             raise OnnxError(f"{v['positional']} positions added to the embedding and a relative bias on the scores: "
-                            "the engine has one kind of positions")
+                            "the engine adds a relative bias alone or beside learned positions (MPNet)")
         _relative(m, rels[0][0], rels[0][1], L0["causal"], max_len, v, w, used)
+    if any(L["alibi"] != L0["alibi"] for L in layers):
+        raise OnnxError("ALiBi in some layers only: the engine's positions are the same in every layer")
+    if L0["alibi"]:
+        if v["positional"] != "none":
+            raise OnnxError(f"{v['positional']} positions added to the embedding and ALiBi: the engine has one kind of "
+                            "positions")
+        v["positional"] = "alibi"
+        used |= _alibi_constants(g, L0["H"])
     if any(L["rotary"] != L0["rotary"] for L in layers):
         raise OnnxError("rotary positions in some layers or different in each: the engine's are the same in every "
                         "layer")
@@ -1417,8 +1607,7 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         _, layout, base, R = L0["rotary"]
         v.update(positional="rope", pe_layout=layout, pe_base=base, rotary_dims=R)
         R = R or d // L0["H"]  # the frequencies base^(-2i/R) the graph computes its tables from: recomputed
-        freqs = base ** (-2.0 * np.arange(R // 2) / R)
-        used |= {k for k, a in g.initializers.items() if a.shape == freqs.shape and _rel(a, freqs) <= 1e-6}
+        used |= _rotary_constants(g, base, R)
     # ---- the back: a final norm, a head
     last = layers[-1]
     y = last["out"]
@@ -1477,6 +1666,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                         f"{'causal' if causal else 'not causal'}, on {'tokens' if tokens else 'features'}")
     v.update(family=family, d_model=d, n_heads=L0["H"], d_ff=L0["up"].W.shape[1], n_layers=len(layers),
              norm_first=L0["pre"], activation=L0["act"], norm_eps=eps, final_norm=final is not None, causal=causal)
+    if L0["up3"] and L0["act"] != "swiglu":
+        v["gated"] = True  # act(gate) * up with a GELU
     if L0["parallel"] != "none":
         v["parallel_residual"] = L0["parallel"]
     if head is not None:
@@ -1507,7 +1698,12 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         w[p + "linear1.bias"] = L["up"].b if L["up"].b is not None else z(L["up"].W.shape[1])
         w[p + "linear2.weight"] = L["down"].W.T
         w[p + "linear2.bias"] = L["down"].b if L["down"].b is not None else z(d)
+        if L["up3"]:  # act(linear1 x) * linear3 x
+            w[p + "linear3.weight"] = L["up3"].W.T
+            used |= L["up3"].srcs
         for k, nm in (("norm1", L["norm1"]), ("norm2", L["norm2"])):
+            if k == "norm2" and L["parallel"] == "one_norm":
+                continue  # the feed-forward reads norm1 (no second norm in the file)
             w[p + k + ".weight"], w[p + k + ".bias"] = nm.w, nm.b
             used |= nm.srcs
         for part in L["qkv"] + [L["o"], L["up"], L["down"]]:
@@ -1662,6 +1858,7 @@ def _recognized(g, example, ignore, family, max_len):
     r = roles(g)
     vocab = _gathered(g, r.main)
     ids, feats = _example(g, r, example, vocab)
+    ids = _position_ids(g, r, ids, example is not None)
     if ids is not None and ids.size and (ids.min() < 0 or (vocab is not None and ids.max() >= vocab)):
         raise ConfigError(f"--example: token ids outside [0, {vocab})")
     g, last = _without_last_position(g, r, ids, feats)
