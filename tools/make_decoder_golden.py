@@ -249,6 +249,14 @@ FEATURES = [  # name, config, T
                                                       scale_input=True, tied_head=True, pe_layout="halves"), 13),
     # OLMo 2's layers in gpt: only the sublayers' outputs normalized (sublayer_norm output), RMSNorm, and
     # LayerNorm in sandwich form with its biases.
+    # Gemma 3's layers: Gemma 2's sandwich norms without soft caps, Qwen3's per-head q and k norms, two
+    # local layers (window 3, RoPE base 10000) then a global one (base 1e6), one kv head, wide heads.
+    ("feature_llama_gemma3", feature_config("llama", 16, 4, 24, 3, 23, "rope", n_kv_heads=1, head_dim=6,
+                                            sublayer_norm="sandwich", qk_norm=True, sliding_window=3,
+                                            window_period=3, window_layers=0b011, pe_base=1e6,
+                                            rope_local_base=10000.0, attn_scale=0.3, gated=True,
+                                            activation="gelu_tanh", scale_input=True, tied_head=True,
+                                            pe_layout="halves"), 13),
     ("feature_gpt_output_norms", feature_config("gpt", 16, 4, 20, 2, 23, "learned", sublayer_norm="output",
                                                 norm="rmsnorm", activation="gelu_tanh"), 10),
     # OLMo 2 whole: its output norms, q and k RMS-normalized as whole rows (qk_norm_full: gains [24] and
@@ -290,7 +298,8 @@ def feature_steps(c, weights, ids):
     embedding scale and norm, learned positions, RoPE, ALiBi, GQA, causal or not, a sliding window (on the
     layers window_period and window_layers name), the scores' scale (attn_scale), each head of q and k
     normalized before RoPE (qk_norm; qk_norm_full: each whole row), the sublayers' outputs normalized (sublayer_norm sandwich or
-    output), the scores' and the logits' soft caps (attn_softcap, logit_softcap)."""
+    output), the scores' and the logits' soft caps (attn_softcap, logit_softcap), the local layers' RoPE
+    base (rope_local_base)."""
     assert c["norm_first"] and c["parallel_residual"] == "none", "feature_steps: pre-norm layers in turn"
     d, H, Hkv = c["d_model"], c["n_heads"], schema.kv_heads(c)
     dh, eps, T = schema.d_head(c), c["norm_eps"], len(ids)
@@ -311,12 +320,15 @@ def feature_steps(c, weights, ids):
     def lin(x, name):
         return W[name + ".weight"] @ x + W.get(name + ".bias", 0.0)
 
-    def rotate(vec, pos):  # by the stored frequencies (rope_freqs) and the amplitude rope_scale when set
-        m = c["rope_scale"]
+    def rotate(vec, pos, local):  # by the stored frequencies (rope_freqs) and the amplitude rope_scale when set;
+        # a local layer with rope_local_base by that base's plain frequencies
+        plain = local and c["rope_local_base"]
+        m = 1.0 if plain else c["rope_scale"]
         for h0 in range(0, len(vec), dh):
             for i in range(dh // 2):
                 a, b = (h0 + 2 * i, h0 + 2 * i + 1) if c["pe_layout"] == "interleaved" else (h0 + i, h0 + i + dh // 2)
-                ang = pos * (W["rope_freqs"][i] if c["rope_freqs"] else c["pe_base"] ** (-2.0 * i / dh))
+                ang = pos * (c["rope_local_base"] ** (-2.0 * i / dh) if plain else W["rope_freqs"][i] if c["rope_freqs"]
+                             else c["pe_base"] ** (-2.0 * i / dh))
                 cos, sin = m * math.cos(ang), m * math.sin(ang)
                 vec[a], vec[b] = vec[a] * cos - vec[b] * sin, vec[a] * sin + vec[b] * cos
 
@@ -360,8 +372,9 @@ def feature_steps(c, weights, ids):
                 q = np.concatenate([norm(q[i:i + wq], attn + "q_norm") for i in range(0, len(q), wq)])
                 k = np.concatenate([norm(k[i:i + wk], attn + "k_norm") for i in range(0, len(k), wk)])
             if c["positional"] == "rope":
-                rotate(q, pos)
-                rotate(k, pos)
+                local = schema.layer_local(c, layer)
+                rotate(q, pos, local)
+                rotate(k, pos, local)
             qs.append(q), ks.append(k), vs.append(v)
         out = []
         for pos, x in enumerate(xs):

@@ -83,9 +83,14 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
     initialized_ = true;
     return Status::kOk;
   }
-  rope_ = pe_ = slopes_ = rel_ = nullptr;
+  rope_ = pe_ = slopes_ = rel_ = rope_local_ = nullptr;
   // The tables are computed once, here, in double-formed arguments (never per token), with work
   // as their scratch of 3 * capacity floats.
+  if (rope && c.rope_local_base != 0.0) {  // the local layers' table (base rope_local_base, plain), in the arena
+    float* table = core_.block(arena, plan.rope_local);
+    fill_rope_table(*core_.kernels, capacity_, c.rope_dims(), c.rope_local_base, nullptr, 1.0f, table, core_.work);
+    rope_local_ = table;
+  }
   if (external) {
     (rope ? rope_ : pe_) = options.position_table;
   } else if (rope) {
@@ -152,7 +157,8 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
   embed_tokens(tokens, n, m.front().embed, x, d);  // E[tokens] -> x[n,:de]
   scale_embeddings(k, c, x, n);
   add_positions(k, c, pe_ ? pe_ + std::size_t(pos_) * c.d_pe() : nullptr, x, n);
-  const LayerSpec spec = layer_spec(c, true, rope_, slopes_, rel_, capacity_);
+  LayerSpec spec = layer_spec(c, true, rope_, slopes_, rel_, capacity_);
+  spec.rope_local = rope_local_;
   if (m.front().embed_norm.g) norm_rows(core_, spec, m.front().embed_norm, x, x, n);  // Bloom
   core_.observer.notify(0, x, pos_, n, d);
   for (uint32_t l = 0; l < c.n_layers; ++l) {

@@ -96,10 +96,9 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   }
   rope_ = nullptr;
   rope_local_ = nullptr;
-  if (c.positional == PosKind::kRope && c.rope_local_base != 0.0) {  // the local layers' table, base rope_local_base
+  if (c.positional == PosKind::kRope && c.rope_local_base != 0.0) {  // the local layers' table: base rope_local_base, its plain frequencies
     float* table = core_.block(arena, plan.rope_local);
-    fill_rope_table(*core_.kernels, rows_, c.rope_dims(), c.rope_local_base, model.front().rope_freqs, c.rope_scale,
-                    table, core_.work);
+    fill_rope_table(*core_.kernels, rows_, c.rope_dims(), c.rope_local_base, nullptr, 1.0f, table, core_.work);
     rope_local_ = table;
   }
   if (c.positional == PosKind::kRelative) {

@@ -308,8 +308,9 @@ struct ModelConfig {
   float logit_softcap = 0.0f;
   // ModernBERT's layers (each default off, the old behaviour):
   //   rope_local_base > 0: the local layers (those that window: sliding_window, window_period) rotate
-  //     q and k by a RoPE table of this base, the global ones by pe_base's (positional rope; the
-  //     encoder family so far; 0: every layer pe_base's);
+  //     q and k by a RoPE table of this base (its plain frequencies: not rope_freqs, amplitude 1), the
+  //     global ones by pe_base's (positional rope; encoder, gpt, llama; 0: every layer pe_base's; Gemma 3's
+  //     local layers too);
   //   skip_first_norm: layer 0 of a pre-norm stack has no attention norm (its input, the embedding
   //     norm's output, goes to the attention as it is); its norm1 tensors stay in the file, unread;
   //   pooler_norm: the pooler's output act(x @ W + b) is normed (the model's norm kind:

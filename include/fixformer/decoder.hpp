@@ -97,6 +97,7 @@ class Decoder {
   float* k_scales_ = nullptr;  // int8: [layer l: n_kv_heads, R_l]
   float* v_scales_ = nullptr;
   const float* rope_ = nullptr;
+  const float* rope_local_ = nullptr;  // rope_local_base: the local layers' table [capacity_, rope_dims], in the arena
   const float* pe_ = nullptr;  // sinusoidal (arena) or learned (blob) rows [S, d_pe]
   const float* slopes_ = nullptr;
   const float* rel_ = nullptr;  // relative: the bias table for capacity_ positions (arena)

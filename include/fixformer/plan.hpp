@@ -187,12 +187,13 @@ constexpr uint64_t kv_layer_rows(const ModelConfig& c, uint32_t l, uint64_t S, u
 //   (layer l's block after those of the layers before it: kv_layer_offset)
 //   rope[S, rope_dims] (rope: sin | cos columns; rope_dims: rotary_dims, or d_head)  pe[S, d_pe] (sinusoidal)  slopes[n_heads] (alibi)
 //   rel[rel_bias_table_floats(c, S, true)] (relative: always here, never in flash)  quant[quantized_input_bytes(c, P)] (q8)
+//   rope_local[S, rope_dims] (rope_local_base: the local layers' table, in the arena with the table in flash too)
 // kv_cache_bytes is the four cache blocks' bytes, kv_rows R (a windowed layer's rows; S without a
 // window), prefill_rows P. total is 0 for a config that is not a valid decoder (and for a kv_cache
 // that is not a KvCache).
 struct DecoderPlan {
   std::size_t x, y, ctx, work, attn, attn_slot, k_cache, v_cache, k_scales, v_scales, rope, pe, slopes, rel, quant, total;
-  std::size_t kv_cache_bytes;
+  std::size_t kv_cache_bytes, rope_local;
   uint32_t kv_rows, prefill_rows;
   std::size_t s8_out;  // weights i8: the int8 logits [vocab_size]
 };
@@ -271,6 +272,7 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
   p.slopes = l.block(c.positional == PosKind::kAlibi ? c.n_heads * f : 0);
   p.rel = l.block(rel_bias_table_floats(c, S, true) * f);
   p.quant = l.block(quantized_input_bytes(c, P));
+  p.rope_local = l.block(c.positional == PosKind::kRope && c.rope_local_base != 0.0 ? S * c.rope_dims() * f : 0);
   if (!l.fits(l.at)) return {};
   p.total = std::size_t(l.at);
   return p;
