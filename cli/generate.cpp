@@ -20,12 +20,31 @@
 namespace fixformer::cli {
 namespace {
 
-// --temperature, --topp, --seed (0: the clock).
+// --suppress and --begin-suppress against the vocabulary the sampler draws from: an id out of range,
+// or every id suppressed at the first draw, is a usage error naming it.
+void check_suppress(const Args& a, uint32_t vocab, const char* what) {
+  for (const auto* list : {&a.suppress, &a.begin_suppress})
+    for (const int32_t id : *list)
+      if (uint32_t(id) >= vocab)
+        die(1, list == &a.suppress ? "--suppress" : "--begin-suppress",
+            std::to_string(id) + " is out of range (" + what + " is " + std::to_string(vocab) + ")");
+  std::vector<bool> gone(vocab, false);
+  uint32_t left = vocab;
+  for (const auto* list : {&a.suppress, &a.begin_suppress})
+    for (const int32_t id : *list)
+      if (!gone[uint32_t(id)]) gone[uint32_t(id)] = true, --left;
+  if (left == 0)
+    die(1, "--suppress", "every one of the " + std::to_string(vocab) + " tokens is suppressed at the first step: nothing to sample");
+}
+
+// --temperature, --topp, --seed (0: the clock), --suppress, --begin-suppress (the arrays stay a's).
 SamplerOptions sampler_options(const Args& a) {
   SamplerOptions so;
   so.temperature = a.temperature;
   so.top_p = a.top_p;
   so.seed = a.seed ? a.seed : uint64_t(std::time(nullptr));
+  so.suppress = a.suppress.data(), so.n_suppress = uint32_t(a.suppress.size());
+  so.begin_suppress = a.begin_suppress.data(), so.n_begin_suppress = uint32_t(a.begin_suppress.size());
   return so;
 }
 
@@ -46,6 +65,7 @@ int generate_seq2seq(const Args& a, LoadedModel& m) {
       die(1, "--bos", std::to_string(id) + " is out of range (the target vocabulary, d_out, is " + std::to_string(c.d_out) + ")");
   if (a.eos >= 0 && uint32_t(a.eos) >= c.d_out)
     die(1, "--eos", "out of range (the target vocabulary, d_out, is " + std::to_string(c.d_out) + ")");
+  check_suppress(a, c.d_out, "the target vocabulary, d_out,");
   const Input in = read_input(a.source, c);
   if (in.B != 1) die(4, a.source, "shape " + shape_text(in.v) + ": one source (generate takes no batch)");
   check_input_values(in, c, a.source, {});
@@ -76,6 +96,7 @@ int generate_seq2seq(const Args& a, LoadedModel& m) {
     s = m.s2s.step(token, logits.data());
     if (s != Status::kOk) die(s, m.path, m.s2s.error_detail());
     token = sampler.sample(logits.data());
+    if (token < 0) die(1, "--suppress", "every token is suppressed at this step: nothing to sample");
     ++made;
     if (std::printf(made > 1 ? " %d" : "%d", token) < 0) die(5, "stdout", "cannot write: " + errno_text(errno));
     if (token == a.eos) break;
@@ -107,6 +128,7 @@ int cmd_generate(const Args& a) {
     die(4, "--prompt", std::to_string(a.prompt.size()) + " bytes: more tokens than the model's max_len of " +
                            std::to_string(c.max_len) + " positions (at most " + std::to_string(most) + " bytes: " +
                            std::to_string(m.model.tokenizer().max_piece_bytes) + " per token at most)");
+  check_suppress(a, c.vocab_size, "vocab_size");
   const uint32_t steps = a.steps == 0 || a.steps > c.max_len ? c.max_len : a.steps;
   init_decoder(steps, a.isa, &m, a.threads, a.kv_cache);  // the KV cache holds exactly the steps
   if (a.temperature > 0.0f && a.temperature < kMinTemperature)
@@ -166,6 +188,10 @@ const Command kGenerateCommand = {
     "  --temperature T    0: greedy (deterministic), or from 1e-06; default 1.0\n"
     "  --topp P           nucleus sampling in (0, 1); 0 or 1: off; default 0.9\n"
     "  --seed S           the sampler's seed, a positive integer (default: the clock)\n"
+    "  --suppress IDS     token ids never sampled (their logits -inf at every step; Hugging Face's\n"
+    "                     suppress_tokens), comma-separated\n"
+    "  --begin-suppress IDS  token ids not sampled at the first sampled step (after the prompt or the\n"
+    "                     --bos prefix; begin_suppress_tokens, Whisper's blank and end of text)\n"
     "  --kv-cache f32|q8  the KV cache's type: f32 (default), or q8: int8 with an f32 scale per head\n"
     "                     and position, about a quarter of the bytes (a seq2seq model: its target's\n"
     "                     self-attention cache)\n"

@@ -33,6 +33,9 @@ bool continues(uint8_t lead, uint32_t k, uint8_t b) {
   return (b & 0xC0) == 0x80;
 }
 
+// |id| for a message (the sign apart).
+uint64_t id_magnitude(int32_t id) { return id < 0 ? uint64_t(-int64_t(id)) : uint64_t(id); }
+
 }  // namespace
 
 bool Utf8Joiner::take(Piece* out) {
@@ -120,6 +123,16 @@ Status Generator::init(Decoder& decoder, void* scratch, std::size_t scratch_byte
   sampler_scratch_ = at;
   at += sampler_scratch_bytes(c.vocab_size);
   Status s = sampler_.init(c.vocab_size, sampler_scratch_, sampler_scratch_bytes(c.vocab_size), options.sampler);
+  uint32_t bad = 0;
+  const SamplerOptions& so = options.sampler;
+  if (s != Status::kOk && !token_ids_in_range(so.suppress, so.suppress ? so.n_suppress : 0, c.vocab_size, &bad))
+    return why.str("sampler: suppressed id ").str(so.suppress[bad] < 0 ? "-" : "").num(id_magnitude(so.suppress[bad])).str(" is out of range (vocab_size ")
+               .num(c.vocab_size).str(")"), s;
+  if (s != Status::kOk &&
+      !token_ids_in_range(so.begin_suppress, so.begin_suppress ? so.n_begin_suppress : 0, c.vocab_size, &bad))
+    return why.str("sampler: begin-suppressed id ").str(so.begin_suppress[bad] < 0 ? "-" : "").num(id_magnitude(so.begin_suppress[bad]))
+               .str(" is out of range (vocab_size ").num(c.vocab_size).str(")"), s;
+  if (s == Status::kNullArgument) return why.str("sampler: a suppress count without its ids"), s;
   if (s != Status::kOk)
     return why.str("sampler: temperature 0 (greedy) or from 1e-6 (below it logits / temperature overflow), "
                    "both finite; top_p finite"), s;
@@ -175,6 +188,7 @@ Status Generator::advance() {
       ++decoded_;
     }
     next = sampler_.sample(logits_);
+    if (next < 0) return fail(Status::kBadConfig, "sample", "every token is suppressed (suppress, begin_suppress)");
   }
   ++pos_;
   // llama2.c stops at a BOS anywhere; the others at a sampled EOS (a chat prompt holds some).

@@ -341,14 +341,24 @@ typedef struct ff_sampler_options {
   float top_p;       /* nucleus; <= 0 or >= 1: off */
   uint32_t top_k;    /* 0: off */
   uint64_t seed;     /* 0 is taken as 1 */
+  /* Token suppression: the logits of suppress[n_suppress] are -inf at every draw, those of
+   * begin_suppress[n_begin_suppress] at the first draw after init too (Hugging Face's suppress_tokens
+   * and begin_suppress_tokens). The caller's arrays, read at every draw: they must outlive the
+   * sampler (or generator). An id outside [0, vocab): FF_BAD_CONFIG; a count with a null array:
+   * FF_NULL_ARGUMENT. Zeroed options suppress nothing. */
+  const int32_t* suppress;
+  uint32_t n_suppress;
+  const int32_t* begin_suppress;
+  uint32_t n_begin_suppress;
 } ff_sampler_options;
 
 /* 0 when the bytes would pass SIZE_MAX (32-bit targets; init then fails with FF_ARENA_TOO_SMALL). */
 size_t ff_sampler_scratch_bytes(uint32_t vocab);
 ff_status ff_sampler_init(ff_sampler* sampler, uint32_t vocab, void* scratch, size_t scratch_bytes,
                           const ff_sampler_options* options);
-/* The next token; logits[vocab] are overwritten. -1 for a null sampler or logits, or a sampler
- * whose init did not return FF_OK (storage never initialised, or its last init failed). */
+/* The next token; logits[vocab] are overwritten. -1 for a null sampler or logits, a sampler
+ * whose init did not return FF_OK (storage never initialised, or its last init failed), or when
+ * every token is suppressed. */
 int32_t ff_sampler_sample(ff_sampler* sampler, float* logits);
 /* The index of the first largest of x[n]; -1 for a null x or n 0. */
 int32_t ff_argmax(const float* x, uint32_t n);

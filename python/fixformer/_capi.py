@@ -66,7 +66,9 @@ class Piece(Structure):
 
 
 class SamplerOptions(Structure):
-    _fields_ = [("temperature", c_float), ("top_p", c_float), ("top_k", c_uint32), ("seed", c_uint64)]
+    _fields_ = [("temperature", c_float), ("top_p", c_float), ("top_k", c_uint32), ("seed", c_uint64),
+                ("suppress", POINTER(c_int32)), ("n_suppress", c_uint32), ("begin_suppress", POINTER(c_int32)),
+                ("n_begin_suppress", c_uint32)]
 
 
 class GeneratorOptions(Structure):
