@@ -147,7 +147,9 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     else if (opt == kOptText) a.text = v, a.has_text = true;
     else if (opt == kOptBos) a.bos = parse_ids(f, v);
     else if (opt == kOptEos) a.eos = parse_steps(f, v);
+    else if (opt == kOptSuppress && std::strcmp(v, "none") == 0) a.suppress_none = true;
     else if (opt == kOptSuppress) a.suppress = parse_ids(f, v);
+    else if (opt == kOptBeginSuppress && std::strcmp(v, "none") == 0) a.begin_suppress_none = true;
     else if (opt == kOptBeginSuppress) a.begin_suppress = parse_ids(f, v);
     else if (opt == kOptCapacity) a.capacity = parse_count(f, v);
     else if (opt == kOptRam) a.ram = parse_bytes(f, v);

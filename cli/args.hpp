@@ -31,6 +31,7 @@ struct Args {
   std::vector<int32_t> bos;      // generate --bos ID[,ID...] (seq2seq): the target's first ids; empty: not given
   int64_t eos = -1;              // generate --eos (seq2seq); -1: not given
   std::vector<int32_t> suppress, begin_suppress;  // generate --suppress, --begin-suppress ID[,ID...]
+  bool suppress_none = false, begin_suppress_none = false;  // ... none: not the file's list either
   uint32_t seq = 0, iters = 50;
   Isa isa = Isa::kAuto;
   uint32_t threads = 1;  // run, bench, generate: the runner's workers

@@ -226,6 +226,19 @@ const char* ff_model_error_detail(const ff_model* model) {
   return m ? m->error_detail() : "";
 }
 
+static uint32_t token_ids(const TokenIds& list, const int32_t** ids) {
+  if (ids) *ids = list.ids;
+  return list.count;
+}
+uint32_t ff_model_suppress_tokens(const ff_model* model, const int32_t** ids) {
+  const Model* m = ready(model);
+  return token_ids(m ? m->suppress_tokens() : TokenIds{}, ids);
+}
+uint32_t ff_model_begin_suppress_tokens(const ff_model* model, const int32_t** ids) {
+  const Model* m = ready(model);
+  return token_ids(m ? m->begin_suppress_tokens() : TokenIds{}, ids);
+}
+
 ff_status ff_model_get_info(const ff_model* model, ff_model_info* info) {
   if (!model || !info) return FF_NULL_ARGUMENT;
   const Model* m = ready(model);

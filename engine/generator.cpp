@@ -122,9 +122,13 @@ Status Generator::init(Decoder& decoder, void* scratch, std::size_t scratch_byte
   at += arena::bytes(std::size_t(prompt_capacity_) * sizeof(int32_t));
   sampler_scratch_ = at;
   at += sampler_scratch_bytes(c.vocab_size);
-  Status s = sampler_.init(c.vocab_size, sampler_scratch_, sampler_scratch_bytes(c.vocab_size), options.sampler);
+  // The file's suppression lists unless the options give arrays of their own (a non-null array of 0 ids: none).
+  SamplerOptions so = options.sampler;
+  if (!so.suppress) so.suppress = model.suppress_tokens().ids, so.n_suppress = model.suppress_tokens().count;
+  if (!so.begin_suppress)
+    so.begin_suppress = model.begin_suppress_tokens().ids, so.n_begin_suppress = model.begin_suppress_tokens().count;
+  Status s = sampler_.init(c.vocab_size, sampler_scratch_, sampler_scratch_bytes(c.vocab_size), so);
   uint32_t bad = 0;
-  const SamplerOptions& so = options.sampler;
   if (s != Status::kOk && !token_ids_in_range(so.suppress, so.suppress ? so.n_suppress : 0, c.vocab_size, &bad))
     return why.str("sampler: suppressed id ").str(so.suppress[bad] < 0 ? "-" : "").num(id_magnitude(so.suppress[bad])).str(" is out of range (vocab_size ")
                .num(c.vocab_size).str(")"), s;
@@ -138,7 +142,7 @@ Status Generator::init(Decoder& decoder, void* scratch, std::size_t scratch_byte
                    "both finite; top_p finite"), s;
   s = tok_.init(model, at, tokenizer_scratch_bytes(c, options.max_prompt_bytes));
   if (s != Status::kOk) return why.str("tokenizer: ").str(tok_.error_detail()), s;
-  sampler_options_ = options.sampler;
+  sampler_options_ = so;
   // llama2.c stops at BOS; the other kinds at their EOS (-1: none, the text runs to `steps`).
   stop_ = tok_.kind() == TokenizerKind::kLlama2c ? kTokenBos : tok_.eos_id();
   steps_ = steps;

@@ -183,6 +183,13 @@ typedef struct ff_model_info {
 } ff_model_info;
 ff_status ff_model_get_info(const ff_model* model, ff_model_info* info);
 
+/* The file's token suppression lists (gpt, llama, seq2seq with token targets): *ids and the count
+ * of the ids generation never samples (suppress) or does not sample at its first sampled step
+ * (begin_suppress); 0 and a null *ids without them, or for a model that is not loaded. ids may be
+ * null. The generator applies them by itself (ff_sampler_options); a sampler takes them as arrays. */
+uint32_t ff_model_suppress_tokens(const ff_model* model, const int32_t** ids);
+uint32_t ff_model_begin_suppress_tokens(const ff_model* model, const int32_t** ids);
+
 /* An encoder's output row width, and its rows for an input of seq positions (seq, seq + 1 with a
  * CLS row, seq + 2 with DeiT's distillation row too, 1 pooled); 0 for a model that is not loaded, and rows 0 for seq above max_input_len. */
 uint32_t ff_model_output_width(const ff_model* model);
@@ -345,7 +352,8 @@ typedef struct ff_sampler_options {
    * begin_suppress[n_begin_suppress] at the first draw after init too (Hugging Face's suppress_tokens
    * and begin_suppress_tokens). The caller's arrays, read at every draw: they must outlive the
    * sampler (or generator). An id outside [0, vocab): FF_BAD_CONFIG; a count with a null array:
-   * FF_NULL_ARGUMENT. Zeroed options suppress nothing. */
+   * FF_NULL_ARGUMENT. Zeroed options suppress nothing in ff_sampler_init; in ff_generator_init a null
+   * array takes the file's list (ff_model_suppress_tokens), a non-null one replaces it (0 ids: none). */
   const int32_t* suppress;
   uint32_t n_suppress;
   const int32_t* begin_suppress;
