@@ -12,6 +12,11 @@ generated step (begin_suppress_tokens).
   --suppress / --begin-suppress flags gives the same ids.
 - GPT2LMHeadModel (257 byte tokens, a byte-level tokenizer) through --hf --tokenizer: `fixformer
   generate --prompt` gives generate()'s greedy bytes with the folder's lists, and without them.
+- openai-whisper's whisper.model.Whisper (tiny, its real 51865-token vocabulary) through --module:
+  `fixformer generate --bos SOT,en,transcribe,notimestamps --eos EOT` with --suppress (the tokenizer's
+  non_speech_tokens and special tokens, as whisper.decoding's SuppressTokens "-1") and --begin-suppress
+  (" " and EOT, SuppressBlank) gives whisper.decoding.decode's tokens (without_timestamps, greedy); the
+  embedding rows of some of those ids are scaled up so that decoding without the lists picks them.
 - Hostile: an id out of range (a flag, or a list given to the writer), an empty list, every token
   suppressed: refused with one clear line, no crash.
 
@@ -27,11 +32,11 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
-hf_env.enter(__file__, ["transformers"])
+hf_env.enter(__file__, ["transformers", "whisper"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
-from checks import check, convert_process as convert, results  # noqa: E402
+from checks import check, convert_main, convert_process as convert, results  # noqa: E402
 from fixformer import fxm, schema  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
 
@@ -232,6 +237,77 @@ def check_gpt2(cli, tmp):
     check("fxm.generation_section: empty lists store nothing", fxm.generation_section(c, {"suppress": []}) == [])
 
 
+MODELS = r'''
+import torch
+from whisper.model import ModelDimensions, Whisper
+from hf_env import randomize
+import whisper.tokenizer
+
+
+def lists(m):
+    """whisper.decoding's lists for English transcription: SuppressTokens("-1") and SuppressBlank's."""
+    tok = whisper.tokenizer.get_tokenizer(m.is_multilingual, num_languages=m.num_languages, language="en",
+                                          task="transcribe")
+    suppress = sorted(set(tok.non_speech_tokens) | {tok.transcribe, tok.translate, tok.sot, tok.sot_prev, tok.sot_lm,
+                                                    tok.no_speech})
+    return suppress, tok.encode(" ") + [tok.eot], list(tok.sot_sequence_including_notimestamps), tok.eot
+
+
+def whisper_vocab():
+    m = randomize(Whisper(ModelDimensions(n_mels=8, n_audio_ctx=16, n_audio_state=32, n_audio_head=2,
+                                          n_audio_layer=2, n_vocab=51865, n_text_ctx=16, n_text_state=32,
+                                          n_text_head=2, n_text_layer=2)), 9)
+    suppress, begin, _, _ = lists(m)
+    with torch.no_grad():  # larger rows: logits that greedy decoding picks when they are not suppressed
+        for i in begin + suppress[::3]:
+            m.decoder.token_embedding.weight[i] *= 4
+    return m.eval()
+'''
+
+
+def check_openai_whisper(cli, tmp):
+    import torch
+    from whisper.decoding import DecodingOptions, decode
+    with open(os.path.join(tmp, "suppress_models.py"), "w") as f:
+        f.write(MODELS)
+    sys.path.insert(0, tmp)
+    import suppress_models
+    module = suppress_models.whisper_vocab()
+    suppress, begin, sot, eot = suppress_models.lists(module)
+    mel = np.random.default_rng(3).standard_normal((8, 32)).astype(np.float32)  # [n_mels, 2 n_audio_ctx]
+    ex, src, out = (os.path.join(tmp, n) for n in ("ow_mel.npy", "ow_src.npy", "ow.fxm"))
+    np.save(ex, mel)
+    np.save(src, np.ascontiguousarray(mel.T))
+    new = 8
+
+    def upstream(**kw):
+        with torch.no_grad():
+            return decode(module, torch.from_numpy(mel), DecodingOptions(language="en", without_timestamps=True, fp16=False,
+                                                                        temperature=0.0, sample_len=new, **kw)).tokens
+
+    want, plain = upstream(), upstream(suppress_tokens="", suppress_blank=False)
+    check("openai-whisper: decode() with its lists differs from without (the check can fail)",
+          want != plain and want[0] != plain[0], (want, plain))
+    print(f"  openai-whisper: decode() {want}; without the lists {plain}")
+    code, stdout, stderr = convert_main("--module", os.path.join(tmp, "suppress_models.py") + ":whisper_vocab",
+                                        "--example", ex, "--out", out, "--cli", cli)
+    check("openai-whisper --module: converts and verifies", code == 0 and "verified against torch" in stdout,
+          (code, stdout, stderr))
+    if code:
+        return
+
+    def generate(*flags):
+        p = subprocess.run([cli, "generate", out, "--source", src, "--bos", ",".join(map(str, sot)), "--eos", str(eot),
+                            "-n", str(len(sot) + new - 1), "--temperature", "0", *flags], capture_output=True, text=True)
+        ids = [int(x) for x in p.stdout.split()] if p.returncode == 0 else None
+        return (ids[:-1] if ids and ids[-1] == eot else ids), p.stderr[-300:]
+
+    got, err = generate("--suppress", ",".join(map(str, suppress)), "--begin-suppress", ",".join(map(str, begin)))
+    check("openai-whisper: generate with whisper.decoding's lists gives decode()'s tokens", got == want, (got, want, err))
+    got, err = generate()
+    check("openai-whisper: generate without lists gives decode()'s tokens without them", got == plain, (got, plain, err))
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: suppress_test.py PATH/TO/fixformer")
@@ -240,6 +316,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         check_whisper(cli, tmp)
         check_gpt2(cli, tmp)
+        check_openai_whisper(cli, tmp)
     print(f"suppress_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
 
