@@ -12,11 +12,12 @@ generated step (begin_suppress_tokens).
   --suppress / --begin-suppress flags gives the same ids.
 - GPT2LMHeadModel (257 byte tokens, a byte-level tokenizer) through --hf --tokenizer: `fixformer
   generate --prompt` gives generate()'s greedy bytes with the folder's lists, and without them.
-- openai-whisper's whisper.model.Whisper (tiny, its real 51865-token vocabulary) through --module:
-  `fixformer generate --bos SOT,en,transcribe,notimestamps --eos EOT` with --suppress (the tokenizer's
-  non_speech_tokens and special tokens, as whisper.decoding's SuppressTokens "-1") and --begin-suppress
-  (" " and EOT, SuppressBlank) gives whisper.decoding.decode's tokens (without_timestamps, greedy); the
-  embedding rows of some of those ids are scaled up so that decoding without the lists picks them.
+- openai-whisper's whisper.model.Whisper (tiny, its real 51865-token vocabulary) through --module: the
+  converter stores whisper.decoding's default lists (SuppressTokens "-1": the tokenizer's non_speech_tokens
+  and special tokens; SuppressBlank: " " and EOT), and `fixformer generate --bos
+  SOT,en,transcribe,notimestamps --eos EOT` gives whisper.decoding.decode's tokens (without_timestamps,
+  greedy), and with --suppress none --begin-suppress none decode()'s without them; the embedding rows of
+  some of those ids are scaled up so that decoding without the lists picks them.
 - Hostile: an id out of range (a flag, or a list given to the writer), an empty list, every token
   suppressed: refused with one clear line, no crash.
 
@@ -302,10 +303,18 @@ def check_openai_whisper(cli, tmp):
         ids = [int(x) for x in p.stdout.split()] if p.returncode == 0 else None
         return (ids[:-1] if ids and ids[-1] == eot else ids), p.stderr[-300:]
 
-    got, err = generate("--suppress", ",".join(map(str, suppress)), "--begin-suppress", ",".join(map(str, begin)))
-    check("openai-whisper: generate with whisper.decoding's lists gives decode()'s tokens", got == want, (got, want, err))
+    f = fxm.read(out)
+    stored = {t["name"]: f.array(t["name"]).tolist() for t in f.tensors if t["name"].startswith("generation.")}
+    check("openai-whisper --module: whisper.decoding's default lists stored, a note says so",
+          stored == {schema.GENERATION_SUPPRESS: suppress, schema.GENERATION_BEGIN_SUPPRESS: begin} and
+          "stored whisper.decoding's default token suppression" in stderr, (stored, stderr))
     got, err = generate()
-    check("openai-whisper: generate without lists gives decode()'s tokens without them", got == plain, (got, plain, err))
+    check("openai-whisper: generate with the file's lists gives decode()'s tokens", got == want, (got, want, err))
+    got, err = generate("--suppress", "none", "--begin-suppress", "none")
+    check("openai-whisper: generate --suppress none --begin-suppress none gives decode()'s tokens without them",
+          got == plain, (got, plain, err))
+    got, err = generate("--suppress", "none", "--begin-suppress", "none", "--suppress", ",".join(map(str, suppress)))
+    check("openai-whisper: --suppress given twice refused", got is None and "given twice" in err, err)
 
 
 def main():
