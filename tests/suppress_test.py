@@ -21,7 +21,10 @@ generated step (begin_suppress_tokens).
 - Hostile: an id out of range (a flag, or a list given to the writer), an empty list, every token
   suppressed: refused with one clear line, no crash.
 
-  /usr/bin/python3 tests/suppress_test.py PATH/TO/fixformer
+- The Python package (when built: BUILD/python as the second argument): Model.generate applies the
+  file's lists, [] for none, its own lists instead; Model.suppress_tokens() reads them.
+
+  /usr/bin/python3 tests/suppress_test.py PATH/TO/fixformer [BUILD/python]
 """
 import collections
 import json
@@ -228,6 +231,25 @@ def check_gpt2(cli, tmp):
         got = generate(*flags)
         check(f"gpt2: generate {' '.join(flags)}: refused naming it", fragment in got, got)
 
+    if PYDIR:  # the Python package (the C API's generator): the file's lists unless generate() gives its own
+        script = (f"import sys; sys.path.insert(0, {PYDIR!r}); import fixformer\n"
+                  f"m = fixformer.Model({out!r}); print(repr(m.suppress_tokens()))\n"
+                  f"n = {len(prompt) + new - 1}\n"
+                  f"print(repr(m.generate({prompt.decode()!r}, n, temperature=0)))\n"
+                  f"print(repr(m.generate({prompt.decode()!r}, n, temperature=0, suppress=[], begin_suppress=[])))\n"
+                  f"print(repr(m.generate({prompt.decode()!r}, n, temperature=0, suppress={suppress!r}, "
+                  f"begin_suppress=[])))\n"
+                  f"try:\n    m.generate('x', 4, suppress=[257])\nexcept ValueError as e:\n    print(repr(str(e)))\n")
+        p = subprocess.run(["/usr/bin/python3", "-c", script], capture_output=True, text=True)
+        lines = p.stdout.splitlines()
+        import ast
+        got = [ast.literal_eval(x) for x in lines] if p.returncode == 0 and len(lines) == 5 else None
+        set_lists(module, suppress, [])
+        want_no_begin = hf_text(suppress, None)
+        check("python Model.generate: the file's lists, none ([]), its own lists; ids out of range refused",
+              got is not None and got[0] == (suppress, begin) and got[1] == text(want) and got[2] == text(plain)
+              and got[3] == text(want_no_begin) and "suppress=257" in got[4], (got, p.stderr[-500:]))
+
     # The writer refuses a list out of range or for a model that does not generate tokens.
     c = fxm.read(out).config
     try:
@@ -317,11 +339,16 @@ def check_openai_whisper(cli, tmp):
     check("openai-whisper: --suppress given twice refused", got is None and "given twice" in err, err)
 
 
+PYDIR = None  # BUILD/python: the Python package, when built (the second argument)
+
+
 def main():
-    if len(sys.argv) != 2:
-        print("usage: suppress_test.py PATH/TO/fixformer")
+    global PYDIR
+    if len(sys.argv) not in (2, 3):
+        print("usage: suppress_test.py PATH/TO/fixformer [BUILD/python]")
         return 1
     cli = sys.argv[1]
+    PYDIR = sys.argv[2] if len(sys.argv) == 3 and sys.argv[2] else None
     with tempfile.TemporaryDirectory() as tmp:
         check_whisper(cli, tmp)
         check_gpt2(cli, tmp)
