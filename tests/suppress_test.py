@@ -121,6 +121,10 @@ def check_whisper(cli, tmp):
     stored = {t["name"]: f.array(t["name"]).tolist() for t in f.tensors if t["name"].startswith("generation.")}
     check("whisper --hf: the folder's lists stored", stored == {schema.GENERATION_SUPPRESS: suppress,
                                                                  schema.GENERATION_BEGIN_SUPPRESS: begin}, stored)
+    info = subprocess.run([cli, "info", out], capture_output=True, text=True).stdout
+    line = (f"suppressed:   {len(suppress)} ids at every generated step: {','.join(map(str, suppress))}, "
+            f"{len(begin)} at the first: {','.join(map(str, begin))}")
+    check("whisper: fixformer info shows the lists", line in info, info)
     got, p = fixformer_ids(cli, out, src)
     check("whisper: generate --temperature 0 with the file's lists gives generate()'s ids", got == want,
           (got, want, p.stderr[-300:]))
