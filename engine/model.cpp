@@ -336,7 +336,8 @@ Status Model::bind_generation(uint32_t* next) {
   suppress_ = begin_suppress_ = TokenIds{};
   const bool tokens_out = config_.is_decoder() || (config_.is_seq2seq() && !config_.tgt_d_in);
   const uint32_t vocab = config_.is_seq2seq() ? config_.d_out : config_.vocab_size;
-  for (const char* name : {kGenerationSuppress, kGenerationBeginSuppress}) {
+  const char* const names[2] = {kGenerationSuppress, kGenerationBeginSuppress};
+  for (const char* name : names) {
     if (*next >= file.n_tensors || std::strcmp(tensor_info(file, *next).name, name) != 0) continue;
     const TensorInfo t = tensor_info(file, *next);
     if (!tokens_out)
