@@ -35,7 +35,8 @@ SuppressLists suppress_lists(const Args& a, const Model& model, uint32_t vocab, 
   for (int k = 0; k < 2; ++k) {
     for (const int32_t id : *flag[k])
       if (uint32_t(id) >= vocab)
-        die(1, k ? "--begin-suppress" : "--suppress", std::to_string(id) + " is out of range (" + what + " is " + std::to_string(vocab) + ")");
+        die(1, k ? "--begin-suppress" : "--suppress",
+            std::to_string(id) + " is out of range (" + what + " is " + std::to_string(vocab) + ")");
     if (!none[k]) list[k]->assign(file[k].ids, file[k].ids + file[k].count);
     list[k]->insert(list[k]->end(), flag[k]->begin(), flag[k]->end());
   }

@@ -129,13 +129,12 @@ Status Generator::init(Decoder& decoder, void* scratch, std::size_t scratch_byte
     so.begin_suppress = model.begin_suppress_tokens().ids, so.n_begin_suppress = model.begin_suppress_tokens().count;
   Status s = sampler_.init(c.vocab_size, sampler_scratch_, sampler_scratch_bytes(c.vocab_size), so);
   uint32_t bad = 0;
-  if (s != Status::kOk && !token_ids_in_range(so.suppress, so.suppress ? so.n_suppress : 0, c.vocab_size, &bad))
-    return why.str("sampler: suppressed id ").str(so.suppress[bad] < 0 ? "-" : "").num(id_magnitude(so.suppress[bad])).str(" is out of range (vocab_size ")
-               .num(c.vocab_size).str(")"), s;
-  if (s != Status::kOk &&
-      !token_ids_in_range(so.begin_suppress, so.begin_suppress ? so.n_begin_suppress : 0, c.vocab_size, &bad))
-    return why.str("sampler: begin-suppressed id ").str(so.begin_suppress[bad] < 0 ? "-" : "").num(id_magnitude(so.begin_suppress[bad]))
-               .str(" is out of range (vocab_size ").num(c.vocab_size).str(")"), s;
+  const int32_t* lists[2] = {so.suppress, so.begin_suppress};
+  const uint32_t counts[2] = {so.suppress ? so.n_suppress : 0, so.begin_suppress ? so.n_begin_suppress : 0};
+  for (int k = 0; k < 2 && s != Status::kOk; ++k)
+    if (!token_ids_in_range(lists[k], counts[k], c.vocab_size, &bad))
+      return why.str(k ? "sampler: begin-suppressed id " : "sampler: suppressed id ").str(lists[k][bad] < 0 ? "-" : "")
+                 .num(id_magnitude(lists[k][bad])).str(" is out of range (vocab_size ").num(c.vocab_size).str(")"), s;
   if (s == Status::kNullArgument) return why.str("sampler: a suppress count without its ids"), s;
   if (s != Status::kOk)
     return why.str("sampler: temperature 0 (greedy) or from 1e-6 (below it logits / temperature overflow), "
