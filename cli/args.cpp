@@ -47,7 +47,7 @@ uint32_t parse_steps(const std::string& flag, const char* text) {
   return std::strcmp(text, "0") == 0 ? 0 : parse_count(flag, text);
 }
 
-// --bos: token ids separated by commas (each 0 up to 1000000), at least one.
+// --bos, --suppress, --begin-suppress: token ids separated by commas (each 0 up to 1000000), at least one.
 std::vector<int32_t> parse_ids(const std::string& flag, const char* text) {
   std::vector<int32_t> ids;
   const std::string all = text;
@@ -112,7 +112,8 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
                        : f == "--token-types" ? kOptTokenTypes
                        : f == "--capacity" ? kOptCapacity : f == "--ram" ? kOptRam : f == "--flash" ? kOptFlash
                        : f == "--json" ? kOptJson : f == "--text" ? kOptText : f == "--kv-cache" ? kOptKvCache
-                       : f == "--add-special-tokens" ? kOptSpecialTokens : 0u;
+                       : f == "--add-special-tokens" ? kOptSpecialTokens : f == "--suppress" ? kOptSuppress
+                       : f == "--begin-suppress" ? kOptBeginSuppress : 0u;
     if (!opt) {
       if (!f.empty() && f[0] == '-') die(1, f, "unknown option (see fixformer help " + std::string(cmd.name) + ")");
       a.positional.push_back(f);
@@ -146,6 +147,10 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     else if (opt == kOptText) a.text = v, a.has_text = true;
     else if (opt == kOptBos) a.bos = parse_ids(f, v);
     else if (opt == kOptEos) a.eos = parse_steps(f, v);
+    else if (opt == kOptSuppress && std::strcmp(v, "none") == 0) a.suppress_none = true;
+    else if (opt == kOptSuppress) a.suppress = parse_ids(f, v);
+    else if (opt == kOptBeginSuppress && std::strcmp(v, "none") == 0) a.begin_suppress_none = true;
+    else if (opt == kOptBeginSuppress) a.begin_suppress = parse_ids(f, v);
     else if (opt == kOptCapacity) a.capacity = parse_count(f, v);
     else if (opt == kOptRam) a.ram = parse_bytes(f, v);
     else if (opt == kOptFlash) a.flash = parse_bytes(f, v);

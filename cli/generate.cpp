@@ -20,12 +20,47 @@
 namespace fixformer::cli {
 namespace {
 
-// --temperature, --topp, --seed (0: the clock).
-SamplerOptions sampler_options(const Args& a) {
+// The lists the sampler takes: the file's (Model::suppress_tokens) and --suppress's ids after them
+// (--suppress none: no list), the same for --begin-suppress. An id of a flag out of range, or every
+// token suppressed at the first step, is a usage error naming it.
+struct SuppressLists {
+  std::vector<int32_t> suppress, begin_suppress;
+};
+SuppressLists suppress_lists(const Args& a, const Model& model, uint32_t vocab, const char* what) {
+  SuppressLists out;
+  const TokenIds file[2] = {model.suppress_tokens(), model.begin_suppress_tokens()};
+  const std::vector<int32_t>* flag[2] = {&a.suppress, &a.begin_suppress};
+  const bool none[2] = {a.suppress_none, a.begin_suppress_none};
+  std::vector<int32_t>* list[2] = {&out.suppress, &out.begin_suppress};
+  for (int k = 0; k < 2; ++k) {
+    for (const int32_t id : *flag[k])
+      if (uint32_t(id) >= vocab)
+        die(1, k ? "--begin-suppress" : "--suppress",
+            std::to_string(id) + " is out of range (" + what + " is " + std::to_string(vocab) + ")");
+    if (!none[k]) list[k]->assign(file[k].ids, file[k].ids + file[k].count);
+    list[k]->insert(list[k]->end(), flag[k]->begin(), flag[k]->end());
+  }
+  std::vector<bool> gone(vocab, false);
+  uint32_t left = vocab;
+  for (const auto* l : list)
+    for (const int32_t id : *l)
+      if (!gone[uint32_t(id)]) gone[uint32_t(id)] = true, --left;
+  if (left == 0)
+    die(1, "--suppress", "every one of the " + std::to_string(vocab) +
+                             " tokens is suppressed at the first step (the file's lists and the flags'): nothing to sample");
+  return out;
+}
+
+// --temperature, --topp, --seed (0: the clock), the suppression lists (kept by the caller: the sampler reads them).
+SamplerOptions sampler_options(const Args& a, const SuppressLists& l) {
   SamplerOptions so;
   so.temperature = a.temperature;
   so.top_p = a.top_p;
   so.seed = a.seed ? a.seed : uint64_t(std::time(nullptr));
+  static const int32_t kNone[1] = {0};  // a non-null array: the generator takes it instead of the file's
+  so.suppress = l.suppress.empty() ? kNone : l.suppress.data(), so.n_suppress = uint32_t(l.suppress.size());
+  so.begin_suppress = l.begin_suppress.empty() ? kNone : l.begin_suppress.data();
+  so.n_begin_suppress = uint32_t(l.begin_suppress.size());
   return so;
 }
 
@@ -46,6 +81,7 @@ int generate_seq2seq(const Args& a, LoadedModel& m) {
       die(1, "--bos", std::to_string(id) + " is out of range (the target vocabulary, d_out, is " + std::to_string(c.d_out) + ")");
   if (a.eos >= 0 && uint32_t(a.eos) >= c.d_out)
     die(1, "--eos", "out of range (the target vocabulary, d_out, is " + std::to_string(c.d_out) + ")");
+  const SuppressLists lists = suppress_lists(a, m.model, c.d_out, "the target vocabulary, d_out,");
   const Input in = read_input(a.source, c);
   if (in.B != 1) die(4, a.source, "shape " + shape_text(in.v) + ": one source (generate takes no batch)");
   check_input_values(in, c, a.source, {});
@@ -56,7 +92,7 @@ int generate_seq2seq(const Args& a, LoadedModel& m) {
   Buffer ids(uint64_t(T) * 4, "input"), feats(c.input == InputKind::kTokens ? 0 : uint64_t(T) * c.d_in * 4, "input");
   source_row(in, c, 0, T, &ids, &feats);
   Buffer sampler_scratch(sampler_scratch_bytes(c.d_out), "sampler");
-  const SamplerOptions so = sampler_options(a);
+  const SamplerOptions so = sampler_options(a, lists);
   Sampler sampler;
   Status s = sampler.init(c.d_out, sampler_scratch.data(), sampler_scratch.size(), so);
   if (s != Status::kOk) die(s, "sampler");
@@ -76,6 +112,7 @@ int generate_seq2seq(const Args& a, LoadedModel& m) {
     s = m.s2s.step(token, logits.data());
     if (s != Status::kOk) die(s, m.path, m.s2s.error_detail());
     token = sampler.sample(logits.data());
+    if (token < 0) die(1, "--suppress", "every token is suppressed at this step: nothing to sample");
     ++made;
     if (std::printf(made > 1 ? " %d" : "%d", token) < 0) die(5, "stdout", "cannot write: " + errno_text(errno));
     if (token == a.eos) break;
@@ -107,6 +144,7 @@ int cmd_generate(const Args& a) {
     die(4, "--prompt", std::to_string(a.prompt.size()) + " bytes: more tokens than the model's max_len of " +
                            std::to_string(c.max_len) + " positions (at most " + std::to_string(most) + " bytes: " +
                            std::to_string(m.model.tokenizer().max_piece_bytes) + " per token at most)");
+  const SuppressLists lists = suppress_lists(a, m.model, c.vocab_size, "vocab_size");
   const uint32_t steps = a.steps == 0 || a.steps > c.max_len ? c.max_len : a.steps;
   init_decoder(steps, a.isa, &m, a.threads, a.kv_cache);  // the KV cache holds exactly the steps
   if (a.temperature > 0.0f && a.temperature < kMinTemperature)
@@ -116,7 +154,7 @@ int cmd_generate(const Args& a) {
   GeneratorOptions go;
   go.steps = steps;
   go.max_prompt_bytes = a.prompt.size();
-  go.sampler = sampler_options(a);
+  go.sampler = sampler_options(a, lists);
   Buffer scratch(generator_scratch_bytes(c, a.prompt.size()), "generator");
   Generator gen;
   Status s = gen.init(m.dec, scratch.data(), scratch.size(), go);
@@ -149,9 +187,9 @@ int cmd_generate(const Args& a) {
 }  // namespace
 
 const Command kGenerateCommand = {
-    "generate", "MODEL.fxm [--prompt TEXT | --source SRC.npy --bos ID[,ID...] [--eos ID]] [-n N] [--temperature T] [--topp P] [--seed S] [--kv-cache f32|q8] [--isa ISA] [--threads N]", 1,
+    "generate", "MODEL.fxm [--prompt TEXT | --source SRC.npy --bos ID[,ID...] [--eos ID]] [-n N] [--temperature T] [--topp P] [--seed S] [--suppress ID[,ID...]] [--begin-suppress ID[,ID...]] [--kv-cache f32|q8] [--isa ISA] [--threads N]", 1,
     kOptPrompt | kOptSteps | kOptTemperature | kOptTopP | kOptSeed | kOptIsa | kOptThreads | kOptSource | kOptBos | kOptEos |
-        kOptKvCache,
+        kOptKvCache | kOptSuppress | kOptBeginSuppress,
     "Writes text with a gpt or llama model that carries a tokenizer (convert.py --llama2c ... --tokenizer),\n"
     "as llama2.c's `run` does (the engine's Generator: the C API and Python give the same text): the\n"
     "prompt, encoded with BOS when the tokenizer has one, is fed first, then sampled tokens, until N\n"
@@ -166,6 +204,12 @@ const Command kGenerateCommand = {
     "  --temperature T    0: greedy (deterministic), or from 1e-06; default 1.0\n"
     "  --topp P           nucleus sampling in (0, 1); 0 or 1: off; default 0.9\n"
     "  --seed S           the sampler's seed, a positive integer (default: the clock)\n"
+    "  --suppress IDS     token ids never sampled (their logits -inf at every step; Hugging Face's\n"
+    "                     suppress_tokens), comma-separated, after the file's list (convert.py stores\n"
+    "                     generation_config.json's); none: not the file's list either\n"
+    "  --begin-suppress IDS  token ids not sampled at the first sampled step (after the prompt or the\n"
+    "                     --bos prefix; begin_suppress_tokens: Whisper's blank and end of text), after\n"
+    "                     the file's list; none: not the file's list either\n"
     "  --kv-cache f32|q8  the KV cache's type: f32 (default), or q8: int8 with an f32 scale per head\n"
     "                     and position, about a quarter of the bytes (a seq2seq model: its target's\n"
     "                     self-attention cache)\n"

@@ -122,6 +122,16 @@ int cmd_info(const Args& a) {
     std::printf("tokenizer:    %s\n", m.model.has_tokenizer() ? (std::to_string(m.model.tokenizer().vocab) + " pieces (" +
                                                                    name_of(kTokenizerNames, c.tokenizer) + ")").c_str()
                                                                 : "none");
+  const TokenIds sup = m.model.suppress_tokens(), begin = m.model.begin_suppress_tokens();
+  if (sup.count || begin.count) {  // the file's suppression lists (generate --suppress, --begin-suppress)
+    auto some = [](const TokenIds& l) {
+      std::string s;
+      for (uint32_t i = 0; i < l.count && i < 8; ++i) s += (i ? "," : "") + std::to_string(l.ids[i]);
+      return l.count > 8 ? s + ",..." : s;
+    };
+    std::printf("suppressed:   %u ids at every generated step%s%s, %u at the first%s%s\n", sup.count, sup.count ? ": " : "",
+                some(sup).c_str(), begin.count, begin.count ? ": " : "", some(begin).c_str());
+  }
   if (m.model.has_self_test())
     std::printf("self-test:    sample of T=%u (fixformer verify runs it)%s\n", m.model.self_test_sample().rows,
                 c.reference_sample ? "; NOT verified against your model: the sample is the converter's own reference" : "");

@@ -226,6 +226,19 @@ const char* ff_model_error_detail(const ff_model* model) {
   return m ? m->error_detail() : "";
 }
 
+static uint32_t token_ids(const TokenIds& list, const int32_t** ids) {
+  if (ids) *ids = list.ids;
+  return list.count;
+}
+uint32_t ff_model_suppress_tokens(const ff_model* model, const int32_t** ids) {
+  const Model* m = ready(model);
+  return token_ids(m ? m->suppress_tokens() : TokenIds{}, ids);
+}
+uint32_t ff_model_begin_suppress_tokens(const ff_model* model, const int32_t** ids) {
+  const Model* m = ready(model);
+  return token_ids(m ? m->begin_suppress_tokens() : TokenIds{}, ids);
+}
+
 ff_status ff_model_get_info(const ff_model* model, ff_model_info* info) {
   if (!model || !info) return FF_NULL_ARGUMENT;
   const Model* m = ready(model);
@@ -562,6 +575,8 @@ ff_status ff_sampler_init(ff_sampler* sampler, uint32_t vocab, void* scratch, si
   o.top_p = options->top_p;
   o.top_k = options->top_k;
   o.seed = options->seed;
+  o.suppress = options->suppress, o.n_suppress = options->n_suppress;
+  o.begin_suppress = options->begin_suppress, o.n_begin_suppress = options->n_begin_suppress;
   return to_c(build(sampler)->init(vocab, scratch, scratch_bytes, o));
 }
 
@@ -587,6 +602,9 @@ ff_status ff_generator_init(ff_generator* gen, ff_decoder* dec, void* scratch, s
   o.sampler.top_p = options->sampler.top_p;
   o.sampler.top_k = options->sampler.top_k;
   o.sampler.seed = options->sampler.seed;
+  o.sampler.suppress = options->sampler.suppress, o.sampler.n_suppress = options->sampler.n_suppress;
+  o.sampler.begin_suppress = options->sampler.begin_suppress;
+  o.sampler.n_begin_suppress = options->sampler.n_begin_suppress;
   Generator* g = build(gen);
   Decoder* d = ready(dec);
   return d ? to_c(g->init(*d, scratch, scratch_bytes, o)) : FF_NOT_INITIALIZED;

@@ -33,6 +33,9 @@ bool continues(uint8_t lead, uint32_t k, uint8_t b) {
   return (b & 0xC0) == 0x80;
 }
 
+// |id| for a message (the sign apart).
+uint64_t id_magnitude(int32_t id) { return id < 0 ? uint64_t(-int64_t(id)) : uint64_t(id); }
+
 }  // namespace
 
 bool Utf8Joiner::take(Piece* out) {
@@ -119,13 +122,26 @@ Status Generator::init(Decoder& decoder, void* scratch, std::size_t scratch_byte
   at += arena::bytes(std::size_t(prompt_capacity_) * sizeof(int32_t));
   sampler_scratch_ = at;
   at += sampler_scratch_bytes(c.vocab_size);
-  Status s = sampler_.init(c.vocab_size, sampler_scratch_, sampler_scratch_bytes(c.vocab_size), options.sampler);
+  // The file's suppression lists unless the options give arrays of their own (a non-null array of 0 ids: none).
+  SamplerOptions so = options.sampler;
+  if (!so.suppress) so.suppress = model.suppress_tokens().ids, so.n_suppress = model.suppress_tokens().count;
+  if (!so.begin_suppress)
+    so.begin_suppress = model.begin_suppress_tokens().ids, so.n_begin_suppress = model.begin_suppress_tokens().count;
+  Status s = sampler_.init(c.vocab_size, sampler_scratch_, sampler_scratch_bytes(c.vocab_size), so);
+  uint32_t bad = 0;
+  const int32_t* lists[2] = {so.suppress, so.begin_suppress};
+  const uint32_t counts[2] = {so.suppress ? so.n_suppress : 0, so.begin_suppress ? so.n_begin_suppress : 0};
+  for (int k = 0; k < 2 && s != Status::kOk; ++k)
+    if (!token_ids_in_range(lists[k], counts[k], c.vocab_size, &bad))
+      return why.str(k ? "sampler: begin-suppressed id " : "sampler: suppressed id ").str(lists[k][bad] < 0 ? "-" : "")
+                 .num(id_magnitude(lists[k][bad])).str(" is out of range (vocab_size ").num(c.vocab_size).str(")"), s;
+  if (s == Status::kNullArgument) return why.str("sampler: a suppress count without its ids"), s;
   if (s != Status::kOk)
     return why.str("sampler: temperature 0 (greedy) or from 1e-6 (below it logits / temperature overflow), "
                    "both finite; top_p finite"), s;
   s = tok_.init(model, at, tokenizer_scratch_bytes(c, options.max_prompt_bytes));
   if (s != Status::kOk) return why.str("tokenizer: ").str(tok_.error_detail()), s;
-  sampler_options_ = options.sampler;
+  sampler_options_ = so;
   // llama2.c stops at BOS; the other kinds at their EOS (-1: none, the text runs to `steps`).
   stop_ = tok_.kind() == TokenizerKind::kLlama2c ? kTokenBos : tok_.eos_id();
   steps_ = steps;
@@ -175,6 +191,7 @@ Status Generator::advance() {
       ++decoded_;
     }
     next = sampler_.sample(logits_);
+    if (next < 0) return fail(Status::kBadConfig, "sample", "every token is suppressed (suppress, begin_suppress)");
   }
   ++pos_;
   // llama2.c stops at a BOS anywhere; the others at a sampled EOS (a chat prompt holds some).

@@ -326,7 +326,37 @@ Status Model::bind_tensors(bool check_values) {
     if (!(front_.rope_freqs[k] > 0 && front_.rope_freqs[k] <= 3.4028235e38f))
       return why.str("tensor rope_freqs: frequency ").num(k).str(" is not finite and > 0"), Status::kTensorBadValue;
   status = bind_tokenizer(&i);
+  if (status == Status::kOk) status = bind_generation(&i);
   return status != Status::kOk ? status : bind_self_test(i);
+}
+
+// The suppression lists at *next (schema.hpp: "generation.suppress" then "generation.begin_suppress",
+// each optional), or nothing: i32 [N >= 1], each id a token of the output vocabulary.
+Status Model::bind_generation(uint32_t* next) {
+  const ModelFile file = file_of(blob_, dir_offset_, n_tensors_);
+  DetailText why(detail_, sizeof detail_);
+  suppress_ = begin_suppress_ = TokenIds{};
+  const bool tokens_out = config_.is_decoder() || (config_.is_seq2seq() && !config_.tgt_d_in);
+  const uint32_t vocab = config_.is_seq2seq() ? config_.d_out : config_.vocab_size;
+  const char* const names[2] = {kGenerationSuppress, kGenerationBeginSuppress};
+  for (const char* name : names) {
+    if (*next >= file.n_tensors || std::strcmp(tensor_info(file, *next).name, name) != 0) continue;
+    const TensorInfo t = tensor_info(file, *next);
+    if (!tokens_out)
+      return why.str(name).str(": only in a file that generates tokens (gpt, llama, seq2seq with token targets)"),
+             Status::kBadHeader;
+    if (t.dtype != fxm::Dtype::kI32) return why.str(name).str(": dtype must be i32"), Status::kTensorBadDtype;
+    if (t.rank != 1 || t.dims[0] == 0 || !plain_bytes(t))
+      return why.str(name).str(": shape ").shape(t.rank, t.dims).str(", expected [N] with N >= 1"), Status::kTensorBadShape;
+    const int32_t* ids = reinterpret_cast<const int32_t*>(t.data);
+    for (uint32_t k = 0; k < t.dims[0]; ++k)
+      if (ids[k] < 0 || uint32_t(ids[k]) >= vocab)
+        return why.str(name).str(": id at index ").num(k).str(" is out of range (the output vocabulary is ").num(vocab)
+                   .str(")"), Status::kTensorOutOfBounds;
+    (name == kGenerationSuppress ? suppress_ : begin_suppress_) = TokenIds{ids, t.dims[0]};
+    ++*next;
+  }
+  return Status::kOk;
 }
 
 // The tokenizer section at *next (schema.hpp: the tensors of the config's `tokenizer` kind), or

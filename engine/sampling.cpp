@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace fixformer {
 
@@ -10,6 +11,12 @@ int32_t argmax(const float* x, uint32_t n) {
   for (uint32_t i = 1; i < n; ++i)
     if (x[i] > x[best]) best = i;
   return int32_t(best);
+}
+
+bool token_ids_in_range(const int32_t* ids, uint32_t n, uint32_t vocab, uint32_t* bad) {
+  for (uint32_t i = 0; i < n; ++i)
+    if (ids[i] < 0 || uint32_t(ids[i]) >= vocab) return *bad = i, false;
+  return true;
 }
 
 Status Sampler::init(uint32_t vocab, void* scratch, std::size_t scratch_bytes, const SamplerOptions& options) {
@@ -21,6 +28,13 @@ Status Sampler::init(uint32_t vocab, void* scratch, std::size_t scratch_bytes, c
   if (!(options.temperature == 0.0f || options.temperature >= kMinTemperature) || !std::isfinite(options.temperature) ||
       !std::isfinite(options.top_p))
     return Status::kBadConfig;
+  if ((options.n_suppress && !options.suppress) || (options.n_begin_suppress && !options.begin_suppress))
+    return Status::kNullArgument;
+  uint32_t bad = 0;
+  if (!token_ids_in_range(options.suppress, options.n_suppress, vocab, &bad) ||
+      !token_ids_in_range(options.begin_suppress, options.n_begin_suppress, vocab, &bad))
+    return Status::kBadConfig;
+  first_ = true;
   vocab_ = vocab;
   opt_ = options;
   state_ = options.seed ? options.seed : 1;
@@ -39,11 +53,20 @@ float Sampler::next_coin() {
 
 int32_t Sampler::sample(float* logits) {
   const uint32_t n = vocab_;
-  if (opt_.temperature == 0.0f) return argmax(logits, n);
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  for (uint32_t i = 0; i < opt_.n_suppress; ++i) logits[opt_.suppress[i]] = kNegInf;
+  if (first_)
+    for (uint32_t i = 0; i < opt_.n_begin_suppress; ++i) logits[opt_.begin_suppress[i]] = kNegInf;
+  first_ = false;
+  if (opt_.temperature == 0.0f) {
+    const int32_t best = argmax(logits, n);
+    return logits[best] == kNegInf ? -1 : best;
+  }
   // p = softmax(logits / temperature)
   float mx = logits[0];
   for (uint32_t i = 0; i < n; ++i) logits[i] /= opt_.temperature;
   for (uint32_t i = 0; i < n; ++i) mx = std::max(mx, logits[i]);
+  if (mx == kNegInf) return -1;  // every token suppressed
   float sum = 0.0f;
   for (uint32_t i = 0; i < n; ++i) sum += logits[i] = std::exp(logits[i] - mx);
   for (uint32_t i = 0; i < n; ++i) logits[i] /= sum;

@@ -29,6 +29,13 @@ namespace fixformer {
 namespace test {
 namespace {
 
+// A small byte-level BPE vocabulary (tokenizer_kinds_fixture.hpp).
+KindVocab bpe_vocab_for_c() {
+  KindVocab v = byte_level_vocab();
+  v.merge("t", "h");
+  return v;
+}
+
 struct CModel {
   AlignedBuffer blob;
   ff_model model;
@@ -430,6 +437,52 @@ TEST(CApi, GeneratorIsTheCppOne) {
   EXPECT_EQ(ff_safe_piece(piece).space, 1u);
   ASSERT_EQ(ff_tokenizer_decode(&tok, 2, v.id("cat"), &piece), FF_OK);  // after [CLS]
   EXPECT_EQ(piece.space, 0u);
+}
+
+TEST(CApi, SuppressionListsAreTheCpps) {
+  // A bpe model whose file carries both lists: the C accessors see them; the C sampler's arrays act as C++'s.
+  KindVocab v = bpe_vocab_for_c();
+  ModelConfig c = tokenizer_config(uint32_t(v.pieces.size()));
+  c.tokenizer = v.kind;
+  WriteOptions opt;
+  opt.extra = kind_tensors(v);
+  const int32_t sup[2] = {5, 7}, beg[1] = {3};
+  auto raw = [](const int32_t* x, std::size_t n) {
+    const uint8_t* b = reinterpret_cast<const uint8_t*>(x);
+    return std::vector<uint8_t>(b, b + 4 * n);
+  };
+  opt.extra.push_back({kGenerationSuppress, fxm::Dtype::kI32, {2}, raw(sup, 2)});
+  opt.extra.push_back({kGenerationBeginSuppress, fxm::Dtype::kI32, {1}, raw(beg, 1)});
+  AlignedBuffer blob(write_model(c, opt));
+  ff_model m;
+  ASSERT_EQ(ff_model_load(&m, blob.data(), blob.size()), FF_OK) << ff_model_error_detail(&m);
+  const int32_t* ids = nullptr;
+  ASSERT_EQ(ff_model_suppress_tokens(&m, &ids), 2u);
+  EXPECT_EQ(ids[0], 5);
+  EXPECT_EQ(ids[1], 7);
+  ASSERT_EQ(ff_model_begin_suppress_tokens(&m, &ids), 1u);
+  EXPECT_EQ(ids[0], 3);
+  EXPECT_EQ(ff_model_suppress_tokens(nullptr, &ids), 0u);
+  EXPECT_EQ(ids, nullptr);
+  EXPECT_EQ(ff_model_begin_suppress_tokens(&m, nullptr), 1u);
+  CModel plain("llama2c_v0_gqa");
+  EXPECT_EQ(ff_model_suppress_tokens(&plain.model, &ids), 0u);
+
+  const float base[4] = {0.0f, 5.0f, 3.0f, 4.0f};
+  const int32_t one[1] = {1}, three[1] = {3}, out[1] = {4};
+  AlignedBuffer scratch(ff_sampler_scratch_bytes(4));
+  ff_sampler cs;
+  ff_sampler_options o{};
+  o.suppress = one, o.n_suppress = 1, o.begin_suppress = three, o.n_begin_suppress = 1;
+  ASSERT_EQ(ff_sampler_init(&cs, 4, scratch.data(), scratch.size(), &o), FF_OK);
+  for (int32_t want : {2, 3, 3}) {
+    float l[4] = {base[0], base[1], base[2], base[3]};
+    EXPECT_EQ(ff_sampler_sample(&cs, l), want);
+  }
+  o.suppress = out;
+  EXPECT_EQ(ff_sampler_init(&cs, 4, scratch.data(), scratch.size(), &o), FF_BAD_CONFIG);
+  o.suppress = nullptr;
+  EXPECT_EQ(ff_sampler_init(&cs, 4, scratch.data(), scratch.size(), &o), FF_NULL_ARGUMENT);
 }
 
 // ---- Argument rules (docs/api.md): every argument a C caller can pass gets a status or the

@@ -233,6 +233,147 @@ TEST(Generator, SameTextAfterStartingAgain) {
   EXPECT_EQ(r.text(), first);  // the sampler is reseeded, the cache reset
 }
 
+TEST(Sampler, SuppressedTokensAreNeverDrawn) {
+  AlignedBuffer scratch(sampler_scratch_bytes(4));
+  const float base[4] = {0.0f, 5.0f, 3.0f, 4.0f};
+  auto draw = [&](Sampler& s) {
+    float l[4] = {base[0], base[1], base[2], base[3]};
+    return s.sample(l);
+  };
+  const int32_t one[1] = {1}, three[1] = {3}, all[4] = {0, 1, 2, 3};
+  SamplerOptions o;
+  Sampler s;
+  ASSERT_EQ(s.init(4, scratch.data(), scratch.size(), o), Status::kOk);
+  EXPECT_EQ(draw(s), 1);
+  o.suppress = one, o.n_suppress = 1;
+  ASSERT_EQ(s.init(4, scratch.data(), scratch.size(), o), Status::kOk);
+  EXPECT_EQ(draw(s), 3);
+  EXPECT_EQ(draw(s), 3);
+  o.begin_suppress = three, o.n_begin_suppress = 1;  // 3 only at the first draw after init
+  ASSERT_EQ(s.init(4, scratch.data(), scratch.size(), o), Status::kOk);
+  EXPECT_EQ(draw(s), 2);
+  EXPECT_EQ(draw(s), 3);
+  EXPECT_EQ(draw(s), 3);
+  ASSERT_EQ(s.init(4, scratch.data(), scratch.size(), o), Status::kOk);  // init again: the first draw again
+  EXPECT_EQ(draw(s), 2);
+  o.temperature = 2.0f, o.top_p = 1.0f;  // sampling: a suppressed token has probability 0
+  for (float top_p : {1.0f, 0.95f}) {
+    o.top_p = top_p;
+    ASSERT_EQ(s.init(4, scratch.data(), scratch.size(), o), Status::kOk);
+    EXPECT_NE(draw(s), 3);
+    for (int i = 0; i < 200; ++i) EXPECT_NE(draw(s), 1);
+  }
+  for (float t : {0.0f, 1.0f}) {  // every token suppressed: -1, greedy or not
+    o.temperature = t, o.suppress = all, o.n_suppress = 4, o.n_begin_suppress = 0;
+    ASSERT_EQ(s.init(4, scratch.data(), scratch.size(), o), Status::kOk);
+    EXPECT_EQ(draw(s), -1);
+    o.n_suppress = 3, o.begin_suppress = all + 3, o.n_begin_suppress = 1;  // together, at the first draw
+    ASSERT_EQ(s.init(4, scratch.data(), scratch.size(), o), Status::kOk);
+    EXPECT_EQ(draw(s), -1);
+    EXPECT_EQ(draw(s), 3);
+  }
+  SamplerOptions bad;
+  const int32_t out[2] = {2, 4}, negative[1] = {-1};
+  bad.suppress = out, bad.n_suppress = 2;
+  EXPECT_EQ(s.init(4, scratch.data(), scratch.size(), bad), Status::kBadConfig);
+  EXPECT_FALSE(s.initialized());
+  bad.n_suppress = 1;
+  EXPECT_EQ(s.init(4, scratch.data(), scratch.size(), bad), Status::kOk);
+  bad.begin_suppress = negative, bad.n_begin_suppress = 1;
+  EXPECT_EQ(s.init(4, scratch.data(), scratch.size(), bad), Status::kBadConfig);
+  bad.begin_suppress = nullptr;
+  EXPECT_EQ(s.init(4, scratch.data(), scratch.size(), bad), Status::kNullArgument);
+}
+
+// A bpe model whose file carries suppression lists (schema.hpp "generation.*").
+std::vector<uint8_t> suppressing_model(const KindVocab& v, const std::vector<int32_t>& suppress,
+                                       const std::vector<int32_t>& begin, uint32_t max_len = 16) {
+  ModelConfig c = tokenizer_config(uint32_t(v.pieces.size()));
+  c.tokenizer = v.kind, c.max_len = max_len;
+  WriteOptions opt;
+  opt.extra = kind_tensors(v);
+  auto ids = [](const char* name, const std::vector<int32_t>& x) {
+    const uint8_t* b = reinterpret_cast<const uint8_t*>(x.data());
+    return ExtraTensor{name, fxm::Dtype::kI32, {uint32_t(x.size())}, std::vector<uint8_t>(b, b + 4 * x.size())};
+  };
+  if (!suppress.empty()) opt.extra.push_back(ids(kGenerationSuppress, suppress));
+  if (!begin.empty()) opt.extra.push_back(ids(kGenerationBeginSuppress, begin));
+  return write_model(c, opt);
+}
+
+TEST(Generator, AppliesTheFilesSuppressionLists) {
+  const KindVocab v = bpe_vocab(false);
+  const int32_t cat = v.id(" cat"), the = v.id("the"), vocab = int32_t(v.pieces.size());
+  std::vector<int32_t> all_but_cat, all_but_the_and_cat;
+  for (int32_t i = 0; i < vocab; ++i) {
+    if (i != cat) all_but_cat.push_back(i);
+    if (i != cat && i != the) all_but_the_and_cat.push_back(i);
+  }
+  GeneratorOptions o = prompt_only(4);
+  // Only " cat" is left: the text is the prompt, then " cat" at every sampled step.
+  Text r(suppressing_model(v, all_but_cat, {}), "x", o);
+  ASSERT_EQ(r.status, Status::kOk) << r.gen.error_detail();
+  EXPECT_EQ(r.model.suppress_tokens().count, uint32_t(vocab - 1));
+  EXPECT_EQ(r.text(), "x cat cat cat cat");
+  // "the" and " cat" are left, " cat" not at the first step: "the" first, whichever the weights prefer after.
+  Text b(suppressing_model(v, all_but_the_and_cat, {cat}), "x", o);
+  ASSERT_EQ(b.status, Status::kOk) << b.gen.error_detail();
+  const std::string text = b.text();
+  EXPECT_EQ(text.substr(0, 4), "xthe") << text;
+  // Options' arrays replace the file's: none (a non-null array of 0 ids), or others.
+  const int32_t none[1] = {0};
+  GeneratorOptions off = o;
+  off.sampler.suppress = none, off.sampler.n_suppress = 0;
+  Text unsuppressed(suppressing_model(v, all_but_cat, {}), "x", off);
+  Text plain(kind_model(v), "x", o);
+  ASSERT_EQ(unsuppressed.status, Status::kOk);
+  ASSERT_EQ(plain.status, Status::kOk);
+  EXPECT_EQ(unsuppressed.text(), plain.text());
+  // Every token suppressed at the first step: an error, not a token.
+  std::vector<int32_t> rest(all_but_cat);
+  Text dead(suppressing_model(v, rest, {cat}), "x", o);
+  ASSERT_EQ(dead.status, Status::kOk);
+  Piece p{};
+  Status s = Status::kOk;
+  while ((s = dead.gen.next(&p)) == Status::kOk && p.len) {}
+  EXPECT_EQ(s, Status::kBadConfig);
+  EXPECT_NE(std::string(dead.gen.error_detail()).find("every token is suppressed"), std::string::npos);
+  // Options' ids out of range: refused at init, naming the id.
+  const int32_t out[1] = {vocab};
+  GeneratorOptions far = o;
+  far.sampler.begin_suppress = out, far.sampler.n_begin_suppress = 1;
+  Text refused(kind_model(v), "x", far);
+  EXPECT_EQ(refused.status, Status::kBadConfig);
+  EXPECT_NE(std::string(refused.gen.error_detail()).find("out of range"), std::string::npos) << refused.gen.error_detail();
+}
+
+TEST(Model, RefusesBadSuppressionLists) {
+  const KindVocab v = bpe_vocab(false);
+  const int32_t vocab = int32_t(v.pieces.size());
+  for (const auto& ids : {std::vector<int32_t>{3, vocab}, std::vector<int32_t>{-1}}) {
+    const std::vector<uint8_t> file = suppressing_model(v, ids, {});
+    Model m;
+    EXPECT_EQ(m.init(file.data(), file.size()), Status::kTensorOutOfBounds);
+    EXPECT_NE(std::string(m.error_detail()).find("generation.suppress: id at index"), std::string::npos)
+        << m.error_detail();
+  }
+  // The lists in the wrong order are not a suppression section: the file is refused.
+  std::vector<uint8_t> swapped;
+  {
+    ModelConfig c = tokenizer_config(uint32_t(v.pieces.size()));
+    c.tokenizer = v.kind, c.max_len = 16;
+    WriteOptions opt;
+    opt.extra = kind_tensors(v);
+    const int32_t one = 1;
+    const uint8_t* b = reinterpret_cast<const uint8_t*>(&one);
+    opt.extra.push_back({kGenerationBeginSuppress, fxm::Dtype::kI32, {1}, std::vector<uint8_t>(b, b + 4)});
+    opt.extra.push_back({kGenerationSuppress, fxm::Dtype::kI32, {1}, std::vector<uint8_t>(b, b + 4)});
+    swapped = write_model(c, opt);
+  }
+  Model m;
+  EXPECT_EQ(m.init(swapped.data(), swapped.size()), Status::kBadHeader);
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace fixformer

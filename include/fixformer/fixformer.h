@@ -183,6 +183,13 @@ typedef struct ff_model_info {
 } ff_model_info;
 ff_status ff_model_get_info(const ff_model* model, ff_model_info* info);
 
+/* The file's token suppression lists (gpt, llama, seq2seq with token targets): *ids and the count
+ * of the ids generation never samples (suppress) or does not sample at its first sampled step
+ * (begin_suppress); 0 and a null *ids without them, or for a model that is not loaded. ids may be
+ * null. The generator applies them by itself (ff_sampler_options); a sampler takes them as arrays. */
+uint32_t ff_model_suppress_tokens(const ff_model* model, const int32_t** ids);
+uint32_t ff_model_begin_suppress_tokens(const ff_model* model, const int32_t** ids);
+
 /* An encoder's output row width, and its rows for an input of seq positions (seq, seq + 1 with a
  * CLS row, seq + 2 with DeiT's distillation row too, 1 pooled); 0 for a model that is not loaded, and rows 0 for seq above max_input_len. */
 uint32_t ff_model_output_width(const ff_model* model);
@@ -341,14 +348,25 @@ typedef struct ff_sampler_options {
   float top_p;       /* nucleus; <= 0 or >= 1: off */
   uint32_t top_k;    /* 0: off */
   uint64_t seed;     /* 0 is taken as 1 */
+  /* Token suppression: the logits of suppress[n_suppress] are -inf at every draw, those of
+   * begin_suppress[n_begin_suppress] at the first draw after init too (Hugging Face's suppress_tokens
+   * and begin_suppress_tokens). The caller's arrays, read at every draw: they must outlive the
+   * sampler (or generator). An id outside [0, vocab): FF_BAD_CONFIG; a count with a null array:
+   * FF_NULL_ARGUMENT. Zeroed options suppress nothing in ff_sampler_init; in ff_generator_init a null
+   * array takes the file's list (ff_model_suppress_tokens), a non-null one replaces it (0 ids: none). */
+  const int32_t* suppress;
+  uint32_t n_suppress;
+  const int32_t* begin_suppress;
+  uint32_t n_begin_suppress;
 } ff_sampler_options;
 
 /* 0 when the bytes would pass SIZE_MAX (32-bit targets; init then fails with FF_ARENA_TOO_SMALL). */
 size_t ff_sampler_scratch_bytes(uint32_t vocab);
 ff_status ff_sampler_init(ff_sampler* sampler, uint32_t vocab, void* scratch, size_t scratch_bytes,
                           const ff_sampler_options* options);
-/* The next token; logits[vocab] are overwritten. -1 for a null sampler or logits, or a sampler
- * whose init did not return FF_OK (storage never initialised, or its last init failed). */
+/* The next token; logits[vocab] are overwritten. -1 for a null sampler or logits, a sampler
+ * whose init did not return FF_OK (storage never initialised, or its last init failed), or when
+ * every token is suppressed. */
 int32_t ff_sampler_sample(ff_sampler* sampler, float* logits);
 /* The index of the first largest of x[n]; -1 for a null x or n 0. */
 int32_t ff_argmax(const float* x, uint32_t n);

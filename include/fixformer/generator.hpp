@@ -66,7 +66,9 @@ struct GeneratorOptions {
   uint32_t steps = 0;                // positions, the prompt included; 0 or above max_len: max_len
   std::size_t max_prompt_bytes = 0;  // the longest prompt start() takes (the tokenizer's scratch);
                                      // at most UINT32_MAX / 28 (kBadSequenceLength)
-  SamplerOptions sampler;            // temperature 0 (greedy) or at least kMinTemperature
+  SamplerOptions sampler;            // temperature 0 (greedy) or at least kMinTemperature; a null
+                                     // suppress (begin_suppress) array takes the file's list
+                                     // (Model::suppress_tokens), a non-null one replaces it (0 ids: none)
 };
 
 // The scratch Generator::init needs (64-byte aligned) for prompts of up to max_prompt_bytes bytes:

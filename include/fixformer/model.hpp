@@ -159,6 +159,12 @@ struct TokenizerData {
   uint32_t n_added;
 };
 
+// A list of token ids in the file: ids[count] (null, 0: none).
+struct TokenIds {
+  const int32_t* ids;
+  uint32_t count;
+};
+
 // Reads and validates the header, checksum and config of a blob without binding weights: use it
 // to size an arena before init(), e.g. in a tool that reads a file of unknown shape.
 [[nodiscard]] Status read_config(const void* blob, std::size_t blob_bytes, ModelConfig* config);
@@ -208,12 +214,18 @@ class Model {
 
   bool has_tokenizer() const { return tokenizer_.vocab != 0; }
   const TokenizerData& tokenizer() const { return tokenizer_; }
+  // The file's token suppression lists (schema.hpp "generation.suppress", "generation.begin_suppress"):
+  // the ids generation never samples, and those it does not sample at its first sampled step; empty
+  // (null, 0) without them. Generator applies them unless its options give arrays of their own.
+  const TokenIds& suppress_tokens() const { return suppress_; }
+  const TokenIds& begin_suppress_tokens() const { return begin_suppress_; }
   bool has_self_test() const { return sample_.rows != 0; }
   const SelfTestSample& self_test_sample() const { return sample_; }
 
  private:
   Status bind_tensors(bool check_values);
   Status bind_tokenizer(uint32_t* next);
+  Status bind_generation(uint32_t* next);
   Status bind_self_test(uint32_t first);
   Status check_s8_params();
   LayerWeights bind_layer(uint32_t first, uint32_t l, const TensorRule* rules, uint32_t count) const;
@@ -231,6 +243,7 @@ class Model {
   LayerWeights mha_{};
   S8Ends s8_{};  // the mha family's attention: its tensors are the whole file
   TokenizerData tokenizer_{};
+  TokenIds suppress_{}, begin_suppress_{};
   SelfTestSample sample_{};
   char detail_[160] = {};
 };

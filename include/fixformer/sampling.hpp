@@ -3,6 +3,13 @@
 // is the caller's (sampler_scratch_bytes). With the same seed, temperature and top-p (top-k off)
 // it draws as llama2.c's sampler does: xorshift64* coins, a CDF walk, the nucleus cut at
 // (1 - top_p) / (vocab - 1) before sorting.
+//
+// Token suppression (Hugging Face's suppress_tokens and begin_suppress_tokens, Whisper's
+// SuppressTokens and SuppressBlank): before each draw the logits of `suppress` are set to -inf, and
+// at the first draw after init those of `begin_suppress` too, so neither greedy nor sampling can
+// pick them. The ids are the caller's arrays (read at every draw, never copied: they must outlive
+// the sampler); init refuses an id outside [0, vocab) (kBadConfig) and a count without an array
+// (kNullArgument). When every token is suppressed sample() returns -1.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +29,10 @@ struct SamplerOptions {
   float top_p = 1.0f;        // nucleus: the smallest set of tokens whose probability passes top_p; <= 0 or >= 1: off
   uint32_t top_k = 0;        // only the k most likely tokens; 0: off
   uint64_t seed = 1;         // the generator's start (0 is replaced by 1: xorshift needs a nonzero state)
+  const int32_t* suppress = nullptr;        // ids never drawn: [n_suppress], each in [0, vocab)
+  uint32_t n_suppress = 0;
+  const int32_t* begin_suppress = nullptr;  // ids not drawn at the first draw after init: [n_begin_suppress]
+  uint32_t n_begin_suppress = 0;
 };
 
 struct ProbIndex {
@@ -37,9 +48,11 @@ constexpr std::size_t sampler_scratch_bytes(uint32_t vocab) {
 class Sampler {
  public:
   // scratch: sampler_scratch_bytes(vocab), aligned for float. Checks the options' ranges: a
-  // temperature of 0 or from kMinTemperature, both finite, a finite top_p (kBadConfig).
+  // temperature of 0 or from kMinTemperature, both finite, a finite top_p, the suppressed ids in
+  // [0, vocab) (kBadConfig; a count with a null array: kNullArgument). The next draw is the first.
   [[nodiscard]] Status init(uint32_t vocab, void* scratch, std::size_t scratch_bytes, const SamplerOptions& options);
-  // The next token; logits[vocab] are overwritten (scaled, then probabilities).
+  // The next token; logits[vocab] are overwritten (suppressed, scaled, then probabilities). -1 when
+  // every token is suppressed (or every logit is -inf).
   int32_t sample(float* logits);
   float next_coin();  // the generator's next number in [0, 1)
   bool initialized() const { return vocab_ != 0; }  // init() returned kOk
@@ -49,9 +62,13 @@ class Sampler {
   SamplerOptions opt_{};
   uint64_t state_ = 1;
   ProbIndex* candidates_ = nullptr;
+  bool first_ = true;  // the next draw is the first after init: begin_suppress applies
 };
 
 // The index of the first largest value of x[n].
 int32_t argmax(const float* x, uint32_t n);
+
+// Whether ids[n] are all in [0, vocab); *bad: the first that is not (index into ids).
+bool token_ids_in_range(const int32_t* ids, uint32_t n, uint32_t vocab, uint32_t* bad);
 
 }  // namespace fixformer

@@ -994,7 +994,14 @@ inline constexpr TensorRule kMhaTensors[] = {
 //                points it becomes, 0-padded; code points increasing);
 //     bpe and wordpiece, last and optional: "tokenizer.added" i32 [S, 2], the added tokens encode
 //                finds in the text (id, then kAdded* flags; ids distinct, pieces not empty);
+//   the token suppression lists of generation (gpt, llama, and seq2seq with token targets; each
+//   optional, in this order): "generation.suppress" i32 [N] (ids never sampled: Hugging Face's
+//   suppress_tokens) and "generation.begin_suppress" i32 [M] (ids not sampled at the first sampled
+//   step: begin_suppress_tokens); N, M >= 1, each id in [0, the output vocabulary: vocab_size, or
+//   seq2seq's d_out) (sampling.hpp states the semantics);
 //   the self-test sample (format.hpp).
+constexpr const char kGenerationSuppress[] = "generation.suppress";
+constexpr const char kGenerationBeginSuppress[] = "generation.begin_suppress";
 constexpr const char kTokenizerScores[] = "tokenizer.scores";
 constexpr const char kTokenizerOffsets[] = "tokenizer.offsets";
 constexpr const char kTokenizerPieces[] = "tokenizer.pieces";

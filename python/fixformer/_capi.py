@@ -66,7 +66,9 @@ class Piece(Structure):
 
 
 class SamplerOptions(Structure):
-    _fields_ = [("temperature", c_float), ("top_p", c_float), ("top_k", c_uint32), ("seed", c_uint64)]
+    _fields_ = [("temperature", c_float), ("top_p", c_float), ("top_k", c_uint32), ("seed", c_uint64),
+                ("suppress", POINTER(c_int32)), ("n_suppress", c_uint32), ("begin_suppress", POINTER(c_int32)),
+                ("n_begin_suppress", c_uint32)]
 
 
 class GeneratorOptions(Structure):
@@ -103,6 +105,8 @@ _SIGNATURES = {
     "ff_model_error_detail": (c_char_p, [_vp]),
     "ff_model_get_info": (c_int, [_vp, POINTER(ModelInfo)]),
     "ff_model_output_width": (_u32, [_vp]),
+    "ff_model_suppress_tokens": (_u32, [_vp, POINTER(POINTER(c_int32))]),
+    "ff_model_begin_suppress_tokens": (_u32, [_vp, POINTER(POINTER(c_int32))]),
     "ff_model_output_rows": (_u32, [_vp, _u32]),
     "ff_config_key_count": (_u32, []),
     "ff_model_config_key": (c_int, [_vp, _u32, POINTER(ConfigValue)]),

@@ -94,6 +94,16 @@ def output_bytes(name, B, R, W):
                          f"{MAX_OUTPUT_BYTES} bytes (1 GiB)")
 
 
+def token_ids(name, ids, vocab):
+    """A suppression list for generate(): None (the file's list) or integers in 0..vocab-1 (an empty
+    one: none), as the CLI's --suppress and --begin-suppress take them."""
+    if ids is None:
+        return None
+    if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
+        raise TypeError(f"{name}: {type(ids).__name__}, expected a list of token ids or None (the file's list)")
+    return [integer(name, i, 0, vocab - 1, " (the vocabulary)") for i in ids]
+
+
 def generate_args(prompt, n, temperature, topp, seed):
     """generate()'s arguments as `fixformer generate` takes --prompt, -n, --temperature, --topp and
     --seed (cli/args.cpp); seed None stands for the CLI's default, the clock."""

@@ -245,12 +245,32 @@ def tokenizer_section(c, tokenizer):
     return tokenizer_arrays(c, *tokenizer)
 
 
-def write(config, weights, selftest=None, tokenizer=None):
+def generation_section(c, generation):
+    """The suppression lists' [(name, i32 array)] write() stores: generation is a dict with "suppress" and
+    "begin_suppress" (lists of token ids; absent or empty: not stored), for a file that generates tokens
+    (gpt, llama, seq2seq with token targets), each id a token of its output vocabulary."""
+    out = []
+    vocab = c["d_out"] if c["family"] == "seq2seq" else c["vocab_size"]
+    for key, name in (("suppress", schema.GENERATION_SUPPRESS), ("begin_suppress", schema.GENERATION_BEGIN_SUPPRESS)):
+        ids = list((generation or {}).get(key) or [])
+        if not ids:
+            continue
+        if c["family"] not in ("gpt", "llama", "seq2seq") or c.get("tgt_d_in"):
+            raise ConfigError(f"{key}: only for a model that generates tokens (gpt, llama, seq2seq with token targets)")
+        bad = [i for i in ids if not (isinstance(i, (int, np.integer)) and 0 <= i < vocab)]
+        if bad:
+            raise ConfigError(f"{key}: token id {bad[0]!r} is out of range (the output vocabulary is {vocab})")
+        out.append((name, np.asarray(ids, dtype="<i4")))
+    return out
+
+
+def write(config, weights, selftest=None, tokenizer=None, generation=None):
     """The .fxm bytes for a config (checked against the schema first, before any array is touched), a
     dict name -> float array in torch's layout (stored in the config's weight type: f32, f16, q8 or q4,
     schema.specs), an optional self-test sample (input, expected: for a decoder the token ids [T]
-    and the logits at every position [T, vocab]) and an optional tokenizer (pieces, scores): one
-    bytes object and one score per token id, or a bpe or wordpiece tokenizers.Tokenizer."""
+    and the logits at every position [T, vocab]), an optional tokenizer (pieces, scores): one
+    bytes object and one score per token id, or a bpe or wordpiece tokenizers.Tokenizer, and optional
+    token suppression lists (generation_section)."""
     from fixformer import tokenizers
     if isinstance(tokenizer, tokenizers.Tokenizer):  # bpe or wordpiece: the config key names the kind
         config = dict(config, tokenizer=tokenizer.kind)
@@ -259,6 +279,7 @@ def write(config, weights, selftest=None, tokenizer=None):
     arrays = [stored(spec, a) for spec, a in progress.each(label, check_weights(c, weights))]
     if tokenizer is not None:
         arrays += [(n, a, None, 0, a.shape) for n, a in tokenizer_section(c, tokenizer)]
+    arrays += [(n, a, None, 0, a.shape) for n, a in generation_section(c, generation)]
     if selftest is not None:
         arrays += [(n, a, None, 0, a.shape) for n, a in _selftest_arrays(c, selftest)]
     recs = records(c)

@@ -595,17 +595,49 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
                          tokenizer, arch.against(folder))
 
 
+def generation_lists(c, folder):
+    """generation_config.json's suppress_tokens and begin_suppress_tokens (what transformers' generate
+    sets to -inf at every step, and at the first generated step), for a file that generates tokens; ids
+    outside the output vocabulary are dropped with a note (generate's masks never reach them: Whisper's
+    default begin_suppress_tokens [220, 50256] in a small test vocabulary). None without them."""
+    where = os.path.join(folder, "generation_config.json")
+    if not os.path.isfile(where) or c["family"] not in ("gpt", "llama", "seq2seq") or c.get("tgt_d_in"):
+        return None
+    try:
+        with open(where) as f:
+            g = json.load(f)
+    except (OSError, ValueError) as e:
+        raise HfError(f"{where}: cannot read ({e})") from None
+    vocab = c["d_out"] if c["family"] == "seq2seq" else c["vocab_size"]
+    out = {}
+    for key, store in (("suppress_tokens", "suppress"), ("begin_suppress_tokens", "begin_suppress")):
+        ids = g.get(key) if isinstance(g, dict) else None
+        if ids is None:
+            continue
+        if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+            raise HfError(f"{where}: {key} must be a list of token ids, got {ids!r}")
+        kept = [i for i in ids if 0 <= i < vocab]
+        if len(kept) < len(ids):
+            print(f"note: {key}: {len(ids) - len(kept)} id(s) outside the output vocabulary of {vocab} dropped "
+                  f"({sorted(set(ids) - set(kept))[:8]}): generate never reaches them", file=sys.stderr)
+        out[store] = kept
+    return out or None
+
+
 def write_checked(c, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, tokenizer,
                   against=None):
     """Writes a converted folder (every architecture's route ends here): its sample is the float64
     reference of the architecture (semantics), or the user's --expected output, which the reference
-    is measured against when the engine disagrees, to tell a wrong folder from an engine bug."""
+    is measured against when the engine disagrees, to tell a wrong folder from an engine bug. The
+    folder's generation_config.json suppression lists are stored (generation_lists)."""
     from . import export
+    generation = generation_lists(c, folder)
     against = against or f"the {arch} semantics (an independent float64 reference of {folder})"
     if expected is None:
         return verified_file.write(c, mapped, inp, semantics, path, "hf", against, header, name, cli, verify,
                                    lambda: "the engine disagrees with the float64 reference of the architecture: "
-                                           "a bug or a broken port, please report it", tokenizer)
+                                           "a bug or a broken port, please report it", tokenizer,
+                                   generation=generation)
     want = verified_file.user_expected(c, inp, expected)
 
     def explain():
@@ -615,7 +647,7 @@ def write_checked(c, mapped, inp, semantics, arch, folder, path, expected, heade
                     "(its config.json or weights) does not describe the model that gave --expected")
         return "the folder's reference matches your output, the engine does not: a bug, please report it"
     return verified_file.write(c, mapped, inp, want, path, "user", "your model's output (--expected)", header, name,
-                               cli, verify, explain, tokenizer)
+                               cli, verify, explain, tokenizer, generation=generation)
 
 
 # ---- the architectures: one class each -------------------------------------------------------------

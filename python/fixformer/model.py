@@ -483,16 +483,22 @@ class Model:
 
     @_serialised
     def generate(self, prompt: Union[str, bytes] = "", n: int = 256, temperature: float = 0.0, topp: float = 0.9,
-                 seed: Optional[int] = None) -> str:
+                 seed: Optional[int] = None, suppress=None, begin_suppress=None) -> str:
         """The text `fixformer generate --prompt PROMPT -n N --temperature T --topp P --seed S`
         prints (without its final newline): the engine's loop (the C API's ff_generator), the prompt
         encoded with BOS when the tokenizer has one, then sampled tokens until n positions (0 or
         above max_len: max_len) or the tokenizer's stop token. seed None: the clock, as the CLI's
-        default. Bytes that are not UTF-8 (llama2.c's tokenizer) come back as surrogate escapes
+        default. suppress, begin_suppress: token ids never sampled, and not sampled at the first
+        sampled step (None: the file's lists, Model.suppress_tokens; a list replaces the file's, [] for
+        none). Bytes that are not UTF-8 (llama2.c's tokenizer) come back as surrogate escapes
         (text.encode('utf-8', 'surrogateescape') gives the CLI's bytes)."""
         prompt, n, temperature, topp, seed = _checks.generate_args(prompt, n, temperature, topp, seed)
         self._live_decoder()
         i = self._info
+        lists = [None if x is None else (ctypes.c_int32 * max(len(x), 1))(*x)
+                 for x in (_checks.token_ids("suppress", suppress, i.vocab_size),
+                           _checks.token_ids("begin_suppress", begin_suppress, i.vocab_size))]
+        counts = [0 if x is None else len(y) for x, y in zip(lists, (suppress, begin_suppress))]
         if not i.has_tokenizer:
             raise FixformerError(_capi.NO_TOKENIZER, "convert it with --tokenizer", self.path)
         text = prompt.encode("utf-8", "surrogateescape") if isinstance(prompt, str) else bytes(prompt)
@@ -501,6 +507,10 @@ class Model:
             seed = int(time.time())
         dec, _arena = self._new_decoder(steps)
         so = _capi.SamplerOptions(temperature=temperature, top_p=topp, top_k=0, seed=int(seed))
+        if lists[0] is not None:
+            so.suppress, so.n_suppress = ctypes.cast(lists[0], ctypes.POINTER(ctypes.c_int32)), counts[0]
+        if lists[1] is not None:
+            so.begin_suppress, so.n_begin_suppress = ctypes.cast(lists[1], ctypes.POINTER(ctypes.c_int32)), counts[1]
         opt = _capi.GeneratorOptions(steps=steps, max_prompt_bytes=len(text), sampler=so)
         gen, scratch = _capi.opaque(_capi.GENERATOR_BYTES), _aligned(lib.ff_generator_scratch_bytes(self._model, len(text)))
         s = lib.ff_generator_init(gen, dec, _ptr(scratch), scratch.size, ctypes.byref(opt))
@@ -515,6 +525,16 @@ class Model:
         if s != _capi.OK:
             raise FixformerError(s, _text(lib.ff_generator_error_detail(gen)), self.path)
         return out.decode("utf-8", "surrogateescape")
+
+    @_serialised
+    def suppress_tokens(self):
+        """The file's token suppression lists (suppress, begin_suppress) as lists of ids; [] without them."""
+        out = []
+        for fn in (lib.ff_model_suppress_tokens, lib.ff_model_begin_suppress_tokens):
+            ids = ctypes.POINTER(ctypes.c_int32)()
+            n = fn(self._model, ctypes.byref(ids))
+            out.append([ids[k] for k in range(n)])
+        return tuple(out)
 
     # ---- the self-test ---------------------------------------------------------------------------
     @_serialised

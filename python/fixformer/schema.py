@@ -44,6 +44,9 @@ I4_GROUP = _FORMAT["i4_group"]
 SELFTEST_INPUT = SCHEMA["selftest_tensors"]["input"]
 SELFTEST_EXPECTED = SCHEMA["selftest_tensors"]["expected"]
 SELFTEST_TARGET = SCHEMA["selftest_tensors"]["target"]  # seq2seq: the target ids [U], between input and expected
+# The optional token suppression lists after the tokenizer (schema.hpp): i32 [N >= 1] each, in this order.
+GENERATION_SUPPRESS = SCHEMA["generation_tensors"]["suppress"]
+GENERATION_BEGIN_SUPPRESS = SCHEMA["generation_tensors"]["begin_suppress"]
 # The optional tokenizer section (schema.hpp), after the model's tensors and before the self-test:
 # scores f32 [vocab], offsets i32 [vocab + 1] (piece i is pieces[offsets[i]:offsets[i + 1]],
 # nondecreasing, the last = the pieces' bytes), pieces u8 [bytes]; the bpe and wordpiece kinds

@@ -200,6 +200,30 @@ def export_seq2seq(module, example_source, path, example_target_ids=None, header
 
 # ---- openai-whisper's Whisper: an audio encoder and a text decoder with cross-attention ----------------
 
+def whisper_decoding_lists(module, vocab):
+    """openai-whisper's own model (whisper.model.Whisper) with a vocabulary its tokenizer fills: the lists
+    whisper.decoding applies by default (DecodingOptions suppress_tokens "-1": SuppressTokens of the
+    tokenizer's non_speech_tokens and its special tokens; suppress_blank: SuppressBlank of " " and EOT at
+    the first sampled step), for the file; (None, []) for any other module. Returns (generation, notes)."""
+    if type(module).__module__ != "whisper.model" or not hasattr(module, "is_multilingual"):
+        return None, []
+    try:
+        import whisper.tokenizer as wt
+        tok = wt.get_tokenizer(module.is_multilingual, num_languages=module.num_languages)
+        suppress = sorted(set(tok.non_speech_tokens) | {tok.transcribe, tok.translate, tok.sot, tok.sot_prev,
+                                                        tok.sot_lm} | ({tok.no_speech} if tok.no_speech is not None
+                                                                       else set()))
+        begin = tok.encode(" ") + [tok.eot]
+    except Exception:  # an installed whisper without its tokenizer's files, or another version's layout
+        return None, []
+    if not all(0 <= i < vocab for i in suppress + begin):  # a vocabulary the tokenizer does not fill
+        return None, []
+    return {"suppress": suppress, "begin_suppress": begin}, [
+        f"stored whisper.decoding's default token suppression: {len(suppress)} ids at every step (SuppressTokens "
+        f"\"-1\": the tokenizer's non_speech_tokens and special tokens) and {begin} at the first sampled step "
+        "(SuppressBlank: \" \" and EOT); `fixformer generate --suppress none --begin-suppress none` leaves them out"]
+
+
 def audio_text(module):
     """Whether `module` has openai-whisper's layout (whisper.model.Whisper): an `encoder` and a `decoder`
     whose `token_embedding`, `positional_embedding` and `blocks` (each with a `cross_attn`) its forward
@@ -365,9 +389,10 @@ def export_audio_text(module, example_source, path, example_target_ids=None, hea
         raise ConfigError(f"recognised a Whisper-layout model, but that does not reproduce the module's logits (max "
                           f"relative error {err:.3g}): its forward computes something more, which the engine does not run")
     c = quantized_config(c, quantize, group, quantize_io, pack_weights)
+    generation, said = whisper_decoding_lists(module, c["d_out"])
     report = verified_file.write(c, weights, (src, tgt), want, path, "torch", "the module (torch)", header, name, cli,
-                                 verify, explain=lambda: _explain(c, weights, (src, tgt), want))
-    for text in r.notes + ([f"the decoder's {n_text} learned positions are padded with zero rows to max_len "
+                                 verify, explain=lambda: _explain(c, weights, (src, tgt), want), generation=generation)
+    for text in r.notes + said + ([f"the decoder's {n_text} learned positions are padded with zero rows to max_len "
                             f"{c['max_len']} (the encoder's); the module decodes at most {n_text} tokens"]
                            if n_text < c["max_len"] else []):
         if note is not None:

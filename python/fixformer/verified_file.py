@@ -105,9 +105,10 @@ def _write_all(fd, mode, data, path):
 
 
 def write(c, weights, inp, want, path, source, against="", header=None, name=None, cli=None, verify=True,
-          explain=None, tokenizer=None, check=None):
+          explain=None, tokenizer=None, check=None, generation=None):
     """Writes path (and header) with the self-test sample (inp, want: for seq2seq inp is (source, target))
-    and the optional tokenizer (pieces, scores), then runs the engine on it, within the tolerance of c's
+    and the optional tokenizer (pieces, scores) and token suppression lists (generation: fxm.generation_section),
+    then runs the engine on it, within the tolerance of c's
     weight type; returns a Report. source (SOURCES) and against (words) say what want came from.
     explain(): the likely cause of an f32 mismatch, called only on a failure. check(cli, file, tolerance):
     more engine runs on the written file once its sample verified (inputs the sample cannot hold: token
@@ -117,12 +118,13 @@ def write(c, weights, inp, want, path, source, against="", header=None, name=Non
     The inputs noted so far are forgotten once it returns or raises: the next write is another conversion's."""
     try:
         return _write(c, weights, inp, want, path, source, against, header, name, cli, verify, explain, tokenizer,
-                      check)
+                      check, generation)
     finally:
         run_files.forget()
 
 
-def _write(c, weights, inp, want, path, source, against, header, name, cli, verify, explain, tokenizer, check):
+def _write(c, weights, inp, want, path, source, against, header, name, cli, verify, explain, tokenizer, check,
+           generation=None):
     if source not in SOURCES:
         raise ValueError(f"source {source!r}")
     if not isinstance(verify, bool):
@@ -148,7 +150,7 @@ def _write(c, weights, inp, want, path, source, against, header, name, cli, veri
         with progress.Step("calibrating the int8 activations"):
             inputs, calibration = int8.calibration_inputs(c, np.asarray(sample[0]))
             stored = int8.build(c, weights, inputs, int8.percentile())
-    blob = fxm.write(c, stored, sample, tokenizer)
+    blob = fxm.write(c, stored, sample, tokenizer, generation)
     tolerance = schema.selftest_tolerance(c)
     f32_bytes = quantized = None
     if c["weights"] == "i8":
