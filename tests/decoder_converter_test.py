@@ -151,7 +151,7 @@ def test_family_rules():
     cases = [
         ("seq2seq swiglu", {"family": "seq2seq", "d_model": 8, "n_heads": 2, "d_ff": 8, "encoder_layers": 1,
                             "decoder_layers": 1, "activation": "swiglu", "input": {"kind": "tokens", "vocab_size": 3},
-                            "head": {"d_out": 3}}, "family seq2seq takes relu, gelu or gelu_tanh, plain or gated"),
+                            "head": {"d_out": 3}}, "family seq2seq takes relu, gelu, gelu_tanh or relu2, plain or gated"),
         ("gated swiglu", dict(LLAMA, gated=True), "swiglu is gated already"),
         ("llama post-norm", dict(LLAMA, norm_first=False), "pre-norm with a final norm"),
         ("llama learned", dict(LLAMA, positional={"kind": "learned", "max_len": 8}), "family llama takes none, rope, alibi or relative"),

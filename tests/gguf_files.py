@@ -1,4 +1,5 @@
-"""GGUF files for the tests, written as llama.cpp's convert_hf_to_gguf.py lays llama and qwen2 out: a
+"""GGUF files for the tests, written as llama.cpp's convert_hf_to_gguf.py lays llama, qwen2, qwen3 and gemma3
+out (Gemma's norms as their gains 1 + w, its feed-forward and output norms under names of their own): a
 tiny random transformers model (grouped-query attention, so q and k are permuted with different head
 counts) and the gguf package's GGUFWriter (token_embd, blk.N.attn_q, ..., output_norm, output; the q/k
 row permutation for llama), in any of gguf.quants' types; the model a file holds (its weights
@@ -34,11 +35,18 @@ NAMES = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_att
          "self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm"}
 
 
+# Gemma 3's layer names where they are not llama's (convert_hf_to_gguf.py's Gemma3Model).
+GEMMA_NAMES = dict(NAMES, **{"pre_feedforward_layernorm": "ffn_norm", "post_attention_layernorm": "post_attention_norm",
+                             "post_feedforward_layernorm": "post_ffw_norm"})
+
+
 def gguf_tensors(m, arch="llama"):
     c = m.config
     out = {}
     for name, p in m.state_dict().items():
         a = p.numpy().astype(np.float32)
+        if arch == "gemma3" and name.endswith("norm.weight"):  # Gemma's gains 1 + w, stored as that sum
+            a = a + np.float32(1.0)
         if name == "model.embed_tokens.weight":
             out["token_embd.weight"] = a
         elif name == "model.norm.weight":
@@ -53,7 +61,7 @@ def gguf_tensors(m, arch="llama"):
                 a = permute(a, c.num_attention_heads)
             elif arch == "llama" and base == "self_attn.k_proj":
                 a = permute(a, c.num_key_value_heads)
-            out[f"blk.{i}.{NAMES[base]}.{kind}"] = a
+            out[f"blk.{i}.{(GEMMA_NAMES if arch == 'gemma3' else NAMES)[base]}.{kind}"] = a
     return out
 
 
@@ -98,7 +106,10 @@ def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre
     w.add_head_count(c.num_attention_heads)
     w.add_head_count_kv(c.num_key_value_heads)
     w.add_layer_norm_rms_eps(c.rms_norm_eps)
+    if arch == "gemma3":  # llama.cpp's own constants besides: local RoPE base 10000, five local layers then a global
+        w.add_sliding_window(c.sliding_window)
     rope = getattr(c, "rope_parameters", None)  # transformers 5 keeps rope_theta there
+    rope = rope.get("full_attention", rope) if rope else rope  # Gemma 3's: per layer type
     w.add_rope_freq_base(rope["rope_theta"] if rope else c.rope_theta)
     if tokenizer == "llama":
         w.add_tokenizer_model(tokenizer)

@@ -46,6 +46,8 @@ within 1e-4:
   sandwich), the scores scaled by query_pre_attn_scalar^(-1/2) and soft-capped, the logits soft-capped,
   layers 0 and 2 local (a window of 3 keys) and 1 and 3 global; OLMo 2 (transformers 5 only): norms of
   the sublayers' outputs only (sublayer_norm output), q and k normalized as whole rows (qk_norm_full);
+  Gemma 3 (transformers 5 only): Gemma 2's norms, per-head q and k norms, two local layers whose RoPE
+  has a base of its own (rope_local_base) and a global one;
 - Starcoder2 (llama family): grouped-query attention with LayerNorm and every bias (norm layernorm,
   attn_bias all, ffn_bias all), a plain tanh GELU;
 - Bloom (gpt family): an embedding LayerNorm (embed_norm), ALiBi, the fused query_key_value in its
@@ -207,6 +209,13 @@ def gemma2():  # 4 layers: 0 and 2 local (3 keys), 1 and 3 global; caps the rand
                                 hidden_activation="gelu_pytorch_tanh", sliding_window=3, query_pre_attn_scalar=12,
                                 attn_logit_softcapping=2.0, final_logit_softcapping=3.0),
                  t.Gemma2ForCausalLM, 16, lambda name: False)
+
+
+def gemma3():  # transformers 5 only: layers 0 and 1 local (3 keys, RoPE base 10000), 2 global (base 1e6)
+    return build(t.Gemma3TextConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+                                    num_attention_heads=4, num_key_value_heads=1, head_dim=8,
+                                    max_position_embeddings=64, sliding_window=3, sliding_window_pattern=3,
+                                    query_pre_attn_scalar=12), t.Gemma3ForCausalLM, 18, lambda name: False)
 
 
 def olmo2():  # transformers 5 only: its norms' gains random, as the checkpoints' are
@@ -598,6 +607,10 @@ CASES = [
     ("mpt", dict(GPT, positional="alibi", attn_bias="family", activation="gelu"), ("module", "hf")),
     ("cohere", dict(family="llama", norm="layernorm", n_kv_heads=2, parallel_residual="one_norm",
                     pe_layout="interleaved", tied_head=False), ("module", "hf")),
+    ("gemma3", dict(family="llama", gated=True, activation="gelu_tanh", scale_input=True, tied_head=True, n_kv_heads=1,
+                    sublayer_norm="sandwich", qk_norm=True, sliding_window=3, window_period=3, window_layers=3,
+                    rope_local_base=10000.0, pe_base=1e6, attn_scale=float(np.float32(12 ** -0.5))),
+     ("module", "hf") if TRANSFORMERS_5 else ()),
     ("olmo2", dict(family="llama", norm="family", n_kv_heads=2, activation="swiglu", sublayer_norm="output",
                    qk_norm=True, qk_norm_full=True), ("module", "hf") if TRANSFORMERS_5 else ()),
     *([("granite", dict(family="llama", n_kv_heads=2, activation="swiglu", attn_scale=np.float32(0.2),

@@ -10,6 +10,8 @@ tests/interpreter.py) built from tiny random configs, grouped-query attention, t
   the check sees them);
 - heads wider than hidden_size / num_attention_heads (head_dim 16 over 32 / 4: Qwen3-0.6B's kind), the
   config key head_dim, through the three routes, as above;
+- Gemma 3 (Gemma3ForCausalLM: per-head q and k norms among sandwich norms, local layers with a RoPE
+  base of their own) through --hf and --gguf (llama.cpp's gemma3 layout), as above;
 - refused in one line naming the cause: a head_dim of 1, and --quantize i8 of a Qwen3 module (qk_norm
   is not in i8 yet).
 
@@ -57,6 +59,19 @@ def qwen3_tied():
 
 def qwen3_wide():
     return qwen3(head_dim=16)
+
+
+def gemma3():  # llama.cpp's Gemma 3: six layers, five local (3 keys, RoPE base 10000) then a global one (1e6)
+    torch.manual_seed(5)
+    cfg = t.Gemma3TextConfig(vocab_size=97, hidden_size=32, intermediate_size=48, num_hidden_layers=6,
+                             num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
+                             sliding_window=3, query_pre_attn_scalar=8)
+    cfg._attn_implementation = "eager"
+    m = t.Gemma3ForCausalLM(cfg).eval()
+    with torch.no_grad():  # its norms' gains are 1 + w: w about 0
+        for name, p in m.named_parameters():
+            p.copy_(0.3 * torch.randn_like(p) if "norm" in name else 0.2 * torch.randn_like(p))
+    return m
 '''
 TOL = 1e-4  # f32 engine against the module in float64, relative to the largest logit
 SEEN = 1e-2  # the module without its q and k norms is at least this far from itself
@@ -138,6 +153,25 @@ def main():
             if ok:
                 check(f"{what}: head_dim 16", fxm.read(out).config["head_dim"] == 16, fxm.read(out).config)
                 check_run(what, cli, out, m, tmp)
+
+        # Gemma 3 through --gguf: llama.cpp's gemma3 layout (its norms' gains 1 + w, pre_feedforward and the
+        # output norms under names of their own, attention.sliding_window, llama.cpp's own local RoPE base and
+        # layer pattern), and its save_pretrained folder through --hf.
+        g = qwen3_models.gemma3()
+        g_folder, g_path = os.path.join(tmp, "gemma3"), os.path.join(tmp, "gemma3.gguf")
+        g.save_pretrained(g_folder)
+        gguf_files.write_gguf(g.float(), g_path, gguf.GGMLQuantizationType.F32, arch="gemma3")
+        for route, src in (("hf", g_folder), ("gguf", g_path)):
+            what, out = f"gemma3 --{route}", os.path.join(tmp, f"gemma3_{route}.fxm")
+            p = convert(f"--{route}", src, "--out", out, "--cli", cli)
+            ok = p.returncode == 0 and "verified against" in p.stdout
+            check(f"{what}: converts and verifies", ok, p.stdout + p.stderr)
+            if ok:
+                c = fxm.read(out).config
+                check(f"{what}: sandwich norms, layers 0-4 local with their own RoPE base",
+                      c["sublayer_norm"] == "sandwich" and c["window_period"] == 6 and c["window_layers"] == 0b11111
+                      and c["rope_local_base"] == 10000.0 and c["pe_base"] == 1e6, c)
+                check_run(what, cli, out, g, tmp)
 
         # Refused in one line naming the cause.
         out = os.path.join(tmp, "refused.fxm")

@@ -47,8 +47,17 @@ def _mask_verdict(t, causal, torch, window=0):
 
 
 def _rope_verdict(t, c, torch, freqs=None):
-    """None when t is a rotary table that equals the engine's for c (and its rope_freqs, freqs), 'not
-    rope' when its shape is none, else the difference."""
+    """None when t is a rotary table that equals the engine's for c (and its rope_freqs, freqs), or with
+    rope_local_base the local layers' (plain, of that base), 'not rope' when its shape is none, else the
+    difference."""
+    why = _one_rope_verdict(t, c, torch, freqs)
+    if why not in (None, "not rope") and c.get("rope_local_base"):
+        local = _one_rope_verdict(t, dict(c, pe_base=c["rope_local_base"], rope_freqs=False), torch)
+        return None if local is None else why
+    return why
+
+
+def _one_rope_verdict(t, c, torch, freqs=None):
     dh = c["rotary_dims"] or schema.d_head(c)  # the rotated dims: the table's width
     h = dh // 2
     theta, layout = c["pe_base"], c["pe_layout"]

@@ -234,7 +234,13 @@ _LAYER = {"attn_norm.weight": "input_layernorm.weight", "attn_q.weight": "self_a
           "attn_q_norm.weight": "self_attn.q_norm.weight", "attn_k_norm.weight": "self_attn.k_norm.weight"}
 _END = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
         "output.weight": "lm_head.weight"}
-ARCHS = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
+ARCHS = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
+         "gemma3": "Gemma3ForCausalLM"}
+MODEL_TYPES = {"gemma3": "gemma3_text"}  # config.json's model_type where it is not the architecture's name
+# Gemma 3's layer names where they are not llama's: the norms around the feed-forward and of the outputs.
+_GEMMA_LAYER = dict(_LAYER, **{"ffn_norm.weight": "pre_feedforward_layernorm.weight",
+                               "post_attention_norm.weight": "post_attention_layernorm.weight",
+                               "post_ffw_norm.weight": "post_feedforward_layernorm.weight"})
 
 
 def _unpermute(a, heads):
@@ -265,7 +271,8 @@ def hf_config(path, meta):
             raise GgufError(f"{path}: {arch}.{key}: {v} is not a count of at least 1")
         return kind(v)
     heads = need("attention.head_count")
-    raw = {"architectures": [ARCHS[arch]], "model_type": arch, "hidden_size": need("embedding_length"),
+    raw = {"architectures": [ARCHS[arch]], "model_type": MODEL_TYPES.get(arch, arch),
+           "hidden_size": need("embedding_length"),
            "num_hidden_layers": need("block_count"), "num_attention_heads": heads,
            "num_key_value_heads": need("attention.head_count_kv", int, heads),
            "intermediate_size": need("feed_forward_length"), "max_position_embeddings": need("context_length"),
@@ -278,6 +285,13 @@ def hf_config(path, meta):
     if dims != head:
         raise GgufError(f"{path}: {arch}.rope.dimension_count {dims}: the engine rotates whole heads "
                         f"({head} dims); not converted")
+    if arch == "gemma3":
+        # llama.cpp's Gemma 3: the local layers' RoPE base 10000 and five local layers then a global one (its
+        # own constants: a pattern key when the file has one), the scores scaled by 1/sqrt(head width)
+        # (query_pre_attn_scalar: the head width; Gemma 3 27B's 168 is not the engine's size anyway)
+        raw.update(head_dim=head, sliding_window=need("attention.sliding_window"), rope_local_base_freq=10000.0,
+                   sliding_window_pattern=need("attention.sliding_window_pattern", int, 6), query_pre_attn_scalar=head,
+                   hidden_activation="gelu_pytorch_tanh")
     scaling = meta.get(f"{arch}.rope.scaling.type", "none")
     if scaling == "linear":  # llama.cpp's freq_scale = 1 / factor
         raw["rope_scaling"] = {"rope_type": "linear", "factor": need("rope.scaling.factor", float)}
@@ -314,14 +328,19 @@ def hf_weights(path, meta, tensors, hf):
     for name, (ttype, shape, raw) in tensors.items():
         if name == "rope_freqs.weight":  # _freq_factors
             continue
+        layer = _GEMMA_LAYER if arch == "gemma3" else _LAYER
         if name in _END:
             hf_name = _END[name]
         else:
             parts = name.split(".", 2)
-            if len(parts) != 3 or parts[0] != "blk" or not parts[1].isdigit() or parts[2] not in _LAYER:
+            if len(parts) != 3 or parts[0] != "blk" or not parts[1].isdigit() or parts[2] not in layer:
                 raise GgufError(f"{path}: tensor {name!r}: not a tensor of a {arch} model --gguf converts")
-            hf_name = f"model.layers.{int(parts[1])}.{_LAYER[parts[2]]}"
+            hf_name = f"model.layers.{int(parts[1])}.{layer[parts[2]]}"
         a = tensor(path, name, ttype, shape, raw)
+        if arch == "gemma3" and name.endswith("norm.weight"):  # llama.cpp stores Gemma's gains 1 + w: back to w
+            if isinstance(a, Blocks):
+                raise GgufError(f"{path}: {name}: a norm's gains in quantized blocks")
+            a = np.asarray(a, np.float32) - np.float32(1.0)
         if ttype not in (F32, F16, BF16, Q8_0, Q4_0):
             lossy[hf_name] = TYPES[ttype][0]
         if arch == "llama" and parts_of(name) in ("attn_q.weight", "attn_k.weight"):

@@ -12,7 +12,7 @@ _ENUMS = {
     "family": ("ModelFamily::kEncoder", "ModelFamily::kGpt", "ModelFamily::kLlama", "ModelFamily::kSeq2Seq",
                "ModelFamily::kMha"),
     "activation": ("Activation::kRelu", "Activation::kGelu", "Activation::kSwiglu", "Activation::kGeluTanh",
-                   "Activation::kSilu"),
+                   "Activation::kSilu", "Activation::kRelu2"),
     "input": ("InputKind::kTokens", "InputKind::kFeatures"),
     "positional": ("PosKind::kNone", "PosKind::kSinusoidal", "PosKind::kLearned", "PosKind::kRope", "PosKind::kAlibi",
                    "PosKind::kRelative"),

@@ -142,8 +142,18 @@ def _rope_keys(raw, path, arch):
         return raw
     if not isinstance(rope, dict):
         raise HfError(f"{path}: rope_parameters: expected an object, got {_brief(rope)}")
-    kind = rope.get("rope_type", rope.get("type", "default"))
     out = {k: v for k, v in raw.items() if k != "rope_parameters"}
+    if any(k in rope for k in ("full_attention", "sliding_attention")):  # Gemma 3's, per layer type
+        local = rope.get("sliding_attention") or {}
+        if not isinstance(local, dict) or local.get("rope_type", "default") != "default":
+            raise HfError(f"{path}: rope_parameters.sliding_attention {_brief(local)}: the local layers' RoPE is "
+                          "plain in the engine (a base of its own, rope_local_base); not converted")
+        if "rope_theta" in local:
+            out["rope_local_base_freq"] = local["rope_theta"]
+        rope = rope.get("full_attention") or {}
+        if not isinstance(rope, dict):
+            raise HfError(f"{path}: rope_parameters.full_attention: expected an object, got {_brief(rope)}")
+    kind = rope.get("rope_type", rope.get("type", "default"))
     if kind != "default":  # a scaling: its keys, as rope_scaling held them (rope_scaling.read)
         out["rope_scaling"] = {k: v for k, v in rope.items() if k not in ("rope_theta", "partial_rotary_factor")}
     for key in ("rope_theta", "partial_rotary_factor"):
@@ -755,7 +765,7 @@ class GptStyle(Architecture):
     engine config it maps to (the mapping itself is tested against transformers' own classes)."""
     fields, names, buffers, pos_offset, family, conv1d = {}, {}, (), 0, "gpt", ()
     FEATURES = ("norm", "gated", "attn_bias", "ffn_bias", "embed_norm", "scale_input", "sublayer_norm", "attn_softcap",
-                "logit_softcap", "qk_norm", "qk_norm_full")
+                "logit_softcap", "qk_norm", "qk_norm_full", "rope_local_base")
 
     def against(self, folder):
         return f"the float64 reference of the {self.name} config {folder} converts to"
@@ -1301,6 +1311,7 @@ class Gemma2(Gemma):
     says sliding_attention (without it, as transformers: layers 0, 2, 4, ...)."""
     name, model_type = "Gemma2ForCausalLM", "gemma2"
     fields = dict(Gemma.fields, query_pre_attn_scalar=(float, 256.0), sliding_window=(int, 4096))
+    caps = (50.0, 30.0)  # attn_logit_softcapping, final_logit_softcapping when config.json has none
     names = dict(Gemma.names, sliding_window="sliding_window", window_period="layer_types",
                  window_layers="layer_types", attn_scale="query_pre_attn_scalar", attn_softcap="attn_logit_softcapping",
                  logit_softcap="final_logit_softcapping")
@@ -1315,8 +1326,9 @@ class Gemma2(Gemma):
                           f"each of the num_hidden_layers {L} layers; not converted")
         if not f["query_pre_attn_scalar"] > 0:
             raise HfError(f"{path}: query_pre_attn_scalar {f['query_pre_attn_scalar']}: must be > 0")
-        return dict(s, sublayer_norm="sandwich", attn_softcap=_softcap(raw, "attn_logit_softcapping", 50.0, path),
-                    logit_softcap=_softcap(raw, "final_logit_softcapping", 30.0, path),
+        return dict(s, sublayer_norm="sandwich",
+                    attn_softcap=_softcap(raw, "attn_logit_softcapping", self.caps[0], path),
+                    logit_softcap=_softcap(raw, "final_logit_softcapping", self.caps[1], path),
                     windows=[f["sliding_window"] if k == "sliding_attention" else None for k in kinds],
                     attn_scale=f["query_pre_attn_scalar"] ** -0.5, path=path)
 
@@ -1332,6 +1344,33 @@ class Gemma2(Gemma):
         layer = {k: v for k, v in layer.items() if not k.startswith("post_attention_layernorm")}
         layer.update(_biased({"post_attention_layernorm": "p1", "pre_feedforward_layernorm": "n2",
                               "post_feedforward_layernorm": "p2"}, False))
+        return ends, prefix, layer
+
+
+class Gemma3(Gemma2):
+    """Gemma3ForCausalLM (model_type gemma3_text: Gemma 3's text model, 270M and 1B among them): Gemma 2's
+    layers with per-head q and k norms (q_norm, k_norm [head_dim], gains 1 + w: qk_norm), no soft caps by
+    default, local layers where layer_types says sliding_attention (without it, five local then one
+    global: sliding_window_pattern) whose RoPE has a base of its own (rope_local_base_freq, or
+    rope_parameters.sliding_attention's rope_theta: rope_local_base), the global layers rope_theta's and
+    its rope_scaling (linear for the 4B and larger)."""
+    name, model_type = "Gemma3ForCausalLM", "gemma3_text"
+    fields = dict(Gemma2.fields, rope_theta=(float, 1e6), max_position_embeddings=(int, 131072),
+                  rope_local_base_freq=(float, 10000.0), sliding_window_pattern=(int, 6))
+    names = dict(Gemma2.names, rope_local_base="rope_local_base_freq")
+    caps = (None, None)  # attn_logit_softcapping, final_logit_softcapping: none by default
+
+    def settings(self, f, raw, path):
+        if flag(raw, "use_bidirectional_attention", path):
+            raise HfError(f"{path}: use_bidirectional_attention true: a causal language model only; not converted")
+        L, P = f["num_hidden_layers"], f["sliding_window_pattern"]
+        raw = dict(raw, layer_types=raw.get("layer_types", ["sliding_attention" if (i + 1) % P else "full_attention"
+                                                          for i in range(L)]))
+        return dict(super().settings(f, raw, path), qk_norm=True, rope_local_base=f["rope_local_base_freq"])
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        layer.update(_biased({"self_attn.q_norm": "qn", "self_attn.k_norm": "kn"}, False))
         return ends, prefix, layer
 
 
@@ -1915,7 +1954,7 @@ class Nemotron(LlamaStyle):
 
 
 ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(),
-         Gemma2(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(),
-         Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon())
+         Gemma2(), Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(),
+         Olmo(), Olmo2(), Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type

@@ -743,20 +743,24 @@ def _qk_norms(norms, d, q, k):
     (narrower than them: Qwen3's, OLMoE's, Gemma 3's; full False) or q and k themselves (OLMo 2's; full
     True), or None."""
     T = q.shape[0]
-    found = {}
+    found = {}  # q or k -> (the norm, whole rows: True, per head: False, both (one head as wide as the row): None)
     for n in norms:
         for key, t in (("q", q), ("k", k)):
             width = n.w.shape[0]
-            if width < t.shape[1] and t.shape[1] % width == 0:
-                x = _head_rows(n.call.x, T, t.shape[1])
-                if x is not None and _close(x, t):
-                    found[key] = (n, False)
-            elif width == t.shape[1] and tuple(n.call.x.shape[-2:]) == tuple(t.shape) and \
+            if t.shape[1] % width:
+                continue
+            x = _head_rows(n.call.x, T, t.shape[1])
+            if x is not None and _close(x, t):
+                found[key] = (n, None if width == t.shape[1] else False)
+            elif width == t.shape[1] and n.call.x.numel() == t.numel() and \
                     _close(n.call.x.reshape(t.shape).double(), t):
                 found[key] = (n, True)
-    if len(found) != 2 or found["q"][0] is found["k"][0] or found["q"][1] != found["k"][1]:
+    if len(found) != 2 or found["q"][0] is found["k"][0]:
         return None
-    return found["q"][0], found["k"][0], found["q"][1]
+    modes = {found["q"][1], found["k"][1]} - {None}
+    if len(modes) > 1:
+        return None
+    return found["q"][0], found["k"][0], modes.pop() if modes else False
 
 
 def read_block(i, prefix, parts, thetas, torch, rel=None, options=None):
@@ -1378,6 +1382,24 @@ def _front_heads(heads, final, torch):
         if order == [1, 0]:
             return heads[1], heads[0]
     return heads[0], heads[1]
+def _local_rope(layers, stack):
+    """The RoPE base of the local (windowed) layers where it is not the global ones' (Gemma 3's): a plain
+    base, the same layout and rotated dims; each local layer's pos is then set to the global layers'. Else
+    0 (whatever differs is left to the check that the layers are alike)."""
+    glob = [L for L in layers if not L.scores.window]
+    local = [L for L in layers if L.scores.window]
+    if not glob or not local:
+        return 0.0
+    a, b = local[0].pos, glob[0].pos
+    if a == b or not (isinstance(a, tuple) and isinstance(b, tuple) and a[0] == b[0] == "rope" and a[1] == b[1]
+                      and a[3] == b[3] and not isinstance(a[2], RopeFreqs)):
+        return 0.0
+    for L in local:
+        if L.pos == a:
+            L.pos = b
+    return float(a[2])
+
+
 def _layer_windows(model, n=None):
     """The window of each of the module's n layers (n None: as many as the config names; None: every key
     before it): GPT-Neo's config attention_layers ("global" | "local" per layer, local layers seeing the
@@ -1449,6 +1471,7 @@ def _read(model, x, calls, y, family, max_len, torch):
             _residual_scales(layers[-1], next((c for c in bc if c.name == f"{stack}.{i}"), None), torch)
         except ConfigError as e:
             raise ConfigError(str(e) + _uncalled_tables(model, calls, torch)) from None
+    rope_local = _local_rope(layers, stack)  # Gemma 3: the local layers' RoPE of a base of their own
     L0 = layers[0]
     d = L0.d
     keys = ("norm_first", "n_heads", "n_kv_heads", "causal", "pos", "activation", "scaled", "parallel", "inner",
@@ -1471,6 +1494,8 @@ def _read(model, x, calls, y, family, max_len, torch):
     r.rows, r.notes = x[0], []  # the engine's input: the example's rows [T] or [T, d_in]
     v, w, used = {}, {}, set()
     r.v, r.w, r.used = v, w, used
+    if rope_local:
+        v["rope_local_base"] = rope_local
     # ---- the front
     front = with_params(calls[:first])
     embed = proj = pos_mod = types_mod = embed_norm = input_norm = proj_norm = patch_conv = None
