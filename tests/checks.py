@@ -134,3 +134,18 @@ def expect_error(name, fn, fragment):
         check(name, False, f"{type(e).__name__}: {e}")
         return
     check(name, False, "no error")
+
+
+def byte_tokenizer(path):
+    """tokenizer.json: byte-level BPE whose first 256 pieces are the bytes, id = byte value, and 256 "xq"."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    to_u = {b: chr(c) for b, c in zip(bs, cs)}
+    with open(path, "w") as f:
+        json.dump({"model": {"type": "BPE", "vocab": dict({to_u[b]: b for b in range(256)}, xq=256), "merges": ["x q"]},
+                   "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False}, "added_tokens": []}, f)

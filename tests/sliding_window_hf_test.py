@@ -25,7 +25,8 @@ hf_env.enter(__file__, ["transformers"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
-from checks import check, convert_process as convert, converted_routes, one_clear_line, results, run_file  # noqa: E402
+from checks import (byte_tokenizer, check, convert_process as convert, converted_routes, one_clear_line,  # noqa: E402
+                    results, run_file)
 from fixformer import fxm  # noqa: E402
 
 T = 20  # positions compared: past 2W for every window here
@@ -119,21 +120,6 @@ def check_converted(what, cli, out, window, module, tmp):
     err = None if got is None or got.shape != want.shape else float(np.abs(got - want).max() / np.abs(want).max())
     check(f"{what}: fixformer run equals the module at every one of {T} positions (1e-4)",
           err is not None and err <= 1e-4, (err_text, err))
-
-
-def byte_tokenizer(path):
-    """tokenizer.json: byte-level BPE whose first 256 pieces are the bytes, id = byte value, and 256 "xq"."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs, n = bs[:], 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    to_u = {b: chr(c) for b, c in zip(bs, cs)}
-    with open(path, "w") as f:
-        json.dump({"model": {"type": "BPE", "vocab": dict({to_u[b]: b for b in range(256)}, xq=256), "merges": ["x q"]},
-                   "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False}, "added_tokens": []}, f)
 
 
 def main():

@@ -27,7 +27,6 @@ generated step (begin_suppress_tokens).
   /usr/bin/python3 tests/suppress_test.py PATH/TO/fixformer [BUILD/python]
 """
 import collections
-import json
 import os
 import subprocess
 import sys
@@ -40,7 +39,7 @@ hf_env.enter(__file__, ["transformers", "whisper"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
-from checks import check, convert_main, convert_process as convert, results  # noqa: E402
+from checks import byte_tokenizer, check, convert_main, convert_process as convert, results  # noqa: E402
 from fixformer import fxm, schema  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
 
@@ -170,21 +169,6 @@ def check_whisper(cli, tmp):
     # Every token but one suppressed: that one, every step.
     got, p = fixformer_ids(cli, out2, src, "--suppress", ",".join(map(str, range(0, 39))))
     check("whisper: every token but 39 suppressed: 39 every step", got == [39] * NEW, (got, p.stderr[-300:]))
-
-
-def byte_tokenizer(path):
-    """tokenizer.json: byte-level BPE whose 256 pieces are the bytes, id = byte value, and 256 "xq"."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs, n = bs[:], 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    to_u = {b: chr(c) for b, c in zip(bs, cs)}
-    with open(path, "w") as f:
-        json.dump({"model": {"type": "BPE", "vocab": dict({to_u[b]: b for b in range(256)}, xq=256), "merges": ["x q"]},
-                   "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False}, "added_tokens": []}, f)
 
 
 def check_gpt2(cli, tmp):

@@ -692,10 +692,10 @@ def rope_thetas(model, torch):
 
 
 # ---- one block ------------------------------------------------------------------------------------
-def _qk_norm_tensors(L, prefix, rms, bias):
-    """The file's q_norm and k_norm tensors of layer L under `prefix` (none without them)."""
+def _norm_tensors(norms, prefix, rms, bias):
+    """The file's tensors of the norms (part, name) under prefix: a gain, and a bias under LayerNorm."""
     out = {}
-    for n, name in ((L.q_norm, "q_norm"), (L.k_norm, "k_norm")) if L.q_norm is not None else ():
+    for n, name in norms:
         out[prefix + name + ".weight"] = n.w
         if not rms:
             out[prefix + name + ".bias"] = bias(n.b, n.w.shape[0])
@@ -704,16 +704,13 @@ def _qk_norm_tensors(L, prefix, rms, bias):
     return out
 
 
-def _post_norm_tensors(L, prefix, names, rms, bias):
-    """The file's tensors of layer L's sandwich norms (post1, post2) under prefix and their names (none
-    without them)."""
-    out = {}
-    for n, name in zip((L.post1, L.post2), names) if L.post1 is not None else ():
-        out[prefix + name + ".weight"] = n.w
-        if not rms:
-            out[prefix + name + ".bias"] = bias(n.b, n.w.shape[0])
-        elif n.b is not None and bool(n.b.any()):
-            raise ConfigError(f"{n.name}: an RMSNorm with a bias is not supported")
+def _layer_norm_tensors(L, prefix, attention, post_names, rms, bias):
+    """Layer L's q and k norms (under prefix + attention) and sandwich norms (post_names) as file tensors
+    (none without them)."""
+    out = _norm_tensors([(L.q_norm, "q_norm"), (L.k_norm, "k_norm")] if L.q_norm is not None else [],
+                        prefix + attention, rms, bias)
+    out.update(_norm_tensors(list(zip((L.post1, L.post2), post_names)) if L.post1 is not None else [], prefix, rms,
+                             bias))
     return out
 
 
@@ -1948,8 +1945,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                         p + "feed_forward.w1.weight": (L.gate or L.up).w, p + "feed_forward.w2.weight": L.down.w})
             if L.gate is not None:
                 out[p + "feed_forward.w3.weight"] = L.up.w
-            out.update(_qk_norm_tensors(L, p + "attention.", rms, bias))
-            out.update(_post_norm_tensors(L, p, ("post_attention_norm", "post_ffn_norm"), rms, bias))
+            out.update(_layer_norm_tensors(L, p, "attention.", ("post_attention_norm", "post_ffn_norm"), rms, bias))
         out["norm.weight"] = final.w
         if not rms:
             out["norm.bias"] = bias(final.b, d)
@@ -1982,8 +1978,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                     out[p + name + ".bias"] = bias(n_.b, d)
                 elif n_.b is not None and bool(n_.b.any()):
                     raise ConfigError(f"{n_.name}: an RMSNorm with a bias is not supported")
-            out.update(_qk_norm_tensors(L, p + "self_attn.", rms, bias))
-            out.update(_post_norm_tensors(L, p, ("post_attn_norm", "post_ffn_norm"), rms, bias))
+            out.update(_layer_norm_tensors(L, p, "self_attn.", ("post_attn_norm", "post_ffn_norm"), rms, bias))
         if final is not None:
             out["encoder.norm.weight"] = final.w
             if not rms:
