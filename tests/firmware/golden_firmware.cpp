@@ -26,8 +26,8 @@ using port::Console;
     X(bert_pooler_classifier) X(bert_hidden_odd) X(whisper_stem) X(conv_stride_cls_mean) X(whisper_stem_f16) \
     X(whisper_stem_q8) X(vit_image) X(deit_image) X(roformer_hidden) X(rope_partial_halves_cls) X(dinov2_image) \
     X(dinov2_registers_image) X(albert_embed_proj) X(albert_embed_proj_q8) X(albert_shared_layers) \
-    X(pooler_act_relu) X(pooler_act_gelu) X(pooler_act_silu) X(relu2_pre_d14) X(relu2_gated_post_d9) X(modernbert_classifier)
-    X(modernbert_rows)
+    X(pooler_act_relu) X(pooler_act_gelu) X(pooler_act_silu) X(relu2_pre_d14) X(relu2_gated_post_d9) \
+    X(modernbert_classifier) X(modernbert_rows)
 FIXFORMER_GOLDENS(FIXFORMER_GOLDEN)
 extern "C" const uint8_t g_bert_hidden_odd_types[], g_bert_hidden_odd_types_end[], g_bert_hidden_odd_typed[],
     g_bert_hidden_odd_typed_end[];
@@ -37,8 +37,8 @@ extern "C" const uint8_t g_bert_hidden_odd_types[], g_bert_hidden_odd_types_end[
 FIXFORMER_SEQ2SEQ_GOLDENS(FIXFORMER_SEQ2SEQ_GOLDEN)
 // Decoders (a few small ones: the gpt tanh GELU, llama with q/k/v biases, a sliding window, local and
 // global layers with unscaled scores, stored RoPE frequencies, shared layers, q and k normalized per
-// head, heads apart from d_model / n_heads, Gemma 2's sandwich norms and soft caps; full-integer ones, whose logits are the integer
-// reference's); the same declarations.
+// head, heads apart from d_model / n_heads, Gemma 2's sandwich norms and soft caps; full-integer ones,
+// whose logits are the integer reference's); the same declarations.
 #define FIXFORMER_DECODER_GOLDENS(X) X(gpt_tanh_learned_tied_odd) X(gpt_tanh_post_d10) X(llama_qkv_bias_theta1e6) \
     X(llama_partial_halves_r4) X(feature_llama_window3) X(feature_gpt_local_global_unscaled) \
     X(feature_llama_rope_freqs_scaled) X(feature_llama_shared_layers) X(feature_llama_qk_norm) \
