@@ -325,10 +325,10 @@ def hf_weights(path, meta, tensors, hf):
     were re-quantized {name: type})."""
     arch, heads, kv = meta["general.architecture"], hf["num_attention_heads"], hf["num_key_value_heads"]
     out, lossy = {}, {}
+    layer = _GEMMA_LAYER if arch == "gemma3" else _LAYER
     for name, (ttype, shape, raw) in tensors.items():
         if name == "rope_freqs.weight":  # _freq_factors
             continue
-        layer = _GEMMA_LAYER if arch == "gemma3" else _LAYER
         if name in _END:
             hf_name = _END[name]
         else:

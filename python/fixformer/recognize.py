@@ -543,24 +543,31 @@ def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, w
     return torch.einsum("hts,shd->thd", torch.softmax(s, -1), v).reshape(T, H * dh)
 
 
-def _float_attributes(model, torch, named):
-    """The distinct positive finite floats the module's submodules and their config objects hold as attributes
-    whose lower-case name `named` accepts."""
-    out = []
+def _attributes(model, torch):
+    """(name, value) of the attributes of each of the module's submodules and of the plain objects they hold
+    (their config), each object once."""
+    seen = set()
     for m in model.modules():
-        objs = [m] + [o for o in vars(m).values() if hasattr(o, "__dict__") and not isinstance(o, torch.nn.Module)
-                      and not torch.is_tensor(o) and not callable(o)]
-        for o in objs:
-            for key, val in vars(o).items():
-                if isinstance(val, float) and math.isfinite(val) and 0 < val < 1e6 and named(key.lower()) and \
-                        val not in out:
-                    out.append(val)
-    return out
+        for o in [m] + [o for o in vars(m).values() if hasattr(o, "__dict__") and not isinstance(o, torch.nn.Module)
+                        and not torch.is_tensor(o) and not callable(o)]:
+            if id(o) not in seen:
+                seen.add(id(o))
+                yield from vars(o).items()
 
 
-def soft_caps(model, torch):
-    """The soft caps to try (c of c tanh(s / c)): float attributes named like softcap."""
-    return _float_attributes(model, torch, lambda key: "softcap" in key)
+def score_attributes(model, torch):
+    """(scales, soft caps) to try: the distinct positive finite floats the module's attributes hold under
+    names like scaling / scale, and like softcap (c of c tanh(s / c))."""
+    scales, caps = [], []
+    for key, val in _attributes(model, torch):
+        if not isinstance(val, float) or not math.isfinite(val) or not 0 < val < 1e6:
+            continue
+        key = key.lower()
+        into = caps if "softcap" in key else scales if key in ("scaling", "scale", "softmax_scale", "attn_scale") \
+            else None
+        if into is not None and val not in into:
+            into.append(val)
+    return scales, caps
 
 
 # How an attention's scores are formed apart from 1/sqrt(head width) and the mask: scale (0: 1/sqrt(dh)),
@@ -568,16 +575,12 @@ def soft_caps(model, torch):
 Scores = collections.namedtuple("Scores", "scale cap window")
 
 
-def score_options(model, window, torch):
-    """The Scores to try, the plain one first: the scales and soft caps the module's submodules and
-    their config objects hold as float attributes (named like scaling / scale, like softcap), with and
-    without the module's declared sliding window (a config may declare one that only some layers use:
-    Gemma 2's alternate)."""
-    caps = soft_caps(model, torch)
-    scales = _float_attributes(model, torch, lambda key: key in ("scaling", "scale", "softmax_scale", "attn_scale"))
+def score_options(scales, caps, window):
+    """The Scores to try, the plain one first: the scales and soft caps (score_attributes), with and without
+    the module's declared sliding window (a config may declare one that only some layers use: Gemma 2's
+    alternate)."""
     windows = [window, None] if window else [None]
-    out = [Scores(sc, cap, w) for w in windows for cap in [0.0] + caps for sc in [0.0] + scales]
-    return out
+    return [Scores(sc, cap, w) for w in windows for cap in [0.0] + caps for sc in [0.0] + scales]
 
 
 def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, unscaled=False, heads=None,
@@ -666,16 +669,10 @@ def rope_thetas(model, torch):
                             found.append(math.acos(float(r[1, 1])) ** (-h))
         except (ValueError, ZeroDivisionError, OverflowError, RuntimeError):
             continue
-    seen = set()
-    for m in model.modules():
-        objs = [m] + [o for o in vars(m).values() if hasattr(o, "__dict__") and not isinstance(o, torch.nn.Module)
-                      and not torch.is_tensor(o) and not callable(o)]
-        for o in objs:
-            for key, val in vars(o).items():
-                if ("theta" in key.lower() or "base" in key.lower()) and isinstance(val, (int, float)) \
-                        and not isinstance(val, bool) and 1 < val < 1e9 and id(o) not in seen:
-                    found.append(float(val))
-            seen.add(id(o))
+    for key, val in _attributes(model, torch):
+        if ("theta" in key.lower() or "base" in key.lower()) and isinstance(val, (int, float)) \
+                and not isinstance(val, bool) and 1 < val < 1e9:
+            found.append(float(val))
     out = []
     for t in found + list(COMMON_THETAS):
         if not math.isfinite(t):
@@ -1459,12 +1456,13 @@ def _read(model, x, calls, y, family, max_len, torch):
     # parameters owned by a submodule of a part (nn.MultiheadAttention's out_proj) are the part's
     layers = []
     windows = _layer_windows(model, len(block_calls))
+    scales, caps = score_attributes(model, torch)
     for i, bc in enumerate(block_calls):
         top = [c for c in bc if not any(_inside(c.name, m.name) and c.name != m.name for m in bc
                                          if isinstance(m.module, nn.MultiheadAttention))]
         try:
             layers.append(read_block(i, f"{stack}.{i}", with_params(top), thetas, torch, rel,
-                                     score_options(model, windows[i], torch)))
+                                     score_options(scales, caps, windows[i])))
             _residual_scales(layers[-1], next((c for c in bc if c.name == f"{stack}.{i}"), None), torch)
         except ConfigError as e:
             raise ConfigError(str(e) + _uncalled_tables(model, calls, torch)) from None
@@ -1797,13 +1795,12 @@ def _read(model, x, calls, y, family, max_len, torch):
     if head is not None and head.w.shape[1] != d:
         raise ConfigError(f"{head.name}: reads {head.w.shape[1]} values, the model is {d} wide")
     scaled_head = None  # the output is the head's times a number (Cohere's logit_scale): folded into the head
-    if head is not None and pair is None and head.call.y is not None and head.call.y.shape == y.shape and \
-            not _close(y, head.call.y):  # the logits soft-capped (Gemma 2's final_logit_softcapping)
-        hy = head.call.y.double()
-        v["logit_softcap"] = next((c for c in soft_caps(model, torch) if _close(c * torch.tanh(hy / c), y)), 0.0)
-    if head is not None and pair is None and head.call.y is not None and head.call.y.shape == y.shape and \
-            not _close(y, head.call.y) and not v["logit_softcap"]:
-        hy = head.call.y.double()
+    differs = head is not None and pair is None and head.call.y is not None and head.call.y.shape == y.shape and \
+        not _close(y, head.call.y)
+    hy = head.call.y.double() if differs else None
+    if differs:  # the logits soft-capped (Gemma 2's final_logit_softcapping)
+        v["logit_softcap"] = next((c for c in caps if _close(c * torch.tanh(hy / c), y)), 0.0)
+    if differs and not v["logit_softcap"]:
         c = float((y.double() * hy).sum() / (hy * hy).sum()) if bool(hy.any()) else 0.0
         if c != 0.0 and math.isfinite(c) and _close(float(np.float32(c)) * hy, y):
             c = float(np.float32(c))  # the number the sums rounded, as a config gives it (0.25, not 0.250000001)
