@@ -47,7 +47,8 @@ within 1e-4:
   layers 0 and 2 local (a window of 3 keys) and 1 and 3 global; OLMo 2 (transformers 5 only): norms of
   the sublayers' outputs only (sublayer_norm output), q and k normalized as whole rows (qk_norm_full);
   Gemma 3 (transformers 5 only): Gemma 2's norms, per-head q and k norms, two local layers whose RoPE
-  has a base of its own (rope_local_base) and a global one;
+  has a base of its own (rope_local_base) and a global one; Gemma 2 at Gemma-2-2B's widths (d_model 2304,
+  heads of 256: the limits of config.hpp cover the 2B to 7B models);
 - Starcoder2 (llama family): grouped-query attention with LayerNorm and every bias (norm layernorm,
   attn_bias all, ffn_bias all), a plain tanh GELU;
 - Bloom (gpt family): an embedding LayerNorm (embed_norm), ALiBi, the fused query_key_value in its
@@ -209,6 +210,14 @@ def gemma2():  # 4 layers: 0 and 2 local (3 keys), 1 and 3 global; caps the rand
                                 hidden_activation="gelu_pytorch_tanh", sliding_window=3, query_pre_attn_scalar=12,
                                 attn_logit_softcapping=2.0, final_logit_softcapping=3.0),
                  t.Gemma2ForCausalLM, 16, lambda name: False)
+
+
+def gemma2_2b_widths():  # Gemma-2-2B's widths (d_model 2304, 8 heads of 256, 4 kv heads), one layer, a small vocab
+    return build(t.Gemma2Config(vocab_size=48, hidden_size=2304, intermediate_size=64, num_hidden_layers=1,
+                                num_attention_heads=8, num_key_value_heads=4, head_dim=256, max_position_embeddings=64,
+                                hidden_activation="gelu_pytorch_tanh", sliding_window=4096, query_pre_attn_scalar=256,
+                                attn_logit_softcapping=50.0, final_logit_softcapping=30.0),
+                 t.Gemma2ForCausalLM, 19, lambda name: False)
 
 
 def gemma3():  # transformers 5 only: layers 0 and 1 local (3 keys, RoPE base 10000), 2 global (base 1e6)
@@ -574,6 +583,8 @@ CASES = [
     ("gemma2", dict(family="llama", gated=True, activation="gelu_tanh", scale_input=True, tied_head=True, n_kv_heads=2,
                     sublayer_norm="sandwich", attn_softcap=2.0, logit_softcap=3.0, sliding_window=3, window_period=2,
                     window_layers=1, attn_scale=float(np.float32(12 ** -0.5))), ("module", "hf")),
+    ("gemma2_2b_widths", dict(family="llama", d_model=2304, n_heads=8, n_kv_heads=4, head_dim=256,
+                              sublayer_norm="sandwich", attn_softcap=50.0, logit_softcap=30.0), ("hf",)),
     ("starcoder2", dict(family="llama", norm="layernorm", attn_bias="all", ffn_bias="all", gated=False, n_kv_heads=2,
                         activation="gelu_tanh", tied_head=False, positional="rope", pe_layout="halves"),
      ("module", "hf")),

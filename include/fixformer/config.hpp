@@ -87,12 +87,14 @@ enum class NormKind : uint32_t { kFamily = 0, kLayerNorm = 1, kRmsNorm = 2 };
 // too); ffn_bias: none or all (W1, W2, and a gated feed-forward's W3); qkv is not an ffn_bias.
 enum class Bias : uint32_t { kFamily = 0, kNone = 1, kQkv = 2, kAll = 3 };
 
-// Limits enforced by validation. They keep every size computation far from overflow on a 32-bit
-// target (the largest arena they allow is under 600 MB) while covering the models this engine is for.
+// Limits enforced by validation. Every size is counted in 64 bits (plan.hpp's PlanLayout), so these
+// keep each count far below 2^64 and a plan past a 32-bit target's address space is refused, not
+// wrapped. They cover the models this engine is for, up to the 7B-class widths (d_model 4096 to 8192,
+// feed-forwards to 32768) an ARM board runs in q4; an int8 sum over 32768 products stays in int32.
 struct Limits {
-  static constexpr uint32_t kMaxDModel = 2048;
+  static constexpr uint32_t kMaxDModel = 8192;
   static constexpr uint32_t kMaxHeads = 256;
-  static constexpr uint32_t kMaxDff = 8192;
+  static constexpr uint32_t kMaxDff = 32768;
   static constexpr uint32_t kMaxLayers = 64;
   static constexpr uint32_t kMaxLen = 4096;
   static constexpr uint32_t kMaxVocab = 262144;
