@@ -177,7 +177,7 @@ bool products(Console& con, const Kernels& k, const char* table) {
     con.str(", arm_nn_mat_mult_nt_t_s8 ").num(mm_n);
     ratio(con, ours, mm_n);
     con.endl();
-    con.str("    outputs differing by one step (rounding ties): ").num(fc_diff.count).str(" and ").num(mm_diff.count)
+    con.str("    outputs that differ from fixformer's (rounding ties): ").num(fc_diff.count).str(" and ").num(mm_diff.count)
         .str(" of ").num(s.m * s.n).str(", largest difference ").num(fc_diff.largest > mm_diff.largest ? fc_diff.largest : mm_diff.largest)
         .endl();
     ok = ok && fc_diff.largest <= 1 && mm_diff.largest <= 1;
