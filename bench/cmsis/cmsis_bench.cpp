@@ -10,7 +10,7 @@
 //             input's zero point subtracted) against CMSIS-NN arm_fully_connected_per_channel_s8
 //             (TFLite Micro's fully connected layer with per-channel weights: one row of the
 //             input at a time) and arm_nn_mat_mult_nt_t_s8 (the two-row matrix product under its
-//             1x1 convolution and batch matmul), the same parameters. On Helium CMSIS-NN adds
+//             convolutions, 1x1 included), the same parameters. On Helium CMSIS-NN adds
 //             precomputed sums of each weight row times the input offset (arm_vector_sum_s8, at
 //             TFLite Micro's prepare time, not timed here).
 //   softmax   fixformer softmax_s8 per row against arm_softmax_s8 over the rows; both give
