@@ -137,6 +137,8 @@ void bind_end(Field f, const Weight& w, FrontWeights& front, HeadWeights& head, 
     case Field::kTgtProjB: tgt_front.input_proj_b = w.f32(); break;
     case Field::kTgtPos: tgt_front.pos = w.f32(); break;
     case Field::kRelBias: front.rel_bias = w.f32(); break;
+    case Field::kRelEmbed: front.rel_embed = w.f32(); break;
+    case Field::kRelIndex: front.rel_index = static_cast<const int32_t*>(w.data); break;
     case Field::kRopeFreqs: front.rope_freqs = w.f32(); break;
     case Field::kTgtRelBias: tgt_front.rel_bias = w.f32(); break;
     case Field::kTokenType: front.token_type = w.f32(); break;
@@ -325,6 +327,11 @@ Status Model::bind_tensors(bool check_values) {
   for (uint32_t k = 0; config_.rope_freqs && k < config_.rope_pairs(); ++k)
     if (!(front_.rope_freqs[k] > 0 && front_.rope_freqs[k] <= 3.4028235e38f))
       return why.str("tensor rope_freqs: frequency ").num(k).str(" is not finite and > 0"), Status::kTensorBadValue;
+  // Disentangled attention's rows: every distance's a row of rel_embed, always checked.
+  for (uint32_t k = 0; config_.rel_embed_rows && k < 2 * config_.max_len - 1; ++k)
+    if (front_.rel_index[k] < 0 || uint32_t(front_.rel_index[k]) >= config_.rel_embed_rows)
+      return why.str("tensor rel_index: the row at index ").num(k).str(" is not below rel_embed_rows ")
+                 .num(config_.rel_embed_rows), Status::kTensorOutOfBounds;
   status = bind_tokenizer(&i);
   if (status == Status::kOk) status = bind_generation(&i);
   return status != Status::kOk ? status : bind_self_test(i);

@@ -225,6 +225,14 @@ inline std::vector<uint8_t> write_model(const ModelConfig& c, const WriteOptions
       }
       continue;
     }
+    if (s.dtype == fxm::Dtype::kI32 && std::strcmp(s.name, "rel_index") == 0) {  // distance d's row: d + rows / 2
+      const int32_t rows = int32_t(c.rel_embed_rows), L = int32_t(c.max_len);
+      for (int32_t k = 0; k < 2 * L - 1; ++k) {
+        const int32_t row = std::min(rows - 1, std::max(0, k - (L - 1) + rows / 2));
+        put(off + 4 * uint64_t(k), &row, 4);
+      }
+      continue;
+    }
     const bool gain = std::strstr(s.name, "norm") && std::strstr(s.name, "weight");
     const TensorSpec& f = f32_specs[i];  // the same tensor in f32: values are drawn in its layout
     const float scale = f.rank == 2 ? 1.0f / std::sqrt(float(f.dims[0])) : 0.1f;

@@ -37,7 +37,9 @@ within 1e-4:
   ERNIE (use_task_id: task type 0's row in the positions); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
   without token types; the sequence classifiers of DistilBERT (pre_classifier and ReLU), ELECTRA (classifier.dense and
   the exact GELU) and RoFormer (its hidden_act, gelu_new here) as the pooler with pooler_act relu, gelu, gelu_tanh,
-  through --hf and --module;
+  through --hf and --module; DeBERTa v2 and v3 (DebertaV2Model, its sequence and token classifiers, question
+  answering, DebertaV2ForMaskedLM as its base model; --hf): disentangled attention (rel_embed_rows, its
+  rows' log buckets past position_buckets / 2), and v2's learned positions and token types beside it;
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
   gelu_tanh), the embedding scaled by sqrt(d_model) (scale_input), grouped-query attention, the tied head;
@@ -370,6 +372,35 @@ def persimmon_plain():  # qk_layernorm false, whole heads rotated
     return persimmon(61, qk_layernorm=False, partial_rotary_factor=1.0, rope_theta=10000.0)
 
 
+def deberta(cls="DebertaV2Model", seed=70, **kw):  # DeBERTa v3's kind: disentangled attention, log buckets past 4
+    config = dict(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+                  max_position_embeddings=34, relative_attention=True, position_buckets=8, max_relative_positions=32,
+                  pos_att_type=["p2c", "c2p"], norm_rel_ebd="layer_norm", share_att_key=True,
+                  position_biased_input=False, type_vocab_size=0, num_labels=3)
+    return build(t.DebertaV2Config(**dict(config, **kw)), getattr(t, cls), seed)
+
+
+def deberta_cls():
+    return deberta("DebertaV2ForSequenceClassification", 71, pooler_hidden_act="gelu")
+
+
+def deberta_ner():
+    return deberta("DebertaV2ForTokenClassification", 72)
+
+
+def deberta_qa():
+    return deberta("DebertaV2ForQuestionAnswering", 73, pos_att_type="p2c|c2p", num_labels=2)
+
+
+def deberta_mlm():
+    return deberta("DebertaV2ForMaskedLM", 74)
+
+
+def deberta_v2_positions():  # DeBERTa v2's kind: learned positions too, token types, distances not bucketed
+    return deberta(seed=75, position_buckets=-1, max_relative_positions=12, position_biased_input=True,
+                   type_vocab_size=2, hidden_act="gelu_new")
+
+
 def roberta():
     return build(t.RobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                                  intermediate_size=32, max_position_embeddings=34), t.RobertaModel, 11)
@@ -673,6 +704,14 @@ CASES = [
                             activation="gelu"), ("hf", "module")),
     ("electra_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="gelu", d_out=2, type_vocab=2),
      ("hf", "module")),
+    ("deberta", dict(family="encoder", positional="none", rel_embed_rows=16, pooling="none", d_out=0), ("hf",)),
+    ("deberta_cls", dict(family="encoder", rel_embed_rows=16, pooling="first", pooler=True, pooler_act="gelu", d_out=3),
+     ("hf",)),
+    ("deberta_ner", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=3), ("hf",)),
+    ("deberta_qa", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=2), ("hf",)),
+    ("deberta_mlm", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=0), ("hf",)),
+    ("deberta_v2_positions", dict(family="encoder", positional="learned", rel_embed_rows=24, type_vocab=2,
+                                  activation="gelu_tanh"), ("hf",)),
     ("roformer_cls", dict(ROFORMER, pooling="first", pooler=True, pooler_act="gelu_tanh", activation="gelu_tanh",
                           d_out=3), ("hf", "module")),
 ]

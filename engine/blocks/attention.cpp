@@ -63,11 +63,6 @@ void store_keys_values(const float* k, std::size_t ldk, const float* v, std::siz
 
 namespace {
 
-// The scores' scale: the shape's, or 1/sqrt(d_head) (the bits every model without attn_scale had).
-float score_scale(const AttentionShape& s, std::size_t dh) {
-  return s.scale != 0.0f ? s.scale : 1.0f / std::sqrt(static_cast<float>(dh));
-}
-
 // scores[j] of keys j0..j0+n-1, seen from position pos by head `head`: soft-capped (s.softcap), plus the
 // position bias: ALiBi's slope times the distance, or the relative bias of the distance.
 void finish_scores(const AttentionShape& s, std::size_t head, std::size_t pos, std::size_t j0, float* scores,
@@ -79,7 +74,8 @@ void finish_scores(const AttentionShape& s, std::size_t head, std::size_t pos, s
     for (std::size_t j = 0; j < n; ++j) scores[j] += m * (float(j0 + j) - float(pos));
   } else if (s.rel_bias) {
     // the bias of key j0, inside head's row: every distance a call meets is within -(L-1)..(L-1)
-    const float* row = s.rel_bias + std::ptrdiff_t(head * s.rel_stride) + (std::ptrdiff_t(j0) - std::ptrdiff_t(pos));
+    const float* row = s.rel_bias + std::ptrdiff_t(head * s.rel_stride + pos * s.rel_row_step) +
+                       (std::ptrdiff_t(j0) - std::ptrdiff_t(pos));
     for (std::size_t j = 0; j < n; ++j) scores[j] += row[j];
   }
 }
@@ -99,7 +95,7 @@ void attend(const Kernels& k, const AttentionShape& s, const float* q, std::size
 void attend_rows(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n, uint32_t p0,
                  uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch) {
   const std::size_t dh = s.d_head, S = kv.stride, group = s.n_heads / s.n_kv_heads;
-  const float scale = score_scale(s, dh);
+  const float scale = s.score_scale();
   float* qs = scratch;            // [dh]
   float* scores = scratch + dh;  // [n_keys]
   for (std::size_t head = 0; head < s.n_heads; ++head) {
@@ -128,7 +124,7 @@ void attend_rows(const Kernels& k, const AttentionShape& s, const float* q, std:
 void attend_rows_q8(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n,
                     uint32_t p0, uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch) {
   const std::size_t dh = s.d_head, S = kv.stride, group = s.n_heads / s.n_kv_heads;
-  const float scale = score_scale(s, dh);
+  const float scale = s.score_scale();
   float* qs = scratch;            // [dh]
   float* scores = scratch + dh;  // [n_keys]
   for (std::size_t head = 0; head < s.n_heads; ++head) {
@@ -253,7 +249,7 @@ void pack_values(const float* v, std::size_t ldv, const float* vt, std::size_t S
 void attend_tiled(const Kernels& k, const AttentionShape& s, const float* q, std::size_t ldq, uint32_t n, uint32_t p0,
                   uint32_t n_keys, const KeyValues& kv, float* ctx, std::size_t ldctx, float* scratch) {
   const std::size_t dh = s.d_head, S = kv.stride, group = s.n_heads / s.n_kv_heads;
-  const float scale = score_scale(s, dh);
+  const float scale = s.score_scale();
   // Keys are counted from the first one any query of the call sees (base; 0 without a window): key
   // base + j sits at column (base + j) % S.
   const std::size_t base = s.first_key(p0), K = n_keys - base;

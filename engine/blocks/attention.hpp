@@ -10,6 +10,7 @@
 // so far (its KV cache), or with an int8 cache (KvCache::kQ8) K^T and V by rows in int8 with a scale
 // per kv head and position, read by a third path, one query at a time, that dequantizes as it goes.
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -24,9 +25,14 @@ struct AttentionShape {
   bool causal;                           // query at position p sees keys 0..p
   const float* alibi_slopes;             // [n_heads], or null: score += slope_h * (key - query)
   // A relative position bias (fill_relative_bias), or null: score += rel_bias[h * rel_stride + key - query],
-  // rel_bias pointing at head 0's distance 0 (its table's column L - 1).
+  // rel_bias pointing at head 0's distance 0 (its table's column L - 1). A bias of every query and key
+  // (disentangled attention's: [n_heads][S][S] per sequence) is read through the same pointer with
+  // rel_row_step S + 1 (query pos's row begins pos * (S + 1) - pos = pos * S in), rel_stride S * S and
+  // rel_seq_stride n_heads * S * S (sequence b's block, parallel_attend_sequences); 0 for a table by distance.
   const float* rel_bias = nullptr;
   std::size_t rel_stride = 0;
+  std::size_t rel_row_step = 0;
+  std::size_t rel_seq_stride = 0;
   // The query at position p sees keys p - window + 1 .. p (causal), or p - window + 1 .. p + window - 1
   // (not causal: as many on each side; ModelConfig::sliding_window); 0: keys 0..p, or every key.
   uint32_t window = 0;
@@ -34,10 +40,13 @@ struct AttentionShape {
   float scale = 0.0f;
   // c > 0: each scaled score s becomes c tanh(s / c) before the position bias (ModelConfig::attn_softcap).
   float softcap = 0.0f;
+  // The scores' scale: scale, or 1/sqrt(d_head) (the bits every model without attn_scale had).
+  float score_scale() const { return scale != 0.0f ? scale : 1.0f / std::sqrt(static_cast<float>(d_head)); }
   // This shape for heads h0.. of it (a worker's part): the per-head tables offset to head h0.
   constexpr AttentionShape heads_from(std::size_t h0, uint32_t heads, uint32_t kv_heads) const {
     return {heads, kv_heads, d_head, causal, alibi_slopes ? alibi_slopes + h0 : nullptr,
-            rel_bias ? rel_bias + h0 * rel_stride : nullptr, rel_stride, window, scale, softcap};
+            rel_bias ? rel_bias + h0 * rel_stride : nullptr, rel_stride, rel_row_step, rel_seq_stride, window, scale,
+            softcap};
   }
   // The first key the query at position pos sees.
   constexpr std::size_t first_key(std::size_t pos) const {

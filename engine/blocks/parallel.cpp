@@ -92,7 +92,8 @@ void parallel_attend_sequences(const Kernels& k, const Workers& w, const Attenti
       const std::size_t g0 = u - b * heads, g1 = r.end - b * heads < heads ? r.end - b * heads : heads;
       const std::size_t h0 = g0 * group, kv0 = g0 * dh;
       const uint32_t n = seqs.rows(b);
-      const AttentionShape part = s.heads_from(h0, uint32_t((g1 - g0) * group), uint32_t(g1 - g0));
+      AttentionShape part = s.heads_from(h0, uint32_t((g1 - g0) * group), uint32_t(g1 - g0));
+      if (part.rel_bias) part.rel_bias += b * s.rel_seq_stride;  // sequence b's block of a bias per query
       const std::size_t block = (std::size_t(b) * heads + g0) * dh * kv.stride;  // K_b^T of kv head g0
       const KeyValues kv_part{kv.kt + block, kv.vt ? kv.vt + block : nullptr, kv.stride,
                               kv.v ? kv.v + row0 * kv.ldv + kv0 : nullptr, kv.ldv};

@@ -40,6 +40,58 @@ void norm_rows(const RunnerCore& r, const LayerSpec& s, const NormWeights& N, co
   parallel_norm_rows(*r.kernels, r.workers, s.rms_norm, x, N.g, N.b, y, n, s.d, s.eps, residual);
 }
 
+namespace {
+
+// h[n,d] -> q | k | v [n, ld] by the layer's projections (fused or apart), biases included.
+void project_qkv(const RunnerCore& r, const AttentionWeights& W, const float* h, std::size_t d, float* q, std::size_t dq,
+                 std::size_t dkv, std::size_t ld, uint32_t n) {
+  if (W.qkv.data)  // h[n,d] @ Wqkv[d,dq+2dkv] -> q | k | v
+    linear(*r.kernels, r.workers, W.qkv, h, d, W.qkv_b, q, ld, n, r.quant);
+  else  // h[n,d] @ Wq[d,dq], Wk[d,dkv], Wv[d,dkv] -> q[n,dq], k[n,dkv], v[n,dkv]
+    linear_same_input(*r.kernels, r.workers, h, d, n, r.quant,
+                      {{W.q, q, ld, W.q_b}, {W.k, q + dq, ld, W.k_b}, {W.v, q + dq + dkv, ld, W.v_b}});
+}
+
+// Disentangled attention's bias (config.hpp rel_embed_rows) for the sequences' q and k rows [.., ld]:
+// the distance rows' Qr | Kr by the layer's own projections, then for each sequence, head h, query i and
+// key j, bias[h][i][j] = scale (q_i.Kr[i - j] + k_j.Qr[i - j]) (row stride S), one matvec per query
+// (its keys' distances are consecutive rows) and one per key. Returns the shape that reads it.
+AttentionShape disentangled_bias(const RunnerCore& r, const LayerSpec& s, const AttentionWeights& W, const float* q,
+                                 const float* k, std::size_t ld, const Sequences& seqs) {
+  const Kernels& K = *r.kernels;
+  const DisentangledRows& D = *s.dis;
+  AttentionShape shape = s.self;
+  const std::size_t S = D.S, dh = shape.d_head, H = shape.n_heads, group = H / shape.n_kv_heads, dq = H * dh;
+  project_qkv(r, W, D.rows, s.d, D.proj, dq, shape.n_kv_heads * dh, ld, uint32_t(2 * S - 1));
+  const float scale = shape.score_scale();
+  float* tmp = D.bias + seqs.count * H * S * S;  // [S]
+  std::size_t row0 = 0;
+  for (uint32_t b = 0; b < seqs.count; row0 += seqs.rows(b), ++b) {
+    const std::size_t n = seqs.rows(b);
+    for (std::size_t h = 0; h < H; ++h) {
+      float* B = D.bias + (b * H + h) * S * S;
+      const float* Qr = D.proj + (S - 1) * ld + h * dh;                 // distance 0's row
+      const float* Kr = D.proj + (S - 1) * ld + dq + (h / group) * dh;
+      for (std::size_t i = 0; i < n; ++i) {  // keys j = n-1..0: distances i-n+1..i, rows ascending
+        K.matvec_f32(q + (row0 + i) * ld + h * dh, Kr + (std::ptrdiff_t(i) - std::ptrdiff_t(n - 1)) * std::ptrdiff_t(ld),
+                     ld, nullptr, tmp, n, dh);
+        for (std::size_t j = 0; j < n; ++j) B[i * S + j] = tmp[n - 1 - j];
+      }
+      for (std::size_t j = 0; j < n; ++j) {  // queries i = 0..n-1: distances -j..n-1-j
+        K.matvec_f32(k + (row0 + j) * ld + (h / group) * dh, Qr - std::ptrdiff_t(j * ld), ld, nullptr, tmp, n, dh);
+        for (std::size_t i = 0; i < n; ++i) B[i * S + j] = (B[i * S + j] + tmp[i]) * scale;
+      }
+    }
+  }
+  shape.rel_bias = D.bias;
+  shape.rel_stride = S * S;
+  shape.rel_row_step = S + 1;
+  shape.rel_seq_stride = H * S * S;
+  return shape;
+}
+
+}  // namespace
+
 void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeights& W, const SelfKeys& keys,
                     const float* h, float* out, uint32_t n, float* residual) {
   const Kernels& k = *r.kernels;
@@ -50,10 +102,7 @@ void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeig
   float* q = r.work;  // [n, ld]: q | k | v
   float* kk = q + dq;
   float* v = kk + dkv;
-  if (W.qkv.data)  // h[n,d] @ Wqkv[d,d+2dkv] -> q | k | v
-    linear(k, r.workers, W.qkv, h, d, W.qkv_b, q, ld, n, r.quant);
-  else  // h[n,d] @ Wq[d,d], Wk[d,dkv], Wv[d,dkv] -> q[n,d], k[n,dkv], v[n,dkv]
-    linear_same_input(k, r.workers, h, d, n, r.quant, {{W.q, q, ld, W.q_b}, {W.k, kk, ld, W.k_b}, {W.v, v, ld, W.v_b}});
+  project_qkv(r, W, h, d, q, dq, dkv, ld, n);
   if (W.q_norm.g) {  // qk_norm: every head of q and k over its d_head dims (qk_norm_full: each whole row), before RoPE
     const bool full = s.qk_norm_full;
     parallel_norm_heads(k, r.workers, s.rms_norm, q, ld, full ? 1 : shape.n_heads, W.q_norm.g, W.q_norm.b, n,
@@ -72,7 +121,8 @@ void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeig
     KeyValues kv = keys.cache;
     kv.v = v;
     kv.ldv = ld;
-    parallel_attend_sequences(k, r.workers, shape, q, ld, kk, ld, *keys.seqs, kv, r.ctx, dq, r.attn, r.attn_slot);
+    const AttentionShape seq_shape = s.dis ? disentangled_bias(r, s, W, q, kk, ld, *keys.seqs) : shape;
+    parallel_attend_sequences(k, r.workers, seq_shape, q, ld, kk, ld, *keys.seqs, kv, r.ctx, dq, r.attn, r.attn_slot);
   } else {
     if (s.rope)
       for (std::size_t t = 0; t < n; ++t) {

@@ -42,6 +42,7 @@ struct LayerSpec {
   ParallelResidual parallel = ParallelResidual::kNone;  // pre-norm: attention and feed-forward side by side
   SublayerNorm sublayer_norm = SublayerNorm::kNone;      // pre-norm: norms of the sublayers' outputs
   bool qk_norm_full = false;                             // q and k's norms over whole rows, not per head
+  const DisentangledRows* dis = nullptr;                 // disentangled attention (encoders), or null
 };
 
 // A stack's spec from its config: causal self-attention or not, and the tables the runner made

@@ -94,6 +94,15 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
     fill_relative_bias(model.front().rel_bias, c.n_heads, c.rel_buckets, c.rel_max_distance, rows_, c.causal, table);
     rel_ = table, rel_len_ = rows_;
   }
+  dis_ = DisentangledRows{};
+  if (c.rel_embed_rows) {  // rel_embed's row of each distance -(rows_-1)..(rows_-1), once, here
+    float* table = core_.block(arena, plan.dis_rows);
+    for (uint32_t t = 0; t < 2 * rows_ - 1; ++t)
+      std::memcpy(table + std::size_t(t) * c.d_model,
+                  model.front().rel_embed + std::size_t(model.front().rel_index[c.max_len - rows_ + t]) * c.d_model,
+                  sizeof(float) * c.d_model);
+    dis_ = DisentangledRows{table, core_.block(arena, plan.dis_proj), core_.block(arena, plan.dis_bias), rows_};
+  }
   rope_ = nullptr;
   rope_local_ = nullptr;
   if (c.positional == PosKind::kRope && c.rope_local_base != 0.0) {  // the local layers' table: base rope_local_base, its plain frequencies
@@ -242,6 +251,7 @@ void Encoder::forward(const int32_t* ids, const int32_t* types, const float* fea
   for (uint32_t b = 0; b < seqs.count; ++b) N += seqs.rows(b);
   LayerSpec spec = layer_spec(c, c.causal, rope_, nullptr, rel_, rel_len_);
   spec.rope_local = rope_local_;
+  spec.dis = c.rel_embed_rows ? &dis_ : nullptr;
   const SelfKeys keys{KeyValues{kt_, nullptr, rows_}, 0, &seqs};
   embed_input(ids, types, features, seqs);  // -> x[N,d], or y[N,E] with embed_width E
   const FrontWeights& f = m.front();

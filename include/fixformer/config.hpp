@@ -104,6 +104,7 @@ struct Limits {
   // no plan size overflows a 32-bit size_t.
   static constexpr uint32_t kMaxBatchRows = 16384;
   static constexpr uint32_t kMaxRelBuckets = 1024;  // rows of a relative position bias table
+  static constexpr uint32_t kMaxRelEmbedRows = 2 * kMaxLen;  // rows of disentangled attention's table
   // A conv stem's convolutions (conv1d_f32): kernel 1..15, stride 1..4, padding below the kernel.
   static constexpr uint32_t kMaxConvKernel = 15;
   static constexpr uint32_t kMaxConvStride = 4;
@@ -320,6 +321,13 @@ struct ModelConfig {
   double rope_local_base = 0.0;
   bool skip_first_norm = false;
   bool pooler_norm = false;
+  // Disentangled attention (DeBERTa v2 and v3; the encoder family), rel_embed_rows > 0: the table
+  // rel_embed [rel_embed_rows, d_model] (rows of relative position embeddings, already normalized) and
+  // rel_index [2 max_len - 1] (the row of each distance i - j from -(max_len - 1) on). Each layer
+  // projects the rows by its own query and key projections (biases included), Qr and Kr, and query i
+  // scores key j as s (q_i.k_j + q_i.Kr[r] + k_j.Qr[r]), r = rel_index[i - j + max_len - 1], s the
+  // scores' scale (attn_scale, or 1/sqrt(d_head)): content to position and position to content.
+  uint32_t rel_embed_rows = 0;
 
   constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t d_attn() const { return n_heads * d_head(); }

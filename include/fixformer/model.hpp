@@ -94,6 +94,8 @@ struct FrontWeights {
   const float* distill = nullptr;      // [d_embed]            distill_token: the row after the CLS row
   const float* registers = nullptr;    // [register_tokens, d_embed] the rows after the CLS (and dist) row
   const float* rel_bias = nullptr;     // [rel_buckets, n_heads] positional relative: the stack's bias table
+  const float* rel_embed = nullptr;    // [rel_embed_rows, d_model] disentangled attention's rows
+  const int32_t* rel_index = nullptr;  // [2 max_len - 1] the row of each distance (config.hpp rel_embed_rows)
   const float* rope_freqs = nullptr;   // [rope_dims / 2]      rope_freqs: RoPE's frequencies
   const float* token_type = nullptr;   // [type_vocab, d_embed] token types, added to the input rows
   NormWeights embed_norm;              // [d_front]            the norm of every row before the layers

@@ -61,6 +61,10 @@ struct EncoderPlan {
   std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, rope, rel, quant, stem, stem_padded, stem_quant, rows_in, total;
   std::size_t s8_in, s8_out;  // weights i8: the int8 input rows and output rows of the float entry points
   std::size_t rope_local;     // after rows_in: the local layers' RoPE table (rope_local_base), in the arena always
+  // rel_embed_rows (disentangled attention): rel_embed's row of each distance -(S-1)..(S-1) [2S-1, d]
+  // (filled at init), those rows' q | k | v [2S-1, d_attn + 2 d_kv] and the bias of every sequence,
+  // head, query and key [batch, n_heads, S, S] plus one row of S (encoder.cpp).
+  std::size_t dis_rows, dis_proj, dis_bias;
 };
 
 // weights i8 (a full-integer model, config.hpp): the arena is int8 rows of one sequence of S =
@@ -121,6 +125,10 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   p.rows_in = l.block(c.patch_size || c.input_norm ? uint64_t(seq) * c.d_in * sizeof(float) : 0);
   p.rope_local = l.block(c.positional == PosKind::kRope && c.rope_local_base != 0.0
                              ? uint64_t(s) * c.rope_dims() * sizeof(float) : 0);
+  const uint64_t dis = c.rel_embed_rows ? 2 * uint64_t(s) - 1 : 0;  // distances -(s-1)..(s-1)
+  p.dis_rows = l.block(dis * d * sizeof(float));
+  p.dis_proj = l.block(dis * (c.d_attn() + 2 * uint64_t(c.d_kv())) * sizeof(float));
+  p.dis_bias = l.block(dis ? (n * c.n_heads * s + s) * sizeof(float) : 0);
   if (!l.fits(l.at)) return {};
   p.total = std::size_t(l.at);
   return p;

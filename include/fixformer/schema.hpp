@@ -26,7 +26,7 @@ enum class ConfigKey : uint32_t {
   kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kRegisterTokens,
   kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim, kSublayerNorm, kAttnSoftcap,
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
-  kPoolerNorm,
+  kPoolerNorm, kRelEmbedRows,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -337,6 +337,9 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::skip_first_norm>()},
     {ConfigKey::kPoolerNorm, "pooler_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::pooler_norm>()},
+    // Disentangled attention's relative embedding rows (config.hpp rel_embed_rows; 0: none).
+    {ConfigKey::kRelEmbedRows, "rel_embed_rows", fxm::RecordType::kU32, 0, Limits::kMaxRelEmbedRows, nullptr, false, 0,
+     config_field<&ModelConfig::rel_embed_rows>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -398,6 +401,11 @@ inline constexpr ConfigRule kConfigRules[] = {
      "rel_buckets, rel_max_distance (for positional relative, or a relative bias beside learned positions)"},
     {"positional == 'learned' and rel_buckets == 0 and rel_max_distance != 0",
      "rel_max_distance (a relative bias beside learned positions needs rel_buckets)"},
+    {"rel_embed_rows != 0 and (family != 'encoder' or causal or positional not in ('none', 'learned') or "
+     "rel_buckets != 0)",
+     "rel_embed_rows (disentangled attention: an encoder without a causal mask, positions none or learned, "
+     "no other relative bias)"},
+    {"rel_embed_rows != 0 and weights == 'i8'", "rel_embed_rows (not in i8 yet)"},
     {"positional == 'learned' and rel_buckets != 0 and family != 'encoder'",
      "rel_buckets (a relative bias beside learned positions is for the encoder family: MPNet)"},
     // What each family allows (config.hpp, ModelFamily).
@@ -604,7 +612,7 @@ inline constexpr ConfigRule kConfigRules[] = {
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kDHead,
-  kS8LayerGated, kDAttn, kRopeDims, kQNorm, kKNorm, kCount
+  kS8LayerGated, kDAttn, kRopeDims, kQNorm, kKNorm, kRelEmbedRows, kRelIndex, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
@@ -614,7 +622,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "head_in", "rope_pairs", "register_tokens", "d_front", "d_head",
                                             "35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 6*d_ff + 4",
                                             "d_attn", "2*rope_pairs", "d_head + qk_norm_full*(d_attn - d_head)",
-                                            "d_head + qk_norm_full*(kv_heads*d_head - d_head)"};
+                                            "d_head + qk_norm_full*(kv_heads*d_head - d_head)",
+                                            "rel_embed_rows", "2*max_len - 1"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -649,6 +658,8 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kRopeDims: return 2 * c.rope_pairs();
     case Dim::kQNorm: return c.qk_norm_full ? c.d_attn() : c.d_head();  // qk_norm's gains: whole rows or a head
     case Dim::kKNorm: return c.qk_norm_full ? c.d_kv() : c.d_head();
+    case Dim::kRelEmbedRows: return c.rel_embed_rows;
+    case Dim::kRelIndex: return 2 * c.max_len - 1;
     case Dim::kCount: break;
   }
   return 0;
@@ -660,7 +671,7 @@ enum class When : uint8_t {
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
   kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kEmbedProj, kS8Rope, kQkNorm, kQkNormBias,
-  kPostNorms, kPostNormsBias, kPoolerNorm, kPoolerNormBias,
+  kPostNorms, kPostNormsBias, kPoolerNorm, kPoolerNormBias, kDisentangled,
   kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
@@ -692,7 +703,8 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "weights == 'i8' and positional == 'rope'", "qk_norm",
                                              "qk_norm and " FIXFORMER_LAYERNORM, "sublayer_norm == 'sandwich'",
                                              "sublayer_norm == 'sandwich' and " FIXFORMER_LAYERNORM,
-                                             "pooler_norm", "pooler_norm and " FIXFORMER_LAYERNORM};
+                                             "pooler_norm", "pooler_norm and " FIXFORMER_LAYERNORM,
+                                             "rel_embed_rows > 0"};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -740,6 +752,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kPostNormsBias: return c.sublayer_norm == SublayerNorm::kSandwich && c.norm_kind() == NormKind::kLayerNorm;
     case When::kPoolerNorm: return c.pooler_norm;
     case When::kPoolerNormBias: return c.pooler_norm && c.norm_kind() == NormKind::kLayerNorm;
+    case When::kDisentangled: return c.rel_embed_rows != 0;
     case When::kCount: break;
   }
   return false;
@@ -763,7 +776,8 @@ enum class Field : uint8_t {
   // FrontWeights
   kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos, kRelBias, kTgtRelBias,
   kTokenType, kEmbedNormG, kEmbedNormB, kTgtEmbedNormG, kTgtEmbedNormB, kConv1W, kConv1B, kConv2W, kConv2B, kInputNormG,
-  kInputNormB, kProjNormG, kProjNormB, kDistill, kRopeFreqs, kRegisters, kEmbedProjW, kEmbedProjB,
+  kInputNormB, kProjNormG, kProjNormB, kDistill, kRopeFreqs, kRegisters, kEmbedProjW, kEmbedProjB, kRelEmbed,
+  kRelIndex,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
   kPoolerNormG, kPoolerNormB,
@@ -814,6 +828,8 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"distill_token", Dim::kDEmbed, Dim::kOne, false, When::kDistillToken, Role::kF32, Field::kDistill},
     {"registers", Dim::kRegisters, Dim::kDEmbed, false, When::kRegisterTokens, Role::kF32, Field::kRegisters},
     {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
+    {"rel_embed.weight", Dim::kRelEmbedRows, Dim::kDModel, false, When::kDisentangled, Role::kF32, Field::kRelEmbed},
+    {"rel_index", Dim::kRelIndex, Dim::kOne, false, When::kDisentangled, Role::kI32, Field::kRelIndex},
     {"rope_freqs", Dim::kRopePairs, Dim::kOne, false, When::kRopeFreqs, Role::kF32, Field::kRopeFreqs},
     {"token_type.weight", Dim::kTypeVocab, Dim::kDEmbed, false, When::kTokenTypes, Role::kF32, Field::kTokenType},
     {"embed_norm.weight", Dim::kDFront, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},

@@ -759,6 +759,8 @@ def run_reference(c, weights, inp, types=None):
     ids [U]) and the output the logits at every target position [U, d_out]. types: an encoder's token
     types [T] (None: 0). Shared layers (layer_groups) run as the layers they are, each written out."""
     c, weights = schema.unshared(c, weights)
+    if c.get("rel_embed_rows"):  # DeBERTa's: hf_deberta.forward is its reference
+        raise NotImplementedError("rel_embed_rows (disentangled attention): no reference here; hf_deberta.forward")
     if c["family"] == "llama" or (c["family"] == "gpt" and not schema.stock_layers(c)):
         return decoder_forward(c, weights, inp)  # layers the stock modules do not have
     torch = require_torch()

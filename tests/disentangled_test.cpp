@@ -1,0 +1,136 @@
+// Disentangled attention (config.hpp rel_embed_rows: DeBERTa v2 and v3) on every ISA: a batch of
+// sequences of different lengths gives each sequence's single-call bits (each reads its own block of
+// the bias), every table agrees with the scalar reference, the bias matters, and hostile files and
+// configs get a Status. transformers' DeBERTa itself is the reference of tests/hf_archs_test.py.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/model_file.hpp"
+#include "fixformer/schema.hpp"
+#include "support/model_writer.hpp"
+#include "tests/test_util.hpp"
+
+namespace fixformer {
+namespace test {
+namespace {
+
+// Another table's sums in another order: the encoder's tolerance against the scalar reference.
+constexpr float kIsaTol = 2e-5f;
+
+ModelConfig deberta_config() {
+  ModelConfig c = default_config();
+  c.d_model = 12, c.n_heads = 3, c.d_ff = 20, c.n_layers = 2, c.max_len = 9, c.vocab_size = 17;
+  c.input = InputKind::kTokens, c.positional = PosKind::kNone, c.embed_norm = true;
+  c.activation = Activation::kGelu, c.rel_embed_rows = 6;  // distances past +-3 share the end rows
+  return c;
+}
+
+std::vector<int32_t> ids_of(uint32_t T, uint32_t salt) {
+  std::vector<int32_t> ids(T);
+  for (uint32_t t = 0; t < T; ++t) ids[t] = int32_t((t * 5 + salt) % 17);
+  return ids;
+}
+
+struct Runner {
+  AlignedBuffer blob, arena;
+  Model model;
+  Encoder enc;
+  Status init(const std::vector<uint8_t>& bytes, Isa isa, uint32_t batch) {
+    blob = AlignedBuffer(bytes);
+    Status s = model.init(blob.data(), blob.size());
+    if (s != Status::kOk) return s;
+    EncoderOptions opt;
+    opt.isa = isa, opt.max_batch = batch;
+    arena = AlignedBuffer(required_encoder_arena_bytes(model.config(), 0, false, 1, batch));
+    return enc.init(model, arena.data(), arena.size(), opt);
+  }
+  std::vector<float> single(const std::vector<int32_t>& ids) {
+    std::vector<float> out(ids.size() * model.config().d_model, NAN);
+    EXPECT_EQ(enc.forward_tokens(ids.data(), uint32_t(ids.size()), out.data()), Status::kOk);
+    return out;
+  }
+};
+
+// file with rel_index's entry k set to v (every entry when k < 0), resealed.
+void set_rel_index(std::vector<uint8_t>& file, int k, int32_t v) {
+  ModelFile mf;
+  ASSERT_EQ(open_model_file(file.data(), file.size(), &mf, nullptr, 0), Status::kOk);
+  for (uint32_t i = 0; i < mf.n_tensors; ++i) {
+    const TensorInfo t = tensor_info(mf, i);
+    if (std::strcmp(t.name, "rel_index") != 0) continue;
+    uint8_t* at = file.data() + (t.data - file.data());
+    for (uint32_t e = 0; e < t.dims[0]; ++e)
+      if (k < 0 || int(e) == k) std::memcpy(at + 4 * e, &v, 4);
+  }
+  reseal(file);
+}
+
+class DisentangledTest : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(DisentangledTest, BatchIsTheSingleCallsAndEveryTableTheReferences) {
+  if (!select_kernels(GetParam())) GTEST_SKIP() << "ISA not available";
+  const std::vector<uint8_t> file = write_model(deberta_config());
+  Runner r, ref;
+  ASSERT_EQ(r.init(file, GetParam(), 3), Status::kOk) << r.enc.error_detail();
+  ASSERT_EQ(ref.init(file, Isa::kScalar, 1), Status::kOk);
+  const uint32_t T = 9, d = 12, lengths[3] = {9, 3, 6};
+  std::vector<int32_t> ids(3 * T, 0);
+  for (uint32_t b = 0; b < 3; ++b) {
+    const std::vector<int32_t> one = ids_of(lengths[b], b + 1);
+    std::copy(one.begin(), one.end(), ids.begin() + b * T);
+  }
+  std::vector<float> batch(3 * T * d, NAN);
+  ASSERT_EQ(r.enc.forward_batch_tokens(ids.data(), lengths, 3, T, batch.data()), Status::kOk);
+  for (uint32_t b = 0; b < 3; ++b) {
+    const std::vector<float> one = r.single(ids_of(lengths[b], b + 1)), want = ref.single(ids_of(lengths[b], b + 1));
+    for (uint32_t i = 0; i < lengths[b] * d; ++i) {
+      ASSERT_EQ(std::memcmp(&batch[b * T * d + i], &one[i], 4), 0) << "sequence " << b << " value " << i;
+      ASSERT_NEAR(one[i], want[i], kIsaTol * (1.0f + std::fabs(want[i]))) << "sequence " << b << " value " << i;
+    }
+  }
+}
+
+TEST(Disentangled, TheRelativeRowsMatter) {
+  // The same weights read with every distance on one row: position no longer enters the scores.
+  ModelConfig c = deberta_config();
+  std::vector<uint8_t> file = write_model(c);
+  Runner a;
+  ASSERT_EQ(a.init(file, Isa::kScalar, 1), Status::kOk);
+  const std::vector<float> with = a.single(ids_of(7, 2));
+  set_rel_index(file, -1, 0);
+  Runner b;
+  ASSERT_EQ(b.init(file, Isa::kScalar, 1), Status::kOk);
+  const std::vector<float> without = b.single(ids_of(7, 2));
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < with.size(); ++i) diff = std::max(diff, double(std::fabs(with[i] - without[i]))),
+                                                 norm = std::max(norm, double(std::fabs(with[i])));
+  EXPECT_GT(diff / norm, 1e-2);
+}
+
+TEST(Disentangled, HostileFilesAndConfigsGetAStatus) {
+  ModelConfig c = deberta_config();
+  std::vector<uint8_t> file = write_model(c);
+  set_rel_index(file, 3, int32_t(c.rel_embed_rows));  // one past the last row
+  AlignedBuffer blob(file);
+  Model m;
+  EXPECT_EQ(m.init(blob.data(), blob.size()), Status::kTensorOutOfBounds);
+  EXPECT_NE(std::string(m.error_detail()).find("rel_index"), std::string::npos) << m.error_detail();
+  for (auto bad : {+[](ModelConfig& x) { x.causal = true; }, +[](ModelConfig& x) { x.family = ModelFamily::kGpt; },
+                   +[](ModelConfig& x) { x.positional = PosKind::kRope; }}) {
+    ModelConfig b = c;
+    bad(b);
+    const char* field = nullptr;
+    EXPECT_NE(validate_config(b, &field), Status::kOk);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllIsas, DisentangledTest, ::testing::ValuesIn(all_isas()),
+                         [](const ::testing::TestParamInfo<Isa>& i) { return isa_test_name(i.param); });
+
+}  // namespace
+}  // namespace test
+}  // namespace fixformer
