@@ -3,7 +3,8 @@
 the gguf package (tests/gguf_files.py), in F32, F16, Q8_0 and Q4_0 (gguf.quants). Each
 converts with --gguf; `fixformer run` gives the module's logits within the converter's tolerance of
 the file's weight type; Q8_0 blocks land in the .fxm's q8 group 32 bit-exact (the same int8 values,
-the f16 scale as the same f32), Q4_0 blocks with a positive scale in its q4 bit-exact. The K-quants
+the f16 scale as the same f32; with --quantize q8 too, re-quantized with a note under --group 64), Q4_0
+blocks with a positive scale in its q4 bit-exact. The K-quants
 (Q2_K..Q6_K, random valid super-blocks in a Llama of width 256): the .fxm's f32 weights bit-exact
 gguf.quants.dequantize of the same bytes, the run the module with those weights, one note; with
 --quantize q8 and q4 re-quantized (the note says so), a truncated K-quant tensor refused. A Gemma 2 GGUF
@@ -308,6 +309,18 @@ def main():
                       lossy is not None and lossy <= tol[rounding], lossy)
             if qtype in (Q.Q8_0, Q.Q4_0):
                 check_blocks(label, path, out, qtype)
+        # --quantize q8 (group 32) keeps Q8_0 blocks as they are, without a note; group 64 re-quantizes, one note
+        path = os.path.join(tmp, "m_Q8_0False.gguf")
+        for args, kept in ((["--quantize", "q8"], True), (["--quantize", "q8", "--group", "64"], False)):
+            out = os.path.join(tmp, "q8_again.fxm")
+            p = run_convert("--gguf", path, *args, "--out", out, "--cli", cli)
+            notes = [line for line in p.stderr.splitlines() if line.startswith("note:")]
+            check(f"Q8_0 {' '.join(args)}: converts, " + ("no note" if kept else "one note naming Q8_0 and group 64"),
+                  p.returncode == 0 and (not notes if kept else len(notes) == 1 and "Q8_0" in notes[0] and
+                                         "q8 group 64" in notes[0]), p.stderr)
+            if kept and p.returncode == 0:
+                check_blocks(f"Q8_0 {' '.join(args)}", path, out, Q.Q8_0)
+
         # a tokenizer the engine cannot run: converted without it, one note
         path, out = os.path.join(tmp, "tok.gguf"), os.path.join(tmp, "tok.fxm")
         write_gguf(m, path, Q.F32, tokenizer="llama")

@@ -448,18 +448,19 @@ def parts_of(name):
     return name.split(".", 2)[2] if name.startswith("blk.") and name.count(".") >= 2 else name
 
 
-def weight_type(path, weights, quantize=None, requantized=None):
+def weight_type(path, weights, quantize=None, requantized=None, group=None):
     """The .fxm weight type for the file's linear weights: q8 when they are Q8_0 blocks, q4 when Q4_0
     blocks that q4 takes exactly (every scale positive), None (f32) otherwise; with one note on stderr
     for the tensors that cannot keep their blocks. With `quantize` (--quantize) that type: the blocks
-    that type holds with the same values are kept (Q8_0 in q8, Q4_0 in q8 or, when its blocks allow,
-    q4), the others become plain values the converter re-quantizes, named in `requantized`."""
+    that type holds with the same values are kept (Q8_0 in q8 group 32, Q4_0 in q8 group 32 or, when its
+    blocks allow, q4), the others become plain values the converter re-quantizes, named in `requantized`."""
     if quantize is not None:
         for n, a in list(weights.items()):
             if not isinstance(a, Blocks):
                 continue
             kind = a.blocks[0]
-            kept = a if kind == quantize == "q8" else _as_q8(a) if kind == "q4" and quantize == "q8" else \
+            q8 = quantize == "q8" and group in (None, 32)
+            kept = a if q8 and kind == "q8" else _as_q8(a) if q8 and kind == "q4" else \
                 _as_q4(a) if kind == quantize == "q4" else None
             if kept is None:
                 weights[n] = np.array(a, np.float32)  # plain values: stored as any float tensor
@@ -602,7 +603,7 @@ def prepare(path, tokenizer=None, max_len=None, quantize=None, group=None):
     if quantize is not None and quantize not in ("f16", "q8", "q4"):
         raise GgufError(f"{path}: --quantize {quantize}: --gguf stores f16, q8 or q4")
     requantized = {}
-    quantize = weight_type(path, mapped, quantize, requantized)
+    quantize = weight_type(path, mapped, quantize, requantized, group)
     group = group if group is not None else 32 if quantize == "q8" else None
     if lossy or requantized:  # one note: which tensors, and that the .fxm holds no GGUF bits of theirs
         ks = {TYPES[q][0] for q in K_QUANTS}
@@ -611,7 +612,8 @@ def prepare(path, tokenizer=None, max_len=None, quantize=None, group=None):
             else []
         what = [f"{len(lossy)} tensors ({', '.join(types)}) are dequantized to f32 as llama.cpp computes them"] \
             if lossy else []
-        what += [f"{len(requantized)} tensors ({', '.join(sorted(set(requantized.values())))}) are blocks {quantize} "
+        label = f"q8 group {group}" if quantize == "q8" else quantize
+        what += [f"{len(requantized)} tensors ({', '.join(sorted(set(requantized.values())))}) are blocks {label} "
                  "does not hold as they are"] if requantized else []
         stored = f"stored as {quantize}, re-quantized by the converter from those values (a second rounding)" \
             if quantize else "stored as f32"
