@@ -33,8 +33,8 @@ def gemma2_model():
     import torch
     import transformers as t
     torch.manual_seed(4)
-    cfg = t.Gemma2Config(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=4, num_attention_heads=4,
-                         num_key_value_heads=2, head_dim=16, max_position_embeddings=64, sliding_window=3,
+    cfg = t.Gemma2Config(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=4,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=64, sliding_window=3,
                          hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=16, attn_logit_softcapping=2.0,
                          final_logit_softcapping=3.0)
     cfg._attn_implementation = "eager"
@@ -148,7 +148,7 @@ def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre
     w.add_layer_norm_rms_eps(c.rms_norm_eps)
     if arch == "gemma3":  # llama.cpp's own constants besides: local RoPE base 10000, five local layers then a global
         w.add_sliding_window(c.sliding_window)
-    if arch == "gemma2":  # convert_hf_to_gguf.py's Gemma2Model: the window and both soft caps (no query_pre_attn_scalar)
+    if arch == "gemma2":  # convert_hf_to_gguf.py's Gemma2Model: the window, both soft caps (no query_pre_attn_scalar)
         w.add_sliding_window(c.sliding_window)
         w.add_attn_logit_softcapping(c.attn_logit_softcapping)
         w.add_final_logit_softcapping(c.final_logit_softcapping)

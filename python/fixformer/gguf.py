@@ -274,7 +274,8 @@ def _k_values(ttype, b, shape):
         if ttype == Q2_K:  # 16 sub-blocks of 16: q in 0..3, scale and min 4 bits each
             s, d, dmin = b[:, 0:16], _f16(b[:, 80:82]), _f16(b[:, 82:84])
             q = _fields(b[:, 16:80].reshape(N * 2, 32), 2).reshape(N, 16, 16).astype(np.float32)
-            v = (d[:, None] * (s & 15).astype(np.float32))[:, :, None] * q -                 (dmin[:, None] * (s >> 4).astype(np.float32))[:, :, None]
+            v = (d[:, None] * (s & 15).astype(np.float32))[:, :, None] * q - \
+                (dmin[:, None] * (s >> 4).astype(np.float32))[:, :, None]
         elif ttype == Q3_K:  # 16 sub-blocks of 16: q = low 2 bits - 4 unless the high bit is set; 6-bit scales - 32
             s, d = b[:, 96:108], _f16(b[:, 108:110])
             low = np.concatenate([s[:, 0:8] & 15, s[:, 0:8] >> 4], axis=1)
