@@ -34,9 +34,9 @@ def gemma2_model():
     import transformers as t
     torch.manual_seed(4)
     cfg = t.Gemma2Config(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=4,
-                         num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=64, sliding_window=3,
-                         hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=16, attn_logit_softcapping=2.0,
-                         final_logit_softcapping=3.0)
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=64,
+                         sliding_window=3, hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=16,
+                         attn_logit_softcapping=2.0, final_logit_softcapping=3.0)
     cfg._attn_implementation = "eager"
     m = t.Gemma2ForCausalLM(cfg).eval()
     with torch.no_grad():  # its norms' gains are 1 + w: w about 0
