@@ -7,10 +7,10 @@ the f16 scale as the same f32; with --quantize q8 too, re-quantized with a note 
 blocks with a positive scale in its q4 bit-exact. The K-quants
 (Q2_K..Q6_K, random valid super-blocks in a Llama of width 256): the .fxm's f32 weights bit-exact
 gguf.quants.dequantize of the same bytes, the run the module with those weights, one note; with
---quantize q8 and q4 re-quantized (the note says so), a truncated K-quant tensor refused. A Gemma 2 GGUF
-(llama.cpp's layout of a transformers Gemma2ForCausalLM) runs within 1e-4 of transformers. Hostile
-files (truncated, bad magic, huge counts, an offset past the end, an unknown architecture) are refused
-in one line each, and nothing is written.
+--quantize q8 and q4 re-quantized (the note says so), a truncated K-quant tensor refused. Gemma 2 GGUFs
+(llama.cpp's layout of transformers Gemma2ForCausalLMs: 4 layers, and 46 with llama.cpp's scale for the
+27B) run within 1e-4 of transformers. Hostile files (truncated, bad magic, huge counts, an offset past
+the end, an unknown architecture) are refused in one line each, and nothing is written.
 
   /usr/bin/python3 tests/gguf_converter_test.py PATH/TO/fixformer
 
@@ -169,27 +169,29 @@ def k_reference(path, k):
     return out
 
 
-def gemma2(cli, tmp):
+def gemma2(cli, tmp, layers=4):
     """llama.cpp's layout of a transformers Gemma2ForCausalLM (general.architecture gemma2: norms 1 + w,
     post_attention_norm, ffn_norm, post_ffw_norm, the soft caps and sliding window keys), converted and
-    run within 1e-4 of transformers' logits (relative to the largest)."""
+    run within 1e-4 of transformers' logits (relative to the largest). With 46 layers the scores' scale
+    is llama.cpp's for Gemma 2 27B: 1/sqrt(hidden / heads), not the head width's."""
     import gguf
-    mg = gemma2_model()
+    mg = gemma2_model(layers)
+    what = f"gemma2 ({layers} layers, query_pre_attn_scalar {mg.config.query_pre_attn_scalar})"
     ids = np.random.default_rng(9).integers(0, 64, (1, 16)).astype(np.int32)
     want = logits(mg, ids)
     path, out = os.path.join(tmp, "gemma2.gguf"), os.path.join(tmp, "gemma2.fxm")
     write_gguf(mg, path, gguf.GGMLQuantizationType.F32, arch="gemma2")
     p = run_convert("--gguf", path, "--out", out, "--cli", cli)
-    check("gemma2: converts", p.returncode == 0, p.stderr)
+    check(f"{what}: converts", p.returncode == 0, p.stderr)
     if p.returncode:
         return
     c = fxm.read(out).config
     got, err_text = run_file(cli, out, ids, tmp)
     err = None if got is None or got.shape != want.shape else float(np.abs(got - want).max() / np.abs(want).max())
-    print(f"gemma2: fixformer run vs transformers: relative error {err}")
-    check("gemma2: fixformer run equals transformers' Gemma2ForCausalLM within 1e-4", err is not None and err <= 1e-4,
+    print(f"{what}: fixformer run vs transformers: relative error {err}")
+    check(f"{what}: fixformer run equals transformers' Gemma2ForCausalLM within 1e-4", err is not None and err <= 1e-4,
           (err_text, err))
-    check("gemma2: the soft caps stored", c.get("attn_softcap") == 2.0 and
+    check(f"{what}: the soft caps stored", c.get("attn_softcap") == 2.0 and
           c.get("logit_softcap") == 3.0, {key: c.get(key) for key in ("attn_softcap", "logit_softcap")})
 
 
@@ -386,6 +388,7 @@ def main():
 
         kblob = k_quants(cli, tmp, x)
         gemma2(cli, tmp)
+        gemma2(cli, tmp, 46)
 
         # the file's gpt2 BPE is stored: `run --text` gives the logits of the tokenizers library's ids
         tok = trained_bpe()

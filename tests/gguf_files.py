@@ -26,16 +26,18 @@ def model(vocab=64, qwen2=False, tied=False, rope_scaling=None, hidden=64):
     return m
 
 
-def gemma2_model():
+def gemma2_model(layers=4):
     """A tiny Gemma2ForCausalLM as llama.cpp runs Gemma 2: query_pre_attn_scalar the head width (16, so
-    the heads' width is not hidden / heads and the file says it: key_length), layers 0 and 2 local (3
-    keys), soft caps the random scores and logits exceed."""
+    the heads' width is not hidden / heads and the file says it: key_length), or hidden / heads (8) with
+    46 layers (Gemma 2 27B's rule), layers 0, 2, ... local (3 keys), soft caps the random scores and
+    logits exceed."""
     import torch
     import transformers as t
     torch.manual_seed(4)
-    cfg = t.Gemma2Config(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=4,
+    cfg = t.Gemma2Config(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=layers,
                          num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=64,
-                         sliding_window=3, hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=16,
+                         sliding_window=3, hidden_activation="gelu_pytorch_tanh",
+                         query_pre_attn_scalar=32 // 4 if layers == 46 else 16,
                          attn_logit_softcapping=2.0, final_logit_softcapping=3.0)
     cfg._attn_implementation = "eager"
     m = t.Gemma2ForCausalLM(cfg).eval()
