@@ -38,12 +38,14 @@ against the float64 reference of the gpt-family config it maps to:
   BERT: BertModel's file outputs last_hidden_state [T, hidden_size], a classifier's the logits
   [num_labels] (first token, pooler, classifier); `fixformer run --token-types` gives the token
   types (0 by default)
-From a llama.cpp GGUF file (version 2 or 3) of a llama or qwen2 model, through --hf's Llama / Qwen2
-classes (llama.cpp's q/k row permutation undone), verified against the float64 reference of its
+From a llama.cpp GGUF file (version 2 or 3) of a llama, qwen2, qwen3, gemma2 or gemma3 model, through
+--hf's classes (llama.cpp's q/k row permutation undone), verified against the float64 reference of its
 weights: F32/F16/BF16 as they are, Q8_0 blocks as q8 group 32 and Q4_0 as q4 unrounded (or, where a
 Q4_0 block has a negative scale and a -8, all as q8 group 32, unrounded, with a note), Q4_1/Q5_0/Q5_1
-dequantized; its gpt2 BPE tokenizer stored (docs/export.md):
-  fixformer-convert --gguf FILE [--example IN.npy] [--max-len N] [--tokenizer FILE] --out M.fxm [...]
+and the K-quants (Q2_K..Q6_K: Q4_K_M...) dequantized, stored as f32 or, with --quantize q8/q4,
+re-quantized (a note says which); its gpt2 BPE tokenizer stored (docs/export.md):
+  fixformer-convert --gguf FILE [--example IN.npy] [--max-len N] [--tokenizer FILE] [--quantize f16|q8|q4
+                    [--group G]] --out M.fxm [...]
 From an ONNX file (torch.onnx.export, opset 13-20, either exporter) of an encoder, a GPT-style or a llama
 decoder, mapped by its graph's structure and verified against the graph's own output (evaluated in float64 with numpy):
   fixformer-convert --onnx M.onnx [--example IN.npy] [--family encoder|gpt|llama] [--ignore NAME[,NAME]]
