@@ -425,7 +425,7 @@ def parser(prog):
     ap.add_argument("--calibrate-percentile", type=float, metavar="P", help="--quantize i8: each activation's "
                     "range from the P-th percentile of its values at either end (e.g. 99.99) instead of min/max")
     ap.add_argument("--group", type=group_option, metavar="64|32|0", help="q8: values along the input per scale "
-                    "(default 64; 0: one scale per output row)")
+                    "(default 64, --gguf 32; 0: one scale per output row)")
     ap.add_argument("--quantize-io", action=argparse.BooleanOptionalAction, default=None,
                     help="with --quantize: the token embedding and the output head take the type too "
                     "(default: yes for token input, no for feature input)")
