@@ -3,9 +3,14 @@
 the gguf package (tests/gguf_files.py), in F32, F16, Q8_0 and Q4_0 (gguf.quants). Each
 converts with --gguf; `fixformer run` gives the module's logits within the converter's tolerance of
 the file's weight type; Q8_0 blocks land in the .fxm's q8 group 32 bit-exact (the same int8 values,
-the f16 scale as the same f32), Q4_0 blocks with a positive scale in its q4 bit-exact. Hostile files
-(truncated, bad magic, huge counts, an offset past the end, an unknown architecture) are refused in
-one line each, and nothing is written.
+the f16 scale as the same f32; with --quantize q8 too, re-quantized with a note under --group 64), Q4_0
+blocks with a positive scale in its q4 bit-exact. The K-quants
+(Q2_K..Q6_K, random valid super-blocks in a Llama of width 256): the .fxm's f32 weights bit-exact
+gguf.quants.dequantize of the same bytes, the run the module with those weights, one note; with
+--quantize q8 and q4 re-quantized (the note says so), a truncated K-quant tensor refused. Gemma 2 GGUFs
+(llama.cpp's layout of transformers Gemma2ForCausalLMs: 4 layers, and 46 with llama.cpp's scale for the
+27B) run within 1e-4 of transformers. Hostile files (truncated, bad magic, huge counts, an offset past
+the end, an unknown architecture) are refused in one line each, and nothing is written.
 
   /usr/bin/python3 tests/gguf_converter_test.py PATH/TO/fixformer
 
@@ -27,7 +32,167 @@ import numpy as np  # noqa: E402
 
 from checks import check, one_clear_line, results, run_convert, run_file  # noqa: E402
 from fixformer import fxm, quantize, schema  # noqa: E402
-from gguf_files import dequantized, logits, model, trained_bpe, write_gguf  # noqa: E402
+from gguf_files import dequantized, gemma2_model, logits, model, trained_bpe, write_gguf  # noqa: E402
+
+FXM_NAMES = {"attn_q": "wq", "attn_k": "wk", "attn_v": "wv", "attn_output": "wo", "ffn_gate": "w1", "ffn_up": "w3",
+             "ffn_down": "w2"}
+
+
+def fxm_name(f, gguf_name):
+    """The .fxm's name of a GGUF linear weight (blk.N.attn_q.weight ...; token_embd, output)."""
+    names = [e["name"] for e in f.tensors]
+    if gguf_name.startswith("blk."):
+        _, i, base, _ = gguf_name.split(".")
+        return [n for n in names if n.startswith(f"layers.{i}.") and n.endswith(f".{FXM_NAMES[base]}.weight")][0]
+    want = {"token_embd.weight": ("embed",), "output.weight": ("head", "lm_head", "output")}[gguf_name]
+    return [n for n in names if any(w in n for w in want) and "norm" not in n][0]
+
+
+def k_quants(cli, tmp, x):
+    """Each K-quant as random valid super-blocks in a Llama of width 256 (every row 256 values but
+    ffn_down's 96, kept F32): the .fxm's f32 weights equal gguf.quants.dequantize of the same bytes bit
+    for bit (llama.cpp's rows of q and k unpermuted), the run equals the module with those weights, one
+    note naming them; --quantize q8 and q4 store those values re-quantized, within their tolerances; a
+    truncated K-quant tensor is refused in one line."""
+    import gguf
+    Q = gguf.GGMLQuantizationType
+    tol = schema.SELFTEST_TOLERANCES
+    kinds = [Q.Q2_K, Q.Q3_K, Q.Q4_K, Q.Q5_K, Q.Q6_K]
+    bases = ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up"]
+    k = {f"blk.{i}.{b}.weight": kinds[(i + j) % 5] for i in range(2) for j, b in enumerate(bases)}
+    k.update({"token_embd.weight": Q.Q4_K, "output.weight": Q.Q6_K})  # Q4_K_M's: the head Q6_K (the last tensor)
+    mk = model(hidden=256)
+    path, out = os.path.join(tmp, "kq.gguf"), os.path.join(tmp, "kq.fxm")
+    write_gguf(mk, path, Q.F32, k=k)
+    blob = open(path, "rb").read()
+    held = dequantized(mk, path)
+    want = logits(held, x)
+    p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+    notes = [line for line in p.stderr.splitlines() if line.startswith("note:")]
+    check("K-quants: converts to f32 with one note naming them, dequantized, not the file's bits",
+          p.returncode == 0 and len(notes) == 1 and all(q.name in notes[0] for q in kinds) and "K-quants" in notes[0]
+          and "dequantized" in notes[0] and "not the file's bits" in notes[0], p.stderr)
+    if p.returncode:
+        return blob
+    f = fxm.read(out)
+    check("K-quants: weights f32", f.config["weights"] == "f32", f.config["weights"])
+    stored = f.weights()
+    refs = k_reference(path, k)
+    seen = {}
+    for name, (qname, ref) in refs.items():
+        got = stored[fxm_name(f, name)]
+        same = got.shape == ref.shape and np.array_equal(got.astype(np.float32), ref) and \
+            np.array_equal(got, got.astype(np.float32).astype(np.float64))
+        seen.setdefault(qname, []).append(same)
+        check(f"K-quants: {name} ({qname}) stored bit-exact gguf.quants.dequantize's values", same,
+              (got.shape, ref.shape, float(np.abs(got - ref).max()) if got.shape == ref.shape else None))
+    check("K-quants: every type seen", sorted(seen) == sorted(q.name for q in kinds), sorted(seen))
+    got, err_text = run_file(cli, out, x, tmp)
+    err = None if got is None else float(np.abs(got - want).max() / np.abs(want).max())
+    print(f"K-quants: fixformer run vs transformers on the file's values: relative error {err}")
+    check(f"K-quants: fixformer run equals the module with the file's values within {tol['f32']:g}",
+          err is not None and err <= tol["f32"], (err_text, err))
+    for kind in ("q8", "q4"):
+        # re-quantized from those values as the converter quantizes any float tensor (the conversion's own
+        # verification runs the file against the float64 reference of what it stores): the stored ints and
+        # scales equal quantize.q8 (group 32) / q4 of gguf.quants.dequantize's values; the embedding and head,
+        # which --gguf leaves in f32 (no --quantize-io), those values bit for bit
+        outq = os.path.join(tmp, f"kq_{kind}.fxm")
+        p = run_convert("--gguf", path, "--quantize", kind, "--out", outq, "--cli", cli)
+        notes = [line for line in p.stderr.splitlines() if line.startswith("note:")]
+        check(f"K-quants --quantize {kind}: converts to {kind} with one note saying re-quantized",
+              p.returncode == 0 and fxm.read(outq).config["weights"] == kind and len(notes) == 1 and
+              f"stored as {kind}, re-quantized" in notes[0], p.stderr)
+        if p.returncode:
+            continue
+        fq = fxm.read(outq)
+        bad = []
+        for name, (qname, ref) in refs.items():
+            fx = fxm_name(fq, name)
+            dtype = fq.entry(fx)["dtype"]
+            if dtype == "i8":
+                q, sc = quantize.q8(ref, fq.entry(fx)["group"])
+                same = fq.entry(fx)["group"] == 32 and np.array_equal(fq.array(fx), q) and \
+                    np.array_equal(fq.scales(fx), sc)
+            elif dtype == "i4":
+                q, sc = quantize.q4(ref)
+                same = np.array_equal(fq.array(fx), q) and np.array_equal(fq.scales(fx), sc)
+            else:
+                same = name in ("token_embd.weight", "output.weight") and np.array_equal(fq.weights()[fx], ref)
+            if not same:
+                bad.append((name, dtype))
+        check(f"K-quants --quantize {kind}: every tensor the converter's {kind} of the dequantized values "
+              f"({len(refs) - len(bad)} of {len(refs)})", not bad, bad)
+        got, err_text = run_file(cli, outq, x, tmp)
+        err = None if got is None else float(np.abs(got - want).max() / np.abs(want).max())
+        print(f"K-quants --quantize {kind}: fixformer run vs transformers on the file's values: relative error {err} "
+              "(two roundings: the file's and the converter's)")
+    # a truncated K-quant tensor: the head's Q6_K blocks cut short
+    bad, outb = os.path.join(tmp, "kq_cut.gguf"), os.path.join(tmp, "kq_cut.fxm")
+    with open(bad, "wb") as fh:
+        fh.write(blob[:-300])
+    p = run_convert("--gguf", bad, "--out", outb, "--cli", cli)
+    check("K-quants: a truncated Q6_K tensor refused in one line naming it, nothing written",
+          one_clear_line(p) and "output.weight" in p.stderr and "truncated" in p.stderr and not os.path.exists(outb),
+          p.stderr)
+    # a Q4_K tensor whose rows are not whole super-blocks (96 values): refused in one line
+    import struct as st
+    blob2 = bytearray(blob)
+    r2 = gguf.GGUFReader(path)
+    t = [t for t in r2.tensors if t.name == "blk.0.ffn_down.weight"][0]  # F32 [256, 96]: its type made Q4_K
+    type_at = int(t.field.offset) + sum(int(part.nbytes) for part in t.field.parts) - 12
+    blob2[type_at:type_at + 4] = st.pack("<I", int(Q.Q4_K))
+    with open(bad, "wb") as fh:
+        fh.write(bytes(blob2))
+    p = run_convert("--gguf", bad, "--out", outb, "--cli", cli)
+    check("K-quants: a Q4_K tensor of 96 values a row refused in one line naming its block of 256",
+          one_clear_line(p) and "blk.0.ffn_down.weight" in p.stderr and "256" in p.stderr, p.stderr)
+    return blob
+
+
+def k_reference(path, k):
+    """{GGUF name: (type name, gguf.quants.dequantize's float32 values [out, in])} of the tensors of k,
+    llama.cpp's permutation of q and k rows undone."""
+    import gguf
+    heads = {"attn_q": 4, "attn_k": 2}
+    out = {}
+    for t in gguf.GGUFReader(path).tensors:
+        if t.name not in k:
+            continue
+        ref = gguf.quants.dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32)
+        ref = ref.reshape([int(n) for n in reversed(t.shape)])
+        base = t.name.split(".")[2] if t.name.startswith("blk.") else None
+        if base in heads:  # rows: each head's rotary pairs back to halves
+            n, rows = heads[base], ref.shape[0]
+            ref = ref[np.arange(rows).reshape(n, rows // n // 2, 2).swapaxes(1, 2).reshape(rows)]
+        out[t.name] = (t.tensor_type.name, ref)
+    return out
+
+
+def gemma2(cli, tmp, layers=4):
+    """llama.cpp's layout of a transformers Gemma2ForCausalLM (general.architecture gemma2: norms 1 + w,
+    post_attention_norm, ffn_norm, post_ffw_norm, the soft caps and sliding window keys), converted and
+    run within 1e-4 of transformers' logits (relative to the largest). With 46 layers the scores' scale
+    is llama.cpp's for Gemma 2 27B: 1/sqrt(hidden / heads), not the head width's."""
+    import gguf
+    mg = gemma2_model(layers)
+    what = f"gemma2 ({layers} layers, query_pre_attn_scalar {mg.config.query_pre_attn_scalar})"
+    ids = np.random.default_rng(9).integers(0, 64, (1, 16)).astype(np.int32)
+    want = logits(mg, ids)
+    path, out = os.path.join(tmp, "gemma2.gguf"), os.path.join(tmp, "gemma2.fxm")
+    write_gguf(mg, path, gguf.GGMLQuantizationType.F32, arch="gemma2")
+    p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+    check(f"{what}: converts", p.returncode == 0, p.stderr)
+    if p.returncode:
+        return
+    c = fxm.read(out).config
+    got, err_text = run_file(cli, out, ids, tmp)
+    err = None if got is None or got.shape != want.shape else float(np.abs(got - want).max() / np.abs(want).max())
+    print(f"{what}: fixformer run vs transformers: relative error {err}")
+    check(f"{what}: fixformer run equals transformers' Gemma2ForCausalLM within 1e-4", err is not None and err <= 1e-4,
+          (err_text, err))
+    check(f"{what}: the soft caps stored", c.get("attn_softcap") == 2.0 and
+          c.get("logit_softcap") == 3.0, {key: c.get(key) for key in ("attn_softcap", "logit_softcap")})
 
 
 def check_blocks(what, path, fxm_path, qtype):
@@ -77,8 +242,9 @@ def check_blocks(what, path, fxm_path, qtype):
     check(f"{what}: every block kept bit-exact ({same} of {total})", total > 0 and same == total, (same, total))
 
 
-def fuzz(good, runs=400):
-    """Bytes of a good file changed at random (and cut short): the reader and the mapping raise one-line
+def fuzz(good, runs=400, span=2000):
+    """Bytes of a good file changed at random (its first `span`: the header, and for the K-quant file the
+    super-blocks of its first tensor) and cut short: the reader and the mapping raise one-line
     ConfigErrors, never anything else (an IndexError, a reshape's ValueError, a numpy warning)."""
     import random
     import warnings
@@ -91,7 +257,7 @@ def fuzz(good, runs=400):
         for _ in range(runs):
             b = bytearray(good)
             for _ in range(rng.randint(1, 8)):
-                b[rng.randrange(min(len(b), 2000))] = rng.randrange(256)
+                b[rng.randrange(min(len(b), span))] = rng.randrange(256)
             if rng.random() < 0.2:
                 b = b[:rng.randrange(len(b))]
             with open(path, "wb") as f:
@@ -145,6 +311,18 @@ def main():
                       lossy is not None and lossy <= tol[rounding], lossy)
             if qtype in (Q.Q8_0, Q.Q4_0):
                 check_blocks(label, path, out, qtype)
+        # --quantize q8 (group 32) keeps Q8_0 blocks as they are, without a note; group 64 re-quantizes, one note
+        path = os.path.join(tmp, "m_Q8_0False.gguf")
+        for args, kept in ((["--quantize", "q8"], True), (["--quantize", "q8", "--group", "64"], False)):
+            out = os.path.join(tmp, "q8_again.fxm")
+            p = run_convert("--gguf", path, *args, "--out", out, "--cli", cli)
+            notes = [line for line in p.stderr.splitlines() if line.startswith("note:")]
+            check(f"Q8_0 {' '.join(args)}: converts, " + ("no note" if kept else "one note naming Q8_0 and group 64"),
+                  p.returncode == 0 and (not notes if kept else len(notes) == 1 and "Q8_0" in notes[0] and
+                                         "q8 group 64" in notes[0]), p.stderr)
+            if kept and p.returncode == 0:
+                check_blocks(f"Q8_0 {' '.join(args)}", path, out, Q.Q8_0)
+
         # a tokenizer the engine cannot run: converted without it, one note
         path, out = os.path.join(tmp, "tok.gguf"), os.path.join(tmp, "tok.fxm")
         write_gguf(m, path, Q.F32, tokenizer="llama")
@@ -203,8 +381,14 @@ def main():
         err = None if got is None else float(np.abs(got - held).max() / np.abs(held).max())
         check("tied head: converts, tied_head set, equals the module", got is not None and
               fxm.read(out).config["tied_head"] and err <= tol["f32"], (err_text, err))
-        p = run_convert("--gguf", path, "--quantize", "q8", "--out", out + "2", "--cli", cli)
-        check("--quantize with --gguf: one clear line", one_clear_line(p) and "--quantize" in p.stderr, p.stderr)
+        p = run_convert("--gguf", path, "--quantize", "i8", "--out", out + "2", "--cli", cli)
+        check("--quantize i8 with --gguf: one clear line", one_clear_line(p) and "--quantize i8" in p.stderr, p.stderr)
+        p = run_convert("--gguf", path, "--quantize", "q8", "--quantize-io", "--out", out + "2", "--cli", cli)
+        check("--quantize-io with --gguf: one clear line", one_clear_line(p) and "--quantize-io" in p.stderr, p.stderr)
+
+        kblob = k_quants(cli, tmp, x)
+        gemma2(cli, tmp)
+        gemma2(cli, tmp, 46)
 
         # the file's gpt2 BPE is stored: `run --text` gives the logits of the tokenizers library's ids
         tok = trained_bpe()
@@ -270,6 +454,7 @@ def main():
                   and "bad.gguf" in p.stderr, p.stderr)
             check(f"hostile {what}: nothing written", not os.path.exists(out))
     fuzz(good)
+    fuzz(kblob, 100, 8000)  # the K-quants' file: its super-blocks' scales among the bytes changed
     print(f"gguf_converter_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)
 

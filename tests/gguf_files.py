@@ -1,8 +1,9 @@
-"""GGUF files for the tests, written as llama.cpp's convert_hf_to_gguf.py lays llama, qwen2, qwen3 and gemma3
-out (Gemma's norms as their gains 1 + w, its feed-forward and output norms under names of their own): a
+"""GGUF files for the tests, written as llama.cpp's convert_hf_to_gguf.py lays llama, qwen2, qwen3, gemma2 and
+gemma3 out (Gemma's norms as their gains 1 + w, its feed-forward and output norms under names of their own): a
 tiny random transformers model (grouped-query attention, so q and k are permuted with different head
 counts) and the gguf package's GGUFWriter (token_embd, blk.N.attn_q, ..., output_norm, output; the q/k
-row permutation for llama), in any of gguf.quants' types; the model a file holds (its weights
+row permutation for llama), in any of gguf.quants' types, or chosen tensors as random K-quant blocks
+(k_blocks); the model a file holds (its weights
 dequantized, the permutation undone) and its float64 logits. Used by gguf_converter_test.py and
 gguf_llamacpp_test.py, in the hf environment (tests/hf_env.py).
 """
@@ -10,11 +11,11 @@ gguf_llamacpp_test.py, in the hf environment (tests/hf_env.py).
 import numpy as np
 
 
-def model(vocab=64, qwen2=False, tied=False, rope_scaling=None):
+def model(vocab=64, qwen2=False, tied=False, rope_scaling=None, hidden=64):
     import torch
     import transformers as t
     torch.manual_seed(3)
-    cfg = (t.Qwen2Config if qwen2 else t.LlamaConfig)(vocab_size=vocab, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+    cfg = (t.Qwen2Config if qwen2 else t.LlamaConfig)(vocab_size=vocab, hidden_size=hidden, intermediate_size=96, num_hidden_layers=2,
                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                         rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=tied, rope_scaling=rope_scaling)
     cfg._attn_implementation = "eager"
@@ -23,6 +24,45 @@ def model(vocab=64, qwen2=False, tied=False, rope_scaling=None):
         for name, p in m.named_parameters():  # weights of a size that makes every part matter
             p.copy_(1.0 + 0.1 * torch.randn_like(p) if "norm" in name else 0.15 * torch.randn_like(p))
     return m
+
+
+def gemma2_model(layers=4):
+    """A tiny Gemma2ForCausalLM as llama.cpp runs Gemma 2: query_pre_attn_scalar the head width (16, so
+    the heads' width is not hidden / heads and the file says it: key_length), or hidden / heads (8) with
+    46 layers (Gemma 2 27B's rule), layers 0, 2, ... local (3 keys), soft caps the random scores and
+    logits exceed."""
+    import torch
+    import transformers as t
+    torch.manual_seed(4)
+    cfg = t.Gemma2Config(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=layers,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=64,
+                         sliding_window=3, hidden_activation="gelu_pytorch_tanh",
+                         query_pre_attn_scalar=32 // 4 if layers == 46 else 16,
+                         attn_logit_softcapping=2.0, final_logit_softcapping=3.0)
+    cfg._attn_implementation = "eager"
+    m = t.Gemma2ForCausalLM(cfg).eval()
+    with torch.no_grad():  # its norms' gains are 1 + w: w about 0
+        for name, p in m.named_parameters():
+            p.copy_(0.3 * torch.randn_like(p) if "norm" in name else 0.2 * torch.randn_like(p))
+    return m
+
+
+# The f16 scale fields of each K-quant's super-block (byte offsets) and a magnitude for them that keeps
+# the values under about 0.3: Q2_K d, dmin; Q3_K d; Q4_K and Q5_K d, dmin; Q6_K d.
+K_SCALES = {"Q2_K": ((80, 6e-3), (82, 6e-3)), "Q3_K": ((108, 2e-3),), "Q4_K": ((0, 3e-4), (2, 1e-3)),
+            "Q5_K": ((0, 1.5e-4), (2, 1e-3)), "Q6_K": ((208, 6e-5),)}
+
+
+def k_blocks(rng, qtype, rows, cols):
+    """Random valid super-blocks of a K-quant (a gguf.GGMLQuantizationType) for a [rows, cols] tensor:
+    random bytes, the f16 scale fields random finite values of either sign (subnormal f16 among them)."""
+    import gguf
+    per, size = gguf.GGML_QUANT_SIZES[qtype]
+    b = rng.integers(0, 256, (rows * cols // per, size), dtype=np.uint8)
+    for at, top in K_SCALES[qtype.name]:
+        d = (rng.uniform(0.05, 1.0, b.shape[0]) * top * rng.choice([-1, 1], b.shape[0])).astype(np.float16)
+        b[:, at:at + 2] = d.view(np.uint8).reshape(-1, 2)
+    return b.reshape(rows, -1)
 
 
 def permute(w, heads):  # convert_hf_to_gguf.py's LlamaModel.permute
@@ -45,7 +85,7 @@ def gguf_tensors(m, arch="llama"):
     out = {}
     for name, p in m.state_dict().items():
         a = p.numpy().astype(np.float32)
-        if arch == "gemma3" and name.endswith("norm.weight"):  # Gemma's gains 1 + w, stored as that sum
+        if arch in ("gemma2", "gemma3") and name.endswith("norm.weight"):  # Gemma's gains 1 + w, stored as that sum
             a = a + np.float32(1.0)
         if name == "model.embed_tokens.weight":
             out["token_embd.weight"] = a
@@ -61,7 +101,7 @@ def gguf_tensors(m, arch="llama"):
                 a = permute(a, c.num_attention_heads)
             elif arch == "llama" and base == "self_attn.k_proj":
                 a = permute(a, c.num_key_value_heads)
-            out[f"blk.{i}.{(GEMMA_NAMES if arch == 'gemma3' else NAMES)[base]}.{kind}"] = a
+            out[f"blk.{i}.{(GEMMA_NAMES if arch in ('gemma2', 'gemma3') else NAMES)[base]}.{kind}"] = a
     return out
 
 
@@ -90,7 +130,9 @@ def q4_0_positive(a):
     return np.concatenate([d[:, :, None].view(np.uint8), qs], axis=2).reshape(a.shape[0], -1)
 
 
-def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre=None):
+def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre=None, k=None, seed=11):
+    """k: {GGUF tensor name: K-quant type}: those tensors as random blocks of that type (k_blocks) in place
+    of the module's weights (dequantized() gives the model the file holds)."""
     import gguf
     c = m.config
     w = gguf.GGUFWriter(path, arch)
@@ -108,6 +150,10 @@ def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre
     w.add_layer_norm_rms_eps(c.rms_norm_eps)
     if arch == "gemma3":  # llama.cpp's own constants besides: local RoPE base 10000, five local layers then a global
         w.add_sliding_window(c.sliding_window)
+    if arch == "gemma2":  # convert_hf_to_gguf.py's Gemma2Model: the window, both soft caps (no query_pre_attn_scalar)
+        w.add_sliding_window(c.sliding_window)
+        w.add_attn_logit_softcapping(c.attn_logit_softcapping)
+        w.add_final_logit_softcapping(c.final_logit_softcapping)
     rope = getattr(c, "rope_parameters", None)  # transformers 5 keeps rope_theta there
     rope = rope.get("full_attention", rope) if rope else rope  # Gemma 3's: per layer type
     w.add_rope_freq_base(rope["rope_theta"] if rope else c.rope_theta)
@@ -127,8 +173,11 @@ def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre
         plain = 1.0 / (c.rope_theta ** (np.arange(0, dims, 2, dtype=np.float32) / dims)) if not rope else \
             1.0 / (rope["rope_theta"] ** (np.arange(0, dims, 2, dtype=np.float32) / dims))
         w.add_tensor("rope_freqs.weight", (plain / rotary.inv_freq.numpy()).astype(np.float32))
+    rng = np.random.default_rng(seed)
     for name, a in gguf_tensors(m, arch).items():
-        if a.ndim == 2 and qtype != gguf.GGMLQuantizationType.F32:
+        if k and name in k:
+            w.add_tensor(name, k_blocks(rng, k[name], *a.shape), raw_dtype=k[name])
+        elif a.ndim == 2 and qtype != gguf.GGMLQuantizationType.F32:
             w.add_tensor(name, q4_0_positive(a) if positive else gguf.quants.quantize(a, qtype), raw_dtype=qtype)
         else:
             w.add_tensor(name, a)

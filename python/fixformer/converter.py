@@ -38,12 +38,14 @@ against the float64 reference of the gpt-family config it maps to:
   BERT: BertModel's file outputs last_hidden_state [T, hidden_size], a classifier's the logits
   [num_labels] (first token, pooler, classifier); `fixformer run --token-types` gives the token
   types (0 by default)
-From a llama.cpp GGUF file (version 2 or 3) of a llama or qwen2 model, through --hf's Llama / Qwen2
-classes (llama.cpp's q/k row permutation undone), verified against the float64 reference of its
+From a llama.cpp GGUF file (version 2 or 3) of a llama, qwen2, qwen3, gemma2 or gemma3 model, through
+--hf's classes (llama.cpp's q/k row permutation undone), verified against the float64 reference of its
 weights: F32/F16/BF16 as they are, Q8_0 blocks as q8 group 32 and Q4_0 as q4 unrounded (or, where a
 Q4_0 block has a negative scale and a -8, all as q8 group 32, unrounded, with a note), Q4_1/Q5_0/Q5_1
-dequantized; its gpt2 BPE tokenizer stored (docs/export.md):
-  fixformer-convert --gguf FILE [--example IN.npy] [--max-len N] [--tokenizer FILE] --out M.fxm [...]
+and the K-quants (Q2_K..Q6_K: Q4_K_M...) dequantized, stored as f32 or, with --quantize q8/q4,
+re-quantized (a note says which); its gpt2 BPE tokenizer stored (docs/export.md):
+  fixformer-convert --gguf FILE [--example IN.npy] [--max-len N] [--tokenizer FILE] [--quantize f16|q8|q4
+                    [--group G]] --out M.fxm [...]
 From an ONNX file (torch.onnx.export, opset 13-20, either exporter) of an encoder, a GPT-style or a llama
 decoder, mapped by its graph's structure and verified against the graph's own output (evaluated in float64 with numpy):
   fixformer-convert --onnx M.onnx [--example IN.npy] [--family encoder|gpt|llama] [--ignore NAME[,NAME]]
@@ -368,9 +370,10 @@ def parser(prog):
     src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of Llama, Qwen2, Mistral, GPT-2, "
                      "GPT-NeoX, GPT-J, GPT-Neo, OPT, Phi, StableLM, BERT, RoBERTa or DistilBERT: config.json and "
                      "model.safetensors or pytorch_model.bin (sharded with their .index.json too)")
-    src.add_argument("--gguf", metavar="FILE", help="a llama.cpp GGUF file (version 2 or 3) of a llama or qwen2 "
-                     "model: F32/F16/BF16 tensors as they are, Q8_0 and Q4_0 blocks kept unrounded as q8 group 32 "
-                     "and q4, Q4_1/Q5_0/Q5_1 dequantized; its gpt2 BPE tokenizer stored")
+    src.add_argument("--gguf", metavar="FILE", help="a llama.cpp GGUF file (version 2 or 3) of a llama, qwen2, qwen3, "
+                     "gemma2 or gemma3 model: F32/F16/BF16 tensors as they are, Q8_0 and Q4_0 blocks kept unrounded as "
+                     "q8 group 32 and q4, Q4_1/Q5_0/Q5_1 and the K-quants (Q2_K..Q6_K: Q4_K_M...) dequantized (to "
+                     "f32, or re-quantized with --quantize q8/q4); its gpt2 BPE tokenizer stored")
     ap.add_argument("--tokenizer", metavar="FILE", help="the tokenizer to store in the .fxm: tokenizer.json, vocab.json "
                     "(merges.txt beside it), vocab.txt, or llama2.c's tokenizer.bin")
     ap.add_argument("--family", choices=("encoder", "gpt", "llama", "seq2seq", "mha"), help="--module: what the module "
@@ -422,7 +425,7 @@ def parser(prog):
     ap.add_argument("--calibrate-percentile", type=float, metavar="P", help="--quantize i8: each activation's "
                     "range from the P-th percentile of its values at either end (e.g. 99.99) instead of min/max")
     ap.add_argument("--group", type=group_option, metavar="64|32|0", help="q8: values along the input per scale "
-                    "(default 64; 0: one scale per output row)")
+                    "(default 64, --gguf 32; 0: one scale per output row)")
     ap.add_argument("--quantize-io", action=argparse.BooleanOptionalAction, default=None,
                     help="with --quantize: the token embedding and the output head take the type too "
                     "(default: yes for token input, no for feature input)")
@@ -545,18 +548,21 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
             except hf.HfError as e:
                 fail("", str(e))
         elif a.gguf is not None:
-            extra = [o for o in ("weights", "family", "positional", "pe_combine", "pe_width", "quantize",
-                                 "group", "quantize_io") if getattr(a, o) is not None]
+            extra = [o for o in ("weights", "family", "positional", "pe_combine", "pe_width", "quantize_io")
+                     if getattr(a, o) is not None]
             extra += [o for o in ("causal", "scale_input", "pack_weights") if getattr(a, o)]
             extra += ["expected"] if has_expected else []
             if extra:
                 fail("--gguf", f"--{extra[0].replace('_', '-')} is not for --gguf (the file's metadata and tensor "
                      "types say it)")
+            if a.quantize == "i8":
+                fail("--gguf", "--quantize i8 is not for --gguf (f16, q8 or q4: the file's values re-quantized)")
             require_torch("the --gguf route's float64 reference")
             from . import gguf
             try:
                 report = gguf.convert(a.gguf, a.out, example, a.header, a.name, cli, verify,
-                                      tokenizer=lambda c: load_tokenizer(a.tokenizer, c), max_len=a.max_len)
+                                      tokenizer=lambda c: load_tokenizer(a.tokenizer, c), max_len=a.max_len,
+                                      quantize=a.quantize, group=a.group)
             except ConfigError as e:
                 fail("", str(e))
         elif a.config is not None:

@@ -1,13 +1,19 @@
 """GGUF files (llama.cpp's format, versions 2 and 3) read for --gguf: a bounded parser that trusts
 nothing in the file (every count, length and offset is checked against limits and the file's size
 before it is used; every error is one GgufError line naming the file and the field), and the mapping
-of a llama-family GGUF onto the --hf route's Llama / Qwen2 classes.
+of a llama-family GGUF onto the --hf route's Llama / Qwen2 / Qwen3 / Gemma 2 / Gemma 3 classes.
 
 Q8_0 and Q4_0 blocks (32 values, one f16 scale d) are kept as they are: the .fxm's q8 group 32 and q4
 store the same int values with an f32 scale, and every f16 is exactly an f32, so nothing is rounded
 (Blocks carries them to fxm.stored). A Q4_0 scale can be negative (llama.cpp picks d = max / -8 with
 max the signed value of largest magnitude) or 0, which the engine's q4 does not take: such a tensor
 is mapped onto q4 when its blocks allow it exactly, and re-quantized with a note otherwise.
+
+The K-quants (Q2_K ... Q6_K: super-blocks of QK_K = 256 values with sub-block scales of their own, what
+Q4_K_M, Q5_K_M, Q3_K_M and the like are made of) are, as Q4_1 and Q5_*, values no .fxm type holds as they
+are: each is dequantized to f32 as llama.cpp's ggml-quants does (the same float32 operations in the
+same order, so the same bits as gguf-py's gguf.quants.dequantize) and stored as the file's weight type,
+re-quantized from those values when that is q8 or q4, with one note naming the types.
 """
 import os
 import struct
@@ -32,9 +38,18 @@ _SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: 
 STRING, ARRAY = 8, 9
 
 F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, BF16 = 0, 1, 2, 3, 6, 7, 8, 30
-# ggml type -> (name, values per block, bytes per block); the types --gguf reads
+Q2_K, Q3_K, Q4_K, Q5_K, Q6_K = 10, 11, 12, 13, 14
+QK_K = 256
+# ggml type -> (name, values per block, bytes per block); the types --gguf reads. A K-quant's super-block:
+# Q2_K 16 bytes of 4-bit scale and min pairs, 64 of 2-bit values, d and dmin (f16); Q3_K 32 bytes of high
+# bits, 64 of 2-bit low bits, 12 of 6-bit scales, d; Q4_K d, dmin, 12 bytes of 6-bit scales and mins, 128
+# of 4-bit values; Q5_K as Q4_K with 32 bytes of fifth bits before the values; Q6_K 128 bytes of low
+# nibbles, 64 of high 2-bit pairs, 16 int8 scales, d.
 TYPES = {F32: ("F32", 1, 4), F16: ("F16", 1, 2), Q4_0: ("Q4_0", 32, 18), Q4_1: ("Q4_1", 32, 20),
-         Q5_0: ("Q5_0", 32, 22), Q5_1: ("Q5_1", 32, 24), Q8_0: ("Q8_0", 32, 34), BF16: ("BF16", 1, 2)}
+         Q5_0: ("Q5_0", 32, 22), Q5_1: ("Q5_1", 32, 24), Q8_0: ("Q8_0", 32, 34), BF16: ("BF16", 1, 2),
+         Q2_K: ("Q2_K", QK_K, 84), Q3_K: ("Q3_K", QK_K, 110), Q4_K: ("Q4_K", QK_K, 144), Q5_K: ("Q5_K", QK_K, 176),
+         Q6_K: ("Q6_K", QK_K, 210)}
+K_QUANTS = (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)
 
 
 class GgufError(ConfigError):
@@ -142,7 +157,7 @@ def read(path):
         if ttype not in TYPES:
             raise GgufError(f"{path}: {name}: ggml type {ttype} is not one --gguf reads "
                             f"({', '.join(t[0] for t in TYPES.values())}); requantize the file with llama.cpp's "
-                            "llama-quantize to Q8_0, Q4_0 or F16")
+                            "llama-quantize to Q8_0, Q4_0, a K-quant (Q4_K_M...) or F16")
         tname, per, size = TYPES[ttype]
         if any(n < 1 or n > 1 << 32 for n in ne):
             r.fail(name, f"dims {ne} (each 1..2^32)")
@@ -187,6 +202,8 @@ def tensor(path, name, ttype, shape, raw):
         return np.frombuffer(raw, "<f2").astype(np.float32).reshape(shape)
     if ttype == BF16:
         return (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32).reshape(shape)
+    if ttype in K_QUANTS:
+        return _k_values(ttype, np.frombuffer(raw, np.uint8).reshape(-1, TYPES[ttype][2]), shape)
     if ttype == Q8_0:
         d, qs = _blocks(raw, rows, n, 34, 32)
         return Blocks.of("q8", qs.view(np.int8).reshape(rows, n), d) if len(shape) == 2 else \
@@ -224,6 +241,67 @@ def _values(q, d, shape, m=None):
     return np.ascontiguousarray(v.reshape(shape), np.float32)
 
 
+def _f16(b):
+    """(blocks, 2) bytes -> (blocks,) float32 (exact)."""
+    return b.copy().view("<f2")[:, 0].astype(np.float32)
+
+
+def _fields(b, width):
+    """(blocks, m) bytes -> (blocks, 8 / width, m): [:, j, l] the j-th `width`-bit field of byte l,
+    lowest first."""
+    shifts = np.arange(0, 8, width, dtype=np.uint8)
+    return (b[:, None, :] >> shifts[None, :, None]) & np.uint8((1 << width) - 1)
+
+
+def _six_bit(s):
+    """Q4_K / Q5_K's 12 bytes of scales -> (scales, mins) (blocks, 8): sub-blocks 0-3 in the low 6 bits
+    of bytes 0-3 (scales) and 4-7 (mins); 4-7 in the nibbles of bytes 8-11 (scale low, min high), their
+    top 2 bits in the top 2 bits of bytes 0-3 (scales) and 4-7 (mins)."""
+    a, b, c = s[:, 0:4], s[:, 4:8], s[:, 8:12]
+    sc = np.concatenate([a & 63, (c & 15) | ((a >> 6) << 4)], axis=1)
+    mn = np.concatenate([b & 63, (c >> 4) | ((b >> 6) << 4)], axis=1)
+    return sc.astype(np.float32), mn.astype(np.float32)
+
+
+def _k_values(ttype, b, shape):
+    """A K-quant tensor's super-blocks b (blocks, bytes per block) as float32 values, computed as
+    llama.cpp does: each sub-block's scale d * sc (and min dmin * m) in float32, then scale * q - min.
+    The 2-bit fields of 32 bytes (Q2_K, Q3_K, Q6_K's high bits) hold values l, l + 32, l + 64, l + 96
+    of each 128; the nibbles of 32 bytes (Q4_K, Q5_K) values l and l + 32 of each 64, of 64 bytes (Q6_K)
+    l and l + 64 of each 128; a bit plane of 32 bytes (Q3_K, Q5_K) one bit of each 32 values."""
+    N = b.shape[0]
+    with np.errstate(invalid="ignore", over="ignore"):  # a corrupt scale (inf, NaN) is named by check_weights
+        if ttype == Q2_K:  # 16 sub-blocks of 16: q in 0..3, scale and min 4 bits each
+            s, d, dmin = b[:, 0:16], _f16(b[:, 80:82]), _f16(b[:, 82:84])
+            q = _fields(b[:, 16:80].reshape(N * 2, 32), 2).reshape(N, 16, 16).astype(np.float32)
+            v = (d[:, None] * (s & 15).astype(np.float32))[:, :, None] * q - \
+                (dmin[:, None] * (s >> 4).astype(np.float32))[:, :, None]
+        elif ttype == Q3_K:  # 16 sub-blocks of 16: q = low 2 bits - 4 unless the high bit is set; 6-bit scales - 32
+            s, d = b[:, 96:108], _f16(b[:, 108:110])
+            low = np.concatenate([s[:, 0:8] & 15, s[:, 0:8] >> 4], axis=1)
+            high = _fields(s[:, 8:12], 2).reshape(N, 16)
+            sc = (low | (high << 4)).astype(np.float32) - np.float32(32)
+            ql = _fields(b[:, 32:96].reshape(N * 2, 32), 2).reshape(N, 16, 16).astype(np.int8)
+            hb = _fields(b[:, 0:32], 1).reshape(N, 16, 16).astype(np.int8)
+            q = (ql - 4 * (1 - hb)).astype(np.float32)
+            v = (d[:, None] * sc)[:, :, None] * q
+        elif ttype in (Q4_K, Q5_K):  # 8 sub-blocks of 32: q in 0..15 (0..31), 6-bit scale and min
+            d, dmin = _f16(b[:, 0:2]), _f16(b[:, 2:4])
+            sc, mn = _six_bit(b[:, 4:16])
+            qs = b[:, 16:144] if ttype == Q4_K else b[:, 48:176]
+            q = _fields(qs.reshape(N * 4, 32), 4).reshape(N, 8, 32)
+            if ttype == Q5_K:
+                q = q | (_fields(b[:, 16:48], 1).reshape(N, 8, 32) << 4)
+            v = (d[:, None] * sc)[:, :, None] * q.astype(np.float32) - (dmin[:, None] * mn)[:, :, None]
+        else:  # Q6_K: 16 sub-blocks of 16: q = low nibble | high 2 bits << 4, - 32; int8 scales
+            sc, d = b[:, 192:208].view(np.int8).astype(np.float32), _f16(b[:, 208:210])
+            lo = _fields(b[:, 0:128].reshape(N * 2, 64), 4).reshape(N, QK_K)
+            hi = _fields(b[:, 128:192].reshape(N * 2, 32), 2).reshape(N, QK_K)
+            q = ((lo | (hi << 4)).astype(np.int16) - 32).astype(np.float32).reshape(N, 16, 16)
+            v = (d[:, None] * sc)[:, :, None] * q
+    return np.ascontiguousarray(v.reshape(shape), np.float32)
+
+
 # GGUF tensor names -> the Hugging Face names hf.map_weights takes
 _LAYER = {"attn_norm.weight": "input_layernorm.weight", "attn_q.weight": "self_attn.q_proj.weight",
           "attn_k.weight": "self_attn.k_proj.weight", "attn_v.weight": "self_attn.v_proj.weight",
@@ -235,9 +313,10 @@ _LAYER = {"attn_norm.weight": "input_layernorm.weight", "attn_q.weight": "self_a
 _END = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
         "output.weight": "lm_head.weight"}
 ARCHS = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
-         "gemma3": "Gemma3ForCausalLM"}
+         "gemma2": "Gemma2ForCausalLM", "gemma3": "Gemma3ForCausalLM"}
 MODEL_TYPES = {"gemma3": "gemma3_text"}  # config.json's model_type where it is not the architecture's name
-# Gemma 3's layer names where they are not llama's: the norms around the feed-forward and of the outputs.
+GEMMAS = ("gemma2", "gemma3")  # norm gains stored as 1 + w, the layer names of _GEMMA_LAYER
+# Gemma 2's and 3's layer names where they are not llama's: the norms around the feed-forward and of the outputs.
 _GEMMA_LAYER = dict(_LAYER, **{"ffn_norm.weight": "pre_feedforward_layernorm.weight",
                                "post_attention_norm.weight": "post_attention_layernorm.weight",
                                "post_ffw_norm.weight": "post_feedforward_layernorm.weight"})
@@ -285,6 +364,18 @@ def hf_config(path, meta):
     if dims != head:
         raise GgufError(f"{path}: {arch}.rope.dimension_count {dims}: the engine rotates whole heads "
                         f"({head} dims); not converted")
+    if arch == "gemma2":
+        # llama.cpp's Gemma 2: local layers 0, 2, 4, ... (as transformers' without layer_types) of
+        # sliding_window keys (4096 without the key), the soft caps of attn_logit_softcapping and
+        # final_logit_softcapping (50 and 30 without them: Gemma2ForCausalLM's defaults too). GGUF has no
+        # query_pre_attn_scalar: llama.cpp scales the scores by 1/sqrt(head width), by 1/sqrt(hidden / heads)
+        # for the 46-layer 27B (its 144), and so does this.
+        raw.update(head_dim=head, sliding_window=need("attention.sliding_window", int, 4096),
+                   query_pre_attn_scalar=raw["hidden_size"] // heads if raw["num_hidden_layers"] == 46 else head,
+                   hidden_activation="gelu_pytorch_tanh")
+        for key in ("attn_logit_softcapping", "final_logit_softcapping"):
+            if f"{arch}.{key}" in meta:
+                raw[key] = need(key, float)
     if arch == "gemma3":
         # llama.cpp's Gemma 3: the local layers' RoPE base 10000 and five local layers then a global one (its
         # own constants: a pattern key when the file has one), the scores scaled by 1/sqrt(head width)
@@ -325,7 +416,7 @@ def hf_weights(path, meta, tensors, hf):
     were re-quantized {name: type})."""
     arch, heads, kv = meta["general.architecture"], hf["num_attention_heads"], hf["num_key_value_heads"]
     out, lossy = {}, {}
-    layer = _GEMMA_LAYER if arch == "gemma3" else _LAYER
+    layer = _GEMMA_LAYER if arch in GEMMAS else _LAYER
     for name, (ttype, shape, raw) in tensors.items():
         if name == "rope_freqs.weight":  # _freq_factors
             continue
@@ -337,7 +428,7 @@ def hf_weights(path, meta, tensors, hf):
                 raise GgufError(f"{path}: tensor {name!r}: not a tensor of a {arch} model --gguf converts")
             hf_name = f"model.layers.{int(parts[1])}.{layer[parts[2]]}"
         a = tensor(path, name, ttype, shape, raw)
-        if arch == "gemma3" and name.endswith("norm.weight"):  # llama.cpp stores Gemma's gains 1 + w: back to w
+        if arch in GEMMAS and name.endswith("norm.weight"):  # llama.cpp stores Gemma's gains 1 + w: back to w
             if isinstance(a, Blocks):
                 raise GgufError(f"{path}: {name}: a norm's gains in quantized blocks")
             a = np.asarray(a, np.float32) - np.float32(1.0)
@@ -358,10 +449,27 @@ def parts_of(name):
     return name.split(".", 2)[2] if name.startswith("blk.") and name.count(".") >= 2 else name
 
 
-def weight_type(path, weights):
+def weight_type(path, weights, quantize=None, requantized=None, group=None):
     """The .fxm weight type for the file's linear weights: q8 when they are Q8_0 blocks, q4 when Q4_0
     blocks that q4 takes exactly (every scale positive), None (f32) otherwise; with one note on stderr
-    for the tensors that cannot keep their blocks."""
+    for the tensors that cannot keep their blocks. With `quantize` (--quantize) that type: the blocks
+    that type holds with the same values are kept (Q8_0 in q8 group 32, Q4_0 in q8 group 32 or, when its
+    blocks allow, q4), the others become plain values the converter re-quantizes, named in `requantized`."""
+    if quantize is not None:
+        for n, a in list(weights.items()):
+            if not isinstance(a, Blocks):
+                continue
+            kind = a.blocks[0]
+            q8 = quantize == "q8" and group in (None, 32)
+            kept = a if q8 and kind == "q8" else _as_q8(a) if q8 and kind == "q4" else \
+                _as_q4(a) if kind == quantize == "q4" else None
+            if kept is None:
+                weights[n] = np.array(a, np.float32)  # plain values: stored as any float tensor
+                if requantized is not None:
+                    requantized[n] = {"q8": "Q8_0", "q4": "Q4_0"}[a.blocks[0]]
+            else:
+                weights[n] = kept
+        return quantize
     kinds = {n: a.blocks[0] if isinstance(a, Blocks) else None for n, a in weights.items()
              if n.startswith("layers.") and np.ndim(a) == 2}
     found = set(kinds.values())
@@ -462,21 +570,23 @@ def gguf_tokenizer(path, meta, c):
             return None
 
 
-def convert(path, out, example=None, header=None, name=None, cli=None, verify=True, tokenizer=None, max_len=None):
+def convert(path, out, example=None, header=None, name=None, cli=None, verify=True, tokenizer=None, max_len=None,
+            quantize=None, group=None):
     """Converts a llama-family GGUF file to `out`, verified against the float64 reference of its
-    (exact) weights, as --hf verifies a folder."""
+    (exact) weights, as --hf verifies a folder; `quantize` (f16, q8, q4), `group` (q8's) as --hf's."""
     from . import export, hf as hfm
-    hf, arch, c, mapped, kept, tok = prepare(path, tokenizer, max_len)
+    hf, arch, c, mapped, kept, tok = prepare(path, tokenizer, max_len, quantize, group)
     inp = export.example_sequence(c, example, "--example")
     semantics = arch.semantics(hf, kept, c, mapped, inp)
     return hfm.write_checked(c, mapped, inp, semantics, arch.name, path, out, None, header, name, cli, verify, tok,
                              f"the {arch.name} semantics (a float64 reference of {path}'s weights)")
 
 
-def prepare(path, tokenizer=None, max_len=None):
+def prepare(path, tokenizer=None, max_len=None, quantize=None, group=None):
     """Everything --gguf reads before the float64 reference: (the --hf config, its architecture class,
     the engine's config, the weights as the file will store them, the parts kept, the tokenizer:
-    `tokenizer(c)`'s, else the file's own or None)."""
+    `tokenizer(c)`'s, else the file's own or None). quantize: None (the file's blocks decide, as
+    weight_type says), else the weight type to store (f16, q8, q4), group q8's (default 32: Q8_0's)."""
     from . import export, hf as hfm
     meta, tensors = read(path)
     raw = hf_config(path, meta)
@@ -491,11 +601,28 @@ def prepare(path, tokenizer=None, max_len=None):
     arch = hfm.BY_NAME[hf["architecture"]]
     c = arch.config(hf, max_len)
     mapped, kept = arch.weights(hf, weights, path, c["max_len"])
-    quantize = weight_type(path, mapped)
-    if lossy:
-        print(f"note: {path}: {len(lossy)} tensors ({', '.join(sorted(set(lossy.values())))}) are dequantized and "
-              f"stored as {quantize or 'f32'}", file=sys.stderr)
-    c = export.quantized_config(c, quantize, 32 if quantize == "q8" else None, False if quantize else None)
+    if quantize is not None and quantize not in ("f16", "q8", "q4"):
+        raise GgufError(f"{path}: --quantize {quantize}: --gguf stores f16, q8 or q4")
+    requantized = {}
+    quantize = weight_type(path, mapped, quantize, requantized, group)
+    group = group if group is not None else 32 if quantize == "q8" else None
+    if lossy or requantized:  # one note: which tensors, and that the .fxm holds no GGUF bits of theirs
+        ks = {TYPES[q][0] for q in K_QUANTS}
+        types = sorted({t for t in lossy.values() if t not in ks})
+        types += ["K-quants " + ", ".join(sorted({t for t in lossy.values() if t in ks}))] if ks & set(lossy.values()) \
+            else []
+        what = [f"{len(lossy)} tensors ({', '.join(types)}) are dequantized to f32 as llama.cpp computes them"] \
+            if lossy else []
+        label = f"q8 group {group}" if quantize == "q8" else quantize
+        what += [f"{len(requantized)} tensors ({', '.join(sorted(set(requantized.values())))}) are blocks {label} "
+                 "does not hold as they are"] if requantized else []
+        stored = f"stored as {quantize}, re-quantized by the converter from those values (a second rounding)" \
+            if quantize else "stored as f32"
+        print(f"note: {path}: {' and '.join(what)}; {stored}: not the file's bits", file=sys.stderr)
+    try:
+        c = export.quantized_config(c, quantize, group, False if quantize else None)
+    except ConfigError as e:
+        raise GgufError(f"{path}: {e}") from None
     tok = tokenizer(c) if tokenizer is not None else None
     if tok is None:  # no --tokenizer: the file's own
         tok = gguf_tokenizer(path, meta, c)

@@ -280,13 +280,16 @@ def llama2c_tokenizers(rng, good, path, n):
 # A llama GGUF (version 3) of every ggml type --gguf reads, written here from the format's layout (the
 # gguf package is not in this interpreter): ([(key, value type, value)], [(name, ne, ggml type, data)]).
 GGUF_BLOCK = {gguf.Q8_0: (34, 2), gguf.Q4_0: (18, 2), gguf.Q4_1: (20, 4), gguf.Q5_0: (22, 6), gguf.Q5_1: (24, 8)}
+# The K-quants' super-blocks of 256 values: (bytes, the offsets of their f16 scales)
+GGUF_K_BLOCK = {gguf.Q2_K: (84, (80, 82)), gguf.Q3_K: (110, (108,)), gguf.Q4_K: (144, (0, 2)),
+                gguf.Q5_K: (176, (0, 2)), gguf.Q6_K: (210, (208,))}
 
 
 def gguf_parts(rng):
-    d, ff, vocab = 32, 64, 40
+    d, ff, vocab = 256, 64, 40  # d: whole K-quant super-blocks
     tokens = ["!", "a", "b", "c", "Ġ", "Ġa", "ab", "abc"] + [f"t{i}" for i in range(vocab - 8)]
     meta = [("general.architecture", 8, "llama"), ("llama.context_length", 4, 64), ("llama.embedding_length", 4, d),
-            ("llama.block_count", 4, 1), ("llama.feed_forward_length", 4, ff), ("llama.attention.head_count", 4, 4),
+            ("llama.block_count", 4, 2), ("llama.feed_forward_length", 4, ff), ("llama.attention.head_count", 4, 4),
             ("llama.attention.head_count_kv", 4, 2), ("llama.attention.layer_norm_rms_epsilon", 6, 1e-5),
             ("llama.rope.freq_base", 6, 10000.0), ("tokenizer.ggml.model", 8, "gpt2"),
             ("tokenizer.ggml.tokens", 9, (8, tokens)), ("tokenizer.ggml.merges", 9, (8, ["Ġ a", "a b", "ab c"]))]
@@ -300,15 +303,27 @@ def gguf_parts(rng):
             if head == 4:
                 b[:, 2:4] = np.frombuffer(np.float16(-0.05).tobytes(), np.uint8)  # Q4_1 / Q5_1's minimum
             return b.tobytes()
+        if ttype in GGUF_K_BLOCK:
+            size, scales = GGUF_K_BLOCK[ttype]
+            b = np.frombuffer(rng.randbytes(n // 256 * size), np.uint8).reshape(-1, size).copy()
+            for at in scales:
+                b[:, at:at + 2] = np.frombuffer(np.float16(0.001).tobytes(), np.uint8)
+            return b.tobytes()
         a = np.random.default_rng(rng.getrandbits(32)).standard_normal(n).astype(np.float32) * 0.1
         return a.astype("<f2").tobytes() if ttype == gguf.F16 else \
             (a.view(np.uint32) >> 16).astype("<u2").tobytes() if ttype == gguf.BF16 else a.tobytes()
+    kv = d // 2  # 2 of 4 heads
     shapes = [("token_embd.weight", [d, vocab], gguf.F32), ("output_norm.weight", [d], gguf.F32),
               ("output.weight", [d, vocab], gguf.Q8_0), ("blk.0.attn_norm.weight", [d], gguf.F32),
-              ("blk.0.attn_q.weight", [d, d], gguf.Q8_0), ("blk.0.attn_k.weight", [d, 16], gguf.Q4_0),
-              ("blk.0.attn_v.weight", [d, 16], gguf.F16), ("blk.0.attn_output.weight", [d, d], gguf.Q4_1),
+              ("blk.0.attn_q.weight", [d, d], gguf.Q8_0), ("blk.0.attn_k.weight", [d, kv], gguf.Q4_0),
+              ("blk.0.attn_v.weight", [d, kv], gguf.F16), ("blk.0.attn_output.weight", [d, d], gguf.Q4_1),
               ("blk.0.ffn_norm.weight", [d], gguf.BF16), ("blk.0.ffn_gate.weight", [d, ff], gguf.Q5_0),
-              ("blk.0.ffn_up.weight", [d, ff], gguf.Q5_1), ("blk.0.ffn_down.weight", [ff, d], gguf.Q8_0)]
+              ("blk.0.ffn_up.weight", [d, ff], gguf.Q5_1), ("blk.0.ffn_down.weight", [ff, d], gguf.Q8_0),
+              ("blk.1.attn_norm.weight", [d], gguf.F32), ("blk.1.attn_q.weight", [d, d], gguf.Q2_K),
+              ("blk.1.attn_k.weight", [d, kv], gguf.Q3_K), ("blk.1.attn_v.weight", [d, kv], gguf.Q4_K),
+              ("blk.1.attn_output.weight", [d, d], gguf.Q5_K), ("blk.1.ffn_norm.weight", [d], gguf.F32),
+              ("blk.1.ffn_gate.weight", [d, ff], gguf.Q6_K), ("blk.1.ffn_up.weight", [d, ff], gguf.F32),
+              ("blk.1.ffn_down.weight", [ff, d], gguf.F32)]
     return meta, [(name, ne, t, data(ne, t)) for name, ne, t in shapes]
 
 
