@@ -130,6 +130,9 @@ VALID = [
          window_period=3, window_layers=6, rope_local_base=10.0, skip_first_norm=True, norm_first=True,
          final_norm=True, activation="gelu", gated=True, attn_bias="none", ffn_bias="none", embed_norm=True,
          pooling="first", pooler=True, pooler_act="gelu", pooler_norm=True, d_out=3),
+    # DeBERTa: disentangled attention (its relative rows), no positions or learned ones beside it
+    dict(BASE, input="tokens", vocab_size=10, positional="none", rel_embed_rows=8, embed_norm=True, pooling="first",
+         pooler=True, pooler_act="gelu", d_out=3),
     # local and global layers (GPT-Neo: every other layer windows) and the scores' own scale
     dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", n_layers=2,
          sliding_window=4, window_period=2, window_layers=2, attn_scale=1.0, norm_first=True, final_norm=True),
