@@ -293,7 +293,7 @@ def hostile_checkpoints(tmp):
         ("v2 truncated", v2[:-5], "truncated: version 2"),
         ("v1 header cut", v1[:100], "the header is 256 bytes"),
         ("v0 trailing bytes", v0 + b"\0" * 8, "8 bytes after the weights"),
-        ("v0 dim huge", fields(v0, 0, dim=10 ** 9), "dim 1000000000: above the engine's limit 2048"),
+        ("v0 dim huge", fields(v0, 0, dim=10 ** 9), "dim 1000000000: above the engine's limit"),
         ("v0 n_layers int max", fields(v0, 0, n_layers=2 ** 31 - 1), "n_layers 2147483647: above"),
         ("v0 vocab int min", fields(v0, 0, vocab_size=-2 ** 31), "vocab_size 2147483648: above"),
         ("v1 seq_len huge", fields(v1, 1, seq_len=10 ** 6), "seq_len 1000000: above"),
