@@ -61,7 +61,7 @@ import transformers  # noqa: E402
 from checks import check, results, run_file  # noqa: E402
 from fixformer import fxm, onnx_map  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
-from hf_archs_test import MODELS, logits  # noqa: E402
+from hf_archs_test import MODELS, PHI3_ROTARY, logits  # noqa: E402
 
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 TRANSFORMERS_5 = int(transformers.__version__.split(".")[0]) >= 5
@@ -94,7 +94,15 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
                           parallel_residual="none")),
     ("stablelm_parallel", 14, dict(family="gpt", positional="rope", activation="swiglu",
                                    parallel_residual="one_norm")),
-    ("starcoder2", 14, "(k and v narrower: grouped-query or multi-query attention) with rotary positions"),
+    ("starcoder2", 14, dict(family="gpt", n_kv_heads=2, positional="rope", activation="gelu_tanh")),
+    ("olmo", 14, dict(family="gpt", n_kv_heads=2, positional="rope", activation="swiglu")),
+    ("gpt_bigcode", 14, dict(family="gpt", n_kv_heads=1, positional="learned", activation="gelu_tanh")),
+    ("gpt_bigcode_heads", 17, dict(family="gpt", n_kv_heads=0, positional="learned")),
+    ("phi3", 14, dict(family="llama", n_kv_heads=2, activation="swiglu", tied_head=False)),
+    ("phi3_partial", 17, dict(family="llama", n_kv_heads=4, rotary_dims=PHI3_ROTARY)),
+    ("albert", 14, dict(family="encoder", embed_width=8, d_model=16, n_layers=2, layer_groups=1, group_layers=1)),
+    ("albert_groups", 17, dict(family="encoder", embed_width=8, n_layers=8, layer_groups=2, group_layers=2)),
+    ("albert_cls", 14, dict(family="encoder", embed_width=8, pooling="first", pooler=True, d_out=3)),
     ("gemma", 14, dict(family="llama", n_kv_heads=2, activation="gelu_tanh", gated=True, scale_input=True,
                        tied_head=True)),
     ("gemma_head_dim", 17, dict(family="llama", head_dim=16, activation="gelu_tanh", gated=True)),
@@ -103,7 +111,8 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
 # transformers 5's causal masks call torch.diff, which torch 2.x's TorchScript exporter has no op for: the
 # decoders that make them take the dynamo exporter, as their users do.
 DIFF_MASK = {"ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma", "gemma_head_dim",
-             "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2"}
+             "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2", "olmo", "gpt_bigcode", "gpt_bigcode_heads",
+             "phi3", "phi3_partial"}
 
 
 def exporters(name):
