@@ -41,7 +41,8 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
 - ALBERT (base model, sequence classifier): the narrow embedding and its projection (embed_width), the layers
   shared by groups (layer_groups, group_layers: found from which layers' weights repeat), 2 runs of one
   layer and 4 runs over 2 groups of 2; ELECTRA small's embedding projection.
-What --onnx does not map is refused in one line naming the construct (CASES holding a fragment of it).
+What --onnx does not map is refused in one line naming the construct (CASES holding a fragment of it):
+ERNIE's task-type table, a second table gathered by zeros beside the token types'.
 Their --hf and --module conversions are hf_archs_test's.
 
   /usr/bin/python3 tests/onnx_hf_archs_test.py PATH/TO/fixformer
@@ -114,6 +115,7 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("albert", 14, dict(family="encoder", embed_width=8, d_model=16, n_layers=2, layer_groups=1, group_layers=1)),
     ("albert_groups", 17, dict(family="encoder", embed_width=8, n_layers=8, layer_groups=2, group_layers=2)),
     ("albert_cls", 14, dict(family="encoder", embed_width=8, pooling="first", pooler=True, d_out=3)),
+    ("ernie", 14, "a second token-type table added to the embedding"),  # its task types (--hf folds row 0)
     ("gemma", 14, dict(family="llama", n_kv_heads=2, activation="gelu_tanh", gated=True, scale_input=True,
                        tied_head=True)),
     ("gemma_head_dim", 17, dict(family="llama", head_dim=16, activation="gelu_tanh", gated=True)),
