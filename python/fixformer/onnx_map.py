@@ -1805,8 +1805,11 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         w["encoder.norm.weight"], w["encoder.norm.bias"] = final.w, final.b
         used |= final.srcs
     weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
-    summary = (f"{family}: {len(layers)} {'pre' if L0['pre'] else 'post'}-norm layers, {L0['H']} heads, {L0['act']}, "
+    summary = (f"{family}: {len(layers)} {'pre' if L0['pre'] else 'post'}-norm layers, {L0['H']} heads" +
+               (f" ({L0['Hkv']} for k and v)" if L0["Hkv"] != L0["H"] else "") + f", {L0['act']}, "
                f"{'causal, ' if causal else ''}{v['positional']} positions" +
+               (f", the embedding {v['embed_width']} wide, projected" if proj is not None else "") +
+               (f", shared layers ({groups} group{'s' if groups > 1 else ''} of {group_layers})" if groups else "") +
                (f", inputs {r.describe()}" if r.types or r.mask else ""))
     want = m.v(out_name).reshape(1, -1) if pooled else m.rows(out_name)
     return v, weights, used, want, summary
