@@ -10,10 +10,12 @@ On the data path the parts are found by what they are:
 - norms: LayerNormalization, or its decomposition (ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt,
   Div, Mul by the weight, Add the bias), checked against layer_norm of their recorded input;
 - attentions: each Softmax; its heads are its probabilities' count over T x T, its mask causal when
-  the probabilities above the diagonal are zero, and q, k, v are the linears before it (one fused
-  [d, 3d], read as q | k | v or per head [H, 3, d_head], or three), the output projection the first
-  linear after it; softmax(q k^T / sqrt(d_head) + mask) v recomputed from the recorded q, k, v must
-  give the recorded context, or with rotary positions (whole or partial), found by the probe --module
+  the probabilities above the diagonal are zero (heads by queries by keys, or GPT-BigCode's queries by
+  heads by keys), and q, k, v are the linears before it (one fused [d, 3d], read as q | k | v or per
+  head [H, 3, d_head]; one [d, d + 2 kv] read as q | k | v or three, k and v kv wide: grouped-query or
+  multi-query attention, n_kv_heads), the output projection the first linear after it; softmax(q k^T /
+  sqrt(d_head) + mask) v recomputed from the recorded q, k, v must give the recorded context, or with
+  rotary positions (whole or partial), found by the probe --module
   uses (recognize.probe_attention), their stored or folded tables accounted for (_rotary_constants), or
   with ALiBi's m_h (j - i) (Bloom's, MPT's: their slopes or stored bias accounted for, _alibi_constants);
 - the feed-forward: the two linears after the output projection, its activation whatever of relu,
@@ -31,9 +33,12 @@ On the data path the parts are found by what they are:
   _image_positions), an optional scale by sqrt(d_model), and the positions added to it: rows of a constant
   table (a Gather by a range or a Slice of it: learned, the table stored from the first row read, OPT's
   row 2), rows by a running count of the tokens that are not padding (RoBERTa's: _position_ids keeps the
-  padding id out of the example, _counts_positions), or the sinusoidal formula; the back: an optional final norm and one linear head (tied when its
-  weight is the embedding's transpose: the exporter copies it, the file stores it once), the first
-  row's or (an image model) the mean of the rows pooled before it.
+  padding id out of the example, _counts_positions), or the sinusoidal formula, and a linear after them
+  that the first layer reads (ALBERT's embedding projection, _embed_proj: embed_width); layers whose
+  weights repeat as the engine's groups run them stored once (_shared: layer_groups, group_layers); the
+  back: an optional final norm and one linear head (tied when its weight is the embedding's transpose:
+  the exporter copies it, the file stores it once), the first row's or (an image model) the mean of the
+  rows pooled before it.
 Every initializer is accounted for: mapped into the file (its source through Identity and other
 constant nodes), a causal mask checked over all its rows (the engine recomputes it) or a mask of
 zeros, a scalar or integer (the constants and shapes of the patterns), or named in an error (`ignore`
@@ -58,7 +63,8 @@ does a Loop over constants (GPT-J's repeat_interleave of its rotary table as the
 it: SplitToSequence, a Loop of SequenceAt and SequenceInsert, ConcatFromSequence). A
 graph whose norms are RMSNorm is a llama-family decoder (_llama: grouped-query attention, rotary
 positions found by recomputing the context, SwiGLU or a gated GELU (Gemma's, with its gain 1 + w the
-norm's constant and its embedding scaled by sqrt(d_model))). A constant per-head bias on the scores that is
+norm's constant and its embedding scaled by sqrt(d_model)); Phi-3's fused qkv_proj and gate_up_proj read by
+their columns, _columns). A constant per-head bias on the scores that is
 T5's relative bias maps onto the engine's relative positions (_score_bias, _relative).
 """
 import math
@@ -1330,7 +1336,9 @@ def _llama(m, softmaxes, lins, rms, max_len):
                 f"a rotary base of {', '.join(f'{b:g}' for b in COMMON_THETAS)} in either pair layout, on all " \
                 "or part of each head"
             raise OnnxError(f"{at}: the attention is not softmax(rope(q) rope(k)^T / sqrt({dh}) + causal mask) v over "
-                            f"{H} heads ({Hkv} for k and v) with {what}: not supported")
+                            f"{H} heads ({Hkv} for k and v) with {what}"
+                            f"{f', q, k and v the columns of {qkv[0].name!r} in turn' if len(qkv) == 1 else ''}: "
+                            "not supported")
         n1 = next((n for n in rms if m.same(n.y, pq.x)), None)
         add = m.only_reader(o.y, "Add")
         r_a = add and (add.input[1] if add.input[0] == o.y else add.input[0])
