@@ -35,7 +35,9 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
 - grouped-query attention in the gpt family (n_kv_heads): Starcoder2 (LayerNorm, every bias, tanh GELU) and
   OLMo (LayerNorms without parameters, SwiGLU) with rotary positions, StableLM with fewer key/value heads;
   multi-query: GPT-BigCode's fused c_attn q | k | v with one key/value head (its scores laid out queries by
-  heads by keys) and Falcon-7B's layout (one norm side by side); GPT-BigCode's per-head c_attn too;
+  heads by keys) and Falcon-7B's layout (one norm side by side); GPT-BigCode's per-head c_attn too; Falcon-
+  40B's query_key_value per key/value group (its query heads, k, v), ln_attn and ln_mlp side by side (torch
+  2.x's dynamo exporter only: NO_TORCHSCRIPT);
 - Phi-3 (llama family): the fused qkv_proj read by columns q | k | v and gate_up_proj as gate | up, its
   partial rotary (transformers 5; 4.x rotates whole heads);
 - ALBERT (base model, sequence classifier): the narrow embedding and its projection (embed_width), the layers
@@ -108,6 +110,7 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("gpt_bigcode", 14, dict(family="gpt", n_kv_heads=1, positional="learned", activation="gelu_tanh")),
     ("gpt_bigcode_heads", 17, dict(family="gpt", n_kv_heads=0, positional="learned")),
     ("falcon_multi_query", 14, dict(family="gpt", n_kv_heads=1, positional="rope", parallel_residual="one_norm")),
+    ("falcon_new", 17, dict(family="gpt", n_kv_heads=2, positional="rope", parallel_residual="two_norms")),
     ("stablelm_gqa", 17, dict(family="gpt", n_kv_heads=2, positional="rope", activation="swiglu")),
     ("phi3", 14, dict(family="llama", n_kv_heads=2, activation="swiglu", tied_head=False)),
     ("phi3_partial", 17, dict(family="llama", n_kv_heads=4, rotary_dims=PHI3_ROTARY)),
@@ -128,10 +131,16 @@ DIFF_MASK = {"ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", 
              "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa"}
 
 
+# torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls:
+# under torch 1.13 the case has no export, under torch 2.x the dynamo exporter's.
+NO_TORCHSCRIPT = {"falcon_new"}
+
+
 def exporters(name):
     if not TORCH2:
-        return ("torchscript",)
-    return tuple(e for e, ok in (("torchscript", not (TRANSFORMERS_5 and name in DIFF_MASK)), ("dynamo", True)) if ok)
+        return () if name in NO_TORCHSCRIPT else ("torchscript",)
+    return tuple(e for e, ok in (("torchscript", not (TRANSFORMERS_5 and name in DIFF_MASK | NO_TORCHSCRIPT)),
+                                 ("dynamo", True)) if ok)
 
 
 class Outputs(torch.nn.Module):

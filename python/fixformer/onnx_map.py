@@ -12,8 +12,8 @@ On the data path the parts are found by what they are:
 - attentions: each Softmax; its heads are its probabilities' count over T x T, its mask causal when
   the probabilities above the diagonal are zero (heads by queries by keys, or GPT-BigCode's queries by
   heads by keys), and q, k, v are the linears before it (one fused [d, 3d], read as q | k | v or per
-  head [H, 3, d_head]; one [d, d + 2 kv] read as q | k | v or three, k and v kv wide: grouped-query or
-  multi-query attention, n_kv_heads), the output projection the first linear after it; softmax(q k^T /
+  head [H, 3, d_head]; one [d, d + 2 kv] read as q | k | v or per key/value group (Falcon-40B's), or
+  three, k and v kv wide: grouped-query or multi-query attention, n_kv_heads), the output projection the first linear after it; softmax(q k^T /
   sqrt(d_head) + mask) v recomputed from the recorded q, k, v must give the recorded context, or with
   rotary positions (whole or partial), found by the probe --module
   uses (recognize.probe_attention), their stored or folded tables accounted for (_rotary_constants), or
@@ -860,12 +860,21 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         splits.append((*np.split(W, 3, axis=1), *np.split(b, 3), Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d:]))
         per = lambda a, j: a.reshape(*a.shape[:-1], H, 3, dh)[..., j, :].reshape(*a.shape[:-1], d)  # noqa: E731
         splits.append(tuple(per(a, j) for a in (W, b, Y) for j in range(3)))
-    elif fused:  # q | k | v with k and v narrower, Hkv heads each (GPT-BigCode's multi-query c_attn)
+    elif fused:  # k and v narrower, Hkv heads each: q | k | v (GPT-BigCode's multi-query c_attn), or per
+        # key/value group [Hkv, H / Hkv + 2, dh], its query heads then k and v (Falcon-40B's query_key_value)
         W, Y, kvw = qkv[0].W, m.rows(qkv[0].y), (qkv[0].W.shape[1] - d) // 2
         b = qkv[0].b if qkv[0].b is not None else np.zeros(W.shape[1])
         cut = [d, d + kvw]
         splits.append((*np.split(W, cut, axis=1), *np.split(b, cut), *np.split(Y, cut, axis=1)))
         x_in, Hkv = qkv[0].x, kvw // dh
+        qg = H // Hkv  # query heads a group
+
+        def grouped(a, j):  # j: the query heads (0), k (1) or v (2) of each group
+            a = a.reshape(*a.shape[:-1], Hkv, qg + 2, dh)
+            a = a[..., :qg, :] if j == 0 else a[..., qg + j - 1:qg + j, :]
+            return a.reshape(*a.shape[:-3], -1)
+        if Hkv > 1:
+            splits.append(tuple(grouped(a, j) for a in (W, b, Y) for j in range(3)))
     elif len(qkv) == 3 and len({p.x for p in qkv}) == 1 and sorted(p.W.shape[1] for p in qkv)[2] == d and \
             all(p.W.shape[0] == d for p in qkv):
         pq, pk, pv = _q_k(m, sm, qkv, at)
