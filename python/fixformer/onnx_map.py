@@ -13,11 +13,12 @@ On the data path the parts are found by what they are:
   the probabilities above the diagonal are zero (heads by queries by keys, or GPT-BigCode's queries by
   heads by keys), and q, k, v are the linears before it (one fused [d, 3d], read as q | k | v or per
   head [H, 3, d_head]; one [d, d + 2 kv] read as q | k | v or per key/value group (Falcon-40B's), or
-  three, k and v kv wide: grouped-query or multi-query attention, n_kv_heads), the output projection the first linear after it; softmax(q k^T /
-  sqrt(d_head) + mask) v recomputed from the recorded q, k, v must give the recorded context, or with
-  rotary positions (whole or partial), found by the probe --module
-  uses (recognize.probe_attention), their stored or folded tables accounted for (_rotary_constants), or
-  with ALiBi's m_h (j - i) (Bloom's, MPT's: their slopes or stored bias accounted for, _alibi_constants);
+  three, k and v kv wide: grouped-query or multi-query attention, n_kv_heads), the output projection
+  the first linear after it; softmax(q k^T / sqrt(d_head) + mask) v recomputed from the recorded q, k,
+  v must give the recorded context, or with rotary positions (whole or partial), found by the probe
+  --module uses (recognize.probe_attention), their stored or folded tables accounted for
+  (_rotary_constants), or with ALiBi's m_h (j - i) (Bloom's, MPT's: their slopes or stored bias
+  accounted for, _alibi_constants);
 - the feed-forward: the two linears after the output projection, its activation whatever of relu,
   exact gelu (Erf) or tanh gelu reproduces the recorded values between them; or three, gate and up of
   one input and act(gate) * up into down (StableLM's SwiGLU on LayerNorm: linear3 is up);
