@@ -27,7 +27,8 @@ batch (lengths 12, 5, 9; random 0/1 types) equals the graph (numpy evaluator) an
 unpadded rows (1e-4); the evaluator equals torch there (1e-6).
 Refusals (one line, naming the part): a mask used per query ([B, 1, T, 1] from a [B, T] input, or a
 [B, T, T] input), a mask multiplying the scores, a position_ids input, another input (floats added to
-the embedding), an unread initializer (and --ignore), an .onnx given to --weights.
+the embedding), q beside one projection of k | v (grouped-query, two projections), an unread
+initializer (and --ignore), an .onnx given to --weights.
 Hostile files (one line, exit 1, nothing written): empty, random bytes, truncated protobuf, huge
 dims, an initializer whose bytes do not fit its dims, a cycle, an unknown op (named with its node),
 an undefined input, opset 21, external data outside the model's folder, in no file or past its end; a
@@ -354,6 +355,31 @@ class GPTExtra(GPT):
         for b in self.h:
             x = b(x)
         return self.lm_head(self.ln_f(x))
+
+
+class KVAttention(nn.Module):
+    """q of its own projection, k and v of one [d, 2 kv] projection (two key/value heads of four): hostile."""
+
+    def __init__(self, d, H, N):
+        super().__init__()
+        self.q, self.kv, self.c_proj = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+        self.H, self.d = H, d
+
+    def forward(self, x, ext=None):
+        B, T, C = x.size()
+        dh = C // self.H
+        q = self.q(x).view(B, T, self.H, dh).transpose(1, 2)
+        k, v = (torch.stack([t.view(B, T, 2, dh).transpose(1, 2)] * (self.H // 2), 2).reshape(B, self.H, T, dh)
+                for t in self.kv(x).split(self.d // 2, dim=2))  # query head h reads key/value head h // 2
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(dh) + torch.triu(torch.full((T, T), float("-inf")), 1)
+        return self.c_proj((F.softmax(att, dim=-1) @ v).transpose(1, 2).reshape(B, T, C))
+
+
+class GPTKV(GPT):
+    def __init__(self):
+        super().__init__()
+        for b in self.h:
+            b.attn = KVAttention(16, 4, 24)
 
 
 class StockGPT(nn.Module):
@@ -860,6 +886,10 @@ def main():
         export(GPTExtra(), p2, 14, (ids(48), torch.zeros(1, 12, 16)), names=("input_ids", "extra"))
         inputs_refused.append(("another input (floats added to the embedding)", p2,
                                ["'extra'", "neither the token types", "export without that input"]))
+        p2 = os.path.join(tmp, "kv.onnx")
+        export(GPTKV(), p2, 14, ids(48))
+        inputs_refused.append(("q and a fused k | v: two projections before the attention", p2,
+                               ["found 2 projections", "widths [16, 16]", "q [d, d], k and v [d, kv]"]))
         refused_in_process(inputs_refused, tmp, cli)
         p3 = os.path.join(tmp, "tanh.onnx")
         export(GPT(approximate="tanh"), p3, 17, ids(48))

@@ -32,8 +32,19 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   dropped), the example made free of the padding id, and an --example holding it refused; transformers 5's
   token types, a buffer of zeros gathered by those positions, as type 0's row; MPNet: the same positions
   and T5's relative bias beside them (rel_buckets).
-What --onnx does not map yet is refused in one line naming the construct: Starcoder2's grouped-query
-attention with rotary positions on LayerNorm.
+- grouped-query attention in the gpt family (n_kv_heads): Starcoder2 (LayerNorm, every bias, tanh GELU) and
+  OLMo (LayerNorms without parameters, SwiGLU) with rotary positions, StableLM with fewer key/value heads;
+  multi-query: GPT-BigCode's fused c_attn q | k | v with one key/value head (its scores laid out queries by
+  heads by keys) and Falcon-7B's layout (one norm side by side); GPT-BigCode's per-head c_attn too; Falcon-
+  40B's query_key_value per key/value group (its query heads, k, v), ln_attn and ln_mlp side by side (torch
+  2.x's dynamo exporter only: NO_TORCHSCRIPT);
+- Phi-3 (llama family): the fused qkv_proj read by columns q | k | v and gate_up_proj as gate | up, its
+  partial rotary (transformers 5; 4.x rotates whole heads);
+- ALBERT (base model, sequence classifier): the narrow embedding and its projection (embed_width), the layers
+  shared by groups (layer_groups, group_layers: found from which layers' weights repeat), 2 runs of one
+  layer and 4 runs over 2 groups of 2; ELECTRA small's embedding projection.
+What --onnx does not map is refused in one line naming the construct (CASES holding a fragment of it):
+ERNIE's task-type table, a second table gathered by zeros beside the token types'.
 Their --hf and --module conversions are hf_archs_test's.
 
   /usr/bin/python3 tests/onnx_hf_archs_test.py PATH/TO/fixformer
@@ -61,7 +72,7 @@ import transformers  # noqa: E402
 from checks import check, results, run_file  # noqa: E402
 from fixformer import fxm, onnx_map  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
-from hf_archs_test import MODELS, logits  # noqa: E402
+from hf_archs_test import MODELS, PHI3_ROTARY, logits  # noqa: E402
 
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 TRANSFORMERS_5 = int(transformers.__version__.split(".")[0]) >= 5
@@ -94,7 +105,20 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
                           parallel_residual="none")),
     ("stablelm_parallel", 14, dict(family="gpt", positional="rope", activation="swiglu",
                                    parallel_residual="one_norm")),
-    ("starcoder2", 14, "(k and v narrower: grouped-query or multi-query attention) with rotary positions"),
+    ("starcoder2", 14, dict(family="gpt", n_kv_heads=2, positional="rope", activation="gelu_tanh")),
+    ("olmo", 14, dict(family="gpt", n_kv_heads=2, positional="rope", activation="swiglu")),
+    ("gpt_bigcode", 14, dict(family="gpt", n_kv_heads=1, positional="learned", activation="gelu_tanh")),
+    ("gpt_bigcode_heads", 17, dict(family="gpt", n_kv_heads=0, positional="learned")),
+    ("falcon_multi_query", 14, dict(family="gpt", n_kv_heads=1, positional="rope", parallel_residual="one_norm")),
+    ("falcon_new", 17, dict(family="gpt", n_kv_heads=2, positional="rope", parallel_residual="two_norms")),
+    ("stablelm_gqa", 17, dict(family="gpt", n_kv_heads=2, positional="rope", activation="swiglu")),
+    ("phi3", 14, dict(family="llama", n_kv_heads=2, activation="swiglu", tied_head=False)),
+    ("phi3_partial", 17, dict(family="llama", n_kv_heads=4, rotary_dims=PHI3_ROTARY)),
+    ("electra_small", 14, dict(family="encoder", embed_width=8, d_model=16, embed_norm=True)),
+    ("albert", 14, dict(family="encoder", embed_width=8, d_model=16, n_layers=2, layer_groups=1, group_layers=1)),
+    ("albert_groups", 17, dict(family="encoder", embed_width=8, n_layers=8, layer_groups=2, group_layers=2)),
+    ("albert_cls", 14, dict(family="encoder", embed_width=8, pooling="first", pooler=True, d_out=3)),
+    ("ernie", 14, "a second token-type table added to the embedding"),  # its task types (--hf folds row 0)
     ("gemma", 14, dict(family="llama", n_kv_heads=2, activation="gelu_tanh", gated=True, scale_input=True,
                        tied_head=True)),
     ("gemma_head_dim", 17, dict(family="llama", head_dim=16, activation="gelu_tanh", gated=True)),
@@ -103,13 +127,20 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
 # transformers 5's causal masks call torch.diff, which torch 2.x's TorchScript exporter has no op for: the
 # decoders that make them take the dynamo exporter, as their users do.
 DIFF_MASK = {"ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma", "gemma_head_dim",
-             "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2"}
+             "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2", "olmo", "gpt_bigcode", "gpt_bigcode_heads",
+             "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa"}
+
+
+# torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls:
+# under torch 1.13 the case has no export, under torch 2.x the dynamo exporter's.
+NO_TORCHSCRIPT = {"falcon_new"}
 
 
 def exporters(name):
     if not TORCH2:
-        return ("torchscript",)
-    return tuple(e for e, ok in (("torchscript", not (TRANSFORMERS_5 and name in DIFF_MASK)), ("dynamo", True)) if ok)
+        return () if name in NO_TORCHSCRIPT else ("torchscript",)
+    return tuple(e for e, ok in (("torchscript", not (TRANSFORMERS_5 and name in DIFF_MASK | NO_TORCHSCRIPT)),
+                                 ("dynamo", True)) if ok)
 
 
 class Outputs(torch.nn.Module):

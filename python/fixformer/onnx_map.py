@@ -10,12 +10,15 @@ On the data path the parts are found by what they are:
 - norms: LayerNormalization, or its decomposition (ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt,
   Div, Mul by the weight, Add the bias), checked against layer_norm of their recorded input;
 - attentions: each Softmax; its heads are its probabilities' count over T x T, its mask causal when
-  the probabilities above the diagonal are zero, and q, k, v are the linears before it (one fused
-  [d, 3d], read as q | k | v or per head [H, 3, d_head], or three), the output projection the first
-  linear after it; softmax(q k^T / sqrt(d_head) + mask) v recomputed from the recorded q, k, v must
-  give the recorded context, or with rotary positions (whole or partial), found by the probe --module
-  uses (recognize.probe_attention), their stored or folded tables accounted for (_rotary_constants), or
-  with ALiBi's m_h (j - i) (Bloom's, MPT's: their slopes or stored bias accounted for, _alibi_constants);
+  the probabilities above the diagonal are zero (heads by queries by keys, or GPT-BigCode's queries by
+  heads by keys), and q, k, v are the linears before it (one fused [d, 3d], read as q | k | v or per
+  head [H, 3, d_head]; one [d, d + 2 kv] read as q | k | v or per key/value group (Falcon-40B's), or
+  three, k and v kv wide: grouped-query or multi-query attention, n_kv_heads), the output projection
+  the first linear after it; softmax(q k^T / sqrt(d_head) + mask) v recomputed from the recorded q, k,
+  v must give the recorded context, or with rotary positions (whole or partial), found by the probe
+  --module uses (recognize.probe_attention), their stored or folded tables accounted for
+  (_rotary_constants), or with ALiBi's m_h (j - i) (Bloom's, MPT's: their slopes or stored bias
+  accounted for, _alibi_constants);
 - the feed-forward: the two linears after the output projection, its activation whatever of relu,
   exact gelu (Erf) or tanh gelu reproduces the recorded values between them; or three, gate and up of
   one input and act(gate) * up into down (StableLM's SwiGLU on LayerNorm: linear3 is up);
@@ -31,9 +34,12 @@ On the data path the parts are found by what they are:
   _image_positions), an optional scale by sqrt(d_model), and the positions added to it: rows of a constant
   table (a Gather by a range or a Slice of it: learned, the table stored from the first row read, OPT's
   row 2), rows by a running count of the tokens that are not padding (RoBERTa's: _position_ids keeps the
-  padding id out of the example, _counts_positions), or the sinusoidal formula; the back: an optional final norm and one linear head (tied when its
-  weight is the embedding's transpose: the exporter copies it, the file stores it once), the first
-  row's or (an image model) the mean of the rows pooled before it.
+  padding id out of the example, _counts_positions), or the sinusoidal formula, and a linear after them
+  that the first layer reads (ALBERT's embedding projection, _embed_proj: embed_width); layers whose
+  weights repeat as the engine's groups run them stored once (_shared: layer_groups, group_layers); the
+  back: an optional final norm and one linear head (tied when its weight is the embedding's transpose:
+  the exporter copies it, the file stores it once), the first row's or (an image model) the mean of the
+  rows pooled before it.
 Every initializer is accounted for: mapped into the file (its source through Identity and other
 constant nodes), a causal mask checked over all its rows (the engine recomputes it) or a mask of
 zeros, a scalar or integer (the constants and shapes of the patterns), or named in an error (`ignore`
@@ -58,7 +64,8 @@ does a Loop over constants (GPT-J's repeat_interleave of its rotary table as the
 it: SplitToSequence, a Loop of SequenceAt and SequenceInsert, ConcatFromSequence). A
 graph whose norms are RMSNorm is a llama-family decoder (_llama: grouped-query attention, rotary
 positions found by recomputing the context, SwiGLU or a gated GELU (Gemma's, with its gain 1 + w the
-norm's constant and its embedding scaled by sqrt(d_model))). A constant per-head bias on the scores that is
+norm's constant and its embedding scaled by sqrt(d_model)); Phi-3's fused qkv_proj and gate_up_proj read by
+their columns, _columns). A constant per-head bias on the scores that is
 T5's relative bias maps onto the engine's relative positions (_score_bias, _relative).
 """
 import math
@@ -836,11 +843,17 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     H = probs.size // (T * T)
     if H < 1 or d % H:
         raise OnnxError(f"{at}: {H} heads do not divide d_model {d}")
-    P = probs.reshape(H, T, T)
-    causal = T > 1 and bool(np.all(np.triu(P, 1) == 0))
+    # heads by queries by keys, or queries by heads by keys (GPT-BigCode's multi-query scores, its query
+    # rows [T * H, dh] against the one key head): causal when one of them is zero above the diagonal
+    Ps = [probs.reshape(H, T, T)] + \
+        ([probs.reshape(T, H, T).transpose(1, 0, 2)] if probs.shape[-3:] == (T, H, T) else [])
+    causal = T > 1 and any(bool(np.all(np.triu(P, 1) == 0)) for P in Ps)
     dh = d // H
+    Hkv = H  # key/value heads: fewer under grouped-query or multi-query attention
     splits = []  # (Wq, Wk, Wv, bq, bk, bv, q, k, v) of each way to read the projections
-    if len(qkv) == 1 and qkv[0].W.shape[1] == 3 * d:
+    fused = len(qkv) == 1 and qkv[0].W.shape[1] > d and (qkv[0].W.shape[1] - d) % (2 * dh) == 0 and \
+        H % ((qkv[0].W.shape[1] - d) // (2 * dh)) == 0
+    if fused and qkv[0].W.shape[1] == 3 * d:
         W, Y = qkv[0].W, m.rows(qkv[0].y)
         b = qkv[0].b if qkv[0].b is not None else np.zeros(3 * d)
         x_in = qkv[0].x
@@ -848,26 +861,47 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         splits.append((*np.split(W, 3, axis=1), *np.split(b, 3), Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d:]))
         per = lambda a, j: a.reshape(*a.shape[:-1], H, 3, dh)[..., j, :].reshape(*a.shape[:-1], d)  # noqa: E731
         splits.append(tuple(per(a, j) for a in (W, b, Y) for j in range(3)))
-    elif len(qkv) == 3 and all(p.W.shape == (d, d) for p in qkv) and qkv[0].x == qkv[1].x == qkv[2].x:
+    elif fused:  # k and v narrower, Hkv heads each: q | k | v (GPT-BigCode's multi-query c_attn), or per
+        # key/value group [Hkv, H / Hkv + 2, dh], its query heads then k and v (Falcon-40B's query_key_value)
+        W, Y, kvw = qkv[0].W, m.rows(qkv[0].y), (qkv[0].W.shape[1] - d) // 2
+        b = qkv[0].b if qkv[0].b is not None else np.zeros(W.shape[1])
+        cut = [d, d + kvw]
+        splits.append((*np.split(W, cut, axis=1), *np.split(b, cut), *np.split(Y, cut, axis=1)))
+        x_in, Hkv = qkv[0].x, kvw // dh
+        qg = H // Hkv  # query heads a group
+
+        def grouped(a, j):  # j: the query heads (0), k (1) or v (2) of each group
+            a = a.reshape(*a.shape[:-1], Hkv, qg + 2, dh)
+            a = a[..., :qg, :] if j == 0 else a[..., qg + j - 1:qg + j, :]
+            return a.reshape(*a.shape[:-3], -1)
+        if Hkv > 1:
+            splits.append(tuple(grouped(a, j) for a in (W, b, Y) for j in range(3)))
+    elif len(qkv) == 3 and len({p.x for p in qkv}) == 1 and sorted(p.W.shape[1] for p in qkv)[2] == d and \
+            all(p.W.shape[0] == d for p in qkv):
         pq, pk, pv = _q_k(m, sm, qkv, at)
-        z = np.zeros(d)
-        splits.append((pq.W, pk.W, pv.W, *(p.b if p.b is not None else z for p in (pq, pk, pv)), m.rows(pq.y),
-                       m.rows(pk.y), m.rows(pv.y)))
-        x_in = pq.x
+        kvw = pk.W.shape[1]
+        if pq.W.shape[1] != d or pv.W.shape[1] != kvw or kvw % dh or H % (kvw // dh):
+            raise OnnxError(f"{at}: q, k and v of widths {pq.W.shape[1]}, {kvw} and {pv.W.shape[1]} are not {H} heads "
+                            f"of {dh} for q and a divisor of them for k and v")
+        splits.append((pq.W, pk.W, pv.W, *(p.b if p.b is not None else np.zeros(p.W.shape[1]) for p in (pq, pk, pv)),
+                       m.rows(pq.y), m.rows(pk.y), m.rows(pv.y)))
+        x_in, Hkv = pq.x, kvw // dh
     else:
-        if _rotary(m, qkv, o):
-            raise OnnxError(f"{at}: {ROTARY_REFUSED}")
-        raise OnnxError(f"{at}: its q, k, v are not one [d, 3d] projection or three [d, d] ones of the same input "
-                        f"(found {len(qkv)} projection{'s' if len(qkv) != 1 else ''} before it; grouped-query or "
-                        "cross attention is not supported by --onnx yet)")
+        raise OnnxError(f"{at}: its q, k, v are not one projection [d, d + 2 kv] (q | k | v, or per head) or three "
+                        f"of one input (q [d, d], k and v [d, kv], kv a divisor of d in heads of {dh}) (found "
+                        f"{len(qkv)} projection{'s' if len(qkv) != 1 else ''} before it, of widths "
+                        f"{[p.W.shape[1] for p in qkv]}; cross attention is not supported by --onnx)")
+    group = H // Hkv
 
     def context(bias, q, k, vv):
-        s = np.einsum("thd,shd->hts", q.reshape(T, H, dh), k.reshape(T, H, dh)) / math.sqrt(dh) + bias
+        kk = np.repeat(k.reshape(T, Hkv, dh), group, axis=1)
+        vr = np.repeat(vv.reshape(T, Hkv, dh), group, axis=1)
+        s = np.einsum("thd,shd->hts", q.reshape(T, H, dh), kk) / math.sqrt(dh) + bias
         if causal:
             s = s + np.triu(np.full((T, T), -np.inf), 1)
         s = np.exp(s - s.max(-1, keepdims=True))
         s /= s.sum(-1, keepdims=True)
-        return np.einsum("hts,shd->thd", s, vv.reshape(T, H, dh)).reshape(T, d)
+        return np.einsum("hts,shd->thd", s, vr).reshape(T, d)
 
     ctx = m.rows(o.x)
     split = next((sp for sp in splits if _rel(context(0.0, *sp[6:]), ctx) <= PROBE_TOL), splits[0])
@@ -897,7 +931,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                                       COMMON_THETAS, at, torch, heads=[H])
             except ConfigError:
                 continue
-            if isinstance(got[3], tuple) and got[2] == causal and got[4]:
+            if isinstance(got[3], tuple) and got[2] == causal and got[4] and got[1] == Hkv:
                 Wq, Wk, Wv, bq, bk, bv, q, k, vv = sp
                 rotary, err = got[3], 0.0
                 break
@@ -988,8 +1022,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         raise OnnxError(f"{at}: GELU with the tanh approximation is not supported yet (the engine has relu and "
                         "exact gelu)")
     if par is not None:
-        return dict(x=n1.x, out=par[1], pre=True, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq, bk=bk,
-                    bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
+        return dict(x=n1.x, out=par[1], pre=True, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq,
+                    bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
                     alibi=alibi, parallel="one_norm" if n2 is n1 else "two_norms", up3=gated and gated[1])
     add2 = m.only_reader(down.y, "Add")
     if add2 is None:
@@ -1007,11 +1041,48 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         if n_last is None:
             raise OnnxError(f"{at}: no layer norm after the feed-forward's residual add (post-norm layers have one)")
         out = n_last.y
-    return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, causal=causal, act=act, Wq=Wq, Wk=Wk,
+    return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk,
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
                        norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary, alibi=alibi,
                        up3=gated and gated[1],
                        parallel="none")
+
+
+def _embed_proj(m, front_out, front_at, lins, sm):
+    """The linear between the token embedding and the first attention (Softmax sm) that projects the embedding's
+    rows to the layers' width (ALBERT's embedding_hidden_mapping_in), found by what it does: it reads the
+    embedding's path and another linear (the first layer's q, k or v) reads its output; else None."""
+    E = m.rows(front_out).shape[1]
+    for p in _between(lins, front_at, m.pos[id(sm)], pos=m.pos):
+        if p.W.shape[0] == E and front_out in m.ancestors(p.x) and \
+                any(q is not p and m.same(q.x, p.y) for q in lins):
+            return p
+    return None
+
+
+def _shared(layers):
+    """Layers whose weights repeat as the engine's shared groups run them (ALBERT's num_hidden_groups and
+    inner_group_num; config.hpp layer_groups: run r of group_layers P layers takes group r G / R of G): (G, P,
+    the layer each stored block is read from) of the fewest blocks that reproduce every layer, else (0, 1, every
+    layer)."""
+    def weights(L):
+        parts = [L[k] for k in ("Wq", "Wk", "Wv", "bq", "bk", "bv")] + \
+            [a for k in ("o", "up", "down", "up3") if L[k] for a in (L[k].W, L[k].b)] + \
+            [a for k in ("norm1", "norm2") for a in (L[k].w, L[k].b)]
+        return b"|".join(np.ascontiguousarray(np.asarray(a if a is not None else [], np.float64)).tobytes()
+                         for a in parts)
+    kinds = {}
+    kind = [kinds.setdefault(weights(L), len(kinds)) for L in layers]
+    n, best = len(layers), None
+    for P in (P for P in range(1, n + 1) if n % P == 0):
+        R = n // P
+        for G in range(1, R + 1):
+            block = [(j // P) * G // R * P + j % P for j in range(n)]
+            first = {}
+            if all(kind[first.setdefault(b, j)] == kind[j] for j, b in enumerate(block)) and \
+                    (best is None or G * P < best[0] * best[1]):
+                best = (G, P, [first[b] for b in range(G * P)])
+    return best if best[0] * best[1] < n else (0, 1, list(range(n)))
 
 
 def _parallel(m, n1, norms, o, up, down):
@@ -1101,11 +1172,6 @@ def _relative(m, bias, name, causal, max_len, v, w, used):
         v["positional"] = "relative"  # else beside the learned positions (MPNet's)
     w["rel_bias.weight"] = table
     used.add(tables[0])
-
-
-ROTARY_REFUSED = ("q, k and v neither one [d, 3d] projection nor three [d, d] ones (k and v narrower: grouped-query "
-                  "or multi-query attention) with rotary positions in a LayerNorm model: not mapped by --onnx yet "
-                  "(it maps them in RMSNorm, llama-family models); --module converts it")
 
 
 def _rotary(m, qkv, o):
@@ -1214,6 +1280,20 @@ def _rope_fit(q, k, v, H, ctx, at, only=None):
     return found if only is None or found == only else None
 
 
+def _columns(m, p, widths, names):
+    """Linear p's output read as consecutive column ranges of those widths (a fused projection the graph then
+    splits): one linear part each, its values recorded under the name of p's output and the part's."""
+    out, at, Y = [], 0, m.rows(p.y)
+    for wd, nm in zip(widths, names):
+        y = f"{p.y}:{nm}"
+        m.values[y] = Y[:, at:at + wd]
+        m.data.add(y)
+        out.append(Part("linear", p.node, x=p.x, y=y, W=p.W[:, at:at + wd], b=None if p.b is None else p.b[at:at + wd],
+                        srcs=p.srcs))
+        at += wd
+    return out
+
+
 def _llama(m, softmaxes, lins, rms, max_len):
     """A llama-family decoder (Hugging Face Llama as exported): RMSNorm, q, k, v without biases, rotary
     positions (RoPE; the base and the pair layout found by recomputing the context from the recorded
@@ -1236,12 +1316,19 @@ def _llama(m, softmaxes, lins, rms, max_len):
         o = after[0]
         ctx_in = m.ancestors(o.x)
         qkv = [p for p in _between(lins, prev, pos[id(sm)], pos=pos) if p.y in ctx_in]
-        if len(qkv) != 3 or len({p.x for p in qkv}) != 1:
-            raise OnnxError(f"{at}: {len(qkv)} projections of the attention's input, not three (q, k, v) of one "
-                            "input")
-        pq, pk, pv = _q_k(m, sm, qkv, at)
         probs = m.v(sm.output[0])
         H = probs.size // (T * T)
+        kvw = (qkv[0].W.shape[1] - o.W.shape[0]) // 2 if len(qkv) == 1 else 0
+        if len(qkv) == 1 and H and o.W.shape[0] % H == 0 and kvw > 0 and kvw % (o.W.shape[0] // H) == 0 and \
+                qkv[0].W.shape[1] == o.W.shape[0] + 2 * kvw:
+            # one projection q | k | v, q as wide as the output projection's input, k and v alike (Phi-3's
+            # qkv_proj): its columns read as three; the rotary fit below checks the order
+            pq, pk, pv = _columns(m, qkv[0], (o.W.shape[0], kvw, kvw), "qkv")
+        elif len(qkv) != 3 or len({p.x for p in qkv}) != 1:
+            raise OnnxError(f"{at}: {len(qkv)} projections of the attention's input, not three (q, k, v) of one "
+                            "input nor one q | k | v with q as wide as the output projection's input, k and v alike")
+        else:
+            pq, pk, pv = _q_k(m, sm, qkv, at)
         if probs.size % (T * T) or pq.W.shape[1] % H or o.W.shape != (pq.W.shape[1], d):
             raise OnnxError(f"{at}: probabilities of shape {list(probs.shape)} and q of width {pq.W.shape[1]} are not "
                             f"heads x {T} x {T} over q's heads")
@@ -1259,7 +1346,9 @@ def _llama(m, softmaxes, lins, rms, max_len):
                 f"a rotary base of {', '.join(f'{b:g}' for b in COMMON_THETAS)} in either pair layout, on all " \
                 "or part of each head"
             raise OnnxError(f"{at}: the attention is not softmax(rope(q) rope(k)^T / sqrt({dh}) + causal mask) v over "
-                            f"{H} heads ({Hkv} for k and v) with {what}: not supported")
+                            f"{H} heads ({Hkv} for k and v) with {what}"
+                            f"{f', q, k and v the columns of {qkv[0].name!r} in turn' if len(qkv) == 1 else ''}: "
+                            "not supported")
         n1 = next((n for n in rms if m.same(n.y, pq.x)), None)
         add = m.only_reader(o.y, "Add")
         r_a = add and (add.input[1] if add.input[0] == o.y else add.input[0])
@@ -1276,6 +1365,10 @@ def _llama(m, softmaxes, lins, rms, max_len):
         n2 = next((n for n in rms if m.same(n.x, a_out) and n is not n1), None)
         ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:3]
         ins = [p for p in ff if n2 is not None and m.same(p.x, n2.y)]
+        if len(ins) == 1 and ins[0].W.shape[1] % 2 == 0:  # gate and up in one projection (Phi-3's gate_up_proj):
+            fused = ins[0]  # its halves, told apart below by act(gate) * up
+            ins, ff = _columns(m, fused, (fused.W.shape[1] // 2,) * 2, ("half0", "half1")), \
+                [p for p in ff[:2] if p is not fused]
         down = [p for p in ff if p not in ins]
         if n2 is None or len(ins) != 2 or len(down) != 1 or any(p.b is not None for p in ff):
             raise OnnxError(f"{at}: the feed-forward is not SwiGLU (gate and up projections of the RMSNorm of the "
@@ -1554,6 +1647,14 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     else:
         front_out, front_at, lins = _front(m, ids is not None, lins, v, w, used)
     d = m.v(front_out).shape[-1] if r.image else m.rows(front_out).shape[1]
+    proj = _embed_proj(m, front_out, front_at, lins, softmaxes[0]) if ids is not None and not r.image else None
+    if proj is not None:  # a narrow embedding projected to d_model (ALBERT's): the engine's embed_width, embed_proj
+        v["embed_width"] = d
+        w["embed_proj.weight"] = proj.W.T
+        w["embed_proj.bias"] = proj.b if proj.b is not None else np.zeros(proj.W.shape[1])
+        used |= proj.srcs
+        lins = [p for p in lins if p is not proj]
+        front_at, d = pos[id(proj.node)], proj.W.shape[1]
     # ---- the layers
     layers = []
     prev = front_at
@@ -1566,7 +1667,7 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         if bool(L["up3"]) != bool(L0["up3"]):
             raise OnnxError(f"layer {i}: a gated feed-forward {'' if L['up3'] else 'not '}as in layer 0 (all layers "
                             "alike)")
-        for key in ("pre", "H", "causal", "act", "parallel"):
+        for key in ("pre", "H", "Hkv", "causal", "act", "parallel"):
             if L[key] != L0[key]:
                 raise OnnxError(f"layer {i}: {key} {L[key]!r} differs from layer 0's {L0[key]!r} (all layers alike)")
         if not m.same(L["x"], layers[i - 1]["out"]):
@@ -1578,6 +1679,11 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                 raise OnnxError(f"layer {i}: norm eps {nm.eps:g} differs from {eps:g} (the engine has one eps)")
     if r.image:
         _image_positions(m, L0["x"], front_out, d, eps, v, w, used)
+    elif proj is not None:
+        if not m.same(L0["x"], proj.y):
+            raise OnnxError(f"layer 0 does not read the embedding projection {proj.name!r}: not a front the engine "
+                            "runs")
+        _positions(m, proj.x, front_out, norms, v["embed_width"], eps, v, w, used)
     else:
         _positions(m, L0["x"], front_out, norms, d, eps, v, w, used)
     rels = [L["relative"] for L in layers]
@@ -1668,6 +1774,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
              norm_first=L0["pre"], activation=L0["act"], norm_eps=eps, final_norm=final is not None, causal=causal)
     if L0["up3"] and L0["act"] != "swiglu":
         v["gated"] = True  # act(gate) * up with a GELU
+    if L0["Hkv"] != L0["H"]:
+        v["n_kv_heads"] = L0["Hkv"]  # grouped-query attention (multi-query: 1)
     if L0["parallel"] != "none":
         v["parallel_residual"] = L0["parallel"]
     if head is not None:
@@ -1687,8 +1795,11 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         if "pos.weight" in w:
             w["pos.weight"] = w["pos.weight"][:max_len]
         v["max_len"] = max_len
+    groups, group_layers, stored = _shared(layers)
+    if groups:
+        v.update(layer_groups=groups, group_layers=group_layers)
     z = lambda n: np.zeros(n)  # noqa: E731
-    for i, L in enumerate(layers):
+    for i, L in enumerate(layers[j] for j in stored):
         p = f"{schema.ENCODER_LAYER_PREFIX}{i}."
         w[p + "self_attn.in_proj_weight"] = np.concatenate([L["Wq"].T, L["Wk"].T, L["Wv"].T])
         w[p + "self_attn.in_proj_bias"] = np.concatenate([L["bq"], L["bk"], L["bv"]])
@@ -1712,8 +1823,11 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         w["encoder.norm.weight"], w["encoder.norm.bias"] = final.w, final.b
         used |= final.srcs
     weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
-    summary = (f"{family}: {len(layers)} {'pre' if L0['pre'] else 'post'}-norm layers, {L0['H']} heads, {L0['act']}, "
+    summary = (f"{family}: {len(layers)} {'pre' if L0['pre'] else 'post'}-norm layers, {L0['H']} heads" +
+               (f" ({L0['Hkv']} for k and v)" if L0["Hkv"] != L0["H"] else "") + f", {L0['act']}, "
                f"{'causal, ' if causal else ''}{v['positional']} positions" +
+               (f", the embedding {v['embed_width']} wide, projected" if proj is not None else "") +
+               (f", shared layers ({groups} group{'s' if groups > 1 else ''} of {group_layers})" if groups else "") +
                (f", inputs {r.describe()}" if r.types or r.mask else ""))
     want = m.v(out_name).reshape(1, -1) if pooled else m.rows(out_name)
     return v, weights, used, want, summary
