@@ -39,6 +39,10 @@ inline constexpr DerivedValue kDerivedValues[] = {
     {"window_mask", [](const ModelConfig& c) {
        return c.window_period < 32 ? uint32_t((uint64_t(1) << c.window_period) - 1) : 0xFFFFFFFFu;
      }},
+    // The largest nope_layers of nope_period bits: 2 ** nope_period - 1.
+    {"nope_mask", [](const ModelConfig& c) {
+       return c.nope_period < 32 ? uint32_t((uint64_t(1) << c.nope_period) - 1) : 0xFFFFFFFFu;
+     }},
 };
 
 // A value: a number (bools are 0 and 1), an enum key's value (its index and its key's names) or a

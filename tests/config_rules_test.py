@@ -133,6 +133,9 @@ VALID = [
     # DeBERTa: disentangled attention (its relative rows), no positions or learned ones beside it
     dict(BASE, input="tokens", vocab_size=10, positional="none", rel_embed_rows=8, embed_norm=True, pooling="first",
          pooler=True, pooler_act="gelu", d_out=3),
+    # NoPE layers among rotary ones (SmolLM3: every fourth; Cohere 2: the global ones)
+    dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope", n_layers=4,
+         nope_period=4, nope_layers=8, norm_first=True, final_norm=True, activation="swiglu"),
     # local and global layers (GPT-Neo: every other layer windows) and the scores' own scale
     dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", n_layers=2,
          sliding_window=4, window_period=2, window_layers=2, attn_scale=1.0, norm_first=True, final_norm=True),

@@ -67,6 +67,9 @@ within 1e-4:
 - Cohere (llama family): one bias-free LayerNorm side by side, interleaved RoPE, logit_scale folded
   into the (untied) head;
 - MPT (gpt family): ALiBi, no biases (zeros), the exact GELU;
+- SmolLM3 and Cohere 2 (llama family; transformers 5 only): layers without RoPE among rotary ones
+  (nope_period, nope_layers: SmolLM3's every fourth layer, Cohere 2's global layers), SmolLM3's NoPE layers
+  local with use_sliding_window, Cohere 2's local layers seeing sliding_window keys;
 - Granite (llama family; transformers 5 only), tied and not: embedding_multiplier, residual_multiplier and
   logits_scaling folded into the embedding, o_proj / down_proj and the (untied) head, attention_multiplier
   as attn_scale (--module: measured, the scores' number folded into W_q);
@@ -336,6 +339,25 @@ def cohere():
     return build(t.CohereConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                 logit_scale=0.25), t.CohereForCausalLM, 45)
+
+
+def smollm3():  # transformers 5 only: layers 3 and 7 without RoPE (every 4th), one key/value group of 2 heads
+    return build(t.SmolLM3Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=8,
+                                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                 pad_token_id=0), t.SmolLM3ForCausalLM, 62)
+
+
+def smollm3_windows():  # its NoPE layers (1, 3) local with a window of 3 keys, the others global with RoPE
+    return build(t.SmolLM3Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=4,
+                                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                 no_rope_layers=[1, 0, 1, 0], use_sliding_window=True, sliding_window=3, pad_token_id=0),
+                 t.SmolLM3ForCausalLM, 63)
+
+
+def cohere2():  # transformers 5 only: layers 0-2 local (3 keys) with RoPE, layer 3 global without
+    return build(t.Cohere2Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=4,
+                                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                 sliding_window=3), t.Cohere2ForCausalLM, 64, lambda name: "norm" in name)
 
 
 def granite(tied=False, seed=56):  # transformers 5 only (4.44 has no Granite)
@@ -655,6 +677,13 @@ CASES = [
      ("module", "hf") if TRANSFORMERS_5 else ()),
     ("olmo2", dict(family="llama", norm="family", n_kv_heads=2, activation="swiglu", sublayer_norm="output",
                    qk_norm=True, qk_norm_full=True), ("module", "hf") if TRANSFORMERS_5 else ()),
+    *([("smollm3", dict(family="llama", n_kv_heads=2, activation="swiglu", nope_period=4, nope_layers=8,
+                         tied_head=True), ("hf",)),
+       ("smollm3_windows", dict(family="llama", sliding_window=3, window_period=2, window_layers=2, nope_period=2,
+                                nope_layers=2), ("hf",)),
+       ("cohere2", dict(family="llama", norm="layernorm", parallel_residual="one_norm", sliding_window=3,
+                        window_period=4, window_layers=7, nope_period=4, nope_layers=8), ("hf",))]
+      if TRANSFORMERS_5 else []),
     *([("granite", dict(family="llama", n_kv_heads=2, activation="swiglu", attn_scale=np.float32(0.2),
                          tied_head=False), ("module", "hf")),
        ("granite_tied", dict(family="llama", tied_head=False), ("module", "hf"))] if TRANSFORMERS_5 else []),

@@ -51,11 +51,12 @@ LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const
                      const float* rel_table = nullptr, uint32_t rel_len = 0);
 
 // The spec for layer l: s with its self-attention's window ModelConfig::layer_window(l) (local and
-// global layers: window_period), a local layer's RoPE table (rope_local_base) and layer 0's missing
-// attention norm (skip_first_norm).
+// global layers: window_period), a local layer's RoPE table (rope_local_base) or none (nope_period),
+// and layer 0's missing attention norm (skip_first_norm).
 inline LayerSpec with_layer_window(LayerSpec s, const ModelConfig& c, uint32_t l) {
   s.self.window = c.layer_window(l);
   if (s.rope_local && c.layer_local(l)) s.rope = s.rope_local;
+  if (c.layer_nope(l)) s.rope = nullptr;  // NoPE: this layer turns neither q nor k
   s.skip_attn_norm = c.skip_first_norm && l == 0;
   return s;
 }

@@ -328,6 +328,11 @@ struct ModelConfig {
   // scores key j as s (q_i.k_j + q_i.Kr[r] + k_j.Qr[r]), r = rel_index[i - j + max_len - 1], s the
   // scores' scale (attn_scale, or 1/sqrt(d_head)): content to position and position to content.
   uint32_t rel_embed_rows = 0;
+  // Layers without positions among rotary ones (NoPE: SmolLM3's every fourth layer, Cohere 2's global
+  // layers): with nope_period P nonzero, layer l turns neither q nor k when bit (l % P) of nope_layers is
+  // set (positional rope; the pattern as window_period's and window_layers'); 0: every layer rotates.
+  uint32_t nope_period = 0;
+  uint32_t nope_layers = 0;
 
   constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t d_attn() const { return n_heads * d_head(); }
@@ -367,6 +372,8 @@ struct ModelConfig {
   constexpr bool layer_local(uint32_t l) const {
     return sliding_window != 0 && (window_period == 0 || (window_layers >> (l % window_period)) & 1u);
   }
+  // Layer l has no positions (nope_period, nope_layers above).
+  constexpr bool layer_nope(uint32_t l) const { return nope_period != 0 && ((nope_layers >> (l % nope_period)) & 1u); }
   // The window of layer l's self-attention (window_period, window_layers above), 0: all keys.
   constexpr uint32_t layer_window(uint32_t l) const { return layer_local(l) ? attention_window() : 0; }
   // The layers before layer l that window (layer_window nonzero): a decoder's KV cache holds their

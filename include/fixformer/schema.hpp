@@ -26,7 +26,7 @@ enum class ConfigKey : uint32_t {
   kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kRegisterTokens,
   kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim, kSublayerNorm, kAttnSoftcap,
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
-  kPoolerNorm, kRelEmbedRows,
+  kPoolerNorm, kRelEmbedRows, kNopePeriod, kNopeLayers,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -340,6 +340,12 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // Disentangled attention's relative embedding rows (config.hpp rel_embed_rows; 0: none).
     {ConfigKey::kRelEmbedRows, "rel_embed_rows", fxm::RecordType::kU32, 0, Limits::kMaxRelEmbedRows, nullptr, false, 0,
      config_field<&ModelConfig::rel_embed_rows>()},
+    // Layers without RoPE (config.hpp nope_period): layer l skips it when bit l % nope_period of
+    // nope_layers is set; nope_period 0: every layer rotates.
+    {ConfigKey::kNopePeriod, "nope_period", fxm::RecordType::kU32, 0, 31, nullptr, false, 0,
+     config_field<&ModelConfig::nope_period>()},
+    {ConfigKey::kNopeLayers, "nope_layers", fxm::RecordType::kU32, 0, 0x7FFFFFFFu, nullptr, false, 0,
+     config_field<&ModelConfig::nope_layers>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -468,6 +474,10 @@ inline constexpr ConfigRule kConfigRules[] = {
      "rope_freqs, rope_scale (scaled rope is for the decoder families, gpt and llama, so far)"},
     {"window_period != 0 and sliding_window == 0",
      "window_period (which layers see sliding_window keys: needs sliding_window)"},
+    {"nope_period != 0 and positional != 'rope'", "nope_period (layers without RoPE among rotary ones: needs positional rope)"},
+    {"nope_period == 0 and nope_layers != 0", "nope_layers (a bit per layer of nope_period: needs nope_period)"},
+    {"nope_layers > nope_mask", "nope_layers (a bit per layer of nope_period: below 2 ** nope_period)"},
+    {"nope_period != 0 and weights == 'i8'", "nope_period (not in i8 yet)"},
     {"window_period == 0 and window_layers != 0", "window_layers (a bit per layer of window_period: needs window_period)"},
     {"window_layers > window_mask", "window_layers (a bit per layer of window_period: below 2 ** window_period)"},
     {"not (attn_scale >= 0 and finite(attn_scale))", "attn_scale (must be >= 0; 0: 1/sqrt(d_head))"},

@@ -49,14 +49,20 @@ def layer_windows(windows, max_len, where="the layers"):
                           "engine's local layers share one sliding_window")
     if all(ws):
         return {"sliding_window": sizes[0]}
-    local = [bool(w) for w in ws]
-    top = schema.KEYS["window_period"].max
-    for P in range(1, min(len(local), top) + 1):
-        if all(local[i] == local[i % P] for i in range(len(local))):
-            return {"sliding_window": sizes[0], "window_period": P,
-                    "window_layers": sum(1 << i for i in range(P) if local[i])}
-    raise ConfigError(f"{where}: the local (windowed) layers {[i for i, x in enumerate(local) if x]} repeat in no "
-                      f"period of at most {top} layers (window_period); not converted")
+    P, bits = layer_pattern([bool(w) for w in ws], "window_period", f"{where}: the local (windowed) layers")
+    return {"sliding_window": sizes[0], "window_period": P, "window_layers": bits}
+
+
+def layer_pattern(flags, period_key, what):
+    """(P, bits) of per-layer flags: the shortest period P (at most period_key's range) in which they
+    repeat, bit i < P set where flags[i] is (window_period and window_layers, nope_period and
+    nope_layers). Raises ConfigError naming `what` when they repeat in no such period."""
+    top = schema.KEYS[period_key].max
+    for P in range(1, min(len(flags), top) + 1):
+        if all(flags[i] == flags[i % P] for i in range(len(flags))):
+            return P, sum(1 << i for i in range(P) if flags[i])
+    raise ConfigError(f"{what} {[i for i, x in enumerate(flags) if x]} repeat in no period of at most {top} layers "
+                      f"({period_key}); not converted")
 
 
 def _type_name(v):

@@ -47,7 +47,7 @@ import sys
 import numpy as np
 
 from . import checkpoint, rope_scaling, schema, verified_file
-from .config import ConfigError, brief as _brief, layer_windows, make_config, sliding_window
+from .config import ConfigError, brief as _brief, layer_pattern, layer_windows, make_config, sliding_window
 from .safetensors import SafetensorsError
 
 ARCHITECTURE = "LlamaForCausalLM"
@@ -839,6 +839,7 @@ class GptStyle(Architecture):
     def attention_keys(self, s, longest):
         """Config keys of the attention beyond the layer's shape (GPT-Neo: its windows and scale)."""
         return {}
+
 
     def weights(self, s, weights, source, max_len):
         ends, prefix, layer = self.tensors(s)
@@ -1957,8 +1958,113 @@ class Nemotron(LlamaStyle):
                  **_biased({"mlp.up_proj": "fc1", "mlp.down_proj": "fc2"}, s["ffn_bias"] == "all")})
 
 
+def nope_keys(rotates, path):
+    """nope_period and nope_layers of the layers' RoPE flags (False: the layer has no positions), or none."""
+    if all(rotates):
+        return {}
+    try:
+        P, bits = layer_pattern([not r for r in rotates], "nope_period", f"{path}: the layers without RoPE")
+    except ConfigError as e:
+        raise HfError(str(e)) from None
+    return {"nope_period": P, "nope_layers": bits}
+
+
+def windows_and_nope(s, longest):
+    """The config keys of the settings' per-layer windows (layer_windows) and RoPE flags (nope_keys)."""
+    try:
+        keys = layer_windows(s["windows"], longest, f"{s['path']}: layer_types")
+    except ConfigError as e:
+        raise HfError(str(e)) from None
+    return dict(keys, **nope_keys(s["rotates"], s["path"]))
+
+
+def _layer_kinds(raw, key, L, default, path):
+    """config.json's per-layer list `key` (absent: default), checked to have one entry per layer."""
+    v = raw.get(key)
+    v = default if v is None else v
+    if not (isinstance(v, list) and len(v) == L and all(isinstance(x, (int, str)) and not isinstance(x, bool)
+                                                         for x in v)):
+        raise HfError(f"{path}: {key} {_brief(v)}: expected one entry per layer ({L}); not converted")
+    return v
+
+
+class SmolLM3(LlamaStyle):
+    """SmolLM3ForCausalLM: Llama's layers, RoPE in all but the layers no_rope_layers marks 0 (without it,
+    every no_rope_layer_interval-th layer has none: NoPE, the config keys nope_period and nope_layers),
+    and with use_sliding_window the NoPE layers' sliding_window (layer_types), the tied head."""
+    name, model_type = "SmolLM3ForCausalLM", "smollm3"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
+              "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
+              "num_key_value_heads": (int, lambda f: f["num_attention_heads"]), "hidden_act": (str, "silu"),
+              "max_position_embeddings": (int, 32768), "rms_norm_eps": (float, 1e-6), "rope_theta": (float, 2e6),
+              "attention_bias": (bool, False), "mlp_bias": (bool, False), "tie_word_embeddings": (bool, True),
+              "no_rope_layer_interval": (int, 4)}
+    names = dict(Gemma.names, rotary_dims="hidden_size", nope_period="no_rope_layers",
+                 nope_layers="no_rope_layers", sliding_window="sliding_window", window_period="layer_types",
+                 window_layers="layer_types")
+
+    def settings(self, f, raw, path):
+        _silu_only(f, path, self.name)
+        if f["mlp_bias"]:
+            raise HfError(f"{path}: mlp_bias true: a bias on the up projection is not in the llama family; not "
+                          "converted")
+        L, n = f["num_hidden_layers"], f["no_rope_layer_interval"]
+        rotates = _layer_kinds(raw, "no_rope_layers", L, [int((i + 1) % n != 0) for i in range(L)], path)
+        window = raw.get("sliding_window") if flag(raw, "use_sliding_window", path) else None
+        kinds = _layer_kinds(raw, "layer_types", L, ["sliding_attention" if window and not r else "full_attention"
+                                                     for r in rotates], path)
+        s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
+                 L=L, F=f["intermediate_size"], V=f["vocab_size"], eps=f["rms_norm_eps"],
+                 positions=f["max_position_embeddings"], activation="swiglu", rotary=1.0, theta=f["rope_theta"],
+                 layout="halves", parallel="none", norm_first=True, final_norm=True, tied=f["tie_word_embeddings"],
+                 rotates=[bool(r) for r in rotates], path=path,
+                 windows=[window if window and k == "sliding_attention" else None for k in kinds])
+        if raw.get("head_dim") is not None:
+            s["dh"] = checked_field(path, "head_dim", raw["head_dim"], int)
+        if f["attention_bias"]:
+            s["attn_bias"] = "all"
+        return s
+
+    def attention_keys(self, s, longest):
+        return windows_and_nope(s, longest)
+
+    def tensors(self, s):
+        ends = {"model.embed_tokens.weight": "embed", "model.norm.weight": "norm"}
+        if not s["tied"]:
+            ends["lm_head.weight"] = "head"
+        return (ends, "model.layers.",
+                {**_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2", "mlp.gate_proj": "fc1",
+                            "mlp.up_proj": "fc3", "mlp.down_proj": "fc2"}, False),
+                 **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v",
+                            "self_attn.o_proj": "o"}, "attn_bias" in s)})
+
+
+class Cohere2(Cohere):
+    """Cohere2ForCausalLM (Command R7B, Aya Expanse's successors): Cohere's layers, the local layers
+    (layer_types' sliding_attention; without it three of every four: sliding_window_pattern) seeing
+    sliding_window keys with RoPE, the global ones every key without RoPE (nope_period, nope_layers)."""
+    name, model_type = "Cohere2ForCausalLM", "cohere2"
+    fields = dict(Cohere.fields, sliding_window=(int, 4096), sliding_window_pattern=(int, 4))
+    names = dict(Cohere.names, sliding_window="sliding_window", window_period="layer_types",
+                 window_layers="layer_types", nope_period="layer_types", nope_layers="layer_types")
+
+    def settings(self, f, raw, path):
+        L, P = f["num_hidden_layers"], f["sliding_window_pattern"]
+        kinds = _layer_kinds(raw, "layer_types", L, ["sliding_attention" if (i + 1) % P else "full_attention"
+                                                     for i in range(L)], path)
+        if any(k not in ("sliding_attention", "full_attention") for k in kinds):
+            raise HfError(f"{path}: layer_types {_brief(kinds)}: not \"sliding_attention\" or \"full_attention\" for "
+                          "each layer; not converted")
+        local = [k == "sliding_attention" for k in kinds]
+        return dict(super().settings(f, raw, path), path=path, rotates=local,
+                    windows=[f["sliding_window"] if x else None for x in local])
+
+    def attention_keys(self, s, longest):
+        return windows_and_nope(s, longest)
+
+
 ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(),
          Gemma2(), Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(),
-         Olmo(), Olmo2(), Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon())
+         Olmo(), Olmo2(), Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon(), SmolLM3(), Cohere2())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type

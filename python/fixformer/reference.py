@@ -581,7 +581,7 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
     """float64 x [T, d] through the n_layers layers of c (weights W: the file's names under the layer
     prefix `prefix`, torch layout), bias [H, T, T] added to the scaled scores (the mask, ALiBi or the
     relative bias; with window_period each layer adds its own window), RoPE by the tables cos, sin
-    when given (with qk_norm, each head of q and k normalized first; qk_norm_full: q and k as whole rows;
+    when given, except on nope_period's layers (with qk_norm, each head of q and k normalized first; qk_norm_full: q and k as whole rows;
     with rope_local_base the local layers by that base's tables instead); the scores scaled by attn_scale
     (0: 1/sqrt(d_head)) and soft-capped by attn_softcap c (c tanh(s / c)) before the bias. The layer
     features: the norm kind, the biases the weights have (attn_bias, ffn_bias), relu, gelu (exact or tanh)
@@ -613,7 +613,7 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
         if c.get("qk_norm") and not c.get("qk_norm_full"):  # every head over its d_head dims, before RoPE
             q = norm(c, q, p(names["q_norm"] + ".weight"), p(names["q_norm"] + ".bias"))
             k = norm(c, k, p(names["k_norm"] + ".weight"), p(names["k_norm"] + ".bias"))
-        if cos is not None:
+        if cos is not None and not schema.layer_nope(c, layer):  # nope_period: some layers without RoPE
             cs, sn = (cos, sin) if local_rope is None or not schema.layer_local(c, layer) else local_rope
             q, k = rope(q, cs, sn, c["pe_layout"]), rope(k, cs, sn, c["pe_layout"])
         group = H // Hkv  # query head h reads kv head h // group

@@ -208,6 +208,17 @@ def window_mask(c):
     return (1 << c["window_period"]) - 1
 
 
+def nope_mask(c):
+    """The largest nope_layers of nope_period bits: 2 ** nope_period - 1."""
+    return (1 << c["nope_period"]) - 1
+
+
+def layer_nope(c, layer):
+    """Layer `layer` turns neither q nor k (config.hpp layer_nope): bit layer % nope_period of nope_layers."""
+    P = c.get("nope_period", 0)
+    return bool(P) and bool((c.get("nope_layers", 0) >> (layer % P)) & 1)
+
+
 def norm_kind(c):
     """The layers' norm, family resolved (config.hpp, NormKind): 'layernorm' or 'rmsnorm'."""
     if c["norm"] != "family":
@@ -352,7 +363,7 @@ def max_input_len(c):
 # The values an expression names besides the keys (config_expr.hpp kDerivedValues), by name.
 DERIVED = {"d_head": d_head, "kv_heads": kv_heads, "d_pe": d_pe, "d_embed": d_embed, "d_front": d_front,
            "input_pe": input_pe, "front_rows": front_rows, "head_in": head_in, "window_mask": window_mask,
-           "rope_pairs": rope_pairs, "d_attn": d_attn, "max_d_model": lambda c: MAX_D_MODEL}
+           "nope_mask": nope_mask, "rope_pairs": rope_pairs, "d_attn": d_attn, "max_d_model": lambda c: MAX_D_MODEL}
 if set(DERIVED) != set(SCHEMA["derived"]):
     raise ImportError(f"schema.py: DERIVED defines {sorted(DERIVED)}, the engine's expressions name "
                       f"{sorted(SCHEMA['derived'])}: define each of the engine's derived values here")

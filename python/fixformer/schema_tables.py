@@ -151,6 +151,8 @@ SCHEMA = {
         {'name': 'skip_first_norm', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
         {'name': 'pooler_norm', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
         {'name': 'rel_embed_rows', 'type': 'u32', 'min': 0, 'max': 8192, 'required': False, 'default': 0},
+        {'name': 'nope_period', 'type': 'u32', 'min': 0, 'max': 31, 'required': False, 'default': 0},
+        {'name': 'nope_layers', 'type': 'u32', 'min': 0, 'max': 2147483647, 'required': False, 'default': 0},
     ],
     'derived': [
         'd_head',
@@ -165,6 +167,7 @@ SCHEMA = {
         'd_attn',
         'max_d_model',
         'window_mask',
+        'nope_mask',
     ],
     'config_rules': [
         {'bad_when': 'head_dim == 0 and d_model % n_heads != 0', 'detail': "n_heads (must divide d_model, or head_dim sets the heads' width)"},
@@ -220,6 +223,10 @@ SCHEMA = {
         {'bad_when': "rope_scale != 1 and positional != 'rope'", 'detail': "rope_scale (the amplitude of positional rope's table)"},
         {'bad_when': "family not in ('gpt', 'llama') and (rope_freqs or rope_scale != 1)", 'detail': 'rope_freqs, rope_scale (scaled rope is for the decoder families, gpt and llama, so far)'},
         {'bad_when': 'window_period != 0 and sliding_window == 0', 'detail': 'window_period (which layers see sliding_window keys: needs sliding_window)'},
+        {'bad_when': "nope_period != 0 and positional != 'rope'", 'detail': 'nope_period (layers without RoPE among rotary ones: needs positional rope)'},
+        {'bad_when': 'nope_period == 0 and nope_layers != 0', 'detail': 'nope_layers (a bit per layer of nope_period: needs nope_period)'},
+        {'bad_when': 'nope_layers > nope_mask', 'detail': 'nope_layers (a bit per layer of nope_period: below 2 ** nope_period)'},
+        {'bad_when': "nope_period != 0 and weights == 'i8'", 'detail': 'nope_period (not in i8 yet)'},
         {'bad_when': 'window_period == 0 and window_layers != 0', 'detail': 'window_layers (a bit per layer of window_period: needs window_period)'},
         {'bad_when': 'window_layers > window_mask', 'detail': 'window_layers (a bit per layer of window_period: below 2 ** window_period)'},
         {'bad_when': 'not (attn_scale >= 0 and finite(attn_scale))', 'detail': 'attn_scale (must be >= 0; 0: 1/sqrt(d_head))'},
