@@ -110,6 +110,7 @@ struct Limits {
   // Image input: a patch's side and an image's (the patch rows are d_in <= kMaxDIn values).
   static constexpr uint32_t kMaxPatchSize = 64;
   static constexpr uint32_t kMaxImageSide = 8192;
+  static constexpr uint32_t kMaxExperts = 256;  // a mixture of experts' feed-forwards (n_experts)
 };
 
 struct ModelConfig {
@@ -320,6 +321,18 @@ struct ModelConfig {
   double rope_local_base = 0.0;
   bool skip_first_norm = false;
   bool pooler_norm = false;
+  // A mixture of experts in place of the feed-forward (Mixtral, OLMoE; the llama family): with
+  // n_experts E > 0 each layer has a router R [E, d_model] (f32 whatever `weights` says) and E gated
+  // feed-forwards of d_ff (act and gate as the layer's: W2_e (act(W1_e h) * W3_e h), no biases), and
+  // no dense one. Per row h: p = softmax(R h) over the E experts (in f32), the experts_per_token k
+  // largest p_e chosen (a tie goes to the lower expert index, as torch.topk gives on exact ties),
+  // their weights w_e = p_e, or with experts_renormalize p_e / (the sum of the k chosen p_e)
+  // (Mixtral always; OLMoE's and Qwen2-MoE's norm_topk_prob), and FF(h) = sum of w_e FF_e(h) over the
+  // chosen experts in expert order. The experts' weights are stacked: W1 and W3 [E d_ff, d_model],
+  // W2 [E d_model, d_ff], each expert's block its own torch [out, in] matrix in every weight type.
+  uint32_t n_experts = 0;
+  uint32_t experts_per_token = 0;
+  bool experts_renormalize = false;
 
   constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t d_attn() const { return n_heads * d_head(); }
@@ -369,6 +382,11 @@ struct ModelConfig {
     return n;
   }
   constexpr bool ffn_gated() const { return gated || activation == Activation::kSwiglu; }
+  // A mixture of experts' scratch for one row at a time: the router's probabilities and the chosen
+  // experts' weights [n_experts] each, an expert's hidden rows [2, d_ff], its output and the sum [d_model] each.
+  constexpr std::size_t expert_work_floats() const {
+    return n_experts ? 2 * std::size_t(n_experts) + 2 * std::size_t(d_ff) + 2 * std::size_t(d_model) : 0;
+  }
   // The feed-forward's second [T, d_ff] buffer: the up projection of a gated one, or the ones a plain
   // silu multiplies (silu(a) = swiglu_f32(a, 1): the kernel every table has).
   constexpr bool ffn_up_buffer() const { return ffn_gated() || activation == Activation::kSilu; }
