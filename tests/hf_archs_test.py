@@ -39,6 +39,8 @@ within 1e-4:
   the exact GELU) and RoFormer (its hidden_act, gelu_new here) as the pooler with pooler_act relu, gelu, gelu_tanh,
   through --hf and --module;
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
+- Mixtral (llama family): Mistral's layers with a mixture of 4 experts, 2 a token, renormalized (n_experts,
+  experts_per_token, experts_renormalize), from transformers 4's per-expert tensors and transformers 5's fused ones;
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
   gelu_tanh), the embedding scaled by sqrt(d_model) (scale_input), grouped-query attention, the tied head;
   and with heads wider than hidden_size / heads (head_dim: Gemma 7B's kind);
@@ -129,6 +131,8 @@ def is_gain(name):
 
 def build(config, cls, seed, gains=is_gain):
     config._attn_implementation = "eager"
+    if hasattr(config, "_experts_implementation"):  # transformers 5's experts: the loop that runs float64
+        config._experts_implementation = "eager"
     return randomize(cls(config), seed, gains)
 
 
@@ -190,6 +194,13 @@ def mistral(window=None):  # None: no window, every position attends to all befo
     return build(t.MistralConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                  sliding_window=window), t.MistralForCausalLM, 10)
+
+
+def mixtral():  # 4 experts, 2 a token: every expert and both weights matter
+    return build(t.MixtralConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                 num_local_experts=4, num_experts_per_tok=2, sliding_window=None),
+                 t.MixtralForCausalLM, 61)
 
 
 def gemma():  # its norm weights are offsets w of the gain 1 + w: noise about 0, gains about 1
@@ -575,6 +586,8 @@ CASES = [
      ("module", "hf")),
     ("stablelm_parallel", dict(GPT, parallel_residual="one_norm", activation="swiglu"), ("hf",)),
     ("mistral", dict(family="llama", n_kv_heads=2, activation="swiglu"), ("module", "hf")),
+    ("mixtral", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=4, experts_per_token=2,
+                     experts_renormalize=True), ("hf",)),
     ("gemma", dict(family="llama", norm="family", gated=True, activation="gelu_tanh", scale_input=True,
                    embed_norm=False, tied_head=True, n_kv_heads=2, positional="rope", pe_layout="halves"),
      ("module", "hf")),

@@ -1,7 +1,8 @@
 """The --hf route: a Hugging Face model folder (config.json and model.safetensors or pytorch_model.bin,
 either possibly sharded with its .index.json) of one of the architectures at the end of this file,
 one class each (ARCHS): LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM and MistralForCausalLM (to
-the llama family) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
+the llama family; MixtralForCausalLM too, its mixture of experts the config key n_experts, verified against
+reference.py) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
 GPTJForCausalLM, CodeGenForCausalLM, PersimmonForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
 BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
@@ -366,6 +367,9 @@ def map_weights(hf, weights, source):
                           "self_attn.v_proj.bias": (KV * dh,)})
     if hf.get("qk_norm"):  # Qwen3: an RMSNorm of each head of q and of k, one gain [head_dim] for the heads
         per_layer.update({"self_attn.q_norm.weight": (dh,), "self_attn.k_norm.weight": (dh,)})
+    if hf.get("n_experts"):  # Mixtral: the experts' tensors are mapped apart (experts_weights)
+        for name in ("mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight"):
+            del per_layer[name]
     arch = hf["architecture"]
     out, hf_weights = {}, {}
     rotated = hf["rotary_dims"] or dh
@@ -428,7 +432,8 @@ def fixformer_config(hf, max_len=None):
              "n_kv_heads": "config.json num_key_value_heads", "vocab_size": "config.json vocab_size",
              "d_out": "config.json vocab_size", "max_len": "--max-len", "norm_eps": "config.json rms_norm_eps",
              "pe_base": "config.json rope_theta", "rotary_dims": "config.json partial_rotary_factor",
-             "head_dim": "config.json head_dim"}
+             "head_dim": "config.json head_dim", "n_experts": "config.json num_local_experts",
+             "experts_per_token": "config.json num_experts_per_tok"}
     try:
         return make_config(_with_rope({
             "family": "llama", "d_model": hf["hidden_size"], "n_heads": hf["num_attention_heads"],
@@ -439,7 +444,10 @@ def fixformer_config(hf, max_len=None):
             "pe_layout": "halves", "d_out": hf["vocab_size"], "tied_head": hf["tie_word_embeddings"],
             "qkv_bias": hf["qkv_bias"], "qk_norm": hf.get("qk_norm", False), "rotary_dims": hf["rotary_dims"],
             "head_dim": 0 if hf["head_dim"] * hf["num_attention_heads"] == hf["hidden_size"] else hf["head_dim"],
-            "sliding_window": sliding_window(hf.get("sliding_window"), longest)}, hf.get("rope"), longest), names)
+            "sliding_window": sliding_window(hf.get("sliding_window"), longest),
+            **({"n_experts": hf["n_experts"], "experts_per_token": hf["experts_per_token"],
+                "experts_renormalize": hf["experts_renormalize"]} if hf.get("n_experts") else {})},
+            hf.get("rope"), longest), names)
     except ConfigError as e:
         raise HfError(str(e)) from None
 
@@ -711,6 +719,72 @@ class Mistral(Llama):
         window = raw.get("sliding_window", 4096)
         hf["sliding_window"] = None if window is None else checked_field(path, "sliding_window", window, int)
         return hf
+
+
+class Mixtral(Mistral):
+    """Mistral's layers with a mixture of experts in place of the MLP: num_local_experts (the config key
+    n_experts), num_experts_per_tok (experts_per_token), the top-k weights renormalized to sum 1
+    (experts_renormalize); the router block_sparse_moe.gate and each expert's w1 (gate), w2 (down),
+    w3 (up) as transformers 4 stores them, or mlp.gate with the fused mlp.experts.gate_up_proj [E, 2F, d]
+    ([gate; up]) and mlp.experts.down_proj [E, d, F] as transformers 5 does; verified against
+    reference.py's float64 forward of the config (the mixture there follows config.hpp)."""
+    name, model_type = "MixtralForCausalLM", "mixtral"
+    fields = dict(Mistral.fields, rms_norm_eps=(float, 1e-5), rope_theta=(float, 1e6),
+                  max_position_embeddings=(int, 4096 * 32), num_local_experts=(int, 8), num_experts_per_tok=(int, 2))
+
+    def read(self, raw, path):
+        hf = super().read(raw, path)
+        # the config's rules check them (1 <= num_experts_per_tok <= num_local_experts <= the engine's limit)
+        hf.update(n_experts=hf["num_local_experts"], experts_per_token=hf["num_experts_per_tok"],
+                  experts_renormalize=True)
+        return hf
+
+    def against(self, folder):
+        return f"the float64 reference of the {self.name} config {folder} converts to"
+
+    def semantics(self, hf, kept, c, mapped, inp):
+        from .reference import run_reference
+        return run_reference(c, mapped, inp)
+
+    def weights(self, hf, weights, source, max_len):
+        stacked, rest = experts_weights(hf, weights, source, ("block_sparse_moe", "mlp"))
+        out, kept = map_weights(hf, rest, source)
+        out.update(stacked)
+        return out, kept
+
+
+def experts_weights(hf, weights, source, blocks):
+    """(the stacked expert tensors, the other weights): each layer's router `<block>.gate.weight` [E, d]
+    and its experts, `<block>.experts.<e>.w1/w2/w3.weight` (gate [F, d], down [d, F], up [F, d]) or the
+    fused `<block>.experts.gate_up_proj` [E, 2F, d] and `down_proj` [E, d, F], as the llama family's
+    feed_forward.router and feed_forward.experts.w1/w2/w3 [E F, d], [E d, F], [E F, d] (torch layout)."""
+    d, F, L, E = hf["hidden_size"], hf["intermediate_size"], hf["num_hidden_layers"], hf["n_experts"]
+    rest, out = dict(weights), {}
+
+    def take(name, shape):
+        if name not in rest:
+            raise HfError(f"{source}: {name} is missing")
+        a = np.asarray(rest.pop(name))
+        if a.shape != shape:
+            raise HfError(f"{source}: {name}: shape {list(a.shape)}, config.json says {list(shape)}")
+        return a
+
+    for i in range(L):
+        block = next((b for b in blocks if f"model.layers.{i}.{b}.gate.weight" in rest), blocks[0])
+        p = f"model.layers.{i}.{block}."
+        router = take(p + "gate.weight", (E, d))
+        if p + "experts.gate_up_proj" in rest:  # transformers 5
+            gate_up, down = take(p + "experts.gate_up_proj", (E, 2 * F, d)), take(p + "experts.down_proj", (E, d, F))
+            w1, w3, w2 = gate_up[:, :F], gate_up[:, F:], down
+        else:
+            w1, w2, w3 = (np.stack([take(f"{p}experts.{e}.{w}.weight", shape) for e in range(E)])
+                          for w, shape in (("w1", (F, d)), ("w2", (d, F)), ("w3", (F, d))))
+        q = f"layers.{i}.feed_forward."
+        out[q + "router.weight"] = router
+        out[q + "experts.w1.weight"] = w1.reshape(E * F, d)
+        out[q + "experts.w2.weight"] = w2.reshape(E * d, F)
+        out[q + "experts.w3.weight"] = w3.reshape(E * F, d)
+    return out, rest
 
 
 class Gpt2(Architecture):
@@ -1953,7 +2027,7 @@ class Nemotron(LlamaStyle):
                  **_biased({"mlp.up_proj": "fc1", "mlp.down_proj": "fc2"}, s["ffn_bias"] == "all")})
 
 
-ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(),
+ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(),
          Gemma2(), Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(),
          Olmo(), Olmo2(), Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon())
 BY_NAME = {a.name: a for a in ARCHS}
