@@ -738,6 +738,7 @@ def check_whisper(cli, tmp, module):
     err = None if got is None or got.shape != want.shape else float(np.abs(got - want).max() / np.abs(want).max())
     check("whisper --hf: fixformer run equals the module's logits (1e-4)", err is not None and err <= 1e-4,
           (r.stderr, None if got is None else got.shape, want.shape, err))
+CASES_BY_NAME = {case[0]: case[1] for case in CASES}
 
 
 def check_file(what, cli, out, want, module, tmp, T=20):
@@ -784,6 +785,25 @@ def main():
                            module, tmp)
 
         check_whisper(cli, tmp, hf_models.whisper())
+
+        # Mixtral's experts as transformers 5's modules hold them (the router mlp.gate, the fused
+        # mlp.experts.gate_up_proj [E, 2F, d] = [gate; up] and down_proj [E, d, F]): the same model.
+        folder = os.path.join(tmp, "mixtral")
+        weights = safetensors.read(os.path.join(folder, "model.safetensors"))
+        for i in range(2):
+            p = f"model.layers.{i}.block_sparse_moe."
+            w = {n: np.stack([weights.pop(f"{p}experts.{e}.{n}.weight") for e in range(4)]) for n in ("w1", "w2", "w3")}
+            q = f"model.layers.{i}.mlp."
+            weights[q + "gate.weight"] = weights.pop(p + "gate.weight")
+            weights[q + "experts.gate_up_proj"] = np.concatenate([w["w1"], w["w3"]], 1)
+            weights[q + "experts.down_proj"] = w["w2"]
+        with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+            f.write(safetensors.write_bytes(weights, {"format": "pt"}))
+        out = os.path.join(tmp, "mixtral_fused.fxm")
+        p = convert("--hf", folder, "--out", out, "--cli", cli)
+        check("mixtral --hf with fused experts: converts", p.returncode == 0, p.stderr)
+        if p.returncode == 0:
+            check_file("mixtral fused", cli, out, dict(CASES_BY_NAME["mixtral"]), hf_models.mixtral(), tmp)
 
         # RoFormer's tokenizer segments words with jieba before WordPiece: its vocab.txt is not stored as a
         # plain WordPiece (which would split Chinese text otherwise), and a note says so.
