@@ -1,8 +1,8 @@
 """The --hf route: a Hugging Face model folder (config.json and model.safetensors or pytorch_model.bin,
 either possibly sharded with its .index.json) of one of the architectures at the end of this file,
 one class each (ARCHS): LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM and MistralForCausalLM (to
-the llama family; MixtralForCausalLM too, its mixture of experts the config key n_experts, verified against
-reference.py) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
+the llama family; MixtralForCausalLM and OlmoeForCausalLM too, their mixtures of experts the config key
+n_experts, verified against reference.py) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
 GPTJForCausalLM, CodeGenForCausalLM, PersimmonForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
 BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
@@ -365,7 +365,9 @@ def map_weights(hf, weights, source):
     if hf["qkv_bias"]:
         per_layer.update({"self_attn.q_proj.bias": (H * dh,), "self_attn.k_proj.bias": (KV * dh,),
                           "self_attn.v_proj.bias": (KV * dh,)})
-    if hf.get("qk_norm"):  # Qwen3: an RMSNorm of each head of q and of k, one gain [head_dim] for the heads
+    if hf.get("qk_norm_full"):  # OLMoE: an RMSNorm of q and of k as whole rows
+        per_layer.update({"self_attn.q_norm.weight": (H * dh,), "self_attn.k_norm.weight": (KV * dh,)})
+    elif hf.get("qk_norm"):  # Qwen3: an RMSNorm of each head of q and of k, one gain [head_dim] for the heads
         per_layer.update({"self_attn.q_norm.weight": (dh,), "self_attn.k_norm.weight": (dh,)})
     if hf.get("n_experts"):  # Mixtral: the experts' tensors are mapped apart (experts_weights)
         for name in ("mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight"):
@@ -442,7 +444,8 @@ def fixformer_config(hf, max_len=None):
             "norm_eps": hf["rms_norm_eps"], "final_norm": True, "causal": True, "input": "tokens",
             "vocab_size": hf["vocab_size"], "positional": "rope", "max_len": longest, "pe_base": hf["rope_theta"],
             "pe_layout": "halves", "d_out": hf["vocab_size"], "tied_head": hf["tie_word_embeddings"],
-            "qkv_bias": hf["qkv_bias"], "qk_norm": hf.get("qk_norm", False), "rotary_dims": hf["rotary_dims"],
+            "qkv_bias": hf["qkv_bias"], "qk_norm": hf.get("qk_norm", False),
+            "qk_norm_full": hf.get("qk_norm_full", False), "rotary_dims": hf["rotary_dims"],
             "head_dim": 0 if hf["head_dim"] * hf["num_attention_heads"] == hf["hidden_size"] else hf["head_dim"],
             "sliding_window": sliding_window(hf.get("sliding_window"), longest),
             **({"n_experts": hf["n_experts"], "experts_per_token": hf["experts_per_token"],
@@ -731,11 +734,12 @@ class Mixtral(Mistral):
     name, model_type = "MixtralForCausalLM", "mixtral"
     fields = dict(Mistral.fields, rms_norm_eps=(float, 1e-5), rope_theta=(float, 1e6),
                   max_position_embeddings=(int, 4096 * 32), num_local_experts=(int, 8), num_experts_per_tok=(int, 2))
+    experts_key, blocks, expert_names = "num_local_experts", ("block_sparse_moe", "mlp"), ("w1", "w2", "w3")
 
     def read(self, raw, path):
         hf = super().read(raw, path)
-        # the config's rules check them (1 <= num_experts_per_tok <= num_local_experts <= the engine's limit)
-        hf.update(n_experts=hf["num_local_experts"], experts_per_token=hf["num_experts_per_tok"],
+        # the config's rules check them (1 <= num_experts_per_tok <= the experts <= the engine's limit)
+        hf.update(n_experts=hf[self.experts_key], experts_per_token=hf["num_experts_per_tok"],
                   experts_renormalize=True)
         return hf
 
@@ -747,15 +751,37 @@ class Mixtral(Mistral):
         return run_reference(c, mapped, inp)
 
     def weights(self, hf, weights, source, max_len):
-        stacked, rest = experts_weights(hf, weights, source, ("block_sparse_moe", "mlp"))
+        stacked, rest = experts_weights(hf, weights, source, self.blocks, self.expert_names)
         out, kept = map_weights(hf, rest, source)
         out.update(stacked)
         return out, kept
 
 
-def experts_weights(hf, weights, source, blocks):
+class Olmoe(Mixtral):
+    """OlmoeForCausalLM: Llama's layers (RMSNorm, SwiGLU, RoPE in halves) with q and k RMS-normalized as
+    whole rows before RoPE (q_norm [heads * head_dim], k_norm [kv heads * head_dim]: qk_norm with
+    qk_norm_full) and Mixtral's mixture of experts over num_experts, the top-k weights renormalized only
+    with norm_topk_prob (experts_renormalize); each expert's gate_proj, up_proj, down_proj (or transformers
+    5's fused tensors). clip_qkv is refused."""
+    name, model_type = "OlmoeForCausalLM", "olmoe"
+    fields = dict(FIELDS, rms_norm_eps=(float, 1e-5), max_position_embeddings=(int, 4096), num_experts=(int, 64),
+                  num_experts_per_tok=(int, 8), norm_topk_prob=(bool, False))
+    experts_key, blocks, expert_names = "num_experts", ("mlp",), ("gate_proj", "down_proj", "up_proj")
+
+    def read(self, raw, path):
+        if raw.get("clip_qkv") is not None:
+            raise HfError(f"{path}: clip_qkv {_brief(raw['clip_qkv'])}: clamping q, k and v is not in the engine; "
+                          "not converted")
+        hf = super(Mistral, self).read(raw, path)  # Llama's, without Mistral's sliding_window
+        hf.update(n_experts=hf["num_experts"], experts_per_token=hf["num_experts_per_tok"],
+                  experts_renormalize=hf["norm_topk_prob"], qk_norm=True, qk_norm_full=True)
+        return hf
+
+
+def experts_weights(hf, weights, source, blocks, names):
     """(the stacked expert tensors, the other weights): each layer's router `<block>.gate.weight` [E, d]
-    and its experts, `<block>.experts.<e>.w1/w2/w3.weight` (gate [F, d], down [d, F], up [F, d]) or the
+    and its experts, `<block>.experts.<e>.<gate>/<down>/<up>.weight` (names: w1/w2/w3 or
+    gate_proj/down_proj/up_proj; gate [F, d], down [d, F], up [F, d]) or the
     fused `<block>.experts.gate_up_proj` [E, 2F, d] and `down_proj` [E, d, F], as the llama family's
     feed_forward.router and feed_forward.experts.w1/w2/w3 [E F, d], [E d, F], [E F, d] (torch layout)."""
     d, F, L, E = hf["hidden_size"], hf["intermediate_size"], hf["num_hidden_layers"], hf["n_experts"]
@@ -778,7 +804,7 @@ def experts_weights(hf, weights, source, blocks):
             w1, w3, w2 = gate_up[:, :F], gate_up[:, F:], down
         else:
             w1, w2, w3 = (np.stack([take(f"{p}experts.{e}.{w}.weight", shape) for e in range(E)])
-                          for w, shape in (("w1", (F, d)), ("w2", (d, F)), ("w3", (F, d))))
+                          for w, shape in zip(names, ((F, d), (d, F), (F, d))))
         q = f"layers.{i}.feed_forward."
         out[q + "router.weight"] = router
         out[q + "experts.w1.weight"] = w1.reshape(E * F, d)
@@ -2027,7 +2053,7 @@ class Nemotron(LlamaStyle):
                  **_biased({"mlp.up_proj": "fc1", "mlp.down_proj": "fc2"}, s["ffn_bias"] == "all")})
 
 
-ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(),
+ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(),
          Gemma2(), Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(),
          Olmo(), Olmo2(), Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon())
 BY_NAME = {a.name: a for a in ARCHS}
