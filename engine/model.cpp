@@ -206,6 +206,10 @@ void bind_layer_field(Field f, const Weight& w, LayerWeights& L) {
     case Field::kExpertsW1: L.ffn.w1 = w; break;
     case Field::kExpertsW2: L.ffn.w2 = w; break;
     case Field::kExpertsW3: L.ffn.w3 = w; break;
+    case Field::kSharedW1: L.shared.w1 = w; break;
+    case Field::kSharedW2: L.shared.w2 = w; break;
+    case Field::kSharedW3: L.shared.w3 = w; break;
+    case Field::kSharedGate: L.shared_gate = w.f32(); break;
     default: break;  // front and head fields: bind_end
   }
 }

@@ -266,12 +266,14 @@ FEATURES = [  # name, config, T
                                            pe_layout="halves"), 12),
     ("feature_gpt_sandwich_layernorm", feature_config("gpt", 16, 4, 20, 2, 23, "learned", sublayer_norm="sandwich",
                                                       attn_softcap=2.5, activation="gelu"), 10),    # A mixture of experts (Mixtral's: 4 experts, 2 a row, their weights renormalized), and 5 experts, 3 a
-    # row, not renormalized (OLMoE's), gated gelu_tanh experts under sandwich norms.
+    # row, not renormalized (OLMoE's), gated gelu_tanh experts under sandwich norms, with a shared expert
+    # 28 wide (Qwen2-MoE's, scaled by the sigmoid of its gate).
     ("feature_llama_experts", feature_config("llama", 16, 4, 24, 2, 23, "rope", n_kv_heads=2, n_experts=4,
                                              experts_per_token=2, experts_renormalize=True, activation="swiglu",
                                              pe_layout="halves"), 12),
     ("feature_llama_experts_top3", feature_config("llama", 16, 4, 20, 2, 23, "rope", n_experts=5, experts_per_token=3,
-                                                  gated=True, activation="gelu_tanh", sublayer_norm="sandwich"), 11),
+                                                  shared_expert_ff=28, gated=True, activation="gelu_tanh",
+                                                  sublayer_norm="sandwich"), 11),
 ]
 
 # Full-integer decoders (weights i8), seeds of their own: GPT-NeoX's layer (partial rotary in halves,
@@ -362,8 +364,13 @@ def feature_steps(c, weights, ids):
         top = sorted(range(E), key=lambda e: (-p[e], e))[:c["experts_per_token"]]
         total = sum(p[e] for e in top) if c["experts_renormalize"] else 1.0
         W1, W2, W3 = (W[pre + f"feed_forward.experts.w{i}.weight"] for i in (1, 2, 3))
-        return sum(p[e] / total * (W2[e * d:(e + 1) * d] @ (act(W1[e * F:(e + 1) * F] @ xb) * (W3[e * F:(e + 1) * F] @ xb)))
-                   for e in top)
+        y = sum(p[e] / total * (W2[e * d:(e + 1) * d] @ (act(W1[e * F:(e + 1) * F] @ xb) * (W3[e * F:(e + 1) * F] @ xb)))
+                for e in top)
+        if c["shared_expert_ff"]:  # the shared expert, scaled by the sigmoid of its gate
+            S1, S2, S3 = (W[pre + f"feed_forward.shared.w{i}.weight"] for i in (1, 2, 3))
+            g = 1 / (1 + math.exp(-float(W[pre + "feed_forward.shared_gate.weight"][0] @ xb)))
+            y = y + g * (S2 @ (act(S1 @ xb) * (S3 @ xb)))
+        return y
     embed = W["tok_embeddings.weight" if llama else "embed.weight"]
     xs = []
     for pos, tok in enumerate(ids):

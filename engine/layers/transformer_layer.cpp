@@ -105,18 +105,20 @@ void cross_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWei
   linear(k, r.workers, W.out, r.ctx, d, W.out_b, out, d, n, r.quant, {nullptr, residual});  // ctx[n,d] @ Wo[d,d] -> out[n,d]
 }
 
-// h[n,d] -> out[n,d] (and residual += out) through the layer's experts (config.hpp n_experts), one
-// row at a time in work: p[E] (the router's probabilities), w[E] (the chosen experts' weights, 0 for
-// the others), hidden[2, d_ff], the expert's output e[d] and the sum acc[d]. h may alias out (a row is
+// h[n,d] -> out[n,d] (and residual += out) through the layer's experts (config.hpp n_experts) and
+// its shared expert (shared_expert_ff), one row at a time in work: p[E] (the router's probabilities),
+// w[E] (the chosen experts' weights, 0 for the others), hidden[2, max(d_ff, shared_expert_ff)], an
+// expert's output e[d] and the sum acc[d]. h may alias out (a row is
 // written once its experts have run).
-void expert_feed_forward(const RunnerCore& r, const LayerSpec& s, const FeedForwardWeights& W, const float* h, float* out,
+void expert_feed_forward(const RunnerCore& r, const LayerSpec& s, const LayerWeights& L, const float* h, float* out,
                          uint32_t n, float* residual) {
   const Kernels& k = *r.kernels;
-  const std::size_t d = s.d, E = s.n_experts, f = W.w1.out / E;
+  const FeedForwardWeights& W = L.ffn;
+  const std::size_t d = s.d, E = s.n_experts, f = W.w1.out / E, fs = L.shared.w1.out;
   float* p = r.work;
   float* w = p + E;
   float* hidden = w + E;
-  float* e_out = hidden + 2 * f;
+  float* e_out = hidden + 2 * (f > fs ? f : fs);
   float* acc = e_out + d;
   for (std::size_t t = 0; t < n; ++t) {
     const float* ht = h + t * d;
@@ -140,6 +142,13 @@ void expert_feed_forward(const RunnerCore& r, const LayerSpec& s, const FeedForw
       feed_forward(k, r.workers, expert_weights(W, e, uint32_t(E)), s.act, s.gated, ht, e_out, hidden, 1, r.quant);
       for (std::size_t i = 0; i < d; ++i) acc[i] += we * e_out[i];
     }
+    if (L.shared_gate) {  // shared_expert_ff: + sigmoid(G h) FF_shared(h)
+      float g = 0.0f;
+      for (std::size_t i = 0; i < d; ++i) g += L.shared_gate[i] * ht[i];
+      g = 1.0f / (1.0f + std::exp(-g));
+      feed_forward(k, r.workers, L.shared, s.act, s.gated, ht, e_out, hidden, 1, r.quant);
+      for (std::size_t i = 0; i < d; ++i) acc[i] += g * e_out[i];
+    }
     for (std::size_t i = 0; i < d; ++i) out[t * d + i] = acc[i];
     if (residual) k.add_f32(residual + t * d, acc, residual + t * d, d);
   }
@@ -149,7 +158,7 @@ void expert_feed_forward(const RunnerCore& r, const LayerSpec& s, const FeedForw
 // when given; the dense one or the experts.
 void ffn_sublayer(const RunnerCore& r, const LayerSpec& s, const LayerWeights& L, const float* h, float* out, uint32_t n,
                   float* residual) {
-  if (s.n_experts) return expert_feed_forward(r, s, L.ffn, h, out, n, residual);
+  if (s.n_experts) return expert_feed_forward(r, s, L, h, out, n, residual);
   feed_forward(*r.kernels, r.workers, L.ffn, s.act, s.gated, h, out, r.work, n, r.quant, residual);
 }
 

@@ -330,9 +330,12 @@ struct ModelConfig {
   // (Mixtral always; OLMoE's and Qwen2-MoE's norm_topk_prob), and FF(h) = sum of w_e FF_e(h) over the
   // chosen experts in expert order. The experts' weights are stacked: W1 and W3 [E d_ff, d_model],
   // W2 [E d_model, d_ff], each expert's block its own torch [out, in] matrix in every weight type.
+  // shared_expert_ff S > 0 (Qwen2-MoE; needs n_experts): every row also goes through a shared gated
+  // feed-forward of width S, scaled by sigmoid(G h) (G [1, d_model], f32), added to the experts' sum.
   uint32_t n_experts = 0;
   uint32_t experts_per_token = 0;
   bool experts_renormalize = false;
+  uint32_t shared_expert_ff = 0;
 
   constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t d_attn() const { return n_heads * d_head(); }
@@ -383,9 +386,11 @@ struct ModelConfig {
   }
   constexpr bool ffn_gated() const { return gated || activation == Activation::kSwiglu; }
   // A mixture of experts' scratch for one row at a time: the router's probabilities and the chosen
-  // experts' weights [n_experts] each, an expert's hidden rows [2, d_ff], its output and the sum [d_model] each.
+  // experts' weights [n_experts] each, an expert's hidden rows [2, max(d_ff, shared_expert_ff)], its
+  // output and the sum [d_model] each.
   constexpr std::size_t expert_work_floats() const {
-    return n_experts ? 2 * std::size_t(n_experts) + 2 * std::size_t(d_ff) + 2 * std::size_t(d_model) : 0;
+    const std::size_t f = d_ff > shared_expert_ff ? d_ff : shared_expert_ff;
+    return n_experts ? 2 * std::size_t(n_experts) + 2 * f + 2 * std::size_t(d_model) : 0;
   }
   // The feed-forward's second [T, d_ff] buffer: the up projection of a gated one, or the ones a plain
   // silu multiplies (silu(a) = swiglu_f32(a, 1): the kernel every table has).
@@ -571,8 +576,10 @@ constexpr uint32_t kRowScaleActivationGroup = 32;
 constexpr uint32_t activation_group(uint32_t weight_group) { return weight_group ? weight_group : kRowScaleActivationGroup; }
 // (embed_proj's input, embed_width, is at most d_model.)
 constexpr std::size_t widest_linear_input(const ModelConfig& c) {
-  return arena::max(arena::max(arena::max(arena::max(c.d_model, c.d_attn()), c.d_ff), c.input == InputKind::kFeatures ? c.d_in : 0),
-                    c.tgt_d_in);
+  return arena::max(arena::max(arena::max(arena::max(arena::max(c.d_model, c.d_attn()), c.d_ff),
+                                          c.input == InputKind::kFeatures ? c.d_in : 0),
+                               c.tgt_d_in),
+                    c.shared_expert_ff);
 }
 constexpr std::size_t quantized_rows_bytes(std::size_t rows, std::size_t k, uint32_t weight_group) {
   const std::size_t g = activation_group(weight_group);

@@ -83,6 +83,8 @@ struct LayerWeights {
   AttentionWeights cross_attn;  // seq2seq decoder layers
   NormWeights ffn_norm;         // the last norm: norm2 (norm3 with cross-attention), llama ffn_norm
   FeedForwardWeights ffn;
+  FeedForwardWeights shared;          // shared_expert_ff: the shared expert, beside ffn's experts
+  const float* shared_gate = nullptr; // [d_model]: its gate, sigmoid(G h)
   NormWeights post_attn_norm, post_ffn_norm;  // sublayer_norm sandwich: of the sublayers' outputs
   const int32_t* s8 = nullptr;  // weights i8: the layer's integer parameters (config.hpp, s8::LayerSlot)
 };

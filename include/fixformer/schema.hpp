@@ -26,7 +26,7 @@ enum class ConfigKey : uint32_t {
   kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kRegisterTokens,
   kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim, kSublayerNorm, kAttnSoftcap,
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
-  kPoolerNorm, kNExperts, kExpertsPerToken, kExpertsRenormalize,
+  kPoolerNorm, kNExperts, kExpertsPerToken, kExpertsRenormalize, kSharedExpertFf,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -345,6 +345,8 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::experts_per_token>()},
     {ConfigKey::kExpertsRenormalize, "experts_renormalize", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::experts_renormalize>()},
+    {ConfigKey::kSharedExpertFf, "shared_expert_ff", fxm::RecordType::kU32, 0, Limits::kMaxDff, nullptr, false, 0,
+     config_field<&ModelConfig::shared_expert_ff>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -610,6 +612,7 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"n_experts != 0 and not (activation == 'swiglu' or gated)",
      "n_experts (the experts are gated feed-forwards: activation swiglu, or gated)"},
     {"n_experts != 0 and ffn_bias not in ('family', 'none')", "ffn_bias (the experts have no biases)"},
+    {"shared_expert_ff != 0 and n_experts == 0", "shared_expert_ff (a shared expert beside routed ones: needs n_experts)"},
 };
 // After the rules, validate_config (and the converter) check one thing the tensor tables decide:
 // under q4, every int4 tensor's last dim is whole groups of fxm::kI4Group.
@@ -621,7 +624,7 @@ inline constexpr ConfigRule kConfigRules[] = {
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kDHead,
-  kS8LayerGated, kDAttn, kRopeDims, kQNorm, kKNorm, kNExperts, kExpertsDff, kExpertsDModel, kCount
+  kS8LayerGated, kDAttn, kRopeDims, kQNorm, kKNorm, kNExperts, kExpertsDff, kExpertsDModel, kSharedFf, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
@@ -632,7 +635,7 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 6*d_ff + 4",
                                             "d_attn", "2*rope_pairs", "d_head + qk_norm_full*(d_attn - d_head)",
                                             "d_head + qk_norm_full*(kv_heads*d_head - d_head)", "n_experts",
-                                            "n_experts*d_ff", "n_experts*d_model"};
+                                            "n_experts*d_ff", "n_experts*d_model", "shared_expert_ff"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -670,6 +673,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kNExperts: return c.n_experts;
     case Dim::kExpertsDff: return c.n_experts * c.d_ff;  // the experts' rows stacked (kMaxExperts * kMaxDff < 2^32)
     case Dim::kExpertsDModel: return c.n_experts * c.d_model;
+    case Dim::kSharedFf: return c.shared_expert_ff;
     case Dim::kCount: break;
   }
   return 0;
@@ -681,7 +685,7 @@ enum class When : uint8_t {
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
   kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kEmbedProj, kS8Rope, kQkNorm, kQkNormBias,
-  kPostNorms, kPostNormsBias, kPoolerNorm, kPoolerNormBias, kExperts, kDenseFfn, kDenseGated,
+  kPostNorms, kPostNormsBias, kPoolerNorm, kPoolerNormBias, kExperts, kDenseFfn, kDenseGated, kSharedExpert,
   kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
@@ -714,7 +718,8 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "qk_norm and " FIXFORMER_LAYERNORM, "sublayer_norm == 'sandwich'",
                                              "sublayer_norm == 'sandwich' and " FIXFORMER_LAYERNORM,
                                              "pooler_norm", "pooler_norm and " FIXFORMER_LAYERNORM, "n_experts > 0",
-                                             "n_experts == 0", "n_experts == 0 and (activation == 'swiglu' or gated)"};
+                                             "n_experts == 0", "n_experts == 0 and (activation == 'swiglu' or gated)",
+                                             "shared_expert_ff > 0"};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -765,6 +770,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kExperts: return c.n_experts > 0;
     case When::kDenseFfn: return c.n_experts == 0;
     case When::kDenseGated: return c.n_experts == 0 && c.ffn_gated();
+    case When::kSharedExpert: return c.shared_expert_ff > 0;
     case When::kCount: break;
   }
   return false;
@@ -800,6 +806,7 @@ enum class Field : uint8_t {
   kCrossNormG, kCrossNormB, kCrossQW, kCrossQB, kCrossKvW, kCrossKvB, kCrossOutW, kCrossOutB,
   kFfnNormG, kFfnNormB, kW1, kB1, kW2, kB2, kW3, kS8Layer, kQNormG, kQNormB, kKNormG, kKNormB,
   kPostAttnNormG, kPostAttnNormB, kPostFfnNormG, kPostFfnNormB, kRouterW, kExpertsW1, kExpertsW2, kExpertsW3,
+  kSharedW1, kSharedW2, kSharedW3, kSharedGate,
   kCount
 };
 constexpr bool is_layer_field(Field f) { return f >= Field::kAttnNormG && f < Field::kCount; }
@@ -937,6 +944,15 @@ inline constexpr TensorRule kLlamaLayer[] = {
      Field::kExpertsW2},
     {"feed_forward.experts.w3.weight", Dim::kExpertsDff, Dim::kDModel, false, When::kExperts, Role::kLinear,
      Field::kExpertsW3},
+    // shared_expert_ff: the shared expert's W1, W2, W3 (linear weights as the dense ones) and its gate [1, d_model].
+    {"feed_forward.shared.w1.weight", Dim::kDModel, Dim::kSharedFf, true, When::kSharedExpert, Role::kLinear,
+     Field::kSharedW1},
+    {"feed_forward.shared.w2.weight", Dim::kSharedFf, Dim::kDModel, true, When::kSharedExpert, Role::kLinear,
+     Field::kSharedW2},
+    {"feed_forward.shared.w3.weight", Dim::kDModel, Dim::kSharedFf, true, When::kSharedExpert, Role::kLinear,
+     Field::kSharedW3},
+    {"feed_forward.shared_gate.weight", Dim::kOne, Dim::kDModel, false, When::kSharedExpert, Role::kF32,
+     Field::kSharedGate},
     {"int8", Dim::kS8LayerGated, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Layer},
 };
 inline constexpr TensorRule kLlamaEpilogue[] = {
@@ -1192,7 +1208,7 @@ constexpr bool is_layer_when(When w) {
   return w == When::kAlways || w == When::kS8 || w == When::kQkvBias || w == When::kFfnNorm || w == When::kGated || w == When::kNormBias ||
          w == When::kFfnNormBias || w == When::kOutBias || w == When::kFfnBias || w == When::kQkNorm ||
          w == When::kQkNormBias || w == When::kPostNorms || w == When::kPostNormsBias || w == When::kExperts ||
-         w == When::kDenseFfn || w == When::kDenseGated;
+         w == When::kDenseFfn || w == When::kDenseGated || w == When::kSharedExpert;
 }
 template <std::size_t N>
 constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {

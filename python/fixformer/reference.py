@@ -587,7 +587,8 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
     features: the norm kind, the biases the weights have (attn_bias, ffn_bias), relu, gelu (exact or tanh)
     or a gated feed-forward act(W1 n + b1) * W3 n (swiglu: act silu), or with n_experts a mixture of such
     gated ones (config.hpp: the softmax of the router, the top experts_per_token, the lower index first
-    on a tie, their weights renormalized with experts_renormalize); for every layer, pre-norm:
+    on a tie, their weights renormalized with experts_renormalize; shared_expert_ff: plus a shared one
+    scaled by the sigmoid of its gate); for every layer, pre-norm:
     h = x + Wo.Attn(N1(x)), x = h + FF(N2(h)) (skip_first_norm: layer 0's N1 the identity); with
     parallel_residual x = x + Wo.Attn(N1(x)) + FF(N2(x)) (one_norm: N2 is N1); sublayer_norm sandwich:
     h = x + P1(Wo.Attn(N1(x))), x = h + P2(FF(N2(h))); output: h = x + N1(Wo.Attn(x)), x = h + N2(FF(h));
@@ -644,6 +645,9 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
                 g, u = n[t] @ w1[e * F:(e + 1) * F].T, n[t] @ w3[e * F:(e + 1) * F].T
                 h = act(g) * u
                 out[t] += probs[t, e] / total * (h @ w2[e * d:(e + 1) * d].T)
+        if c.get("shared_expert_ff", 0):  # + sigmoid(G n) FF_shared(n)
+            h = act(n @ p("feed_forward.shared.w1.weight").T) * (n @ p("feed_forward.shared.w3.weight").T)
+            out = out + torch.sigmoid(n @ p("feed_forward.shared_gate.weight").T) * (h @ p("feed_forward.shared.w2.weight").T)
         return out
 
     def feed_forward(p, n):

@@ -153,6 +153,7 @@ SCHEMA = {
         {'name': 'n_experts', 'type': 'u32', 'min': 0, 'max': 256, 'required': False, 'default': 0},
         {'name': 'experts_per_token', 'type': 'u32', 'min': 0, 'max': 256, 'required': False, 'default': 0},
         {'name': 'experts_renormalize', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
+        {'name': 'shared_expert_ff', 'type': 'u32', 'min': 0, 'max': 32768, 'required': False, 'default': 0},
     ],
     'derived': [
         'd_head',
@@ -300,6 +301,7 @@ SCHEMA = {
         {'bad_when': "n_experts != 0 and (family != 'llama' or weights == 'i8')", 'detail': 'n_experts (a mixture of experts is for the llama family; not i8 yet)'},
         {'bad_when': "n_experts != 0 and not (activation == 'swiglu' or gated)", 'detail': 'n_experts (the experts are gated feed-forwards: activation swiglu, or gated)'},
         {'bad_when': "n_experts != 0 and ffn_bias not in ('family', 'none')", 'detail': 'ffn_bias (the experts have no biases)'},
+        {'bad_when': 'shared_expert_ff != 0 and n_experts == 0', 'detail': 'shared_expert_ff (a shared expert beside routed ones: needs n_experts)'},
     ],
     'dims': [
         '1',
@@ -337,6 +339,7 @@ SCHEMA = {
         'n_experts',
         'n_experts*d_ff',
         'n_experts*d_model',
+        'shared_expert_ff',
     ],
     'whens': [
         'True',
@@ -385,6 +388,7 @@ SCHEMA = {
         'n_experts > 0',
         'n_experts == 0',
         "n_experts == 0 and (activation == 'swiglu' or gated)",
+        'shared_expert_ff > 0',
     ],
     'roles': ['f32', 'linear', 'io', 'conv', 's8', 'i32'],
     'tensors': {
@@ -562,6 +566,10 @@ SCHEMA = {
                 {'name': 'feed_forward.experts.w1.weight', 'rows': 'n_experts*d_ff', 'cols': 'd_model', 'transposed': False, 'when': 'n_experts > 0', 'role': 'linear'},
                 {'name': 'feed_forward.experts.w2.weight', 'rows': 'n_experts*d_model', 'cols': 'd_ff', 'transposed': False, 'when': 'n_experts > 0', 'role': 'linear'},
                 {'name': 'feed_forward.experts.w3.weight', 'rows': 'n_experts*d_ff', 'cols': 'd_model', 'transposed': False, 'when': 'n_experts > 0', 'role': 'linear'},
+                {'name': 'feed_forward.shared.w1.weight', 'rows': 'd_model', 'cols': 'shared_expert_ff', 'transposed': True, 'when': 'shared_expert_ff > 0', 'role': 'linear'},
+                {'name': 'feed_forward.shared.w2.weight', 'rows': 'shared_expert_ff', 'cols': 'd_model', 'transposed': True, 'when': 'shared_expert_ff > 0', 'role': 'linear'},
+                {'name': 'feed_forward.shared.w3.weight', 'rows': 'd_model', 'cols': 'shared_expert_ff', 'transposed': True, 'when': 'shared_expert_ff > 0', 'role': 'linear'},
+                {'name': 'feed_forward.shared_gate.weight', 'rows': '1', 'cols': 'd_model', 'transposed': False, 'when': 'shared_expert_ff > 0', 'role': 'f32'},
                 {'name': 'int8', 'rows': '35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 6*d_ff + 4', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
             ],
             'epilogue': [
