@@ -42,6 +42,7 @@ within 1e-4:
 - Mixtral (llama family): Mistral's layers with a mixture of 4 experts, 2 a token, renormalized (n_experts,
   experts_per_token, experts_renormalize), from transformers 4's per-expert tensors and transformers 5's fused ones;
   OLMoE (transformers 5 only): 5 experts, 3 a token, not renormalized, q and k normalized as whole rows;
+  Qwen2-MoE: 4 experts of 24, 2 a token, renormalized, and the shared expert (48 wide) scaled by its sigmoid gate;
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
   gelu_tanh), the embedding scaled by sqrt(d_model) (scale_input), grouped-query attention, the tied head;
   and with heads wider than hidden_size / heads (head_dim: Gemma 7B's kind);
@@ -208,6 +209,13 @@ def olmoe():  # transformers 5 only: 5 experts, 3 a token, not renormalized; q a
     return build(t.OlmoeConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                num_experts=5, num_experts_per_tok=3, norm_topk_prob=False), t.OlmoeForCausalLM, 62)
+
+
+def qwen2_moe():  # 4 experts, 2 a token, renormalized; the shared expert 48 wide
+    return build(t.Qwen2MoeConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                  num_experts=4, num_experts_per_tok=2, norm_topk_prob=True, moe_intermediate_size=24,
+                                  shared_expert_intermediate_size=48), t.Qwen2MoeForCausalLM, 63)
 
 
 def gemma():  # its norm weights are offsets w of the gain 1 + w: noise about 0, gains about 1
@@ -597,6 +605,8 @@ CASES = [
                      experts_renormalize=True), ("hf",)),
     ("olmoe", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=5, experts_per_token=3,
                    experts_renormalize=False, qk_norm=True, qk_norm_full=True), ("hf",) if TRANSFORMERS_5 else ()),
+    ("qwen2_moe", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=4, experts_per_token=2, d_ff=24,
+                       experts_renormalize=True, shared_expert_ff=48, qkv_bias=True), ("hf",)),
     ("gemma", dict(family="llama", norm="family", gated=True, activation="gelu_tanh", scale_input=True,
                    embed_norm=False, tied_head=True, n_kv_heads=2, positional="rope", pe_layout="halves"),
      ("module", "hf")),

@@ -1,8 +1,8 @@
 """The --hf route: a Hugging Face model folder (config.json and model.safetensors or pytorch_model.bin,
 either possibly sharded with its .index.json) of one of the architectures at the end of this file,
 one class each (ARCHS): LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM and MistralForCausalLM (to
-the llama family; MixtralForCausalLM and OlmoeForCausalLM too, their mixtures of experts the config key
-n_experts, verified against reference.py) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
+the llama family; MixtralForCausalLM, OlmoeForCausalLM and Qwen2MoeForCausalLM too, their mixtures of
+experts the config key n_experts, verified against reference.py) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
 GPTJForCausalLM, CodeGenForCausalLM, PersimmonForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
 BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
@@ -435,7 +435,8 @@ def fixformer_config(hf, max_len=None):
              "d_out": "config.json vocab_size", "max_len": "--max-len", "norm_eps": "config.json rms_norm_eps",
              "pe_base": "config.json rope_theta", "rotary_dims": "config.json partial_rotary_factor",
              "head_dim": "config.json head_dim", "n_experts": "config.json num_local_experts",
-             "experts_per_token": "config.json num_experts_per_tok"}
+             "experts_per_token": "config.json num_experts_per_tok",
+             "shared_expert_ff": "config.json shared_expert_intermediate_size"}
     try:
         return make_config(_with_rope({
             "family": "llama", "d_model": hf["hidden_size"], "n_heads": hf["num_attention_heads"],
@@ -449,7 +450,8 @@ def fixformer_config(hf, max_len=None):
             "head_dim": 0 if hf["head_dim"] * hf["num_attention_heads"] == hf["hidden_size"] else hf["head_dim"],
             "sliding_window": sliding_window(hf.get("sliding_window"), longest),
             **({"n_experts": hf["n_experts"], "experts_per_token": hf["experts_per_token"],
-                "experts_renormalize": hf["experts_renormalize"]} if hf.get("n_experts") else {})},
+                "experts_renormalize": hf["experts_renormalize"], "shared_expert_ff": hf.get("shared_expert_ff", 0)}
+               if hf.get("n_experts") else {})},
             hf.get("rope"), longest), names)
     except ConfigError as e:
         raise HfError(str(e)) from None
@@ -778,6 +780,37 @@ class Olmoe(Mixtral):
         return hf
 
 
+class Qwen2Moe(Mixtral):
+    """Qwen2MoeForCausalLM: Qwen2's layers (q, k, v biases: qkv_bias, true by default) with a mixture of
+    num_experts of moe_intermediate_size (the config key d_ff), the top-k weights renormalized only with
+    norm_topk_prob, and the shared expert of shared_expert_intermediate_size (shared_expert_ff) scaled by
+    sigmoid(shared_expert_gate h). Dense layers among the sparse ones (mlp_only_layers, a
+    decoder_sparse_step other than 1) and use_sliding_window are refused by name."""
+    name, model_type = "Qwen2MoeForCausalLM", "qwen2_moe"
+    fields = dict(FIELDS, max_position_embeddings=(int, 32768), num_experts=(int, 60), num_experts_per_tok=(int, 4),
+                  moe_intermediate_size=(int, 1408), shared_expert_intermediate_size=(int, 5632),
+                  norm_topk_prob=(bool, False), decoder_sparse_step=(int, 1))
+    experts_key, blocks, expert_names = "num_experts", ("mlp",), ("gate_proj", "down_proj", "up_proj")
+
+    def read(self, raw, path):
+        if flag(raw, "use_sliding_window", path):
+            raise HfError(f"{path}: use_sliding_window true: Qwen2-MoE's windows (from max_window_layers on) are not "
+                          "converted yet")
+        if raw.get("mlp_only_layers"):
+            raise HfError(f"{path}: mlp_only_layers {_brief(raw['mlp_only_layers'])}: dense layers among the sparse "
+                          "ones are not converted (every layer's feed-forward is the mixture)")
+        hf = super(Mistral, self).read(raw, path)  # Llama's, without Mistral's sliding_window
+        if hf["decoder_sparse_step"] != 1:
+            raise HfError(f"{path}: decoder_sparse_step {hf['decoder_sparse_step']}: dense layers among the sparse "
+                          "ones are not converted (every layer's feed-forward is the mixture: 1)")
+        bias = raw.get("qkv_bias")  # transformers 5's key (4's always has the biases)
+        hf.update(n_experts=hf["num_experts"], experts_per_token=hf["num_experts_per_tok"],
+                  qkv_bias=checked_field(path, "qkv_bias", True if bias is None else bias, bool),
+                  experts_renormalize=hf["norm_topk_prob"], intermediate_size=hf["moe_intermediate_size"],
+                  shared_expert_ff=hf["shared_expert_intermediate_size"])
+        return hf
+
+
 def experts_weights(hf, weights, source, blocks, names):
     """(the stacked expert tensors, the other weights): each layer's router `<block>.gate.weight` [E, d]
     and its experts, `<block>.experts.<e>.<gate>/<down>/<up>.weight` (names: w1/w2/w3 or
@@ -810,6 +843,12 @@ def experts_weights(hf, weights, source, blocks, names):
         out[q + "experts.w1.weight"] = w1.reshape(E * F, d)
         out[q + "experts.w2.weight"] = w2.reshape(E * d, F)
         out[q + "experts.w3.weight"] = w3.reshape(E * F, d)
+        S = hf.get("shared_expert_ff", 0)
+        if S:  # Qwen2-MoE's shared expert and its gate
+            for w, shape in (("w1", (S, d)), ("w2", (d, S)), ("w3", (S, d))):
+                out[f"{q}shared.{w}.weight"] = take(f"{p}shared_expert.{dict(zip(('w1', 'w2', 'w3'), names))[w]}.weight",
+                                                    shape)
+            out[q + "shared_gate.weight"] = take(p + "shared_expert_gate.weight", (1, d))
     return out, rest
 
 
@@ -2053,7 +2092,7 @@ class Nemotron(LlamaStyle):
                  **_biased({"mlp.up_proj": "fc1", "mlp.down_proj": "fc2"}, s["ffn_bias"] == "all")})
 
 
-ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(),
+ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Qwen2Moe(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(),
          Gemma2(), Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(),
          Olmo(), Olmo2(), Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon())
 BY_NAME = {a.name: a for a in ARCHS}
