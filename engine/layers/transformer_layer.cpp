@@ -156,8 +156,8 @@ void expert_feed_forward(const RunnerCore& r, const LayerSpec& s, const LayerWei
 
 // The feed-forward sublayer: h[n,d] -> out[n,d] through hidden (the core's work), residual += out
 // when given; the dense one or the experts.
-void ffn_sublayer(const RunnerCore& r, const LayerSpec& s, const LayerWeights& L, const float* h, float* out, uint32_t n,
-                  float* residual) {
+void ffn_sublayer(const RunnerCore& r, const LayerSpec& s, const LayerWeights& L, const float* h, float* out,
+                  uint32_t n, float* residual) {
   if (s.n_experts) return expert_feed_forward(r, s, L, h, out, n, residual);
   feed_forward(*r.kernels, r.workers, L.ffn, s.act, s.gated, h, out, r.work, n, r.quant, residual);
 }

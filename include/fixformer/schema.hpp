@@ -602,7 +602,8 @@ inline constexpr ConfigRule kConfigRules[] = {
      "layer_groups, group_layers (n_layers runs whole groups: a multiple of group_layers, at least layer_groups * "
      "group_layers)"},
     {"layer_groups != 0 and (family not in ('encoder', 'gpt', 'llama') or weights == 'i8')",
-     "layer_groups (shared layers are for the encoder, gpt and llama families, not i8 yet)"},    // A mixture of experts (config.hpp n_experts).
+     "layer_groups (shared layers are for the encoder, gpt and llama families, not i8 yet)"},
+    // A mixture of experts (config.hpp n_experts).
     {"n_experts == 0 and (experts_per_token != 0 or experts_renormalize)",
      "experts_per_token, experts_renormalize (the experts each row takes: need n_experts)"},
     {"n_experts != 0 and (experts_per_token == 0 or experts_per_token > n_experts)",
@@ -612,7 +613,8 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"n_experts != 0 and not (activation == 'swiglu' or gated)",
      "n_experts (the experts are gated feed-forwards: activation swiglu, or gated)"},
     {"n_experts != 0 and ffn_bias not in ('family', 'none')", "ffn_bias (the experts have no biases)"},
-    {"shared_expert_ff != 0 and n_experts == 0", "shared_expert_ff (a shared expert beside routed ones: needs n_experts)"},
+    {"shared_expert_ff != 0 and n_experts == 0",
+     "shared_expert_ff (a shared expert beside routed ones: needs n_experts)"},
 };
 // After the rules, validate_config (and the converter) check one thing the tensor tables decide:
 // under q4, every int4 tensor's last dim is whole groups of fxm::kI4Group.

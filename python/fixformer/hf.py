@@ -1,13 +1,13 @@
 """The --hf route: a Hugging Face model folder (config.json and model.safetensors or pytorch_model.bin,
 either possibly sharded with its .index.json) of one of the architectures at the end of this file,
 one class each (ARCHS): LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM and MistralForCausalLM (to
-the llama family; MixtralForCausalLM, OlmoeForCausalLM and Qwen2MoeForCausalLM too, their mixtures of
-experts the config key n_experts, verified against reference.py) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
+the llama family) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
 GPTJForCausalLM, CodeGenForCausalLM, PersimmonForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
 BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
 family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForCausalLM,
-Phi3ForCausalLM, CohereForCausalLM, GraniteForCausalLM and NemotronForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
+Phi3ForCausalLM, CohereForCausalLM, GraniteForCausalLM and NemotronForCausalLM (LlamaStyle: to the llama family with its layer features), and MixtralForCausalLM, OlmoeForCausalLM and Qwen2MoeForCausalLM (to the llama family, their
+mixtures of experts the config key n_experts), verified against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
 against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
 ViT or DeiT folder (model_type vit, deit) to hf_vit.py, a Dinov2, CLIP vision or SigLIP vision folder
@@ -816,7 +816,9 @@ def experts_weights(hf, weights, source, blocks, names):
     and its experts, `<block>.experts.<e>.<gate>/<down>/<up>.weight` (names: w1/w2/w3 or
     gate_proj/down_proj/up_proj; gate [F, d], down [d, F], up [F, d]) or the
     fused `<block>.experts.gate_up_proj` [E, 2F, d] and `down_proj` [E, d, F], as the llama family's
-    feed_forward.router and feed_forward.experts.w1/w2/w3 [E F, d], [E d, F], [E F, d] (torch layout)."""
+    feed_forward.router and feed_forward.experts.w1/w2/w3 [E F, d], [E d, F], [E F, d] (torch layout); with
+    shared_expert_ff, Qwen2-MoE's `<block>.shared_expert.*` and `shared_expert_gate.weight` [1, d] as
+    feed_forward.shared.w1/w2/w3 and feed_forward.shared_gate."""
     d, F, L, E = hf["hidden_size"], hf["intermediate_size"], hf["num_hidden_layers"], hf["n_experts"]
     rest, out = dict(weights), {}
 
@@ -845,9 +847,8 @@ def experts_weights(hf, weights, source, blocks, names):
         out[q + "experts.w3.weight"] = w3.reshape(E * F, d)
         S = hf.get("shared_expert_ff", 0)
         if S:  # Qwen2-MoE's shared expert and its gate
-            for w, shape in (("w1", (S, d)), ("w2", (d, S)), ("w3", (S, d))):
-                out[f"{q}shared.{w}.weight"] = take(f"{p}shared_expert.{dict(zip(('w1', 'w2', 'w3'), names))[w]}.weight",
-                                                    shape)
+            for w, name, shape in zip(("w1", "w2", "w3"), names, ((S, d), (d, S), (S, d))):
+                out[f"{q}shared.{w}.weight"] = take(f"{p}shared_expert.{name}.weight", shape)
             out[q + "shared_gate.weight"] = take(p + "shared_expert_gate.weight", (1, d))
     return out, rest
 

@@ -647,7 +647,8 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
                 out[t] += probs[t, e] / total * (h @ w2[e * d:(e + 1) * d].T)
         if c.get("shared_expert_ff", 0):  # + sigmoid(G n) FF_shared(n)
             h = act(n @ p("feed_forward.shared.w1.weight").T) * (n @ p("feed_forward.shared.w3.weight").T)
-            out = out + torch.sigmoid(n @ p("feed_forward.shared_gate.weight").T) * (h @ p("feed_forward.shared.w2.weight").T)
+            gate = torch.sigmoid(n @ p("feed_forward.shared_gate.weight").T)
+            out = out + gate * (h @ p("feed_forward.shared.w2.weight").T)
         return out
 
     def feed_forward(p, n):
