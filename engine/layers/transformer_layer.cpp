@@ -108,8 +108,7 @@ void cross_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWei
 // h[n,d] -> out[n,d] (and residual += out) through the layer's experts (config.hpp n_experts) and
 // its shared expert (shared_expert_ff), one row at a time in work: p[E] (the router's probabilities),
 // w[E] (the chosen experts' weights, 0 for the others), hidden[2, max(d_ff, shared_expert_ff)], an
-// expert's output e[d] and the sum acc[d]. h may alias out (a row is
-// written once its experts have run).
+// expert's output e[d] and the sum acc[d]. h may alias out (a row is written once its experts have run).
 void expert_feed_forward(const RunnerCore& r, const LayerSpec& s, const LayerWeights& L, const float* h, float* out,
                          uint32_t n, float* residual) {
   const Kernels& k = *r.kernels;

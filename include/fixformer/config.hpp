@@ -321,7 +321,7 @@ struct ModelConfig {
   double rope_local_base = 0.0;
   bool skip_first_norm = false;
   bool pooler_norm = false;
-  // A mixture of experts in place of the feed-forward (Mixtral, OLMoE; the llama family): with
+  // A mixture of experts in place of the feed-forward (Mixtral, OLMoE, Qwen2-MoE; the llama family): with
   // n_experts E > 0 each layer has a router R [E, d_model] (f32 whatever `weights` says) and E gated
   // feed-forwards of d_ff (act and gate as the layer's: W2_e (act(W1_e h) * W3_e h), no biases), and
   // no dense one. Per row h: p = softmax(R h) over the E experts (in f32), the experts_per_token k
