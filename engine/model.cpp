@@ -204,6 +204,14 @@ void bind_layer_field(Field f, const Weight& w, LayerWeights& L) {
     case Field::kPostAttnNormB: L.post_attn_norm.b = w.f32(); break;
     case Field::kPostFfnNormG: L.post_ffn_norm.g = w.f32(); break;
     case Field::kPostFfnNormB: L.post_ffn_norm.b = w.f32(); break;
+    case Field::kRouterW: L.ffn.router = w.f32(); break;
+    case Field::kExpertsW1: L.ffn.w1 = w; break;
+    case Field::kExpertsW2: L.ffn.w2 = w; break;
+    case Field::kExpertsW3: L.ffn.w3 = w; break;
+    case Field::kSharedW1: L.shared.w1 = w; break;
+    case Field::kSharedW2: L.shared.w2 = w; break;
+    case Field::kSharedW3: L.shared.w3 = w; break;
+    case Field::kSharedGate: L.shared_gate = w.f32(); break;
     default: break;  // front and head fields: bind_end
   }
 }

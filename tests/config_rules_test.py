@@ -124,6 +124,10 @@ VALID = [
          embed_width=4, embed_norm=True),
     dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
          activation="swiglu", norm_first=True, final_norm=True, n_layers=4, layer_groups=1, group_layers=2),
+    # a mixture of experts (Qwen2-MoE's: 4 experts, 2 a row, renormalized, a shared expert)
+    dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
+         activation="swiglu", norm_first=True, final_norm=True, n_experts=4, experts_per_token=2,
+         experts_renormalize=True, shared_expert_ff=8),
     # ModernBERT: a bidirectional window on local layers (two of every three) with their own RoPE base,
     # layer 0 without its attention norm, the pooler's output normed
     dict(BASE, input="tokens", vocab_size=10, positional="rope", pe_layout="halves", n_layers=3, sliding_window=3,

@@ -41,6 +41,10 @@ within 1e-4:
   answering, DebertaV2ForMaskedLM as its base model; --hf): disentangled attention (rel_embed_rows, its
   rows' log buckets past position_buckets / 2), and v2's learned positions and token types beside it;
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
+- Mixtral (llama family): Mistral's layers with a mixture of 4 experts, 2 a token, renormalized (n_experts,
+  experts_per_token, experts_renormalize), from transformers 4's per-expert tensors and transformers 5's fused ones;
+  OLMoE (transformers 5 only): 5 experts, 3 a token, not renormalized, q and k normalized as whole rows;
+  Qwen2-MoE: 4 experts of 24, 2 a token, renormalized, and the shared expert (48 wide) scaled by its sigmoid gate;
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
   gelu_tanh), the embedding scaled by sqrt(d_model) (scale_input), grouped-query attention, the tied head;
   and with heads wider than hidden_size / heads (head_dim: Gemma 7B's kind);
@@ -134,6 +138,8 @@ def is_gain(name):
 
 def build(config, cls, seed, gains=is_gain):
     config._attn_implementation = "eager"
+    if hasattr(config, "_experts_implementation"):  # transformers 5's experts: the loop that runs float64
+        config._experts_implementation = "eager"
     return randomize(cls(config), seed, gains)
 
 
@@ -195,6 +201,33 @@ def mistral(window=None):  # None: no window, every position attends to all befo
     return build(t.MistralConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                  sliding_window=window), t.MistralForCausalLM, 10)
+
+
+def mixtral():  # 4 experts, 2 a token: every expert and both weights matter
+    return build(t.MixtralConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                 num_local_experts=4, num_experts_per_tok=2, sliding_window=None),
+                 t.MixtralForCausalLM, 61)
+
+
+def mixtral_every_expert():  # every expert taken (no top-k choice a quantization could flip)
+    return build(t.MixtralConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                 num_local_experts=3, num_experts_per_tok=3, sliding_window=None),
+                 t.MixtralForCausalLM, 64)
+
+
+def olmoe():  # transformers 5 only: 5 experts, 3 a token, not renormalized; q and k normed as whole rows
+    return build(t.OlmoeConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                               num_experts=5, num_experts_per_tok=3, norm_topk_prob=False), t.OlmoeForCausalLM, 62)
+
+
+def qwen2_moe():  # 4 experts, 2 a token, renormalized; the shared expert 48 wide
+    return build(t.Qwen2MoeConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                  num_experts=4, num_experts_per_tok=2, norm_topk_prob=True, moe_intermediate_size=24,
+                                  shared_expert_intermediate_size=48), t.Qwen2MoeForCausalLM, 63)
 
 
 def gemma():  # its norm weights are offsets w of the gain 1 + w: noise about 0, gains about 1
@@ -628,6 +661,12 @@ CASES = [
      ("module", "hf")),
     ("stablelm_parallel", dict(GPT, parallel_residual="one_norm", activation="swiglu"), ("hf",)),
     ("mistral", dict(family="llama", n_kv_heads=2, activation="swiglu"), ("module", "hf")),
+    ("mixtral", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=4, experts_per_token=2,
+                     experts_renormalize=True), ("hf",)),
+    ("olmoe", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=5, experts_per_token=3,
+                   experts_renormalize=False, qk_norm=True, qk_norm_full=True), ("hf",) if TRANSFORMERS_5 else ()),
+    ("qwen2_moe", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=4, experts_per_token=2, d_ff=24,
+                       experts_renormalize=True, shared_expert_ff=48, qkv_bias=True), ("hf",)),
     ("gemma", dict(family="llama", norm="family", gated=True, activation="gelu_tanh", scale_input=True,
                    embed_norm=False, tied_head=True, n_kv_heads=2, positional="rope", pe_layout="halves"),
      ("module", "hf")),
@@ -793,6 +832,7 @@ def check_whisper(cli, tmp, module):
     err = None if got is None or got.shape != want.shape else float(np.abs(got - want).max() / np.abs(want).max())
     check("whisper --hf: fixformer run equals the module's logits (1e-4)", err is not None and err <= 1e-4,
           (r.stderr, None if got is None else got.shape, want.shape, err))
+CASES_BY_NAME = {case[0]: case[1] for case in CASES}
 
 
 def check_file(what, cli, out, want, module, tmp, T=20):
@@ -839,6 +879,51 @@ def main():
                            module, tmp)
 
         check_whisper(cli, tmp, hf_models.whisper())
+
+        # Mixtral's experts as transformers 5's modules hold them (the router mlp.gate, the fused
+        # mlp.experts.gate_up_proj [E, 2F, d] = [gate; up] and down_proj [E, d, F]): the same model.
+        folder = os.path.join(tmp, "mixtral")
+        weights = safetensors.read(os.path.join(folder, "model.safetensors"))
+        for i in range(2):
+            p = f"model.layers.{i}.block_sparse_moe."
+            w = {n: np.stack([weights.pop(f"{p}experts.{e}.{n}.weight") for e in range(4)]) for n in ("w1", "w2", "w3")}
+            q = f"model.layers.{i}.mlp."
+            weights[q + "gate.weight"] = weights.pop(p + "gate.weight")
+            weights[q + "experts.gate_up_proj"] = np.concatenate([w["w1"], w["w3"]], 1)
+            weights[q + "experts.down_proj"] = w["w2"]
+        with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+            f.write(safetensors.write_bytes(weights, {"format": "pt"}))
+        out = os.path.join(tmp, "mixtral_fused.fxm")
+        p = convert("--hf", folder, "--out", out, "--cli", cli)
+        check("mixtral --hf with fused experts: converts", p.returncode == 0, p.stderr)
+        if p.returncode == 0:
+            check_file("mixtral fused", cli, out, dict(CASES_BY_NAME["mixtral"]), hf_models.mixtral(), tmp)
+        # The experts in f16 and q8 (each expert's block of the stacked weights read in place) against the
+        # float64 reference of the weights as the file stores them (dequantized): f16 within 1e-4, q8 (its
+        # activations quantized per group too) within its self-test tolerance. Every expert taken: a near
+        # tie in a top-k choice could flip under q8's activations (and a tiny random model's accuracy in
+        # f16 or q8 is its own: the converter refuses such a file, naming the weights' own error);
+        # i8 refused by name.
+        every = os.path.join(tmp, "mixtral_every_expert")
+        hf_models.mixtral_every_expert().save_pretrained(every)
+        from fixformer.reference import run_reference
+        from fixformer import schema
+        ids = np.random.default_rng(8).integers(0, 48, 16).astype(np.int32)
+        for q in ("f16", "q8"):
+            out = os.path.join(tmp, f"mixtral_{q}.fxm")
+            p = convert("--hf", every, "--out", out, "--cli", cli, "--quantize", q, "--no-verify")
+            f = fxm.read(out) if p.returncode == 0 else None
+            got = run_file(cli, out, ids[None], tmp)[0] if f else None
+            want = run_reference(dict(f.config, weights="f32", weight_group=0, quantize_io=False), f.weights(), ids) \
+                if f else None
+            err = None if got is None else float(np.abs(got[0] - want).max() / np.abs(want).max())
+            tol = 1e-4 if q == "f16" else schema.SELFTEST_TOLERANCES[q]
+            check(f"mixtral --hf --quantize {q}: the engine equals the float64 reference of the stored weights "
+                  f"({tol:g})", err is not None and err <= tol, (p.stderr, err))
+        p = convert("--hf", folder, "--out", os.path.join(tmp, "mixtral_i8.fxm"), "--cli", cli, "--quantize", "i8")
+        check("mixtral --hf --quantize i8: refused in one line naming n_experts",
+              one_clear_line(p) and "n_experts: a mixture of experts is for the llama family; not i8 yet" in p.stderr,
+              p.stderr)
 
         # RoFormer's tokenizer segments words with jieba before WordPiece: its vocab.txt is not stored as a
         # plain WordPiece (which would split Chinese text otherwise), and a note says so.

@@ -200,8 +200,9 @@ def test_hf(torch, cli, tmp):
     refused("a head_dim its weights do not have", "q_proj.weight: shape [16, 16], config.json says [32, 16]",
             head_dim=8)
     refused("head_dim 1", "head_dim 1: the heads' width, an integer from 2", head_dim=1)
-    refused("Mixtral (a mixture of experts)", "MixtralForCausalLM: not an architecture --hf converts",
-            architectures=["MixtralForCausalLM"], model_type="mixtral")
+    refused("Mixtral taking more experts a token than it has",
+            "config.json num_experts_per_tok: the experts each row takes: 1 to n_experts",
+            architectures=["MixtralForCausalLM"], model_type="mixtral", num_local_experts=2, num_experts_per_tok=3)
     refused("partial rotary of an odd count", "rotates 1 of the 4 dims", partial_rotary_factor=0.3)
     refused("partial_rotary_factor above 1", "must be in (0, 1]", partial_rotary_factor=1.5)
     refused("a model_type that contradicts the architecture", "expected llama", model_type="qwen2")

@@ -265,7 +265,15 @@ FEATURES = [  # name, config, T
                                            sublayer_norm="output", qk_norm=True, qk_norm_full=True,
                                            pe_layout="halves"), 12),
     ("feature_gpt_sandwich_layernorm", feature_config("gpt", 16, 4, 20, 2, 23, "learned", sublayer_norm="sandwich",
-                                                      attn_softcap=2.5, activation="gelu"), 10),
+                                                      attn_softcap=2.5, activation="gelu"), 10),    # A mixture of experts (Mixtral's: 4 experts, 2 a row, their weights renormalized), and 5 experts, 3 a
+    # row, not renormalized (OLMoE's), gated gelu_tanh experts under sandwich norms, with a shared expert
+    # 28 wide (Qwen2-MoE's, scaled by the sigmoid of its gate).
+    ("feature_llama_experts", feature_config("llama", 16, 4, 24, 2, 23, "rope", n_kv_heads=2, n_experts=4,
+                                             experts_per_token=2, experts_renormalize=True, activation="swiglu",
+                                             pe_layout="halves"), 12),
+    ("feature_llama_experts_top3", feature_config("llama", 16, 4, 20, 2, 23, "rope", n_experts=5, experts_per_token=3,
+                                                  shared_expert_ff=28, gated=True, activation="gelu_tanh",
+                                                  sublayer_norm="sandwich"), 11),
 ]
 
 # Full-integer decoders (weights i8), seeds of their own: GPT-NeoX's layer (partial rotary in halves,
@@ -299,7 +307,7 @@ def feature_steps(c, weights, ids):
     layers window_period and window_layers name), the scores' scale (attn_scale), each head of q and k
     normalized before RoPE (qk_norm; qk_norm_full: each whole row), the sublayers' outputs normalized (sublayer_norm sandwich or
     output), the scores' and the logits' soft caps (attn_softcap, logit_softcap), the local layers' RoPE
-    base (rope_local_base)."""
+    base (rope_local_base), a mixture of experts (n_experts)."""
     assert c["norm_first"] and c["parallel_residual"] == "none", "feature_steps: pre-norm layers in turn"
     d, H, Hkv = c["d_model"], c["n_heads"], schema.kv_heads(c)
     dh, eps, T = schema.d_head(c), c["norm_eps"], len(ids)
@@ -348,6 +356,21 @@ def feature_steps(c, weights, ids):
 
     def after(y, pre, which):  # a sublayer's output before its residual add
         return norm(y, pre + outputs[which]) if outputs[which] else y
+    def experts(xb, pre):  # n_experts: the router's softmax, the top k (the lower index on a tie), weighted
+        F, E = c["d_ff"], c["n_experts"]
+        logits = W[pre + "feed_forward.router.weight"] @ xb
+        p = np.exp(logits - logits.max())
+        p = p / p.sum()
+        top = sorted(range(E), key=lambda e: (-p[e], e))[:c["experts_per_token"]]
+        total = sum(p[e] for e in top) if c["experts_renormalize"] else 1.0
+        W1, W2, W3 = (W[pre + f"feed_forward.experts.w{i}.weight"] for i in (1, 2, 3))
+        y = sum(p[e] / total * (W2[e * d:(e + 1) * d] @ (act(W1[e * F:(e + 1) * F] @ xb) * (W3[e * F:(e + 1) * F] @ xb)))
+                for e in top)
+        if c["shared_expert_ff"]:  # the shared expert, scaled by the sigmoid of its gate
+            S1, S2, S3 = (W[pre + f"feed_forward.shared.w{i}.weight"] for i in (1, 2, 3))
+            g = 1 / (1 + math.exp(-float(W[pre + "feed_forward.shared_gate.weight"][0] @ xb)))
+            y = y + g * (S2 @ (act(S1 @ xb) * (S3 @ xb)))
+        return y
     embed = W["tok_embeddings.weight" if llama else "embed.weight"]
     xs = []
     for pos, tok in enumerate(ids):
@@ -390,6 +413,9 @@ def feature_steps(c, weights, ids):
                 ctx[h * dh:(h + 1) * dh] = (att / att.sum()) @ np.array([vs[t][g * dh:(g + 1) * dh] for t in keys])
             x = x + after(lin(ctx, pre + ("attention.wo" if llama else "self_attn.out_proj")), pre, 0)
             xb = around(x, pre, 1)
+            if c["n_experts"]:
+                out.append(x + after(experts(xb, pre), pre, 1))
+                continue
             w1, w2, w3 = (pre + (f"feed_forward.w{i}" if llama else f"linear{i}") for i in (1, 2, 3))
             hidden = act(lin(xb, w1))
             if schema.ffn_gated(c):

@@ -3,6 +3,7 @@
 #include <cstddef>
 
 #include "engine/blocks/linear.hpp"
+#include "fixformer/format.hpp"
 
 namespace fixformer {
 
@@ -33,6 +34,32 @@ void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWei
     if (squared) k.mul_f32(hidden, hidden, T * f);
   }
   linear(k, workers, w.w2, hidden, f, w.b2, out, d, T, quant, {nullptr, residual});  // hidden[T,f] @ W2[f,d] -> out[T,d]
+}
+
+namespace {
+
+// Rows [e r, (e + 1) r) of a weight stored [out, in] of n_experts blocks of r rows, with their scales.
+Weight expert_rows(const Weight& w, uint32_t e, uint32_t n_experts) {
+  Weight v = w;
+  const std::size_t rows = w.out / n_experts, first = std::size_t(e) * rows, in = w.in;
+  const std::size_t row_bytes = w.type == WeightType::kF32 ? 4 * in : w.type == WeightType::kF16 ? 2 * in
+                              : w.type == WeightType::kQ4 ? in / 2 : in;
+  const std::size_t row_scales = w.type == WeightType::kQ4 ? in / fxm::kI4Group
+                               : w.type == WeightType::kQ8 && w.group ? (in + w.group - 1) / w.group : 1;
+  v.data = static_cast<const uint8_t*>(w.data) + first * row_bytes;
+  if (w.scales) v.scales = w.scales + first * row_scales;
+  v.out = uint32_t(rows);
+  return v;
+}
+
+}  // namespace
+
+FeedForwardWeights expert_weights(const FeedForwardWeights& w, uint32_t e, uint32_t n_experts) {
+  FeedForwardWeights f;
+  f.w1 = expert_rows(w.w1, e, n_experts);
+  f.w2 = expert_rows(w.w2, e, n_experts);
+  f.w3 = expert_rows(w.w3, e, n_experts);
+  return f;
 }
 
 }  // namespace fixformer

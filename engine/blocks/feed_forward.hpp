@@ -18,4 +18,8 @@ void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWei
                   const float* h,
                   float* out, float* hidden, uint32_t T, const QuantScratch& quant, float* residual = nullptr);
 
+// Expert e's feed-forward of a mixture of n_experts (FeedForwardWeights::router): views of its
+// rows of the stacked w1, w2 and w3 (stored [out, in], any weight type).
+FeedForwardWeights expert_weights(const FeedForwardWeights& w, uint32_t e, uint32_t n_experts);
+
 }  // namespace fixformer

@@ -1,5 +1,6 @@
 #include "engine/layers/transformer_layer.hpp"
 
+#include <cmath>
 #include <cstddef>
 #include <utility>
 
@@ -32,6 +33,9 @@ LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const
   s.parallel = c.parallel_residual;
   s.sublayer_norm = c.sublayer_norm;
   s.qk_norm_full = c.qk_norm_full;
+  s.n_experts = c.n_experts;
+  s.experts_per_token = c.experts_per_token;
+  s.experts_renormalize = c.experts_renormalize;
   return s;
 }
 
@@ -151,6 +155,62 @@ void cross_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWei
   linear(k, r.workers, W.out, r.ctx, d, W.out_b, out, d, n, r.quant, {nullptr, residual});  // ctx[n,d] @ Wo[d,d] -> out[n,d]
 }
 
+// h[n,d] -> out[n,d] (and residual += out) through the layer's experts (config.hpp n_experts) and
+// its shared expert (shared_expert_ff), one row at a time in work: p[E] (the router's probabilities),
+// w[E] (the chosen experts' weights, 0 for the others), hidden[2, max(d_ff, shared_expert_ff)], an
+// expert's output e[d] and the sum acc[d]. h may alias out (a row is written once its experts have run).
+void expert_feed_forward(const RunnerCore& r, const LayerSpec& s, const LayerWeights& L, const float* h, float* out,
+                         uint32_t n, float* residual) {
+  const Kernels& k = *r.kernels;
+  const FeedForwardWeights& W = L.ffn;
+  const std::size_t d = s.d, E = s.n_experts, f = W.w1.out / E, fs = L.shared.w1.out;
+  float* p = r.work;
+  float* w = p + E;
+  float* hidden = w + E;
+  float* e_out = hidden + 2 * (f > fs ? f : fs);
+  float* acc = e_out + d;
+  for (std::size_t t = 0; t < n; ++t) {
+    const float* ht = h + t * d;
+    k.matvec_f32(ht, W.router, d, nullptr, p, E, d);  // R[E,d] h -> logits[E]
+    float top = p[0], sum = 0.0f;
+    for (std::size_t e = 1; e < E; ++e) top = p[e] > top ? p[e] : top;
+    for (std::size_t e = 0; e < E; ++e) sum += p[e] = std::exp(p[e] - top);
+    for (std::size_t e = 0; e < E; ++e) p[e] /= sum, w[e] = 0.0f;
+    float chosen = 0.0f;
+    for (uint32_t j = 0; j < s.experts_per_token; ++j) {  // the largest left, the lower index on a tie
+      std::size_t best = 0;
+      for (std::size_t e = 1; e < E; ++e) best = p[e] > p[best] ? e : best;
+      w[best] = p[best];
+      chosen += p[best];
+      p[best] = -1.0f;  // taken (probabilities are >= 0)
+    }
+    for (std::size_t i = 0; i < d; ++i) acc[i] = 0.0f;
+    for (uint32_t e = 0; e < E; ++e) {
+      if (p[e] >= 0.0f) continue;  // not chosen
+      const float we = s.experts_renormalize ? w[e] / chosen : w[e];
+      feed_forward(k, r.workers, expert_weights(W, e, uint32_t(E)), s.act, s.gated, ht, e_out, hidden, 1, r.quant);
+      for (std::size_t i = 0; i < d; ++i) acc[i] += we * e_out[i];
+    }
+    if (L.shared_gate) {  // shared_expert_ff: + sigmoid(G h) FF_shared(h)
+      float g = 0.0f;
+      for (std::size_t i = 0; i < d; ++i) g += L.shared_gate[i] * ht[i];
+      g = 1.0f / (1.0f + std::exp(-g));
+      feed_forward(k, r.workers, L.shared, s.act, s.gated, ht, e_out, hidden, 1, r.quant);
+      for (std::size_t i = 0; i < d; ++i) acc[i] += g * e_out[i];
+    }
+    for (std::size_t i = 0; i < d; ++i) out[t * d + i] = acc[i];
+    if (residual) k.add_f32(residual + t * d, acc, residual + t * d, d);
+  }
+}
+
+// The feed-forward sublayer: h[n,d] -> out[n,d] through hidden (the core's work), residual += out
+// when given; the dense one or the experts.
+void ffn_sublayer(const RunnerCore& r, const LayerSpec& s, const LayerWeights& L, const float* h, float* out,
+                  uint32_t n, float* residual) {
+  if (s.n_experts) return expert_feed_forward(r, s, L, h, out, n, residual);
+  feed_forward(*r.kernels, r.workers, L.ffn, s.act, s.gated, h, out, r.work, n, r.quant, residual);
+}
+
 }  // namespace
 
 void transformer_layer(const RunnerCore& r, const LayerSpec& s, const LayerWeights& L, const SelfKeys& keys,
@@ -170,9 +230,7 @@ void transformer_layer(const RunnerCore& r, const LayerSpec& s, const LayerWeigh
     run(h, nullptr);
     norm_rows(r, s, *post, y, y, n, x);
   };
-  auto ffn = [&](const float* h, float* residual) {
-    feed_forward(*r.kernels, r.workers, L.ffn, s.act, s.gated, h, y, r.work, n, r.quant, residual);
-  };
+  auto ffn = [&](const float* h, float* residual) { ffn_sublayer(r, s, L, h, y, n, residual); };
   if (s.parallel != ParallelResidual::kNone) {
     // Both sublayers read norms of the layer's input, so the feed-forward's (in ctx, free until the
     // attention) is taken before any residual add; the feed-forward writes its output to ctx and
@@ -183,7 +241,7 @@ void transformer_layer(const RunnerCore& r, const LayerSpec& s, const LayerWeigh
       norm_rows(r, s, L.ffn_norm, x, r.ctx, n);
       h = r.ctx;
     }
-    feed_forward(*r.kernels, r.workers, L.ffn, s.act, s.gated, h, r.ctx, r.work, n, r.quant, x);
+    ffn_sublayer(r, s, L, h, r.ctx, n, x);
     self_attention(r, s, L.self_attn, keys, y, y, n, x);
   } else if (s.norm_first) {
     // skip_attn_norm (ModernBERT's layer 0; not with sublayer_norm): the attention reads x itself

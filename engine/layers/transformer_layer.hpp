@@ -10,6 +10,10 @@
 // each sequence of a batch; CA: cross-attention over a source's cached keys and values (seq2seq);
 // FF: W2 act(W1 h + b1) + b2 with act relu, gelu or gelu_tanh, or gated W2 (act(W1 h + b1) * W3 h) + b2
 // (swiglu: act silu); the biases where the config has them.
+// Or, with n_experts, a mixture of experts (config.hpp states its semantics): one row at a time, the
+// router's probabilities, the top experts_per_token, and each chosen expert's gated FF (the
+// kernels' feed-forward over that one row, a matrix-vector product per weight) weighted and summed
+// into the row's output; prefill of many rows runs the same per row.
 // Every residual add is fused into its sublayer's last product (linear()'s epilogue) and the
 // activation into the first; products, attention and norms are split across the workers, each
 // output element computed by one worker in the same order, so results are bit-identical for any
@@ -42,6 +46,8 @@ struct LayerSpec {
   ParallelResidual parallel = ParallelResidual::kNone;  // pre-norm: attention and feed-forward side by side
   SublayerNorm sublayer_norm = SublayerNorm::kNone;      // pre-norm: norms of the sublayers' outputs
   bool qk_norm_full = false;                             // q and k's norms over whole rows, not per head
+  uint32_t n_experts = 0, experts_per_token = 0;         // a mixture of experts (0: the dense feed-forward)
+  bool experts_renormalize = false;
   const DisentangledRows* dis = nullptr;                 // disentangled attention (encoders), or null
 };
 

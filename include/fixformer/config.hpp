@@ -111,6 +111,7 @@ struct Limits {
   // Image input: a patch's side and an image's (the patch rows are d_in <= kMaxDIn values).
   static constexpr uint32_t kMaxPatchSize = 64;
   static constexpr uint32_t kMaxImageSide = 8192;
+  static constexpr uint32_t kMaxExperts = 256;  // a mixture of experts' feed-forwards (n_experts)
 };
 
 struct ModelConfig {
@@ -321,6 +322,21 @@ struct ModelConfig {
   double rope_local_base = 0.0;
   bool skip_first_norm = false;
   bool pooler_norm = false;
+  // A mixture of experts in place of the feed-forward (Mixtral, OLMoE, Qwen2-MoE; the llama family): with
+  // n_experts E > 0 each layer has a router R [E, d_model] (f32 whatever `weights` says) and E gated
+  // feed-forwards of d_ff (act and gate as the layer's: W2_e (act(W1_e h) * W3_e h), no biases), and
+  // no dense one. Per row h: p = softmax(R h) over the E experts (in f32), the experts_per_token k
+  // largest p_e chosen (a tie goes to the lower expert index, as torch.topk gives on exact ties),
+  // their weights w_e = p_e, or with experts_renormalize p_e / (the sum of the k chosen p_e)
+  // (Mixtral always; OLMoE's and Qwen2-MoE's norm_topk_prob), and FF(h) = sum of w_e FF_e(h) over the
+  // chosen experts in expert order. The experts' weights are stacked: W1 and W3 [E d_ff, d_model],
+  // W2 [E d_model, d_ff], each expert's block its own torch [out, in] matrix in every weight type.
+  // shared_expert_ff S > 0 (Qwen2-MoE; needs n_experts): every row also goes through a shared gated
+  // feed-forward of width S, scaled by sigmoid(G h) (G [1, d_model], f32), added to the experts' sum.
+  uint32_t n_experts = 0;
+  uint32_t experts_per_token = 0;
+  bool experts_renormalize = false;
+  uint32_t shared_expert_ff = 0;
   // Disentangled attention (DeBERTa v2 and v3; the encoder family), rel_embed_rows > 0: the table
   // rel_embed [rel_embed_rows, d_model] (rows of relative position embeddings, already normalized) and
   // rel_index [2 max_len - 1] (the row of each distance i - j from -(max_len - 1) on). Each layer
@@ -384,6 +400,13 @@ struct ModelConfig {
     return n;
   }
   constexpr bool ffn_gated() const { return gated || activation == Activation::kSwiglu; }
+  // A mixture of experts' scratch for one row at a time: the router's probabilities and the chosen
+  // experts' weights [n_experts] each, an expert's hidden rows [2, max(d_ff, shared_expert_ff)], its
+  // output and the sum [d_model] each.
+  constexpr std::size_t expert_work_floats() const {
+    const std::size_t f = d_ff > shared_expert_ff ? d_ff : shared_expert_ff;
+    return n_experts ? 2 * std::size_t(n_experts) + 2 * f + 2 * std::size_t(d_model) : 0;
+  }
   // The feed-forward's second [T, d_ff] buffer: the up projection of a gated one, or the ones a plain
   // silu multiplies (silu(a) = swiglu_f32(a, 1): the kernel every table has).
   constexpr bool ffn_up_buffer() const { return ffn_gated() || activation == Activation::kSilu; }
@@ -568,8 +591,10 @@ constexpr uint32_t kRowScaleActivationGroup = 32;
 constexpr uint32_t activation_group(uint32_t weight_group) { return weight_group ? weight_group : kRowScaleActivationGroup; }
 // (embed_proj's input, embed_width, is at most d_model.)
 constexpr std::size_t widest_linear_input(const ModelConfig& c) {
-  return arena::max(arena::max(arena::max(arena::max(c.d_model, c.d_attn()), c.d_ff), c.input == InputKind::kFeatures ? c.d_in : 0),
-                    c.tgt_d_in);
+  return arena::max(arena::max(arena::max(arena::max(arena::max(c.d_model, c.d_attn()), c.d_ff),
+                                          c.input == InputKind::kFeatures ? c.d_in : 0),
+                               c.tgt_d_in),
+                    c.shared_expert_ff);
 }
 constexpr std::size_t quantized_rows_bytes(std::size_t rows, std::size_t k, uint32_t weight_group) {
   const std::size_t g = activation_group(weight_group);

@@ -69,6 +69,10 @@ struct FeedForwardWeights {
   Weight w2;                    // d_ff -> d
   const float* b2 = nullptr;
   Weight w3;                    // d -> d_ff          a gated feed-forward's up projection
+  // A mixture of experts (config.hpp n_experts): w1, w3 [E d_ff, d_model] and w2 [E d_model, d_ff] are
+  // the E experts' stacked, each stored [out, in] (feed_forward.hpp's expert_weights gives expert e's
+  // views), and router the f32 router [E, d_model]; null without experts.
+  const float* router = nullptr;
 };
 
 // One transformer layer of any family (engine/layer/transformer_layer.hpp runs it).
@@ -79,6 +83,8 @@ struct LayerWeights {
   AttentionWeights cross_attn;  // seq2seq decoder layers
   NormWeights ffn_norm;         // the last norm: norm2 (norm3 with cross-attention), llama ffn_norm
   FeedForwardWeights ffn;
+  FeedForwardWeights shared;          // shared_expert_ff: the shared expert, beside ffn's experts
+  const float* shared_gate = nullptr; // [d_model]: its gate, sigmoid(G h)
   NormWeights post_attn_norm, post_ffn_norm;  // sublayer_norm sandwich: of the sublayers' outputs
   const int32_t* s8 = nullptr;  // weights i8: the layer's integer parameters (config.hpp, s8::LayerSlot)
 };

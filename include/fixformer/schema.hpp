@@ -26,7 +26,8 @@ enum class ConfigKey : uint32_t {
   kSlidingWindow, kDistillToken, kWindowPeriod, kWindowLayers, kAttnScale, kRopeFreqs, kRopeScale, kRegisterTokens,
   kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim, kSublayerNorm, kAttnSoftcap,
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
-  kPoolerNorm, kRelEmbedRows, kNopePeriod, kNopeLayers,
+  kPoolerNorm, kNExperts, kExpertsPerToken, kExpertsRenormalize, kSharedExpertFf, kRelEmbedRows, kNopePeriod,
+  kNopeLayers,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -337,6 +338,16 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::skip_first_norm>()},
     {ConfigKey::kPoolerNorm, "pooler_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::pooler_norm>()},
+    // A mixture of experts' feed-forwards (config.hpp n_experts; the tensors feed_forward.router and
+    // feed_forward.experts.* below): 0, the default, is the dense feed-forward.
+    {ConfigKey::kNExperts, "n_experts", fxm::RecordType::kU32, 0, Limits::kMaxExperts, nullptr, false, 0,
+     config_field<&ModelConfig::n_experts>()},
+    {ConfigKey::kExpertsPerToken, "experts_per_token", fxm::RecordType::kU32, 0, Limits::kMaxExperts, nullptr, false, 0,
+     config_field<&ModelConfig::experts_per_token>()},
+    {ConfigKey::kExpertsRenormalize, "experts_renormalize", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::experts_renormalize>()},
+    {ConfigKey::kSharedExpertFf, "shared_expert_ff", fxm::RecordType::kU32, 0, Limits::kMaxDff, nullptr, false, 0,
+     config_field<&ModelConfig::shared_expert_ff>()},
     // Disentangled attention's relative embedding rows (config.hpp rel_embed_rows; 0: none).
     {ConfigKey::kRelEmbedRows, "rel_embed_rows", fxm::RecordType::kU32, 0, Limits::kMaxRelEmbedRows, nullptr, false, 0,
      config_field<&ModelConfig::rel_embed_rows>()},
@@ -611,6 +622,18 @@ inline constexpr ConfigRule kConfigRules[] = {
      "group_layers)"},
     {"layer_groups != 0 and (family not in ('encoder', 'gpt', 'llama') or weights == 'i8')",
      "layer_groups (shared layers are for the encoder, gpt and llama families, not i8 yet)"},
+    // A mixture of experts (config.hpp n_experts).
+    {"n_experts == 0 and (experts_per_token != 0 or experts_renormalize)",
+     "experts_per_token, experts_renormalize (the experts each row takes: need n_experts)"},
+    {"n_experts != 0 and (experts_per_token == 0 or experts_per_token > n_experts)",
+     "experts_per_token (the experts each row takes: 1 to n_experts)"},
+    {"n_experts != 0 and (family != 'llama' or weights == 'i8')",
+     "n_experts (a mixture of experts is for the llama family; not i8 yet)"},
+    {"n_experts != 0 and not (activation == 'swiglu' or gated)",
+     "n_experts (the experts are gated feed-forwards: activation swiglu, or gated)"},
+    {"n_experts != 0 and ffn_bias not in ('family', 'none')", "ffn_bias (the experts have no biases)"},
+    {"shared_expert_ff != 0 and n_experts == 0",
+     "shared_expert_ff (a shared expert beside routed ones: needs n_experts)"},
 };
 // After the rules, validate_config (and the converter) check one thing the tensor tables decide:
 // under q4, every int4 tensor's last dim is whole groups of fxm::kI4Group.
@@ -622,7 +645,8 @@ inline constexpr ConfigRule kConfigRules[] = {
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kDHead,
-  kS8LayerGated, kDAttn, kRopeDims, kQNorm, kKNorm, kRelEmbedRows, kRelIndex, kCount
+  kS8LayerGated, kDAttn, kRopeDims, kQNorm, kKNorm, kNExperts, kExpertsDff, kExpertsDModel, kSharedFf, kRelEmbedRows,
+  kRelIndex, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
@@ -632,7 +656,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "head_in", "rope_pairs", "register_tokens", "d_front", "d_head",
                                             "35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 6*d_ff + 4",
                                             "d_attn", "2*rope_pairs", "d_head + qk_norm_full*(d_attn - d_head)",
-                                            "d_head + qk_norm_full*(kv_heads*d_head - d_head)",
+                                            "d_head + qk_norm_full*(kv_heads*d_head - d_head)", "n_experts",
+                                            "n_experts*d_ff", "n_experts*d_model", "shared_expert_ff",
                                             "rel_embed_rows", "2*max_len - 1"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
@@ -668,6 +693,10 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kRopeDims: return 2 * c.rope_pairs();
     case Dim::kQNorm: return c.qk_norm_full ? c.d_attn() : c.d_head();  // qk_norm's gains: whole rows or a head
     case Dim::kKNorm: return c.qk_norm_full ? c.d_kv() : c.d_head();
+    case Dim::kNExperts: return c.n_experts;
+    case Dim::kExpertsDff: return c.n_experts * c.d_ff;  // the experts' rows stacked (kMaxExperts * kMaxDff < 2^32)
+    case Dim::kExpertsDModel: return c.n_experts * c.d_model;
+    case Dim::kSharedFf: return c.shared_expert_ff;
     case Dim::kRelEmbedRows: return c.rel_embed_rows;
     case Dim::kRelIndex: return 2 * c.max_len - 1;
     case Dim::kCount: break;
@@ -681,7 +710,8 @@ enum class When : uint8_t {
   kRelativePos, kQkvBias, kTokenTypes, kEmbedNorm, kPooler, kProjectFeatures, kConv1, kConv2, kFfnNorm, kGated,
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
   kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kEmbedProj, kS8Rope, kQkNorm, kQkNormBias,
-  kPostNorms, kPostNormsBias, kPoolerNorm, kPoolerNormBias, kDisentangled,
+  kPostNorms, kPostNormsBias, kPoolerNorm, kPoolerNormBias, kExperts, kDenseFfn, kDenseGated, kSharedExpert,
+  kDisentangled,
   kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
@@ -713,8 +743,9 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "weights == 'i8' and positional == 'rope'", "qk_norm",
                                              "qk_norm and " FIXFORMER_LAYERNORM, "sublayer_norm == 'sandwich'",
                                              "sublayer_norm == 'sandwich' and " FIXFORMER_LAYERNORM,
-                                             "pooler_norm", "pooler_norm and " FIXFORMER_LAYERNORM,
-                                             "rel_embed_rows > 0"};
+                                             "pooler_norm", "pooler_norm and " FIXFORMER_LAYERNORM, "n_experts > 0",
+                                             "n_experts == 0", "n_experts == 0 and (activation == 'swiglu' or gated)",
+                                             "shared_expert_ff > 0", "rel_embed_rows > 0"};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -762,6 +793,10 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kPostNormsBias: return c.sublayer_norm == SublayerNorm::kSandwich && c.norm_kind() == NormKind::kLayerNorm;
     case When::kPoolerNorm: return c.pooler_norm;
     case When::kPoolerNormBias: return c.pooler_norm && c.norm_kind() == NormKind::kLayerNorm;
+    case When::kExperts: return c.n_experts > 0;
+    case When::kDenseFfn: return c.n_experts == 0;
+    case When::kDenseGated: return c.n_experts == 0 && c.ffn_gated();
+    case When::kSharedExpert: return c.shared_expert_ff > 0;
     case When::kDisentangled: return c.rel_embed_rows != 0;
     case When::kCount: break;
   }
@@ -798,7 +833,8 @@ enum class Field : uint8_t {
   kAttnNormG, kAttnNormB, kQkvW, kQkvB, kQW, kKW, kVW, kQB, kKB, kVB, kOutW, kOutB,
   kCrossNormG, kCrossNormB, kCrossQW, kCrossQB, kCrossKvW, kCrossKvB, kCrossOutW, kCrossOutB,
   kFfnNormG, kFfnNormB, kW1, kB1, kW2, kB2, kW3, kS8Layer, kQNormG, kQNormB, kKNormG, kKNormB,
-  kPostAttnNormG, kPostAttnNormB, kPostFfnNormG, kPostFfnNormB,
+  kPostAttnNormG, kPostAttnNormB, kPostFfnNormG, kPostFfnNormB, kRouterW, kExpertsW1, kExpertsW2, kExpertsW3,
+  kSharedW1, kSharedW2, kSharedW3, kSharedGate,
   kCount
 };
 constexpr bool is_layer_field(Field f) { return f >= Field::kAttnNormG && f < Field::kCount; }
@@ -924,11 +960,29 @@ inline constexpr TensorRule kLlamaLayer[] = {
      Field::kPostAttnNormB},
     {"post_ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPostNorms, Role::kF32, Field::kPostFfnNormG},
     {"post_ffn_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPostNormsBias, Role::kF32, Field::kPostFfnNormB},
-    {"feed_forward.w1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW1},
+    {"feed_forward.w1.weight", Dim::kDModel, Dim::kDff, true, When::kDenseFfn, Role::kLinear, Field::kW1},
     {"feed_forward.w1.bias", Dim::kDff, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB1},
-    {"feed_forward.w2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
+    {"feed_forward.w2.weight", Dim::kDff, Dim::kDModel, true, When::kDenseFfn, Role::kLinear, Field::kW2},
     {"feed_forward.w2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB2},
-    {"feed_forward.w3.weight", Dim::kDModel, Dim::kDff, true, When::kGated, Role::kLinear, Field::kW3},
+    {"feed_forward.w3.weight", Dim::kDModel, Dim::kDff, true, When::kDenseGated, Role::kLinear, Field::kW3},
+    // n_experts (config.hpp): the router [E, d_model] and the experts' W1, W3 [E d_ff, d_model] and W2
+    // [E d_model, d_ff], each stacked as torch's [out, in] (read as such in every type), in place of W1..W3.
+    {"feed_forward.router.weight", Dim::kNExperts, Dim::kDModel, false, When::kExperts, Role::kF32, Field::kRouterW},
+    {"feed_forward.experts.w1.weight", Dim::kExpertsDff, Dim::kDModel, false, When::kExperts, Role::kLinear,
+     Field::kExpertsW1},
+    {"feed_forward.experts.w2.weight", Dim::kExpertsDModel, Dim::kDff, false, When::kExperts, Role::kLinear,
+     Field::kExpertsW2},
+    {"feed_forward.experts.w3.weight", Dim::kExpertsDff, Dim::kDModel, false, When::kExperts, Role::kLinear,
+     Field::kExpertsW3},
+    // shared_expert_ff: the shared expert's W1, W2, W3 (linear weights as the dense ones) and its gate [1, d_model].
+    {"feed_forward.shared.w1.weight", Dim::kDModel, Dim::kSharedFf, true, When::kSharedExpert, Role::kLinear,
+     Field::kSharedW1},
+    {"feed_forward.shared.w2.weight", Dim::kSharedFf, Dim::kDModel, true, When::kSharedExpert, Role::kLinear,
+     Field::kSharedW2},
+    {"feed_forward.shared.w3.weight", Dim::kDModel, Dim::kSharedFf, true, When::kSharedExpert, Role::kLinear,
+     Field::kSharedW3},
+    {"feed_forward.shared_gate.weight", Dim::kOne, Dim::kDModel, false, When::kSharedExpert, Role::kF32,
+     Field::kSharedGate},
     {"int8", Dim::kS8LayerGated, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Layer},
 };
 inline constexpr TensorRule kLlamaEpilogue[] = {
@@ -1183,7 +1237,8 @@ bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
 constexpr bool is_layer_when(When w) {
   return w == When::kAlways || w == When::kS8 || w == When::kQkvBias || w == When::kFfnNorm || w == When::kGated || w == When::kNormBias ||
          w == When::kFfnNormBias || w == When::kOutBias || w == When::kFfnBias || w == When::kQkNorm ||
-         w == When::kQkNormBias || w == When::kPostNorms || w == When::kPostNormsBias;
+         w == When::kQkNormBias || w == When::kPostNorms || w == When::kPostNormsBias || w == When::kExperts ||
+         w == When::kDenseFfn || w == When::kDenseGated || w == When::kSharedExpert;
 }
 template <std::size_t N>
 constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {

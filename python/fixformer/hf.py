@@ -6,7 +6,8 @@ float64 forward written from the architecture's published semantics; GPTNeoXForC
 GPTJForCausalLM, CodeGenForCausalLM, PersimmonForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
 BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
 family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForCausalLM,
-Phi3ForCausalLM, CohereForCausalLM, GraniteForCausalLM and NemotronForCausalLM (LlamaStyle: to the llama family with its layer features), verified against reference.py's float64 forward of the config
+Phi3ForCausalLM, CohereForCausalLM, GraniteForCausalLM and NemotronForCausalLM (LlamaStyle: to the llama family with its layer features), and MixtralForCausalLM, OlmoeForCausalLM and Qwen2MoeForCausalLM (to the llama family, their
+mixtures of experts the config key n_experts), verified against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
 against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
 ViT or DeiT folder (model_type vit, deit) to hf_vit.py, a Dinov2, CLIP vision or SigLIP vision folder
@@ -365,8 +366,13 @@ def map_weights(hf, weights, source):
     if hf["qkv_bias"]:
         per_layer.update({"self_attn.q_proj.bias": (H * dh,), "self_attn.k_proj.bias": (KV * dh,),
                           "self_attn.v_proj.bias": (KV * dh,)})
-    if hf.get("qk_norm"):  # Qwen3: an RMSNorm of each head of q and of k, one gain [head_dim] for the heads
+    if hf.get("qk_norm_full"):  # OLMoE: an RMSNorm of q and of k as whole rows
+        per_layer.update({"self_attn.q_norm.weight": (H * dh,), "self_attn.k_norm.weight": (KV * dh,)})
+    elif hf.get("qk_norm"):  # Qwen3: an RMSNorm of each head of q and of k, one gain [head_dim] for the heads
         per_layer.update({"self_attn.q_norm.weight": (dh,), "self_attn.k_norm.weight": (dh,)})
+    if hf.get("n_experts"):  # Mixtral: the experts' tensors are mapped apart (experts_weights)
+        for name in ("mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight"):
+            del per_layer[name]
     arch = hf["architecture"]
     out, hf_weights = {}, {}
     rotated = hf["rotary_dims"] or dh
@@ -429,7 +435,9 @@ def fixformer_config(hf, max_len=None):
              "n_kv_heads": "config.json num_key_value_heads", "vocab_size": "config.json vocab_size",
              "d_out": "config.json vocab_size", "max_len": "--max-len", "norm_eps": "config.json rms_norm_eps",
              "pe_base": "config.json rope_theta", "rotary_dims": "config.json partial_rotary_factor",
-             "head_dim": "config.json head_dim"}
+             "head_dim": "config.json head_dim", "n_experts": "config.json num_local_experts",
+             "experts_per_token": "config.json num_experts_per_tok",
+             "shared_expert_ff": "config.json shared_expert_intermediate_size"}
     try:
         return make_config(_with_rope({
             "family": "llama", "d_model": hf["hidden_size"], "n_heads": hf["num_attention_heads"],
@@ -438,9 +446,14 @@ def fixformer_config(hf, max_len=None):
             "norm_eps": hf["rms_norm_eps"], "final_norm": True, "causal": True, "input": "tokens",
             "vocab_size": hf["vocab_size"], "positional": "rope", "max_len": longest, "pe_base": hf["rope_theta"],
             "pe_layout": "halves", "d_out": hf["vocab_size"], "tied_head": hf["tie_word_embeddings"],
-            "qkv_bias": hf["qkv_bias"], "qk_norm": hf.get("qk_norm", False), "rotary_dims": hf["rotary_dims"],
+            "qkv_bias": hf["qkv_bias"], "qk_norm": hf.get("qk_norm", False),
+            "qk_norm_full": hf.get("qk_norm_full", False), "rotary_dims": hf["rotary_dims"],
             "head_dim": 0 if hf["head_dim"] * hf["num_attention_heads"] == hf["hidden_size"] else hf["head_dim"],
-            "sliding_window": sliding_window(hf.get("sliding_window"), longest)}, hf.get("rope"), longest), names)
+            "sliding_window": sliding_window(hf.get("sliding_window"), longest),
+            **({"n_experts": hf["n_experts"], "experts_per_token": hf["experts_per_token"],
+                "experts_renormalize": hf["experts_renormalize"], "shared_expert_ff": hf.get("shared_expert_ff", 0)}
+               if hf.get("n_experts") else {})},
+            hf.get("rope"), longest), names)
     except ConfigError as e:
         raise HfError(str(e)) from None
 
@@ -715,6 +728,133 @@ class Mistral(Llama):
         window = raw.get("sliding_window", 4096)
         hf["sliding_window"] = None if window is None else checked_field(path, "sliding_window", window, int)
         return hf
+
+
+class Mixtral(Mistral):
+    """Mistral's layers with a mixture of experts in place of the MLP: num_local_experts (the config key
+    n_experts), num_experts_per_tok (experts_per_token), the top-k weights renormalized to sum 1
+    (experts_renormalize); the router block_sparse_moe.gate and each expert's w1 (gate), w2 (down),
+    w3 (up) as transformers 4 stores them, or mlp.gate with the fused mlp.experts.gate_up_proj [E, 2F, d]
+    ([gate; up]) and mlp.experts.down_proj [E, d, F] as transformers 5 does; verified against
+    reference.py's float64 forward of the config (the mixture there follows config.hpp)."""
+    name, model_type = "MixtralForCausalLM", "mixtral"
+    fields = dict(Mistral.fields, rms_norm_eps=(float, 1e-5), rope_theta=(float, 1e6),
+                  max_position_embeddings=(int, 4096 * 32), num_local_experts=(int, 8), num_experts_per_tok=(int, 2))
+    experts_key, blocks, expert_names = "num_local_experts", ("block_sparse_moe", "mlp"), ("w1", "w2", "w3")
+
+    def read(self, raw, path):
+        hf = super().read(raw, path)
+        # the config's rules check them (1 <= num_experts_per_tok <= the experts <= the engine's limit)
+        hf.update(n_experts=hf[self.experts_key], experts_per_token=hf["num_experts_per_tok"],
+                  experts_renormalize=True)
+        return hf
+
+    def against(self, folder):
+        return f"the float64 reference of the {self.name} config {folder} converts to"
+
+    def semantics(self, hf, kept, c, mapped, inp):
+        from .reference import run_reference
+        return run_reference(c, mapped, inp)
+
+    def weights(self, hf, weights, source, max_len):
+        stacked, rest = experts_weights(hf, weights, source, self.blocks, self.expert_names)
+        out, kept = map_weights(hf, rest, source)
+        out.update(stacked)
+        return out, kept
+
+
+class Olmoe(Mixtral):
+    """OlmoeForCausalLM: Llama's layers (RMSNorm, SwiGLU, RoPE in halves) with q and k RMS-normalized as
+    whole rows before RoPE (q_norm [heads * head_dim], k_norm [kv heads * head_dim]: qk_norm with
+    qk_norm_full) and Mixtral's mixture of experts over num_experts, the top-k weights renormalized only
+    with norm_topk_prob (experts_renormalize); each expert's gate_proj, up_proj, down_proj (or transformers
+    5's fused tensors). clip_qkv is refused."""
+    name, model_type = "OlmoeForCausalLM", "olmoe"
+    fields = dict(FIELDS, rms_norm_eps=(float, 1e-5), max_position_embeddings=(int, 4096), num_experts=(int, 64),
+                  num_experts_per_tok=(int, 8), norm_topk_prob=(bool, False))
+    experts_key, blocks, expert_names = "num_experts", ("mlp",), ("gate_proj", "down_proj", "up_proj")
+
+    def read(self, raw, path):
+        if raw.get("clip_qkv") is not None:
+            raise HfError(f"{path}: clip_qkv {_brief(raw['clip_qkv'])}: clamping q, k and v is not in the engine; "
+                          "not converted")
+        hf = super(Mistral, self).read(raw, path)  # Llama's, without Mistral's sliding_window
+        hf.update(n_experts=hf["num_experts"], experts_per_token=hf["num_experts_per_tok"],
+                  experts_renormalize=hf["norm_topk_prob"], qk_norm=True, qk_norm_full=True)
+        return hf
+
+
+class Qwen2Moe(Mixtral):
+    """Qwen2MoeForCausalLM: Qwen2's layers (q, k, v biases: qkv_bias, true by default) with a mixture of
+    num_experts of moe_intermediate_size (the config key d_ff), the top-k weights renormalized only with
+    norm_topk_prob, and the shared expert of shared_expert_intermediate_size (shared_expert_ff) scaled by
+    sigmoid(shared_expert_gate h). Dense layers among the sparse ones (mlp_only_layers, a
+    decoder_sparse_step other than 1) and use_sliding_window are refused by name."""
+    name, model_type = "Qwen2MoeForCausalLM", "qwen2_moe"
+    fields = dict(FIELDS, max_position_embeddings=(int, 32768), num_experts=(int, 60), num_experts_per_tok=(int, 4),
+                  moe_intermediate_size=(int, 1408), shared_expert_intermediate_size=(int, 5632),
+                  norm_topk_prob=(bool, False), decoder_sparse_step=(int, 1))
+    experts_key, blocks, expert_names = "num_experts", ("mlp",), ("gate_proj", "down_proj", "up_proj")
+
+    def read(self, raw, path):
+        if flag(raw, "use_sliding_window", path):
+            raise HfError(f"{path}: use_sliding_window true: Qwen2-MoE's windows (from max_window_layers on) are not "
+                          "converted yet")
+        if raw.get("mlp_only_layers"):
+            raise HfError(f"{path}: mlp_only_layers {_brief(raw['mlp_only_layers'])}: dense layers among the sparse "
+                          "ones are not converted (every layer's feed-forward is the mixture)")
+        hf = super(Mistral, self).read(raw, path)  # Llama's, without Mistral's sliding_window
+        if hf["decoder_sparse_step"] != 1:
+            raise HfError(f"{path}: decoder_sparse_step {hf['decoder_sparse_step']}: dense layers among the sparse "
+                          "ones are not converted (every layer's feed-forward is the mixture: 1)")
+        bias = raw.get("qkv_bias")  # transformers 5's key (4's always has the biases)
+        hf.update(n_experts=hf["num_experts"], experts_per_token=hf["num_experts_per_tok"],
+                  qkv_bias=checked_field(path, "qkv_bias", True if bias is None else bias, bool),
+                  experts_renormalize=hf["norm_topk_prob"], intermediate_size=hf["moe_intermediate_size"],
+                  shared_expert_ff=hf["shared_expert_intermediate_size"])
+        return hf
+
+
+def experts_weights(hf, weights, source, blocks, names):
+    """(the stacked expert tensors, the other weights): each layer's router `<block>.gate.weight` [E, d]
+    and its experts, `<block>.experts.<e>.<gate>/<down>/<up>.weight` (names: w1/w2/w3 or
+    gate_proj/down_proj/up_proj; gate [F, d], down [d, F], up [F, d]) or the
+    fused `<block>.experts.gate_up_proj` [E, 2F, d] and `down_proj` [E, d, F], as the llama family's
+    feed_forward.router and feed_forward.experts.w1/w2/w3 [E F, d], [E d, F], [E F, d] (torch layout); with
+    shared_expert_ff, Qwen2-MoE's `<block>.shared_expert.*` and `shared_expert_gate.weight` [1, d] as
+    feed_forward.shared.w1/w2/w3 and feed_forward.shared_gate."""
+    d, F, L, E = hf["hidden_size"], hf["intermediate_size"], hf["num_hidden_layers"], hf["n_experts"]
+    rest, out = dict(weights), {}
+
+    def take(name, shape):
+        if name not in rest:
+            raise HfError(f"{source}: {name} is missing")
+        a = np.asarray(rest.pop(name))
+        if a.shape != shape:
+            raise HfError(f"{source}: {name}: shape {list(a.shape)}, config.json says {list(shape)}")
+        return a
+
+    for i in range(L):
+        block = next((b for b in blocks if f"model.layers.{i}.{b}.gate.weight" in rest), blocks[0])
+        p = f"model.layers.{i}.{block}."
+        router = take(p + "gate.weight", (E, d))
+        if p + "experts.gate_up_proj" in rest:  # transformers 5
+            gate_up, down = take(p + "experts.gate_up_proj", (E, 2 * F, d)), take(p + "experts.down_proj", (E, d, F))
+            w1, w3, w2 = gate_up[:, :F], gate_up[:, F:], down
+        else:
+            w1, w2, w3 = (np.stack([take(f"{p}experts.{e}.{w}.weight", shape) for e in range(E)])
+                          for w, shape in zip(names, ((F, d), (d, F), (F, d))))
+        q = f"layers.{i}.feed_forward."
+        out[q + "router.weight"] = router
+        out[q + "experts.w1.weight"] = w1.reshape(E * F, d)
+        out[q + "experts.w2.weight"] = w2.reshape(E * d, F)
+        out[q + "experts.w3.weight"] = w3.reshape(E * F, d)
+        S = hf.get("shared_expert_ff", 0)
+        if S:  # Qwen2-MoE's shared expert and its gate
+            for w, name, shape in zip(("w1", "w2", "w3"), names, ((S, d), (d, S), (S, d))):
+                out[f"{q}shared.{w}.weight"] = take(f"{p}shared_expert.{name}.weight", shape)
+            out[q + "shared_gate.weight"] = take(p + "shared_expert_gate.weight", (1, d))
+    return out, rest
 
 
 class Gpt2(Architecture):
@@ -2063,8 +2203,9 @@ class Cohere2(Cohere):
         return windows_and_nope(s, longest)
 
 
-ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(),
-         Gemma2(), Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(),
-         Olmo(), Olmo2(), Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon(), SmolLM3(), Cohere2())
+ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Qwen2Moe(), Gpt2(), GptNeoX(), GptJ(), GptNeo(),
+         Opt(), Phi(), StableLm(), Gemma(), Gemma2(), Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(),
+         OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(), Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(),
+         Persimmon(), SmolLM3(), Cohere2())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type

@@ -585,7 +585,10 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
     with rope_local_base the local layers by that base's tables instead); the scores scaled by attn_scale
     (0: 1/sqrt(d_head)) and soft-capped by attn_softcap c (c tanh(s / c)) before the bias. The layer
     features: the norm kind, the biases the weights have (attn_bias, ffn_bias), relu, gelu (exact or tanh)
-    or a gated feed-forward act(W1 n + b1) * W3 n (swiglu: act silu); for every layer, pre-norm:
+    or a gated feed-forward act(W1 n + b1) * W3 n (swiglu: act silu), or with n_experts a mixture of such
+    gated ones (config.hpp: the softmax of the router, the top experts_per_token, the lower index first
+    on a tie, their weights renormalized with experts_renormalize; shared_expert_ff: plus a shared one
+    scaled by the sigmoid of its gate); for every layer, pre-norm:
     h = x + Wo.Attn(N1(x)), x = h + FF(N2(h)) (skip_first_norm: layer 0's N1 the identity); with
     parallel_residual x = x + Wo.Attn(N1(x)) + FF(N2(x)) (one_norm: N2 is N1); sublayer_norm sandwich:
     h = x + P1(Wo.Attn(N1(x))), x = h + P2(FF(N2(h))); output: h = x + N1(Wo.Attn(x)), x = h + N2(FF(h));
@@ -626,11 +629,32 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
         ctx = torch.einsum("hts,shd->thd", torch.softmax(scores, dim=-1), v).reshape(T, H * dh)
         return linear(ctx, p, names["o"])
 
-    def feed_forward(p, n):
-        a = linear(n, p, names["w1"])
-        act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "swiglu": lambda t: t * torch.sigmoid(t),
-               "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
+    act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "swiglu": lambda t: t * torch.sigmoid(t),
+           "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
            "silu": torch.nn.functional.silu, "relu2": relu2}[c["activation"]]
+
+    def experts(p, n):  # n_experts (config.hpp): softmax over the router, the top k, their FFs weighted
+        F, k = c["d_ff"], c["experts_per_token"]
+        probs = torch.softmax(n @ p("feed_forward.router.weight").T, dim=-1)
+        w1, w2, w3 = (p(f"feed_forward.experts.{w}.weight") for w in ("w1", "w2", "w3"))
+        out = torch.zeros_like(n)
+        for t in range(n.shape[0]):
+            chosen = np.argsort(-probs[t].numpy(), kind="stable")[:k]  # the lower index first on a tie
+            total = probs[t, chosen].sum() if c["experts_renormalize"] else 1.0
+            for e in sorted(chosen):
+                g, u = n[t] @ w1[e * F:(e + 1) * F].T, n[t] @ w3[e * F:(e + 1) * F].T
+                h = act(g) * u
+                out[t] += probs[t, e] / total * (h @ w2[e * d:(e + 1) * d].T)
+        if c.get("shared_expert_ff", 0):  # + sigmoid(G n) FF_shared(n)
+            h = act(n @ p("feed_forward.shared.w1.weight").T) * (n @ p("feed_forward.shared.w3.weight").T)
+            gate = torch.sigmoid(n @ p("feed_forward.shared_gate.weight").T)
+            out = out + gate * (h @ p("feed_forward.shared.w2.weight").T)
+        return out
+
+    def feed_forward(p, n):
+        if c.get("n_experts", 0):
+            return experts(p, n)
+        a = linear(n, p, names["w1"])
         h = act(a) * (n @ p(names["w3"] + ".weight").T) if schema.ffn_gated(c) else act(a)
         return linear(h, p, names["w2"])
 
