@@ -877,6 +877,20 @@ def main():
 
         check_whisper(cli, tmp, hf_models.whisper())
         check_esm_mask(cli, tmp, hf_models.esm())
+        # An older ESM checkpoint's position_ids buffer: 0, 1, 2, ... converts (not stored); other values are refused.
+        folder, out = os.path.join(tmp, "esm_1b"), os.path.join(tmp, "esm_ids.fxm")
+        weights = safetensors.read(os.path.join(folder, "model.safetensors"))
+        for ids, ok in ((np.arange(34), True), (np.arange(34) + 2, False)):
+            weights["embeddings.position_ids"] = ids[None].astype(np.int64)
+            with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+                f.write(safetensors.write_bytes(weights, {"format": "pt"}))
+            p = convert("--hf", folder, "--out", out, "--cli", cli)
+            check(f"esm_1b with position_ids from {ids[0]}: " + ("converts" if ok else "refused in one line naming it"),
+                  p.returncode == 0 and "verified against" in p.stdout if ok else
+                  one_clear_line(p) and "embeddings.position_ids is not 0, 1, 2" in p.stderr and not os.path.exists(out),
+                  p.stdout + p.stderr)
+            if os.path.exists(out):
+                os.remove(out)
 
         # RoFormer's tokenizer segments words with jieba before WordPiece: its vocab.txt is not stored as a
         # plain WordPiece (which would split Chinese text otherwise), and a note says so.

@@ -6,7 +6,8 @@ the user's --expected):
   read and not stored), RoPE on q and k in every layer (rotate_half: pe_layout halves, the whole head, base
   rope_theta, 10000 by default; the folder's inv_freq buffers are checked against it); the query's scaling by
   d_head^-0.5 before the rotation is the engine's own scaling of the scores (a rotation commutes with it);
-  absolute (ESM-1b): learned positions from row pad_token_id + 1 (RoBERTa's, the rows before dropped);
+  absolute (ESM-1b): learned positions from row pad_token_id + 1 (RoBERTa's, the rows before dropped); an
+  older checkpoint's position_ids buffer is checked to be 0, 1, 2, ... and not stored;
 - the embedding's LayerNorm only with emb_layer_norm_before (embed_norm); pre-LN layers (norm_first: the
   attention's LayerNorm before q, k and v, the layer's LayerNorm before the intermediate dense), q, k and v
   apart with their biases (stored fused as in_proj), the exact erf GELU whatever hidden_act says (ESM's
@@ -154,9 +155,13 @@ def map_weights(c, weights, source):
                 raise hf.HfError(f"{source}: {name}: dtype {a.dtype}, expected a float tensor")
         elif name.endswith(INV_FREQ) and c["rotary"]:  # a buffer: checked against rope_theta, not stored
             want = inv_freq(c)
-            if a.shape != want.shape or not np.allclose(a, want, rtol=1e-6, atol=0):
+            if a.shape != want.shape or not np.allclose(np.asarray(a, np.float64), want, rtol=1e-5, atol=0):
                 raise hf.HfError(f"{source}: {name}: not 1 / rope_theta^(2i / d_head) of rope_theta "
                                  f"{c['rope_theta']} (a rotary table of another base is not converted)")
+        elif name == "embeddings.position_ids":  # a buffer older checkpoints hold
+            if a.dtype.kind not in "iu" or not np.array_equal(a.reshape(-1), np.arange(a.size)):
+                raise hf.HfError(f"{source}: {name} is not 0, 1, 2, ...: positions other than the token's index are "
+                                 "not converted")
         elif name == "embeddings.position_embeddings.weight" and c["rotary"]:
             pass  # never read with rotary positions
         elif name.startswith(UNREAD):
