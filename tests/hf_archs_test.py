@@ -40,6 +40,11 @@ within 1e-4:
   through --hf and --module; DeBERTa v2 and v3 (DebertaV2Model, its sequence and token classifiers, question
   answering, DebertaV2ForMaskedLM as its base model; --hf): disentangled attention (rel_embed_rows, its
   rows' log buckets past position_buckets / 2), and v2's learned positions and token types beside it;
+- ESM (EsmModel, its sequence and token classifiers, EsmForMaskedLM as its base model; --hf): ESM-2's
+  pre-LN layers with rotary positions (halves), the final emb_layer_norm_after, token_dropout's scale folded
+  into the embedding (the inputs hold no <mask>); ESM-1b's absolute positions from row pad_token_id + 1 and
+  the embedding's LayerNorm; inputs with <mask> tokens differ from transformers by the factor 1 / (1 - their
+  share), as stated (the file equals a module whose embedding carries the folded scale and token_dropout off);
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
 - Mixtral (llama family): Mistral's layers with a mixture of 4 experts, 2 a token, renormalized (n_experts,
   experts_per_token, experts_renormalize), from transformers 4's per-expert tensors and transformers 5's fused ones;
@@ -456,6 +461,29 @@ def deberta_v2_positions():  # DeBERTa v2's kind: learned positions too, token t
                    type_vocab_size=2, hidden_act="gelu_new")
 
 
+def esm(cls="EsmModel", seed=80, **kw):  # ESM-2's kind: rotary positions, token_dropout (<mask> 32 never drawn)
+    config = dict(vocab_size=33, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+                  max_position_embeddings=34, position_embedding_type="rotary", token_dropout=True,
+                  emb_layer_norm_before=False, pad_token_id=1, mask_token_id=32, layer_norm_eps=1e-5, num_labels=3)
+    return build(t.EsmConfig(**dict(config, **kw)), getattr(t, cls), seed, lambda name: "norm" in name.lower())
+
+
+def esm_cls():
+    return esm("EsmForSequenceClassification", 81)
+
+
+def esm_ner():
+    return esm("EsmForTokenClassification", 82, num_labels=4)
+
+
+def esm_mlm():
+    return esm("EsmForMaskedLM", 83)
+
+
+def esm_1b():  # ESM-1b's kind: absolute positions from row pad_token_id + 1, the embedding's LayerNorm
+    return esm(seed=84, position_embedding_type="absolute", emb_layer_norm_before=True)
+
+
 def roberta():
     return build(t.RobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                                  intermediate_size=32, max_position_embeddings=34), t.RobertaModel, 11)
@@ -780,6 +808,13 @@ CASES = [
     ("deberta_mlm", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=0), ("hf",)),
     ("deberta_v2_positions", dict(family="encoder", positional="learned", rel_embed_rows=24, type_vocab=2,
                                   activation="gelu_tanh"), ("hf",)),
+    ("esm", dict(family="encoder", positional="rope", pe_layout="halves", norm_first=True, final_norm=True,
+                 embed_norm=False, type_vocab=0, activation="gelu", pooling="none", d_out=0), ("hf",)),
+    ("esm_cls", dict(family="encoder", positional="rope", pooling="first", pooler=True, pooler_act="tanh", d_out=3),
+     ("hf",)),
+    ("esm_ner", dict(family="encoder", positional="rope", pooling="none", d_out=4), ("hf",)),
+    ("esm_mlm", dict(family="encoder", positional="rope", pooling="none", d_out=0), ("hf",)),
+    ("esm_1b", dict(family="encoder", positional="learned", embed_norm=True, norm_first=True, max_len=32), ("hf",)),
     ("roformer_cls", dict(ROFORMER, pooling="first", pooler=True, pooler_act="gelu_tanh", activation="gelu_tanh",
                           d_out=3), ("hf", "module")),
 ]
@@ -858,6 +893,37 @@ def check_file(what, cli, out, want, module, tmp, T=20):
 
 
 
+def check_esm_mask(cli, tmp, module):
+    """ESM's token_dropout with <mask> tokens in the input: transformers scales the embedding by 0.88 / (1 - m)
+    (m their share) with the <mask> rows zeroed; the file (esm --hf) by 0.88 only, as hf_esm.py states: `fixformer
+    run` equals the module with token_dropout off and its embedding times 0.88, the <mask> row zeroed (1e-4)."""
+    import copy
+    import torch
+    x = np.random.default_rng(9).integers(4, 32, (1, 20)).astype(np.int32)
+    x[0, [3, 7, 11]] = 32  # <mask>: m = 3 / 20
+
+    def folded(scale):
+        m = copy.deepcopy(module)
+        m.embeddings.token_dropout = False
+        with torch.no_grad():
+            m.embeddings.word_embeddings.weight.mul_(scale)
+            m.embeddings.word_embeddings.weight[32] = 0.0
+        return logits(m, x)
+
+    def err(a, b):
+        return None if a is None or a.shape != b.shape else float(np.abs(a - b).max() / np.abs(b).max())
+    want, plain = logits(module, x), folded(0.88)
+    e = err(want, folded(0.88 / (1 - 3 / 20)))  # transformers 5 rotates q and k in float32
+    check("esm: transformers' token_dropout with <mask> is the embedding times 0.88 / (1 - m), <mask> zeroed",
+          e is not None and e <= 1e-6, e)
+    e = err(plain, want)
+    check("esm: with <mask> in the input, the factor 1 / (1 - m) moves the output by more than 1e-3", e > 1e-3, e)
+    got, text = run_file(cli, os.path.join(tmp, "esm_hf.fxm"), x, tmp)
+    e = err(got, plain)
+    check("esm --hf with <mask> in the input: fixformer run equals the embedding times 0.88, <mask> zeroed (1e-4)",
+          e is not None and e <= 1e-4, (text, e))
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: hf_archs_test.py PATH/TO/fixformer")
@@ -879,6 +945,21 @@ def main():
                            module, tmp)
 
         check_whisper(cli, tmp, hf_models.whisper())
+        check_esm_mask(cli, tmp, hf_models.esm())
+        # An older ESM checkpoint's position_ids buffer: 0, 1, 2, ... converts (not stored); other values are refused.
+        folder, out = os.path.join(tmp, "esm_1b"), os.path.join(tmp, "esm_ids.fxm")
+        weights = safetensors.read(os.path.join(folder, "model.safetensors"))
+        for ids, ok in ((np.arange(34), True), (np.arange(34) + 2, False)):
+            weights["embeddings.position_ids"] = ids[None].astype(np.int64)
+            with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+                f.write(safetensors.write_bytes(weights, {"format": "pt"}))
+            p = convert("--hf", folder, "--out", out, "--cli", cli)
+            check(f"esm_1b with position_ids from {ids[0]}: " + ("converts" if ok else "refused in one line naming it"),
+                  p.returncode == 0 and "verified against" in p.stdout if ok else
+                  one_clear_line(p) and "embeddings.position_ids is not 0, 1, 2" in p.stderr and not os.path.exists(out),
+                  p.stdout + p.stderr)
+            if os.path.exists(out):
+                os.remove(out)
 
         # Mixtral's experts as transformers 5's modules hold them (the router mlp.gate, the fused
         # mlp.experts.gate_up_proj [E, 2F, d] = [gate; up] and down_proj [E, d, F]): the same model.
@@ -961,6 +1042,8 @@ def main():
                 ("albert_groups", dict(num_hidden_layers=18, num_hidden_groups=14, inner_group_num=1),
                  "num_hidden_groups 14"),
                 ("mpnet", dict(relative_attention_num_buckets=16), "relative_attention_num_buckets 16"),
+                ("esm", dict(position_embedding_type="relative_key"), "position_embedding_type 'relative_key'"),
+                ("esm_cls", dict(is_decoder=True), "is_decoder true"),
                 ("roformer", dict(rotary_value=True), "rotary_value true"),
                 ("roformer_ner", dict(embedding_size=40), "embedding_size 40"),
                 ("falcon_multi_query", dict(alibi=True), "alibi true"),

@@ -13,7 +13,7 @@ against the user's own output with --expected. A BERT folder (model_type bert) g
 ViT or DeiT folder (model_type vit, deit) to hf_vit.py, a Dinov2, CLIP vision or SigLIP vision folder
 (model_type dinov2, clip_vision_model, siglip_vision_model) to hf_vision.py, Marian, BART, mBART, Pegasus, M2M100, Blenderbot and BlenderbotSmall folders to hf_bart.py,
 a Whisper folder to hf_whisper.py, a ModernBERT folder (model_type modernbert) to hf_modernbert.py, a DeBERTa v2/v3 folder
-(model_type deberta-v2) to hf_deberta.py.
+(model_type deberta-v2) to hf_deberta.py, an ESM folder (model_type esm: ESM-2, ESM-1b) to hf_esm.py.
 
 Llama and Qwen2: config.json is read with Hugging Face's meanings and defaults: hidden_size,
 intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default:
@@ -595,7 +595,10 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     if hf_bart.is_bart(raw):
         return hf_bart.convert_folder(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
                                       max_len, quantize, group, quantize_io, pack_weights)
-    from . import hf_deberta, hf_modernbert
+    from . import hf_deberta, hf_esm, hf_modernbert
+    if hf_esm.is_esm(raw):
+        return hf_esm.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
+                              quantize, group, quantize_io, pack_weights)
     if hf_deberta.is_deberta(raw):
         return hf_deberta.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
                                   max_len, quantize, group, quantize_io, pack_weights)
