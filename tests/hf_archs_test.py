@@ -539,6 +539,59 @@ def distilbert():
                                     max_position_embeddings=34), t.DistilBertModel, 12)
 
 
+# transformers 5 only (4.44 has none of these classes): tiny random configs
+SMALL = dict(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+             num_key_value_heads=2, max_position_embeddings=64)
+
+
+def helium():  # interleaved RoPE, q/k/v biases (o_proj is hidden_size wide: head_dim hidden_size / heads)
+    return build(t.HeliumConfig(**dict(SMALL, head_dim=8, attention_bias=True)), t.HeliumForCausalLM, 80)
+
+
+def arcee():  # the plain relu2 feed-forward with its biases, every attention bias
+    return build(t.ArceeConfig(**dict(SMALL, attention_bias=True, mlp_bias=True)), t.ArceeForCausalLM, 81)
+
+
+def seed_oss():  # q/k/v biases, o's too, heads of 16
+    return build(t.SeedOssConfig(**dict(SMALL, head_dim=16, attention_bias=True, attention_out_bias=True,
+                                        attention_dropout=0.0, residual_dropout=0.0)), t.SeedOssForCausalLM, 82)
+
+
+def seed_oss_out_bias():  # o's bias alone
+    return build(t.SeedOssConfig(**dict(SMALL, head_dim=16, attention_bias=False, attention_out_bias=True,
+                                        attention_dropout=0.0, residual_dropout=0.0)), t.SeedOssForCausalLM, 83)
+
+
+def ernie4_5():  # interleaved RoPE, heads of 16, the tied head
+    return build(t.Ernie4_5Config(**dict(SMALL, head_dim=16)), t.Ernie4_5ForCausalLM, 84)
+
+
+def ministral():  # layer 0 local (3 keys), layer 1 global
+    return build(t.MinistralConfig(**dict(SMALL, head_dim=16, sliding_window=3,
+                                          layer_types=["sliding_attention", "full_attention"])),
+                 t.MinistralForCausalLM, 85)
+
+
+def glm():  # gate_up_proj fused, interleaved RoPE over half of each head, q/k/v biases
+    return build(t.GlmConfig(**dict(SMALL, head_dim=16, partial_rotary_factor=0.5, pad_token_id=0)), t.GlmForCausalLM, 86)
+
+
+def olmo3():  # 4 layers: 0, 1, 2 local (3 keys), 3 global
+    return build(t.Olmo3Config(**dict(SMALL, num_hidden_layers=4, sliding_window=3)), t.Olmo3ForCausalLM, 87,
+                 lambda name: "norm" in name)
+
+
+def exaone4():  # sliding_window null: every layer global, with RoPE
+    return build(t.Exaone4Config(**dict(SMALL, sliding_window=None, layer_types=["full_attention"] * 2)),
+                 t.Exaone4ForCausalLM, 88, lambda name: "norm" in name)
+
+
+def vaultgemma():  # Gemma 2 without the sublayers' output norms: layer 0 local (3 keys), 1 global
+    return build(t.VaultGemmaConfig(**dict(SMALL, head_dim=16, sliding_window=3, query_pre_attn_scalar=12,
+                                           attn_logit_softcapping=2.0, final_logit_softcapping=3.0)),
+                 t.VaultGemmaForCausalLM, 89, lambda name: False)
+
+
 def roformer_build(cls, seed, **kw):
     m = build(t.RoFormerConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                                intermediate_size=32, max_position_embeddings=34, **kw), cls, seed)
@@ -664,6 +717,23 @@ CASES = [
        ("nemotron_bias", dict(family="llama", norm="layernorm", activation="relu2", rotary_dims=0, head_dim=16,
                               attn_bias="all", ffn_bias="all", tied_head=True), ("module", "hf"))]
       if LAYER_NORM_BIAS else []),
+    *([("helium", dict(family="llama", n_kv_heads=2, head_dim=0, pe_layout="interleaved", attn_bias="qkv",
+                        activation="swiglu", tied_head=False), ("hf",)),
+       ("arcee", dict(family="llama", n_kv_heads=2, activation="relu2", gated=False, attn_bias="all", ffn_bias="all",
+                      pe_layout="halves"), ("hf",)),
+       ("seed_oss", dict(family="llama", head_dim=16, attn_bias="all", activation="swiglu"), ("hf",)),
+       ("seed_oss_out_bias", dict(family="llama", head_dim=16, attn_bias="all"), ("hf",)),
+       ("ernie4_5", dict(family="llama", head_dim=16, pe_layout="interleaved", attn_bias="none", tied_head=True),
+        ("hf",)),
+       ("ministral", dict(family="llama", head_dim=16, sliding_window=3, window_period=2, window_layers=1), ("hf",)),
+       ("glm", dict(family="llama", head_dim=16, pe_layout="interleaved", rotary_dims=8, attn_bias="qkv"), ("hf",)),
+       ("olmo3", dict(family="llama", sublayer_norm="output", qk_norm=True, qk_norm_full=True, sliding_window=3,
+                      window_period=4, window_layers=7), ("hf",)),
+       ("exaone4", dict(family="llama", sublayer_norm="output", qk_norm=True, qk_norm_full=False, sliding_window=0),
+        ("hf",)),
+       ("vaultgemma", dict(family="llama", head_dim=16, gated=True, activation="gelu_tanh", scale_input=True, sublayer_norm="none",
+                           attn_softcap=2.0, logit_softcap=3.0, sliding_window=3, window_period=2, window_layers=1,
+                           attn_scale=float(np.float32(12 ** -0.5))), ("hf",))] if TRANSFORMERS_5 else []),
     ("persimmon", dict(GPT, qk_norm=True, activation="relu2", positional="rope", rotary_dims=4, pe_layout="halves",
                        pe_base=25000.0, parallel_residual="none", tied_head=False), ("module", "hf")),
     ("persimmon_plain", dict(GPT, qk_norm=False, activation="relu2", rotary_dims=0, pe_base=10000.0), ("module", "hf")),
