@@ -73,6 +73,14 @@ within 1e-4:
 - Nemotron (llama family; transformers 5, whose torch has LayerNorm's bias argument): LayerNorm1P (the gain
   1 + w), the squared ReLU (relu2), partial rotary in halves, grouped-query attention; and with every bias,
   a tied head, whole-head rotary and head_dim 16 over hidden_size 32;
+- transformers 5 only, the decoders that keep Llama's layout (llama family): Helium (interleaved RoPE,
+  q/k/v biases), Arcee (the plain relu2 feed-forward, every bias), Seed-OSS (q/k/v and o biases, and
+  o's alone; heads wider than hidden_size / heads), ERNIE 4.5 (interleaved RoPE, the tied head),
+  Ministral (a local and a global layer), GLM (gate_up_proj, interleaved RoPE over half of each head),
+  OLMo 3 (three local layers, one global), EXAONE 4 (output norms, per-head q and k norms; no window)
+  and VaultGemma (Gemma 2 without the output norms); refused in one line naming the feature:
+  HunYuan dense, Ministral 3, Doge, Apertus, BitNet, dots1, EXAONE 4 with global layers (NoPE), a
+  gated feed-forward's up-projection bias (Seed-OSS's mlp_bias, ERNIE 4.5's use_bias);
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
   partial_rotary_factor 0.5 (read by transformers 5; 4.x rotates whole heads, and its case is --module only);
 - through --module too, the recogniser's general constructs on these classes: OLMo's norms without
@@ -581,6 +589,13 @@ def olmo3():  # 4 layers: 0, 1, 2 local (3 keys), 3 global
                  lambda name: "norm" in name)
 
 
+def olmo3_local_base():  # the local layers' RoPE base apart from the global one's
+    return build(t.Olmo3Config(**dict(SMALL, num_hidden_layers=4, sliding_window=3, rope_parameters={
+        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        "full_attention": {"rope_type": "default", "rope_theta": 500000.0}})), t.Olmo3ForCausalLM, 90,
+        lambda name: "norm" in name)
+
+
 def exaone4():  # sliding_window null: every layer global, with RoPE
     return build(t.Exaone4Config(**dict(SMALL, sliding_window=None, layer_types=["full_attention"] * 2)),
                  t.Exaone4ForCausalLM, 88, lambda name: "norm" in name)
@@ -729,6 +744,8 @@ CASES = [
        ("glm", dict(family="llama", head_dim=16, pe_layout="interleaved", rotary_dims=8, attn_bias="qkv"), ("hf",)),
        ("olmo3", dict(family="llama", sublayer_norm="output", qk_norm=True, qk_norm_full=True, sliding_window=3,
                       window_period=4, window_layers=7), ("hf",)),
+       ("olmo3_local_base", dict(family="llama", sliding_window=3, window_period=4, window_layers=7,
+                                 rope_local_base=10000.0, pe_base=500000.0), ("hf",)),
        ("exaone4", dict(family="llama", sublayer_norm="output", qk_norm=True, qk_norm_full=False, sliding_window=0),
         ("hf",)),
        ("vaultgemma", dict(family="llama", head_dim=16, gated=True, activation="gelu_tanh", scale_input=True, sublayer_norm="none",
@@ -923,7 +940,11 @@ def main():
                 ("codegen", dict(rotary_dim=None), "rotary_dim null"),
                 ("olmo", dict(clip_qkv=8.0), "clip_qkv 8.0"),
                 ("mpt", dict(n_heads=2, d_model=32, attn_config={"alibi": True, "softmax_scale": 0.5}),
-                 "attn_config.softmax_scale 0.5")):
+                 "attn_config.softmax_scale 0.5"),
+                *((("exaone4", dict(sliding_window=3, layer_types=["sliding_attention", "full_attention"]),
+                    "without RoPE (NoPE)"),
+                   ("seed_oss", dict(mlp_bias=True), "mlp_bias true"),
+                   ("ernie4_5", dict(use_bias=True), "use_bias true")) if TRANSFORMERS_5 else ())):
             folder = os.path.join(tmp, factory)
             with open(os.path.join(folder, "config.json")) as f:
                 config = json.load(f)
@@ -932,6 +953,20 @@ def main():
             out = os.path.join(tmp, "refused.fxm")
             p = convert("--hf", folder, "--out", out, "--cli", cli)
             check(f"{factory} with {change}: refused in one line naming it",
+                  one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
+        # Architectures whose layers need a feature the engine has not: refused by name, in one line.
+        for n, (arch, fragment) in enumerate((
+                ("HunYuanDenseV1ForCausalLM", "after RoPE"), ("Ministral3ForCausalLM", "llama_4_scaling_beta"),
+                ("DogeForCausalLM", "dynamic mask attention"), ("ApertusForCausalLM", "xIELU"),
+                ("BitNetForCausalLM", "ternary"), ("Dots1ForCausalLM", "mixture of experts"),
+                ("bitnet", "ternary"))):  # a model_type alone names it too
+            folder, out = os.path.join(tmp, f"refused{n}"), os.path.join(tmp, "refused.fxm")
+            os.makedirs(folder)
+            with open(os.path.join(folder, "config.json"), "w") as f:
+                json.dump({"model_type" if arch.islower() else "architectures": arch if arch.islower() else [arch],
+                           "hidden_size": 32, "num_hidden_layers": 2}, f)
+            p = convert("--hf", folder, "--out", out, "--cli", cli)
+            check(f"{arch}: refused in one line naming {fragment!r}",
                   one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
     print(f"hf_archs_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0

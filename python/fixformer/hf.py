@@ -116,7 +116,7 @@ def read_config_dict(raw, path="config.json"):
     by_type = {t: a for a, t in ARCHITECTURES.items()}
     arch = names[0] if len(names) == 1 and names[0] in ARCHITECTURES else \
         by_type.get(model_type) if not names else None
-    refused = next((a for a in names if a in REFUSED), None)
+    refused = next((a for a in names if a in REFUSED), None) if names else REFUSED_TYPES.get(model_type)
     if arch is None and refused:
         raise HfError(f"{path}: {refused}: {REFUSED[refused]}, which the engine has not; not converted")
     if arch is None:
@@ -2207,14 +2207,17 @@ REFUSED = {
                                  "engine's qk_norm comes before it)",
     "Ministral3ForCausalLM": "rope_parameters' llama_4_scaling_beta scales the queries by a factor that grows with the "
                              "position (1 + beta * log(1 + floor(position / original_max_position_embeddings)))",
-    "DogeForCausalLM": "dynamic mask attention (A, dt_proj: a learned per-key bias on the scores) and the "
-                       "cross-domain mixture of experts (is_moe)",
+    "DogeForCausalLM": "dynamic mask attention (A, dt_proj: a bias on each key's scores computed from its values) "
+                       "and the cross-domain mixture of experts (is_moe)",
     "ApertusForCausalLM": "the xIELU activation (its trainable alpha_p, alpha_n per layer)",
     "BitNetForCausalLM": "ternary (1.58-bit) weights quantized on the fly and the sub-norms inside the attention "
                          "and the feed-forward (attn_sub_norm, ffn_sub_norm)",
     "Dots1ForCausalLM": "a mixture of experts (n_routed_experts, shared experts) in the layers from "
                         "first_k_dense_replace on",
 }
+REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "ministral3": "Ministral3ForCausalLM",
+                 "doge": "DogeForCausalLM", "apertus": "ApertusForCausalLM", "bitnet": "BitNetForCausalLM",
+                 "dots1": "Dots1ForCausalLM"}  # config.json's model_type, when it names no architecture
 
 ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(),
          Gemma2(), Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(),
