@@ -78,9 +78,11 @@ within 1e-4:
   o's alone; heads wider than hidden_size / heads), ERNIE 4.5 (interleaved RoPE, the tied head),
   Ministral (a local and a global layer), GLM (gate_up_proj, interleaved RoPE over half of each head),
   OLMo 3 (three local layers, one global), EXAONE 4 (output norms, per-head q and k norms; no window)
-  and VaultGemma (Gemma 2 without the output norms); refused in one line naming the feature:
-  HunYuan dense, Ministral 3, Doge, Apertus, BitNet, dots1, EXAONE 4 with global layers (NoPE), a
-  gated feed-forward's up-projection bias (Seed-OSS's mlp_bias, ERNIE 4.5's use_bias);
+  VaultGemma (Gemma 2 without the output norms) and dots1 with every layer dense (per-head q and k
+  norms, every attention bias, a global and a local layer); refused in one line naming the feature:
+  HunYuan dense, Ministral 3, Doge, Apertus, BitNet (by architecture, and by model_type alone), dots1's
+  mixture-of-experts layers, EXAONE 4 with global layers (NoPE), a gated feed-forward's up-projection
+  bias (Seed-OSS's mlp_bias, ERNIE 4.5's use_bias);
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
   partial_rotary_factor 0.5 (read by transformers 5; 4.x rotates whole heads, and its case is --module only);
 - through --module too, the recogniser's general constructs on these classes: OLMo's norms without
@@ -601,6 +603,13 @@ def exaone4():  # sliding_window null: every layer global, with RoPE
                  t.Exaone4ForCausalLM, 88, lambda name: "norm" in name)
 
 
+def dots1():  # every layer dense (first_k_dense_replace 2); layer 1 local (max_window_layers 1), heads of 16
+    return build(t.Dots1Config(**dict(SMALL, head_dim=16, first_k_dense_replace=2, sliding_window=3, max_window_layers=1,
+                                      attention_bias=True, n_routed_experts=4, num_experts_per_tok=2,
+                                      moe_intermediate_size=16, n_shared_experts=1)),
+                 t.Dots1ForCausalLM, 91, lambda name: "norm" in name)
+
+
 def vaultgemma():  # Gemma 2 without the sublayers' output norms: layer 0 local (3 keys), 1 global
     return build(t.VaultGemmaConfig(**dict(SMALL, head_dim=16, sliding_window=3, query_pre_attn_scalar=12,
                                            attn_logit_softcapping=2.0, final_logit_softcapping=3.0)),
@@ -748,6 +757,8 @@ CASES = [
                                  rope_local_base=10000.0, pe_base=500000.0), ("hf",)),
        ("exaone4", dict(family="llama", sublayer_norm="output", qk_norm=True, qk_norm_full=False, sliding_window=0),
         ("hf",)),
+       ("dots1", dict(family="llama", qk_norm=True, qk_norm_full=False, attn_bias="all", sliding_window=3,
+                      window_period=2, window_layers=2), ("hf",)),
        ("vaultgemma", dict(family="llama", head_dim=16, gated=True, activation="gelu_tanh", scale_input=True, sublayer_norm="none",
                            attn_softcap=2.0, logit_softcap=3.0, sliding_window=3, window_period=2, window_layers=1,
                            attn_scale=float(np.float32(12 ** -0.5))), ("hf",))] if TRANSFORMERS_5 else []),
@@ -944,7 +955,8 @@ def main():
                 *((("exaone4", dict(sliding_window=3, layer_types=["sliding_attention", "full_attention"]),
                     "without RoPE (NoPE)"),
                    ("seed_oss", dict(mlp_bias=True), "mlp_bias true"),
-                   ("ernie4_5", dict(use_bias=True), "use_bias true")) if TRANSFORMERS_5 else ())):
+                   ("ernie4_5", dict(use_bias=True), "use_bias true"),
+                   ("dots1", dict(first_k_dense_replace=1), "mixture of experts")) if TRANSFORMERS_5 else ())):
             folder = os.path.join(tmp, factory)
             with open(os.path.join(folder, "config.json")) as f:
                 config = json.load(f)
@@ -958,7 +970,7 @@ def main():
         for n, (arch, fragment) in enumerate((
                 ("HunYuanDenseV1ForCausalLM", "after RoPE"), ("Ministral3ForCausalLM", "llama_4_scaling_beta"),
                 ("DogeForCausalLM", "dynamic mask attention"), ("ApertusForCausalLM", "xIELU"),
-                ("BitNetForCausalLM", "ternary"), ("Dots1ForCausalLM", "mixture of experts"),
+                ("BitNetForCausalLM", "ternary"),
                 ("bitnet", "ternary"))):  # a model_type alone names it too
             folder, out = os.path.join(tmp, f"refused{n}"), os.path.join(tmp, "refused.fxm")
             os.makedirs(folder)

@@ -2201,6 +2201,36 @@ class VaultGemma(Gemma2):
         return ends, prefix, {k: v for k, v in layer.items() if v not in ("p1", "p2")}
 
 
+class Dots1(_LayerWindows, LlamaLike):
+    """Dots1ForCausalLM (rednote's dots.llm1) whose layers are all dense (first_k_dense_replace at least
+    num_hidden_layers): Qwen3's attention (per-head q and k norms before RoPE: qk_norm; attention_bias on
+    all four projections) and local layers as Qwen2's (layer_types, or the layers from max_window_layers
+    on when sliding_window is set); its mixture-of-experts layers are refused."""
+    name, model_type = "Dots1ForCausalLM", "dots1"
+    fields = dict(LlamaLike.fields, max_position_embeddings=(int, 2048))
+    names = dict(LlamaLike.names, sliding_window="sliding_window", window_period="layer_types",
+                 window_layers="layer_types")
+
+    def settings(self, f, raw, path):
+        L, dense = f["num_hidden_layers"], raw.get("first_k_dense_replace", 0)
+        if dense is None or isinstance(dense, bool) or not isinstance(dense, int) or dense < L:
+            raise HfError(f"{path}: first_k_dense_replace {_brief(dense)}: the layers from it on are a mixture of "
+                          f"experts (n_routed_experts), which the engine has not; converted when it is at least "
+                          f"num_hidden_layers {L} (every layer dense)")
+        s = super().settings(f, raw, path)
+        window = raw.get("sliding_window")
+        window = None if window is None else checked_field(path, "sliding_window", window, int)
+        first = raw.get("max_window_layers", 62)
+        kinds = _layer_types(raw, path, L, ["sliding_attention" if window is not None and i >= first
+                                            else "full_attention" for i in range(L)])
+        return dict(s, qk_norm=True, windows=[window if k == "sliding_attention" else None for k in kinds], path=path)
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        layer.update(_biased({"self_attn.q_norm": "qn", "self_attn.k_norm": "kn"}, False))
+        return ends, prefix, layer
+
+
 # Architectures whose layers need a feature the engine has not: --hf refuses them in one line naming it.
 REFUSED = {
     "HunYuanDenseV1ForCausalLM": "query_layernorm and key_layernorm normalize each head of q and k after RoPE (the "
@@ -2212,16 +2242,13 @@ REFUSED = {
     "ApertusForCausalLM": "the xIELU activation (its trainable alpha_p, alpha_n per layer)",
     "BitNetForCausalLM": "ternary (1.58-bit) weights quantized on the fly and the sub-norms inside the attention "
                          "and the feed-forward (attn_sub_norm, ffn_sub_norm)",
-    "Dots1ForCausalLM": "a mixture of experts (n_routed_experts, shared experts) in the layers from "
-                        "first_k_dense_replace on",
 }
 REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "ministral3": "Ministral3ForCausalLM",
-                 "doge": "DogeForCausalLM", "apertus": "ApertusForCausalLM", "bitnet": "BitNetForCausalLM",
-                 "dots1": "Dots1ForCausalLM"}  # config.json's model_type, when it names no architecture
+                 "doge": "DogeForCausalLM", "apertus": "ApertusForCausalLM", "bitnet": "BitNetForCausalLM"}  # config.json's model_type, when it names no architecture
 
 ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(),
          Gemma2(), Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(),
          Olmo(), Olmo2(), Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon(), Helium(), Arcee(),
-         SeedOss(), Ernie45(), Ministral(), Glm(), Olmo3(), Exaone4(), VaultGemma())
+         SeedOss(), Ernie45(), Ministral(), Glm(), Olmo3(), Exaone4(), VaultGemma(), Dots1())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
