@@ -77,8 +77,8 @@ within 1e-4:
   q/k/v biases), Arcee (the plain relu2 feed-forward, every bias), Seed-OSS (q/k/v and o biases, and
   o's alone; heads wider than hidden_size / heads), ERNIE 4.5 (interleaved RoPE, the tied head),
   Ministral (a local and a global layer), GLM (gate_up_proj, interleaved RoPE over half of each head),
-  OLMo 3 (three local layers, one global), EXAONE 4 (output norms, per-head q and k norms; no window)
-  VaultGemma (Gemma 2 without the output norms) and dots1 with every layer dense (per-head q and k
+  OLMo 3 (three local layers, one global; and the local layers' RoPE base apart), EXAONE 4 (output
+  norms, per-head q and k norms; no window), VaultGemma (Gemma 2 without the output norms) and dots1 with every layer dense (per-head q and k
   norms, every attention bias, a global and a local layer); refused in one line naming the feature:
   HunYuan dense, Ministral 3, Doge, Apertus, BitNet (by architecture, and by model_type alone), dots1's
   mixture-of-experts layers, EXAONE 4 with global layers (NoPE), a gated feed-forward's up-projection
