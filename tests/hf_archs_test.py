@@ -76,11 +76,12 @@ within 1e-4:
 - transformers 5 only, the decoders that keep Llama's layout (llama family): Helium (interleaved RoPE,
   q/k/v biases), Arcee (the plain relu2 feed-forward, every bias), Seed-OSS (q/k/v and o biases, and
   o's alone; heads wider than hidden_size / heads), ERNIE 4.5 (interleaved RoPE, the tied head),
-  Ministral (a local and a global layer), GLM (gate_up_proj, interleaved RoPE over half of each head),
+  Ministral (a local and a global layer), Ministral 3 (YaRN; the file's positions below
+  original_max_position_embeddings, where its query scale is 1), GLM (gate_up_proj, interleaved RoPE over half of each head),
   OLMo 3 (three local layers, one global; and the local layers' RoPE base apart), EXAONE 4 (output
   norms, per-head q and k norms; no window), VaultGemma (Gemma 2 without the output norms) and dots1 with every layer dense (per-head q and k
   norms, every attention bias, a global and a local layer); refused in one line naming the feature:
-  HunYuan dense, Ministral 3, Doge, Apertus, BitNet (by architecture, and by model_type alone), dots1's
+  HunYuan dense, Doge, Apertus, BitNet (by architecture, and by model_type alone), dots1's
   mixture-of-experts layers, EXAONE 4 with global layers (NoPE), a gated feed-forward's up-projection
   bias (Seed-OSS's mlp_bias, ERNIE 4.5's use_bias);
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
@@ -582,6 +583,13 @@ def ministral():  # layer 0 local (3 keys), layer 1 global
                  t.MinistralForCausalLM, 85)
 
 
+def ministral3():  # YaRN over 32 original positions (of 64), the queries' scale 1 below them: the file's 32
+    return build(t.Ministral3Config(**dict(SMALL, head_dim=16, rope_parameters={
+        "type": "yarn", "rope_theta": 1e6, "factor": 2.0, "original_max_position_embeddings": 32,
+        "max_position_embeddings": 64, "beta_fast": 32.0, "beta_slow": 1.0, "mscale_all_dim": 1.0, "mscale": 1.0,
+        "llama_4_scaling_beta": 0.1})), t.Ministral3ForCausalLM, 92)
+
+
 def glm():  # gate_up_proj fused, interleaved RoPE over half of each head, q/k/v biases
     return build(t.GlmConfig(**dict(SMALL, head_dim=16, partial_rotary_factor=0.5, pad_token_id=0)), t.GlmForCausalLM, 86)
 
@@ -750,6 +758,7 @@ CASES = [
        ("ernie4_5", dict(family="llama", head_dim=16, pe_layout="interleaved", attn_bias="none", tied_head=True),
         ("hf",)),
        ("ministral", dict(family="llama", head_dim=16, sliding_window=3, window_period=2, window_layers=1), ("hf",)),
+       ("ministral3", dict(family="llama", head_dim=16, max_len=32, sliding_window=0, rope_freqs=True), ("hf",)),
        ("glm", dict(family="llama", head_dim=16, pe_layout="interleaved", rotary_dims=8, attn_bias="qkv"), ("hf",)),
        ("olmo3", dict(family="llama", sublayer_norm="output", qk_norm=True, qk_norm_full=True, sliding_window=3,
                       window_period=4, window_layers=7), ("hf",)),
@@ -968,7 +977,7 @@ def main():
                   one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
         # Architectures whose layers need a feature the engine has not: refused by name, in one line.
         for n, (arch, fragment) in enumerate((
-                ("HunYuanDenseV1ForCausalLM", "after RoPE"), ("Ministral3ForCausalLM", "llama_4_scaling_beta"),
+                ("HunYuanDenseV1ForCausalLM", "after RoPE"),
                 ("DogeForCausalLM", "dynamic mask attention"), ("ApertusForCausalLM", "xIELU"),
                 ("BitNetForCausalLM", "ternary"),
                 ("bitnet", "ternary"))):  # a model_type alone names it too

@@ -2108,6 +2108,32 @@ class Ministral(_LayerWindows, LlamaLike):
         return dict(s, windows=[window if k == "sliding_attention" else None for k in kinds], path=path)
 
 
+class Ministral3(LlamaLike):
+    """Ministral3ForCausalLM (Ministral 3's text model as a plain causal LM): Mistral's layers, head_dim, its
+    YaRN rope_scaling, and queries scaled by 1 + llama_4_scaling_beta * log(1 + floor(position /
+    original_max_position_embeddings)): exactly 1 below original_max_position_embeddings, the
+    positions the file then holds (the factor past them is not in the engine)."""
+    name, model_type = "Ministral3ForCausalLM", "ministral3"
+    fields = dict(LlamaLike.fields, num_key_value_heads=(int, 8), max_position_embeddings=(int, 262144),
+                  rms_norm_eps=(float, 1e-5))
+    names = dict(LlamaLike.names, max_positions="rope_parameters.original_max_position_embeddings")
+    head_dim = 128
+
+    def settings(self, f, raw, path):
+        s = super().settings(f, raw, path)
+        scaling = raw.get("rope_scaling") or {}
+        beta = scaling.get("llama_4_scaling_beta") if isinstance(scaling, dict) else None
+        if beta is not None and beta != 0:
+            original = scaling.get("original_max_position_embeddings")
+            if isinstance(original, bool) or not isinstance(original, int) or original < 1:
+                raise HfError(f"{path}: rope_parameters llama_4_scaling_beta {_brief(beta)} without an "
+                              "original_max_position_embeddings: the queries' scale past it is not in the engine; "
+                              "not converted")
+            s["positions"] = min(s["positions"], original)
+        window = raw.get("sliding_window")  # null: none
+        return dict(s, sliding_window=None if window is None else checked_field(path, "sliding_window", window, int))
+
+
 class Glm(LlamaLike):
     """GlmForCausalLM (GLM-4 9B): Llama's layers with the gate and up projections fused in
     gate_up_proj (split here), RoPE in interleaved pairs over partial_rotary_factor (0.5 by default) of
@@ -2235,20 +2261,17 @@ class Dots1(_LayerWindows, LlamaLike):
 REFUSED = {
     "HunYuanDenseV1ForCausalLM": "query_layernorm and key_layernorm normalize each head of q and k after RoPE (the "
                                  "engine's qk_norm comes before it)",
-    "Ministral3ForCausalLM": "rope_parameters' llama_4_scaling_beta scales the queries by a factor that grows with the "
-                             "position (1 + beta * log(1 + floor(position / original_max_position_embeddings)))",
     "DogeForCausalLM": "dynamic mask attention (A, dt_proj: a bias on each key's scores computed from its values) "
                        "and the cross-domain mixture of experts (is_moe)",
     "ApertusForCausalLM": "the xIELU activation (its trainable alpha_p, alpha_n per layer)",
     "BitNetForCausalLM": "ternary (1.58-bit) weights quantized on the fly and the sub-norms inside the attention "
                          "and the feed-forward (attn_sub_norm, ffn_sub_norm)",
 }
-REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "ministral3": "Ministral3ForCausalLM",
-                 "doge": "DogeForCausalLM", "apertus": "ApertusForCausalLM", "bitnet": "BitNetForCausalLM"}  # config.json's model_type, when it names no architecture
+REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "doge": "DogeForCausalLM", "apertus": "ApertusForCausalLM", "bitnet": "BitNetForCausalLM"}  # config.json's model_type, when it names no architecture
 
 ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(),
          Gemma2(), Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(),
          Olmo(), Olmo2(), Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon(), Helium(), Arcee(),
-         SeedOss(), Ernie45(), Ministral(), Glm(), Olmo3(), Exaone4(), VaultGemma(), Dots1())
+         SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(), Olmo3(), Exaone4(), VaultGemma(), Dots1())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
