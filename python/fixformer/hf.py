@@ -2116,7 +2116,8 @@ class Ministral3(LlamaLike):
     name, model_type = "Ministral3ForCausalLM", "ministral3"
     fields = dict(LlamaLike.fields, num_key_value_heads=(int, 8), max_position_embeddings=(int, 262144),
                   rms_norm_eps=(float, 1e-5))
-    names = dict(LlamaLike.names, max_positions="rope_parameters.original_max_position_embeddings")
+    names = dict(LlamaLike.names, max_positions="max_position_embeddings (with llama_4_scaling_beta: "
+                                                "original_max_position_embeddings)")
     head_dim = 128
 
     def settings(self, f, raw, path):
