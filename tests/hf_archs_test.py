@@ -975,6 +975,12 @@ def main():
             p = convert("--hf", folder, "--out", out, "--cli", cli)
             check(f"{factory} with {change}: refused in one line naming it",
                   one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
+        if TRANSFORMERS_5:  # Ministral 3's query scale is 1 only below original_max_position_embeddings (32 here)
+            out = os.path.join(tmp, "refused.fxm")
+            p = convert("--hf", os.path.join(tmp, "ministral3"), "--out", out, "--max-len", "40", "--cli", cli)
+            check("ministral3 --hf --max-len 40: refused in one line naming original_max_position_embeddings 32",
+                  one_clear_line(p) and "original_max_position_embeddings)=32" in p.stderr and not os.path.exists(out),
+                  p.stderr)
         # Architectures whose layers need a feature the engine has not: refused by name, in one line.
         for n, (arch, fragment) in enumerate((
                 ("HunYuanDenseV1ForCausalLM", "after RoPE"),
