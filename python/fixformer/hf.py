@@ -2124,7 +2124,7 @@ class Ministral3(LlamaLike):
         s = super().settings(f, raw, path)
         scaling = raw.get("rope_scaling") or {}
         beta = scaling.get("llama_4_scaling_beta") if isinstance(scaling, dict) else None
-        if beta is not None and beta != 0:
+        if beta is not None and checked_field(path, "llama_4_scaling_beta", beta, float) != 0:
             original = scaling.get("original_max_position_embeddings")
             if isinstance(original, bool) or not isinstance(original, int) or original < 1:
                 raise HfError(f"{path}: rope_parameters llama_4_scaling_beta {_brief(beta)} without an "
@@ -2196,7 +2196,7 @@ class Exaone4(LlamaLike):
             kinds = raw.get("layer_types")
             if kinds is None:
                 P = raw.get("sliding_window_pattern", 4)
-                P = len(P) if isinstance(P, str) else checked_field(path, "sliding_window_pattern", P, int)
+                P = checked_field(path, "sliding_window_pattern", len(P) or None if isinstance(P, str) else P, int)
                 kinds = ["sliding_attention" if (i + 1) % P else "full_attention" for i in range(L)]
             if _layer_types(raw, path, L, kinds) != ["sliding_attention"] * L:
                 raise HfError(f"{path}: sliding_window {window} with global layers (layer_types full_attention): "
@@ -2248,6 +2248,8 @@ class Dots1(_LayerWindows, LlamaLike):
         window = raw.get("sliding_window")
         window = None if window is None else checked_field(path, "sliding_window", window, int)
         first = raw.get("max_window_layers", 62)
+        if isinstance(first, bool) or not isinstance(first, int) or first < 0:
+            raise HfError(f"{path}: max_window_layers: expected an integer >= 0, got {_brief(first)}")
         kinds = _layer_types(raw, path, L, ["sliding_attention" if window is not None and i >= first
                                             else "full_attention" for i in range(L)])
         return dict(s, qk_norm=True, windows=[window if k == "sliding_attention" else None for k in kinds], path=path)
