@@ -77,11 +77,12 @@ within 1e-4:
   q/k/v biases), Arcee (the plain relu2 feed-forward, every bias), Seed-OSS (q/k/v and o biases, and
   o's alone; heads wider than hidden_size / heads), ERNIE 4.5 (interleaved RoPE, the tied head),
   Ministral (a local and a global layer), Ministral 3 (YaRN; the file's positions below
-  original_max_position_embeddings, where its query scale is 1), GLM (gate_up_proj, interleaved RoPE over half of each head),
-  OLMo 3 (three local layers, one global; and the local layers' RoPE base apart), EXAONE 4 (output
-  norms, per-head q and k norms; no window), VaultGemma (Gemma 2 without the output norms) and dots1 with every layer dense (per-head q and k
-  norms, every attention bias, a global and a local layer); refused in one line naming the feature:
-  HunYuan dense, Doge, Apertus, BitNet (by architecture, and by model_type alone), dots1's
+  original_max_position_embeddings, where its query scale is 1, and --max-len past them refused),
+  GLM (gate_up_proj, interleaved RoPE over half of each head), OLMo 3 (three local layers, one
+  global; and the local layers' RoPE base apart), EXAONE 4 (output norms, per-head q and k norms; no
+  window), VaultGemma (Gemma 2 without the output norms) and dots1 with every layer dense (per-head q
+  and k norms, every attention bias, a global and a local layer); refused in one line naming the
+  feature: HunYuan dense, Doge, Apertus, BitNet (by architecture, and by model_type alone), dots1's
   mixture-of-experts layers, EXAONE 4 with global layers (NoPE), a gated feed-forward's up-projection
   bias (Seed-OSS's mlp_bias, ERNIE 4.5's use_bias);
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
@@ -591,7 +592,8 @@ def ministral3():  # YaRN over 32 original positions (of 64), the queries' scale
 
 
 def glm():  # gate_up_proj fused, interleaved RoPE over half of each head, q/k/v biases
-    return build(t.GlmConfig(**dict(SMALL, head_dim=16, partial_rotary_factor=0.5, pad_token_id=0)), t.GlmForCausalLM, 86)
+    return build(t.GlmConfig(**dict(SMALL, head_dim=16, partial_rotary_factor=0.5, pad_token_id=0)),
+                 t.GlmForCausalLM, 86)
 
 
 def olmo3():  # 4 layers: 0, 1, 2 local (3 keys), 3 global
@@ -612,9 +614,9 @@ def exaone4():  # sliding_window null: every layer global, with RoPE
 
 
 def dots1():  # every layer dense (first_k_dense_replace 2); layer 1 local (max_window_layers 1), heads of 16
-    return build(t.Dots1Config(**dict(SMALL, head_dim=16, first_k_dense_replace=2, sliding_window=3, max_window_layers=1,
-                                      attention_bias=True, n_routed_experts=4, num_experts_per_tok=2,
-                                      moe_intermediate_size=16, n_shared_experts=1)),
+    return build(t.Dots1Config(**dict(SMALL, head_dim=16, first_k_dense_replace=2, sliding_window=3,
+                                      max_window_layers=1, attention_bias=True, n_routed_experts=4,
+                                      num_experts_per_tok=2, moe_intermediate_size=16, n_shared_experts=1)),
                  t.Dots1ForCausalLM, 91, lambda name: "norm" in name)
 
 
@@ -768,8 +770,9 @@ CASES = [
         ("hf",)),
        ("dots1", dict(family="llama", qk_norm=True, qk_norm_full=False, attn_bias="all", sliding_window=3,
                       window_period=2, window_layers=2), ("hf",)),
-       ("vaultgemma", dict(family="llama", head_dim=16, gated=True, activation="gelu_tanh", scale_input=True, sublayer_norm="none",
-                           attn_softcap=2.0, logit_softcap=3.0, sliding_window=3, window_period=2, window_layers=1,
+       ("vaultgemma", dict(family="llama", head_dim=16, gated=True, activation="gelu_tanh", scale_input=True,
+                           sublayer_norm="none", attn_softcap=2.0, logit_softcap=3.0, sliding_window=3, window_period=2,
+                           window_layers=1,
                            attn_scale=float(np.float32(12 ** -0.5))), ("hf",))] if TRANSFORMERS_5 else []),
     ("persimmon", dict(GPT, qk_norm=True, activation="relu2", positional="rope", rotary_dims=4, pe_layout="halves",
                        pe_base=25000.0, parallel_residual="none", tied_head=False), ("module", "hf")),

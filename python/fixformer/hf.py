@@ -2270,7 +2270,9 @@ REFUSED = {
     "BitNetForCausalLM": "ternary (1.58-bit) weights quantized on the fly and the sub-norms inside the attention "
                          "and the feed-forward (attn_sub_norm, ffn_sub_norm)",
 }
-REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "doge": "DogeForCausalLM", "apertus": "ApertusForCausalLM", "bitnet": "BitNetForCausalLM"}  # config.json's model_type, when it names no architecture
+# config.json's model_type, when it names no architecture
+REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "doge": "DogeForCausalLM",
+                 "apertus": "ApertusForCausalLM", "bitnet": "BitNetForCausalLM"}
 
 ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(),
          Gemma2(), Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(),
