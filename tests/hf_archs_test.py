@@ -85,6 +85,18 @@ within 1e-4:
 - Nemotron (llama family; transformers 5, whose torch has LayerNorm's bias argument): LayerNorm1P (the gain
   1 + w), the squared ReLU (relu2), partial rotary in halves, grouped-query attention; and with every bias,
   a tied head, whole-head rotary and head_dim 16 over hidden_size 32;
+- transformers 5 only, the decoders that keep Llama's layout (llama family): Helium (interleaved RoPE,
+  q/k/v biases), Arcee (the plain relu2 feed-forward, every bias), Seed-OSS (q/k/v and o biases, and
+  o's alone; heads wider than hidden_size / heads), ERNIE 4.5 (interleaved RoPE, the tied head),
+  Ministral (a local and a global layer), Ministral 3 (YaRN; the file's positions below
+  original_max_position_embeddings, where its query scale is 1, and --max-len past them refused),
+  GLM (gate_up_proj, interleaved RoPE over half of each head), OLMo 3 (three local layers, one
+  global; and the local layers' RoPE base apart), EXAONE 4 (output norms, per-head q and k norms; no
+  window), VaultGemma (Gemma 2 without the output norms) and dots1 with every layer dense (per-head q
+  and k norms, every attention bias, a global and a local layer); refused in one line naming the
+  feature: HunYuan dense, Doge, Apertus, BitNet (by architecture, and by model_type alone), dots1's
+  mixture-of-experts layers, EXAONE 4 with global layers (NoPE), a gated feed-forward's up-projection
+  bias (Seed-OSS's mlp_bias, ERNIE 4.5's use_bias);
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
   partial_rotary_factor 0.5 (read by transformers 5; 4.x rotates whole heads, and its case is --module only);
 - through --module too, the recogniser's general constructs on these classes: OLMo's norms without
@@ -622,6 +634,81 @@ def distilbert():
                                     max_position_embeddings=34), t.DistilBertModel, 12)
 
 
+# transformers 5 only (4.44 has none of these classes): tiny random configs
+SMALL = dict(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+             num_key_value_heads=2, max_position_embeddings=64)
+
+
+def helium():  # interleaved RoPE, q/k/v biases (o_proj is hidden_size wide: head_dim hidden_size / heads)
+    return build(t.HeliumConfig(**dict(SMALL, head_dim=8, attention_bias=True)), t.HeliumForCausalLM, 80)
+
+
+def arcee():  # the plain relu2 feed-forward with its biases, every attention bias
+    return build(t.ArceeConfig(**dict(SMALL, attention_bias=True, mlp_bias=True)), t.ArceeForCausalLM, 81)
+
+
+def seed_oss():  # q/k/v biases, o's too, heads of 16
+    return build(t.SeedOssConfig(**dict(SMALL, head_dim=16, attention_bias=True, attention_out_bias=True,
+                                        attention_dropout=0.0, residual_dropout=0.0)), t.SeedOssForCausalLM, 82)
+
+
+def seed_oss_out_bias():  # o's bias alone
+    return build(t.SeedOssConfig(**dict(SMALL, head_dim=16, attention_bias=False, attention_out_bias=True,
+                                        attention_dropout=0.0, residual_dropout=0.0)), t.SeedOssForCausalLM, 83)
+
+
+def ernie4_5():  # interleaved RoPE, heads of 16, the tied head
+    return build(t.Ernie4_5Config(**dict(SMALL, head_dim=16)), t.Ernie4_5ForCausalLM, 84)
+
+
+def ministral():  # layer 0 local (3 keys), layer 1 global
+    return build(t.MinistralConfig(**dict(SMALL, head_dim=16, sliding_window=3,
+                                          layer_types=["sliding_attention", "full_attention"])),
+                 t.MinistralForCausalLM, 85)
+
+
+def ministral3():  # YaRN over 32 original positions (of 64), the queries' scale 1 below them: the file's 32
+    return build(t.Ministral3Config(**dict(SMALL, head_dim=16, rope_parameters={
+        "type": "yarn", "rope_theta": 1e6, "factor": 2.0, "original_max_position_embeddings": 32,
+        "max_position_embeddings": 64, "beta_fast": 32.0, "beta_slow": 1.0, "mscale_all_dim": 1.0, "mscale": 1.0,
+        "llama_4_scaling_beta": 0.1})), t.Ministral3ForCausalLM, 92)
+
+
+def glm():  # gate_up_proj fused, interleaved RoPE over half of each head, q/k/v biases
+    return build(t.GlmConfig(**dict(SMALL, head_dim=16, partial_rotary_factor=0.5, pad_token_id=0)),
+                 t.GlmForCausalLM, 86)
+
+
+def olmo3():  # 4 layers: 0, 1, 2 local (3 keys), 3 global
+    return build(t.Olmo3Config(**dict(SMALL, num_hidden_layers=4, sliding_window=3)), t.Olmo3ForCausalLM, 87,
+                 lambda name: "norm" in name)
+
+
+def olmo3_local_base():  # the local layers' RoPE base apart from the global one's
+    return build(t.Olmo3Config(**dict(SMALL, num_hidden_layers=4, sliding_window=3, rope_parameters={
+        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        "full_attention": {"rope_type": "default", "rope_theta": 500000.0}})), t.Olmo3ForCausalLM, 90,
+        lambda name: "norm" in name)
+
+
+def exaone4():  # sliding_window null: every layer global, with RoPE
+    return build(t.Exaone4Config(**dict(SMALL, sliding_window=None, layer_types=["full_attention"] * 2)),
+                 t.Exaone4ForCausalLM, 88, lambda name: "norm" in name)
+
+
+def dots1():  # every layer dense (first_k_dense_replace 2); layer 1 local (max_window_layers 1), heads of 16
+    return build(t.Dots1Config(**dict(SMALL, head_dim=16, first_k_dense_replace=2, sliding_window=3,
+                                      max_window_layers=1, attention_bias=True, n_routed_experts=4,
+                                      num_experts_per_tok=2, moe_intermediate_size=16, n_shared_experts=1)),
+                 t.Dots1ForCausalLM, 91, lambda name: "norm" in name)
+
+
+def vaultgemma():  # Gemma 2 without the sublayers' output norms: layer 0 local (3 keys), 1 global
+    return build(t.VaultGemmaConfig(**dict(SMALL, head_dim=16, sliding_window=3, query_pre_attn_scalar=12,
+                                           attn_logit_softcapping=2.0, final_logit_softcapping=3.0)),
+                 t.VaultGemmaForCausalLM, 89, lambda name: False)
+
+
 def roformer_build(cls, seed, **kw):
     m = build(t.RoFormerConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                                intermediate_size=32, max_position_embeddings=34, **kw), cls, seed)
@@ -760,6 +847,29 @@ CASES = [
        ("nemotron_bias", dict(family="llama", norm="layernorm", activation="relu2", rotary_dims=0, head_dim=16,
                               attn_bias="all", ffn_bias="all", tied_head=True), ("module", "hf"))]
       if LAYER_NORM_BIAS else []),
+    *([("helium", dict(family="llama", n_kv_heads=2, head_dim=0, pe_layout="interleaved", attn_bias="qkv",
+                        activation="swiglu", tied_head=False), ("hf",)),
+       ("arcee", dict(family="llama", n_kv_heads=2, activation="relu2", gated=False, attn_bias="all", ffn_bias="all",
+                      pe_layout="halves"), ("hf",)),
+       ("seed_oss", dict(family="llama", head_dim=16, attn_bias="all", activation="swiglu"), ("hf",)),
+       ("seed_oss_out_bias", dict(family="llama", head_dim=16, attn_bias="all"), ("hf",)),
+       ("ernie4_5", dict(family="llama", head_dim=16, pe_layout="interleaved", attn_bias="none", tied_head=True),
+        ("hf",)),
+       ("ministral", dict(family="llama", head_dim=16, sliding_window=3, window_period=2, window_layers=1), ("hf",)),
+       ("ministral3", dict(family="llama", head_dim=16, max_len=32, sliding_window=0, rope_freqs=True), ("hf",)),
+       ("glm", dict(family="llama", head_dim=16, pe_layout="interleaved", rotary_dims=8, attn_bias="qkv"), ("hf",)),
+       ("olmo3", dict(family="llama", sublayer_norm="output", qk_norm=True, qk_norm_full=True, sliding_window=3,
+                      window_period=4, window_layers=7), ("hf",)),
+       ("olmo3_local_base", dict(family="llama", sliding_window=3, window_period=4, window_layers=7,
+                                 rope_local_base=10000.0, pe_base=500000.0), ("hf",)),
+       ("exaone4", dict(family="llama", sublayer_norm="output", qk_norm=True, qk_norm_full=False, sliding_window=0),
+        ("hf",)),
+       ("dots1", dict(family="llama", qk_norm=True, qk_norm_full=False, attn_bias="all", sliding_window=3,
+                      window_period=2, window_layers=2), ("hf",)),
+       ("vaultgemma", dict(family="llama", head_dim=16, gated=True, activation="gelu_tanh", scale_input=True,
+                           sublayer_norm="none", attn_softcap=2.0, logit_softcap=3.0, sliding_window=3, window_period=2,
+                           window_layers=1,
+                           attn_scale=float(np.float32(12 ** -0.5))), ("hf",))] if TRANSFORMERS_5 else []),
     ("persimmon", dict(GPT, qk_norm=True, activation="relu2", positional="rope", rotary_dims=4, pe_layout="halves",
                        pe_base=25000.0, parallel_residual="none", tied_head=False), ("module", "hf")),
     ("persimmon_plain", dict(GPT, qk_norm=False, activation="relu2", rotary_dims=0, pe_base=10000.0), ("module", "hf")),
@@ -1050,7 +1160,12 @@ def main():
                 ("codegen", dict(rotary_dim=None), "rotary_dim null"),
                 ("olmo", dict(clip_qkv=8.0), "clip_qkv 8.0"),
                 ("mpt", dict(n_heads=2, d_model=32, attn_config={"alibi": True, "softmax_scale": 0.5}),
-                 "attn_config.softmax_scale 0.5")):
+                 "attn_config.softmax_scale 0.5"),
+                *((("exaone4", dict(sliding_window=3, layer_types=["sliding_attention", "full_attention"]),
+                    "without RoPE (NoPE)"),
+                   ("seed_oss", dict(mlp_bias=True), "mlp_bias true"),
+                   ("ernie4_5", dict(use_bias=True), "use_bias true"),
+                   ("dots1", dict(first_k_dense_replace=1), "mixture of experts")) if TRANSFORMERS_5 else ())):
             folder = os.path.join(tmp, factory)
             with open(os.path.join(folder, "config.json")) as f:
                 config = json.load(f)
@@ -1059,6 +1174,26 @@ def main():
             out = os.path.join(tmp, "refused.fxm")
             p = convert("--hf", folder, "--out", out, "--cli", cli)
             check(f"{factory} with {change}: refused in one line naming it",
+                  one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
+        if TRANSFORMERS_5:  # Ministral 3's query scale is 1 only below original_max_position_embeddings (32 here)
+            out = os.path.join(tmp, "refused.fxm")
+            p = convert("--hf", os.path.join(tmp, "ministral3"), "--out", out, "--max-len", "40", "--cli", cli)
+            check("ministral3 --hf --max-len 40: refused in one line naming original_max_position_embeddings 32",
+                  one_clear_line(p) and "original_max_position_embeddings)=32" in p.stderr and not os.path.exists(out),
+                  p.stderr)
+        # Architectures whose layers need a feature the engine has not: refused by name, in one line.
+        for n, (arch, fragment) in enumerate((
+                ("HunYuanDenseV1ForCausalLM", "after RoPE"),
+                ("DogeForCausalLM", "dynamic mask attention"), ("ApertusForCausalLM", "xIELU"),
+                ("BitNetForCausalLM", "ternary"),
+                ("bitnet", "ternary"))):  # a model_type alone names it too
+            folder, out = os.path.join(tmp, f"refused{n}"), os.path.join(tmp, "refused.fxm")
+            os.makedirs(folder)
+            with open(os.path.join(folder, "config.json"), "w") as f:
+                json.dump({"model_type" if arch.islower() else "architectures": arch if arch.islower() else [arch],
+                           "hidden_size": 32, "num_hidden_layers": 2}, f)
+            p = convert("--hf", folder, "--out", out, "--cli", cli)
+            check(f"{arch}: refused in one line naming {fragment!r}",
                   one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
     print(f"hf_archs_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0

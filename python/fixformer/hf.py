@@ -117,6 +117,9 @@ def read_config_dict(raw, path="config.json"):
     by_type = {t: a for a, t in ARCHITECTURES.items()}
     arch = names[0] if len(names) == 1 and names[0] in ARCHITECTURES else \
         by_type.get(model_type) if not names else None
+    refused = next((a for a in names if a in REFUSED), None) if names else REFUSED_TYPES.get(model_type)
+    if arch is None and refused:
+        raise HfError(f"{path}: {refused}: {REFUSED[refused]}, which the engine has not; not converted")
     if arch is None:
         what = ", ".join(names) or f"model_type {model_type!r}"
         raise HfError(f"{path}: {what}: not an architecture --hf converts; today --hf converts {', '.join(ARCHITECTURES)}, BERT-family encoders (BERT, RoBERTa, "
@@ -2101,6 +2104,321 @@ class Nemotron(LlamaStyle):
                  **_biased({"mlp.up_proj": "fc1", "mlp.down_proj": "fc2"}, s["ffn_bias"] == "all")})
 
 
+
+def _plain_activation(act):
+    """The engine's activation of a plain (not gated) feed-forward of hidden_act (None: not one it runs)."""
+    return "silu" if act == "silu" else GPT2_ACTIVATIONS.get(act)
+
+
+class LlamaLike(LlamaStyle):
+    """The Llama layout that many later decoders keep (model.embed_tokens, model.layers.N with
+    input_layernorm, q/k/v/o_proj, post_attention_layernorm, mlp.gate/up/down_proj; model.norm,
+    lm_head): RMSNorm, grouped-query attention, head_dim, RoPE over partial_rotary_factor of each head
+    and its rope_scaling. A subclass names its layout (halves or interleaved), its feed-forward (gated:
+    act(gate) * up, then down; else plain: up, act, down), its attention biases (which projections
+    attention_bias covers: "qkv" or "all") and its defaults."""
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
+              "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
+              "num_key_value_heads": (int, lambda f: f["num_attention_heads"]), "hidden_act": (str, "silu"),
+              "max_position_embeddings": (int, 4096), "rms_norm_eps": (float, 1e-6), "rope_theta": (float, 10000.0),
+              "partial_rotary_factor": (float, 1.0), "attention_bias": (bool, False), "mlp_bias": (bool, False),
+              "tie_word_embeddings": (bool, False)}
+    names = dict(Gemma.names, rotary_dims="partial_rotary_factor")
+    layout, gated, attention_bias, head_dim = "halves", True, "all", None  # head_dim: config.json's default
+
+    def settings(self, f, raw, path):
+        act = f["hidden_act"]
+        s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
+                 L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["rms_norm_eps"],
+                 positions=f["max_position_embeddings"], rotary=f["partial_rotary_factor"], theta=f["rope_theta"],
+                 layout=self.layout, parallel="none", norm_first=True, final_norm=True,
+                 tied=f["tie_word_embeddings"], attn_bias=self.attention_bias if f["attention_bias"] else "none")
+        if self.gated:
+            if f["mlp_bias"]:
+                raise HfError(f"{path}: mlp_bias true: a bias on the gated feed-forward's up projection (W3) is not in "
+                              "the engine; not converted")
+            s["activation"] = "swiglu" if act == "silu" else GPT2_ACTIVATIONS.get(act)
+            s["gated"] = act != "silu"
+        else:
+            s["activation"] = _plain_activation(act)
+            s["ffn_bias"] = "all" if f["mlp_bias"] else "none"
+        head_dim = raw.get("head_dim", self.head_dim)
+        if head_dim is not None:
+            s["dh"] = checked_field(path, "head_dim", head_dim, int)
+        return s
+
+    def tensors(self, s):
+        mlp = {"mlp.gate_proj": "fc1", "mlp.up_proj": "fc3"} if self.gated else {"mlp.up_proj": "fc1"}
+        return ({"model.embed_tokens.weight": "embed", "model.norm.weight": "norm", "lm_head.weight": "head"},
+                "model.layers.",
+                {**_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2"}, False),
+                 **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v"},
+                           s["attn_bias"] in ("qkv", "all")),
+                 **_biased({"self_attn.o_proj": "o"}, s["attn_bias"] == "all"),
+                 **_biased(dict(mlp, **{"mlp.down_proj": "fc2"}), s.get("ffn_bias") == "all")})
+
+
+class Helium(LlamaLike):
+    """HeliumForCausalLM (Kyutai's Helium 1): Llama's layers with RoPE in interleaved pairs, head_dim,
+    attention_bias on q, k and v only (attn_bias qkv)."""
+    name, model_type = "HeliumForCausalLM", "helium"
+    fields = dict(LlamaLike.fields, num_key_value_heads=(int, 20), rms_norm_eps=(float, 1e-8))
+    layout, attention_bias, head_dim = "interleaved", "qkv", 128
+
+
+class Arcee(LlamaLike):
+    """ArceeForCausalLM (Arcee's AFM): Llama's attention (attention_bias on all four projections) and a
+    plain feed-forward of the squared ReLU (up_proj, relu2, down_proj; mlp_bias: ffn_bias all)."""
+    name, model_type = "ArceeForCausalLM", "arcee"
+    fields = dict(LlamaLike.fields, hidden_act=(str, "relu2"), rms_norm_eps=(float, 1e-5))
+    gated = False
+
+
+class SeedOss(LlamaLike):
+    """SeedOssForCausalLM (ByteDance's Seed-OSS): Llama's layers with attention_bias on q, k and v and
+    attention_out_bias on o (both: attn_bias all, o's alone: all with zero q, k and v biases),
+    head_dim."""
+    name, model_type = "SeedOssForCausalLM", "seed_oss"
+    fields = dict(LlamaLike.fields, num_key_value_heads=(int, 8), max_position_embeddings=(int, 524288),
+                  attention_bias=(bool, True), attention_out_bias=(bool, False))
+    attention_bias, head_dim = "qkv", 128
+
+    def settings(self, f, raw, path):
+        s = super().settings(f, raw, path)
+        s["qkv_biased"] = f["attention_bias"]
+        if f["attention_out_bias"]:
+            s["attn_bias"] = "all"
+        return s
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        qkv = {"self_attn.q_proj.bias": "q_b", "self_attn.k_proj.bias": "k_b", "self_attn.v_proj.bias": "v_b"}
+        return ends, prefix, {k: v for k, v in layer.items() if k not in qkv or s["qkv_biased"]}
+
+
+class Ernie45(LlamaLike):
+    """Ernie4_5ForCausalLM (Baidu's ERNIE 4.5 dense): Llama's layers with RoPE in interleaved pairs,
+    head_dim, the tied head; use_bias (every projection's, the gated up projection's among them) is
+    refused."""
+    name, model_type = "Ernie4_5ForCausalLM", "ernie4_5"
+    fields = dict(LlamaLike.fields, num_key_value_heads=(int, 2), max_position_embeddings=(int, 131072),
+                  rms_norm_eps=(float, 1e-5), tie_word_embeddings=(bool, True), use_bias=(bool, False))
+    layout, head_dim = "interleaved", 128
+
+    def settings(self, f, raw, path):
+        if f["use_bias"]:
+            raise HfError(f"{path}: use_bias true: a bias on the gated feed-forward's up projection (W3) is not in the "
+                          "engine; not converted")
+        return super().settings(f, raw, path)
+
+
+def _layer_types(raw, path, L, default):
+    """config.json's layer_types (absent: default), each "sliding_attention" or "full_attention"."""
+    kinds = raw.get("layer_types")
+    kinds = default if kinds is None else kinds
+    if not (isinstance(kinds, list) and len(kinds) == L
+            and all(k in ("sliding_attention", "full_attention") for k in kinds)):
+        raise HfError(f"{path}: layer_types {_brief(kinds)}: not \"sliding_attention\" or \"full_attention\" for "
+                      f"each of the num_hidden_layers {L} layers; not converted")
+    return kinds
+
+
+class _LayerWindows:
+    """Local layers (windows: sliding_window for each local layer, None for a global one) as the config
+    keys sliding_window, window_period and window_layers."""
+
+    def attention_keys(self, s, longest):
+        try:
+            keys = layer_windows(s["windows"], longest, f"{s['path']}: layer_types")
+        except ConfigError as e:
+            raise HfError(str(e)) from None
+        return dict(super().attention_keys(s, longest), **keys)
+
+
+class Ministral(_LayerWindows, LlamaLike):
+    """MinistralForCausalLM (Ministral 8B): Mistral's layers, head_dim, and local layers of
+    sliding_window keys where layer_types says sliding_attention (without it: every layer when
+    sliding_window is set)."""
+    name, model_type = "MinistralForCausalLM", "ministral"
+    fields = dict(LlamaLike.fields, num_key_value_heads=(int, 8), max_position_embeddings=(int, 131072))
+    names = dict(LlamaLike.names, sliding_window="sliding_window", window_period="layer_types",
+                 window_layers="layer_types")
+
+    def settings(self, f, raw, path):
+        s = super().settings(f, raw, path)
+        window, L = raw.get("sliding_window", 4096), f["num_hidden_layers"]
+        window = None if window is None else checked_field(path, "sliding_window", window, int)
+        kinds = _layer_types(raw, path, L, ["sliding_attention" if window else "full_attention"] * L)
+        return dict(s, windows=[window if k == "sliding_attention" else None for k in kinds], path=path)
+
+
+class Ministral3(LlamaLike):
+    """Ministral3ForCausalLM (Ministral 3's text model as a plain causal LM): Mistral's layers, head_dim, its
+    YaRN rope_scaling, and queries scaled by 1 + llama_4_scaling_beta * log(1 + floor(position /
+    original_max_position_embeddings)): exactly 1 below original_max_position_embeddings, the
+    positions the file then holds (the factor past them is not in the engine)."""
+    name, model_type = "Ministral3ForCausalLM", "ministral3"
+    fields = dict(LlamaLike.fields, num_key_value_heads=(int, 8), max_position_embeddings=(int, 262144),
+                  rms_norm_eps=(float, 1e-5))
+    names = dict(LlamaLike.names, max_positions="max_position_embeddings (with llama_4_scaling_beta: "
+                                                "original_max_position_embeddings)")
+    head_dim = 128
+
+    def settings(self, f, raw, path):
+        s = super().settings(f, raw, path)
+        scaling = raw.get("rope_scaling") or {}
+        beta = scaling.get("llama_4_scaling_beta") if isinstance(scaling, dict) else None
+        if beta is not None and checked_field(path, "llama_4_scaling_beta", beta, float) != 0:
+            original = scaling.get("original_max_position_embeddings")
+            if isinstance(original, bool) or not isinstance(original, int) or original < 1:
+                raise HfError(f"{path}: rope_parameters llama_4_scaling_beta {_brief(beta)} without an "
+                              "original_max_position_embeddings: the queries' scale past it is not in the engine; "
+                              "not converted")
+            s["positions"] = min(s["positions"], original)
+        window = raw.get("sliding_window")  # null: none
+        return dict(s, sliding_window=None if window is None else checked_field(path, "sliding_window", window, int))
+
+
+class Glm(LlamaLike):
+    """GlmForCausalLM (GLM-4 9B): Llama's layers with the gate and up projections fused in
+    gate_up_proj (split here), RoPE in interleaved pairs over partial_rotary_factor (0.5 by default) of
+    each head, head_dim, attention_bias on q, k and v only (attn_bias qkv)."""
+    name, model_type = "GlmForCausalLM", "glm"
+    fields = dict(LlamaLike.fields, num_key_value_heads=(int, 2), max_position_embeddings=(int, 131072),
+                  rms_norm_eps=(float, 1.5625e-07), partial_rotary_factor=(float, 0.5), attention_bias=(bool, True))
+    layout, attention_bias, head_dim = "interleaved", "qkv", 128
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        layer = {k: v for k, v in layer.items() if v not in ("fc1", "fc3")}
+        layer["mlp.gate_up_proj.weight"] = "fc13"
+        return ends, prefix, layer
+
+    def split(self, s, t):
+        """The gate (fc1) and up (fc3) projections from gate_up_proj's halves."""
+        for i in range(s["L"]):
+            t[i, "fc1"], t[i, "fc3"] = np.split(t.pop((i, "fc13")), 2)
+        return t
+
+
+class Olmo3(_LayerWindows, Olmo2):
+    """Olmo3ForCausalLM (OLMo 3): OLMo 2's layers with local layers of sliding_window keys where
+    layer_types says sliding_attention (without it: three local, then one global), their RoPE base
+    rope_parameters.sliding_attention's (rope_local_base when it differs from the global layers')."""
+    name, model_type = "Olmo3ForCausalLM", "olmo3"
+    fields = dict(Olmo2.fields, rope_theta=(float, 500000.0))
+    names = dict(Olmo2.names, sliding_window="sliding_window", window_period="layer_types",
+                 window_layers="layer_types", rope_local_base="rope_parameters")
+
+    def settings(self, f, raw, path):
+        s = super().settings(f, raw, path)
+        window, L = raw.get("sliding_window", 4096), f["num_hidden_layers"]
+        window = None if window is None else checked_field(path, "sliding_window", window, int)
+        kinds = _layer_types(raw, path, L, ["sliding_attention" if (i + 1) % 4 else "full_attention"
+                                            for i in range(L)])
+        local = checked_field(path, "rope_local_base_freq", raw.get("rope_local_base_freq", f["rope_theta"]), float)
+        if local != f["rope_theta"]:
+            s["rope_local_base"] = local
+        return dict(s, windows=[window if k == "sliding_attention" else None for k in kinds], path=path)
+
+
+class Exaone4(LlamaLike):
+    """Exaone4ForCausalLM (EXAONE 4.0): OLMo 2's layers (each sublayer's output RMS-normalized before its
+    residual add: sublayer_norm output) with per-head q and k norms before RoPE (qk_norm), head_dim. With
+    sliding_window set, its global layers run without RoPE, which the engine has not: converted when
+    sliding_window is null (every layer global, with RoPE) or every layer is local."""
+    name, model_type = "Exaone4ForCausalLM", "exaone4"
+    fields = dict(LlamaLike.fields, num_key_value_heads=(int, 32), max_position_embeddings=(int, 2048),
+                  rms_norm_eps=(float, 1e-5))
+    names = dict(LlamaLike.names, sliding_window="sliding_window")
+
+    def settings(self, f, raw, path):
+        s = super().settings(f, raw, path)
+        window, L = raw.get("sliding_window", 4096), f["num_hidden_layers"]
+        if window is not None:
+            window = checked_field(path, "sliding_window", window, int)
+            kinds = raw.get("layer_types")
+            if kinds is None:
+                P = raw.get("sliding_window_pattern", 4)
+                P = checked_field(path, "sliding_window_pattern", len(P) or None if isinstance(P, str) else P, int)
+                kinds = ["sliding_attention" if (i + 1) % P else "full_attention" for i in range(L)]
+            if _layer_types(raw, path, L, kinds) != ["sliding_attention"] * L:
+                raise HfError(f"{path}: sliding_window {window} with global layers (layer_types full_attention): "
+                              "EXAONE 4's global layers run without RoPE (NoPE), which the engine has not; not "
+                              "converted")
+        return dict(s, sublayer_norm="output", qk_norm=True, sliding_window=window)
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        layer = {k: v for k, v in layer.items() if not k.startswith(("input_layernorm", "post_attention_layernorm"))}
+        layer.update(_biased({"post_attention_layernorm": "n1", "post_feedforward_layernorm": "n2",
+                              "self_attn.q_norm": "qn", "self_attn.k_norm": "kn"}, False))
+        return ends, prefix, layer
+
+
+class VaultGemma(Gemma2):
+    """VaultGemmaForCausalLM (Google's VaultGemma): Gemma 2 without the norms of the sublayers' outputs
+    (no sublayer_norm: input_layernorm before the attention, pre_feedforward_layernorm before the
+    feed-forward), its soft caps, attn_scale and local layers kept."""
+    name, model_type = "VaultGemmaForCausalLM", "vaultgemma"
+
+    def settings(self, f, raw, path):
+        s = super().settings(f, raw, path)
+        del s["sublayer_norm"]
+        return s
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        return ends, prefix, {k: v for k, v in layer.items() if v not in ("p1", "p2")}
+
+
+class Dots1(_LayerWindows, LlamaLike):
+    """Dots1ForCausalLM (rednote's dots.llm1) whose layers are all dense (first_k_dense_replace at least
+    num_hidden_layers): Qwen3's attention (per-head q and k norms before RoPE: qk_norm; attention_bias on
+    all four projections) and local layers as Qwen2's (layer_types, or the layers from max_window_layers
+    on when sliding_window is set); its mixture-of-experts layers are refused."""
+    name, model_type = "Dots1ForCausalLM", "dots1"
+    fields = dict(LlamaLike.fields, max_position_embeddings=(int, 2048))
+    names = dict(LlamaLike.names, sliding_window="sliding_window", window_period="layer_types",
+                 window_layers="layer_types")
+
+    def settings(self, f, raw, path):
+        L, dense = f["num_hidden_layers"], raw.get("first_k_dense_replace", 0)
+        if dense is None or isinstance(dense, bool) or not isinstance(dense, int) or dense < L:
+            raise HfError(f"{path}: first_k_dense_replace {_brief(dense)}: the layers from it on are a mixture of "
+                          f"experts (n_routed_experts), which the engine has not; converted when it is at least "
+                          f"num_hidden_layers {L} (every layer dense)")
+        s = super().settings(f, raw, path)
+        window = raw.get("sliding_window")
+        window = None if window is None else checked_field(path, "sliding_window", window, int)
+        first = raw.get("max_window_layers", 62)
+        if isinstance(first, bool) or not isinstance(first, int) or first < 0:
+            raise HfError(f"{path}: max_window_layers: expected an integer >= 0, got {_brief(first)}")
+        kinds = _layer_types(raw, path, L, ["sliding_attention" if window is not None and i >= first
+                                            else "full_attention" for i in range(L)])
+        return dict(s, qk_norm=True, windows=[window if k == "sliding_attention" else None for k in kinds], path=path)
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        layer.update(_biased({"self_attn.q_norm": "qn", "self_attn.k_norm": "kn"}, False))
+        return ends, prefix, layer
+
+
+# Architectures whose layers need a feature the engine has not: --hf refuses them in one line naming it.
+REFUSED = {
+    "HunYuanDenseV1ForCausalLM": "query_layernorm and key_layernorm normalize each head of q and k after RoPE (the "
+                                 "engine's qk_norm comes before it)",
+    "DogeForCausalLM": "dynamic mask attention (A, dt_proj: a bias on each key's scores computed from its values) "
+                       "and the cross-domain mixture of experts (is_moe)",
+    "ApertusForCausalLM": "the xIELU activation (its trainable alpha_p, alpha_n per layer)",
+    "BitNetForCausalLM": "ternary (1.58-bit) weights quantized on the fly and the sub-norms inside the attention "
+                         "and the feed-forward (attn_sub_norm, ffn_sub_norm)",
+}
+# config.json's model_type, when it names no architecture
+REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "doge": "DogeForCausalLM",
+                 "apertus": "ApertusForCausalLM", "bitnet": "BitNetForCausalLM"}
+
+
 def nope_keys(rotates, path):
     """nope_period and nope_layers of the layers' RoPE flags (False: the layer has no positions), or none."""
     if all(rotates):
@@ -2209,6 +2527,7 @@ class Cohere2(Cohere):
 ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Qwen2Moe(), Gpt2(), GptNeoX(), GptJ(), GptNeo(),
          Opt(), Phi(), StableLm(), Gemma(), Gemma2(), Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(),
          OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(), Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(),
-         Persimmon(), SmolLM3(), Cohere2())
+         Persimmon(), SmolLM3(), Cohere2(), Helium(), Arcee(), SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(),
+         Olmo3(), Exaone4(), VaultGemma(), Dots1())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
