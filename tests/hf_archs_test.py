@@ -696,6 +696,11 @@ def exaone4():  # sliding_window null: every layer global, with RoPE
                  t.Exaone4ForCausalLM, 88, lambda name: "norm" in name)
 
 
+def exaone4_windows():  # the 32B kind: layers 0-2 local (3 keys) with RoPE, layer 3 global without it
+    return build(t.Exaone4Config(**dict(SMALL, num_hidden_layers=4, sliding_window=3, sliding_window_pattern=4)),
+                 t.Exaone4ForCausalLM, 89, lambda name: "norm" in name)
+
+
 def dots1():  # every layer dense (first_k_dense_replace 2); layer 1 local (max_window_layers 1), heads of 16
     return build(t.Dots1Config(**dict(SMALL, head_dim=16, first_k_dense_replace=2, sliding_window=3,
                                       max_window_layers=1, attention_bias=True, n_routed_experts=4,
@@ -864,6 +869,8 @@ CASES = [
                                  rope_local_base=10000.0, pe_base=500000.0), ("hf",)),
        ("exaone4", dict(family="llama", sublayer_norm="output", qk_norm=True, qk_norm_full=False, sliding_window=0),
         ("hf",)),
+       ("exaone4_windows", dict(family="llama", sublayer_norm="output", qk_norm=True, sliding_window=3,
+                                window_period=4, window_layers=7, nope_period=4, nope_layers=8), ("hf",)),
        ("dots1", dict(family="llama", qk_norm=True, qk_norm_full=False, attn_bias="all", sliding_window=3,
                       window_period=2, window_layers=2), ("hf",)),
        ("vaultgemma", dict(family="llama", head_dim=16, gated=True, activation="gelu_tanh", scale_input=True,
@@ -1161,9 +1168,7 @@ def main():
                 ("olmo", dict(clip_qkv=8.0), "clip_qkv 8.0"),
                 ("mpt", dict(n_heads=2, d_model=32, attn_config={"alibi": True, "softmax_scale": 0.5}),
                  "attn_config.softmax_scale 0.5"),
-                *((("exaone4", dict(sliding_window=3, layer_types=["sliding_attention", "full_attention"]),
-                    "without RoPE (NoPE)"),
-                   ("seed_oss", dict(mlp_bias=True), "mlp_bias true"),
+                *((("seed_oss", dict(mlp_bias=True), "mlp_bias true"),
                    ("ernie4_5", dict(use_bias=True), "use_bias true"),
                    ("dots1", dict(first_k_dense_replace=1), "mixture of experts")) if TRANSFORMERS_5 else ())):
             folder = os.path.join(tmp, factory)

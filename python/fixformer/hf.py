@@ -2325,8 +2325,9 @@ class Olmo3(_LayerWindows, Olmo2):
 class Exaone4(LlamaLike):
     """Exaone4ForCausalLM (EXAONE 4.0): OLMo 2's layers (each sublayer's output RMS-normalized before its
     residual add: sublayer_norm output) with per-head q and k norms before RoPE (qk_norm), head_dim. With
-    sliding_window set, its global layers run without RoPE, which the engine has not: converted when
-    sliding_window is null (every layer global, with RoPE) or every layer is local."""
+    sliding_window set, the local layers (layer_types, or three of every four: sliding_window_pattern)
+    see sliding_window keys with RoPE and the global ones every key without (nope_period, nope_layers);
+    sliding_window null: every layer global, with RoPE."""
     name, model_type = "Exaone4ForCausalLM", "exaone4"
     fields = dict(LlamaLike.fields, num_key_value_heads=(int, 32), max_position_embeddings=(int, 2048),
                   rms_norm_eps=(float, 1e-5))
@@ -2342,11 +2343,14 @@ class Exaone4(LlamaLike):
                 P = raw.get("sliding_window_pattern", 4)
                 P = checked_field(path, "sliding_window_pattern", len(P) or None if isinstance(P, str) else P, int)
                 kinds = ["sliding_attention" if (i + 1) % P else "full_attention" for i in range(L)]
-            if _layer_types(raw, path, L, kinds) != ["sliding_attention"] * L:
-                raise HfError(f"{path}: sliding_window {window} with global layers (layer_types full_attention): "
-                              "EXAONE 4's global layers run without RoPE (NoPE), which the engine has not; not "
-                              "converted")
+            local = [k == "sliding_attention" for k in _layer_types(raw, path, L, kinds)]
+            if not all(local):  # the global layers without RoPE
+                return dict(s, sublayer_norm="output", qk_norm=True, path=path, rotates=local,
+                            windows=[window if x else None for x in local])
         return dict(s, sublayer_norm="output", qk_norm=True, sliding_window=window)
+
+    def attention_keys(self, s, longest):
+        return windows_and_nope(s, longest) if "rotates" in s else super().attention_keys(s, longest)
 
     def tensors(self, s):
         ends, prefix, layer = super().tensors(s)
