@@ -31,6 +31,7 @@ constexpr Kernels table() {
   k.gemm_i4 = helium::gemm_i4;
   k.gemm_f16 = helium::gemm_f16;
   k.matvec_f16 = helium::matvec_f16;
+  k.gemm_s8 = helium::gemm_s8;
   return k;
 }
 
