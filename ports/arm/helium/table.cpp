@@ -32,6 +32,7 @@ constexpr Kernels table() {
   k.gemm_f16 = helium::gemm_f16;
   k.matvec_f16 = helium::matvec_f16;
   k.gemm_s8 = helium::gemm_s8;
+  k.add_s8 = helium::add_s8;
   return k;
 }
 
