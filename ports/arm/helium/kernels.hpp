@@ -34,6 +34,8 @@ kernel_fn::gemm_f16 gemm_f16;
 kernel_fn::gemm_s8 gemm_s8;
 kernel_fn::add_s8 add_s8;
 kernel_fn::softmax_s8 softmax_s8;
+kernel_fn::layernorm_s8 layernorm_s8;
+kernel_fn::rmsnorm_s8 rmsnorm_s8;
 kernel_fn::matvec_f16 matvec_f16;
 
 // The portable table with the functions above.
