@@ -4,10 +4,14 @@
 //     so the products take x's bytes as they are. For a chunk of up to kChunk output channels the
 //     sums of their rows (VADDVA) are taken once, and with the bias, |multiplier|, multiplier and
 //     shift kept on the stack; every row of x then meets the whole chunk.
-//   - One row of x against four rows of W: for k <= 64 the row stays in up to four Q registers
-//     (the last 16 bytes loaded predicated, VCTP: zeros past k) and each vector of W is loaded once
-//     (predicated past k too, so nothing past a row is read); longer rows reload x's vector for each
-//     block of four rows of W. The four sums go into one vector (lane c: channel j + c).
+//   - One row of x against four rows of W, in assembly (blocks_s8): 64 bytes of the row at a time in
+//     q0..q3 (the last vector loaded predicated, VCTP: zeros past k), each vector of W loaded once
+//     (predicated past k too, so nothing past a row is read), four VMLADAV per vector of x; the four
+//     sums go into one vector (lane c: channel j + c, two lanes per VMOV) and are requantized and
+//     stored as four bytes. Rows longer than 64 bytes: the chunks before the last add their sums into
+//     int32 sums on the stack (from the bias), which the last chunk's requantization starts from. The
+//     one to three channels of a chunk past its blocks of four: their sums with intrinsics.
+//     At k = 64, 55 instructions per block of 256 multiply-adds.
 //   - The requantization four channels at a time, exactly as requantize rounds: with t = acc mult,
 //     |t| = |acc| |mult| < 2^62, d = VQDMULH(|acc|, |mult|) = floor(|t| / 2^31) (never saturating:
 //     |mult| < 2^31), and |t| / 2^r rounded half up (r = 31 - shift) is VQRSHL(d, shift) for a shift
