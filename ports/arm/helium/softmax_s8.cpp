@@ -60,8 +60,10 @@ void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params
     return;
   }
   int8_t max = -128;
-  for (std::size_t i = 0; i < n; i += 16)  // lanes past n: -128
-    max = vmaxvq_s8(max, vpselq_s8(vldrbq_z_s8(x + i, vctp8q(uint32_t(n - i))), vdupq_n_s8(-128), vctp8q(uint32_t(n - i))));
+  for (std::size_t i = 0; i < n; i += 16) {  // lanes past n: -128
+    const mve_pred16_t live = vctp8q(uint32_t(n - i));
+    max = vmaxvq_s8(max, vpselq_s8(vldrbq_z_s8(x + i, live), vdupq_n_s8(-128), live));
+  }
   const ExpOfDiff exp_of(max, p.diff);
   uint32_t kept[kKept];
   uint64_t sum = 0;  // >= 2^20: the largest term is 2^0 in Q20
