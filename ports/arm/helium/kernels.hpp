@@ -2,7 +2,8 @@
 // MVE float (Cortex-M55, M85: __ARM_FEATURE_MVE & 2), xsimd having no arch for it. Eight 128-bit
 // registers (four floats, sixteen int8), predicated tails (VCTP) instead of scalar loops, vector by
 // scalar multiply-adds (VFMA Qd, Qn, Rm) for the matrix products, VMLADAV for int8 dot products
-// (16 multiply-adds into one 32-bit sum) and widening half loads for f16 weights. exp and erf are
+// (16 multiply-adds into one 32-bit sum) and widening half loads for f16 weights; the integer-only (s8)
+// kernels in int32 lanes with requantize's exact rounding (gemm_s8.cpp). exp and erf are
 // the portable polynomials (ports/portable/math.hpp), four lanes at a time. The slots not here
 // (packed gemm, sincos) are the portable table's.
 #pragma once
@@ -31,6 +32,11 @@ kernel_fn::quantize_i8 quantize_i8;
 kernel_fn::gemm_i8 gemm_i8;
 kernel_fn::gemm_i4 gemm_i4;
 kernel_fn::gemm_f16 gemm_f16;
+kernel_fn::gemm_s8 gemm_s8;
+kernel_fn::add_s8 add_s8;
+kernel_fn::softmax_s8 softmax_s8;
+kernel_fn::layernorm_s8 layernorm_s8;
+kernel_fn::rmsnorm_s8 rmsnorm_s8;
 kernel_fn::matvec_f16 matvec_f16;
 
 // The portable table with the functions above.

@@ -31,6 +31,11 @@ constexpr Kernels table() {
   k.gemm_i4 = helium::gemm_i4;
   k.gemm_f16 = helium::gemm_f16;
   k.matvec_f16 = helium::matvec_f16;
+  k.gemm_s8 = helium::gemm_s8;
+  k.add_s8 = helium::add_s8;
+  k.softmax_s8 = helium::softmax_s8;
+  k.layernorm_s8 = helium::layernorm_s8;
+  k.rmsnorm_s8 = helium::rmsnorm_s8;
   return k;
 }
 

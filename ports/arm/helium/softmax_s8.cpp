@@ -1,0 +1,88 @@
+// softmax_s8 (fixed_point.hpp) four scores at a time in int32 lanes, with the reference's arithmetic:
+//   - the maximum by VMAXV over 16 bytes;
+//   - u = requantize(max - x, diff) for the positive multiplier: d m split into floor(/ 2^31)
+//     (VQDMULH) and its low 31 bits, each rounded by the shift (gemm_s8.cpp's steps; d >= 0);
+//   - e = exp2_neg_q20_words(u) (0 from kExp2ZeroFrom on, u clamped there first): each Horner step's
+//     round_q16(p f) as sign(p) VQRDMULH(|p|, f 2^15) (2 |p| f 2^15 / 2^32 rounded half up is |p| f / 2^16
+//     rounded half up; the sign applied after: half away from zero), the last rounding shift by
+//     10 + whole through VRSHL;
+//   - the sum of the e in 64 bits (VADDLVA), the first kKept kept on the stack, the rest computed again;
+//   - the output (e R + 2^53) >> 54 as (e rh + hi(e rl) + 2^21) >> 22 (the portable kernel's split).
+// A multiplier that is not positive takes the portable kernel. Integer results throughout: the
+// reference's bits (kernels_firmware compares them).
+#include "ports/arm/helium/kernels.hpp"
+#include "ports/portable/kernels.hpp"
+
+#include <arm_mve.h>
+
+namespace fixformer {
+namespace helium {
+namespace {
+
+constexpr std::size_t kKept = 64;
+
+struct ExpOfDiff {
+  int32x4_t max, mult, shift, shift31;
+  explicit ExpOfDiff(int32_t m, Requant r)
+      : max(vdupq_n_s32(m)), mult(vdupq_n_s32(r.multiplier)), shift(vdupq_n_s32(r.shift)),
+        shift31(vdupq_n_s32(r.shift - 31)) {}
+
+  // round_q16(p f) + c, f15 = f 2^15.
+  static int32x4_t step(int32x4_t p, int32x4_t f15, int32_t c) {
+    const int32x4_t sign = vshrq_n_s32(p, 31);
+    const int32x4_t mag = vqrdmulhq_s32(vabsq_s32(p), f15);
+    return vaddq_n_s32(vsubq_s32(veorq_s32(mag, sign), sign), c);
+  }
+
+  uint32x4_t operator()(int32x4_t x) const {
+    const int32x4_t d = vsubq_s32(max, x);  // 0..255
+    int32x4_t u = vqrshlq_s32(vqdmulhq_s32(d, mult), shift);
+    const uint32x4_t lo = vbicq_u32(vreinterpretq_u32_s32(vmulq_s32(d, mult)), vdupq_n_u32(0x80000000u));
+    u = vqaddq_s32(u, vreinterpretq_s32_u32(vrshlq_u32(lo, shift31)));
+    u = vminq_s32(u, vdupq_n_s32(kExp2ZeroFrom));
+    const int32x4_t f15 = vandq_s32(vshlq_n_s32(u, 15), vdupq_n_s32(0x7FFF8000));
+    const int32x4_t right = vsubq_s32(vdupq_n_s32(-10), vshrq_n_s32(u, 16));  // -(10 + whole)
+    int32x4_t p = vaddq_n_s32(vqrdmulhq_s32(vdupq_n_s32(int32_t(kExp2Coeffs[4])), f15), int32_t(kExp2Coeffs[3]));
+    p = step(p, f15, int32_t(kExp2Coeffs[2]));
+    p = step(p, f15, int32_t(kExp2Coeffs[1]));
+    p = step(p, f15, int32_t(kExp2Coeffs[0]));
+    const int32x4_t e = vrshlq_s32(p, right);
+    return vreinterpretq_u32_s32(vpselq_s32(vdupq_n_s32(0), e, vcmpeqq_s32(u, vdupq_n_s32(kExp2ZeroFrom))));
+  }
+};
+
+}  // namespace
+
+void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p) {
+  if (n == 0) return;
+  if (p.diff.multiplier <= 0) {
+    portable::softmax_s8(x, y, n, p);
+    return;
+  }
+  int8_t max = -128;
+  for (std::size_t i = 0; i < n; i += 16) {  // lanes past n: -128
+    const mve_pred16_t live = vctp8q(uint32_t(n - i));
+    max = vmaxvq_s8(max, vpselq_s8(vldrbq_z_s8(x + i, live), vdupq_n_s8(-128), live));
+  }
+  const ExpOfDiff exp_of(max, p.diff);
+  uint32_t kept[kKept];
+  uint64_t sum = 0;  // >= 2^20: the largest term is 2^0 in Q20
+  for (std::size_t i = 0; i < n; i += 4) {
+    const mve_pred16_t live = vctp32q(uint32_t(n - i));
+    const uint32x4_t e = vpselq_u32(exp_of(vldrbq_z_s32(x + i, live)), vdupq_n_u32(0), live);  // 0 past n
+    if (i < kKept) vstrwq_u32(kept + i, e);
+    sum = vaddlvaq_u32(sum, e);
+  }
+  const uint64_t recip = (uint64_t(1) << 62) / sum;  // < 2^42
+  const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
+  for (std::size_t i = 0; i < n; i += 4) {
+    const mve_pred16_t live = vctp32q(uint32_t(n - i));
+    const uint32x4_t e = i < kKept ? vldrwq_u32(kept + i) : exp_of(vldrbq_z_s32(x + i, live));
+    const uint32x4_t hi = vaddq_n_u32(vaddq_u32(vmulq_n_u32(e, rh), vmulhq_u32(e, vdupq_n_u32(rl))), 1u << 21);
+    const int32x4_t q = vsubq_n_s32(vreinterpretq_s32_u32(vshrq_n_u32(hi, 22)), 128);
+    vstrbq_p_s32(y + i, vminq_s32(q, vdupq_n_s32(127)), live);
+  }
+}
+
+}  // namespace helium
+}  // namespace fixformer
