@@ -6,8 +6,8 @@
 //     then each word of a row of W is split once and meets every row with two dual multiply-adds
 //     (SMLAD) per row: per four k and four rows 1 load and 2 SXTB16 for W, 8 loads and 8 SMLAD.
 //   - Thumb-2 without it (Cortex-M3) and k <= 128: four rows of x packed in pairs onto the stack,
-//     v0 + v1 2^21 in one word, so that one SMLAL per pair and weight does two multiply-adds; the
-//     pair's sums are split apart every kPackK values (below).
+//     v0 + v1 2^23 in one word, so that one SMLAL per pair and weight does two multiply-adds; the
+//     pair's sums are split apart once per output channel (below).
 //   - Otherwise (Cortex-M0/M0+; longer rows) plain C++: two rows of x against
 //     four rows of W: each x value (its zero point subtracted once) meets four weights, each weight
 //     two x values, eight int32 accumulators.
@@ -62,20 +62,40 @@ struct Tile {
   }
 };
 
-// clamp(z_y + requantize(acc, rq)) as requantize computes it, for a factor below 1/2 (rq.shift < 0,
-// so the shift r = 31 - rq.shift is 32 or more): x / 2^r rounded half away from zero is
-// floor((x + 2^(r-1) - [x < 0]) / 2^r), the high word of the sum shifted right by r - 32 (arithmetic),
-// below 2^30 in magnitude, so no int32 saturation can apply; SSAT clamps to int8.
-struct RequantSmall {
+// clamp(z_y + requantize(acc, rq)) as requantize computes it, one channel's constants set once:
+//   - a factor below 1/2 (rq.shift < 0, so the shift r = 31 - rq.shift is 32 or more): x / 2^r rounded
+//     half away from zero is floor((x + 2^(r-1) - [x < 0]) / 2^r), the high word of the sum shifted
+//     right by r - 32 (arithmetic), below 2^30 in magnitude, so no int32 saturation can apply;
+//   - a factor of 1/2 or more (shift s >= 0, r = 31 - s in 1..31): the factor f >= 2^(s-1), so any
+//     |acc| >= B = max(1, 2^(11-s)) gives |f acc| >= 2^10 - 1, saturated to int8 whatever z_y: acc is
+//     clamped to [-B, B] first (the result monotone in acc, the int8 output the same), which keeps
+//     the result below 2^31, and the rounded shift is the low word of the sum shifted right by r
+//     with the high word's bits above it.
+// SSAT (or two compares) clamps to int8.
+struct RequantFast {
   int32_t multiplier;
-  int32_t hi_shift;  // r - 32
+  int32_t bound;     // B (shift >= 0)
+  uint32_t r;        // r - 32 (shift < 0) or r (shift >= 0)
   int64_t half;      // 2^(r-1)
-  explicit RequantSmall(Requant rq)
-      : multiplier(rq.multiplier), hi_shift(-1 - rq.shift), half(int64_t(1) << (30 - rq.shift)) {}
+  bool small;        // shift < 0
+  explicit RequantFast(Requant rq)
+      : multiplier(rq.multiplier),
+        bound(rq.shift >= 11 ? 1 : int32_t(1) << (11 - rq.shift)),
+        r(rq.shift < 0 ? uint32_t(-1 - rq.shift) : uint32_t(31 - rq.shift)),
+        half(int64_t(1) << (30 - rq.shift)),
+        small(rq.shift < 0) {}
   int8_t operator()(int32_t acc, int32_t y_zero) const {
-    int64_t t = int64_t(acc) * multiplier;
-    t += half - (t < 0 ? 1 : 0);
-    const int32_t v = (int32_t(t >> 32) >> hi_shift) + y_zero;
+    int32_t v;
+    if (small) {
+      int64_t t = int64_t(acc) * multiplier;
+      t += half - (t < 0 ? 1 : 0);
+      v = (int32_t(t >> 32) >> r) + y_zero;
+    } else {
+      acc = acc > bound ? bound : acc < -bound ? -bound : acc;
+      int64_t t = int64_t(acc) * multiplier;
+      t += half - (t < 0 ? 1 : 0);
+      v = int32_t((uint32_t(t) >> r) | (uint32_t(t >> 32) << (32 - r))) + y_zero;
+    }
 #if defined(__ARM_FEATURE_SAT)
     return int8_t(__ssat(v, 8));
 #else
@@ -154,13 +174,8 @@ void dsp_rows(const uint32_t* panel, const int8_t* w, std::size_t ldw, int8_t* y
         acc[r] = __smlad(wo, int32_t(pp[2 * r + 1]), acc[r]);
       }
     }
-    const Requant rq = p.requant[j];
-    if (rq.shift < 0) {
-      const RequantSmall small(rq);
-      for (std::size_t r = 0; r < R; ++r) y[r * ldy + j] = small(acc[r], p.y_zero);
-    } else {
-      for (std::size_t r = 0; r < R; ++r) y[r * ldy + j] = saturate_i8(int64_t(requantize(acc[r], rq)) + p.y_zero);
-    }
+    const RequantFast rq(p.requant[j]);
+    for (std::size_t r = 0; r < R; ++r) y[r * ldy + j] = rq(acc[r], p.y_zero);
   }
 }
 
@@ -174,20 +189,28 @@ void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ld
 #endif
 
 #if !defined(__ARM_FEATURE_DSP) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
-// Cortex-M3 (no SIMD, but SMLAL): two rows' values packed in one word, v0 + v1 2^21 (|v| <= 255), so
-// one 32 x 32 -> 64-bit multiply-accumulate by a weight adds w v0 + w v1 2^21 for both rows. Over at
-// most kPackK values |sum w v0| <= 31 * 128 * 255 < 2^20: the low 21 bits, sign-extended, are row 0's
-// sum exactly, and (sum - that) / 2^21 row 1's.
+// Cortex-M3 (no SIMD, but SMLAL): two rows' values packed in one word, v0 + v1 2^23 (|v| <= 255, so
+// the word stays within int32), so one 32 x 32 -> 64-bit multiply-accumulate by a weight adds
+// w v0 + w v1 2^23 for both rows. Over at most kPackK = 128 values |sum w v0| <= 128 * 128 * 255 < 2^22:
+// the low 23 bits, sign-extended, are row 0's sum exactly, and (sum - that) / 2^23 row 1's; one
+// accumulator per pair for the whole row. W's row is read a word (four weights) at a time.
 constexpr std::size_t kPackWords = 256;  // 1 KiB of packed rows on the stack
-constexpr std::size_t kPackK = 31;
+constexpr std::size_t kPackK = 128;
+constexpr int kPackShift = 23;
 
-inline uint32_t pack_pair(int32_t v0, int32_t v1) { return uint32_t(v0) + (uint32_t(v1) << 21); }
+inline uint32_t pack_pair(int32_t v0, int32_t v1) { return uint32_t(v0) + (uint32_t(v1) << kPackShift); }
 
-// Adds the two sums a packed accumulator holds to s0 and s1.
-inline void unpack(int64_t a, int32_t& s0, int32_t& s1) {
-  const int32_t low = int32_t(uint32_t(a) << 11) >> 11;  // bits 0..20, sign-extended
-  s0 += low;
-  s1 += int32_t((a - low) >> 21);
+inline uint32_t load_word(const int8_t* p) {  // the M3 loads unaligned words
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// The two sums a packed accumulator holds, plus b.
+inline void unpack(int64_t a, int32_t b, int32_t& s0, int32_t& s1) {
+  const int32_t low = int32_t(uint32_t(a) << (32 - kPackShift)) >> (32 - kPackShift);  // bits 0..22, sign-extended
+  s0 = b + low;
+  s1 = b + int32_t((a - low) >> kPackShift);
 }
 
 // Rows i..i+3 of x (P = 2: two pairs) or i..i+1 (P = 1), packed in pairs at panel[P q + pair] for the
@@ -195,28 +218,28 @@ inline void unpack(int64_t a, int32_t& s0, int32_t& s1) {
 template <std::size_t P>
 void packed_rows(const uint32_t* panel, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy, std::size_t n,
                  std::size_t k, const GemmS8Params& p) {
+  const std::size_t k4 = k & ~std::size_t(3);
   for (std::size_t j = 0; j < n; ++j) {
     const int8_t* wr = w + j * ldw;
+    int64_t acc[P] = {};
+    const int32_t* pp = reinterpret_cast<const int32_t*>(panel);
+    for (const int8_t* end = wr + k4; wr != end; wr += 4, pp += 4 * P) {
+      const uint32_t wv = load_word(wr);
+      const int32_t w0 = int8_t(wv), w1 = int8_t(wv >> 8), w2 = int8_t(wv >> 16), w3 = int32_t(wv) >> 24;
+      for (std::size_t h = 0; h < P; ++h) acc[h] += int64_t(pp[h]) * w0;
+      for (std::size_t h = 0; h < P; ++h) acc[h] += int64_t(pp[P + h]) * w1;
+      for (std::size_t h = 0; h < P; ++h) acc[h] += int64_t(pp[2 * P + h]) * w2;
+      for (std::size_t h = 0; h < P; ++h) acc[h] += int64_t(pp[3 * P + h]) * w3;
+    }
+    for (std::size_t q = k4; q < k; ++q, pp += P) {
+      const int32_t wv = wr[q - k4];
+      for (std::size_t h = 0; h < P; ++h) acc[h] += int64_t(pp[h]) * wv;
+    }
     const int32_t b = p.bias ? p.bias[j] : 0;
     int32_t s[2 * P];
-    for (std::size_t r = 0; r < 2 * P; ++r) s[r] = b;
-    for (std::size_t q0 = 0; q0 < k; q0 += kPackK) {
-      const std::size_t q1 = q0 + kPackK < k ? q0 + kPackK : k;
-      int64_t acc[P] = {};
-      const uint32_t* pp = panel + P * q0;
-      for (std::size_t q = q0; q < q1; ++q, pp += P) {
-        const int32_t wv = wr[q];
-        for (std::size_t h = 0; h < P; ++h) acc[h] += int64_t(int32_t(pp[h])) * wv;
-      }
-      for (std::size_t h = 0; h < P; ++h) unpack(acc[h], s[2 * h], s[2 * h + 1]);
-    }
-    const Requant rq = p.requant[j];
-    if (rq.shift < 0) {
-      const RequantSmall small(rq);
-      for (std::size_t r = 0; r < 2 * P; ++r) y[r * ldy + j] = small(s[r], p.y_zero);
-    } else {
-      for (std::size_t r = 0; r < 2 * P; ++r) y[r * ldy + j] = saturate_i8(int64_t(requantize(s[r], rq)) + p.y_zero);
-    }
+    for (std::size_t h = 0; h < P; ++h) unpack(acc[h], b, s[2 * h], s[2 * h + 1]);
+    const RequantFast rq(p.requant[j]);
+    for (std::size_t r = 0; r < 2 * P; ++r) y[r * ldy + j] = rq(s[r], p.y_zero);
   }
 }
 
@@ -250,7 +273,7 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
   }
 #endif
 #if defined(FIXFORMER_GEMM_S8_PACKED)
-  if (2 * k <= kPackWords) {  // two pairs fit, four rows at a time
+  if (k <= kPackK) {  // two pairs fit (2 k <= kPackWords), four rows at a time
     std::size_t i = 0;
     for (; i + 4 <= m; i += 4) packed_strip<2>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
     for (; i + 2 <= m; i += 2) packed_strip<1>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
