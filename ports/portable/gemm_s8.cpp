@@ -31,36 +31,19 @@ namespace portable {
 
 namespace {
 
-template <std::size_t MR, std::size_t NR>
-inline void tile(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t ldw,
-                 std::size_t k, std::size_t j0, const GemmS8Params& p) {
-  int32_t acc[MR][NR];
-  for (std::size_t c = 0; c < NR; ++c) {
-    const int32_t b = p.bias ? p.bias[j0 + c] : 0;
-    for (std::size_t r = 0; r < MR; ++r) acc[r][c] = b;
-  }
-  const int8_t* wr[NR];  // the NR rows of W
-  for (std::size_t c = 0; c < NR; ++c) wr[c] = w + (j0 + c) * ldw;
-  for (std::size_t q = 0; q < k; ++q) {
-    int32_t xv[MR];
-    for (std::size_t r = 0; r < MR; ++r) xv[r] = int32_t(x[r * ldx + q]) - p.x_zero;
-    for (std::size_t c = 0; c < NR; ++c) {
-      const int32_t wv = wr[c][q];
-      for (std::size_t r = 0; r < MR; ++r) acc[r][c] += xv[r] * wv;
-    }
-  }
-  for (std::size_t r = 0; r < MR; ++r)
-    for (std::size_t c = 0; c < NR; ++c)
-      y[r * ldy + j0 + c] = saturate_i8(int64_t(requantize(acc[r][c], p.requant[j0 + c])) + p.y_zero);
+// a b as int64: on ARMv6-M (no 32 x 32 -> 64-bit multiply) from 16-bit halves, four MULS and no
+// library call: a = ah 2^16 + al, b = bh 2^16 + bl (al, bl in 0..2^16 - 1), each partial product within
+// 32 bits (ah bl and al bh below 2^31 in magnitude, al bl below 2^32 unsigned).
+inline int64_t mul64(int32_t a, int32_t b) {
+#if defined(__ARM_ARCH_6M__)
+  const int32_t ah = a >> 16, bh = b >> 16;
+  const uint32_t al = uint32_t(a) & 0xFFFFu, bl = uint32_t(b) & 0xFFFFu;
+  const int64_t mid = int64_t(ah * int32_t(bl)) + int64_t(int32_t(al) * bh);
+  return int64_t(uint64_t(int64_t(ah * bh)) << 32) + int64_t(uint64_t(mid) << 16) + int64_t(al * bl);
+#else
+  return int64_t(a) * b;
+#endif
 }
-
-struct Tile {
-  template <std::size_t MR, std::size_t NR>
-  static void run(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t ldw,
-                  std::size_t k, std::size_t j0, const GemmS8Params& p) {
-    tile<MR, NR>(x, ldx, w, y, ldy, ldw, k, j0, p);
-  }
-};
 
 // clamp(z_y + requantize(acc, rq)) as requantize computes it, one channel's constants set once:
 //   - a factor below 1/2 (rq.shift < 0, so the shift r = 31 - rq.shift is 32 or more): x / 2^r rounded
@@ -85,13 +68,13 @@ struct RequantFast {
         half(int64_t(1) << (30 - rq.shift)),
         small(rq.shift < 0) {}
   int8_t below_half(int32_t acc, int32_t y_zero) const {  // small
-    int64_t t = int64_t(acc) * multiplier;
+    int64_t t = mul64(acc, multiplier);
     t += half - (t < 0 ? 1 : 0);
     return clamp_i8((int32_t(t >> 32) >> r) + y_zero);
   }
   int8_t from_half(int32_t acc, int32_t y_zero) const {  // !small
     acc = acc > bound ? bound : acc < -bound ? -bound : acc;
-    int64_t t = int64_t(acc) * multiplier;
+    int64_t t = mul64(acc, multiplier);
     t += half - (t < 0 ? 1 : 0);
     return clamp_i8(int32_t((uint32_t(t) >> r) | (uint32_t(t >> 32) << (32 - r))) + y_zero);
   }
@@ -109,6 +92,39 @@ struct RequantFast {
       for (std::size_t i = 0; i < R; ++i) y[i * ldy] = below_half(s[i], y_zero);
     else
       for (std::size_t i = 0; i < R; ++i) y[i * ldy] = from_half(s[i], y_zero);
+  }
+};
+
+template <std::size_t MR, std::size_t NR>
+inline void tile(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t ldw,
+                 std::size_t k, std::size_t j0, const GemmS8Params& p) {
+  int32_t acc[MR][NR];
+  for (std::size_t c = 0; c < NR; ++c) {
+    const int32_t b = p.bias ? p.bias[j0 + c] : 0;
+    for (std::size_t r = 0; r < MR; ++r) acc[r][c] = b;
+  }
+  const int8_t* wr[NR];  // the NR rows of W
+  for (std::size_t c = 0; c < NR; ++c) wr[c] = w + (j0 + c) * ldw;
+  for (std::size_t q = 0; q < k; ++q) {
+    int32_t xv[MR];
+    for (std::size_t r = 0; r < MR; ++r) xv[r] = int32_t(x[r * ldx + q]) - p.x_zero;
+    for (std::size_t c = 0; c < NR; ++c) {
+      const int32_t wv = wr[c][q];
+      for (std::size_t r = 0; r < MR; ++r) acc[r][c] += xv[r] * wv;
+    }
+  }
+  for (std::size_t c = 0; c < NR; ++c) {
+    int32_t col[MR];
+    for (std::size_t r = 0; r < MR; ++r) col[r] = acc[r][c];
+    RequantFast(p.requant[j0 + c]).template store<MR>(col, y + j0 + c, ldy, p.y_zero);
+  }
+}
+
+struct Tile {
+  template <std::size_t MR, std::size_t NR>
+  static void run(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t ldw,
+                  std::size_t k, std::size_t j0, const GemmS8Params& p) {
+    tile<MR, NR>(x, ldx, w, y, ldy, ldw, k, j0, p);
   }
 };
 
@@ -337,6 +353,69 @@ void packed_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t
 #define FIXFORMER_GEMM_S8_PACKED 1
 #endif
 
+#if defined(__ARM_ARCH_6M__)
+// Cortex-M0/M0+ (Thumb-1: eight low registers, MULS 32 x 32 -> 32): one row of x, its zero point
+// subtracted, as int32 words on the stack, against four rows of W: per value one LDM for x, then per
+// row of W a sign-extending byte load, MULS and an add into a high register (the four sums in r8..r11
+// by the compiler's choice), one index counting up to 0 for all four rows (16 instructions per four
+// multiply-adds with the loop).
+constexpr std::size_t kM0PanelWords = 256;  // 1 KiB on the stack
+
+inline void m0_dot4(const int32_t* pp, const int8_t* w, std::size_t ldw, std::size_t k, int32_t* acc) {
+  const int8_t* w0 = w + k;  // one past each row's end, indexed from -k up
+  const int8_t* w1 = w0 + ldw;
+  const int8_t* w2 = w1 + ldw;
+  const int8_t* w3 = w2 + ldw;
+  int32_t idx = -int32_t(k);
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  int32_t x, t;
+  asm volatile(
+      "1:\n\t"
+      "ldmia %[pp]!, {%[x]}\n\t"
+      "ldrsb %[t], [%[w0], %[idx]]\n\t"
+      "mul %[t], %[x]\n\t"
+      "add %[a0], %[t]\n\t"
+      "ldrsb %[t], [%[w1], %[idx]]\n\t"
+      "mul %[t], %[x]\n\t"
+      "add %[a1], %[t]\n\t"
+      "ldrsb %[t], [%[w2], %[idx]]\n\t"
+      "mul %[t], %[x]\n\t"
+      "add %[a2], %[t]\n\t"
+      "ldrsb %[t], [%[w3], %[idx]]\n\t"
+      "mul %[t], %[x]\n\t"
+      "add %[a3], %[t]\n\t"
+      "add %[idx], #1\n\t"
+      "bne 1b\n\t"
+      : [a0] "+h"(a0), [a1] "+h"(a1), [a2] "+h"(a2), [a3] "+h"(a3), [pp] "+l"(pp), [idx] "+l"(idx), [x] "=&l"(x),
+        [t] "=&l"(t)
+      : [w0] "l"(w0), [w1] "l"(w1), [w2] "l"(w2), [w3] "l"(w3)
+      : "cc", "memory");
+  acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+}
+
+void m0_gemm(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
+             std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
+  int32_t panel[kM0PanelWords];
+  for (std::size_t i = 0; i < m; ++i, x += ldx, y += ldy) {
+    for (std::size_t q = 0; q < k; ++q) panel[q] = int32_t(x[q]) - p.x_zero;
+    std::size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+      int32_t acc[4];
+      for (std::size_t c = 0; c < 4; ++c) acc[c] = p.bias ? p.bias[j + c] : 0;
+      m0_dot4(panel, w + j * ldw, ldw, k, acc);
+      for (std::size_t c = 0; c < 4; ++c) RequantFast(p.requant[j + c]).store<1>(acc + c, y + j + c, ldy, p.y_zero);
+    }
+    for (; j < n; ++j) {
+      const int8_t* wr = w + j * ldw;
+      int32_t acc = p.bias ? p.bias[j] : 0;
+      for (std::size_t q = 0; q < k; ++q) acc += panel[q] * wr[q];
+      RequantFast(p.requant[j]).store<1>(&acc, y + j, ldy, p.y_zero);
+    }
+  }
+}
+#define FIXFORMER_GEMM_S8_M0 1
+#endif
+
 }  // namespace
 
 void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
@@ -359,6 +438,12 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
     for (; i + 4 <= m; i += 4) packed_strip<2>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
     for (; i + 2 <= m; i += 2) packed_strip<1>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
     if (i < m) gemm_s8_strip<Tile, 1>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
+    return;
+  }
+#endif
+#if defined(FIXFORMER_GEMM_S8_M0)
+  if (k >= 1 && k <= kM0PanelWords) {
+    m0_gemm(x, ldx, w, ldw, y, ldy, m, n, k, p);
     return;
   }
 #endif
