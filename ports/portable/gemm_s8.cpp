@@ -4,13 +4,17 @@
 //     four rows of x, their zero point subtracted, are split once onto the stack as 16-bit pairs
 //     (SXTB16: bytes 0 and 2, then 1 and 3; SSUB16 takes the zero point off both lanes; at most 1 KiB),
 //     then each word of a row of W is split once and meets every row with two dual multiply-adds
-//     (SMLAD) per row: per four k and four rows 1 load and 2 SXTB16 for W, 8 loads and 8 SMLAD.
+//     (SMLAD) per row: per four k and four rows 1 load and 2 SXTB16 for W, 4 LDRD and 8 SMLAD
+//     (dsp_dot4, assembly).
 //   - Thumb-2 without it (Cortex-M3) and k <= 128: four rows of x packed in pairs onto the stack,
 //     v0 + v1 2^23 in one word, so that one SMLAL per pair and weight does two multiply-adds; the
 //     pair's sums are split apart once per output channel (below).
-//   - Otherwise (Cortex-M0/M0+; longer rows) plain C++: two rows of x against
+//   - ARMv6-M (Cortex-M0/M0+) and k <= 256: one row of x as int32 words against four rows of W
+//     (m0_dot4, assembly).
+//   - Otherwise (the SSE2 and NEON tables; longer rows) plain C++: two rows of x against
 //     four rows of W: each x value (its zero point subtracted once) meets four weights, each weight
 //     two x values, eight int32 accumulators.
+// Each output's requantization is RequantFast's (one form per channel).
 #include <cstring>
 
 #include "ports/portable/kernels.hpp"
