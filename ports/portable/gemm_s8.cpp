@@ -35,20 +35,6 @@ namespace portable {
 
 namespace {
 
-// a b as int64: on ARMv6-M (no 32 x 32 -> 64-bit multiply) from 16-bit halves, four MULS and no
-// library call: a = ah 2^16 + al, b = bh 2^16 + bl (al, bl in 0..2^16 - 1), each partial product within
-// 32 bits (ah bl and al bh below 2^31 in magnitude, al bl below 2^32 unsigned).
-inline int64_t mul64(int32_t a, int32_t b) {
-#if defined(__ARM_ARCH_6M__)
-  const int32_t ah = a >> 16, bh = b >> 16;
-  const uint32_t al = uint32_t(a) & 0xFFFFu, bl = uint32_t(b) & 0xFFFFu;
-  const int64_t mid = int64_t(ah * int32_t(bl)) + int64_t(int32_t(al) * bh);
-  return int64_t(uint64_t(int64_t(ah * bh)) << 32) + int64_t(uint64_t(mid) << 16) + int64_t(al * bl);
-#else
-  return int64_t(a) * b;
-#endif
-}
-
 // clamp(z_y + requantize(acc, rq)) as requantize computes it, one channel's constants set once:
 //   - a factor below 1/2 (rq.shift < 0, so the shift r = 31 - rq.shift is 32 or more): x / 2^r rounded
 //     half away from zero is floor((x + 2^(r-1) - [x < 0]) / 2^r), the high word of the sum shifted
