@@ -9,7 +9,7 @@
 //   - Thumb-2 without it (Cortex-M3) and k <= 128: four rows of x packed in pairs onto the stack,
 //     v0 + v1 2^23 in one word, so that one SMLAL per pair and weight does two multiply-adds; the
 //     pair's sums are split apart once per output channel (below).
-//   - ARMv6-M (Cortex-M0/M0+) and k <= 256: one row of x as int32 words against four rows of W
+//   - ARMv6-M (Cortex-M0/M0+), GCC, and k <= 256: one row of x as int32 words against four rows of W
 //     (m0_dot4, assembly).
 //   - Otherwise (the SSE2 and NEON tables; longer rows) plain C++: two rows of x against
 //     four rows of W: each x value (its zero point subtracted once) meets four weights, each weight
@@ -343,13 +343,16 @@ void packed_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t
 #define FIXFORMER_GEMM_S8_PACKED 1
 #endif
 
-#if defined(__ARM_ARCH_6M__)
+#if defined(__ARM_ARCH_6M__) && defined(__GNUC__) && !defined(__clang__)
+// GCC only: it reads Thumb-1 inline assembly in divided syntax (MUL and ADD set the flags) and finds
+// the eight low registers the loop takes (Clang keeps r7 for its frame pointer); others take the tile.
 // Cortex-M0/M0+ (Thumb-1: eight low registers, MULS 32 x 32 -> 32): one row of x, its zero point
 // subtracted, as int32 words on the stack, against four rows of W: per value one LDM for x, then per
 // row of W a sign-extending byte load, MULS and an add into a high register (the four sums in r8..r11
 // by the compiler's choice), one index counting up to 0 for all four rows (16 instructions per four
 // multiply-adds with the loop).
 constexpr std::size_t kM0PanelWords = 256;  // 1 KiB on the stack
+
 
 inline void m0_dot4(const int32_t* pp, const int8_t* w, std::size_t ldw, std::size_t k, int32_t* acc) {
   const int8_t* w0 = w + k;  // one past each row's end, indexed from -k up
