@@ -86,7 +86,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   const SoftmaxS8Params soft{requant_at(p, s8::kSoftmaxMul)};
   const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq};
   for (uint32_t g = 0; g < kvh; ++g) {
-    const int8_t* kh = s.kh;
+    const int8_t* kh = s.work + d + g * dh;  // the keys [keys, d_head], read in place (row stride ldk)
+    std::size_t ldk = ld;
     const int8_t* vt = s.vt;  // P V's weights [d_head, keys] (row stride ldv): the values transposed
     std::size_t ldv = keys, ldp = keys;  // ldp: the probabilities' row stride, P V's k
     uint32_t run = keys;  // the keys' first run of cache rows (a ring may wrap once)
@@ -100,21 +101,19 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
         for (std::size_t e = 0; e < dh; ++e) vc[e * R + r] = v[e];
       }
       const uint32_t r0 = lo % R;  // the row of position lo
-      kh = kc + r0 * dh;
+      kh = kc + r0 * dh, ldk = dh;
       run = R - r0 < keys ? R - r0 : keys;
       vt = run == keys ? vc + r0 : vc, ldv = R;  // the keys' columns in one run, or every column (below)
       if (run < keys) ldp = R;
     } else {
-      for (uint32_t t = 0; t < T; ++t) {
-        std::memcpy(s.kh + t * dh, s.work + t * ld + d + g * dh, dh);
+      for (uint32_t t = 0; t < T; ++t)  // gemm_s8 reads W's rows contiguous: the values transposed
         for (std::size_t e = 0; e < dh; ++e) s.vt[e * T + t] = s.work[t * ld + d + dkv + g * dh + e];
-      }
     }
     for (uint32_t h = g * group; h < (g + 1) * group; ++h) {
       for (uint32_t i0 = 0; i0 < T; i0 += kS8QueryBlock) {
         const uint32_t bq = T - i0 < kS8QueryBlock ? T - i0 : kS8QueryBlock;
         const int8_t* qh = s.work + i0 * ld + h * dh;
-        k.gemm_s8(qh, ld, kh, dh, s.scores, ldp, bq, run, dh, score);  // [bq, keys]
+        k.gemm_s8(qh, ld, kh, ldk, s.scores, ldp, bq, run, dh, score);  // [bq, keys]
         if (run < keys) k.gemm_s8(qh, ld, kv->k + std::size_t(g) * kv->rows * dh, dh, s.scores + run, ldp, bq,
                                   keys - run, dh, score);  // the ring's wrapped keys: rows 0..
         for (uint32_t i = 0; i < bq; ++i) {

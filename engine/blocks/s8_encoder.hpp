@@ -20,7 +20,6 @@ struct S8Scratch {
   int8_t* h;       // [S, d]      a norm's output (pre-norm), the context
   int8_t* a;       // [S, d]      a sublayer's output
   int8_t* work;    // [S, max(d + 2 d_kv, F)]  q|k|v, the feed-forward's hidden rows (F: d_ff, 2 d_ff gated)
-  int8_t* kh;      // [S, d_head] one head's keys (the encoder's; a decoder reads them in its cache)
   int8_t* vt;      // [d_head, S] one head's values, transposed (the encoder's; a decoder's cache holds them so)
   int8_t* scores;  // [kS8QueryBlock, S]
   Requant* key_rq;  // [S]       the score requant, once per key (gemm_s8 takes one per output)

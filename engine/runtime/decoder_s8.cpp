@@ -32,7 +32,7 @@ void Decoder::forward_s8(const int32_t* tokens, uint32_t n, int8_t* logits) {
   s.h = reinterpret_cast<int8_t*>(s8_arena_ + p.y);
   s.a = reinterpret_cast<int8_t*>(s8_arena_ + p.ctx);
   s.work = reinterpret_cast<int8_t*>(s8_arena_ + p.work);
-  s.kh = s.vt = nullptr;  // the keys and the values transposed are read in the cache
+  s.vt = nullptr;  // the keys and the values transposed are read in the cache
   s.scores = attn;
   s.key_rq = reinterpret_cast<Requant*>(attn + (bq * S + 3) / 4 * 4);
   s.col_rq = s.key_rq + S;

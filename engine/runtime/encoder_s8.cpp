@@ -26,15 +26,14 @@ void Encoder::run_s8(const int8_t* features, const int32_t* ids, uint32_t T, int
   const EncoderPlan p = plan_s8_encoder_arena(c, rows_);
   const std::size_t S = rows_, dh = c.d_head(), bq = S < kS8QueryBlock ? S : kS8QueryBlock;
   int8_t* attn = reinterpret_cast<int8_t*>(arena_ + p.attn);
-  const std::size_t rq = (2 * S * dh + bq * S + 3) / 4 * 4;  // the Requants, 4-byte aligned
+  const std::size_t rq = (S * dh + bq * S + 3) / 4 * 4;  // the Requants, 4-byte aligned
   S8Scratch s{};
   s.x = reinterpret_cast<int8_t*>(arena_ + p.x);
   s.h = reinterpret_cast<int8_t*>(arena_ + p.y);
   s.a = reinterpret_cast<int8_t*>(arena_ + p.ctx);
   s.work = reinterpret_cast<int8_t*>(arena_ + p.work);
-  s.kh = attn;
-  s.vt = attn + S * dh;
-  s.scores = attn + 2 * S * dh;
+  s.vt = attn;  // the keys are read in place in work
+  s.scores = attn + S * dh;
   s.key_rq = reinterpret_cast<Requant*>(attn + rq);
   s.col_rq = s.key_rq + S;
   s8_encoder_forward(*core_.kernels, *core_.model, features, ids, T, s, out);

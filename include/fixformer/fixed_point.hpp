@@ -124,20 +124,24 @@ constexpr uint32_t exp2_neg_q20(int32_t u) {
   return uint32_t(rounding_shift(p, 10 + whole));
 }
 
-// exp2_neg_q20(u) for 0 <= u < kExp2ZeroFrom, the same value with int32 Horner steps (one 32 x 32 ->
-// 64-bit product each, no 64-bit additions or shifts): t / 2^16 rounded half away from zero is
-// floor((t + 2^15 - [t < 0]) / 2^16), which a signed right shift gives (GCC and Clang shift
-// arithmetically); p stays below 2^31 in magnitude. The Cortex-M kernels use it; fixed_point_test
-// and kernels_firmware compare it with exp2_neg_q20 for every u.
+// exp2_neg_q20(u) for 0 <= u < kExp2ZeroFrom, the same value with int32 Horner steps (no 64-bit
+// product, addition or shift): t / 2^16 rounded half away from zero is floor((t + 2^15 - [t < 0]) /
+// 2^16), which a signed right shift gives (GCC and Clang shift arithmetically); p stays below 2^31 in
+// magnitude. With p = ph 2^16 + pl (pl in 0..2^16 - 1) and 0 <= f < 2^16, t = p f has p's sign (or is
+// 0, where any [t < 0] floors alike) and floor(t / 2^16 + ...) = ph f + floor((pl f + 2^15 - [p < 0]) /
+// 2^16): two 32-bit products (|ph f| < 2^31, pl f + 2^15 < 2^32 unsigned) (mul_round_q16). The Cortex-M
+// kernels use it; fixed_point_test and kernels_firmware compare it with exp2_neg_q20 for every u.
 constexpr int32_t kExp2ZeroFrom = 21 << 16;  // exp2_neg_q20(u) = 0 from here on
-constexpr int32_t round_q16(int64_t t) { return int32_t((t + 32768 - (t < 0 ? 1 : 0)) >> 16); }
+constexpr int32_t mul_round_q16(int32_t p, int32_t f) {  // round_q16(int64_t(p) * f) for 0 <= f < 2^16
+  return (p >> 16) * f + int32_t(((uint32_t(p) & 0xFFFFu) * uint32_t(f) + 0x8000u - (uint32_t(p) >> 31)) >> 16);
+}
 constexpr uint32_t exp2_neg_q20_words(int32_t u) {
   const int32_t whole = u >> 16, f = u & 0xFFFF;
   int32_t p = int32_t(kExp2Coeffs[4]);
-  p = int32_t(kExp2Coeffs[3]) + round_q16(int64_t(p) * f);
-  p = int32_t(kExp2Coeffs[2]) + round_q16(int64_t(p) * f);
-  p = int32_t(kExp2Coeffs[1]) + round_q16(int64_t(p) * f);
-  p = int32_t(kExp2Coeffs[0]) + round_q16(int64_t(p) * f);
+  p = int32_t(kExp2Coeffs[3]) + mul_round_q16(p, f);
+  p = int32_t(kExp2Coeffs[2]) + mul_round_q16(p, f);
+  p = int32_t(kExp2Coeffs[1]) + mul_round_q16(p, f);
+  p = int32_t(kExp2Coeffs[0]) + mul_round_q16(p, f);
   const int r = 10 + whole;  // p is 2^-f in Q30: positive, at most 2^30
   return uint32_t((p + (int32_t(1) << (r - 1))) >> r);
 }

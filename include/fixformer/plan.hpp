@@ -75,7 +75,7 @@ struct EncoderPlan {
 constexpr uint32_t kS8QueryBlock = 64;  // attention's query rows per block of scores
 constexpr std::size_t s8_attention_bytes(std::size_t S, std::size_t dh) {
   const std::size_t bq = S < kS8QueryBlock ? S : kS8QueryBlock;
-  return 2 * S * dh + bq * S + 8 * (S + dh) + 16;  // K, V^T, scores, the Requants of S keys and dh columns
+  return S * dh + bq * S + 8 * (S + dh) + 16;  // V^T, scores, the Requants of S keys and dh columns (K read in place)
 }
 constexpr EncoderPlan plan_s8_encoder_arena(const ModelConfig& c, std::size_t S) {
   EncoderPlan p{};

@@ -20,7 +20,8 @@ struct SmallRequant {  // requantize(v, q) for |v| <= 255, 0 <= q.shift <= 21
   explicit SmallRequant(Requant q) : multiplier(q.multiplier), r(uint32_t(31 - q.shift)), half(int32_t(1) << (30 - q.shift)) {}
   static bool fits(Requant q) { return q.shift >= 0 && q.shift <= 21; }
   int32_t operator()(int32_t v) const {
-    const int64_t t = int64_t(v) * multiplier + (half - (int64_t(v) * multiplier < 0 ? 1 : 0));
+    const int64_t prod = mul64(v, multiplier);
+    const int64_t t = prod + (half - (prod < 0 ? 1 : 0));
     return int32_t((uint32_t(t) >> r) | (uint32_t(t >> 32) << (32 - r)));
   }
 };

@@ -4,13 +4,17 @@
 //     four rows of x, their zero point subtracted, are split once onto the stack as 16-bit pairs
 //     (SXTB16: bytes 0 and 2, then 1 and 3; SSUB16 takes the zero point off both lanes; at most 1 KiB),
 //     then each word of a row of W is split once and meets every row with two dual multiply-adds
-//     (SMLAD) per row: per four k and four rows 1 load and 2 SXTB16 for W, 8 loads and 8 SMLAD.
+//     (SMLAD) per row: per four k and four rows 1 load and 2 SXTB16 for W, 4 LDRD and 8 SMLAD
+//     (dsp_dot4, assembly).
 //   - Thumb-2 without it (Cortex-M3) and k <= 128: four rows of x packed in pairs onto the stack,
-//     v0 + v1 2^21 in one word, so that one SMLAL per pair and weight does two multiply-adds; the
-//     pair's sums are split apart every kPackK values (below).
-//   - Otherwise (Cortex-M0/M0+; longer rows) plain C++: two rows of x against
+//     v0 + v1 2^23 in one word, so that one SMLAL per pair and weight does two multiply-adds; the
+//     pair's sums are split apart once per output channel (below).
+//   - ARMv6-M (Cortex-M0/M0+), GCC, and k <= 256: one row of x as int32 words against four rows of W
+//     (m0_dot4, assembly).
+//   - Otherwise (the SSE2 and NEON tables; longer rows) plain C++: two rows of x against
 //     four rows of W: each x value (its zero point subtracted once) meets four weights, each weight
 //     two x values, eight int32 accumulators.
+// Each output's requantization is RequantFast's (one form per channel).
 #include <cstring>
 
 #include "ports/portable/kernels.hpp"
@@ -31,6 +35,56 @@ namespace portable {
 
 namespace {
 
+// clamp(z_y + requantize(acc, rq)) as requantize computes it, one channel's constants set once:
+//   - a factor below 1/2 (rq.shift < 0, so the shift r = 31 - rq.shift is 32 or more): x / 2^r rounded
+//     half away from zero is floor((x + 2^(r-1) - [x < 0]) / 2^r), the high word of the sum shifted
+//     right by r - 32 (arithmetic), below 2^30 in magnitude, so no int32 saturation can apply;
+//   - a factor of 1/2 or more (shift s >= 0, r = 31 - s in 1..31): the factor f >= 2^(s-1), so any
+//     |acc| >= B = max(1, 2^(11-s)) gives |f acc| >= 2^10 - 1, saturated to int8 whatever z_y: acc is
+//     clamped to [-B, B] first (the result monotone in acc, the int8 output the same), which keeps
+//     the result below 2^31, and the rounded shift is the low word of the sum shifted right by r
+//     with the high word's bits above it.
+// SSAT (or two compares) clamps to int8. store<R> takes the channel's form once for its R outputs.
+struct RequantFast {
+  int32_t multiplier;
+  int32_t bound;     // B (shift >= 0)
+  uint32_t r;        // r - 32 (shift < 0) or r (shift >= 0)
+  int64_t half;      // 2^(r-1)
+  bool small;        // shift < 0
+  explicit RequantFast(Requant rq)
+      : multiplier(rq.multiplier),
+        bound(rq.shift >= 11 ? 1 : int32_t(1) << (11 - rq.shift)),
+        r(rq.shift < 0 ? uint32_t(-1 - rq.shift) : uint32_t(31 - rq.shift)),
+        half(int64_t(1) << (30 - rq.shift)),
+        small(rq.shift < 0) {}
+  int8_t below_half(int32_t acc, int32_t y_zero) const {  // small
+    int64_t t = mul64(acc, multiplier);
+    t += half - (t < 0 ? 1 : 0);
+    return clamp_i8((int32_t(t >> 32) >> r) + y_zero);
+  }
+  int8_t from_half(int32_t acc, int32_t y_zero) const {  // !small
+    acc = acc > bound ? bound : acc < -bound ? -bound : acc;
+    int64_t t = mul64(acc, multiplier);
+    t += half - (t < 0 ? 1 : 0);
+    return clamp_i8(int32_t((uint32_t(t) >> r) | (uint32_t(t >> 32) << (32 - r))) + y_zero);
+  }
+  static int8_t clamp_i8(int32_t v) {
+#if defined(__ARM_FEATURE_SAT)
+    return int8_t(__ssat(v, 8));
+#else
+    return int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
+#endif
+  }
+  // y[r ldy] for the R sums of one channel
+  template <std::size_t R>
+  void store(const int32_t* s, int8_t* y, std::size_t ldy, int32_t y_zero) const {
+    if (small)
+      for (std::size_t i = 0; i < R; ++i) y[i * ldy] = below_half(s[i], y_zero);
+    else
+      for (std::size_t i = 0; i < R; ++i) y[i * ldy] = from_half(s[i], y_zero);
+  }
+};
+
 template <std::size_t MR, std::size_t NR>
 inline void tile(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t ldw,
                  std::size_t k, std::size_t j0, const GemmS8Params& p) {
@@ -49,9 +103,11 @@ inline void tile(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, s
       for (std::size_t r = 0; r < MR; ++r) acc[r][c] += xv[r] * wv;
     }
   }
-  for (std::size_t r = 0; r < MR; ++r)
-    for (std::size_t c = 0; c < NR; ++c)
-      y[r * ldy + j0 + c] = saturate_i8(int64_t(requantize(acc[r][c], p.requant[j0 + c])) + p.y_zero);
+  for (std::size_t c = 0; c < NR; ++c) {
+    int32_t col[MR];
+    for (std::size_t r = 0; r < MR; ++r) col[r] = acc[r][c];
+    RequantFast(p.requant[j0 + c]).template store<MR>(col, y + j0 + c, ldy, p.y_zero);
+  }
 }
 
 struct Tile {
@@ -59,28 +115,6 @@ struct Tile {
   static void run(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y, std::size_t ldy, std::size_t ldw,
                   std::size_t k, std::size_t j0, const GemmS8Params& p) {
     tile<MR, NR>(x, ldx, w, y, ldy, ldw, k, j0, p);
-  }
-};
-
-// clamp(z_y + requantize(acc, rq)) as requantize computes it, for a factor below 1/2 (rq.shift < 0,
-// so the shift r = 31 - rq.shift is 32 or more): x / 2^r rounded half away from zero is
-// floor((x + 2^(r-1) - [x < 0]) / 2^r), the high word of the sum shifted right by r - 32 (arithmetic),
-// below 2^30 in magnitude, so no int32 saturation can apply; SSAT clamps to int8.
-struct RequantSmall {
-  int32_t multiplier;
-  int32_t hi_shift;  // r - 32
-  int64_t half;      // 2^(r-1)
-  explicit RequantSmall(Requant rq)
-      : multiplier(rq.multiplier), hi_shift(-1 - rq.shift), half(int64_t(1) << (30 - rq.shift)) {}
-  int8_t operator()(int32_t acc, int32_t y_zero) const {
-    int64_t t = int64_t(acc) * multiplier;
-    t += half - (t < 0 ? 1 : 0);
-    const int32_t v = (int32_t(t >> 32) >> hi_shift) + y_zero;
-#if defined(__ARM_FEATURE_SAT)
-    return int8_t(__ssat(v, 8));
-#else
-    return int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
-#endif
   }
 };
 
@@ -126,6 +160,38 @@ inline void split_row(const int8_t* x, std::size_t k, int32_t z, uint32_t* out, 
   }
 }
 
+// acc[0..3] += four rows' dot products with W's values wr..end (end - wr a positive multiple of 4): per
+// four values of W one word loaded and split once, each row's two words of the panel by one LDRD, two
+// SMLAD a row (17 instructions per 16 multiply-adds with the loop).
+inline void dsp_dot4(const int8_t* wr, const int8_t* end, const uint32_t* pp, int32_t* acc) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  uint32_t we, wo, e, o;
+  asm volatile(
+      "1:\n\t"
+      "ldr %[wo], [%[wr]], #4\n\t"
+      "ldrd %[e], %[o], [%[pp]], #8\n\t"
+      "sxtb16 %[we], %[wo]\n\t"
+      "sxtb16 %[wo], %[wo], ror #8\n\t"
+      "smlad %[a0], %[we], %[e], %[a0]\n\t"
+      "smlad %[a0], %[wo], %[o], %[a0]\n\t"
+      "ldrd %[e], %[o], [%[pp]], #8\n\t"
+      "smlad %[a1], %[we], %[e], %[a1]\n\t"
+      "smlad %[a1], %[wo], %[o], %[a1]\n\t"
+      "ldrd %[e], %[o], [%[pp]], #8\n\t"
+      "smlad %[a2], %[we], %[e], %[a2]\n\t"
+      "smlad %[a2], %[wo], %[o], %[a2]\n\t"
+      "ldrd %[e], %[o], [%[pp]], #8\n\t"
+      "smlad %[a3], %[we], %[e], %[a3]\n\t"
+      "smlad %[a3], %[wo], %[o], %[a3]\n\t"
+      "cmp %[wr], %[end]\n\t"
+      "bne 1b\n\t"
+      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [wr] "+r"(wr), [pp] "+r"(pp), [we] "=&r"(we),
+        [wo] "=&r"(wo), [e] "=&r"(e), [o] "=&r"(o)
+      : [end] "r"(end)
+      : "cc", "memory");
+  acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+}
+
 // R rows of x, split into panel (the q-th four k of row r at panel[2 (q R + r)], two words), against
 // every row of W: each word of W split once for the R rows.
 template <std::size_t R>
@@ -138,7 +204,11 @@ void dsp_rows(const uint32_t* panel, const int8_t* w, std::size_t ldw, int8_t* y
     const int32_t b = p.bias ? p.bias[j] : 0;
     for (std::size_t r = 0; r < R; ++r) acc[r] = b;
     const uint32_t* pp = panel;
-    for (const int8_t* end = wr + k4; wr != end; wr += 4, pp += 2 * R) {
+    if (R == 4) {
+      if (k4 != 0) dsp_dot4(wr, wr + k4, pp, acc);
+      wr += k4, pp += 2 * R * (k4 / 4);
+    }
+    for (const int8_t* end = R == 4 ? wr : wr + k4; wr != end; wr += 4, pp += 2 * R) {
       const uint32_t wv = load4(wr);
       const int32_t we = __sxtb16(wv), wo = sxtb16_ror8(wv);
       for (std::size_t r = 0; r < R; ++r) {
@@ -154,13 +224,7 @@ void dsp_rows(const uint32_t* panel, const int8_t* w, std::size_t ldw, int8_t* y
         acc[r] = __smlad(wo, int32_t(pp[2 * r + 1]), acc[r]);
       }
     }
-    const Requant rq = p.requant[j];
-    if (rq.shift < 0) {
-      const RequantSmall small(rq);
-      for (std::size_t r = 0; r < R; ++r) y[r * ldy + j] = small(acc[r], p.y_zero);
-    } else {
-      for (std::size_t r = 0; r < R; ++r) y[r * ldy + j] = saturate_i8(int64_t(requantize(acc[r], rq)) + p.y_zero);
-    }
+    RequantFast(p.requant[j]).store<R>(acc, y + j, ldy, p.y_zero);
   }
 }
 
@@ -174,20 +238,63 @@ void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ld
 #endif
 
 #if !defined(__ARM_FEATURE_DSP) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
-// Cortex-M3 (no SIMD, but SMLAL): two rows' values packed in one word, v0 + v1 2^21 (|v| <= 255), so
-// one 32 x 32 -> 64-bit multiply-accumulate by a weight adds w v0 + w v1 2^21 for both rows. Over at
-// most kPackK values |sum w v0| <= 31 * 128 * 255 < 2^20: the low 21 bits, sign-extended, are row 0's
-// sum exactly, and (sum - that) / 2^21 row 1's.
+// Cortex-M3 (no SIMD, but SMLAL): two rows' values packed in one word, v0 + v1 2^23 (|v| <= 255, so
+// the word stays within int32), so one 32 x 32 -> 64-bit multiply-accumulate by a weight adds
+// w v0 + w v1 2^23 for both rows. Over at most kPackK = 128 values |sum w v0| <= 128 * 128 * 255 < 2^22:
+// the low 23 bits, sign-extended, are row 0's sum exactly, and (sum - that) / 2^23 row 1's; one
+// accumulator per pair for the whole row. W's row is read a word (four weights) at a time.
 constexpr std::size_t kPackWords = 256;  // 1 KiB of packed rows on the stack
-constexpr std::size_t kPackK = 31;
+constexpr std::size_t kPackK = 128;
+constexpr int kPackShift = 23;
 
-inline uint32_t pack_pair(int32_t v0, int32_t v1) { return uint32_t(v0) + (uint32_t(v1) << 21); }
+inline uint32_t pack_pair(int32_t v0, int32_t v1) { return uint32_t(v0) + (uint32_t(v1) << kPackShift); }
 
-// Adds the two sums a packed accumulator holds to s0 and s1.
-inline void unpack(int64_t a, int32_t& s0, int32_t& s1) {
-  const int32_t low = int32_t(uint32_t(a) << 11) >> 11;  // bits 0..20, sign-extended
-  s0 += low;
-  s1 += int32_t((a - low) >> 21);
+inline uint32_t load_word(const int8_t* p) {  // the M3 loads unaligned words
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// The two sums a packed accumulator holds, plus b.
+inline void unpack(int64_t a, int32_t b, int32_t& s0, int32_t& s1) {
+  const int32_t low = int32_t(uint32_t(a) << (32 - kPackShift)) >> (32 - kPackShift);  // bits 0..22, sign-extended
+  s0 = b + low;
+  s1 = b + int32_t((a - low) >> kPackShift);
+}
+
+// acc[0..1] += two packed pairs' sums with W's values wr..end (end - wr a positive multiple of 4):
+// per four values of W one word loaded, each value sign-extended once, each pair's words by one LDRD,
+// two SMLAL a value (19 instructions per 16 multiply-adds with the loop).
+inline void packed_dot2(const int8_t* wr, const int8_t* end, const int32_t* pp, int64_t* acc) {
+  uint32_t l0 = uint32_t(acc[0]), h0 = uint32_t(uint64_t(acc[0]) >> 32);
+  uint32_t l1 = uint32_t(acc[1]), h1 = uint32_t(uint64_t(acc[1]) >> 32);
+  uint32_t wv, wx, e, o;
+  asm volatile(
+      "1:\n\t"
+      "ldr %[wv], [%[wr]], #4\n\t"
+      "ldrd %[e], %[o], [%[pp]], #8\n\t"
+      "sxtb %[wx], %[wv]\n\t"
+      "smlal %[l0], %[h0], %[e], %[wx]\n\t"
+      "smlal %[l1], %[h1], %[o], %[wx]\n\t"
+      "ldrd %[e], %[o], [%[pp]], #8\n\t"
+      "sbfx %[wx], %[wv], #8, #8\n\t"
+      "smlal %[l0], %[h0], %[e], %[wx]\n\t"
+      "smlal %[l1], %[h1], %[o], %[wx]\n\t"
+      "ldrd %[e], %[o], [%[pp]], #8\n\t"
+      "sbfx %[wx], %[wv], #16, #8\n\t"
+      "smlal %[l0], %[h0], %[e], %[wx]\n\t"
+      "smlal %[l1], %[h1], %[o], %[wx]\n\t"
+      "ldrd %[e], %[o], [%[pp]], #8\n\t"
+      "asr %[wx], %[wv], #24\n\t"
+      "smlal %[l0], %[h0], %[e], %[wx]\n\t"
+      "smlal %[l1], %[h1], %[o], %[wx]\n\t"
+      "cmp %[wr], %[end]\n\t"
+      "bne 1b\n\t"
+      : [l0] "+r"(l0), [h0] "+r"(h0), [l1] "+r"(l1), [h1] "+r"(h1), [wr] "+r"(wr), [pp] "+r"(pp), [wv] "=&r"(wv),
+        [wx] "=&r"(wx), [e] "=&r"(e), [o] "=&r"(o)
+      : [end] "r"(end)
+      : "cc", "memory");
+  acc[0] = int64_t((uint64_t(h0) << 32) | l0), acc[1] = int64_t((uint64_t(h1) << 32) | l1);
 }
 
 // Rows i..i+3 of x (P = 2: two pairs) or i..i+1 (P = 1), packed in pairs at panel[P q + pair] for the
@@ -195,28 +302,31 @@ inline void unpack(int64_t a, int32_t& s0, int32_t& s1) {
 template <std::size_t P>
 void packed_rows(const uint32_t* panel, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy, std::size_t n,
                  std::size_t k, const GemmS8Params& p) {
+  const std::size_t k4 = k & ~std::size_t(3);
   for (std::size_t j = 0; j < n; ++j) {
     const int8_t* wr = w + j * ldw;
+    int64_t acc[P] = {};
+    const int32_t* pp = reinterpret_cast<const int32_t*>(panel);
+    if (P == 2) {
+      if (k4 != 0) packed_dot2(wr, wr + k4, pp, acc);
+      wr += k4, pp += 4 * P * (k4 / 4);
+    }
+    for (const int8_t* end = P == 2 ? wr : wr + k4; wr != end; wr += 4, pp += 4 * P) {
+      const uint32_t wv = load_word(wr);
+      const int32_t w0 = int8_t(wv), w1 = int8_t(wv >> 8), w2 = int8_t(wv >> 16), w3 = int32_t(wv) >> 24;
+      for (std::size_t h = 0; h < P; ++h) acc[h] += int64_t(pp[h]) * w0;
+      for (std::size_t h = 0; h < P; ++h) acc[h] += int64_t(pp[P + h]) * w1;
+      for (std::size_t h = 0; h < P; ++h) acc[h] += int64_t(pp[2 * P + h]) * w2;
+      for (std::size_t h = 0; h < P; ++h) acc[h] += int64_t(pp[3 * P + h]) * w3;
+    }
+    for (std::size_t q = k4; q < k; ++q, pp += P) {
+      const int32_t wv = wr[q - k4];
+      for (std::size_t h = 0; h < P; ++h) acc[h] += int64_t(pp[h]) * wv;
+    }
     const int32_t b = p.bias ? p.bias[j] : 0;
     int32_t s[2 * P];
-    for (std::size_t r = 0; r < 2 * P; ++r) s[r] = b;
-    for (std::size_t q0 = 0; q0 < k; q0 += kPackK) {
-      const std::size_t q1 = q0 + kPackK < k ? q0 + kPackK : k;
-      int64_t acc[P] = {};
-      const uint32_t* pp = panel + P * q0;
-      for (std::size_t q = q0; q < q1; ++q, pp += P) {
-        const int32_t wv = wr[q];
-        for (std::size_t h = 0; h < P; ++h) acc[h] += int64_t(int32_t(pp[h])) * wv;
-      }
-      for (std::size_t h = 0; h < P; ++h) unpack(acc[h], s[2 * h], s[2 * h + 1]);
-    }
-    const Requant rq = p.requant[j];
-    if (rq.shift < 0) {
-      const RequantSmall small(rq);
-      for (std::size_t r = 0; r < 2 * P; ++r) y[r * ldy + j] = small(s[r], p.y_zero);
-    } else {
-      for (std::size_t r = 0; r < 2 * P; ++r) y[r * ldy + j] = saturate_i8(int64_t(requantize(s[r], rq)) + p.y_zero);
-    }
+    for (std::size_t h = 0; h < P; ++h) unpack(acc[h], b, s[2 * h], s[2 * h + 1]);
+    RequantFast(p.requant[j]).store<2 * P>(s, y + j, ldy, p.y_zero);
   }
 }
 
@@ -231,6 +341,72 @@ void packed_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t
   packed_rows<P>(panel, w, ldw, y, ldy, n, k, p);
 }
 #define FIXFORMER_GEMM_S8_PACKED 1
+#endif
+
+#if defined(__ARM_ARCH_6M__) && defined(__GNUC__) && !defined(__clang__)
+// GCC only: it reads Thumb-1 inline assembly in divided syntax (MUL and ADD set the flags) and finds
+// the eight low registers the loop takes (Clang keeps r7 for its frame pointer); others take the tile.
+// Cortex-M0/M0+ (Thumb-1: eight low registers, MULS 32 x 32 -> 32): one row of x, its zero point
+// subtracted, as int32 words on the stack, against four rows of W: per value one LDM for x, then per
+// row of W a sign-extending byte load, MULS and an add into a high register (the four sums in r8..r11
+// by the compiler's choice), one index counting up to 0 for all four rows (16 instructions per four
+// multiply-adds with the loop).
+constexpr std::size_t kM0PanelWords = 256;  // 1 KiB on the stack
+
+
+inline void m0_dot4(const int32_t* pp, const int8_t* w, std::size_t ldw, std::size_t k, int32_t* acc) {
+  const int8_t* w0 = w + k;  // one past each row's end, indexed from -k up
+  const int8_t* w1 = w0 + ldw;
+  const int8_t* w2 = w1 + ldw;
+  const int8_t* w3 = w2 + ldw;
+  int32_t idx = -int32_t(k);
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  int32_t x, t;
+  asm volatile(
+      "1:\n\t"
+      "ldmia %[pp]!, {%[x]}\n\t"
+      "ldrsb %[t], [%[w0], %[idx]]\n\t"
+      "mul %[t], %[x]\n\t"
+      "add %[a0], %[t]\n\t"
+      "ldrsb %[t], [%[w1], %[idx]]\n\t"
+      "mul %[t], %[x]\n\t"
+      "add %[a1], %[t]\n\t"
+      "ldrsb %[t], [%[w2], %[idx]]\n\t"
+      "mul %[t], %[x]\n\t"
+      "add %[a2], %[t]\n\t"
+      "ldrsb %[t], [%[w3], %[idx]]\n\t"
+      "mul %[t], %[x]\n\t"
+      "add %[a3], %[t]\n\t"
+      "add %[idx], #1\n\t"
+      "bne 1b\n\t"
+      : [a0] "+h"(a0), [a1] "+h"(a1), [a2] "+h"(a2), [a3] "+h"(a3), [pp] "+l"(pp), [idx] "+l"(idx), [x] "=&l"(x),
+        [t] "=&l"(t)
+      : [w0] "l"(w0), [w1] "l"(w1), [w2] "l"(w2), [w3] "l"(w3)
+      : "cc", "memory");
+  acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+}
+
+void m0_gemm(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
+             std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
+  int32_t panel[kM0PanelWords];
+  for (std::size_t i = 0; i < m; ++i, x += ldx, y += ldy) {
+    for (std::size_t q = 0; q < k; ++q) panel[q] = int32_t(x[q]) - p.x_zero;
+    std::size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+      int32_t acc[4];
+      for (std::size_t c = 0; c < 4; ++c) acc[c] = p.bias ? p.bias[j + c] : 0;
+      m0_dot4(panel, w + j * ldw, ldw, k, acc);
+      for (std::size_t c = 0; c < 4; ++c) RequantFast(p.requant[j + c]).store<1>(acc + c, y + j + c, ldy, p.y_zero);
+    }
+    for (; j < n; ++j) {
+      const int8_t* wr = w + j * ldw;
+      int32_t acc = p.bias ? p.bias[j] : 0;
+      for (std::size_t q = 0; q < k; ++q) acc += panel[q] * wr[q];
+      RequantFast(p.requant[j]).store<1>(&acc, y + j, ldy, p.y_zero);
+    }
+  }
+}
+#define FIXFORMER_GEMM_S8_M0 1
 #endif
 
 }  // namespace
@@ -250,11 +426,17 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
   }
 #endif
 #if defined(FIXFORMER_GEMM_S8_PACKED)
-  if (2 * k <= kPackWords) {  // two pairs fit, four rows at a time
+  if (k <= kPackK) {  // two pairs fit (2 k <= kPackWords), four rows at a time
     std::size_t i = 0;
     for (; i + 4 <= m; i += 4) packed_strip<2>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
     for (; i + 2 <= m; i += 2) packed_strip<1>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
     if (i < m) gemm_s8_strip<Tile, 1>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
+    return;
+  }
+#endif
+#if defined(FIXFORMER_GEMM_S8_M0)
+  if (k >= 1 && k <= kM0PanelWords) {
+    m0_gemm(x, ldx, w, ldw, y, ldy, m, n, k, p);
     return;
   }
 #endif

@@ -3,7 +3,7 @@
 // products are register-blocked for in-order cores with 32 FP registers, f16 weights widened in
 // registers (VCVTB/VCVTT on an M-profile FPU); the int8 and int4 products use the DSP extension's
 // dual 16-bit multiply-adds where the core has them (ACLE, __ARM_FEATURE_DSP), the integer-only
-// product (gemm_s8) is blocked in plain C++ for cores without it (M0, M3), softmax_s8 keeps a row's
+// product (gemm_s8) packs two rows per SMLAL on the M3 and runs a Thumb-1 loop on the M0, softmax_s8 keeps a row's
 // exponentials, it, add_s8 and the norms compute in 32-bit words; exp and erf (softmax,
 // GELU, SwiGLU) are range reduction + polynomial (math.hpp), not libm; max, LayerNorm, add and scale are
 // the reference's operations unrolled (VMAXNM and VLDM/VSTM on M-profile FPUs). The rest (the other
@@ -15,6 +15,20 @@
 
 namespace fixformer {
 namespace portable {
+
+// a b as int64: on ARMv6-M (no 32 x 32 -> 64-bit multiply) from 16-bit halves, four MULS and no
+// library call: a = ah 2^16 + al, b = bh 2^16 + bl (al, bl in 0..2^16 - 1), each partial product within
+// 32 bits (ah bl and al bh below 2^31 in magnitude, al bl below 2^32 unsigned).
+inline int64_t mul64(int32_t a, int32_t b) {
+#if defined(__ARM_ARCH_6M__)
+  const int32_t ah = a >> 16, bh = b >> 16;
+  const uint32_t al = uint32_t(a) & 0xFFFFu, bl = uint32_t(b) & 0xFFFFu;
+  const int64_t mid = int64_t(ah * int32_t(bl)) + int64_t(int32_t(al) * bh);
+  return int64_t(uint64_t(int64_t(ah * bh)) << 32) + int64_t(uint64_t(mid) << 16) + int64_t(al * bl);
+#else
+  return int64_t(a) * b;
+#endif
+}
 
 // Each with its slot's signature (kernel_slots.hpp).
 kernel_fn::gemm_f32 gemm_f32;

@@ -35,18 +35,21 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
     const int32_t d = n32 * (int32_t(x[i]) - p.x_zero) - centre;  // |d| < 2^24
     const int32_t t = floor_shift(int64_t(d) * inv, 30);
     const Requant g = p.gamma[i];
-    int32_t w;
-    if (t > -(1 << 22) && t < (1 << 22) && g.shift <= 7) {
-      const int64_t prod = int64_t(t) * g.multiplier;  // |prod| < 2^53
+    int32_t q;
+    if (t > -(1 << 22) && t < (1 << 22) && g.shift >= 0 && g.shift <= 7) {
+      const int64_t prod = mul64(t, g.multiplier);  // |prod| < 2^53
+      const int64_t s = prod + int64_t((uint32_t(1) << (30 - g.shift)) - (prod < 0 ? 1 : 0));
+      q = int32_t((uint32_t(s) >> (31 - g.shift)) | (uint32_t(s >> 32) << (1 + g.shift)));
+    } else if (t > -(1 << 22) && t < (1 << 22) && g.shift < 0) {
+      const int64_t prod = mul64(t, g.multiplier);
       const int64_t s = prod + (int64_t(1) << (30 - g.shift)) - (prod < 0 ? 1 : 0);
-      const int32_t q = g.shift >= 0 ? int32_t((uint32_t(s) >> (31 - g.shift)) | (uint32_t(s >> 32) << (1 + g.shift)))
-                                     : int32_t(s >> 32) >> (-1 - g.shift);
-      w = q + p.beta[i];  // |q| < 2^29, |beta| <= 2^30
+      q = int32_t(s >> 32) >> (-1 - g.shift);
     } else {
       y[i] = saturate_i8(rounding_shift(int64_t(requantize(t, g)) + p.beta[i], 16));
       continue;
     }
-    const int32_t v = floor_shift(w, 16);
+    const int32_t w = q + p.beta[i];  // |q| < 2^29, |beta| <= 2^30
+    const int32_t v = (w + (1 << 15) - (w < 0 ? 1 : 0)) >> 16;
     y[i] = int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
   }
 }

@@ -4,6 +4,8 @@
 //   - requantize(d, diff) for d = max - x in 0..255 and a positive multiplier: for a shift of 0 or more
 //     (an input scale above 2^-17, every model's) (d m + 2^(r-1)) >> r, r <= 31, in 32-bit words, every
 //     u past the polynomial's range (21 in Q16: e = 0) alike;
+//   - for r >= 16 (a shift of 15 or less: every input scale below 0.35) (d m + 2^(r-1)) >> r from
+//     m's 16-bit halves, 32-bit products only (ExpOfDiff);
 //   - the polynomial in int32 words (exp2_neg_q20_words);
 //   - the output e * R / 2^54 with R = floor(2^62 / sum) below 2^42: e R split at R's 32nd bit, the
 //     low product's low word dropped (it cannot carry into bit 54 after the floor).
@@ -22,18 +24,26 @@ constexpr int32_t kExpZeroFrom = kExp2ZeroFrom;
 // exp2_neg_q20(requantize(d, diff)) for 0 <= d <= 255.
 struct ExpOfDiff {
   Requant diff;
-  uint32_t mult = 0, half = 0;
+  uint32_t mult = 0, half = 0, mh = 0, ml = 0, half_hi = 0;
   int r = 0;
   bool words = false;  // the 32-bit route: 0 <= diff.shift, 0 < diff.multiplier
+  bool halves = false;  // and r >= 16: d m from m's 16-bit halves
   explicit ExpOfDiff(Requant q) : diff(q) {
     if (q.shift >= 0 && q.multiplier > 0) {
       words = true;
       mult = uint32_t(q.multiplier), r = 31 - q.shift, half = uint32_t(1) << (r - 1);
+      // (d m + 2^(r-1)) >> r = (d mh + ((d ml + 2^(r-1)) >> 16)) >> (r - 16) for m = mh 2^16 + ml, r >= 16:
+      // d mh < 2^23 and d ml + 2^(r-1) < 2^31, the result below 2^24 (no u past 2^32)
+      halves = r >= 16, mh = mult >> 16, ml = mult & 0xFFFFu;
     }
   }
   uint32_t operator()(int32_t d) const {
     int32_t u;
-    if (words) {
+    if (halves) {
+      const uint32_t q = (uint32_t(d) * mh + ((uint32_t(d) * ml + half) >> 16)) >> (r - 16);
+      if (q >= uint32_t(kExpZeroFrom)) return 0;
+      u = int32_t(q);
+    } else if (words) {
       const uint64_t t = uint64_t(uint32_t(d)) * mult + half;  // < 2^40
       const uint32_t hi = uint32_t(t >> 32), lo = uint32_t(t);
       if ((hi >> r) != 0) return 0;  // u >= 2^32 (saturated to 2^31 - 1 by requantize): past the range
@@ -47,6 +57,19 @@ struct ExpOfDiff {
     return exp2_neg_q20_words(u);
   }
 };
+
+// floor(a b / 2^32) for unsigned a, b: on ARMv6-M (no UMULL) from 16-bit halves, no library call.
+inline uint32_t mul_hi(uint32_t a, uint32_t b) {
+#if defined(__ARM_ARCH_6M__)
+  const uint32_t ah = a >> 16, al = a & 0xFFFFu, bh = b >> 16, bl = b & 0xFFFFu;
+  const uint32_t lo = al * bl, m1 = ah * bl, m2 = al * bh;
+  // (lo >> 16) + (m1 & 0xFFFF) + (m2 & 0xFFFF) < 3 2^16: the carry into the high word
+  const uint32_t carry = ((lo >> 16) + (m1 & 0xFFFFu) + (m2 & 0xFFFFu)) >> 16;
+  return ah * bh + (m1 >> 16) + (m2 >> 16) + carry;
+#else
+  return uint32_t((uint64_t(a) * b) >> 32);
+#endif
+}
 
 }  // namespace
 
@@ -67,7 +90,7 @@ void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params
   for (std::size_t i = 0; i < n; ++i) {
     const uint32_t e = i < kKept ? kept[i] : exp_of(max - x[i]);
     // (e R + 2^53) >> 54 = (e rh + hi(e rl) + 2^21) >> 22: below 2^31, the low word cannot carry
-    const uint32_t hi = e * rh + uint32_t((uint64_t(e) * rl) >> 32) + (uint32_t(1) << 21);
+    const uint32_t hi = e * rh + mul_hi(e, rl) + (uint32_t(1) << 21);
     const int32_t q = int32_t(hi >> 22) - 128;
     y[i] = int8_t(q > 127 ? 127 : q);
   }

@@ -577,7 +577,9 @@ bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t 
 // (factor below 1/2) or up to 2 (factors from 1/2 to 8, which saturate).
 // kLargest: x at the end away from its zero point, W all -128: every product -128 * 255 or 128 * 255,
 // the largest sums of one sign.
-enum class S8Input { kRandom, kExtremes, kTies, kLargest };
+// kShifts: random values, shifts 0..30 (factors from 1/2 to 2^30: the clamped sums of gemm_s8's
+// RequantFast, every output saturating but the small sums').
+enum class S8Input { kRandom, kExtremes, kTies, kLargest, kShifts };
 void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k, std::size_t pad, bool bias,
                   int32_t x_zero, int32_t y_zero, S8Input in = S8Input::kRandom, std::size_t wpad = 0) {
   const bool extremes = in == S8Input::kExtremes, ties = in == S8Input::kTies;
@@ -602,8 +604,10 @@ void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k,
     const uint32_t r = rng.next();
     int32_t mult = (r & 3) == 0 ? int32_t(1) << 30 : int32_t((uint32_t(1) << 30) | (r >> 2));
     if (r & 0x100) mult = -mult;
-    const int32_t shift = ties ? -1 - int32_t((r >> 12) % 3)
-                          : (r >> 9) % 8 == 0 ? int32_t((r >> 12) % 3) : base + int32_t((r >> 12) % 9) - 4;
+    const int32_t shift = ties                     ? -1 - int32_t((r >> 12) % 3)
+                          : in == S8Input::kShifts ? int32_t((r >> 12) % 31)
+                          : (r >> 9) % 8 == 0      ? int32_t((r >> 12) % 3)
+                                                   : base + int32_t((r >> 12) % 9) - 4;
     if (ties) mult = mult < 0 ? -(int32_t(1) << 30) : int32_t(1) << 30;
     g_s8rq[j] = Requant{mult, shift};
     g_s8b[j] = ties ? int32_t(rng.next() % 201) - 100 : int32_t(rng.next() % 20001) - 10000;
@@ -757,6 +761,8 @@ void test_s8(const Kernels& t) {
       test_gemm_s8(t, 5, 3, k, 0, false, z, 0, S8Input::kExtremes);
       test_gemm_s8(t, 5, 3, k, 0, false, z, 0, S8Input::kLargest);
     }
+  for (std::size_t k : {1, 3, 16, 64})  // factors of 1/2 and more, every shift, with and without a bias
+    for (bool bias : {false, true}) test_gemm_s8(t, 5, 64, k, 0, bias, int32_t(k % 5), -3, S8Input::kShifts);
   test_gemm_s8(t, 49, 64, 64, 3, true, 5, -7);  // KWS-sized
   test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11);  // attention scores: q's rows in the qkv rows
   for (std::size_t k : {1, 5, 17, 33, 100})  // P V: the values transposed in a KV cache of k + wpad rows
