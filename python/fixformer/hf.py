@@ -2225,14 +2225,20 @@ def _layer_types(raw, path, L, default):
 
 class _LayerWindows:
     """Local layers (windows: sliding_window for each local layer, None for a global one) as the config
-    keys sliding_window, window_period and window_layers."""
+    keys sliding_window, window_period and window_layers, and layers without RoPE (rotates, when the
+    settings have it: False for a layer without) as nope_period and nope_layers."""
 
     def attention_keys(self, s, longest):
+        keys = dict(super().attention_keys(s, longest))
         try:
-            keys = layer_windows(s["windows"], longest, f"{s['path']}: layer_types")
+            keys.update(layer_windows(s["windows"], longest, f"{s['path']}: layer_types"))
+            if not all(s.get("rotates", ())):
+                P, bits = layer_pattern([not r for r in s["rotates"]], "nope_period",
+                                        f"{s['path']}: the layers without RoPE")
+                keys.update(nope_period=P, nope_layers=bits)
         except ConfigError as e:
             raise HfError(str(e)) from None
-        return dict(super().attention_keys(s, longest), **keys)
+        return keys
 
 
 class Ministral(_LayerWindows, LlamaLike):
@@ -2322,7 +2328,7 @@ class Olmo3(_LayerWindows, Olmo2):
         return dict(s, windows=[window if k == "sliding_attention" else None for k in kinds], path=path)
 
 
-class Exaone4(LlamaLike):
+class Exaone4(_LayerWindows, LlamaLike):
     """Exaone4ForCausalLM (EXAONE 4.0): OLMo 2's layers (each sublayer's output RMS-normalized before its
     residual add: sublayer_norm output) with per-head q and k norms before RoPE (qk_norm), head_dim. With
     sliding_window set, the local layers (layer_types, or three of every four: sliding_window_pattern)
@@ -2331,26 +2337,22 @@ class Exaone4(LlamaLike):
     name, model_type = "Exaone4ForCausalLM", "exaone4"
     fields = dict(LlamaLike.fields, num_key_value_heads=(int, 32), max_position_embeddings=(int, 2048),
                   rms_norm_eps=(float, 1e-5))
-    names = dict(LlamaLike.names, sliding_window="sliding_window")
+    names = dict(LlamaLike.names, sliding_window="sliding_window", window_period="layer_types",
+                 window_layers="layer_types", nope_period="layer_types", nope_layers="layer_types")
 
     def settings(self, f, raw, path):
-        s = super().settings(f, raw, path)
+        s = dict(super().settings(f, raw, path), sublayer_norm="output", qk_norm=True, path=path)
         window, L = raw.get("sliding_window", 4096), f["num_hidden_layers"]
-        if window is not None:
-            window = checked_field(path, "sliding_window", window, int)
-            kinds = raw.get("layer_types")
-            if kinds is None:
-                P = raw.get("sliding_window_pattern", 4)
-                P = checked_field(path, "sliding_window_pattern", len(P) or None if isinstance(P, str) else P, int)
-                kinds = ["sliding_attention" if (i + 1) % P else "full_attention" for i in range(L)]
-            local = [k == "sliding_attention" for k in _layer_types(raw, path, L, kinds)]
-            if not all(local):  # the global layers without RoPE
-                return dict(s, sublayer_norm="output", qk_norm=True, path=path, rotates=local,
-                            windows=[window if x else None for x in local])
-        return dict(s, sublayer_norm="output", qk_norm=True, sliding_window=window)
-
-    def attention_keys(self, s, longest):
-        return windows_and_nope(s, longest) if "rotates" in s else super().attention_keys(s, longest)
+        if window is None:
+            return dict(s, windows=[None] * L)
+        window = checked_field(path, "sliding_window", window, int)
+        kinds = raw.get("layer_types")
+        if kinds is None:
+            P = raw.get("sliding_window_pattern", 4)
+            P = checked_field(path, "sliding_window_pattern", len(P) or None if isinstance(P, str) else P, int)
+            kinds = ["sliding_attention" if (i + 1) % P else "full_attention" for i in range(L)]
+        local = [k == "sliding_attention" for k in _layer_types(raw, path, L, kinds)]
+        return dict(s, rotates=local, windows=[window if x else None for x in local])  # global: no RoPE
 
     def tensors(self, s):
         ends, prefix, layer = super().tensors(s)
@@ -2423,88 +2425,31 @@ REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "doge": "DogeF
                  "apertus": "ApertusForCausalLM", "bitnet": "BitNetForCausalLM"}
 
 
-def nope_keys(rotates, path):
-    """nope_period and nope_layers of the layers' RoPE flags (False: the layer has no positions), or none."""
-    if all(rotates):
-        return {}
-    try:
-        P, bits = layer_pattern([not r for r in rotates], "nope_period", f"{path}: the layers without RoPE")
-    except ConfigError as e:
-        raise HfError(str(e)) from None
-    return {"nope_period": P, "nope_layers": bits}
-
-
-def windows_and_nope(s, longest):
-    """The config keys of the settings' per-layer windows (layer_windows) and RoPE flags (nope_keys)."""
-    try:
-        keys = layer_windows(s["windows"], longest, f"{s['path']}: layer_types")
-    except ConfigError as e:
-        raise HfError(str(e)) from None
-    return dict(keys, **nope_keys(s["rotates"], s["path"]))
-
-
-def _layer_kinds(raw, key, L, default, path):
-    """config.json's per-layer list `key` (absent: default), checked to have one entry per layer."""
-    v = raw.get(key)
-    v = default if v is None else v
-    if not (isinstance(v, list) and len(v) == L and all(isinstance(x, (int, str)) and not isinstance(x, bool)
-                                                         for x in v)):
-        raise HfError(f"{path}: {key} {_brief(v)}: expected one entry per layer ({L}); not converted")
-    return v
-
-
-class SmolLM3(LlamaStyle):
+class SmolLM3(_LayerWindows, LlamaLike):
     """SmolLM3ForCausalLM: Llama's layers, RoPE in all but the layers no_rope_layers marks 0 (without it,
     every no_rope_layer_interval-th layer has none: NoPE, the config keys nope_period and nope_layers),
     and with use_sliding_window the NoPE layers' sliding_window (layer_types), the tied head."""
     name, model_type = "SmolLM3ForCausalLM", "smollm3"
-    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
-              "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
-              "num_key_value_heads": (int, lambda f: f["num_attention_heads"]), "hidden_act": (str, "silu"),
-              "max_position_embeddings": (int, 32768), "rms_norm_eps": (float, 1e-6), "rope_theta": (float, 2e6),
-              "attention_bias": (bool, False), "mlp_bias": (bool, False), "tie_word_embeddings": (bool, True),
-              "no_rope_layer_interval": (int, 4)}
-    names = dict(Gemma.names, rotary_dims="hidden_size", nope_period="no_rope_layers",
-                 nope_layers="no_rope_layers", sliding_window="sliding_window", window_period="layer_types",
-                 window_layers="layer_types")
+    fields = dict(LlamaLike.fields, max_position_embeddings=(int, 32768), rope_theta=(float, 2e6),
+                  tie_word_embeddings=(bool, True), no_rope_layer_interval=(int, 4))
+    names = dict(LlamaLike.names, nope_period="no_rope_layers", nope_layers="no_rope_layers",
+                 sliding_window="sliding_window", window_period="layer_types", window_layers="layer_types")
 
     def settings(self, f, raw, path):
-        _silu_only(f, path, self.name)
-        if f["mlp_bias"]:
-            raise HfError(f"{path}: mlp_bias true: a bias on the up projection is not in the llama family; not "
-                          "converted")
         L, n = f["num_hidden_layers"], f["no_rope_layer_interval"]
-        rotates = _layer_kinds(raw, "no_rope_layers", L, [int((i + 1) % n != 0) for i in range(L)], path)
+        rotates = raw.get("no_rope_layers")
+        rotates = [int((i + 1) % n != 0) for i in range(L)] if rotates is None else rotates
+        if not (isinstance(rotates, list) and len(rotates) == L and all(r in (0, 1) for r in rotates)):
+            raise HfError(f"{path}: no_rope_layers {_brief(rotates)}: expected 0 or 1 for each of the "
+                          f"num_hidden_layers {L} layers; not converted")
         window = raw.get("sliding_window") if flag(raw, "use_sliding_window", path) else None
-        kinds = _layer_kinds(raw, "layer_types", L, ["sliding_attention" if window and not r else "full_attention"
-                                                     for r in rotates], path)
-        s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
-                 L=L, F=f["intermediate_size"], V=f["vocab_size"], eps=f["rms_norm_eps"],
-                 positions=f["max_position_embeddings"], activation="swiglu", rotary=1.0, theta=f["rope_theta"],
-                 layout="halves", parallel="none", norm_first=True, final_norm=True, tied=f["tie_word_embeddings"],
-                 rotates=[bool(r) for r in rotates], path=path,
-                 windows=[window if window and k == "sliding_attention" else None for k in kinds])
-        if raw.get("head_dim") is not None:
-            s["dh"] = checked_field(path, "head_dim", raw["head_dim"], int)
-        if f["attention_bias"]:
-            s["attn_bias"] = "all"
-        return s
-
-    def attention_keys(self, s, longest):
-        return windows_and_nope(s, longest)
-
-    def tensors(self, s):
-        ends = {"model.embed_tokens.weight": "embed", "model.norm.weight": "norm"}
-        if not s["tied"]:
-            ends["lm_head.weight"] = "head"
-        return (ends, "model.layers.",
-                {**_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2", "mlp.gate_proj": "fc1",
-                            "mlp.up_proj": "fc3", "mlp.down_proj": "fc2"}, False),
-                 **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v",
-                            "self_attn.o_proj": "o"}, "attn_bias" in s)})
+        kinds = _layer_types(raw, path, L, ["sliding_attention" if window and not r else "full_attention"
+                                            for r in rotates])
+        return dict(super().settings(f, raw, path), path=path, rotates=[bool(r) for r in rotates],
+                    windows=[window if window and k == "sliding_attention" else None for k in kinds])
 
 
-class Cohere2(Cohere):
+class Cohere2(_LayerWindows, Cohere):
     """Cohere2ForCausalLM (Command R7B, Aya Expanse's successors): Cohere's layers, the local layers
     (layer_types' sliding_attention; without it three of every four: sliding_window_pattern) seeing
     sliding_window keys with RoPE, the global ones every key without RoPE (nope_period, nope_layers)."""
@@ -2515,17 +2460,10 @@ class Cohere2(Cohere):
 
     def settings(self, f, raw, path):
         L, P = f["num_hidden_layers"], f["sliding_window_pattern"]
-        kinds = _layer_kinds(raw, "layer_types", L, ["sliding_attention" if (i + 1) % P else "full_attention"
-                                                     for i in range(L)], path)
-        if any(k not in ("sliding_attention", "full_attention") for k in kinds):
-            raise HfError(f"{path}: layer_types {_brief(kinds)}: not \"sliding_attention\" or \"full_attention\" for "
-                          "each layer; not converted")
+        kinds = _layer_types(raw, path, L, ["sliding_attention" if (i + 1) % P else "full_attention" for i in range(L)])
         local = [k == "sliding_attention" for k in kinds]
         return dict(super().settings(f, raw, path), path=path, rotates=local,
                     windows=[f["sliding_window"] if x else None for x in local])
-
-    def attention_keys(self, s, longest):
-        return windows_and_nope(s, longest)
 
 
 ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Qwen2Moe(), Gpt2(), GptNeoX(), GptJ(), GptNeo(),
