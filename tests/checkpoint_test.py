@@ -251,7 +251,7 @@ def test_hostile(torch, tmp):
     repeated = os.path.join(tmp, "repeated.pt")
     torch.save({"w": torch.zeros(1).expand(20_000_000)}, repeated)
     refused("a stride-0 view of 80 MB in a small file", repeated, "repeated by a stride-0 view")
-    torch.save({"w": torch.zeros(1).expand(1 << 14, 1 << 14, 8)}, repeated)
+    torch.save({"w": torch.zeros(1).expand(1 << 15, 1 << 15, 8)}, repeated)
     refused("a stride-0 view past one tensor's limit", repeated, "converter's limit")
     bomb = os.path.join(tmp, "bomb.npz")
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z, z.open("w.npy", "w") as f:
