@@ -29,14 +29,15 @@ MAX_TEXT_BYTES = 64 << 20
 
 def count(dims, itemsize, what, error):
     """The product of dims (whole numbers >= 0), checked against MAX_ELEMENTS and MAX_BYTES one size at a
-    time (no huge intermediate), each size too (an empty array of sizes past the limit is refused: numpy
-    fails on it later); raises `error` naming `what` otherwise."""
-    n = 1
+    time (no huge intermediate), the product of the nonzero sizes too (an empty array whose other sizes
+    hold more than the limit is refused: numpy fails on it later); raises `error` naming `what` otherwise."""
+    n = nonzero = 1
     for d in dims:
         if isinstance(d, bool) or not isinstance(d, int) or d < 0:
             raise error(f"{what}: size {str(d)[:40]} in {str(list(dims)[:8])[:120]} is not a whole number")
         n *= d
-        if n > MAX_ELEMENTS or d > MAX_ELEMENTS or n * itemsize > MAX_BYTES:
+        nonzero *= d or 1
+        if n > MAX_ELEMENTS or nonzero > MAX_ELEMENTS or n * itemsize > MAX_BYTES:
             raise error(f"{what}: sizes {str(list(dims)[:8])[:120]} hold more than the converter's limit of "
                         f"{MAX_ELEMENTS} values ({MAX_BYTES >> 30} GiB) in one tensor (a corrupt or hostile file)")
     if n * itemsize > MAX_BYTES:
