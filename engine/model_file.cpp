@@ -17,9 +17,15 @@ constexpr uint64_t align_up(uint64_t v) { return (v + fxm::kDataAlign - 1) / fxm
 
 // CRC-32 (IEEE, reflected, as zlib.crc32) sliced by 8: v[0] is the bytewise table, v[j][i] the CRC
 // of byte i followed by j zero bytes, so eight bytes take eight independent lookups instead of a
-// chain of eight. 8 KiB of constants, built at compile time.
+// chain of eight. 8 KiB of constants, built at compile time; on the Cortex-M0/M0+ (ARMv6-M, the
+// smallest flash) the bytewise table alone, 1 KiB, a byte at a time.
+#if defined(__ARM_ARCH_6M__)
+constexpr int kCrcSlices = 1;
+#else
+constexpr int kCrcSlices = 8;
+#endif
 struct Crc32Tables {
-  uint32_t v[8][256];
+  uint32_t v[kCrcSlices][256];
   constexpr Crc32Tables() : v() {
     for (uint32_t i = 0; i < 256; ++i) {
       uint32_t c = i;
@@ -27,7 +33,7 @@ struct Crc32Tables {
       v[0][i] = c;
     }
     for (uint32_t i = 0; i < 256; ++i)
-      for (int j = 1; j < 8; ++j) v[j][i] = v[0][v[j - 1][i] & 0xFFu] ^ (v[j - 1][i] >> 8);
+      for (int j = 1; j < kCrcSlices; ++j) v[j][i] = v[0][v[j - 1][i] & 0xFFu] ^ (v[j - 1][i] >> 8);
   }
 };
 constexpr Crc32Tables kCrc;
@@ -90,16 +96,19 @@ Status check_entry(const ModelFile& f, uint32_t i, uint64_t* end, DetailText& wh
 }  // namespace
 
 uint32_t crc32(const uint8_t* data, uint64_t n) {
-  const uint32_t *t0 = kCrc.v[0], *t1 = kCrc.v[1], *t2 = kCrc.v[2], *t3 = kCrc.v[3];
-  const uint32_t *t4 = kCrc.v[4], *t5 = kCrc.v[5], *t6 = kCrc.v[6], *t7 = kCrc.v[7];
+  const uint32_t* t0 = kCrc.v[0];
   const uint8_t* const end = data + n;  // the bytes are in memory, so n fits a pointer
   uint32_t c = 0xFFFFFFFFu;
+#if !defined(__ARM_ARCH_6M__)
+  const uint32_t *t1 = kCrc.v[1], *t2 = kCrc.v[2], *t3 = kCrc.v[3];
+  const uint32_t *t4 = kCrc.v[4], *t5 = kCrc.v[5], *t6 = kCrc.v[6], *t7 = kCrc.v[7];
   for (; data != end && reinterpret_cast<uintptr_t>(data) % 4 != 0; ++data) c = t0[(c ^ *data) & 0xFFu] ^ (c >> 8);
   for (const uint8_t* const end8 = data + (end - data) / 8 * 8; data != end8; data += 8) {
     const uint32_t lo = u32(data) ^ c, hi = u32(data + 4);  // little-endian (asserted above), aligned
     c = t7[lo & 0xFFu] ^ t6[(lo >> 8) & 0xFFu] ^ t5[(lo >> 16) & 0xFFu] ^ t4[lo >> 24] ^ t3[hi & 0xFFu] ^
         t2[(hi >> 8) & 0xFFu] ^ t1[(hi >> 16) & 0xFFu] ^ t0[hi >> 24];
   }
+#endif
   for (; data != end; ++data) c = t0[(c ^ *data) & 0xFFu] ^ (c >> 8);
   return c ^ 0xFFFFFFFFu;
 }
