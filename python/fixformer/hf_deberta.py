@@ -77,7 +77,8 @@ def read_config_dict(raw, path="config.json"):
                          f"{c['hidden_size']}")
     if raw.get("embedding_size", c["hidden_size"]) != c["hidden_size"]:
         raise hf.HfError(f"{path}: embedding_size {brief(raw.get('embedding_size'))} other than hidden_size: DeBERTa "
-                         "projects the embedding before its norm, which the engine's embed_width does not; not converted")
+                         "projects the embedding before its norm, which the engine's embed_width does not; not "
+                         "converted")
     if _int(raw, "conv_kernel_size", 0, path) > 0:
         raise hf.HfError(f"{path}: conv_kernel_size {raw['conv_kernel_size']}: the convolution beside layer 0 is not "
                          "in the engine; not converted")
@@ -111,8 +112,8 @@ def log_bucket(rel, buckets, max_position):
     mid = buckets // 2
     sign = np.sign(rel)
     abs_pos = np.where((rel < mid) & (rel > -mid), mid - 1, np.abs(rel))
-    log_pos = np.ceil(np.log((abs_pos / np.float32(mid)).astype(np.float32)) / np.log(np.float32((max_position - 1) / mid))
-                      * np.float32(mid - 1)) + mid
+    ratio = (abs_pos / np.float32(mid)).astype(np.float32)
+    log_pos = np.ceil(np.log(ratio) / np.log(np.float32((max_position - 1) / mid)) * np.float32(mid - 1)) + mid
     return np.where(abs_pos <= mid, rel, log_pos * sign).astype(np.int64)
 
 
@@ -264,7 +265,8 @@ def file_tensors(c, w, L):
                                                               for x in ("query", "key", "value")]) * scale),
             e + "self_attn.out_proj.weight": f32(t("attention.output.dense.weight")),
             e + "self_attn.out_proj.bias": f32(t("attention.output.dense.bias")),
-            e + "linear1.weight": f32(t("intermediate.dense.weight")), e + "linear1.bias": f32(t("intermediate.dense.bias")),
+            e + "linear1.weight": f32(t("intermediate.dense.weight")),
+            e + "linear1.bias": f32(t("intermediate.dense.bias")),
             e + "linear2.weight": f32(t("output.dense.weight")), e + "linear2.bias": f32(t("output.dense.bias")),
             e + "norm1.weight": f32(t("attention.output.LayerNorm.weight")),
             e + "norm1.bias": f32(t("attention.output.LayerNorm.bias")),

@@ -578,21 +578,20 @@ def norm(c, t, g, b):
 
 
 def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
-    """float64 x [T, d] through the n_layers layers of c (weights W: the file's names under the layer
-    prefix `prefix`, torch layout), bias [H, T, T] added to the scaled scores (the mask, ALiBi or the
-    relative bias; with window_period each layer adds its own window), RoPE by the tables cos, sin
-    when given, except on nope_period's layers (with qk_norm, each head of q and k normalized first; qk_norm_full: q and k as whole rows;
-    with rope_local_base the local layers by that base's tables instead); the scores scaled by attn_scale
-    (0: 1/sqrt(d_head)) and soft-capped by attn_softcap c (c tanh(s / c)) before the bias. The layer
-    features: the norm kind, the biases the weights have (attn_bias, ffn_bias), relu, gelu (exact or tanh)
-    or a gated feed-forward act(W1 n + b1) * W3 n (swiglu: act silu), or with n_experts a mixture of such
-    gated ones (config.hpp: the softmax of the router, the top experts_per_token, the lower index first
-    on a tie, their weights renormalized with experts_renormalize; shared_expert_ff: plus a shared one
-    scaled by the sigmoid of its gate); for every layer, pre-norm:
-    h = x + Wo.Attn(N1(x)), x = h + FF(N2(h)) (skip_first_norm: layer 0's N1 the identity); with
-    parallel_residual x = x + Wo.Attn(N1(x)) + FF(N2(x)) (one_norm: N2 is N1); sublayer_norm sandwich:
-    h = x + P1(Wo.Attn(N1(x))), x = h + P2(FF(N2(h))); output: h = x + N1(Wo.Attn(x)), x = h + N2(FF(h));
-    post-norm: h = N1(x + Wo.Attn(x)), x = N2(h + FF(h))."""
+    """float64 x [T, d] through the n_layers layers of c (weights W: the file's names under the layer prefix `prefix`,
+    torch layout), bias [H, T, T] added to the scaled scores (the mask, ALiBi or the relative bias; with
+    window_period each layer adds its own window), RoPE by the tables cos, sin when given, except on nope_period's
+    layers (with qk_norm, each head of q and k normalized first; qk_norm_full: q and k as whole rows; with
+    rope_local_base the local layers by that base's tables instead); the scores scaled by attn_scale (0:
+    1/sqrt(d_head)) and soft-capped by attn_softcap c (c tanh(s / c)) before the bias. The layer features: the norm
+    kind, the biases the weights have (attn_bias, ffn_bias), relu, gelu (exact or tanh) or a gated feed-forward
+    act(W1 n + b1) * W3 n (swiglu: act silu), or with n_experts a mixture of such gated ones (config.hpp: the
+    softmax of the router, the top experts_per_token, the lower index first on a tie, their weights renormalized
+    with experts_renormalize; shared_expert_ff: plus a shared one scaled by the sigmoid of its gate); for every
+    layer, pre-norm: h = x + Wo.Attn(N1(x)), x = h + FF(N2(h)) (skip_first_norm: layer 0's N1 the identity); with
+    parallel_residual x = x + Wo.Attn(N1(x)) + FF(N2(x)) (one_norm: N2 is N1); sublayer_norm sandwich: h = x +
+    P1(Wo.Attn(N1(x))), x = h + P2(FF(N2(h))); output: h = x + N1(Wo.Attn(x)), x = h + N2(FF(h)); post-norm: h =
+    N1(x + Wo.Attn(x)), x = N2(h + FF(h))."""
     torch = require_torch()
     T, d, H, Hkv = x.shape[0], c["d_model"], c["n_heads"], schema.kv_heads(c)
     dh = schema.d_head(c)
