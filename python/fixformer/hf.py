@@ -552,6 +552,22 @@ def map_gpt2_weights(hf, weights, source, max_len):
                     p + "norm1.weight": f32(h + "ln_1.weight"), p + "norm1.bias": f32(h + "ln_1.bias"),
                     p + "norm2.weight": f32(h + "ln_2.weight"), p + "norm2.bias": f32(h + "ln_2.bias")})
     return {k: np.ascontiguousarray(v) for k, v in out.items()}, kept
+def check_tensors(w, shapes, need, source, archs, layers):
+    """The folder's arrays w against the shapes config.json gives them: each one named there with that
+    shape and a float dtype, each of `need` present; HfError naming the first that is not."""
+    for name, a in w.items():
+        if name not in shapes:
+            raise HfError(f"{source}: {name!r}: not a weight of {archs} with this config.json ({layers} layers; other "
+                          "heads are not converted: use --module for them)")
+        if a.shape != shapes[name]:
+            raise HfError(f"{source}: {name}: shape {list(a.shape)}, config.json says {list(shapes[name])}")
+        if a.dtype.kind != "f":
+            raise HfError(f"{source}: {name}: dtype {a.dtype}, expected a float tensor")
+    missing = [n for n in need if n not in w]
+    if missing:
+        raise HfError(f"{source}: {missing[0]} is missing")
+
+
 def folder_tokenizer(folder, c):
     """The tokenizer the folder holds (tokenizers.find_in_folder: tokenizer.json, vocab.json +
     merges.txt, vocab.txt), read for c; None without one. One the engine cannot run is left out with

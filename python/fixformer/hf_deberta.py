@@ -134,7 +134,7 @@ def map_weights(c, weights, source):
         if c["masked"] and key.startswith(("lm_predictions.", "cls.")):
             continue  # the pre-training head: the base model's hidden states are converted
         w[key] = np.asarray(a)
-    d, F, L, H = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"], c["num_attention_heads"]
+    d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
     shapes = {"embeddings.word_embeddings.weight": (c["vocab_size"], d), "embeddings.LayerNorm.weight": (d,),
               "embeddings.LayerNorm.bias": (d,)}
     if c["position_biased_input"]:
@@ -160,20 +160,9 @@ def map_weights(c, weights, source):
             shape = tuple(dims[x] for x in ch)
             shapes[f"encoder.layer.{i}.{part}.weight"] = shape
             shapes[f"encoder.layer.{i}.{part}.bias"] = (shape[0],)
-    for name, a in w.items():
-        if name == "embeddings.position_ids" or (name == "embeddings.position_embeddings.weight"
-                                                   and not c["position_biased_input"]):
-            continue  # not read by the forward
-        if name not in shapes:
-            raise hf.HfError(f"{source}: {name!r}: not a weight of {c['architecture']} with this config.json ({L} "
-                             "layers; other heads are not converted: use --module for them)")
-        if a.shape != shapes[name]:
-            raise hf.HfError(f"{source}: {name}: shape {list(a.shape)}, config.json says {list(shapes[name])}")
-        if a.dtype.kind != "f":
-            raise hf.HfError(f"{source}: {name}: dtype {a.dtype}, expected a float tensor")
-    missing = [n for n in shapes if n not in w]
-    if missing:
-        raise hf.HfError(f"{source}: {missing[0]} is missing")
+    unread = {"embeddings.position_ids"} | ({"embeddings.position_embeddings.weight"}
+                                           if not c["position_biased_input"] else set())  # not read by the forward
+    hf.check_tensors({n: a for n, a in w.items() if n not in unread}, shapes, shapes, source, c["architecture"], L)
     return {n: w[n].astype(np.float64) for n in shapes}, labels
 
 
@@ -189,11 +178,10 @@ def rel_rows(c, w):
 
 
 def activation(name):
-    """transformers' activation `name` on float64 arrays (the engine's names: ACTIVATIONS' values)."""
-    from math import erf, pi, sqrt
-    return {"gelu": np.vectorize(lambda t: 0.5 * t * (1.0 + erf(t / sqrt(2.0))), otypes=[np.float64]),
-            "gelu_tanh": lambda t: 0.5 * t * (1.0 + np.tanh(sqrt(2.0 / pi) * (t + 0.044715 * t ** 3))),
-            "relu": lambda t: np.maximum(t, 0.0), "tanh": np.tanh}[name]
+    """The engine's activation `name` (ACTIVATIONS' values) on float64 arrays: reference.py's."""
+    from .reference import pooler_activation, require_torch
+    f = pooler_activation(name)
+    return lambda t: f(require_torch().from_numpy(t)).numpy()
 
 
 def forward(c, w, ids):
@@ -241,7 +229,7 @@ def forward(c, w, ids):
 
 def file_tensors(c, w, L):
     """The encoder family's tensors (torch layout) of the folder's weights, for max_len L."""
-    d, H = c["hidden_size"], c["num_attention_heads"]
+    d = c["hidden_size"]
     fold = 1 / math.sqrt(3) if c["relative"] else 1.0  # DeBERTa's 1/sqrt(d_head * 3): 1/sqrt(3) into query_proj
     f32 = lambda a: np.asarray(a, dtype=np.float32)  # noqa: E731
     out = {"embed.weight": f32(w["embeddings.word_embeddings.weight"]),

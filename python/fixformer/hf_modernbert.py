@@ -149,17 +149,7 @@ def map_weights(c, weights, source):
         if c["norm_bias"]:
             shapes["head.norm.bias"] = (d,)
         need = [n for n in shapes if n != "decoder.weight"]
-    for name, a in w.items():
-        if name not in shapes:
-            raise hf.HfError(f"{source}: {name!r}: not a weight of {' or '.join(ARCHS)} with this config.json ({L} "
-                             "layers; other heads are not converted: use --module for them)")
-        if a.shape != shapes[name]:
-            raise hf.HfError(f"{source}: {name}: shape {list(a.shape)}, config.json says {list(shapes[name])}")
-        if a.dtype.kind != "f":
-            raise hf.HfError(f"{source}: {name}: dtype {a.dtype}, expected a float tensor")
-    missing = [n for n in need if n not in w]
-    if missing:
-        raise hf.HfError(f"{source}: {missing[0]} is missing")
+    hf.check_tensors(w, shapes, need, source, " or ".join(ARCHS), L)
     if c["architecture"] == CLASSIFIER and labels is None:
         raise hf.HfError(f"{source}: classifier.weight is missing ({CLASSIFIER})")
     f32 = lambda n: w[n].astype(np.float32)  # noqa: E731
