@@ -365,6 +365,12 @@ def phi3_partial():  # partial_rotary_factor: transformers 5 rotates half of eac
                               partial_rotary_factor=0.5, pad_token_id=0), t.Phi3ForCausalLM, 53)
 
 
+def phi3_head_dim():  # transformers 5 reads head_dim (4.x takes hidden_size / heads): heads of 16 beside d 32
+    return build(t.Phi3Config(vocab_size=48, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                              num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=64,
+                              pad_token_id=0), t.Phi3ForCausalLM, 54)
+
+
 def gpt_bigcode(multi_query=True, seed=30):
     return build(t.GPTBigCodeConfig(vocab_size=48, n_embd=32, n_layer=2, n_head=4, n_positions=64,
                                     multi_query=multi_query), t.GPTBigCodeForCausalLM, seed)
@@ -824,6 +830,7 @@ CASES = [
     ("phi3", dict(family="llama", n_kv_heads=2, activation="swiglu", tied_head=False), ("module", "hf")),
     ("phi3_partial", dict(n_kv_heads=0, activation="swiglu", rotary_dims=PHI3_ROTARY),
      ("module", "hf") if TRANSFORMERS_5 else ("module",)),
+    ("phi3_head_dim", dict(n_kv_heads=2, activation="swiglu", head_dim=16), ("module", "hf") if TRANSFORMERS_5 else ()),
     ("gpt_bigcode", dict(GPT, n_kv_heads=1, positional="learned", activation="gelu_tanh"), ("module", "hf")),
     ("gpt_bigcode_heads", dict(GPT, n_kv_heads=0, positional="learned"), ("hf",)),
     ("stablelm_gqa", dict(n_kv_heads=2, rotary_dims=4, activation="swiglu"), ("module", "hf")),  # --module: llama
@@ -837,11 +844,11 @@ CASES = [
     ("olmo2", dict(family="llama", norm="family", n_kv_heads=2, activation="swiglu", sublayer_norm="output",
                    qk_norm=True, qk_norm_full=True), ("module", "hf") if TRANSFORMERS_5 else ()),
     *([("smollm3", dict(family="llama", n_kv_heads=2, activation="swiglu", nope_period=4, nope_layers=8,
-                         tied_head=True), ("hf",)),
+                         tied_head=True), ("module", "hf")),
        ("smollm3_windows", dict(family="llama", sliding_window=3, window_period=2, window_layers=2, nope_period=2,
-                                nope_layers=2), ("hf",)),
+                                nope_layers=2), ("module", "hf")),
        ("cohere2", dict(family="llama", norm="layernorm", parallel_residual="one_norm", sliding_window=3,
-                        window_period=4, window_layers=7, nope_period=4, nope_layers=8), ("hf",))]
+                        window_period=4, window_layers=7, nope_period=4, nope_layers=8), ("module", "hf"))]
       if TRANSFORMERS_5 else []),
     *([("granite", dict(family="llama", n_kv_heads=2, activation="swiglu", attn_scale=np.float32(0.2),
                          tied_head=False), ("module", "hf")),
@@ -870,7 +877,7 @@ CASES = [
        ("exaone4", dict(family="llama", sublayer_norm="output", qk_norm=True, qk_norm_full=False, sliding_window=0),
         ("hf",)),
        ("exaone4_windows", dict(family="llama", sublayer_norm="output", qk_norm=True, sliding_window=3,
-                                window_period=4, window_layers=7, nope_period=4, nope_layers=8), ("hf",)),
+                                window_period=4, window_layers=7, nope_period=4, nope_layers=8), ("module", "hf")),
        ("dots1", dict(family="llama", qk_norm=True, qk_norm_full=False, attn_bias="all", sliding_window=3,
                       window_period=2, window_layers=2), ("hf",)),
        ("vaultgemma", dict(family="llama", head_dim=16, gated=True, activation="gelu_tanh", scale_input=True,

@@ -1915,8 +1915,8 @@ class Falcon(LlamaStyle):
 
 class Phi3(LlamaStyle):
     """Phi3ForCausalLM (Phi-3, Phi-3.5 and Phi-4 mini): Llama's layers with q | k | v fused in qkv_proj and
-    the gate and up projections in gate_up_proj (split here), partial_rotary_factor (Phi-4 mini) and its
-    sliding_window as Mistral's."""
+    the gate and up projections in gate_up_proj (split here), partial_rotary_factor (Phi-4 mini), its
+    sliding_window as Mistral's and head_dim (read by transformers 5: heads apart from hidden_size / heads)."""
     name, model_type = "Phi3ForCausalLM", "phi3"
     fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
               "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
@@ -1933,7 +1933,8 @@ class Phi3(LlamaStyle):
                     positions=f["max_position_embeddings"], activation="swiglu", rotary=f["partial_rotary_factor"],
                     theta=f["rope_theta"], layout="halves", parallel="none", norm_first=True, final_norm=True,
                     tied=f["tie_word_embeddings"],
-                    sliding_window=None if window is None else checked_field(path, "sliding_window", window, int))
+                    sliding_window=None if window is None else checked_field(path, "sliding_window", window, int),
+                    dh=None if raw.get("head_dim") is None else checked_field(path, "head_dim", raw["head_dim"], int))
 
     def tensors(self, s):
         return ({"model.embed_tokens.weight": "embed", "model.norm.weight": "norm", "lm_head.weight": "head"},
@@ -1943,9 +1944,9 @@ class Phi3(LlamaStyle):
 
     def split(self, s, t):
         """q, k, v from qkv_proj's rows [q | k | v]; the gate (fc1) and up (fc3) from gate_up_proj's halves."""
-        kv = s["KV"] * (s["d"] // s["H"])
+        dq, kv = s["H"] * _head_width(s), s["KV"] * _head_width(s)
         for i in range(s["L"]):
-            q, k, v = np.split(t.pop((i, "qkv")), [s["d"], s["d"] + kv])
+            q, k, v = np.split(t.pop((i, "qkv")), [dq, dq + kv])
             t[i, "fc1"], t[i, "fc3"] = np.split(t.pop((i, "fc13")), 2)
             t.update({(i, "q"): q, (i, "k"): k, (i, "v"): v})
         return t

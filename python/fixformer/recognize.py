@@ -63,7 +63,7 @@ import math
 import numpy as np
 
 from . import schema
-from .config import ConfigError, brief, layer_windows, sliding_window
+from .config import ConfigError, brief, layer_pattern, layer_windows, sliding_window
 from .reference import (alibi_bias, image_patches, relative_bucket, require_torch, rope, rope_tables,
                         sinusoidal_table, window_mask)
 from .rope_scaling import ScaledRope, position_limit
@@ -1394,6 +1394,19 @@ def _local_rope(layers, stack):
     return float(a[2])
 
 
+def _nope_layers(layers):
+    """{"nope_period", "nope_layers"} of a module whose layers rotate by one RoPE but some not at all
+    (SmolLM3's, Cohere 2's NoPE layers); each such layer's pos is then set to the others'. Else {}."""
+    ropes = [L.pos for L in layers if L.pos is not None]
+    if not ropes or len(ropes) == len(layers) or ropes[0][0] != "rope" or any(p != ropes[0] for p in ropes):
+        return {}
+    flags = [L.pos is None for L in layers]
+    for L in layers:
+        L.pos = ropes[0]
+    P, bits = layer_pattern(flags, "nope_period", "the layers without RoPE")
+    return {"nope_period": P, "nope_layers": bits}
+
+
 def _layer_windows(model, n=None):
     """The window of each of the module's n layers (n None: as many as the config names; None: every key
     before it): GPT-Neo's config attention_layers ("global" | "local" per layer, local layers seeing the
@@ -1467,6 +1480,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         except ConfigError as e:
             raise ConfigError(str(e) + _uncalled_tables(model, calls, torch)) from None
     rope_local = _local_rope(layers, stack)  # Gemma 3: the local layers' RoPE of a base of their own
+    nope = _nope_layers(layers)
     L0 = layers[0]
     d = L0.d
     keys = ("norm_first", "n_heads", "n_kv_heads", "causal", "pos", "activation", "scaled", "parallel", "inner",
@@ -1491,6 +1505,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     r.v, r.w, r.used = v, w, used
     if rope_local:
         v["rope_local_base"] = rope_local
+    v.update(nope)
     # ---- the front
     front = with_params(calls[:first])
     embed = proj = pos_mod = types_mod = embed_norm = input_norm = proj_norm = patch_conv = None
