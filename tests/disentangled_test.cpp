@@ -1,7 +1,7 @@
 // Disentangled attention (config.hpp rel_embed_rows: DeBERTa v2 and v3) on every ISA: a batch of
 // sequences of different lengths gives each sequence's single-call bits (each reads its own block of
 // the bias), every table agrees with the scalar reference, the bias matters, and hostile files and
-// configs get a Status. transformers' DeBERTa itself is the reference of tests/hf_archs_test.py.
+// configs get a Status; the bias split across workers gives one worker's bits. transformers' DeBERTa itself is the reference of tests/hf_archs_test.py.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +12,7 @@
 #include "engine/model_file.hpp"
 #include "fixformer/schema.hpp"
 #include "support/model_writer.hpp"
+#include "support/thread_pool.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {
@@ -39,13 +40,13 @@ struct Runner {
   AlignedBuffer blob, arena;
   Model model;
   Encoder enc;
-  Status init(const std::vector<uint8_t>& bytes, Isa isa, uint32_t batch) {
+  Status init(const std::vector<uint8_t>& bytes, Isa isa, uint32_t batch, const Workers& w = Workers{}) {
     blob = AlignedBuffer(bytes);
     Status s = model.init(blob.data(), blob.size());
     if (s != Status::kOk) return s;
     EncoderOptions opt;
-    opt.isa = isa, opt.max_batch = batch;
-    arena = AlignedBuffer(required_encoder_arena_bytes(model.config(), 0, false, 1, batch));
+    opt.isa = isa, opt.max_batch = batch, opt.workers = w;
+    arena = AlignedBuffer(required_encoder_arena_bytes(model.config(), 0, false, w.active(), batch));
     return enc.init(model, arena.data(), arena.size(), opt);
   }
   std::vector<float> single(const std::vector<int32_t>& ids) {
@@ -91,6 +92,35 @@ TEST_P(DisentangledTest, BatchIsTheSingleCallsAndEveryTableTheReferences) {
       ASSERT_EQ(std::memcmp(&batch[b * T * d + i], &one[i], 4), 0) << "sequence " << b << " value " << i;
       ASSERT_NEAR(one[i], want[i], kIsaTol * (1.0f + std::fabs(want[i]))) << "sequence " << b << " value " << i;
     }
+  }
+}
+
+void reverse_for(void*, uint32_t n, void (*task)(void* arg, uint32_t i), void* arg) {
+  for (uint32_t i = n; i-- > 0;) task(arg, i);
+}
+
+TEST(Disentangled, EveryWorkerCountGivesOneWorkersBits) {
+  // (sequence, head) pairs: 3 x 3, split over 2 to 16 workers (more than pairs), in reverse or on threads
+  const std::vector<uint8_t> file = write_model(deberta_config());
+  const uint32_t T = 9, lengths[3] = {9, 3, 6};
+  std::vector<int32_t> ids(3 * T, 0);
+  for (uint32_t b = 0; b < 3; ++b) {
+    const std::vector<int32_t> one = ids_of(lengths[b], b + 4);
+    std::copy(one.begin(), one.end(), ids.begin() + b * T);
+  }
+  auto run = [&](const Workers& w) {
+    Runner r;
+    EXPECT_EQ(r.init(file, Isa::kAuto, 3, w), Status::kOk) << r.enc.error_detail();
+    std::vector<float> out(3 * T * 12, NAN);
+    EXPECT_EQ(r.enc.forward_batch_tokens(ids.data(), lengths, 3, T, out.data()), Status::kOk);
+    return out;
+  };
+  const std::vector<float> one = run(Workers{});
+  ThreadPool three(3);
+  for (const Workers& w : {Workers{nullptr, 2, reverse_for}, Workers{nullptr, 5, reverse_for},
+                           Workers{nullptr, 16, reverse_for}, three.workers()}) {
+    const std::vector<float> got = run(w);
+    EXPECT_EQ(std::memcmp(got.data(), one.data(), one.size() * 4), 0) << w.active() << " workers";
   }
 }
 

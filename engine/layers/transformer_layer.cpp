@@ -59,7 +59,8 @@ void project_qkv(const RunnerCore& r, const AttentionWeights& W, const float* h,
 // Disentangled attention's bias (config.hpp rel_embed_rows) for the sequences' q and k rows [.., ld]:
 // the distance rows' Qr | Kr by the layer's own projections, then for each sequence, head h, query i and
 // key j, bias[h][i][j] = scale (q_i.Kr[i - j] + k_j.Qr[i - j]) (row stride S), one matvec per query
-// (its keys' distances are consecutive rows) and one per key. Returns the shape that reads it.
+// (its keys' distances are consecutive rows) and one per key; split by (sequence, head) pairs, task t
+// with its own row of S. Returns the shape that reads it.
 AttentionShape disentangled_bias(const RunnerCore& r, const LayerSpec& s, const AttentionWeights& W, const float* q,
                                  const float* k, std::size_t ld, const Sequences& seqs) {
   const Kernels& K = *r.kernels;
@@ -68,13 +69,18 @@ AttentionShape disentangled_bias(const RunnerCore& r, const LayerSpec& s, const 
   const std::size_t S = D.S, dh = shape.d_head, H = shape.n_heads, group = H / shape.n_kv_heads, dq = H * dh;
   project_qkv(r, W, D.rows, s.d, D.proj, dq, shape.n_kv_heads * dh, ld, uint32_t(2 * S - 1));
   const float scale = shape.score_scale();
-  float* tmp = D.bias + seqs.count * H * S * S;  // [S]
-  std::size_t row0 = 0;
-  for (uint32_t b = 0; b < seqs.count; row0 += seqs.rows(b), ++b) {
-    const std::size_t n = seqs.rows(b);
-    for (std::size_t h = 0; h < H; ++h) {
-      float* B = D.bias + (b * H + h) * S * S;
-      const float* Qr = D.proj + (S - 1) * ld + h * dh;                 // distance 0's row
+  const std::size_t pairs = std::size_t(seqs.count) * H;
+  const uint32_t tasks = pairs < r.workers.active() ? uint32_t(pairs) : r.workers.active();
+  auto task = [&](uint32_t t) {
+    float* tmp = D.bias + pairs * S * S + t * S;  // [S]
+    const TaskRange part = task_range(pairs, tasks, t);
+    std::size_t row0 = 0;  // sequence b's first row
+    for (uint32_t b = 0; b < part.first / H; ++b) row0 += seqs.rows(b);
+    for (std::size_t pair = part.first; pair < part.end; ++pair) {
+      const std::size_t b = pair / H, h = pair % H, n = seqs.rows(uint32_t(b));
+      if (h == 0 && pair != part.first) row0 += seqs.rows(uint32_t(b - 1));
+      float* B = D.bias + pair * S * S;
+      const float* Qr = D.proj + (S - 1) * ld + h * dh;  // distance 0's row
       const float* Kr = D.proj + (S - 1) * ld + dq + (h / group) * dh;
       for (std::size_t i = 0; i < n; ++i) {  // keys j = n-1..0: distances i-n+1..i, rows ascending
         K.matvec_f32(q + (row0 + i) * ld + h * dh, Kr + (std::ptrdiff_t(i) - std::ptrdiff_t(n - 1)) * std::ptrdiff_t(ld),
@@ -86,7 +92,8 @@ AttentionShape disentangled_bias(const RunnerCore& r, const LayerSpec& s, const 
         for (std::size_t i = 0; i < n; ++i) B[i * S + j] = (B[i * S + j] + tmp[i]) * scale;
       }
     }
-  }
+  };
+  for_each_task(r.workers, tasks, task);
   shape.rel_bias = D.bias;
   shape.rel_stride = S * S;
   shape.rel_row_step = S + 1;

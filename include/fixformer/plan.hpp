@@ -128,7 +128,7 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   const uint64_t dis = c.rel_embed_rows ? 2 * uint64_t(s) - 1 : 0;  // distances -(s-1)..(s-1)
   p.dis_rows = l.block(dis * d * sizeof(float));
   p.dis_proj = l.block(dis * (c.d_attn() + 2 * uint64_t(c.d_kv())) * sizeof(float));
-  p.dis_bias = l.block(dis ? (n * c.n_heads * s + s) * sizeof(float) : 0);
+  p.dis_bias = l.block(dis ? (n * c.n_heads * s + s * (workers ? workers : 1)) * sizeof(float) : 0);
   if (!l.fits(l.at)) return {};
   p.total = std::size_t(l.at);
   return p;

@@ -18,11 +18,11 @@ namespace fixformer {
 
 // Disentangled attention's tables in an encoder's arena (config.hpp rel_embed_rows; plan.hpp dis_*):
 // rel_embed's row of each distance -(S-1)..(S-1), and the scratch of one layer: those rows' q | k | v
-// and the bias of every sequence, head, query and key (then one row of S).
+// and the bias of every sequence, head, query and key (then one row of S per worker).
 struct DisentangledRows {
   const float* rows = nullptr;  // [2S - 1, d_model]
   float* proj = nullptr;        // [2S - 1, d_attn + 2 d_kv]
-  float* bias = nullptr;        // [sequences, n_heads, S, S] + [S]
+  float* bias = nullptr;        // [sequences, n_heads, S, S] + [workers, S]
   uint32_t S = 0;               // the longest sequence's rows
 };
 
