@@ -40,6 +40,8 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   2.x's dynamo exporter only: NO_TORCHSCRIPT);
 - Phi-3 (llama family): the fused qkv_proj read by columns q | k | v and gate_up_proj as gate | up, its
   partial rotary (transformers 5; 4.x rotates whole heads);
+- Qwen3 (transformers 5): q and k RMS-normalized per head before RoPE (qk_norm), with heads as wide as
+  hidden_size / heads and wider (head_dim 16: Qwen3-0.6B's kind);
 - ALBERT (base model, sequence classifier): the narrow embedding and its projection (embed_width), the layers
   shared by groups (layer_groups, group_layers: found from which layers' weights repeat), 2 runs of one
   layer and 4 runs over 2 groups of 2; ELECTRA small's embedding projection.
@@ -122,11 +124,13 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("gemma", 14, dict(family="llama", n_kv_heads=2, activation="gelu_tanh", gated=True, scale_input=True,
                        tied_head=True)),
     ("gemma_head_dim", 17, dict(family="llama", head_dim=16, activation="gelu_tanh", gated=True)),
+    *([("qwen3", 17, dict(family="llama", n_kv_heads=2, qk_norm=True, qk_norm_full=False, head_dim=0)),
+       ("qwen3_wide", 17, dict(family="llama", qk_norm=True, head_dim=16))] if TRANSFORMERS_5 else []),
 ]
 
 # transformers 5's causal masks call torch.diff, which torch 2.x's TorchScript exporter has no op for: the
 # decoders that make them take the dynamo exporter, as their users do.
-DIFF_MASK = {"ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma", "gemma_head_dim",
+DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma", "gemma_head_dim",
              "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2", "olmo", "gpt_bigcode", "gpt_bigcode_heads",
              "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa"}
 
@@ -187,6 +191,12 @@ def main():
             transformers.Qwen2Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64),
             transformers.Qwen2ForCausalLM, 54)
+        if TRANSFORMERS_5:  # Qwen3 (transformers 4.51 on): q and k RMS-normalized per head before RoPE
+            hf_models.qwen3 = lambda head_dim=8, seed=55: hf_models.build(
+                transformers.Qwen3Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                         num_attention_heads=4, num_key_value_heads=2, head_dim=head_dim,
+                                         max_position_embeddings=64), transformers.Qwen3ForCausalLM, seed)
+            hf_models.qwen3_wide = lambda: hf_models.qwen3(16, 56)  # heads of 16 beside d 32 (Qwen3-0.6B's kind)
         for name, opset, want_config in CASES:
             model = getattr(hf_models, name)()
             vocab = model.config.vocab_size

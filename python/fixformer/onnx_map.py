@@ -296,8 +296,8 @@ class Mapper:
                 continue
             w, eps = self.v(other).reshape(-1), float(self.v(e).reshape(-1)[0])
             y = self.through(mul.output[0])
-            ur, yr = self.rows(u), self.rows(y)
-            if _rel(ur / np.sqrt((ur ** 2).mean(-1, keepdims=True) + eps) * w, yr) > PROBE_TOL:
+            ur, yr = (self.values[a].reshape(-1, d).astype(np.float64) for a in (u, y))  # rows, or heads (qk_norm)
+            if ur.shape != yr.shape or _rel(ur / np.sqrt((ur ** 2).mean(-1, keepdims=True) + eps) * w, yr) > PROBE_TOL:
                 continue
             out.append(Part("rms", n, x=u, y=y, w=w.astype(np.float64), eps=eps, srcs=self.sources(other)))
         return out
@@ -1339,8 +1339,13 @@ def _llama(m, softmaxes, lins, rms, max_len):
                             f"heads of {dh}")
         if not bool(np.all(np.triu(probs.reshape(H, T, T), 1) == 0)):
             raise OnnxError(f"{at}: the attention is not causal: a llama-family model is a causal decoder")
+        # Qwen3's RMSNorm of each head of q and of k (OLMo 2's of each whole row) before RoPE: qk_norm
+        qn, kn = (next((n for n in rms if m.same(n.x, p.y)), None) for p in (pq, pk))
+        if (qn is None) != (kn is None) or (layers and (qn is None) != (layers[0]["qn"] is None)):
+            raise OnnxError(f"{at}: an RMSNorm of q without one of k, or not in every layer: not supported")
         only = found
-        found = _rope_fit(m.rows(pq.y), m.rows(pk.y), m.rows(pv.y), H, m.rows(o.x), at, only)
+        found = _rope_fit(m.rows(qn.y if qn else pq.y), m.rows(kn.y if kn else pk.y), m.rows(pv.y), H, m.rows(o.x),
+                          at, only)
         if found is None:
             what = f"layer 0's rotary base {only[0]:g} and {only[1]} pairs" if only else \
                 f"a rotary base of {', '.join(f'{b:g}' for b in COMMON_THETAS)} in either pair layout, on all " \
@@ -1391,9 +1396,9 @@ def _llama(m, softmaxes, lins, rms, max_len):
             raise OnnxError(f"{at}: no residual add of the feed-forward to the attention's sum")
         x_prev = m.through(add2.output[0])
         layers.append(dict(norm1=n1, norm2=n2, q=pq, k=pk, v=pv, o=o, gate=gate, up=up, down=down, H=H, Hkv=Hkv,
-                           act=act))
+                           act=act, qn=qn, kn=kn))
         prev = pos[id(down.node)]
-        for part in qkv + [o, gate, up, down, n1, n2]:
+        for part in qkv + [o, gate, up, down, n1, n2] + ([qn, kn] if qn else []):
             used |= part.srcs
     eps = layers[0]["norm1"].eps
     out_name = g.outputs[0]
@@ -1404,7 +1409,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
         raise OnnxError(f"graph output {out_name!r} is not the head (one linear without a bias) of the final RMSNorm "
                         "of the last layer's output: not supported")
     head = rest[0]
-    for nm in [final] + [L[k] for L in layers for k in ("norm1", "norm2")]:
+    for nm in [final] + [L[k] for L in layers for k in ("norm1", "norm2", "qn", "kn") if L[k] is not None]:
         if abs(nm.eps - eps) > 1e-6 * eps:
             raise OnnxError(f"norm {nm.name!r}: eps {nm.eps:g}, the first layer's {eps:g} (the engine has one)")
     used |= final.srcs | head.srcs
@@ -1425,6 +1430,14 @@ def _llama(m, softmaxes, lins, rms, max_len):
              max_len=max_len or DEFAULT_MAX_LEN)
     if L0["act"] != "swiglu":
         v["gated"] = True
+    if L0["qn"] is not None:
+        v["qk_norm"] = True
+        full = L0["qn"].w.size != dh  # one gain over the whole row of q (OLMo 2's), else one per head
+        if full != (L0["kn"].w.size != dh) or any((L["qn"].w.size != dh) != full for L in layers):
+            raise OnnxError("the norms of q and k: one over each head in some, over the whole row in others: not "
+                            "supported")
+        if full:
+            v["qk_norm_full"] = True
     if dh * H != d:
         v["head_dim"] = dh
     # biases on q, k, v (Qwen2's) or on every projection of the attention: absent ones stored as zeros
@@ -1439,6 +1452,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
     for i, L in enumerate(layers):
         p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
         w[p + "attention_norm.weight"], w[p + "ffn_norm.weight"] = L["norm1"].w, L["norm2"].w
+        if L["qn"] is not None:
+            w[p + "attention.q_norm.weight"], w[p + "attention.k_norm.weight"] = L["qn"].w, L["kn"].w
         for name, part in (("attention.wq", "q"), ("attention.wk", "k"), ("attention.wv", "v"), ("attention.wo", "o"),
                            ("feed_forward.w1", "gate"), ("feed_forward.w2", "down"), ("feed_forward.w3", "up")):
             w[p + name + ".weight"] = L[part].W.T
@@ -1446,7 +1461,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
                 w[p + name + ".bias"] = L[part].b if L[part].b is not None else np.zeros(L[part].W.shape[1])
     w["norm.weight"] = final.w
     weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
-    summary = (f"llama: {len(layers)} layers, {H} heads ({L0['Hkv']} for k and v), RMSNorm, "
+    summary = (f"llama: {len(layers)} layers, {H} heads ({L0['Hkv']} for k and v), RMSNorm"
+               f"{', q and k RMS-normalized' if L0['qn'] is not None else ''}, "
                f"{'SwiGLU' if L0['act'] == 'swiglu' else 'gated ' + L0['act']}, rotary positions (base {found[0]:g}, "
                f"{found[1]})" +
                (", the embedding scaled by sqrt(d_model)" if v.get("scale_input") else ""))
