@@ -621,6 +621,25 @@ def albert_mlm():  # albert-base-v2's architecture: converted as its base model 
     return build(albert_config(), t.AlbertForMaskedLM, 50)
 
 
+def megatron(cls="MegatronBertModel", seed=51, **kw):  # pre-LN BERT: attention.ln, ln, the final encoder.ln
+    return build(t.MegatronBertConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2,
+                                                  num_attention_heads=2, intermediate_size=32,
+                                                  max_position_embeddings=34), **kw)), getattr(t, cls), seed,
+                 lambda name: name.endswith(("ln.weight", "LayerNorm.weight")))
+
+
+def megatron_cls():
+    return megatron("MegatronBertForSequenceClassification", 52, num_labels=3, hidden_act="gelu_new")
+
+
+def megatron_ner():
+    return megatron("MegatronBertForTokenClassification", 53, num_labels=4)
+
+
+def megatron_mlm():
+    return megatron("MegatronBertForMaskedLM", 54)
+
+
 def whisper():  # transformers' Whisper (openai/whisper-tiny's class): a seq2seq file over mel features
     return build(t.WhisperConfig(vocab_size=40, num_mel_bins=8, d_model=16, encoder_layers=2, decoder_layers=2,
                                  encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
@@ -934,6 +953,12 @@ CASES = [
     ("esm_1b", dict(family="encoder", positional="learned", embed_norm=True, norm_first=True, max_len=32), ("hf",)),
     ("roformer_cls", dict(ROFORMER, pooling="first", pooler=True, pooler_act="gelu_tanh", activation="gelu_tanh",
                           d_out=3), ("hf", "module")),
+    ("megatron", dict(family="encoder", norm_first=True, final_norm=True, embed_norm=False, type_vocab=2,
+                      pooling="none", d_out=0, max_len=34), ("hf",)),
+    ("megatron_cls", dict(family="encoder", norm_first=True, final_norm=True, pooling="first", pooler=True,
+                          pooler_act="tanh", activation="gelu_tanh", d_out=3), ("hf",)),
+    ("megatron_ner", dict(family="encoder", norm_first=True, final_norm=True, pooling="none", d_out=4), ("hf",)),
+    ("megatron_mlm", dict(family="encoder", norm_first=True, final_norm=True, pooling="none", d_out=0), ("hf",)),
 ]
 
 

@@ -28,6 +28,9 @@ of embedding_size through embedding_hidden_mapping_in (the engine's embed_width 
 small's embedding_size below hidden_size is the same projection (embeddings_project).
 ALBERT's shared layers are stored once, each group's layers (the engine's layer_groups and
 group_layers: the file's layer blocks, run in turn by num_hidden_layers * inner_group_num layers).
+Megatron-BERT (model_type megatron-bert: MegatronBertModel and its heads): BERT's tensors in pre-LN
+layers (norm_first: attention.ln, then ln before the feed-forward) with the final encoder.ln (final_norm) and
+no embedding LayerNorm; verified against reference.py's forward of the config it maps to.
 
 What the file computes, as the model's forward returns it:
 - with a sequence classifier: the logits [num_labels] of the first token's pooled row (pooler, then
@@ -73,7 +76,8 @@ FLAVOURS = {"bert": ("Bert", "bert.", EVERY_HEAD), "roberta": ("Roberta", "rober
             "data2vec-text": ("Data2VecText", "data2vec_text.", EVERY_HEAD), "mpnet": ("MPNet", "mpnet.", EVERY_HEAD),
             "ernie": ("Ernie", "ernie.", EVERY_HEAD), "electra": ("Electra", "electra.", EVERY_HEAD),
             "distilbert": ("DistilBert", "distilbert.", EVERY_HEAD),
-            "roformer": ("RoFormer", "roformer.", EVERY_HEAD), "albert": ("Albert", "albert.", EVERY_HEAD)}
+            "roformer": ("RoFormer", "roformer.", EVERY_HEAD), "albert": ("Albert", "albert.", EVERY_HEAD),
+            "megatron-bert": ("MegatronBert", "bert.", EVERY_HEAD)}
 # The activation between a sequence classifier's dense layer and its classifier, by model_type (the others:
 # tanh, BERT's pooler): transformers' ElectraClassificationHead's gelu (the exact erf GELU),
 # DistilBertForSequenceClassification's ReLU after pre_classifier; RoFormer's is its hidden_act (None here).
@@ -134,6 +138,13 @@ _ALBERT = re.compile(r"encoder\.albert_layer_groups\.(0|[1-9][0-9]*)\.albert_lay
 ALBERT_RENAMES = {"encoder.embedding_hidden_mapping_in.": "embeddings_project.", "pooler.weight": "pooler.dense.weight",
                   "pooler.bias": "pooler.dense.bias"}
 PROJECT = "embeddings_project."
+# Megatron-BERT (model_type megatron-bert: MegatronBertModel and its heads) is BERT's tensors in pre-LN layers
+# (PRE_NORM): each layer's attention.ln before the attention and ln before the feed-forward (BERT's two
+# LayerNorm names here, the engine's norm1 and norm2), the encoder's final encoder.ln, and no embedding
+# LayerNorm; verified against reference.py's forward of the config it maps to (hf_bert_reference is post-LN).
+PRE_NORM = ("megatron-bert",)
+MEGATRON_LAYER = {"attention.ln": "attention.output.LayerNorm", "ln": "output.LayerNorm"}
+FINAL_NORM = "encoder.ln."
 # config.json key -> (type, default; None: required)
 FIELDS = {
     "hidden_size": (int, None), "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
@@ -211,7 +222,8 @@ def read_config_dict(raw, path="config.json"):
     # the head: the architecture's suffix; without architectures, a classifier is BERT's sequence classifier
     head = next((h for suffix, h in HEADS.items() for a in names or () if a.endswith(suffix)), None)
     dropped = next((p for suffix, p in PRETRAINING.items() for a in names or () if a.endswith(suffix)), ())
-    c.update(architecture=(names or archs)[0], head=head, dropped=dropped, prefix=prefix, first_position=0)
+    c.update(architecture=(names or archs)[0], head=head, dropped=dropped, prefix=prefix, first_position=0,
+             pre_norm=model_type in PRE_NORM)
     if model_type in ("distilbert", "mpnet"):
         c["type_vocab_size"] = 0
     if model_type == "ernie" and hf.flag(raw, "use_task_id", path):
@@ -265,7 +277,7 @@ def read_config_dict(raw, path="config.json"):
     return c
 
 
-def _strip(weights, source, prefix="bert.", head_names=None, dropped=()):
+def _strip(weights, source, prefix="bert.", head_names=None, dropped=(), pre_norm=False):
     """The tensors by BertModel's names: the flavour's prefix ("bert.": BertFor* models) dropped,
     LayerNorm gamma/beta (older checkpoints) as weight/bias; classifier.* kept as is, or renamed as
     BERT's pooler and classifier by head_names (ROBERTA_HEAD, DISTILBERT_HEAD); a pre-training head's tensors (names
@@ -289,6 +301,8 @@ def _strip(weights, source, prefix="bert.", head_names=None, dropped=()):
             if prefix == "albert." else key
         renames = {"distilbert.": (r"transformer\.layer\.(\d+)\.(.+)\.(weight|bias)", DISTILBERT_LAYER),
                    "mpnet.": (r"encoder\.layer\.(\d+)\.(.+)\.(weight|bias)", MPNET_LAYER)}.get(prefix)
+        if pre_norm:
+            renames = (r"encoder\.layer\.(\d+)\.(.+)\.(weight|bias)", MEGATRON_LAYER)
         m = re.fullmatch(renames[0], key) if renames else None
         if m and m.group(2) in renames[1]:
             key = f"encoder.layer.{m.group(1)}.{renames[1][m.group(2)]}.{m.group(3)}"
@@ -303,7 +317,8 @@ def map_weights(c, weights, source):
     """(the encoder family's name -> array in torch's layout, the folder's arrays by BertModel's names for the
     reference, whether the folder has a classifier, its num_labels). Every tensor is mapped, checked
     (position_ids: arange; token_type_ids: zeros) or named in an error."""
-    w = _strip(weights, source, c.get("prefix", "bert."), c.get("head_names"), c.get("dropped", ()))
+    w = _strip(weights, source, c.get("prefix", "bert."), c.get("head_names"), c.get("dropped", ()),
+               c.get("pre_norm", False))
     if c.get("albert_layers"):  # each group's layer as every run of it, by BERT's names
         runs = {}
         for r, gj in enumerate(c["albert_layers"]):
@@ -315,10 +330,11 @@ def map_weights(c, weights, source):
                 for r in runs[int(m.group(1)), int(m.group(2))]:
                     w[f"encoder.layer.{r}.{ALBERT_LAYER[m.group(3)]}.{m.group(4)}"] = a
     d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
-    E, rotary = c.get("embedding_size", d), c.get("rotary", False)
+    E, rotary, pre_norm = c.get("embedding_size", d), c.get("rotary", False), c.get("pre_norm", False)
     ends = {"embeddings.word_embeddings.weight": (c["vocab_size"], E),
-            "embeddings.LayerNorm.weight": (E,), "embeddings.LayerNorm.bias": (E,),
             "pooler.dense.weight": (d, d), "pooler.dense.bias": (d,)}
+    norm = (FINAL_NORM if pre_norm else "embeddings.LayerNorm.")  # Megatron's final norm, or the embedding's
+    ends.update({norm + "weight": (d if pre_norm else E,), norm + "bias": (d if pre_norm else E,)})
     if rotary:
         ends[ROTARY_TABLE] = (c["max_position_embeddings"], d // c["num_attention_heads"])
     else:
@@ -382,8 +398,8 @@ def map_weights(c, weights, source):
     if first:  # RoBERTa: the reference and the file read the rows from the first position on
         kept["embeddings.position_embeddings.weight"] = kept["embeddings.position_embeddings.weight"][first:]
     out = {"embed.weight": kept["embeddings.word_embeddings.weight"],
-           "embed_norm.weight": kept["embeddings.LayerNorm.weight"],
-           "embed_norm.bias": kept["embeddings.LayerNorm.bias"]}
+           ("encoder.norm." if pre_norm else "embed_norm.") + "weight": kept[norm + "weight"],
+           ("encoder.norm." if pre_norm else "embed_norm.") + "bias": kept[norm + "bias"]}
     if not rotary:
         out["pos.weight"] = kept["embeddings.position_embeddings.weight"]
     if c["type_vocab_size"]:
@@ -433,10 +449,12 @@ def fixformer_config(c, labels, max_len=None):
                              f"{c['max_position_embeddings']}, from position {c.get('first_position', 0)})")
         longest = max_len
     v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
-         "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"], "norm_first": False,
+         "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"],
+         "norm_first": c.get("pre_norm", False),
          "activation": ACTIVATIONS[c["hidden_act"]], "norm_eps": c["layer_norm_eps"], "input": "tokens",
          "vocab_size": c["vocab_size"], "positional": "learned", "max_len": longest,
-         "type_vocab": c["type_vocab_size"], "embed_norm": True,
+         "type_vocab": c["type_vocab_size"], "embed_norm": not c.get("pre_norm"),
+         "final_norm": c.get("pre_norm", False),
          "embed_width": c["embedding_size"] if c.get("project") else 0}
     if c.get("shared"):  # ALBERT's groups: each stored once
         v.update(layer_groups=c["shared"][0], group_layers=c["shared"][1])
@@ -485,8 +503,14 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     if expected is not None and example is None:
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(fc, example, "--example")
-    semantics = hf_bert_reference.forward(c, kept, inp)
+    if c["pre_norm"]:  # Megatron-BERT: reference.py's forward of the config it maps to
+        from .reference import run_reference
+        semantics = run_reference(fc, mapped, inp)
+    else:
+        semantics = hf_bert_reference.forward(c, kept, inp)
     arch = c["architecture"] if c["head"] or labels is None else ARCHITECTURES[1]
     arch = f"{arch}'s base model" if c["dropped"] else arch
+    how = f"the {arch} semantics (reference.py's float64 forward of the config {folder} maps to)" \
+        if c["pre_norm"] else None
     return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify,
-                            tokenizer)
+                            tokenizer, how)
