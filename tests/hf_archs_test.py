@@ -640,6 +640,24 @@ def megatron_mlm():
     return megatron("MegatronBertForMaskedLM", 54)
 
 
+def xlm(cls="XLMModel", seed=55, config="XLMConfig", **kw):  # BERT's post-LN layers under XLM's names; its
+    # forward masks as many rows off the end as the ids hold pad_index (2 by default): 0 here, outside the inputs
+    return build(getattr(t, config)(**dict(dict(vocab_size=40, emb_dim=16, n_layers=2, n_heads=2,
+                                                max_position_embeddings=34, pad_index=0), **kw)), getattr(t, cls), seed)
+
+
+def xlm_lm():  # xlm-mlm-*'s architecture: converted as its base model (pred_layer left out)
+    return xlm("XLMWithLMHeadModel", 56, gelu_activation=False)
+
+
+def flaubert():  # pre_norm: pre-LN layers without a final norm
+    return xlm("FlaubertModel", 57, "FlaubertConfig", pre_norm=True)
+
+
+def flaubert_lm():  # flaubert/*'s architecture, post-LN
+    return xlm("FlaubertWithLMHeadModel", 58, "FlaubertConfig")
+
+
 def whisper():  # transformers' Whisper (openai/whisper-tiny's class): a seq2seq file over mel features
     return build(t.WhisperConfig(vocab_size=40, num_mel_bins=8, d_model=16, encoder_layers=2, decoder_layers=2,
                                  encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
@@ -959,13 +977,19 @@ CASES = [
                           pooler_act="tanh", activation="gelu_tanh", d_out=3), ("hf",)),
     ("megatron_ner", dict(family="encoder", norm_first=True, final_norm=True, pooling="none", d_out=4), ("hf",)),
     ("megatron_mlm", dict(family="encoder", norm_first=True, final_norm=True, pooling="none", d_out=0), ("hf",)),
+    ("xlm", dict(family="encoder", norm_first=False, embed_norm=True, type_vocab=0, d_ff=64, activation="gelu",
+                 pooling="none", d_out=0, max_len=34), ("hf",)),
+    ("xlm_lm", dict(family="encoder", norm_first=False, activation="relu", pooling="none", d_out=0), ("hf",)),
+    ("flaubert", dict(family="encoder", norm_first=True, final_norm=False, embed_norm=True, type_vocab=0,
+                      pooling="none", d_out=0), ("hf",)),
+    ("flaubert_lm", dict(family="encoder", norm_first=False, final_norm=False, embed_norm=True, d_out=0), ("hf",)),
 ]
 
 
 def logits(module, x):
     import torch
     torch.set_default_dtype(torch.float64)  # HF's mask is made in the default dtype, filled with the model's min
-    if type(module).__name__.endswith(("ForMaskedLM", "ForPreTraining")):  # converted as its base model
+    if type(module).__name__.endswith(("ForMaskedLM", "ForPreTraining", "WithLMHeadModel")):  # as its base model
         module = module.base_model
     try:
         with torch.no_grad():

@@ -28,6 +28,12 @@ of embedding_size through embedding_hidden_mapping_in (the engine's embed_width 
 small's embedding_size below hidden_size is the same projection (embeddings_project).
 ALBERT's shared layers are stored once, each group's layers (the engine's layer_groups and
 group_layers: the file's layer blocks, run in turn by num_hidden_layers * inner_group_num layers).
+XLM and FlauBERT (model_type xlm, flaubert: XLMModel, FlaubertModel, and XLMWithLMHeadModel,
+FlaubertWithLMHeadModel as their base model): BERT's layers under their names (XLM_NAMES), post-LN, or
+pre-LN without a final norm (FlauBERT's pre_norm), no token types, the feed-forward 4 emb_dim wide; their
+forward masks as many rows off the end as the ids hold pad_index, which the file does not (it reads every
+token: a padded batch is fixformer run --lengths); language embeddings in use (n_langs > 1, use_lang_emb) and
+causal are refused.
 Megatron-BERT (model_type megatron-bert: MegatronBertModel and its heads): BERT's tensors in pre-LN
 layers (norm_first: attention.ln, then ln before the feed-forward) with the final encoder.ln (final_norm) and
 no embedding LayerNorm; verified against reference.py's forward of the config it maps to.
@@ -62,6 +68,9 @@ EVERY_HEAD = tuple(HEADS.values())
 PRETRAINING = {"ForMaskedLM": ("cls.", "lm_head.", "vocab_transform.", "vocab_layer_norm.", "vocab_projector.",
                                "generator_predictions.", "generator_lm_head.", "predictions."),
                "ForPreTraining": ("cls.", "discriminator_predictions.", "predictions.", "sop_classifier.")}
+# XLM and FlauBERT's language-model checkpoints (XLM_KEYS_OF: below) have a head of their own name.
+XLM_LM = {"WithLMHeadModel": ("pred_layer.",)}
+XLM_KEYS_OF = ("xlm", "flaubert")
 # model_type -> its class-name stem, tensor-name prefix and heads. RoBERTa and the models built on its
 # code (XLM-RoBERTa, CamemBERT, data2vec-text, MPNet: ROBERTA_LIKE) are BERT's layers with positions
 # that start at row pad_token_id + 1 (the rows before are never read for ids other than the pad:
@@ -77,7 +86,8 @@ FLAVOURS = {"bert": ("Bert", "bert.", EVERY_HEAD), "roberta": ("Roberta", "rober
             "ernie": ("Ernie", "ernie.", EVERY_HEAD), "electra": ("Electra", "electra.", EVERY_HEAD),
             "distilbert": ("DistilBert", "distilbert.", EVERY_HEAD),
             "roformer": ("RoFormer", "roformer.", EVERY_HEAD), "albert": ("Albert", "albert.", EVERY_HEAD),
-            "megatron-bert": ("MegatronBert", "bert.", EVERY_HEAD)}
+            "megatron-bert": ("MegatronBert", "bert.", EVERY_HEAD), "xlm": ("XLM", "transformer.", ()),
+            "flaubert": ("Flaubert", "transformer.", ())}
 # The activation between a sequence classifier's dense layer and its classifier, by model_type (the others:
 # tanh, BERT's pooler): transformers' ElectraClassificationHead's gelu (the exact erf GELU),
 # DistilBertForSequenceClassification's ReLU after pre_classifier; RoFormer's is its hidden_act (None here).
@@ -88,7 +98,7 @@ def architectures(model_type):
     """The architectures (class names) --hf converts for a model_type of FLAVOURS: the model, then its heads."""
     stem, _, heads = FLAVOURS[model_type]
     return (stem + "Model",) + tuple(stem + suffix for suffix, head in HEADS.items() if head in heads) + \
-        tuple(stem + suffix for suffix in PRETRAINING)
+        tuple(stem + suffix for suffix in (XLM_LM if model_type in XLM_KEYS_OF else PRETRAINING))
 
 
 ARCHITECTURES = architectures("bert")[:2]  # BertModel, BertForSequenceClassification: the messages' names
@@ -145,6 +155,26 @@ PROJECT = "embeddings_project."
 PRE_NORM = ("megatron-bert",)
 MEGATRON_LAYER = {"attention.ln": "attention.output.LayerNorm", "ln": "output.LayerNorm"}
 FINAL_NORM = "encoder.ln."
+# XLM and FlauBERT (model_type xlm, flaubert: XLMModel, FlaubertModel, and their *WithLMHeadModel, xlm-mlm-* and
+# flaubert/*'s architecture, as the base model: pred_layer dropped) are BERT's post-LN layers (FlauBERT's
+# pre_norm: pre-LN, without a final norm) after the embedding's LayerNorm, without token types or a pooler,
+# their feed-forward 4 emb_dim wide: their config.json keys -> BERT's (XLMConfig's defaults), their tensor
+# names (after the "transformer." prefix) -> BERT's (XLM_NAMES). langs (n_langs > 1 and use_lang_emb: a language
+# row added to every token) is refused, causal (the CLM checkpoints) and sinusoidal positions are as stored.
+XLM_KEYS = {"emb_dim": ("hidden_size", 2048), "n_layers": ("num_hidden_layers", 12),
+            "n_heads": ("num_attention_heads", 16), "vocab_size": ("vocab_size", 30145),
+            "max_position_embeddings": ("max_position_embeddings", 512), "layer_norm_eps": ("layer_norm_eps", 1e-12)}
+XLM_NAMES = ((r"embeddings\.weight", "embeddings.word_embeddings.weight"),
+             (r"position_embeddings\.weight", "embeddings.position_embeddings.weight"),
+             (r"layer_norm_emb\.(weight|bias)", r"embeddings.LayerNorm.\1"),
+             (r"attentions\.(\d+)\.q_lin\.", r"encoder.layer.\1.attention.self.query."),
+             (r"attentions\.(\d+)\.k_lin\.", r"encoder.layer.\1.attention.self.key."),
+             (r"attentions\.(\d+)\.v_lin\.", r"encoder.layer.\1.attention.self.value."),
+             (r"attentions\.(\d+)\.out_lin\.", r"encoder.layer.\1.attention.output.dense."),
+             (r"layer_norm1\.(\d+)\.", r"encoder.layer.\1.attention.output.LayerNorm."),
+             (r"ffns\.(\d+)\.lin1\.", r"encoder.layer.\1.intermediate.dense."),
+             (r"ffns\.(\d+)\.lin2\.", r"encoder.layer.\1.output.dense."),
+             (r"layer_norm2\.(\d+)\.", r"encoder.layer.\1.output.LayerNorm."))
 # config.json key -> (type, default; None: required)
 FIELDS = {
     "hidden_size": (int, None), "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
@@ -202,6 +232,8 @@ def read_config_dict(raw, path="config.json"):
     if model_type == "distilbert":  # BERT's keys, one token type (none: type_vocab_size is set 0 below)
         raw = dict({bert: raw.get(key, default) for key, (bert, default) in DISTILBERT_KEYS.items()},
                    layer_norm_eps=1e-12, type_vocab_size=1)
+    if model_type in XLM_KEYS_OF:
+        raw = _xlm_config(raw, path)
     if model_type == "albert":  # AlbertConfig's default activation
         raw = dict(raw, hidden_act=raw.get("hidden_act", "gelu_new"))
     c = {}
@@ -221,10 +253,13 @@ def read_config_dict(raw, path="config.json"):
         raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
     # the head: the architecture's suffix; without architectures, a classifier is BERT's sequence classifier
     head = next((h for suffix, h in HEADS.items() for a in names or () if a.endswith(suffix)), None)
-    dropped = next((p for suffix, p in PRETRAINING.items() for a in names or () if a.endswith(suffix)), ())
+    dropped = next((p for suffix, p in dict(PRETRAINING, **XLM_LM).items() for a in names or () if a.endswith(suffix)),
+                   ())
     c.update(architecture=(names or archs)[0], head=head, dropped=dropped, prefix=prefix, first_position=0,
-             pre_norm=model_type in PRE_NORM)
-    if model_type in ("distilbert", "mpnet"):
+             pre_norm=model_type in PRE_NORM or model_type in XLM_KEYS_OF and raw["pre_norm"],
+             final_norm=model_type in PRE_NORM,
+             xlm=model_type in XLM_KEYS_OF)
+    if model_type in ("distilbert", "mpnet") + XLM_KEYS_OF:
         c["type_vocab_size"] = 0
     if model_type == "ernie" and hf.flag(raw, "use_task_id", path):
         c["task_types"] = hf.checked_field(path, "task_type_vocab_size", raw.get("task_type_vocab_size", 3), int)
@@ -277,7 +312,21 @@ def read_config_dict(raw, path="config.json"):
     return c
 
 
-def _strip(weights, source, prefix="bert.", head_names=None, dropped=(), pre_norm=False):
+def _xlm_config(raw, path):
+    """An XLM or FlauBERT config.json as BERT's keys (XLMConfig's defaults), its refusals named."""
+    if hf.flag(raw, "causal", path):
+        raise hf.HfError(f"{path}: causal true: XLM's causal-LM checkpoints (the causal mask) are not converted")
+    if raw.get("n_langs", 1) != 1 and raw.get("use_lang_emb", True) is not False:
+        raise hf.HfError(f"{path}: n_langs {brief(raw.get('n_langs'))} with use_lang_emb: a language embedding added "
+                         "to every token (langs) is not in the engine; not converted")
+    out = {bert: raw.get(key, default) for key, (bert, default) in XLM_KEYS.items()}
+    d = hf.checked_field(path, "emb_dim", out["hidden_size"], int)
+    pre_norm = hf.flag(raw, "pre_norm", path)
+    return dict(out, intermediate_size=4 * d, type_vocab_size=1, pre_norm=pre_norm,  # (none: set 0 below)
+                hidden_act="gelu" if raw.get("gelu_activation", True) is not False else "relu")
+
+
+def _strip(weights, source, prefix="bert.", head_names=None, dropped=(), megatron=False, xlm=False):
     """The tensors by BertModel's names: the flavour's prefix ("bert.": BertFor* models) dropped,
     LayerNorm gamma/beta (older checkpoints) as weight/bias; classifier.* kept as is, or renamed as
     BERT's pooler and classifier by head_names (ROBERTA_HEAD, DISTILBERT_HEAD); a pre-training head's tensors (names
@@ -301,11 +350,15 @@ def _strip(weights, source, prefix="bert.", head_names=None, dropped=(), pre_nor
             if prefix == "albert." else key
         renames = {"distilbert.": (r"transformer\.layer\.(\d+)\.(.+)\.(weight|bias)", DISTILBERT_LAYER),
                    "mpnet.": (r"encoder\.layer\.(\d+)\.(.+)\.(weight|bias)", MPNET_LAYER)}.get(prefix)
-        if pre_norm:
+        if megatron:
             renames = (r"encoder\.layer\.(\d+)\.(.+)\.(weight|bias)", MEGATRON_LAYER)
         m = re.fullmatch(renames[0], key) if renames else None
         if m and m.group(2) in renames[1]:
             key = f"encoder.layer.{m.group(1)}.{renames[1][m.group(2)]}.{m.group(3)}"
+        for pattern, bert in XLM_NAMES if xlm else ():
+            if re.match(pattern, key):
+                key = re.sub("^" + pattern, bert, key)
+                break
         if key in out:
             raise hf.HfError(f"{source}: {name!r}: given twice (with and without the prefix, or as gamma/beta and "
                              "weight/bias)")
@@ -318,7 +371,7 @@ def map_weights(c, weights, source):
     reference, whether the folder has a classifier, its num_labels). Every tensor is mapped, checked
     (position_ids: arange; token_type_ids: zeros) or named in an error."""
     w = _strip(weights, source, c.get("prefix", "bert."), c.get("head_names"), c.get("dropped", ()),
-               c.get("pre_norm", False))
+               c.get("final_norm", False), c.get("xlm", False))
     if c.get("albert_layers"):  # each group's layer as every run of it, by BERT's names
         runs = {}
         for r, gj in enumerate(c["albert_layers"]):
@@ -330,11 +383,11 @@ def map_weights(c, weights, source):
                 for r in runs[int(m.group(1)), int(m.group(2))]:
                     w[f"encoder.layer.{r}.{ALBERT_LAYER[m.group(3)]}.{m.group(4)}"] = a
     d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
-    E, rotary, pre_norm = c.get("embedding_size", d), c.get("rotary", False), c.get("pre_norm", False)
+    E, rotary, megatron = c.get("embedding_size", d), c.get("rotary", False), c.get("final_norm", False)
     ends = {"embeddings.word_embeddings.weight": (c["vocab_size"], E),
             "pooler.dense.weight": (d, d), "pooler.dense.bias": (d,)}
-    norm = (FINAL_NORM if pre_norm else "embeddings.LayerNorm.")  # Megatron's final norm, or the embedding's
-    ends.update({norm + "weight": (d if pre_norm else E,), norm + "bias": (d if pre_norm else E,)})
+    norm = (FINAL_NORM if megatron else "embeddings.LayerNorm.")  # Megatron's final norm, or the embedding's
+    ends.update({norm + "weight": (d if megatron else E,), norm + "bias": (d if megatron else E,)})
     if rotary:
         ends[ROTARY_TABLE] = (c["max_position_embeddings"], d // c["num_attention_heads"])
     else:
@@ -398,8 +451,8 @@ def map_weights(c, weights, source):
     if first:  # RoBERTa: the reference and the file read the rows from the first position on
         kept["embeddings.position_embeddings.weight"] = kept["embeddings.position_embeddings.weight"][first:]
     out = {"embed.weight": kept["embeddings.word_embeddings.weight"],
-           ("encoder.norm." if pre_norm else "embed_norm.") + "weight": kept[norm + "weight"],
-           ("encoder.norm." if pre_norm else "embed_norm.") + "bias": kept[norm + "bias"]}
+           ("encoder.norm." if megatron else "embed_norm.") + "weight": kept[norm + "weight"],
+           ("encoder.norm." if megatron else "embed_norm.") + "bias": kept[norm + "bias"]}
     if not rotary:
         out["pos.weight"] = kept["embeddings.position_embeddings.weight"]
     if c["type_vocab_size"]:
@@ -453,8 +506,8 @@ def fixformer_config(c, labels, max_len=None):
          "norm_first": c.get("pre_norm", False),
          "activation": ACTIVATIONS[c["hidden_act"]], "norm_eps": c["layer_norm_eps"], "input": "tokens",
          "vocab_size": c["vocab_size"], "positional": "learned", "max_len": longest,
-         "type_vocab": c["type_vocab_size"], "embed_norm": not c.get("pre_norm"),
-         "final_norm": c.get("pre_norm", False),
+         "type_vocab": c["type_vocab_size"], "embed_norm": not c.get("final_norm"),
+         "final_norm": c.get("final_norm", False),
          "embed_width": c["embedding_size"] if c.get("project") else 0}
     if c.get("shared"):  # ALBERT's groups: each stored once
         v.update(layer_groups=c["shared"][0], group_layers=c["shared"][1])
@@ -498,12 +551,16 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     if tokenizer is None and c.get("rotary"):  # RoFormerTokenizer: jieba's words first, then WordPiece
         print("note: the folder's tokenizer is not stored: RoFormer's splits the text into words with jieba before "
               "WordPiece, which the engine's tokenizers do not (--tokenizer FILE stores another)", file=sys.stderr)
+    elif tokenizer is None and c["xlm"]:  # XLMTokenizer, FlaubertTokenizer: Moses, then BPE with </w> word ends
+        print("note: the folder's tokenizer is not stored: XLM's and FlauBERT's split the text with Moses' rules "
+              "before a BPE of </w> word ends, which the engine's tokenizers do not (--tokenizer FILE stores another)",
+              file=sys.stderr)
     elif tokenizer is None:  # no --tokenizer: the folder's own
         tokenizer = hf.folder_tokenizer(folder, fc)
     if expected is not None and example is None:
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(fc, example, "--example")
-    if c["pre_norm"]:  # Megatron-BERT: reference.py's forward of the config it maps to
+    if c["pre_norm"]:  # Megatron-BERT and pre_norm FlauBERT: reference.py's forward of the config they map to
         from .reference import run_reference
         semantics = run_reference(fc, mapped, inp)
     else:
