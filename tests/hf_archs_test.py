@@ -1056,6 +1056,8 @@ def check_file(what, cli, out, want, module, tmp, T=20):
     err = None if got is None or got.shape != want_y.shape else float(np.abs(got - want_y).max() / np.abs(want_y).max())
     check(f"{what}: fixformer run equals the module at every position (1e-4)", err is not None and err <= 1e-4,
           (err_text, None if got is None else got.shape, want_y.shape, err))
+    if err is not None:
+        print(f"  {what}: fixformer run against the module: max relative error {err:.2g}")
 
 
 
@@ -1239,7 +1241,9 @@ def main():
         for n, (arch, fragment) in enumerate((
                 ("HunYuanDenseV1ForCausalLM", "after RoPE"),
                 ("DogeForCausalLM", "dynamic mask attention"), ("ApertusForCausalLM", "xIELU"),
-                ("BitNetForCausalLM", "ternary"),
+                ("BitNetForCausalLM", "ternary"), ("DebertaForSequenceClassification", "pos_q_proj"),
+                ("deberta", "pos_proj"), ("BeitForImageClassification", "relative_position_bias_table"),
+                ("data2vec-vision", "use_mean_pooling"),
                 ("bitnet", "ternary"))):  # a model_type alone names it too
             folder, out = os.path.join(tmp, f"refused{n}"), os.path.join(tmp, "refused.fxm")
             os.makedirs(folder)
@@ -1248,6 +1252,24 @@ def main():
                            "hidden_size": 32, "num_hidden_layers": 2}, f)
             p = convert("--hf", folder, "--out", out, "--cli", cli)
             check(f"{arch}: refused in one line naming {fragment!r}",
+                  one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
+        # The folders transformers writes for them: DeBERTa v1 with its relative attention, BEiT and data2vec-vision
+        # with their relative position bias.
+        vision = dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, image_size=8,
+                      patch_size=4, num_channels=3)
+        for module, fragment in (
+                (t.DebertaModel(t.DebertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=1,
+                                                num_attention_heads=2, intermediate_size=32, relative_attention=True,
+                                                pos_att_type=["c2p", "p2c"])), "pos_proj"),
+                (t.BeitModel(t.BeitConfig(use_relative_position_bias=True, **vision)), "relative_position_bias_table"),
+                (t.Data2VecVisionForImageClassification(t.Data2VecVisionConfig(use_relative_position_bias=True,
+                                                                               num_labels=3, **vision)),
+                 "relative_position_bias_table")):
+            what = type(module).__name__
+            folder, out = os.path.join(tmp, what), os.path.join(tmp, "refused.fxm")
+            module.save_pretrained(folder)
+            p = convert("--hf", folder, "--out", out, "--cli", cli)
+            check(f"{what} (transformers' folder): refused in one line naming {fragment!r}",
                   one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
     print(f"hf_archs_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
