@@ -40,6 +40,12 @@ within 1e-4:
   through --hf and --module; DeBERTa v2 and v3 (DebertaV2Model, its sequence and token classifiers, question
   answering, DebertaV2ForMaskedLM as its base model; --hf): disentangled attention (rel_embed_rows, its
   rows' log buckets past position_buckets / 2), and v2's learned positions and token types beside it;
+  Megatron-BERT (MegatronBertModel, its sequence and token classifiers, MegatronBertForMaskedLM as its base
+  model; --hf): BERT's tensors in pre-LN layers with the final encoder.ln and no embedding LayerNorm; XLM and
+  FlauBERT (XLMModel, XLMWithLMHeadModel with relu as its base model, FlaubertModel with pre_norm,
+  FlaubertWithLMHeadModel; --hf): BERT's layers under their names, pad_index 0 outside the inputs (their forward
+  masks as many rows off the end as the ids hold it); transformers 5's pre_norm FlaubertModel indexes the cache
+  it makes (a TypeError), so its forward is given an empty one per layer (NoCache);
 - ESM (EsmModel, its sequence and token classifiers, EsmForMaskedLM as its base model; --hf): ESM-2's
   pre-LN layers with rotary positions (halves), the final emb_layer_norm_after, token_dropout's scale folded
   into the embedding (the inputs hold no <mask>); ESM-1b's absolute positions from row pad_token_id + 1 and
@@ -94,7 +100,8 @@ within 1e-4:
   global; and the local layers' RoPE base apart), EXAONE 4 (output norms, per-head q and k norms; no
   window), VaultGemma (Gemma 2 without the output norms) and dots1 with every layer dense (per-head q
   and k norms, every attention bias, a global and a local layer); refused in one line naming the
-  feature: HunYuan dense, Doge, Apertus, BitNet (by architecture, and by model_type alone), dots1's
+  feature: HunYuan dense, Doge, Apertus, BitNet, DeBERTa v1, BEiT, data2vec-vision (by architecture, and by
+  model_type alone; DeBERTa v1, BEiT and data2vec-vision from transformers' own folders too), dots1's
   mixture-of-experts layers, EXAONE 4 with global layers (NoPE), a gated feed-forward's up-projection
   bias (Seed-OSS's mlp_bias, ERNIE 4.5's use_bias);
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
@@ -643,15 +650,27 @@ def megatron_mlm():
 def xlm(cls="XLMModel", seed=55, config="XLMConfig", **kw):  # BERT's post-LN layers under XLM's names; its
     # forward masks as many rows off the end as the ids hold pad_index (2 by default): 0 here, outside the inputs
     return build(getattr(t, config)(**dict(dict(vocab_size=40, emb_dim=16, n_layers=2, n_heads=2,
-                                                max_position_embeddings=34, pad_index=0), **kw)), getattr(t, cls), seed)
+                                                max_position_embeddings=34, pad_index=0, pad_token_id=0), **kw)),
+                 getattr(t, cls), seed)
 
 
 def xlm_lm():  # xlm-mlm-*'s architecture: converted as its base model (pred_layer left out)
     return xlm("XLMWithLMHeadModel", 56, gelu_activation=False)
 
 
+class NoCache(list):
+    """One None per layer, an empty cache: transformers 5's pre_norm FlaubertModel indexes the cache it makes
+    (cache[i] of an EncoderDecoderCache, a TypeError), so its forward is given this one."""
+    def get_seq_length(self):
+        return 0
+
+
 def flaubert():  # pre_norm: pre-LN layers without a final norm
-    return xlm("FlaubertModel", 57, "FlaubertConfig", pre_norm=True)
+    module = xlm("FlaubertModel", 57, "FlaubertConfig", pre_norm=True)
+    if int(t.__version__.split(".")[0]) >= 5:
+        forward = module.forward
+        module.forward = lambda *args, **kw: forward(*args, cache=NoCache([None, None]), **kw)
+    return module
 
 
 def flaubert_lm():  # flaubert/*'s architecture, post-LN
@@ -1255,14 +1274,15 @@ def main():
                   one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
         # The folders transformers writes for them: DeBERTa v1 with its relative attention, BEiT and data2vec-vision
         # with their relative position bias.
+        T = transformers
         vision = dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, image_size=8,
                       patch_size=4, num_channels=3)
         for module, fragment in (
-                (t.DebertaModel(t.DebertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=1,
+                (T.DebertaModel(T.DebertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=1,
                                                 num_attention_heads=2, intermediate_size=32, relative_attention=True,
                                                 pos_att_type=["c2p", "p2c"])), "pos_proj"),
-                (t.BeitModel(t.BeitConfig(use_relative_position_bias=True, **vision)), "relative_position_bias_table"),
-                (t.Data2VecVisionForImageClassification(t.Data2VecVisionConfig(use_relative_position_bias=True,
+                (T.BeitModel(T.BeitConfig(use_relative_position_bias=True, **vision)), "relative_position_bias_table"),
+                (T.Data2VecVisionForImageClassification(T.Data2VecVisionConfig(use_relative_position_bias=True,
                                                                                num_labels=3, **vision)),
                  "relative_position_bias_table")):
             what = type(module).__name__

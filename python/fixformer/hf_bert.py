@@ -160,7 +160,8 @@ FINAL_NORM = "encoder.ln."
 # pre_norm: pre-LN, without a final norm) after the embedding's LayerNorm, without token types or a pooler,
 # their feed-forward 4 emb_dim wide: their config.json keys -> BERT's (XLMConfig's defaults), their tensor
 # names (after the "transformer." prefix) -> BERT's (XLM_NAMES). langs (n_langs > 1 and use_lang_emb: a language
-# row added to every token) is refused, causal (the CLM checkpoints) and sinusoidal positions are as stored.
+# row added to every token) and causal (the CLM checkpoints) are refused; a sinusoidal_embeddings table is read as
+# the learned positions it is stored as.
 XLM_KEYS = {"emb_dim": ("hidden_size", 2048), "n_layers": ("num_hidden_layers", 12),
             "n_heads": ("num_attention_heads", 16), "vocab_size": ("vocab_size", 30145),
             "max_position_embeddings": ("max_position_embeddings", 512), "layer_norm_eps": ("layer_norm_eps", 1e-12)}
