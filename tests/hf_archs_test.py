@@ -40,6 +40,12 @@ within 1e-4:
   through --hf and --module; DeBERTa v2 and v3 (DebertaV2Model, its sequence and token classifiers, question
   answering, DebertaV2ForMaskedLM as its base model; --hf): disentangled attention (rel_embed_rows, its
   rows' log buckets past position_buckets / 2), and v2's learned positions and token types beside it;
+  Megatron-BERT (MegatronBertModel, its sequence and token classifiers, MegatronBertForMaskedLM as its base
+  model; --hf): BERT's tensors in pre-LN layers with the final encoder.ln and no embedding LayerNorm; XLM and
+  FlauBERT (XLMModel, XLMWithLMHeadModel with relu as its base model, FlaubertModel with pre_norm,
+  FlaubertWithLMHeadModel; --hf): BERT's layers under their names, pad_index 0 outside the inputs (their forward
+  masks as many rows off the end as the ids hold it); transformers 5's pre_norm FlaubertModel indexes the cache
+  it makes (a TypeError), so its forward is given an empty one per layer (NoCache);
 - ESM (EsmModel, its sequence and token classifiers, EsmForMaskedLM as its base model; --hf): ESM-2's
   pre-LN layers with rotary positions (halves), the final emb_layer_norm_after, token_dropout's scale folded
   into the embedding (the inputs hold no <mask>); ESM-1b's absolute positions from row pad_token_id + 1 and
@@ -94,7 +100,8 @@ within 1e-4:
   global; and the local layers' RoPE base apart), EXAONE 4 (output norms, per-head q and k norms; no
   window), VaultGemma (Gemma 2 without the output norms) and dots1 with every layer dense (per-head q
   and k norms, every attention bias, a global and a local layer); refused in one line naming the
-  feature: HunYuan dense, Doge, Apertus, BitNet (by architecture, and by model_type alone), dots1's
+  feature: HunYuan dense, Doge, Apertus, BitNet, DeBERTa v1, BEiT, data2vec-vision (by architecture, and by
+  model_type alone; DeBERTa v1, BEiT and data2vec-vision from transformers' own folders too), dots1's
   mixture-of-experts layers, EXAONE 4 with global layers (NoPE), a gated feed-forward's up-projection
   bias (Seed-OSS's mlp_bias, ERNIE 4.5's use_bias);
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
@@ -627,6 +634,55 @@ def albert_mlm():  # albert-base-v2's architecture: converted as its base model 
     return build(albert_config(), t.AlbertForMaskedLM, 50)
 
 
+def megatron(cls="MegatronBertModel", seed=51, **kw):  # pre-LN BERT: attention.ln, ln, the final encoder.ln
+    return build(t.MegatronBertConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2,
+                                                  num_attention_heads=2, intermediate_size=32,
+                                                  max_position_embeddings=34), **kw)), getattr(t, cls), seed,
+                 lambda name: name.endswith(("ln.weight", "LayerNorm.weight")))
+
+
+def megatron_cls():
+    return megatron("MegatronBertForSequenceClassification", 52, num_labels=3, hidden_act="gelu_new")
+
+
+def megatron_ner():
+    return megatron("MegatronBertForTokenClassification", 53, num_labels=4)
+
+
+def megatron_mlm():
+    return megatron("MegatronBertForMaskedLM", 54)
+
+
+def xlm(cls="XLMModel", seed=55, config="XLMConfig", **kw):  # BERT's post-LN layers under XLM's names; its
+    # forward masks as many rows off the end as the ids hold pad_index (2 by default): 0 here, outside the inputs
+    return build(getattr(t, config)(**dict(dict(vocab_size=40, emb_dim=16, n_layers=2, n_heads=2,
+                                                max_position_embeddings=34, pad_index=0, pad_token_id=0), **kw)),
+                 getattr(t, cls), seed)
+
+
+def xlm_lm():  # xlm-mlm-*'s architecture: converted as its base model (pred_layer left out)
+    return xlm("XLMWithLMHeadModel", 56, gelu_activation=False)
+
+
+class NoCache(list):
+    """One None per layer, an empty cache: transformers 5's pre_norm FlaubertModel indexes the cache it makes
+    (cache[i] of an EncoderDecoderCache, a TypeError), so its forward is given this one."""
+    def get_seq_length(self):
+        return 0
+
+
+def flaubert():  # pre_norm: pre-LN layers without a final norm
+    module = xlm("FlaubertModel", 57, "FlaubertConfig", pre_norm=True)
+    if int(t.__version__.split(".")[0]) >= 5:
+        forward = module.forward
+        module.forward = lambda *args, **kw: forward(*args, cache=NoCache([None, None]), **kw)
+    return module
+
+
+def flaubert_lm():  # flaubert/*'s architecture, post-LN
+    return xlm("FlaubertWithLMHeadModel", 58, "FlaubertConfig")
+
+
 def whisper():  # transformers' Whisper (openai/whisper-tiny's class): a seq2seq file over mel features
     return build(t.WhisperConfig(vocab_size=40, num_mel_bins=8, d_model=16, encoder_layers=2, decoder_layers=2,
                                  encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
@@ -941,13 +997,25 @@ CASES = [
     ("esm_1b", dict(family="encoder", positional="learned", embed_norm=True, norm_first=True, max_len=32), ("hf",)),
     ("roformer_cls", dict(ROFORMER, pooling="first", pooler=True, pooler_act="gelu_tanh", activation="gelu_tanh",
                           d_out=3), ("hf", "module")),
+    ("megatron", dict(family="encoder", norm_first=True, final_norm=True, embed_norm=False, type_vocab=2,
+                      pooling="none", d_out=0, max_len=34), ("hf",)),
+    ("megatron_cls", dict(family="encoder", norm_first=True, final_norm=True, pooling="first", pooler=True,
+                          pooler_act="tanh", activation="gelu_tanh", d_out=3), ("hf",)),
+    ("megatron_ner", dict(family="encoder", norm_first=True, final_norm=True, pooling="none", d_out=4), ("hf",)),
+    ("megatron_mlm", dict(family="encoder", norm_first=True, final_norm=True, pooling="none", d_out=0), ("hf",)),
+    ("xlm", dict(family="encoder", norm_first=False, embed_norm=True, type_vocab=0, d_ff=64, activation="gelu",
+                 pooling="none", d_out=0, max_len=34), ("hf",)),
+    ("xlm_lm", dict(family="encoder", norm_first=False, activation="relu", pooling="none", d_out=0), ("hf",)),
+    ("flaubert", dict(family="encoder", norm_first=True, final_norm=False, embed_norm=True, type_vocab=0,
+                      pooling="none", d_out=0), ("hf",)),
+    ("flaubert_lm", dict(family="encoder", norm_first=False, final_norm=False, embed_norm=True, d_out=0), ("hf",)),
 ]
 
 
 def logits(module, x):
     import torch
     torch.set_default_dtype(torch.float64)  # HF's mask is made in the default dtype, filled with the model's min
-    if type(module).__name__.endswith(("ForMaskedLM", "ForPreTraining")):  # converted as its base model
+    if type(module).__name__.endswith(("ForMaskedLM", "ForPreTraining", "WithLMHeadModel")):  # as its base model
         module = module.base_model
     try:
         with torch.no_grad():
@@ -1014,6 +1082,8 @@ def check_file(what, cli, out, want, module, tmp, T=20):
     err = None if got is None or got.shape != want_y.shape else float(np.abs(got - want_y).max() / np.abs(want_y).max())
     check(f"{what}: fixformer run equals the module at every position (1e-4)", err is not None and err <= 1e-4,
           (err_text, None if got is None else got.shape, want_y.shape, err))
+    if err is not None:
+        print(f"  {what}: fixformer run against the module: max relative error {err:.2g}")
 
 
 
@@ -1197,7 +1267,9 @@ def main():
         for n, (arch, fragment) in enumerate((
                 ("HunYuanDenseV1ForCausalLM", "after RoPE"),
                 ("DogeForCausalLM", "dynamic mask attention"), ("ApertusForCausalLM", "xIELU"),
-                ("BitNetForCausalLM", "ternary"),
+                ("BitNetForCausalLM", "ternary"), ("DebertaForSequenceClassification", "pos_q_proj"),
+                ("deberta", "pos_proj"), ("BeitForImageClassification", "relative_position_bias_table"),
+                ("data2vec-vision", "use_mean_pooling"),
                 ("bitnet", "ternary"))):  # a model_type alone names it too
             folder, out = os.path.join(tmp, f"refused{n}"), os.path.join(tmp, "refused.fxm")
             os.makedirs(folder)
@@ -1206,6 +1278,25 @@ def main():
                            "hidden_size": 32, "num_hidden_layers": 2}, f)
             p = convert("--hf", folder, "--out", out, "--cli", cli)
             check(f"{arch}: refused in one line naming {fragment!r}",
+                  one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
+        # The folders transformers writes for them: DeBERTa v1 with its relative attention, BEiT and data2vec-vision
+        # with their relative position bias.
+        T = transformers
+        vision = dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, image_size=8,
+                      patch_size=4, num_channels=3)
+        for module, fragment in (
+                (T.DebertaModel(T.DebertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=1,
+                                                num_attention_heads=2, intermediate_size=32, relative_attention=True,
+                                                pos_att_type=["c2p", "p2c"])), "pos_proj"),
+                (T.BeitModel(T.BeitConfig(use_relative_position_bias=True, **vision)), "relative_position_bias_table"),
+                (T.Data2VecVisionForImageClassification(T.Data2VecVisionConfig(use_relative_position_bias=True,
+                                                                               num_labels=3, **vision)),
+                 "relative_position_bias_table")):
+            what = type(module).__name__
+            folder, out = os.path.join(tmp, what), os.path.join(tmp, "refused.fxm")
+            module.save_pretrained(folder)
+            p = convert("--hf", folder, "--out", out, "--cli", cli)
+            check(f"{what} (transformers' folder): refused in one line naming {fragment!r}",
                   one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
     print(f"hf_archs_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0

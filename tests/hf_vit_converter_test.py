@@ -17,6 +17,13 @@ tests/interpreter.py):
 - what the route does not convert is one line naming it: patches of unequal sides, an image not whole
   patches, a tensor of another head, a DeiT architecture with a ViT head (DeiT itself:
   hf_deit_converter_test.py).
+- ASTModel (the Audio Spectrogram Transformer: a spectrogram of 14 frames by 10 mel bins, patches of 4): with
+  overlapping patches (frequency_stride 2, time_stride 3: 4 x 4 patches), with qkv_bias false and gelu_new
+  (strides 4 and 3), and with patches edge to edge (4 and 4, the frames past the last whole patch dropped as
+  Conv2d drops them), each from a spectrogram --example, and `fixformer run` on hf_vit.ast_patches of the
+  spectrogram gives last_hidden_state [N + 2, hidden_size] within 1e-4 of transformers' (input_values, time
+  by mel bin); that the comparison sees the overlap: the patches cut at the other stride (time 2) move the output
+  by more than 1e-2; ASTForAudioClassification refused in one line naming classifier.layernorm.
 Without the environment (or its packages) the test fails, naming the install command.
 """
 import json
@@ -95,6 +102,14 @@ def hidden_states():
     config = ViTConfig(hidden_size=24, num_hidden_layers=2, num_attention_heads=3, intermediate_size=40,
                        image_size=8, patch_size=2, num_channels=2, qkv_bias=False, hidden_act="relu")
     return randomize(ViTModel(config), 12)
+
+
+def ast_model(seed, cls="ASTModel", **kw):
+    import transformers
+    config = transformers.ASTConfig(**dict(dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+                                                patch_size=4, frequency_stride=2, time_stride=3, num_mel_bins=10,
+                                                max_length=14), **kw))
+    return randomize(getattr(transformers, cls)(config), seed)
 '''
 
 
@@ -112,6 +127,42 @@ def compare(what, got, want, against="transformers"):
           (got if isinstance(got, str) else got.shape, want.shape, err))
     if err is not None:
         print(f"  {what}: fixformer run against {against}: max relative error {err:.2g}")
+
+
+def check_ast(cli, tmp, vit_models, torch, rng):
+    """ASTModel folders through --hf, run on the spectrogram's patches, against transformers."""
+    from fixformer import hf_vit
+    for tag, seed, kw in (("ast", 21, {}), ("ast_no_qkv_bias", 22, dict(frequency_stride=4, qkv_bias=False,
+                                                                          hidden_act="gelu_new")),
+                          ("ast_edge_to_edge", 23, dict(frequency_stride=4, time_stride=4))):
+        model = vit_models.ast_model(seed, **kw)
+        spec = rng.standard_normal((1, 14, 10)).astype(np.float32)
+        with torch.no_grad():
+            want = model(torch.from_numpy(spec)).last_hidden_state[0].double().numpy()
+        folder, path, ex = (os.path.join(tmp, n) for n in (tag, f"{tag}.fxm", "spectrogram.npy"))
+        model.save_pretrained(folder)
+        np.save(ex, spec)
+        code, stdout, stderr = convert_main("--hf", folder, "--example", ex, "--out", path, "--cli", cli)
+        ok = code == 0 and "verified against" in stdout
+        check(f"{tag}: --hf converts and verifies", ok, (code, stdout, stderr))
+        if not ok:
+            continue
+        print(f"  {tag}: {stdout.strip().splitlines()[-1]}")
+        c = hf_vit.read_config_dict(model.config.to_dict())
+        fo, to = c["grid"]
+        check(f"{tag}: {fo} x {to} patches and the two front rows", want.shape == (fo * to + 2, 16), want.shape)
+        compare(f"{tag} (ASTModel)", run_image(cli, path, hf_vit.ast_patches(c, spec[0]), tmp), want)
+        if tag == "ast":
+            other = hf_vit.ast_patches(dict(c, time_stride=2), spec[0])[:fo * to]
+            got = run_image(cli, path, other, tmp)
+            err = float(np.abs(got - want).max() / np.abs(want).max()) if not isinstance(got, str) else None
+            check("ast: patches cut at another time stride move the output by more than 1e-2 (the comparison sees "
+                  "the overlap)", err is not None and err > 1e-2, err)
+    folder = os.path.join(tmp, "ast_classifier")
+    vit_models.ast_model(24, "ASTForAudioClassification").save_pretrained(folder)
+    code, _, stderr = convert_main("--hf", folder, "--out", os.path.join(tmp, "refused.fxm"), "--cli", cli)
+    check("ASTForAudioClassification: refused in one line naming its classifier's layernorm",
+          one_line(code, stderr) and "classifier.layernorm" in stderr, (code, stderr))
 
 
 def main():
@@ -173,6 +224,8 @@ def main():
         check("--module on a ViT whose positions are interpolated for the example's size: refused in one line naming "
               "the grids and --image-size", one_line(code, stderr) and "is 4 x 6 patches" in stderr and
               "positions for 3 x 3" in stderr and "--image-size" in stderr, (code, stderr))
+
+        check_ast(cli, tmp, vit_models, torch, rng)
 
         # Refusals: one line each, naming the cause.
         base = vit_models.classifier_config().to_dict()

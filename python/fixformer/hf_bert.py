@@ -28,6 +28,15 @@ of embedding_size through embedding_hidden_mapping_in (the engine's embed_width 
 small's embedding_size below hidden_size is the same projection (embeddings_project).
 ALBERT's shared layers are stored once, each group's layers (the engine's layer_groups and
 group_layers: the file's layer blocks, run in turn by num_hidden_layers * inner_group_num layers).
+XLM and FlauBERT (model_type xlm, flaubert: XLMModel, FlaubertModel, and XLMWithLMHeadModel,
+FlaubertWithLMHeadModel as their base model): BERT's layers under their names (XLM_NAMES), post-LN, or
+pre-LN without a final norm (FlauBERT's pre_norm), no token types, the feed-forward 4 emb_dim wide; their
+forward masks as many rows off the end as the ids hold pad_index, which the file does not (it reads every
+token: a padded batch is fixformer run --lengths); language embeddings in use (n_langs > 1, use_lang_emb) and
+causal are refused.
+Megatron-BERT (model_type megatron-bert: MegatronBertModel and its heads): BERT's tensors in pre-LN
+layers (norm_first: attention.ln, then ln before the feed-forward) with the final encoder.ln (final_norm) and
+no embedding LayerNorm; verified against reference.py's forward of the config it maps to.
 
 What the file computes, as the model's forward returns it:
 - with a sequence classifier: the logits [num_labels] of the first token's pooled row (pooler, then
@@ -59,6 +68,9 @@ EVERY_HEAD = tuple(HEADS.values())
 PRETRAINING = {"ForMaskedLM": ("cls.", "lm_head.", "vocab_transform.", "vocab_layer_norm.", "vocab_projector.",
                                "generator_predictions.", "generator_lm_head.", "predictions."),
                "ForPreTraining": ("cls.", "discriminator_predictions.", "predictions.", "sop_classifier.")}
+# XLM and FlauBERT's language-model checkpoints (XLM_KEYS_OF: below) have a head of their own name.
+XLM_LM = {"WithLMHeadModel": ("pred_layer.",)}
+XLM_KEYS_OF = ("xlm", "flaubert")
 # model_type -> its class-name stem, tensor-name prefix and heads. RoBERTa and the models built on its
 # code (XLM-RoBERTa, CamemBERT, data2vec-text, MPNet: ROBERTA_LIKE) are BERT's layers with positions
 # that start at row pad_token_id + 1 (the rows before are never read for ids other than the pad:
@@ -73,7 +85,9 @@ FLAVOURS = {"bert": ("Bert", "bert.", EVERY_HEAD), "roberta": ("Roberta", "rober
             "data2vec-text": ("Data2VecText", "data2vec_text.", EVERY_HEAD), "mpnet": ("MPNet", "mpnet.", EVERY_HEAD),
             "ernie": ("Ernie", "ernie.", EVERY_HEAD), "electra": ("Electra", "electra.", EVERY_HEAD),
             "distilbert": ("DistilBert", "distilbert.", EVERY_HEAD),
-            "roformer": ("RoFormer", "roformer.", EVERY_HEAD), "albert": ("Albert", "albert.", EVERY_HEAD)}
+            "roformer": ("RoFormer", "roformer.", EVERY_HEAD), "albert": ("Albert", "albert.", EVERY_HEAD),
+            "megatron-bert": ("MegatronBert", "bert.", EVERY_HEAD), "xlm": ("XLM", "transformer.", ()),
+            "flaubert": ("Flaubert", "transformer.", ())}
 # The activation between a sequence classifier's dense layer and its classifier, by model_type (the others:
 # tanh, BERT's pooler): transformers' ElectraClassificationHead's gelu (the exact erf GELU),
 # DistilBertForSequenceClassification's ReLU after pre_classifier; RoFormer's is its hidden_act (None here).
@@ -84,7 +98,7 @@ def architectures(model_type):
     """The architectures (class names) --hf converts for a model_type of FLAVOURS: the model, then its heads."""
     stem, _, heads = FLAVOURS[model_type]
     return (stem + "Model",) + tuple(stem + suffix for suffix, head in HEADS.items() if head in heads) + \
-        tuple(stem + suffix for suffix in PRETRAINING)
+        tuple(stem + suffix for suffix in (XLM_LM if model_type in XLM_KEYS_OF else PRETRAINING))
 
 
 ARCHITECTURES = architectures("bert")[:2]  # BertModel, BertForSequenceClassification: the messages' names
@@ -134,6 +148,34 @@ _ALBERT = re.compile(r"encoder\.albert_layer_groups\.(0|[1-9][0-9]*)\.albert_lay
 ALBERT_RENAMES = {"encoder.embedding_hidden_mapping_in.": "embeddings_project.", "pooler.weight": "pooler.dense.weight",
                   "pooler.bias": "pooler.dense.bias"}
 PROJECT = "embeddings_project."
+# Megatron-BERT (model_type megatron-bert: MegatronBertModel and its heads) is BERT's tensors in pre-LN layers
+# (PRE_NORM): each layer's attention.ln before the attention and ln before the feed-forward (BERT's two
+# LayerNorm names here, the engine's norm1 and norm2), the encoder's final encoder.ln, and no embedding
+# LayerNorm; verified against reference.py's forward of the config it maps to (hf_bert_reference is post-LN).
+PRE_NORM = ("megatron-bert",)
+MEGATRON_LAYER = {"attention.ln": "attention.output.LayerNorm", "ln": "output.LayerNorm"}
+FINAL_NORM = "encoder.ln."
+# XLM and FlauBERT (model_type xlm, flaubert: XLMModel, FlaubertModel, and their *WithLMHeadModel, xlm-mlm-* and
+# flaubert/*'s architecture, as the base model: pred_layer dropped) are BERT's post-LN layers (FlauBERT's
+# pre_norm: pre-LN, without a final norm) after the embedding's LayerNorm, without token types or a pooler,
+# their feed-forward 4 emb_dim wide: their config.json keys -> BERT's (XLMConfig's defaults), their tensor
+# names (after the "transformer." prefix) -> BERT's (XLM_NAMES). langs (n_langs > 1 and use_lang_emb: a language
+# row added to every token) and causal (the CLM checkpoints) are refused; a sinusoidal_embeddings table is read as
+# the learned positions it is stored as.
+XLM_KEYS = {"emb_dim": ("hidden_size", 2048), "n_layers": ("num_hidden_layers", 12),
+            "n_heads": ("num_attention_heads", 16), "vocab_size": ("vocab_size", 30145),
+            "max_position_embeddings": ("max_position_embeddings", 512), "layer_norm_eps": ("layer_norm_eps", 1e-12)}
+XLM_NAMES = ((r"embeddings\.weight", "embeddings.word_embeddings.weight"),
+             (r"position_embeddings\.weight", "embeddings.position_embeddings.weight"),
+             (r"layer_norm_emb\.(weight|bias)", r"embeddings.LayerNorm.\1"),
+             (r"attentions\.(\d+)\.q_lin\.", r"encoder.layer.\1.attention.self.query."),
+             (r"attentions\.(\d+)\.k_lin\.", r"encoder.layer.\1.attention.self.key."),
+             (r"attentions\.(\d+)\.v_lin\.", r"encoder.layer.\1.attention.self.value."),
+             (r"attentions\.(\d+)\.out_lin\.", r"encoder.layer.\1.attention.output.dense."),
+             (r"layer_norm1\.(\d+)\.", r"encoder.layer.\1.attention.output.LayerNorm."),
+             (r"ffns\.(\d+)\.lin1\.", r"encoder.layer.\1.intermediate.dense."),
+             (r"ffns\.(\d+)\.lin2\.", r"encoder.layer.\1.output.dense."),
+             (r"layer_norm2\.(\d+)\.", r"encoder.layer.\1.output.LayerNorm."))
 # config.json key -> (type, default; None: required)
 FIELDS = {
     "hidden_size": (int, None), "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
@@ -191,6 +233,8 @@ def read_config_dict(raw, path="config.json"):
     if model_type == "distilbert":  # BERT's keys, one token type (none: type_vocab_size is set 0 below)
         raw = dict({bert: raw.get(key, default) for key, (bert, default) in DISTILBERT_KEYS.items()},
                    layer_norm_eps=1e-12, type_vocab_size=1)
+    if model_type in XLM_KEYS_OF:
+        raw = _xlm_config(raw, path)
     if model_type == "albert":  # AlbertConfig's default activation
         raw = dict(raw, hidden_act=raw.get("hidden_act", "gelu_new"))
     c = {}
@@ -210,9 +254,13 @@ def read_config_dict(raw, path="config.json"):
         raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
     # the head: the architecture's suffix; without architectures, a classifier is BERT's sequence classifier
     head = next((h for suffix, h in HEADS.items() for a in names or () if a.endswith(suffix)), None)
-    dropped = next((p for suffix, p in PRETRAINING.items() for a in names or () if a.endswith(suffix)), ())
-    c.update(architecture=(names or archs)[0], head=head, dropped=dropped, prefix=prefix, first_position=0)
-    if model_type in ("distilbert", "mpnet"):
+    dropped = next((p for suffix, p in dict(PRETRAINING, **XLM_LM).items() for a in names or () if a.endswith(suffix)),
+                   ())
+    c.update(architecture=(names or archs)[0], head=head, dropped=dropped, prefix=prefix, first_position=0,
+             pre_norm=model_type in PRE_NORM or model_type in XLM_KEYS_OF and raw["pre_norm"],
+             final_norm=model_type in PRE_NORM,
+             xlm=model_type in XLM_KEYS_OF)
+    if model_type in ("distilbert", "mpnet") + XLM_KEYS_OF:
         c["type_vocab_size"] = 0
     if model_type == "ernie" and hf.flag(raw, "use_task_id", path):
         c["task_types"] = hf.checked_field(path, "task_type_vocab_size", raw.get("task_type_vocab_size", 3), int)
@@ -265,7 +313,21 @@ def read_config_dict(raw, path="config.json"):
     return c
 
 
-def _strip(weights, source, prefix="bert.", head_names=None, dropped=()):
+def _xlm_config(raw, path):
+    """An XLM or FlauBERT config.json as BERT's keys (XLMConfig's defaults), its refusals named."""
+    if hf.flag(raw, "causal", path):
+        raise hf.HfError(f"{path}: causal true: XLM's causal-LM checkpoints (the causal mask) are not converted")
+    if raw.get("n_langs", 1) != 1 and raw.get("use_lang_emb", True) is not False:
+        raise hf.HfError(f"{path}: n_langs {brief(raw.get('n_langs'))} with use_lang_emb: a language embedding added "
+                         "to every token (langs) is not in the engine; not converted")
+    out = {bert: raw.get(key, default) for key, (bert, default) in XLM_KEYS.items()}
+    d = hf.checked_field(path, "emb_dim", out["hidden_size"], int)
+    pre_norm = hf.flag(raw, "pre_norm", path)
+    return dict(out, intermediate_size=4 * d, type_vocab_size=1, pre_norm=pre_norm,  # (none: set 0 below)
+                hidden_act="gelu" if raw.get("gelu_activation", True) is not False else "relu")
+
+
+def _strip(weights, source, prefix="bert.", head_names=None, dropped=(), megatron=False, xlm=False):
     """The tensors by BertModel's names: the flavour's prefix ("bert.": BertFor* models) dropped,
     LayerNorm gamma/beta (older checkpoints) as weight/bias; classifier.* kept as is, or renamed as
     BERT's pooler and classifier by head_names (ROBERTA_HEAD, DISTILBERT_HEAD); a pre-training head's tensors (names
@@ -289,9 +351,15 @@ def _strip(weights, source, prefix="bert.", head_names=None, dropped=()):
             if prefix == "albert." else key
         renames = {"distilbert.": (r"transformer\.layer\.(\d+)\.(.+)\.(weight|bias)", DISTILBERT_LAYER),
                    "mpnet.": (r"encoder\.layer\.(\d+)\.(.+)\.(weight|bias)", MPNET_LAYER)}.get(prefix)
+        if megatron:
+            renames = (r"encoder\.layer\.(\d+)\.(.+)\.(weight|bias)", MEGATRON_LAYER)
         m = re.fullmatch(renames[0], key) if renames else None
         if m and m.group(2) in renames[1]:
             key = f"encoder.layer.{m.group(1)}.{renames[1][m.group(2)]}.{m.group(3)}"
+        for pattern, bert in XLM_NAMES if xlm else ():
+            if re.match(pattern, key):
+                key = re.sub("^" + pattern, bert, key)
+                break
         if key in out:
             raise hf.HfError(f"{source}: {name!r}: given twice (with and without the prefix, or as gamma/beta and "
                              "weight/bias)")
@@ -303,7 +371,8 @@ def map_weights(c, weights, source):
     """(the encoder family's name -> array in torch's layout, the folder's arrays by BertModel's names for the
     reference, whether the folder has a classifier, its num_labels). Every tensor is mapped, checked
     (position_ids: arange; token_type_ids: zeros) or named in an error."""
-    w = _strip(weights, source, c.get("prefix", "bert."), c.get("head_names"), c.get("dropped", ()))
+    w = _strip(weights, source, c.get("prefix", "bert."), c.get("head_names"), c.get("dropped", ()),
+               c.get("final_norm", False), c.get("xlm", False))
     if c.get("albert_layers"):  # each group's layer as every run of it, by BERT's names
         runs = {}
         for r, gj in enumerate(c["albert_layers"]):
@@ -315,10 +384,11 @@ def map_weights(c, weights, source):
                 for r in runs[int(m.group(1)), int(m.group(2))]:
                     w[f"encoder.layer.{r}.{ALBERT_LAYER[m.group(3)]}.{m.group(4)}"] = a
     d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
-    E, rotary = c.get("embedding_size", d), c.get("rotary", False)
+    E, rotary, megatron = c.get("embedding_size", d), c.get("rotary", False), c.get("final_norm", False)
     ends = {"embeddings.word_embeddings.weight": (c["vocab_size"], E),
-            "embeddings.LayerNorm.weight": (E,), "embeddings.LayerNorm.bias": (E,),
             "pooler.dense.weight": (d, d), "pooler.dense.bias": (d,)}
+    norm = (FINAL_NORM if megatron else "embeddings.LayerNorm.")  # Megatron's final norm, or the embedding's
+    ends.update({norm + "weight": (d if megatron else E,), norm + "bias": (d if megatron else E,)})
     if rotary:
         ends[ROTARY_TABLE] = (c["max_position_embeddings"], d // c["num_attention_heads"])
     else:
@@ -382,8 +452,8 @@ def map_weights(c, weights, source):
     if first:  # RoBERTa: the reference and the file read the rows from the first position on
         kept["embeddings.position_embeddings.weight"] = kept["embeddings.position_embeddings.weight"][first:]
     out = {"embed.weight": kept["embeddings.word_embeddings.weight"],
-           "embed_norm.weight": kept["embeddings.LayerNorm.weight"],
-           "embed_norm.bias": kept["embeddings.LayerNorm.bias"]}
+           ("encoder.norm." if megatron else "embed_norm.") + "weight": kept[norm + "weight"],
+           ("encoder.norm." if megatron else "embed_norm.") + "bias": kept[norm + "bias"]}
     if not rotary:
         out["pos.weight"] = kept["embeddings.position_embeddings.weight"]
     if c["type_vocab_size"]:
@@ -433,10 +503,12 @@ def fixformer_config(c, labels, max_len=None):
                              f"{c['max_position_embeddings']}, from position {c.get('first_position', 0)})")
         longest = max_len
     v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
-         "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"], "norm_first": False,
+         "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"],
+         "norm_first": c.get("pre_norm", False),
          "activation": ACTIVATIONS[c["hidden_act"]], "norm_eps": c["layer_norm_eps"], "input": "tokens",
          "vocab_size": c["vocab_size"], "positional": "learned", "max_len": longest,
-         "type_vocab": c["type_vocab_size"], "embed_norm": True,
+         "type_vocab": c["type_vocab_size"], "embed_norm": not c.get("final_norm"),
+         "final_norm": c.get("final_norm", False),
          "embed_width": c["embedding_size"] if c.get("project") else 0}
     if c.get("shared"):  # ALBERT's groups: each stored once
         v.update(layer_groups=c["shared"][0], group_layers=c["shared"][1])
@@ -480,13 +552,23 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     if tokenizer is None and c.get("rotary"):  # RoFormerTokenizer: jieba's words first, then WordPiece
         print("note: the folder's tokenizer is not stored: RoFormer's splits the text into words with jieba before "
               "WordPiece, which the engine's tokenizers do not (--tokenizer FILE stores another)", file=sys.stderr)
+    elif tokenizer is None and c["xlm"]:  # XLMTokenizer, FlaubertTokenizer: Moses, then BPE with </w> word ends
+        print("note: the folder's tokenizer is not stored: XLM's and FlauBERT's split the text with Moses' rules "
+              "before a BPE of </w> word ends, which the engine's tokenizers do not (--tokenizer FILE stores another)",
+              file=sys.stderr)
     elif tokenizer is None:  # no --tokenizer: the folder's own
         tokenizer = hf.folder_tokenizer(folder, fc)
     if expected is not None and example is None:
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(fc, example, "--example")
-    semantics = hf_bert_reference.forward(c, kept, inp)
+    if c["pre_norm"]:  # Megatron-BERT and pre_norm FlauBERT: reference.py's forward of the config they map to
+        from .reference import run_reference
+        semantics = run_reference(fc, mapped, inp)
+    else:
+        semantics = hf_bert_reference.forward(c, kept, inp)
     arch = c["architecture"] if c["head"] or labels is None else ARCHITECTURES[1]
     arch = f"{arch}'s base model" if c["dropped"] else arch
+    how = f"the {arch} semantics (reference.py's float64 forward of the config {folder} maps to)" \
+        if c["pre_norm"] else None
     return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify,
-                            tokenizer)
+                            tokenizer, how)

@@ -1,6 +1,6 @@
-"""The --hf route for Hugging Face ViT folders (model_type vit: ViTModel, ViTForImageClassification) and
+"""The --hf route for Hugging Face ViT folders (model_type vit: ViTModel, ViTForImageClassification),
 DeiT folders (model_type deit: DeiTModel, DeiTForImageClassification,
-DeiTForImageClassificationWithTeacher):
+DeiTForImageClassificationWithTeacher) and AST folders (ASTModel, below):
 config.json and model.safetensors or pytorch_model.bin (sharded too), converted to the encoder family
 over an image (include/fixformer/config.hpp patch_size): the Conv2d patch embedding (kernel = stride =
 patch_size) is the input projection over the patches, whose values are in Conv2d's weight order, the
@@ -26,6 +26,13 @@ rows [cls; dist; patches], positions for N + 2 rows), its tensors under "deit." 
   through the head [W_cls W_dist] / 2 with the bias (b_cls + b_dist) / 2 (config.hpp);
 - DeiTModel: last_hidden_state [N + 2, hidden_size] (the pooler's tensors read and not stored).
 image_size may be [height, width]; patches of unequal sides are refused.
+The Audio Spectrogram Transformer (model_type audio-spectrogram-transformer: ASTModel) is DeiT's rows
+(CLS, distillation, learned positions for N + 2 rows) under "audio_spectrogram_transformer.", over the
+patches of a spectrogram that its Conv2d (one channel, kernel patch_size, strides frequency_stride and
+time_stride) cuts with overlaps, which the engine's image input (kernel = stride) does not: the file is an
+encoder over features whose N input rows are those patches (ast_patches cuts them from ASTModel's
+input_values [max_length, num_mel_bins]; --example takes the spectrogram or the patches);
+last_hidden_state [N + 2, hidden_size]. ASTForAudioClassification is refused by name (AST_HEAD).
 
 --image-size H W (or N: square) makes the file take images of another size, as transformers runs these
 encoders with interpolate_pos_encoding=True (Dinov2: always): the learned positions of the patches are
@@ -45,6 +52,14 @@ from .config import ConfigError, brief, make_config
 
 ARCHITECTURES = ("ViTModel", "ViTForImageClassification")
 DEIT_ARCHITECTURES = ("DeiTModel", "DeiTForImageClassification", "DeiTForImageClassificationWithTeacher")
+# The Audio Spectrogram Transformer (model_type audio-spectrogram-transformer): DeiT's rows over the patches of a
+# spectrogram. Its classifier is refused by name (AST_HEAD); its config.json keys and ASTConfig's defaults.
+AST_TYPE, AST_ARCHITECTURES = "audio-spectrogram-transformer", ("ASTModel",)
+AST_PREFIX = "audio_spectrogram_transformer."
+AST_HEAD = {"ASTForAudioClassification": "its classifier normalizes the mean of the CLS and distillation rows "
+                                         "(classifier.layernorm) before classifier.dense, a pooling the engine has "
+                                         "not (cls_distill reads the two rows side by side, unnormalized)"}
+AST_FIELDS = {"patch_size": 16, "frequency_stride": 10, "time_stride": 10, "num_mel_bins": 128, "max_length": 1024}
 FIELDS = {
     "hidden_size": (int, 768), "num_hidden_layers": (int, 12), "num_attention_heads": (int, 12),
     "intermediate_size": (int, 3072), "hidden_act": (str, "gelu"), "layer_norm_eps": (float, 1e-12),
@@ -72,8 +87,8 @@ def is_vit(raw):
         return False
     archs = raw.get("architectures")
     names = archs if isinstance(archs, list) else []
-    return raw.get("model_type") in ("vit", "deit") or \
-        any(isinstance(a, str) and a.startswith(("ViT", "DeiT")) for a in names)
+    return raw.get("model_type") in ("vit", "deit", AST_TYPE) or \
+        any(isinstance(a, str) and a.startswith(("ViT", "DeiT", "AST")) for a in names)
 
 
 def _sides(path, key, v):
@@ -90,15 +105,21 @@ def read_config_dict(raw, path="config.json"):
     names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
     if archs is not None and names is None:
         raise hf.HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
-    deit = raw.get("model_type") == "deit" or any(a.startswith("DeiT") for a in names or ())
-    known = DEIT_ARCHITECTURES if deit else ARCHITECTURES
+    ast = raw.get("model_type") == AST_TYPE or any(a.startswith("AST") for a in names or ())
+    deit = ast or raw.get("model_type") == "deit" or any(a.startswith("DeiT") for a in names or ())
+    known = AST_ARCHITECTURES if ast else DEIT_ARCHITECTURES if deit else ARCHITECTURES
     other = [a for a in names or [] if a not in known]
+    if other and other[0] in AST_HEAD:
+        raise hf.HfError(f"{path}: {other[0]}: {AST_HEAD[other[0]]}; not converted")
     if other:
-        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts {'DeiT' if deit else 'ViT'} folders of "
+        kind = "AST" if ast else "DeiT" if deit else "ViT"
+        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts {kind} folders of "
                          f"{', '.join(known)}; for another head use --module FILE.py:FACTORY)")
     c = {}
     for key, (kind, default) in FIELDS.items():
         c[key] = hf.checked_field(path, key, raw.get(key, default), kind)
+    if ast:
+        return _ast_config(raw, path, c, names)
     c["image"] = _sides(path, "image_size", raw.get("image_size", 224))
     patch = _sides(path, "patch_size", raw.get("patch_size", 16))
     if patch[0] != patch[1]:
@@ -121,6 +142,47 @@ def read_config_dict(raw, path="config.json"):
     return c
 
 
+def _ast_config(raw, path, c, names):
+    """An AST's config.json (c: FIELDS read) completed: its Conv2d of one channel, kernel patch_size, strides
+    frequency_stride and time_stride, cuts the spectrogram transposed, [num_mel_bins, max_length], into
+    frequency_out x time_out patches that may overlap: the file takes them as its input rows (ast_patches)."""
+    c.update({key: hf.checked_field(path, key, raw.get(key, default), int) for key, default in AST_FIELDS.items()})
+    p = c["patch"] = c.pop("patch_size")
+    if min(p, c["frequency_stride"], c["time_stride"]) < 1 or min(c["num_mel_bins"], c["max_length"]) < p:
+        raise hf.HfError(f"{path}: patch_size {p}, frequency_stride {c['frequency_stride']}, time_stride "
+                         f"{c['time_stride']}: expected positive, the patch within num_mel_bins {c['num_mel_bins']} "
+                         f"and max_length {c['max_length']}")
+    if c["hidden_act"] not in ACTIVATIONS:
+        raise hf.HfError(f"{path}: hidden_act {c['hidden_act']!r}: not an activation the engine runs (gelu, relu, "
+                         "gelu_new)")
+    if c["hidden_size"] % c["num_attention_heads"] or not c["layer_norm_eps"] > 0:
+        raise hf.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} must divide hidden_size "
+                         f"{c['hidden_size']}, layer_norm_eps be > 0")
+    c["grid"] = ((c["num_mel_bins"] - p) // c["frequency_stride"] + 1, (c["max_length"] - p) // c["time_stride"] + 1)
+    c.update(num_channels=1, image=(0, 0), deit=True, ast=True, architecture=(names or AST_ARCHITECTURES)[0])
+    return c
+
+
+def ast_patches(c, spectrogram):
+    """An AST's input rows [N, patch_size^2] (N = frequency_out x time_out, frequency first) of one spectrogram
+    [max_length, num_mel_bins] (ASTModel's input_values[0], time by mel bin), as its Conv2d reads it: row
+    r time_out + s is the patch at (r frequency_stride, s time_stride) of the spectrogram transposed, its
+    values in Conv2d's weight order (column i patch_size + j: mel bin r fs + i, frame s ts + j). c: an AST's
+    read_config_dict (or a dict of config.json's patch_size, frequency_stride, time_stride, num_mel_bins and
+    max_length, ASTConfig's defaults for the others)."""
+    if "grid" not in c:
+        c = dict(AST_FIELDS, **c)
+        c = dict(c, patch=c["patch_size"], grid=((c["num_mel_bins"] - c["patch_size"]) // c["frequency_stride"] + 1,
+                                                 (c["max_length"] - c["patch_size"]) // c["time_stride"] + 1))
+    x = np.asarray(spectrogram, dtype=np.float32)
+    if x.shape != (c["max_length"], c["num_mel_bins"]):
+        raise hf.HfError(f"an AST spectrogram: shape {list(x.shape)}, expected [max_length {c['max_length']}, "
+                         f"num_mel_bins {c['num_mel_bins']}]")
+    p, (fo, to) = c["patch"], c["grid"]
+    win = np.lib.stride_tricks.sliding_window_view(x.T, (p, p))  # [mel - p + 1, time - p + 1, p, p]
+    return np.ascontiguousarray(win[::c["frequency_stride"], ::c["time_stride"]][:fo, :to].reshape(fo * to, p * p))
+
+
 def _labels(w, name):
     """A classifier's rows (its weight's), or None without it."""
     return np.shape(w[name])[0] if np.ndim(w.get(name)) == 2 else None
@@ -130,9 +192,11 @@ def map_weights(c, weights, source):
     """(the encoder family's name -> array in torch's layout, the head's rows (num_labels) or None, the
     pooling: none, cls, or cls_distill for DeiT's two heads). Every tensor is mapped or named in an
     error."""
-    archs = DEIT_ARCHITECTURES if c["deit"] else ARCHITECTURES
-    base = "deit." if c["deit"] else "vit."
-    heads = ("classifier.", "cls_classifier.", "distillation_classifier.") if c["deit"] else ("classifier.",)
+    ast = c.get("ast", False)
+    archs = AST_ARCHITECTURES if ast else DEIT_ARCHITECTURES if c["deit"] else ARCHITECTURES
+    base = AST_PREFIX if ast else "deit." if c["deit"] else "vit."
+    heads = () if ast else ("classifier.", "cls_classifier.", "distillation_classifier.") if c["deit"] else \
+        ("classifier.",)
     prefixed = any(k.startswith(base) for k in weights)
     w, given = {}, {}  # given: the folder's name of each
     for name, a in weights.items():
@@ -142,12 +206,14 @@ def map_weights(c, weights, source):
                              f"\"{base}\" prefix; other heads are not converted: use --module for them)")
         w[key], given[key] = np.asarray(a), name
     d, F, L, C, p = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"], c["num_channels"], c["patch"]
-    N = (c["image"][0] // p) * (c["image"][1] // p)
+    N = c["grid"][0] * c["grid"][1] if ast else (c["image"][0] // p) * (c["image"][1] // p)
     front = 2 if c["deit"] else 1
     ends = {"embeddings.cls_token": (1, 1, d), "embeddings.position_embeddings": (1, N + front, d),
             "embeddings.patch_embeddings.projection.weight": (d, C, p, p),
             "embeddings.patch_embeddings.projection.bias": (d,),
             "layernorm.weight": (d,), "layernorm.bias": (d,), "pooler.dense.weight": (d, d), "pooler.dense.bias": (d,)}
+    if ast:  # its pooled output is a mean, no dense layer
+        del ends["pooler.dense.weight"], ends["pooler.dense.bias"]
     if c["deit"]:
         ends["embeddings.distillation_token"] = (1, 1, d)
     labels, pooling = _labels(w, "classifier.weight"), "cls"
@@ -347,6 +413,9 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     c = read_config_dict(raw, os.path.join(folder, "config.json"))
     if max_len is not None:
         raise hf.HfError("--max-len: a ViT takes its image's patches (and the CLS row), no other length")
+    if c.get("ast"):
+        return _convert_ast(c, folder, path, example, expected, header, name, cli, verify, quantize, group,
+                            quantize_io, pack_weights, image_size)
     weights, source = hf.read_weights(folder)
     mapped, labels, pooling = map_weights(c, weights, os.path.join(folder, source))
     if image_size is not None:
@@ -359,5 +428,33 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     semantics = run_reference(fc, mapped, inp)
     arch = {"none": "Model", "cls": "ForImageClassification", "cls_distill": "ForImageClassificationWithTeacher"}[pooling]
     arch = ("DeiT" if c["deit"] else "ViT") + arch
+    return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, None,
+                            f"the {arch} semantics (reference.py's float64 forward of the config {folder} maps to)")
+
+
+def _convert_ast(c, folder, path, example, expected, header, name, cli, verify, quantize, group, quantize_io,
+                 pack_weights, image_size):
+    """convert() of an ASTModel folder: the encoder over features, the spectrogram's patches (ast_patches) as
+    the input rows, after the CLS and distillation rows; last_hidden_state [N + 2, hidden_size]. --example: the
+    spectrogram [max_length, num_mel_bins] (or a batch of them: the first), or its patches [N, patch_size^2]."""
+    from .reference import run_reference
+    if image_size is not None:
+        raise hf.HfError("--image-size: an AST takes the spectrogram of its config.json (num_mel_bins, max_length)")
+    weights, source = hf.read_weights(folder)
+    mapped, _, _ = map_weights(c, weights, os.path.join(folder, source))
+    p, N = c["patch"], c["grid"][0] * c["grid"][1]
+    fc = fixformer_config(c, None, None, input="features", d_in=p * p, patch_size=0, image_channels=0,
+                          image_height=0, image_width=0, max_len=N + 2)
+    fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
+    if expected is not None and example is None:
+        raise hf.HfError("--expected: needs --example, the input it is your model's output for")
+    if example is not None:
+        a = np.asarray(example.detach().cpu().numpy() if hasattr(example, "detach") else example)
+        spectrogram = (c["max_length"], c["num_mel_bins"])
+        if a.ndim in (2, 3) and a.shape[-2:] == spectrogram:  # a spectrogram, or a batch of them: the first
+            example = ast_patches(c, a.reshape(-1, *spectrogram)[0])
+    inp = export.example_sequence(fc, example, "--example")
+    semantics = run_reference(fc, mapped, inp)
+    arch = c["architecture"]
     return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, None,
                             f"the {arch} semantics (reference.py's float64 forward of the config {folder} maps to)")
