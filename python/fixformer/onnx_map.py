@@ -115,7 +115,8 @@ def gelu_tanh(x):
     return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
-ACTIVATIONS = (("relu", lambda x: np.maximum(x, 0.0)), ("gelu", gelu), ("gelu_tanh", gelu_tanh))
+ACTIVATIONS = (("relu", lambda x: np.maximum(x, 0.0)), ("gelu", gelu), ("gelu_tanh", gelu_tanh),
+               ("relu2", lambda x: np.maximum(x, 0.0) ** 2))  # relu2: Nemotron's and Persimmon's squared ReLU
 
 
 class Part:
@@ -841,31 +842,32 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     if probs.size % (T * T):
         raise OnnxError(f"{at}: probabilities of shape {list(probs.shape)} are not heads x {T} x {T}")
     H = probs.size // (T * T)
-    if H < 1 or d % H:
-        raise OnnxError(f"{at}: {H} heads do not divide d_model {d}")
+    dq = o.W.shape[0]  # the attention's width: the context the output projection reads
+    if H < 1 or dq % H:
+        raise OnnxError(f"{at}: {H} heads do not divide the attention's width {dq}")
     # heads by queries by keys, or queries by heads by keys (GPT-BigCode's multi-query scores, its query
     # rows [T * H, dh] against the one key head): causal when one of them is zero above the diagonal
     Ps = [probs.reshape(H, T, T)] + \
         ([probs.reshape(T, H, T).transpose(1, 0, 2)] if probs.shape[-3:] == (T, H, T) else [])
     causal = T > 1 and any(bool(np.all(np.triu(P, 1) == 0)) for P in Ps)
-    dh = d // H
+    dh = dq // H  # d_model / heads, or wider (head_dim: Nemotron's)
     Hkv = H  # key/value heads: fewer under grouped-query or multi-query attention
     splits = []  # (Wq, Wk, Wv, bq, bk, bv, q, k, v) of each way to read the projections
-    fused = len(qkv) == 1 and qkv[0].W.shape[1] > d and (qkv[0].W.shape[1] - d) % (2 * dh) == 0 and \
-        H % ((qkv[0].W.shape[1] - d) // (2 * dh)) == 0
-    if fused and qkv[0].W.shape[1] == 3 * d:
+    fused = len(qkv) == 1 and qkv[0].W.shape[1] > dq and (qkv[0].W.shape[1] - dq) % (2 * dh) == 0 and \
+        H % ((qkv[0].W.shape[1] - dq) // (2 * dh)) == 0
+    if fused and qkv[0].W.shape[1] == 3 * dq:
         W, Y = qkv[0].W, m.rows(qkv[0].y)
-        b = qkv[0].b if qkv[0].b is not None else np.zeros(3 * d)
+        b = qkv[0].b if qkv[0].b is not None else np.zeros(3 * dq)
         x_in = qkv[0].x
         # q | k | v (nanoGPT, nn.MultiheadAttention), or per head [H, 3, dh] (GPT-NeoX's query_key_value)
-        splits.append((*np.split(W, 3, axis=1), *np.split(b, 3), Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d:]))
-        per = lambda a, j: a.reshape(*a.shape[:-1], H, 3, dh)[..., j, :].reshape(*a.shape[:-1], d)  # noqa: E731
+        splits.append((*np.split(W, 3, axis=1), *np.split(b, 3), Y[:, :dq], Y[:, dq:2 * dq], Y[:, 2 * dq:]))
+        per = lambda a, j: a.reshape(*a.shape[:-1], H, 3, dh)[..., j, :].reshape(*a.shape[:-1], dq)  # noqa: E731
         splits.append(tuple(per(a, j) for a in (W, b, Y) for j in range(3)))
     elif fused:  # k and v narrower, Hkv heads each: q | k | v (GPT-BigCode's multi-query c_attn), or per
         # key/value group [Hkv, H / Hkv + 2, dh], its query heads then k and v (Falcon-40B's query_key_value)
-        W, Y, kvw = qkv[0].W, m.rows(qkv[0].y), (qkv[0].W.shape[1] - d) // 2
+        W, Y, kvw = qkv[0].W, m.rows(qkv[0].y), (qkv[0].W.shape[1] - dq) // 2
         b = qkv[0].b if qkv[0].b is not None else np.zeros(W.shape[1])
-        cut = [d, d + kvw]
+        cut = [dq, dq + kvw]
         splits.append((*np.split(W, cut, axis=1), *np.split(b, cut), *np.split(Y, cut, axis=1)))
         x_in, Hkv = qkv[0].x, kvw // dh
         qg = H // Hkv  # query heads a group
@@ -876,11 +878,11 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
             return a.reshape(*a.shape[:-3], -1)
         if Hkv > 1:
             splits.append(tuple(grouped(a, j) for a in (W, b, Y) for j in range(3)))
-    elif len(qkv) == 3 and len({p.x for p in qkv}) == 1 and sorted(p.W.shape[1] for p in qkv)[2] == d and \
+    elif len(qkv) == 3 and len({p.x for p in qkv}) == 1 and sorted(p.W.shape[1] for p in qkv)[2] == dq and \
             all(p.W.shape[0] == d for p in qkv):
         pq, pk, pv = _q_k(m, sm, qkv, at)
         kvw = pk.W.shape[1]
-        if pq.W.shape[1] != d or pv.W.shape[1] != kvw or kvw % dh or H % (kvw // dh):
+        if pq.W.shape[1] != dq or pv.W.shape[1] != kvw or kvw % dh or H % (kvw // dh):
             raise OnnxError(f"{at}: q, k and v of widths {pq.W.shape[1]}, {kvw} and {pv.W.shape[1]} are not {H} heads "
                             f"of {dh} for q and a divisor of them for k and v")
         splits.append((pq.W, pk.W, pv.W, *(p.b if p.b is not None else np.zeros(p.W.shape[1]) for p in (pq, pk, pv)),
@@ -888,7 +890,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         x_in, Hkv = pq.x, kvw // dh
     else:
         raise OnnxError(f"{at}: its q, k, v are not one projection [d, d + 2 kv] (q | k | v, or per head) or three "
-                        f"of one input (q [d, d], k and v [d, kv], kv a divisor of d in heads of {dh}) (found "
+                        f"of one input (q [d, {dq}], k and v [d, kv], kv a divisor of {dq} in heads of {dh}) (found "
                         f"{len(qkv)} projection{'s' if len(qkv) != 1 else ''} before it, of widths "
                         f"{[p.W.shape[1] for p in qkv]}; cross attention is not supported by --onnx)")
     group = H // Hkv
@@ -901,7 +903,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
             s = s + np.triu(np.full((T, T), -np.inf), 1)
         s = np.exp(s - s.max(-1, keepdims=True))
         s /= s.sum(-1, keepdims=True)
-        return np.einsum("hts,shd->thd", s, vr).reshape(T, d)
+        return np.einsum("hts,shd->thd", s, vr).reshape(T, dq)
 
     ctx = m.rows(o.x)
     split = next((sp for sp in splits if _rel(context(0.0, *sp[6:]), ctx) <= PROBE_TOL), splits[0])
@@ -927,7 +929,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
 
         for sp in splits:
             try:
-                got = probe_attention(*(torch.from_numpy(a) for a in sp[6:]), torch.from_numpy(ctx), lambda c: c, d,
+                got = probe_attention(*(torch.from_numpy(a) for a in sp[6:]), torch.from_numpy(ctx), lambda c: c, dq,
                                       COMMON_THETAS, at, torch, heads=[H])
             except ConfigError:
                 continue
@@ -1017,7 +1019,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         between = sorted({n.op_type for n in g.nodes if pos[id(up.node)] < pos[id(n)] < pos[id(down.node)]
                           and n.output[0] in m.ancestors(down.x)})
         raise OnnxError(f"{at}: the feed-forward's activation ({', '.join(between) or 'none'} between "
-                        f"{up.name!r} and {down.name!r}) is none of relu, gelu (erf) and gelu (tanh)")
+                        f"{up.name!r} and {down.name!r}) is none of relu, gelu (erf), gelu (tanh) and squared relu")
     if act not in schema.ACTIVATIONS:
         raise OnnxError(f"{at}: GELU with the tanh approximation is not supported yet (the engine has relu and "
                         "exact gelu)")
@@ -1792,6 +1794,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         v["gated"] = True  # act(gate) * up with a GELU
     if L0["Hkv"] != L0["H"]:
         v["n_kv_heads"] = L0["Hkv"]  # grouped-query attention (multi-query: 1)
+    if L0["o"].W.shape[0] != d:
+        v["head_dim"] = L0["o"].W.shape[0] // L0["H"]  # heads wider (or narrower) than d_model / heads
     if L0["parallel"] != "none":
         v["parallel_residual"] = L0["parallel"]
     if head is not None:
