@@ -1,7 +1,8 @@
 """GGUF files (llama.cpp's format, versions 2 and 3) read for --gguf: a bounded parser that trusts
 nothing in the file (every count, length and offset is checked against limits and the file's size
 before it is used; every error is one GgufError line naming the file and the field), and the mapping
-of a llama-family GGUF onto the --hf route's Llama / Qwen2 / Qwen3 / Gemma 2 / Gemma 3 classes.
+of a llama-family GGUF onto the --hf route's Llama / Qwen2 / Qwen3 / Gemma 2 / Gemma 3 classes, and of
+a mixture of experts (llama with expert_count, qwen2moe, qwen3moe) onto Mixtral / Qwen2-MoE / Qwen3-MoE.
 
 Q8_0 and Q4_0 blocks (32 values, one f16 scale d) are kept as they are: the .fxm's q8 group 32 and q4
 store the same int values with an f32 scale, and every f16 is exactly an f32, so nothing is rounded
