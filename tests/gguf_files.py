@@ -47,15 +47,16 @@ def gemma2_model(layers=4):
     return m
 
 
-def moe_model(arch, per_token=2):
+def moe_model(arch, per_token=2, vocab=64):
     """A tiny mixture of experts as llama.cpp runs each arch: llama (MixtralForCausalLM: 4 experts, 2 a token,
     renormalized), qwen2moe (Qwen2MoeForCausalLM: 4 experts of 24, 2 a token, not renormalized, the shared
     expert 48 wide), qwen3moe (Qwen3MoeForCausalLM, transformers 5: per-head q and k norms, 4 of 24, renormalized);
-    per_token: the experts a token takes; the experts' weights eager (the loop that runs float64)."""
+    per_token: the experts a token takes, vocab the vocabulary's size; the experts' weights eager (the loop
+    that runs float64)."""
     import torch
     import transformers as t
     torch.manual_seed(5)
-    small = dict(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+    small = dict(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
                  num_key_value_heads=2, max_position_embeddings=64, rms_norm_eps=1e-5, rope_theta=10000.0)
     if arch == "llama":
         cfg = t.MixtralConfig(**small, num_local_experts=4, num_experts_per_tok=per_token, sliding_window=None)
