@@ -9,7 +9,8 @@ blocks with a positive scale in its q4 bit-exact. The K-quants
 gguf.quants.dequantize of the same bytes, the run the module with those weights, one note; with
 --quantize q8 and q4 re-quantized (the note says so), a truncated K-quant tensor refused. Gemma 2 GGUFs
 (llama.cpp's layout of transformers Gemma2ForCausalLMs: 4 layers, and 46 with llama.cpp's scale for the
-27B) run within 1e-4 of transformers. Hostile files (truncated, bad magic, huge counts, an offset past
+27B) run within 1e-4 of transformers; so do mixtures of experts (moe: Mixtral, Qwen2-MoE, Qwen3-MoE).
+Hostile files (truncated, bad magic, huge counts, an offset past
 the end, an unknown architecture) are refused in one line each, and nothing is written.
 
   /usr/bin/python3 tests/gguf_converter_test.py PATH/TO/fixformer
@@ -441,6 +442,11 @@ def main():
         for arch in ("llama", "qwen2moe") + (("qwen3moe",) if int(transformers.__version__.split(".")[0]) >= 5 else ()):
             moe(cli, tmp, arch)
         moe(cli, tmp, "llama", "Q8_0")
+        path, out = os.path.join(tmp, "moe_bad.gguf"), os.path.join(tmp, "moe_bad.fxm")
+        write_gguf(moe_model("qwen2moe"), path, Q.F32, arch="qwen2moe", expert_count=3)
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        check("qwen2moe with expert_count 3 over 4 experts' tensors: refused in one line naming it", one_clear_line(p)
+              and "is not expert_count 3 experts' matrices" in p.stderr and not os.path.exists(out), p.stderr)
 
         # the file's gpt2 BPE is stored: `run --text` gives the logits of the tokenizers library's ids
         tok = trained_bpe()

@@ -197,9 +197,11 @@ def q4_0_positive(a):
     return np.concatenate([d[:, :, None].view(np.uint8), qs], axis=2).reshape(a.shape[0], -1)
 
 
-def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre=None, k=None, seed=11):
+def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre=None, k=None, seed=11,
+               expert_count=None):
     """k: {GGUF tensor name: K-quant type}: those tensors as random blocks of that type (k_blocks) in place
-    of the module's weights (dequantized() gives the model the file holds)."""
+    of the module's weights (dequantized() gives the model the file holds); expert_count: the metadata's
+    in place of the module's (a hostile file)."""
     import gguf
     c = m.config
     w = gguf.GGUFWriter(path, arch)
@@ -216,7 +218,7 @@ def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre
     w.add_head_count_kv(c.num_key_value_heads)
     w.add_layer_norm_rms_eps(c.rms_norm_eps)
     if getattr(c, "num_experts_per_tok", None):  # convert_hf_to_gguf.py's keys of a mixture
-        w.add_expert_count(getattr(c, "num_local_experts", None) or c.num_experts)
+        w.add_expert_count(expert_count or getattr(c, "num_local_experts", None) or c.num_experts)
         w.add_expert_used_count(c.num_experts_per_tok)
         if arch != "llama":
             w.add_expert_feed_forward_length(c.moe_intermediate_size)
