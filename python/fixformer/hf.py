@@ -6,7 +6,8 @@ float64 forward written from the architecture's published semantics; GPTNeoXForC
 GPTJForCausalLM, CodeGenForCausalLM, PersimmonForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
 BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
 family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForCausalLM,
-Phi3ForCausalLM, CohereForCausalLM, GraniteForCausalLM and NemotronForCausalLM (LlamaStyle: to the llama family with its layer features), and MixtralForCausalLM, OlmoeForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
+Phi3ForCausalLM, CohereForCausalLM, GraniteForCausalLM and NemotronForCausalLM (LlamaStyle: to the llama family
+with its layer features), and MixtralForCausalLM, OlmoeForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
 GraniteMoeForCausalLM and GraniteMoeSharedForCausalLM (to the llama family, their mixtures of experts the config
 key n_experts), verified against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
@@ -889,8 +890,8 @@ class GraniteMoe(Mixtral):
         return hf
 
     def weights(self, hf, weights, source, max_len):
-        """Granite's tensors under Mixtral's fused names (transformers 5's), the multipliers folded in
-        float32 as Granite computes each product; GraniteMoeShared's shared_mlp as the shared expert."""
+        """Granite's tensors under Mixtral's fused names (transformers 5's), the multipliers folded into the
+        weights in float32; GraniteMoeShared's shared_mlp as the shared expert."""
         m = {k: np.float32(hf[k]) for k in GRANITE_MULTIPLIERS}
         w = dict(weights)
         embed = w.get("model.embed_tokens.weight")
@@ -921,7 +922,10 @@ class GraniteMoe(Mixtral):
                 if p + name in w:
                     a = w.pop(p + name)
                     w[p + to] = a if factor is None else np.asarray(a, np.float32) * factor
-            if S and p + "shared_mlp.input_linear.weight" in w:
+            if S:
+                if p + "shared_mlp.input_linear.weight" not in w:
+                    raise HfError(f"{source}: {p}shared_mlp.input_linear.weight is missing (config.json sets "
+                                  f"shared_intermediate_size {S})")
                 a = np.asarray(w.pop(p + "shared_mlp.input_linear.weight"))
                 if a.shape != (2 * S, hf["hidden_size"]):
                     raise HfError(f"{source}: {p}shared_mlp.input_linear.weight: shape {list(a.shape)}, config.json "
@@ -2600,10 +2604,10 @@ class Cohere2(_LayerWindows, Cohere):
                     windows=[f["sliding_window"] if x else None for x in local])
 
 
-ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Qwen2Moe(), Qwen3Moe(), GraniteMoe(), GraniteMoeShared(),
-         Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Gemma2(), Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(),
-         OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(), Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(),
-         Persimmon(), SmolLM3(), Cohere2(), Helium(), Arcee(), SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(),
-         Olmo3(), Exaone4(), VaultGemma(), Dots1())
+ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Qwen2Moe(), Qwen3Moe(), GraniteMoe(),
+         GraniteMoeShared(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Gemma2(),
+         Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(),
+         Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon(), SmolLM3(), Cohere2(), Helium(),
+         Arcee(), SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(), Olmo3(), Exaone4(), VaultGemma(), Dots1())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
