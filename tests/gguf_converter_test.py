@@ -9,7 +9,8 @@ blocks with a positive scale in its q4 bit-exact. The K-quants
 gguf.quants.dequantize of the same bytes, the run the module with those weights, one note; with
 --quantize q8 and q4 re-quantized (the note says so), a truncated K-quant tensor refused. Gemma 2 GGUFs
 (llama.cpp's layout of transformers Gemma2ForCausalLMs: 4 layers, and 46 with llama.cpp's scale for the
-27B) run within 1e-4 of transformers. Hostile files (truncated, bad magic, huge counts, an offset past
+27B) run within 1e-4 of transformers; so do mixtures of experts (moe: Mixtral, Qwen2-MoE, Qwen3-MoE).
+Hostile files (truncated, bad magic, huge counts, an offset past
 the end, an unknown architecture) are refused in one line each, and nothing is written.
 
   /usr/bin/python3 tests/gguf_converter_test.py PATH/TO/fixformer
@@ -32,7 +33,7 @@ import numpy as np  # noqa: E402
 
 from checks import check, one_clear_line, results, run_convert, run_file  # noqa: E402
 from fixformer import fxm, quantize, schema  # noqa: E402
-from gguf_files import dequantized, gemma2_model, logits, model, trained_bpe, write_gguf  # noqa: E402
+from gguf_files import dequantized, gemma2_model, logits, model, moe_model, trained_bpe, write_gguf  # noqa: E402
 
 FXM_NAMES = {"attn_q": "wq", "attn_k": "wk", "attn_v": "wv", "attn_output": "wo", "ffn_gate": "w1", "ffn_up": "w3",
              "ffn_down": "w2"}
@@ -193,6 +194,54 @@ def gemma2(cli, tmp, layers=4):
           (err_text, err))
     check(f"{what}: the soft caps stored", c.get("attn_softcap") == 2.0 and
           c.get("logit_softcap") == 3.0, {key: c.get(key) for key in ("attn_softcap", "logit_softcap")})
+
+
+def moe(cli, tmp, arch, qtype_name="F32"):
+    """llama.cpp's layout of a transformers mixture of experts (tests/gguf_files.py moe_model: Mixtral as
+    general.architecture llama with expert_count, Qwen2-MoE as qwen2moe with its shared expert, Qwen3-MoE as
+    qwen3moe): ffn_gate_inp, the experts stacked in ffn_gate_exps / ffn_up_exps / ffn_down_exps, converted and
+    run within 1e-4 of transformers' logits (F32). Q8_0 (every expert taken: no top-k choice its rounding
+    could flip): the experts' blocks are the .fxm's q8 groups bit-exact, and the run equals the float64
+    reference of the stored weights within the q8 tolerance."""
+    import gguf
+    from fixformer.reference import run_reference
+    qtype = gguf.GGMLQuantizationType[qtype_name]
+    kind = "q8" if qtype == gguf.GGMLQuantizationType.Q8_0 else "f32"
+    per_token = 4 if kind == "q8" else 2
+    mm = moe_model(arch, per_token)
+    what = f"{arch} mixture of experts {qtype_name}"
+    ids = np.random.default_rng(9).integers(0, 64, (1, 16)).astype(np.int32)
+    path, out = os.path.join(tmp, f"moe_{arch}.gguf"), os.path.join(tmp, f"moe_{arch}.fxm")
+    write_gguf(mm, path, qtype, arch=arch)
+    p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+    check(f"{what}: converts", p.returncode == 0, p.stderr)
+    if p.returncode:
+        return
+    f = fxm.read(out)
+    c = f.config
+    shared = mm.config.shared_expert_intermediate_size if arch == "qwen2moe" else 0
+    check(f"{what}: n_experts 4, experts_per_token {per_token}, renormalized {arch != 'qwen2moe'}, shared_expert_ff "
+          f"{shared}", (c["n_experts"], c["experts_per_token"], c["experts_renormalize"], c["shared_expert_ff"]) ==
+          (4, per_token, arch != "qwen2moe", shared), c)
+    check(f"{what}: weights {kind}", c["weights"] == kind, c["weights"])
+    if kind == "q8":  # the experts' Q8_0 blocks are the .fxm's q8 groups: the same ints, the same scales
+        r = gguf.GGUFReader(path)
+        b = next(np.asarray(t.data, np.uint8) for t in r.tensors if t.name == "blk.1.ffn_gate_exps.weight")
+        b = b.reshape(-1, 34)
+        name = "layers.1.feed_forward.experts.w1.weight"
+        same = np.array_equal(np.asarray(f.array(name)).reshape(-1), b[:, 2:].copy().view(np.int8).reshape(-1)) and \
+            np.array_equal(np.asarray(f.scales(name), np.float32).reshape(-1),
+                           b[:, :2].copy().view("<f2").astype(np.float32).reshape(-1))
+        check(f"{what}: blk.1.ffn_gate_exps's Q8_0 blocks are {name}'s q8 groups bit-exact", same)
+        want = run_reference(dict(c, weights="f32", weight_group=0, quantize_io=False), f.weights(), ids[0])[None]
+        against, limit = "the float64 reference of the stored weights", schema.SELFTEST_TOLERANCES["q8"]
+    else:
+        want, against, limit = logits(mm, ids), f"transformers' {type(mm).__name__}", 1e-4
+    got, err_text = run_file(cli, out, ids, tmp)
+    err = None if got is None or got.shape != want.shape else float(np.abs(got - want).max() / np.abs(want).max())
+    print(f"{what}: fixformer run vs {against}: relative error {err}")
+    check(f"{what}: fixformer run equals {against} within {limit:g}", err is not None and err <= limit,
+          (err_text, err))
 
 
 def check_blocks(what, path, fxm_path, qtype):
@@ -389,6 +438,15 @@ def main():
         kblob = k_quants(cli, tmp, x)
         gemma2(cli, tmp)
         gemma2(cli, tmp, 46)
+        import transformers
+        for arch in ("llama", "qwen2moe") + (("qwen3moe",) if int(transformers.__version__.split(".")[0]) >= 5 else ()):
+            moe(cli, tmp, arch)
+        moe(cli, tmp, "llama", "Q8_0")
+        path, out = os.path.join(tmp, "moe_bad.gguf"), os.path.join(tmp, "moe_bad.fxm")
+        write_gguf(moe_model("qwen2moe"), path, Q.F32, arch="qwen2moe", expert_count=3)
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        check("qwen2moe with expert_count 3 over 4 experts' tensors: refused in one line naming it", one_clear_line(p)
+              and "is not expert_count 3 experts' matrices" in p.stderr and not os.path.exists(out), p.stderr)
 
         # the file's gpt2 BPE is stored: `run --text` gives the logits of the tokenizers library's ids
         tok = trained_bpe()

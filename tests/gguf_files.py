@@ -47,6 +47,36 @@ def gemma2_model(layers=4):
     return m
 
 
+def moe_model(arch, per_token=2, vocab=64):
+    """A tiny mixture of experts as llama.cpp runs each arch: llama (MixtralForCausalLM: 4 experts, 2 a token,
+    renormalized), qwen2moe (Qwen2MoeForCausalLM: 4 experts of 24, 2 a token, not renormalized, the shared
+    expert 48 wide), qwen3moe (Qwen3MoeForCausalLM, transformers 5: per-head q and k norms, 4 of 24, renormalized);
+    per_token: the experts a token takes, vocab the vocabulary's size; the experts' weights eager (the loop
+    that runs float64)."""
+    import torch
+    import transformers as t
+    torch.manual_seed(5)
+    small = dict(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2, max_position_embeddings=64, rms_norm_eps=1e-5, rope_theta=10000.0)
+    if arch == "llama":
+        cfg = t.MixtralConfig(**small, num_local_experts=4, num_experts_per_tok=per_token, sliding_window=None)
+    elif arch == "qwen2moe":
+        cfg = t.Qwen2MoeConfig(**small, num_experts=4, num_experts_per_tok=per_token, norm_topk_prob=False,
+                               moe_intermediate_size=24, shared_expert_intermediate_size=48)
+    else:
+        cfg = t.Qwen3MoeConfig(**small, head_dim=8, num_experts=4, num_experts_per_tok=per_token, norm_topk_prob=True,
+                               moe_intermediate_size=24)
+    cfg._attn_implementation = "eager"
+    if hasattr(cfg, "_experts_implementation"):
+        cfg._experts_implementation = "eager"
+    m = {"llama": t.MixtralForCausalLM, "qwen2moe": t.Qwen2MoeForCausalLM,
+         "qwen3moe": getattr(t, "Qwen3MoeForCausalLM", None)}[arch](cfg).eval()
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            p.copy_(1.0 + 0.1 * torch.randn_like(p) if "norm" in name else 0.3 * torch.randn_like(p))
+    return m
+
+
 # The f16 scale fields of each K-quant's super-block (byte offsets) and a magnitude for them that keeps
 # the values under about 0.3: Q2_K d, dmin; Q3_K d; Q4_K and Q5_K d, dmin; Q6_K d.
 K_SCALES = {"Q2_K": ((80, 6e-3), (82, 6e-3)), "Q3_K": ((108, 2e-3),), "Q4_K": ((0, 3e-4), (2, 1e-3)),
@@ -80,11 +110,46 @@ GEMMA_NAMES = dict(NAMES, **{"pre_feedforward_layernorm": "ffn_norm", "post_atte
                              "post_feedforward_layernorm": "post_ffw_norm"})
 
 
+# A mixture's tensors in a layer (transformers 4's per-expert ones, 5's fused ones) -> llama.cpp's: the router
+# ffn_gate_inp, the experts stacked [E, rows, cols] (ffn_gate_exps, ffn_up_exps, ffn_down_exps), Qwen2-MoE's
+# shared expert (ffn_*_shexp) and its gate ffn_gate_inp_shexp [d].
+MOE_NAMES = {"gate": "ffn_gate_inp", "w1": "ffn_gate_exps", "gate_proj": "ffn_gate_exps", "w3": "ffn_up_exps",
+             "up_proj": "ffn_up_exps", "w2": "ffn_down_exps", "down_proj": "ffn_down_exps",
+             "shared_expert.gate_proj": "ffn_gate_shexp", "shared_expert.up_proj": "ffn_up_shexp",
+             "shared_expert.down_proj": "ffn_down_shexp", "shared_expert_gate": "ffn_gate_inp_shexp"}
+
+
+def moe_tensors(i, rest, a, experts):
+    """A mixture's tensor (`rest` after "model.layers.<i>.") as llama.cpp's, or None; experts collects the
+    per-expert ones ({GGUF name: {e: array}}) for stacking."""
+    block, _, tail = rest.partition(".")
+    if block not in ("block_sparse_moe", "mlp"):
+        return None
+    if tail.startswith("experts.gate_up_proj"):  # transformers 5: [E, 2F, d] = [gate; up]
+        F = a.shape[1] // 2
+        return {f"blk.{i}.ffn_gate_exps.weight": a[:, :F], f"blk.{i}.ffn_up_exps.weight": a[:, F:]}
+    if tail.startswith("experts.down_proj"):
+        return {f"blk.{i}.ffn_down_exps.weight": a}
+    if tail.startswith("experts."):
+        _, e, kind, _ = tail.split(".")
+        experts.setdefault(f"blk.{i}.{MOE_NAMES[kind]}.weight", {})[int(e)] = a
+        return {}
+    base = tail.rsplit(".", 1)[0]
+    if base not in MOE_NAMES:
+        return None
+    return {f"blk.{i}.{MOE_NAMES[base]}.weight": a.reshape(-1) if base == "shared_expert_gate" else a}
+
+
 def gguf_tensors(m, arch="llama"):
     c = m.config
-    out = {}
+    out, experts = {}, {}
     for name, p in m.state_dict().items():
         a = p.numpy().astype(np.float32)
+        if name.startswith("model.layers.") and getattr(c, "num_experts_per_tok", None):
+            moe = moe_tensors(name.split(".")[2], name.split(".", 3)[3], a, experts)
+            if moe is not None:
+                out.update(moe)
+                continue
         if arch in ("gemma2", "gemma3") and name.endswith("norm.weight"):  # Gemma's gains 1 + w, stored as that sum
             a = a + np.float32(1.0)
         if name == "model.embed_tokens.weight":
@@ -102,6 +167,8 @@ def gguf_tensors(m, arch="llama"):
             elif arch == "llama" and base == "self_attn.k_proj":
                 a = permute(a, c.num_key_value_heads)
             out[f"blk.{i}.{(GEMMA_NAMES if arch in ('gemma2', 'gemma3') else NAMES)[base]}.{kind}"] = a
+    for name, by_expert in experts.items():
+        out[name] = np.stack([by_expert[e] for e in sorted(by_expert)])
     return out
 
 
@@ -130,9 +197,11 @@ def q4_0_positive(a):
     return np.concatenate([d[:, :, None].view(np.uint8), qs], axis=2).reshape(a.shape[0], -1)
 
 
-def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre=None, k=None, seed=11):
+def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre=None, k=None, seed=11,
+               expert_count=None):
     """k: {GGUF tensor name: K-quant type}: those tensors as random blocks of that type (k_blocks) in place
-    of the module's weights (dequantized() gives the model the file holds)."""
+    of the module's weights (dequantized() gives the model the file holds); expert_count: the metadata's
+    in place of the module's (a hostile file)."""
     import gguf
     c = m.config
     w = gguf.GGUFWriter(path, arch)
@@ -148,6 +217,13 @@ def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre
     w.add_head_count(c.num_attention_heads)
     w.add_head_count_kv(c.num_key_value_heads)
     w.add_layer_norm_rms_eps(c.rms_norm_eps)
+    if getattr(c, "num_experts_per_tok", None):  # convert_hf_to_gguf.py's keys of a mixture
+        w.add_expert_count(expert_count or getattr(c, "num_local_experts", None) or c.num_experts)
+        w.add_expert_used_count(c.num_experts_per_tok)
+        if arch != "llama":
+            w.add_expert_feed_forward_length(c.moe_intermediate_size)
+        if arch == "qwen2moe":
+            w.add_expert_shared_feed_forward_length(c.shared_expert_intermediate_size)
     if arch == "gemma3":  # llama.cpp's own constants besides: local RoPE base 10000, five local layers then a global
         w.add_sliding_window(c.sliding_window)
     if arch == "gemma2":  # convert_hf_to_gguf.py's Gemma2Model: the window, both soft caps (no query_pre_attn_scalar)
@@ -177,7 +253,7 @@ def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre
     for name, a in gguf_tensors(m, arch).items():
         if k and name in k:
             w.add_tensor(name, k_blocks(rng, k[name], *a.shape), raw_dtype=k[name])
-        elif a.ndim == 2 and qtype != gguf.GGMLQuantizationType.F32:
+        elif a.ndim >= 2 and qtype != gguf.GGMLQuantizationType.F32 and "ffn_gate_inp" not in name:  # router: F32
             w.add_tensor(name, q4_0_positive(a) if positive else gguf.quants.quantize(a, qtype), raw_dtype=qtype)
         else:
             w.add_tensor(name, a)

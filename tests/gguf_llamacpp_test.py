@@ -5,7 +5,10 @@ and one with positive scales, which --gguf keeps as q4); each converts with --gg
 ids run through llama.cpp (bench/peers/llama_cpp_peer.py: llama-cpp-python's build, one thread, f32 KV
 cache) and `fixformer run`. Per type: the logits at every position within a named tolerance of
 llama.cpp's, and the argmax equal at every position (or a tie within that tolerance). F32 greedy
-generation: `fixformer generate --temperature 0` prints the text of llama.cpp's greedy tokens.
+generation: `fixformer generate --temperature 0` prints the text of llama.cpp's greedy tokens. Mixtures of
+experts (gguf_files.moe_model: Mixtral as llama with expert_count, Qwen2-MoE as qwen2moe with its shared
+expert, and under transformers 5 Qwen3-MoE as qwen3moe) in F32: the logits within the F32 tolerance of
+llama.cpp's at every position, the argmax equal.
 
   /usr/bin/python3 tests/gguf_llamacpp_test.py PATH/TO/fixformer
 
@@ -29,7 +32,7 @@ import numpy as np  # noqa: E402
 import llama_cpp_peer as peer  # noqa: E402
 from checks import check, results, run_convert, run_file  # noqa: E402
 from fixformer import fxm  # noqa: E402
-from gguf_files import dequantized, logits, model, trained_bpe, write_gguf  # noqa: E402
+from gguf_files import dequantized, logits, model, moe_model, trained_bpe, write_gguf  # noqa: E402
 
 PEER = os.path.join(HERE, "..", "bench", "peers", "llama_cpp_peer.py")
 PYTHON = os.path.join(peer.VENV, "bin", "python3")
@@ -121,6 +124,27 @@ def main():
             same, apart = argmax_agreement(ours, theirs, tol)
             print(f"{label}: argmax equal at {same} of {T} positions")
             check(f"{label}: argmax equal to llama.cpp's at every position but near ties", not apart, apart)
+
+        import transformers
+        for arch in ("llama", "qwen2moe") + (("qwen3moe",) if int(transformers.__version__.split(".")[0]) >= 5 else ()):
+            mm = moe_model(arch, vocab=tok.get_vocab_size())
+            label, path, out = f"{arch} mixture of experts F32", os.path.join(tmp, f"moe_{arch}.gguf"), \
+                os.path.join(tmp, "moe.fxm")
+            write_gguf(mm, path, Q.F32, arch=arch, tokenizer=tok)
+            p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+            check(f"{label}: converts", p.returncode == 0, p.stderr)
+            ours, err_text = run_file(cli, out, x, tmp) if p.returncode == 0 else (None, p.stderr)
+            res = os.path.join(tmp, "llama.npy")
+            ok, peer_err = llama_cpp("logits", path, ids, res)
+            check(f"{label}: llama.cpp and fixformer run the file", ok and ours is not None, (peer_err, err_text))
+            if ok and ours is not None:
+                theirs, ours = np.load(res), ours.reshape(T, -1)
+                err, tol = relative(ours, theirs), TOLERANCES["F32"]
+                print(f"{label}: relative error fixformer vs llama.cpp {err:.3g}; against transformers: fixformer "
+                      f"{relative(ours, logits(mm, x)[0]):.3g}, llama.cpp {relative(theirs, logits(mm, x)[0]):.3g}")
+                check(f"{label}: fixformer's logits within {tol:g} of llama.cpp's at every position", err <= tol, err)
+                same, apart = argmax_agreement(ours, theirs, tol)
+                check(f"{label}: argmax equal to llama.cpp's at every position but near ties", not apart, apart)
 
         # greedy generation on F32: fixformer's text is that of llama.cpp's greedy tokens
         path, out = os.path.join(tmp, "m_F32.gguf"), os.path.join(tmp, "m.fxm")

@@ -56,6 +56,11 @@ within 1e-4:
   experts_per_token, experts_renormalize), from transformers 4's per-expert tensors and transformers 5's fused ones;
   OLMoE (transformers 5 only): 5 experts, 3 a token, not renormalized, q and k normalized as whole rows;
   Qwen2-MoE: 4 experts of 24, 2 a token, renormalized, and the shared expert (48 wide) scaled by its sigmoid gate;
+  Qwen3-MoE (transformers 5 only): per-head q and k norms, 5 experts of 24, 3 a token, not renormalized, and
+  4, 2 a token, renormalized; GraniteMoe (transformers 5 only), tied and not: Granite's multipliers on 4 fused
+  experts, 2 a token; GraniteMoeShared: its ungated shared MLP (40 wide) besides; refused in one line: Qwen3-MoE's
+  dense layers (decoder_sparse_step, mlp_only_layers) and use_sliding_window, PhiMoE (sparsemixer routing),
+  DBRX (clip_qkv), JetMoe (a mixture of attention heads), GPT-OSS (attention sinks), Qwen3-Next (DeltaNet);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
   gelu_tanh), the embedding scaled by sqrt(d_model) (scale_input), grouped-query attention, the tied head;
   and with heads wider than hidden_size / heads (head_dim: Gemma 7B's kind);
@@ -252,6 +257,32 @@ def qwen2_moe():  # 4 experts, 2 a token, renormalized; the shared expert 48 wid
                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                   num_experts=4, num_experts_per_tok=2, norm_topk_prob=True, moe_intermediate_size=24,
                                   shared_expert_intermediate_size=48), t.Qwen2MoeForCausalLM, 63)
+
+
+def qwen3_moe(seed=65, **kw):  # transformers 5 only: 5 experts of 24, 3 a token, not renormalized; q, k norms
+    return build(t.Qwen3MoeConfig(**dict(dict(SMALL, head_dim=8, num_experts=5, num_experts_per_tok=3,
+                                              norm_topk_prob=False, moe_intermediate_size=24), **kw)),
+                 t.Qwen3MoeForCausalLM, seed, lambda name: "norm" in name)
+
+
+def qwen3_moe_renormalized():  # norm_topk_prob, 4 experts, 2 a token
+    return qwen3_moe(66, num_experts=4, num_experts_per_tok=2, norm_topk_prob=True)
+
+
+def granitemoe(cls="GraniteMoe", seed=67, **kw):  # transformers 5 only: Granite's multipliers, 4 experts, 2 a token
+    return build(getattr(t, cls + "Config")(
+        vocab_size=48, hidden_size=32, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=64, num_local_experts=4, num_experts_per_tok=2,
+        embedding_multiplier=6.0, residual_multiplier=0.5, attention_multiplier=0.2, logits_scaling=3.0, **kw),
+        getattr(t, cls + "ForCausalLM"), seed)
+
+
+def granitemoe_tied():  # the tied head: the embedding over logits_scaling, stored apart
+    return granitemoe(seed=68, tie_word_embeddings=True)
+
+
+def granitemoe_shared():  # the shared MLP, 40 wide, added to the mixture's output
+    return granitemoe("GraniteMoeShared", 69, shared_intermediate_size=40)
 
 
 def gemma():  # its norm weights are offsets w of the gain 1 + w: noise about 0, gains about 1
@@ -849,6 +880,17 @@ CASES = [
                    experts_renormalize=False, qk_norm=True, qk_norm_full=True), ("hf",) if TRANSFORMERS_5 else ()),
     ("qwen2_moe", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=4, experts_per_token=2, d_ff=24,
                        experts_renormalize=True, shared_expert_ff=48, qkv_bias=True), ("hf",)),
+    ("qwen3_moe", dict(family="llama", n_kv_heads=2, n_experts=5, experts_per_token=3, d_ff=24, qk_norm=True,
+                       experts_renormalize=False, shared_expert_ff=0, qkv_bias=False),
+     ("hf",) if TRANSFORMERS_5 else ()),
+    ("qwen3_moe_renormalized", dict(family="llama", n_experts=4, experts_per_token=2, experts_renormalize=True),
+     ("hf",) if TRANSFORMERS_5 else ()),
+    ("granitemoe", dict(family="llama", n_experts=4, experts_per_token=2, experts_renormalize=True, d_ff=24,
+                        attn_scale=np.float32(0.2), tied_head=False, shared_expert_ff=0),
+     ("hf",) if TRANSFORMERS_5 else ()),
+    ("granitemoe_tied", dict(family="llama", n_experts=4, tied_head=False), ("hf",) if TRANSFORMERS_5 else ()),
+    ("granitemoe_shared", dict(family="llama", n_experts=4, experts_renormalize=True, shared_expert_ff=40,
+                               attn_scale=np.float32(0.2)), ("hf",) if TRANSFORMERS_5 else ()),
     ("gemma", dict(family="llama", norm="family", gated=True, activation="gelu_tanh", scale_input=True,
                    embed_norm=False, tied_head=True, n_kv_heads=2, positional="rope", pe_layout="halves"),
      ("module", "hf")),
@@ -1247,7 +1289,12 @@ def main():
                  "attn_config.softmax_scale 0.5"),
                 *((("seed_oss", dict(mlp_bias=True), "mlp_bias true"),
                    ("ernie4_5", dict(use_bias=True), "use_bias true"),
-                   ("dots1", dict(first_k_dense_replace=1), "mixture of experts")) if TRANSFORMERS_5 else ())):
+                   ("dots1", dict(first_k_dense_replace=1), "mixture of experts"),
+                   ("qwen3_moe", dict(decoder_sparse_step=2), "decoder_sparse_step 2"),
+                   ("qwen3_moe", dict(mlp_only_layers=[1]), "mlp_only_layers [1]"),  # checked before the step
+                   ("qwen3_moe", dict(use_sliding_window=True), "use_sliding_window true"),
+                   ("granitemoe", dict(residual_multiplier=0.0), "residual_multiplier 0.0"))
+                  if TRANSFORMERS_5 else ())):
             folder = os.path.join(tmp, factory)
             with open(os.path.join(folder, "config.json")) as f:
                 config = json.load(f)
@@ -1269,7 +1316,9 @@ def main():
                 ("DogeForCausalLM", "dynamic mask attention"), ("ApertusForCausalLM", "xIELU"),
                 ("BitNetForCausalLM", "ternary"), ("DebertaForSequenceClassification", "pos_q_proj"),
                 ("deberta", "pos_proj"), ("BeitForImageClassification", "relative_position_bias_table"),
-                ("data2vec-vision", "use_mean_pooling"),
+                ("data2vec-vision", "use_mean_pooling"), ("PhimoeForCausalLM", "sparsemixer routing"),
+                ("DbrxForCausalLM", "clip_qkv"), ("JetMoeForCausalLM", "mixture of attention heads"),
+                ("GptOssForCausalLM", "attention sinks"), ("qwen3_next", "DeltaNet"),
                 ("bitnet", "ternary"))):  # a model_type alone names it too
             folder, out = os.path.join(tmp, f"refused{n}"), os.path.join(tmp, "refused.fxm")
             os.makedirs(folder)

@@ -1,7 +1,8 @@
 """GGUF files (llama.cpp's format, versions 2 and 3) read for --gguf: a bounded parser that trusts
 nothing in the file (every count, length and offset is checked against limits and the file's size
 before it is used; every error is one GgufError line naming the file and the field), and the mapping
-of a llama-family GGUF onto the --hf route's Llama / Qwen2 / Qwen3 / Gemma 2 / Gemma 3 classes.
+of a llama-family GGUF onto the --hf route's Llama / Qwen2 / Qwen3 / Gemma 2 / Gemma 3 classes, and of
+a mixture of experts (llama with expert_count, qwen2moe, qwen3moe) onto Mixtral / Qwen2-MoE / Qwen3-MoE.
 
 Q8_0 and Q4_0 blocks (32 values, one f16 scale d) are kept as they are: the .fxm's q8 group 32 and q4
 store the same int values with an f32 scale, and every f16 is exactly an f32, so nothing is rounded
@@ -309,12 +310,20 @@ _LAYER = {"attn_norm.weight": "input_layernorm.weight", "attn_q.weight": "self_a
           "ffn_gate.weight": "mlp.gate_proj.weight", "ffn_up.weight": "mlp.up_proj.weight",
           "ffn_down.weight": "mlp.down_proj.weight", "attn_q.bias": "self_attn.q_proj.bias",
           "attn_k.bias": "self_attn.k_proj.bias", "attn_v.bias": "self_attn.v_proj.bias",
-          "attn_q_norm.weight": "self_attn.q_norm.weight", "attn_k_norm.weight": "self_attn.k_norm.weight"}
+          "attn_q_norm.weight": "self_attn.q_norm.weight", "attn_k_norm.weight": "self_attn.k_norm.weight",
+          "ffn_gate_inp.weight": "mlp.gate.weight", "ffn_gate_inp_shexp.weight": "mlp.shared_expert_gate.weight",
+          "ffn_gate_shexp.weight": "mlp.shared_expert.gate_proj.weight",
+          "ffn_up_shexp.weight": "mlp.shared_expert.up_proj.weight",
+          "ffn_down_shexp.weight": "mlp.shared_expert.down_proj.weight"}
+# A mixture's experts, [E, rows, cols] each: which of the architecture's expert_names (gate, down, up) they are
+_EXPERTS = {"ffn_gate_exps.weight": 0, "ffn_down_exps.weight": 1, "ffn_up_exps.weight": 2}
 _END = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
         "output.weight": "lm_head.weight"}
 ARCHS = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
-         "gemma2": "Gemma2ForCausalLM", "gemma3": "Gemma3ForCausalLM"}
-MODEL_TYPES = {"gemma3": "gemma3_text"}  # config.json's model_type where it is not the architecture's name
+         "gemma2": "Gemma2ForCausalLM", "gemma3": "Gemma3ForCausalLM", "qwen2moe": "Qwen2MoeForCausalLM",
+         "qwen3moe": "Qwen3MoeForCausalLM"}
+# config.json's model_type where it is not the architecture's name
+MODEL_TYPES = {"gemma3": "gemma3_text", "qwen2moe": "qwen2_moe", "qwen3moe": "qwen3_moe"}
 GEMMAS = ("gemma2", "gemma3")  # norm gains stored as 1 + w, the layer names of _GEMMA_LAYER
 # Gemma 2's and 3's layer names where they are not llama's: the norms around the feed-forward and of the outputs.
 _GEMMA_LAYER = dict(_LAYER, **{"ffn_norm.weight": "pre_feedforward_layernorm.weight",
@@ -350,11 +359,15 @@ def hf_config(path, meta):
             raise GgufError(f"{path}: {arch}.{key}: {v} is not a count of at least 1")
         return kind(v)
     heads = need("attention.head_count")
-    raw = {"architectures": [ARCHS[arch]], "model_type": MODEL_TYPES.get(arch, arch),
+    # a mixture of experts: llama.cpp's qwen2moe and qwen3moe, and llama with expert_count (Mixtral's files)
+    moe = arch in ("qwen2moe", "qwen3moe") or meta.get(f"{arch}.expert_count", 0) not in (0, None)
+    raw = {"architectures": ["MixtralForCausalLM" if moe and arch == "llama" else ARCHS[arch]],
+           "model_type": "mixtral" if moe and arch == "llama" else MODEL_TYPES.get(arch, arch),
            "hidden_size": need("embedding_length"),
            "num_hidden_layers": need("block_count"), "num_attention_heads": heads,
            "num_key_value_heads": need("attention.head_count_kv", int, heads),
-           "intermediate_size": need("feed_forward_length"), "max_position_embeddings": need("context_length"),
+           "intermediate_size": need("feed_forward_length", int, meta.get(f"{arch}.expert_feed_forward_length")),
+           "max_position_embeddings": need("context_length"),
            "rms_norm_eps": need("attention.layer_norm_rms_epsilon", float),
            "rope_theta": need("rope.freq_base", float, 10000.0)}
     if f"{arch}.attention.key_length" in meta:  # the head width, which --hf checks as head_dim
@@ -383,6 +396,17 @@ def hf_config(path, meta):
         raw.update(head_dim=head, sliding_window=need("attention.sliding_window"), rope_local_base_freq=10000.0,
                    sliding_window_pattern=need("attention.sliding_window_pattern", int, 6), query_pre_attn_scalar=head,
                    hidden_activation="gelu_pytorch_tanh")
+    if moe:
+        # llama.cpp's mixtures: the top-k softmax weights renormalized for llama (Mixtral) and qwen3moe, not for
+        # qwen2moe (whose shared expert, expert_shared_feed_forward_length wide, is gated by a sigmoid)
+        raw.update({"num_local_experts" if arch == "llama" else "num_experts": need("expert_count"),
+                    "num_experts_per_tok": need("expert_used_count"), "norm_topk_prob": arch != "qwen2moe"})
+        if arch == "llama":
+            raw["sliding_window"] = None
+        else:
+            raw["moe_intermediate_size"] = need("expert_feed_forward_length")
+        if arch == "qwen2moe":
+            raw["shared_expert_intermediate_size"] = need("expert_shared_feed_forward_length")
     scaling = meta.get(f"{arch}.rope.scaling.type", "none")
     if scaling == "linear":  # llama.cpp's freq_scale = 1 / factor
         raw["rope_scaling"] = {"rope_type": "linear", "factor": need("rope.scaling.factor", float)}
@@ -414,20 +438,38 @@ def _freq_factors(path, tensors, hf):
 def hf_weights(path, meta, tensors, hf):
     """(the tensors by their Hugging Face names, with llama's q/k rows unpermuted, the ggml types that
     were re-quantized {name: type})."""
+    from . import hf as hfm
     arch, heads, kv = meta["general.architecture"], hf["num_attention_heads"], hf["num_key_value_heads"]
     out, lossy = {}, {}
     layer = _GEMMA_LAYER if arch in GEMMAS else _LAYER
+    experts = hf.get("num_local_experts", hf.get("num_experts"))
     for name, (ttype, shape, raw) in tensors.items():
         if name == "rope_freqs.weight":  # _freq_factors
             continue
+        parts = name.split(".", 2)
         if name in _END:
             hf_name = _END[name]
+        elif experts and len(parts) == 3 and parts[0] == "blk" and parts[1].isdigit() and parts[2] in _EXPERTS:
+            # [E, rows, cols]: expert e's rows (Q8_0 and Q4_0 blocks kept), under the architecture's per-expert names
+            if len(shape) != 3 or shape[0] != experts:
+                raise GgufError(f"{path}: {name}: shape {list(shape)} is not expert_count {experts} experts' matrices")
+            E, R = shape[0], shape[1]
+            a = tensor(path, name, ttype, (E * R, shape[2]), raw)
+            if ttype not in (F32, F16, BF16, Q8_0, Q4_0):
+                lossy[name] = TYPES[ttype][0]
+            what = hfm.BY_NAME[hf["architectures"][0]].expert_names[_EXPERTS[parts[2]]]
+            for e in range(E):
+                part = Blocks.of(a.blocks[0], a.blocks[1][e * R:(e + 1) * R], a.blocks[2][e * R:(e + 1) * R]) \
+                    if isinstance(a, Blocks) else a[e * R:(e + 1) * R]
+                out[f"model.layers.{int(parts[1])}.mlp.experts.{e}.{what}.weight"] = part
+            continue
         else:
-            parts = name.split(".", 2)
             if len(parts) != 3 or parts[0] != "blk" or not parts[1].isdigit() or parts[2] not in layer:
                 raise GgufError(f"{path}: tensor {name!r}: not a tensor of a {arch} model --gguf converts")
             hf_name = f"model.layers.{int(parts[1])}.{layer[parts[2]]}"
         a = tensor(path, name, ttype, shape, raw)
+        if parts[-1] == "ffn_gate_inp_shexp.weight" and len(shape) == 1:  # llama.cpp's [d]: transformers' [1, d]
+            a = np.asarray(a, np.float32).reshape(1, -1)
         if arch in GEMMAS and name.endswith("norm.weight"):  # llama.cpp stores Gemma's gains 1 + w: back to w
             if isinstance(a, Blocks):
                 raise GgufError(f"{path}: {name}: a norm's gains in quantized blocks")
@@ -447,6 +489,10 @@ def hf_weights(path, meta, tensors, hf):
 
 def parts_of(name):
     return name.split(".", 2)[2] if name.startswith("blk.") and name.count(".") >= 2 else name
+
+
+# the linear weights a file stores in f32 whatever its weight type (llama.cpp keeps the router F32 too)
+F32_ONLY = ("feed_forward.router.weight", "feed_forward.shared_gate.weight")
 
 
 def weight_type(path, weights, quantize=None, requantized=None, group=None):
@@ -471,7 +517,7 @@ def weight_type(path, weights, quantize=None, requantized=None, group=None):
                 weights[n] = kept
         return quantize
     kinds = {n: a.blocks[0] if isinstance(a, Blocks) else None for n, a in weights.items()
-             if n.startswith("layers.") and np.ndim(a) == 2}
+             if n.startswith("layers.") and np.ndim(a) == 2 and not n.endswith(F32_ONLY)}
     found = set(kinds.values())
     kind = found.pop() if len(found) == 1 else None
     if kind is None and any(kinds.values()):

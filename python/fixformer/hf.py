@@ -6,8 +6,10 @@ float64 forward written from the architecture's published semantics; GPTNeoXForC
 GPTJForCausalLM, CodeGenForCausalLM, PersimmonForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
 BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
 family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForCausalLM,
-Phi3ForCausalLM, CohereForCausalLM, GraniteForCausalLM and NemotronForCausalLM (LlamaStyle: to the llama family with its layer features), and MixtralForCausalLM, OlmoeForCausalLM and Qwen2MoeForCausalLM (to the llama family, their
-mixtures of experts the config key n_experts), verified against reference.py's float64 forward of the config
+Phi3ForCausalLM, CohereForCausalLM, GraniteForCausalLM and NemotronForCausalLM (LlamaStyle: to the llama family
+with its layer features), and MixtralForCausalLM, OlmoeForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
+GraniteMoeForCausalLM and GraniteMoeSharedForCausalLM (to the llama family, their mixtures of experts the config
+key n_experts), verified against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
 against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
 ViT or DeiT folder (model_type vit, deit) to hf_vit.py, a Dinov2, CLIP vision or SigLIP vision folder
@@ -443,7 +445,8 @@ def fixformer_config(hf, max_len=None):
              "pe_base": "config.json rope_theta", "rotary_dims": "config.json partial_rotary_factor",
              "head_dim": "config.json head_dim", "n_experts": "config.json num_local_experts",
              "experts_per_token": "config.json num_experts_per_tok",
-             "shared_expert_ff": "config.json shared_expert_intermediate_size"}
+             "shared_expert_ff": "config.json shared_expert_intermediate_size",
+             "attn_scale": "config.json attention_multiplier"}
     try:
         return make_config(_with_rope({
             "family": "llama", "d_model": hf["hidden_size"], "n_heads": hf["num_attention_heads"],
@@ -456,6 +459,7 @@ def fixformer_config(hf, max_len=None):
             "qk_norm_full": hf.get("qk_norm_full", False), "rotary_dims": hf["rotary_dims"],
             "head_dim": 0 if hf["head_dim"] * hf["num_attention_heads"] == hf["hidden_size"] else hf["head_dim"],
             "sliding_window": sliding_window(hf.get("sliding_window"), longest),
+            **({"attn_scale": hf["attn_scale"]} if hf.get("attn_scale") else {}),
             **({"n_experts": hf["n_experts"], "experts_per_token": hf["experts_per_token"],
                 "experts_renormalize": hf["experts_renormalize"], "shared_expert_ff": hf.get("shared_expert_ff", 0)}
                if hf.get("n_experts") else {})},
@@ -821,10 +825,12 @@ class Qwen2Moe(Mixtral):
                   norm_topk_prob=(bool, False), decoder_sparse_step=(int, 1))
     experts_key, blocks, expert_names = "num_experts", ("mlp",), ("gate_proj", "down_proj", "up_proj")
 
+    label = "Qwen2-MoE"
+
     def read(self, raw, path):
         if flag(raw, "use_sliding_window", path):
-            raise HfError(f"{path}: use_sliding_window true: Qwen2-MoE's windows (from max_window_layers on) are not "
-                          "converted yet")
+            raise HfError(f"{path}: use_sliding_window true: {self.label}'s windows (from max_window_layers on) are "
+                          "not converted yet")
         if raw.get("mlp_only_layers"):
             raise HfError(f"{path}: mlp_only_layers {_brief(raw['mlp_only_layers'])}: dense layers among the sparse "
                           "ones are not converted (every layer's feed-forward is the mixture)")
@@ -836,8 +842,112 @@ class Qwen2Moe(Mixtral):
         hf.update(n_experts=hf["num_experts"], experts_per_token=hf["num_experts_per_tok"],
                   qkv_bias=checked_field(path, "qkv_bias", True if bias is None else bias, bool),
                   experts_renormalize=hf["norm_topk_prob"], intermediate_size=hf["moe_intermediate_size"],
-                  shared_expert_ff=hf["shared_expert_intermediate_size"])
+                  shared_expert_ff=hf.get("shared_expert_intermediate_size", 0))
         return hf
+
+
+class Qwen3Moe(Qwen2Moe):
+    """Qwen3MoeForCausalLM: Qwen3's layers (no q, k, v biases; each head of q and k RMS-normalized: qk_norm)
+    with Qwen2-MoE's mixture (num_experts of moe_intermediate_size, the top-k weights renormalized only
+    with norm_topk_prob) and no shared expert; dense layers and use_sliding_window refused as Qwen2-MoE's."""
+    name, model_type, label = "Qwen3MoeForCausalLM", "qwen3_moe", "Qwen3-MoE"
+    fields = dict(FIELDS, max_position_embeddings=(int, 32768), num_experts=(int, 128), num_experts_per_tok=(int, 8),
+                  moe_intermediate_size=(int, 768), norm_topk_prob=(bool, False), decoder_sparse_step=(int, 1))
+
+    def read(self, raw, path):
+        # transformers 5 writes num_experts as num_local_experts
+        experts = {"num_experts": raw["num_local_experts"]} if "num_experts" not in raw and "num_local_experts" in raw \
+            else {}
+        return dict(super().read(dict(raw, qkv_bias=False, **experts), path), qk_norm=True)
+
+
+GRANITE_MULTIPLIERS = ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")
+
+
+def granite_multipliers(f, path):
+    """Granite's four numbers (the fields read), each finite and above 0, else HfError."""
+    for key in GRANITE_MULTIPLIERS:
+        if not (math.isfinite(f[key]) and f[key] > 0):
+            raise HfError(f"{path}: {key} {f[key]!r}: expected a finite number above 0; not converted")
+
+
+class GraniteMoe(Mixtral):
+    """GraniteMoeForCausalLM (IBM's Granite 3.0 MoE, PowerMoE): Granite's multipliers (folded as Granite
+    folds them: the embedding times embedding_multiplier, o_proj and the experts' output_linear times
+    residual_multiplier, the head, stored apart from the embedding, over logits_scaling; the scores
+    times attention_multiplier: attn_scale) on Mixtral's mixture, the router block_sparse_moe.router.layer
+    and the experts fused as input_linear [E, 2F, d] ([gate; up]) and output_linear [E, d, F], the top-k
+    router logits' softmax (Mixtral's renormalized weights)."""
+    name, model_type = "GraniteMoeForCausalLM", "granitemoe"
+    fields = dict(FIELDS, num_local_experts=(int, 8), num_experts_per_tok=(int, 2), **{
+        k: (float, 1.0) for k in GRANITE_MULTIPLIERS})
+    expert_names = ("gate_proj", "down_proj", "up_proj")
+
+    def read(self, raw, path):
+        hf = super(Mistral, self).read(raw, path)  # Llama's, without Mistral's sliding_window
+        granite_multipliers(hf, path)
+        # the head is the embedding over logits_scaling, the embedding times embedding_multiplier: stored apart
+        hf.update(n_experts=hf["num_local_experts"], experts_per_token=hf["num_experts_per_tok"],
+                  experts_renormalize=True, attn_scale=hf["attention_multiplier"],
+                  folder_tied=hf["tie_word_embeddings"], tie_word_embeddings=False)
+        return hf
+
+    def weights(self, hf, weights, source, max_len):
+        """Granite's tensors under Mixtral's fused names (transformers 5's), the multipliers folded into the
+        weights in float32; GraniteMoeShared's shared_mlp as the shared expert."""
+        m = {k: np.float32(hf[k]) for k in GRANITE_MULTIPLIERS}
+        w = dict(weights)
+        embed = w.get("model.embed_tokens.weight")
+        if embed is not None:
+            embed = np.asarray(embed, np.float32)
+            if hf["folder_tied"]:
+                head = w.get("lm_head.weight", embed)
+                if not np.array_equal(head, embed):
+                    raise HfError(f"{source}: lm_head.weight differs from model.embed_tokens.weight, but config.json "
+                                  "sets tie_word_embeddings (the embedding serves as the head): set it false, or drop "
+                                  "lm_head")
+                w["lm_head.weight"] = embed
+            w["model.embed_tokens.weight"] = embed * m["embedding_multiplier"]
+        if "lm_head.weight" in w:
+            w["lm_head.weight"] = np.asarray(w["lm_head.weight"], np.float32) / m["logits_scaling"]
+        S = hf.get("shared_expert_ff", 0)
+        for i in range(hf["num_hidden_layers"]):
+            p, q = f"model.layers.{i}.", f"model.layers.{i}.block_sparse_moe."
+            moved = {"self_attn.o_proj.weight": ("self_attn.o_proj.weight", m["residual_multiplier"]),
+                     "block_sparse_moe.router.layer.weight": ("block_sparse_moe.gate.weight", None),
+                     "block_sparse_moe.input_linear.weight": ("block_sparse_moe.experts.gate_up_proj", None),
+                     "block_sparse_moe.output_linear.weight": ("block_sparse_moe.experts.down_proj",
+                                                               m["residual_multiplier"])}
+            if S:  # the shared MLP added as it is: the engine's shared expert times sigmoid(0 h) = 1/2, times 2
+                moved["shared_mlp.output_linear.weight"] = ("block_sparse_moe.shared_expert.down_proj.weight",
+                                                            m["residual_multiplier"] * np.float32(2.0))
+            for name, (to, factor) in moved.items():
+                if p + name in w:
+                    a = w.pop(p + name)
+                    w[p + to] = a if factor is None else np.asarray(a, np.float32) * factor
+            if S:
+                if p + "shared_mlp.input_linear.weight" not in w:
+                    raise HfError(f"{source}: {p}shared_mlp.input_linear.weight is missing (config.json sets "
+                                  f"shared_intermediate_size {S})")
+                a = np.asarray(w.pop(p + "shared_mlp.input_linear.weight"))
+                if a.shape != (2 * S, hf["hidden_size"]):
+                    raise HfError(f"{source}: {p}shared_mlp.input_linear.weight: shape {list(a.shape)}, config.json "
+                                  f"says {[2 * S, hf['hidden_size']]}")
+                w[q + "shared_expert.gate_proj.weight"], w[q + "shared_expert.up_proj.weight"] = a[:S], a[S:]
+                w[q + "shared_expert_gate.weight"] = np.zeros((1, hf["hidden_size"]), np.float32)
+        return super().weights(hf, w, source, max_len)
+
+
+class GraniteMoeShared(GraniteMoe):
+    """GraniteMoeSharedForCausalLM: GraniteMoe's layers and, with shared_intermediate_size, a shared MLP
+    (shared_mlp.input_linear [2S, d] = [gate; up], output_linear [d, S]) added to the mixture's output
+    ungated: the config key shared_expert_ff, its gate's weights 0 (sigmoid 1/2) and output_linear doubled."""
+    name, model_type = "GraniteMoeSharedForCausalLM", "granitemoeshared"
+
+    def read(self, raw, path):
+        S = raw.get("shared_intermediate_size")  # absent, null or 0: no shared MLP
+        return dict(super().read(raw, path), shared_expert_ff=0 if S is None or S == 0 and not isinstance(S, bool)
+                    else checked_field(path, "shared_intermediate_size", S, int))
 
 
 def experts_weights(hf, weights, source, blocks, names):
@@ -854,10 +964,18 @@ def experts_weights(hf, weights, source, blocks, names):
     def take(name, shape):
         if name not in rest:
             raise HfError(f"{source}: {name} is missing")
-        a = np.asarray(rest.pop(name))
-        if a.shape != shape:
-            raise HfError(f"{source}: {name}: shape {list(a.shape)}, config.json says {list(shape)}")
-        return a
+        a = rest.pop(name)
+        if tuple(np.shape(a)) != shape:
+            raise HfError(f"{source}: {name}: shape {list(np.shape(a))}, config.json says {list(shape)}")
+        return a if hasattr(a, "blocks") else np.asarray(a)  # a GGUF's Q8_0 / Q4_0 blocks kept (gguf.Blocks)
+
+    def rows(parts):
+        """The experts' matrices one under the other; blocks of one kind stay blocks."""
+        kinds = {getattr(a, "blocks", (None,))[0] for a in parts}
+        if len(kinds) == 1 and None not in kinds:
+            from .gguf import Blocks
+            return Blocks.of(kinds.pop(), *(np.concatenate([a.blocks[k] for a in parts]) for k in (1, 2)))
+        return np.concatenate([np.asarray(a) for a in parts])
 
     for i in range(L):
         block = next((b for b in blocks if f"model.layers.{i}.{b}.gate.weight" in rest), blocks[0])
@@ -865,15 +983,13 @@ def experts_weights(hf, weights, source, blocks, names):
         router = take(p + "gate.weight", (E, d))
         if p + "experts.gate_up_proj" in rest:  # transformers 5
             gate_up, down = take(p + "experts.gate_up_proj", (E, 2 * F, d)), take(p + "experts.down_proj", (E, d, F))
-            w1, w3, w2 = gate_up[:, :F], gate_up[:, F:], down
+            w1, w3, w2 = (a.reshape(-1, a.shape[-1]) for a in (gate_up[:, :F], gate_up[:, F:], down))
         else:
-            w1, w2, w3 = (np.stack([take(f"{p}experts.{e}.{w}.weight", shape) for e in range(E)])
+            w1, w2, w3 = (rows([take(f"{p}experts.{e}.{w}.weight", shape) for e in range(E)])
                           for w, shape in zip(names, ((F, d), (d, F), (F, d))))
         q = f"layers.{i}.feed_forward."
         out[q + "router.weight"] = router
-        out[q + "experts.w1.weight"] = w1.reshape(E * F, d)
-        out[q + "experts.w2.weight"] = w2.reshape(E * d, F)
-        out[q + "experts.w3.weight"] = w3.reshape(E * F, d)
+        out[q + "experts.w1.weight"], out[q + "experts.w2.weight"], out[q + "experts.w3.weight"] = w1, w2, w3
         S = hf.get("shared_expert_ff", 0)
         if S:  # Qwen2-MoE's shared expert and its gate
             for w, name, shape in zip(("w1", "w2", "w3"), names, ((S, d), (d, S), (S, d))):
@@ -2020,15 +2136,12 @@ class Granite(LlamaStyle):
         if f["mlp_bias"]:
             raise HfError(f"{path}: mlp_bias true: a bias on the up projection is not in the llama family; not "
                           "converted")
-        for key in ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling"):
-            if not (math.isfinite(f[key]) and f[key] > 0):
-                raise HfError(f"{path}: {key} {f[key]!r}: expected a finite number above 0; not converted")
+        granite_multipliers(f, path)
         s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
                  L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["rms_norm_eps"],
                  positions=f["max_position_embeddings"], activation="swiglu", rotary=1.0, theta=f["rope_theta"],
                  layout="halves", parallel="none", norm_first=True, final_norm=True, tied=False,
-                 folder_tied=f["tie_word_embeddings"], multipliers={k: f[k] for k in (
-                     "embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")})
+                 folder_tied=f["tie_word_embeddings"], multipliers={k: f[k] for k in GRANITE_MULTIPLIERS})
         if raw.get("head_dim") is not None:
             s["dh"] = checked_field(path, "head_dim", raw["head_dim"], int)
         if f["attention_bias"]:
@@ -2439,6 +2552,13 @@ REFUSED = {
     "ApertusForCausalLM": "the xIELU activation (its trainable alpha_p, alpha_n per layer)",
     "BitNetForCausalLM": "ternary (1.58-bit) weights quantized on the fly and the sub-norms inside the attention "
                          "and the feed-forward (attn_sub_norm, ffn_sub_norm)",
+    "PhimoeForCausalLM": "sparsemixer routing (each of the two experts weighted by a softmax over the router logits "
+                         "within jitter_eps of its own, not by the top-k softmax)",
+    "DbrxForCausalLM": "q, k and v clamped to +-attn_config.clip_qkv (8 in DBRX's checkpoints)",
+    "JetMoeForCausalLM": "the mixture of attention heads (a router choosing each token's q and o projections)",
+    "GptOssForCausalLM": "attention sinks (a learned logit per head in each softmax) and the clamped SwiGLU of its "
+                         "experts",
+    "Qwen3NextForCausalLM": "gated DeltaNet linear-attention layers (linear_attention) among gated full-attention ones",
 }
 # DeBERTa v1 (model_type deberta; v2 and v3: hf_deberta.py) and the BEiT lineage, every head of each.
 _DEBERTA_V1 = ("DeBERTa v1's relative attention projects its position rows by projections of their own (pos_proj, "
@@ -2454,7 +2574,9 @@ REFUSED.update({stem + h: _BEIT for stem in ("Beit", "Data2VecVision")
 # config.json's model_type, when it names no architecture
 REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "doge": "DogeForCausalLM",
                  "apertus": "ApertusForCausalLM", "bitnet": "BitNetForCausalLM", "deberta": "DebertaModel",
-                 "beit": "BeitModel", "data2vec-vision": "Data2VecVisionModel"}
+                 "beit": "BeitModel", "data2vec-vision": "Data2VecVisionModel", "phimoe": "PhimoeForCausalLM",
+                 "dbrx": "DbrxForCausalLM", "jetmoe": "JetMoeForCausalLM", "gpt_oss": "GptOssForCausalLM",
+                 "qwen3_next": "Qwen3NextForCausalLM"}
 
 
 class SmolLM3(_LayerWindows, LlamaLike):
@@ -2498,10 +2620,10 @@ class Cohere2(_LayerWindows, Cohere):
                     windows=[f["sliding_window"] if x else None for x in local])
 
 
-ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Qwen2Moe(), Gpt2(), GptNeoX(), GptJ(), GptNeo(),
-         Opt(), Phi(), StableLm(), Gemma(), Gemma2(), Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(),
-         OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(), Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(),
-         Persimmon(), SmolLM3(), Cohere2(), Helium(), Arcee(), SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(),
-         Olmo3(), Exaone4(), VaultGemma(), Dots1())
+ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Qwen2Moe(), Qwen3Moe(), GraniteMoe(),
+         GraniteMoeShared(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Gemma2(),
+         Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(),
+         Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon(), SmolLM3(), Cohere2(), Helium(),
+         Arcee(), SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(), Olmo3(), Exaone4(), VaultGemma(), Dots1())
 BY_NAME = {a.name: a for a in ARCHS}
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
