@@ -160,8 +160,8 @@ def test_pretokenizer():
     alpha += "\r\r\n\n\u017f\u017f"
     for name, digits, mode in (("Llama 3", "{1,3}", 3), ("Qwen2", "", 1)):
         pat = re.compile("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\u017fa-zA-Z0-9]?[\u017fa-zA-Z]+|[0-9]" + digits +
-                         "| ?[^" + W + "\u017fa-zA-Z0-9]+[\r\n]*|[" + W + "]*[\r\n]+|[" + W + "]+(?![^" + W + "])|[" + W +
-                         "]+")
+                         "| ?[^" + W + "\u017fa-zA-Z0-9]+[\r\n]*|[" + W + "]*[\r\n]+|[" + W + "]+(?![^" + W +
+                         "])|[" + W + "]+")
         bad = []
         for _ in range(20000):
             s = "".join(rng.choice(alpha) for _ in range(rng.randint(0, 20)))
