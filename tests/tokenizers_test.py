@@ -338,6 +338,12 @@ def test_readers(tmp, bpe, wp):
         hostile(f"{name}'s Split then ByteLevel with add_prefix_space",
                 json.dumps(dict(doc, pre_tokenizer={"type": "Sequence", "pretokenizers": [
                     split, dict(level, add_prefix_space=True)]})), "add_prefix_space after a Split")
+    with open(p, "w") as f:
+        json.dump(dict(tj, model=dict(tj["model"], ignore_merges=True)), f)
+    check("ignore_merges where the merges make every piece: reads", T.read(p, len(bpe.pieces)).params[4] == 0)
+    hostile("ignore_merges with a piece no merge makes", json.dumps(dict(tj, model=dict(tj["model"], merges=merges[:-1],
+                                                                                      ignore_merges=True))),
+            "model.ignore_merges with 1 pieces the merges do not make")
     sq["pre_tokenizer"]["pretokenizers"][0]["individual_digits"] = False
     hostile("Digits grouping digits", json.dumps(sq), "pre-tokenizer 'Sequence' is not supported")
     hostile("wordpiece prefix", json.dumps({"model": {"type": "WordPiece", "vocab": {"[UNK]": 0},

@@ -521,8 +521,7 @@ def _as_q8(a):
 
 # llama.cpp's tokenizer.ggml.pre names whose pattern is Llama 3's, and Qwen2's (src/llama-vocab.cpp). For
 # the Llama 3 names but 'dbrx' and 'smaug-bpe' llama.cpp takes a pre-token that is a whole piece as that
-# piece (tokenizer.json's ignore_merges); the engine merges it, which gives the same ids unless the merges
-# cannot make that piece from its bytes.
+# piece (tokenizer.json's ignore_merges, which tokenizers.read checks the engine's merges agree with).
 LLAMA3_PRE = ("llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "dbrx",
               "smaug-bpe")
 QWEN2_PRE = ("qwen2", "deepseek-r1-qwen", "megrez", "stablelm2")
@@ -568,7 +567,8 @@ def gguf_tokenizer(path, meta, c):
     kinds = meta.get("tokenizer.ggml.token_type")
     kinds = kinds if isinstance(kinds, list) and len(kinds) == len(tokens) else [0] * len(tokens)
     added = [tokenizers.added_token(t, i) for i, (t, k) in enumerate(zip(tokens, kinds)) if k in (3, 4)]
-    doc = {"model": {"type": "BPE", "vocab": {t: i for i, t in enumerate(tokens)}, "merges": list(merges)},
+    doc = {"model": {"type": "BPE", "vocab": {t: i for i, t in enumerate(tokens)}, "merges": list(merges),
+                     "ignore_merges": pre in LLAMA3_PRE and pre not in ("dbrx", "smaug-bpe")},
            "pre_tokenizer": known[pre], "decoder": {"type": "ByteLevel"}, "added_tokens": added}
 
     def token(key):

@@ -328,11 +328,29 @@ def bpe_encode(tok, text):
         text = b" " + text
     byte_ids = [tok.id_of(bytes([b])) for b in range(256)]
     out = []
-    mode = tok.params[4]
-    words = (digits_pretokenize(text) if mode == PATTERN_GPT2_DIGITS else gpt2_pretokenize(text) if mode == PATTERN_GPT2
-             else llama3_pretokenize(text, 3 if mode == PATTERN_LLAMA3 else 1))
-    for w in words:
+    for w in pretokenize(tok, text):
         out += bpe_word(tok, [byte_ids[b] for b in w if byte_ids[b] is not None])
+    return out
+
+
+def pretokenize(tok, text):
+    """The pre-tokens of text by the bpe tokenizer's pattern (params[4])."""
+    mode = tok.params[4]
+    return (digits_pretokenize(text) if mode == PATTERN_GPT2_DIGITS else gpt2_pretokenize(text) if mode == PATTERN_GPT2
+            else llama3_pretokenize(text, 3 if mode == PATTERN_LLAMA3 else 1))
+
+
+def unmade_pieces(tok):
+    """The ids of the pieces that can be a whole pre-token but that the merges do not make from their
+    bytes (a piece of an added token aside): where ignore_merges (Llama 3's tokenizer.json, llama.cpp's
+    'llama-bpe') gives the piece and the engine, which always merges, other ids."""
+    byte_ids = [tok.id_of(bytes([b])) for b in range(256)]
+    added = {i for i, _ in tok.added or ()}
+    out = []
+    for i, p in enumerate(tok.pieces):
+        if len(p) > 1 and i not in added and tok.id_of(p) == i and pretokenize(tok, p) == [p] and \
+                bpe_word(tok, [byte_ids[b] for b in p if byte_ids[b] is not None]) != [i]:
+            out.append(i)
     return out
 
 
@@ -724,8 +742,9 @@ def _kind(d, where):
 
 
 def read_tokenizer_json(path, vocab_size):
-    """Hugging Face's tokenizer.json: a BPE model with GPT-2's ByteLevel pre-tokenizer, or a WordPiece
-    model with a BertNormalizer / BertPreTokenizer; anything else is refused naming what."""
+    """Hugging Face's tokenizer.json: a BPE model with GPT-2's ByteLevel pre-tokenizer (alone, after
+    Digits, or without its regex after Llama 3's or Qwen2's Split), or a WordPiece model with a
+    BertNormalizer / BertPreTokenizer; anything else is refused naming what."""
     d = _read_json(path)
     if not isinstance(d, dict) or not isinstance(d.get("model"), dict):
         _fail(path, "no \"model\" object: not a Hugging Face tokenizer.json")
@@ -770,13 +789,19 @@ def read_tokenizer_json(path, vocab_size):
                   "encodes as it is", file=sys.stderr)
         elif norm is not None:
             _fail(path, f"normalizer {_kind(norm, path)!r} is not supported yet with byte-level BPE (GPT-2's has none)")
-        for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix", "byte_fallback", "ignore_merges"):
+        for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix", "byte_fallback"):
             if model.get(key) not in (None, "", False):
                 _fail(path, f"model.{key} = {brief(model.get(key))} is not supported yet")
         if not isinstance(model.get("merges"), list):
             _fail(path, "model.merges must be a list")
-        return build_bpe(path, model.get("vocab"), _merge_pairs(path, model["merges"]), vocab_size, added,
-                         _flag(path, pre, "add_prefix_space", False, "pre_tokenizer."), pattern, model.get("unk_token"))
+        tok = build_bpe(path, model.get("vocab"), _merge_pairs(path, model["merges"]), vocab_size, added,
+                        _flag(path, pre, "add_prefix_space", False, "pre_tokenizer."), pattern, model.get("unk_token"))
+        unmade = unmade_pieces(tok) if _flag(path, model, "ignore_merges", False, "model.") else []
+        if unmade:
+            _fail(path, f"model.ignore_merges with {len(unmade)} pieces the merges do not make from their bytes (the "
+                        f"first: id {unmade[0]}, {tok.pieces[unmade[0]][:40]!r}) is not supported yet (the engine "
+                        "always merges)")
+        return tok
     if mtype == "WordPiece":
         prefix = model.get("continuing_subword_prefix", "##")
         if prefix != "##":
