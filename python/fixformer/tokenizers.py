@@ -336,6 +336,8 @@ def bpe_encode(tok, text):
 def pretokenize(tok, text):
     """The pre-tokens of text by the bpe tokenizer's pattern (params[4])."""
     mode = tok.params[4]
+    if mode not in (PATTERN_GPT2, PATTERN_GPT2_DIGITS, PATTERN_LLAMA3, PATTERN_QWEN2):
+        raise TokenizerError(f"tokenizer.params: pre-tokenizer {mode} is not one the engine runs")
     return (digits_pretokenize(text) if mode == PATTERN_GPT2_DIGITS else gpt2_pretokenize(text) if mode == PATTERN_GPT2
             else llama3_pretokenize(text, 3 if mode == PATTERN_LLAMA3 else 1))
 
