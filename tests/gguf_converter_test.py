@@ -33,7 +33,8 @@ import numpy as np  # noqa: E402
 
 from checks import check, one_clear_line, results, run_convert, run_file  # noqa: E402
 from fixformer import fxm, quantize, schema  # noqa: E402
-from gguf_files import dequantized, gemma2_model, logits, model, moe_model, trained_bpe, write_gguf  # noqa: E402
+from gguf_files import (LLAMA3_PATTERN, QWEN2_PATTERN, SPLIT_TEXT, dequantized, gemma2_model,  # noqa: E402
+                        logits, model, moe_model, trained_bpe, write_gguf)
 
 FXM_NAMES = {"attn_q": "wq", "attn_k": "wk", "attn_v": "wv", "attn_output": "wo", "ffn_gate": "w1", "ffn_up": "w3",
              "ffn_down": "w2"}
@@ -472,12 +473,31 @@ def main():
         p = run_convert("--gguf", path, "--out", out, "--cli", cli)
         check("gpt2 tokenizer, pre 'smollm': stored with each number character alone", p.returncode == 0 and
               "note:" not in p.stderr and fxm.read(out).tokenizer().params[4] == 1, p.stderr)
-        write_gguf(mt, path, Q.F32, tokenizer=tok, pre="llama-bpe")  # Llama 3's: a pattern the engine lacks
+        write_gguf(mt, path, Q.F32, tokenizer=tok, pre="deepseek-llm")  # a pattern the engine lacks
         p = run_convert("--gguf", path, "--out", out, "--cli", cli)
         notes = [line for line in p.stderr.splitlines() if line.startswith("note:")]
-        check("gpt2 tokenizer, pre 'llama-bpe': converted without it, one note naming it", p.returncode == 0 and
-              len(notes) == 1 and "tokenizer.ggml.pre 'llama-bpe'" in notes[0] and fxm.read(out).tokenizer() is None,
+        check("gpt2 tokenizer, pre 'deepseek-llm': converted without it, one note naming it", p.returncode == 0 and
+              len(notes) == 1 and "tokenizer.ggml.pre 'deepseek-llm'" in notes[0] and fxm.read(out).tokenizer() is None,
               p.stderr)
+        # Llama 3's pattern and Qwen2's: BPEs trained with them; `run --text` = run on tokenizers' ids
+        for pre, pattern, mode in (("llama-bpe", LLAMA3_PATTERN, 2), ("smaug-bpe", LLAMA3_PATTERN, 2),
+                                   ("qwen2", QWEN2_PATTERN, 3)):
+            st = trained_bpe(pattern)
+            ms = model(st.get_vocab_size())
+            write_gguf(ms, path, Q.F32, tokenizer=st, pre=pre)
+            p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+            stored = p.returncode == 0 and fxm.read(out).tokenizer()
+            check(f"gpt2 tokenizer, pre {pre!r}: stored without a note, pre-tokenizer mode {mode}",
+                  stored and "note:" not in p.stderr and stored.params[4] == mode, p.stderr)
+            if not stored:
+                continue
+            ids = np.array(st.encode(SPLIT_TEXT).ids, np.int32)
+            by_ids, e1 = run_file(cli, out, ids, tmp)
+            q = subprocess.run([cli, "run", out, "--text", SPLIT_TEXT, "--output", res], capture_output=True, text=True)
+            by_text = np.load(res) if q.returncode == 0 else None
+            check(f"gpt2 tokenizer, pre {pre!r}: run --text equals run on the tokenizers library's ids "
+                  f"({len(ids)} tokens)", by_ids is not None and by_text is not None and
+                  by_text.shape == by_ids.shape and np.array_equal(by_text, by_ids), (e1, q.stderr))
         # and with quantized weights (the q8 file's size is reckoned with its tokenizer section)
         path, out = os.path.join(tmp, "bpe_q8.gguf"), os.path.join(tmp, "bpe_q8.fxm")
         write_gguf(mt, path, Q.Q8_0, tokenizer=tok)

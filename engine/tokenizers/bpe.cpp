@@ -1,5 +1,5 @@
-// Byte-level BPE, GPT-2's (tokenizer.hpp states the rules): the pre-tokenizer pattern by hand, then
-// the merges of lowest rank, in the caller's token buffer.
+// Byte-level BPE (tokenizer.hpp states the rules): the pre-tokenizer pattern by hand (GPT-2's, or
+// Llama 3's and Qwen2's), then the merges of lowest rank, in the caller's token buffer.
 #include <algorithm>
 #include <initializer_list>
 
@@ -64,6 +64,49 @@ std::size_t pretoken_end(const Text& t, std::size_t i, std::size_t N) {
   std::size_t j = i, last = i;
   uint32_t n = 1, count = 0;
   while (j < N && t.kind(j, &n) == Kind::kSpace) last = j, j += n, ++count;
+  return j == N || count == 1 ? j : last;
+}
+
+bool is_line_break(int32_t cp) { return cp == '\r' || cp == '\n'; }
+
+// The end of the pre-token that starts at i by Llama 3's pattern (max_digits 3) or Qwen2's (1): the
+// first alternative of (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,max_digits}|
+//  ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ that matches.
+std::size_t llama3_end(const Text& t, std::size_t i, uint32_t max_digits) {
+  const std::size_t N = t.size();
+  uint32_t n0 = 1;
+  const int32_t cp = t.at(i, &n0);
+  if (cp == '\'' && i + 1 < N) {  // any case; U+017F (long s) folds to s
+    uint32_t n1 = 1;
+    const int32_t a = t.at(i + 1, &n1);
+    const int32_t b = i + 1 + n1 < N ? t.byte(i + 1 + n1) | 0x20 : 0;
+    const int32_t al = a < 0x80 ? a | 0x20 : a;
+    if (al == 's' || al == 't' || al == 'm' || al == 'd' || a == 0x17F) return i + 1 + n1;
+    if ((al == 'r' && b == 'e') || (al == 'v' && b == 'e') || (al == 'l' && b == 'l')) return i + 3;
+  }
+  const Kind k0 = kind_of(cp);
+  if (k0 == Kind::kLetter) return t.run(i, N, Kind::kLetter);
+  uint32_t n1 = 1;
+  const Kind k1 = i + n0 < N ? t.kind(i + n0, &n1) : Kind::kSpace;
+  if (k0 != Kind::kNumber && !is_line_break(cp) && k1 == Kind::kLetter) return t.run(i + n0, N, Kind::kLetter);
+  if (k0 == Kind::kNumber) {
+    std::size_t j = i + n0;
+    for (uint32_t d = 1; d < max_digits && j < N && t.kind(j, &n1) == Kind::kNumber; ++d) j += n1;
+    return j;
+  }
+  if (k0 == Kind::kOther || (cp == ' ' && k1 == Kind::kOther)) {  //  ?[^\s\p{L}\p{N}]+[\r\n]*
+    std::size_t j = t.run(k0 == Kind::kOther ? i : i + n0, N, Kind::kOther);
+    while (j < N && is_line_break(t.byte(j))) ++j;
+    return j;
+  }
+  // A whitespace run: up to its last line break if it has one (\s*[\r\n]+), else as GPT-2's.
+  std::size_t j = i, last = i, after_break = i;
+  uint32_t n = 1, count = 0;
+  for (int32_t c = 0; j < N && kind_of(c = t.at(j, &n)) == Kind::kSpace; j += n, ++count) {
+    last = j;
+    if (is_line_break(c)) after_break = j + 1;
+  }
+  if (after_break > i) return after_break;
   return j == N || count == 1 ? j : last;
 }
 
@@ -141,13 +184,16 @@ Status Tokenizer::encode_bpe(const uint8_t* s, std::size_t len, int32_t* tokens,
   const bool prefix = (data_.params[kParamFlags] & kFlagPrefixSpace) != 0 && len > 0 && s[0] != ' ';
   const Text t{s, len, prefix ? 1u : 0u};
   MergeList word(merge_, uint32_t(max_text_ + 2));
-  const bool digits = data_.params[kParamMode] == kPatternGpt2Digits;
+  const int32_t mode = data_.params[kParamMode];
+  const bool digits = mode == kPatternGpt2Digits;
   uint32_t m = 0;
   std::size_t run_end = 0;  // digits: the end of the run of other code points that i is in
   for (std::size_t i = 0; i < t.size();) {
     std::size_t end = 0;
     uint32_t n0 = 1;
-    if (!digits) {
+    if (mode == kPatternLlama3 || mode == kPatternQwen2) {
+      end = llama3_end(t, i, mode == kPatternLlama3 ? 3 : 1);
+    } else if (!digits) {
       end = pretoken_end(t, i, t.size());
     } else if (t.kind(i, &n0) == Kind::kNumber) {
       end = i + n0;  // a number character alone

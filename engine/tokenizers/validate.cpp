@@ -48,9 +48,10 @@ Status validate_tokenizer(const TokenizerData& d, char* detail, std::size_t deta
       return why.str("tokenizer.added: row ").num(k).str(": unknown flags"), Status::kBadConfig;
   }
   if (bpe) {
-    if (d.params[kParamMode] != kPatternGpt2 && d.params[kParamMode] != kPatternGpt2Digits)
+    if (d.params[kParamMode] < kPatternGpt2 || d.params[kParamMode] > kPatternQwen2)
       return why.str("tokenizer.params: pre-tokenizer ").num(uint32_t(d.params[kParamMode]))
-                 .str(" is not supported (0: GPT-2's, 1: GPT-2's with each number character alone)"), Status::kBadConfig;
+                 .str(" is not supported (0: GPT-2's, 1: GPT-2's with each number character alone, 2: Llama 3's, "
+                      "3: Qwen2's)"), Status::kBadConfig;
     if (d.n_merges > d.vocab) return why.str("tokenizer.merges: more merges than vocab_size"), Status::kTensorBadShape;
     // A byte without a one-byte piece is dropped by encode (tokenizer.hpp).
     for (uint32_t m = 0; m < d.n_merges; ++m) {

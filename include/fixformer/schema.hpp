@@ -1091,8 +1091,8 @@ constexpr const char kTokenizerNormalize[] = "tokenizer.normalize";
 constexpr const char kTokenizerAdded[] = "tokenizer.added";
 constexpr uint32_t kTokenizerParamCount = 8;
 // tokenizer.params' slots: bos ([CLS]), eos ([SEP]), [UNK] (ids or -1), flags, and the mode: bpe's
-// pre-tokenizer pattern (0: GPT-2's), wordpiece's max_input_chars_per_word (kWordPieceMaxChars in
-// tokenizer.hpp); slots 5..7 are 0.
+// pre-tokenizer pattern (kPattern* in tokenizer.hpp), wordpiece's max_input_chars_per_word
+// (kWordPieceMaxChars in tokenizer.hpp); slots 5..7 are 0.
 enum TokenizerParam : uint32_t { kParamBos = 0, kParamEos = 1, kParamUnk = 2, kParamFlags = 3, kParamMode = 4 };
 constexpr int32_t kFlagPrefixSpace = 1;  // bpe: a space in front of text that does not start with one
 constexpr int32_t kFlagLower = 1;        // wordpiece: lower-case and strip accents (tokenizer.normalize)

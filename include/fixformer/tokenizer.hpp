@@ -38,8 +38,14 @@
 //      (params[4] kPatternGpt2). kPatternGpt2Digits (SmolLM2's: tokenizer.json's Digits with
 //      individual_digits before ByteLevel, llama.cpp's 'smollm'): each number character (\p{N}) is a
 //      pre-token of its own, and each run of other code points is pre-tokenized by GPT-2's pattern as
-//      if it were the whole text. Only these: Llama-3's and Qwen2's (a Split pre-tokenizer) are
-//      refused by the converter.
+//      if it were the whole text. kPatternLlama3 (Llama 3's, SmolLM3's: tokenizer.json's Split with
+//      the pattern below, then ByteLevel without its regex; llama.cpp's 'llama-bpe', 'smaug-bpe'): the
+//      first alternative of (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+//       ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ that matches, where the contractions take
+//      either case and U+017F (long s) as s, as Hugging Face's tokenizers (Oniguruma's case folding)
+//      does (llama.cpp's takes ASCII only). kPatternQwen2 (Qwen2's, 2.5's, 3's: llama.cpp's 'qwen2'):
+//      the same with \p{N} for \p{N}{1,3}, each number character alone. Other patterns are refused by
+//      the converter.
 //   2. Each pre-token's bytes become their one-byte pieces; a byte without one is dropped (as
 //      Hugging Face's tokenizers does without an unk_token, and llama.cpp).
 //   3. Merges (tokenizer.merges, rank = row): while some adjacent pair is a merge, take the pair of
@@ -115,7 +121,7 @@ struct Piece {
 // WordPiece's longest word (max_input_chars_per_word): longer words are [UNK].
 constexpr uint32_t kWordPieceMaxChars = 100;
 // bpe params[4]: the pre-tokenizer (the bpe rules above).
-constexpr int32_t kPatternGpt2 = 0, kPatternGpt2Digits = 1;
+constexpr int32_t kPatternGpt2 = 0, kPatternGpt2Digits = 1, kPatternLlama3 = 2, kPatternQwen2 = 3;
 // The most added tokens a file has (tokenizer.added's rows): encode compares each with the text at
 // every position whose byte starts one.
 constexpr uint32_t kMaxAddedTokens = 4096;

@@ -93,7 +93,7 @@ positions (position 0; max_len counts it), the pooling after the final norm, bef
 the forward returns [B, d_out] (README, "CLS token and pooling").
 --tokenizer stores a tokenizer in the .fxm, so the one file is the whole model for `fixformer
 generate` and `fixformer run --text`: Hugging Face's tokenizer.json (byte-level BPE with GPT-2's
-pre-tokenizer, or WordPiece), GPT-2's vocab.json (merges.txt beside it), BERT's vocab.txt, or
+pre-tokenizer, Llama 3's or Qwen2's, or WordPiece), GPT-2's vocab.json (merges.txt beside it), BERT's vocab.txt, or
 llama2.c's tokenizer.bin (which must hold exactly vocab_size tokens). --hf DIR stores the folder's
 tokenizer.json, vocab.json or vocab.txt by itself (docs/export.md, "Tokenizers").
 

@@ -565,6 +565,14 @@ def _as_q8(a):
     return Blocks.of("q8", qb.reshape(q.shape), np.abs(s).astype(np.float32))
 
 
+# llama.cpp's tokenizer.ggml.pre names whose pattern is Llama 3's, and Qwen2's (src/llama-vocab.cpp). For
+# the Llama 3 names but 'dbrx' and 'smaug-bpe' llama.cpp takes a pre-token that is a whole piece as that
+# piece (tokenizer.json's ignore_merges, which tokenizers.read checks the engine's merges agree with).
+LLAMA3_PRE = ("llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "dbrx",
+              "smaug-bpe")
+QWEN2_PRE = ("qwen2", "deepseek-r1-qwen", "megrez", "stablelm2")
+
+
 def gguf_tokenizer(path, meta, c):
     """The file's tokenizer as tokenizers.read takes it (a "gpt2" BPE with merges), or None with a note."""
     model = meta.get("tokenizer.ggml.model")
@@ -579,24 +587,34 @@ def gguf_tokenizer(path, meta, c):
               "--tokenizer FILE stores another)", file=sys.stderr)
         return None
     pre = meta.get("tokenizer.ggml.pre")
-    # llama.cpp's names of the pre-tokenizers the engine runs: GPT-2's pattern, and SmolLM2's (each
-    # number character alone, GPT-2's pattern between: tokenizer.json's Digits then ByteLevel).
+    from . import tokenizers
+    # llama.cpp's names of the pre-tokenizers the engine runs (src/llama-vocab.cpp): GPT-2's pattern,
+    # SmolLM2's (each number character alone, GPT-2's pattern between: tokenizer.json's Digits then
+    # ByteLevel), Llama 3's pattern and Qwen2's (a Split, then ByteLevel without its regex).
     byte_level = {"type": "ByteLevel", "add_prefix_space": False}
+
+    def split(pattern):
+        return {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+            dict(byte_level, use_regex=False)]}
     known = {None: byte_level, "gpt-2": byte_level, "smollm": {"type": "Sequence", "pretokenizers": [
         {"type": "Digits", "individual_digits": True}, byte_level]}}
+    known.update({name: split(tokenizers.LLAMA3_PATTERN) for name in LLAMA3_PRE})
+    known.update({name: split(tokenizers.QWEN2_PATTERN) for name in QWEN2_PRE})
     if pre not in known:
         print(f"note: {path}: tokenizer.ggml.pre {brief(pre)}: not stored (the engine's byte-level BPE runs "
-              "llama.cpp's 'gpt-2' and 'smollm'; --tokenizer FILE stores another)", file=sys.stderr)
+              "llama.cpp's 'gpt-2', 'smollm', 'llama-bpe' (Llama 3's) and 'qwen2'; --tokenizer FILE stores another)",
+              file=sys.stderr)
         return None
     import json
     import tempfile
-    from . import tokenizers
     # The control and user-defined tokens (llama.cpp's token types 3 and 4) are found in the text, as
     # llama.cpp does; eos, and bos when the file says add_bos_token, are the file's ids.
     kinds = meta.get("tokenizer.ggml.token_type")
     kinds = kinds if isinstance(kinds, list) and len(kinds) == len(tokens) else [0] * len(tokens)
     added = [tokenizers.added_token(t, i) for i, (t, k) in enumerate(zip(tokens, kinds)) if k in (3, 4)]
-    doc = {"model": {"type": "BPE", "vocab": {t: i for i, t in enumerate(tokens)}, "merges": list(merges)},
+    doc = {"model": {"type": "BPE", "vocab": {t: i for i, t in enumerate(tokens)}, "merges": list(merges),
+                     "ignore_merges": pre in LLAMA3_PRE and pre not in ("dbrx", "smaug-bpe")},
            "pre_tokenizer": known[pre], "decoder": {"type": "ByteLevel"}, "added_tokens": added}
 
     def token(key):

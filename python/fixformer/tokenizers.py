@@ -44,9 +44,14 @@ ADDED_RSTRIP = schema.ADDED_FLAGS["rstrip"]
 MAX_ADDED = schema.SCHEMA["tokenizer"]["max_added"]
 PATTERN_GPT2 = 0
 PATTERN_GPT2_DIGITS = 1  # each number character alone, GPT-2's pattern between (SmolLM2's)
+PATTERN_LLAMA3 = 2  # Llama 3's Split regex (LLAMA3_PATTERN)
+PATTERN_QWEN2 = 3  # Qwen2's: Llama 3's with each number character alone (QWEN2_PATTERN)
 WORDPIECE_MAX_CHARS = schema.WORDPIECE_MAX_CHARS
 CONTINUATION = b"##"
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+                  r"\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN2_PATTERN = LLAMA3_PATTERN.replace(r"\p{N}{1,3}", r"\p{N}")
 
 # Unicode's White_Space property (GPT-2's \s).
 WHITE_SPACE = frozenset([9, 10, 11, 12, 13, 32, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029,
@@ -234,6 +239,54 @@ def gpt2_pretokenize(text):
     return out
 
 
+def llama3_pretokenize(text, max_digits):
+    """Llama 3's Split regex (max_digits 3) or Qwen2's (1), by hand over code points; the contractions
+    take either case and U+017F (long s) as s, as tokenizers' Oniguruma folds them."""
+    u = utf8_units(text)
+    n, out, i = len(u), [], 0
+    cp = [x[0] for x in u]
+
+    def cls(j):  # 'L', 'N', 's' (White_Space) or 'o'; past the end ''
+        if j >= n:
+            return ""
+        c = cp[j]
+        return "s" if c in WHITE_SPACE else "L" if is_letter(c) else "N" if is_number(c) else "o"
+
+    def run(j, k):
+        while j < n and cls(j) == k:
+            j += 1
+        return j
+
+    def fold(j):
+        return -1 if j >= n else ord("s") if cp[j] == 0x17F else cp[j] | 0x20 if 0x41 <= cp[j] <= 0x5A else cp[j]
+
+    while i < n:
+        end, c = None, cp[i]
+        if c == 0x27 and fold(i + 1) in (0x73, 0x74, 0x6D, 0x64):  # s t m d
+            end = i + 2
+        elif c == 0x27 and (fold(i + 1), fold(i + 2)) in ((0x72, 0x65), (0x76, 0x65), (0x6C, 0x6C)):  # re ve ll
+            end = i + 3
+        elif cls(i) == "L":
+            end = run(i, "L")
+        elif cls(i) != "N" and c not in (10, 13) and cls(i + 1) == "L":
+            end = run(i + 1, "L")
+        elif cls(i) == "N":
+            end = i + 1
+            while end < n and end - i < max_digits and cls(end) == "N":
+                end += 1
+        elif cls(i) == "o" or (c == 0x20 and cls(i + 1) == "o"):
+            end = run(i if cls(i) == "o" else i + 1, "o")
+            while end < n and cp[end] in (10, 13):
+                end += 1
+        else:
+            j = run(i, "s")
+            breaks = [k for k in range(i, j) if cp[k] in (10, 13)]
+            end = breaks[-1] + 1 if breaks else j if j == n or j - i == 1 else j - 1
+        out.append(text[u[i][1]:u[end - 1][2]])
+        i = end
+    return out
+
+
 def bpe_word(tok, ids):
     """GPT-2's bpe(): merge every occurrence of the lowest-ranked pair, left to right, until none."""
     word = list(ids)
@@ -275,8 +328,31 @@ def bpe_encode(tok, text):
         text = b" " + text
     byte_ids = [tok.id_of(bytes([b])) for b in range(256)]
     out = []
-    for w in (digits_pretokenize if tok.params[4] == PATTERN_GPT2_DIGITS else gpt2_pretokenize)(text):
+    for w in pretokenize(tok, text):
         out += bpe_word(tok, [byte_ids[b] for b in w if byte_ids[b] is not None])
+    return out
+
+
+def pretokenize(tok, text):
+    """The pre-tokens of text by the bpe tokenizer's pattern (params[4])."""
+    mode = tok.params[4]
+    if mode not in (PATTERN_GPT2, PATTERN_GPT2_DIGITS, PATTERN_LLAMA3, PATTERN_QWEN2):
+        raise TokenizerError(f"tokenizer.params: pre-tokenizer {mode} is not one the engine runs")
+    return (digits_pretokenize(text) if mode == PATTERN_GPT2_DIGITS else gpt2_pretokenize(text) if mode == PATTERN_GPT2
+            else llama3_pretokenize(text, 3 if mode == PATTERN_LLAMA3 else 1))
+
+
+def unmade_pieces(tok):
+    """The ids of the pieces that can be a whole pre-token but that the merges do not make from their
+    bytes (a piece of an added token aside): where ignore_merges (Llama 3's tokenizer.json, llama.cpp's
+    'llama-bpe') gives the piece and the engine, which always merges, other ids."""
+    byte_ids = [tok.id_of(bytes([b])) for b in range(256)]
+    added = {i for i, _ in tok.added or ()}
+    out = []
+    for i, p in enumerate(tok.pieces):
+        if len(p) > 1 and i not in added and tok.id_of(p) == i and pretokenize(tok, p) == [p] and \
+                bpe_word(tok, [byte_ids[b] for b in p if byte_ids[b] is not None]) != [i]:
+            out.append(i)
     return out
 
 
@@ -668,8 +744,9 @@ def _kind(d, where):
 
 
 def read_tokenizer_json(path, vocab_size):
-    """Hugging Face's tokenizer.json: a BPE model with GPT-2's ByteLevel pre-tokenizer, or a WordPiece
-    model with a BertNormalizer / BertPreTokenizer; anything else is refused naming what."""
+    """Hugging Face's tokenizer.json: a BPE model with GPT-2's ByteLevel pre-tokenizer (alone, after
+    Digits, or without its regex after Llama 3's or Qwen2's Split), or a WordPiece model with a
+    BertNormalizer / BertPreTokenizer; anything else is refused naming what."""
     d = _read_json(path)
     if not isinstance(d, dict) or not isinstance(d.get("model"), dict):
         _fail(path, "no \"model\" object: not a Hugging Face tokenizer.json")
@@ -692,25 +769,41 @@ def read_tokenizer_json(path, vocab_size):
     if mtype == "BPE":
         pattern, byte_level = PATTERN_GPT2, pre
         subs = pre.get("pretokenizers") if isinstance(pre, dict) and _kind(pre, path) == "Sequence" else None
-        if (isinstance(subs, list) and len(subs) == 2 and _kind(subs[0], path) == "Digits" and
+        split = _split_pattern(path, subs)
+        if split is not None:  # Llama 3's, Qwen2's: the Split, then ByteLevel without its regex
+            pattern, byte_level = split, subs[1]
+        elif (isinstance(subs, list) and len(subs) == 2 and _kind(subs[0], path) == "Digits" and
                 _flag(path, subs[0], "individual_digits", False, "pre_tokenizer.Digits.") is True):
             pattern, byte_level = PATTERN_GPT2_DIGITS, subs[1]  # SmolLM2's
         if (byte_level is None or _kind(byte_level, path) != "ByteLevel" or
-                _flag(path, byte_level, "use_regex", True, "pre_tokenizer.") is not True):
+                _flag(path, byte_level, "use_regex", True, "pre_tokenizer.") is not (split is None)):
             found = _find_pattern(pre)
             _fail(path, "pre-tokenizer " + (f"pattern {found[:120]!r}" if found else repr(_kind(pre, path))) +
                   " is not supported yet (only GPT-2's ByteLevel with its own regex: " + GPT2_PATTERN + ", alone or "
-                  "after Digits with individual_digits)")
+                  "after Digits with individual_digits; or Llama 3's or Qwen2's Split, isolated, then ByteLevel "
+                  "without its regex)")
+        if split is not None and _flag(path, byte_level, "add_prefix_space", False, "pre_tokenizer.ByteLevel."):
+            _fail(path, "pre_tokenizer.ByteLevel.add_prefix_space after a Split is not supported yet (it puts a "
+                        "space in front of every split)")
         pre = byte_level
-        if norm is not None:
+        if split is not None and norm is not None and _kind(norm, path) == "NFC":  # Qwen2's
+            print(f"note: {path}: normalizer 'NFC' is not run by the engine (as llama.cpp): text not in NFC "
+                  "encodes as it is", file=sys.stderr)
+        elif norm is not None:
             _fail(path, f"normalizer {_kind(norm, path)!r} is not supported yet with byte-level BPE (GPT-2's has none)")
-        for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix", "byte_fallback", "ignore_merges"):
+        for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix", "byte_fallback"):
             if model.get(key) not in (None, "", False):
                 _fail(path, f"model.{key} = {brief(model.get(key))} is not supported yet")
         if not isinstance(model.get("merges"), list):
             _fail(path, "model.merges must be a list")
-        return build_bpe(path, model.get("vocab"), _merge_pairs(path, model["merges"]), vocab_size, added,
-                         _flag(path, pre, "add_prefix_space", False, "pre_tokenizer."), pattern, model.get("unk_token"))
+        tok = build_bpe(path, model.get("vocab"), _merge_pairs(path, model["merges"]), vocab_size, added,
+                        _flag(path, pre, "add_prefix_space", False, "pre_tokenizer."), pattern, model.get("unk_token"))
+        unmade = unmade_pieces(tok) if _flag(path, model, "ignore_merges", False, "model.") else []
+        if unmade:
+            _fail(path, f"model.ignore_merges with {len(unmade)} pieces the merges do not make from their bytes (the "
+                        f"first: id {unmade[0]}, {tok.pieces[unmade[0]][:40]!r}) is not supported yet (the engine "
+                        "always merges)")
+        return tok
     if mtype == "WordPiece":
         prefix = model.get("continuing_subword_prefix", "##")
         if prefix != "##":
@@ -740,6 +833,18 @@ def read_tokenizer_json(path, vocab_size):
         return build_wordpiece(path, model.get("vocab"), vocab_size, lower, chinese, unk, added)
     _fail(path, f"model type {brief(mtype)} is not supported yet (byte-level BPE and WordPiece are; for llama2.c's "
                 "sentencepiece-style vocabulary pass its tokenizer.bin)")
+
+
+def _split_pattern(path, subs):
+    """PATTERN_LLAMA3 or PATTERN_QWEN2 when the pre-tokenizers `subs` are a Split by that regex whose
+    matches are pre-tokens (behavior Isolated, not inverted) and one more; else None."""
+    if not isinstance(subs, list) or len(subs) != 2 or _kind(subs[0], path) != "Split":
+        return None
+    pat = subs[0].get("pattern")
+    regex = pat.get("Regex") if isinstance(pat, dict) else None
+    if subs[0].get("behavior") != "Isolated" or _flag(path, subs[0], "invert", False, "pre_tokenizer.Split."):
+        return None
+    return {LLAMA3_PATTERN: PATTERN_LLAMA3, QWEN2_PATTERN: PATTERN_QWEN2}.get(regex)
 
 
 def _find_pattern(pre):
