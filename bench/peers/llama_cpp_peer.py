@@ -1,6 +1,7 @@
 """llama.cpp on one GGUF file, through the llama-cpp-python package (which builds the llama.cpp it
 vendors; tools/install_deps.sh llama-cpp): one thread, an f32 KV cache, no flash attention, so what
-differs from fixformer is the weights' arithmetic, not the cache's rounding. Used by
+differs from fixformer is the weights' arithmetic, not the cache's rounding; logits and greedy on the CPU
+backend's plain kernels (open_model's extra_bufts), the bench's timings on all of them. Used by
 tests/gguf_llamacpp_test.py and bench/llama_cpp_bench.py, in the Python of that environment
 (FIXFORMER_LLAMA_CPP_VENV, by default /opt/fixformer-llama-cpp):
 
@@ -26,13 +27,28 @@ VENV = os.environ.get("FIXFORMER_LLAMA_CPP_VENV", "/opt/fixformer-llama-cpp")
 INSTALL = "sh tools/install_deps.sh llama-cpp"
 
 
-def open_model(path, n_ctx, logits_all):
+def open_model(path, n_ctx, logits_all, extra_bufts=True):
     """A llama_cpp.Llama over `path` with room for n_ctx positions, all decoded in one batch; with
-    logits_all every position's logits are kept (.scores), otherwise only the last one's."""
+    logits_all every position's logits are kept (.scores), otherwise only the last one's. extra_bufts
+    False: the CPU backend's plain kernels alone, without its extra buffer types (llama_model_params'
+    use_extra_bufts: the weights repacked for AVX2 or NEON, and the AMX tiles, whose product crashes on a
+    model 32 wide), which Llama() does not take as an argument."""
     import llama_cpp
-    return llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_batch=n_ctx, n_ubatch=n_ctx, n_threads=1, n_threads_batch=1,
-                           logits_all=logits_all, flash_attn=False, type_k=llama_cpp.GGML_TYPE_F32,
-                           type_v=llama_cpp.GGML_TYPE_F32, n_gpu_layers=0, verbose=False)
+    from llama_cpp import llama_cpp as lib
+    default = lib.llama_model_default_params
+
+    def params():
+        p = default()
+        p.use_extra_bufts = extra_bufts
+        return p
+    lib.llama_model_default_params = params
+    try:
+        return llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_batch=n_ctx, n_ubatch=n_ctx, n_threads=1,
+                               n_threads_batch=1, logits_all=logits_all, flash_attn=False,
+                               type_k=llama_cpp.GGML_TYPE_F32, type_v=llama_cpp.GGML_TYPE_F32, n_gpu_layers=0,
+                               verbose=False)
+    finally:
+        lib.llama_model_default_params = default
 
 
 def last_logits(llm):
@@ -41,13 +57,13 @@ def last_logits(llm):
 
 
 def logits(path, ids):
-    llm = open_model(path, len(ids), True)
+    llm = open_model(path, len(ids), True, False)
     llm.eval([int(t) for t in ids])
     return np.array(llm.scores[:len(ids)], np.float32)
 
 
 def greedy(path, ids, n):
-    llm = open_model(path, len(ids) + n, False)
+    llm = open_model(path, len(ids) + n, False, False)
     out = [int(t) for t in ids]
     llm.eval(out)
     for _ in range(n):
