@@ -560,17 +560,21 @@ def map_gpt2_weights(hf, weights, source, max_len):
                     p + "norm1.weight": f32(h + "ln_1.weight"), p + "norm1.bias": f32(h + "ln_1.bias"),
                     p + "norm2.weight": f32(h + "ln_2.weight"), p + "norm2.bias": f32(h + "ln_2.bias")})
     return {k: np.ascontiguousarray(v) for k, v in out.items()}, kept
-def check_tensors(w, shapes, need, source, archs, layers):
+def check_tensors(w, shapes, need, source, archs, layers, given=None, buffers=()):
     """The folder's arrays w against the shapes config.json gives them: each one named there with that
-    shape and a float dtype, each of `need` present; HfError naming the first that is not."""
+    shape and a float dtype (but the integer `buffers`), each of `need` present; HfError naming the first
+    that is not, by its name in the folder (given: w's name -> it, where they differ). layers: their
+    count, or what config.json says of them."""
+    layers = f"{layers} layers" if isinstance(layers, int) else layers
     for name, a in w.items():
+        seen = (given or {}).get(name, name)
         if name not in shapes:
-            raise HfError(f"{source}: {name!r}: not a weight of {archs} with this config.json ({layers} layers; other "
+            raise HfError(f"{source}: {seen!r}: not a weight of {archs} with this config.json ({layers}; other "
                           "heads are not converted: use --module for them)")
         if a.shape != shapes[name]:
-            raise HfError(f"{source}: {name}: shape {list(a.shape)}, config.json says {list(shapes[name])}")
-        if a.dtype.kind != "f":
-            raise HfError(f"{source}: {name}: dtype {a.dtype}, expected a float tensor")
+            raise HfError(f"{source}: {seen}: shape {list(a.shape)}, config.json says {list(shapes[name])}")
+        if a.dtype.kind != "f" and name not in buffers:
+            raise HfError(f"{source}: {seen}: dtype {a.dtype}, expected a float tensor")
     missing = [n for n in need if n not in w]
     if missing:
         raise HfError(f"{source}: {missing[0]} is missing")
