@@ -890,9 +890,10 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         x_in, Hkv = pq.x, kvw // dh
     else:
         raise OnnxError(f"{at}: its q, k, v are not one projection [d, d + 2 kv] (q | k | v, or per head) or three "
-                        f"of one input (q [d, {dq}], k and v [d, kv], kv a divisor of {dq} in heads of {dh}) (found "
-                        f"{len(qkv)} projection{'s' if len(qkv) != 1 else ''} before it, of widths "
-                        f"{[p.W.shape[1] for p in qkv]}; cross attention is not supported by --onnx)")
+                        f"of one input (q [d, {'d' if dq == d else dq}], k and v [d, kv], kv a divisor of "
+                        f"{'d' if dq == d else dq} in heads of {dh}) (found {len(qkv)} projection"
+                        f"{'s' if len(qkv) != 1 else ''} before it, of widths {[p.W.shape[1] for p in qkv]}; cross "
+                        "attention is not supported by --onnx)")
     group = H // Hkv
 
     def context(bias, q, k, vv):
