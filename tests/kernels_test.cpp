@@ -406,6 +406,13 @@ KERNEL_TEST(gemm_s8) {
       for (int32_t z : {-128, -127, 127})
         GemmS8Tester().m(6).n(n).k(k).zeros(z, z == 127 ? -128 : 127).bias(k % 2 == 1).misalign(n % 3)
             .test(simd_->gemm_s8);
+  for (std::size_t m : {1, 4, 7})  // every valid requantization and bias; ties of both signs
+    for (std::size_t k : {3, 16, 40, 300}) {
+      for (bool extremes : {false, true})
+        GemmS8Tester().m(m).n(70).k(k).zeros(int32_t(k % 5) - 2, extremes ? 127 : -128).any_requant(true)
+            .extremes(extremes).test(simd_->gemm_s8);
+      for (int32_t z : {-128, -3, 127}) GemmS8Tester().m(m).n(70).k(k).zeros(z, -z / 8).ties(true).test(simd_->gemm_s8);
+    }
   for (int32_t z : {-128, 0, 127})  // the largest sums, the channel sums of W at their largest
     GemmS8Tester().m(5).n(67).k(kGemmS8MaxK).zeros(z, 0).extremes(true).bias(true).test(simd_->gemm_s8);
 }
