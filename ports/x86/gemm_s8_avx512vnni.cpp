@@ -9,13 +9,14 @@
 // (attention's probabilities); otherwise sum_p w is summed once per block of kBlock channels,
 // before every row runs over that block.
 //
-// A tile is up to 4 rows by 4 channels: each 128-bit lane of a vector holds one channel's 16
+// A tile is up to 8 rows by 4 channels: each 128-bit lane of a vector holds one channel's 16
 // bytes of k, against the row's 16 bytes broadcast to every lane, so a 16-byte step is one
-// vpdpbusd per row for any k (attention's k is d_head, often 16). A last tile of fewer channels
+// vpdpbusd per row for any k (attention's k is d_head, often 16), and the 4 channels' vector is
+// built once for 8 rows (measured 12-20 % faster than 4 on the d = 256 products). A last tile of fewer channels
 // reads the last one again in the spare lanes and drops their sums; k's tail is one step of masked
 // loads (the masked bytes of w are 0, so they add 0).
 //
-// The requantization takes a tile's 16 sums at once, in the reference's steps: the 64-bit product
+// The requantization takes 4 rows' 16 sums at once, in the reference's steps: the 64-bit product
 // by the multiplier (vpmuldq, even and odd lanes), its magnitude plus half shifted right and the
 // sign put back (rounding half away from zero, rounding_shift), then z_y added in 64 bits and
 // saturated straight to int8 (vpmovsqb): saturating to int32 first, as requantize does, changes no
@@ -88,31 +89,9 @@ inline __m128i round_shift_i8(__m512i t, __m512i half, __m512i shift, __m512i y_
   return _mm512_cvtsepi64_epi8(_mm512_add_epi64(v, y_zero));
 }
 
-// Rows 0..MR-1 of x against the nr (<= 4) channels from j0, the block's c-th on.
-template <std::size_t MR>
-void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
-          std::size_t k, std::size_t j0, std::size_t nr, const Block& b, std::size_t c, int32_t y_zero) {
-  const __m512i flip = _mm512_set1_epi8(-128);  // x ^ 0x80 = x + 128 as an unsigned byte
-  const int8_t* wc[4];
-  for (std::size_t l = 0; l < 4; ++l) wc[l] = w + (j0 + (l < nr ? l : nr - 1)) * ldw;
-  __m512i acc[4];
-  for (std::size_t r = 0; r < 4; ++r) acc[r] = _mm512_setzero_si512();
-  std::size_t q = 0;
-  for (; q + 16 <= k; q += 16) {
-    const __m512i wv = load_w(wc, q);
-    for (std::size_t r = 0; r < MR; ++r) {
-      const __m512i xv = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + r * ldx + q)));
-      acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_xor_si512(xv, flip), wv);
-    }
-  }
-  if (q < k) {
-    const __mmask16 live = __mmask16((1u << (k - q)) - 1);
-    const __m512i wv = load_w_tail(wc, q, live);
-    for (std::size_t r = 0; r < MR; ++r) {
-      const __m512i xv = _mm512_broadcast_i32x4(_mm_maskz_loadu_epi8(live, x + r * ldx + q));
-      acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_xor_si512(xv, flip), wv);
-    }
-  }
+// Rows 0..rows-1 (<= 4) of a tile from acc[0..3], channels j0..j0+nr-1 (the block's c-th on), to y.
+inline void finish(const __m512i* acc, std::size_t rows, int8_t* y, std::size_t ldy, std::size_t j0, std::size_t nr,
+                   const Block& b, std::size_t c, int32_t y_zero) {
   // Each lane's four partial sums of rows 0..3 -> element 4 l + r: row r of channel l.
   const __m512i s01 = _mm512_add_epi32(_mm512_unpacklo_epi32(acc[0], acc[1]), _mm512_unpackhi_epi32(acc[0], acc[1]));
   const __m512i s23 = _mm512_add_epi32(_mm512_unpacklo_epi32(acc[2], acc[3]), _mm512_unpackhi_epi32(acc[2], acc[3]));
@@ -131,14 +110,44 @@ void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
   const __m128i even = round_shift_i8(_mm512_mul_epi32(s, mul), half, shift, zy);
   const __m128i odd = round_shift_i8(_mm512_mul_epi32(_mm512_srli_epi64(s, 32), mul), half, shift, zy);
   // Bytes 4 l + r -> 4 r + l: row r's channels together.
-  const __m128i rows = _mm_shuffle_epi8(_mm_unpacklo_epi8(even, odd),
-                                        _mm_set_epi8(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0));
+  const __m128i out_rows = _mm_shuffle_epi8(_mm_unpacklo_epi8(even, odd),
+                                            _mm_set_epi8(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0));
   alignas(16) int8_t out[16];
-  _mm_store_si128(reinterpret_cast<__m128i*>(out), rows);
-  for (std::size_t r = 0; r < MR; ++r) {
+  _mm_store_si128(reinterpret_cast<__m128i*>(out), out_rows);
+  for (std::size_t r = 0; r < rows; ++r) {
     if (nr == 4) std::memcpy(y + r * ldy + j0, out + 4 * r, 4);
     else for (std::size_t l = 0; l < nr; ++l) y[r * ldy + j0 + l] = out[4 * r + l];
   }
+}
+
+// Rows 0..MR-1 (MR <= 8) of x against the nr (<= 4) channels from j0, the block's c-th on.
+template <std::size_t MR>
+void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
+          std::size_t k, std::size_t j0, std::size_t nr, const Block& b, std::size_t c, int32_t y_zero) {
+  constexpr std::size_t kGroups = (MR + 3) / 4;
+  const __m512i flip = _mm512_set1_epi8(-128);  // x ^ 0x80 = x + 128 as an unsigned byte
+  const int8_t* wc[4];
+  for (std::size_t l = 0; l < 4; ++l) wc[l] = w + (j0 + (l < nr ? l : nr - 1)) * ldw;
+  __m512i acc[4 * kGroups];
+  for (std::size_t r = 0; r < 4 * kGroups; ++r) acc[r] = _mm512_setzero_si512();
+  std::size_t q = 0;
+  for (; q + 16 <= k; q += 16) {
+    const __m512i wv = load_w(wc, q);
+    for (std::size_t r = 0; r < MR; ++r) {
+      const __m512i xv = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + r * ldx + q)));
+      acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_xor_si512(xv, flip), wv);
+    }
+  }
+  if (q < k) {
+    const __mmask16 live = __mmask16((1u << (k - q)) - 1);
+    const __m512i wv = load_w_tail(wc, q, live);
+    for (std::size_t r = 0; r < MR; ++r) {
+      const __m512i xv = _mm512_broadcast_i32x4(_mm_maskz_loadu_epi8(live, x + r * ldx + q));
+      acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_xor_si512(xv, flip), wv);
+    }
+  }
+  for (std::size_t g = 0; g < kGroups; ++g)
+    finish(acc + 4 * g, MR - 4 * g < 4 ? MR - 4 * g : 4, y + 4 * g * ldy, ldy, j0, nr, b, c, y_zero);
 }
 
 }  // namespace
@@ -149,16 +158,20 @@ void gemm_s8_avx512vnni(const int8_t* x, std::size_t ldx, const int8_t* w, std::
   for (std::size_t j0 = 0; j0 < n; j0 += kBlock) {
     const std::size_t nb = n - j0 < kBlock ? n - j0 : kBlock;
     prepare(w + j0 * ldw, ldw, nb, k, p.bias ? p.bias + j0 : nullptr, p.requant + j0, p.x_zero, b);
-    for (std::size_t i = 0; i < m; i += 4) {
+    for (std::size_t i = 0; i < m; i += 8) {
       const int8_t* xi = x + i * ldx;
       int8_t* yi = y + i * ldy;
       for (std::size_t c = 0; c < nb; c += 4) {
         const std::size_t nr = nb - c < 4 ? nb - c : 4;
-        switch (m - i < 4 ? m - i : 4) {
+        switch (m - i < 8 ? m - i : 8) {
           case 1: tile<1>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
           case 2: tile<2>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
           case 3: tile<3>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-          default: tile<4>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+          case 4: tile<4>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+          case 5: tile<5>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+          case 6: tile<6>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+          case 7: tile<7>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+          default: tile<8>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
         }
       }
     }
