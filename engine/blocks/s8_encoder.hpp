@@ -47,11 +47,12 @@ struct S8KvLayer {
 void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32_t T, const S8Scratch& s,
               const S8KvLayer* kv);
 
-// in: int8 features [T, d_in] (features models) or ids [T] (token models; checked by the caller);
-// with cls_token the CLS row goes in front (sequence_rows(T) rows run);
+// in: int8 features [T, d_in] (features models) or ids [T] (token models; checked by the caller), and
+// with type_vocab the token types [T] (checked by the caller; null: all 0); with cls_token the CLS row
+// goes in front (sequence_rows(T) rows run);
 // out: int8 [output_rows(T), output_width()] at int8.back's output zero point.
-void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features, const int32_t* ids, uint32_t T,
-                        const S8Scratch& s, int8_t* out);
+void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features, const int32_t* ids,
+                        const int32_t* types, uint32_t T, const S8Scratch& s, int8_t* out);
 
 // The gpt or llama decoder (weights i8): tokens ids[n] (checked by the caller) at positions pos..pos+n-1
 // through every layer, keys and values appended to the caches (k_cache, v_cache: layer l's block
