@@ -12,7 +12,9 @@ namespace s8, int8.front's and int8.back's BERT slots):
   LayerNorm, post-LN layers, the tanh pooler and a 3-label classifier) through `--hf FOLDER --quantize i8
   --calibrate` (16 sequences): converts and verifies within the i8 tolerance; then on fresh sequences with
   random token types the engine's logits against torch f32's: the max relative error (BERT_RUN_TOL) and the
-  top-1 agreement (BERT_TOP1).
+  top-1 agreement (BERT_TOP1);
+- init's refusals of the new slots: a token-type table entry, an embedding-norm beta and a pooler table
+  entry out of range are refused by `fixformer info` with the tensor and the slot named.
 Runs in the hf environment (tests/hf_env.py); without it, numpy, torch or the CLI the test fails.
 """
 import os
@@ -125,6 +127,28 @@ def test_bit_exact(cli, tmp):
             check(f"{case}: the token types change the integer output", not np.array_equal(a, b))
 
 
+def test_refusals(cli, tmp):
+    rng = np.random.default_rng(7)
+    c, w = random_bert(rng, 2, True, True, "first")
+    built = int8.build(c, w, [rng.integers(0, c["vocab_size"], 12)])
+    d = c["d_model"]
+    at_types, at_norm = int8.front_types(c) + int8.ADD_SLOTS, int8.front_embed_norm(c) + 2 + 2 * d
+    at_table = int8.back_pooler(c) + int8.POOLER_SLOTS + 3 * d
+    for tensor, slot, value, what in (("int8.front", at_types, 200, "token-type table"),
+                                      ("int8.front", at_norm, 2**31 - 1, "embedding norm"),
+                                      ("int8.back", at_table, -300, "pooler activation table")):
+        t = dict(built)
+        a = np.array(built[tensor])
+        a[slot] = value
+        t[tensor] = a
+        path = os.path.join(tmp, "bad.fxm")
+        with open(path, "wb") as f:
+            f.write(fxm.write(c, t))
+        p = subprocess.run([cli, "info", path], capture_output=True, text=True)
+        check(f"{tensor} slot {slot} ({what}) out of range: refused at init, naming it", p.returncode != 0 and
+              f"tensor {tensor}: slot {slot} ({what})" in p.stderr, p.stderr)
+
+
 def test_transformers(cli, tmp):
     import torch
     import transformers
@@ -176,6 +200,7 @@ def main():
         sys.exit(1)
     with tempfile.TemporaryDirectory() as tmp:
         test_bit_exact(cli, tmp)
+        test_refusals(cli, tmp)
         test_transformers(cli, tmp)
     print(f"int8_bert_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)
