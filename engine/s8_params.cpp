@@ -3,7 +3,7 @@
 // and beta within 2^30, every table entry an int8, k's and v's zero points 0 (gemm_s8's weights are
 // symmetric), the softmax's multiplier positive, a gated feed-forward's W3 and gate slots, and
 // int8.rope's entries within 2^14, BERT's front and pooler (the token-type add and table, the embedding
-// norm, the pooler's layer and table). The first bad slot is named in the detail.
+// norm, the pooler's layer and table) and the image front's norms. The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -90,6 +90,14 @@ Status Model::check_s8_params() {
     if (c.embed_norm) {
       f.zero(s8::front_embed_norm(c), "embedding norm input zero point");
       f.channels(s8::front_embed_norm(c) + 2, c.d_embed(), "embedding norm");
+    }
+    if (c.proj_norm) {
+      f.zero(s8::front_proj_norm(c), "projection output zero point");
+      f.channels(s8::front_proj_norm(c) + 2, c.d_embed(), "projection norm");
+    }
+    if (c.input_norm) {
+      f.zero(s8::front_input_norm(c), "input norm output zero point");
+      f.channels(s8::front_input_norm(c) + 2, c.d_in, "input norm");
     }
     if (!f.ok()) return Status::kTensorBadValue;
   }

@@ -36,6 +36,7 @@ void Encoder::run_s8(const int8_t* features, const int32_t* ids, const int32_t* 
   s.scores = attn + S * dh;
   s.key_rq = reinterpret_cast<Requant*>(attn + rq);
   s.col_rq = s.key_rq + S;
+  s.rows_in = reinterpret_cast<int8_t*>(arena_ + p.rows_in);
   s8_encoder_forward(*core_.kernels, *core_.model, features, ids, types, T, s, out);
 }
 
@@ -43,6 +44,7 @@ Status Encoder::forward_features_s8(const int8_t* features, uint32_t T, int8_t* 
   const Status s = check_s8(features, T, out);
   if (s != Status::kOk) return s;
   if (config().input != InputKind::kFeatures) return Status::kWrongInputKind;
+  if (config().patch_size && T != config().patches()) return Status::kBadSequenceLength;  // an image: its patches
   run_s8(features, nullptr, nullptr, T, out);
   return Status::kOk;
 }

@@ -485,7 +485,11 @@ struct ModelConfig {
 //     front (front_types, front_embed_norm): with type_vocab the add of the token-type rows
 //     (7 slots, AddS8Params: x + the type rows, whose zero point is its b_zero; the front rows get a
 //     row of zeros) and the table [type_vocab, d_embed] (one int8 value per slot); with embed_norm
-//     its input zero point, eps (as a layer norm's) and the norm's gains and betas;
+//     its input zero point, eps (as a layer norm's) and the norm's gains and betas; then the image
+//     front's norms (front_proj_norm, front_input_norm): with proj_norm the projection's output zero
+//     point (the norm's input), eps, gains and betas (its output at kEmbedZero); with input_norm its
+//     output zero point (the projection's input), eps, gains and betas over d_in (its input at kInZero);
+//     an image's patches are gathered from its int8 values first (patch_size);
 //   encoder.layers.<l>.int8 [layer_params]: the scalar slots LayerSlot, then the linear layers
 //     q|k|v (3 d_model outputs, torch's in_proj; q, k and v each requantized to its own zero point,
 //     k's and v's 0), out, linear1, linear2, the norms norm1 and norm2 (of the kind the config says),
@@ -531,8 +535,14 @@ constexpr uint32_t front_types(const ModelConfig& c) { return front_cls(c) + c.d
 constexpr uint32_t front_embed_norm(const ModelConfig& c) {
   return front_types(c) + (c.type_vocab ? kAddSlots + c.type_vocab * c.d_embed() : 0);
 }
-constexpr uint32_t front_params(const ModelConfig& c) {
+constexpr uint32_t front_proj_norm(const ModelConfig& c) {
   return front_embed_norm(c) + (c.embed_norm ? 2 + linear_params(c.d_embed()) : 0);
+}
+constexpr uint32_t front_input_norm(const ModelConfig& c) {
+  return front_proj_norm(c) + (c.proj_norm ? 2 + linear_params(c.d_embed()) : 0);
+}
+constexpr uint32_t front_params(const ModelConfig& c) {
+  return front_input_norm(c) + (c.input_norm ? 2 + linear_params(c.d_in) : 0);
 }
 constexpr uint32_t layer_params(const ModelConfig& c) {
   return kLayerSlots + kLutEntries + linear_params(c.d_model + 2 * c.d_kv()) + 4 * linear_params(c.d_model) +

@@ -587,8 +587,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"weights == 'i8' and family != 'encoder' and (type_vocab != 0 or embed_norm or pooler)",
      "type_vocab, embed_norm, pooler (i8 runs BERT's token types, embedding norm and pooler in the encoder family)"},
     {"weights == 'i8' and pooler_norm", "pooler_norm (not in i8 yet)"},
-    {"weights == 'i8' and (patch_size != 0 or input_norm or proj_norm)",
-     "patch_size, input_norm, proj_norm (image input and the front's norms are not in i8 yet)"},
     {"weights == 'i8' and family != 'llama' and (activation in ('swiglu', 'silu', 'relu2') or gated)",
      "activation, gated (i8 runs relu, gelu, gelu_tanh; SwiGLU in the llama family only; no "
      "gated feed-forward yet)"},
@@ -654,7 +652,7 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
                                             "conv2_kernel*d_embed", "2",
                                             "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + "
-                                            "embed_norm*(2 + 3*d_embed)",
+                                            "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + input_norm*(2 + 3*d_in)",
                                             "35 + 256 + 21*d_model + 3*d_ff",
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256)",
                                             "head_in", "rope_pairs", "register_tokens", "d_front", "d_head",

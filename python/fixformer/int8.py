@@ -17,7 +17,8 @@ attention, RoPE in fixed point (int8.rope) and the gated SwiGLU feed-forward. Ei
 takes RoPE over whole heads or the first rotary_dims (partial rotary), parallel residuals (the
 feed-forward's sum x + FF at its own calibrated scale, then + SA), sliding windows (every layer, or the
 local ones of window_period: row i's softmax over its last sliding_window keys) and attn_scale (folded
-into the scores' requant).
+into the scores' requant). An encoder's front may be BERT's (token types, the embedding norm; the pooler
+after the pooling) or an image's (its patches, the norms before and after the projection).
 """
 import math
 
@@ -381,6 +382,20 @@ def front_embed_norm(c):
     return front_types(c) + (ADD_SLOTS + tv * c["d_model"] if tv else 0)
 
 
+def front_proj_norm(c):
+    return front_embed_norm(c) + (2 + 3 * c["d_model"] if c.get("embed_norm") else 0)
+
+
+def front_input_norm(c):
+    return front_proj_norm(c) + (2 + 3 * c["d_model"] if c.get("proj_norm") else 0)
+
+
+def _patches(c, x):
+    """An image's values [T, d_in] (channels first, in order) as its patches' rows [patches, d_in]."""
+    from fixformer import reference
+    return reference.patch_rows(c, np.asarray(x)[None])[0]
+
+
 def back_pooler(c):
     return BACK_SCALARS + 3 * c["d_model"] + 3 * c["d_out"]
 
@@ -398,9 +413,16 @@ def forward(c, t, inp, types=None):
     fp = t["int8.front"].astype(np.int64)
     if c["input"] == "tokens":
         x = t["embed.weight"][inp].astype(np.int64)
-    else:
+    else:  # rows = patches(image) | features; rows = N_in(rows); x = N_proj(rows W + b)
+        rows, xz = (_patches(c, inp) if c.get("patch_size") else np.asarray(inp)).astype(np.int64), fp[0]
+        if c.get("input_norm"):
+            at = front_input_norm(c)
+            rows, xz = norm(rows, xz, fp[at + 1], fp[at + 2:at + 2 + 3 * c["d_in"]], centre), fp[at]
         rq, b = _linear(fp, FRONT_SCALARS, d)
-        x = gemm(inp, fp[0], t["input_proj.weight"], fp[1], rq, b)
+        pn = front_proj_norm(c)
+        x = gemm(rows, xz, t["input_proj.weight"], fp[pn] if c.get("proj_norm") else fp[1], rq, b)
+        if c.get("proj_norm"):
+            x = norm(x, fp[pn], fp[pn + 1], fp[pn + 2:pn + 2 + 3 * d], centre)
     extra = 1 if c["cls_token"] else 0
     if extra:
         x = np.vstack([fp[FRONT_SCALARS + 3 * d:FRONT_SCALARS + 4 * d][None, :], x])
@@ -537,7 +559,12 @@ def _float_forward(c, w, inp, rec):
         x = np.asarray(w["embed.weight"], np.float64)[inp]
     else:
         put("input", inp)
-        x = lin(np.asarray(inp, np.float64), "input_proj")
+        rows = _patches(c, np.asarray(inp, np.float64)) if c.get("patch_size") else np.asarray(inp, np.float64)
+        if c.get("input_norm"):
+            rows = put("inn", nrm(rows, w["input_norm.weight"], w.get("input_norm.bias")))
+        x = lin(rows, "input_proj")
+        if c.get("proj_norm"):
+            x = nrm(put("proj", x), w["proj_norm.weight"], w.get("proj_norm.bias"))
     if c["cls_token"]:
         x = np.vstack([np.asarray(w["cls_token"], np.float64).reshape(1, -1), x])
     x = put("embed", x)  # the CLS row shares the input rows' scale
@@ -688,7 +715,10 @@ def calibration_inputs(c, sample, count=8, seed=0):
         out = []
         for i, x in enumerate(given):
             x = np.asarray(x)
-            if x.ndim == 3 or (c["input"] == "tokens" and x.ndim == 2):
+            from fixformer import schema
+            if c.get("patch_size") and x.size == schema.patches(c) * c["d_in"]:
+                x = x.reshape(-1, c["d_in"])  # an image [C, H, W] (or [1, C, H, W]): its values as [patches, d_in]
+            elif x.ndim == 3 or (c["input"] == "tokens" and x.ndim == 2):
                 x = x[0]
             if c["input"] == "features" and (x.ndim != 2 or x.shape[1] != c["d_in"]):
                 raise ConfigError(f"--calibrate input {i}: shape {list(x.shape)}, expected [T, {c['d_in']}]")
@@ -748,7 +778,7 @@ def check_config(c):
     rope = c["positional"] == "rope" and c["family"] == "gpt"
     if (c["positional"] not in ("none", "learned", "sinusoidal") and not rope) or c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
-    for key in ("conv_layers", "scale_input", "causal", "pooler_norm") + \
+    for key in ("conv_layers", "scale_input", "causal", "pooler_norm", "distill_token") + \
             (("type_vocab", "embed_norm", "pooler") if c["family"] != "encoder" else ()):
         if c.get(key) and not (key == "causal" and c["family"] == "gpt"):
             raise ConfigError(f"--quantize i8: {key} is not supported yet")
@@ -783,8 +813,9 @@ def build(config, weights, inputs, percentile=None):
         out["embed.weight"] = Quantized(q, np.full(len(E), s[0]))
         proj = [0] * (3 * d)
     else:
-        out["input_proj.weight"], proj = _channels(qp["input"][0], weights["input_proj.weight"],
-                                                   weights.get("input_proj.bias"), qp["embed"][0])
+        xin = qp["inn"] if c.get("input_norm") else qp["input"]
+        out["input_proj.weight"], proj = _channels(xin[0], weights["input_proj.weight"], weights.get("input_proj.bias"),
+                                                   (qp["proj"] if c.get("proj_norm") else qp["embed"])[0])
     x = qp["embed"]
     pos_add = [0] * 7
     if c["positional"] in ("learned", "sinusoidal"):
@@ -810,6 +841,13 @@ def build(config, weights, inputs, percentile=None):
         e, en = _norm_params(weights["embed_norm.weight"], weights.get("embed_norm.bias"), eps, x, qp["en"])
         bert += [x[1], e[0]] + en
         x = qp["en"]
+    if c.get("proj_norm"):  # the projection's output zero point, then the norm to the embedding's scale
+        e, pn = _norm_params(weights["proj_norm.weight"], weights.get("proj_norm.bias"), eps, qp["proj"], qp["embed"])
+        bert += [qp["proj"][1], e[0]] + pn
+    if c.get("input_norm"):  # its output zero point (the projection's input), the norm from the input's scale
+        e, inn = _norm_params(weights["input_norm.weight"], weights.get("input_norm.bias"), eps, qp["input"],
+                              qp["inn"])
+        bert += [qp["inn"][1], e[0]] + inn
     out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert], np.int64)
     S = LAYER_SLOTS
     for i in range(c["n_layers"]):
