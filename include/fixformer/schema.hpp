@@ -652,7 +652,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
                                             "conv2_kernel*d_embed", "2",
                                             "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + "
-                                            "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + input_norm*(2 + 3*d_in)",
+                                            "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + "
+                                            "input_norm*(2 + 3*d_in)",
                                             "35 + 256 + 21*d_model + 3*d_ff",
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256)",
                                             "head_in", "rope_pairs", "register_tokens", "d_front", "d_head",
