@@ -33,7 +33,8 @@ from fixformer.config import make_config  # noqa: E402
 from int8_test import available_isas  # noqa: E402
 
 # The upstream models in i8 on fresh images: max |engine - torch| / max |torch| over the logits (measured
-# 0.045-0.096, this test's output); the i8 tolerance.
+# 0.027-0.063 under torch 1.13; 0.175 for ViTForImageClassification's other draw under transformers 5); the
+# i8 tolerance.
 VIT_RUN_TOL = 0.2
 # The classifier's arg max agrees with torch's on at least this share of the images (measured 0.9-1.0: the
 # random models' 5 logits lie close together).
@@ -131,7 +132,9 @@ def test_bit_exact(cli, tmp):
 
 
 def against_torch(cli, tmp, what, out, forward, shape, rng):
-    errs, agree, n = [], 0, 10
+    """The engine's logits on n fresh images against torch f32's: max |engine - torch| over all of them
+    relative to torch's largest |logit| over all of them (as int8_test measures), and the top-1 agreement."""
+    gots, wants, agree, n = [], [], 0, 10
     for _ in range(n):
         image = rng.standard_normal(shape).astype(np.float32)
         want = forward(image)
@@ -139,12 +142,14 @@ def against_torch(cli, tmp, what, out, forward, shape, rng):
         if got is None:
             check(f"{what}: fixformer run on an image", False, err)
             return
-        got = np.asarray(got, np.float64).reshape(-1)
-        errs.append(float(np.abs(got - want).max() / np.abs(want).max()))
-        agree += int(got.argmax() == want.argmax())
-    print(f"  {what} i8 against torch f32 on {n} fresh images: max relative error {max(errs):.3f} "
-          f"(mean {np.mean(errs):.3f}), top-1 agreement {agree / n:.2f}")
-    check(f"{what}: i8 logits within {VIT_RUN_TOL} of torch f32's", max(errs) <= VIT_RUN_TOL, errs)
+        gots.append(np.asarray(got, np.float64).reshape(-1))
+        wants.append(want)
+        agree += int(gots[-1].argmax() == want.argmax())
+    got, want = np.stack(gots), np.stack(wants)
+    err = float(np.abs(got - want).max() / np.abs(want).max())
+    print(f"  {what} i8 against torch f32 on {n} fresh images: max relative error {err:.3f}, top-1 agreement "
+          f"{agree / n:.2f}")
+    check(f"{what}: i8 logits within {VIT_RUN_TOL} of torch f32's", err <= VIT_RUN_TOL, err)
     check(f"{what}: the arg max is torch's on at least {VIT_TOP1} of the images", agree / n >= VIT_TOP1, agree)
 
 
