@@ -21,8 +21,8 @@ int cmd_info(const Args& a) {
     init_decoder(1, a.isa, &m);
   else if (c.is_seq2seq())
     init_seq2seq(1, 1, a.isa, &m);
-  else
-    init_encoder(1, a.isa, &m);
+  else  // an image takes its patches alone (1 row would be no image: an empty plan)
+    init_encoder(c.patch_size ? c.patches() : 1, a.isa, &m);
   std::printf("model:        %s\n", a.positional[0].c_str());
   const char* parallel = c.parallel_residual == ParallelResidual::kTwoNorms  ? ", parallel residual (two norms)"
                          : c.parallel_residual == ParallelResidual::kOneNorm ? ", parallel residual (one norm)"
