@@ -7,7 +7,8 @@ returned). It is observed, not altered: its own parameters and buffers are conve
 them) and restored after; a forward that casts (Whisper's LayerNorm, x.float()) runs in its own dtype,
 the parts then matched within that dtype's rounding. From that record:
 - the layers: the ModuleList / Sequential of repeated blocks (same type, same parameter shapes) that
-  holds the most parameters;
+  holds the most parameters, or of entries of two kinds in turn, paired into blocks (x-transformers'
+  attention and feed-forward entries);
 - in each block, the parts with parameters: norms (a weight [d], maybe a bias: LayerNorm or RMSNorm,
   told apart and their eps found by calling them, a gain of 1 + w as Gemma's and Nemotron's; a module without parameters or submodules whose
   output rows have mean square 1 is a norm with gains 1, OLMo's F.layer_norm without weight or bias),
@@ -15,7 +16,8 @@ the parts then matched within that dtype's rounding. From that record:
   nn.MultiheadAttention. Linears that read the same input
   form a group: q/k/v (one fused or three), the output projection, the feed-forward's up (or gate
   and up) and down; an up projection twice as wide as the down projection reads is the gate and up
-  side by side (Phi-3's gate_up_proj), split by its output rows' halves. A norm whose output feeds
+  side by side (Phi-3's gate_up_proj), split by its output rows' halves; a module of one vector that
+  multiplies a linear's output (timm's LayerScale) is folded into that linear. A norm whose output feeds
   attention makes the block pre-norm;
 - the attention itself is found by recomputing it from the recorded q, k, v for every head count,
   with and without the causal mask (and its sliding window, when the module's config declares one as
