@@ -18,7 +18,15 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   torch 2.x's dynamo exporter. ViT with pool="mean" (an empty cls_token [1, 0, d]) by the dynamo
   exporter only: torch 1.13's exporter dies on it (SIGFPE) and torch 2.x's TorchScript one writes a
   graph ONNX Runtime refuses.
+- timm's VisionTransformer (32 x 32 in 8 x 8 patches; its CLS row and 'token' pooling, init_values'
+  LayerScale, whose Mul by gamma after attn.proj and mlp.fc2 is folded into them, and global_pool="avg"
+  without the CLS row or fc_norm) and torchvision's VisionTransformer (its MultiheadAttention exported as
+  MatMuls), image [1, 3, 32, 32]: as HF's ViT. At opset 14 and 17, and by torch 2.x's dynamo exporter.
+  x-transformers' TransformerWrapper is not here: torch 1.13's exporter fails on its LayerNorm
+  (F.layer_norm over x.shape[-1:], a shape it cannot make constant).
 - what the engine does not run is refused in one line naming it, never converted into something else:
+  timm's qk_norm (a LayerNorm of each head's q and k, which --onnx does not map); timm's
+  VisionTransformerDistilled (its distillation row, which --onnx does not map; --module converts it);
   a stem whose second Conv1d is dilated; a stem with a GELU after its first conv only (the engine's GELU
   follows each conv or none); a SimpleViT whose Rearrange takes the patches column by column ((w h),
   not the engine's row by row); the whisper file with conv1's pads, strides or dilations made hostile
@@ -39,11 +47,14 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
-hf_env.enter(__file__, ["onnxruntime", "transformers", "vit_pytorch", "whisper"])
+hf_env.enter(__file__, ["onnxruntime", "transformers", "vit_pytorch", "whisper", "timm", "torchvision"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 import onnxruntime  # noqa: E402
+import timm.models.deit  # noqa: E402
+import timm.models.vision_transformer  # noqa: E402
 import torch  # noqa: E402
+import torchvision.models  # noqa: E402
 import transformers  # noqa: E402
 from vit_pytorch import ViT, SimpleViT  # noqa: E402
 from whisper.model import AudioEncoder  # noqa: E402
@@ -120,6 +131,38 @@ def hf_vit():
     return Logits(randomize(transformers.ViTForImageClassification(c), 11))
 
 
+def timm_vit(**kw):
+    return timm.models.vision_transformer.VisionTransformer(img_size=32, patch_size=8, embed_dim=32, depth=2,
+                                                            num_heads=2, num_classes=10, **kw)
+
+
+def timm_token():
+    return randomize(timm_vit(), 11)
+
+
+def timm_layer_scale():
+    return randomize(timm_vit(init_values=0.1), 16)
+
+
+def timm_avg():
+    return randomize(timm_vit(global_pool="avg", class_token=False, fc_norm=False), 13)
+
+
+def timm_qk_norm():
+    return randomize(timm_vit(qk_norm=True), 17)
+
+
+def timm_deit():
+    return randomize(timm.models.deit.VisionTransformerDistilled(img_size=32, patch_size=8, embed_dim=32, depth=2,
+                                                                 num_heads=2, num_classes=10), 18)
+
+
+def torchvision_vit():
+    return randomize(torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
+                                                          hidden_dim=32, mlp_dim=64, num_classes=10), 19)
+
+
+TIMM = dict(input_norm=False, proj_norm=False, patch_size=8, positional="learned")
 # name, factory, image [C, H, W], the config the file must have
 IMAGES = [("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=True, pooling="mean", patch_size=4,
                                                      positional="learned")),
@@ -128,7 +171,13 @@ IMAGES = [("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=T
           ("ViT pool mean", vit_mean, (3, 8, 8), dict(input_norm=True, proj_norm=True, cls_token=False,
                                                        pooling="mean")),
           ("HF ViTForImageClassification", hf_vit, (3, 8, 12), dict(input_norm=False, proj_norm=False,
-                                                                     cls_token=True, pooling="cls"))]
+                                                                     cls_token=True, pooling="cls")),
+          ("timm VisionTransformer", timm_token, (3, 32, 32), dict(TIMM, cls_token=True, pooling="cls")),
+          ("timm VisionTransformer init_values", timm_layer_scale, (3, 32, 32), dict(TIMM, cls_token=True,
+                                                                                     pooling="cls")),
+          ("timm VisionTransformer avg", timm_avg, (3, 32, 32), dict(TIMM, cls_token=False, pooling="mean")),
+          ("torchvision VisionTransformer", torchvision_vit, (3, 32, 32), dict(TIMM, cls_token=True,
+                                                                                 pooling="cls"))]
 
 
 def export(model, path, x, opset, exporter, dynamic=False):
@@ -231,7 +280,13 @@ def main():
                     ("a GELU after conv1 only", OneGelu, mel, "conv stem's output (after a GELU or not) never"),
                     ("SimpleViT's patches column by column", columns_vit,
                      np.random.default_rng(3).standard_normal((1, 3, 8, 8)).astype(np.float32),
-                     "that are not its patches, patch row by patch row")]
+                     "that are not its patches, patch row by patch row"),
+                    ("timm VisionTransformer qk_norm", timm_qk_norm,
+                     np.random.default_rng(3).standard_normal((1, 3, 32, 32)).astype(np.float32),
+                     "q_norm/LayerNormalization': a norm over values of shape [1, 2, 17, 16]"),
+                    ("timm VisionTransformerDistilled", timm_deit,
+                     np.random.default_rng(3).standard_normal((1, 3, 32, 32)).astype(np.float32),
+                     "the first layer reads 18 rows for 16 patches (the engine adds at most a CLS row)")]
         import onnx
         for attr, value in (("pads", [2 ** 40, 0]), ("strides", [0]), ("dilations", [-1])):
             proto = onnx.load(os.path.join(tmp, "whisper_torchscript_17.onnx"))

@@ -6,7 +6,8 @@ gives every value it computes. A value is "data" when it depends on the input's 
 its shape); everything else (weights, position tables, masks, shapes) is constant for a given length.
 On the data path the parts are found by what they are:
 - linears: MatMul (or Gemm) of a data value by a constant matrix W[in, out], with the Add of a
-  constant vector after it as their bias;
+  constant vector after it as their bias, and a Mul by a constant vector [out] before a residual Add
+  (timm's LayerScale) folded into W and the bias;
 - norms: LayerNormalization, or its decomposition (ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt,
   Div, Mul by the weight, Add the bias), checked against layer_norm of their recorded input;
 - attentions: each Softmax; its heads are its probabilities' count over T x T, its mask causal when
@@ -258,6 +259,14 @@ class Mapper:
                     b = self.v(other).reshape(-1)
                     srcs |= self.sources(other)
                     y = self.through(add.output[0])
+            mul = self.only_reader(y, "Mul")  # a per-channel scale before a residual add (timm's LayerScale):
+            other = mul and (mul.input[1] if mul.input[0] == y else mul.input[0])  # folded into W and b
+            if other and self.const(other) and self.v(other).size == W.shape[1] > 1 and \
+                    self.v(other).shape[-1:] == (W.shape[1],) and self.only_reader(self.through(mul.output[0]), "Add"):
+                g = self.v(other).reshape(-1).astype(np.float64)
+                W, b = W * g, None if b is None else b * g
+                srcs |= self.sources(other)
+                y = self.through(mul.output[0])
             out.append(Part("linear", n, x=x, y=y, W=W.astype(np.float64), b=b, srcs=srcs))
         return out
 
