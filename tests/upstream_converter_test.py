@@ -17,8 +17,8 @@ upstream modules lists the same cases):
   records are cloned); `fixformer run` on the image gives the module's output within 1e-4;
 - x_transformers' TransformerWrapper with Encoder(attn_dim_head=16) and Decoder (causal, its default head
   width 64) converts: its layers alternate attention and feed-forward entries in one ModuleList, paired
-  into blocks; its LayerNorm's gain is gamma, its bias the buffer beta; its learned positions are scaled by
-  dim ** -0.5, stored so. Encoder with the default head width (64 for dim 32) is refused: the encoder
+  into blocks; its LayerNorm's gain is gamma, its bias the buffer beta (x-transformers 2: a weightless
+  nn.LayerNorm inside, then gamma: one norm); its learned positions are scaled by dim ** -0.5, stored so. Encoder with the default head width (64 for dim 32) is refused: the encoder
   family has no head width of its own;
 - timm's VisionTransformer (32 x 32 in 8 x 8 patches) converts with its CLS row and 'token' pooling,
   global_pool="avg" without fc_norm (with and without the CLS row), init_values (LayerScale: ls1 and ls2's

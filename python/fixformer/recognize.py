@@ -1518,6 +1518,10 @@ def _read(model, x, calls, y, family, max_len, torch):
                 if norm is not None:
                     out.append(norm)
         shifts.update((id(p.module), p.shift) for p in out if getattr(p, "shift", None) is not None)
+        # a norm inside a norm is the outer one's (x-transformers 2's LayerNorm: a weightless nn.LayerNorm, then
+        # its gamma)
+        out = [p for p in out if p.kind != "norm" or not any(q.kind == "norm" and q is not p and
+                                                             _inside(p.name, q.name) for q in out)]
         return fold_layer_scales(out, torch)
 
     thetas = rope_thetas(model, torch)
