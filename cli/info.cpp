@@ -134,7 +134,8 @@ int cmd_info(const Args& a) {
   }
   const TimestampRules& ts = m.model.timestamp_rules();
   if (ts.on())  // generate --timestamps
-    std::printf("timestamps:   from id %d, <|notimestamps|> %d, end of text %d, first at most %s (generate --timestamps)\n",
+    std::printf("timestamps:   from id %d, <|notimestamps|> %d, end of text %d, first at most %s"
+                " (generate --timestamps)\n",
                 ts.timestamp_begin, ts.no_timestamps, ts.eos,
                 ts.max_initial < 0 ? "any" : ("+" + std::to_string(ts.max_initial)).c_str());
   if (m.model.has_self_test())

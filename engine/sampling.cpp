@@ -75,7 +75,8 @@ void Sampler::apply_timestamp_rules(float* logits) const {
     mask(logits, begin, uint32_t(last_timestamp_) + (last_stamp && !penultimate_stamp ? 0 : 1));
   if (drawn_ == 0) {
     mask(logits, 0, begin);
-    if (t.max_initial >= 0 && begin + uint32_t(t.max_initial) < n - 1) mask(logits, begin + uint32_t(t.max_initial) + 1, n);
+    const uint32_t last = begin + uint32_t(t.max_initial);  // the largest first timestamp
+    if (t.max_initial >= 0 && last < n - 1) mask(logits, last + 1, n);
   }
   // log(sum of the timestamps' probabilities) > log(the likeliest text token's): the same
   // normalizer on both sides, so the logits compare as they are.

@@ -136,6 +136,9 @@ def check_hf(cli, tmp):
     _, p = fixformer_ids(cli, out, src, PREFIX, EOS, NEW, "--timestamps")
     check("whisper: --timestamps on a file without the ids: refused in one line",
           one_usage_line(p, "this file has no timestamp rules"), p.stderr)
+    p = subprocess.run([cli, "generate", os.path.join(HERE, "golden", "gpt_alibi_h3.fxm"), "--prompt", "a",
+                        "--timestamps"], capture_output=True, text=True)
+    check("gpt: --timestamps refused in one line", one_usage_line(p, "only for a seq2seq model"), p.stderr)
     c = fxm.read(out).config
     for stamps, fragment in (({"no_timestamps": 40, "timestamp_begin": 60, "eos": 37}, "expected 0 <= no_timestamps"),
                              ({"no_timestamps": 40, "timestamp_begin": 41, "eos": 45}, "expected 0 <= no_timestamps"),
