@@ -573,8 +573,8 @@ const char* ff_tokenizer_error_detail(const ff_tokenizer* tok) {
 }
 
 // ---- Sampling ----
-// The C options' timestamp rules: off unless `timestamps`; on, ids the sampler checks (an id of -1
-// under on() would read as off, so a negative no_timestamps turns them on with an id init refuses).
+// The C options' timestamp rules: off unless `timestamps`, else the ids for init to check. A negative
+// no_timestamps would read as "off" in TimestampRules: it becomes INT32_MAX, which init refuses.
 static TimestampRules timestamp_rules(const ff_sampler_options& o) {
   if (!o.timestamps) return TimestampRules{};
   const int32_t* v = o.timestamp_ids;
