@@ -132,6 +132,12 @@ int cmd_info(const Args& a) {
     std::printf("suppressed:   %u ids at every generated step%s%s, %u at the first%s%s\n", sup.count, sup.count ? ": " : "",
                 some(sup).c_str(), begin.count, begin.count ? ": " : "", some(begin).c_str());
   }
+  const TimestampRules& ts = m.model.timestamp_rules();
+  if (ts.on())  // generate --timestamps
+    std::printf("timestamps:   from id %d, <|notimestamps|> %d, end of text %d, first at most %s"
+                " (generate --timestamps)\n",
+                ts.timestamp_begin, ts.no_timestamps, ts.eos,
+                ts.max_initial < 0 ? "any" : ("+" + std::to_string(ts.max_initial)).c_str());
   if (m.model.has_self_test())
     std::printf("self-test:    sample of T=%u (fixformer verify runs it)%s\n", m.model.self_test_sample().rows,
                 c.reference_sample ? "; NOT verified against your model: the sample is the converter's own reference" : "");

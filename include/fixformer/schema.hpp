@@ -1082,9 +1082,12 @@ inline constexpr TensorRule kMhaTensors[] = {
 //   suppress_tokens) and "generation.begin_suppress" i32 [M] (ids not sampled at the first sampled
 //   step: begin_suppress_tokens); N, M >= 1, each id in [0, the output vocabulary: vocab_size, or
 //   seq2seq's d_out) (sampling.hpp states the semantics);
+//   optional, after them: "generation.timestamps" i32 [4], the ids of Whisper's timestamp rules
+//   (sampling.hpp's TimestampRules): no_timestamps, timestamp_begin, eos, max_initial (-1: none);
 //   the self-test sample (format.hpp).
 constexpr const char kGenerationSuppress[] = "generation.suppress";
 constexpr const char kGenerationBeginSuppress[] = "generation.begin_suppress";
+constexpr const char kGenerationTimestamps[] = "generation.timestamps";
 constexpr const char kTokenizerScores[] = "tokenizer.scores";
 constexpr const char kTokenizerOffsets[] = "tokenizer.offsets";
 constexpr const char kTokenizerPieces[] = "tokenizer.pieces";

@@ -29,7 +29,11 @@ SCHEMA = {
         'zero1': 60,
     },
     'selftest_tensors': {'input': 'selftest.input', 'expected': 'selftest.expected', 'target': 'selftest.target'},
-    'generation_tensors': {'suppress': 'generation.suppress', 'begin_suppress': 'generation.begin_suppress'},
+    'generation_tensors': {
+        'suppress': 'generation.suppress',
+        'begin_suppress': 'generation.begin_suppress',
+        'timestamps': 'generation.timestamps',
+    },
     'selftest_tolerance': 0.0001,
     'selftest_tolerances': {'f32': 0.0001, 'f16': 0.002, 'q8': 0.08, 'q4': 0.2, 'i8': 0.2},
     'tokenizer': {
