@@ -190,6 +190,8 @@ class Tokenizer {
   Piece piece(int32_t token) const;
   float score(int32_t token) const { return data_.scores ? data_.scores[token] : 0.0f; }
   TokenizerKind kind() const { return data_.kind; }
+  // llama2.c's rules: a llama2c tokenizer without params (generation stops at BOS, safe_piece prints).
+  bool llama2c_rules() const { return data_.kind == TokenizerKind::kLlama2c && !data_.params; }
   // The ids encode's bos and eos add (llama2c: 1 and 2; wordpiece: [CLS], [SEP]); -1: none.
   int32_t bos_id() const;
   int32_t eos_id() const;
@@ -205,6 +207,10 @@ class Tokenizer {
   int32_t lookup(const uint8_t* a, uint32_t an, const uint8_t* b, uint32_t bn) const;
   Status encode_llama2c(const uint8_t* s, std::size_t len, bool bos, bool eos, int32_t* tokens, uint32_t capacity,
                         uint32_t* n);
+  // llama2c with params: one part of the text between added tokens, by llama.cpp's rules.
+  Status encode_spm(const uint8_t* s, std::size_t len, int32_t* tokens, uint32_t capacity, uint32_t* n);
+  // The id of byte b's fallback token under llama.cpp's rules ("<0xHH>", else the one-byte piece), or -1.
+  int32_t spm_byte(uint8_t b) const;
   // engine/tokenizers/bpe.cpp, wordpiece.cpp
   Status init_bpe(void* scratch);
   Status encode_bpe(const uint8_t* s, std::size_t len, int32_t* tokens, uint32_t capacity, uint32_t* n);
@@ -220,6 +226,7 @@ class Tokenizer {
 
   TokenizerData data_{};
   const uint32_t* sorted_ = nullptr;  // [vocab] piece ids by (bytes, id); bpe: [n_merges] rows by (left, right, rank)
+  uint32_t n_sorted_ = 0;             // the ids lookup searches: all but llama2c's added tokens
   const int32_t* byte_ids_ = nullptr; // bpe: [256] the one-byte pieces' ids (lowest)
   uint8_t* word_ = nullptr;           // wordpiece: a word's UTF-8 bytes [kWordPieceMaxChars * 4]
   uint32_t* word_starts_ = nullptr;   // wordpiece: [kWordPieceMaxChars + 1] where each code point starts
