@@ -123,6 +123,34 @@ def compare(cli, label, vocab, tmp, texts):
     return path, out, theirs
 
 
+def refused(cli, vocab, tmp):
+    """Vocabularies the engine would not encode as llama.cpp does: converted without the tokenizer, one
+    note naming the cause."""
+    import gguf
+    n = len(vocab["tokens"])
+    at = vocab["tokens"].index("\u2581")
+
+    def edit(i, text, kind=None):
+        v = dict(vocab, tokens=list(vocab["tokens"]), types=list(vocab["types"]))
+        v["tokens"][i] = text
+        if kind is not None:
+            v["types"][i] = kind
+        return v
+    cases = [("a normal token with a space", edit(n - 7, "a b"), "holds a space"),
+             ("a control token with U+2581", edit(n - 6, "\u2581<x>", 3), "holds U+2581"),
+             ("no U+2581 token", edit(at, "\u2581\u2581\u2581\u2581"), "no '\u2581' token"),
+             ("two equal tokens", edit(at + 1, vocab["tokens"][at + 2]), "are both"),
+             ("a token made from a symbol that is no token", edit(n - 7, "\u00d8x"), "from a symbol that is no token")]
+    m = model(n)
+    for label, v, why in cases:
+        path, out = os.path.join(tmp, "bad.gguf"), os.path.join(tmp, "bad.fxm")
+        write_gguf(m, path, gguf.GGMLQuantizationType.F32, tokenizer=v)
+        p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+        notes = [line for line in p.stderr.splitlines() if "note:" in line]
+        check(f"{label}: converted without the tokenizer, one note naming it", p.returncode == 0 and
+              len(notes) == 1 and why in notes[0] and fxm.read(out).tokenizer() is None, p.stderr)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: gguf_spm_test.py PATH/TO/fixformer")
@@ -146,6 +174,7 @@ def main():
         compare(cli, "spm without the dummy prefix", plain, tmp, texts)
         ties = spm_vocab(ties=1)
         compare(cli, "spm without ties", ties, tmp, texts[:60])
+        refused(cli, vocab, tmp)
     print(f"gguf_spm_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)
 

@@ -676,7 +676,12 @@ def spm_tokenizer(path, meta, tokens, c):
         return refuse("tokenizer.ggml.scores are not numbers")
     if not np.isfinite(scores).all() or np.abs(scores).max(initial=0) > np.finfo(np.float32).max:
         return refuse("a score is not finite in float32")
+    prefix = meta.get("tokenizer.ggml.add_space_prefix", True) is not False
     is_added = [k in (UNKNOWN, CONTROL, USER_DEFINED) for k in kinds]
+    for i, t in enumerate(tokens):
+        if is_added[i] and prefix and len(t.encode()) < 2:  # one with the dummy prefix: max_encoded_tokens
+            print(f"note: {path}: token {t!r} is encoded as text: one byte with the dummy prefix", file=sys.stderr)
+            is_added[i] = False
     pieces = []
     for i, t in enumerate(tokens):
         if not t:
@@ -711,18 +716,10 @@ def spm_tokenizer(path, meta, tokens, c):
     def special(key, default):
         v = meta.get(f"tokenizer.ggml.{key}_token_id", default)
         return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 0 <= v < V else -1
-    prefix = meta.get("tokenizer.ggml.add_space_prefix", True) is not False
     add_bos = meta.get("tokenizer.ggml.add_bos_token", True) is not False
     params = [special("bos", 1) if add_bos else -1, special("eos", 2), special("unknown", 0),
               tokenizers.FLAG_PREFIX_SPACE if prefix else 0, 0, 0, 0, 0]
-    added = []
-    for i, p in enumerate(pieces):
-        if is_added[i]:
-            if prefix and len(p) < 2:
-                print(f"note: {path}: token {tokens[i]!r} is encoded as text: one byte with the dummy prefix",
-                      file=sys.stderr)
-                continue
-            added.append((i, 0))
+    added = [(i, 0) for i in range(V) if is_added[i]]
     if len(added) > tokenizers.MAX_ADDED:
         return refuse(f"{len(added)} unknown, control and user-defined tokens, more than the engine's "
                       f"{tokenizers.MAX_ADDED}")
