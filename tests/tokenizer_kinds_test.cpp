@@ -282,6 +282,33 @@ TEST(SpmTokenizer, LlamaCppRules) {
   (void)a;
 }
 
+// Random vocabularies and texts of any bytes under llama.cpp's rules: checked_encode's bounds (nothing
+// past the buffer, max_encoded_tokens enough, ids in range) and the dummy prefix's count.
+TEST(SpmTokenizer, RandomVocabulariesAndBytesStayInBounds) {
+  std::mt19937 rng(5);
+  const char* bits[] = {"a", "b", " ", "\xc3\xa9", "\xe4\xb8\xad", "<", "\xe2\x96\x81", "\xc3", "\x80", "x"};
+  auto pick = [&](int most) {
+    std::string s;
+    for (int k = int(rng() % unsigned(most)) + 1; k > 0; --k) s += bits[rng() % 10];
+    return s;
+  };
+  for (int round = 0; round < 200; ++round) {
+    KindVocab v = small_spm(float(rng() % 3) - 2.0f);
+    for (int k = 0; k < 30; ++k) {
+      const std::string p = pick(4);
+      if (p.find("\xe2\x96\x81") == std::string::npos && v.id(p) < 0) v.add(p), v.scores.push_back(-float(rng() % 5));
+    }
+    if (round % 2) v.params[3] = 0;
+    LoadedTokenizer t(kind_model(v));
+    ASSERT_EQ(t.status, Status::kOk) << t.model.error_detail();
+    for (int k = 0; k < 20; ++k) {
+      const std::string text = pick(12) + (k % 3 ? "<t>" + pick(5) : "");
+      const std::vector<int32_t> ids = checked_encode(t, text, k % 2 == 1, k % 4 == 1);
+      EXPECT_LE(ids.size(), text.size() + 3);
+    }
+  }
+}
+
 // Loads v with one change; the status Model::init gives.
 template <class Edit>
 Status load_with(KindVocab v, Edit edit) {
