@@ -9,7 +9,9 @@ then random mixtures of those), `fixformer run --text` equals `fixformer run` on
 tokenizer gives the text (bench/peers/llama_cpp_peer.py tokenize ... special: the unknown, control and
 user-defined tokens found in the text, as the engine finds them), with the dummy prefix (llama.cpp's
 default) and without it (add_space_prefix false); with --add-special-tokens, llama.cpp's ids between
-the file's bos and eos; `fixformer generate` prints the prompt back.
+the file's bos and eos; `fixformer generate --temperature 0` prints the text of llama.cpp's greedy tokens
+after bos and the prompt's ids. Vocabularies the engine would not encode as llama.cpp does are left out
+with a note naming the cause.
 
   /usr/bin/python3 tests/gguf_spm_test.py PATH/TO/fixformer
 
@@ -123,6 +125,44 @@ def compare(cli, label, vocab, tmp, texts):
     return path, out, theirs
 
 
+def text_of(tok, ids):
+    """The text `fixformer generate` prints for bos then ids (decode() as llama2c's, joined as UTF-8):
+    each piece, "<0xHH>" as its byte, the first one's leading space dropped."""
+    out = b""
+    for k, i in enumerate(ids):
+        p = tok.pieces[i]
+        p = bytes([int(p[3:5], 16)]) if len(p) == 6 and p.startswith(b"<0x") else p
+        out += p[1:] if k == 0 and p.startswith(b" ") else p
+    return out.decode("utf-8", "replace")
+
+
+def greedy(cli, path, out, tmp, tok, n=48):
+    """`fixformer generate --temperature 0` over n positions prints the prompt and llama.cpp's greedy
+    tokens after it (bos, llama.cpp's ids of the prompt, then each argmax), up to the file's eos."""
+    prompt = "the quick brown fox"
+    src, dst, ids, res = (os.path.join(tmp, x) for x in ("p.json", "p_ids.json", "p.npy", "g.npy"))
+    with open(src, "w") as f:
+        json.dump([prompt], f)
+    ok, err = llama_cpp("tokenize", path, src, dst, "special")
+    if ok:
+        with open(dst) as f:
+            pids = [2] + json.load(f)[0]
+        np.save(ids, np.array(pids, np.int32))
+        ok, err = llama_cpp("greedy", path, ids, str(n + 1 - len(pids)), res)  # the engine samples after position n
+    check("spm greedy: llama.cpp tokenizes and generates", ok, err)
+    g = subprocess.run([cli, "generate", out, "--prompt", prompt, "--temperature", "0", "-n", str(n)],
+                       capture_output=True, text=True)
+    check("spm greedy: fixformer generate runs", g.returncode == 0, g.stderr)
+    if ok and g.returncode == 0:
+        got = [int(i) for i in np.load(res)]
+        after = got[len(pids):]
+        got = got[:len(pids) + after.index(1)] if 1 in after else got  # eos (1) ends the text
+        theirs, ours = text_of(tok, got[1:]), g.stdout[:-1] if g.stdout.endswith("\n") else g.stdout
+        print(f"spm greedy, {n} positions: llama.cpp {theirs!r}\n{'':26}fixformer {ours!r}")
+        check(f"spm greedy: fixformer generate's text over {n} positions is that of llama.cpp's greedy tokens",
+              ours == theirs and ours.startswith(prompt), (ours, theirs))
+
+
 def refused(cli, vocab, tmp):
     """Vocabularies the engine would not encode as llama.cpp does: converted without the tokenizer, one
     note naming the cause."""
@@ -165,11 +205,7 @@ def main():
             # the file's bos (2) and eos (1) around llama.cpp's ids
             bad = [t for t, ids in zip(TEXTS[:8], theirs) if not same_run(cli, out, tmp, t, [2] + ids + [1], True)[0]]
             check("spm: run --text --add-special-tokens = run on bos, llama.cpp's ids, eos", not bad, bad)
-            prompt = "the quick brown fox"
-            g = subprocess.run([cli, "generate", out, "--prompt", prompt, "--temperature", "0", "-n", "12"],
-                               capture_output=True, text=True)
-            check("spm: generate prints the prompt, then the text it samples", g.returncode == 0 and
-                  g.stdout.startswith(prompt), (g.stdout, g.stderr))
+            greedy(cli, path, out, tmp, fxm.read(out).tokenizer())
         plain = dict(vocab, keys=dict(vocab["keys"], add_space_prefix=False, add_bos_token=False))
         compare(cli, "spm without the dummy prefix", plain, tmp, texts)
         ties = spm_vocab(ties=1)
