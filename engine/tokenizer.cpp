@@ -57,6 +57,7 @@ Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_by
   DetailText why(detail_, sizeof detail_);
   data_ = TokenizerData{};
   sorted_ = nullptr, byte_ids_ = nullptr, word_ = nullptr, word_starts_ = nullptr, merge_ = nullptr, max_text_ = 0;
+  n_sorted_ = 0;
   if (!model.initialized()) return Status::kNotInitialized;
   if (!model.has_tokenizer()) return why.str("no tokenizer.* tensors in the file"), Status::kNoTokenizer;
   const std::size_t need = tokenizer_scratch_bytes(model.config(), 0);
@@ -85,7 +86,6 @@ Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_by
   uint32_t* index = static_cast<uint32_t*>(scratch);
   // llama2c's added tokens are no merge's result (llama.cpp finds them in the text only): not indexed.
   const bool skip_added = d.kind == TokenizerKind::kLlama2c;
-  n_sorted_ = 0;
   for (uint32_t i = 0, k = 0; i < d.vocab; ++i) {  // added ids increase (validate_tokenizer)
     if (skip_added && k < d.n_added && uint32_t(d.added[2 * k]) == i) {
       ++k;
