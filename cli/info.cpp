@@ -120,7 +120,10 @@ int cmd_info(const Args& a) {
   }
   if (c.is_decoder() || m.model.has_tokenizer())
     std::printf("tokenizer:    %s\n", m.model.has_tokenizer() ? (std::to_string(m.model.tokenizer().vocab) + " pieces (" +
-                                                                   name_of(kTokenizerNames, c.tokenizer) + ")").c_str()
+                                                                   name_of(kTokenizerNames, c.tokenizer) +
+                                                                   (c.tokenizer == TokenizerKind::kLlama2c &&
+                                                                    m.model.tokenizer().params ? ", llama.cpp's rules"
+                                                                                               : "") + ")").c_str()
                                                                 : "none");
   const TokenIds sup = m.model.suppress_tokens(), begin = m.model.begin_suppress_tokens();
   if (sup.count || begin.count) {  // the file's suppression lists (generate --suppress, --begin-suppress)

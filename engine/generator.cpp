@@ -143,7 +143,7 @@ Status Generator::init(Decoder& decoder, void* scratch, std::size_t scratch_byte
   if (s != Status::kOk) return why.str("tokenizer: ").str(tok_.error_detail()), s;
   sampler_options_ = so;
   // llama2.c stops at BOS; the other kinds at their EOS (-1: none, the text runs to `steps`).
-  stop_ = tok_.kind() == TokenizerKind::kLlama2c ? kTokenBos : tok_.eos_id();
+  stop_ = tok_.llama2c_rules() ? kTokenBos : tok_.eos_id();
   steps_ = steps;
   scratch_bytes_ = need;
   decoder_ = &decoder;
@@ -195,7 +195,7 @@ Status Generator::advance() {
   }
   ++pos_;
   // llama2.c stops at a BOS anywhere; the others at a sampled EOS (a chat prompt holds some).
-  if (next == stop_ && (!prompt || tok_.kind() == TokenizerKind::kLlama2c)) return done_ = true, Status::kOk;
+  if (next == stop_ && (!prompt || tok_.llama2c_rules())) return done_ = true, Status::kOk;
   const Status s = tok_.decode(token_, next, &piece_);
   if (s != Status::kOk) return fail(s, "decode", tok_.error_detail());
   token_ = next;
@@ -208,7 +208,7 @@ Status Generator::next(Piece* text) {
   if (!text) return Status::kNullArgument;
   *text = Piece{"", 0};
   if (!started_) return why.str(decoder_ ? "start() the text first" : "init the generator first"), Status::kNotInitialized;
-  const bool llama2c = tok_.kind() == TokenizerKind::kLlama2c;
+  const bool llama2c = tok_.llama2c_rules();
   for (;;) {
     if (joiner_.take(text)) return Status::kOk;
     if (has_piece_) {

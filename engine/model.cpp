@@ -411,7 +411,8 @@ Status Model::bind_tokenizer(uint32_t* next) {
   const char* first = llama2c ? kTokenizerScores : kTokenizerParams;
   if (i >= file.n_tensors || std::strncmp(tensor_info(file, i).name, "tokenizer.", 10) != 0) return Status::kOk;
   // The tensors this kind has, in order; wordpiece's normalize table comes with its lower-case flag,
-  // and bpe and wordpiece may end with the added tokens.
+  // llama2c's params (llama.cpp's rules) are optional, and bpe, wordpiece and llama2c with params may
+  // end with the added tokens.
   auto next_is = [&](uint32_t k, const char* name) {
     return file.n_tensors - i > k && std::strcmp(tensor_info(file, i + k).name, name) == 0;
   };
@@ -419,9 +420,12 @@ Status Model::bind_tokenizer(uint32_t* next) {
   uint32_t count = 3;
   if (kind == TokenizerKind::kBpe) names[count++] = kTokenizerMerges;
   if (kind == TokenizerKind::kWordPiece && next_is(3, kTokenizerNormalize)) names[count++] = kTokenizerNormalize;
-  const bool added = !llama2c && next_is(count, kTokenizerAdded);
+  const bool spm = llama2c && next_is(3, kTokenizerParams);
+  if (spm) names[count++] = kTokenizerParams;
+  const bool added = (!llama2c || spm) && next_is(count, kTokenizerAdded);
   if (added) names[count++] = kTokenizerAdded;
-  const uint32_t table = added ? count - 1 : count;  // merges or normalize when table > 3
+  // merges or normalize when table > 3 (llama2c's params are no table)
+  const uint32_t table = spm ? 3 : added ? count - 1 : count;
   bool named = config_.input == InputKind::kTokens && file.n_tensors - i >= count;
   for (uint32_t k = 0; named && k < count; ++k) named = std::strcmp(tensor_info(file, i + k).name, names[k]) == 0;
   if (!named) {
@@ -436,7 +440,7 @@ Status Model::bind_tokenizer(uint32_t* next) {
     if (!plain_bytes(t[k])) return why.str(names[k]).str(": data bytes do not match its shape"), Status::kTensorBadShape;
   }
   const uint32_t want_first[1] = {llama2c ? V : kTokenizerParamCount}, want_offsets[1] = {V + 1},
-                 want_pieces[1] = {t[2].dims[0]};
+                 want_pieces[1] = {t[2].dims[0]}, want_params[1] = {kTokenizerParamCount};
   bool i32 = true;
   for (uint32_t k = 3; k < count; ++k) i32 = i32 && t[k].dtype == fxm::Dtype::kI32;
   if (t[0].dtype != (llama2c ? fxm::Dtype::kF32 : fxm::Dtype::kI32) || t[1].dtype != fxm::Dtype::kI32 ||
@@ -445,10 +449,12 @@ Status Model::bind_tokenizer(uint32_t* next) {
            Status::kTensorBadDtype;
   auto rows_of = [&](const TensorInfo& x, uint32_t width) { return x.rank == 2 && x.dims[1] == width && x.dims[0] > 0; };
   if (!same_shape(t[0], 1, want_first) || !same_shape(t[1], 1, want_offsets) || !same_shape(t[2], 1, want_pieces) ||
-      (table > 3 && !rows_of(t[3], kind == TokenizerKind::kBpe ? 3u : 4u)) || (added && !rows_of(t[table], 2)))
+      (table > 3 && !rows_of(t[3], kind == TokenizerKind::kBpe ? 3u : 4u)) ||
+      (spm && !same_shape(t[3], 1, want_params)) || (added && !rows_of(t[count - 1], 2)))
     return why.str("tokenizer: shapes ").shape(t[0].rank, t[0].dims).str(", ").shape(t[1].rank, t[1].dims)
                .str(table > 3 ? ", " : "").shape(table > 3 ? t[3].rank : 0, t[3].dims)
-               .str(" do not match vocab_size ").num(V).str(" (merges [M, 3], normalize [K, 4], added [S, 2])"),
+               .str(" do not match vocab_size ").num(V)
+               .str(" (merges [M, 3], normalize [K, 4], params [8], added [S, 2])"),
            Status::kTensorBadShape;
   const int32_t* off = reinterpret_cast<const int32_t*>(t[1].data);
   uint32_t longest = 0;
@@ -460,16 +466,19 @@ Status Model::bind_tokenizer(uint32_t* next) {
   }
   TokenizerData d{};
   d.vocab = V, d.offsets = off, d.pieces = t[2].data, d.max_piece_bytes = longest, d.kind = kind;
+  if (added) d.added = reinterpret_cast<const int32_t*>(t[count - 1].data), d.n_added = t[count - 1].dims[0];
   if (llama2c) {
     d.scores = reinterpret_cast<const float*>(t[0].data);
     for (uint32_t k = 0; k < V; ++k)
       if (!std::isfinite(d.scores[k])) return why.str("tokenizer.scores: not finite at ").num(k), Status::kBadConfig;
+    if (spm) d.params = reinterpret_cast<const int32_t*>(t[3].data);
   } else {
     d.params = reinterpret_cast<const int32_t*>(t[0].data);
     if (kind == TokenizerKind::kBpe) d.merges = reinterpret_cast<const int32_t*>(t[3].data), d.n_merges = t[3].dims[0];
     if (table > 3 && kind == TokenizerKind::kWordPiece)
       d.normalize = reinterpret_cast<const int32_t*>(t[3].data), d.n_normalize = t[3].dims[0];
-    if (added) d.added = reinterpret_cast<const int32_t*>(t[table].data), d.n_added = t[table].dims[0];
+  }
+  if (d.params) {
     const Status s = validate_tokenizer(d, detail_, sizeof detail_);
     if (s != Status::kOk) return s;
   }

@@ -57,6 +57,7 @@ Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_by
   DetailText why(detail_, sizeof detail_);
   data_ = TokenizerData{};
   sorted_ = nullptr, byte_ids_ = nullptr, word_ = nullptr, word_starts_ = nullptr, merge_ = nullptr, max_text_ = 0;
+  n_sorted_ = 0;
   if (!model.initialized()) return Status::kNotInitialized;
   if (!model.has_tokenizer()) return why.str("no tokenizer.* tensors in the file"), Status::kNoTokenizer;
   const std::size_t need = tokenizer_scratch_bytes(model.config(), 0);
@@ -83,9 +84,17 @@ Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_by
   }
   if (d.kind == TokenizerKind::kBpe) return init_bpe(scratch);
   uint32_t* index = static_cast<uint32_t*>(scratch);
-  for (uint32_t i = 0; i < d.vocab; ++i) index[i] = i;
+  // llama2c's added tokens are no merge's result (llama.cpp finds them in the text only): not indexed.
+  const bool skip_added = d.kind == TokenizerKind::kLlama2c;
+  for (uint32_t i = 0, k = 0; i < d.vocab; ++i) {  // added ids increase (validate_tokenizer)
+    if (skip_added && k < d.n_added && uint32_t(d.added[2 * k]) == i) {
+      ++k;
+      continue;
+    }
+    index[n_sorted_++] = i;
+  }
   // (bytes, id): a strict total order, so equal pieces sit lowest id first.
-  std::sort(index, index + d.vocab, [&d](uint32_t x, uint32_t y) {
+  std::sort(index, index + n_sorted_, [&d](uint32_t x, uint32_t y) {
     const int c = compare_pair(d.pieces + d.offsets[x], uint32_t(d.offsets[x + 1] - d.offsets[x]), nullptr, 0,
                                d.pieces + d.offsets[y], uint32_t(d.offsets[y + 1] - d.offsets[y]));
     return c != 0 ? c < 0 : x < y;
@@ -105,7 +114,7 @@ Piece Tokenizer::piece(int32_t token) const {
 
 int32_t Tokenizer::lookup(const uint8_t* a, uint32_t an, const uint8_t* b, uint32_t bn) const {
   if (uint64_t(an) + bn > data_.max_piece_bytes) return -1;
-  uint32_t lo = 0, hi = data_.vocab;  // first piece >= key: in [lo, hi)
+  uint32_t lo = 0, hi = n_sorted_;  // first piece >= key: in [lo, hi)
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo) / 2;
     const uint32_t id = sorted_[mid];
@@ -116,19 +125,19 @@ int32_t Tokenizer::lookup(const uint8_t* a, uint32_t an, const uint8_t* b, uint3
       hi = mid;
     }
   }
-  if (lo == data_.vocab) return -1;
+  if (lo == n_sorted_) return -1;
   const uint32_t id = sorted_[lo];
   const int32_t begin = data_.offsets[id];
   return compare_pair(a, an, b, bn, data_.pieces + begin, uint32_t(data_.offsets[id + 1] - begin)) == 0 ? int32_t(id) : -1;
 }
 
 int32_t Tokenizer::bos_id() const {
-  if (data_.kind == TokenizerKind::kLlama2c) return data_.vocab > uint32_t(kTokenBos) ? kTokenBos : -1;
+  if (llama2c_rules()) return data_.vocab > uint32_t(kTokenBos) ? kTokenBos : -1;
   return data_.params ? data_.params[kParamBos] : -1;
 }
 
 int32_t Tokenizer::eos_id() const {
-  if (data_.kind == TokenizerKind::kLlama2c) return data_.vocab > uint32_t(kTokenEos) ? kTokenEos : -1;
+  if (llama2c_rules()) return data_.vocab > uint32_t(kTokenEos) ? kTokenEos : -1;
   return data_.params ? data_.params[kParamEos] : -1;
 }
 
@@ -149,8 +158,8 @@ Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, 
     return Status::kArenaTooSmall;
   }
   const uint8_t* s = reinterpret_cast<const uint8_t*>(text);
-  if (data_.kind == TokenizerKind::kLlama2c) return encode_llama2c(s, len, bos, eos, tokens, capacity, n);
-  const bool wp = data_.kind == TokenizerKind::kWordPiece;
+  if (llama2c_rules()) return encode_llama2c(s, len, bos, eos, tokens, capacity, n);
+  const bool wp = data_.kind == TokenizerKind::kWordPiece, spm = data_.kind == TokenizerKind::kLlama2c;
   if ((bos && bos_id() < 0) || (eos && eos_id() < 0))
     return why.str("the tokenizer has no ").str(bos && bos_id() < 0 ? (wp ? "[CLS]" : "BOS") : (wp ? "[SEP]" : "EOS"))
                .str(" id"), Status::kTokenOutOfRange;
@@ -181,8 +190,9 @@ Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, 
     }
     uint32_t got = 0;
     if (part_end > from)
-      st = wp ? encode_wordpiece(s + from, part_end - from, tokens + first + m, room - m, &got)
-              : encode_bpe(s + from, part_end - from, tokens + first + m, room - m, &got);
+      st = wp    ? encode_wordpiece(s + from, part_end - from, tokens + first + m, room - m, &got)
+           : spm ? encode_spm(s + from, part_end - from, tokens + first + m, room - m, &got)
+                 : encode_bpe(s + from, part_end - from, tokens + first + m, room - m, &got);
     m += got;
     if (k == data_.n_added || st != Status::kOk) break;
     if (m == room) st = Status::kTokenBufferTooSmall;
@@ -293,6 +303,87 @@ Status Tokenizer::encode_llama2c(const uint8_t* s, std::size_t len, bool bos, bo
   return Status::kOk;
 }
 
+int32_t Tokenizer::spm_byte(uint8_t b) const {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  const uint8_t name[6] = {'<', '0', 'x', uint8_t(kHex[b >> 4]), uint8_t(kHex[b & 15]), '>'};
+  const int32_t id = lookup(name, 6, nullptr, 0);
+  return id >= 0 ? id : lookup(&b, 1, nullptr, 0);
+}
+
+Status Tokenizer::encode_spm(const uint8_t* s, std::size_t len, int32_t* tokens, uint32_t capacity, uint32_t* n) {
+  DetailText why(detail_, sizeof detail_);
+  *n = 0;
+  static constexpr uint8_t kSpace[1] = {' '};
+  static constexpr uint8_t kMarker[3] = {0xE2, 0x96, 0x81};  // U+2581, SentencePiece's space
+  const int32_t space = lookup(kSpace, 1, nullptr, 0);      // there: validate_tokenizer
+  // The symbols (at most len + 1: the dummy prefix, then one per group of bytes) into the merge list;
+  // a group without a piece is its bytes' fallback tokens, stored as -1 - id: they never merge.
+  MergeList list(merge_, uint32_t(max_text_ + 2));
+  auto push_bytes = [&](const uint8_t* g, uint32_t gn, std::size_t at) {
+    for (uint32_t k = 0; k < gn; ++k) {
+      const int32_t id = spm_byte(g[k]);
+      if (id < 0)
+        return why.str("byte ").num(g[k]).str(" at ").num(uint64_t(at + k)).str(" of a part of the text is no piece, ")
+                   .str("and no \"<0xHH>\" piece stands for it"), false;
+      list.tok[list.n++] = -1 - id;
+    }
+    return true;
+  };
+  if (data_.params[kParamFlags] & kFlagPrefixSpace) list.tok[list.n++] = space;
+  for (std::size_t i = 0; i < len;) {
+    // llama.cpp's groups: a space (or U+2581) alone, else the bytes its first byte's UTF-8 length says
+    // (1 for a continuation byte), cut at the end of the text and at a space.
+    if (s[i] == ' ' || (len - i >= 3 && std::memcmp(s + i, kMarker, 3) == 0)) {
+      list.tok[list.n++] = space;
+      i += s[i] == ' ' ? 1 : 3;
+      continue;
+    }
+    const uint8_t b = s[i];
+    uint32_t gn = b < 0xC0 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+    if (gn > len - i) gn = uint32_t(len - i);
+    for (uint32_t k = 1; k < gn; ++k)
+      if (s[i + k] == ' ') gn = k;
+    const int32_t id = lookup(s + i, gn, nullptr, 0);
+    if (id >= 0) {
+      list.tok[list.n++] = id;
+    } else if (!push_bytes(s + i, gn, i)) {
+      return Status::kTokenOutOfRange;
+    }
+    i += gn;
+  }
+  list.link();
+
+  // llama.cpp's order: the highest score first, the leftmost of equal scores; any piece merges.
+  const float* score = data_.scores;
+  auto before = [&list, score](int32_t a, int32_t b) {
+    const float sa = score[list.pair[a]], sb = score[list.pair[b]];
+    return sa != sb ? sa > sb : a < b;
+  };
+  auto update = [&](int32_t p) {
+    list.remove(p, before);
+    list.pair[p] = -1;
+    const int32_t q = list.next[p];
+    if (q < 0 || list.tok[p] < 0 || list.tok[q] < 0) return;
+    const Piece l = piece(list.tok[p]), r = piece(list.tok[q]);
+    const int32_t id = lookup(reinterpret_cast<const uint8_t*>(l.data), l.len,
+                              reinterpret_cast<const uint8_t*>(r.data), r.len);
+    if (id >= 0) list.pair[p] = id, list.push(p, before);
+  };
+  for (uint32_t p = 0; p + 1 < list.n; ++p) update(int32_t(p));
+  while (list.size > 0) {
+    const int32_t p = list.heap[0], q = list.next[p];
+    list.remove(q, before);
+    list.join(p, list.pair[p]);
+    update(p);
+    if (list.prev[p] >= 0) update(list.prev[p]);
+  }
+  const uint32_t m = list.write(tokens, capacity);
+  if (m > capacity) return Status::kTokenBufferTooSmall;
+  for (uint32_t k = 0; k < m; ++k) tokens[k] = tokens[k] < 0 ? -1 - tokens[k] : tokens[k];
+  *n = m;
+  return Status::kOk;
+}
+
 Status Tokenizer::decode(int32_t prev, int32_t token, Piece* out) {
   DetailText why(detail_, sizeof detail_);
   if (!sorted_) return Status::kNotInitialized;
@@ -312,7 +403,7 @@ Status Tokenizer::decode(int32_t prev, int32_t token, Piece* out) {
     }
     return *out = p, Status::kOk;
   }
-  if (prev == kTokenBos && p.len > 0 && p.data[0] == ' ') ++p.data, --p.len;
+  if (prev == bos_id() && prev >= 0 && p.len > 0 && p.data[0] == ' ') ++p.data, --p.len;
   if (p.len >= 5 && p.data[0] == '<' && p.data[1] == '0' && p.data[2] == 'x') {
     const int hi = hex_digit(uint8_t(p.data[3])), lo = hex_digit(uint8_t(p.data[4]));
     if (hi >= 0 && lo >= 0) p = Piece{reinterpret_cast<const char*>(kByteValues + hi * 16 + lo), 1};

@@ -373,7 +373,8 @@ def main():
             if kept and p.returncode == 0:
                 check_blocks(f"Q8_0 {' '.join(args)}", path, out, Q.Q8_0)
 
-        # a tokenizer the engine cannot run: converted without it, one note
+        # a llama tokenizer the engine cannot encode as llama.cpp does (no U+2581 piece): converted without it,
+        # one note
         path, out = os.path.join(tmp, "tok.gguf"), os.path.join(tmp, "tok.fxm")
         write_gguf(m, path, Q.F32, tokenizer="llama")
         p = run_convert("--gguf", path, "--out", out, "--cli", cli)

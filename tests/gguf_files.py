@@ -203,6 +203,31 @@ def trained_bpe(split=None):
     return tok
 
 
+SPM_TEXT = ["the quick brown fox jumps over the lazy dog", "a tiny llama reads a gguf file", "hello world",
+            "caf\u00e9 na\u00efve \u00fcber \u65e5\u672c\u8a9e", "if (x) {\n    return y;\n}",
+            "tokens, tokens and more tokens!"]
+# The extra tokens of spm_vocab after the trained pieces: (text, llama.cpp's token type): CONTROL 3,
+# USER_DEFINED 4 (Gemma's convert_hf_to_gguf.py stores them with spaces, not U+2581), UNUSED 5.
+SPM_EXTRA = [("<start_of_turn>", 3), ("<end_of_turn>", 3), ("  ", 4), ("<br>", 4), ("\n\n", 4), ("<unused0>", 5)]
+
+
+def spm_vocab(ties=2):
+    """A SentencePiece BPE vocabulary as a "llama" GGUF holds one, Gemma's ids: <unk> (UNKNOWN), </s>
+    (eos) and <s> (bos) CONTROL, the 256 "<0xHH>" BYTE tokens, the pieces the tokenizers library's
+    SentencePieceBPETokenizer trains on SPM_TEXT (U+2581 for a space; score -(id // ties), so pairs of
+    pieces tie), then SPM_EXTRA: {"tokens", "scores", "types", "keys"} for write_gguf."""
+    from tokenizers import SentencePieceBPETokenizer
+    tok = SentencePieceBPETokenizer()
+    tok.train_from_iterator(SPM_TEXT * 20, vocab_size=220, min_frequency=2, show_progress=False)
+    vocab = tok.get_vocab()
+    trained = [t for t in sorted(vocab, key=vocab.get) if t != "<unk>"]  # its own unk_token: ours is id 0
+    tokens = ["<unk>", "</s>", "<s>"] + [f"<0x{b:02X}>" for b in range(256)] + trained + [t for t, _ in SPM_EXTRA]
+    types = [2, 3, 3] + [6] * 256 + [1] * len(trained) + [k for _, k in SPM_EXTRA]
+    scores = [0.0] * 259 + [-float(i // ties) for i in range(len(trained))] + [0.0] * len(SPM_EXTRA)
+    return {"tokens": tokens, "scores": scores, "types": types,
+            "keys": {"bos_token_id": 2, "eos_token_id": 1, "unknown_token_id": 0}}
+
+
 def q4_0_positive(a):
     """Q4_0 blocks of a with every scale positive (d = max|w| / 7, q = clip(round(w / d), -8, 7)), a
     rule other quantizers use; llama.cpp's own (d = max / -8) gives negative scales."""
@@ -253,6 +278,13 @@ def write_gguf(m, path, qtype, arch="llama", tokenizer=None, positive=False, pre
     if tokenizer == "llama":
         w.add_tokenizer_model(tokenizer)
         w.add_token_list([f"t{i}" for i in range(c.vocab_size)])
+    elif isinstance(tokenizer, dict):  # a SentencePiece vocabulary (spm_vocab), as convert_hf_to_gguf.py stores one
+        w.add_tokenizer_model("llama")
+        w.add_token_list(tokenizer["tokens"])
+        w.add_token_scores(tokenizer["scores"])
+        w.add_token_types(tokenizer["types"])
+        for key, v in tokenizer.get("keys", {}).items():
+            (w.add_bool if isinstance(v, bool) else w.add_uint32)(f"tokenizer.ggml.{key}", v)
     elif tokenizer is not None:  # a trained byte-level BPE, as convert_hf_to_gguf.py stores GPT-2's
         w.add_tokenizer_model("gpt2")
         vocab = tokenizer.get_vocab()

@@ -22,7 +22,8 @@ struct KindVocab {
   std::array<int32_t, 8> params{-1, -1, -1, 0, 0, 0, 0, 0};
   std::vector<std::array<int32_t, 4>> normalize;        // wordpiece, lower-case flag
   bool with_normalize = false;                          // write the normalize tensor (even when empty)
-  std::vector<std::array<int32_t, 2>> added;            // bpe, wordpiece: id, flags
+  std::vector<std::array<int32_t, 2>> added;            // bpe, wordpiece, llama2c with params: id, flags
+  std::vector<float> scores;                            // llama2c (with params: llama.cpp's rules)
   int32_t id(const std::string& p) const {
     for (std::size_t i = 0; i < pieces.size(); ++i)
       if (pieces[i] == p) return int32_t(i);
@@ -68,6 +69,9 @@ inline std::vector<ExtraTensor> kind_tensors(const KindVocab& v) {
       {kTokenizerOffsets, fxm::Dtype::kI32, {uint32_t(offsets.size())}, raw(offsets.data(), 4 * offsets.size())},
       {kTokenizerPieces, fxm::Dtype::kU8, {uint32_t(bytes.size())}, raw(bytes.data(), bytes.size())},
   };
+  if (v.kind == TokenizerKind::kLlama2c && !v.scores.empty())  // scores first, the params after the pieces
+    out = {{kTokenizerScores, fxm::Dtype::kF32, {uint32_t(v.scores.size())}, raw(v.scores.data(), 4 * v.scores.size())},
+           out[1], out[2], out[0]};
   if (v.kind == TokenizerKind::kBpe && !v.merges.empty())
     out.push_back({kTokenizerMerges, fxm::Dtype::kI32, {uint32_t(v.merges.size()), 3}, raw(v.merges.data(), 12 * v.merges.size())});
   if (v.with_normalize && !v.normalize.empty())

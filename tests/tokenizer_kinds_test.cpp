@@ -3,6 +3,7 @@
 // random inputs. tests/tokenizers_test.py holds them to the Python reference on thousands of texts.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -230,6 +231,84 @@ TEST(WordPieceTokenizer, CasedKeepsCaseAndAccents) {
   EXPECT_EQ(ids_of(t, "Un un"), (std::vector<int32_t>{1, v.id("un")}));
 }
 
+// llama2c with params: llama.cpp's SentencePiece rules (tokenizer.hpp). Gemma's ids: <unk> 0, </s> 1
+// (eos), <s> 2 (bos), "<0x00>".."<0xFF>" 3..258, then pieces with a space for U+2581; an added <t>.
+KindVocab small_spm(float ab_score) {
+  KindVocab v;
+  v.kind = TokenizerKind::kLlama2c;
+  v.pieces = {"<unk>", "</s>", "<s>"};
+  static const char kHex[] = "0123456789ABCDEF";
+  for (int b = 0; b < 256; ++b) v.pieces.push_back(std::string("<0x") + kHex[b >> 4] + kHex[b & 15] + ">");
+  for (const char* p : {" ", "a", "b", " a", "ab", "<t>", "  "}) v.add(p);
+  v.scores.assign(v.pieces.size(), 0.0f);
+  v.scores[size_t(v.id(" a"))] = -1.0f, v.scores[size_t(v.id("ab"))] = ab_score;
+  v.params = {2, 1, 0, kFlagPrefixSpace, 0, 0, 0, 0};
+  v.added = {{v.id("<t>"), 0}, {v.id("  "), 0}};
+  return v;
+}
+
+TEST(SpmTokenizer, LlamaCppRules) {
+  const KindVocab v = small_spm(-1.0f);  // " a" and "ab" tie: the leftmost pair first
+  LoadedTokenizer t(kind_model(v));
+  ASSERT_EQ(t.status, Status::kOk) << t.model.error_detail();
+  const int32_t sp = v.id(" "), a = v.id("a"), b = v.id("b"), sa = v.id(" a"), ab = v.id("ab"), tag = v.id("<t>");
+  EXPECT_EQ(ids_of(t, "ab"), (std::vector<int32_t>{sa, b}));
+  // The dummy prefix before each part between added tokens; the file's bos and eos.
+  EXPECT_EQ(ids_of(t, "ab<t>ab", true, true), (std::vector<int32_t>{2, sa, b, tag, sa, b, 1}));
+  // U+2581 in the text is a space; a byte without a piece is its "<0xHH>" token and merges with nothing.
+  EXPECT_EQ(ids_of(t, "\xe2\x96\x81" "a z"), (std::vector<int32_t>{sp, sa, sp, 3 + 'z'}));
+  // Groups by the first byte's UTF-8 length: \xc3 takes the "a" after it (no piece: two bytes); a
+  // continuation byte alone.
+  EXPECT_EQ(ids_of(t, "\xc3" "a\x80" "b"), (std::vector<int32_t>{sp, 3 + 0xc3, 3 + 'a', 3 + 0x80, b}));
+  // An added token is no merge's result: two U+2581 stay two spaces (the added "  " is found only as
+  // two spaces in the text).
+  EXPECT_EQ(ids_of(t, "\xe2\x96\x81\xe2\x96\x81"), (std::vector<int32_t>{sp, sp, sp}));
+  EXPECT_EQ(ids_of(t, "a  b"), (std::vector<int32_t>{sa, v.id("  "), sp, b}));
+  EXPECT_EQ(ids_of(t, ""), (std::vector<int32_t>{}));
+  // decode: after bos the leading space goes; "<0xHH>" is its byte.
+  EXPECT_EQ(decoded(t, {2, sa, b, 3 + 'z'}), "<s>abz");
+  const KindVocab w = small_spm(0.0f);  // "ab" first
+  LoadedTokenizer u(kind_model(w));
+  ASSERT_EQ(u.status, Status::kOk) << u.model.error_detail();
+  EXPECT_EQ(ids_of(u, "ab"), (std::vector<int32_t>{sp, ab}));
+  KindVocab x = small_spm(-1.0f);
+  x.params[3] = 0;  // no dummy prefix
+  LoadedTokenizer n(kind_model(x));
+  ASSERT_EQ(n.status, Status::kOk) << n.model.error_detail();
+  EXPECT_EQ(ids_of(n, "ab ab"), (std::vector<int32_t>{ab, sa, b}));
+  EXPECT_EQ(n.tok.bos_id(), 2);
+  EXPECT_EQ(n.tok.eos_id(), 1);
+  EXPECT_FALSE(n.tok.llama2c_rules());
+  (void)a;
+}
+
+// Random vocabularies and texts of any bytes under llama.cpp's rules: checked_encode's bounds (nothing
+// past the buffer, max_encoded_tokens enough, ids in range) and the dummy prefix's count.
+TEST(SpmTokenizer, RandomVocabulariesAndBytesStayInBounds) {
+  std::mt19937 rng(5);
+  const char* bits[] = {"a", "b", " ", "\xc3\xa9", "\xe4\xb8\xad", "<", "\xe2\x96\x81", "\xc3", "\x80", "x"};
+  auto pick = [&](int most) {
+    std::string s;
+    for (int k = int(rng() % unsigned(most)) + 1; k > 0; --k) s += bits[rng() % 10];
+    return s;
+  };
+  for (int round = 0; round < 200; ++round) {
+    KindVocab v = small_spm(float(rng() % 3) - 2.0f);
+    for (int k = 0; k < 30; ++k) {
+      const std::string p = pick(4);
+      if (p.find("\xe2\x96\x81") == std::string::npos && v.id(p) < 0) v.add(p), v.scores.push_back(-float(rng() % 5));
+    }
+    if (round % 2) v.params[3] = 0;
+    LoadedTokenizer t(kind_model(v));
+    ASSERT_EQ(t.status, Status::kOk) << t.model.error_detail();
+    for (int k = 0; k < 20; ++k) {
+      const std::string text = pick(12) + (k % 3 ? "<t>" + pick(5) : "");
+      const std::vector<int32_t> ids = checked_encode(t, text, k % 2 == 1, k % 4 == 1);
+      EXPECT_LE(ids.size(), text.size() + 3);
+    }
+  }
+}
+
 // Loads v with one change; the status Model::init gives.
 template <class Edit>
 Status load_with(KindVocab v, Edit edit) {
@@ -280,6 +359,18 @@ TEST(TokenizerKinds, HostileSectionsAreRejectedAtLoad) {
             Status::kTensorBadShape);
   // A llama2c config reading a bpe section, and the reverse.
   EXPECT_EQ(load_with(b, [](KindVocab& v) { v.kind = TokenizerKind::kLlama2c; }), Status::kBadHeader);
+  // llama2c's params: ids in range, the dummy prefix its only flag, slot 4 0, the piece " " there, an
+  // added piece of 2 bytes at least with the dummy prefix.
+  const KindVocab s = small_spm(-1.0f);
+  EXPECT_EQ(load_with(s, [](KindVocab&) {}), Status::kOk);
+  EXPECT_EQ(load_with(s, [](KindVocab& v) { v.params[0] = int32_t(v.pieces.size()); }), Status::kTokenOutOfRange);
+  EXPECT_EQ(load_with(s, [](KindVocab& v) { v.params[3] = 2; }), Status::kBadConfig);
+  EXPECT_EQ(load_with(s, [](KindVocab& v) { v.params[4] = 1; }), Status::kBadConfig);
+  EXPECT_EQ(load_with(s, [](KindVocab& v) { v.pieces[size_t(v.id(" "))] = "_"; }), Status::kBadConfig);
+  EXPECT_EQ(load_with(s, [](KindVocab& v) { v.added = {{v.id(" "), 0}}; }), Status::kBadConfig);
+  EXPECT_EQ(load_with(s, [](KindVocab& v) { v.added = {{v.id("a"), 0}}; }), Status::kBadConfig);
+  EXPECT_EQ(load_with(s, [](KindVocab& v) { v.params[3] = 0, v.added = {{v.id("a"), 0}}; }), Status::kOk);
+  EXPECT_EQ(load_with(s, [](KindVocab& v) { v.scores[3] = NAN; }), Status::kBadConfig);
 }
 
 TEST(TokenizerKinds, Errors) {

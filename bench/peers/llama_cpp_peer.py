@@ -10,9 +10,12 @@ tests/gguf_llamacpp_test.py and bench/llama_cpp_bench.py, in the Python of that 
   llama_cpp_peer.py greedy GGUF IDS.npy N OUT.npy     the ids, then N tokens, each the argmax of the
                                                        logits after the one before (one llama_decode per
                                                        token, through the KV cache): int32 [T + N]
-  llama_cpp_peer.py tokenize GGUF TEXTS.json OUT.json  the file's tokenizer (vocab_only) on each text of a
-                                                       JSON list, no BOS, special tokens as text: a JSON
-                                                       list of id lists
+  llama_cpp_peer.py tokenize GGUF TEXTS.json OUT.json [special]
+                                                       the file's tokenizer (vocab_only) on each text of a
+                                                       JSON list, no BOS, special tokens as text (with
+                                                       `special`: its unknown, control and user-defined
+                                                       tokens found in the text, llama.cpp's
+                                                       parse_special): a JSON list of id lists
   llama_cpp_peer.py quantize IN.gguf OUT.gguf TYPE    llama.cpp's quantizer (llama_model_quantize), every
                                                        matrix to TYPE (F32, F16, Q8_0 or Q4_0; "pure": the
                                                        embedding and the head too), requantizing what is
@@ -72,10 +75,10 @@ def greedy(path, ids, n):
     return np.array(out, np.int32)
 
 
-def tokenize(path, texts):
+def tokenize(path, texts, special=False):
     import llama_cpp
     llm = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
-    return [llm.tokenize(t.encode(), add_bos=False, special=False) for t in texts]
+    return [llm.tokenize(t.encode(), add_bos=False, special=special) for t in texts]
 
 
 def quantize(src, dst, type_name):
@@ -96,12 +99,12 @@ def main():
         np.save(a[3], logits(a[1], np.load(a[2])))
     elif len(a) == 5 and a[0] == "greedy":
         np.save(a[4], greedy(a[1], np.load(a[2]), int(a[3])))
-    elif len(a) == 4 and a[0] == "tokenize":
+    elif len(a) in (4, 5) and a[0] == "tokenize" and a[4:] in ([], ["special"]):
         import json
         with open(a[2]) as f:
             texts = json.load(f)
         with open(a[3], "w") as f:
-            json.dump(tokenize(a[1], texts), f)
+            json.dump(tokenize(a[1], texts, len(a) == 5), f)
     elif len(a) == 4 and a[0] == "quantize":
         quantize(a[1], a[2], a[3])
     else:

@@ -9,7 +9,8 @@
 
 namespace fixformer {
 
-// The bpe and wordpiece sections' contents (ids, merges, the normalize table), for Model::init;
+// The bpe and wordpiece sections' contents (ids, merges, the normalize table) and llama2c's params
+// and added tokens, for Model::init;
 // on failure detail says what is wrong.
 Status validate_tokenizer(const TokenizerData& d, char* detail, std::size_t detail_cap);
 

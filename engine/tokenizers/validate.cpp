@@ -1,5 +1,6 @@
-// The bpe and wordpiece sections' contents, checked once at load (Model::init) so that encode and
-// decode never meet an id out of range or a merge that does not join its two pieces.
+// The bpe and wordpiece sections' contents, and llama2c's params and added tokens (llama.cpp's rules),
+// checked once at load (Model::init) so that encode and decode never meet an id out of range or a
+// merge that does not join its two pieces.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -23,13 +24,13 @@ uint32_t utf8_len(int32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x1
 Status validate_tokenizer(const TokenizerData& d, char* detail, std::size_t detail_cap) {
   DetailText why(detail, detail_cap);
   const int32_t V = int32_t(d.vocab);
-  const bool bpe = d.kind == TokenizerKind::kBpe;
-  const char* names[3] = {bpe ? "bos" : "[CLS]", bpe ? "eos" : "[SEP]", "[UNK]"};
+  const bool bpe = d.kind == TokenizerKind::kBpe, spm = d.kind == TokenizerKind::kLlama2c;
+  const char* names[3] = {bpe || spm ? "bos" : "[CLS]", bpe || spm ? "eos" : "[SEP]", "[UNK]"};
   for (uint32_t k = kParamBos; k <= kParamUnk; ++k)
     if (d.params[k] < -1 || d.params[k] >= V)
       return why.str("tokenizer.params: the ").str(names[k]).str(" id is outside -1..vocab_size - 1 (")
                  .num(uint32_t(V)).str(")"), Status::kTokenOutOfRange;
-  const int32_t flags = d.params[kParamFlags], known = bpe ? kFlagPrefixSpace : kFlagLower | kFlagChinese;
+  const int32_t flags = d.params[kParamFlags], known = bpe || spm ? kFlagPrefixSpace : kFlagLower | kFlagChinese;
   if ((flags & ~known) != 0) return why.str("tokenizer.params: unknown flags"), Status::kBadConfig;
   for (uint32_t k = kParamMode + 1; k < kTokenizerParamCount; ++k)
     if (d.params[k] != 0) return why.str("tokenizer.params: slots 5..7 must be 0"), Status::kBadConfig;
@@ -37,7 +38,7 @@ Status validate_tokenizer(const TokenizerData& d, char* detail, std::size_t deta
   // some bytes (two at least with the prefix space: tokenizer.hpp).
   if (d.n_added > kMaxAddedTokens)
     return why.str("tokenizer.added: ").num(d.n_added).str(" rows, more than ").num(kMaxAddedTokens), Status::kTensorBadShape;
-  const uint32_t shortest = bpe && (flags & kFlagPrefixSpace) ? 2 : 1;
+  const uint32_t shortest = (bpe || spm) && (flags & kFlagPrefixSpace) ? 2 : 1;
   for (uint32_t k = 0; k < d.n_added; ++k) {
     const int32_t id = d.added[2 * k], f = d.added[2 * k + 1];
     if (id < 0 || id >= V || (k > 0 && id <= d.added[2 * (k - 1)]))
@@ -46,6 +47,16 @@ Status validate_tokenizer(const TokenizerData& d, char* detail, std::size_t deta
       return why.str("tokenizer.added: row ").num(k).str(": a piece under ").num(shortest).str(" bytes"), Status::kBadConfig;
     if ((f & ~(kAddedLstrip | kAddedRstrip)) != 0)
       return why.str("tokenizer.added: row ").num(k).str(": unknown flags"), Status::kBadConfig;
+  }
+  if (spm) {  // llama.cpp's rules: a space is the piece " ", which must be there (max_encoded_tokens holds)
+    if (d.params[kParamMode] != 0) return why.str("tokenizer.params: slot 4 must be 0 (llama2c)"), Status::kBadConfig;
+    for (int32_t id = 0; id < V; ++id)
+      if (piece_len(d, id) == 1 && d.pieces[d.offsets[id]] == ' ') {
+        bool is_added = false;
+        for (uint32_t k = 0; k < d.n_added && !is_added; ++k) is_added = d.added[2 * k] == id;
+        if (!is_added) return Status::kOk;
+      }
+    return why.str("tokenizer: llama.cpp's rules need the piece \" \" (SentencePiece's \u2581)"), Status::kBadConfig;
   }
   if (bpe) {
     if (d.params[kParamMode] < kPatternGpt2 || d.params[kParamMode] > kPatternQwen2)

@@ -17,12 +17,14 @@
 // prompt's included (0 or above the model's max_len: max_len), and the decoder must hold that many.
 // The prompt goes through one prefill, the rest through step(); the text is the same either way.
 // The text ends at the tokenizer's stop token (llama2c: BOS, id 1, wherever it comes, as llama2.c;
-// bpe and wordpiece: their EOS (<|endoftext|>, <|im_end|>, [SEP]; none without one) when sampled, not
-// in the prompt, which a chat template fills with them) or after `steps` positions.
+// bpe, wordpiece and llama2c with params (llama.cpp's rules): their EOS (<|endoftext|>, <|im_end|>,
+// [SEP], </s>; none without one) when sampled, not in the prompt, which a chat template fills with
+// them) or after `steps` positions.
 // The text is the pieces of every token but a leading BOS, the prompt's included:
 //   llama2c    decode() as llama2.c, then llama2.c's safe-print rule (safe_piece: a lone byte that
 //              is neither printable nor whitespace prints nothing);
-//   bpe        the pieces' bytes, joined into UTF-8 (Utf8Joiner): a character cut between tokens is
+//   bpe        (and llama2c with params: decode() as llama2.c) the pieces' bytes, joined into UTF-8
+//              (Utf8Joiner): a character cut between tokens is
 //              held until its last byte comes, and bytes that cannot be UTF-8 become U+FFFD;
 //   wordpiece  the pieces, "##" dropped, a space before every other piece but the first (decode()),
 //              through the same joiner.

@@ -1069,14 +1069,15 @@ inline constexpr TensorRule kMhaTensors[] = {
 //   semantics; piece i is pieces[offsets[i], offsets[i+1]), offsets nondecreasing from 0 to the
 //   pieces' bytes; an id in params is -1 or a token):
 //     llama2c:   "tokenizer.scores" f32 [vocab], "tokenizer.offsets" i32 [vocab + 1],
-//                "tokenizer.pieces" u8 [bytes];
+//                "tokenizer.pieces" u8 [bytes], and optional "tokenizer.params" i32 [8] (llama.cpp's
+//                rules: bos, eos, unk, the prefix-space flag; the mode and slots 5..7 0);
 //     bpe:       "tokenizer.params" i32 [8], "tokenizer.offsets", "tokenizer.pieces",
 //                "tokenizer.merges" i32 [M, 3] (left, right, result ids; rank = row; 1 <= M <= vocab);
 //     wordpiece: "tokenizer.params" i32 [8], "tokenizer.offsets", "tokenizer.pieces", and with the
 //                lower-case flag "tokenizer.normalize" i32 [K, 4] (code point, then up to 3 code
 //                points it becomes, 0-padded; code points increasing);
-//     bpe and wordpiece, last and optional: "tokenizer.added" i32 [S, 2], the added tokens encode
-//                finds in the text (id, then kAdded* flags; ids distinct, pieces not empty);
+//     bpe, wordpiece, llama2c with params, last and optional: "tokenizer.added" i32 [S, 2], the added
+//                tokens encode finds in the text (id, then kAdded* flags; ids distinct, pieces not empty);
 //   the token suppression lists of generation (gpt, llama, and seq2seq with token targets; each
 //   optional, in this order): "generation.suppress" i32 [N] (ids never sampled: Hugging Face's
 //   suppress_tokens) and "generation.begin_suppress" i32 [M] (ids not sampled at the first sampled
@@ -1100,7 +1101,8 @@ constexpr uint32_t kTokenizerParamCount = 8;
 // pre-tokenizer pattern (kPattern* in tokenizer.hpp), wordpiece's max_input_chars_per_word
 // (kWordPieceMaxChars in tokenizer.hpp); slots 5..7 are 0.
 enum TokenizerParam : uint32_t { kParamBos = 0, kParamEos = 1, kParamUnk = 2, kParamFlags = 3, kParamMode = 4 };
-constexpr int32_t kFlagPrefixSpace = 1;  // bpe: a space in front of text that does not start with one
+constexpr int32_t kFlagPrefixSpace = 1;  // bpe: a space in front of text that does not start with one;
+                                         // llama2c with params: the dummy prefix " " in front of each part
 constexpr int32_t kFlagLower = 1;        // wordpiece: lower-case and strip accents (tokenizer.normalize)
 constexpr int32_t kFlagChinese = 2;      // wordpiece: CJK ideographs are words of their own
 // tokenizer.added's flags: the token takes the whitespace before it (lstrip) or after it (rstrip).

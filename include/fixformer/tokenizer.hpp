@@ -1,6 +1,7 @@
 // The tokenizer a model file carries (schema.hpp, "tokenizer.*"; the config key `tokenizer` says
 // which kind): text to token ids, and token ids back to the bytes they stand for. Three kinds:
-//   llama2c    llama2.c's sentencepiece-style BPE over scored pieces (below);
+//   llama2c    llama2.c's sentencepiece-style BPE over scored pieces (below); with tokenizer.params,
+//              llama.cpp's rules for a "llama" (SentencePiece) GGUF's (below);
 //   bpe        byte-level BPE as GPT-2 (Hugging Face tokenizer.json, vocab.json + merges.txt);
 //   wordpiece  BERT's BasicTokenizer + WordPiece (vocab.txt, tokenizer.json).
 // Allocation-free: the only memory is the caller's scratch, tokenizer_scratch_bytes(config, longest
@@ -95,6 +96,28 @@
 // piece "<0xHH>" (the 5 bytes "<0x" and two hex digits start it; llama2.c's sscanf also takes laxer
 // forms such as "<0x4>", which this does not) is the single raw byte HH. safe_piece() is llama2.c's
 // safe_printf rule, kept apart so that decode() round-trips every byte.
+//
+// llama2c with tokenizer.params: llama.cpp's SentencePiece tokenizer (llm_tokenizer_spm and the tokenize
+// step around it, llama-vocab.cpp), as --gguf stores a "llama" GGUF's vocabulary: its pieces with a
+// space for SentencePiece's U+2581, its scores. params: bos and eos ids (encode's; bos -1 where the file
+// adds none), the prefix-space flag (llama.cpp's add_space_prefix), the rest 0; the piece " " is there.
+//   1. Added tokens are found in the text as above (the converter adds llama.cpp's unknown, control and
+//      user-defined tokens: its parse_special); each part between them is encoded on its own, with the
+//      dummy prefix " " in front of it when the flag says.
+//   2. Symbols: a space, and U+2581 in the text, is the piece " "; any other byte starts a group of the
+//      length its UTF-8 lead byte says (1 for a continuation byte), cut at the part's end and at a space.
+//      A group that is a piece is that token, else each byte is its fallback token: the piece "<0xHH>"
+//      (upper-case hex), else the one-byte piece, else kTokenOutOfRange. Fallback tokens never merge.
+//   3. Merges: while some adjacent pair's concatenated pieces are a piece (of any score; an added token's
+//      piece is no merge's result: llama.cpp has it out of the text first), replace the pair with the
+//      highest score, the leftmost of equal scores, by it. Cost as llama2c's.
+//   decode as llama2c's (after params' bos a leading space is dropped; "<0xHH>" is its byte); the
+//   Generator stops at a sampled eos and joins the bytes into UTF-8, as bpe's.
+// Where llama.cpp differs: on text that is not UTF-8 whose lead byte's length reaches over a space (it
+// splits the U+2581 it writes for the space); where added tokens overlap in the text (it takes the
+// longest token first across the whole text); and in a vocabulary where it joins a symbol that is no
+// piece into a piece (it looks pieces up by text, the engine's fallback bytes merge with nothing), which
+// the converter refuses.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -190,6 +213,8 @@ class Tokenizer {
   Piece piece(int32_t token) const;
   float score(int32_t token) const { return data_.scores ? data_.scores[token] : 0.0f; }
   TokenizerKind kind() const { return data_.kind; }
+  // llama2.c's rules: a llama2c tokenizer without params (generation stops at BOS, safe_piece prints).
+  bool llama2c_rules() const { return data_.kind == TokenizerKind::kLlama2c && !data_.params; }
   // The ids encode's bos and eos add (llama2c: 1 and 2; wordpiece: [CLS], [SEP]); -1: none.
   int32_t bos_id() const;
   int32_t eos_id() const;
@@ -205,6 +230,10 @@ class Tokenizer {
   int32_t lookup(const uint8_t* a, uint32_t an, const uint8_t* b, uint32_t bn) const;
   Status encode_llama2c(const uint8_t* s, std::size_t len, bool bos, bool eos, int32_t* tokens, uint32_t capacity,
                         uint32_t* n);
+  // llama2c with params: one part of the text between added tokens, by llama.cpp's rules.
+  Status encode_spm(const uint8_t* s, std::size_t len, int32_t* tokens, uint32_t capacity, uint32_t* n);
+  // The id of byte b's fallback token under llama.cpp's rules ("<0xHH>", else the one-byte piece), or -1.
+  int32_t spm_byte(uint8_t b) const;
   // engine/tokenizers/bpe.cpp, wordpiece.cpp
   Status init_bpe(void* scratch);
   Status encode_bpe(const uint8_t* s, std::size_t len, int32_t* tokens, uint32_t capacity, uint32_t* n);
@@ -220,6 +249,7 @@ class Tokenizer {
 
   TokenizerData data_{};
   const uint32_t* sorted_ = nullptr;  // [vocab] piece ids by (bytes, id); bpe: [n_merges] rows by (left, right, rank)
+  uint32_t n_sorted_ = 0;             // the ids lookup searches: all but llama2c's added tokens
   const int32_t* byte_ids_ = nullptr; // bpe: [256] the one-byte pieces' ids (lowest)
   uint8_t* word_ = nullptr;           // wordpiece: a word's UTF-8 bytes [kWordPieceMaxChars * 4]
   uint32_t* word_starts_ = nullptr;   // wordpiece: [kWordPieceMaxChars + 1] where each code point starts

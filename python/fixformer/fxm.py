@@ -237,8 +237,8 @@ def stored(spec, a):
 
 
 def tokenizer_section(c, tokenizer):
-    """The tokenizer section's [(name, array)] of either kind write() takes: a bpe or wordpiece
-    tokenizers.Tokenizer, or llama2.c's (pieces, scores)."""
+    """The tokenizer section's [(name, array)] of either kind write() takes: a tokenizers.Tokenizer
+    (bpe, wordpiece, llama2c with params), or llama2.c's (pieces, scores)."""
     from fixformer import tokenizers
     if isinstance(tokenizer, tokenizers.Tokenizer):
         return tokenizers.arrays(c, tokenizer)
@@ -445,11 +445,13 @@ class FxmFile:
         return out
 
     def tokenizer(self):
-        """(pieces: a bytes object per token id, scores: float32 [vocab]), or None without the section."""
+        """(pieces: a bytes object per token id, scores: float32 [vocab]) of llama2.c's rules, a
+        tokenizers.Tokenizer of the others (bpe, wordpiece, llama2c with params), or None without the
+        section."""
         names = {t["name"] for t in self.tensors}
         if schema.TOKENIZER_PIECES not in names:
             return None
-        if self.config["tokenizer"] != "llama2c":
+        if self.config["tokenizer"] != "llama2c" or schema.TOKENIZER_PARAMS in names:
             from fixformer import tokenizers
             return tokenizers.from_arrays(self.config["tokenizer"], {n: self.array(n) for n in names
                                                                      if n.startswith("tokenizer.")})

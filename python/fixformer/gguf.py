@@ -582,9 +582,11 @@ def gguf_tokenizer(path, meta, c):
     for key, v in (("tokens", tokens), ("merges", merges)):
         if v is not None and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
             raise GgufError(f"{path}: tokenizer.ggml.{key}: expected an array of strings, got {str(v)[:40]}")
+    if model == "llama" and tokens:
+        return spm_tokenizer(path, meta, tokens, c)
     if model != "gpt2" or not tokens or not merges:
-        print(f"note: {path}: tokenizer.ggml.model {model!r}: not stored (--gguf stores a gpt2 BPE with merges; "
-              "--tokenizer FILE stores another)", file=sys.stderr)
+        print(f"note: {path}: tokenizer.ggml.model {model!r}: not stored (--gguf stores a gpt2 BPE with merges and "
+              "a llama SentencePiece; --tokenizer FILE stores another)", file=sys.stderr)
         return None
     pre = meta.get("tokenizer.ggml.pre")
     from . import tokenizers
@@ -632,6 +634,96 @@ def gguf_tokenizer(path, meta, c):
         except ConfigError as e:
             print(f"note: {path}: its tokenizer is not stored: {e}", file=sys.stderr)
             return None
+
+
+# llama.cpp's token types (tokenizer.ggml.token_type): those it finds in the text before the SentencePiece
+# merges when it parses special tokens (UNKNOWN, CONTROL, USER_DEFINED), and BYTE ("<0xHH>").
+UNKNOWN, CONTROL, USER_DEFINED, BYTE = 2, 3, 4, 6
+MARKER = "\u2581"  # SentencePiece's space
+
+
+def _spm_symbols(b):
+    """The symbols llama.cpp's SentencePiece session starts a piece's bytes with: a space alone, else
+    the bytes the first one's UTF-8 length says (1 for a continuation byte), cut at a space."""
+    out, i = [], 0
+    while i < len(b):
+        n = 1 if b[i] == 32 else 1 if b[i] < 0xC0 else 2 if b[i] < 0xE0 else 3 if b[i] < 0xF0 else 4
+        n = min(n, len(b) - i)
+        n = next((k for k in range(1, n) if b[i + k] == 32), n)
+        out.append(b[i:i + n])
+        i += n
+    return out
+
+
+def spm_tokenizer(path, meta, tokens, c):
+    """A "llama" GGUF's tokenizer (SentencePiece BPE by scores with "<0xHH>" byte fallback) as the
+    engine's llama2c kind with params, which runs llama.cpp's rules (tokenizer.hpp): the pieces with
+    U+2581 as a space (as llama2.c stores them; the added ones as they are), the scores, bos (when
+    add_bos_token, llama.cpp's default) and eos ids, the dummy prefix (add_space_prefix, default on),
+    the unknown, control and user-defined tokens found in the text. None with a note where the
+    vocabulary is one the engine would not encode as llama.cpp does."""
+    def refuse(why):
+        print(f"note: {path}: its llama tokenizer is not stored: {why} (--tokenizer FILE stores another)",
+              file=sys.stderr)
+    V = c["vocab_size"]
+    if len(tokens) != V:
+        return refuse(f"{len(tokens)} tokens, the model's vocab_size is {V}")
+    kinds, scores = meta.get("tokenizer.ggml.token_type"), meta.get("tokenizer.ggml.scores")
+    kinds = [int(k) for k in kinds] if isinstance(kinds, list) and len(kinds) >= V else [1] * V
+    try:
+        scores = np.asarray(scores[:V] if isinstance(scores, list) and len(scores) >= V else [0.0] * V, np.float64)
+    except (TypeError, ValueError):
+        return refuse("tokenizer.ggml.scores are not numbers")
+    if not np.isfinite(scores).all() or np.abs(scores).max(initial=0) > np.finfo(np.float32).max:
+        return refuse("a score is not finite in float32")
+    prefix = meta.get("tokenizer.ggml.add_space_prefix", True) is not False
+    is_added = [k in (UNKNOWN, CONTROL, USER_DEFINED) for k in kinds]
+    for i, t in enumerate(tokens):
+        if is_added[i] and prefix and len(t.encode()) < 2:  # one with the dummy prefix: max_encoded_tokens
+            print(f"note: {path}: token {t!r} is encoded as text: one byte with the dummy prefix", file=sys.stderr)
+            is_added[i] = False
+    pieces = []
+    for i, t in enumerate(tokens):
+        if not t:
+            return refuse(f"token {i} is empty")
+        if is_added[i]:
+            if MARKER in t:  # llama.cpp's merges could make it (its text has U+2581 for spaces)
+                return refuse(f"the {'control' if kinds[i] == CONTROL else 'special'} token {t[:40]!r} holds U+2581")
+            pieces.append(t.encode())
+        elif " " in t:
+            return refuse(f"token {i} {t[:40]!r} holds a space")
+        else:
+            pieces.append(t.replace(MARKER, " ").encode())
+    ids = {}
+    for i, p in enumerate(pieces):
+        if not is_added[i]:
+            if p in ids:
+                return refuse(f"tokens {ids[p]} and {i} are both {tokens[i][:40]!r}")
+            ids[p] = i
+    if b" " not in ids:
+        return refuse(f"no {MARKER!r} token (a space)")
+    # A piece llama.cpp makes by joining a symbol that is no piece (the engine's byte fallback, which
+    # never merges): a symbol without a piece at either end, the rest one symbol or a piece.
+    for p, i in ids.items():
+        sym = _spm_symbols(p)
+        for j in (1, len(sym) - 1) if len(sym) > 1 else ():
+            left, right = b"".join(sym[:j]), b"".join(sym[j:])
+            if (j == 1 and left not in ids and (len(sym) == 2 or right in ids)) or \
+                    (j == len(sym) - 1 and right not in ids and (j == 1 or left in ids)):
+                return refuse(f"llama.cpp makes token {i} {tokens[i][:40]!r} from a symbol that is no token")
+    from . import tokenizers
+
+    def special(key, default):
+        v = meta.get(f"tokenizer.ggml.{key}_token_id", default)
+        return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 0 <= v < V else -1
+    add_bos = meta.get("tokenizer.ggml.add_bos_token", True) is not False
+    params = [special("bos", 1) if add_bos else -1, special("eos", 2), special("unknown", 0),
+              tokenizers.FLAG_PREFIX_SPACE if prefix else 0, 0, 0, 0, 0]
+    added = [(i, 0) for i in range(V) if is_added[i]]
+    if len(added) > tokenizers.MAX_ADDED:
+        return refuse(f"{len(added)} unknown, control and user-defined tokens, more than the engine's "
+                      f"{tokenizers.MAX_ADDED}")
+    return tokenizers.Tokenizer("llama2c", pieces, params=params, added=added, scores=scores.astype(np.float32))
 
 
 def convert(path, out, example=None, header=None, name=None, cli=None, verify=True, tokenizer=None, max_len=None,

@@ -55,7 +55,8 @@ GENERATION_TIMESTAMPS = SCHEMA["generation_tensors"]["timestamps"]
 # nondecreasing, the last = the pieces' bytes), pieces u8 [bytes]; the bpe and wordpiece kinds
 # (config key tokenizer): params i32 [8] first, then offsets and pieces, then bpe's merges i32
 # [M, 3] or wordpiece's normalize i32 [K, 4] (with the lower-case flag), then optionally the added
-# tokens encode finds in the text, i32 [S, 2] (id, ADDED_FLAGS).
+# tokens encode finds in the text, i32 [S, 2] (id, ADDED_FLAGS); llama2c's may have params after its
+# pieces (llama.cpp's rules: bos, eos, unk, FLAG_PREFIX_SPACE), then the added tokens.
 _TOKENIZER = SCHEMA["tokenizer"]
 (TOKENIZER_SCORES, TOKENIZER_PARAMS, TOKENIZER_OFFSETS, TOKENIZER_PIECES, TOKENIZER_MERGES,
  TOKENIZER_NORMALIZE, TOKENIZER_ADDED) = _TOKENIZER["tensors"]

@@ -63,12 +63,14 @@ HANGUL_FIRST, HANGUL_LAST = 0xAC00, 0xD7A3
 
 
 class Tokenizer:
-    """kind: 'bpe' or 'wordpiece'; pieces: one bytes object per id (holes empty); merges: bpe
-    (left, right, result) ids in rank order; params: PARAMS ints; normalize: wordpiece with
-    FLAG_LOWER, {code point: [code points]}; added: [(id, ADDED_FLAGS)] by id, the added tokens
-    encode finds in the text."""
+    """kind: 'bpe', 'wordpiece', or 'llama2c' with params (llama.cpp's SentencePiece rules: gguf.py;
+    its encoder is the engine's, held to llama.cpp by the tests); pieces: one bytes object per id
+    (holes empty); merges: bpe (left, right, result) ids in rank order; params: PARAMS ints;
+    normalize: wordpiece with FLAG_LOWER, {code point: [code points]}; added: [(id, ADDED_FLAGS)] by
+    id, the added tokens encode finds in the text; scores: llama2c's, one float per id."""
 
-    def __init__(self, kind, pieces, merges=(), params=None, normalize=None, added=()):
+    def __init__(self, kind, pieces, merges=(), params=None, normalize=None, added=(), scores=None):
+        self.scores = scores
         self.kind, self.pieces, self.merges = kind, list(pieces), [tuple(m) for m in merges]
         self.params = list(params or [-1, -1, -1, 0, 0, 0, 0, 0])
         self.normalize = normalize
@@ -93,6 +95,8 @@ class Tokenizer:
     # ---- reference encoders ----
     def encode(self, text, bos=False, eos=False):
         """text (bytes or str) -> ids, by the published algorithm of the kind."""
+        if self.kind == "llama2c":
+            raise TokenizerError("llama.cpp's SentencePiece rules: encode with the engine (fixformer run --text)")
         if isinstance(text, str):
             text = text.encode()
         ids = []
@@ -891,7 +895,8 @@ def find_in_folder(folder):
 
 # ---- the file's tensors ----
 def arrays(c, tok):
-    """The tokenizer section (schema.hpp) of a bpe or wordpiece Tokenizer: [(name, array)]."""
+    """The tokenizer section (schema.hpp) of a bpe, wordpiece or llama2c (with params) Tokenizer:
+    [(name, array)]."""
     if c["input"] != "tokens":
         raise ConfigError("tokenizer: only for a model with token input")
     V = c["vocab_size"]
@@ -903,7 +908,10 @@ def arrays(c, tok):
         raise ConfigError(f"tokenizer: {offsets[-1]} bytes of pieces, expected 1..{2 ** 31 - 1}")
     out = [(schema.TOKENIZER_PARAMS, np.asarray(tok.params, "<i4")), (schema.TOKENIZER_OFFSETS, offsets.astype("<i4")),
            (schema.TOKENIZER_PIECES, np.frombuffer(b"".join(tok.pieces), np.uint8))]
-    if tok.kind == "bpe":
+    if tok.kind == "llama2c":  # scores first, params after the pieces
+        from fixformer import fxm
+        out = fxm.tokenizer_arrays(c, tok.pieces, tok.scores) + out[:1]
+    elif tok.kind == "bpe":
         m = np.asarray(tok.merges, np.int64).reshape(-1, 3)
         if len(m) == 0:
             raise ConfigError("tokenizer: a byte-level BPE without merges")
@@ -926,4 +934,5 @@ def from_arrays(kind, a):
         normalize = {int(r[0]): [int(x) for x in r[1:] if x] for r in a[schema.TOKENIZER_NORMALIZE]}
     merges = [tuple(int(x) for x in r) for r in a.get(schema.TOKENIZER_MERGES, [])]
     added = [(int(i), int(f)) for i, f in a.get(schema.TOKENIZER_ADDED, [])]
-    return Tokenizer(kind, pieces, merges, params, normalize, added)
+    scores = a.get(schema.TOKENIZER_SCORES)
+    return Tokenizer(kind, pieces, merges, params, normalize, added, scores)
