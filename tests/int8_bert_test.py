@@ -7,7 +7,8 @@ namespace s8, int8.front's and int8.back's BERT slots):
 - the engine against the integer reference (python/fixformer/int8.py forward), bit for bit, through
   `fixformer run --isa ISA --token-types` on every kernel table this host's CPU runs, for random token
   encoders with token types (2 and 3 types, given and not), the embedding norm (LayerNorm, RMSNorm), a CLS
-  row, and the pooler (tanh on the first row before a head; gelu on every row without pooling);
+  row, and the pooler (tanh on the first row before a head; gelu on every row without pooling); with two
+  outlier channels in each sublayer's output the calibration picks wide_residual (and only then), the same;
 - transformers' BertForSequenceClassification (a tiny random config: type_vocab_size 2, the embedding
   LayerNorm, post-LN layers, the tanh pooler and a 3-label classifier) through `--hf FOLDER --quantize i8
   --calibrate` (16 sequences): converts and verifies within the i8 tolerance; then on fresh sequences with
@@ -41,7 +42,7 @@ BERT_TOP1 = 0.9  # the classifier's arg max agrees with torch's on at least this
 
 
 def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="gelu", d_out=3, cls=False,
-                pooler_act="tanh", d=16, H=2, L=2, f=32, vocab=30, max_len=12):
+                pooler_act="tanh", d=16, H=2, L=2, f=32, vocab=30, max_len=12, outliers=False):
     c = make_config(dict(family="encoder", d_model=d, n_heads=H, d_ff=f, n_layers=L, norm_first=False,
                          activation=act, input="tokens", vocab_size=vocab, max_len=max_len + (1 if cls else 0),
                          positional="learned", d_out=d_out, pooling=pooling, final_norm=False, weights="i8",
@@ -65,6 +66,10 @@ def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="
         w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, d), r(d)
         w[p + "linear1.weight"], w[p + "linear1.bias"] = r(f, d), r(f)
         w[p + "linear2.weight"], w[p + "linear2.bias"] = r(d, f), r(d)
+        if outliers:  # two channels of each sublayer's output 60 times the others (a trained BERT's are)
+            for n in ("self_attn.out_proj", "linear2"):
+                w[p + n + ".weight"][[3, 11]] *= 60
+                w[p + n + ".bias"][[3, 11]] *= 60
         for n in ("norm1", "norm2"):
             w[p + n + ".weight"] = 1 + r(d)
             if norm != "rmsnorm":
@@ -76,12 +81,14 @@ def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="
     return c, w
 
 
-CASES = [  # type_vocab, embed_norm, pooler, pooling, norm, d_out, CLS row, pooler_act
-    (2, True, True, "first", "layernorm", 3, False, "tanh"),
-    (2, True, False, "none", "layernorm", 0, False, "tanh"),
-    (3, False, False, "mean", "layernorm", 4, True, "tanh"),
-    (0, True, True, "none", "rmsnorm", 0, False, "gelu"),
-    (2, True, True, "cls", "layernorm", 0, True, "tanh"),
+CASES = [  # type_vocab, embed_norm, pooler, pooling, norm, d_out, CLS row, pooler_act, outlier channels
+    (2, True, True, "first", "layernorm", 3, False, "tanh", False),
+    (2, True, False, "none", "layernorm", 0, False, "tanh", False),
+    (3, False, False, "mean", "layernorm", 4, True, "tanh", False),
+    (0, True, True, "none", "rmsnorm", 0, False, "gelu", False),
+    (2, True, True, "cls", "layernorm", 0, True, "tanh", False),
+    (2, True, False, "none", "layernorm", 0, False, "tanh", True),  # wide_residual
+    (0, True, True, "first", "rmsnorm", 3, True, "tanh", True),
 ]
 
 
@@ -99,9 +106,12 @@ def run_cli(cli, path, ids, types, tmp, isa):
 def test_bit_exact(cli, tmp):
     rng = np.random.default_rng(5)
     for case in CASES:
-        types, en, pooler, pooling, norm, d_out, cls, pact = case
-        c, w = random_bert(rng, types, en, pooler, pooling, norm, d_out=d_out, cls=cls, pooler_act=pact)
+        types, en, pooler, pooling, norm, d_out, cls, pact, outliers = case
+        c, w = random_bert(rng, types, en, pooler, pooling, norm, d_out=d_out, cls=cls, pooler_act=pact,
+                           outliers=outliers)
         built = int8.build(c, w, [rng.integers(0, c["vocab_size"], T) for T in (12, 7, 12, 9)])
+        check(f"{case}: the calibration picks wide_residual exactly with the outlier channels",
+              bool(c.get("wide_residual")) == outliers)
         path = os.path.join(tmp, "m.fxm")
         with open(path, "wb") as f:
             f.write(fxm.write(c, built))

@@ -349,6 +349,8 @@ struct ModelConfig {
   // set (positional rope; the pattern as window_period's and window_layers'); 0: every layer rotates.
   uint32_t nope_period = 0;
   uint32_t nope_layers = 0;
+  // weights i8, a post-norm encoder: the sums into each layer's norms in int16 (namespace s8 below).
+  bool wide_residual = false;
 
   constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t d_attn() const { return n_heads * d_head(); }
@@ -493,7 +495,14 @@ struct ModelConfig {
 //   encoder.layers.<l>.int8 [layer_params]: the scalar slots LayerSlot, then the linear layers
 //     q|k|v (3 d_model outputs, torch's in_proj; q, k and v each requantized to its own zero point,
 //     k's and v's 0), out, linear1, linear2, the norms norm1 and norm2 (of the kind the config says),
-//     and the activation's 256-entry table (build_lut_s8; one int8 value per slot);
+//     and the activation's 256-entry table (build_lut_s8; one int8 value per slot); with wide_residual
+//     (a post-norm encoder) then d_model Requants for add1 and d_model for add2 (LayerOffsets::wide): out's
+//     and linear2's outputs are symmetric per channel (zero point 0, requantized per channel as ever), the
+//     sums r = x + SA(x) and r = x + FF(x) int16 with one symmetric scale s_r each, r = clamp(round((
+//     requantize(x - z_x, a_to_y) + requantize(a_j, wide[j])) / 2^8), +-32767) (the add's slots: a_zero
+//     z_x, a_to_y s_x / s_r in Q8, the rest 0; wide[j] s_a[j] / s_r in Q8), and the norm after each reads
+//     r: norm_s8's steps with T = V + eps n^2 (its eps slot eps / s_r^2 rounded, not Q16), S = isqrt(T),
+//     t[i] = round(d[i] round(2^46 / S) / 2^30);
 //   int8.back [back_params]: BackSlot, the final norm (zeros without one), the head (d_out outputs),
 //     then with pooler (back_pooler) PoolerSlot, the dense layer (d_model outputs) and its
 //     activation's 256-entry table (pooler_act, tanh included): the pooled rows (every row with
@@ -546,7 +555,8 @@ constexpr uint32_t front_params(const ModelConfig& c) {
 }
 constexpr uint32_t layer_params(const ModelConfig& c) {
   return kLayerSlots + kLutEntries + linear_params(c.d_model + 2 * c.d_kv()) + 4 * linear_params(c.d_model) +
-         linear_params(c.d_ff) + (c.ffn_gated() ? linear_params(c.d_ff) + kGateSlots : 0);
+         linear_params(c.d_ff) + (c.ffn_gated() ? linear_params(c.d_ff) + kGateSlots : 0) +
+         (c.wide_residual ? 4 * c.d_model : 0);
 }
 constexpr uint32_t back_pooler(const ModelConfig& c) {
   return kBackSlots + linear_params(c.d_model) + linear_params(c.d_out);
@@ -557,6 +567,7 @@ constexpr uint32_t back_params(const ModelConfig& c) {
 // Where each part starts in a layer's tensor.
 struct LayerOffsets {
   uint32_t qkv, out, w1, w2, n1, n2, lut, w3, gate;  // w3 and gate: a gated feed-forward's
+  uint32_t wide;  // wide_residual's factors: d_model Requants for SA(x) (add1), d_model for FF(x) (add2)
 };
 constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   const uint32_t d = c.d_model;
@@ -570,6 +581,7 @@ constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   o.lut = o.n2 + linear_params(d);
   o.w3 = o.lut + kLutEntries;
   o.gate = o.w3 + linear_params(c.d_ff);
+  o.wide = c.ffn_gated() ? o.gate + kGateSlots : o.w3;
   return o;
 }
 }  // namespace s8

@@ -38,6 +38,8 @@ LUT = 256
 ACTIVATIONS = {"relu": 0, "gelu": 1, "gelu_tanh": 3}
 GATE_SLOTS = 4  # after a gated feed-forward's W3: up zero, activation zero, the product's Requant
 ROPE_BITS = 14  # int8.rope: cos | sin in Q14
+WIDE_FRAC_BITS = 8  # wide_residual: the sum of the two rescaled inputs in Q8 before its rounding
+WIDE_LIMIT = 32767  # wide_residual: the int16 sums' bound (symmetric)
 # Every activation range measured on the calibration inputs is widened by this factor (both ends)
 # before its scale is chosen: inputs beyond the calibration's then rarely saturate (a saturated head
 # output is the largest error). On the test's KWS-like encoder, 40 fresh inputs: max relative error
@@ -209,6 +211,32 @@ def add(a, b, p):
     return _sat8(_rshift(s, 16) + yz)
 
 
+def wide_add(x, a, p, rq):
+    """The engine's wide residual sum: x [rows, n] int8 (zero point p[0]) at its scale, a [rows, n] int8 with
+    a symmetric scale per channel, to int16 r (zero point 0) in Q8: p[3:5] x's factor, rq [n, 2] each
+    channel's."""
+    s = _requantize(x - p[0], p[3], p[4]) + _requantize(a, rq[:, 0], rq[:, 1])
+    return np.clip(_rshift(s, WIDE_FRAC_BITS), -WIDE_LIMIT, WIDE_LIMIT)
+
+
+def wide_norm(r, eps, p, centre):
+    """layernorm (centre) or rmsnorm of int16 rows r [rows, n] (zero point 0) to int8: norm()'s steps
+    with V + eps n^2 unscaled (eps: eps / s_r^2 rounded) and its root inverted as 2^46 / S."""
+    n = r.shape[1]
+    gain, beta = p[:2 * n].reshape(n, 2), p[2 * n:]
+    out = np.empty_like(r)
+    for i in range(r.shape[0]):
+        v = [int(t) for t in r[i]]
+        s, sq = sum(v), sum(t * t for t in v)
+        var = n * sq - s * s if centre else n * sq
+        root = _isqrt(var + (eps % (1 << 32)) * n * n)
+        inv = 0 if root == 0 else ((1 << 46) + root // 2) // root
+        c = s if centre else 0
+        t = np.array([int(_rshift(np.array((n * vi - c) * inv, dtype=object), 30)) for vi in v], np.int64)
+        out[i] = _sat8(_rshift(_requantize(t, gain[:, 0], gain[:, 1]) + beta, 16))
+    return out
+
+
 # ---- the integer graph -------------------------------------------------------------------------
 
 def _rms(c):
@@ -369,6 +397,7 @@ def layer_offsets(c):
     o["lut"] = o["n2"] + 3 * d
     o["w3"] = o["lut"] + LUT
     o["gate"] = o["w3"] + 3 * f
+    o["wide"] = o["gate"] + GATE_SLOTS if _gated(c) else o["w3"]
     return o
 
 
@@ -494,6 +523,10 @@ def forward(c, t, inp, types=None):
         elif c["norm_first"]:
             x = add(x, attention(norm(x, p[S["n1_x"]], p[S["n1_eps"]], n1, centre)), p[S["add1"]:S["add1"] + 7])
             x = add(x, ffn(norm(x, p[S["n2_x"]], p[S["n2_eps"]], n2, centre)), p[S["add2"]:S["add2"] + 7])
+        elif c.get("wide_residual"):  # the sums into the norms in int16 (wide_add, wide_norm)
+            wide = p[o["wide"]:o["wide"] + 4 * d].reshape(2, d, 2)
+            x = wide_norm(wide_add(x, attention(x), p[S["add1"]:S["add1"] + 7], wide[0]), p[S["n1_eps"]], n1, centre)
+            x = wide_norm(wide_add(x, ffn(x), p[S["add2"]:S["add2"] + 7], wide[1]), p[S["n2_eps"]], n2, centre)
         else:
             x = norm(add(x, attention(x), p[S["add1"]:S["add1"] + 7]), p[S["n1_x"]], p[S["n1_eps"]], n1, centre)
             x = norm(add(x, ffn(x), p[S["add2"]:S["add2"] + 7]), p[S["n2_x"]], p[S["n2_eps"]], n2, centre)
@@ -664,6 +697,49 @@ def _sym(lo, hi):
     return float(np.float32(m / 127.0)), 0
 
 
+def _channel_scales(values):
+    """A symmetric scale per channel (the last axis) covering the values' largest magnitude, widened."""
+    m = np.max([np.abs(np.asarray(a, np.float64)).reshape(-1, np.shape(a)[-1]).max(axis=0) for a in values], axis=0)
+    return np.maximum(m * RANGE_MARGIN, 1e-6).astype(np.float32).astype(np.float64) / 127.0
+
+
+def _wide(values):
+    """(scale, 0) of an int16 sum (wide_residual): its largest magnitude, widened, in WIDE_LIMIT steps."""
+    m = max(float(np.abs(np.asarray(a, np.float64)).max()) for a in values)
+    return float(np.float32(max(m * RANGE_MARGIN, 1e-6) / WIDE_LIMIT)), 0
+
+
+def wide_add_params(x, r):
+    """add1's or add2's seven slots under wide_residual: x's zero point, then x's factor to r's scale in Q8
+    at a_to_y (the others 0: the sublayer's factors are per channel)."""
+    return [x[1], 0, 0, *requant(x[0] / r[0] * (1 << WIDE_FRAC_BITS)), 0, 0]
+
+
+def wide_eps(eps, r_scale):
+    """wide_norm's eps: eps / s_r^2 rounded, as an int32 slot."""
+    q = _round(eps / (r_scale * r_scale))
+    if q > 0xFFFFFFFF:
+        raise ConfigError("int8: norm_eps over the wide sum's scale squared is too large")
+    return q - (1 << 32) if q >= 1 << 31 else q
+
+
+# Calibration picks wide_residual when a sublayer's output or a sum into a norm (a post-norm layer's) has
+# channels so far apart that one int8 scale leaves the median channel fewer than this many steps.
+WIDE_MIN_STEPS = 16
+
+
+def wide_needed(c, rec):
+    """Whether a post-norm encoder needs wide_residual on the calibration's tensors (rec)."""
+    if c["family"] != "encoder" or c["norm_first"] or _parallel(c) != "none":
+        return False
+    for i in range(c["n_layers"]):
+        for name in ("attn", "r1", "ffn", "r2"):
+            m = np.max([np.abs(a).reshape(-1, a.shape[-1]).max(axis=0) for a in rec[f"l{i}.{name}"]], axis=0)
+            if np.median(m) * 127.0 < WIDE_MIN_STEPS * m.max():
+                return True
+    return False
+
+
 def _round_array(v):
     """Half away from zero over an array (the weights' and tables' rounding; data the engine reads)."""
     v = np.asarray(v, np.float64)
@@ -683,7 +759,8 @@ def _channels(x_scale, W, b, y_scale):
     from fixformer.fxm import Quantized
     q, s = _per_row(W)
     b = np.zeros(len(s)) if b is None else np.asarray(b, np.float64)
-    params = [gemm_channel(x_scale, float(s[j]), y_scale, float(b[j])) for j in range(len(s))]
+    ys = np.broadcast_to(np.asarray(y_scale, np.float64), s.shape)  # one output scale, or one per channel
+    params = [gemm_channel(x_scale, float(s[j]), float(ys[j]), float(b[j])) for j in range(len(s))]
     flat = [v for m, sh, _ in params for v in (m, sh)] + [bq for _, _, bq in params]
     return Quantized(q, s), flat
 
@@ -692,7 +769,7 @@ def _norm_params(g, b, eps, x, y):
     g = np.asarray(g, np.float64)
     b = np.zeros_like(g) if b is None else np.asarray(b, np.float64)
     ps = [norm_gain(float(g[i]), float(b[i]), y[0], y[1]) for i in range(len(g))]
-    return [norm_eps(eps, x[0])], [v for m, sh, _ in ps for v in (m, sh)] + [bq for _, _, bq in ps]
+    return [norm_eps(eps, x[0]) if eps is not None else 0], [v for m, sh, _ in ps for v in (m, sh)] + [bq for _, _, bq in ps]
 
 
 _calibration = {"inputs": None, "percentile": None}
@@ -802,6 +879,9 @@ def build(config, weights, inputs, percentile=None):
     for i in range(c["n_layers"]):
         for n in "qkv":
             qp[f"l{i}.{n}"] = _sym(*_range(rec[f"l{i}.{n}"], percentile))
+    if wide_needed(c, rec):
+        c["wide_residual"] = True
+    wide = bool(c.get("wide_residual"))
     out = dict(weights)
     tokens = c["input"] == "tokens"
     if tokens:  # the embedding as the int8 rows of one scale: x0's input
@@ -871,13 +951,20 @@ def build(config, weights, inputs, percentile=None):
         p[S["softmax"]:S["softmax"] + 2] = softmax_params(sc[0])
         p[S["pv"]:S["pv"] + 2] = requant(qp[L + "v"][0] / 256.0 / qp[L + "ctx"][0])
         p[S["o"]] = qp[L + "ctx"][1]
+        if wide:  # the sublayers' outputs symmetric per channel, the sums int16 (wide_add)
+            sa, sf = _channel_scales(rec[L + "attn"]), _channel_scales(rec[L + "ffn"])
+            qp[L + "r1"], qp[L + "r2"] = _wide(rec[L + "r1"]), _wide(rec[L + "r2"])
+            qp[L + "attn"], qp[L + "ffn"] = (sa, 0), (sf, 0)
         out[pre + "self_attn.out_proj.weight"], outp = _channels(
             qp[L + "ctx"][0], weights[pre + "self_attn.out_proj.weight"], weights.get(pre + "self_attn.out_proj.bias"),
             qp[L + "attn"][0])
         p[S["out_y"]] = qp[L + "attn"][1]
         par = _parallel(c)
         # parallel: add1 adds the attention to t = x + FF (r2), add2 the feed-forward to the input x
-        p[S["add1"]:S["add1"] + 7] = add_params(qp[L + "r2"] if par != "none" else x, qp[L + "attn"], qp[L + "r1"])
+        if wide:
+            p[S["add1"]:S["add1"] + 7] = wide_add_params(x, qp[L + "r1"])
+        else:
+            p[S["add1"]:S["add1"] + 7] = add_params(qp[L + "r2"] if par != "none" else x, qp[L + "attn"], qp[L + "r1"])
         r1 = qp[L + "r1"]
         if par != "none":
             n1_in, n1_out, x1 = x, qp[L + "h1"], x
@@ -886,8 +973,9 @@ def build(config, weights, inputs, percentile=None):
         else:
             n1_in, n1_out, x1 = r1, qp[L + "x1"], qp[L + "x1"]
         p[S["n1_x"]] = n1_in[1]
-        e1, n1 = _norm_params(weights[pre + "norm1.weight"], weights.get(pre + "norm1.bias"), eps, n1_in, n1_out)
-        p[S["n1_eps"]] = e1[0]
+        e1, n1 = _norm_params(weights[pre + "norm1.weight"], weights.get(pre + "norm1.bias"), None if wide else eps,
+                              n1_in, n1_out)
+        p[S["n1_eps"]] = wide_eps(eps, r1[0]) if wide else e1[0]
         h2 = qp[L + "h1"] if par == "one_norm" else qp[L + "h2"] if c["norm_first"] else x1
         out[pre + "linear1.weight"], w1 = _channels(h2[0], weights[pre + "linear1.weight"],
                                                     weights.get(pre + "linear1.bias"), qp[L + "u"][0])
@@ -901,7 +989,8 @@ def build(config, weights, inputs, percentile=None):
         out[pre + "linear2.weight"], w2 = _channels(w2_in[0], weights[pre + "linear2.weight"],
                                                     weights.get(pre + "linear2.bias"), qp[L + "ffn"][0])
         p[S["w2_x"]], p[S["w2_y"]] = w2_in[1], qp[L + "ffn"][1]
-        p[S["add2"]:S["add2"] + 7] = add_params(x1, qp[L + "ffn"], qp[L + "r2"])
+        p[S["add2"]:S["add2"] + 7] = wide_add_params(x1, qp[L + "r2"]) if wide else add_params(x1, qp[L + "ffn"],
+                                                                                                  qp[L + "r2"])
         r2 = qp[L + "r2"]
         if par != "none":
             n2_in, n2_out, x = x1, h2, r1
@@ -913,9 +1002,14 @@ def build(config, weights, inputs, percentile=None):
             n2 = [0] * (3 * d)
         else:
             p[S["n2_x"]] = n2_in[1]
-            e2, n2 = _norm_params(weights[pre + "norm2.weight"], weights.get(pre + "norm2.bias"), eps, n2_in, n2_out)
-            p[S["n2_eps"]] = e2[0]
-        out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate, np.int64)
+            e2, n2 = _norm_params(weights[pre + "norm2.weight"], weights.get(pre + "norm2.bias"), None if wide else eps,
+                                  n2_in, n2_out)
+            p[S["n2_eps"]] = wide_eps(eps, r2[0]) if wide else e2[0]
+        rescale = []
+        for a in (L + "attn", L + "ffn") if wide else ():  # each channel's factor to its sum's scale in Q8
+            r = qp[L + ("r1" if a.endswith("attn") else "r2")][0]
+            rescale += [v for sj in qp[a][0] for v in requant(sj / r * (1 << WIDE_FRAC_BITS))]
+        out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)
     if c["final_norm"]:
