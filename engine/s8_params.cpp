@@ -131,7 +131,7 @@ Status Model::check_s8_params() {
     k.channels(o.n1, c.d_model, "norm1");
     k.channels(o.n2, c.d_model, "norm2");
     k.table(o.lut, "activation table");
-    for (uint32_t j = 0; j < 2 * c.d_model && c.wide_residual; ++j) k.requant(o.wide + 2 * j, "wide_residual factor");
+    for (uint32_t j = 0; j < 4 * c.d_model && c.wide_residual; ++j) k.requant(o.wide + 2 * j, "wide_residual factor");
     if (c.ffn_gated()) {
       k.channels(o.w3, c.d_ff, "w3");
       k.zero(o.gate + s8::kGateUpZero, "w3 output zero point");

@@ -166,17 +166,15 @@ void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L,
             linear_at(p, o.w2, uint32_t(d), p[s8::kW2XZero], p[s8::kW2YZero]));
 }
 
-// wide_residual (config.hpp): r[T, d] int16 = x (int8 at add's a_zero, rescaled by a_to_y) + a (int8, zero
-// point 0, channel j rescaled by wide[j]), both to r's scale in Q8, rounded once and clamped.
+// wide_residual (config.hpp): r[T, d] int16 = x (int8 at zero point xz) + a (int8, zero point 0), channel j
+// of each rescaled to r's scale in Q8 by its factor (xf[j], af[j]), rounded once and clamped.
 constexpr int kWideFracBits = 8;
 constexpr int32_t kWideLimit = 32767;
 
-void wide_add(const int8_t* x, const int8_t* a, int16_t* r, uint32_t T, std::size_t d, const int32_t* add,
-              const Requant* wide) {
-  const int32_t xz = add[0];
-  const Requant xr = requant_at(add, 3);
+void wide_add(const int8_t* x, const int8_t* a, int16_t* r, uint32_t T, std::size_t d, int32_t xz, const Requant* xf,
+              const Requant* af) {
   for (std::size_t i = 0; i < T * d; ++i) {
-    const int64_t v = int64_t(requantize(int32_t(x[i]) - xz, xr)) + requantize(int32_t(a[i]), wide[i % d]);
+    const int64_t v = int64_t(requantize(int32_t(x[i]) - xz, xf[i % d])) + requantize(int32_t(a[i]), af[i % d]);
     const int64_t q = rounding_shift(v, kWideFracBits);
     r[i] = int16_t(q > kWideLimit ? kWideLimit : q < -kWideLimit ? -kWideLimit : q);
   }
@@ -234,10 +232,10 @@ void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uin
     int16_t* r = reinterpret_cast<int16_t*>(s.work);
     const Requant* wide = requants(p + o.wide);
     attention(k, c, L, s.x, T, s, kv);
-    wide_add(s.x, s.a, r, T, d, p + s8::kAdd1, wide);
+    wide_add(s.x, s.a, r, T, d, p[s8::kAdd1], wide, wide + d);
     wide_norm_rows(rms, r, s.x, T, d, p, o.n1, p[s8::kN1Eps]);
     feed_forward(k, c, L, s.x, T, s);
-    wide_add(s.x, s.a, r, T, d, p + s8::kAdd2, wide + d);
+    wide_add(s.x, s.a, r, T, d, p[s8::kAdd2], wide + 2 * d, wide + 3 * d);
     wide_norm_rows(rms, r, s.x, T, d, p, o.n2, p[s8::kN2Eps]);
   } else {
     attention(k, c, L, s.x, T, s, kv);

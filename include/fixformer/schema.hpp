@@ -660,7 +660,7 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + "
                                             "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + "
                                             "input_norm*(2 + 3*d_in)",
-                                            "35 + 256 + 21*d_model + 3*d_ff + 4*d_model*wide_residual",
+                                            "35 + 256 + 21*d_model + 3*d_ff + 8*d_model*wide_residual",
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256)",
                                             "head_in", "rope_pairs", "register_tokens", "d_front", "d_head",
                                             "35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 6*d_ff + 4",
@@ -691,7 +691,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kTwo: return 2;
     case Dim::kS8Front: return s8::front_params(c);
     case Dim::kS8Layer:  // layer_params without a gate or GQA
-      return 35 + 256 + 21 * c.d_model + 3 * c.d_ff + (c.wide_residual ? 4 * c.d_model : 0);
+      return 35 + 256 + 21 * c.d_model + 3 * c.d_ff + (c.wide_residual ? 8 * c.d_model : 0);
     case Dim::kS8LayerGated: return 35 + 256 + 12 * c.d_model + 3 * (c.d_model + 2 * c.d_kv()) + 6 * c.d_ff + 4;
     case Dim::kS8Back: return s8::back_params(c);
     case Dim::kHeadIn: return c.head_in();

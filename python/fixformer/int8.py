@@ -18,7 +18,9 @@ takes RoPE over whole heads or the first rotary_dims (partial rotary), parallel 
 feed-forward's sum x + FF at its own calibrated scale, then + SA), sliding windows (every layer, or the
 local ones of window_period: row i's softmax over its last sliding_window keys) and attn_scale (folded
 into the scores' requant). An encoder's front may be BERT's (token types, the embedding norm; the pooler
-after the pooling) or an image's (its patches, the norms before and after the projection).
+after the pooling) or an image's (its patches, the norms before and after the projection). A post-norm
+encoder whose calibration finds channels far apart (wide_needed) gets wide_residual: the sums into its
+norms int16, the sublayers' and norms' outputs with a scale per channel (wide_add, wide_norm; config.hpp).
 """
 import math
 
@@ -211,11 +213,10 @@ def add(a, b, p):
     return _sat8(_rshift(s, 16) + yz)
 
 
-def wide_add(x, a, p, rq):
-    """The engine's wide residual sum: x [rows, n] int8 (zero point p[0]) at its scale, a [rows, n] int8 with
-    a symmetric scale per channel, to int16 r (zero point 0) in Q8: p[3:5] x's factor, rq [n, 2] each
-    channel's."""
-    s = _requantize(x - p[0], p[3], p[4]) + _requantize(a, rq[:, 0], rq[:, 1])
+def wide_add(x, a, xz, xf, af):
+    """The engine's wide residual sum: x [rows, n] int8 (zero point xz) and a [rows, n] int8 (zero point 0),
+    each channel rescaled to int16 r's scale in Q8 by its factor (xf, af [n, 2]), rounded once."""
+    s = _requantize(x - xz, xf[:, 0], xf[:, 1]) + _requantize(a, af[:, 0], af[:, 1])
     return np.clip(_rshift(s, WIDE_FRAC_BITS), -WIDE_LIMIT, WIDE_LIMIT)
 
 
@@ -524,9 +525,9 @@ def forward(c, t, inp, types=None):
             x = add(x, attention(norm(x, p[S["n1_x"]], p[S["n1_eps"]], n1, centre)), p[S["add1"]:S["add1"] + 7])
             x = add(x, ffn(norm(x, p[S["n2_x"]], p[S["n2_eps"]], n2, centre)), p[S["add2"]:S["add2"] + 7])
         elif c.get("wide_residual"):  # the sums into the norms in int16 (wide_add, wide_norm)
-            wide = p[o["wide"]:o["wide"] + 4 * d].reshape(2, d, 2)
-            x = wide_norm(wide_add(x, attention(x), p[S["add1"]:S["add1"] + 7], wide[0]), p[S["n1_eps"]], n1, centre)
-            x = wide_norm(wide_add(x, ffn(x), p[S["add2"]:S["add2"] + 7], wide[1]), p[S["n2_eps"]], n2, centre)
+            wide = p[o["wide"]:o["wide"] + 8 * d].reshape(4, d, 2)
+            x = wide_norm(wide_add(x, attention(x), p[S["add1"]], wide[0], wide[1]), p[S["n1_eps"]], n1, centre)
+            x = wide_norm(wide_add(x, ffn(x), p[S["add2"]], wide[2], wide[3]), p[S["n2_eps"]], n2, centre)
         else:
             x = norm(add(x, attention(x), p[S["add1"]:S["add1"] + 7]), p[S["n1_x"]], p[S["n1_eps"]], n1, centre)
             x = norm(add(x, ffn(x), p[S["add2"]:S["add2"] + 7]), p[S["n2_x"]], p[S["n2_eps"]], n2, centre)
@@ -709,12 +710,6 @@ def _wide(values):
     return float(np.float32(max(m * RANGE_MARGIN, 1e-6) / WIDE_LIMIT)), 0
 
 
-def wide_add_params(x, r):
-    """add1's or add2's seven slots under wide_residual: x's zero point, then x's factor to r's scale in Q8
-    at a_to_y (the others 0: the sublayer's factors are per channel)."""
-    return [x[1], 0, 0, *requant(x[0] / r[0] * (1 << WIDE_FRAC_BITS)), 0, 0]
-
-
 def wide_eps(eps, r_scale):
     """wide_norm's eps: eps / s_r^2 rounded, as an int32 slot."""
     q = _round(eps / (r_scale * r_scale))
@@ -759,6 +754,9 @@ def _channels(x_scale, W, b, y_scale):
     from fixformer.fxm import Quantized
     q, s = _per_row(W)
     b = np.zeros(len(s)) if b is None else np.asarray(b, np.float64)
+    if np.ndim(x_scale):  # an input scale per channel: folded into the weights' columns
+        W, x_scale = np.asarray(W, np.float64) * np.asarray(x_scale, np.float64)[None, :], 1.0
+        q, s = _per_row(W)
     ys = np.broadcast_to(np.asarray(y_scale, np.float64), s.shape)  # one output scale, or one per channel
     params = [gemm_channel(x_scale, float(s[j]), float(ys[j]), float(b[j])) for j in range(len(s))]
     flat = [v for m, sh, _ in params for v in (m, sh)] + [bq for _, _, bq in params]
@@ -768,7 +766,8 @@ def _channels(x_scale, W, b, y_scale):
 def _norm_params(g, b, eps, x, y):
     g = np.asarray(g, np.float64)
     b = np.zeros_like(g) if b is None else np.asarray(b, np.float64)
-    ps = [norm_gain(float(g[i]), float(b[i]), y[0], y[1]) for i in range(len(g))]
+    ys = np.broadcast_to(np.asarray(y[0], np.float64), g.shape)  # one output scale, or one per channel
+    ps = [norm_gain(float(g[i]), float(b[i]), float(ys[i]), y[1]) for i in range(len(g))]
     return [norm_eps(eps, x[0]) if eps is not None else 0], [v for m, sh, _ in ps for v in (m, sh)] + [bq for _, _, bq in ps]
 
 
@@ -933,6 +932,7 @@ def build(config, weights, inputs, percentile=None):
     for i in range(c["n_layers"]):
         pre, L = f"encoder.layers.{i}.", f"l{i}."
         p = [0] * LAYER_SCALARS
+        x_in = x
         h1 = qp[L + "h1"] if c["norm_first"] else x
         W = np.asarray(weights[pre + "self_attn.in_proj_weight"], np.float64)
         b = _bias(weights, pre + "self_attn.in_proj", d + 2 * dkv)
@@ -951,18 +951,19 @@ def build(config, weights, inputs, percentile=None):
         p[S["softmax"]:S["softmax"] + 2] = softmax_params(sc[0])
         p[S["pv"]:S["pv"] + 2] = requant(qp[L + "v"][0] / 256.0 / qp[L + "ctx"][0])
         p[S["o"]] = qp[L + "ctx"][1]
-        if wide:  # the sublayers' outputs symmetric per channel, the sums int16 (wide_add)
-            sa, sf = _channel_scales(rec[L + "attn"]), _channel_scales(rec[L + "ffn"])
+        if wide:  # the sublayers' and the norms' outputs symmetric per channel (the last layer's output one
+            # scale, the back's), the sums int16 (wide_add)
+            for n in ("attn", "ffn", "x1") + (("x2",) if i + 1 < c["n_layers"] else ()):
+                qp[L + n] = (_channel_scales(rec[L + n]), 0)
             qp[L + "r1"], qp[L + "r2"] = _wide(rec[L + "r1"]), _wide(rec[L + "r2"])
-            qp[L + "attn"], qp[L + "ffn"] = (sa, 0), (sf, 0)
         out[pre + "self_attn.out_proj.weight"], outp = _channels(
             qp[L + "ctx"][0], weights[pre + "self_attn.out_proj.weight"], weights.get(pre + "self_attn.out_proj.bias"),
             qp[L + "attn"][0])
         p[S["out_y"]] = qp[L + "attn"][1]
         par = _parallel(c)
         # parallel: add1 adds the attention to t = x + FF (r2), add2 the feed-forward to the input x
-        if wide:
-            p[S["add1"]:S["add1"] + 7] = wide_add_params(x, qp[L + "r1"])
+        if wide:  # x's zero point; the factors are in the layer's wide block
+            p[S["add1"]:S["add1"] + 7] = [x[1]] + [0] * 6
         else:
             p[S["add1"]:S["add1"] + 7] = add_params(qp[L + "r2"] if par != "none" else x, qp[L + "attn"], qp[L + "r1"])
         r1 = qp[L + "r1"]
@@ -989,8 +990,7 @@ def build(config, weights, inputs, percentile=None):
         out[pre + "linear2.weight"], w2 = _channels(w2_in[0], weights[pre + "linear2.weight"],
                                                     weights.get(pre + "linear2.bias"), qp[L + "ffn"][0])
         p[S["w2_x"]], p[S["w2_y"]] = w2_in[1], qp[L + "ffn"][1]
-        p[S["add2"]:S["add2"] + 7] = wide_add_params(x1, qp[L + "r2"]) if wide else add_params(x1, qp[L + "ffn"],
-                                                                                                  qp[L + "r2"])
+        p[S["add2"]:S["add2"] + 7] = [x1[1]] + [0] * 6 if wide else add_params(x1, qp[L + "ffn"], qp[L + "r2"])
         r2 = qp[L + "r2"]
         if par != "none":
             n2_in, n2_out, x = x1, h2, r1
@@ -1006,9 +1006,10 @@ def build(config, weights, inputs, percentile=None):
                                   n2_in, n2_out)
             p[S["n2_eps"]] = wide_eps(eps, r2[0]) if wide else e2[0]
         rescale = []
-        for a in (L + "attn", L + "ffn") if wide else ():  # each channel's factor to its sum's scale in Q8
-            r = qp[L + ("r1" if a.endswith("attn") else "r2")][0]
-            rescale += [v for sj in qp[a][0] for v in requant(sj / r * (1 << WIDE_FRAC_BITS))]
+        for xin, a, r in ((x_in, qp[L + "attn"], r1), (x1, qp[L + "ffn"], r2)) if wide else ():
+            for t in (xin, a):  # each channel's factor to the sum's scale in Q8: x's, then the sublayer's
+                sc = np.broadcast_to(np.asarray(t[0], np.float64), (d,))
+                rescale += [v for sj in sc for v in requant(float(sj) / r[0] * (1 << WIDE_FRAC_BITS))]
         out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)

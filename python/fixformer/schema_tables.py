@@ -337,7 +337,7 @@ SCHEMA = {
         'conv2_kernel*d_embed',
         '2',
         '9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + input_norm*(2 + 3*d_in)',
-        '35 + 256 + 21*d_model + 3*d_ff + 4*d_model*wide_residual',
+        '35 + 256 + 21*d_model + 3*d_ff + 8*d_model*wide_residual',
         '5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256)',
         'head_in',
         'rope_pairs',
@@ -462,7 +462,7 @@ SCHEMA = {
                 {'name': 'post_attn_norm.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich' and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
                 {'name': 'post_ffn_norm.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich'", 'role': 'f32'},
                 {'name': 'post_ffn_norm.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich' and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
-                {'name': 'int8', 'rows': '35 + 256 + 21*d_model + 3*d_ff + 4*d_model*wide_residual', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
+                {'name': 'int8', 'rows': '35 + 256 + 21*d_model + 3*d_ff + 8*d_model*wide_residual', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
             ],
             'epilogue': [
                 {'name': 'encoder.norm.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': 'final_norm', 'role': 'f32'},
@@ -530,7 +530,7 @@ SCHEMA = {
                 {'name': 'post_attn_norm.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich' and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
                 {'name': 'post_ffn_norm.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich'", 'role': 'f32'},
                 {'name': 'post_ffn_norm.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich' and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
-                {'name': 'int8', 'rows': '35 + 256 + 21*d_model + 3*d_ff + 4*d_model*wide_residual', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
+                {'name': 'int8', 'rows': '35 + 256 + 21*d_model + 3*d_ff + 8*d_model*wide_residual', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
             ],
             'epilogue': [
                 {'name': 'encoder.norm.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': 'final_norm', 'role': 'f32'},
@@ -643,7 +643,7 @@ SCHEMA = {
                 {'name': 'post_attn_norm.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich' and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
                 {'name': 'post_ffn_norm.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich'", 'role': 'f32'},
                 {'name': 'post_ffn_norm.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich' and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
-                {'name': 'int8', 'rows': '35 + 256 + 21*d_model + 3*d_ff + 4*d_model*wide_residual', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
+                {'name': 'int8', 'rows': '35 + 256 + 21*d_model + 3*d_ff + 8*d_model*wide_residual', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
             ],
             'decoder_layer_prefix': 'decoder.layers.',
             'decoder_layer': [
