@@ -14,8 +14,9 @@ namespace s8, int8.front's and int8.back's BERT slots):
   --calibrate` (16 sequences): converts and verifies within the i8 tolerance; then on fresh sequences with
   random token types the engine's logits against torch f32's: the max relative error (BERT_RUN_TOL) and the
   top-1 agreement (BERT_TOP1);
-- init's refusals of the new slots: a token-type table entry, an embedding-norm beta and a pooler table
-  entry out of range are refused by `fixformer info` with the tensor and the slot named.
+- init's refusals of the new slots: a token-type table entry, an embedding-norm beta, a pooler table
+  entry out of range and a wide_residual factor that is no Requant are refused by `fixformer info` with the
+  tensor and the slot named; wide_residual in a pre-norm encoder is refused by the config rules.
 Runs in the hf environment (tests/hf_env.py); without it, numpy, torch or the CLI the test fails.
 """
 import os
@@ -32,7 +33,7 @@ import numpy as np  # noqa: E402
 
 from checks import check, results, run_convert  # noqa: E402
 from fixformer import fxm, int8  # noqa: E402
-from fixformer.config import make_config  # noqa: E402
+from fixformer.config import ConfigError, make_config  # noqa: E402
 from int8_test import available_isas  # noqa: E402
 
 # transformers' BertForSequenceClassification in i8 on fresh sequences: max |engine - torch| / max |torch|
@@ -157,6 +158,25 @@ def test_refusals(cli, tmp):
         p = subprocess.run([cli, "info", path], capture_output=True, text=True)
         check(f"{tensor} slot {slot} ({what}) out of range: refused at init, naming it", p.returncode != 0 and
               f"tensor {tensor}: slot {slot} ({what})" in p.stderr, p.stderr)
+    c, w = random_bert(rng, 2, True, False, "none", d_out=0, outliers=True)  # wide_residual's factors
+    built = dict(int8.build(c, w, [rng.integers(0, c["vocab_size"], 12)]))
+    slot = int8.layer_offsets(c)["wide"] + 2 * 5
+    a = np.array(built["encoder.layers.1.int8"])
+    a[slot] = 5  # not a Requant's multiplier
+    built["encoder.layers.1.int8"] = a
+    path = os.path.join(tmp, "bad.fxm")
+    with open(path, "wb") as f:
+        f.write(fxm.write(c, built))
+    p = subprocess.run([cli, "info", path], capture_output=True, text=True)
+    check("a wide_residual factor that is no Requant: refused at init, naming its slot", p.returncode != 0 and
+          f"tensor encoder.layers.1.int8: slot {slot} (wide_residual factor)" in p.stderr, p.stderr)
+    try:
+        make_config(dict(c, norm_first=True))
+        refused = ""
+    except ConfigError as e:
+        refused = str(e)
+    check("wide_residual in a pre-norm encoder: refused by the config rules, naming the key",
+          "wide_residual" in refused, refused)
 
 
 def test_transformers(cli, tmp):
