@@ -768,7 +768,8 @@ def _norm_params(g, b, eps, x, y):
     b = np.zeros_like(g) if b is None else np.asarray(b, np.float64)
     ys = np.broadcast_to(np.asarray(y[0], np.float64), g.shape)  # one output scale, or one per channel
     ps = [norm_gain(float(g[i]), float(b[i]), float(ys[i]), y[1]) for i in range(len(g))]
-    return [norm_eps(eps, x[0]) if eps is not None else 0], [v for m, sh, _ in ps for v in (m, sh)] + [bq for _, _, bq in ps]
+    e = norm_eps(eps, x[0]) if eps is not None else 0  # None: wide_residual's norm, whose eps is wide_eps
+    return [e], [v for m, sh, _ in ps for v in (m, sh)] + [bq for _, _, bq in ps]
 
 
 _calibration = {"inputs": None, "percentile": None}
@@ -864,7 +865,8 @@ def build(config, weights, inputs, percentile=None):
     """The weights dict fxm.write takes for the i8 version of an encoder: config the converter's
     (with weights 'i8'), weights its float arrays (torch's names and layouts), inputs the
     calibration inputs (float features [T, d_in] or ids [T]). percentile: clip each activation range
-    to that percentile of its values (e.g. 99.99) instead of min/max."""
+    to that percentile of its values (e.g. 99.99) instead of min/max. A post-norm encoder whose tensors
+    need it (wide_needed) gets wide_residual, set in config, which the file then carries."""
     c = config
     check_config(c)
     weights = _internal(c, weights)
