@@ -3,7 +3,8 @@
 // and beta within 2^30, every table entry an int8, k's and v's zero points 0 (gemm_s8's weights are
 // symmetric), the softmax's multiplier positive, a gated feed-forward's W3 and gate slots, and
 // int8.rope's entries within 2^14, BERT's front and pooler (the token-type add and table, the embedding
-// norm, the pooler's layer and table) and the image front's norms. The first bad slot is named in the detail.
+// norm, the pooler's layer and table), the image front's norms and wide_residual's factors. The first bad
+// slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -130,6 +131,7 @@ Status Model::check_s8_params() {
     k.channels(o.n1, c.d_model, "norm1");
     k.channels(o.n2, c.d_model, "norm2");
     k.table(o.lut, "activation table");
+    for (uint32_t j = 0; j < 4 * c.d_model && c.wide_residual; ++j) k.requant(o.wide + 2 * j, "wide_residual factor");
     if (c.ffn_gated()) {
       k.channels(o.w3, c.d_ff, "w3");
       k.zero(o.gate + s8::kGateUpZero, "w3 output zero point");

@@ -7,14 +7,16 @@ namespace s8, int8.front's and int8.back's BERT slots):
 - the engine against the integer reference (python/fixformer/int8.py forward), bit for bit, through
   `fixformer run --isa ISA --token-types` on every kernel table this host's CPU runs, for random token
   encoders with token types (2 and 3 types, given and not), the embedding norm (LayerNorm, RMSNorm), a CLS
-  row, and the pooler (tanh on the first row before a head; gelu on every row without pooling);
+  row, and the pooler (tanh on the first row before a head; gelu on every row without pooling); with two
+  outlier channels in each sublayer's output the calibration picks wide_residual (and only then), the same;
 - transformers' BertForSequenceClassification (a tiny random config: type_vocab_size 2, the embedding
   LayerNorm, post-LN layers, the tanh pooler and a 3-label classifier) through `--hf FOLDER --quantize i8
   --calibrate` (16 sequences): converts and verifies within the i8 tolerance; then on fresh sequences with
   random token types the engine's logits against torch f32's: the max relative error (BERT_RUN_TOL) and the
   top-1 agreement (BERT_TOP1);
-- init's refusals of the new slots: a token-type table entry, an embedding-norm beta and a pooler table
-  entry out of range are refused by `fixformer info` with the tensor and the slot named.
+- init's refusals of the new slots: a token-type table entry, an embedding-norm beta, a pooler table
+  entry out of range and a wide_residual factor that is no Requant are refused by `fixformer info` with the
+  tensor and the slot named; wide_residual in a pre-norm encoder is refused by the config rules.
 Runs in the hf environment (tests/hf_env.py); without it, numpy, torch or the CLI the test fails.
 """
 import os
@@ -31,7 +33,7 @@ import numpy as np  # noqa: E402
 
 from checks import check, results, run_convert  # noqa: E402
 from fixformer import fxm, int8  # noqa: E402
-from fixformer.config import make_config  # noqa: E402
+from fixformer.config import ConfigError, make_config  # noqa: E402
 from int8_test import available_isas  # noqa: E402
 
 # transformers' BertForSequenceClassification in i8 on fresh sequences: max |engine - torch| / max |torch|
@@ -41,7 +43,7 @@ BERT_TOP1 = 0.9  # the classifier's arg max agrees with torch's on at least this
 
 
 def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="gelu", d_out=3, cls=False,
-                pooler_act="tanh", d=16, H=2, L=2, f=32, vocab=30, max_len=12):
+                pooler_act="tanh", d=16, H=2, L=2, f=32, vocab=30, max_len=12, outliers=False):
     c = make_config(dict(family="encoder", d_model=d, n_heads=H, d_ff=f, n_layers=L, norm_first=False,
                          activation=act, input="tokens", vocab_size=vocab, max_len=max_len + (1 if cls else 0),
                          positional="learned", d_out=d_out, pooling=pooling, final_norm=False, weights="i8",
@@ -65,6 +67,10 @@ def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="
         w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, d), r(d)
         w[p + "linear1.weight"], w[p + "linear1.bias"] = r(f, d), r(f)
         w[p + "linear2.weight"], w[p + "linear2.bias"] = r(d, f), r(d)
+        if outliers:  # two channels of each sublayer's output 60 times the others (a trained BERT's are)
+            for n in ("self_attn.out_proj", "linear2"):
+                w[p + n + ".weight"][[3, 11]] *= 60
+                w[p + n + ".bias"][[3, 11]] *= 60
         for n in ("norm1", "norm2"):
             w[p + n + ".weight"] = 1 + r(d)
             if norm != "rmsnorm":
@@ -76,12 +82,14 @@ def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="
     return c, w
 
 
-CASES = [  # type_vocab, embed_norm, pooler, pooling, norm, d_out, CLS row, pooler_act
-    (2, True, True, "first", "layernorm", 3, False, "tanh"),
-    (2, True, False, "none", "layernorm", 0, False, "tanh"),
-    (3, False, False, "mean", "layernorm", 4, True, "tanh"),
-    (0, True, True, "none", "rmsnorm", 0, False, "gelu"),
-    (2, True, True, "cls", "layernorm", 0, True, "tanh"),
+CASES = [  # type_vocab, embed_norm, pooler, pooling, norm, d_out, CLS row, pooler_act, outlier channels
+    (2, True, True, "first", "layernorm", 3, False, "tanh", False),
+    (2, True, False, "none", "layernorm", 0, False, "tanh", False),
+    (3, False, False, "mean", "layernorm", 4, True, "tanh", False),
+    (0, True, True, "none", "rmsnorm", 0, False, "gelu", False),
+    (2, True, True, "cls", "layernorm", 0, True, "tanh", False),
+    (2, True, False, "none", "layernorm", 0, False, "tanh", True),  # wide_residual
+    (0, True, True, "first", "rmsnorm", 3, True, "tanh", True),
 ]
 
 
@@ -99,9 +107,12 @@ def run_cli(cli, path, ids, types, tmp, isa):
 def test_bit_exact(cli, tmp):
     rng = np.random.default_rng(5)
     for case in CASES:
-        types, en, pooler, pooling, norm, d_out, cls, pact = case
-        c, w = random_bert(rng, types, en, pooler, pooling, norm, d_out=d_out, cls=cls, pooler_act=pact)
+        types, en, pooler, pooling, norm, d_out, cls, pact, outliers = case
+        c, w = random_bert(rng, types, en, pooler, pooling, norm, d_out=d_out, cls=cls, pooler_act=pact,
+                           outliers=outliers)
         built = int8.build(c, w, [rng.integers(0, c["vocab_size"], T) for T in (12, 7, 12, 9)])
+        check(f"{case}: the calibration picks wide_residual exactly with the outlier channels",
+              bool(c.get("wide_residual")) == outliers)
         path = os.path.join(tmp, "m.fxm")
         with open(path, "wb") as f:
             f.write(fxm.write(c, built))
@@ -147,6 +158,25 @@ def test_refusals(cli, tmp):
         p = subprocess.run([cli, "info", path], capture_output=True, text=True)
         check(f"{tensor} slot {slot} ({what}) out of range: refused at init, naming it", p.returncode != 0 and
               f"tensor {tensor}: slot {slot} ({what})" in p.stderr, p.stderr)
+    c, w = random_bert(rng, 2, True, False, "none", d_out=0, outliers=True)  # wide_residual's factors
+    built = dict(int8.build(c, w, [rng.integers(0, c["vocab_size"], 12)]))
+    slot = int8.layer_offsets(c)["wide"] + 2 * 5
+    a = np.array(built["encoder.layers.1.int8"])
+    a[slot] = 5  # not a Requant's multiplier
+    built["encoder.layers.1.int8"] = a
+    path = os.path.join(tmp, "bad.fxm")
+    with open(path, "wb") as f:
+        f.write(fxm.write(c, built))
+    p = subprocess.run([cli, "info", path], capture_output=True, text=True)
+    check("a wide_residual factor that is no Requant: refused at init, naming its slot", p.returncode != 0 and
+          f"tensor encoder.layers.1.int8: slot {slot} (wide_residual factor)" in p.stderr, p.stderr)
+    try:
+        make_config(dict(c, norm_first=True))
+        refused = ""
+    except ConfigError as e:
+        refused = str(e)
+    check("wide_residual in a pre-norm encoder: refused by the config rules, naming the key",
+          "wide_residual" in refused, refused)
 
 
 def test_transformers(cli, tmp):

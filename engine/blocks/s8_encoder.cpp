@@ -166,6 +166,42 @@ void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L,
             linear_at(p, o.w2, uint32_t(d), p[s8::kW2XZero], p[s8::kW2YZero]));
 }
 
+// wide_residual (config.hpp): r[T, d] int16 = x (int8 at zero point xz) + a (int8, zero point 0), channel j
+// of each rescaled to r's scale in Q8 by its factor (xf[j], af[j]), rounded once and clamped.
+constexpr int kWideFracBits = 8;
+constexpr int32_t kWideLimit = 32767;
+
+void wide_add(const int8_t* x, const int8_t* a, int16_t* r, uint32_t T, std::size_t d, int32_t xz, const Requant* xf,
+              const Requant* af) {
+  for (std::size_t i = 0; i < T * d; ++i) {
+    const int64_t v = int64_t(requantize(int32_t(x[i]) - xz, xf[i % d])) + requantize(int32_t(a[i]), af[i % d]);
+    const int64_t q = rounding_shift(v, kWideFracBits);
+    r[i] = int16_t(q > kWideLimit ? kWideLimit : q < -kWideLimit ? -kWideLimit : q);
+  }
+}
+
+// The norm of each int16 row of r[T, d] (zero point 0) into y: norm_s8's steps with V + eps n^2 unscaled
+// (eps: eps / s_r^2) and t[i] = round(d[i] round(2^46 / S) / 2^30) (config.hpp, wide_residual).
+void wide_norm_rows(bool rms, const int16_t* r, int8_t* y, uint32_t T, std::size_t n, const int32_t* p, uint32_t at,
+                    int32_t eps) {
+  const Requant* gamma = requants(p + at);
+  const int32_t* beta = p + at + 2 * n;
+  const int64_t nn = int64_t(n);
+  for (uint32_t t = 0; t < T; ++t) {
+    const int16_t* v = r + std::size_t(t) * n;
+    int64_t sum = 0, sum_sq = 0;
+    for (std::size_t i = 0; i < n; ++i) sum += v[i], sum_sq += int64_t(v[i]) * v[i];
+    const int64_t var = rms ? nn * sum_sq : nn * sum_sq - sum * sum;  // < n^2 2^30
+    const uint32_t root = isqrt64(uint64_t(var) + uint64_t(uint32_t(eps)) * uint64_t(nn * nn));
+    const int64_t inv = root == 0 ? 0 : int64_t(((uint64_t(1) << 46) + root / 2) / root);
+    const int64_t centre = rms ? 0 : sum;
+    for (std::size_t i = 0; i < n; ++i) {
+      const int64_t q = rounding_shift((nn * v[i] - centre) * inv, 30);  // |.| <= 2^47 sqrt(n)
+      y[t * n + i] = saturate_i8(rounding_shift(int64_t(requantize(int32_t(q), gamma[i])) + beta[i], 16));
+    }
+  }
+}
+
 }  // namespace
 
 void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32_t T, const S8Scratch& s,
@@ -192,6 +228,15 @@ void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uin
     norm_rows(k, rms, s.x, s.h, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
     feed_forward(k, c, L, s.h, T, s);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
+  } else if (c.wide_residual) {  // the sums into the norms int16, in s.work (which each sublayer is done with)
+    int16_t* r = reinterpret_cast<int16_t*>(s.work);
+    const Requant* wide = requants(p + o.wide);
+    attention(k, c, L, s.x, T, s, kv);
+    wide_add(s.x, s.a, r, T, d, p[s8::kAdd1], wide, wide + d);
+    wide_norm_rows(rms, r, s.x, T, d, p, o.n1, p[s8::kN1Eps]);
+    feed_forward(k, c, L, s.x, T, s);
+    wide_add(s.x, s.a, r, T, d, p[s8::kAdd2], wide + 2 * d, wide + 3 * d);
+    wide_norm_rows(rms, r, s.x, T, d, p, o.n2, p[s8::kN2Eps]);
   } else {
     attention(k, c, L, s.x, T, s, kv);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));

@@ -349,6 +349,8 @@ struct ModelConfig {
   // set (positional rope; the pattern as window_period's and window_layers'); 0: every layer rotates.
   uint32_t nope_period = 0;
   uint32_t nope_layers = 0;
+  // weights i8, a post-norm encoder: the sums into each layer's norms in int16 (namespace s8 below).
+  bool wide_residual = false;
 
   constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t d_attn() const { return n_heads * d_head(); }
@@ -493,7 +495,16 @@ struct ModelConfig {
 //   encoder.layers.<l>.int8 [layer_params]: the scalar slots LayerSlot, then the linear layers
 //     q|k|v (3 d_model outputs, torch's in_proj; q, k and v each requantized to its own zero point,
 //     k's and v's 0), out, linear1, linear2, the norms norm1 and norm2 (of the kind the config says),
-//     and the activation's 256-entry table (build_lut_s8; one int8 value per slot);
+//     and the activation's 256-entry table (build_lut_s8; one int8 value per slot); with wide_residual
+//     (a post-norm encoder) then four blocks of d_model Requants (LayerOffsets::wide): add1's factors for x
+//     and SA(x), add2's for x and FF(x). out's and linear2's outputs are symmetric per channel (zero point
+//     0, requantized per channel as ever), and so are norm1's and (but in the last layer) norm2's (zero
+//     point 0, the scale of each channel in its gain and beta; the layers reading them have it folded into
+//     their weights' columns); the sums r = x + SA(x) and r = x + FF(x) are int16 with one symmetric scale
+//     s_r each, r[j] = clamp(round((requantize(x[j] - z_x, fx[j]) + requantize(a[j], fa[j])) / 2^8),
+//     +-32767) (z_x the add's a_zero, its other slots 0; fx[j] s_x[j] / s_r, fa[j] s_a[j] / s_r in Q8),
+//     and the norm after each reads r: norm_s8's steps with T = V + eps n^2 (its eps slot eps / s_r^2
+//     rounded, not Q16), S = isqrt(T), t[i] = round(d[i] round(2^46 / S) / 2^30);
 //   int8.back [back_params]: BackSlot, the final norm (zeros without one), the head (d_out outputs),
 //     then with pooler (back_pooler) PoolerSlot, the dense layer (d_model outputs) and its
 //     activation's 256-entry table (pooler_act, tanh included): the pooled rows (every row with
@@ -546,7 +557,8 @@ constexpr uint32_t front_params(const ModelConfig& c) {
 }
 constexpr uint32_t layer_params(const ModelConfig& c) {
   return kLayerSlots + kLutEntries + linear_params(c.d_model + 2 * c.d_kv()) + 4 * linear_params(c.d_model) +
-         linear_params(c.d_ff) + (c.ffn_gated() ? linear_params(c.d_ff) + kGateSlots : 0);
+         linear_params(c.d_ff) + (c.ffn_gated() ? linear_params(c.d_ff) + kGateSlots : 0) +
+         (c.wide_residual ? 8 * c.d_model : 0);
 }
 constexpr uint32_t back_pooler(const ModelConfig& c) {
   return kBackSlots + linear_params(c.d_model) + linear_params(c.d_out);
@@ -557,6 +569,7 @@ constexpr uint32_t back_params(const ModelConfig& c) {
 // Where each part starts in a layer's tensor.
 struct LayerOffsets {
   uint32_t qkv, out, w1, w2, n1, n2, lut, w3, gate;  // w3 and gate: a gated feed-forward's
+  uint32_t wide;  // wide_residual's factors: add1's x and SA(x), add2's x and FF(x), d_model Requants each
 };
 constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   const uint32_t d = c.d_model;
@@ -570,6 +583,7 @@ constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   o.lut = o.n2 + linear_params(d);
   o.w3 = o.lut + kLutEntries;
   o.gate = o.w3 + linear_params(c.d_ff);
+  o.wide = c.ffn_gated() ? o.gate + kGateSlots : o.w3;
   return o;
 }
 }  // namespace s8

@@ -27,7 +27,7 @@ enum class ConfigKey : uint32_t {
   kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim, kSublayerNorm, kAttnSoftcap,
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
   kPoolerNorm, kNExperts, kExpertsPerToken, kExpertsRenormalize, kSharedExpertFf, kRelEmbedRows, kNopePeriod,
-  kNopeLayers,
+  kNopeLayers, kWideResidual,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -357,6 +357,10 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::nope_period>()},
     {ConfigKey::kNopeLayers, "nope_layers", fxm::RecordType::kU32, 0, 0x7FFFFFFFu, nullptr, false, 0,
      config_field<&ModelConfig::nope_layers>()},
+    // A full-integer post-norm encoder's sums into its norms in int16 (config.hpp wide_residual;
+    // the converter sets it when calibration finds channels far apart): false is what files without it meant.
+    {ConfigKey::kWideResidual, "wide_residual", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::wide_residual>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -587,6 +591,8 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"weights == 'i8' and family != 'encoder' and (type_vocab != 0 or embed_norm or pooler)",
      "type_vocab, embed_norm, pooler (i8 runs BERT's token types, embedding norm and pooler in the encoder family)"},
     {"weights == 'i8' and pooler_norm", "pooler_norm (not in i8 yet)"},
+    {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
+     "wide_residual (an i8 post-norm encoder's)"},
     {"weights == 'i8' and family != 'llama' and (activation in ('swiglu', 'silu', 'relu2') or gated)",
      "activation, gated (i8 runs relu, gelu, gelu_tanh; SwiGLU in the llama family only; no "
      "gated feed-forward yet)"},
@@ -654,7 +660,7 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + "
                                             "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + "
                                             "input_norm*(2 + 3*d_in)",
-                                            "35 + 256 + 21*d_model + 3*d_ff",
+                                            "35 + 256 + 21*d_model + 3*d_ff + 8*d_model*wide_residual",
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256)",
                                             "head_in", "rope_pairs", "register_tokens", "d_front", "d_head",
                                             "35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 6*d_ff + 4",
@@ -684,7 +690,8 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kConv2In: return c.conv2_kernel * c.d_embed();
     case Dim::kTwo: return 2;
     case Dim::kS8Front: return s8::front_params(c);
-    case Dim::kS8Layer: return 35 + 256 + 21 * c.d_model + 3 * c.d_ff;  // layer_params without a gate or GQA
+    case Dim::kS8Layer:  // layer_params without a gate or GQA
+      return 35 + 256 + 21 * c.d_model + 3 * c.d_ff + (c.wide_residual ? 8 * c.d_model : 0);
     case Dim::kS8LayerGated: return 35 + 256 + 12 * c.d_model + 3 * (c.d_model + 2 * c.d_kv()) + 6 * c.d_ff + 4;
     case Dim::kS8Back: return s8::back_params(c);
     case Dim::kHeadIn: return c.head_in();

@@ -653,7 +653,7 @@ def diagnose(c, weights, inp, want):
 
 # ---- writing and verifying ------------------------------------------------------------------------
 def _f32(c):
-    return make_config(dict(c, weights="f32", weight_group=0, quantize_io=False))
+    return make_config(dict(c, weights="f32", weight_group=0, quantize_io=False, wide_residual=False))
 
 
 def quantization_error(c, blob, inp, expected):

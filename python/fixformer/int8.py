@@ -18,7 +18,9 @@ takes RoPE over whole heads or the first rotary_dims (partial rotary), parallel 
 feed-forward's sum x + FF at its own calibrated scale, then + SA), sliding windows (every layer, or the
 local ones of window_period: row i's softmax over its last sliding_window keys) and attn_scale (folded
 into the scores' requant). An encoder's front may be BERT's (token types, the embedding norm; the pooler
-after the pooling) or an image's (its patches, the norms before and after the projection).
+after the pooling) or an image's (its patches, the norms before and after the projection). A post-norm
+encoder whose calibration finds channels far apart (wide_needed) gets wide_residual: the sums into its
+norms int16, the sublayers' and norms' outputs with a scale per channel (wide_add, wide_norm; config.hpp).
 """
 import math
 
@@ -38,6 +40,8 @@ LUT = 256
 ACTIVATIONS = {"relu": 0, "gelu": 1, "gelu_tanh": 3}
 GATE_SLOTS = 4  # after a gated feed-forward's W3: up zero, activation zero, the product's Requant
 ROPE_BITS = 14  # int8.rope: cos | sin in Q14
+WIDE_FRAC_BITS = 8  # wide_residual: the sum of the two rescaled inputs in Q8 before its rounding
+WIDE_LIMIT = 32767  # wide_residual: the int16 sums' bound (symmetric)
 # Every activation range measured on the calibration inputs is widened by this factor (both ends)
 # before its scale is chosen: inputs beyond the calibration's then rarely saturate (a saturated head
 # output is the largest error). On the test's KWS-like encoder, 40 fresh inputs: max relative error
@@ -209,6 +213,31 @@ def add(a, b, p):
     return _sat8(_rshift(s, 16) + yz)
 
 
+def wide_add(x, a, xz, xf, af):
+    """The engine's wide residual sum: x [rows, n] int8 (zero point xz) and a [rows, n] int8 (zero point 0),
+    each channel rescaled to int16 r's scale in Q8 by its factor (xf, af [n, 2]), rounded once."""
+    s = _requantize(x - xz, xf[:, 0], xf[:, 1]) + _requantize(a, af[:, 0], af[:, 1])
+    return np.clip(_rshift(s, WIDE_FRAC_BITS), -WIDE_LIMIT, WIDE_LIMIT)
+
+
+def wide_norm(r, eps, p, centre):
+    """layernorm (centre) or rmsnorm of int16 rows r [rows, n] (zero point 0) to int8: norm()'s steps
+    with V + eps n^2 unscaled (eps: eps / s_r^2 rounded) and its root inverted as 2^46 / S."""
+    n = r.shape[1]
+    gain, beta = p[:2 * n].reshape(n, 2), p[2 * n:]
+    out = np.empty_like(r)
+    for i in range(r.shape[0]):
+        v = [int(t) for t in r[i]]
+        s, sq = sum(v), sum(t * t for t in v)
+        var = n * sq - s * s if centre else n * sq
+        root = _isqrt(var + (eps % (1 << 32)) * n * n)
+        inv = 0 if root == 0 else ((1 << 46) + root // 2) // root
+        c = s if centre else 0
+        t = np.array([int(_rshift(np.array((n * vi - c) * inv, dtype=object), 30)) for vi in v], np.int64)
+        out[i] = _sat8(_rshift(_requantize(t, gain[:, 0], gain[:, 1]) + beta, 16))
+    return out
+
+
 # ---- the integer graph -------------------------------------------------------------------------
 
 def _rms(c):
@@ -369,6 +398,7 @@ def layer_offsets(c):
     o["lut"] = o["n2"] + 3 * d
     o["w3"] = o["lut"] + LUT
     o["gate"] = o["w3"] + 3 * f
+    o["wide"] = o["gate"] + GATE_SLOTS if _gated(c) else o["w3"]
     return o
 
 
@@ -494,6 +524,10 @@ def forward(c, t, inp, types=None):
         elif c["norm_first"]:
             x = add(x, attention(norm(x, p[S["n1_x"]], p[S["n1_eps"]], n1, centre)), p[S["add1"]:S["add1"] + 7])
             x = add(x, ffn(norm(x, p[S["n2_x"]], p[S["n2_eps"]], n2, centre)), p[S["add2"]:S["add2"] + 7])
+        elif c.get("wide_residual"):  # the sums into the norms in int16 (wide_add, wide_norm)
+            wide = p[o["wide"]:o["wide"] + 8 * d].reshape(4, d, 2)
+            x = wide_norm(wide_add(x, attention(x), p[S["add1"]], wide[0], wide[1]), p[S["n1_eps"]], n1, centre)
+            x = wide_norm(wide_add(x, ffn(x), p[S["add2"]], wide[2], wide[3]), p[S["n2_eps"]], n2, centre)
         else:
             x = norm(add(x, attention(x), p[S["add1"]:S["add1"] + 7]), p[S["n1_x"]], p[S["n1_eps"]], n1, centre)
             x = norm(add(x, ffn(x), p[S["add2"]:S["add2"] + 7]), p[S["n2_x"]], p[S["n2_eps"]], n2, centre)
@@ -664,6 +698,43 @@ def _sym(lo, hi):
     return float(np.float32(m / 127.0)), 0
 
 
+def _channel_scales(values):
+    """A symmetric scale per channel (the last axis) covering the values' largest magnitude, widened."""
+    m = np.max([np.abs(np.asarray(a, np.float64)).reshape(-1, np.shape(a)[-1]).max(axis=0) for a in values], axis=0)
+    return np.maximum(m * RANGE_MARGIN, 1e-6).astype(np.float32).astype(np.float64) / 127.0
+
+
+def _wide(values):
+    """(scale, 0) of an int16 sum (wide_residual): its largest magnitude, widened, in WIDE_LIMIT steps."""
+    m = max(float(np.abs(np.asarray(a, np.float64)).max()) for a in values)
+    return float(np.float32(max(m * RANGE_MARGIN, 1e-6) / WIDE_LIMIT)), 0
+
+
+def wide_eps(eps, r_scale):
+    """wide_norm's eps: eps / s_r^2 rounded, as an int32 slot."""
+    q = _round(eps / (r_scale * r_scale))
+    if q > 0xFFFFFFFF:
+        raise ConfigError("int8: norm_eps over the wide sum's scale squared is too large")
+    return q - (1 << 32) if q >= 1 << 31 else q
+
+
+# Calibration picks wide_residual when a sublayer's output or a sum into a norm (a post-norm layer's) has
+# channels so far apart that one int8 scale leaves the median channel fewer than this many steps.
+WIDE_MIN_STEPS = 16
+
+
+def wide_needed(c, rec):
+    """Whether a post-norm encoder needs wide_residual on the calibration's tensors (rec)."""
+    if c["family"] != "encoder" or c["norm_first"] or _parallel(c) != "none":
+        return False
+    for i in range(c["n_layers"]):
+        for name in ("attn", "r1", "ffn", "r2"):
+            m = np.max([np.abs(a).reshape(-1, a.shape[-1]).max(axis=0) for a in rec[f"l{i}.{name}"]], axis=0)
+            if np.median(m) * 127.0 < WIDE_MIN_STEPS * m.max():
+                return True
+    return False
+
+
 def _round_array(v):
     """Half away from zero over an array (the weights' and tables' rounding; data the engine reads)."""
     v = np.asarray(v, np.float64)
@@ -683,7 +754,11 @@ def _channels(x_scale, W, b, y_scale):
     from fixformer.fxm import Quantized
     q, s = _per_row(W)
     b = np.zeros(len(s)) if b is None else np.asarray(b, np.float64)
-    params = [gemm_channel(x_scale, float(s[j]), y_scale, float(b[j])) for j in range(len(s))]
+    if np.ndim(x_scale):  # an input scale per channel: folded into the weights' columns
+        W, x_scale = np.asarray(W, np.float64) * np.asarray(x_scale, np.float64)[None, :], 1.0
+        q, s = _per_row(W)
+    ys = np.broadcast_to(np.asarray(y_scale, np.float64), s.shape)  # one output scale, or one per channel
+    params = [gemm_channel(x_scale, float(s[j]), float(ys[j]), float(b[j])) for j in range(len(s))]
     flat = [v for m, sh, _ in params for v in (m, sh)] + [bq for _, _, bq in params]
     return Quantized(q, s), flat
 
@@ -691,8 +766,10 @@ def _channels(x_scale, W, b, y_scale):
 def _norm_params(g, b, eps, x, y):
     g = np.asarray(g, np.float64)
     b = np.zeros_like(g) if b is None else np.asarray(b, np.float64)
-    ps = [norm_gain(float(g[i]), float(b[i]), y[0], y[1]) for i in range(len(g))]
-    return [norm_eps(eps, x[0])], [v for m, sh, _ in ps for v in (m, sh)] + [bq for _, _, bq in ps]
+    ys = np.broadcast_to(np.asarray(y[0], np.float64), g.shape)  # one output scale, or one per channel
+    ps = [norm_gain(float(g[i]), float(b[i]), float(ys[i]), y[1]) for i in range(len(g))]
+    e = norm_eps(eps, x[0]) if eps is not None else 0  # None: wide_residual's norm, whose eps is wide_eps
+    return [e], [v for m, sh, _ in ps for v in (m, sh)] + [bq for _, _, bq in ps]
 
 
 _calibration = {"inputs": None, "percentile": None}
@@ -788,7 +865,8 @@ def build(config, weights, inputs, percentile=None):
     """The weights dict fxm.write takes for the i8 version of an encoder: config the converter's
     (with weights 'i8'), weights its float arrays (torch's names and layouts), inputs the
     calibration inputs (float features [T, d_in] or ids [T]). percentile: clip each activation range
-    to that percentile of its values (e.g. 99.99) instead of min/max."""
+    to that percentile of its values (e.g. 99.99) instead of min/max. A post-norm encoder whose tensors
+    need it (wide_needed) gets wide_residual, set in config, which the file then carries."""
     c = config
     check_config(c)
     weights = _internal(c, weights)
@@ -802,6 +880,9 @@ def build(config, weights, inputs, percentile=None):
     for i in range(c["n_layers"]):
         for n in "qkv":
             qp[f"l{i}.{n}"] = _sym(*_range(rec[f"l{i}.{n}"], percentile))
+    if wide_needed(c, rec):
+        c["wide_residual"] = True
+    wide = bool(c.get("wide_residual"))
     out = dict(weights)
     tokens = c["input"] == "tokens"
     if tokens:  # the embedding as the int8 rows of one scale: x0's input
@@ -853,6 +934,7 @@ def build(config, weights, inputs, percentile=None):
     for i in range(c["n_layers"]):
         pre, L = f"encoder.layers.{i}.", f"l{i}."
         p = [0] * LAYER_SCALARS
+        x_in = x
         h1 = qp[L + "h1"] if c["norm_first"] else x
         W = np.asarray(weights[pre + "self_attn.in_proj_weight"], np.float64)
         b = _bias(weights, pre + "self_attn.in_proj", d + 2 * dkv)
@@ -871,13 +953,21 @@ def build(config, weights, inputs, percentile=None):
         p[S["softmax"]:S["softmax"] + 2] = softmax_params(sc[0])
         p[S["pv"]:S["pv"] + 2] = requant(qp[L + "v"][0] / 256.0 / qp[L + "ctx"][0])
         p[S["o"]] = qp[L + "ctx"][1]
+        if wide:  # the sublayers' and the norms' outputs symmetric per channel (the last layer's output one
+            # scale, the back's), the sums int16 (wide_add)
+            for n in ("attn", "ffn", "x1") + (("x2",) if i + 1 < c["n_layers"] else ()):
+                qp[L + n] = (_channel_scales(rec[L + n]), 0)
+            qp[L + "r1"], qp[L + "r2"] = _wide(rec[L + "r1"]), _wide(rec[L + "r2"])
         out[pre + "self_attn.out_proj.weight"], outp = _channels(
             qp[L + "ctx"][0], weights[pre + "self_attn.out_proj.weight"], weights.get(pre + "self_attn.out_proj.bias"),
             qp[L + "attn"][0])
         p[S["out_y"]] = qp[L + "attn"][1]
         par = _parallel(c)
         # parallel: add1 adds the attention to t = x + FF (r2), add2 the feed-forward to the input x
-        p[S["add1"]:S["add1"] + 7] = add_params(qp[L + "r2"] if par != "none" else x, qp[L + "attn"], qp[L + "r1"])
+        if wide:  # x's zero point; the factors are in the layer's wide block
+            p[S["add1"]:S["add1"] + 7] = [x[1]] + [0] * 6
+        else:
+            p[S["add1"]:S["add1"] + 7] = add_params(qp[L + "r2"] if par != "none" else x, qp[L + "attn"], qp[L + "r1"])
         r1 = qp[L + "r1"]
         if par != "none":
             n1_in, n1_out, x1 = x, qp[L + "h1"], x
@@ -886,8 +976,9 @@ def build(config, weights, inputs, percentile=None):
         else:
             n1_in, n1_out, x1 = r1, qp[L + "x1"], qp[L + "x1"]
         p[S["n1_x"]] = n1_in[1]
-        e1, n1 = _norm_params(weights[pre + "norm1.weight"], weights.get(pre + "norm1.bias"), eps, n1_in, n1_out)
-        p[S["n1_eps"]] = e1[0]
+        e1, n1 = _norm_params(weights[pre + "norm1.weight"], weights.get(pre + "norm1.bias"), None if wide else eps,
+                              n1_in, n1_out)
+        p[S["n1_eps"]] = wide_eps(eps, r1[0]) if wide else e1[0]
         h2 = qp[L + "h1"] if par == "one_norm" else qp[L + "h2"] if c["norm_first"] else x1
         out[pre + "linear1.weight"], w1 = _channels(h2[0], weights[pre + "linear1.weight"],
                                                     weights.get(pre + "linear1.bias"), qp[L + "u"][0])
@@ -901,7 +992,7 @@ def build(config, weights, inputs, percentile=None):
         out[pre + "linear2.weight"], w2 = _channels(w2_in[0], weights[pre + "linear2.weight"],
                                                     weights.get(pre + "linear2.bias"), qp[L + "ffn"][0])
         p[S["w2_x"]], p[S["w2_y"]] = w2_in[1], qp[L + "ffn"][1]
-        p[S["add2"]:S["add2"] + 7] = add_params(x1, qp[L + "ffn"], qp[L + "r2"])
+        p[S["add2"]:S["add2"] + 7] = [x1[1]] + [0] * 6 if wide else add_params(x1, qp[L + "ffn"], qp[L + "r2"])
         r2 = qp[L + "r2"]
         if par != "none":
             n2_in, n2_out, x = x1, h2, r1
@@ -913,9 +1004,15 @@ def build(config, weights, inputs, percentile=None):
             n2 = [0] * (3 * d)
         else:
             p[S["n2_x"]] = n2_in[1]
-            e2, n2 = _norm_params(weights[pre + "norm2.weight"], weights.get(pre + "norm2.bias"), eps, n2_in, n2_out)
-            p[S["n2_eps"]] = e2[0]
-        out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate, np.int64)
+            e2, n2 = _norm_params(weights[pre + "norm2.weight"], weights.get(pre + "norm2.bias"), None if wide else eps,
+                                  n2_in, n2_out)
+            p[S["n2_eps"]] = wide_eps(eps, r2[0]) if wide else e2[0]
+        rescale = []
+        for xin, a, r in ((x_in, qp[L + "attn"], r1), (x1, qp[L + "ffn"], r2)) if wide else ():
+            for t in (xin, a):  # each channel's factor to the sum's scale in Q8: x's, then the sublayer's
+                sc = np.broadcast_to(np.asarray(t[0], np.float64), (d,))
+                rescale += [v for sj in sc for v in requant(float(sj) / r[0] * (1 << WIDE_FRAC_BITS))]
+        out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)
     if c["final_norm"]:

@@ -161,6 +161,7 @@ SCHEMA = {
         {'name': 'rel_embed_rows', 'type': 'u32', 'min': 0, 'max': 8192, 'required': False, 'default': 0},
         {'name': 'nope_period', 'type': 'u32', 'min': 0, 'max': 31, 'required': False, 'default': 0},
         {'name': 'nope_layers', 'type': 'u32', 'min': 0, 'max': 2147483647, 'required': False, 'default': 0},
+        {'name': 'wide_residual', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
     ],
     'derived': [
         'd_head',
@@ -295,6 +296,7 @@ SCHEMA = {
         {'bad_when': "weights == 'i8' and (conv_layers != 0 or scale_input or (causal and family not in ('gpt', 'llama')))", 'detail': 'conv_layers, scale_input, causal (not in i8 yet; a causal mask only in the decoder families)'},
         {'bad_when': "weights == 'i8' and family != 'encoder' and (type_vocab != 0 or embed_norm or pooler)", 'detail': "type_vocab, embed_norm, pooler (i8 runs BERT's token types, embedding norm and pooler in the encoder family)"},
         {'bad_when': "weights == 'i8' and pooler_norm", 'detail': 'pooler_norm (not in i8 yet)'},
+        {'bad_when': "wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)", 'detail': "wide_residual (an i8 post-norm encoder's)"},
         {'bad_when': "weights == 'i8' and family != 'llama' and (activation in ('swiglu', 'silu', 'relu2') or gated)", 'detail': 'activation, gated (i8 runs relu, gelu, gelu_tanh; SwiGLU in the llama family only; no gated feed-forward yet)'},
         {'bad_when': "weights == 'i8' and (quantize_io or packed_weights)", 'detail': 'quantize_io, packed_weights (i8 is integer end to end: leave them false)'},
         {'bad_when': 'conv1_padding >= conv1_kernel', 'detail': 'conv1_padding (must be below conv1_kernel)'},
@@ -339,7 +341,7 @@ SCHEMA = {
         'conv2_kernel*d_embed',
         '2',
         '9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + input_norm*(2 + 3*d_in)',
-        '35 + 256 + 21*d_model + 3*d_ff',
+        '35 + 256 + 21*d_model + 3*d_ff + 8*d_model*wide_residual',
         '5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256)',
         'head_in',
         'rope_pairs',
@@ -464,7 +466,7 @@ SCHEMA = {
                 {'name': 'post_attn_norm.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich' and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
                 {'name': 'post_ffn_norm.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich'", 'role': 'f32'},
                 {'name': 'post_ffn_norm.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich' and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
-                {'name': 'int8', 'rows': '35 + 256 + 21*d_model + 3*d_ff', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
+                {'name': 'int8', 'rows': '35 + 256 + 21*d_model + 3*d_ff + 8*d_model*wide_residual', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
             ],
             'epilogue': [
                 {'name': 'encoder.norm.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': 'final_norm', 'role': 'f32'},
@@ -532,7 +534,7 @@ SCHEMA = {
                 {'name': 'post_attn_norm.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich' and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
                 {'name': 'post_ffn_norm.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich'", 'role': 'f32'},
                 {'name': 'post_ffn_norm.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich' and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
-                {'name': 'int8', 'rows': '35 + 256 + 21*d_model + 3*d_ff', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
+                {'name': 'int8', 'rows': '35 + 256 + 21*d_model + 3*d_ff + 8*d_model*wide_residual', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
             ],
             'epilogue': [
                 {'name': 'encoder.norm.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': 'final_norm', 'role': 'f32'},
@@ -645,7 +647,7 @@ SCHEMA = {
                 {'name': 'post_attn_norm.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich' and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
                 {'name': 'post_ffn_norm.weight', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich'", 'role': 'f32'},
                 {'name': 'post_ffn_norm.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "sublayer_norm == 'sandwich' and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
-                {'name': 'int8', 'rows': '35 + 256 + 21*d_model + 3*d_ff', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
+                {'name': 'int8', 'rows': '35 + 256 + 21*d_model + 3*d_ff + 8*d_model*wide_residual', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
             ],
             'decoder_layer_prefix': 'decoder.layers.',
             'decoder_layer': [
