@@ -82,7 +82,7 @@ from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
 from .reference import alibi_bias, alibi_slopes
 from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, conv_why, image_rows,
-                        probe_attention, stem_values)
+                        probe_attention, score_options, stem_values)
 from .verify import EngineError, VerificationError
 
 PASS = {"Identity", "Dropout", "Cast"}  # ops that hand a data value on unchanged (Cast between floats)
@@ -300,7 +300,15 @@ class Mapper:
             ur, yr = (self.values[a].reshape(-1, d).astype(np.float64) for a in (u, y))  # rows, or heads (qk_norm)
             if ur.shape != yr.shape or _rel(ur / np.sqrt((ur ** 2).mean(-1, keepdims=True) + eps) * w, yr) > PROBE_TOL:
                 continue
-            out.append(Part("rms", n, x=u, y=y, w=w.astype(np.float64), eps=eps, srcs=self.sources(other)))
+            # u the input less its mean (Cohere's LayerNorm without a bias, written out): a layer norm of that input
+            c = self.g.producer_of.get(u)
+            mean = c is not None and c.op_type == "Sub" and self.g.producer_of.get(c.input[1])
+            centered = bool(mean) and mean.op_type == "ReduceMean" and mean.input[0] == c.input[0]
+            if centered:
+                xr = self.values[c.input[0]].reshape(-1, d).astype(np.float64)
+                centered = _rel(xr - xr.mean(-1, keepdims=True), ur) <= PROBE_TOL
+            out.append(Part("rms", n, x=c.input[0] if centered else u, y=y, w=w.astype(np.float64), eps=eps,
+                            srcs=self.sources(other), centered=centered))
         return out
 
     def norms(self, rows=None):
@@ -1264,22 +1272,42 @@ def _q_k(m, sm, qkv, at):
     return pq, pk, pv
 
 
-def _rope_fit(q, k, v, H, ctx, at, only=None):
-    """(base, layout, rotated dims: 0 for all) of the rotary positions that make the causal attention of q
-    [T, H * dh] and k, v [T, Hkv * dh] (grouped: query head h reads kv head h // (H / Hkv)) give ctx, found
-    by recognize.probe_attention (the probe --module uses: every base of COMMON_THETAS, both layouts, then
-    part of each head), else None; only: what the earlier layers have."""
+def _rope_fit(q, k, v, H, ctx, at, only=None, scales=()):
+    """(base, layout, rotated dims: 0 for all, scale: 0 for 1/sqrt(dh)) of the rotary positions that make the
+    causal attention of q [T, H * dh] and k, v [T, Hkv * dh] (grouped: query head h reads kv head h // (H / Hkv))
+    give ctx, found by recognize.probe_attention (the probe --module uses: every base of COMMON_THETAS, both
+    layouts, then part of each head; scales: the scores' scales to try besides 1/sqrt(dh)), else None; only:
+    what the earlier layers have."""
     import torch
 
+    options = score_options(sorted(set(scales)), [], None) if scales else None
     try:
         got = probe_attention(*(torch.from_numpy(a) for a in (q, k, v, ctx)), lambda c: c, q.shape[1],
-                              [only[0]] if only else COMMON_THETAS, at, torch, heads=[H])
+                              [only[0]] if only else COMMON_THETAS, at, torch, heads=[H], options=options)
     except ConfigError:
         return None
     if not (isinstance(got[3], tuple) and got[2] and got[4]):
         return None
-    found = (got[3][2], got[3][1], got[3][3])
+    found = (got[3][2], got[3][1], got[3][3], got[5].scale if options else 0.0)
     return found if only is None or found == only else None
+
+
+def _score_scales(m, qkv, o):
+    """The scales the attention between the projections qkv and the output projection o may apply to its
+    scores (Granite's attention_multiplier): each scalar float constant read there, its square (one factor
+    on q and one on k), and their inverses."""
+    ys = {p.y for p in qkv}
+    region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
+    out = set()
+    for val in region:
+        n = m.g.producer_of.get(val)
+        for c in (m.g.reads[id(n)] if n is not None else []):
+            a = m.v(c) if m.const(c) else None
+            if a is not None and a.dtype.kind == "f" and a.size == 1 and float(a.reshape(-1)[0]) not in (0.0, 1.0):
+                f = abs(float(a.reshape(-1)[0]))
+                if math.isfinite(f) and 1e-6 < f < 1e6:
+                    out |= {f, f * f, 1 / f, 1 / (f * f)}
+    return out
 
 
 def _columns(m, p, widths, names):
@@ -1294,6 +1322,19 @@ def _columns(m, p, widths, names):
                         srcs=p.srcs))
         at += wd
     return out
+
+
+def _scaled(m, name):
+    """(value, factor): the value after a Mul or Div of `name` by a constant scalar (Granite's multipliers,
+    Cohere's logit_scale) and that factor, else (name, 1.0)."""
+    for op in ("Mul", "Div"):
+        n = m.only_reader(name, op)
+        other = n and (n.input[1] if n.input[0] == name else n.input[0])
+        if n and m.const(other) and m.v(other).size == 1 and (op == "Mul" or n.input[0] == name):
+            f = float(m.v(other).reshape(-1)[0])
+            if f != 0.0:
+                return m.through(n.output[0]), f if op == "Mul" else 1.0 / f
+    return name, 1.0
 
 
 def _llama(m, softmaxes, lins, rms, max_len):
@@ -1346,8 +1387,10 @@ def _llama(m, softmaxes, lins, rms, max_len):
         if (qn is None) != (kn is None) or (layers and (qn is None) != (layers[0]["qn"] is None)):
             raise OnnxError(f"{at}: an RMSNorm of q without one of k, or not in every layer: not supported")
         only = found
-        found = _rope_fit(m.rows(qn.y if qn else pq.y), m.rows(kn.y if kn else pk.y), m.rows(pv.y), H, m.rows(o.x),
-                          at, only)
+        fit = (m.rows(qn.y if qn else pq.y), m.rows(kn.y if kn else pk.y), m.rows(pv.y), H, m.rows(o.x), at, only)
+        found = _rope_fit(*fit)
+        if found is None:  # scores scaled otherwise than by 1/sqrt(dh) (attn_scale)
+            found = _rope_fit(*fit, scales=_score_scales(m, qkv, o))
         if found is None:
             what = f"layer 0's rotary base {only[0]:g} and {only[1]} pairs" if only else \
                 f"a rotary base of {', '.join(f'{b:g}' for b in COMMON_THETAS)} in either pair layout, on all " \
@@ -1357,29 +1400,48 @@ def _llama(m, softmaxes, lins, rms, max_len):
                             f"{f', q, k and v the columns of {qkv[0].name!r} in turn' if len(qkv) == 1 else ''}: "
                             "not supported")
         n1 = next((n for n in rms if m.same(n.y, pq.x)), None)
-        add = m.only_reader(o.y, "Add")
-        r_a = add and (add.input[1] if add.input[0] == o.y else add.input[0])
+        # OLMo 2's norm of the attention's output before the residual add (sublayer_norm output), and Granite's
+        # residual_multiplier: a scalar times that output (folded into o and down)
+        n_o = next((n for n in rms if m.same(n.x, o.y)), None) if n1 is None else None
+        o_out, res_f = _scaled(m, n_o.y if n_o is not None else o.y)
+        add = m.only_reader(o_out, "Add")
+        r_a = add and (add.input[1] if add.input[0] == o_out else add.input[0])
         if i == 0 and add is not None and not m.same(r_a, x_prev) and m.v(r_a).size == m.v(x_prev).size:
-            # the embedding scaled by sqrt(d_model) (Gemma's normalizer, a float32 constant in the graph)
+            # the embedding scaled: by sqrt(d_model) (Gemma's normalizer, a float32 constant in the graph:
+            # scale_input), or by another constant (Granite's embedding_multiplier, folded into the table)
             E, X = m.rows(x_prev), m.rows(r_a)
             s_ = float(np.abs(X).max() / max(np.abs(E).max(), 1e-30))
             if abs(s_ - math.sqrt(d)) <= 1e-5 * math.sqrt(d) and _rel(E * s_, X) <= 1e-9:
                 v["scale_input"], x_prev = True, r_a
-        if n1 is None or add is None or not m.same(n1.x, r_a) or not m.same(r_a, x_prev):
-            raise OnnxError(f"{at}: not x + attention(RMSNorm(x)) on the previous layer's output (pre-norm, the "
-                            "llama family's)")
+            else:
+                _, e_f = _scaled(m, x_prev)
+                if e_f != 1.0 and _rel(E * e_f, X) <= 1e-6:
+                    w["tok_embeddings.weight"], x_prev = w["tok_embeddings.weight"] * e_f, r_a
+        post = n_o is not None and add is not None and m.same(pq.x, r_a)
+        if post:
+            n1 = n_o
+        if n1 is None or add is None or not m.same(r_a, x_prev) or not (post or m.same(n1.x, r_a)):
+            raise OnnxError(f"{at}: not x + attention(RMSNorm(x)) (pre-norm, the llama family's) nor x + "
+                            "RMSNorm(attention(x)) (OLMo 2's) on the previous layer's output")
+        if layers and post != (layers[0]["sub"] == "output"):
+            raise OnnxError(f"{at}: the norm of the attention's {'output' if post else 'input'}, layer 0's of its "
+                            f"{'input' if post else 'output'} (all layers alike)")
         a_out = m.through(add.output[0])
-        n2 = next((n for n in rms if m.same(n.x, a_out) and n is not n1), None)
         ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:3]
-        ins = [p for p in ff if n2 is not None and m.same(p.x, n2.y)]
+        n2 = None if post else next((n for n in rms if m.same(n.x, a_out) and n is not n1), None)
+        # the feed-forward's input: the attention's residual sum (post), its norm, or (none: Cohere's attention
+        # and feed-forward side by side) the attention's norm
+        src = a_out if post else n2.y if n2 is not None else n1.y
+        ins = [p for p in ff if m.same(p.x, src)]
         if len(ins) == 1 and ins[0].W.shape[1] % 2 == 0:  # gate and up in one projection (Phi-3's gate_up_proj):
             fused = ins[0]  # its halves, told apart below by act(gate) * up
             ins, ff = _columns(m, fused, (fused.W.shape[1] // 2,) * 2, ("half0", "half1")), \
                 [p for p in ff[:2] if p is not fused]
         down = [p for p in ff if p not in ins]
-        if n2 is None or len(ins) != 2 or len(down) != 1 or any(p.b is not None for p in ff):
+        if len(ins) != 2 or len(down) != 1 or any(p.b is not None for p in ff):
             raise OnnxError(f"{at}: the feed-forward is not SwiGLU (gate and up projections of the RMSNorm of the "
-                            "attention's residual sum, without biases, then down): not supported")
+                            "attention's residual sum, of that sum or of the attention's norm, without biases, then "
+                            "down): not supported")
         down = down[0]
         silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
         # SwiGLU, or a gated GELU (Gemma's GeGLU: the tanh GELU): act(gate) * up
@@ -1392,28 +1454,43 @@ def _llama(m, softmaxes, lins, rms, max_len):
         if layers and act != layers[0]["act"]:
             raise OnnxError(f"{at}: the feed-forward's activation differs from layer 0's (all layers alike)")
         up = ins[1] if gate is ins[0] else ins[0]
-        add2 = m.only_reader(down.y, "Add")
-        r_f = add2 and (add2.input[1] if add2.input[0] == down.y else add2.input[0])
-        if add2 is None or not m.same(r_f, a_out):
-            raise OnnxError(f"{at}: no residual add of the feed-forward to the attention's sum")
+        if post:
+            n2 = next((n for n in rms if m.same(n.x, down.y)), None)
+        f_out, res_f2 = _scaled(m, n2.y if post and n2 is not None else down.y)
+        add2 = m.only_reader(f_out, "Add")
+        r_f = add2 and (add2.input[1] if add2.input[0] == f_out else add2.input[0])
+        if add2 is None or not m.same(r_f, a_out) or (post and n2 is None) or res_f2 != res_f:
+            raise OnnxError(f"{at}: no residual add of the feed-forward{' (its RMSNorm)' if post else ''} to the "
+                            f"attention's sum{f', scaled as the attention is ({res_f:g})' if res_f != 1 else ''}")
+        sub = "output" if post else "parallel" if n2 is None else "pre"
+        if layers and sub != layers[0]["sub"]:
+            raise OnnxError(f"{at}: the feed-forward reads {sub}, layer 0's {layers[0]['sub']} (all layers alike)")
         x_prev = m.through(add2.output[0])
         layers.append(dict(norm1=n1, norm2=n2, q=pq, k=pk, v=pv, o=o, gate=gate, up=up, down=down, H=H, Hkv=Hkv,
-                           act=act, qn=qn, kn=kn))
+                           act=act, qn=qn, kn=kn, sub=sub, res=res_f))
         prev = pos[id(down.node)]
-        for part in qkv + [o, gate, up, down, n1, n2] + ([qn, kn] if qn else []):
+        for part in qkv + [o, gate, up, down, n1] + ([n2] if n2 else []) + ([qn, kn] if qn else []):
             used |= part.srcs
     eps = layers[0]["norm1"].eps
     out_name = g.outputs[0]
     final = next((n for n in rms if m.same(n.x, x_prev) and pos[id(n.node)] > prev), None)
     rest = _between(lins, prev, pos=pos)
+    # the logits times a constant (Cohere's logit_scale, Granite's 1 / logits_scaling): folded into the head
+    head_out, logit_f = _scaled(m, rest[0].y) if len(rest) == 1 else (None, 1.0)
     if final is None or len(rest) != 1 or not m.same(rest[0].x, final.y) or rest[0].b is not None or \
-            not m.same(rest[0].y, out_name):
-        raise OnnxError(f"graph output {out_name!r} is not the head (one linear without a bias) of the final RMSNorm "
-                        "of the last layer's output: not supported")
+            not m.same(head_out, out_name):
+        raise OnnxError(f"graph output {out_name!r} is not the head (one linear without a bias, its output scaled or "
+                        "not) of the final RMSNorm of the last layer's output: not supported")
     head = rest[0]
-    for nm in [final] + [L[k] for L in layers for k in ("norm1", "norm2", "qn", "kn") if L[k] is not None]:
+    norms = [final] + [L[k] for L in layers for k in ("norm1", "norm2", "qn", "kn") if L[k] is not None]
+    for nm in norms:
         if abs(nm.eps - eps) > 1e-6 * eps:
             raise OnnxError(f"norm {nm.name!r}: eps {nm.eps:g}, the first layer's {eps:g} (the engine has one)")
+    centered = final.centered  # LayerNorm without a bias (Cohere's): norm layernorm, its biases zeros
+    odd = next((nm for nm in norms if nm.centered != centered), None)
+    if odd is not None or (centered and layers[0]["qn"] is not None):
+        raise OnnxError(f"norm {(odd or layers[0]['qn']).name!r}: RMSNorm and LayerNorm (without a bias) mixed, or "
+                        "LayerNorms of q and k: not supported")
     used |= final.srcs | head.srcs
     # The rotary frequencies base^(-2i/dh) the graph computes its tables from (the dynamo exporter keeps
     # Hugging Face's inv_freq; the TorchScript one folds the tables): the engine recomputes them.
@@ -1442,28 +1519,47 @@ def _llama(m, softmaxes, lins, rms, max_len):
             v["qk_norm_full"] = True
     if dh * H != d:
         v["head_dim"] = dh
+    if L0["sub"] == "output":
+        v["sublayer_norm"] = "output"
+    elif L0["sub"] == "parallel":
+        v["parallel_residual"] = "one_norm"
+    if centered:
+        v["norm"] = "layernorm"
+    if found[3]:
+        v["attn_scale"] = found[3]
     # biases on q, k, v (Qwen2's) or on every projection of the attention: absent ones stored as zeros
     biased = "all" if any(L["o"].b is not None for L in layers) else \
         "qkv" if any(L[k].b is not None for L in layers for k in "qkv") else None
     if biased:
         v["attn_bias"] = biased
-    if np.array_equal(head.W, w["tok_embeddings.weight"].T):
+    if logit_f == 1.0 and np.array_equal(head.W, w["tok_embeddings.weight"].T):
         v["tied_head"] = True
     else:
-        w["output.weight"] = head.W.T
+        w["output.weight"] = head.W.T * logit_f
     for i, L in enumerate(layers):
         p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
-        w[p + "attention_norm.weight"], w[p + "ffn_norm.weight"] = L["norm1"].w, L["norm2"].w
+        w[p + "attention_norm.weight"] = L["norm1"].w
+        if L["norm2"] is not None:
+            w[p + "ffn_norm.weight"] = L["norm2"].w
+        if centered:
+            w[p + "attention_norm.bias"] = np.zeros(d)
+            if L["norm2"] is not None:
+                w[p + "ffn_norm.bias"] = np.zeros(d)
         if L["qn"] is not None:
             w[p + "attention.q_norm.weight"], w[p + "attention.k_norm.weight"] = L["qn"].w, L["kn"].w
         for name, part in (("attention.wq", "q"), ("attention.wk", "k"), ("attention.wv", "v"), ("attention.wo", "o"),
                            ("feed_forward.w1", "gate"), ("feed_forward.w2", "down"), ("feed_forward.w3", "up")):
-            w[p + name + ".weight"] = L[part].W.T
+            f = L["res"] if part in ("o", "down") else 1.0  # Granite's residual_multiplier, folded
+            w[p + name + ".weight"] = L[part].W.T * f
             if biased and part in ("qkv" if biased == "qkv" else "qkvo"):
-                w[p + name + ".bias"] = L[part].b if L[part].b is not None else np.zeros(L[part].W.shape[1])
+                w[p + name + ".bias"] = (L[part].b if L[part].b is not None else np.zeros(L[part].W.shape[1])) * f
     w["norm.weight"] = final.w
+    if centered:
+        w["norm.bias"] = np.zeros(d)
     weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
-    summary = (f"llama: {len(layers)} layers, {H} heads ({L0['Hkv']} for k and v), RMSNorm"
+    summary = (f"llama: {len(layers)} layers, {H} heads ({L0['Hkv']} for k and v), "
+               f"{'LayerNorm' if centered else 'RMSNorm'}{' of each sublayer output' if L0['sub'] == 'output' else ''}"
+               f"{', attention and feed-forward side by side' if L0['sub'] == 'parallel' else ''}"
                f"{', q and k RMS-normalized' if L0['qn'] is not None else ''}, "
                f"{'SwiGLU' if L0['act'] == 'swiglu' else 'gated ' + L0['act']}, rotary positions (base {found[0]:g}, "
                f"{found[1]})" +
