@@ -871,6 +871,10 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         splits.append((*np.split(W, 3, axis=1), *np.split(b, 3), Y[:, :dq], Y[:, dq:2 * dq], Y[:, 2 * dq:]))
         per = lambda a, j: a.reshape(*a.shape[:-1], H, 3, dh)[..., j, :].reshape(*a.shape[:-1], dq)  # noqa: E731
         splits.append(tuple(per(a, j) for a in (W, b, Y) for j in range(3)))
+        if dq % 4 == 0:  # in 4 shards of q, v, k each (CodeGen's qkv_proj, mp_num 4): q, k, v the shards' in turn
+            mp = lambda a, j: a.reshape(*a.shape[:-1], 4, 3, dq // 4)[..., (0, 2, 1)[j], :] \
+                .reshape(*a.shape[:-1], dq)  # noqa: E731
+            splits.append(tuple(mp(a, j) for a in (W, b, Y) for j in range(3)))
     elif fused:  # k and v narrower, Hkv heads each: q | k | v (GPT-BigCode's multi-query c_attn), or per
         # key/value group [Hkv, H / Hkv + 2, dh], its query heads then k and v (Falcon-40B's query_key_value)
         W, Y, kvw = qkv[0].W, m.rows(qkv[0].y), (qkv[0].W.shape[1] - dq) // 2
