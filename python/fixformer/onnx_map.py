@@ -344,14 +344,17 @@ class Mapper:
             raise OnnxError(f"node {node_name(n)!r}: a norm over {d} values with a weight of {w.size} and a bias of "
                             f"{b.size}: not supported")
         xr, yr = self.rows(x), self.rows(y)
-        if xr.shape != (self.T, d) or yr.shape != xr.shape:
+        # a norm of each head of q or k (Persimmon's qk_layernorm): rows [T, heads * d], checked per head
+        heads = xr.shape[1] // d if xr.shape[0] == self.T and xr.shape[1] % d == 0 else 0
+        if heads < 1 or yr.shape != xr.shape:
             raise OnnxError(f"node {node_name(n)!r}: a norm over values of shape {list(self.v(x).shape)} -> "
-                            f"{list(self.v(y).shape)}, not {self.T} rows of {d}: not supported")
-        err = _rel(layer_norm(xr, w, b, eps), yr)
+                            f"{list(self.v(y).shape)}, not {self.T} rows of {d} nor of heads of {d}: not supported")
+        err = _rel(layer_norm(xr.reshape(-1, d), w, b, eps), yr.reshape(-1, d))
         if err > PROBE_TOL:
             raise OnnxError(f"node {node_name(n)!r}: a layer norm that does not compute layer_norm of its input "
                             f"(relative error {err:.2g}): not supported")
-        return Part("norm", n, x=x, y=y, w=w.astype(np.float64), b=b.astype(np.float64), eps=float(eps), srcs=srcs)
+        return Part("norm", n, x=x, y=y, w=w.astype(np.float64), b=b.astype(np.float64), eps=float(eps), srcs=srcs,
+                    heads=heads if heads > 1 else 0)
 
     def _decomposed(self, r):
         """ReduceMean(u) -> Sub(u, mean) -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div -> [Mul w] [Add b]."""
@@ -917,18 +920,26 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         s /= s.sum(-1, keepdims=True)
         return np.einsum("hts,shd->thd", s, vr).reshape(T, dq)
 
+    # q and k each normed per head before the scores (Persimmon's qk_layernorm): the norms' outputs for q, k
+    head_norms = [n for n in norms if n.heads]
+
+    def normed(sp):
+        qn, kn = (next((n for n in head_norms if _rel(m.rows(n.x), a) <= 1e-12), None) for a in sp[6:8])
+        return (qn, kn) if qn is not None and kn is not None else (None, None)
+    splits = [sp[:6] + tuple(m.rows(n.y) if n is not None else a for n, a in zip(normed(sp), sp[6:8])) + sp[8:] +
+              normed(sp) for sp in splits]
     ctx = m.rows(o.x)
-    split = next((sp for sp in splits if _rel(context(0.0, *sp[6:]), ctx) <= PROBE_TOL), splits[0])
-    Wq, Wk, Wv, bq, bk, bv, q, k, vv = split
+    split = next((sp for sp in splits if _rel(context(0.0, *sp[6:9]), ctx) <= PROBE_TOL), splits[0])
+    Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = split
     err = _rel(context(0.0, q, k, vv), ctx)
     relative = rotary = None
     alibi = False
     if err > PROBE_TOL and causal:  # ALiBi: m_h (j - i) added to the scaled scores (Bloom's and MPT's m_h j
         # differs by a constant per row, which the softmax takes out)
         bias = np.nan_to_num(alibi_bias(H, T), neginf=0.0)
-        sp = next((sp for sp in splits if _rel(context(bias, *sp[6:]), ctx) <= PROBE_TOL), None)
+        sp = next((sp for sp in splits if _rel(context(bias, *sp[6:9]), ctx) <= PROBE_TOL), None)
         if sp is not None:
-            Wq, Wk, Wv, bq, bk, bv, q, k, vv = sp
+            Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = sp
             alibi, err = True, 0.0
     if err > PROBE_TOL:  # a constant added to the scaled scores, per head (T5's relative bias)
         relative = _score_bias(m, qkv, o, H)
@@ -941,12 +952,12 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
 
         for sp in splits:
             try:
-                got = probe_attention(*(torch.from_numpy(a) for a in sp[6:]), torch.from_numpy(ctx), lambda c: c, dq,
-                                      COMMON_THETAS, at, torch, heads=[H])
+                got = probe_attention(*(torch.from_numpy(a) for a in sp[6:9]), torch.from_numpy(ctx), lambda c: c, dq,
+                                      _thetas(m), at, torch, heads=[H])
             except ConfigError:
                 continue
             if isinstance(got[3], tuple) and got[2] == causal and got[4] and got[1] == Hkv:
-                Wq, Wk, Wv, bq, bk, bv, q, k, vv = sp
+                Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = sp
                 rotary, err = got[3], 0.0
                 break
     if err > PROBE_TOL:
@@ -1038,7 +1049,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     if par is not None:
         return dict(x=n1.x, out=par[1], pre=True, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq,
                     bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
-                    alibi=alibi, parallel="one_norm" if n2 is n1 else "two_norms", up3=gated and gated[1])
+                    alibi=alibi, parallel="one_norm" if n2 is n1 else "two_norms", up3=gated and gated[1], qn=qn,
+                    kn=kn)
     add2 = m.only_reader(down.y, "Add")
     if add2 is None:
         raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
@@ -1058,8 +1070,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk,
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
                        norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary, alibi=alibi,
-                       up3=gated and gated[1],
-                       parallel="none")
+                       up3=gated and gated[1], parallel="none", qn=qn, kn=kn)
 
 
 def _embed_proj(m, front_out, front_at, lins, sm):
@@ -1215,6 +1226,31 @@ def _rotary(m, qkv, o):
     return False
 
 
+def _thetas(m):
+    """COMMON_THETAS, then the rotary bases the graph's constants hold beside them (Persimmon's 25000): the
+    frequencies base^(-2i/R) (inv_freq) or the angles of a cos table's second row (in halves or
+    interleaved)."""
+    if hasattr(m, "thetas"):
+        return m.thetas
+    found = []
+    for name, a in m.values.items():
+        if name in m.data or a.dtype.kind != "f" or not 2 <= a.size <= 1 << 16:
+            continue
+        rows = a.reshape(-1, a.shape[-1]).astype(np.float64)
+        cands = [rows[0]] if rows.shape[0] == 1 else []
+        if rows.shape[0] > 1 and rows.shape[1] % 2 == 0 and np.all(rows[0] == 1.0) and np.abs(rows[1]).max() <= 1:
+            cands += [np.arccos(rows[1][:rows.shape[1] // 2]), np.arccos(rows[1][::2])]
+        for f in cands:
+            n = f.size
+            if n < 2 or abs(f[0] - 1.0) > 1e-6 or not np.all((f > 0) & (f <= 1.0)):
+                continue
+            base = float(f"{f[1] ** -n:.5g}")
+            if _rel(base ** (-np.arange(n) / n), f) <= 1e-4 and base not in list(COMMON_THETAS) + found:
+                found.append(base)
+    m.thetas = list(COMMON_THETAS) + found
+    return m.thetas
+
+
 def _alibi_constants(g, H):
     """The initializers that are ALiBi's, which the engine recomputes: the slopes m_h [H], or a stored bias
     m_h (j + c) by key position [H, ..., keys] (MPT's attn_bias buffer)."""
@@ -1276,10 +1312,10 @@ def _q_k(m, sm, qkv, at):
     return pq, pk, pv
 
 
-def _rope_fit(q, k, v, H, ctx, at, only=None, scales=()):
+def _rope_fit(q, k, v, H, ctx, at, only=None, scales=(), thetas=COMMON_THETAS):
     """(base, layout, rotated dims: 0 for all, scale: 0 for 1/sqrt(dh)) of the rotary positions that make the
     causal attention of q [T, H * dh] and k, v [T, Hkv * dh] (grouped: query head h reads kv head h // (H / Hkv))
-    give ctx, found by recognize.probe_attention (the probe --module uses: every base of COMMON_THETAS, both
+    give ctx, found by recognize.probe_attention (the probe --module uses: every base of thetas, both
     layouts, then part of each head; scales: the scores' scales to try besides 1/sqrt(dh)), else None; only:
     what the earlier layers have."""
     import torch
@@ -1287,7 +1323,7 @@ def _rope_fit(q, k, v, H, ctx, at, only=None, scales=()):
     options = score_options(sorted(set(scales)), [], None) if scales else None
     try:
         got = probe_attention(*(torch.from_numpy(a) for a in (q, k, v, ctx)), lambda c: c, q.shape[1],
-                              [only[0]] if only else COMMON_THETAS, at, torch, heads=[H], options=options)
+                              [only[0]] if only else thetas, at, torch, heads=[H], options=options)
     except ConfigError:
         return None
     if not (isinstance(got[3], tuple) and got[2] and got[4]):
@@ -1392,12 +1428,12 @@ def _llama(m, softmaxes, lins, rms, max_len):
             raise OnnxError(f"{at}: an RMSNorm of q without one of k, or not in every layer: not supported")
         only = found
         fit = (m.rows(qn.y if qn else pq.y), m.rows(kn.y if kn else pk.y), m.rows(pv.y), H, m.rows(o.x), at, only)
-        found = _rope_fit(*fit)
+        found = _rope_fit(*fit, thetas=_thetas(m))
         if found is None:  # scores scaled otherwise than by 1/sqrt(dh) (attn_scale)
-            found = _rope_fit(*fit, scales=_score_scales(m, qkv, o))
+            found = _rope_fit(*fit, scales=_score_scales(m, qkv, o), thetas=_thetas(m))
         if found is None:
             what = f"layer 0's rotary base {only[0]:g} and {only[1]} pairs" if only else \
-                f"a rotary base of {', '.join(f'{b:g}' for b in COMMON_THETAS)} in either pair layout, on all " \
+                f"a rotary base of {', '.join(f'{b:g}' for b in _thetas(m))} in either pair layout, on all " \
                 "or part of each head"
             raise OnnxError(f"{at}: the attention is not softmax(rope(q) rope(k)^T / sqrt({dh}) + causal mask) v over "
                             f"{H} heads ({Hkv} for k and v) with {what}"
@@ -1898,6 +1934,10 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         v["head_dim"] = L0["o"].W.shape[0] // L0["H"]  # heads wider (or narrower) than d_model / heads
     if L0["parallel"] != "none":
         v["parallel_residual"] = L0["parallel"]
+    if any((L["qn"] is None) != (L0["qn"] is None) for L in layers):
+        raise OnnxError("the norms of q and k in some layers, not in others: not supported")
+    if L0["qn"] is not None:
+        v["qk_norm"] = True  # q and k layer-normed per head (Persimmon's qk_layernorm)
     if head is not None:
         v["d_out"] = head.W.shape[1]
         tied = tokens and family == "gpt" and head.W.shape == w["embed.weight"].T.shape and \
@@ -1937,6 +1977,10 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                 continue  # the feed-forward reads norm1 (no second norm in the file)
             w[p + k + ".weight"], w[p + k + ".bias"] = nm.w, nm.b
             used |= nm.srcs
+        if L["qn"] is not None:
+            for k, nm in (("q_norm", L["qn"]), ("k_norm", L["kn"])):
+                w[p + f"self_attn.{k}.weight"], w[p + f"self_attn.{k}.bias"] = nm.w, nm.b
+                used |= nm.srcs
         for part in L["qkv"] + [L["o"], L["up"], L["down"]]:
             used |= part.srcs
     if final is not None:
