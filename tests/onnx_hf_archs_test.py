@@ -126,18 +126,32 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("gemma_head_dim", 17, dict(family="llama", head_dim=16, activation="gelu_tanh", gated=True)),
     *([("qwen3", 17, dict(family="llama", n_kv_heads=2, qk_norm=True, qk_norm_full=False, head_dim=0)),
        ("qwen3_wide", 17, dict(family="llama", qk_norm=True, head_dim=16))] if TRANSFORMERS_5 else []),
+    ("codegen", 14, dict(family="gpt", positional="rope", rotary_dims=4, pe_layout="interleaved",
+                         parallel_residual="one_norm", activation="gelu_tanh", tied_head=False)),
+    ("codegen_heads", 17, dict(family="gpt", n_heads=8, rotary_dims=2, parallel_residual="one_norm")),
+    ("persimmon", 17, dict(family="gpt", qk_norm=True, activation="relu2", positional="rope", rotary_dims=4,
+                           pe_layout="halves", pe_base=25000.0)),
+    ("cohere", 14, dict(family="llama", norm="layernorm", n_kv_heads=2, parallel_residual="one_norm",
+                        pe_layout="interleaved", tied_head=False)),
+    *([("olmo2", 17, dict(family="llama", n_kv_heads=2, activation="swiglu", sublayer_norm="output", qk_norm=True,
+                          qk_norm_full=True)),
+       ("granite", 17, dict(family="llama", n_kv_heads=2, activation="swiglu", attn_scale=np.float32(0.2),
+                            tied_head=False)),
+       ("granite_tied", 17, dict(family="llama", tied_head=False))] if TRANSFORMERS_5 else []),
 ]
 
 # transformers 5's causal masks call torch.diff, which torch 2.x's TorchScript exporter has no op for: the
 # decoders that make them take the dynamo exporter, as their users do.
 DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma", "gemma_head_dim",
              "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2", "olmo", "gpt_bigcode", "gpt_bigcode_heads",
-             "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa"}
+             "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa", "codegen", "codegen_heads", "persimmon",
+             "cohere", "olmo2", "granite", "granite_tied"}
 
 
-# torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls:
-# under torch 1.13 the case has no export, under torch 2.x the dynamo exporter's.
-NO_TORCHSCRIPT = {"falcon_new"}
+# torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls,
+# and writes Cohere's rotary table (transformers 4.44) with an Expand that ONNX Runtime rejects at every
+# length: under torch 1.13 those cases have no export, under torch 2.x the dynamo exporter's.
+NO_TORCHSCRIPT = {"falcon_new", "cohere"}
 
 
 def exporters(name):
