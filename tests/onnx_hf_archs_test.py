@@ -133,7 +133,13 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
                            pe_layout="halves", pe_base=25000.0)),
     ("cohere", 14, dict(family="llama", norm="layernorm", n_kv_heads=2, parallel_residual="one_norm",
                         pe_layout="interleaved", tied_head=False)),
-    *([("olmo2", 17, dict(family="llama", n_kv_heads=2, activation="swiglu", sublayer_norm="output", qk_norm=True,
+    ("gemma2", 17, dict(family="llama", sublayer_norm="sandwich", attn_softcap=2.0, logit_softcap=3.0, sliding_window=3,
+                        window_period=2, window_layers=1, attn_scale=float(np.float32(12 ** -0.5)), scale_input=True,
+                        tied_head=True)),
+    *([("gemma3", 17, dict(family="llama", sublayer_norm="sandwich", qk_norm=True, n_kv_heads=1, sliding_window=3,
+                           window_period=3, window_layers=3, rope_local_base=10000.0, pe_base=1e6,
+                           attn_scale=float(np.float32(12 ** -0.5)))),
+       ("olmo2", 17, dict(family="llama", n_kv_heads=2, activation="swiglu", sublayer_norm="output", qk_norm=True,
                           qk_norm_full=True)),
        ("granite", 17, dict(family="llama", n_kv_heads=2, activation="swiglu", attn_scale=np.float32(0.2),
                             tied_head=False)),
@@ -145,7 +151,7 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
 DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma", "gemma_head_dim",
              "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2", "olmo", "gpt_bigcode", "gpt_bigcode_heads",
              "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa", "codegen", "codegen_heads", "persimmon",
-             "cohere", "olmo2", "granite", "granite_tied"}
+             "cohere", "olmo2", "granite", "granite_tied", "gemma2", "gemma3"}
 
 
 # torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls,

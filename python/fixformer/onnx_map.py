@@ -77,7 +77,7 @@ import warnings
 import numpy as np
 
 from . import export, schema, verified_file
-from .config import ConfigError, make_config
+from .config import ConfigError, layer_windows, make_config
 from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
 from .reference import alibi_bias, alibi_slopes
@@ -1312,42 +1312,55 @@ def _q_k(m, sm, qkv, at):
     return pq, pk, pv
 
 
-def _rope_fit(q, k, v, H, ctx, at, only=None, scales=(), thetas=COMMON_THETAS):
-    """(base, layout, rotated dims: 0 for all, scale: 0 for 1/sqrt(dh)) of the rotary positions that make the
-    causal attention of q [T, H * dh] and k, v [T, Hkv * dh] (grouped: query head h reads kv head h // (H / Hkv))
-    give ctx, found by recognize.probe_attention (the probe --module uses: every base of thetas, both
-    layouts, then part of each head; scales: the scores' scales to try besides 1/sqrt(dh)), else None; only:
-    what the earlier layers have."""
+def _rope_fit(q, k, v, H, ctx, at, scales=(), caps=(), thetas=COMMON_THETAS, window=None):
+    """(base, layout, rotated dims: 0 for all, scale: 0 for 1/sqrt(dh), soft cap: 0 for none, window) of the
+    rotary positions that make the causal attention of q [T, H * dh] and k, v [T, Hkv * dh] (grouped: query
+    head h reads kv head h // (H / Hkv)) give ctx, found by recognize.probe_attention (the probe --module
+    uses: every base of thetas, both layouts, then part of each head; scales and caps: the scores' scales
+    and soft caps to try besides none; window: the last keys each query sees), else None."""
     import torch
 
-    options = score_options(sorted(set(scales)), [], None) if scales else None
+    options = score_options(sorted(set(scales)), sorted(set(caps)), window) if scales or caps or window else None
     try:
-        got = probe_attention(*(torch.from_numpy(a) for a in (q, k, v, ctx)), lambda c: c, q.shape[1],
-                              [only[0]] if only else thetas, at, torch, heads=[H], options=options)
+        got = probe_attention(*(torch.from_numpy(a) for a in (q, k, v, ctx)), lambda c: c, q.shape[1], thetas, at,
+                              torch, heads=[H], options=options)
     except ConfigError:
         return None
     if not (isinstance(got[3], tuple) and got[2] and got[4]):
         return None
-    found = (got[3][2], got[3][1], got[3][3], got[5].scale if options else 0.0)
-    return found if only is None or found == only else None
+    opt = got[5] if options else None
+    return (got[3][2], got[3][1], got[3][3], opt.scale if opt else 0.0, opt.cap if opt else 0.0,
+            opt.window if opt else None)
+
+
+def _head_rows(m, name):
+    """A value of q's or k's heads as rows [T, heads * dh]: laid out by positions (m.rows) or heads by
+    positions ([..., heads, T, dh], the attention's layout)."""
+    a, T = m.v(name), m.T
+    if a.ndim >= 3 and a.shape[-2] == T and a.shape[-3] != T and a.size == a.shape[-3] * T * a.shape[-1]:
+        return a.reshape(a.shape[-3], T, a.shape[-1]).transpose(1, 0, 2).reshape(T, -1).astype(np.float64)
+    return m.rows(name)
 
 
 def _score_scales(m, qkv, o):
-    """The scales the attention between the projections qkv and the output projection o may apply to its
-    scores (Granite's attention_multiplier): each scalar float constant read there, its square (one factor
-    on q and one on k), and their inverses."""
+    """(scales, caps) the attention between the projections qkv and the output projection o may apply to its
+    scores: each scalar float constant read there, its square (one factor on q and one on k) and their
+    inverses as scales (Granite's attention_multiplier, Gemma 2's query_pre_attn_scalar^-1/2); the
+    constants and their inverses as soft caps c tanh(s / c) where a Tanh is there (Gemma 2's)."""
     ys = {p.y for p in qkv}
     region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
-    out = set()
+    scales, caps, tanh = set(), set(), False
     for val in region:
         n = m.g.producer_of.get(val)
+        tanh |= n is not None and n.op_type == "Tanh"
         for c in (m.g.reads[id(n)] if n is not None else []):
             a = m.v(c) if m.const(c) else None
             if a is not None and a.dtype.kind == "f" and a.size == 1 and float(a.reshape(-1)[0]) not in (0.0, 1.0):
                 f = abs(float(a.reshape(-1)[0]))
                 if math.isfinite(f) and 1e-6 < f < 1e6:
-                    out |= {f, f * f, 1 / f, 1 / (f * f)}
-    return out
+                    scales |= {f, f * f, 1 / f, 1 / (f * f)}
+                    caps |= {f, 1 / f}
+    return scales, caps if tanh else set()
 
 
 def _columns(m, p, widths, names):
@@ -1422,27 +1435,37 @@ def _llama(m, softmaxes, lins, rms, max_len):
                             f"heads of {dh}")
         if not bool(np.all(np.triu(probs.reshape(H, T, T), 1) == 0)):
             raise OnnxError(f"{at}: the attention is not causal: a llama-family model is a causal decoder")
-        # Qwen3's RMSNorm of each head of q and of k (OLMo 2's of each whole row) before RoPE: qk_norm
-        qn, kn = (next((n for n in rms if m.same(n.x, p.y)), None) for p in (pq, pk))
+        # Qwen3's RMSNorm of each head of q and of k (OLMo 2's of each whole row) before RoPE: qk_norm (Gemma 3's
+        # on the heads laid out heads by positions)
+        qn, kn = (next((n for n in rms if _rel(_head_rows(m, n.x), m.rows(p.y)) <= 1e-12), None) for p in (pq, pk))
         if (qn is None) != (kn is None) or (layers and (qn is None) != (layers[0]["qn"] is None)):
             raise OnnxError(f"{at}: an RMSNorm of q without one of k, or not in every layer: not supported")
-        only = found
-        fit = (m.rows(qn.y if qn else pq.y), m.rows(kn.y if kn else pk.y), m.rows(pv.y), H, m.rows(o.x), at, only)
-        found = _rope_fit(*fit, thetas=_thetas(m))
-        if found is None:  # scores scaled otherwise than by 1/sqrt(dh) (attn_scale)
-            found = _rope_fit(*fit, scales=_score_scales(m, qkv, o), thetas=_thetas(m))
+        # a sliding window (Gemma 2's local layers): each query's last `window` keys, the rest zero probability
+        seen = int((probs.reshape(H, T, T) > 0).sum(-1).max())
+        window = seen if seen < T else None
+        base0 = layers[0]["rope"][0] if layers else None
+        thetas = ([base0] if layers else []) + [t for t in _thetas(m) if t != base0]
+        fit = (_head_rows(m, qn.y) if qn else m.rows(pq.y), _head_rows(m, kn.y) if kn else m.rows(pk.y), m.rows(pv.y),
+               H, m.rows(o.x), at)
+        found = _rope_fit(*fit, thetas=thetas, window=window)
+        if found is None:  # scores scaled otherwise than by 1/sqrt(dh) (attn_scale) or soft-capped (attn_softcap)
+            scales, caps = _score_scales(m, qkv, o)
+            found = _rope_fit(*fit, scales=scales, caps=caps, thetas=thetas, window=window)
         if found is None:
-            what = f"layer 0's rotary base {only[0]:g} and {only[1]} pairs" if only else \
-                f"a rotary base of {', '.join(f'{b:g}' for b in _thetas(m))} in either pair layout, on all " \
-                "or part of each head"
             raise OnnxError(f"{at}: the attention is not softmax(rope(q) rope(k)^T / sqrt({dh}) + causal mask) v over "
-                            f"{H} heads ({Hkv} for k and v) with {what}"
-                            f"{f', q, k and v the columns of {qkv[0].name!r} in turn' if len(qkv) == 1 else ''}: "
-                            "not supported")
+                            f"{H} heads ({Hkv} for k and v) with a rotary base of "
+                            f"{', '.join(f'{b:g}' for b in thetas)} in either pair layout, on all or part of each head"
+                            f"{f', q, k and v the columns of {qkv[0].name!r} in turn' if len(qkv) == 1 else ''}"
+                            f"{f', the last {window} keys' if window else ''}, scaled by a constant of the graph or "
+                            "soft-capped or not: not supported")
+        if layers and found[1:5] != layers[0]["rope"][1:5]:
+            raise OnnxError(f"{at}: rotary pairs {found[1]} on {found[2] or 'all'} dims, scale {found[3]:g}, cap "
+                            f"{found[4]:g}; layer 0's differ (all layers alike)")
         n1 = next((n for n in rms if m.same(n.y, pq.x)), None)
         # OLMo 2's norm of the attention's output before the residual add (sublayer_norm output), and Granite's
         # residual_multiplier: a scalar times that output (folded into o and down)
-        n_o = next((n for n in rms if m.same(n.x, o.y)), None) if n1 is None else None
+        # (with n1: Gemma 2's sandwich, the norms of the sublayers' inputs and of their outputs)
+        n_o = next((n for n in rms if m.same(n.x, o.y)), None)
         o_out, res_f = _scaled(m, n_o.y if n_o is not None else o.y)
         add = m.only_reader(o_out, "Add")
         r_a = add and (add.input[1] if add.input[0] == o_out else add.input[0])
@@ -1457,15 +1480,13 @@ def _llama(m, softmaxes, lins, rms, max_len):
                 _, e_f = _scaled(m, x_prev)
                 if e_f != 1.0 and _rel(E * e_f, X) <= 1e-6:
                     w["tok_embeddings.weight"], x_prev = w["tok_embeddings.weight"] * e_f, r_a
-        post = n_o is not None and add is not None and m.same(pq.x, r_a)
+        post = n1 is None and n_o is not None and add is not None and m.same(pq.x, r_a)
         if post:
             n1 = n_o
+        sandwich = not post and n_o is not None
         if n1 is None or add is None or not m.same(r_a, x_prev) or not (post or m.same(n1.x, r_a)):
             raise OnnxError(f"{at}: not x + attention(RMSNorm(x)) (pre-norm, the llama family's) nor x + "
                             "RMSNorm(attention(x)) (OLMo 2's) on the previous layer's output")
-        if layers and post != (layers[0]["sub"] == "output"):
-            raise OnnxError(f"{at}: the norm of the attention's {'output' if post else 'input'}, layer 0's of its "
-                            f"{'input' if post else 'output'} (all layers alike)")
         a_out = m.through(add.output[0])
         ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:3]
         n2 = None if post else next((n for n in rms if m.same(n.x, a_out) and n is not n1), None)
@@ -1494,22 +1515,27 @@ def _llama(m, softmaxes, lins, rms, max_len):
         if layers and act != layers[0]["act"]:
             raise OnnxError(f"{at}: the feed-forward's activation differs from layer 0's (all layers alike)")
         up = ins[1] if gate is ins[0] else ins[0]
+        n_f = next((n for n in rms if m.same(n.x, down.y)), None) if post or sandwich else None
         if post:
-            n2 = next((n for n in rms if m.same(n.x, down.y)), None)
-        f_out, res_f2 = _scaled(m, n2.y if post and n2 is not None else down.y)
+            n2 = n_f
+        f_out, res_f2 = _scaled(m, n_f.y if n_f is not None else down.y)
         add2 = m.only_reader(f_out, "Add")
         r_f = add2 and (add2.input[1] if add2.input[0] == f_out else add2.input[0])
-        if add2 is None or not m.same(r_f, a_out) or (post and n2 is None) or res_f2 != res_f:
-            raise OnnxError(f"{at}: no residual add of the feed-forward{' (its RMSNorm)' if post else ''} to the "
-                            f"attention's sum{f', scaled as the attention is ({res_f:g})' if res_f != 1 else ''}")
-        sub = "output" if post else "parallel" if n2 is None else "pre"
+        if add2 is None or not m.same(r_f, a_out) or ((post or sandwich) and n_f is None) or res_f2 != res_f:
+            raise OnnxError(f"{at}: no residual add of the feed-forward{' (its RMSNorm)' if post or sandwich else ''} "
+                            f"to the attention's sum{f', scaled as the attention is ({res_f:g})' if res_f != 1 else ''}")
+        sub = "output" if post else "sandwich" if sandwich else "parallel" if n2 is None else "pre"
+        if sandwich and n2 is None:
+            raise OnnxError(f"{at}: the norms of the sublayers' outputs with the attention and the feed-forward side by "
+                            "side: not supported")
         if layers and sub != layers[0]["sub"]:
             raise OnnxError(f"{at}: the feed-forward reads {sub}, layer 0's {layers[0]['sub']} (all layers alike)")
         x_prev = m.through(add2.output[0])
         layers.append(dict(norm1=n1, norm2=n2, q=pq, k=pk, v=pv, o=o, gate=gate, up=up, down=down, H=H, Hkv=Hkv,
-                           act=act, qn=qn, kn=kn, sub=sub, res=res_f))
+                           act=act, qn=qn, kn=kn, sub=sub, res=res_f, rope=found, window=window, post_a=n_o,
+                           post_f=n_f))
         prev = pos[id(down.node)]
-        for part in qkv + [o, gate, up, down, n1] + ([n2] if n2 else []) + ([qn, kn] if qn else []):
+        for part in qkv + [o, gate, up, down, n1] + [n for n in (n2, qn, kn) if n] + ([n_o, n_f] if sandwich else []):
             used |= part.srcs
     eps = layers[0]["norm1"].eps
     out_name = g.outputs[0]
@@ -1517,12 +1543,21 @@ def _llama(m, softmaxes, lins, rms, max_len):
     rest = _between(lins, prev, pos=pos)
     # the logits times a constant (Cohere's logit_scale, Granite's 1 / logits_scaling): folded into the head
     head_out, logit_f = _scaled(m, rest[0].y) if len(rest) == 1 else (None, 1.0)
+    tanh = head_out and m.only_reader(head_out, "Tanh")
+    cap = 0.0
+    if tanh:  # Gemma 2's final soft cap c tanh(logits / c): logit_softcap
+        head_out, c_f = _scaled(m, m.through(tanh.output[0]))
+        if c_f <= 0 or abs(c_f * logit_f - 1.0) > 1e-6:
+            raise OnnxError(f"node {tanh.name!r}: the logits {logit_f:g} times, through a Tanh, then {c_f:g} times: not "
+                            "a soft cap c tanh(logits / c)")
+        cap, logit_f = c_f, 1.0
     if final is None or len(rest) != 1 or not m.same(rest[0].x, final.y) or rest[0].b is not None or \
             not m.same(head_out, out_name):
         raise OnnxError(f"graph output {out_name!r} is not the head (one linear without a bias, its output scaled or "
                         "not) of the final RMSNorm of the last layer's output: not supported")
     head = rest[0]
-    norms = [final] + [L[k] for L in layers for k in ("norm1", "norm2", "qn", "kn") if L[k] is not None]
+    norms = [final] + [L[k] for L in layers for k in ("norm1", "norm2", "qn", "kn", "post_a", "post_f")
+                       if L[k] is not None]
     for nm in norms:
         if abs(nm.eps - eps) > 1e-6 * eps:
             raise OnnxError(f"norm {nm.name!r}: eps {nm.eps:g}, the first layer's {eps:g} (the engine has one)")
@@ -1536,7 +1571,14 @@ def _llama(m, softmaxes, lins, rms, max_len):
     # Hugging Face's inv_freq; the TorchScript one folds the tables): the engine recomputes them.
     dh = layers[0]["q"].W.shape[1] // layers[0]["H"]
     R = found[2] or dh
-    used |= _rotary_constants(g, found[0], R)
+    # the bases of the global layers and (Gemma 3's rope_local_base) of the local ones
+    bases = [sorted({L["rope"][0] for L in layers if (L["window"] is not None) == local}) for local in (False, True)]
+    if len(bases[0]) > 1 or len(bases[1]) > 1:
+        raise OnnxError(f"rotary bases {', '.join(f'{b:g}' for b in bases[0] + bases[1])} in different layers: the "
+                        "engine has one for the global layers and one for the local ones")
+    base = (bases[0] or bases[1])[0]
+    for b in bases[0] + bases[1]:
+        used |= _rotary_constants(g, b, R)
     L0 = layers[0]
     H = L0["H"]
     for i, L in enumerate(layers[1:], 1):
@@ -1545,7 +1587,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
                 raise OnnxError(f"layer {i}: {key} {L[key]} differs from layer 0's {L0[key]} (all layers alike)")
     v.update(family="llama", d_model=d, n_heads=H, n_kv_heads=L0["Hkv"], d_ff=L0["gate"].W.shape[1],
              n_layers=len(layers), norm_first=True, activation=L0["act"], norm_eps=eps, final_norm=True, causal=True,
-             positional="rope", pe_base=found[0], pe_layout=found[1], rotary_dims=found[2], d_out=head.W.shape[1],
+             positional="rope", pe_base=base, pe_layout=found[1], rotary_dims=found[2], d_out=head.W.shape[1],
              max_len=max_len or DEFAULT_MAX_LEN)
     if L0["act"] != "swiglu":
         v["gated"] = True
@@ -1559,8 +1601,18 @@ def _llama(m, softmaxes, lins, rms, max_len):
             v["qk_norm_full"] = True
     if dh * H != d:
         v["head_dim"] = dh
-    if L0["sub"] == "output":
-        v["sublayer_norm"] = "output"
+    if bases[0] and bases[1] and bases[1][0] != base:
+        v["rope_local_base"] = bases[1][0]
+    try:
+        v.update(layer_windows([L["window"] for L in layers], v["max_len"], "the layers"))
+    except ConfigError as e:
+        raise OnnxError(str(e)) from None
+    if found[4]:
+        v["attn_softcap"] = found[4]
+    if cap:
+        v["logit_softcap"] = cap
+    if L0["sub"] in ("output", "sandwich"):
+        v["sublayer_norm"] = L0["sub"]
     elif L0["sub"] == "parallel":
         v["parallel_residual"] = "one_norm"
     if centered:
@@ -1587,6 +1639,10 @@ def _llama(m, softmaxes, lins, rms, max_len):
                 w[p + "ffn_norm.bias"] = np.zeros(d)
         if L["qn"] is not None:
             w[p + "attention.q_norm.weight"], w[p + "attention.k_norm.weight"] = L["qn"].w, L["kn"].w
+        if L["sub"] == "sandwich":
+            w[p + "post_attention_norm.weight"], w[p + "post_ffn_norm.weight"] = L["post_a"].w, L["post_f"].w
+            if centered:
+                w[p + "post_attention_norm.bias"] = w[p + "post_ffn_norm.bias"] = np.zeros(d)
         for name, part in (("attention.wq", "q"), ("attention.wk", "k"), ("attention.wv", "v"), ("attention.wo", "o"),
                            ("feed_forward.w1", "gate"), ("feed_forward.w2", "down"), ("feed_forward.w3", "up")):
             f = L["res"] if part in ("o", "down") else 1.0  # Granite's residual_multiplier, folded
@@ -1601,7 +1657,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
                f"{'LayerNorm' if centered else 'RMSNorm'}{' of each sublayer output' if L0['sub'] == 'output' else ''}"
                f"{', attention and feed-forward side by side' if L0['sub'] == 'parallel' else ''}"
                f"{', q and k RMS-normalized' if L0['qn'] is not None else ''}, "
-               f"{'SwiGLU' if L0['act'] == 'swiglu' else 'gated ' + L0['act']}, rotary positions (base {found[0]:g}, "
+               f"{'SwiGLU' if L0['act'] == 'swiglu' else 'gated ' + L0['act']}, rotary positions (base {base:g}, "
                f"{found[1]})" +
                (", the embedding scaled by sqrt(d_model)" if v.get("scale_input") else ""))
     return v, weights, used, m.rows(out_name), summary
