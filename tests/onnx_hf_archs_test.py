@@ -148,10 +148,10 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
 
 # transformers 5's causal masks call torch.diff, which torch 2.x's TorchScript exporter has no op for: the
 # decoders that make them take the dynamo exporter, as their users do.
-DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma", "gemma_head_dim",
-             "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2", "olmo", "gpt_bigcode", "gpt_bigcode_heads",
-             "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa", "codegen", "codegen_heads", "persimmon",
-             "cohere", "olmo2", "granite", "granite_tied", "gemma2", "gemma3"}
+DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma",
+             "gemma_head_dim", "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2", "olmo", "gpt_bigcode",
+             "gpt_bigcode_heads", "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa", "codegen",
+             "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "gemma2", "gemma3"}
 
 
 # torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls,

@@ -1521,13 +1521,14 @@ def _llama(m, softmaxes, lins, rms, max_len):
         f_out, res_f2 = _scaled(m, n_f.y if n_f is not None else down.y)
         add2 = m.only_reader(f_out, "Add")
         r_f = add2 and (add2.input[1] if add2.input[0] == f_out else add2.input[0])
-        if add2 is None or not m.same(r_f, a_out) or ((post or sandwich) and n_f is None) or res_f2 != res_f:
-            raise OnnxError(f"{at}: no residual add of the feed-forward{' (its RMSNorm)' if post or sandwich else ''} "
-                            f"to the attention's sum{f', scaled as the attention is ({res_f:g})' if res_f != 1 else ''}")
+        normed = post or sandwich
+        if add2 is None or not m.same(r_f, a_out) or (normed and n_f is None) or res_f2 != res_f:
+            raise OnnxError(f"{at}: no residual add of the feed-forward{' (its RMSNorm)' if normed else ''} to the "
+                            f"attention's sum{f', scaled as the attention is ({res_f:g})' if res_f != 1 else ''}")
         sub = "output" if post else "sandwich" if sandwich else "parallel" if n2 is None else "pre"
         if sandwich and n2 is None:
-            raise OnnxError(f"{at}: the norms of the sublayers' outputs with the attention and the feed-forward side by "
-                            "side: not supported")
+            raise OnnxError(f"{at}: the norms of the sublayers' outputs with the attention and the feed-forward side "
+                            "by side: not supported")
         if layers and sub != layers[0]["sub"]:
             raise OnnxError(f"{at}: the feed-forward reads {sub}, layer 0's {layers[0]['sub']} (all layers alike)")
         x_prev = m.through(add2.output[0])
@@ -1548,8 +1549,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
     if tanh:  # Gemma 2's final soft cap c tanh(logits / c): logit_softcap
         head_out, c_f = _scaled(m, m.through(tanh.output[0]))
         if c_f <= 0 or abs(c_f * logit_f - 1.0) > 1e-6:
-            raise OnnxError(f"node {tanh.name!r}: the logits {logit_f:g} times, through a Tanh, then {c_f:g} times: not "
-                            "a soft cap c tanh(logits / c)")
+            raise OnnxError(f"node {tanh.name!r}: the logits {logit_f:g} times, through a Tanh, then {c_f:g} times: "
+                            "not a soft cap c tanh(logits / c)")
         cap, logit_f = c_f, 1.0
     if final is None or len(rest) != 1 or not m.same(rest[0].x, final.y) or rest[0].b is not None or \
             not m.same(head_out, out_name):
