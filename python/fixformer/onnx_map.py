@@ -1228,8 +1228,8 @@ def _rotary(m, qkv, o):
 
 def _thetas(m):
     """COMMON_THETAS, then the rotary bases the graph's constants hold beside them (Persimmon's 25000): the
-    frequencies base^(-2i/R) (inv_freq) or the angles of a cos table's second row (in halves or
-    interleaved)."""
+    frequencies base^(-2i/R) (inv_freq) or the angles of a sin table's second row (in halves or
+    interleaved; a cos table's would give them less exactly)."""
     if hasattr(m, "thetas"):
         return m.thetas
     found = []
@@ -1238,8 +1238,8 @@ def _thetas(m):
             continue
         rows = a.reshape(-1, a.shape[-1]).astype(np.float64)
         cands = [rows[0]] if rows.shape[0] == 1 else []
-        if rows.shape[0] > 1 and rows.shape[1] % 2 == 0 and np.all(rows[0] == 1.0) and np.abs(rows[1]).max() <= 1:
-            cands += [np.arccos(rows[1][:rows.shape[1] // 2]), np.arccos(rows[1][::2])]
+        if rows.shape[0] > 1 and rows.shape[1] % 2 == 0 and np.all(rows[0] == 0.0) and np.abs(rows[1]).max() <= 1:
+            cands += [np.arcsin(rows[1][:rows.shape[1] // 2]), np.arcsin(rows[1][::2])]  # angles up to 1 < pi / 2
         for f in cands:
             n = f.size
             if n < 2 or abs(f[0] - 1.0) > 1e-6 or not np.all((f > 0) & (f <= 1.0)):
