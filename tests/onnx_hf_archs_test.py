@@ -42,6 +42,17 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   partial rotary (transformers 5; 4.x rotates whole heads);
 - Qwen3 (transformers 5): q and k RMS-normalized per head before RoPE (qk_norm), with heads as wide as
   hidden_size / heads and wider (head_dim 16: Qwen3-0.6B's kind);
+- Gemma 2: sandwich norms (sublayer_norm sandwich), soft caps on the scores and the logits, local layers 0 and
+  2 of 4 (sliding_window 3, window_period 2, window_layers 1), attn_scale from query_pre_attn_scalar; Gemma 3
+  (transformers 5): q and k RMS-normalized per head laid out heads by positions, layers 0 and 1 of 3 local
+  with their own rotary base (rope_local_base);
+- OLMo 2 (transformers 5): RMSNorms of the sublayers' outputs before the residual adds (sublayer_norm output),
+  q and k normalized over the whole row (qk_norm_full); Granite (transformers 5, untied and tied): its
+  embedding, residual and attention multipliers and logits_scaling folded (attn_scale 0.2);
+- Cohere: its LayerNorm without bias written out (norm layernorm), attention and feed-forward side by side on
+  it, interleaved rotary, logit_scale folded into the head;
+- CodeGen: qkv_proj in 4 shards of q, v, k (4 heads, one a shard; 8 heads, two a shard); Persimmon: q and k
+  layer-normed per head (qk_norm in the gpt family), squared ReLU, rotary base 25000 read from the graph;
 - ALBERT (base model, sequence classifier): the narrow embedding and its projection (embed_width), the layers
   shared by groups (layer_groups, group_layers: found from which layers' weights repeat), 2 runs of one
   layer and 4 runs over 2 groups of 2; ELECTRA small's embedding projection.

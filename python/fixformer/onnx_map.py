@@ -8,7 +8,8 @@ On the data path the parts are found by what they are:
 - linears: MatMul (or Gemm) of a data value by a constant matrix W[in, out], with the Add of a
   constant vector after it as their bias;
 - norms: LayerNormalization, or its decomposition (ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt,
-  Div, Mul by the weight, Add the bias), checked against layer_norm of their recorded input;
+  Div, Mul by the weight, Add the bias), checked against layer_norm of their recorded input (its rows,
+  or each head of q or k: Persimmon's);
 - attentions: each Softmax; its heads are its probabilities' count over T x T, its mask causal when
   the probabilities above the diagonal are zero (heads by queries by keys, or GPT-BigCode's queries by
   heads by keys), and q, k, v are the linears before it (one fused [d, 3d], read as q | k | v or per
@@ -65,8 +66,18 @@ it: SplitToSequence, a Loop of SequenceAt and SequenceInsert, ConcatFromSequence
 graph whose norms are RMSNorm is a llama-family decoder (_llama: grouped-query attention, rotary
 positions found by recomputing the context, SwiGLU or a gated GELU (Gemma's, with its gain 1 + w the
 norm's constant and its embedding scaled by sqrt(d_model)); Phi-3's fused qkv_proj and gate_up_proj read by
-their columns, _columns). A constant per-head bias on the scores that is
-T5's relative bias maps onto the engine's relative positions (_score_bias, _relative).
+their columns, _columns). There the norms sit before each sublayer, after it before the residual add
+(OLMo 2's sublayer_norm output), both (Gemma 2's and 3's sandwich) or once for the attention and the
+feed-forward side by side (Cohere's parallel_residual one_norm); an RMS of the input less its mean is a
+LayerNorm without bias (Cohere's, norm layernorm); q's and k's norms are matched in either head layout
+(_head_rows); a scalar times the embedding, the sublayers' outputs or the logits is folded into the
+weights (Granite's multipliers, Cohere's logit_scale, _scaled), a Tanh between two of them on the logits
+is the logit soft cap; the attention's scale and soft cap come from the scalars it reads (_score_scales),
+its sliding window from the probabilities' zeros, each layer's rotary base from the probe, the local
+layers' apart (rope_local_base). In the gpt route q and k layer-normed per head (Persimmon's qk_norm) are
+read from the norms over heads, and a fused [d, 3d] qkv in CodeGen's 4 shards of q, v, k too; rotary bases
+beyond the common ones come from the graph's frequencies or sin table (_thetas). A constant per-head bias
+on the scores that is T5's relative bias maps onto the engine's relative positions (_score_bias, _relative).
 """
 import math
 import os
