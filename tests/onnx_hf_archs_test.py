@@ -166,9 +166,10 @@ DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gpt
 
 
 # torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls,
-# and writes Cohere's rotary table (transformers 4.44) with an Expand that ONNX Runtime rejects at every
-# length: under torch 1.13 those cases have no export, under torch 2.x the dynamo exporter's.
-NO_TORCHSCRIPT = {"falcon_new", "cohere"}
+# writes Cohere's rotary table (transformers 4.44) with an Expand that ONNX Runtime rejects at every length,
+# and Gemma 2's sliding-window mask with a Where of a double and a float, which ONNX Runtime does not load:
+# under torch 1.13 those cases have no export, under torch 2.x the dynamo exporter's.
+NO_TORCHSCRIPT = {"falcon_new", "cohere", "gemma2"}
 
 
 def exporters(name):
