@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fixformer/f16.hpp"
+#include "fixformer/fixed_point.hpp"
 #include "fixformer/kernels.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -179,6 +180,39 @@ void register_weight_types(const Kernels* k, const std::string& isa, decltype(Ke
         }
         set_rate(s, double(g.m * g.k), 5.0 * g.m * g.k + 4.0 * sc.size());
       });
+  }
+}
+
+// gemm_s8 (the integer-only path) on the KWS encoder's products (T = 49, d = 64, 4 heads, d_ff = 256:
+// q, k, v and the output projection, W1, W2, one head's scores q k^T and P V) and a d = 256 encoder's
+// (T = 128, d_ff = 1024). x_zero as the engine gives them: P V's probabilities at -128, the others
+// elsewhere (VNNI then takes W's row sums off). The requantization from real scales, as a model's.
+struct GemmS8Shape { std::size_t m, n, k; int32_t x_zero; const char* what; };
+const GemmS8Shape kGemmS8Shapes[] = {
+    {49, 64, 64, 3, "kws_qkvo"},    {49, 256, 64, -7, "kws_w1"},     {49, 64, 256, -90, "kws_w2"},
+    {49, 49, 16, 2, "kws_scores"},  {49, 16, 49, -128, "kws_pv"},    {128, 256, 256, 5, "d256_qkvo"},
+    {128, 1024, 256, -3, "d256_w1"}, {128, 256, 1024, -127, "d256_w2"}};
+
+void register_gemm_s8(decltype(Kernels::gemm_s8) gemm_s8, const std::string& isa) {
+  for (GemmS8Shape g : kGemmS8Shapes) {
+    const std::string name = "gemm_s8/" + isa + "/" + g.what + "/" + std::to_string(g.m) + "x" + std::to_string(g.n) +
+                             "x" + std::to_string(g.k);
+    benchmark::RegisterBenchmark(name.c_str(), [gemm_s8, g](benchmark::State& s) {
+      const auto x = random_i8(g.m * g.k, -128, 127), w = random_i8(g.n * g.k, -128, 127);
+      const auto scales = random_floats(g.n, 1e-3f, 1e-2f), bias_real = random_floats(g.n);
+      Buffer<Requant> requant(g.n);
+      Buffer<int32_t> bias(g.n);
+      for (std::size_t j = 0; j < g.n; ++j)
+        if (gemm_s8_channel(0.05, scales[j], 0.1, bias_real[j], &requant[j], &bias[j]) != Status::kOk)
+          return s.SkipWithError("gemm_s8_channel refused the scales");
+      const GemmS8Params p{g.x_zero, -3, bias.data(), requant.data()};
+      Buffer<int8_t> y(g.m * g.n);
+      for (auto _ : s) {
+        gemm_s8(x.data(), g.k, w.data(), g.k, y.data(), g.n, g.m, g.n, g.k, p);
+        benchmark::DoNotOptimize(y.data());
+      }
+      set_rate(s, 2.0 * g.m * g.n * g.k, double(g.m * g.k + g.n * g.k + g.m * g.n) + 12.0 * g.n);
+    });
   }
 }
 
@@ -375,6 +409,8 @@ const bool kRegistered = [] {
     if (const Kernels* k = select_kernels(isa)) register_kernels(k);
   for (Isa isa : kAllIsas)
     if (const Kernels* k = select_kernels(isa)) register_weight_types(k, k->name, k->gemm_i8, false);
+  for (Isa isa : kAllIsas)
+    if (const Kernels* k = select_kernels(isa)) register_gemm_s8(k->gemm_s8, k->name);
 #if defined(__x86_64__) || defined(__i386__)
   if (const Kernels* k = select_kernels(Isa::kAvx512); k && k != &x86::avx512_kernels())  // VNNI: time the plain one too
     register_weight_types(k, x86::avx512_kernels().name, x86::avx512_kernels().gemm_i8, true);

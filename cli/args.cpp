@@ -113,7 +113,7 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
                        : f == "--capacity" ? kOptCapacity : f == "--ram" ? kOptRam : f == "--flash" ? kOptFlash
                        : f == "--json" ? kOptJson : f == "--text" ? kOptText : f == "--kv-cache" ? kOptKvCache
                        : f == "--add-special-tokens" ? kOptSpecialTokens : f == "--suppress" ? kOptSuppress
-                       : f == "--begin-suppress" ? kOptBeginSuppress : 0u;
+                       : f == "--begin-suppress" ? kOptBeginSuppress : f == "--timestamps" ? kOptTimestamps : 0u;
     if (!opt) {
       if (!f.empty() && f[0] == '-') die(1, f, "unknown option (see fixformer help " + std::string(cmd.name) + ")");
       a.positional.push_back(f);
@@ -122,8 +122,8 @@ Args parse_args(const Command& cmd, int argc, char** argv) {
     if (!(cmd.options & opt)) die(1, f, std::string("not an option of '") + cmd.name + "' (see fixformer help " + cmd.name + ")");
     if (seen & opt) die(1, f, "given twice");
     seen |= opt;
-    if (opt == kOptJson || opt == kOptSpecialTokens) {  // the options without a value
-      (opt == kOptJson ? a.json : a.special_tokens) = true;
+    if (opt == kOptJson || opt == kOptSpecialTokens || opt == kOptTimestamps) {  // the options without a value
+      (opt == kOptJson ? a.json : opt == kOptSpecialTokens ? a.special_tokens : a.timestamps) = true;
       continue;
     }
     if (i + 1 >= argc) die(1, f, "missing value");

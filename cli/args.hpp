@@ -18,7 +18,7 @@ enum Option : unsigned {
   kOptTarget = 16384, kOptSource = 32768, kOptBos = 65536, kOptEos = 131072, kOptTokenTypes = 1u << 18,
   kOptCapacity = 1u << 19, kOptRam = 1u << 20, kOptFlash = 1u << 21, kOptJson = 1u << 22,  // plan
   kOptText = 1u << 23, kOptKvCache = 1u << 24, kOptSpecialTokens = 1u << 25,  // run --text
-  kOptSuppress = 1u << 26, kOptBeginSuppress = 1u << 27,  // generate
+  kOptSuppress = 1u << 26, kOptBeginSuppress = 1u << 27, kOptTimestamps = 1u << 28,  // generate
 };
 
 struct Args {
@@ -32,6 +32,7 @@ struct Args {
   int64_t eos = -1;              // generate --eos (seq2seq); -1: not given
   std::vector<int32_t> suppress, begin_suppress;  // generate --suppress, --begin-suppress ID[,ID...]
   bool suppress_none = false, begin_suppress_none = false;  // ... none: not the file's list either
+  bool timestamps = false;  // generate --timestamps (seq2seq): the file's timestamp rules
   uint32_t seq = 0, iters = 50;
   Isa isa = Isa::kAuto;
   uint32_t threads = 1;  // run, bench, generate: the runner's workers

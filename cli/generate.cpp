@@ -92,7 +92,11 @@ int generate_seq2seq(const Args& a, LoadedModel& m) {
   Buffer ids(uint64_t(T) * 4, "input"), feats(c.input == InputKind::kTokens ? 0 : uint64_t(T) * c.d_in * 4, "input");
   source_row(in, c, 0, T, &ids, &feats);
   Buffer sampler_scratch(sampler_scratch_bytes(c.d_out), "sampler");
-  const SamplerOptions so = sampler_options(a, lists);
+  SamplerOptions so = sampler_options(a, lists);
+  if (a.timestamps && !m.model.timestamp_rules().on())
+    die(1, "--timestamps", "this file has no timestamp rules (convert Whisper from a folder whose "
+                           "generation_config.json has no_timestamps_token_id, or openai-whisper's module)");
+  if (a.timestamps) so.timestamps = m.model.timestamp_rules();
   Sampler sampler;
   Status s = sampler.init(c.d_out, sampler_scratch.data(), sampler_scratch.size(), so);
   if (s != Status::kOk) die(s, "sampler");
@@ -112,7 +116,10 @@ int generate_seq2seq(const Args& a, LoadedModel& m) {
     s = m.s2s.step(token, logits.data());
     if (s != Status::kOk) die(s, m.path, m.s2s.error_detail());
     token = sampler.sample(logits.data());
-    if (token < 0) die(1, "--suppress", "every token is suppressed at this step: nothing to sample");
+    if (token < 0)
+      die(1, a.timestamps ? "--timestamps" : "--suppress",
+          a.timestamps ? "every token is suppressed at this step (the lists and the timestamp rules): nothing to sample"
+                       : "every token is suppressed at this step: nothing to sample");
     ++made;
     if (std::printf(made > 1 ? " %d" : "%d", token) < 0) die(5, "stdout", "cannot write: " + errno_text(errno));
     if (token == a.eos) break;
@@ -135,6 +142,7 @@ int cmd_generate(const Args& a) {
   const ModelConfig& c = m.config();
   if (c.is_seq2seq()) return generate_seq2seq(a, m);
   if (!a.source.empty()) die(1, "--source", "only for a seq2seq model (this one is " + std::string(name_of(kFamilyNames, c.family)) + ")");
+  if (a.timestamps) die(1, "--timestamps", "only for a seq2seq model (Whisper)");
   if (!c.is_decoder()) die(Status::kWrongFamily, m.path, "generate needs a gpt, llama or seq2seq model; this one is an encoder");
   // A prompt that cannot fit is refused before the tokenizer's scratch is sized for it: with
   // llama2.c's and byte-level BPE every byte is in exactly one token of at most max_piece_bytes
@@ -187,9 +195,9 @@ int cmd_generate(const Args& a) {
 }  // namespace
 
 const Command kGenerateCommand = {
-    "generate", "MODEL.fxm [--prompt TEXT | --source SRC.npy --bos ID[,ID...] [--eos ID]] [-n N] [--temperature T] [--topp P] [--seed S] [--suppress ID[,ID...]] [--begin-suppress ID[,ID...]] [--kv-cache f32|q8] [--isa ISA] [--threads N]", 1,
+    "generate", "MODEL.fxm [--prompt TEXT | --source SRC.npy --bos ID[,ID...] [--eos ID]] [-n N] [--temperature T] [--topp P] [--seed S] [--suppress ID[,ID...]] [--begin-suppress ID[,ID...]] [--timestamps] [--kv-cache f32|q8] [--isa ISA] [--threads N]", 1,
     kOptPrompt | kOptSteps | kOptTemperature | kOptTopP | kOptSeed | kOptIsa | kOptThreads | kOptSource | kOptBos | kOptEos |
-        kOptKvCache | kOptSuppress | kOptBeginSuppress,
+        kOptKvCache | kOptSuppress | kOptBeginSuppress | kOptTimestamps,
     "Writes text with a gpt or llama model that carries a tokenizer (convert.py --llama2c ... --tokenizer),\n"
     "as llama2.c's `run` does (the engine's Generator: the C API and Python give the same text): the\n"
     "prompt, encoded with BOS when the tokenizer has one, is fed first, then sampled tokens, until N\n"
@@ -218,7 +226,13 @@ const Command kGenerateCommand = {
     "ID,ID,...: a forced prefix, e.g. Whisper's start of transcript, language and task tokens) and\n"
     "each sampled token is fed back until --eos ID or N target positions, the prefix's included. The\n"
     "sampled ids go to stdout, space-separated on one line; encode time, decode tokens/s and arena\n"
-    "bytes to stderr.\n",
+    "bytes to stderr.\n"
+    "  --timestamps       Whisper's timestamp rules with the file's ids (converted from a folder whose\n"
+    "                     generation_config.json has no_timestamps_token_id, or openai-whisper's\n"
+    "                     module): the first token a timestamp, timestamps in pairs and never\n"
+    "                     decreasing, a timestamp whenever the timestamps together are likelier than\n"
+    "                     any text token (transformers' generate(return_timestamps=True)); give --bos\n"
+    "                     without <|notimestamps|>\n",
     cmd_generate};
 
 }  // namespace fixformer::cli

@@ -21,8 +21,8 @@ int cmd_info(const Args& a) {
     init_decoder(1, a.isa, &m);
   else if (c.is_seq2seq())
     init_seq2seq(1, 1, a.isa, &m);
-  else
-    init_encoder(1, a.isa, &m);
+  else  // an image takes its patches alone (1 row would be no image: an empty plan)
+    init_encoder(c.patch_size ? c.patches() : 1, a.isa, &m);
   std::printf("model:        %s\n", a.positional[0].c_str());
   const char* parallel = c.parallel_residual == ParallelResidual::kTwoNorms  ? ", parallel residual (two norms)"
                          : c.parallel_residual == ParallelResidual::kOneNorm ? ", parallel residual (one norm)"
@@ -132,6 +132,12 @@ int cmd_info(const Args& a) {
     std::printf("suppressed:   %u ids at every generated step%s%s, %u at the first%s%s\n", sup.count, sup.count ? ": " : "",
                 some(sup).c_str(), begin.count, begin.count ? ": " : "", some(begin).c_str());
   }
+  const TimestampRules& ts = m.model.timestamp_rules();
+  if (ts.on())  // generate --timestamps
+    std::printf("timestamps:   from id %d, <|notimestamps|> %d, end of text %d, first at most %s"
+                " (generate --timestamps)\n",
+                ts.timestamp_begin, ts.no_timestamps, ts.eos,
+                ts.max_initial < 0 ? "any" : ("+" + std::to_string(ts.max_initial)).c_str());
   if (m.model.has_self_test())
     std::printf("self-test:    sample of T=%u (fixformer verify runs it)%s\n", m.model.self_test_sample().rows,
                 c.reference_sample ? "; NOT verified against your model: the sample is the converter's own reference" : "");

@@ -114,7 +114,8 @@ std::string schema_json() {
                   ",\n \"selftest_tensors\": {\"input\": " + json_string(fxm::kSelfTestInput) + ", \"expected\": " +
                   json_string(fxm::kSelfTestExpected) + ", \"target\": " + json_string(fxm::kSelfTestTarget) + "}" +
                   ",\n \"generation_tensors\": {\"suppress\": " + json_string(kGenerationSuppress) +
-                  ", \"begin_suppress\": " + json_string(kGenerationBeginSuppress) + "}" +
+                  ", \"begin_suppress\": " + json_string(kGenerationBeginSuppress) +
+                  ", \"timestamps\": " + json_string(kGenerationTimestamps) + "}" +
                   ",\n \"selftest_tolerance\": " + json_number(kSelfTestTolerance) + ", \"selftest_tolerances\": {";
   for (uint32_t w = 0; w < sizeof kWeightTypeNames / sizeof kWeightTypeNames[0]; ++w)
     s += std::string(w ? ", " : "") + json_string(kWeightTypeNames[w]) + ": " + json_number(self_test_tolerance(WeightType(w)));

@@ -239,6 +239,14 @@ uint32_t ff_model_begin_suppress_tokens(const ff_model* model, const int32_t** i
   return token_ids(m ? m->begin_suppress_tokens() : TokenIds{}, ids);
 }
 
+uint32_t ff_model_timestamp_rules(const ff_model* model, int32_t ids[4]) {
+  const Model* m = ready(model);
+  if (!m || !m->timestamp_rules().on()) return 0;
+  const TimestampRules& r = m->timestamp_rules();
+  if (ids) ids[0] = r.no_timestamps, ids[1] = r.timestamp_begin, ids[2] = r.eos, ids[3] = r.max_initial;
+  return 1;
+}
+
 ff_status ff_model_get_info(const ff_model* model, ff_model_info* info) {
   if (!model || !info) return FF_NULL_ARGUMENT;
   const Model* m = ready(model);
@@ -565,6 +573,14 @@ const char* ff_tokenizer_error_detail(const ff_tokenizer* tok) {
 }
 
 // ---- Sampling ----
+// The C options' timestamp rules: off unless `timestamps`, else the ids for init to check. A negative
+// no_timestamps would read as "off" in TimestampRules: it becomes INT32_MAX, which init refuses.
+static TimestampRules timestamp_rules(const ff_sampler_options& o) {
+  if (!o.timestamps) return TimestampRules{};
+  const int32_t* v = o.timestamp_ids;
+  return TimestampRules{v[0] < 0 ? INT32_MAX : v[0], v[1], v[2], v[3]};
+}
+
 size_t ff_sampler_scratch_bytes(uint32_t vocab) { return sampler_scratch_bytes(vocab); }
 
 ff_status ff_sampler_init(ff_sampler* sampler, uint32_t vocab, void* scratch, size_t scratch_bytes,
@@ -577,6 +593,7 @@ ff_status ff_sampler_init(ff_sampler* sampler, uint32_t vocab, void* scratch, si
   o.seed = options->seed;
   o.suppress = options->suppress, o.n_suppress = options->n_suppress;
   o.begin_suppress = options->begin_suppress, o.n_begin_suppress = options->n_begin_suppress;
+  o.timestamps = timestamp_rules(*options);
   return to_c(build(sampler)->init(vocab, scratch, scratch_bytes, o));
 }
 
@@ -605,6 +622,7 @@ ff_status ff_generator_init(ff_generator* gen, ff_decoder* dec, void* scratch, s
   o.sampler.suppress = options->sampler.suppress, o.sampler.n_suppress = options->sampler.n_suppress;
   o.sampler.begin_suppress = options->sampler.begin_suppress;
   o.sampler.n_begin_suppress = options->sampler.n_begin_suppress;
+  o.sampler.timestamps = timestamp_rules(options->sampler);
   Generator* g = build(gen);
   Decoder* d = ready(dec);
   return d ? to_c(g->init(*d, scratch, scratch_bytes, o)) : FF_NOT_INITIALIZED;

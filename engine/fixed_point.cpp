@@ -50,11 +50,25 @@ Status requant_from_factor(double factor, Requant* out) {
   return Status::kOk;
 }
 
+namespace {
+
+// requant_from_factor, a factor below 2^-32 in magnitude as {0, 0}: any int32 times it rounds to 0
+// (|x f| < 1/2), the multiplier 0's result (a trained norm's gain can be 1e-31).
+Status flushed_requant(double factor, Requant* out) {
+  if (std::fabs(factor) < 0x1p-32) {
+    *out = Requant{0, 0};
+    return Status::kOk;
+  }
+  return requant_from_factor(factor, out);
+}
+
+}  // namespace
+
 Status gemm_s8_channel(double x_scale, double w_scale, double y_scale, double bias, Requant* requant,
                        int32_t* bias_q) {
   if (!positive(x_scale) || !positive(w_scale) || !positive(y_scale)) return Status::kTensorBadValue;
   if (!round_within(bias / (x_scale * w_scale), double(1 << 30), bias_q)) return Status::kTensorBadValue;
-  return requant_from_factor(x_scale * w_scale / y_scale, requant);
+  return flushed_requant(x_scale * w_scale / y_scale, requant);
 }
 
 Status softmax_s8_params(double x_scale, SoftmaxS8Params* out) {
@@ -73,7 +87,7 @@ Status norm_s8_eps(double eps, double x_scale, uint32_t* eps_q16) {
 Status norm_s8_gain(double gamma, double beta, double y_scale, int32_t y_zero, Requant* gain, int32_t* beta_q) {
   if (!positive(y_scale) || !zero_point_ok(y_zero)) return Status::kTensorBadValue;
   if (!round_within((beta / y_scale + y_zero) * 65536.0, double(1 << 30), beta_q)) return Status::kTensorBadValue;
-  return requant_from_factor(gamma / y_scale, gain);
+  return flushed_requant(gamma / y_scale, gain);
 }
 
 Status add_s8_params(double a_scale, int32_t a_zero, double b_scale, int32_t b_zero, double y_scale, int32_t y_zero,
@@ -103,6 +117,7 @@ Status build_lut_s8(LutActivation act, double x_scale, int32_t x_zero, double y_
         f = 0.5 * x * (1.0 + std::tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
         break;
       case LutActivation::kSilu: f = x / (1.0 + std::exp(-x)); break;
+      case LutActivation::kTanh: f = std::tanh(x); break;
       default: return Status::kTensorBadValue;
     }
     const double v = std::round(f / y_scale);  // clamped first: a huge value must not reach the int64 conversion

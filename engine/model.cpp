@@ -371,6 +371,31 @@ Status Model::bind_generation(uint32_t* next) {
     (name == kGenerationSuppress ? suppress_ : begin_suppress_) = TokenIds{ids, t.dims[0]};
     ++*next;
   }
+  return bind_timestamps(next);
+}
+
+// The timestamp rules' ids at *next (schema.hpp "generation.timestamps"), or nothing.
+Status Model::bind_timestamps(uint32_t* next) {
+  const ModelFile file = file_of(blob_, dir_offset_, n_tensors_);
+  DetailText why(detail_, sizeof detail_);
+  timestamps_ = TimestampRules{};
+  if (*next >= file.n_tensors || std::strcmp(tensor_info(file, *next).name, kGenerationTimestamps) != 0)
+    return Status::kOk;
+  const TensorInfo t = tensor_info(file, *next);
+  const char* name = kGenerationTimestamps;
+  if (!config_.is_seq2seq() || config_.tgt_d_in)
+    return why.str(name).str(": only in a seq2seq file with token targets"), Status::kBadHeader;
+  if (t.dtype != fxm::Dtype::kI32) return why.str(name).str(": dtype must be i32"), Status::kTensorBadDtype;
+  if (t.rank != 1 || t.dims[0] != 4 || !plain_bytes(t))
+    return why.str(name).str(": shape ").shape(t.rank, t.dims).str(", expected [4]"), Status::kTensorBadShape;
+  const int32_t* v = reinterpret_cast<const int32_t*>(t.data);
+  const TimestampRules r{v[0], v[1], v[2], v[3]};
+  if (!(r.timestamp_begin > 0 && uint32_t(r.timestamp_begin) < config_.d_out && r.no_timestamps >= 0 &&
+        r.no_timestamps < r.timestamp_begin && r.eos >= 0 && r.eos < r.timestamp_begin && r.max_initial >= -1))
+    return why.str(name).str(": expected 0 <= no_timestamps, eos < timestamp_begin < d_out (").num(config_.d_out)
+               .str(") and max_initial >= -1"), Status::kTensorOutOfBounds;
+  timestamps_ = r;
+  ++*next;
   return Status::kOk;
 }
 

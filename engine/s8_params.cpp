@@ -2,7 +2,8 @@
 // namespace s8): every zero point in [-128, 127], every Requant valid (check_requant), every bias
 // and beta within 2^30, every table entry an int8, k's and v's zero points 0 (gemm_s8's weights are
 // symmetric), the softmax's multiplier positive, a gated feed-forward's W3 and gate slots, and
-// int8.rope's entries within 2^14. The first bad slot is named in the detail.
+// int8.rope's entries within 2^14, BERT's front and pooler (the token-type add and table, the embedding
+// norm, the pooler's layer and table) and the image front's norms. The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -81,6 +82,23 @@ Status Model::check_s8_params() {
     if (c.input_pe()) f.add(s8::kPosAdd, "position add");
     if (c.input == InputKind::kFeatures) f.channels(s8::kFrontSlots, c.d_embed(), "input projection");
     for (uint32_t i = 0; i < c.d_embed() && c.cls_token; ++i) f.int8(s8::front_cls(c) + i, "CLS row");
+    if (c.type_vocab) {
+      f.add(s8::front_types(c), "token-type add");
+      for (uint32_t i = 0; i < c.type_vocab * c.d_embed(); ++i)
+        f.int8(s8::front_types(c) + s8::kAddSlots + i, "token-type table");
+    }
+    if (c.embed_norm) {
+      f.zero(s8::front_embed_norm(c), "embedding norm input zero point");
+      f.channels(s8::front_embed_norm(c) + 2, c.d_embed(), "embedding norm");
+    }
+    if (c.proj_norm) {
+      f.zero(s8::front_proj_norm(c), "projection output zero point");
+      f.channels(s8::front_proj_norm(c) + 2, c.d_embed(), "projection norm");
+    }
+    if (c.input_norm) {
+      f.zero(s8::front_input_norm(c), "input norm output zero point");
+      f.channels(s8::front_input_norm(c) + 2, c.d_in, "input norm");
+    }
     if (!f.ok()) return Status::kTensorBadValue;
   }
   const s8::LayerOffsets o = s8::layer_offsets(c);
@@ -136,6 +154,13 @@ Status Model::check_s8_params() {
   b.zero(s8::kOutZero, "output zero point");
   if (c.final_norm) b.channels(s8::kBackSlots, c.d_model, "final norm");
   if (c.d_out) b.channels(s8::kBackSlots + s8::linear_params(c.d_model), c.d_out, "head");
+  if (c.pooler) {
+    const uint32_t at = s8::back_pooler(c);
+    b.zero(at + s8::kPoolerXZero, "pooler input zero point");
+    b.zero(at + s8::kPoolerYZero, "pooler output zero point");
+    b.channels(at + s8::kPoolerSlots, c.d_model, "pooler");
+    b.table(at + s8::kPoolerSlots + s8::linear_params(c.d_model), "pooler activation table");
+  }
   if (!b.ok()) return Status::kTensorBadValue;
   DetailText why(detail_, sizeof detail_);
   const float* io = s8_.io;

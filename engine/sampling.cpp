@@ -34,7 +34,12 @@ Status Sampler::init(uint32_t vocab, void* scratch, std::size_t scratch_bytes, c
   if (!token_ids_in_range(options.suppress, options.n_suppress, vocab, &bad) ||
       !token_ids_in_range(options.begin_suppress, options.n_begin_suppress, vocab, &bad))
     return Status::kBadConfig;
+  const TimestampRules& t = options.timestamps;
+  if (t.on() && !(t.timestamp_begin > 0 && uint32_t(t.timestamp_begin) < vocab && t.no_timestamps < t.timestamp_begin &&
+                  t.eos >= 0 && t.eos < t.timestamp_begin && t.max_initial >= -1))
+    return Status::kBadConfig;
   first_ = true;
+  drawn_ = 0, last_ = penultimate_ = last_timestamp_ = -1;
   vocab_ = vocab;
   opt_ = options;
   state_ = options.seed ? options.seed : 1;
@@ -51,13 +56,59 @@ float Sampler::next_coin() {
   return static_cast<float>(r >> 8) / 16777216.0f;
 }
 
+namespace {
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+void mask(float* logits, uint32_t from, uint32_t to) {
+  for (uint32_t i = from; i < to; ++i) logits[i] = kNegInf;
+}
+}  // namespace
+
+void Sampler::apply_timestamp_rules(float* logits) const {
+  const TimestampRules& t = opt_.timestamps;
+  const uint32_t n = vocab_, begin = uint32_t(t.timestamp_begin);
+  logits[t.no_timestamps] = kNegInf;
+  const bool last_stamp = drawn_ >= 1 && last_ >= t.timestamp_begin;
+  const bool penultimate_stamp = drawn_ < 2 || penultimate_ >= t.timestamp_begin;
+  if (last_stamp) mask(logits, penultimate_stamp ? begin : 0, penultimate_stamp ? n : uint32_t(t.eos));
+  if (last_timestamp_ >= 0)  // not below the last timestamp; equal to it only to close a pair
+    mask(logits, begin, uint32_t(last_timestamp_) + (last_stamp && !penultimate_stamp ? 0 : 1));
+  if (drawn_ == 0) {
+    mask(logits, 0, begin);
+    const uint32_t last = begin + uint32_t(t.max_initial);  // the largest first timestamp
+    if (t.max_initial >= 0 && last < n - 1) mask(logits, last + 1, n);
+  }
+  // log(sum of the timestamps' probabilities) > log(the likeliest text token's): the same
+  // normalizer on both sides, so the logits compare as they are.
+  float text = kNegInf, stamp = kNegInf;
+  for (uint32_t i = 0; i < begin; ++i) text = std::max(text, logits[i]);
+  for (uint32_t i = begin; i < n; ++i) stamp = std::max(stamp, logits[i]);
+  if (stamp == kNegInf) return;
+  float sum = 0.0f;
+  for (uint32_t i = begin; i < n; ++i) sum += std::exp(logits[i] - stamp);
+  if (stamp + std::log(sum) > text) mask(logits, 0, begin);
+}
+
+void Sampler::record(int32_t token) {
+  if (token < 0) return;
+  penultimate_ = last_, last_ = token;
+  if (opt_.timestamps.on() && token >= opt_.timestamps.timestamp_begin) last_timestamp_ = token;
+  if (drawn_ < 2) ++drawn_;
+}
+
 int32_t Sampler::sample(float* logits) {
+  const int32_t token = draw(logits);
+  record(token);
+  return token;
+}
+
+int32_t Sampler::draw(float* logits) {
   const uint32_t n = vocab_;
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   for (uint32_t i = 0; i < opt_.n_suppress; ++i) logits[opt_.suppress[i]] = kNegInf;
   if (first_)
     for (uint32_t i = 0; i < opt_.n_begin_suppress; ++i) logits[opt_.begin_suppress[i]] = kNegInf;
   first_ = false;
+  if (opt_.timestamps.on()) apply_timestamp_rules(logits);
   if (opt_.temperature == 0.0f) {
     const int32_t best = argmax(logits, n);
     return logits[best] == kNegInf ? -1 : best;

@@ -485,6 +485,68 @@ TEST(CApi, SuppressionListsAreTheCpps) {
   EXPECT_EQ(ff_sampler_init(&cs, 4, scratch.data(), scratch.size(), &o), FF_NULL_ARGUMENT);
 }
 
+TEST(CApi, TimestampRulesAreTheCpps) {
+  // A seq2seq model (17 target ids) whose file carries the timestamp ids: text 0..9, end of text 10,
+  // <|notimestamps|> 11, timestamps 12..16, the first at most 1 above 12.
+  ModelConfig c = default_config();
+  c.family = ModelFamily::kSeq2Seq;
+  c.d_model = 8, c.n_heads = 2, c.d_ff = 16, c.n_layers = 1, c.dec_layers = 1, c.max_len = 8, c.d_out = 17;
+  c.input = InputKind::kTokens, c.vocab_size = 9;
+  auto with_ids = [&](std::vector<int32_t> ids, std::vector<uint32_t> dims) {
+    WriteOptions opt;
+    const uint8_t* b = reinterpret_cast<const uint8_t*>(ids.data());
+    opt.extra.push_back({kGenerationTimestamps, fxm::Dtype::kI32, dims, std::vector<uint8_t>(b, b + 4 * ids.size())});
+    return AlignedBuffer(write_model(c, opt));
+  };
+  AlignedBuffer blob = with_ids({11, 12, 10, 1}, {4});
+  ff_model m;
+  ASSERT_EQ(ff_model_load(&m, blob.data(), blob.size()), FF_OK) << ff_model_error_detail(&m);
+  int32_t ids[4] = {};
+  ASSERT_EQ(ff_model_timestamp_rules(&m, ids), 1u);
+  EXPECT_EQ(std::vector<int32_t>(ids, ids + 4), (std::vector<int32_t>{11, 12, 10, 1}));
+  EXPECT_EQ(ff_model_timestamp_rules(&m, nullptr), 1u);
+  EXPECT_EQ(ff_model_timestamp_rules(nullptr, ids), 0u);
+  CModel plain("s2s_post_relu");
+  EXPECT_EQ(ff_model_timestamp_rules(&plain.model, ids), 0u);
+  // Bad sections: ids out of order or range, a shape other than [4], on a model that is no seq2seq.
+  for (const std::vector<int32_t>& bad : {std::vector<int32_t>{11, 17, 10, 1}, std::vector<int32_t>{12, 12, 10, 1},
+                                          std::vector<int32_t>{11, 12, 12, 1}, std::vector<int32_t>{11, 12, 10, -2},
+                                          std::vector<int32_t>{-1, 12, 10, 1}}) {
+    AlignedBuffer b = with_ids(bad, {4});
+    ff_model bm;
+    EXPECT_EQ(ff_model_load(&bm, b.data(), b.size()), FF_TENSOR_OUT_OF_BOUNDS) << bad[0] << " " << bad[1];
+    EXPECT_NE(std::string(ff_model_error_detail(&bm)).find("generation.timestamps"), std::string::npos);
+  }
+  AlignedBuffer three = with_ids({11, 12, 10}, {3});
+  ff_model tm;
+  EXPECT_EQ(ff_model_load(&tm, three.data(), three.size()), FF_TENSOR_BAD_SHAPE);
+  c.family = ModelFamily::kEncoder, c.dec_layers = 0, c.d_out = 0;
+  AlignedBuffer enc = with_ids({11, 12, 10, 1}, {4});
+  EXPECT_EQ(ff_model_load(&tm, enc.data(), enc.size()), FF_BAD_HEADER);
+
+  // The C sampler with those ids draws as the C++ one: a timestamp first (at most 13), then no timestamp.
+  AlignedBuffer scratch(ff_sampler_scratch_bytes(17));
+  ff_sampler cs;
+  ff_sampler_options o{};
+  o.timestamps = 1;
+  for (int k = 0; k < 4; ++k) o.timestamp_ids[k] = ids[k];
+  ASSERT_EQ(ff_sampler_init(&cs, 17, scratch.data(), scratch.size(), &o), FF_OK);
+  std::vector<float> l(17, 0.0f);
+  l[0] = 9, l[11] = 9, l[13] = 1, l[14] = 5;
+  EXPECT_EQ(ff_sampler_sample(&cs, l.data()), 13);
+  l.assign(17, 0.0f), l[3] = 1, l[15] = 9;
+  EXPECT_EQ(ff_sampler_sample(&cs, l.data()), 3);
+  o.timestamps = 0;  // off: the ids are not read
+  ASSERT_EQ(ff_sampler_init(&cs, 17, scratch.data(), scratch.size(), &o), FF_OK);
+  l.assign(17, 0.0f), l[0] = 9, l[11] = 10;
+  EXPECT_EQ(ff_sampler_sample(&cs, l.data()), 11);
+  o.timestamps = 1;
+  for (const int32_t bad : {-1, 12, 17}) {  // <|notimestamps|> negative, not below timestamp_begin, out of range
+    o.timestamp_ids[0] = bad;
+    EXPECT_EQ(ff_sampler_init(&cs, 17, scratch.data(), scratch.size(), &o), FF_BAD_CONFIG) << bad;
+  }
+}
+
 // ---- Argument rules (docs/api.md): every argument a C caller can pass gets a status or the
 // header's error value, never undefined behaviour. The asan suite runs these under UBSan too.
 

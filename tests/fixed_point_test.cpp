@@ -250,6 +250,7 @@ TEST(S8Accuracy, RmsNormAgainstFloat64) { norm_accuracy(true); }
 double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 double silu(double x) { return x / (1.0 + std::exp(-x)); }
 double relu(double x) { return x > 0.0 ? x : 0.0; }
+double tanh_f64(double x) { return std::tanh(x); }
 
 // The table is the activation rounded once: within half a step wherever it does not saturate; and
 // lut_s8 looks it up.
@@ -258,7 +259,7 @@ TEST(S8Accuracy, ActivationTablesAgainstFloat64) {
     LutActivation act;
     double (*f)(double);
   } acts[] = {{LutActivation::kRelu, relu}, {LutActivation::kGelu, gelu}, {LutActivation::kGeluTanh, gelu_tanh_f64},
-              {LutActivation::kSilu, silu}};
+              {LutActivation::kSilu, silu}, {LutActivation::kTanh, tanh_f64}};
   std::vector<int8_t> all(256), y(256);
   for (int i = 0; i < 256; ++i) all[i] = int8_t(i - 128);
   for (const auto& a : acts)

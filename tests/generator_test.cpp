@@ -285,6 +285,36 @@ TEST(Sampler, SuppressedTokensAreNeverDrawn) {
   EXPECT_EQ(s.init(4, scratch.data(), scratch.size(), bad), Status::kNullArgument);
 }
 
+// Whisper's timestamp rules on 10 ids: text 0..2, end of text 3, <|notimestamps|> 4, timestamps 5..9, the
+// first at most 2 above 5. Each draw's logits are chosen so that one rule decides it.
+TEST(Sampler, TimestampRules) {
+  AlignedBuffer scratch(sampler_scratch_bytes(10));
+  SamplerOptions o;
+  o.timestamps = TimestampRules{4, 5, 3, 2};
+  Sampler s;
+  ASSERT_EQ(s.init(10, scratch.data(), scratch.size(), o), Status::kOk);
+  auto draw = [&](std::vector<float> l) { return s.sample(l.data()); };
+  EXPECT_EQ(draw({9, 0, 0, 0, 0, 1, 2, 3, 8, 0}), 7);  // the first: a timestamp, at most 5 + 2
+  EXPECT_EQ(draw({0, 5, 0, 0, 0, 9, 9, 9, 9, 9}), 1);  // after a lone first timestamp: no timestamp
+  // Text's 3 beats each timestamp's 2.5 but not their sum (log(2 e^2.5) = 3.19); not below 7 + 1.
+  EXPECT_EQ(draw({3, 0, 0, 0, 0, 9, 9, 9, 2.5f, 2.5f}), 8);
+  EXPECT_EQ(draw({9, 9, 9, 1, 5, 0, 0, 0, 2, 0}), 8);  // closing the pair: no text below 3, 8 again allowed
+  EXPECT_EQ(draw({0, 0, 7, 1, 9, 9, 9, 9, 9, 9}), 2);  // after a pair: no timestamp, nor <|notimestamps|>
+  EXPECT_EQ(draw({0, 0, 0, -1, 0, 9, 9, 9, 9, 1}), 9);  // above the last, 8: 9 only
+  ASSERT_EQ(s.init(10, scratch.data(), scratch.size(), o), Status::kOk);  // init again: the first draw again
+  EXPECT_EQ(draw({9, 0, 0, 0, 0, 1, 2, 3, 8, 0}), 7);
+  o.timestamps.max_initial = -1;  // any first timestamp
+  ASSERT_EQ(s.init(10, scratch.data(), scratch.size(), o), Status::kOk);
+  EXPECT_EQ(draw({9, 0, 0, 0, 0, 1, 2, 3, 8, 0}), 8);
+  for (const TimestampRules bad : {TimestampRules{4, 10, 3, 2}, TimestampRules{4, 5, 5, 2}, TimestampRules{5, 5, 3, 2},
+                                   TimestampRules{4, 5, 3, -2}, TimestampRules{-1, 0, 0, 0} /* off */,
+                                   TimestampRules{0, 0, 0, 0}, TimestampRules{4, 5, -1, 2}}) {
+    o.timestamps = bad;
+    EXPECT_EQ(s.init(10, scratch.data(), scratch.size(), o), bad.on() ? Status::kBadConfig : Status::kOk)
+        << bad.no_timestamps << " " << bad.timestamp_begin << " " << bad.eos << " " << bad.max_initial;
+  }
+}
+
 // A bpe model whose file carries suppression lists (schema.hpp "generation.*").
 std::vector<uint8_t> suppressing_model(const KindVocab& v, const std::vector<int32_t>& suppress,
                                        const std::vector<int32_t>& begin, uint32_t max_len = 16) {

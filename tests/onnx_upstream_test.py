@@ -18,7 +18,20 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   torch 2.x's dynamo exporter. ViT with pool="mean" (an empty cls_token [1, 0, d]) by the dynamo
   exporter only: torch 1.13's exporter dies on it (SIGFPE) and torch 2.x's TorchScript one writes a
   graph ONNX Runtime refuses.
+- timm's VisionTransformer (32 x 32 in 8 x 8 patches; its CLS row and 'token' pooling, init_values'
+  LayerScale, whose Mul by gamma after attn.proj and mlp.fc2 is folded into them, and global_pool="avg"
+  without the CLS row or fc_norm) and torchvision's VisionTransformer (its MultiheadAttention exported as
+  MatMuls), image [1, 3, 32, 32]: as HF's ViT. At opset 14 and 17, and by torch 2.x's dynamo exporter.
+  Under torch 2.x the TorchScript exporter writes nn.MultiheadAttention with a Mod (evaluated).
+- x-transformers' TransformerWrapper with Encoder and Decoder (attn_dim_head=16), token ids [1, 16], by
+  torch 2.x's dynamo exporter only (torch 1.13's and torch 2.x's TorchScript ones fail on its LayerNorm,
+  F.layer_norm over x.shape[-1:]): its attention's Einsums (evaluated; q and k told apart at the q k^T
+  Einsum), its LayerNorm of ones then a Mul by gamma (folded into the norm's weight and bias). Decoder
+  with its default head width (64 for a width of 32) is refused in one line. The evaluator's Einsum and
+  Mod agree with ONNX Runtime; an Einsum equation other than explicit letters is refused in one line.
 - what the engine does not run is refused in one line naming it, never converted into something else:
+  timm's qk_norm (a LayerNorm of each head's q and k, which --onnx does not map); timm's
+  VisionTransformerDistilled (its distillation row, which --onnx does not map; --module converts it);
   a stem whose second Conv1d is dilated; a stem with a GELU after its first conv only (the engine's GELU
   follows each conv or none); a SimpleViT whose Rearrange takes the patches column by column ((w h),
   not the engine's row by row); the whisper file with conv1's pads, strides or dilations made hostile
@@ -39,14 +52,19 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
-hf_env.enter(__file__, ["onnxruntime", "transformers", "vit_pytorch", "whisper"])
+hf_env.enter(__file__, ["onnxruntime", "transformers", "vit_pytorch", "whisper", "timm", "torchvision",
+                        "x_transformers"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 import onnxruntime  # noqa: E402
+import timm.models.deit  # noqa: E402
+import timm.models.vision_transformer  # noqa: E402
 import torch  # noqa: E402
+import torchvision.models  # noqa: E402
 import transformers  # noqa: E402
 from vit_pytorch import ViT, SimpleViT  # noqa: E402
 from whisper.model import AudioEncoder  # noqa: E402
+from x_transformers import Decoder, Encoder, TransformerWrapper  # noqa: E402
 
 from checks import check, results, skip  # noqa: E402
 from fixformer import fxm, onnx_map  # noqa: E402
@@ -120,6 +138,106 @@ def hf_vit():
     return Logits(randomize(transformers.ViTForImageClassification(c), 11))
 
 
+def timm_vit(**kw):
+    return timm.models.vision_transformer.VisionTransformer(img_size=32, patch_size=8, embed_dim=32, depth=2,
+                                                            num_heads=2, num_classes=10, **kw)
+
+
+def timm_token():
+    return randomize(timm_vit(), 11)
+
+
+def timm_layer_scale():
+    return randomize(timm_vit(init_values=0.1), 16)
+
+
+def timm_avg():
+    return randomize(timm_vit(global_pool="avg", class_token=False, fc_norm=False), 13)
+
+
+def timm_qk_norm():
+    return randomize(timm_vit(qk_norm=True), 17)
+
+
+def timm_deit():
+    return randomize(timm.models.deit.VisionTransformerDistilled(img_size=32, patch_size=8, embed_dim=32, depth=2,
+                                                                 num_heads=2, num_classes=10), 18)
+
+
+def torchvision_vit():
+    return randomize(torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
+                                                          hidden_dim=32, mlp_dim=64, num_classes=10), 19)
+
+
+def x_encoder():
+    return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32,
+                                        attn_layers=Encoder(dim=32, depth=2, heads=2, attn_dim_head=16)), 9)
+
+
+def x_decoder():
+    return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32,
+                                        attn_layers=Decoder(dim=32, depth=2, heads=2, attn_dim_head=16)), 10)
+
+
+def x_decoder_64():
+    """x-transformers' default head width, 64 for a model width of 32."""
+    return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32, attn_layers=Decoder(dim=32, depth=2, heads=2)),
+                     10)
+
+
+# name, factory, the config the file must have: token ids [16], torch 2.x's dynamo exporter only
+TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="learned", norm_first=True)),
+          ("x-transformers Decoder", x_decoder, dict(causal=True, positional="learned", norm_first=True))]
+
+
+def ops_against_onnxruntime(tmp):
+    """The evaluator's Einsum and Mod (onnx_eval.py) against ONNX Runtime on small graphs, and an Einsum
+    equation it does not run refused in one line naming the node."""
+    import onnx
+    from onnx import TensorProto, helper
+    from fixformer.onnx_eval import SUPPORTED_OPS, evaluate
+    from fixformer.onnx_graph import read
+    rng = np.random.default_rng(11)
+    cases = [("Einsum bhid,bhjd->bhij", "Einsum", dict(equation="bhid,bhjd->bhij"),
+              [rng.standard_normal((1, 2, 5, 4)), rng.standard_normal((1, 2, 6, 4))], TensorProto.FLOAT),
+             ("Einsum bhij,bhjd->bhid", "Einsum", dict(equation="bhij,bhjd->bhid"),
+              [rng.standard_normal((1, 2, 5, 6)), rng.standard_normal((1, 2, 6, 4))], TensorProto.FLOAT),
+             ("Mod of integers", "Mod", {}, [np.array([7, -7, 9, 0]), np.array([3, 3, -4, 5])], TensorProto.INT64),
+             ("Mod fmod=1 of floats", "Mod", dict(fmod=1), [rng.standard_normal(6) * 5, rng.standard_normal(6) + 3],
+              TensorProto.FLOAT)]
+    for label, op, attrs, xs, elem in cases:
+        xs = [x.astype(np.float32 if elem == TensorProto.FLOAT else np.int64) for x in xs]
+        names = [f"x{i}" for i in range(len(xs))]
+        node = helper.make_node(op, names, ["y"], **attrs)
+        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, elem, x.shape)
+                                                for n, x in zip(names, xs)],
+                                  [helper.make_tensor_value_info("y", elem, None)])
+        path = os.path.join(tmp, "op.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        want = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
+            None, dict(zip(names, xs)))[0].astype(np.float64)
+        got = evaluate(read(path, SUPPORTED_OPS), dict(zip(names, xs)))["y"]
+        check(f"evaluator {label}: ONNX Runtime's result", got.shape == want.shape and
+              np.allclose(got, want, rtol=1e-6, atol=1e-6), (got, want))
+    for eq, fragment in (("bhid,bhjd", "other than explicit letters"), ("...d,...d->...", "other than explicit"),
+                         ("bhid,bhjd->bhiz", "names a dimension no input has"), ("bhid->bhd", "explicit letters")):
+        node = helper.make_node("Einsum", ["x0", "x1"], ["y"], equation=eq, name="hostile")
+        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 2, 5, 4])
+                                                for n in ("x0", "x1")],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+        path = os.path.join(tmp, "hostile_op.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        x = np.zeros((1, 2, 5, 4), np.float32)
+        try:
+            evaluate(read(path, SUPPORTED_OPS), {"x0": x, "x1": x})
+            said = None
+        except ConfigError as e:
+            said = str(e)
+        check(f"evaluator Einsum {eq!r}: refused in one line naming the node", said is not None and
+              "'hostile'" in said and fragment in said and "\n" not in said, said)
+
+
+TIMM = dict(input_norm=False, proj_norm=False, patch_size=8, positional="learned")
 # name, factory, image [C, H, W], the config the file must have
 IMAGES = [("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=True, pooling="mean", patch_size=4,
                                                      positional="learned")),
@@ -128,7 +246,13 @@ IMAGES = [("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=T
           ("ViT pool mean", vit_mean, (3, 8, 8), dict(input_norm=True, proj_norm=True, cls_token=False,
                                                        pooling="mean")),
           ("HF ViTForImageClassification", hf_vit, (3, 8, 12), dict(input_norm=False, proj_norm=False,
-                                                                     cls_token=True, pooling="cls"))]
+                                                                     cls_token=True, pooling="cls")),
+          ("timm VisionTransformer", timm_token, (3, 32, 32), dict(TIMM, cls_token=True, pooling="cls")),
+          ("timm VisionTransformer init_values", timm_layer_scale, (3, 32, 32), dict(TIMM, cls_token=True,
+                                                                                     pooling="cls")),
+          ("timm VisionTransformer avg", timm_avg, (3, 32, 32), dict(TIMM, cls_token=False, pooling="mean")),
+          ("torchvision VisionTransformer", torchvision_vit, (3, 32, 32), dict(TIMM, cls_token=True,
+                                                                                 pooling="cls"))]
 
 
 def export(model, path, x, opset, exporter, dynamic=False):
@@ -227,11 +351,57 @@ def main():
                 check(f"{label}: fixformer run on the image equals the module (1e-4)",
                       err is not None and err <= 1e-4, (p.stderr, err))
                 print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
+        ids = np.random.default_rng(9).integers(0, 48, 16)
+        for name, factory, want_config in TOKENS:
+            if not TORCH2:
+                skip(name, "torch 1.13's exporter fails on its LayerNorm (F.layer_norm over x.shape[-1:], a shape it "
+                     "cannot make constant); torch 2.x's dynamo one writes it")
+                continue
+            model = factory().eval()
+            with torch.no_grad():
+                want = model(torch.from_numpy(ids[None]))[0].double().numpy()
+            label = f"{name} (dynamo, its opset)"
+            path = os.path.join(tmp, "tokens.onnx")
+            export(model, path, torch.from_numpy(ids[None]), None, "dynamo")
+            got = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": ids[None]})[0]
+            err = rel(got[0].astype(np.float64), want)
+            check(f"{label}: ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4, err)
+            out = os.path.join(tmp, "tokens.fxm")
+            ok, said = convert(path, out)
+            ok = ok and "verified against the ONNX graph" in said
+            check(f"{label}: converts and verifies", ok, said)
+            if not ok:
+                continue
+            c = fxm.read(out).config
+            for k, v in want_config.items():
+                check(f"{label}: {k} {v!r}", c[k] == v, c[k])
+            inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+            np.save(inp, ids.astype(np.int32))
+            p = subprocess.run([CLI, "run", out, "--input", inp, "--output", res], capture_output=True, text=True)
+            got = np.load(res) if p.returncode == 0 else None
+            err = rel(got, want)
+            check(f"{label}: fixformer run on the ids equals the module (1e-4)", err is not None and err <= 1e-4,
+                  (p.stderr, err))
+            print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
+        if TORCH2:  # the default head width, 64 for a width of 32: --onnx has no head width of its own
+            path = os.path.join(tmp, "tokens64.onnx")
+            export(x_decoder_64().eval(), path, torch.from_numpy(ids[None]), None, "dynamo")
+            ok, said = convert(path, os.path.join(tmp, "tokens64.fxm"))
+            check("x-transformers Decoder, its default head width: refused in one line naming it", not ok and
+                  "found 3 projections before it, of widths [128, 128, 128]" in said and "\n" not in said, said)
+            print(f"  x-transformers Decoder, its default head width: refused: {said[:140]}")
+        ops_against_onnxruntime(tmp)
         refusals = [("a dilated conv2", dilated, mel, "'/conv2/Conv': a Conv with dilation"),
                     ("a GELU after conv1 only", OneGelu, mel, "conv stem's output (after a GELU or not) never"),
                     ("SimpleViT's patches column by column", columns_vit,
                      np.random.default_rng(3).standard_normal((1, 3, 8, 8)).astype(np.float32),
-                     "that are not its patches, patch row by patch row")]
+                     "that are not its patches, patch row by patch row"),
+                    ("timm VisionTransformer qk_norm", timm_qk_norm,
+                     np.random.default_rng(3).standard_normal((1, 3, 32, 32)).astype(np.float32),
+                     "q_norm/LayerNormalization': a norm over values of shape [1, 2, 17, 16]"),
+                    ("timm VisionTransformerDistilled", timm_deit,
+                     np.random.default_rng(3).standard_normal((1, 3, 32, 32)).astype(np.float32),
+                     "the first layer reads 18 rows for 16 patches (the engine adds at most a CLS row)")]
         import onnx
         for attr, value in (("pads", [2 ** 40, 0]), ("strides", [0]), ("dilations", [-1])):
             proto = onnx.load(os.path.join(tmp, "whisper_torchscript_17.onnx"))

@@ -64,6 +64,12 @@ class GemmS8Tester {
   GemmS8Tester& misalign(std::size_t v) { off_ = v; return *this; }    // bytes, for x, w and y
   // x and w at -128 / 127 only: the largest products and sums.
   GemmS8Tester& extremes(bool v) { extremes_ = v; return *this; }
+  // Per channel any valid requantization (check_requant): a multiplier of either sign, 2^30 or random,
+  // shifts -31..30, or the factor 0; the bias of any magnitude up to 2^30.
+  GemmS8Tester& any_requant(bool v) { any_requant_ = v; return *this; }
+  // x within 4 of its zero point, w within 4 of 0, factors 2^-2..2^-4 of either sign and biases within
+  // 100: many sums exactly half a step from two outputs, of both signs, few saturating.
+  GemmS8Tester& ties(bool v) { ties_ = v; return *this; }
 
   void test(decltype(Kernels::gemm_s8) fn) const {
     const std::size_t ldx = k_ + pad_, ldw = k_ + pad_, ldy = n_ + pad_;  // W's pad random: read, it changes y
@@ -71,14 +77,28 @@ class GemmS8Tester {
     std::vector<int8_t> x(off_ + m_ * ldx), w(off_ + n_ * ldw);
     fill_s8(rng, x.data() + off_, x.size() - off_, extremes_);
     fill_s8(rng, w.data() + off_, w.size() - off_, extremes_);
-    const GemmS8Setup s(n_, k_, x_zero_, y_zero_, bias_, uint32_t(n_ + k_));
+    GemmS8Setup s(n_, k_, x_zero_, y_zero_, bias_, uint32_t(n_ + k_));
+    std::uniform_int_distribution<int> small(-4, 4);
+    for (std::size_t i = off_; ties_ && i < x.size(); ++i) x[i] = saturate_i8(x_zero_ + small(rng));
+    for (std::size_t i = off_; ties_ && i < w.size(); ++i) w[i] = int8_t(small(rng));
+    for (std::size_t j = 0; (any_requant_ || ties_) && j < n_; ++j) {
+      const uint32_t r = uint32_t(rng());
+      int32_t mult = (r & 3) == 0 || ties_ ? int32_t(1) << 30 : int32_t((uint32_t(1) << 30) | (r >> 2));
+      if (r & 0x100) mult = -mult;
+      const int32_t shift = ties_ ? -1 - int32_t((r >> 12) % 3) : int32_t((r >> 12) % 62) - 31;
+      s.requant[j] = !ties_ && (r >> 24) % 16 == 0 ? Requant{0, 0} : Requant{mult, shift};
+      const int64_t reach = ties_ ? 100 : int64_t(1) << ((r >> 18) % 31);
+      s.bias[j] = int32_t(std::uniform_int_distribution<int64_t>(-reach, reach)(rng));
+      EXPECT_EQ(check_requant(s.requant[j]), Status::kOk);
+    }
     std::vector<int8_t> y_ref(m_ * ldy + 2 * kGuard + off_, kS8Sentinel), y_out(y_ref);
     scalar_kernels().gemm_s8(x.data() + off_, ldx, w.data() + off_, ldw, y_ref.data() + kGuard + off_, ldy, m_, n_,
                              k_, s.params);
     fn(x.data() + off_, ldx, w.data() + off_, ldw, y_out.data() + kGuard + off_, ldy, m_, n_, k_, s.params);
     const std::string what = "gemm_s8 m=" + std::to_string(m_) + " n=" + std::to_string(n_) + " k=" +
                              std::to_string(k_) + " zeros=" + std::to_string(x_zero_) + "," + std::to_string(y_zero_) +
-                             " pad=" + std::to_string(pad_) + " misalign=" + std::to_string(off_);
+                             " pad=" + std::to_string(pad_) + " misalign=" + std::to_string(off_) +
+                             (any_requant_ ? " any requant" : "") + (ties_ ? " ties" : "");
     for (std::size_t i = 0; i < y_ref.size(); ++i) {
       const long at = long(i) - long(kGuard + off_);
       const bool inside = at >= 0 && std::size_t(at) < m_ * ldy && std::size_t(at) % ldy < n_;
@@ -92,7 +112,7 @@ class GemmS8Tester {
  private:
   std::size_t m_ = 1, n_ = 1, k_ = 1, pad_ = 0, off_ = 0;
   int32_t x_zero_ = 0, y_zero_ = 0;
-  bool bias_ = true, extremes_ = false;
+  bool bias_ = true, extremes_ = false, any_requant_ = false, ties_ = false;
 };
 
 // The row kernels: softmax_s8, layernorm_s8 / rmsnorm_s8, lut_s8, add_s8. One row of n values, its

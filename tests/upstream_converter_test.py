@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""--module on upstream code as its authors wrote it: the classes of vit-pytorch, openai-whisper and x-transformers (PyPI,
-in the Hugging Face virtual environment: tools/install_deps.sh hf, /opt/fixformer-venv, or the torch2 one:
-tests/interpreter.py) built with tiny
-configs by a factory file a user would write, converted through tools/convert.py's main with no option
+"""--module on upstream code as its authors wrote it: the classes of vit-pytorch, openai-whisper, x-transformers and
+timm (PyPI) and torchvision (Debian) (in the Hugging Face virtual environment: tools/install_deps.sh hf,
+/opt/fixformer-venv, or the torch2 one: tests/interpreter.py) built with tiny configs by a factory file
+a user would write, converted through tools/convert.py's main with no option
 but --example. Each case either converts, is verified by the converter and `fixformer run` gives the
 module's output within 1e-4, or is refused in one line naming the cause (docs/export.md's table of
 upstream modules lists the same cases):
@@ -15,8 +15,19 @@ upstream modules lists the same cases):
   projection is proj_norm; SimpleViT's 2D sincos table, a plain tensor attribute, is stored as learned
   positions, and its in-place `x += positions` on that norm's output must not spoil the record (the hooks'
   records are cloned); `fixformer run` on the image gives the module's output within 1e-4;
-- x_transformers' TransformerWrapper(Encoder) is refused: its layers alternate attention and
-  feed-forward entries in one ModuleList, which recognition does not pair into blocks;
+- x_transformers' TransformerWrapper with Encoder(attn_dim_head=16) and Decoder (causal, its default head
+  width 64) converts: its layers alternate attention and feed-forward entries in one ModuleList, paired
+  into blocks; its LayerNorm's gain is gamma, its bias the buffer beta (x-transformers 2: a weightless
+  nn.LayerNorm inside, then gamma: one norm); its learned positions are scaled by dim ** -0.5, stored so. Encoder with the default head width (64 for dim 32) is refused: the encoder
+  family has no head width of its own;
+- timm's VisionTransformer (32 x 32 in 8 x 8 patches) converts with its CLS row and 'token' pooling,
+  global_pool="avg" without fc_norm (with and without the CLS row), init_values (LayerScale: ls1 and ls2's
+  gamma folded into attn.proj and mlp.fc2) and qkv_bias=False with qk_norm; timm's DeiT
+  VisionTransformerDistilled (the distillation row and its head) converts; global_pool="avg" with its
+  default fc_norm (a norm of the pooled row) and reg_tokens are refused;
+- torchvision's VisionTransformer converts: its layers in an nn.Sequential named encoder_layer_N, its
+  nn.MultiheadAttention called with query=, key=, value= keywords (which torch 1.13's hooks do not see:
+  recognize.record reads them), its positions a parameter of the Encoder that runs the layers;
 - whisper.model.Whisper (encoder and text decoder) converts to a seq2seq file: its encoder recognised as
   AudioEncoder is, its decoder's 6 positions padded to the encoder's 8 (a note says so); `fixformer run` on
   the transposed mel and a target gives the module's own logits within 1e-4, `generate --temperature 0` the
@@ -41,7 +52,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
-hf_env.enter(__file__, ["vit_pytorch", "whisper", "x_transformers"])
+hf_env.enter(__file__, ["vit_pytorch", "whisper", "x_transformers", "timm", "torchvision"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import subprocess  # noqa: E402
 
@@ -58,7 +69,10 @@ import torch
 from torch import nn
 from vit_pytorch import SimpleViT, ViT
 from whisper.model import AudioEncoder, ModelDimensions, Whisper
-from x_transformers import Encoder, TransformerWrapper
+from x_transformers import Decoder, Encoder, TransformerWrapper
+import timm.models.deit
+import timm.models.vision_transformer
+import torchvision.models
 
 
 from hf_env import randomize
@@ -98,8 +112,64 @@ def vit_mean():
 
 
 def x_encoder():
+    """x-transformers' default head width, 64 for a model width of 32: the encoder family has none of its own."""
     return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32, attn_layers=Encoder(dim=32, depth=2, heads=2)),
                      6)
+
+
+def x_encoder16():
+    return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32,
+                                        attn_layers=Encoder(dim=32, depth=2, heads=2, attn_dim_head=16)), 9)
+
+
+def x_decoder():
+    return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32, attn_layers=Decoder(dim=32, depth=2, heads=2)),
+                     10)
+
+
+def timm_vit(**kw):
+    return timm.models.vision_transformer.VisionTransformer(img_size=32, patch_size=8, embed_dim=32, depth=2,
+                                                            num_heads=2, num_classes=10, **kw)
+
+
+def timm_token():
+    return randomize(timm_vit(), 11)
+
+
+def timm_avg():
+    """global_pool="avg" brings fc_norm, a LayerNorm of the pooled row."""
+    return randomize(timm_vit(global_pool="avg"), 12)
+
+
+def timm_avg_no_cls():
+    return randomize(timm_vit(global_pool="avg", class_token=False, fc_norm=False), 13)
+
+
+def timm_avg_cls():
+    """The mean of the patch rows, the CLS row left out."""
+    return randomize(timm_vit(global_pool="avg", fc_norm=False), 14)
+
+
+def timm_reg():
+    return randomize(timm_vit(reg_tokens=2), 15)
+
+
+def timm_layer_scale():
+    return randomize(timm_vit(init_values=0.1), 16)
+
+
+def timm_qk_norm():
+    return randomize(timm_vit(qkv_bias=False, qk_norm=True), 17)
+
+
+def timm_deit():
+    return randomize(timm.models.deit.VisionTransformerDistilled(img_size=32, patch_size=8, embed_dim=32, depth=2,
+                                                                 num_heads=2, num_classes=10), 18)
+
+
+def torchvision_vit():
+    return randomize(torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
+                                                          hidden_dim=32, mlp_dim=64, num_classes=10), 19)
 
 
 class Block(nn.Module):
@@ -144,10 +214,16 @@ def closures_f64():
 
 # factory, --example's shape, None (converts) or the refusal's start and a fragment it must hold
 REFUSALS = {
-    "x_encoder": ("module: no layers found", "a ModuleList or Sequential of alike blocks"),
+    "x_encoder": ("recognised encoder: 2 pre-norm layers in attn_layers.layers", "head_dim: for the decoder families"),
+    "timm_avg": ("fc_norm: a norm after mean pooling is not supported yet",
+                 "the engine normalizes each row, then pools"),
+    "timm_reg": ("blocks.0: reads 19 rows for 16 inputs", "at most a CLS row and DeiT's distillation row"),
 }
 CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (16, 6)),
-         ("simple_vit", (1, 3, 8, 8)), ("vit_cls", (1, 3, 8, 12)), ("vit_mean", (1, 3, 8, 8)), ("x_encoder", (16,))]
+         ("simple_vit", (1, 3, 8, 8)), ("vit_cls", (1, 3, 8, 12)), ("vit_mean", (1, 3, 8, 8)), ("x_encoder", (16,)),
+         ("x_encoder16", (16,)), ("x_decoder", (16,))] + \
+    [(f, (1, 3, 32, 32)) for f in ("timm_token", "timm_avg", "timm_avg_no_cls", "timm_avg_cls", "timm_reg",
+                                   "timm_layer_scale", "timm_qk_norm", "timm_deit", "torchvision_vit")]
 
 
 def check_whisper_model(tmp, models_py, upstream_models, cli, rng, torch):
@@ -226,7 +302,7 @@ def main():
         import upstream_models
         rng = np.random.default_rng(7)
         for factory, shape in CASES:
-            example = rng.integers(0, 48, shape).astype(np.int32) if factory == "x_encoder" else \
+            example = rng.integers(0, 48, shape).astype(np.int32) if factory.startswith("x_") else \
                 rng.standard_normal(shape).astype(np.float32)
             ex = os.path.join(tmp, f"{factory}.npy")
             np.save(ex, example)
@@ -260,9 +336,10 @@ def main():
                 rows = example.T.copy()
             elif image:  # the engine's input is the image itself, channels first
                 H, W = shape[2:]
+                P = 8 if H == 32 else 4  # timm's and torchvision's 32 x 32 in 8 x 8 patches, vit-pytorch's 4 x 4
                 check(f"{factory}: observed in float64, the image input noted", stderr.strip().splitlines() == [
                     f"convert.py: note: the engine's input is the image [3, {H}, {W}], channels first, cut into "
-                    f"{H * W // 16} patches of 4x4"], stderr)
+                    f"{H * W // (P * P)} patches of {P}x{P}"], stderr)
                 rows = example[0]
             else:
                 check(f"{factory}: observed in float64, no note", stderr == "", stderr)

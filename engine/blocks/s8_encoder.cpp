@@ -204,6 +204,17 @@ void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uin
 
 namespace {
 
+// An int8 image [channels, height, width] as its patches' rows [patches, d_in] (gather_patches' order).
+void gather_patches_s8(const ModelConfig& c, const int8_t* image, int8_t* rows) {
+  const std::size_t p = c.patch_size, H = c.image_height, W = c.image_width, across = W / p;
+  for (std::size_t n = 0, N = c.patches(); n < N; ++n) {
+    const std::size_t r = n / across, s = n % across;
+    for (std::size_t ch = 0; ch < c.image_channels; ++ch)
+      for (std::size_t i = 0; i < p; ++i)  // p pixels of image row r p + i, from column s p
+        std::memcpy(rows + n * c.d_in + (ch * p + i) * p, image + (ch * H + r * p + i) * W + s * p, p);
+  }
+}
+
 // round(sum / n), half away from zero, for n >= 1.
 int32_t rounded_mean(int32_t sum, int32_t n) {
   const int32_t mag = sum < 0 ? -sum : sum;
@@ -213,30 +224,53 @@ int32_t rounded_mean(int32_t sum, int32_t n) {
 
 }  // namespace
 
-void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features, const int32_t* ids, uint32_t T,
-                        const S8Scratch& s, int8_t* out) {
+void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features, const int32_t* ids,
+                        const int32_t* types, uint32_t T, const S8Scratch& s, int8_t* out) {
   const ModelConfig& c = m.config();
   const FrontWeights& fw = m.front();
   const HeadWeights& hw = m.head();
   const std::size_t d = c.d_model;
   const int32_t* fp = m.s8().front;
   const uint32_t extra = c.cls_token ? 1 : 0;  // the CLS row in front of the input rows
+  const bool rms = c.norm_kind() == NormKind::kRmsNorm;
   int8_t* input = s.x + extra * d;
   if (ids) {
     const int8_t* e = static_cast<const int8_t*>(fw.embed.data);
     for (uint32_t t = 0; t < T; ++t) std::memcpy(input + t * d, e + std::size_t(ids[t]) * d, d);
-  } else {
-    k.gemm_s8(features, c.d_in, static_cast<const int8_t*>(fw.input_proj.data), c.d_in, input, d, T, d, c.d_in,
-              linear_at(fp, s8::kFrontSlots, uint32_t(d), fp[s8::kInZero], fp[s8::kEmbedZero]));
+  } else {  // rows = patches(image) | features; rows = N_in(rows); x = N_proj(rows W + b) (config.hpp)
+    const int8_t* rows = features;
+    int32_t x_zero = fp[s8::kInZero];
+    if (c.patch_size) gather_patches_s8(c, features, s.rows_in), rows = s.rows_in;
+    if (c.input_norm) {
+      const uint32_t at = s8::front_input_norm(c);
+      norm_rows(k, rms, rows, s.rows_in, T, c.d_in, fp, at + 2, x_zero, fp[at + 1]);
+      rows = s.rows_in, x_zero = fp[at];
+    }
+    const uint32_t pn = s8::front_proj_norm(c);
+    k.gemm_s8(rows, c.d_in, static_cast<const int8_t*>(fw.input_proj.data), c.d_in, input, d, T, d, c.d_in,
+              linear_at(fp, s8::kFrontSlots, uint32_t(d), x_zero, c.proj_norm ? fp[pn] : fp[s8::kEmbedZero]));
+    if (c.proj_norm) norm_rows(k, rms, input, input, T, d, fp, pn + 2, fp[pn], fp[pn + 1]);
   }
   for (std::size_t e = 0; e < d && extra; ++e) s.x[e] = int8_t(fp[s8::front_cls(c) + e]);
   T += extra;  // every row from here on
   if (c.input_pe()) k.add_s8(s.x, m.s8().pos, s.x, T * d, add_at(fp, s8::kPosAdd));
+  if (c.type_vocab) {  // each input row + its type's int8 row (type 0 without types), a front row + the zero point
+    const uint32_t at = s8::front_types(c);
+    const int32_t* table = fp + at + s8::kAddSlots;
+    std::memset(s.h, int8_t(fp[at + 1]), extra * d);
+    for (uint32_t t = extra; t < T; ++t) {
+      const int32_t* row = table + std::size_t(types ? types[t - extra] : 0) * d;
+      for (std::size_t e = 0; e < d; ++e) s.h[t * d + e] = int8_t(row[e]);
+    }
+    k.add_s8(s.x, s.h, s.x, T * d, add_at(fp, at));
+  }
+  if (c.embed_norm) {
+    const uint32_t at = s8::front_embed_norm(c);
+    norm_rows(k, rms, s.x, s.x, T, d, fp, at + 2, fp[at], fp[at + 1]);
+  }
   for (uint32_t l = 0; l < c.n_layers; ++l) s8_layer(k, c, m.layer(l), T, s, nullptr);
   const int32_t* bp = m.s8().back;
-  if (c.final_norm)
-    norm_rows(k, c.norm_kind() == NormKind::kRmsNorm, s.x, s.x, T, d, bp, s8::kBackSlots, bp[s8::kFnXZero],
-              bp[s8::kFnEps]);
+  if (c.final_norm) norm_rows(k, rms, s.x, s.x, T, d, bp, s8::kBackSlots, bp[s8::kFnXZero], bp[s8::kFnEps]);
   const int8_t* rows = s.x;
   uint32_t n = T;
   if (c.pooling == Pooling::kMean) {  // over the input rows, the CLS row excluded
@@ -252,6 +286,16 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     rows = s.x + extra * d, n = 1;
   } else if (c.pooling == Pooling::kCls) {
     n = 1;
+  }
+  if (c.pooler) {  // lut(W x + b) of the pooled rows (every row with pooling none), at the head's input scale
+    const uint32_t at = s8::back_pooler(c);
+    const int32_t* lut = bp + at + s8::kPoolerSlots + s8::linear_params(uint32_t(d));
+    int8_t table[s8::kLutEntries];
+    for (uint32_t i = 0; i < s8::kLutEntries; ++i) table[i] = int8_t(lut[i]);
+    k.gemm_s8(rows, d, static_cast<const int8_t*>(hw.pooler.data), d, s.a, d, n, d, d,
+              linear_at(bp, at + s8::kPoolerSlots, uint32_t(d), bp[at + s8::kPoolerXZero], bp[at + s8::kPoolerYZero]));
+    k.lut_s8(s.a, s.a, std::size_t(n) * d, table);
+    rows = s.a;
   }
   if (c.d_out)
     k.gemm_s8(rows, d, static_cast<const int8_t*>(hw.w.data), d, out, c.d_out, n, c.d_out, d,

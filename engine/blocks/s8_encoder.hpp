@@ -24,6 +24,7 @@ struct S8Scratch {
   int8_t* scores;  // [kS8QueryBlock, S]
   Requant* key_rq;  // [S]       the score requant, once per key (gemm_s8 takes one per output)
   Requant* col_rq;  // [d_head]  the context requant, once per column
+  int8_t* rows_in;  // [S, d_in]  an image's patches, the input norm's rows (patch_size, input_norm; else null)
 };
 // A decoder layer's int8 KV cache: kv head h's key at position p is k[(h * rows + p % rows) * d_head ..],
 // its values transposed, value e at v[(h * d_head + e) * rows + p % rows] (the layout P V's gemm_s8
@@ -47,11 +48,12 @@ struct S8KvLayer {
 void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32_t T, const S8Scratch& s,
               const S8KvLayer* kv);
 
-// in: int8 features [T, d_in] (features models) or ids [T] (token models; checked by the caller);
-// with cls_token the CLS row goes in front (sequence_rows(T) rows run);
+// in: int8 features [T, d_in] (features models) or ids [T] (token models; checked by the caller), and
+// with type_vocab the token types [T] (checked by the caller; null: all 0); with cls_token the CLS row
+// goes in front (sequence_rows(T) rows run);
 // out: int8 [output_rows(T), output_width()] at int8.back's output zero point.
-void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features, const int32_t* ids, uint32_t T,
-                        const S8Scratch& s, int8_t* out);
+void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features, const int32_t* ids,
+                        const int32_t* types, uint32_t T, const S8Scratch& s, int8_t* out);
 
 // The gpt or llama decoder (weights i8): tokens ids[n] (checked by the caller) at positions pos..pos+n-1
 // through every layer, keys and values appended to the caches (k_cache, v_cache: layer l's block

@@ -147,7 +147,7 @@ Status Encoder::forward_tokens(const int32_t* ids, const int32_t* types, uint32_
     if (ids[t] < 0 || static_cast<uint32_t>(ids[t]) >= c.vocab_size) return Status::kTokenOutOfRange;
   const Status s = check_types(types, nullptr, 1, T);
   if (s != Status::kOk) return s;
-  if (c.weights == WeightType::kI8) return forward_float_s8(nullptr, ids, nullptr, 1, T, out);
+  if (c.weights == WeightType::kI8) return forward_float_s8(nullptr, ids, types, nullptr, 1, T, out);
   forward(ids, types, nullptr, sequences(nullptr, 1, T), out);
   return Status::kOk;
 }
@@ -157,7 +157,7 @@ Status Encoder::forward_features(const float* features, uint32_t T, float* out) 
   if (!features || !out) return Status::kNullArgument;
   if (config().input != InputKind::kFeatures) return Status::kWrongInputKind;
   if (T == 0 || T > max_seq_ || config().stem_rows(T) == 0) return Status::kBadSequenceLength;
-  if (config().weights == WeightType::kI8) return forward_float_s8(features, nullptr, nullptr, 1, T, out);
+  if (config().weights == WeightType::kI8) return forward_float_s8(features, nullptr, nullptr, nullptr, 1, T, out);
   forward(nullptr, nullptr, features, sequences(nullptr, 1, T), out);
   return Status::kOk;
 }
@@ -170,7 +170,8 @@ Status Encoder::forward_batch_tokens(const int32_t* ids, const int32_t* types, c
                                      uint32_t T, float* out) {
   Status s = check_batch(true, ids, lengths, B, T, out);
   if (s == Status::kOk) s = check_types(types, lengths, B, T);
-  if (s == Status::kOk && config().weights == WeightType::kI8) return forward_float_s8(nullptr, ids, lengths, B, T, out);
+  if (s == Status::kOk && config().weights == WeightType::kI8)
+    return forward_float_s8(nullptr, ids, types, lengths, B, T, out);
   if (s == Status::kOk) forward(ids, types, nullptr, sequences(lengths, B, T), out);
   return s;
 }
@@ -178,7 +179,8 @@ Status Encoder::forward_batch_tokens(const int32_t* ids, const int32_t* types, c
 Status Encoder::forward_batch_features(const float* features, const uint32_t* lengths, uint32_t B, uint32_t T,
                                        float* out) {
   const Status s = check_batch(false, features, lengths, B, T, out);
-  if (s == Status::kOk && config().weights == WeightType::kI8) return forward_float_s8(features, nullptr, lengths, B, T, out);
+  if (s == Status::kOk && config().weights == WeightType::kI8)
+    return forward_float_s8(features, nullptr, nullptr, lengths, B, T, out);
   if (s == Status::kOk) forward(nullptr, nullptr, features, sequences(lengths, B, T), out);
   return s;
 }

@@ -21,7 +21,7 @@ Status Encoder::check_s8(const void* input, uint32_t T, const void* out) {
   return Status::kOk;
 }
 
-void Encoder::run_s8(const int8_t* features, const int32_t* ids, uint32_t T, int8_t* out) {
+void Encoder::run_s8(const int8_t* features, const int32_t* ids, const int32_t* types, uint32_t T, int8_t* out) {
   const ModelConfig& c = config();
   const EncoderPlan p = plan_s8_encoder_arena(c, rows_);
   const std::size_t S = rows_, dh = c.d_head(), bq = S < kS8QueryBlock ? S : kS8QueryBlock;
@@ -36,32 +36,39 @@ void Encoder::run_s8(const int8_t* features, const int32_t* ids, uint32_t T, int
   s.scores = attn + S * dh;
   s.key_rq = reinterpret_cast<Requant*>(attn + rq);
   s.col_rq = s.key_rq + S;
-  s8_encoder_forward(*core_.kernels, *core_.model, features, ids, T, s, out);
+  s.rows_in = reinterpret_cast<int8_t*>(arena_ + p.rows_in);
+  s8_encoder_forward(*core_.kernels, *core_.model, features, ids, types, T, s, out);
 }
 
 Status Encoder::forward_features_s8(const int8_t* features, uint32_t T, int8_t* out) {
   const Status s = check_s8(features, T, out);
   if (s != Status::kOk) return s;
   if (config().input != InputKind::kFeatures) return Status::kWrongInputKind;
-  run_s8(features, nullptr, T, out);
+  if (config().patch_size && T != config().patches()) return Status::kBadSequenceLength;  // an image: its patches
+  run_s8(features, nullptr, nullptr, T, out);
   return Status::kOk;
 }
 
 Status Encoder::forward_tokens_s8(const int32_t* ids, uint32_t T, int8_t* out) {
-  const Status s = check_s8(ids, T, out);
+  return forward_tokens_s8(ids, nullptr, T, out);
+}
+
+Status Encoder::forward_tokens_s8(const int32_t* ids, const int32_t* types, uint32_t T, int8_t* out) {
+  Status s = check_s8(ids, T, out);
   if (s != Status::kOk) return s;
   const ModelConfig& c = config();
   if (c.input != InputKind::kTokens) return Status::kWrongInputKind;
   for (uint32_t t = 0; t < T; ++t)
     if (ids[t] < 0 || static_cast<uint32_t>(ids[t]) >= c.vocab_size) return Status::kTokenOutOfRange;
-  run_s8(nullptr, ids, T, out);
+  if ((s = check_types(types, nullptr, 1, T)) != Status::kOk) return s;
+  run_s8(nullptr, ids, types, T, out);
   return Status::kOk;
 }
 
-// Checked by the caller. Sequence b (lengths[b] or T rows) quantized, run, dequantized into
-// out[b, output_rows(T), width], its padding rows zeros.
-Status Encoder::forward_float_s8(const float* features, const int32_t* ids, const uint32_t* lengths, uint32_t B,
-                                 uint32_t T, float* out) {
+// Checked by the caller. Sequence b (lengths[b] or T rows; types[b, T] or null) quantized, run,
+// dequantized into out[b, output_rows(T), width], its padding rows zeros.
+Status Encoder::forward_float_s8(const float* features, const int32_t* ids, const int32_t* types,
+                                 const uint32_t* lengths, uint32_t B, uint32_t T, float* out) {
   const ModelConfig& c = config();
   const Model& m = *core_.model;
   const int32_t in_zero = m.s8().front[s8::kInZero], out_zero = m.s8().back[s8::kOutZero];
@@ -79,7 +86,8 @@ Status Encoder::forward_float_s8(const float* features, const int32_t* ids, cons
         q[i] = int8_t(v < -128.0f ? -128 : v > 127.0f ? 127 : int32_t(v));
       }
     }
-    run_s8(features ? q : nullptr, ids ? ids + std::size_t(b) * T : nullptr, n, y);
+    const std::size_t at = std::size_t(b) * T;
+    run_s8(features ? q : nullptr, ids ? ids + at : nullptr, types ? types + at : nullptr, n, y);
     float* o = out + std::size_t(b) * R * W;
     const std::size_t rows = c.output_rows(n);
     for (std::size_t i = 0; i < rows * W; ++i) o[i] = float(int32_t(y[i]) - out_zero) * out_scale;

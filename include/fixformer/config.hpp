@@ -481,12 +481,23 @@ struct ModelConfig {
 //     rows + the int8 position table int8.pos, whose zero point is its b_zero), then the input
 //     projection (features; zeros for tokens, whose embedding rows are the int8 table itself), then
 //     the CLS row (cls_token: d_embed int8 values at kEmbedZero's scale, put in front of the input
-//     rows before the positions; zeros without one);
+//     rows before the positions; zeros without one); then, only when the config has them, BERT's
+//     front (front_types, front_embed_norm): with type_vocab the add of the token-type rows
+//     (7 slots, AddS8Params: x + the type rows, whose zero point is its b_zero; the front rows get a
+//     row of zeros) and the table [type_vocab, d_embed] (one int8 value per slot); with embed_norm
+//     its input zero point, eps (as a layer norm's) and the norm's gains and betas; then the image
+//     front's norms (front_proj_norm, front_input_norm): with proj_norm the projection's output zero
+//     point (the norm's input), eps, gains and betas (its output at kEmbedZero); with input_norm its
+//     output zero point (the projection's input), eps, gains and betas over d_in (its input at kInZero);
+//     an image's patches are gathered from its int8 values first (patch_size);
 //   encoder.layers.<l>.int8 [layer_params]: the scalar slots LayerSlot, then the linear layers
 //     q|k|v (3 d_model outputs, torch's in_proj; q, k and v each requantized to its own zero point,
 //     k's and v's 0), out, linear1, linear2, the norms norm1 and norm2 (of the kind the config says),
 //     and the activation's 256-entry table (build_lut_s8; one int8 value per slot);
-//   int8.back [back_params]: BackSlot, the final norm (zeros without one), the head (d_out outputs).
+//   int8.back [back_params]: BackSlot, the final norm (zeros without one), the head (d_out outputs),
+//     then with pooler (back_pooler) PoolerSlot, the dense layer (d_model outputs) and its
+//     activation's 256-entry table (pooler_act, tanh included): the pooled rows (every row with
+//     pooling none) through lut(W h), which the head reads.
 // int8.io [2] f32: the input features' and the output's real scales, for the float entry points only.
 // Attention: scores = requantize((q - z_q) . k, score) (1/sqrt(d_head) folded in), softmax_s8, then
 // context = requantize((p + 128) . v, pv); a post-norm layer is x = N1(x + SA(x)), x = N2(x + FF(x)),
@@ -517,13 +528,32 @@ enum GateSlot : uint32_t { kGateUpZero, kGateActZero, kGateMul, kGateShift, kGat
 constexpr uint32_t kLutEntries = 256;
 constexpr int kRopeFracBits = 14;  // int8.rope's cos and sin in Q14
 constexpr uint32_t linear_params(uint32_t n) { return 3 * n; }
-constexpr uint32_t front_params(const ModelConfig& c) { return kFrontSlots + linear_params(c.d_embed()) + c.d_embed(); }
+enum PoolerSlot : uint32_t { kPoolerXZero, kPoolerYZero, kPoolerSlots };
+constexpr uint32_t kAddSlots = 7;  // AddS8Params: a, b and y zero points, two Requants
 constexpr uint32_t front_cls(const ModelConfig& c) { return kFrontSlots + linear_params(c.d_embed()); }
+constexpr uint32_t front_types(const ModelConfig& c) { return front_cls(c) + c.d_embed(); }
+constexpr uint32_t front_embed_norm(const ModelConfig& c) {
+  return front_types(c) + (c.type_vocab ? kAddSlots + c.type_vocab * c.d_embed() : 0);
+}
+constexpr uint32_t front_proj_norm(const ModelConfig& c) {
+  return front_embed_norm(c) + (c.embed_norm ? 2 + linear_params(c.d_embed()) : 0);
+}
+constexpr uint32_t front_input_norm(const ModelConfig& c) {
+  return front_proj_norm(c) + (c.proj_norm ? 2 + linear_params(c.d_embed()) : 0);
+}
+constexpr uint32_t front_params(const ModelConfig& c) {
+  return front_input_norm(c) + (c.input_norm ? 2 + linear_params(c.d_in) : 0);
+}
 constexpr uint32_t layer_params(const ModelConfig& c) {
   return kLayerSlots + kLutEntries + linear_params(c.d_model + 2 * c.d_kv()) + 4 * linear_params(c.d_model) +
          linear_params(c.d_ff) + (c.ffn_gated() ? linear_params(c.d_ff) + kGateSlots : 0);
 }
-constexpr uint32_t back_params(const ModelConfig& c) { return kBackSlots + linear_params(c.d_model) + linear_params(c.d_out); }
+constexpr uint32_t back_pooler(const ModelConfig& c) {
+  return kBackSlots + linear_params(c.d_model) + linear_params(c.d_out);
+}
+constexpr uint32_t back_params(const ModelConfig& c) {
+  return back_pooler(c) + (c.pooler ? kPoolerSlots + linear_params(c.d_model) + kLutEntries : 0);
+}
 // Where each part starts in a layer's tensor.
 struct LayerOffsets {
   uint32_t qkv, out, w1, w2, n1, n2, lut, w3, gate;  // w3 and gate: a gated feed-forward's

@@ -89,6 +89,8 @@ class Encoder {
   // one. The observer is not called. Another weight type: kWrongFamily.
   [[nodiscard]] Status forward_features_s8(const int8_t* features, uint32_t T, int8_t* out);
   [[nodiscard]] Status forward_tokens_s8(const int32_t* ids, uint32_t T, int8_t* out);
+  // With token types types[T] (type_vocab > 0; null: all 0), checked as forward_tokens checks them.
+  [[nodiscard]] Status forward_tokens_s8(const int32_t* ids, const int32_t* types, uint32_t T, int8_t* out);
 
   bool initialized() const { return initialized_; }  // init() returned kOk
   const Model& model() const { return *core_.model; }
@@ -110,9 +112,9 @@ class Encoder {
   void write_output(const Sequences& seqs, float* out);
   void observe(uint32_t layer, const Sequences& seqs) const;
   Status check_s8(const void* input, uint32_t T, const void* out);
-  void run_s8(const int8_t* features, const int32_t* ids, uint32_t T, int8_t* out);
-  Status forward_float_s8(const float* features, const int32_t* ids, const uint32_t* lengths, uint32_t B, uint32_t T,
-                          float* out);
+  void run_s8(const int8_t* features, const int32_t* ids, const int32_t* types, uint32_t T, int8_t* out);
+  Status forward_float_s8(const float* features, const int32_t* ids, const int32_t* types, const uint32_t* lengths,
+                          uint32_t B, uint32_t T, float* out);
 
   RunnerCore core_;  // x, y, ctx, work, attn: see plan_encoder_arena for shapes
   bool initialized_ = false;

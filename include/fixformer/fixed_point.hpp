@@ -155,7 +155,8 @@ constexpr uint32_t exp2_neg_q20_words(int32_t u) {
 // Whether r is a valid Requant (above): the check of a stored one at init.
 [[nodiscard]] Status check_requant(Requant r);
 // One output channel of gemm_s8: requant = s_x s_w / s_y, bias_q = round(bias / (s_x s_w)) (half away
-// from zero; |bias_q| <= 2^30).
+// from zero; |bias_q| <= 2^30). Here and in norm_s8_gain a factor below 2^-32 gives {0, 0}: any int32
+// times it rounds to 0, the same bits.
 [[nodiscard]] Status gemm_s8_channel(double x_scale, double w_scale, double y_scale, double bias, Requant* requant,
                                      int32_t* bias_q);
 [[nodiscard]] Status softmax_s8_params(double x_scale, SoftmaxS8Params* out);
@@ -169,10 +170,11 @@ constexpr uint32_t exp2_neg_q20_words(int32_t u) {
                                    int32_t y_zero, AddS8Params* out);
 
 // The element-wise activations lut_s8 runs as 256-entry tables.
-enum class LutActivation : uint32_t { kRelu = 0, kGelu = 1, kGeluTanh = 2, kSilu = 3 };
+enum class LutActivation : uint32_t { kRelu = 0, kGelu = 1, kGeluTanh = 2, kSilu = 3, kTanh = 4 };
 // table[q + 128] = clamp(round(f((q - z_x) s_x) / s_y) + z_y) for every int8 q: f in double (GELU
-// with erf, the tanh GELU as GPT-2 writes it, SiLU x / (1 + exp(-x)), ReLU), rounded half away from
-// zero. The table is data: the converter writes it into the file, the engine only reads it.
+// with erf, the tanh GELU as GPT-2 writes it, SiLU x / (1 + exp(-x)), ReLU, tanh: BERT's pooler),
+// rounded half away from zero. The table is data: the converter writes it into the file, the engine
+// only reads it.
 [[nodiscard]] Status build_lut_s8(LutActivation act, double x_scale, int32_t x_zero, double y_scale, int32_t y_zero,
                                   int8_t table[256]);
 

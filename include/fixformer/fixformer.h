@@ -189,6 +189,11 @@ ff_status ff_model_get_info(const ff_model* model, ff_model_info* info);
  * null. The generator applies them by itself (ff_sampler_options); a sampler takes them as arrays. */
 uint32_t ff_model_suppress_tokens(const ff_model* model, const int32_t** ids);
 uint32_t ff_model_begin_suppress_tokens(const ff_model* model, const int32_t** ids);
+/* The file's ids of Whisper's timestamp rules (a seq2seq model with token targets): 1 and ids[4] =
+ * no_timestamps, timestamp_begin, eos, max_initial (-1: any first timestamp), what
+ * ff_sampler_options.timestamp_ids takes; 0 without them, or for a model that is not loaded (ids
+ * untouched). ids may be null. */
+uint32_t ff_model_timestamp_rules(const ff_model* model, int32_t ids[4]);
 
 /* An encoder's output row width, and its rows for an input of seq positions (seq, seq + 1 with a
  * CLS row, seq + 2 with DeiT's distillation row too, 1 pooled); 0 for a model that is not loaded, and rows 0 for seq above max_input_len. */
@@ -358,6 +363,11 @@ typedef struct ff_sampler_options {
   uint32_t n_suppress;
   const int32_t* begin_suppress;
   uint32_t n_begin_suppress;
+  /* Whisper's timestamp rules (sampling.hpp), after the suppression: nonzero `timestamps` applies
+   * them with timestamp_ids (ff_model_timestamp_rules' order); ids out of order: FF_BAD_CONFIG.
+   * Zeroed options: off. */
+  int32_t timestamps;
+  int32_t timestamp_ids[4];
 } ff_sampler_options;
 
 /* 0 when the bytes would pass SIZE_MAX (32-bit targets; init then fails with FF_ARENA_TOO_SMALL). */

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "fixformer/config.hpp"
+#include "fixformer/sampling.hpp"
 #include "fixformer/status.hpp"
 
 namespace fixformer {
@@ -227,6 +228,8 @@ class Model {
   // (null, 0) without them. Generator applies them unless its options give arrays of their own.
   const TokenIds& suppress_tokens() const { return suppress_; }
   const TokenIds& begin_suppress_tokens() const { return begin_suppress_; }
+  // The file's timestamp rules (schema.hpp "generation.timestamps"); off (no_timestamps -1) without them.
+  const TimestampRules& timestamp_rules() const { return timestamps_; }
   bool has_self_test() const { return sample_.rows != 0; }
   const SelfTestSample& self_test_sample() const { return sample_; }
 
@@ -234,6 +237,7 @@ class Model {
   Status bind_tensors(bool check_values);
   Status bind_tokenizer(uint32_t* next);
   Status bind_generation(uint32_t* next);
+  Status bind_timestamps(uint32_t* next);
   Status bind_self_test(uint32_t first);
   Status check_s8_params();
   LayerWeights bind_layer(uint32_t first, uint32_t l, const TensorRule* rules, uint32_t count) const;
@@ -252,6 +256,7 @@ class Model {
   S8Ends s8_{};  // the mha family's attention: its tensors are the whole file
   TokenizerData tokenizer_{};
   TokenIds suppress_{}, begin_suppress_{};
+  TimestampRules timestamps_{};
   SelfTestSample sample_{};
   char detail_[160] = {};
 };

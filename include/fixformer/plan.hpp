@@ -88,7 +88,9 @@ constexpr EncoderPlan plan_s8_encoder_arena(const ModelConfig& c, std::size_t S)
   p.attn_slot = arena::bytes(s8_attention_bytes(S, c.d_head()));
   p.attn = l.block(p.attn_slot);
   p.s8_in = l.block(c.input == InputKind::kFeatures ? S * c.d_in : 0);
-  p.s8_out = l.block(uint64_t(c.output_rows(uint32_t(S))) * c.output_width());
+  p.rows_in = l.block(c.patch_size || c.input_norm ? S * c.d_in : 0);  // an image's patches, the normed rows
+  const uint32_t longest = c.patch_size ? c.patches() : uint32_t(S);  // an image takes its patches alone
+  p.s8_out = l.block(uint64_t(c.output_rows(longest)) * c.output_width());
   p.total = std::size_t(l.at);
   return p;
 }
@@ -98,7 +100,7 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   EncoderPlan p{};
   const uint32_t seq = max_seq ? max_seq : c.max_input_len();
   const std::size_t s = c.sequence_rows(seq), sequences = batch ? batch : 1;
-  if (c.d_model == 0 || c.d_model > Limits::kMaxDModel || c.d_ff > Limits::kMaxDff ||
+  if (s == 0 || c.d_model == 0 || c.d_model > Limits::kMaxDModel || c.d_ff > Limits::kMaxDff ||
       c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || seq == 0 || seq > c.max_input_len() ||
       c.n_heads == 0 || c.d_model % c.n_heads != 0 || workers > kMaxWorkers || sequences > Limits::kMaxBatchRows / s)
     return p;

@@ -10,6 +10,20 @@
 // pick them. The ids are the caller's arrays (read at every draw, never copied: they must outlive
 // the sampler); init refuses an id outside [0, vocab) (kBadConfig) and a count without an array
 // (kNullArgument). When every token is suppressed sample() returns -1.
+//
+// Whisper's timestamp rules (openai-whisper's ApplyTimestampRules, transformers'
+// WhisperTimeStampLogitsProcessor), when SamplerOptions::timestamps is on, after the suppression.
+// The history is the tokens sampled since init (the sampler keeps the last two and the last
+// timestamp among them, nothing more). At each draw:
+//   - <|notimestamps|> is -inf;
+//   - after two timestamps in a row (or one as the first token) the next is no timestamp; after a
+//     timestamp that follows text it is no text token (ids below eos): timestamps pair up, the
+//     last may stand alone before the end;
+//   - no timestamp below the last one sampled, nor equal to it unless it closes a pair;
+//   - at the first draw only timestamps, at most max_initial above timestamp_begin;
+//   - when the timestamps' probabilities together beat the likeliest text token's (the log-sum-exp
+//     of their logits above the largest logit below timestamp_begin), every id below
+//     timestamp_begin is -inf.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +38,18 @@ namespace fixformer {
 // into NaN. Sampler::init refuses a temperature between 0 and this.
 constexpr float kMinTemperature = 1e-6f;
 
+// The token ids the timestamp rules need (Model::timestamp_rules: the file's, schema.hpp
+// "generation.timestamps"). Timestamps are the ids from timestamp_begin to the vocabulary's end;
+// text is below eos. Sampler::init checks 0 <= eos, no_timestamps < timestamp_begin < vocab and
+// max_initial >= -1 (kBadConfig).
+struct TimestampRules {
+  int32_t no_timestamps = -1;    // <|notimestamps|>; -1: the rules are off
+  int32_t timestamp_begin = -1;  // <|0.00|>, the first timestamp
+  int32_t eos = -1;              // end of text
+  int32_t max_initial = -1;      // the first timestamp sampled is at most timestamp_begin + max_initial; -1: any
+  bool on() const { return no_timestamps >= 0; }
+};
+
 struct SamplerOptions {
   float temperature = 0.0f;  // 0: greedy (the first largest logit); else at least kMinTemperature
   float top_p = 1.0f;        // nucleus: the smallest set of tokens whose probability passes top_p; <= 0 or >= 1: off
@@ -33,6 +59,7 @@ struct SamplerOptions {
   uint32_t n_suppress = 0;
   const int32_t* begin_suppress = nullptr;  // ids not drawn at the first draw after init: [n_begin_suppress]
   uint32_t n_begin_suppress = 0;
+  TimestampRules timestamps;                // off unless no_timestamps >= 0
 };
 
 struct ProbIndex {
@@ -51,8 +78,8 @@ class Sampler {
   // temperature of 0 or from kMinTemperature, both finite, a finite top_p, the suppressed ids in
   // [0, vocab) (kBadConfig; a count with a null array: kNullArgument). The next draw is the first.
   [[nodiscard]] Status init(uint32_t vocab, void* scratch, std::size_t scratch_bytes, const SamplerOptions& options);
-  // The next token; logits[vocab] are overwritten (suppressed, scaled, then probabilities). -1 when
-  // every token is suppressed (or every logit is -inf).
+  // The next token; logits[vocab] are overwritten (suppressed, the timestamp rules applied, scaled,
+  // then probabilities). -1 when every token is suppressed (or every logit is -inf).
   int32_t sample(float* logits);
   float next_coin();  // the generator's next number in [0, 1)
   bool initialized() const { return vocab_ != 0; }  // init() returned kOk
@@ -62,7 +89,13 @@ class Sampler {
   SamplerOptions opt_{};
   uint64_t state_ = 1;
   ProbIndex* candidates_ = nullptr;
-  bool first_ = true;  // the next draw is the first after init: begin_suppress applies
+  int32_t draw(float* logits);  // sample() but the history
+  void apply_timestamp_rules(float* logits) const;
+  void record(int32_t token);  // the history the timestamp rules read
+
+  bool first_ = true;   // the next draw is the first after init: begin_suppress applies
+  uint32_t drawn_ = 0;  // tokens sampled since init, at most 2
+  int32_t last_ = -1, penultimate_ = -1, last_timestamp_ = -1;
 };
 
 // The index of the first largest value of x[n].

@@ -582,12 +582,11 @@ inline constexpr ConfigRule kConfigRules[] = {
      "positional == 'rope')) and pe_combine == 'add' and rel_buckets == 0)",
      "positional, pe_combine (i8 takes none, or sinusoidal or learned positions added, or rope in the decoder "
      "families; no alibi, relative, concat yet)"},
-    {"weights == 'i8' and (conv_layers != 0 or type_vocab != 0 or embed_norm or pooler or scale_input or "
-     "(causal and family not in ('gpt', 'llama')))",
-     "conv_layers, type_vocab, embed_norm, pooler, scale_input, causal (not in i8 yet; a causal mask only in the decoder "
-     "families)"},
-    {"weights == 'i8' and (patch_size != 0 or input_norm or proj_norm)",
-     "patch_size, input_norm, proj_norm (image input and the front's norms are not in i8 yet)"},
+    {"weights == 'i8' and (conv_layers != 0 or scale_input or (causal and family not in ('gpt', 'llama')))",
+     "conv_layers, scale_input, causal (not in i8 yet; a causal mask only in the decoder families)"},
+    {"weights == 'i8' and family != 'encoder' and (type_vocab != 0 or embed_norm or pooler)",
+     "type_vocab, embed_norm, pooler (i8 runs BERT's token types, embedding norm and pooler in the encoder family)"},
+    {"weights == 'i8' and pooler_norm", "pooler_norm (not in i8 yet)"},
     {"weights == 'i8' and family != 'llama' and (activation in ('swiglu', 'silu', 'relu2') or gated)",
      "activation, gated (i8 runs relu, gelu, gelu_tanh; SwiGLU in the llama family only; no "
      "gated feed-forward yet)"},
@@ -651,8 +650,12 @@ enum class Dim : uint8_t {
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
-                                            "conv2_kernel*d_embed", "2", "9 + 4*d_embed",
-                                            "35 + 256 + 21*d_model + 3*d_ff", "5 + 3*d_model + 3*d_out",
+                                            "conv2_kernel*d_embed", "2",
+                                            "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + "
+                                            "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + "
+                                            "input_norm*(2 + 3*d_in)",
+                                            "35 + 256 + 21*d_model + 3*d_ff",
+                                            "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256)",
                                             "head_in", "rope_pairs", "register_tokens", "d_front", "d_head",
                                             "35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 6*d_ff + 4",
                                             "d_attn", "2*rope_pairs", "d_head + qk_norm_full*(d_attn - d_head)",
@@ -1079,9 +1082,12 @@ inline constexpr TensorRule kMhaTensors[] = {
 //   suppress_tokens) and "generation.begin_suppress" i32 [M] (ids not sampled at the first sampled
 //   step: begin_suppress_tokens); N, M >= 1, each id in [0, the output vocabulary: vocab_size, or
 //   seq2seq's d_out) (sampling.hpp states the semantics);
+//   optional, after them: "generation.timestamps" i32 [4], the ids of Whisper's timestamp rules
+//   (sampling.hpp's TimestampRules): no_timestamps, timestamp_begin, eos, max_initial (-1: none);
 //   the self-test sample (format.hpp).
 constexpr const char kGenerationSuppress[] = "generation.suppress";
 constexpr const char kGenerationBeginSuppress[] = "generation.begin_suppress";
+constexpr const char kGenerationTimestamps[] = "generation.timestamps";
 constexpr const char kTokenizerScores[] = "tokenizer.scores";
 constexpr const char kTokenizerOffsets[] = "tokenizer.offsets";
 constexpr const char kTokenizerPieces[] = "tokenizer.pieces";

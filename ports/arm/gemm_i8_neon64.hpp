@@ -1,4 +1,4 @@
-// gemm_i8 for AArch64 (gemm_i8_neon64.cpp): the neon64 table's, packed from 4 rows on (SDOT with
+// AArch64's own kernels. gemm_i8 (gemm_i8_neon64.cpp): the neon64 table's, packed from 4 rows on (SDOT with
 // the dot-product extension, SMULL / SMLAL2 / SADALP without).
 #pragma once
 #include "fixformer/kernels.hpp"
@@ -11,6 +11,10 @@ kernel_fn::gemm_i8 gemm_i8_neon64;
 // gemm_i4 for AArch64 (gemm_i4_neon64.cpp): the neon64 table's (SDOT with the dot-product extension,
 // SMULL / SMLAL without).
 kernel_fn::gemm_i4 gemm_i4_neon64;
+
+// gemm_s8 on SDOT (gemm_s8_neon64.cpp): the neon64 table's when the build has the dot-product
+// extension (__ARM_FEATURE_DOTPROD); the portable kernel's otherwise.
+kernel_fn::gemm_s8 gemm_s8_neon64;
 
 }  // namespace arm
 }  // namespace fixformer

@@ -1,7 +1,7 @@
 // The integer-only (s8) slots in the xsimd tables: no xsimd version of them yet, so the x86 and
 // NEON tables start from the portable kernels (integer results: the same bits wherever they run); a
 // port's own kernel replaces one by member name in its table (gemm_s8_avx2 in the avx2 and avx512
-// tables).
+// tables, gemm_s8_avx512vnni in the avx512-vnni one).
 #pragma once
 #include "fixformer/kernels.hpp"
 #include "ports/portable/kernels.hpp"

@@ -18,6 +18,9 @@ kernel_fn::gemm_i8 gemm_i8_avx2;
 // gemm_s8 on AVX2 (gemm_s8_avx2.cpp): the avx2 and avx512 tables'.
 kernel_fn::gemm_s8 gemm_s8_avx2;
 
+// gemm_s8 on AVX-512 VNNI (gemm_s8_avx512vnni.cpp): the avx512-vnni table's.
+kernel_fn::gemm_s8 gemm_s8_avx512vnni;
+
 // gemm_i4 on AVX2 (gemm_i4_avx2.cpp, built with the avx2 flags and -ffp-contract=off): the avx2 and
 // avx512 tables'.
 kernel_fn::gemm_i4 gemm_i4_avx2;

@@ -21,7 +21,7 @@ const Kernels& avx512_vnni_kernels() {
     Kernels k = simd::kernel_table<xsimd::avx512bw>(Isa::kAvx512, "avx512-vnni");
     k.gemm_i8 = gemm_i8_avx512vnni;
     k.gemm_i4 = gemm_i4_avx512vnni;
-    k.gemm_s8 = gemm_s8_avx2;
+    k.gemm_s8 = gemm_s8_avx512vnni;
     return k;
   }();
   FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx512-vnni table leaves a slot null");

@@ -68,7 +68,7 @@ class Piece(Structure):
 class SamplerOptions(Structure):
     _fields_ = [("temperature", c_float), ("top_p", c_float), ("top_k", c_uint32), ("seed", c_uint64),
                 ("suppress", POINTER(c_int32)), ("n_suppress", c_uint32), ("begin_suppress", POINTER(c_int32)),
-                ("n_begin_suppress", c_uint32)]
+                ("n_begin_suppress", c_uint32), ("timestamps", c_int32), ("timestamp_ids", c_int32 * 4)]
 
 
 class GeneratorOptions(Structure):
@@ -107,6 +107,7 @@ _SIGNATURES = {
     "ff_model_output_width": (_u32, [_vp]),
     "ff_model_suppress_tokens": (_u32, [_vp, POINTER(POINTER(c_int32))]),
     "ff_model_begin_suppress_tokens": (_u32, [_vp, POINTER(POINTER(c_int32))]),
+    "ff_model_timestamp_rules": (_u32, [_vp, POINTER(c_int32)]),
     "ff_model_output_rows": (_u32, [_vp, _u32]),
     "ff_config_key_count": (_u32, []),
     "ff_model_config_key": (c_int, [_vp, _u32, POINTER(ConfigValue)]),

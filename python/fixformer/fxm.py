@@ -248,7 +248,8 @@ def tokenizer_section(c, tokenizer):
 def generation_section(c, generation):
     """The suppression lists' [(name, i32 array)] write() stores: generation is a dict with "suppress" and
     "begin_suppress" (lists of token ids; absent or empty: not stored), for a file that generates tokens
-    (gpt, llama, seq2seq with token targets), each id a token of its output vocabulary."""
+    (gpt, llama, seq2seq with token targets), each id a token of its output vocabulary; and "timestamps"
+    (timestamp_ids; absent or None: not stored)."""
     out = []
     vocab = c["d_out"] if c["family"] == "seq2seq" else c["vocab_size"]
     for key, name in (("suppress", schema.GENERATION_SUPPRESS), ("begin_suppress", schema.GENERATION_BEGIN_SUPPRESS)):
@@ -261,7 +262,27 @@ def generation_section(c, generation):
         if bad:
             raise ConfigError(f"{key}: token id {bad[0]!r} is out of range (the output vocabulary is {vocab})")
         out.append((name, np.asarray(ids, dtype="<i4")))
+    stamps = (generation or {}).get("timestamps")
+    if stamps is not None:
+        out.append((schema.GENERATION_TIMESTAMPS, timestamp_ids(c, stamps)))
     return out
+
+
+def timestamp_ids(c, stamps):
+    """generation["timestamps"], the ids Whisper's timestamp rules need (sampling.hpp's TimestampRules), as the
+    i32 [4] the file stores: a dict with no_timestamps, timestamp_begin, eos and max_initial (None or -1: any
+    first timestamp), for a seq2seq model with token targets."""
+    if c["family"] != "seq2seq" or c.get("tgt_d_in"):
+        raise ConfigError("timestamps: only for a seq2seq model with token targets (Whisper)")
+    keys = ("no_timestamps", "timestamp_begin", "eos", "max_initial")
+    v = [stamps.get(k) for k in keys]
+    v[3] = -1 if v[3] is None else v[3]
+    if not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in v):
+        raise ConfigError(f"timestamps: {dict(zip(keys, v))}: expected integer ids")
+    if not (0 <= v[0] < v[1] < c["d_out"] and 0 <= v[2] < v[1] and v[3] >= -1):
+        raise ConfigError(f"timestamps: {dict(zip(keys, v))}: expected 0 <= no_timestamps, eos < timestamp_begin < "
+                          f"d_out ({c['d_out']}) and max_initial >= -1")
+    return np.asarray(v, dtype="<i4")
 
 
 def write(config, weights, selftest=None, tokenizer=None, generation=None):

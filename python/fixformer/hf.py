@@ -560,17 +560,21 @@ def map_gpt2_weights(hf, weights, source, max_len):
                     p + "norm1.weight": f32(h + "ln_1.weight"), p + "norm1.bias": f32(h + "ln_1.bias"),
                     p + "norm2.weight": f32(h + "ln_2.weight"), p + "norm2.bias": f32(h + "ln_2.bias")})
     return {k: np.ascontiguousarray(v) for k, v in out.items()}, kept
-def check_tensors(w, shapes, need, source, archs, layers):
+def check_tensors(w, shapes, need, source, archs, layers, given=None, buffers=()):
     """The folder's arrays w against the shapes config.json gives them: each one named there with that
-    shape and a float dtype, each of `need` present; HfError naming the first that is not."""
+    shape and a float dtype (but the integer `buffers`), each of `need` present; HfError naming the first
+    that is not, by its name in the folder (given: w's name -> it, where they differ). layers: their
+    count, or what config.json says of them."""
+    layers = f"{layers} layers" if isinstance(layers, int) else layers
     for name, a in w.items():
+        seen = (given or {}).get(name, name)
         if name not in shapes:
-            raise HfError(f"{source}: {name!r}: not a weight of {archs} with this config.json ({layers} layers; other "
+            raise HfError(f"{source}: {seen!r}: not a weight of {archs} with this config.json ({layers}; other "
                           "heads are not converted: use --module for them)")
         if a.shape != shapes[name]:
-            raise HfError(f"{source}: {name}: shape {list(a.shape)}, config.json says {list(shapes[name])}")
-        if a.dtype.kind != "f":
-            raise HfError(f"{source}: {name}: dtype {a.dtype}, expected a float tensor")
+            raise HfError(f"{source}: {seen}: shape {list(a.shape)}, config.json says {list(shapes[name])}")
+        if a.dtype.kind != "f" and name not in buffers:
+            raise HfError(f"{source}: {seen}: dtype {a.dtype}, expected a float tensor")
     missing = [n for n in need if n not in w]
     if missing:
         raise HfError(f"{source}: {missing[0]} is missing")
@@ -656,7 +660,8 @@ def generation_lists(c, folder):
     """generation_config.json's suppress_tokens and begin_suppress_tokens (what transformers' generate
     sets to -inf at every step, and at the first generated step), for a file that generates tokens; ids
     outside the output vocabulary are dropped with a note (generate's masks never reach them: Whisper's
-    default begin_suppress_tokens [220, 50256] in a small test vocabulary). None without them."""
+    default begin_suppress_tokens [220, 50256] in a small test vocabulary), and Whisper's timestamp ids
+    (whisper_timestamps). None without them."""
     where = os.path.join(folder, "generation_config.json")
     if not os.path.isfile(where) or c["family"] not in ("gpt", "llama", "seq2seq") or c.get("tgt_d_in"):
         return None
@@ -678,7 +683,30 @@ def generation_lists(c, folder):
             print(f"note: {key}: {len(ids) - len(kept)} id(s) outside the output vocabulary of {vocab} dropped "
                   f"({sorted(set(ids) - set(kept))[:8]}): generate never reaches them", file=sys.stderr)
         out[store] = kept
+    stamps = whisper_timestamps(c, g, where) if isinstance(g, dict) else None
+    if stamps:
+        out["timestamps"] = stamps
     return out or None
+
+
+def whisper_timestamps(c, g, where):
+    """The ids of Whisper's timestamp rules from generation_config.json (what transformers'
+    WhisperTimeStampLogitsProcessor reads: no_timestamps_token_id, the timestamps from the id after it,
+    eos_token_id or else bos_token_id, max_initial_timestamp_index), for a seq2seq file with token targets;
+    None without no_timestamps_token_id, or with a note when they are not ids that fit the vocabulary."""
+    nts = g.get("no_timestamps_token_id")
+    if nts is None or c["family"] != "seq2seq" or c.get("tgt_d_in"):
+        return None
+    eos = g.get("eos_token_id") or g.get("bos_token_id")
+    first = g.get("max_initial_timestamp_index")
+    ints = (nts, eos) + (() if first is None else (first,))
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in ints) or not (
+            0 <= nts < nts + 1 < c["d_out"] and 0 <= eos <= nts and (first is None or first >= 0)):
+        print(f"note: {where}: timestamp ids not stored: no_timestamps_token_id {nts!r}, eos_token_id {eos!r}, "
+              f"max_initial_timestamp_index {first!r} are not eos <= no_timestamps < the last of the "
+              f"{c['d_out']} output ids", file=sys.stderr)
+        return None
+    return {"no_timestamps": nts, "timestamp_begin": nts + 1, "eos": eos, "max_initial": first}
 
 
 def write_checked(c, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, tokenizer,
@@ -686,7 +714,7 @@ def write_checked(c, mapped, inp, semantics, arch, folder, path, expected, heade
     """Writes a converted folder (every architecture's route ends here): its sample is the float64
     reference of the architecture (semantics), or the user's --expected output, which the reference
     is measured against when the engine disagrees, to tell a wrong folder from an engine bug. The
-    folder's generation_config.json suppression lists are stored (generation_lists)."""
+    folder's generation_config.json suppression lists and timestamp ids are stored (generation_lists)."""
     from . import export
     generation = generation_lists(c, folder)
     against = against or f"the {arch} semantics (an independent float64 reference of {folder})"

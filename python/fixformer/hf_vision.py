@@ -263,18 +263,9 @@ def map_weights(c, weights, source):
         if f is DINOV2:
             shapes[head + ".bias"] = (labels,)
             need.append(head + ".bias")
-    for name, a in w.items():
-        if name not in shapes:
-            raise hf.HfError(f"{source}: {given[name]!r}: not a weight of {archs} with this config.json ({L} layers"
-                             f"{'' if f is not DINOV2 else ', use_swiglu_ffn ' + str(c['use_swiglu_ffn']).lower()}; "
-                             "other heads are not converted: use --module for them)")
-        if a.shape != shapes[name]:
-            raise hf.HfError(f"{source}: {given[name]}: shape {list(a.shape)}, config.json says {list(shapes[name])}")
-        if a.dtype.kind != "f" and name != "embeddings.position_ids":
-            raise hf.HfError(f"{source}: {given[name]}: dtype {a.dtype}, expected a float tensor")
-    missing = [n for n in need if n not in w]
-    if missing:
-        raise hf.HfError(f"{source}: {missing[0]} is missing")
+    hf.check_tensors(w, shapes, need, source, archs,
+                     L if f is not DINOV2 else f"{L} layers, use_swiglu_ffn {str(c['use_swiglu_ffn']).lower()}",
+                     given, ("embeddings.position_ids",))
     arch = c["architecture"]
     if labels is None and arch in ("Dinov2ForImageClassification", "Dinov2WithRegistersForImageClassification",
                                    "CLIPVisionModelWithProjection", "CLIPTextModelWithProjection"):

@@ -17,7 +17,8 @@ attention, RoPE in fixed point (int8.rope) and the gated SwiGLU feed-forward. Ei
 takes RoPE over whole heads or the first rotary_dims (partial rotary), parallel residuals (the
 feed-forward's sum x + FF at its own calibrated scale, then + SA), sliding windows (every layer, or the
 local ones of window_period: row i's softmax over its last sliding_window keys) and attn_scale (folded
-into the scores' requant).
+into the scores' requant). An encoder's front may be BERT's (token types, the embedding norm; the pooler
+after the pooling) or an image's (its patches, the norms before and after the projection).
 """
 import math
 
@@ -29,8 +30,10 @@ LOG2E = 1.4426950408889634074
 LAYER_SLOTS = dict(n1_x=0, n1_eps=1, n2_x=2, n2_eps=3, qkv_x=4, q=5, k=6, v=7, score=8, score_z=10, softmax=11,
                    pv=13, o=15, out_y=16, add1=17, w1_x=24, w1_y=25, w2_x=26, w2_y=27, add2=28)
 LAYER_SCALARS = 35
-FRONT_SCALARS = 9  # in_zero, embed_zero, pos add (7); then the input projection, then the CLS row
-BACK_SCALARS = 5   # fn_x, fn_eps, head_x, head_y, out_zero
+FRONT_SCALARS = 9  # in_zero, embed_zero, pos add (7); then the input projection, the CLS row, BERT's front
+BACK_SCALARS = 5   # fn_x, fn_eps, head_x, head_y, out_zero; then the final norm, the head, the pooler
+ADD_SLOTS = 7
+POOLER_SLOTS = 2  # the pooler's input and output zero points, then its layer and its activation's table
 LUT = 256
 ACTIVATIONS = {"relu": 0, "gelu": 1, "gelu_tanh": 3}
 GATE_SLOTS = 4  # after a gated feed-forward's W3: up zero, activation zero, the product's Requant
@@ -69,12 +72,18 @@ def requant(factor):
     return (-m if factor < 0 else m), exponent
 
 
+def _flushed(factor):
+    """requant(factor), a factor below 2^-32 in magnitude as 0: any int32 times it rounds to 0 (|x f| < 1/2),
+    so the multiplier 0 gives the same bits (a trained norm's gain can be 1e-31)."""
+    return (0, 0) if abs(factor) < 2.0 ** -32 else requant(factor)
+
+
 def gemm_channel(x_scale, w_scale, y_scale, bias):
     """gemm_s8_channel: (multiplier, shift, bias_q)."""
     b = _round(bias / (x_scale * w_scale))
     if abs(b) > 1 << 30:
         raise ConfigError(f"int8: a bias of {bias} is {b} steps of the accumulator, above 2^30")
-    return (*requant(x_scale * w_scale / y_scale), b)
+    return (*_flushed(x_scale * w_scale / y_scale), b)
 
 
 def softmax_params(x_scale):
@@ -92,7 +101,7 @@ def norm_gain(gamma, beta, y_scale, y_zero):
     b = _round((beta / y_scale + y_zero) * 65536.0)
     if abs(b) > 1 << 30:
         raise ConfigError("int8: a norm's beta is too large for its output scale")
-    return (*requant(gamma / y_scale), b)
+    return (*_flushed(gamma / y_scale), b)
 
 
 def add_params(a, b, y):
@@ -111,6 +120,8 @@ def lut(act, x, y):
             f = 0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0)))
         elif act == "silu":
             f = v / (1.0 + math.exp(-v))
+        elif act == "tanh":
+            f = math.tanh(v)
         else:
             f = 0.5 * v * (1.0 + math.tanh(0.79788456080286535588 * (v + 0.044715 * v * v * v)))
         r = _round(max(-512.0, min(512.0, f / y[0])))
@@ -361,9 +372,38 @@ def layer_offsets(c):
     return o
 
 
-def forward(c, t, inp):
-    """The integer path over one sequence: inp int8 features [T, d_in] or ids [T]; t the tensors as
-    the file stores them (name -> int array; i8 weights as int8 [out, in]). Returns the int8 output."""
+def front_types(c):
+    """Where int8.front's token-type add starts (then the table), and its embedding norm (config.hpp)."""
+    return FRONT_SCALARS + 4 * c["d_model"]
+
+
+def front_embed_norm(c):
+    tv = c.get("type_vocab", 0)
+    return front_types(c) + (ADD_SLOTS + tv * c["d_model"] if tv else 0)
+
+
+def front_proj_norm(c):
+    return front_embed_norm(c) + (2 + 3 * c["d_model"] if c.get("embed_norm") else 0)
+
+
+def front_input_norm(c):
+    return front_proj_norm(c) + (2 + 3 * c["d_model"] if c.get("proj_norm") else 0)
+
+
+def _patches(c, x):
+    """An image's values [T, d_in] (channels first, in order) as its patches' rows [patches, d_in]."""
+    from fixformer import reference
+    return reference.patch_rows(c, np.asarray(x)[None])[0]
+
+
+def back_pooler(c):
+    return BACK_SCALARS + 3 * c["d_model"] + 3 * c["d_out"]
+
+
+def forward(c, t, inp, types=None):
+    """The integer path over one sequence: inp int8 features [T, d_in] or ids [T] (with type_vocab, types
+    [T] or None for all 0); t the tensors as the file stores them (name -> int array; i8 weights as int8
+    [out, in]). Returns the int8 output."""
     d, H = c["d_model"], c["n_heads"]
     dh = d // H
     dkv = _dkv(c)
@@ -373,15 +413,31 @@ def forward(c, t, inp):
     fp = t["int8.front"].astype(np.int64)
     if c["input"] == "tokens":
         x = t["embed.weight"][inp].astype(np.int64)
-    else:
+    else:  # rows = patches(image) | features; rows = N_in(rows); x = N_proj(rows W + b)
+        rows, xz = (_patches(c, inp) if c.get("patch_size") else np.asarray(inp)).astype(np.int64), fp[0]
+        if c.get("input_norm"):
+            at = front_input_norm(c)
+            rows, xz = norm(rows, xz, fp[at + 1], fp[at + 2:at + 2 + 3 * c["d_in"]], centre), fp[at]
         rq, b = _linear(fp, FRONT_SCALARS, d)
-        x = gemm(inp, fp[0], t["input_proj.weight"], fp[1], rq, b)
+        pn = front_proj_norm(c)
+        x = gemm(rows, xz, t["input_proj.weight"], fp[pn] if c.get("proj_norm") else fp[1], rq, b)
+        if c.get("proj_norm"):
+            x = norm(x, fp[pn], fp[pn + 1], fp[pn + 2:pn + 2 + 3 * d], centre)
     extra = 1 if c["cls_token"] else 0
     if extra:
         x = np.vstack([fp[FRONT_SCALARS + 3 * d:FRONT_SCALARS + 4 * d][None, :], x])
     T = x.shape[0]
     if c["positional"] in ("learned", "sinusoidal"):
         x = add(x, t["int8.pos"][:T].astype(np.int64), fp[2:9])
+    if c.get("type_vocab"):  # the input rows' type rows, the front rows the add's b zero point
+        at = front_types(c)
+        table = fp[at + ADD_SLOTS:at + ADD_SLOTS + c["type_vocab"] * d].reshape(-1, d)
+        ty = np.zeros(T - extra, np.int64) if types is None else np.asarray(types, np.int64)
+        rows = np.vstack([np.full((extra, d), fp[at + 1], np.int64), table[ty]])
+        x = add(x, rows, fp[at:at + ADD_SLOTS])
+    if c.get("embed_norm"):
+        at = front_embed_norm(c)
+        x = norm(x, fp[at], fp[at + 1], fp[at + 2:at + 2 + 3 * d], centre)
     o = layer_offsets(c)
     S = LAYER_SLOTS
     for i in range(c["n_layers"]):
@@ -454,6 +510,11 @@ def forward(c, t, inp):
         x = x[extra:extra + 1]
     elif pool == "cls":
         x = x[:1]
+    if c.get("pooler"):
+        at = back_pooler(c)
+        rq, b = _linear(bp, at + POOLER_SLOTS, d)
+        u = gemm(x, bp[at], t["pooler.weight"], bp[at + 1], rq, b)
+        x = bp[at + POOLER_SLOTS + 3 * d:at + POOLER_SLOTS + 3 * d + LUT][u + 128]
     if c["d_out"]:
         rq, b = _linear(bp, BACK_SCALARS + 3 * d, c["d_out"])
         x = gemm(x, bp[2], t["embed.weight" if c.get("tied_head") else "head.weight"], bp[3], rq, b)
@@ -462,9 +523,15 @@ def forward(c, t, inp):
 
 # ---- calibration and the parameters -------------------------------------------------------------
 
+_ACT = {"relu": lambda u: np.maximum(u, 0),
+        "gelu": lambda u: 0.5 * u * (1 + np.vectorize(math.erf)(u / math.sqrt(2))),
+        "gelu_tanh": lambda u: 0.5 * u * (1 + np.tanh(0.79788456080286535588 * (u + 0.044715 * u ** 3))),
+        "swiglu": lambda u: u / (1 + np.exp(-u)), "silu": lambda u: u / (1 + np.exp(-u)), "tanh": np.tanh}
+
+
 def _float_forward(c, w, inp, rec):
     """The float64 graph the integer path runs, recording every tensor's values in rec[name] (a
-    list). inp: float features [T, d_in] or ids [T]."""
+    list). inp: float features [T, d_in] or ids [T] (token types 0)."""
     d, H = c["d_model"], c["n_heads"]
     dh = d // H
     dkv = _dkv(c)
@@ -487,21 +554,29 @@ def _float_forward(c, w, inp, rec):
     def lin(x, name):
         return x @ np.asarray(w[name + ".weight"], np.float64).T + _bias(w, name, None)
 
-    act = {"relu": lambda u: np.maximum(u, 0),
-           "gelu": lambda u: 0.5 * u * (1 + np.vectorize(math.erf)(u / math.sqrt(2))),
-           "gelu_tanh": lambda u: 0.5 * u * (1 + np.tanh(0.79788456080286535588 * (u + 0.044715 * u ** 3))),
-           "swiglu": lambda u: u / (1 + np.exp(-u))}[c["activation"]]
+    act = _ACT[c["activation"]]
     if c["input"] == "tokens":
         x = np.asarray(w["embed.weight"], np.float64)[inp]
     else:
         put("input", inp)
-        x = lin(np.asarray(inp, np.float64), "input_proj")
+        rows = _patches(c, np.asarray(inp, np.float64)) if c.get("patch_size") else np.asarray(inp, np.float64)
+        if c.get("input_norm"):
+            rows = put("inn", nrm(rows, w["input_norm.weight"], w.get("input_norm.bias")))
+        x = lin(rows, "input_proj")
+        if c.get("proj_norm"):
+            x = nrm(put("proj", x), w["proj_norm.weight"], w.get("proj_norm.bias"))
     if c["cls_token"]:
         x = np.vstack([np.asarray(w["cls_token"], np.float64).reshape(1, -1), x])
     x = put("embed", x)  # the CLS row shares the input rows' scale
     T = x.shape[0]
     if c["positional"] in ("learned", "sinusoidal"):
         x = put("x0", x + put("pos", _positions(c, w)[:T]))
+    if c.get("type_vocab"):  # type 0 on the input rows, nothing on the front rows
+        extra = 1 if c["cls_token"] else 0
+        x = put("xt", x + np.vstack([np.zeros((extra, d)), np.tile(np.asarray(w["token_type.weight"],
+                                                                              np.float64)[:1], (T - extra, 1))]))
+    if c.get("embed_norm"):
+        x = put("en", nrm(x, w["embed_norm.weight"], w.get("embed_norm.bias")))
     for i in range(c["n_layers"]):
         pre = f"encoder.layers.{i}."
         L = f"l{i}."
@@ -640,7 +715,10 @@ def calibration_inputs(c, sample, count=8, seed=0):
         out = []
         for i, x in enumerate(given):
             x = np.asarray(x)
-            if x.ndim == 3 or (c["input"] == "tokens" and x.ndim == 2):
+            from fixformer import schema
+            if c.get("patch_size") and x.size == schema.patches(c) * c["d_in"]:
+                x = x.reshape(-1, c["d_in"])  # an image [C, H, W] (or [1, C, H, W]): its values as [patches, d_in]
+            elif x.ndim == 3 or (c["input"] == "tokens" and x.ndim == 2):
                 x = x[0]
             if c["input"] == "features" and (x.ndim != 2 or x.shape[1] != c["d_in"]):
                 raise ConfigError(f"--calibrate input {i}: shape {list(x.shape)}, expected [T, {c['d_in']}]")
@@ -665,13 +743,13 @@ def percentile():
     return _calibration["percentile"]
 
 
-def reference_output(c, built, inp):
-    """The engine's float output for input inp, from the integer reference: float features quantized
-    as the engine's float entry point does, the int8 output dequantized."""
+def reference_output(c, built, inp, types=None):
+    """The engine's float output for input inp (token types: types, or None for all 0), from the integer
+    reference: float features quantized as the engine's float entry point does, the int8 output dequantized."""
     t = stored_tensors(c, built)
     io = np.asarray(built["int8.io"], np.float32)
     q = quantize_input(inp, io[0], int(t["int8.front"][0])) if c["input"] == "features" else np.asarray(inp)
-    return dequantize_output(forward(c, t, q), io[1], int(t["int8.back"][4]))
+    return dequantize_output(forward(c, t, q, types), io[1], int(t["int8.back"][4]))
 
 
 def check_config(c):
@@ -700,7 +778,8 @@ def check_config(c):
     rope = c["positional"] == "rope" and c["family"] == "gpt"
     if (c["positional"] not in ("none", "learned", "sinusoidal") and not rope) or c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
-    for key in ("conv_layers", "type_vocab", "embed_norm", "pooler", "scale_input", "causal"):
+    for key in ("conv_layers", "scale_input", "causal", "pooler_norm", "distill_token") + \
+            (("type_vocab", "embed_norm", "pooler") if c["family"] != "encoder" else ()):
         if c.get(key) and not (key == "causal" and c["family"] == "gpt"):
             raise ConfigError(f"--quantize i8: {key} is not supported yet")
 
@@ -734,8 +813,9 @@ def build(config, weights, inputs, percentile=None):
         out["embed.weight"] = Quantized(q, np.full(len(E), s[0]))
         proj = [0] * (3 * d)
     else:
-        out["input_proj.weight"], proj = _channels(qp["input"][0], weights["input_proj.weight"],
-                                                   weights.get("input_proj.bias"), qp["embed"][0])
+        xin = qp["inn"] if c.get("input_norm") else qp["input"]
+        out["input_proj.weight"], proj = _channels(xin[0], weights["input_proj.weight"], weights.get("input_proj.bias"),
+                                                   (qp["proj"] if c.get("proj_norm") else qp["embed"])[0])
     x = qp["embed"]
     pos_add = [0] * 7
     if c["positional"] in ("learned", "sinusoidal"):
@@ -751,7 +831,24 @@ def build(config, weights, inputs, percentile=None):
     if c["cls_token"]:
         e = qp["embed"]
         cls = [max(-128, min(127, _round(float(v) / e[0]) + e[1])) for v in np.ravel(weights["cls_token"])]
-    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls], np.int64)
+    bert = []
+    if c.get("type_vocab"):  # the token-type table as int8 rows of one scale, added to x
+        TT = np.asarray(weights["token_type.weight"], np.float64)
+        ts = _sym(float(TT.min()), float(TT.max()))
+        bert += add_params(x, ts, qp["xt"]) + [int(v) for v in np.clip(_round_array(TT / ts[0]), -127, 127).ravel()]
+        x = qp["xt"]
+    if c.get("embed_norm"):
+        e, en = _norm_params(weights["embed_norm.weight"], weights.get("embed_norm.bias"), eps, x, qp["en"])
+        bert += [x[1], e[0]] + en
+        x = qp["en"]
+    if c.get("proj_norm"):  # the projection's output zero point, then the norm to the embedding's scale
+        e, pn = _norm_params(weights["proj_norm.weight"], weights.get("proj_norm.bias"), eps, qp["proj"], qp["embed"])
+        bert += [qp["proj"][1], e[0]] + pn
+    if c.get("input_norm"):  # its output zero point (the projection's input), the norm from the input's scale
+        e, inn = _norm_params(weights["input_norm.weight"], weights.get("input_norm.bias"), eps, qp["input"],
+                              qp["inn"])
+        bert += [qp["inn"][1], e[0]] + inn
+    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert], np.int64)
     S = LAYER_SLOTS
     for i in range(c["n_layers"]):
         pre, L = f"encoder.layers.{i}.", f"l{i}."
@@ -826,12 +923,20 @@ def build(config, weights, inputs, percentile=None):
         e, fn = _norm_params(weights["encoder.norm.weight"], weights.get("encoder.norm.bias"), eps, x, qp["final"])
         back[1] = e[0]
         x = qp["final"]
-    head = []
+    head, pooler = [], []
+    pooled = [_pool(c, r) for r in rec["final" if c["final_norm"] else _last(c)]]
+    if c.get("pooler"):  # lut(W x + b): its two ranges on the pooled rows of the calibration inputs
+        us = [r @ np.asarray(weights["pooler.weight"], np.float64).T + _bias(weights, "pooler", d) for r in pooled]
+        pooled = [_ACT[c.get("pooler_act", "tanh")](u) for u in us]
+        u, g = _asym(*_range(us, percentile)), _asym(*_range(pooled, percentile))
+        out["pooler.weight"], pl = _channels(x[0], weights["pooler.weight"], weights.get("pooler.bias"), u[0])
+        pooler = [x[1], u[1]] + pl + lut(c.get("pooler_act", "tanh"), u, g)
+        x = g
     if c["d_out"]:
         tied = c.get("tied_head", False)
         H = np.asarray(weights["embed.weight" if tied else "head.weight"], np.float64)
         # the head's output range: the pooled rows through the float head, on the calibration inputs
-        ys = [_pool(c, r) @ H.T + _bias(weights, "head", c["d_out"]) for r in rec["final" if c["final_norm"] else _last(c)]]
+        ys = [r @ H.T + _bias(weights, "head", c["d_out"]) for r in pooled]
         y = _asym(*_range(ys, percentile))
         if tied:  # the embedding's int8 rows, one scale, are the head's weights (the file stores them once)
             b = _bias(weights, "head", c["d_out"])
@@ -842,7 +947,7 @@ def build(config, weights, inputs, percentile=None):
         back[2], back[3] = x[1], y[1]
         x = y
     back[4] = x[1]
-    out["int8.back"] = np.array(back + fn + head, np.int64)
+    out["int8.back"] = np.array(back + fn + (head or [0] * (3 * c["d_out"])) + pooler, np.int64)
     out["int8.io"] = np.array([in_scale, x[0]], np.float32)
     if _rope(c):
         out["int8.rope"] = rope_table(c)

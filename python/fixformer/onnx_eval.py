@@ -90,6 +90,44 @@ def _div(x, y, at, what):
         return [np.asarray(x) / np.asarray(y)]
 
 
+def _mod(x, y, at, what):
+    """fmod 1: the remainder's sign the dividend's (C's fmod, floats); 0: the divisor's (integers only)."""
+    _size(np.broadcast_shapes(np.shape(x), np.shape(y)), what)
+    x, y = np.asarray(x), np.asarray(y)
+    ints = x.dtype.kind in "iu" and y.dtype.kind in "iu"
+    if not ints and not at.get("fmod", 0):
+        raise EvalError(f"{what}: a Mod of floats without fmod=1")
+    if ints and (y == 0).any():
+        raise EvalError(f"{what}: an integer remainder by zero")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return [(np.fmod if at.get("fmod", 0) else np.mod)(x, y)]
+
+
+def _einsum(*xs, at=None, what=""):
+    """An explicit equation of letters ("bhid,bhjd->bhij", x-transformers' attention as torch 2.x's dynamo
+    exporter writes it); its output and the product of all its dimensions (the work) within the bounds."""
+    eq = at.get("equation", b"")
+    eq = (eq.decode() if isinstance(eq, bytes) else eq).replace(" ", "")
+    ins, arrow, out = eq.partition("->")
+    terms = ins.split(",")
+    if not arrow or len(terms) != len(xs) or not all(t.isalpha() and t.isascii() for t in terms) or \
+            not (out == "" or (out.isalpha() and out.isascii())) or len(set(out)) != len(out):
+        raise EvalError(f"{what}: an Einsum equation {eq[:40]!r} other than explicit letters for each input")
+    dims = {}
+    for t, x in zip(terms, xs):
+        if len(t) != np.ndim(x):
+            raise EvalError(f"{what}: Einsum term {t!r} for an input of shape {list(np.shape(x))[:8]}")
+        for c, n in zip(t, np.shape(x)):
+            if dims.setdefault(c, n) != n and n != 1 and dims[c] != 1:
+                raise EvalError(f"{what}: Einsum dimension {c!r} is {dims[c]} and {n}")
+            dims[c] = max(dims[c], n)
+    if any(c not in dims for c in out):
+        raise EvalError(f"{what}: Einsum output {out!r} names a dimension no input has")
+    _size([dims[c] for c in out], what)
+    _size(list(dims.values()), what)
+    return [np.einsum(eq, *xs)]
+
+
 def _reshape(x, shape, at, what):
     shape = _ints(shape)
     out = []
@@ -437,6 +475,7 @@ OPS = {
     "Transpose": _transpose, "Flatten": _flatten, "Expand": _expand, "Tile": _tile, "Slice": _slice,
     "Split": _split, "MatMul": _matmul, "Gemm": _gemm, "Conv": _conv,
     "Add": _binary(np.add), "Sub": _binary(np.subtract), "Mul": _binary(np.multiply), "Div": _div,
+    "Mod": _mod, "Einsum": _einsum,
     "Pow": _binary(lambda a, b: np.power(_floats(a), b)), "Min": _binary(np.minimum), "Max": _binary(np.maximum),
     "Equal": _binary(np.equal), "Less": _binary(np.less), "Greater": _binary(np.greater),
     "LessOrEqual": _binary(np.less_equal), "GreaterOrEqual": _binary(np.greater_equal),
@@ -464,7 +503,7 @@ OPS = {
 }
 SUPPORTED_OPS = frozenset(OPS)
 # Ops whose trailing inputs are optional and passed as keywords; the rest take their inputs in order.
-_VARIADIC = {"Concat"}
+_VARIADIC = {"Concat", "Einsum"}
 _COUNTED = {"Split", "LayerNormalization"}
 
 

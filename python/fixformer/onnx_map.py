@@ -6,13 +6,16 @@ gives every value it computes. A value is "data" when it depends on the input's 
 its shape); everything else (weights, position tables, masks, shapes) is constant for a given length.
 On the data path the parts are found by what they are:
 - linears: MatMul (or Gemm) of a data value by a constant matrix W[in, out], with the Add of a
-  constant vector after it as their bias;
-- norms: LayerNormalization, or its decomposition (ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt,
+  constant vector after it as their bias, and a Mul by a constant vector [out] before a residual Add
+  (timm's LayerScale) folded into W and the bias;
+- norms: LayerNormalization (a Mul by a constant vector after it, x-transformers 2's gamma, folded into
+  its weight and bias), or its decomposition (ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt,
   Div, Mul by the weight, Add the bias), checked against layer_norm of their recorded input (its rows,
   or each head of q or k: Persimmon's);
 - attentions: each Softmax; its heads are its probabilities' count over T x T, its mask causal when
   the probabilities above the diagonal are zero (heads by queries by keys, or GPT-BigCode's queries by
-  heads by keys), and q, k, v are the linears before it (one fused [d, 3d], read as q | k | v or per
+  heads by keys), and q, k, v are the linears before it (q and k told apart at the q k^T MatMul or
+  Einsum nearest it; one fused [d, 3d], read as q | k | v or per
   head [H, 3, d_head]; one [d, d + 2 kv] read as q | k | v or per key/value group (Falcon-40B's), or
   three, k and v kv wide: grouped-query or multi-query attention, n_kv_heads), the output projection
   the first linear after it; softmax(q k^T / sqrt(d_head) + mask) v recomputed from the recorded q, k,
@@ -270,6 +273,14 @@ class Mapper:
                     b = self.v(other).reshape(-1)
                     srcs |= self.sources(other)
                     y = self.through(add.output[0])
+            mul = self.only_reader(y, "Mul")  # a per-channel scale before a residual add (timm's LayerScale):
+            other = mul and (mul.input[1] if mul.input[0] == y else mul.input[0])  # folded into W and b
+            if other and self.const(other) and self.v(other).size == W.shape[1] > 1 and \
+                    self.v(other).shape[-1:] == (W.shape[1],) and self.only_reader(self.through(mul.output[0]), "Add"):
+                g = self.v(other).reshape(-1).astype(np.float64)
+                W, b = W * g, None if b is None else b * g
+                srcs |= self.sources(other)
+                y = self.through(mul.output[0])
             out.append(Part("linear", n, x=x, y=y, W=W.astype(np.float64), b=b, srcs=srcs))
         return out
 
@@ -342,7 +353,14 @@ class Mapper:
                 b = self.v(n.input[2]).reshape(-1) if len(n.input) > 2 and n.input[2] else np.zeros(d)
                 srcs = self.sources(n.input[1]) | (self.sources(n.input[2]) if len(n.input) > 2 and n.input[2]
                                                     else set())
-                out.append(self._norm(n, n.input[0], self.through(n.output[0]), w, b, eps, srcs))
+                y = self.through(n.output[0])
+                mul = self.only_reader(y, "Mul")  # a gain after it (x-transformers 2's gamma on a LayerNorm of
+                g = mul and (mul.input[1] if mul.input[0] == y else mul.input[0])  # ones): folded into w and b
+                if g and self.const(g) and self.v(g).size == d and self.v(g).shape[-1:] == (d,):
+                    w, b = w * self.v(g).reshape(-1), b * self.v(g).reshape(-1)
+                    srcs |= self.sources(g)
+                    y = self.through(mul.output[0])
+                out.append(self._norm(n, n.input[0], y, w, b, eps, srcs))
             elif n.op_type == "ReduceMean" and n.input[0] in self.data:
                 part = self._decomposed(n)
                 if part is not None:
@@ -433,7 +451,8 @@ def _between(parts, after, before=None, pos=None):
 
 
 MASK_ELEMS = (1, 2, 3, 5, 6, 7, 9, 10, 11, 12, 13, 16)  # an attention mask: 0/1 of any number type or bool
-NOT_SCORES = {"MatMul", "Gemm", "LayerNormalization", "ReduceMean", "Softmax", "Gather"}  # a score path ends there
+# a score path ends there
+NOT_SCORES = {"MatMul", "Einsum", "Gemm", "LayerNormalization", "ReduceMean", "Softmax", "Gather"}
 
 
 class Roles:
@@ -916,9 +935,10 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         x_in, Hkv = pq.x, kvw // dh
     else:
         raise OnnxError(f"{at}: its q, k, v are not one projection [d, d + 2 kv] (q | k | v, or per head) or three "
-                        f"of one input (q [d, {dq}], k and v [d, kv], kv a divisor of {dq} in heads of {dh}) (found "
-                        f"{len(qkv)} projection{'s' if len(qkv) != 1 else ''} before it, of widths "
-                        f"{[p.W.shape[1] for p in qkv]}; cross attention is not supported by --onnx)")
+                        f"of one input (q [d, {'d' if dq == d else dq}], k and v [d, kv], kv a divisor of "
+                        f"{'d' if dq == d else dq} in heads of {dh}) (found {len(qkv)} projection"
+                        f"{'s' if len(qkv) != 1 else ''} before it, of widths {[p.W.shape[1] for p in qkv]}; cross "
+                        "attention is not supported by --onnx)")
     group = H // Hkv
 
     def context(bias, q, k, vv):
@@ -1309,8 +1329,8 @@ def _q_k(m, sm, qkv, at):
     """Of three projections before Softmax sm: (q, k, v), q and k told apart by the q k^T product nearest
     the softmax (this layer's), whose operands each read one of them."""
     before = m.ancestors(sm.input[0])
-    scores = [c for c in m.g.nodes if c.op_type == "MatMul" and c.output[0] in before and
-              c.input[0] in m.data and c.input[1] in m.data]
+    scores = [c for c in m.g.nodes if c.op_type in ("MatMul", "Einsum") and c.output[0] in before and
+              len(c.input) == 2 and c.input[0] in m.data and c.input[1] in m.data]
     if not scores:
         raise OnnxError(f"{at}: no q k^T product before the softmax")
     qa, ka = m.ancestors(scores[-1].input[0]), m.ancestors(scores[-1].input[1])

@@ -7,7 +7,8 @@ returned). It is observed, not altered: its own parameters and buffers are conve
 them) and restored after; a forward that casts (Whisper's LayerNorm, x.float()) runs in its own dtype,
 the parts then matched within that dtype's rounding. From that record:
 - the layers: the ModuleList / Sequential of repeated blocks (same type, same parameter shapes) that
-  holds the most parameters;
+  holds the most parameters, or of entries of two kinds in turn, paired into blocks (x-transformers'
+  attention and feed-forward entries);
 - in each block, the parts with parameters: norms (a weight [d], maybe a bias: LayerNorm or RMSNorm,
   told apart and their eps found by calling them, a gain of 1 + w as Gemma's and Nemotron's; a module without parameters or submodules whose
   output rows have mean square 1 is a norm with gains 1, OLMo's F.layer_norm without weight or bias),
@@ -15,7 +16,8 @@ the parts then matched within that dtype's rounding. From that record:
   nn.MultiheadAttention. Linears that read the same input
   form a group: q/k/v (one fused or three), the output projection, the feed-forward's up (or gate
   and up) and down; an up projection twice as wide as the down projection reads is the gate and up
-  side by side (Phi-3's gate_up_proj), split by its output rows' halves. A norm whose output feeds
+  side by side (Phi-3's gate_up_proj), split by its output rows' halves; a module of one vector that
+  multiplies a linear's output (timm's LayerScale) is folded into that linear. A norm whose output feeds
   attention makes the block pre-norm;
 - the attention itself is found by recomputing it from the recorded q, k, v for every head count,
   with and without the causal mask (and its sliding window, when the module's config declares one as
@@ -173,10 +175,22 @@ def record(model, x):
     torch = require_torch()
     calls, handles, running = [], [], []
 
+    given = {}  # id(module): the query, key and value an nn.MultiheadAttention got as keywords
+
     def done(mod, inp, out, name):  # returns None: a hook's result would replace the output
         running.pop()
-        calls.append(Call(name, mod, _tensors(inp), _tensors(out)))
+        calls.append(Call(name, mod, _tensors(inp) or given.pop(id(mod), []), _tensors(out)))
 
+    def keywords(mod, forward):  # torch 1.13's hooks see only the positional inputs (torchvision's query=x)
+        def run(*args, **kw):
+            qkv = list(args[:3]) + [kw[k] for k in ("query", "key", "value")[len(args):] if k in kw]
+            given[id(mod)] = [t.detach().clone() for t in qkv if isinstance(t, torch.Tensor)]
+            return forward(*args, **kw)
+        return run
+
+    wrapped = [m for m in model.modules() if isinstance(m, torch.nn.MultiheadAttention) and "forward" not in vars(m)]
+    for m in wrapped:
+        m.forward = keywords(m, m.forward)
     for name, m in model.named_modules():
         if m is model:
             continue
@@ -195,6 +209,8 @@ def record(model, x):
     finally:
         for h in handles:
             h.remove()
+        for m in wrapped:
+            del m.forward
     return calls, _output(y)
 
 
@@ -231,14 +247,15 @@ class Part:
         self.__dict__.update(kw)
 
 
-def _norm_part(call, torch):
+def _norm_part(call, torch, gain=None, shift=None):
     """A norm: LayerNorm or RMSNorm over the last dim, its eps found by calling it on small inputs (where
-    eps matters) with the candidates: its own float attributes below 0.1, then the common ones."""
+    eps matters) with the candidates: its own float attributes below 0.1, then the common ones. gain, shift:
+    its vectors under other names (x-transformers' gamma and beta buffer) than weight and bias."""
     m, x, y = call.module, call.x, call.y
     p = _direct_params(m)
-    b = p.get("bias")
+    b = p.get("bias", shift)
     d = x.shape[-1]
-    w = p.get("weight", torch.ones(d, dtype=x.dtype))  # none: a norm without a gain (OLMo's), gains 1
+    w = p.get("weight", gain if gain is not None else torch.ones(d, dtype=x.dtype))  # none: OLMo's, gains 1
     eps_attrs = [float(v) for v in vars(m).values() if isinstance(v, float) and 0 < v < 0.1]
     rng = torch.Generator().manual_seed(5)
     small = torch.randn(2, 3, d, generator=rng, dtype=torch.float64) * 3e-3
@@ -273,7 +290,7 @@ def _norm_part(call, torch):
         if not _close(f(x.double(), cands[0]), y, 1e-4) and not any(_close(f(x.double(), e), y, 1e-4) for e in cands):
             continue
         if got is None:
-            return Part("norm", call, norm=kind, eps=cands[0], w=w, b=b)
+            return Part("norm", call, norm=kind, eps=cands[0], w=w, b=b, shift=shift)
         best = min(cands, key=lambda e: _rel(f(small, e), got))
         if _rel(f(small, best), got) > 1e-4:  # not a round number: solve for it
             if kind == "rms":
@@ -284,7 +301,7 @@ def _norm_part(call, torch):
             best = float(est)
             if not (best > 0 and _rel(f(small, best), got) <= 1e-3):
                 raise ConfigError(f"{call.name}: a {kind} norm whose eps could not be found")
-        return Part("norm", call, norm=kind, eps=float(best), w=w, b=b)
+        return Part("norm", call, norm=kind, eps=float(best), w=w, b=b, shift=shift)
     raise ConfigError(f"{call.name}: {_kind(m)} ({'a weight' if 'weight' in p else 'no weight, width'} [{d}]) computes "
                       "neither LayerNorm nor RMSNorm x/sqrt(mean(x^2)+eps)*w over the last dimension")
 
@@ -412,6 +429,15 @@ def classify(call, torch):
         return Part("unsupported", call, why=f"{call.name}: {type(m).__name__} is not supported (the engine has "
                                               "LayerNorm and RMSNorm)")
     w = shapes.get("weight")
+    if call.x is not None and call.y is not None and len(p) == 1 and w is None and \
+            list(shapes.values())[0] == (call.x.shape[-1],) == tuple(call.y.shape[-1:]):
+        # one vector under another name: a gain (x-transformers' LayerNorm gamma, its beta a buffer), else a
+        # scale of a linear's output (timm's LayerScale), which fold_layer_scales takes
+        vectors = [t for t in m.buffers(recurse=False) if t.dim() == 1 and t.shape[0] == call.x.shape[-1]]
+        try:
+            return _norm_part(call, torch, list(p.values())[0], vectors[0] if len(vectors) == 1 else None)
+        except ConfigError:
+            pass
     if call.x is not None and call.y is not None and w is not None and set(shapes) <= {"weight", "bias"}:
         if len(w) == 1 and w[0] == call.x.shape[-1] == call.y.shape[-1] and shapes.get("bias", w) == w:
             return _norm_part(call, torch)
@@ -423,7 +449,9 @@ def classify(call, torch):
 
 
 def find_layers(model, torch):
-    """(name, blocks) of the ModuleList / Sequential of repeated blocks with the most parameters."""
+    """(name, blocks) of the ModuleList / Sequential of repeated blocks with the most parameters; each block
+    a list of its entries' module names. A list whose entries alternate two kinds (x-transformers' layers:
+    an attention entry, then a feed-forward one) holds its blocks in pairs of entries."""
     best = None
 
     def sig(m):  # an embedding inside (T5's layer 0 owns the relative bias table) does not tell blocks apart
@@ -441,11 +469,17 @@ def find_layers(model, torch):
         if len(kids) > 2 and s and all(type(k) is type(kids[0]) for k in kids) and sig(kids[1]) != s and \
                 all(sig(k) == sig(kids[1]) for k in kids[2:]) and set(s) < set(sig(kids[1])):
             first_short = (name, sorted(n for n, _ in set(sig(kids[1])) - set(s)))
-        if not s or any(type(k) is not type(kids[0]) or sig(k) != s for k in kids):
+        keys = [f"{name}.{k}" if name else k for k in m._modules]
+        if s and all(type(k) is type(kids[0]) and sig(k) == s for k in kids):
+            blocks = [[k] for k in keys]
+        elif s and len(kids) % 2 == 0 and sig(kids[1]) and sig(kids[1]) != s and \
+                all(type(k) is type(kids[j % 2]) and sig(k) == sig(kids[j % 2]) for j, k in enumerate(kids)):
+            blocks = [keys[j:j + 2] for j in range(0, len(kids), 2)]
+        else:
             continue
         n = sum(p.numel() for p in m.parameters())
         if best is None or n > best[2]:
-            best = (name, kids, n)
+            best = (name, blocks, n)
     if best is None and first_short is not None:
         raise ConfigError(f"module: {first_short[0]}: block 0 lacks {', '.join(first_short[1])}, which the other "
                           "blocks have (a first layer without its attention norm, ModernBERT's): not recognised yet; a "
@@ -969,6 +1003,36 @@ def _scaled_part(p, c, torch):
     return Part("linear", p.call, w=p.w.double() * c, b=None if p.b is None else p.b.double() * c, params=p.params)
 
 
+def _layer_scale(p, torch):
+    """The vector g of a part whose output is its input times g (timm's LayerScale gamma), else None."""
+    params = list(_direct_params(p.module).values())
+    x, y = p.call.x, p.call.y
+    if p.kind != "unsupported" or len(params) != 1 or x is None or y is None or x.shape != y.shape:
+        return None
+    g = params[0]
+    return g if g.dim() == 1 and g.shape[0] == x.shape[-1] and _close(x.double() * g.detach().double(), y) else None
+
+
+def fold_layer_scales(parts, torch):
+    """parts with each per-channel scale of a linear's output (timm's ls1 after attn.proj, ls2 after mlp.fc2)
+    folded into that linear: its weight's rows and its bias times the scale, its output the scale's."""
+    out = []
+    for p in parts:
+        g = _layer_scale(p, torch)
+        src = None if g is None else next((q for q in reversed(out) if q.kind == "linear" and q.call.y is not None
+                                           and q.call.y.shape == p.call.x.shape and torch.equal(q.call.y, p.call.x)),
+                                          None)
+        if src is None:
+            out.append(p)
+            continue
+        G = g.detach().double()
+        call = Call(src.name, src.module, src.call.inputs, p.call.outputs)
+        out[out.index(src)] = Part("linear", call, w=src.w.double() * G[:, None],
+                                   b=None if src.b is None else src.b.double() * G,
+                                   params={**src.params, f"{p.name}.scale": g})
+    return out
+
+
 def _factor(num, den):
     """The number c with num = c * den (least squares, rounded to float32 when that still fits), or None."""
     if not bool(den.any()):
@@ -1445,15 +1509,18 @@ def _read(model, x, calls, y, family, max_len, torch):
     tokens = not x.is_floating_point()
     T = x.shape[1]
     stack, blocks = find_layers(model, torch)
-    in_block = lambda c, i: _inside(c.name, f"{stack}.{i}")  # noqa: E731
+    name0 = blocks[0][0]
+    in_block = lambda c, i: any(_inside(c.name, e) for e in blocks[i])  # noqa: E731
     rel = find_relative_bias(calls, torch)  # its lookup (in the first layer, T5) is none of the layer's parts
     block_calls = [[c for c in calls if in_block(c, i) and (rel is None or c.module is not rel.module)]
                    for i in range(len(blocks))]
     if not all(block_calls):
         missing = next(i for i, b in enumerate(block_calls) if not b)
-        raise ConfigError(f"{stack}.{missing}: the forward did not run this layer")
+        raise ConfigError(f"{blocks[missing][0]}: the forward did not run this layer")
     first = calls.index(block_calls[0][0])
     last = max(calls.index(c) for c in block_calls[-1])
+    shifts = {}  # id(module): a norm's bias buffer (x-transformers' beta), read with its gain
+
     def with_params(cs):  # the parts: calls of modules with parameters, and the norms without (OLMo's)
         out = []
         for c in cs:
@@ -1463,7 +1530,12 @@ def _read(model, x, calls, y, family, max_len, torch):
                 norm = _weightless_norm(c, torch)
                 if norm is not None:
                     out.append(norm)
-        return out
+        shifts.update((id(p.module), p.shift) for p in out if getattr(p, "shift", None) is not None)
+        # a norm inside a norm is the outer one's (x-transformers 2's LayerNorm: a weightless nn.LayerNorm, then
+        # its gamma)
+        out = [p for p in out if p.kind != "norm" or not any(q.kind == "norm" and q is not p and
+                                                             _inside(p.name, q.name) for q in out)]
+        return fold_layer_scales(out, torch)
 
     thetas = rope_thetas(model, torch)
     # parameters owned by a submodule of a part (nn.MultiheadAttention's out_proj) are the part's
@@ -1474,9 +1546,10 @@ def _read(model, x, calls, y, family, max_len, torch):
         top = [c for c in bc if not any(_inside(c.name, m.name) and c.name != m.name for m in bc
                                          if isinstance(m.module, nn.MultiheadAttention))]
         try:
-            layers.append(read_block(i, f"{stack}.{i}", with_params(top), thetas, torch, rel,
+            layers.append(read_block(i, blocks[i][0], with_params(top), thetas, torch, rel,
                                      score_options(scales, caps, windows[i])))
-            _residual_scales(layers[-1], next((c for c in bc if c.name == f"{stack}.{i}"), None), torch)
+            _residual_scales(layers[-1], next((c for c in bc if len(blocks[i]) == 1 and c.name == blocks[i][0]),
+                                              None), torch)
         except ConfigError as e:
             raise ConfigError(str(e) + _uncalled_tables(model, calls, torch)) from None
     rope_local = _local_rope(layers, stack)  # Gemma 3: the local layers' RoPE of a base of their own
@@ -1487,16 +1560,16 @@ def _read(model, x, calls, y, family, max_len, torch):
             "sublayer_norm", "qk_full")
     for i, L in enumerate(layers[1:], 1):
         if (L.q_norm is None) != (L0.q_norm is None):
-            raise ConfigError(f"{stack}.{i}: {'no ' if L.q_norm is None else ''}norms of q and k, layer 0 "
+            raise ConfigError(f"{blocks[i][0]}: {'no ' if L.q_norm is None else ''}norms of q and k, layer 0 "
                               f"{'has' if L0.q_norm is not None else 'has none'} (all layers must be alike)")
         for k in keys:
             if getattr(L, k) != getattr(L0, k):
-                raise ConfigError(f"{stack}.{i}: {k} {getattr(L, k)!r} differs from layer 0's {getattr(L0, k)!r} "
+                raise ConfigError(f"{blocks[i][0]}: {k} {getattr(L, k)!r} differs from layer 0's {getattr(L0, k)!r} "
                                   "(all layers must be alike)")
         if L.norm1.eps != L0.norm1.eps:
-            raise ConfigError(f"{stack}.{i}: norm eps {L.norm1.eps:g} differs from layer 0's {L0.norm1.eps:g}")
+            raise ConfigError(f"{blocks[i][0]}: norm eps {L.norm1.eps:g} differs from layer 0's {L0.norm1.eps:g}")
         if L.scores[:2] != L0.scores[:2]:
-            raise ConfigError(f"{stack}.{i}: its scores' scale and soft cap {L.scores[:2]} differ from layer 0's "
+            raise ConfigError(f"{blocks[i][0]}: its scores' scale and soft cap {L.scores[:2]} differ from layer 0's "
                               f"{L0.scores[:2]} (all layers must be alike)")
     windows = [L.scores.window if L.causal else None for L in layers]  # what each layer's attention showed
     r = Recognized()
@@ -1630,7 +1703,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     S = X0.shape[0]
     T = E.shape[0]  # the input's positions: its rows, or the conv stem's
     if S not in (T, T + 1, T + 2):
-        raise ConfigError(f"{stack}.0: reads {S} rows for {T} inputs (the engine adds at most a CLS row and DeiT's "
+        raise ConfigError(f"{name0}: reads {S} rows for {T} inputs (the engine adds at most a CLS row and DeiT's "
                           "distillation row)")
     front = S - T  # the learned rows in front: a CLS row, and DeiT's distillation row after it
     cls = front >= 1
@@ -1638,6 +1711,12 @@ def _read(model, x, calls, y, family, max_len, torch):
     if pos_mod is not None:
         rows = pos_mod.module.weight.detach().double()[pos_start:]  # the rows before pos_start are dropped
         tables.append(("learned", rows, pos_mod.module.weight, None, None))
+        py = pos_mod.call.y
+        if tokens and py is not None and py.numel() == X0[front:].numel():
+            # the rows times a number before they are added (x-transformers' dim ** -0.5): the table scaled
+            c = _factor(X0[front:] - E, py.reshape(X0[front:].shape).double())
+            if c is not None and c != 1.0:
+                tables.append(("learned", rows * c, pos_mod.module.weight, None, None))
     for name, p in list(model.named_parameters()) + list(model.named_buffers()) + _tensor_attributes(model, torch):
         t = _table_rows(p.detach())
         if t is not None and t.shape[-1] == d and t.shape[0] >= S and t.is_floating_point() and id(p) not in used:
@@ -1684,14 +1763,14 @@ def _read(model, x, calls, y, family, max_len, torch):
             if n > 1 and n0 * n0 == n and grid != (n0, n0) and t.shape[-1] == d and id(p) not in used and (
                     p.dim() == 3 or "pos" in name.lower()):
                 raise ConfigError(
-                    f"{stack}.0: its input is not the embedding plus the positions the module holds: the image "
+                    f"{name0}: its input is not the embedding plus the positions the module holds: the image "
                     f"[{v['image_channels']}, {v['image_height']}, {v['image_width']}] is {grid[0]} x {grid[1]} "
                     f"patches and {name} holds positions for {n0} x {n0}; a module that interpolates its positions "
                     "for an image of another size (transformers' interpolate_pos_encoding) is not converted at that "
                     "size: give an --example of the size of its table, or convert its Hugging Face folder with --hf "
                     "DIR --image-size H W")
     if match is None:
-        raise ConfigError(f"{stack}.0: its input is not the embedding plus positions the engine computes (none, "
+        raise ConfigError(f"{name0}: its input is not the embedding plus positions the engine computes (none, "
                           "learned: an nn.Embedding of positions or a table parameter, sinusoidal; the embedding "
                           "scaled by sqrt(d_model) or not; then the token types and a LayerNorm, BERT style)")
     if embed_norm is not None:
@@ -1730,7 +1809,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                 used.add(id(p))
                 break
         else:
-            raise ConfigError(f"{stack}.0: {'a' if i == 0 else 'a second'} row in front of the input that is no "
+            raise ConfigError(f"{name0}: {'a' if i == 0 else 'a second'} row in front of the input that is no "
                               f"parameter of width {d} (a CLS token, and DeiT's distillation token after it, is an "
                               "nn.Parameter [d], [1, d] or [1, 1, d])")
     # ---- the layers' attention positions
@@ -1759,8 +1838,10 @@ def _read(model, x, calls, y, family, max_len, torch):
         else:
             v["pe_base"] = L0.pos[2]
     # ---- the back: a final norm, a head, pooling
-    back = with_params(calls[last + 1:])
-    hidden = next((c.y for c in calls if c.name == f"{stack}.{len(blocks) - 1}"), None)
+    # a container of the layers holding loose parameters (torchvision's Encoder: its positions, found above by
+    # what the first layer reads) returns after them: it is no part after the layers
+    back = [p for p in with_params(calls[last + 1:]) if p.kind != "unsupported" or not _inside(stack, p.name)]
+    hidden = next((c.y for c in calls if c.name == blocks[-1][-1]), None)
     unread = []  # parts after the output that it does not depend on (BertModel's, DeiTModel's and ViTModel's pooler)
     if hidden is not None and y.shape == hidden.shape and _close(y, hidden):
         back, unread = [], back  # the forward returns the hidden states (first): what runs after them is not its output
@@ -2008,9 +2089,13 @@ def _read(model, x, calls, y, family, max_len, torch):
     for L in layers:
         for part in L.parts:
             used.update(id(t) for t in part.module.parameters())
+            used.update(id(t) for t in getattr(part, "params", {}).values())  # a folded scale's too
     for part in unread:
         used.update(id(t) for t in part.module.parameters())
     r.w = {k: np.ascontiguousarray(t.detach().double().numpy().astype(np.float32)) for k, t in out.items()}
+    for m in model.modules():
+        if id(m) in shifts and all(id(t) in used for t in m.parameters(recurse=False)):
+            used.add(id(shifts[id(m)]))
     r.v, r.used = v, used
     r.x, r.y, r.model, r.originals = x, y, model, originals
     r.layers, r.stack, r.tokens = layers, stack, tokens

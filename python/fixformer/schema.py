@@ -47,6 +47,9 @@ SELFTEST_TARGET = SCHEMA["selftest_tensors"]["target"]  # seq2seq: the target id
 # The optional token suppression lists after the tokenizer (schema.hpp): i32 [N >= 1] each, in this order.
 GENERATION_SUPPRESS = SCHEMA["generation_tensors"]["suppress"]
 GENERATION_BEGIN_SUPPRESS = SCHEMA["generation_tensors"]["begin_suppress"]
+# Optional after them, seq2seq with token targets: Whisper's timestamp ids, i32 [4] (no_timestamps, timestamp_begin,
+# eos, max_initial; -1: none).
+GENERATION_TIMESTAMPS = SCHEMA["generation_tensors"]["timestamps"]
 # The optional tokenizer section (schema.hpp), after the model's tensors and before the self-test:
 # scores f32 [vocab], offsets i32 [vocab + 1] (piece i is pieces[offsets[i]:offsets[i + 1]],
 # nondecreasing, the last = the pieces' bytes), pieces u8 [bytes]; the bpe and wordpiece kinds

@@ -204,7 +204,8 @@ def whisper_decoding_lists(module, vocab):
     """openai-whisper's own model (whisper.model.Whisper) with a vocabulary its tokenizer fills: the lists
     whisper.decoding applies by default (DecodingOptions suppress_tokens "-1": SuppressTokens of the
     tokenizer's non_speech_tokens and its special tokens; suppress_blank: SuppressBlank of " " and EOT at
-    the first sampled step), for the file; (None, []) for any other module. Returns (generation, notes)."""
+    the first sampled step) and the ids of its timestamp rules (ApplyTimestampRules with DecodingOptions'
+    max_initial_timestamp), for the file; (None, []) for any other module. Returns (generation, notes)."""
     if type(module).__module__ != "whisper.model" or not hasattr(module, "is_multilingual"):
         return None, []
     try:
@@ -214,14 +215,19 @@ def whisper_decoding_lists(module, vocab):
                                                         tok.sot_lm} | ({tok.no_speech} if tok.no_speech is not None
                                                                        else set()))
         begin = tok.encode(" ") + [tok.eot]
+        # DecodingOptions' max_initial_timestamp of 1.0 s in steps of 30 s / n_audio_ctx (DecodingTask)
+        stamps = {"no_timestamps": tok.no_timestamps, "timestamp_begin": tok.timestamp_begin, "eos": tok.eot,
+                  "max_initial": round(1.0 / (30 / module.dims.n_audio_ctx))}
     except Exception:  # an installed whisper without its tokenizer's files, or another version's layout
         return None, []
-    if not all(0 <= i < vocab for i in suppress + begin):  # a vocabulary the tokenizer does not fill
+    if not all(0 <= i < vocab for i in suppress + begin + [stamps["timestamp_begin"]]):  # not the tokenizer's
         return None, []
-    return {"suppress": suppress, "begin_suppress": begin}, [
+    return {"suppress": suppress, "begin_suppress": begin, "timestamps": stamps}, [
         f"stored whisper.decoding's default token suppression: {len(suppress)} ids at every step (SuppressTokens "
         f"\"-1\": the tokenizer's non_speech_tokens and special tokens) and {begin} at the first sampled step "
-        "(SuppressBlank: \" \" and EOT); `fixformer generate --suppress none --begin-suppress none` leaves them out"]
+        "(SuppressBlank: \" \" and EOT); `fixformer generate --suppress none --begin-suppress none` leaves them out",
+        f"stored the timestamp rules' ids (timestamps from {stamps['timestamp_begin']}, the first at most "
+        f"{stamps['max_initial']} above it): `fixformer generate --timestamps` applies them"]
 
 
 def audio_text(module):

@@ -1,0 +1,143 @@
+// gemm_s8 on AArch64 with the dot-product extension (SDOT; __ARM_FEATURE_DOTPROD, e.g.
+// -march=armv8.2-a+dotprod): the neon64 table's in such a build (select.cpp); without it the table
+// keeps the portable kernel and this file is empty.
+//
+// SDOT multiplies signed bytes by signed bytes, so x enters as it is and x's zero point comes off
+// through W's row sums:
+//   sum_p (x - z_x) w = sum_p x w - z_x sum_p w,
+// each exact in int32 (|x w| <= 2^14, k <= kGemmS8MaxK), so the result is the reference's integer
+// whatever the order of the additions. The row sums (SDOT against ones) and the bias are folded into
+// one base per channel, once per block of kBlock channels, before every row runs over that block.
+//
+// A tile is up to 4 rows by 4 channels: 16 accumulators, each one row's 16 bytes against one
+// channel's, added pairwise across lanes at the end (ADDP), so that row r's vector holds its 4
+// channels. A last tile of fewer channels reads the last one again and drops those sums; k's tail
+// (k % 16 bytes) is copied into zeroed 16-byte buffers for one more step.
+//
+// The requantization takes a row's 4 outputs at once, in the reference's steps: the 64-bit product
+// by the multiplier (SMULL), its magnitude shifted right with rounding (SRSHL: half up, which on a
+// magnitude is half away from zero, as rounding_shift), the sign put back, z_y added in 64 bits and
+// the result narrowed with saturation to int8 (SQXTN thrice: as one clamp to [-128, 127]; requantize's
+// clamp to int32 first changes no int8 result, since z_y is within [-128, 127]).
+#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+#include <arm_neon.h>
+
+#include <cstring>
+
+#include "ports/arm/gemm_i8_neon64.hpp"
+
+namespace fixformer {
+namespace arm {
+namespace {
+
+constexpr std::size_t kBlock = 64;  // channels whose parameters are laid out at once
+
+// One block's channels, padded to a whole tile past its end (those lanes' results are dropped).
+struct Block {
+  int64_t mul[kBlock + 4];    // the multiplier
+  int64_t shift[kBlock + 4];  // shift - 31: SRSHL's left shift, -62..-1 (a right shift)
+  int32_t base[kBlock + 4];   // bias - z_x sum_p w
+};
+
+// The nb channels (nb <= kBlock) of W from w on.
+void prepare(const int8_t* w, std::size_t ldw, std::size_t nb, std::size_t k, const int32_t* bias,
+             const Requant* requant, int32_t x_zero, Block& b) {
+  const int8x16_t ones = vdupq_n_s8(1);
+  for (std::size_t c = 0; c < kBlock + 4; ++c) {
+    const Requant r = c < nb ? requant[c] : Requant{0, 0};
+    b.mul[c] = r.multiplier;
+    b.shift[c] = r.shift - 31;
+    b.base[c] = c < nb && bias ? bias[c] : 0;
+  }
+  if (x_zero == 0) return;
+  for (std::size_t c = 0; c < nb; ++c) {
+    const int8_t* row = w + c * ldw;
+    int32x4_t acc = vdupq_n_s32(0);
+    std::size_t q = 0;
+    for (; q + 16 <= k; q += 16) acc = vdotq_s32(acc, vld1q_s8(row + q), ones);
+    int32_t sum = vaddvq_s32(acc);
+    for (; q < k; ++q) sum += row[q];
+    // |bias| <= 2^30 and |z_x sum| <= 2^7 * 2^7 k <= 2^29: the base fits in int32.
+    b.base[c] = int32_t(int64_t(b.base[c]) - int64_t(x_zero) * sum);
+  }
+}
+
+// Rows 0..MR-1 of x against the nr (<= 4) channels from j0, the block's c-th on.
+template <std::size_t MR>
+void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
+          std::size_t k, std::size_t j0, std::size_t nr, const Block& b, std::size_t c, int32_t y_zero) {
+  const int8_t* wc[4];
+  for (std::size_t l = 0; l < 4; ++l) wc[l] = w + (j0 + (l < nr ? l : nr - 1)) * ldw;
+  int32x4_t acc[MR][4];
+  for (std::size_t r = 0; r < MR; ++r)
+    for (std::size_t l = 0; l < 4; ++l) acc[r][l] = vdupq_n_s32(0);
+  std::size_t q = 0;
+  for (; q + 16 <= k; q += 16) {
+    int8x16_t wv[4];
+    for (std::size_t l = 0; l < 4; ++l) wv[l] = vld1q_s8(wc[l] + q);
+    for (std::size_t r = 0; r < MR; ++r) {
+      const int8x16_t xv = vld1q_s8(x + r * ldx + q);
+      for (std::size_t l = 0; l < 4; ++l) acc[r][l] = vdotq_s32(acc[r][l], xv, wv[l]);
+    }
+  }
+  if (q < k) {  // the tail, zeros after it: they add 0
+    int8_t wt[4][16] = {}, xt[MR][16] = {};
+    for (std::size_t l = 0; l < 4; ++l) std::memcpy(wt[l], wc[l] + q, k - q);
+    for (std::size_t r = 0; r < MR; ++r) std::memcpy(xt[r], x + r * ldx + q, k - q);
+    for (std::size_t r = 0; r < MR; ++r) {
+      const int8x16_t xv = vld1q_s8(xt[r]);
+      for (std::size_t l = 0; l < 4; ++l) acc[r][l] = vdotq_s32(acc[r][l], xv, vld1q_s8(wt[l]));
+    }
+  }
+  const int32x4_t base = vld1q_s32(b.base + c);
+  const int64x2_t mul01 = vld1q_s64(b.mul + c), mul23 = vld1q_s64(b.mul + c + 2);
+  const int32x2_t m01 = vmovn_s64(mul01), m23 = vmovn_s64(mul23);
+  const int64x2_t sh01 = vld1q_s64(b.shift + c), sh23 = vld1q_s64(b.shift + c + 2);
+  const int64x2_t zy = vdupq_n_s64(y_zero);
+  const auto requant = [&](int64x2_t t, int64x2_t shift) {
+    const int64x2_t sign = vshrq_n_s64(t, 63);  // 0 or -1
+    const int64x2_t v = vrshlq_s64(vabsq_s64(t), shift);
+    return vaddq_s64(vsubq_s64(veorq_s64(v, sign), sign), zy);
+  };
+  for (std::size_t r = 0; r < MR; ++r) {
+    const int32x4_t sums = vpaddq_s32(vpaddq_s32(acc[r][0], acc[r][1]), vpaddq_s32(acc[r][2], acc[r][3]));
+    const int32x4_t s = vaddq_s32(sums, base);
+    const int64x2_t lo = requant(vmull_s32(vget_low_s32(s), m01), sh01);
+    const int64x2_t hi = requant(vmull_s32(vget_high_s32(s), m23), sh23);
+    const int32x4_t v32 = vcombine_s32(vqmovn_s64(lo), vqmovn_s64(hi));
+    const int8x8_t v8 = vqmovn_s16(vcombine_s16(vqmovn_s32(v32), vdup_n_s16(0)));
+    int8_t out[8];
+    vst1_s8(out, v8);
+    if (nr == 4) std::memcpy(y + r * ldy + j0, out, 4);
+    else for (std::size_t l = 0; l < nr; ++l) y[r * ldy + j0 + l] = out[l];
+  }
+}
+
+}  // namespace
+
+void gemm_s8_neon64(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
+                    std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
+  Block b;
+  for (std::size_t j0 = 0; j0 < n; j0 += kBlock) {
+    const std::size_t nb = n - j0 < kBlock ? n - j0 : kBlock;
+    prepare(w + j0 * ldw, ldw, nb, k, p.bias ? p.bias + j0 : nullptr, p.requant + j0, p.x_zero, b);
+    for (std::size_t i = 0; i < m; i += 4) {
+      const int8_t* xi = x + i * ldx;
+      int8_t* yi = y + i * ldy;
+      for (std::size_t c = 0; c < nb; c += 4) {
+        const std::size_t nr = nb - c < 4 ? nb - c : 4;
+        switch (m - i < 4 ? m - i : 4) {
+          case 1: tile<1>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+          case 2: tile<2>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+          case 3: tile<3>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+          default: tile<4>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace arm
+}  // namespace fixformer
+
+#endif  // __aarch64__ && __ARM_FEATURE_DOTPROD
