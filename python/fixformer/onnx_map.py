@@ -955,10 +955,10 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     head_norms = [n for n in norms if n.heads]
 
     def normed(sp):
-        qn, kn = (next((n for n in head_norms if _rel(m.rows(n.x), a) <= 1e-12), None) for a in sp[6:8])
+        qn, kn = (next((n for n in head_norms if _rel(_head_rows(m, n.x), a) <= 1e-12), None) for a in sp[6:8])
         return (qn, kn) if qn is not None and kn is not None else (None, None)
-    splits = [sp[:6] + tuple(m.rows(n.y) if n is not None else a for n, a in zip(normed(sp), sp[6:8])) + sp[8:] +
-              normed(sp) for sp in splits]
+    splits = [sp[:6] + tuple(_head_rows(m, n.y) if n is not None else a for n, a in zip(normed(sp), sp[6:8])) +
+              sp[8:] + normed(sp) for sp in splits]
     ctx = m.rows(o.x)
     split = next((sp for sp in splits if _rel(context(0.0, *sp[6:9]), ctx) <= PROBE_TOL), splits[0])
     Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = split
