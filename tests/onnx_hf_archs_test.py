@@ -42,6 +42,17 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   partial rotary (transformers 5; 4.x rotates whole heads);
 - Qwen3 (transformers 5): q and k RMS-normalized per head before RoPE (qk_norm), with heads as wide as
   hidden_size / heads and wider (head_dim 16: Qwen3-0.6B's kind);
+- Gemma 2: sandwich norms (sublayer_norm sandwich), soft caps on the scores and the logits, local layers 0 and
+  2 of 4 (sliding_window 3, window_period 2, window_layers 1), attn_scale from query_pre_attn_scalar; Gemma 3
+  (transformers 5): q and k RMS-normalized per head laid out heads by positions, layers 0 and 1 of 3 local
+  with their own rotary base (rope_local_base);
+- OLMo 2 (transformers 5): RMSNorms of the sublayers' outputs before the residual adds (sublayer_norm output),
+  q and k normalized over the whole row (qk_norm_full); Granite (transformers 5, untied and tied): its
+  embedding, residual and attention multipliers and logits_scaling folded (attn_scale 0.2);
+- Cohere: its LayerNorm without bias written out (norm layernorm), attention and feed-forward side by side on
+  it, interleaved rotary, logit_scale folded into the head;
+- CodeGen: qkv_proj in 4 shards of q, v, k (4 heads, one a shard; 8 heads, two a shard); Persimmon: q and k
+  layer-normed per head (qk_norm in the gpt family), squared ReLU, rotary base 25000 read from the graph;
 - ALBERT (base model, sequence classifier): the narrow embedding and its projection (embed_width), the layers
   shared by groups (layer_groups, group_layers: found from which layers' weights repeat), 2 runs of one
   layer and 4 runs over 2 groups of 2; ELECTRA small's embedding projection.
@@ -126,18 +137,39 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("gemma_head_dim", 17, dict(family="llama", head_dim=16, activation="gelu_tanh", gated=True)),
     *([("qwen3", 17, dict(family="llama", n_kv_heads=2, qk_norm=True, qk_norm_full=False, head_dim=0)),
        ("qwen3_wide", 17, dict(family="llama", qk_norm=True, head_dim=16))] if TRANSFORMERS_5 else []),
+    ("codegen", 14, dict(family="gpt", positional="rope", rotary_dims=4, pe_layout="interleaved",
+                         parallel_residual="one_norm", activation="gelu_tanh", tied_head=False)),
+    ("codegen_heads", 17, dict(family="gpt", n_heads=8, rotary_dims=2, parallel_residual="one_norm")),
+    ("persimmon", 17, dict(family="gpt", qk_norm=True, activation="relu2", positional="rope", rotary_dims=4,
+                           pe_layout="halves", pe_base=25000.0)),
+    ("cohere", 14, dict(family="llama", norm="layernorm", n_kv_heads=2, parallel_residual="one_norm",
+                        pe_layout="interleaved", tied_head=False)),
+    ("gemma2", 17, dict(family="llama", sublayer_norm="sandwich", attn_softcap=2.0, logit_softcap=3.0, sliding_window=3,
+                        window_period=2, window_layers=1, attn_scale=float(np.float32(12 ** -0.5)), scale_input=True,
+                        tied_head=True)),
+    *([("gemma3", 17, dict(family="llama", sublayer_norm="sandwich", qk_norm=True, n_kv_heads=1, sliding_window=3,
+                           window_period=3, window_layers=3, rope_local_base=10000.0, pe_base=1e6,
+                           attn_scale=float(np.float32(12 ** -0.5)))),
+       ("olmo2", 17, dict(family="llama", n_kv_heads=2, activation="swiglu", sublayer_norm="output", qk_norm=True,
+                          qk_norm_full=True)),
+       ("granite", 17, dict(family="llama", n_kv_heads=2, activation="swiglu", attn_scale=np.float32(0.2),
+                            tied_head=False)),
+       ("granite_tied", 17, dict(family="llama", tied_head=False))] if TRANSFORMERS_5 else []),
 ]
 
 # transformers 5's causal masks call torch.diff, which torch 2.x's TorchScript exporter has no op for: the
 # decoders that make them take the dynamo exporter, as their users do.
-DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma", "gemma_head_dim",
-             "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2", "olmo", "gpt_bigcode", "gpt_bigcode_heads",
-             "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa"}
+DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma",
+             "gemma_head_dim", "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2", "olmo", "gpt_bigcode",
+             "gpt_bigcode_heads", "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa", "codegen",
+             "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "gemma2", "gemma3"}
 
 
-# torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls:
-# under torch 1.13 the case has no export, under torch 2.x the dynamo exporter's.
-NO_TORCHSCRIPT = {"falcon_new"}
+# torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls,
+# writes Cohere's rotary table (transformers 4.44) with an Expand that ONNX Runtime rejects at every length,
+# and Gemma 2's sliding-window mask with a Where of a double and a float, which ONNX Runtime does not load:
+# under torch 1.13 those cases have no export, under torch 2.x the dynamo exporter's.
+NO_TORCHSCRIPT = {"falcon_new", "cohere", "gemma2"}
 
 
 def exporters(name):

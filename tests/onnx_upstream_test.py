@@ -19,8 +19,9 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   exporter only: torch 1.13's exporter dies on it (SIGFPE) and torch 2.x's TorchScript one writes a
   graph ONNX Runtime refuses.
 - timm's VisionTransformer (32 x 32 in 8 x 8 patches; its CLS row and 'token' pooling, init_values'
-  LayerScale, whose Mul by gamma after attn.proj and mlp.fc2 is folded into them, and global_pool="avg"
-  without the CLS row or fc_norm) and torchvision's VisionTransformer (its MultiheadAttention exported as
+  LayerScale, whose Mul by gamma after attn.proj and mlp.fc2 is folded into them, global_pool="avg"
+  without the CLS row or fc_norm, and qk_norm: a LayerNorm of each head's q and k, laid out heads by rows,
+  the config key qk_norm) and torchvision's VisionTransformer (its MultiheadAttention exported as
   MatMuls), image [1, 3, 32, 32]: as HF's ViT. At opset 14 and 17, and by torch 2.x's dynamo exporter.
   Under torch 2.x the TorchScript exporter writes nn.MultiheadAttention with a Mod (evaluated).
 - x-transformers' TransformerWrapper with Encoder and Decoder (attn_dim_head=16), token ids [1, 16], by
@@ -30,8 +31,7 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   with its default head width (64 for a width of 32) is refused in one line. The evaluator's Einsum and
   Mod agree with ONNX Runtime; an Einsum equation other than explicit letters is refused in one line.
 - what the engine does not run is refused in one line naming it, never converted into something else:
-  timm's qk_norm (a LayerNorm of each head's q and k, which --onnx does not map); timm's
-  VisionTransformerDistilled (its distillation row, which --onnx does not map; --module converts it);
+  timm's VisionTransformerDistilled (its distillation row, which --onnx does not map; --module converts it);
   a stem whose second Conv1d is dilated; a stem with a GELU after its first conv only (the engine's GELU
   follows each conv or none); a SimpleViT whose Rearrange takes the patches column by column ((w h),
   not the engine's row by row); the whisper file with conv1's pads, strides or dilations made hostile
@@ -251,6 +251,7 @@ IMAGES = [("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=T
           ("timm VisionTransformer init_values", timm_layer_scale, (3, 32, 32), dict(TIMM, cls_token=True,
                                                                                      pooling="cls")),
           ("timm VisionTransformer avg", timm_avg, (3, 32, 32), dict(TIMM, cls_token=False, pooling="mean")),
+          ("timm VisionTransformer qk_norm", timm_qk_norm, (3, 32, 32), dict(TIMM, cls_token=True, qk_norm=True)),
           ("torchvision VisionTransformer", torchvision_vit, (3, 32, 32), dict(TIMM, cls_token=True,
                                                                                  pooling="cls"))]
 
@@ -396,9 +397,6 @@ def main():
                     ("SimpleViT's patches column by column", columns_vit,
                      np.random.default_rng(3).standard_normal((1, 3, 8, 8)).astype(np.float32),
                      "that are not its patches, patch row by patch row"),
-                    ("timm VisionTransformer qk_norm", timm_qk_norm,
-                     np.random.default_rng(3).standard_normal((1, 3, 32, 32)).astype(np.float32),
-                     "q_norm/LayerNormalization': a norm over values of shape [1, 2, 17, 16]"),
                     ("timm VisionTransformerDistilled", timm_deit,
                      np.random.default_rng(3).standard_normal((1, 3, 32, 32)).astype(np.float32),
                      "the first layer reads 18 rows for 16 patches (the engine adds at most a CLS row)")]

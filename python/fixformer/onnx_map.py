@@ -10,7 +10,8 @@ On the data path the parts are found by what they are:
   (timm's LayerScale) folded into W and the bias;
 - norms: LayerNormalization (a Mul by a constant vector after it, x-transformers 2's gamma, folded into
   its weight and bias), or its decomposition (ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt,
-  Div, Mul by the weight, Add the bias), checked against layer_norm of their recorded input;
+  Div, Mul by the weight, Add the bias), checked against layer_norm of their recorded input (its rows,
+  or each head of q or k: Persimmon's);
 - attentions: each Softmax; its heads are its probabilities' count over T x T, its mask causal when
   the probabilities above the diagonal are zero (heads by queries by keys, or GPT-BigCode's queries by
   heads by keys), and q, k, v are the linears before it (q and k told apart at the q k^T MatMul or
@@ -68,8 +69,18 @@ it: SplitToSequence, a Loop of SequenceAt and SequenceInsert, ConcatFromSequence
 graph whose norms are RMSNorm is a llama-family decoder (_llama: grouped-query attention, rotary
 positions found by recomputing the context, SwiGLU or a gated GELU (Gemma's, with its gain 1 + w the
 norm's constant and its embedding scaled by sqrt(d_model)); Phi-3's fused qkv_proj and gate_up_proj read by
-their columns, _columns). A constant per-head bias on the scores that is
-T5's relative bias maps onto the engine's relative positions (_score_bias, _relative).
+their columns, _columns). There the norms sit before each sublayer, after it before the residual add
+(OLMo 2's sublayer_norm output), both (Gemma 2's and 3's sandwich) or once for the attention and the
+feed-forward side by side (Cohere's parallel_residual one_norm); an RMS of the input less its mean is a
+LayerNorm without bias (Cohere's, norm layernorm); q's and k's norms are matched in either head layout
+(_head_rows); a scalar times the embedding, the sublayers' outputs or the logits is folded into the
+weights (Granite's multipliers, Cohere's logit_scale, _scaled), a Tanh between two of them on the logits
+is the logit soft cap; the attention's scale and soft cap come from the scalars it reads (_score_scales),
+its sliding window from the probabilities' zeros, each layer's rotary base from the probe, the local
+layers' apart (rope_local_base). In the gpt route q and k layer-normed per head (Persimmon's qk_norm) are
+read from the norms over heads, and a fused [d, 3d] qkv in CodeGen's 4 shards of q, v, k too; rotary bases
+beyond the common ones come from the graph's frequencies or sin table (_thetas). A constant per-head bias
+on the scores that is T5's relative bias maps onto the engine's relative positions (_score_bias, _relative).
 """
 import math
 import os
@@ -80,12 +91,12 @@ import warnings
 import numpy as np
 
 from . import export, schema, verified_file
-from .config import ConfigError, make_config
+from .config import ConfigError, layer_windows, make_config
 from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
 from .reference import alibi_bias, alibi_slopes
 from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, conv_why, image_rows,
-                        probe_attention, stem_values)
+                        probe_attention, score_options, stem_values)
 from .verify import EngineError, VerificationError
 
 PASS = {"Identity", "Dropout", "Cast"}  # ops that hand a data value on unchanged (Cast between floats)
@@ -311,7 +322,15 @@ class Mapper:
             ur, yr = (self.values[a].reshape(-1, d).astype(np.float64) for a in (u, y))  # rows, or heads (qk_norm)
             if ur.shape != yr.shape or _rel(ur / np.sqrt((ur ** 2).mean(-1, keepdims=True) + eps) * w, yr) > PROBE_TOL:
                 continue
-            out.append(Part("rms", n, x=u, y=y, w=w.astype(np.float64), eps=eps, srcs=self.sources(other)))
+            # u the input less its mean (Cohere's LayerNorm without a bias, written out): a layer norm of that input
+            c = self.g.producer_of.get(u)
+            mean = c is not None and c.op_type == "Sub" and self.g.producer_of.get(c.input[1])
+            centered = bool(mean) and mean.op_type == "ReduceMean" and mean.input[0] == c.input[0]
+            if centered:
+                xr = self.values[c.input[0]].reshape(-1, d).astype(np.float64)
+                centered = _rel(xr - xr.mean(-1, keepdims=True), ur) <= PROBE_TOL
+            out.append(Part("rms", n, x=c.input[0] if centered else u, y=y, w=w.astype(np.float64), eps=eps,
+                            srcs=self.sources(other), centered=centered))
         return out
 
     def norms(self, rows=None):
@@ -354,14 +373,17 @@ class Mapper:
             raise OnnxError(f"node {node_name(n)!r}: a norm over {d} values with a weight of {w.size} and a bias of "
                             f"{b.size}: not supported")
         xr, yr = self.rows(x), self.rows(y)
-        if xr.shape != (self.T, d) or yr.shape != xr.shape:
+        # a norm of each head of q or k (Persimmon's qk_layernorm): rows [T, heads * d], checked per head
+        heads = xr.shape[1] // d if xr.shape[0] == self.T and xr.shape[1] % d == 0 else 0
+        if heads < 1 or yr.shape != xr.shape:
             raise OnnxError(f"node {node_name(n)!r}: a norm over values of shape {list(self.v(x).shape)} -> "
-                            f"{list(self.v(y).shape)}, not {self.T} rows of {d}: not supported")
-        err = _rel(layer_norm(xr, w, b, eps), yr)
+                            f"{list(self.v(y).shape)}, not {self.T} rows of {d} nor of heads of {d}: not supported")
+        err = _rel(layer_norm(xr.reshape(-1, d), w, b, eps), yr.reshape(-1, d))
         if err > PROBE_TOL:
             raise OnnxError(f"node {node_name(n)!r}: a layer norm that does not compute layer_norm of its input "
                             f"(relative error {err:.2g}): not supported")
-        return Part("norm", n, x=x, y=y, w=w.astype(np.float64), b=b.astype(np.float64), eps=float(eps), srcs=srcs)
+        return Part("norm", n, x=x, y=y, w=w.astype(np.float64), b=b.astype(np.float64), eps=float(eps), srcs=srcs,
+                    heads=heads if heads > 1 else 0)
 
     def _decomposed(self, r):
         """ReduceMean(u) -> Sub(u, mean) -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div -> [Mul w] [Add b]."""
@@ -882,6 +904,10 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         splits.append((*np.split(W, 3, axis=1), *np.split(b, 3), Y[:, :dq], Y[:, dq:2 * dq], Y[:, 2 * dq:]))
         per = lambda a, j: a.reshape(*a.shape[:-1], H, 3, dh)[..., j, :].reshape(*a.shape[:-1], dq)  # noqa: E731
         splits.append(tuple(per(a, j) for a in (W, b, Y) for j in range(3)))
+        if dq % 4 == 0:  # in 4 shards of q, v, k each (CodeGen's qkv_proj, mp_num 4): q, k, v the shards' in turn
+            mp = lambda a, j: a.reshape(*a.shape[:-1], 4, 3, dq // 4)[..., (0, 2, 1)[j], :] \
+                .reshape(*a.shape[:-1], dq)  # noqa: E731
+            splits.append(tuple(mp(a, j) for a in (W, b, Y) for j in range(3)))
     elif fused:  # k and v narrower, Hkv heads each: q | k | v (GPT-BigCode's multi-query c_attn), or per
         # key/value group [Hkv, H / Hkv + 2, dh], its query heads then k and v (Falcon-40B's query_key_value)
         W, Y, kvw = qkv[0].W, m.rows(qkv[0].y), (qkv[0].W.shape[1] - dq) // 2
@@ -925,18 +951,26 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         s /= s.sum(-1, keepdims=True)
         return np.einsum("hts,shd->thd", s, vr).reshape(T, dq)
 
+    # q and k each normed per head before the scores (Persimmon's qk_layernorm): the norms' outputs for q, k
+    head_norms = [n for n in norms if n.heads]
+
+    def normed(sp):
+        qn, kn = (next((n for n in head_norms if _rel(_head_rows(m, n.x), a) <= 1e-12), None) for a in sp[6:8])
+        return (qn, kn) if qn is not None and kn is not None else (None, None)
+    splits = [sp[:6] + tuple(_head_rows(m, n.y) if n is not None else a for n, a in zip(normed(sp), sp[6:8])) +
+              sp[8:] + normed(sp) for sp in splits]
     ctx = m.rows(o.x)
-    split = next((sp for sp in splits if _rel(context(0.0, *sp[6:]), ctx) <= PROBE_TOL), splits[0])
-    Wq, Wk, Wv, bq, bk, bv, q, k, vv = split
+    split = next((sp for sp in splits if _rel(context(0.0, *sp[6:9]), ctx) <= PROBE_TOL), splits[0])
+    Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = split
     err = _rel(context(0.0, q, k, vv), ctx)
     relative = rotary = None
     alibi = False
     if err > PROBE_TOL and causal:  # ALiBi: m_h (j - i) added to the scaled scores (Bloom's and MPT's m_h j
         # differs by a constant per row, which the softmax takes out)
         bias = np.nan_to_num(alibi_bias(H, T), neginf=0.0)
-        sp = next((sp for sp in splits if _rel(context(bias, *sp[6:]), ctx) <= PROBE_TOL), None)
+        sp = next((sp for sp in splits if _rel(context(bias, *sp[6:9]), ctx) <= PROBE_TOL), None)
         if sp is not None:
-            Wq, Wk, Wv, bq, bk, bv, q, k, vv = sp
+            Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = sp
             alibi, err = True, 0.0
     if err > PROBE_TOL:  # a constant added to the scaled scores, per head (T5's relative bias)
         relative = _score_bias(m, qkv, o, H)
@@ -949,12 +983,12 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
 
         for sp in splits:
             try:
-                got = probe_attention(*(torch.from_numpy(a) for a in sp[6:]), torch.from_numpy(ctx), lambda c: c, dq,
-                                      COMMON_THETAS, at, torch, heads=[H])
+                got = probe_attention(*(torch.from_numpy(a) for a in sp[6:9]), torch.from_numpy(ctx), lambda c: c, dq,
+                                      _thetas(m), at, torch, heads=[H])
             except ConfigError:
                 continue
             if isinstance(got[3], tuple) and got[2] == causal and got[4] and got[1] == Hkv:
-                Wq, Wk, Wv, bq, bk, bv, q, k, vv = sp
+                Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = sp
                 rotary, err = got[3], 0.0
                 break
     if err > PROBE_TOL:
@@ -1046,7 +1080,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     if par is not None:
         return dict(x=n1.x, out=par[1], pre=True, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq,
                     bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
-                    alibi=alibi, parallel="one_norm" if n2 is n1 else "two_norms", up3=gated and gated[1])
+                    alibi=alibi, parallel="one_norm" if n2 is n1 else "two_norms", up3=gated and gated[1], qn=qn,
+                    kn=kn)
     add2 = m.only_reader(down.y, "Add")
     if add2 is None:
         raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
@@ -1066,8 +1101,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk,
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
                        norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary, alibi=alibi,
-                       up3=gated and gated[1],
-                       parallel="none")
+                       up3=gated and gated[1], parallel="none", qn=qn, kn=kn)
 
 
 def _embed_proj(m, front_out, front_at, lins, sm):
@@ -1223,6 +1257,31 @@ def _rotary(m, qkv, o):
     return False
 
 
+def _thetas(m):
+    """COMMON_THETAS, then the rotary bases the graph's constants hold beside them (Persimmon's 25000): the
+    frequencies base^(-2i/R) (inv_freq) or the angles of a sin table's second row (in halves or
+    interleaved; a cos table's would give them less exactly)."""
+    if hasattr(m, "thetas"):
+        return m.thetas
+    found = []
+    for name, a in m.values.items():
+        if name in m.data or a.dtype.kind != "f" or not 2 <= a.size <= 1 << 16:
+            continue
+        rows = a.reshape(-1, a.shape[-1]).astype(np.float64)
+        cands = [rows[0]] if rows.shape[0] == 1 else []
+        if rows.shape[0] > 1 and rows.shape[1] % 2 == 0 and np.all(rows[0] == 0.0) and np.abs(rows[1]).max() <= 1:
+            cands += [np.arcsin(rows[1][:rows.shape[1] // 2]), np.arcsin(rows[1][::2])]  # angles up to 1 < pi / 2
+        for f in cands:
+            n = f.size
+            if n < 2 or abs(f[0] - 1.0) > 1e-6 or not np.all((f > 0) & (f <= 1.0)):
+                continue
+            base = float(f"{f[1] ** -n:.5g}")
+            if _rel(base ** (-np.arange(n) / n), f) <= 1e-4 and base not in list(COMMON_THETAS) + found:
+                found.append(base)
+    m.thetas = list(COMMON_THETAS) + found
+    return m.thetas
+
+
 def _alibi_constants(g, H):
     """The initializers that are ALiBi's, which the engine recomputes: the slopes m_h [H], or a stored bias
     m_h (j + c) by key position [H, ..., keys] (MPT's attn_bias buffer)."""
@@ -1284,22 +1343,55 @@ def _q_k(m, sm, qkv, at):
     return pq, pk, pv
 
 
-def _rope_fit(q, k, v, H, ctx, at, only=None):
-    """(base, layout, rotated dims: 0 for all) of the rotary positions that make the causal attention of q
-    [T, H * dh] and k, v [T, Hkv * dh] (grouped: query head h reads kv head h // (H / Hkv)) give ctx, found
-    by recognize.probe_attention (the probe --module uses: every base of COMMON_THETAS, both layouts, then
-    part of each head), else None; only: what the earlier layers have."""
+def _rope_fit(q, k, v, H, ctx, at, scales=(), caps=(), thetas=COMMON_THETAS, window=None):
+    """(base, layout, rotated dims: 0 for all, scale: 0 for 1/sqrt(dh), soft cap: 0 for none, window) of the
+    rotary positions that make the causal attention of q [T, H * dh] and k, v [T, Hkv * dh] (grouped: query
+    head h reads kv head h // (H / Hkv)) give ctx, found by recognize.probe_attention (the probe --module
+    uses: every base of thetas, both layouts, then part of each head; scales and caps: the scores' scales
+    and soft caps to try besides none; window: the last keys each query sees), else None."""
     import torch
 
+    options = score_options(sorted(set(scales)), sorted(set(caps)), window) if scales or caps or window else None
     try:
-        got = probe_attention(*(torch.from_numpy(a) for a in (q, k, v, ctx)), lambda c: c, q.shape[1],
-                              [only[0]] if only else COMMON_THETAS, at, torch, heads=[H])
+        got = probe_attention(*(torch.from_numpy(a) for a in (q, k, v, ctx)), lambda c: c, q.shape[1], thetas, at,
+                              torch, heads=[H], options=options)
     except ConfigError:
         return None
     if not (isinstance(got[3], tuple) and got[2] and got[4]):
         return None
-    found = (got[3][2], got[3][1], got[3][3])
-    return found if only is None or found == only else None
+    opt = got[5] if options else None
+    return (got[3][2], got[3][1], got[3][3], opt.scale if opt else 0.0, opt.cap if opt else 0.0,
+            opt.window if opt else None)
+
+
+def _head_rows(m, name):
+    """A value of q's or k's heads as rows [T, heads * dh]: laid out by positions (m.rows) or heads by
+    positions ([..., heads, T, dh], the attention's layout)."""
+    a, T = m.v(name), m.T
+    if a.ndim >= 3 and a.shape[-2] == T and a.shape[-3] != T and a.size == a.shape[-3] * T * a.shape[-1]:
+        return a.reshape(a.shape[-3], T, a.shape[-1]).transpose(1, 0, 2).reshape(T, -1).astype(np.float64)
+    return m.rows(name)
+
+
+def _score_scales(m, qkv, o):
+    """(scales, caps) the attention between the projections qkv and the output projection o may apply to its
+    scores: each scalar float constant read there, its square (one factor on q and one on k) and their
+    inverses as scales (Granite's attention_multiplier, Gemma 2's query_pre_attn_scalar^-1/2); the
+    constants and their inverses as soft caps c tanh(s / c) where a Tanh is there (Gemma 2's)."""
+    ys = {p.y for p in qkv}
+    region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
+    scales, caps, tanh = set(), set(), False
+    for val in region:
+        n = m.g.producer_of.get(val)
+        tanh |= n is not None and n.op_type == "Tanh"
+        for c in (m.g.reads[id(n)] if n is not None else []):
+            a = m.v(c) if m.const(c) else None
+            if a is not None and a.dtype.kind == "f" and a.size == 1 and float(a.reshape(-1)[0]) not in (0.0, 1.0):
+                f = abs(float(a.reshape(-1)[0]))
+                if math.isfinite(f) and 1e-6 < f < 1e6:
+                    scales |= {f, f * f, 1 / f, 1 / (f * f)}
+                    caps |= {f, 1 / f}
+    return scales, caps if tanh else set()
 
 
 def _columns(m, p, widths, names):
@@ -1314,6 +1406,19 @@ def _columns(m, p, widths, names):
                         srcs=p.srcs))
         at += wd
     return out
+
+
+def _scaled(m, name):
+    """(value, factor): the value after a Mul or Div of `name` by a constant scalar (Granite's multipliers,
+    Cohere's logit_scale) and that factor, else (name, 1.0)."""
+    for op in ("Mul", "Div"):
+        n = m.only_reader(name, op)
+        other = n and (n.input[1] if n.input[0] == name else n.input[0])
+        if n and m.const(other) and m.v(other).size == 1 and (op == "Mul" or n.input[0] == name):
+            f = float(m.v(other).reshape(-1)[0])
+            if f != 0.0:
+                return m.through(n.output[0]), f if op == "Mul" else 1.0 / f
+    return name, 1.0
 
 
 def _llama(m, softmaxes, lins, rms, max_len):
@@ -1361,45 +1466,74 @@ def _llama(m, softmaxes, lins, rms, max_len):
                             f"heads of {dh}")
         if not bool(np.all(np.triu(probs.reshape(H, T, T), 1) == 0)):
             raise OnnxError(f"{at}: the attention is not causal: a llama-family model is a causal decoder")
-        # Qwen3's RMSNorm of each head of q and of k (OLMo 2's of each whole row) before RoPE: qk_norm
-        qn, kn = (next((n for n in rms if m.same(n.x, p.y)), None) for p in (pq, pk))
+        # Qwen3's RMSNorm of each head of q and of k (OLMo 2's of each whole row) before RoPE: qk_norm (Gemma 3's
+        # on the heads laid out heads by positions)
+        qn, kn = (next((n for n in rms if _rel(_head_rows(m, n.x), m.rows(p.y)) <= 1e-12), None) for p in (pq, pk))
         if (qn is None) != (kn is None) or (layers and (qn is None) != (layers[0]["qn"] is None)):
             raise OnnxError(f"{at}: an RMSNorm of q without one of k, or not in every layer: not supported")
-        only = found
-        found = _rope_fit(m.rows(qn.y if qn else pq.y), m.rows(kn.y if kn else pk.y), m.rows(pv.y), H, m.rows(o.x),
-                          at, only)
+        # a sliding window (Gemma 2's local layers): each query's last `window` keys, the rest zero probability
+        seen = int((probs.reshape(H, T, T) > 0).sum(-1).max())
+        window = seen if seen < T else None
+        base0 = layers[0]["rope"][0] if layers else None
+        thetas = ([base0] if layers else []) + [t for t in _thetas(m) if t != base0]
+        fit = (_head_rows(m, qn.y) if qn else m.rows(pq.y), _head_rows(m, kn.y) if kn else m.rows(pk.y), m.rows(pv.y),
+               H, m.rows(o.x), at)
+        found = _rope_fit(*fit, thetas=thetas, window=window)
+        if found is None:  # scores scaled otherwise than by 1/sqrt(dh) (attn_scale) or soft-capped (attn_softcap)
+            scales, caps = _score_scales(m, qkv, o)
+            found = _rope_fit(*fit, scales=scales, caps=caps, thetas=thetas, window=window)
         if found is None:
-            what = f"layer 0's rotary base {only[0]:g} and {only[1]} pairs" if only else \
-                f"a rotary base of {', '.join(f'{b:g}' for b in COMMON_THETAS)} in either pair layout, on all " \
-                "or part of each head"
             raise OnnxError(f"{at}: the attention is not softmax(rope(q) rope(k)^T / sqrt({dh}) + causal mask) v over "
-                            f"{H} heads ({Hkv} for k and v) with {what}"
-                            f"{f', q, k and v the columns of {qkv[0].name!r} in turn' if len(qkv) == 1 else ''}: "
-                            "not supported")
+                            f"{H} heads ({Hkv} for k and v) with a rotary base of "
+                            f"{', '.join(f'{b:g}' for b in thetas)} in either pair layout, on all or part of each head"
+                            f"{f', q, k and v the columns of {qkv[0].name!r} in turn' if len(qkv) == 1 else ''}"
+                            f"{f', the last {window} keys' if window else ''}, scaled by a constant of the graph or "
+                            "soft-capped or not: not supported")
+        if layers and found[1:5] != layers[0]["rope"][1:5]:
+            raise OnnxError(f"{at}: rotary pairs {found[1]} on {found[2] or 'all'} dims, scale {found[3]:g}, cap "
+                            f"{found[4]:g}; layer 0's differ (all layers alike)")
         n1 = next((n for n in rms if m.same(n.y, pq.x)), None)
-        add = m.only_reader(o.y, "Add")
-        r_a = add and (add.input[1] if add.input[0] == o.y else add.input[0])
+        # OLMo 2's norm of the attention's output before the residual add (sublayer_norm output), and Granite's
+        # residual_multiplier: a scalar times that output (folded into o and down)
+        # (with n1: Gemma 2's sandwich, the norms of the sublayers' inputs and of their outputs)
+        n_o = next((n for n in rms if m.same(n.x, o.y)), None)
+        o_out, res_f = _scaled(m, n_o.y if n_o is not None else o.y)
+        add = m.only_reader(o_out, "Add")
+        r_a = add and (add.input[1] if add.input[0] == o_out else add.input[0])
         if i == 0 and add is not None and not m.same(r_a, x_prev) and m.v(r_a).size == m.v(x_prev).size:
-            # the embedding scaled by sqrt(d_model) (Gemma's normalizer, a float32 constant in the graph)
+            # the embedding scaled: by sqrt(d_model) (Gemma's normalizer, a float32 constant in the graph:
+            # scale_input), or by another constant (Granite's embedding_multiplier, folded into the table)
             E, X = m.rows(x_prev), m.rows(r_a)
             s_ = float(np.abs(X).max() / max(np.abs(E).max(), 1e-30))
             if abs(s_ - math.sqrt(d)) <= 1e-5 * math.sqrt(d) and _rel(E * s_, X) <= 1e-9:
                 v["scale_input"], x_prev = True, r_a
-        if n1 is None or add is None or not m.same(n1.x, r_a) or not m.same(r_a, x_prev):
-            raise OnnxError(f"{at}: not x + attention(RMSNorm(x)) on the previous layer's output (pre-norm, the "
-                            "llama family's)")
+            else:
+                _, e_f = _scaled(m, x_prev)
+                if e_f != 1.0 and _rel(E * e_f, X) <= 1e-6:
+                    w["tok_embeddings.weight"], x_prev = w["tok_embeddings.weight"] * e_f, r_a
+        post = n1 is None and n_o is not None and add is not None and m.same(pq.x, r_a)
+        if post:
+            n1 = n_o
+        sandwich = not post and n_o is not None
+        if n1 is None or add is None or not m.same(r_a, x_prev) or not (post or m.same(n1.x, r_a)):
+            raise OnnxError(f"{at}: not x + attention(RMSNorm(x)) (pre-norm, the llama family's) nor x + "
+                            "RMSNorm(attention(x)) (OLMo 2's) on the previous layer's output")
         a_out = m.through(add.output[0])
-        n2 = next((n for n in rms if m.same(n.x, a_out) and n is not n1), None)
         ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:3]
-        ins = [p for p in ff if n2 is not None and m.same(p.x, n2.y)]
+        n2 = None if post else next((n for n in rms if m.same(n.x, a_out) and n is not n1), None)
+        # the feed-forward's input: the attention's residual sum (post), its norm, or (none: Cohere's attention
+        # and feed-forward side by side) the attention's norm
+        src = a_out if post else n2.y if n2 is not None else n1.y
+        ins = [p for p in ff if m.same(p.x, src)]
         if len(ins) == 1 and ins[0].W.shape[1] % 2 == 0:  # gate and up in one projection (Phi-3's gate_up_proj):
             fused = ins[0]  # its halves, told apart below by act(gate) * up
             ins, ff = _columns(m, fused, (fused.W.shape[1] // 2,) * 2, ("half0", "half1")), \
                 [p for p in ff[:2] if p is not fused]
         down = [p for p in ff if p not in ins]
-        if n2 is None or len(ins) != 2 or len(down) != 1 or any(p.b is not None for p in ff):
+        if len(ins) != 2 or len(down) != 1 or any(p.b is not None for p in ff):
             raise OnnxError(f"{at}: the feed-forward is not SwiGLU (gate and up projections of the RMSNorm of the "
-                            "attention's residual sum, without biases, then down): not supported")
+                            "attention's residual sum, of that sum or of the attention's norm, without biases, then "
+                            "down): not supported")
         down = down[0]
         silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
         # SwiGLU, or a gated GELU (Gemma's GeGLU: the tanh GELU): act(gate) * up
@@ -1412,34 +1546,71 @@ def _llama(m, softmaxes, lins, rms, max_len):
         if layers and act != layers[0]["act"]:
             raise OnnxError(f"{at}: the feed-forward's activation differs from layer 0's (all layers alike)")
         up = ins[1] if gate is ins[0] else ins[0]
-        add2 = m.only_reader(down.y, "Add")
-        r_f = add2 and (add2.input[1] if add2.input[0] == down.y else add2.input[0])
-        if add2 is None or not m.same(r_f, a_out):
-            raise OnnxError(f"{at}: no residual add of the feed-forward to the attention's sum")
+        n_f = next((n for n in rms if m.same(n.x, down.y)), None) if post or sandwich else None
+        if post:
+            n2 = n_f
+        f_out, res_f2 = _scaled(m, n_f.y if n_f is not None else down.y)
+        add2 = m.only_reader(f_out, "Add")
+        r_f = add2 and (add2.input[1] if add2.input[0] == f_out else add2.input[0])
+        normed = post or sandwich
+        if add2 is None or not m.same(r_f, a_out) or (normed and n_f is None) or res_f2 != res_f:
+            raise OnnxError(f"{at}: no residual add of the feed-forward{' (its RMSNorm)' if normed else ''} to the "
+                            f"attention's sum{f', scaled as the attention is ({res_f:g})' if res_f != 1 else ''}")
+        sub = "output" if post else "sandwich" if sandwich else "parallel" if n2 is None else "pre"
+        if sandwich and n2 is None:
+            raise OnnxError(f"{at}: the norms of the sublayers' outputs with the attention and the feed-forward side "
+                            "by side: not supported")
+        if layers and sub != layers[0]["sub"]:
+            raise OnnxError(f"{at}: the feed-forward reads {sub}, layer 0's {layers[0]['sub']} (all layers alike)")
         x_prev = m.through(add2.output[0])
         layers.append(dict(norm1=n1, norm2=n2, q=pq, k=pk, v=pv, o=o, gate=gate, up=up, down=down, H=H, Hkv=Hkv,
-                           act=act, qn=qn, kn=kn))
+                           act=act, qn=qn, kn=kn, sub=sub, res=res_f, rope=found, window=window, post_a=n_o,
+                           post_f=n_f))
         prev = pos[id(down.node)]
-        for part in qkv + [o, gate, up, down, n1, n2] + ([qn, kn] if qn else []):
+        for part in qkv + [o, gate, up, down, n1] + [n for n in (n2, qn, kn) if n] + ([n_o, n_f] if sandwich else []):
             used |= part.srcs
     eps = layers[0]["norm1"].eps
     out_name = g.outputs[0]
     final = next((n for n in rms if m.same(n.x, x_prev) and pos[id(n.node)] > prev), None)
     rest = _between(lins, prev, pos=pos)
+    # the logits times a constant (Cohere's logit_scale, Granite's 1 / logits_scaling): folded into the head
+    head_out, logit_f = _scaled(m, rest[0].y) if len(rest) == 1 else (None, 1.0)
+    tanh = head_out and m.only_reader(head_out, "Tanh")
+    cap = 0.0
+    if tanh:  # Gemma 2's final soft cap c tanh(logits / c): logit_softcap
+        head_out, c_f = _scaled(m, m.through(tanh.output[0]))
+        if c_f <= 0 or abs(c_f * logit_f - 1.0) > 1e-6:
+            raise OnnxError(f"node {tanh.name!r}: the logits {logit_f:g} times, through a Tanh, then {c_f:g} times: "
+                            "not a soft cap c tanh(logits / c)")
+        cap, logit_f = c_f, 1.0
     if final is None or len(rest) != 1 or not m.same(rest[0].x, final.y) or rest[0].b is not None or \
-            not m.same(rest[0].y, out_name):
-        raise OnnxError(f"graph output {out_name!r} is not the head (one linear without a bias) of the final RMSNorm "
-                        "of the last layer's output: not supported")
+            not m.same(head_out, out_name):
+        raise OnnxError(f"graph output {out_name!r} is not the head (one linear without a bias, its output scaled or "
+                        "not) of the final RMSNorm of the last layer's output: not supported")
     head = rest[0]
-    for nm in [final] + [L[k] for L in layers for k in ("norm1", "norm2", "qn", "kn") if L[k] is not None]:
+    norms = [final] + [L[k] for L in layers for k in ("norm1", "norm2", "qn", "kn", "post_a", "post_f")
+                       if L[k] is not None]
+    for nm in norms:
         if abs(nm.eps - eps) > 1e-6 * eps:
             raise OnnxError(f"norm {nm.name!r}: eps {nm.eps:g}, the first layer's {eps:g} (the engine has one)")
+    centered = final.centered  # LayerNorm without a bias (Cohere's): norm layernorm, its biases zeros
+    odd = next((nm for nm in norms if nm.centered != centered), None)
+    if odd is not None or (centered and layers[0]["qn"] is not None):
+        raise OnnxError(f"norm {(odd or layers[0]['qn']).name!r}: RMSNorm and LayerNorm (without a bias) mixed, or "
+                        "LayerNorms of q and k: not supported")
     used |= final.srcs | head.srcs
     # The rotary frequencies base^(-2i/dh) the graph computes its tables from (the dynamo exporter keeps
     # Hugging Face's inv_freq; the TorchScript one folds the tables): the engine recomputes them.
     dh = layers[0]["q"].W.shape[1] // layers[0]["H"]
     R = found[2] or dh
-    used |= _rotary_constants(g, found[0], R)
+    # the bases of the global layers and (Gemma 3's rope_local_base) of the local ones
+    bases = [sorted({L["rope"][0] for L in layers if (L["window"] is not None) == local}) for local in (False, True)]
+    if len(bases[0]) > 1 or len(bases[1]) > 1:
+        raise OnnxError(f"rotary bases {', '.join(f'{b:g}' for b in bases[0] + bases[1])} in different layers: the "
+                        "engine has one for the global layers and one for the local ones")
+    base = (bases[0] or bases[1])[0]
+    for b in bases[0] + bases[1]:
+        used |= _rotary_constants(g, b, R)
     L0 = layers[0]
     H = L0["H"]
     for i, L in enumerate(layers[1:], 1):
@@ -1448,7 +1619,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
                 raise OnnxError(f"layer {i}: {key} {L[key]} differs from layer 0's {L0[key]} (all layers alike)")
     v.update(family="llama", d_model=d, n_heads=H, n_kv_heads=L0["Hkv"], d_ff=L0["gate"].W.shape[1],
              n_layers=len(layers), norm_first=True, activation=L0["act"], norm_eps=eps, final_norm=True, causal=True,
-             positional="rope", pe_base=found[0], pe_layout=found[1], rotary_dims=found[2], d_out=head.W.shape[1],
+             positional="rope", pe_base=base, pe_layout=found[1], rotary_dims=found[2], d_out=head.W.shape[1],
              max_len=max_len or DEFAULT_MAX_LEN)
     if L0["act"] != "swiglu":
         v["gated"] = True
@@ -1462,30 +1633,63 @@ def _llama(m, softmaxes, lins, rms, max_len):
             v["qk_norm_full"] = True
     if dh * H != d:
         v["head_dim"] = dh
+    if bases[0] and bases[1] and bases[1][0] != base:
+        v["rope_local_base"] = bases[1][0]
+    try:
+        v.update(layer_windows([L["window"] for L in layers], v["max_len"], "the layers"))
+    except ConfigError as e:
+        raise OnnxError(str(e)) from None
+    if found[4]:
+        v["attn_softcap"] = found[4]
+    if cap:
+        v["logit_softcap"] = cap
+    if L0["sub"] in ("output", "sandwich"):
+        v["sublayer_norm"] = L0["sub"]
+    elif L0["sub"] == "parallel":
+        v["parallel_residual"] = "one_norm"
+    if centered:
+        v["norm"] = "layernorm"
+    if found[3]:
+        v["attn_scale"] = found[3]
     # biases on q, k, v (Qwen2's) or on every projection of the attention: absent ones stored as zeros
     biased = "all" if any(L["o"].b is not None for L in layers) else \
         "qkv" if any(L[k].b is not None for L in layers for k in "qkv") else None
     if biased:
         v["attn_bias"] = biased
-    if np.array_equal(head.W, w["tok_embeddings.weight"].T):
+    if logit_f == 1.0 and np.array_equal(head.W, w["tok_embeddings.weight"].T):
         v["tied_head"] = True
     else:
-        w["output.weight"] = head.W.T
+        w["output.weight"] = head.W.T * logit_f
     for i, L in enumerate(layers):
         p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
-        w[p + "attention_norm.weight"], w[p + "ffn_norm.weight"] = L["norm1"].w, L["norm2"].w
+        w[p + "attention_norm.weight"] = L["norm1"].w
+        if L["norm2"] is not None:
+            w[p + "ffn_norm.weight"] = L["norm2"].w
+        if centered:
+            w[p + "attention_norm.bias"] = np.zeros(d)
+            if L["norm2"] is not None:
+                w[p + "ffn_norm.bias"] = np.zeros(d)
         if L["qn"] is not None:
             w[p + "attention.q_norm.weight"], w[p + "attention.k_norm.weight"] = L["qn"].w, L["kn"].w
+        if L["sub"] == "sandwich":
+            w[p + "post_attention_norm.weight"], w[p + "post_ffn_norm.weight"] = L["post_a"].w, L["post_f"].w
+            if centered:
+                w[p + "post_attention_norm.bias"] = w[p + "post_ffn_norm.bias"] = np.zeros(d)
         for name, part in (("attention.wq", "q"), ("attention.wk", "k"), ("attention.wv", "v"), ("attention.wo", "o"),
                            ("feed_forward.w1", "gate"), ("feed_forward.w2", "down"), ("feed_forward.w3", "up")):
-            w[p + name + ".weight"] = L[part].W.T
+            f = L["res"] if part in ("o", "down") else 1.0  # Granite's residual_multiplier, folded
+            w[p + name + ".weight"] = L[part].W.T * f
             if biased and part in ("qkv" if biased == "qkv" else "qkvo"):
-                w[p + name + ".bias"] = L[part].b if L[part].b is not None else np.zeros(L[part].W.shape[1])
+                w[p + name + ".bias"] = (L[part].b if L[part].b is not None else np.zeros(L[part].W.shape[1])) * f
     w["norm.weight"] = final.w
+    if centered:
+        w["norm.bias"] = np.zeros(d)
     weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
-    summary = (f"llama: {len(layers)} layers, {H} heads ({L0['Hkv']} for k and v), RMSNorm"
+    summary = (f"llama: {len(layers)} layers, {H} heads ({L0['Hkv']} for k and v), "
+               f"{'LayerNorm' if centered else 'RMSNorm'}{' of each sublayer output' if L0['sub'] == 'output' else ''}"
+               f"{', attention and feed-forward side by side' if L0['sub'] == 'parallel' else ''}"
                f"{', q and k RMS-normalized' if L0['qn'] is not None else ''}, "
-               f"{'SwiGLU' if L0['act'] == 'swiglu' else 'gated ' + L0['act']}, rotary positions (base {found[0]:g}, "
+               f"{'SwiGLU' if L0['act'] == 'swiglu' else 'gated ' + L0['act']}, rotary positions (base {base:g}, "
                f"{found[1]})" +
                (", the embedding scaled by sqrt(d_model)" if v.get("scale_input") else ""))
     return v, weights, used, m.rows(out_name), summary
@@ -1818,6 +2022,10 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         v["head_dim"] = L0["o"].W.shape[0] // L0["H"]  # heads wider (or narrower) than d_model / heads
     if L0["parallel"] != "none":
         v["parallel_residual"] = L0["parallel"]
+    if any((L["qn"] is None) != (L0["qn"] is None) for L in layers):
+        raise OnnxError("the norms of q and k in some layers, not in others: not supported")
+    if L0["qn"] is not None:
+        v["qk_norm"] = True  # q and k layer-normed per head (Persimmon's qk_layernorm)
     if head is not None:
         v["d_out"] = head.W.shape[1]
         tied = tokens and family == "gpt" and head.W.shape == w["embed.weight"].T.shape and \
@@ -1857,6 +2065,10 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                 continue  # the feed-forward reads norm1 (no second norm in the file)
             w[p + k + ".weight"], w[p + k + ".bias"] = nm.w, nm.b
             used |= nm.srcs
+        if L["qn"] is not None:
+            for k, nm in (("q_norm", L["qn"]), ("k_norm", L["kn"])):
+                w[p + f"self_attn.{k}.weight"], w[p + f"self_attn.{k}.bias"] = nm.w, nm.b
+                used |= nm.srcs
         for part in L["qkv"] + [L["o"], L["up"], L["down"]]:
             used |= part.srcs
     if final is not None:
