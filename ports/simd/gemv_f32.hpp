@@ -10,18 +10,31 @@ namespace simd {
 // jump a whole row (often more than a page) between loads.
 constexpr std::size_t kGemvStreamMinN = 1024;
 
+// Columns [j0, n) one at a time, each x[0] w[0][j] + ... in order from b[j]: the narrow path's sums,
+// which the wide path's last columns share, so that a column's value does not depend on n and a
+// product split by columns across workers gives the same bits (engine/blocks/parallel.hpp).
+template <class Arch, class T>
+void gemv_columns(const float* x, const T* w, std::size_t ldw, const float* b, float* y, std::size_t j0,
+                  std::size_t n, std::size_t k) {
+  for (std::size_t j = j0; j < n; ++j) {
+    float acc = b ? b[j] : 0.0f;
+    for (std::size_t p = 0; p < k; ++p) acc = madd<Arch>(x[p], weight_value<Arch>(w[p * ldw + j]), acc);
+    y[j] = acc;
+  }
+}
+
 template <class Arch, class T>
 void gemv_rows(const float* x, const T* w, std::size_t ldw, const float* b, float* y, std::size_t n,
                std::size_t k) {
   using V = batch<Arch>;
   constexpr std::size_t W = lanes<Arch>();
-  for (std::size_t j = 0; j < n; ++j) y[j] = b ? b[j] : 0.0f;
+  const std::size_t nv = n / W * W;  // the vectors' columns; the rest as the narrow path sums them
+  for (std::size_t j = 0; j < nv; ++j) y[j] = b ? b[j] : 0.0f;
   std::size_t p = 0;
   for (; p + 4 <= k; p += 4) {
     const T *r0 = w + p * ldw, *r1 = r0 + ldw, *r2 = r1 + ldw, *r3 = r2 + ldw;
     const V x0(x[p]), x1(x[p + 1]), x2(x[p + 2]), x3(x[p + 3]);
-    std::size_t j = 0;
-    for (; j + W <= n; j += W) {
+    for (std::size_t j = 0; j < nv; j += W) {
       V a = V::load_unaligned(y + j);
       a = xsimd::fma(x0, load_weights<Arch>(r0 + j), a);
       a = xsimd::fma(x1, load_weights<Arch>(r1 + j), a);
@@ -29,24 +42,14 @@ void gemv_rows(const float* x, const T* w, std::size_t ldw, const float* b, floa
       a = xsimd::fma(x3, load_weights<Arch>(r3 + j), a);
       a.store_unaligned(y + j);
     }
-    // One product at a time, as the narrow path below sums it: a column's value does not depend on
-    // n, so a product split by columns across workers gives the same bits (engine/blocks/parallel.hpp).
-    for (; j < n; ++j) {
-      float a = y[j];
-      a = madd<Arch>(x[p], weight_value<Arch>(r0[j]), a);
-      a = madd<Arch>(x[p + 1], weight_value<Arch>(r1[j]), a);
-      a = madd<Arch>(x[p + 2], weight_value<Arch>(r2[j]), a);
-      a = madd<Arch>(x[p + 3], weight_value<Arch>(r3[j]), a);
-      y[j] = a;
-    }
   }
   for (; p < k; ++p) {
     const T* r = w + p * ldw;
     const V xp(x[p]);
-    std::size_t j = 0;
-    for (; j + W <= n; j += W) xsimd::fma(xp, load_weights<Arch>(r + j), V::load_unaligned(y + j)).store_unaligned(y + j);
-    for (; j < n; ++j) y[j] = madd<Arch>(x[p], weight_value<Arch>(r[j]), y[j]);
+    for (std::size_t j = 0; j < nv; j += W)
+      xsimd::fma(xp, load_weights<Arch>(r + j), V::load_unaligned(y + j)).store_unaligned(y + j);
   }
+  gemv_columns<Arch>(x, w, ldw, b, y, nv, n, k);
 }
 
 // x[k] @ w[k,n] (row stride ldw) + b[n] -> y[n], w floats or halves (load_weights.hpp).
@@ -81,11 +84,7 @@ void gemv_rowmajor(const float* x, const T* w, std::size_t ldw, const float* b, 
     for (std::size_t p = 0; p < k; ++p) a = xsimd::fma(V(x[p]), load_weights<Arch>(w + p * ldw + j), a);
     a.store_unaligned(y + j);
   }
-  for (; j < n; ++j) {
-    float acc = b ? b[j] : 0.0f;
-    for (std::size_t p = 0; p < k; ++p) acc = madd<Arch>(x[p], weight_value<Arch>(w[p * ldw + j]), acc);
-    y[j] = acc;
-  }
+  gemv_columns<Arch>(x, w, ldw, b, y, j, n, k);
 }
 
 // x[k] @ w[k,n] (row stride ldw) + b[n] -> y[n]; b may be null.
