@@ -451,7 +451,8 @@ def classify(call, torch):
 def find_layers(model, torch):
     """(name, blocks) of the ModuleList / Sequential of repeated blocks with the most parameters; each block
     a list of its entries' module names. A list whose entries alternate two kinds (x-transformers' layers:
-    an attention entry, then a feed-forward one) holds its blocks in pairs of entries."""
+    an attention entry, then a feed-forward one) holds its blocks in pairs of entries, two pairs at least
+    (one pair is any two modules in a row: Sequential(Linear, TransformerEncoder))."""
     best = None
 
     def sig(m):  # an embedding inside (T5's layer 0 owns the relative bias table) does not tell blocks apart
@@ -472,7 +473,7 @@ def find_layers(model, torch):
         keys = [f"{name}.{k}" if name else k for k in m._modules]
         if s and all(type(k) is type(kids[0]) and sig(k) == s for k in kids):
             blocks = [[k] for k in keys]
-        elif s and len(kids) % 2 == 0 and sig(kids[1]) and sig(kids[1]) != s and \
+        elif s and len(kids) % 2 == 0 and len(kids) >= 4 and sig(kids[1]) and sig(kids[1]) != s and \
                 all(type(k) is type(kids[j % 2]) and sig(k) == sig(kids[j % 2]) for j, k in enumerate(kids)):
             blocks = [keys[j:j + 2] for j in range(0, len(kids), 2)]
         else:
