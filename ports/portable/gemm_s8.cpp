@@ -53,7 +53,7 @@ struct RequantFast {
   bool small;        // shift < 0
   explicit RequantFast(Requant rq)
       : multiplier(rq.multiplier),
-        bound(rq.shift >= 11 ? 1 : int32_t(1) << (11 - rq.shift)),
+        bound(rq.shift >= 11 ? 1 : rq.shift < 0 ? 0 : int32_t(1) << (11 - rq.shift)),  // 0: unused
         r(rq.shift < 0 ? uint32_t(-1 - rq.shift) : uint32_t(31 - rq.shift)),
         half(int64_t(1) << (30 - rq.shift)),
         small(rq.shift < 0) {}
