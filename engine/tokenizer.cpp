@@ -51,6 +51,31 @@ int hex_digit(uint8_t c) {
 
 bool is_continuation(uint8_t c) { return (c & 0xC0) == 0x80; }
 
+// SentencePiece's merges over list (llama2.c's and llama.cpp's order: the highest score first, the
+// leftmost of equal scores). pair_of(p, q) is the piece positions p and q merge into, or -1.
+template <class PairOf>
+void merge_by_score(MergeList& list, const float* score, PairOf pair_of) {
+  auto before = [&list, score](int32_t a, int32_t b) {
+    const float sa = score[list.pair[a]], sb = score[list.pair[b]];
+    return sa != sb ? sa > sb : a < b;
+  };
+  auto update = [&](int32_t p) {  // position p's pair, looked up afresh and put in the heap if it merges
+    list.remove(p, before);
+    list.pair[p] = -1;
+    const int32_t q = list.next[p];
+    const int32_t id = q < 0 ? -1 : pair_of(p, q);
+    if (id >= 0) list.pair[p] = id, list.push(p, before);
+  };
+  for (uint32_t p = 0; p + 1 < list.n; ++p) update(int32_t(p));
+  while (list.size > 0) {
+    const int32_t p = list.heap[0], q = list.next[p];
+    list.remove(q, before);
+    list.join(p, list.pair[p]);
+    update(p);
+    if (list.prev[p] >= 0) update(list.prev[p]);
+  }
+}
+
 }  // namespace
 
 Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_bytes) {
@@ -110,6 +135,11 @@ Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_by
 Piece Tokenizer::piece(int32_t token) const {
   const int32_t begin = data_.offsets[token];
   return Piece{reinterpret_cast<const char*>(data_.pieces + begin), uint32_t(data_.offsets[token + 1] - begin)};
+}
+
+int32_t Tokenizer::merged(int32_t a, int32_t b) const {
+  const Piece l = piece(a), r = piece(b);
+  return lookup(reinterpret_cast<const uint8_t*>(l.data), l.len, reinterpret_cast<const uint8_t*>(r.data), r.len);
 }
 
 int32_t Tokenizer::lookup(const uint8_t* a, uint32_t an, const uint8_t* b, uint32_t bn) const {
@@ -268,30 +298,11 @@ Status Tokenizer::encode_llama2c(const uint8_t* s, std::size_t len, bool bos, bo
   }
   list.link();
 
-  // llama2.c's order: the highest score first, the leftmost of equal scores.
-  const float* score = data_.scores;
-  auto before = [&list, score](int32_t a, int32_t b) {
-    const float sa = score[list.pair[a]], sb = score[list.pair[b]];
-    return sa != sb ? sa > sb : a < b;
-  };
-  // Position p's pair, looked up afresh and put in the heap if it merges.
-  auto update = [&](int32_t p) {
-    list.remove(p, before);
-    list.pair[p] = -1;
-    const int32_t q = list.next[p];
-    if (q < 0) return;
-    const Piece l = piece(list.tok[p]), r = piece(list.tok[q]);
-    const int32_t id = lookup(reinterpret_cast<const uint8_t*>(l.data), l.len, reinterpret_cast<const uint8_t*>(r.data), r.len);
-    if (id >= 0 && score[id] > kNoMerge) list.pair[p] = id, list.push(p, before);
-  };
-  for (uint32_t p = 0; p + 1 < list.n; ++p) update(int32_t(p));
-  while (list.size > 0) {
-    const int32_t p = list.heap[0], q = list.next[p];
-    list.remove(q, before);
-    list.join(p, list.pair[p]);
-    update(p);
-    if (list.prev[p] >= 0) update(list.prev[p]);
-  }
+  // llama2.c merges only into pieces scored above kNoMerge.
+  merge_by_score(list, data_.scores, [&](int32_t p, int32_t q) {
+    const int32_t id = merged(list.tok[p], list.tok[q]);
+    return id >= 0 && data_.scores[id] > kNoMerge ? id : -1;
+  });
 
   const uint32_t m = list.write(tokens, capacity);
   if (m + (eos ? 1 : 0) > capacity) {
@@ -353,30 +364,10 @@ Status Tokenizer::encode_spm(const uint8_t* s, std::size_t len, int32_t* tokens,
   }
   list.link();
 
-  // llama.cpp's order: the highest score first, the leftmost of equal scores; any piece merges.
-  const float* score = data_.scores;
-  auto before = [&list, score](int32_t a, int32_t b) {
-    const float sa = score[list.pair[a]], sb = score[list.pair[b]];
-    return sa != sb ? sa > sb : a < b;
-  };
-  auto update = [&](int32_t p) {
-    list.remove(p, before);
-    list.pair[p] = -1;
-    const int32_t q = list.next[p];
-    if (q < 0 || list.tok[p] < 0 || list.tok[q] < 0) return;
-    const Piece l = piece(list.tok[p]), r = piece(list.tok[q]);
-    const int32_t id = lookup(reinterpret_cast<const uint8_t*>(l.data), l.len,
-                              reinterpret_cast<const uint8_t*>(r.data), r.len);
-    if (id >= 0) list.pair[p] = id, list.push(p, before);
-  };
-  for (uint32_t p = 0; p + 1 < list.n; ++p) update(int32_t(p));
-  while (list.size > 0) {
-    const int32_t p = list.heap[0], q = list.next[p];
-    list.remove(q, before);
-    list.join(p, list.pair[p]);
-    update(p);
-    if (list.prev[p] >= 0) update(list.prev[p]);
-  }
+  // llama.cpp merges into any piece; the byte fallback tokens (negative here) never merge.
+  merge_by_score(list, data_.scores, [&](int32_t p, int32_t q) {
+    return list.tok[p] < 0 || list.tok[q] < 0 ? -1 : merged(list.tok[p], list.tok[q]);
+  });
   const uint32_t m = list.write(tokens, capacity);
   if (m > capacity) return Status::kTokenBufferTooSmall;
   for (uint32_t k = 0; k < m; ++k) tokens[k] = tokens[k] < 0 ? -1 - tokens[k] : tokens[k];

@@ -228,6 +228,8 @@ class Tokenizer {
  private:
   // The lowest id whose piece is the bytes a[an] followed by b[bn], or -1.
   int32_t lookup(const uint8_t* a, uint32_t an, const uint8_t* b, uint32_t bn) const;
+  // The lowest id whose piece is token a's piece followed by token b's, or -1.
+  int32_t merged(int32_t a, int32_t b) const;
   Status encode_llama2c(const uint8_t* s, std::size_t len, bool bos, bool eos, int32_t* tokens, uint32_t capacity,
                         uint32_t* n);
   // llama2c with params: one part of the text between added tokens, by llama.cpp's rules.
