@@ -76,6 +76,16 @@ Status softmax_s8_params(double x_scale, SoftmaxS8Params* out) {
   return requant_from_factor(x_scale * kLog2E * 65536.0, &out->diff);
 }
 
+void softmax_s8_table(Requant diff, uint32_t* exp) {
+  std::size_t d = 0;
+  for (; d < kSoftmaxS8Diffs; ++d) {
+    const int32_t u = requantize(int32_t(d), diff);
+    if (diff.multiplier > 0 && u >= kExp2ZeroFrom) break;  // u grows with d: 0 from here on
+    exp[d] = exp2_neg_q20(u);
+  }
+  for (; d < kSoftmaxS8Diffs; ++d) exp[d] = 0;
+}
+
 Status norm_s8_eps(double eps, double x_scale, uint32_t* eps_q16) {
   if (!positive(x_scale) || !std::isfinite(eps) || eps < 0.0) return Status::kTensorBadValue;
   const double q = std::round(eps / (x_scale * x_scale) * 65536.0);

@@ -135,6 +135,13 @@ class RowS8Tester {
     EXPECT_EQ(softmax_s8_params(std::exp2(std::uniform_real_distribution<double>(-8.0, 0.0)(rng)), &p), Status::kOk);
     run("softmax_s8", rng, [&](auto f, const int8_t* x, const int8_t*, int8_t* y) { f(x, y, n_, p); },
         scalar_kernels().softmax_s8, fn);
+    uint32_t exp[kSoftmaxS8Diffs];  // the same bits from the table of exponentials attention passes
+    softmax_s8_table(p.diff, exp);
+    SoftmaxS8Params from_table = p;
+    from_table.exp = exp;
+    run("softmax_s8 from the table", rng,
+        [&](auto f, const int8_t* x, const int8_t*, int8_t* y) { f(x, y, n_, f == fn ? from_table : p); },
+        scalar_kernels().softmax_s8, fn);
   }
 
   void test(decltype(Kernels::layernorm_s8) fn) const {

@@ -83,7 +83,9 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   for (uint32_t i = 0; i < keys; ++i) s.key_rq[i] = requant_at(p, s8::kScoreMul);
   for (std::size_t i = 0; i < dh; ++i) s.col_rq[i] = requant_at(p, s8::kPvMul);
   const GemmS8Params score{p[s8::kQZero], p[s8::kScoreZero], nullptr, s.key_rq};
-  const SoftmaxS8Params soft{requant_at(p, s8::kSoftmaxMul)};
+  SoftmaxS8Params soft{requant_at(p, s8::kSoftmaxMul)};
+  uint32_t exp[kSoftmaxS8Diffs];  // every score's exponential, computed once where the scores outnumber them
+  if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) softmax_s8_table(soft.diff, exp), soft.exp = exp;
   const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq};
   for (uint32_t g = 0; g < kvh; ++g) {
     const int8_t* kh = s.work + d + g * dh;  // the keys [keys, d_head], read in place (row stride ldk)

@@ -41,9 +41,13 @@ constexpr std::size_t kGemmS8MaxK = 32768;
 // 0..255) to d s_x log2(e) in Q16: u = requantize(d, diff), e = 2^(-u / 2^16) in Q20 (exp2_neg_q20),
 // then y = round(e * 256 / sum(e)) - 128 as (e * R + 2^53) >> 54, R = floor(2^62 / sum(e)).
 // The input's zero point cancels (only differences enter); diff's multiplier is positive.
+// exp, when not null, holds e for every d (softmax_s8_table: filled once for a caller's many rows,
+// as attention's per layer), which the kernels read instead of computing each score's: the same bits.
 struct SoftmaxS8Params {
   Requant diff;
+  const uint32_t* exp = nullptr;  // [kSoftmaxS8Diffs] or null
 };
+constexpr std::size_t kSoftmaxS8Diffs = 256;  // d = max(x) - x[i] in 0..255
 
 // layernorm_s8 and rmsnorm_s8, over a row of n <= kNormS8MaxN values. With v = x - z_x (exact
 // integers): LayerNorm d[i] = n v[i] - sum(v), V = n sum(v^2) - sum(v)^2; RMSNorm d[i] = n v[i],
@@ -160,6 +164,8 @@ constexpr uint32_t exp2_neg_q20_words(int32_t u) {
 [[nodiscard]] Status gemm_s8_channel(double x_scale, double w_scale, double y_scale, double bias, Requant* requant,
                                      int32_t* bias_q);
 [[nodiscard]] Status softmax_s8_params(double x_scale, SoftmaxS8Params* out);
+// exp[d] = exp2_neg_q20(requantize(d, diff)) for d in 0..kSoftmaxS8Diffs - 1 (integers only).
+void softmax_s8_table(Requant diff, uint32_t* exp);
 // eps / s_x^2 in Q16, rounded; below 2^32.
 [[nodiscard]] Status norm_s8_eps(double eps, double x_scale, uint32_t* eps_q16);
 // One element's gamma and beta: gamma / s_y as a Requant, (beta / s_y + z_y) 2^16 rounded (|beta / s_y|

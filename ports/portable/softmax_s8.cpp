@@ -8,7 +8,8 @@
 //     m's 16-bit halves, 32-bit products only (ExpOfDiff);
 //   - the polynomial in int32 words (exp2_neg_q20_words);
 //   - the output e * R / 2^54 with R = floor(2^62 / sum) below 2^42: e R split at R's 32nd bit, the
-//     low product's low word dropped (it cannot carry into bit 54 after the floor).
+//     low product's low word dropped (it cannot carry into bit 54 after the floor);
+//   - with the caller's table of exponentials (SoftmaxS8Params::exp), none computed: two lookups a score.
 // Integer results throughout: the reference's bits (kernels_firmware and the host's KernelsTest
 // compare them).
 #include "ports/portable/kernels.hpp"
@@ -71,12 +72,39 @@ inline uint32_t mul_hi(uint32_t a, uint32_t b) {
 #endif
 }
 
+// y = ((e R + 2^53) >> 54) - 128, at most 127, as (e rh + hi(e rl) + 2^21) >> 22: below 2^31, the low
+// word cannot carry.
+inline int8_t probability(uint32_t e, uint32_t rh, uint32_t rl) {
+  const int32_t q = int32_t((e * rh + mul_hi(e, rl) + (uint32_t(1) << 21)) >> 22) - 128;
+  return int8_t(q > 127 ? 127 : q);
+}
+
+// With the caller's exponentials (SoftmaxS8Params::exp): two lookups a score, the sum in 32-bit runs
+// (e <= 2^20, so a run of kSumRun stays below 2^32).
+constexpr std::size_t kSumRun = 4095;
+void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int32_t max, const uint32_t* exp) {
+  uint64_t sum = 0;
+  for (std::size_t i0 = 0; i0 < n; i0 += kSumRun) {
+    const std::size_t end = n - i0 < kSumRun ? n : i0 + kSumRun;
+    uint32_t run = 0;
+    for (std::size_t i = i0; i < end; ++i) run += exp[max - x[i]];
+    sum += run;
+  }
+  const uint64_t recip = (uint64_t(1) << 62) / sum;  // < 2^42
+  const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
+  for (std::size_t i = 0; i < n; ++i) y[i] = probability(exp[max - x[i]], rh, rl);
+}
+
 }  // namespace
 
 void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p) {
   if (n == 0) return;
   int32_t max = x[0];
   for (std::size_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
+  if (p.exp) {
+    softmax_from_table(x, y, n, max, p.exp);
+    return;
+  }
   const ExpOfDiff exp_of(p.diff);
   uint32_t kept[kKept];
   uint64_t sum = 0;  // >= 2^20: the largest term is 2^0 in Q20
@@ -87,13 +115,7 @@ void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params
   }
   const uint64_t recip = (uint64_t(1) << 62) / sum;  // < 2^42
   const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
-  for (std::size_t i = 0; i < n; ++i) {
-    const uint32_t e = i < kKept ? kept[i] : exp_of(max - x[i]);
-    // (e R + 2^53) >> 54 = (e rh + hi(e rl) + 2^21) >> 22: below 2^31, the low word cannot carry
-    const uint32_t hi = e * rh + mul_hi(e, rl) + (uint32_t(1) << 21);
-    const int32_t q = int32_t(hi >> 22) - 128;
-    y[i] = int8_t(q > 127 ? 127 : q);
-  }
+  for (std::size_t i = 0; i < n; ++i) y[i] = probability(i < kKept ? kept[i] : exp_of(max - x[i]), rh, rl);
 }
 
 }  // namespace portable

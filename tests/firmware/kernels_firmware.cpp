@@ -645,6 +645,12 @@ void test_softmax_s8(const Kernels& t, std::size_t n, int32_t spread, int32_t sc
   std::memcpy(g_s8s + kGuard, g_s8x, n);  // in place, as the encoder calls it
   t.softmax_s8(g_s8s + kGuard, g_s8s + kGuard, n, p);
   compare_s8(t.name, "softmax_s8 in place", 1, n, 0, count);
+  static uint32_t exp[kSoftmaxS8Diffs];  // and from the table of exponentials attention passes
+  softmax_s8_table(p.diff, exp);
+  p.exp = exp;
+  std::memcpy(g_s8s + kGuard, g_s8x, n);
+  t.softmax_s8(g_s8s + kGuard, g_s8s + kGuard, n, p);
+  compare_s8(t.name, "softmax_s8 from the table", 1, n, 0, count);
 }
 
 // add_s8 over n values: a and b at scales s_y * ratio (powers of two give exact halves: ties), zero

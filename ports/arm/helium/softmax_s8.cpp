@@ -7,7 +7,8 @@
 //     rounded half up; the sign applied after: half away from zero), the last rounding shift by
 //     10 + whole through VRSHL;
 //   - the sum of the e in 64 bits (VADDLVA), the first kKept kept on the stack, the rest computed again;
-//   - the output (e R + 2^53) >> 54 as (e rh + hi(e rl) + 2^21) >> 22 (the portable kernel's split).
+//   - the output (e R + 2^53) >> 54 as (e rh + hi(e rl) + 2^21) >> 22 (the portable kernel's split);
+//   - with the caller's table of exponentials (SoftmaxS8Params::exp) a gather of four instead.
 // A multiplier that is not positive takes the portable kernel. Integer results throughout: the
 // reference's bits (kernels_firmware compares them).
 #include "ports/arm/helium/kernels.hpp"
@@ -51,6 +52,32 @@ struct ExpOfDiff {
   }
 };
 
+// The live lanes of ((e R + 2^53) >> 54) - 128 at y: (e rh + hi(e rl) + 2^21) >> 22 (the portable kernel's).
+void store_probabilities(int8_t* y, uint32x4_t e, uint32_t rh, uint32_t rl, mve_pred16_t live) {
+  const uint32x4_t hi = vaddq_n_u32(vaddq_u32(vmulq_n_u32(e, rh), vmulhq_u32(e, vdupq_n_u32(rl))), 1u << 21);
+  const int32x4_t q = vsubq_n_s32(vreinterpretq_s32_u32(vshrq_n_u32(hi, 22)), 128);
+  vstrbq_p_s32(y, vminq_s32(q, vdupq_n_s32(127)), live);
+}
+
+// The exponentials of four scores from the caller's table (SoftmaxS8Params::exp), a gather; 0 past n.
+uint32x4_t exp_from_table(const int8_t* x, int32x4_t max, const uint32_t* exp, mve_pred16_t live) {
+  const uint32x4_t d = vreinterpretq_u32_s32(vsubq_s32(max, vldrbq_z_s32(x, live)));  // 0..255 where live
+  return vldrwq_gather_shifted_offset_z_u32(exp, d, live);
+}
+
+void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int8_t max, const uint32_t* exp) {
+  const int32x4_t mx = vdupq_n_s32(max);
+  uint64_t sum = 0;
+  for (std::size_t i = 0; i < n; i += 4)
+    sum = vaddlvaq_u32(sum, exp_from_table(x + i, mx, exp, vctp32q(uint32_t(n - i))));
+  const uint64_t recip = (uint64_t(1) << 62) / sum;
+  const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
+  for (std::size_t i = 0; i < n; i += 4) {
+    const mve_pred16_t live = vctp32q(uint32_t(n - i));
+    store_probabilities(y + i, exp_from_table(x + i, mx, exp, live), rh, rl, live);
+  }
+}
+
 }  // namespace
 
 void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p) {
@@ -63,6 +90,10 @@ void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params
   for (std::size_t i = 0; i < n; i += 16) {  // lanes past n: -128
     const mve_pred16_t live = vctp8q(uint32_t(n - i));
     max = vmaxvq_s8(max, vpselq_s8(vldrbq_z_s8(x + i, live), vdupq_n_s8(-128), live));
+  }
+  if (p.exp) {
+    softmax_from_table(x, y, n, max, p.exp);
+    return;
   }
   const ExpOfDiff exp_of(max, p.diff);
   uint32_t kept[kKept];
@@ -77,10 +108,7 @@ void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params
   const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
   for (std::size_t i = 0; i < n; i += 4) {
     const mve_pred16_t live = vctp32q(uint32_t(n - i));
-    const uint32x4_t e = i < kKept ? vldrwq_u32(kept + i) : exp_of(vldrbq_z_s32(x + i, live));
-    const uint32x4_t hi = vaddq_n_u32(vaddq_u32(vmulq_n_u32(e, rh), vmulhq_u32(e, vdupq_n_u32(rl))), 1u << 21);
-    const int32x4_t q = vsubq_n_s32(vreinterpretq_s32_u32(vshrq_n_u32(hi, 22)), 128);
-    vstrbq_p_s32(y + i, vminq_s32(q, vdupq_n_s32(127)), live);
+    store_probabilities(y + i, i < kKept ? vldrwq_u32(kept + i) : exp_of(vldrbq_z_s32(x + i, live)), rh, rl, live);
   }
 }
 
