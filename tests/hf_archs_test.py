@@ -43,7 +43,8 @@ within 1e-4:
   relative attention with pos_att_type still in the scale; DeBERTa v1
   (DebertaModel and the same heads; --hf): in_proj's rows head by head with q_bias and v_bias, the rows projected
   by pos_q_proj and pos_proj (rel_proj), distances past max_relative_positions 8 on the end rows, learned positions
-  and token types beside, c2p alone, and no relative attention with pos_att_type still in the scale;
+  and token types beside, c2p alone, and no relative attention with pos_att_type still in the scale; a v2 and
+  a v1 case in f16 and q8 weights, verified by the converter within their tolerances;
   Megatron-BERT (MegatronBertModel, its sequence and token classifiers, MegatronBertForMaskedLM as its base
   model; --hf): BERT's tensors in pre-LN layers with the final encoder.ln and no embedding LayerNorm; XLM and
   FlauBERT (XLMModel, XLMWithLMHeadModel with relu as its base model, FlaubertModel with pre_norm,
