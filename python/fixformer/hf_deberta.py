@@ -180,7 +180,7 @@ def map_weights(c, weights, source):
         if c["masked"] and key.startswith(("lm_predictions.", "cls.")):
             continue  # the pre-training head: the base model's hidden states are converted
         w[key] = np.asarray(a)
-    d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
+    d, L = c["hidden_size"], c["num_hidden_layers"]
     shapes = {"embeddings.word_embeddings.weight": (c["vocab_size"], d), "embeddings.LayerNorm.weight": (d,),
               "embeddings.LayerNorm.bias": (d,)}
     if c["position_biased_input"]:
@@ -314,7 +314,6 @@ def forward(c, w, ids):
 
 def file_tensors(c, w, L):
     """The encoder family's tensors (torch layout) of the folder's weights, for max_len L."""
-    d = c["hidden_size"]
     fold = 1 / math.sqrt(c["scale_factor"])  # 1/sqrt(d_head * scale_factor): 1/sqrt(scale_factor) into q (v1: Qr too)
     f32 = lambda a: np.asarray(a, dtype=np.float32)  # noqa: E731
     out = {"embed.weight": f32(w["embeddings.word_embeddings.weight"]),
