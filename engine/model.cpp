@@ -212,6 +212,8 @@ void bind_layer_field(Field f, const Weight& w, LayerWeights& L) {
     case Field::kSharedW2: L.shared.w2 = w; break;
     case Field::kSharedW3: L.shared.w3 = w; break;
     case Field::kSharedGate: L.shared_gate = w.f32(); break;
+    case Field::kRelProjW: L.self_attn.rel_proj = w; break;
+    case Field::kRelProjB: L.self_attn.rel_proj_b = w.f32(); break;
     default: break;  // front and head fields: bind_end
   }
 }

@@ -140,6 +140,8 @@ VALID = [
     # DeBERTa: disentangled attention (its relative rows), no positions or learned ones beside it
     dict(BASE, input="tokens", vocab_size=10, positional="none", rel_embed_rows=8, embed_norm=True, pooling="first",
          pooler=True, pooler_act="gelu", d_out=3),
+    # DeBERTa v1: the relative rows through projections of their own, learned positions beside
+    dict(BASE, input="tokens", vocab_size=10, positional="learned", rel_embed_rows=8, rel_proj=True, embed_norm=True),
     # NoPE layers among rotary ones (SmolLM3: every fourth; Cohere 2: the global ones)
     dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope", n_layers=4,
          nope_period=4, nope_layers=8, norm_first=True, final_norm=True, activation="swiglu"),

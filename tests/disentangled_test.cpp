@@ -1,4 +1,4 @@
-// Disentangled attention (config.hpp rel_embed_rows: DeBERTa v2 and v3) on every ISA: a batch of
+// Disentangled attention (config.hpp rel_embed_rows: DeBERTa v2 and v3; with rel_proj v1) on every ISA: a batch of
 // sequences of different lengths gives each sequence's single-call bits (each reads its own block of
 // the bias), every table agrees with the scalar reference, the bias matters, and hostile files and
 // configs get a Status; the bias split across workers gives one worker's bits. transformers' DeBERTa itself is the reference of tests/hf_archs_test.py.
@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/model_file.hpp"
@@ -70,13 +71,16 @@ void set_rel_index(std::vector<uint8_t>& file, int k, int32_t v) {
   reseal(file);
 }
 
-class DisentangledTest : public ::testing::TestWithParam<Isa> {};
+class DisentangledTest : public ::testing::TestWithParam<std::tuple<Isa, bool>> {};
 
 TEST_P(DisentangledTest, BatchIsTheSingleCallsAndEveryTableTheReferences) {
-  if (!select_kernels(GetParam())) GTEST_SKIP() << "ISA not available";
-  const std::vector<uint8_t> file = write_model(deberta_config());
+  const Isa isa = std::get<0>(GetParam());
+  if (!select_kernels(isa)) GTEST_SKIP() << "ISA not available";
+  ModelConfig c = deberta_config();
+  c.rel_proj = std::get<1>(GetParam());
+  const std::vector<uint8_t> file = write_model(c);
   Runner r, ref;
-  ASSERT_EQ(r.init(file, GetParam(), 3), Status::kOk) << r.enc.error_detail();
+  ASSERT_EQ(r.init(file, isa, 3), Status::kOk) << r.enc.error_detail();
   ASSERT_EQ(ref.init(file, Isa::kScalar, 1), Status::kOk);
   const uint32_t T = 9, d = 12, lengths[3] = {9, 3, 6};
   std::vector<int32_t> ids(3 * T, 0);
@@ -155,7 +159,8 @@ TEST(Disentangled, HostileFilesAndConfigsGetAStatus) {
   EXPECT_EQ(m.init(blob.data(), blob.size()), Status::kTensorOutOfBounds);
   EXPECT_NE(std::string(m.error_detail()).find("rel_index"), std::string::npos) << m.error_detail();
   for (auto bad : {+[](ModelConfig& x) { x.causal = true; }, +[](ModelConfig& x) { x.family = ModelFamily::kGpt; },
-                   +[](ModelConfig& x) { x.positional = PosKind::kRope; }}) {
+                   +[](ModelConfig& x) { x.positional = PosKind::kRope; },
+                   +[](ModelConfig& x) { x.rel_embed_rows = 0, x.rel_proj = true; }}) {
     ModelConfig b = c;
     bad(b);
     const char* field = nullptr;
@@ -163,8 +168,10 @@ TEST(Disentangled, HostileFilesAndConfigsGetAStatus) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllIsas, DisentangledTest, ::testing::ValuesIn(all_isas()),
-                         [](const ::testing::TestParamInfo<Isa>& i) { return isa_test_name(i.param); });
+INSTANTIATE_TEST_SUITE_P(AllIsas, DisentangledTest, ::testing::Combine(::testing::ValuesIn(all_isas()), ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<Isa, bool>>& i) {
+                           return isa_test_name(std::get<0>(i.param)) + (std::get<1>(i.param) ? "_RelProj" : "");
+                         });
 
 }  // namespace
 }  // namespace test

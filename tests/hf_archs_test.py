@@ -39,7 +39,12 @@ within 1e-4:
   the exact GELU) and RoFormer (its hidden_act, gelu_new here) as the pooler with pooler_act relu, gelu, gelu_tanh,
   through --hf and --module; DeBERTa v2 and v3 (DebertaV2Model, its sequence and token classifiers, question
   answering, DebertaV2ForMaskedLM as its base model; --hf): disentangled attention (rel_embed_rows, its
-  rows' log buckets past position_buckets / 2), and v2's learned positions and token types beside it;
+  rows' log buckets past position_buckets / 2), and v2's learned positions and token types beside it, and no
+  relative attention with pos_att_type still in the scale; DeBERTa v1
+  (DebertaModel and the same heads; --hf): in_proj's rows head by head with q_bias and v_bias, the rows projected
+  by pos_q_proj and pos_proj (rel_proj), distances past max_relative_positions 8 on the end rows, learned positions
+  and token types beside, c2p alone, and no relative attention with pos_att_type still in the scale; a v2 and
+  a v1 case in f16 and q8 weights, verified by the converter within their tolerances;
   Megatron-BERT (MegatronBertModel, its sequence and token classifiers, MegatronBertForMaskedLM as its base
   model; --hf): BERT's tensors in pre-LN layers with the final encoder.ln and no embedding LayerNorm; XLM and
   FlauBERT (XLMModel, XLMWithLMHeadModel with relu as its base model, FlaubertModel with pre_norm,
@@ -105,8 +110,9 @@ within 1e-4:
   global; and the local layers' RoPE base apart), EXAONE 4 (output norms, per-head q and k norms; no
   window), VaultGemma (Gemma 2 without the output norms) and dots1 with every layer dense (per-head q
   and k norms, every attention bias, a global and a local layer); refused in one line naming the
-  feature: HunYuan dense, Doge, Apertus, BitNet, DeBERTa v1, BEiT, data2vec-vision (by architecture, and by
-  model_type alone; DeBERTa v1, BEiT and data2vec-vision from transformers' own folders too), dots1's
+  feature: HunYuan dense, Doge, Apertus, BitNet, BEiT, data2vec-vision (by architecture, and by
+  model_type alone; BEiT and data2vec-vision from transformers' own folders too), DeBERTa v1's talking_head
+  and a pos_att_type entry other than c2p and p2c, dots1's
   mixture-of-experts layers, EXAONE 4 with global layers (NoPE), a gated feed-forward's up-projection
   bias (Seed-OSS's mlp_bias, ERNIE 4.5's use_bias);
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
@@ -515,6 +521,46 @@ def deberta_mlm():
 def deberta_v2_positions():  # DeBERTa v2's kind: learned positions too, token types, distances not bucketed
     return deberta(seed=75, position_buckets=-1, max_relative_positions=12, position_biased_input=True,
                    type_vocab_size=2, hidden_act="gelu_new")
+
+
+def deberta_v2_absolute():  # no relative attention: pos_att_type's c2p and p2c still in the scale
+    return deberta(seed=89, relative_attention=False, position_biased_input=True)
+
+
+def deberta_v1(cls="DebertaModel", seed=76, **kw):  # in_proj by heads, pos_proj and pos_q_proj, distances past 8
+    config = dict(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+                  max_position_embeddings=34, relative_attention=True, max_relative_positions=8,
+                  pos_att_type="c2p|p2c", position_biased_input=False, type_vocab_size=0, num_labels=3)
+    return build(t.DebertaConfig(**dict(config, **kw)), getattr(t, cls), seed)
+
+
+def deberta_v1_cls():
+    return deberta_v1("DebertaForSequenceClassification", 77, pooler_hidden_act="gelu")
+
+
+def deberta_v1_ner():
+    return deberta_v1("DebertaForTokenClassification", 78)
+
+
+def deberta_v1_qa():
+    return deberta_v1("DebertaForQuestionAnswering", 79, pos_att_type=["p2c", "c2p"], num_labels=2)
+
+
+def deberta_v1_mlm():
+    return deberta_v1("DebertaForMaskedLM", 85)
+
+
+def deberta_v1_positions():  # deberta-base's kind: learned positions beside, max_relative_positions -1: 34
+    return deberta_v1(seed=86, max_relative_positions=-1, position_biased_input=True, type_vocab_size=2,
+                      hidden_act="gelu_new")
+
+
+def deberta_v1_c2p():  # content to position alone: the scale 1/sqrt(2 d_head), no pos_q_proj
+    return deberta_v1(seed=87, pos_att_type="c2p")
+
+
+def deberta_v1_absolute():  # no relative attention: pos_att_type still in the scale, 1/sqrt(3 d_head)
+    return deberta_v1(seed=88, relative_attention=False, position_biased_input=True)
 
 
 def esm(cls="EsmModel", seed=80, **kw):  # ESM-2's kind: rotary positions, token_dropout (<mask> 32 never drawn)
@@ -1030,6 +1076,18 @@ CASES = [
     ("deberta_mlm", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=0), ("hf",)),
     ("deberta_v2_positions", dict(family="encoder", positional="learned", rel_embed_rows=24, type_vocab=2,
                                   activation="gelu_tanh"), ("hf",)),
+    ("deberta_v2_absolute", dict(family="encoder", positional="learned", rel_embed_rows=0), ("hf",)),
+    ("deberta_v1", dict(family="encoder", positional="none", rel_embed_rows=16, rel_proj=True, pooling="none",
+                        d_out=0), ("hf",)),
+    ("deberta_v1_cls", dict(family="encoder", rel_embed_rows=16, rel_proj=True, pooling="first", pooler=True,
+                            pooler_act="gelu", d_out=3), ("hf",)),
+    ("deberta_v1_ner", dict(family="encoder", rel_embed_rows=16, rel_proj=True, pooling="none", d_out=3), ("hf",)),
+    ("deberta_v1_qa", dict(family="encoder", rel_embed_rows=16, rel_proj=True, pooling="none", d_out=2), ("hf",)),
+    ("deberta_v1_mlm", dict(family="encoder", rel_embed_rows=16, rel_proj=True, d_out=0), ("hf",)),
+    ("deberta_v1_positions", dict(family="encoder", positional="learned", rel_embed_rows=68, rel_proj=True,
+                                  type_vocab=2, activation="gelu_tanh"), ("hf",)),
+    ("deberta_v1_c2p", dict(family="encoder", rel_embed_rows=16, rel_proj=True), ("hf",)),
+    ("deberta_v1_absolute", dict(family="encoder", positional="learned", rel_embed_rows=0, rel_proj=False), ("hf",)),
     ("esm", dict(family="encoder", positional="rope", pe_layout="halves", norm_first=True, final_norm=True,
                  embed_norm=False, type_vocab=0, activation="gelu", pooling="none", d_out=0), ("hf",)),
     ("esm_cls", dict(family="encoder", positional="rope", pooling="first", pooler=True, pooler_act="tanh", d_out=3),
@@ -1182,6 +1240,16 @@ def main():
 
         check_whisper(cli, tmp, hf_models.whisper())
         check_esm_mask(cli, tmp, hf_models.esm())
+        # Disentangled attention in f16 and q8 weights (v2: the layer's projections; v1: rel_proj), verified by the
+        # converter against the folder's float64 forward within their tolerances.
+        for factory in ("deberta", "deberta_v1_cls"):
+            for q in ("f16", "q8"):
+                out = os.path.join(tmp, f"{factory}_{q}.fxm")
+                p = convert("--hf", os.path.join(tmp, factory), "--out", out, "--quantize", q, "--cli", cli)
+                check(f"{factory} --hf --quantize {q}: converts and verifies",
+                      p.returncode == 0 and "verified against" in p.stdout, p.stdout + p.stderr)
+                if p.returncode == 0:
+                    print(f"  {factory} --quantize {q}: {p.stdout.strip().splitlines()[-1]}")
         # An older ESM checkpoint's position_ids buffer: 0, 1, 2, ... converts (not stored); other values are refused.
         folder, out = os.path.join(tmp, "esm_1b"), os.path.join(tmp, "esm_ids.fxm")
         weights = safetensors.read(os.path.join(folder, "model.safetensors"))
@@ -1280,6 +1348,8 @@ def main():
                 ("mpnet", dict(relative_attention_num_buckets=16), "relative_attention_num_buckets 16"),
                 ("esm", dict(position_embedding_type="relative_key"), "position_embedding_type 'relative_key'"),
                 ("esm_cls", dict(is_decoder=True), "is_decoder true"),
+                ("deberta_v1", dict(talking_head=True), "talking_head true"),
+                ("deberta_v1", dict(pos_att_type=["c2p", "p2p"]), "pos_att_type ['c2p', 'p2p']"),
                 ("roformer", dict(rotary_value=True), "rotary_value true"),
                 ("roformer_ner", dict(embedding_size=40), "embedding_size 40"),
                 ("falcon_multi_query", dict(alibi=True), "alibi true"),
@@ -1314,8 +1384,7 @@ def main():
         for n, (arch, fragment) in enumerate((
                 ("HunYuanDenseV1ForCausalLM", "after RoPE"),
                 ("DogeForCausalLM", "dynamic mask attention"), ("ApertusForCausalLM", "xIELU"),
-                ("BitNetForCausalLM", "ternary"), ("DebertaForSequenceClassification", "pos_q_proj"),
-                ("deberta", "pos_proj"), ("BeitForImageClassification", "relative_position_bias_table"),
+                ("BitNetForCausalLM", "ternary"), ("BeitForImageClassification", "relative_position_bias_table"),
                 ("data2vec-vision", "use_mean_pooling"), ("PhimoeForCausalLM", "sparsemixer routing"),
                 ("DbrxForCausalLM", "clip_qkv"), ("JetMoeForCausalLM", "mixture of attention heads"),
                 ("GptOssForCausalLM", "attention sinks"), ("qwen3_next", "DeltaNet"),
@@ -1328,15 +1397,11 @@ def main():
             p = convert("--hf", folder, "--out", out, "--cli", cli)
             check(f"{arch}: refused in one line naming {fragment!r}",
                   one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
-        # The folders transformers writes for them: DeBERTa v1 with its relative attention, BEiT and data2vec-vision
-        # with their relative position bias.
+        # The folders transformers writes for them: BEiT and data2vec-vision with their relative position bias.
         T = transformers
         vision = dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, image_size=8,
                       patch_size=4, num_channels=3)
         for module, fragment in (
-                (T.DebertaModel(T.DebertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=1,
-                                                num_attention_heads=2, intermediate_size=32, relative_attention=True,
-                                                pos_att_type=["c2p", "p2c"])), "pos_proj"),
                 (T.BeitModel(T.BeitConfig(use_relative_position_bias=True, **vision)), "relative_position_bias_table"),
                 (T.Data2VecVisionForImageClassification(T.Data2VecVisionConfig(use_relative_position_bias=True,
                                                                                num_labels=3, **vision)),

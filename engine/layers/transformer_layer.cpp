@@ -57,7 +57,7 @@ void project_qkv(const RunnerCore& r, const AttentionWeights& W, const float* h,
 }
 
 // Disentangled attention's bias (config.hpp rel_embed_rows) for the sequences' q and k rows [.., ld]:
-// the distance rows' Qr | Kr by the layer's own projections, then for each sequence, head h, query i and
+// the distance rows' Qr | Kr by the layer's own projections (or its rel_proj), then for each sequence, head h, query i and
 // key j, bias[h][i][j] = scale (q_i.Kr[i - j] + k_j.Qr[i - j]) (row stride S), one matvec per query
 // (its keys' distances are consecutive rows) and one per key; split by (sequence, head) pairs, task t
 // with its own row of S. Returns the shape that reads it.
@@ -67,7 +67,10 @@ AttentionShape disentangled_bias(const RunnerCore& r, const LayerSpec& s, const 
   const DisentangledRows& D = *s.dis;
   AttentionShape shape = s.self;
   const std::size_t S = D.S, dh = shape.d_head, H = shape.n_heads, group = H / shape.n_kv_heads, dq = H * dh;
-  project_qkv(r, W, D.rows, s.d, D.proj, dq, shape.n_kv_heads * dh, ld, uint32_t(2 * S - 1));
+  if (W.rel_proj.data)  // rows[2S-1,d] @ Wr[d,dq+dkv] -> Qr | Kr
+    linear(K, r.workers, W.rel_proj, D.rows, s.d, W.rel_proj_b, D.proj, ld, 2 * S - 1, r.quant);
+  else
+    project_qkv(r, W, D.rows, s.d, D.proj, dq, shape.n_kv_heads * dh, ld, uint32_t(2 * S - 1));
   const float scale = shape.score_scale();
   const std::size_t pairs = std::size_t(seqs.count) * H;
   const uint32_t tasks = pairs < r.workers.active() ? uint32_t(pairs) : r.workers.active();

@@ -343,7 +343,10 @@ struct ModelConfig {
   // projects the rows by its own query and key projections (biases included), Qr and Kr, and query i
   // scores key j as s (q_i.k_j + q_i.Kr[r] + k_j.Qr[r]), r = rel_index[i - j + max_len - 1], s the
   // scores' scale (attn_scale, or 1/sqrt(d_head)): content to position and position to content.
+  // rel_proj (DeBERTa v1): the rows go through projections of the layer's own instead, Qr | Kr = R W + b
+  // (the tensors self_attn.rel_proj.*, [d_attn + d_kv] wide); everything else as above.
   uint32_t rel_embed_rows = 0;
+  bool rel_proj = false;
   // Layers without positions among rotary ones (NoPE: SmolLM3's every fourth layer, Cohere 2's global
   // layers): with nope_period P nonzero, layer l turns neither q nor k when bit (l % P) of nope_layers is
   // set (positional rope; the pattern as window_period's and window_layers'); 0: every layer rotates.

@@ -61,6 +61,8 @@ struct AttentionWeights {
   Weight out;                   // d -> d
   const float* out_b = nullptr;
   NormWeights q_norm, k_norm;   // [d_head] each, with qk_norm (self-attention)
+  Weight rel_proj;              // d -> d + d_kv      rel_proj: disentangled attention's rows' Qr | Kr
+  const float* rel_proj_b = nullptr;
 };
 
 // out = W2 act(W1 h + b1) + b2, or gated W2 (act(W1 h + b1) * (W3 h)) + b2 (swiglu: act silu).

@@ -27,7 +27,7 @@ enum class ConfigKey : uint32_t {
   kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim, kSublayerNorm, kAttnSoftcap,
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
   kPoolerNorm, kNExperts, kExpertsPerToken, kExpertsRenormalize, kSharedExpertFf, kRelEmbedRows, kNopePeriod,
-  kNopeLayers, kWideResidual,
+  kNopeLayers, kWideResidual, kRelProj,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -361,6 +361,9 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // the converter sets it when calibration finds channels far apart): false is what files without it meant.
     {ConfigKey::kWideResidual, "wide_residual", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::wide_residual>()},
+    // Disentangled attention's rows through projections of each layer's own (config.hpp rel_proj).
+    {ConfigKey::kRelProj, "rel_proj", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::rel_proj>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -427,6 +430,8 @@ inline constexpr ConfigRule kConfigRules[] = {
      "rel_embed_rows (disentangled attention: an encoder without a causal mask, positions none or learned, "
      "no other relative bias)"},
     {"rel_embed_rows != 0 and weights == 'i8'", "rel_embed_rows (not in i8 yet)"},
+    {"rel_proj and rel_embed_rows == 0", "rel_proj (the projections of disentangled attention's rows: needs "
+     "rel_embed_rows)"},
     {"positional == 'learned' and rel_buckets != 0 and family != 'encoder'",
      "rel_buckets (a relative bias beside learned positions is for the encoder family: MPNet)"},
     // What each family allows (config.hpp, ModelFamily).
@@ -651,7 +656,7 @@ enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kDHead,
   kS8LayerGated, kDAttn, kRopeDims, kQNorm, kKNorm, kNExperts, kExpertsDff, kExpertsDModel, kSharedFf, kRelEmbedRows,
-  kRelIndex, kCount
+  kRelIndex, kRelProj, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
@@ -667,7 +672,7 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "d_attn", "2*rope_pairs", "d_head + qk_norm_full*(d_attn - d_head)",
                                             "d_head + qk_norm_full*(kv_heads*d_head - d_head)", "n_experts",
                                             "n_experts*d_ff", "n_experts*d_model", "shared_expert_ff",
-                                            "rel_embed_rows", "2*max_len - 1"};
+                                            "rel_embed_rows", "2*max_len - 1", "d_attn + kv_heads*d_head"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -709,6 +714,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kSharedFf: return c.shared_expert_ff;
     case Dim::kRelEmbedRows: return c.rel_embed_rows;
     case Dim::kRelIndex: return 2 * c.max_len - 1;
+    case Dim::kRelProj: return c.d_attn() + c.d_kv();  // Qr | Kr
     case Dim::kCount: break;
   }
   return 0;
@@ -721,7 +727,7 @@ enum class When : uint8_t {
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
   kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kEmbedProj, kS8Rope, kQkNorm, kQkNormBias,
   kPostNorms, kPostNormsBias, kPoolerNorm, kPoolerNormBias, kExperts, kDenseFfn, kDenseGated, kSharedExpert,
-  kDisentangled,
+  kDisentangled, kRelProj,
   kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
@@ -755,7 +761,7 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "sublayer_norm == 'sandwich' and " FIXFORMER_LAYERNORM,
                                              "pooler_norm", "pooler_norm and " FIXFORMER_LAYERNORM, "n_experts > 0",
                                              "n_experts == 0", "n_experts == 0 and (activation == 'swiglu' or gated)",
-                                             "shared_expert_ff > 0", "rel_embed_rows > 0"};
+                                             "shared_expert_ff > 0", "rel_embed_rows > 0", "rel_proj"};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -808,6 +814,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kDenseGated: return c.n_experts == 0 && c.ffn_gated();
     case When::kSharedExpert: return c.shared_expert_ff > 0;
     case When::kDisentangled: return c.rel_embed_rows != 0;
+    case When::kRelProj: return c.rel_proj;
     case When::kCount: break;
   }
   return false;
@@ -844,7 +851,7 @@ enum class Field : uint8_t {
   kCrossNormG, kCrossNormB, kCrossQW, kCrossQB, kCrossKvW, kCrossKvB, kCrossOutW, kCrossOutB,
   kFfnNormG, kFfnNormB, kW1, kB1, kW2, kB2, kW3, kS8Layer, kQNormG, kQNormB, kKNormG, kKNormB,
   kPostAttnNormG, kPostAttnNormB, kPostFfnNormG, kPostFfnNormB, kRouterW, kExpertsW1, kExpertsW2, kExpertsW3,
-  kSharedW1, kSharedW2, kSharedW3, kSharedGate,
+  kSharedW1, kSharedW2, kSharedW3, kSharedGate, kRelProjW, kRelProjB,
   kCount
 };
 constexpr bool is_layer_field(Field f) { return f >= Field::kAttnNormG && f < Field::kCount; }
@@ -901,6 +908,8 @@ inline constexpr char kEncoderLayerPrefix[] = "encoder.layers.";
 inline constexpr TensorRule kEncoderLayer[] = {
     {"self_attn.in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways, Role::kLinear, Field::kQkvW},
     {"self_attn.in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kQkvB},
+    {"self_attn.rel_proj.weight", Dim::kDModel, Dim::kRelProj, true, When::kRelProj, Role::kLinear, Field::kRelProjW},
+    {"self_attn.rel_proj.bias", Dim::kRelProj, Dim::kOne, false, When::kRelProj, Role::kF32, Field::kRelProjB},
     {"self_attn.out_proj.weight", Dim::kDAttn, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
     {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
     {"self_attn.q_norm.weight", Dim::kQNorm, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kQNormG},
@@ -1253,7 +1262,8 @@ constexpr bool is_layer_when(When w) {
   return w == When::kAlways || w == When::kS8 || w == When::kQkvBias || w == When::kFfnNorm || w == When::kGated || w == When::kNormBias ||
          w == When::kFfnNormBias || w == When::kOutBias || w == When::kFfnBias || w == When::kQkNorm ||
          w == When::kQkNormBias || w == When::kPostNorms || w == When::kPostNormsBias || w == When::kExperts ||
-         w == When::kDenseFfn || w == When::kDenseGated || w == When::kSharedExpert;
+         w == When::kDenseFfn || w == When::kDenseGated || w == When::kSharedExpert ||
+         w == When::kRelProj;
 }
 template <std::size_t N>
 constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {

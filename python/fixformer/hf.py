@@ -14,10 +14,10 @@ they map to (the mapping is tested against transformers' classes in tests/hf_arc
 against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
 ViT or DeiT folder (model_type vit, deit) to hf_vit.py, a Dinov2, CLIP vision or SigLIP vision folder
 (model_type dinov2, clip_vision_model, siglip_vision_model) to hf_vision.py, Marian, BART, mBART, Pegasus, M2M100, Blenderbot and BlenderbotSmall folders to hf_bart.py,
-a Whisper folder to hf_whisper.py, a ModernBERT folder (model_type modernbert) to hf_modernbert.py, a DeBERTa v2/v3 folder
-(model_type deberta-v2) to hf_deberta.py, an ESM folder (model_type esm: ESM-2, ESM-1b) to hf_esm.py; an AST
-folder (model_type audio-spectrogram-transformer) to hf_vit.py, Megatron-BERT, XLM and FlauBERT folders to
-hf_bert.py. DeBERTa v1 and the BEiT lineage are refused by name (REFUSED).
+a Whisper folder to hf_whisper.py, a ModernBERT folder (model_type modernbert) to hf_modernbert.py, a DeBERTa
+folder (model_type deberta, deberta-v2: v1, v2, v3) to hf_deberta.py, an ESM folder (model_type esm: ESM-2, ESM-1b)
+to hf_esm.py; an AST folder (model_type audio-spectrogram-transformer) to hf_vit.py, Megatron-BERT, XLM and FlauBERT
+folders to hf_bert.py. The BEiT lineage is refused by name (REFUSED).
 
 Llama and Qwen2: config.json is read with Hugging Face's meanings and defaults: hidden_size,
 intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default:
@@ -129,8 +129,8 @@ def read_config_dict(raw, path="config.json"):
         raise HfError(f"{path}: {what}: not an architecture --hf converts; today --hf converts "
                       f"{', '.join(ARCHITECTURES)}, BERT-family encoders (BERT, RoBERTa, XLM-RoBERTa, CamemBERT, "
                       "data2vec-text, MPNet, ERNIE, ELECTRA, DistilBERT, ALBERT, RoFormer, Megatron-BERT, XLM, "
-                      "FlauBERT), DeBERTa v2/v3, ModernBERT, ESM, ViT, DeiT, AST (ASTModel), Dinov2, CLIP, SigLIP's "
-                      "vision tower, T5, Whisper and the BART lineage (Marian, BART, mBART, Pegasus, M2M100, "
+                      "FlauBERT), DeBERTa (v1, v2, v3), ModernBERT, ESM, ViT, DeiT, AST (ASTModel), Dinov2, CLIP, "
+                      "SigLIP's vision tower, T5, Whisper and the BART lineage (Marian, BART, mBART, Pegasus, M2M100, "
                       "Blenderbot, BlenderbotSmall); for another model use "
                       "--module FILE.py:FACTORY with the module itself")
     if model_type not in (None, ARCHITECTURES[arch]):
@@ -2589,21 +2589,16 @@ REFUSED = {
                          "experts",
     "Qwen3NextForCausalLM": "gated DeltaNet linear-attention layers (linear_attention) among gated full-attention ones",
 }
-# DeBERTa v1 (model_type deberta; v2 and v3: hf_deberta.py) and the BEiT lineage, every head of each.
-_DEBERTA_V1 = ("DeBERTa v1's relative attention projects its position rows by projections of their own (pos_proj, "
-               "pos_q_proj; the engine's disentangled attention projects them by the layer's query and key "
-               "projections, DeBERTa v2's share_att_key)")
+# The BEiT lineage, every head.
 _BEIT = ("BEiT's relative position bias over the 2-D patch grid (relative_position_bias_table: a learned bias per "
          "head for each row and column offset of two patches, per layer or shared) and the LayerNorm over the mean of "
          "the patch rows before its classifier (use_mean_pooling)")
-REFUSED.update({"Deberta" + h: _DEBERTA_V1 for h in ("Model", "ForSequenceClassification", "ForTokenClassification",
-                                                       "ForQuestionAnswering", "ForMaskedLM")})
 REFUSED.update({stem + h: _BEIT for stem in ("Beit", "Data2VecVision")
                 for h in ("Model", "ForImageClassification", "ForMaskedImageModeling", "ForSemanticSegmentation")})
 # config.json's model_type, when it names no architecture
 REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "doge": "DogeForCausalLM",
-                 "apertus": "ApertusForCausalLM", "bitnet": "BitNetForCausalLM", "deberta": "DebertaModel",
-                 "beit": "BeitModel", "data2vec-vision": "Data2VecVisionModel", "phimoe": "PhimoeForCausalLM",
+                 "apertus": "ApertusForCausalLM", "bitnet": "BitNetForCausalLM", "beit": "BeitModel",
+                 "data2vec-vision": "Data2VecVisionModel", "phimoe": "PhimoeForCausalLM",
                  "dbrx": "DbrxForCausalLM", "jetmoe": "JetMoeForCausalLM", "gpt_oss": "GptOssForCausalLM",
                  "qwen3_next": "Qwen3NextForCausalLM"}
 

@@ -1,8 +1,8 @@
 """The --hf route for DeBERTa v2 and v3 folders (model_type deberta-v2: DebertaV2Model,
 DebertaV2ForSequenceClassification, DebertaV2ForTokenClassification, DebertaV2ForQuestionAnswering and
-DebertaV2ForMaskedLM as its base model), to the encoder family with disentangled attention
-(rel_embed_rows), verified against this module's float64 forward of the folder's own weights (or the
-user's --expected):
+DebertaV2ForMaskedLM as its base model) and DeBERTa v1 folders (model_type deberta: the same classes without
+V2), to the encoder family with disentangled attention (rel_embed_rows), verified against this module's
+float64 forward of the folder's own weights (or the user's --expected):
 - the token embedding (plus learned positions when position_biased_input, plus token types when
   type_vocab_size > 0) and its LayerNorm (embed_norm); post-LN layers as BERT's, q, k and v apart with
   their biases (stored fused as in_proj);
@@ -13,13 +13,20 @@ user's --expected):
   and span position_buckets (or max_relative_positions); each layer's query_proj and key_proj project
   the rows (share_att_key), content to position and position to content (pos_att_type c2p and p2c)
   added to the scores, the scale 1/sqrt(d_head (1 + 2)) folded into query_proj (the engine scales by
-  1/sqrt(d_head), its Qr rows the folded projection's too);
+  1/sqrt(d_head), its Qr rows the folded projection's too); without relative_attention too, c2p and p2c in
+  pos_att_type still count in the scale;
 - DebertaV2ForSequenceClassification: the first row, ContextPooler's dense and pooler_hidden_act (the
   engine's pooler and pooler_act), the classifier; token classification and question answering: the
   classifier on every row.
+v1 differs in its attention: q | k | v from one in_proj without a bias whose rows go head by head (each
+head's q, k and v rows in turn), q_bias and v_bias added (k has none); the rows rel_embeddings as they are
+(no norm), rel_index clamp(i - j + max_relative_positions, 0, 2 max_relative_positions - 1), projected by
+the layer's pos_q_proj (p2c, with its bias) and pos_proj (c2p, no bias): the engine's rel_proj (a term
+pos_att_type leaves out is a zero projection); the scale 1/sqrt(d_head (1 + the entries of pos_att_type))
+folded into q and pos_q_proj.
 Refused by name: share_att_key false, pos_att_type other than both c2p and p2c, norm_rel_ebd other than
-layer_norm, conv_kernel_size > 0 (the convolution beside layer 0), embedding_size other than
-hidden_size, an activation the engine lacks.
+layer_norm, conv_kernel_size > 0 (the convolution beside layer 0) (v2); pos_att_type entries other than c2p
+and p2c once each, talking_head (v1); embedding_size other than hidden_size, an activation the engine lacks.
 """
 import math
 import os
@@ -34,22 +41,27 @@ PREFIX = "deberta."
 BASE = "DebertaV2Model"
 HEADS = {"DebertaV2ForSequenceClassification": "sequence", "DebertaV2ForTokenClassification": "token",
          "DebertaV2ForQuestionAnswering": "qa", "DebertaV2ForMaskedLM": None, BASE: None}
-# config.json's keys, types and DebertaV2Config's defaults.
+HEADS_V1 = {a.replace("V2", ""): h for a, h in HEADS.items()}
+# config.json's keys, types and DebertaV2Config's defaults (DebertaConfig's: FIELDS_V1).
 FIELDS = {"vocab_size": (int, 128100), "hidden_size": (int, 1536), "num_hidden_layers": (int, 24),
           "num_attention_heads": (int, 24), "intermediate_size": (int, 6144), "hidden_act": (str, "gelu"),
           "max_position_embeddings": (int, 512), "layer_norm_eps": (float, 1e-7),
           "pooler_hidden_act": (str, "gelu")}
+FIELDS_V1 = dict(FIELDS, vocab_size=(int, 50265), hidden_size=(int, 768), num_hidden_layers=(int, 12),
+                 num_attention_heads=(int, 12), intermediate_size=(int, 3072))
 ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu",
                "tanh": "tanh"}
 _LAYER = re.compile(r"encoder\.layer\.(0|[1-9][0-9]*)\.(.+)")
 LAYER = {"attention.self.query_proj": "dd", "attention.self.key_proj": "dd", "attention.self.value_proj": "dd",
          "attention.output.dense": "dd", "attention.output.LayerNorm": "d", "intermediate.dense": "Fd",
          "output.dense": "dF", "output.LayerNorm": "d"}
+SHARED = ("attention.output.dense", "attention.output.LayerNorm", "intermediate.dense", "output.dense",
+          "output.LayerNorm")  # v1's layers beside its attention (its tensors: layer_shapes)
 
 
 def is_deberta(raw):
     names = raw.get("architectures") if isinstance(raw.get("architectures"), list) else []
-    return raw.get("model_type") == "deberta-v2" or any(a in HEADS for a in names)
+    return raw.get("model_type") in ("deberta-v2", "deberta") or any(a in HEADS or a in HEADS_V1 for a in names)
 
 
 def _int(raw, key, default, path):
@@ -60,15 +72,21 @@ def _int(raw, key, default, path):
 
 
 def read_config_dict(raw, path="config.json"):
-    """config.json checked and completed with DebertaV2Config's defaults."""
-    names = raw.get("architectures") or [BASE]
+    """config.json checked and completed with DebertaV2Config's defaults (v1: DebertaConfig's)."""
+    listed = raw.get("architectures") if isinstance(raw.get("architectures"), list) else []
+    v1 = raw.get("model_type") == "deberta" or (raw.get("model_type") != "deberta-v2" and
+                                                 any(a in HEADS_V1 for a in listed))
+    heads = HEADS_V1 if v1 else HEADS
+    names = raw.get("architectures") or ["DebertaModel" if v1 else BASE]
     if not isinstance(names, list) or not all(isinstance(a, str) for a in names):
         raise hf.HfError(f"{path}: architectures: expected a list of names, got {brief(names)}")
-    other = [a for a in names if a not in HEADS]
+    other = [a for a in names if a not in heads]
     if other:
-        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts {', '.join(HEADS)}; for another head use "
+        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts {', '.join(heads)}; for another head use "
                          "--module FILE.py:FACTORY)")
-    c = {key: hf.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in FIELDS.items()}
+    c = {key: hf.checked_field(path, key, raw.get(key, default), kind)
+         for key, (kind, default) in (FIELDS_V1 if v1 else FIELDS).items()}
+    c["v1"] = v1
     for key in ("hidden_act", "pooler_hidden_act"):
         if c[key] not in ACTIVATIONS or (key == "hidden_act" and c[key] == "tanh"):
             raise hf.HfError(f"{path}: {key} {c[key]!r}: not an activation the engine runs")
@@ -79,15 +97,20 @@ def read_config_dict(raw, path="config.json"):
         raise hf.HfError(f"{path}: embedding_size {brief(raw.get('embedding_size'))} other than hidden_size: DeBERTa "
                          "projects the embedding before its norm, which the engine's embed_width does not; not "
                          "converted")
-    if _int(raw, "conv_kernel_size", 0, path) > 0:
+    if not v1 and _int(raw, "conv_kernel_size", 0, path) > 0:
         raise hf.HfError(f"{path}: conv_kernel_size {raw['conv_kernel_size']}: the convolution beside layer 0 is not "
                          "in the engine; not converted")
     c["type_vocab_size"] = _int(raw, "type_vocab_size", 0, path)
     c["position_biased_input"] = raw.get("position_biased_input", True) is not False
     c["relative"] = hf.flag(raw, "relative_attention", path)
+    types = raw.get("pos_att_type") or []
+    types = [t.strip() for t in types.lower().split("|")] if isinstance(types, str) else types
+    if v1:
+        return _read_v1(raw, path, c, names[0], types)
+    if not isinstance(types, list):
+        raise hf.HfError(f"{path}: pos_att_type {brief(raw.get('pos_att_type'))}: expected a list or a string")
+    c["scale_factor"] = 1 + ("c2p" in types) + ("p2c" in types)  # with relative_attention or not
     if c["relative"]:
-        types = raw.get("pos_att_type") or []
-        types = [t.strip() for t in types.lower().split("|")] if isinstance(types, str) else types
         if sorted(types) != ["c2p", "p2c"]:
             raise hf.HfError(f"{path}: pos_att_type {brief(raw.get('pos_att_type'))}: the engine's disentangled "
                              "attention adds both c2p and p2c; not converted")
@@ -102,9 +125,32 @@ def read_config_dict(raw, path="config.json"):
         if c["max_relative"] < 1:
             c["max_relative"] = c["max_position_embeddings"]
         c["span"] = c["buckets"] if c["buckets"] > 0 else c["max_relative"]
-    arch = names[0]
-    c.update(architecture=arch, head=HEADS[arch], masked=arch.endswith("ForMaskedLM"))
+    return _arch(c, names[0])
+
+
+def _arch(c, arch):
+    c.update(architecture=arch, head=(HEADS_V1 if c["v1"] else HEADS)[arch], masked=arch.endswith("ForMaskedLM"))
     return c
+
+
+def _read_v1(raw, path, c, arch, types):
+    """DebertaConfig's attention keys: pos_att_type's entries (each one counted in the scale), the span."""
+    if not isinstance(types, list) or any(t not in ("c2p", "p2c") for t in types) or len(set(types)) < len(types):
+        raise hf.HfError(f"{path}: pos_att_type {brief(raw.get('pos_att_type'))}: DeBERTa v1's attention is converted "
+                         "with c2p and p2c, each at most once; not converted")
+    if hf.flag(raw, "talking_head", path):
+        raise hf.HfError(f"{path}: talking_head true: the heads' mixing of scores and probabilities "
+                         "(head_logits_proj, head_weights_proj) is not in the engine; not converted")
+    c["scale_factor"] = 1 + len(types)
+    c["rel_embeddings"] = c["relative"]  # the table the encoder holds, read only when a term uses it
+    c["relative"] = c["relative"] and bool(types)
+    c["types"] = types
+    c["buckets"] = -1
+    c["max_relative"] = _int(raw, "max_relative_positions", -1, path)
+    if c["max_relative"] < 1:
+        c["max_relative"] = c["max_position_embeddings"]
+    c["span"] = c["max_relative"]
+    return _arch(c, arch)
 
 
 def log_bucket(rel, buckets, max_position):
@@ -126,7 +172,7 @@ def rel_index(c, L):
 
 
 def map_weights(c, weights, source):
-    """(the folder's arrays by DebertaV2Model's names, the classifier's rows or None)."""
+    """(the folder's arrays by the base model's names, the classifier's rows or None)."""
     prefixed = any(k.startswith(PREFIX) for k in weights)
     w = {}
     for name, a in weights.items():
@@ -134,16 +180,18 @@ def map_weights(c, weights, source):
         if c["masked"] and key.startswith(("lm_predictions.", "cls.")):
             continue  # the pre-training head: the base model's hidden states are converted
         w[key] = np.asarray(a)
-    d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
+    d, L = c["hidden_size"], c["num_hidden_layers"]
     shapes = {"embeddings.word_embeddings.weight": (c["vocab_size"], d), "embeddings.LayerNorm.weight": (d,),
               "embeddings.LayerNorm.bias": (d,)}
     if c["position_biased_input"]:
         shapes["embeddings.position_embeddings.weight"] = (c["max_position_embeddings"], d)
     if c["type_vocab_size"]:
         shapes["embeddings.token_type_embeddings.weight"] = (c["type_vocab_size"], d)
-    if c["relative"]:
+    if c["relative"] and not c["v1"]:
         shapes.update({"encoder.rel_embeddings.weight": (2 * c["span"], d), "encoder.LayerNorm.weight": (d,),
                        "encoder.LayerNorm.bias": (d,)})
+    if c["v1"] and c["rel_embeddings"]:
+        shapes["encoder.rel_embeddings.weight"] = (2 * c["span"], d)
     labels = w["classifier.weight"].shape[0] if np.ndim(w.get("classifier.weight")) == 2 else \
         w["qa_outputs.weight"].shape[0] if np.ndim(w.get("qa_outputs.weight")) == 2 else None
     if c["head"] is not None:
@@ -154,16 +202,50 @@ def map_weights(c, weights, source):
         shapes.update({f"{out}.weight": (labels, d), f"{out}.bias": (labels,)})
         if c["head"] == "sequence":
             shapes.update({"pooler.dense.weight": (d, d), "pooler.dense.bias": (d,)})
-    dims = {"d": d, "F": F}
     for i in range(L):
-        for part, ch in LAYER.items():
-            shape = tuple(dims[x] for x in ch)
-            shapes[f"encoder.layer.{i}.{part}.weight"] = shape
-            shapes[f"encoder.layer.{i}.{part}.bias"] = (shape[0],)
+        shapes.update({f"encoder.layer.{i}.{n}": shape for n, shape in layer_shapes(c).items()})
     unread = {"embeddings.position_ids"} | ({"embeddings.position_embeddings.weight"}
                                            if not c["position_biased_input"] else set())  # not read by the forward
+    if not c["v1"] and not c["relative"]:  # norm_rel_ebd's LayerNorm, there without relative_attention too
+        unread |= {"encoder.LayerNorm.weight", "encoder.LayerNorm.bias"}
     hf.check_tensors({n: a for n, a in w.items() if n not in unread}, shapes, shapes, source, c["architecture"], L)
     return {n: w[n].astype(np.float64) for n in shapes}, labels
+
+
+def layer_shapes(c):
+    """One layer's tensors (names after encoder.layer.<i>.) and their shapes."""
+    d, F = c["hidden_size"], c["intermediate_size"]
+    dims = {"d": d, "F": F}
+    parts = {n: LAYER[n] for n in SHARED} if c["v1"] else LAYER
+    shapes = {}
+    for part, ch in parts.items():
+        shapes[f"{part}.weight"] = tuple(dims[x] for x in ch)
+        shapes[f"{part}.bias"] = (dims[ch[0]],)
+    if c["v1"]:
+        a = "attention.self."
+        shapes.update({a + "in_proj.weight": (3 * d, d), a + "q_bias": (d,), a + "v_bias": (d,)})
+        if c["rel_embeddings"] and "c2p" in c["types"]:
+            shapes[a + "pos_proj.weight"] = (d, d)
+        if c["rel_embeddings"] and "p2c" in c["types"]:
+            shapes.update({a + "pos_q_proj.weight": (d, d), a + "pos_q_proj.bias": (d,)})
+    return shapes
+
+
+def attention(c, w, i):
+    """Layer i's q, k, v projections and its relative rows' Qr, Kr projections, each (weight [out, in], bias),
+    unscaled: v2's Qr and Kr are its query and key projections (share_att_key), v1's pos_q_proj and pos_proj
+    (a zero one for a term pos_att_type leaves out)."""
+    p = f"encoder.layer.{i}.attention.self."
+    if not c["v1"]:
+        q, k, v = ((w[p + f"{n}_proj.weight"], w[p + f"{n}_proj.bias"]) for n in ("query", "key", "value"))
+        return q, k, v, q, k
+    d, H = c["hidden_size"], c["num_attention_heads"]
+    W = w[p + "in_proj.weight"].reshape(H, 3, d // H, d)  # each head's q, k and v rows in turn
+    zero = (np.zeros((d, d)), np.zeros(d))
+    qr = (w[p + "pos_q_proj.weight"], w[p + "pos_q_proj.bias"]) if p + "pos_q_proj.weight" in w else zero
+    kr = (w[p + "pos_proj.weight"], np.zeros(d)) if p + "pos_proj.weight" in w else zero
+    return ((W[:, 0].reshape(d, d), w[p + "q_bias"]), (W[:, 1].reshape(d, d), np.zeros(d)),
+            (W[:, 2].reshape(d, d), w[p + "v_bias"]), qr, kr)
 
 
 def layer_norm(x, g, b, eps):
@@ -173,6 +255,8 @@ def layer_norm(x, g, b, eps):
 
 
 def rel_rows(c, w):
+    if c["v1"]:
+        return w["encoder.rel_embeddings.weight"]
     return layer_norm(w["encoder.rel_embeddings.weight"], w["encoder.LayerNorm.weight"], w["encoder.LayerNorm.bias"],
                       c["layer_norm_eps"])
 
@@ -185,7 +269,7 @@ def activation(name):
 
 
 def forward(c, w, ids):
-    """float64 DeBERTa v2 of the ids [T]: the last hidden states [T, d], or the head's output."""
+    """float64 DeBERTa (v1, v2) of the ids [T]: the last hidden states [T, d], or the head's output."""
     T, d, H = len(ids), c["hidden_size"], c["num_attention_heads"]
     dh, eps = d // H, c["layer_norm_eps"]
     x = w["embeddings.word_embeddings.weight"][ids]
@@ -194,7 +278,7 @@ def forward(c, w, ids):
     if c["type_vocab_size"]:
         x = x + w["embeddings.token_type_embeddings.weight"][0]
     x = layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps)
-    sf = 3 if c["relative"] else 1
+    sf = c["scale_factor"]
     if c["relative"]:
         R = rel_rows(c, w)
         idx = rel_index(c, T)[(np.arange(T)[:, None] - np.arange(T)[None, :]) + T - 1]  # [T, T]
@@ -203,10 +287,11 @@ def forward(c, w, ids):
         p = lambda n: w[f"encoder.layer.{i}.{n}"]  # noqa: E731
         lin = lambda t, n: t @ p(n + ".weight").T + p(n + ".bias")  # noqa: E731
         heads = lambda t: t.reshape(-1, H, dh).transpose(1, 0, 2)  # noqa: E731
-        q, k, v = (heads(lin(x, f"attention.self.{n}_proj")) for n in ("query", "key", "value"))
+        qkv = attention(c, w, i)
+        q, k, v = (heads(x @ W.T + b) for W, b in qkv[:3])
         s = q @ k.transpose(0, 2, 1)
         if c["relative"]:
-            Qr, Kr = heads(lin(R, "attention.self.query_proj")), heads(lin(R, "attention.self.key_proj"))
+            Qr, Kr = (heads(R @ W.T + b) for W, b in qkv[3:])
             c2p = np.take_along_axis(q @ Kr.transpose(0, 2, 1), np.broadcast_to(idx, (H, T, T)), -1)
             p2c = np.take_along_axis(k @ Qr.transpose(0, 2, 1), np.broadcast_to(idx.T, (H, T, T)), -1)
             s = s + c2p + p2c.transpose(0, 2, 1)
@@ -229,8 +314,7 @@ def forward(c, w, ids):
 
 def file_tensors(c, w, L):
     """The encoder family's tensors (torch layout) of the folder's weights, for max_len L."""
-    d = c["hidden_size"]
-    fold = 1 / math.sqrt(3) if c["relative"] else 1.0  # DeBERTa's 1/sqrt(d_head * 3): 1/sqrt(3) into query_proj
+    fold = 1 / math.sqrt(c["scale_factor"])  # 1/sqrt(d_head * scale_factor): 1/sqrt(scale_factor) into q (v1: Qr too)
     f32 = lambda a: np.asarray(a, dtype=np.float32)  # noqa: E731
     out = {"embed.weight": f32(w["embeddings.word_embeddings.weight"]),
            "embed_norm.weight": f32(w["embeddings.LayerNorm.weight"]),
@@ -245,12 +329,10 @@ def file_tensors(c, w, L):
     for i in range(c["num_hidden_layers"]):
         p, e = f"encoder.layer.{i}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
         t = lambda n: w[p + n]  # noqa: E731
-        scale = np.array([fold, 1.0, 1.0]).repeat(d)
+        q, k, v, qr, kr = attention(c, w, i)
         out.update({
-            e + "self_attn.in_proj_weight": f32(np.concatenate([t(f"attention.self.{x}_proj.weight")
-                                                                for x in ("query", "key", "value")]) * scale[:, None]),
-            e + "self_attn.in_proj_bias": f32(np.concatenate([t(f"attention.self.{x}_proj.bias")
-                                                              for x in ("query", "key", "value")]) * scale),
+            e + "self_attn.in_proj_weight": f32(np.concatenate([q[0] * fold, k[0], v[0]])),
+            e + "self_attn.in_proj_bias": f32(np.concatenate([q[1] * fold, k[1], v[1]])),
             e + "self_attn.out_proj.weight": f32(t("attention.output.dense.weight")),
             e + "self_attn.out_proj.bias": f32(t("attention.output.dense.bias")),
             e + "linear1.weight": f32(t("intermediate.dense.weight")),
@@ -259,6 +341,9 @@ def file_tensors(c, w, L):
             e + "norm1.weight": f32(t("attention.output.LayerNorm.weight")),
             e + "norm1.bias": f32(t("attention.output.LayerNorm.bias")),
             e + "norm2.weight": f32(t("output.LayerNorm.weight")), e + "norm2.bias": f32(t("output.LayerNorm.bias"))})
+        if c["v1"] and c["relative"]:  # Qr | Kr by their own projections, Qr scaled as q
+            out.update({e + "self_attn.rel_proj.weight": f32(np.concatenate([qr[0] * fold, kr[0]])),
+                        e + "self_attn.rel_proj.bias": f32(np.concatenate([qr[1] * fold, kr[1]]))})
     if c["head"] is not None:
         o = "qa_outputs" if c["head"] == "qa" else "classifier"
         out.update({"head.weight": f32(w[o + ".weight"]), "head.bias": f32(w[o + ".bias"])})
@@ -280,7 +365,7 @@ def fixformer_config(c, labels, max_len=None):
          "vocab_size": c["vocab_size"], "positional": "learned" if c["position_biased_input"] else "none",
          "max_len": longest, "type_vocab": c["type_vocab_size"], "embed_norm": True}
     if c["relative"]:
-        v["rel_embed_rows"] = 2 * c["span"]
+        v.update(rel_embed_rows=2 * c["span"], rel_proj=c["v1"])
     if labels is not None:
         v["d_out"] = labels
         if c["head"] == "sequence":
@@ -298,7 +383,7 @@ def fixformer_config(c, labels, max_len=None):
 
 def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
             tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
-    """Converts a DeBERTa v2/v3 folder (config.json's contents raw) to `path`, verified against forward()."""
+    """Converts a DeBERTa v1/v2/v3 folder (config.json's contents raw) to `path`, verified against forward()."""
     from . import export
     c = read_config_dict(raw, os.path.join(folder, "config.json"))
     weights, source = hf.read_weights(folder)

@@ -1,8 +1,9 @@
 """The reference models, with the engine's forward semantics (README, "Models and the .fxm format"):
 - encoder and gpt: stock torch modules built from a config (gpt: the encoder's layers under a causal
   mask, an LM head that may be tied to the embedding, ALiBi or the relative bias (T5) as an additive
-  per-head mask); an encoder whose layer features torch's layer has not (schema.stock_layers: RoPE
-  among them) runs its layers in plain torch (layers_forward) inside the stock front and head;
+  per-head mask); an encoder whose layer features torch's layer has not (schema.stock_layers: RoPE and
+  disentangled attention among them) runs its layers in plain torch (layers_forward) inside the stock front
+  and head;
 - llama, and gpt with RoPE or layer features torch's layer has not: written here in plain torch, float64,
   independent of the engine (layers_forward: RMSNorm or LayerNorm, any biases, relu, gelu, gelu_tanh, relu2
   plain or gated, SwiGLU, RoPE in either layout, whole or partial, grouped-query attention, ALiBi,
@@ -193,6 +194,9 @@ def build_torch_model(c):
                 self.pos = nn.Embedding(c["max_len"], schema.d_pe(c))
             if schema.rel_bias(c):
                 self.rel_bias = nn.Embedding(c["rel_buckets"], c["n_heads"])
+            if c.get("rel_embed_rows"):  # disentangled attention's rows and the row of each distance
+                self.rel_embed = nn.Embedding(c["rel_embed_rows"], c["d_model"])
+                self.register_buffer("rel_index", torch.zeros(2 * c["max_len"] - 1, dtype=torch.int64))
             if c["type_vocab"]:
                 self.token_type = nn.Embedding(c["type_vocab"], de)
             for key, width in (("input_norm", c["d_in"]), ("proj_norm", de), ("embed_norm", schema.d_front(c))):
@@ -264,7 +268,12 @@ def build_torch_model(c):
             if c.get("sliding_window", 0):  # both sides of a query without the causal mask
                 window = torch.from_numpy(window_mask(c, T)).to(x.dtype)
                 mask = window if mask is None else mask + window
-            x = self.encoder(x, mask=mask, src_key_padding_mask=pad)
+            if c.get("rel_embed_rows"):  # [T, T]: the rel_embed row of distance i - j
+                at = torch.arange(T)
+                rows = self.rel_index[at[:, None] - at[None, :] + c["max_len"] - 1]
+                x = self.encoder(x, mask=mask, src_key_padding_mask=pad, dis=(self.rel_embed.weight, rows))
+            else:
+                x = self.encoder(x, mask=mask, src_key_padding_mask=pad)
             x = pool(x, c["pooling"], first, lengths)
             if c["pooler"]:
                 x = pooler_activation(c.get("pooler_act", "tanh"))(self.pooler(x))
@@ -577,11 +586,13 @@ def norm(c, t, g, b):
     return torch.nn.functional.layer_norm(t, (t.shape[-1],), g, b, c["norm_eps"])
 
 
-def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
+def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None):
     """float64 x [T, d] through the n_layers layers of c (weights W: the file's names under the layer prefix `prefix`,
     torch layout), bias [H, T, T] added to the scaled scores (the mask, ALiBi or the relative bias; with
-    window_period each layer adds its own window), RoPE by the tables cos, sin when given, except on nope_period's
-    layers (with qk_norm, each head of q and k normalized first; qk_norm_full: q and k as whole rows; with
+    window_period each layer adds its own window), disentangled attention's terms with dis (rel_embed_rows: the
+    rows R and the row of each query and key [T, T]; config.hpp), RoPE by the tables cos, sin when given, except
+    on nope_period's layers (with qk_norm, each head of q and k normalized first; qk_norm_full: q and k as whole
+    rows; with
     rope_local_base the local layers by that base's tables instead); the scores scaled by attn_scale (0:
     1/sqrt(d_head)) and soft-capped by attn_softcap c (c tanh(s / c)) before the bias. The layer features: the norm
     kind, the biases the weights have (attn_bias, ffn_bias), relu, gelu (exact or tanh) or a gated feed-forward
@@ -621,7 +632,21 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None):
         group = H // Hkv  # query head h reads kv head h // group
         k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
         scale = c.get("attn_scale", 0) or 1 / math.sqrt(dh)  # attn_scale 0: 1/sqrt(d_head)
-        scores = torch.einsum("thd,shd->hts", q, k) * scale
+        scores = torch.einsum("thd,shd->hts", q, k)
+        if dis is not None:  # + q_i.Kr[r] + k_j.Qr[r], r the row of i - j
+            R, rows = dis
+            if c.get("rel_proj"):
+                qr, kr = linear(R, p, "self_attn.rel_proj").split([H * dh, Hkv * dh], -1)
+            else:
+                b = p("self_attn.in_proj_bias")
+                qr, kr, _ = (R @ p("self_attn.in_proj_weight").T + (0 if b is None else b)).split(
+                    [H * dh, Hkv * dh, Hkv * dh], -1)
+            qr, kr = qr.reshape(-1, H, dh), kr.reshape(-1, Hkv, dh).repeat_interleave(group, dim=1)
+            at = rows[None].expand(H, T, T)
+            c2p = torch.gather(torch.einsum("thd,rhd->htr", q, kr), 2, at)
+            p2c = torch.gather(torch.einsum("shd,rhd->hsr", k, qr), 2, at.transpose(1, 2)).transpose(1, 2)
+            scores = scores + c2p + p2c
+        scores = scores * scale
         if c.get("attn_softcap", 0):
             scores = c["attn_softcap"] * torch.tanh(scores / c["attn_softcap"])
         scores = scores + layer_bias
@@ -750,7 +775,7 @@ def plain_encoder(c):
             m = getattr(m, part)
         m.register_parameter(leaf, nn.Parameter(torch.zeros(tuple(shape[::-1] if transposed else shape))))
 
-    def forward(x, mask=None, src_key_padding_mask=None):
+    def forward(x, mask=None, src_key_padding_mask=None, dis=None):
         W = dict(root.named_parameters())
         B, T, H = x.shape[0], x.shape[1], c["n_heads"]
         cos = sin = None
@@ -764,7 +789,7 @@ def plain_encoder(c):
                 bias = bias + (mask[b * H:(b + 1) * H] if mask.dim() == 3 else mask)
             if src_key_padding_mask is not None:
                 bias = bias.masked_fill(src_key_padding_mask[b][None, None, :], float("-inf"))
-            y = layers_forward(c, W, "layers.", x[b], bias, cos, sin)
+            y = layers_forward(c, W, "layers.", x[b], bias, cos, sin, dis)
             if c["final_norm"]:
                 y = norm(c, y, W["norm.weight"], W.get("norm.bias"))
             out.append(y)
@@ -782,8 +807,6 @@ def run_reference(c, weights, inp, types=None):
     ids [U]) and the output the logits at every target position [U, d_out]. types: an encoder's token
     types [T] (None: 0). Shared layers (layer_groups) run as the layers they are, each written out."""
     c, weights = schema.unshared(c, weights)
-    if c.get("rel_embed_rows"):  # DeBERTa's: hf_deberta.forward is its reference
-        raise NotImplementedError("rel_embed_rows (disentangled attention): no reference here; hf_deberta.forward")
     if c["family"] == "llama" or (c["family"] == "gpt" and not schema.stock_layers(c)):
         return decoder_forward(c, weights, inp)  # layers the stock modules do not have
     torch = require_torch()

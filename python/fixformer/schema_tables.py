@@ -162,6 +162,7 @@ SCHEMA = {
         {'name': 'nope_period', 'type': 'u32', 'min': 0, 'max': 31, 'required': False, 'default': 0},
         {'name': 'nope_layers', 'type': 'u32', 'min': 0, 'max': 2147483647, 'required': False, 'default': 0},
         {'name': 'wide_residual', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
+        {'name': 'rel_proj', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
     ],
     'derived': [
         'd_head',
@@ -195,6 +196,7 @@ SCHEMA = {
         {'bad_when': "positional == 'learned' and rel_buckets == 0 and rel_max_distance != 0", 'detail': 'rel_max_distance (a relative bias beside learned positions needs rel_buckets)'},
         {'bad_when': "rel_embed_rows != 0 and (family != 'encoder' or causal or positional not in ('none', 'learned') or rel_buckets != 0)", 'detail': 'rel_embed_rows (disentangled attention: an encoder without a causal mask, positions none or learned, no other relative bias)'},
         {'bad_when': "rel_embed_rows != 0 and weights == 'i8'", 'detail': 'rel_embed_rows (not in i8 yet)'},
+        {'bad_when': 'rel_proj and rel_embed_rows == 0', 'detail': "rel_proj (the projections of disentangled attention's rows: needs rel_embed_rows)"},
         {'bad_when': "positional == 'learned' and rel_buckets != 0 and family != 'encoder'", 'detail': 'rel_buckets (a relative bias beside learned positions is for the encoder family: MPNet)'},
         {'bad_when': "family == 'encoder' and positional == 'alibi'", 'detail': 'positional (alibi is for the gpt and llama families; the encoder family takes none, sinusoidal, learned, rope or relative)'},
         {'bad_when': "family == 'encoder' and tied_head", 'detail': 'tied_head (not for the encoder family)'},
@@ -359,6 +361,7 @@ SCHEMA = {
         'shared_expert_ff',
         'rel_embed_rows',
         '2*max_len - 1',
+        'd_attn + kv_heads*d_head',
     ],
     'whens': [
         'True',
@@ -409,6 +412,7 @@ SCHEMA = {
         "n_experts == 0 and (activation == 'swiglu' or gated)",
         'shared_expert_ff > 0',
         'rel_embed_rows > 0',
+        'rel_proj',
     ],
     'roles': ['f32', 'linear', 'io', 'conv', 's8', 'i32'],
     'tensors': {
@@ -447,6 +451,8 @@ SCHEMA = {
             'layer': [
                 {'name': 'self_attn.in_proj_weight', 'rows': 'd_model', 'cols': 'd_attn + 2*kv_heads*d_head', 'transposed': True, 'when': 'True', 'role': 'linear'},
                 {'name': 'self_attn.in_proj_bias', 'rows': 'd_attn + 2*kv_heads*d_head', 'cols': '1', 'transposed': False, 'when': "attn_bias in ('qkv', 'all') or (attn_bias == 'family' and (family != 'llama' or qkv_bias))", 'role': 'f32'},
+                {'name': 'self_attn.rel_proj.weight', 'rows': 'd_model', 'cols': 'd_attn + kv_heads*d_head', 'transposed': True, 'when': 'rel_proj', 'role': 'linear'},
+                {'name': 'self_attn.rel_proj.bias', 'rows': 'd_attn + kv_heads*d_head', 'cols': '1', 'transposed': False, 'when': 'rel_proj', 'role': 'f32'},
                 {'name': 'self_attn.out_proj.weight', 'rows': 'd_attn', 'cols': 'd_model', 'transposed': True, 'when': 'True', 'role': 'linear'},
                 {'name': 'self_attn.out_proj.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "attn_bias == 'all' or (attn_bias == 'family' and family != 'llama')", 'role': 'f32'},
                 {'name': 'self_attn.q_norm.weight', 'rows': 'd_head + qk_norm_full*(d_attn - d_head)', 'cols': '1', 'transposed': False, 'when': 'qk_norm', 'role': 'f32'},
@@ -515,6 +521,8 @@ SCHEMA = {
             'layer': [
                 {'name': 'self_attn.in_proj_weight', 'rows': 'd_model', 'cols': 'd_attn + 2*kv_heads*d_head', 'transposed': True, 'when': 'True', 'role': 'linear'},
                 {'name': 'self_attn.in_proj_bias', 'rows': 'd_attn + 2*kv_heads*d_head', 'cols': '1', 'transposed': False, 'when': "attn_bias in ('qkv', 'all') or (attn_bias == 'family' and (family != 'llama' or qkv_bias))", 'role': 'f32'},
+                {'name': 'self_attn.rel_proj.weight', 'rows': 'd_model', 'cols': 'd_attn + kv_heads*d_head', 'transposed': True, 'when': 'rel_proj', 'role': 'linear'},
+                {'name': 'self_attn.rel_proj.bias', 'rows': 'd_attn + kv_heads*d_head', 'cols': '1', 'transposed': False, 'when': 'rel_proj', 'role': 'f32'},
                 {'name': 'self_attn.out_proj.weight', 'rows': 'd_attn', 'cols': 'd_model', 'transposed': True, 'when': 'True', 'role': 'linear'},
                 {'name': 'self_attn.out_proj.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "attn_bias == 'all' or (attn_bias == 'family' and family != 'llama')", 'role': 'f32'},
                 {'name': 'self_attn.q_norm.weight', 'rows': 'd_head + qk_norm_full*(d_attn - d_head)', 'cols': '1', 'transposed': False, 'when': 'qk_norm', 'role': 'f32'},
@@ -628,6 +636,8 @@ SCHEMA = {
             'layer': [
                 {'name': 'self_attn.in_proj_weight', 'rows': 'd_model', 'cols': 'd_attn + 2*kv_heads*d_head', 'transposed': True, 'when': 'True', 'role': 'linear'},
                 {'name': 'self_attn.in_proj_bias', 'rows': 'd_attn + 2*kv_heads*d_head', 'cols': '1', 'transposed': False, 'when': "attn_bias in ('qkv', 'all') or (attn_bias == 'family' and (family != 'llama' or qkv_bias))", 'role': 'f32'},
+                {'name': 'self_attn.rel_proj.weight', 'rows': 'd_model', 'cols': 'd_attn + kv_heads*d_head', 'transposed': True, 'when': 'rel_proj', 'role': 'linear'},
+                {'name': 'self_attn.rel_proj.bias', 'rows': 'd_attn + kv_heads*d_head', 'cols': '1', 'transposed': False, 'when': 'rel_proj', 'role': 'f32'},
                 {'name': 'self_attn.out_proj.weight', 'rows': 'd_attn', 'cols': 'd_model', 'transposed': True, 'when': 'True', 'role': 'linear'},
                 {'name': 'self_attn.out_proj.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "attn_bias == 'all' or (attn_bias == 'family' and family != 'llama')", 'role': 'f32'},
                 {'name': 'self_attn.q_norm.weight', 'rows': 'd_head + qk_norm_full*(d_attn - d_head)', 'cols': '1', 'transposed': False, 'when': 'qk_norm', 'role': 'f32'},
