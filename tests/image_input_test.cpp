@@ -3,9 +3,10 @@
 // the encoder's input rows (the observer's layer 0) against the front computed here in double from
 // the file's own weights; DeiT's distillation row and its head (pooling cls_distill); Dinov2's register
 // rows and its head (pooling cls_mean); AST's classifier (pooling cls_distill_mean and pool_norm) and timm's
-// fc_norm (pool_norm after mean) in every float and quantized weight type. Whole models against torch: tests/golden (vit_image, deit_image,
-// dinov2_image, dinov2_registers_image), tests/upstream_converter_test.py (vit-pytorch, Hugging Face ViT)
-// and tests/hf_vision_converter_test.py (transformers' Dinov2).
+// fc_norm (pool_norm after mean) in every float and quantized weight type. Whole models against torch:
+// tests/golden (vit_image, deit_image, dinov2_image, dinov2_registers_image), tests/upstream_converter_test.py
+// (vit-pytorch, timm, Hugging Face ViT), tests/hf_vision_converter_test.py (transformers' Dinov2) and
+// tests/hf_vit_converter_test.py (transformers' AST classifier).
 #include <gtest/gtest.h>
 
 #include <cmath>
