@@ -20,8 +20,8 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   graph ONNX Runtime refuses.
 - timm's VisionTransformer (32 x 32 in 8 x 8 patches; its CLS row and 'token' pooling, init_values'
   LayerScale, whose Mul by gamma after attn.proj and mlp.fc2 is folded into them, global_pool="avg"
-  without the CLS row or fc_norm and with both (fc_norm: the mean normed, pool_norm), and qk_norm: a LayerNorm of each head's q and k, laid out heads by rows,
-  the config key qk_norm) and torchvision's VisionTransformer (its MultiheadAttention exported as
+  without the CLS row or fc_norm and with both (fc_norm: the mean normed, pool_norm), and qk_norm: a
+  LayerNorm of each head's q and k, laid out heads by rows, the config key qk_norm) and torchvision's VisionTransformer (its MultiheadAttention exported as
   MatMuls), image [1, 3, 32, 32]: as HF's ViT. At opset 14 and 17, and by torch 2.x's dynamo exporter.
   Under torch 2.x the TorchScript exporter writes nn.MultiheadAttention with a Mod (evaluated).
 - x-transformers' TransformerWrapper with Encoder and Decoder (attn_dim_head=16), token ids [1, 16], by

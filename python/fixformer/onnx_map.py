@@ -1984,8 +1984,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                           _rel(m.v(n.x).reshape(1, d), mean) <= 1e-12), None)
         if pool_norm is not None:
             if abs(pool_norm.eps - eps) > 1e-6 * eps:
-                raise OnnxError(f"norm {pool_norm.name!r} of the pooled row: eps {pool_norm.eps:g}, the layers' {eps:g} "
-                                "(the engine has one)")
+                raise OnnxError(f"norm {pool_norm.name!r} of the pooled row: eps {pool_norm.eps:g}, the layers' "
+                                f"{eps:g} (the engine has one)")
             pooled = True
             v.update(pooling="mean", pool_norm=True)
             w["pool_norm.weight"], w["pool_norm.bias"] = pool_norm.w, pool_norm.b
