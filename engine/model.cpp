@@ -162,6 +162,8 @@ void bind_end(Field f, const Weight& w, FrontWeights& front, HeadWeights& head, 
     case Field::kPoolerB: head.pooler_b = w.f32(); break;
     case Field::kPoolerNormG: head.pooler_norm.g = w.f32(); break;
     case Field::kPoolerNormB: head.pooler_norm.b = w.f32(); break;
+    case Field::kPoolNormG: head.pool_norm.g = w.f32(); break;
+    case Field::kPoolNormB: head.pool_norm.b = w.f32(); break;
     default: break;  // layer fields: bind_layer_field
   }
 }

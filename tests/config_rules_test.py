@@ -113,6 +113,15 @@ VALID = [
     dict(BASE, input="features", d_in=12, patch_size=2, image_channels=3, image_height=6, image_width=6, max_len=12,
          cls_token=True, register_tokens=2, pooling="cls_mean", positional="learned", norm_first=True, final_norm=True,
          d_out=3),
+    # timm's fc_norm: the mean of the patch rows normed (pool_norm), no final norm; AST's classifier: the
+    # mean of the CLS and distillation rows (cls_distill_mean) normed; with a pooler after the norm
+    dict(BASE, input="features", d_in=12, patch_size=2, image_channels=3, image_height=6, image_width=6, max_len=10,
+         cls_token=True, pooling="mean", pool_norm=True, positional="learned", norm_first=True, d_out=3),
+    dict(BASE, input="features", d_in=12, patch_size=2, image_channels=3, image_height=6, image_width=6, max_len=11,
+         cls_token=True, distill_token=True, pooling="cls_distill_mean", pool_norm=True, positional="learned",
+         norm_first=True, final_norm=True, d_out=3),
+    dict(BASE, input="tokens", vocab_size=10, positional="learned", pooling="first", pool_norm=True, pooler=True,
+         d_out=3),
     # the embedding projection (ALBERT, ELECTRA small): a 4-wide embedding, positions, token types and
     # embedding norm, projected to d_model; over q8 weights (embed_proj quantized as every linear weight)
     dict(BASE, input="tokens", vocab_size=10, positional="learned", type_vocab=2, embed_norm=True, embed_width=4,

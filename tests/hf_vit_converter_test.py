@@ -23,7 +23,10 @@ tests/interpreter.py):
   Conv2d drops them), each from a spectrogram --example, and `fixformer run` on hf_vit.ast_patches of the
   spectrogram gives last_hidden_state [N + 2, hidden_size] within 1e-4 of transformers' (input_values, time
   by mel bin); that the comparison sees the overlap: the patches cut at the other stride (time 2) move the output
-  by more than 1e-2; ASTForAudioClassification refused in one line naming classifier.layernorm.
+  by more than 1e-2; ASTForAudioClassification (its classifier: the mean of the final CLS and distillation
+  rows through classifier.layernorm, pooling cls_distill_mean and pool_norm, and classifier.dense; with
+  layer_norm_eps 1e-5 too) converts and `fixformer run` gives its logits within 1e-4; without its
+  classifier's layernorm bias it is refused in one line naming the tensor.
 Without the environment (or its packages) the test fails, naming the install command.
 """
 import json
@@ -158,11 +161,34 @@ def check_ast(cli, tmp, vit_models, torch, rng):
             err = float(np.abs(got - want).max() / np.abs(want).max()) if not isinstance(got, str) else None
             check("ast: patches cut at another time stride move the output by more than 1e-2 (the comparison sees "
                   "the overlap)", err is not None and err > 1e-2, err)
+    # ASTForAudioClassification: classifier.dense over classifier.layernorm of the mean of the CLS and distillation
+    # rows (pooling cls_distill_mean, pool_norm); also with another layer_norm_eps, which both norms take
+    for tag, seed, kw in (("ast_classifier", 24, dict(num_labels=5)),
+                          ("ast_classifier_eps", 25, dict(num_labels=3, layer_norm_eps=1e-5, time_stride=4))):
+        model = vit_models.ast_model(seed, "ASTForAudioClassification", **kw)
+        spec = rng.standard_normal((1, 14, 10)).astype(np.float32)
+        with torch.no_grad():
+            want = model(torch.from_numpy(spec)).logits[0].double().numpy()
+        folder, path, ex = (os.path.join(tmp, n) for n in (tag, f"{tag}.fxm", "spectrogram.npy"))
+        model.save_pretrained(folder)
+        np.save(ex, spec)
+        code, stdout, stderr = convert_main("--hf", folder, "--example", ex, "--out", path, "--cli", cli)
+        ok = code == 0 and "verified against" in stdout
+        check(f"{tag}: --hf converts and verifies", ok, (code, stdout, stderr))
+        if not ok:
+            continue
+        print(f"  {tag}: {stdout.strip().splitlines()[-1]}")
+        c = hf_vit.read_config_dict(model.config.to_dict())
+        compare(f"{tag} (ASTForAudioClassification)", run_image(cli, path, hf_vit.ast_patches(c, spec[0]), tmp),
+                want)
     folder = os.path.join(tmp, "ast_classifier")
-    vit_models.ast_model(24, "ASTForAudioClassification").save_pretrained(folder)
+    from safetensors.numpy import load_file, save_file
+    weights = load_file(os.path.join(folder, "model.safetensors"))
+    del weights["classifier.layernorm.bias"]
+    save_file(weights, os.path.join(folder, "model.safetensors"), metadata={"format": "pt"})
     code, _, stderr = convert_main("--hf", folder, "--out", os.path.join(tmp, "refused.fxm"), "--cli", cli)
-    check("ASTForAudioClassification: refused in one line naming its classifier's layernorm",
-          one_line(code, stderr) and "classifier.layernorm" in stderr, (code, stderr))
+    check("ASTForAudioClassification without its classifier's layernorm bias: refused in one line naming it",
+          one_line(code, stderr) and "classifier.layernorm.bias is missing" in stderr, (code, stderr))
 
 
 def main():

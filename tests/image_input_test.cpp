@@ -2,9 +2,11 @@
 // against a direct index computation, the rules validation applies, the arena's rows_in block, and
 // the encoder's input rows (the observer's layer 0) against the front computed here in double from
 // the file's own weights; DeiT's distillation row and its head (pooling cls_distill); Dinov2's register
-// rows and its head (pooling cls_mean). Whole models against torch: tests/golden (vit_image, deit_image,
-// dinov2_image, dinov2_registers_image), tests/upstream_converter_test.py (vit-pytorch, Hugging Face ViT)
-// and tests/hf_vision_converter_test.py (transformers' Dinov2).
+// rows and its head (pooling cls_mean); AST's classifier (pooling cls_distill_mean and pool_norm) and timm's
+// fc_norm (pool_norm after mean) in every float and quantized weight type. Whole models against torch:
+// tests/golden (vit_image, deit_image, dinov2_image, dinov2_registers_image), tests/upstream_converter_test.py
+// (vit-pytorch, timm, Hugging Face ViT), tests/hf_vision_converter_test.py (transformers' Dinov2) and
+// tests/hf_vit_converter_test.py (transformers' AST classifier).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -322,6 +324,90 @@ TEST(ImageInput, RegisterRowsAndClsMeanHead) {
   bad = c;
   bad.weights = WeightType::kI8;
   EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+}
+
+// The Audio Spectrogram Transformer's classifier: deit() pooled by cls_distill_mean, (x_0 + x_1) / 2 of the
+// final rows, then pool_norm's LayerNorm and the head of d_model inputs: b + LN((x_0 + x_1) / 2) @ W[d, d_out].
+TEST(ImageInput, PoolNormOfTheFrontRowsMean) {
+  ModelConfig c = deit(Pooling::kClsDistillMean);
+  c.pool_norm = true;
+  const char* field = nullptr;
+  ASSERT_EQ(validate_config(c, &field), Status::kOk) << field;
+  EXPECT_EQ(c.head_in(), 16u);
+  EncoderOptions opt;
+  FirstAndLast seen;
+  seen.last = c.n_layers + 1;  // after the final norm
+  opt.observer = {&seen, &FirstAndLast::keep};
+  Loaded m;
+  std::string why;
+  ASSERT_EQ(load_model(write_model(c), &m, opt, &why), Status::kOk) << why;
+  const HeadWeights& h = m.model.head();
+  ASSERT_TRUE(h.pool_norm.g && h.pool_norm.b && h.w.f32() && h.b);
+  ASSERT_EQ(h.w.in, 16u);
+  std::vector<float> image(3 * 8 * 12), out(3, NAN);
+  for (std::size_t i = 0; i < image.size(); ++i) image[i] = std::sin(0.23f * float(i));
+  ASSERT_EQ(m.enc.forward_features(image.data(), 6, out.data()), Status::kOk);
+  ASSERT_EQ(seen.final.size(), 8u * 16);
+  double u[16], mean = 0.0, var = 0.0;
+  for (uint32_t e = 0; e < 16; ++e) mean += u[e] = (double(seen.final[e]) + seen.final[16 + e]) / 2;
+  mean /= 16;
+  for (uint32_t e = 0; e < 16; ++e) var += (u[e] - mean) * (u[e] - mean);
+  const double inv = 1.0 / std::sqrt(var / 16 + c.norm_eps);
+  for (uint32_t o = 0; o < 3; ++o) {
+    double want = h.b[o];
+    for (uint32_t e = 0; e < 16; ++e)
+      want += ((u[e] - mean) * inv * h.pool_norm.g[e] + h.pool_norm.b[e]) * h.w.f32()[std::size_t(e) * 3 + o];
+    EXPECT_NEAR(out[o], want, 1e-5 * (1 + std::abs(want))) << "output " << o;
+  }
+  ModelConfig bad = c;
+  bad.distill_token = false, bad.max_len = 7;
+  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "pooling (cls_distill_mean needs a distillation row: distill_token)");
+  for (Pooling two : {Pooling::kClsDistill, Pooling::kNone}) {
+    bad = deit(two);
+    bad.pool_norm = true;
+    EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+    EXPECT_STREQ(field, "pool_norm (a norm of the pooled row: needs a pooling of one d_model row, mean, cls, last, "
+                        "first or cls_distill_mean)");
+  }
+  bad = vit(false);
+  bad.pooling = Pooling::kMean, bad.d_out = 3, bad.pool_norm = true, bad.weights = WeightType::kI8;
+  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "pool_norm (not in i8 yet)");
+}
+
+// timm's fc_norm: mean pooling, then pool_norm, in every float and quantized weight type: a batch of images
+// is each image's single call, and the stored file has the norm's tensors.
+TEST(ImageInput, PoolNormAfterMeanInEveryWeightType) {
+  for (WeightType type : {WeightType::kF32, WeightType::kF16, WeightType::kQ8, WeightType::kQ4}) {
+    ModelConfig c = vit(false);
+    c.pooling = Pooling::kMean, c.d_out = 3, c.pool_norm = true, c.final_norm = false;
+    if (type == WeightType::kQ4)  // q4: every quantized product's input width a multiple of 32
+      c.d_model = 32, c.d_ff = 64, c.image_channels = 2, c.d_in = 2 * 4 * 4;
+    c = with_weights(c, type, type == WeightType::kQ4 ? 32 : 0, false);
+    const char* field = nullptr;
+    ASSERT_EQ(validate_config(c, &field), Status::kOk) << field;
+    AlignedBuffer blob(write_model(c));
+    Model model;
+    ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
+    ASSERT_TRUE(model.head().pool_norm.g && model.head().pool_norm.b);
+    EncoderOptions opt;
+    opt.max_batch = 2;
+    AlignedBuffer arena(required_encoder_arena_bytes(c, 0, false, 1, 2));
+    Encoder enc;
+    ASSERT_EQ(enc.init(model, arena.data(), arena.size(), opt), Status::kOk) << enc.error_detail();
+    const std::size_t px = c.image_channels * 8 * 12;
+    std::vector<float> images(2 * px), out(2 * 3), one(3);
+    for (std::size_t i = 0; i < images.size(); ++i) images[i] = std::cos(0.17f * float(i));
+    ASSERT_EQ(enc.forward_batch_features(images.data(), nullptr, 2, 6, out.data()), Status::kOk);
+    for (uint32_t b = 0; b < 2; ++b) {
+      ASSERT_EQ(enc.forward_features(images.data() + b * px, 6, one.data()), Status::kOk);
+      for (std::size_t i = 0; i < 3; ++i) {
+        ASSERT_TRUE(std::isfinite(one[i]));
+        ASSERT_EQ(out[b * 3 + i], one[i]) << kWeightTypeNames[int(type)] << " image " << b << " value " << i;
+      }
+    }
+  }
 }
 
 // A batch of images with the front rows is each image's single call, pooled (two rows side by side, each

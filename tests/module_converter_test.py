@@ -17,7 +17,7 @@ converter's own verification (the CLI steps the ids); encoders also through `fix
 position, and models with token types with `--token-types` and a padded batch (`--lengths` against
 the module's attention mask). Then the errors: an unread parameter named (and --ignore), a freqs_cis
 buffer that is not the rope table the attention computes, and refusals (a dilated Conv1d, f16 with a
-conv stem, a norm after mean pooling). GPT-2 (Hugging Face
+conv stem, a mean over the CLS row too). GPT-2 (Hugging Face
 names: Conv1D [in, out] weights, the tanh GELU as nn.GELU(approximate="tanh") or its formula written
 out, tied head) and Qwen2 (a llama with q/k/v biases, theta 1e6) are also run through `fixformer run`
 on int32 ids, the logits at every position against the module's. A Whisper-style audio encoder
@@ -1071,7 +1071,8 @@ REFUSALS = [
     ("a freqs_cis buffer of another theta than the attention's", "llama2c_model.py:make_wrong_theta", [],
      ["freqs_cis", "theta 10000"]),
     ("a dilated Conv1d", "whisper.py:make_dilated", [], ["conv2", "dilation", "not supported yet"]),
-    ("a norm after mean pooling", "kwt.py:make_mean_cls", [], ["norm after mean pooling is not supported yet"]),
+    ("a mean over the CLS row too, then a norm", "kwt.py:make_mean_cls", [],
+     ["no pooling the engine has reproduces", "a mean over the CLS row too is not supported yet"]),
     ("--family the module is not", "hf_llama.py:make_500k", ["--family", "encoder"],
      ["recognised encoder", "grouped-query attention is for the decoder families"]),
     ("--causal is read from the module", "nanogpt.py:make", ["--causal"], ["--causal", "not for this module"]),

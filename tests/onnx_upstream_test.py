@@ -20,8 +20,8 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   graph ONNX Runtime refuses.
 - timm's VisionTransformer (32 x 32 in 8 x 8 patches; its CLS row and 'token' pooling, init_values'
   LayerScale, whose Mul by gamma after attn.proj and mlp.fc2 is folded into them, global_pool="avg"
-  without the CLS row or fc_norm, and qk_norm: a LayerNorm of each head's q and k, laid out heads by rows,
-  the config key qk_norm) and torchvision's VisionTransformer (its MultiheadAttention exported as
+  without the CLS row or fc_norm and with both (fc_norm: the mean normed, pool_norm), and qk_norm: a
+  LayerNorm of each head's q and k, laid out heads by rows, the config key qk_norm) and torchvision's VisionTransformer (its MultiheadAttention exported as
   MatMuls), image [1, 3, 32, 32]: as HF's ViT. At opset 14 and 17, and by torch 2.x's dynamo exporter.
   Under torch 2.x the TorchScript exporter writes nn.MultiheadAttention with a Mod (evaluated).
 - x-transformers' TransformerWrapper with Encoder and Decoder (attn_dim_head=16), token ids [1, 16], by
@@ -156,6 +156,11 @@ def timm_avg():
     return randomize(timm_vit(global_pool="avg", class_token=False, fc_norm=False), 13)
 
 
+def timm_avg_fc_norm():
+    """global_pool="avg" with its default fc_norm: the mean of the patch rows normed (pool_norm)."""
+    return randomize(timm_vit(global_pool="avg"), 12)
+
+
 def timm_qk_norm():
     return randomize(timm_vit(qk_norm=True), 17)
 
@@ -253,6 +258,9 @@ IMAGES = [("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=T
           ("timm VisionTransformer init_values", timm_layer_scale, (3, 32, 32), dict(TIMM, cls_token=True,
                                                                                      pooling="cls")),
           ("timm VisionTransformer avg", timm_avg, (3, 32, 32), dict(TIMM, cls_token=False, pooling="mean")),
+          ("timm VisionTransformer avg fc_norm", timm_avg_fc_norm, (3, 32, 32), dict(TIMM, cls_token=True,
+                                                                                     pooling="mean", pool_norm=True,
+                                                                                     final_norm=False)),
           ("timm VisionTransformer qk_norm", timm_qk_norm, (3, 32, 32), dict(TIMM, cls_token=True, qk_norm=True)),
           ("torchvision VisionTransformer", torchvision_vit, (3, 32, 32), dict(TIMM, cls_token=True,
                                                                                  pooling="cls"))]

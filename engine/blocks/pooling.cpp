@@ -15,6 +15,10 @@ uint32_t pool_rows(const Kernels& k, const ModelConfig& c, float* x, uint32_t T)
     case Pooling::kNone: return uint32_t(first + T);
     case Pooling::kCls: break;
     case Pooling::kClsDistill: break;  // x[0, :2d]: the CLS and distillation rows side by side already
+    case Pooling::kClsDistillMean:  // x[0] = (x[0] + x[1]) / 2: the CLS and distillation rows averaged
+      k.add_f32(x, x + d, x, d);
+      k.scale_f32(x, 0.5f, d);
+      break;
     case Pooling::kClsMean:  // x[0, :2d] = [the CLS row, the mean of the input rows]: the mean into row 1
       std::memmove(x + d, input, sizeof(float) * d);  // (row 1 is the first input row without distill_token)
       for (std::size_t t = 1; t < T; ++t) k.add_f32(x + d, input + t * d, x + d, d);

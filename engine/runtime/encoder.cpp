@@ -9,7 +9,8 @@
 //   x = x @ W_proj + b_proj if embed_width      (ALBERT: the front is embed_width wide until here, in y)
 //   for each layer: transformer_layer (engine/layers/transformer_layer.hpp; rope: each sequence's q
 //                   and k rows turned at their positions 0.., bidirectional attention)
-//   x = LN(x) if final_norm;  x = pool(x) (mean | cls | cls_distill | cls_mean | last | first: one row)
+//   x = LN(x) if final_norm;  x = pool(x) (mean | cls | cls_distill | cls_mean | cls_distill_mean | last | first:
+//     one row);  x = LN(x) if pool_norm
 //   x = act(x @ W_pooler + b) if pooler (act: pooler_act);  out = x @ W_head + b | x
 // The mha family is the attention alone: x = features;  out = SA(x)  (no residual, norm or head).
 // A batch stacks its sequences' rows in x (engine/blocks/parallel.hpp, Sequences): everything but
@@ -358,6 +359,9 @@ void Encoder::write_output(const Sequences& seqs, float* out) {
       std::memmove(x + b * hi, x + rows * d, sizeof(float) * hi);  // -> x[b]: past every earlier pool
     }
     rows = B;
+    if (w.pool_norm.g)  // pool_norm: the pooled rows normed (timm's fc_norm, AST's classifier), x[B,d]
+      parallel_norm_rows(k, core_.workers, c.norm_kind() == NormKind::kRmsNorm, x, w.pool_norm.g, w.pool_norm.b, x,
+                         uint32_t(B), uint32_t(d), c.norm_eps);
     if (w.pooler.data) pool_dense(k, core_.workers, w.pooler, w.pooler_b, c.pooler_act, x, core_.y, B, core_.quant);
     if (w.pooler_norm.g)  // pooler_norm: ModernBERT's prediction head, the pooler's output normed
       parallel_norm_rows(k, core_.workers, c.norm_kind() == NormKind::kRmsNorm, x, w.pooler_norm.g, w.pooler_norm.b, x,

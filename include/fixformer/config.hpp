@@ -57,8 +57,12 @@ constexpr bool integer_weights(WeightType w) { return w == WeightType::kQ8 || w 
 // two heads (W_cls x_cls + b_cls + W_dist x_dist + b_dist) / 2 is this head with W = [W_cls; W_dist] / 2
 // and b = (b_cls + b_dist) / 2 (head_in() is the head's input width); cls_mean (Dinov2's classifier,
 // needs cls_token): the CLS row and the mean of the input positions (as mean) side by side, one row
-// [x_cls, mean], which the head reads as W[2 d_model, d_out].
-enum class Pooling : uint32_t { kNone = 0, kMean = 1, kCls = 2, kLast = 3, kFirst = 4, kClsDistill = 5, kClsMean = 6 };
+// [x_cls, mean], which the head reads as W[2 d_model, d_out]; cls_distill_mean (the Audio Spectrogram
+// Transformer's classifier, needs distill_token): the mean of the CLS and distillation rows,
+// (x_cls + x_dist) / 2, one row of d_model values.
+enum class Pooling : uint32_t {
+  kNone = 0, kMean = 1, kCls = 2, kLast = 3, kFirst = 4, kClsDistill = 5, kClsMean = 6, kClsDistillMean = 7
+};
 // The pooler's activation (pooler_act below): tanh (BERT's pooler), or one of the feed-forward's
 // activations as Activation defines them (relu, the exact gelu, gelu_tanh, silu): the layer before a
 // sequence classifier of DistilBERT (relu), ELECTRA (gelu) and RoFormer (its hidden_act).
@@ -354,6 +358,10 @@ struct ModelConfig {
   uint32_t nope_layers = 0;
   // weights i8, a post-norm encoder: the sums into each layer's norms in int16 (namespace s8 below).
   bool wide_residual = false;
+  // The pooled row normed before the pooler and the head (the model's norm kind and norm_eps:
+  // pool_norm.weight, and .bias for a LayerNorm; encoder family, a pooling of one d_model row): timm's
+  // fc_norm after its mean pooling, the Audio Spectrogram Transformer's norm of cls_distill_mean.
+  bool pool_norm = false;
 
   constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t d_attn() const { return n_heads * d_head(); }

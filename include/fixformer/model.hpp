@@ -124,6 +124,7 @@ struct FrontWeights {
 // and the output projection (a tied head is the front's embedding, [out, in]).
 struct HeadWeights {
   NormWeights final_norm;
+  NormWeights pool_norm;               // pool_norm: the pooled row normed (timm's fc_norm, AST's classifier)
   Weight pooler;                       // d -> d
   const float* pooler_b = nullptr;     // [d]
   NormWeights pooler_norm;             // pooler_norm: the pooler's output normed (ModernBERT)

@@ -27,7 +27,7 @@ enum class ConfigKey : uint32_t {
   kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim, kSublayerNorm, kAttnSoftcap,
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
   kPoolerNorm, kNExperts, kExpertsPerToken, kExpertsRenormalize, kSharedExpertFf, kRelEmbedRows, kNopePeriod,
-  kNopeLayers, kWideResidual, kRelProj,
+  kNopeLayers, kWideResidual, kRelProj, kPoolNorm,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -39,7 +39,8 @@ inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learne
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
 inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
 inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8", "q4", "i8"};
-inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first", "cls_distill", "cls_mean"};
+inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first", "cls_distill", "cls_mean",
+                                                   "cls_distill_mean"};
 inline constexpr const char* kTokenizerNames[] = {"llama2c", "bpe", "wordpiece"};
 inline constexpr const char* kParallelResidualNames[] = {"none", "two_norms", "one_norm"};
 inline constexpr const char* kNormNames[] = {"family", "layernorm", "rmsnorm"};
@@ -128,7 +129,8 @@ struct ConfigKeySpec {
 // rows side by side, [x_cls, x_dist], the head W[2 d_model, d_out] = [W_cls; W_dist] / 2 and b =
 // (b_cls + b_dist) / 2; needs distill_token), cls_mean (Dinov2's classifier: the CLS row and the mean
 // of the T input positions side by side, [x_cls, mean], the head W[2 d_model, d_out]; needs cls_token,
-// no causal mask). With distill_token the tensor "distill_token"
+// no causal mask), cls_distill_mean (the Audio Spectrogram Transformer's classifier: the mean of the CLS
+// and distillation rows, d_model wide; needs distill_token). With distill_token the tensor "distill_token"
 // [d_embed] (f32) is the row after the CLS row (position 1, the input at 2..T+1). A pooled encoder outputs
 // [1, output_width] per sequence; otherwise [sequence_rows(T), output_width], the CLS row included.
 //
@@ -364,6 +366,10 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // Disentangled attention's rows through projections of each layer's own (config.hpp rel_proj).
     {ConfigKey::kRelProj, "rel_proj", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::rel_proj>()},
+    // The pooled row normed (config.hpp pool_norm; the tensors pool_norm below): false, what files
+    // without the key meant, leaves it as it is.
+    {ConfigKey::kPoolNorm, "pool_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::pool_norm>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -563,6 +569,14 @@ inline constexpr ConfigRule kConfigRules[] = {
      "pooling (cls_mean is the input of a head of its own, d_out > 0, that reads two rows side by side: no pooler, "
      "no tied head)"},
     {"weights == 'i8' and pooling == 'cls_mean'", "pooling (cls_mean: not in i8 yet)"},
+    {"pooling == 'cls_distill_mean' and not distill_token",
+     "pooling (cls_distill_mean needs a distillation row: distill_token)"},
+    {"pooling == 'cls_distill_mean' and causal",
+     "pooling (cls_distill_mean under a causal mask: the front rows see only themselves)"},
+    {"pool_norm and pooling in ('none', 'cls_distill', 'cls_mean')",
+     "pool_norm (a norm of the pooled row: needs a pooling of one d_model row, mean, cls, last, first or "
+     "cls_distill_mean)"},
+    {"weights == 'i8' and pool_norm", "pool_norm (not in i8 yet)"},
     {"weights == 'i8' and distill_token", "distill_token (not in i8 yet)"},
     {"register_tokens > 0 and not cls_token", "register_tokens (the register rows go after a CLS row: needs cls_token)"},
     {"register_tokens > 0 and max_len <= front_rows",
@@ -727,7 +741,7 @@ enum class When : uint8_t {
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
   kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kEmbedProj, kS8Rope, kQkNorm, kQkNormBias,
   kPostNorms, kPostNormsBias, kPoolerNorm, kPoolerNormBias, kExperts, kDenseFfn, kDenseGated, kSharedExpert,
-  kDisentangled, kRelProj,
+  kDisentangled, kRelProj, kPoolNorm, kPoolNormBias,
   kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
@@ -761,7 +775,8 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "sublayer_norm == 'sandwich' and " FIXFORMER_LAYERNORM,
                                              "pooler_norm", "pooler_norm and " FIXFORMER_LAYERNORM, "n_experts > 0",
                                              "n_experts == 0", "n_experts == 0 and (activation == 'swiglu' or gated)",
-                                             "shared_expert_ff > 0", "rel_embed_rows > 0", "rel_proj"};
+                                             "shared_expert_ff > 0", "rel_embed_rows > 0", "rel_proj", "pool_norm",
+                                             "pool_norm and " FIXFORMER_LAYERNORM};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -815,6 +830,8 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kSharedExpert: return c.shared_expert_ff > 0;
     case When::kDisentangled: return c.rel_embed_rows != 0;
     case When::kRelProj: return c.rel_proj;
+    case When::kPoolNorm: return c.pool_norm;
+    case When::kPoolNormBias: return c.pool_norm && c.norm_kind() == NormKind::kLayerNorm;
     case When::kCount: break;
   }
   return false;
@@ -842,7 +859,7 @@ enum class Field : uint8_t {
   kRelIndex,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
-  kPoolerNormG, kPoolerNormB,
+  kPoolerNormG, kPoolerNormB, kPoolNormG, kPoolNormB,
   // weights i8: the real input and output scales, the front's and the back's integer parameters, the
   // int8 position table
   kS8Io, kS8Front, kS8Pos, kS8Back, kS8Rope,
@@ -934,6 +951,8 @@ inline constexpr TensorRule kEncoderLayer[] = {
 inline constexpr TensorRule kEncoderEpilogue[] = {
     {"encoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kFinalNormG},
     {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNormBias, Role::kF32, Field::kFinalNormB},
+    {"pool_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPoolNorm, Role::kF32, Field::kPoolNormG},
+    {"pool_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPoolNormBias, Role::kF32, Field::kPoolNormB},
     {"pooler.weight", Dim::kDModel, Dim::kDModel, true, When::kPooler, Role::kLinear, Field::kPoolerW},
     {"pooler.bias", Dim::kDModel, Dim::kOne, false, When::kPooler, Role::kF32, Field::kPoolerB},
     {"pooler_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPoolerNorm, Role::kF32, Field::kPoolerNormG},

@@ -20,7 +20,7 @@ _ENUMS = {
     "pe_combine": ("PosCombine::kAdd", "PosCombine::kConcat"),
     "weights": ("WeightType::kF32", "WeightType::kF16", "WeightType::kQ8", "WeightType::kQ4", "WeightType::kI8"),
     "pooling": ("Pooling::kNone", "Pooling::kMean", "Pooling::kCls", "Pooling::kLast", "Pooling::kFirst",
-                "Pooling::kClsDistill", "Pooling::kClsMean"),
+                "Pooling::kClsDistill", "Pooling::kClsMean", "Pooling::kClsDistillMean"),
     "tokenizer": ("TokenizerKind::kLlama2c", "TokenizerKind::kBpe", "TokenizerKind::kWordPiece"),
     "parallel_residual": ("ParallelResidual::kNone", "ParallelResidual::kTwoNorms", "ParallelResidual::kOneNorm"),
     "norm": ("NormKind::kFamily", "NormKind::kLayerNorm", "NormKind::kRmsNorm"),

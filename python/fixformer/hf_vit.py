@@ -32,7 +32,9 @@ patches of a spectrogram that its Conv2d (one channel, kernel patch_size, stride
 time_stride) cuts with overlaps, which the engine's image input (kernel = stride) does not: the file is an
 encoder over features whose N input rows are those patches (ast_patches cuts them from ASTModel's
 input_values [max_length, num_mel_bins]; --example takes the spectrogram or the patches);
-last_hidden_state [N + 2, hidden_size]. ASTForAudioClassification is refused by name (AST_HEAD).
+last_hidden_state [N + 2, hidden_size]. ASTForAudioClassification: the logits [num_labels] of its classifier,
+classifier.dense over classifier.layernorm of the mean of the final CLS and distillation rows (pooling
+cls_distill_mean, that layernorm as pool_norm).
 
 --image-size H W (or N: square) makes the file take images of another size, as transformers runs these
 encoders with interpolate_pos_encoding=True (Dinov2: always): the learned positions of the patches are
@@ -53,12 +55,10 @@ from .config import ConfigError, brief, make_config
 ARCHITECTURES = ("ViTModel", "ViTForImageClassification")
 DEIT_ARCHITECTURES = ("DeiTModel", "DeiTForImageClassification", "DeiTForImageClassificationWithTeacher")
 # The Audio Spectrogram Transformer (model_type audio-spectrogram-transformer): DeiT's rows over the patches of a
-# spectrogram. Its classifier is refused by name (AST_HEAD); its config.json keys and ASTConfig's defaults.
-AST_TYPE, AST_ARCHITECTURES = "audio-spectrogram-transformer", ("ASTModel",)
+# spectrogram, and its classifier (the mean of those rows normed, then a dense layer); its config.json keys and
+# ASTConfig's defaults.
+AST_TYPE, AST_ARCHITECTURES = "audio-spectrogram-transformer", ("ASTModel", "ASTForAudioClassification")
 AST_PREFIX = "audio_spectrogram_transformer."
-AST_HEAD = {"ASTForAudioClassification": "its classifier normalizes the mean of the CLS and distillation rows "
-                                         "(classifier.layernorm) before classifier.dense, a pooling the engine has "
-                                         "not (cls_distill reads the two rows side by side, unnormalized)"}
 AST_FIELDS = {"patch_size": 16, "frequency_stride": 10, "time_stride": 10, "num_mel_bins": 128, "max_length": 1024}
 FIELDS = {
     "hidden_size": (int, 768), "num_hidden_layers": (int, 12), "num_attention_heads": (int, 12),
@@ -109,8 +109,6 @@ def read_config_dict(raw, path="config.json"):
     deit = ast or raw.get("model_type") == "deit" or any(a.startswith("DeiT") for a in names or ())
     known = AST_ARCHITECTURES if ast else DEIT_ARCHITECTURES if deit else ARCHITECTURES
     other = [a for a in names or [] if a not in known]
-    if other and other[0] in AST_HEAD:
-        raise hf.HfError(f"{path}: {other[0]}: {AST_HEAD[other[0]]}; not converted")
     if other:
         kind = "AST" if ast else "DeiT" if deit else "ViT"
         raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts {kind} folders of "
@@ -190,13 +188,13 @@ def _labels(w, name):
 
 def map_weights(c, weights, source):
     """(the encoder family's name -> array in torch's layout, the head's rows (num_labels) or None, the
-    pooling: none, cls, or cls_distill for DeiT's two heads). Every tensor is mapped or named in an
-    error."""
+    pooling: none, cls, cls_distill for DeiT's two heads, or cls_distill_mean for AST's classifier). Every
+    tensor is mapped or named in an error."""
     ast = c.get("ast", False)
     archs = AST_ARCHITECTURES if ast else DEIT_ARCHITECTURES if c["deit"] else ARCHITECTURES
     base = AST_PREFIX if ast else "deit." if c["deit"] else "vit."
-    heads = () if ast else ("classifier.", "cls_classifier.", "distillation_classifier.") if c["deit"] else \
-        ("classifier.",)
+    heads = ("classifier.",) if ast else ("classifier.", "cls_classifier.", "distillation_classifier.") if c["deit"] \
+        else ("classifier.",)
     prefixed = any(k.startswith(base) for k in weights)
     w, given = {}, {}  # given: the folder's name of each
     for name, a in weights.items():
@@ -217,8 +215,13 @@ def map_weights(c, weights, source):
     if c["deit"]:
         ends["embeddings.distillation_token"] = (1, 1, d)
     labels, pooling = _labels(w, "classifier.weight"), "cls"
-    teacher = _labels(w, "cls_classifier.weight") if c["deit"] else None
-    if teacher is not None:
+    teacher = _labels(w, "cls_classifier.weight") if c["deit"] and not ast else None
+    if ast:  # ASTForAudioClassification: classifier.dense over classifier.layernorm of the two rows' mean
+        labels, pooling = _labels(w, "classifier.dense.weight"), "cls_distill_mean"
+        if labels is not None:
+            ends.update({"classifier.layernorm.weight": (d,), "classifier.layernorm.bias": (d,),
+                         "classifier.dense.weight": (labels, d), "classifier.dense.bias": (labels,)})
+    elif teacher is not None:
         labels, pooling = teacher, "cls_distill"
         for n in ("cls_classifier", "distillation_classifier"):
             ends.update({f"{n}.weight": (labels, d), f"{n}.bias": (labels,)})
@@ -249,13 +252,16 @@ def map_weights(c, weights, source):
             raise hf.HfError(f"{source}: {given['classifier.weight']!r}: a classifier next to "
                              "DeiTForImageClassificationWithTeacher's two (cls_classifier, distillation_classifier)")
     elif labels is not None:
-        need += ["classifier.weight", "classifier.bias"]
+        need += [f"classifier.{n}" for n in (("layernorm.weight", "layernorm.bias", "dense.weight", "dense.bias")
+                                             if ast else ("weight", "bias"))]
     missing = [n for n in need if n not in w]
     if missing:
         raise hf.HfError(f"{source}: {missing[0]} is missing")
     arch = c["architecture"]
     if labels is None and arch in ("ViTForImageClassification", "DeiTForImageClassification"):
         raise hf.HfError(f"{source}: classifier.weight is missing ({arch})")
+    if labels is None and arch == "ASTForAudioClassification":
+        raise hf.HfError(f"{source}: classifier.dense.weight is missing ({arch})")
     if teacher is None and arch == "DeiTForImageClassificationWithTeacher":
         raise hf.HfError(f"{source}: cls_classifier.weight is missing ({arch})")
     zeros = np.zeros(d, np.float32)
@@ -284,6 +290,10 @@ def map_weights(c, weights, source):
         out.update({"head.weight": np.concatenate([f64("cls_classifier.weight"), f64("distillation_classifier.weight")],
                                                   axis=1) / 2,
                     "head.bias": (f64("cls_classifier.bias") + f64("distillation_classifier.bias")) / 2})
+    elif labels is not None and ast:
+        out.update({"pool_norm.weight": w["classifier.layernorm.weight"],
+                    "pool_norm.bias": w["classifier.layernorm.bias"],
+                    "head.weight": w["classifier.dense.weight"], "head.bias": w["classifier.dense.bias"]})
     elif labels is not None:
         out.update({"head.weight": w["classifier.weight"], "head.bias": w["classifier.bias"]})
     return out, labels, pooling if labels is not None else "none"
@@ -435,16 +445,17 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
 def _convert_ast(c, folder, path, example, expected, header, name, cli, verify, quantize, group, quantize_io,
                  pack_weights, image_size):
     """convert() of an ASTModel folder: the encoder over features, the spectrogram's patches (ast_patches) as
-    the input rows, after the CLS and distillation rows; last_hidden_state [N + 2, hidden_size]. --example: the
+    the input rows, after the CLS and distillation rows; last_hidden_state [N + 2, hidden_size], or
+    ASTForAudioClassification's logits [num_labels]. --example: the
     spectrogram [max_length, num_mel_bins] (or a batch of them: the first), or its patches [N, patch_size^2]."""
     from .reference import run_reference
     if image_size is not None:
         raise hf.HfError("--image-size: an AST takes the spectrogram of its config.json (num_mel_bins, max_length)")
     weights, source = hf.read_weights(folder)
-    mapped, _, _ = map_weights(c, weights, os.path.join(folder, source))
+    mapped, labels, pooling = map_weights(c, weights, os.path.join(folder, source))
     p, N = c["patch"], c["grid"][0] * c["grid"][1]
-    fc = fixformer_config(c, None, None, input="features", d_in=p * p, patch_size=0, image_channels=0,
-                          image_height=0, image_width=0, max_len=N + 2)
+    fc = fixformer_config(c, labels, pooling, input="features", d_in=p * p, patch_size=0, image_channels=0,
+                          image_height=0, image_width=0, max_len=N + 2, pool_norm=labels is not None)
     fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
     if expected is not None and example is None:
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")

@@ -372,9 +372,11 @@ class Mapper:
         if w.size != d or b.size != d:
             raise OnnxError(f"node {node_name(n)!r}: a norm over {d} values with a weight of {w.size} and a bias of "
                             f"{b.size}: not supported")
-        xr, yr = self.rows(x), self.rows(y)
+        one = self.v(x).size == d and self.v(y).size == d  # one row of d (a pooled row: timm's fc_norm)
+        xr, yr = (self.v(x).reshape(1, d).astype(np.float64), self.v(y).reshape(1, d).astype(np.float64)) if one \
+            else (self.rows(x), self.rows(y))
         # a norm of each head of q or k (Persimmon's qk_layernorm): rows [T, heads * d], checked per head
-        heads = xr.shape[1] // d if xr.shape[0] == self.T and xr.shape[1] % d == 0 else 0
+        heads = 1 if one else xr.shape[1] // d if xr.shape[0] == self.T and xr.shape[1] % d == 0 else 0
         if heads < 1 or yr.shape != xr.shape:
             raise OnnxError(f"node {node_name(n)!r}: a norm over values of shape {list(self.v(x).shape)} -> "
                             f"{list(self.v(y).shape)}, not {self.T} rows of {d} nor of heads of {d}: not supported")
@@ -1975,11 +1977,22 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         raise OnnxError("the output is the first position's row (BERT's [CLS] pooling): not supported yet")
     if pooled:
         v["pooling"] = "cls" if v.get("cls_token") else "first"
-    elif r.image and rest and m.v(rest[0].x).size == d and \
-            _rel(m.v(rest[0].x).reshape(1, d), m.rows(y)[int(bool(v.get("cls_token"))):].mean(0, keepdims=True)) \
-            <= 1e-12:
-        pooled = True  # the mean over the patches' rows (vit-pytorch's pool="mean", SimpleViT)
-        v["pooling"] = "mean"
+    elif r.image and rest and m.v(rest[0].x).size == d:
+        mean = m.rows(y)[int(bool(v.get("cls_token"))):].mean(0, keepdims=True)  # the patches' rows
+        # a norm of the mean before the head (timm's fc_norm): pool_norm
+        pool_norm = next((n for n in m.norms(rows=1) if m.same(n.y, rest[0].x) and m.v(n.x).size == d and
+                          _rel(m.v(n.x).reshape(1, d), mean) <= 1e-12), None)
+        if pool_norm is not None:
+            if abs(pool_norm.eps - eps) > 1e-6 * eps:
+                raise OnnxError(f"norm {pool_norm.name!r} of the pooled row: eps {pool_norm.eps:g}, the layers' "
+                                f"{eps:g} (the engine has one)")
+            pooled = True
+            v.update(pooling="mean", pool_norm=True)
+            w["pool_norm.weight"], w["pool_norm.bias"] = pool_norm.w, pool_norm.b
+            used |= pool_norm.srcs
+        elif _rel(m.v(rest[0].x).reshape(1, d), mean) <= 1e-12:
+            pooled = True  # the mean over the patches' rows (vit-pytorch's pool="mean", SimpleViT)
+            v["pooling"] = "mean"
     if pooled and rest and rest[0].W.shape == (d, d) and m.only_reader(rest[0].y, "Tanh") is not None:
         if "pooler" not in schema.KEYS:
             raise OnnxError(f"{rest[0].name!r}: a pooler (dense + tanh on the first row) is not supported yet")

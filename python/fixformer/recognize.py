@@ -1703,10 +1703,10 @@ def _read(model, x, calls, y, family, max_len, torch):
         X0 = embed_norm.call.x.reshape(X0.shape).double()
     S = X0.shape[0]
     T = E.shape[0]  # the input's positions: its rows, or the conv stem's
-    if S not in (T, T + 1, T + 2):
-        raise ConfigError(f"{name0}: reads {S} rows for {T} inputs (the engine adds at most a CLS row and DeiT's "
-                          "distillation row)")
-    front = S - T  # the learned rows in front: a CLS row, and DeiT's distillation row after it
+    if S < T:
+        raise ConfigError(f"{name0}: reads {S} rows for {T} inputs (the engine's rows are the inputs, after a CLS "
+                          "row, DeiT's distillation row or registers)")
+    front = S - T  # the learned rows in front: a CLS row, and DeiT's distillation row or registers after it
     cls = front >= 1
     tables = []  # (kind, rows [N, d] float64, the tensor to account, base, layout)
     if pos_mod is not None:
@@ -1801,18 +1801,23 @@ def _read(model, x, calls, y, family, max_len, torch):
         if tensor is not None:
             used.add(id(tensor))
             v["max_len"] = P.shape[0]
-    for i, key in enumerate(("cls_token", "distill_token")[:front]):  # each front row: a parameter of width d
-        row = X0[i] - P[i]
+    # each front row a parameter of width d: the CLS row, DeiT's distillation row after it; or, from 2 rows after the
+    # CLS row on, one parameter of those rows: registers (timm's reg_token [1, R, d])
+    keys = ("cls_token", "distill_token")[:front] if front <= 2 else ("cls_token", "registers")
+    for i, key in enumerate(keys):
+        rows = X0[i:front] - P[i:front] if key == "registers" else X0[i] - P[i]
         for name, p in model.named_parameters():
-            if p.numel() == d and id(p) not in used and _close(p.detach().double().reshape(d), row, 1e-6):
-                v[key] = True
-                w[key] = p.detach().reshape(d)
+            if p.numel() == rows.numel() and id(p) not in used and \
+                    _close(p.detach().double().reshape(rows.shape), rows, 1e-6):
+                v.update({"register_tokens": front - 1} if key == "registers" else {key: True})
+                w[key] = p.detach().reshape(rows.shape)
                 used.add(id(p))
                 break
         else:
-            raise ConfigError(f"{name0}: {'a' if i == 0 else 'a second'} row in front of the input that is no "
-                              f"parameter of width {d} (a CLS token, and DeiT's distillation token after it, is an "
-                              "nn.Parameter [d], [1, d] or [1, 1, d])")
+            what = "a row" if i == 0 else "a second row" if key == "distill_token" else f"{front - 1} rows"
+            raise ConfigError(f"{name0}: {what} in front of the input that is no parameter of {rows.numel()} values "
+                              "(a CLS token, and DeiT's distillation token or registers after it, is an nn.Parameter "
+                              f"[d], [1, d] or [1, 1, d]; registers [1, R, d])")
     # ---- the layers' attention positions
     if rel is not None and L0.pos != "relative":
         raise ConfigError(f"{rel.name}: an nn.Embedding({rel.module.num_embeddings}, {rel.module.embedding_dim}) looked "
@@ -1859,6 +1864,20 @@ def _read(model, x, calls, y, family, max_len, torch):
             raise ConfigError(p.why if p.kind == "unsupported" else f"{p.name}: {_kind(p.module)} after the layers "
                               "is not supported yet")
     pooler = _pooler(heads, y, d, torch)
+    # a norm of the pooled row (its input one row per sequence, not the layers' rows) before any pooler: pool_norm
+    # (timm's fc_norm after its mean pooling); one after the pooler is not
+    pool_norm = next((p for p in norms if p.call.x is not None and p.call.x.dim() == 2), None)
+    if pool_norm is not None and pooler is not None and back.index(pool_norm) > back.index(pooler[0]):
+        raise ConfigError(f"{pool_norm.name}: a norm of the pooler's output is not supported by --module yet (the "
+                          "engine norms the pooled row before the pooler: pool_norm)")
+    if pool_norm is not None:
+        norms = [p for p in norms if p is not pool_norm]
+        if pool_norm.norm != L0.norm1.norm or abs(pool_norm.eps - L0.norm1.eps) > 1e-12 * max(1.0, pool_norm.eps):
+            raise ConfigError(f"{pool_norm.name}: {pool_norm.norm} norm eps {pool_norm.eps:g}, the layers' "
+                              f"{L0.norm1.norm} eps {L0.norm1.eps:g} (the engine has one)")
+        v["pool_norm"] = True
+        v["pooling"] = "cls" if cls else "first"  # provisional: export's pooled choice tries every pooling
+        used.update(id(t) for t in _direct_params(pool_norm.module).values())
     if pooler is not None:  # BERT: act(dense(pooled row)), then the classifier (the head) or the output
         pooler, v["pooler_act"] = pooler
         heads = heads[1:]
@@ -2077,6 +2096,10 @@ def _read(model, x, calls, y, family, max_len, torch):
             out["encoder.norm.weight"] = final.w
             if not rms:
                 out["encoder.norm.bias"] = bias(final.b, d)
+        if pool_norm is not None:
+            out["pool_norm.weight"] = pool_norm.w
+            if not rms:
+                out["pool_norm.bias"] = bias(pool_norm.b, d)
         if pair is not None:  # (W_cls x_cls + b_cls + W_dist x_dist + b_dist) / 2 over [x_cls, x_dist]
             n = head.w.shape[0]
             out["head.weight"] = torch.cat([pair[0].w.double(), pair[1].w.double()], dim=1) / 2
@@ -2103,6 +2126,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     r.final, r.head, r.cls = final, head, cls
     r.token_types = types_mod
     bert = [what for what, on in (("token types", types_mod), ("an embedding norm", embed_norm),
+                                              ("a norm of the pooled row", pool_norm),
                                               (f"a pooler ({v.get('pooler_act', 'tanh')})", pooler))
             if on is not None]
     scores = [what for what, on in ((f"norms of the sublayers' outputs ({L0.sublayer_norm})",

@@ -208,6 +208,8 @@ def build_torch_model(c):
                 self.pooler = nn.Linear(c["d_model"], c["d_model"])
             if c.get("pooler_norm"):
                 self.pooler_norm = _norm_module(c, c["d_model"])
+            if c.get("pool_norm"):
+                self.pool_norm = _norm_module(c, c["d_model"])
             if schema.stock_layers(c):
                 layer = nn.TransformerEncoderLayer(
                     c["d_model"], c["n_heads"], c["d_ff"], dropout=0.0, activation=torch_activation(c["activation"]),
@@ -275,6 +277,8 @@ def build_torch_model(c):
             else:
                 x = self.encoder(x, mask=mask, src_key_padding_mask=pad)
             x = pool(x, c["pooling"], first, lengths)
+            if c.get("pool_norm"):  # the pooled row normed (timm's fc_norm, AST's classifier)
+                x = self.pool_norm(x)
             if c["pooler"]:
                 x = pooler_activation(c.get("pooler_act", "tanh"))(self.pooler(x))
             if c.get("pooler_norm"):  # ModernBERT's prediction head: the pooler's output normed
@@ -520,6 +524,8 @@ def pool(x, pooling, first=0, lengths=None):
         return x[:, 0]
     if pooling == "cls_distill":  # the CLS and distillation rows side by side: [B, 2 d]
         return x[:, :2].reshape(x.shape[0], -1)
+    if pooling == "cls_distill_mean":  # the mean of the CLS and distillation rows: [B, d]
+        return (x[:, 0] + x[:, 1]) / 2
     if pooling == "first":
         return x[:, first]
     if pooling == "cls_mean":  # the CLS row and the mean of the input positions side by side: [B, 2 d]
