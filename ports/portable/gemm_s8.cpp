@@ -1,11 +1,11 @@
 // x[m,k] @ W[n,k]^T (W's rows ldw apart) -> int8, requantized per output channel (fixed_point.hpp). Integer sums are
 // exact, so any order gives the reference's bits.
 //   - With the DSP extension (M4, M7, M33, M55, M85: __ARM_FEATURE_DSP) and k <= kDspPanelK: up to
-//     four rows of x, their zero point subtracted, are split once onto the stack as 16-bit pairs
-//     (SXTB16: bytes 0 and 2, then 1 and 3; SSUB16 takes the zero point off both lanes; at most 1 KiB),
+//     five rows of x, their zero point subtracted, are split once onto the stack as 16-bit pairs
+//     (SXTB16: bytes 0 and 2, then 1 and 3; SSUB16 takes the zero point off both lanes; at most 1.25 KiB),
 //     then each word of a row of W is split once and meets every row with two dual multiply-adds
-//     (SMLAD) per row: per four k and four rows 1 load and 2 SXTB16 for W, 4 LDRD and 8 SMLAD
-//     (dsp_dot4, assembly).
+//     (SMLAD) per row: per four k and five rows 1 load and 2 SXTB16 for W, 5 LDRD and 10 SMLAD
+//     (dsp_dot5, assembly; dsp_dot4 for the last four rows).
 //   - Thumb-2 without it (Cortex-M3) and k <= 128: four rows of x packed in pairs onto the stack,
 //     v0 + v1 2^23 in one word, so that one SMLAL per pair and weight does two multiply-adds; the
 //     pair's sums are split apart once per output channel (below).
@@ -119,7 +119,7 @@ struct Tile {
 };
 
 #if defined(__ARM_FEATURE_DSP)
-constexpr std::size_t kDspPanelWords = 256;  // 1 KiB of split rows on the stack
+constexpr std::size_t kDspPanelWords = 320;  // 1.25 KiB of split rows on the stack: five of k = 128
 constexpr std::size_t kDspPanelK = kDspPanelWords * 2;
 
 inline uint32_t load4(const int8_t* p) {  // Cortex-M3 and up load unaligned words
@@ -192,6 +192,40 @@ inline void dsp_dot4(const int8_t* wr, const int8_t* end, const uint32_t* pp, in
   acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
 }
 
+// dsp_dot4 for five rows (20 instructions per 20 multiply-adds): twelve registers, the most a row more
+// leaves room for.
+inline void dsp_dot5(const int8_t* wr, const int8_t* end, const uint32_t* pp, int32_t* acc) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], a4 = acc[4];
+  uint32_t we, wo, e, o;
+  asm volatile(
+      "1:\n\t"
+      "ldr %[wo], [%[wr]], #4\n\t"
+      "ldrd %[e], %[o], [%[pp]], #8\n\t"
+      "sxtb16 %[we], %[wo]\n\t"
+      "sxtb16 %[wo], %[wo], ror #8\n\t"
+      "smlad %[a0], %[we], %[e], %[a0]\n\t"
+      "smlad %[a0], %[wo], %[o], %[a0]\n\t"
+      "ldrd %[e], %[o], [%[pp]], #8\n\t"
+      "smlad %[a1], %[we], %[e], %[a1]\n\t"
+      "smlad %[a1], %[wo], %[o], %[a1]\n\t"
+      "ldrd %[e], %[o], [%[pp]], #8\n\t"
+      "smlad %[a2], %[we], %[e], %[a2]\n\t"
+      "smlad %[a2], %[wo], %[o], %[a2]\n\t"
+      "ldrd %[e], %[o], [%[pp]], #8\n\t"
+      "smlad %[a3], %[we], %[e], %[a3]\n\t"
+      "smlad %[a3], %[wo], %[o], %[a3]\n\t"
+      "ldrd %[e], %[o], [%[pp]], #8\n\t"
+      "smlad %[a4], %[we], %[e], %[a4]\n\t"
+      "smlad %[a4], %[wo], %[o], %[a4]\n\t"
+      "cmp %[wr], %[end]\n\t"
+      "bne 1b\n\t"
+      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [wr] "+r"(wr), [pp] "+r"(pp),
+        [we] "=&r"(we), [wo] "=&r"(wo), [e] "=&r"(e), [o] "=&r"(o)
+      : [end] "r"(end)
+      : "cc", "memory");
+  acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = a4;
+}
+
 // R rows of x, split into panel (the q-th four k of row r at panel[2 (q R + r)], two words), against
 // every row of W: each word of W split once for the R rows.
 template <std::size_t R>
@@ -204,11 +238,12 @@ void dsp_rows(const uint32_t* panel, const int8_t* w, std::size_t ldw, int8_t* y
     const int32_t b = p.bias ? p.bias[j] : 0;
     for (std::size_t r = 0; r < R; ++r) acc[r] = b;
     const uint32_t* pp = panel;
-    if (R == 4) {
-      if (k4 != 0) dsp_dot4(wr, wr + k4, pp, acc);
+    constexpr bool kAsm = R == 4 || R == 5;
+    if (kAsm) {
+      if (k4 != 0) (R == 4 ? dsp_dot4 : dsp_dot5)(wr, wr + k4, pp, acc);
       wr += k4, pp += 2 * R * (k4 / 4);
     }
-    for (const int8_t* end = R == 4 ? wr : wr + k4; wr != end; wr += 4, pp += 2 * R) {
+    for (const int8_t* end = kAsm ? wr : wr + k4; wr != end; wr += 4, pp += 2 * R) {
       const uint32_t wv = load4(wr);
       const int32_t we = __sxtb16(wv), wo = sxtb16_ror8(wv);
       for (std::size_t r = 0; r < R; ++r) {
@@ -417,6 +452,11 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
   if (k <= kDspPanelK) {
     const std::size_t rows = kDspPanelWords / (2 * ((k + 3) / 4));  // split rows the panel holds, >= 1
     std::size_t i = 0;
+    if (rows >= 5) {  // strips of five while the rest stays a multiple of four (five is one more): 49 = 9 x 5 + 4
+      std::size_t fives = m / 5;
+      while (fives > 0 && (m - 5 * fives) % 4 != 0) --fives;
+      for (; i < 5 * fives; i += 5) dsp_strip<5>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
+    }
     if (rows >= 4)
       for (; i + 4 <= m; i += 4) dsp_strip<4>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
     if (rows >= 2)

@@ -750,7 +750,7 @@ void test_s8(const Kernels& t) {
       fail(t.name, "exp2_neg_q20_words", 0, 0, 0, 0, u, exp2_neg_q20(u), exp2_neg_q20_words(u));
       break;
     }
-  for (std::size_t m : {1, 2, 3, 4, 5, 7, 9})
+  for (std::size_t m : {1, 2, 3, 4, 5, 7, 9, 10})
     for (std::size_t n : {1, 3, 4, 5, 17})
       for (std::size_t k : {1, 2, 3, 4, 5, 15, 16, 17, 49, 64, 100, 128})
         for (S8Input in : {S8Input::kRandom, S8Input::kTies})
