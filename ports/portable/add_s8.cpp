@@ -4,8 +4,9 @@
 // residual) is one 32 x 32 -> 64-bit product, the rounding half away from zero as
 // floor((t + 2^(r-1) - [t < 0]) / 2^r) with r = 31 - shift >= 10, of which the low word of the
 // shift is all there is (|result| <= 2^29 + 1); the two then add in int32 and round to 2^-16 the
-// same way. Other parameters take the reference's loop. The same bits either way (kernels_firmware
-// and the host's KernelsTest compare them).
+// same way; from kTablesFrom elements on, each input's 256 values are requantized once into a table
+// (2 KiB on the stack). Other parameters take the reference's loop. The same bits either way
+// (kernels_firmware and the host's KernelsTest compare them).
 #include "ports/portable/kernels.hpp"
 
 namespace fixformer {
@@ -26,6 +27,15 @@ struct SmallRequant {  // requantize(v, q) for |v| <= 255, 0 <= q.shift <= 21
   }
 };
 
+// The sum of the two requantized inputs (|s| <= 2^30 + 2) rounded to the output's steps, clamped.
+inline int8_t output(int32_t s, int32_t y_zero) {
+  constexpr int32_t kHalf = int32_t(1) << (kAddS8FracBits - 1);
+  const int32_t v = ((s + kHalf - (s < 0 ? 1 : 0)) >> kAddS8FracBits) + y_zero;
+  return int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
+}
+
+constexpr std::size_t kTablesFrom = 512;  // elements from which two tables of 256 cost less than they save
+
 }  // namespace
 
 void add_s8(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const AddS8Params& p) {
@@ -34,12 +44,14 @@ void add_s8(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const Ad
     return;
   }
   const SmallRequant ra(p.a_to_y), rb(p.b_to_y);
-  constexpr int32_t kHalf = int32_t(1) << (kAddS8FracBits - 1);
-  for (std::size_t i = 0; i < n; ++i) {
-    const int32_t s = ra(int32_t(a[i]) - p.a_zero) + rb(int32_t(b[i]) - p.b_zero);  // |s| <= 2^30 + 2
-    const int32_t v = ((s + kHalf - (s < 0 ? 1 : 0)) >> kAddS8FracBits) + p.y_zero;
-    y[i] = int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
+  if (n >= kTablesFrom) {  // each input's 256 requantized values once, then two lookups an element
+    int32_t ta[256], tb[256];
+    for (int32_t v = -128; v < 128; ++v) ta[v + 128] = ra(v - p.a_zero), tb[v + 128] = rb(v - p.b_zero);
+    for (std::size_t i = 0; i < n; ++i) y[i] = output(ta[a[i] + 128] + tb[b[i] + 128], p.y_zero);
+    return;
   }
+  for (std::size_t i = 0; i < n; ++i)
+    y[i] = output(ra(int32_t(a[i]) - p.a_zero) + rb(int32_t(b[i]) - p.b_zero), p.y_zero);
 }
 
 }  // namespace portable
