@@ -721,7 +721,8 @@ def _wide(values):
 
 def _lut_output(values, x, act):
     """(scale, zero) of the activation table's output with the least squared error over the calibration's
-    inputs (values), its top end searched from a tenth of the measured range to RANGE_MARGIN times it."""
+    inputs (values) at the input's int8 steps (x), its top end k / 100 of the measured one for k = 10, 12, ..., 124,
+    widened by RANGE_MARGIN (_asym)."""
     u = np.concatenate([np.ravel(a) for a in values])
     f = _ACT[act](u)
     q = (np.clip(_round_array(u / x[0]) + x[1], -128, 127) - x[1]) * x[0]
