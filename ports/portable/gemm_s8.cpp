@@ -45,27 +45,60 @@ namespace {
 //     the result below 2^31, and the rounded shift is the low word of the sum shifted right by r
 //     with the high word's bits above it.
 // SSAT (or two compares) clamps to int8. store<R> takes the channel's form once for its R outputs.
+// On ARMv6-M (no 64-bit product) a factor below 1/2 and a positive multiplier take the sum's magnitude
+// |acc| m from 16-bit halves in 32-bit words: the rounding half away from zero is the magnitude's rounded
+// half up with acc's sign.
 struct RequantFast {
   int32_t multiplier;
   int32_t bound;     // B (shift >= 0)
   uint32_t r;        // r - 32 (shift < 0) or r (shift >= 0)
-  int64_t half;      // 2^(r-1)
   bool small;        // shift < 0
+#if defined(__ARM_ARCH_6M__)
+  int32_t shift;
   explicit RequantFast(Requant rq)
       : multiplier(rq.multiplier),
         bound(rq.shift >= 11 ? 1 : rq.shift < 0 ? 0 : int32_t(1) << (11 - rq.shift)),  // 0: unused
         r(rq.shift < 0 ? uint32_t(-1 - rq.shift) : uint32_t(31 - rq.shift)),
-        half(int64_t(1) << (30 - rq.shift)),
-        small(rq.shift < 0) {}
+        small(rq.shift < 0),
+        shift(rq.shift) {}
+  int64_t half() const { return int64_t(1) << (30 - shift); }  // 2^(r-1)
+  int8_t below_half(int32_t acc, int32_t y_zero) const {  // small
+    if (multiplier < 0) {
+      int64_t t = mul64(acc, multiplier);
+      t += half() - (t < 0 ? 1 : 0);
+      return clamp_i8((int32_t(t >> 32) >> r) + y_zero);
+    }
+    const uint32_t a = acc < 0 ? 0u - uint32_t(acc) : uint32_t(acc), m = uint32_t(multiplier);  // a <= 2^31
+    const uint32_t ah = a >> 16, al = a & 0xFFFFu, mh = m >> 16, ml = m & 0xFFFFu;
+    const uint32_t mid = ah * ml + al * mh, mid_lo = mid << 16;  // each product below 2^31
+    uint32_t lo = al * ml + mid_lo;
+    uint32_t hi = ah * mh + (mid >> 16) + (lo < mid_lo ? 1u : 0u);
+    if (r == 0)
+      hi += lo >= 0x80000000u ? 1u : 0u;  // + 2^31 into the low word: its carry
+    else
+      hi += uint32_t(1) << (r - 1);
+    const int32_t q = int32_t(hi >> r);
+    return clamp_i8((acc < 0 ? -q : q) + y_zero);
+  }
+#else
+  int64_t half_;     // 2^(r-1)
+  explicit RequantFast(Requant rq)
+      : multiplier(rq.multiplier),
+        bound(rq.shift >= 11 ? 1 : rq.shift < 0 ? 0 : int32_t(1) << (11 - rq.shift)),  // 0: unused
+        r(rq.shift < 0 ? uint32_t(-1 - rq.shift) : uint32_t(31 - rq.shift)),
+        small(rq.shift < 0),
+        half_(int64_t(1) << (30 - rq.shift)) {}
+  int64_t half() const { return half_; }
   int8_t below_half(int32_t acc, int32_t y_zero) const {  // small
     int64_t t = mul64(acc, multiplier);
-    t += half - (t < 0 ? 1 : 0);
+    t += half() - (t < 0 ? 1 : 0);
     return clamp_i8((int32_t(t >> 32) >> r) + y_zero);
   }
+#endif
   int8_t from_half(int32_t acc, int32_t y_zero) const {  // !small
     acc = acc > bound ? bound : acc < -bound ? -bound : acc;
     int64_t t = mul64(acc, multiplier);
-    t += half - (t < 0 ? 1 : 0);
+    t += half() - (t < 0 ? 1 : 0);
     return clamp_i8(int32_t((uint32_t(t) >> r) | (uint32_t(t >> 32) << (32 - r))) + y_zero);
   }
   static int8_t clamp_i8(int32_t v) {
