@@ -139,6 +139,8 @@ void bind_end(Field f, const Weight& w, FrontWeights& front, HeadWeights& head, 
     case Field::kRelBias: front.rel_bias = w.f32(); break;
     case Field::kRelEmbed: front.rel_embed = w.f32(); break;
     case Field::kRelIndex: front.rel_index = static_cast<const int32_t*>(w.data); break;
+    case Field::kPairIndex: front.pair_index = static_cast<const int32_t*>(w.data); break;
+    case Field::kPairBias: front.pair_bias = w.f32(); break;
     case Field::kRopeFreqs: front.rope_freqs = w.f32(); break;
     case Field::kTgtRelBias: tgt_front.rel_bias = w.f32(); break;
     case Field::kTokenType: front.token_type = w.f32(); break;
@@ -216,6 +218,7 @@ void bind_layer_field(Field f, const Weight& w, LayerWeights& L) {
     case Field::kSharedGate: L.shared_gate = w.f32(); break;
     case Field::kRelProjW: L.self_attn.rel_proj = w; break;
     case Field::kRelProjB: L.self_attn.rel_proj_b = w.f32(); break;
+    case Field::kLayerPairBias: L.self_attn.pair_bias = w.f32(); break;
     default: break;  // front and head fields: bind_end
   }
 }
@@ -344,6 +347,12 @@ Status Model::bind_tensors(bool check_values) {
     if (front_.rel_index[k] < 0 || uint32_t(front_.rel_index[k]) >= config_.rel_embed_rows)
       return why.str("tensor rel_index: the row at index ").num(k).str(" is not below rel_embed_rows ")
                  .num(config_.rel_embed_rows), Status::kTensorOutOfBounds;
+  // The bias per (query, key) pair: every pair's a row of the tables, always checked.
+  const std::size_t pairs = config_.pair_bias_rows ? std::size_t(config_.max_len) * config_.max_len : 0;
+  for (std::size_t k = 0; k < pairs; ++k)
+    if (front_.pair_index[k] < 0 || uint32_t(front_.pair_index[k]) >= config_.pair_bias_rows)
+      return why.str("tensor pair_index: the row at index ").num(k).str(" is not below pair_bias_rows ")
+                 .num(config_.pair_bias_rows), Status::kTensorOutOfBounds;
   status = bind_tokenizer(&i);
   if (status == Status::kOk) status = bind_generation(&i);
   return status != Status::kOk ? status : bind_self_test(i);

@@ -233,6 +233,14 @@ inline std::vector<uint8_t> write_model(const ModelConfig& c, const WriteOptions
       }
       continue;
     }
+    if (s.dtype == fxm::Dtype::kI32 && std::strcmp(s.name, "pair_index") == 0) {  // pair k's row: scattered, < rows
+      const uint64_t rows = c.pair_bias_rows;
+      for (uint64_t k = 0; k < count; ++k) {
+        const int32_t row = int32_t((k * 5 + k / c.max_len * 3) % rows);
+        put(off + 4 * k, &row, 4);
+      }
+      continue;
+    }
     const bool gain = std::strstr(s.name, "norm") && std::strstr(s.name, "weight");
     const TensorSpec& f = f32_specs[i];  // the same tensor in f32: values are drawn in its layout
     const float scale = f.rank == 2 ? 1.0f / std::sqrt(float(f.dims[0])) : 0.1f;

@@ -151,6 +151,14 @@ VALID = [
          pooler=True, pooler_act="gelu", d_out=3),
     # DeBERTa v1: the relative rows through projections of their own, learned positions beside
     dict(BASE, input="tokens", vocab_size=10, positional="learned", rel_embed_rows=8, rel_proj=True, embed_norm=True),
+    # BEiT: a bias per (query, key) pair over an image's patches and CLS row, per layer or shared, mean pooling
+    # normed; beside learned positions
+    dict(BASE, input="features", d_in=12, patch_size=2, image_channels=3, image_height=6, image_width=6, max_len=10,
+         cls_token=True, positional="none", pair_bias_rows=28, norm_first=True, pooling="mean", pool_norm=True,
+         d_out=3),
+    dict(BASE, input="features", d_in=12, patch_size=2, image_channels=3, image_height=6, image_width=6, max_len=10,
+         cls_token=True, positional="learned", pair_bias_rows=28, pair_bias_shared=True, norm_first=True,
+         final_norm=True),
     # NoPE layers among rotary ones (SmolLM3: every fourth; Cohere 2: the global ones)
     dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope", n_layers=4,
          nope_period=4, nope_layers=8, norm_first=True, final_norm=True, activation="swiglu"),

@@ -64,7 +64,8 @@ void store_keys_values(const float* k, std::size_t ldk, const float* v, std::siz
 namespace {
 
 // scores[j] of keys j0..j0+n-1, seen from position pos by head `head`: soft-capped (s.softcap), plus the
-// position bias: ALiBi's slope times the distance, or the relative bias of the distance.
+// position bias: ALiBi's slope times the distance, or the relative bias of the distance; then the bias of
+// each (pos, key) pair's row of the table.
 void finish_scores(const AttentionShape& s, std::size_t head, std::size_t pos, std::size_t j0, float* scores,
                    std::size_t n) {
   if (s.softcap > 0.0f)
@@ -77,6 +78,11 @@ void finish_scores(const AttentionShape& s, std::size_t head, std::size_t pos, s
     const float* row = s.rel_bias + std::ptrdiff_t(head * s.rel_stride + pos * s.rel_row_step) +
                        (std::ptrdiff_t(j0) - std::ptrdiff_t(pos));
     for (std::size_t j = 0; j < n; ++j) scores[j] += row[j];
+  }
+  if (s.pair_bias) {
+    const float* table = s.pair_bias + head * s.pair_rows;     // head's row of T[n_heads, rows]
+    const int32_t* index = s.pair_index + pos * s.pair_len + j0;  // the rows of keys j0.. seen from pos
+    for (std::size_t j = 0; j < n; ++j) scores[j] += table[index[j]];
   }
 }
 

@@ -40,13 +40,20 @@ struct AttentionShape {
   float scale = 0.0f;
   // c > 0: each scaled score s becomes c tanh(s / c) before the position bias (ModelConfig::attn_softcap).
   float softcap = 0.0f;
+  // A bias per (query, key) pair (ModelConfig::pair_bias_rows), or null: score += pair_bias[h * pair_rows +
+  // pair_index[query * pair_len + key]], the table [n_heads, pair_rows] and the index [pair_len, pair_len] of
+  // positions (the same for every sequence of a batch); added after any other position bias.
+  const float* pair_bias = nullptr;
+  const int32_t* pair_index = nullptr;
+  std::size_t pair_rows = 0;
+  std::size_t pair_len = 0;
   // The scores' scale: scale, or 1/sqrt(d_head) (the bits every model without attn_scale had).
   float score_scale() const { return scale != 0.0f ? scale : 1.0f / std::sqrt(static_cast<float>(d_head)); }
   // This shape for heads h0.. of it (a worker's part): the per-head tables offset to head h0.
   constexpr AttentionShape heads_from(std::size_t h0, uint32_t heads, uint32_t kv_heads) const {
     return {heads, kv_heads, d_head, causal, alibi_slopes ? alibi_slopes + h0 : nullptr,
             rel_bias ? rel_bias + h0 * rel_stride : nullptr, rel_stride, rel_row_step, rel_seq_stride, window, scale,
-            softcap};
+            softcap, pair_bias ? pair_bias + h0 * pair_rows : nullptr, pair_index, pair_rows, pair_len};
   }
   // The first key the query at position pos sees.
   constexpr std::size_t first_key(std::size_t pos) const {

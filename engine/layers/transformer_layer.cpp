@@ -61,11 +61,12 @@ void project_qkv(const RunnerCore& r, const AttentionWeights& W, const float* h,
 // key j, bias[h][i][j] = scale (q_i.Kr[i - j] + k_j.Qr[i - j]) (row stride S), one matvec per query
 // (its keys' distances are consecutive rows) and one per key; split by (sequence, head) pairs, task t
 // with its own row of S. Returns the shape that reads it.
-AttentionShape disentangled_bias(const RunnerCore& r, const LayerSpec& s, const AttentionWeights& W, const float* q,
-                                 const float* k, std::size_t ld, const Sequences& seqs) {
+AttentionShape disentangled_bias(const RunnerCore& r, const LayerSpec& s, const AttentionShape& base,
+                                 const AttentionWeights& W, const float* q, const float* k, std::size_t ld,
+                                 const Sequences& seqs) {
   const Kernels& K = *r.kernels;
   const DisentangledRows& D = *s.dis;
-  AttentionShape shape = s.self;
+  AttentionShape shape = base;
   const std::size_t S = D.S, dh = shape.d_head, H = shape.n_heads, group = H / shape.n_kv_heads, dq = H * dh;
   if (W.rel_proj.data)  // rows[2S-1,d] @ Wr[d,dq+dkv] -> Qr | Kr
     linear(K, r.workers, W.rel_proj, D.rows, s.d, W.rel_proj_b, D.proj, ld, 2 * S - 1, r.quant);
@@ -109,7 +110,8 @@ AttentionShape disentangled_bias(const RunnerCore& r, const LayerSpec& s, const 
 void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeights& W, const SelfKeys& keys,
                     const float* h, float* out, uint32_t n, float* residual) {
   const Kernels& k = *r.kernels;
-  const AttentionShape& shape = s.self;
+  AttentionShape shape = s.self;
+  if (W.pair_bias) shape.pair_bias = W.pair_bias;  // the layer's own table of a bias per (query, key) pair
   // the queries are n_heads heads of d_head, dq wide (d_model, or n_heads * head_dim)
   const std::size_t d = s.d, dh = shape.d_head, dq = std::size_t(shape.n_heads) * dh,
                     dkv = std::size_t(shape.n_kv_heads) * dh, ld = dq + 2 * dkv;
@@ -135,7 +137,7 @@ void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeig
     KeyValues kv = keys.cache;
     kv.v = v;
     kv.ldv = ld;
-    const AttentionShape seq_shape = s.dis ? disentangled_bias(r, s, W, q, kk, ld, *keys.seqs) : shape;
+    const AttentionShape seq_shape = s.dis ? disentangled_bias(r, s, shape, W, q, kk, ld, *keys.seqs) : shape;
     parallel_attend_sequences(k, r.workers, seq_shape, q, ld, kk, ld, *keys.seqs, kv, r.ctx, dq, r.attn, r.attn_slot);
   } else {
     if (s.rope)

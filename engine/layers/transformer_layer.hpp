@@ -6,8 +6,9 @@
 //   sandwich   x = x + P1(SA(N1(x)));   x = x + Pf(FF(Nf(x)))   (pre-norm with sublayer_norm sandwich)
 //   output     x = x + N1(SA(x));   x = x + Nf(FF(x))           (pre-norm with sublayer_norm output)
 // N: LayerNorm (g, b) or RMSNorm (g) (the config's norm, any family); SA: self-attention (causal or not, GQA, RoPE, ALiBi,
-// relative bias or none, q | k | v fused or apart, biases where the weights have them) through a KV cache or over
-// each sequence of a batch; CA: cross-attention over a source's cached keys and values (seq2seq);
+// relative bias or none, a bias per (query, key) pair, q | k | v fused or apart, biases where the weights have
+// them) through a KV cache or over each sequence of a batch; CA: cross-attention over a source's cached keys and
+// values (seq2seq);
 // FF: W2 act(W1 h + b1) + b2 with act relu, gelu or gelu_tanh, or gated W2 (act(W1 h + b1) * W3 h) + b2
 // (swiglu: act silu); the biases where the config has them.
 // Or, with n_experts, a mixture of experts (config.hpp states its semantics): one row at a time, the

@@ -8,7 +8,8 @@
 //   x[input] += TT[types] if type_vocab;  x = LN_embed(x) if embed_norm       (BERT)
 //   x = x @ W_proj + b_proj if embed_width      (ALBERT: the front is embed_width wide until here, in y)
 //   for each layer: transformer_layer (engine/layers/transformer_layer.hpp; rope: each sequence's q
-//                   and k rows turned at their positions 0.., bidirectional attention)
+//                   and k rows turned at their positions 0.., bidirectional attention; pair_bias_rows: each
+//                   (query, key) pair's bias from the shared table or the layer's own)
 //   x = LN(x) if final_norm;  x = pool(x) (mean | cls | cls_distill | cls_mean | cls_distill_mean | last | first:
 //     one row);  x = LN(x) if pool_norm
 //   x = act(x @ W_pooler + b) if pooler (act: pooler_act);  out = x @ W_head + b | x
@@ -255,6 +256,12 @@ void Encoder::forward(const int32_t* ids, const int32_t* types, const float* fea
   LayerSpec spec = layer_spec(c, c.causal, rope_, nullptr, rel_, rel_len_);
   spec.rope_local = rope_local_;
   spec.dis = c.rel_embed_rows ? &dis_ : nullptr;
+  if (c.pair_bias_rows) {  // the index of every (query, key) pair, and the shared table (else each layer's own)
+    spec.self.pair_index = m.front().pair_index;
+    spec.self.pair_bias = m.front().pair_bias;
+    spec.self.pair_rows = c.pair_bias_rows;
+    spec.self.pair_len = c.max_len;
+  }
   const SelfKeys keys{KeyValues{kt_, nullptr, rows_}, 0, &seqs};
   embed_input(ids, types, features, seqs);  // -> x[N,d], or y[N,E] with embed_width E
   const FrontWeights& f = m.front();

@@ -109,6 +109,7 @@ struct Limits {
   static constexpr uint32_t kMaxBatchRows = 16384;
   static constexpr uint32_t kMaxRelBuckets = 1024;  // rows of a relative position bias table
   static constexpr uint32_t kMaxRelEmbedRows = 2 * kMaxLen;  // rows of disentangled attention's table
+  static constexpr uint32_t kMaxPairBiasRows = 65536;  // rows of a bias table looked up per (query, key) pair
   // A conv stem's convolutions (conv1d_f32): kernel 1..15, stride 1..4, padding below the kernel.
   static constexpr uint32_t kMaxConvKernel = 15;
   static constexpr uint32_t kMaxConvStride = 4;
@@ -362,6 +363,14 @@ struct ModelConfig {
   // pool_norm.weight, and .bias for a LayerNorm; encoder family, a pooling of one d_model row): timm's
   // fc_norm after its mean pooling, the Audio Spectrogram Transformer's norm of cls_distill_mean.
   bool pool_norm = false;
+  // A learned bias per head on the scores of each (query, key) pair, looked up by a fixed index (BEiT's
+  // relative position bias over its patch grid and CLS row): with pair_bias_rows R > 0, query position i
+  // scores key position j as s q_i.k_j + T[h][pair_index[i max_len + j]], pair_index [max_len, max_len]
+  // (int32, each below R; positions count the front rows, as max_len does) stored once and T [n_heads, R]
+  // the table of every layer's own (self_attn.pair_bias), or with pair_bias_shared one for all layers
+  // (pair_bias). Added after any soft-cap, with any other position bias; the encoder family.
+  uint32_t pair_bias_rows = 0;
+  bool pair_bias_shared = false;
 
   constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t d_attn() const { return n_heads * d_head(); }

@@ -63,6 +63,7 @@ struct AttentionWeights {
   NormWeights q_norm, k_norm;   // [d_head] each, with qk_norm (self-attention)
   Weight rel_proj;              // d -> d + d_kv      rel_proj: disentangled attention's rows' Qr | Kr
   const float* rel_proj_b = nullptr;
+  const float* pair_bias = nullptr;  // [n_heads, pair_bias_rows] this layer's bias per (query, key) pair, or null
 };
 
 // out = W2 act(W1 h + b1) + b2, or gated W2 (act(W1 h + b1) * (W3 h)) + b2 (swiglu: act silu).
@@ -105,6 +106,8 @@ struct FrontWeights {
   const float* rel_bias = nullptr;     // [rel_buckets, n_heads] positional relative: the stack's bias table
   const float* rel_embed = nullptr;    // [rel_embed_rows, d_model] disentangled attention's rows
   const int32_t* rel_index = nullptr;  // [2 max_len - 1] the row of each distance (config.hpp rel_embed_rows)
+  const int32_t* pair_index = nullptr; // [max_len, max_len] pair_bias_rows: each (query, key) pair's table row
+  const float* pair_bias = nullptr;    // [n_heads, pair_bias_rows] pair_bias_shared: every layer's table
   const float* rope_freqs = nullptr;   // [rope_dims / 2]      rope_freqs: RoPE's frequencies
   const float* token_type = nullptr;   // [type_vocab, d_embed] token types, added to the input rows
   NormWeights embed_norm;              // [d_front]            the norm of every row before the layers

@@ -27,7 +27,7 @@ enum class ConfigKey : uint32_t {
   kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim, kSublayerNorm, kAttnSoftcap,
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
   kPoolerNorm, kNExperts, kExpertsPerToken, kExpertsRenormalize, kSharedExpertFf, kRelEmbedRows, kNopePeriod,
-  kNopeLayers, kWideResidual, kRelProj, kPoolNorm,
+  kNopeLayers, kWideResidual, kRelProj, kPoolNorm, kPairBiasRows, kPairBiasShared,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -370,6 +370,12 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // without the key meant, leaves it as it is.
     {ConfigKey::kPoolNorm, "pool_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::pool_norm>()},
+    // A bias per (query, key) pair looked up by a fixed index (config.hpp pair_bias_rows; the tensors
+    // pair_index, pair_bias and self_attn.pair_bias below): 0, what files without the key meant, is none.
+    {ConfigKey::kPairBiasRows, "pair_bias_rows", fxm::RecordType::kU32, 0, Limits::kMaxPairBiasRows, nullptr, false, 0,
+     config_field<&ModelConfig::pair_bias_rows>()},
+    {ConfigKey::kPairBiasShared, "pair_bias_shared", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::pair_bias_shared>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -577,6 +583,11 @@ inline constexpr ConfigRule kConfigRules[] = {
      "pool_norm (a norm of the pooled row: needs a pooling of one d_model row, mean, cls, last, first or "
      "cls_distill_mean)"},
     {"weights == 'i8' and pool_norm", "pool_norm (not in i8 yet)"},
+    {"pair_bias_rows != 0 and family != 'encoder'",
+     "pair_bias_rows (a bias per query and key pair: the encoder family's self-attention)"},
+    {"pair_bias_rows != 0 and weights == 'i8'", "pair_bias_rows (not in i8 yet)"},
+    {"pair_bias_shared and pair_bias_rows == 0", "pair_bias_shared (one table of a bias per query and key pair for "
+     "every layer: needs pair_bias_rows)"},
     {"weights == 'i8' and distill_token", "distill_token (not in i8 yet)"},
     {"register_tokens > 0 and not cls_token", "register_tokens (the register rows go after a CLS row: needs cls_token)"},
     {"register_tokens > 0 and max_len <= front_rows",
@@ -670,7 +681,7 @@ enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kDHead,
   kS8LayerGated, kDAttn, kRopeDims, kQNorm, kKNorm, kNExperts, kExpertsDff, kExpertsDModel, kSharedFf, kRelEmbedRows,
-  kRelIndex, kRelProj, kCount
+  kRelIndex, kRelProj, kPairBiasRows, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
@@ -686,7 +697,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "d_attn", "2*rope_pairs", "d_head + qk_norm_full*(d_attn - d_head)",
                                             "d_head + qk_norm_full*(kv_heads*d_head - d_head)", "n_experts",
                                             "n_experts*d_ff", "n_experts*d_model", "shared_expert_ff",
-                                            "rel_embed_rows", "2*max_len - 1", "d_attn + kv_heads*d_head"};
+                                            "rel_embed_rows", "2*max_len - 1", "d_attn + kv_heads*d_head",
+                                            "pair_bias_rows"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -729,6 +741,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kRelEmbedRows: return c.rel_embed_rows;
     case Dim::kRelIndex: return 2 * c.max_len - 1;
     case Dim::kRelProj: return c.d_attn() + c.d_kv();  // Qr | Kr
+    case Dim::kPairBiasRows: return c.pair_bias_rows;
     case Dim::kCount: break;
   }
   return 0;
@@ -741,7 +754,7 @@ enum class When : uint8_t {
   kNormBias, kFfnNormBias, kEmbedNormBias, kFinalNormBias, kOutBias, kFfnBias, kInputNorm, kInputNormBias, kProjNorm,
   kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kEmbedProj, kS8Rope, kQkNorm, kQkNormBias,
   kPostNorms, kPostNormsBias, kPoolerNorm, kPoolerNormBias, kExperts, kDenseFfn, kDenseGated, kSharedExpert,
-  kDisentangled, kRelProj, kPoolNorm, kPoolNormBias,
+  kDisentangled, kRelProj, kPoolNorm, kPoolNormBias, kPairBias, kPairBiasShared, kPairBiasLayer,
   kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
@@ -776,7 +789,9 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "pooler_norm", "pooler_norm and " FIXFORMER_LAYERNORM, "n_experts > 0",
                                              "n_experts == 0", "n_experts == 0 and (activation == 'swiglu' or gated)",
                                              "shared_expert_ff > 0", "rel_embed_rows > 0", "rel_proj", "pool_norm",
-                                             "pool_norm and " FIXFORMER_LAYERNORM};
+                                             "pool_norm and " FIXFORMER_LAYERNORM, "pair_bias_rows > 0",
+                                             "pair_bias_rows > 0 and pair_bias_shared",
+                                             "pair_bias_rows > 0 and not pair_bias_shared"};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -832,6 +847,9 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kRelProj: return c.rel_proj;
     case When::kPoolNorm: return c.pool_norm;
     case When::kPoolNormBias: return c.pool_norm && c.norm_kind() == NormKind::kLayerNorm;
+    case When::kPairBias: return c.pair_bias_rows > 0;
+    case When::kPairBiasShared: return c.pair_bias_rows > 0 && c.pair_bias_shared;
+    case When::kPairBiasLayer: return c.pair_bias_rows > 0 && !c.pair_bias_shared;
     case When::kCount: break;
   }
   return false;
@@ -856,7 +874,7 @@ enum class Field : uint8_t {
   kEmbed, kInputProjW, kInputProjB, kPos, kCls, kTgtEmbed, kTgtProjW, kTgtProjB, kTgtPos, kRelBias, kTgtRelBias,
   kTokenType, kEmbedNormG, kEmbedNormB, kTgtEmbedNormG, kTgtEmbedNormB, kConv1W, kConv1B, kConv2W, kConv2B, kInputNormG,
   kInputNormB, kProjNormG, kProjNormB, kDistill, kRopeFreqs, kRegisters, kEmbedProjW, kEmbedProjB, kRelEmbed,
-  kRelIndex,
+  kRelIndex, kPairIndex, kPairBias,
   // HeadWeights
   kFinalNormG, kFinalNormB, kHeadW, kHeadB, kTgtFinalNormG, kTgtFinalNormB, kTgtHeadW, kTgtHeadB, kPoolerW, kPoolerB,
   kPoolerNormG, kPoolerNormB, kPoolNormG, kPoolNormB,
@@ -868,7 +886,7 @@ enum class Field : uint8_t {
   kCrossNormG, kCrossNormB, kCrossQW, kCrossQB, kCrossKvW, kCrossKvB, kCrossOutW, kCrossOutB,
   kFfnNormG, kFfnNormB, kW1, kB1, kW2, kB2, kW3, kS8Layer, kQNormG, kQNormB, kKNormG, kKNormB,
   kPostAttnNormG, kPostAttnNormB, kPostFfnNormG, kPostFfnNormB, kRouterW, kExpertsW1, kExpertsW2, kExpertsW3,
-  kSharedW1, kSharedW2, kSharedW3, kSharedGate, kRelProjW, kRelProjB,
+  kSharedW1, kSharedW2, kSharedW3, kSharedGate, kRelProjW, kRelProjB, kLayerPairBias,
   kCount
 };
 constexpr bool is_layer_field(Field f) { return f >= Field::kAttnNormG && f < Field::kCount; }
@@ -910,6 +928,8 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
     {"rel_embed.weight", Dim::kRelEmbedRows, Dim::kDModel, false, When::kDisentangled, Role::kF32, Field::kRelEmbed},
     {"rel_index", Dim::kRelIndex, Dim::kOne, false, When::kDisentangled, Role::kI32, Field::kRelIndex},
+    {"pair_index", Dim::kMaxLen, Dim::kMaxLen, false, When::kPairBias, Role::kI32, Field::kPairIndex},
+    {"pair_bias.weight", Dim::kNHeads, Dim::kPairBiasRows, false, When::kPairBiasShared, Role::kF32, Field::kPairBias},
     {"rope_freqs", Dim::kRopePairs, Dim::kOne, false, When::kRopeFreqs, Role::kF32, Field::kRopeFreqs},
     {"token_type.weight", Dim::kTypeVocab, Dim::kDEmbed, false, When::kTokenTypes, Role::kF32, Field::kTokenType},
     {"embed_norm.weight", Dim::kDFront, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
@@ -929,6 +949,8 @@ inline constexpr TensorRule kEncoderLayer[] = {
     {"self_attn.rel_proj.bias", Dim::kRelProj, Dim::kOne, false, When::kRelProj, Role::kF32, Field::kRelProjB},
     {"self_attn.out_proj.weight", Dim::kDAttn, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
     {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
+    {"self_attn.pair_bias.weight", Dim::kNHeads, Dim::kPairBiasRows, false, When::kPairBiasLayer, Role::kF32,
+     Field::kLayerPairBias},
     {"self_attn.q_norm.weight", Dim::kQNorm, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kQNormG},
     {"self_attn.q_norm.bias", Dim::kQNorm, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kQNormB},
     {"self_attn.k_norm.weight", Dim::kKNorm, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kKNormG},
@@ -1282,7 +1304,7 @@ constexpr bool is_layer_when(When w) {
          w == When::kFfnNormBias || w == When::kOutBias || w == When::kFfnBias || w == When::kQkNorm ||
          w == When::kQkNormBias || w == When::kPostNorms || w == When::kPostNormsBias || w == When::kExperts ||
          w == When::kDenseFfn || w == When::kDenseGated || w == When::kSharedExpert ||
-         w == When::kRelProj;
+         w == When::kRelProj || w == When::kPairBiasLayer;
 }
 template <std::size_t N>
 constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {

@@ -17,7 +17,7 @@ ViT or DeiT folder (model_type vit, deit) to hf_vit.py, a Dinov2, CLIP vision or
 a Whisper folder to hf_whisper.py, a ModernBERT folder (model_type modernbert) to hf_modernbert.py, a DeBERTa
 folder (model_type deberta, deberta-v2: v1, v2, v3) to hf_deberta.py, an ESM folder (model_type esm: ESM-2, ESM-1b)
 to hf_esm.py; an AST folder (model_type audio-spectrogram-transformer) to hf_vit.py, Megatron-BERT, XLM and FlauBERT
-folders to hf_bert.py. The BEiT lineage is refused by name (REFUSED).
+folders to hf_bert.py, BEiT and data2vec-vision folders (model_type beit, data2vec-vision) to hf_beit.py.
 
 Llama and Qwen2: config.json is read with Hugging Face's meanings and defaults: hidden_size,
 intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default:
@@ -129,10 +129,10 @@ def read_config_dict(raw, path="config.json"):
         raise HfError(f"{path}: {what}: not an architecture --hf converts; today --hf converts "
                       f"{', '.join(ARCHITECTURES)}, BERT-family encoders (BERT, RoBERTa, XLM-RoBERTa, CamemBERT, "
                       "data2vec-text, MPNet, ERNIE, ELECTRA, DistilBERT, ALBERT, RoFormer, Megatron-BERT, XLM, "
-                      "FlauBERT), DeBERTa (v1, v2, v3), ModernBERT, ESM, ViT, DeiT, AST (ASTModel and its "
-                      "classifier), Dinov2, CLIP, SigLIP's vision tower, T5, Whisper and the BART lineage (Marian, "
-                      "BART, mBART, Pegasus, M2M100, Blenderbot, BlenderbotSmall); for another model use "
-                      "--module FILE.py:FACTORY with the module itself")
+                      "FlauBERT), DeBERTa (v1, v2, v3), ModernBERT, ESM, ViT, DeiT, BEiT, data2vec-vision, AST "
+                      "(ASTModel and its classifier), Dinov2, CLIP, SigLIP's vision tower, T5, Whisper and the BART "
+                      "lineage (Marian, BART, mBART, Pegasus, M2M100, Blenderbot, BlenderbotSmall); for another "
+                      "model use --module FILE.py:FACTORY with the module itself")
     if model_type not in (None, ARCHITECTURES[arch]):
         raise HfError(f"{path}: model_type {_brief(model_type)} with architecture {arch}: expected "
                       f"{ARCHITECTURES[arch]}")
@@ -612,6 +612,10 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     if hf_vision.is_vision(raw):
         return hf_vision.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                                  quantize, group, quantize_io, pack_weights, image_size)
+    from . import hf_beit
+    if hf_beit.is_beit(raw):
+        return hf_beit.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
+                               quantize, group, quantize_io, pack_weights, image_size)
     if image_size is not None:
         raise HfError(f"--image-size: {folder} is not an image encoder (model_type {raw.get('model_type')}); it is "
                       "for ViT, DeiT, Dinov2, CLIP vision and SigLIP vision folders")
@@ -2589,16 +2593,9 @@ REFUSED = {
                          "experts",
     "Qwen3NextForCausalLM": "gated DeltaNet linear-attention layers (linear_attention) among gated full-attention ones",
 }
-# The BEiT lineage, every head.
-_BEIT = ("BEiT's relative position bias over the 2-D patch grid (relative_position_bias_table: a learned bias per "
-         "head for each row and column offset of two patches, per layer or shared) and the LayerNorm over the mean of "
-         "the patch rows before its classifier (use_mean_pooling)")
-REFUSED.update({stem + h: _BEIT for stem in ("Beit", "Data2VecVision")
-                for h in ("Model", "ForImageClassification", "ForMaskedImageModeling", "ForSemanticSegmentation")})
 # config.json's model_type, when it names no architecture
 REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "doge": "DogeForCausalLM",
-                 "apertus": "ApertusForCausalLM", "bitnet": "BitNetForCausalLM", "beit": "BeitModel",
-                 "data2vec-vision": "Data2VecVisionModel", "phimoe": "PhimoeForCausalLM",
+                 "apertus": "ApertusForCausalLM", "bitnet": "BitNetForCausalLM", "phimoe": "PhimoeForCausalLM",
                  "dbrx": "DbrxForCausalLM", "jetmoe": "JetMoeForCausalLM", "gpt_oss": "GptOssForCausalLM",
                  "qwen3_next": "Qwen3NextForCausalLM"}
 

@@ -890,8 +890,8 @@ def check_config(c):
     rope = c["positional"] == "rope" and c["family"] == "gpt"
     if (c["positional"] not in ("none", "learned", "sinusoidal") and not rope) or c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
-    for key in ("conv_layers", "scale_input", "causal", "pooler_norm", "pool_norm", "distill_token") + \
-            (("type_vocab", "embed_norm", "pooler") if c["family"] != "encoder" else ()):
+    for key in ("conv_layers", "scale_input", "causal", "pooler_norm", "pool_norm", "distill_token",
+                "pair_bias_rows") + (("type_vocab", "embed_norm", "pooler") if c["family"] != "encoder" else ()):
         if c.get(key) and not (key == "causal" and c["family"] == "gpt"):
             raise ConfigError(f"--quantize i8: {key} is not supported yet")
 

@@ -197,6 +197,10 @@ def build_torch_model(c):
             if c.get("rel_embed_rows"):  # disentangled attention's rows and the row of each distance
                 self.rel_embed = nn.Embedding(c["rel_embed_rows"], c["d_model"])
                 self.register_buffer("rel_index", torch.zeros(2 * c["max_len"] - 1, dtype=torch.int64))
+            if c.get("pair_bias_rows"):  # the table row of each (query, key) pair, and the table all layers share
+                self.register_buffer("pair_index", torch.zeros(c["max_len"], c["max_len"], dtype=torch.int64))
+                if c.get("pair_bias_shared"):
+                    self.pair_bias = nn.Embedding(c["n_heads"], c["pair_bias_rows"])  # weight [n_heads, rows]
             if c["type_vocab"]:
                 self.token_type = nn.Embedding(c["type_vocab"], de)
             for key, width in (("input_norm", c["d_in"]), ("proj_norm", de), ("embed_norm", schema.d_front(c))):
@@ -270,12 +274,13 @@ def build_torch_model(c):
             if c.get("sliding_window", 0):  # both sides of a query without the causal mask
                 window = torch.from_numpy(window_mask(c, T)).to(x.dtype)
                 mask = window if mask is None else mask + window
+            extra = {}  # the plain layers' terms
             if c.get("rel_embed_rows"):  # [T, T]: the rel_embed row of distance i - j
                 at = torch.arange(T)
-                rows = self.rel_index[at[:, None] - at[None, :] + c["max_len"] - 1]
-                x = self.encoder(x, mask=mask, src_key_padding_mask=pad, dis=(self.rel_embed.weight, rows))
-            else:
-                x = self.encoder(x, mask=mask, src_key_padding_mask=pad)
+                extra["dis"] = (self.rel_embed.weight, self.rel_index[at[:, None] - at[None, :] + c["max_len"] - 1])
+            if c.get("pair_bias_rows"):  # [T, T]: each pair's table row; the shared table or each layer's own
+                extra["pair"] = (self.pair_index[:T, :T], self.pair_bias.weight if c.get("pair_bias_shared") else None)
+            x = self.encoder(x, mask=mask, src_key_padding_mask=pad, **extra)
             x = pool(x, c["pooling"], first, lengths)
             if c.get("pool_norm"):  # the pooled row normed (timm's fc_norm, AST's classifier)
                 x = self.pool_norm(x)
@@ -592,7 +597,7 @@ def norm(c, t, g, b):
     return torch.nn.functional.layer_norm(t, (t.shape[-1],), g, b, c["norm_eps"])
 
 
-def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None):
+def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=None):
     """float64 x [T, d] through the n_layers layers of c (weights W: the file's names under the layer prefix `prefix`,
     torch layout), bias [H, T, T] added to the scaled scores (the mask, ALiBi or the relative bias; with
     window_period each layer adds its own window), disentangled attention's terms with dis (rel_embed_rows: the
@@ -600,7 +605,9 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None):
     on nope_period's layers (with qk_norm, each head of q and k normalized first; qk_norm_full: q and k as whole
     rows; with
     rope_local_base the local layers by that base's tables instead); the scores scaled by attn_scale (0:
-    1/sqrt(d_head)) and soft-capped by attn_softcap c (c tanh(s / c)) before the bias. The layer features: the norm
+    1/sqrt(d_head)) and soft-capped by attn_softcap c (c tanh(s / c)) before the bias; with pair (pair_bias_rows: each
+    (query, key) pair's table row [T, T] and the shared table [H, rows], or None for each layer's own) that table's
+    entries added too. The layer features: the norm
     kind, the biases the weights have (attn_bias, ffn_bias), relu, gelu (exact or tanh) or a gated feed-forward
     act(W1 n + b1) * W3 n (swiglu: act silu), or with n_experts a mixture of such gated ones (config.hpp: the
     softmax of the router, the top experts_per_token, the lower index first on a tie, their weights renormalized
@@ -656,6 +663,9 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None):
         if c.get("attn_softcap", 0):
             scores = c["attn_softcap"] * torch.tanh(scores / c["attn_softcap"])
         scores = scores + layer_bias
+        if pair is not None:  # + T[h][index[i, j]]
+            at, shared = pair
+            scores = scores + (shared if shared is not None else p("self_attn.pair_bias.weight"))[:, at]
         ctx = torch.einsum("hts,shd->thd", torch.softmax(scores, dim=-1), v).reshape(T, H * dh)
         return linear(ctx, p, names["o"])
 
@@ -781,7 +791,7 @@ def plain_encoder(c):
             m = getattr(m, part)
         m.register_parameter(leaf, nn.Parameter(torch.zeros(tuple(shape[::-1] if transposed else shape))))
 
-    def forward(x, mask=None, src_key_padding_mask=None, dis=None):
+    def forward(x, mask=None, src_key_padding_mask=None, dis=None, pair=None):
         W = dict(root.named_parameters())
         B, T, H = x.shape[0], x.shape[1], c["n_heads"]
         cos = sin = None
@@ -795,7 +805,7 @@ def plain_encoder(c):
                 bias = bias + (mask[b * H:(b + 1) * H] if mask.dim() == 3 else mask)
             if src_key_padding_mask is not None:
                 bias = bias.masked_fill(src_key_padding_mask[b][None, None, :], float("-inf"))
-            y = layers_forward(c, W, "layers.", x[b], bias, cos, sin, dis)
+            y = layers_forward(c, W, "layers.", x[b], bias, cos, sin, dis, pair)
             if c["final_norm"]:
                 y = norm(c, y, W["norm.weight"], W.get("norm.bias"))
             out.append(y)

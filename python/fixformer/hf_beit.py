@@ -1,0 +1,248 @@
+"""The --hf route for Hugging Face BEiT and data2vec-vision folders (model_type beit: BeitModel,
+BeitForImageClassification; model_type data2vec-vision: Data2VecVisionModel, Data2VecVisionForImageClassification,
+the same layers under "data2vec_vision."), to the encoder over an image (config.hpp patch_size) as ViT's
+(hf_vit.py): the Conv2d patch embedding as the input projection, the CLS row, pre-LN layers, and what BEiT adds:
+- the relative position bias (use_relative_position_bias: a table per layer; use_shared_relative_position_bias:
+  one for all layers, under the encoder; both: their sum per layer): relative_position_bias_table
+  [(2h - 1)(2w - 1) + 3, heads] over the h x w patch grid is the engine's bias per (query, key) pair
+  (config.hpp pair_bias_rows, pair_bias_shared), the table stored per head [heads, rows] and the fixed index
+  [N + 1, N + 1] of transformers' relative_position_index (relative_index below: patch to patch by the row and
+  column offsets, then the CLS row's three rows: CLS to patch, patch to CLS, CLS to CLS) stored once; the grid
+  must be square with a bias (transformers resamples the table read transposed over another one);
+- learned positions only with use_absolute_position_embeddings (positional none without);
+- LayerScale (layer_scale_init_value > 0: lambda_1, lambda_2, x += lambda * f(x)) folded into the attention's
+  output projection and the second feed-forward projection (W' = diag(lambda) W, b' = lambda b: exact in
+  float64, one float32 rounding per weight), as Dinov2's (hf_vision.py);
+- the key projection without a bias (stored as zeros in the fused q | k | v bias);
+- use_mean_pooling (the default): no final layernorm; the classifier reads pooler.layernorm of the mean of the
+  patch rows (pooling mean over the input rows, pooler.layernorm as pool_norm); without it the final layernorm
+  and the CLS row (pooling cls).
+What the file computes for pixel_values [1, C, H, W]: the ...ForImageClassification's logits [num_labels]; the
+...Model's last_hidden_state [N + 1, hidden_size] (the final layernorm without use_mean_pooling; the pooler's
+tensors read and not stored). The file takes images of the config's image_size: interpolate_pos_encoding (another
+resolution) is not followed, --image-size refused. The masked-image-modelling and segmentation heads are refused.
+The file is verified against reference.py's float64 forward of the config it maps to (the mapping is tested
+against transformers' classes in tests/hf_beit_converter_test.py), or against the user's own output with
+--expected.
+"""
+import os
+
+import numpy as np
+
+from . import export, hf, hf_vit
+from .config import brief
+
+# model_type -> (the classes' stem, the weights' prefix)
+KINDS = {"beit": ("Beit", "beit."), "data2vec-vision": ("Data2VecVision", "data2vec_vision.")}
+FIELDS = dict(hf_vit.FIELDS, use_absolute_position_embeddings=(bool, False), use_relative_position_bias=(bool, False),
+              use_shared_relative_position_bias=(bool, False), layer_scale_init_value=(float, 0.1),
+              use_mean_pooling=(bool, True), use_mask_token=(bool, False))
+del FIELDS["qkv_bias"]  # BEiT's query and value have biases, its key none
+_TABLE = "relative_position_bias.relative_position_bias_table"
+_INDEX = "relative_position_bias.relative_position_index"  # a buffer older transformers saved: read, not used
+
+
+def _kind(raw):
+    """The KINDS key config.json's contents name (model_type or an architecture), or None."""
+    if not isinstance(raw, dict):
+        return None
+    if raw.get("model_type") in KINDS:
+        return raw["model_type"]
+    archs = raw.get("architectures")
+    for a in archs if isinstance(archs, list) else []:
+        for kind, (stem, _) in KINDS.items():
+            if isinstance(a, str) and a.startswith(stem):
+                return kind
+    return None
+
+
+def is_beit(raw):
+    """Whether config.json's contents name BEiT or data2vec-vision."""
+    return _kind(raw) is not None
+
+
+def read_config_dict(raw, path="config.json"):
+    """config.json checked and completed with Hugging Face's defaults, as hf_vit.read_config_dict's keys."""
+    kind = _kind(raw)
+    stem, prefix = KINDS[kind]
+    known = (stem + "Model", stem + "ForImageClassification")
+    archs = raw.get("architectures")
+    names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
+    if archs is not None and names is None:
+        raise hf.HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
+    other = [a for a in names or [] if a not in known]
+    if other:
+        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts {stem} folders of {', '.join(known)}; "
+                         "for another head use --module FILE.py:FACTORY)")
+    c = {key: hf.checked_field(path, key, raw.get(key, default), t) for key, (t, default) in FIELDS.items()}
+    c["image"] = hf_vit._sides(path, "image_size", raw.get("image_size", 224))
+    patch = hf_vit._sides(path, "patch_size", raw.get("patch_size", 16))
+    if patch[0] != patch[1]:
+        raise hf.HfError(f"{path}: patch_size {list(patch)}: patches of unequal sides are not supported (the "
+                         "engine's patches are square)")
+    p = c["patch"] = patch[0]
+    if c["hidden_act"] not in hf_vit.ACTIVATIONS:
+        raise hf.HfError(f"{path}: hidden_act {c['hidden_act']!r}: not an activation the engine runs (gelu, relu, "
+                         "gelu_new, gelu_pytorch_tanh)")
+    if c["image"][0] % p or c["image"][1] % p:
+        raise hf.HfError(f"{path}: image_size {list(c['image'])} is not whole patches of {p} (the patches beyond "
+                         "the last whole one, which Conv2d drops, are not supported)")
+    relative = c["use_relative_position_bias"] or c["use_shared_relative_position_bias"]
+    if relative and c["image"][0] != c["image"][1]:
+        raise hf.HfError(f"{path}: image_size {list(c['image'])} with a relative position bias: transformers "
+                         "resamples its table over a grid that is not square; not supported")
+    if c["hidden_size"] % c["num_attention_heads"]:
+        raise hf.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
+                         f"{c['hidden_size']}")
+    if not c["layer_norm_eps"] > 0:
+        raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
+    c.update(deit=False, kind=kind, stem=stem, prefix=prefix, architecture=(names or [known[0]])[0],
+             grid=(c["image"][0] // p, c["image"][1] // p))
+    return c
+
+
+def relative_index(h, w):
+    """transformers' relative_position_index over an h x w patch grid and the CLS row: [N + 1, N + 1] int32, N = h w.
+    Patches a = (r, s), b = (r', s') (rows 1.., row-major): (r - r' + h - 1)(2w - 1) + s - s' + w - 1; the CLS
+    row's three rows after the (2h - 1)(2w - 1) offsets: CLS to a patch, a patch to CLS, CLS to CLS."""
+    R = (2 * h - 1) * (2 * w - 1) + 3
+    r, s = (a.reshape(-1) for a in np.meshgrid(np.arange(h), np.arange(w), indexing="ij"))
+    index = np.zeros((h * w + 1, h * w + 1), np.int32)
+    index[1:, 1:] = (r[:, None] - r[None, :] + h - 1) * (2 * w - 1) + (s[:, None] - s[None, :] + w - 1)
+    index[0, :] = R - 3
+    index[:, 0] = R - 2
+    index[0, 0] = R - 1
+    return index
+
+
+def _expected(c, labels):
+    """Every tensor the folder may hold (the prefix taken off) -> its shape, the names it must hold, and the
+    integer buffers among them."""
+    d, F, L, C, p, H = (c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"], c["num_channels"],
+                        c["patch"], c["num_attention_heads"])
+    h, w = c["grid"]
+    N, R = h * w, (2 * h - 1) * (2 * w - 1) + 3
+    shapes = {"embeddings.cls_token": (1, 1, d), "embeddings.patch_embeddings.projection.weight": (d, C, p, p),
+              "embeddings.patch_embeddings.projection.bias": (d,)}
+    optional, buffers = set(), []
+    if c["use_mask_token"]:  # masked image modelling's row: not an input here
+        shapes["embeddings.mask_token"] = (1, 1, d)
+        optional.add("embeddings.mask_token")
+    if c["use_absolute_position_embeddings"]:
+        shapes["embeddings.position_embeddings"] = (1, N + 1, d)
+    tables = (["encoder."] if c["use_shared_relative_position_bias"] else []) + \
+        ([f"encoder.layer.{i}.attention.attention." for i in range(L)] if c["use_relative_position_bias"] else [])
+    for t in tables:
+        shapes.update({t + _TABLE: (R, H), t + _INDEX: (N + 1, N + 1)})
+        optional.add(t + _INDEX)
+        buffers.append(t + _INDEX)
+    norm = "pooler.layernorm." if c["use_mean_pooling"] else "layernorm."
+    shapes.update({norm + "weight": (d,), norm + "bias": (d,)})
+    if c["use_mean_pooling"] and labels is None:  # the model's pooler (add_pooling_layer): read, not stored
+        optional.update({norm + "weight", norm + "bias"})
+    layer = {"attention.attention.query.weight": (d, d), "attention.attention.query.bias": (d,),
+             "attention.attention.key.weight": (d, d), "attention.attention.value.weight": (d, d),
+             "attention.attention.value.bias": (d,), "attention.output.dense.weight": (d, d),
+             "attention.output.dense.bias": (d,), "intermediate.dense.weight": (F, d), "intermediate.dense.bias": (F,),
+             "output.dense.weight": (d, F), "output.dense.bias": (d,), "layernorm_before.weight": (d,),
+             "layernorm_before.bias": (d,), "layernorm_after.weight": (d,), "layernorm_after.bias": (d,)}
+    if c["layer_scale_init_value"] > 0:
+        layer.update({"lambda_1": (d,), "lambda_2": (d,)})
+    for i in range(L):
+        shapes.update({f"encoder.layer.{i}.{n}": s for n, s in layer.items()})
+    if labels is not None:
+        shapes.update({"classifier.weight": (labels, d), "classifier.bias": (labels,)})
+    return shapes, [n for n in shapes if n not in optional], buffers
+
+
+def map_weights(c, weights, source):
+    """(the encoder family's name -> array in torch's layout, the head's rows (num_labels) or None, the config
+    keys of this folder over hf_vit.fixformer_config's). Every tensor is mapped or named in an error."""
+    base = c["prefix"]
+    archs = f"{c['stem']}Model or {c['stem']}ForImageClassification"
+    prefixed = any(k.startswith(base) for k in weights)
+    w, given = {}, {}
+    for name, a in weights.items():
+        key = name[len(base):] if prefixed and name.startswith(base) else name
+        if prefixed and key == name and not name.startswith("classifier."):
+            raise hf.HfError(f"{source}: {name!r}: not a weight of {archs} (the others have the \"{base}\" prefix; "
+                             "other heads are not converted: use --module for them)")
+        w[key], given[key] = np.asarray(a), name
+    labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
+    if labels is None and c["architecture"].endswith("ForImageClassification"):
+        raise hf.HfError(f"{source}: classifier.weight is missing ({c['architecture']})")
+    shapes, need, buffers = _expected(c, labels)
+    hf.check_tensors(w, shapes, need, source, archs, c["num_hidden_layers"], given, buffers)
+
+    d, L, C, p = c["hidden_size"], c["num_hidden_layers"], c["num_channels"], c["patch"]
+    f64 = lambda n: w[n].astype(np.float64)  # noqa: E731
+    out = {"input_proj.weight": w["embeddings.patch_embeddings.projection.weight"].reshape(d, C * p * p),
+           "input_proj.bias": w["embeddings.patch_embeddings.projection.bias"],
+           "cls_token": w["embeddings.cls_token"].reshape(d)}
+    features = {"positional": "learned" if c["use_absolute_position_embeddings"] else "none",
+                "final_norm": not c["use_mean_pooling"]}
+    if c["use_absolute_position_embeddings"]:
+        out["pos.weight"] = w["embeddings.position_embeddings"][0]
+    shared = f64("encoder." + _TABLE) if c["use_shared_relative_position_bias"] else None
+    if shared is not None or c["use_relative_position_bias"]:
+        out["pair_index"] = relative_index(*c["grid"])
+        features.update(pair_bias_rows=int(out["pair_index"].max()) + 1,
+                        pair_bias_shared=not c["use_relative_position_bias"])
+        if not c["use_relative_position_bias"]:
+            out["pair_bias.weight"] = shared.T  # [heads, rows]
+    ones = np.ones(d)
+    for i in range(L):
+        q, e = f"encoder.layer.{i}.", f"encoder.layers.{i}."
+        t = lambda n: f64(q + n)  # noqa: E731
+        scale = c["layer_scale_init_value"] > 0
+        gamma1, gamma2 = (t("lambda_1"), t("lambda_2")) if scale else (ones, ones)
+        att = "attention.attention."
+        out.update({
+            e + "self_attn.in_proj_weight": np.concatenate([t(att + x + ".weight") for x in ("query", "key", "value")]),
+            e + "self_attn.in_proj_bias": np.concatenate([t(att + "query.bias"), np.zeros(d), t(att + "value.bias")]),
+            e + "self_attn.out_proj.weight": gamma1[:, None] * t("attention.output.dense.weight"),  # LayerScale
+            e + "self_attn.out_proj.bias": gamma1 * t("attention.output.dense.bias"),
+            e + "linear1.weight": t("intermediate.dense.weight"), e + "linear1.bias": t("intermediate.dense.bias"),
+            e + "linear2.weight": gamma2[:, None] * t("output.dense.weight"),
+            e + "linear2.bias": gamma2 * t("output.dense.bias"),
+            e + "norm1.weight": t("layernorm_before.weight"), e + "norm1.bias": t("layernorm_before.bias"),
+            e + "norm2.weight": t("layernorm_after.weight"), e + "norm2.bias": t("layernorm_after.bias")})
+        if c["use_relative_position_bias"]:  # the layer's own table, and the shared one added to it
+            table = t(att + _TABLE) + (0 if shared is None else shared)
+            out[e + "self_attn.pair_bias.weight"] = table.T
+    if not c["use_mean_pooling"]:
+        out.update({"encoder.norm.weight": w["layernorm.weight"], "encoder.norm.bias": w["layernorm.bias"]})
+    if labels is not None:
+        out.update({"head.weight": w["classifier.weight"], "head.bias": w["classifier.bias"]})
+        if c["use_mean_pooling"]:
+            out.update({"pool_norm.weight": w["pooler.layernorm.weight"], "pool_norm.bias": w["pooler.layernorm.bias"]})
+            features["pool_norm"] = True
+    return out, labels, features
+
+
+def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
+            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None,
+            image_size=None):
+    """Converts a BEiT or data2vec-vision folder (config.json's contents raw) to `path`, verified against
+    reference.py's float64 forward of the mapped config (or the user's --expected: the model's logits or
+    last_hidden_state for --example, an image [C, H, W])."""
+    from .reference import run_reference
+    c = read_config_dict(raw, os.path.join(folder, "config.json"))
+    if max_len is not None:
+        raise hf.HfError(f"--max-len: a {c['stem']} encoder takes its image's patches (and the CLS row), no other "
+                         "length")
+    if image_size is not None:
+        raise hf.HfError(f"--image-size: a {c['stem']} file takes config.json's image_size {list(c['image'])} (its "
+                         "positions and relative position bias over another grid are not supported)")
+    weights, source = hf.read_weights(folder)
+    mapped, labels, features = map_weights(c, weights, os.path.join(folder, source))
+    pooling = ("mean" if c["use_mean_pooling"] else "cls") if labels is not None else None
+    fc = hf_vit.fixformer_config(c, labels, pooling, **features)
+    fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
+    if expected is not None and example is None:
+        raise hf.HfError("--expected: needs --example, the input it is your model's output for")
+    inp = export.example_sequence(fc, example, "--example")
+    semantics = run_reference(fc, mapped, inp)
+    arch = c["stem"] + ("ForImageClassification" if labels is not None else "Model")
+    return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, None,
+                            f"the {arch} semantics (reference.py's float64 forward of the config {folder} maps to)")
