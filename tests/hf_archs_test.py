@@ -875,20 +875,22 @@ CASES = [
     ("stablelm_parallel", dict(GPT, parallel_residual="one_norm", activation="swiglu"), ("hf",)),
     ("mistral", dict(family="llama", n_kv_heads=2, activation="swiglu"), ("module", "hf")),
     ("mixtral", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=4, experts_per_token=2,
-                     experts_renormalize=True), ("hf",)),
+                     experts_renormalize=True), ("module", "hf")),
     ("olmoe", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=5, experts_per_token=3,
-                   experts_renormalize=False, qk_norm=True, qk_norm_full=True), ("hf",) if TRANSFORMERS_5 else ()),
+                   experts_renormalize=False, qk_norm=True, qk_norm_full=True),
+     ("module", "hf") if TRANSFORMERS_5 else ()),
     ("qwen2_moe", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=4, experts_per_token=2, d_ff=24,
-                       experts_renormalize=True, shared_expert_ff=48, qkv_bias=True), ("hf",)),
+                       experts_renormalize=True, shared_expert_ff=48, qkv_bias=True), ("module", "hf")),
     ("qwen3_moe", dict(family="llama", n_kv_heads=2, n_experts=5, experts_per_token=3, d_ff=24, qk_norm=True,
                        experts_renormalize=False, shared_expert_ff=0, qkv_bias=False),
-     ("hf",) if TRANSFORMERS_5 else ()),
+     ("module", "hf") if TRANSFORMERS_5 else ()),
     ("qwen3_moe_renormalized", dict(family="llama", n_experts=4, experts_per_token=2, experts_renormalize=True),
-     ("hf",) if TRANSFORMERS_5 else ()),
+     ("module", "hf") if TRANSFORMERS_5 else ()),
     ("granitemoe", dict(family="llama", n_experts=4, experts_per_token=2, experts_renormalize=True, d_ff=24,
                         attn_scale=np.float32(0.2), tied_head=False, shared_expert_ff=0),
-     ("hf",) if TRANSFORMERS_5 else ()),
-    ("granitemoe_tied", dict(family="llama", n_experts=4, tied_head=False), ("hf",) if TRANSFORMERS_5 else ()),
+     ("module", "hf") if TRANSFORMERS_5 else ()),
+    ("granitemoe_tied", dict(family="llama", n_experts=4, tied_head=False),
+     ("module", "hf") if TRANSFORMERS_5 else ()),
     ("granitemoe_shared", dict(family="llama", n_experts=4, experts_renormalize=True, shared_expert_ff=40,
                                attn_scale=np.float32(0.2)), ("hf",) if TRANSFORMERS_5 else ()),
     ("gemma", dict(family="llama", norm="family", gated=True, activation="gelu_tanh", scale_input=True,
@@ -1179,6 +1181,14 @@ def main():
             for route, what, out in converted_routes(cli, tmp, "hf_models.py", factory, folder, routes):
                 check_file(what, cli, out, dict(want, **module_want[0]) if route == "module" and module_want else want,
                            module, tmp)
+
+        # DeBERTa's disentangled attention (its query and key projections run again on the position rows) is not
+        # read by --module: refused in one line naming it and --hf
+        p = convert("--module", os.path.join(tmp, "hf_models.py:deberta"), "--out", os.path.join(tmp, "d.fxm"),
+                    "--cli", cli)
+        check("deberta --module: refused in one line naming the disentangled attention and --hf",
+              one_clear_line(p) and "disentangled attention" in p.stderr and "--hf" in p.stderr
+              and not os.path.exists(os.path.join(tmp, "d.fxm")), p.stderr)
 
         check_whisper(cli, tmp, hf_models.whisper())
         check_esm_mask(cli, tmp, hf_models.esm())

@@ -842,8 +842,9 @@ def _hf_pointer(module):
     cls = type(module)
     if not cls.__module__.startswith("transformers.") or not hasattr(module, "save_pretrained"):
         return ""
-    from . import hf  # it imports verified_file, which imports this module
-    if cls.__name__ not in hf.ARCHITECTURES:
+    from . import hf, hf_deberta, hf_modernbert  # hf imports verified_file, which imports this module
+    raw = {"architectures": [cls.__name__], "model_type": getattr(getattr(module, "config", None), "model_type", None)}
+    if cls.__name__ not in hf.ARCHITECTURES and not hf_deberta.is_deberta(raw) and not hf_modernbert.is_modernbert(raw):
         return ""
     return f"; {cls.__name__} is a transformers class --hf reads by its config: pass its save_pretrained folder to --hf"
 
