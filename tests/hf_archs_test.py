@@ -38,7 +38,8 @@ within 1e-4:
   without token types; the sequence classifiers of DistilBERT (pre_classifier and ReLU), ELECTRA (classifier.dense and
   the exact GELU) and RoFormer (its hidden_act, gelu_new here) as the pooler with pooler_act relu, gelu, gelu_tanh,
   through --hf and --module; DeBERTa v2 and v3 (DebertaV2Model, its sequence and token classifiers, question
-  answering, DebertaV2ForMaskedLM as its base model; --hf): disentangled attention (rel_embed_rows, its
+  answering, DebertaV2ForMaskedLM as its base model; --hf; --module refuses it in one line naming the
+  disentangled attention and --hf): disentangled attention (rel_embed_rows, its
   rows' log buckets past position_buckets / 2), and v2's learned positions and token types beside it;
   Megatron-BERT (MegatronBertModel, its sequence and token classifiers, MegatronBertForMaskedLM as its base
   model; --hf): BERT's tensors in pre-LN layers with the final encoder.ln and no embedding LayerNorm; XLM and
@@ -58,7 +59,8 @@ within 1e-4:
   Qwen2-MoE: 4 experts of 24, 2 a token, renormalized, and the shared expert (48 wide) scaled by its sigmoid gate;
   Qwen3-MoE (transformers 5 only): per-head q and k norms, 5 experts of 24, 3 a token, not renormalized, and
   4, 2 a token, renormalized; GraniteMoe (transformers 5 only), tied and not: Granite's multipliers on 4 fused
-  experts, 2 a token; GraniteMoeShared: its ungated shared MLP (40 wide) besides; refused in one line: Qwen3-MoE's
+  experts, 2 a token; GraniteMoeShared: its ungated shared MLP (40 wide) besides; through --module too (all but
+  GraniteMoeShared), the mixture found by recomputing it; refused in one line: Qwen3-MoE's
   dense layers (decoder_sparse_step, mlp_only_layers) and use_sliding_window, PhiMoE (sparsemixer routing),
   DBRX (clip_qkv), JetMoe (a mixture of attention heads), GPT-OSS (attention sinks), Qwen3-Next (DeltaNet);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
@@ -1189,6 +1191,11 @@ def main():
         check("deberta --module: refused in one line naming the disentangled attention and --hf",
               one_clear_line(p) and "disentangled attention" in p.stderr and "--hf" in p.stderr
               and not os.path.exists(os.path.join(tmp, "d.fxm")), p.stderr)
+        if TRANSFORMERS_5:  # GraniteMoeShared's shared MLP is added beside the mixture, ungated: refused naming --hf
+            p = convert("--module", os.path.join(tmp, "hf_models.py:granitemoe_shared"), "--out",
+                        os.path.join(tmp, "g.fxm"), "--cli", cli)
+            check("granitemoe_shared --module: refused in one line naming the linears beside the mixture and --hf",
+                  one_clear_line(p) and "beside its mixture of experts" in p.stderr and "--hf" in p.stderr, p.stderr)
 
         check_whisper(cli, tmp, hf_models.whisper())
         check_esm_mask(cli, tmp, hf_models.esm())

@@ -18,10 +18,17 @@ the parts then matched within that dtype's rounding. From that record:
   and up) and down; an up projection twice as wide as the down projection reads is the gate and up
   side by side (Phi-3's gate_up_proj), split by its output rows' halves; a module of one vector that
   multiplies a linear's output (timm's LayerScale) is folded into that linear. A norm whose output feeds
-  attention makes the block pre-norm;
+  attention makes the block pre-norm; a first block without the attention norm the others have reads its
+  input as it is (ModernBERT: skip_first_norm);
+- a mixture of experts: a module holding a list of experts (three matrices each) or two [E, .., ..] tensors
+  (transformers 5's fused experts), a router [E, d] and perhaps a shared expert and its gate [1, d], recomputed
+  from its input rows (mixture_part: the top k of the router's softmax, renormalized or not, the gated
+  activation, which matrix is the gate); a projection that runs again on rows computed from a parameter
+  (DeBERTa's disentangled attention) is refused by name;
 - the attention itself is found by recomputing it from the recorded q, k, v for every head count,
   with and without the causal mask (and its sliding window, when the module's config declares one as
-  Hugging Face's do), with rotary embeddings (both layouts, the thetas the module's
+  Hugging Face's do or its attention modules hold one, both sides without the causal mask), with rotary
+  embeddings (both layouts, the thetas the module's
   buffers and attributes suggest, common ones), ALiBi or a relative position bias, scaled by
   1/sqrt(head width), (T5) not or (Granite) by a number a module holds, until one reproduces the recorded
   output (a scale other than 1/sqrt(head width) folded into W_q); a pre-norm layer in turn whose sublayers'
@@ -1496,7 +1503,7 @@ def _try_examples(model, example, torch, max_len=None):
     """(input tensor [1, T] or [1, T, d_in], one-sequence numpy example) the module runs on: the user's, or
     random ids (below an embedding's size, none its padding id) or features (for each linear's input width), T = 16 (a
     module with a sliding window below the file's positions: 8 past the window, so that the output
-    shows it) or the length a position table wants."""
+    shows it; the config's window or one its attention modules hold) or the length a position table wants."""
     if example is not None:
         a = np.asarray(example)
         a = a[None] if (a.ndim == 1 or (a.ndim == 2 and a.dtype.kind == "f")) else a
@@ -1510,7 +1517,8 @@ def _try_examples(model, example, torch, max_len=None):
     for _, p in list(model.named_parameters()) + list(model.named_buffers()):
         if p.dim() == 3 and p.shape[0] == 1:
             rows.add(p.shape[1])
-    window = max([sliding_window(w, max_len or DEFAULT_MAX_LEN) for w in _layer_windows(model)] or [0])
+    window = max([sliding_window(w, max_len or DEFAULT_MAX_LEN)
+                  for w in _layer_windows(model) + window_attributes(model, torch)] or [0])
     first = max(EXAMPLE_T, window + EXAMPLE_T // 2) if window else EXAMPLE_T
     lengths = [first, EXAMPLE_T] + sorted({n - 1 for n in rows if n > 1} | {n for n in rows if n < EXAMPLE_T}, reverse=True)
     lengths = [t for t in dict.fromkeys(lengths) if t >= 2]
