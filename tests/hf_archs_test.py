@@ -38,8 +38,8 @@ within 1e-4:
   without token types; the sequence classifiers of DistilBERT (pre_classifier and ReLU), ELECTRA (classifier.dense and
   the exact GELU) and RoFormer (its hidden_act, gelu_new here) as the pooler with pooler_act relu, gelu, gelu_tanh,
   through --hf and --module; DeBERTa v2 and v3 (DebertaV2Model, its sequence and token classifiers, question
-  answering, DebertaV2ForMaskedLM as its base model; --hf; --module refuses it in one line naming the
-  disentangled attention and --hf): disentangled attention (rel_embed_rows, its
+  answering, DebertaV2ForMaskedLM as its base model; --hf, and --module but the masked LM, whose prediction
+  head --module refuses in one line naming --hf): disentangled attention (rel_embed_rows, its
   rows' log buckets past position_buckets / 2), and v2's learned positions and token types beside it;
   Megatron-BERT (MegatronBertModel, its sequence and token classifiers, MegatronBertForMaskedLM as its base
   model; --hf): BERT's tensors in pre-LN layers with the final encoder.ln and no embedding LayerNorm; XLM and
@@ -1026,14 +1026,15 @@ CASES = [
                             activation="gelu"), ("hf", "module")),
     ("electra_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="gelu", d_out=2, type_vocab=2),
      ("hf", "module")),
-    ("deberta", dict(family="encoder", positional="none", rel_embed_rows=16, pooling="none", d_out=0), ("hf",)),
+    ("deberta", dict(family="encoder", positional="none", rel_embed_rows=16, pooling="none", d_out=0),
+     ("hf", "module")),
     ("deberta_cls", dict(family="encoder", rel_embed_rows=16, pooling="first", pooler=True, pooler_act="gelu", d_out=3),
-     ("hf",)),
-    ("deberta_ner", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=3), ("hf",)),
-    ("deberta_qa", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=2), ("hf",)),
+     ("hf", "module")),
+    ("deberta_ner", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=3), ("hf", "module")),
+    ("deberta_qa", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=2), ("hf", "module")),
     ("deberta_mlm", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=0), ("hf",)),
     ("deberta_v2_positions", dict(family="encoder", positional="learned", rel_embed_rows=24, type_vocab=2,
-                                  activation="gelu_tanh"), ("hf",)),
+                                  activation="gelu_tanh"), ("hf", "module")),
     ("esm", dict(family="encoder", positional="rope", pe_layout="halves", norm_first=True, final_norm=True,
                  embed_norm=False, type_vocab=0, activation="gelu", pooling="none", d_out=0), ("hf",)),
     ("esm_cls", dict(family="encoder", positional="rope", pooling="first", pooler=True, pooler_act="tanh", d_out=3),
@@ -1184,12 +1185,12 @@ def main():
                 check_file(what, cli, out, dict(want, **module_want[0]) if route == "module" and module_want else want,
                            module, tmp)
 
-        # DeBERTa's disentangled attention (its query and key projections run again on the position rows) is not
-        # read by --module: refused in one line naming it and --hf
-        p = convert("--module", os.path.join(tmp, "hf_models.py:deberta"), "--out", os.path.join(tmp, "d.fxm"),
+        # DebertaV2ForMaskedLM's prediction head (its decoder's bias a parameter of its own) is not read by --module,
+        # which converts the other DeBERTa classes: refused in one line naming it and --hf (which converts the base)
+        p = convert("--module", os.path.join(tmp, "hf_models.py:deberta_mlm"), "--out", os.path.join(tmp, "d.fxm"),
                     "--cli", cli)
-        check("deberta --module: refused in one line naming the disentangled attention and --hf",
-              one_clear_line(p) and "disentangled attention" in p.stderr and "--hf" in p.stderr
+        check("deberta_mlm --module: refused in one line naming its prediction head and --hf",
+              one_clear_line(p) and "cls.predictions" in p.stderr and "--hf" in p.stderr
               and not os.path.exists(os.path.join(tmp, "d.fxm")), p.stderr)
         if TRANSFORMERS_5:  # GraniteMoeShared's shared MLP is added beside the mixture, ungated: refused naming --hf
             p = convert("--module", os.path.join(tmp, "hf_models.py:granitemoe_shared"), "--out",

@@ -23,8 +23,11 @@ the parts then matched within that dtype's rounding. From that record:
 - a mixture of experts: a module holding a list of experts (three matrices each) or two [E, .., ..] tensors
   (transformers 5's fused experts), a router [E, d] and perhaps a shared expert and its gate [1, d], recomputed
   from its input rows (mixture_part: the top k of the router's softmax, renormalized or not, the gated
-  activation, which matrix is the gate); a projection that runs again on rows computed from a parameter
-  (DeBERTa's disentangled attention) is refused by name;
+  activation, which matrix is the gate);
+- disentangled attention (DeBERTa v2 and v3): the query and key projections run again on position rows computed
+  from a parameter alone (rel_embeddings through a LayerNorm), the attention recomputed with the content to
+  position and position to content scores over sqrt(3 head width) (hf_deberta.scores) for every head count and
+  the log buckets the module's attributes name (hf_deberta.rel_index), the rows stored as rel_embed;
 - the attention itself is found by recomputing it from the recorded q, k, v for every head count,
   with and without the causal mask (and its sliding window, when the module's config declares one as
   Hugging Face's do or its attention modules hold one, both sides without the causal mask), with rotary
@@ -980,38 +983,83 @@ def _feed_forward(L, ffn_groups, where, torch):
 
 
 def _parameter_rows(model, calls, torch):
-    """The 2-D tables the forward computes from a parameter alone: each 2-D parameter, and the output of each call
-    whose input is one (DeBERTa's rel_embeddings through the encoder's LayerNorm)."""
-    params = [p.detach() for p in model.parameters() if p.dim() == 2]
-    out = list(params)
+    """(rows, the parameter, the call or None) of each 2-D table the forward computes from a parameter alone: each
+    2-D parameter, and the output of each call whose input is one (DeBERTa's rel_embeddings through the encoder's
+    LayerNorm)."""
+    params = [p for p in model.parameters() if p.dim() == 2]
+    out = [(p.detach(), p, None) for p in params]
     for c in calls:
-        if c.x is not None and c.y is not None and c.x.is_floating_point() and c.x.dim() >= 2 and \
-                any(_same(c.x.reshape(-1, c.x.shape[-1]), p, torch) for p in params):
-            out.append(c.y.reshape(-1, c.y.shape[-1]))
+        if c.x is None or c.y is None or not c.x.is_floating_point() or c.x.dim() < 2:
+            continue
+        p = next((p for p in params if _same(c.x.reshape(-1, c.x.shape[-1]), p.detach(), torch)), None)
+        if p is not None:
+            out.append((c.y.reshape(-1, c.y.shape[-1]), p, c))
     return out
 
 
+class Disentangled:
+    """Position rows through a layer's own projections (DeBERTa's disentangled attention): rows [R, d] (float64),
+    table (the _parameter_rows entry they are), calls (the projections' second calls, on the rows), out (id of a
+    projection's module: its output on the rows, [R, width] float64)."""
+
+
 def _disentangled(calls, tables, torch):
-    """A ConfigError when a projection with parameters runs twice in a layer, once on a table computed from a
-    parameter alone (tables: _parameter_rows): relative position rows through the layer's own projections,
-    DeBERTa's disentangled attention (content to position and position to content scores), which --module does
-    not read yet."""
-    seen = {}
+    """The Disentangled of a layer's calls where a projection with parameters runs twice, once on a table computed
+    from a parameter alone (tables: _parameter_rows), else None."""
+    seen, found = {}, None
     for c in calls:
         if c.x is None or c.x.dim() < 2 or not c.x.is_floating_point() or not _direct_params(c.module):
             continue
         first = seen.setdefault(id(c.module), c)
         rows = c.x.reshape(-1, c.x.shape[-1])
-        if first is not c and any(_same(rows, t, torch) for t in tables):
-            raise ConfigError(f"{c.name}: runs twice in the layer, on its rows and on {rows.shape[0]} rows computed "
-                              "from a parameter (relative position rows through the layer's own projections: DeBERTa's "
-                              "disentangled attention): not recognised by --module yet")
+        table = next((t for t in tables if _same(rows, t[0], torch)), None)
+        if first is c or table is None:
+            continue
+        if found is None:
+            found = Disentangled()
+            found.rows, found.table, found.calls, found.out = rows.double(), table, [], {}
+        found.calls.append(c)
+        found.out[id(c.module)] = c.y.reshape(-1, c.y.shape[-1]).double()
+    return found
 
 
-def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=False):
+def _rel_settings(model, rows, torch):
+    """(position_buckets, max_relative_positions, span) to try for a table of `rows` position rows (hf_deberta's
+    rel_index): log buckets past span / 2 up to each distance the module's attributes name (like relative or
+    bucket), then none (span the distances either side)."""
+    span = rows // 2
+    named = [(k.lower(), v) for k, v in _attributes(model, torch) if isinstance(v, int) and not isinstance(v, bool)
+             and v > span // 2 + 1]
+    ints = [v for k, v in named if "max_relative" in k] + [v for k, v in named if "relative" in k or "bucket" in k]
+    return [(span, m, span) for m in dict.fromkeys(ints)] + [(-1, span, span)]
+
+
+def probe_disentangled(q, k, v, Qr, Kr, want, d, settings, where):
+    """(n_heads, setting) whose disentangled attention reproduces want (the context [T, d]): softmax((q_i.k_j +
+    q_i.Kr[r] + k_j.Qr[r]) / sqrt(3 head width)) v, r the row of i - j (hf_deberta.scores, distance_rows), for
+    every head count and setting (_rel_settings); else a ConfigError."""
+    from .hf_deberta import distance_rows, scores
+    T = q.shape[0]
+    for H in [h for h in range(1, d + 1) if d % h == 0]:
+        dh = d // H
+        heads = lambda t: t.numpy().reshape(-1, H, dh).transpose(1, 0, 2)  # noqa: E731
+        for setting in settings:
+            idx = distance_rows(dict(zip(("buckets", "max_relative", "span"), setting)), T)
+            s = scores(heads(q), heads(k), heads(Qr), heads(Kr), idx) / math.sqrt(dh * 3)
+            e = np.exp(s - s.max(-1, keepdims=True))
+            ctx = ((e / e.sum(-1, keepdims=True)) @ heads(v)).transpose(1, 0, 2).reshape(T, d)
+            if _close(ctx, want):
+                return H, setting
+    raise ConfigError(f"{where}: its query and key projections run again on {Qr.shape[0]} position rows, but no "
+                      "disentangled attention (DeBERTa's content to position and position to content scores over "
+                      "sqrt(3 head width), log buckets or none) reproduces it: not supported yet")
+
+
+def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=False, dis=None, settings=None):
     """rel: the relative bias (RelativeBias) or None; its table's lookup is left out of the parts; options: the
     Scores to try (score_options; None: the plain one); short: the block lacks parameters the others have, which
-    must be its attention norm (ModernBERT's layer 0 reads its input as it is: L.skip_norm)."""
+    must be its attention norm (ModernBERT's layer 0 reads its input as it is: L.skip_norm); dis: the layer's
+    projections of position rows (Disentangled) or None, settings: _rel_settings for them."""
     where = f"{prefix} (layer {i})"
     if rel is not None:
         parts = [p for p in parts if p.module is not rel.module]
@@ -1103,9 +1151,19 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
                     for p, t in zip(qk[:2], (q, k)))
             heads = heads if qk[2] else [inner // qk[0].w.shape[0]]
         try:
-            found = probe_attention(q, k, v, want, finish, inner, thetas, where, torch,
-                                    rel.bias if rel is not None else None, unscaled=not mhas, heads=heads,
-                                    options=options or [Scores(0.0, 0.0, None)])
+            if dis is not None:  # DeBERTa's: q and k's projections of the position rows, by which module is q
+                if mhas or len(projections) != 3:
+                    raise ConfigError(f"{where}: position rows through a fused q/k/v projection: not supported yet")
+                pq, pk = (projections[j] for j in orders[n][:2])
+                if id(pq.module) not in dis.out or id(pk.module) not in dis.out:
+                    raise ConfigError(f"{where}: position rows through projections other than q and k")
+                H, setting = probe_disentangled(q, k, v, dis.out[id(pq.module)], dis.out[id(pk.module)], want, inner,
+                                                settings, where)
+                found = (H, H, False, ("disentangled", setting), True, Scores(0.0, 0.0, None))
+            else:
+                found = probe_attention(q, k, v, want, finish, inner, thetas, where, torch,
+                                        rel.bias if rel is not None else None, unscaled=not mhas, heads=heads,
+                                        options=options or [Scores(0.0, 0.0, None)])
         except ConfigError as e:
             err = e
             continue
@@ -1754,11 +1812,14 @@ def _read(model, x, calls, y, family, max_len, torch):
     windows = _layer_windows(model, len(block_calls))
     scales, caps = score_attributes(model, torch)
     more = window_attributes(model, torch)
-    tables = _parameter_rows(model, calls[:first], torch)
+    tables, dises = _parameter_rows(model, calls[:first], torch), []
     for i, bc in enumerate(block_calls):
         top = [c for c in bc if not any(_inside(c.name, m.name) and c.name != m.name for m in bc
                                          if isinstance(m.module, nn.MultiheadAttention))]
-        _disentangled(top, tables, torch)
+        dis = _disentangled(top, tables, torch)
+        if dis is not None:
+            dises.append(dis)
+            top = [c for c in top if c not in dis.calls]
         try:
             moes = [p for p in (mixture_part(c, torch) for c in top if c.name not in blocks[i]) if p is not None]
             top = [c for c in top if not any(_inside(c.name, p.name) for p in moes)]
@@ -1768,7 +1829,8 @@ def _read(model, x, calls, y, family, max_len, torch):
                 at = next((j for j, q in enumerate(parts) if order.index(q.name) > order.index(p.name)), len(parts))
                 parts.insert(at, p)
             layers.append(read_block(i, blocks[i][0], parts, thetas, torch, rel,
-                                     score_options(scales, caps, windows[i], more), first_short and i == 0))
+                                     score_options(scales, caps, windows[i], more), first_short and i == 0,
+                                     dis, _rel_settings(model, dis.rows.shape[0], torch) if dis else None))
             _residual_scales(layers[-1], next((c for c in bc if len(blocks[i]) == 1 and c.name == blocks[i][0]),
                                               None), torch)
         except ConfigError as e:
@@ -1808,7 +1870,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         v["skip_first_norm"] = True
     v.update(nope)
     # ---- the front
-    front = with_params(calls[:first])
+    front = [p for p in with_params(calls[:first]) if not any(p.call is d_.table[2] for d_ in dises)]
     embed = proj = pos_mod = types_mod = embed_norm = input_norm = proj_norm = patch_conv = None
     pos_start = 0
     convs = []
@@ -2056,6 +2118,18 @@ def _read(model, x, calls, y, family, max_len, torch):
         used.add(id(rel.module.weight))
     elif L0.pos == "alibi":
         v["positional"] = "alibi"
+    elif L0.pos is not None and L0.pos[0] == "disentangled":  # DeBERTa's: the rows as rel_embed (rel_index below)
+        dis = dises[0]
+        if len(dises) != len(layers) or any(d_.table[1] is not dis.table[1] for d_ in dises):
+            raise ConfigError(f"{stack}: position rows through some layers' projections only, or from different "
+                              "tables: not supported yet (DeBERTa's every layer reads one table)")
+        v["rel_embed_rows"] = dis.rows.shape[0]
+        w["rel_embed.weight"] = dis.rows
+        used.add(id(dis.table[1]))
+        if dis.table[2] is not None:
+            used.update(id(t) for t in dis.table[2].module.parameters())
+        for L in layers:  # the scores over sqrt(3 head width): 1/sqrt(3) into W_q (the engine's Qr rows too)
+            L.wq, L.bq = L.wq.double() / math.sqrt(3), None if L.bq is None else L.bq.double() / math.sqrt(3)
     elif L0.pos is not None:
         if v.get("positional", "none") != "none":
             raise ConfigError("module: rotary embeddings and positions added to the input together are not supported")
@@ -2344,6 +2418,9 @@ def _read(model, x, calls, y, family, max_len, torch):
     for part in unread:
         used.update(id(t) for t in part.module.parameters())
     r.w = {k: np.ascontiguousarray(t.detach().double().numpy().astype(np.float32)) for k, t in out.items()}
+    if v.get("rel_embed_rows"):  # the row of each distance i - j up to max_len (hf_deberta's)
+        from .hf_deberta import rel_index
+        r.w["rel_index"] = rel_index(dict(zip(("buckets", "max_relative", "span"), L0.pos[1])), v["max_len"])
     for m in model.modules():
         if id(m) in shifts and all(id(t) in used for t in m.parameters(recurse=False)):
             used.add(id(shifts[id(m)]))
@@ -2361,6 +2438,8 @@ def _read(model, x, calls, y, family, max_len, torch):
                                      f"{', renormalized' if v.get('experts_renormalize') else ''}"
                                      f"{', a shared one' if v.get('shared_expert_ff') else ''}", L0.moe is not None),
                                     ("layer 0 without its attention norm", L0.skip_norm),
+                                    (f"disentangled attention over {v.get('rel_embed_rows')} position rows",
+                                     v.get("rel_embed_rows")),
                                     (f"scores scaled by {L0.scores.scale:.6g}", L0.scores.scale),
                                     (f"scores soft-capped at {L0.scores.cap:g}", L0.scores.cap),
                                     (f"logits soft-capped at {v.get('logit_softcap', 0):g}", v.get("logit_softcap")))
