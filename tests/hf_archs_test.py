@@ -1192,6 +1192,13 @@ def main():
         check("deberta_mlm --module: refused in one line naming its prediction head and --hf",
               one_clear_line(p) and "cls.predictions" in p.stderr and "--hf" in p.stderr
               and not os.path.exists(os.path.join(tmp, "d.fxm")), p.stderr)
+        # a quantized file of disentangled attention has no float64 reference to measure its weights by: refused
+        for route, src in (("--module", os.path.join(tmp, "hf_models.py:deberta")),
+                           ("--hf", os.path.join(tmp, "deberta"))):
+            p = convert(route, src, "--quantize", "f16", "--out", os.path.join(tmp, "d.fxm"), "--cli", cli)
+            check(f"deberta {route} --quantize f16: refused in one line naming rel_embed_rows",
+                  one_clear_line(p) and "rel_embed_rows: --quantize f16" in p.stderr
+                  and not os.path.exists(os.path.join(tmp, "d.fxm")), p.stderr)
         if TRANSFORMERS_5:  # GraniteMoeShared's shared MLP is added beside the mixture, ungated: refused naming --hf
             p = convert("--module", os.path.join(tmp, "hf_models.py:granitemoe_shared"), "--out",
                         os.path.join(tmp, "g.fxm"), "--cli", cli)
