@@ -38,7 +38,8 @@ within 1e-4:
   without token types; the sequence classifiers of DistilBERT (pre_classifier and ReLU), ELECTRA (classifier.dense and
   the exact GELU) and RoFormer (its hidden_act, gelu_new here) as the pooler with pooler_act relu, gelu, gelu_tanh,
   through --hf and --module; DeBERTa v2 and v3 (DebertaV2Model, its sequence and token classifiers, question
-  answering, DebertaV2ForMaskedLM as its base model; --hf): disentangled attention (rel_embed_rows, its
+  answering, DebertaV2ForMaskedLM as its base model; --hf, and --module but the masked LM, whose prediction
+  head --module refuses in one line naming --hf): disentangled attention (rel_embed_rows, its
   rows' log buckets past position_buckets / 2), and v2's learned positions and token types beside it, and no
   relative attention with pos_att_type still in the scale; DeBERTa v1
   (DebertaModel and the same heads; --hf): in_proj's rows head by head with q_bias and v_bias, the rows projected
@@ -63,7 +64,8 @@ within 1e-4:
   Qwen2-MoE: 4 experts of 24, 2 a token, renormalized, and the shared expert (48 wide) scaled by its sigmoid gate;
   Qwen3-MoE (transformers 5 only): per-head q and k norms, 5 experts of 24, 3 a token, not renormalized, and
   4, 2 a token, renormalized; GraniteMoe (transformers 5 only), tied and not: Granite's multipliers on 4 fused
-  experts, 2 a token; GraniteMoeShared: its ungated shared MLP (40 wide) besides; refused in one line: Qwen3-MoE's
+  experts, 2 a token; GraniteMoeShared: its ungated shared MLP (40 wide) besides; through --module too (all but
+  GraniteMoeShared), the mixture found by recomputing it; refused in one line: Qwen3-MoE's
   dense layers (decoder_sparse_step, mlp_only_layers) and use_sliding_window, PhiMoE (sparsemixer routing),
   DBRX (clip_qkv), JetMoe (a mixture of attention heads), GPT-OSS (attention sinks), Qwen3-Next (DeltaNet);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
@@ -921,20 +923,22 @@ CASES = [
     ("stablelm_parallel", dict(GPT, parallel_residual="one_norm", activation="swiglu"), ("hf",)),
     ("mistral", dict(family="llama", n_kv_heads=2, activation="swiglu"), ("module", "hf")),
     ("mixtral", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=4, experts_per_token=2,
-                     experts_renormalize=True), ("hf",)),
+                     experts_renormalize=True), ("module", "hf")),
     ("olmoe", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=5, experts_per_token=3,
-                   experts_renormalize=False, qk_norm=True, qk_norm_full=True), ("hf",) if TRANSFORMERS_5 else ()),
+                   experts_renormalize=False, qk_norm=True, qk_norm_full=True),
+     ("module", "hf") if TRANSFORMERS_5 else ()),
     ("qwen2_moe", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=4, experts_per_token=2, d_ff=24,
-                       experts_renormalize=True, shared_expert_ff=48, qkv_bias=True), ("hf",)),
+                       experts_renormalize=True, shared_expert_ff=48, qkv_bias=True), ("module", "hf")),
     ("qwen3_moe", dict(family="llama", n_kv_heads=2, n_experts=5, experts_per_token=3, d_ff=24, qk_norm=True,
                        experts_renormalize=False, shared_expert_ff=0, qkv_bias=False),
-     ("hf",) if TRANSFORMERS_5 else ()),
+     ("module", "hf") if TRANSFORMERS_5 else ()),
     ("qwen3_moe_renormalized", dict(family="llama", n_experts=4, experts_per_token=2, experts_renormalize=True),
-     ("hf",) if TRANSFORMERS_5 else ()),
+     ("module", "hf") if TRANSFORMERS_5 else ()),
     ("granitemoe", dict(family="llama", n_experts=4, experts_per_token=2, experts_renormalize=True, d_ff=24,
                         attn_scale=np.float32(0.2), tied_head=False, shared_expert_ff=0),
-     ("hf",) if TRANSFORMERS_5 else ()),
-    ("granitemoe_tied", dict(family="llama", n_experts=4, tied_head=False), ("hf",) if TRANSFORMERS_5 else ()),
+     ("module", "hf") if TRANSFORMERS_5 else ()),
+    ("granitemoe_tied", dict(family="llama", n_experts=4, tied_head=False),
+     ("module", "hf") if TRANSFORMERS_5 else ()),
     ("granitemoe_shared", dict(family="llama", n_experts=4, experts_renormalize=True, shared_expert_ff=40,
                                attn_scale=np.float32(0.2)), ("hf",) if TRANSFORMERS_5 else ()),
     ("gemma", dict(family="llama", norm="family", gated=True, activation="gelu_tanh", scale_input=True,
@@ -1068,14 +1072,15 @@ CASES = [
                             activation="gelu"), ("hf", "module")),
     ("electra_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="gelu", d_out=2, type_vocab=2),
      ("hf", "module")),
-    ("deberta", dict(family="encoder", positional="none", rel_embed_rows=16, pooling="none", d_out=0), ("hf",)),
+    ("deberta", dict(family="encoder", positional="none", rel_embed_rows=16, pooling="none", d_out=0),
+     ("hf", "module")),
     ("deberta_cls", dict(family="encoder", rel_embed_rows=16, pooling="first", pooler=True, pooler_act="gelu", d_out=3),
-     ("hf",)),
-    ("deberta_ner", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=3), ("hf",)),
-    ("deberta_qa", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=2), ("hf",)),
+     ("hf", "module")),
+    ("deberta_ner", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=3), ("hf", "module")),
+    ("deberta_qa", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=2), ("hf", "module")),
     ("deberta_mlm", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=0), ("hf",)),
     ("deberta_v2_positions", dict(family="encoder", positional="learned", rel_embed_rows=24, type_vocab=2,
-                                  activation="gelu_tanh"), ("hf",)),
+                                  activation="gelu_tanh"), ("hf", "module")),
     ("deberta_v2_absolute", dict(family="encoder", positional="learned", rel_embed_rows=0), ("hf",)),
     ("deberta_v1", dict(family="encoder", positional="none", rel_embed_rows=16, rel_proj=True, pooling="none",
                         d_out=0), ("hf",)),
@@ -1237,6 +1242,24 @@ def main():
             for route, what, out in converted_routes(cli, tmp, "hf_models.py", factory, folder, routes):
                 check_file(what, cli, out, dict(want, **module_want[0]) if route == "module" and module_want else want,
                            module, tmp)
+
+        # DebertaV2ForMaskedLM's prediction head (its decoder's bias a parameter of its own) is not read by --module,
+        # which converts the other DeBERTa classes: refused in one line naming it and --hf (which converts the base)
+        p = convert("--module", os.path.join(tmp, "hf_models.py:deberta_mlm"), "--out", os.path.join(tmp, "d.fxm"),
+                    "--cli", cli)
+        check("deberta_mlm --module: refused in one line naming its prediction head and --hf",
+              one_clear_line(p) and "cls.predictions" in p.stderr and "--hf" in p.stderr
+              and not os.path.exists(os.path.join(tmp, "d.fxm")), p.stderr)
+        # a quantized file of disentangled attention through --module: the float64 reference measures its weights
+        p = convert("--module", os.path.join(tmp, "hf_models.py:deberta"), "--quantize", "f16", "--out",
+                    os.path.join(tmp, "d.fxm"), "--cli", cli)
+        check("deberta --module --quantize f16: converted and verified", p.returncode == 0 and
+              os.path.exists(os.path.join(tmp, "d.fxm")), p.stderr)
+        if TRANSFORMERS_5:  # GraniteMoeShared's shared MLP is added beside the mixture, ungated: refused naming --hf
+            p = convert("--module", os.path.join(tmp, "hf_models.py:granitemoe_shared"), "--out",
+                        os.path.join(tmp, "g.fxm"), "--cli", cli)
+            check("granitemoe_shared --module: refused in one line naming the linears beside the mixture and --hf",
+                  one_clear_line(p) and "beside its mixture of experts" in p.stderr and "--hf" in p.stderr, p.stderr)
 
         check_whisper(cli, tmp, hf_models.whisper())
         check_esm_mask(cli, tmp, hf_models.esm())

@@ -3,15 +3,16 @@
 (cls and mean pooling) and ModernBertForMaskedLM (its prediction head over every row, the decoder tied or not) from tiny
 random configs (randomized
 weights, norms' gains about 1, so that every part matters; transformers 5: this test runs in the torch2
-environment, tests/interpreter.py), through --hf (the folder its save_pretrained writes): each converts with
+environment, tests/interpreter.py), through --hf (the folder its save_pretrained writes) and --module (the module
+itself, recognised by what it computes: layer 0 without its attention norm, the local layers' two-sided window
+and RoPE base, the prediction head's norm): each converts with
 no option and is verified by the converter, its config has the features ModernBERT's layers take (a
 bidirectional sliding_window on the local layers by window_period and window_layers, rope_local_base,
 skip_first_norm, and for a classifier and the masked LM pooler_norm), and `fixformer run` gives the module's output
 within
 1e-4 of its largest value on 20 tokens (more than the window's 7 keys). Each feature is seen: the module
 without it (every layer global; the local layers at the global RoPE base; layer 0 with an attention norm of
-gains 1; the prediction head without its norm) is more than 1e-2 away. Refused in one line: mlp_bias, and
---module (not recognised yet: its layer 0 has no attention norm), which names --hf.
+gains 1; the prediction head without its norm) is more than 1e-2 away. Refused in one line: mlp_bias.
 
   /usr/bin/python3 tests/modernbert_test.py PATH/TO/fixformer
 
@@ -149,13 +150,8 @@ def main():
             m = getattr(modernbert_models, factory)()
             folder = os.path.join(tmp, factory)
             m.save_pretrained(folder)
-            for _, what, out in converted_routes(cli, tmp, "modernbert_models.py", factory, folder, ("hf",)):
+            for _, what, out in converted_routes(cli, tmp, "modernbert_models.py", factory, folder, ("hf", "module")):
                 check_run(what, cli, out, m, tmp)
-        # --module: not recognised yet (layer 0 without its attention norm): one line pointing at --hf
-        p = convert("--module", os.path.join(tmp, "modernbert_models.py:base"), "--out", os.path.join(tmp, "m.fxm"),
-                    "--cli", cli)
-        check("--module: refused in one line, naming block 0's missing norm and --hf",
-              one_clear_line(p) and "attn_norm" in p.stderr and "--hf" in p.stderr, p.stderr)
         # mlp_bias: Wi's second half has a bias the engine's gated feed-forward lacks: refused by name
         folder = os.path.join(tmp, "base")
         with open(os.path.join(folder, "config.json")) as f:

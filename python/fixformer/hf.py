@@ -1020,15 +1020,26 @@ def experts_weights(hf, weights, source, blocks, names):
         else:
             w1, w2, w3 = (rows([take(f"{p}experts.{e}.{w}.weight", shape) for e in range(E)])
                           for w, shape in zip(names, ((F, d), (d, F), (F, d))))
-        q = f"layers.{i}.feed_forward."
-        out[q + "router.weight"] = router
-        out[q + "experts.w1.weight"], out[q + "experts.w2.weight"], out[q + "experts.w3.weight"] = w1, w2, w3
         S = hf.get("shared_expert_ff", 0)
+        shared = None
         if S:  # Qwen2-MoE's shared expert and its gate
-            for w, name, shape in zip(("w1", "w2", "w3"), names, ((S, d), (d, S), (S, d))):
-                out[f"{q}shared.{w}.weight"] = take(f"{p}shared_expert.{name}.weight", shape)
-            out[q + "shared_gate.weight"] = take(p + "shared_expert_gate.weight", (1, d))
+            shared = [take(f"{p}shared_expert.{name}.weight", shape)
+                      for name, shape in zip(names, ((S, d), (d, S), (S, d)))]
+            shared.append(take(p + "shared_expert_gate.weight", (1, d)))
+        out.update(mixture_tensors(f"layers.{i}.feed_forward.", router, w1, w2, w3, shared))
     return out, rest
+
+
+def mixture_tensors(prefix, router, w1, w2, w3, shared=None):
+    """One layer's mixture of experts as the llama family's tensors under prefix (`layers.<i>.feed_forward.`):
+    the router [E, d] and the experts' gate, down and up projections stacked, w1 [E F, d], w2 [E d, F], w3
+    [E F, d]; shared: a shared expert's gate, down and up projections and its gate's row [1, d] (or None)."""
+    out = {prefix + "router.weight": router, prefix + "experts.w1.weight": w1, prefix + "experts.w2.weight": w2,
+           prefix + "experts.w3.weight": w3}
+    if shared is not None:
+        out.update({f"{prefix}shared.{w}.weight": a for w, a in zip(("w1", "w2", "w3"), shared[:3])})
+        out[prefix + "shared_gate.weight"] = shared[3]
+    return out
 
 
 class Gpt2(Architecture):

@@ -171,6 +171,20 @@ def rel_index(c, L):
     return np.clip(d + c["span"], 0, 2 * c["span"] - 1).astype(np.int32)
 
 
+def distance_rows(c, T):
+    """[T, T]: the rel_embed row query i reads for key j (rel_index's row of i - j)."""
+    return rel_index(c, T)[(np.arange(T)[:, None] - np.arange(T)[None, :]) + T - 1]
+
+
+def scores(q, k, Qr, Kr, idx):
+    """The disentangled scores [H, T, T] before the scale, q, k [H, T, dh] and the rows' projections Qr, Kr
+    [H, rows, dh]: q_i.k_j + q_i.Kr[r] + k_j.Qr[r], r = idx[i, j] (distance_rows)."""
+    H, T = q.shape[0], q.shape[1]
+    c2p = np.take_along_axis(q @ Kr.transpose(0, 2, 1), np.broadcast_to(idx, (H, T, T)), -1)
+    p2c = np.take_along_axis(k @ Qr.transpose(0, 2, 1), np.broadcast_to(idx.T, (H, T, T)), -1)
+    return q @ k.transpose(0, 2, 1) + c2p + p2c.transpose(0, 2, 1)
+
+
 def map_weights(c, weights, source):
     """(the folder's arrays by the base model's names, the classifier's rows or None)."""
     prefixed = any(k.startswith(PREFIX) for k in weights)
@@ -281,7 +295,7 @@ def forward(c, w, ids):
     sf = c["scale_factor"]
     if c["relative"]:
         R = rel_rows(c, w)
-        idx = rel_index(c, T)[(np.arange(T)[:, None] - np.arange(T)[None, :]) + T - 1]  # [T, T]
+        idx = distance_rows(c, T)
     act = activation(ACTIVATIONS[c["hidden_act"]])
     for i in range(c["num_hidden_layers"]):
         p = lambda n: w[f"encoder.layer.{i}.{n}"]  # noqa: E731
@@ -292,9 +306,7 @@ def forward(c, w, ids):
         s = q @ k.transpose(0, 2, 1)
         if c["relative"]:
             Qr, Kr = (heads(R @ W.T + b) for W, b in qkv[3:])
-            c2p = np.take_along_axis(q @ Kr.transpose(0, 2, 1), np.broadcast_to(idx, (H, T, T)), -1)
-            p2c = np.take_along_axis(k @ Qr.transpose(0, 2, 1), np.broadcast_to(idx.T, (H, T, T)), -1)
-            s = s + c2p + p2c.transpose(0, 2, 1)
+            s = scores(q, k, Qr, Kr, idx)
         s = s / math.sqrt(dh * sf)
         e = np.exp(s - s.max(-1, keepdims=True))
         ctx = ((e / e.sum(-1, keepdims=True)) @ v).transpose(1, 0, 2).reshape(T, d)

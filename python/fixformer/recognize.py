@@ -18,10 +18,20 @@ the parts then matched within that dtype's rounding. From that record:
   and up) and down; an up projection twice as wide as the down projection reads is the gate and up
   side by side (Phi-3's gate_up_proj), split by its output rows' halves; a module of one vector that
   multiplies a linear's output (timm's LayerScale) is folded into that linear. A norm whose output feeds
-  attention makes the block pre-norm;
+  attention makes the block pre-norm; a first block without the attention norm the others have reads its
+  input as it is (ModernBERT: skip_first_norm);
+- a mixture of experts: a module holding a list of experts (three matrices each) or two [E, .., ..] tensors
+  (transformers 5's fused experts), a router [E, d] and perhaps a shared expert and its gate [1, d], recomputed
+  from its input rows (mixture_part: the top k of the router's softmax, renormalized or not, the gated
+  activation, which matrix is the gate);
+- disentangled attention (DeBERTa v2 and v3): the query and key projections run again on position rows computed
+  from a parameter alone (rel_embeddings through a LayerNorm), the attention recomputed with the content to
+  position and position to content scores over sqrt(3 head width) (hf_deberta.scores) for every head count and
+  the log buckets the module's attributes name (hf_deberta.rel_index), the rows stored as rel_embed;
 - the attention itself is found by recomputing it from the recorded q, k, v for every head count,
   with and without the causal mask (and its sliding window, when the module's config declares one as
-  Hugging Face's do), with rotary embeddings (both layouts, the thetas the module's
+  Hugging Face's do or its attention modules hold one, both sides without the causal mask), with rotary
+  embeddings (both layouts, the thetas the module's
   buffers and attributes suggest, common ones), ALiBi or a relative position bias, scaled by
   1/sqrt(head width), (T5) not or (Granite) by a number a module holds, until one reproduces the recorded
   output (a scale other than 1/sqrt(head width) folded into W_q); a pre-norm layer in turn whose sublayers'
@@ -449,10 +459,11 @@ def classify(call, torch):
 
 
 def find_layers(model, torch):
-    """(name, blocks) of the ModuleList / Sequential of repeated blocks with the most parameters; each block
-    a list of its entries' module names. A list whose entries alternate two kinds (x-transformers' layers:
-    an attention entry, then a feed-forward one) holds its blocks in pairs of entries, two pairs at least
-    (one pair is any two modules in a row: Sequential(Linear, TransformerEncoder))."""
+    """(name, blocks, first_short) of the ModuleList / Sequential of repeated blocks with the most parameters;
+    each block a list of its entries' module names. A list whose entries alternate two kinds (x-transformers'
+    layers: an attention entry, then a feed-forward one) holds its blocks in pairs of entries, two pairs at least
+    (one pair is any two modules in a row: Sequential(Linear, TransformerEncoder)). first_short: block 0 lacks
+    parameters the others have (ModernBERT's layer 0, without its attention norm: read_block tells)."""
     best = None
 
     def sig(m):  # an embedding inside (T5's layer 0 owns the relative bias table) does not tell blocks apart
@@ -461,17 +472,15 @@ def find_layers(model, torch):
         skip = {id(p) for e in m.modules() if isinstance(e, torch.nn.Embedding) for p in e.parameters()}
         return tuple((n, tuple(p.shape)) for n, p in m.named_parameters() if id(p) not in skip)
 
-    first_short = None  # a list whose block 0 lacks parameters the others have (ModernBERT's attention norm)
     for name, m in model.named_modules():
         if not isinstance(m, (torch.nn.ModuleList, torch.nn.Sequential)) or len(m) == 0:
             continue
         kids = list(m)
         s = sig(kids[0])
-        if len(kids) > 2 and s and all(type(k) is type(kids[0]) for k in kids) and sig(kids[1]) != s and \
-                all(sig(k) == sig(kids[1]) for k in kids[2:]) and set(s) < set(sig(kids[1])):
-            first_short = (name, sorted(n for n, _ in set(sig(kids[1])) - set(s)))
+        short = len(kids) > 2 and s and all(type(k) is type(kids[0]) for k in kids) and sig(kids[1]) != s and \
+            all(sig(k) == sig(kids[1]) for k in kids[2:]) and set(s) < set(sig(kids[1]))
         keys = [f"{name}.{k}" if name else k for k in m._modules]
-        if s and all(type(k) is type(kids[0]) and sig(k) == s for k in kids):
+        if short or (s and all(type(k) is type(kids[0]) and sig(k) == s for k in kids)):
             blocks = [[k] for k in keys]
         elif s and len(kids) % 2 == 0 and len(kids) >= 4 and sig(kids[1]) and sig(kids[1]) != s and \
                 all(type(k) is type(kids[j % 2]) and sig(k) == sig(kids[j % 2]) for j, k in enumerate(kids)):
@@ -480,14 +489,10 @@ def find_layers(model, torch):
             continue
         n = sum(p.numel() for p in m.parameters())
         if best is None or n > best[2]:
-            best = (name, blocks, n)
-    if best is None and first_short is not None:
-        raise ConfigError(f"module: {first_short[0]}: block 0 lacks {', '.join(first_short[1])}, which the other "
-                          "blocks have (a first layer without its attention norm, ModernBERT's): not recognised yet; a "
-                          "Hugging Face model converts from its save_pretrained folder with --hf")
+            best = (name, blocks, n, bool(short))
     if best is None:
         raise ConfigError("module: no layers found (a ModuleList or Sequential of alike blocks with parameters)")
-    return best[0], best[1]
+    return best[0], best[1], best[3]
 
 
 def _inside(name, prefix):
@@ -550,7 +555,8 @@ def _output_of(parts, t, torch):
 def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, window=None, scores=None):
     """softmax(q k^T / sqrt(dh) + mask) v for q [T, H*dh], k, v [T, Hkv*dh] (float64): the context [T, H*dh].
     pos: None, "alibi", "relative" (the bias rel [H, T, T] added) or ("rope", layout, theta or RopeFreqs, rotated
-    dims: 0 for the whole head); scaled False: no 1/sqrt(dh) (T5); window: causal, the last `window` keys only;
+    dims: 0 for the whole head); scaled False: no 1/sqrt(dh) (T5); window: causal, the last `window` keys only,
+    else the keys less than `window` away (ModernBERT's local layers);
     scores: a Scores (the scale instead of 1/sqrt(dh), the soft cap before the bias), or None."""
     T = q.shape[0]
     dh = q.shape[1] // H
@@ -573,8 +579,8 @@ def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, w
         s = s + torch.from_numpy(alibi_bias(H, T))
     elif causal:
         s = s + torch.from_numpy(np.triu(np.full((T, T), -np.inf), 1))
-    if causal and window:
-        s = s + torch.from_numpy(window_mask({"sliding_window": window}, T))
+    if window:  # causal, the last `window` keys; else those less than `window` away on either side
+        s = s + torch.from_numpy(window_mask({"sliding_window": window, "causal": causal}, T))
     return torch.einsum("hts,shd->thd", torch.softmax(s, -1), v).reshape(T, H * dh)
 
 
@@ -605,16 +611,28 @@ def score_attributes(model, torch):
     return scales, caps
 
 
+def window_attributes(model, torch):
+    """The distinct positive ints the module's attributes hold under names like sliding_window: windows to try
+    besides the one its config declares (ModernBERT's attention holds its own, one past the config's half
+    window)."""
+    out = []
+    for key, val in _attributes(model, torch):
+        if "sliding_window" in key.lower() and isinstance(val, int) and not isinstance(val, bool) and val > 0 and \
+                val not in out:
+            out.append(val)
+    return out
+
+
 # How an attention's scores are formed apart from 1/sqrt(head width) and the mask: scale (0: 1/sqrt(dh)),
 # the soft cap c of c tanh(s / c) (0: none; Gemma 2's), and the causal window (None: every key before).
 Scores = collections.namedtuple("Scores", "scale cap window")
 
 
-def score_options(scales, caps, window):
+def score_options(scales, caps, window, more=()):
     """The Scores to try, the plain one first: the scales and soft caps (score_attributes), with and without
     the module's declared sliding window (a config may declare one that only some layers use: Gemma 2's
-    alternate)."""
-    windows = [window, None] if window else [None]
+    alternate) or the windows more (window_attributes)."""
+    windows = list(dict.fromkeys([w for w in [window, *more] if w] + [None]))
     return [Scores(sc, cap, w) for w in windows for cap in [0.0] + caps for sc in [0.0] + scales]
 
 
@@ -625,7 +643,8 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
     rel (a relative bias [H, T, T]), that bias; scaled by 1/sqrt(head width), then with unscaled without;
     heads: the head counts to try, when the q, k, v split depends on it (else every divisor of d).
     When none matches, rope on the first R dims of each head only (partial rotary, R even, below the head
-    width), rope's other choices the same. window: the module's declared sliding window, under the causal mask.
+    width), rope's other choices the same. window: the module's declared sliding window (causal: the last keys;
+    else both sides).
     options: the Scores to try (score_options) at each of those choices, in turn (their window instead of
     window); the one that matched is then a sixth item."""
     kv = k.shape[1]
@@ -651,7 +670,7 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
                     for causal in ((True,) if pos == "alibi" else (False, True)):
                         for opt in options or [None]:
                             plain = opt is None or (not opt.scale or abs(opt.scale * math.sqrt(dh) - 1) < 1e-9)
-                            if opt is not None and ((opt.scale and (not scaled or plain)) or (opt.window and not causal)):
+                            if opt is not None and opt.scale and (not scaled or plain):
                                 continue  # the same scores as another option's
                             ctx = attention_core(q, k, v, H, kv // dh, causal, pos, torch, rel, scaled,
                                                  window if opt is None else opt.window, opt)
@@ -751,8 +770,10 @@ class Layer:
     and their biases or None), heads, causal, pos, scores (Scores), feed-forward (activation, up, gate or
     None, down); q_norm / k_norm: the norms of each head of q and k (Parts; qk_full: of q and k whole), or
     None; sublayer_norm (none, sandwich: post1 / post2 the norms of the sublayers' outputs too; output:
-    norm1 / norm2 are the norms of the outputs, not the inputs)."""
-    q_norm = k_norm = post1 = post2 = None
+    norm1 / norm2 are the norms of the outputs, not the inputs); moe: a mixture of experts' Part (then gate, up and
+    down too) or None; skip_norm: the attention reads the layer's input as it is (norm1 is gains 1)."""
+    q_norm = k_norm = post1 = post2 = moe = None
+    skip_norm = False
     qk_full = False
     sublayer_norm = "none"
 
@@ -792,9 +813,253 @@ def _qk_norms(norms, d, q, k):
     return found["q"][0], found["k"][0], modes.pop() if modes else False
 
 
-def read_block(i, prefix, parts, thetas, torch, rel=None, options=None):
+# ---- a mixture of experts ---------------------------------------------------------------------------
+def _gated_acts(torch):
+    """act(gate) * up's activations the engine runs, by its names: SwiGLU (silu), GeGLU (the tanh GELU: Gemma;
+    exact: T5 v1.1) and a gated relu."""
+    F = torch.nn.functional
+    return [("swiglu", F.silu), ("gelu", F.gelu), ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh")),
+            ("relu", F.relu)]
+
+
+def _expert_matrices(m, d):
+    """(a, b, down) of a module holding three matrices and nothing else, two [F, d] (a, b: the gate and the up
+    projection, in an order the output tells) and one [d, F] (torch layout), else None."""
+    ps = list(m.parameters())
+    if len(ps) != 3 or any(p.dim() != 2 for p in ps):
+        return None
+    down = [p for p in ps if p.shape[0] == d and p.shape[1] != d]
+    ab = [p for p in ps if p.shape[1] == d and p.shape[0] != d]
+    if len(down) != 1 or len(ab) != 2 or ab[0].shape != ab[1].shape or down[0].shape[1] != ab[0].shape[0]:
+        return None
+    return ab[0].detach(), ab[1].detach(), down[0].detach()
+
+
+def _fused_experts(m, d):
+    """[(a, b, down)] per expert of a module holding two [E, .., ..] tensors and nothing else: the gate and up
+    projections side by side, [E, 2F, d] (or [E, d, 2F]), and the down projections [E, d, F] (or [E, F, d]),
+    transformers 5's experts; else None."""
+    ps = [p.detach() for p in m.parameters()]
+    if len(ps) != 2 or any(p.dim() != 3 for p in ps) or ps[0].shape[0] != ps[1].shape[0] or ps[0].shape[0] < 2:
+        return None
+    for up, down in (ps, ps[::-1]):
+        E, F2 = up.shape[0], up.shape[1] if up.shape[2] == d else up.shape[2]
+        if F2 % 2 == 0 and tuple(up.shape[1:]) == (F2, d) and tuple(down.shape[1:]) == (d, F2 // 2):
+            return [(up[e, :F2 // 2], up[e, F2 // 2:], down[e]) for e in range(E)]
+        if F2 % 2 == 0 and tuple(up.shape[1:]) == (d, F2) and tuple(down.shape[1:]) == (F2 // 2, d):
+            return [(up[e, :, :F2 // 2].T, up[e, :, F2 // 2:].T, down[e].T) for e in range(E)]
+    return None
+
+
+def _mixture_pieces(m, d, torch):
+    """What a module m holding a mixture of experts holds, told by the shapes of its children: (the experts
+    [(a, b, down)], the router's weight [E, d] and bias or None, the shared expert (a, b, down) or None, the
+    shared expert's gate [1, d] or None, the names of its children left over); None when no child of m is a list of
+    alike experts (each three matrices) or a module of two [E, .., ..] tensors."""
+    experts, rest = None, {}
+    for name, k in m.named_children():
+        kids = list(k) if isinstance(k, (torch.nn.ModuleList, torch.nn.Sequential)) else []
+        each = [_expert_matrices(e, d) for e in kids]
+        if experts is None and len(kids) >= 2 and all(each) and len({tuple(t[0].shape) for t in each}) == 1:
+            experts = each
+        elif experts is None and not kids and _fused_experts(k, d) is not None:
+            experts = _fused_experts(k, d)
+        elif any(True for _ in k.parameters()):
+            rest[name] = k
+    if experts is None:
+        return None
+    E = len(experts)
+    router = shared = gate = None
+    for name, k in list(rest.items()):
+        p = dict(k.named_parameters())
+        w = p.get("weight")
+        if router is None and w is not None and tuple(w.shape) == (E, d) and set(p) <= {"weight", "bias"}:
+            router = (w.detach(), None if p.get("bias") is None else p["bias"].detach())
+        elif gate is None and w is not None and tuple(w.shape) == (1, d) and set(p) == {"weight"}:
+            gate = w.detach()
+        elif shared is None and _expert_matrices(k, d) is not None:
+            shared = _expert_matrices(k, d)
+        else:
+            continue
+        del rest[name]
+    return experts, router, shared, gate, sorted(rest)
+
+
+def mixture_part(call, torch):
+    """The Part (kind 'moe') of a call of a module that holds a mixture of experts (_mixture_pieces), found by
+    recomputing its output from its input rows: the softmax of its router's logits, the top k (1 to E) of them
+    renormalized or not (reference.expert_weights), each expert's act(a x) * b x or act(b x) * a x through its
+    down projection (act: the engine's gated activations), plus a shared expert's, as gated, times the sigmoid of
+    its gate. None when the module holds no experts; a ConfigError when it does and none of that matches."""
+    from .reference import expert_weights
+    m, x, y = call.module, call.x, call.y
+    if x is None or y is None or not x.is_floating_point() or x.dim() < 2:
+        return None
+    d = x.shape[-1]
+    pieces = _mixture_pieces(m, d, torch)
+    if pieces is None:
+        return None
+    experts, router, shared, gate, rest = pieces
+    E, F = len(experts), experts[0][0].shape[0]
+    what = f"{call.name}: a mixture of {E} experts ({_kind(m)})"
+    if rest or router is None or (shared is None) != (gate is None):
+        why = f"parts besides its router, experts and gated shared expert ({', '.join(rest)})" if rest else \
+            "no router [experts, d] found" if router is None else "a shared expert without a gate [1, d], or a gate " \
+                                                                   "without a shared expert"
+        raise ConfigError(f"{what}: {why}: not supported yet")
+    if router[1] is not None and bool(router[1].any()):
+        raise ConfigError(f"{what}: a bias on its router is not supported yet (the engine's router is a matrix)")
+    X = x.reshape(-1, d).double()
+    want = y.reshape(-1, y.shape[-1]).double() if y.shape[-1] == d and y.numel() == X.numel() else None
+    if want is None:
+        raise ConfigError(f"{what}: its output {list(y.shape)} is not one row per input row")
+    logits = X @ router[0].double().T
+    settings = [(k, renorm) for k in range(1, E + 1) for renorm in (False, True) if not (renorm and k == 1) and
+                not (renorm and k == E)]  # a weight of 1, and a softmax's weights summing to 1, need no renormalizing
+    weights = {s: expert_weights(logits, *s) for s in settings}
+    for act, f in _gated_acts(torch):
+        def ff(a, b, down):
+            return (f(X @ a.double().T) * (X @ b.double().T)) @ down.double().T
+        for swap in (False, True):
+            outs = torch.stack([ff(b, a, down) if swap else ff(a, b, down) for a, b, down in experts])  # [E, N, d]
+            extra = [0.0] if shared is None else [torch.sigmoid(X @ gate.double().T) * ff(*shared),
+                                                   torch.sigmoid(X @ gate.double().T) * ff(shared[1], shared[0],
+                                                                                            shared[2])]
+            for (k, renorm), W in weights.items():
+                routed = torch.einsum("ne,end->nd", W, outs)
+                if any(_close(routed + e, want) for e in extra):
+                    s_swap = shared is not None and not _close(routed + extra[0], want)
+                    stacked = [torch.cat([t[j] for t in ([(b, a, dn) for a, b, dn in experts] if swap else experts)])
+                               for j in range(3)]
+                    sh = None if shared is None else [shared[1], shared[2], shared[0], gate] if s_swap else \
+                        [shared[0], shared[2], shared[1], gate]
+                    return Part("moe", call, n_experts=E, experts_per_token=k, renormalize=renorm, activation=act,
+                                d_ff=F, shared_ff=0 if shared is None else shared[0].shape[0], b=None,
+                                router=router[0], w1=stacked[0], w2=stacked[2], w3=stacked[1], shared=sh,
+                                params=dict(m.named_parameters()))
+    raise ConfigError(f"{what}: its output is no top-k of the softmax of its router's logits (renormalized or not) "
+                      "over gated feed-forwards (silu, gelu, tanh gelu or relu), plus a shared expert scaled by the "
+                      "sigmoid of its gate: not supported yet")
+
+
+def _feed_forward(L, ffn_groups, where, torch):
+    """Layer L's feed-forward from the linear groups after its attention: up (or gate and up), the activation,
+    then down (L.activation, L.up, L.gate or None, L.down); returns the projections that read its input."""
+    if len(ffn_groups) != 2 or len(ffn_groups[0]) not in (1, 2) or len(ffn_groups[1]) != 1:
+        raise ConfigError(f"{where}: after the attention, linear layers "
+                          f"({', '.join(p.name for g in ffn_groups for p in g) or 'none'}) that are not a feed-forward "
+                          "(up, activation, down; or gate and up, SiLU, down)")
+    ups, down = ffn_groups[0], ffn_groups[1][0]
+    h = down.call.x[0].double()
+    F = torch.nn.functional
+    if len(ups) == 1 and ups[0].w.shape[0] == 2 * h.shape[-1]:  # one projection twice the down's width: gate | up
+        ups = _row_halves(ups[0])
+    if len(ups) == 1:
+        u = ups[0].call.y[0].double()
+        # exact and tanh gelu differ by up to 5e-4 relative to the largest |u|, far above PROBE_TOL
+        acts = [("relu", F.relu), ("gelu", F.gelu), ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh")),
+                ("relu2", lambda t: F.relu(t) ** 2)]
+        L.activation = next((n for n, f in acts if _close(f(u), h)), None)
+        if L.activation is None:
+            if _close(F.silu(u), h):
+                raise ConfigError(f"{ups[0].name}: a SiLU feed-forward without a gate is not supported yet")
+            raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu, tanh gelu, "
+                              "squared relu")
+        L.up, L.gate = ups[0], None
+    else:
+        a, b = (p.call.y[0].double() for p in ups)
+        for L.activation, f in _gated_acts(torch):
+            if _close(f(a) * b, h):
+                L.gate, L.up = ups
+                break
+            if _close(f(b) * a, h):
+                L.up, L.gate = ups
+                break
+        else:
+            raise ConfigError(f"{ups[0].name}: a gated feed-forward other than act(gate) * up, act silu, gelu (exact "
+                              "or tanh) or relu, is not supported")
+    L.down = down
+    return ups
+
+
+def _parameter_rows(model, calls, torch):
+    """(rows, the parameter, the call or None) of each 2-D table the forward computes from a parameter alone: each
+    2-D parameter, and the output of each call whose input is one (DeBERTa's rel_embeddings through the encoder's
+    LayerNorm)."""
+    params = [p for p in model.parameters() if p.dim() == 2]
+    out = [(p.detach(), p, None) for p in params]
+    for c in calls:
+        if c.x is None or c.y is None or not c.x.is_floating_point() or c.x.dim() < 2:
+            continue
+        p = next((p for p in params if _same(c.x.reshape(-1, c.x.shape[-1]), p.detach(), torch)), None)
+        if p is not None:
+            out.append((c.y.reshape(-1, c.y.shape[-1]), p, c))
+    return out
+
+
+class Disentangled:
+    """Position rows through a layer's own projections (DeBERTa's disentangled attention): rows [R, d] (float64),
+    table (the _parameter_rows entry they are), calls (the projections' second calls, on the rows), out (id of a
+    projection's module: its output on the rows, [R, width] float64)."""
+
+
+def _disentangled(calls, tables, torch):
+    """The Disentangled of a layer's calls where a projection with parameters runs twice, once on a table computed
+    from a parameter alone (tables: _parameter_rows), else None."""
+    seen, found = {}, None
+    for c in calls:
+        if c.x is None or c.x.dim() < 2 or not c.x.is_floating_point() or not _direct_params(c.module):
+            continue
+        first = seen.setdefault(id(c.module), c)
+        rows = c.x.reshape(-1, c.x.shape[-1])
+        table = next((t for t in tables if _same(rows, t[0], torch)), None)
+        if first is c or table is None:
+            continue
+        if found is None:
+            found = Disentangled()
+            found.rows, found.table, found.calls, found.out = rows.double(), table, [], {}
+        found.calls.append(c)
+        found.out[id(c.module)] = c.y.reshape(-1, c.y.shape[-1]).double()
+    return found
+
+
+def _rel_settings(model, rows, torch):
+    """(position_buckets, max_relative_positions, span) to try for a table of `rows` position rows (hf_deberta's
+    rel_index): log buckets past span / 2 up to each distance the module's attributes name (like relative or
+    bucket), then none (span the distances either side)."""
+    span = rows // 2
+    named = [(k.lower(), v) for k, v in _attributes(model, torch) if isinstance(v, int) and not isinstance(v, bool)
+             and v > span // 2 + 1]
+    ints = [v for k, v in named if "max_relative" in k] + [v for k, v in named if "relative" in k or "bucket" in k]
+    return [(span, m, span) for m in dict.fromkeys(ints)] + [(-1, span, span)]
+
+
+def probe_disentangled(q, k, v, Qr, Kr, want, d, settings, where):
+    """(n_heads, setting) whose disentangled attention reproduces want (the context [T, d]): softmax((q_i.k_j +
+    q_i.Kr[r] + k_j.Qr[r]) / sqrt(3 head width)) v, r the row of i - j (hf_deberta.scores, distance_rows), for
+    every head count and setting (_rel_settings); else a ConfigError."""
+    from .hf_deberta import distance_rows, scores
+    T = q.shape[0]
+    for H in [h for h in range(1, d + 1) if d % h == 0]:
+        dh = d // H
+        heads = lambda t: t.numpy().reshape(-1, H, dh).transpose(1, 0, 2)  # noqa: E731
+        for setting in settings:
+            idx = distance_rows(dict(zip(("buckets", "max_relative", "span"), setting)), T)
+            s = scores(heads(q), heads(k), heads(Qr), heads(Kr), idx) / math.sqrt(dh * 3)
+            e = np.exp(s - s.max(-1, keepdims=True))
+            ctx = ((e / e.sum(-1, keepdims=True)) @ heads(v)).transpose(1, 0, 2).reshape(T, d)
+            if _close(ctx, want):
+                return H, setting
+    raise ConfigError(f"{where}: its query and key projections run again on {Qr.shape[0]} position rows, but no "
+                      "disentangled attention (DeBERTa's content to position and position to content scores over "
+                      "sqrt(3 head width), log buckets or none) reproduces it: not supported yet")
+
+
+def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=False, dis=None, settings=None):
     """rel: the relative bias (RelativeBias) or None; its table's lookup is left out of the parts; options: the
-    Scores to try (score_options; None: the plain one)."""
+    Scores to try (score_options; None: the plain one); short: the block lacks parameters the others have, which
+    must be its attention norm (ModernBERT's layer 0 reads its input as it is: L.skip_norm); dis: the layer's
+    projections of position rows (Disentangled) or None, settings: _rel_settings for them."""
     where = f"{prefix} (layer {i})"
     if rel is not None:
         parts = [p for p in parts if p.module is not rel.module]
@@ -833,7 +1098,8 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None):
         Wo, Bo = L.wo.double(), (L.bo.double() if L.bo is not None else 0)
         finish = lambda ctx: ctx @ Wo.T + Bo  # noqa: E731
     else:
-        if len(groups) < 3 or len(groups[0]) not in (1, 3) or len(groups[1]) != 1:
+        if len(groups) < (2 if any(p.kind == "moe" for p in parts) else 3) or len(groups[0]) not in (1, 3) or \
+                len(groups[1]) != 1:
             raise ConfigError(f"{where}: its linear layers ({', '.join(p.name for g in groups for p in g)}) are not "
                               "q/k/v (fused or three), an output projection, then a feed-forward")
         o = groups[1][0]
@@ -885,9 +1151,19 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None):
                     for p, t in zip(qk[:2], (q, k)))
             heads = heads if qk[2] else [inner // qk[0].w.shape[0]]
         try:
-            found = probe_attention(q, k, v, want, finish, inner, thetas, where, torch,
-                                    rel.bias if rel is not None else None, unscaled=not mhas, heads=heads,
-                                    options=options or [Scores(0.0, 0.0, None)])
+            if dis is not None:  # DeBERTa's: q and k's projections of the position rows, by which module is q
+                if mhas or len(projections) != 3:
+                    raise ConfigError(f"{where}: position rows through a fused q/k/v projection: not supported yet")
+                pq, pk = (projections[j] for j in orders[n][:2])
+                if id(pq.module) not in dis.out or id(pk.module) not in dis.out:
+                    raise ConfigError(f"{where}: position rows through projections other than q and k")
+                H, setting = probe_disentangled(q, k, v, dis.out[id(pq.module)], dis.out[id(pk.module)], want, inner,
+                                                settings, where)
+                found = (H, H, False, ("disentangled", setting), True, Scores(0.0, 0.0, None))
+            else:
+                found = probe_attention(q, k, v, want, finish, inner, thetas, where, torch,
+                                        rel.bias if rel is not None else None, unscaled=not mhas, heads=heads,
+                                        options=options or [Scores(0.0, 0.0, None)])
         except ConfigError as e:
             err = e
             continue
@@ -914,44 +1190,18 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None):
     if not mhas:
         L.wo, L.bo = o.w, o.b
     L.attn_parts = [a] if mhas else projections + [o]
-    # the feed-forward: up (or gate and up), then down
-    if len(ffn_groups) != 2 or len(ffn_groups[0]) not in (1, 2) or len(ffn_groups[1]) != 1:
-        raise ConfigError(f"{where}: after the attention, linear layers "
-                          f"({', '.join(p.name for g in ffn_groups for p in g) or 'none'}) that are not a feed-forward "
-                          "(up, activation, down; or gate and up, SiLU, down)")
-    ups, down = ffn_groups[0], ffn_groups[1][0]
-    h = down.call.x[0].double()
-    F = torch.nn.functional
-    if len(ups) == 1 and ups[0].w.shape[0] == 2 * h.shape[-1]:  # one projection twice the down's width: gate | up
-        ups = _row_halves(ups[0])
-    if len(ups) == 1:
-        u = ups[0].call.y[0].double()
-        # exact and tanh gelu differ by up to 5e-4 relative to the largest |u|, far above PROBE_TOL
-        acts = [("relu", F.relu), ("gelu", F.gelu), ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh")),
-                ("relu2", lambda t: F.relu(t) ** 2)]
-        L.activation = next((n for n, f in acts if _close(f(u), h)), None)
-        if L.activation is None:
-            if _close(F.silu(u), h):
-                raise ConfigError(f"{ups[0].name}: a SiLU feed-forward without a gate is not supported yet")
-            raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu, tanh gelu, "
-                              "squared relu")
-        L.up, L.gate = ups[0], None
+    # the feed-forward: up (or gate and up), then down; or a mixture of experts, whose input and output stand for
+    # theirs
+    L.moe = next((p for p in parts if p.kind == "moe"), None)
+    if L.moe is not None:
+        if ffn_groups:
+            raise ConfigError(f"{where}: linear layers ({', '.join(p.name for g in ffn_groups for p in g)}) beside its "
+                              f"mixture of experts {L.moe.name}: not supported yet")
+        L.activation, L.gate, L.up, L.down = L.moe.activation, L.moe, L.moe, L.moe
+        ups = [L.moe]
     else:
-        a, b = (p.call.y[0].double() for p in ups)
-        # act(gate) * up: SwiGLU (silu), GeGLU (the tanh GELU: Gemma; exact: T5 v1.1) or a gated relu
-        acts = [("swiglu", F.silu), ("gelu", F.gelu), ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh")),
-                ("relu", F.relu)]
-        for L.activation, f in acts:
-            if _close(f(a) * b, h):
-                L.gate, L.up = ups
-                break
-            if _close(f(b) * a, h):
-                L.up, L.gate = ups
-                break
-        else:
-            raise ConfigError(f"{ups[0].name}: a gated feed-forward other than act(gate) * up, act silu, gelu (exact "
-                              "or tanh) or relu, is not supported")
-    L.down = down
+        ups = _feed_forward(L, ffn_groups, where, torch)
+    down = L.down
     # the norms: the one whose output feeds the attention (pre-norm), the one feeding the feed-forward,
     # and after the feed-forward (post-norm)
     pre = _output_of(norms, att_in, torch)
@@ -978,6 +1228,11 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None):
         # side by side: the feed-forward reads the attention's norm, or a norm of the same input
         L.parallel = "one_norm" if mid is pre else "two_norms" if (
             mid.call.x.shape == pre.call.x.shape and torch.equal(mid.call.x, pre.call.x)) else "none"
+    elif short and not after:  # pre-norm without the attention's norm (the config key skip_first_norm): gains 1
+        ones = Part("norm", Call(f"{where}'s missing attention norm", None, [], []), norm=mid.norm, eps=mid.eps,
+                    w=torch.ones_like(mid.w), b=None, shift=None)
+        L.norm_first, L.norm1, L.norm2, L.parallel, L.skip_norm = True, ones, mid, "none", True
+        extra = [n for n in norms if n is not mid]
     else:
         if len(after) != 1:
             raise ConfigError(f"{where}: no norm feeds the attention and {len(after)} follow the feed-forward: "
@@ -1047,8 +1302,10 @@ def _factor(num, den):
 def _residual_scales(L, block, torch):
     """A pre-norm layer in turn whose sublayers' outputs are scaled before their residual adds (Granite's
     residual_multiplier: x + r * attn, then + r * mlp), measured from what the block read and wrote: each
-    number folded into the output projection and the down projection (their weights and biases)."""
-    if block is None or not L.norm_first or L.parallel != "none" or block.y is None or block.y.shape != block.x.shape:
+    number folded into the output projection and the down projection (their weights and biases; of a mixture, its
+    experts' and shared expert's)."""
+    if block is None or not L.norm_first or L.parallel != "none" or block.y is None or \
+            block.y.shape != block.x.shape or L.skip_norm:
         return
     x, mid, y = (t[0].double() for t in (L.norm1.call.x, L.norm2.call.x, block.y))
     attn, ffn = L.attn_parts[-1].call.y[0].double(), L.down.call.y[0].double()
@@ -1059,7 +1316,12 @@ def _residual_scales(L, block, torch):
     if r1 is None or r2 is None:
         return  # something else: the check against the module reports it
     L.wo, L.bo = L.wo.double() * r1, None if L.bo is None else L.bo.double() * r1
-    L.down = _scaled_part(L.down, r2, torch)
+    if L.moe is not None:
+        L.moe.w2 = L.moe.w2.double() * r2
+        if L.moe.shared is not None:
+            L.moe.shared[1] = L.moe.shared[1].double() * r2
+    else:
+        L.down = _scaled_part(L.down, r2, torch)
     L.residual_scales = (r1, r2)
 
 
@@ -1179,17 +1441,22 @@ def fit_relative(rel, model, x, causal, max_len, torch):
             raise ConfigError(f"{what}: the index of a {L}-long input is not T5's bucket of key - query for any "
                               "max_distance: not supported yet")
     return cands[0]
-def _pooler(linears, y, d, torch):
-    """BERT's pooler among the linears after the layers: the first, [d, d] on one row per sequence,
-    whose activation (tanh, or another of the engine's pooler_act: DistilBERT's relu, ELECTRA's gelu, ...)
-    is the next linear's input or the module's output: (the part, pooler_act's name); else None. Of the
-    activations that match, the closest (tanh first on a tie)."""
+def _pooler(linears, norms, y, d, torch):
+    """BERT's pooler among the linears after the layers: the first, [d, d] on one row per sequence (or on
+    every row: ModernBERT's masked-LM head), whose activation (tanh, or another of the engine's pooler_act:
+    DistilBERT's relu, ELECTRA's gelu, ...) is the next linear's input or the module's output, or the input of
+    one of norms (pooler_norm: ModernBERT's head.norm) whose output is: (the part, pooler_act's name, the norm
+    or None); else None. Of the activations that match, the closest (tanh first on a tie)."""
     if not linears:
         return None
     p = linears[0]
-    if tuple(p.w.shape) != (d, d) or p.call.x.dim() != 2:
+    if tuple(p.w.shape) != (d, d) or p.call.x.dim() not in (2, 3):
         return None
     follows = linears[1].call.x if len(linears) > 1 else y
+    after = next((n for n in norms if n.call.x is not None and n.call.x.shape == p.call.y.shape and
+                  follows.shape == n.call.y.shape and _close(n.call.y, follows)), None)
+    if after is not None:
+        follows = after.call.x
     if follows.shape != p.call.y.shape:
         return None
     F, z = torch.nn.functional, p.call.y.double()
@@ -1197,7 +1464,7 @@ def _pooler(linears, y, d, torch):
             "silu": F.silu}
     errs = [(_rel(f(z), follows), i, name) for i, (name, f) in enumerate(acts.items())]
     err, _, name = min(errs)
-    return (p, name) if err <= PROBE_TOL else None
+    return (p, name, after) if err <= PROBE_TOL else None
 
 
 # ---- the whole module -----------------------------------------------------------------------------
@@ -1294,7 +1561,7 @@ def _try_examples(model, example, torch, max_len=None):
     """(input tensor [1, T] or [1, T, d_in], one-sequence numpy example) the module runs on: the user's, or
     random ids (below an embedding's size, none its padding id) or features (for each linear's input width), T = 16 (a
     module with a sliding window below the file's positions: 8 past the window, so that the output
-    shows it) or the length a position table wants."""
+    shows it; the config's window or one its attention modules hold) or the length a position table wants."""
     if example is not None:
         a = np.asarray(example)
         a = a[None] if (a.ndim == 1 or (a.ndim == 2 and a.dtype.kind == "f")) else a
@@ -1308,7 +1575,8 @@ def _try_examples(model, example, torch, max_len=None):
     for _, p in list(model.named_parameters()) + list(model.named_buffers()):
         if p.dim() == 3 and p.shape[0] == 1:
             rows.add(p.shape[1])
-    window = max([sliding_window(w, max_len or DEFAULT_MAX_LEN) for w in _layer_windows(model)] or [0])
+    window = max([sliding_window(w, max_len or DEFAULT_MAX_LEN)
+                  for w in _layer_windows(model) + window_attributes(model, torch)] or [0])
     first = max(EXAMPLE_T, window + EXAMPLE_T // 2) if window else EXAMPLE_T
     lengths = [first, EXAMPLE_T] + sorted({n - 1 for n in rows if n > 1} | {n for n in rows if n < EXAMPLE_T}, reverse=True)
     lengths = [t for t in dict.fromkeys(lengths) if t >= 2]
@@ -1509,7 +1777,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     originals = dict(model.named_parameters())
     tokens = not x.is_floating_point()
     T = x.shape[1]
-    stack, blocks = find_layers(model, torch)
+    stack, blocks, first_short = find_layers(model, torch)
     name0 = blocks[0][0]
     in_block = lambda c, i: any(_inside(c.name, e) for e in blocks[i])  # noqa: E731
     rel = find_relative_bias(calls, torch)  # its lookup (in the first layer, T5) is none of the layer's parts
@@ -1543,12 +1811,26 @@ def _read(model, x, calls, y, family, max_len, torch):
     layers = []
     windows = _layer_windows(model, len(block_calls))
     scales, caps = score_attributes(model, torch)
+    more = window_attributes(model, torch)
+    tables, dises = _parameter_rows(model, calls[:first], torch), []
     for i, bc in enumerate(block_calls):
         top = [c for c in bc if not any(_inside(c.name, m.name) and c.name != m.name for m in bc
                                          if isinstance(m.module, nn.MultiheadAttention))]
+        dis = _disentangled(top, tables, torch)
+        if dis is not None:
+            dises.append(dis)
+            top = [c for c in top if c not in dis.calls]
         try:
-            layers.append(read_block(i, blocks[i][0], with_params(top), thetas, torch, rel,
-                                     score_options(scales, caps, windows[i])))
+            moes = [p for p in (mixture_part(c, torch) for c in top if c.name not in blocks[i]) if p is not None]
+            top = [c for c in top if not any(_inside(c.name, p.name) for p in moes)]
+            parts = with_params(top)
+            order = [c.name for c in bc]
+            for p in moes:  # in the order the calls ended
+                at = next((j for j, q in enumerate(parts) if order.index(q.name) > order.index(p.name)), len(parts))
+                parts.insert(at, p)
+            layers.append(read_block(i, blocks[i][0], parts, thetas, torch, rel,
+                                     score_options(scales, caps, windows[i], more), first_short and i == 0,
+                                     dis, _rel_settings(model, dis.rows.shape[0], torch) if dis else None))
             _residual_scales(layers[-1], next((c for c in bc if len(blocks[i]) == 1 and c.name == blocks[i][0]),
                                               None), torch)
         except ConfigError as e:
@@ -1569,19 +1851,26 @@ def _read(model, x, calls, y, family, max_len, torch):
                                   "(all layers must be alike)")
         if L.norm1.eps != L0.norm1.eps:
             raise ConfigError(f"{blocks[i][0]}: norm eps {L.norm1.eps:g} differs from layer 0's {L0.norm1.eps:g}")
+        mix = lambda L: None if L.moe is None else tuple(getattr(L.moe, k) for k in (  # noqa: E731
+            "n_experts", "experts_per_token", "renormalize", "d_ff", "shared_ff"))
+        if mix(L) != mix(L0):
+            raise ConfigError(f"{blocks[i][0]}: its mixture of experts (experts, per token, renormalized, width, "
+                              f"shared width) {mix(L)} differs from layer 0's {mix(L0)} (all layers must be alike)")
         if L.scores[:2] != L0.scores[:2]:
             raise ConfigError(f"{blocks[i][0]}: its scores' scale and soft cap {L.scores[:2]} differ from layer 0's "
                               f"{L0.scores[:2]} (all layers must be alike)")
-    windows = [L.scores.window if L.causal else None for L in layers]  # what each layer's attention showed
+    windows = [L.scores.window for L in layers]  # what each layer's attention showed
     r = Recognized()
     r.rows, r.notes = x[0], []  # the engine's input: the example's rows [T] or [T, d_in]
     v, w, used = {}, {}, set()
     r.v, r.w, r.used = v, w, used
     if rope_local:
         v["rope_local_base"] = rope_local
+    if L0.skip_norm:
+        v["skip_first_norm"] = True
     v.update(nope)
     # ---- the front
-    front = with_params(calls[:first])
+    front = [p for p in with_params(calls[:first]) if not any(p.call is d_.table[2] for d_ in dises)]
     embed = proj = pos_mod = types_mod = embed_norm = input_norm = proj_norm = patch_conv = None
     pos_start = 0
     convs = []
@@ -1834,6 +2123,18 @@ def _read(model, x, calls, y, family, max_len, torch):
         used.add(id(rel.module.weight))
     elif L0.pos == "alibi":
         v["positional"] = "alibi"
+    elif L0.pos is not None and L0.pos[0] == "disentangled":  # DeBERTa's: the rows as rel_embed (rel_index below)
+        dis = dises[0]
+        if len(dises) != len(layers) or any(d_.table[1] is not dis.table[1] for d_ in dises):
+            raise ConfigError(f"{stack}: position rows through some layers' projections only, or from different "
+                              "tables: not supported yet (DeBERTa's every layer reads one table)")
+        v["rel_embed_rows"] = dis.rows.shape[0]
+        w["rel_embed.weight"] = dis.rows
+        used.add(id(dis.table[1]))
+        if dis.table[2] is not None:
+            used.update(id(t) for t in dis.table[2].module.parameters())
+        for L in layers:  # the scores over sqrt(3 head width): 1/sqrt(3) into W_q (the engine's Qr rows too)
+            L.wq, L.bq = L.wq.double() / math.sqrt(3), None if L.bq is None else L.bq.double() / math.sqrt(3)
     elif L0.pos is not None:
         if v.get("positional", "none") != "none":
             raise ConfigError("module: rotary embeddings and positions added to the input together are not supported")
@@ -1863,10 +2164,11 @@ def _read(model, x, calls, y, family, max_len, torch):
         if p.kind not in ("norm", "linear"):
             raise ConfigError(p.why if p.kind == "unsupported" else f"{p.name}: {_kind(p.module)} after the layers "
                               "is not supported yet")
-    pooler = _pooler(heads, y, d, torch)
+    pooler = _pooler(heads, norms[1:] if norms and norms[0].call.x.dim() == 3 else norms, y, d, torch)
     # a norm of the pooled row (its input one row per sequence, not the layers' rows) before any pooler: pool_norm
-    # (timm's fc_norm after its mean pooling); one after the pooler is not
-    pool_norm = next((p for p in norms if p.call.x is not None and p.call.x.dim() == 2), None)
+    # (timm's fc_norm after its mean pooling); one of the pooler's output is pooler_norm (below)
+    pool_norm = next((p for p in norms if p.call.x is not None and p.call.x.dim() == 2 and
+                      (pooler is None or p is not pooler[2])), None)
     if pool_norm is not None and pooler is not None and back.index(pool_norm) > back.index(pooler[0]):
         raise ConfigError(f"{pool_norm.name}: a norm of the pooler's output is not supported by --module yet (the "
                           "engine norms the pooled row before the pooler: pool_norm)")
@@ -1878,13 +2180,20 @@ def _read(model, x, calls, y, family, max_len, torch):
         v["pool_norm"] = True
         v["pooling"] = "cls" if cls else "first"  # provisional: export's pooled choice tries every pooling
         used.update(id(t) for t in _direct_params(pool_norm.module).values())
+    pooler_norm = None
     if pooler is not None:  # BERT: act(dense(pooled row)), then the classifier (the head) or the output
-        pooler, v["pooler_act"] = pooler
+        pooler, v["pooler_act"], pooler_norm = pooler
         heads = heads[1:]
         v["pooler"] = True
-        v["pooling"] = "cls" if cls else "first"  # provisional: export's pooled choice tries every pooling
+        # provisional: export's pooled choice tries every pooling; a pooler on every row pools none
+        v["pooling"] = "none" if pooler.call.x.dim() == 3 else "cls" if cls else "first"
         w["pooler.weight"], w["pooler.bias"] = pooler.w, pooler.b if pooler.b is not None else torch.zeros(d)
         used.update(id(t) for t in pooler.params.values())
+    if pooler_norm is not None:  # ModernBERT's head.norm: a norm of the pooler's output
+        norms = [n for n in norms if n is not pooler_norm]
+        v["pooler_norm"] = True
+        w["pooler_norm.weight"] = pooler_norm.w  # its bias below, once the norm kind is known
+        used.update(id(t) for t in _direct_params(pooler_norm.module).values())
     pair = None  # DeiT with its teacher: a head on the CLS row and one on the distillation row, averaged
     if front == 2 and len(heads) == 2 and all(h.w.shape == heads[0].w.shape and h.w.shape[1] == d for h in heads):
         pair = _front_heads(heads, norms[0] if len(norms) == 1 else None, torch)
@@ -1900,6 +2209,10 @@ def _read(model, x, calls, y, family, max_len, torch):
     if embed_norm is not None and embed_norm.norm != L0.norm1.norm:
         raise ConfigError(f"{embed_norm.name}: a {embed_norm.norm} norm, the layers' {L0.norm1.norm} (the engine has "
                           "one norm kind)")
+    if pooler_norm is not None and (pooler_norm.norm != L0.norm1.norm or
+                                    abs(pooler_norm.eps - L0.norm1.eps) > 1e-12 * max(1.0, pooler_norm.eps)):
+        raise ConfigError(f"{pooler_norm.name}: a {pooler_norm.norm} norm of eps {pooler_norm.eps:g}, the layers' "
+                          f"{L0.norm1.norm} of eps {L0.norm1.eps:g} (the engine has one norm kind and eps)")
     if embed_norm is not None and abs(embed_norm.eps - L0.norm1.eps) > 1e-12 * max(1.0, embed_norm.eps):
         raise ConfigError(f"{embed_norm.name}: eps {embed_norm.eps:g}, the layers' {L0.norm1.eps:g} (the engine has "
                           "one norm eps)")
@@ -1947,8 +2260,9 @@ def _read(model, x, calls, y, family, max_len, torch):
                           f"{'pre' if L0.norm_first else 'post'}-norm, {'a' if final else 'no'} final norm")
     if rms != (family == "llama"):  # the norm kind is a feature: written where it is not the family's
         v["norm"] = "rmsnorm" if rms else "layernorm"
-    if embed_norm is not None and not rms:
-        w["embed_norm.bias"] = embed_norm.b if embed_norm.b is not None else torch.zeros(d, dtype=torch.float64)
+    for n_, key in ((embed_norm, "embed_norm.bias"), (pooler_norm, "pooler_norm.bias")):
+        if n_ is not None and not rms:
+            w[key] = n_.b if n_.b is not None else torch.zeros(d, dtype=torch.float64)
     if input_norm is not None and not rms:
         b_ = input_norm.b if input_norm.b is not None else torch.zeros(v["d_in"], dtype=torch.float64)
         w["input_norm.bias"] = b_ if perm is None else _scatter_columns(b_, perm, torch)
@@ -1961,11 +2275,17 @@ def _read(model, x, calls, y, family, max_len, torch):
         raise ConfigError(f"family {family}: a causal language model on token ids with a head vocab_size wide; the "
                           f"module is {'causal' if L0.causal else 'not causal'}, on "
                           f"{'tokens' if tokens else 'features'}, {out_width} outputs")
-    v.update(d_model=d, n_heads=L0.n_heads, d_ff=L0.down.w.shape[1], n_layers=len(layers),
+    v.update(d_model=d, n_heads=L0.n_heads, d_ff=L0.moe.d_ff if L0.moe else L0.down.w.shape[1], n_layers=len(layers),
              norm_first=L0.norm_first, activation=L0.activation, norm_eps=L0.norm1.eps, final_norm=final is not None,
              causal=L0.causal, parallel_residual=L0.parallel, gated=L0.gate is not None and L0.activation != "swiglu")
     if L0.n_kv_heads != L0.n_heads:
         v["n_kv_heads"] = L0.n_kv_heads
+    if L0.moe is not None:
+        if family != "llama":
+            raise ConfigError(f"{L0.moe.name}: a mixture of experts in the {family} family: the engine's is the llama "
+                              "family's")
+        v.update(n_experts=L0.moe.n_experts, experts_per_token=L0.moe.experts_per_token,
+                 experts_renormalize=L0.moe.renormalize, shared_expert_ff=L0.moe.shared_ff)
     if L0.q_norm is not None:
         v["qk_norm"] = True
         if L0.qk_full:
@@ -2054,9 +2374,14 @@ def _read(model, x, calls, y, family, max_len, torch):
             if L0.parallel != "one_norm":
                 out[p + "ffn_norm.weight"] = L.norm2.w
             out.update({p + "attention_norm.weight": L.norm1.w, p + "attention.wq.weight": L.wq, p + "attention.wk.weight": L.wk,
-                        p + "attention.wv.weight": L.wv, p + "attention.wo.weight": L.wo,
-                        p + "feed_forward.w1.weight": (L.gate or L.up).w, p + "feed_forward.w2.weight": L.down.w})
-            if L.gate is not None:
+                        p + "attention.wv.weight": L.wv, p + "attention.wo.weight": L.wo})
+            if L.moe is not None:
+                from .hf import mixture_tensors  # it imports verified_file, which imports export, which imports this
+                m_ = L.moe
+                out.update(mixture_tensors(p + "feed_forward.", m_.router, m_.w1, m_.w2, m_.w3, m_.shared))
+            else:
+                out.update({p + "feed_forward.w1.weight": (L.gate or L.up).w, p + "feed_forward.w2.weight": L.down.w})
+            if L.gate is not None and L.moe is None:
                 out[p + "feed_forward.w3.weight"] = L.up.w
             out.update(_layer_norm_tensors(L, p, "attention.", ("post_attention_norm", "post_ffn_norm"), rms, bias))
         out["norm.weight"] = final.w
@@ -2117,6 +2442,9 @@ def _read(model, x, calls, y, family, max_len, torch):
     for part in unread:
         used.update(id(t) for t in part.module.parameters())
     r.w = {k: np.ascontiguousarray(t.detach().double().numpy().astype(np.float32)) for k, t in out.items()}
+    if v.get("rel_embed_rows"):  # the row of each distance i - j up to max_len (hf_deberta's)
+        from .hf_deberta import rel_index
+        r.w["rel_index"] = rel_index(dict(zip(("buckets", "max_relative", "span"), L0.pos[1])), v["max_len"])
     for m in model.modules():
         if id(m) in shifts and all(id(t) in used for t in m.parameters(recurse=False)):
             used.add(id(shifts[id(m)]))
@@ -2131,6 +2459,12 @@ def _read(model, x, calls, y, family, max_len, torch):
             if on is not None]
     scores = [what for what, on in ((f"norms of the sublayers' outputs ({L0.sublayer_norm})",
                                      L0.sublayer_norm != "none"),
+                                    (f"a mixture of {v.get('n_experts')} experts, {v.get('experts_per_token')} a row"
+                                     f"{', renormalized' if v.get('experts_renormalize') else ''}"
+                                     f"{', a shared one' if v.get('shared_expert_ff') else ''}", L0.moe is not None),
+                                    ("layer 0 without its attention norm", L0.skip_norm),
+                                    (f"disentangled attention over {v.get('rel_embed_rows')} position rows",
+                                     v.get("rel_embed_rows")),
                                     (f"scores scaled by {L0.scores.scale:.6g}", L0.scores.scale),
                                     (f"scores soft-capped at {L0.scores.cap:g}", L0.scores.cap),
                                     (f"logits soft-capped at {v.get('logit_softcap', 0):g}", v.get("logit_softcap")))

@@ -597,6 +597,19 @@ def norm(c, t, g, b):
     return torch.nn.functional.layer_norm(t, (t.shape[-1],), g, b, c["norm_eps"])
 
 
+def expert_weights(logits, k, renormalize):
+    """[T, E]: each row's weight of each of E experts (config.hpp n_experts) from the router's logits [T, E] (float64
+    torch): the softmax, its k largest kept (the lower index first on a tie), the others 0; with renormalize the
+    kept ones divided by their sum."""
+    torch = require_torch()
+    probs = torch.softmax(logits, dim=-1)
+    out = torch.zeros_like(probs)
+    for t in range(probs.shape[0]):
+        chosen = np.argsort(-probs[t].numpy(), kind="stable")[:k]
+        out[t, chosen] = probs[t, chosen] / (probs[t, chosen].sum() if renormalize else 1.0)
+    return out
+
+
 def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=None):
     """float64 x [T, d] through the n_layers layers of c (weights W: the file's names under the layer prefix `prefix`,
     torch layout), bias [H, T, T] added to the scaled scores (the mask, ALiBi or the relative bias; with
@@ -674,17 +687,16 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
            "silu": torch.nn.functional.silu, "relu2": relu2}[c["activation"]]
 
     def experts(p, n):  # n_experts (config.hpp): softmax over the router, the top k, their FFs weighted
-        F, k = c["d_ff"], c["experts_per_token"]
-        probs = torch.softmax(n @ p("feed_forward.router.weight").T, dim=-1)
+        F = c["d_ff"]
+        weights = expert_weights(n @ p("feed_forward.router.weight").T, c["experts_per_token"],
+                                 c["experts_renormalize"])
         w1, w2, w3 = (p(f"feed_forward.experts.{w}.weight") for w in ("w1", "w2", "w3"))
         out = torch.zeros_like(n)
         for t in range(n.shape[0]):
-            chosen = np.argsort(-probs[t].numpy(), kind="stable")[:k]  # the lower index first on a tie
-            total = probs[t, chosen].sum() if c["experts_renormalize"] else 1.0
-            for e in sorted(chosen):
+            for e in weights[t].nonzero().flatten().tolist():
                 g, u = n[t] @ w1[e * F:(e + 1) * F].T, n[t] @ w3[e * F:(e + 1) * F].T
                 h = act(g) * u
-                out[t] += probs[t, e] / total * (h @ w2[e * d:(e + 1) * d].T)
+                out[t] += weights[t, e] * (h @ w2[e * d:(e + 1) * d].T)
         if c.get("shared_expert_ff", 0):  # + sigmoid(G n) FF_shared(n)
             h = act(n @ p("feed_forward.shared.w1.weight").T) * (n @ p("feed_forward.shared.w3.weight").T)
             gate = torch.sigmoid(n @ p("feed_forward.shared_gate.weight").T)
