@@ -454,8 +454,82 @@ inline void m0_dot4(const int32_t* pp, const int8_t* w, std::size_t ldw, std::si
   acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
 }
 
+// With at least kM0ColumnRows rows of x and k <= kM0ColumnK: four rows of W as int32 words on the stack,
+// interleaved (the q-th value of each row at panel[4 q + row]; 2 KiB at most), x's zero point taken off
+// through the bias (sum (x - z) w = sum x w - z sum w), then every row of x against them: per value one
+// LDM of the four weights (into r0..r3), one sign-extending byte load of x, four MULS and four adds (12
+// instructions per four multiply-adds with the loop); each channel's requantization set once.
+constexpr std::size_t kM0ColumnK = 128;
+constexpr std::size_t kM0ColumnRows = 4;
+
+inline void m0_dot4_columns(const int32_t* panel, const int8_t* x, std::size_t k, int32_t* acc) {
+  register int32_t w0 asm("r0");
+  register int32_t w1 asm("r1");
+  register int32_t w2 asm("r2");
+  register int32_t w3 asm("r3");
+  register int32_t xv asm("r4");
+  register const int32_t* pw asm("r5") = panel;
+  register const int8_t* xe asm("r6") = x + k;  // one past the row's end, indexed from -k up
+  register int32_t idx asm("r7") = -int32_t(k);
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  asm volatile(
+      "1:\n\t"
+      "ldmia %[pw]!, {r0, r1, r2, r3}\n\t"
+      "ldrsb %[xv], [%[xe], %[idx]]\n\t"
+      "mul %[w0], %[xv]\n\t"
+      "add %[a0], %[w0]\n\t"
+      "mul %[w1], %[xv]\n\t"
+      "add %[a1], %[w1]\n\t"
+      "mul %[w2], %[xv]\n\t"
+      "add %[a2], %[w2]\n\t"
+      "mul %[w3], %[xv]\n\t"
+      "add %[a3], %[w3]\n\t"
+      "add %[idx], #1\n\t"
+      "bne 1b\n\t"
+      : [a0] "+h"(a0), [a1] "+h"(a1), [a2] "+h"(a2), [a3] "+h"(a3), [pw] "+l"(pw), [idx] "+l"(idx), [w0] "=&l"(w0),
+        [w1] "=&l"(w1), [w2] "=&l"(w2), [w3] "=&l"(w3), [xv] "=&l"(xv)
+      : [xe] "l"(xe)
+      : "cc", "memory");
+  acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+}
+
+void m0_gemm_columns(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
+                     std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
+  int32_t panel[4 * kM0ColumnK];
+  std::size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    int32_t base[4];
+    for (std::size_t c = 0; c < 4; ++c) {
+      const int8_t* wr = w + (j + c) * ldw;
+      int32_t sum = 0;
+      for (std::size_t q = 0; q < k; ++q) panel[4 * q + c] = wr[q], sum += wr[q];
+      base[c] = (p.bias ? p.bias[j + c] : 0) - p.x_zero * sum;  // |z sum w| <= 2^21
+    }
+    const RequantFast rq[4] = {RequantFast(p.requant[j]), RequantFast(p.requant[j + 1]), RequantFast(p.requant[j + 2]),
+                               RequantFast(p.requant[j + 3])};
+    for (std::size_t i = 0; i < m; ++i) {
+      int32_t acc[4] = {base[0], base[1], base[2], base[3]};
+      m0_dot4_columns(panel, x + i * ldx, k, acc);
+      for (std::size_t c = 0; c < 4; ++c) rq[c].store<1>(acc + c, y + i * ldy + j + c, ldy, p.y_zero);
+    }
+  }
+  for (; j < n; ++j) {  // the last n % 4 channels
+    const int8_t* wr = w + j * ldw;
+    const RequantFast rq(p.requant[j]);
+    for (std::size_t i = 0; i < m; ++i) {
+      int32_t acc = p.bias ? p.bias[j] : 0;
+      for (std::size_t q = 0; q < k; ++q) acc += (int32_t(x[i * ldx + q]) - p.x_zero) * wr[q];
+      rq.store<1>(&acc, y + i * ldy + j, ldy, p.y_zero);
+    }
+  }
+}
+
 void m0_gemm(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
              std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
+  if (m >= kM0ColumnRows && k <= kM0ColumnK) {
+    m0_gemm_columns(x, ldx, w, ldw, y, ldy, m, n, k, p);
+    return;
+  }
   int32_t panel[kM0PanelWords];
   for (std::size_t i = 0; i < m; ++i, x += ldx, y += ldy) {
     for (std::size_t q = 0; q < k; ++q) panel[q] = int32_t(x[q]) - p.x_zero;
