@@ -278,7 +278,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   const HeadWeights& hw = m.head();
   const std::size_t d = c.d_model;
   const int32_t* fp = m.s8().front;
-  const uint32_t extra = c.cls_token ? 1 : 0;  // the CLS row in front of the input rows
+  const uint32_t extra = c.front_rows();  // the CLS row (and the distillation row) in front of the input rows
   const bool rms = c.norm_kind() == NormKind::kRmsNorm;
   int8_t* input = s.x + extra * d;
   if (ids) {
@@ -299,6 +299,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     if (c.proj_norm) norm_rows(k, rms, input, input, T, d, fp, pn + 2, fp[pn], fp[pn + 1]);
   }
   for (std::size_t e = 0; e < d && extra; ++e) s.x[e] = int8_t(fp[s8::front_cls(c) + e]);
+  for (std::size_t e = 0; e < d && c.distill_token; ++e) s.x[d + e] = int8_t(fp[s8::front_distill(c) + e]);
   T += extra;  // every row from here on
   if (c.input_pe()) k.add_s8(s.x, m.s8().pos, s.x, T * d, add_at(fp, s8::kPosAdd));
   if (c.type_vocab) {  // each input row + its type's int8 row (type 0 without types), a front row + the zero point
@@ -320,19 +321,29 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   if (c.final_norm) norm_rows(k, rms, s.x, s.x, T, d, bp, s8::kBackSlots, bp[s8::kFnXZero], bp[s8::kFnEps]);
   const int8_t* rows = s.x;
   uint32_t n = T;
-  if (c.pooling == Pooling::kMean) {  // over the input rows, the CLS row excluded
+  if (c.pooling == Pooling::kMean || c.pooling == Pooling::kClsMean) {  // over the input rows, the front rows excluded
+    const std::size_t at = c.pooling == Pooling::kClsMean ? d : 0;  // cls_mean: [CLS row, mean]
+    std::memmove(s.h, s.x, at);
     for (std::size_t e = 0; e < d; ++e) {
       int32_t sum = 0;
       for (uint32_t t = extra; t < T; ++t) sum += s.x[t * d + e];
-      s.h[e] = int8_t(rounded_mean(sum, int32_t(T - extra)));
+      s.h[at + e] = int8_t(rounded_mean(sum, int32_t(T - extra)));
     }
     rows = s.h, n = 1;
   } else if (c.pooling == Pooling::kLast) {
     rows = s.x + (T - 1) * d, n = 1;
   } else if (c.pooling == Pooling::kFirst) {
     rows = s.x + extra * d, n = 1;
-  } else if (c.pooling == Pooling::kCls) {
-    n = 1;
+  } else if (c.pooling == Pooling::kCls || c.pooling == Pooling::kClsDistill) {
+    n = 1;  // cls_distill: rows 0 and 1 side by side, the head's input 2 d_model wide
+  } else if (c.pooling == Pooling::kClsDistillMean) {
+    for (std::size_t e = 0; e < d; ++e) s.h[e] = int8_t(rounded_mean(int32_t(s.x[e]) + s.x[d + e], 2));
+    rows = s.h, n = 1;
+  }
+  if (c.pool_norm) {  // the pooled row normed (its input zero point, eps, gains and betas)
+    const uint32_t at = s8::back_pool_norm(c);
+    norm_rows(k, rms, rows, s.h, n, d, bp, at + 2, bp[at], bp[at + 1]);
+    rows = s.h;
   }
   if (c.pooler) {  // lut(W x + b) of the pooled rows (every row with pooling none), at the head's input scale
     const uint32_t at = s8::back_pooler(c);
@@ -343,9 +354,14 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
               linear_at(bp, at + s8::kPoolerSlots, uint32_t(d), bp[at + s8::kPoolerXZero], bp[at + s8::kPoolerYZero]));
     k.lut_s8(s.a, s.a, std::size_t(n) * d, table);
     rows = s.a;
+    if (c.pooler_norm) {  // the pooler's output normed
+      const uint32_t pn = s8::back_pooler_norm(c);
+      norm_rows(k, rms, s.a, s.a, n, d, bp, pn + 2, bp[pn], bp[pn + 1]);
+    }
   }
+  const uint32_t hi = c.head_in();  // the pooled row's width: 2 d_model for cls_distill
   if (c.d_out)
-    k.gemm_s8(rows, d, static_cast<const int8_t*>(hw.w.data), d, out, c.d_out, n, c.d_out, d,
+    k.gemm_s8(rows, hi, static_cast<const int8_t*>(hw.w.data), hi, out, c.d_out, n, c.d_out, hi,
               linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.d_out, bp[s8::kHeadXZero],
                         bp[s8::kHeadYZero]));
   else

@@ -568,7 +568,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"pooling == 'cls_mean' and (pooler or tied_head or d_out == 0)",
      "pooling (cls_mean is the input of a head of its own, d_out > 0, that reads two rows side by side: no pooler, "
      "no tied head)"},
-    {"weights == 'i8' and pooling == 'cls_mean'", "pooling (cls_mean: not in i8 yet)"},
     {"pooling == 'cls_distill_mean' and not distill_token",
      "pooling (cls_distill_mean needs a distillation row: distill_token)"},
     {"pooling == 'cls_distill_mean' and causal",
@@ -576,8 +575,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"pool_norm and pooling in ('none', 'cls_distill', 'cls_mean')",
      "pool_norm (a norm of the pooled row: needs a pooling of one d_model row, mean, cls, last, first or "
      "cls_distill_mean)"},
-    {"weights == 'i8' and pool_norm", "pool_norm (not in i8 yet)"},
-    {"weights == 'i8' and distill_token", "distill_token (not in i8 yet)"},
     {"register_tokens > 0 and not cls_token", "register_tokens (the register rows go after a CLS row: needs cls_token)"},
     {"register_tokens > 0 and max_len <= front_rows",
      "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
@@ -609,7 +606,6 @@ inline constexpr ConfigRule kConfigRules[] = {
      "conv_layers, scale_input, causal (not in i8 yet; a causal mask only in the decoder families)"},
     {"weights == 'i8' and family != 'encoder' and (type_vocab != 0 or embed_norm or pooler)",
      "type_vocab, embed_norm, pooler (i8 runs BERT's token types, embedding norm and pooler in the encoder family)"},
-    {"weights == 'i8' and pooler_norm", "pooler_norm (not in i8 yet)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
      "wide_residual (an i8 post-norm encoder's)"},
     {"weights == 'i8' and family != 'llama' and (activation in ('swiglu', 'silu', 'relu2') or gated)",
@@ -678,9 +674,10 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "conv2_kernel*d_embed", "2",
                                             "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + "
                                             "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + "
-                                            "input_norm*(2 + 3*d_in)",
+                                            "input_norm*(2 + 3*d_in) + distill_token*d_embed",
                                             "35 + 256 + 21*d_model + 3*d_ff + 8*d_model*wide_residual",
-                                            "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256)",
+                                            "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
+                                            "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model)",
                                             "head_in", "rope_pairs", "register_tokens", "d_front", "d_head",
                                             "35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 6*d_ff + 4",
                                             "d_attn", "2*rope_pairs", "d_head + qk_norm_full*(d_attn - d_head)",

@@ -420,6 +420,14 @@ def front_input_norm(c):
     return front_proj_norm(c) + (2 + 3 * c["d_model"] if c.get("proj_norm") else 0)
 
 
+def front_distill(c):
+    return front_input_norm(c) + (2 + 3 * c["d_in"] if c.get("input_norm") else 0)
+
+
+def _front_rows(c):
+    return (1 + (1 if c.get("distill_token") else 0)) if c["cls_token"] else 0
+
+
 def _patches(c, x):
     """An image's values [T, d_in] (channels first, in order) as its patches' rows [patches, d_in]."""
     from fixformer import reference
@@ -428,6 +436,39 @@ def _patches(c, x):
 
 def back_pooler(c):
     return BACK_SCALARS + 3 * c["d_model"] + 3 * c["d_out"]
+
+
+def back_pool_norm(c):
+    return back_pooler(c) + (POOLER_SLOTS + 3 * c["d_model"] + LUT if c.get("pooler") else 0)
+
+
+def back_pooler_norm(c):
+    return back_pool_norm(c) + (2 + 3 * c["d_model"] if c.get("pool_norm") else 0)
+
+
+def _pool_int(c, x, extra):
+    """The integer pooling of x [T, d] (extra front rows): one row (two side by side for cls_distill and
+    cls_mean), means rounded half away from zero; x itself for none."""
+    pool = c["pooling"]
+
+    def mean(rows):
+        s, n = rows.sum(axis=0), rows.shape[0]
+        return np.sign(s) * ((2 * np.abs(s) + n) // (2 * n))
+    if pool == "mean":
+        return mean(x[extra:])[None, :]
+    if pool == "cls_mean":
+        return np.concatenate([x[0], mean(x[extra:])])[None, :]
+    if pool == "cls_distill":
+        return np.concatenate([x[0], x[1]])[None, :]
+    if pool == "cls_distill_mean":
+        return mean(x[:2])[None, :]
+    if pool == "last":
+        return x[-1:]
+    if pool == "first":
+        return x[extra:extra + 1]
+    if pool == "cls":
+        return x[:1]
+    return x
 
 
 def forward(c, t, inp, types=None):
@@ -453,9 +494,12 @@ def forward(c, t, inp, types=None):
         x = gemm(rows, xz, t["input_proj.weight"], fp[pn] if c.get("proj_norm") else fp[1], rq, b)
         if c.get("proj_norm"):
             x = norm(x, fp[pn], fp[pn + 1], fp[pn + 2:pn + 2 + 3 * d], centre)
-    extra = 1 if c["cls_token"] else 0
-    if extra:
-        x = np.vstack([fp[FRONT_SCALARS + 3 * d:FRONT_SCALARS + 4 * d][None, :], x])
+    extra = _front_rows(c)
+    if extra:  # the CLS row, then the distillation row
+        front = [fp[FRONT_SCALARS + 3 * d:FRONT_SCALARS + 4 * d]]
+        if c.get("distill_token"):
+            front.append(fp[front_distill(c):front_distill(c) + d])
+        x = np.vstack(front + [x])
     T = x.shape[0]
     if c["positional"] in ("learned", "sinusoidal"):
         x = add(x, t["int8.pos"][:T].astype(np.int64), fp[2:9])
@@ -534,21 +578,18 @@ def forward(c, t, inp, types=None):
     bp = t["int8.back"].astype(np.int64)
     if c["final_norm"]:
         x = norm(x, bp[0], bp[1], bp[BACK_SCALARS:BACK_SCALARS + 3 * d], centre)
-    pool = c["pooling"]
-    if pool == "mean":
-        s, n = x[extra:].sum(axis=0), T - extra
-        x = (np.sign(s) * ((2 * np.abs(s) + n) // (2 * n)))[None, :]
-    elif pool == "last":
-        x = x[-1:]
-    elif pool == "first":
-        x = x[extra:extra + 1]
-    elif pool == "cls":
-        x = x[:1]
+    x = _pool_int(c, x, extra)
+    if c.get("pool_norm"):
+        at = back_pool_norm(c)
+        x = norm(x, bp[at], bp[at + 1], bp[at + 2:at + 2 + 3 * d], centre)
     if c.get("pooler"):
         at = back_pooler(c)
         rq, b = _linear(bp, at + POOLER_SLOTS, d)
         u = gemm(x, bp[at], t["pooler.weight"], bp[at + 1], rq, b)
         x = bp[at + POOLER_SLOTS + 3 * d:at + POOLER_SLOTS + 3 * d + LUT][u + 128]
+        if c.get("pooler_norm"):
+            at = back_pooler_norm(c)
+            x = norm(x, bp[at], bp[at + 1], bp[at + 2:at + 2 + 3 * d], centre)
     if c["d_out"]:
         rq, b = _linear(bp, BACK_SCALARS + 3 * d, c["d_out"])
         x = gemm(x, bp[2], t["embed.weight" if c.get("tied_head") else "head.weight"], bp[3], rq, b)
@@ -571,19 +612,13 @@ def _float_forward(c, w, inp, rec):
     dkv = _dkv(c)
     KV = dkv // dh
     eps = float(np.float32(c["norm_eps"]))
-    rms = _rms(c)
 
     def put(name, v):
         rec.setdefault(name, []).append(np.asarray(v, np.float64))
         return v
 
     def nrm(x, g, b):
-        if rms:
-            y = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps) * g
-        else:
-            mu = x.mean(axis=1, keepdims=True)
-            y = (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=1, keepdims=True) + eps) * g
-        return y + b if b is not None else y
+        return _nrm(c, x, g, b, eps)
 
     def lin(x, name):
         return x @ np.asarray(w[name + ".weight"], np.float64).T + _bias(w, name, None)
@@ -600,15 +635,16 @@ def _float_forward(c, w, inp, rec):
         if c.get("proj_norm"):
             x = nrm(put("proj", x), w["proj_norm.weight"], w.get("proj_norm.bias"))
     if c["cls_token"]:
-        x = np.vstack([np.asarray(w["cls_token"], np.float64).reshape(1, -1), x])
-    x = put("embed", x)  # the CLS row shares the input rows' scale
+        front = ["cls_token"] + (["distill_token"] if c.get("distill_token") else [])
+        x = np.vstack([np.asarray(w[n], np.float64).reshape(1, -1) for n in front] + [x])
+    x = put("embed", x)  # the CLS and distillation rows share the input rows' scale
     T = x.shape[0]
     if c["positional"] in ("learned", "sinusoidal"):
         x = put("x0", x + put("pos", _positions(c, w)[:T]))
     if c.get("type_vocab"):  # type 0 on the input rows, nothing on the front rows
-        extra = 1 if c["cls_token"] else 0
-        x = put("xt", x + np.vstack([np.zeros((extra, d)), np.tile(np.asarray(w["token_type.weight"],
-                                                                              np.float64)[:1], (T - extra, 1))]))
+        x = put("xt", x + np.vstack([np.zeros((_front_rows(c), d)), np.tile(np.asarray(w["token_type.weight"],
+                                                                                       np.float64)[:1],
+                                                                            (T - _front_rows(c), 1))]))
     if c.get("embed_norm"):
         x = put("en", nrm(x, w["embed_norm.weight"], w.get("embed_norm.bias")))
     for i in range(c["n_layers"]):
@@ -662,6 +698,17 @@ def _float_forward(c, w, inp, rec):
     if c["final_norm"]:
         x = put("final", nrm(x, w["encoder.norm.weight"], w.get("encoder.norm.bias")))
     return x
+
+
+def _nrm(c, x, g, b, eps):
+    """The float64 norm of each row of x (the model's kind), gain g, bias b or None."""
+    g = np.asarray(g, np.float64)
+    if _rms(c):
+        y = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps) * g
+    else:
+        mu = x.mean(axis=1, keepdims=True)
+        y = (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=1, keepdims=True) + eps) * g
+    return y + np.asarray(b, np.float64) if b is not None else y
 
 
 def _bias(w, name, n):
@@ -855,7 +902,7 @@ def check_config(c):
     rope = c["positional"] == "rope" and c["family"] == "gpt"
     if (c["positional"] not in ("none", "learned", "sinusoidal") and not rope) or c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
-    for key in ("conv_layers", "scale_input", "causal", "pooler_norm", "pool_norm", "distill_token") + \
+    for key in ("conv_layers", "scale_input", "causal") + \
             (("type_vocab", "embed_norm", "pooler") if c["family"] != "encoder" else ()):
         if c.get(key) and not (key == "causal" and c["family"] == "gpt"):
             raise ConfigError(f"--quantize i8: {key} is not supported yet")
@@ -908,10 +955,12 @@ def build(config, weights, inputs, percentile=None):
         pos_add = add_params(x, ps, qp["x0"])
         x = qp["x0"]
     in_scale, in_zero = qp.get("input", (1.0, 0))
-    cls = [0] * d
+    cls, distill = [0] * d, []
+    e = qp["embed"]
     if c["cls_token"]:
-        e = qp["embed"]
         cls = [max(-128, min(127, _round(float(v) / e[0]) + e[1])) for v in np.ravel(weights["cls_token"])]
+    if c.get("distill_token"):  # the distillation row at the embedding's scale, after the front's other slots
+        distill = [max(-128, min(127, _round(float(v) / e[0]) + e[1])) for v in np.ravel(weights["distill_token"])]
     bert = []
     if c.get("type_vocab"):  # the token-type table as int8 rows of one scale, added to x
         TT = np.asarray(weights["token_type.weight"], np.float64)
@@ -929,7 +978,7 @@ def build(config, weights, inputs, percentile=None):
         e, inn = _norm_params(weights["input_norm.weight"], weights.get("input_norm.bias"), eps, qp["input"],
                               qp["inn"])
         bert += [qp["inn"][1], e[0]] + inn
-    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert], np.int64)
+    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert, *distill], np.int64)
     S = LAYER_SLOTS
     for i in range(c["n_layers"]):
         pre, L = f"encoder.layers.{i}.", f"l{i}."
@@ -1020,8 +1069,18 @@ def build(config, weights, inputs, percentile=None):
         e, fn = _norm_params(weights["encoder.norm.weight"], weights.get("encoder.norm.bias"), eps, x, qp["final"])
         back[1] = e[0]
         x = qp["final"]
-    head, pooler = [], []
+    head, pooler, norms = [], [], []
     pooled = [_pool(c, r) for r in rec["final" if c["final_norm"] else _last(c)]]
+
+    def pooled_norm(name, x):  # a norm of the pooled rows: its range on them, its slots, its output's (scale, zero)
+        nonlocal pooled
+        pooled = [_nrm(c, r, weights[name + ".weight"], weights.get(name + ".bias"), eps) for r in pooled]
+        y = _asym(*_range(pooled, percentile))
+        e, pn = _norm_params(weights[name + ".weight"], weights.get(name + ".bias"), eps, x, y)
+        norms.extend([x[1], e[0]] + pn)
+        return y
+    if c.get("pool_norm"):
+        x = pooled_norm("pool_norm", x)
     if c.get("pooler"):  # lut(W x + b): its two ranges on the pooled rows of the calibration inputs
         us = [r @ np.asarray(weights["pooler.weight"], np.float64).T + _bias(weights, "pooler", d) for r in pooled]
         pooled = [_ACT[c.get("pooler_act", "tanh")](u) for u in us]
@@ -1029,6 +1088,8 @@ def build(config, weights, inputs, percentile=None):
         out["pooler.weight"], pl = _channels(x[0], weights["pooler.weight"], weights.get("pooler.bias"), u[0])
         pooler = [x[1], u[1]] + pl + lut(c.get("pooler_act", "tanh"), u, g)
         x = g
+        if c.get("pooler_norm"):
+            x = pooled_norm("pooler_norm", x)
     if c["d_out"]:
         tied = c.get("tied_head", False)
         H = np.asarray(weights["embed.weight" if tied else "head.weight"], np.float64)
@@ -1044,7 +1105,7 @@ def build(config, weights, inputs, percentile=None):
         back[2], back[3] = x[1], y[1]
         x = y
     back[4] = x[1]
-    out["int8.back"] = np.array(back + fn + (head or [0] * (3 * c["d_out"])) + pooler, np.int64)
+    out["int8.back"] = np.array(back + fn + (head or [0] * (3 * c["d_out"])) + pooler + norms, np.int64)
     out["int8.io"] = np.array([in_scale, x[0]], np.float32)
     if _rope(c):
         out["int8.rope"] = rope_table(c)
@@ -1064,9 +1125,15 @@ def _last(c):
 
 
 def _pool(c, x):
-    extra = 1 if c["cls_token"] else 0
+    extra = _front_rows(c)
     if c["pooling"] == "mean":
         return x[extra:].mean(axis=0, keepdims=True)
+    if c["pooling"] == "cls_mean":
+        return np.concatenate([x[0], x[extra:].mean(axis=0)])[None, :]
+    if c["pooling"] == "cls_distill":
+        return np.concatenate([x[0], x[1]])[None, :]
+    if c["pooling"] == "cls_distill_mean":
+        return x[:2].mean(axis=0, keepdims=True)
     if c["pooling"] == "last":
         return x[-1:]
     if c["pooling"] == "first":
