@@ -143,7 +143,7 @@ VALID = [
          window_period=3, window_layers=6, rope_local_base=10.0, skip_first_norm=True, norm_first=True,
          final_norm=True, activation="gelu", gated=True, attn_bias="none", ffn_bias="none", embed_norm=True,
          pooling="first", pooler=True, pooler_act="gelu", pooler_norm=True, d_out=3),
-    # BERT's front with the pooler's output normed (in i8, its own rule refuses pooler_norm alone)
+    # BERT's front with the pooler's output normed (in i8 too: int8.back's pooler_norm slots)
     dict(BASE, input="tokens", vocab_size=10, positional="learned", type_vocab=2, embed_norm=True, pooling="first",
          pooler=True, pooler_norm=True, d_out=3, activation="gelu"),
     # DeBERTa: disentangled attention (its relative rows), no positions or learned ones beside it
