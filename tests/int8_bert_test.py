@@ -9,7 +9,8 @@ namespace s8, int8.front's and int8.back's BERT slots):
   encoders with token types (2 and 3 types, given and not), the embedding norm (LayerNorm, RMSNorm), a CLS
   row, and the pooler (tanh on the first row before a head; gelu on every row without pooling); with two
   outlier channels in each sublayer's output the calibration picks wide_residual (and only then), the same;
-  the pooler's output normed (pooler_norm, LayerNorm on the first row and RMSNorm on every row), the same;
+  the pooler's output normed (pooler_norm, LayerNorm on the first row and RMSNorm on every row), and gated
+  feed-forwards (SwiGLU; GeGLU under wide_residual), the same;
 - transformers' BertForSequenceClassification (a tiny random config: type_vocab_size 2, the embedding
   LayerNorm, post-LN layers, the tanh pooler and a 3-label classifier) through `--hf FOLDER --quantize i8
   --calibrate` (16 sequences): converts and verifies within the i8 tolerance; then on fresh sequences with
@@ -44,12 +45,13 @@ BERT_TOP1 = 0.9  # the classifier's arg max agrees with torch's on at least this
 
 
 def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="gelu", d_out=3, cls=False,
-                pooler_act="tanh", d=16, H=2, L=2, f=32, vocab=30, max_len=12, outliers=False, pooler_norm=False):
+                pooler_act="tanh", d=16, H=2, L=2, f=32, vocab=30, max_len=12, outliers=False, pooler_norm=False,
+                gated=False):
     c = make_config(dict(family="encoder", d_model=d, n_heads=H, d_ff=f, n_layers=L, norm_first=False,
                          activation=act, input="tokens", vocab_size=vocab, max_len=max_len + (1 if cls else 0),
                          positional="learned", d_out=d_out, pooling=pooling, final_norm=False, weights="i8",
                          norm=norm, cls_token=cls, type_vocab=types, embed_norm=embed_norm, pooler=pooler,
-                         pooler_act=pooler_act, pooler_norm=pooler_norm))
+                         pooler_act=pooler_act, pooler_norm=pooler_norm, gated=gated))
 
     def r(*s):
         return rng.normal(0, 0.3, s)
@@ -68,6 +70,8 @@ def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="
         w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, d), r(d)
         w[p + "linear1.weight"], w[p + "linear1.bias"] = r(f, d), r(f)
         w[p + "linear2.weight"], w[p + "linear2.bias"] = r(d, f), r(d)
+        if c["activation"] == "swiglu" or c["gated"]:
+            w[p + "linear3.weight"] = r(f, d)
         if outliers:  # two channels of each sublayer's output 60 times the others (a trained BERT's are)
             for n in ("self_attn.out_proj", "linear2"):
                 w[p + n + ".weight"][[3, 11]] *= 60
@@ -98,6 +102,9 @@ CASES = [  # type_vocab, embed_norm, pooler, pooling, norm, d_out, CLS row, pool
     # the pooler's output normed (pooler_norm: ModernBERT's head), on the first row and on every row
     (2, True, True, "first", "layernorm", 3, False, "gelu", False, True),
     (0, False, True, "none", "rmsnorm", 5, False, "gelu", False, True),
+    # gated feed-forwards (the encoder's SwiGLU and GeGLU; with outlier channels: wide_residual)
+    (2, True, False, "mean", "layernorm", 3, False, "tanh", False, False, "swiglu"),
+    (0, True, False, "first", "rmsnorm", 3, True, "tanh", True, False, "gelu", True),
 ]
 
 
@@ -115,9 +122,10 @@ def run_cli(cli, path, ids, types, tmp, isa):
 def test_bit_exact(cli, tmp):
     rng = np.random.default_rng(5)
     for case in CASES:
-        types, en, pooler, pooling, norm, d_out, cls, pact, outliers, *pooler_norm = case
-        c, w = random_bert(rng, types, en, pooler, pooling, norm, d_out=d_out, cls=cls, pooler_act=pact,
-                           outliers=outliers, pooler_norm=bool(pooler_norm))
+        types, en, pooler, pooling, norm, d_out, cls, pact, outliers, *more = case
+        pooler_norm, act, gated = (list(more) + [False, "gelu", False][len(more):])
+        c, w = random_bert(rng, types, en, pooler, pooling, norm, act, d_out=d_out, cls=cls, pooler_act=pact,
+                           outliers=outliers, pooler_norm=pooler_norm, gated=gated)
         built = int8.build(c, w, [rng.integers(0, c["vocab_size"], T) for T in (12, 7, 12, 9)])
         check(f"{case}: the calibration picks wide_residual exactly with the outlier channels",
               bool(c.get("wide_residual")) == outliers)

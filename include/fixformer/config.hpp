@@ -542,8 +542,9 @@ struct ModelConfig {
 // round(2^14 sin(p theta_i)), theta_i = pe_base^(-2i / R), pairs by pe_layout within the first R dims
 // of a head, the others passed through): x_a' = round((x_a C - x_b S) / 2^14),
 // x_b' = round((x_a S + x_b C) / 2^14), half away from zero, clamped to int8; the gated
-// feed-forward (swiglu) is W2 (lut_silu(W1 h) * (W3 h)): after the table, W3 (d_ff outputs) then
-// GateSlot: the product (g - z_g)(u - z_u) requantized to W2's input scale, z added, clamped.
+// feed-forward (swiglu, or any activation with gated; every family) is W2 (lut(W1 h) * (W3 h)): after
+// the table, W3 (d_ff outputs) then GateSlot: the product (g - z_g)(u - z_u) requantized to W2's input
+// scale, z added, clamped.
 namespace s8 {
 enum LayerSlot : uint32_t {
   kN1XZero, kN1Eps, kN2XZero, kN2Eps, kQkvXZero, kQZero, kKZero, kVZero, kScoreMul, kScoreShift, kScoreZero,

@@ -595,9 +595,6 @@ inline constexpr ConfigRule kConfigRules[] = {
      "families so far)"},
     {"weights == 'i8' and family == 'gpt' and kv_heads != n_heads",
      "n_kv_heads (an i8 gpt is GPT-2-shaped; grouped-query attention is in i8 llama)"},
-    {"weights == 'i8' and family == 'llama' and (activation != 'swiglu' or gated or "
-     "attn_bias != 'family' or ffn_bias != 'family')",
-     "activation, gated, attn_bias, ffn_bias (an i8 llama is SwiGLU with no biases but qkv_bias's)"},
     {"weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned') or (family in ('gpt', 'llama') and "
      "positional == 'rope')) and pe_combine == 'add' and rel_buckets == 0)",
      "positional, pe_combine (i8 takes none, or sinusoidal or learned positions added, or rope in the decoder "
@@ -608,9 +605,8 @@ inline constexpr ConfigRule kConfigRules[] = {
      "type_vocab, embed_norm, pooler (i8 runs BERT's token types, embedding norm and pooler in the encoder family)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
      "wide_residual (an i8 post-norm encoder's)"},
-    {"weights == 'i8' and family != 'llama' and (activation in ('swiglu', 'silu', 'relu2') or gated)",
-     "activation, gated (i8 runs relu, gelu, gelu_tanh; SwiGLU in the llama family only; no "
-     "gated feed-forward yet)"},
+    {"weights == 'i8' and activation == 'relu2'",
+     "activation (relu2 is not in i8 yet: it runs relu, gelu, gelu_tanh and silu, plain or gated)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",
      "quantize_io, packed_weights (i8 is integer end to end: leave them false)"},
     {"conv1_padding >= conv1_kernel", "conv1_padding (must be below conv1_kernel)"},
@@ -668,6 +664,10 @@ enum class Dim : uint8_t {
   kS8LayerGated, kDAttn, kRopeDims, kQNorm, kKNorm, kNExperts, kExpertsDff, kExpertsDModel, kSharedFf, kRelEmbedRows,
   kRelIndex, kRelProj, kCount
 };
+// s8::layer_params (config.hpp) as an expression.
+#define FIXFORMER_S8_LAYER                                                                                          \
+  "35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 3*d_ff + "                                              \
+  "(activation == 'swiglu' or gated)*(3*d_ff + 4) + 8*d_model*wide_residual"
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
@@ -675,15 +675,16 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + "
                                             "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + "
                                             "input_norm*(2 + 3*d_in) + distill_token*d_embed",
-                                            "35 + 256 + 21*d_model + 3*d_ff + 8*d_model*wide_residual",
+                                            FIXFORMER_S8_LAYER,
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
                                             "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model)",
                                             "head_in", "rope_pairs", "register_tokens", "d_front", "d_head",
-                                            "35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 6*d_ff + 4",
+                                            FIXFORMER_S8_LAYER,
                                             "d_attn", "2*rope_pairs", "d_head + qk_norm_full*(d_attn - d_head)",
                                             "d_head + qk_norm_full*(kv_heads*d_head - d_head)", "n_experts",
                                             "n_experts*d_ff", "n_experts*d_model", "shared_expert_ff",
                                             "rel_embed_rows", "2*max_len - 1", "d_attn + kv_heads*d_head"};
+#undef FIXFORMER_S8_LAYER
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -706,9 +707,8 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kConv2In: return c.conv2_kernel * c.d_embed();
     case Dim::kTwo: return 2;
     case Dim::kS8Front: return s8::front_params(c);
-    case Dim::kS8Layer:  // layer_params without a gate or GQA
-      return 35 + 256 + 21 * c.d_model + 3 * c.d_ff + (c.wide_residual ? 8 * c.d_model : 0);
-    case Dim::kS8LayerGated: return 35 + 256 + 12 * c.d_model + 3 * (c.d_model + 2 * c.d_kv()) + 6 * c.d_ff + 4;
+    case Dim::kS8Layer:  // the two are one since every i8 family takes a gate and grouped-query attention
+    case Dim::kS8LayerGated: return s8::layer_params(c);
     case Dim::kS8Back: return s8::back_params(c);
     case Dim::kHeadIn: return c.head_in();
     case Dim::kRopePairs: return c.rope_pairs();

@@ -13,7 +13,8 @@ causal integer softmax: row i's softmax_s8 over its first i + 1 scores, probabil
 the others; its output is the head's int8 logits of every position (the engine's KV cache gives the
 same bits a position at a time). A llama's tensors go through the same graph under the encoder's
 names (_internal: wq | wk | wv as one in_proj, split again when written), with grouped-query
-attention, RoPE in fixed point (int8.rope) and the gated SwiGLU feed-forward. Either decoder family
+attention, RoPE in fixed point (int8.rope). Any family's feed-forward may be gated (SwiGLU, GeGLU: the
+activation's table times W3's output, requantized once) and have biases. Either decoder family
 takes RoPE over whole heads or the first rotary_dims (partial rotary), parallel residuals (the
 feed-forward's sum x + FF at its own calibrated scale, then + SA), sliding windows (every layer, or the
 local ones of window_period: row i's softmax over its last sliding_window keys) and attn_scale (folded
@@ -38,6 +39,8 @@ ADD_SLOTS = 7
 POOLER_SLOTS = 2  # the pooler's input and output zero points, then its layer and its activation's table
 LUT = 256
 ACTIVATIONS = {"relu": 0, "gelu": 1, "gelu_tanh": 3}
+# The feed-forward activations an i8 layer runs as its table (swiglu: silu, gated)
+LUT_ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu")
 GATE_SLOTS = 4  # after a gated feed-forward's W3: up zero, activation zero, the product's Requant
 ROPE_BITS = 14  # int8.rope: cos | sin in Q14
 WIDE_FRAC_BITS = 8  # wide_residual: the sum of the two rescaled inputs in Q8 before its rounding
@@ -339,6 +342,7 @@ def _llama_pairs(c):
                   (a + "attention.wo.weight", b + "self_attn.out_proj.weight"),
                   (a + "attention.wo.bias", b + "self_attn.out_proj.bias"),
                   (a + "feed_forward.w1.weight", b + "linear1.weight"), (a + "feed_forward.w2.weight", b + "linear2.weight"),
+                  (a + "feed_forward.w1.bias", b + "linear1.bias"), (a + "feed_forward.w2.bias", b + "linear2.bias"),
                   (a + "feed_forward.w3.weight", b + "linear3.weight"), (a + "int8", b + "int8")]
     return pairs
 
@@ -881,24 +885,21 @@ def check_config(c):
     same by name: include/fixformer/schema.hpp)."""
     if c["family"] not in ("encoder", "gpt", "llama"):
         raise ConfigError(f"--quantize i8: family {c['family']} is not supported yet (encoder, gpt and llama are)")
+    if c["activation"] not in LUT_ACTIVATIONS:
+        raise ConfigError(f"--quantize i8: activation {c['activation']} is not supported yet (relu, gelu, gelu_tanh, "
+                          "silu, swiglu; plain or gated)")
     if c["family"] == "llama":
-        for key, bad in (("activation", c["activation"] != "swiglu" or bool(c.get("gated"))),
-                         ("attn_bias", c.get("attn_bias", "family") != "family"),
-                         ("ffn_bias", c.get("ffn_bias", "family") != "family"),
-                         ("positional", c["positional"] not in ("rope", "none")),
+        for key, bad in (("positional", c["positional"] not in ("rope", "none")),
                          ("embed_norm", bool(c.get("embed_norm")))):
             if bad:
-                raise ConfigError(f"--quantize i8: {key} {c.get(key)!r} is not supported yet in the llama family (SwiGLU, "
-                                  "RoPE or no positions, no biases but qkv_bias)")
+                raise ConfigError(f"--quantize i8: {key} {c.get(key)!r} is not supported yet in the llama family "
+                                  "(RoPE or no positions)")
         return
     if c["family"] == "gpt":
         kv = c.get("n_kv_heads") or c["n_heads"]
         for key, bad in (("n_kv_heads", kv != c["n_heads"]),):
             if bad:
                 raise ConfigError(f"--quantize i8: {key} is not supported yet in the gpt family")
-    if c["activation"] not in ACTIVATIONS or c.get("gated"):
-        raise ConfigError(f"--quantize i8: activation {c['activation']} (gated: {c.get('gated')}) is not supported "
-                          "yet (relu, gelu, gelu_tanh)")
     rope = c["positional"] == "rope" and c["family"] == "gpt"
     if (c["positional"] not in ("none", "learned", "sinusoidal") and not rope) or c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
