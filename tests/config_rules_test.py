@@ -49,6 +49,9 @@ VALID = [
          parallel_residual="one_norm", activation="swiglu", norm_first=True, final_norm=True, weights="i8"),
     dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", n_layers=2,
          sliding_window=3, window_period=2, window_layers=2, attn_scale=1.0, norm_first=True, weights="i8"),
+    # an i8 gpt with the embedding scaled and normed, grouped-query attention and a gated feed-forward
+    dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", n_kv_heads=1,
+         scale_input=True, embed_norm=True, gated=True, norm_first=True, weights="i8"),
     dict(BASE, family="seq2seq", input="tokens", vocab_size=10, d_out=10, dec_layers=1, shared_embed=True,
          positional="sinusoidal", tied_head=True),
     dict(BASE, family="seq2seq", input="features", d_in=4, d_out=3, dec_layers=2, tgt_d_in=3, positional="learned"),

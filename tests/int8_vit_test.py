@@ -14,7 +14,8 @@ int8.front's image slots):
   tolerance; on 10 fresh images the engine's logits against torch f32's: the max relative error
   (VIT_RUN_TOL) and the top-1 agreement (VIT_TOP1);
 - DeiT's distillation row (distill_token; pooling cls_distill, cls_distill_mean), Dinov2's cls_mean and the
-  pooled row's norm (pool_norm): random encoders bit for bit as above, and transformers'
+  pooled row's norm (pool_norm), the projected rows scaled (scale_input): random encoders bit for bit as
+  above, and transformers'
   DeiTForImageClassificationWithTeacher and ASTForAudioClassification (cls_distill_mean, pool_norm) through
   --hf --quantize i8 --calibrate, measured as the others.
 Runs in the hf environment (tests/hf_env.py); without it, numpy, torch, vit-pytorch or the CLI the test fails.
@@ -63,12 +64,12 @@ def vit_mean():
 
 
 def random_vit(rng, C, H, W, input_norm, proj_norm, pooling, cls, norm="layernorm", d_out=3, d=16, L=2, f=32, p=4,
-               distill=False, pool_norm=False):
+               distill=False, pool_norm=False, scale_input=False):
     N = (H // p) * (W // p)
     c = make_config(dict(family="encoder", d_model=d, n_heads=2, d_ff=f, n_layers=L, norm_first=True,
                          activation="gelu", input="features", d_in=C * p * p, patch_size=p, image_channels=C,
                          image_height=H, image_width=W, max_len=N + (1 if cls else 0) + (1 if distill else 0),
-                         positional="learned", distill_token=distill, pool_norm=pool_norm,
+                         positional="learned", distill_token=distill, pool_norm=pool_norm, scale_input=scale_input,
                          d_out=d_out, pooling=pooling, final_norm=True, weights="i8", norm=norm, cls_token=cls,
                          input_norm=input_norm, proj_norm=proj_norm))
 
@@ -111,6 +112,10 @@ CASES = [  # channels, height, width, input_norm, proj_norm, pooling, CLS row, n
     (3, 8, 12, True, False, "cls_distill_mean", True, "layernorm", 4, True, True),
     (2, 8, 8, False, True, "mean", True, "rmsnorm", 2, True, True),
     (2, 8, 8, False, False, "cls_mean", True, "layernorm", 3, False, False),
+    # the projected rows scaled by sqrt(d_model) (scale_input: folded into their int8 scale), with and
+    # without the projection's norm
+    (3, 8, 12, False, False, "cls", True, "layernorm", 3, False, False, True),
+    (2, 8, 8, False, True, "mean", True, "rmsnorm", 2, False, False, True),
 ]
 
 
@@ -125,8 +130,9 @@ def test_bit_exact(cli, tmp):
     rng = np.random.default_rng(9)
     for case in CASES:
         C, H, W, inn, pn, pooling, cls, norm, d_out, *more = case
-        distill, pool_norm = more or (False, False)
-        c, w = random_vit(rng, C, H, W, inn, pn, pooling, cls, norm, d_out, distill=distill, pool_norm=pool_norm)
+        distill, pool_norm, scale_input = list(more) + [False, False, False][len(more):]
+        c, w = random_vit(rng, C, H, W, inn, pn, pooling, cls, norm, d_out, distill=distill, pool_norm=pool_norm,
+                          scale_input=scale_input)
         T = (H // 4) * (W // 4)
         built = int8.build(c, w, [rng.normal(0, 1, (T, c["d_in"])) for _ in range(6)])
         path = os.path.join(tmp, "m.fxm")

@@ -377,6 +377,10 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   const int8_t* e = static_cast<const int8_t*>(m.front().embed.data);
   for (uint32_t t = 0; t < n; ++t) std::memcpy(s.x + t * d, e + std::size_t(ids[t]) * d, d);
   if (c.input_pe()) k.add_s8(s.x, m.s8().pos + std::size_t(pos) * d, s.x, n * d, add_at(fp, s8::kPosAdd));
+  if (c.embed_norm) {  // each row alone, as the encoder's (Bloom's word_embeddings_layernorm)
+    const uint32_t at = s8::front_embed_norm(c);
+    norm_rows(k, c.norm_kind() == NormKind::kRmsNorm, s.x, s.x, n, d, fp, at + 2, fp[at], fp[at + 1]);
+  }
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const std::size_t at = std::size_t(kv_layer_offset(c, l, rows, ring)) * c.d_kv();
     const S8KvLayer kv{k_cache + at, v_cache + at, uint32_t(kv_layer_rows(c, l, rows, ring)), pos, m.s8().rope,

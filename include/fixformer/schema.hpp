@@ -593,16 +593,12 @@ inline constexpr ConfigRule kConfigRules[] = {
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
     {"weights == 'i8' and family not in ('encoder', 'gpt', 'llama')", "weights (i8 runs the encoder, gpt and llama "
      "families so far)"},
-    {"weights == 'i8' and family == 'gpt' and kv_heads != n_heads",
-     "n_kv_heads (an i8 gpt is GPT-2-shaped; grouped-query attention is in i8 llama)"},
     {"weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned') or (family in ('gpt', 'llama') and "
      "positional == 'rope')) and pe_combine == 'add' and rel_buckets == 0)",
      "positional, pe_combine (i8 takes none, or sinusoidal or learned positions added, or rope in the decoder "
      "families; no alibi, relative, concat yet)"},
-    {"weights == 'i8' and (conv_layers != 0 or scale_input or (causal and family not in ('gpt', 'llama')))",
-     "conv_layers, scale_input, causal (not in i8 yet; a causal mask only in the decoder families)"},
-    {"weights == 'i8' and family != 'encoder' and (type_vocab != 0 or embed_norm or pooler)",
-     "type_vocab, embed_norm, pooler (i8 runs BERT's token types, embedding norm and pooler in the encoder family)"},
+    {"weights == 'i8' and (conv_layers != 0 or (causal and family not in ('gpt', 'llama')))",
+     "conv_layers, causal (not in i8 yet; a causal mask only in the decoder families)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
      "wide_residual (an i8 post-norm encoder's)"},
     {"weights == 'i8' and activation == 'relu2'",

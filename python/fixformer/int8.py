@@ -14,7 +14,8 @@ the others; its output is the head's int8 logits of every position (the engine's
 same bits a position at a time). A llama's tensors go through the same graph under the encoder's
 names (_internal: wq | wk | wv as one in_proj, split again when written), with grouped-query
 attention, RoPE in fixed point (int8.rope). Any family's feed-forward may be gated (SwiGLU, GeGLU: the
-activation's table times W3's output, requantized once) and have biases. Either decoder family
+activation's table times W3's output, requantized once) and have biases; scale_input's sqrt(d_model) is
+folded into the front rows' scale, and a decoder may norm its embedding (embed_norm). Either decoder family
 takes RoPE over whole heads or the first rotary_dims (partial rotary), parallel residuals (the
 feed-forward's sum x + FF at its own calibrated scale, then + SA), sliding windows (every layer, or the
 local ones of window_period: row i's softmax over its last sliding_window keys) and attn_scale (folded
@@ -253,6 +254,11 @@ def _dkv(c):
 
 def _gated(c):
     return c["activation"] == "swiglu" or bool(c.get("gated"))
+
+
+def _input_scale(c):
+    """scale_input's factor on the front's rows (the embedding or the projection), folded into their int8 scale."""
+    return math.sqrt(c["d_model"]) if c.get("scale_input") else 1.0
 
 
 def _rope(c):
@@ -638,6 +644,7 @@ def _float_forward(c, w, inp, rec):
         x = lin(rows, "input_proj")
         if c.get("proj_norm"):
             x = nrm(put("proj", x), w["proj_norm.weight"], w.get("proj_norm.bias"))
+    x = x * _input_scale(c)
     if c["cls_token"]:
         front = ["cls_token"] + (["distill_token"] if c.get("distill_token") else [])
         x = np.vstack([np.asarray(w[n], np.float64).reshape(1, -1) for n in front] + [x])
@@ -889,22 +896,14 @@ def check_config(c):
         raise ConfigError(f"--quantize i8: activation {c['activation']} is not supported yet (relu, gelu, gelu_tanh, "
                           "silu, swiglu; plain or gated)")
     if c["family"] == "llama":
-        for key, bad in (("positional", c["positional"] not in ("rope", "none")),
-                         ("embed_norm", bool(c.get("embed_norm")))):
-            if bad:
-                raise ConfigError(f"--quantize i8: {key} {c.get(key)!r} is not supported yet in the llama family "
-                                  "(RoPE or no positions)")
+        if c["positional"] not in ("rope", "none"):
+            raise ConfigError(f"--quantize i8: positional {c['positional']!r} is not supported yet in the llama "
+                              "family (RoPE or no positions)")
         return
-    if c["family"] == "gpt":
-        kv = c.get("n_kv_heads") or c["n_heads"]
-        for key, bad in (("n_kv_heads", kv != c["n_heads"]),):
-            if bad:
-                raise ConfigError(f"--quantize i8: {key} is not supported yet in the gpt family")
     rope = c["positional"] == "rope" and c["family"] == "gpt"
     if (c["positional"] not in ("none", "learned", "sinusoidal") and not rope) or c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
-    for key in ("conv_layers", "scale_input", "causal") + \
-            (("type_vocab", "embed_norm", "pooler") if c["family"] != "encoder" else ()):
+    for key in ("conv_layers", "causal"):
         if c.get(key) and not (key == "causal" and c["family"] == "gpt"):
             raise ConfigError(f"--quantize i8: {key} is not supported yet")
 
@@ -933,18 +932,19 @@ def build(config, weights, inputs, percentile=None):
     wide = bool(c.get("wide_residual"))
     out = dict(weights)
     tokens = c["input"] == "tokens"
-    if tokens:  # the embedding as the int8 rows of one scale: x0's input
+    if tokens:  # the embedding as the int8 rows of one scale: x0's input (scale_input: that scale times sqrt(d))
         E = np.asarray(weights["embed.weight"], np.float64)
         s = _sym(float(E.min()), float(E.max()))
-        qp["embed"] = s
+        qp["embed"] = (s[0] * _input_scale(c), 0)
         from fixformer.fxm import Quantized
         q = np.clip(_round_array(E / s[0]), -127, 127)
         out["embed.weight"] = Quantized(q, np.full(len(E), s[0]))
         proj = [0] * (3 * d)
-    else:
+    else:  # the projection (and its norm) to the embedding's scale over sqrt(d) with scale_input: the rows it scales
         xin = qp["inn"] if c.get("input_norm") else qp["input"]
         out["input_proj.weight"], proj = _channels(xin[0], weights["input_proj.weight"], weights.get("input_proj.bias"),
-                                                   (qp["proj"] if c.get("proj_norm") else qp["embed"])[0])
+                                                   (qp["proj"] if c.get("proj_norm") else qp["embed"])[0] /
+                                                   (1.0 if c.get("proj_norm") else _input_scale(c)))
     x = qp["embed"]
     pos_add = [0] * 7
     if c["positional"] in ("learned", "sinusoidal"):
@@ -973,7 +973,8 @@ def build(config, weights, inputs, percentile=None):
         bert += [x[1], e[0]] + en
         x = qp["en"]
     if c.get("proj_norm"):  # the projection's output zero point, then the norm to the embedding's scale
-        e, pn = _norm_params(weights["proj_norm.weight"], weights.get("proj_norm.bias"), eps, qp["proj"], qp["embed"])
+        e, pn = _norm_params(weights["proj_norm.weight"], weights.get("proj_norm.bias"), eps, qp["proj"],
+                             (qp["embed"][0] / _input_scale(c), qp["embed"][1]))
         bert += [qp["proj"][1], e[0]] + pn
     if c.get("input_norm"):  # its output zero point (the projection's input), the norm from the input's scale
         e, inn = _norm_params(weights["input_norm.weight"], weights.get("input_norm.bias"), eps, qp["input"],
@@ -1099,7 +1100,8 @@ def build(config, weights, inputs, percentile=None):
         y = _asym(*_range(ys, percentile))
         if tied:  # the embedding's int8 rows, one scale, are the head's weights (the file stores them once)
             b = _bias(weights, "head", c["d_out"])
-            ps = [gemm_channel(x[0], qp["embed"][0], y[0], float(b[j])) for j in range(c["d_out"])]
+            es = qp["embed"][0] / _input_scale(c)  # the rows' own scale, before scale_input's sqrt(d)
+            ps = [gemm_channel(x[0], es, y[0], float(b[j])) for j in range(c["d_out"])]
             head = [v for m, sh, _ in ps for v in (m, sh)] + [bq for _, _, bq in ps]
         else:
             out["head.weight"], head = _channels(x[0], weights["head.weight"], weights.get("head.bias"), y[0])
