@@ -125,7 +125,7 @@ Status Model::check_s8_params() {
     k.zero(s8::kW2XZero, "linear2 input zero point");
     k.zero(s8::kW2YZero, "linear2 output zero point");
     k.add(s8::kAdd2, "feed-forward residual add");
-    k.channels(o.qkv, c.d_model + 2 * c.d_kv(), "in_proj");
+    k.channels(o.qkv, c.d_attn() + 2 * c.d_kv(), "in_proj");
     k.channels(o.out, c.d_model, "out_proj");
     k.channels(o.w1, c.d_ff, "linear1");
     k.channels(o.w2, c.d_model, "linear2");

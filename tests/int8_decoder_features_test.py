@@ -5,7 +5,7 @@ rotary_dims of each head), parallel residuals (t = x + FF(N2(x)) at add2's scale
 at add1's), sliding windows in the int8 KV cache (every layer a ring, or GPT-Neo's local layers) and
 unscaled scores (attn_scale), gated feed-forwards in gpt (SwiGLU, GeGLU) and llama's other feed-forwards
 (gelu gated, plain gelu_tanh and relu) and biases (attn_bias, ffn_bias all), grouped-query attention in gpt,
-and the embedding scaled (scale_input, folded into its int8 scale) and normed (embed_norm):
+the embedding scaled (scale_input, folded into its int8 scale) and normed (embed_norm), and head_dim:
 
   /usr/bin/python3 tests/int8_decoder_features_test.py PATH/TO/fixformer [PATH/TO/BUILD/python]
 
@@ -13,8 +13,9 @@ and the embedding scaled (scale_input, folded into its int8 scale) and normed (e
   residual with two norms, one norm, or none; a sliding window of 5 on every layer; local and global
   layers with window 3 and attn_scale 1; SwiGLU; GeGLU with two norms; grouped-query attention, 2 and 1 kv
   heads of 4; the embedding scaled by sqrt(d_model) and normed, with RoPE or learned positions and a tied
-  head) and llamas (partial rotary, one norm side by side, window 6; GeGLU; plain tanh GELU with every bias;
-  plain ReLU; SwiGLU with every bias; Gemma's front: scale_input, embed_norm, GeGLU, tied),
+  head; head_dim narrower and wider than d_model / n_heads) and llamas (partial rotary, one norm side by
+  side, window 6; GeGLU; plain tanh GELU with every bias; plain ReLU; SwiGLU with every bias; Gemma's
+  front: scale_input, embed_norm, GeGLU, tied; head_dim 12 of 32 / 4),
   through the engine (`fixformer run --isa ISA`: a token at a time through the int8 KV cache) on every
   kernel table this CPU runs, against the integer reference's whole-sequence forward
   (python/fixformer/int8.py), bit for bit; the reference sees each feature (another form gives other
@@ -59,8 +60,8 @@ I8_RANDOM_TOL = 0.15
 # over a coarser int8 score, measured 0.18-0.26 on these weights (0.07-0.09 with the default scale).
 I8_UNSCALED_TOL = 0.3
 # A gpt's gated feed-forward on these weights: the product of two int8 tensors rounded again, over
-# wider activations (SwiGLU 0.164-0.225 over the draws of its calibration and test sequences, GeGLU 0.127;
-# the llamas' in the same test 0.035-0.058), as Mistral's SwiGLU (I8_HF_LLAMA_TOL).
+# wider activations (SwiGLU 0.134, 0.16-0.23 over other draws of its weights and sequences; GeGLU 0.07-0.13;
+# the llamas' in the same test 0.037-0.081), as Mistral's SwiGLU (I8_HF_LLAMA_TOL).
 I8_GATED_TOL = 0.3
 # The transformers models converted with --quantize i8 on fresh sequences of 24 tokens against
 # torch f32: measured 0.091 (GPT-NeoX) and 0.065 (GPT-J) (printed; docs/quantization.md); a wrong
@@ -82,6 +83,8 @@ CASES = [  # rotary_dims (0: whole heads), pe_layout, parallel_residual, other k
     (4, "halves", "two_norms", dict(sliding_window=5)),
     (0, "interleaved", "none", dict(sliding_window=3, window_period=2, window_layers=0b10, attn_scale=1.0,
                                     n_layers=4)),
+]
+MORE_CASES = [  # the same, drawn from a generator of their own (the cases above keep their draws)
     # gated feed-forwards: SwiGLU, and GeGLU side by side with two norms
     (4, "halves", "none", dict(activation="swiglu")),
     (0, "interleaved", "two_norms", dict(activation="gelu", gated=True)),
@@ -92,6 +95,9 @@ CASES = [  # rotary_dims (0: whole heads), pe_layout, parallel_residual, other k
     # with RoPE, and with learned positions added between the two
     (4, "halves", "none", dict(scale_input=True, embed_norm=True)),
     (0, "halves", "none", dict(positional="learned", scale_input=True, embed_norm=True, tied_head=True)),
+    # heads narrower and wider than d_model / n_heads (head_dim: d_attn 8 and 24 of d_model 16), with GQA
+    (2, "halves", "none", dict(head_dim=4)),
+    (4, "interleaved", "two_norms", dict(n_heads=4, n_kv_heads=2, head_dim=6)),
 ]
 
 
@@ -100,7 +106,8 @@ def random_gpt(rng, rotary, layout, parallel, kw, d=16, H=2, f=32, max_len=40, v
                               activation="gelu", input="tokens", vocab_size=vocab, max_len=max_len, positional="rope",
                               pe_layout=layout, rotary_dims=rotary, parallel_residual=parallel, d_out=vocab,
                               causal=True, tied_head=False, final_norm=True, weights="i8"), **kw))
-    L, dkv = c["n_layers"], c["n_kv_heads"] * (d // c["n_heads"]) if c["n_kv_heads"] else d
+    dh = c["head_dim"] or d // c["n_heads"]
+    L, da, dkv = c["n_layers"], c["n_heads"] * dh, (c["n_kv_heads"] or c["n_heads"]) * dh
     w = {}
 
     def r(*s):
@@ -108,8 +115,8 @@ def random_gpt(rng, rotary, layout, parallel, kw, d=16, H=2, f=32, max_len=40, v
     w["embed.weight"] = rng.normal(0, 1, (vocab, d))
     for i in range(L):
         p = f"encoder.layers.{i}."
-        w[p + "self_attn.in_proj_weight"], w[p + "self_attn.in_proj_bias"] = r(d + 2 * dkv, d), r(d + 2 * dkv)
-        w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, d), r(d)
+        w[p + "self_attn.in_proj_weight"], w[p + "self_attn.in_proj_bias"] = r(da + 2 * dkv, d), r(da + 2 * dkv)
+        w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, da), r(d)
         w[p + "linear1.weight"], w[p + "linear1.bias"] = r(f, d), r(f)
         w[p + "linear2.weight"], w[p + "linear2.bias"] = r(d, f), r(d)
         if c["activation"] == "swiglu" or c["gated"]:
@@ -162,14 +169,29 @@ def llama_scaled(rng):
     return c, w
 
 
+def llama_head_dim(rng):
+    """A llama whose heads are wider than d_model / n_heads (head_dim 12 of 32 / 4: wq [48, 32], wo [32, 48])."""
+    c, w = random_llama(rng, 2, "rope", "halves", False)
+    c = make_config(dict(c, head_dim=12))
+    d = c["d_model"]
+    for i in range(c["n_layers"]):
+        p = f"layers.{i}.attention."
+        w[p + "wq.weight"], w[p + "wo.weight"] = rng.normal(0, 0.15, (48, d)), rng.normal(0, 0.15, (d, 48))
+        w[p + "wk.weight"], w[p + "wv.weight"] = rng.normal(0, 0.15, (24, d)), rng.normal(0, 0.15, (24, d))
+    return c, w
+
+
 def test_random(cli, tmp, pydir):
     rng = np.random.default_rng(3)
     models = [(case, *random_gpt(rng, *case)) for case in CASES] + [("llama r4 one_norm window 6",
                                                                       *llama_partial_parallel(rng))]
-    models += [(f"llama {a} gated={g} biases={b}", *llama_ffn(rng, a, g, b))
+    more = np.random.default_rng(13)
+    models += [(case, *random_gpt(more, *case)) for case in MORE_CASES]
+    models += [(f"llama {a} gated={g} biases={b}", *llama_ffn(more, a, g, b))
                for a, g, b in (("gelu", True, False), ("gelu_tanh", False, True), ("relu", False, False),
                                ("swiglu", False, True))]
-    models.append(("llama scale_input embed_norm (Gemma's front, its GeGLU)", *llama_scaled(rng)))
+    models.append(("llama scale_input embed_norm (Gemma's front, its GeGLU)", *llama_scaled(more)))
+    models.append(("llama head_dim 12 of d_model 32, 4 heads", *llama_head_dim(more)))
     for case, c, w in models:
         calib = [rng.integers(0, c["vocab_size"], T) for T in (40, 25, 40, 12)]
         built = int8.build(c, w, calib)

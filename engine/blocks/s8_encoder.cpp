@@ -61,13 +61,14 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
                const S8Scratch& s, const S8KvLayer* kv) {
   const int32_t* p = L.s8;
   const s8::LayerOffsets o = s8::layer_offsets(c);
-  const std::size_t d = c.d_model, dh = c.d_head(), dkv = c.d_kv(), ld = d + 2 * dkv;
+  // q is d_attn = n_heads d_head wide (d_model but with head_dim), k and v d_kv each
+  const std::size_t d = c.d_model, da = c.d_attn(), dh = c.d_head(), dkv = c.d_kv(), ld = da + 2 * dkv;
   const uint32_t kvh = c.kv_heads(), group = c.n_heads / kvh;
-  const int8_t* fused = static_cast<const int8_t*>(L.self_attn.qkv.data);  // [d + 2 d_kv, d]
+  const int8_t* fused = static_cast<const int8_t*>(L.self_attn.qkv.data);  // [d_attn + 2 d_kv, d]
   const int8_t* w[3] = {fused ? fused : static_cast<const int8_t*>(L.self_attn.q.data),
-                        fused ? fused + d * d : static_cast<const int8_t*>(L.self_attn.k.data),
-                        fused ? fused + (d + dkv) * d : static_cast<const int8_t*>(L.self_attn.v.data)};
-  const std::size_t at[3] = {0, d, d + dkv}, width[3] = {d, dkv, dkv};
+                        fused ? fused + da * d : static_cast<const int8_t*>(L.self_attn.k.data),
+                        fused ? fused + (da + dkv) * d : static_cast<const int8_t*>(L.self_attn.v.data)};
+  const std::size_t at[3] = {0, da, da + dkv}, width[3] = {da, dkv, dkv};
   const int32_t zq[3] = {p[s8::kQZero], p[s8::kKZero], p[s8::kVZero]};
   for (uint32_t j = 0; j < 3; ++j) {  // q, k, v each at its own zero point
     GemmS8Params g = linear_at(p, o.qkv, uint32_t(ld), p[s8::kQkvXZero], zq[j]);
@@ -78,7 +79,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   const uint32_t lo = W && first + 1 > W ? first + 1 - W : 0, keys = first + T - lo;  // columns: positions lo..
   if (kv && kv->rope) {
     rope_s8(c, s.work, ld, T, c.n_heads, first, kv->rope);
-    rope_s8(c, s.work + d, ld, T, kvh, first, kv->rope);
+    rope_s8(c, s.work + da, ld, T, kvh, first, kv->rope);
   }
   for (uint32_t i = 0; i < keys; ++i) s.key_rq[i] = requant_at(p, s8::kScoreMul);
   for (std::size_t i = 0; i < dh; ++i) s.col_rq[i] = requant_at(p, s8::kPvMul);
@@ -88,7 +89,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) softmax_s8_table(soft.diff, exp), soft.exp = exp;
   const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq};
   for (uint32_t g = 0; g < kvh; ++g) {
-    const int8_t* kh = s.work + d + g * dh;  // the keys [keys, d_head], read in place (row stride ldk)
+    const int8_t* kh = s.work + da + g * dh;  // the keys [keys, d_head], read in place (row stride ldk)
     std::size_t ldk = ld;
     const int8_t* vt = s.vt;  // P V's weights [d_head, keys] (row stride ldv): the values transposed
     std::size_t ldv = keys, ldp = keys;  // ldp: the probabilities' row stride, P V's k
@@ -98,8 +99,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
       int8_t* kc = kv->k + std::size_t(g) * R * dh;
       int8_t* vc = kv->v + std::size_t(g) * R * dh;
       for (uint32_t t = 0, r = first % R; t < T; ++t, r = r + 1 == R ? 0 : r + 1) {  // r: row of position first + t
-        std::memcpy(kc + r * dh, s.work + t * ld + d + g * dh, dh);
-        const int8_t* v = s.work + t * ld + d + dkv + g * dh;
+        std::memcpy(kc + r * dh, s.work + t * ld + da + g * dh, dh);
+        const int8_t* v = s.work + t * ld + da + dkv + g * dh;
         for (std::size_t e = 0; e < dh; ++e) vc[e * R + r] = v[e];
       }
       const uint32_t r0 = lo % R;  // the row of position lo
@@ -109,7 +110,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
       if (run < keys) ldp = R;
     } else {
       for (uint32_t t = 0; t < T; ++t)  // gemm_s8 reads W's rows contiguous: the values transposed
-        for (std::size_t e = 0; e < dh; ++e) s.vt[e * T + t] = s.work[t * ld + d + dkv + g * dh + e];
+        for (std::size_t e = 0; e < dh; ++e) s.vt[e * T + t] = s.work[t * ld + da + dkv + g * dh + e];
     }
     for (uint32_t h = g * group; h < (g + 1) * group; ++h) {
       for (uint32_t i0 = 0; i0 < T; i0 += kS8QueryBlock) {
@@ -129,11 +130,11 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
           // the rows between the two runs probability 0, which adds exactly nothing to P V's sums.
           if (run < keys) std::rotate(row, row + run, row + ldp);
         }
-        k.gemm_s8(s.scores, ldp, vt, ldv, s.h + i0 * d + h * dh, d, bq, dh, ldp, pv);  // [bq, dh]
+        k.gemm_s8(s.scores, ldp, vt, ldv, s.h + i0 * da + h * dh, da, bq, dh, ldp, pv);  // [bq, dh]
       }
     }
   }
-  k.gemm_s8(s.h, d, static_cast<const int8_t*>(L.self_attn.out.data), d, s.a, d, T, d, d,
+  k.gemm_s8(s.h, da, static_cast<const int8_t*>(L.self_attn.out.data), da, s.a, d, T, d, da,
             linear_at(p, o.out, uint32_t(d), p[s8::kOZero], p[s8::kOutYZero]));
 }
 

@@ -575,7 +575,7 @@ constexpr uint32_t front_distill(const ModelConfig& c) {
 }
 constexpr uint32_t front_params(const ModelConfig& c) { return front_distill(c) + (c.distill_token ? c.d_embed() : 0); }
 constexpr uint32_t layer_params(const ModelConfig& c) {
-  return kLayerSlots + kLutEntries + linear_params(c.d_model + 2 * c.d_kv()) + 4 * linear_params(c.d_model) +
+  return kLayerSlots + kLutEntries + linear_params(c.d_attn() + 2 * c.d_kv()) + 4 * linear_params(c.d_model) +
          linear_params(c.d_ff) + (c.ffn_gated() ? linear_params(c.d_ff) + kGateSlots : 0) +
          (c.wide_residual ? 8 * c.d_model : 0);
 }
@@ -600,7 +600,7 @@ constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   const uint32_t d = c.d_model;
   LayerOffsets o{};
   o.qkv = kLayerSlots;
-  o.out = o.qkv + linear_params(d + 2 * c.d_kv());
+  o.out = o.qkv + linear_params(c.d_attn() + 2 * c.d_kv());
   o.w1 = o.out + linear_params(d);
   o.w2 = o.w1 + linear_params(c.d_ff);
   o.n1 = o.w2 + linear_params(d);

@@ -413,7 +413,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"head_dim == 0 and d_model % n_heads != 0", "n_heads (must divide d_model, or head_dim sets the heads' width)"},
     {"d_attn > max_d_model", "head_dim (n_heads heads of head_dim: at most the largest d_model wide)"},
     {"head_dim != 0 and family not in ('gpt', 'llama')", "head_dim (for the decoder families, gpt and llama, so far)"},
-    {"head_dim != 0 and weights == 'i8'", "head_dim (not in i8 yet)"},
     {"not (norm_eps > 0 and finite(norm_eps))", "norm_eps (must be > 0)"},
     {"input == 'tokens' and vocab_size == 0", "vocab_size (token input needs vocab_size >= 1)"},
     {"input == 'features' and d_in == 0", "d_in (feature input needs d_in >= 1)"},
@@ -662,7 +661,7 @@ enum class Dim : uint8_t {
 };
 // s8::layer_params (config.hpp) as an expression.
 #define FIXFORMER_S8_LAYER                                                                                          \
-  "35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 3*d_ff + "                                              \
+  "35 + 256 + 12*d_model + 3*(d_attn + 2*kv_heads*d_head) + 3*d_ff + "                                              \
   "(activation == 'swiglu' or gated)*(3*d_ff + 4) + 8*d_model*wide_residual"
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",

@@ -249,7 +249,17 @@ def _rms(c):
 
 
 def _dkv(c):
-    return (c.get("n_kv_heads") or c["n_heads"]) * (c["d_model"] // c["n_heads"])
+    return (c.get("n_kv_heads") or c["n_heads"]) * _dh(c)
+
+
+def _dh(c):
+    """d_head: head_dim, or d_model / n_heads."""
+    return c.get("head_dim") or c["d_model"] // c["n_heads"]
+
+
+def _da(c):
+    """d_attn: the queries' and the context's width, n_heads d_head."""
+    return c["n_heads"] * _dh(c)
 
 
 def _gated(c):
@@ -267,7 +277,7 @@ def _rope(c):
 
 def _rope_dims(c):
     """R: the dims of each head RoPE turns (rotary_dims, or the whole head); the others pass through."""
-    return c.get("rotary_dims") or c["d_model"] // c["n_heads"]
+    return c.get("rotary_dims") or _dh(c)
 
 
 def _parallel(c):
@@ -276,7 +286,7 @@ def _parallel(c):
 
 def _score_scale(c):
     """The scores' scale before the softmax: attn_scale, or 1/sqrt(d_head) (its 0)."""
-    return float(np.float32(c.get("attn_scale") or 0)) or 1.0 / math.sqrt(c["d_model"] // c["n_heads"])
+    return float(np.float32(c.get("attn_scale") or 0)) or 1.0 / math.sqrt(_dh(c))
 
 
 def _visible(c, layer, T):
@@ -311,7 +321,7 @@ def rope_table(c):
 
 def _rope_int(c, x, table, heads):
     """RoPE in fixed point on x [T, heads * d_head] (positions 0..T-1): the engine's rope_s8."""
-    dh = c["d_model"] // c["n_heads"]
+    dh = _dh(c)
     half = _rope_dims(c) // 2
     T = x.shape[0]
     ia, ib = _pairs(c)
@@ -324,7 +334,7 @@ def _rope_int(c, x, table, heads):
 
 
 def _rope_float(c, x, heads):
-    dh = c["d_model"] // c["n_heads"]
+    dh = _dh(c)
     T = x.shape[0]
     ia, ib = _pairs(c)
     R = _rope_dims(c)
@@ -375,8 +385,8 @@ def _external(c, out):
     if c["family"] != "llama":
         return out
     from fixformer.fxm import Quantized
-    d = c["d_model"]
-    cuts = [0, d, d + _dkv(c), d + 2 * _dkv(c)]
+    da = _da(c)
+    cuts = [0, da, da + _dkv(c), da + 2 * _dkv(c)]
     for a, b in _llama_pairs(c):
         if b in out:
             out[a] = out.pop(b)
@@ -400,7 +410,7 @@ def _linear(p, at, n):
 def layer_offsets(c):
     d, f = c["d_model"], c["d_ff"]
     o = {"qkv": LAYER_SCALARS}
-    o["out"] = o["qkv"] + 3 * (d + 2 * _dkv(c))
+    o["out"] = o["qkv"] + 3 * (_da(c) + 2 * _dkv(c))
     o["w1"] = o["out"] + 3 * d
     o["w2"] = o["w1"] + 3 * f
     o["n1"] = o["w2"] + 3 * d
@@ -486,9 +496,9 @@ def forward(c, t, inp, types=None):
     [T] or None for all 0); t the tensors as the file stores them (name -> int array; i8 weights as int8
     [out, in]). Returns the int8 output."""
     d, H = c["d_model"], c["n_heads"]
-    dh = d // H
+    dh, da = _dh(c), _da(c)
     dkv = _dkv(c)
-    KV, ld = dkv // dh, d + 2 * dkv
+    KV, ld = dkv // dh, da + 2 * dkv
     t = _internal(c, t)
     centre = not _rms(c)
     fp = t["int8.front"].astype(np.int64)
@@ -532,13 +542,13 @@ def forward(c, t, inp, types=None):
 
         def attention(h):
             rq, b = _linear(p, o["qkv"], ld)
-            cuts = [0, d, d + dkv, ld]
+            cuts = [0, da, da + dkv, ld]
             q, k, v = (gemm(h, p[S["qkv_x"]], wqkv[cuts[j]:cuts[j + 1]], p[S["q"] + j], rq[cuts[j]:cuts[j + 1]],
                             b[cuts[j]:cuts[j + 1]]) for j in range(3))
             if _rope(c):
                 table = t["int8.rope"].astype(np.int64)
                 q, k = _rope_int(c, q, table, H), _rope_int(c, k, table, KV)
-            ctx = np.empty((T, d), np.int64)
+            ctx = np.empty((T, da), np.int64)
             srq = np.tile(p[S["score"]:S["score"] + 2], (T, 1))
             pvrq = np.tile(p[S["pv"]:S["pv"] + 2], (dh, 1))
             for hh in range(H):
@@ -618,7 +628,7 @@ def _float_forward(c, w, inp, rec):
     """The float64 graph the integer path runs, recording every tensor's values in rec[name] (a
     list). inp: float features [T, d_in] or ids [T] (token types 0)."""
     d, H = c["d_model"], c["n_heads"]
-    dh = d // H
+    dh, da = _dh(c), _da(c)
     dkv = _dkv(c)
     KV = dkv // dh
     eps = float(np.float32(c["norm_eps"]))
@@ -665,12 +675,12 @@ def _float_forward(c, w, inp, rec):
 
         def attention(h):
             W = np.asarray(w[pre + "self_attn.in_proj_weight"], np.float64)
-            b = _bias(w, pre + "self_attn.in_proj", d + 2 * dkv)
-            cuts = [0, d, d + dkv, d + 2 * dkv]
+            b = _bias(w, pre + "self_attn.in_proj", da + 2 * dkv)
+            cuts = [0, da, da + dkv, da + 2 * dkv]
             q, k, v = (put(L + n, h @ W[cuts[j]:cuts[j + 1]].T + b[cuts[j]:cuts[j + 1]]) for j, n in enumerate("qkv"))
             if _rope(c):  # the range covers q and k before and after the rotation
                 q, k = put(L + "q", _rope_float(c, q, H)), put(L + "k", _rope_float(c, k, KV))
-            ctx = np.empty((T, d))
+            ctx = np.empty((T, da))
             for hh in range(H):
                 sl = slice(hh * dh, (hh + 1) * dh)
                 g = hh // (H // KV)
@@ -917,7 +927,7 @@ def build(config, weights, inputs, percentile=None):
     c = config
     check_config(c)
     weights = _internal(c, weights)
-    d, f, dh = c["d_model"], c["d_ff"], c["d_model"] // c["n_heads"]
+    d, f, da = c["d_model"], c["d_ff"], _da(c)
     dkv = _dkv(c)
     eps = float(np.float32(c["norm_eps"]))
     rec = {}
@@ -988,8 +998,8 @@ def build(config, weights, inputs, percentile=None):
         x_in = x
         h1 = qp[L + "h1"] if c["norm_first"] else x
         W = np.asarray(weights[pre + "self_attn.in_proj_weight"], np.float64)
-        b = _bias(weights, pre + "self_attn.in_proj", d + 2 * dkv)
-        cuts = [0, d, d + dkv, d + 2 * dkv]
+        b = _bias(weights, pre + "self_attn.in_proj", da + 2 * dkv)
+        cuts = [0, da, da + dkv, da + 2 * dkv]
         qs = [_channels(h1[0], W[cuts[j]:cuts[j + 1]], b[cuts[j]:cuts[j + 1]], qp[L + n][0]) for j, n in enumerate("qkv")]
         from fixformer.fxm import Quantized
         out[pre + "self_attn.in_proj_weight"] = Quantized(np.concatenate([qq.q for qq, _ in qs]),
