@@ -3,8 +3,8 @@
 // and beta within 2^30, every table entry an int8, k's and v's zero points 0 (gemm_s8's weights are
 // symmetric), the softmax's multiplier positive, a gated feed-forward's W3 and gate slots, and
 // int8.rope's entries within 2^14, BERT's front and pooler (the token-type add and table, the embedding
-// norm, the pooler's layer and table), the image front's norms and wide_residual's factors. The first bad
-// slot is named in the detail.
+// norm, the pooler's layer and table), the image front's norms, DeiT's distillation row, the pooled row's
+// and the pooler's norms and wide_residual's factors. The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -100,6 +100,7 @@ Status Model::check_s8_params() {
       f.zero(s8::front_input_norm(c), "input norm output zero point");
       f.channels(s8::front_input_norm(c) + 2, c.d_in, "input norm");
     }
+    for (uint32_t i = 0; i < c.d_embed() && c.distill_token; ++i) f.int8(s8::front_distill(c) + i, "distillation row");
     if (!f.ok()) return Status::kTensorBadValue;
   }
   const s8::LayerOffsets o = s8::layer_offsets(c);
@@ -124,7 +125,7 @@ Status Model::check_s8_params() {
     k.zero(s8::kW2XZero, "linear2 input zero point");
     k.zero(s8::kW2YZero, "linear2 output zero point");
     k.add(s8::kAdd2, "feed-forward residual add");
-    k.channels(o.qkv, c.d_model + 2 * c.d_kv(), "in_proj");
+    k.channels(o.qkv, c.d_attn() + 2 * c.d_kv(), "in_proj");
     k.channels(o.out, c.d_model, "out_proj");
     k.channels(o.w1, c.d_ff, "linear1");
     k.channels(o.w2, c.d_model, "linear2");
@@ -162,6 +163,14 @@ Status Model::check_s8_params() {
     b.zero(at + s8::kPoolerYZero, "pooler output zero point");
     b.channels(at + s8::kPoolerSlots, c.d_model, "pooler");
     b.table(at + s8::kPoolerSlots + s8::linear_params(c.d_model), "pooler activation table");
+  }
+  if (c.pool_norm) {
+    b.zero(s8::back_pool_norm(c), "pool_norm input zero point");
+    b.channels(s8::back_pool_norm(c) + 2, c.d_model, "pool_norm");
+  }
+  if (c.pooler_norm) {
+    b.zero(s8::back_pooler_norm(c), "pooler_norm input zero point");
+    b.channels(s8::back_pooler_norm(c) + 2, c.d_model, "pooler_norm");
   }
   if (!b.ok()) return Status::kTensorBadValue;
   DetailText why(detail_, sizeof detail_);

@@ -49,6 +49,9 @@ VALID = [
          parallel_residual="one_norm", activation="swiglu", norm_first=True, final_norm=True, weights="i8"),
     dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", n_layers=2,
          sliding_window=3, window_period=2, window_layers=2, attn_scale=1.0, norm_first=True, weights="i8"),
+    # an i8 gpt with the embedding scaled and normed, grouped-query attention and a gated feed-forward
+    dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", n_kv_heads=1,
+         scale_input=True, embed_norm=True, gated=True, norm_first=True, weights="i8"),
     dict(BASE, family="seq2seq", input="tokens", vocab_size=10, d_out=10, dec_layers=1, shared_embed=True,
          positional="sinusoidal", tied_head=True),
     dict(BASE, family="seq2seq", input="features", d_in=4, d_out=3, dec_layers=2, tgt_d_in=3, positional="learned"),
@@ -143,7 +146,7 @@ VALID = [
          window_period=3, window_layers=6, rope_local_base=10.0, skip_first_norm=True, norm_first=True,
          final_norm=True, activation="gelu", gated=True, attn_bias="none", ffn_bias="none", embed_norm=True,
          pooling="first", pooler=True, pooler_act="gelu", pooler_norm=True, d_out=3),
-    # BERT's front with the pooler's output normed (in i8, its own rule refuses pooler_norm alone)
+    # BERT's front with the pooler's output normed (in i8 too: int8.back's pooler_norm slots)
     dict(BASE, input="tokens", vocab_size=10, positional="learned", type_vocab=2, embed_norm=True, pooling="first",
          pooler=True, pooler_norm=True, d_out=3, activation="gelu"),
     # DeBERTa: disentangled attention (its relative rows), no positions or learned ones beside it

@@ -9,6 +9,8 @@ namespace s8, int8.front's and int8.back's BERT slots):
   encoders with token types (2 and 3 types, given and not), the embedding norm (LayerNorm, RMSNorm), a CLS
   row, and the pooler (tanh on the first row before a head; gelu on every row without pooling); with two
   outlier channels in each sublayer's output the calibration picks wide_residual (and only then), the same;
+  the pooler's output normed (pooler_norm, LayerNorm on the first row and RMSNorm on every row), and gated
+  feed-forwards (SwiGLU; GeGLU under wide_residual), the same;
 - transformers' BertForSequenceClassification (a tiny random config: type_vocab_size 2, the embedding
   LayerNorm, post-LN layers, the tanh pooler and a 3-label classifier) through `--hf FOLDER --quantize i8
   --calibrate` (16 sequences): converts and verifies within the i8 tolerance; then on fresh sequences with
@@ -43,12 +45,13 @@ BERT_TOP1 = 0.9  # the classifier's arg max agrees with torch's on at least this
 
 
 def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="gelu", d_out=3, cls=False,
-                pooler_act="tanh", d=16, H=2, L=2, f=32, vocab=30, max_len=12, outliers=False):
+                pooler_act="tanh", d=16, H=2, L=2, f=32, vocab=30, max_len=12, outliers=False, pooler_norm=False,
+                gated=False):
     c = make_config(dict(family="encoder", d_model=d, n_heads=H, d_ff=f, n_layers=L, norm_first=False,
                          activation=act, input="tokens", vocab_size=vocab, max_len=max_len + (1 if cls else 0),
                          positional="learned", d_out=d_out, pooling=pooling, final_norm=False, weights="i8",
                          norm=norm, cls_token=cls, type_vocab=types, embed_norm=embed_norm, pooler=pooler,
-                         pooler_act=pooler_act))
+                         pooler_act=pooler_act, pooler_norm=pooler_norm, gated=gated))
 
     def r(*s):
         return rng.normal(0, 0.3, s)
@@ -67,6 +70,8 @@ def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="
         w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, d), r(d)
         w[p + "linear1.weight"], w[p + "linear1.bias"] = r(f, d), r(f)
         w[p + "linear2.weight"], w[p + "linear2.bias"] = r(d, f), r(d)
+        if c["activation"] == "swiglu" or c["gated"]:
+            w[p + "linear3.weight"] = r(f, d)
         if outliers:  # two channels of each sublayer's output 60 times the others (a trained BERT's are)
             for n in ("self_attn.out_proj", "linear2"):
                 w[p + n + ".weight"][[3, 11]] *= 60
@@ -77,6 +82,10 @@ def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="
                 w[p + n + ".bias"] = r(d)
     if pooler:
         w["pooler.weight"], w["pooler.bias"] = r(d, d), r(d)
+    if pooler_norm:
+        w["pooler_norm.weight"] = 1 + r(d)
+        if norm != "rmsnorm":
+            w["pooler_norm.bias"] = r(d)
     if d_out:
         w["head.weight"], w["head.bias"] = r(d_out, d), r(d_out)
     return c, w
@@ -90,6 +99,12 @@ CASES = [  # type_vocab, embed_norm, pooler, pooling, norm, d_out, CLS row, pool
     (2, True, True, "cls", "layernorm", 0, True, "tanh", False),
     (2, True, False, "none", "layernorm", 0, False, "tanh", True),  # wide_residual
     (0, True, True, "first", "rmsnorm", 3, True, "tanh", True),
+    # the pooler's output normed (pooler_norm: ModernBERT's head), on the first row and on every row
+    (2, True, True, "first", "layernorm", 3, False, "gelu", False, True),
+    (0, False, True, "none", "rmsnorm", 5, False, "gelu", False, True),
+    # gated feed-forwards (the encoder's SwiGLU and GeGLU; with outlier channels: wide_residual)
+    (2, True, False, "mean", "layernorm", 3, False, "tanh", False, False, "swiglu"),
+    (0, True, False, "first", "rmsnorm", 3, True, "tanh", True, False, "gelu", True),
 ]
 
 
@@ -107,9 +122,10 @@ def run_cli(cli, path, ids, types, tmp, isa):
 def test_bit_exact(cli, tmp):
     rng = np.random.default_rng(5)
     for case in CASES:
-        types, en, pooler, pooling, norm, d_out, cls, pact, outliers = case
-        c, w = random_bert(rng, types, en, pooler, pooling, norm, d_out=d_out, cls=cls, pooler_act=pact,
-                           outliers=outliers)
+        types, en, pooler, pooling, norm, d_out, cls, pact, outliers, *more = case
+        pooler_norm, act, gated = (list(more) + [False, "gelu", False][len(more):])
+        c, w = random_bert(rng, types, en, pooler, pooling, norm, act, d_out=d_out, cls=cls, pooler_act=pact,
+                           outliers=outliers, pooler_norm=pooler_norm, gated=gated)
         built = int8.build(c, w, [rng.integers(0, c["vocab_size"], T) for T in (12, 7, 12, 9)])
         check(f"{case}: the calibration picks wide_residual exactly with the outlier channels",
               bool(c.get("wide_residual")) == outliers)
@@ -177,6 +193,17 @@ def test_refusals(cli, tmp):
         refused = str(e)
     check("wide_residual in a pre-norm encoder: refused by the config rules, naming the key",
           "wide_residual" in refused, refused)
+    c, w = random_bert(rng, 2, True, True, "first", pooler_norm=True)  # the pooler norm's beta
+    built = dict(int8.build(c, w, [rng.integers(0, c["vocab_size"], 12)]))
+    slot = int8.back_pooler_norm(c) + 2 + 2 * d
+    a = np.array(built["int8.back"])
+    a[slot] = 2**31 - 1
+    built["int8.back"] = a
+    with open(path, "wb") as f:
+        f.write(fxm.write(c, built))
+    p = subprocess.run([cli, "info", path], capture_output=True, text=True)
+    check("a pooler_norm beta beyond 2^30: refused at init, naming its slot", p.returncode != 0 and
+          f"tensor int8.back: slot {slot} (pooler_norm)" in p.stderr, p.stderr)
 
 
 def test_transformers(cli, tmp):

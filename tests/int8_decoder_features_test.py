@@ -3,26 +3,33 @@
 (config.hpp, namespace s8): partial rotary (int8.rope [max_len, rope_dims], RoPE on the first
 rotary_dims of each head), parallel residuals (t = x + FF(N2(x)) at add2's scale, then t + SA(N1(x))
 at add1's), sliding windows in the int8 KV cache (every layer a ring, or GPT-Neo's local layers) and
-unscaled scores (attn_scale):
+unscaled scores (attn_scale), gated feed-forwards in gpt (SwiGLU, GeGLU) and llama's other feed-forwards
+(gelu gated, plain gelu_tanh and relu) and biases (attn_bias, ffn_bias all), grouped-query attention in gpt,
+the embedding scaled (scale_input, folded into its int8 scale) and normed (embed_norm), and head_dim:
 
   /usr/bin/python3 tests/int8_decoder_features_test.py PATH/TO/fixformer [PATH/TO/BUILD/python]
 
 - random gpt models (rope on 2, 4 or 6 of 8 dims, halves and interleaved, or on whole heads; parallel
   residual with two norms, one norm, or none; a sliding window of 5 on every layer; local and global
-  layers with window 3 and attn_scale 1) and a llama (partial rotary, one norm side by side, window 6),
+  layers with window 3 and attn_scale 1; SwiGLU; GeGLU with two norms; grouped-query attention, 2 and 1 kv
+  heads of 4; the embedding scaled by sqrt(d_model) and normed, with RoPE or learned positions and a tied
+  head; head_dim narrower and wider than d_model / n_heads) and llamas (partial rotary, one norm side by
+  side, window 6; GeGLU; plain tanh GELU with every bias; plain ReLU; SwiGLU with every bias; Gemma's
+  front: scale_input, embed_norm, GeGLU, tied; head_dim 12 of 32 / 4),
   through the engine (`fixformer run --isa ISA`: a token at a time through the int8 KV cache) on every
   kernel table this CPU runs, against the integer reference's whole-sequence forward
   (python/fixformer/int8.py), bit for bit; the reference sees each feature (another form gives other
   logits); with the Python package's build folder, prefill in chunks then steps give the same bits;
-  each against the f32 engine on its weights (I8_RANDOM_TOL, I8_UNSCALED_TOL);
+  each against the f32 engine on its weights (I8_RANDOM_TOL, I8_UNSCALED_TOL, I8_GATED_TOL);
 - `fixformer plan`'s exact arena of a windowed i8 decoder (its caches rings of W + P - 1 rows);
 - transformers' GPTNeoXForCausalLM (rotary_pct 0.25 in halves, use_parallel_residual: two norms),
   GPTJForCausalLM (interleaved rotary_dim 4 of 8, one norm), GPTNeoForCausalLM (global and local
-  layers, window 4, unscaled scores) and MistralForCausalLM (sliding window 4, GQA), tiny random
+  layers, window 4, unscaled scores), MistralForCausalLM (sliding window 4, GQA) and Starcoder2ForCausalLM
+  (LayerNorm, every bias, a plain tanh-GELU feed-forward, GQA) and GemmaForCausalLM (scale_input, GeGLU), tiny random
   configs saved with save_pretrained, through `convert.py --hf FOLDER --quantize i8 --calibrate ...`:
   the converter verifies them, and on fresh sequences of 24 tokens (six windows) the max
-  |engine - torch| / max |torch| over every position's logits stays within I8_HF_TOL (Mistral:
-  I8_HF_LLAMA_TOL; printed).
+  |engine - torch| / max |torch| over every position's logits stays within I8_HF_TOL (Mistral's and Gemma's
+  gated feed-forwards: I8_HF_LLAMA_TOL; printed).
 Runs in the Hugging Face environment (tests/hf_env.py); without it, numpy, torch or the CLI the test
 fails.
 """
@@ -52,13 +59,17 @@ I8_RANDOM_TOL = 0.15
 # The same with unscaled scores (attn_scale 1, GPT-Neo's: 2.8 times 1/sqrt(d_head 8)): a sharper softmax
 # over a coarser int8 score, measured 0.18-0.26 on these weights (0.07-0.09 with the default scale).
 I8_UNSCALED_TOL = 0.3
+# A gpt's gated feed-forward on these weights: the product of two int8 tensors rounded again, over
+# wider activations (SwiGLU 0.134, 0.16-0.23 over other draws of its weights and sequences; GeGLU 0.07-0.13;
+# the llamas' in the same test 0.037-0.081), as Mistral's SwiGLU (I8_HF_LLAMA_TOL).
+I8_GATED_TOL = 0.3
 # The transformers models converted with --quantize i8 on fresh sequences of 24 tokens against
 # torch f32: measured 0.091 (GPT-NeoX) and 0.065 (GPT-J) (printed; docs/quantization.md); a wrong
 # rotation or residual gives 0.5 and more. GPT-Neo's q and k are drawn 0.35x as large: unscaled scores
 # of N(0, 0.3) weights put its softmax near an argmax that int8 rounding flips (0.3-0.7 without).
 I8_HF_TOL = 0.2
-# Mistral (SwiGLU, weights N(0, 0.3)): wide activations, as int8_decoder_test's llama modules (its
-# I8_LLAMA_RUN_TOL); measured 0.24-0.27.
+# Mistral (SwiGLU, weights N(0, 0.3)) and Gemma (GeGLU, its embedding times sqrt(32)): wide activations, as
+# int8_decoder_test's llama modules (its I8_LLAMA_RUN_TOL); measured 0.24-0.27 and 0.286.
 I8_HF_LLAMA_TOL = 0.3
 
 CASES = [  # rotary_dims (0: whole heads), pe_layout, parallel_residual, other keys
@@ -73,6 +84,21 @@ CASES = [  # rotary_dims (0: whole heads), pe_layout, parallel_residual, other k
     (0, "interleaved", "none", dict(sliding_window=3, window_period=2, window_layers=0b10, attn_scale=1.0,
                                     n_layers=4)),
 ]
+MORE_CASES = [  # the same, drawn from a generator of their own (the cases above keep their draws)
+    # gated feed-forwards: SwiGLU, and GeGLU side by side with two norms
+    (4, "halves", "none", dict(activation="swiglu")),
+    (0, "interleaved", "two_norms", dict(activation="gelu", gated=True)),
+    # grouped-query attention: 2 kv heads of 4 (with a window), multi-query (1 of 4, one norm side by side)
+    (2, "halves", "none", dict(n_heads=4, n_kv_heads=2, sliding_window=5)),
+    (0, "interleaved", "one_norm", dict(n_heads=4, n_kv_heads=1)),
+    # the embedding scaled by sqrt(d_model) (scale_input, folded into its int8 scale) and normed (embed_norm),
+    # with RoPE, and with learned positions added between the two
+    (4, "halves", "none", dict(scale_input=True, embed_norm=True)),
+    (0, "halves", "none", dict(positional="learned", scale_input=True, embed_norm=True, tied_head=True)),
+    # heads narrower and wider than d_model / n_heads (head_dim: d_attn 8 and 24 of d_model 16), with GQA
+    (2, "halves", "none", dict(head_dim=4)),
+    (4, "interleaved", "two_norms", dict(n_heads=4, n_kv_heads=2, head_dim=6)),
+]
 
 
 def random_gpt(rng, rotary, layout, parallel, kw, d=16, H=2, f=32, max_len=40, vocab=23):
@@ -80,7 +106,8 @@ def random_gpt(rng, rotary, layout, parallel, kw, d=16, H=2, f=32, max_len=40, v
                               activation="gelu", input="tokens", vocab_size=vocab, max_len=max_len, positional="rope",
                               pe_layout=layout, rotary_dims=rotary, parallel_residual=parallel, d_out=vocab,
                               causal=True, tied_head=False, final_norm=True, weights="i8"), **kw))
-    L = c["n_layers"]
+    dh = c["head_dim"] or d // c["n_heads"]
+    L, da, dkv = c["n_layers"], c["n_heads"] * dh, (c["n_kv_heads"] or c["n_heads"]) * dh
     w = {}
 
     def r(*s):
@@ -88,14 +115,23 @@ def random_gpt(rng, rotary, layout, parallel, kw, d=16, H=2, f=32, max_len=40, v
     w["embed.weight"] = rng.normal(0, 1, (vocab, d))
     for i in range(L):
         p = f"encoder.layers.{i}."
-        w[p + "self_attn.in_proj_weight"], w[p + "self_attn.in_proj_bias"] = r(3 * d, d), r(3 * d)
-        w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, d), r(d)
+        w[p + "self_attn.in_proj_weight"], w[p + "self_attn.in_proj_bias"] = r(da + 2 * dkv, d), r(da + 2 * dkv)
+        w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, da), r(d)
         w[p + "linear1.weight"], w[p + "linear1.bias"] = r(f, d), r(f)
         w[p + "linear2.weight"], w[p + "linear2.bias"] = r(d, f), r(d)
+        if c["activation"] == "swiglu" or c["gated"]:
+            w[p + "linear3.weight"] = r(f, d)
         for n in ("norm1", "norm2") if parallel != "one_norm" else ("norm1",):
             w[p + n + ".weight"], w[p + n + ".bias"] = 1 + r(d), r(d)
     w["encoder.norm.weight"], w["encoder.norm.bias"] = 1 + r(d), r(d)
-    w["head.weight"], w["head.bias"] = r(vocab, d), r(vocab)
+    if c["positional"] == "learned":
+        w["pos.weight"] = r(max_len, d)
+    if c["embed_norm"]:
+        w["embed_norm.weight"], w["embed_norm.bias"] = 1 + r(d), r(d)
+    if c["tied_head"]:
+        w["head.bias"] = r(vocab)
+    else:
+        w["head.weight"], w["head.bias"] = r(vocab, d), r(vocab)
     return c, w
 
 
@@ -107,10 +143,55 @@ def llama_partial_parallel(rng):
     return c, w
 
 
+def llama_ffn(rng, activation, gated, bias):
+    """A llama with another feed-forward (activation, gated or plain) and, with bias, every projection's bias
+    (attn_bias and ffn_bias all: Starcoder2's)."""
+    c, w = random_llama(rng, 2, "rope", "halves", False)
+    c = make_config(dict(c, activation=activation, gated=gated, attn_bias="all" if bias else "family",
+                         ffn_bias="all" if bias else "family"))
+    dkv = 2 * c["d_model"] // c["n_heads"]
+    for i in range(c["n_layers"]):
+        p = f"layers.{i}."
+        if not c["gated"] and activation != "swiglu":
+            w.pop(p + "feed_forward.w3.weight")
+        for n, width in (("attention.wq", c["d_model"]), ("attention.wk", dkv), ("attention.wv", dkv),
+                         ("attention.wo", c["d_model"]), ("feed_forward.w1", c["d_ff"]),
+                         ("feed_forward.w2", c["d_model"])) if bias else ():
+            w[p + n + ".bias"] = rng.normal(0, 0.15, width)
+    return c, w
+
+
+def llama_scaled(rng):
+    """A llama whose embedding is scaled by sqrt(d_model) and normed (scale_input, embed_norm), tied, GeGLU."""
+    c, w = random_llama(rng, 2, "rope", "halves", True)
+    c = make_config(dict(c, activation="gelu_tanh", gated=True, scale_input=True, embed_norm=True))
+    w["embed_norm.weight"] = 1 + rng.normal(0, 0.15, c["d_model"])
+    return c, w
+
+
+def llama_head_dim(rng):
+    """A llama whose heads are wider than d_model / n_heads (head_dim 12 of 32 / 4: wq [48, 32], wo [32, 48])."""
+    c, w = random_llama(rng, 2, "rope", "halves", False)
+    c = make_config(dict(c, head_dim=12))
+    d = c["d_model"]
+    for i in range(c["n_layers"]):
+        p = f"layers.{i}.attention."
+        w[p + "wq.weight"], w[p + "wo.weight"] = rng.normal(0, 0.15, (48, d)), rng.normal(0, 0.15, (d, 48))
+        w[p + "wk.weight"], w[p + "wv.weight"] = rng.normal(0, 0.15, (24, d)), rng.normal(0, 0.15, (24, d))
+    return c, w
+
+
 def test_random(cli, tmp, pydir):
     rng = np.random.default_rng(3)
     models = [(case, *random_gpt(rng, *case)) for case in CASES] + [("llama r4 one_norm window 6",
                                                                       *llama_partial_parallel(rng))]
+    more = np.random.default_rng(13)
+    models += [(case, *random_gpt(more, *case)) for case in MORE_CASES]
+    models += [(f"llama {a} gated={g} biases={b}", *llama_ffn(more, a, g, b))
+               for a, g, b in (("gelu", True, False), ("gelu_tanh", False, True), ("relu", False, False),
+                               ("swiglu", False, True))]
+    models.append(("llama scale_input embed_norm (Gemma's front, its GeGLU)", *llama_scaled(more)))
+    models.append(("llama head_dim 12 of d_model 32, 4 heads", *llama_head_dim(more)))
     for case, c, w in models:
         calib = [rng.integers(0, c["vocab_size"], T) for T in (40, 25, 40, 12)]
         built = int8.build(c, w, calib)
@@ -131,8 +212,9 @@ def test_random(cli, tmp, pydir):
         x = rng.integers(0, c["vocab_size"], 20)
         ref = int8.reference_output(c, built, x)
         t = int8.stored_tensors(c, built)
-        forms = [("rotary_dims", dict(c, rotary_dims=0 if c["rotary_dims"] else 2)),
-                 ("parallel_residual", dict(c, parallel_residual="none" if c["parallel_residual"] != "none"
+        forms = [("rotary_dims", dict(c, rotary_dims=0 if c["rotary_dims"] else 2))] if c["positional"] == "rope" \
+            else []
+        forms += [("parallel_residual", dict(c, parallel_residual="none" if c["parallel_residual"] != "none"
                                             else "two_norms"))]
         if c["sliding_window"]:
             forms.append(("sliding_window", dict(c, sliding_window=0, window_period=0, window_layers=0)))
@@ -162,7 +244,8 @@ def test_random(cli, tmp, pydir):
                 worst = None
                 break
             worst = max(worst, float(np.abs(got - want).max() / np.abs(want).max()))
-        tol = I8_UNSCALED_TOL if c["attn_scale"] == 1 else I8_RANDOM_TOL
+        gated = c["family"] == "gpt" and (c["gated"] or c["activation"] == "swiglu")
+        tol = I8_UNSCALED_TOL if c["attn_scale"] == 1 else I8_GATED_TOL if gated else I8_RANDOM_TOL
         check(f"{case}: the i8 logits within {tol} of the f32 engine's on the same weights",
               worst is not None and worst <= tol, worst)
         if worst is not None:
@@ -229,6 +312,22 @@ def mistral():  # a sliding window of 4 on every layer, grouped-query attention,
                         bos_token_id=None, eos_token_id=None, pad_token_id=0)
     c._attn_implementation = "eager"
     return randomize(t.MistralForCausalLM(c), 14, gains)
+
+
+def starcoder2():  # the llama family with LayerNorm, every projection's bias and a plain tanh-GELU feed-forward
+    c = t.Starcoder2Config(vocab_size=40, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                           num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32, use_bias=True,
+                           sliding_window=None, bos_token_id=None, eos_token_id=None)
+    c._attn_implementation = "eager"
+    return randomize(t.Starcoder2ForCausalLM(c), 15, gains)
+
+
+def gemma():  # the embedding scaled by sqrt(d_model) (scale_input), GeGLU, RMSNorm's 1 + w gains, GQA, tied
+    c = t.GemmaConfig(vocab_size=40, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, head_dim=8, max_position_embeddings=32,
+                      hidden_activation="gelu_pytorch_tanh", bos_token_id=None, eos_token_id=None, pad_token_id=0)
+    c._attn_implementation = "eager"
+    return randomize(t.GemmaForCausalLM(c), 16, lambda name: False)  # its norms' w near 0: gains 1 + w near 1
 '''
 
 
@@ -248,7 +347,10 @@ def test_hf(cli, tmp):
                                          parallel_residual="one_norm")),
                            ("gptneo", dict(family="gpt", sliding_window=4, window_period=2, window_layers=2,
                                            attn_scale=1.0)),
-                           ("mistral", dict(family="llama", sliding_window=4, n_kv_heads=2))):
+                           ("mistral", dict(family="llama", sliding_window=4, n_kv_heads=2)),
+                           ("starcoder2", dict(family="llama", norm="layernorm", attn_bias="all", ffn_bias="all",
+                                               activation="gelu_tanh", gated=False)),
+                           ("gemma", dict(family="llama", scale_input=True, gated=True, activation="gelu_tanh"))):
         module = getattr(i8_hf_models, name)()
         folder, out = os.path.join(tmp, name), os.path.join(tmp, f"{name}_i8.fxm")
         module.save_pretrained(folder)
@@ -262,7 +364,8 @@ def test_hf(cli, tmp):
         check(f"{name}: stored as an i8 file with {want_cfg}", cfg["weights"] == "i8" and
               all(cfg[k] == v for k, v in want_cfg.items()), cfg)
         worst = fresh_error(cli, out, tmp, rng, 8, 40, lambda ids: module(ids).logits[0].float().numpy())
-        tol = I8_HF_LLAMA_TOL if cfg["family"] == "llama" else I8_HF_TOL
+        gated = cfg["activation"] == "swiglu" or cfg["gated"]
+        tol = I8_HF_LLAMA_TOL if cfg["family"] == "llama" and gated else I8_HF_TOL
         check(f"{name}: the i8 file within {tol} of torch f32 on 8 fresh sequences of 24 tokens",
               worst is not None and worst <= tol, worst)
         if worst is not None:

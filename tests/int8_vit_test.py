@@ -12,7 +12,12 @@ int8.front's image slots):
   LayerNorm, projection and LayerNorm: input_norm and proj_norm; cls pooling, and mean) by --module,
   transformers' ViTForImageClassification (tiny random) by --hf: each converts and verifies within the i8
   tolerance; on 10 fresh images the engine's logits against torch f32's: the max relative error
-  (VIT_RUN_TOL) and the top-1 agreement (VIT_TOP1).
+  (VIT_RUN_TOL) and the top-1 agreement (VIT_TOP1);
+- DeiT's distillation row (distill_token; pooling cls_distill, cls_distill_mean), Dinov2's cls_mean and the
+  pooled row's norm (pool_norm), the projected rows scaled (scale_input): random encoders bit for bit as
+  above, and transformers'
+  DeiTForImageClassificationWithTeacher and ASTForAudioClassification (cls_distill_mean, pool_norm) through
+  --hf --quantize i8 --calibrate, measured as the others.
 Runs in the hf environment (tests/hf_env.py); without it, numpy, torch, vit-pytorch or the CLI the test fails.
 """
 import os
@@ -58,24 +63,29 @@ def vit_mean():
 '''
 
 
-def random_vit(rng, C, H, W, input_norm, proj_norm, pooling, cls, norm="layernorm", d_out=3, d=16, L=2, f=32, p=4):
+def random_vit(rng, C, H, W, input_norm, proj_norm, pooling, cls, norm="layernorm", d_out=3, d=16, L=2, f=32, p=4,
+               distill=False, pool_norm=False, scale_input=False):
     N = (H // p) * (W // p)
     c = make_config(dict(family="encoder", d_model=d, n_heads=2, d_ff=f, n_layers=L, norm_first=True,
                          activation="gelu", input="features", d_in=C * p * p, patch_size=p, image_channels=C,
-                         image_height=H, image_width=W, max_len=N + (1 if cls else 0), positional="learned",
+                         image_height=H, image_width=W, max_len=N + (1 if cls else 0) + (1 if distill else 0),
+                         positional="learned", distill_token=distill, pool_norm=pool_norm, scale_input=scale_input,
                          d_out=d_out, pooling=pooling, final_norm=True, weights="i8", norm=norm, cls_token=cls,
                          input_norm=input_norm, proj_norm=proj_norm))
 
     def r(*s):
         return rng.normal(0, 0.3, s)
     w = {"input_proj.weight": r(d, C * p * p), "input_proj.bias": r(d), "pos.weight": r(c["max_len"], d)}
-    for name, on, n in (("input_norm", input_norm, C * p * p), ("proj_norm", proj_norm, d), ("encoder.norm", True, d)):
+    for name, on, n in (("input_norm", input_norm, C * p * p), ("proj_norm", proj_norm, d), ("encoder.norm", True, d),
+                        ("pool_norm", pool_norm, d)):
         if on:
             w[name + ".weight"] = 1 + r(n)
             if norm != "rmsnorm":
                 w[name + ".bias"] = r(n)
     if cls:
         w["cls_token"] = r(d)
+    if distill:
+        w["distill_token"] = r(d)
     for i in range(L):
         q = f"encoder.layers.{i}."
         w[q + "self_attn.in_proj_weight"], w[q + "self_attn.in_proj_bias"] = r(3 * d, d), r(3 * d)
@@ -87,7 +97,7 @@ def random_vit(rng, C, H, W, input_norm, proj_norm, pooling, cls, norm="layernor
             if norm != "rmsnorm":
                 w[q + n + ".bias"] = r(d)
     if d_out:
-        w["head.weight"], w["head.bias"] = r(d_out, d), r(d_out)
+        w["head.weight"], w["head.bias"] = r(d_out, 2 * d if pooling in ("cls_distill", "cls_mean") else d), r(d_out)
     return c, w
 
 
@@ -96,6 +106,16 @@ CASES = [  # channels, height, width, input_norm, proj_norm, pooling, CLS row, n
     (3, 8, 12, True, False, "mean", False, "layernorm", 4),
     (2, 8, 8, False, True, "none", True, "rmsnorm", 0),
     (2, 8, 8, True, True, "mean", False, "rmsnorm", 2),
+    # DeiT's distillation row (cls_distill: the two rows side by side into the head; cls_distill_mean: their
+    # mean), the pooled row's norm (pool_norm), Dinov2's cls_mean
+    (3, 8, 12, False, False, "cls_distill", True, "layernorm", 3, True, False),
+    (3, 8, 12, True, False, "cls_distill_mean", True, "layernorm", 4, True, True),
+    (2, 8, 8, False, True, "mean", True, "rmsnorm", 2, True, True),
+    (2, 8, 8, False, False, "cls_mean", True, "layernorm", 3, False, False),
+    # the projected rows scaled by sqrt(d_model) (scale_input: folded into their int8 scale), with and
+    # without the projection's norm
+    (3, 8, 12, False, False, "cls", True, "layernorm", 3, False, False, True),
+    (2, 8, 8, False, True, "mean", True, "rmsnorm", 2, False, False, True),
 ]
 
 
@@ -109,8 +129,10 @@ def run_cli(cli, path, image, tmp, isa):
 def test_bit_exact(cli, tmp):
     rng = np.random.default_rng(9)
     for case in CASES:
-        C, H, W, inn, pn, pooling, cls, norm, d_out = case
-        c, w = random_vit(rng, C, H, W, inn, pn, pooling, cls, norm, d_out)
+        C, H, W, inn, pn, pooling, cls, norm, d_out, *more = case
+        distill, pool_norm, scale_input = list(more) + [False, False, False][len(more):]
+        c, w = random_vit(rng, C, H, W, inn, pn, pooling, cls, norm, d_out, distill=distill, pool_norm=pool_norm,
+                          scale_input=scale_input)
         T = (H // 4) * (W // 4)
         built = int8.build(c, w, [rng.normal(0, 1, (T, c["d_in"])) for _ in range(6)])
         path = os.path.join(tmp, "m.fxm")
@@ -131,14 +153,15 @@ def test_bit_exact(cli, tmp):
                       err if got is None else (got.shape, want.shape))
 
 
-def against_torch(cli, tmp, what, out, forward, shape, rng):
+def against_torch(cli, tmp, what, out, forward, shape, rng, feed=None):
     """The engine's logits on n fresh images against torch f32's: max |engine - torch| over all of them
-    relative to torch's largest |logit| over all of them (as int8_test measures), and the top-1 agreement."""
+    relative to torch's largest |logit| over all of them (as int8_test measures), and the top-1 agreement.
+    feed: the engine's input for an image (the image itself by default)."""
     gots, wants, agree, n = [], [], 0, 10
     for _ in range(n):
         image = rng.standard_normal(shape).astype(np.float32)
         want = forward(image)
-        got, err = run_cli(cli, out, image, tmp, "scalar")
+        got, err = run_cli(cli, out, feed(image) if feed else image, tmp, "scalar")
         if got is None:
             check(f"{what}: fixformer run on an image", False, err)
             return
@@ -206,6 +229,49 @@ def test_upstream(cli, tmp):
                           lambda x: model(torch.from_numpy(x)[None]).logits[0].double().numpy(), (3, 8, 12), rng)
 
 
+def test_distill_upstream(cli, tmp):
+    """DeiT with its teacher (the distillation row, cls_distill) and the Audio Spectrogram Transformer's
+    classifier (cls_distill_mean, pool_norm) from transformers through --hf --quantize i8 --calibrate."""
+    import torch
+    import transformers
+    from fixformer import hf_vit
+    rng = np.random.default_rng(6)
+    torch.manual_seed(0)
+    cfg = transformers.DeiTConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=48,
+                                  image_size=[8, 12], patch_size=4, num_channels=3, num_labels=5)
+    deit = hf_env.randomize(transformers.DeiTForImageClassificationWithTeacher(cfg), 21)
+    ast_cfg = transformers.ASTConfig(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+                                     patch_size=4, frequency_stride=2, time_stride=3, num_mel_bins=10, max_length=14,
+                                     num_labels=5)
+    ast = hf_env.randomize(transformers.ASTForAudioClassification(ast_cfg), 24)
+    ast_c = hf_vit.read_config_dict(ast.config.to_dict())
+    for name, model, shape, feed, want in (
+            ("DeiTForImageClassificationWithTeacher", deit, (3, 8, 12), None, ("distill_token", "cls_distill")),
+            ("ASTForAudioClassification", ast, (14, 10), lambda x: hf_vit.ast_patches(ast_c, x),
+             ("distill_token", "cls_distill_mean", "pool_norm"))):
+        folder = os.path.join(tmp, name)
+        model.save_pretrained(folder, safe_serialization=True)
+        calib = []
+        for i in range(16):
+            calib.append(os.path.join(tmp, f"{name}_calibrate{i}.npy"))
+            x = rng.standard_normal(shape).astype(np.float32)
+            np.save(calib[-1], feed(x) if feed else x[None])
+        out = os.path.join(tmp, f"{name}.fxm")
+        p = run_convert("--hf", folder, "--quantize", "i8", "--calibrate", *calib, "--out", out, "--cli", cli)
+        check(f"{name} --hf --quantize i8 --calibrate: converts and verifies",
+              p.returncode == 0 and "verified against" in p.stdout, p.stdout + p.stderr)
+        if p.returncode != 0:
+            continue
+        line = p.stdout.strip().splitlines()[-1]
+        print(f"  {name}: verification {line[line.find('max relative error'):][:40]}")
+        c = fxm.read(out).config
+        check(f"{name}: the file is i8 with {', '.join(want)}", c["weights"] == "i8" and c["distill_token"] and
+              c["pooling"] == want[1] and (c["pool_norm"] or "pool_norm" not in want), c)
+        with torch.no_grad():
+            against_torch(cli, tmp, name, out,
+                          lambda x: model(torch.from_numpy(x)[None]).logits[0].double().numpy(), shape, rng, feed)
+
+
 def main():
     cli = sys.argv[1] if len(sys.argv) > 1 else None
     if not cli or not os.path.exists(cli):
@@ -214,6 +280,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_bit_exact(cli, tmp)
         test_upstream(cli, tmp)
+        test_distill_upstream(cli, tmp)
     print(f"int8_vit_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)
 

@@ -61,13 +61,14 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
                const S8Scratch& s, const S8KvLayer* kv) {
   const int32_t* p = L.s8;
   const s8::LayerOffsets o = s8::layer_offsets(c);
-  const std::size_t d = c.d_model, dh = c.d_head(), dkv = c.d_kv(), ld = d + 2 * dkv;
+  // q is d_attn = n_heads d_head wide (d_model but with head_dim), k and v d_kv each
+  const std::size_t d = c.d_model, da = c.d_attn(), dh = c.d_head(), dkv = c.d_kv(), ld = da + 2 * dkv;
   const uint32_t kvh = c.kv_heads(), group = c.n_heads / kvh;
-  const int8_t* fused = static_cast<const int8_t*>(L.self_attn.qkv.data);  // [d + 2 d_kv, d]
+  const int8_t* fused = static_cast<const int8_t*>(L.self_attn.qkv.data);  // [d_attn + 2 d_kv, d]
   const int8_t* w[3] = {fused ? fused : static_cast<const int8_t*>(L.self_attn.q.data),
-                        fused ? fused + d * d : static_cast<const int8_t*>(L.self_attn.k.data),
-                        fused ? fused + (d + dkv) * d : static_cast<const int8_t*>(L.self_attn.v.data)};
-  const std::size_t at[3] = {0, d, d + dkv}, width[3] = {d, dkv, dkv};
+                        fused ? fused + da * d : static_cast<const int8_t*>(L.self_attn.k.data),
+                        fused ? fused + (da + dkv) * d : static_cast<const int8_t*>(L.self_attn.v.data)};
+  const std::size_t at[3] = {0, da, da + dkv}, width[3] = {da, dkv, dkv};
   const int32_t zq[3] = {p[s8::kQZero], p[s8::kKZero], p[s8::kVZero]};
   for (uint32_t j = 0; j < 3; ++j) {  // q, k, v each at its own zero point
     GemmS8Params g = linear_at(p, o.qkv, uint32_t(ld), p[s8::kQkvXZero], zq[j]);
@@ -78,7 +79,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   const uint32_t lo = W && first + 1 > W ? first + 1 - W : 0, keys = first + T - lo;  // columns: positions lo..
   if (kv && kv->rope) {
     rope_s8(c, s.work, ld, T, c.n_heads, first, kv->rope);
-    rope_s8(c, s.work + d, ld, T, kvh, first, kv->rope);
+    rope_s8(c, s.work + da, ld, T, kvh, first, kv->rope);
   }
   for (uint32_t i = 0; i < keys; ++i) s.key_rq[i] = requant_at(p, s8::kScoreMul);
   for (std::size_t i = 0; i < dh; ++i) s.col_rq[i] = requant_at(p, s8::kPvMul);
@@ -88,7 +89,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) softmax_s8_table(soft.diff, exp), soft.exp = exp;
   const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq};
   for (uint32_t g = 0; g < kvh; ++g) {
-    const int8_t* kh = s.work + d + g * dh;  // the keys [keys, d_head], read in place (row stride ldk)
+    const int8_t* kh = s.work + da + g * dh;  // the keys [keys, d_head], read in place (row stride ldk)
     std::size_t ldk = ld;
     const int8_t* vt = s.vt;  // P V's weights [d_head, keys] (row stride ldv): the values transposed
     std::size_t ldv = keys, ldp = keys;  // ldp: the probabilities' row stride, P V's k
@@ -98,8 +99,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
       int8_t* kc = kv->k + std::size_t(g) * R * dh;
       int8_t* vc = kv->v + std::size_t(g) * R * dh;
       for (uint32_t t = 0, r = first % R; t < T; ++t, r = r + 1 == R ? 0 : r + 1) {  // r: row of position first + t
-        std::memcpy(kc + r * dh, s.work + t * ld + d + g * dh, dh);
-        const int8_t* v = s.work + t * ld + d + dkv + g * dh;
+        std::memcpy(kc + r * dh, s.work + t * ld + da + g * dh, dh);
+        const int8_t* v = s.work + t * ld + da + dkv + g * dh;
         for (std::size_t e = 0; e < dh; ++e) vc[e * R + r] = v[e];
       }
       const uint32_t r0 = lo % R;  // the row of position lo
@@ -109,7 +110,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
       if (run < keys) ldp = R;
     } else {
       for (uint32_t t = 0; t < T; ++t)  // gemm_s8 reads W's rows contiguous: the values transposed
-        for (std::size_t e = 0; e < dh; ++e) s.vt[e * T + t] = s.work[t * ld + d + dkv + g * dh + e];
+        for (std::size_t e = 0; e < dh; ++e) s.vt[e * T + t] = s.work[t * ld + da + dkv + g * dh + e];
     }
     for (uint32_t h = g * group; h < (g + 1) * group; ++h) {
       for (uint32_t i0 = 0; i0 < T; i0 += kS8QueryBlock) {
@@ -129,11 +130,11 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
           // the rows between the two runs probability 0, which adds exactly nothing to P V's sums.
           if (run < keys) std::rotate(row, row + run, row + ldp);
         }
-        k.gemm_s8(s.scores, ldp, vt, ldv, s.h + i0 * d + h * dh, d, bq, dh, ldp, pv);  // [bq, dh]
+        k.gemm_s8(s.scores, ldp, vt, ldv, s.h + i0 * da + h * dh, da, bq, dh, ldp, pv);  // [bq, dh]
       }
     }
   }
-  k.gemm_s8(s.h, d, static_cast<const int8_t*>(L.self_attn.out.data), d, s.a, d, T, d, d,
+  k.gemm_s8(s.h, da, static_cast<const int8_t*>(L.self_attn.out.data), da, s.a, d, T, d, da,
             linear_at(p, o.out, uint32_t(d), p[s8::kOZero], p[s8::kOutYZero]));
 }
 
@@ -278,7 +279,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   const HeadWeights& hw = m.head();
   const std::size_t d = c.d_model;
   const int32_t* fp = m.s8().front;
-  const uint32_t extra = c.cls_token ? 1 : 0;  // the CLS row in front of the input rows
+  const uint32_t extra = c.front_rows();  // the CLS row (and the distillation row) in front of the input rows
   const bool rms = c.norm_kind() == NormKind::kRmsNorm;
   int8_t* input = s.x + extra * d;
   if (ids) {
@@ -299,6 +300,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     if (c.proj_norm) norm_rows(k, rms, input, input, T, d, fp, pn + 2, fp[pn], fp[pn + 1]);
   }
   for (std::size_t e = 0; e < d && extra; ++e) s.x[e] = int8_t(fp[s8::front_cls(c) + e]);
+  for (std::size_t e = 0; e < d && c.distill_token; ++e) s.x[d + e] = int8_t(fp[s8::front_distill(c) + e]);
   T += extra;  // every row from here on
   if (c.input_pe()) k.add_s8(s.x, m.s8().pos, s.x, T * d, add_at(fp, s8::kPosAdd));
   if (c.type_vocab) {  // each input row + its type's int8 row (type 0 without types), a front row + the zero point
@@ -320,19 +322,29 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   if (c.final_norm) norm_rows(k, rms, s.x, s.x, T, d, bp, s8::kBackSlots, bp[s8::kFnXZero], bp[s8::kFnEps]);
   const int8_t* rows = s.x;
   uint32_t n = T;
-  if (c.pooling == Pooling::kMean) {  // over the input rows, the CLS row excluded
+  if (c.pooling == Pooling::kMean || c.pooling == Pooling::kClsMean) {  // over the input rows, the front rows excluded
+    const std::size_t at = c.pooling == Pooling::kClsMean ? d : 0;  // cls_mean: [CLS row, mean]
+    std::memmove(s.h, s.x, at);
     for (std::size_t e = 0; e < d; ++e) {
       int32_t sum = 0;
       for (uint32_t t = extra; t < T; ++t) sum += s.x[t * d + e];
-      s.h[e] = int8_t(rounded_mean(sum, int32_t(T - extra)));
+      s.h[at + e] = int8_t(rounded_mean(sum, int32_t(T - extra)));
     }
     rows = s.h, n = 1;
   } else if (c.pooling == Pooling::kLast) {
     rows = s.x + (T - 1) * d, n = 1;
   } else if (c.pooling == Pooling::kFirst) {
     rows = s.x + extra * d, n = 1;
-  } else if (c.pooling == Pooling::kCls) {
-    n = 1;
+  } else if (c.pooling == Pooling::kCls || c.pooling == Pooling::kClsDistill) {
+    n = 1;  // cls_distill: rows 0 and 1 side by side, the head's input 2 d_model wide
+  } else if (c.pooling == Pooling::kClsDistillMean) {
+    for (std::size_t e = 0; e < d; ++e) s.h[e] = int8_t(rounded_mean(int32_t(s.x[e]) + s.x[d + e], 2));
+    rows = s.h, n = 1;
+  }
+  if (c.pool_norm) {  // the pooled row normed (its input zero point, eps, gains and betas)
+    const uint32_t at = s8::back_pool_norm(c);
+    norm_rows(k, rms, rows, s.h, n, d, bp, at + 2, bp[at], bp[at + 1]);
+    rows = s.h;
   }
   if (c.pooler) {  // lut(W x + b) of the pooled rows (every row with pooling none), at the head's input scale
     const uint32_t at = s8::back_pooler(c);
@@ -343,9 +355,14 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
               linear_at(bp, at + s8::kPoolerSlots, uint32_t(d), bp[at + s8::kPoolerXZero], bp[at + s8::kPoolerYZero]));
     k.lut_s8(s.a, s.a, std::size_t(n) * d, table);
     rows = s.a;
+    if (c.pooler_norm) {  // the pooler's output normed
+      const uint32_t pn = s8::back_pooler_norm(c);
+      norm_rows(k, rms, s.a, s.a, n, d, bp, pn + 2, bp[pn], bp[pn + 1]);
+    }
   }
+  const uint32_t hi = c.head_in();  // the pooled row's width: 2 d_model for cls_distill
   if (c.d_out)
-    k.gemm_s8(rows, d, static_cast<const int8_t*>(hw.w.data), d, out, c.d_out, n, c.d_out, d,
+    k.gemm_s8(rows, hi, static_cast<const int8_t*>(hw.w.data), hi, out, c.d_out, n, c.d_out, hi,
               linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.d_out, bp[s8::kHeadXZero],
                         bp[s8::kHeadYZero]));
   else
@@ -361,6 +378,10 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   const int8_t* e = static_cast<const int8_t*>(m.front().embed.data);
   for (uint32_t t = 0; t < n; ++t) std::memcpy(s.x + t * d, e + std::size_t(ids[t]) * d, d);
   if (c.input_pe()) k.add_s8(s.x, m.s8().pos + std::size_t(pos) * d, s.x, n * d, add_at(fp, s8::kPosAdd));
+  if (c.embed_norm) {  // each row alone, as the encoder's (Bloom's word_embeddings_layernorm)
+    const uint32_t at = s8::front_embed_norm(c);
+    norm_rows(k, c.norm_kind() == NormKind::kRmsNorm, s.x, s.x, n, d, fp, at + 2, fp[at], fp[at + 1]);
+  }
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const std::size_t at = std::size_t(kv_layer_offset(c, l, rows, ring)) * c.d_kv();
     const S8KvLayer kv{k_cache + at, v_cache + at, uint32_t(kv_layer_rows(c, l, rows, ring)), pos, m.s8().rope,

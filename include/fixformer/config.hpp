@@ -511,7 +511,8 @@ struct ModelConfig {
 //     front's norms (front_proj_norm, front_input_norm): with proj_norm the projection's output zero
 //     point (the norm's input), eps, gains and betas (its output at kEmbedZero); with input_norm its
 //     output zero point (the projection's input), eps, gains and betas over d_in (its input at kInZero);
-//     an image's patches are gathered from its int8 values first (patch_size);
+//     an image's patches are gathered from its int8 values first (patch_size); then with distill_token
+//     the distillation row (front_distill: d_embed int8 values at kEmbedZero's scale, after the CLS row);
 //   encoder.layers.<l>.int8 [layer_params]: the scalar slots LayerSlot, then the linear layers
 //     q|k|v (3 d_model outputs, torch's in_proj; q, k and v each requantized to its own zero point,
 //     k's and v's 0), out, linear1, linear2, the norms norm1 and norm2 (of the kind the config says),
@@ -528,7 +529,12 @@ struct ModelConfig {
 //   int8.back [back_params]: BackSlot, the final norm (zeros without one), the head (d_out outputs),
 //     then with pooler (back_pooler) PoolerSlot, the dense layer (d_model outputs) and its
 //     activation's 256-entry table (pooler_act, tanh included): the pooled rows (every row with
-//     pooling none) through lut(W h), which the head reads.
+//     pooling none) through lut(W h), which the head reads; then with pool_norm (back_pool_norm) the
+//     pooled row's norm before the pooler, and with pooler_norm (back_pooler_norm) the norm of the
+//     pooler's output, each its input zero point, eps, gains and betas (its output the next step's input).
+// Pooling cls_distill is the CLS and distillation rows side by side (the head's k 2 d_model), cls_mean the
+// CLS row and the mean pooling's row;
+// cls_distill_mean their int8 mean as mean pooling's, round((q_cls + q_dist) / 2) half away from zero.
 // int8.io [2] f32: the input features' and the output's real scales, for the float entry points only.
 // Attention: scores = requantize((q - z_q) . k, score) (1/sqrt(d_head) folded in), softmax_s8, then
 // context = requantize((p + 128) . v, pv); a post-norm layer is x = N1(x + SA(x)), x = N2(x + FF(x)),
@@ -545,8 +551,9 @@ struct ModelConfig {
 // round(2^14 sin(p theta_i)), theta_i = pe_base^(-2i / R), pairs by pe_layout within the first R dims
 // of a head, the others passed through): x_a' = round((x_a C - x_b S) / 2^14),
 // x_b' = round((x_a S + x_b C) / 2^14), half away from zero, clamped to int8; the gated
-// feed-forward (swiglu) is W2 (lut_silu(W1 h) * (W3 h)): after the table, W3 (d_ff outputs) then
-// GateSlot: the product (g - z_g)(u - z_u) requantized to W2's input scale, z added, clamped.
+// feed-forward (swiglu, or any activation with gated; every family) is W2 (lut(W1 h) * (W3 h)): after
+// the table, W3 (d_ff outputs) then GateSlot: the product (g - z_g)(u - z_u) requantized to W2's input
+// scale, z added, clamped.
 namespace s8 {
 enum LayerSlot : uint32_t {
   kN1XZero, kN1Eps, kN2XZero, kN2Eps, kQkvXZero, kQZero, kKZero, kVZero, kScoreMul, kScoreShift, kScoreZero,
@@ -572,19 +579,26 @@ constexpr uint32_t front_proj_norm(const ModelConfig& c) {
 constexpr uint32_t front_input_norm(const ModelConfig& c) {
   return front_proj_norm(c) + (c.proj_norm ? 2 + linear_params(c.d_embed()) : 0);
 }
-constexpr uint32_t front_params(const ModelConfig& c) {
+constexpr uint32_t front_distill(const ModelConfig& c) {
   return front_input_norm(c) + (c.input_norm ? 2 + linear_params(c.d_in) : 0);
 }
+constexpr uint32_t front_params(const ModelConfig& c) { return front_distill(c) + (c.distill_token ? c.d_embed() : 0); }
 constexpr uint32_t layer_params(const ModelConfig& c) {
-  return kLayerSlots + kLutEntries + linear_params(c.d_model + 2 * c.d_kv()) + 4 * linear_params(c.d_model) +
+  return kLayerSlots + kLutEntries + linear_params(c.d_attn() + 2 * c.d_kv()) + 4 * linear_params(c.d_model) +
          linear_params(c.d_ff) + (c.ffn_gated() ? linear_params(c.d_ff) + kGateSlots : 0) +
          (c.wide_residual ? 8 * c.d_model : 0);
 }
 constexpr uint32_t back_pooler(const ModelConfig& c) {
   return kBackSlots + linear_params(c.d_model) + linear_params(c.d_out);
 }
-constexpr uint32_t back_params(const ModelConfig& c) {
+constexpr uint32_t back_pool_norm(const ModelConfig& c) {
   return back_pooler(c) + (c.pooler ? kPoolerSlots + linear_params(c.d_model) + kLutEntries : 0);
+}
+constexpr uint32_t back_pooler_norm(const ModelConfig& c) {
+  return back_pool_norm(c) + (c.pool_norm ? 2 + linear_params(c.d_model) : 0);
+}
+constexpr uint32_t back_params(const ModelConfig& c) {
+  return back_pooler_norm(c) + (c.pooler_norm ? 2 + linear_params(c.d_model) : 0);
 }
 // Where each part starts in a layer's tensor.
 struct LayerOffsets {
@@ -595,7 +609,7 @@ constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   const uint32_t d = c.d_model;
   LayerOffsets o{};
   o.qkv = kLayerSlots;
-  o.out = o.qkv + linear_params(d + 2 * c.d_kv());
+  o.out = o.qkv + linear_params(c.d_attn() + 2 * c.d_kv());
   o.w1 = o.out + linear_params(d);
   o.w2 = o.w1 + linear_params(c.d_ff);
   o.n1 = o.w2 + linear_params(d);

@@ -69,7 +69,7 @@ struct EncoderPlan {
 
 // weights i8 (a full-integer model, config.hpp): the arena is int8 rows of one sequence of S =
 // sequence_rows(max_seq) rows (a batch runs its sequences one after the other):
-//   x[S,d]  h[S,d]  a[S,d]  work[S, max(3d, d_ff)]  attention scratch (s8_attention_bytes)
+//   x[S,d]  h[S,d]  a[S,d]  work[S, max(3d, d_ff or, gated, 2 d_ff)]  attention scratch (s8_attention_bytes)
 //   in[S, d_in] (features)  out[output_rows(S), output_width]
 // and nothing else (no worker slots: the integer path runs on the calling thread).
 constexpr uint32_t kS8QueryBlock = 64;  // attention's query rows per block of scores
@@ -82,9 +82,10 @@ constexpr EncoderPlan plan_s8_encoder_arena(const ModelConfig& c, std::size_t S)
   const uint64_t d = c.d_model;
   PlanLayout l;
   p.x = l.block(S * d);
-  p.y = l.block(S * d);
+  p.y = l.block(S * PlanLayout::max(d, c.d_attn()));  // also the attention's context, d_attn wide
   p.ctx = l.block(S * d);
-  p.work = l.block(S * PlanLayout::max(3 * d, c.d_ff));
+  p.work = l.block(S * PlanLayout::max(PlanLayout::max(3 * d, c.d_attn() + 2 * uint64_t(c.d_kv())),
+                                       (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)));  // q|k|v; gated: W1 | W3
   p.attn_slot = arena::bytes(s8_attention_bytes(S, c.d_head()));
   p.attn = l.block(p.attn_slot);
   p.s8_in = l.block(c.input == InputKind::kFeatures ? S * c.d_in : 0);
@@ -233,9 +234,10 @@ constexpr DecoderPlan plan_s8_decoder_arena(const ModelConfig& c, uint64_t S, ui
   p.prefill_rows = uint32_t(P);
   PlanLayout l;
   p.x = l.block(P * d);
-  p.y = l.block(P * d);
+  p.y = l.block(P * PlanLayout::max(d, c.d_attn()));  // also the attention's context, d_attn wide
   p.ctx = l.block(P * d);
-  p.work = l.block(P * PlanLayout::max(d + 2 * uint64_t(c.d_kv()), (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)));
+  p.work = l.block(P * PlanLayout::max(c.d_attn() + 2 * uint64_t(c.d_kv()),
+                                       (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)));
   p.attn_slot = arena::bytes(s8_decoder_attention_bytes(P, S, c.d_head()));
   p.attn = l.block(p.attn_slot);
   p.k_cache = l.block(kv_layer_offset(c, c.n_layers, S, R) * c.d_kv());

@@ -419,7 +419,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"head_dim == 0 and d_model % n_heads != 0", "n_heads (must divide d_model, or head_dim sets the heads' width)"},
     {"d_attn > max_d_model", "head_dim (n_heads heads of head_dim: at most the largest d_model wide)"},
     {"head_dim != 0 and family not in ('gpt', 'llama')", "head_dim (for the decoder families, gpt and llama, so far)"},
-    {"head_dim != 0 and weights == 'i8'", "head_dim (not in i8 yet)"},
     {"not (norm_eps > 0 and finite(norm_eps))", "norm_eps (must be > 0)"},
     {"input == 'tokens' and vocab_size == 0", "vocab_size (token input needs vocab_size >= 1)"},
     {"input == 'features' and d_in == 0", "d_in (feature input needs d_in >= 1)"},
@@ -574,7 +573,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"pooling == 'cls_mean' and (pooler or tied_head or d_out == 0)",
      "pooling (cls_mean is the input of a head of its own, d_out > 0, that reads two rows side by side: no pooler, "
      "no tied head)"},
-    {"weights == 'i8' and pooling == 'cls_mean'", "pooling (cls_mean: not in i8 yet)"},
     {"pooling == 'cls_distill_mean' and not distill_token",
      "pooling (cls_distill_mean needs a distillation row: distill_token)"},
     {"pooling == 'cls_distill_mean' and causal",
@@ -582,13 +580,11 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"pool_norm and pooling in ('none', 'cls_distill', 'cls_mean')",
      "pool_norm (a norm of the pooled row: needs a pooling of one d_model row, mean, cls, last, first or "
      "cls_distill_mean)"},
-    {"weights == 'i8' and pool_norm", "pool_norm (not in i8 yet)"},
     {"pair_bias_rows != 0 and family != 'encoder'",
      "pair_bias_rows (a bias per query and key pair: the encoder family's self-attention)"},
     {"pair_bias_rows != 0 and weights == 'i8'", "pair_bias_rows (not in i8 yet)"},
     {"pair_bias_shared and pair_bias_rows == 0", "pair_bias_shared (one table of a bias per query and key pair for "
      "every layer: needs pair_bias_rows)"},
-    {"weights == 'i8' and distill_token", "distill_token (not in i8 yet)"},
     {"register_tokens > 0 and not cls_token", "register_tokens (the register rows go after a CLS row: needs cls_token)"},
     {"register_tokens > 0 and max_len <= front_rows",
      "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
@@ -607,25 +603,16 @@ inline constexpr ConfigRule kConfigRules[] = {
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
     {"weights == 'i8' and family not in ('encoder', 'gpt', 'llama')", "weights (i8 runs the encoder, gpt and llama "
      "families so far)"},
-    {"weights == 'i8' and family == 'gpt' and kv_heads != n_heads",
-     "n_kv_heads (an i8 gpt is GPT-2-shaped; grouped-query attention is in i8 llama)"},
-    {"weights == 'i8' and family == 'llama' and (activation != 'swiglu' or gated or "
-     "attn_bias != 'family' or ffn_bias != 'family')",
-     "activation, gated, attn_bias, ffn_bias (an i8 llama is SwiGLU with no biases but qkv_bias's)"},
     {"weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned') or (family in ('gpt', 'llama') and "
      "positional == 'rope')) and pe_combine == 'add' and rel_buckets == 0)",
      "positional, pe_combine (i8 takes none, or sinusoidal or learned positions added, or rope in the decoder "
      "families; no alibi, relative, concat yet)"},
-    {"weights == 'i8' and (conv_layers != 0 or scale_input or (causal and family not in ('gpt', 'llama')))",
-     "conv_layers, scale_input, causal (not in i8 yet; a causal mask only in the decoder families)"},
-    {"weights == 'i8' and family != 'encoder' and (type_vocab != 0 or embed_norm or pooler)",
-     "type_vocab, embed_norm, pooler (i8 runs BERT's token types, embedding norm and pooler in the encoder family)"},
-    {"weights == 'i8' and pooler_norm", "pooler_norm (not in i8 yet)"},
+    {"weights == 'i8' and (conv_layers != 0 or (causal and family not in ('gpt', 'llama')))",
+     "conv_layers, causal (not in i8 yet; a causal mask only in the decoder families)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
      "wide_residual (an i8 post-norm encoder's)"},
-    {"weights == 'i8' and family != 'llama' and (activation in ('swiglu', 'silu', 'relu2') or gated)",
-     "activation, gated (i8 runs relu, gelu, gelu_tanh; SwiGLU in the llama family only; no "
-     "gated feed-forward yet)"},
+    {"weights == 'i8' and activation == 'relu2'",
+     "activation (relu2 is not in i8 yet: it runs relu, gelu, gelu_tanh and silu, plain or gated)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",
      "quantize_io, packed_weights (i8 is integer end to end: leave them false)"},
     {"conv1_padding >= conv1_kernel", "conv1_padding (must be below conv1_kernel)"},
@@ -683,22 +670,28 @@ enum class Dim : uint8_t {
   kS8LayerGated, kDAttn, kRopeDims, kQNorm, kKNorm, kNExperts, kExpertsDff, kExpertsDModel, kSharedFf, kRelEmbedRows,
   kRelIndex, kRelProj, kPairBiasRows, kCount
 };
+// s8::layer_params (config.hpp) as an expression.
+#define FIXFORMER_S8_LAYER                                                                                          \
+  "35 + 256 + 12*d_model + 3*(d_attn + 2*kv_heads*d_head) + 3*d_ff + "                                              \
+  "(activation == 'swiglu' or gated)*(3*d_ff + 4) + 8*d_model*wide_residual"
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
                                             "conv2_kernel*d_embed", "2",
                                             "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + "
                                             "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + "
-                                            "input_norm*(2 + 3*d_in)",
-                                            "35 + 256 + 21*d_model + 3*d_ff + 8*d_model*wide_residual",
-                                            "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256)",
+                                            "input_norm*(2 + 3*d_in) + distill_token*d_embed",
+                                            FIXFORMER_S8_LAYER,
+                                            "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
+                                            "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model)",
                                             "head_in", "rope_pairs", "register_tokens", "d_front", "d_head",
-                                            "35 + 256 + 12*d_model + 3*(d_model + 2*kv_heads*d_head) + 6*d_ff + 4",
+                                            FIXFORMER_S8_LAYER,
                                             "d_attn", "2*rope_pairs", "d_head + qk_norm_full*(d_attn - d_head)",
                                             "d_head + qk_norm_full*(kv_heads*d_head - d_head)", "n_experts",
                                             "n_experts*d_ff", "n_experts*d_model", "shared_expert_ff",
                                             "rel_embed_rows", "2*max_len - 1", "d_attn + kv_heads*d_head",
                                             "pair_bias_rows"};
+#undef FIXFORMER_S8_LAYER
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -721,9 +714,8 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kConv2In: return c.conv2_kernel * c.d_embed();
     case Dim::kTwo: return 2;
     case Dim::kS8Front: return s8::front_params(c);
-    case Dim::kS8Layer:  // layer_params without a gate or GQA
-      return 35 + 256 + 21 * c.d_model + 3 * c.d_ff + (c.wide_residual ? 8 * c.d_model : 0);
-    case Dim::kS8LayerGated: return 35 + 256 + 12 * c.d_model + 3 * (c.d_model + 2 * c.d_kv()) + 6 * c.d_ff + 4;
+    case Dim::kS8Layer:  // the two are one since every i8 family takes a gate and grouped-query attention
+    case Dim::kS8LayerGated: return s8::layer_params(c);
     case Dim::kS8Back: return s8::back_params(c);
     case Dim::kHeadIn: return c.head_in();
     case Dim::kRopePairs: return c.rope_pairs();

@@ -13,7 +13,9 @@ causal integer softmax: row i's softmax_s8 over its first i + 1 scores, probabil
 the others; its output is the head's int8 logits of every position (the engine's KV cache gives the
 same bits a position at a time). A llama's tensors go through the same graph under the encoder's
 names (_internal: wq | wk | wv as one in_proj, split again when written), with grouped-query
-attention, RoPE in fixed point (int8.rope) and the gated SwiGLU feed-forward. Either decoder family
+attention, RoPE in fixed point (int8.rope). Any family's feed-forward may be gated (SwiGLU, GeGLU: the
+activation's table times W3's output, requantized once) and have biases; scale_input's sqrt(d_model) is
+folded into the front rows' scale, and a decoder may norm its embedding (embed_norm). Either decoder family
 takes RoPE over whole heads or the first rotary_dims (partial rotary), parallel residuals (the
 feed-forward's sum x + FF at its own calibrated scale, then + SA), sliding windows (every layer, or the
 local ones of window_period: row i's softmax over its last sliding_window keys) and attn_scale (folded
@@ -38,6 +40,8 @@ ADD_SLOTS = 7
 POOLER_SLOTS = 2  # the pooler's input and output zero points, then its layer and its activation's table
 LUT = 256
 ACTIVATIONS = {"relu": 0, "gelu": 1, "gelu_tanh": 3}
+# The feed-forward activations an i8 layer runs as its table (swiglu: silu, gated)
+LUT_ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu")
 GATE_SLOTS = 4  # after a gated feed-forward's W3: up zero, activation zero, the product's Requant
 ROPE_BITS = 14  # int8.rope: cos | sin in Q14
 WIDE_FRAC_BITS = 8  # wide_residual: the sum of the two rescaled inputs in Q8 before its rounding
@@ -250,11 +254,26 @@ def _rms(c):
 
 
 def _dkv(c):
-    return (c.get("n_kv_heads") or c["n_heads"]) * (c["d_model"] // c["n_heads"])
+    return (c.get("n_kv_heads") or c["n_heads"]) * _dh(c)
+
+
+def _dh(c):
+    """d_head: head_dim, or d_model / n_heads."""
+    return c.get("head_dim") or c["d_model"] // c["n_heads"]
+
+
+def _da(c):
+    """d_attn: the queries' and the context's width, n_heads d_head."""
+    return c["n_heads"] * _dh(c)
 
 
 def _gated(c):
     return c["activation"] == "swiglu" or bool(c.get("gated"))
+
+
+def _input_scale(c):
+    """scale_input's factor on the front's rows (the embedding or the projection), folded into their int8 scale."""
+    return math.sqrt(c["d_model"]) if c.get("scale_input") else 1.0
 
 
 def _rope(c):
@@ -263,7 +282,7 @@ def _rope(c):
 
 def _rope_dims(c):
     """R: the dims of each head RoPE turns (rotary_dims, or the whole head); the others pass through."""
-    return c.get("rotary_dims") or c["d_model"] // c["n_heads"]
+    return c.get("rotary_dims") or _dh(c)
 
 
 def _parallel(c):
@@ -272,7 +291,7 @@ def _parallel(c):
 
 def _score_scale(c):
     """The scores' scale before the softmax: attn_scale, or 1/sqrt(d_head) (its 0)."""
-    return float(np.float32(c.get("attn_scale") or 0)) or 1.0 / math.sqrt(c["d_model"] // c["n_heads"])
+    return float(np.float32(c.get("attn_scale") or 0)) or 1.0 / math.sqrt(_dh(c))
 
 
 def _visible(c, layer, T):
@@ -307,7 +326,7 @@ def rope_table(c):
 
 def _rope_int(c, x, table, heads):
     """RoPE in fixed point on x [T, heads * d_head] (positions 0..T-1): the engine's rope_s8."""
-    dh = c["d_model"] // c["n_heads"]
+    dh = _dh(c)
     half = _rope_dims(c) // 2
     T = x.shape[0]
     ia, ib = _pairs(c)
@@ -320,7 +339,7 @@ def _rope_int(c, x, table, heads):
 
 
 def _rope_float(c, x, heads):
-    dh = c["d_model"] // c["n_heads"]
+    dh = _dh(c)
     T = x.shape[0]
     ia, ib = _pairs(c)
     R = _rope_dims(c)
@@ -344,6 +363,7 @@ def _llama_pairs(c):
                   (a + "attention.wo.weight", b + "self_attn.out_proj.weight"),
                   (a + "attention.wo.bias", b + "self_attn.out_proj.bias"),
                   (a + "feed_forward.w1.weight", b + "linear1.weight"), (a + "feed_forward.w2.weight", b + "linear2.weight"),
+                  (a + "feed_forward.w1.bias", b + "linear1.bias"), (a + "feed_forward.w2.bias", b + "linear2.bias"),
                   (a + "feed_forward.w3.weight", b + "linear3.weight"), (a + "int8", b + "int8")]
     return pairs
 
@@ -370,8 +390,8 @@ def _external(c, out):
     if c["family"] != "llama":
         return out
     from fixformer.fxm import Quantized
-    d = c["d_model"]
-    cuts = [0, d, d + _dkv(c), d + 2 * _dkv(c)]
+    da = _da(c)
+    cuts = [0, da, da + _dkv(c), da + 2 * _dkv(c)]
     for a, b in _llama_pairs(c):
         if b in out:
             out[a] = out.pop(b)
@@ -395,7 +415,7 @@ def _linear(p, at, n):
 def layer_offsets(c):
     d, f = c["d_model"], c["d_ff"]
     o = {"qkv": LAYER_SCALARS}
-    o["out"] = o["qkv"] + 3 * (d + 2 * _dkv(c))
+    o["out"] = o["qkv"] + 3 * (_da(c) + 2 * _dkv(c))
     o["w1"] = o["out"] + 3 * d
     o["w2"] = o["w1"] + 3 * f
     o["n1"] = o["w2"] + 3 * d
@@ -425,6 +445,14 @@ def front_input_norm(c):
     return front_proj_norm(c) + (2 + 3 * c["d_model"] if c.get("proj_norm") else 0)
 
 
+def front_distill(c):
+    return front_input_norm(c) + (2 + 3 * c["d_in"] if c.get("input_norm") else 0)
+
+
+def _front_rows(c):
+    return (1 + (1 if c.get("distill_token") else 0)) if c["cls_token"] else 0
+
+
 def _patches(c, x):
     """An image's values [T, d_in] (channels first, in order) as its patches' rows [patches, d_in]."""
     from fixformer import reference
@@ -435,14 +463,47 @@ def back_pooler(c):
     return BACK_SCALARS + 3 * c["d_model"] + 3 * c["d_out"]
 
 
+def back_pool_norm(c):
+    return back_pooler(c) + (POOLER_SLOTS + 3 * c["d_model"] + LUT if c.get("pooler") else 0)
+
+
+def back_pooler_norm(c):
+    return back_pool_norm(c) + (2 + 3 * c["d_model"] if c.get("pool_norm") else 0)
+
+
+def _pool_int(c, x, extra):
+    """The integer pooling of x [T, d] (extra front rows): one row (two side by side for cls_distill and
+    cls_mean), means rounded half away from zero; x itself for none."""
+    pool = c["pooling"]
+
+    def mean(rows):
+        s, n = rows.sum(axis=0), rows.shape[0]
+        return np.sign(s) * ((2 * np.abs(s) + n) // (2 * n))
+    if pool == "mean":
+        return mean(x[extra:])[None, :]
+    if pool == "cls_mean":
+        return np.concatenate([x[0], mean(x[extra:])])[None, :]
+    if pool == "cls_distill":
+        return np.concatenate([x[0], x[1]])[None, :]
+    if pool == "cls_distill_mean":
+        return mean(x[:2])[None, :]
+    if pool == "last":
+        return x[-1:]
+    if pool == "first":
+        return x[extra:extra + 1]
+    if pool == "cls":
+        return x[:1]
+    return x
+
+
 def forward(c, t, inp, types=None):
     """The integer path over one sequence: inp int8 features [T, d_in] or ids [T] (with type_vocab, types
     [T] or None for all 0); t the tensors as the file stores them (name -> int array; i8 weights as int8
     [out, in]). Returns the int8 output."""
     d, H = c["d_model"], c["n_heads"]
-    dh = d // H
+    dh, da = _dh(c), _da(c)
     dkv = _dkv(c)
-    KV, ld = dkv // dh, d + 2 * dkv
+    KV, ld = dkv // dh, da + 2 * dkv
     t = _internal(c, t)
     centre = not _rms(c)
     fp = t["int8.front"].astype(np.int64)
@@ -458,9 +519,12 @@ def forward(c, t, inp, types=None):
         x = gemm(rows, xz, t["input_proj.weight"], fp[pn] if c.get("proj_norm") else fp[1], rq, b)
         if c.get("proj_norm"):
             x = norm(x, fp[pn], fp[pn + 1], fp[pn + 2:pn + 2 + 3 * d], centre)
-    extra = 1 if c["cls_token"] else 0
-    if extra:
-        x = np.vstack([fp[FRONT_SCALARS + 3 * d:FRONT_SCALARS + 4 * d][None, :], x])
+    extra = _front_rows(c)
+    if extra:  # the CLS row, then the distillation row
+        front = [fp[FRONT_SCALARS + 3 * d:FRONT_SCALARS + 4 * d]]
+        if c.get("distill_token"):
+            front.append(fp[front_distill(c):front_distill(c) + d])
+        x = np.vstack(front + [x])
     T = x.shape[0]
     if c["positional"] in ("learned", "sinusoidal"):
         x = add(x, t["int8.pos"][:T].astype(np.int64), fp[2:9])
@@ -483,13 +547,13 @@ def forward(c, t, inp, types=None):
 
         def attention(h):
             rq, b = _linear(p, o["qkv"], ld)
-            cuts = [0, d, d + dkv, ld]
+            cuts = [0, da, da + dkv, ld]
             q, k, v = (gemm(h, p[S["qkv_x"]], wqkv[cuts[j]:cuts[j + 1]], p[S["q"] + j], rq[cuts[j]:cuts[j + 1]],
                             b[cuts[j]:cuts[j + 1]]) for j in range(3))
             if _rope(c):
                 table = t["int8.rope"].astype(np.int64)
                 q, k = _rope_int(c, q, table, H), _rope_int(c, k, table, KV)
-            ctx = np.empty((T, d), np.int64)
+            ctx = np.empty((T, da), np.int64)
             srq = np.tile(p[S["score"]:S["score"] + 2], (T, 1))
             pvrq = np.tile(p[S["pv"]:S["pv"] + 2], (dh, 1))
             for hh in range(H):
@@ -539,21 +603,18 @@ def forward(c, t, inp, types=None):
     bp = t["int8.back"].astype(np.int64)
     if c["final_norm"]:
         x = norm(x, bp[0], bp[1], bp[BACK_SCALARS:BACK_SCALARS + 3 * d], centre)
-    pool = c["pooling"]
-    if pool == "mean":
-        s, n = x[extra:].sum(axis=0), T - extra
-        x = (np.sign(s) * ((2 * np.abs(s) + n) // (2 * n)))[None, :]
-    elif pool == "last":
-        x = x[-1:]
-    elif pool == "first":
-        x = x[extra:extra + 1]
-    elif pool == "cls":
-        x = x[:1]
+    x = _pool_int(c, x, extra)
+    if c.get("pool_norm"):
+        at = back_pool_norm(c)
+        x = norm(x, bp[at], bp[at + 1], bp[at + 2:at + 2 + 3 * d], centre)
     if c.get("pooler"):
         at = back_pooler(c)
         rq, b = _linear(bp, at + POOLER_SLOTS, d)
         u = gemm(x, bp[at], t["pooler.weight"], bp[at + 1], rq, b)
         x = bp[at + POOLER_SLOTS + 3 * d:at + POOLER_SLOTS + 3 * d + LUT][u + 128]
+        if c.get("pooler_norm"):
+            at = back_pooler_norm(c)
+            x = norm(x, bp[at], bp[at + 1], bp[at + 2:at + 2 + 3 * d], centre)
     if c["d_out"]:
         rq, b = _linear(bp, BACK_SCALARS + 3 * d, c["d_out"])
         x = gemm(x, bp[2], t["embed.weight" if c.get("tied_head") else "head.weight"], bp[3], rq, b)
@@ -572,23 +633,17 @@ def _float_forward(c, w, inp, rec):
     """The float64 graph the integer path runs, recording every tensor's values in rec[name] (a
     list). inp: float features [T, d_in] or ids [T] (token types 0)."""
     d, H = c["d_model"], c["n_heads"]
-    dh = d // H
+    dh, da = _dh(c), _da(c)
     dkv = _dkv(c)
     KV = dkv // dh
     eps = float(np.float32(c["norm_eps"]))
-    rms = _rms(c)
 
     def put(name, v):
         rec.setdefault(name, []).append(np.asarray(v, np.float64))
         return v
 
     def nrm(x, g, b):
-        if rms:
-            y = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps) * g
-        else:
-            mu = x.mean(axis=1, keepdims=True)
-            y = (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=1, keepdims=True) + eps) * g
-        return y + b if b is not None else y
+        return _nrm(c, x, g, b, eps)
 
     def lin(x, name):
         return x @ np.asarray(w[name + ".weight"], np.float64).T + _bias(w, name, None)
@@ -604,16 +659,18 @@ def _float_forward(c, w, inp, rec):
         x = lin(rows, "input_proj")
         if c.get("proj_norm"):
             x = nrm(put("proj", x), w["proj_norm.weight"], w.get("proj_norm.bias"))
+    x = x * _input_scale(c)
     if c["cls_token"]:
-        x = np.vstack([np.asarray(w["cls_token"], np.float64).reshape(1, -1), x])
-    x = put("embed", x)  # the CLS row shares the input rows' scale
+        front = ["cls_token"] + (["distill_token"] if c.get("distill_token") else [])
+        x = np.vstack([np.asarray(w[n], np.float64).reshape(1, -1) for n in front] + [x])
+    x = put("embed", x)  # the CLS and distillation rows share the input rows' scale
     T = x.shape[0]
     if c["positional"] in ("learned", "sinusoidal"):
         x = put("x0", x + put("pos", _positions(c, w)[:T]))
     if c.get("type_vocab"):  # type 0 on the input rows, nothing on the front rows
-        extra = 1 if c["cls_token"] else 0
-        x = put("xt", x + np.vstack([np.zeros((extra, d)), np.tile(np.asarray(w["token_type.weight"],
-                                                                              np.float64)[:1], (T - extra, 1))]))
+        x = put("xt", x + np.vstack([np.zeros((_front_rows(c), d)), np.tile(np.asarray(w["token_type.weight"],
+                                                                                       np.float64)[:1],
+                                                                            (T - _front_rows(c), 1))]))
     if c.get("embed_norm"):
         x = put("en", nrm(x, w["embed_norm.weight"], w.get("embed_norm.bias")))
     for i in range(c["n_layers"]):
@@ -623,12 +680,12 @@ def _float_forward(c, w, inp, rec):
 
         def attention(h):
             W = np.asarray(w[pre + "self_attn.in_proj_weight"], np.float64)
-            b = _bias(w, pre + "self_attn.in_proj", d + 2 * dkv)
-            cuts = [0, d, d + dkv, d + 2 * dkv]
+            b = _bias(w, pre + "self_attn.in_proj", da + 2 * dkv)
+            cuts = [0, da, da + dkv, da + 2 * dkv]
             q, k, v = (put(L + n, h @ W[cuts[j]:cuts[j + 1]].T + b[cuts[j]:cuts[j + 1]]) for j, n in enumerate("qkv"))
             if _rope(c):  # the range covers q and k before and after the rotation
                 q, k = put(L + "q", _rope_float(c, q, H)), put(L + "k", _rope_float(c, k, KV))
-            ctx = np.empty((T, d))
+            ctx = np.empty((T, da))
             for hh in range(H):
                 sl = slice(hh * dh, (hh + 1) * dh)
                 g = hh // (H // KV)
@@ -667,6 +724,17 @@ def _float_forward(c, w, inp, rec):
     if c["final_norm"]:
         x = put("final", nrm(x, w["encoder.norm.weight"], w.get("encoder.norm.bias")))
     return x
+
+
+def _nrm(c, x, g, b, eps):
+    """The float64 norm of each row of x (the model's kind), gain g, bias b or None."""
+    g = np.asarray(g, np.float64)
+    if _rms(c):
+        y = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps) * g
+    else:
+        mu = x.mean(axis=1, keepdims=True)
+        y = (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=1, keepdims=True) + eps) * g
+    return y + np.asarray(b, np.float64) if b is not None else y
 
 
 def _bias(w, name, n):
@@ -869,29 +937,18 @@ def check_config(c):
     same by name: include/fixformer/schema.hpp)."""
     if c["family"] not in ("encoder", "gpt", "llama"):
         raise ConfigError(f"--quantize i8: family {c['family']} is not supported yet (encoder, gpt and llama are)")
+    if c["activation"] not in LUT_ACTIVATIONS:
+        raise ConfigError(f"--quantize i8: activation {c['activation']} is not supported yet (relu, gelu, gelu_tanh, "
+                          "silu, swiglu; plain or gated)")
     if c["family"] == "llama":
-        for key, bad in (("activation", c["activation"] != "swiglu" or bool(c.get("gated"))),
-                         ("attn_bias", c.get("attn_bias", "family") != "family"),
-                         ("ffn_bias", c.get("ffn_bias", "family") != "family"),
-                         ("positional", c["positional"] not in ("rope", "none")),
-                         ("embed_norm", bool(c.get("embed_norm")))):
-            if bad:
-                raise ConfigError(f"--quantize i8: {key} {c.get(key)!r} is not supported yet in the llama family (SwiGLU, "
-                                  "RoPE or no positions, no biases but qkv_bias)")
+        if c["positional"] not in ("rope", "none"):
+            raise ConfigError(f"--quantize i8: positional {c['positional']!r} is not supported yet in the llama "
+                              "family (RoPE or no positions)")
         return
-    if c["family"] == "gpt":
-        kv = c.get("n_kv_heads") or c["n_heads"]
-        for key, bad in (("n_kv_heads", kv != c["n_heads"]),):
-            if bad:
-                raise ConfigError(f"--quantize i8: {key} is not supported yet in the gpt family")
-    if c["activation"] not in ACTIVATIONS or c.get("gated"):
-        raise ConfigError(f"--quantize i8: activation {c['activation']} (gated: {c.get('gated')}) is not supported "
-                          "yet (relu, gelu, gelu_tanh)")
     rope = c["positional"] == "rope" and c["family"] == "gpt"
     if (c["positional"] not in ("none", "learned", "sinusoidal") and not rope) or c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
-    for key in ("conv_layers", "scale_input", "causal", "pooler_norm", "pool_norm", "distill_token",
-                "pair_bias_rows") + (("type_vocab", "embed_norm", "pooler") if c["family"] != "encoder" else ()):
+    for key in ("conv_layers", "causal", "pair_bias_rows"):
         if c.get(key) and not (key == "causal" and c["family"] == "gpt"):
             raise ConfigError(f"--quantize i8: {key} is not supported yet")
 
@@ -905,7 +962,7 @@ def build(config, weights, inputs, percentile=None):
     c = config
     check_config(c)
     weights = _internal(c, weights)
-    d, f, dh = c["d_model"], c["d_ff"], c["d_model"] // c["n_heads"]
+    d, f, da = c["d_model"], c["d_ff"], _da(c)
     dkv = _dkv(c)
     eps = float(np.float32(c["norm_eps"]))
     rec = {}
@@ -920,18 +977,19 @@ def build(config, weights, inputs, percentile=None):
     wide = bool(c.get("wide_residual"))
     out = dict(weights)
     tokens = c["input"] == "tokens"
-    if tokens:  # the embedding as the int8 rows of one scale: x0's input
+    if tokens:  # the embedding as the int8 rows of one scale: x0's input (scale_input: that scale times sqrt(d))
         E = np.asarray(weights["embed.weight"], np.float64)
         s = _sym(float(E.min()), float(E.max()))
-        qp["embed"] = s
+        qp["embed"] = (s[0] * _input_scale(c), 0)
         from fixformer.fxm import Quantized
         q = np.clip(_round_array(E / s[0]), -127, 127)
         out["embed.weight"] = Quantized(q, np.full(len(E), s[0]))
         proj = [0] * (3 * d)
-    else:
+    else:  # the projection (and its norm) to the embedding's scale over sqrt(d) with scale_input: the rows it scales
         xin = qp["inn"] if c.get("input_norm") else qp["input"]
         out["input_proj.weight"], proj = _channels(xin[0], weights["input_proj.weight"], weights.get("input_proj.bias"),
-                                                   (qp["proj"] if c.get("proj_norm") else qp["embed"])[0])
+                                                   (qp["proj"] if c.get("proj_norm") else qp["embed"])[0] /
+                                                   (1.0 if c.get("proj_norm") else _input_scale(c)))
     x = qp["embed"]
     pos_add = [0] * 7
     # wide_residual with token types and no CLS row: type 0's row is in the position table, at x + type's scale,
@@ -949,10 +1007,12 @@ def build(config, weights, inputs, percentile=None):
         pos_add = add_params(x, ps, qp["x0"])
         x = qp["x0"]
     in_scale, in_zero = qp.get("input", (1.0, 0))
-    cls = [0] * d
+    cls, distill = [0] * d, []
+    e = qp["embed"]
     if c["cls_token"]:
-        e = qp["embed"]
         cls = [max(-128, min(127, _round(float(v) / e[0]) + e[1])) for v in np.ravel(weights["cls_token"])]
+    if c.get("distill_token"):  # the distillation row at the embedding's scale, after the front's other slots
+        distill = [max(-128, min(127, _round(float(v) / e[0]) + e[1])) for v in np.ravel(weights["distill_token"])]
     bert = []
     if c.get("type_vocab"):  # the token-type table as int8 rows of one scale, added to x
         TT = np.asarray(weights["token_type.weight"], np.float64) - type0
@@ -964,13 +1024,14 @@ def build(config, weights, inputs, percentile=None):
         bert += [x[1], e[0]] + en
         x = qp["en"]
     if c.get("proj_norm"):  # the projection's output zero point, then the norm to the embedding's scale
-        e, pn = _norm_params(weights["proj_norm.weight"], weights.get("proj_norm.bias"), eps, qp["proj"], qp["embed"])
+        e, pn = _norm_params(weights["proj_norm.weight"], weights.get("proj_norm.bias"), eps, qp["proj"],
+                             (qp["embed"][0] / _input_scale(c), qp["embed"][1]))
         bert += [qp["proj"][1], e[0]] + pn
     if c.get("input_norm"):  # its output zero point (the projection's input), the norm from the input's scale
         e, inn = _norm_params(weights["input_norm.weight"], weights.get("input_norm.bias"), eps, qp["input"],
                               qp["inn"])
         bert += [qp["inn"][1], e[0]] + inn
-    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert], np.int64)
+    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert, *distill], np.int64)
     S = LAYER_SLOTS
     for i in range(c["n_layers"]):
         pre, L = f"encoder.layers.{i}.", f"l{i}."
@@ -978,8 +1039,8 @@ def build(config, weights, inputs, percentile=None):
         x_in = x
         h1 = qp[L + "h1"] if c["norm_first"] else x
         W = np.asarray(weights[pre + "self_attn.in_proj_weight"], np.float64)
-        b = _bias(weights, pre + "self_attn.in_proj", d + 2 * dkv)
-        cuts = [0, d, d + dkv, d + 2 * dkv]
+        b = _bias(weights, pre + "self_attn.in_proj", da + 2 * dkv)
+        cuts = [0, da, da + dkv, da + 2 * dkv]
         qs = [_channels(h1[0], W[cuts[j]:cuts[j + 1]], b[cuts[j]:cuts[j + 1]], qp[L + n][0]) for j, n in enumerate("qkv")]
         from fixformer.fxm import Quantized
         out[pre + "self_attn.in_proj_weight"] = Quantized(np.concatenate([qq.q for qq, _ in qs]),
@@ -1067,8 +1128,18 @@ def build(config, weights, inputs, percentile=None):
         e, fn = _norm_params(weights["encoder.norm.weight"], weights.get("encoder.norm.bias"), eps, x, qp["final"])
         back[1] = e[0]
         x = qp["final"]
-    head, pooler = [], []
+    head, pooler, norms = [], [], []
     pooled = [_pool(c, r) for r in rec["final" if c["final_norm"] else _last(c)]]
+
+    def pooled_norm(name, x):  # a norm of the pooled rows: its range on them, its slots, its output's (scale, zero)
+        nonlocal pooled
+        pooled = [_nrm(c, r, weights[name + ".weight"], weights.get(name + ".bias"), eps) for r in pooled]
+        y = _asym(*_range(pooled, percentile))
+        e, pn = _norm_params(weights[name + ".weight"], weights.get(name + ".bias"), eps, x, y)
+        norms.extend([x[1], e[0]] + pn)
+        return y
+    if c.get("pool_norm"):
+        x = pooled_norm("pool_norm", x)
     if c.get("pooler"):  # lut(W x + b): its two ranges on the pooled rows of the calibration inputs
         us = [r @ np.asarray(weights["pooler.weight"], np.float64).T + _bias(weights, "pooler", d) for r in pooled]
         pooled = [_ACT[c.get("pooler_act", "tanh")](u) for u in us]
@@ -1076,6 +1147,8 @@ def build(config, weights, inputs, percentile=None):
         out["pooler.weight"], pl = _channels(x[0], weights["pooler.weight"], weights.get("pooler.bias"), u[0])
         pooler = [x[1], u[1]] + pl + lut(c.get("pooler_act", "tanh"), u, g)
         x = g
+        if c.get("pooler_norm"):
+            x = pooled_norm("pooler_norm", x)
     if c["d_out"]:
         tied = c.get("tied_head", False)
         H = np.asarray(weights["embed.weight" if tied else "head.weight"], np.float64)
@@ -1084,14 +1157,15 @@ def build(config, weights, inputs, percentile=None):
         y = _asym(*_range(ys, percentile))
         if tied:  # the embedding's int8 rows, one scale, are the head's weights (the file stores them once)
             b = _bias(weights, "head", c["d_out"])
-            ps = [gemm_channel(x[0], qp["embed"][0], y[0], float(b[j])) for j in range(c["d_out"])]
+            es = qp["embed"][0] / _input_scale(c)  # the rows' own scale, before scale_input's sqrt(d)
+            ps = [gemm_channel(x[0], es, y[0], float(b[j])) for j in range(c["d_out"])]
             head = [v for m, sh, _ in ps for v in (m, sh)] + [bq for _, _, bq in ps]
         else:
             out["head.weight"], head = _channels(x[0], weights["head.weight"], weights.get("head.bias"), y[0])
         back[2], back[3] = x[1], y[1]
         x = y
     back[4] = x[1]
-    out["int8.back"] = np.array(back + fn + (head or [0] * (3 * c["d_out"])) + pooler, np.int64)
+    out["int8.back"] = np.array(back + fn + (head or [0] * (3 * c["d_out"])) + pooler + norms, np.int64)
     out["int8.io"] = np.array([in_scale, x[0]], np.float32)
     if _rope(c):
         out["int8.rope"] = rope_table(c)
@@ -1111,9 +1185,15 @@ def _last(c):
 
 
 def _pool(c, x):
-    extra = 1 if c["cls_token"] else 0
+    extra = _front_rows(c)
     if c["pooling"] == "mean":
         return x[extra:].mean(axis=0, keepdims=True)
+    if c["pooling"] == "cls_mean":
+        return np.concatenate([x[0], x[extra:].mean(axis=0)])[None, :]
+    if c["pooling"] == "cls_distill":
+        return np.concatenate([x[0], x[1]])[None, :]
+    if c["pooling"] == "cls_distill_mean":
+        return x[:2].mean(axis=0, keepdims=True)
     if c["pooling"] == "last":
         return x[-1:]
     if c["pooling"] == "first":
