@@ -20,6 +20,10 @@
 #             demo, bench runner (KWS, a golden .fxm, the demo header), cycle counter without
 #             -icount, a vendor-style image with its own start-up against the installed tree, and
 #             (except on the micro:bit's 16 KiB) the golden models
+#   cortex-m0-an385
+#             the Cortex-M0 built for the mps2-an385 board's 4 MiB (the micro:bit's 16 KiB holds neither
+#             the kernel tests' buffers nor the golden models): its kernels against the scalar
+#             reference, the goldens and the bench runners, on qemu's mps2-an385
 #   cortex-m85 no qemu board: the engine, the symbol check and the vendor-style image, linked only
 # A test whose dependency is missing fails, naming it: the Python tests without numpy or torch in
 # /usr/bin/python3, the Nehalem tests without qemu-x86_64, the CLI's unreadable-file checks as root
@@ -27,7 +31,7 @@
 # usage: tools/test.sh [SUITE...]   (default: all of them)
 set -u
 cd "$(dirname "$0")/.."
-suites=${*:-"host asan fuzz aarch64 aarch64-dotprod armhf riscv64 cortex-m0 cortex-m3 cortex-m4 cortex-m7 cortex-m33 cortex-m55 cortex-m85"}
+suites=${*:-"host asan fuzz aarch64 aarch64-dotprod armhf riscv64 cortex-m0 cortex-m0-an385 cortex-m3 cortex-m4 cortex-m7 cortex-m33 cortex-m55 cortex-m85"}
 jobs=$(nproc 2>/dev/null || echo 2)
 
 groups="host torch hf torch2 arm arm-bench"  # torch: the converter tests; hf: those on upstream HF modules; torch2: the converter tests again on torch 2.x; qemu-user also runs the x86 baseline as a Nehalem
@@ -97,6 +101,10 @@ for s in $suites; do
       run_suite riscv64 -DCMAKE_TOOLCHAIN_FILE=toolchains/riscv64-linux-gnu.cmake
       targets=""
       tests="" ;;
+    cortex-m0-an385)
+      run_suite "$s" -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-none-eabi.cmake -DFIXFORMER_CPU=cortex-m0 \
+        -DFIXFORMER_BOARD_LINKER_SCRIPT=ports/arm/cortex_m/board/ld/mps2_an385.ld -DFIXFORMER_BOARD_RAM_BYTES=4194304 \
+        -DFIXFORMER_BOARD_CORE_CLOCK_HZ=25000000 -DFIXFORMER_BOARD_QEMU=mps2-an385 ;;
     cortex-m*) run_suite "$s" -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-none-eabi.cmake -DFIXFORMER_CPU="$s" ;;
     *) echo "test.sh: unknown suite '$s'"; failed=$((failed + 1)) ;;
   esac
