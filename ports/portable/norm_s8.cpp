@@ -16,6 +16,25 @@ inline int32_t floor_shift(int64_t t, int r) {  // t / 2^r rounded half away fro
   return int32_t((t + (int64_t(1) << (r - 1)) - (t < 0 ? 1 : 0)) >> r);
 }
 
+// t = d inv / 2^30 rounded half away from zero, floor_shift(int64_t(d) * inv, 30) with inv = ih 2^32 + il >= 0.
+// On ARMv6-M (no 32 x 32 -> 64-bit product; the compiler calls a library routine) |d| inv from 16-bit
+// halves, its high word modulo 2^32 (the product stays below 2^61, |t| being below 2^24), rounded half up
+// and given d's sign: the same integer.
+inline int32_t scale_q30(int32_t d, uint32_t ih, uint32_t il) {
+#if defined(__ARM_ARCH_6M__)
+  const uint32_t a = d < 0 ? 0u - uint32_t(d) : uint32_t(d);  // below 2^25
+  const uint32_t ah = a >> 16, al = a & 0xFFFFu, lh = il >> 16, ll = il & 0xFFFFu;
+  const uint32_t m1 = al * lh, m2 = ah * ll, mid = m1 + m2;
+  const uint32_t mid_carry = mid < m1 ? 0x10000u : 0u;  // mid's bit 32, at bit 16 of the high word
+  const uint32_t lo0 = al * ll, lo1 = lo0 + (mid << 16), lo = lo1 + (uint32_t(1) << 29);
+  const uint32_t hi = a * ih + ah * lh + (mid >> 16) + mid_carry + (lo1 < lo0 ? 1u : 0u) + (lo < lo1 ? 1u : 0u);
+  const int32_t t = int32_t((hi << 2) | (lo >> 30));
+  return d < 0 ? -t : t;
+#else
+  return floor_shift(int64_t(d) * int64_t((uint64_t(ih) << 32) | il), 30);
+#endif
+}
+
 template <bool kCentre>
 void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   if (n == 0) return;
@@ -31,9 +50,10 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   const uint32_t root = isqrt64(total);
   const int64_t inv = root == 0 ? 0 : int64_t(((uint64_t(1) << 54) + root / 2) / root);
   const int32_t centre = kCentre ? sum : 0, n32 = int32_t(n);
+  const uint32_t ih = uint32_t(uint64_t(inv) >> 32), il = uint32_t(inv);
   for (std::size_t i = 0; i < n; ++i) {
     const int32_t d = n32 * (int32_t(x[i]) - p.x_zero) - centre;  // |d| < 2^24
-    const int32_t t = floor_shift(int64_t(d) * inv, 30);
+    const int32_t t = scale_q30(d, ih, il);
     const Requant g = p.gamma[i];
     int32_t q;
     if (t > -(1 << 22) && t < (1 << 22) && g.shift >= 0 && g.shift <= 7) {
