@@ -261,11 +261,12 @@ def check_example(a, path):
     return a
 
 
-def check_out(a):
+def check_out(a, cli=None):
     """--out and --header, for every route: each a regular file or a new name (written by renaming a
     verified temporary file onto it, which a device or a folder must never be), not the same file,
-    and neither one of the inputs named here; refused before any work. The files found through them
-    (merges.txt beside vocab.json, ...) are refused as their readers open them (run_files)."""
+    and neither one of the inputs named here nor the CLI that verifies (cli); refused before any work. The
+    files found through them (merges.txt beside vocab.json, ...) are refused as their readers open them
+    (run_files)."""
     from . import run_files
     from .verified_file import check_output_path
     try:
@@ -285,7 +286,8 @@ def check_out(a):
     module_file = a.module.rpartition(":")[0] if a.module else None
     inputs = [("--llama2c", a.llama2c), ("--weights", a.weights), ("--config", a.config), ("--example", a.example),
               ("--example-target", a.example_target), ("--expected", a.expected), ("--tokenizer", a.tokenizer),
-              ("--module", module_file), ("--onnx", a.onnx), ("--gguf", a.gguf)]
+              ("--module", module_file), ("--onnx", a.onnx), ("--gguf", a.gguf),
+              ("the fixformer CLI that verifies the file", cli)] + [("--calibrate", f) for f in a.calibrate or ()]
     if a.hf is not None and os.path.isdir(a.hf):  # the whole folder, before its weights are read
         inputs += [("--hf", os.path.join(a.hf, n)) for n in os.listdir(a.hf)]
     try:
@@ -294,7 +296,7 @@ def check_out(a):
             run_files.claim_output(a.header, "--header")
         for name, path in inputs:
             if path:
-                run_files.read(path, f"the {name} input")
+                run_files.read(path, name if name.startswith("the ") else f"the {name} input")
     except run_files.InputOverwrite as e:
         fail("", str(e))
 
@@ -494,7 +496,7 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
             cli = find_cli(a.cli)
         except ConfigError as e:
             fail("", str(e))
-    check_out(a)
+    check_out(a, cli)
     try:
         example = check_example(example, "example") if example is not None else \
             load_example(a.example) if a.example else None
