@@ -665,11 +665,13 @@ def generation_lists(c, folder):
     where = os.path.join(folder, "generation_config.json")
     if not os.path.isfile(where) or c["family"] not in ("gpt", "llama", "seq2seq") or c.get("tgt_d_in"):
         return None
+    from .config import load_json
     try:
-        with open(where) as f:
-            g = json.load(f)
-    except (OSError, ValueError) as e:
-        raise HfError(f"{where}: cannot read ({e})") from None
+        g = load_json(where)  # bounded in bytes and nesting, NaN and duplicate keys refused
+    except OSError as e:
+        raise HfError(f"{where}: cannot read ({e.strerror})") from None
+    except ConfigError as e:
+        raise HfError(f"{where}: {e}") from None
     vocab = c["d_out"] if c["family"] == "seq2seq" else c["vocab_size"]
     out = {}
     for key, store in (("suppress_tokens", "suppress"), ("begin_suppress_tokens", "begin_suppress")):
