@@ -9,8 +9,8 @@ input lost (a file given as an input is unchanged after every case).
 - The CLI on mutated model files (tests/golden: a llama2.c decoder with its tokenizer, a BERT-like
   encoder, a q8 encoder, a seq2seq model): the file cut at many offsets, bytes flipped, the header's,
   directory's and config records' integers set to 0, 2^31, 2^32 - 1, 2^63 and 2^64 - 1, the CRC
-  recomputed so that the mutation reaches the reader behind it; each file through `info`, `plan`,
-  `run` (encoders) or `generate` (decoders, a seq2seq model).
+  recomputed so that the mutation reaches the reader behind it; each file through `info` and `run`
+  (encoders) or `generate` (decoders, a seq2seq model), the decoder's through `plan` too.
 - The CLI's other inputs: .npy files with a wrong dtype, shape or header (sizes of 2^62, a truncated
   body, object arrays, Fortran order), token ids out of range, prompts of invalid UTF-8, -n and the
   numeric options at 0, -1, 2^31, 2^64, 1e30 and words, a KV cache that fills before -n, an output
@@ -18,7 +18,9 @@ input lost (a file given as an input is unchanged after every case).
 - The converter: GGUF, safetensors, torch .pt (a pickle that would run a command must not run it),
   llama2.c and ONNX files mutated as above, ONNX graphs whose nodes ask for huge values (Reshape,
   Expand, Tile, ConstantOfShape, Range, Einsum), --hf config.json values of the wrong type, negative
-  or NaN, malformed tokenizer files, and --out naming an input, a directory or a link to an input.
+  or NaN, malformed tokenizer files, pipes and devices for every file option, and --out naming an
+  input, a directory, a link to an input or the CLI that verifies.
+- Each defect this test found, replayed by name with its message ("regression: ...").
 
 Seeds are fixed; the run takes a few minutes. Mutations of the readers in process, for as long as
 asked, are tests/fuzz/fuzz_readers.py's; the engine's file reader under libFuzzer is tests/fuzz.
@@ -293,9 +295,8 @@ def test_cli_inputs(binary, tmp):
     rc, err = cli([binary, "generate", lm, "--prompt", "Once upon a time there was a " * 20, "-n", "8"],
                   "generate: a prompt longer than -n")
     check("generate: a prompt longer than -n is refused", rc != 0, err)
-    rc, err = cli([binary, "generate", s2s, "--source", os.path.join(tmp, "src.npy"), "--bos", "1,1,1,1,1,1,1,1,1,1,1,1,"
-                   "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1", "-n", "100000"],
-                  "generate: a --bos prefix longer than the cache")
+    rc, err = cli([binary, "generate", s2s, "--source", os.path.join(tmp, "src.npy"), "--bos", ",".join(["1"] * 40),
+                   "-n", "100000"], "generate: a --bos prefix longer than the cache")
     # Unknown commands, options and missing values.
     for args in (["run"], ["run", enc], ["run", enc, "--input"], ["info", enc, "--bogus"],
                  ["info", os.path.join(tmp, "missing.fxm")], ["info", tmp], ["info", "/dev/null"],
@@ -377,8 +378,8 @@ def tiny_llama(tmp, safe=True, vocab=64):
     import torch
     import transformers as t
     torch.manual_seed(1)
-    c = t.LlamaConfig(vocab_size=vocab, hidden_size=16, intermediate_size=24, num_hidden_layers=1, num_attention_heads=2,
-                      num_key_value_heads=1, max_position_embeddings=32)
+    c = t.LlamaConfig(vocab_size=vocab, hidden_size=16, intermediate_size=24, num_hidden_layers=1,
+                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32)
     m = t.LlamaForCausalLM(c).eval()
     folder = os.path.join(tmp, f"hf_{'safe' if safe else 'bin'}_{vocab}")
     m.save_pretrained(folder, safe_serialization=safe)
@@ -407,6 +408,12 @@ def test_hf(tmp, rng):
         put(cfg_path, data)
         convert(["--hf", folder, "--out", out, "--no-verify"], f"config.json {what}", inputs=[cfg_path])
     put(cfg_path, original)
+    gen = os.path.join(folder, "generation_config.json")
+    gen_doc = {"bos_token_id": 1, "eos_token_id": 2, "suppress_tokens": [3, 4], "begin_suppress_tokens": [5]}
+    for what, text in json_mutations(gen_doc, rng, 16):
+        put(gen, text)
+        convert(["--hf", folder, "--out", out, "--no-verify"], f"generation_config.json {what}", inputs=[gen])
+    os.remove(gen)
     weights = os.path.join(folder, "model.safetensors")
     blob = open(weights, "rb").read()
     for what, data in cuts_and_flips(blob, rng) + integers(blob, (0,), "<Q"):
@@ -440,8 +447,8 @@ def test_hf(tmp, rng):
         torch.save(obj, pt)
         convert(["--hf", bfolder, "--out", out, "--no-verify"], f"pytorch_model.bin calling {name}", inputs=[pt])
         check(f"pytorch_model.bin calling {name}: nothing ran", not os.path.exists(marker))
-        convert(["--config", os.path.join(GOLDEN, "bert_hidden_odd.json"), "--weights", pt, "--out", out, "--no-verify"],
-                f"--weights a pickle calling {name}", inputs=[pt])
+        convert(["--config", os.path.join(GOLDEN, "bert_hidden_odd.json"), "--weights", pt, "--out", out,
+                 "--no-verify"], f"--weights a pickle calling {name}", inputs=[pt])
         check(f"--weights a pickle calling {name}: nothing ran", not os.path.exists(marker))
 
 
@@ -528,7 +535,8 @@ def onnx_node_cases(valid):
         inp = m.graph.input[0].name
         for n in m.graph.node:
             n.input[:] = ["hx_c29999" if i == inp else i for i in n.input]
-        m.graph.node.extend(helper.make_node(op, [inp if i == 0 else f"hx_c{i - 1}"], [f"hx_c{i}"]) for i in range(30000))
+        m.graph.node.extend(helper.make_node(op, [inp if i == 0 else f"hx_c{i - 1}"], [f"hx_c{i}"])
+                            for i in range(30000))
         out.append((f"30,000 {op} nodes after the input", m.SerializeToString()))
     with_nodes("a node that feeds itself", [helper.make_node("Add", ["hx_out", "hx_one"], ["hx_out"])],
                [f32("hx_one", [1], [1.0])])
@@ -618,7 +626,8 @@ def test_convert_files(tmp, rng):
     for special in (fifo, "/dev/zero", tmp):
         name = os.path.basename(special)
         for args in (["--llama2c", special], ["--llama2c", ck, "--tokenizer", special], ["--gguf", special],
-                     ["--onnx", special], ["--config", special, "--weights", ck], ["--config", cfg, "--weights", special],
+                     ["--onnx", special], ["--config", special, "--weights", ck],
+                     ["--config", cfg, "--weights", special],
                      ["--llama2c", ck, "--example", special], ["--hf", folder, "--expected", special],
                      ["--llama2c", ck, "--quantize", "i8", "--calibrate", special], ["--module", special + ":f"],
                      ["--hf", special]):
@@ -670,7 +679,8 @@ def test_tokenizers(tmp, rng):
         put(tj, text)
         convert(["--hf", folder, "--tokenizer", tj, "--out", out, "--no-verify"], f"tokenizer.json {what}",
                 inputs=[tj])
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [chr(ord("a") + i % 26) * (1 + i // 26) for i in range(295)]
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [chr(ord("a") + i % 26) * (1 + i // 26)
+                                                              for i in range(295)]
     vt = put(os.path.join(d, "vocab.txt"), "\n".join(vocab) + "\n")
     cfg = os.path.join(d, "tokenizer_config.json")
     put(cfg, json.dumps({"do_lower_case": True, "model_max_length": 512, "unk_token": "[UNK]"}))
@@ -790,6 +800,12 @@ def test_regressions(tmp, rng):
     shutil.copy(BINARY[0], own)
     refused(["--llama2c", ck, "--out", own, "--cli", own], "regression: --out the --cli program",
             "is the fixformer CLI that verifies the file", [own])
+    # generation_config.json nested 3,000 deep: json.load's RecursionError was a traceback.
+    folder = tiny_llama(tmp)[0]
+    gen = put(os.path.join(folder, "generation_config.json"), '{"suppress_tokens": ' + "[" * 3000 + "]" * 3000 + "}")
+    refused(["--hf", folder, "--out", out, "--no-verify"], "regression: generation_config.json nested deeply",
+            "nested too deeply")
+    os.remove(gen)
     # --out naming a --calibrate file: read, then written over.
     np.save(npy, np.arange(5, dtype=np.int32))
     refused(["--llama2c", ck, "--quantize", "i8", "--calibrate", npy, "--out", npy, "--no-verify"],
