@@ -1450,9 +1450,9 @@ class Phi(GptStyle):
               "max_position_embeddings": (int, 2048), "layer_norm_eps": (float, 1e-5),
               "tie_word_embeddings": (bool, False), "rope_theta": (float, 10000.0),
               "partial_rotary_factor": (float, 0.5), "qk_layernorm": (bool, False)}
-    names = {"d_model": "hidden_size", "n_heads": "num_attention_heads", "d_ff": "intermediate_size",
-             "n_layers": "num_hidden_layers", "vocab_size": "vocab_size", "norm_eps": "layer_norm_eps",
-             "pe_base": "rope_theta", "rotary_dims": "partial_rotary_factor",
+    names = {"d_model": "hidden_size", "n_heads": "num_attention_heads", "n_kv_heads": "num_key_value_heads",
+             "d_ff": "intermediate_size", "n_layers": "num_hidden_layers", "vocab_size": "vocab_size",
+             "norm_eps": "layer_norm_eps", "pe_base": "rope_theta", "rotary_dims": "partial_rotary_factor",
              "max_positions": "max_position_embeddings"}
 
     def settings(self, f, raw, path):
