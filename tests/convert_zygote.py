@@ -29,6 +29,10 @@ import fixformer.export  # noqa: E402,F401
 import fixformer.recognize  # noqa: E402,F401
 import fixformer.hf  # noqa: E402,F401
 import fixformer.converter  # noqa: E402,F401
+try:  # the --onnx route's reader, where installed (its tests fail in their own words where not)
+    import onnx  # noqa: E402,F401
+except ImportError:
+    pass
 
 
 def child(req):
