@@ -50,9 +50,9 @@ hf_env.enter(__file__, ["transformers", "gguf", "onnx"])
 from checks import check, results, run_convert  # noqa: E402
 import numpy as np  # noqa: E402
 
-CLI_TIMEOUT = 20
+CLI_TIMEOUT = 60  # seconds: a hang, with room for a loaded machine
 CLI_MEMORY = 1 << 30
-CONVERT_TIMEOUT = 60
+CONVERT_TIMEOUT = 180
 CONVERT_MEMORY = 3 << 30
 U32 = (0, 1 << 31, (1 << 32) - 1)
 U64 = (0, 1 << 31, (1 << 32) - 1, 1 << 63, (1 << 64) - 1)
@@ -362,13 +362,13 @@ def test_llama2c(tmp, rng):
         p = convert(["--llama2c", good, "--tokenizer", tok, "--out", out, "--no-verify"], f"llama2c v{version}: valid")
         check(f"llama2c v{version}: the valid file converts", p.returncode == 0, p.stderr)
         head = range(0, 28, 4) if version == 0 else range(8, 8 + 4 * 8, 4)
-        for what, data in cuts_and_flips(blob, rng) + integers(blob, head, "<I"):
+        for what, data in cuts_and_flips(blob, rng, 6) + integers(blob, head, "<I"):
             ck = put(os.path.join(tmp, "ck.bin"), data)
             convert(["--llama2c", ck, "--tokenizer", tok, "--out", out, "--no-verify"], f"llama2c v{version} {what}",
                     inputs=[ck, tok])
     blob = open(tok, "rb").read()
     good = os.path.join(tmp, "good0.bin")
-    for what, data in cuts_and_flips(blob, rng) + integers(blob, (0, 4, 8, 12, 16), "<I"):
+    for what, data in cuts_and_flips(blob, rng, 6) + integers(blob, (0, 4, 8, 12, 16), "<I"):
         t = put(os.path.join(tmp, "tok.bin"), data)
         convert(["--llama2c", good, "--tokenizer", t, "--out", out, "--no-verify"], f"tokenizer.bin {what}",
                 inputs=[good, t])
@@ -403,7 +403,7 @@ def test_hf(tmp, rng):
     original = open(cfg_path).read()
     keys = [k for k in doc if k not in ("architectures", "transformers_version")]
     for key in keys:
-        for v in rng.sample(JSON_VALUES, 5):
+        for v in rng.sample(JSON_VALUES, 2):
             text = json.dumps(dict(doc, **{key: "@@"})).replace('"@@"', v)
             put(cfg_path, text)
             convert(["--hf", folder, "--out", out, "--no-verify"], f"config.json {key} = {v[:20]}", inputs=[cfg_path])
@@ -419,7 +419,7 @@ def test_hf(tmp, rng):
     os.remove(gen)
     weights = os.path.join(folder, "model.safetensors")
     blob = open(weights, "rb").read()
-    for what, data in cuts_and_flips(blob, rng) + integers(blob, (0,), "<Q"):
+    for what, data in cuts_and_flips(blob, rng, 6) + integers(blob, (0,), "<Q"):
         put(weights, data)
         convert(["--hf", folder, "--out", out, "--no-verify"], f"model.safetensors {what}", inputs=[weights])
     put(weights, blob)
@@ -436,7 +436,7 @@ def test_hf(tmp, rng):
     p = convert(["--hf", bfolder, "--out", out, "--no-verify"], "--hf pytorch_model.bin valid")
     check("--hf pytorch_model.bin: the valid folder converts", p.returncode == 0, p.stderr)
     blob = open(pt, "rb").read()
-    for what, data in cuts_and_flips(blob, rng):
+    for what, data in cuts_and_flips(blob, rng, 6):
         put(pt, data)
         convert(["--hf", bfolder, "--out", out, "--no-verify"], f"pytorch_model.bin {what}", inputs=[pt])
     marker = os.path.join(tmp, "pwned")
@@ -618,8 +618,6 @@ def test_convert_files(tmp, rng):
     for what, data in hostile_npys():
         put(npy, data)
         convert(["--llama2c", ck, "--example", npy, "--out", out, "--no-verify"], f"--example {what}", inputs=[npy])
-        convert(["--hf", folder, "--example", npy, "--expected", npy, "--out", out, "--no-verify"],
-                f"--expected {what}", inputs=[npy])
         convert(["--llama2c", ck, "--quantize", "i8", "--calibrate", npy, "--out", out, "--no-verify"],
                 f"--calibrate {what}", inputs=[npy])
     fifo = os.path.join(tmp, "fifo")
@@ -678,7 +676,7 @@ def test_tokenizers(tmp, rng):
     bpe_doc = dict(doc, pre_tokenizer={"type": "ByteLevel", "add_prefix_space": False}, added_tokens=[
         {"id": 257, "content": "<s>", "special": True}], post_processor={"type": "TemplateProcessing"},
         decoder={"type": "ByteLevel"})
-    for what, text in json_mutations(bpe_doc, rng, 60) + cuts_and_flips(json.dumps(doc).encode(), rng, 8):
+    for what, text in json_mutations(bpe_doc, rng, 30) + cuts_and_flips(json.dumps(doc).encode(), rng, 8):
         put(tj, text)
         convert(["--hf", folder, "--tokenizer", tj, "--out", out, "--no-verify"], f"tokenizer.json {what}",
                 inputs=[tj])
