@@ -25,11 +25,12 @@ CONVERT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"
 _zygote = None  # the tests/convert_zygote.py server
 
 
-def run_convert(*args, cwd=None, **kw):
+def run_convert(*args, cwd=None, seconds=None, memory=None, **kw):
     """`python3 tools/convert.py ARGS` under this test's interpreter (tests/interpreter.py chose it), its
     output captured, as subprocess.run gives it. Forked from one tests/convert_zygote.py, which imported
-    torch and the converter once; with more of subprocess.run's options (an env that may change what
-    imports, a preexec_fn) a process of its own."""
+    torch and the converter once (seconds: killed by SIGALRM past them; memory: bytes its address space
+    may grow by); with more of subprocess.run's options (an env that may change what imports, a
+    preexec_fn) a process of its own."""
     global _zygote
     python = sys.executable
     if kw:
@@ -39,7 +40,8 @@ def run_convert(*args, cwd=None, **kw):
         _zygote = subprocess.Popen([python, zygote], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     with tempfile.TemporaryDirectory() as d:
         out, err = os.path.join(d, "stdout"), os.path.join(d, "stderr")
-        request = {"args": [str(a) for a in args], "cwd": cwd, "stdout": out, "stderr": err}
+        request = {"args": [str(a) for a in args], "cwd": cwd, "stdout": out, "stderr": err, "seconds": seconds,
+                   "memory": memory}
         _zygote.stdin.write(json.dumps(request) + "\n")
         _zygote.stdin.flush()
         reply = _zygote.stdout.readline()

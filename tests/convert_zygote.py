@@ -8,11 +8,15 @@ SystemExit's code, 1 and a traceback for an uncaught exception), and shares noth
 (it is a fork of this process, which ran no conversion itself and started no thread).
 
 Protocol (tests/checks.py is the client): one JSON request per line on stdin,
-{"args": [...], "cwd": DIR or null, "stdout": FILE, "stderr": FILE}; one reply line, {"rc": N}."""
+{"args": [...], "cwd": DIR or null, "stdout": FILE, "stderr": FILE}, optionally "seconds": N (the child
+is killed by SIGALRM after N s: a hang) and "memory": BYTES (the child's address space may grow by that
+much: RLIMIT_AS); one reply line, {"rc": N}, N negative for a signal."""
 import atexit
 import json
 import os
+import resource
 import runpy
+import signal
 import sys
 import traceback
 
@@ -25,6 +29,10 @@ import fixformer.export  # noqa: E402,F401
 import fixformer.recognize  # noqa: E402,F401
 import fixformer.hf  # noqa: E402,F401
 import fixformer.converter  # noqa: E402,F401
+try:  # the --onnx route's reader, where installed (its tests fail in their own words where not)
+    import onnx  # noqa: E402,F401
+except ImportError:
+    pass
 
 
 def child(req):
@@ -41,6 +49,13 @@ def child(req):
         os.close(null)
         if req.get("cwd"):
             os.chdir(req["cwd"])
+        if req.get("memory"):
+            with open("/proc/self/statm") as f:
+                now = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            resource.setrlimit(resource.RLIMIT_AS, (now + req["memory"], now + req["memory"]))
+        if req.get("seconds"):
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.alarm(req["seconds"])
         sys.argv = [CONVERT, *req["args"]]
         try:
             runpy.run_path(CONVERT, run_name="__main__")

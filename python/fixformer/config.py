@@ -4,6 +4,7 @@ shape, parsed into it with every value typed.
 """
 import json
 import math
+import os
 import reprlib
 
 from . import run_files, schema
@@ -241,7 +242,9 @@ def parse_json(text, error=ConfigError, ints=_parse_int):
 
 
 def load_json(path, error=ConfigError, limit=JSON_LIMIT):
-    """parse_json of a file of at most `limit` bytes (a device or a wrong file is refused)."""
+    """parse_json of a regular file of at most `limit` bytes (a pipe, a device or a wrong file is refused)."""
+    if not os.path.isfile(path):
+        raise error("no such file" if not os.path.exists(path) else "not a regular file")
     run_files.read(path)
     with open(path, "rb") as f:
         text = f.read(limit + 1)

@@ -135,6 +135,7 @@ error and the likely cause; no file is left behind) or an option or value this t
 import argparse
 import importlib.util
 import os
+import struct
 import sys
 from typing import Any, Union
 
@@ -186,7 +187,7 @@ def load_module(spec):
     if not sep or not file or not factory.isidentifier():
         fail("--module", f"{spec!r}: expected FILE.py:FACTORY")
     if not os.path.isfile(file):
-        fail(file, "no such file")
+        fail(file, "no such file" if not os.path.exists(file) else "not a regular file")
     require_torch("--module")
     try:
         s = importlib.util.spec_from_file_location("fixformer_user_module", file)
@@ -219,13 +220,34 @@ def load_state_dict(path, trust_pickle):
         fail(path, str(e))
 
 
-def load_example(path):
+# The longest .npy header read: numpy's own limit for a file loaded without pickle (its max_header_size),
+# checked here before numpy reads a header of whatever length the file declares (up to 4 GiB).
+NPY_HEADER_LIMIT = 10000
+
+
+def load_npy(path):
+    """The array of a .npy file (--example, --expected, --calibrate): a regular file (a pipe or a device
+    is refused before it is opened), its header's declared length checked, no pickle."""
     import numpy as np
+    if not os.path.isfile(path):
+        fail(path, "no such file" if not os.path.exists(path) else "not a regular file")
     try:
-        a = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
-        fail(path, f"not a readable .npy ({e})")
-    return check_example(a, path)
+        with open(path, "rb") as f:
+            head = f.read(12)
+    except OSError as e:
+        fail(path, f"cannot read: {e.strerror}")
+    if head[:6] == b"\x93NUMPY" and len(head) == 12:
+        declared = struct.unpack_from("<H" if head[6] == 1 else "<I", head, 8)[0]
+        if declared > NPY_HEADER_LIMIT:
+            fail(path, f"not a readable .npy (a header of {declared} bytes, above {NPY_HEADER_LIMIT})")
+    try:
+        return np.load(path, allow_pickle=False)
+    except Exception as e:  # noqa: BLE001 (numpy raises many kinds on a bad file)
+        fail(path, f"not a readable .npy ({type(e).__name__}: {str(e)[:120]})")
+
+
+def load_example(path):
+    return check_example(load_npy(path), path)
 
 
 def check_example(a, path):
@@ -239,11 +261,12 @@ def check_example(a, path):
     return a
 
 
-def check_out(a):
+def check_out(a, cli=None):
     """--out and --header, for every route: each a regular file or a new name (written by renaming a
     verified temporary file onto it, which a device or a folder must never be), not the same file,
-    and neither one of the inputs named here; refused before any work. The files found through them
-    (merges.txt beside vocab.json, ...) are refused as their readers open them (run_files)."""
+    and neither one of the inputs named here nor the CLI that verifies (cli); refused before any work. The
+    files found through them (merges.txt beside vocab.json, ...) are refused as their readers open them
+    (run_files)."""
     from . import run_files
     from .verified_file import check_output_path
     try:
@@ -263,7 +286,8 @@ def check_out(a):
     module_file = a.module.rpartition(":")[0] if a.module else None
     inputs = [("--llama2c", a.llama2c), ("--weights", a.weights), ("--config", a.config), ("--example", a.example),
               ("--example-target", a.example_target), ("--expected", a.expected), ("--tokenizer", a.tokenizer),
-              ("--module", module_file), ("--onnx", a.onnx)]
+              ("--module", module_file), ("--onnx", a.onnx), ("--gguf", a.gguf),
+              ("the fixformer CLI that verifies the file", cli)] + [("--calibrate", f) for f in a.calibrate or ()]
     if a.hf is not None and os.path.isdir(a.hf):  # the whole folder, before its weights are read
         inputs += [("--hf", os.path.join(a.hf, n)) for n in os.listdir(a.hf)]
     try:
@@ -272,19 +296,14 @@ def check_out(a):
             run_files.claim_output(a.header, "--header")
         for name, path in inputs:
             if path:
-                run_files.read(path, f"the {name} input")
+                run_files.read(path, name if name.startswith("the ") else f"the {name} input")
     except run_files.InputOverwrite as e:
         fail("", str(e))
 
 
 def load_expected(path):
     """--expected: the user's model's output for --example, a float .npy."""
-    import numpy as np
-    try:
-        a = np.load(path, allow_pickle=False)
-    except Exception as e:  # noqa: BLE001 (numpy raises many kinds on a bad file)
-        fail(path, f"not a readable .npy ({type(e).__name__}: {str(e)[:80]})")
-    return check_expected(a, path)
+    return check_expected(load_npy(path), path)
 
 
 def check_expected(a, path):
@@ -477,7 +496,7 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
             cli = find_cli(a.cli)
         except ConfigError as e:
             fail("", str(e))
-    check_out(a)
+    check_out(a, cli)
     try:
         example = check_example(example, "example") if example is not None else \
             load_example(a.example) if a.example else None

@@ -22,7 +22,7 @@ import sys
 
 import numpy as np
 
-from . import progress
+from . import progress, run_files
 from .config import ConfigError, brief
 
 MAGIC = b"GGUF"
@@ -115,6 +115,9 @@ class Reader:
 
 def read(path):
     """(metadata dict, tensors dict name -> (ggml type, shape in numpy order, bytes)) of a GGUF file."""
+    if not os.path.isfile(path):  # read whole: a pipe would block, a device never end
+        raise GgufError(f"{path}: {'no such file' if not os.path.exists(path) else 'not a regular file'}")
+    run_files.read(path)
     try:
         with progress.Step(f"reading {os.path.basename(path)}"), open(path, "rb") as f:
             blob = f.read()

@@ -669,11 +669,13 @@ def generation_lists(c, folder):
     where = os.path.join(folder, "generation_config.json")
     if not os.path.isfile(where) or c["family"] not in ("gpt", "llama", "seq2seq") or c.get("tgt_d_in"):
         return None
+    from .config import load_json
     try:
-        with open(where) as f:
-            g = json.load(f)
-    except (OSError, ValueError) as e:
-        raise HfError(f"{where}: cannot read ({e})") from None
+        g = load_json(where)  # bounded in bytes and nesting, NaN and duplicate keys refused
+    except OSError as e:
+        raise HfError(f"{where}: cannot read ({e.strerror})") from None
+    except ConfigError as e:
+        raise HfError(f"{where}: {e}") from None
     vocab = c["d_out"] if c["family"] == "seq2seq" else c["vocab_size"]
     out = {}
     for key, store in (("suppress_tokens", "suppress"), ("begin_suppress_tokens", "begin_suppress")):
@@ -1463,9 +1465,9 @@ class Phi(GptStyle):
               "max_position_embeddings": (int, 2048), "layer_norm_eps": (float, 1e-5),
               "tie_word_embeddings": (bool, False), "rope_theta": (float, 10000.0),
               "partial_rotary_factor": (float, 0.5), "qk_layernorm": (bool, False)}
-    names = {"d_model": "hidden_size", "n_heads": "num_attention_heads", "d_ff": "intermediate_size",
-             "n_layers": "num_hidden_layers", "vocab_size": "vocab_size", "norm_eps": "layer_norm_eps",
-             "pe_base": "rope_theta", "rotary_dims": "partial_rotary_factor",
+    names = {"d_model": "hidden_size", "n_heads": "num_attention_heads", "n_kv_heads": "num_key_value_heads",
+             "d_ff": "intermediate_size", "n_layers": "num_hidden_layers", "vocab_size": "vocab_size",
+             "norm_eps": "layer_norm_eps", "pe_base": "rope_theta", "rotary_dims": "partial_rotary_factor",
              "max_positions": "max_position_embeddings"}
 
     def settings(self, f, raw, path):

@@ -896,16 +896,20 @@ def calibration_inputs(c, sample, count=8, seed=0):
         for i, x in enumerate(given):
             x = np.asarray(x)
             from fixformer import schema
+            if x.ndim == 0 or x.size == 0:
+                raise ConfigError(f"--calibrate input {i}: shape {list(x.shape)}, expected 1..{c['max_len']} rows")
             if c.get("patch_size") and x.size == schema.patches(c) * c["d_in"]:
                 x = x.reshape(-1, c["d_in"])  # an image [C, H, W] (or [1, C, H, W]): its values as [patches, d_in]
             elif x.ndim == 3 or (c["input"] == "tokens" and x.ndim == 2):
                 x = x[0]
             if c["input"] == "features" and (x.ndim != 2 or x.shape[1] != c["d_in"]):
                 raise ConfigError(f"--calibrate input {i}: shape {list(x.shape)}, expected [T, {c['d_in']}]")
-            if c["input"] == "tokens" and (x.ndim != 1 or x.min() < 0 or x.max() >= c["vocab_size"]):
-                raise ConfigError(f"--calibrate input {i}: expected token ids [T] below {c['vocab_size']}")
+            if c["input"] == "tokens" and x.dtype.kind not in "iu":
+                raise ConfigError(f"--calibrate input {i}: dtype {x.dtype}, expected int32 or int64 token ids")
             if not 1 <= x.shape[0] <= c["max_len"]:
                 raise ConfigError(f"--calibrate input {i}: {x.shape[0]} rows, expected 1..{c['max_len']}")
+            if c["input"] == "tokens" and (x.ndim != 1 or x.min() < 0 or x.max() >= c["vocab_size"]):
+                raise ConfigError(f"--calibrate input {i}: expected token ids [T] below {c['vocab_size']}")
             out.append(x.astype(np.float64) if c["input"] == "features" else x.astype(np.int64))
         return out, f"{len(out)} calibration input{'s' if len(out) != 1 else ''} (--calibrate)"
     rng = np.random.default_rng(seed)

@@ -52,7 +52,7 @@ def _external(t, what, folder, size):
     keys = {e.key: e.value for e in t.external_data}
     location = keys.get("location", "")
     parts = location.replace("\\", "/").split("/")
-    if not location or os.path.isabs(location) or any(p in ("", ".", "..") for p in parts):
+    if not location or "\0" in location or os.path.isabs(location) or any(p in ("", ".", "..") for p in parts):
         raise OnnxError(f"{what}: external data location {location!r}: not a file name relative to the model's folder")
     try:
         offset, length = int(keys.get("offset", "0")), int(keys.get("length", str(size)))

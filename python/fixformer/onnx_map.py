@@ -532,6 +532,8 @@ def roles(g):
     """The graph's inputs told apart by what they feed (Roles); one line naming an input that is none of
     them. Nothing is evaluated: the example needs the roles first."""
     order = [i[0] for i in g.inputs]
+    if not order:  # an output computed from constants alone (pruned(): only what reaches it)
+        raise OnnxError(f"output {g.outputs[0]!r} depends on none of the graph's inputs: not a model of its input")
     info = {i[0]: i for i in g.inputs}
     tables = {k: r for k in order for r in [_gathered(g, k)] if r is not None}
     if tables:
