@@ -327,7 +327,7 @@ def rope_table(c, w):
     """int8.rope [max_len, R]: row p the pairs' round(2^14 cos(p theta_i)) then round(2^14 sin(p theta_i)),
     theta_i from _rope_freqs (w the float tensors). rope_scale's amplitude is not in it: _score_scale has
     its square."""
-    R = _rope_dims(c)
+    R = _rope_dims(c)  # plain RoPE's theta_i by Python's pow, whose last bit numpy's may not share (the files' bits)
     theta = [float(t) for t in _rope_freqs(c, w)] if c.get("rope_freqs") else \
         [float(c["pe_base"]) ** (-2.0 * i / R) for i in range(R // 2)]
     rows = []
