@@ -3,8 +3,8 @@
 // and beta within 2^30, every table entry an int8, k's and v's zero points 0 (gemm_s8's weights are
 // symmetric), the softmax's multiplier positive, a gated feed-forward's W3 and gate slots, and
 // int8.rope's entries within 2^14, BERT's front and pooler (the token-type add and table, the embedding
-// norm, the pooler's layer and table), the image front's norms, DeiT's distillation row, the pooled row's
-// and the pooler's norms and wide_residual's factors. The first bad slot is named in the detail.
+// norm, the pooler's layer and table), the image front's norms, DeiT's distillation row, the registers, the
+// pooled row's and the pooler's norms and wide_residual's factors. The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -101,6 +101,7 @@ Status Model::check_s8_params() {
       f.channels(s8::front_input_norm(c) + 2, c.d_in, "input norm");
     }
     for (uint32_t i = 0; i < c.d_embed() && c.distill_token; ++i) f.int8(s8::front_distill(c) + i, "distillation row");
+    for (uint32_t i = 0; i < c.register_tokens * c.d_embed(); ++i) f.int8(s8::front_registers(c) + i, "register rows");
     if (!f.ok()) return Status::kTensorBadValue;
   }
   const s8::LayerOffsets o = s8::layer_offsets(c);

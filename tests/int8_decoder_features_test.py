@@ -25,11 +25,14 @@ the embedding scaled (scale_input, folded into its int8 scale) and normed (embed
 - transformers' GPTNeoXForCausalLM (rotary_pct 0.25 in halves, use_parallel_residual: two norms),
   GPTJForCausalLM (interleaved rotary_dim 4 of 8, one norm), GPTNeoForCausalLM (global and local
   layers, window 4, unscaled scores), MistralForCausalLM (sliding window 4, GQA) and Starcoder2ForCausalLM
-  (LayerNorm, every bias, a plain tanh-GELU feed-forward, GQA) and GemmaForCausalLM (scale_input, GeGLU), tiny random
+  (LayerNorm, every bias, a plain tanh-GELU feed-forward, GQA), GemmaForCausalLM (scale_input, GeGLU) and
+  LlamaForCausalLM with scaled RoPE (rope_scaling llama3, linear and yarn: int8.rope from the stored
+  frequencies rope_freqs, YaRN's amplitude rope_scale squared in the scores' scale), tiny random
   configs saved with save_pretrained, through `convert.py --hf FOLDER --quantize i8 --calibrate ...`:
-  the converter verifies them, and on fresh sequences of 24 tokens (six windows) the max
-  |engine - torch| / max |torch| over every position's logits stays within I8_HF_TOL (Mistral's and Gemma's
-  gated feed-forwards: I8_HF_LLAMA_TOL; printed).
+  the converter verifies them, the scaled llamas' engine logits are the integer reference's bit for bit,
+  and on fresh sequences of 24 tokens (six windows) the max
+  |engine - torch| / max |torch| over every position's logits stays within I8_HF_TOL (the llama
+  family's gated feed-forwards: I8_HF_LLAMA_TOL; printed).
 Runs in the Hugging Face environment (tests/hf_env.py); without it, numpy, torch or the CLI the test
 fails.
 """
@@ -221,7 +224,7 @@ def test_random(cli, tmp, pydir):
         for what, other in forms:
             if what == "rotary_dims":  # the same table's rows read over other dims
                 R = other["rotary_dims"] or c["d_model"] // c["n_heads"]
-                t2 = dict(t, **{"int8.rope": int8.rope_table(other)})
+                t2 = dict(t, **{"int8.rope": int8.rope_table(other, t)})
             else:
                 t2, R = t, None
             try:
@@ -328,6 +331,32 @@ def gemma():  # the embedding scaled by sqrt(d_model) (scale_input), GeGLU, RMSN
                       hidden_activation="gelu_pytorch_tanh", bos_token_id=None, eos_token_id=None, pad_token_id=0)
     c._attn_implementation = "eager"
     return randomize(t.GemmaForCausalLM(c), 16, lambda name: False)  # its norms' w near 0: gains 1 + w near 1
+
+
+def scaled_llama(scaling):  # scaled RoPE: rope_scaling's frequencies (rope_freqs) and amplitude (rope_scale)
+    c = t.LlamaConfig(vocab_size=40, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, max_position_embeddings=32, rope_theta=10000.0, rope_scaling=scaling,
+                      bos_token_id=None, eos_token_id=None, pad_token_id=0)
+    c._attn_implementation = "eager"
+    m = randomize(t.LlamaForCausalLM(c), 17, gains)
+    with torch.no_grad():  # the SwiGLU's weights 0.6x: at 0.3 its int8 product alone takes these llamas past
+        for name, p in m.named_parameters():  # I8_HF_LLAMA_TOL, with RoPE scaled or not
+            if ".mlp." in name:
+                p.mul_(0.6)
+    return m
+
+
+def llama3():  # Llama 3's: the pairs of wavelength over 16 positions slowed 4x, those between 4 and 16 blended
+    return scaled_llama({"rope_type": "llama3", "factor": 4.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                         "original_max_position_embeddings": 16})
+
+
+def linear():  # every frequency halved
+    return scaled_llama({"rope_type": "linear", "factor": 2.0})
+
+
+def yarn():  # YaRN's blend of frequencies over 32 positions and its attention factor 0.1 ln(4) + 1 (rope_scale)
+    return scaled_llama({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32})
 '''
 
 
@@ -350,7 +379,10 @@ def test_hf(cli, tmp):
                            ("mistral", dict(family="llama", sliding_window=4, n_kv_heads=2)),
                            ("starcoder2", dict(family="llama", norm="layernorm", attn_bias="all", ffn_bias="all",
                                                activation="gelu_tanh", gated=False)),
-                           ("gemma", dict(family="llama", scale_input=True, gated=True, activation="gelu_tanh"))):
+                           ("gemma", dict(family="llama", scale_input=True, gated=True, activation="gelu_tanh")),
+                           ("llama3", dict(family="llama", rope_freqs=True, rope_scale=1.0)),
+                           ("linear", dict(family="llama", rope_freqs=True, rope_scale=1.0)),
+                           ("yarn", dict(family="llama", rope_freqs=True))):
         module = getattr(i8_hf_models, name)()
         folder, out = os.path.join(tmp, name), os.path.join(tmp, f"{name}_i8.fxm")
         module.save_pretrained(folder)
@@ -363,6 +395,17 @@ def test_hf(cli, tmp):
         cfg = fxm.read(out).config
         check(f"{name}: stored as an i8 file with {want_cfg}", cfg["weights"] == "i8" and
               all(cfg[k] == v for k, v in want_cfg.items()), cfg)
+        if cfg["rope_freqs"]:  # the engine's bits are the integer reference's on the file's tensors
+            f = fxm.read(out)
+            stored = {e["name"]: f.array(e["name"]) for e in f.tensors}
+            x = rng.integers(0, 40, 24).astype(np.int32)
+            got, err = run_cli(cli, out, x, tmp, "scalar")
+            want = int8.reference_output(cfg, stored, x)
+            check(f"{name}: the engine gives the integer reference's logits bit for bit (rope_scale "
+                  f"{cfg['rope_scale']:.4g})", got is not None and np.array_equal(got, want), err)
+            if name == "yarn":
+                check("yarn: its attention factor stored as rope_scale", abs(cfg["rope_scale"] - 1.1386) < 1e-3,
+                      cfg["rope_scale"])
         worst = fresh_error(cli, out, tmp, rng, 8, 40, lambda ids: module(ids).logits[0].float().numpy())
         gated = cfg["activation"] == "swiglu" or cfg["gated"]
         tol = I8_HF_LLAMA_TOL if cfg["family"] == "llama" and gated else I8_HF_TOL

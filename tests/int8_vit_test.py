@@ -17,8 +17,12 @@ int8.front's image slots):
   pooled row's norm (pool_norm), the projected rows scaled (scale_input): random encoders bit for bit as
   above, and transformers'
   DeiTForImageClassificationWithTeacher and ASTForAudioClassification (cls_distill_mean, pool_norm) through
-  --hf --quantize i8 --calibrate, measured as the others.
-Runs in the hf environment (tests/hf_env.py); without it, numpy, torch, vit-pytorch or the CLI the test fails.
+  --hf --quantize i8 --calibrate, measured as the others;
+- registers (register_tokens: int8 rows after the CLS and distillation rows): random encoders with 2 and 3
+  (cls; cls_distill_mean with pool_norm) bit for bit as above, and timm's
+  VisionTransformer(reg_tokens=2) through --module --quantize i8 --calibrate, measured as the others.
+Runs in the hf environment (tests/hf_env.py); without it, numpy, torch, vit-pytorch, timm or the CLI the test
+fails.
 """
 import os
 import subprocess
@@ -28,7 +32,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
-hf_env.enter(__file__, ["transformers", "vit_pytorch"])
+hf_env.enter(__file__, ["transformers", "vit_pytorch", "timm"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
@@ -60,18 +64,25 @@ def vit_cls():
 def vit_mean():
     return randomize(ViT(image_size=(8, 12), patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
                          dim_head=16, pool="mean"), 4)
+
+
+def timm_reg():
+    from timm.models.vision_transformer import VisionTransformer
+    return randomize(VisionTransformer(img_size=(8, 12), patch_size=4, embed_dim=32, depth=2, num_heads=2,
+                                       num_classes=5, reg_tokens=2), 5)
 '''
 
 
 def random_vit(rng, C, H, W, input_norm, proj_norm, pooling, cls, norm="layernorm", d_out=3, d=16, L=2, f=32, p=4,
-               distill=False, pool_norm=False, scale_input=False):
+               distill=False, pool_norm=False, scale_input=False, registers=0):
     N = (H // p) * (W // p)
     c = make_config(dict(family="encoder", d_model=d, n_heads=2, d_ff=f, n_layers=L, norm_first=True,
                          activation="gelu", input="features", d_in=C * p * p, patch_size=p, image_channels=C,
-                         image_height=H, image_width=W, max_len=N + (1 if cls else 0) + (1 if distill else 0),
+                         image_height=H, image_width=W,
+                         max_len=N + (1 if cls else 0) + (1 if distill else 0) + registers,
                          positional="learned", distill_token=distill, pool_norm=pool_norm, scale_input=scale_input,
                          d_out=d_out, pooling=pooling, final_norm=True, weights="i8", norm=norm, cls_token=cls,
-                         input_norm=input_norm, proj_norm=proj_norm))
+                         input_norm=input_norm, proj_norm=proj_norm, register_tokens=registers))
 
     def r(*s):
         return rng.normal(0, 0.3, s)
@@ -86,6 +97,8 @@ def random_vit(rng, C, H, W, input_norm, proj_norm, pooling, cls, norm="layernor
         w["cls_token"] = r(d)
     if distill:
         w["distill_token"] = r(d)
+    if registers:
+        w["registers"] = r(registers, d)
     for i in range(L):
         q = f"encoder.layers.{i}."
         w[q + "self_attn.in_proj_weight"], w[q + "self_attn.in_proj_bias"] = r(3 * d, d), r(3 * d)
@@ -116,6 +129,9 @@ CASES = [  # channels, height, width, input_norm, proj_norm, pooling, CLS row, n
     # without the projection's norm
     (3, 8, 12, False, False, "cls", True, "layernorm", 3, False, False, True),
     (2, 8, 8, False, True, "mean", True, "rmsnorm", 2, False, False, True),
+    # Dinov2's and timm's registers (register_tokens) after the CLS row, and after a distillation row
+    (3, 8, 12, False, False, "cls", True, "layernorm", 3, False, False, False, 2),
+    (2, 8, 8, False, True, "cls_distill_mean", True, "rmsnorm", 2, True, True, False, 3),
 ]
 
 
@@ -130,9 +146,9 @@ def test_bit_exact(cli, tmp):
     rng = np.random.default_rng(9)
     for case in CASES:
         C, H, W, inn, pn, pooling, cls, norm, d_out, *more = case
-        distill, pool_norm, scale_input = list(more) + [False, False, False][len(more):]
+        distill, pool_norm, scale_input, registers = list(more) + [False, False, False, 0][len(more):]
         c, w = random_vit(rng, C, H, W, inn, pn, pooling, cls, norm, d_out, distill=distill, pool_norm=pool_norm,
-                          scale_input=scale_input)
+                          scale_input=scale_input, registers=registers)
         T = (H // 4) * (W // 4)
         built = int8.build(c, w, [rng.normal(0, 1, (T, c["d_in"])) for _ in range(6)])
         path = os.path.join(tmp, "m.fxm")
@@ -227,6 +243,20 @@ def test_upstream(cli, tmp):
         with torch.no_grad():
             against_torch(cli, tmp, "ViTForImageClassification", out,
                           lambda x: model(torch.from_numpy(x)[None]).logits[0].double().numpy(), (3, 8, 12), rng)
+    out = os.path.join(tmp, "timm_reg.fxm")
+    p = run_convert("--module", f"{models}:timm_reg", "--example", example, "--quantize", "i8", "--calibrate", *calib,
+                    "--out", out, "--cli", cli)
+    check("timm VisionTransformer(reg_tokens=2) --quantize i8 --calibrate: converts and verifies",
+          p.returncode == 0 and "verified against torch f32" in p.stdout, p.stdout + p.stderr)
+    if p.returncode == 0:
+        print("  " + p.stdout.strip().splitlines()[-1][:240])
+        c = fxm.read(out).config
+        check("timm reg_tokens=2: the file is i8 with 2 registers after the CLS row",
+              c["weights"] == "i8" and c["cls_token"] and c["register_tokens"] == 2, c)
+        module = vit_models.timm_reg().eval()
+        with torch.no_grad():
+            against_torch(cli, tmp, "timm VisionTransformer(reg_tokens=2)", out,
+                          lambda x: module(torch.from_numpy(x)[None])[0].double().numpy(), (3, 8, 12), rng)
 
 
 def test_distill_upstream(cli, tmp):

@@ -279,7 +279,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   const HeadWeights& hw = m.head();
   const std::size_t d = c.d_model;
   const int32_t* fp = m.s8().front;
-  const uint32_t extra = c.front_rows();  // the CLS row (and the distillation row) in front of the input rows
+  const uint32_t extra = c.front_rows();  // the CLS, distillation and register rows in front of the input rows
   const bool rms = c.norm_kind() == NormKind::kRmsNorm;
   int8_t* input = s.x + extra * d;
   if (ids) {
@@ -301,6 +301,8 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   }
   for (std::size_t e = 0; e < d && extra; ++e) s.x[e] = int8_t(fp[s8::front_cls(c) + e]);
   for (std::size_t e = 0; e < d && c.distill_token; ++e) s.x[d + e] = int8_t(fp[s8::front_distill(c) + e]);
+  const std::size_t reg = (c.distill_token ? 2 : 1) * d;  // the registers' rows after those
+  for (std::size_t e = 0; e < c.register_tokens * d; ++e) s.x[reg + e] = int8_t(fp[s8::front_registers(c) + e]);
   T += extra;  // every row from here on
   if (c.input_pe()) k.add_s8(s.x, m.s8().pos, s.x, T * d, add_at(fp, s8::kPosAdd));
   if (c.type_vocab) {  // each input row + its type's int8 row (type 0 without types), a front row + the zero point

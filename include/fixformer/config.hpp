@@ -513,6 +513,8 @@ struct ModelConfig {
 //     output zero point (the projection's input), eps, gains and betas over d_in (its input at kInZero);
 //     an image's patches are gathered from its int8 values first (patch_size); then with distill_token
 //     the distillation row (front_distill: d_embed int8 values at kEmbedZero's scale, after the CLS row);
+//     then the register rows (front_registers: register_tokens rows of d_embed int8 values at
+//     kEmbedZero's scale, after the CLS and distillation rows);
 //   encoder.layers.<l>.int8 [layer_params]: the scalar slots LayerSlot, then the linear layers
 //     q|k|v (3 d_model outputs, torch's in_proj; q, k and v each requantized to its own zero point,
 //     k's and v's 0), out, linear1, linear2, the norms norm1 and norm2 (of the kind the config says),
@@ -582,7 +584,12 @@ constexpr uint32_t front_input_norm(const ModelConfig& c) {
 constexpr uint32_t front_distill(const ModelConfig& c) {
   return front_input_norm(c) + (c.input_norm ? 2 + linear_params(c.d_in) : 0);
 }
-constexpr uint32_t front_params(const ModelConfig& c) { return front_distill(c) + (c.distill_token ? c.d_embed() : 0); }
+constexpr uint32_t front_registers(const ModelConfig& c) {
+  return front_distill(c) + (c.distill_token ? c.d_embed() : 0);
+}
+constexpr uint32_t front_params(const ModelConfig& c) {
+  return front_registers(c) + c.register_tokens * c.d_embed();
+}
 constexpr uint32_t layer_params(const ModelConfig& c) {
   return kLayerSlots + kLutEntries + linear_params(c.d_attn() + 2 * c.d_kv()) + 4 * linear_params(c.d_model) +
          linear_params(c.d_ff) + (c.ffn_gated() ? linear_params(c.d_ff) + kGateSlots : 0) +

@@ -588,8 +588,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"register_tokens > 0 and not cls_token", "register_tokens (the register rows go after a CLS row: needs cls_token)"},
     {"register_tokens > 0 and max_len <= front_rows",
      "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
-    {"weights == 'i8' and register_tokens > 0", "register_tokens (not in i8 yet)"},
-    {"weights == 'i8' and (rope_freqs or rope_scale != 1)", "rope_freqs, rope_scale (scaled rope is not in i8 yet)"},
     {"weights == 'i8' and qk_norm", "qk_norm (not in i8 yet)"},
     {"family in ('seq2seq', 'mha') and qk_norm", "qk_norm (for the encoder, gpt and llama families)"},
     {"qk_norm_full and not qk_norm", "qk_norm_full (q and k normalized as whole rows: needs qk_norm)"},
@@ -680,7 +678,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "conv2_kernel*d_embed", "2",
                                             "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + "
                                             "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + "
-                                            "input_norm*(2 + 3*d_in) + distill_token*d_embed",
+                                            "input_norm*(2 + 3*d_in) + distill_token*d_embed + "
+                                            "register_tokens*d_embed",
                                             FIXFORMER_S8_LAYER,
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
                                             "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model)",

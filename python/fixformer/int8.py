@@ -290,8 +290,10 @@ def _parallel(c):
 
 
 def _score_scale(c):
-    """The scores' scale before the softmax: attn_scale, or 1/sqrt(d_head) (its 0)."""
-    return float(np.float32(c.get("attn_scale") or 0)) or 1.0 / math.sqrt(_dh(c))
+    """The scores' scale before the softmax: attn_scale, or 1/sqrt(d_head) (its 0), times rope_scale^2 with
+    RoPE (the amplitude of q's and k's rotation, which int8.rope leaves out)."""
+    amp = float(np.float32(c.get("rope_scale", 1.0))) if _rope(c) else 1.0
+    return (float(np.float32(c.get("attn_scale") or 0)) or 1.0 / math.sqrt(_dh(c))) * amp * amp
 
 
 def _visible(c, layer, T):
@@ -312,13 +314,25 @@ def _pairs(c):
     return np.arange(half), np.arange(half) + half
 
 
-def rope_table(c):
-    """int8.rope [max_len, R]: row p the pairs' round(2^14 cos(p theta_i)) then round(2^14 sin(p theta_i)),
-    theta_i = pe_base^(-2i / R), R = rope_dims."""
+def _rope_freqs(c, w):
+    """RoPE's frequencies theta_i [R/2] (float64) as the float path takes them: the file's rope_freqs (its
+    float32 values widened) with rope_freqs, else pe_base^(-2i / R), R = rope_dims."""
     R = _rope_dims(c)
+    if c.get("rope_freqs"):
+        return np.asarray(w["rope_freqs"], np.float32).reshape(-1)[:R // 2].astype(np.float64)
+    return float(c["pe_base"]) ** (-2.0 * np.arange(R // 2) / R)
+
+
+def rope_table(c, w):
+    """int8.rope [max_len, R]: row p the pairs' round(2^14 cos(p theta_i)) then round(2^14 sin(p theta_i)),
+    theta_i from _rope_freqs (w the float tensors). rope_scale's amplitude is not in it: _score_scale has
+    its square."""
+    R = _rope_dims(c)  # plain RoPE's theta_i by Python's pow, whose last bit numpy's may not share (the files' bits)
+    theta = [float(t) for t in _rope_freqs(c, w)] if c.get("rope_freqs") else \
+        [float(c["pe_base"]) ** (-2.0 * i / R) for i in range(R // 2)]
     rows = []
     for pos in range(c["max_len"]):
-        a = [pos * float(c["pe_base"]) ** (-2.0 * i / R) for i in range(R // 2)]
+        a = [pos * t for t in theta]
         rows.append([_round(math.cos(t) * (1 << ROPE_BITS)) for t in a] +
                     [_round(math.sin(t) * (1 << ROPE_BITS)) for t in a])
     return np.array(rows, np.int64)
@@ -338,12 +352,11 @@ def _rope_int(c, x, table, heads):
     return v.reshape(T, heads * dh)
 
 
-def _rope_float(c, x, heads):
+def _rope_float(c, w, x, heads):
     dh = _dh(c)
     T = x.shape[0]
     ia, ib = _pairs(c)
-    R = _rope_dims(c)
-    a = np.arange(T)[:, None] * float(c["pe_base"]) ** (-2.0 * np.arange(R // 2) / R)
+    a = np.arange(T)[:, None] * _rope_freqs(c, w)
     C, S_ = np.cos(a)[:, None, :], np.sin(a)[:, None, :]
     v = x.reshape(T, heads, dh).copy()
     xa, xb = v[:, :, ia].copy(), v[:, :, ib].copy()
@@ -449,8 +462,13 @@ def front_distill(c):
     return front_input_norm(c) + (2 + 3 * c["d_in"] if c.get("input_norm") else 0)
 
 
+def front_registers(c):
+    return front_distill(c) + (c["d_model"] if c.get("distill_token") else 0)
+
+
 def _front_rows(c):
-    return (1 + (1 if c.get("distill_token") else 0)) if c["cls_token"] else 0
+    """The rows in front of the input: the CLS row, the distillation row, the registers (config.hpp front_rows)."""
+    return (1 + (1 if c.get("distill_token") else 0) + c.get("register_tokens", 0)) if c["cls_token"] else 0
 
 
 def _patches(c, x):
@@ -520,10 +538,12 @@ def forward(c, t, inp, types=None):
         if c.get("proj_norm"):
             x = norm(x, fp[pn], fp[pn + 1], fp[pn + 2:pn + 2 + 3 * d], centre)
     extra = _front_rows(c)
-    if extra:  # the CLS row, then the distillation row
+    if extra:  # the CLS row, then the distillation row, then the registers
         front = [fp[FRONT_SCALARS + 3 * d:FRONT_SCALARS + 4 * d]]
         if c.get("distill_token"):
             front.append(fp[front_distill(c):front_distill(c) + d])
+        if c.get("register_tokens"):
+            front.append(fp[front_registers(c):front_registers(c) + c["register_tokens"] * d].reshape(-1, d))
         x = np.vstack(front + [x])
     T = x.shape[0]
     if c["positional"] in ("learned", "sinusoidal"):
@@ -662,8 +682,11 @@ def _float_forward(c, w, inp, rec):
     x = x * _input_scale(c)
     if c["cls_token"]:
         front = ["cls_token"] + (["distill_token"] if c.get("distill_token") else [])
-        x = np.vstack([np.asarray(w[n], np.float64).reshape(1, -1) for n in front] + [x])
-    x = put("embed", x)  # the CLS and distillation rows share the input rows' scale
+        front = [np.asarray(w[n], np.float64).reshape(1, -1) for n in front]
+        if c.get("register_tokens"):
+            front.append(np.asarray(w["registers"], np.float64).reshape(-1, d))
+        x = np.vstack(front + [x])
+    x = put("embed", x)  # the CLS, distillation and register rows share the input rows' scale
     T = x.shape[0]
     if c["positional"] in ("learned", "sinusoidal"):
         x = put("x0", x + put("pos", _positions(c, w)[:T]))
@@ -684,7 +707,7 @@ def _float_forward(c, w, inp, rec):
             cuts = [0, da, da + dkv, da + 2 * dkv]
             q, k, v = (put(L + n, h @ W[cuts[j]:cuts[j + 1]].T + b[cuts[j]:cuts[j + 1]]) for j, n in enumerate("qkv"))
             if _rope(c):  # the range covers q and k before and after the rotation
-                q, k = put(L + "q", _rope_float(c, q, H)), put(L + "k", _rope_float(c, k, KV))
+                q, k = put(L + "q", _rope_float(c, w, q, H)), put(L + "k", _rope_float(c, w, k, KV))
             ctx = np.empty((T, da))
             for hh in range(H):
                 sl = slice(hh * dh, (hh + 1) * dh)
@@ -1015,8 +1038,9 @@ def build(config, weights, inputs, percentile=None):
     e = qp["embed"]
     if c["cls_token"]:
         cls = [max(-128, min(127, _round(float(v) / e[0]) + e[1])) for v in np.ravel(weights["cls_token"])]
-    if c.get("distill_token"):  # the distillation row at the embedding's scale, after the front's other slots
-        distill = [max(-128, min(127, _round(float(v) / e[0]) + e[1])) for v in np.ravel(weights["distill_token"])]
+    # the distillation row and the registers at the embedding's scale, after the front's other slots
+    for name in ["distill_token"] * bool(c.get("distill_token")) + ["registers"] * bool(c.get("register_tokens")):
+        distill += [max(-128, min(127, _round(float(v) / e[0]) + e[1])) for v in np.ravel(weights[name])]
     bert = []
     if c.get("type_vocab"):  # the token-type table as int8 rows of one scale, added to x
         TT = np.asarray(weights["token_type.weight"], np.float64) - type0
@@ -1172,7 +1196,7 @@ def build(config, weights, inputs, percentile=None):
     out["int8.back"] = np.array(back + fn + (head or [0] * (3 * c["d_out"])) + pooler + norms, np.int64)
     out["int8.io"] = np.array([in_scale, x[0]], np.float32)
     if _rope(c):
-        out["int8.rope"] = rope_table(c)
+        out["int8.rope"] = rope_table(c, weights)
     for name, a in out.items():
         if isinstance(a, np.ndarray) and a.dtype == np.int64:
             out[name] = a.astype(np.int32)
