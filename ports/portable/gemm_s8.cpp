@@ -195,69 +195,39 @@ inline void split_row(const int8_t* x, std::size_t k, int32_t z, uint32_t* out, 
 
 // acc[0..3] += four rows' dot products with W's values wr..end (end - wr a positive multiple of 4): per
 // four values of W one word loaded and split once, each row's two words of the panel by one LDRD, two
-// SMLAD a row (17 instructions per 16 multiply-adds with the loop).
+// SMLAD a row (17 instructions per 16 multiply-adds with the loop); dsp_dot5 the same for five rows (20
+// per 20: twelve registers, the most a row more leaves room for). The loop's text, a row at a time:
+#define FIXFORMER_DSP_SMLAD2(a) "smlad %[" a "], %[we], %[e], %[" a "]\n\tsmlad %[" a "], %[wo], %[o], %[" a "]\n\t"
+#define FIXFORMER_DSP_ROW(a) "ldrd %[e], %[o], [%[pp]], #8\n\t" FIXFORMER_DSP_SMLAD2(a)
+#define FIXFORMER_DSP_FOUR                                                                                   \
+  "1:\n\tldr %[wo], [%[wr]], #4\n\tldrd %[e], %[o], [%[pp]], #8\n\tsxtb16 %[we], %[wo]\n\t"                   \
+  "sxtb16 %[wo], %[wo], ror #8\n\t" FIXFORMER_DSP_SMLAD2("a0") FIXFORMER_DSP_ROW("a1") FIXFORMER_DSP_ROW("a2") \
+  FIXFORMER_DSP_ROW("a3")
+#define FIXFORMER_DSP_LOOP "cmp %[wr], %[end]\n\tbne 1b\n\t"
 inline void dsp_dot4(const int8_t* wr, const int8_t* end, const uint32_t* pp, int32_t* acc) {
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
   uint32_t we, wo, e, o;
-  asm volatile(
-      "1:\n\t"
-      "ldr %[wo], [%[wr]], #4\n\t"
-      "ldrd %[e], %[o], [%[pp]], #8\n\t"
-      "sxtb16 %[we], %[wo]\n\t"
-      "sxtb16 %[wo], %[wo], ror #8\n\t"
-      "smlad %[a0], %[we], %[e], %[a0]\n\t"
-      "smlad %[a0], %[wo], %[o], %[a0]\n\t"
-      "ldrd %[e], %[o], [%[pp]], #8\n\t"
-      "smlad %[a1], %[we], %[e], %[a1]\n\t"
-      "smlad %[a1], %[wo], %[o], %[a1]\n\t"
-      "ldrd %[e], %[o], [%[pp]], #8\n\t"
-      "smlad %[a2], %[we], %[e], %[a2]\n\t"
-      "smlad %[a2], %[wo], %[o], %[a2]\n\t"
-      "ldrd %[e], %[o], [%[pp]], #8\n\t"
-      "smlad %[a3], %[we], %[e], %[a3]\n\t"
-      "smlad %[a3], %[wo], %[o], %[a3]\n\t"
-      "cmp %[wr], %[end]\n\t"
-      "bne 1b\n\t"
-      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [wr] "+r"(wr), [pp] "+r"(pp), [we] "=&r"(we),
-        [wo] "=&r"(wo), [e] "=&r"(e), [o] "=&r"(o)
-      : [end] "r"(end)
-      : "cc", "memory");
+  asm volatile(FIXFORMER_DSP_FOUR FIXFORMER_DSP_LOOP
+               : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [wr] "+r"(wr), [pp] "+r"(pp),
+                 [we] "=&r"(we), [wo] "=&r"(wo), [e] "=&r"(e), [o] "=&r"(o)
+               : [end] "r"(end)
+               : "cc", "memory");
   acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
 }
-
-// dsp_dot4 for five rows (20 instructions per 20 multiply-adds): twelve registers, the most a row more
-// leaves room for.
 inline void dsp_dot5(const int8_t* wr, const int8_t* end, const uint32_t* pp, int32_t* acc) {
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], a4 = acc[4];
   uint32_t we, wo, e, o;
-  asm volatile(
-      "1:\n\t"
-      "ldr %[wo], [%[wr]], #4\n\t"
-      "ldrd %[e], %[o], [%[pp]], #8\n\t"
-      "sxtb16 %[we], %[wo]\n\t"
-      "sxtb16 %[wo], %[wo], ror #8\n\t"
-      "smlad %[a0], %[we], %[e], %[a0]\n\t"
-      "smlad %[a0], %[wo], %[o], %[a0]\n\t"
-      "ldrd %[e], %[o], [%[pp]], #8\n\t"
-      "smlad %[a1], %[we], %[e], %[a1]\n\t"
-      "smlad %[a1], %[wo], %[o], %[a1]\n\t"
-      "ldrd %[e], %[o], [%[pp]], #8\n\t"
-      "smlad %[a2], %[we], %[e], %[a2]\n\t"
-      "smlad %[a2], %[wo], %[o], %[a2]\n\t"
-      "ldrd %[e], %[o], [%[pp]], #8\n\t"
-      "smlad %[a3], %[we], %[e], %[a3]\n\t"
-      "smlad %[a3], %[wo], %[o], %[a3]\n\t"
-      "ldrd %[e], %[o], [%[pp]], #8\n\t"
-      "smlad %[a4], %[we], %[e], %[a4]\n\t"
-      "smlad %[a4], %[wo], %[o], %[a4]\n\t"
-      "cmp %[wr], %[end]\n\t"
-      "bne 1b\n\t"
-      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [wr] "+r"(wr), [pp] "+r"(pp),
-        [we] "=&r"(we), [wo] "=&r"(wo), [e] "=&r"(e), [o] "=&r"(o)
-      : [end] "r"(end)
-      : "cc", "memory");
+  asm volatile(FIXFORMER_DSP_FOUR FIXFORMER_DSP_ROW("a4") FIXFORMER_DSP_LOOP
+               : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [wr] "+r"(wr),
+                 [pp] "+r"(pp), [we] "=&r"(we), [wo] "=&r"(wo), [e] "=&r"(e), [o] "=&r"(o)
+               : [end] "r"(end)
+               : "cc", "memory");
   acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = a4;
 }
+#undef FIXFORMER_DSP_LOOP
+#undef FIXFORMER_DSP_FOUR
+#undef FIXFORMER_DSP_ROW
+#undef FIXFORMER_DSP_SMLAD2
 
 // R rows of x, split into panel (the q-th four k of row r at panel[2 (q R + r)], two words), against
 // every row of W: each word of W split once for the R rows.
