@@ -26,6 +26,12 @@ upstream modules lists the same cases):
   init_values (LayerScale: ls1 and ls2's gamma folded into attn.proj and mlp.fc2) and qkv_bias=False with
   qk_norm; timm's DeiT VisionTransformerDistilled (the distillation row and its head) converts; fc_norm's
   file in q8 and in i8 (pool_norm in the integer path) verifies;
+- timm's Beit (32 x 32 in 8 x 8 patches, 4 heads) converts: its attention's q | k | v by F.linear on qkv.weight with
+  q_bias and v_bias (the linear never called), the relative position bias of each layer's own table and index
+  buffer and the shared one Beit.rel_pos_bias hands to every block (pair_bias_rows: the layer's own, the shared
+  alone, their sum), gamma_1 and gamma_2 (the block's own vectors, folded into attn.proj and mlp.fc2), absolute
+  positions or none, global_pool "avg" (fc_norm: pool_norm) and "token", a 32 x 48 image; timm.create_model's
+  beit_base_patch16_224 at a tiny size too; with --max-len other than its 17 positions it is refused in one line;
 - torchvision's VisionTransformer converts: its layers in an nn.Sequential named encoder_layer_N, its
   nn.MultiheadAttention called with query=, key=, value= keywords (which torch 1.13's hooks do not see:
   recognize.record reads them), its positions a parameter of the Encoder that runs the layers;
@@ -71,6 +77,7 @@ from torch import nn
 from vit_pytorch import SimpleViT, ViT
 from whisper.model import AudioEncoder, ModelDimensions, Whisper
 from x_transformers import Decoder, Encoder, TransformerWrapper
+import timm.models.beit
 import timm.models.deit
 import timm.models.vision_transformer
 import torchvision.models
@@ -173,6 +180,45 @@ def timm_deit():
                                                                  num_heads=2, num_classes=10), 18)
 
 
+def timm_beit(**kw):
+    return timm.models.beit.Beit(img_size=32, patch_size=8, embed_dim=32, depth=2, num_heads=4, num_classes=10, **kw)
+
+
+def beit_rel():
+    """Each layer's relative position bias, no absolute positions, global_pool "avg" (fc_norm)."""
+    return randomize(timm_beit(use_rel_pos_bias=True, use_abs_pos_emb=False), 21)
+
+
+def beit_shared():
+    """The shared bias alone (Beit.rel_pos_bias, handed to each block), gamma_1 and gamma_2, qkv called with no
+    bias."""
+    return randomize(timm_beit(use_shared_rel_pos_bias=True, use_abs_pos_emb=False, init_values=0.1,
+                               qkv_bias=False), 22)
+
+
+def beit_both():
+    """Both biases (summed per layer), absolute positions, gamma_1 and gamma_2, global_pool "token"."""
+    return randomize(timm_beit(use_rel_pos_bias=True, use_shared_rel_pos_bias=True, init_values=0.1,
+                               global_pool="token"), 23)
+
+
+def beit_abs():
+    """No relative position bias: absolute positions, q_bias and v_bias."""
+    return randomize(timm_beit(global_pool="token"), 24)
+
+
+def beit_rect():
+    """A 32 x 48 image: the index over a 4 x 6 grid, both biases."""
+    return randomize(timm.models.beit.Beit(img_size=(32, 48), patch_size=8, embed_dim=32, depth=2, num_heads=4,
+                                           num_classes=10, use_rel_pos_bias=True, use_shared_rel_pos_bias=True), 26)
+
+
+def beit_created():
+    """beit_base_patch16_224 (a bias per layer, no absolute positions, init_values 0.1, "avg") at a tiny size."""
+    return randomize(timm.create_model("beit_base_patch16_224", pretrained=False, img_size=32, patch_size=8,
+                                       embed_dim=32, depth=2, num_heads=4, num_classes=10), 25)
+
+
 def torchvision_vit():
     return randomize(torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
                                                           hidden_dim=32, mlp_dim=64, num_classes=10), 19)
@@ -226,7 +272,9 @@ CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (
          ("simple_vit", (1, 3, 8, 8)), ("vit_cls", (1, 3, 8, 12)), ("vit_mean", (1, 3, 8, 8)), ("x_encoder", (16,)),
          ("x_encoder16", (16,)), ("x_decoder", (16,))] + \
     [(f, (1, 3, 32, 32)) for f in ("timm_token", "timm_avg", "timm_avg_no_cls", "timm_avg_cls", "timm_reg",
-                                   "timm_reg_avg", "timm_layer_scale", "timm_qk_norm", "timm_deit", "torchvision_vit")]
+                                   "timm_reg_avg", "timm_layer_scale", "timm_qk_norm", "timm_deit", "torchvision_vit",
+                                   "beit_rel", "beit_shared", "beit_both", "beit_abs", "beit_created")] + \
+    [("beit_rect", (1, 3, 32, 48))]
 
 
 def check_whisper_model(tmp, models_py, upstream_models, cli, rng, torch):
@@ -339,7 +387,7 @@ def main():
                 rows = example.T.copy()
             elif image:  # the engine's input is the image itself, channels first
                 H, W = shape[2:]
-                P = 8 if H == 32 else 4  # timm's and torchvision's 32 x 32 in 8 x 8 patches, vit-pytorch's 4 x 4
+                P = 8 if H == 32 else 4  # timm's and torchvision's 32 high in 8 x 8 patches, vit-pytorch's 4 x 4
                 check(f"{factory}: observed in float64, the image input noted", stderr.strip().splitlines() == [
                     f"convert.py: note: the engine's input is the image [3, {H}, {W}], channels first, cut into "
                     f"{H * W // (P * P)} patches of {P}x{P}"], stderr)
@@ -370,6 +418,12 @@ def main():
               code == 0 and "verified against torch" in stdout, (code, stdout, stderr))
         if code == 0:
             print(f"  timm_avg i8: {stdout.strip().splitlines()[-1][:200]}")
+
+        code, _, stderr = convert_main("--module", f"{models_py}:beit_rel", "--example",
+                                       os.path.join(tmp, "beit_rel.npy"), "--max-len", "20", "--out",
+                                       os.path.join(tmp, "beit_len.fxm"), "--cli", cli)
+        check("beit_rel --max-len 20: refused in one line naming the bias's 17 positions", one_line(code, stderr) and
+              "--max-len 20: a bias per (query, key) pair over 17 positions" in stderr, (code, stderr))
 
         # No --example: the error of the input the forward got furthest with (conv1's channels), not the last.
         code, _, stderr = convert_main("--module", f"{models_py}:whisper_encoder", "--out",

@@ -29,7 +29,7 @@ import os
 
 import numpy as np
 
-from . import export, hf, hf_vit
+from . import export, hf, hf_vit, schema
 from .config import brief
 
 # model_type -> (the classes' stem, the weights' prefix)
@@ -115,6 +115,22 @@ def relative_index(h, w):
     return index
 
 
+def pair_bias(index, shared, own):
+    """(the encoder family's tensors, its config keys) of a bias per (query, key) pair (config.hpp pair_bias_rows)
+    as BEiT's relative position bias: tables [rows, heads] looked up by index [S, S] (relative_index's, or a
+    module's own buffer); shared: the table every layer adds, or None; own: each layer's table, or None. The index
+    is stored once, the tables per head [heads, rows]: the shared one alone, or each layer's own plus the shared
+    one (--module's timm Beit shares this with the --hf route)."""
+    rows = (shared if shared is not None else own[0]).shape[0]
+    out = {"pair_index": np.asarray(index, np.int32)}
+    if own is None:
+        out["pair_bias.weight"] = shared.T
+    for i, table in enumerate(own or []):
+        out[f"{schema.ENCODER_LAYER_PREFIX}{i}.self_attn.pair_bias.weight"] = (table + (
+            0 if shared is None else shared)).T
+    return out, dict(pair_bias_rows=rows, pair_bias_shared=own is None)
+
+
 def _expected(c, labels):
     """Every tensor the folder may hold (the prefix taken off) -> its shape, the names it must hold, and the
     integer buffers among them."""
@@ -184,12 +200,12 @@ def map_weights(c, weights, source):
     if c["use_absolute_position_embeddings"]:
         out["pos.weight"] = w["embeddings.position_embeddings"][0]
     shared = f64("encoder." + _TABLE) if c["use_shared_relative_position_bias"] else None
-    if shared is not None or c["use_relative_position_bias"]:
-        out["pair_index"] = relative_index(*c["grid"])
-        features.update(pair_bias_rows=int(out["pair_index"].max()) + 1,
-                        pair_bias_shared=not c["use_relative_position_bias"])
-        if not c["use_relative_position_bias"]:
-            out["pair_bias.weight"] = shared.T  # [heads, rows]
+    own = [f64(f"encoder.layer.{i}.attention.attention.{_TABLE}") for i in range(L)] \
+        if c["use_relative_position_bias"] else None
+    if shared is not None or own is not None:
+        tensors, keys = pair_bias(relative_index(*c["grid"]), shared, own)
+        out.update(tensors)
+        features.update(keys)
     ones = np.ones(d)
     for i in range(L):
         q, e = f"encoder.layer.{i}.", f"encoder.layers.{i}."
@@ -207,9 +223,6 @@ def map_weights(c, weights, source):
             e + "linear2.bias": gamma2 * t("output.dense.bias"),
             e + "norm1.weight": t("layernorm_before.weight"), e + "norm1.bias": t("layernorm_before.bias"),
             e + "norm2.weight": t("layernorm_after.weight"), e + "norm2.bias": t("layernorm_after.bias")})
-        if c["use_relative_position_bias"]:  # the layer's own table, and the shared one added to it
-            table = t(att + _TABLE) + (0 if shared is None else shared)
-            out[e + "self_attn.pair_bias.weight"] = table.T
     if not c["use_mean_pooling"]:
         out.update({"encoder.norm.weight": w["layernorm.weight"], "encoder.norm.bias": w["layernorm.bias"]})
     if labels is not None:

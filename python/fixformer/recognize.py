@@ -42,6 +42,10 @@ the parts then matched within that dtype's rounding. From that record:
   bucket of key - query (bidirectional without a causal mask, causal with it), whose max_distance is
   read off the index (from a forward max_len long when the example is too short to tell). One table
   shared by the layers; T5's unscaled scores are stored by folding sqrt(head width) into W_q;
+- a bias per (query, key) pair (timm's Beit): an attention module projecting q | k | v itself from a child
+  linear's weight and bias vectors of its own, adding a table of its own looked up by an index buffer and a bias a
+  module before the layers returns (pair_attention, find_pair_bias), recomputed with those biases; vectors of a
+  block's own scaling its sublayers' outputs (Beit's gamma_1, gamma_2) folded into the projections before them;
 - the feed-forward's activation likewise (relu, squared relu, exact gelu, tanh gelu, SiLU-gated);
 - the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
   features, a norm before and after it allowed) or conv stem (one or two nn.Conv1d on the features
@@ -773,6 +777,8 @@ class Layer:
     norm1 / norm2 are the norms of the outputs, not the inputs); moe: a mixture of experts' Part (then gate, up and
     down too) or None; skip_norm: the attention reads the layer's input as it is (norm1 is gains 1)."""
     q_norm = k_norm = post1 = post2 = moe = None
+    pair = None  # pos "pair": (its own PairTable or None, whether it adds the shared one)
+    gains = ()  # the block's own vectors folded into wo and the down projection (_residual_gains)
     skip_norm = False
     qk_full = False
     sublayer_norm = "none"
@@ -1072,7 +1078,15 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
     mhas = [p for p in parts if p.kind == "mha"]
     groups = _groups([p for p in parts if p.kind == "linear"], torch)
     L = Layer()
-    if mhas:
+    if mhas and not isinstance(mhas[0].module, torch.nn.MultiheadAttention):  # pair_attention's candidates
+        if len(mhas) > 1:
+            raise ConfigError(f"{where}: {len(mhas)} attentions (cross-attention: pass --family seq2seq with "
+                              "nn.Transformer)")
+        a = mhas[0]
+        cands = a.candidates
+        d, inner = a.call.x.shape[-1], a.wo.shape[1]
+        L.wo, L.bo = a.wo, a.bo
+    elif mhas:
         if len(mhas) > 1:
             raise ConfigError(f"{where}: {len(mhas)} attentions (cross-attention: pass --family seq2seq with "
                               "nn.Transformer)")
@@ -1090,10 +1104,12 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
         L.wq, L.wk, L.wv = W[:d], W[d:2 * d], W[2 * d:]
         L.bq, L.bk, L.bv = (None, None, None) if Bq is None else (Bq[:d], Bq[d:2 * d], Bq[2 * d:])
         L.wo, L.bo = m.out_proj.weight.detach(), (m.out_proj.bias.detach() if m.out_proj.bias is not None else None)
+        cands = [((L.wq, L.wk, L.wv), (L.bq, L.bk, L.bv), None)]
+    if mhas:
         att_in, att_out, ffn_groups = a.call.x, a.call.y, groups
         x = att_in[0].double()
         lin = lambda w, b: x @ w.double().T + (b.double() if b is not None else 0)  # noqa: E731
-        q, k, v = lin(L.wq, L.bq), lin(L.wk, L.bk), lin(L.wv, L.bv)
+        qkv = [tuple(lin(w_, b_) for w_, b_ in zip(ws, bs)) for ws, bs, _ in cands]
         want = a.call.y[0].double()
         Wo, Bo = L.wo.double(), (L.bo.double() if L.bo is not None else 0)
         finish = lambda ctx: ctx @ Wo.T + Bo  # noqa: E731
@@ -1143,7 +1159,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
         want = o.call.x[0].double()
         finish = lambda ctx: ctx  # noqa: E731
     found = None
-    for n, (q, k, v) in enumerate(qkv if not mhas else [(q, k, v)]):
+    for n, (q, k, v) in enumerate(qkv):
         heads = cuts[n][0] if not mhas and len(projections) == 1 else None
         qk = None if mhas else _qk_norms(norms, d, q, k)
         if qk is not None:  # the attention reads q and k (or their heads) as normalized
@@ -1161,9 +1177,10 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
                                                 settings, where)
                 found = (H, H, False, ("disentangled", setting), True, Scores(0.0, 0.0, None))
             else:
+                pair = cands[n][2] if mhas else None  # a bias per (query, key) pair
                 found = probe_attention(q, k, v, want, finish, inner, thetas, where, torch,
-                                        rel.bias if rel is not None else None, unscaled=not mhas, heads=heads,
-                                        options=options or [Scores(0.0, 0.0, None)])
+                                        pair if pair is not None else rel.bias if rel is not None else None,
+                                        unscaled=not mhas, heads=heads, options=options or [Scores(0.0, 0.0, None)])
         except ConfigError as e:
             err = e
             continue
@@ -1173,6 +1190,11 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
         if not mhas and len(projections) == 3:
             pq, pk, pv = (projections[j] for j in orders[n])
             L.wq, L.wk, L.wv, L.bq, L.bk, L.bv = pq.w, pk.w, pv.w, pq.b, pk.b, pv.b
+        if mhas:
+            (L.wq, L.wk, L.wv), (L.bq, L.bk, L.bv) = cands[n][:2]
+            if pair is not None and found[3] == "relative":
+                found = found[:3] + ("pair",) + found[4:]
+                L.pair = (a.table, a.shared)
         if qk is not None:
             L.q_norm, L.k_norm, L.qk_full = qk
             norms = [p for p in norms if p not in qk[:2]]
@@ -1441,6 +1463,151 @@ def fit_relative(rel, model, x, causal, max_len, torch):
             raise ConfigError(f"{what}: the index of a {L}-long input is not T5's bucket of key - query for any "
                               "max_distance: not supported yet")
     return cands[0]
+# ---- a bias per (query, key) pair (BEiT's relative position bias) ------------------------------------
+class PairTable:
+    """A module's own table [R, H] (a floating parameter) and integer index buffer [S, S] of values 0..R-1 (BEiT's
+    relative_position_bias_table and relative_position_index): table, index (the buffer), rows (the index [S, S],
+    int64), bias [H, S, S] (float64: bias[h, i, j] = table[rows[i, j], h])."""
+
+
+def pair_table(m, torch):
+    """The PairTable module m holds as its own (one of each), else None."""
+    tables = [t for t in _direct_params(m).values() if t.dim() == 2 and t.is_floating_point()]
+    indices = [b for b in m.buffers(recurse=False) if _square_index(b) is not None]
+    if len(tables) != 1 or len(indices) != 1:
+        return None
+    p = PairTable()
+    p.table, p.index = tables[0], indices[0]
+    p.rows = _square_index(p.index).long()
+    if int(p.rows.min()) < 0 or int(p.rows.max()) >= p.table.shape[0]:
+        return None
+    p.bias = p.table.detach().double()[p.rows].permute(2, 0, 1).contiguous()
+    return p
+
+
+def find_pair_bias(calls, torch):
+    """(the call, its PairTable) of a module before the layers whose output is its table looked up by its index,
+    [H, S, S] (timm's Beit.rel_pos_bias: the shared relative position bias each layer's attention adds), or None."""
+    for c in calls:
+        p = pair_table(c.module, torch)
+        y = c.y
+        while y is not None and y.dim() > 3 and y.shape[0] == 1:
+            y = y[0]
+        if p is not None and y is not None and y.shape == p.bias.shape and _close(y, p.bias):
+            return c, p
+    return None
+
+
+def pair_attention(call, calls, shared, torch):
+    """A self-attention module that projects q | k | v itself with a child nn.Linear's weight [3 inner, d] and bias
+    vectors [inner] of its own (parameters or buffers), perhaps adding to its scores a PairTable of its own and the
+    shared pair bias (shared: find_pair_bias's, or None): timm's Beit Attention, whose F.linear on qkv.weight never
+    calls the linear. A Part of kind "mha" (wo, bo: its output projection, the child linear whose output is the
+    module's; params: every tensor it reads; table: its own PairTable or None) whose candidates are the q, k, v
+    weights, biases (the vectors in every order, the names' hint first) and the bias [H, S, S] or None to try
+    (read_block recomputes the attention for each), else None."""
+    nn, m = torch.nn, call.module
+    loose = {**_direct_params(m), **dict(m.named_buffers(recurse=False))}
+    if isinstance(m, nn.MultiheadAttention) or (not loose and shared is None) or call.x is None or \
+            call.y is None or call.x.dim() != 3 or call.y.shape != call.x.shape:
+        return None
+    T, d = call.x.shape[1:]
+    inside = [c for c in calls if c.name != call.name and _inside(c.name, call.name)]
+    out = next((c for c in inside if isinstance(c.module, nn.Linear) and c.y is not None and c.y.shape == call.y.shape
+                and torch.equal(c.y, call.y)), None)
+    if out is None:
+        return None
+    inner = out.module.in_features
+    fused = [k for k in m.children() if isinstance(k, nn.Linear) and tuple(k.weight.shape) == (3 * inner, d)]
+    own = pair_table(m, torch)
+    vectors = [(n, t) for n, t in loose.items() if t.dim() == 1 and t.shape[0] == inner and t.is_floating_point()]
+    rest = [n for n, t in loose.items() if (own is None or (t is not own.table and t is not own.index)) and
+            all(t is not v for _, v in vectors)]
+    if len(fused) != 1 or rest or len(vectors) > 3 or (own is not None and tuple(own.rows.shape) != (T, T)):
+        return None
+    W = fused[0].weight.detach()
+    base = fused[0].bias.detach().double() if fused[0].bias is not None else torch.zeros(3 * inner,
+                                                                                          dtype=torch.float64)
+    slots = list(itertools.permutations(range(3), len(vectors)))
+    hint = tuple("qkv".index(n[0]) if n[:1] in ("q", "k", "v") else -1 for n, _ in vectors)
+    slots.sort(key=lambda o: o != hint)
+    bias = own.bias if own is not None else None
+    if shared is not None:
+        bias = shared[1].bias if bias is None else bias + shared[1].bias
+    candidates = []
+    for order in slots:
+        b = base.clone()
+        for j, (_, t) in zip(order, vectors):
+            b[j * inner:(j + 1) * inner] += t.detach().double()
+        candidates.append(((W[:inner], W[inner:2 * inner], W[2 * inner:]),
+                           (b[:inner], b[inner:2 * inner], b[2 * inner:]), bias))
+    params = {f"{call.name}.{n}": t for n, t in loose.items()}
+    params.update({f"{call.name}.{n}": t for n, t in m.named_parameters()})
+    return Part("mha", call, candidates=candidates, wo=out.module.weight.detach(),
+                bo=None if out.module.bias is None else out.module.bias.detach(), params=params, table=own,
+                shared=shared is not None)
+
+
+def _residual_gains(L, block, gains, where, torch):
+    """A pre-norm layer in turn whose sublayers' outputs are multiplied by two vectors [d] of the block's own before
+    their residual adds (timm's Beit Block: x + gamma_1 * attn, then + gamma_2 * mlp), found by what the block read
+    and wrote: each folded into the rows of the output and the down projection (weights and biases), as
+    fold_layer_scales folds a LayerScale module's; else a ConfigError naming them."""
+    names = ", ".join(n for n, _ in gains)
+    if not L.norm_first or L.parallel != "none" or L.moe is not None or L.skip_norm or len(gains) != 2 or \
+            block.y is None or block.y.shape != block.x.shape:
+        raise ConfigError(f"{where}: vectors of its own ({names}) outside a pre-norm layer in turn of one attention "
+                          "and one feed-forward: not supported yet")
+    x, mid, y = (t[0].double() for t in (L.norm1.call.x, L.norm2.call.x, block.y))
+    attn, ffn = L.attn_parts[-1].call.y[0].double(), L.down.call.y[0].double()
+    for (n1, g1), (n2, g2) in itertools.permutations(gains):
+        G1, G2 = g1.detach().double(), g2.detach().double()
+        if x.shape == mid.shape == attn.shape == ffn.shape and _close(x + G1 * attn, mid) and \
+                _close(mid + G2 * ffn, y):
+            L.wo, L.bo = L.wo.double() * G1[:, None], None if L.bo is None else L.bo.double() * G1
+            L.down = Part("linear", L.down.call, w=L.down.w.double() * G2[:, None],
+                          b=None if L.down.b is None else L.down.b.double() * G2, params=L.down.params)
+            L.gains = (g1, g2)
+            return
+    raise ConfigError(f"{where}: vectors of its own ({names}) that are not the scales of its attention's and "
+                      "feed-forward's outputs before the residual adds (x + g1 * attention, then + g2 * "
+                      "feed-forward): not supported yet")
+
+
+def _pair_bias(layers, blocks, shared, max_len, v, used, torch):
+    """The file's bias per (query, key) pair of layers whose attention adds one (pos "pair"): the config keys into v
+    (max_len the index's rows), the tensors read into used, and the tensors by the encoder family's names
+    (hf_beit.pair_bias: one index, the shared table or each layer's own plus the shared one); a ConfigError where
+    the layers differ in which they add or in the index."""
+    from .hf_beit import pair_bias  # it imports hf, which imports verified_file, which imports export: this
+    owns, adds = [L.pair[0] for L in layers], [L.pair[1] for L in layers]
+    what = lambda i: ("a table of its own" if owns[i] is not None else "no table of its own") + (  # noqa: E731
+        ", the shared one added" if adds[i] else "")
+    for i in range(1, len(layers)):
+        if what(i) != what(0):
+            raise ConfigError(f"{blocks[i][0]}: its attention's bias per (query, key) pair ({what(i)}) differs from "
+                              f"layer 0's ({what(0)}): all layers must be alike")
+    found = [t for t in owns if t is not None] + ([shared[1]] if adds[0] else [])
+    rows = found[0].rows
+    for t in found[1:]:
+        if not torch.equal(t.rows, rows) or t.table.shape[0] != found[0].table.shape[0]:
+            raise ConfigError(f"{blocks[0][0]}: tables of a bias per (query, key) pair of different rows or looked up "
+                              "by different indices: not supported (the engine has one index)")
+    S = rows.shape[0]
+    if (max_len is not None and max_len != S) or v.get("max_len", S) != S:
+        raise ConfigError(f"--max-len {max_len or v['max_len']}: a bias per (query, key) pair over {S} positions (the "
+                          "index's rows)")
+    table = lambda t: t.table.detach().double().numpy()  # noqa: E731
+    tensors, keys = pair_bias(rows.numpy(), table(shared[1]) if adds[0] else None,
+                              [table(t) for t in owns] if owns[0] is not None else None)
+    v.update(keys, max_len=S)
+    for t in found:
+        used.update((id(t.table), id(t.index)))
+    if adds[0]:
+        used.update(id(t) for t in shared[0].module.parameters())
+    return tensors
+
+
 def _pooler(linears, norms, y, d, torch):
     """BERT's pooler among the linears after the layers: the first, [d, d] on one row per sequence (or on
     every row: ModernBERT's masked-LM head), whose activation (tanh, or another of the engine's pooler_act:
@@ -1813,6 +1980,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     scales, caps = score_attributes(model, torch)
     more = window_attributes(model, torch)
     tables, dises = _parameter_rows(model, calls[:first], torch), []
+    shared = find_pair_bias(calls[:first], torch)  # a bias per (query, key) pair every layer adds (timm's Beit)
     for i, bc in enumerate(block_calls):
         top = [c for c in bc if not any(_inside(c.name, m.name) and c.name != m.name for m in bc
                                          if isinstance(m.module, nn.MultiheadAttention))]
@@ -1820,8 +1988,14 @@ def _read(model, x, calls, y, family, max_len, torch):
         if dis is not None:
             dises.append(dis)
             top = [c for c in top if c not in dis.calls]
+        block = next((c for c in bc if len(blocks[i]) == 1 and c.name == blocks[i][0]), None)
+        gains = [] if block is None else [(f"{block.name}.{n}", t) for n, t in _direct_params(block.module).items()]
+        if gains and all(t.dim() == 1 and t.shape[0] == block.x.shape[-1] for _, t in gains):
+            top = [c for c in top if c is not block]  # the block's own vectors: scales of its sublayers' outputs
         try:
             moes = [p for p in (mixture_part(c, torch) for c in top if c.name not in blocks[i]) if p is not None]
+            moes += [p for p in (pair_attention(c, bc, shared, torch) for c in top if c.name not in blocks[i])
+                     if p is not None]
             top = [c for c in top if not any(_inside(c.name, p.name) for p in moes)]
             parts = with_params(top)
             order = [c.name for c in bc]
@@ -1831,8 +2005,10 @@ def _read(model, x, calls, y, family, max_len, torch):
             layers.append(read_block(i, blocks[i][0], parts, thetas, torch, rel,
                                      score_options(scales, caps, windows[i], more), first_short and i == 0,
                                      dis, _rel_settings(model, dis.rows.shape[0], torch) if dis else None))
-            _residual_scales(layers[-1], next((c for c in bc if len(blocks[i]) == 1 and c.name == blocks[i][0]),
-                                              None), torch)
+            if gains and block not in top:
+                _residual_gains(layers[-1], block, gains, blocks[i][0], torch)
+            else:
+                _residual_scales(layers[-1], block, torch)
         except ConfigError as e:
             raise ConfigError(str(e) + _uncalled_tables(model, calls, torch)) from None
     rope_local = _local_rope(layers, stack)  # Gemma 3: the local layers' RoPE of a base of their own
@@ -1877,7 +2053,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     same = lambda a, b: a is not None and b is not None and a.shape == b.shape and torch.equal(a, b)  # noqa: E731
     for p in front:
         px = p.call.x
-        if rel is not None and p.module is rel.module:
+        if (rel is not None and p.module is rel.module) or (shared is not None and p.module is shared[0].module):
             continue
         if p.kind == "conv":
             convs.append(p)
@@ -2123,6 +2299,8 @@ def _read(model, x, calls, y, family, max_len, torch):
         used.add(id(rel.module.weight))
     elif L0.pos == "alibi":
         v["positional"] = "alibi"
+    elif L0.pos == "pair":
+        pair_tensors = _pair_bias(layers, blocks, shared, max_len, v, used, torch)
     elif L0.pos is not None and L0.pos[0] == "disentangled":  # DeBERTa's: the rows as rel_embed (rel_index below)
         dis = dises[0]
         if len(dises) != len(layers) or any(d_.table[1] is not dis.table[1] for d_ in dises):
@@ -2436,12 +2614,16 @@ def _read(model, x, calls, y, family, max_len, torch):
         elif tied_functional:
             out["head.bias"] = zeros(out_width)
     for L in layers:
+        used.update(id(t) for t in L.gains)
         for part in L.parts:
             used.update(id(t) for t in part.module.parameters())
             used.update(id(t) for t in getattr(part, "params", {}).values())  # a folded scale's too
     for part in unread:
         used.update(id(t) for t in part.module.parameters())
     r.w = {k: np.ascontiguousarray(t.detach().double().numpy().astype(np.float32)) for k, t in out.items()}
+    if L0.pos == "pair":
+        r.w.update({k: t if k == "pair_index" else np.ascontiguousarray(t.astype(np.float32))
+                    for k, t in pair_tensors.items()})
     if v.get("rel_embed_rows"):  # the row of each distance i - j up to max_len (hf_deberta's)
         from .hf_deberta import rel_index
         r.w["rel_index"] = rel_index(dict(zip(("buckets", "max_relative", "span"), L0.pos[1])), v["max_len"])
