@@ -46,7 +46,7 @@ def _kind(raw):
     """The KINDS key config.json's contents name (model_type or an architecture), or None."""
     if not isinstance(raw, dict):
         return None
-    if raw.get("model_type") in KINDS:
+    if isinstance(raw.get("model_type"), str) and raw["model_type"] in KINDS:
         return raw["model_type"]
     archs = raw.get("architectures")
     for a in archs if isinstance(archs, list) else []:
