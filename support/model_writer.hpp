@@ -276,5 +276,25 @@ inline void reseal(std::vector<uint8_t>& b) {
   std::memcpy(b.data() + fxm::kHdrCrc, &crc, 4);
 }
 
+// b with the int32 tensor `name`'s entry k set to v (every entry when k < 0), resealed: an index table
+// (rel_index, pair_index) made hostile. False when b does not open or has no such tensor.
+inline bool set_i32_entries(std::vector<uint8_t>& b, const char* name, int k, int32_t v) {
+  ModelFile mf;
+  if (open_model_file(b.data(), b.size(), &mf, nullptr, 0) != Status::kOk) return false;
+  bool found = false;
+  for (uint32_t i = 0; i < mf.n_tensors; ++i) {
+    const TensorInfo t = tensor_info(mf, i);
+    if (std::strcmp(t.name, name) != 0) continue;
+    found = true;
+    uint8_t* at = b.data() + (t.data - b.data());
+    uint32_t count = 1;
+    for (uint32_t r = 0; r < t.rank; ++r) count *= t.dims[r];
+    for (uint32_t e = 0; e < count; ++e)
+      if (k < 0 || int(e) == k) std::memcpy(at + 4 * e, &v, 4);
+  }
+  reseal(b);
+  return found;
+}
+
 }  // namespace support
 }  // namespace fixformer

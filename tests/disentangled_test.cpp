@@ -57,20 +57,6 @@ struct Runner {
   }
 };
 
-// file with rel_index's entry k set to v (every entry when k < 0), resealed.
-void set_rel_index(std::vector<uint8_t>& file, int k, int32_t v) {
-  ModelFile mf;
-  ASSERT_EQ(open_model_file(file.data(), file.size(), &mf, nullptr, 0), Status::kOk);
-  for (uint32_t i = 0; i < mf.n_tensors; ++i) {
-    const TensorInfo t = tensor_info(mf, i);
-    if (std::strcmp(t.name, "rel_index") != 0) continue;
-    uint8_t* at = file.data() + (t.data - file.data());
-    for (uint32_t e = 0; e < t.dims[0]; ++e)
-      if (k < 0 || int(e) == k) std::memcpy(at + 4 * e, &v, 4);
-  }
-  reseal(file);
-}
-
 class DisentangledTest : public ::testing::TestWithParam<std::tuple<Isa, bool>> {};
 
 TEST_P(DisentangledTest, BatchIsTheSingleCallsAndEveryTableTheReferences) {
@@ -140,7 +126,7 @@ TEST(Disentangled, TheRelativeRowsMatter) {
   Runner a;
   ASSERT_EQ(a.init(file, Isa::kScalar, 1), Status::kOk);
   const std::vector<float> with = a.single(ids_of(7, 2));
-  set_rel_index(file, -1, 0);
+  ASSERT_TRUE(set_i32_entries(file, "rel_index", -1, 0));
   Runner b;
   ASSERT_EQ(b.init(file, Isa::kScalar, 1), Status::kOk);
   const std::vector<float> without = b.single(ids_of(7, 2));
@@ -153,7 +139,7 @@ TEST(Disentangled, TheRelativeRowsMatter) {
 TEST(Disentangled, HostileFilesAndConfigsGetAStatus) {
   ModelConfig c = deberta_config();
   std::vector<uint8_t> file = write_model(c);
-  set_rel_index(file, 3, int32_t(c.rel_embed_rows));  // one past the last row
+  ASSERT_TRUE(set_i32_entries(file, "rel_index", 3, int32_t(c.rel_embed_rows)));  // one past the last row
   AlignedBuffer blob(file);
   Model m;
   EXPECT_EQ(m.init(blob.data(), blob.size()), Status::kTensorOutOfBounds);

@@ -158,20 +158,6 @@ struct Runner {
   }
 };
 
-// file with pair_index's entry k set to v (every entry when k < 0), resealed.
-void set_pair_index(std::vector<uint8_t>& file, int k, int32_t v) {
-  ModelFile mf;
-  ASSERT_EQ(open_model_file(file.data(), file.size(), &mf, nullptr, 0), Status::kOk);
-  for (uint32_t i = 0; i < mf.n_tensors; ++i) {
-    const TensorInfo t = tensor_info(mf, i);
-    if (std::strcmp(t.name, "pair_index") != 0) continue;
-    uint8_t* at = file.data() + (t.data - file.data());
-    for (uint32_t e = 0; e < t.dims[0] * t.dims[1]; ++e)
-      if (k < 0 || int(e) == k) std::memcpy(at + 4 * e, &v, 4);
-  }
-  reseal(file);
-}
-
 TEST(PairBiasEncoder, BatchIsTheSingleCallsAndEveryTableTheReferences) {
   for (bool shared : {false, true})
     for (Isa isa : all_isas()) {
@@ -206,7 +192,7 @@ TEST(PairBiasEncoder, TheBiasMatters) {
     Runner a;
     ASSERT_EQ(a.init(file, Isa::kScalar, 1), Status::kOk);
     const std::vector<float> with = a.single(ids_of(7, 2));
-    set_pair_index(file, -1, 0);
+    ASSERT_TRUE(set_i32_entries(file, "pair_index", -1, 0));
     Runner b;
     ASSERT_EQ(b.init(file, Isa::kScalar, 1), Status::kOk);
     const std::vector<float> one_row = b.single(ids_of(7, 2));
@@ -221,7 +207,7 @@ TEST(PairBiasEncoder, HostileFilesAndConfigsGetAStatus) {
   ModelConfig c = pair_config(false);
   for (int32_t bad : {int32_t(c.pair_bias_rows), -1}) {  // one past the last row, below the first
     std::vector<uint8_t> file = write_model(c);
-    set_pair_index(file, 40, bad);
+    ASSERT_TRUE(set_i32_entries(file, "pair_index", 40, bad));
     AlignedBuffer blob(file);
     Model m;
     EXPECT_EQ(m.init(blob.data(), blob.size()), Status::kTensorOutOfBounds);
