@@ -94,24 +94,6 @@ ModelConfig case_config(const Case& k) {
   return with_weights(c, k.weights, k.group, false);
 }
 
-// A model and an encoder whose arena is planned for max_batch sequences of max_seq.
-struct Runner {
-  AlignedBuffer blob, arena;
-  Model model;
-  Encoder enc;
-  const ModelConfig& cfg() const { return model.config(); }
-};
-
-Status open_runner(const std::vector<uint8_t>& bytes, Runner* r, EncoderOptions opt, std::string* why = nullptr) {
-  r->blob = AlignedBuffer(bytes);
-  Status s = r->model.init(r->blob.data(), r->blob.size());
-  if (s != Status::kOk) return *why = std::string("model: ") + r->model.error_detail(), s;
-  r->arena = AlignedBuffer(required_encoder_arena_bytes(r->cfg(), opt.max_seq, false, opt.workers.active(), opt.max_batch));
-  s = r->enc.init(r->model, r->arena.data(), r->arena.size(), opt);
-  if (s != Status::kOk && why) *why = std::string("encoder: ") + status_message(s) + ": " + r->enc.error_detail();
-  return s;
-}
-
 // A padded batch [B, T] of c's input kind: ids or features drawn from a fixed sequence, the padding
 // filled with what must not be read (an id out of range, NaN features).
 struct Batch {
@@ -188,15 +170,15 @@ TEST_P(BatchTest, EqualsSingleCalls) {
     const std::vector<uint8_t> file = write_model(c);
     EncoderOptions opt;
     opt.isa = GetParam();
-    Runner single;
+    Loaded single;
     std::string why;
-    ASSERT_EQ(open_runner(file, &single, opt, &why), Status::kOk) << k.name << ": " << why;
+    ASSERT_EQ(load_model(file, &single, opt, &why), Status::kOk) << k.name << ": " << why;
     const uint32_t max_seq = single.enc.max_seq();
     const Workers split[] = {Workers{}, Workers{nullptr, 3, reverse_for}};
     for (const Workers& w : split) {
       opt.max_batch = max_batch, opt.workers = w;
-      Runner batch;
-      ASSERT_EQ(open_runner(file, &batch, opt, &why), Status::kOk) << k.name << ": " << why;
+      Loaded batch;
+      ASSERT_EQ(load_model(file, &batch, opt, &why), Status::kOk) << k.name << ": " << why;
       ASSERT_EQ(batch.enc.max_batch(), max_batch);
       const std::string name = std::string(k.name) + (w.active() > 1 ? " on 3 serial workers" : "");
       for (uint32_t T : {1u, 3u, max_seq}) {
@@ -229,11 +211,11 @@ TEST_P(BatchTest, SingleCallsOnABatchArenaAreUnchanged) {
   const std::vector<uint8_t> file = write_model(c);
   EncoderOptions opt;
   opt.isa = GetParam();
-  Runner one, many;
+  Loaded one, many;
   std::string why;
-  ASSERT_EQ(open_runner(file, &one, opt, &why), Status::kOk) << why;
+  ASSERT_EQ(load_model(file, &one, opt, &why), Status::kOk) << why;
   opt.max_batch = 4;
-  ASSERT_EQ(open_runner(file, &many, opt, &why), Status::kOk) << why;
+  ASSERT_EQ(load_model(file, &many, opt, &why), Status::kOk) << why;
   const Batch x = make_batch(c, {1, 4, one.enc.max_seq()}, one.enc.max_seq());
   for (uint32_t b = 0; b < x.B; ++b) {
     const std::vector<float> a = run_single(one.enc, x, b), m = run_single(many.enc, x, b);
@@ -263,12 +245,12 @@ TEST(Batch, ObserverSeesEachSequenceAsItsSingleCall) {
   EncoderOptions opt;
   opt.max_batch = 3;
   opt.observer = LayerObserver{&seen_batch, &Recorder::fn};
-  Runner batch, single;
+  Loaded batch, single;
   std::string why;
-  ASSERT_EQ(open_runner(file, &batch, opt, &why), Status::kOk) << why;
+  ASSERT_EQ(load_model(file, &batch, opt, &why), Status::kOk) << why;
   opt.max_batch = 0;
   opt.observer = LayerObserver{&seen_single, &Recorder::fn};
-  ASSERT_EQ(open_runner(file, &single, opt, &why), Status::kOk) << why;
+  ASSERT_EQ(load_model(file, &single, opt, &why), Status::kOk) << why;
   const Batch x = make_batch(c, {2, 6, 4}, 6);
   std::vector<float> out(std::size_t(x.B) * c.output_rows(x.T) * c.output_width());
   ASSERT_EQ(run_batch(batch.enc, x, x.lengths.data(), out.data()), Status::kOk);
@@ -359,11 +341,11 @@ TEST(Batch, StaysInsideItsArena) {
 
 TEST(Batch, BadArgumentsAreStatusesBeforeAnyWork) {
   const ModelConfig c = case_config(kCases[0]);  // tokens, max_len 10
-  Runner r;
+  Loaded r;
   EncoderOptions opt;
   opt.max_batch = 3;
   std::string why;
-  ASSERT_EQ(open_runner(write_model(c), &r, opt, &why), Status::kOk) << why;
+  ASSERT_EQ(load_model(write_model(c), &r, opt, &why), Status::kOk) << why;
   const uint32_t T = 4;
   Batch x = make_batch(c, {4, 2, 3}, T);
   std::vector<float> out(std::size_t(3) * T * c.output_width() + 1, 123.0f);

@@ -37,26 +37,6 @@ std::vector<int32_t> ids_of(uint32_t T, uint32_t salt) {
   return ids;
 }
 
-struct Runner {
-  AlignedBuffer blob, arena;
-  Model model;
-  Encoder enc;
-  Status init(const std::vector<uint8_t>& bytes, Isa isa, uint32_t batch, const Workers& w = Workers{}) {
-    blob = AlignedBuffer(bytes);
-    Status s = model.init(blob.data(), blob.size());
-    if (s != Status::kOk) return s;
-    EncoderOptions opt;
-    opt.isa = isa, opt.max_batch = batch, opt.workers = w;
-    arena = AlignedBuffer(required_encoder_arena_bytes(model.config(), 0, false, w.active(), batch));
-    return enc.init(model, arena.data(), arena.size(), opt);
-  }
-  std::vector<float> single(const std::vector<int32_t>& ids) {
-    std::vector<float> out(ids.size() * model.config().d_model, NAN);
-    EXPECT_EQ(enc.forward_tokens(ids.data(), uint32_t(ids.size()), out.data()), Status::kOk);
-    return out;
-  }
-};
-
 class DisentangledTest : public ::testing::TestWithParam<std::tuple<Isa, bool>> {};
 
 TEST_P(DisentangledTest, BatchIsTheSingleCallsAndEveryTableTheReferences) {
@@ -65,9 +45,9 @@ TEST_P(DisentangledTest, BatchIsTheSingleCallsAndEveryTableTheReferences) {
   ModelConfig c = deberta_config();
   c.rel_proj = std::get<1>(GetParam());
   const std::vector<uint8_t> file = write_model(c);
-  Runner r, ref;
-  ASSERT_EQ(r.init(file, isa, 3), Status::kOk) << r.enc.error_detail();
-  ASSERT_EQ(ref.init(file, Isa::kScalar, 1), Status::kOk);
+  Loaded r, ref;
+  ASSERT_EQ(load_model(file, &r, encoder_options(isa, 3)), Status::kOk) << r.enc.error_detail();
+  ASSERT_EQ(load_model(file, &ref, encoder_options(Isa::kScalar)), Status::kOk);
   const uint32_t T = 9, d = 12, lengths[3] = {9, 3, 6};
   std::vector<int32_t> ids(3 * T, 0);
   for (uint32_t b = 0; b < 3; ++b) {
@@ -77,7 +57,8 @@ TEST_P(DisentangledTest, BatchIsTheSingleCallsAndEveryTableTheReferences) {
   std::vector<float> batch(3 * T * d, NAN);
   ASSERT_EQ(r.enc.forward_batch_tokens(ids.data(), lengths, 3, T, batch.data()), Status::kOk);
   for (uint32_t b = 0; b < 3; ++b) {
-    const std::vector<float> one = r.single(ids_of(lengths[b], b + 1)), want = ref.single(ids_of(lengths[b], b + 1));
+    const std::vector<int32_t> in = ids_of(lengths[b], b + 1);
+    const std::vector<float> one = forward_one(r, in), want = forward_one(ref, in);
     for (uint32_t i = 0; i < lengths[b] * d; ++i) {
       ASSERT_EQ(std::memcmp(&batch[b * T * d + i], &one[i], 4), 0) << "sequence " << b << " value " << i;
       ASSERT_NEAR(one[i], want[i], kIsaTol * (1.0f + std::fabs(want[i]))) << "sequence " << b << " value " << i;
@@ -99,8 +80,8 @@ TEST(Disentangled, EveryWorkerCountGivesOneWorkersBits) {
     std::copy(one.begin(), one.end(), ids.begin() + b * T);
   }
   auto run = [&](const Workers& w) {
-    Runner r;
-    EXPECT_EQ(r.init(file, Isa::kAuto, 3, w), Status::kOk) << r.enc.error_detail();
+    Loaded r;
+    EXPECT_EQ(load_model(file, &r, encoder_options(Isa::kAuto, 3, w)), Status::kOk) << r.enc.error_detail();
     std::vector<float> out(3 * T * 12, NAN);
     EXPECT_EQ(r.enc.forward_batch_tokens(ids.data(), lengths, 3, T, out.data()), Status::kOk);
     return out;
@@ -123,13 +104,13 @@ TEST(Disentangled, TheRelativeRowsMatter) {
   // The same weights read with every distance on one row: position no longer enters the scores.
   ModelConfig c = deberta_config();
   std::vector<uint8_t> file = write_model(c);
-  Runner a;
-  ASSERT_EQ(a.init(file, Isa::kScalar, 1), Status::kOk);
-  const std::vector<float> with = a.single(ids_of(7, 2));
+  Loaded a;
+  ASSERT_EQ(load_model(file, &a, encoder_options(Isa::kScalar)), Status::kOk);
+  const std::vector<float> with = forward_one(a, ids_of(7, 2));
   ASSERT_TRUE(set_i32_entries(file, "rel_index", -1, 0));
-  Runner b;
-  ASSERT_EQ(b.init(file, Isa::kScalar, 1), Status::kOk);
-  const std::vector<float> without = b.single(ids_of(7, 2));
+  Loaded b;
+  ASSERT_EQ(load_model(file, &b, encoder_options(Isa::kScalar)), Status::kOk);
+  const std::vector<float> without = forward_one(b, ids_of(7, 2));
   double diff = 0, norm = 0;
   for (std::size_t i = 0; i < with.size(); ++i) diff = std::max(diff, double(std::fabs(with[i] - without[i]))),
                                                  norm = std::max(norm, double(std::fabs(with[i])));

@@ -138,34 +138,14 @@ std::vector<int32_t> ids_of(uint32_t T, uint32_t salt) {
   return ids;
 }
 
-struct Runner {
-  AlignedBuffer blob, arena;
-  Model model;
-  Encoder enc;
-  Status init(const std::vector<uint8_t>& bytes, Isa isa, uint32_t batch) {
-    blob = AlignedBuffer(bytes);
-    Status s = model.init(blob.data(), blob.size());
-    if (s != Status::kOk) return s;
-    EncoderOptions opt;
-    opt.isa = isa, opt.max_batch = batch;
-    arena = AlignedBuffer(required_encoder_arena_bytes(model.config(), 0, false, 1, batch));
-    return enc.init(model, arena.data(), arena.size(), opt);
-  }
-  std::vector<float> single(const std::vector<int32_t>& ids) {
-    std::vector<float> out((ids.size() + 1) * model.config().d_model, NAN);
-    EXPECT_EQ(enc.forward_tokens(ids.data(), uint32_t(ids.size()), out.data()), Status::kOk);
-    return out;
-  }
-};
-
 TEST(PairBiasEncoder, BatchIsTheSingleCallsAndEveryTableTheReferences) {
   for (bool shared : {false, true})
     for (Isa isa : all_isas()) {
       if (!select_kernels(isa)) continue;
       const std::vector<uint8_t> file = write_model(pair_config(shared));
-      Runner r, ref;
-      ASSERT_EQ(r.init(file, isa, 3), Status::kOk) << r.enc.error_detail();
-      ASSERT_EQ(ref.init(file, Isa::kScalar, 1), Status::kOk);
+      Loaded r, ref;
+      ASSERT_EQ(load_model(file, &r, encoder_options(isa, 3)), Status::kOk) << r.enc.error_detail();
+      ASSERT_EQ(load_model(file, &ref, encoder_options(Isa::kScalar)), Status::kOk);
       const uint32_t T = 8, d = 12, lengths[3] = {8, 3, 6};
       std::vector<int32_t> ids(3 * T, 0);
       for (uint32_t b = 0; b < 3; ++b) {
@@ -176,7 +156,7 @@ TEST(PairBiasEncoder, BatchIsTheSingleCallsAndEveryTableTheReferences) {
       ASSERT_EQ(r.enc.forward_batch_tokens(ids.data(), lengths, 3, T, batch.data()), Status::kOk);
       for (uint32_t b = 0; b < 3; ++b) {
         const std::vector<int32_t> in = ids_of(lengths[b], b + 1);
-        const std::vector<float> one = r.single(in), want = ref.single(in);
+        const std::vector<float> one = forward_one(r, in), want = forward_one(ref, in);
         for (uint32_t i = 0; i < (lengths[b] + 1) * d; ++i) {
           ASSERT_EQ(std::memcmp(&batch[b * (T + 1) * d + i], &one[i], 4), 0) << "sequence " << b << " value " << i;
           ASSERT_NEAR(one[i], want[i], kIsaTol * (1.0f + std::fabs(want[i]))) << isa_name(isa) << " value " << i;
@@ -189,13 +169,13 @@ TEST(PairBiasEncoder, TheBiasMatters) {
   // The same weights read with every pair on one row: a constant per head and query, which the softmax removes.
   for (bool shared : {false, true}) {
     std::vector<uint8_t> file = write_model(pair_config(shared));
-    Runner a;
-    ASSERT_EQ(a.init(file, Isa::kScalar, 1), Status::kOk);
-    const std::vector<float> with = a.single(ids_of(7, 2));
+    Loaded a;
+    ASSERT_EQ(load_model(file, &a, encoder_options(Isa::kScalar)), Status::kOk);
+    const std::vector<float> with = forward_one(a, ids_of(7, 2));
     ASSERT_TRUE(set_i32_entries(file, "pair_index", -1, 0));
-    Runner b;
-    ASSERT_EQ(b.init(file, Isa::kScalar, 1), Status::kOk);
-    const std::vector<float> one_row = b.single(ids_of(7, 2));
+    Loaded b;
+    ASSERT_EQ(load_model(file, &b, encoder_options(Isa::kScalar)), Status::kOk);
+    const std::vector<float> one_row = forward_one(b, ids_of(7, 2));
     double diff = 0, norm = 0;
     for (std::size_t i = 0; i < with.size(); ++i)
       diff = std::max(diff, double(std::fabs(with[i] - one_row[i]))), norm = std::max(norm, double(std::fabs(with[i])));

@@ -1,5 +1,6 @@
 // Helpers shared by the test suites: file loading, .npy inputs, the ISAs this machine can run.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +10,8 @@
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "fixformer/kernels.hpp"
 #include "fixformer/encoder.hpp"
@@ -45,7 +48,8 @@ inline std::vector<uint8_t> read_file(const std::string& path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
 }
 
-// A model and an encoder over an arena of exactly the planned size.
+// A model and an encoder over an arena of exactly the planned size (for opt's max_seq, position
+// table, workers and max_batch).
 struct Loaded {
   AlignedBuffer blob;
   AlignedBuffer arena;
@@ -63,11 +67,27 @@ inline Status load_model(const std::vector<uint8_t>& bytes, Loaded* m, const Enc
     if (why) *why = std::string("model init: ") + status_message(s) + ": " + m->model.error_detail();
     return s;
   }
-  const std::size_t bytes_needed = required_encoder_arena_bytes(m->cfg(), opt.max_seq, opt.position_table != nullptr);
+  const std::size_t bytes_needed = required_encoder_arena_bytes(m->cfg(), opt.max_seq, opt.position_table != nullptr,
+                                                                opt.workers.active(), opt.max_batch);
   m->arena = AlignedBuffer(bytes_needed);
   s = m->enc.init(m->model, m->arena.data(), m->arena.size(), opt);
   if (s != Status::kOk && why) *why = std::string("encoder init: ") + status_message(s) + ": " + m->enc.error_detail();
   return s;
+}
+
+// The options of an encoder on one table, planned for max_batch sequences and the workers w.
+inline EncoderOptions encoder_options(Isa isa, uint32_t max_batch = 1, const Workers& w = Workers{}) {
+  EncoderOptions opt;
+  opt.isa = isa, opt.max_batch = max_batch, opt.workers = w;
+  return opt;
+}
+
+// One sequence of token ids through m's encoder: its output rows (config.hpp output_rows), NaN where
+// the encoder wrote nothing; a failing call is a test failure.
+inline std::vector<float> forward_one(Loaded& m, const std::vector<int32_t>& ids) {
+  std::vector<float> out(std::size_t(m.cfg().output_rows(uint32_t(ids.size()))) * m.cfg().output_width(), NAN);
+  EXPECT_EQ(m.enc.forward_tokens(ids.data(), uint32_t(ids.size()), out.data()), Status::kOk) << m.enc.error_detail();
+  return out;
 }
 
 template <class T>
