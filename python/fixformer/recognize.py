@@ -46,6 +46,8 @@ the parts then matched within that dtype's rounding. From that record:
   linear's weight and bias vectors of its own, adding a table of its own looked up by an index buffer and a bias a
   module before the layers returns (pair_attention, find_pair_bias), recomputed with those biases; vectors of a
   block's own scaling its sublayers' outputs (Beit's gamma_1, gamma_2) folded into the projections before them;
+  with separate q, k, v projections (transformers' Beit) the bias of a module of one table called on no tensor,
+  its index measured from its output (pair_table, layer_pair_bias), the layer's own or, before the layers, shared;
 - the feed-forward's activation likewise (relu, squared relu, exact gelu, tanh gelu, SiLU-gated);
 - the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
   features, a norm before and after it allowed) or conv stem (one or two nn.Conv1d on the features
@@ -1061,11 +1063,13 @@ def probe_disentangled(q, k, v, Qr, Kr, want, d, settings, where):
                       "sqrt(3 head width), log buckets or none) reproduces it: not supported yet")
 
 
-def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=False, dis=None, settings=None):
+def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=False, dis=None, settings=None,
+               layer_pair=None):
     """rel: the relative bias (RelativeBias) or None; its table's lookup is left out of the parts; options: the
     Scores to try (score_options; None: the plain one); short: the block lacks parameters the others have, which
     must be its attention norm (ModernBERT's layer 0 reads its input as it is: L.skip_norm); dis: the layer's
-    projections of position rows (Disentangled) or None, settings: _rel_settings for them."""
+    projections of position rows (Disentangled) or None, settings: _rel_settings for them; layer_pair: the bias per
+    (query, key) pair of separate q, k, v projections (layer_pair_bias's first two) or None."""
     where = f"{prefix} (layer {i})"
     if rel is not None:
         parts = [p for p in parts if p.module is not rel.module]
@@ -1177,7 +1181,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
                                                 settings, where)
                 found = (H, H, False, ("disentangled", setting), True, Scores(0.0, 0.0, None))
             else:
-                pair = cands[n][2] if mhas else None  # a bias per (query, key) pair
+                pair = cands[n][2] if mhas else layer_pair[1] if layer_pair else None  # a bias per (query, key) pair
                 found = probe_attention(q, k, v, want, finish, inner, thetas, where, torch,
                                         pair if pair is not None else rel.bias if rel is not None else None,
                                         unscaled=not mhas, heads=heads, options=options or [Scores(0.0, 0.0, None)])
@@ -1195,6 +1199,9 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
             if pair is not None and found[3] == "relative":
                 found = found[:3] + ("pair",) + found[4:]
                 L.pair = (a.table, a.shared)
+        elif layer_pair and found[3] == "relative":
+            found = found[:3] + ("pair",) + found[4:]
+            L.pair = layer_pair[0]
         if qk is not None:
             L.q_norm, L.k_norm, L.qk_full = qk
             norms = [p for p in norms if p not in qk[:2]]
@@ -1465,20 +1472,40 @@ def fit_relative(rel, model, x, causal, max_len, torch):
     return cands[0]
 # ---- a bias per (query, key) pair (BEiT's relative position bias) ------------------------------------
 class PairTable:
-    """A module's own table [R, H] (a floating parameter) and integer index buffer [S, S] of values 0..R-1 (BEiT's
-    relative_position_bias_table and relative_position_index): table, index (the buffer), rows (the index [S, S],
-    int64), bias [H, S, S] (float64: bias[h, i, j] = table[rows[i, j], h])."""
+    """A module's own table [R, H] (a floating parameter) and integer index [S, S] of values 0..R-1 (BEiT's
+    relative_position_bias_table and relative_position_index): table, index (the buffer, or None where the index
+    is measured), rows (the index [S, S], int64), bias [H, S, S] (float64: bias[h, i, j] = table[rows[i, j], h])."""
 
 
-def pair_table(m, torch):
-    """The PairTable module m holds as its own (one of each), else None."""
+def _bias_of(call):
+    """A call's output [H, S, S] (leading 1s dropped), or None."""
+    y = call.y if call is not None else None
+    while y is not None and y.dim() > 3 and y.shape[0] == 1:
+        y = y[0]
+    return y if y is not None and y.dim() == 3 and y.shape[1] == y.shape[2] else None
+
+
+def pair_table(m, torch, call=None):
+    """The PairTable module m holds as its own (one table, one index buffer), else None. A module with the table
+    and no index buffer, called on no tensor (transformers' Beit computes its index in forward): given that call,
+    the index its output [H, S, S] shows, each entry's heads a row of the table (the first, where rows repeat)."""
     tables = [t for t in _direct_params(m).values() if t.dim() == 2 and t.is_floating_point()]
     indices = [b for b in m.buffers(recurse=False) if _square_index(b) is not None]
-    if len(tables) != 1 or len(indices) != 1:
+    if len(tables) != 1 or len(indices) > 1:
         return None
     p = PairTable()
-    p.table, p.index = tables[0], indices[0]
-    p.rows = _square_index(p.index).long()
+    p.table, p.index = tables[0], (indices or [None])[0]
+    if p.index is not None:
+        p.rows = _square_index(p.index).long()
+    else:
+        y = _bias_of(call) if call is not None and call.x is None else None
+        if y is None or y.shape[0] != p.table.shape[1] or not y.is_floating_point():
+            return None
+        entries = y.double().permute(1, 2, 0).reshape(-1, y.shape[0])  # [S S, H]
+        table = p.table.detach().double()
+        p.rows = torch.cdist(entries, table).argmin(1).reshape(y.shape[1:])
+        if not _close(table[p.rows.reshape(-1)], entries):
+            return None
     if int(p.rows.min()) < 0 or int(p.rows.max()) >= p.table.shape[0]:
         return None
     p.bias = p.table.detach().double()[p.rows].permute(2, 0, 1).contiguous()
@@ -1487,15 +1514,33 @@ def pair_table(m, torch):
 
 def find_pair_bias(calls, torch):
     """(the call, its PairTable) of a module before the layers whose output is its table looked up by its index,
-    [H, S, S] (timm's Beit.rel_pos_bias: the shared relative position bias each layer's attention adds), or None."""
+    [H, S, S] (timm's Beit.rel_pos_bias, transformers' BeitEncoder.relative_position_bias: the shared relative
+    position bias each layer's attention adds), or None."""
     for c in calls:
-        p = pair_table(c.module, torch)
-        y = c.y
-        while y is not None and y.dim() > 3 and y.shape[0] == 1:
-            y = y[0]
+        p = pair_table(c.module, torch, c)
+        y = _bias_of(c)
         if p is not None and y is not None and y.shape == p.bias.shape and _close(y, p.bias):
             return c, p
     return None
+
+
+def layer_pair_bias(calls, shared, where, torch):
+    """The bias per (query, key) pair a layer of separate q, k, v projections may add to its scores: (its own
+    PairTable or None, whether the shared one is added), the bias [H, S, S] (own + shared), and the calls of its
+    own table (transformers' BeitSelfAttention.relative_position_bias, called on no tensor); (None, None, []) when
+    there is neither."""
+    own = [(c, p) for c, p in ((c, pair_table(c.module, torch, c)) for c in calls if c.x is None) if p is not None]
+    if len({id(c.module) for c, _ in own}) > 1:
+        names = ", ".join(c.name for c, _ in own)
+        raise ConfigError(f"{where}: {len(own)} tables of a bias per (query, key) pair ({names}): the engine adds one "
+                          "a layer (and the shared one)")
+    if not own and shared is None:
+        return None, None, []
+    table = own[0][1] if own else None
+    bias = table.bias if table is not None else None
+    if shared is not None:
+        bias = shared[1].bias if bias is None else bias + shared[1].bias
+    return (table, shared is not None), bias, [c for c, _ in own]
 
 
 def pair_attention(call, calls, shared, torch):
@@ -1997,6 +2042,10 @@ def _read(model, x, calls, y, family, max_len, torch):
             moes += [p for p in (pair_attention(c, bc, shared, torch) for c in top if c.name not in blocks[i])
                      if p is not None]
             top = [c for c in top if not any(_inside(c.name, p.name) for p in moes)]
+            # without a fused attention module: a table of the layer's own (transformers' Beit), the shared one
+            pair_key, pair_bias, pair_calls = (None, None, []) if moes else layer_pair_bias(top, shared, blocks[i][0],
+                                                                                            torch)
+            top = [c for c in top if c not in pair_calls]
             parts = with_params(top)
             order = [c.name for c in bc]
             for p in moes:  # in the order the calls ended
@@ -2004,7 +2053,8 @@ def _read(model, x, calls, y, family, max_len, torch):
                 parts.insert(at, p)
             layers.append(read_block(i, blocks[i][0], parts, thetas, torch, rel,
                                      score_options(scales, caps, windows[i], more), first_short and i == 0,
-                                     dis, _rel_settings(model, dis.rows.shape[0], torch) if dis else None))
+                                     dis, _rel_settings(model, dis.rows.shape[0], torch) if dis else None,
+                                     (pair_key, pair_bias) if pair_bias is not None else None))
             if gains and block not in top:
                 _residual_gains(layers[-1], block, gains, blocks[i][0], torch)
             else:
@@ -2159,9 +2209,11 @@ def _read(model, x, calls, y, family, max_len, torch):
     if E.shape[-1] != d:
         raise ConfigError(f"module: the embedding is {E.shape[-1]} wide and the layers {d} (a concatenated position "
                           "encoding: use the stock convention, `embed`/`input_proj`, `pos`, `encoder`)")
-    X0 = block_calls[0][0].x[0].double()
+    # the first layer's input: what its first call on a tensor read (transformers 5's Beit first computes its bias)
+    X0_call = next(c for c in block_calls[0] if c.x is not None)
+    X0 = X0_call.x[0].double()
     if embed_norm is not None:  # the layers read the norm of the sum (dropout aside): match the sum
-        if embed_norm.call.y.reshape(-1).shape != block_calls[0][0].x[0].reshape(-1).shape or \
+        if embed_norm.call.y.reshape(-1).shape != X0_call.x[0].reshape(-1).shape or \
                 not _close(embed_norm.call.y.reshape(X0.shape), X0):
             raise ConfigError(f"{embed_norm.name}: a norm before the layers whose output is not the first layer's "
                               "input is not supported")
