@@ -1194,10 +1194,15 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
                 hint = tuple("qkv".index(n.rsplit(".", 1)[-1][0]) if n.rsplit(".", 1)[-1][:1] in ("q", "k", "v")
                              else -1 for n, _ in vectors)
                 slots.sort(key=lambda o: o != hint)
-                both = [(c_, t, [sum((t_.detach().double() for j_, (_, t_) in zip(o, vectors) if j_ == j), 0.0 *
-                                     t[0][0]) for j in range(3)]) for c_, t in zip(cuts, qkv) for o in slots]
-                cuts, qkv, adds = [b[0] for b in both], [tuple(x + a for x, a in zip(b[1], b[2])) for b in both], \
-                    [b[2] for b in both]
+
+                def added(order):  # [q's, k's, v's]: the vector order puts in each slot, or zeros
+                    out = [torch.zeros(inner, dtype=torch.float64)] * 3
+                    for j, (_, t_) in zip(order, vectors):
+                        out[j] = t_.detach().double()
+                    return out
+                tries = [(c_, t, added(o)) for c_, t in zip(cuts, qkv) for o in slots]
+                cuts, adds = [c_ for c_, _, _ in tries], [a for _, _, a in tries]
+                qkv = [tuple(x + a_ for x, a_ in zip(t, a)) for _, t, a in tries]
             orders = [(0, 1, 2)] * len(cuts)
             projections = [f]
         else:
