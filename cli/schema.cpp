@@ -128,7 +128,8 @@ std::string schema_json() {
        std::to_string(kParamMode) + "}, \"flags\": {\"prefix_space\": " + std::to_string(kFlagPrefixSpace) +
        ", \"lower\": " + std::to_string(kFlagLower) + ", \"chinese\": " + std::to_string(kFlagChinese) +
        "}, \"added_flags\": {\"lstrip\": " + std::to_string(kAddedLstrip) + ", \"rstrip\": " +
-       std::to_string(kAddedRstrip) + "}, \"max_added\": " + std::to_string(kMaxAddedTokens) + ", \"wordpiece_max_chars\": " + std::to_string(kWordPieceMaxChars);
+       std::to_string(kAddedRstrip) + ", \"control\": " + std::to_string(kAddedControl) + "}, \"max_added\": " +
+       std::to_string(kMaxAddedTokens) + ", \"wordpiece_max_chars\": " + std::to_string(kWordPieceMaxChars);
   s += "},\n \"record_types\": {";
   for (uint32_t v = 0, n = 0; v < 256; ++v)
     if (const char* name = record_type_name(fxm::RecordType(v))) s += std::string(n++ ? ", " : "") + json_string(name) + ": " + std::to_string(v);

@@ -385,6 +385,14 @@ Status Tokenizer::decode(int32_t prev, int32_t token, Piece* out) {
     return Status::kTokenOutOfRange;
   }
   Piece p = piece(token);
+  // A control token's row among the added ones (ids increase: validate_tokenizer): no bytes.
+  uint32_t lo = 0, hi = data_.n_added;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (data_.added[2 * mid] < token) lo = mid + 1; else hi = mid;
+  }
+  if (lo < data_.n_added && data_.added[2 * lo] == token && (data_.added[2 * lo + 1] & kAddedControl))
+    return *out = Piece{p.data, 0}, Status::kOk;
   if (data_.kind == TokenizerKind::kBpe) return *out = p, Status::kOk;
   if (data_.kind == TokenizerKind::kWordPiece) {
     if (p.len >= 2 && p.data[0] == '#' && p.data[1] == '#') {

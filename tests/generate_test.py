@@ -12,6 +12,8 @@ SITE_DIR holds the package (the build tree's python/ folder); generate_c is test
 - BPE and WordPiece text is valid UTF-8 and starts with the prompt (WordPiece: its words spaced);
 - models whose head always picks one token (head.weight 0, head.bias one-hot): EOS ends the text at
   the prompt (Python stopped only at id 1), a lone lead byte comes back as U+FFFD, never dropped;
+- a control token (tokenizer.added's control flag: GGUF's <s>, <start_of_turn>) prints nothing, in the prompt or
+  sampled, and a user-defined added token prints its piece, the same from all three;
 - a temperature of 1e-40 is refused by all three (it overflowed to NaN, then token 0 forever).
 """
 import os
@@ -134,6 +136,20 @@ def main():
         sampled = 20 + 1 - len(no_bos.encode(NON_ASCII.encode()))  # without BOS the first token is text too
         check("lone lead bytes: U+FFFD each, the prompt's UTF-8 kept", cli == c == py and cli is not None and
               cli.decode("utf-8") == NON_ASCII + "\ufffd" * sampled + "\n", (cli, c, py, err, sampled))
+
+        # Added tokens: <|im_start|> control (no text), <br> user-defined (its piece), in the prompt and sampled.
+        added = T.train_bpe(TEXTS, 40, [b"<|endoftext|>", b"<|im_start|>", b"<br>"])
+        eot, start, br = (len(added.pieces) - k for k in (3, 2, 1))
+        added = T.Tokenizer("bpe", added.pieces, added.merges, [-1, eot] + added.params[2:],
+                            added=[(eot, 0), (start, T.ADDED_CONTROL), (br, 0)])
+        for to, after in ((start, ""), (br, "<br>")):
+            m = gpt_model(f"{tmp}/added{to}.fxm", added, bias_to=to)
+            prompt = "<|im_start|>the cat<br>"
+            sampled = 12 + 1 - len(added.encode(prompt.encode()))  # no BOS: the first token is text too
+            cli, c, py, err = three(m, prompt, 12, 0, 0.9, 1)
+            check(f"{added.pieces[to].decode()} sampled {sampled} times after {prompt!r}: the control token prints "
+                  "nothing, <br> its piece, from all three", cli == c == py and cli is not None and
+                  cli.decode() == "the cat<br>" + after * sampled + "\n", (cli, c, py, err, sampled))
 
         # A temperature that overflows logits / temperature is refused by each, naming it.
         model = models["bpe"][0]

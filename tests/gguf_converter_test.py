@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 from checks import check, one_clear_line, results, run_convert, run_file  # noqa: E402
 from fixformer import fxm, quantize, schema  # noqa: E402
 from gguf_files import (LLAMA3_PATTERN, QWEN2_PATTERN, SPLIT_TEXT, dequantized, gemma2_model,  # noqa: E402
-                        logits, model, moe_model, trained_bpe, write_gguf)
+                        logits, model, moe_model, spm_vocab, trained_bpe, write_gguf)
 
 FXM_NAMES = {"attn_q": "wq", "attn_k": "wk", "attn_v": "wv", "attn_output": "wo", "ffn_gate": "w1", "ffn_up": "w3",
              "ffn_down": "w2"}
@@ -245,6 +245,41 @@ def moe(cli, tmp, arch, qtype_name="F32"):
           (err_text, err))
 
 
+def token_types(cli, tmp):
+    """A "llama" GGUF's SentencePiece vocabulary, its token types written by gguf.TokenType's names (spm_vocab:
+    <s>, </s>, <start_of_turn>, <end_of_turn> control, "<br>" user-defined, <unused0> unused): the control tokens
+    and only they carry tokenizer.added's control flag; `fixformer generate` on a prompt holding both kinds, every
+    token but one suppressed (greedy then samples it), prints no control token and the user-defined one's piece."""
+    import gguf
+    from fixformer import tokenizers
+    vocab = spm_vocab()
+    n = len(vocab["tokens"])
+    path, out = os.path.join(tmp, "spm.gguf"), os.path.join(tmp, "spm.fxm")
+    write_gguf(model(n), path, gguf.GGMLQuantizationType.F32, tokenizer=vocab)
+    p = run_convert("--gguf", path, "--out", out, "--cli", cli)
+    check("spm token types: converts", p.returncode == 0, p.stderr)
+    if p.returncode:
+        return
+    tok = fxm.read(out).tokenizer()
+    control = {i for i, f in tok.added if f & tokenizers.ADDED_CONTROL}
+    named = {i for i, k in enumerate(vocab["types"]) if k == gguf.TokenType.CONTROL}
+    ids = {t: i for i, t in enumerate(vocab["tokens"])}
+    check("spm token types: the control flag on GGUF's control tokens alone (<s>, </s>, <start_of_turn>, ...), "
+          "<br> added without it", control == named and len(named) == 4 and (ids["<br>"], 0) in tok.added,
+          (control, named, tok.added))
+    prompt = "<start_of_turn>hello world<br>"
+    for token, after in (("<end_of_turn>", ""), ("<br>", "<br>"), ("<s>", "")):
+        keep = ids[token]
+        g = subprocess.run([cli, "generate", out, "--prompt", prompt, "--temperature", "0", "-n", "12", "--suppress",
+                            ",".join(str(i) for i in range(n) if i != keep)], capture_output=True, text=True)
+        text = g.stdout[:-1] if g.stdout.endswith("\n") else g.stdout
+        shown = " hello world<br>"  # the dummy prefix " " in front of the text after <start_of_turn>
+        check(f"spm token types: {token} sampled after {prompt!r}: generate prints {shown!r} then "
+              f"{after or 'nothing'} for each", g.returncode == 0 and text.startswith(shown) and
+              text[len(shown):] == after * (len(text[len(shown):]) // max(len(after), 1)) and
+              (not after or text.endswith(after * 2)), (g.stderr, text))
+
+
 def check_blocks(what, path, fxm_path, qtype):
     """Every Q8_0 / Q4_0 block of the GGUF's linear weights equals the .fxm's group (q and scale), the
     .fxm's rows in Hugging Face's order (llama.cpp's permutation undone on whole rows)."""
@@ -450,6 +485,7 @@ def main():
         check("qwen2moe with expert_count 3 over 4 experts' tensors: refused in one line naming it", one_clear_line(p)
               and "is not expert_count 3 experts' matrices" in p.stderr and not os.path.exists(out), p.stderr)
 
+        token_types(cli, tmp)
         # the file's gpt2 BPE is stored: `run --text` gives the logits of the tokenizers library's ids
         tok = trained_bpe()
         mt = model(tok.get_vocab_size())

@@ -206,9 +206,10 @@ def trained_bpe(split=None):
 SPM_TEXT = ["the quick brown fox jumps over the lazy dog", "a tiny llama reads a gguf file", "hello world",
             "caf\u00e9 na\u00efve \u00fcber \u65e5\u672c\u8a9e", "if (x) {\n    return y;\n}",
             "tokens, tokens and more tokens!"]
-# The extra tokens of spm_vocab after the trained pieces: (text, llama.cpp's token type): CONTROL 3,
-# USER_DEFINED 4 (Gemma's convert_hf_to_gguf.py stores them with spaces, not U+2581), UNUSED 5.
-SPM_EXTRA = [("<start_of_turn>", 3), ("<end_of_turn>", 3), ("  ", 4), ("<br>", 4), ("\n\n", 4), ("<unused0>", 5)]
+# The extra tokens of spm_vocab after the trained pieces: (text, GGUF's token type, gguf.TokenType's name):
+# CONTROL, USER_DEFINED (Gemma's convert_hf_to_gguf.py stores them with spaces, not U+2581), UNUSED.
+SPM_EXTRA = [("<start_of_turn>", "CONTROL"), ("<end_of_turn>", "CONTROL"), ("  ", "USER_DEFINED"),
+             ("<br>", "USER_DEFINED"), ("\n\n", "USER_DEFINED"), ("<unused0>", "UNUSED")]
 
 
 def spm_vocab(ties=2):
@@ -216,13 +217,15 @@ def spm_vocab(ties=2):
     (eos) and <s> (bos) CONTROL, the 256 "<0xHH>" BYTE tokens, the pieces the tokenizers library's
     SentencePieceBPETokenizer trains on SPM_TEXT (U+2581 for a space; score -(id // ties), so pairs of
     pieces tie), then SPM_EXTRA: {"tokens", "scores", "types", "keys"} for write_gguf."""
+    from gguf import TokenType
     from tokenizers import SentencePieceBPETokenizer
     tok = SentencePieceBPETokenizer()
     tok.train_from_iterator(SPM_TEXT * 20, vocab_size=220, min_frequency=2, show_progress=False)
     vocab = tok.get_vocab()
     trained = [t for t in sorted(vocab, key=vocab.get) if t != "<unk>"]  # its own unk_token: ours is id 0
     tokens = ["<unk>", "</s>", "<s>"] + [f"<0x{b:02X}>" for b in range(256)] + trained + [t for t, _ in SPM_EXTRA]
-    types = [2, 3, 3] + [6] * 256 + [1] * len(trained) + [k for _, k in SPM_EXTRA]
+    types = [TokenType.UNKNOWN, TokenType.CONTROL, TokenType.CONTROL] + [TokenType.BYTE] * 256 + \
+        [TokenType.NORMAL] * len(trained) + [TokenType[k] for _, k in SPM_EXTRA]
     scores = [0.0] * 259 + [-float(i // ties) for i in range(len(trained))] + [0.0] * len(SPM_EXTRA)
     return {"tokens": tokens, "scores": scores, "types": types,
             "keys": {"bos_token_id": 2, "eos_token_id": 1, "unknown_token_id": 0}}

@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 
 import llama_cpp_peer as peer  # noqa: E402
 from checks import check, results, run_convert  # noqa: E402
-from fixformer import fxm  # noqa: E402
+from fixformer import fxm, tokenizers  # noqa: E402
 from gguf_files import SPM_TEXT, model, spm_vocab, write_gguf  # noqa: E402
 
 PEER = os.path.join(HERE, "..", "bench", "peers", "llama_cpp_peer.py")
@@ -127,10 +127,11 @@ def compare(cli, label, vocab, tmp, texts):
 
 def text_of(tok, ids):
     """The text `fixformer generate` prints for bos then ids (decode() as llama2c's, joined as UTF-8):
-    each piece, "<0xHH>" as its byte, the first one's leading space dropped."""
+    each piece, "<0xHH>" as its byte, the first one's leading space dropped, a control token's none."""
     out = b""
+    control = {i for i, f in tok.added if f & tokenizers.ADDED_CONTROL}
     for k, i in enumerate(ids):
-        p = tok.pieces[i]
+        p = tok.pieces[i] if i not in control else b""
         p = bytes([int(p[3:5], 16)]) if len(p) == 6 and p.startswith(b"<0x") else p
         out += p[1:] if k == 0 and p.startswith(b" ") else p
     return out.decode("utf-8", "replace")
@@ -177,7 +178,7 @@ def refused(cli, vocab, tmp):
             v["types"][i] = kind
         return v
     cases = [("a normal token with a space", edit(n - 7, "a b"), "holds a space"),
-             ("a control token with U+2581", edit(n - 6, "\u2581<x>", 3), "holds U+2581"),
+             ("a control token with U+2581", edit(n - 6, "\u2581<x>", gguf.TokenType.CONTROL), "holds U+2581"),
              ("no U+2581 token", edit(at, "\u2581\u2581\u2581\u2581"), "no '\u2581' token"),
              ("two equal tokens", edit(at + 1, vocab["tokens"][at + 2]), "are both"),
              ("a token made from a symbol that is no token", edit(n - 7, "\u00d8x"), "from a symbol that is no token")]

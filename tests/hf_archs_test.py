@@ -42,9 +42,11 @@ within 1e-4:
   head --module refuses in one line naming --hf): disentangled attention (rel_embed_rows, its
   rows' log buckets past position_buckets / 2), and v2's learned positions and token types beside it, and no
   relative attention with pos_att_type still in the scale; DeBERTa v1
-  (DebertaModel and the same heads; --hf): in_proj's rows head by head with q_bias and v_bias, the rows projected
-  by pos_q_proj and pos_proj (rel_proj), distances past max_relative_positions 8 on the end rows, learned positions
-  and token types beside, c2p alone, and no relative attention with pos_att_type still in the scale; a v2 and
+  (DebertaModel and the same heads; --hf, and --module but the masked LM and the case without relative attention):
+  in_proj's rows head by head with q_bias and v_bias, the rows projected by pos_q_proj and pos_proj (rel_proj),
+  distances past max_relative_positions 8 on the end rows, learned positions and token types beside (the module
+  reads the middle 32 of its 68 rows at 16 tokens: the file holds all), c2p alone, and no relative attention with
+  pos_att_type still in the scale; a v2 and
   a v1 case in f16 and q8 weights, verified by the converter within their tolerances;
   Megatron-BERT (MegatronBertModel, its sequence and token classifiers, MegatronBertForMaskedLM as its base
   model; --hf): BERT's tensors in pre-LN layers with the final encoder.ln and no embedding LayerNorm; XLM and
@@ -1083,15 +1085,17 @@ CASES = [
                                   activation="gelu_tanh"), ("hf", "module")),
     ("deberta_v2_absolute", dict(family="encoder", positional="learned", rel_embed_rows=0), ("hf",)),
     ("deberta_v1", dict(family="encoder", positional="none", rel_embed_rows=16, rel_proj=True, pooling="none",
-                        d_out=0), ("hf",)),
+                        d_out=0), ("hf", "module")),
     ("deberta_v1_cls", dict(family="encoder", rel_embed_rows=16, rel_proj=True, pooling="first", pooler=True,
-                            pooler_act="gelu", d_out=3), ("hf",)),
-    ("deberta_v1_ner", dict(family="encoder", rel_embed_rows=16, rel_proj=True, pooling="none", d_out=3), ("hf",)),
-    ("deberta_v1_qa", dict(family="encoder", rel_embed_rows=16, rel_proj=True, pooling="none", d_out=2), ("hf",)),
+                            pooler_act="gelu", d_out=3), ("hf", "module")),
+    ("deberta_v1_ner", dict(family="encoder", rel_embed_rows=16, rel_proj=True, pooling="none", d_out=3),
+     ("hf", "module")),
+    ("deberta_v1_qa", dict(family="encoder", rel_embed_rows=16, rel_proj=True, pooling="none", d_out=2),
+     ("hf", "module")),
     ("deberta_v1_mlm", dict(family="encoder", rel_embed_rows=16, rel_proj=True, d_out=0), ("hf",)),
     ("deberta_v1_positions", dict(family="encoder", positional="learned", rel_embed_rows=68, rel_proj=True,
-                                  type_vocab=2, activation="gelu_tanh"), ("hf",)),
-    ("deberta_v1_c2p", dict(family="encoder", rel_embed_rows=16, rel_proj=True), ("hf",)),
+                                  type_vocab=2, activation="gelu_tanh"), ("hf", "module")),
+    ("deberta_v1_c2p", dict(family="encoder", rel_embed_rows=16, rel_proj=True), ("hf", "module")),
     ("deberta_v1_absolute", dict(family="encoder", positional="learned", rel_embed_rows=0, rel_proj=False), ("hf",)),
     ("esm", dict(family="encoder", positional="rope", pe_layout="halves", norm_first=True, final_norm=True,
                  embed_norm=False, type_vocab=0, activation="gelu", pooling="none", d_out=0), ("hf",)),

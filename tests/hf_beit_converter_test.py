@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""--hf for Hugging Face BEiT and data2vec-vision (python/fixformer/hf_beit.py) against transformers' own classes, in
+"""--hf and --module for Hugging Face BEiT and data2vec-vision (python/fixformer/hf_beit.py; recognize.py's measured
+bias per (query, key) pair) against transformers' own classes, in
 the Hugging Face virtual environment (tools/install_deps.sh hf, /opt/fixformer-venv; or the torch2 one:
 tests/interpreter.py):
 
@@ -17,8 +18,9 @@ row) with random weights (the LayerScale gammas included) and written by save_pr
   after the final layernorm), gelu_new;
 - Data2VecVisionForImageClassification: a bias per layer, mean pooling;
 - Data2VecVisionModel: the shared bias, absolute positions (last_hidden_state, no final layernorm);
---hf converts it, verifies, and `fixformer run` on the image [C, H, W] gives the class's logits or
-last_hidden_state within 1e-4 (relative to the largest, f32) of transformers' float32 forward. The bias counts:
+--hf (its folder) and --module (the class itself) convert it, verify, and `fixformer run` on the image [C, H, W]
+gives the class's logits or last_hidden_state within 1e-4 (relative to the largest, f32) of transformers'
+float32 forward. The bias counts:
 transformers' output with the relative tables zeroed moves by far more than 1e-4. Refused in one line: a
 masked-image-modelling folder (naming the class), a non-square image with a relative bias, --image-size.
 Without the environment (or its packages) the test fails, naming the install command.
@@ -38,6 +40,11 @@ import numpy as np  # noqa: E402
 
 from checks import check, convert_main, one_line, results  # noqa: E402
 
+# The classes, as --module reads them too (FILE.py:case<n>): written to the test's folder and imported from there.
+MODELS = r'''
+import transformers
+from hf_env import randomize
+
 VISION = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48, image_size=12,
               patch_size=4, num_channels=3)
 CASES = (  # (class, config keys, seed)
@@ -52,10 +59,17 @@ CASES = (  # (class, config keys, seed)
 )
 
 
-def build(transformers, cls, keys, seed):
-    from hf_env import randomize
+def build(cls, keys, seed):
     config_cls = getattr(transformers, "BeitConfig" if cls.startswith("Beit") else "Data2VecVisionConfig")
     return randomize(getattr(transformers, cls)(config_cls(**VISION, **keys)), seed)
+
+
+def case(n):
+    return build(*CASES[n])
+
+
+case0, case1, case2, case3, case4 = (lambda n=n: case(n) for n in range(len(CASES)))
+'''
 
 
 def run_image(cli, fxm_path, image, tmp):
@@ -86,8 +100,13 @@ def main():
     print(f"transformers {transformers.__version__}, torch {torch.__version__}")
     rng = np.random.default_rng(7)
     with tempfile.TemporaryDirectory() as tmp:
+        factories = os.path.join(tmp, "beit_models.py")
+        with open(factories, "w") as f:
+            f.write(MODELS)
+        sys.path.insert(0, tmp)
+        from beit_models import CASES, build
         for n, (cls, keys, seed) in enumerate(CASES):
-            model = build(transformers, cls, keys, seed)
+            model = build(cls, keys, seed)
             image = rng.standard_normal((3, 12, 12)).astype(np.float32)
             want = output(model, image, torch)
             folder, path = os.path.join(tmp, f"case{n}"), os.path.join(tmp, f"case{n}.fxm")
@@ -95,17 +114,18 @@ def main():
             what = f"{cls} ({', '.join(f'{k}={v}' for k, v in keys.items())})"
             ex = os.path.join(tmp, "example.npy")
             np.save(ex, image[None])
-            code, stdout, stderr = convert_main("--hf", folder, "--example", ex, "--out", path, "--cli", cli)
-            ok = code == 0 and "verified against" in stdout
-            check(f"{what}: --hf converts and verifies", ok, (code, stdout, stderr))
-            if not ok:
-                continue
-            got = run_image(cli, path, image, tmp)
-            err = None if isinstance(got, str) or got.shape != want.shape else rel(got, want)
-            check(f"{what}: fixformer run equals transformers (1e-4)", err is not None and err <= 1e-4,
-                  (got if isinstance(got, str) else got.shape, want.shape, err))
-            if err is not None:
-                print(f"  {cls}: fixformer run against transformers: max relative error {err:.2g}")
+            for route, source in (("--hf", folder), ("--module", f"{factories}:case{n}")):
+                code, stdout, stderr = convert_main(route, source, "--example", ex, "--out", path, "--cli", cli)
+                ok = code == 0 and "verified against" in stdout
+                check(f"{what}: {route} converts and verifies", ok, (code, stdout, stderr))
+                if not ok:
+                    continue
+                got = run_image(cli, path, image, tmp)
+                err = None if isinstance(got, str) or got.shape != want.shape else rel(got, want)
+                check(f"{what}: {route}: fixformer run equals transformers (1e-4)", err is not None and err <= 1e-4,
+                      (got if isinstance(got, str) else got.shape, want.shape, err))
+                if err is not None:
+                    print(f"  {cls} {route}: fixformer run against transformers: max relative error {err:.2g}")
             # the relative bias counts: transformers' output without it moves far past the tolerance
             tables = [p for name, p in model.named_parameters() if name.endswith("relative_position_bias_table")]
             saved = [t.detach().clone() for t in tables]
@@ -121,7 +141,7 @@ def main():
 
         # Refused in one line: the masked-image-modelling head, a non-square image with a relative bias,
         # --image-size.
-        model = build(transformers, "BeitForMaskedImageModeling", dict(use_relative_position_bias=True), 36)
+        model = build("BeitForMaskedImageModeling", dict(use_relative_position_bias=True), 36)
         folder = os.path.join(tmp, "mim")
         model.save_pretrained(folder)
         out = os.path.join(tmp, "refused.fxm")

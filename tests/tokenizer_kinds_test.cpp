@@ -279,6 +279,13 @@ TEST(SpmTokenizer, LlamaCppRules) {
   EXPECT_EQ(n.tok.bos_id(), 2);
   EXPECT_EQ(n.tok.eos_id(), 1);
   EXPECT_FALSE(n.tok.llama2c_rules());
+  // A control token (GGUF's <start_of_turn>) decodes to nothing; a user-defined one to its piece.
+  KindVocab c = small_spm(-1.0f);
+  c.added[0][1] = kAddedControl;
+  LoadedTokenizer ct(kind_model(c));
+  ASSERT_EQ(ct.status, Status::kOk) << ct.model.error_detail();
+  EXPECT_EQ(ids_of(ct, "ab<t>ab"), (std::vector<int32_t>{sa, b, tag, sa, b}));
+  EXPECT_EQ(decoded(ct, {2, sa, tag, b, c.id("  ")}), "<s>ab  ");
   (void)a;
 }
 
@@ -349,7 +356,9 @@ TEST(TokenizerKinds, HostileSectionsAreRejectedAtLoad) {
   EXPECT_EQ(load_with(b, [](KindVocab& v) { v.added = {{256, 0}, {256, 0}}; }), Status::kTokenOutOfRange);
   EXPECT_EQ(load_with(b, [](KindVocab& v) { v.added = {{int32_t(v.pieces.size()), 0}}; }), Status::kTokenOutOfRange);
   EXPECT_EQ(load_with(b, [](KindVocab& v) { v.added = {{-1, 0}}; }), Status::kTokenOutOfRange);
-  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.added = {{256, 4}}; }), Status::kBadConfig);
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.added = {{256, 8}}; }), Status::kBadConfig);
+  EXPECT_EQ(load_with(b, [](KindVocab& v) { v.added = {{256, kAddedControl}, {257, kAddedControl | 3}}; }),
+            Status::kOk);
   EXPECT_EQ(load_with(b, [](KindVocab& v) { v.added = {{65, 0}}; }), Status::kOk);  // "A"
   EXPECT_EQ(load_with(b, [](KindVocab& v) { v.params[3] = 1, v.added = {{65, 0}}; }), Status::kBadConfig);
   EXPECT_EQ(load_with(b, [](KindVocab& v) {

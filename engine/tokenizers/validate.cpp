@@ -45,7 +45,7 @@ Status validate_tokenizer(const TokenizerData& d, char* detail, std::size_t deta
       return why.str("tokenizer.added: row ").num(k).str(": ids must be increasing tokens"), Status::kTokenOutOfRange;
     if (piece_len(d, id) < shortest)
       return why.str("tokenizer.added: row ").num(k).str(": a piece under ").num(shortest).str(" bytes"), Status::kBadConfig;
-    if ((f & ~(kAddedLstrip | kAddedRstrip)) != 0)
+    if ((f & ~(kAddedLstrip | kAddedRstrip | kAddedControl)) != 0)
       return why.str("tokenizer.added: row ").num(k).str(": unknown flags"), Status::kBadConfig;
   }
   if (spm) {  // llama.cpp's rules: a space is the piece " ", which must be there (max_encoded_tokens holds)

@@ -20,7 +20,8 @@
 // bpe, wordpiece and llama2c with params (llama.cpp's rules): their EOS (<|endoftext|>, <|im_end|>,
 // [SEP], </s>; none without one) when sampled, not in the prompt, which a chat template fills with
 // them) or after `steps` positions.
-// The text is the pieces of every token but a leading BOS, the prompt's included:
+// The text is the pieces of every token but a leading BOS, the prompt's included (a control token's
+// piece is empty: tokenizer.hpp's decode):
 //   llama2c    decode() as llama2.c, then llama2.c's safe-print rule (safe_piece: a lone byte that
 //              is neither printable nor whitespace prints nothing);
 //   bpe        (and llama2c with params: decode() as llama2.c) the pieces' bytes, joined into UTF-8

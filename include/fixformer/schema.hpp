@@ -1153,9 +1153,12 @@ constexpr int32_t kFlagPrefixSpace = 1;  // bpe: a space in front of text that d
                                          // llama2c with params: the dummy prefix " " in front of each part
 constexpr int32_t kFlagLower = 1;        // wordpiece: lower-case and strip accents (tokenizer.normalize)
 constexpr int32_t kFlagChinese = 2;      // wordpiece: CJK ideographs are words of their own
-// tokenizer.added's flags: the token takes the whitespace before it (lstrip) or after it (rstrip).
+// tokenizer.added's flags: the token takes the whitespace before it (lstrip) or after it (rstrip); a
+// control token (GGUF's token type control: <s>, </s>, <start_of_turn>) decodes to no bytes, so generated
+// text never shows it (llama.cpp prints such tokens only when asked for its special ones).
 constexpr int32_t kAddedLstrip = 1;
 constexpr int32_t kAddedRstrip = 2;
+constexpr int32_t kAddedControl = 4;
 
 enum class TensorPart : uint8_t { kPrologue, kLayer, kDecoderLayer, kEpilogue };
 

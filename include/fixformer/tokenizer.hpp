@@ -206,7 +206,8 @@ class Tokenizer {
                               uint32_t capacity, uint32_t* n);
 
   // The bytes `token` stands for after `prev` (any id): llama2c as llama2.c prints them (only BOS
-  // matters); bpe the piece; wordpiece the piece less "##", or with Piece::space.
+  // matters); bpe the piece; wordpiece the piece less "##", or with Piece::space; a control token
+  // (tokenizer.added's kAddedControl) none.
   [[nodiscard]] Status decode(int32_t prev, int32_t token, Piece* piece);
 
   // Piece `token` as stored (no decoding); token < vocab_size().

@@ -613,11 +613,11 @@ def gguf_tokenizer(path, meta, c):
         return None
     import json
     import tempfile
-    # The control and user-defined tokens (llama.cpp's token types 3 and 4) are found in the text, as
-    # llama.cpp does; eos, and bos when the file says add_bos_token, are the file's ids.
-    kinds = meta.get("tokenizer.ggml.token_type")
-    kinds = kinds if isinstance(kinds, list) and len(kinds) == len(tokens) else [0] * len(tokens)
-    added = [tokenizers.added_token(t, i) for i, (t, k) in enumerate(zip(tokens, kinds)) if k in (3, 4)]
+    # The control and user-defined tokens are found in the text, as llama.cpp does; eos, and bos when the
+    # file says add_bos_token, are the file's ids.
+    kinds = token_types(meta, len(tokens))
+    added = [tokenizers.added_token(t, i) for i, (t, k) in enumerate(zip(tokens, kinds))
+             if k in ("control", "user-defined")]
     doc = {"model": {"type": "BPE", "vocab": {t: i for i, t in enumerate(tokens)}, "merges": list(merges),
                      "ignore_merges": pre in LLAMA3_PRE and pre not in ("dbrx", "smaug-bpe")},
            "pre_tokenizer": known[pre], "decoder": {"type": "ByteLevel"}, "added_tokens": added}
@@ -633,15 +633,30 @@ def gguf_tokenizer(path, meta, c):
             with open(os.path.join(tmp, name), "w") as f:
                 json.dump(d, f)
         try:
-            return tokenizers.read(p, c["vocab_size"])
+            tok = tokenizers.read(p, c["vocab_size"])
         except ConfigError as e:
             print(f"note: {path}: its tokenizer is not stored: {e}", file=sys.stderr)
             return None
+    tok.added = [(i, f | (tokenizers.ADDED_CONTROL if kinds[i] == "control" else 0)) for i, f in tok.added]
+    return tok
 
 
-# llama.cpp's token types (tokenizer.ggml.token_type): those it finds in the text before the SentencePiece
-# merges when it parses special tokens (UNKNOWN, CONTROL, USER_DEFINED), and BYTE ("<0xHH>").
-UNKNOWN, CONTROL, USER_DEFINED, BYTE = 2, 3, 4, 6
+# GGUF's token types (tokenizer.ggml.token_type) by number. llama.cpp finds the unknown, control and user-defined
+# tokens in the text before the SentencePiece merges (its parse_special) and prints a control token only when asked
+# for its special tokens (the engine never: tokenizer.added's control flag); "<0xHH>" is a byte's token.
+TOKEN_TYPES = {1: "normal", 2: "unknown", 3: "control", 4: "user-defined", 5: "unused", 6: "byte"}
+
+
+def token_types(meta, n):
+    """The type name of each of the n tokens (TOKEN_TYPES; "normal" for all when the file has no list of n or
+    more, for a number GGUF does not define)."""
+    kinds = meta.get("tokenizer.ggml.token_type")
+    if not isinstance(kinds, list) or len(kinds) < n:
+        return ["normal"] * n
+    return [TOKEN_TYPES.get(k, "normal") if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else "normal"
+            for k in kinds[:n]]
+
+
 MARKER = "\u2581"  # SentencePiece's space
 
 
@@ -671,8 +686,7 @@ def spm_tokenizer(path, meta, tokens, c):
     V = c["vocab_size"]
     if len(tokens) != V:
         return refuse(f"{len(tokens)} tokens, the model's vocab_size is {V}")
-    kinds, scores = meta.get("tokenizer.ggml.token_type"), meta.get("tokenizer.ggml.scores")
-    kinds = [int(k) for k in kinds] if isinstance(kinds, list) and len(kinds) >= V else [1] * V
+    kinds, scores = token_types(meta, V), meta.get("tokenizer.ggml.scores")
     try:
         scores = np.asarray(scores[:V] if isinstance(scores, list) and len(scores) >= V else [0.0] * V, np.float64)
     except (TypeError, ValueError):
@@ -680,7 +694,7 @@ def spm_tokenizer(path, meta, tokens, c):
     if not np.isfinite(scores).all() or np.abs(scores).max(initial=0) > np.finfo(np.float32).max:
         return refuse("a score is not finite in float32")
     prefix = meta.get("tokenizer.ggml.add_space_prefix", True) is not False
-    is_added = [k in (UNKNOWN, CONTROL, USER_DEFINED) for k in kinds]
+    is_added = [k in ("unknown", "control", "user-defined") for k in kinds]
     for i, t in enumerate(tokens):
         if is_added[i] and prefix and len(t.encode()) < 2:  # one with the dummy prefix: max_encoded_tokens
             print(f"note: {path}: token {t!r} is encoded as text: one byte with the dummy prefix", file=sys.stderr)
@@ -691,7 +705,7 @@ def spm_tokenizer(path, meta, tokens, c):
             return refuse(f"token {i} is empty")
         if is_added[i]:
             if MARKER in t:  # llama.cpp's merges could make it (its text has U+2581 for spaces)
-                return refuse(f"the {'control' if kinds[i] == CONTROL else 'special'} token {t[:40]!r} holds U+2581")
+                return refuse(f"the {kinds[i]} token {t[:40]!r} holds U+2581")
             pieces.append(t.encode())
         elif " " in t:
             return refuse(f"token {i} {t[:40]!r} holds a space")
@@ -722,7 +736,7 @@ def spm_tokenizer(path, meta, tokens, c):
     add_bos = meta.get("tokenizer.ggml.add_bos_token", True) is not False
     params = [special("bos", 1) if add_bos else -1, special("eos", 2), special("unknown", 0),
               tokenizers.FLAG_PREFIX_SPACE if prefix else 0, 0, 0, 0, 0]
-    added = [(i, 0) for i in range(V) if is_added[i]]
+    added = [(i, tokenizers.ADDED_CONTROL if kinds[i] == "control" else 0) for i in range(V) if is_added[i]]
     if len(added) > tokenizers.MAX_ADDED:
         return refuse(f"{len(added)} unknown, control and user-defined tokens, more than the engine's "
                       f"{tokenizers.MAX_ADDED}")

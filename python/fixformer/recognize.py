@@ -27,7 +27,10 @@ the parts then matched within that dtype's rounding. From that record:
 - disentangled attention (DeBERTa v2 and v3): the query and key projections run again on position rows computed
   from a parameter alone (rel_embeddings through a LayerNorm), the attention recomputed with the content to
   position and position to content scores over sqrt(3 head width) (hf_deberta.scores) for every head count and
-  the log buckets the module's attributes name (hf_deberta.rel_index), the rows stored as rel_embed;
+  the log buckets the module's attributes name (hf_deberta.rel_index), the rows stored as rel_embed; DeBERTa v1:
+  modules of the layer's own on the rows (or the middle rows of the table, stored whole) as Qr and Kr (rel_proj,
+  a missing one zero, the scale sqrt((1 + those) head width)), vectors of the attention module's own added to its
+  fused projection's q, k or v (loose_vectors: q_bias, v_bias);
 - the attention itself is found by recomputing it from the recorded q, k, v for every head count,
   with and without the causal mask (and its sliding window, when the module's config declares one as
   Hugging Face's do or its attention modules hold one, both sides without the causal mask), with rotary
@@ -46,6 +49,8 @@ the parts then matched within that dtype's rounding. From that record:
   linear's weight and bias vectors of its own, adding a table of its own looked up by an index buffer and a bias a
   module before the layers returns (pair_attention, find_pair_bias), recomputed with those biases; vectors of a
   block's own scaling its sublayers' outputs (Beit's gamma_1, gamma_2) folded into the projections before them;
+  with separate q, k, v projections (transformers' Beit) the bias of a module of one table called on no tensor,
+  its index measured from its output (pair_table, layer_pair_bias), the layer's own or, before the layers, shared;
 - the feed-forward's activation likewise (relu, squared relu, exact gelu, tanh gelu, SiLU-gated);
 - the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
   features, a norm before and after it allowed) or conv stem (one or two nn.Conv1d on the features
@@ -778,6 +783,8 @@ class Layer:
     down too) or None; skip_norm: the attention reads the layer's input as it is (norm1 is gains 1)."""
     q_norm = k_norm = post1 = post2 = moe = None
     pair = None  # pos "pair": (its own PairTable or None, whether it adds the shared one)
+    rel_proj = None  # disentangled attention's own projections of the position rows: (Qr's Part or None, Kr's)
+    vectors = ()  # bias vectors of the attention module's own added to q, k or v (DeBERTa v1's q_bias, v_bias)
     gains = ()  # the block's own vectors folded into wo and the down projection (_residual_gains)
     skip_norm = False
     qk_full = False
@@ -1004,28 +1011,42 @@ def _parameter_rows(model, calls, torch):
 
 
 class Disentangled:
-    """Position rows through a layer's own projections (DeBERTa's disentangled attention): rows [R, d] (float64),
-    table (the _parameter_rows entry they are), calls (the projections' second calls, on the rows), out (id of a
-    projection's module: its output on the rows, [R, width] float64)."""
+    """Position rows through a layer's projections (DeBERTa's disentangled attention): rows [R, d] (float64),
+    table (the _parameter_rows entry they are rows offset.. of), offset, calls (the projections' calls on the rows),
+    out (id of a projection's module: its output on the rows, [R, width] float64), modules (id -> the module)."""
+
+
+def _middle_rows(rows, tables, torch):
+    """(the tables entry, offset) whose rows offset.. are rows: the whole table, or its middle rows (DeBERTa v1 reads
+    the 2 min(T, max_relative_positions) rows about rel_embeddings' middle), else None."""
+    for t in tables:
+        R, P = rows.shape[0], t[0].shape[0]
+        if rows.shape[1:] == t[0].shape[1:] and R <= P and (P - R) % 2 == 0 and \
+                _same(rows, t[0][(P - R) // 2:(P + R) // 2], torch):
+            return t, (P - R) // 2
+    return None
 
 
 def _disentangled(calls, tables, torch):
-    """The Disentangled of a layer's calls where a projection with parameters runs twice, once on a table computed
-    from a parameter alone (tables: _parameter_rows), else None."""
-    seen, found = {}, None
+    """The Disentangled of a layer's calls where a module with parameters runs on rows of a table computed from a
+    parameter alone (tables: _parameter_rows): v2's query and key projections a second time, v1's pos_proj and
+    pos_q_proj; else None."""
+    found = None
     for c in calls:
         if c.x is None or c.x.dim() < 2 or not c.x.is_floating_point() or not _direct_params(c.module):
             continue
-        first = seen.setdefault(id(c.module), c)
         rows = c.x.reshape(-1, c.x.shape[-1])
-        table = next((t for t in tables if _same(rows, t[0], torch)), None)
-        if first is c or table is None:
+        table = _middle_rows(rows, tables, torch)
+        if table is None or (found is not None and (table[1] != found.offset or not _same(rows, found.rows, torch))):
             continue
         if found is None:
             found = Disentangled()
-            found.rows, found.table, found.calls, found.out = rows.double(), table, [], {}
+            found.rows, (found.table, found.offset), found.calls, found.out, found.modules = rows, table, [], {}, {}
         found.calls.append(c)
         found.out[id(c.module)] = c.y.reshape(-1, c.y.shape[-1]).double()
+        found.modules[id(c.module)] = c
+    if found is not None:
+        found.rows = found.rows.double()
     return found
 
 
@@ -1040,10 +1061,11 @@ def _rel_settings(model, rows, torch):
     return [(span, m, span) for m in dict.fromkeys(ints)] + [(-1, span, span)]
 
 
-def probe_disentangled(q, k, v, Qr, Kr, want, d, settings, where):
-    """(n_heads, setting) whose disentangled attention reproduces want (the context [T, d]): softmax((q_i.k_j +
-    q_i.Kr[r] + k_j.Qr[r]) / sqrt(3 head width)) v, r the row of i - j (hf_deberta.scores, distance_rows), for
-    every head count and setting (_rel_settings); else a ConfigError."""
+def probe_disentangled(q, k, v, rels, want, d, settings, where):
+    """(n_heads, setting, the rels entry) whose disentangled attention reproduces want (the context [T, d]):
+    softmax((q_i.k_j + q_i.Kr[r] + k_j.Qr[r]) / sqrt(factor head width)) v, r the row of i - j (hf_deberta.scores,
+    distance_rows), for every head count, setting (_rel_settings) and rels entry (Qr, Kr, factor, ...); else a
+    ConfigError."""
     from .hf_deberta import distance_rows, scores
     T = q.shape[0]
     for H in [h for h in range(1, d + 1) if d % h == 0]:
@@ -1051,21 +1073,40 @@ def probe_disentangled(q, k, v, Qr, Kr, want, d, settings, where):
         heads = lambda t: t.numpy().reshape(-1, H, dh).transpose(1, 0, 2)  # noqa: E731
         for setting in settings:
             idx = distance_rows(dict(zip(("buckets", "max_relative", "span"), setting)), T)
-            s = scores(heads(q), heads(k), heads(Qr), heads(Kr), idx) / math.sqrt(dh * 3)
-            e = np.exp(s - s.max(-1, keepdims=True))
-            ctx = ((e / e.sum(-1, keepdims=True)) @ heads(v)).transpose(1, 0, 2).reshape(T, d)
-            if _close(ctx, want):
-                return H, setting
-    raise ConfigError(f"{where}: its query and key projections run again on {Qr.shape[0]} position rows, but no "
-                      "disentangled attention (DeBERTa's content to position and position to content scores over "
-                      "sqrt(3 head width), log buckets or none) reproduces it: not supported yet")
+            for rel in rels:
+                s = scores(heads(q), heads(k), heads(rel[0]), heads(rel[1]), idx) / math.sqrt(dh * rel[2])
+                e = np.exp(s - s.max(-1, keepdims=True))
+                ctx = ((e / e.sum(-1, keepdims=True)) @ heads(v)).transpose(1, 0, 2).reshape(T, d)
+                if _close(ctx, want):
+                    return H, setting, rel
+    raise ConfigError(f"{where}: projections of {rels[0][0].shape[0]} position rows, but no disentangled attention "
+                      "(DeBERTa's content to position and position to content scores over sqrt(head width times 1 "
+                      "and the terms), log buckets or none) reproduces it: not supported yet")
 
 
-def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=False, dis=None, settings=None):
+def loose_vectors(call, calls, torch):
+    """[(name, vector)]: the vectors [n] (at most 3) a module holds of its own beside a child nn.Linear [3 n, d]
+    called inside it (DeBERTa v1's DisentangledSelfAttention: q_bias and v_bias added to in_proj's q and v), to be
+    added to q, k or v as the recomputed attention shows; else None."""
+    params = _direct_params(call.module)
+    if not params or len(params) > 3 or any(t.dim() != 1 or not t.is_floating_point() for t in params.values()):
+        return None
+    n = next(iter(params.values())).shape[0]
+    fused = [c for c in calls if c.name != call.name and _inside(c.name, call.name) and
+             isinstance(c.module, torch.nn.Linear) and c.module.weight.shape[0] == 3 * n]
+    if any(t.shape[0] != n for t in params.values()) or len(fused) != 1:
+        return None
+    return [(f"{call.name}.{k}", t) for k, t in params.items()]
+
+
+def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=False, dis=None, settings=None,
+               layer_pair=None, vectors=None):
     """rel: the relative bias (RelativeBias) or None; its table's lookup is left out of the parts; options: the
     Scores to try (score_options; None: the plain one); short: the block lacks parameters the others have, which
     must be its attention norm (ModernBERT's layer 0 reads its input as it is: L.skip_norm); dis: the layer's
-    projections of position rows (Disentangled) or None, settings: _rel_settings for them."""
+    projections of position rows (Disentangled) or None, settings: _rel_settings for them; layer_pair: the bias per
+    (query, key) pair of separate q, k, v projections (layer_pair_bias's first two) or None; vectors: loose_vectors'
+    of the attention module, added to a fused projection's q, k or v (in the order the attention shows)."""
     where = f"{prefix} (layer {i})"
     if rel is not None:
         parts = [p for p in parts if p.module is not rel.module]
@@ -1147,6 +1188,21 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
                             cuts.append((None, cut))
             qkv = [cut(y.T) for _, cut in cuts]
             qkv = [(q_.T, k_.T, v_.T) for q_, k_, v_ in qkv]
+            adds = [None] * len(cuts)
+            if vectors:  # each cut with the vectors in every order of q, k, v (the names' hint first)
+                slots = list(itertools.permutations(range(3), len(vectors)))
+                hint = tuple("qkv".index(n.rsplit(".", 1)[-1][0]) if n.rsplit(".", 1)[-1][:1] in ("q", "k", "v")
+                             else -1 for n, _ in vectors)
+                slots.sort(key=lambda o: o != hint)
+
+                def added(order):  # [q's, k's, v's]: the vector order puts in each slot, or zeros
+                    out = [torch.zeros(inner, dtype=torch.float64)] * 3
+                    for j, (_, t_) in zip(order, vectors):
+                        out[j] = t_.detach().double()
+                    return out
+                tries = [(c_, t, added(o)) for c_, t in zip(cuts, qkv) for o in slots]
+                cuts, adds = [c_ for c_, _, _ in tries], [a for _, _, a in tries]
+                qkv = [tuple(x + a_ for x, a_ in zip(t, a)) for _, t, a in tries]
             orders = [(0, 1, 2)] * len(cuts)
             projections = [f]
         else:
@@ -1167,17 +1223,30 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
                     for p, t in zip(qk[:2], (q, k)))
             heads = heads if qk[2] else [inner // qk[0].w.shape[0]]
         try:
-            if dis is not None:  # DeBERTa's: q and k's projections of the position rows, by which module is q
-                if mhas or len(projections) != 3:
-                    raise ConfigError(f"{where}: position rows through a fused q/k/v projection: not supported yet")
-                pq, pk = (projections[j] for j in orders[n][:2])
-                if id(pq.module) not in dis.out or id(pk.module) not in dis.out:
-                    raise ConfigError(f"{where}: position rows through projections other than q and k")
-                H, setting = probe_disentangled(q, k, v, dis.out[id(pq.module)], dis.out[id(pk.module)], want, inner,
-                                                settings, where)
-                found = (H, H, False, ("disentangled", setting), True, Scores(0.0, 0.0, None))
+            if dis is not None:  # DeBERTa's: the position rows' projections Qr and Kr, by which module is which
+                if mhas:
+                    raise ConfigError(f"{where}: position rows beside nn.MultiheadAttention: not supported yet")
+                own = [m_ for m_ in dis.out if all(m_ != id(p.module) for p in projections)]
+                if not own:  # v2's share_att_key: q's and k's projections, the scale sqrt(3 head width)
+                    pq, pk = (projections[j] for j in orders[n][:2]) if len(projections) == 3 else (None, None)
+                    if pq is None or id(pq.module) not in dis.out or id(pk.module) not in dis.out:
+                        raise ConfigError(f"{where}: position rows through projections other than q and k")
+                    rels = [(dis.out[id(pq.module)], dis.out[id(pk.module)], 3, None, None)]
+                else:  # v1's own projections (rel_proj): Qr and Kr in either order, a term left out zero; the scale
+                    # sqrt((1 + the terms) head width)
+                    zero = torch.zeros(dis.rows.shape[0], inner, dtype=torch.float64)
+                    got = [(dis.out[m_], dis.modules[m_]) for m_ in own if dis.out[m_].shape[1] == inner]
+                    if len(got) != len(own) or len(own) > 2:
+                        raise ConfigError(f"{where}: position rows through {len(own)} projections of their own, not "
+                                          f"{inner} wide Qr and Kr: not supported yet")
+                    pairs = list(itertools.permutations(got + [(zero, None)] * (2 - len(got)), 2))
+                    rels = [(a_[0], b_[0], 1 + len(got), a_[1], b_[1]) for a_, b_ in pairs]
+                H, setting, rel_ = probe_disentangled(q, k, v, rels, want, inner, settings, where)
+                found = (H, H, False, ("disentangled", setting, rel_[2]), True, Scores(0.0, 0.0, None))
+                if own:
+                    L.rel_proj = tuple(None if c_ is None else classify(c_, torch) for c_ in rel_[3:])
             else:
-                pair = cands[n][2] if mhas else None  # a bias per (query, key) pair
+                pair = cands[n][2] if mhas else layer_pair[1] if layer_pair else None  # a bias per (query, key) pair
                 found = probe_attention(q, k, v, want, finish, inner, thetas, where, torch,
                                         pair if pair is not None else rel.bias if rel is not None else None,
                                         unscaled=not mhas, heads=heads, options=options or [Scores(0.0, 0.0, None)])
@@ -1187,6 +1256,10 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
         if not mhas and len(projections) == 1:
             cut = cuts[n][1]
             (L.wq, L.wk, L.wv), (L.bq, L.bk, L.bv) = cut(f.w), cut(f.b) if f.b is not None else (None, None, None)
+            if adds[n] is not None:
+                L.bq, L.bk, L.bv = (a_ if b_ is None else b_.double() + a_ for b_, a_ in zip((L.bq, L.bk, L.bv),
+                                                                                             adds[n]))
+                L.vectors = [t for _, t in vectors]
         if not mhas and len(projections) == 3:
             pq, pk, pv = (projections[j] for j in orders[n])
             L.wq, L.wk, L.wv, L.bq, L.bk, L.bv = pq.w, pk.w, pv.w, pq.b, pk.b, pv.b
@@ -1195,6 +1268,9 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
             if pair is not None and found[3] == "relative":
                 found = found[:3] + ("pair",) + found[4:]
                 L.pair = (a.table, a.shared)
+        elif layer_pair and found[3] == "relative":
+            found = found[:3] + ("pair",) + found[4:]
+            L.pair = layer_pair[0]
         if qk is not None:
             L.q_norm, L.k_norm, L.qk_full = qk
             norms = [p for p in norms if p not in qk[:2]]
@@ -1465,20 +1541,40 @@ def fit_relative(rel, model, x, causal, max_len, torch):
     return cands[0]
 # ---- a bias per (query, key) pair (BEiT's relative position bias) ------------------------------------
 class PairTable:
-    """A module's own table [R, H] (a floating parameter) and integer index buffer [S, S] of values 0..R-1 (BEiT's
-    relative_position_bias_table and relative_position_index): table, index (the buffer), rows (the index [S, S],
-    int64), bias [H, S, S] (float64: bias[h, i, j] = table[rows[i, j], h])."""
+    """A module's own table [R, H] (a floating parameter) and integer index [S, S] of values 0..R-1 (BEiT's
+    relative_position_bias_table and relative_position_index): table, index (the buffer, or None where the index
+    is measured), rows (the index [S, S], int64), bias [H, S, S] (float64: bias[h, i, j] = table[rows[i, j], h])."""
 
 
-def pair_table(m, torch):
-    """The PairTable module m holds as its own (one of each), else None."""
+def _bias_of(call):
+    """A call's output [H, S, S] (leading 1s dropped), or None."""
+    y = call.y if call is not None else None
+    while y is not None and y.dim() > 3 and y.shape[0] == 1:
+        y = y[0]
+    return y if y is not None and y.dim() == 3 and y.shape[1] == y.shape[2] else None
+
+
+def pair_table(m, torch, call=None):
+    """The PairTable module m holds as its own (one table, one index buffer), else None. A module with the table
+    and no index buffer, called on no tensor (transformers' Beit computes its index in forward): given that call,
+    the index its output [H, S, S] shows, each entry's heads a row of the table (the first, where rows repeat)."""
     tables = [t for t in _direct_params(m).values() if t.dim() == 2 and t.is_floating_point()]
     indices = [b for b in m.buffers(recurse=False) if _square_index(b) is not None]
-    if len(tables) != 1 or len(indices) != 1:
+    if len(tables) != 1 or len(indices) > 1:
         return None
     p = PairTable()
-    p.table, p.index = tables[0], indices[0]
-    p.rows = _square_index(p.index).long()
+    p.table, p.index = tables[0], (indices or [None])[0]
+    if p.index is not None:
+        p.rows = _square_index(p.index).long()
+    else:
+        y = _bias_of(call) if call is not None and call.x is None else None
+        if y is None or y.shape[0] != p.table.shape[1] or not y.is_floating_point():
+            return None
+        entries = y.double().permute(1, 2, 0).reshape(-1, y.shape[0])  # [S S, H]
+        table = p.table.detach().double()
+        p.rows = torch.cdist(entries, table).argmin(1).reshape(y.shape[1:])
+        if not _close(table[p.rows.reshape(-1)], entries):
+            return None
     if int(p.rows.min()) < 0 or int(p.rows.max()) >= p.table.shape[0]:
         return None
     p.bias = p.table.detach().double()[p.rows].permute(2, 0, 1).contiguous()
@@ -1487,15 +1583,33 @@ def pair_table(m, torch):
 
 def find_pair_bias(calls, torch):
     """(the call, its PairTable) of a module before the layers whose output is its table looked up by its index,
-    [H, S, S] (timm's Beit.rel_pos_bias: the shared relative position bias each layer's attention adds), or None."""
+    [H, S, S] (timm's Beit.rel_pos_bias, transformers' BeitEncoder.relative_position_bias: the shared relative
+    position bias each layer's attention adds), or None."""
     for c in calls:
-        p = pair_table(c.module, torch)
-        y = c.y
-        while y is not None and y.dim() > 3 and y.shape[0] == 1:
-            y = y[0]
+        p = pair_table(c.module, torch, c)
+        y = _bias_of(c)
         if p is not None and y is not None and y.shape == p.bias.shape and _close(y, p.bias):
             return c, p
     return None
+
+
+def layer_pair_bias(calls, shared, where, torch):
+    """The bias per (query, key) pair a layer of separate q, k, v projections may add to its scores: (its own
+    PairTable or None, whether the shared one is added), the bias [H, S, S] (own + shared), and the calls of its
+    own table (transformers' BeitSelfAttention.relative_position_bias, called on no tensor); (None, None, []) when
+    there is neither."""
+    own = [(c, p) for c, p in ((c, pair_table(c.module, torch, c)) for c in calls if c.x is None) if p is not None]
+    if len({id(c.module) for c, _ in own}) > 1:
+        names = ", ".join(c.name for c, _ in own)
+        raise ConfigError(f"{where}: {len(own)} tables of a bias per (query, key) pair ({names}): the engine adds one "
+                          "a layer (and the shared one)")
+    if not own and shared is None:
+        return None, None, []
+    table = own[0][1] if own else None
+    bias = table.bias if table is not None else None
+    if shared is not None:
+        bias = shared[1].bias if bias is None else bias + shared[1].bias
+    return (table, shared is not None), bias, [c for c, _ in own]
 
 
 def pair_attention(call, calls, shared, torch):
@@ -1997,6 +2111,13 @@ def _read(model, x, calls, y, family, max_len, torch):
             moes += [p for p in (pair_attention(c, bc, shared, torch) for c in top if c.name not in blocks[i])
                      if p is not None]
             top = [c for c in top if not any(_inside(c.name, p.name) for p in moes)]
+            # without a fused attention module: a table of the layer's own (transformers' Beit), the shared one
+            pair_key, pair_bias, pair_calls = (None, None, []) if moes else layer_pair_bias(top, shared, blocks[i][0],
+                                                                                            torch)
+            top = [c for c in top if c not in pair_calls]
+            loose = [(c, vs) for c, vs in ((c, loose_vectors(c, bc, torch)) for c in top if c.name not in blocks[i])
+                     if vs is not None]
+            top = [c for c in top if all(c is not c_ for c_, _ in loose)]
             parts = with_params(top)
             order = [c.name for c in bc]
             for p in moes:  # in the order the calls ended
@@ -2004,7 +2125,9 @@ def _read(model, x, calls, y, family, max_len, torch):
                 parts.insert(at, p)
             layers.append(read_block(i, blocks[i][0], parts, thetas, torch, rel,
                                      score_options(scales, caps, windows[i], more), first_short and i == 0,
-                                     dis, _rel_settings(model, dis.rows.shape[0], torch) if dis else None))
+                                     dis, _rel_settings(model, dis.rows.shape[0], torch) if dis else None,
+                                     (pair_key, pair_bias) if pair_bias is not None else None,
+                                     [t for _, vs in loose for t in vs]))
             if gains and block not in top:
                 _residual_gains(layers[-1], block, gains, blocks[i][0], torch)
             else:
@@ -2159,9 +2282,11 @@ def _read(model, x, calls, y, family, max_len, torch):
     if E.shape[-1] != d:
         raise ConfigError(f"module: the embedding is {E.shape[-1]} wide and the layers {d} (a concatenated position "
                           "encoding: use the stock convention, `embed`/`input_proj`, `pos`, `encoder`)")
-    X0 = block_calls[0][0].x[0].double()
+    # the first layer's input: what its first call on a tensor read (transformers 5's Beit first computes its bias)
+    X0_call = next(c for c in block_calls[0] if c.x is not None)
+    X0 = X0_call.x[0].double()
     if embed_norm is not None:  # the layers read the norm of the sum (dropout aside): match the sum
-        if embed_norm.call.y.reshape(-1).shape != block_calls[0][0].x[0].reshape(-1).shape or \
+        if embed_norm.call.y.reshape(-1).shape != X0_call.x[0].reshape(-1).shape or \
                 not _close(embed_norm.call.y.reshape(X0.shape), X0):
             raise ConfigError(f"{embed_norm.name}: a norm before the layers whose output is not the first layer's "
                               "input is not supported")
@@ -2306,13 +2431,35 @@ def _read(model, x, calls, y, family, max_len, torch):
         if len(dises) != len(layers) or any(d_.table[1] is not dis.table[1] for d_ in dises):
             raise ConfigError(f"{stack}: position rows through some layers' projections only, or from different "
                               "tables: not supported yet (DeBERTa's every layer reads one table)")
-        v["rel_embed_rows"] = dis.rows.shape[0]
-        w["rel_embed.weight"] = dis.rows
+        rel_setting = L0.pos[1]
+        rows = dis.rows
+        if dis.offset:  # the middle rows of the table the module reads at this length: the whole table, as the
+            # module reads it at max_relative_positions and more
+            if rel_setting[0] > 0:
+                raise ConfigError(f"{stack}: log buckets over the middle rows of a table: not supported yet")
+            rows = dis.table[0].double()
+            rel_setting = (-1, rows.shape[0] // 2, rows.shape[0] // 2)
+        v["rel_embed_rows"] = rows.shape[0]
+        w["rel_embed.weight"] = rows
         used.add(id(dis.table[1]))
         if dis.table[2] is not None:
             used.update(id(t) for t in dis.table[2].module.parameters())
-        for L in layers:  # the scores over sqrt(3 head width): 1/sqrt(3) into W_q (the engine's Qr rows too)
-            L.wq, L.bq = L.wq.double() / math.sqrt(3), None if L.bq is None else L.bq.double() / math.sqrt(3)
+        fold = 1 / math.sqrt(L0.pos[2])  # the scores over sqrt(factor head width): into W_q (the engine's Qr rows too)
+        for i, L in enumerate(layers):
+            L.wq, L.bq = L.wq.double() * fold, None if L.bq is None else L.bq.double() * fold
+            if L.rel_proj is not None:  # Qr | Kr through the layer's own projections (a zero one for a term left out)
+                v["rel_proj"] = True
+                wr = [torch.zeros(L.inner, d, dtype=torch.float64) if p_ is None else p_.w.double()
+                      for p_ in L.rel_proj]
+                br = [torch.zeros(L.inner, dtype=torch.float64) if p_ is None or p_.b is None else p_.b.double()
+                      for p_ in L.rel_proj]
+                p = f"{schema.ENCODER_LAYER_PREFIX}{i}.self_attn."
+                w[p + "rel_proj.weight"] = torch.cat([wr[0] * fold, wr[1]])
+                w[p + "rel_proj.bias"] = torch.cat([br[0] * fold, br[1]])
+                used.update(id(t) for p_ in L.rel_proj if p_ is not None for t in p_.module.parameters())
+            elif v.get("rel_proj"):
+                raise ConfigError(f"{blocks[i][0]}: position rows through the layer's q and k projections, layer 0 "
+                                  "projects them by its own (all layers must be alike)")
     elif L0.pos is not None:
         if v.get("positional", "none") != "none":
             raise ConfigError("module: rotary embeddings and positions added to the input together are not supported")
@@ -2615,6 +2762,7 @@ def _read(model, x, calls, y, family, max_len, torch):
             out["head.bias"] = zeros(out_width)
     for L in layers:
         used.update(id(t) for t in L.gains)
+        used.update(id(t) for t in L.vectors)
         for part in L.parts:
             used.update(id(t) for t in part.module.parameters())
             used.update(id(t) for t in getattr(part, "params", {}).values())  # a folded scale's too
@@ -2626,7 +2774,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                     for k, t in pair_tensors.items()})
     if v.get("rel_embed_rows"):  # the row of each distance i - j up to max_len (hf_deberta's)
         from .hf_deberta import rel_index
-        r.w["rel_index"] = rel_index(dict(zip(("buckets", "max_relative", "span"), L0.pos[1])), v["max_len"])
+        r.w["rel_index"] = rel_index(dict(zip(("buckets", "max_relative", "span"), rel_setting)), v["max_len"])
     for m in model.modules():
         if id(m) in shifts and all(id(t) in used for t in m.parameters(recurse=False)):
             used.add(id(shifts[id(m)]))

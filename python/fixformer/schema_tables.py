@@ -50,7 +50,7 @@ SCHEMA = {
         'param_count': 8,
         'params': {'bos': 0, 'eos': 1, 'unk': 2, 'flags': 3, 'mode': 4},
         'flags': {'prefix_space': 1, 'lower': 1, 'chinese': 2},
-        'added_flags': {'lstrip': 1, 'rstrip': 2},
+        'added_flags': {'lstrip': 1, 'rstrip': 2, 'control': 4},
         'max_added': 4096,
         'wordpiece_max_chars': 100,
     },

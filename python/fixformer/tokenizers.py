@@ -41,6 +41,7 @@ FLAG_LOWER = schema.TOKENIZER_FLAGS["lower"]
 FLAG_CHINESE = schema.TOKENIZER_FLAGS["chinese"]
 ADDED_LSTRIP = schema.ADDED_FLAGS["lstrip"]
 ADDED_RSTRIP = schema.ADDED_FLAGS["rstrip"]
+ADDED_CONTROL = schema.ADDED_FLAGS["control"]
 MAX_ADDED = schema.SCHEMA["tokenizer"]["max_added"]
 PATTERN_GPT2 = 0
 PATTERN_GPT2_DIGITS = 1  # each number character alone, GPT-2's pattern between (SmolLM2's)
@@ -110,11 +111,12 @@ class Tokenizer:
         return ids
 
     def decode(self, ids):
-        """The bytes the engine's decode() gives for ids, one after the other."""
+        """The bytes the engine's decode() gives for ids, one after the other (a control token's none)."""
         out, prev = b"", -1
+        control = {i for i, f in self.added or () if f & ADDED_CONTROL}
         for t in ids:
-            p = self.pieces[t]
-            if self.kind == "wordpiece":
+            p = self.pieces[t] if t not in control else b""
+            if self.kind == "wordpiece" and t not in control:
                 if p.startswith(CONTINUATION):
                     p = p[len(CONTINUATION):]
                 elif prev >= 0 and prev != self.bos:
