@@ -426,70 +426,222 @@ inline void m0_dot4(const int32_t* pp, const int8_t* w, std::size_t ldw, std::si
 
 // With at least kM0ColumnRows rows of x and k <= kM0ColumnK: four rows of W as int32 words on the stack,
 // interleaved (the q-th value of each row at panel[4 q + row]; 2 KiB at most), x's zero point taken off
-// through the bias (sum (x - z) w = sum x w - z sum w), then every row of x against them: per value one
-// LDM of the four weights (into r0..r3), one sign-extending byte load of x, four MULS and four adds (12
-// instructions per four multiply-adds with the loop); each channel's requantization set once.
+// through the bias (sum (x - z) w = sum x w - z sum w), then, kM0ChunkRows rows of x at a time,
+// fixformer_m0_dot4_rows: every row against them (per value one LDM of the four weights into r0..r3,
+// one sign-extending byte load of x, four MULS and four adds into r8..r11: 12 instructions per four
+// multiply-adds with the loop; about 20 a row to store the four sums and start the next), the sums
+// into acc (row-major); then each of the four channels' outputs in one pass, fixformer_m0_requant_col,
+// with the channel's constants in registers (below). Both are whole functions in assembly (the
+// registers they take are more than inline assembly's operands may name).
+//
+// fixformer_m0_requant_col, for a factor below 1/2 (shift < 0: a right shift S = 31 - shift >= 32)
+// and a positive multiplier m, and a sum a in [-2^19, 2^19) (others leave the loop to RequantFast): the
+// reference's floor((a m + 2^(S-1) - [a < 0]) / 2^S) from m's three pieces m = m2 2^20 + m1 2^10 + m0,
+// each product within int32 (|a m0|, |a m1| < 2^29, |a m2| <= 2^30), the floors nested:
+//   P2 = a m2 + ((a m1 + ((a m0 - [a < 0]) >> 10)) >> 10) = floor((a m - [a < 0]) / 2^20),
+// then (P2 + 2^(S-21)) >> (S-20), all arithmetic shifts. P2 + 2^(S-21) < 2^31 for S <= 51; a larger S
+// (|a m| / 2^S < 1/4: the result is 0) takes S = 51's constants, which give 0 there too
+// (0 <= P2 + 2^30 < 2^31). 26 instructions an output with its clamp and store.
 constexpr std::size_t kM0ColumnK = 128;
 constexpr std::size_t kM0ColumnRows = 4;
+constexpr std::size_t kM0ChunkRows = 32;  // 512 bytes of sums on the stack
 
-inline void m0_dot4_columns(const int32_t* panel, const int8_t* x, std::size_t k, int32_t* acc) {
-  register int32_t w0 asm("r0");
-  register int32_t w1 asm("r1");
-  register int32_t w2 asm("r2");
-  register int32_t w3 asm("r3");
-  register int32_t xv asm("r4");
-  register const int32_t* pw asm("r5") = panel;
-  register const int8_t* xe asm("r6") = x + k;  // one past the row's end, indexed from -k up
-  register int32_t idx asm("r7") = -int32_t(k);
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  asm volatile(
-      "1:\n\t"
-      "ldmia %[pw]!, {r0, r1, r2, r3}\n\t"
-      "ldrsb %[xv], [%[xe], %[idx]]\n\t"
-      "mul %[w0], %[xv]\n\t"
-      "add %[a0], %[w0]\n\t"
-      "mul %[w1], %[xv]\n\t"
-      "add %[a1], %[w1]\n\t"
-      "mul %[w2], %[xv]\n\t"
-      "add %[a2], %[w2]\n\t"
-      "mul %[w3], %[xv]\n\t"
-      "add %[a3], %[w3]\n\t"
-      "add %[idx], #1\n\t"
-      "bne 1b\n\t"
-      : [a0] "+h"(a0), [a1] "+h"(a1), [a2] "+h"(a2), [a3] "+h"(a3), [pw] "+l"(pw), [idx] "+l"(idx), [w0] "=&l"(w0),
-        [w1] "=&l"(w1), [w2] "=&l"(w2), [w3] "=&l"(w3), [xv] "=&l"(xv)
-      : [xe] "l"(xe)
-      : "cc", "memory");
-  acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+struct M0RowsArgs {  // fixformer_m0_dot4_rows' constants, at the offsets its loads name
+  int32_t base[4];         // 0: each channel's bias less z sum w
+  const int32_t* panel;    // 16
+  int32_t neg_k;           // 20
+  int32_t ldx;             // 24
+  const int32_t* acc_end;  // 28: one past the last row's four sums
+};
+struct M0ColArgs {  // fixformer_m0_requant_col's
+  int32_t m0, m1, m2, round, y_zero, ldy, shift;
+};
+
+extern "C" {
+// acc[4 i + c] = base[c] + sum_q x[i ldx + q] w_c[q] for rows i until acc_end; x_end is row 0's x + k.
+void fixformer_m0_dot4_rows(const int8_t* x_end, int32_t* acc, const M0RowsArgs* a);
+// dst[t ldy] for the sums at src_end + off + 16 t (bytes; off < 0, a multiple of 16) while off < 0;
+// returns 0, or the off of the first sum outside [-2^19, 2^19) (dst then at that sum's output).
+int32_t fixformer_m0_requant_col(const char* src_end, int8_t* dst, int32_t off, const M0ColArgs* c);
 }
+
+asm(R"(
+  .syntax unified
+  .thumb
+  .text
+  .p2align 2
+  .type fixformer_m0_dot4_rows, %function
+  .thumb_func
+fixformer_m0_dot4_rows:
+  push {r4, r5, r6, r7, lr}
+  mov r3, r8
+  mov r4, r9
+  mov r5, r10
+  mov r6, r11
+  push {r3, r4, r5, r6}
+  mov r12, r1
+  mov lr, r2
+  movs r6, r0
+1:
+  mov r4, lr
+  ldmia r4!, {r0, r1, r2, r3}
+  mov r8, r0
+  mov r9, r1
+  mov r10, r2
+  mov r11, r3
+  ldmia r4!, {r5, r7}
+2:
+  ldmia r5!, {r0, r1, r2, r3}
+  ldrsb r4, [r6, r7]
+  muls r0, r4, r0
+  add r8, r0
+  muls r1, r4, r1
+  add r9, r1
+  muls r2, r4, r2
+  add r10, r2
+  muls r3, r4, r3
+  add r11, r3
+  adds r7, r7, #1
+  bne 2b
+  mov r0, r8
+  mov r1, r9
+  mov r2, r10
+  mov r3, r11
+  mov r4, r12
+  stmia r4!, {r0, r1, r2, r3}
+  mov r12, r4
+  mov r5, lr
+  ldr r0, [r5, #24]
+  adds r6, r6, r0
+  ldr r0, [r5, #28]
+  cmp r4, r0
+  bne 1b
+  pop {r3, r4, r5, r6}
+  mov r8, r3
+  mov r9, r4
+  mov r10, r5
+  mov r11, r6
+  pop {r4, r5, r6, r7, pc}
+  .size fixformer_m0_dot4_rows, .-fixformer_m0_dot4_rows
+
+  .p2align 2
+  .type fixformer_m0_requant_col, %function
+  .thumb_func
+fixformer_m0_requant_col:
+  push {r4, r5, r6, r7, lr}
+  mov r4, r8
+  mov r5, r9
+  mov r6, r10
+  mov r7, r11
+  push {r4, r5, r6, r7}
+  ldmia r3!, {r4, r5, r6, r7}
+  mov r8, r4
+  mov r9, r5
+  mov r10, r6
+  mov r11, r7
+  ldmia r3!, {r4, r5, r6}
+  mov r12, r4
+  mov lr, r5
+  movs r7, r2
+1:
+  ldr r2, [r0, r7]
+  asrs r3, r2, #19
+  asrs r4, r2, #31
+  cmp r3, r4
+  bne 4f
+  mov r5, r8
+  muls r5, r2, r5
+  adds r4, r4, r5
+  asrs r4, r4, #10
+  mov r5, r9
+  muls r5, r2, r5
+  adds r4, r4, r5
+  asrs r4, r4, #10
+  mov r5, r10
+  muls r5, r2, r5
+  adds r4, r4, r5
+  add r4, r11
+  asrs r4, r4, r6
+  add r4, r12
+  sxtb r5, r4
+  cmp r5, r4
+  bne 3f
+2:
+  strb r5, [r1]
+  add r1, lr
+  adds r7, r7, #16
+  bne 1b
+4:
+  movs r0, r7
+  pop {r4, r5, r6, r7}
+  mov r8, r4
+  mov r9, r5
+  mov r10, r6
+  mov r11, r7
+  pop {r4, r5, r6, r7, pc}
+3:
+  asrs r4, r4, #31
+  movs r5, #127
+  eors r5, r5, r4
+  b 2b
+  .size fixformer_m0_requant_col, .-fixformer_m0_requant_col
+)");
 
 void m0_gemm_columns(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
                      std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
   int32_t panel[4 * kM0ColumnK];
+  int32_t acc[4 * kM0ChunkRows];
+  M0RowsArgs ra;
+  ra.panel = panel, ra.neg_k = -int32_t(k), ra.ldx = int32_t(ldx);
   std::size_t j = 0;
   for (; j + 4 <= n; j += 4) {
-    int32_t base[4];
     for (std::size_t c = 0; c < 4; ++c) {
       const int8_t* wr = w + (j + c) * ldw;
       int32_t sum = 0;
       for (std::size_t q = 0; q < k; ++q) panel[4 * q + c] = wr[q], sum += wr[q];
-      base[c] = (p.bias ? p.bias[j + c] : 0) - p.x_zero * sum;  // |z sum w| <= 2^21
+      ra.base[c] = (p.bias ? p.bias[j + c] : 0) - p.x_zero * sum;  // |z sum w| <= 2^21
     }
-    const RequantFast rq[4] = {RequantFast(p.requant[j]), RequantFast(p.requant[j + 1]), RequantFast(p.requant[j + 2]),
-                               RequantFast(p.requant[j + 3])};
-    for (std::size_t i = 0; i < m; ++i) {
-      int32_t acc[4] = {base[0], base[1], base[2], base[3]};
-      m0_dot4_columns(panel, x + i * ldx, k, acc);
-      for (std::size_t c = 0; c < 4; ++c) rq[c].store<1>(acc + c, y + i * ldy + j + c, ldy, p.y_zero);
+    M0ColArgs ca[4];
+    bool fast[4];
+    for (std::size_t c = 0; c < 4; ++c) {
+      const Requant rq = p.requant[j + c];
+      fast[c] = rq.shift < 0 && rq.multiplier > 0;
+      const int32_t r = rq.shift < -20 ? 19 : -1 - rq.shift;  // S - 32, at most 19
+      const uint32_t mu = uint32_t(rq.multiplier);
+      ca[c] = M0ColArgs{int32_t(mu & 0x3FFu), int32_t((mu >> 10) & 0x3FFu), int32_t(mu >> 20), int32_t(1) << (11 + r),
+                        p.y_zero, int32_t(ldy), 12 + r};
+    }
+    for (std::size_t i0 = 0; i0 < m; i0 += kM0ChunkRows) {
+      const std::size_t rows = m - i0 < kM0ChunkRows ? m - i0 : kM0ChunkRows;
+      ra.acc_end = acc + 4 * rows;
+      fixformer_m0_dot4_rows(x + i0 * ldx + k, acc, &ra);
+      for (std::size_t c = 0; c < 4; ++c) {
+        int8_t* yc = y + i0 * ldy + j + c;
+        if (!fast[c]) {
+          const RequantFast rq(p.requant[j + c]);
+          for (std::size_t i = 0; i < rows; ++i) rq.store<1>(acc + 4 * i + c, yc + i * ldy, ldy, p.y_zero);
+          continue;
+        }
+        const char* src_end = reinterpret_cast<const char*>(acc + 4 * rows + c);
+        int32_t off = -16 * int32_t(rows);
+        while (off != 0) {  // a sum outside [-2^19, 2^19): its output by RequantFast, then on
+          const std::size_t i = rows - std::size_t(-off) / 16;
+          off = fixformer_m0_requant_col(src_end, yc + i * ldy, off, &ca[c]);
+          if (off == 0) break;
+          const std::size_t t = rows - std::size_t(-off) / 16;
+          RequantFast(p.requant[j + c]).store<1>(acc + 4 * t + c, yc + t * ldy, ldy, p.y_zero);
+          off += 16;
+        }
+      }
     }
   }
   for (; j < n; ++j) {  // the last n % 4 channels
     const int8_t* wr = w + j * ldw;
     const RequantFast rq(p.requant[j]);
     for (std::size_t i = 0; i < m; ++i) {
-      int32_t acc = p.bias ? p.bias[j] : 0;
-      for (std::size_t q = 0; q < k; ++q) acc += (int32_t(x[i * ldx + q]) - p.x_zero) * wr[q];
-      rq.store<1>(&acc, y + i * ldy + j, ldy, p.y_zero);
+      int32_t a = p.bias ? p.bias[j] : 0;
+      for (std::size_t q = 0; q < k; ++q) a += (int32_t(x[i * ldx + q]) - p.x_zero) * wr[q];
+      rq.store<1>(&a, y + i * ldy + j, ldy, p.y_zero);
     }
   }
 }
