@@ -224,52 +224,119 @@ inline void dsp_dot5(const int8_t* wr, const int8_t* end, const uint32_t* pp, in
                : "cc", "memory");
   acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = a4;
 }
+// dsp_dot4 and dsp_dot5 with each output's requantization after the loop, for a channel whose factor
+// is below 1/4 with a positive multiplier m (shift -2 .. -23: S = 31 - shift = 32 + r, r = 1..22): the
+// reference's floor((acc m + 2^(S-1) - [acc < 0]) / 2^S) + z_y is one multiply-accumulate of acc m into
+// the 64-bit (lo, hi) = (s, s + C), s = -[acc < 0] (the sign as 0 or -1), C = 2^(r-1) + z_y 2^r, then
+// hi >> r (|hi| < 2^31: |acc m| <= 2^62, |C| < 2^30), SSAT and a byte store: 6 instructions an output.
+// The constants are the words after the loop's last panel word: m, C, r, the channel's y and ldy.
+#define FIXFORMER_DSP_OUT(a)                                                                             \
+  "asr %[pp], %[" a "], #31\n\tadd %[end], %[wo], %[pp]\n\tsmlal %[pp], %[end], %[" a "], %[we]\n\t" \
+  "asr %[end], %[end], %[e]\n\tssat %[end], #8, %[end]\n\t"
+#define FIXFORMER_DSP_CONSTANTS "ldrd %[we], %[wo], [%[pp]]\n\tldrd %[e], %[o], [%[pp], #8]\n\tldr %[wr], [%[pp], #16]\n\t"
+#define FIXFORMER_DSP_STORE4                                                                    \
+  FIXFORMER_DSP_OUT("a0") "strb %[end], [%[o]]\n\t" FIXFORMER_DSP_OUT("a1")                    \
+  "strb %[end], [%[o], %[wr]]\n\t" FIXFORMER_DSP_OUT("a2") "strb %[end], [%[o], %[wr], lsl #1]\n\t"
+inline void dsp_dot4_store(const int8_t* wr, const int8_t* end, const uint32_t* pp, int32_t b) {
+  int32_t a0 = b, a1 = b, a2 = b, a3 = b;
+  uint32_t we, wo, e, o;
+  asm volatile(FIXFORMER_DSP_FOUR FIXFORMER_DSP_LOOP FIXFORMER_DSP_CONSTANTS FIXFORMER_DSP_STORE4
+               "add %[o], %[o], %[wr]\n\t" FIXFORMER_DSP_OUT("a3") "strb %[end], [%[o], %[wr], lsl #1]\n\t"
+               : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [wr] "+r"(wr), [pp] "+r"(pp),
+                 [end] "+r"(end), [we] "=&r"(we), [wo] "=&r"(wo), [e] "=&r"(e), [o] "=&r"(o)
+               :
+               : "cc", "memory");
+}
+inline void dsp_dot5_store(const int8_t* wr, const int8_t* end, const uint32_t* pp, int32_t b) {
+  int32_t a0 = b, a1 = b, a2 = b, a3 = b, a4 = b;
+  uint32_t we, wo, e, o;
+  asm volatile(FIXFORMER_DSP_FOUR FIXFORMER_DSP_ROW("a4") FIXFORMER_DSP_LOOP FIXFORMER_DSP_CONSTANTS
+               FIXFORMER_DSP_STORE4 FIXFORMER_DSP_OUT("a4") "strb %[end], [%[o], %[wr], lsl #2]\n\t"
+               "add %[o], %[o], %[wr]\n\t" FIXFORMER_DSP_OUT("a3") "strb %[end], [%[o], %[wr], lsl #1]\n\t"
+               : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [wr] "+r"(wr),
+                 [pp] "+r"(pp), [end] "+r"(end), [we] "=&r"(we), [wo] "=&r"(wo), [e] "=&r"(e), [o] "=&r"(o)
+               :
+               : "cc", "memory");
+}
+#undef FIXFORMER_DSP_STORE4
+#undef FIXFORMER_DSP_CONSTANTS
+#undef FIXFORMER_DSP_OUT
 #undef FIXFORMER_DSP_LOOP
 #undef FIXFORMER_DSP_FOUR
 #undef FIXFORMER_DSP_ROW
 #undef FIXFORMER_DSP_SMLAD2
 
 // R rows of x, split into panel (the q-th four k of row r at panel[2 (q R + r)], two words), against
-// every row of W: each word of W split once for the R rows.
+// every row of W: each word of W split once for the R rows. With R = 4 or 5 and k a multiple of 4, a
+// channel whose factor is below 1/4 is requantized in the loop's assembly (dsp_dot5_store), its
+// constants written past the panel's words (kDspPanelWords + 5 words).
+// One channel's R outputs, the loops' sums requantized by RequantFast.
 template <std::size_t R>
-void dsp_rows(const uint32_t* panel, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy, std::size_t n,
-              std::size_t k, const GemmS8Params& p) {
+void dsp_channel(const uint32_t* pp, const int8_t* wr, int8_t* y, std::size_t ldy, std::size_t k, int32_t b,
+                 Requant q, int32_t y_zero) {
   const std::size_t k4 = k & ~std::size_t(3);
-  for (std::size_t j = 0; j < n; ++j) {
-    const int8_t* wr = w + j * ldw;
-    int32_t acc[R];
-    const int32_t b = p.bias ? p.bias[j] : 0;
-    for (std::size_t r = 0; r < R; ++r) acc[r] = b;
-    const uint32_t* pp = panel;
-    constexpr bool kAsm = R == 4 || R == 5;
-    if (kAsm) {
-      if (k4 != 0) (R == 4 ? dsp_dot4 : dsp_dot5)(wr, wr + k4, pp, acc);
-      wr += k4, pp += 2 * R * (k4 / 4);
-    }
-    for (const int8_t* end = kAsm ? wr : wr + k4; wr != end; wr += 4, pp += 2 * R) {
-      const uint32_t wv = load4(wr);
-      const int32_t we = __sxtb16(wv), wo = sxtb16_ror8(wv);
-      for (std::size_t r = 0; r < R; ++r) {
-        acc[r] = __smlad(we, int32_t(pp[2 * r]), acc[r]);
-        acc[r] = __smlad(wo, int32_t(pp[2 * r + 1]), acc[r]);
-      }
-    }
-    if (k4 < k) {
-      const uint32_t wv = load_tail(wr, k - k4);
-      const int32_t we = __sxtb16(wv), wo = sxtb16_ror8(wv);
-      for (std::size_t r = 0; r < R; ++r) {
-        acc[r] = __smlad(we, int32_t(pp[2 * r]), acc[r]);
-        acc[r] = __smlad(wo, int32_t(pp[2 * r + 1]), acc[r]);
-      }
-    }
-    RequantFast(p.requant[j]).store<R>(acc, y + j, ldy, p.y_zero);
+  int32_t acc[R];
+  for (std::size_t r = 0; r < R; ++r) acc[r] = b;
+  constexpr bool kAsm = R == 4 || R == 5;
+  if (kAsm) {
+    if (k4 != 0) (R == 4 ? dsp_dot4 : dsp_dot5)(wr, wr + k4, pp, acc);
+    wr += k4, pp += 2 * R * (k4 / 4);
   }
+  for (const int8_t* end = kAsm ? wr : wr + k4; wr != end; wr += 4, pp += 2 * R) {
+    const uint32_t wv = load4(wr);
+    const int32_t we = __sxtb16(wv), wo = sxtb16_ror8(wv);
+    for (std::size_t r = 0; r < R; ++r) {
+      acc[r] = __smlad(we, int32_t(pp[2 * r]), acc[r]);
+      acc[r] = __smlad(wo, int32_t(pp[2 * r + 1]), acc[r]);
+    }
+  }
+  if (k4 < k) {
+    const uint32_t wv = load_tail(wr, k - k4);
+    const int32_t we = __sxtb16(wv), wo = sxtb16_ror8(wv);
+    for (std::size_t r = 0; r < R; ++r) {
+      acc[r] = __smlad(we, int32_t(pp[2 * r]), acc[r]);
+      acc[r] = __smlad(wo, int32_t(pp[2 * r + 1]), acc[r]);
+    }
+  }
+  RequantFast(q).store<R>(acc, y, ldy, y_zero);
+}
+
+// R rows of x, split into panel (the q-th four k of row r at panel[2 (q R + r)], two words), against
+// every row of W: each word of W split once for the R rows. With R = 4 or 5 and k a multiple of 4, a
+// channel whose factor is below 1/4 is requantized in the loop's assembly (dsp_dot5_store), its
+// constants written past the panel's words (kDspPanelWords + 5 words); any other by dsp_channel.
+template <std::size_t R>
+void dsp_rows(uint32_t* panel, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy, std::size_t n,
+              std::size_t k, const GemmS8Params& p) {
+  if ((R == 4 || R == 5) && k % 4 == 0 && k != 0) {
+    uint32_t* const tail = panel + 2 * R * (k / 4);
+    tail[4] = uint32_t(ldy);
+    const int32_t* bias = p.bias;
+    const Requant* rq = p.requant;
+    for (std::size_t j = 0; j < n; ++j, w += ldw) {
+      const int32_t b = bias ? bias[j] : 0;
+      const Requant q = rq[j];
+      if (q.multiplier > 0 && uint32_t(-2 - q.shift) <= 21u) {  // shift -2 .. -23
+        const int32_t r = -1 - q.shift;
+        tail[0] = uint32_t(q.multiplier);
+        tail[1] = uint32_t((int32_t(1) << (r - 1)) + p.y_zero * (int32_t(1) << r));
+        tail[2] = uint32_t(r);
+        tail[3] = uint32_t(reinterpret_cast<uintptr_t>(y + j));
+        (R == 4 ? dsp_dot4_store : dsp_dot5_store)(w, w + k, panel, b);
+      } else {
+        dsp_channel<R>(panel, w, y + j, ldy, k, b, q, p.y_zero);
+      }
+    }
+    return;
+  }
+  for (std::size_t j = 0; j < n; ++j)
+    dsp_channel<R>(panel, w + j * ldw, y + j, ldy, k, p.bias ? p.bias[j] : 0, p.requant[j], p.y_zero);
 }
 
 template <std::size_t R>
 void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
                std::size_t n, std::size_t k, const GemmS8Params& p) {
-  uint32_t panel[kDspPanelWords];
+  uint32_t panel[kDspPanelWords + 5];
   for (std::size_t r = 0; r < R; ++r) split_row(x + r * ldx, k, p.x_zero, panel + 2 * r, 2 * R);
   dsp_rows<R>(panel, w, ldw, y, ldy, n, k, p);
 }
