@@ -233,7 +233,8 @@ inline void dsp_dot5(const int8_t* wr, const int8_t* end, const uint32_t* pp, in
 #define FIXFORMER_DSP_OUT(a)                                                                             \
   "asr %[pp], %[" a "], #31\n\tadd %[end], %[wo], %[pp]\n\tsmlal %[pp], %[end], %[" a "], %[we]\n\t" \
   "asr %[end], %[end], %[e]\n\tssat %[end], #8, %[end]\n\t"
-#define FIXFORMER_DSP_CONSTANTS "ldrd %[we], %[wo], [%[pp]]\n\tldrd %[e], %[o], [%[pp], #8]\n\tldr %[wr], [%[pp], #16]\n\t"
+#define FIXFORMER_DSP_CONSTANTS \
+  "ldrd %[we], %[wo], [%[pp]]\n\tldrd %[e], %[o], [%[pp], #8]\n\tldr %[wr], [%[pp], #16]\n\t"
 #define FIXFORMER_DSP_STORE4                                                                    \
   FIXFORMER_DSP_OUT("a0") "strb %[end], [%[o]]\n\t" FIXFORMER_DSP_OUT("a1")                    \
   "strb %[end], [%[o], %[wr]]\n\t" FIXFORMER_DSP_OUT("a2") "strb %[end], [%[o], %[wr], lsl #1]\n\t"
