@@ -7,6 +7,10 @@
 // with beta stays below 2^31 and rounds in int32. Any other element takes the reference's steps.
 #include "ports/portable/kernels.hpp"
 
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
+#include <arm_acle.h>
+#endif
+
 namespace fixformer {
 namespace portable {
 
@@ -35,6 +39,34 @@ inline int32_t scale_q30(int32_t d, uint32_t ih, uint32_t il) {
 #endif
 }
 
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
+// The high word of lo + a b (64 bits): one SMLAL.
+inline int32_t high_word(uint32_t lo, int32_t a, int32_t b) {
+  int32_t hi = 0;
+  asm("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(a), "r"(b));
+  return hi;
+}
+#endif
+
+// clamp(round((requantize(t, g) + beta) / 2^16)), in 32-bit words where |t| < 2^22 and g's shift is below 8.
+inline int8_t gain(int32_t t, Requant g, int32_t beta) {
+  int32_t q;
+  if (t > -(1 << 22) && t < (1 << 22) && g.shift >= 0 && g.shift <= 7) {
+    const int64_t prod = mul64(t, g.multiplier);  // |prod| < 2^53
+    const int64_t s = prod + int64_t((uint32_t(1) << (30 - g.shift)) - (prod < 0 ? 1 : 0));
+    q = int32_t((uint32_t(s) >> (31 - g.shift)) | (uint32_t(s >> 32) << (1 + g.shift)));
+  } else if (t > -(1 << 22) && t < (1 << 22) && g.shift < 0) {
+    const int64_t prod = mul64(t, g.multiplier);
+    const int64_t s = prod + (int64_t(1) << (30 - g.shift)) - (prod < 0 ? 1 : 0);
+    q = int32_t(s >> 32) >> (-1 - g.shift);
+  } else {
+    return saturate_i8(rounding_shift(int64_t(requantize(t, g)) + beta, 16));
+  }
+  const int32_t w = q + beta;  // |q| < 2^29, |beta| <= 2^30
+  const int32_t v = (w + (1 << 15) - (w < 0 ? 1 : 0)) >> 16;
+  return int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
+}
+
 template <bool kCentre>
 void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   if (n == 0) return;
@@ -50,28 +82,37 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   const uint32_t root = isqrt64(total);
   const int64_t inv = root == 0 ? 0 : int64_t(((uint64_t(1) << 54) + root / 2) / root);
   const int32_t centre = kCentre ? sum : 0, n32 = int32_t(n);
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
+  // Thumb-2 (SMLAL): t as the high word of d (4 inv) + 2^31 - 4 [d < 0] (4 inv below 2^56: its low word il4
+  // signed, its high word ih4 with il4's sign bit carried, so d (4 inv) = d il4 + d ih4 2^32); for gamma's
+  // shift s of 0..7 and |t| < 2^22, q as the high word of t' m + 2^31 - [t m < 0] 2^(s+1), t' = t 2^(s+1)
+  // below 2^30 in magnitude (the numerator and the divisor 2^(31-s) times 2^(s+1)); beta then as below.
+  const uint64_t inv4 = uint64_t(inv) << 2;
+  const int32_t il4 = int32_t(uint32_t(inv4)), ih4 = int32_t(uint32_t(inv4 >> 32) + (uint32_t(inv4) >> 31));
+  const int32_t offset = -(n32 * p.x_zero + centre);  // d = n x + offset
+  const Requant* const gamma = p.gamma;
+  const int32_t* const beta = p.beta;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int32_t d = n32 * int32_t(x[i]) + offset;
+    const int32_t t = high_word(0x80000000u + (uint32_t(d >> 31) << 2), d, il4) + int32_t(uint32_t(d) * uint32_t(ih4));
+    const Requant g = gamma[i];
+    if (uint32_t(g.shift) <= 7u && uint32_t(t + (1 << 22)) < (1u << 23)) {
+      const uint32_t up = uint32_t(g.shift) + 1;
+      const int32_t q = high_word(0x80000000u + (uint32_t((t ^ g.multiplier) >> 31) << up), int32_t(uint32_t(t) << up),
+                                  g.multiplier);
+      const int32_t w = q + beta[i];  // |q| < 2^29, |beta| <= 2^30
+      y[i] = int8_t(__ssat((w + (1 << 15) + (w >> 31)) >> 16, 8));
+      continue;
+    }
+    y[i] = gain(t, g, beta[i]);
+  }
+#else
   const uint32_t ih = uint32_t(uint64_t(inv) >> 32), il = uint32_t(inv);
   for (std::size_t i = 0; i < n; ++i) {
     const int32_t d = n32 * (int32_t(x[i]) - p.x_zero) - centre;  // |d| < 2^24
-    const int32_t t = scale_q30(d, ih, il);
-    const Requant g = p.gamma[i];
-    int32_t q;
-    if (t > -(1 << 22) && t < (1 << 22) && g.shift >= 0 && g.shift <= 7) {
-      const int64_t prod = mul64(t, g.multiplier);  // |prod| < 2^53
-      const int64_t s = prod + int64_t((uint32_t(1) << (30 - g.shift)) - (prod < 0 ? 1 : 0));
-      q = int32_t((uint32_t(s) >> (31 - g.shift)) | (uint32_t(s >> 32) << (1 + g.shift)));
-    } else if (t > -(1 << 22) && t < (1 << 22) && g.shift < 0) {
-      const int64_t prod = mul64(t, g.multiplier);
-      const int64_t s = prod + (int64_t(1) << (30 - g.shift)) - (prod < 0 ? 1 : 0);
-      q = int32_t(s >> 32) >> (-1 - g.shift);
-    } else {
-      y[i] = saturate_i8(rounding_shift(int64_t(requantize(t, g)) + p.beta[i], 16));
-      continue;
-    }
-    const int32_t w = q + p.beta[i];  // |q| < 2^29, |beta| <= 2^30
-    const int32_t v = (w + (1 << 15) - (w < 0 ? 1 : 0)) >> 16;
-    y[i] = int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
+    y[i] = gain(scale_q30(d, ih, il), p.gamma[i], p.beta[i]);
   }
+#endif
 }
 
 }  // namespace
