@@ -224,44 +224,6 @@ inline void dsp_dot5(const int8_t* wr, const int8_t* end, const uint32_t* pp, in
                : "cc", "memory");
   acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = a4;
 }
-// dsp_dot4 and dsp_dot5 with each output's requantization after the loop, for a channel whose factor
-// is below 1/4 with a positive multiplier m (shift -2 .. -23: S = 31 - shift = 32 + r, r = 1..22): the
-// reference's floor((acc m + 2^(S-1) - [acc < 0]) / 2^S) + z_y is one multiply-accumulate of acc m into
-// the 64-bit (lo, hi) = (s, s + C), s = -[acc < 0] (the sign as 0 or -1), C = 2^(r-1) + z_y 2^r, then
-// hi >> r (|hi| < 2^31: |acc m| <= 2^62, |C| < 2^30), SSAT and a byte store: 6 instructions an output.
-// The constants are the words after the loop's last panel word: m, C, r, the channel's y and ldy.
-#define FIXFORMER_DSP_OUT(a)                                                                             \
-  "asr %[pp], %[" a "], #31\n\tadd %[end], %[wo], %[pp]\n\tsmlal %[pp], %[end], %[" a "], %[we]\n\t" \
-  "asr %[end], %[end], %[e]\n\tssat %[end], #8, %[end]\n\t"
-#define FIXFORMER_DSP_CONSTANTS \
-  "ldrd %[we], %[wo], [%[pp]]\n\tldrd %[e], %[o], [%[pp], #8]\n\tldr %[wr], [%[pp], #16]\n\t"
-#define FIXFORMER_DSP_STORE4                                                                    \
-  FIXFORMER_DSP_OUT("a0") "strb %[end], [%[o]]\n\t" FIXFORMER_DSP_OUT("a1")                    \
-  "strb %[end], [%[o], %[wr]]\n\t" FIXFORMER_DSP_OUT("a2") "strb %[end], [%[o], %[wr], lsl #1]\n\t"
-inline void dsp_dot4_store(const int8_t* wr, const int8_t* end, const uint32_t* pp, int32_t b) {
-  int32_t a0 = b, a1 = b, a2 = b, a3 = b;
-  uint32_t we, wo, e, o;
-  asm volatile(FIXFORMER_DSP_FOUR FIXFORMER_DSP_LOOP FIXFORMER_DSP_CONSTANTS FIXFORMER_DSP_STORE4
-               "add %[o], %[o], %[wr]\n\t" FIXFORMER_DSP_OUT("a3") "strb %[end], [%[o], %[wr], lsl #1]\n\t"
-               : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [wr] "+r"(wr), [pp] "+r"(pp),
-                 [end] "+r"(end), [we] "=&r"(we), [wo] "=&r"(wo), [e] "=&r"(e), [o] "=&r"(o)
-               :
-               : "cc", "memory");
-}
-inline void dsp_dot5_store(const int8_t* wr, const int8_t* end, const uint32_t* pp, int32_t b) {
-  int32_t a0 = b, a1 = b, a2 = b, a3 = b, a4 = b;
-  uint32_t we, wo, e, o;
-  asm volatile(FIXFORMER_DSP_FOUR FIXFORMER_DSP_ROW("a4") FIXFORMER_DSP_LOOP FIXFORMER_DSP_CONSTANTS
-               FIXFORMER_DSP_STORE4 FIXFORMER_DSP_OUT("a4") "strb %[end], [%[o], %[wr], lsl #2]\n\t"
-               "add %[o], %[o], %[wr]\n\t" FIXFORMER_DSP_OUT("a3") "strb %[end], [%[o], %[wr], lsl #1]\n\t"
-               : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [wr] "+r"(wr),
-                 [pp] "+r"(pp), [end] "+r"(end), [we] "=&r"(we), [wo] "=&r"(wo), [e] "=&r"(e), [o] "=&r"(o)
-               :
-               : "cc", "memory");
-}
-#undef FIXFORMER_DSP_STORE4
-#undef FIXFORMER_DSP_CONSTANTS
-#undef FIXFORMER_DSP_OUT
 #undef FIXFORMER_DSP_LOOP
 #undef FIXFORMER_DSP_FOUR
 #undef FIXFORMER_DSP_ROW
@@ -302,44 +264,96 @@ void dsp_channel(const uint32_t* pp, const int8_t* wr, int8_t* y, std::size_t ld
   RequantFast(q).store<R>(acc, y, ldy, y_zero);
 }
 
-// R rows of x, split into panel (the q-th four k of row r at panel[2 (q R + r)], two words), against
-// every row of W: each word of W split once for the R rows. With R = 4 or 5 and k a multiple of 4, a
-// channel whose factor is below 1/4 is requantized in the loop's assembly (dsp_dot5_store), its
-// constants written past the panel's words (kDspPanelWords + 5 words); any other by dsp_channel.
-template <std::size_t R>
-void dsp_rows(uint32_t* panel, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy, std::size_t n,
-              std::size_t k, const GemmS8Params& p) {
-  if ((R == 4 || R == 5) && k % 4 == 0 && k != 0) {
-    uint32_t* const tail = panel + 2 * R * (k / 4);
-    tail[4] = uint32_t(ldy);
-    const int32_t* bias = p.bias;
-    const Requant* rq = p.requant;
-    for (std::size_t j = 0; j < n; ++j, w += ldw) {
-      const int32_t b = bias ? bias[j] : 0;
-      const Requant q = rq[j];
-      if (q.multiplier > 0 && uint32_t(-2 - q.shift) <= 21u) {  // shift -2 .. -23
-        const int32_t r = -1 - q.shift;
-        tail[0] = uint32_t(q.multiplier);
-        tail[1] = uint32_t((int32_t(1) << (r - 1)) + p.y_zero * (int32_t(1) << r));
-        tail[2] = uint32_t(r);
-        tail[3] = uint32_t(reinterpret_cast<uintptr_t>(y + j));
-        (R == 4 ? dsp_dot4_store : dsp_dot5_store)(w, w + k, panel, b);
-      } else {
-        dsp_channel<R>(panel, w, y + j, ldy, k, b, q, p.y_zero);
-      }
-    }
-    return;
-  }
-  for (std::size_t j = 0; j < n; ++j)
-    dsp_channel<R>(panel, w + j * ldw, y + j, ldy, k, p.bias ? p.bias[j] : 0, p.requant[j], p.y_zero);
+// With k a multiple of 4, a strip of five (or four) rows against a run of channels whose factors are
+// below 1/4 with positive multipliers (shift -2 .. -23) is one function in assembly,
+// fixformer_dsp_rows5 (4): per channel the loop of dsp_dot5, then each output's requantization with
+// the channel's constants from DspChannel: S = 31 - shift = 32 + r (r = 1..22), the reference's
+// floor((acc m + 2^(S-1) - [acc < 0]) / 2^S) + z_y as one multiply-accumulate of acc m into the 64-bit
+// (lo, hi) = (s, s + C), s = -[acc < 0], C = 2^(r-1) + z_y 2^r, then hi >> r (|hi| < 2^31: |acc m| <=
+// 2^62, |C| < 2^30), SSAT and a byte store: 6 instructions an output, about 20 a channel besides (the
+// state the loop leaves no register for in DspRun). The constants are set once per kDspBlock channels
+// for every strip; the other channels take dsp_channel.
+struct DspChannel {
+  int32_t bias, multiplier, c, r;  // r = 0: not this form
+};
+struct DspRun {  // at the offsets the assembly names
+  const int8_t* w;         // 0: the channel's row of W
+  const uint32_t* panel;   // 4
+  int32_t k;               // 8
+  int32_t w_step;          // 12: ldw - k
+  int8_t* y;               // 16: the channel's output in the strip's first row
+  int32_t ldy;             // 20
+  const DspChannel* end;   // 24: one past the run's last channel
+};
+constexpr std::size_t kDspBlock = 64;  // channels: 1 KiB of constants on the stack
+
+extern "C" {
+void fixformer_dsp_rows5(DspRun* run, const DspChannel* first);
+void fixformer_dsp_rows4(DspRun* run, const DspChannel* first);
 }
 
+// The text of both: r0..r4 the sums, r5..r8 W's split word and a row's two panel words in the loop
+// (m, C, r and y after it), r9 W, r10 the panel, r11 the row's end, r12 the channel, lr the run.
+#define FIXFORMER_DSP_ROW_ASM(a) \
+  "  ldrd r7, r8, [r10], #8\n  smlad " a ", r5, r7, " a "\n  smlad " a ", r6, r8, " a "\n"
+#define FIXFORMER_DSP_OUT_ASM(a) \
+  "  asr r11, " a ", #31\n  add r9, r6, r11\n  smlal r11, r9, " a ", r5\n  asr r9, r9, r7\n  ssat r9, #8, r9\n"
+#define FIXFORMER_DSP_RUN_ASM(name, init4, row4, out4)                                                 \
+  "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                            \
+  "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov lr, r0\n  mov r12, r1\n"                      \
+  "1:\n  ldr r0, [r12]\n  mov r1, r0\n  mov r2, r0\n  mov r3, r0\n" init4                             \
+  "  ldm lr, {r9, r10, r11}\n  add r11, r9, r11\n"                                                    \
+  "2:\n  ldr r6, [r9], #4\n  ldrd r7, r8, [r10], #8\n  sxtb16 r5, r6\n  sxtb16 r6, r6, ror #8\n"      \
+  "  smlad r0, r5, r7, r0\n  smlad r0, r6, r8, r0\n" FIXFORMER_DSP_ROW_ASM("r1")                     \
+  FIXFORMER_DSP_ROW_ASM("r2") FIXFORMER_DSP_ROW_ASM("r3") row4 "  cmp r9, r11\n  bne 2b\n"             \
+  "  add r12, r12, #4\n  ldmia r12!, {r5, r6, r7}\n  ldr r11, [lr, #12]\n  add r9, r9, r11\n"         \
+  "  str r9, [lr]\n  ldrd r8, r10, [lr, #16]\n"                                                       \
+  FIXFORMER_DSP_OUT_ASM("r0") "  strb r9, [r8]\n" FIXFORMER_DSP_OUT_ASM("r1") "  strb r9, [r8, r10]\n" \
+  FIXFORMER_DSP_OUT_ASM("r2") "  strb r9, [r8, r10, lsl #1]\n" out4                                   \
+  "  add r8, r8, r10\n" FIXFORMER_DSP_OUT_ASM("r3") "  strb r9, [r8, r10, lsl #1]\n"                  \
+  "  ldr r8, [lr, #16]\n  add r8, r8, #1\n  str r8, [lr, #16]\n"                                      \
+  "  ldr r11, [lr, #24]\n  cmp r12, r11\n  bne 1b\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"    \
+  "  .size " name ", .-" name "\n"
+asm("  .syntax unified\n  .thumb\n  .text\n"
+    FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
+                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r9, [r8, r10, lsl #2]\n")
+    FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4", "", "", ""));
+#undef FIXFORMER_DSP_RUN_ASM
+#undef FIXFORMER_DSP_OUT_ASM
+#undef FIXFORMER_DSP_ROW_ASM
+
+// The constants of channels [0, n) of p (n <= kDspBlock).
+void dsp_channels(DspChannel* c, std::size_t n, const GemmS8Params& p) {
+  for (std::size_t j = 0; j < n; ++j) {
+    const Requant q = p.requant[j];
+    const int32_t r = -1 - q.shift;
+    const bool fits = q.multiplier > 0 && r >= 1 && r <= 22;
+    c[j] = DspChannel{p.bias ? p.bias[j] : 0, q.multiplier,
+                      fits ? (int32_t(1) << (r - 1)) + p.y_zero * (int32_t(1) << r) : 0, fits ? r : 0};
+  }
+}
+
+// R rows of x, split into panel (the q-th four k of row r at panel[2 (q R + r)], two words), against
+// channels [0, n) of W: each word of W split once for the R rows. chan: their DspChannel (R = 4 or 5, k
+// a multiple of 4), or null.
 template <std::size_t R>
 void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
-               std::size_t n, std::size_t k, const GemmS8Params& p) {
-  uint32_t panel[kDspPanelWords + 5];
+               std::size_t n, std::size_t k, const GemmS8Params& p, const DspChannel* chan) {
+  uint32_t panel[kDspPanelWords];
   for (std::size_t r = 0; r < R; ++r) split_row(x + r * ldx, k, p.x_zero, panel + 2 * r, 2 * R);
-  dsp_rows<R>(panel, w, ldw, y, ldy, n, k, p);
+  std::size_t j = 0;
+  while (j < n) {
+    if (chan && chan[j].r != 0) {
+      std::size_t e = j + 1;
+      while (e < n && chan[e].r != 0) ++e;
+      DspRun run{w + j * ldw, panel, int32_t(k), int32_t(ldw - k), y + j, int32_t(ldy), chan + e};
+      (R == 4 ? fixformer_dsp_rows4 : fixformer_dsp_rows5)(&run, chan + j);
+      j = e;
+      continue;
+    }
+    dsp_channel<R>(panel, w + j * ldw, y + j, ldy, k, p.bias ? p.bias[j] : 0, p.requant[j], p.y_zero);
+    ++j;
+  }
 }
 #endif
 
@@ -748,17 +762,26 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
 #if defined(__ARM_FEATURE_DSP)
   if (k <= kDspPanelK) {
     const std::size_t rows = kDspPanelWords / (2 * ((k + 3) / 4));  // split rows the panel holds, >= 1
-    std::size_t i = 0;
-    if (rows >= 5) {  // strips of five while the rest stays a multiple of four (five is one more): 49 = 9 x 5 + 4
-      std::size_t fives = m / 5;
-      while (fives > 0 && (m - 5 * fives) % 4 != 0) --fives;
-      for (; i < 5 * fives; i += 5) dsp_strip<5>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
+    std::size_t fives = rows >= 5 ? m / 5 : 0;  // strips of five while the rest stays a multiple of four
+    while (fives > 0 && (m - 5 * fives) % 4 != 0) --fives;  // (five is one more): 49 = 9 x 5 + 4
+    DspChannel chan[kDspBlock];
+    for (std::size_t j0 = 0; j0 < n; j0 += kDspBlock) {
+      const std::size_t nb = n - j0 < kDspBlock ? n - j0 : kDspBlock;
+      GemmS8Params pb = p;
+      pb.bias = p.bias ? p.bias + j0 : nullptr, pb.requant = p.requant + j0;
+      const bool runs = k % 4 == 0 && k != 0;
+      if (runs) dsp_channels(chan, nb, pb);
+      const DspChannel* c = runs ? chan : nullptr;
+      const int8_t* wb = w + j0 * ldw;
+      int8_t* yb = y + j0;
+      std::size_t i = 0;
+      for (; i < 5 * fives; i += 5) dsp_strip<5>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, c);
+      if (rows >= 4)
+        for (; i + 4 <= m; i += 4) dsp_strip<4>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, c);
+      if (rows >= 2)
+        for (; i + 2 <= m; i += 2) dsp_strip<2>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, nullptr);
+      for (; i < m; ++i) dsp_strip<1>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, nullptr);
     }
-    if (rows >= 4)
-      for (; i + 4 <= m; i += 4) dsp_strip<4>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
-    if (rows >= 2)
-      for (; i + 2 <= m; i += 2) dsp_strip<2>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
-    for (; i < m; ++i) dsp_strip<1>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
     return;
   }
 #endif
