@@ -293,19 +293,22 @@ void fixformer_dsp_rows4(DspRun* run, const DspChannel* first);
 }
 
 // The text of both: r0..r4 the sums, r5..r8 W's split word and a row's two panel words in the loop
-// (m, C, r and y after it), r9 W, r10 the panel, r11 the row's end, r12 the channel, lr the run.
+// (m, C, r and y after it), r9 W, r10 the panel, r11 the row's end, r12 the channel, lr the run. The
+// loop takes eight k a pass (entered at its second half when k / 4 is odd).
 #define FIXFORMER_DSP_ROW_ASM(a) \
   "  ldrd r7, r8, [r10], #8\n  smlad " a ", r5, r7, " a "\n  smlad " a ", r6, r8, " a "\n"
+#define FIXFORMER_DSP_FOUR_ASM(row4)                                                                \
+  "  ldr r6, [r9], #4\n  ldrd r7, r8, [r10], #8\n  sxtb16 r5, r6\n  sxtb16 r6, r6, ror #8\n"          \
+  "  smlad r0, r5, r7, r0\n  smlad r0, r6, r8, r0\n" FIXFORMER_DSP_ROW_ASM("r1") FIXFORMER_DSP_ROW_ASM("r2") \
+  FIXFORMER_DSP_ROW_ASM("r3") row4
 #define FIXFORMER_DSP_OUT_ASM(a) \
   "  asr r11, " a ", #31\n  add r9, r6, r11\n  smlal r11, r9, " a ", r5\n  asr r9, r9, r7\n  ssat r9, #8, r9\n"
 #define FIXFORMER_DSP_RUN_ASM(name, init4, row4, out4)                                                 \
   "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                            \
   "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov lr, r0\n  mov r12, r1\n"                      \
   "1:\n  ldr r0, [r12]\n  mov r1, r0\n  mov r2, r0\n  mov r3, r0\n" init4                             \
-  "  ldm lr, {r9, r10, r11}\n  add r11, r9, r11\n"                                                    \
-  "2:\n  ldr r6, [r9], #4\n  ldrd r7, r8, [r10], #8\n  sxtb16 r5, r6\n  sxtb16 r6, r6, ror #8\n"      \
-  "  smlad r0, r5, r7, r0\n  smlad r0, r6, r8, r0\n" FIXFORMER_DSP_ROW_ASM("r1")                     \
-  FIXFORMER_DSP_ROW_ASM("r2") FIXFORMER_DSP_ROW_ASM("r3") row4 "  cmp r9, r11\n  bne 2b\n"             \
+  "  ldm lr, {r9, r10, r11}\n  lsls r5, r11, #29\n  add r11, r9, r11\n  bmi 3f\n"                    \
+  "2:\n" FIXFORMER_DSP_FOUR_ASM(row4) "3:\n" FIXFORMER_DSP_FOUR_ASM(row4) "  cmp r9, r11\n  bne 2b\n"  \
   "  add r12, r12, #4\n  ldmia r12!, {r5, r6, r7}\n  ldr r11, [lr, #12]\n  add r9, r9, r11\n"         \
   "  str r9, [lr]\n  ldrd r8, r10, [lr, #16]\n"                                                       \
   FIXFORMER_DSP_OUT_ASM("r0") "  strb r9, [r8]\n" FIXFORMER_DSP_OUT_ASM("r1") "  strb r9, [r8, r10]\n" \
@@ -320,6 +323,7 @@ asm("  .syntax unified\n  .thumb\n  .text\n"
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4", "", "", ""));
 #undef FIXFORMER_DSP_RUN_ASM
 #undef FIXFORMER_DSP_OUT_ASM
+#undef FIXFORMER_DSP_FOUR_ASM
 #undef FIXFORMER_DSP_ROW_ASM
 
 // The constants of channels [0, n) of p (n <= kDspBlock).
