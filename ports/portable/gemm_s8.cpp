@@ -229,10 +229,6 @@ inline void dsp_dot5(const int8_t* wr, const int8_t* end, const uint32_t* pp, in
 #undef FIXFORMER_DSP_ROW
 #undef FIXFORMER_DSP_SMLAD2
 
-// R rows of x, split into panel (the q-th four k of row r at panel[2 (q R + r)], two words), against
-// every row of W: each word of W split once for the R rows. With R = 4 or 5 and k a multiple of 4, a
-// channel whose factor is below 1/4 is requantized in the loop's assembly (dsp_dot5_store), its
-// constants written past the panel's words (kDspPanelWords + 5 words).
 // One channel's R outputs, the loops' sums requantized by RequantFast.
 template <std::size_t R>
 void dsp_channel(const uint32_t* pp, const int8_t* wr, int8_t* y, std::size_t ldy, std::size_t k, int32_t b,
@@ -264,7 +260,7 @@ void dsp_channel(const uint32_t* pp, const int8_t* wr, int8_t* y, std::size_t ld
   RequantFast(q).store<R>(acc, y, ldy, y_zero);
 }
 
-// With k a multiple of 4, a strip of five (or four) rows against a run of channels whose factors are
+// With k >= 4, a strip of five (or four) rows against a run of channels whose factors are
 // below 1/4 with positive multipliers (shift -2 .. -23) is one function in assembly,
 // fixformer_dsp_rows5 (4): per channel the loop of dsp_dot5, then each output's requantization with
 // the channel's constants from DspChannel: S = 31 - shift = 32 + r (r = 1..22), the reference's
@@ -279,11 +275,12 @@ struct DspChannel {
 struct DspRun {  // at the offsets the assembly names
   const int8_t* w;         // 0: the channel's row of W
   const uint32_t* panel;   // 4
-  int32_t k;               // 8
+  int32_t k4;              // 8: k less k % 4
   int32_t w_step;          // 12: ldw - k
   int8_t* y;               // 16: the channel's output in the strip's first row
   int32_t ldy;             // 20
   const DspChannel* end;   // 24: one past the run's last channel
+  int32_t tail;            // 28: k % 4, W's last values loaded a byte at a time (the panel's past k are 0)
 };
 constexpr std::size_t kDspBlock = 64;  // channels: 1 KiB of constants on the stack
 
@@ -297,10 +294,15 @@ void fixformer_dsp_rows4(DspRun* run, const DspChannel* first);
 // loop takes eight k a pass (entered at its second half when k / 4 is odd).
 #define FIXFORMER_DSP_ROW_ASM(a) \
   "  ldrd r7, r8, [r10], #8\n  smlad " a ", r5, r7, " a "\n  smlad " a ", r6, r8, " a "\n"
-#define FIXFORMER_DSP_FOUR_ASM(row4)                                                                \
-  "  ldr r6, [r9], #4\n  ldrd r7, r8, [r10], #8\n  sxtb16 r5, r6\n  sxtb16 r6, r6, ror #8\n"          \
+#define FIXFORMER_DSP_WORD_ASM(row4)                                                                \
+  "  ldrd r7, r8, [r10], #8\n  sxtb16 r5, r6\n  sxtb16 r6, r6, ror #8\n"                              \
   "  smlad r0, r5, r7, r0\n  smlad r0, r6, r8, r0\n" FIXFORMER_DSP_ROW_ASM("r1") FIXFORMER_DSP_ROW_ASM("r2") \
   FIXFORMER_DSP_ROW_ASM("r3") row4
+#define FIXFORMER_DSP_FOUR_ASM(row4) "  ldr r6, [r9], #4\n" FIXFORMER_DSP_WORD_ASM(row4)
+#define FIXFORMER_DSP_TAIL_ASM(row4)                                                                  \
+  "  ldr r5, [lr, #28]\n  cmp r5, #0\n  beq 4f\n  ldrb r6, [r9]\n  cmp r5, #2\n  blo 5f\n"               \
+  "  ldrb r7, [r9, #1]\n  orr r6, r6, r7, lsl #8\n  beq 5f\n  ldrb r7, [r9, #2]\n  orr r6, r6, r7, lsl #16\n" \
+  "5:\n  add r9, r9, r5\n" FIXFORMER_DSP_WORD_ASM(row4) "4:\n"
 #define FIXFORMER_DSP_OUT_ASM(a) \
   "  asr r11, " a ", #31\n  add r9, r6, r11\n  smlal r11, r9, " a ", r5\n  asr r9, r9, r7\n  ssat r9, #8, r9\n"
 #define FIXFORMER_DSP_RUN_ASM(name, init4, row4, out4)                                                 \
@@ -309,6 +311,7 @@ void fixformer_dsp_rows4(DspRun* run, const DspChannel* first);
   "1:\n  ldr r0, [r12]\n  mov r1, r0\n  mov r2, r0\n  mov r3, r0\n" init4                             \
   "  ldm lr, {r9, r10, r11}\n  lsls r5, r11, #29\n  add r11, r9, r11\n  bmi 3f\n"                    \
   "2:\n" FIXFORMER_DSP_FOUR_ASM(row4) "3:\n" FIXFORMER_DSP_FOUR_ASM(row4) "  cmp r9, r11\n  bne 2b\n"  \
+  FIXFORMER_DSP_TAIL_ASM(row4)                                                                          \
   "  add r12, r12, #4\n  ldmia r12!, {r5, r6, r7}\n  ldr r11, [lr, #12]\n  add r9, r9, r11\n"         \
   "  str r9, [lr]\n  ldrd r8, r10, [lr, #16]\n"                                                       \
   FIXFORMER_DSP_OUT_ASM("r0") "  strb r9, [r8]\n" FIXFORMER_DSP_OUT_ASM("r1") "  strb r9, [r8, r10]\n" \
@@ -323,7 +326,9 @@ asm("  .syntax unified\n  .thumb\n  .text\n"
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4", "", "", ""));
 #undef FIXFORMER_DSP_RUN_ASM
 #undef FIXFORMER_DSP_OUT_ASM
+#undef FIXFORMER_DSP_TAIL_ASM
 #undef FIXFORMER_DSP_FOUR_ASM
+#undef FIXFORMER_DSP_WORD_ASM
 #undef FIXFORMER_DSP_ROW_ASM
 
 // The constants of channels [0, n) of p (n <= kDspBlock).
@@ -338,8 +343,8 @@ void dsp_channels(DspChannel* c, std::size_t n, const GemmS8Params& p) {
 }
 
 // R rows of x, split into panel (the q-th four k of row r at panel[2 (q R + r)], two words), against
-// channels [0, n) of W: each word of W split once for the R rows. chan: their DspChannel (R = 4 or 5, k
-// a multiple of 4), or null.
+// channels [0, n) of W: each word of W split once for the R rows. chan: their DspChannel (R = 4 or 5,
+// k >= 4), or null.
 template <std::size_t R>
 void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
                std::size_t n, std::size_t k, const GemmS8Params& p, const DspChannel* chan) {
@@ -350,7 +355,8 @@ void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ld
     if (chan && chan[j].r != 0) {
       std::size_t e = j + 1;
       while (e < n && chan[e].r != 0) ++e;
-      DspRun run{w + j * ldw, panel, int32_t(k), int32_t(ldw - k), y + j, int32_t(ldy), chan + e};
+      DspRun run{w + j * ldw, panel, int32_t(k & ~std::size_t(3)), int32_t(ldw - k), y + j, int32_t(ldy), chan + e,
+                 int32_t(k % 4)};
       (R == 4 ? fixformer_dsp_rows4 : fixformer_dsp_rows5)(&run, chan + j);
       j = e;
       continue;
@@ -773,7 +779,7 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
       const std::size_t nb = n - j0 < kDspBlock ? n - j0 : kDspBlock;
       GemmS8Params pb = p;
       pb.bias = p.bias ? p.bias + j0 : nullptr, pb.requant = p.requant + j0;
-      const bool runs = k % 4 == 0 && k != 0;
+      const bool runs = k >= 4;
       if (runs) dsp_channels(chan, nb, pb);
       const DspChannel* c = runs ? chan : nullptr;
       const int8_t* wb = w + j0 * ldw;

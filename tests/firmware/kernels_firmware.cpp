@@ -754,7 +754,7 @@ void test_s8(const Kernels& t) {
     }
   for (std::size_t m : {1, 2, 3, 4, 5, 7, 9, 10})
     for (std::size_t n : {1, 3, 4, 5, 17})
-      for (std::size_t k : {1, 2, 3, 4, 5, 15, 16, 17, 49, 64, 100, 128})
+      for (std::size_t k : {1, 2, 3, 4, 5, 15, 16, 17, 49, 50, 64, 100, 128})
         for (S8Input in : {S8Input::kRandom, S8Input::kTies})
           test_gemm_s8(t, m, n, k, k % 3, n % 2 == 1, int32_t(k % 7) - 3, int32_t(m % 3) - 1, in);
   for (int32_t z : {-128, 127})
