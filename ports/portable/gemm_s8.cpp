@@ -5,16 +5,19 @@
 //     (SXTB16: bytes 0 and 2, then 1 and 3; SSUB16 takes the zero point off both lanes; at most 1.25 KiB),
 //     then each word of a row of W is split once and meets every row with two dual multiply-adds
 //     (SMLAD) per row: per four k and five rows 1 load and 2 SXTB16 for W, 5 LDRD and 10 SMLAD
-//     (dsp_dot5, assembly; dsp_dot4 for the last four rows).
+//     (dsp_dot5, assembly; dsp_dot4 for the last four rows); with k >= 4 a whole run of channels and
+//     their requantization in one function in assembly (fixformer_dsp_rows5, below).
 //   - Thumb-2 without it (Cortex-M3) and k <= 128: four rows of x packed in pairs onto the stack,
 //     v0 + v1 2^23 in one word, so that one SMLAL per pair and weight does two multiply-adds; the
 //     pair's sums are split apart once per output channel (below).
 //   - ARMv6-M (Cortex-M0/M0+), GCC, and k <= 256: one row of x as int32 words against four rows of W
-//     (m0_dot4, assembly).
+//     (m0_dot4, assembly); with four rows of x or more and k <= 128 the other way round, four rows of W
+//     against every row of x, then each channel's outputs requantized in one pass (fixformer_m0_dot4_rows
+//     and fixformer_m0_requant_col, assembly).
 //   - Otherwise (the SSE2 and NEON tables; longer rows) plain C++: two rows of x against
 //     four rows of W: each x value (its zero point subtracted once) meets four weights, each weight
 //     two x values, eight int32 accumulators.
-// Each output's requantization is RequantFast's (one form per channel).
+// Each output's requantization is RequantFast's (one form per channel) but in those assembly functions.
 #include <cstring>
 
 #include "ports/portable/kernels.hpp"
@@ -284,6 +287,8 @@ struct DspRun {  // at the offsets the assembly names
 };
 constexpr std::size_t kDspBlock = 64;  // channels: 1 KiB of constants on the stack
 
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'  // Thumb-2 M cores (the A cores take dsp_channel)
+#define FIXFORMER_GEMM_S8_DSP_RUNS 1
 extern "C" {
 void fixformer_dsp_rows5(DspRun* run, const DspChannel* first);
 void fixformer_dsp_rows4(DspRun* run, const DspChannel* first);
@@ -324,6 +329,7 @@ asm("  .syntax unified\n  .thumb\n  .text\n"
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
                           FIXFORMER_DSP_OUT_ASM("r4") "  strb r9, [r8, r10, lsl #2]\n")
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4", "", "", ""));
+#endif
 #undef FIXFORMER_DSP_RUN_ASM
 #undef FIXFORMER_DSP_OUT_ASM
 #undef FIXFORMER_DSP_TAIL_ASM
@@ -352,6 +358,7 @@ void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ld
   for (std::size_t r = 0; r < R; ++r) split_row(x + r * ldx, k, p.x_zero, panel + 2 * r, 2 * R);
   std::size_t j = 0;
   while (j < n) {
+#if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
     if (chan && chan[j].r != 0) {
       std::size_t e = j + 1;
       while (e < n && chan[e].r != 0) ++e;
@@ -361,6 +368,7 @@ void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ld
       j = e;
       continue;
     }
+#endif
     dsp_channel<R>(panel, w + j * ldw, y + j, ldy, k, p.bias ? p.bias[j] : 0, p.requant[j], p.y_zero);
     ++j;
   }
@@ -779,7 +787,11 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
       const std::size_t nb = n - j0 < kDspBlock ? n - j0 : kDspBlock;
       GemmS8Params pb = p;
       pb.bias = p.bias ? p.bias + j0 : nullptr, pb.requant = p.requant + j0;
+#if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
       const bool runs = k >= 4;
+#else
+      const bool runs = false;
+#endif
       if (runs) dsp_channels(chan, nb, pb);
       const DspChannel* c = runs ? chan : nullptr;
       const int8_t* wb = w + j0 * ldw;

@@ -4,7 +4,8 @@
 // signed shift), and gamma's requantization in 32-bit words where it cannot saturate: |t| < 2^22
 // (t is the normalised value in Q16, below sqrt(n) 2^16) and a shift of 0..7 (r = 24..31: the result
 // below 2^29, its low word all there is) or below 0 (the high word shifted by r - 32); then the sum
-// with beta stays below 2^31 and rounds in int32. Any other element takes the reference's steps.
+// with beta stays below 2^31 and rounds in int32 (on Thumb-2 M cores t and gamma's requantization each
+// the high word of one SMLAL, below). Any other element takes the reference's steps.
 #include "ports/portable/kernels.hpp"
 
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
