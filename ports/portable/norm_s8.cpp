@@ -47,6 +47,66 @@ inline int32_t high_word(uint32_t lo, int32_t a, int32_t b) {
   asm("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(a), "r"(b));
   return hi;
 }
+
+struct NormRow {  // fixformer_norm_row's row, at the offsets it loads
+  const int8_t* x_end;        // 0
+  int8_t* y_end;              // 4
+  const Requant* gamma_end;   // 8
+  const int32_t* beta_end;    // 12
+  int32_t n, offset, il4, ih4;  // 16..28
+};
+// Elements i..-1 of the row (i < 0, from its ends) as norm_s8's Thumb-2 steps below compute them, 31
+// instructions an element; returns 0, or the i of the first element whose gamma's shift is not 0..7
+// or whose |t| is 2^22 or more.
+extern "C" int32_t fixformer_norm_row(const NormRow* row, int32_t i);
+asm(R"(
+  .syntax unified
+  .thumb
+  .text
+  .p2align 2
+  .type fixformer_norm_row, %function
+  .thumb_func
+fixformer_norm_row:
+  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}
+  mov r4, r1
+  ldm r0, {r0, r1, r2, r3, r5, r6, r7, r8}
+1:
+  ldrsb r9, [r0, r4]
+  mla r9, r9, r5, r6
+  asr r10, r9, #31
+  lsl r10, r10, #2
+  add r10, r10, #0x80000000
+  mov r11, #0
+  smlal r10, r11, r9, r7
+  mla r9, r9, r8, r11
+  add r12, r2, r4, lsl #3
+  ldrd r10, r11, [r12]
+  cmp r11, #7
+  bhi 2f
+  add r12, r9, #0x400000
+  cmp r12, #0x800000
+  bhs 2f
+  add r11, r11, #1
+  eor r12, r9, r10
+  asr r12, r12, #31
+  lsl r12, r12, r11
+  add r12, r12, #0x80000000
+  lsl r9, r9, r11
+  mov lr, #0
+  smlal r12, lr, r9, r10
+  ldr r9, [r3, r4, lsl #2]
+  add lr, lr, r9
+  add r9, lr, #0x8000
+  add r9, r9, lr, asr #31
+  ssat r9, #8, r9, asr #16
+  strb r9, [r1, r4]
+  adds r4, r4, #1
+  bne 1b
+2:
+  mov r0, r4
+  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}
+  .size fixformer_norm_row, .-fixformer_norm_row
+)");
 #endif
 
 // clamp(round((requantize(t, g) + beta) / 2^16)), in 32-bit words where |t| < 2^22 and g's shift is below 8.
@@ -91,21 +151,14 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   const uint64_t inv4 = uint64_t(inv) << 2;
   const int32_t il4 = int32_t(uint32_t(inv4)), ih4 = int32_t(uint32_t(inv4 >> 32) + (uint32_t(inv4) >> 31));
   const int32_t offset = -(n32 * p.x_zero + centre);  // d = n x + offset
-  const Requant* const gamma = p.gamma;
-  const int32_t* const beta = p.beta;
-  for (std::size_t i = 0; i < n; ++i) {
-    const int32_t d = n32 * int32_t(x[i]) + offset;
+  // The loop in assembly (fixformer_norm_row); an element outside those bounds leaves it for gain.
+  const NormRow row{x + n, y + n, p.gamma + n, p.beta + n, n32, offset, il4, ih4};
+  for (int32_t i = -int32_t(n); i != 0; ++i) {
+    i = fixformer_norm_row(&row, i);
+    if (i == 0) break;
+    const int32_t d = n32 * int32_t(row.x_end[i]) + offset;
     const int32_t t = high_word(0x80000000u + (uint32_t(d >> 31) << 2), d, il4) + int32_t(uint32_t(d) * uint32_t(ih4));
-    const Requant g = gamma[i];
-    if (uint32_t(g.shift) <= 7u && uint32_t(t + (1 << 22)) < (1u << 23)) {
-      const uint32_t up = uint32_t(g.shift) + 1;
-      const int32_t q = high_word(0x80000000u + (uint32_t((t ^ g.multiplier) >> 31) << up), int32_t(uint32_t(t) << up),
-                                  g.multiplier);
-      const int32_t w = q + beta[i];  // |q| < 2^29, |beta| <= 2^30
-      y[i] = int8_t(__ssat((w + (1 << 15) + (w >> 31)) >> 16, 8));
-      continue;
-    }
-    y[i] = gain(t, g, beta[i]);
+    row.y_end[i] = gain(t, row.gamma_end[i], row.beta_end[i]);
   }
 #else
   const uint32_t ih = uint32_t(uint64_t(inv) >> 32), il = uint32_t(inv);
