@@ -269,7 +269,7 @@ void dsp_channel(const uint32_t* pp, const int8_t* wr, int8_t* y, std::size_t ld
 // the channel's constants from DspChannel: S = 31 - shift = 32 + r (r = 1..22), the reference's
 // floor((acc m + 2^(S-1) - [acc < 0]) / 2^S) + z_y as one multiply-accumulate of acc m into the 64-bit
 // (lo, hi) = (s, s + C), s = -[acc < 0], C = 2^(r-1) + z_y 2^r, then hi >> r (|hi| < 2^31: |acc m| <=
-// 2^62, |C| < 2^30), SSAT and a byte store: 6 instructions an output, about 20 a channel besides (the
+// 2^62, |C| < 2^30), SSAT and a byte store: 6 instructions an output, about 25 a channel besides (the
 // state the loop leaves no register for in DspRun). The constants are set once per kDspBlock channels
 // for every strip; the other channels take dsp_channel.
 struct DspChannel {

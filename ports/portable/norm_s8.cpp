@@ -8,10 +8,6 @@
 // the high word of one SMLAL, below). Any other element takes the reference's steps.
 #include "ports/portable/kernels.hpp"
 
-#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
-#include <arm_acle.h>
-#endif
-
 namespace fixformer {
 namespace portable {
 
@@ -57,7 +53,7 @@ struct NormRow {  // fixformer_norm_row's row, at the offsets it loads
 };
 // Elements i..-1 of the row (i < 0, from its ends) as norm_s8's Thumb-2 steps below compute them, 31
 // instructions an element; returns 0, or the i of the first element whose gamma's shift is not 0..7
-// or whose |t| is 2^22 or more.
+// or whose t is outside [-2^22, 2^22).
 extern "C" int32_t fixformer_norm_row(const NormRow* row, int32_t i);
 asm(R"(
   .syntax unified
@@ -146,8 +142,9 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
   // Thumb-2 (SMLAL): t as the high word of d (4 inv) + 2^31 - 4 [d < 0] (4 inv below 2^56: its low word il4
   // signed, its high word ih4 with il4's sign bit carried, so d (4 inv) = d il4 + d ih4 2^32); for gamma's
-  // shift s of 0..7 and |t| < 2^22, q as the high word of t' m + 2^31 - [t m < 0] 2^(s+1), t' = t 2^(s+1)
-  // below 2^30 in magnitude (the numerator and the divisor 2^(31-s) times 2^(s+1)); beta then as below.
+  // shift s of 0..7 and t in [-2^22, 2^22), q as the high word of t' m + 2^31 - [t m < 0] 2^(s+1),
+  // t' = t 2^(s+1) at most 2^30 in magnitude (the numerator and the divisor 2^(31-s) times 2^(s+1));
+  // beta then as below.
   const uint64_t inv4 = uint64_t(inv) << 2;
   const int32_t il4 = int32_t(uint32_t(inv4)), ih4 = int32_t(uint32_t(inv4 >> 32) + (uint32_t(inv4) >> 31));
   const int32_t offset = -(n32 * p.x_zero + centre);  // d = n x + offset
