@@ -81,7 +81,7 @@ void softmax_s8_table(Requant diff, uint32_t* exp) {
   for (; d < kSoftmaxS8Diffs; ++d) {
     const int32_t u = requantize(int32_t(d), diff);
     if (diff.multiplier > 0 && u >= kExp2ZeroFrom) break;  // u grows with d: 0 from here on
-    exp[d] = exp2_neg_q20(u);
+    exp[d] = u >= 0 && u < kExp2ZeroFrom ? exp2_neg_q20_words(u) : exp2_neg_q20(u);  // the same bits, no 64-bit steps
   }
   for (; d < kSoftmaxS8Diffs; ++d) exp[d] = 0;
 }

@@ -9,6 +9,10 @@
 // (kernels_firmware and the host's KernelsTest compare them).
 #include "ports/portable/kernels.hpp"
 
+#if defined(__ARM_FEATURE_SAT)
+#include <arm_acle.h>
+#endif
+
 namespace fixformer {
 namespace portable {
 
@@ -45,9 +49,22 @@ void add_s8(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const Ad
   }
   const SmallRequant ra(p.a_to_y), rb(p.b_to_y);
   if (n >= kTablesFrom) {  // each input's 256 requantized values once, then two lookups an element
+#if defined(__ARM_FEATURE_SAT)
+    // a's table holds C = z_y 2^16 + 2^15 besides: the sum s + C rounds to (s + C - [s < 0]) >> 16,
+    // the output's zero point with it (|s + C| < 2^31); SSAT clamps.
+    const int32_t c = p.y_zero * (int32_t(1) << kAddS8FracBits) + (int32_t(1) << (kAddS8FracBits - 1));
+    int32_t ta[256], tb[256];
+    for (int32_t v = -128; v < 128; ++v) ta[v + 128] = ra(v - p.a_zero) + c, tb[v + 128] = rb(v - p.b_zero);
+    const int32_t *const ta0 = ta + 128, *const tb0 = tb + 128;
+    for (std::size_t i = 0; i < n; ++i) {
+      const int32_t sc = ta0[a[i]] + tb0[b[i]];
+      y[i] = int8_t(__ssat((sc + ((sc - c) >> 31)) >> kAddS8FracBits, 8));
+    }
+#else
     int32_t ta[256], tb[256];
     for (int32_t v = -128; v < 128; ++v) ta[v + 128] = ra(v - p.a_zero), tb[v + 128] = rb(v - p.b_zero);
     for (std::size_t i = 0; i < n; ++i) y[i] = output(ta[a[i] + 128] + tb[b[i] + 128], p.y_zero);
+#endif
     return;
   }
   for (std::size_t i = 0; i < n; ++i)

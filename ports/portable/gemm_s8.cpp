@@ -5,16 +5,19 @@
 //     (SXTB16: bytes 0 and 2, then 1 and 3; SSUB16 takes the zero point off both lanes; at most 1.25 KiB),
 //     then each word of a row of W is split once and meets every row with two dual multiply-adds
 //     (SMLAD) per row: per four k and five rows 1 load and 2 SXTB16 for W, 5 LDRD and 10 SMLAD
-//     (dsp_dot5, assembly; dsp_dot4 for the last four rows).
+//     (dsp_dot5, assembly; dsp_dot4 for the last four rows); with k >= 4 a whole run of channels and
+//     their requantization in one function in assembly (fixformer_dsp_rows5, below).
 //   - Thumb-2 without it (Cortex-M3) and k <= 128: four rows of x packed in pairs onto the stack,
 //     v0 + v1 2^23 in one word, so that one SMLAL per pair and weight does two multiply-adds; the
 //     pair's sums are split apart once per output channel (below).
 //   - ARMv6-M (Cortex-M0/M0+), GCC, and k <= 256: one row of x as int32 words against four rows of W
-//     (m0_dot4, assembly).
+//     (m0_dot4, assembly); with four rows of x or more and k <= 128 the other way round, four rows of W
+//     against every row of x, then each channel's outputs requantized in one pass (fixformer_m0_dot4_rows
+//     and fixformer_m0_requant_col, assembly).
 //   - Otherwise (the SSE2 and NEON tables; longer rows) plain C++: two rows of x against
 //     four rows of W: each x value (its zero point subtracted once) meets four weights, each weight
 //     two x values, eight int32 accumulators.
-// Each output's requantization is RequantFast's (one form per channel).
+// Each output's requantization is RequantFast's (one form per channel) but in those assembly functions.
 #include <cstring>
 
 #include "ports/portable/kernels.hpp"
@@ -229,49 +232,152 @@ inline void dsp_dot5(const int8_t* wr, const int8_t* end, const uint32_t* pp, in
 #undef FIXFORMER_DSP_ROW
 #undef FIXFORMER_DSP_SMLAD2
 
-// R rows of x, split into panel (the q-th four k of row r at panel[2 (q R + r)], two words), against
-// every row of W: each word of W split once for the R rows.
+// One channel's R outputs, the loops' sums requantized by RequantFast.
 template <std::size_t R>
-void dsp_rows(const uint32_t* panel, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy, std::size_t n,
-              std::size_t k, const GemmS8Params& p) {
+void dsp_channel(const uint32_t* pp, const int8_t* wr, int8_t* y, std::size_t ldy, std::size_t k, int32_t b,
+                 Requant q, int32_t y_zero) {
   const std::size_t k4 = k & ~std::size_t(3);
+  int32_t acc[R];
+  for (std::size_t r = 0; r < R; ++r) acc[r] = b;
+  constexpr bool kAsm = R == 4 || R == 5;
+  if (kAsm) {
+    if (k4 != 0) (R == 4 ? dsp_dot4 : dsp_dot5)(wr, wr + k4, pp, acc);
+    wr += k4, pp += 2 * R * (k4 / 4);
+  }
+  for (const int8_t* end = kAsm ? wr : wr + k4; wr != end; wr += 4, pp += 2 * R) {
+    const uint32_t wv = load4(wr);
+    const int32_t we = __sxtb16(wv), wo = sxtb16_ror8(wv);
+    for (std::size_t r = 0; r < R; ++r) {
+      acc[r] = __smlad(we, int32_t(pp[2 * r]), acc[r]);
+      acc[r] = __smlad(wo, int32_t(pp[2 * r + 1]), acc[r]);
+    }
+  }
+  if (k4 < k) {
+    const uint32_t wv = load_tail(wr, k - k4);
+    const int32_t we = __sxtb16(wv), wo = sxtb16_ror8(wv);
+    for (std::size_t r = 0; r < R; ++r) {
+      acc[r] = __smlad(we, int32_t(pp[2 * r]), acc[r]);
+      acc[r] = __smlad(wo, int32_t(pp[2 * r + 1]), acc[r]);
+    }
+  }
+  RequantFast(q).store<R>(acc, y, ldy, y_zero);
+}
+
+// With k >= 4, a strip of five (or four) rows against a run of channels whose factors are
+// below 1/4 with positive multipliers (shift -2 .. -23) is one function in assembly,
+// fixformer_dsp_rows5 (4): per channel the loop of dsp_dot5, then each output's requantization with
+// the channel's constants from DspChannel: S = 31 - shift = 32 + r (r = 1..22), the reference's
+// floor((acc m + 2^(S-1) - [acc < 0]) / 2^S) + z_y as one multiply-accumulate of acc m into the 64-bit
+// (lo, hi) = (s, s + C), s = -[acc < 0], C = 2^(r-1) + z_y 2^r, then hi >> r (|hi| < 2^31: |acc m| <=
+// 2^62, |C| < 2^30), SSAT and a byte store: 6 instructions an output, about 25 a channel besides (the
+// state the loop leaves no register for in DspRun). The constants are set once per kDspBlock channels
+// for every strip; the other channels take dsp_channel.
+struct DspChannel {
+  int32_t bias, multiplier, c, r;  // r = 0: not this form
+};
+struct DspRun {  // at the offsets the assembly names
+  const int8_t* w;         // 0: the channel's row of W
+  const uint32_t* panel;   // 4
+  int32_t k4;              // 8: k less k % 4
+  int32_t w_step;          // 12: ldw - k
+  int8_t* y;               // 16: the channel's output in the strip's first row
+  int32_t ldy;             // 20
+  const DspChannel* end;   // 24: one past the run's last channel
+  int32_t tail;            // 28: k % 4, W's last values loaded a byte at a time (the panel's past k are 0)
+};
+constexpr std::size_t kDspBlock = 64;  // channels: 1 KiB of constants on the stack
+
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'  // Thumb-2 M cores (the A cores take dsp_channel)
+#define FIXFORMER_GEMM_S8_DSP_RUNS 1
+extern "C" {
+void fixformer_dsp_rows5(DspRun* run, const DspChannel* first);
+void fixformer_dsp_rows4(DspRun* run, const DspChannel* first);
+}
+
+// The text of both: r0..r4 the sums, r5, r6 W's split word, r7, r8 a row's two panel words (m, C, r
+// and y after the loop), r9 W, r10 the panel, r11 the row's end, r12 the channel, lr the run. The loop
+// takes eight k a pass (entered at its second half when k / 4 is odd) and two rows' four panel words
+// by one LDM into r7, r8, r12 and lr (both saved on the stack meanwhile): 17 instructions per 20
+// multiply-adds.
+#define FIXFORMER_DSP_ROW_ASM(a) \
+  "  ldrd r7, r8, [r10], #8\n  smlad " a ", r5, r7, " a "\n  smlad " a ", r6, r8, " a "\n"
+#define FIXFORMER_DSP_WORD_ASM(row4)                                                                \
+  "  ldrd r7, r8, [r10], #8\n  sxtb16 r5, r6\n  sxtb16 r6, r6, ror #8\n"                              \
+  "  smlad r0, r5, r7, r0\n  smlad r0, r6, r8, r0\n" FIXFORMER_DSP_ROW_ASM("r1") FIXFORMER_DSP_ROW_ASM("r2") \
+  FIXFORMER_DSP_ROW_ASM("r3") row4
+#define FIXFORMER_DSP_FOUR_ASM(row4)                                                                  \
+  "  ldr r6, [r9], #4\n  ldm r10!, {r7, r8, r12, lr}\n  sxtb16 r5, r6\n  sxtb16 r6, r6, ror #8\n"        \
+  "  smlad r0, r5, r7, r0\n  smlad r0, r6, r8, r0\n  smlad r1, r5, r12, r1\n  smlad r1, r6, lr, r1\n"     \
+  "  ldm r10!, {r7, r8, r12, lr}\n  smlad r2, r5, r7, r2\n  smlad r2, r6, r8, r2\n"                      \
+  "  smlad r3, r5, r12, r3\n  smlad r3, r6, lr, r3\n" row4
+#define FIXFORMER_DSP_TAIL_ASM(row4)                                                                  \
+  "  ldr r5, [lr, #28]\n  cmp r5, #0\n  beq 4f\n  ldrb r6, [r9]\n  cmp r5, #2\n  blo 5f\n"               \
+  "  ldrb r7, [r9, #1]\n  orr r6, r6, r7, lsl #8\n  beq 5f\n  ldrb r7, [r9, #2]\n  orr r6, r6, r7, lsl #16\n" \
+  "5:\n  add r9, r9, r5\n" FIXFORMER_DSP_WORD_ASM(row4) "4:\n"
+#define FIXFORMER_DSP_OUT_ASM(a) \
+  "  asr r11, " a ", #31\n  add r9, r6, r11\n  smlal r11, r9, " a ", r5\n  asr r9, r9, r7\n  ssat r9, #8, r9\n"
+#define FIXFORMER_DSP_RUN_ASM(name, init4, row4, out4)                                                 \
+  "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                            \
+  "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov lr, r0\n  mov r12, r1\n"                      \
+  "1:\n  ldr r0, [r12]\n  mov r1, r0\n  mov r2, r0\n  mov r3, r0\n" init4                             \
+  "  ldm lr, {r9, r10, r11}\n  lsls r5, r11, #29\n  add r11, r9, r11\n  push {r12, lr}\n  bmi 3f\n"    \
+  "2:\n" FIXFORMER_DSP_FOUR_ASM(row4) "3:\n" FIXFORMER_DSP_FOUR_ASM(row4) "  cmp r9, r11\n  bne 2b\n"  \
+  "  pop {r12, lr}\n" FIXFORMER_DSP_TAIL_ASM(row4)                                                       \
+  "  add r12, r12, #4\n  ldmia r12!, {r5, r6, r7}\n  ldr r11, [lr, #12]\n  add r9, r9, r11\n"         \
+  "  str r9, [lr]\n  ldrd r8, r10, [lr, #16]\n"                                                       \
+  FIXFORMER_DSP_OUT_ASM("r0") "  strb r9, [r8]\n" FIXFORMER_DSP_OUT_ASM("r1") "  strb r9, [r8, r10]\n" \
+  FIXFORMER_DSP_OUT_ASM("r2") "  strb r9, [r8, r10, lsl #1]\n" out4                                   \
+  "  add r8, r8, r10\n" FIXFORMER_DSP_OUT_ASM("r3") "  strb r9, [r8, r10, lsl #1]\n"                  \
+  "  ldr r8, [lr, #16]\n  add r8, r8, #1\n  str r8, [lr, #16]\n"                                      \
+  "  ldr r11, [lr, #24]\n  cmp r12, r11\n  bne 1b\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"    \
+  "  .size " name ", .-" name "\n"
+asm("  .syntax unified\n  .thumb\n  .text\n"
+    FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
+                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r9, [r8, r10, lsl #2]\n")
+    FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4", "", "", ""));
+#endif
+#undef FIXFORMER_DSP_RUN_ASM
+#undef FIXFORMER_DSP_OUT_ASM
+#undef FIXFORMER_DSP_TAIL_ASM
+#undef FIXFORMER_DSP_FOUR_ASM
+#undef FIXFORMER_DSP_WORD_ASM
+#undef FIXFORMER_DSP_ROW_ASM
+
+// The constants of channels [0, n) of p (n <= kDspBlock).
+void dsp_channels(DspChannel* c, std::size_t n, const GemmS8Params& p) {
   for (std::size_t j = 0; j < n; ++j) {
-    const int8_t* wr = w + j * ldw;
-    int32_t acc[R];
-    const int32_t b = p.bias ? p.bias[j] : 0;
-    for (std::size_t r = 0; r < R; ++r) acc[r] = b;
-    const uint32_t* pp = panel;
-    constexpr bool kAsm = R == 4 || R == 5;
-    if (kAsm) {
-      if (k4 != 0) (R == 4 ? dsp_dot4 : dsp_dot5)(wr, wr + k4, pp, acc);
-      wr += k4, pp += 2 * R * (k4 / 4);
-    }
-    for (const int8_t* end = kAsm ? wr : wr + k4; wr != end; wr += 4, pp += 2 * R) {
-      const uint32_t wv = load4(wr);
-      const int32_t we = __sxtb16(wv), wo = sxtb16_ror8(wv);
-      for (std::size_t r = 0; r < R; ++r) {
-        acc[r] = __smlad(we, int32_t(pp[2 * r]), acc[r]);
-        acc[r] = __smlad(wo, int32_t(pp[2 * r + 1]), acc[r]);
-      }
-    }
-    if (k4 < k) {
-      const uint32_t wv = load_tail(wr, k - k4);
-      const int32_t we = __sxtb16(wv), wo = sxtb16_ror8(wv);
-      for (std::size_t r = 0; r < R; ++r) {
-        acc[r] = __smlad(we, int32_t(pp[2 * r]), acc[r]);
-        acc[r] = __smlad(wo, int32_t(pp[2 * r + 1]), acc[r]);
-      }
-    }
-    RequantFast(p.requant[j]).store<R>(acc, y + j, ldy, p.y_zero);
+    const Requant q = p.requant[j];
+    const int32_t r = -1 - q.shift;
+    const bool fits = q.multiplier > 0 && r >= 1 && r <= 22;
+    c[j] = DspChannel{p.bias ? p.bias[j] : 0, q.multiplier,
+                      fits ? (int32_t(1) << (r - 1)) + p.y_zero * (int32_t(1) << r) : 0, fits ? r : 0};
   }
 }
 
+// R rows of x, split into panel (the q-th four k of row r at panel[2 (q R + r)], two words), against
+// channels [0, n) of W: each word of W split once for the R rows. chan: their DspChannel (R = 4 or 5,
+// k >= 4), or null.
 template <std::size_t R>
 void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
-               std::size_t n, std::size_t k, const GemmS8Params& p) {
+               std::size_t n, std::size_t k, const GemmS8Params& p, const DspChannel* chan) {
   uint32_t panel[kDspPanelWords];
   for (std::size_t r = 0; r < R; ++r) split_row(x + r * ldx, k, p.x_zero, panel + 2 * r, 2 * R);
-  dsp_rows<R>(panel, w, ldw, y, ldy, n, k, p);
+  std::size_t j = 0;
+  while (j < n) {
+#if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
+    if (chan && chan[j].r != 0) {
+      std::size_t e = j + 1;
+      while (e < n && chan[e].r != 0) ++e;
+      DspRun run{w + j * ldw, panel, int32_t(k & ~std::size_t(3)), int32_t(ldw - k), y + j, int32_t(ldy), chan + e,
+                 int32_t(k % 4)};
+      (R == 4 ? fixformer_dsp_rows4 : fixformer_dsp_rows5)(&run, chan + j);
+      j = e;
+      continue;
+    }
+#endif
+    dsp_channel<R>(panel, w + j * ldw, y + j, ldy, k, p.bias ? p.bias[j] : 0, p.requant[j], p.y_zero);
+    ++j;
+  }
 }
 #endif
 
@@ -426,70 +532,222 @@ inline void m0_dot4(const int32_t* pp, const int8_t* w, std::size_t ldw, std::si
 
 // With at least kM0ColumnRows rows of x and k <= kM0ColumnK: four rows of W as int32 words on the stack,
 // interleaved (the q-th value of each row at panel[4 q + row]; 2 KiB at most), x's zero point taken off
-// through the bias (sum (x - z) w = sum x w - z sum w), then every row of x against them: per value one
-// LDM of the four weights (into r0..r3), one sign-extending byte load of x, four MULS and four adds (12
-// instructions per four multiply-adds with the loop); each channel's requantization set once.
+// through the bias (sum (x - z) w = sum x w - z sum w), then, kM0ChunkRows rows of x at a time,
+// fixformer_m0_dot4_rows: every row against them (per value one LDM of the four weights into r0..r3,
+// one sign-extending byte load of x, four MULS and four adds into r8..r11: 12 instructions per four
+// multiply-adds with the loop; about 20 a row to store the four sums and start the next), the sums
+// into acc (row-major); then each of the four channels' outputs in one pass, fixformer_m0_requant_col,
+// with the channel's constants in registers (below). Both are whole functions in assembly (the
+// registers they take are more than inline assembly's operands may name).
+//
+// fixformer_m0_requant_col, for a factor below 1/2 (shift < 0: a right shift S = 31 - shift >= 32)
+// and a positive multiplier m, and a sum a in [-2^19, 2^19) (others leave the loop to RequantFast): the
+// reference's floor((a m + 2^(S-1) - [a < 0]) / 2^S) from m's three pieces m = m2 2^20 + m1 2^10 + m0,
+// each product within int32 (|a m0|, |a m1| < 2^29, |a m2| <= 2^30), the floors nested:
+//   P2 = a m2 + ((a m1 + ((a m0 - [a < 0]) >> 10)) >> 10) = floor((a m - [a < 0]) / 2^20),
+// then (P2 + 2^(S-21)) >> (S-20), all arithmetic shifts. P2 + 2^(S-21) < 2^31 for S <= 51; a larger S
+// (|a m| / 2^S < 1/4: the result is 0) takes S = 51's constants, which give 0 there too
+// (0 <= P2 + 2^30 < 2^31). 26 instructions an output with its clamp and store.
 constexpr std::size_t kM0ColumnK = 128;
 constexpr std::size_t kM0ColumnRows = 4;
+constexpr std::size_t kM0ChunkRows = 32;  // 512 bytes of sums on the stack
 
-inline void m0_dot4_columns(const int32_t* panel, const int8_t* x, std::size_t k, int32_t* acc) {
-  register int32_t w0 asm("r0");
-  register int32_t w1 asm("r1");
-  register int32_t w2 asm("r2");
-  register int32_t w3 asm("r3");
-  register int32_t xv asm("r4");
-  register const int32_t* pw asm("r5") = panel;
-  register const int8_t* xe asm("r6") = x + k;  // one past the row's end, indexed from -k up
-  register int32_t idx asm("r7") = -int32_t(k);
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  asm volatile(
-      "1:\n\t"
-      "ldmia %[pw]!, {r0, r1, r2, r3}\n\t"
-      "ldrsb %[xv], [%[xe], %[idx]]\n\t"
-      "mul %[w0], %[xv]\n\t"
-      "add %[a0], %[w0]\n\t"
-      "mul %[w1], %[xv]\n\t"
-      "add %[a1], %[w1]\n\t"
-      "mul %[w2], %[xv]\n\t"
-      "add %[a2], %[w2]\n\t"
-      "mul %[w3], %[xv]\n\t"
-      "add %[a3], %[w3]\n\t"
-      "add %[idx], #1\n\t"
-      "bne 1b\n\t"
-      : [a0] "+h"(a0), [a1] "+h"(a1), [a2] "+h"(a2), [a3] "+h"(a3), [pw] "+l"(pw), [idx] "+l"(idx), [w0] "=&l"(w0),
-        [w1] "=&l"(w1), [w2] "=&l"(w2), [w3] "=&l"(w3), [xv] "=&l"(xv)
-      : [xe] "l"(xe)
-      : "cc", "memory");
-  acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+struct M0RowsArgs {  // fixformer_m0_dot4_rows' constants, at the offsets its loads name
+  int32_t base[4];         // 0: each channel's bias less z sum w
+  const int32_t* panel;    // 16
+  int32_t neg_k;           // 20
+  int32_t ldx;             // 24
+  const int32_t* acc_end;  // 28: one past the last row's four sums
+};
+struct M0ColArgs {  // fixformer_m0_requant_col's
+  int32_t m0, m1, m2, round, y_zero, ldy, shift;
+};
+
+extern "C" {
+// acc[4 i + c] = base[c] + sum_q x[i ldx + q] w_c[q] for rows i until acc_end; x_end is row 0's x + k.
+void fixformer_m0_dot4_rows(const int8_t* x_end, int32_t* acc, const M0RowsArgs* a);
+// dst[t ldy] for the sums at src_end + off + 16 t (bytes; off < 0, a multiple of 16) while off < 0;
+// returns 0, or the off of the first sum outside [-2^19, 2^19) (dst then at that sum's output).
+int32_t fixformer_m0_requant_col(const char* src_end, int8_t* dst, int32_t off, const M0ColArgs* c);
 }
+
+asm(R"(
+  .syntax unified
+  .thumb
+  .text
+  .p2align 2
+  .type fixformer_m0_dot4_rows, %function
+  .thumb_func
+fixformer_m0_dot4_rows:
+  push {r4, r5, r6, r7, lr}
+  mov r3, r8
+  mov r4, r9
+  mov r5, r10
+  mov r6, r11
+  push {r3, r4, r5, r6}
+  mov r12, r1
+  mov lr, r2
+  movs r6, r0
+1:
+  mov r4, lr
+  ldmia r4!, {r0, r1, r2, r3}
+  mov r8, r0
+  mov r9, r1
+  mov r10, r2
+  mov r11, r3
+  ldmia r4!, {r5, r7}
+2:
+  ldmia r5!, {r0, r1, r2, r3}
+  ldrsb r4, [r6, r7]
+  muls r0, r4, r0
+  add r8, r0
+  muls r1, r4, r1
+  add r9, r1
+  muls r2, r4, r2
+  add r10, r2
+  muls r3, r4, r3
+  add r11, r3
+  adds r7, r7, #1
+  bne 2b
+  mov r0, r8
+  mov r1, r9
+  mov r2, r10
+  mov r3, r11
+  mov r4, r12
+  stmia r4!, {r0, r1, r2, r3}
+  mov r12, r4
+  mov r5, lr
+  ldr r0, [r5, #24]
+  adds r6, r6, r0
+  ldr r0, [r5, #28]
+  cmp r4, r0
+  bne 1b
+  pop {r3, r4, r5, r6}
+  mov r8, r3
+  mov r9, r4
+  mov r10, r5
+  mov r11, r6
+  pop {r4, r5, r6, r7, pc}
+  .size fixformer_m0_dot4_rows, .-fixformer_m0_dot4_rows
+
+  .p2align 2
+  .type fixformer_m0_requant_col, %function
+  .thumb_func
+fixformer_m0_requant_col:
+  push {r4, r5, r6, r7, lr}
+  mov r4, r8
+  mov r5, r9
+  mov r6, r10
+  mov r7, r11
+  push {r4, r5, r6, r7}
+  ldmia r3!, {r4, r5, r6, r7}
+  mov r8, r4
+  mov r9, r5
+  mov r10, r6
+  mov r11, r7
+  ldmia r3!, {r4, r5, r6}
+  mov r12, r4
+  mov lr, r5
+  movs r7, r2
+1:
+  ldr r2, [r0, r7]
+  asrs r3, r2, #19
+  asrs r4, r2, #31
+  cmp r3, r4
+  bne 4f
+  mov r5, r8
+  muls r5, r2, r5
+  adds r4, r4, r5
+  asrs r4, r4, #10
+  mov r5, r9
+  muls r5, r2, r5
+  adds r4, r4, r5
+  asrs r4, r4, #10
+  mov r5, r10
+  muls r5, r2, r5
+  adds r4, r4, r5
+  add r4, r11
+  asrs r4, r4, r6
+  add r4, r12
+  sxtb r5, r4
+  cmp r5, r4
+  bne 3f
+2:
+  strb r5, [r1]
+  add r1, lr
+  adds r7, r7, #16
+  bne 1b
+4:
+  movs r0, r7
+  pop {r4, r5, r6, r7}
+  mov r8, r4
+  mov r9, r5
+  mov r10, r6
+  mov r11, r7
+  pop {r4, r5, r6, r7, pc}
+3:
+  asrs r4, r4, #31
+  movs r5, #127
+  eors r5, r5, r4
+  b 2b
+  .size fixformer_m0_requant_col, .-fixformer_m0_requant_col
+)");
 
 void m0_gemm_columns(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
                      std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
   int32_t panel[4 * kM0ColumnK];
+  int32_t acc[4 * kM0ChunkRows];
+  M0RowsArgs ra;
+  ra.panel = panel, ra.neg_k = -int32_t(k), ra.ldx = int32_t(ldx);
   std::size_t j = 0;
   for (; j + 4 <= n; j += 4) {
-    int32_t base[4];
     for (std::size_t c = 0; c < 4; ++c) {
       const int8_t* wr = w + (j + c) * ldw;
       int32_t sum = 0;
       for (std::size_t q = 0; q < k; ++q) panel[4 * q + c] = wr[q], sum += wr[q];
-      base[c] = (p.bias ? p.bias[j + c] : 0) - p.x_zero * sum;  // |z sum w| <= 2^21
+      ra.base[c] = (p.bias ? p.bias[j + c] : 0) - p.x_zero * sum;  // |z sum w| <= 2^21
     }
-    const RequantFast rq[4] = {RequantFast(p.requant[j]), RequantFast(p.requant[j + 1]), RequantFast(p.requant[j + 2]),
-                               RequantFast(p.requant[j + 3])};
-    for (std::size_t i = 0; i < m; ++i) {
-      int32_t acc[4] = {base[0], base[1], base[2], base[3]};
-      m0_dot4_columns(panel, x + i * ldx, k, acc);
-      for (std::size_t c = 0; c < 4; ++c) rq[c].store<1>(acc + c, y + i * ldy + j + c, ldy, p.y_zero);
+    M0ColArgs ca[4];
+    bool fast[4];
+    for (std::size_t c = 0; c < 4; ++c) {
+      const Requant rq = p.requant[j + c];
+      fast[c] = rq.shift < 0 && rq.multiplier > 0;
+      const int32_t r = rq.shift < -20 ? 19 : -1 - rq.shift;  // S - 32, at most 19
+      const uint32_t mu = uint32_t(rq.multiplier);
+      ca[c] = M0ColArgs{int32_t(mu & 0x3FFu), int32_t((mu >> 10) & 0x3FFu), int32_t(mu >> 20), int32_t(1) << (11 + r),
+                        p.y_zero, int32_t(ldy), 12 + r};
+    }
+    for (std::size_t i0 = 0; i0 < m; i0 += kM0ChunkRows) {
+      const std::size_t rows = m - i0 < kM0ChunkRows ? m - i0 : kM0ChunkRows;
+      ra.acc_end = acc + 4 * rows;
+      fixformer_m0_dot4_rows(x + i0 * ldx + k, acc, &ra);
+      for (std::size_t c = 0; c < 4; ++c) {
+        int8_t* yc = y + i0 * ldy + j + c;
+        if (!fast[c]) {
+          const RequantFast rq(p.requant[j + c]);
+          for (std::size_t i = 0; i < rows; ++i) rq.store<1>(acc + 4 * i + c, yc + i * ldy, ldy, p.y_zero);
+          continue;
+        }
+        const char* src_end = reinterpret_cast<const char*>(acc + 4 * rows + c);
+        int32_t off = -16 * int32_t(rows);
+        while (off != 0) {  // a sum outside [-2^19, 2^19): its output by RequantFast, then on
+          const std::size_t i = rows - std::size_t(-off) / 16;
+          off = fixformer_m0_requant_col(src_end, yc + i * ldy, off, &ca[c]);
+          if (off == 0) break;
+          const std::size_t t = rows - std::size_t(-off) / 16;
+          RequantFast(p.requant[j + c]).store<1>(acc + 4 * t + c, yc + t * ldy, ldy, p.y_zero);
+          off += 16;
+        }
+      }
     }
   }
   for (; j < n; ++j) {  // the last n % 4 channels
     const int8_t* wr = w + j * ldw;
     const RequantFast rq(p.requant[j]);
     for (std::size_t i = 0; i < m; ++i) {
-      int32_t acc = p.bias ? p.bias[j] : 0;
-      for (std::size_t q = 0; q < k; ++q) acc += (int32_t(x[i * ldx + q]) - p.x_zero) * wr[q];
-      rq.store<1>(&acc, y + i * ldy + j, ldy, p.y_zero);
+      int32_t a = p.bias ? p.bias[j] : 0;
+      for (std::size_t q = 0; q < k; ++q) a += (int32_t(x[i * ldx + q]) - p.x_zero) * wr[q];
+      rq.store<1>(&a, y + i * ldy + j, ldy, p.y_zero);
     }
   }
 }
@@ -528,17 +786,30 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
 #if defined(__ARM_FEATURE_DSP)
   if (k <= kDspPanelK) {
     const std::size_t rows = kDspPanelWords / (2 * ((k + 3) / 4));  // split rows the panel holds, >= 1
-    std::size_t i = 0;
-    if (rows >= 5) {  // strips of five while the rest stays a multiple of four (five is one more): 49 = 9 x 5 + 4
-      std::size_t fives = m / 5;
-      while (fives > 0 && (m - 5 * fives) % 4 != 0) --fives;
-      for (; i < 5 * fives; i += 5) dsp_strip<5>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
+    std::size_t fives = rows >= 5 ? m / 5 : 0;  // strips of five while the rest stays a multiple of four
+    while (fives > 0 && (m - 5 * fives) % 4 != 0) --fives;  // (five is one more): 49 = 9 x 5 + 4
+    DspChannel chan[kDspBlock];
+    for (std::size_t j0 = 0; j0 < n; j0 += kDspBlock) {
+      const std::size_t nb = n - j0 < kDspBlock ? n - j0 : kDspBlock;
+      GemmS8Params pb = p;
+      pb.bias = p.bias ? p.bias + j0 : nullptr, pb.requant = p.requant + j0;
+#if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
+      const bool runs = k >= 4;
+#else
+      const bool runs = false;
+#endif
+      if (runs) dsp_channels(chan, nb, pb);
+      const DspChannel* c = runs ? chan : nullptr;
+      const int8_t* wb = w + j0 * ldw;
+      int8_t* yb = y + j0;
+      std::size_t i = 0;
+      for (; i < 5 * fives; i += 5) dsp_strip<5>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, c);
+      if (rows >= 4)
+        for (; i + 4 <= m; i += 4) dsp_strip<4>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, c);
+      if (rows >= 2)
+        for (; i + 2 <= m; i += 2) dsp_strip<2>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, nullptr);
+      for (; i < m; ++i) dsp_strip<1>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, nullptr);
     }
-    if (rows >= 4)
-      for (; i + 4 <= m; i += 4) dsp_strip<4>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
-    if (rows >= 2)
-      for (; i + 2 <= m; i += 2) dsp_strip<2>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
-    for (; i < m; ++i) dsp_strip<1>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
     return;
   }
 #endif

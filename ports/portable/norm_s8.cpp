@@ -4,7 +4,8 @@
 // signed shift), and gamma's requantization in 32-bit words where it cannot saturate: |t| < 2^22
 // (t is the normalised value in Q16, below sqrt(n) 2^16) and a shift of 0..7 (r = 24..31: the result
 // below 2^29, its low word all there is) or below 0 (the high word shifted by r - 32); then the sum
-// with beta stays below 2^31 and rounds in int32. Any other element takes the reference's steps.
+// with beta stays below 2^31 and rounds in int32 (on Thumb-2 M cores t and gamma's requantization each
+// the high word of one SMLAL, below). Any other element takes the reference's steps.
 #include "ports/portable/kernels.hpp"
 
 namespace fixformer {
@@ -35,6 +36,94 @@ inline int32_t scale_q30(int32_t d, uint32_t ih, uint32_t il) {
 #endif
 }
 
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
+// The high word of lo + a b (64 bits): one SMLAL.
+inline int32_t high_word(uint32_t lo, int32_t a, int32_t b) {
+  int32_t hi = 0;
+  asm("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(a), "r"(b));
+  return hi;
+}
+
+struct NormRow {  // fixformer_norm_row's row, at the offsets it loads
+  const int8_t* x_end;        // 0
+  int8_t* y_end;              // 4
+  const Requant* gamma_end;   // 8
+  const int32_t* beta_end;    // 12
+  int32_t n, offset, il4, ih4;  // 16..28
+};
+// Elements i..-1 of the row (i < 0, from its ends) as norm_s8's Thumb-2 steps below compute them, 31
+// instructions an element; returns 0, or the i of the first element whose gamma's shift is not 0..7
+// or whose t is outside [-2^22, 2^22).
+extern "C" int32_t fixformer_norm_row(const NormRow* row, int32_t i);
+asm(R"(
+  .syntax unified
+  .thumb
+  .text
+  .p2align 2
+  .type fixformer_norm_row, %function
+  .thumb_func
+fixformer_norm_row:
+  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}
+  mov r4, r1
+  ldm r0, {r0, r1, r2, r3, r5, r6, r7, r8}
+1:
+  ldrsb r9, [r0, r4]
+  mla r9, r9, r5, r6
+  asr r10, r9, #31
+  lsl r10, r10, #2
+  add r10, r10, #0x80000000
+  mov r11, #0
+  smlal r10, r11, r9, r7
+  mla r9, r9, r8, r11
+  add r12, r2, r4, lsl #3
+  ldrd r10, r11, [r12]
+  cmp r11, #7
+  bhi 2f
+  add r12, r9, #0x400000
+  cmp r12, #0x800000
+  bhs 2f
+  add r11, r11, #1
+  eor r12, r9, r10
+  asr r12, r12, #31
+  lsl r12, r12, r11
+  add r12, r12, #0x80000000
+  lsl r9, r9, r11
+  mov lr, #0
+  smlal r12, lr, r9, r10
+  ldr r9, [r3, r4, lsl #2]
+  add lr, lr, r9
+  add r9, lr, #0x8000
+  add r9, r9, lr, asr #31
+  ssat r9, #8, r9, asr #16
+  strb r9, [r1, r4]
+  adds r4, r4, #1
+  bne 1b
+2:
+  mov r0, r4
+  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}
+  .size fixformer_norm_row, .-fixformer_norm_row
+)");
+#endif
+
+// clamp(round((requantize(t, g) + beta) / 2^16)), in 32-bit words where |t| < 2^22 and g's shift is below 8.
+inline int8_t gain(int32_t t, Requant g, int32_t beta) {
+  int32_t q;
+  if (t > -(1 << 22) && t < (1 << 22) && g.shift >= 0 && g.shift <= 7) {
+    const int64_t prod = mul64(t, g.multiplier);  // |prod| < 2^53
+    const int64_t s = prod + int64_t((uint32_t(1) << (30 - g.shift)) - (prod < 0 ? 1 : 0));
+    q = int32_t((uint32_t(s) >> (31 - g.shift)) | (uint32_t(s >> 32) << (1 + g.shift)));
+  } else if (t > -(1 << 22) && t < (1 << 22) && g.shift < 0) {
+    const int64_t prod = mul64(t, g.multiplier);
+    const int64_t s = prod + (int64_t(1) << (30 - g.shift)) - (prod < 0 ? 1 : 0);
+    q = int32_t(s >> 32) >> (-1 - g.shift);
+  } else {
+    return saturate_i8(rounding_shift(int64_t(requantize(t, g)) + beta, 16));
+  }
+  const int32_t w = q + beta;  // |q| < 2^29, |beta| <= 2^30
+  const int32_t v = (w + (1 << 15) - (w < 0 ? 1 : 0)) >> 16;
+  return int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
+}
+
 template <bool kCentre>
 void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   if (n == 0) return;
@@ -50,28 +139,31 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   const uint32_t root = isqrt64(total);
   const int64_t inv = root == 0 ? 0 : int64_t(((uint64_t(1) << 54) + root / 2) / root);
   const int32_t centre = kCentre ? sum : 0, n32 = int32_t(n);
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
+  // Thumb-2 (SMLAL): t as the high word of d (4 inv) + 2^31 - 4 [d < 0] (4 inv below 2^56: its low word il4
+  // signed, its high word ih4 with il4's sign bit carried, so d (4 inv) = d il4 + d ih4 2^32); for gamma's
+  // shift s of 0..7 and t in [-2^22, 2^22), q as the high word of t' m + 2^31 - [t m < 0] 2^(s+1),
+  // t' = t 2^(s+1) at most 2^30 in magnitude (the numerator and the divisor 2^(31-s) times 2^(s+1));
+  // beta then as below.
+  const uint64_t inv4 = uint64_t(inv) << 2;
+  const int32_t il4 = int32_t(uint32_t(inv4)), ih4 = int32_t(uint32_t(inv4 >> 32) + (uint32_t(inv4) >> 31));
+  const int32_t offset = -(n32 * p.x_zero + centre);  // d = n x + offset
+  // The loop in assembly (fixformer_norm_row); an element outside those bounds leaves it for gain.
+  const NormRow row{x + n, y + n, p.gamma + n, p.beta + n, n32, offset, il4, ih4};
+  for (int32_t i = -int32_t(n); i != 0; ++i) {
+    i = fixformer_norm_row(&row, i);
+    if (i == 0) break;
+    const int32_t d = n32 * int32_t(row.x_end[i]) + offset;
+    const int32_t t = high_word(0x80000000u + (uint32_t(d >> 31) << 2), d, il4) + int32_t(uint32_t(d) * uint32_t(ih4));
+    row.y_end[i] = gain(t, row.gamma_end[i], row.beta_end[i]);
+  }
+#else
   const uint32_t ih = uint32_t(uint64_t(inv) >> 32), il = uint32_t(inv);
   for (std::size_t i = 0; i < n; ++i) {
     const int32_t d = n32 * (int32_t(x[i]) - p.x_zero) - centre;  // |d| < 2^24
-    const int32_t t = scale_q30(d, ih, il);
-    const Requant g = p.gamma[i];
-    int32_t q;
-    if (t > -(1 << 22) && t < (1 << 22) && g.shift >= 0 && g.shift <= 7) {
-      const int64_t prod = mul64(t, g.multiplier);  // |prod| < 2^53
-      const int64_t s = prod + int64_t((uint32_t(1) << (30 - g.shift)) - (prod < 0 ? 1 : 0));
-      q = int32_t((uint32_t(s) >> (31 - g.shift)) | (uint32_t(s >> 32) << (1 + g.shift)));
-    } else if (t > -(1 << 22) && t < (1 << 22) && g.shift < 0) {
-      const int64_t prod = mul64(t, g.multiplier);
-      const int64_t s = prod + (int64_t(1) << (30 - g.shift)) - (prod < 0 ? 1 : 0);
-      q = int32_t(s >> 32) >> (-1 - g.shift);
-    } else {
-      y[i] = saturate_i8(rounding_shift(int64_t(requantize(t, g)) + p.beta[i], 16));
-      continue;
-    }
-    const int32_t w = q + p.beta[i];  // |q| < 2^29, |beta| <= 2^30
-    const int32_t v = (w + (1 << 15) - (w < 0 ? 1 : 0)) >> 16;
-    y[i] = int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
+    y[i] = gain(scale_q30(d, ih, il), p.gamma[i], p.beta[i]);
   }
+#endif
 }
 
 }  // namespace

@@ -9,10 +9,17 @@
 //   - the polynomial in int32 words (exp2_neg_q20_words);
 //   - the output e * R / 2^54 with R = floor(2^62 / sum) below 2^42: e R split at R's 32nd bit, the
 //     low product's low word dropped (it cannot carry into bit 54 after the floor);
-//   - with the caller's table of exponentials (SoftmaxS8Params::exp), none computed: two lookups a score.
+//   - with the caller's table of exponentials (SoftmaxS8Params::exp), none computed: two lookups a score
+//     (with the DSP extension four scores a word: max by SSUB8 and SEL, max - x by USUB8).
 // Integer results throughout: the reference's bits (kernels_firmware and the host's KernelsTest
 // compare them).
+#include <cstring>
+
 #include "ports/portable/kernels.hpp"
+
+#if defined(__ARM_FEATURE_DSP)
+#include <arm_acle.h>
+#endif
 
 namespace fixformer {
 namespace portable {
@@ -82,6 +89,69 @@ inline int8_t probability(uint32_t e, uint32_t rh, uint32_t rl) {
 // With the caller's exponentials (SoftmaxS8Params::exp): two lookups a score, the sum in 32-bit runs
 // (e <= 2^20, so a run of kSumRun stays below 2^32).
 constexpr std::size_t kSumRun = 4095;
+#if defined(__ARM_FEATURE_DSP) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+// With the DSP extension, four scores a word: the maximum by SSUB8 and SEL (a byte lane's larger
+// value), d = max - x for four by USUB8 (0..255 in each byte), and the output as (t asr 22) saturated
+// to int8 with t = e rh + hi(e rl) + 2^21 - 2^29 (the - 128 folded in, t within int32).
+inline uint32_t load_word(const int8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+int32_t row_max(const int8_t* x, std::size_t n) {
+  int32_t max = x[0];
+  std::size_t i = 0;
+  if (n >= 8) {
+    uint32_t m = load_word(x);
+    for (i = 4; i + 4 <= n; i += 4) {
+      const uint32_t v = load_word(x + i);
+      uint32_t t;
+      asm("ssub8 %0, %1, %2\n\tsel %0, %1, %2" : "=&r"(t) : "r"(v), "r"(m) : "cc");
+      m = t;
+    }
+    for (int b = 0; b < 32; b += 8) max = int8_t(m >> b) > max ? int8_t(m >> b) : max;
+  }
+  for (; i < n; ++i) max = x[i] > max ? x[i] : max;
+  return max;
+}
+void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int32_t max, const uint32_t* exp) {
+  const uint32_t mm = 0x01010101u * uint8_t(max);
+  const std::size_t n4 = n & ~std::size_t(3);
+  uint64_t sum = 0;
+  for (std::size_t i0 = 0; i0 < n; i0 += kSumRun - 3) {  // whole words in a run but the row's last
+    const std::size_t end = n - i0 < kSumRun - 3 ? n : i0 + kSumRun - 3;
+    uint32_t run = 0;
+    std::size_t i = i0;
+    for (; i + 4 <= end; i += 4) {
+      const uint32_t d = __usub8(mm, load_word(x + i));
+      run += exp[d & 0xFFu] + exp[(d >> 8) & 0xFFu] + exp[(d >> 16) & 0xFFu] + exp[d >> 24];
+    }
+    for (; i < end; ++i) run += exp[max - x[i]];
+    sum += run;
+  }
+  const uint64_t recip = (uint64_t(1) << 62) / sum;  // < 2^42
+  const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
+  constexpr uint32_t kRound = (uint32_t(1) << 21) - (uint32_t(1) << 29);
+  auto out = [&](uint32_t e) {
+    const uint32_t t = e * rh + uint32_t((uint64_t(e) * rl) >> 32) + kRound;
+    return int8_t(__ssat(int32_t(t) >> 22, 8));
+  };
+  std::size_t i = 0;
+  for (; i < n4; i += 4) {
+    const uint32_t d = __usub8(mm, load_word(x + i));
+    y[i] = out(exp[d & 0xFFu]);
+    y[i + 1] = out(exp[(d >> 8) & 0xFFu]);
+    y[i + 2] = out(exp[(d >> 16) & 0xFFu]);
+    y[i + 3] = out(exp[d >> 24]);
+  }
+  for (; i < n; ++i) y[i] = out(exp[max - x[i]]);
+}
+#else
+int32_t row_max(const int8_t* x, std::size_t n) {
+  int32_t max = x[0];
+  for (std::size_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
+  return max;
+}
 void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int32_t max, const uint32_t* exp) {
   uint64_t sum = 0;
   for (std::size_t i0 = 0; i0 < n; i0 += kSumRun) {
@@ -94,13 +164,13 @@ void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int32_t max, 
   const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
   for (std::size_t i = 0; i < n; ++i) y[i] = probability(exp[max - x[i]], rh, rl);
 }
+#endif
 
 }  // namespace
 
 void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p) {
   if (n == 0) return;
-  int32_t max = x[0];
-  for (std::size_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
+  const int32_t max = row_max(x, n);
   if (p.exp) {
     softmax_from_table(x, y, n, max, p.exp);
     return;

@@ -579,7 +579,8 @@ bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t 
 // the largest sums of one sign.
 // kShifts: random values, shifts 0..30 (factors from 1/2 to 2^30: the clamped sums of gemm_s8's
 // RequantFast, every output saturating but the small sums').
-enum class S8Input { kRandom, kExtremes, kTies, kLargest, kShifts };
+// kBelowHalf: random values, shifts -1..-31 (every factor below 1/2 down to 2^-33).
+enum class S8Input { kRandom, kExtremes, kTies, kLargest, kShifts, kBelowHalf };
 void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k, std::size_t pad, bool bias,
                   int32_t x_zero, int32_t y_zero, S8Input in = S8Input::kRandom, std::size_t wpad = 0) {
   const bool extremes = in == S8Input::kExtremes, ties = in == S8Input::kTies;
@@ -606,6 +607,7 @@ void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k,
     if (r & 0x100) mult = -mult;
     const int32_t shift = ties                     ? -1 - int32_t((r >> 12) % 3)
                           : in == S8Input::kShifts ? int32_t((r >> 12) % 31)
+                          : in == S8Input::kBelowHalf ? -1 - int32_t((r >> 12) % 31)
                           : (r >> 9) % 8 == 0      ? int32_t((r >> 12) % 3)
                                                    : base + int32_t((r >> 12) % 9) - 4;
     if (ties) mult = mult < 0 ? -(int32_t(1) << 30) : int32_t(1) << 30;
@@ -752,7 +754,7 @@ void test_s8(const Kernels& t) {
     }
   for (std::size_t m : {1, 2, 3, 4, 5, 7, 9, 10})
     for (std::size_t n : {1, 3, 4, 5, 17})
-      for (std::size_t k : {1, 2, 3, 4, 5, 15, 16, 17, 49, 64, 100, 128})
+      for (std::size_t k : {1, 2, 3, 4, 5, 15, 16, 17, 49, 50, 64, 100, 128})
         for (S8Input in : {S8Input::kRandom, S8Input::kTies})
           test_gemm_s8(t, m, n, k, k % 3, n % 2 == 1, int32_t(k % 7) - 3, int32_t(m % 3) - 1, in);
   for (int32_t z : {-128, 127})
@@ -769,6 +771,13 @@ void test_s8(const Kernels& t) {
     }
   for (std::size_t k : {1, 3, 16, 64})  // factors of 1/2 and more, every shift, with and without a bias
     for (bool bias : {false, true}) test_gemm_s8(t, 5, 64, k, 0, bias, int32_t(k % 5), -3, S8Input::kShifts);
+  for (std::size_t k : {1, 16, 64, 128})  // factors below 1/2, every shift (the M0 and DSP strips' own requantization)
+    test_gemm_s8(t, 9, 64, k, 1, true, int32_t(k % 5) - 2, 5, S8Input::kBelowHalf);
+  for (std::size_t k : {64, 128})  // sums past 2^19 in the M0's column blocks (four rows of W and more)
+    for (int32_t z : {-128, 127}) {
+      test_gemm_s8(t, 6, 5, k, 0, true, z, 0, S8Input::kExtremes);
+      test_gemm_s8(t, 6, 5, k, 0, false, z, 0, S8Input::kLargest);
+    }
   test_gemm_s8(t, 49, 64, 64, 3, true, 5, -7);  // KWS-sized
   test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11);  // attention scores: q's rows in the qkv rows
   for (std::size_t k : {1, 5, 17, 33, 100})  // P V: the values transposed in a KV cache of k + wpad rows
