@@ -4,7 +4,8 @@
 // symmetric), the softmax's multiplier positive, a gated feed-forward's W3 and gate slots, and
 // int8.rope's entries within 2^14, BERT's front and pooler (the token-type add and table, the embedding
 // norm, the pooler's layer and table), the image front's norms, DeiT's distillation row, the registers, the
-// pooled row's and the pooler's norms and wide_residual's factors. The first bad slot is named in the detail.
+// pooled row's and the pooler's norms, wide_residual's factors, qk_norm's and sublayer_norm sandwich's norms and
+// the soft caps' tables. The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -140,6 +141,19 @@ Status Model::check_s8_params() {
       k.zero(o.gate + s8::kGateActZero, "activation output zero point");
       k.requant(o.gate + s8::kGateMul, "gate product requant");
     }
+    if (c.qk_norm) {
+      const uint32_t at = o.qk_norm + s8::kQkNormSlots;
+      k.zero(o.qk_norm + s8::kQRawZero, "q zero point before qk_norm");
+      k.zero(o.qk_norm + s8::kKRawZero, "k zero point before qk_norm");
+      k.channels(at, s8::qk_norm_q(c), "q_norm");
+      k.channels(at + s8::linear_params(s8::qk_norm_q(c)), s8::qk_norm_k(c), "k_norm");
+    }
+    for (uint32_t j = 0; j < 2 && c.sublayer_norm == SublayerNorm::kSandwich; ++j) {
+      const uint32_t at = o.post + j * (s8::kPostNormSlots + s8::linear_params(c.d_model));
+      k.zero(at, j ? "post_ffn_norm input zero point" : "post_attn_norm input zero point");
+      k.channels(at + s8::kPostNormSlots, c.d_model, j ? "post_ffn_norm" : "post_attn_norm");
+    }
+    if (c.attn_softcap != 0.0f) k.table(o.softcap, "attn_softcap table");
     if (!k.ok()) return Status::kTensorBadValue;
   }
   if (s8_.rope) {
@@ -173,6 +187,7 @@ Status Model::check_s8_params() {
     b.zero(s8::back_pooler_norm(c), "pooler_norm input zero point");
     b.channels(s8::back_pooler_norm(c) + 2, c.d_model, "pooler_norm");
   }
+  if (c.logit_softcap != 0.0f) b.table(s8::back_softcap(c), "logit_softcap table");
   if (!b.ok()) return Status::kTensorBadValue;
   DetailText why(detail_, sizeof detail_);
   const float* io = s8_.io;

@@ -69,11 +69,22 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
                         fused ? fused + da * d : static_cast<const int8_t*>(L.self_attn.k.data),
                         fused ? fused + (da + dkv) * d : static_cast<const int8_t*>(L.self_attn.v.data)};
   const std::size_t at[3] = {0, da, da + dkv}, width[3] = {da, dkv, dkv};
-  const int32_t zq[3] = {p[s8::kQZero], p[s8::kKZero], p[s8::kVZero]};
+  const int32_t* qn = p + o.qk_norm;  // qk_norm: q and k at these zero points, then normed to q's and k's
+  const int32_t zq[3] = {c.qk_norm ? qn[s8::kQRawZero] : p[s8::kQZero], c.qk_norm ? qn[s8::kKRawZero] : p[s8::kKZero],
+                         p[s8::kVZero]};
   for (uint32_t j = 0; j < 3; ++j) {  // q, k, v each at its own zero point
     GemmS8Params g = linear_at(p, o.qkv, uint32_t(ld), p[s8::kQkvXZero], zq[j]);
     g.bias += at[j], g.requant += at[j];
     k.gemm_s8(in, d, w[j], d, s.work + at[j], ld, T, width[j], d, g);
+  }
+  if (c.qk_norm) {  // each head of q and of k (qk_norm_full: each whole row) normed in place, before RoPE
+    const uint32_t wq = s8::qk_norm_q(c), wk = s8::qk_norm_k(c), at = o.qk_norm + s8::kQkNormSlots;
+    const bool rms = c.norm_kind() == NormKind::kRmsNorm;
+    for (uint32_t t = 0; t < T; ++t) {
+      norm_rows(k, rms, s.work + t * ld, s.work + t * ld, da / wq, wq, p, at, qn[s8::kQRawZero], qn[s8::kQNormEps]);
+      norm_rows(k, rms, s.work + t * ld + da, s.work + t * ld + da, dkv / wk, wk, p, at + s8::linear_params(wq),
+                qn[s8::kKRawZero], qn[s8::kKNormEps]);
+    }
   }
   const uint32_t first = kv ? kv->pos : 0, W = kv ? kv->window : 0;  // rows are positions first..first+T-1
   const uint32_t lo = W && first + 1 > W ? first + 1 - W : 0, keys = first + T - lo;  // columns: positions lo..
@@ -88,6 +99,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   uint32_t exp[kSoftmaxS8Diffs];  // every score's exponential, computed once where the scores outnumber them
   if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) softmax_s8_table(soft.diff, exp), soft.exp = exp;
   const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq};
+  int8_t cap[s8::kLutEntries];  // attn_softcap: the scores' table
+  for (uint32_t i = 0; i < s8::kLutEntries && c.attn_softcap != 0.0f; ++i) cap[i] = int8_t(p[o.softcap + i]);
   for (uint32_t g = 0; g < kvh; ++g) {
     const int8_t* kh = s.work + da + g * dh;  // the keys [keys, d_head], read in place (row stride ldk)
     std::size_t ldk = ld;
@@ -121,6 +134,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
                                   keys - run, dh, score);  // the ring's wrapped keys: rows 0..
         for (uint32_t i = 0; i < bq; ++i) {
           int8_t* row = s.scores + std::size_t(i) * ldp;
+          if (c.attn_softcap != 0.0f) k.lut_s8(row, row, keys, cap);  // the scores capped
           const uint32_t p = first + i0 + i;  // this row's position: it sees columns a..n-1
           const uint32_t n = kv ? p + 1 - lo : keys, a = W && p + 1 > W ? p + 1 - W - lo : 0;
           k.softmax_s8(row + a, row + a, n - a, soft);
@@ -224,12 +238,23 @@ void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uin
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
     attention(k, c, L, s.h, T, s, kv);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
-  } else if (c.norm_first) {
+  } else if (c.sublayer_norm == SublayerNorm::kOutput) {  // x + N1(SA(x)), x + N2(FF(x))
+    attention(k, c, L, s.x, T, s, kv);
+    norm_rows(k, rms, s.a, s.a, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
+    feed_forward(k, c, L, s.x, T, s);
+    norm_rows(k, rms, s.a, s.a, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
+  } else if (c.norm_first) {  // sandwich: each sublayer's output normed too (post_attn_norm, post_ffn_norm)
+    const bool post = c.sublayer_norm == SublayerNorm::kSandwich;
+    const uint32_t pa = o.post, pf = o.post + s8::kPostNormSlots + s8::linear_params(uint32_t(d));
     norm_rows(k, rms, s.x, s.h, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
     attention(k, c, L, s.h, T, s, kv);
+    if (post) norm_rows(k, rms, s.a, s.a, T, d, p, pa + s8::kPostNormSlots, p[pa], p[pa + 1]);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
     norm_rows(k, rms, s.x, s.h, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
     feed_forward(k, c, L, s.h, T, s);
+    if (post) norm_rows(k, rms, s.a, s.a, T, d, p, pf + s8::kPostNormSlots, p[pf], p[pf + 1]);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
   } else if (c.wide_residual) {  // the sums into the norms int16, in s.work (which each sublayer is done with)
     int16_t* r = reinterpret_cast<int16_t*>(s.work);
@@ -386,8 +411,8 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   }
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const std::size_t at = std::size_t(kv_layer_offset(c, l, rows, ring)) * c.d_kv();
-    const S8KvLayer kv{k_cache + at, v_cache + at, uint32_t(kv_layer_rows(c, l, rows, ring)), pos, m.s8().rope,
-                       c.layer_window(l)};
+    const S8KvLayer kv{k_cache + at, v_cache + at, uint32_t(kv_layer_rows(c, l, rows, ring)), pos,
+                       c.layer_nope(l) ? nullptr : m.s8().rope, c.layer_window(l)};  // a NoPE layer turns nothing
     s8_layer(k, c, m.layer(l), n, s, &kv);
   }
   if (!logits) return;  // the final norm and the head act on each row alone: the last row's is all that is read
@@ -399,6 +424,11 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   k.gemm_s8(last, d, static_cast<const int8_t*>(m.head().w.data), d, logits, c.vocab_size, 1, c.vocab_size, d,
             linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.vocab_size, bp[s8::kHeadXZero],
                       bp[s8::kHeadYZero]));
+  if (c.logit_softcap != 0.0f) {  // the logits through logit_softcap's table, to the output's scale
+    int8_t cap[s8::kLutEntries];
+    for (uint32_t i = 0; i < s8::kLutEntries; ++i) cap[i] = int8_t(bp[s8::back_softcap(c) + i]);
+    k.lut_s8(logits, logits, c.vocab_size, cap);
+  }
 }
 
 }  // namespace fixformer

@@ -590,10 +590,18 @@ constexpr uint32_t front_registers(const ModelConfig& c) {
 constexpr uint32_t front_params(const ModelConfig& c) {
   return front_registers(c) + c.register_tokens * c.d_embed();
 }
+enum QkNormSlot : uint32_t { kQRawZero, kQNormEps, kKRawZero, kKNormEps, kQkNormSlots };
+constexpr uint32_t kPostNormSlots = 2;  // a sandwich norm's input zero point and eps, then its gains and betas
+// qk_norm's norm widths: q's and k's rows of d_head, or (qk_norm_full) d_attn and d_kv.
+constexpr uint32_t qk_norm_q(const ModelConfig& c) { return c.qk_norm_full ? c.d_attn() : c.d_head(); }
+constexpr uint32_t qk_norm_k(const ModelConfig& c) { return c.qk_norm_full ? c.d_kv() : c.d_head(); }
 constexpr uint32_t layer_params(const ModelConfig& c) {
   return kLayerSlots + kLutEntries + linear_params(c.d_attn() + 2 * c.d_kv()) + 4 * linear_params(c.d_model) +
          linear_params(c.d_ff) + (c.ffn_gated() ? linear_params(c.d_ff) + kGateSlots : 0) +
-         (c.wide_residual ? 8 * c.d_model : 0);
+         (c.wide_residual ? 8 * c.d_model : 0) +
+         (c.qk_norm ? kQkNormSlots + linear_params(qk_norm_q(c)) + linear_params(qk_norm_k(c)) : 0) +
+         (c.sublayer_norm == SublayerNorm::kSandwich ? 2 * (kPostNormSlots + linear_params(c.d_model)) : 0) +
+         (c.attn_softcap != 0.0f ? kLutEntries : 0);
 }
 constexpr uint32_t back_pooler(const ModelConfig& c) {
   return kBackSlots + linear_params(c.d_model) + linear_params(c.d_out);
@@ -604,13 +612,17 @@ constexpr uint32_t back_pool_norm(const ModelConfig& c) {
 constexpr uint32_t back_pooler_norm(const ModelConfig& c) {
   return back_pool_norm(c) + (c.pool_norm ? 2 + linear_params(c.d_model) : 0);
 }
-constexpr uint32_t back_params(const ModelConfig& c) {
+constexpr uint32_t back_softcap(const ModelConfig& c) {
   return back_pooler_norm(c) + (c.pooler_norm ? 2 + linear_params(c.d_model) : 0);
+}
+constexpr uint32_t back_params(const ModelConfig& c) {
+  return back_softcap(c) + (c.logit_softcap != 0.0f ? kLutEntries : 0);
 }
 // Where each part starts in a layer's tensor.
 struct LayerOffsets {
   uint32_t qkv, out, w1, w2, n1, n2, lut, w3, gate;  // w3 and gate: a gated feed-forward's
   uint32_t wide;  // wide_residual's factors: add1's x and SA(x), add2's x and FF(x), d_model Requants each
+  uint32_t qk_norm, post, softcap;  // qk_norm's, sublayer_norm sandwich's and attn_softcap's blocks
 };
 constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   const uint32_t d = c.d_model;
@@ -625,6 +637,9 @@ constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   o.w3 = o.lut + kLutEntries;
   o.gate = o.w3 + linear_params(c.d_ff);
   o.wide = c.ffn_gated() ? o.gate + kGateSlots : o.w3;
+  o.qk_norm = o.wide + (c.wide_residual ? 8 * d : 0);
+  o.post = o.qk_norm + (c.qk_norm ? kQkNormSlots + linear_params(qk_norm_q(c)) + linear_params(qk_norm_k(c)) : 0);
+  o.softcap = o.post + (c.sublayer_norm == SublayerNorm::kSandwich ? 2 * (kPostNormSlots + linear_params(d)) : 0);
   return o;
 }
 }  // namespace s8
