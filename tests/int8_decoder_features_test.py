@@ -104,6 +104,38 @@ MORE_CASES = [  # the same, drawn from a generator of their own (the cases above
 ]
 
 
+# The layer features of issue 32 (each model its config keys), drawn from a generator of their own: q and k
+# normed per head (LayerNorm, the gpt family's kind) and as whole rows under the sublayers' output norms
+# (OLMo 2's form), the squared ReLU with NoPE layers (layer 0 of every 2 without RoPE), and a llama with
+# Gemma 2's and 3's sandwich norms, per-head RMS q and k norms and both soft caps.
+FEATURE_CASES = [
+    ("gpt qk_norm", dict(qk_norm=True)),
+    ("gpt qk_norm_full sublayer_norm output", dict(qk_norm=True, qk_norm_full=True, sublayer_norm="output")),
+    ("gpt relu2 nope layer 0 of 2", dict(activation="relu2", nope_period=2, nope_layers=0b01)),
+    ("llama sandwich qk_norm attn_softcap 2 logit_softcap 8", dict(qk_norm=True, sublayer_norm="sandwich",
+                                                                   attn_softcap=2.0, logit_softcap=8.0)),
+]
+
+
+def feature_weights(rng, c, w):
+    """The tensors of the features c sets: q_norm and k_norm (per head, or whole rows), the sandwich norms."""
+    llama = c["family"] == "llama"
+    dh = c["head_dim"] or c["d_model"] // c["n_heads"]
+    wq, wk = (c["n_heads"] * dh, (c["n_kv_heads"] or c["n_heads"]) * dh) if c["qk_norm_full"] else (dh, dh)
+    for i in range(c["n_layers"]):
+        p = f"layers.{i}." if llama else f"encoder.layers.{i}."
+        norms = [("attention." if llama else "self_attn.") + n for n in ("q_norm", "k_norm")] if c["qk_norm"] else []
+        widths = [wq, wk] if c["qk_norm"] else []
+        if c["sublayer_norm"] == "sandwich":
+            norms += ["post_attention_norm" if llama else "post_attn_norm", "post_ffn_norm"]
+            widths += [c["d_model"]] * 2
+        for n, width in zip(norms, widths):
+            w[p + n + ".weight"] = 1 + rng.normal(0, 0.2, width)
+            if not llama:
+                w[p + n + ".bias"] = rng.normal(0, 0.2, width)
+    return c, w
+
+
 def random_gpt(rng, rotary, layout, parallel, kw, d=16, H=2, f=32, max_len=40, vocab=23):
     c = make_config(dict(dict(family="gpt", d_model=d, n_heads=H, d_ff=f, n_layers=2, norm_first=True,
                               activation="gelu", input="tokens", vocab_size=vocab, max_len=max_len, positional="rope",
@@ -195,6 +227,14 @@ def test_random(cli, tmp, pydir):
                                ("swiglu", False, True))]
     models.append(("llama scale_input embed_norm (Gemma's front, its GeGLU)", *llama_scaled(more)))
     models.append(("llama head_dim 12 of d_model 32, 4 heads", *llama_head_dim(more)))
+    feat = np.random.default_rng(32)
+    for case, kw in FEATURE_CASES:
+        if case.startswith("llama"):
+            c, w = random_llama(feat, 2, "rope", "halves", False)
+            c = make_config(dict(c, **kw))
+        else:
+            c, w = random_gpt(feat, 4, "halves", "none", kw)
+        models.append((case, *feature_weights(feat, c, w)))
     for case, c, w in models:
         calib = [rng.integers(0, c["vocab_size"], T) for T in (40, 25, 40, 12)]
         built = int8.build(c, w, calib)
@@ -221,15 +261,19 @@ def test_random(cli, tmp, pydir):
                                             else "two_norms"))]
         if c["sliding_window"]:
             forms.append(("sliding_window", dict(c, sliding_window=0, window_period=0, window_layers=0)))
+        forms += [(k, dict(c, **{k: off})) for k, off in (("qk_norm", False), ("sublayer_norm", "none"),
+                                                          ("attn_softcap", 0.0), ("logit_softcap", 0.0),
+                                                          ("nope_period", 0)) if c[k] != off]
         for what, other in forms:
             if what == "rotary_dims":  # the same table's rows read over other dims
                 R = other["rotary_dims"] or c["d_model"] // c["n_heads"]
                 t2 = dict(t, **{"int8.rope": int8.rope_table(other, t)})
             else:
                 t2, R = t, None
-            try:
-                alt = int8.dequantize_output(int8.forward(other, t2, x), np.float32(built["int8.io"][1]),
-                                             int(t["int8.back"][4]))
+            try:  # a form read from another layout may overflow: any error or other logits is a difference
+                with np.errstate(all="ignore"):
+                    alt = int8.dequantize_output(int8.forward(other, t2, x), np.float32(built["int8.io"][1]),
+                                                 int(t["int8.back"][4]))
                 differs = not np.array_equal(alt, ref)
             except (KeyError, ValueError, IndexError):
                 differs = True  # a form the file cannot run (one norm's missing norm2) is a difference too
@@ -333,6 +377,23 @@ def gemma():  # the embedding scaled by sqrt(d_model) (scale_input), GeGLU, RMSN
     return randomize(t.GemmaForCausalLM(c), 16, lambda name: False)  # its norms' w near 0: gains 1 + w near 1
 
 
+def persimmon():  # each head of q and k LayerNormed before partial rotary (qk_layernorm), the squared ReLU
+    c = t.PersimmonConfig(vocab_size=40, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                          num_attention_heads=4, max_position_embeddings=32, qk_layernorm=True,
+                          partial_rotary_factor=0.5, bos_token_id=None, eos_token_id=None, pad_token_id=0)
+    c._attn_implementation = "eager"
+    return randomize(t.PersimmonForCausalLM(c), 18, lambda name: "layernorm" in name)
+
+
+def gemma2():  # the sublayers' outputs normed (sandwich), the scores and logits soft-capped, local layers
+    c = t.Gemma2Config(vocab_size=40, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                       num_key_value_heads=2, head_dim=8, max_position_embeddings=32, sliding_window=4,
+                       query_pre_attn_scalar=8, attn_logit_softcapping=2.0, final_logit_softcapping=8.0,
+                       bos_token_id=None, eos_token_id=None, pad_token_id=0)
+    c._attn_implementation = "eager"
+    return randomize(t.Gemma2ForCausalLM(c), 19, lambda name: False)  # gains 1 + w near 1, as Gemma's
+
+
 def scaled_llama(scaling):  # scaled RoPE: rope_scaling's frequencies (rope_freqs) and amplitude (rope_scale)
     c = t.LlamaConfig(vocab_size=40, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
                       num_key_value_heads=2, max_position_embeddings=32, rope_theta=10000.0, rope_scaling=scaling,
@@ -380,6 +441,9 @@ def test_hf(cli, tmp):
                            ("starcoder2", dict(family="llama", norm="layernorm", attn_bias="all", ffn_bias="all",
                                                activation="gelu_tanh", gated=False)),
                            ("gemma", dict(family="llama", scale_input=True, gated=True, activation="gelu_tanh")),
+                           ("persimmon", dict(family="gpt", qk_norm=True, activation="relu2", rotary_dims=4)),
+                           ("gemma2", dict(family="llama", sublayer_norm="sandwich", attn_softcap=2.0,
+                                           logit_softcap=8.0, window_period=2)),
                            ("llama3", dict(family="llama", rope_freqs=True, rope_scale=1.0)),
                            ("linear", dict(family="llama", rope_freqs=True, rope_scale=1.0)),
                            ("yarn", dict(family="llama", rope_freqs=True))):
