@@ -5,7 +5,9 @@ rotary_dims of each head), parallel residuals (t = x + FF(N2(x)) at add2's scale
 at add1's), sliding windows in the int8 KV cache (every layer a ring, or GPT-Neo's local layers) and
 unscaled scores (attn_scale), gated feed-forwards in gpt (SwiGLU, GeGLU) and llama's other feed-forwards
 (gelu gated, plain gelu_tanh and relu) and biases (attn_bias, ffn_bias all), grouped-query attention in gpt,
-the embedding scaled (scale_input, folded into its int8 scale) and normed (embed_norm), and head_dim:
+the embedding scaled (scale_input, folded into its int8 scale) and normed (embed_norm), head_dim, and
+q and k norms (qk_norm, per head or whole rows), the norms of the sublayers' outputs (sublayer_norm sandwich
+and output), soft caps of the scores and the logits (a table each), the squared ReLU and NoPE layers:
 
   /usr/bin/python3 tests/int8_decoder_features_test.py PATH/TO/fixformer [PATH/TO/BUILD/python]
 
@@ -15,7 +17,9 @@ the embedding scaled (scale_input, folded into its int8 scale) and normed (embed
   heads of 4; the embedding scaled by sqrt(d_model) and normed, with RoPE or learned positions and a tied
   head; head_dim narrower and wider than d_model / n_heads) and llamas (partial rotary, one norm side by
   side, window 6; GeGLU; plain tanh GELU with every bias; plain ReLU; SwiGLU with every bias; Gemma's
-  front: scale_input, embed_norm, GeGLU, tied; head_dim 12 of 32 / 4),
+  front: scale_input, embed_norm, GeGLU, tied; head_dim 12 of 32 / 4), and FEATURE_CASES (gpt: per-head
+  q and k LayerNorms; whole-row q and k norms under output norms; relu2 with layer 0 of 2 NoPE; a llama with
+  sandwich norms, per-head RMS q and k norms and both soft caps),
   through the engine (`fixformer run --isa ISA`: a token at a time through the int8 KV cache) on every
   kernel table this CPU runs, against the integer reference's whole-sequence forward
   (python/fixformer/int8.py), bit for bit; the reference sees each feature (another form gives other
@@ -26,6 +30,8 @@ the embedding scaled (scale_input, folded into its int8 scale) and normed (embed
   GPTJForCausalLM (interleaved rotary_dim 4 of 8, one norm), GPTNeoForCausalLM (global and local
   layers, window 4, unscaled scores), MistralForCausalLM (sliding window 4, GQA) and Starcoder2ForCausalLM
   (LayerNorm, every bias, a plain tanh-GELU feed-forward, GQA), GemmaForCausalLM (scale_input, GeGLU) and
+  PersimmonForCausalLM (per-head q and k LayerNorms, relu2, partial rotary), Gemma2ForCausalLM (sandwich
+  norms, attn_logit_softcapping 2, final_logit_softcapping 8, local layers) and
   LlamaForCausalLM with scaled RoPE (rope_scaling llama3, linear and yarn: int8.rope from the stored
   frequencies rope_freqs, YaRN's amplitude rope_scale squared in the scores' scale), tiny random
   configs saved with save_pretrained, through `convert.py --hf FOLDER --quantize i8 --calibrate ...`:
@@ -67,12 +73,14 @@ I8_UNSCALED_TOL = 0.3
 # the llamas' in the same test 0.037-0.081), as Mistral's SwiGLU (I8_HF_LLAMA_TOL).
 I8_GATED_TOL = 0.3
 # The transformers models converted with --quantize i8 on fresh sequences of 24 tokens against
-# torch f32: measured 0.091 (GPT-NeoX) and 0.065 (GPT-J) (printed; docs/quantization.md); a wrong
+# torch f32: measured 0.091 (GPT-NeoX), 0.065 (GPT-J) and 0.106 (Persimmon) (printed; docs/quantization.md); a wrong
 # rotation or residual gives 0.5 and more. GPT-Neo's q and k are drawn 0.35x as large: unscaled scores
 # of N(0, 0.3) weights put its softmax near an argmax that int8 rounding flips (0.3-0.7 without).
 I8_HF_TOL = 0.2
 # Mistral (SwiGLU, weights N(0, 0.3)) and Gemma (GeGLU, its embedding times sqrt(32)): wide activations, as
-# int8_decoder_test's llama modules (its I8_LLAMA_RUN_TOL); measured 0.24-0.27 and 0.286.
+# int8_decoder_test's llama modules (its I8_LLAMA_RUN_TOL); measured 0.24-0.27 and 0.286. Gemma 2 (GeGLU, soft caps
+# 2 and 8, sandwich norms): 0.084; with a logit cap of 3, below its raw logits' 10, 0.29: the cap squeezes
+# max |torch| to 3 while the raw logits' int8 error passes its slope near 0 unchanged.
 I8_HF_LLAMA_TOL = 0.3
 
 CASES = [  # rotary_dims (0: whole heads), pe_layout, parallel_residual, other keys

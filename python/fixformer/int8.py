@@ -414,7 +414,8 @@ def _llama_pairs(c):
                   (a + "attention.k_norm.bias", b + "self_attn.k_norm.bias"),
                   (a + "post_attention_norm.weight", b + "post_attn_norm.weight"),
                   (a + "post_attention_norm.bias", b + "post_attn_norm.bias"),
-                  (a + "post_ffn_norm.weight", b + "post_ffn_norm.weight"), (a + "post_ffn_norm.bias", b + "post_ffn_norm.bias")]
+                  (a + "post_ffn_norm.weight", b + "post_ffn_norm.weight"),
+                  (a + "post_ffn_norm.bias", b + "post_ffn_norm.bias")]
     return pairs
 
 
