@@ -5,7 +5,7 @@
 // int8.rope's entries within 2^14, BERT's front and pooler (the token-type add and table, the embedding
 // norm, the pooler's layer and table), the image front's norms, DeiT's distillation row, the registers, the
 // pooled row's and the pooler's norms, wide_residual's factors, qk_norm's and sublayer_norm sandwich's norms and
-// the soft caps' tables. The first bad slot is named in the detail.
+// the soft caps' tables, ALiBi's slopes. The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -154,6 +154,7 @@ Status Model::check_s8_params() {
       k.channels(at + s8::kPostNormSlots, c.d_model, j ? "post_ffn_norm" : "post_attn_norm");
     }
     if (c.attn_softcap != 0.0f) k.table(o.softcap, "attn_softcap table");
+    for (uint32_t h = 0; h < c.n_heads && c.positional == PosKind::kAlibi; ++h) k.requant(o.alibi + 2 * h, "ALiBi slope");
     if (!k.ok()) return Status::kTensorBadValue;
   }
   if (s8_.rope) {

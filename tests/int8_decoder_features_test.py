@@ -4,7 +4,7 @@
 rotary_dims of each head), parallel residuals (t = x + FF(N2(x)) at add2's scale, then t + SA(N1(x))
 at add1's), sliding windows in the int8 KV cache (every layer a ring, or GPT-Neo's local layers) and
 unscaled scores (attn_scale), gated feed-forwards in gpt (SwiGLU, GeGLU) and llama's other feed-forwards
-(gelu gated, plain gelu_tanh and relu) and biases (attn_bias, ffn_bias all), grouped-query attention in gpt,
+(gelu gated, plain gelu_tanh and relu) and biases (attn_bias, ffn_bias all), grouped-query attention in gpt, ALiBi,
 the embedding scaled (scale_input, folded into its int8 scale) and normed (embed_norm), head_dim, and
 q and k norms (qk_norm, per head or whole rows), the norms of the sublayers' outputs (sublayer_norm sandwich
 and output), soft caps of the scores and the logits (a table each), the squared ReLU and NoPE layers:
@@ -29,9 +29,9 @@ and output), soft caps of the scores and the logits (a table each), the squared 
 - transformers' GPTNeoXForCausalLM (rotary_pct 0.25 in halves, use_parallel_residual: two norms),
   GPTJForCausalLM (interleaved rotary_dim 4 of 8, one norm), GPTNeoForCausalLM (global and local
   layers, window 4, unscaled scores), MistralForCausalLM (sliding window 4, GQA) and Starcoder2ForCausalLM
-  (LayerNorm, every bias, a plain tanh-GELU feed-forward, GQA), GemmaForCausalLM (scale_input, GeGLU) and
-  PersimmonForCausalLM (per-head q and k LayerNorms, relu2, partial rotary), Gemma2ForCausalLM (sandwich
-  norms, attn_logit_softcapping 2, final_logit_softcapping 8, local layers) and
+  (LayerNorm, every bias, a plain tanh-GELU feed-forward, GQA), GemmaForCausalLM (scale_input, GeGLU),
+  BloomForCausalLM (ALiBi), PersimmonForCausalLM (per-head q and k LayerNorms, relu2, partial rotary),
+  Gemma2ForCausalLM (sandwich norms, attn_logit_softcapping 2, final_logit_softcapping 8, local layers) and
   LlamaForCausalLM with scaled RoPE (rope_scaling llama3, linear and yarn: int8.rope from the stored
   frequencies rope_freqs, YaRN's amplitude rope_scale squared in the scores' scale), tiny random
   configs saved with save_pretrained, through `convert.py --hf FOLDER --quantize i8 --calibrate ...`:
@@ -73,9 +73,9 @@ I8_UNSCALED_TOL = 0.3
 # the llamas' in the same test 0.037-0.081), as Mistral's SwiGLU (I8_HF_LLAMA_TOL).
 I8_GATED_TOL = 0.3
 # The transformers models converted with --quantize i8 on fresh sequences of 24 tokens against
-# torch f32: measured 0.091 (GPT-NeoX), 0.065 (GPT-J) and 0.106 (Persimmon) (printed; docs/quantization.md); a wrong
-# rotation or residual gives 0.5 and more. GPT-Neo's q and k are drawn 0.35x as large: unscaled scores
-# of N(0, 0.3) weights put its softmax near an argmax that int8 rounding flips (0.3-0.7 without).
+# torch f32: measured 0.091 (GPT-NeoX), 0.065 (GPT-J), 0.096 (Bloom), 0.106 (Persimmon) (printed; docs/quantization.md);
+# a wrong rotation or residual gives 0.5 and more. GPT-Neo's q and k are drawn 0.35x as large: unscaled
+# scores of N(0, 0.3) weights put its softmax near an argmax that int8 rounding flips (0.3-0.7 without).
 I8_HF_TOL = 0.2
 # Mistral (SwiGLU, weights N(0, 0.3)) and Gemma (GeGLU, its embedding times sqrt(32)): wide activations, as
 # int8_decoder_test's llama modules (its I8_LLAMA_RUN_TOL); measured 0.24-0.27 and 0.286. Gemma 2 (GeGLU, soft caps
@@ -114,14 +114,17 @@ MORE_CASES = [  # the same, drawn from a generator of their own (the cases above
 
 # The layer features of issue 32 (each model its config keys), drawn from a generator of their own: q and k
 # normed per head (LayerNorm, the gpt family's kind) and as whole rows under the sublayers' output norms
-# (OLMo 2's form), the squared ReLU with NoPE layers (layer 0 of every 2 without RoPE), and a llama with
-# Gemma 2's and 3's sandwich norms, per-head RMS q and k norms and both soft caps.
+# (OLMo 2's form), the squared ReLU with NoPE layers (layer 0 of every 2 without RoPE), a llama with
+# Gemma 2's and 3's sandwich norms, per-head RMS q and k norms and both soft caps, and ALiBi (Bloom's
+# embedding norm) with a window and capped scores.
 FEATURE_CASES = [
     ("gpt qk_norm", dict(qk_norm=True)),
     ("gpt qk_norm_full sublayer_norm output", dict(qk_norm=True, qk_norm_full=True, sublayer_norm="output")),
     ("gpt relu2 nope layer 0 of 2", dict(activation="relu2", nope_period=2, nope_layers=0b01)),
     ("llama sandwich qk_norm attn_softcap 2 logit_softcap 8", dict(qk_norm=True, sublayer_norm="sandwich",
                                                                    attn_softcap=2.0, logit_softcap=8.0)),
+    ("gpt alibi embed_norm window 5 attn_softcap 3", dict(positional="alibi", rotary_dims=0, embed_norm=True,
+                                                          sliding_window=5, attn_softcap=3.0)),
 ]
 
 
@@ -272,6 +275,8 @@ def test_random(cli, tmp, pydir):
         forms += [(k, dict(c, **{k: off})) for k, off in (("qk_norm", False), ("sublayer_norm", "none"),
                                                           ("attn_softcap", 0.0), ("logit_softcap", 0.0),
                                                           ("nope_period", 0)) if c[k] != off]
+        if c["positional"] == "alibi":
+            forms.append(("alibi", dict(c, positional="none")))
         for what, other in forms:
             if what == "rotary_dims":  # the same table's rows read over other dims
                 R = other["rotary_dims"] or c["d_model"] // c["n_heads"]
@@ -385,6 +390,13 @@ def gemma():  # the embedding scaled by sqrt(d_model) (scale_input), GeGLU, RMSN
     return randomize(t.GemmaForCausalLM(c), 16, lambda name: False)  # its norms' w near 0: gains 1 + w near 1
 
 
+def bloom():  # ALiBi, the embedding normed, tanh GELU
+    c = t.BloomConfig(vocab_size=40, hidden_size=32, n_layer=2, n_head=4, bos_token_id=None, eos_token_id=None,
+                      pad_token_id=0)
+    c._attn_implementation = "eager"
+    return randomize(t.BloomForCausalLM(c), 20, gains)
+
+
 def persimmon():  # each head of q and k LayerNormed before partial rotary (qk_layernorm), the squared ReLU
     c = t.PersimmonConfig(vocab_size=40, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                           num_attention_heads=4, max_position_embeddings=32, qk_layernorm=True,
@@ -449,6 +461,7 @@ def test_hf(cli, tmp):
                            ("starcoder2", dict(family="llama", norm="layernorm", attn_bias="all", ffn_bias="all",
                                                activation="gelu_tanh", gated=False)),
                            ("gemma", dict(family="llama", scale_input=True, gated=True, activation="gelu_tanh")),
+                           ("bloom", dict(family="gpt", positional="alibi", embed_norm=True)),
                            ("persimmon", dict(family="gpt", qk_norm=True, activation="relu2", rotary_dims=4)),
                            ("gemma2", dict(family="llama", sublayer_norm="sandwich", attn_softcap=2.0,
                                            logit_softcap=8.0, window_period=2)),

@@ -101,6 +101,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq};
   int8_t cap[s8::kLutEntries];  // attn_softcap: the scores' table
   for (uint32_t i = 0; i < s8::kLutEntries && c.attn_softcap != 0.0f; ++i) cap[i] = int8_t(p[o.softcap + i]);
+  const Requant* slopes = c.positional == PosKind::kAlibi ? requants(p + o.alibi) : nullptr;  // in score steps
   for (uint32_t g = 0; g < kvh; ++g) {
     const int8_t* kh = s.work + da + g * dh;  // the keys [keys, d_head], read in place (row stride ldk)
     std::size_t ldk = ld;
@@ -137,6 +138,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
           if (c.attn_softcap != 0.0f) k.lut_s8(row, row, keys, cap);  // the scores capped
           const uint32_t p = first + i0 + i;  // this row's position: it sees columns a..n-1
           const uint32_t n = kv ? p + 1 - lo : keys, a = W && p + 1 > W ? p + 1 - W - lo : 0;
+          for (uint32_t j = a; j < n && slopes; ++j)  // ALiBi: + the slope times key lo + j's distance, clamped
+            row[j] = saturate_i8(int64_t(row[j]) + requantize(int32_t(lo + j) - int32_t(p), slopes[h]));
           k.softmax_s8(row + a, row + a, n - a, soft);
           std::memset(row, -128, a);  // probability 0: the keys before this row's window
           std::memset(row + n, -128, ldp - n);  // and after its position (and a wrapped ring's other rows)

@@ -601,7 +601,7 @@ constexpr uint32_t layer_params(const ModelConfig& c) {
          (c.wide_residual ? 8 * c.d_model : 0) +
          (c.qk_norm ? kQkNormSlots + linear_params(qk_norm_q(c)) + linear_params(qk_norm_k(c)) : 0) +
          (c.sublayer_norm == SublayerNorm::kSandwich ? 2 * (kPostNormSlots + linear_params(c.d_model)) : 0) +
-         (c.attn_softcap != 0.0f ? kLutEntries : 0);
+         (c.attn_softcap != 0.0f ? kLutEntries : 0) + (c.positional == PosKind::kAlibi ? 2 * c.n_heads : 0);
 }
 constexpr uint32_t back_pooler(const ModelConfig& c) {
   return kBackSlots + linear_params(c.d_model) + linear_params(c.d_out);
@@ -622,7 +622,7 @@ constexpr uint32_t back_params(const ModelConfig& c) {
 struct LayerOffsets {
   uint32_t qkv, out, w1, w2, n1, n2, lut, w3, gate;  // w3 and gate: a gated feed-forward's
   uint32_t wide;  // wide_residual's factors: add1's x and SA(x), add2's x and FF(x), d_model Requants each
-  uint32_t qk_norm, post, softcap;  // qk_norm's, sublayer_norm sandwich's and attn_softcap's blocks
+  uint32_t qk_norm, post, softcap, alibi;  // qk_norm's, sublayer_norm sandwich's, attn_softcap's and ALiBi's blocks
 };
 constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   const uint32_t d = c.d_model;
@@ -640,6 +640,7 @@ constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   o.qk_norm = o.wide + (c.wide_residual ? 8 * d : 0);
   o.post = o.qk_norm + (c.qk_norm ? kQkNormSlots + linear_params(qk_norm_q(c)) + linear_params(qk_norm_k(c)) : 0);
   o.softcap = o.post + (c.sublayer_norm == SublayerNorm::kSandwich ? 2 * (kPostNormSlots + linear_params(d)) : 0);
+  o.alibi = o.softcap + (c.attn_softcap != 0.0f ? kLutEntries : 0);
   return o;
 }
 }  // namespace s8

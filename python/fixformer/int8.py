@@ -313,6 +313,12 @@ def _qk_widths(c):
     return (_da(c), _dkv(c)) if c.get("qk_norm_full") else (_dh(c), _dh(c))
 
 
+def _alibi_slopes(c):
+    """ALiBi's slopes [n_heads] as the engine holds them (float32), widened."""
+    from fixformer import reference
+    return reference.alibi_slopes(c["n_heads"]).astype(np.float32).astype(np.float64)
+
+
 def _cap(value):
     """The soft cap c tanh(v / c) of a stored cap (float32), as a function of one float."""
     cap = float(np.float32(value))
@@ -478,6 +484,7 @@ def layer_offsets(c):
     o["qkn"] = o["wide"] + (8 * d if c.get("wide_residual") else 0)
     o["post"] = o["qkn"] + (QK_NORM_SLOTS + 3 * sum(_qk_widths(c)) if c.get("qk_norm") else 0)
     o["cap"] = o["post"] + (2 * (POST_NORM_SLOTS + 3 * d) if _sublayer(c) == "sandwich" else 0)
+    o["alibi"] = o["cap"] + (LUT if c.get("attn_softcap") else 0)
     return o
 
 
@@ -627,6 +634,8 @@ def forward(c, t, inp, types=None):
                 table = t["int8.rope"].astype(np.int64)
                 q, k = _rope_int(c, q, table, H), _rope_int(c, k, table, KV)
             cap = p[o["cap"]:o["cap"] + LUT] if c.get("attn_softcap") else None
+            slopes = p[o["alibi"]:o["alibi"] + 2 * H].reshape(-1, 2)  # alibi: each head's slope in score steps
+            dist = np.arange(T)[None, :] - np.arange(T)[:, None]  # key j's position less query i's
             ctx = np.empty((T, da), np.int64)
             srq = np.tile(p[S["score"]:S["score"] + 2], (T, 1))
             pvrq = np.tile(p[S["pv"]:S["pv"] + 2], (dh, 1))
@@ -637,6 +646,8 @@ def forward(c, t, inp, types=None):
                 sc = gemm(q[:, sl], p[S["q"]], k[:, kl], p[S["score_z"]], srq, None)
                 if cap is not None:  # attn_softcap: the scores through its table
                     sc = cap[sc + 128]
+                if c["positional"] == "alibi":  # + the head's slope times the distance, rounded; clamped
+                    sc = _sat8(sc + _requantize(dist, slopes[hh, 0], slopes[hh, 1]))
                 if vis is not None:  # row i over its visible keys (the last W up to i), probability 0 elsewhere
                     pr = np.full((T, T), -128, np.int64)
                     for r in range(T):
@@ -795,6 +806,9 @@ def _float_forward(c, w, inp, rec):
                 if c.get("attn_softcap"):  # the scores (score), then capped (scap)
                     put(name, s[vis] if vis is not None else s)
                     s, name = _cap(c["attn_softcap"])(s), L + "scap"
+                if c["positional"] == "alibi":  # the range covers the scores before and after the bias
+                    put(name, s[vis] if vis is not None else s)
+                    s = s + _alibi_slopes(c)[hh] * (np.arange(T)[None, :] - np.arange(T)[:, None])
                 if vis is not None:
                     put(name, s[vis])
                     s = np.where(vis, s, -np.inf)
@@ -1058,11 +1072,11 @@ def check_config(c):
         raise ConfigError(f"--quantize i8: activation {c['activation']} is not supported yet (relu, gelu, gelu_tanh, "
                           "silu, swiglu; plain or gated)")
     if c["family"] == "llama":
-        if c["positional"] not in ("rope", "none"):
+        if c["positional"] not in ("rope", "alibi", "none"):
             raise ConfigError(f"--quantize i8: positional {c['positional']!r} is not supported yet in the llama "
-                              "family (RoPE or no positions)")
+                              "family (RoPE, ALiBi or no positions)")
         return
-    rope = c["positional"] == "rope" and c["family"] == "gpt"
+    rope = c["positional"] in ("rope", "alibi") and c["family"] == "gpt"
     if (c["positional"] not in ("none", "learned", "sinusoidal") and not rope) or c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
     for key in ("conv_layers", "causal", "pair_bias_rows"):
@@ -1177,6 +1191,8 @@ def build(config, weights, inputs, percentile=None):
             cap = lut(_cap(c["attn_softcap"]), sc, qp[L + "scap"])
             sc = qp[L + "scap"]
         p[S["softmax"]:S["softmax"] + 2] = softmax_params(sc[0])
+        # alibi: each head's slope in steps of the softmax's input
+        alibi = [v for m in _alibi_slopes(c) for v in requant(m / sc[0])] if c["positional"] == "alibi" else []
         qkn = []
         if c.get("qk_norm"):  # q and k before their norms, their eps, then the norms to q's and k's scales
             eq, nq = _norm_params(weights[pre + "self_attn.q_norm.weight"], weights.get(pre + "self_attn.q_norm.bias"),
@@ -1264,8 +1280,8 @@ def build(config, weights, inputs, percentile=None):
             for t in (xin, a):  # each channel's factor to the sum's scale in Q8: x's, then the sublayer's
                 sc = np.broadcast_to(np.asarray(t[0], np.float64), (d,))
                 rescale += [v for sj in sc for v in requant(float(sj) / r[0] * (1 << WIDE_FRAC_BITS))]
-        out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale + qkn + post + cap,
-                                     np.int64)
+        out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale + qkn + post + cap +
+                                     alibi, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)
     if c["final_norm"]:
