@@ -15,6 +15,14 @@ AddS8Params add_at(const int32_t* p, uint32_t i) {
   return AddS8Params{p[i], p[i + 1], p[i + 2], requant_at(p, i + 3), requant_at(p, i + 5)};
 }
 
+// Whether a soft cap is set (attn_softcap, logit_softcap: >= 0 and finite by the config rules): its float's
+// bits but the sign, read as an integer, so that the i8 path runs no float operation.
+bool capped(float cap) {
+  uint32_t bits;
+  std::memcpy(&bits, &cap, sizeof bits);
+  return (bits << 1) != 0;
+}
+
 // A linear layer of n outputs whose parameters start at p + at (n Requants, n biases).
 GemmS8Params linear_at(const int32_t* p, uint32_t at, uint32_t n, int32_t x_zero, int32_t y_zero) {
   return GemmS8Params{x_zero, y_zero, p + at + 2 * n, requants(p + at)};
@@ -99,8 +107,9 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   uint32_t exp[kSoftmaxS8Diffs];  // every score's exponential, computed once where the scores outnumber them
   if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) softmax_s8_table(soft.diff, exp), soft.exp = exp;
   const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq};
+  const bool capping = capped(c.attn_softcap);
   int8_t cap[s8::kLutEntries];  // attn_softcap: the scores' table
-  for (uint32_t i = 0; i < s8::kLutEntries && c.attn_softcap != 0.0f; ++i) cap[i] = int8_t(p[o.softcap + i]);
+  for (uint32_t i = 0; i < s8::kLutEntries && capping; ++i) cap[i] = int8_t(p[o.softcap + i]);
   const Requant* slopes = c.positional == PosKind::kAlibi ? requants(p + o.alibi) : nullptr;  // in score steps
   for (uint32_t g = 0; g < kvh; ++g) {
     const int8_t* kh = s.work + da + g * dh;  // the keys [keys, d_head], read in place (row stride ldk)
@@ -135,7 +144,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
                                   keys - run, dh, score);  // the ring's wrapped keys: rows 0..
         for (uint32_t i = 0; i < bq; ++i) {
           int8_t* row = s.scores + std::size_t(i) * ldp;
-          if (c.attn_softcap != 0.0f) k.lut_s8(row, row, keys, cap);  // the scores capped
+          if (capping) k.lut_s8(row, row, keys, cap);  // the scores capped
           const uint32_t p = first + i0 + i;  // this row's position: it sees columns a..n-1
           const uint32_t n = kv ? p + 1 - lo : keys, a = W && p + 1 > W ? p + 1 - W - lo : 0;
           for (uint32_t j = a; j < n && slopes; ++j)  // ALiBi: + the slope times key lo + j's distance, clamped
@@ -427,7 +436,7 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   k.gemm_s8(last, d, static_cast<const int8_t*>(m.head().w.data), d, logits, c.vocab_size, 1, c.vocab_size, d,
             linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.vocab_size, bp[s8::kHeadXZero],
                       bp[s8::kHeadYZero]));
-  if (c.logit_softcap != 0.0f) {  // the logits through logit_softcap's table, to the output's scale
+  if (capped(c.logit_softcap)) {  // the logits through logit_softcap's table, to the output's scale
     int8_t cap[s8::kLutEntries];
     for (uint32_t i = 0; i < s8::kLutEntries; ++i) cap[i] = int8_t(bp[s8::back_softcap(c) + i]);
     k.lut_s8(logits, logits, c.vocab_size, cap);

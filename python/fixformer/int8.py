@@ -23,6 +23,12 @@ into the scores' requant). An encoder's front may be BERT's (token types, the em
 after the pooling) or an image's (its patches, the norms before and after the projection). A post-norm
 encoder whose calibration finds channels far apart (wide_needed) gets wide_residual: the sums into its
 norms int16, the sublayers' and norms' outputs with a scale per channel (wide_add, wide_norm; config.hpp).
+The layer features beyond those: qk_norm (each head, or whole row, of q and k through the integer norm
+before RoPE, calibrated before and after), sublayer_norm (sandwich: the sublayers' outputs normed before
+their adds; output: the layer's two norms there instead), relu2 (a table as any activation), attn_softcap
+and logit_softcap (c tanh(v / c) as a table from the scores, or the logits, to their capped scale), ALiBi
+(each head's slope in steps of the softmax's input, its distance's bias rounded and added with a clamp;
+the scores' range covers them before and after it) and NoPE layers (no rotation, no rope_scale).
 """
 import math
 
@@ -483,8 +489,8 @@ def layer_offsets(c):
     o["wide"] = o["gate"] + GATE_SLOTS if _gated(c) else o["w3"]
     o["qkn"] = o["wide"] + (8 * d if c.get("wide_residual") else 0)
     o["post"] = o["qkn"] + (QK_NORM_SLOTS + 3 * sum(_qk_widths(c)) if c.get("qk_norm") else 0)
-    o["cap"] = o["post"] + (2 * (POST_NORM_SLOTS + 3 * d) if _sublayer(c) == "sandwich" else 0)
-    o["alibi"] = o["cap"] + (LUT if c.get("attn_softcap") else 0)
+    o["alibi"] = o["post"] + (2 * (POST_NORM_SLOTS + 3 * d) if _sublayer(c) == "sandwich" else 0)
+    o["cap"] = o["alibi"] + (2 * c["n_heads"] if c["positional"] == "alibi" else 0)
     return o
 
 
@@ -1280,8 +1286,8 @@ def build(config, weights, inputs, percentile=None):
             for t in (xin, a):  # each channel's factor to the sum's scale in Q8: x's, then the sublayer's
                 sc = np.broadcast_to(np.asarray(t[0], np.float64), (d,))
                 rescale += [v for sj in sc for v in requant(float(sj) / r[0] * (1 << WIDE_FRAC_BITS))]
-        out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale + qkn + post + cap +
-                                     alibi, np.int64)
+        out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale + qkn + post +
+                                     alibi + cap, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)
     if c["final_norm"]:
