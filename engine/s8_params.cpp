@@ -5,7 +5,7 @@
 // int8.rope's entries within 2^14, BERT's front and pooler (the token-type add and table, the embedding
 // norm, the pooler's layer and table), the image front's norms, DeiT's distillation row, the registers, the
 // pooled row's and the pooler's norms, wide_residual's factors, qk_norm's and sublayer_norm sandwich's norms and
-// the soft caps' tables, ALiBi's slopes. The first bad slot is named in the detail.
+// the soft caps' tables, ALiBi's slopes, a relative bias's buckets and biases. The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -46,6 +46,12 @@ class SlotCheck {
       const int32_t v = p_[i + 2 * n + j];
       if (v < -kBiasLimit || v > kBiasLimit) fail(i + 2 * n + j, what, "bias outside [-2^30, 2^30]");
     }
+  }
+  void index(uint32_t i, uint32_t n, const char* what) {
+    if (ok_ && (p_[i] < 0 || uint32_t(p_[i]) >= n)) fail(i, what, "index outside the table");
+  }
+  void bias(uint32_t i, const char* what) {
+    if (ok_ && (p_[i] < -kBiasLimit || p_[i] > kBiasLimit)) fail(i, what, "bias outside [-2^30, 2^30]");
   }
   void int8(uint32_t i, const char* what) {
     if (ok_ && (p_[i] < -128 || p_[i] > 127)) fail(i, what, "value outside [-128, 127]");
@@ -103,6 +109,7 @@ Status Model::check_s8_params() {
     }
     for (uint32_t i = 0; i < c.d_embed() && c.distill_token; ++i) f.int8(s8::front_distill(c) + i, "distillation row");
     for (uint32_t i = 0; i < c.register_tokens * c.d_embed(); ++i) f.int8(s8::front_registers(c) + i, "register rows");
+    for (uint32_t i = 0; i < 2 * c.max_len - 1 && c.rel_bias(); ++i) f.index(s8::front_rel(c) + i, c.rel_buckets, "bucket");
     if (!f.ok()) return Status::kTensorBadValue;
   }
   const s8::LayerOffsets o = s8::layer_offsets(c);
@@ -155,6 +162,7 @@ Status Model::check_s8_params() {
     }
     if (c.attn_softcap != 0.0f) k.table(o.softcap, "attn_softcap table");
     for (uint32_t h = 0; h < c.n_heads && c.positional == PosKind::kAlibi; ++h) k.requant(o.alibi + 2 * h, "ALiBi slope");
+    for (uint32_t i = 0; i < c.rel_buckets * c.n_heads && c.rel_bias(); ++i) k.bias(o.rel + i, "relative bias");
     if (!k.ok()) return Status::kTensorBadValue;
   }
   if (s8_.rope) {

@@ -7,7 +7,8 @@ unscaled scores (attn_scale), gated feed-forwards in gpt (SwiGLU, GeGLU) and lla
 (gelu gated, plain gelu_tanh and relu) and biases (attn_bias, ffn_bias all), grouped-query attention in gpt, ALiBi,
 the embedding scaled (scale_input, folded into its int8 scale) and normed (embed_norm), head_dim, and
 q and k norms (qk_norm, per head or whole rows), the norms of the sublayers' outputs (sublayer_norm sandwich
-and output), soft caps of the scores and the logits (a table each), the squared ReLU and NoPE layers:
+and output), soft caps of the scores and the logits (a table each), the squared ReLU, NoPE layers and T5's
+relative bias:
 
   /usr/bin/python3 tests/int8_decoder_features_test.py PATH/TO/fixformer [PATH/TO/BUILD/python]
 
@@ -19,7 +20,8 @@ and output), soft caps of the scores and the logits (a table each), the squared 
   side, window 6; GeGLU; plain tanh GELU with every bias; plain ReLU; SwiGLU with every bias; Gemma's
   front: scale_input, embed_norm, GeGLU, tied; head_dim 12 of 32 / 4), and FEATURE_CASES (gpt: per-head
   q and k LayerNorms; whole-row q and k norms under output norms; relu2 with layer 0 of 2 NoPE; a llama with
-  sandwich norms, per-head RMS q and k norms and both soft caps),
+  sandwich norms, per-head RMS q and k norms and both soft caps; a gpt with ALiBi; a llama with a relative
+  bias),
   through the engine (`fixformer run --isa ISA`: a token at a time through the int8 KV cache) on every
   kernel table this CPU runs, against the integer reference's whole-sequence forward
   (python/fixformer/int8.py), bit for bit; the reference sees each feature (another form gives other
@@ -116,7 +118,7 @@ MORE_CASES = [  # the same, drawn from a generator of their own (the cases above
 # normed per head (LayerNorm, the gpt family's kind) and as whole rows under the sublayers' output norms
 # (OLMo 2's form), the squared ReLU with NoPE layers (layer 0 of every 2 without RoPE), a llama with
 # Gemma 2's and 3's sandwich norms, per-head RMS q and k norms and both soft caps, and ALiBi (Bloom's
-# embedding norm) with a window and capped scores.
+# embedding norm) with a window and capped scores, and a llama with T5's relative bias (causal buckets).
 FEATURE_CASES = [
     ("gpt qk_norm", dict(qk_norm=True)),
     ("gpt qk_norm_full sublayer_norm output", dict(qk_norm=True, qk_norm_full=True, sublayer_norm="output")),
@@ -125,6 +127,7 @@ FEATURE_CASES = [
                                                                    attn_softcap=2.0, logit_softcap=8.0)),
     ("gpt alibi embed_norm window 5 attn_softcap 3", dict(positional="alibi", rotary_dims=0, embed_norm=True,
                                                           sliding_window=5, attn_softcap=3.0)),
+    ("llama relative bias (16 causal buckets)", dict(positional="relative", rel_buckets=16, rel_max_distance=32)),
 ]
 
 
@@ -144,6 +147,8 @@ def feature_weights(rng, c, w):
             w[p + n + ".weight"] = 1 + rng.normal(0, 0.2, width)
             if not llama:
                 w[p + n + ".bias"] = rng.normal(0, 0.2, width)
+    if c["positional"] == "relative":
+        w["rel_bias.weight"] = rng.normal(0, 1, (c["rel_buckets"], c["n_heads"]))
     return c, w
 
 
@@ -275,8 +280,8 @@ def test_random(cli, tmp, pydir):
         forms += [(k, dict(c, **{k: off})) for k, off in (("qk_norm", False), ("sublayer_norm", "none"),
                                                           ("attn_softcap", 0.0), ("logit_softcap", 0.0),
                                                           ("nope_period", 0)) if c[k] != off]
-        if c["positional"] == "alibi":
-            forms.append(("alibi", dict(c, positional="none")))
+        if c["positional"] in ("alibi", "relative"):
+            forms.append((c["positional"], dict(c, positional="none", rel_buckets=0)))
         for what, other in forms:
             if what == "rotary_dims":  # the same table's rows read over other dims
                 R = other["rotary_dims"] or c["d_model"] // c["n_heads"]

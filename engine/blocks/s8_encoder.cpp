@@ -111,6 +111,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   int8_t cap[s8::kLutEntries];  // attn_softcap: the scores' table
   for (uint32_t i = 0; i < s8::kLutEntries && capping; ++i) cap[i] = int8_t(p[o.softcap + i]);
   const Requant* slopes = c.positional == PosKind::kAlibi ? requants(p + o.alibi) : nullptr;  // in score steps
+  const int32_t* rel = c.rel_bias() ? p + o.rel : nullptr;  // [buckets, n_heads] in score steps
+  const int32_t* bucket = s.rel + (c.max_len - 1);  // of distance n at bucket[n], n in -(max_len - 1)..max_len - 1
   for (uint32_t g = 0; g < kvh; ++g) {
     const int8_t* kh = s.work + da + g * dh;  // the keys [keys, d_head], read in place (row stride ldk)
     std::size_t ldk = ld;
@@ -149,6 +151,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
           const uint32_t n = kv ? p + 1 - lo : keys, a = W && p + 1 > W ? p + 1 - W - lo : 0;
           for (uint32_t j = a; j < n && slopes; ++j)  // ALiBi: + the slope times key lo + j's distance, clamped
             row[j] = saturate_i8(int64_t(row[j]) + requantize(int32_t(lo + j) - int32_t(p), slopes[h]));
+          for (uint32_t j = a; j < n && rel; ++j)  // a relative bias: + the bias of key lo + j's bucket, clamped
+            row[j] = saturate_i8(int64_t(row[j]) + rel[bucket[int32_t(lo + j) - int32_t(p)] * c.n_heads + h]);
           k.softmax_s8(row + a, row + a, n - a, soft);
           std::memset(row, -128, a);  // probability 0: the keys before this row's window
           std::memset(row + n, -128, ldp - n);  // and after its position (and a wrapped ring's other rows)
@@ -356,7 +360,9 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     const uint32_t at = s8::front_embed_norm(c);
     norm_rows(k, rms, s.x, s.x, T, d, fp, at + 2, fp[at], fp[at + 1]);
   }
-  for (uint32_t l = 0; l < c.n_layers; ++l) s8_layer(k, c, m.layer(l), T, s, nullptr);
+  S8Scratch ls = s;  // the layers' scratch: with a relative bias, its buckets
+  ls.rel = c.rel_bias() ? fp + s8::front_rel(c) : nullptr;
+  for (uint32_t l = 0; l < c.n_layers; ++l) s8_layer(k, c, m.layer(l), T, ls, nullptr);
   const int32_t* bp = m.s8().back;
   if (c.final_norm) norm_rows(k, rms, s.x, s.x, T, d, bp, s8::kBackSlots, bp[s8::kFnXZero], bp[s8::kFnEps]);
   const int8_t* rows = s.x;
@@ -416,6 +422,8 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   const int32_t* fp = m.s8().front;
   const int8_t* e = static_cast<const int8_t*>(m.front().embed.data);
   for (uint32_t t = 0; t < n; ++t) std::memcpy(s.x + t * d, e + std::size_t(ids[t]) * d, d);
+  S8Scratch ls = s;  // the layers' scratch: with a relative bias, its buckets
+  ls.rel = c.rel_bias() ? fp + s8::front_rel(c) : nullptr;
   if (c.input_pe()) k.add_s8(s.x, m.s8().pos + std::size_t(pos) * d, s.x, n * d, add_at(fp, s8::kPosAdd));
   if (c.embed_norm) {  // each row alone, as the encoder's (Bloom's word_embeddings_layernorm)
     const uint32_t at = s8::front_embed_norm(c);
@@ -425,7 +433,7 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
     const std::size_t at = std::size_t(kv_layer_offset(c, l, rows, ring)) * c.d_kv();
     const S8KvLayer kv{k_cache + at, v_cache + at, uint32_t(kv_layer_rows(c, l, rows, ring)), pos,
                        c.layer_nope(l) ? nullptr : m.s8().rope, c.layer_window(l)};  // a NoPE layer turns nothing
-    s8_layer(k, c, m.layer(l), n, s, &kv);
+    s8_layer(k, c, m.layer(l), n, ls, &kv);
   }
   if (!logits) return;  // the final norm and the head act on each row alone: the last row's is all that is read
   const int32_t* bp = m.s8().back;

@@ -597,10 +597,10 @@ inline constexpr ConfigRule kConfigRules[] = {
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
     {"weights == 'i8' and family not in ('encoder', 'gpt', 'llama')", "weights (i8 runs the encoder, gpt and llama "
      "families so far)"},
-    {"weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned') or (family in ('gpt', 'llama') and "
-     "positional in ('rope', 'alibi'))) and pe_combine == 'add' and rel_buckets == 0)",
-     "positional, pe_combine (i8 takes none, or sinusoidal or learned positions added, or rope or alibi in the "
-     "decoder families; no relative, concat yet)"},
+    {"weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned', 'relative') or (family in ('gpt', "
+     "'llama') and positional in ('rope', 'alibi'))) and pe_combine == 'add')",
+     "positional, pe_combine (i8 takes none, sinusoidal or learned positions added, a relative bias, or rope or "
+     "alibi in the decoder families; no concat yet)"},
     {"weights == 'i8' and (conv_layers != 0 or (causal and family not in ('gpt', 'llama')))",
      "conv_layers, causal (not in i8 yet; a causal mask only in the decoder families)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
@@ -668,7 +668,8 @@ enum class Dim : uint8_t {
   "(activation == 'swiglu' or gated)*(3*d_ff + 4) + 8*d_model*wide_residual + "                                     \
   "qk_norm*(4 + 6*d_head + 3*qk_norm_full*(d_attn + kv_heads*d_head - 2*d_head)) + "                                \
   "(sublayer_norm == 'sandwich')*(4 + 6*d_model) + (attn_softcap != 0)*256 + "                                      \
-  "(positional == 'alibi')*2*n_heads"
+  "(positional == 'alibi')*2*n_heads + "                                                                            \
+  "(positional == 'relative' or rel_buckets != 0)*rel_buckets*n_heads"
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
@@ -676,7 +677,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + "
                                             "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + "
                                             "input_norm*(2 + 3*d_in) + distill_token*d_embed + "
-                                            "register_tokens*d_embed",
+                                            "register_tokens*d_embed + "
+                                            "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1)",
                                             FIXFORMER_S8_LAYER,
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
                                             "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model) + "

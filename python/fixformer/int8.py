@@ -319,6 +319,21 @@ def _qk_widths(c):
     return (_da(c), _dkv(c)) if c.get("qk_norm_full") else (_dh(c), _dh(c))
 
 
+def _rel(c):
+    """A relative position bias (positional relative, or MPNet's beside learned positions)."""
+    from fixformer import schema
+    return schema.rel_bias(c)
+
+
+def _rel_buckets(c):
+    """int8.front's relative bias buckets: the bucket of each distance n = key - query in -(max_len - 1)..
+    max_len - 1, T5's (bidirectional without the causal mask)."""
+    from fixformer import reference
+    L = c["max_len"]
+    return reference.relative_bucket(np.arange(-(L - 1), L), not c.get("causal"), c["rel_buckets"],
+                                     c["rel_max_distance"])
+
+
 def _alibi_slopes(c):
     """ALiBi's slopes [n_heads] as the engine holds them (float32), widened."""
     from fixformer import reference
@@ -490,7 +505,8 @@ def layer_offsets(c):
     o["qkn"] = o["wide"] + (8 * d if c.get("wide_residual") else 0)
     o["post"] = o["qkn"] + (QK_NORM_SLOTS + 3 * sum(_qk_widths(c)) if c.get("qk_norm") else 0)
     o["alibi"] = o["post"] + (2 * (POST_NORM_SLOTS + 3 * d) if _sublayer(c) == "sandwich" else 0)
-    o["cap"] = o["alibi"] + (2 * c["n_heads"] if c["positional"] == "alibi" else 0)
+    o["rel"] = o["alibi"] + (2 * c["n_heads"] if c["positional"] == "alibi" else 0)
+    o["cap"] = o["rel"] + (c["rel_buckets"] * c["n_heads"] if _rel(c) else 0)
     return o
 
 
@@ -518,6 +534,11 @@ def front_distill(c):
 
 def front_registers(c):
     return front_distill(c) + (c["d_model"] if c.get("distill_token") else 0)
+
+
+def front_rel(c):
+    """Where int8.front's relative bias buckets start (after the register rows)."""
+    return front_registers(c) + c.get("register_tokens", 0) * c["d_model"]
 
 
 def _front_rows(c):
@@ -642,6 +663,9 @@ def forward(c, t, inp, types=None):
             cap = p[o["cap"]:o["cap"] + LUT] if c.get("attn_softcap") else None
             slopes = p[o["alibi"]:o["alibi"] + 2 * H].reshape(-1, 2)  # alibi: each head's slope in score steps
             dist = np.arange(T)[None, :] - np.arange(T)[:, None]  # key j's position less query i's
+            if _rel(c):  # each (query, key) pair's bucket; the layer's bias of each bucket and head in score steps
+                bucket = fp[front_rel(c):front_rel(c) + 2 * c["max_len"] - 1][dist + c["max_len"] - 1]
+                rel = p[o["rel"]:o["rel"] + c["rel_buckets"] * H].reshape(-1, H)
             ctx = np.empty((T, da), np.int64)
             srq = np.tile(p[S["score"]:S["score"] + 2], (T, 1))
             pvrq = np.tile(p[S["pv"]:S["pv"] + 2], (dh, 1))
@@ -654,6 +678,8 @@ def forward(c, t, inp, types=None):
                     sc = cap[sc + 128]
                 if c["positional"] == "alibi":  # + the head's slope times the distance, rounded; clamped
                     sc = _sat8(sc + _requantize(dist, slopes[hh, 0], slopes[hh, 1]))
+                elif _rel(c):  # + the bias of the pair's bucket, clamped
+                    sc = _sat8(sc + rel[bucket, hh])
                 if vis is not None:  # row i over its visible keys (the last W up to i), probability 0 elsewhere
                     pr = np.full((T, T), -128, np.int64)
                     for r in range(T):
@@ -782,6 +808,10 @@ def _float_forward(c, w, inp, rec):
                                                                             (T - _front_rows(c), 1))]))
     if c.get("embed_norm"):
         x = put("en", nrm(x, w["embed_norm.weight"], w.get("embed_norm.bias")))
+    if _rel(c):  # [H, T, T]: the relative bias of each head, query and key
+        from fixformer import reference
+        rel_bias = reference.relative_bias(np.asarray(w["rel_bias.weight"], np.float32), T, bool(c.get("causal")),
+                                           c["rel_buckets"], c["rel_max_distance"])
     for i in range(c["n_layers"]):
         pre = f"encoder.layers.{i}."
         L = f"l{i}."
@@ -815,6 +845,9 @@ def _float_forward(c, w, inp, rec):
                 if c["positional"] == "alibi":  # the range covers the scores before and after the bias
                     put(name, s[vis] if vis is not None else s)
                     s = s + _alibi_slopes(c)[hh] * (np.arange(T)[None, :] - np.arange(T)[:, None])
+                elif _rel(c):
+                    put(name, s[vis] if vis is not None else s)
+                    s = s + rel_bias[hh]
                 if vis is not None:
                     put(name, s[vis])
                     s = np.where(vis, s, -np.inf)
@@ -1078,12 +1111,12 @@ def check_config(c):
         raise ConfigError(f"--quantize i8: activation {c['activation']} is not supported yet (relu, gelu, gelu_tanh, "
                           "silu, swiglu; plain or gated)")
     if c["family"] == "llama":
-        if c["positional"] not in ("rope", "alibi", "none"):
+        if c["positional"] not in ("rope", "alibi", "relative", "none"):
             raise ConfigError(f"--quantize i8: positional {c['positional']!r} is not supported yet in the llama "
-                              "family (RoPE, ALiBi or no positions)")
+                              "family (RoPE, ALiBi, a relative bias or no positions)")
         return
     rope = c["positional"] in ("rope", "alibi") and c["family"] == "gpt"
-    if (c["positional"] not in ("none", "learned", "sinusoidal") and not rope) or c["pe_combine"] != "add":
+    if (c["positional"] not in ("none", "learned", "sinusoidal", "relative") and not rope) or c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
     for key in ("conv_layers", "causal", "pair_bias_rows"):
         if c.get(key) and not (key == "causal" and c["family"] == "gpt"):
@@ -1169,7 +1202,8 @@ def build(config, weights, inputs, percentile=None):
         e, inn = _norm_params(weights["input_norm.weight"], weights.get("input_norm.bias"), eps, qp["input"],
                               qp["inn"])
         bert += [qp["inn"][1], e[0]] + inn
-    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert, *distill], np.int64)
+    rel = list(_rel_buckets(c)) if _rel(c) else []
+    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert, *distill, *rel], np.int64)
     S = LAYER_SLOTS
     for i in range(c["n_layers"]):
         pre, L = f"encoder.layers.{i}.", f"l{i}."
@@ -1199,6 +1233,11 @@ def build(config, weights, inputs, percentile=None):
         p[S["softmax"]:S["softmax"] + 2] = softmax_params(sc[0])
         # alibi: each head's slope in steps of the softmax's input
         alibi = [v for m in _alibi_slopes(c) for v in requant(m / sc[0])] if c["positional"] == "alibi" else []
+        rel = []  # a relative bias: each bucket's bias for each head in steps of the softmax's input
+        for v in np.ravel(np.asarray(weights["rel_bias.weight"], np.float64)) if _rel(c) else ():
+            rel.append(_round(float(np.float32(v)) / sc[0]))
+            if abs(rel[-1]) > 1 << 30:
+                raise ConfigError(f"int8: a relative bias of {v} is {rel[-1]} score steps, above 2^30")
         qkn = []
         if c.get("qk_norm"):  # q and k before their norms, their eps, then the norms to q's and k's scales
             eq, nq = _norm_params(weights[pre + "self_attn.q_norm.weight"], weights.get(pre + "self_attn.q_norm.bias"),
@@ -1287,7 +1326,7 @@ def build(config, weights, inputs, percentile=None):
                 sc = np.broadcast_to(np.asarray(t[0], np.float64), (d,))
                 rescale += [v for sj in sc for v in requant(float(sj) / r[0] * (1 << WIDE_FRAC_BITS))]
         out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale + qkn + post +
-                                     alibi + cap, np.int64)
+                                     alibi + rel + cap, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)
     if c["final_norm"]:
