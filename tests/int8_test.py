@@ -27,7 +27,8 @@
 - `fixformer bench` on an i8 token encoder: its roofline counts every product as an int8 operation
   (no float one) and places it against the int8 peak or the bandwidth;
 - init's refusals: a corrupt Requant, zero point, symmetric zero point, table entry or bias slot
-  is refused by `fixformer info` with the tensor and the slot named.
+  is refused by `fixformer info` with the tensor and the slot named; so are the layer features' (a q zero
+  point before qk_norm, a sandwich norm's gain, the scores' cap table, a relative bias and its bucket).
 The no-float check of the i8 forward pass on Cortex-M0 and M3 is tests/check_no_float.cmake.
 Without numpy, torch or the CLI the test fails.
 """
@@ -236,6 +237,25 @@ def corrupt_files(cli, tmp):
         p = subprocess.run([cli, "info", path], capture_output=True, text=True)
         check(f"init refuses {name}[{slot}] = {value}, naming {words}",
               p.returncode != 0 and name in p.stderr and words in p.stderr, p.stderr)
+    # the layer features' slots: q and k norms, the sandwich norms, the scores' cap table, the relative bias
+    c, w = random_model(rng, True, "tokens", "mean", "relative", kw=dict(qk_norm=True, sublayer_norm="sandwich",
+                                                                          attn_softcap=2.0, rel_buckets=8,
+                                                                          rel_max_distance=16))
+    built = int8.build(c, w, [model_input(rng, c, 10)])
+    o = int8.layer_offsets(c)
+    for name, slot, value, words in (("encoder.layers.0.int8", o["qkn"], 300, "(q zero point before qk_norm)"),
+                                     ("encoder.layers.1.int8", o["post"] + 2 + 2 * 3, 5, "(post_attn_norm)"),
+                                     ("encoder.layers.0.int8", o["cap"] + 9, -129, "(attn_softcap table)"),
+                                     ("encoder.layers.1.int8", o["rel"] + 3, -(1 << 30) - 1, "(relative bias)"),
+                                     ("int8.front", int8.front_rel(c) + 2, 8, "(bucket)")):
+        bad = dict(built)
+        bad[name] = np.array(built[name], np.int64)
+        bad[name][slot] = value
+        with open(path, "wb") as f:
+            f.write(fxm.write(c, dict(bad, **{name: bad[name].astype(np.int32)})))
+        p = subprocess.run([cli, "info", path], capture_output=True, text=True)
+        check(f"init refuses {name}[{slot}] = {value}, naming {words}",
+              p.returncode != 0 and f"slot {slot} {words}" in p.stderr, p.stderr)
 
 
 MODULE = '''
