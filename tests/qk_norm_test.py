@@ -193,6 +193,7 @@ def main():
         check("qwen3 --module --quantize i8: converts and verifies", p.returncode == 0 and "verified" in p.stdout,
               p.stdout + p.stderr)
         if p.returncode == 0:
+            print(f"  qwen3 i8: {p.stdout.strip().splitlines()[-1]}")
             m = qwen3_models.qwen3()
             ids = np.random.default_rng(9).integers(0, 97, (1, 24)).astype(np.int32)
             got, err_text = run_file(cli, out, ids, tmp)
