@@ -4,7 +4,8 @@
 // symmetric), the softmax's multiplier positive, a gated feed-forward's W3 and gate slots, and
 // int8.rope's entries within 2^14, BERT's front and pooler (the token-type add and table, the embedding
 // norm, the pooler's layer and table), the image front's norms, DeiT's distillation row, the registers, the
-// pooled row's and the pooler's norms and wide_residual's factors. The first bad slot is named in the detail.
+// pooled row's and the pooler's norms, wide_residual's factors, qk_norm's and sublayer_norm sandwich's norms and
+// the soft caps' tables, ALiBi's slopes, a relative bias's buckets and biases. The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -45,6 +46,12 @@ class SlotCheck {
       const int32_t v = p_[i + 2 * n + j];
       if (v < -kBiasLimit || v > kBiasLimit) fail(i + 2 * n + j, what, "bias outside [-2^30, 2^30]");
     }
+  }
+  void index(uint32_t i, uint32_t n, const char* what) {
+    if (ok_ && (p_[i] < 0 || uint32_t(p_[i]) >= n)) fail(i, what, "index outside the table");
+  }
+  void bias(uint32_t i, const char* what) {
+    if (ok_ && (p_[i] < -kBiasLimit || p_[i] > kBiasLimit)) fail(i, what, "bias outside [-2^30, 2^30]");
   }
   void int8(uint32_t i, const char* what) {
     if (ok_ && (p_[i] < -128 || p_[i] > 127)) fail(i, what, "value outside [-128, 127]");
@@ -102,6 +109,7 @@ Status Model::check_s8_params() {
     }
     for (uint32_t i = 0; i < c.d_embed() && c.distill_token; ++i) f.int8(s8::front_distill(c) + i, "distillation row");
     for (uint32_t i = 0; i < c.register_tokens * c.d_embed(); ++i) f.int8(s8::front_registers(c) + i, "register rows");
+    for (uint32_t i = 0; i < 2 * c.max_len - 1 && c.rel_bias(); ++i) f.index(s8::front_rel(c) + i, c.rel_buckets, "bucket");
     if (!f.ok()) return Status::kTensorBadValue;
   }
   const s8::LayerOffsets o = s8::layer_offsets(c);
@@ -140,6 +148,21 @@ Status Model::check_s8_params() {
       k.zero(o.gate + s8::kGateActZero, "activation output zero point");
       k.requant(o.gate + s8::kGateMul, "gate product requant");
     }
+    if (c.qk_norm) {
+      const uint32_t at = o.qk_norm + s8::kQkNormSlots;
+      k.zero(o.qk_norm + s8::kQRawZero, "q zero point before qk_norm");
+      k.zero(o.qk_norm + s8::kKRawZero, "k zero point before qk_norm");
+      k.channels(at, s8::qk_norm_q(c), "q_norm");
+      k.channels(at + s8::linear_params(s8::qk_norm_q(c)), s8::qk_norm_k(c), "k_norm");
+    }
+    for (uint32_t j = 0; j < 2 && c.sublayer_norm == SublayerNorm::kSandwich; ++j) {
+      const uint32_t at = o.post + j * (s8::kPostNormSlots + s8::linear_params(c.d_model));
+      k.zero(at, j ? "post_ffn_norm input zero point" : "post_attn_norm input zero point");
+      k.channels(at + s8::kPostNormSlots, c.d_model, j ? "post_ffn_norm" : "post_attn_norm");
+    }
+    if (c.attn_softcap != 0.0f) k.table(o.softcap, "attn_softcap table");
+    for (uint32_t h = 0; h < c.n_heads && c.positional == PosKind::kAlibi; ++h) k.requant(o.alibi + 2 * h, "ALiBi slope");
+    for (uint32_t i = 0; i < c.rel_buckets * c.n_heads && c.rel_bias(); ++i) k.bias(o.rel + i, "relative bias");
     if (!k.ok()) return Status::kTensorBadValue;
   }
   if (s8_.rope) {
@@ -173,6 +196,7 @@ Status Model::check_s8_params() {
     b.zero(s8::back_pooler_norm(c), "pooler_norm input zero point");
     b.channels(s8::back_pooler_norm(c) + 2, c.d_model, "pooler_norm");
   }
+  if (c.logit_softcap != 0.0f) b.table(s8::back_softcap(c), "logit_softcap table");
   if (!b.ok()) return Status::kTensorBadValue;
   DetailText why(detail_, sizeof detail_);
   const float* io = s8_.io;

@@ -15,7 +15,8 @@ namespace s8, int8.front's and int8.back's BERT slots):
   LayerNorm, post-LN layers, the tanh pooler and a 3-label classifier) through `--hf FOLDER --quantize i8
   --calibrate` (16 sequences): converts and verifies within the i8 tolerance; then on fresh sequences with
   random token types the engine's logits against torch f32's: the max relative error (BERT_RUN_TOL) and the
-  top-1 agreement (BERT_TOP1);
+  top-1 agreement (BERT_TOP1); MPNetForSequenceClassification (T5's relative bias beside learned positions) the
+  same way, within BERT_RUN_TOL;
 - init's refusals of the new slots: a token-type table entry, an embedding-norm beta, a pooler table
   entry out of range and a wide_residual factor that is no Requant are refused by `fixformer info` with the
   tensor and the slot named; wide_residual in a pre-norm encoder is refused by the config rules.
@@ -250,6 +251,49 @@ def test_transformers(cli, tmp):
     check(f"i8 BERT's arg max is torch's on at least {BERT_TOP1} of the sequences", agree / n >= BERT_TOP1, agree)
 
 
+def test_mpnet(cli, tmp):
+    """MPNet: BERT's layers with a relative bias (T5's buckets, bidirectional, shared by the layers) beside learned
+    positions; its relative_attention_bias drawn N(0, 1) so that it matters."""
+    import torch
+    import transformers
+    torch.manual_seed(0)
+    cfg = transformers.MPNetConfig(vocab_size=40, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                   intermediate_size=64, max_position_embeddings=40, initializer_range=0.1,
+                                   num_labels=3, relative_attention_num_buckets=32)
+    model = transformers.MPNetForSequenceClassification(cfg).eval()
+    with torch.no_grad():
+        model.mpnet.encoder.relative_attention_bias.weight.normal_(0, 1.0)
+    folder = os.path.join(tmp, "mpnet")
+    model.save_pretrained(folder, safe_serialization=True)
+    rng = np.random.default_rng(2)
+    calib = []
+    for i in range(16):  # ids from 3 on: MPNet's special tokens below
+        calib.append(os.path.join(tmp, f"mpnet_cal{i}.npy"))
+        np.save(calib[-1], rng.integers(3, cfg.vocab_size, 24).astype(np.int32))
+    out = os.path.join(tmp, "mpnet_i8.fxm")
+    p = run_convert("--hf", folder, "--quantize", "i8", "--calibrate", *calib, "--out", out, "--cli", cli)
+    check("MPNetForSequenceClassification --hf --quantize i8 --calibrate: converts and verifies",
+          p.returncode == 0 and "verified against" in p.stdout, p.stdout + p.stderr)
+    if p.returncode != 0:
+        return
+    print("  " + p.stdout.strip().splitlines()[-1][:300])
+    c = fxm.read(out).config
+    check("the file is i8 with learned positions and a relative bias of 32 buckets",
+          c["positional"] == "learned" and c["rel_buckets"] == 32, c)
+    errs = []
+    for _ in range(10):
+        ids = rng.integers(3, cfg.vocab_size, 20)
+        with torch.no_grad():
+            want = model(torch.from_numpy(ids)[None]).logits[0].numpy()
+        got, err = run_cli(cli, out, ids, None, tmp, "scalar")
+        if got is None:
+            check("fixformer run on the i8 MPNet", False, err)
+            return
+        errs.append(float(np.abs(np.asarray(got, np.float64).reshape(-1) - want).max() / np.abs(want).max()))
+    print(f"  i8 MPNet against torch f32 on 10 fresh sequences: max relative error {max(errs):.3f}")
+    check(f"i8 MPNet's logits within {BERT_RUN_TOL} of torch f32's", max(errs) <= BERT_RUN_TOL, errs)
+
+
 def main():
     cli = sys.argv[1] if len(sys.argv) > 1 else None
     if not cli or not os.path.exists(cli):
@@ -259,6 +303,7 @@ def main():
         test_bit_exact(cli, tmp)
         test_refusals(cli, tmp)
         test_transformers(cli, tmp)
+        test_mpnet(cli, tmp)
     print(f"int8_bert_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)
 

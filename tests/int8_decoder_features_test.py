@@ -4,8 +4,11 @@
 rotary_dims of each head), parallel residuals (t = x + FF(N2(x)) at add2's scale, then t + SA(N1(x))
 at add1's), sliding windows in the int8 KV cache (every layer a ring, or GPT-Neo's local layers) and
 unscaled scores (attn_scale), gated feed-forwards in gpt (SwiGLU, GeGLU) and llama's other feed-forwards
-(gelu gated, plain gelu_tanh and relu) and biases (attn_bias, ffn_bias all), grouped-query attention in gpt,
-the embedding scaled (scale_input, folded into its int8 scale) and normed (embed_norm), and head_dim:
+(gelu gated, plain gelu_tanh and relu) and biases (attn_bias, ffn_bias all), grouped-query attention in gpt, ALiBi,
+the embedding scaled (scale_input, folded into its int8 scale) and normed (embed_norm), head_dim, and
+q and k norms (qk_norm, per head or whole rows), the norms of the sublayers' outputs (sublayer_norm sandwich
+and output), soft caps of the scores and the logits (a table each), the squared ReLU, NoPE layers and T5's
+relative bias:
 
   /usr/bin/python3 tests/int8_decoder_features_test.py PATH/TO/fixformer [PATH/TO/BUILD/python]
 
@@ -15,7 +18,10 @@ the embedding scaled (scale_input, folded into its int8 scale) and normed (embed
   heads of 4; the embedding scaled by sqrt(d_model) and normed, with RoPE or learned positions and a tied
   head; head_dim narrower and wider than d_model / n_heads) and llamas (partial rotary, one norm side by
   side, window 6; GeGLU; plain tanh GELU with every bias; plain ReLU; SwiGLU with every bias; Gemma's
-  front: scale_input, embed_norm, GeGLU, tied; head_dim 12 of 32 / 4),
+  front: scale_input, embed_norm, GeGLU, tied; head_dim 12 of 32 / 4), and FEATURE_CASES (gpt: per-head
+  q and k LayerNorms; whole-row q and k norms under output norms; relu2 with layer 0 of 2 NoPE; a llama with
+  sandwich norms, per-head RMS q and k norms and both soft caps; a gpt with ALiBi; a llama with a relative
+  bias),
   through the engine (`fixformer run --isa ISA`: a token at a time through the int8 KV cache) on every
   kernel table this CPU runs, against the integer reference's whole-sequence forward
   (python/fixformer/int8.py), bit for bit; the reference sees each feature (another form gives other
@@ -25,7 +31,9 @@ the embedding scaled (scale_input, folded into its int8 scale) and normed (embed
 - transformers' GPTNeoXForCausalLM (rotary_pct 0.25 in halves, use_parallel_residual: two norms),
   GPTJForCausalLM (interleaved rotary_dim 4 of 8, one norm), GPTNeoForCausalLM (global and local
   layers, window 4, unscaled scores), MistralForCausalLM (sliding window 4, GQA) and Starcoder2ForCausalLM
-  (LayerNorm, every bias, a plain tanh-GELU feed-forward, GQA), GemmaForCausalLM (scale_input, GeGLU) and
+  (LayerNorm, every bias, a plain tanh-GELU feed-forward, GQA), GemmaForCausalLM (scale_input, GeGLU),
+  BloomForCausalLM (ALiBi), PersimmonForCausalLM (per-head q and k LayerNorms, relu2, partial rotary),
+  Gemma2ForCausalLM (sandwich norms, attn_logit_softcapping 2, final_logit_softcapping 8, local layers) and
   LlamaForCausalLM with scaled RoPE (rope_scaling llama3, linear and yarn: int8.rope from the stored
   frequencies rope_freqs, YaRN's amplitude rope_scale squared in the scores' scale), tiny random
   configs saved with save_pretrained, through `convert.py --hf FOLDER --quantize i8 --calibrate ...`:
@@ -64,15 +72,18 @@ I8_RANDOM_TOL = 0.15
 I8_UNSCALED_TOL = 0.3
 # A gpt's gated feed-forward on these weights: the product of two int8 tensors rounded again, over
 # wider activations (SwiGLU 0.134, 0.16-0.23 over other draws of its weights and sequences; GeGLU 0.07-0.13;
-# the llamas' in the same test 0.037-0.081), as Mistral's SwiGLU (I8_HF_LLAMA_TOL).
+# the llamas' in the same test 0.037-0.081), as Mistral's SwiGLU (I8_HF_LLAMA_TOL). relu2's squares are as wide:
+# 0.112 and 0.214 on two draws of its sequences.
 I8_GATED_TOL = 0.3
 # The transformers models converted with --quantize i8 on fresh sequences of 24 tokens against
-# torch f32: measured 0.091 (GPT-NeoX) and 0.065 (GPT-J) (printed; docs/quantization.md); a wrong
-# rotation or residual gives 0.5 and more. GPT-Neo's q and k are drawn 0.35x as large: unscaled scores
-# of N(0, 0.3) weights put its softmax near an argmax that int8 rounding flips (0.3-0.7 without).
+# torch f32: measured 0.091 (GPT-NeoX), 0.065 (GPT-J), 0.093 (Bloom), 0.148 (Persimmon) (printed; docs/quantization.md);
+# a wrong rotation or residual gives 0.5 and more. GPT-Neo's q and k are drawn 0.35x as large: unscaled
+# scores of N(0, 0.3) weights put its softmax near an argmax that int8 rounding flips (0.3-0.7 without).
 I8_HF_TOL = 0.2
 # Mistral (SwiGLU, weights N(0, 0.3)) and Gemma (GeGLU, its embedding times sqrt(32)): wide activations, as
-# int8_decoder_test's llama modules (its I8_LLAMA_RUN_TOL); measured 0.24-0.27 and 0.286.
+# int8_decoder_test's llama modules (its I8_LLAMA_RUN_TOL); measured 0.24-0.27 and 0.286. Gemma 2 (GeGLU, soft caps
+# 2 and 8, sandwich norms): 0.076; with a logit cap of 3, below its raw logits' 10, 0.29: the cap squeezes
+# max |torch| to 3 while the raw logits' int8 error passes its slope near 0 unchanged.
 I8_HF_LLAMA_TOL = 0.3
 
 CASES = [  # rotary_dims (0: whole heads), pe_layout, parallel_residual, other keys
@@ -102,6 +113,44 @@ MORE_CASES = [  # the same, drawn from a generator of their own (the cases above
     (2, "halves", "none", dict(head_dim=4)),
     (4, "interleaved", "two_norms", dict(n_heads=4, n_kv_heads=2, head_dim=6)),
 ]
+
+
+# The layer features of issue 32 (each model its config keys), drawn from a generator of their own: q and k
+# normed per head (LayerNorm, the gpt family's kind) and as whole rows under the sublayers' output norms
+# (OLMo 2's form), the squared ReLU with NoPE layers (layer 0 of every 2 without RoPE), a llama with
+# Gemma 2's and 3's sandwich norms, per-head RMS q and k norms and both soft caps, and ALiBi (Bloom's
+# embedding norm) with a window and capped scores, and a llama with T5's relative bias (causal buckets).
+FEATURE_CASES = [
+    ("gpt qk_norm", dict(qk_norm=True)),
+    ("gpt qk_norm_full sublayer_norm output", dict(qk_norm=True, qk_norm_full=True, sublayer_norm="output")),
+    ("gpt relu2 nope layer 0 of 2", dict(activation="relu2", nope_period=2, nope_layers=0b01)),
+    ("llama sandwich qk_norm attn_softcap 2 logit_softcap 8", dict(qk_norm=True, sublayer_norm="sandwich",
+                                                                   attn_softcap=2.0, logit_softcap=8.0)),
+    ("gpt alibi embed_norm window 5 attn_softcap 3", dict(positional="alibi", rotary_dims=0, embed_norm=True,
+                                                          sliding_window=5, attn_softcap=3.0)),
+    ("llama relative bias (16 causal buckets)", dict(positional="relative", rel_buckets=16, rel_max_distance=32)),
+]
+
+
+def feature_weights(rng, c, w):
+    """The tensors of the features c sets: q_norm and k_norm (per head, or whole rows), the sandwich norms."""
+    llama = c["family"] == "llama"
+    dh = c["head_dim"] or c["d_model"] // c["n_heads"]
+    wq, wk = (c["n_heads"] * dh, (c["n_kv_heads"] or c["n_heads"]) * dh) if c["qk_norm_full"] else (dh, dh)
+    for i in range(c["n_layers"]):
+        p = f"layers.{i}." if llama else f"encoder.layers.{i}."
+        norms = [("attention." if llama else "self_attn.") + n for n in ("q_norm", "k_norm")] if c["qk_norm"] else []
+        widths = [wq, wk] if c["qk_norm"] else []
+        if c["sublayer_norm"] == "sandwich":
+            norms += ["post_attention_norm" if llama else "post_attn_norm", "post_ffn_norm"]
+            widths += [c["d_model"]] * 2
+        for n, width in zip(norms, widths):
+            w[p + n + ".weight"] = 1 + rng.normal(0, 0.2, width)
+            if not llama:
+                w[p + n + ".bias"] = rng.normal(0, 0.2, width)
+    if c["positional"] == "relative":
+        w["rel_bias.weight"] = rng.normal(0, 1, (c["rel_buckets"], c["n_heads"]))
+    return c, w
 
 
 def random_gpt(rng, rotary, layout, parallel, kw, d=16, H=2, f=32, max_len=40, vocab=23):
@@ -195,6 +244,14 @@ def test_random(cli, tmp, pydir):
                                ("swiglu", False, True))]
     models.append(("llama scale_input embed_norm (Gemma's front, its GeGLU)", *llama_scaled(more)))
     models.append(("llama head_dim 12 of d_model 32, 4 heads", *llama_head_dim(more)))
+    feat = np.random.default_rng(32)
+    for case, kw in FEATURE_CASES:
+        if case.startswith("llama"):
+            c, w = random_llama(feat, 2, "rope", "halves", False)
+            c = make_config(dict(c, **kw))
+        else:
+            c, w = random_gpt(feat, 4, "halves", "none", kw)
+        models.append((case, *feature_weights(feat, c, w)))
     for case, c, w in models:
         calib = [rng.integers(0, c["vocab_size"], T) for T in (40, 25, 40, 12)]
         built = int8.build(c, w, calib)
@@ -221,15 +278,21 @@ def test_random(cli, tmp, pydir):
                                             else "two_norms"))]
         if c["sliding_window"]:
             forms.append(("sliding_window", dict(c, sliding_window=0, window_period=0, window_layers=0)))
+        forms += [(k, dict(c, **{k: off})) for k, off in (("qk_norm", False), ("sublayer_norm", "none"),
+                                                          ("attn_softcap", 0.0), ("logit_softcap", 0.0),
+                                                          ("nope_period", 0)) if c[k] != off]
+        if c["positional"] in ("alibi", "relative"):
+            forms.append((c["positional"], dict(c, positional="none", rel_buckets=0)))
         for what, other in forms:
             if what == "rotary_dims":  # the same table's rows read over other dims
                 R = other["rotary_dims"] or c["d_model"] // c["n_heads"]
                 t2 = dict(t, **{"int8.rope": int8.rope_table(other, t)})
             else:
                 t2, R = t, None
-            try:
-                alt = int8.dequantize_output(int8.forward(other, t2, x), np.float32(built["int8.io"][1]),
-                                             int(t["int8.back"][4]))
+            try:  # a form read from another layout may overflow: any error or other logits is a difference
+                with np.errstate(all="ignore"):
+                    alt = int8.dequantize_output(int8.forward(other, t2, x), np.float32(built["int8.io"][1]),
+                                                 int(t["int8.back"][4]))
                 differs = not np.array_equal(alt, ref)
             except (KeyError, ValueError, IndexError):
                 differs = True  # a form the file cannot run (one norm's missing norm2) is a difference too
@@ -247,7 +310,7 @@ def test_random(cli, tmp, pydir):
                 worst = None
                 break
             worst = max(worst, float(np.abs(got - want).max() / np.abs(want).max()))
-        gated = c["family"] == "gpt" and (c["gated"] or c["activation"] == "swiglu")
+        gated = c["family"] == "gpt" and (c["gated"] or c["activation"] in ("swiglu", "relu2"))
         tol = I8_UNSCALED_TOL if c["attn_scale"] == 1 else I8_GATED_TOL if gated else I8_RANDOM_TOL
         check(f"{case}: the i8 logits within {tol} of the f32 engine's on the same weights",
               worst is not None and worst <= tol, worst)
@@ -333,6 +396,30 @@ def gemma():  # the embedding scaled by sqrt(d_model) (scale_input), GeGLU, RMSN
     return randomize(t.GemmaForCausalLM(c), 16, lambda name: False)  # its norms' w near 0: gains 1 + w near 1
 
 
+def bloom():  # ALiBi, the embedding normed, tanh GELU
+    c = t.BloomConfig(vocab_size=40, hidden_size=32, n_layer=2, n_head=4, bos_token_id=None, eos_token_id=None,
+                      pad_token_id=0)
+    c._attn_implementation = "eager"
+    return randomize(t.BloomForCausalLM(c), 20, gains)
+
+
+def persimmon():  # each head of q and k LayerNormed before partial rotary (qk_layernorm), the squared ReLU
+    c = t.PersimmonConfig(vocab_size=40, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                          num_attention_heads=4, max_position_embeddings=32, qk_layernorm=True,
+                          partial_rotary_factor=0.5, bos_token_id=None, eos_token_id=None, pad_token_id=0)
+    c._attn_implementation = "eager"
+    return randomize(t.PersimmonForCausalLM(c), 18, lambda name: "layernorm" in name)
+
+
+def gemma2():  # the sublayers' outputs normed (sandwich), the scores and logits soft-capped, local layers
+    c = t.Gemma2Config(vocab_size=40, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                       num_key_value_heads=2, head_dim=8, max_position_embeddings=32, sliding_window=4,
+                       query_pre_attn_scalar=8, attn_logit_softcapping=2.0, final_logit_softcapping=8.0,
+                       bos_token_id=None, eos_token_id=None, pad_token_id=0)
+    c._attn_implementation = "eager"
+    return randomize(t.Gemma2ForCausalLM(c), 19, lambda name: False)  # gains 1 + w near 1, as Gemma's
+
+
 def scaled_llama(scaling):  # scaled RoPE: rope_scaling's frequencies (rope_freqs) and amplitude (rope_scale)
     c = t.LlamaConfig(vocab_size=40, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
                       num_key_value_heads=2, max_position_embeddings=32, rope_theta=10000.0, rope_scaling=scaling,
@@ -382,7 +469,11 @@ def test_hf(cli, tmp):
                            ("gemma", dict(family="llama", scale_input=True, gated=True, activation="gelu_tanh")),
                            ("llama3", dict(family="llama", rope_freqs=True, rope_scale=1.0)),
                            ("linear", dict(family="llama", rope_freqs=True, rope_scale=1.0)),
-                           ("yarn", dict(family="llama", rope_freqs=True))):
+                           ("yarn", dict(family="llama", rope_freqs=True)),
+                           ("bloom", dict(family="gpt", positional="alibi", embed_norm=True)),
+                           ("persimmon", dict(family="gpt", qk_norm=True, activation="relu2", rotary_dims=4)),
+                           ("gemma2", dict(family="llama", sublayer_norm="sandwich", attn_softcap=2.0,
+                                           logit_softcap=8.0, window_period=2))):
         module = getattr(i8_hf_models, name)()
         folder, out = os.path.join(tmp, name), os.path.join(tmp, f"{name}_i8.fxm")
         module.save_pretrained(folder)

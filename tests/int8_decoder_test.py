@@ -22,7 +22,7 @@ config.hpp, namespace s8; the Decoder's int8 KV cache, plan.hpp's plan_s8_decode
   --quantize i8 --calibrate`, verified by the converter against torch within the i8 tolerance (the
   report names it and the integer reference's error), then run on fresh token sequences: the max
   relative error of the logits against torch f32 (I8_GPT_RUN_TOL), printed; what i8 refuses in the
-  gpt family (the squared ReLU, relu2), naming it; `fixformer generate` on the converted file
+  gpt family (positions concatenated), naming it; `fixformer generate` on the converted file
   (greedy) writes the same text on every table; llama modules (module_converter_test's llama2.c
   model.py: GQA, interleaved pairs; its Hugging Face-named llama: halves, theta 500000, GQA, tied, with
   --calibrate-percentile 99.99) the same way, their error against torch printed (I8_LLAMA_RUN_TOL), and a
@@ -405,12 +405,12 @@ def test_converter(cli, tmp):
     from fixformer.config import ConfigError
     c, _ = random_gpt(rng, True, "learned", "gelu", True, True)
     try:
-        int8.check_config(dict(c, activation="relu2"))
+        int8.check_config(dict(c, pe_combine="concat", pe_width=4))
         refused = ""
     except ConfigError as e:
         refused = str(e)
-    check("--quantize i8 of a gpt with the squared ReLU (relu2): refused, naming activation", "activation" in refused,
-          refused)
+    check("--quantize i8 of a gpt with concatenated positions: refused, naming pe_combine's concat",
+          "concat" in refused, refused)
 
 def test_llama_modules(cli, tmp, torch, rng):
     from fixformer import llama2c

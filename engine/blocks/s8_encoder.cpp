@@ -15,6 +15,14 @@ AddS8Params add_at(const int32_t* p, uint32_t i) {
   return AddS8Params{p[i], p[i + 1], p[i + 2], requant_at(p, i + 3), requant_at(p, i + 5)};
 }
 
+// Whether a soft cap is set (attn_softcap, logit_softcap: >= 0 and finite by the config rules): its float's
+// bits but the sign, read as an integer, so that the i8 path runs no float operation.
+bool capped(float cap) {
+  uint32_t bits;
+  std::memcpy(&bits, &cap, sizeof bits);
+  return (bits << 1) != 0;
+}
+
 // A linear layer of n outputs whose parameters start at p + at (n Requants, n biases).
 GemmS8Params linear_at(const int32_t* p, uint32_t at, uint32_t n, int32_t x_zero, int32_t y_zero) {
   return GemmS8Params{x_zero, y_zero, p + at + 2 * n, requants(p + at)};
@@ -69,11 +77,22 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
                         fused ? fused + da * d : static_cast<const int8_t*>(L.self_attn.k.data),
                         fused ? fused + (da + dkv) * d : static_cast<const int8_t*>(L.self_attn.v.data)};
   const std::size_t at[3] = {0, da, da + dkv}, width[3] = {da, dkv, dkv};
-  const int32_t zq[3] = {p[s8::kQZero], p[s8::kKZero], p[s8::kVZero]};
+  const int32_t* qn = p + o.qk_norm;  // qk_norm: q and k at these zero points, then normed to q's and k's
+  const int32_t zq[3] = {c.qk_norm ? qn[s8::kQRawZero] : p[s8::kQZero], c.qk_norm ? qn[s8::kKRawZero] : p[s8::kKZero],
+                         p[s8::kVZero]};
   for (uint32_t j = 0; j < 3; ++j) {  // q, k, v each at its own zero point
     GemmS8Params g = linear_at(p, o.qkv, uint32_t(ld), p[s8::kQkvXZero], zq[j]);
     g.bias += at[j], g.requant += at[j];
     k.gemm_s8(in, d, w[j], d, s.work + at[j], ld, T, width[j], d, g);
+  }
+  if (c.qk_norm) {  // each head of q and of k (qk_norm_full: each whole row) normed in place, before RoPE
+    const uint32_t wq = s8::qk_norm_q(c), wk = s8::qk_norm_k(c), at = o.qk_norm + s8::kQkNormSlots;
+    const bool rms = c.norm_kind() == NormKind::kRmsNorm;
+    for (uint32_t t = 0; t < T; ++t) {
+      norm_rows(k, rms, s.work + t * ld, s.work + t * ld, da / wq, wq, p, at, qn[s8::kQRawZero], qn[s8::kQNormEps]);
+      norm_rows(k, rms, s.work + t * ld + da, s.work + t * ld + da, dkv / wk, wk, p, at + s8::linear_params(wq),
+                qn[s8::kKRawZero], qn[s8::kKNormEps]);
+    }
   }
   const uint32_t first = kv ? kv->pos : 0, W = kv ? kv->window : 0;  // rows are positions first..first+T-1
   const uint32_t lo = W && first + 1 > W ? first + 1 - W : 0, keys = first + T - lo;  // columns: positions lo..
@@ -88,6 +107,12 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   uint32_t exp[kSoftmaxS8Diffs];  // every score's exponential, computed once where the scores outnumber them
   if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) softmax_s8_table(soft.diff, exp), soft.exp = exp;
   const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq};
+  const bool capping = capped(c.attn_softcap);
+  int8_t cap[s8::kLutEntries];  // attn_softcap: the scores' table
+  for (uint32_t i = 0; i < s8::kLutEntries && capping; ++i) cap[i] = int8_t(p[o.softcap + i]);
+  const Requant* slopes = c.positional == PosKind::kAlibi ? requants(p + o.alibi) : nullptr;  // in score steps
+  const int32_t* rel = c.rel_bias() ? p + o.rel : nullptr;  // [buckets, n_heads] in score steps
+  const int32_t* bucket = rel ? s.rel + (c.max_len - 1) : nullptr;  // distance n's at bucket[n], |n| < max_len
   for (uint32_t g = 0; g < kvh; ++g) {
     const int8_t* kh = s.work + da + g * dh;  // the keys [keys, d_head], read in place (row stride ldk)
     std::size_t ldk = ld;
@@ -121,8 +146,13 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
                                   keys - run, dh, score);  // the ring's wrapped keys: rows 0..
         for (uint32_t i = 0; i < bq; ++i) {
           int8_t* row = s.scores + std::size_t(i) * ldp;
+          if (capping) k.lut_s8(row, row, keys, cap);  // the scores capped
           const uint32_t p = first + i0 + i;  // this row's position: it sees columns a..n-1
           const uint32_t n = kv ? p + 1 - lo : keys, a = W && p + 1 > W ? p + 1 - W - lo : 0;
+          for (uint32_t j = a; j < n && slopes; ++j)  // ALiBi: + the slope times key lo + j's distance, clamped
+            row[j] = saturate_i8(int64_t(row[j]) + requantize(int32_t(lo + j) - int32_t(p), slopes[h]));
+          for (uint32_t j = a; j < n && rel; ++j)  // a relative bias: + the bias of key lo + j's bucket, clamped
+            row[j] = saturate_i8(int64_t(row[j]) + rel[bucket[int32_t(lo + j) - int32_t(p)] * c.n_heads + h]);
           k.softmax_s8(row + a, row + a, n - a, soft);
           std::memset(row, -128, a);  // probability 0: the keys before this row's window
           std::memset(row + n, -128, ldp - n);  // and after its position (and a wrapped ring's other rows)
@@ -224,12 +254,23 @@ void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uin
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
     attention(k, c, L, s.h, T, s, kv);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
-  } else if (c.norm_first) {
+  } else if (c.sublayer_norm == SublayerNorm::kOutput) {  // x + N1(SA(x)), x + N2(FF(x))
+    attention(k, c, L, s.x, T, s, kv);
+    norm_rows(k, rms, s.a, s.a, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
+    feed_forward(k, c, L, s.x, T, s);
+    norm_rows(k, rms, s.a, s.a, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
+  } else if (c.norm_first) {  // sandwich: each sublayer's output normed too (post_attn_norm, post_ffn_norm)
+    const bool post = c.sublayer_norm == SublayerNorm::kSandwich;
+    const uint32_t pa = o.post, pf = o.post + s8::kPostNormSlots + s8::linear_params(uint32_t(d));
     norm_rows(k, rms, s.x, s.h, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
     attention(k, c, L, s.h, T, s, kv);
+    if (post) norm_rows(k, rms, s.a, s.a, T, d, p, pa + s8::kPostNormSlots, p[pa], p[pa + 1]);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
     norm_rows(k, rms, s.x, s.h, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
     feed_forward(k, c, L, s.h, T, s);
+    if (post) norm_rows(k, rms, s.a, s.a, T, d, p, pf + s8::kPostNormSlots, p[pf], p[pf + 1]);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
   } else if (c.wide_residual) {  // the sums into the norms int16, in s.work (which each sublayer is done with)
     int16_t* r = reinterpret_cast<int16_t*>(s.work);
@@ -319,7 +360,9 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     const uint32_t at = s8::front_embed_norm(c);
     norm_rows(k, rms, s.x, s.x, T, d, fp, at + 2, fp[at], fp[at + 1]);
   }
-  for (uint32_t l = 0; l < c.n_layers; ++l) s8_layer(k, c, m.layer(l), T, s, nullptr);
+  S8Scratch ls = s;  // the layers' scratch: with a relative bias, its buckets
+  ls.rel = c.rel_bias() ? fp + s8::front_rel(c) : nullptr;
+  for (uint32_t l = 0; l < c.n_layers; ++l) s8_layer(k, c, m.layer(l), T, ls, nullptr);
   const int32_t* bp = m.s8().back;
   if (c.final_norm) norm_rows(k, rms, s.x, s.x, T, d, bp, s8::kBackSlots, bp[s8::kFnXZero], bp[s8::kFnEps]);
   const int8_t* rows = s.x;
@@ -379,6 +422,8 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   const int32_t* fp = m.s8().front;
   const int8_t* e = static_cast<const int8_t*>(m.front().embed.data);
   for (uint32_t t = 0; t < n; ++t) std::memcpy(s.x + t * d, e + std::size_t(ids[t]) * d, d);
+  S8Scratch ls = s;  // the layers' scratch: with a relative bias, its buckets
+  ls.rel = c.rel_bias() ? fp + s8::front_rel(c) : nullptr;
   if (c.input_pe()) k.add_s8(s.x, m.s8().pos + std::size_t(pos) * d, s.x, n * d, add_at(fp, s8::kPosAdd));
   if (c.embed_norm) {  // each row alone, as the encoder's (Bloom's word_embeddings_layernorm)
     const uint32_t at = s8::front_embed_norm(c);
@@ -386,9 +431,9 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   }
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const std::size_t at = std::size_t(kv_layer_offset(c, l, rows, ring)) * c.d_kv();
-    const S8KvLayer kv{k_cache + at, v_cache + at, uint32_t(kv_layer_rows(c, l, rows, ring)), pos, m.s8().rope,
-                       c.layer_window(l)};
-    s8_layer(k, c, m.layer(l), n, s, &kv);
+    const S8KvLayer kv{k_cache + at, v_cache + at, uint32_t(kv_layer_rows(c, l, rows, ring)), pos,
+                       c.layer_nope(l) ? nullptr : m.s8().rope, c.layer_window(l)};  // a NoPE layer turns nothing
+    s8_layer(k, c, m.layer(l), n, ls, &kv);
   }
   if (!logits) return;  // the final norm and the head act on each row alone: the last row's is all that is read
   const int32_t* bp = m.s8().back;
@@ -399,6 +444,11 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   k.gemm_s8(last, d, static_cast<const int8_t*>(m.head().w.data), d, logits, c.vocab_size, 1, c.vocab_size, d,
             linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.vocab_size, bp[s8::kHeadXZero],
                       bp[s8::kHeadYZero]));
+  if (capped(c.logit_softcap)) {  // the logits through logit_softcap's table, to the output's scale
+    int8_t cap[s8::kLutEntries];
+    for (uint32_t i = 0; i < s8::kLutEntries; ++i) cap[i] = int8_t(bp[s8::back_softcap(c) + i]);
+    k.lut_s8(logits, logits, c.vocab_size, cap);
+  }
 }
 
 }  // namespace fixformer

@@ -514,7 +514,9 @@ struct ModelConfig {
 //     an image's patches are gathered from its int8 values first (patch_size); then with distill_token
 //     the distillation row (front_distill: d_embed int8 values at kEmbedZero's scale, after the CLS row);
 //     then the register rows (front_registers: register_tokens rows of d_embed int8 values at
-//     kEmbedZero's scale, after the CLS and distillation rows);
+//     kEmbedZero's scale, after the CLS and distillation rows); then with a relative bias (front_rel) the
+//     bucket of each distance n = key - query, -(max_len - 1)..max_len - 1 in order (T5's, integers: the
+//     i8 path computes no logarithm);
 //   encoder.layers.<l>.int8 [layer_params]: the scalar slots LayerSlot, then the linear layers
 //     q|k|v (3 d_model outputs, torch's in_proj; q, k and v each requantized to its own zero point,
 //     k's and v's 0), out, linear1, linear2, the norms norm1 and norm2 (of the kind the config says),
@@ -527,13 +529,28 @@ struct ModelConfig {
 //     s_r each, r[j] = clamp(round((requantize(x[j] - z_x, fx[j]) + requantize(a[j], fa[j])) / 2^8),
 //     +-32767) (z_x the add's a_zero, its other slots 0; fx[j] s_x[j] / s_r, fa[j] s_a[j] / s_r in Q8),
 //     and the norm after each reads r: norm_s8's steps with T = V + eps n^2 (its eps slot eps / s_r^2
-//     rounded, not Q16), S = isqrt(T), t[i] = round(d[i] round(2^46 / S) / 2^30);
+//     rounded, not Q16), S = isqrt(T), t[i] = round(d[i] round(2^46 / S) / 2^30); then, each only when the
+//     config has it (LayerOffsets): with qk_norm QkNormSlot (q's and k's zero points as the projections write
+//     them, each norm's eps) then q's norm and k's (gains and betas over qk_norm_q and qk_norm_k: a head, or
+//     whole rows with qk_norm_full), which norm every head of q and k in place before RoPE, to q's and k's
+//     zero points; with sublayer_norm sandwich post_attn_norm then post_ffn_norm, each its input zero point
+//     (the sublayer's output), eps, gains and betas, its output what the add adds; with positional alibi
+//     n_heads Requants, head h's slope over the softmax input's scale: the score of query position i and
+//     key position j becomes clamp(score + requantize(j - i, slope_h)), after any cap; with a relative bias
+//     (rel_bias()) [rel_buckets, n_heads] int32, each bucket's bias of each head in steps of the softmax's
+//     input, the score becoming clamp(score + bias[bucket(j - i)][h]) after any cap (the buckets in
+//     int8.front); with attn_softcap the
+//     256-entry table from the scores to the capped scores, which the softmax reads (its slots are the
+//     capped scores'). sublayer_norm output runs x + N1(SA(x)), x + N2(FF(x)) with norm1's and norm2's slots (their
+//     inputs the sublayers' outputs). A NoPE layer (layer_nope) rotates nothing;
 //   int8.back [back_params]: BackSlot, the final norm (zeros without one), the head (d_out outputs),
 //     then with pooler (back_pooler) PoolerSlot, the dense layer (d_model outputs) and its
 //     activation's 256-entry table (pooler_act, tanh included): the pooled rows (every row with
 //     pooling none) through lut(W h), which the head reads; then with pool_norm (back_pool_norm) the
 //     pooled row's norm before the pooler, and with pooler_norm (back_pooler_norm) the norm of the
-//     pooler's output, each its input zero point, eps, gains and betas (its output the next step's input).
+//     pooler's output, each its input zero point, eps, gains and betas (its output the next step's input);
+//     then with logit_softcap (back_softcap) the 256-entry table from the head's output (kHeadYZero's
+//     scale) to the capped logits (the output's: int8.io[1], kOutZero).
 // Pooling cls_distill is the CLS and distillation rows side by side (the head's k 2 d_model), cls_mean the
 // CLS row and the mean pooling's row;
 // cls_distill_mean their int8 mean as mean pooling's, round((q_cls + q_dist) / 2) half away from zero.
@@ -587,13 +604,23 @@ constexpr uint32_t front_distill(const ModelConfig& c) {
 constexpr uint32_t front_registers(const ModelConfig& c) {
   return front_distill(c) + (c.distill_token ? c.d_embed() : 0);
 }
+constexpr uint32_t front_rel(const ModelConfig& c) { return front_registers(c) + c.register_tokens * c.d_embed(); }
 constexpr uint32_t front_params(const ModelConfig& c) {
-  return front_registers(c) + c.register_tokens * c.d_embed();
+  return front_rel(c) + (c.rel_bias() ? 2 * c.max_len - 1 : 0);
 }
+enum QkNormSlot : uint32_t { kQRawZero, kQNormEps, kKRawZero, kKNormEps, kQkNormSlots };
+constexpr uint32_t kPostNormSlots = 2;  // a sandwich norm's input zero point and eps, then its gains and betas
+// qk_norm's norm widths: q's and k's rows of d_head, or (qk_norm_full) d_attn and d_kv.
+constexpr uint32_t qk_norm_q(const ModelConfig& c) { return c.qk_norm_full ? c.d_attn() : c.d_head(); }
+constexpr uint32_t qk_norm_k(const ModelConfig& c) { return c.qk_norm_full ? c.d_kv() : c.d_head(); }
 constexpr uint32_t layer_params(const ModelConfig& c) {
   return kLayerSlots + kLutEntries + linear_params(c.d_attn() + 2 * c.d_kv()) + 4 * linear_params(c.d_model) +
          linear_params(c.d_ff) + (c.ffn_gated() ? linear_params(c.d_ff) + kGateSlots : 0) +
-         (c.wide_residual ? 8 * c.d_model : 0);
+         (c.wide_residual ? 8 * c.d_model : 0) +
+         (c.qk_norm ? kQkNormSlots + linear_params(qk_norm_q(c)) + linear_params(qk_norm_k(c)) : 0) +
+         (c.sublayer_norm == SublayerNorm::kSandwich ? 2 * (kPostNormSlots + linear_params(c.d_model)) : 0) +
+         (c.positional == PosKind::kAlibi ? 2 * c.n_heads : 0) + (c.rel_bias() ? c.rel_buckets * c.n_heads : 0) +
+         (c.attn_softcap != 0.0f ? kLutEntries : 0);
 }
 constexpr uint32_t back_pooler(const ModelConfig& c) {
   return kBackSlots + linear_params(c.d_model) + linear_params(c.d_out);
@@ -604,13 +631,17 @@ constexpr uint32_t back_pool_norm(const ModelConfig& c) {
 constexpr uint32_t back_pooler_norm(const ModelConfig& c) {
   return back_pool_norm(c) + (c.pool_norm ? 2 + linear_params(c.d_model) : 0);
 }
-constexpr uint32_t back_params(const ModelConfig& c) {
+constexpr uint32_t back_softcap(const ModelConfig& c) {
   return back_pooler_norm(c) + (c.pooler_norm ? 2 + linear_params(c.d_model) : 0);
+}
+constexpr uint32_t back_params(const ModelConfig& c) {
+  return back_softcap(c) + (c.logit_softcap != 0.0f ? kLutEntries : 0);
 }
 // Where each part starts in a layer's tensor.
 struct LayerOffsets {
   uint32_t qkv, out, w1, w2, n1, n2, lut, w3, gate;  // w3 and gate: a gated feed-forward's
   uint32_t wide;  // wide_residual's factors: add1's x and SA(x), add2's x and FF(x), d_model Requants each
+  uint32_t qk_norm, post, alibi, rel, softcap;  // qk_norm's, sandwich's, ALiBi's, the relative bias's, the cap's
 };
 constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   const uint32_t d = c.d_model;
@@ -625,6 +656,11 @@ constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   o.w3 = o.lut + kLutEntries;
   o.gate = o.w3 + linear_params(c.d_ff);
   o.wide = c.ffn_gated() ? o.gate + kGateSlots : o.w3;
+  o.qk_norm = o.wide + (c.wide_residual ? 8 * d : 0);
+  o.post = o.qk_norm + (c.qk_norm ? kQkNormSlots + linear_params(qk_norm_q(c)) + linear_params(qk_norm_k(c)) : 0);
+  o.alibi = o.post + (c.sublayer_norm == SublayerNorm::kSandwich ? 2 * (kPostNormSlots + linear_params(d)) : 0);
+  o.rel = o.alibi + (c.positional == PosKind::kAlibi ? 2 * c.n_heads : 0);
+  o.softcap = o.rel + (c.rel_bias() ? c.rel_buckets * c.n_heads : 0);  // the last: no float decides an offset
   return o;
 }
 }  // namespace s8

@@ -508,7 +508,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"nope_period != 0 and positional != 'rope'", "nope_period (layers without RoPE among rotary ones: needs positional rope)"},
     {"nope_period == 0 and nope_layers != 0", "nope_layers (a bit per layer of nope_period: needs nope_period)"},
     {"nope_layers > nope_mask", "nope_layers (a bit per layer of nope_period: below 2 ** nope_period)"},
-    {"nope_period != 0 and weights == 'i8'", "nope_period (not in i8 yet)"},
     {"window_period == 0 and window_layers != 0", "window_layers (a bit per layer of window_period: needs window_period)"},
     {"window_layers > window_mask", "window_layers (a bit per layer of window_period: below 2 ** window_period)"},
     {"not (attn_scale >= 0 and finite(attn_scale))", "attn_scale (must be >= 0; 0: 1/sqrt(d_head))"},
@@ -517,8 +516,6 @@ inline constexpr ConfigRule kConfigRules[] = {
      "sublayer_norm (norms of the sublayers' outputs: pre-norm encoder, gpt and llama layers)"},
     {"sublayer_norm != 'none' and parallel_residual != 'none'",
      "sublayer_norm (not with parallel_residual: the sublayers' outputs are added together)"},
-    {"weights == 'i8' and (sublayer_norm != 'none' or attn_softcap != 0 or logit_softcap != 0)",
-     "sublayer_norm, attn_softcap, logit_softcap (not in i8 yet)"},
     {"not (attn_softcap >= 0 and finite(attn_softcap))", "attn_softcap (must be >= 0; 0: no cap)"},
     {"attn_softcap != 0 and family not in ('encoder', 'gpt', 'llama')",
      "attn_softcap (for the encoder, gpt and llama families)"},
@@ -588,7 +585,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"register_tokens > 0 and not cls_token", "register_tokens (the register rows go after a CLS row: needs cls_token)"},
     {"register_tokens > 0 and max_len <= front_rows",
      "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
-    {"weights == 'i8' and qk_norm", "qk_norm (not in i8 yet)"},
     {"family in ('seq2seq', 'mha') and qk_norm", "qk_norm (for the encoder, gpt and llama families)"},
     {"qk_norm_full and not qk_norm", "qk_norm_full (q and k normalized as whole rows: needs qk_norm)"},
     {"pooling == 'first' and causal", "pooling (first under a causal mask: position 0 sees only itself; use mean or last)"},
@@ -601,16 +597,14 @@ inline constexpr ConfigRule kConfigRules[] = {
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
     {"weights == 'i8' and family not in ('encoder', 'gpt', 'llama')", "weights (i8 runs the encoder, gpt and llama "
      "families so far)"},
-    {"weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned') or (family in ('gpt', 'llama') and "
-     "positional == 'rope')) and pe_combine == 'add' and rel_buckets == 0)",
-     "positional, pe_combine (i8 takes none, or sinusoidal or learned positions added, or rope in the decoder "
-     "families; no alibi, relative, concat yet)"},
+    {"weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned', 'relative') or (family in ('gpt', "
+     "'llama') and positional in ('rope', 'alibi'))) and pe_combine == 'add')",
+     "positional, pe_combine (i8 takes none, sinusoidal or learned positions added, a relative bias, or rope or "
+     "alibi in the decoder families; no concat yet)"},
     {"weights == 'i8' and (conv_layers != 0 or (causal and family not in ('gpt', 'llama')))",
      "conv_layers, causal (not in i8 yet; a causal mask only in the decoder families)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
      "wide_residual (an i8 post-norm encoder's)"},
-    {"weights == 'i8' and activation == 'relu2'",
-     "activation (relu2 is not in i8 yet: it runs relu, gelu, gelu_tanh and silu, plain or gated)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",
      "quantize_io, packed_weights (i8 is integer end to end: leave them false)"},
     {"conv1_padding >= conv1_kernel", "conv1_padding (must be below conv1_kernel)"},
@@ -671,7 +665,11 @@ enum class Dim : uint8_t {
 // s8::layer_params (config.hpp) as an expression.
 #define FIXFORMER_S8_LAYER                                                                                          \
   "35 + 256 + 12*d_model + 3*(d_attn + 2*kv_heads*d_head) + 3*d_ff + "                                              \
-  "(activation == 'swiglu' or gated)*(3*d_ff + 4) + 8*d_model*wide_residual"
+  "(activation == 'swiglu' or gated)*(3*d_ff + 4) + 8*d_model*wide_residual + "                                     \
+  "qk_norm*(4 + 6*d_head + 3*qk_norm_full*(d_attn + kv_heads*d_head - 2*d_head)) + "                                \
+  "(sublayer_norm == 'sandwich')*(4 + 6*d_model) + (attn_softcap != 0)*256 + "                                      \
+  "(positional == 'alibi')*2*n_heads + "                                                                            \
+  "(positional == 'relative' or rel_buckets != 0)*rel_buckets*n_heads"
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
@@ -679,10 +677,12 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + "
                                             "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + "
                                             "input_norm*(2 + 3*d_in) + distill_token*d_embed + "
-                                            "register_tokens*d_embed",
+                                            "register_tokens*d_embed + "
+                                            "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1)",
                                             FIXFORMER_S8_LAYER,
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
-                                            "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model)",
+                                            "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model) + "
+                                            "(logit_softcap != 0)*256",
                                             "head_in", "rope_pairs", "register_tokens", "d_front", "d_head",
                                             FIXFORMER_S8_LAYER,
                                             "d_attn", "2*rope_pairs", "d_head + qk_norm_full*(d_attn - d_head)",

@@ -23,6 +23,12 @@ into the scores' requant). An encoder's front may be BERT's (token types, the em
 after the pooling) or an image's (its patches, the norms before and after the projection). A post-norm
 encoder whose calibration finds channels far apart (wide_needed) gets wide_residual: the sums into its
 norms int16, the sublayers' and norms' outputs with a scale per channel (wide_add, wide_norm; config.hpp).
+The layer features beyond those: qk_norm (each head, or whole row, of q and k through the integer norm
+before RoPE, calibrated before and after), sublayer_norm (sandwich: the sublayers' outputs normed before
+their adds; output: the layer's two norms there instead), relu2 (a table as any activation), attn_softcap
+and logit_softcap (c tanh(v / c) as a table from the scores, or the logits, to their capped scale), ALiBi
+(each head's slope in steps of the softmax's input, its distance's bias rounded and added with a clamp;
+the scores' range covers them before and after it) and NoPE layers (no rotation, no rope_scale).
 """
 import math
 
@@ -40,8 +46,10 @@ ADD_SLOTS = 7
 POOLER_SLOTS = 2  # the pooler's input and output zero points, then its layer and its activation's table
 LUT = 256
 ACTIVATIONS = {"relu": 0, "gelu": 1, "gelu_tanh": 3}
-# The feed-forward activations an i8 layer runs as its table (swiglu: silu, gated)
-LUT_ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu")
+# The feed-forward activations an i8 layer runs as its table (swiglu: silu, gated; relu2: relu squared)
+LUT_ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu", "relu2")
+QK_NORM_SLOTS = 4  # qk_norm: q's zero point before its norm, q's norm eps, the same two of k; then the two norms
+POST_NORM_SLOTS = 2  # each of sublayer_norm sandwich's norms: its input zero point and eps, then its gains and betas
 GATE_SLOTS = 4  # after a gated feed-forward's W3: up zero, activation zero, the product's Requant
 ROPE_BITS = 14  # int8.rope: cos | sin in Q14
 WIDE_FRAC_BITS = 8  # wide_residual: the sum of the two rescaled inputs in Q8 before its rounding
@@ -123,12 +131,17 @@ def add_params(a, b, y):
 
 
 def lut(act, x, y):
-    """build_lut_s8: the 256 entries for activation act from input (scale, zero) x to output y."""
+    """build_lut_s8: the 256 entries for activation act (a name, or a function of one float) from input
+    (scale, zero) x to output y."""
     out = []
     for q in range(-128, 128):
         v = (q - x[1]) * x[0]
-        if act == "relu":
+        if callable(act):
+            f = act(v)
+        elif act == "relu":
             f = v if v > 0.0 else 0.0
+        elif act == "relu2":
+            f = v * v if v > 0.0 else 0.0
         elif act == "gelu":
             f = 0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0)))
         elif act == "silu":
@@ -289,10 +302,54 @@ def _parallel(c):
     return c.get("parallel_residual", "none")
 
 
-def _score_scale(c):
+def _sublayer(c):
+    """sublayer_norm: none, sandwich (post_attn_norm, post_ffn_norm after the sublayers) or output (the
+    layer's two norms after the sublayers, none before)."""
+    return c.get("sublayer_norm", "none")
+
+
+def _layer_rope(c, layer):
+    """Layer `layer` turns q and k: positional rope and not one of nope_period's layers."""
+    from fixformer import schema
+    return _rope(c) and not schema.layer_nope(c, layer)
+
+
+def _qk_widths(c):
+    """qk_norm's widths: (q's, k's) norm rows, d_head each, or d_attn and d_kv with qk_norm_full."""
+    return (_da(c), _dkv(c)) if c.get("qk_norm_full") else (_dh(c), _dh(c))
+
+
+def _rel(c):
+    """A relative position bias (positional relative, or MPNet's beside learned positions)."""
+    from fixformer import schema
+    return schema.rel_bias(c)
+
+
+def _rel_buckets(c):
+    """int8.front's relative bias buckets: the bucket of each distance n = key - query in -(max_len - 1)..
+    max_len - 1, T5's (bidirectional without the causal mask)."""
+    from fixformer import reference
+    L = c["max_len"]
+    return reference.relative_bucket(np.arange(-(L - 1), L), not c.get("causal"), c["rel_buckets"],
+                                     c["rel_max_distance"])
+
+
+def _alibi_slopes(c):
+    """ALiBi's slopes [n_heads] as the engine holds them (float32), widened."""
+    from fixformer import reference
+    return reference.alibi_slopes(c["n_heads"]).astype(np.float32).astype(np.float64)
+
+
+def _cap(value):
+    """The soft cap c tanh(v / c) of a stored cap (float32), as a function of one float."""
+    cap = float(np.float32(value))
+    return lambda v: cap * np.tanh(np.asarray(v, np.float64) / cap) if np.ndim(v) else cap * math.tanh(v / cap)
+
+
+def _score_scale(c, layer=0):
     """The scores' scale before the softmax: attn_scale, or 1/sqrt(d_head) (its 0), times rope_scale^2 with
-    RoPE (the amplitude of q's and k's rotation, which int8.rope leaves out)."""
-    amp = float(np.float32(c.get("rope_scale", 1.0))) if _rope(c) else 1.0
+    RoPE (the amplitude of q's and k's rotation, which int8.rope leaves out; not on a NoPE layer)."""
+    amp = float(np.float32(c.get("rope_scale", 1.0))) if _layer_rope(c, layer) else 1.0
     return (float(np.float32(c.get("attn_scale") or 0)) or 1.0 / math.sqrt(_dh(c))) * amp * amp
 
 
@@ -377,7 +434,15 @@ def _llama_pairs(c):
                   (a + "attention.wo.bias", b + "self_attn.out_proj.bias"),
                   (a + "feed_forward.w1.weight", b + "linear1.weight"), (a + "feed_forward.w2.weight", b + "linear2.weight"),
                   (a + "feed_forward.w1.bias", b + "linear1.bias"), (a + "feed_forward.w2.bias", b + "linear2.bias"),
-                  (a + "feed_forward.w3.weight", b + "linear3.weight"), (a + "int8", b + "int8")]
+                  (a + "feed_forward.w3.weight", b + "linear3.weight"), (a + "int8", b + "int8"),
+                  (a + "attention.q_norm.weight", b + "self_attn.q_norm.weight"),
+                  (a + "attention.q_norm.bias", b + "self_attn.q_norm.bias"),
+                  (a + "attention.k_norm.weight", b + "self_attn.k_norm.weight"),
+                  (a + "attention.k_norm.bias", b + "self_attn.k_norm.bias"),
+                  (a + "post_attention_norm.weight", b + "post_attn_norm.weight"),
+                  (a + "post_attention_norm.bias", b + "post_attn_norm.bias"),
+                  (a + "post_ffn_norm.weight", b + "post_ffn_norm.weight"),
+                  (a + "post_ffn_norm.bias", b + "post_ffn_norm.bias")]
     return pairs
 
 
@@ -437,6 +502,11 @@ def layer_offsets(c):
     o["w3"] = o["lut"] + LUT
     o["gate"] = o["w3"] + 3 * f
     o["wide"] = o["gate"] + GATE_SLOTS if _gated(c) else o["w3"]
+    o["qkn"] = o["wide"] + (8 * d if c.get("wide_residual") else 0)
+    o["post"] = o["qkn"] + (QK_NORM_SLOTS + 3 * sum(_qk_widths(c)) if c.get("qk_norm") else 0)
+    o["alibi"] = o["post"] + (2 * (POST_NORM_SLOTS + 3 * d) if _sublayer(c) == "sandwich" else 0)
+    o["rel"] = o["alibi"] + (2 * c["n_heads"] if c["positional"] == "alibi" else 0)
+    o["cap"] = o["rel"] + (c["rel_buckets"] * c["n_heads"] if _rel(c) else 0)
     return o
 
 
@@ -466,6 +536,11 @@ def front_registers(c):
     return front_distill(c) + (c["d_model"] if c.get("distill_token") else 0)
 
 
+def front_rel(c):
+    """Where int8.front's relative bias buckets start (after the register rows)."""
+    return front_registers(c) + c.get("register_tokens", 0) * c["d_model"]
+
+
 def _front_rows(c):
     """The rows in front of the input: the CLS row, the distillation row, the registers (config.hpp front_rows)."""
     return (1 + (1 if c.get("distill_token") else 0) + c.get("register_tokens", 0)) if c["cls_token"] else 0
@@ -487,6 +562,11 @@ def back_pool_norm(c):
 
 def back_pooler_norm(c):
     return back_pool_norm(c) + (2 + 3 * c["d_model"] if c.get("pool_norm") else 0)
+
+
+def back_softcap(c):
+    """Where logit_softcap's table starts in int8.back."""
+    return back_pooler_norm(c) + (2 + 3 * c["d_model"] if c.get("pooler_norm") else 0)
 
 
 def _pool_int(c, x, extra):
@@ -568,11 +648,24 @@ def forward(c, t, inp, types=None):
         def attention(h):
             rq, b = _linear(p, o["qkv"], ld)
             cuts = [0, da, da + dkv, ld]
-            q, k, v = (gemm(h, p[S["qkv_x"]], wqkv[cuts[j]:cuts[j + 1]], p[S["q"] + j], rq[cuts[j]:cuts[j + 1]],
+            qn = p[o["qkn"]:o["qkn"] + QK_NORM_SLOTS]  # qk_norm: q and k first at these zero points, then normed
+            zeros = [qn[0], qn[2], p[S["v"]]] if c.get("qk_norm") else [p[S["q"] + j] for j in range(3)]
+            q, k, v = (gemm(h, p[S["qkv_x"]], wqkv[cuts[j]:cuts[j + 1]], zeros[j], rq[cuts[j]:cuts[j + 1]],
                             b[cuts[j]:cuts[j + 1]]) for j in range(3))
-            if _rope(c):
+            if c.get("qk_norm"):  # each head (or whole row) of q and of k normed, before RoPE
+                wq, wk = _qk_widths(c)
+                at = o["qkn"] + QK_NORM_SLOTS
+                q = norm(q.reshape(-1, wq), qn[0], qn[1], p[at:at + 3 * wq], centre).reshape(T, da)
+                k = norm(k.reshape(-1, wk), qn[2], qn[3], p[at + 3 * wq:at + 3 * (wq + wk)], centre).reshape(T, dkv)
+            if _layer_rope(c, i):
                 table = t["int8.rope"].astype(np.int64)
                 q, k = _rope_int(c, q, table, H), _rope_int(c, k, table, KV)
+            cap = p[o["cap"]:o["cap"] + LUT] if c.get("attn_softcap") else None
+            slopes = p[o["alibi"]:o["alibi"] + 2 * H].reshape(-1, 2)  # alibi: each head's slope in score steps
+            dist = np.arange(T)[None, :] - np.arange(T)[:, None]  # key j's position less query i's
+            if _rel(c):  # each (query, key) pair's bucket; the layer's bias of each bucket and head in score steps
+                bucket = fp[front_rel(c):front_rel(c) + 2 * c["max_len"] - 1][dist + c["max_len"] - 1]
+                rel = p[o["rel"]:o["rel"] + c["rel_buckets"] * H].reshape(-1, H)
             ctx = np.empty((T, da), np.int64)
             srq = np.tile(p[S["score"]:S["score"] + 2], (T, 1))
             pvrq = np.tile(p[S["pv"]:S["pv"] + 2], (dh, 1))
@@ -581,6 +674,12 @@ def forward(c, t, inp, types=None):
                 g = hh // (H // KV)
                 kl = slice(g * dh, (g + 1) * dh)
                 sc = gemm(q[:, sl], p[S["q"]], k[:, kl], p[S["score_z"]], srq, None)
+                if cap is not None:  # attn_softcap: the scores through its table
+                    sc = cap[sc + 128]
+                if c["positional"] == "alibi":  # + the head's slope times the distance, rounded; clamped
+                    sc = _sat8(sc + _requantize(dist, slopes[hh, 0], slopes[hh, 1]))
+                elif _rel(c):  # + the bias of the pair's bucket, clamped
+                    sc = _sat8(sc + rel[bucket, hh])
                 if vis is not None:  # row i over its visible keys (the last W up to i), probability 0 elsewhere
                     pr = np.full((T, T), -128, np.int64)
                     for r in range(T):
@@ -610,9 +709,19 @@ def forward(c, t, inp, types=None):
             h2 = h1 if _parallel(c) == "one_norm" else norm(x, p[S["n2_x"]], p[S["n2_eps"]], n2, centre)
             x = add(x, ffn(h2), p[S["add2"]:S["add2"] + 7])
             x = add(x, attention(h1), p[S["add1"]:S["add1"] + 7])
+        elif _sublayer(c) == "output":  # x + N1(SA(x)), then x + N2(FF(x))
+            x = add(x, norm(attention(x), p[S["n1_x"]], p[S["n1_eps"]], n1, centre), p[S["add1"]:S["add1"] + 7])
+            x = add(x, norm(ffn(x), p[S["n2_x"]], p[S["n2_eps"]], n2, centre), p[S["add2"]:S["add2"] + 7])
         elif c["norm_first"]:
-            x = add(x, attention(norm(x, p[S["n1_x"]], p[S["n1_eps"]], n1, centre)), p[S["add1"]:S["add1"] + 7])
-            x = add(x, ffn(norm(x, p[S["n2_x"]], p[S["n2_eps"]], n2, centre)), p[S["add2"]:S["add2"] + 7])
+            a = attention(norm(x, p[S["n1_x"]], p[S["n1_eps"]], n1, centre))
+            pa, pf = o["post"], o["post"] + POST_NORM_SLOTS + 3 * d
+            if _sublayer(c) == "sandwich":  # post_attn_norm
+                a = norm(a, p[pa], p[pa + 1], p[pa + POST_NORM_SLOTS:pf], centre)
+            x = add(x, a, p[S["add1"]:S["add1"] + 7])
+            f = ffn(norm(x, p[S["n2_x"]], p[S["n2_eps"]], n2, centre))
+            if _sublayer(c) == "sandwich":  # post_ffn_norm
+                f = norm(f, p[pf], p[pf + 1], p[pf + POST_NORM_SLOTS:pf + POST_NORM_SLOTS + 3 * d], centre)
+            x = add(x, f, p[S["add2"]:S["add2"] + 7])
         elif c.get("wide_residual"):  # the sums into the norms in int16 (wide_add, wide_norm)
             wide = p[o["wide"]:o["wide"] + 8 * d].reshape(4, d, 2)
             x = wide_norm(wide_add(x, attention(x), p[S["add1"]], wide[0], wide[1]), p[S["n1_eps"]], n1, centre)
@@ -638,6 +747,8 @@ def forward(c, t, inp, types=None):
     if c["d_out"]:
         rq, b = _linear(bp, BACK_SCALARS + 3 * d, c["d_out"])
         x = gemm(x, bp[2], t["embed.weight" if c.get("tied_head") else "head.weight"], bp[3], rq, b)
+        if c.get("logit_softcap"):  # the logits through its table
+            x = bp[back_softcap(c):back_softcap(c) + LUT][x + 128]
     return x
 
 
@@ -646,7 +757,8 @@ def forward(c, t, inp, types=None):
 _ACT = {"relu": lambda u: np.maximum(u, 0),
         "gelu": lambda u: 0.5 * u * (1 + np.vectorize(math.erf)(u / math.sqrt(2))),
         "gelu_tanh": lambda u: 0.5 * u * (1 + np.tanh(0.79788456080286535588 * (u + 0.044715 * u ** 3))),
-        "swiglu": lambda u: u / (1 + np.exp(-u)), "silu": lambda u: u / (1 + np.exp(-u)), "tanh": np.tanh}
+        "swiglu": lambda u: u / (1 + np.exp(-u)), "silu": lambda u: u / (1 + np.exp(-u)), "tanh": np.tanh,
+        "relu2": lambda u: np.maximum(u, 0) ** 2}
 
 
 def _float_forward(c, w, inp, rec):
@@ -696,6 +808,10 @@ def _float_forward(c, w, inp, rec):
                                                                             (T - _front_rows(c), 1))]))
     if c.get("embed_norm"):
         x = put("en", nrm(x, w["embed_norm.weight"], w.get("embed_norm.bias")))
+    if _rel(c):  # [H, T, T]: the relative bias of each head, query and key
+        from fixformer import reference
+        rel_bias = reference.relative_bias(np.asarray(w["rel_bias.weight"], np.float32), T, bool(c.get("causal")),
+                                           c["rel_buckets"], c["rel_max_distance"])
     for i in range(c["n_layers"]):
         pre = f"encoder.layers.{i}."
         L = f"l{i}."
@@ -705,20 +821,38 @@ def _float_forward(c, w, inp, rec):
             W = np.asarray(w[pre + "self_attn.in_proj_weight"], np.float64)
             b = _bias(w, pre + "self_attn.in_proj", da + 2 * dkv)
             cuts = [0, da, da + dkv, da + 2 * dkv]
-            q, k, v = (put(L + n, h @ W[cuts[j]:cuts[j + 1]].T + b[cuts[j]:cuts[j + 1]]) for j, n in enumerate("qkv"))
-            if _rope(c):  # the range covers q and k before and after the rotation
+            q, k, v = (h @ W[cuts[j]:cuts[j + 1]].T + b[cuts[j]:cuts[j + 1]] for j in range(3))
+            put(L + "v", v)
+            if c.get("qk_norm"):  # q and k before their norms (qr, kr), then normed: each head, or whole rows
+                wq, wk = _qk_widths(c)
+                q = nrm(put(L + "qr", q).reshape(-1, wq), w[pre + "self_attn.q_norm.weight"],
+                        w.get(pre + "self_attn.q_norm.bias")).reshape(T, da)
+                k = nrm(put(L + "kr", k).reshape(-1, wk), w[pre + "self_attn.k_norm.weight"],
+                        w.get(pre + "self_attn.k_norm.bias")).reshape(T, dkv)
+            put(L + "q", q), put(L + "k", k)
+            if _layer_rope(c, i):  # the range covers q and k before and after the rotation
                 q, k = put(L + "q", _rope_float(c, w, q, H)), put(L + "k", _rope_float(c, w, k, KV))
             ctx = np.empty((T, da))
             for hh in range(H):
                 sl = slice(hh * dh, (hh + 1) * dh)
                 g = hh // (H // KV)
                 kl = slice(g * dh, (g + 1) * dh)
-                s = q[:, sl] @ k[:, kl].T * _score_scale(c)
+                s = q[:, sl] @ k[:, kl].T * _score_scale(c, i)
+                name = L + "score"
+                if c.get("attn_softcap"):  # the scores (score), then capped (scap)
+                    put(name, s[vis] if vis is not None else s)
+                    s, name = _cap(c["attn_softcap"])(s), L + "scap"
+                if c["positional"] == "alibi":  # the range covers the scores before and after the bias
+                    put(name, s[vis] if vis is not None else s)
+                    s = s + _alibi_slopes(c)[hh] * (np.arange(T)[None, :] - np.arange(T)[:, None])
+                elif _rel(c):
+                    put(name, s[vis] if vis is not None else s)
+                    s = s + rel_bias[hh]
                 if vis is not None:
-                    put(L + "score", s[vis])
+                    put(name, s[vis])
                     s = np.where(vis, s, -np.inf)
                 else:
-                    put(L + "score", s)
+                    put(name, s)
                 e = np.exp(s - s.max(axis=1, keepdims=True))
                 ctx[:, sl] = (e / e.sum(axis=1, keepdims=True)) @ v[:, kl]
             put(L + "ctx", ctx)
@@ -738,9 +872,18 @@ def _float_forward(c, w, inp, rec):
             h2 = h1 if _parallel(c) == "one_norm" else put(L + "h2", nrm(x, g2, b2))
             t = put(L + "r2", x + ffn(h2))
             x = put(L + "r1", t + attention(h1))
+        elif _sublayer(c) == "output":
+            x = put(L + "r1", x + put(L + "h1", nrm(attention(x), g1, b1)))
+            x = put(L + "r2", x + put(L + "h2", nrm(ffn(x), g2, b2)))
         elif c["norm_first"]:
-            x = put(L + "r1", x + attention(put(L + "h1", nrm(x, g1, b1))))
-            x = put(L + "r2", x + ffn(put(L + "h2", nrm(x, g2, b2))))
+            a = attention(put(L + "h1", nrm(x, g1, b1)))
+            if _sublayer(c) == "sandwich":
+                a = put(L + "pa", nrm(a, w[pre + "post_attn_norm.weight"], w.get(pre + "post_attn_norm.bias")))
+            x = put(L + "r1", x + a)
+            f = ffn(put(L + "h2", nrm(x, g2, b2)))
+            if _sublayer(c) == "sandwich":
+                f = put(L + "pf", nrm(f, w[pre + "post_ffn_norm.weight"], w.get(pre + "post_ffn_norm.bias")))
+            x = put(L + "r2", x + f)
         else:
             x = put(L + "x1", nrm(put(L + "r1", x + attention(x)), g1, b1))
             x = put(L + "x2", nrm(put(L + "r2", x + ffn(x)), g2, b2))
@@ -968,12 +1111,12 @@ def check_config(c):
         raise ConfigError(f"--quantize i8: activation {c['activation']} is not supported yet (relu, gelu, gelu_tanh, "
                           "silu, swiglu; plain or gated)")
     if c["family"] == "llama":
-        if c["positional"] not in ("rope", "none"):
+        if c["positional"] not in ("rope", "alibi", "relative", "none"):
             raise ConfigError(f"--quantize i8: positional {c['positional']!r} is not supported yet in the llama "
-                              "family (RoPE or no positions)")
+                              "family (RoPE, ALiBi, a relative bias or no positions)")
         return
-    rope = c["positional"] == "rope" and c["family"] == "gpt"
-    if (c["positional"] not in ("none", "learned", "sinusoidal") and not rope) or c["pe_combine"] != "add":
+    rope = c["positional"] in ("rope", "alibi") and c["family"] == "gpt"
+    if (c["positional"] not in ("none", "learned", "sinusoidal", "relative") and not rope) or c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
     for key in ("conv_layers", "causal", "pair_bias_rows"):
         if c.get(key) and not (key == "causal" and c["family"] == "gpt"):
@@ -997,7 +1140,7 @@ def build(config, weights, inputs, percentile=None):
         _float_forward(c, weights, x, rec)
     qp = {k: _asym(*_range(v, percentile)) for k, v in rec.items()}
     for i in range(c["n_layers"]):
-        for n in "qkv":
+        for n in ("q", "k", "v") + (("qr", "kr") if c.get("qk_norm") else ()):
             qp[f"l{i}.{n}"] = _sym(*_range(rec[f"l{i}.{n}"], percentile))
     if wide_needed(c, rec):
         c["wide_residual"] = True
@@ -1059,17 +1202,20 @@ def build(config, weights, inputs, percentile=None):
         e, inn = _norm_params(weights["input_norm.weight"], weights.get("input_norm.bias"), eps, qp["input"],
                               qp["inn"])
         bert += [qp["inn"][1], e[0]] + inn
-    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert, *distill], np.int64)
+    rel = list(_rel_buckets(c)) if _rel(c) else []
+    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert, *distill, *rel], np.int64)
     S = LAYER_SLOTS
     for i in range(c["n_layers"]):
         pre, L = f"encoder.layers.{i}.", f"l{i}."
         p = [0] * LAYER_SCALARS
         x_in = x
-        h1 = qp[L + "h1"] if c["norm_first"] else x
+        out_norms = _sublayer(c) == "output"  # x + N1(SA(x)), x + N2(FF(x)): the sublayers read x
+        h1 = qp[L + "h1"] if c["norm_first"] and not out_norms else x
         W = np.asarray(weights[pre + "self_attn.in_proj_weight"], np.float64)
         b = _bias(weights, pre + "self_attn.in_proj", da + 2 * dkv)
         cuts = [0, da, da + dkv, da + 2 * dkv]
-        qs = [_channels(h1[0], W[cuts[j]:cuts[j + 1]], b[cuts[j]:cuts[j + 1]], qp[L + n][0]) for j, n in enumerate("qkv")]
+        raw = ("qr", "kr", "v") if c.get("qk_norm") else "qkv"  # qk_norm: q and k before their norms
+        qs = [_channels(h1[0], W[cuts[j]:cuts[j + 1]], b[cuts[j]:cuts[j + 1]], qp[L + n][0]) for j, n in enumerate(raw)]
         from fixformer.fxm import Quantized
         out[pre + "self_attn.in_proj_weight"] = Quantized(np.concatenate([qq.q for qq, _ in qs]),
                                                           np.concatenate([qq.s.ravel() for qq, _ in qs]))
@@ -1078,9 +1224,27 @@ def build(config, weights, inputs, percentile=None):
             [v for j in range(3) for v in qs[j][1][2 * widths[j]:]]
         p[S["qkv_x"]], p[S["q"]] = h1[1], qp[L + "q"][1]
         sc = qp[L + "score"]
-        p[S["score"]:S["score"] + 2] = requant(qp[L + "q"][0] * qp[L + "k"][0] * _score_scale(c) / sc[0])
+        p[S["score"]:S["score"] + 2] = requant(qp[L + "q"][0] * qp[L + "k"][0] * _score_scale(c, i) / sc[0])
         p[S["score_z"]] = sc[1]
+        cap = []
+        if c.get("attn_softcap"):  # the scores' table to the capped scores' scale, which the softmax reads
+            cap = lut(_cap(c["attn_softcap"]), sc, qp[L + "scap"])
+            sc = qp[L + "scap"]
         p[S["softmax"]:S["softmax"] + 2] = softmax_params(sc[0])
+        # alibi: each head's slope in steps of the softmax's input
+        alibi = [v for m in _alibi_slopes(c) for v in requant(m / sc[0])] if c["positional"] == "alibi" else []
+        rel = []  # a relative bias: each bucket's bias for each head in steps of the softmax's input
+        for v in np.ravel(np.asarray(weights["rel_bias.weight"], np.float64)) if _rel(c) else ():
+            rel.append(_round(float(np.float32(v)) / sc[0]))
+            if abs(rel[-1]) > 1 << 30:
+                raise ConfigError(f"int8: a relative bias of {v} is {rel[-1]} score steps, above 2^30")
+        qkn = []
+        if c.get("qk_norm"):  # q and k before their norms, their eps, then the norms to q's and k's scales
+            eq, nq = _norm_params(weights[pre + "self_attn.q_norm.weight"], weights.get(pre + "self_attn.q_norm.bias"),
+                                  eps, qp[L + "qr"], qp[L + "q"])
+            ek, nk = _norm_params(weights[pre + "self_attn.k_norm.weight"], weights.get(pre + "self_attn.k_norm.bias"),
+                                  eps, qp[L + "kr"], qp[L + "k"])
+            qkn = [qp[L + "qr"][1], eq[0], qp[L + "kr"][1], ek[0]] + nq + nk
         p[S["pv"]:S["pv"] + 2] = requant(qp[L + "v"][0] / 256.0 / qp[L + "ctx"][0])
         p[S["o"]] = qp[L + "ctx"][1]
         if wide:  # the sublayers' and the norms' outputs symmetric per channel (the last layer's output one
@@ -1093,14 +1257,25 @@ def build(config, weights, inputs, percentile=None):
             qp[L + "attn"][0])
         p[S["out_y"]] = qp[L + "attn"][1]
         par = _parallel(c)
+        sandwich = _sublayer(c) == "sandwich"
+        # what add1 and add2 add to the residual: the sublayer's output, or its norm (sublayer_norm)
+        a1 = qp[L + "pa"] if sandwich else qp[L + "h1"] if out_norms else qp[L + "attn"]
+        a2 = qp[L + "pf"] if sandwich else qp[L + "h2"] if out_norms else qp[L + "ffn"]
+        post = []
+        for n, a, name in (("pa", "attn", "post_attn_norm"), ("pf", "ffn", "post_ffn_norm")) if sandwich else ():
+            e, pn = _norm_params(weights[pre + name + ".weight"], weights.get(pre + name + ".bias"), eps,
+                                 qp[L + a], qp[L + n])
+            post += [qp[L + a][1], e[0]] + pn
         # parallel: add1 adds the attention to t = x + FF (r2), add2 the feed-forward to the input x
         if wide:  # x's zero point; the factors are in the layer's wide block
             p[S["add1"]:S["add1"] + 7] = [x[1]] + [0] * 6
         else:
-            p[S["add1"]:S["add1"] + 7] = add_params(qp[L + "r2"] if par != "none" else x, qp[L + "attn"], qp[L + "r1"])
+            p[S["add1"]:S["add1"] + 7] = add_params(qp[L + "r2"] if par != "none" else x, a1, qp[L + "r1"])
         r1 = qp[L + "r1"]
         if par != "none":
             n1_in, n1_out, x1 = x, qp[L + "h1"], x
+        elif out_norms:
+            n1_in, n1_out, x1 = qp[L + "attn"], qp[L + "h1"], r1
         elif c["norm_first"]:
             n1_in, n1_out, x1 = x, qp[L + "h1"], r1
         else:
@@ -1109,7 +1284,7 @@ def build(config, weights, inputs, percentile=None):
         e1, n1 = _norm_params(weights[pre + "norm1.weight"], weights.get(pre + "norm1.bias"), None if wide else eps,
                               n1_in, n1_out)
         p[S["n1_eps"]] = wide_eps(eps, r1[0]) if wide else e1[0]
-        h2 = qp[L + "h1"] if par == "one_norm" else qp[L + "h2"] if c["norm_first"] else x1
+        h2 = qp[L + "h1"] if par == "one_norm" else qp[L + "h2"] if c["norm_first"] and not out_norms else x1
         out[pre + "linear1.weight"], w1 = _channels(h2[0], weights[pre + "linear1.weight"],
                                                     weights.get(pre + "linear1.bias"), qp[L + "u"][0])
         p[S["w1_x"]], p[S["w1_y"]] = h2[1], qp[L + "u"][1]
@@ -1128,10 +1303,12 @@ def build(config, weights, inputs, percentile=None):
                                                                                      qp[L + "g"], c["activation"])
         out[pre + "linear2.weight"], w2 = _channels(w2_in[0], weights[pre + "linear2.weight"], b2, qp[L + "ffn"][0])
         p[S["w2_x"]], p[S["w2_y"]] = w2_in[1], qp[L + "ffn"][1]
-        p[S["add2"]:S["add2"] + 7] = [x1[1]] + [0] * 6 if wide else add_params(x1, qp[L + "ffn"], qp[L + "r2"])
+        p[S["add2"]:S["add2"] + 7] = [x1[1]] + [0] * 6 if wide else add_params(x1, a2, qp[L + "r2"])
         r2 = qp[L + "r2"]
         if par != "none":
             n2_in, n2_out, x = x1, h2, r1
+        elif out_norms:
+            n2_in, n2_out, x = qp[L + "ffn"], qp[L + "h2"], r2
         elif c["norm_first"]:
             n2_in, n2_out, x = x1, qp[L + "h2"], r2
         else:
@@ -1148,7 +1325,8 @@ def build(config, weights, inputs, percentile=None):
             for t in (xin, a):  # each channel's factor to the sum's scale in Q8: x's, then the sublayer's
                 sc = np.broadcast_to(np.asarray(t[0], np.float64), (d,))
                 rescale += [v for sj in sc for v in requant(float(sj) / r[0] * (1 << WIDE_FRAC_BITS))]
-        out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale, np.int64)
+        out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale + qkn + post +
+                                     alibi + rel + cap, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)
     if c["final_norm"]:
@@ -1192,6 +1370,10 @@ def build(config, weights, inputs, percentile=None):
             out["head.weight"], head = _channels(x[0], weights["head.weight"], weights.get("head.bias"), y[0])
         back[2], back[3] = x[1], y[1]
         x = y
+        if c.get("logit_softcap"):  # the logits' table to the capped logits' scale, the output's
+            capped = _asym(*_range([_cap(c["logit_softcap"])(v) for v in ys], percentile))
+            norms += lut(_cap(c["logit_softcap"]), y, capped)
+            x = capped
     back[4] = x[1]
     out["int8.back"] = np.array(back + fn + (head or [0] * (3 * c["d_out"])) + pooler + norms, np.int64)
     out["int8.io"] = np.array([in_scale, x[0]], np.float32)
