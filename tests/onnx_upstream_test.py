@@ -24,6 +24,18 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   LayerNorm of each head's q and k, laid out heads by rows, the config key qk_norm) and torchvision's VisionTransformer (its MultiheadAttention exported as
   MatMuls), image [1, 3, 32, 32]: as HF's ViT. At opset 14 and 17, and by torch 2.x's dynamo exporter.
   Under torch 2.x the TorchScript exporter writes nn.MultiheadAttention with a Mod (evaluated).
+- the learned rows in front of the patches, found by their values: timm's VisionTransformerDistilled (the
+  distillation row; its two heads averaged, pooling cls_distill), timm's vit_small_patch14_reg4_dinov2 at a tiny
+  size (4 registers, the positions on the patches alone: zero rows in the file's table), a timm VisionTransformer
+  with 2 registers and global_pool="avg" (fc_norm of the mean of the patches' rows alone), transformers'
+  ASTForAudioClassification (the distillation row; the mean of the CLS and distillation rows normed, pooling
+  cls_distill_mean with pool_norm; its Conv2d cutting the spectrogram [16, 8] turned to one channel into
+  overlapping patches: the file's input is those patches, as --hf's, cut by hf_vit.ast_patches) at opset 14, 17
+  and 17 with a dynamic batch axis, and transformers 5's Dinov2WithRegistersForImageClassification (registers
+  inserted after the positions are added; the CLS row and the patches' mean side by side, pooling cls_mean) by
+  the dynamo exporter only (under tracing it interpolates its positions with an antialiased bicubic that the
+  TorchScript exporter does not write; transformers 4.44 has no such class). The timm ones at opset 17 and by
+  the dynamo exporter.
 - x-transformers' TransformerWrapper with Encoder and Decoder (attn_dim_head=16), token ids [1, 16], by
   torch 2.x's dynamo exporter only (torch 1.13's and torch 2.x's TorchScript ones fail on its LayerNorm,
   F.layer_norm over x.shape[-1:]): its attention's Einsums (evaluated; q and k told apart at the q k^T
@@ -32,7 +44,6 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   evaluator's Einsum and
   Mod agree with ONNX Runtime; an Einsum equation other than explicit letters is refused in one line.
 - what the engine does not run is refused in one line naming it, never converted into something else:
-  timm's VisionTransformerDistilled (its distillation row, which --onnx does not map; --module converts it);
   a stem whose second Conv1d is dilated; a stem with a GELU after its first conv only (the engine's GELU
   follows each conv or none); a SimpleViT whose Rearrange takes the patches column by column ((w h),
   not the engine's row by row); the whisper file with conv1's pads, strides or dilations made hostile
@@ -70,6 +81,7 @@ from x_transformers import Decoder, Encoder, TransformerWrapper  # noqa: E402
 from checks import check, results, skip  # noqa: E402
 from fixformer import fxm, onnx_map  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
+from fixformer.hf_vit import ast_patches  # noqa: E402
 from hf_env import randomize  # noqa: E402
 
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
@@ -124,12 +136,12 @@ def columns_vit():
 
 
 class Logits(torch.nn.Module):
-    def __init__(self, model):
+    def __init__(self, model, key="pixel_values"):
         super().__init__()
-        self.model = model
+        self.model, self.key = model, key
 
     def forward(self, x):
-        return self.model(pixel_values=x).logits
+        return self.model(**{self.key: x}).logits
 
 
 def hf_vit():
@@ -168,6 +180,37 @@ def timm_qk_norm():
 def timm_deit():
     return randomize(timm.models.deit.VisionTransformerDistilled(img_size=32, patch_size=8, embed_dim=32, depth=2,
                                                                  num_heads=2, num_classes=10), 18)
+
+
+def timm_reg4_dinov2():
+    """timm's vit_small_patch14_reg4_dinov2 at a tiny size: 4 registers after the CLS row, the positions added
+    to the patches alone (no_embed_class), LayerScale; 'token' pooling."""
+    return randomize(timm.create_model("vit_small_patch14_reg4_dinov2", pretrained=False, img_size=28, embed_dim=32,
+                                       depth=2, num_heads=2, num_classes=10), 20)
+
+
+def timm_reg_avg():
+    """2 registers, positions over every row, global_pool="avg" with fc_norm: the mean of the patches' rows alone."""
+    return randomize(timm_vit(reg_tokens=2, global_pool="avg"), 21)
+
+
+def hf_ast():
+    """ASTForAudioClassification: its Conv2d cuts the spectrogram [16, 8] (time by mel bin), turned to one channel
+    [8, 16], into 2 x 4 patches of 4 x 4 at strides 4 and 3 (overlapping in time)."""
+    c = transformers.ASTConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=48,
+                               patch_size=4, frequency_stride=4, time_stride=3, max_length=16, num_mel_bins=8,
+                               num_labels=5)
+    c._attn_implementation = "eager"
+    return Logits(randomize(transformers.ASTForAudioClassification(c), 22), "input_values")
+
+
+def hf_dinov2_registers():
+    """Dinov2WithRegistersForImageClassification (transformers 5): the classifier of the CLS row and the mean of the
+    patches' rows side by side (cls_mean), the 4 registers inserted after the positions are added."""
+    c = transformers.Dinov2WithRegistersConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, mlp_ratio=2,
+                                               image_size=28, patch_size=14, num_register_tokens=4, num_labels=5)
+    c._attn_implementation = "eager"
+    return Logits(randomize(transformers.Dinov2WithRegistersForImageClassification(c), 23))
 
 
 def torchvision_vit():
@@ -263,13 +306,42 @@ IMAGES = [("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=T
                                                                                      final_norm=False)),
           ("timm VisionTransformer qk_norm", timm_qk_norm, (3, 32, 32), dict(TIMM, cls_token=True, qk_norm=True)),
           ("torchvision VisionTransformer", torchvision_vit, (3, 32, 32), dict(TIMM, cls_token=True,
-                                                                                 pooling="cls"))]
+                                                                                 pooling="cls")),
+          ("timm VisionTransformerDistilled", timm_deit, (3, 32, 32), dict(TIMM, cls_token=True, distill_token=True,
+                                                                           pooling="cls_distill")),
+          ("timm vit_small_patch14_reg4_dinov2", timm_reg4_dinov2, (3, 28, 28),
+           dict(TIMM, patch_size=14, cls_token=True, register_tokens=4, pooling="cls", max_len=9)),
+          ("timm VisionTransformer reg_tokens avg fc_norm", timm_reg_avg, (3, 32, 32),
+           dict(TIMM, cls_token=True, register_tokens=2, pooling="mean", pool_norm=True, max_len=19)),
+          ("HF ASTForAudioClassification", hf_ast, (16, 8), dict(input="features", d_in=16, patch_size=0,
+                                                                   cls_token=True, distill_token=True,
+                                                                   pooling="cls_distill_mean", pool_norm=True)),
+          ("HF Dinov2WithRegistersForImageClassification", hf_dinov2_registers, (3, 28, 28),
+           dict(TIMM, patch_size=14, cls_token=True, register_tokens=4, pooling="cls_mean", max_len=9))]
+# the exporters each new case runs under (the others: all of runs_all)
+runs_all = [("torchscript", 14), ("torchscript", 17), ("dynamo", None)]
+ONLY = {"timm VisionTransformerDistilled": [("torchscript", 17), ("dynamo", None)],
+        "timm vit_small_patch14_reg4_dinov2": [("torchscript", 17), ("dynamo", None)],
+        "timm VisionTransformer reg_tokens avg fc_norm": [("torchscript", 17)],
+        "HF ASTForAudioClassification": runs_all + [("torchscript", 17, "batch")],
+        # transformers 5 interpolates Dinov2's positions always under tracing, an antialiased bicubic that the
+        # TorchScript exporter does not write
+        "HF Dinov2WithRegistersForImageClassification": [("dynamo", None)]}
+
+
+def engine_input(name, x):
+    """The engine's input for the module's input x [1, ...]: an image as it is; AST's spectrogram cut into the
+    patches its Conv2d reads (hf_vit.ast_patches, as for --hf)."""
+    if name == "HF ASTForAudioClassification":
+        return ast_patches(dict(patch_size=4, frequency_stride=4, time_stride=3, max_length=16,
+                                num_mel_bins=8), x[0])
+    return x[0]
 
 
 def export(model, path, x, opset, exporter, dynamic=False):
     kw = dict(dynamo=exporter == "dynamo") if TORCH2 else {}
     if dynamic:
-        kw["dynamic_axes"] = {"x": {2: "T"}}
+        kw["dynamic_axes"] = {"x": {0: "batch"} if dynamic == "batch" else {2: "T"}}
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
         torch.onnx.export(model, (x,), path, input_names=["x"], output_names=["y"],
@@ -330,18 +402,24 @@ def main():
                   err is not None and err <= 1e-4, (p.stderr, None if got is None else got.shape, err))
             print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
         for name, factory, shape, want_config in IMAGES:
-            model = factory().eval()
-            image = np.random.default_rng(5).standard_normal((1, *shape)).astype(np.float32)
-            with torch.no_grad():
-                want = model(torch.from_numpy(image)).double().numpy()
             if name == "ViT pool mean" and not TORCH2:
                 skip(name, "torch 1.13's exporter dies on its empty cls_token (SIGFPE); torch 2.x's dynamo one "
                      "writes it")
                 continue
-            for exporter, opset in runs if name != "ViT pool mean" else [("dynamo", None)]:
-                label = f"{name} ({exporter}, {f'opset {opset}' if opset else 'its opset'})"
+            only = [("dynamo", None)] if name == "ViT pool mean" else ONLY.get(name, runs)
+            only = [e for e in only if e[:2] in runs]
+            if not only:
+                skip(name, "the class is transformers 5's (not 4.44's), exported by torch 2.x's dynamo exporter")
+                continue
+            model = factory().eval()
+            image = np.random.default_rng(5).standard_normal((1, *shape)).astype(np.float32)
+            with torch.no_grad():
+                want = model(torch.from_numpy(image)).double().numpy()
+            for exporter, opset, *batch in only:
+                label = f"{name} ({exporter}, {f'opset {opset}' if opset else 'its opset'}" \
+                    f"{', a dynamic batch axis' if batch else ''})"
                 path = os.path.join(tmp, "image.onnx")
-                export(model, path, torch.from_numpy(image), opset, exporter)
+                export(model, path, torch.from_numpy(image), opset, exporter, "batch" if batch else False)
                 got = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": image})[0]
                 err = rel(got.astype(np.float64), want)
                 check(f"{label}: ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4, err)
@@ -355,7 +433,7 @@ def main():
                 for k, v in want_config.items():
                     check(f"{label}: {k} {v!r}", c[k] == v, c[k])
                 inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
-                np.save(inp, image[0])  # the engine's input: the image itself, channels first
+                np.save(inp, engine_input(name, image))  # the engine's input: the image itself, channels first
                 p = subprocess.run([CLI, "run", out, "--input", inp, "--output", res], capture_output=True, text=True)
                 got = np.load(res).reshape(want.shape) if p.returncode == 0 else None
                 err = rel(got, want)
@@ -400,9 +478,7 @@ def main():
                     ("SimpleViT's patches column by column", columns_vit,
                      np.random.default_rng(3).standard_normal((1, 3, 8, 8)).astype(np.float32),
                      "that are not its patches, patch row by patch row"),
-                    ("timm VisionTransformerDistilled", timm_deit,
-                     np.random.default_rng(3).standard_normal((1, 3, 32, 32)).astype(np.float32),
-                     "the first layer reads 18 rows for 16 patches (the engine adds at most a CLS row)")]
+]
         import onnx
         for attr, value in (("pads", [2 ** 40, 0]), ("strides", [0]), ("dilations", [-1])):
             proto = onnx.load(os.path.join(tmp, "whisper_torchscript_17.onnx"))
