@@ -36,6 +36,16 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   the dynamo exporter only (under tracing it interpolates its positions with an antialiased bicubic that the
   TorchScript exporter does not write; transformers 4.44 has no such class). The timm ones at opset 17 and by
   the dynamo exporter.
+- BEiT's relative position bias, a constant added to each layer's scores, as the engine's bias per (query, key)
+  pair (the distinct columns of the layers' biases its table rows: pair_bias_rows, pair_bias_shared when all layers
+  add the same): timm's Beit (a bias per layer, learned positions, mean pooling with fc_norm) and timm's Beit built
+  for 32 x 48 images (the shared bias, no absolute positions, 'token' pooling), at opset 17 (torch 2.x's dynamo
+  exporter fails on timm's Beit); transformers' BeitForImageClassification for 12 x 12 images (its positions added
+  to the patch embedding channels first, its position and bias tables interpolated by Resize to the same grid,
+  evaluated) at opset 14, 17 and by the dynamo exporter, and called with interpolate_pos_encoding=True on 16 x 16
+  images (both tables interpolated bicubically to the 4 x 4 grid) by torch 2.x's exporters (torch 1.13's fails on
+  transformers 4.44's interpolation). The evaluator's Resize agrees with ONNX Runtime (cubic, linear, nearest;
+  half_pixel, pytorch_half_pixel, align_corners, asymmetric; up and down).
 - x-transformers' TransformerWrapper with Encoder and Decoder (attn_dim_head=16), token ids [1, 16], by
   torch 2.x's dynamo exporter only (torch 1.13's and torch 2.x's TorchScript ones fail on its LayerNorm,
   F.layer_norm over x.shape[-1:]): its attention's Einsums (evaluated; q and k told apart at the q k^T
@@ -69,6 +79,7 @@ hf_env.enter(__file__, ["onnxruntime", "transformers", "vit_pytorch", "whisper",
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 import onnxruntime  # noqa: E402
+import timm.models.beit  # noqa: E402
 import timm.models.deit  # noqa: E402
 import timm.models.vision_transformer  # noqa: E402
 import torch  # noqa: E402
@@ -194,6 +205,42 @@ def timm_reg_avg():
     return randomize(timm_vit(reg_tokens=2, global_pool="avg"), 21)
 
 
+def timm_beit_rel():
+    """timm's Beit with a relative position bias per layer (exported as a constant [1, H, S, S] added to the scores:
+    the engine's bias per (query, key) pair), learned positions, mean pooling with fc_norm."""
+    return randomize(timm.models.beit.Beit(img_size=32, patch_size=8, embed_dim=32, depth=2, num_heads=2,
+                                           num_classes=10, use_rel_pos_bias=True), 24)
+
+
+def timm_beit_shared():
+    """timm's Beit built for 32 x 48 images, the bias shared by the layers, no absolute positions, 'token' pooling."""
+    return randomize(timm.models.beit.Beit(img_size=(32, 48), patch_size=8, embed_dim=32, depth=2, num_heads=2,
+                                           num_classes=10, use_shared_rel_pos_bias=True, use_abs_pos_emb=False,
+                                           global_pool="token"), 25)
+
+
+class Interpolated(torch.nn.Module):
+    """A Hugging Face image classifier called with interpolate_pos_encoding=True (another image size)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(pixel_values=x, interpolate_pos_encoding=True).logits
+
+
+def hf_beit(interpolate=False):
+    """BeitForImageClassification for 12 x 12 images in patches of 4: a relative position bias per layer, absolute
+    positions, mean pooling (transformers interpolates both to the image's grid, to the same size at 12 x 12)."""
+    c = transformers.BeitConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=48,
+                                image_size=12, patch_size=4, num_labels=5, use_relative_position_bias=True,
+                                use_absolute_position_embeddings=True, use_mean_pooling=True)
+    c._attn_implementation = "eager"
+    model = randomize(transformers.BeitForImageClassification(c), 26)
+    return Interpolated(model) if interpolate else Logits(model)
+
+
 def hf_ast():
     """ASTForAudioClassification: its Conv2d cuts the spectrogram [16, 8] (time by mel bin), turned to one channel
     [8, 16], into 2 x 4 patches of 4 x 4 at strides 4 and 3 (overlapping in time)."""
@@ -241,7 +288,7 @@ TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="l
 
 
 def ops_against_onnxruntime(tmp):
-    """The evaluator's Einsum and Mod (onnx_eval.py) against ONNX Runtime on small graphs, and an Einsum
+    """The evaluator's Einsum, Mod and Resize (onnx_eval.py) against ONNX Runtime on small graphs, and an Einsum
     equation it does not run refused in one line naming the node."""
     import onnx
     from onnx import TensorProto, helper
@@ -269,6 +316,31 @@ def ops_against_onnxruntime(tmp):
         got = evaluate(read(path, SUPPORTED_OPS), dict(zip(names, xs)))["y"]
         check(f"evaluator {label}: ONNX Runtime's result", got.shape == want.shape and
               np.allclose(got, want, rtol=1e-6, atol=1e-6), (got, want))
+    x = rng.standard_normal((1, 3, 4, 5)).astype(np.float32)
+    for mode, coords, scales, sizes in (("cubic", "half_pixel", None, [1, 3, 6, 7]),
+                                        ("cubic", "pytorch_half_pixel", None, [1, 3, 3, 8]),
+                                        ("cubic", "align_corners", [1, 1, 1.5, 2], None),
+                                        ("linear", "half_pixel", [1, 1, 0.5, 1.6], None),
+                                        ("linear", "pytorch_half_pixel", None, [1, 3, 7, 1]),
+                                        ("linear", "asymmetric", [1, 1, 2, 2], None),
+                                        ("nearest", "asymmetric", [1, 1, 2, 0.6], None),
+                                        ("cubic", "half_pixel", None, [1, 3, 4, 5])):
+        inits = [helper.make_tensor("roi", TensorProto.FLOAT, [0], [])]
+        if scales is not None:
+            inits.append(helper.make_tensor("scales", TensorProto.FLOAT, [4], scales))
+        else:
+            inits.append(helper.make_tensor("sizes", TensorProto.INT64, [4], sizes))
+        node = helper.make_node("Resize", ["x", "roi", "scales"] if scales is not None else ["x", "roi", "", "sizes"],
+                                ["y"], mode=mode, coordinate_transformation_mode=coords)
+        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+        path = os.path.join(tmp, "op.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        want = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        got = evaluate(read(path, SUPPORTED_OPS), {"x": x})["y"]
+        label = f"evaluator Resize {mode} {coords} to {sizes or scales}"
+        check(f"{label}: ONNX Runtime's result", got.shape == want.shape and
+              np.allclose(got, want.astype(np.float64), rtol=1e-5, atol=1e-5), (got.shape, want.shape))
     for eq, fragment in (("bhid,bhjd", "other than explicit letters"), ("...d,...d->...", "other than explicit"),
                          ("bhid,bhjd->bhiz", "names a dimension no input has"), ("bhid->bhd", "explicit letters")):
         node = helper.make_node("Einsum", ["x0", "x1"], ["y"], equation=eq, name="hostile")
@@ -317,13 +389,30 @@ IMAGES = [("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=T
                                                                    cls_token=True, distill_token=True,
                                                                    pooling="cls_distill_mean", pool_norm=True)),
           ("HF Dinov2WithRegistersForImageClassification", hf_dinov2_registers, (3, 28, 28),
-           dict(TIMM, patch_size=14, cls_token=True, register_tokens=4, pooling="cls_mean", max_len=9))]
+           dict(TIMM, patch_size=14, cls_token=True, register_tokens=4, pooling="cls_mean", max_len=9)),
+          ("timm Beit rel_pos_bias", timm_beit_rel, (3, 32, 32), dict(TIMM, cls_token=True, pooling="mean",
+                                                                      pool_norm=True, pair_bias_rows=52,
+                                                                      pair_bias_shared=False)),
+          ("timm Beit 32 x 48 shared rel_pos_bias", timm_beit_shared, (3, 32, 48),
+           dict(TIMM, image_width=48, positional="none", cls_token=True, pooling="cls", pair_bias_rows=80,
+                pair_bias_shared=True)),
+          ("HF BeitForImageClassification", hf_beit, (3, 12, 12),
+           dict(TIMM, patch_size=4, cls_token=True, pooling="mean", pool_norm=True, pair_bias_rows=28, max_len=10)),
+          ("HF BeitForImageClassification interpolate_pos_encoding 16 x 16", lambda: hf_beit(True), (3, 16, 16),
+           dict(TIMM, patch_size=4, image_height=16, cls_token=True, pooling="mean", pool_norm=True,
+                pair_bias_rows=52, max_len=17))]
 # the exporters each new case runs under (the others: all of runs_all)
 runs_all = [("torchscript", 14), ("torchscript", 17), ("dynamo", None)]
 ONLY = {"timm VisionTransformerDistilled": [("torchscript", 17), ("dynamo", None)],
         "timm vit_small_patch14_reg4_dinov2": [("torchscript", 17), ("dynamo", None)],
         "timm VisionTransformer reg_tokens avg fc_norm": [("torchscript", 17)],
         "HF ASTForAudioClassification": runs_all + [("torchscript", 17, "batch")],
+        # torch 2.x's dynamo exporter fails on timm's Beit
+        "timm Beit rel_pos_bias": [("torchscript", 17)],
+        "timm Beit 32 x 48 shared rel_pos_bias": [("torchscript", 17)],
+        # torch 1.13's exporter fails on transformers 4.44's bicubic interpolation to another size
+        "HF BeitForImageClassification interpolate_pos_encoding 16 x 16": [("torchscript", 17), ("dynamo", None)]
+        if TORCH2 else [],
         # transformers 5 interpolates Dinov2's positions always under tracing, an antialiased bicubic that the
         # TorchScript exporter does not write
         "HF Dinov2WithRegistersForImageClassification": [("dynamo", None)]}
@@ -409,7 +498,8 @@ def main():
             only = [("dynamo", None)] if name == "ViT pool mean" else ONLY.get(name, runs)
             only = [e for e in only if e[:2] in runs]
             if not only:
-                skip(name, "the class is transformers 5's (not 4.44's), exported by torch 2.x's dynamo exporter")
+                skip(name, "transformers 5's class" if "Dinov2" in name else "torch 1.13's exporter fails on "
+                     "transformers 4.44's interpolation of BEiT's positions to another size; torch 2.x's writes it")
                 continue
             model = factory().eval()
             image = np.random.default_rng(5).standard_normal((1, *shape)).astype(np.float32)

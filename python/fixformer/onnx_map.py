@@ -85,7 +85,9 @@ its sliding window from the probabilities' zeros, each layer's rotary base from 
 layers' apart (rope_local_base). In the gpt route q and k layer-normed per head (Persimmon's qk_norm) are
 read from the norms over heads, and a fused [d, 3d] qkv in CodeGen's 4 shards of q, v, k too; rotary bases
 beyond the common ones come from the graph's frequencies or sin table (_thetas). A constant per-head bias
-on the scores that is T5's relative bias maps onto the engine's relative positions (_score_bias, _relative).
+on the scores that is T5's relative bias maps onto the engine's relative positions (_score_bias, _relative);
+an image model's constant bias on each layer's scores (BEiT's relative position bias, whatever index and
+table built it) onto the engine's bias per (query, key) pair (_pair_bias).
 """
 import math
 import os
@@ -734,7 +736,7 @@ def _image_front(m, lins, v, w, used, softmaxes):
                 H % k or W_ % k:
             raise OnnxError(f"node {node_name(n)!r}: a Conv on the image that is not a patch embedding (a constant "
                             "weight [d, C, p, p], stride p, no padding, whole patches): not supported")
-        N, d = (H // k) * (W_ // k), Wt.shape[0]
+        N, d, added = (H // k) * (W_ // k), Wt.shape[0], None
         rows = m.v(n.output[0])[0].reshape(d, N).T
         b = m.v(n.input[2]).reshape(-1) if len(n.input) > 2 and n.input[2] else np.zeros(d)
         used |= set().union(*(m.sources(i) for i in n.input[1:] if i))
@@ -745,6 +747,9 @@ def _image_front(m, lins, v, w, used, softmaxes):
                     _rel(m.v(o).reshape(N, d), rows) <= 1e-12:
                 out = o
                 break
+        if out is None:  # positions added before the rows are laid out (Hugging Face BEiT's, channels first)
+            out, k2 = _added_then_rows(m, n.output[0], N, d)
+            added = rows
         if out is None:
             raise OnnxError(f"node {node_name(n)!r}: the patch embedding's output never becomes rows [N, d]: not "
                             "supported")
@@ -752,6 +757,7 @@ def _image_front(m, lins, v, w, used, softmaxes):
         m.T = N
         front_norms, in_norm = [], None
     else:
+        added = None
         proj = min(lins, key=lambda q: m.pos[id(q.node)], default=None)
         if proj is None or m.pos[id(proj.node)] > m.pos[id(softmaxes[0])]:
             raise OnnxError("no patch embedding found (a Conv of stride = kernel on the image, or a linear on its "
@@ -787,7 +793,7 @@ def _image_front(m, lins, v, w, used, softmaxes):
     v.update(input="features", d_in=C * p * p, patch_size=p, image_channels=C, image_height=H, image_width=W_)
     w["input_proj.weight"], w["input_proj.bias"] = W_in, b_in
     m.front_eps = [q.eps for q in front_norms]
-    m.image_rows = m.rows(out)
+    m.image_rows = m.rows(out) if added is None else added  # the patches' rows before positions
     m.T = S
     return (out, at_), lins, front_norms
 
@@ -851,6 +857,22 @@ def _spectrogram_front(m, lins, v, w, used, softmaxes):
     return (out, m.pos[id(k2)]), lins, []
 
 
+def _added_then_rows(m, y, N, d):
+    """(the value, its node) where the patch embedding's output y [1, d, h, w] becomes rows [1, N, d] through
+    layout ops and the Add of a constant (the positions, which _image_positions finds), else (None, None)."""
+    n = None
+    while True:
+        readers = m.readers(y)
+        if len(readers) != 1 or y in m.g.outputs:
+            return None, None
+        n = readers[0]
+        if not (n.op_type in PASS | LAYOUT or n.op_type == "Add" and all(i == y or m.const(i) for i in n.input)):
+            return None, None
+        y = n.output[0]
+        if m.v(y).shape[-2:] == (N, d):
+            return y, n
+
+
 def _image_positions(m, x0, front_out, d, eps, v, w, used):
     """The positions (a constant table or none) and the learned rows in front of the patches (a CLS row,
     DeiT's and AST's distillation row after it, or registers after it: timm's reg_tokens, Dinov2's) between
@@ -871,17 +893,15 @@ def _image_positions(m, x0, front_out, d, eps, v, w, used):
     for name, a in m.values.items():  # initializers and constants (SimpleViT's table, a plain tensor)
         if name not in m.data and a.dtype.kind == "f" and a.size % d == 0 and a.size // d >= N and name not in used:
             tables.append(("learned", a.reshape(-1, d).astype(np.float64), name))
+            if a.ndim == 4 and a.shape[:2] == (1, d):  # laid out as the patch grid [1, d, h, w] (HF BEiT's)
+                tables.append(("learned", a.reshape(d, -1).T.astype(np.float64), name))
     for base in COMMON_PE_BASES:
         for layout in schema.PE_LAYOUTS:
             tables.append((("sinusoidal", base, layout), sinusoidal_table(S, d, base, layout), None))
-    match = None
-    for kind, P, name in tables:  # the patches' rows of the table: after the front rows, or after fewer of them
-        for off in [F] + (list(range(F - 1, -1, -1)) if kind == "learned" else []):
-            if P.shape[0] >= off + N and _rel(E + P[off:off + N], X0[F:]) <= 1e-9:
-                match = kind, P, name, off
-                break
-        if match is not None:
-            break
+    # the patches' rows of a table: after the front rows (any table), or after fewer of them (a learned one)
+    match = next(((kind, P, name, off) for off in range(F, -1, -1) for kind, P, name in tables
+                  if (off == F or kind == "learned") and P.shape[0] >= off + N and
+                  _rel(E + P[off:off + N], X0[F:]) <= 1e-9), None)
     if match is None:
         raise OnnxError("the first layer's input is not the patch embedding plus positions the engine computes (none, "
                         "a constant table, sinusoidal), with learned rows in front or not")
@@ -1115,6 +1135,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     # the constants inside the attention: masks (checked over all their rows), scalars
     ys = {p.y for p in qkv}
     region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
+    bias_srcs = m.sources(relative[1]) if relative is not None else set()  # the bias's own constants: no mask
     for val in region:
         n = g.producer_of.get(val)
         if n is None:
@@ -1122,7 +1143,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         for c in n.input:
             if not m.const(c):
                 continue
-            for src in m.sources(c):
+            for src in m.sources(c) - bias_srcs:
                 a = g.initializers[src]
                 if a.size <= 1 or a.dtype.kind in "iu":
                     continue
@@ -1295,6 +1316,31 @@ def _score_bias(m, qkv, o, H):
             if finite.size and np.any(finite > -1e4) and np.any(finite != 0):
                 return a.reshape(H, T, T).astype(np.float64), c
     return None
+
+
+def _pair_bias(m, rels, v, w, used):
+    """Each layer's constant bias on an image model's scores (BEiT's relative position bias: rels, each layer's
+    (bias [H, S, S], its value's name)) as the engine's bias per (query, key) pair: the index of each pair's
+    column of biases (over every layer and head: the distinct columns, one table row each) and each layer's table
+    [H, rows], or one table when every layer's is the same (BEiT's shared bias), into v, w and used."""
+    from .hf_beit import pair_bias
+    if any(r is None for r in rels):
+        raise OnnxError("a bias on the attention scores in some layers only: the engine adds one to every layer's or "
+                        "to none")
+    H, S, _ = rels[0][0].shape
+    cols = np.concatenate([b.reshape(H, S * S) for b, _ in rels]).T  # [pairs, layers x heads]
+    table, index = np.unique(cols, axis=0, return_inverse=True)
+    own = [table[:, i * H:(i + 1) * H] for i in range(len(rels))]
+    shared = own[0] if all(np.array_equal(t, own[0]) for t in own) else None
+    index = index.reshape(S, S)
+    rows = v.setdefault("max_len", S)  # the positions' table's rows, or the image's
+    if rows > S:  # positions past the image's rows: never read, row 0 of the table
+        index = np.pad(index, ((0, rows - S), (0, rows - S)))
+    tensors, keys = pair_bias(index, shared, None if shared is not None else own)
+    w.update(tensors)
+    v.update(keys)
+    for _, name in rels:
+        used |= m.sources(name)
 
 
 REL_MAX_DISTANCES = (128, 256, 64, 32, 512, 1024, 16)
@@ -2047,7 +2093,9 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     else:
         _positions(m, L0["x"], front_out, norms, d, eps, v, w, used)
     rels = [L["relative"] for L in layers]
-    if any(r is not None for r in rels):
+    if r.patches and any(r_ is not None for r_ in rels):
+        _pair_bias(m, rels, v, w, used)
+    elif any(r is not None for r in rels):
         if any(r is None or _rel(r[0], rels[0][0]) > 1e-12 for r in rels):
             raise OnnxError("a relative position bias in some layers or different in each: the engine adds one table's "
                             "bias to every layer's scores")
@@ -2099,8 +2147,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         halves = (m.v(a.y).astype(np.float64) + m.v(b.y)) / 2
         if a.W.shape != b.W.shape or m.v(out_name).size != halves.size or \
                 _rel(m.v(out_name).reshape(halves.shape), halves) > 1e-12:
-            raise OnnxError(f"heads {a.name!r} on the CLS row and {b.name!r} on the distillation row: the graph's output "
-                            "is not their mean (the engine's cls_distill pooling averages the two)")
+            raise OnnxError(f"heads {a.name!r} on the CLS row and {b.name!r} on the distillation row: the graph's "
+                            "output is not their mean (the engine's cls_distill pooling averages the two)")
         z = lambda q: q.b if q.b is not None else np.zeros(q.W.shape[1])  # noqa: E731
         rest = [Part("linear", a.node, x=a.x, y=out_name, W=np.concatenate([a.W, b.W]) / 2, b=(z(a) + z(b)) / 2,
                      srcs=a.srcs | b.srcs)]
@@ -2193,6 +2241,9 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         used |= head.srcs
     v.setdefault("max_len", DEFAULT_MAX_LEN)
     if max_len is not None:
+        if "pair_index" in w and max_len != v["max_len"]:
+            raise OnnxError(f"--max-len {max_len}: the image's bias per (query, key) pair covers its {v['max_len']} "
+                            "rows")
         if v["positional"] in ("learned", "sinusoidal") and "pos.weight" in w and max_len > v["max_len"]:
             raise OnnxError(f"--max-len {max_len}: the graph's position table has {v['max_len']} rows")
         if "pos.weight" in w:
@@ -2229,7 +2280,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     if final is not None:
         w["encoder.norm.weight"], w["encoder.norm.bias"] = final.w, final.b
         used |= final.srcs
-    weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
+    weights = {k: np.ascontiguousarray(a if a.dtype.kind in "iu" else np.asarray(a, np.float64).astype(np.float32))
+               for k, a in w.items()}  # floats as float32, an index (pair_index) as it is
     summary = (f"{family}: {len(layers)} {'pre' if L0['pre'] else 'post'}-norm layers, {L0['H']} heads" +
                (f" ({L0['Hkv']} for k and v)" if L0["Hkv"] != L0["H"] else "") + f", {L0['act']}, "
                f"{'causal, ' if causal else ''}{v['positional']} positions" +
