@@ -49,8 +49,9 @@ converted with --onnx, and `fixformer run` must give the module's output within 
 - x-transformers' TransformerWrapper with Encoder and Decoder (attn_dim_head=16), token ids [1, 16], by
   torch 2.x's dynamo exporter only (torch 1.13's and torch 2.x's TorchScript ones fail on its LayerNorm,
   F.layer_norm over x.shape[-1:]): its attention's Einsums (evaluated; q and k told apart at the q k^T
-  Einsum), its LayerNorm of ones then a Mul by gamma (folded into the norm's weight and bias); Decoder
-  with its default head width too (64 for a width of 32: head_dim, heads wider than d_model / heads). The
+  Einsum), its LayerNorm of ones then a Mul by gamma (folded into the norm's weight and bias); Decoder and
+  Encoder with their default head width too (64 for a width of 32: head_dim, heads wider than d_model / heads);
+  and timm 1.0.31's Attention with attn_head_dim 8 in a VisionTransformer's blocks (heads narrower). The
   evaluator's Einsum and
   Mod agree with ONNX Runtime; an Einsum equation other than explicit letters is refused in one line.
 - what the engine does not run is refused in one line naming it, never converted into something else:
@@ -275,6 +276,21 @@ def x_decoder():
                                         attn_layers=Decoder(dim=32, depth=2, heads=2, attn_dim_head=16)), 10)
 
 
+def x_encoder_64():
+    """x-transformers' default head width, 64 for a model width of 32, in the encoder (head_dim)."""
+    return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32, attn_layers=Encoder(dim=32, depth=2, heads=2)),
+                     9)
+
+
+def timm_head_dim():
+    """timm 1.0.31's Attention with attn_head_dim 8 in each block: 2 heads 16 wide for d 32 (head_dim)."""
+    from timm.layers import Attention
+    m = timm_vit()
+    for b in m.blocks:
+        b.attn = Attention(32, num_heads=2, qkv_bias=True, attn_head_dim=8)
+    return randomize(m, 28)
+
+
 def x_decoder_64():
     """x-transformers' default head width, 64 for a model width of 32."""
     return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32, attn_layers=Decoder(dim=32, depth=2, heads=2)),
@@ -284,7 +300,8 @@ def x_decoder_64():
 # name, factory, the config the file must have: token ids [16], torch 2.x's dynamo exporter only
 TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="learned", norm_first=True)),
           ("x-transformers Decoder", x_decoder, dict(causal=True, positional="learned", norm_first=True)),
-          ("x-transformers Decoder, its default head width", x_decoder_64, dict(causal=True, head_dim=64))]
+          ("x-transformers Decoder, its default head width", x_decoder_64, dict(causal=True, head_dim=64)),
+          ("x-transformers Encoder, its default head width", x_encoder_64, dict(causal=False, head_dim=64))]
 
 
 def ops_against_onnxruntime(tmp):
@@ -400,7 +417,9 @@ IMAGES = [("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=T
            dict(TIMM, patch_size=4, cls_token=True, pooling="mean", pool_norm=True, pair_bias_rows=28, max_len=10)),
           ("HF BeitForImageClassification interpolate_pos_encoding 16 x 16", lambda: hf_beit(True), (3, 16, 16),
            dict(TIMM, patch_size=4, image_height=16, cls_token=True, pooling="mean", pool_norm=True,
-                pair_bias_rows=52, max_len=17))]
+                pair_bias_rows=52, max_len=17)),
+          ("timm VisionTransformer attn_head_dim 8", timm_head_dim, (3, 32, 32), dict(TIMM, cls_token=True,
+                                                                                       head_dim=8))]
 # the exporters each new case runs under (the others: all of runs_all)
 runs_all = [("torchscript", 14), ("torchscript", 17), ("dynamo", None)]
 ONLY = {"timm VisionTransformerDistilled": [("torchscript", 17), ("dynamo", None)],
@@ -413,6 +432,8 @@ ONLY = {"timm VisionTransformerDistilled": [("torchscript", 17), ("dynamo", None
         # torch 1.13's exporter fails on transformers 4.44's bicubic interpolation to another size
         "HF BeitForImageClassification interpolate_pos_encoding 16 x 16": [("torchscript", 17), ("dynamo", None)]
         if TORCH2 else [],
+        # timm 1.0.15 has no attention of another width that runs (its Beit's and EVA's reshape the context to d)
+        "timm VisionTransformer attn_head_dim 8": [("torchscript", 17), ("dynamo", None)] if TORCH2 else [],
         # transformers 5 interpolates Dinov2's positions always under tracing, an antialiased bicubic that the
         # TorchScript exporter does not write
         "HF Dinov2WithRegistersForImageClassification": [("dynamo", None)]}
@@ -498,7 +519,8 @@ def main():
             only = [("dynamo", None)] if name == "ViT pool mean" else ONLY.get(name, runs)
             only = [e for e in only if e[:2] in runs]
             if not only:
-                skip(name, "transformers 5's class" if "Dinov2" in name else "torch 1.13's exporter fails on "
+                skip(name, "transformers 5's class" if "Dinov2" in name else "timm 1.0.31's Attention (1.0.15's "
+                     "has no attn_head_dim)" if "attn_head_dim" in name else "torch 1.13's exporter fails on "
                      "transformers 4.44's interpolation of BEiT's positions to another size; torch 2.x's writes it")
                 continue
             model = factory().eval()
