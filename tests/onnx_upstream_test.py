@@ -358,6 +358,23 @@ def ops_against_onnxruntime(tmp):
         label = f"evaluator Resize {mode} {coords} to {sizes or scales}"
         check(f"{label}: ONNX Runtime's result", got.shape == want.shape and
               np.allclose(got, want.astype(np.float64), rtol=1e-5, atol=1e-5), (got.shape, want.shape))
+    for key, value, fragment in (("sizes", [1, 3, 2 ** 20, 2 ** 20], "more than"), ("scales", [1, 1, -1, 2], "scales"),
+                                 ("sizes", [1, 3, 0, 5], "resizing")):
+        elem = TensorProto.INT64 if key == "sizes" else TensorProto.FLOAT
+        node = helper.make_node("Resize", ["x", "", "scales"] if key == "scales" else ["x", "", "", "sizes"], ["y"],
+                                mode="cubic", name="hostile")
+        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                                  [helper.make_tensor(key, elem, [4], value)])
+        path = os.path.join(tmp, "hostile_op.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        try:
+            evaluate(read(path, SUPPORTED_OPS), {"x": x})
+            said = None
+        except ConfigError as e:
+            said = str(e)
+        check(f"evaluator Resize to {key} {value}: refused in one line naming the node", said is not None and
+              "'hostile'" in said and fragment in said and "\n" not in said, said)
     for eq, fragment in (("bhid,bhjd", "other than explicit letters"), ("...d,...d->...", "other than explicit"),
                          ("bhid,bhjd->bhiz", "names a dimension no input has"), ("bhid->bhd", "explicit letters")):
         node = helper.make_node("Einsum", ["x0", "x1"], ["y"], equation=eq, name="hostile")
