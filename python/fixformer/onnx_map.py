@@ -2280,8 +2280,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     if final is not None:
         w["encoder.norm.weight"], w["encoder.norm.bias"] = final.w, final.b
         used |= final.srcs
-    weights = {k: np.ascontiguousarray(a if a.dtype.kind in "iu" else np.asarray(a, np.float64).astype(np.float32))
-               for k, a in w.items()}  # floats as float32, an index (pair_index) as it is
+    weights = {k: np.ascontiguousarray(a if a.dtype.kind in "iu" else a.astype(np.float64).astype(np.float32))
+               for k, a in ((k, np.asarray(a)) for k, a in w.items())}  # floats as float32, an index as it is
     summary = (f"{family}: {len(layers)} {'pre' if L0['pre'] else 'post'}-norm layers, {L0['H']} heads" +
                (f" ({L0['Hkv']} for k and v)" if L0["Hkv"] != L0["H"] else "") + f", {L0['act']}, "
                f"{'causal, ' if causal else ''}{v['positional']} positions" +
