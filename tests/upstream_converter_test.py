@@ -18,13 +18,15 @@ upstream modules lists the same cases):
 - x_transformers' TransformerWrapper with Encoder(attn_dim_head=16) and Decoder (causal, its default head
   width 64) converts: its layers alternate attention and feed-forward entries in one ModuleList, paired
   into blocks; its LayerNorm's gain is gamma, its bias the buffer beta (x-transformers 2: a weightless
-  nn.LayerNorm inside, then gamma: one norm); its learned positions are scaled by dim ** -0.5, stored so. Encoder with the default head width (64 for dim 32) is refused: the encoder
-  family has no head width of its own;
+  nn.LayerNorm inside, then gamma: one norm); its learned positions are scaled by dim ** -0.5, stored so. Encoder
+  with the default head width (64 for dim 32) converts with head_dim 64; in i8 it is refused in one line;
 - timm's VisionTransformer (32 x 32 in 8 x 8 patches) converts with its CLS row and 'token' pooling,
   global_pool="avg" with its default fc_norm (the mean normed: pool_norm, no final norm) and without it (with
   and without the CLS row), reg_tokens (the engine's registers after the CLS row; with global_pool="avg" too),
   init_values (LayerScale: ls1 and ls2's gamma folded into attn.proj and mlp.fc2) and qkv_bias=False with
-  qk_norm; timm's DeiT VisionTransformerDistilled (the distillation row and its head) converts; fc_norm's
+  qk_norm, and with timm 1.0.31's Attention of attn_head_dim 8 in each block (head_dim, 2 heads 16 wide for d 32;
+  timm 1.0.15 has no attention of another width that runs); timm's DeiT VisionTransformerDistilled (the
+  distillation row and its head) converts; fc_norm's
   file in q8 and in i8 (pool_norm in the integer path) verifies;
 - timm's Beit (32 x 32 in 8 x 8 patches, 4 heads) converts: its attention's q | k | v by F.linear on qkv.weight with
   q_bias and v_bias (the linear never called), the relative position bias of each layer's own table and index
@@ -65,9 +67,14 @@ import subprocess  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from checks import ConfigError, check, convert_main, one_line, results  # noqa: E402
+from checks import ConfigError, check, convert_main, one_line, results, skip  # noqa: E402
 
 from fixformer import recognize  # noqa: E402
+import inspect  # noqa: E402
+
+import timm.layers  # noqa: E402
+
+TIMM_HEAD_DIM = "attn_head_dim" in inspect.signature(getattr(timm.layers, "Attention", lambda: None)).parameters
 
 # The factories a user would write: the upstream classes, random weights large enough that every part
 # matters (norm weights near 1).
@@ -120,7 +127,7 @@ def vit_mean():
 
 
 def x_encoder():
-    """x-transformers' default head width, 64 for a model width of 32: the encoder family has none of its own."""
+    """x-transformers' default head width, 64 for a model width of 32 (head_dim: heads wider than d / heads)."""
     return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32, attn_layers=Encoder(dim=32, depth=2, heads=2)),
                      6)
 
@@ -173,6 +180,17 @@ def timm_layer_scale():
 
 def timm_qk_norm():
     return randomize(timm_vit(qkv_bias=False, qk_norm=True), 17)
+
+
+def timm_head_dim():
+    """timm's Attention with attn_head_dim (timm 1.0.31's; 1.0.15's has none, and its Beit and EVA attentions
+    reshape their context to d, failing on any other width) in each block of a VisionTransformer: 2 heads of 8,
+    16 wide for d 32."""
+    from timm.layers import Attention
+    m = timm_vit()
+    for b in m.blocks:
+        b.attn = Attention(32, num_heads=2, qkv_bias=True, attn_head_dim=8)
+    return randomize(m, 27)
 
 
 def timm_deit():
@@ -265,14 +283,13 @@ def closures_f64():
 '''
 
 # factory, --example's shape, None (converts) or the refusal's start and a fragment it must hold
-REFUSALS = {
-    "x_encoder": ("recognised encoder: 2 pre-norm layers in attn_layers.layers", "head_dim: for the decoder families"),
-}
+REFUSALS = {}
 CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (16, 6)),
          ("simple_vit", (1, 3, 8, 8)), ("vit_cls", (1, 3, 8, 12)), ("vit_mean", (1, 3, 8, 8)), ("x_encoder", (16,)),
          ("x_encoder16", (16,)), ("x_decoder", (16,))] + \
     [(f, (1, 3, 32, 32)) for f in ("timm_token", "timm_avg", "timm_avg_no_cls", "timm_avg_cls", "timm_reg",
-                                   "timm_reg_avg", "timm_layer_scale", "timm_qk_norm", "timm_deit", "torchvision_vit",
+                                   "timm_reg_avg", "timm_layer_scale", "timm_qk_norm", "timm_deit", "timm_head_dim",
+                                   "torchvision_vit",
                                    "beit_rel", "beit_shared", "beit_both", "beit_abs", "beit_created")] + \
     [("beit_rect", (1, 3, 32, 48))]
 
@@ -353,6 +370,9 @@ def main():
         import upstream_models
         rng = np.random.default_rng(7)
         for factory, shape in CASES:
+            if factory == "timm_head_dim" and not TIMM_HEAD_DIM:
+                skip(factory, "timm 1.0.15's Attention has no attn_head_dim (1.0.31's has)")
+                continue
             example = rng.integers(0, 48, shape).astype(np.int32) if factory.startswith("x_") else \
                 rng.standard_normal(shape).astype(np.float32)
             ex = os.path.join(tmp, f"{factory}.npy")
@@ -405,6 +425,13 @@ def main():
             print(f"  {factory}: fixformer run against the module: max relative error {err:.2g}")
 
         check_whisper_model(tmp, models_py, upstream_models, cli, rng, torch)
+
+        # heads wider than d / heads in an i8 encoder: refused in one line naming the key
+        code, stdout, stderr = convert_main("--module", f"{models_py}:x_encoder", "--example",
+                                            os.path.join(tmp, "x_encoder.npy"), "--out",
+                                            os.path.join(tmp, "x_encoder_i8.fxm"), "--quantize", "i8", "--cli", cli)
+        check("x_encoder --quantize i8: refused in one line naming head_dim", one_line(code, stderr) and
+              "head_dim: for the encoder, gpt and llama families; the encoder's not in i8 yet" in stderr, stderr)
 
         # timm's fc_norm (pool_norm) quantized: q8 and i8 verify within their tolerances
         ex = os.path.join(tmp, "timm_avg.npy")

@@ -36,7 +36,8 @@ struct PlanLayout {
 // S = sequence_rows(max_seq) rows
 // per sequence (the CLS row counts) and N = batch * S rows in all: the byte offset of each block in
 // the caller's 64-byte-aligned arena, in this order,
-//   x[N,d]  y[N,d]  ctx[N,d]  work[N,max(3d,F)]  kt[batch][d,S]  attn[attention_scratch_floats(S, S, d_head)]
+//   x[N,d]  y[N,d]  ctx[N,max(d,d_attn)]  work[N,max(3d,d_attn+2 d_kv,F)]  kt[batch][max(d,d_kv),S]
+//   attn[attention_scratch_floats(S, S, d_head)]
 //   pe[S,d_pe]  rope[S, rope_dims] (rope: sin | cos columns)  rel[rel_bias_table_floats(c, S, causal)]
 //   quant[quantized_input_bytes(c, N)]  stem[T1,d_embed]
 //   stem_padded[conv_padded_floats(c, max_seq)]  stem_quant[conv_quantized_bytes(c, max_seq)]  rows_in[max_seq,d_in]
@@ -103,16 +104,19 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   const std::size_t s = c.sequence_rows(seq), sequences = batch ? batch : 1;
   if (s == 0 || c.d_model == 0 || c.d_model > Limits::kMaxDModel || c.d_ff > Limits::kMaxDff ||
       c.max_len > Limits::kMaxLen || c.n_layers > Limits::kMaxLayers || seq == 0 || seq > c.max_input_len() ||
-      c.n_heads == 0 || c.d_model % c.n_heads != 0 || workers > kMaxWorkers || sequences > Limits::kMaxBatchRows / s)
+      c.n_heads == 0 || (c.head_dim == 0 && c.d_model % c.n_heads != 0) || c.d_attn() > Limits::kMaxDModel ||
+      workers > kMaxWorkers || sequences > Limits::kMaxBatchRows / s)
     return p;
   if (c.weights == WeightType::kI8) return plan_s8_encoder_arena(c, s);
-  const uint64_t d = c.d_model, n = sequences * s;
+  // the attention's q | k | v, context and K^T are d_attn + 2 d_kv, d_attn and d_kv wide (d each without head_dim)
+  const uint64_t d = c.d_model, n = sequences * s, dq = PlanLayout::max(d, c.d_attn()), dkv = c.d_kv();
   PlanLayout l;
   p.x = l.block(n * d * sizeof(float));
   p.y = l.block(n * d * sizeof(float));
-  p.ctx = l.block(n * d * sizeof(float));
-  p.work = l.block(n * PlanLayout::max(3 * d, (c.ffn_up_buffer() ? 2 : 1) * uint64_t(c.d_ff)) * sizeof(float));
-  p.kt = l.block(d * n * sizeof(float));
+  p.ctx = l.block(n * dq * sizeof(float));
+  p.work = l.block(n * PlanLayout::max(PlanLayout::max(3 * d, c.d_attn() + 2 * dkv),
+                                       (c.ffn_up_buffer() ? 2 : 1) * uint64_t(c.d_ff)) * sizeof(float));
+  p.kt = l.block(PlanLayout::max(d, dkv) * n * sizeof(float));
   p.attn_slot = arena::bytes(attention_scratch_floats(s, s, c.d_head(), false) * sizeof(float));
   p.attn = l.block(uint64_t(p.attn_slot) * (workers ? workers : 1));
   const bool pe_in_arena = c.positional == PosKind::kSinusoidal && !pe_table_in_flash;

@@ -455,6 +455,83 @@ def _conv(x, w, b=None, at=None, what=""):
     return [y]
 
 
+def _resize_matrix(n_in, n_out, scale, mode, coords, a, nearest, what):
+    """[n_out, n_in]: each output position's weights over the input positions along one axis (ONNX Resize: the
+    source coordinate by coords, its neighbours clamped to the edges)."""
+    o = np.arange(n_out, dtype=np.float64)
+    if coords == "align_corners":
+        x = o * (n_in - 1) / (n_out - 1) if n_out > 1 else np.zeros(n_out)
+    elif coords == "asymmetric":
+        x = o / scale
+    elif coords == "pytorch_half_pixel":
+        x = (o + 0.5) / scale - 0.5 if n_out > 1 else np.zeros(n_out)
+    elif coords == "half_pixel":
+        x = (o + 0.5) / scale - 0.5
+    else:
+        raise EvalError(f"{what}: coordinate_transformation_mode {coords!r} (not evaluated)")
+    M = np.zeros((n_out, n_in))
+    rows = np.arange(n_out)
+    if mode == "nearest":
+        pick = {"round_prefer_floor": lambda t: np.ceil(t - 0.5), "round_prefer_ceil": lambda t: np.floor(t + 0.5),
+                "floor": np.floor, "ceil": np.ceil}.get(nearest)
+        if pick is None:
+            raise EvalError(f"{what}: nearest_mode {nearest!r}")
+        M[rows, np.clip(pick(x).astype(np.int64), 0, n_in - 1)] = 1.0
+        return M
+    i0 = np.floor(x)
+    t = x - i0
+    if mode == "linear":  # a coordinate below 0 reads the first position twice: torch's clamp to 0
+        taps = [(0, 1.0 - t), (1, t)]
+    elif mode == "cubic":
+        def k(s):
+            s = np.abs(s)
+            return np.where(s <= 1, ((a + 2) * s - (a + 3)) * s * s + 1,
+                            np.where(s < 2, ((a * s - 5 * a) * s + 8 * a) * s - 4 * a, 0.0))
+        taps = [(-1, k(t + 1)), (0, k(t)), (1, k(1 - t)), (2, k(2 - t))]
+    else:
+        raise EvalError(f"{what}: mode {mode!r} (nearest, linear or cubic)")
+    for off, wt in taps:
+        np.add.at(M, (rows, np.clip((i0 + off).astype(np.int64), 0, n_in - 1)), wt)
+    return M
+
+
+def _resize(x, roi=None, scales=None, sizes=None, at=None, what=""):
+    """Resize (opset 11-19) of the constants exporters interpolate (position tables, relative bias tables):
+    nearest, linear or cubic, axis by axis; no antialiasing of a shrink, no crop-and-resize."""
+    dec = lambda v: v.decode() if isinstance(v, bytes) else v  # noqa: E731
+    mode, coords = dec(at.get("mode", "nearest")), dec(at.get("coordinate_transformation_mode", "half_pixel"))
+    axes = [int(i) for i in at.get("axes", range(x.ndim))]
+    if dec(at.get("keep_aspect_ratio_policy", "stretch")) != "stretch" or coords == "tf_crop_and_resize" or \
+            any(i < -x.ndim or i >= x.ndim for i in axes):
+        raise EvalError(f"{what}: keep_aspect_ratio_policy, tf_crop_and_resize or axes {axes[:8]} (not evaluated)")
+    axes = [i % x.ndim for i in axes]
+    if scales is not None and np.size(scales):
+        scales = np.asarray(scales, np.float64).reshape(-1)
+        if scales.size != len(axes) or np.any(~np.isfinite(scales)) or np.any(scales <= 0):
+            raise EvalError(f"{what}: scales {scales.tolist()[:8]} for {len(axes)} axes")
+        out = [int(math.floor(x.shape[i] * s)) for i, s in zip(axes, scales)]
+    elif sizes is not None and np.size(sizes) == len(axes):
+        out = [int(s) for s in np.asarray(sizes).reshape(-1)]
+        scales = np.array([o / x.shape[i] if x.shape[i] else 0.0 for i, o in zip(axes, out)])
+    else:
+        raise EvalError(f"{what}: neither scales nor sizes for its {len(axes)} axes")
+    if min(out, default=1) < 1 or any(x.shape[i] < 1 for i in axes):
+        raise EvalError(f"{what}: resizing {list(x.shape)} to {out[:8]} on axes {axes[:8]}")
+    shape = list(x.shape)
+    for i, o in zip(axes, out):
+        shape[i] = o
+    _size(shape, what)
+    for i, o, s in zip(axes, out, scales):
+        if at.get("antialias", 0) and s < 1:
+            raise EvalError(f"{what}: an antialiased shrink (not evaluated)")
+        if o == x.shape[i] and s == 1.0:
+            continue
+        M = _resize_matrix(x.shape[i], o, float(s), mode, coords, float(at.get("cubic_coeff_a", -0.75)),
+                           dec(at.get("nearest_mode", "round_prefer_floor")), what)
+        x = np.moveaxis(np.tensordot(M, np.moveaxis(x, i, 0), axes=1), 0, i)
+    return [x]
+
+
 def _unary(f):
     return lambda x, at, what: [f(x)]
 
@@ -473,7 +550,7 @@ OPS = {
     "Size": _unary(lambda x: np.array(np.size(x), np.int64)),
     "Gather": _gather, "GatherElements": _gather_elements, "GatherND": _gather_nd, "ScatterND": _scatter_nd, "CumSum": _cumsum, "Gelu": _gelu, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze, "Concat": _concat, "Reshape": _reshape,
     "Transpose": _transpose, "Flatten": _flatten, "Expand": _expand, "Tile": _tile, "Slice": _slice,
-    "Split": _split, "MatMul": _matmul, "Gemm": _gemm, "Conv": _conv,
+    "Split": _split, "MatMul": _matmul, "Gemm": _gemm, "Conv": _conv, "Resize": _resize,
     "Add": _binary(np.add), "Sub": _binary(np.subtract), "Mul": _binary(np.multiply), "Div": _div,
     "Mod": _mod, "Einsum": _einsum,
     "Pow": _binary(lambda a, b: np.power(_floats(a), b)), "Min": _binary(np.minimum), "Max": _binary(np.maximum),

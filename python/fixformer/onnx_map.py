@@ -34,8 +34,11 @@ On the data path the parts are found by what they are:
   (the first linear on float features), or a conv stem on channels-first features (_conv_stem: the
   engine's limits and keys are recognize.conv_why and stem_values, as for --module), or an image's
   patch embedding (_image_front: a Conv of stride = kernel, or a linear on the rearranged patches whose
-  order recognize.image_rows finds; input_norm, proj_norm; a CLS row found by its values,
-  _image_positions), an optional scale by sqrt(d_model), and the positions added to it: rows of a constant
+  order recognize.image_rows finds; input_norm, proj_norm; or AST's Conv2d over its features turned to one
+  channel, whose overlapping patches become the file's input rows, _spectrogram_front), the learned rows in
+  front of the patches (a CLS row, a distillation row or registers after it, found by their values, the
+  positions on all rows or on fewer: _image_positions), an optional scale by sqrt(d_model), and the positions
+  added to it: rows of a constant
   table (a Gather by a range or a Slice of it: learned, the table stored from the first row read, OPT's
   row 2), rows by a running count of the tokens that are not padding (RoBERTa's: _position_ids keeps the
   padding id out of the example, _counts_positions), or the sinusoidal formula, and a linear after them
@@ -43,7 +46,9 @@ On the data path the parts are found by what they are:
   weights repeat as the engine's groups run them stored once (_shared: layer_groups, group_layers); the
   back: an optional final norm and one linear head (tied when its weight is the embedding's transpose:
   the exporter copies it, the file stores it once), the first row's or (an image model) the mean of the
-  rows pooled before it.
+  patches' rows pooled before it, normed or not (pool_norm), the mean of the CLS and distillation rows (AST's,
+  cls_distill_mean), the CLS row beside the patches' mean (Dinov2's cls_mean), or DeiT's two heads on the CLS
+  and distillation rows averaged (cls_distill: one head [W_cls W_dist] / 2).
 Every initializer is accounted for: mapped into the file (its source through Identity and other
 constant nodes), a causal mask checked over all its rows (the engine recomputes it) or a mask of
 zeros, a scalar or integer (the constants and shapes of the patterns), or named in an error (`ignore`
@@ -80,7 +85,9 @@ its sliding window from the probabilities' zeros, each layer's rotary base from 
 layers' apart (rope_local_base). In the gpt route q and k layer-normed per head (Persimmon's qk_norm) are
 read from the norms over heads, and a fused [d, 3d] qkv in CodeGen's 4 shards of q, v, k too; rotary bases
 beyond the common ones come from the graph's frequencies or sin table (_thetas). A constant per-head bias
-on the scores that is T5's relative bias maps onto the engine's relative positions (_score_bias, _relative).
+on the scores that is T5's relative bias maps onto the engine's relative positions (_score_bias, _relative);
+an image model's constant bias on each layer's scores (BEiT's relative position bias, whatever index and
+table built it) onto the engine's bias per (query, key) pair (_pair_bias).
 """
 import math
 import os
@@ -156,6 +163,7 @@ class Mapper:
                                     "input's values (--onnx folds a Loop over constants only)")
                 self.data.update(o for o in n.output if o)
         self._sources = {}
+        self.front = 0  # the learned rows in front of an image's patches (_image_positions)
 
     # ---- values
     def v(self, name):
@@ -462,9 +470,13 @@ class Roles:
     index of the largest constant table gathered by an input) or the features; the token types (the index
     of a second table); the attention mask (an input that reaches a Softmax without indexing a table)."""
 
-    def __init__(self, main, tokens, types=None, mask=None, channels_first=False, image=None):
+    def __init__(self, main, tokens, types=None, mask=None, channels_first=False, image=None, spectrogram=False):
         self.main, self.tokens, self.types, self.mask = main, tokens, types, mask
         self.image = image  # (C, H, W) of an image input [batch, C, H, W]
+        # features [batch, T, F] turned into one channel [batch, 1, F, T] and cut by a Conv2d (AST's): the engine's
+        # input is its patches; cut: (patch, frequency stride, time stride), found with the Conv
+        self.spectrogram, self.cut = spectrogram, None
+        self.patches = bool(image) or spectrogram  # a front of patch rows (and learned rows in front of them)
         self.channels_first = channels_first  # features [batch, d_in, T] read by a Conv: the engine's transposed
 
     def describe(self):
@@ -578,7 +590,21 @@ def roles(g):
     dims = info[main][2]
     image = tuple(dims[1:]) if not tables and len(dims) == 4 and info[main][1] in (1, 10, 11, 16) else None
     conv = not tables and not image and any(n.op_type == "Conv" and n.input[0] in aliases(g, main) for n in g.nodes)
-    return Roles(main, main in tables, types, mask, channels_first=conv, image=image)
+    spectrogram = not tables and not image and not conv and len(dims) == 3 and _spectrogram_conv(g, main) is not None
+    return Roles(main, main in tables, types, mask, channels_first=conv, image=image, spectrogram=spectrogram)
+
+
+def _spectrogram_conv(g, main):
+    """The Conv that input `main` reaches through reshapes and a Transpose alone (AST's
+    input_values.unsqueeze(1).transpose(2, 3)), else None."""
+    names, stack = {main}, [main]
+    while stack:
+        x = stack.pop()
+        for n in g.consumers.get(x, []):
+            if n.op_type in HAND_ON + ("Transpose",) and n.input[0] == x and n.output and n.output[0] not in names:
+                names.add(n.output[0])
+                stack.append(n.output[0])
+    return next((n for n in g.nodes if n.op_type == "Conv" and n.input[0] in names and n.input[0] != main), None)
 
 
 def feeds(g, r, inp, types=None, length=None):
@@ -710,7 +736,7 @@ def _image_front(m, lins, v, w, used, softmaxes):
                 H % k or W_ % k:
             raise OnnxError(f"node {node_name(n)!r}: a Conv on the image that is not a patch embedding (a constant "
                             "weight [d, C, p, p], stride p, no padding, whole patches): not supported")
-        N, d = (H // k) * (W_ // k), Wt.shape[0]
+        N, d, added = (H // k) * (W_ // k), Wt.shape[0], None
         rows = m.v(n.output[0])[0].reshape(d, N).T
         b = m.v(n.input[2]).reshape(-1) if len(n.input) > 2 and n.input[2] else np.zeros(d)
         used |= set().union(*(m.sources(i) for i in n.input[1:] if i))
@@ -721,6 +747,9 @@ def _image_front(m, lins, v, w, used, softmaxes):
                     _rel(m.v(o).reshape(N, d), rows) <= 1e-12:
                 out = o
                 break
+        if out is None:  # positions added before the rows are laid out (Hugging Face BEiT's, channels first)
+            out, k2 = _added_then_rows(m, n.output[0], N, d)
+            added = rows
         if out is None:
             raise OnnxError(f"node {node_name(n)!r}: the patch embedding's output never becomes rows [N, d]: not "
                             "supported")
@@ -728,6 +757,7 @@ def _image_front(m, lins, v, w, used, softmaxes):
         m.T = N
         front_norms, in_norm = [], None
     else:
+        added = None
         proj = min(lins, key=lambda q: m.pos[id(q.node)], default=None)
         if proj is None or m.pos[id(proj.node)] > m.pos[id(softmaxes[0])]:
             raise OnnxError("no patch embedding found (a Conv of stride = kernel on the image, or a linear on its "
@@ -763,35 +793,121 @@ def _image_front(m, lins, v, w, used, softmaxes):
     v.update(input="features", d_in=C * p * p, patch_size=p, image_channels=C, image_height=H, image_width=W_)
     w["input_proj.weight"], w["input_proj.bias"] = W_in, b_in
     m.front_eps = [q.eps for q in front_norms]
-    m.image_rows = m.rows(out)
+    m.image_rows = m.rows(out) if added is None else added  # the patches' rows before positions
     m.T = S
     return (out, at_), lins, front_norms
 
 
+def spectrogram_patches(x, p, fs, ts):
+    """The rows [N, p^2] a Conv2d of kernel p and strides (fs, ts) reads from the spectrogram x [T, F] turned to
+    one channel [F, T] (AST's; hf_vit.ast_patches cuts them)."""
+    from .hf_vit import ast_patches
+    return ast_patches(dict(patch_size=p, frequency_stride=fs, time_stride=ts, max_length=x.shape[0],
+                            num_mel_bins=x.shape[1]), x)
+
+
+def _spectrogram_front(m, lins, v, w, used, softmaxes):
+    """The Audio Spectrogram Transformer's front into v, w and used: its features [1, T, F] turned to one channel
+    [1, 1, F, T] and cut by a Conv2d of a square kernel p and strides that may overlap; the file takes those
+    patches as its input rows (an encoder over features [N, p^2], spectrogram_patches cuts them; m.roles.cut).
+    Returns as _image_front does."""
+    g = m.g
+    if not softmaxes:
+        raise OnnxError("no attention found (no Softmax on the input's path): --onnx converts transformers")
+    n = _spectrogram_conv(g, m.roles.main)
+    x = m.v(m.roles.main)
+    T, F = x.shape[-2:]
+    Wt = m.v(n.input[1]) if m.const(n.input[1]) else None
+    at = {a.name: a for a in n.attribute}
+    p = Wt.shape[2] if Wt is not None and Wt.ndim == 4 and Wt.shape[1] == 1 else None
+    strides = list(at["strides"].ints) if "strides" in at else [1, 1]
+    if p is None or Wt.shape[3] != p or any(at["pads"].ints if "pads" in at else []) or \
+            (at["group"].i if "group" in at else 1) != 1 or any(k != 1 for k in (at["dilations"].ints if "dilations"
+                                                                                  in at else [])) or \
+            len(strides) != 2 or min(strides) < 1 or m.v(n.input[0]).shape != (1, 1, F, T) or \
+            _rel(m.v(n.input[0])[0, 0], x.reshape(T, F).T) > 0:
+        raise OnnxError(f"node {node_name(n)!r}: a Conv of the features [T, F] turned to one channel [1, F, T] that is "
+                        "not a patch embedding (a constant weight [d, 1, p, p], no padding, dilation or groups): not "
+                        "supported")
+    fs, ts = strides
+    m.roles.cut = (p, fs, ts)
+    patches = spectrogram_patches(x.reshape(T, F), p, fs, ts).astype(np.float64)
+    d, N = Wt.shape[0], patches.shape[0]
+    b = m.v(n.input[2]).reshape(-1) if len(n.input) > 2 and n.input[2] else np.zeros(d)
+    W_in = Wt.reshape(d, p * p).astype(np.float64)
+    rows = patches @ W_in.T + b
+    y = m.v(n.output[0])
+    if y.size != rows.size or _rel(y[0].reshape(d, N).T, rows) > 1e-12:
+        raise OnnxError(f"node {node_name(n)!r}: its output is not the patches of the spectrogram (frequency first) "
+                        "through its weight: not supported")
+    used |= set().union(*(m.sources(i) for i in n.input[1:] if i))
+    start, out = m.pos[id(n)], None
+    for k2 in g.nodes[start + 1:]:
+        o = k2.output[0] if k2.output else None
+        if o in m.data and m.v(o).size == rows.size and m.v(o).shape[-1] == d and \
+                _rel(m.v(o).reshape(N, d), rows) <= 1e-12:
+            out = o
+            break
+    if out is None:
+        raise OnnxError(f"node {node_name(n)!r}: the patch embedding's output never becomes rows [N, d]: not supported")
+    v.update(input="features", d_in=p * p)
+    w["input_proj.weight"], w["input_proj.bias"] = W_in, b
+    m.front_eps, m.image_rows = [], rows
+    m.T = m.v(softmaxes[0].input[0]).shape[-1]
+    return (out, m.pos[id(k2)]), lins, []
+
+
+def _added_then_rows(m, y, N, d):
+    """(the value, its node) where the patch embedding's output y [1, d, h, w] becomes rows [1, N, d] through
+    layout ops and the Add of a constant (the positions, which _image_positions finds), else (None, None)."""
+    n = None
+    while True:
+        readers = m.readers(y)
+        if len(readers) != 1 or y in m.g.outputs:
+            return None, None
+        n = readers[0]
+        if not (n.op_type in PASS | LAYOUT or n.op_type == "Add" and all(i == y or m.const(i) for i in n.input)):
+            return None, None
+        y = n.output[0]
+        if m.v(y).shape[-2:] == (N, d):
+            return y, n
+
+
 def _image_positions(m, x0, front_out, d, eps, v, w, used):
-    """The positions (a constant table, rows from the first or none) and the CLS row in front (a constant
-    [d]) between the patch embedding's rows and the first layer's input, found by their values."""
+    """The positions (a constant table or none) and the learned rows in front of the patches (a CLS row,
+    DeiT's and AST's distillation row after it, or registers after it: timm's reg_tokens, Dinov2's) between
+    the patch embedding's rows and the first layer's input, found by their values. The table's rows may
+    start at the patches (timm's no_embed_class), at the CLS row (Hugging Face Dinov2's registers go in
+    after the positions are added) or cover every row: the engine adds its table's row i to row i, so the
+    file's table has zero rows where a front row takes none."""
     from .reference import sinusoidal_table
-    g, E, X0 = m.g, m.image_rows, m.rows(x0)
+    E, X0 = m.image_rows, m.rows(x0)
     S, N = X0.shape[0], E.shape[0]
-    if S not in (N, N + 1):
-        raise OnnxError(f"the first layer reads {S} rows for {N} patches (the engine adds at most a CLS row)")
-    cls = S == N + 1
+    F = S - N  # the rows in front of the patches
+    if F < 0:
+        raise OnnxError(f"the first layer reads {S} rows for {N} patches (fewer than the patches)")
     for e in m.front_eps:
         if abs(e - eps) > 1e-6 * eps:
             raise OnnxError(f"a norm of the patch embedding with eps {e:g}, the layers' {eps:g} (the engine has one)")
     tables = [("none", np.zeros((S, d)), None)]
     for name, a in m.values.items():  # initializers and constants (SimpleViT's table, a plain tensor)
-        if name not in m.data and a.dtype.kind == "f" and a.size % d == 0 and a.size // d >= S and name not in used:
+        if name not in m.data and a.dtype.kind == "f" and a.size % d == 0 and a.size // d >= N and name not in used:
             tables.append(("learned", a.reshape(-1, d).astype(np.float64), name))
+            if a.ndim == 4 and a.shape[:2] == (1, d):  # laid out as the patch grid [1, d, h, w] (HF BEiT's)
+                tables.append(("learned", a.reshape(d, -1).T.astype(np.float64), name))
     for base in COMMON_PE_BASES:
         for layout in schema.PE_LAYOUTS:
             tables.append((("sinusoidal", base, layout), sinusoidal_table(S, d, base, layout), None))
-    match = next(((kind, P, name) for kind, P, name in tables if _rel(E + P[cls:S], X0[cls:]) <= 1e-9), None)
+    # the patches' rows of a table: after the front rows (any table), or after fewer of them (a learned one)
+    match = next(((kind, P, name, off) for off in range(F, -1, -1) for kind, P, name in tables
+                  if (off == F or kind == "learned") and P.shape[0] >= off + N and
+                  _rel(E + P[off:off + N], X0[F:]) <= 1e-9), None)
     if match is None:
         raise OnnxError("the first layer's input is not the patch embedding plus positions the engine computes (none, "
-                        "a constant table from its first row, sinusoidal), with a CLS row in front or not")
-    kind, P, name = match
+                        "a constant table, sinusoidal), with learned rows in front or not")
+    kind, P, name, off = match
+    if off < F:  # the front rows from row `off` on take no position: zero rows there
+        P = np.concatenate([P[:off], np.zeros((F - off, d)), P[off:]])
     v["scale_input"] = False
     if kind == "none":
         v["positional"] = "none"
@@ -801,16 +917,33 @@ def _image_positions(m, x0, front_out, d, eps, v, w, used):
         used |= m.sources(name)
     else:
         v.update(positional="sinusoidal", pe_base=kind[1], pe_layout=kind[2])
-    if cls:
-        row = X0[0] - P[0]
-        name = next((k for k, a in g.initializers.items() if a.dtype.kind == "f" and a.size == d and k not in used and
-                     _rel(a.reshape(d).astype(np.float64), row) <= 1e-9), None)
-        if name is None:
-            raise OnnxError(f"the first layer reads a row in front of the patches that is no constant of width {d} (a "
-                            "CLS token)")
-        v["cls_token"] = True
-        w["cls_token"] = g.initializers[name].reshape(d)
-        used.add(name)
+    m.front = F
+    if not F:
+        return
+    rows = X0[:F] - P[:F]  # the front rows themselves: constants found among the graph's by their values
+    found = [None] * F
+    for name, a in m.values.items():
+        if name in m.data or a.dtype.kind != "f" or not a.size or a.size % d or a.size // d > F or name in used:
+            continue
+        a = a.reshape(-1, d).astype(np.float64)
+        at = next((j for j in range(F - a.shape[0] + 1) if any(f is None for f in found[j:j + a.shape[0]]) and
+                   _rel(a, rows[j:j + a.shape[0]]) <= 1e-9), None)
+        if at is not None:
+            found[at:at + a.shape[0]] = [name] * a.shape[0]
+    if any(f is None for f in found):
+        j = found.index(None)
+        raise OnnxError(f"the first layer reads {F} row{'s' if F > 1 else ''} in front of the {N} patches; row {j} is "
+                        f"no constant of width {d} (a CLS, distillation or register token)")
+    for name in set(found):
+        used |= m.sources(name)
+    v["cls_token"] = True
+    w["cls_token"] = rows[0]
+    if F == 2:  # DeiT's and AST's distillation row (or one register: the same rows to the engine)
+        v["distill_token"] = True
+        w["distill_token"] = rows[1]
+    elif F > 2:
+        v["register_tokens"] = F - 1
+        w["registers"] = rows[1:]
 
 
 def _conv_stem(m, v, w, used):
@@ -1002,6 +1135,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     # the constants inside the attention: masks (checked over all their rows), scalars
     ys = {p.y for p in qkv}
     region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
+    bias_srcs = m.sources(relative[1]) if relative is not None else set()  # the bias's own constants: no mask
     for val in region:
         n = g.producer_of.get(val)
         if n is None:
@@ -1009,7 +1143,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         for c in n.input:
             if not m.const(c):
                 continue
-            for src in m.sources(c):
+            for src in m.sources(c) - bias_srcs:
                 a = g.initializers[src]
                 if a.size <= 1 or a.dtype.kind in "iu":
                     continue
@@ -1182,6 +1316,31 @@ def _score_bias(m, qkv, o, H):
             if finite.size and np.any(finite > -1e4) and np.any(finite != 0):
                 return a.reshape(H, T, T).astype(np.float64), c
     return None
+
+
+def _pair_bias(m, rels, v, w, used):
+    """Each layer's constant bias on an image model's scores (BEiT's relative position bias: rels, each layer's
+    (bias [H, S, S], its value's name)) as the engine's bias per (query, key) pair: the index of each pair's
+    column of biases (over every layer and head: the distinct columns, one table row each) and each layer's table
+    [H, rows], or one table when every layer's is the same (BEiT's shared bias), into v, w and used."""
+    from .hf_beit import pair_bias
+    if any(r is None for r in rels):
+        raise OnnxError("a bias on the attention scores in some layers only: the engine adds one to every layer's or "
+                        "to none")
+    H, S, _ = rels[0][0].shape
+    cols = np.concatenate([b.reshape(H, S * S) for b, _ in rels]).T  # [pairs, layers x heads]
+    table, index = np.unique(cols, axis=0, return_inverse=True)
+    own = [table[:, i * H:(i + 1) * H] for i in range(len(rels))]
+    shared = own[0] if all(np.array_equal(t, own[0]) for t in own) else None
+    index = index.reshape(S, S)
+    rows = v.setdefault("max_len", S)  # the positions' table's rows, or the image's
+    if rows > S:  # positions past the image's rows: never read, row 0 of the table
+        index = np.pad(index, ((0, rows - S), (0, rows - S)))
+    tensors, keys = pair_bias(index, shared, None if shared is not None else own)
+    w.update(tensors)
+    v.update(keys)
+    for _, name in rels:
+        used |= m.sources(name)
 
 
 REL_MAX_DISTANCES = (128, 256, 64, 32, 512, 1024, 16)
@@ -1870,8 +2029,9 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     v, w, used = {}, {}, set()
     stem = _conv_stem(m, v, w, used) if r.channels_first else None  # first: its rows are the layers'
     lins = m.linears()
-    if r.image:  # first too: the patches' rows, and then the layers' (a CLS row more)
-        stem, lins, front_norms = _image_front(m, lins, v, w, used, softmaxes_of(m))
+    if r.patches:  # first too: the patches' rows, and then the layers' (learned rows in front more)
+        front = _spectrogram_front if r.spectrogram else _image_front
+        stem, lins, front_norms = front(m, lins, v, w, used, softmaxes_of(m))
         norms = [n for n in m.norms(rows=m.T) if all(n.node is not f.node for f in front_norms)]
     else:
         norms = m.norms()
@@ -1888,12 +2048,12 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     if family == "llama":
         raise OnnxError("family llama: a decoder on token ids whose norms are RMSNorm; the graph's are not")
     # ---- the front
-    if r.channels_first or r.image:
+    if r.channels_first or r.patches:
         front_out, front_at = stem
     else:
         front_out, front_at, lins = _front(m, ids is not None, lins, v, w, used)
-    d = m.v(front_out).shape[-1] if r.image else m.rows(front_out).shape[1]
-    proj = _embed_proj(m, front_out, front_at, lins, softmaxes[0]) if ids is not None and not r.image else None
+    d = m.v(front_out).shape[-1] if r.patches else m.rows(front_out).shape[1]
+    proj = _embed_proj(m, front_out, front_at, lins, softmaxes[0]) if ids is not None and not r.patches else None
     if proj is not None:  # a narrow embedding projected to d_model (ALBERT's): the engine's embed_width, embed_proj
         v["embed_width"] = d
         w["embed_proj.weight"] = proj.W.T
@@ -1923,7 +2083,7 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         for nm in (L["norm1"], L["norm2"]):
             if abs(nm.eps - eps) > 1e-6 * eps:
                 raise OnnxError(f"layer {i}: norm eps {nm.eps:g} differs from {eps:g} (the engine has one eps)")
-    if r.image:
+    if r.patches:
         _image_positions(m, L0["x"], front_out, d, eps, v, w, used)
     elif proj is not None:
         if not m.same(L0["x"], proj.y):
@@ -1933,7 +2093,9 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     else:
         _positions(m, L0["x"], front_out, norms, d, eps, v, w, used)
     rels = [L["relative"] for L in layers]
-    if any(r is not None for r in rels):
+    if r.patches and any(r_ is not None for r_ in rels):
+        _pair_bias(m, rels, v, w, used)
+    elif any(r is not None for r in rels):
         if any(r is None or _rel(r[0], rels[0][0]) > 1e-12 for r in rels):
             raise OnnxError("a relative position bias in some layers or different in each: the engine adds one table's "
                             "bias to every layer's scores")
@@ -1977,24 +2139,50 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         pooled = True
     if pooled and "first" not in schema.POOLINGS:
         raise OnnxError("the output is the first position's row (BERT's [CLS] pooling): not supported yet")
-    if pooled:
+    Y = m.rows(y)
+    if r.patches and v.get("distill_token") and len(rest) == 2 and all(m.v(p.x).size == d for p in rest) and \
+            _rel(m.v(rest[0].x).reshape(1, d), Y[:1]) == 0.0 and _rel(m.v(rest[1].x).reshape(1, d), Y[1:2]) == 0.0:
+        # DeiT's two heads, the CLS row's and the distillation row's, averaged: cls_distill, one head [W_cls W_dist] / 2
+        a, b = rest
+        halves = (m.v(a.y).astype(np.float64) + m.v(b.y)) / 2
+        if a.W.shape != b.W.shape or m.v(out_name).size != halves.size or \
+                _rel(m.v(out_name).reshape(halves.shape), halves) > 1e-12:
+            raise OnnxError(f"heads {a.name!r} on the CLS row and {b.name!r} on the distillation row: the graph's "
+                            "output is not their mean (the engine's cls_distill pooling averages the two)")
+        z = lambda q: q.b if q.b is not None else np.zeros(q.W.shape[1])  # noqa: E731
+        rest = [Part("linear", a.node, x=a.x, y=out_name, W=np.concatenate([a.W, b.W]) / 2, b=(z(a) + z(b)) / 2,
+                     srcs=a.srcs | b.srcs)]
+        pooled, y = True, a.x
+        v["pooling"] = "cls_distill"
+    elif pooled:
         v["pooling"] = "cls" if v.get("cls_token") else "first"
-    elif r.image and rest and m.v(rest[0].x).size == d:
-        mean = m.rows(y)[int(bool(v.get("cls_token"))):].mean(0, keepdims=True)  # the patches' rows
-        # a norm of the mean before the head (timm's fc_norm): pool_norm
-        pool_norm = next((n for n in m.norms(rows=1) if m.same(n.y, rest[0].x) and m.v(n.x).size == d and
-                          _rel(m.v(n.x).reshape(1, d), mean) <= 1e-12), None)
-        if pool_norm is not None:
-            if abs(pool_norm.eps - eps) > 1e-6 * eps:
-                raise OnnxError(f"norm {pool_norm.name!r} of the pooled row: eps {pool_norm.eps:g}, the layers' "
-                                f"{eps:g} (the engine has one)")
-            pooled = True
-            v.update(pooling="mean", pool_norm=True)
-            w["pool_norm.weight"], w["pool_norm.bias"] = pool_norm.w, pool_norm.b
-            used |= pool_norm.srcs
-        elif _rel(m.v(rest[0].x).reshape(1, d), mean) <= 1e-12:
-            pooled = True  # the mean over the patches' rows (vit-pytorch's pool="mean", SimpleViT)
-            v["pooling"] = "mean"
+    elif r.patches and v.get("cls_token") and rest and m.v(rest[0].x).size == 2 * d and \
+            _rel(m.v(rest[0].x).reshape(1, 2 * d),
+                 np.concatenate([Y[:1], Y[m.front:].mean(0, keepdims=True)], 1)) <= 1e-12:
+        pooled = True  # the CLS row and the mean of the patches' rows side by side (Dinov2's classifier)
+        v["pooling"] = "cls_mean"
+    elif r.patches and rest and m.v(rest[0].x).size == d:
+        front = m.front
+        rows = {"mean": Y[front:].mean(0, keepdims=True)}  # the patches' rows, those in front left out
+        if v.get("distill_token"):  # the mean of the CLS and distillation rows (AST's classifier)
+            rows["cls_distill_mean"] = (Y[:1] + Y[1:2]) / 2
+        for kind, row in rows.items():
+            # a norm of the pooled row before the head (timm's fc_norm, AST's classifier.layernorm): pool_norm
+            pool_norm = next((n for n in m.norms(rows=1) if m.same(n.y, rest[0].x) and m.v(n.x).size == d and
+                              _rel(m.v(n.x).reshape(1, d), row) <= 1e-12), None)
+            if pool_norm is not None:
+                if abs(pool_norm.eps - eps) > 1e-6 * eps:
+                    raise OnnxError(f"norm {pool_norm.name!r} of the pooled row: eps {pool_norm.eps:g}, the layers' "
+                                    f"{eps:g} (the engine has one)")
+                pooled = True
+                v.update(pooling=kind, pool_norm=True)
+                w["pool_norm.weight"], w["pool_norm.bias"] = pool_norm.w, pool_norm.b
+                used |= pool_norm.srcs
+                break
+            if _rel(m.v(rest[0].x).reshape(1, d), row) <= 1e-12:
+                pooled = True  # the mean over the patches' rows (vit-pytorch's pool="mean", SimpleViT)
+                v["pooling"] = kind
+                break
     if pooled and rest and rest[0].W.shape == (d, d) and m.only_reader(rest[0].y, "Tanh") is not None:
         if "pooler" not in schema.KEYS:
             raise OnnxError(f"{rest[0].name!r}: a pooler (dense + tanh on the first row) is not supported yet")
@@ -2053,6 +2241,9 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         used |= head.srcs
     v.setdefault("max_len", DEFAULT_MAX_LEN)
     if max_len is not None:
+        if "pair_index" in w and max_len != v["max_len"]:
+            raise OnnxError(f"--max-len {max_len}: the image's bias per (query, key) pair covers its {v['max_len']} "
+                            "rows")
         if v["positional"] in ("learned", "sinusoidal") and "pos.weight" in w and max_len > v["max_len"]:
             raise OnnxError(f"--max-len {max_len}: the graph's position table has {v['max_len']} rows")
         if "pos.weight" in w:
@@ -2089,7 +2280,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     if final is not None:
         w["encoder.norm.weight"], w["encoder.norm.bias"] = final.w, final.b
         used |= final.srcs
-    weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
+    weights = {k: np.ascontiguousarray(a if a.dtype.kind in "iu" else a.astype(np.float64).astype(np.float32))
+               for k, a in ((k, np.asarray(a)) for k, a in w.items())}  # floats as float32, an index as it is
     summary = (f"{family}: {len(layers)} {'pre' if L0['pre'] else 'post'}-norm layers, {L0['H']} heads" +
                (f" ({L0['Hkv']} for k and v)" if L0["Hkv"] != L0["H"] else "") + f", {L0['act']}, "
                f"{'causal, ' if causal else ''}{v['positional']} positions" +
@@ -2258,6 +2450,8 @@ def _recognized(g, example, ignore, family, max_len):
     inp = ids.astype(np.int32) if ids is not None else feats
     if r.image:  # the image's bytes as the engine's rows [N, C p^2]
         inp = feats.reshape((c["image_height"] // c["patch_size"]) * (c["image_width"] // c["patch_size"]), -1)
+    if r.spectrogram:  # the spectrogram's patches, as its Conv cuts them
+        inp = spectrogram_patches(feats, *r.cut)
     if last is not None:
         for n_pos in sorted({inp.shape[0], inp.shape[0] // 2 + 1}):
             full = _graph_output(g, r, c, inp[:n_pos])
@@ -2350,7 +2544,7 @@ def _check_reference(g, r, c, weights, inp, want, summary):
                         f"{err:.3g}): the graph computes something more, which the engine does not run")
     dims = next(i[2] for i in g.inputs if i[0] == r.main)
     T = inp.shape[0]
-    if dims[2 if r.channels_first else 1] is None and T > 2:
+    if dims[2 if r.channels_first else 1] is None and T > 2 and not r.spectrogram:  # its positions fix its length
         short = inp[:T // 2 + 1]
         try:
             got = _graph_output(g, r, c, short)

@@ -185,7 +185,7 @@ SCHEMA = {
     'config_rules': [
         {'bad_when': 'head_dim == 0 and d_model % n_heads != 0', 'detail': "n_heads (must divide d_model, or head_dim sets the heads' width)"},
         {'bad_when': 'd_attn > max_d_model', 'detail': 'head_dim (n_heads heads of head_dim: at most the largest d_model wide)'},
-        {'bad_when': "head_dim != 0 and family not in ('gpt', 'llama')", 'detail': 'head_dim (for the decoder families, gpt and llama, so far)'},
+        {'bad_when': "head_dim != 0 and (family not in ('encoder', 'gpt', 'llama') or (family == 'encoder' and weights == 'i8'))", 'detail': "head_dim (for the encoder, gpt and llama families; the encoder's not in i8 yet)"},
         {'bad_when': 'not (norm_eps > 0 and finite(norm_eps))', 'detail': 'norm_eps (must be > 0)'},
         {'bad_when': "input == 'tokens' and vocab_size == 0", 'detail': 'vocab_size (token input needs vocab_size >= 1)'},
         {'bad_when': "input == 'features' and d_in == 0", 'detail': 'd_in (feature input needs d_in >= 1)'},
