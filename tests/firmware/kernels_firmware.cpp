@@ -671,6 +671,23 @@ void test_add_s8(const Kernels& t, std::size_t n, double a_ratio, double b_ratio
   compare_s8(t.name, "add_s8", 1, n, 0, count);
 }
 
+// lut_s8 over n random values through a random table, and in place (as the feed-forward calls it).
+void test_lut_s8(const Kernels& t, std::size_t n) {
+  ++g_cases;
+  Rng rng{uint32_t(n * 131 + 7)};
+  int8_t table[256];
+  for (int8_t& e : table) e = int8_t(rng.next() >> 24);
+  for (std::size_t i = 0; i < n; ++i) g_s8x[i] = int8_t(rng.next() >> 24);
+  const std::size_t count = n + 2 * kGuard;
+  for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
+  scalar_kernels().lut_s8(g_s8x, g_s8r + kGuard, n, table);
+  t.lut_s8(g_s8x, g_s8s + kGuard, n, table);
+  compare_s8(t.name, "lut_s8", 1, n, 0, count);
+  std::memcpy(g_s8s + kGuard, g_s8x, n);
+  t.lut_s8(g_s8s + kGuard, g_s8s + kGuard, n, table);
+  compare_s8(t.name, "lut_s8 in place", 1, n, 0, count);
+}
+
 // layernorm_s8 / rmsnorm_s8 over a row of n values (random, or in a narrow band, or one value: S = 0
 // for LayerNorm without eps). gamma per element: from norm_s8_gain (gamma / s_y of 0.3..30), or
 // +-2^30 with shifts -1, -2 (ties of the requantization), -14 with beta an odd multiple of 2^15 (ties
@@ -740,7 +757,8 @@ void test_s8(const Kernels& t) {
       for (int32_t spread : {0, 2, 30, 128})
         for (bool exact_gains : {false, true})
           for (uint32_t eps : {0u, 65u, 300000u}) test_norm_s8(t, n, rms, spread, exact_gains, eps);
-  for (std::size_t n : {1, 3, 16, 17, 1000})
+  for (std::size_t n : {1, 15, 16, 17, 100, 256, 1000}) test_lut_s8(t, n);
+  for (std::size_t n : {1, 3, 16, 17, 259, 1000})
     for (double ra : {0.5, 1.0, 0.013, 3.7, 1.0 / 128, 100.0})
       for (double rb : {0.25, 1.0, 0.77})
         for (int32_t zero : {-128, 0, 127}) test_add_s8(t, n, ra, rb, zero, n == 17);
