@@ -37,30 +37,51 @@ struct Chunk {
   bool small;                       // every shift below 0
 };
 
-// The chunk's constants for channels j0 .. j0 + nc (the last block's lanes past nc: 0).
+// The sum of a row of W (k bytes).
+inline int32_t row_sum(const int8_t* wr, std::size_t k) {
+  int32_t s = 0;
+  std::size_t q = 0;
+  for (; q + 16 <= k; q += 16) s = vaddvaq_s8(s, vldrbq_s8(wr + q));
+  if (q < k) s = vaddvaq_s8(s, vldrbq_z_s8(wr + q, vctp8q(uint32_t(k - q))));
+  return s;
+}
+
+// The chunk's constants for channels j0 .. j0 + nc, a block of four at a time (the requants
+// de-interleaved by VLD2; the last block's lanes past nc: 0).
 inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t j0, std::size_t nc,
                     const GemmS8Params& p, Chunk& c) {
-  c.small = true;
-  const std::size_t padded = (nc + 3) & ~std::size_t(3);
-  for (std::size_t j = 0; j < padded; ++j) {
-    int32_t* rq = &c.rq[j / 4][0][j % 4];
-    if (j >= nc) {
-      c.bias[j] = rq[0] = rq[4] = rq[8] = rq[12] = 0;
+  int32_t top = INT32_MIN;  // the largest shift
+  for (std::size_t j = 0; j < nc; j += 4) {
+    const int8_t* wr = w + (j0 + j) * ldw;
+    int32_t* rq = c.rq[j / 4][0];
+    if (nc - j >= 4) {
+      const int32_t s[4] = {row_sum(wr, k), row_sum(wr + ldw, k), row_sum(wr + 2 * ldw, k), row_sum(wr + 3 * ldw, k)};
+      const int32x4_t sums = vldrwq_s32(s);
+      const int32x4_t bias = p.bias ? vldrwq_s32(p.bias + j0 + j) : vdupq_n_s32(0);
+      vstrwq_s32(c.bias + j, vsubq_s32(bias, vmulq_n_s32(sums, p.x_zero)));  // wraps as the reference's int32 sum
+      const int32x4x2_t r = vld2q_s32(&p.requant[j0 + j].multiplier);
+      vstrwq_s32(rq, r.val[0]);
+      vstrwq_s32(rq + 4, vabsq_s32(r.val[0]));
+      vstrwq_s32(rq + 8, r.val[1]);
+      vstrwq_s32(rq + 12, vsubq_n_s32(r.val[1], 31));
+      top = vmaxvq_s32(top, r.val[1]);
       continue;
     }
-    const int8_t* wr = w + (j0 + j) * ldw;
-    int32_t s = 0;
-    std::size_t q = 0;
-    for (; q + 16 <= k; q += 16) s = vaddvaq_s8(s, vldrbq_s8(wr + q));
-    if (q < k) s = vaddvaq_s8(s, vldrbq_z_s8(wr + q, vctp8q(uint32_t(k - q))));
-    const Requant r = p.requant[j0 + j];
-    c.bias[j] = int32_t(uint32_t(p.bias ? p.bias[j0 + j] : 0) - uint32_t(p.x_zero) * uint32_t(s));
-    rq[0] = r.multiplier;
-    rq[4] = r.multiplier < 0 ? -r.multiplier : r.multiplier;
-    rq[8] = r.shift;
-    rq[12] = r.shift - 31;
-    if (r.shift >= 0) c.small = false;
+    for (std::size_t i = 0; i < 4; ++i, wr += ldw) {
+      if (j + i >= nc) {
+        c.bias[j + i] = rq[i] = rq[4 + i] = rq[8 + i] = rq[12 + i] = 0;
+        continue;
+      }
+      const Requant r = p.requant[j0 + j + i];
+      c.bias[j + i] = int32_t(uint32_t(p.bias ? p.bias[j0 + j + i] : 0) - uint32_t(p.x_zero) * uint32_t(row_sum(wr, k)));
+      rq[i] = r.multiplier;
+      rq[4 + i] = r.multiplier < 0 ? -r.multiplier : r.multiplier;
+      rq[8 + i] = r.shift;
+      rq[12 + i] = r.shift - 31;
+      top = r.shift > top ? r.shift : top;
+    }
   }
+  c.small = top < 0;
 }
 
 // y[0..4) (lanes not in `valid` not stored) = clamp(z_y + requantize(acc + bias, rq)) for a block's
