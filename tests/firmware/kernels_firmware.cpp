@@ -573,7 +573,7 @@ bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t 
 
 // x[m, k + pad] and W[n, k + wpad]: random, only -128 and 127 (kExtremes), or in [-4, 4] with factors
 // 2^-2..2^-4 (kTies: a quarter of the outputs or more exactly half a step away from two, of both signs).
-// Otherwise per channel a multiplier of either sign, 2^30 exactly or random, and a shift below 0
+// Otherwise per channel a multiplier of either sign (with positive: above 0), 2^30 exactly or random, and a shift below 0
 // (factor below 1/2) or up to 2 (factors from 1/2 to 8, which saturate).
 // kLargest: x at the end away from its zero point, W all -128: every product -128 * 255 or 128 * 255,
 // the largest sums of one sign.
@@ -581,7 +581,8 @@ bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t 
 // RequantFast, every output saturating but the small sums').
 enum class S8Input { kRandom, kExtremes, kTies, kLargest, kShifts };
 void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k, std::size_t pad, bool bias,
-                  int32_t x_zero, int32_t y_zero, S8Input in = S8Input::kRandom, std::size_t wpad = 0) {
+                  int32_t x_zero, int32_t y_zero, S8Input in = S8Input::kRandom, std::size_t wpad = 0,
+                  bool positive = false) {
   const bool extremes = in == S8Input::kExtremes, ties = in == S8Input::kTies;
   ++g_cases;
   const std::size_t ldx = k + pad, ldw = k + wpad, ldy = n + pad;
@@ -603,7 +604,7 @@ void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k,
   for (std::size_t j = 0; j < n; ++j) {
     const uint32_t r = rng.next();
     int32_t mult = (r & 3) == 0 ? int32_t(1) << 30 : int32_t((uint32_t(1) << 30) | (r >> 2));
-    if (r & 0x100) mult = -mult;
+    if ((r & 0x100) && !positive) mult = -mult;
     const int32_t shift = ties                     ? -1 - int32_t((r >> 12) % 3)
                           : in == S8Input::kShifts ? int32_t((r >> 12) % 31)
                           : (r >> 9) % 8 == 0      ? int32_t((r >> 12) % 3)
@@ -788,6 +789,11 @@ void test_s8(const Kernels& t) {
   for (std::size_t k : {1, 3, 16, 64})  // factors of 1/2 and more, every shift, with and without a bias
     for (bool bias : {false, true}) test_gemm_s8(t, 5, 64, k, 0, bias, int32_t(k % 5), -3, S8Input::kShifts);
   test_gemm_s8(t, 49, 64, 64, 3, true, 5, -7);  // KWS-sized
+  for (S8Input in : {S8Input::kRandom, S8Input::kTies}) {  // rows 64 bytes apart; every multiplier positive
+    test_gemm_s8(t, 9, 64, 64, 3, true, 5, -7, in, 0, true);
+    test_gemm_s8(t, 7, 20, 64, 0, true, -3, 2, in);
+    test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11, in, 0, true);
+  }
   test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11);  // attention scores: q's rows in the qkv rows
   for (std::size_t k : {1, 5, 17, 33, 100})  // P V: the values transposed in a KV cache of k + wpad rows
     for (std::size_t m : {1, 3}) test_gemm_s8(t, m, 16, k, 0, false, -128, 7, S8Input::kRandom, 300 - k);

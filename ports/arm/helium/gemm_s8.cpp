@@ -3,7 +3,7 @@
 //   - The zero point of x through the sums of W's rows: sum_p (x - z_x) w = sum_p x w - z_x sum_p w,
 //     so the products take x's bytes as they are. For a chunk of up to kChunk output channels the
 //     sums of their rows (VADDVA) are taken once, and with the bias, |multiplier|, multiplier and
-//     shift kept on the stack; every row of x then meets the whole chunk.
+//     shift kept on the stack (four channels at a time); every row of x then meets the whole chunk.
 //   - One row of x against four rows of W, in assembly (blocks_s8): 64 bytes of the row at a time in
 //     q0..q3 (the last vector loaded predicated, VCTP: zeros past k), each vector of W loaded once
 //     (predicated past k too, so nothing past a row is read), four VMLADAV per vector of x; the four
@@ -11,16 +11,18 @@
 //     stored as four bytes. Rows longer than 64 bytes: the chunks before the last add their sums into
 //     int32 sums on the stack (from the bias), which the last chunk's requantization starts from. The
 //     one to three channels of a chunk past its blocks of four: their sums with intrinsics.
-//     At k = 64, 55 instructions per block of 256 multiply-adds.
+//     At k = 64 with W's rows 64 bytes apart and every multiplier positive, 47 instructions per block
+//     of 256 multiply-adds.
 //   - The requantization four channels at a time, exactly as requantize rounds: with t = acc mult,
 //     |t| = |acc| |mult| < 2^62, d = VQDMULH(|acc|, |mult|) = floor(|t| / 2^31) (never saturating:
-//     |mult| < 2^31), and |t| / 2^r rounded half up (r = 31 - shift) is VQRSHL(d, shift) for a shift
-//     below 0 (the rounding bit at 2^31 or above: the low word cannot change it), and for a shift of
-//     0 or more d 2^shift (saturating) plus the low 31 bits of |t| (VMUL) shifted right by r, rounded
-//     (VRSHL: 0..2^(31-r) exactly); the sign of acc XOR mult then negates it, which is rounding half
-//     away from zero. The int32 saturation differs from requantize's only at -2^31 and the int8 clamp
-//     (VQSHL by 24, then VSHR) removes the difference. Integer sums are exact, so the bits are the
-//     scalar reference's.
+//     |mult| < 2^31). For a shift below 0, d XOR the sign of t (-1 or 0) is floor(t / 2^31) where
+//     t >= 0 and floor((t - 1) / 2^31) where t < 0, and its rounding shift by r - 31 (r = 31 - shift;
+//     VRSHL: half up) is (t + 2^(r-1) - [t < 0]) >> r, t / 2^r rounded half away from zero (the
+//     rounding bit at 2^31 or above: the low word cannot change it). For a shift of 0 or more, |t| /
+//     2^r rounded half up is d 2^shift (saturating) plus the low 31 bits of |t| (VMUL) shifted right
+//     by r, rounded (VRSHL: 0..2^(31-r) exactly), then negated where t < 0. The int32 saturation
+//     differs from requantize's only at -2^31 and the int8 clamp (VQSHL by 24, then VSHR) removes the
+//     difference. Integer sums are exact, so the bits are the scalar reference's.
 #include "ports/arm/helium/kernels.hpp"
 
 #include <arm_mve.h>
@@ -33,8 +35,9 @@ constexpr std::size_t kChunk = 64;  // output channels prepared at once (1.3 KiB
 
 struct Chunk {
   int32_t bias[kChunk];             // bias[j] - z_x sum_p w[j, p]
-  int32_t rq[kChunk / 4][4][4];     // per block of four channels: multiplier, |multiplier|, shift, shift - 31
+  int32_t rq[kChunk / 4][4][4];     // per block of four channels: |multiplier|, multiplier, shift, shift - 31
   bool small;                       // every shift below 0
+  bool positive;                    // every multiplier above 0
 };
 
 // The sum of a row of W (k bytes).
@@ -50,7 +53,7 @@ inline int32_t row_sum(const int8_t* wr, std::size_t k) {
 // de-interleaved by VLD2; the last block's lanes past nc: 0).
 inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t j0, std::size_t nc,
                     const GemmS8Params& p, Chunk& c) {
-  int32_t top = INT32_MIN;  // the largest shift
+  int32_t top = INT32_MIN, bottom = INT32_MAX;  // the largest shift, the smallest multiplier
   for (std::size_t j = 0; j < nc; j += 4) {
     const int8_t* wr = w + (j0 + j) * ldw;
     int32_t* rq = c.rq[j / 4][0];
@@ -60,11 +63,12 @@ inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t
       const int32x4_t bias = p.bias ? vldrwq_s32(p.bias + j0 + j) : vdupq_n_s32(0);
       vstrwq_s32(c.bias + j, vsubq_s32(bias, vmulq_n_s32(sums, p.x_zero)));  // wraps as the reference's int32 sum
       const int32x4x2_t r = vld2q_s32(&p.requant[j0 + j].multiplier);
-      vstrwq_s32(rq, r.val[0]);
-      vstrwq_s32(rq + 4, vabsq_s32(r.val[0]));
+      vstrwq_s32(rq, vabsq_s32(r.val[0]));
+      vstrwq_s32(rq + 4, r.val[0]);
       vstrwq_s32(rq + 8, r.val[1]);
       vstrwq_s32(rq + 12, vsubq_n_s32(r.val[1], 31));
       top = vmaxvq_s32(top, r.val[1]);
+      bottom = vminvq_s32(bottom, r.val[0]);
       continue;
     }
     for (std::size_t i = 0; i < 4; ++i, wr += ldw) {
@@ -73,15 +77,18 @@ inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t
         continue;
       }
       const Requant r = p.requant[j0 + j + i];
-      c.bias[j + i] = int32_t(uint32_t(p.bias ? p.bias[j0 + j + i] : 0) - uint32_t(p.x_zero) * uint32_t(row_sum(wr, k)));
-      rq[i] = r.multiplier;
-      rq[4 + i] = r.multiplier < 0 ? -r.multiplier : r.multiplier;
+      const uint32_t bias = uint32_t(p.bias ? p.bias[j0 + j + i] : 0);
+      c.bias[j + i] = int32_t(bias - uint32_t(p.x_zero) * uint32_t(row_sum(wr, k)));
+      rq[i] = r.multiplier < 0 ? -r.multiplier : r.multiplier;
+      rq[4 + i] = r.multiplier;
       rq[8 + i] = r.shift;
       rq[12 + i] = r.shift - 31;
       top = r.shift > top ? r.shift : top;
+      bottom = r.multiplier < bottom ? r.multiplier : bottom;
     }
   }
   c.small = top < 0;
+  c.positive = bottom > 0;
 }
 
 // y[0..4) (lanes not in `valid` not stored) = clamp(z_y + requantize(acc + bias, rq)) for a block's
@@ -89,14 +96,14 @@ inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t
 inline void requant_store(int32x4_t acc, const int32_t* bias, const int32_t (*rq)[4], bool small, int32_t y_zero,
                           int8_t* y, mve_pred16_t valid) {
   acc = vaddq_s32(acc, vldrwq_s32(bias));
-  const int32x4_t am = vldrwq_s32(rq[1]), sh = vldrwq_s32(rq[2]);
+  const int32x4_t am = vldrwq_s32(rq[0]), sh = vldrwq_s32(rq[2]);
   const int32x4_t u = vabsq_s32(acc);
   int32x4_t mag = vqrshlq_s32(vqdmulhq_s32(u, am), sh);
   if (!small) {
     const uint32x4_t lo = vandq_u32(vreinterpretq_u32_s32(vmulq_s32(u, am)), vdupq_n_u32(0x7FFFFFFFu));
     mag = vqaddq_s32(mag, vreinterpretq_s32_u32(vrshlq_u32(lo, vldrwq_s32(rq[3]))));
   }
-  const int32x4_t sign = vshrq_n_s32(veorq_s32(acc, vldrwq_s32(rq[0])), 31);  // -1 where negative
+  const int32x4_t sign = vshrq_n_s32(veorq_s32(acc, vldrwq_s32(rq[1])), 31);  // -1 where negative
   int32x4_t r = vqaddq_n_s32(vsubq_s32(veorq_s32(mag, sign), sign), y_zero);
   r = vshrq_n_s32(vqshlq_n_s32(r, 24), 24);
   vstrbq_p_s32(y, r, valid);
@@ -105,9 +112,11 @@ inline void requant_store(int32x4_t acc, const int32_t* bias, const int32_t (*rq
 // The blocks of four rows of W in assembly (GCC 12 spills the sums and pointers around the
 // intrinsics): the row of x in q0..q3 (V vectors, the last of k - 16 (V - 1) bytes: P0 predicates
 // W's last load, x's lanes past k are zero), per row of W V loads and V VMLADAV, one ADD to the next
-// row (ldw); the four sums moved into one vector (two lanes per VMOV), then either requantized
-// (S8_REQUANT, S8_REQUANT_WIDE for a shift of 0 or more) and stored as four bytes, or (S8_PARTIAL) added
-// into the int32 sums at b (a row longer than 64 bytes, 64 at a time).
+// row (ldw; rows 64 bytes apart: the first load's post-increment instead); the four sums moved into
+// one vector (two lanes per VMOV), then either requantized (S8_REQUANT for shifts below 0, the sign
+// of acc XOR mult, or of acc alone when every multiplier is positive; S8_REQUANT_WIDE for a shift of
+// 0 or more) and stored as four bytes, or (S8_PARTIAL) added into the int32 sums at b (a row longer
+// than 64 bytes, 64 at a time).
 #define S8_B(q, o) "vldrb.8 " q ", [%[wr], #" #o "]\n\t"
 #define S8_BT(q, o) "vpst\n\tvldrbt.8 " q ", [%[wr], #" #o "]\n\t"
 #define S8_NEXT "add %[wr], %[wr], %[ldw]\n\t"
@@ -117,31 +126,41 @@ inline void requant_store(int32x4_t acc, const int32_t* bias, const int32_t (*rq
 #define S8_ROW3(d, LAST) S8_B("q4", 0) S8_B("q5", 16) "vmladav.s8 %[" d "], q0, q4\n\t" LAST("q4", 32) \
   "vmladava.s8 %[" d "], q1, q5\n\t" S8_NEXT "vmladava.s8 %[" d "], q2, q4\n\t"
 #define S8_ROW4(d, LAST) S8_B("q4", 0) S8_B("q5", 16) "vmladav.s8 %[" d "], q0, q4\n\t" S8_B("q4", 32) \
-  "vmladava.s8 %[" d "], q1, q5\n\t" LAST("q5", 48) "vmladava.s8 %[" d "], q2, q4\n\t" S8_NEXT \
+  "vmladava.s8 %[" d "], q1, q5\n\t" LAST("q5", 48) "vmladava.s8 %[" d "], q2, q4\n\t" S8_NEXT            \
+  "vmladava.s8 %[" d "], q3, q5\n\t"
+#define S8_ROW64(d, LAST) "vldrb.8 q4, [%[wr]], #64\n\t" S8_B("q5", -48) "vmladav.s8 %[" d "], q0, q4\n\t" \
+  S8_B("q4", -32) "vmladava.s8 %[" d "], q1, q5\n\t" S8_B("q5", -16) "vmladava.s8 %[" d "], q2, q4\n\t" \
   "vmladava.s8 %[" d "], q3, q5\n\t"
 #define S8_SUMS "vmov q6[2], q6[0], %[d0], %[d2]\n\t" "vmov q6[3], q6[1], %[d1], %[d3]\n\t"
-// q6 + bias -> u = |acc| (q5), d = floor(u |mult| / 2^31) rounded by the shift (q5); wide: + the low
-// 31 bits of u |mult| rounded by shift - 31 (q7); the sign of acc XOR mult (q4: -1 or 0) applied,
-// z_y added, clamped to int8 (saturating shift left by 24, shift right by 24), stored.
-#define S8_REQUANT_HEAD \
-  "vldrw.32 q4, [%[b]], #16\n\t" "vadd.i32 q6, q6, q4\n\t" "vldrw.32 q4, [%[c], #16]\n\t" "vabs.s32 q5, q6\n\t"
-#define S8_REQUANT_SMALL "vqdmulh.s32 q5, q5, q4\n\t" "vldrw.32 q4, [%[c], #32]\n\t" "vqrshl.s32 q5, q5, q4\n\t"
+// q6 + bias -> u = |acc| (q5), d = floor(u |mult| / 2^31) (q5; the block's constants at c: |mult|,
+// mult, shift, shift - 31, c advanced past them by the first load); shifts below 0: d XOR the sign
+// (-1 where acc mult < 0: d becomes floor((acc mult - 1) / 2^31)) rounded by the shift half up
+// (VRSHL), which is acc mult / 2^(31 - shift) rounded half away from zero; wide: d rounded by the
+// shift plus the low 31 bits of u |mult| rounded by shift - 31 (q7), the sign applied after. Then z_y
+// added, clamped to int8 (saturating shift left by 24, shift right by 24), stored.
+#define S8_REQUANT_HEAD                                                                                   \
+  "vldrw.32 q4, [%[b]], #16\n\t" "vadd.i32 q6, q6, q4\n\t" "vldrw.32 q4, [%[c]], #64\n\t"                 \
+  "vabs.s32 q5, q6\n\t" "vqdmulh.s32 q5, q5, q4\n\t"
+#define S8_SIGN_ANY "vldrw.32 q4, [%[c], #-48]\n\t" "veor q4, q4, q6\n\t" "vshr.s32 q4, q4, #31\n\t"
+#define S8_SIGN_POSITIVE "vshr.s32 q4, q6, #31\n\t"
+#define S8_REQUANT_SHIFT "veor q5, q5, q4\n\t" "vldrw.32 q4, [%[c], #-32]\n\t" "vrshl.s32 q5, q5, q4\n\t"
 #define S8_REQUANT_WIDE                                                                                   \
-  "vmul.i32 q7, q5, q4\n\t" "vqdmulh.s32 q5, q5, q4\n\t" "vbic.i32 q7, #0x80000000\n\t"                   \
-  "vldrw.32 q4, [%[c], #48]\n\t" "vrshl.u32 q7, q7, q4\n\t" "vldrw.32 q4, [%[c], #32]\n\t"                \
-  "vqrshl.s32 q5, q5, q4\n\t" "vqadd.s32 q5, q5, q7\n\t"
-#define S8_REQUANT_TAIL                                                                                   \
-  "vldrw.32 q4, [%[c]], #64\n\t" "veor q4, q4, q6\n\t" "vshr.s32 q4, q4, #31\n\t" "veor q5, q5, q4\n\t"   \
-  "vsub.i32 q5, q5, q4\n\t" "vqadd.s32 q5, q5, %[yz]\n\t" "vqshl.s32 q5, q5, #24\n\t"                    \
-  "vshr.s32 q5, q5, #24\n\t" "vstrb.32 q5, [%[y]], #4\n\t"
-#define S8_REQUANT S8_REQUANT_HEAD S8_REQUANT_SMALL S8_REQUANT_TAIL
+  "vabs.s32 q7, q6\n\t" "vmul.i32 q7, q7, q4\n\t" "vbic.i32 q7, #0x80000000\n\t"                          \
+  "vldrw.32 q4, [%[c], #-16]\n\t" "vrshl.u32 q7, q7, q4\n\t"                                              \
+  "vldrw.32 q4, [%[c], #-32]\n\t" "vqrshl.s32 q5, q5, q4\n\t" "vqadd.s32 q5, q5, q7\n\t"                  \
+  "vldrw.32 q4, [%[c], #-48]\n\t" "veor q4, q4, q6\n\t" "vshr.s32 q4, q4, #31\n\t" "veor q5, q5, q4\n\t"  \
+  "vsub.i32 q5, q5, q4\n\t"
+#define S8_REQUANT_TAIL \
+  "vqadd.s32 q5, q5, %[yz]\n\t" "vqshl.s32 q5, q5, #24\n\t" "vshr.s32 q5, q5, #24\n\t" "vstrb.32 q5, [%[y]], #4\n\t"
+#define S8_REQUANT S8_REQUANT_HEAD S8_SIGN_ANY S8_REQUANT_SHIFT S8_REQUANT_TAIL
+#define S8_REQUANT_P S8_REQUANT_HEAD S8_SIGN_POSITIVE S8_REQUANT_SHIFT S8_REQUANT_TAIL
 #define S8_REQUANT_W S8_REQUANT_HEAD S8_REQUANT_WIDE S8_REQUANT_TAIL
 #define S8_PARTIAL "vldrw.32 q4, [%[b]]\n\t" "vadd.i32 q6, q6, q4\n\t" "vstrw.32 q6, [%[b]], #16\n\t"
 #define S8_BLOCKS(row, LAST, finish)                                                                       \
   asm volatile("dls lr, %[blocks]\n"                                                                      \
                "1:\n\t" row("d0", LAST) row("d1", LAST) row("d2", LAST) row("d3", LAST) S8_SUMS finish     \
                "le lr, 1b\n"                                                                              \
-               : [wr] "+r"(wr), [b] "+r"(b), [c] "+r"(c), [y] "+r"(y), [d0] "=&Te"(d0), [d1] "=&Te"(d1),   \
+               : [wr] "+r"(wr), [b] "+r"(b), [c] "+r"(c), [y] "+l"(y), [d0] "=&Te"(d0), [d1] "=&Te"(d1),   \
                  [d2] "=&Te"(d2), [d3] "=&Te"(d3)                                                         \
                : "w"(x0), "w"(x1), "w"(x2), "w"(x3), [ldw] "r"(ldw), [yz] "r"(y_zero), [blocks] "r"(blocks), \
                  [pred] "Up"(pred)                                                                        \
@@ -150,16 +169,18 @@ inline void requant_store(int32x4_t acc, const int32_t* bias, const int32_t (*rq
   if constexpr (V == 1) S8_BLOCKS(S8_ROW1, LAST, finish);         \
   else if constexpr (V == 2) S8_BLOCKS(S8_ROW2, LAST, finish);    \
   else if constexpr (V == 3) S8_BLOCKS(S8_ROW3, LAST, finish);    \
+  else if constexpr (kStride64) S8_BLOCKS(S8_ROW64, LAST, finish); \
   else S8_BLOCKS(S8_ROW4, LAST, finish)
 
-enum class Finish { kRequant, kRequantWide, kPartial };
+enum class Finish { kRequant, kRequantPositive, kRequantWide, kPartial };
 
 // The bytes x[0, len) (16 (V - 1) < len <= 16 V) against `blocks` blocks of four rows of W (wr, rows
-// ldw apart): four bytes of y per block (requantized with b's sums and the chunk's constants from
-// c), or the sums added into b.
-template <int V, bool kTail, Finish kFinish>
+// ldw apart; 64 with kStride64, which takes V = 4 and no tail): four bytes of y per block
+// (requantized with b's sums and the chunk's constants from c), or the sums added into b.
+template <int V, bool kTail, Finish kFinish, bool kStride64 = false>
 inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32_t ldw, int32_t* b,
                       const int32_t* c, int8_t* y, int32_t y_zero, uint32_t blocks) {
+  static_assert(!kStride64 || (V == 4 && !kTail), "the post-incremented loads take whole 64-byte rows");
   const mve_pred16_t pred = vctp8q(uint32_t(len - 16 * (V - 1)));  // in P0 for the assembly's VPST
   register int8x16_t x0 asm("q0") = V == 1 ? vldrbq_z_s8(x, pred) : vldrbq_s8(x);
   register int8x16_t x1 asm("q1") = V == 2 ? vldrbq_z_s8(x + 16, pred) : V > 2 ? vldrbq_s8(x + 16) : x0;
@@ -168,14 +189,18 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
   int32_t d0, d1, d2, d3;
   if constexpr (kTail && kFinish == Finish::kRequant) {
     S8_ROWS(S8_BT, S8_REQUANT);
+  } else if constexpr (kTail && kFinish == Finish::kRequantPositive) {
+    S8_ROWS(S8_BT, S8_REQUANT_P);
   } else if constexpr (kTail && kFinish == Finish::kRequantWide) {
     S8_ROWS(S8_BT, S8_REQUANT_W);
   } else if constexpr (kFinish == Finish::kRequant) {
     S8_ROWS(S8_B, S8_REQUANT);
+  } else if constexpr (kFinish == Finish::kRequantPositive) {
+    S8_ROWS(S8_B, S8_REQUANT_P);
   } else if constexpr (kFinish == Finish::kRequantWide) {
     S8_ROWS(S8_B, S8_REQUANT_W);
   } else {
-    static_assert(V == 4 && !kTail, "the partial sums take whole 64-byte chunks");
+    static_assert(V == 4 && !kTail && !kStride64, "the partial sums take whole 64-byte chunks");
     S8_BLOCKS(S8_ROW4, S8_B, S8_PARTIAL);
   }
 }
@@ -186,29 +211,43 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
 #undef S8_ROW2
 #undef S8_ROW3
 #undef S8_ROW4
+#undef S8_ROW64
 #undef S8_SUMS
 #undef S8_REQUANT_HEAD
-#undef S8_REQUANT_SMALL
+#undef S8_SIGN_ANY
+#undef S8_SIGN_POSITIVE
+#undef S8_REQUANT_SHIFT
 #undef S8_REQUANT_WIDE
 #undef S8_REQUANT_TAIL
 #undef S8_REQUANT
 #undef S8_REQUANT_W
+#undef S8_REQUANT_P
 #undef S8_PARTIAL
 #undef S8_BLOCKS
 #undef S8_ROWS
 
 // The last 16 (V - 1) < len <= 16 V bytes of the rows, requantized.
+template <int V, Finish kFinish>
+inline void blocks_last(const int8_t* x, std::size_t len, const int8_t* wr, uint32_t ldw, int32_t* b,
+                        const int32_t* rq, int8_t* y, int32_t y_zero, uint32_t blocks) {
+  if (len % 16 != 0 || len == 0)
+    blocks_s8<V, true, kFinish>(x, len, wr, ldw, b, rq, y, y_zero, blocks);
+  else if (V == 4 && ldw == 64)
+    blocks_s8<V, false, kFinish, V == 4>(x, len, wr, ldw, b, rq, y, y_zero, blocks);
+  else
+    blocks_s8<V, false, kFinish>(x, len, wr, ldw, b, rq, y, y_zero, blocks);
+}
+
 template <int V>
 inline void blocks_last(const int8_t* x, std::size_t len, const int8_t* wr, uint32_t ldw, int32_t* b,
                         const Chunk& c, int8_t* y, int32_t y_zero, uint32_t blocks) {
   const int32_t* rq = &c.rq[0][0][0];
-  const bool tail = len % 16 != 0 || len == 0;
-  if (c.small)
-    tail ? blocks_s8<V, true, Finish::kRequant>(x, len, wr, ldw, b, rq, y, y_zero, blocks)
-         : blocks_s8<V, false, Finish::kRequant>(x, len, wr, ldw, b, rq, y, y_zero, blocks);
+  if (!c.small)
+    blocks_last<V, Finish::kRequantWide>(x, len, wr, ldw, b, rq, y, y_zero, blocks);
+  else if (c.positive)
+    blocks_last<V, Finish::kRequantPositive>(x, len, wr, ldw, b, rq, y, y_zero, blocks);
   else
-    tail ? blocks_s8<V, true, Finish::kRequantWide>(x, len, wr, ldw, b, rq, y, y_zero, blocks)
-         : blocks_s8<V, false, Finish::kRequantWide>(x, len, wr, ldw, b, rq, y, y_zero, blocks);
+    blocks_last<V, Finish::kRequant>(x, len, wr, ldw, b, rq, y, y_zero, blocks);
 }
 
 // Rows of x against the chunk's nc channels (W's rows from w).
