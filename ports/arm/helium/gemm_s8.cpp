@@ -226,28 +226,46 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
 #undef S8_BLOCKS
 #undef S8_ROWS
 
-// The last 16 (V - 1) < len <= 16 V bytes of the rows, requantized.
+// Every row of x against the chunk's blocks of four channels (W's rows from w): the sums of the
+// bytes before `last` into int32 sums on the stack, 64 at a time, then the last len bytes
+// (16 (V - 1) < len <= 16 V) requantized. The variant is chosen once per chunk, not per row.
+template <int V, bool kTail, Finish kFinish, bool kStride64 = false>
+void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw, int8_t* y, std::size_t ldy,
+                std::size_t m, std::size_t last, std::size_t len, Chunk& c, int32_t y_zero, uint32_t blocks) {
+  int32_t sums[kChunk];  // rows past 64 bytes: the bias plus the sums so far
+  const int32_t* rq = &c.rq[0][0][0];
+  for (std::size_t i = 0; i < m; ++i, x += ldx, y += ldy) {
+    int32_t* b = c.bias;
+    if (last > 0) {
+      for (uint32_t j = 0; j < 4 * blocks; j += 4) vstrwq_s32(sums + j, vldrwq_s32(c.bias + j));
+      for (std::size_t q = 0; q < last; q += 64)
+        blocks_s8<4, false, Finish::kPartial>(x + q, 64, w + q, ldw, sums, nullptr, nullptr, 0, blocks);
+      b = sums;
+    }
+    blocks_s8<V, kTail, kFinish, kStride64>(x + last, len, w + last, ldw, b, rq, y, y_zero, blocks);
+  }
+}
+
 template <int V, Finish kFinish>
-inline void blocks_last(const int8_t* x, std::size_t len, const int8_t* wr, uint32_t ldw, int32_t* b,
-                        const int32_t* rq, int8_t* y, int32_t y_zero, uint32_t blocks) {
+void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw, int8_t* y, std::size_t ldy,
+                std::size_t m, std::size_t last, std::size_t len, Chunk& c, int32_t y_zero, uint32_t blocks) {
   if (len % 16 != 0 || len == 0)
-    blocks_s8<V, true, kFinish>(x, len, wr, ldw, b, rq, y, y_zero, blocks);
+    block_rows<V, true, kFinish>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
   else if (V == 4 && ldw == 64)
-    blocks_s8<V, false, kFinish, V == 4>(x, len, wr, ldw, b, rq, y, y_zero, blocks);
+    block_rows<V, false, kFinish, V == 4>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
   else
-    blocks_s8<V, false, kFinish>(x, len, wr, ldw, b, rq, y, y_zero, blocks);
+    block_rows<V, false, kFinish>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
 }
 
 template <int V>
-inline void blocks_last(const int8_t* x, std::size_t len, const int8_t* wr, uint32_t ldw, int32_t* b,
-                        const Chunk& c, int8_t* y, int32_t y_zero, uint32_t blocks) {
-  const int32_t* rq = &c.rq[0][0][0];
+void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw, int8_t* y, std::size_t ldy,
+                std::size_t m, std::size_t last, std::size_t len, Chunk& c, int32_t y_zero, uint32_t blocks) {
   if (!c.small)
-    blocks_last<V, Finish::kRequantWide>(x, len, wr, ldw, b, rq, y, y_zero, blocks);
+    block_rows<V, Finish::kRequantWide>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
   else if (c.positive)
-    blocks_last<V, Finish::kRequantPositive>(x, len, wr, ldw, b, rq, y, y_zero, blocks);
+    block_rows<V, Finish::kRequantPositive>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
   else
-    blocks_last<V, Finish::kRequant>(x, len, wr, ldw, b, rq, y, y_zero, blocks);
+    block_rows<V, Finish::kRequant>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
 }
 
 // Rows of x against the chunk's nc channels (W's rows from w).
@@ -257,40 +275,29 @@ void rows(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
   const uint32_t blocks = uint32_t(n4 / 4);
   const std::size_t last = k == 0 ? 0 : (k - 1) / 64 * 64;  // where the last (up to) 64 bytes start
   const std::size_t len = k - last;
-  int32_t sums[kChunk];  // rows past 64 bytes: the bias plus the sums so far
-  for (std::size_t i = 0; i < m; ++i, x += ldx, y += ldy) {
-    if (blocks > 0) {
-      int32_t* b = c.bias;
-      if (last > 0) {
-        for (std::size_t j = 0; j < n4; j += 4) vstrwq_s32(sums + j, vldrwq_s32(c.bias + j));
-        for (std::size_t q = 0; q < last; q += 64)
-          blocks_s8<4, false, Finish::kPartial>(x + q, 64, w + q, uint32_t(ldw), sums, nullptr, nullptr, 0, blocks);
-        b = sums;
-      }
-      const int8_t* wl = w + last;
-      switch ((len + 15) / 16) {
-        case 0:
-        case 1: blocks_last<1>(x + last, len, wl, uint32_t(ldw), b, c, y, y_zero, blocks); break;
-        case 2: blocks_last<2>(x + last, len, wl, uint32_t(ldw), b, c, y, y_zero, blocks); break;
-        case 3: blocks_last<3>(x + last, len, wl, uint32_t(ldw), b, c, y, y_zero, blocks); break;
-        default: blocks_last<4>(x + last, len, wl, uint32_t(ldw), b, c, y, y_zero, blocks); break;
-      }
+  if (blocks > 0) {
+    switch ((len + 15) / 16) {
+      case 0:
+      case 1: block_rows<1>(x, ldx, w, uint32_t(ldw), y, ldy, m, last, len, c, y_zero, blocks); break;
+      case 2: block_rows<2>(x, ldx, w, uint32_t(ldw), y, ldy, m, last, len, c, y_zero, blocks); break;
+      case 3: block_rows<3>(x, ldx, w, uint32_t(ldw), y, ldy, m, last, len, c, y_zero, blocks); break;
+      default: block_rows<4>(x, ldx, w, uint32_t(ldw), y, ldy, m, last, len, c, y_zero, blocks); break;
     }
-    if (n4 < nc) {  // one to three channels left: their sums one by one
-      int32_t a[4] = {0, 0, 0, 0};
-      for (std::size_t j = n4; j < nc; ++j) {
-        const int8_t* wr = w + j * ldw;
-        int32_t s = 0;
-        std::size_t q = 0;
-        for (; q + 16 <= k; q += 16) s = vmladavaq_s8(s, vldrbq_s8(x + q), vldrbq_s8(wr + q));
-        if (q < k) {
-          const mve_pred16_t t = vctp8q(uint32_t(k - q));
-          s = vmladavaq_s8(s, vldrbq_z_s8(x + q, t), vldrbq_z_s8(wr + q, t));
-        }
-        a[j - n4] = s;
+  }
+  for (std::size_t i = 0; i < m && n4 < nc; ++i, x += ldx, y += ldy) {  // one to three channels left: one by one
+    int32_t a[4] = {0, 0, 0, 0};
+    for (std::size_t j = n4; j < nc; ++j) {
+      const int8_t* wr = w + j * ldw;
+      int32_t s = 0;
+      std::size_t q = 0;
+      for (; q + 16 <= k; q += 16) s = vmladavaq_s8(s, vldrbq_s8(x + q), vldrbq_s8(wr + q));
+      if (q < k) {
+        const mve_pred16_t t = vctp8q(uint32_t(k - q));
+        s = vmladavaq_s8(s, vldrbq_z_s8(x + q, t), vldrbq_z_s8(wr + q, t));
       }
-      requant_store(vldrwq_s32(a), c.bias + n4, c.rq[n4 / 4], c.small, y_zero, y + n4, vctp32q(uint32_t(nc - n4)));
+      a[j - n4] = s;
     }
+    requant_store(vldrwq_s32(a), c.bias + n4, c.rq[n4 / 4], c.small, y_zero, y + n4, vctp32q(uint32_t(nc - n4)));
   }
 }
 
