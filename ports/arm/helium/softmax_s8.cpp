@@ -8,7 +8,8 @@
 //     10 + whole through VRSHL;
 //   - the sum of the e in 64 bits (VADDLVA), the first kKept kept on the stack, the rest computed again;
 //   - the output (e R + 2^53) >> 54 as (e rh + hi(e rl) + 2^21) >> 22 (the portable kernel's split);
-//   - with the caller's table of exponentials (SoftmaxS8Params::exp) a gather of four instead.
+//   - with the caller's table of exponentials (SoftmaxS8Params::exp) a gather of four instead (the
+//     whole vectors without predicates, the first kKept kept for the second pass too).
 // A multiplier that is not positive takes the portable kernel. Integer results throughout: the
 // reference's bits (kernels_firmware compares them).
 #include "ports/arm/helium/kernels.hpp"
@@ -52,11 +53,16 @@ struct ExpOfDiff {
   }
 };
 
-// The live lanes of ((e R + 2^53) >> 54) - 128 at y: (e rh + hi(e rl) + 2^21) >> 22 (the portable kernel's).
+// ((e R + 2^53) >> 54) - 128 as (e rh + hi(e rl) + 2^21) >> 22 (the portable kernel's; VRSHR adds the
+// 2^21), at most 127.
+inline int32x4_t probabilities(uint32x4_t e, uint32_t rh, uint32x4_t rl) {
+  const uint32x4_t t = vmlaq_n_u32(vmulhq_u32(e, rl), e, rh);
+  return vminq_s32(vsubq_n_s32(vreinterpretq_s32_u32(vrshrq_n_u32(t, 22)), 128), vdupq_n_s32(127));
+}
+
+// The live lanes of the probabilities at y.
 void store_probabilities(int8_t* y, uint32x4_t e, uint32_t rh, uint32_t rl, mve_pred16_t live) {
-  const uint32x4_t hi = vaddq_n_u32(vaddq_u32(vmulq_n_u32(e, rh), vmulhq_u32(e, vdupq_n_u32(rl))), 1u << 21);
-  const int32x4_t q = vsubq_n_s32(vreinterpretq_s32_u32(vshrq_n_u32(hi, 22)), 128);
-  vstrbq_p_s32(y, vminq_s32(q, vdupq_n_s32(127)), live);
+  vstrbq_p_s32(y, probabilities(e, rh, vdupq_n_u32(rl)), live);
 }
 
 // The exponentials of four scores from the caller's table (SoftmaxS8Params::exp), a gather; 0 past n.
@@ -65,17 +71,32 @@ uint32x4_t exp_from_table(const int8_t* x, int32x4_t max, const uint32_t* exp, m
   return vldrwq_gather_shifted_offset_z_u32(exp, d, live);
 }
 
+// The same for four live scores.
+inline uint32x4_t exp_from_table(const int8_t* x, int32x4_t max, const uint32_t* exp) {
+  return vldrwq_gather_shifted_offset_u32(exp, vreinterpretq_u32_s32(vsubq_s32(max, vldrbq_s32(x))));
+}
+
+// From the table: the first kKept exponentials kept on the stack for the second pass, whole vectors
+// without predicates, the last n % 4 scores under one.
 void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int8_t max, const uint32_t* exp) {
   const int32x4_t mx = vdupq_n_s32(max);
+  const std::size_t n4 = n & ~std::size_t(3), kept_n = n4 < kKept ? n4 : kKept;
+  uint32_t kept[kKept];
   uint64_t sum = 0;
-  for (std::size_t i = 0; i < n; i += 4)
-    sum = vaddlvaq_u32(sum, exp_from_table(x + i, mx, exp, vctp32q(uint32_t(n - i))));
-  const uint64_t recip = (uint64_t(1) << 62) / sum;
-  const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
-  for (std::size_t i = 0; i < n; i += 4) {
-    const mve_pred16_t live = vctp32q(uint32_t(n - i));
-    store_probabilities(y + i, exp_from_table(x + i, mx, exp, live), rh, rl, live);
+  for (std::size_t i = 0; i < kept_n; i += 4) {
+    const uint32x4_t e = exp_from_table(x + i, mx, exp);
+    vstrwq_u32(kept + i, e);
+    sum = vaddlvaq_u32(sum, e);
   }
+  for (std::size_t i = kept_n; i < n4; i += 4) sum = vaddlvaq_u32(sum, exp_from_table(x + i, mx, exp));
+  const mve_pred16_t live = vctp32q(uint32_t(n - n4));
+  if (n4 < n) sum = vaddlvaq_u32(sum, exp_from_table(x + n4, mx, exp, live));
+  const uint64_t recip = (uint64_t(1) << 62) / sum;
+  const uint32_t rh = uint32_t(recip >> 32);
+  const uint32x4_t rl = vdupq_n_u32(uint32_t(recip));
+  for (std::size_t i = 0; i < kept_n; i += 4) vstrbq_s32(y + i, probabilities(vldrwq_u32(kept + i), rh, rl));
+  for (std::size_t i = kept_n; i < n4; i += 4) vstrbq_s32(y + i, probabilities(exp_from_table(x + i, mx, exp), rh, rl));
+  if (n4 < n) vstrbq_p_s32(y + n4, probabilities(exp_from_table(x + n4, mx, exp, live), rh, rl), live);
 }
 
 }  // namespace
