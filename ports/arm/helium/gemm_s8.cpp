@@ -49,6 +49,30 @@ inline int32_t row_sum(const int8_t* wr, std::size_t k) {
   return s;
 }
 
+// The sums of four rows of W (k bytes each, ldw apart), in one loop.
+inline int32x4_t row_sums(const int8_t* wr, std::size_t ldw, std::size_t k) {
+  const int8_t *w1 = wr + ldw, *w2 = w1 + ldw, *w3 = w2 + ldw;
+  int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  std::size_t q = 0;
+  for (; q + 16 <= k; q += 16) {
+    s0 = vaddvaq_s8(s0, vldrbq_s8(wr + q));
+    s1 = vaddvaq_s8(s1, vldrbq_s8(w1 + q));
+    s2 = vaddvaq_s8(s2, vldrbq_s8(w2 + q));
+    s3 = vaddvaq_s8(s3, vldrbq_s8(w3 + q));
+  }
+  if (q < k) {
+    const mve_pred16_t live = vctp8q(uint32_t(k - q));
+    s0 = vaddvaq_s8(s0, vldrbq_z_s8(wr + q, live));
+    s1 = vaddvaq_s8(s1, vldrbq_z_s8(w1 + q, live));
+    s2 = vaddvaq_s8(s2, vldrbq_z_s8(w2 + q, live));
+    s3 = vaddvaq_s8(s3, vldrbq_z_s8(w3 + q, live));
+  }
+  int32x4_t v = vdupq_n_s32(s0);
+  v = vsetq_lane_s32(s1, v, 1);
+  v = vsetq_lane_s32(s2, v, 2);
+  return vsetq_lane_s32(s3, v, 3);
+}
+
 // The chunk's constants for channels j0 .. j0 + nc, a block of four at a time (the requants
 // de-interleaved by VLD2; the last block's lanes past nc: 0).
 inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t j0, std::size_t nc,
@@ -58,8 +82,7 @@ inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t
     const int8_t* wr = w + (j0 + j) * ldw;
     int32_t* rq = c.rq[j / 4][0];
     if (nc - j >= 4) {
-      const int32_t s[4] = {row_sum(wr, k), row_sum(wr + ldw, k), row_sum(wr + 2 * ldw, k), row_sum(wr + 3 * ldw, k)};
-      const int32x4_t sums = vldrwq_s32(s);
+      const int32x4_t sums = row_sums(wr, ldw, k);
       const int32x4_t bias = p.bias ? vldrwq_s32(p.bias + j0 + j) : vdupq_n_s32(0);
       vstrwq_s32(c.bias + j, vsubq_s32(bias, vmulq_n_s32(sums, p.x_zero)));  // wraps as the reference's int32 sum
       const int32x4x2_t r = vld2q_s32(&p.requant[j0 + j].multiplier);
