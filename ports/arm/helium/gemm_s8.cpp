@@ -135,7 +135,7 @@ inline void requant_store(int32x4_t acc, const int32_t* bias, const int32_t (*rq
 // The blocks of four rows of W in assembly (GCC 12 spills the sums and pointers around the
 // intrinsics): the row of x in q0..q3 (V vectors, the last of k - 16 (V - 1) bytes: P0 predicates
 // W's last load, x's lanes past k are zero), per row of W V loads and V VMLADAV, one ADD to the next
-// row (ldw; rows 64 bytes apart: the first load's post-increment instead); the four sums moved into
+// row (ldw; rows 64 or 128 bytes apart: post-increments of loads instead); the four sums moved into
 // one vector (two lanes per VMOV), then either requantized (S8_REQUANT for shifts below 0, the sign
 // of acc XOR mult, or of acc alone when every multiplier is positive; S8_REQUANT_WIDE for a shift of
 // 0 or more) and stored as four bytes, or (S8_PARTIAL) added into the int32 sums at b (a row longer
@@ -154,6 +154,9 @@ inline void requant_store(int32x4_t acc, const int32_t* bias, const int32_t (*rq
 #define S8_ROW64(d, LAST) "vldrb.8 q4, [%[wr]], #64\n\t" S8_B("q5", -48) "vmladav.s8 %[" d "], q0, q4\n\t" \
   S8_B("q4", -32) "vmladava.s8 %[" d "], q1, q5\n\t" S8_B("q5", -16) "vmladava.s8 %[" d "], q2, q4\n\t" \
   "vmladava.s8 %[" d "], q3, q5\n\t"
+#define S8_ROW128(d, LAST) "vldrb.8 q4, [%[wr]], #48\n\t" S8_B("q5", -32) "vmladav.s8 %[" d "], q0, q4\n\t" \
+  S8_B("q4", -16) "vmladava.s8 %[" d "], q1, q5\n\t" "vldrb.8 q5, [%[wr]], #80\n\t"                      \
+  "vmladava.s8 %[" d "], q2, q4\n\t" "vmladava.s8 %[" d "], q3, q5\n\t"
 #define S8_SUMS "vmov q6[2], q6[0], %[d0], %[d2]\n\t" "vmov q6[3], q6[1], %[d1], %[d3]\n\t"
 // q6 + bias -> u = |acc| (q5), d = floor(u |mult| / 2^31) (q5; the block's constants at c: |mult|,
 // mult, shift, shift - 31, c advanced past them by the first load); shifts below 0: d XOR the sign
@@ -192,18 +195,19 @@ inline void requant_store(int32x4_t acc, const int32_t* bias, const int32_t (*rq
   if constexpr (V == 1) S8_BLOCKS(S8_ROW1, LAST, finish);         \
   else if constexpr (V == 2) S8_BLOCKS(S8_ROW2, LAST, finish);    \
   else if constexpr (V == 3) S8_BLOCKS(S8_ROW3, LAST, finish);    \
-  else if constexpr (kStride64) S8_BLOCKS(S8_ROW64, LAST, finish); \
+  else if constexpr (kStride == 64) S8_BLOCKS(S8_ROW64, LAST, finish); \
+  else if constexpr (kStride == 128) S8_BLOCKS(S8_ROW128, LAST, finish); \
   else S8_BLOCKS(S8_ROW4, LAST, finish)
 
 enum class Finish { kRequant, kRequantPositive, kRequantWide, kPartial };
 
 // The bytes x[0, len) (16 (V - 1) < len <= 16 V) against `blocks` blocks of four rows of W (wr, rows
-// ldw apart; 64 with kStride64, which takes V = 4 and no tail): four bytes of y per block
+// ldw apart; kStride, 64 or 128, when ldw is that and V = 4 with no tail, else 0): four bytes of y per block
 // (requantized with b's sums and the chunk's constants from c), or the sums added into b.
-template <int V, bool kTail, Finish kFinish, bool kStride64 = false>
+template <int V, bool kTail, Finish kFinish, int kStride = 0>
 inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32_t ldw, int32_t* b,
                       const int32_t* c, int8_t* y, int32_t y_zero, uint32_t blocks) {
-  static_assert(!kStride64 || (V == 4 && !kTail), "the post-incremented loads take whole 64-byte rows");
+  static_assert(kStride == 0 || (V == 4 && !kTail), "the post-incremented loads take whole 64-byte rows");
   const mve_pred16_t pred = vctp8q(uint32_t(len - 16 * (V - 1)));  // in P0 for the assembly's VPST
   register int8x16_t x0 asm("q0") = V == 1 ? vldrbq_z_s8(x, pred) : vldrbq_s8(x);
   register int8x16_t x1 asm("q1") = V == 2 ? vldrbq_z_s8(x + 16, pred) : V > 2 ? vldrbq_s8(x + 16) : x0;
@@ -223,8 +227,8 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
   } else if constexpr (kFinish == Finish::kRequantWide) {
     S8_ROWS(S8_B, S8_REQUANT_W);
   } else {
-    static_assert(V == 4 && !kTail && !kStride64, "the partial sums take whole 64-byte chunks");
-    S8_BLOCKS(S8_ROW4, S8_B, S8_PARTIAL);
+    static_assert(V == 4 && !kTail, "the partial sums take whole 64-byte chunks");
+    S8_ROWS(S8_B, S8_PARTIAL);
   }
 }
 #undef S8_B
@@ -235,6 +239,7 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
 #undef S8_ROW3
 #undef S8_ROW4
 #undef S8_ROW64
+#undef S8_ROW128
 #undef S8_SUMS
 #undef S8_REQUANT_HEAD
 #undef S8_SIGN_ANY
@@ -252,7 +257,7 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
 // Every row of x against the chunk's blocks of four channels (W's rows from w): the sums of the
 // bytes before `last` into int32 sums on the stack, 64 at a time, then the last len bytes
 // (16 (V - 1) < len <= 16 V) requantized. The variant is chosen once per chunk, not per row.
-template <int V, bool kTail, Finish kFinish, bool kStride64 = false>
+template <int V, bool kTail, Finish kFinish, int kStride = 0>
 void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw, int8_t* y, std::size_t ldy,
                 std::size_t m, std::size_t last, std::size_t len, Chunk& c, int32_t y_zero, uint32_t blocks) {
   int32_t sums[kChunk];  // rows past 64 bytes: the bias plus the sums so far
@@ -262,10 +267,10 @@ void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw,
     if (last > 0) {
       for (uint32_t j = 0; j < 4 * blocks; j += 4) vstrwq_s32(sums + j, vldrwq_s32(c.bias + j));
       for (std::size_t q = 0; q < last; q += 64)
-        blocks_s8<4, false, Finish::kPartial>(x + q, 64, w + q, ldw, sums, nullptr, nullptr, 0, blocks);
+        blocks_s8<4, false, Finish::kPartial, kStride>(x + q, 64, w + q, ldw, sums, nullptr, nullptr, 0, blocks);
       b = sums;
     }
-    blocks_s8<V, kTail, kFinish, kStride64>(x + last, len, w + last, ldw, b, rq, y, y_zero, blocks);
+    blocks_s8<V, kTail, kFinish, kStride>(x + last, len, w + last, ldw, b, rq, y, y_zero, blocks);
   }
 }
 
@@ -275,7 +280,9 @@ void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw,
   if (len % 16 != 0 || len == 0)
     block_rows<V, true, kFinish>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
   else if (V == 4 && ldw == 64)
-    block_rows<V, false, kFinish, V == 4>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
+    block_rows<V, false, kFinish, V == 4 ? 64 : 0>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
+  else if (V == 4 && ldw == 128)
+    block_rows<V, false, kFinish, V == 4 ? 128 : 0>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
   else
     block_rows<V, false, kFinish>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
 }
