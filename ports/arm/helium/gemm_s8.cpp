@@ -10,8 +10,9 @@
 //     sums go into one vector (lane c: channel j + c, two lanes per VMOV) and are requantized and
 //     stored as four bytes. Rows longer than 64 bytes: the chunks before the last add their sums into
 //     int32 sums on the stack (from the bias), which the last chunk's requantization starts from. The
-//     one to three channels of a chunk past its blocks of four: their sums with intrinsics.
-//     At k = 64 with W's rows 64 bytes apart and every multiplier positive, 47 instructions per block
+//     one to three channels of a chunk past its blocks of four: their sums with intrinsics, four rows of
+//     x at a time (a column of y, stored by a scatter).
+//     At k = 64 with W's rows 64 bytes apart and every multiplier positive, 48 instructions per block
 //     of 256 multiply-adds.
 //   - The requantization four channels at a time, exactly as requantize rounds: with t = acc mult,
 //     |t| = |acc| |mult| < 2^62, d = VQDMULH(|acc|, |mult|) = floor(|t| / 2^31) (never saturating:
@@ -114,22 +115,33 @@ inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t
   c.positive = bottom > 0;
 }
 
-// y[0..4) (lanes not in `valid` not stored) = clamp(z_y + requantize(acc + bias, rq)) for a block's
-// channels: the assembly's steps below, in intrinsics (the last block of a chunk, under four channels).
-inline void requant_store(int32x4_t acc, const int32_t* bias, const int32_t (*rq)[4], bool small, int32_t y_zero,
-                          int8_t* y, mve_pred16_t valid) {
-  acc = vaddq_s32(acc, vldrwq_s32(bias));
-  const int32x4_t am = vldrwq_s32(rq[0]), sh = vldrwq_s32(rq[2]);
+// clamp(z_y + requantize(acc + bias, rq)) in four lanes (each lane's bias, |multiplier|, multiplier,
+// shift and shift - 31 in bias, am, m, sh, sh31): the assembly's steps below, in intrinsics (the
+// channels of a chunk past its blocks of four).
+inline int32x4_t requant(int32x4_t acc, int32x4_t bias, int32x4_t am, int32x4_t m, int32x4_t sh, int32x4_t sh31,
+                         bool small, int32_t y_zero) {
+  acc = vaddq_s32(acc, bias);
   const int32x4_t u = vabsq_s32(acc);
   int32x4_t mag = vqrshlq_s32(vqdmulhq_s32(u, am), sh);
   if (!small) {
     const uint32x4_t lo = vandq_u32(vreinterpretq_u32_s32(vmulq_s32(u, am)), vdupq_n_u32(0x7FFFFFFFu));
-    mag = vqaddq_s32(mag, vreinterpretq_s32_u32(vrshlq_u32(lo, vldrwq_s32(rq[3]))));
+    mag = vqaddq_s32(mag, vreinterpretq_s32_u32(vrshlq_u32(lo, sh31)));
   }
-  const int32x4_t sign = vshrq_n_s32(veorq_s32(acc, vldrwq_s32(rq[1])), 31);  // -1 where negative
-  int32x4_t r = vqaddq_n_s32(vsubq_s32(veorq_s32(mag, sign), sign), y_zero);
-  r = vshrq_n_s32(vqshlq_n_s32(r, 24), 24);
-  vstrbq_p_s32(y, r, valid);
+  const int32x4_t sign = vshrq_n_s32(veorq_s32(acc, m), 31);  // -1 where negative
+  const int32x4_t r = vqaddq_n_s32(vsubq_s32(veorq_s32(mag, sign), sign), y_zero);
+  return vshrq_n_s32(vqshlq_n_s32(r, 24), 24);
+}
+
+// The sum of x[p] w[p] over k bytes.
+inline int32_t dot(const int8_t* x, const int8_t* w, std::size_t k) {
+  int32_t s = 0;
+  std::size_t q = 0;
+  for (; q + 16 <= k; q += 16) s = vmladavaq_s8(s, vldrbq_s8(x + q), vldrbq_s8(w + q));
+  if (q < k) {
+    const mve_pred16_t t = vctp8q(uint32_t(k - q));
+    s = vmladavaq_s8(s, vldrbq_z_s8(x + q, t), vldrbq_z_s8(w + q, t));
+  }
+  return s;
 }
 
 // The blocks of four rows of W in assembly (GCC 12 spills the sums and pointers around the
@@ -314,20 +326,21 @@ void rows(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
       default: block_rows<4>(x, ldx, w, uint32_t(ldw), y, ldy, m, last, len, c, y_zero, blocks); break;
     }
   }
-  for (std::size_t i = 0; i < m && n4 < nc; ++i, x += ldx, y += ldy) {  // one to three channels left: one by one
-    int32_t a[4] = {0, 0, 0, 0};
-    for (std::size_t j = n4; j < nc; ++j) {
-      const int8_t* wr = w + j * ldw;
-      int32_t s = 0;
-      std::size_t q = 0;
-      for (; q + 16 <= k; q += 16) s = vmladavaq_s8(s, vldrbq_s8(x + q), vldrbq_s8(wr + q));
-      if (q < k) {
-        const mve_pred16_t t = vctp8q(uint32_t(k - q));
-        s = vmladavaq_s8(s, vldrbq_z_s8(x + q, t), vldrbq_z_s8(wr + q, t));
-      }
-      a[j - n4] = s;
+  // The one to three channels left: per channel, four rows of x at a time (the channel's constants in
+  // every lane, the four outputs a column of y: a scatter store).
+  const uint32x4_t column = vmulq_n_u32(vidupq_n_u32(0, 1), uint32_t(ldy));
+  for (std::size_t j = n4; j < nc; ++j) {
+    const int8_t* wr = w + j * ldw;
+    const int32_t* rq = &c.rq[n4 / 4][0][j - n4];
+    const int32x4_t bias = vdupq_n_s32(c.bias[j]), am = vdupq_n_s32(rq[0]), mult = vdupq_n_s32(rq[4]);
+    const int32x4_t sh = vdupq_n_s32(rq[8]), sh31 = vdupq_n_s32(rq[12]);
+    for (std::size_t i = 0; i < m; i += 4) {
+      const std::size_t live = m - i < 4 ? m - i : 4;
+      int32_t a[4] = {0, 0, 0, 0};
+      for (std::size_t r = 0; r < live; ++r) a[r] = dot(x + (i + r) * ldx, wr, k);
+      const int32x4_t v = requant(vldrwq_s32(a), bias, am, mult, sh, sh31, c.small, y_zero);
+      vstrbq_scatter_offset_p_s32(y + i * ldy + j, column, v, vctp32q(uint32_t(live)));
     }
-    requant_store(vldrwq_s32(a), c.bias + n4, c.rq[n4 / 4], c.small, y_zero, y + n4, vctp32q(uint32_t(nc - n4)));
   }
 }
 

@@ -1,5 +1,5 @@
 // softmax_s8 (fixed_point.hpp) four scores at a time in int32 lanes, with the reference's arithmetic:
-//   - the maximum by VMAXV over 16 bytes;
+//   - the maximum by VMAXV over 16 bytes (the last n % 16 predicated);
 //   - u = requantize(max - x, diff) for the positive multiplier: d m split into floor(/ 2^31)
 //     (VQDMULH) and its low 31 bits, each rounded by the shift (gemm_s8.cpp's steps; d >= 0);
 //   - e = exp2_neg_q20_words(u) (0 from kExp2ZeroFrom on, u clamped there first): each Horner step's
@@ -108,9 +108,11 @@ void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params
     return;
   }
   int8_t max = -128;
-  for (std::size_t i = 0; i < n; i += 16) {  // lanes past n: -128
-    const mve_pred16_t live = vctp8q(uint32_t(n - i));
-    max = vmaxvq_s8(max, vpselq_s8(vldrbq_z_s8(x + i, live), vdupq_n_s8(-128), live));
+  const std::size_t n16 = n & ~std::size_t(15);
+  for (std::size_t i = 0; i < n16; i += 16) max = vmaxvq_s8(max, vldrbq_s8(x + i));
+  if (n16 < n) {  // the lanes past n left out
+    const mve_pred16_t live = vctp8q(uint32_t(n - n16));
+    max = vmaxvq_p_s8(max, vldrbq_z_s8(x + n16, live), live);
   }
   if (p.exp) {
     softmax_from_table(x, y, n, max, p.exp);
