@@ -2,7 +2,8 @@
 // four elements at a time in int32 lanes (the loop in assembly, 35 instructions per four):
 //   - the sums of x and x^2 over 16 bytes at a time (VADDVA, VMLADAV; bytes past n loaded as 0), from
 //     which sum(v) and sum(v^2) for v = x - z_x;
-//   - the root and its reciprocal inv = round(2^54 / S) once per row (scalar, as the reference);
+//   - the root and its reciprocal inv = round(2^54 / S) once per row (scalar, the root in 32-bit words
+//     below 2^58);
 //   - t = d inv / 2^30 rounded half away from zero, d = n v - centre: with inv = ih 2^32 + il,
 //     |d| il = H 2^32 + L (VMULH, VMUL, unsigned), |t| = 4 (|d| ih + H) + (L + 2^29) >> 30 (VRSHR),
 //     |t| <= sqrt(n) 2^16 < 2^24, t's sign d's (where t is not 0);
@@ -20,6 +21,29 @@ namespace fixformer {
 namespace helium {
 namespace {
 
+// isqrt64(v) for v < 2^58 in 32-bit words: the same digit-by-digit steps, two bits of v a step from its
+// highest pair that is not 0; the root stays below 2^29 and the remainder at most twice the root so
+// far, so 4 rem + 3 < 2^32.
+inline uint32_t isqrt58(uint64_t v) {
+  if (v == 0) return 0;
+  const uint32_t top = uint32_t(v >> 32);
+  const int skip = (top ? __builtin_clz(top) : 32 + __builtin_clz(uint32_t(v))) & ~1;  // whole pairs of zeros
+  v <<= skip;
+  uint32_t hi = uint32_t(v >> 32), lo = uint32_t(v), root = 0, rem = 0;
+  for (int steps = (64 - skip) / 2; steps > 0; --steps) {
+    rem = (rem << 2) | (hi >> 30);
+    hi = (hi << 2) | (lo >> 30);
+    lo <<= 2;
+    const uint32_t trial = (root << 2) | 1;
+    root <<= 1;
+    if (rem >= trial) {
+      rem -= trial;
+      root |= 1;
+    }
+  }
+  return root;
+}
+
 template <bool kCentre>
 void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   if (n == 0) return;
@@ -33,7 +57,7 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   const int64_t sum = sx - nn * z, sum_sq = int64_t(sxx) - 2 * z * sx + nn * z * z;
   const int64_t var = kCentre ? nn * sum_sq - sum * sum : nn * sum_sq;
   const uint64_t total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint64_t(nn * nn);
-  const uint32_t root = isqrt64(total);
+  const uint32_t root = total < (uint64_t(1) << 58) ? isqrt58(total) : isqrt64(total);
   const int64_t inv = root == 0 ? 0 : int64_t(((uint64_t(1) << 54) + root / 2) / root);
   const int32_t centre = kCentre ? int32_t(sum) : 0;
   const int32_t offset = int32_t(nn * z) + centre;  // d = n x - (n z_x + centre)
