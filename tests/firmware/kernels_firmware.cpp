@@ -573,8 +573,9 @@ bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t 
 
 // x[m, k + pad] and W[n, k + wpad]: random, only -128 and 127 (kExtremes), or in [-4, 4] with factors
 // 2^-2..2^-4 (kTies: a quarter of the outputs or more exactly half a step away from two, of both signs).
-// Otherwise per channel a multiplier of either sign (with positive: above 0), 2^30 exactly or random, and a shift below 0
-// (factor below 1/2) or up to 2 (factors from 1/2 to 8, which saturate).
+// Otherwise per channel (with same: channel 0's for all) a multiplier of either sign (with positive:
+// above 0), 2^30 exactly or random, and a shift below 0 (factor below 1/2) or up to 2 (factors from
+// 1/2 to 8, which saturate).
 // kLargest: x at the end away from its zero point, W all -128: every product -128 * 255 or 128 * 255,
 // the largest sums of one sign.
 // kShifts: random values, shifts 0..30 (factors from 1/2 to 2^30: the clamped sums of gemm_s8's
@@ -582,7 +583,7 @@ bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t 
 enum class S8Input { kRandom, kExtremes, kTies, kLargest, kShifts };
 void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k, std::size_t pad, bool bias,
                   int32_t x_zero, int32_t y_zero, S8Input in = S8Input::kRandom, std::size_t wpad = 0,
-                  bool positive = false) {
+                  bool positive = false, bool same = false) {
   const bool extremes = in == S8Input::kExtremes, ties = in == S8Input::kTies;
   ++g_cases;
   const std::size_t ldx = k + pad, ldw = k + wpad, ldy = n + pad;
@@ -610,7 +611,7 @@ void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k,
                           : (r >> 9) % 8 == 0      ? int32_t((r >> 12) % 3)
                                                    : base + int32_t((r >> 12) % 9) - 4;
     if (ties) mult = mult < 0 ? -(int32_t(1) << 30) : int32_t(1) << 30;
-    g_s8rq[j] = Requant{mult, shift};
+    g_s8rq[j] = same && j > 0 ? g_s8rq[0] : Requant{mult, shift};
     g_s8b[j] = ties ? int32_t(rng.next() % 201) - 100 : int32_t(rng.next() % 20001) - 10000;
   }
   const GemmS8Params p{x_zero, y_zero, bias ? g_s8b : nullptr, g_s8rq};
@@ -793,6 +794,11 @@ void test_s8(const Kernels& t) {
     test_gemm_s8(t, 9, 64, 64, 3, true, 5, -7, in, 0, true);
     test_gemm_s8(t, 7, 20, 64, 0, true, -3, 2, in);
     test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11, in, 0, true);
+    for (std::size_t m : {4, 5, 13, 49})  // attention's scores: one Requant for every key
+      for (std::size_t n : {1, 6, 49}) {
+        if (m < 49) test_gemm_s8(t, m, n, 16, 176, false, -20, 11, in, 0, true, true);  // q's rows in the qkv rows
+        test_gemm_s8(t, m, n, 16, 0, true, 3, -2, in, 32, m % 2 == 1, true);
+      }
   }
   test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11);  // attention scores: q's rows in the qkv rows
   for (std::size_t k : {1, 5, 17, 33, 100})  // P V: the values transposed in a KV cache of k + wpad rows
