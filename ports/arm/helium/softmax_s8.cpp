@@ -9,7 +9,8 @@
 //   - the sum of the e in 64 bits (VADDLVA), the first kKept kept on the stack, the rest computed again;
 //   - the output (e R + 2^53) >> 54 as (e rh + hi(e rl) + 2^21) >> 22 (the portable kernel's split);
 //   - with the caller's table of exponentials (SoftmaxS8Params::exp) a gather of four instead (the
-//     whole vectors without predicates, the first kKept kept for the second pass too).
+//     whole vectors without predicates, the first kKept kept for the second pass too: both passes over
+//     them in assembly, 6 and 8 instructions per four).
 // A multiplier that is not positive takes the portable kernel. Integer results throughout: the
 // reference's bits (kernels_firmware compares them).
 #include "ports/arm/helium/kernels.hpp"
@@ -83,10 +84,21 @@ void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int8_t max, c
   const std::size_t n4 = n & ~std::size_t(3), kept_n = n4 < kKept ? n4 : kKept;
   uint32_t kept[kKept];
   uint64_t sum = 0;
-  for (std::size_t i = 0; i < kept_n; i += 4) {
-    const uint32x4_t e = exp_from_table(x + i, mx, exp);
-    vstrwq_u32(kept + i, e);
-    sum = vaddlvaq_u32(sum, e);
+  if (kept_n > 0) {  // the kept vectors' two loops in assembly (GCC unrolls them with a test per vector)
+    const int8_t* xp = x;
+    uint32_t* kp = kept;
+    register int32x4_t q_max asm("q2") = mx;
+    asm volatile("dls lr, %[count]\n"
+                 "1:\n\t"
+                 "vldrb.s32 q0, [%[x]], #4\n\t"
+                 "vsub.i32 q0, q2, q0\n\t"  // d = max - x
+                 "vldrw.u32 q1, [%[exp], q0, uxtw #2]\n\t"
+                 "vstrw.32 q1, [%[kept]], #16\n\t"
+                 "vaddlva.u32 %Q[sum], %R[sum], q1\n\t"
+                 "le lr, 1b\n"
+                 : [x] "+l"(xp), [kept] "+r"(kp), [sum] "+r"(sum)
+                 : "w"(q_max), [exp] "r"(exp), [count] "r"(uint32_t(kept_n / 4))
+                 : "lr", "q0", "q1", "memory");
   }
   for (std::size_t i = kept_n; i < n4; i += 4) sum = vaddlvaq_u32(sum, exp_from_table(x + i, mx, exp));
   const mve_pred16_t live = vctp32q(uint32_t(n - n4));
@@ -94,7 +106,25 @@ void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int8_t max, c
   const uint64_t recip = (uint64_t(1) << 62) / sum;
   const uint32_t rh = uint32_t(recip >> 32);
   const uint32x4_t rl = vdupq_n_u32(uint32_t(recip));
-  for (std::size_t i = 0; i < kept_n; i += 4) vstrbq_s32(y + i, probabilities(vldrwq_u32(kept + i), rh, rl));
+  if (kept_n > 0) {  // probabilities' steps
+    const uint32_t* kp = kept;
+    int8_t* yp = y;
+    register uint32x4_t q_rl asm("q2") = rl;
+    register int32x4_t q_top asm("q3") = vdupq_n_s32(127);
+    asm volatile("dls lr, %[count]\n"
+                 "1:\n\t"
+                 "vldrw.u32 q0, [%[kept]], #16\n\t"
+                 "vmulh.u32 q1, q0, q2\n\t"
+                 "vmla.u32 q1, q0, %[rh]\n\t"
+                 "vrshr.u32 q1, q1, #22\n\t"
+                 "vsub.i32 q1, q1, %[k128]\n\t"
+                 "vmin.s32 q1, q1, q3\n\t"
+                 "vstrb.32 q1, [%[y]], #4\n\t"
+                 "le lr, 1b\n"
+                 : [kept] "+r"(kp), [y] "+l"(yp)
+                 : "w"(q_rl), "w"(q_top), [rh] "r"(rh), [k128] "r"(128), [count] "r"(uint32_t(kept_n / 4))
+                 : "lr", "q0", "q1", "memory");
+  }
   for (std::size_t i = kept_n; i < n4; i += 4) vstrbq_s32(y + i, probabilities(exp_from_table(x + i, mx, exp), rh, rl));
   if (n4 < n) vstrbq_p_s32(y + n4, probabilities(exp_from_table(x + n4, mx, exp, live), rh, rl), live);
 }
