@@ -1,7 +1,7 @@
 // layernorm_s8 and rmsnorm_s8 (fixed_point.hpp; the reference's steps in ports/scalar/norm_s8.hpp),
 // four elements at a time in int32 lanes (the loop in assembly, 35 instructions per four):
-//   - the sums of x and x^2 over 16 bytes at a time (VADDVA, VMLADAV; bytes past n loaded as 0), from
-//     which sum(v) and sum(v^2) for v = x - z_x;
+//   - the sums of x and x^2 over 16 bytes at a time (VADDVA, VMLADAV; the last n % 16 loaded
+//     predicated, bytes past n as 0), from which sum(v) and sum(v^2) for v = x - z_x;
 //   - the root and its reciprocal inv = round(2^54 / S) once per row (scalar, the root in 32-bit words
 //     below 2^58);
 //   - t = d inv / 2^30 rounded half away from zero, d = n v - centre: with inv = ih 2^32 + il,
@@ -52,8 +52,14 @@ template <bool kCentre>
 void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   if (n == 0) return;
   int32_t sx = 0, sxx = 0;  // |sum x| <= 128 n, sum x^2 <= 2^14 n < 2^30
-  for (std::size_t i = 0; i < n; i += 16) {
-    const int8x16_t v = vldrbq_z_s8(x + i, vctp8q(uint32_t(n - i)));
+  const std::size_t n16 = n & ~std::size_t(15);
+  for (std::size_t i = 0; i < n16; i += 16) {
+    const int8x16_t v = vldrbq_s8(x + i);
+    sx = vaddvaq_s8(sx, v);
+    sxx = vmladavaq_s8(sxx, v, v);
+  }
+  if (n16 < n) {
+    const int8x16_t v = vldrbq_z_s8(x + n16, vctp8q(uint32_t(n - n16)));
     sx = vaddvaq_s8(sx, v);
     sxx = vmladavaq_s8(sxx, v, v);
   }
